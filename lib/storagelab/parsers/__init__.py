@@ -1,0 +1,96 @@
+"""Parser registry and content-based detection.
+
+``detect(text)`` asks each parser module's ``sniff`` in turn; the file name is never used.
+``parse_bytes(data)`` decodes, detects and parses one file, raising ``ParseError`` with a
+line number and what was expected for anything it cannot read.
+"""
+
+from __future__ import annotations
+
+import codecs
+import importlib
+from types import ModuleType
+
+from ..errors import ParseError
+from .base import Parsed
+
+# Order matters only where two tools could both claim a text; each sniffer is specific.
+MODULES = ("fio", "bonnie", "zdb", "partitions", "zpool", "mbuffer", "transcribed")
+
+
+def modules() -> list[ModuleType]:
+    return [importlib.import_module(f"{__name__}.{m}") for m in MODULES]
+
+
+def parser_version(module: ModuleType) -> str:
+    from .. import __version__
+    return f"storagelab {__version__}; {module.TOOL} parser {getattr(module, 'PARSER_VERSION', 1)}"
+
+
+def decode(data: bytes) -> str:
+    """Bytes of a log to text: UTF-8 (with or without BOM), UTF-16 with BOM, else Latin-1.
+
+    Empty files and binary data are refused with a ParseError naming the line.
+    """
+    if not data.strip():
+        raise ParseError("file is empty" if not data else "file holds only white space",
+                         kind="empty", expected="the text output of fio, bonnie++, zdb, gpart/fdisk/sfdisk/parted, zpool or mbuffer")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as e:
+            raise ParseError(f"invalid UTF-16 at byte {e.start}", kind="encoding") from None
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        # UTF-16 without BOM: every other byte is NUL in ASCII text
+        sample = data[:4096]
+        if len(sample) >= 4 and sample.count(b"\x00") * 2 >= len(sample) - 2:
+            try:
+                enc = "utf-16-le" if sample[1] == 0 else "utf-16-be"
+                return data.decode(enc)
+            except UnicodeDecodeError:
+                pass
+        line = data.count(b"\n", 0, nul) + 1
+        raise ParseError(f"binary data: NUL byte at offset {nul}", line=line, kind="binary",
+                         expected="a text log")
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    # a text log has few control characters besides \t \r \n \x1b (colour codes)
+    sample = text[:65536]
+    ctrl = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\r\n\x1b\x0c")
+    if ctrl > max(8, len(sample) // 100):
+        first = next(i for i, ch in enumerate(sample) if ord(ch) < 32 and ch not in "\t\r\n\x1b\x0c")
+        raise ParseError(f"binary data: {ctrl} control characters in the first {len(sample)} characters",
+                         line=sample.count("\n", 0, first) + 1, kind="binary", expected="a text log")
+    return text
+
+
+def detect(text: str) -> tuple[ModuleType, str]:
+    """The parser module and format name for a text, by content."""
+    for mod in modules():
+        fmt = mod.sniff(text)
+        if fmt:
+            return mod, fmt
+    first = next((i for i, ln in enumerate(text.splitlines(), 1) if ln.strip()), 1)
+    raise ParseError("no known tool output found", line=first, kind="unknown-format",
+                     expected="output of fio (normal/JSON/JSON+/terse), bonnie++ (table or CSV), "
+                              "zdb (-b/-bb/-S/-DD), gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer")
+
+
+def parse_text(text: str) -> tuple[Parsed, ModuleType]:
+    mod, fmt = detect(text)
+    parsed = mod.parse(text, fmt)
+    return parsed, mod
+
+
+def parse_bytes(data: bytes, path: str | None = None) -> tuple[Parsed, ModuleType]:
+    try:
+        return parse_text(decode(data))
+    except ParseError as e:
+        if path is not None:
+            e.with_path(path)
+        raise

@@ -1,0 +1,62 @@
+"""fio output in every format: normal text (2.x, 3.x), JSON, JSON+, terse (v2-v5).
+
+``sniff`` decides the format from content; ``parse`` returns one normalized ``Parsed``
+whatever the format. A file saved with ``--output-format=normal,json`` (or json,normal /
+terse,json,...) holds several parts: the exact JSON part is stored, and the text part is
+parsed too and checked against it (disagreement beyond the text's printed precision is
+a warning in ``Parsed.warnings``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..base import Parsed, ParseError
+from .schema import TABLES
+
+TOOL = "fio"
+
+_TEXT_CUES = re.compile(
+    r"\(groupid=\d+, jobs=\d+\): err=|^Run status group \d+ \(all jobs\):|^\s+(READ|WRITE|TRIM|MIXED): (bw|io)=",
+    re.M,
+)
+_TERSE = re.compile(r"^(?:[2-5];fio-[^;\n]*;|2;)[^;\n]*;\d+;\d+;", re.M)
+_JSON_CUE = re.compile(r'^\{\s*$[\s\S]{0,200}?"fio version"', re.M)
+
+
+def sniff(text: str) -> str | None:
+    head = text[:200_000]
+    has_json = bool(_JSON_CUE.search(head))
+    has_text = bool(_TEXT_CUES.search(head))
+    has_terse = bool(_TERSE.search(head))
+    if has_json and has_text:
+        return "fio-json+normal"
+    if has_json:
+        return "fio-json"
+    if has_terse and not has_text:
+        return "fio-terse"
+    if has_text:
+        return "fio-normal"
+    return None
+
+
+def parse(text: str, fmt: str | None = None) -> Parsed:
+    fmt = fmt or sniff(text)
+    if fmt is None:
+        raise ParseError("no fio output found", line=1,
+                         expected="a fio job header '(groupid=N, jobs=N)', a 'Run status group' line, "
+                                  "a JSON document with \"fio version\", or a terse line")
+    if fmt == "fio-normal":
+        from .text import parse_text
+        return parse_text(text)
+    if fmt == "fio-terse":
+        from .terse import parse_terse
+        return parse_terse(text)
+    if fmt in ("fio-json", "fio-json+normal"):
+        from .json import parse_json
+        parsed = parse_json(text)
+        if fmt == "fio-json+normal":
+            from .agree import check_text_against_json
+            check_text_against_json(text, parsed)
+        return parsed
+    raise ParseError(f"unknown fio format {fmt!r}")

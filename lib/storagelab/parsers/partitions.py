@@ -1,0 +1,12 @@
+"""partitions parser: being written (placeholder so the registry imports)."""
+
+TOOL = "partitions"
+TABLES: dict = {}
+
+
+def sniff(text: str):
+    return None
+
+
+def parse(text: str, fmt=None):
+    raise NotImplementedError

@@ -1,0 +1,12 @@
+"""zpool parser: being written (placeholder so the registry imports)."""
+
+TOOL = "zpool"
+TABLES: dict = {}
+
+
+def sniff(text: str):
+    return None
+
+
+def parse(text: str, fmt=None):
+    raise NotImplementedError
