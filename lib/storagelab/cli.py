@@ -1,0 +1,189 @@
+"""The storagelab command line: `storagelab --help` lists every task."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from . import __version__, paths
+
+
+def _jsonable(v):
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return None
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    return v
+
+
+def cmd_parse(args) -> int:
+    import hashlib
+
+    from .errors import ParseError
+    from .parsers import parse_bytes, parser_version
+
+    path = Path(args.file)
+    data = path.read_bytes()
+    try:
+        parsed, mod = parse_bytes(data, str(path))
+    except ParseError as e:
+        print(f"storagelab parse: {e}", file=sys.stderr)
+        return 2
+    out = sys.stdout
+    head = dict(table="files", path=str(path), sha256=hashlib.sha256(data).hexdigest(), size_bytes=len(data),
+                tool=parsed.tool, tool_version=parsed.tool_version, format=parsed.format,
+                parser_version=parser_version(mod), n_rows=parsed.n_rows, warnings="\n".join(parsed.warnings) or None)
+    out.write(json.dumps(head, sort_keys=False) + "\n")
+    for table, rows in parsed.tables.items():
+        for row in rows:
+            rec = {"table": table}
+            rec.update({k: _jsonable(v) for k, v in row.items()})
+            out.write(json.dumps(rec) + "\n")
+    for w in parsed.warnings:
+        print(f"warning: {path}: {w}", file=sys.stderr)
+    return 0
+
+
+def cmd_ingest(args) -> int:
+    from .errors import DatabaseBusyError, ManifestError
+    from .store import ingest
+
+    try:
+        s = ingest(args.paths or None, db_path=args.db, manifest_path=args.manifest,
+                   parquet_dir=False if args.no_parquet else None, workers=args.workers, wait=args.wait,
+                   progress=None if not args.quiet else False)
+    except (DatabaseBusyError, ManifestError, FileNotFoundError) as e:
+        print(f"storagelab ingest: {e}", file=sys.stderr)
+        return 2
+    for err in s.errors:
+        print(f"error: {err}", file=sys.stderr)
+    if s.rebuilt_schema:
+        print("note: database schema (re)created", file=sys.stderr)
+    print(s.line())
+    return 1 if s.failed else 0
+
+
+def cmd_schema(args) -> int:
+    from .schema import markdown
+
+    text = markdown()
+    if args.write:
+        dest = paths.DOCS / "schema.md"
+        dest.write_text(text + "\n")
+        print(f"wrote {dest}")
+    else:
+        print(text)
+    return 0
+
+
+def cmd_sql(args) -> int:
+    from .store import connect
+
+    con = connect(args.db, read_only=True)
+    try:
+        rel = con.sql(args.query)
+        if rel is None:
+            return 0
+        print(rel)
+    finally:
+        con.close()
+    return 0
+
+
+def cmd_run(args) -> int:
+    from .errors import ParameterError
+    from .report import run_notebooks
+
+    params = {}
+    for name, value in args.param or []:
+        params[name] = value
+    try:
+        run_notebooks(args.notebooks or None, params, raw_params=dict(args.raw or []))
+    except ParameterError as e:
+        print(f"storagelab run: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .report import render_reports
+
+    render_reports()
+    return 0
+
+
+def cmd_build(args) -> int:
+    rc = cmd_ingest(argparse.Namespace(paths=None, db=None, manifest=None, no_parquet=False, workers=None,
+                                       wait=args.wait, quiet=False))
+    from .report import render_reports, run_notebooks
+
+    run_notebooks(None, {})
+    render_reports()
+    return rc
+
+
+def cmd_lab(args) -> int:
+    import os
+    import subprocess
+
+    env = dict(os.environ, STORAGELAB_ROOT=str(paths.ROOT))
+    return subprocess.call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + args.extra, env=env)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="storagelab", description=(
+        "Storage benchmark logs (fio, bonnie++, zdb, partition tables, zpool, mbuffer) into DuckDB, "
+        "and the studies' analyses as parameterized notebooks."))
+    p.add_argument("--version", action="version", version=f"storagelab {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("ingest", help="parse raw logs into the database (default: data/raw/ -> data/parsed/storagelab.duckdb)")
+    s.add_argument("paths", nargs="*", help="files or folders (default data/raw/)")
+    s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
+    s.add_argument("--manifest", default=None, help="labels CSV (default data/raw/manifest.csv)")
+    s.add_argument("--no-parquet", action="store_true", help="do not write data/parsed/*.parquet")
+    s.add_argument("--workers", type=int, default=None, help="parser processes (default: CPU count)")
+    s.add_argument("--wait", type=float, default=0.0, help="seconds to wait if another process holds the database")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_ingest)
+
+    s = sub.add_parser("parse", help="print one file's normalized records as JSON lines (one object per row, key 'table')")
+    s.add_argument("file")
+    s.set_defaults(func=cmd_parse)
+
+    s = sub.add_parser("run", help="execute notebooks with papermill (all by default); -p NAME VALUE sets a parameter")
+    s.add_argument("notebooks", nargs="*", help="notebook names or paths (default: all in notebooks/)")
+    s.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                   help="parameter (value parsed as a Python/JSON literal and checked against the default's type)")
+    s.add_argument("-r", "--raw", nargs=2, action="append", metavar=("NAME", "VALUE"), help="string parameter, taken as is")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("report", help="render executed notebooks to offline HTML in reports/ (with index.html and figures)")
+    s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser("build", help="the main job: ingest data/raw/, run every notebook, render reports/")
+    s.add_argument("--wait", type=float, default=0.0)
+    s.set_defaults(func=cmd_build)
+
+    s = sub.add_parser("schema", help="print the database schema as Markdown (--write updates docs/schema.md)")
+    s.add_argument("--write", action="store_true")
+    s.set_defaults(func=cmd_schema)
+
+    s = sub.add_parser("sql", help="run a read-only SQL query on the database and print the result")
+    s.add_argument("query")
+    s.add_argument("--db", default=None)
+    s.set_defaults(func=cmd_sql)
+
+    s = sub.add_parser("lab", help="open JupyterLab on the project with its kernel and the database ready")
+    s.add_argument("extra", nargs=argparse.REMAINDER)
+    s.set_defaults(func=cmd_lab)
+
+    args = p.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

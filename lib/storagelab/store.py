@@ -1,0 +1,459 @@
+"""The DuckDB store: schema, incremental ingest with per-file atomicity, provenance, Parquet export.
+
+Ingest, in short:
+
+1. list the files (directories are walked; manifest/README/hidden files are skipped);
+2. skip a file whose path, size and mtime are unchanged since it was ingested by the same
+   parser version (no read at all), or whose SHA-256 is already in the database;
+3. read, hash and parse the rest (a process pool on large sets); parsing is pure and never
+   touches the database;
+4. write the parsed files in batches, one transaction per batch: a file's old rows (when its
+   content changed) are deleted and its new rows inserted in the same transaction, so a
+   file is either wholly in the database or not at all, even if the process is killed;
+   if a batch fails, its files are retried one transaction each;
+5. record failures in ``ingest_errors`` (they never stop the others), apply the manifest's
+   labels, and export every table to ``data/parsed/<table>.parquet``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from . import paths
+from .errors import DatabaseBusyError, ParseError
+from .manifest import LABEL_COLUMNS, Manifest
+from .manifest import load as load_manifest
+from .parsers import MODULES, parse_bytes, parser_version
+from .schema import all_tables, ddl, tool_tables
+
+SKIP_NAMES = {"manifest.csv", "README", "README.md", "README.txt", ".gitkeep"}
+_ARROW = {
+    "VARCHAR": pa.string(), "BIGINT": pa.int64(), "INTEGER": pa.int32(), "DOUBLE": pa.float64(),
+    "BOOLEAN": pa.bool_(), "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"), "TIMESTAMP": pa.timestamp("us"),
+}
+
+
+# ----------------------------------------------------------------------------- connection
+
+def connect(db_path: Path | str | None = None, *, read_only: bool = False, wait: float = 0.0) -> duckdb.DuckDBPyConnection:
+    """Open the database. Another process holding it gives DatabaseBusyError (after waiting up to ``wait`` s)."""
+    db = Path(db_path or paths.DB)
+    if read_only and not db.exists():
+        raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
+    if not read_only:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return duckdb.connect(str(db), read_only=read_only)
+        except duckdb.IOException as e:
+            if "lock" not in str(e).lower():
+                raise
+            if time.monotonic() >= deadline:
+                raise DatabaseBusyError(
+                    f"{db} is in use by another process ({'a writer' if read_only else 'an ingest or an open notebook'}); "
+                    f"close it or retry with --wait SECONDS. DuckDB said: {str(e).splitlines()[0]}"
+                ) from None
+            time.sleep(0.2)
+
+
+def schema_signature() -> str:
+    return hashlib.sha256("\n".join(ddl()).encode()).hexdigest()[:16]
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> bool:
+    """Create the tables; if the code's schema changed since the database was built, rebuild it empty.
+
+    Returns True when the database was (re)created. data/parsed/ is disposable by design:
+    everything in it is rebuilt from data/raw/.
+    """
+    sig = schema_signature()
+    have = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'").fetchone()[0]
+    if have:
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row and row[0] == sig:
+            return False
+        for (name,) in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall():
+            con.execute(f'DROP TABLE IF EXISTS "{name}"')
+    for stmt in ddl():
+        con.execute(stmt)
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", [sig])
+    return True
+
+
+# ----------------------------------------------------------------------------- files
+
+def iter_files(targets: Iterable[Path | str]) -> Iterator[Path]:
+    for t in targets:
+        p = Path(t)
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if f.is_file() and not _skipped(f, p):
+                    yield f
+        elif p.exists():
+            yield p
+        else:
+            raise FileNotFoundError(f"{p}: no such file or directory")
+
+
+def _skipped(f: Path, top: Path) -> bool:
+    rel = f.relative_to(top)
+    if any(part.startswith(".") for part in rel.parts):
+        return True
+    return f.name in SKIP_NAMES or f.suffix in (".md", ".ipynb")
+
+
+def key_for(path: Path) -> str:
+    """How a path is stored: relative to the project root when inside it."""
+    ap = path.resolve()
+    try:
+        return ap.relative_to(paths.ROOT.resolve()).as_posix()
+    except ValueError:
+        return ap.as_posix()
+
+
+# ----------------------------------------------------------------------------- parsing (worker side)
+
+@dataclass
+class Outcome:
+    key: str
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str | None = None
+    tool: str | None = None
+    tool_version: str | None = None
+    format: str | None = None
+    parser_version: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    columns: dict[str, dict[str, list]] | None = None  # table -> column -> values
+    n_rows: int = 0
+    error: dict | None = None
+
+
+_TOOL_TABLES: dict | None = None
+
+
+def _tool_table_columns() -> dict[str, list[str]]:
+    global _TOOL_TABLES
+    if _TOOL_TABLES is None:
+        _TOOL_TABLES = {name: [c.name for c in tab.columns] for name, (_tool, tab) in tool_tables().items()}
+    return _TOOL_TABLES
+
+
+def parse_one(job: tuple[str, str, int, int]) -> Outcome:
+    key, path, size, mtime_ns = job
+    out = Outcome(key, path, size, mtime_ns)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        out.error = dict(kind="io", line=None, message=str(e), expected=None)
+        return out
+    out.sha256 = hashlib.sha256(data).hexdigest()
+    try:
+        parsed, mod = parse_bytes(data, path)
+    except ParseError as e:
+        out.error = dict(kind=e.kind, line=e.line, message=e.message, expected=e.expected)
+        return out
+    except Exception as e:  # a parser bug must not lose the other files
+        out.error = dict(kind="parser-bug", line=None, message=f"{type(e).__name__}: {e}", expected=None)
+        return out
+    cols = _tool_table_columns()
+    columns: dict[str, dict[str, list]] = {}
+    n = 0
+    for table, rows in parsed.tables.items():
+        if table not in cols:
+            out.error = dict(kind="parser-bug", line=None, message=f"parser produced unknown table {table}", expected=None)
+            return out
+        names = cols[table]
+        unknown = set().union(*(r.keys() for r in rows)) - set(names) if rows else set()
+        if unknown:
+            out.error = dict(kind="parser-bug", line=None,
+                             message=f"parser produced unknown columns {sorted(unknown)} for {table}", expected=None)
+            return out
+        columns[table] = {c: [r.get(c) for r in rows] for c in names if c != "file_id"}
+        n += len(rows)
+    out.tool, out.format, out.tool_version = parsed.tool, parsed.format, parsed.tool_version
+    out.parser_version = parser_version(mod)
+    out.warnings = list(parsed.warnings)
+    out.columns, out.n_rows = columns, n
+    return out
+
+
+# ----------------------------------------------------------------------------- ingest
+
+@dataclass
+class Summary:
+    ingested: int = 0
+    replaced: int = 0
+    skipped: int = 0
+    failed: int = 0
+    rows: int = 0
+    bytes_read: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    rebuilt_schema: bool = False
+
+    def line(self) -> str:
+        return (f"ingested {self.ingested} (of which {self.replaced} replaced), skipped {self.skipped} unchanged, "
+                f"failed {self.failed}; {self.rows} rows in {self.seconds:.2f} s")
+
+
+def _current_parser_versions() -> dict[str, str]:
+    from .parsers import modules
+    return {m.TOOL: parser_version(m) for m in modules()}
+
+
+def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str | None = None,
+           manifest_path: Path | str | None = None, parquet_dir: Path | str | None = None,
+           workers: int | None = None, batch_files: int = 1000, wait: float = 0.0,
+           progress: Callable[[int, int], None] | bool | None = None) -> Summary:
+    t0 = time.perf_counter()
+    targets = list(targets) if targets else [paths.RAW]
+    db = Path(db_path or paths.DB)
+    manifest = load_manifest(Path(manifest_path) if manifest_path else paths.MANIFEST)
+    summary = Summary()
+    files = list(iter_files(targets))
+
+    con = connect(db, wait=wait)
+    try:
+        summary.rebuilt_schema = ensure_schema(con)
+        known = {r[0]: r[1:] for r in con.execute(
+            "SELECT path, sha256, size_bytes, mtime_ns, file_id, tool, parser_version FROM files").fetchall()}
+        shas = {r[1]: r[0] for r in ((k, v[0]) for k, v in known.items())}
+        versions = _current_parser_versions()
+
+        jobs = []
+        touched: list[tuple[int, int]] = []
+        for f in files:
+            key = key_for(f)
+            st = f.stat()
+            old = known.get(key)
+            if old and old[1] == st.st_size and old[2] == st.st_mtime_ns and versions.get(old[4]) == old[5]:
+                summary.skipped += 1
+                continue
+            jobs.append((key, str(f), st.st_size, st.st_mtime_ns))
+
+        bar = _progress(len(jobs), progress)
+        next_id = (con.execute("SELECT coalesce(max(file_id), 0) FROM files").fetchone()[0] or 0) + 1
+        batch: list[Outcome] = []
+        seen_in_run: dict[str, str] = {}
+        for out in _parse_all(jobs, workers):
+            bar(1)
+            summary.bytes_read += out.size
+            if out.error:
+                summary.failed += 1
+                summary.errors.append(_error_text(out))
+                _record_error(con, out)
+                continue
+            old = known.get(out.key)
+            current = versions.get(out.tool)
+            if old and old[0] == out.sha256 and old[5] == current:
+                touched.append((out.mtime_ns, old[3]))
+                summary.skipped += 1
+                continue
+            dup = shas.get(out.sha256) or seen_in_run.get(out.sha256)
+            if dup and dup != out.key and not old:
+                summary.skipped += 1
+                continue
+            seen_in_run[out.sha256] = out.key
+            batch.append(out)
+            if len(batch) >= batch_files:
+                next_id = _write_batch(con, batch, known, next_id, summary)
+                batch = []
+        if batch:
+            next_id = _write_batch(con, batch, known, next_id, summary)
+        if touched:
+            con.executemany("UPDATE files SET mtime_ns = ? WHERE file_id = ?", touched)
+        _apply_labels(con, manifest)
+        changed = summary.ingested or summary.rebuilt_schema or summary.failed
+        if parquet_dir is not False:
+            export_parquet(con, Path(parquet_dir) if parquet_dir else db.parent, only_if_missing=not changed)
+    finally:
+        con.close()
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def _progress(total: int, progress) -> Callable[[int], None]:
+    if callable(progress):
+        done = [0]
+
+        def step(n: int) -> None:
+            done[0] += n
+            progress(done[0], total)
+        return step
+    if progress is False or total < 20:
+        return lambda n: None
+    from tqdm import tqdm
+    bar = tqdm(total=total, unit="file", file=sys.stderr, mininterval=0.5, leave=False)
+    return bar.update
+
+
+def _parse_all(jobs: list, workers: int | None) -> Iterator[Outcome]:
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    if n <= 1 or len(jobs) < 200:
+        for j in jobs:
+            yield parse_one(j)
+        return
+    with ProcessPoolExecutor(max_workers=n) as pool:
+        yield from pool.map(parse_one, jobs, chunksize=64)
+
+
+def _error_text(out: Outcome) -> str:
+    e = out.error or {}
+    where = out.path + (f":{e['line']}" if e.get("line") else "")
+    text = f"{where}: {e.get('kind')}: {e.get('message')}"
+    if e.get("expected"):
+        text += f" (expected {e['expected']})"
+    return text
+
+
+def _record_error(con, out: Outcome) -> None:
+    e = out.error or {}
+    con.execute("BEGIN")
+    con.execute("DELETE FROM ingest_errors WHERE path = ?", [out.key])
+    con.execute("INSERT INTO ingest_errors VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [out.key, out.sha256, e.get("kind"), e.get("line"), e.get("message"), e.get("expected"),
+                 datetime.now(timezone.utc)])
+    con.execute("COMMIT")
+
+
+def _write_batch(con, batch: list[Outcome], known: dict, next_id: int, summary: Summary) -> int:
+    first = next_id
+    try:
+        con.execute("BEGIN")
+        next_id = _insert(con, batch, known, next_id)
+        con.execute("COMMIT")
+        _count(batch, known, summary)
+        return next_id
+    except Exception:
+        con.execute("ROLLBACK")
+    next_id = first
+    for out in batch:  # isolate the file that breaks the batch
+        try:
+            con.execute("BEGIN")
+            next_id = _insert(con, [out], known, next_id)
+            con.execute("COMMIT")
+            _count([out], known, summary)
+        except Exception as e:  # pragma: no cover - needs a store bug to reach
+            con.execute("ROLLBACK")
+            out.error = dict(kind="store", line=None, message=f"{type(e).__name__}: {e}", expected=None)
+            summary.failed += 1
+            summary.errors.append(_error_text(out))
+            _record_error(con, out)
+    return next_id
+
+
+def _count(batch, known, summary):
+    for out in batch:
+        summary.ingested += 1
+        summary.rows += out.n_rows
+        if out.key in known:
+            summary.replaced += 1
+
+
+def _insert(con, batch: list[Outcome], known: dict, next_id: int) -> int:
+    tabs = all_tables()
+    old_ids = [known[o.key][3] for o in batch if o.key in known]
+    if old_ids:
+        for name in list(tool_tables()) + ["files"]:
+            con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT unnest(?::INTEGER[]))', [old_ids])
+    con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[o.key for o in batch]])
+
+    now = datetime.now(timezone.utc)
+    file_cols: dict[str, list] = {c.name: [] for c in tabs["files"].columns}
+    per_table: dict[str, dict[str, list]] = {}
+    for out in batch:
+        fid = next_id
+        next_id += 1
+        row = dict(file_id=fid, path=out.key, sha256=out.sha256, size_bytes=out.size, mtime_ns=out.mtime_ns,
+                   tool=out.tool, tool_version=out.tool_version, format=out.format,
+                   parser_version=out.parser_version, ingested_at=now, n_rows=out.n_rows,
+                   warnings="\n".join(out.warnings) or None)
+        for c in file_cols:
+            file_cols[c].append(row.get(c))
+        for table, cols in (out.columns or {}).items():
+            dest = per_table.setdefault(table, {c.name: [] for c in tabs[table].columns})
+            n = len(next(iter(cols.values()))) if cols else 0
+            dest["file_id"].extend([fid] * n)
+            for c, values in cols.items():
+                dest[c].extend(values)
+    _append(con, "files", tabs["files"], file_cols)
+    for table, cols in per_table.items():
+        _append(con, table, tabs[table], cols)
+    for out in batch:
+        out.columns = None  # free memory early
+    return next_id
+
+
+def _append(con, name: str, tab, cols: dict[str, list]) -> None:
+    if not cols or not next(iter(cols.values())):
+        return
+    schema = pa.schema([(c.name, _ARROW[c.type]) for c in tab.columns])
+    arrays = []
+    for c in tab.columns:
+        values = cols[c.name]
+        if c.type in ("BIGINT", "INTEGER"):
+            values = [None if v is None else int(v) for v in values]
+        elif c.type == "DOUBLE":
+            values = [None if v is None else float(v) for v in values]
+        arrays.append(pa.array(values, type=_ARROW[c.type]))
+    tbl = pa.Table.from_arrays(arrays, schema=schema)
+    view = f"_ingest_{name}"
+    con.register(view, tbl)
+    try:
+        con.execute(f'INSERT INTO "{name}" SELECT * FROM "{view}"')
+    finally:
+        con.unregister(view)
+
+
+def _apply_labels(con, manifest: Manifest) -> None:
+    """Labels come from the manifest every time, so editing the manifest needs no re-parse."""
+    prefix = key_for(manifest.root).rstrip("/") + "/"
+    rows = {prefix + rel: labels for rel, labels in manifest.rows.items()}
+    cols = LABEL_COLUMNS
+    sets = ", ".join(f'"{c}" = m."{c}"' for c in cols)
+    con.execute("BEGIN")
+    nulls = ", ".join(f'"{c}" = NULL' for c in cols)
+    con.execute(f"UPDATE files SET {nulls} WHERE starts_with(path, ?)", [prefix])
+    if rows:
+        tab = all_tables()["files"]
+        types = {c.name: c.type for c in tab.columns}
+        data = {"path": list(rows)}
+        for c in cols:
+            data[c] = [r.get(c) for r in rows.values()]
+        schema = pa.schema([("path", pa.string())] + [(c, _ARROW[types[c]]) for c in cols])
+        con.register("_manifest", pa.Table.from_pydict(data, schema=schema))
+        try:
+            con.execute(f'UPDATE files SET {sets} FROM "_manifest" m WHERE files.path = m.path')
+        finally:
+            con.unregister("_manifest")
+    con.execute("COMMIT")
+
+
+def export_parquet(con, out_dir: Path, *, only_if_missing: bool = False) -> list[Path]:
+    """Write every table to ``out_dir/<table>.parquet`` (atomically: temp file, then rename)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in all_tables():
+        dest = out_dir / f"{name}.parquet"
+        if only_if_missing and dest.exists():
+            continue
+        tmp = dest.with_suffix(".parquet.tmp")
+        target = tmp.as_posix().replace("'", "''")  # COPY takes no bound parameter for its target
+        con.execute(f"COPY (SELECT * FROM \"{name}\") TO '{target}' (FORMAT PARQUET)")
+        os.replace(tmp, dest)
+        written.append(dest)
+    return written
