@@ -1,0 +1,75 @@
+"""The altair theme and figure export. Charts never compute numbers: they draw frames from lib/.
+
+Every figure is saved beside the reports as SVG, PNG (vl-convert, offline) and Vega-Lite JSON,
+and shown in the notebook as static SVG, so executed notebooks and HTML reports need no
+JavaScript and no network.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import altair as alt
+
+from . import paths
+
+FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf"]
+
+
+def _theme():
+    return {
+        "config": {
+            "font": FONT,
+            "view": {"continuousWidth": 520, "continuousHeight": 300, "stroke": None},
+            "axis": {"labelFontSize": 11, "titleFontSize": 12, "grid": True, "gridColor": "#e8e8e8"},
+            "legend": {"labelFontSize": 11, "titleFontSize": 12, "labelLimit": 320},
+            "title": {"fontSize": 14, "anchor": "start", "subtitleColor": "#555", "subtitleFontSize": 11},
+            "range": {"category": PALETTE},
+            "background": "white",
+        }
+    }
+
+
+def setup() -> None:
+    """Register and enable the storagelab theme and the static SVG renderer (idempotent)."""
+    try:
+        alt.theme.register("storagelab", enable=True)(_theme)
+    except AttributeError:  # altair < 5.5
+        alt.themes.register("storagelab", _theme)
+        alt.themes.enable("storagelab")
+    alt.renderers.enable("svg")
+
+
+def source_caption(study: str, extra: str = "") -> str:
+    text = f"Source: {study}"
+    return f"{text} — {extra}" if extra else text
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "figure"
+
+
+def save(chart: alt.TopLevelMixin, name: str, notebook: str, out_dir: Path | None = None) -> dict[str, Path]:
+    """Save ``chart`` as <name>.svg, .png and .vl.json under reports/figures/<notebook>/; return the paths."""
+    import vl_convert as vlc
+
+    out = Path(out_dir or paths.FIGURES) / _slug(notebook)
+    out.mkdir(parents=True, exist_ok=True)
+    spec = chart.to_dict()
+    base = out / _slug(name)
+    files = {"vl.json": base.with_suffix(".vl.json"), "svg": base.with_suffix(".svg"), "png": base.with_suffix(".png")}
+    files["vl.json"].write_text(json.dumps(spec, indent=1, sort_keys=True))
+    files["svg"].write_text(vlc.vegalite_to_svg(spec))
+    files["png"].write_bytes(vlc.vegalite_to_png(spec, scale=2))
+    return files
+
+
+def show(chart: alt.TopLevelMixin, name: str, notebook: str):
+    """Export the figure and return it for display (static SVG in the notebook and report)."""
+    setup()
+    save(chart, name, notebook)
+    return chart
