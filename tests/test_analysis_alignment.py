@@ -1,0 +1,53 @@
+import polars as pl
+import pytest
+
+from storagelab.analysis import alignment
+
+
+def test_lba63_is_misaligned_by_3584_bytes():
+    assert 63 * 512 == 32256
+    assert alignment.offset_remainder(63) == 3584
+    v = alignment.verdict(63)
+    assert v["aligned_physical"] is False and v["rem_4k"] == 3584 and v["rem_1m"] == 32256
+
+
+def test_lba2048_is_aligned_to_4k_and_1m():
+    v = alignment.verdict(2048)
+    assert v["start_bytes"] == 1_048_576
+    assert v["aligned_physical"] and v["aligned_1m"] and v["rem_4k"] == 0
+
+
+def test_4kn_sectors_are_always_4k_aligned():
+    assert alignment.offset_remainder(63, sector_bytes=4096) == 0
+    assert alignment.verdict(63, sector_bytes=4096)["aligned_1m"] is False
+
+
+def test_offset_rejects_nonsense():
+    with pytest.raises(ValueError):
+        alignment.offset_remainder(-1)
+
+
+def test_before_after_ratios_and_too_fast():
+    df = pl.DataFrame({
+        "run": ["old", "old", "old", "new", "new", "new"],
+        "test": ["put_block", "rewrite", "seq_create", "put_block", "rewrite", "seq_create"],
+        "value": [10.4 * 2**20, 8373 * 1024, None, 78.9 * 2**20, 46.4 * 2**20, None],
+        "too_fast": [False, False, True, False, False, True],
+        "cpu_pct": [1.0, 1.0, None, 6.0, 4.0, None],
+        "latency_ns": [437e9, 430e9, 28743e3, 7278e6, 567e6, 1560e3],
+    })
+    out = alignment.before_after(df, "old", "new")
+    assert out["test"].to_list() == ["put_block", "rewrite", "seq_create"]
+    r = dict(zip(out["test"], out["ratio"]))
+    assert r["put_block"] == pytest.approx(78.9 / 10.4)
+    assert r["rewrite"] == pytest.approx(46.4 * 1024 / 8373)
+    assert r["seq_create"] is None
+    lat = dict(zip(out["test"], out["latency_ratio"]))
+    assert lat["put_block"] == pytest.approx(7278e6 / 437e9)
+
+
+def test_before_after_unknown_run():
+    df = pl.DataFrame({"run": ["a"], "test": ["putc"], "value": [1.0], "too_fast": [False], "cpu_pct": [1.0],
+                       "latency_ns": [1.0]})
+    with pytest.raises(LookupError):
+        alignment.before_after(df, "a", "b")

@@ -1,0 +1,67 @@
+"""pyproject.toml, environment.yml and requirements.lock must agree."""
+
+import re
+import tomllib
+
+from conftest import ROOT
+
+
+def _name(spec: str) -> str:
+    return re.split(r"[<>=!~\[ ;]", spec.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _pyproject():
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = list(data["dependencies"])
+    for extra in data["optional-dependencies"].values():
+        specs += extra
+    return {_name(s) for s in specs}
+
+
+def _environment_yml():
+    pins = {}
+    in_pip = False
+    for line in (ROOT / "environment.yml").read_text().splitlines():
+        if re.match(r"\s+- pip:\s*$", line):
+            in_pip = True
+            continue
+        m = re.match(r"\s+- ([A-Za-z0-9_.-]+)==(\S+)\s*$", line)
+        if in_pip and m:
+            pins[m.group(1).lower()] = m.group(2)
+    return pins
+
+
+def _lock():
+    pins = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[name.strip().lower().replace("_", "-")] = version.strip()
+    return pins
+
+
+def test_environment_yml_lists_the_same_packages_as_pyproject():
+    assert set(_environment_yml()) == _pyproject()
+
+
+def test_environment_yml_pins_the_locked_versions():
+    lock = _lock()
+    for name, version in _environment_yml().items():
+        assert lock.get(name) == version, f"{name}: environment.yml {version}, requirements.lock {lock.get(name)}"
+
+
+def test_every_dependency_is_locked():
+    lock = _lock()
+    missing = _pyproject() - set(lock)
+    assert not missing
+
+
+def test_gitignore_does_not_hide_lib_or_logs():
+    text = (ROOT / ".gitignore").read_text().splitlines()
+    assert not any(line.strip() in ("lib/", "/lib/", "*.log", "data/", "/data/") for line in text)
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    assert "./run test" in readme
+    assert "./run test" in (ROOT / ".ci" / "run").read_text()

@@ -1,0 +1,199 @@
+"""The store: incremental, atomic, provenance-keeping ingest (on the seeds' real logs)."""
+
+import json
+import multiprocessing
+import subprocess
+import sys
+import time
+
+import duckdb
+import pytest
+
+from storagelab import store
+from storagelab.errors import DatabaseBusyError, ManifestError
+from storagelab.store import ingest
+
+from conftest import RAW
+
+
+def _ingest(raw, db, **kw):
+    return ingest([raw], db_path=db, manifest_path=raw / "manifest.csv", progress=False, **kw)
+
+
+def _counts(db):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        tables = [r[0] for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_name NOT IN ('meta') ORDER BY 1").fetchall()]
+        return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+    finally:
+        con.close()
+
+
+def test_every_raw_file_is_ingested_with_its_labels(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    s = _ingest(raw_copy, db, parquet_dir=tmp_path / "pq")
+    assert s.failed == 0, s.errors
+    n_manifest = sum(1 for _ in open(raw_copy / "manifest.csv")) - 1
+    assert s.ingested == n_manifest
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT count(*), count(study), count(DISTINCT sha256) FROM files").fetchone()
+    assert rows == (n_manifest, n_manifest, n_manifest)
+    label, stack, tool = con.execute(
+        "SELECT label, stack, tool FROM files WHERE path LIKE '%fio-zfs-mirror-zfs0.8.4.txt'").fetchone()
+    assert (label, stack, tool) == ("ZFS mirror (0.8.4)", "zfs", "fio")
+    # the ZFS mirror run: 1240 MiB/s, p99 clat 380 ms (issue #2)
+    bw = con.execute("""SELECT g.bw_bytes_per_s FROM fio_groups g JOIN files f USING (file_id)
+                        WHERE f.label = 'ZFS mirror (0.8.4)'""").fetchone()[0]
+    assert bw == pytest.approx(1240 * 2**20)
+    con.close()
+    # Parquet mirrors every table
+    for t, n in _counts(db).items():
+        assert duckdb.sql(f"SELECT count(*) FROM '{tmp_path / 'pq' / (t + '.parquet')}'").fetchone()[0] == n
+
+
+def test_reingest_unchanged_skips_everything(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    first = _ingest(raw_copy, db, parquet_dir=False)
+    before = _counts(db)
+    again = _ingest(raw_copy, db, parquet_dir=False)
+    assert again.ingested == 0 and again.failed == 0
+    assert again.skipped == first.ingested
+    assert _counts(db) == before
+
+
+def test_touched_but_identical_file_is_skipped(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    _ingest(raw_copy, db, parquet_dir=False)
+    f = raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt"
+    f.write_bytes(f.read_bytes())  # new mtime, same bytes
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert s.ingested == 0 and s.skipped >= 1
+
+
+def test_changed_file_replaces_its_rows_and_shows_the_change(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    _ingest(raw_copy, db, parquet_dir=False)
+    con = duckdb.connect(str(db), read_only=True)
+    old_sha, old_at, old_id = con.execute(
+        "SELECT sha256, ingested_at, file_id FROM files WHERE path LIKE '%fio-mdadm-raid1-ext4-bitmap-none-run2.txt'").fetchone()
+    con.close()
+    f = raw_copy / "homelab-mergerfs" / "fio-mdadm-raid1-ext4-bitmap-none-run2.txt"
+    f.write_text(f.read_text().replace("568MiB/s (596MB/s), 568MiB/s-568MiB/s (596MB/s-596MB/s)",
+                                       "570MiB/s (598MB/s), 570MiB/s-570MiB/s (598MB/s-598MB/s)"))
+    time.sleep(0.01)
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert (s.ingested, s.replaced) == (1, 1)
+    con = duckdb.connect(str(db), read_only=True)
+    sha, at, fid = con.execute(
+        "SELECT sha256, ingested_at, file_id FROM files WHERE path LIKE '%bitmap-none-run2.txt'").fetchone()
+    assert sha != old_sha and at > old_at
+    assert con.execute("SELECT count(*) FROM fio_groups WHERE file_id = ?", [old_id]).fetchone()[0] == 0
+    assert con.execute("SELECT bw_bytes_per_s FROM fio_groups WHERE file_id = ?", [fid]).fetchone()[0] == pytest.approx(570 * 2**20)
+    con.close()
+
+
+def test_bad_files_never_lose_the_good_ones(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    (raw_copy / "empty.txt").write_bytes(b"")
+    (raw_copy / "random.bin").write_bytes(bytes(range(256)) * 8)
+    (raw_copy / "notes.txt").write_text("just some words\nnothing a tool printed\n")
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert s.failed == 3
+    n_manifest = sum(1 for _ in open(raw_copy / "manifest.csv")) - 1
+    assert s.ingested == n_manifest
+    con = duckdb.connect(str(db), read_only=True)
+    errs = {r[0].rsplit("/", 1)[-1]: r[1:] for r in con.execute("SELECT path, kind, line, message FROM ingest_errors")}
+    assert errs["empty.txt"][0] == "empty"
+    assert errs["random.bin"][0] == "binary" and errs["random.bin"][1] == 1
+    assert errs["notes.txt"][0] == "unknown-format" and errs["notes.txt"][1] == 1
+    con.close()
+
+
+def test_a_failed_reingest_keeps_the_old_rows(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    _ingest(raw_copy, db, parquet_dir=False)
+    before = _counts(db)
+    f = raw_copy / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt"
+    f.write_bytes(b"\x00\x01\x02 not a log any more")
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert s.failed == 1 and s.ingested == 0
+    after = _counts(db)
+    assert after.pop("ingest_errors") == 1
+    before.pop("ingest_errors")
+    assert after == before
+
+
+def test_same_content_under_another_name_is_not_stored_twice(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    _ingest(raw_copy, db, parquet_dir=False)
+    src = raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt"
+    (raw_copy / "copy-of-btrfs.log").write_bytes(src.read_bytes())
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert s.ingested == 0 and s.failed == 0
+
+
+def _hold_read_only(db, ready, stop):
+    con = duckdb.connect(str(db), read_only=True)
+    ready.set()
+    stop.wait(20)
+    con.close()
+
+
+def test_ingest_while_another_process_reads_gives_a_clear_message(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    _ingest(raw_copy, db, parquet_dir=False)
+    ctx = multiprocessing.get_context("spawn")
+    ready, stop = ctx.Event(), ctx.Event()
+    p = ctx.Process(target=_hold_read_only, args=(db, ready, stop))
+    p.start()
+    try:
+        assert ready.wait(20)
+        with pytest.raises(DatabaseBusyError, match="in use by another process"):
+            _ingest(raw_copy, db, parquet_dir=False)
+    finally:
+        stop.set()
+        p.join(20)
+    # once the reader is gone the ingest works again
+    assert _ingest(raw_copy, db, parquet_dir=False).failed == 0
+
+
+def test_manifest_paths_cannot_leave_data_raw(raw_copy, tmp_path):
+    m = raw_copy / "manifest.csv"
+    m.write_text(m.read_text() + "../../etc/passwd,evil\n")
+    with pytest.raises(ManifestError, match="stay inside"):
+        _ingest(raw_copy, tmp_path / "t.duckdb", parquet_dir=False)
+
+
+def test_manifest_edit_relabels_without_reparsing(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    _ingest(raw_copy, db, parquet_dir=False)
+    m = raw_copy / "manifest.csv"
+    m.write_text(m.read_text().replace(",btrfs (single NVMe),", ",btrfs on one NVMe,"))
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert s.ingested == 0
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM files WHERE label = 'btrfs on one NVMe'").fetchone()[0] == 1
+    con.close()
+
+
+def test_cli_parse_prints_json_lines(tmp_path):
+    f = RAW / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt"
+    out = subprocess.run([sys.executable, "-m", "storagelab", "parse", str(f)], capture_output=True, text=True, check=True)
+    recs = [json.loads(line) for line in out.stdout.splitlines()]
+    assert recs[0]["table"] == "files" and recs[0]["tool"] == "fio" and recs[0]["format"] == "fio-normal"
+    tables = {r["table"] for r in recs}
+    assert {"fio_jobs", "fio_results", "fio_percentiles", "fio_groups"} <= tables
+    res = [r for r in recs if r["table"] == "fio_results"]
+    assert len(res) == 1 and res[0]["direction"] == "write" and res[0]["line_start"] == 3
+
+
+def test_cli_ingest_exit_code_and_summary(raw_copy, tmp_path):
+    (raw_copy / "bad.txt").write_text("garbage\n")
+    db = tmp_path / "cli.duckdb"
+    out = subprocess.run([sys.executable, "-m", "storagelab", "ingest", str(raw_copy), "--db", str(db),
+                          "--manifest", str(raw_copy / "manifest.csv"), "--quiet", "--no-parquet"],
+                         capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "failed 1" in out.stdout
+    assert "bad.txt:1: unknown-format" in out.stderr
