@@ -2,7 +2,8 @@
 
 Each file is a byte-exact run of lines from one seed (never edited); its labels go into
 data/raw/manifest.csv. Re-running this script reproduces data/raw/ exactly, and
-tests/test_raw_data.py checks every raw file against its seed lines.
+tests/test_raw_data.py checks every raw file against its seed lines. One file is the exception:
+thumper-x4500/layout-sweep.csv is a transcription (by code, below) of seed 001's two flattened tables.
 
 Usage: python scripts/extract_seeds.py [SEEDS_DIR]
 """
@@ -24,6 +25,8 @@ S004 = "004_de9bc2236b7eeadc.txt"
 
 sys.path.insert(0, str(ROOT / "lib"))
 from storagelab.manifest import COLUMNS  # noqa: E402
+from storagelab.parsers import transcribed  # noqa: E402
+from storagelab.parsers.transcribed import LAYOUT_HEADER, MARK, layout_label  # noqa: E402
 
 HOMELAB = dict(study="homelab-mergerfs", host="nas", os="Ubuntu 20.04 (kernel 5.4; 5.15 for ZFS 2.1.4)",
                command="fio --name=fiotest --filename=... --size=16Gb --rw=write --bs=1M --direct=1 --numjobs=8 "
@@ -155,6 +158,67 @@ ROWS += [
 ]
 
 
+# --- seed 001: the layout-sweep tables, transcribed (the one file here that is not verbatim) ---
+# The two tables are flattened one cell per line ("value |"): an 11-cell header, then rows of 7 cells:
+# mirror size, mirror speed, raidz size, raidz speed, raidz2 size, raidz2 speed, and last the layout
+# (vdev widths, e.g. "23 23"). "0 | --- |" = that vdev type was not run for the layout.
+LAYOUT_SWEEP = dict(
+    THUMPER, path="thumper-x4500/layout-sweep.csv", seed=S001, seed_lines="59-387",
+    label="layout sweep of 46 disks: zfs send read and dd write by vdev type and count", stack="zfs",
+    devices="46 data disks of the X4500 (0.5 TB each by the table's 46-way mirror size)",
+    command="zfs send fs@snap | mbuffer > /dev/null; dd if=/dev/zero count=20000 bs=1024k | mbuffer -q -m 2048M "
+            "> /testpool/benchfile",
+    notes="transcribed (not verbatim) from the two flattened tables; sizes are 1000-based TB; speeds are "
+          "mbuffer \"MB/s\" = MiB/s (zfs-facts F21); each speed is the average of 5 runs; test size 27 GB "
+          "(16 GB RAM)")
+LAYOUT_TESTS = (("zfs_send_read", "zfs send read"), ("dd_write", "dd write"))
+LAYOUT_HEAD = ["zpool type", "layout", "mirror", "raidz", "raidz2", "size [TB]", "speed [MB/s]",
+               "size [TB]", "speed [MB/s]", "size [TB]", "speed [MB/s]"]
+LAYOUT_TYPES = ("mirror", "raidz1", "raidz2")  # the seed's mirror / raidz / raidz2 column pairs
+THUMPER_DISKS = 46
+
+
+def _cell(line: str) -> str | None:
+    line = line.rstrip()
+    return line[:-1].strip() if line.endswith("|") else None
+
+
+def flattened_tables(lines: list[str]) -> list[tuple[int, int, list[tuple[int, list[str]]]]]:
+    """Every flattened table in the seed: (first line, last line, [(row's first line, 7 cells)])."""
+    tables = []
+    for i in range(len(lines)):
+        if [_cell(x) for x in lines[i:i + len(LAYOUT_HEAD)]] != LAYOUT_HEAD:
+            continue
+        rows, j = [], i + len(LAYOUT_HEAD)
+        while j + 7 <= len(lines) and all(_cell(x) is not None for x in lines[j:j + 7]):
+            rows.append((j + 1, [_cell(x) for x in lines[j:j + 7]]))
+            j += 7
+        tables.append((i + 1, j, rows))
+    return tables
+
+
+def transcribe_layout_sweep() -> bytes:
+    """The layout-sweep tables of seed 001 as one long-form CSV (one row per test, layout, vdev type)."""
+    lines = (SEEDS / S001).read_text(encoding="utf-8").split("\n")
+    tables = flattened_tables(lines)
+    if len(tables) != len(LAYOUT_TESTS):
+        raise SystemExit(f"{S001}: expected {len(LAYOUT_TESTS)} flattened tables, found {len(tables)}")
+    where = " and ".join(f"{a}-{b} ({name})" for (a, b, _), (_, name) in zip(tables, LAYOUT_TESTS))
+    out = [f"{MARK}v1: {S001} lines {where}", ",".join(LAYOUT_HEADER)]
+    for (_, _, rows), (test, _) in zip(tables, LAYOUT_TESTS):
+        for line, cells in rows:
+            widths = [int(w) for w in cells[6].split()]
+            if sum(widths) != THUMPER_DISKS:
+                raise SystemExit(f"{S001}:{line + 6}: layout {cells[6]!r} does not add up to {THUMPER_DISKS} disks")
+            for k, vdev_type in enumerate(LAYOUT_TYPES):
+                size, speed = cells[2 * k], cells[2 * k + 1]
+                number = "" if speed == "---" else speed
+                out.append(f"{test},{layout_label(widths)},{len(widths)},{cells[6]},{vdev_type},{size},{number},{speed}")
+    text = "\n".join(out) + "\n"
+    transcribed.parse(text)  # the parser's checks (numbers, widths vs layout, no duplicates) or ParseError
+    return text.encode("utf-8")
+
+
 def seed_lines(seed: str, spec: str) -> bytes:
     a, b = (int(x) for x in spec.split("-"))
     lines = (SEEDS / seed).read_bytes().split(b"\n")
@@ -188,11 +252,13 @@ def main() -> None:
         if unknown:
             raise SystemExit(f"unknown manifest columns {unknown}")
         out.append({c: row.get(c, "") for c in COLUMNS})
+    (RAW / LAYOUT_SWEEP["path"]).write_bytes(transcribe_layout_sweep())
+    out.append({c: LAYOUT_SWEEP.get(c, "") for c in COLUMNS})
     with open(RAW / "manifest.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
         w.writerows(out)
-    print(f"wrote {len(out)} raw files and data/raw/manifest.csv")
+    print(f"wrote {len(out)} raw files (one transcribed) and data/raw/manifest.csv")
 
 
 if __name__ == "__main__":
