@@ -54,6 +54,7 @@ def cmd_ingest(args) -> int:
     try:
         s = ingest(args.paths or None, db_path=args.db, manifest_path=args.manifest,
                    parquet_dir=False if args.no_parquet else None, workers=args.workers, wait=args.wait,
+                   batch_files=args.batch_files,
                    progress=None if not args.quiet else False)
     except (DatabaseBusyError, ManifestError, FileNotFoundError) as e:
         print(f"storagelab ingest: {e}", file=sys.stderr)
@@ -117,7 +118,7 @@ def cmd_report(args) -> int:
 
 def cmd_build(args) -> int:
     rc = cmd_ingest(argparse.Namespace(paths=None, db=None, manifest=None, no_parquet=False, workers=None,
-                                       wait=args.wait, quiet=False))
+                                       wait=args.wait, quiet=False, batch_files=1000))
     from .report import render_reports, run_notebooks
 
     run_notebooks(None, {})
@@ -148,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--workers", type=int, default=None, help="parser processes (default: CPU count)")
     s.add_argument("--wait", type=float, default=0.0, help="seconds to wait if another process holds the database")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--batch-files", type=int, default=1000, help="files per transaction batch (default 1000)")
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("parse", help="print one file's normalized records as JSON lines (one object per row, key 'table')")

@@ -1,0 +1,170 @@
+"""Bad input never crashes a parser with anything but ParseError; killed ingests never leave half a file."""
+
+import codecs
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from storagelab.errors import ParseError
+from storagelab.parsers import decode, parse_bytes
+from storagelab.schema import tool_tables
+
+from conftest import FIXTURES, RAW, ROOT
+
+
+def _real_outputs() -> list[Path]:
+    files = [p for p in list(RAW.rglob("*")) + list(FIXTURES.rglob("*"))
+             if p.is_file() and p.suffix not in (".md", ".sh", ".py") and p.name != "manifest.csv"
+             and "_expected" not in p.parts]
+    ok = []
+    for p in sorted(files):
+        try:
+            parse_bytes(p.read_bytes())
+            ok.append(p)
+        except ParseError:
+            pass  # fixtures of bad input
+    return ok
+
+
+OUTPUTS = _real_outputs()
+
+
+def _check(data: bytes, where: str):
+    try:
+        parse_bytes(data, where)
+    except ParseError as e:
+        assert e.kind and str(e).startswith(where), str(e)
+
+
+def test_there_are_many_real_outputs():
+    assert len(OUTPUTS) >= 40
+
+
+@pytest.mark.parametrize("path", OUTPUTS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_truncated_at_every_line_boundary(path):
+    lines = path.read_bytes().split(b"\n")
+    step = max(1, len(lines) // 400)  # very long files: every line up to 400 cuts
+    for i in range(0, len(lines), step):
+        _check(b"\n".join(lines[:i]) + b"\n", f"{path.name}@{i}")
+        if lines[i:i + 1] and len(lines[i]) > 4:  # cut in the middle of a line too
+            _check(b"\n".join(lines[:i] + [lines[i][: len(lines[i]) // 2]]), f"{path.name}@{i}.5")
+
+
+@pytest.mark.parametrize("path", OUTPUTS[::3], ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_encodings_and_line_ends_give_the_same_rows(path):
+    data = path.read_bytes()
+    base, _ = parse_bytes(data)
+    text = decode(data)
+    variants = {
+        "crlf": text.replace("\r\n", "\n").replace("\n", "\r\n").encode(),
+        "utf16": codecs.BOM_UTF16_LE + text.encode("utf-16-le"),
+        "utf8-bom": codecs.BOM_UTF8 + data,
+    }
+    if all(ord(c) < 256 for c in text):
+        variants["latin1"] = text.encode("latin-1")
+    for name, v in variants.items():
+        got, _ = parse_bytes(v)
+        for t, rows in base.tables.items():
+            strip = lambda rs: [{k: x for k, x in r.items() if k not in ("line_start", "line_end")} for r in rs]  # noqa: E731
+            assert strip(got.tables.get(t, [])) == strip(rows), f"{name}: {t} differs"
+
+
+@pytest.mark.parametrize("blob,kind", [
+    (b"", "empty"), (b"   \n\n\t\n", "empty"), (bytes(range(256)) * 40, "binary"),
+    (b"fio-3.33\nfiotest: (groupid=0, jobs=1): err= 0: pid=1\x00\x00\n", "binary"),
+    (b"\x89PNG\r\n\x1a\n" + os.urandom(2000), "binary"),
+])
+def test_empty_and_binary_are_named(blob, kind):
+    with pytest.raises(ParseError) as e:
+        parse_bytes(blob, "x.log")
+    assert e.value.kind == kind and "x.log" in str(e.value)
+
+
+def test_random_bytes_never_crash():
+    rng = random.Random(7)
+    for i in range(300):
+        _check(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 3000))), f"rand{i}")
+
+
+def test_random_text_never_crashes():
+    rng = random.Random(11)
+    words = [b"read:", b"write:", b"IOPS=", b"BW=", b"(groupid=0, jobs=1): err= 0:", b"bp count:", b"Version 1.98",
+             b"------Sequential Output------", b"summary:", b"=>", b"NAME", b"SIZE", b"12.5k", b"99.00th=[", b"\n",
+             b"Run status group 0 (all jobs):", b"  WRITE: bw=", b"{", b"}", b'"fio version"', b"3;fio-3.33;"]
+    for i in range(1500):
+        blob = b" ".join(rng.choice(words) for _ in range(rng.randrange(1, 60)))
+        _check(blob, f"words{i}")
+
+
+def test_huge_line_and_big_file_are_handled():
+    big = b"x" * (10 * 2**20) + b"\n"
+    _check(big, "long-line.txt")
+    src = (RAW / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt").read_bytes()
+    _check(src + big, "fio-plus-long-line.txt")
+
+
+# ----------------------------------------------------------------------------- SIGKILL during ingest
+
+def _corpus(dest: Path, n: int) -> int:
+    shutil.copytree(RAW, dest)
+    made = 0
+    srcs = [p for p in OUTPUTS if "fio" in p.parts or p.suffix == ".txt"][:60]
+    for i in range(n):
+        p = srcs[i % len(srcs)]
+        out = dest / "extra" / f"{i:05d}-{p.name}"
+        out.parent.mkdir(exist_ok=True)
+        out.write_bytes(p.read_bytes() + f"\n".encode() * (i // len(srcs) + 1))
+        made += 1
+    return made
+
+
+def _complete(db: Path) -> tuple[int, int]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        files = con.execute("SELECT file_id, n_rows FROM files").fetchall()
+        actual: dict[int, int] = {}
+        for t in tool_tables():
+            for fid, n in con.execute(f'SELECT file_id, count(*) FROM "{t}" GROUP BY file_id').fetchall():
+                actual[fid] = actual.get(fid, 0) + n
+        for fid, n in files:
+            assert actual.get(fid, 0) == n, f"file {fid}: {actual.get(fid, 0)} rows stored, {n} expected"
+        assert set(actual) <= {f for f, _ in files}, "rows without a files entry"
+        paths = con.execute("SELECT count(*), count(DISTINCT path) FROM files").fetchone()
+        assert paths[0] == paths[1], "duplicate files"
+        return len(files), sum(n for _, n in files)
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
+    corpus = tmp_path / "corpus"
+    _corpus(corpus, 400)
+    ref = tmp_path / "ref.duckdb"
+    cmd = [sys.executable, "-m", "storagelab", "ingest", str(corpus), "--manifest", str(corpus / "manifest.csv"),
+           "--quiet", "--no-parquet", "--batch-files", "7", "--workers", "1"]
+    subprocess.run(cmd + ["--db", str(ref)], check=True, capture_output=True)
+    want = _complete(ref)
+    rng = random.Random(3)
+    db = tmp_path / "killed.duckdb"
+    kills = 0
+    for attempt in range(12):
+        p = subprocess.Popen(cmd + ["--db", str(db)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, 2.5))
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)
+            kills += 1
+        p.wait()
+        if db.exists():
+            _complete(db)  # opens, holds only complete files, no duplicates
+    subprocess.run(cmd + ["--db", str(db)], check=True, capture_output=True)
+    assert _complete(db) == want
+    assert kills >= 3
