@@ -126,6 +126,35 @@ def fio_bw_label_factor(label: str) -> float:
         raise UnitError(f"unknown fio bandwidth label {label!r}") from None
 
 
+_FIO_OPTION = re.compile(r"^\s*(0[xX][0-9a-fA-F]+|[0-9]+)\s*([A-Za-z]*)\s*$")
+
+
+def fio_option_bytes(text: str, kb_base: int = 1024) -> int:
+    """A fio job-option size (``bs=4k``, ``size=1M``, ``bs=4KiB``, ``0x1000``) in bytes.
+
+    fio's option parser (HOWTO "Parameter types"): ``k m g t p`` (optionally with ``b``, any case)
+    are powers of ``kb_base`` (1024 by default), and the ``kib mib gib tib pib`` spellings mean the
+    *other* base ("opposite" to IEC/SI for compatibility): with the default kb_base=1024, ``4k`` is
+    4096 bytes and ``4KiB`` is 4000; with kb_base=1000 it is the other way round.
+    """
+    if kb_base not in (1000, 1024):
+        raise UnitError(f"kb_base must be 1000 or 1024, not {kb_base!r}")
+    m = _FIO_OPTION.match(text)
+    if not m:
+        raise UnitError(f"not a fio option size: {text!r}")
+    digits, suffix = m.group(1), m.group(2).lower()
+    value = int(digits, 16) if digits[:2].lower() == "0x" else int(digits)
+    if suffix in ("", "b"):
+        return value
+    power = "kmgtp".find(suffix[0]) + 1
+    if power == 0 or suffix[1:] not in ("", "b", "i", "ib"):
+        raise UnitError(f"unknown fio size suffix in {text!r}")
+    base = kb_base
+    if suffix[1:] == "ib":
+        base = 2024 - kb_base  # the other base: 1024 <-> 1000
+    return value * base**power
+
+
 def bonnie_rate(text: str) -> float:
     """A bonnie++ throughput cell in bytes/s.
 

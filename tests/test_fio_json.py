@@ -1,0 +1,381 @@
+"""fio JSON / JSON+ parser, on real fio 3.33 outputs (tests/fixtures/fio/3.33, see COMMANDS.md).
+
+Expected numbers were read from the fixtures' JSON by hand. Older layouts (fio 2.x: µs latency
+objects, io_bytes in KiB, index-keyed JSON+ bins; fio <= 3.3 duplicate "0.00" keys; nan) are
+built by editing a real 3.33 document in the test, as each test says.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from storagelab import units
+from storagelab.errors import ParseError
+from storagelab.parsers import fio
+from storagelab.parsers.fio.json import parse_json
+
+FIX = Path(__file__).parent / "fixtures" / "fio" / "3.33"
+
+
+def load(name: str) -> str:
+    return (FIX / name).read_text()
+
+
+def json_part(name: str) -> str:
+    """The JSON document of a normal,json fixture (from the '{' line to the '}' line)."""
+    text = load(name)
+    start = text.index("\n{\n") + 1 if not text.startswith("{\n") else 0
+    return text[start:text.index("\n}\n", start) + 3]
+
+
+def one(rows, **where):
+    found = [r for r in rows if all(r[k] == v for k, v in where.items())]
+    assert len(found) == 1, (where, found)
+    return found[0]
+
+
+# --- real 3.33 documents -------------------------------------------------------------------
+
+def test_group_reporting_write_exact_values_and_mib_vs_mb():
+    p = parse_json(load("seq_write_group.txt"))
+    assert p.tool == "fio" and p.format == "fio-json" and p.tool_version == "fio-3.33"
+    assert p.warnings == []
+    job = one(p.rows("fio_jobs"))
+    assert job["jobname"] == "seqwrite" and job["groupid"] == 0 and job["error"] == 0
+    assert (job["doc_index"], job["is_final"], job["job_index"]) == (0, True, 0)
+    assert job["jobs"] is None  # one object for numjobs=2: a group report of unknown size
+    assert job["numjobs"] == 2 and job["rw"] == "write" and job["ioengine"] == "psync"
+    assert job["block_size_bytes"] == 1024 * 1024  # bs=1M: option sizes are powers of 1024
+    assert job["iodepth"] is None  # not set, so not in the JSON options
+    assert (job["cpu_usr_pct"], job["cpu_sys_pct"], job["ctx"], job["majf"], job["minf"]) == \
+        (0.077399, 0.206398, 126, 0, 28)
+    assert job["report_epoch_s"] == 1795263879 and job["report_time"] == "Sat Nov 21 12:24:39 2026"
+    assert '"numjobs": "2"' in job["options_json"] and '"direct": "1"' in job["options_json"]
+
+    w = one(p.rows("fio_results"))  # read/trim/sync did no I/O: no rows
+    assert w["direction"] == "write" and w["exact"] is True
+    assert w["io_bytes"] == 67108864
+    assert w["bw_bytes_per_s"] == 34610038  # JSON bw_bytes
+    assert w["bw_bytes_per_s"] != 33798 * 1024  # not the rounded "bw" KiB/s field
+    # the text part says BW=33.0MiB/s (34.6MB/s): both must hold for bytes/s
+    assert round(w["bw_bytes_per_s"] / units.MiB, 1) == 33.0
+    assert round(w["bw_bytes_per_s"] / 1e6, 1) == 34.6
+    assert w["iops"] == 33.006704 and w["runtime_ns"] == 1939e6 and w["total_ios"] == 64
+    assert (w["short_ios"], w["dropped_ios"]) == (0, 0)
+    # psync: no submission latency samples (N=0) -> NULL, not 0
+    assert (w["slat_min_ns"], w["slat_max_ns"], w["slat_mean_ns"], w["slat_samples"]) == (None, None, None, 0)
+    assert (w["clat_min_ns"], w["clat_max_ns"], w["clat_mean_ns"], w["clat_stdev_ns"], w["clat_samples"]) == \
+        (387065, 734020, 529993.6875, 80139.272782, 64)
+    assert (w["lat_min_ns"], w["lat_max_ns"], w["lat_samples"]) == (415097, 743344, 64)
+    # per-sample bandwidth: KiB/s in the JSON (kb_base=1024)
+    assert w["bw_min_bytes_per_s"] == 32768 * 1024 and w["bw_max_bytes_per_s"] == 36864 * 1024
+    assert w["bw_mean_bytes_per_s"] == pytest.approx(34133.333333 * 1024, abs=1e-6)
+    assert (w["bw_agg_pct"], w["bw_samples"], w["iops_min"], w["iops_max"], w["iops_samples"]) == \
+        (100.0, 6, 32, 36, 6)
+
+    pct = {r["percentile"]: r["latency_ns"] for r in p.rows("fio_percentiles")}
+    assert len(pct) == 17 and {r["kind"] for r in p.rows("fio_percentiles")} == {"clat"}
+    assert pct[1.0] == 387072 and pct[50.0] == 509952 and pct[99.9] == 733184 and pct[99.99] == 733184
+
+    buckets = [(r["bucket_lo_ns"], r["bucket_hi_ns"], r["pct"]) for r in p.rows("fio_latency_buckets")]
+    assert buckets == [(250e3, 500e3, 45.3125), (500e3, 750e3, 54.6875)]
+    depth = {(r["kind"], r["bucket"]): r["pct"] for r in p.rows("fio_iodepths")}
+    assert len(depth) == 21 and depth[("depth", "1")] == 100.0 and depth[("submit", "4")] == 100.0
+    assert depth[("complete", ">=64")] == 0.0
+
+    g = one(p.rows("fio_groups"))
+    assert (g["groupid"], g["direction"], g["derived"], g["exact"]) == (0, "write", True, True)
+    assert g["io_bytes"] == 67108864 and g["bw_bytes_per_s"] == 67108864 * 1000 // 1939
+    assert g["bw_min_bytes_per_s"] == g["bw_max_bytes_per_s"] == g["bw_bytes_per_s"]
+    assert g["run_min_ns"] == g["run_max_ns"] == 1939e6
+
+    d = one(p.rows("fio_disk_stats"))
+    assert d["disk"] == "vda" and d["has_slaves"] is False and d["aggr_read_ios"] is None
+    assert (d["read_ios"], d["write_ios"], d["read_merges"], d["write_merges"]) == (0, 75, 0, 4)
+    assert d["write_ticks_ns"] == 99e6 and d["in_queue_ns"] == 99e6 and d["util_pct"] == 1.202405
+    assert d["read_sectors"] is None  # fio >= 3.36 only
+
+
+def test_line_spans_point_at_the_job_object_after_the_text_preamble():
+    text = load("seq_write_group.txt")
+    lines = text.split("\n")
+    p = parse_json(text)
+    job = one(p.rows("fio_jobs"))
+    assert lines[job["line_start"] - 1].strip() == "{"
+    assert lines[job["line_start"]].strip() == '"jobname" : "seqwrite",'
+    assert lines[job["line_end"] - 1].strip() in ("}", "},")
+    disk = one(p.rows("fio_disk_stats"))
+    assert lines[disk["line_start"]].strip() == '"name" : "vda",'
+
+
+def test_clones_without_group_reporting_share_a_name():
+    p = parse_json(load("clones_nogroup.txt"))
+    jobs = p.rows("fio_jobs")
+    assert [(j["job_index"], j["jobname"], j["jobs"], j["numjobs"]) for j in jobs] == \
+        [(0, "clone", 1, 2), (1, "clone", 1, 2)]
+    assert jobs[0]["line_end"] < jobs[1]["line_start"]
+    res = p.rows("fio_results")
+    assert [(r["job_index"], r["io_bytes"], r["bw_bytes_per_s"], r["runtime_ns"]) for r in res] == \
+        [(0, 16777216, 16827699, 997e6), (1, 16777216, 16827699, 997e6)]
+    g = one(p.rows("fio_groups"))  # text: WRITE: bw=32.1MiB/s (33.7MB/s), 16.0MiB/s-16.0MiB/s
+    assert g["io_bytes"] == 2 * 16777216 and g["bw_bytes_per_s"] == 2 * 16777216 * 1000 // 997
+    assert g["bw_min_bytes_per_s"] == g["bw_max_bytes_per_s"] == 16827699
+
+
+def test_two_groups_randrw_and_unified_reporting():
+    p = parse_json(load("two_groups.txt"))
+    assert [(j["jobname"], j["groupid"], j["block_size_bytes"], j["rw"]) for j in p.rows("fio_jobs")] == \
+        [("writer", 0, 128 * 1024, "write"), ("reader", 1, 4096, "randread")]
+    assert [(g["groupid"], g["direction"], g["io_bytes"]) for g in p.rows("fio_groups")] == \
+        [(0, "write", 16777216), (1, "read", 4194304)]
+
+    p = parse_json(load("randrw_libaio_jsonplus.txt"))
+    assert p.format == "fio-json+"
+    r, w = p.rows("fio_results")
+    assert (r["direction"], r["io_bytes"], r["total_ios"], r["runtime_ns"]) == ("read", 5840896, 1426, 50e6)
+    assert (w["direction"], w["io_bytes"], w["total_ios"]) == ("write", 2547712, 622)
+    assert (r["slat_min_ns"], r["slat_max_ns"], r["slat_samples"]) == (3956, 72949, 1426)  # libaio has slat
+    assert r["bw_min_bytes_per_s"] is None and r["bw_samples"] == 0  # 50 ms: no bandwidth sample
+    job = one(p.rows("fio_jobs"))
+    assert (job["ioengine"], job["iodepth"], job["block_size_bytes"]) == ("libaio", 4, 4096)
+
+    p = parse_json(load("unified_mixed.txt"))
+    m = one(p.rows("fio_results"))
+    assert (m["direction"], m["io_bytes"], m["bw_bytes_per_s"], m["total_ios"]) == ("mixed", 4194304, 93206755, 1024)
+    assert [(g["direction"], g["bw_bytes_per_s"]) for g in p.rows("fio_groups")] == [("mixed", 4194304 * 1000 // 45)]
+
+    p = parse_json(load("unified_both.txt"))
+    assert [(r["direction"], r["io_bytes"]) for r in p.rows("fio_results")] == \
+        [("read", 2031616), ("write", 2162688), ("mixed", 4194304)]
+    groups = {g["direction"]: g for g in p.rows("fio_groups")}
+    # text: MIXED: bw=85.1MiB/s (89.2MB/s), 41.2MiB/s-43.9MiB/s: fio sums the READ and WRITE lines
+    assert groups["read"]["bw_bytes_per_s"] == 43225872 and groups["write"]["bw_bytes_per_s"] == 46014638
+    mixed = groups["mixed"]
+    assert mixed["bw_bytes_per_s"] == 43225872 + 46014638 and mixed["io_bytes"] == 4194304
+    assert (mixed["bw_min_bytes_per_s"], mixed["bw_max_bytes_per_s"]) == (43225872, 46014638)
+
+
+def test_json_plus_bins_sum_to_the_io_count():
+    p = parse_json(load("randrw_libaio_jsonplus.txt"))
+    bins = p.rows("fio_latency_bins")
+    assert {(b["direction"], b["kind"]) for b in bins} == {("read", "clat"), ("write", "clat")}
+    assert sum(b["count"] for b in bins if b["direction"] == "read") == 1426
+    assert sum(b["count"] for b in bins if b["direction"] == "write") == 622
+    first = [b for b in bins if b["direction"] == "read"][:3]
+    assert [(b["latency_ns"], b["count"]) for b in first] == [(26752, 1), (27520, 1), (29056, 1)]
+
+    p = parse_json(load("seq_read_group_jsonplus.txt"))
+    bins = p.rows("fio_latency_bins")
+    assert sum(b["count"] for b in bins) == 64 and bins[0]["latency_ns"] == 634880
+
+
+def test_lat_percentiles_give_clat_and_lat_blocks():
+    p = parse_json(load("lat_percentiles.txt"))
+    kinds = {}
+    for r in p.rows("fio_percentiles"):
+        kinds.setdefault(r["kind"], []).append(r)
+    assert sorted(kinds) == ["clat", "lat"] and len(kinds["clat"]) == len(kinds["lat"]) == 17
+
+
+def test_kb_base_1000_sizes_and_bandwidth_samples_are_decimal():
+    p = parse_json(load("kb_base_1000.txt"))
+    job = one(p.rows("fio_jobs"))
+    assert job["block_size_bytes"] == 256000  # bs=256k with kb_base=1000 (the text says 256kB)
+    w = one(p.rows("fio_results"))
+    assert w["io_bytes"] == 15872000 == 62 * 256000
+    assert w["bw_bytes_per_s"] == 15983887  # bw_bytes; the "bw" field (15609) is KiB/s even here
+    # per-sample bw is in kb_base units: bw_min 16000 means 16000 kB/s (text: bw (kB/s): min=16000)
+    assert w["bw_min_bytes_per_s"] == 16_000_000 and w["bw_mean_bytes_per_s"] == 16_000_000
+
+
+def test_status_interval_documents():
+    p = parse_json(load("status_interval.txt"))
+    jobs = p.rows("fio_jobs")
+    assert [(j["job_index"], j["doc_index"], j["is_final"]) for j in jobs] == \
+        [(0, 0, False), (1, 1, False), (2, 2, False), (3, 3, True)]
+    assert [j["report_epoch_s"] for j in jobs] == [1795263890, 1795263891, 1795263892, 1795263892]
+    assert [(r["job_index"], r["io_bytes"], r["runtime_ns"]) for r in p.rows("fio_results")] == \
+        [(0, 7536640, 891e6), (1, 15925248, 1891e6), (2, 24313856, 2891e6), (3, 25165824, 3001e6)]
+    assert [g["doc_index"] for g in p.rows("fio_groups")] == [0, 1, 2, 3]
+    assert p.rows("fio_groups")[-1]["bw_bytes_per_s"] == 25165824 * 1000 // 3001
+    disk = one(p.rows("fio_disk_stats"))  # final document only (the table has no doc_index)
+    assert (disk["read_ios"], disk["write_ios"], disk["write_merges"]) == (1, 7617, 253)
+    assert (disk["read_ticks_ns"], disk["write_ticks_ns"], disk["in_queue_ns"]) == (1e6, 1324e6, 1349e6)
+    assert disk["util_pct"] == 7.22408
+    assert jobs[1]["line_start"] > jobs[0]["line_end"]
+
+
+def test_note_line_before_the_json():
+    text = load("psync_iodepth_note.txt")
+    assert text.startswith("note: both iodepth >= 1 and synchronous I/O engine")
+    p = parse_json(text)
+    job = one(p.rows("fio_jobs"))
+    assert job["jobname"] == "capped" and job["iodepth"] == 4 and job["line_start"] == 13
+    assert one(p.rows("fio_results"))["io_bytes"] == 8 * 1024 * 1024
+    assert fio.sniff(text) == "fio-json"
+    assert one(fio.parse(text).rows("fio_jobs"))["jobname"] == "capped"
+
+
+def test_name_with_colon_and_fsync_section():
+    p = parse_json(load("name_colon_fsync.txt"))
+    job = one(p.rows("fio_jobs"))
+    assert job["jobname"] == "db: log writer 1" and job["block_size_bytes"] == 16384
+    sync = one(p.rows("fio_results"), direction="sync")
+    assert sync["total_ios"] == 31 and sync["io_bytes"] is None and sync["bw_bytes_per_s"] is None
+    assert (sync["lat_min_ns"], sync["lat_max_ns"], sync["lat_mean_ns"], sync["lat_samples"]) == \
+        (73870, 188180, 88949.16129, 31)
+    assert sync["clat_min_ns"] is None
+    sp = {r["percentile"]: r["latency_ns"] for r in p.rows("fio_percentiles") if r["direction"] == "sync"}
+    assert {r["kind"] for r in p.rows("fio_percentiles") if r["direction"] == "sync"} == {"lat"}
+    assert sp[1.0] == 74240 and sp[99.99] == 187392
+    assert one(p.rows("fio_results"), direction="write")["total_ios"] == 128
+
+
+def test_json_only_file():
+    p = parse_json(load("json_only.txt"))
+    assert one(p.rows("fio_jobs"))["jobname"] == "jsononly"
+    assert one(p.rows("fio_results"))["io_bytes"] == 4 * 1024 * 1024  # size=4M over nrfiles=2
+
+
+# --- fio's invalid JSON and older layouts (edited real documents) ----------------------------
+
+def test_bare_nan_and_inf_become_null_but_strings_are_untouched():
+    doc = json_part("seq_write_group.txt")
+    doc = doc.replace('"usr_cpu" : 0.077399', '"usr_cpu" : -nan').replace('"bw_dev" : 1057.582652', '"bw_dev" : inf')
+    doc = doc.replace('"jobname" : "seqwrite"', '"jobname" : "x: nan inf"')
+    p = parse_json(doc)
+    job = one(p.rows("fio_jobs"))
+    assert job["jobname"] == "x: nan inf" and job["cpu_usr_pct"] is None and job["cpu_sys_pct"] == 0.206398
+    assert one(p.rows("fio_results"))["bw_stdev_bytes_per_s"] is None
+    assert any("2 nan/inf value(s)" in w for w in p.warnings)
+
+
+def test_duplicate_zero_percentile_keys_of_old_fio():
+    # fio <= 3.3 padded unused percentile slots with "0.00" : 0 (duplicate keys, fio issue #511)
+    doc = json_part("seq_write_group.txt")
+    doc = doc.replace('"99.990000" : 733184\n', '"99.990000" : 733184,\n' + '"0.00" : 0,\n' * 2 + '"0.00" : 0\n')
+    assert doc.count('"0.00" : 0') == 3
+    p = parse_json(doc)
+    assert len(p.rows("fio_percentiles")) == 17 and p.warnings == []
+    # any other duplicated key is reported (first value kept)
+    p = parse_json(doc.replace('"ctx" : 126,', '"ctx" : 126,\n"ctx" : 5,'))
+    assert one(p.rows("fio_jobs"))["ctx"] == 126 and any("ctx" in w for w in p.warnings)
+
+
+def _fio2_document() -> str:
+    """seq_write_group's JSON rewritten the way fio 2.2.x printed it: version string, io_bytes in
+    KiB, latency objects named slat/clat/lat in µs (values and percentiles divided by 1000),
+    no io_kbytes/bw_bytes/N/iops_*/bw_samples, no sync object."""
+    doc = json.loads(json_part("seq_write_group.txt"))
+    doc["fio version"] = "fio-2.2.10"
+    job = doc["jobs"][0]
+    del job["sync"]
+    for ddir in (job["read"], job["write"], job["trim"]):
+        ddir["io_bytes"] = ddir.pop("io_kbytes")
+        for key in ["bw_bytes", "bw_samples"] + [k for k in ddir if k.startswith("iops_")]:
+            del ddir[key]
+        for kind in ("slat", "clat", "lat"):
+            obj = ddir.pop(f"{kind}_ns")
+            del obj["N"]
+            obj.update({k: obj[k] / 1000 for k in ("min", "max", "mean", "stddev")})
+            if "percentile" in obj:
+                obj["percentile"] = {k: v // 1000 for k, v in obj["percentile"].items()}
+            ddir[kind] = obj
+    return json.dumps(doc, indent=2)
+
+
+def test_fio2_layout_microseconds_and_kib():
+    doc = _fio2_document()
+    assert '"clat": {' in doc and '"io_kbytes"' not in doc and '"N"' not in doc
+    p = parse_json(doc)
+    assert p.tool_version == "fio-2.2.10"
+    w = one(p.rows("fio_results"), direction="write")
+    assert w["io_bytes"] == 65536 * 1024  # io_bytes meant KiB before fio 2.21
+    assert w["bw_bytes_per_s"] == 33798 * 1024  # only "bw" (KiB/s) exists
+    assert (w["clat_min_ns"], w["clat_max_ns"]) == (387065, 734020)  # µs -> ns
+    assert w["clat_mean_ns"] == pytest.approx(529993.6875) and w["clat_samples"] is None
+    assert w["slat_min_ns"] is None  # all zero and no N: not measured
+    pct = {r["percentile"]: r["latency_ns"] for r in p.rows("fio_percentiles")}
+    assert pct[1.0] == 387000  # percentile values of a µs object are µs: 387 -> 387000 ns
+    g = one(p.rows("fio_groups"))
+    assert g["io_bytes"] == 65536 * 1024 and g["exact"] is False
+    # 2.21 already had io_bytes in bytes
+    p = parse_json(doc.replace('"fio-2.2.10"', '"fio-2.21"'))
+    assert one(p.rows("fio_results"), direction="write")["io_bytes"] == 65536
+    # no version string: the missing io_kbytes/bw_bytes still say "KiB", with a warning
+    p = parse_json(doc.replace('"fio version": "fio-2.2.10",', ""))
+    assert one(p.rows("fio_results"), direction="write")["io_bytes"] == 65536 * 1024
+    assert any("no \"fio version\"" in w for w in p.warnings)
+
+
+def test_json_plus_bins_in_microseconds_and_by_index():
+    doc = json_part("seq_read_group_jsonplus.txt")
+    # fio 2.20-2.x: bins keyed by µs value inside the µs "clat" object
+    old = doc.replace('"fio-3.33"', '"fio-2.20"').replace('"clat_ns"', '"clat"')
+    bins = parse_json(old).rows("fio_latency_bins")
+    assert bins[0]["latency_ns"] == 634880 * 1000 and sum(b["count"] for b in bins) == 64
+    # fio <= 2.19: keyed by bucket index with FIO_IO_U_PLAT_* metadata -> not stored, warned
+    indexed = doc.replace('"bins" : {\n', '"bins" : {\n"FIO_IO_U_PLAT_BITS" : 6,\n"FIO_IO_U_PLAT_VAL" : 64,\n')
+    p = parse_json(indexed)
+    assert p.rows("fio_latency_bins") == [] and any("bucket index" in w for w in p.warnings)
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+def test_truncated_json_is_reported_as_truncated_with_a_line():
+    text = load("seq_write_group.txt")
+    cut = text[:text.index('"iodepth_level"')]
+    with pytest.raises(ParseError) as e:
+        parse_json(cut)
+    assert e.value.kind == "truncated" and e.value.line == cut.count("\n") + 1
+    assert "cut short" in str(e.value)
+
+
+@pytest.mark.parametrize("text, kind, line", [
+    ("", "empty", 1),
+    ("   \n\n", "empty", 1),
+    ("hello world\nno json here\n", "invalid", 1),
+    ("note: x\n{\n  \"fio version\" : \"fio-3.33\",\n  \"jobs\" : [ oops ]\n}\n", "invalid", 4),
+    ("{\n  \"fio version\" : \"fio-3.33\"\n}\n", "invalid", 1),
+    ("{\n  \"jobs\" : [ { \"groupid\" : 0 } ]\n}\n", "invalid", 2),
+    ("{\n  \"jobs\" : [\n  ]\n]\n", "invalid", 4),
+    ("{\n  \"jobs\" : [ 1, 2 ]\n}\n", "invalid", 1),
+])
+def test_bad_input_gives_parse_error(text, kind, line):
+    with pytest.raises(ParseError) as e:
+        parse_json(text)
+    assert (e.value.kind, e.value.line) == (kind, line)
+
+
+def test_wrong_types_and_other_tools_give_parse_errors():
+    doc = json_part("seq_write_group.txt")
+    with pytest.raises(ParseError) as e:
+        parse_json(doc.replace('"ctx" : 126', '"ctx" : "many"'))
+    assert e.value.kind == "invalid" and e.value.line == 12 and "ctx" in e.value.message
+    with pytest.raises(ParseError):
+        parse_json(doc.replace('"disk_util" : [', '"disk_util" : [ 5, '))
+    with pytest.raises(ParseError):  # terse output is not JSON
+        parse_json(load("terse_v3.txt"))
+    with pytest.raises(ParseError):
+        parse_json(load("normal_only.txt"))
+
+
+# --- units: fio option sizes --------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, kb_base, expected", [
+    ("4k", 1024, 4096), ("4K", 1024, 4096), ("4kb", 1024, 4096), ("4KiB", 1024, 4000),
+    ("1M", 1024, 1048576), ("1m", 1024, 1048576), ("2g", 1024, 2 * 1024**3), ("0x1000", 1024, 4096),
+    ("512", 1024, 512), ("4k", 1000, 4000), ("4KiB", 1000, 4096), ("256k", 1000, 256000), ("4Ki", 1024, 4096),
+])
+def test_fio_option_bytes(text, kb_base, expected):
+    # checked against fio 3.33's own preamble: --bs=4kib prints "bs=(R) 4000B-4000B"
+    assert units.fio_option_bytes(text, kb_base) == expected
+
+
+@pytest.mark.parametrize("text", ["", "k", "4x", "1.5M", "4 k b", "50%"])
+def test_fio_option_bytes_rejects(text):
+    with pytest.raises(units.UnitError):
+        units.fio_option_bytes(text)
