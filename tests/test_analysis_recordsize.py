@@ -1,0 +1,101 @@
+import polars as pl
+import pytest
+
+from storagelab.analysis import recordsize as rs
+from storagelab.units import KiB, MiB
+
+
+def test_ars_ratios_exact():
+    out = rs.ars_ratios()
+    got = {r["numerator"]: (round(r["ratio"], 3), r["theory"]) for r in out.iter_rows(named=True)}
+    assert got == {
+        "raidz2_8w_1m_write_rs1m": (1.673, None),
+        "raidz2_8w_1m_write_first_run": (1.303, None),
+        "raidz2_2x4w_1m_read": (0.837, 4 / 6),
+        "raidz2_8w_1m_read_1proc": (2.745, 3.0),
+    }
+    row = out.filter(pl.col("numerator") == "raidz2_2x4w_1m_read").row(0, named=True)
+    assert row["ratio"] == 406 / 485
+    assert row["vs_theory_pct"] == pytest.approx((406 / 485) / (4 / 6) * 100 - 100, rel=1e-12)  # 25.57 %
+    assert round(row["vs_theory_pct"], 2) == 25.57
+
+
+def test_ars_ratios_from_other_figures():
+    figs = dict(rs.ARS_MIB_S, raidz2_8w_1m_write_rs1m=1136.0)
+    out = rs.ars_ratios(figs)
+    assert out["ratio"][0] == 2.0 and out["ratio"][1] == 1238 / 1136
+
+
+@pytest.mark.parametrize("r, s, amp", [
+    (128 * KiB, 4 * KiB, 32.0),
+    (MiB, 4 * KiB, 256.0),
+    (4 * KiB, 4 * KiB, 1.0),
+    (128 * KiB, MiB, 1.0),     # a 1 MiB read is 8 whole 128 KiB records
+    (16 * KiB, 8 * KiB, 2.0),  # PostgreSQL pages in a 16K dataset
+])
+def test_amplification(r, s, amp):
+    a = rs.amplification(r, s)
+    assert a["read_amp"] == amp and a["write_amp"] == amp
+    assert a["overwrite_read_amp"] == (amp if s < r else 0.0)
+
+
+def test_amplification_wasted_bytes_is_the_articles_124_kib():
+    assert rs.amplification(128 * KiB, 4 * KiB)["wasted_read_bytes"] == 124 * KiB
+    assert rs.amplification(4 * KiB, MiB)["wasted_read_bytes"] == 0
+
+
+def test_amplification_rejects_non_powers_of_two():
+    for r, s in ((3 * MiB, 4 * KiB), (128 * KiB, 0), (128 * KiB, 6000), (128.0 * KiB, 4 * KiB)):
+        with pytest.raises(ValueError):
+            rs.amplification(r, s)
+
+
+def test_amplification_table_shape_and_order():
+    t = rs.amplification_table([128 * KiB, MiB], [4 * KiB, MiB])
+    assert t.select("recordsize_bytes", "io_bytes", "read_amp").rows() == [
+        (131072, 4096, 32.0), (131072, 1048576, 1.0), (1048576, 4096, 256.0), (1048576, 1048576, 1.0)]
+
+
+def test_raidz_alloc_documented_examples():
+    # OpenZFS RAIDZ.rst: raidz1 of 3 disks, ashift=12: 128 KiB record -> 192 KiB allocated (66 %), 4 KiB -> 50 %
+    a = rs.raidz_alloc(128 * KiB, width=3, parity=1)
+    assert (a["data_sectors"], a["parity_sectors"], a["pad_sectors"], a["alloc_bytes"]) == (32, 16, 0, 192 * KiB)
+    assert a["efficiency"] == 32 / 48
+    b = rs.raidz_alloc(4 * KiB, width=3, parity=1)
+    assert b["alloc_bytes"] == 8 * KiB and b["efficiency"] == 0.5
+    # padding to a multiple of p + 1: 8 KiB on raidz2 of 6 -> 2 data + 2 parity = 4 -> padded to 6 sectors
+    c = rs.raidz_alloc(8 * KiB, width=6, parity=2)
+    assert (c["data_sectors"], c["parity_sectors"], c["pad_sectors"]) == (2, 2, 2)
+
+
+def test_raidz_alloc_ars_chunks():
+    # 1 MiB record on 8-wide RAIDz2: 43 rows of 4 KiB (172 KiB) on the busiest disk; the article says ~176 KiB
+    a = rs.raidz_alloc(MiB, width=8, parity=2)
+    assert (a["data_sectors"], a["max_data_sectors_per_disk"], a["max_data_bytes_per_disk"]) == (256, 43, 172 * KiB)
+    assert a["alloc_bytes"] == 342 * 4 * KiB
+    # the article's 3M recordsize: 512 KiB on each of the six data disks
+    assert rs.raidz_alloc(3 * MiB, width=8, parity=2)["max_data_bytes_per_disk"] == 512 * KiB
+    with pytest.raises(ValueError):
+        rs.raidz_alloc(MiB, width=2, parity=2)
+
+
+def test_tuned_vs_default():
+    base = dict(stack="zfs", pool="tank", vdev_type="raidz2", vdev_count=1, vdev_width=8, rw="randwrite",
+                direction="write")
+    runs = pl.DataFrame([
+        dict(base, block_size_bytes=MiB, recordsize_bytes=128 * KiB, bw_bytes_per_s=560.0 * MiB),
+        dict(base, block_size_bytes=MiB, recordsize_bytes=128 * KiB, bw_bytes_per_s=576.0 * MiB),
+        dict(base, block_size_bytes=MiB, recordsize_bytes=MiB, bw_bytes_per_s=950.0 * MiB),
+        dict(base, block_size_bytes=4 * KiB, recordsize_bytes=4 * KiB, bw_bytes_per_s=30.0 * MiB),  # no default run
+        dict(base, block_size_bytes=MiB, recordsize_bytes=None, bw_bytes_per_s=1.0),  # unlabelled: left out
+    ], schema_overrides={"recordsize_bytes": pl.Int64})
+    out = rs.tuned_vs_default(runs)
+    assert out.height == 4
+    big = out.filter(pl.col("block_size_bytes") == MiB)
+    assert big["default_bw_bytes_per_s"].to_list() == [568.0 * MiB] * 3
+    assert big["default_runs"].to_list() == [2, 2, 2]
+    assert big["ratio"].to_list()[2] == 950 / 568
+    assert big["matched"].to_list() == [False, False, True]
+    assert round(big["change_pct"].to_list()[2], 1) == 67.3
+    small = out.filter(pl.col("block_size_bytes") == 4 * KiB)
+    assert small["ratio"].to_list() == [None] and small["matched"].to_list() == [True]

@@ -1,0 +1,133 @@
+import polars as pl
+import pytest
+
+from storagelab.analysis import scaling
+from storagelab.parsers import transcribed
+from storagelab.units import MiB
+
+from conftest import RAW
+
+
+@pytest.fixture(scope="module")
+def layouts():
+    """The Thumper sweep as the transcribed parser stores it (table thumper_layouts)."""
+    text = (RAW / "thumper-x4500" / "layout-sweep.csv").read_text()
+    return pl.DataFrame(transcribed.parse(text).rows("thumper_layouts"), infer_schema_length=None)
+
+
+def test_widths_and_data_disks():
+    assert scaling.widths("16 15 15") == [16, 15, 15]
+    assert scaling.data_disks("raidz2", [16, 15, 15]) == 40
+    assert scaling.data_disks("raidz1", [46]) == 45
+    assert scaling.data_disks("mirror", [2] * 23) == 23
+    assert scaling.data_disks("single", [1, 1, 1]) == 3
+    assert scaling.data_disks("raidz3", [11]) == 8
+    with pytest.raises(ValueError):
+        scaling.data_disks("raidz2", [2, 2])
+    with pytest.raises(ValueError):
+        scaling.data_disks("draid", [10])
+    for bad in ("", "3 x", "0 4"):
+        with pytest.raises(ValueError):
+            scaling.widths(bad)
+
+
+def test_data_disks_match_the_study_sizes(layouts):
+    """The study's size column is data disks x 0.5 TB (500 GB drives): the model reproduces all of them."""
+    out = scaling.thumper(layouts).filter(pl.col("measured"))
+    assert out.height == 95  # 46 zfs send + 49 dd layouts
+    assert (out["data_disks"] * 500e9 == out["size_bytes"].cast(pl.Float64)).all()
+
+
+def test_thumper_relative_exact(layouts):
+    out = scaling.thumper(layouts)
+    row = out.filter((pl.col("test") == "zfs_send_read") & (pl.col("vdev_type") == "raidz2")
+                     & (pl.col("vdev_count") == 5)).row(0, named=True)
+    assert row["layout"] == "1x10+4x9"
+    assert row["baseline"] == 97.6 * MiB
+    assert row["relative"] == pytest.approx(169.0 / 97.6, rel=1e-12)
+    assert row["ideal"] == 5.0
+    assert row["efficiency"] == pytest.approx(169.0 / 97.6 / 5, rel=1e-12)
+    assert row["data_disks"] == 36 and row["data_disk_ratio"] == pytest.approx(36 / 44, rel=1e-12)
+    mirror23 = out.filter((pl.col("test") == "dd_write") & (pl.col("vdev_type") == "mirror")
+                          & (pl.col("vdev_count") == 23)).row(0, named=True)
+    assert mirror23["relative"] == pytest.approx(342.4 / 63.2, rel=1e-12)
+    assert mirror23["data_disk_ratio"] == 23.0
+    # layouts not run ('---') keep null ratios, and impossible ones have no data-disk count
+    gone = out.filter((pl.col("test") == "dd_write") & (pl.col("vdev_type") == "raidz2") & (pl.col("vdev_count") == 16))
+    assert gone["relative"].to_list() == [None] and gone["data_disks"].to_list() == [None]
+
+
+def test_thumper_best_layouts(layouts):
+    b = scaling.best(scaling.thumper(layouts))
+    got = {(r["test"], r["vdev_type"]): (r["layout"], round(r["relative"], 4)) for r in b.iter_rows(named=True)}
+    assert got == {
+        ("dd_write", "mirror"): ("23x2", round(342.4 / 63.2, 4)),
+        ("dd_write", "raidz1"): ("2x5+9x4", round(338.0 / 251.2, 4)),
+        ("dd_write", "raidz2"): ("1x6+8x5", round(322.8 / 236.8, 4)),
+        ("zfs_send_read", "mirror"): ("23x2", round(58.2 / 43.2, 4)),
+        ("zfs_send_read", "raidz1"): ("4x8+2x7", round(174.0 / 95.2, 4)),
+        ("zfs_send_read", "raidz2"): ("1x10+4x9", round(169.0 / 97.6, 4)),
+    }
+
+
+def test_relative_other_baseline_and_repeats():
+    df = pl.DataFrame({
+        "g": ["a", "a", "a", "a", "b", "b"],
+        "vdev_count": [1, 2, 2, 4, 2, 4],
+        "v": [100.0, 190.0, 210.0, 300.0, 50.0, None],
+    })
+    out = scaling.relative(df, "v", ["g"], baseline_count=2)
+    a = out.filter(pl.col("g") == "a")
+    assert a["baseline"].to_list() == [200.0] * 4  # mean of the two runs at n=2
+    assert a["baseline_runs"].to_list() == [2] * 4
+    assert a["relative"].to_list() == [0.5, 0.95, 1.05, 1.5]
+    assert a["ideal"].to_list() == [0.5, 1.0, 1.0, 2.0]
+    assert a["efficiency"].to_list() == [1.0, 0.95, 1.05, 0.75]
+    b = out.filter(pl.col("g") == "b")
+    assert b["relative"].to_list() == [1.0, None]
+    with pytest.raises(ValueError):
+        scaling.relative(df, "v", ["g"], baseline_count=0)
+
+
+def test_relative_without_baseline_is_null():
+    df = pl.DataFrame({"g": ["x", "x"], "vdev_count": [2, 3], "v": [1.0, 2.0]})
+    out = scaling.relative(df, "v", ["g"])
+    assert out["relative"].to_list() == [None, None]
+    assert out["ideal"].to_list() == [2.0, 3.0]
+
+
+def test_ars_against_sum_rule():
+    out = scaling.against_sum_rule(scaling.ARS_TWO_VDEVS)
+    assert [round(x, 12) for x in out["ratio"].to_list()] == [2.02, 2.03, 2.07, 1.6]
+    assert [round(x, 6) for x in out["deviation_pct"].to_list()] == [1.0, 1.5, 3.5, -20.0]
+
+
+def _runs(**cols):
+    base = dict(stack="zfs", rw="write", block_size_bytes=1 << 20, direction="write", vdev_width=2)
+    n = len(cols["vdev_count"])
+    return pl.DataFrame({**{k: [v] * n for k, v in base.items()}, **cols})
+
+
+def test_fio_scaling_of_labelled_runs():
+    runs = pl.concat([
+        _runs(label=["m1", "m2", "m4"], vdev_type=["mirror"] * 3, vdev_count=[1, 2, 4],
+              bw_bytes_per_s=[200.0 * MiB, 404.0 * MiB, 700.0 * MiB]),
+        _runs(label=["z1", "z2"], vdev_type=["raidz2"] * 2, vdev_count=[1, 2],
+              bw_bytes_per_s=[300.0 * MiB, 621.0 * MiB]).with_columns(vdev_width=pl.lit(4, dtype=pl.Int64)),
+        _runs(label=["ext4"], vdev_type=[None], vdev_count=[None], bw_bytes_per_s=[500.0 * MiB])
+        .with_columns(vdev_type=pl.col("vdev_type").cast(pl.String), vdev_count=pl.col("vdev_count").cast(pl.Int64)),
+    ])
+    out = scaling.fio(runs)
+    assert out["label"].to_list() == ["m1", "m2", "m4", "z1", "z2"]  # the unlabelled run is left out
+    assert out["relative"].to_list() == [1.0, 2.02, 3.5, 1.0, 2.07]
+    assert out["efficiency"].to_list() == [1.0, 1.01, 0.875, 1.0, 1.035]
+    assert out["vdev_counts_in_group"].to_list() == [3, 3, 3, 2, 2]
+
+
+def test_fio_scaling_single_vdev_only():
+    """The seeds' case: every labelled run has one vdev, so each group holds only its baseline."""
+    runs = _runs(label=["a", "b"], vdev_type=["mirror", "mirror"], vdev_count=[1, 1],
+                 bw_bytes_per_s=[1240.0 * MiB, 374.0 * MiB]).with_columns(stack=pl.Series(["zfs", "mergerfs+zfs"]))
+    out = scaling.fio(runs)
+    assert out["vdev_counts_in_group"].to_list() == [1, 1]
+    assert out["relative"].to_list() == [1.0, 1.0]
