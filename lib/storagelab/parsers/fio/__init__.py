@@ -17,7 +17,7 @@ from .schema import TABLES
 TOOL = "fio"
 
 _TEXT_CUES = re.compile(
-    r"\(groupid=\d+, jobs=\d+\): err=|^Run status group \d+ \(all jobs\):|^\s+(READ|WRITE|TRIM|MIXED): (bw|io)=",
+    r"\(groupid=\d+, jobs=\d+\): err=|^Run status group \d+ \(all jobs\):|^\s*(READ|WRITE|TRIM|MIXED): (bw|io)=",
     re.M,
 )
 _TERSE = re.compile(r"^(?:[2-5];fio-[^;\n]*;|2;)[^;\n]*;\d+;\d+;", re.M)

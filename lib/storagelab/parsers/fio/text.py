@@ -1,0 +1,668 @@
+"""fio normal (human) output, fio 2.0 - 3.42 -> the fio tables (log-formats.md A.1-A.13, E).
+
+One pass over the lines with a small state machine:
+
+* outside a report: preamble lines ``name: (g=0): rw=..., bs=..., ioengine=..., iodepth=N`` (their
+  rw/bs/ioengine/iodepth go to the job blocks of that name), the ``fio-3.16`` version line; anything
+  else there (``Starting N processes``, ``note:``, stderr, live ``Jobs:`` lines, a JSON document or
+  terse lines of ``--output-format=normal,json``/``terse,normal``) is skipped;
+* a job block, from its ``name: (groupid=N, jobs=N): err=...`` header to its ``issued`` line
+  (+ the optional ``errors``/``latency``/block-lifetime/``steadystate`` lines): direction
+  sections (3.x ``read: IOPS=``, 2.x ``read : io=``, ``fsync/...:`` as direction ``sync``) with
+  their slat/clat/lat, percentile, bw and iops lines, then the job-wide lines;
+* ``Run status group N (all jobs):`` and the group lines (3.x ``bw=``, 2.x ``aggrb=``);
+* ``Disk stats (read/write):`` and one line per disk (md/dm aggregates on the same line).
+
+``--status-interval`` prints the whole report again and again: each report gets its own
+``doc_index`` (0, 1, ...) and only the last one's jobs have ``is_final``.
+
+Units: every number is converted at the edge to bytes, bytes/s, ns, counts or percent. Rules that
+matter (A.3, A.4, A.6, A.12):
+
+* a latency line's unit is per line, and a ``k``/``M`` on min/max multiplies that unit
+  (``max=44735k`` in ``(usec)`` is 44.735 s);
+* fio <= 2.16 (``read : io=``, ``aggrb=``, ``bw (KB  /s)``) prints ``KB``/``MB`` for powers of
+  1024 (the default kb_base=1024; a 2.x run with kb_base=1000 cannot be told apart in the text);
+* 3.x prints each bandwidth/size twice, in the kb_base family then in the other one. Both carry
+  the same number of significant figures; the one with more significant digits is used and a tie
+  keeps the first (the kb_base family fio computed in): ``1240MiB/s (1300MB/s)`` -> 1240 MiB/s;
+* with kb_base=1000 fio labels a large per-sample bandwidth ``(  MiB/s)`` but divides by 1000:
+  those values are MB/s.
+
+Text numbers carry 3-4 significant figures, so every row has ``exact=False``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ... import units
+from ...units import UnitError
+from ..base import Parsed, ParseError, lines_of
+
+FORMAT = "fio-normal"
+
+# ---- line shapes --------------------------------------------------------------------------
+_JOBS_STATUS = re.compile(r"^\s*Jobs: \d+ \(f=\d+\)")
+_JOBS_ETA = re.compile(r"^\s*Jobs: \d+ \(f=\d+\).*?\[eta [^\]]*\]\s*")
+_TERSE = re.compile(r"^[2-5];(?:fio-[^;]*;)?[^;]*;\d+;-?\d+;")
+_VERSION = re.compile(r"^\s*fio[- ](\d+)\.(\d+)(?:\.\d+)?\S*\s*$")
+_PREAMBLE = re.compile(r"^(?P<name>.*?): \(g=(?P<g>\d+)\): rw=(?P<rw>[^,]+), bs=(?P<bs>.*?), "
+                       r"ioengine=(?P<engine>[^,]+?), iodepth=(?P<depth>\d+)\s*$")
+_HEADER_CUE = re.compile(r": \(groupid=\d+, jobs=\d+\): err=")
+_HEADER = re.compile(r"^(?P<name>.*?): \(groupid=(?P<gid>\d+), jobs=(?P<jobs>\d+)\): "
+                     r"err=\s*(?P<err>-?\d+)(?: \((?P<errtext>.*)\))?: pid=(?P<pid>\d+)"
+                     r"(?::\s*(?P<time>.*?))?\s*$")
+_DIR_CUE = re.compile(r"^\s*(read|write|trim|mixed)\s?: (IOPS|io)=")
+_DIR3 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed): IOPS=(?P<iops>[^,]+), BW=(?P<bw>[^\s(]+) "
+                   r"\((?P<bw2>[^)]*)\)\((?P<io>[^/)]+)/(?P<runt>\d+)msec\)(?P<tail>;.*)?\s*$")
+_DIR2 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed)\s?: io=(?P<io>[^,]+), bw=(?P<bw>[^,]+), "
+                   r"iops=(?P<iops>[^,]+), runt=\s*(?P<runt>\d+)\s*msec\s*$")
+_SYNC_HEAD = re.compile(r"^\s*fsync/[a-z_/]+:\s*$")
+_LAT_CUE = re.compile(r"^\s*(?P<label>[A-Za-z][\w /]*?)\s*\((?P<unit>nsec|usec|msec)\)\s*:\s*min=")
+_LAT = re.compile(r"^\s*(?P<label>[A-Za-z][\w /]*?)\s*\((?P<unit>nsec|usec|msec)\)\s*:\s*(?P<rest>min=.*)$")
+_PCT_TITLE = re.compile(r"^\s*(?P<pre>\S.*?) percentiles \((?P<unit>nsec|usec|msec)\)\s*:\s*$")
+_PCT_LINE = re.compile(r"^\s*\|(?:\s*[0-9.]+th=\[\s*[0-9]+\]\s*,?)+\s*$")
+_PCT_ENTRY = re.compile(r"([0-9.]+)th=\[\s*([0-9]+)\]")
+_BW = re.compile(r"^\s*bw\s*\((?P<label>[^)]*)\)\s*:\s*(?P<rest>.*)$")
+_IOPS = re.compile(r"^\s*iops\s*:\s*(?P<rest>min=.*)$")
+_LATDIST = re.compile(r"^\s*lat \((?P<unit>nsec|usec|msec)\)\s*:\s*(?P<rest>.*)$")
+_BUCKETS = re.compile(r"^(?:\s*(?:>=)?[0-9]+=[0-9.]+%\s*,?)+\s*$")
+_BUCKET = re.compile(r"(>=)?([0-9]+)=([0-9.]+)%")
+_CPU = re.compile(r"^\s*cpu\s*:\s*(?P<rest>.*)$")
+_DEPTH = re.compile(r"^\s*(?P<kind>IO depths|submit|complete)\s*:\s*(?P<rest>.*)$")
+_ISSUED_CUE = re.compile(r"^\s*issued\b[^:]*:")
+# issued: 3.4+ 'total=R,W,T,S short=... dropped=...', 2.17-3.3 'total=R,W,T, short=..., dropped=...',
+# 2.0.x-2.16 'total=r=R/w=W/d=T, short=..., drop=...' (2.0.x without drop), fio 1.x-2.0 'issued r/w/d:
+# total=R/W/T, short=R/W/T'
+_ISSUED = re.compile(r"^\s*issued(?: rwts?| r/w(?:/d)?)?\s*:\s*(?P<body>total=.*?)\s*$")
+_ISSUED_PART = re.compile(r"(total|short|drop|dropped)=(\S+?),?(?=\s+(?:short|drop|dropped)=|\s*$)")
+_KNOWN_SKIPPED = re.compile(r"^\s*(Description\s*:|errors\s*:|latency\s*:|steadystate\s*:)")
+_BLOCK_LIFETIME = re.compile(r"^\s*block lifetime percentiles\s*:")
+_GROUP_HEAD = re.compile(r"^\s*Run status group (?P<gid>\d+) \(all jobs\):\s*$")
+_GROUP_CUE = re.compile(r"^\s*(READ|WRITE|TRIM|MIXED): ")
+_GROUP3 = re.compile(r"^\s*(?P<dir>READ|WRITE|TRIM|MIXED): bw=(?P<bw>[^\s(]+) \((?P<bw2>[^)]*)\), "
+                     r"(?P<mn>[^\s(-]+)-(?P<mx>[^\s(]+) \((?P<mn2>[^\s)-]+)-(?P<mx2>[^\s)]+)\), "
+                     r"io=(?P<io>[^\s(]+) \((?P<io2>[^)]*)\), run=(?P<r0>\d+)-(?P<r1>\d+)msec\s*$")
+_GROUP2 = re.compile(r"^\s*(?P<dir>READ|WRITE|TRIM|MIXED): io=(?P<io>[^,]+), aggrb=(?P<bw>[^,]+), "
+                     r"minb=(?P<mn>[^,]+), maxb=(?P<mx>[^,]+), mint=\s*(?P<r0>\d+)\s*msec, "
+                     r"maxt=\s*(?P<r1>\d+)\s*msec\s*$")
+_DISK_HEAD = re.compile(r"^\s*Disk stats \(read/write\):\s*$")
+_DISK_CUE = re.compile(r"^\s*\S+: ios=")
+_DISK = re.compile(
+    r"^\s*(?P<name>\S+): ios=(?P<rio>\d+)/(?P<wio>\d+),(?: sectors=(?P<rsec>\d+)/(?P<wsec>\d+),)?"
+    r" merge=(?P<rm>\d+)/(?P<wm>\d+), ticks=(?P<rt>\d+)/(?P<wt>\d+), in_queue=(?P<q>\d+),"
+    r" util=(?P<util>[0-9.]+)%"
+    r"(?:, aggrios=(?P<ario>\d+)/(?P<awio>\d+),(?: aggsectors=(?P<arsec>\d+)/(?P<awsec>\d+),)?"
+    r" aggrmerge=(?P<arm>\d+)/(?P<awm>\d+), aggrticks=(?P<art>\d+)/(?P<awt>\d+),"
+    r" aggrin_queue=(?P<aq>\d+), aggrutil=(?P<autil>[0-9.]+)%)?\s*$")
+_PAIRS = re.compile(r"(\w+)=\s*([^,]*?)\s*(?=,|$)")
+_LEAD_NUM = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)")
+_SI_UNIT = re.compile(r"[0-9.]\s*[kKMGTPE](?:B|bit)")
+_IEC_UNIT = re.compile(r"[0-9.]\s*[KMGTPE]i(?:B|bit)")
+
+_TIME = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
+_EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000)
+_DIRS = ("read", "write", "trim")
+
+
+def parse_text(text: str) -> Parsed:
+    """Parse fio's normal output (any part of a file that is not fio's normal text is skipped)."""
+    if not text.strip():
+        raise ParseError("empty input", line=1, kind="empty", expected="fio normal output")
+    return _TextParser(text).run()
+
+
+def _r(x: float) -> float:
+    """Drop binary floating-point noise from a decimal text value times a unit factor."""
+    return float(round(x, 6))
+
+
+def _sig_digits(token: str) -> int:
+    m = _LEAD_NUM.match(token)
+    return len(m.group(1).replace(".", "").lstrip("0")) if m else 0
+
+
+# fio <= 2.16 suffixes: powers of 1024 with no T (the step after G prints as P; A.3, A.12)
+_LEGACY_STEP = {"K": 1, "M": 2, "G": 3, "P": 4, "E": 5}
+
+
+def _legacy_label_factor(label: str) -> float | None:
+    """fio <= 2.16 bandwidth labels (``KB  /s``, ``MB  /s``, ``Kbit/s``); 3.x never prints these."""
+    m = re.fullmatch(r"([KMGPE])(B|bit)/s", label)
+    if not m:
+        return None
+    factor = 1024.0 ** _LEGACY_STEP[m.group(1)]
+    return factor / 8 if m.group(2) == "bit" else factor
+
+
+def _legacy_to_iec(text: str) -> str:
+    """``9920.3MB`` -> ``9920.3MiB``, ``1.5PB`` -> ``1.5TiB``: a 2.x size in units.fio_bytes terms."""
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([KMGPE]?)\s*(B|bit)?(\s*/s)?\s*", text)
+    if not m or not m.group(2):
+        return text
+    prefix = "KMGTP"[_LEGACY_STEP[m.group(2)] - 1] + "i"
+    return f"{m.group(1)}{prefix}{m.group(3) or 'B'}{'/s' if m.group(4) else ''}"
+
+
+class _TextParser:
+    def __init__(self, text: str):
+        self.lines = lines_of(text)
+        self.p = Parsed(tool="fio", format=FORMAT)
+        self.last = 0                     # last non-blank line (1-based): a failure there is truncation
+        self.version: tuple[int, int] | None = None
+        self.preamble: dict[tuple[str, int] | str, dict] = {}
+        self.job: dict | None = None      # current fio_jobs row
+        self.jstate: dict = {}            # per-job working state (issued counts, results, ...)
+        self.res: dict | None = None      # current fio_results row (direction section)
+        self.pct: dict | None = None      # open percentile block
+        self.lifetime = False             # inside a 'block lifetime percentiles' block
+        self.group: int | None = None     # groupid of the last 'Run status group' header
+        self.disks = False                # inside 'Disk stats'
+        self.report = 0                   # doc_index of the current report
+        self.report_tail = False          # group/disk lines seen since the last job block
+        self.started = False              # preamble / version / Jobs lines seen
+        self.found = False                # any report line seen
+        self.prio_warned = False
+
+    # ---- errors and numbers ---------------------------------------------------------------
+    def fail(self, ln: int, message: str, expected: str):
+        kind = "truncated" if ln >= self.last else "invalid"
+        if kind == "truncated":
+            message += " (the output stops here)"
+        raise ParseError(message, line=ln, expected=expected, kind=kind)
+
+    def conv(self, ln: int, fn, text: str, expected: str, *args, **kw) -> float:
+        try:
+            return fn(text, *args, **kw)
+        except (UnitError, ValueError, TypeError):
+            self.fail(ln, f"cannot read {text.strip()!r}", expected)
+
+    def size(self, ln: int, text: str, legacy: bool = False) -> float:
+        return _r(self.conv(ln, units.fio_bytes, _legacy_to_iec(text) if legacy else text,
+                            "a fio size or rate like 72.7GiB or 338589KB/s"))
+
+    def pair(self, ln: int, first: str, second: str) -> float:
+        """A 3.x value printed in both families; see the module doc for which one is used."""
+        a = self.size(ln, first)
+        b = self.size(ln, second)
+        return b if _sig_digits(second) > _sig_digits(first) else a
+
+    def integer(self, ln: int, text: str, expected: str) -> int:
+        t = text.strip()
+        if not t.isdigit():
+            self.fail(ln, f"cannot read {t!r}", expected)
+        return int(t)
+
+    def number(self, ln: int, text: str, expected: str) -> float:
+        t = text.strip().rstrip("%")
+        if not re.fullmatch(r"-?[0-9]+(?:\.[0-9]*)?", t):
+            self.fail(ln, f"cannot read {text.strip()!r}", expected)
+        return float(t)
+
+    def fields(self, ln: int, rest: str, required: tuple[str, ...], expected: str) -> dict[str, str]:
+        found = dict(_PAIRS.findall(rest))
+        if any(k not in found or not found[k] for k in required):
+            self.fail(ln, "missing fields " + ", ".join(k for k in required if not found.get(k)), expected)
+        return found
+
+    # ---- driver -----------------------------------------------------------------------------
+    def run(self) -> Parsed:
+        cleaned = [self.clean(raw) for raw in self.lines]
+        in_json = False
+        for ln, s in enumerate(cleaned, 1):
+            if s.strip():
+                self.last = ln
+        for ln, s in enumerate(cleaned, 1):
+            if in_json:
+                in_json = s.rstrip() != "}"
+                continue
+            if s.rstrip() == "{":
+                in_json = True
+                continue
+            self.line(ln, s)
+        self.finish()
+        return self.p
+
+    @staticmethod
+    def clean(raw: str) -> str:
+        """Drop live ``Jobs:`` status text (``\\r``-separated, maybe glued to the next line)."""
+        if "\r" not in raw and not _JOBS_STATUS.match(raw):
+            return raw
+        keep = ""
+        for seg in raw.split("\r"):
+            if _JOBS_STATUS.match(seg):
+                m = _JOBS_ETA.match(seg)
+                seg = seg[m.end():] if m else ""
+            if seg.strip():
+                keep = seg
+        return keep
+
+    def line(self, ln: int, s: str) -> None:
+        if self.pct is not None:
+            if s.lstrip().startswith("|"):
+                self.pct_line(ln, s)
+                return
+            self.end_pct(ln)
+        if self.lifetime:
+            if s.lstrip().startswith("|"):
+                return
+            self.lifetime = False
+            if re.match(r"^\s*states\s*:", s):
+                return
+        if not s.strip():
+            if self.job is not None and self.jstate["issued"]:
+                self.close_job()
+            return
+        if _HEADER_CUE.search(s):
+            return self.header(ln, s)
+        if _GROUP_HEAD.match(s):
+            self.close_job(ln)
+            self.disks = False
+            self.group = int(_GROUP_HEAD.match(s).group("gid"))
+            self.found = self.report_tail = True
+            return
+        if _GROUP_CUE.match(s):
+            return self.group_line(ln, s)
+        if _DISK_HEAD.match(s):
+            self.close_job(ln)
+            self.disks = self.found = self.report_tail = True
+            return
+        if self.disks:
+            if _DISK_CUE.match(s):
+                return self.disk(ln, s)
+            if ln >= self.last:
+                self.fail(ln, "incomplete disk stats line", "'name: ios=R/W, merge=R/W, ticks=R/W, ...'")
+            self.disks = False
+        if self.job is not None:
+            self.job_line(ln, s)
+            self.jstate["last"] = ln
+            return
+        self.outside(ln, s)
+
+    def outside(self, ln: int, s: str) -> None:
+        m = _PREAMBLE.match(s)
+        if m:
+            self.started = True
+            info = {"rw": m["rw"].strip(), "ioengine": m["engine"].strip(), "iodepth": int(m["depth"]),
+                    "block_size_bytes": self.block_size(ln, m["bs"])}
+            self.preamble[(m["name"], int(m["g"]))] = info
+            self.preamble.setdefault(m["name"], info)
+            return
+        m = _VERSION.match(s)
+        if m:
+            self.started = True
+            self.version = (int(m.group(1)), int(m.group(2)))
+            self.p.tool_version = "fio-" + s.strip()[4:]
+            return
+        if _JOBS_STATUS.match(s) or s.startswith("Starting "):
+            self.started = True
+        # anything else outside a job block (stderr, notes, terse lines, ...) is not fio's report
+
+    def block_size(self, ln: int, bs: str) -> int | None:
+        ranges = re.findall(r"([0-9.]+\s*[A-Za-z]*)-([0-9.]+\s*[A-Za-z]*)", bs)[:2]  # (R) and (W)
+        sizes = []
+        for lo, hi in ranges:
+            for tok in (lo, hi):
+                legacy = "B" not in tok          # 2.x prints 4K, 1M: powers of 1024
+                try:
+                    sizes.append(units.fio_bytes(_legacy_to_iec(tok) if legacy else tok))
+                except UnitError:
+                    self.p.warnings.append(f"line {ln}: block size {tok!r} not understood")
+        return int(max(sizes)) if sizes else None
+
+    # ---- job blocks ---------------------------------------------------------------------------
+    def header(self, ln: int, s: str) -> None:
+        m = _HEADER.match(s)
+        if not m:
+            self.fail(ln, "malformed job header", "'name: (groupid=N, jobs=N): err= N: pid=N[: date]'")
+        self.close_job(ln)
+        if self.report_tail:
+            self.report += 1
+            self.report_tail = False
+        self.group, self.disks, self.found = None, False, True
+        name, gid = m["name"], int(m["gid"])
+        pre = self.preamble.get((name, gid)) or self.preamble.get(name) or {}
+        self.job = {
+            "job_index": len(self.p.rows("fio_jobs")), "doc_index": self.report, "is_final": False,
+            "jobname": name, "groupid": gid, "jobs": int(m["jobs"]), "error": int(m["err"]),
+            "pid": int(m["pid"]), "report_time": (m["time"] or None), "report_epoch_s": None,
+            "rw": pre.get("rw"), "block_size_bytes": pre.get("block_size_bytes"),
+            "ioengine": pre.get("ioengine"), "iodepth": pre.get("iodepth"), "numjobs": None,
+            "options_json": None, "cpu_usr_pct": None, "cpu_sys_pct": None, "ctx": None,
+            "majf": None, "minf": None, "line_start": ln, "line_end": ln,
+        }
+        self.p.add("fio_jobs", self.job)
+        self.jstate = {"issued": None, "results": {}, "last": ln, "kb_base": None, "legacy": False}
+        self.res = None
+
+    def close_job(self, ln: int | None = None) -> None:
+        """End the current job block; ``ln`` is the line that ends it (None: a blank line or EOF)."""
+        if self.job is None:
+            return
+        st = self.jstate
+        if st["issued"] is None:
+            self.fail(ln if ln is not None else self.last,
+                      f"job block of {self.job['jobname']!r} (line {self.job['line_start']}) ends "
+                      "before its 'issued' line", "the rest of the job block up to its 'issued' line")
+        self.job["line_end"] = st["last"]
+        total, short, dropped = st["issued"]
+        for d, row in st["results"].items():
+            if d in _DIRS:
+                idx = _DIRS.index(d)
+                row["total_ios"], row["short_ios"], row["dropped_ios"] = total[idx], short[idx], dropped[idx]
+            elif d == "mixed":
+                row["total_ios"] = sum(total[:3])
+                row["short_ios"] = sum(short[:3]) if None not in short[:3] else None
+                row["dropped_ios"] = sum(dropped[:3]) if None not in dropped[:3] else None
+            elif d == "sync":
+                row["total_ios"] = total[3]
+            if row["io_bytes"] == 0 and row["total_ios"]:
+                # fio 3.x prints the unified_rw_reporting=both 'mixed:' line as IOPS=0, BW=0 (0)(0B/..)
+                self.p.warnings.append(
+                    f"line {row['line_start']}: {d} section prints 0 bytes for {row['total_ios']} "
+                    "issued I/Os (a fio display bug); io, bw and iops stored as NULL")
+                row["io_bytes"] = row["bw_bytes_per_s"] = row["iops"] = None
+        self.job = None
+        self.res = None
+
+    def job_line(self, ln: int, s: str) -> None:
+        if _DIR_CUE.match(s):
+            return self.direction(ln, s)
+        if _SYNC_HEAD.match(s):
+            return self.new_result(ln, "sync")
+        if _LAT_CUE.match(s):
+            return self.lat_stat(ln, s)
+        m = _PCT_TITLE.match(s)
+        if m:
+            return self.open_pct(ln, m)
+        if _BW.match(s):
+            return self.bw(ln, s)
+        if _IOPS.match(s):
+            return self.iops(ln, s)
+        self.res = None                                 # the rest are job-wide lines
+        m = _LATDIST.match(s)
+        if m:
+            return self.lat_dist(ln, m)
+        m = _CPU.match(s)
+        if m:
+            f = self.fields(ln, m["rest"], ("usr", "sys", "ctx", "majf", "minf"),
+                            "'cpu : usr=N%, sys=N%, ctx=N, majf=N, minf=N'")
+            exp = "a number"
+            self.job.update(cpu_usr_pct=self.number(ln, f["usr"], exp), cpu_sys_pct=self.number(ln, f["sys"], exp),
+                            ctx=self.integer(ln, f["ctx"], exp), majf=self.integer(ln, f["majf"], exp),
+                            minf=self.integer(ln, f["minf"], exp))
+            return
+        m = _DEPTH.match(s)
+        if m:
+            return self.depths(ln, m)
+        if _ISSUED_CUE.match(s):
+            return self.issued(ln, s)
+        if _BLOCK_LIFETIME.match(s):
+            self.lifetime = True
+            return
+        if _KNOWN_SKIPPED.match(s):
+            return
+        self.p.warnings.append(f"line {ln}: unknown line in the job block of {self.job['jobname']!r}: "
+                               f"{s.strip()[:80]!r}")
+
+    def new_result(self, ln: int, direction: str) -> dict:
+        if direction in self.jstate["results"]:
+            self.fail(ln, f"second {direction!r} section in one job block", "one section per direction")
+        row = {"job_index": self.job["job_index"], "direction": direction, "io_bytes": None,
+               "bw_bytes_per_s": None, "iops": None, "runtime_ns": None, "total_ios": None,
+               "short_ios": None, "dropped_ios": None}
+        for k in ("slat", "clat", "lat"):
+            row.update({f"{k}_min_ns": None, f"{k}_max_ns": None, f"{k}_mean_ns": None,
+                        f"{k}_stdev_ns": None, f"{k}_samples": None})
+        row.update({c: None for c in ("bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_mean_bytes_per_s",
+                                      "bw_stdev_bytes_per_s", "bw_agg_pct", "bw_samples", "iops_min",
+                                      "iops_max", "iops_mean", "iops_stdev", "iops_samples")})
+        row.update(exact=False, line_start=ln, line_end=ln)
+        self.p.add("fio_results", row)
+        self.jstate["results"][direction] = row
+        self.res = row
+        return row
+
+    def touch(self, ln: int) -> dict | None:
+        if self.res is not None:
+            self.res["line_end"] = ln
+        return self.res
+
+    def direction(self, ln: int, s: str) -> None:
+        m3, m2 = _DIR3.match(s), _DIR2.match(s)
+        if not (m3 or m2):
+            self.fail(ln, "malformed direction line",
+                      "'read: IOPS=N, BW=N (N)(SIZE/Nmsec)' or 2.x 'read : io=N, bw=N, iops=N, runt=Nmsec'")
+        m = m3 or m2
+        row = self.new_result(ln, m["dir"])
+        expected = "a number with an optional k/M suffix"
+        row["iops"] = _r(self.conv(ln, units.si_number, m["iops"].strip(), expected))
+        row["runtime_ns"] = _r(int(m["runt"]) * 1e6)
+        if m3:
+            if m["tail"] and not m["tail"].startswith(";"):
+                self.fail(ln, "unexpected text after the direction line", "'; N zone resets' or nothing")
+            row["bw_bytes_per_s"] = self.pair(ln, m["bw"], m["bw2"])
+            row["io_bytes"] = self.size(ln, m["io"])
+            if _SI_UNIT.search(m["bw"]):
+                self.jstate["kb_base"] = 1000
+            elif _IEC_UNIT.search(m["bw"]):
+                self.jstate["kb_base"] = 1024
+        else:
+            self.jstate["legacy"] = True
+            row["bw_bytes_per_s"] = self.size(ln, m["bw"], legacy=True)
+            row["io_bytes"] = self.size(ln, m["io"], legacy=True)
+
+    def lat_stat(self, ln: int, s: str) -> None:
+        m = _LAT.match(s)
+        label = " ".join(m["label"].split())
+        if label in ("slat", "clat", "lat", "sync"):
+            kind = "lat" if label == "sync" else label
+        elif "prio" in label:
+            kind = None
+            if not self.prio_warned:
+                self.prio_warned = True
+                self.p.warnings.append(f"line {ln}: per-priority latency lines and percentiles "
+                                       "(cmdprio) are not stored")
+        else:
+            self.p.warnings.append(f"line {ln}: unknown latency line {label!r}")
+            kind = None
+        f = self.fields(ln, m["rest"], ("min", "max", "avg", "stdev"),
+                        f"'{label} ({m['unit']}): min=N, max=N, avg=N, stdev=N'")
+        factor = _TIME[m["unit"]]
+        si = "a number with an optional k/M suffix"
+        values = {"min": _r(self.conv(ln, units.si_number, f["min"], si) * factor),
+                  "max": _r(self.conv(ln, units.si_number, f["max"], si) * factor),
+                  "mean": _r(self.number(ln, f["avg"], "a decimal number") * factor),
+                  "stdev": _r(self.number(ln, f["stdev"], "a decimal number") * factor)}
+        row = self.touch(ln)
+        if kind is None:
+            return
+        if row is None:
+            self.fail(ln, "latency line outside a direction section", "a 'read:'/'write:' line before it")
+        for k, v in values.items():
+            row[f"{kind}_{k}_ns"] = v
+
+    def open_pct(self, ln: int, m: re.Match) -> None:
+        pre = " ".join(m["pre"].split())
+        kind = {"clat": "clat", "lat": "lat", "slat": "slat", "sync": "lat"}.get(pre)
+        if kind is None and "prio" not in pre:
+            self.p.warnings.append(f"line {ln}: percentiles of unknown kind {pre!r} not stored")
+        row = self.touch(ln)
+        if row is None:
+            self.fail(ln, "percentile block outside a direction section", "a 'read:'/'write:' line before it")
+        self.pct = {"kind": kind, "factor": _TIME[m["unit"]], "row": row, "open": True, "start": ln}
+
+    def pct_line(self, ln: int, s: str) -> None:
+        pct = self.pct
+        if not pct["open"] or not _PCT_LINE.match(s):
+            self.fail(ln, "malformed percentile line" if pct["open"] else "percentile line after the last one",
+                      "'| 1.00th=[   32],  5.00th=[   44], ...' (the last line without a trailing comma)")
+        pct["open"] = s.rstrip().endswith(",")
+        self.touch(ln)
+        if pct["kind"] is None:
+            return
+        for p, v in _PCT_ENTRY.findall(s):
+            self.p.add("fio_percentiles", {
+                "job_index": self.job["job_index"], "direction": pct["row"]["direction"], "kind": pct["kind"],
+                "percentile": self.number(ln, p, "a percentile like 99.90"),
+                "latency_ns": _r(int(v) * pct["factor"]), "line_start": ln, "line_end": ln})
+
+    def end_pct(self, ln: int | None) -> None:
+        pct, self.pct = self.pct, None
+        if pct["open"]:
+            where = ln if ln is not None else self.last
+            self.fail(where, f"percentile block of line {pct['start']} is incomplete",
+                      "more '| NN.NNth=[V]' entries (the list ends without a trailing comma)")
+
+    def bw(self, ln: int, s: str) -> None:
+        m = _BW.match(s)
+        label = m["label"].replace(" ", "")
+        factor = _legacy_label_factor(label)
+        if factor is None and label in ("MiB/s", "Mibit/s") and self.jstate["kb_base"] == 1000:
+            factor = 1e6 if label == "MiB/s" else 1e6 / 8      # fio divides by kb_base=1000 here
+        if factor is None:
+            factor = self.conv(ln, units.fio_bw_label_factor, label, "a bandwidth unit like KiB/s")
+        f = self.fields(ln, m["rest"], ("min", "max", "avg", "stdev"),
+                        "'bw (  KiB/s): min=N, max=N, per=N%, avg=N, stdev=N[, samples=N]'")
+        row = self.touch(ln)
+        if row is None:
+            self.fail(ln, "bw line outside a direction section", "a 'read:'/'write:' line before it")
+        n = "a number"
+        row.update(bw_min_bytes_per_s=_r(self.number(ln, f["min"], n) * factor),
+                   bw_max_bytes_per_s=_r(self.number(ln, f["max"], n) * factor),
+                   bw_mean_bytes_per_s=_r(self.number(ln, f["avg"], n) * factor),
+                   bw_stdev_bytes_per_s=_r(self.number(ln, f["stdev"], n) * factor))
+        if f.get("per"):
+            row["bw_agg_pct"] = self.number(ln, f["per"], "a percentage")
+        if f.get("samples"):
+            row["bw_samples"] = self.integer(ln, f["samples"], "a sample count")
+
+    def iops(self, ln: int, s: str) -> None:
+        f = self.fields(ln, _IOPS.match(s)["rest"], ("min", "max", "avg", "stdev"),
+                        "'iops : min=N, max=N, avg=N, stdev=N[, samples=N]'")
+        row = self.touch(ln)
+        if row is None:
+            self.fail(ln, "iops line outside a direction section", "a 'read:'/'write:' line before it")
+        n = "a number"
+        row.update(iops_min=self.number(ln, f["min"], n), iops_max=self.number(ln, f["max"], n),
+                   iops_mean=self.number(ln, f["avg"], n), iops_stdev=self.number(ln, f["stdev"], n))
+        if f.get("samples"):
+            row["iops_samples"] = self.integer(ln, f["samples"], "a sample count")
+
+    def lat_dist(self, ln: int, m: re.Match) -> None:
+        if not _BUCKETS.match(m["rest"]):
+            self.fail(ln, "malformed latency distribution line", "'lat (usec) : 2=1.81%, 4=6.08%, ...'")
+        unit = m["unit"]
+        factor = _TIME[unit]
+        ns_era = self.version >= (2, 99) if self.version else not self.jstate["legacy"]
+        base_lo = {"nsec": 0.0, "usec": 1e3 if ns_era else 0.0, "msec": 1e6}[unit]
+        for ge, key, pct in _BUCKET.findall(m["rest"]):
+            k = int(key)
+            if ge:
+                lo, hi = k * factor, None
+            else:
+                lower = [e for e in _EDGES if e < k]
+                lo, hi = (lower[-1] * factor if lower else base_lo), k * factor
+            self.p.add("fio_latency_buckets", {
+                "job_index": self.job["job_index"], "bucket_lo_ns": _r(lo),
+                "bucket_hi_ns": None if hi is None else _r(hi),
+                "pct": self.number(ln, pct, "a percentage"), "line_start": ln, "line_end": ln})
+
+    def depths(self, ln: int, m: re.Match) -> None:
+        if not _BUCKETS.match(m["rest"]):
+            self.fail(ln, "malformed IO depth line", "'IO depths : 1=0.1%, 2=0.1%, ..., >=64=0.0%'")
+        kind = {"IO depths": "depth", "submit": "submit", "complete": "complete"}[m["kind"]]
+        for ge, key, pct in _BUCKET.findall(m["rest"]):
+            self.p.add("fio_iodepths", {"job_index": self.job["job_index"], "kind": kind, "bucket": ge + key,
+                                        "pct": self.number(ln, pct, "a percentage"),
+                                        "line_start": ln, "line_end": ln})
+
+    def issued(self, ln: int, s: str) -> None:
+        expected = ("'issued rwts: total=R,W,T,S short=R,W,T,0 dropped=R,W,T,0' (or an older form: "
+                    "'total=R,W,T, short=...', 'total=r=R/w=W/d=T, short=...', 'issued r/w/d: total=R/W/T, ...')")
+        m = _ISSUED.match(s)
+        parts = {}
+        if m:
+            for key, value in _ISSUED_PART.findall(m["body"]):
+                if "r=" in value:
+                    cells = re.fullmatch(r"r=(\d+)/w=(\d+)(?:/d=(\d+))?", value)
+                    cells = cells and [c for c in cells.groups() if c is not None]
+                else:
+                    cells = re.fullmatch(r"\d+(?:[,/]\d+){1,3}", value) and re.split(r"[,/]", value)
+                if not cells:
+                    self.fail(ln, f"cannot read issued counts {value!r}", expected)
+                parts[key[:5]] = [int(c) for c in cells] + [None] * (4 - len(cells))
+        if not m or "total" not in parts or _ISSUED_PART.sub("", m["body"]).strip():
+            self.fail(ln, "malformed issued line", expected)
+        none = [None] * 4
+        self.jstate["issued"] = (parts["total"], parts.get("short", none), parts.get("dropp", parts.get("drop", none)))
+
+    # ---- groups and disks ----------------------------------------------------------------------
+    def group_line(self, ln: int, s: str) -> None:
+        self.close_job(ln)
+        self.found = self.report_tail = True
+        m3, m2 = _GROUP3.match(s), _GROUP2.match(s)
+        if not (m3 or m2):
+            self.fail(ln, "malformed run status line",
+                      "'WRITE: bw=N (N), MIN-MAX (MIN-MAX), io=N (N), run=MIN-MAXmsec' or 2.x "
+                      "'READ: io=N, aggrb=N, minb=N, maxb=N, mint=Nmsec, maxt=Nmsec'")
+        gid = self.group
+        if gid is None:
+            gid = self.group = 0
+            self.p.warnings.append(f"line {ln}: run status line without a 'Run status group N' header; "
+                                   "groupid taken as 0")
+        if m3:
+            bw, mn, mx = (self.pair(ln, m3[a], m3[b]) for a, b in (("bw", "bw2"), ("mn", "mn2"), ("mx", "mx2")))
+            io = self.pair(ln, m3["io"], m3["io2"])
+        else:
+            bw, mn, mx, io = (self.size(ln, m2[k], legacy=True) for k in ("bw", "mn", "mx", "io"))
+        m = m3 or m2
+        self.p.add("fio_groups", {
+            "doc_index": self.report, "groupid": gid, "direction": m["dir"].lower(), "bw_bytes_per_s": bw,
+            "bw_min_bytes_per_s": mn, "bw_max_bytes_per_s": mx, "io_bytes": io,
+            "run_min_ns": _r(int(m["r0"]) * 1e6), "run_max_ns": _r(int(m["r1"]) * 1e6),
+            "derived": False, "exact": False, "line_start": ln, "line_end": ln})
+
+    def disk(self, ln: int, s: str) -> None:
+        m = _DISK.match(s)
+        if not m:
+            self.fail(ln, "malformed disk stats line",
+                      "'name: ios=R/W, [sectors=R/W, ]merge=R/W, ticks=R/W, in_queue=N, util=N%[, aggr...]'")
+        g = m.groupdict()
+
+        def i(k):
+            return None if g[k] is None else int(g[k])
+
+        def ms(k):
+            return None if g[k] is None else _r(int(g[k]) * 1e6)
+
+        self.p.add("fio_disk_stats", {
+            "disk": g["name"], "read_ios": i("rio"), "write_ios": i("wio"), "read_sectors": i("rsec"),
+            "write_sectors": i("wsec"), "read_merges": i("rm"), "write_merges": i("wm"),
+            "read_ticks_ns": ms("rt"), "write_ticks_ns": ms("wt"), "in_queue_ns": ms("q"),
+            "util_pct": float(g["util"]), "has_slaves": g["ario"] is not None,
+            "aggr_read_ios": i("ario"), "aggr_write_ios": i("awio"), "aggr_read_sectors": i("arsec"),
+            "aggr_write_sectors": i("awsec"), "aggr_read_merges": i("arm"), "aggr_write_merges": i("awm"),
+            "aggr_read_ticks_ns": ms("art"), "aggr_write_ticks_ns": ms("awt"), "aggr_in_queue_ns": ms("aq"),
+            "aggr_util_pct": None if g["autil"] is None else float(g["autil"]),
+            "line_start": ln, "line_end": ln})
+
+    # ---- end of input ------------------------------------------------------------------------
+    def finish(self) -> None:
+        if self.pct is not None:
+            self.end_pct(None)
+        if self.job is not None:
+            self.close_job(None)
+        if not self.found:
+            if self.started:
+                raise ParseError("fio started but its report is missing", line=self.last or 1,
+                                 kind="truncated", expected="job blocks and 'Run status group' lines")
+            raise ParseError("no fio normal output found", line=1, kind="invalid",
+                             expected="a job header 'name: (groupid=N, jobs=N): err= N: pid=N', a "
+                                      "'Run status group N (all jobs):' line or a 'READ:/WRITE: bw=' line")
+        if self.p.rows("fio_jobs") and not self.report_tail:
+            self.fail(self.last, "the output stops after the job blocks",
+                      "'Run status group N (all jobs):' and its lines after the job blocks")
+        for job in self.p.rows("fio_jobs"):
+            job["is_final"] = job["doc_index"] == self.report
