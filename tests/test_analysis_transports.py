@@ -1,0 +1,75 @@
+import polars as pl
+import pytest
+
+from storagelab.analysis import transports
+from storagelab.parsers import mbuffer
+from storagelab.units import MiB
+
+from conftest import RAW
+
+LABELS = {
+    "mbuffer-zero-to-null.txt": "/dev/zero to /dev/null",
+    "mbuffer-ssh-localhost.txt": "ssh (default cipher)",
+    "mbuffer-socat-receiver.txt": "socat (receiver)",
+    "mbuffer-socat-sender.txt": "socat (sender, local)",
+    "mbuffer-netcat-receiver.txt": "netcat (receiver)",
+}
+
+
+@pytest.fixture(scope="module")
+def summaries():
+    """Seed 001's mbuffer summaries as the parser stores them, labelled as in the manifest."""
+    rows = []
+    for name, label in LABELS.items():
+        for r in mbuffer.parse((RAW / "thumper-x4500" / name).read_text()).rows("mbuffer_summaries"):
+            rows.append(dict(r, label=label))
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def test_rates_in_mib_s_and_consistency(summaries):
+    out = transports.rates(summaries)
+    got = dict(zip(out["label"], out["rate_mib_s"]))
+    assert got["/dev/zero to /dev/null"] == 583.0
+    assert got["ssh (default cipher)"] == 32.5
+    null = out.filter(pl.col("label") == "/dev/zero to /dev/null").row(0, named=True)
+    assert null["seconds"] == pytest.approx(299.3, rel=1e-12)
+    assert null["implied_bytes"] == pytest.approx(583 * MiB * 299.3, rel=1e-12)
+    assert null["amount_vs_implied"] == pytest.approx(170 * 1024**3 / (583 * MiB * 299.3), rel=1e-12)
+    ok = out.filter(~pl.col("suspect"))
+    assert ((ok["amount_vs_implied"] - 1).abs() < 0.005).all()
+
+
+def test_unitless_amount_is_resolved_to_10000_mib(summaries):
+    out = transports.rates(summaries).filter(pl.col("suspect"))
+    assert sorted(out["label"].to_list()) == ["socat (receiver)", "socat (sender, local)"]
+    assert out["bytes"].to_list() == [10000.0, 10000.0]  # as printed: "1e+04 Byte"
+    assert out["resolved_bytes"].to_list() == [10000.0 * MiB] * 2  # dd bs=1024k count=10000
+    assert out["unit_power_lost"].to_list() == [2, 2]
+    assert ((out["resolved_vs_implied"] - 1).abs() < 0.001).all()
+
+
+def test_resolve_unitless():
+    assert transports.resolve_unitless(10000, 204 * MiB * 49.0) == (10000 * MiB, 2)
+    assert transports.resolve_unitless(10000, 9.9e3) == (10000, 0)
+    assert transports.resolve_unitless(1e4, 1e4 * 1024**3 * 0.9) == (1e4 * 1024**3, 3)
+    with pytest.raises(ValueError):
+        transports.resolve_unitless(0, 1.0)
+
+
+def test_relative_to_baseline(summaries):
+    out = transports.relative_to(transports.rates(summaries), "/dev/zero to /dev/null")
+    got = dict(zip(out["label"], out["vs_baseline"]))
+    assert got["/dev/zero to /dev/null"] == 1.0
+    assert got["ssh (default cipher)"] == pytest.approx(32.5 / 583, rel=1e-12)
+    assert got["socat (sender, local)"] == pytest.approx(231 / 583, rel=1e-12)
+    with pytest.raises(LookupError):
+        transports.relative_to(out, "rsh")
+
+
+def test_delay_corrected_rate_netcat():
+    # netcat receiver: 7410 MiB in 88.7 s including ~14 s of waiting -> 99.2 MiB/s, the sender's 98.9
+    r = transports.delay_corrected_rate(7410 * MiB, 88.7, 14.0)
+    assert r / MiB == pytest.approx(7410 / 74.7, rel=1e-12)
+    assert round(r / MiB, 1) == 99.2
+    with pytest.raises(ValueError):
+        transports.delay_corrected_rate(1.0, 10.0, 10.0)
