@@ -379,3 +379,36 @@ def test_fio_option_bytes(text, kb_base, expected):
 def test_fio_option_bytes_rejects(text):
     with pytest.raises(units.UnitError):
         units.fio_option_bytes(text)
+
+
+def test_disk_with_slaves_and_sectors():
+    # No md/dm device can be made on the test machine, so the vda entry of a real document is
+    # replaced by the md127 + nvme0n1 pair of a real fio-3.16 run (log-formats.md A.10), in the
+    # layout fio's stat.c json_array_add_disk_util prints: aggr_* keys, "aggr_write_merge" singular;
+    # the *_sectors keys are those of fio >= 3.36.
+    md = ('{\n      "name" : "md127",\n      "read_ios" : 0,\n      "write_ios" : 228818,\n'
+          '      "read_sectors" : 0,\n      "write_sectors" : 1830544,\n'
+          '      "read_merges" : 0,\n      "write_merges" : 0,\n      "read_ticks" : 0,\n'
+          '      "write_ticks" : 0,\n      "in_queue" : 0,\n      "util" : 0.000000,\n'
+          '      "aggr_read_ios" : 0,\n      "aggr_write_ios" : 230087,\n      "aggr_read_sectors" : 0,\n'
+          '      "aggr_write_sectors" : 1840696,\n      "aggr_read_merges" : 0,\n      "aggr_write_merge" : 27,\n'
+          '      "aggr_read_ticks" : 0,\n      "aggr_write_ticks" : 6898163,\n      "aggr_in_queue" : 6647102,\n'
+          '      "aggr_util" : 94.280000\n    },\n    {\n      "name" : "nvme0n1",\n      "read_ios" : 0,\n'
+          '      "write_ios" : 230087,\n      "read_merges" : 0,\n      "write_merges" : 27,\n'
+          '      "read_ticks" : 0,\n      "write_ticks" : 13717574,\n      "in_queue" : 13258980,\n'
+          '      "util" : 54.050000\n    }')
+    doc = json_part("seq_write_group.txt")
+    start = doc.index("{", doc.index('"disk_util"'))
+    doc = doc[:start] + md + doc[doc.index("}", start) + 1:]
+    p = parse_json(doc)
+    md127, nvme = p.rows("fio_disk_stats")
+    assert (md127["disk"], md127["has_slaves"], md127["write_ios"], md127["write_sectors"]) == \
+        ("md127", True, 228818, 1830544)
+    assert (md127["aggr_write_ios"], md127["aggr_write_sectors"], md127["aggr_write_merges"]) == (230087, 1840696, 27)
+    assert (md127["aggr_write_ticks_ns"], md127["aggr_in_queue_ns"], md127["aggr_util_pct"]) == \
+        (6898163e6, 6647102e6, 94.28)
+    assert (nvme["disk"], nvme["has_slaves"], nvme["aggr_write_merges"], nvme["write_ticks_ns"]) == \
+        ("nvme0n1", False, None, 13717574e6)
+    lines = doc.split("\n")
+    assert lines[md127["line_start"]].strip() == '"name" : "md127",'
+    assert lines[nvme["line_start"]].strip() == '"name" : "nvme0n1",'

@@ -240,3 +240,22 @@ def test_other_formats_are_refused():
     with pytest.raises(ParseError):
         parse_terse(load("json_only.txt"))
     assert units.KiB == 1024
+
+
+def test_disks_with_slaves():
+    # No md device can be made here: the real line's vda section is replaced by an md127 with
+    # slaves and its member in the layout of fio's stat.c (show_agg_stats: ";slaves;" then
+    # ios r/w, merges r/w, ticks r/w, in_queue, util%), numbers from a real fio-3.16 run.
+    line = load("terse_v3.txt").replace(
+        ";vda;0;0;0;0;0;0;0;0.00%",
+        ";md127;0;228818;0;0;0;0;0;0.00%;slaves;0;230087;0;27;0;6898163;6647102;94.28%"
+        ";nvme0n1;0;230087;0;27;0;13717574;13258980;54.05%")
+    md, nvme = parse_terse(line).rows("fio_disk_stats")
+    assert (md["disk"], md["write_ios"], md["has_slaves"], md["aggr_write_ios"], md["aggr_write_merges"]) == \
+        ("md127", 228818, True, 230087, 27)
+    assert (md["aggr_write_ticks_ns"], md["aggr_in_queue_ns"], md["aggr_util_pct"]) == (6898163e6, 6647102e6, 94.28)
+    assert (nvme["disk"], nvme["write_merges"], nvme["write_ticks_ns"], nvme["util_pct"], nvme["has_slaves"]) == \
+        ("nvme0n1", 27, 13717574e6, 54.05, False)
+    with pytest.raises(ParseError) as e:
+        parse_terse(line[: line.index(";slaves;") + 14])
+    assert e.value.kind == "truncated"
