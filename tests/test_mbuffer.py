@@ -169,3 +169,13 @@ def test_bad_input(text, kind, line):
     with pytest.raises(ParseError) as e:
         mbuffer.parse(text)
     assert e.value.kind == kind and e.value.line == line and e.value.expected
+
+
+def test_every_truncation_gives_rows_or_parse_error():
+    for path in sorted(NEW.glob("*.txt")) + sorted(THUMPER.glob("*.txt")):
+        text = read(path)
+        for cut in range(0, len(text), max(1, len(text) // 40)):
+            try:
+                mbuffer.parse(text[:cut])
+            except ParseError as e:
+                assert e.kind in ("empty", "truncated", "invalid")

@@ -1,0 +1,291 @@
+"""Partition tables: gpart (seed 004 + constructed), fdisk/sfdisk/parted (real util-linux 2.38 / parted 3.5 runs)."""
+
+import pytest
+
+from storagelab.parsers import ParseError, decode, detect, partitions
+from storagelab.parsers.partitions import alignment
+
+from conftest import FIXTURES, RAW
+
+PT = FIXTURES / "partitions"
+SEED = RAW / "freebsd-bonnie-dedup"
+
+
+def read(path):
+    return decode(path.read_bytes())
+
+
+def parse(path):
+    return partitions.parse(read(path))
+
+
+def parts(path):
+    return parse(path).rows("partitions")
+
+
+# --- the verdict ------------------------------------------------------------------------------
+
+def test_alignment_lba63_vs_lba2048():
+    a = alignment(63, 512)
+    assert a == {"start_bytes": 32_256, "align_4k_rem_bytes": 3_584, "align_1m_rem_bytes": 32_256,
+                 "aligned_4k": False, "aligned_1m": False}
+    b = alignment(2048)
+    assert b == {"start_bytes": 1_048_576, "align_4k_rem_bytes": 0, "align_1m_rem_bytes": 0,
+                 "aligned_4k": True, "aligned_1m": True}
+    assert alignment(34)["align_4k_rem_bytes"] == 1024  # GPT's first usable LBA
+    c = alignment(63, 4096)  # 4Kn: every LBA is 4K-aligned, not 1M-aligned
+    assert c["aligned_4k"] is True and c["aligned_1m"] is False and c["align_1m_rem_bytes"] == 258_048
+    assert alignment(256, 4096)["aligned_1m"] is True and alignment(256, 512)["aligned_1m"] is False
+
+
+@pytest.mark.parametrize("args", [(-1, 512), (63, 0), (63.0, 512), (True, 512), (63, "512")])
+def test_alignment_rejects_nonsense(args):
+    with pytest.raises(ValueError):
+        alignment(*args)
+
+
+# --- gpart ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, disk", [("gpart-ada3.txt", "ada3"), ("gpart-ada5.txt", "ada5")])
+def test_gpart_seed_after_fix_starts_at_2048(name, disk):
+    p = parse(SEED / name)
+    (d,) = p.rows("disks")
+    assert d["disk"] == disk and d["table_type"] == "GPT"
+    assert (d["usable_first_sector"], d["usable_sectors"]) == (40, 7_814_037_088)
+    assert d["free_sectors"] == 2008 + 1672
+    assert d["size_sectors"] is None and d["media_size_text"] == "3.6T"
+    assert d["logical_sector_bytes"] == 512 and d["physical_sector_bytes"] is None
+    assert d["logical_sector_source"] == "checked" and d["partitions"] == 1
+    assert (d["line_start"], d["line_end"]) == (2, 5)
+    (r,) = p.rows("partitions")
+    assert (r["index"], r["start_sector"], r["size_sectors"], r["end_sector"]) == (1, 2048, 7_814_033_408, 7_814_035_455)
+    assert r["type"] == "freebsd-zfs" and r["device"] is None and r["flags"] is None
+    assert r["start_bytes"] == 1_048_576 and r["size_bytes"] == 7_814_033_408 * 512
+    assert r["aligned_4k"] is True and r["aligned_1m"] is True and r["align_4k_rem_bytes"] == 0
+    assert r["physical_sector_bytes"] is None
+    assert (r["line_start"], r["line_end"]) == (4, 4)
+    assert p.warnings == []
+
+
+def test_gpart_mbr_slice_at_63_and_nested_bsd_label():
+    p = parse(PT / "gpart-constructed-mbr63.txt")
+    disks = {d["disk"]: d for d in p.rows("disks")}
+    assert disks["ada0"]["table_type"] == "MBR" and disks["ada0s1"]["table_type"] == "BSD"
+    rows = p.rows("partitions")
+    slice1 = rows[0]
+    assert (slice1["disk"], slice1["index"], slice1["start_sector"], slice1["type"], slice1["flags"]) == \
+           ("ada0", 1, 63, "freebsd", "active")
+    assert slice1["start_bytes"] == 32_256 and slice1["align_4k_rem_bytes"] == 3_584 and slice1["aligned_4k"] is False
+    bsd = {r["index"]: r for r in rows if r["disk"] == "ada0s1"}
+    assert sorted(bsd) == [1, 2, 4]
+    # offsets in the label are relative to the slice: 0 is LBA 63 of the disk, still misaligned
+    assert bsd[1]["start_sector"] == 0 and bsd[1]["abs_start_sector"] == 63
+    assert bsd[1]["start_bytes"] == 32_256 and bsd[1]["aligned_4k"] is False
+    assert bsd[2]["abs_start_sector"] == 8_388_608 + 63 and bsd[2]["align_4k_rem_bytes"] == 3_584
+    assert bsd[4]["type"] == "freebsd-ufs" and bsd[4]["size_sectors"] == 959_995_889
+
+
+def test_gpart_p_providers_attributes_and_corrupt_state():
+    p = parse(PT / "gpart-constructed-gpt-p.txt")
+    (d,) = p.rows("disks")
+    assert d["state"] == "CORRUPT" and d["free_sectors"] == 984 + 1416 and d["media_size_text"] == "932G"
+    rows = p.rows("partitions")
+    assert [(r["device"], r["index"]) for r in rows] == [("ada1p1", 1), ("ada1p2", 2), ("ada1p3", 3)]
+    assert rows[0]["flags"] == "bootme" and rows[0]["type"] == "freebsd-boot"
+    assert rows[0]["aligned_4k"] is True and rows[0]["aligned_1m"] is False  # LBA 40 = 20 KiB
+    assert rows[2]["start_sector"] == 4_196_352 and rows[2]["aligned_1m"] is True
+
+
+def test_gpart_4kn_sector_size_inferred_from_human_sizes():
+    p = parse(PT / "gpart-constructed-4kn.txt")
+    (r,) = p.rows("partitions")
+    assert r["logical_sector_bytes"] == 4096 and r["logical_sector_source"] == "inferred"
+    assert r["start_sector"] == 256 and r["start_bytes"] == 1_048_576 and r["aligned_1m"] is True
+    assert r["size_bytes"] == 976_754_176 * 4096
+    assert len(p.warnings) == 1 and "4096" in p.warnings[0]
+
+
+# --- fdisk ------------------------------------------------------------------------------------
+
+def test_fdisk_sector63_vs_2048_real():
+    p = parse(PT / "fdisk-dos63.txt")
+    (d,) = p.rows("disks")
+    assert d == {**d, "disk": "dos63.img", "table_type": "MBR", "label_id": "0x0d050063", "size_sectors": 131_072,
+                 "size_bytes": 67_108_864, "logical_sector_bytes": 512, "physical_sector_bytes": 512,
+                 "logical_sector_source": "printed", "partitions": 2, "line_start": 1, "line_end": 10}
+    p1, p2 = p.rows("partitions")
+    assert (p1["device"], p1["index"], p1["start_sector"], p1["end_sector"], p1["size_sectors"]) == \
+           ("dos63.img1", 1, 63, 32_767, 32_705)
+    assert (p1["type"], p1["type_id"], p1["flags"]) == ("Linux", "83", "boot")
+    assert p1["start_bytes"] == 32_256 and p1["align_4k_rem_bytes"] == 3_584 and p1["aligned_4k"] is False
+    assert (p2["start_sector"], p2["type"], p2["type_id"], p2["flags"]) == (32_768, "HPFS/NTFS/exFAT", "7", None)
+    assert p2["aligned_4k"] is True and p2["aligned_1m"] is True and p2["line_start"] == 10
+
+
+def test_fdisk_extended_logical_and_types_with_spaces():
+    rows = parts(PT / "fdisk-dos2048.txt")
+    assert [r["index"] for r in rows] == [1, 2, 3, 5, 6]
+    assert [r["type"] for r in rows] == ["Linux", "Linux swap / Solaris", "Extended", "Linux", "W95 FAT32 (LBA)"]
+    assert [r["type_id"] for r in rows] == ["83", "82", "5", "83", "c"]
+    assert all(r["aligned_1m"] for r in rows)
+    assert rows[2]["size_sectors"] == 88_064 and rows[2]["size_bytes"] == 88_064 * 512
+
+
+def test_fdisk_gpt_and_multiple_disks():
+    p = parse(PT / "fdisk-multi.txt")
+    disks = p.rows("disks")
+    assert [d["disk"] for d in disks] == ["dos63.img", "blank.img", "gpt.img"]
+    assert disks[1]["table_type"] is None and disks[1]["partitions"] == 0 and disks[1]["size_sectors"] == 16_384
+    assert (disks[1]["line_start"], disks[1]["line_end"]) == (13, 16)
+    gpt = [r for r in p.rows("partitions") if r["disk"] == "gpt.img"]
+    assert [r["type"] for r in gpt] == ["BIOS boot", "EFI System", "Linux filesystem", "Linux swap"]
+    assert gpt[0]["start_sector"] == 34 and gpt[0]["align_4k_rem_bytes"] == 1024 and gpt[0]["aligned_4k"] is False
+    assert gpt[0]["table_type"] == "GPT" and gpt[0]["type_id"] is None and gpt[0]["line_start"] == 27
+
+
+def test_fdisk_4096_byte_sectors():
+    p = parse(PT / "fdisk-dos4kn.txt")
+    (d,) = p.rows("disks")
+    assert (d["size_sectors"], d["size_bytes"], d["logical_sector_bytes"], d["physical_sector_bytes"]) == \
+           (16_384, 67_108_864, 4096, 4096)
+    p1, p2 = p.rows("partitions")
+    assert p1["start_sector"] == 256 and p1["start_bytes"] == 1_048_576 and p1["aligned_1m"] is True
+    assert p1["size_bytes"] == 7936 * 4096 and p2["start_bytes"] == 8192 * 4096
+
+
+def test_fdisk_util_linux_2_20_layout_512e_disk():
+    p = parse(PT / "fdisk-constructed-2.20-sec63.txt")
+    sda, sdb = p.rows("disks")
+    assert (sda["disk"], sda["table_type"], sda["size_sectors"], sda["size_bytes"]) == \
+           ("/dev/sda", "MBR", 976_773_168, 500_107_862_016)
+    assert (sda["logical_sector_bytes"], sda["physical_sector_bytes"]) == (512, 4096)
+    assert sdb["table_type"] is None and sdb["partitions"] == 0
+    p1, p2 = p.rows("partitions")
+    assert (p1["start_sector"], p1["size_sectors"], p1["flags"], p1["type"], p1["type_id"]) == \
+           (63, 208_782, "boot", "Linux", "83")
+    assert p1["align_4k_rem_bytes"] == 3_584 and p1["physical_sector_bytes"] == 4096
+    assert (p2["start_sector"], p2["size_sectors"], p2["type"]) == (208_845, 976_564_323, "Linux LVM")
+    assert p2["align_4k_rem_bytes"] == 208_845 * 512 % 4096 == 2_560
+    assert "line 12: Partition 1 does not start on physical sector boundary." in p.warnings
+
+
+# --- sfdisk -----------------------------------------------------------------------------------
+
+def test_sfdisk_dump_dos_and_gpt():
+    p1, p2 = parts(PT / "sfdisk-dos63.txt")
+    assert (p1["device"], p1["start_sector"], p1["size_sectors"], p1["type_id"], p1["flags"]) == \
+           ("dos63.img1", 63, 32_705, "83", "boot")
+    assert p1["aligned_4k"] is False and p2["aligned_1m"] is True and p1["logical_sector_source"] == "printed"
+    p = parse(PT / "sfdisk-gpt.txt")
+    (d,) = p.rows("disks")
+    assert (d["disk"], d["table_type"], d["usable_first_sector"], d["usable_sectors"]) == ("gpt.img", "GPT", 34, 131_005)
+    assert d["label_id"] == "6B5C0C6E-0000-4000-8000-000000000001"
+    rows = p.rows("partitions")
+    assert [r["name"] for r in rows] == ["bios boot", "EFI system", "my data", "swap"]
+    assert rows[1]["type_id"] == "C12A7328-F81F-11D2-BA4B-00A0C93EC93B"
+    assert rows[0]["start_bytes"] == 17_408 and rows[0]["aligned_4k"] is False
+
+
+def test_sfdisk_old_format_assumes_512_and_skips_unused_slots():
+    p = parse(PT / "sfdisk-constructed-2.20-sec63.txt")
+    rows = p.rows("partitions")
+    assert [(r["index"], r["start_sector"], r["size_sectors"], r["type_id"]) for r in rows] == \
+           [(1, 63, 208_782, "83"), (2, 208_845, 976_564_323, "8e")]
+    assert rows[0]["flags"] == "boot" and rows[0]["logical_sector_source"] == "assumed"
+    assert p.rows("disks")[0]["disk"] == "/dev/sda"
+    assert p.warnings == ["line 1: sfdisk printed no sector-size: 512 assumed"]
+
+
+# --- parted -----------------------------------------------------------------------------------
+
+def test_parted_machine_and_human():
+    p = parse(PT / "parted-m-gpt.txt")
+    (d,) = p.rows("disks")
+    assert (d["disk"], d["size_sectors"], d["logical_sector_bytes"], d["physical_sector_bytes"], d["table_type"]) == \
+           ("/tmp/storagelab-pt/gpt.img", 131_072, 512, 512, "GPT")
+    rows = p.rows("partitions")
+    assert [(r["index"], r["name"], r["flags"]) for r in rows] == \
+           [(1, "bios boot", "bios_grub"), (2, "EFI system", "boot, esp"), (3, "my data", None), (4, "swap", "swap")]
+    h = parse(PT / "parted-dos2048.txt").rows("partitions")
+    assert [(r["index"], r["type"], r["flags"]) for r in h] == \
+           [(1, "primary", None), (2, "primary", "swap"), (3, "extended", None), (5, "logical", None), (6, "logical", "lba")]
+    h63 = parse(PT / "parted-dos63.txt").rows("partitions")
+    assert h63[0]["start_sector"] == 63 and h63[0]["flags"] == "boot" and h63[0]["aligned_4k"] is False
+
+
+def test_parted_bytes_free_rows_and_rounded_units():
+    b = parts(PT / "parted-m-gpt-bytes.txt")
+    s = parts(PT / "parted-m-gpt.txt")
+    assert [(r["start_sector"], r["size_sectors"]) for r in b] == [(r["start_sector"], r["size_sectors"]) for r in s]
+    assert parse(PT / "parted-m-gpt-bytes.txt").rows("disks")[0]["size_bytes"] == 67_108_864
+    assert parse(PT / "parted-m-gpt-free.txt").rows("disks")[0]["free_sectors"] == 71_647
+    with pytest.raises(ParseError) as e:
+        parse(PT / "parted-m-compact.txt")
+    assert e.value.kind == "unsupported-version" and e.value.line == 2
+
+
+@pytest.mark.parametrize("image", ["dos63", "dos2048", "gpt"])
+def test_all_tools_agree_on_the_same_image(image):
+    def key(path):
+        return [(r["index"], r["start_sector"], r["size_sectors"], r["aligned_4k"]) for r in parts(path)]
+    ref = key(PT / f"fdisk-{image}.txt")
+    assert ref == key(PT / f"sfdisk-{image}.txt") == key(PT / f"parted-m-{image}.txt") == key(PT / f"parted-{image}.txt")
+
+
+# --- detection and bad input ------------------------------------------------------------------
+
+def test_sniff_each_fixture_and_not_others():
+    for path in sorted(PT.glob("*.txt")) + [SEED / "gpart-ada3.txt"]:
+        fmt = path.name.split("-")[0]
+        assert partitions.sniff(read(path)) == fmt, path.name
+        mod, found = detect(read(path))
+        assert mod is partitions and found == fmt
+    for other in ("zpool-list-before.txt", "zpool-iostat-raid5-1.txt", "zdb-b-raid1.txt", "bonnie-single-disk.txt"):
+        assert partitions.sniff(read(SEED / other)) is None
+    assert partitions.sniff(read(RAW / "thumper-x4500" / "mbuffer-socat-sender.txt")) is None
+    fio = next((FIXTURES / "fio").glob("*/seq_write_group.txt"))
+    assert partitions.sniff(read(fio)) is None
+
+
+GPART = "=>        40  7814037088  ada3  GPT  (3.6T)\n          40        2008        - free -  (1.0M)\n"
+FDISK = ("Disk x.img: 64 MiB, 67108864 bytes, 131072 sectors\nUnits: sectors of 1 * 512 = 512 bytes\n"
+         "Sector size (logical/physical): 512 bytes / 512 bytes\nDisklabel type: dos\n\n"
+         "Device     Boot Start    End Sectors Size Id Type\n")
+
+
+@pytest.mark.parametrize("text, fmt, kind, line", [
+    ("", None, "empty", None),
+    ("hello\nworld\n", None, "invalid", 1),
+    (GPART + "        2048  78140", "gpart", "truncated", 3),
+    (GPART + "        2048  78140\n        9999  1  2  x (1K)\n", "gpart", "invalid", 3),
+    ("=>        40  7814037088  ada3  GPT  (3.6T)\n", "gpart", "truncated", 1),
+    ("gpart show\nnonsense\n", "gpart", "invalid", 2),
+    (FDISK, "fdisk", "truncated", 6),
+    (FDISK + "x.img1 *  63  131071\n", "fdisk", "truncated", 7),
+    (FDISK + "x.img1 *  63  131071  5  64M 83 Linux\n", "fdisk", "invalid", 7),
+    (FDISK + "x.img1 *  63  13x071  131009  64M 83 Linux\nmore\n", "fdisk", "invalid", 7),
+    (FDISK.replace("Units: sectors of 1 * 512 = 512", "Units = cylinders of 16065 * 512 = 8225280"), "fdisk",
+     "unsupported-version", 2),
+    ("label: dos\nunit: cylinders\n", "sfdisk", "unsupported-version", 2),
+    ("label: dos\nunit: sectors\n\nx.img1 : start=   63, size=", "sfdisk", "truncated", 4),
+    ("label: gpt\nx.img1 : start=34, size=10, name=\"abc\n", "sfdisk", "truncated", 2),
+    ("BYT;\n/x.img:131072s:file:512:512:msdos::;\n1:63s:131071s", "parted", "truncated", 3),
+    ("CHS;\n/x.img:1,2,3:file:512:512:msdos::;\n", "parted", "unsupported-version", 1),
+    ("BYT;\n/x.img:131072s:file:512:512:msdos::;\n1:63s:131071s:131009s:::;\nbogus;\n2:1s:2s:2s:::;\n",
+     "parted", "invalid", 4),
+])
+def test_bad_input(text, fmt, kind, line):
+    with pytest.raises(ParseError) as e:
+        partitions.parse(text, fmt)
+    assert e.value.kind == kind and e.value.line == line and e.value.expected
+
+
+def test_every_truncation_gives_rows_or_parse_error():
+    for path in sorted(PT.glob("*.txt")):
+        text = read(path)
+        fmt = partitions.sniff(text)
+        for cut in range(0, len(text), max(1, len(text) // 40)):
+            try:
+                partitions.parse(text[:cut], fmt)
+            except ParseError as e:
+                assert e.kind in ("empty", "truncated", "invalid", "unsupported-version")
