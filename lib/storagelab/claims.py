@@ -1,0 +1,178 @@
+"""The source studies' stated numbers (papers/<study>/claims.csv) and how a notebook checks them.
+
+``load_claims()`` reads and validates every claims.csv; ``compare()`` sets a notebook's reproduced
+values against them. Values are compared in base units (``value_base``, ``base_unit``: bytes,
+bytes/s, ns, ratio, count); claims without a base value (percentages of something) are compared
+in their stated unit (``value``, ``unit``). See papers/README.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import polars as pl
+
+from . import paths
+from .errors import StoragelabError
+
+COLUMNS = ("claim_id", "study", "quantity", "value", "unit", "value_base", "base_unit", "source", "notebook",
+           "check", "tolerance", "notes")
+REQUIRED = ("claim_id", "study", "quantity", "value", "unit", "source", "notebook", "check", "tolerance")
+NOTEBOOKS = ("01_vdev_scaling", "02_recordsize", "03_sector63", "04_dedup_ddt", "05_stacks",
+             "06_zfs_send_transports")
+CHECKS = ("raw", "arithmetic", "none")
+BASE_UNITS = ("bytes", "bytes/s", "ns", "1/s", "ratio", "count", "percent")
+_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+SCHEMA = {
+    "claim_id": pl.Utf8, "study": pl.Utf8, "quantity": pl.Utf8, "value": pl.Float64, "unit": pl.Utf8,
+    "value_base": pl.Float64, "base_unit": pl.Utf8, "source": pl.Utf8, "notebook": pl.Utf8, "check": pl.Utf8,
+    "tolerance": pl.Float64, "notes": pl.Utf8, "file": pl.Utf8, "line": pl.Int64,
+}
+
+
+class ClaimsError(StoragelabError):
+    """A claims.csv is malformed, or compare() was given ids that are not claims."""
+
+
+def _number(text: str, column: str, where: str, *, optional: bool = False) -> float | None:
+    if text == "" and optional:
+        return None
+    try:
+        if "_" in text:  # Python would read 1_000; a claims file writes plain numbers
+            raise ValueError
+        value = float(text)
+    except ValueError:
+        raise ClaimsError(f"{where}: column {column} must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise ClaimsError(f"{where}: column {column} must be a finite number, got {text!r}")
+    return value
+
+
+def _read(path: Path, study: str) -> list[dict]:
+    rows = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh, strict=True)
+        try:
+            header = next(reader, None)
+            if header is None:
+                raise ClaimsError(f"{path}:1: file is empty (expected a header: {','.join(COLUMNS)})")
+            header = [h.strip() for h in header]
+            missing = [c for c in COLUMNS if c not in header]
+            extra = [c for c in header if c not in COLUMNS]
+            if missing or extra:
+                raise ClaimsError(f"{path}:1: header " + "; ".join(
+                    x for x in (f"lacks {', '.join(missing)}" if missing else "",
+                                f"has unknown {', '.join(extra)}" if extra else "") if x)
+                    + f" (expected {','.join(COLUMNS)})")
+            start = reader.line_num + 1
+            for cells in reader:
+                where = f"{path}:{start}"
+                start = reader.line_num + 1
+                if not any(c.strip() for c in cells):
+                    continue
+                if len(cells) != len(header):
+                    raise ClaimsError(f"{where}: {len(cells)} fields, the header has {len(header)}")
+                row = {k: v.strip() for k, v in zip(header, cells)}
+                rows.append(_validate(row, study, where, path))
+        except csv.Error as e:
+            raise ClaimsError(f"{path}:{reader.line_num}: not valid CSV: {e}") from None
+    return rows
+
+
+def _validate(row: dict, study: str, where: str, path: Path) -> dict:
+    for c in REQUIRED:
+        if not row[c]:
+            raise ClaimsError(f"{where}: column {c} is empty")
+    if not _ID.match(row["claim_id"]):
+        raise ClaimsError(f"{where}: claim_id {row['claim_id']!r} must be lower-case words joined by '-'")
+    if row["study"] != study:
+        raise ClaimsError(f"{where}: study {row['study']!r} differs from its folder papers/{study}/")
+    if row["notebook"] not in NOTEBOOKS:
+        raise ClaimsError(f"{where}: unknown notebook {row['notebook']!r} (expected one of {', '.join(NOTEBOOKS)})")
+    if row["check"] not in CHECKS:
+        raise ClaimsError(f"{where}: check {row['check']!r} is not one of {', '.join(CHECKS)}")
+    out = dict(row)
+    out["value"] = _number(row["value"], "value", where)
+    out["value_base"] = _number(row["value_base"], "value_base", where, optional=True)
+    out["tolerance"] = _number(row["tolerance"], "tolerance", where)
+    if out["tolerance"] < 0:
+        raise ClaimsError(f"{where}: tolerance must be >= 0, got {row['tolerance']!r}")
+    if row["base_unit"] not in BASE_UNITS:
+        raise ClaimsError(f"{where}: base_unit {row['base_unit']!r} is not one of {', '.join(BASE_UNITS)}")
+    if (out["value_base"] is None) != (row["base_unit"] == "percent"):
+        raise ClaimsError(f"{where}: value_base must be empty exactly when base_unit is percent, "
+                          f"got {row['value_base']!r} / {row['base_unit']!r}")
+    out["file"] = path.as_posix()
+    out["line"] = int(where.rsplit(":", 1)[1])
+    return out
+
+
+def load_claims(study: str | None = None, *, papers_dir: Path | str | None = None) -> pl.DataFrame:
+    """Every claim of papers/*/claims.csv (or of one study), validated; ``file``/``line`` say where each stands."""
+    root = Path(papers_dir) if papers_dir else paths.PAPERS
+    files = sorted(root.glob("*/claims.csv"))
+    if study is not None:
+        files = [f for f in files if f.parent.name == study]
+        if not files:
+            raise ClaimsError(f"no claims for study {study!r} (no {root / study / 'claims.csv'})")
+    rows: list[dict] = []
+    seen: dict[str, str] = {}
+    for f in files:
+        for r in _read(f, f.parent.name):
+            if r["claim_id"] in seen:
+                raise ClaimsError(f"{r['file']}:{r['line']}: claim_id {r['claim_id']!r} is already used at "
+                                  f"{seen[r['claim_id']]}")
+            seen[r["claim_id"]] = f"{r['file']}:{r['line']}"
+            rows.append(r)
+    return pl.DataFrame(rows, schema=SCHEMA, orient="row") if rows else pl.DataFrame(schema=SCHEMA)
+
+
+def _status(claimed: float, got: float | None, tol: float, reason: str) -> tuple[float | None, str]:
+    if got is None or (isinstance(got, float) and math.isnan(got)):
+        return None, f"cannot be reproduced: {reason}"
+    if claimed == 0:
+        rel = 0.0 if got == 0 else math.inf
+    else:
+        rel = (got - claimed) / abs(claimed)
+    if abs(rel) <= tol + 1e-12:
+        return rel, "reproduced"
+    return rel, f"differs by {rel * 100:+.1f} %"
+
+
+def compare(claims_df: pl.DataFrame, reproduced: dict[str, float | None],
+            reasons: dict[str, str] | None = None) -> pl.DataFrame:
+    """One row per claim of ``claims_df``: claimed and reproduced value, relative difference, status.
+
+    ``reproduced`` maps claim_id to the notebook's value *in the claim's base unit* (``base_unit``; the
+    stated ``unit`` where the claim has no ``value_base``, i.e. percentages), or None when the notebook
+    cannot compute it. ``reasons`` says why a value is missing; without one the reason is taken from the
+    claim (check=none: its notes, else "not computed by the notebook"). Status: ``reproduced`` (within
+    ``tolerance``, relative), ``differs by +X.X %``, or ``cannot be reproduced: <reason>``.
+    """
+    reasons = reasons or {}
+    known = set(claims_df["claim_id"].to_list())
+    unknown = sorted((set(reproduced) | set(reasons)) - known)
+    if unknown:
+        raise ClaimsError(f"not claims of this table: {', '.join(unknown)}")
+    out = []
+    for c in claims_df.iter_rows(named=True):
+        base = c["value_base"] is not None
+        claimed = c["value_base"] if base else c["value"]
+        reason = reasons.get(c["claim_id"]) or (
+            f"check=none ({c['notes']})" if c["check"] == "none" and c["notes"] else
+            "check=none: no data to recompute it from" if c["check"] == "none" else
+            "not computed by the notebook")
+        got = reproduced.get(c["claim_id"])
+        rel, status = _status(claimed, None if got is None else float(got), c["tolerance"], reason)
+        out.append(dict(claim_id=c["claim_id"], quantity=c["quantity"], stated=f"{c['value']:.15g} {c['unit']}",
+                        claimed=claimed, reproduced=None if got is None else float(got),
+                        unit=c["base_unit"] if base else c["unit"], rel_diff=rel, tolerance=c["tolerance"],
+                        check=c["check"], status=status, source=c["source"]))
+    schema = {"claim_id": pl.Utf8, "quantity": pl.Utf8, "stated": pl.Utf8, "claimed": pl.Float64,
+              "reproduced": pl.Float64, "unit": pl.Utf8, "rel_diff": pl.Float64, "tolerance": pl.Float64,
+              "check": pl.Utf8, "status": pl.Utf8, "source": pl.Utf8}
+    return pl.DataFrame(out, schema=schema, orient="row") if out else pl.DataFrame(schema=schema)
