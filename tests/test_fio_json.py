@@ -219,6 +219,15 @@ def test_note_line_before_the_json():
     assert one(fio.parse(text).rows("fio_jobs"))["jobname"] == "capped"
 
 
+def test_live_status_line_glued_to_the_opening_brace():
+    # a log captured from a terminal: the last '\r'-terminated eta line precedes the '{' on its line
+    doc = json_part("seq_write_group.txt")
+    text = "Jobs: 1 (f=1): [W(1)][100.0%][w=16.0MiB/s][w=16 IOPS][eta 00m:00s]\r" + doc
+    p = parse_json(text)
+    assert one(p.rows("fio_results"))["io_bytes"] == 67108864 and one(p.rows("fio_jobs"))["line_start"] == 12
+    assert parse_json(text.replace("\n", "\r\n")).rows("fio_results") == p.rows("fio_results")
+
+
 def test_name_with_colon_and_fsync_section():
     p = parse_json(load("name_colon_fsync.txt"))
     job = one(p.rows("fio_jobs"))

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from storagelab import units
 from storagelab.errors import ParseError
 from storagelab.parsers import fio
 from storagelab.parsers.fio.json import parse_json
@@ -239,7 +238,6 @@ def test_other_formats_are_refused():
         parse_terse(load("normal_only.txt"))
     with pytest.raises(ParseError):
         parse_terse(load("json_only.txt"))
-    assert units.KiB == 1024
 
 
 def test_disks_with_slaves():

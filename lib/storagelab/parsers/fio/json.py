@@ -31,8 +31,9 @@ def parse_json(text: str) -> Parsed:
     """Parse every JSON document of a fio output file (other parts are skipped)."""
     if not text.strip():
         raise ParseError("empty input", line=1, kind="empty", expected="fio JSON output")
+    # a document starts on a line that is exactly '{' (after a live status line ending in '\r', if any)
     lines = lines_of(text)
-    starts = [i for i, ln in enumerate(lines) if ln.rstrip() == "{"]
+    starts = [i for i, ln in enumerate(lines) if ln.rsplit("\r", 1)[-1].strip() == "{"]
     if not starts:
         raise ParseError("no JSON document found", line=1,
                          expected="a line that is exactly '{' opening fio's JSON output")
@@ -41,9 +42,10 @@ def parse_json(text: str) -> Parsed:
     offsets = [0] + [m.end() for m in re.finditer("\n", text)]
     pos = 0
     for start in starts:
-        if offsets[start] < pos:
+        brace = offsets[start] + len(lines[start].rstrip()) - 1
+        if brace < pos:
             continue  # a '{' line inside the previous document
-        doc = _Document(text, offsets[start], start + 1, parsed.warnings)
+        doc = _Document(text, brace, start + 1, parsed.warnings)
         pos = doc.end_offset
         docs.append(doc)
     job_index = 0
