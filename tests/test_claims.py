@@ -275,6 +275,7 @@ def test_bad_categories(tmp_path):
 def test_bad_structure(tmp_path):
     bad(tmp_path, GOOD, header=[c for c in COLUMNS if c != "tolerance"], match=r":1: header lacks tolerance")
     bad(tmp_path, GOOD, header=[*COLUMNS, "extra"], match=r":1: header has unknown extra")
+    bad(tmp_path, GOOD, header=[*COLUMNS, "value"], match=r":1: header repeats value")
     bad(tmp_path, raw="", match=r":1: file is empty")
     bad(tmp_path, raw=",".join(COLUMNS) + "\nx-one,s,q\n", match=r":2: 3 fields, the header has 12")
     bad(tmp_path, raw=",".join(COLUMNS) + '\nx-one,s,"q\n', match=r"not valid CSV")

@@ -61,13 +61,11 @@ def _read(path: Path, study: str) -> list[dict]:
             if header is None:
                 raise ClaimsError(f"{path}:1: file is empty (expected a header: {','.join(COLUMNS)})")
             header = [h.strip() for h in header]
-            missing = [c for c in COLUMNS if c not in header]
-            extra = [c for c in header if c not in COLUMNS]
-            if missing or extra:
-                raise ClaimsError(f"{path}:1: header " + "; ".join(
-                    x for x in (f"lacks {', '.join(missing)}" if missing else "",
-                                f"has unknown {', '.join(extra)}" if extra else "") if x)
-                    + f" (expected {','.join(COLUMNS)})")
+            problems = [f"lacks {c}" for c in COLUMNS if c not in header]
+            problems += [f"has unknown {c}" for c in header if c not in COLUMNS]
+            problems += [f"repeats {c}" for c in sorted({c for c in header if header.count(c) > 1})]
+            if problems:
+                raise ClaimsError(f"{path}:1: header {'; '.join(problems)} (expected {','.join(COLUMNS)})")
             start = reader.line_num + 1
             for cells in reader:
                 where = f"{path}:{start}"
