@@ -53,23 +53,50 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "figure"
 
 
+def figure_dir(notebook: str, out_dir: Path | None = None) -> Path:
+    """The folder a notebook's figures are saved in: reports/figures/<notebook>/."""
+    return Path(out_dir or paths.FIGURES) / _slug(notebook)
+
+
 def save(chart: alt.TopLevelMixin, name: str, notebook: str, out_dir: Path | None = None) -> dict[str, Path]:
     """Save ``chart`` as <name>.svg, .png and .vl.json under reports/figures/<notebook>/; return the paths."""
     import vl_convert as vlc
 
-    out = Path(out_dir or paths.FIGURES) / _slug(notebook)
+    out = figure_dir(notebook, out_dir)
     out.mkdir(parents=True, exist_ok=True)
     spec = chart.to_dict()
     base = out / _slug(name)
     files = {"vl.json": base.with_suffix(".vl.json"), "svg": base.with_suffix(".svg"), "png": base.with_suffix(".png")}
-    files["vl.json"].write_text(json.dumps(spec, indent=1, sort_keys=True))
-    files["svg"].write_text(vlc.vegalite_to_svg(spec))
+    files["vl.json"].write_text(json.dumps(spec, indent=1, sort_keys=True), encoding="utf-8")
+    files["svg"].write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
     files["png"].write_bytes(vlc.vegalite_to_png(spec, scale=2))
     return files
+
+
+def figure_id(name: str, notebook: str) -> str:
+    """The id a saved figure goes by: "<notebook>/<name>", as under reports/figures/ (without suffix)."""
+    return f"{_slug(notebook)}/{_slug(name)}"
+
+
+class Figure:
+    """A saved chart. It displays as the exact SVG that was saved, with the figure's id in the output
+    metadata (the HTML report links each chart to its files with it); anything else is the chart's."""
+
+    def __init__(self, chart: alt.TopLevelMixin, files: dict[str, Path], figure: str):
+        self.chart, self.files, self.figure = chart, files, figure
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        data = {"image/svg+xml": self.files["svg"].read_text(encoding="utf-8"), "text/plain": f"<figure {self.figure}>"}
+        return data, {"storagelab": {"figure": self.figure}}
+
+    def __getattr__(self, name):
+        if name in ("chart", "files", "figure"):  # not set yet (copy, unpickling)
+            raise AttributeError(name)
+        return getattr(self.chart, name)
 
 
 def show(chart: alt.TopLevelMixin, name: str, notebook: str):
     """Export the figure and return it for display (static SVG in the notebook and report)."""
     setup()
-    save(chart, name, notebook)
-    return chart
+    files = save(chart, name, notebook)
+    return Figure(chart, files, figure_id(name, notebook))

@@ -1,0 +1,31 @@
+"""The few helpers of the exploration notebook (07_explore): what is in the database, and fio runs
+with their labels done the polars way (the same selection as ``stacks.RUNS_SQL`` does in SQL).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+
+def table_counts(con) -> pl.DataFrame:
+    """Every table of the database with its row count, by name."""
+    names = [r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' ORDER BY table_name").fetchall()]
+    rows = [con.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names]
+    return pl.DataFrame({"table": names, "rows": rows}, schema={"table": pl.String, "rows": pl.Int64})
+
+
+def run_bandwidths(groups: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
+    """One row per fio run (file, reporting group, direction) with the file's labels.
+
+    ``groups`` is the fio_groups table, ``files`` the files table. A file saved with
+    --status-interval holds several reports; the last one (highest doc_index) covers the whole
+    run, so only it is kept. Files the manifest marks as duplicates (``duplicate_of``) are left out.
+    """
+    last = groups.group_by("file_id").agg(pl.col("doc_index").max().alias("last_doc"))
+    final = (groups.join(last, on="file_id")
+             .filter(pl.col("doc_index") == pl.col("last_doc"))
+             .select("file_id", "groupid", "direction", "bw_bytes_per_s", "io_bytes", "run_max_ns", "exact"))
+    labels = (files.filter(pl.col("duplicate_of").is_null())
+              .select("file_id", "path", "study", "label", "stack", "host"))
+    return final.join(labels, on="file_id", how="inner").sort("path", "groupid", "direction")

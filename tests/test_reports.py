@@ -1,0 +1,452 @@
+"""The HTML reports: self-contained (nothing loaded from outside the file), every chart exported as
+SVG + PNG + Vega-Lite JSON, pages that work in headless Chromium with the network off, and text from
+logs shown as text, never run (end to end, from a real fio output to the browser).
+
+The reports under reports/ are those of the last build (`./run test` builds first); the session
+fixture builds them when reports/index.html is missing. The browser tests need Debian's chromium
+and are skipped, not failed, without it. Screenshots go to tests/_artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from storagelab import paths, report
+from storagelab.charts import figure_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+SHOTS = ROOT / "tests" / "_artifacts" / "screenshots"
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+XSS_JOB = "<script>alert(1)</script>"
+XSS_LABEL = "<img src=x onerror=alert(2)>"
+XSS_HOST = '"><script>alert(3)</script>'
+XSS_STACK = "<b>zfs</b>"
+
+
+# ----------------------------------------------------------------------------- reading HTML
+
+# tag -> attributes whose URL the browser fetches on its own (links and anchors are not fetched)
+_FETCHING = {"script": ("src",), "link": ("href",), "img": ("src", "srcset"), "iframe": ("src",),
+             "frame": ("src",), "source": ("src", "srcset"), "video": ("src", "poster"), "audio": ("src",),
+             "track": ("src",), "embed": ("src",), "object": ("data",), "image": ("href", "xlink:href"),
+             "use": ("href", "xlink:href"), "input": ("src",), "feimage": ("href", "xlink:href")}
+_CSS_URL = re.compile(r"""url\(\s*['"]?([^'")\s]+)|@import\s+['"]([^'"]+)""", re.I)
+_URL_IN_JS = re.compile(r"""(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}[/"'\s]|\b(?:import|require)\s*\(|mathjax|require\.js""", re.I)
+
+
+class Page(HTMLParser):
+    """Every resource a page would fetch, its scripts, figures and a few things the tests look at."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.resources: list[tuple[str, str]] = []   # (where, url)
+        self.scripts: list[str] = []                 # inline script bodies
+        self.script_srcs: list[str] = []
+        self.figures: list[str | None] = []          # data-figure of each .sl-figure (None when missing)
+        self.attrs_seen: set[str] = set()
+        self.tags_seen: dict[str, int] = {}
+        self.headers: list[list[str]] = []           # header cells of each table, in order
+        self.text_parts: list[str] = []              # the text a reader sees (outside scripts and styles)
+        self._in: str | None = None
+        self._buf: list[str] = []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags_seen[tag] = self.tags_seen.get(tag, 0) + 1
+        self.attrs_seen.update(k.lower() for k in a)
+        for name in _FETCHING.get(tag, ()):
+            if a.get(name):
+                urls = [u.strip().split(" ")[0] for u in a[name].split(",")] if name == "srcset" else [a[name]]
+                self.resources += [(f"<{tag} {name}>", u) for u in urls]
+        if a.get("style"):
+            self.resources += [(f"<{tag} style>", m.group(1) or m.group(2)) for m in _CSS_URL.finditer(a["style"])]
+        if tag == "script" and a.get("src"):
+            self.script_srcs.append(a["src"])
+        if tag == "div" and "sl-figure" in (a.get("class") or "").split():
+            self.figures.append(a.get("data-figure"))
+        if tag == "table":
+            self.headers.append([])
+        if tag in ("script", "style", "th"):
+            self._in, self._buf = tag, []
+
+    def handle_data(self, data):
+        if self._in:
+            self._buf.append(data)
+        if self._in not in ("script", "style"):
+            self.text_parts.append(data)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    def handle_endtag(self, tag):
+        if tag != self._in:
+            return
+        body = "".join(self._buf)
+        if tag == "script":
+            self.scripts.append(body)
+        elif tag == "style":
+            self.resources += [("<style>", m.group(1) or m.group(2)) for m in _CSS_URL.finditer(body)]
+        elif tag == "th" and self.headers:
+            self.headers[-1].append(body.strip())
+        self._in = None
+
+
+def offline_problems(text: str) -> list[str]:
+    """What in a page would need the network or a file beside it: any fetched URL that is not a
+    data: URI or a #fragment, and scripts that load code (URLs, import(), require, MathJax)."""
+    page = Page(text)
+    out = [f"{where} loads {url!r}" for where, url in page.resources
+           if not (url.startswith("data:") or url.startswith("#"))]
+    out += [f"inline script loads code: {m.group(0)!r}" for s in page.scripts for m in _URL_IN_JS.finditer(s)]
+    return out
+
+
+def test_offline_check_finds_every_kind_of_external_reference():
+    # the checker itself: each of these must be caught, and the allowed forms must pass
+    bad = [
+        '<script src="https://cdn.example.org/require.js"></script>',
+        "<script src='//cdnjs.cloudflare.com/x.js'></script>",
+        '<link rel="stylesheet" href="http://fonts.googleapis.com/css?family=Lato">',
+        '<link rel="stylesheet" href="style.css">',
+        "<style>@import url(https://example.org/a.css);</style>",
+        "<style>@import 'http://example.org/b.css';</style>",
+        "<style>@font-face{font-family:X;src:url(https://example.org/x.woff2) format('woff2')}</style>",
+        '<div style="background:url(http://example.org/bg.png)"></div>',
+        '<img src="http://example.org/p.png">',
+        '<img srcset="data:image/png;base64,AA 1x, https://example.org/p2.png 2x">',
+        '<svg><image href="https://example.org/i.png"/></svg>',
+        '<iframe src="https://example.org"></iframe>',
+        '<script>var s=document.createElement("script");s.src="https://cdn.jsdelivr.net/npm/vega@5";</script>',
+        '<script>import("https://esm.sh/mermaid")</script>',
+        "<script>window.MathJax = {};</script>",
+    ]
+    for snippet in bad:
+        assert offline_problems(snippet), snippet
+    good = ('<a href="https://openzfs.github.io/">docs</a><a href="figures/x/y.svg">SVG</a>'
+            '<img src="data:image/png;base64,AAAA"><style>.a{background:url(data:image/svg+xml;base64,AA)}'
+            '.b{clip-path:url(#clip1)}</style><svg><use href="#g1"/></svg>'
+            '<script>document.body.classList.add("sl-hide-code");</script>')
+    assert offline_problems(good) == []
+
+
+# ----------------------------------------------------------------------------- the built reports
+
+@pytest.fixture(scope="session")
+def built():
+    """reports/: reuse the last build, or ingest data/raw/, run every notebook and render."""
+    if not (paths.REPORTS / "index.html").exists():
+        from storagelab.store import ingest
+
+        ingest(progress=False)
+        report.run_notebooks()
+        report.render_reports()
+    pages = sorted(p for p in paths.REPORTS.glob("*.html") if p.name != "index.html")
+    assert pages, "no report in reports/ (run ./run build)"
+    return pages
+
+
+def test_every_notebook_has_a_report(built):
+    assert {p.stem for p in built} == {nb.stem for nb in report.list_notebooks()}
+
+
+def test_reports_need_nothing_outside_the_file(built):
+    problems = []
+    for page in [*built, paths.REPORTS / "index.html"]:
+        problems += [f"{page.name}: {p}" for p in offline_problems(page.read_text(encoding="utf-8"))]
+    assert problems == []
+
+
+def test_only_the_code_toggle_script_runs(built):
+    for page in built:
+        p = Page(page.read_text(encoding="utf-8"))
+        assert p.script_srcs == [], page.name
+        assert len(p.scripts) == 1 and "sl-hide-code" in p.scripts[0], page.name
+        assert not [a for a in p.attrs_seen if a.startswith("on")], page.name
+
+
+def _inline_figures(text: str) -> dict[str, str]:
+    """figure id -> the SVG inlined for it, ids un-prefixed (as saved)."""
+    out = {}
+    for m in re.finditer(r'<div class="[^"]*\bsl-figure\b[^"]*"[^>]*data-figure="([^"]+)"[^>]*>\s*(<svg.*?</svg>)', text, re.S):
+        out[m.group(1)] = re.sub(r'(id="|#)sl\d+-', r"\1", m.group(2))
+    return out
+
+
+def _svg_content(svg: str) -> list:
+    """An SVG as (element, attributes, text) in document order, names lower-cased: nbconvert re-serializes
+    the page with BeautifulSoup, which lower-cases attribute names (the HTML parser restores viewBox etc.)."""
+    return [(el.tag.rsplit("}", 1)[-1].lower(), sorted((k.rsplit("}", 1)[-1].lower(), v) for k, v in el.attrib.items()),
+             (el.text or "").strip()) for el in ET.fromstring(svg).iter()]
+
+
+def test_every_chart_is_exported_as_svg_png_and_vega_lite(built):
+    for page in built:
+        text = page.read_text(encoding="utf-8")
+        shown = Page(text).figures
+        assert None not in shown, f"{page.name}: a chart shown without charts.show (no exported files)"
+        exported = {f"{figure_dir(page.stem).name}/{f.name[:-4]}" for f in figure_dir(page.stem).glob("*.svg")}
+        assert sorted(shown) == sorted(exported), page.name  # each exported once, each shown once
+        inline = _inline_figures(text)
+        for fig in shown:
+            base = paths.FIGURES / fig
+            svg = base.with_suffix(".svg").read_text(encoding="utf-8")
+            assert ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"
+            assert _svg_content(inline[fig]) == _svg_content(svg), f"{fig}: the page shows another SVG than the saved one"
+            png = base.with_suffix(".png").read_bytes()
+            assert png[:8] == b"\x89PNG\r\n\x1a\n"
+            width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+            assert width >= 200 and height >= 100, (fig, width, height)
+            spec = json.loads(base.with_suffix(".vl.json").read_text(encoding="utf-8"))
+            assert "vega-lite" in spec["$schema"] and ("mark" in spec or "layer" in spec or "concat" in spec
+                                                         or "hconcat" in spec or "vconcat" in spec or "facet" in spec)
+            for suffix in (".svg", ".png", ".vl.json"):  # the page links the files
+                assert f'href="figures/{fig}{suffix}"' in text
+
+
+def test_reports_show_parameters_run_times_and_provenance(built):
+    for page in built:
+        text = page.read_text(encoding="utf-8")
+        p = Page(text)
+        assert 'id="sl-run"' in text and "HTML built" in text and "executed" in text, page.name
+        defaults = report.notebook_parameters(paths.NOTEBOOKS / f"{page.stem}.ipynb")
+        params = next((h for h in p.headers if h[:2] == ["parameter", "value used"]), None)
+        assert params is not None, f"{page.name}: no parameter table"
+        for name in defaults:
+            assert f"<td><code>{name}</code></td>" in text, (page.name, name)
+        assert any("sha256_16" in h and "path" in h for h in p.headers[-3:]), f"{page.name}: no provenance table at the end"
+
+
+# ----------------------------------------------------------------------------- report.py pieces
+
+def test_inline_svg_prefixes_ids_and_refuses_active_content():
+    svg = ('<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">'
+           '<defs><clipPath id="clip1"><rect width="5" height="5"/></clipPath></defs>'
+           '<g clip-path="url(#clip1)"><text>&lt;b&gt;</text></g></svg>')
+    out = report._inline_svg(svg, "sl3-")
+    assert out.startswith("<svg") and 'id="sl3-clip1"' in out and "url(#sl3-clip1)" in out and "&lt;b&gt;" in out
+    ns = 'xmlns="http://www.w3.org/2000/svg"'
+    for active in (f"<svg {ns}><script>alert(1)</script></svg>",
+                   f'<svg {ns}><rect onclick="alert(1)"/></svg>',
+                   f'<svg {ns}><foreignObject><div>x</div></foreignObject></svg>',
+                   f'<svg {ns} xmlns:xlink="http://www.w3.org/1999/xlink"><image xlink:href="http://example.org/a.png"/></svg>',
+                   f'<svg {ns}><a href="javascript:alert(1)"><text>x</text></a></svg>',
+                   f'<svg {ns}><rect style="fill:url(https://example.org/p)"/></svg>',
+                   "<svg><unclosed>", "<html/>"):
+        assert report._inline_svg(active, "p-") is None, active
+
+
+def test_index_escapes_summary_text(tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "x.json").write_text(json.dumps({
+        "notebook": "x'><script>alert(5)</script>", "title": XSS_JOB, "answers": XSS_LABEL,
+        "headline": {XSS_HOST: XSS_STACK}, "claims": [{"status": "<i>reproduced</i>"}]}))
+    page = report.index_html("<now>", summaries_dir=tmp_path / "s",
+                             pages={"y": {"title": XSS_LABEL, "params": []}})
+    p = Page(page)
+    assert p.scripts == [] and "img" not in p.tags_seen and "b" not in p.tags_seen and "i" not in p.tags_seen
+    assert not [a for a in p.attrs_seen if a.startswith("on")]
+    for s in (XSS_JOB, XSS_LABEL, XSS_HOST, XSS_STACK, "<now>"):
+        assert s not in page and s in p.text  # escaped in the source, shown as text
+    assert "<i>reproduced</i>" in p.text
+
+
+# ----------------------------------------------------------------------------- text from logs, end to end
+
+@pytest.fixture(scope="module")
+def xss_build(tmp_path_factory):
+    """A project of its own (STORAGELAB_ROOT) holding one real fio output whose job is named
+    <script>alert(1)</script>, with hostile labels; ingested, 07_explore run on it (db_path), rendered."""
+    root = tmp_path_factory.mktemp("xss")
+    raw = root / "data" / "raw" / "hostile"
+    raw.mkdir(parents=True)
+    shutil.copy(FIXTURES / "fio" / "3.33" / "xss_jobname.txt", raw / "fio-xss.txt")
+    import csv
+    with open(root / "data" / "raw" / "manifest.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["path", "study", "label", "host", "stack"])
+        w.writerow(["hostile/fio-xss.txt", "hostile", XSS_LABEL, XSS_HOST, XSS_STACK])
+    (root / "notebooks").mkdir()
+    shutil.copy(paths.NOTEBOOKS / "07_explore.ipynb", root / "notebooks")
+    env = dict(os.environ, STORAGELAB_ROOT=str(root), PYTHONPATH=str(ROOT / "lib"))
+    db = root / "data" / "parsed" / "storagelab.duckdb"
+
+    def cli(*args):
+        r = subprocess.run([sys.executable, "-m", "storagelab", *args], env=env, cwd=root,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, f"storagelab {' '.join(args)}:\n{r.stdout}\n{r.stderr}"
+        return r
+
+    assert "ingested 1 " in cli("ingest", "--quiet", "--workers", "1", "--no-parquet").stdout
+    cli("run", "07_explore", "-p", "db_path", str(db))
+    cli("report")
+    return root / "reports"
+
+
+def test_log_text_is_escaped_in_the_html(xss_build):
+    page = (xss_build / "07_explore.html").read_text(encoding="utf-8")
+    index = (xss_build / "index.html").read_text(encoding="utf-8")
+    for text, what in ((page, "report"), (index, "index")):
+        for hostile in (XSS_JOB, XSS_LABEL, XSS_HOST, XSS_STACK):
+            assert hostile not in text, f"{what}: {hostile!r} pasted unescaped"
+        p = Page(text)
+        assert "img" not in p.tags_seen and "b" not in p.tags_seen, what
+        assert not [a for a in p.attrs_seen if a.startswith("on")], what
+        assert all("alert" not in s for s in p.scripts), what
+    assert f"fastest write run{XSS_LABEL}: " in Page(index).text  # the headline quotes the label, as text
+    # shown as text: the job name in the SQL table (polars quotes strings), the labels in the files table
+    text = Page(page).text
+    assert f'"{XSS_JOB}"' in text
+    for s in (XSS_LABEL, XSS_HOST, XSS_STACK):
+        assert f'"{s}"' in text, s
+    # and in the chart: the saved SVG and the one inlined in the page hold the label as escaped text
+    svg = (xss_build / "figures" / "07-explore" / "run-bandwidth-write.svg").read_text(encoding="utf-8")
+    assert XSS_LABEL not in svg and XSS_LABEL in "".join(ET.fromstring(svg).itertext())
+    assert _svg_content(_inline_figures(page)["07-explore/run-bandwidth-write"]) == _svg_content(svg)
+    # the run's parameter is shown, escaped like the rest
+    assert "<td><code>db_path</code></td>" in page and "(set for this run)" in page
+
+
+# ----------------------------------------------------------------------------- headless Chromium
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        ctx = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+            headless=True, offline=True, viewport={"width": 1280, "height": 900}, java_script_enabled=True)
+        yield ctx
+        ctx.close()
+
+
+class Visit:
+    """Open one file:// page with the network cut, recording what a reader would see go wrong."""
+
+    def __init__(self, ctx, path: Path):
+        self.requests, self.blocked, self.failed, self.errors, self.dialogs = [], [], [], [], []
+        page = ctx.new_page()
+
+        def route(r):
+            if r.request.url.startswith(("file:", "data:")):
+                r.continue_()
+            else:
+                self.blocked.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("requestfailed", lambda r: self.failed.append(f"{r.url}: {r.failure}"))
+        page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type in ("error", "assert") else None)
+        page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        page.on("dialog", lambda d: (self.dialogs.append(f"{d.type}: {d.message}"), d.dismiss()))
+        page.goto(path.resolve().as_uri(), wait_until="load")
+        self.page = page
+
+    def problems(self) -> list[str]:
+        external = [u for u in self.requests if not u.startswith(("file:", "data:"))]
+        return ([f"external request {u}" for u in external + self.blocked] + [f"failed {f}" for f in self.failed]
+                + self.errors + [f"dialog {d}" for d in self.dialogs])
+
+    def screenshot(self, name: str) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+_CHARTS_JS = """els => els.map(e => {
+  const s = e.querySelector(':scope > svg'), img = e.querySelector(':scope > img');
+  if (s) { const r = s.getBoundingClientRect();
+           return {figure: e.dataset.figure, w: r.width, h: r.height, marks: s.querySelectorAll('path,rect,line,symbol,circle').length,
+                   texts: Array.from(s.querySelectorAll('text')).filter(t => t.textContent.trim()).length}; }
+  if (img) return {figure: e.dataset.figure, w: img.naturalWidth, h: img.naturalHeight, marks: img.complete ? 99 : 0, texts: 99};
+  return {figure: e.dataset.figure, w: 0, h: 0, marks: 0, texts: 0};
+})"""
+
+_INPUTS_VISIBLE_JS = """() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-Cell-inputWrapper'))
+  .map(e => e.getClientRects().length > 0)"""
+
+
+@pytest.mark.browser
+def test_index_in_chromium(built, browser):
+    v = Visit(browser, paths.REPORTS / "index.html")
+    v.screenshot("index")
+    assert v.problems() == []
+    assert v.page.title() == "storagelab reports"
+    links = set(v.page.eval_on_selector_all(".card a", "els => els.map(a => a.getAttribute('href'))"))
+    assert links == {p.name for p in built}  # every report reachable, no dead link
+    v.page.close()
+
+
+@pytest.mark.browser
+def test_reports_in_chromium(built, browser):
+    failures = []
+    for path in built:
+        v = Visit(browser, path)
+        v.screenshot(path.stem)
+        page, name = v.page, path.name
+        failures += [f"{name}: {p}" for p in v.problems()]
+        # every exported chart is drawn, with marks and text, at a readable size
+        charts = page.eval_on_selector_all(".sl-figure", _CHARTS_JS)
+        n_exported = len(list(figure_dir(path.stem).glob("*.svg")))
+        if len(charts) != n_exported:
+            failures.append(f"{name}: {len(charts)} charts drawn, {n_exported} exported")
+        for c in charts:
+            if c["w"] < 200 or c["h"] < 100 or c["marks"] < 5 or c["texts"] < 2:
+                failures.append(f"{name}: chart {c['figure']} not drawn properly: {c}")
+        # code hidden at load, shown by the button, hidden again
+        shown = page.evaluate(_INPUTS_VISIBLE_JS)
+        if not shown or any(shown):
+            failures.append(f"{name}: code not hidden at load ({sum(shown)} of {len(shown)} visible)")
+        toggle = page.locator("#sl-toggle")
+        if toggle.text_content() != "Show code":
+            failures.append(f"{name}: toggle reads {toggle.text_content()!r}")
+        toggle.click()
+        shown = page.evaluate(_INPUTS_VISIBLE_JS)
+        if not shown or not all(shown) or toggle.text_content() != "Hide code":
+            failures.append(f"{name}: 'Show code' showed {sum(shown)} of {len(shown)} code cells")
+        toggle.click()
+        if any(page.evaluate(_INPUTS_VISIBLE_JS)):
+            failures.append(f"{name}: 'Hide code' left code visible")
+        # the header with the parameters is visible, the title is the notebook's
+        if not page.locator("#sl-run").is_visible():
+            failures.append(f"{name}: run header not visible")
+        h1 = page.locator("h1").first.text_content().rstrip("¶").strip()
+        if page.title() != h1:
+            failures.append(f"{name}: title {page.title()!r} is not the first heading {h1!r}")
+        page.close()
+    assert failures == []
+
+
+@pytest.mark.browser
+def test_log_text_shows_as_text_in_chromium(xss_build, browser):
+    for name in ("07_explore", "index"):
+        v = Visit(browser, xss_build / f"{name}.html")
+        v.screenshot(f"escaping-{name}")
+        assert v.problems() == [], name  # no dialog fired, no request for the <img src=x>
+        page = v.page
+        assert page.evaluate("() => document.querySelectorAll('script').length") == (1 if name != "index" else 0)
+        assert page.evaluate("() => document.querySelectorAll('img[src=\"x\"], [onerror]').length") == 0
+        assert page.get_by_text(XSS_LABEL).first.is_visible(), name
+        if name != "index":
+            for s in (XSS_JOB, XSS_HOST, XSS_STACK):
+                assert page.get_by_text(s).first.is_visible(), s
+            assert page.evaluate("() => document.querySelectorAll('.jp-OutputArea b').length") == 0
+        page.close()

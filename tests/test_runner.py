@@ -1,0 +1,150 @@
+"""`storagelab run NOTEBOOK -p NAME VALUE`: parameters are checked against the notebook's
+``parameters`` cell before anything runs (papermill alone only warns), then injected and used.
+
+A tiny notebook in a project of its own (STORAGELAB_ROOT=tmp) keeps the executed runs fast and
+out of reports/; one call on a real notebook checks the unknown-parameter error end to end.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from storagelab import cli, paths, report
+from storagelab.errors import ParameterError
+from storagelab.nbtools import code, new
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TINY_PARAMS = '''
+factor = 2.0        # float
+count = 3           # int
+name = "disk"       # str
+verbose = False     # bool
+sizes = [1, 2]      # list
+'''
+TINY_BODY = '''
+print(f"result={factor * count!r} name={name!r} verbose={verbose!r} sizes={sizes!r}")
+print(f"types={type(factor).__name__},{type(count).__name__},{type(name).__name__},{type(verbose).__name__}")
+'''
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project root with notebooks/tiny.ipynb and notebooks/other.ipynb (no 'factor')."""
+    nbs = tmp_path / "notebooks"
+    nbs.mkdir()
+    new([code(TINY_PARAMS, "parameters"), code(TINY_BODY)], nbs / "tiny.ipynb")
+    new([code('label = "x"', "parameters"), code("print(label)")], nbs / "other.ipynb")
+    return tmp_path
+
+
+def storagelab(project: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, STORAGELAB_ROOT=str(project), PYTHONPATH=str(ROOT / "lib"))
+    return subprocess.run([sys.executable, "-m", "storagelab", *args], env=env, cwd=project,
+                          capture_output=True, text=True, timeout=300)
+
+
+def executed(project: Path) -> list[str]:
+    out = project / "reports" / "executed"
+    return sorted(p.name for p in out.glob("*.ipynb")) if out.exists() else []
+
+
+# ----------------------------------------------------------------------------- errors, through the CLI
+
+def test_unknown_parameter_is_an_error_and_nothing_runs(project):
+    r = storagelab(project, "run", "tiny", "-p", "facter", "1.5")
+    assert r.returncode == 2
+    assert "storagelab run: tiny.ipynb: unknown parameter 'facter'" in r.stderr
+    assert "factor (default 2.0), count (default 3), name (default 'disk')" in r.stderr  # says what is known
+    assert "Traceback" not in r.stderr and "==> running" not in r.stdout
+    assert executed(project) == []
+
+
+def test_unknown_parameter_of_a_real_notebook(tmp_path):
+    r = storagelab(tmp_path, "run", str(paths.NOTEBOOKS / "07_explore.ipynb"), "-p", "db", "x.duckdb")
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("storagelab run: 07_explore.ipynb: unknown parameter 'db'; "
+                                "parameters are: db_path (default '')")
+    assert executed(tmp_path) == []
+
+
+def test_one_bad_notebook_stops_all(project):
+    # the parameter is valid for tiny but unknown to other: neither runs
+    r = storagelab(project, "run", "tiny", "other", "-p", "factor", "1.5")
+    assert r.returncode == 2 and "other.ipynb: unknown parameter 'factor'" in r.stderr
+    assert executed(project) == []
+
+
+# ----------------------------------------------------------------------------- type checks (in-process: fast)
+
+@pytest.fixture
+def run_cli(project, monkeypatch, capsys):
+    monkeypatch.setattr(report, "EXECUTED", project / "reports" / "executed")
+
+    def run(*args: str) -> tuple[int, str]:
+        rc = cli.main(["run", str(project / "notebooks" / "tiny.ipynb"), *args])
+        return rc, capsys.readouterr().err
+
+    return run
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-p", "factor", "fast"], "parameter factor expects float (default 2.0); got 'fast', which is not a literal"),
+    (["-p", "factor", "nan"], "parameter factor expects float (default 2.0); got 'nan', which is not a literal"),
+    (["-p", "factor", "'2.5'"], "parameter factor expects float (default 2.0); got str '2.5'"),
+    (["-p", "count", "True"], "parameter count expects int (default 3); got bool True"),
+    (["-p", "count", "2.5"], "parameter count expects int (default 3); got float 2.5"),
+    (["-p", "verbose", "1"], "parameter verbose expects bool (default False); got int 1"),
+    (["-p", "sizes", "4"], "parameter sizes expects list (default [1, 2]); got int 4"),
+    (["-r", "count", "5"], "-r gives a string, but count expects int"),
+    (["-p", "count", "4", "-p", "factor", "x"], "parameter factor expects float"),
+])
+def test_wrong_type_is_an_error_and_nothing_runs(run_cli, project, args, message):
+    rc, err = run_cli(*args)
+    assert rc == 2
+    assert err.startswith("storagelab run: tiny.ipynb: ") and message in err, err
+    assert executed(project) == []
+
+
+def test_validate_converts_cli_text_to_the_defaults_types(project):
+    nb = project / "notebooks" / "tiny.ipynb"
+    got = report.validate(nb, {"factor": "3", "count": "4", "verbose": "True", "sizes": "[4, 8]", "name": "1e3"})
+    assert got == {"factor": 3.0, "count": 4, "verbose": True, "sizes": [4, 8], "name": "1e3"}
+    assert type(got["factor"]) is float and type(got["count"]) is int
+    assert report.validate(nb, {}, raw={"name": "[not, a, list]"}) == {"name": "[not, a, list]"}
+    with pytest.raises(ParameterError, match="exactly one cell tagged 'parameters', found 0"):
+        new([code("x = 1")], project / "notebooks" / "untagged.ipynb")
+        report.validate(project / "notebooks" / "untagged.ipynb", {"x": "2"})
+    new([code("x = len('ab')", "parameters")], project / "notebooks" / "computed.ipynb")
+    with pytest.raises(ParameterError, match="parameter x must have a literal default"):
+        report.notebook_parameters(project / "notebooks" / "computed.ipynb")
+
+
+def test_every_notebook_declares_literal_parameters():
+    for nb in report.list_notebooks():
+        params = report.notebook_parameters(nb)
+        assert "db_path" in params and params["db_path"] == "", nb.name  # every notebook can run on another database
+
+
+# ----------------------------------------------------------------------------- a valid run
+
+def test_valid_parameters_are_injected_and_used(project):
+    r = storagelab(project, "run", "tiny", "-p", "factor", "3", "-p", "count", "4", "-p", "verbose", "True",
+                   "-p", "sizes", "[4, 8]", "-r", "name", "1e3 & <b>")
+    assert r.returncode == 0, r.stderr
+    assert "==> running tiny.ipynb" in r.stdout
+    assert executed(project) == ["tiny.ipynb"]
+    nb = nbformat.read(project / "reports" / "executed" / "tiny.ipynb", as_version=4)
+    assert nb.metadata.papermill.parameters == {"factor": 3.0, "count": 4, "verbose": True, "sizes": [4, 8],
+                                                "name": "1e3 & <b>"}
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and "factor = 3.0" in injected[0].source
+    out = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "result=12.0 name='1e3 & <b>' verbose=True sizes=[4, 8]" in out  # the values were used
+    assert "types=float,int,str,bool" in out
