@@ -236,6 +236,20 @@ def test_seed_comparison_structure():
     assert runs(q)[1]["machine"] == "alpinaR1_cache_log"
 
 
+def test_seed_file_block_alone():
+    """A table's second half only (file-creation block, with or without its Version line)."""
+    lines = (SEED / "bonnie-raid1-sec63-cache-log.txt").read_text().splitlines(True)
+    for first in (5, 6):  # from `Version  1.98 ------Sequential Create------` or from `alpinaR1   -Create--`
+        p = parse_text("".join(lines[first:]))
+        [run] = runs(p)
+        assert run["machine"] == "alpinaR1" and run["size_bytes"] is None and run["num_files"] == 16384
+        assert run["version"] == ("1.98" if first == 5 else None)
+        r = res(p)
+        assert list(r) == list(bonnie.FILE_TESTS)
+        assert r["seq_delete"]["ops_per_s"] == 165.746758 and r["ran_delete"]["latency_ns"] == 5952e6
+        assert (r["seq_delete"]["line_start"], r["seq_delete"]["line_end"]) == (9 - first, 10 - first)
+
+
 # --- bonnie++ 2.00a, run here ------------------------------------------------------------------------------------
 
 def test_plain_run_text_and_csv():

@@ -127,6 +127,7 @@ _SIZE = re.compile(r"^([0-9]+)([MG]?)$")
 _CHUNK = re.compile(r"^([0-9]+)([kKmM]?)$")
 _FILES = re.compile(r"^([0-9]+)(?::(link|symlink)|:([0-9]+)(?::([0-9]+))?)?(?:/([0-9]+))?$")
 _VERSION_LIKE = re.compile(r"^[0-9]+\.[0-9]+[0-9a-z.]*$")
+_CSV_FV = re.compile(r"^[12]\.[0-9]{2}$")  # CSV format_version: 1.96, 1.97, 1.98
 
 
 def _err(msg, line, expected, kind="invalid"):
@@ -247,7 +248,7 @@ def _csv_width(fields: list[str]) -> int | None:
     A line starting ``1.9x,<digit>`` is taken as a 1.9x+ line whatever its length (a short one is
     reported as truncated); a 1.03 line needs its 27 fields, a size cell and 12 result cells.
     """
-    if len(fields) > 1 and _VERSION_LIKE.match(fields[0]) and fields[1][:1].isdigit():
+    if len(fields) > 1 and _CSV_FV.match(fields[0]) and re.match(r"^[0-9](\.|$)", fields[1]):
         fam = _family(fields[0])
         return {"1.98+": 50, "1.9x": 48}.get(fam)
     if len(fields) == 27 and _looks_103(fields):
