@@ -352,9 +352,8 @@ class _TextParser:
                 idx = _DIRS.index(d)
                 row["total_ios"], row["short_ios"], row["dropped_ios"] = total[idx], short[idx], dropped[idx]
             elif d == "mixed":
-                row["total_ios"] = sum(total[:3])
-                row["short_ios"] = sum(short[:3]) if None not in short[:3] else None
-                row["dropped_ios"] = sum(dropped[:3]) if None not in dropped[:3] else None
+                row["total_ios"], row["short_ios"], row["dropped_ios"] = (
+                    None if c[0] is None else sum(v or 0 for v in c[:3]) for c in (total, short, dropped))
             elif d == "sync":
                 row["total_ios"] = total[3]
             if row["io_bytes"] == 0 and row["total_ios"]:
@@ -589,7 +588,8 @@ class _TextParser:
                     cells = re.fullmatch(r"r=(\d+)/w=(\d+)(?:/d=(\d+))?", value)
                     cells = cells and [c for c in cells.groups() if c is not None]
                 else:
-                    cells = re.fullmatch(r"\d+(?:[,/]\d+){1,3}", value) and re.split(r"[,/]", value)
+                    cells = (re.fullmatch(r"\d+(?:,\d+){2,3}|\d+(?:/\d+){1,2}", value)
+                             and re.split(r"[,/]", value))
                 if not cells:
                     self.fail(ln, f"cannot read issued counts {value!r}", expected)
                 parts[key[:5]] = [int(c) for c in cells] + [None] * (4 - len(cells))
