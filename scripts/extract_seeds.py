@@ -46,7 +46,7 @@ ROWS: list[dict] = [
                  "--numjobs=8 --ioengine=libaio --iodepth=8 --group_reporting --runtime=60 --startdelay=60",
          notes="after the upgrade from ZFS 0.8.4 to 2.1.4 (kernel 5.15.0-52)"),
     dict(HOMELAB, path="homelab-mergerfs/fio-mergerfs-hdd.txt", seed=S000, seed_lines="159-188",
-         label="mergerfs over HDDs (ext4? 18TB+8TB)", stack="mergerfs+hdd", devices="sdc, sde (WD 18TB, WD 8TB)",
+         label="mergerfs over 2 HDDs (18TB + 8TB)", stack="mergerfs+hdd", devices="sdc, sde (WD 18TB, WD 8TB)",
          device_limit_bytes_per_s=170e6,
          notes="/mnt/slow-storage; category.create=eplus; author: HDDs write ~170 MB/s max"),
     dict(HOMELAB, path="homelab-mergerfs/fio-mergerfs-zfs-mirror-zfs0.8.4.txt", seed=S000, seed_lines="206-232",

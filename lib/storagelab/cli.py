@@ -83,12 +83,16 @@ def cmd_schema(args) -> int:
 def cmd_sql(args) -> int:
     from .store import connect
 
+    import duckdb
+
     con = connect(args.db, read_only=True)
     try:
         rel = con.sql(args.query)
-        if rel is None:
-            return 0
-        print(rel)
+        if rel is not None:
+            print(rel)
+    except duckdb.Error as e:
+        print(f"storagelab sql: {e}", file=sys.stderr)
+        return 2
     finally:
         con.close()
     return 0
