@@ -58,7 +58,8 @@ def test_gpart_seed_after_fix_starts_at_2048(name, disk):
     assert d["logical_sector_source"] == "checked" and d["partitions"] == 1
     assert (d["line_start"], d["line_end"]) == (2, 5)
     (r,) = p.rows("partitions")
-    assert (r["index"], r["start_sector"], r["size_sectors"], r["end_sector"]) == (1, 2048, 7_814_033_408, 7_814_035_455)
+    assert (r["index"], r["start_sector"], r["size_sectors"], r["end_sector"]) == \
+           (1, 2048, 7_814_033_408, 7_814_035_455)
     assert r["type"] == "freebsd-zfs" and r["device"] is None and r["flags"] is None
     assert r["start_bytes"] == 1_048_576 and r["size_bytes"] == 7_814_033_408 * 512
     assert r["aligned_4k"] is True and r["aligned_1m"] is True and r["align_4k_rem_bytes"] == 0
@@ -178,7 +179,8 @@ def test_sfdisk_dump_dos_and_gpt():
     assert p1["aligned_4k"] is False and p2["aligned_1m"] is True and p1["logical_sector_source"] == "printed"
     p = parse(PT / "sfdisk-gpt.txt")
     (d,) = p.rows("disks")
-    assert (d["disk"], d["table_type"], d["usable_first_sector"], d["usable_sectors"]) == ("gpt.img", "GPT", 34, 131_005)
+    assert (d["disk"], d["table_type"], d["usable_first_sector"], d["usable_sectors"]) == \
+           ("gpt.img", "GPT", 34, 131_005)
     assert d["label_id"] == "6B5C0C6E-0000-4000-8000-000000000001"
     rows = p.rows("partitions")
     assert [r["name"] for r in rows] == ["bios boot", "EFI system", "my data", "swap"]
@@ -208,7 +210,8 @@ def test_parted_machine_and_human():
            [(1, "bios boot", "bios_grub"), (2, "EFI system", "boot, esp"), (3, "my data", None), (4, "swap", "swap")]
     h = parse(PT / "parted-dos2048.txt").rows("partitions")
     assert [(r["index"], r["type"], r["flags"]) for r in h] == \
-           [(1, "primary", None), (2, "primary", "swap"), (3, "extended", None), (5, "logical", None), (6, "logical", "lba")]
+           [(1, "primary", None), (2, "primary", "swap"), (3, "extended", None), (5, "logical", None),
+            (6, "logical", "lba")]
     h63 = parse(PT / "parted-dos63.txt").rows("partitions")
     assert h63[0]["start_sector"] == 63 and h63[0]["flags"] == "boot" and h63[0]["aligned_4k"] is False
 
@@ -229,7 +232,8 @@ def test_all_tools_agree_on_the_same_image(image):
     def key(path):
         return [(r["index"], r["start_sector"], r["size_sectors"], r["aligned_4k"]) for r in parts(path)]
     ref = key(PT / f"fdisk-{image}.txt")
-    assert ref == key(PT / f"sfdisk-{image}.txt") == key(PT / f"parted-m-{image}.txt") == key(PT / f"parted-{image}.txt")
+    others = [key(PT / f"{tool}-{image}.txt") for tool in ("sfdisk", "parted-m", "parted")]
+    assert others == [ref, ref, ref]
 
 
 # --- detection and bad input ------------------------------------------------------------------

@@ -22,7 +22,6 @@ Thumper logs of seed 001 and real runs of R20230301, tests/fixtures/mbuffer/):
 
 from __future__ import annotations
 
-import math
 import re
 
 from ..units import UnitError, duration_to_ns, mbuffer_bytes, mbuffer_rate
@@ -78,8 +77,8 @@ _SUMMARY = re.compile(
 _STATUS = re.compile(
     rf"^in\s+@\s*{_NUM}\s*{_UNIT}B/s,\s*out\s+@\s*{_NUM}\s*{_UNIT}B/s,\s*(?:(\d+)\s+x\s+)?{_NUM}\s*{_UNIT}B\s+total,"
     r"\s*buffer\s+([0-9]+(?:\.[0-9]*)?)%\s+full(?:,\s*([0-9]+(?:\.[0-9]*)?)%\s+done)?\s*$")
-_SNIFF = re.compile(r"^(?:mbuffer: )?(?:summary:\s.*Byte\s+in\s.*average\s+of\s.*B/s|in\s+@\s.*B/s,\s*out\s+@\s.*total,\s*buffer\s)",
-                    re.M)
+_SNIFF = re.compile(r"^(?:mbuffer: )?(?:summary:\s.*Byte\s+in\s.*average\s+of\s.*B/s"
+                    r"|in\s+@\s.*B/s,\s*out\s+@\s.*total,\s*buffer\s)", re.M)
 _PROMPT = re.compile(r"^\s*(?:\S*[$#%>]\s+)?.*\bmbuffer\s+-")
 
 

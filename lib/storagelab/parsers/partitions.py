@@ -59,12 +59,14 @@ TABLES = {
         ("end_sector", "BIGINT", "last sector (inclusive), logical sectors"),
         ("size_sectors", "BIGINT", "length, logical sectors"),
         ("abs_start_sector", "BIGINT",
-         "first sector on the underlying disk: start_sector plus the start of the enclosing slice for a gpart BSD label "
+         "first sector on the underlying disk: start_sector plus the start of the enclosing slice for a gpart BSD "
+         "label "
          "inside an MBR slice listed in the same output; else = start_sector"),
         ("logical_sector_bytes", "INTEGER", "logical sector size, bytes"),
         ("physical_sector_bytes", "INTEGER", "physical sector size, bytes, where printed (fdisk, parted); else NULL"),
         ("logical_sector_source", "VARCHAR", _SOURCE_DOC),
-        ("start_bytes", "BIGINT", "byte offset of the partition on the underlying disk (abs_start_sector x logical size)"),
+        ("start_bytes", "BIGINT",
+         "byte offset of the partition on the underlying disk (abs_start_sector x logical size)"),
         ("size_bytes", "BIGINT", "length, bytes"),
         ("type", "VARCHAR", "type as named: gpart type (freebsd-zfs), fdisk Type/System (Linux), parted msdos Type "
                             "(primary/extended/logical)"),
@@ -88,7 +90,8 @@ TABLES = {
         ("size_bytes", "BIGINT", "whole-disk size, bytes (fdisk, parted); NULL for gpart and sfdisk -d"),
         ("usable_first_sector", "BIGINT", "first usable sector (gpart header, sfdisk first-lba); else NULL"),
         ("usable_sectors", "BIGINT", "usable sectors (gpart header, sfdisk last-lba - first-lba + 1); else NULL"),
-        ("free_sectors", "BIGINT", "sum of the free-space rows printed (gpart, parted print free); NULL when none printed"),
+        ("free_sectors", "BIGINT",
+         "sum of the free-space rows printed (gpart, parted print free); NULL when none printed"),
         ("partitions", "INTEGER", "partitions stored for this disk, count"),
         ("logical_sector_bytes", "INTEGER", "logical sector size, bytes"),
         ("physical_sector_bytes", "INTEGER", "physical sector size, bytes, where printed; else NULL"),
