@@ -15,7 +15,7 @@ MiB = 1024**2
 
 
 def read(path):
-    return path.read_text()
+    return path.read_bytes().decode()  # keeps the \r of progress lines (read_text would turn them into \n)
 
 
 def parse(path):
@@ -242,3 +242,330 @@ def test_strip_progress():
     assert s("\r25.5M completed (  25MB/s) estimated time remaining: 4294838926hr 4294967255min 4294967294sec   "
              "     \tbp count:  5") == "\tbp count:  5"
     assert s("\tbp count:  5") == "\tbp count:  5"
+
+
+# --- real zdb 2.1.11 and 2.3.2 outputs (ztest pools; tests/fixtures/zdb/COMMANDS.md) --------------------
+
+FIXTURE_FILES = sorted(Z.glob("*/*.txt"))
+FORMAT_OF = {"b": "zdb-b", "bb": "zdb-b", "bbb": "zdb-b", "bbbb": "zdb-b", "Pbb": "zdb-b", "bcc": "zdb-b",
+             "bccL": "zdb-b", "S": "zdb-S", "DD": "zdb-DD", "DDD": "zdb-DD"}
+
+
+def fmt_of(path):
+    return FORMAT_OF[path.stem.removeprefix("empty-").removesuffix("-stderr")]
+
+
+def test_fixtures_exist():
+    versions = {p.parent.name for p in FIXTURE_FILES}
+    assert {"2.1", "2.3"} <= versions and len(FIXTURE_FILES) >= 28
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture_sniff_and_parse(path):
+    text = read(path)
+    assert zdb.sniff(text) == fmt_of(path)
+    assert detect(text)[0] is zdb  # no other parser claims it first
+    p = zdb.parse(text)
+    assert p.n_rows > 0 and p.warnings == []
+    for rows in p.tables.values():
+        for r in rows:
+            assert 1 <= r["line_start"] <= r["line_end"]
+
+
+def test_21_b_summary():
+    p = parse(Z / "2.1" / "b.txt")
+    b = one(p, "zdb_block_stats")
+    assert b == {
+        "block_no": 1, "pool": None, "bp_count": 5321, "ganged_count": 0,
+        "bp_logical_bytes": 327_483_904, "bp_logical_avg_bytes": 61_545,
+        "bp_physical_bytes": 30_133_760, "bp_physical_avg_bytes": 5663, "compression_physical": 10.87,
+        "bp_allocated_bytes": 59_137_024, "bp_allocated_avg_bytes": 11_113, "compression_allocated": 5.54,
+        "bp_deduped_bytes": 3072, "dedup_ref_gt1_count": 1, "dedup_ratio": 1.00,
+        "bp_cloned_bytes": None, "bp_cloned_count": None, "embedded_bp_count": 229,
+        "dittoed_same_vdev": 2266, "dittoed_same_metaslab": 0, "leaks": "none", "leaked_bytes": 0,
+        "traversal_bytes": None, "alloc_bytes": None, "zfs_era": "2.1+", "line_start": 7, "line_end": 14}
+    assert [(c["class"], c["allocated_bytes"], c["used_pct"]) for c in p.rows("zdb_classes")] == [
+        ("Normal", 59_051_008, 1.63), ("Embedded log", 0, None)]  # `used:  -nan%` -> NULL
+    assert one(p, "zdb_events")["kind"] == "no_leaks"
+
+
+def test_21_bb_table_human_and_P():
+    human, raw = parse(Z / "2.1" / "bb.txt"), parse(Z / "2.1" / "Pbb.txt")
+    h = one(human, "zdb_block_types", type_name="SPA space map")
+    r = one(raw, "zdb_block_types", type_name="SPA space map")
+    # `6.50M` is 6.5 MiB = 6,815,744 bytes (not 6,500,000): -P prints the same 6815744
+    assert (h["blocks"], h["lsize_bytes"], h["human_units"]) == (52, 6_815_744, True)
+    assert (r["blocks"], r["lsize_bytes"], r["psize_bytes"], r["asize_bytes"], r["avg_bytes"]) == (
+        52, 6_815_744, 297_472, 1_256_448, 24_162)
+    assert (r["comp_ratio"], r["pct_total"], r["human_units"], r["level"]) == (22.91, 2.12, False, None)
+    d = one(human, "zdb_block_types", type_name="DMU dnode")
+    assert d["lsize_bytes"] == round(8.34 * MiB) and d["psize_bytes"] == 766 * 1024 and d["asize_bytes"] == round(2.25 * MiB)
+    t = one(human, "zdb_block_types", type_name="Total")
+    assert (t["blocks"], t["lsize_bytes"], t["comp_ratio"], t["pct_total"]) == (round(5.20 * 1024), 312 * MiB, 10.87, 100.0)
+    # `-` rows (types with no blocks) are not stored; 17 types have blocks
+    assert len(human.rows("zdb_block_types")) == len(raw.rows("zdb_block_types")) == 17
+    assert one(human, "zdb_block_types", type_name="DSL directory child map")["psize_bytes"] == 512
+
+
+def test_21_size_histogram():
+    h = parse(Z / "2.1" / "bb.txt").rows("zdb_block_size_histogram")
+    assert [r["block_size_bytes"] for r in h] == [2**k for k in range(9, 25)]
+    first = h[0]
+    assert (first["psize_count"], first["psize_bytes"], first["lsize_count"], first["lsize_bytes"],
+            first["asize_count"]) == (round(3.88 * 1024), round(1.94 * MiB), 116, 58 * 1024, 0)
+    raw = parse(Z / "2.1" / "Pbb.txt").rows("zdb_block_size_histogram")
+    assert (raw[0]["psize_count"], raw[0]["psize_bytes"], raw[0]["human_units"]) == (3970, 2_032_640, False)
+
+
+def test_21_bbb_levels_and_bbbb_star_lines():
+    for name in ("bbb.txt", "bbbb.txt"):
+        p = parse(Z / "2.1" / name)
+        dn = [r for r in p.rows("zdb_block_types") if r["type_name"] == "DMU dnode"]
+        assert [(r["level"], r["blocks"]) for r in dn] == [(5, 11), (4, 11), (3, 11), (2, 11), (1, 12), (0, 86),
+                                                           (None, 142)]
+        assert sum(r["blocks"] for r in dn if r["level"] is not None) == 142  # levels add up to the type total
+        assert len(p.rows("zdb_block_size_histogram")) == 16
+
+
+def test_21_simulated_ddt():
+    p = parse(Z / "2.1" / "S.txt")
+    rows = p.rows("zdb_ddt_histogram")
+    assert [(r["refcnt_bucket"], r["is_total"], r["alloc_blocks"], r["ref_blocks"]) for r in rows] == [
+        (1, False, round(1.61 * 1024), round(1.61 * 1024)), (2, False, 1, 2), (None, True, round(1.61 * 1024), round(1.61 * 1024))]
+    two = rows[1]
+    # `512B` (nicebytes) = 512 bytes, `2.24K` = 2,294 bytes, `4.49K` = 4,598 bytes
+    assert (two["alloc_lsize_bytes"], two["alloc_psize_bytes"], two["alloc_dsize_bytes"], two["ref_dsize_bytes"]) == (
+        1024, 512, 2294, 4598)
+    assert all(r["source"] == "simulated" and r["object"] is None and r["ddt_no"] == 1 for r in rows)
+    ratio = one(p, "zdb_ddt_ratios")
+    assert (ratio["source"], ratio["dedup"], ratio["compress"], ratio["copies"], ratio["product"]) == (
+        "simulated", 1.00, 6.84, 1.28, 5.37)
+
+
+def test_21_ddt_dump_per_entry_sizes():
+    p = parse(Z / "2.1" / "DD.txt")
+    objs = p.rows("zdb_ddt_objects")
+    assert [(o["checksum"], o["ddt_class"], o["entries"]) for o in objs] == [
+        ("sha256", "unique", 374), ("sha512", "unique", 93), ("skein", "duplicate", 1), ("skein", "unique", 135),
+        ("edonr", "unique", 56)]
+    o = objs[0]
+    assert (o["kind"], o["name"], o["ddt_type"]) == ("object", "DDT-sha256-zap-unique", "zap")
+    # <= 2.2: `size 442 on disk, 208 in core` are bytes per entry; totals = entries x per-entry
+    assert (o["disk_bytes_per_entry"], o["core_bytes_per_entry"]) == (442, 208)
+    assert (o["disk_bytes_total"], o["core_bytes_total"], o["totals_derived"]) == (374 * 442, 374 * 208, True)
+    total = one(p, "zdb_ddt_histogram", is_total=True)
+    assert total["alloc_blocks"] == sum(o["entries"] for o in objs) == 659  # one entry per unique block
+    assert one(p, "zdb_ddt_ratios")["compress"] == 3.18
+
+
+def test_21_ddt_per_object_histograms():
+    p = parse(Z / "2.1" / "DDD.txt")
+    hist = p.rows("zdb_ddt_histogram")
+    per_obj = [r for r in hist if r["object"]]
+    assert {r["object"] for r in per_obj} == {o["name"] for o in p.rows("zdb_ddt_objects")}
+    agg = {r["refcnt_bucket"]: r for r in hist if r["object"] is None and not r["is_total"]}
+    for bucket, a in agg.items():  # the per-object histograms add up to the aggregated one
+        assert sum(r["alloc_blocks"] for r in per_obj if r["refcnt_bucket"] == bucket) == a["alloc_blocks"]
+    assert len({r["ddt_no"] for r in hist}) == 1
+
+
+def test_21_progress_noise_mixed_in():
+    """stdout+stderr captures: `\\rloading concrete vdev ...` and `\\r54.5M completed (...)` lines."""
+    assert without_lines(parse(Z / "2.1" / "bb-stderr.txt").tables["zdb_block_types"]) == \
+        without_lines(parse(Z / "2.1" / "bb.txt").tables["zdb_block_types"])
+    plain, noisy = parse(Z / "2.1" / "b.txt"), parse(Z / "2.1" / "bcc-stderr.txt")
+    for t in ("zdb_block_stats", "zdb_classes", "zdb_embedded_bps", "zdb_events"):
+        assert without_lines(noisy.rows(t)) == without_lines(plain.rows(t)), t
+    # -L: no leak check (no leak line), and zdb -L does not load the DDT, so nothing counts as deduped
+    b = one(parse(Z / "2.1" / "bccL-stderr.txt"), "zdb_block_stats")
+    assert (b["leaks"], b["leaked_bytes"], b["bp_count"], b["bp_deduped_bytes"]) == (None, None, 5321, 0)
+
+
+def test_glued_progress_and_expanded_tabs():
+    """Hand-made from real 2.1 output: progress glued to `bp count:` (as in pasted 2>&1 output), tabs -> spaces."""
+    real = read(Z / "2.1" / "bb.txt")
+    glued = real.replace("\n\tbp count:", "\n\r 3.30G completed (  64MB/s) estimated time remaining: "
+                                          "4294540182hr 4294967237min 4294967289sec        \tbp count:")
+    assert without_lines(zdb.parse(glued).tables["zdb_block_stats"]) == \
+        without_lines(zdb.parse(real).tables["zdb_block_stats"])
+    expanded = zdb.parse(real.expandtabs(8))
+    assert expanded.tables["zdb_block_types"] == zdb.parse(real).tables["zdb_block_types"]
+    assert expanded.tables["zdb_block_size_histogram"] == zdb.parse(real).tables["zdb_block_size_histogram"]
+
+
+def test_21_empty_ddt_pool():
+    r = one(parse(Z / "2.1" / "empty-DD.txt"), "zdb_ddt_objects")
+    assert (r["kind"], r["line_start"]) == ("all_empty", 1)
+    s = parse(Z / "2.1" / "empty-S.txt")
+    assert one(s, "zdb_ddt_histogram", is_total=True)["alloc_blocks"] == 114
+    assert one(s, "zdb_ddt_ratios")["compress"] == 13.51
+
+
+def test_23_b_with_real_leak_lines():
+    """zdb 2.3.2 on a ztest pool with a checkpoint: real `leaked space` lines and a size mismatch."""
+    p = parse(Z / "2.3" / "b.txt")
+    b = one(p, "zdb_block_stats")
+    assert (b["bp_count"], b["ganged_count"], b["bp_logical_bytes"], b["bp_physical_bytes"], b["bp_allocated_bytes"]) == (
+        6409, 3, 1_179_738_112, 31_969_792, 78_740_480)
+    assert (b["compression_physical"], b["compression_allocated"], b["dedup_ratio"]) == (36.90, 14.98, 1.00)
+    assert (b["bp_cloned_bytes"], b["bp_cloned_count"], b["zfs_era"]) == (0, 0, "2.2+")
+    assert (b["embedded_bp_count"], b["dittoed_same_vdev"]) == (1404, 3639)
+    assert (b["leaks"], b["leaked_bytes"], b["traversal_bytes"], b["alloc_bytes"]) == (
+        "leaked", 16384, 85_713_920, 85_730_304)
+    assert b["alloc_bytes"] - b["traversal_bytes"] == b["leaked_bytes"]
+    segs = [e for e in p.rows("zdb_events") if e["kind"] == "leaked_space"]
+    assert len(segs) == 10 and sum(e["size_bytes"] for e in segs) == 16384  # the segments add up to the mismatch
+    assert (segs[0]["vdev"], segs[0]["offset_bytes"], segs[0]["line_start"]) == (0, 0x256D4000, 4)
+    assert [(c["class"], c["allocated_bytes"], c["used_pct"]) for c in p.rows("zdb_classes")] == [
+        ("Normal", 85_485_568, 3.75), ("Dedup", 254_976, 0.03), ("Embedded log", 0, None)]
+
+
+def test_23_bb_metadata_total_and_levels():
+    p, raw = parse(Z / "2.3" / "bb.txt"), parse(Z / "2.3" / "Pbb.txt")
+    m = one(raw, "zdb_block_types", type_name="Metadata Total")
+    assert (m["blocks"], m["lsize_bytes"], m["psize_bytes"], m["asize_bytes"], m["pct_total"]) == (
+        3730, 141_221_376, 4_179_968, 16_471_040, 20.92)
+    assert one(p, "zdb_block_types", type_name="Metadata Total")["lsize_bytes"] == 135 * MiB
+    assert one(p, "zdb_block_types", type_name="Total")["lsize_bytes"] == round(1.10 * 1024**3)  # `1.10G`
+    bbb = parse(Z / "2.3" / "bbb.txt")
+    assert [(r["level"], r["blocks"]) for r in bbb.rows("zdb_block_types") if r["type_name"] == "DMU dnode"] == [
+        (5, 13), (4, 13), (3, 13), (2, 13), (1, 14), (0, 104), (None, 170)]
+    ganged = [(r["type_name"], r["level"], r["ganged_blocks"]) for r in bbb.rows("zdb_block_types") if r["ganged_blocks"]]
+    assert ("Total", None, 3) in ganged
+
+
+def test_23_ddt_dump_totals_tables_and_logs():
+    p = parse(Z / "2.3" / "DD.txt")
+    objs = p.rows("zdb_ddt_objects")
+    kinds = [o["kind"] for o in objs]
+    assert (kinds.count("table"), kinds.count("object"), kinds.count("log")) == (5, 5, 10)
+    t = objs[0]
+    assert (t["kind"], t["name"], t["checksum"], t["ddt_version"], t["flags"], t["flag_names"], t["object_id"]) == (
+        "table", "DDT-sha256", "sha256", 1, 3, "FLAT LOG", 218)
+    o = objs[1]
+    # 2.3+: dspace/mspace are totals; per entry = total / entries
+    assert (o["name"], o["ddt_class"], o["entries"], o["disk_bytes_total"], o["core_bytes_total"], o["totals_derived"]) == (
+        "DDT-sha256-zap-unique", "unique", 136, 48128, 65536, False)
+    assert o["disk_bytes_per_entry"] == pytest.approx(48128 / 136) and o["core_bytes_per_entry"] == pytest.approx(65536 / 136)
+    log = objs[2]
+    assert (log["kind"], log["name"], log["checksum"], log["ddt_class"], log["flags"], log["flag_names"],
+            log["object_id"], log["log_len"], log["log_txg"], log["entries"]) == (
+        "log", "DDT-log-sha256-0", "sha256", None, 0, None, 219, 0, 2545, 0)
+    assert objs[3]["flag_names"] == "FLUSHING"
+    total = one(p, "zdb_ddt_histogram", is_total=True)
+    assert total["alloc_blocks"] == sum(o["entries"] for o in objs if o["kind"] == "object") == 379
+    assert one(p, "zdb_ddt_ratios")["copies"] == 1.80
+
+
+def test_23_ddd_object_lines_ignored_histograms_named():
+    p = parse(Z / "2.3" / "DDD.txt")
+    per_obj = [r for r in p.rows("zdb_ddt_histogram") if r["object"]]
+    assert [(r["object"], r["alloc_blocks"]) for r in per_obj] == [
+        ("DDT-sha256-zap-unique", 136), ("DDT-sha512-zap-unique", 51), ("DDT-skein-zap-unique", 71),
+        ("DDT-edonr-zap-unique", 22), ("DDT-blake3-zap-unique", 99)]
+    assert len(p.rows("zdb_ddt_objects")) == 20  # `DDT-...: object=N` lines are not objects
+
+
+def test_23_empty_ddt_pool():
+    assert one(parse(Z / "2.3" / "empty-DD.txt"), "zdb_ddt_objects")["kind"] == "all_empty"
+
+
+# --- invariants over every real fixture ------------------------------------------------------------------
+
+def dirs():
+    return sorted({p.parent for p in FIXTURE_FILES})
+
+
+@pytest.mark.parametrize("d", dirs(), ids=lambda d: d.name)
+def test_P_totals_equal_summary(d):
+    p = parse(d / "Pbb.txt")
+    b = one(p, "zdb_block_stats")
+    t = one(p, "zdb_block_types", type_name="Total", level=None)
+    assert (t["blocks"], t["lsize_bytes"], t["psize_bytes"], t["asize_bytes"], t["avg_bytes"]) == (
+        b["bp_count"], b["bp_logical_bytes"], b["bp_physical_bytes"], b["bp_allocated_bytes"], b["bp_allocated_avg_bytes"])
+    h = p.rows("zdb_block_size_histogram")
+    for kind in ("psize", "lsize", "asize"):
+        cum = 0
+        for r in h:
+            cum += r[f"{kind}_bytes"]
+            assert r[f"{kind}_cum_bytes"] == cum
+    assert h[-1]["psize_cum_bytes"] == b["bp_physical_bytes"]
+    assert h[-1]["asize_cum_bytes"] == b["bp_allocated_bytes"]
+
+
+@pytest.mark.parametrize("d", dirs(), ids=lambda d: d.name)
+def test_human_table_agrees_with_P(d):
+    """nicenum cells (3 significant digits, powers of 1024) are within 0.5 % of the -P integers."""
+    human = parse(d / "bb.txt").rows("zdb_block_types")
+    raw = parse(d / "Pbb.txt").rows("zdb_block_types")
+    assert [r["type_name"] for r in human] == [r["type_name"] for r in raw]
+    for h, r in zip(human, raw):
+        for col in ("blocks", "lsize_bytes", "psize_bytes", "asize_bytes", "avg_bytes"):
+            assert abs(h[col] - r[col]) <= 0.005 * r[col] + 0.5, (h["type_name"], col, h[col], r[col])
+    hh = parse(d / "bb.txt").rows("zdb_block_size_histogram")
+    rh = parse(d / "Pbb.txt").rows("zdb_block_size_histogram")
+    for h, r in zip(hh, rh):
+        for col in h:
+            if col.endswith(("_count", "_bytes")):
+                assert abs(h[col] - r[col]) <= 0.005 * r[col] + 0.5, (col, h[col], r[col])
+
+
+@pytest.mark.parametrize("path", [p for p in FIXTURE_FILES if p.stem in ("S", "DD", "DDD", "empty-S")],
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_ddt_ratio_line_matches_total_row(path):
+    p = parse(path)
+    t = [r for r in p.rows("zdb_ddt_histogram") if r["is_total"]]
+    assert len(t) == 1
+    t, ratio = t[0], one(p, "zdb_ddt_ratios")
+    assert ratio["dedup"] == pytest.approx(t["ref_dsize_bytes"] / t["alloc_dsize_bytes"], rel=0.015)
+    assert ratio["compress"] == pytest.approx(t["ref_lsize_bytes"] / t["ref_psize_bytes"], rel=0.015)
+    assert ratio["copies"] == pytest.approx(t["ref_dsize_bytes"] / t["ref_psize_bytes"], rel=0.015)
+    assert ratio["product"] == pytest.approx(ratio["dedup"] * ratio["compress"] / ratio["copies"], rel=0.01)
+    rows = [r for r in p.rows("zdb_ddt_histogram") if not r["is_total"] and r["object"] is None]
+    assert sum(r["ref_blocks"] for r in rows) == pytest.approx(t["ref_blocks"], rel=0.01)
+    assert all(r["refcnt_bucket"] >= 1 and r["refcnt_bucket"] & (r["refcnt_bucket"] - 1) == 0 for r in rows)
+
+
+@pytest.mark.parametrize("d", dirs(), ids=lambda d: d.name)
+def test_summary_avg_and_ratios_consistent(d):
+    b = one(parse(d / "b.txt"), "zdb_block_stats")
+    for what in ("logical", "physical", "allocated"):
+        assert b[f"bp_{what}_avg_bytes"] == b[f"bp_{what}_bytes"] // b["bp_count"]
+    assert b["compression_physical"] == round(b["bp_logical_bytes"] / b["bp_physical_bytes"], 2)
+    assert b["compression_allocated"] == round(b["bp_logical_bytes"] / b["bp_allocated_bytes"], 2)
+    assert b["dedup_ratio"] == round(1 + b["bp_deduped_bytes"] / b["bp_allocated_bytes"], 2)
+    assert not math.isnan(b["compression_physical"])
+
+
+# --- truncation of real fixtures -------------------------------------------------------------------------
+
+def cut_before(path, marker):
+    text = read(path)
+    return text[:text.index(marker)]
+
+
+def test_truncated_tables():
+    with pytest.raises(ParseError) as e:  # -bb table cut before its Total row
+        zdb.parse(cut_before(Z / "2.1" / "bb.txt", " 5.20K\t"))
+    assert e.value.kind == "truncated"
+    with pytest.raises(ParseError) as e:  # -S cut inside the histogram
+        zdb.parse(cut_before(Z / "2.1" / "S.txt", " Total"))
+    assert e.value.kind == "truncated"
+    with pytest.raises(ParseError) as e:  # -DD cut before the ratio line
+        zdb.parse(cut_before(Z / "2.1" / "DD.txt", "dedup ="))
+    assert e.value.kind == "truncated"
+    with pytest.raises(ParseError) as e:  # block size histogram header only
+        zdb.parse(cut_before(Z / "2.1" / "bb.txt", "    512:"))
+    assert e.value.kind == "truncated"
+
+
+def test_23_progress_glued_to_leak_line():
+    """Real: `\\r18.2M completed (  18MB/s) estimated time remaining: 0hr 00min 03sec        leaked space: ...`."""
+    path = Z / "2.3" / "bcc-stderr.txt"
+    assert "remaining: 0hr 00min 03sec        leaked space: vdev 0, offset 0x256d4000" in read(path)
+    noisy, plain = parse(path), parse(Z / "2.3" / "b.txt")
+    ev = noisy.rows("zdb_events")
+    assert (ev[0]["kind"], ev[0]["offset_bytes"], ev[0]["line_start"]) == ("leaked_space", 0x256D4000, 5)
+    assert ev[0]["text"] == "leaked space: vdev 0, offset 0x256d4000, size 1024"
+    for t in ("zdb_block_stats", "zdb_classes", "zdb_events"):
+        assert without_lines(noisy.rows(t)) == without_lines(plain.rows(t)), t
