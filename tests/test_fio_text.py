@@ -719,3 +719,19 @@ def test_random_damage_gives_rows_or_parse_error():
             parse_text("\n".join(lines))
         except ParseError as e:
             assert e.kind in ("empty", "truncated", "invalid") and (e.line is None or e.line >= 1)
+
+
+def test_rows_have_exactly_the_schema_columns():
+    from storagelab.parsers.fio.schema import TABLES
+
+    files = [SEEDS / n for n in ("fio-zfs-mirror-zfs0.8.4.txt", "fio-mdadm-raid1-ext4-bitmap-internal.txt")]
+    files += [F333 / n for n in ("unified_both.txt", "name_colon_fsync.txt")] + sorted(VAR.glob("*.txt"))
+    seen = set()
+    for path in files:
+        for table, rows in parse_text(read(path)).tables.items():
+            want = [c for c in TABLES[table].names if c != "file_id"]
+            for row in rows:
+                assert list(row) == want, (path.name, table)
+            seen.add(table)
+    assert seen == {"fio_jobs", "fio_results", "fio_percentiles", "fio_latency_buckets", "fio_iodepths",
+                    "fio_groups", "fio_disk_stats"}

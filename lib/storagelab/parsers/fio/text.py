@@ -45,7 +45,6 @@ FORMAT = "fio-normal"
 # ---- line shapes --------------------------------------------------------------------------
 _JOBS_STATUS = re.compile(r"^\s*Jobs: \d+ \(f=\d+\)")
 _JOBS_ETA = re.compile(r"^\s*Jobs: \d+ \(f=\d+\).*?\[eta [^\]]*\]\s*")
-_TERSE = re.compile(r"^[2-5];(?:fio-[^;]*;)?[^;]*;\d+;-?\d+;")
 _VERSION = re.compile(r"^\s*fio[- ](\d+)\.(\d+)(?:\.\d+)?\S*\s*$")
 _PREAMBLE = re.compile(r"^(?P<name>.*?): \(g=(?P<g>\d+)\): rw=(?P<rw>[^,]+), bs=(?P<bs>.*?), "
                        r"ioengine=(?P<engine>[^,]+?), iodepth=(?P<depth>\d+)\s*$")
@@ -242,13 +241,13 @@ class _TextParser:
         if self.pct is not None:
             if s.lstrip().startswith("|"):
                 self.pct_line(ln, s)
+                self.jstate["last"] = ln
                 return
             self.end_pct(ln)
         if self.lifetime:
-            if s.lstrip().startswith("|"):
-                return
-            self.lifetime = False
-            if re.match(r"^\s*states\s*:", s):
+            self.lifetime = s.lstrip().startswith("|")
+            if self.lifetime or re.match(r"^\s*states\s*:", s):
+                self.jstate["last"] = ln
                 return
         if not s.strip():
             if self.job is not None and self.jstate["issued"]:
@@ -592,11 +591,12 @@ class _TextParser:
                              and re.split(r"[,/]", value))
                 if not cells:
                     self.fail(ln, f"cannot read issued counts {value!r}", expected)
-                parts[key[:5]] = [int(c) for c in cells] + [None] * (4 - len(cells))
+                key = "drop" if key.startswith("drop") else key
+                parts[key] = [int(c) for c in cells] + [None] * (4 - len(cells))
         if not m or "total" not in parts or _ISSUED_PART.sub("", m["body"]).strip():
             self.fail(ln, "malformed issued line", expected)
         none = [None] * 4
-        self.jstate["issued"] = (parts["total"], parts.get("short", none), parts.get("dropp", parts.get("drop", none)))
+        self.jstate["issued"] = (parts["total"], parts.get("short", none), parts.get("drop", none))
 
     # ---- groups and disks ----------------------------------------------------------------------
     def group_line(self, ln: int, s: str) -> None:
