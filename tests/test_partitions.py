@@ -53,7 +53,9 @@ def test_gpart_seed_after_fix_starts_at_2048(name, disk):
     assert d["disk"] == disk and d["table_type"] == "GPT"
     assert (d["usable_first_sector"], d["usable_sectors"]) == (40, 7_814_037_088)
     assert d["free_sectors"] == 2008 + 1672
-    assert d["size_sectors"] is None and d["media_size_text"] == "3.6T"
+    # gpart prints the disk only rounded (3.6T): the size is where the usable area ends, a lower bound
+    assert d["size_sectors"] == 40 + 7_814_037_088 and d["size_source"] == "usable-end"
+    assert d["size_bytes"] == 7_814_037_128 * 512 == 4_000_787_009_536 and d["media_size_text"] == "3.6T"
     assert d["logical_sector_bytes"] == 512 and d["physical_sector_bytes"] is None
     assert d["logical_sector_source"] == "checked" and d["partitions"] == 1
     assert (d["line_start"], d["line_end"]) == (2, 5)
@@ -112,7 +114,8 @@ def test_fdisk_sector63_vs_2048_real():
     p = parse(PT / "fdisk-dos63.txt")
     (d,) = p.rows("disks")
     assert d == {**d, "disk": "dos63.img", "table_type": "MBR", "label_id": "0x0d050063", "size_sectors": 131_072,
-                 "size_bytes": 67_108_864, "logical_sector_bytes": 512, "physical_sector_bytes": 512,
+                 "size_bytes": 67_108_864, "size_source": "printed", "logical_sector_bytes": 512,
+                 "physical_sector_bytes": 512,
                  "logical_sector_source": "printed", "partitions": 2, "line_start": 1, "line_end": 10}
     p1, p2 = p.rows("partitions")
     assert (p1["device"], p1["index"], p1["start_sector"], p1["end_sector"], p1["size_sectors"]) == \
@@ -181,6 +184,9 @@ def test_sfdisk_dump_dos_and_gpt():
     (d,) = p.rows("disks")
     assert (d["disk"], d["table_type"], d["usable_first_sector"], d["usable_sectors"]) == \
            ("gpt.img", "GPT", 34, 131_005)
+    assert (d["size_sectors"], d["size_source"]) == (131_039, "usable-end")  # the image has 131072
+    dos = parse(PT / "sfdisk-dos63.txt").rows("disks")[0]
+    assert (dos["size_sectors"], dos["size_bytes"], dos["size_source"]) == (None, None, None)
     assert d["label_id"] == "6B5C0C6E-0000-4000-8000-000000000001"
     rows = p.rows("partitions")
     assert [r["name"] for r in rows] == ["bios boot", "EFI system", "my data", "swap"]

@@ -11,8 +11,10 @@ Formats (checked against real outputs in tests/fixtures/partitions/, see COMMAND
   gpart prints no sector size. 512 is assumed and checked against the human sizes in
   parentheses (sectors x sector size); when they fit 4096 instead (a 4Kn disk), 4096 is used
   and a warning says so (``logical_sector_source``). The physical size is never printed: NULL.
-  The header's numbers are the usable area, not the disk: ``disks.size_sectors`` is NULL and
-  the media size is kept as printed (``media_size_text``). A BSD label inside an MBR slice
+  The header's numbers are the usable area, not the disk, whose size gpart prints only rounded
+  (``media_size_text``, kept as printed): ``disks.size_sectors`` is the end of the usable area
+  (first + usable sectors), a lower bound a few dozen sectors short of the disk (the backup GPT
+  is not shown), and ``size_source`` says so. A BSD label inside an MBR slice
   (``ada0s1``) has offsets relative to the slice; when the slice is listed in the same output,
   ``abs_start_sector`` adds the slice's start, and the alignment uses it.
 * ``fdisk`` (``fdisk -l``, also ``sfdisk -l``): util-linux >= 2.26 (``Units: sectors``,
@@ -86,8 +88,12 @@ TABLES = {
         ("disk", "VARCHAR", "disk or geom as printed"),
         ("table_type", "VARCHAR", "MBR, GPT, BSD, ... (normalised); NULL when the disk has no partition table"),
         ("label_id", "VARCHAR", "disk identifier (fdisk 'Disk identifier', sfdisk label-id)"),
-        ("size_sectors", "BIGINT", "whole-disk size, logical sectors (fdisk, parted); NULL for gpart and sfdisk -d"),
-        ("size_bytes", "BIGINT", "whole-disk size, bytes (fdisk, parted); NULL for gpart and sfdisk -d"),
+        ("size_sectors", "BIGINT", "disk size, logical sectors (see size_source); NULL when not known"),
+        ("size_bytes", "BIGINT", "disk size, bytes (size_sectors x logical size, or as printed)"),
+        ("size_source", "VARCHAR",
+         "'printed' (fdisk, parted: the whole disk) or 'usable-end' (gpart header first + usable sectors, sfdisk "
+         "last-lba + 1: where the usable area ends, a lower bound, short of the disk by the backup GPT and "
+         "alignment slack); NULL when no size is known (sfdisk -d of an MBR)"),
         ("usable_first_sector", "BIGINT", "first usable sector (gpart header, sfdisk first-lba); else NULL"),
         ("usable_sectors", "BIGINT", "usable sectors (gpart header, sfdisk last-lba - first-lba + 1); else NULL"),
         ("free_sectors", "BIGINT",
@@ -162,6 +168,7 @@ class _Disk:
         self.line_start = self.line_end = lineno
         self.table_type = self.label_id = self.media = self.state = None
         self.size_sectors = self.size_bytes = self.first = self.usable = self.free = None
+        self.size_source = "printed"
         self.lsec = None
         self.psec = None
         self.source = None
@@ -189,7 +196,8 @@ class _Disk:
             self.size_bytes = self.size_sectors * lsec
         parsed.add("disks", {
             "disk": self.name, "table_type": self.table_type, "label_id": self.label_id,
-            "size_sectors": self.size_sectors, "size_bytes": self.size_bytes, "usable_first_sector": self.first,
+            "size_sectors": self.size_sectors, "size_bytes": self.size_bytes,
+            "size_source": self.size_source if self.size_bytes is not None else None, "usable_first_sector": self.first,
             "usable_sectors": self.usable, "free_sectors": self.free, "partitions": len(self.parts),
             "logical_sector_bytes": lsec, "physical_sector_bytes": self.psec, "logical_sector_source": source,
             "media_size_text": self.media, "state": self.state,
@@ -251,6 +259,7 @@ def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
             close()
             cur, pairs = _Disk(m.group(3), lineno), []
             cur.first, cur.usable = int(m.group(1)), int(m.group(2))
+            cur.size_sectors, cur.size_source = cur.first + cur.usable, "usable-end"
             cur.table_type, cur.media, cur.state = _table_type(m.group(4)), m.group(5), m.group(6)
             continue
         if cur is None:
@@ -494,6 +503,8 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
                 first, lastlba = (int(value), lastlba) if key == "first-lba" else (first, int(value))
                 cur.first = first
                 cur.usable = lastlba - first + 1 if first is not None and lastlba is not None else None
+                if lastlba is not None:
+                    cur.size_sectors, cur.size_source = lastlba + 1, "usable-end"
             continue
         m = _SFDISK_ROW.match(s)
         if not m:
