@@ -6,15 +6,24 @@ One pass over the lines with a small state machine:
   rw/bs/ioengine/iodepth go to the job blocks of that name), the ``fio-3.16`` version line; anything
   else there (``Starting N processes``, ``note:``, stderr, live ``Jobs:`` lines, a JSON document or
   terse lines of ``--output-format=normal,json``/``terse,normal``) is skipped;
-* a job block, from its ``name: (groupid=N, jobs=N): err=...`` header to its ``issued`` line
-  (+ the optional ``errors``/``latency``/block-lifetime/``steadystate`` lines): direction
-  sections (3.x ``read: IOPS=``, 2.x ``read : io=``, ``fsync/...:`` as direction ``sync``) with
-  their slat/clat/lat, percentile, bw and iops lines, then the job-wide lines;
+* a job block, from its ``name: (groupid=N, jobs=N): err=...`` header up to the next header, a
+  blank line or the run status lines; it is complete once its ``issued`` line was read (the
+  oldest releases print the latency distribution after it). Direction sections (3.x
+  ``read: IOPS=``, 2.x ``read : io=``, ``fsync/...:`` as direction ``sync``) carry their
+  slat/clat/lat, percentile, bw and iops lines; then come the job-wide lines (latency
+  distribution, cpu, IO depths, issued, errors, latency target, block lifetime, steadystate).
+  Per-priority (cmdprio) lines are recognised but not stored (the tables have no column for
+  them; a warning says so); a line not known inside a block is a warning;
 * ``Run status group N (all jobs):`` and the group lines (3.x ``bw=``, 2.x ``aggrb=``);
 * ``Disk stats (read/write):`` and one line per disk (md/dm aggregates on the same line).
 
 ``--status-interval`` prints the whole report again and again: each report gets its own
 ``doc_index`` (0, 1, ...) and only the last one's jobs have ``is_final``.
+
+The output ends in the middle of a report (a job block without its ``issued`` line, a percentile
+list ending in ``,``, a last line cut short, job blocks with no run status lines after them, or
+only the preamble) -> ``ParseError(kind="truncated")``; a line of a known kind whose numbers
+cannot be read elsewhere -> ``kind="invalid"`` with its line number.
 
 Units: every number is converted at the edge to bytes, bytes/s, ns, counts or percent. Rules that
 matter (A.3, A.4, A.6, A.12):
@@ -23,11 +32,16 @@ matter (A.3, A.4, A.6, A.12):
   (``max=44735k`` in ``(usec)`` is 44.735 s);
 * fio <= 2.16 (``read : io=``, ``aggrb=``, ``bw (KB  /s)``) prints ``KB``/``MB`` for powers of
   1024 (the default kb_base=1024; a 2.x run with kb_base=1000 cannot be told apart in the text);
-* 3.x prints each bandwidth/size twice, in the kb_base family then in the other one. Both carry
-  the same number of significant figures; the one with more significant digits is used and a tie
-  keeps the first (the kb_base family fio computed in): ``1240MiB/s (1300MB/s)`` -> 1240 MiB/s;
+* 3.x prints each bandwidth/size twice, in the kb_base family then in the other one, each rounded
+  to at most 4 significant figures (``significant_figures``). The one printed with more
+  significant digits is used (``977KiB/s (1000kB/s)`` -> 1000 kB/s, ``988MiB (1036MB)`` -> 1036 MB);
+  a tie keeps the first, the kb_base family: ``1240MiB/s (1300MB/s)`` -> 1240 MiB/s;
 * with kb_base=1000 fio labels a large per-sample bandwidth ``(  MiB/s)`` but divides by 1000:
   those values are MB/s.
+
+* latency distribution keys are bucket upper edges; the lower edge is the previous key of the
+  nsec/usec/msec sequence, so ``lat (usec) : 2=`` starts at 1 usec (the last nsec edge) from
+  fio 2.99 on and at 0 before (no nsec family); ``>=2000`` (msec) has no upper edge.
 
 Text numbers carry 3-4 significant figures, so every row has ``exact=False``.
 """
