@@ -20,6 +20,15 @@ def test_ars_ratios_exact():
     assert round(row["vs_theory_pct"], 2) == 25.57
 
 
+def test_ars_figures_match_the_claims_file():
+    from storagelab.claims import load_claims
+    c = load_claims("ars-zfs-vs-raid")
+    stated = dict(zip(c["claim_id"], c["value_base"]))
+    assert set(rs.ARS_CLAIM_IDS) == set(rs.ARS_MIB_S)
+    for key, cid in rs.ARS_CLAIM_IDS.items():
+        assert stated[cid] == rs.ARS_MIB_S[key] * MiB, cid
+
+
 def test_ars_ratios_from_other_figures():
     figs = dict(rs.ARS_MIB_S, raidz2_8w_1m_write_rs1m=1136.0)
     out = rs.ars_ratios(figs)
@@ -37,6 +46,13 @@ def test_amplification(r, s, amp):
     a = rs.amplification(r, s)
     assert a["read_amp"] == amp and a["write_amp"] == amp
     assert a["overwrite_read_amp"] == (amp if s < r else 0.0)
+
+
+def test_records_per_io():
+    # the article: an 8 MiB photo is 64 records at 128K, 8 at 1M
+    assert rs.amplification(128 * KiB, 8 * MiB)["records"] == 64
+    assert rs.amplification(MiB, 8 * MiB)["records"] == 8
+    assert rs.amplification(MiB, 4 * KiB)["records"] == 1
 
 
 def test_amplification_wasted_bytes_is_the_articles_124_kib():
@@ -77,6 +93,18 @@ def test_raidz_alloc_ars_chunks():
     assert rs.raidz_alloc(3 * MiB, width=8, parity=2)["max_data_bytes_per_disk"] == 512 * KiB
     with pytest.raises(ValueError):
         rs.raidz_alloc(MiB, width=2, parity=2)
+
+
+def test_disks_touched_raidz_vs_md_raid6():
+    # 1 MiB: RAIDz2 (1M records) spreads it over all 6 data disks; md RAID6 with 512 KiB chunks over 2
+    assert rs.raidz_alloc(MiB, width=8, parity=2)["data_disks_touched"] == 6
+    assert rs.raidz_alloc(4 * KiB, width=8, parity=2)["data_disks_touched"] == 1
+    assert rs.chunked_disks_touched(MiB, 512 * KiB) == 2
+    assert rs.chunked_disks_touched(MiB + 1, 512 * KiB) == 3
+    # an undersized 1 MiB block still uses every data column: efficiency 256/342, not the article's 2/(2+2)
+    assert rs.raidz_alloc(MiB, width=8, parity=2)["efficiency"] == 256 / 342
+    with pytest.raises(ValueError):
+        rs.chunked_disks_touched(0, 512 * KiB)
 
 
 def test_tuned_vs_default():

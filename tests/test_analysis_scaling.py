@@ -131,3 +131,17 @@ def test_fio_scaling_single_vdev_only():
     out = scaling.fio(runs)
     assert out["vdev_counts_in_group"].to_list() == [1, 1]
     assert out["relative"].to_list() == [1.0, 1.0]
+
+
+def test_chart_frame(layouts):
+    cf = scaling.chart_frame(scaling.thumper(layouts))
+    assert set(cf["series"]) == {"measured", "sum of vdevs (n x)", "data-disk model"}
+    m = cf.filter((pl.col("series") == "measured") & (pl.col("test") == "dd_write"))
+    assert m.height == 49 and m["value"].null_count() == 0
+    ideal = cf.filter((pl.col("series") == "sum of vdevs (n x)") & (pl.col("test") == "zfs_send_read"))
+    assert ideal["vdev_count"].to_list() == list(range(1, 20)) + [23]  # the send table skips 20-22 vdevs
+    assert ideal["value"].to_list() == [float(n) for n in ideal["vdev_count"]]
+    dd = cf.filter(pl.col("series") == "data-disk model")
+    assert "mirror" not in dd["vdev_type"].to_list()  # for mirrors the model is the sum of vdevs
+    assert dd.filter((pl.col("test") == "dd_write") & (pl.col("vdev_type") == "raidz2")
+                     & (pl.col("vdev_count") == 11))["value"].to_list() == [24 / 44]

@@ -73,3 +73,20 @@ def test_delay_corrected_rate_netcat():
     assert round(r / MiB, 1) == 99.2
     with pytest.raises(ValueError):
         transports.delay_corrected_rate(1.0, 10.0, 10.0)
+
+
+def test_thumper_claim_map_matches_manifest_and_claims():
+    from storagelab.claims import load_claims
+    from storagelab.manifest import load
+
+    m = load(RAW / "manifest.csv")
+    labels = {r["label"] for r in m.rows.values() if r.get("study") == "thumper-x4500" and r.get("stack") == "mbuffer"}
+    assert set(transports.THUMPER_RATE_CLAIMS) == labels
+    c = load_claims("thumper-x4500")
+    assert set(transports.THUMPER_RATE_CLAIMS.values()) <= set(c["claim_id"])
+
+
+def test_to_gbit_s():
+    assert transports.to_gbit_s(311 * MiB) == 311 * MiB * 8 / 1e9
+    assert round(transports.to_gbit_s(311 * MiB), 3) == 2.609
+    assert transports.to_gbit_s(875e6) == 7.0

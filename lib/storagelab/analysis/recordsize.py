@@ -34,6 +34,17 @@ ARS_MIB_S = {
     "raid6_8w_1m_read_1proc": 47.0,
 }
 
+# the same figures' ids in papers/ars-zfs-vs-raid/claims.csv
+ARS_CLAIM_IDS = {
+    "raidz2_8w_1m_write_rs128k": "ars-raidz2-1m-write-rs128k",
+    "raidz2_8w_1m_write_rs1m": "ars-raidz2-1m-write-rs1m",
+    "raidz2_8w_1m_write_first_run": "ars-raidz2-1m-write-throwaway",
+    "raidz2_2x4w_1m_read": "ars-2x4wide-raidz2-1m-read",
+    "raid6_8w_1m_read": "ars-mdraid6-8wide-1m-read",
+    "raidz2_8w_1m_read_1proc": "ars-raidz2-1m-read-single-process",
+    "raid6_8w_1m_read_1proc": "ars-raid6-1m-read-single-process",
+}
+
 # (claim, numerator, denominator, theory, theory basis)
 ARS_RATIOS = [
     ("1M recordsize speed-up of RAIDz2 1 MiB writes", "raidz2_8w_1m_write_rs1m", "raidz2_8w_1m_write_rs128k",
@@ -70,7 +81,7 @@ def amplification(recordsize: int, io_size: int) -> dict:
     r = _power_of_two(recordsize, "recordsize")
     s = _power_of_two(io_size, "io size")
     amp = r / s if s < r else 1.0
-    return dict(recordsize_bytes=r, io_bytes=s, read_amp=amp, write_amp=amp,
+    return dict(recordsize_bytes=r, io_bytes=s, records=max(s // r, 1), read_amp=amp, write_amp=amp,
                 overwrite_read_amp=amp if s < r else 0.0,  # read-modify-write of the record (uncached)
                 wasted_read_bytes=max(r - s, 0))
 
@@ -92,7 +103,15 @@ def raidz_alloc(record_bytes: int, width: int, parity: int, ashift: int = 12) ->
     return dict(record_bytes=record_bytes, width=width, parity=parity, sector_bytes=sector,
                 data_sectors=data, parity_sectors=rows * parity, pad_sectors=padded - raw,
                 alloc_bytes=padded * sector, efficiency=data / padded,
+                data_disks_touched=min(data, width - parity),
                 max_data_sectors_per_disk=rows, max_data_bytes_per_disk=rows * sector)
+
+
+def chunked_disks_touched(io_bytes: int, chunk_bytes: int) -> int:
+    """Disks a chunk-aligned read of ``io_bytes`` touches on striped RAID with fixed ``chunk_bytes`` (md RAID)."""
+    if io_bytes < 1 or chunk_bytes < 1:
+        raise ValueError("io and chunk sizes must be >= 1 byte")
+    return -(-io_bytes // chunk_bytes)
 
 
 RUN_GROUP = ("stack", "pool", "vdev_type", "vdev_count", "vdev_width", "rw", "block_size_bytes", "direction")

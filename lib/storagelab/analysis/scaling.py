@@ -119,3 +119,36 @@ def fio(runs: pl.DataFrame, baseline_count: int = 1, by: Sequence[str] = FIO_GRO
     out = relative(labelled, "bw_bytes_per_s", by, baseline_count=baseline_count)
     counts = out.group_by(list(by)).agg(pl.col("vdev_count").n_unique().alias("vdev_counts_in_group"))
     return out.join(counts, on=list(by), how="left", nulls_equal=True).sort([*by, "vdev_count"], nulls_last=True)
+
+
+def chart_frame(scaled: pl.DataFrame, by: str = "test") -> pl.DataFrame:
+    """Long form for the scaling chart: measured relative speed per vdev type, and the two models
+    (sum of vdevs; data disks, per vdev type) at the same vdev counts. Rows without a value are dropped."""
+    keep = [by, "vdev_type", "vdev_count"]
+    measured = scaled.select(*keep, pl.lit("measured").alias("series"), pl.col("relative").alias("value"))
+    ideal = (scaled.select(by, "vdev_count", "ideal").unique()
+             .select(by, pl.lit("all").alias("vdev_type"), "vdev_count", pl.lit("sum of vdevs (n x)").alias("series"),
+                     pl.col("ideal").alias("value")))
+    disks = scaled.select(*keep, pl.lit("data-disk model").alias("series"), pl.col("data_disk_ratio").alias("value"))
+    return (pl.concat([measured, ideal, disks.filter(pl.col("vdev_type") != "mirror")])
+            .filter(pl.col("value").is_not_null()).sort(by, "series", "vdev_type", "vdev_count"))
+
+
+FIO_RUNS_SQL = """
+SELECT f.file_id, f.path, f.label, f.study, f.stack, f.pool, f.vdev_type, f.vdev_count, f.vdev_width,
+       f.recordsize_bytes, j.rw, j.block_size_bytes, g.direction, g.bw_bytes_per_s
+FROM fio_groups g JOIN files f USING (file_id)
+LEFT JOIN (SELECT file_id, groupid, any_value(rw) AS rw, max(block_size_bytes) AS block_size_bytes
+           FROM fio_jobs WHERE is_final GROUP BY file_id, groupid) j
+       ON j.file_id = g.file_id AND j.groupid = g.groupid
+WHERE f.duplicate_of IS NULL
+  AND g.doc_index = (SELECT max(doc_index) FROM fio_groups g2 WHERE g2.file_id = g.file_id)
+  AND (? = '' OR f.study = ?)
+ORDER BY f.path, g.groupid, g.direction
+"""
+
+
+def fio_runs(con, study: str = "") -> pl.DataFrame:
+    """Every fio run's group bandwidth with its manifest labels (vdev layout, recordsize); '' = all studies."""
+    from . import frame
+    return frame(con, FIO_RUNS_SQL, [study, study])

@@ -62,3 +62,21 @@ def delay_corrected_rate(amount_bytes: float, seconds: float, delay_s: float) ->
     if not 0 <= delay_s < seconds:
         raise ValueError(f"delay {delay_s} s must be >= 0 and shorter than the run ({seconds} s)")
     return amount_bytes / (seconds - delay_s)
+
+
+# seed 001's transports: manifest label -> claim id (papers/thumper-x4500/claims.csv) of its printed rate
+THUMPER_RATE_CLAIMS = {
+    "/dev/zero to /dev/null": "thumper-mbuffer-zero-to-null",
+    "ssh (default cipher)": "thumper-mbuffer-ssh",
+    "ssh -c blowfish": "thumper-mbuffer-ssh-blowfish",
+    "netcat (receiver)": "thumper-mbuffer-netcat-receiver",
+    "netcat (sender)": "thumper-mbuffer-netcat-sender",
+    "socat (receiver)": "thumper-mbuffer-socat-receiver",
+    "socat (sender, local)": "thumper-mbuffer-socat-sender",
+    "socat (network)": "thumper-mbuffer-socat-network",
+}
+
+
+def to_gbit_s(bytes_per_s: float) -> float:
+    """Network units: 10^9 bits per second (netperf, link speeds)."""
+    return bytes_per_s * 8 / 1e9
