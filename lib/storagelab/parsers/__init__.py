@@ -30,8 +30,13 @@ def parser_version(module: ModuleType) -> str:
 def decode(data: bytes) -> str:
     """Bytes of a log to text: UTF-8 (with or without BOM), UTF-16 with BOM, else Latin-1.
 
-    Empty files and binary data are refused with a ParseError naming the line.
+    Empty files and binary data are refused with a ParseError naming the line. CRLF line ends
+    become LF (line numbers do not change); a lone CR (progress output) is kept.
     """
+    return _decode(data).replace("\r\n", "\n")
+
+
+def _decode(data: bytes) -> str:
     if not data.strip():
         raise ParseError("file is empty" if not data else "file holds only white space",
                          kind="empty", expected="the text output of fio, bonnie++, zdb, gpart/fdisk/sfdisk/parted, zpool or mbuffer")
