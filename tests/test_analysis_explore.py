@@ -77,8 +77,8 @@ def test_run_bandwidths_keeps_the_final_report_and_drops_duplicates(db):
 
 
 def test_run_bandwidths_of_an_empty_database_is_empty():
-    groups = pl.DataFrame(schema={"file_id": pl.Int32, "doc_index": pl.Int32, "groupid": pl.Int32, "direction": pl.String,
-                                  "bw_bytes_per_s": pl.Float64, "io_bytes": pl.Float64, "run_max_ns": pl.Float64,
+    groups = pl.DataFrame(schema={"file_id": pl.Int32, "doc_index": pl.Int32, "groupid": pl.Int32,
+                                  "direction": pl.String, "bw_bytes_per_s": pl.Float64, "io_bytes": pl.Float64, "run_max_ns": pl.Float64,
                                   "exact": pl.Boolean})
     files = pl.DataFrame(schema={"file_id": pl.Int32, "path": pl.String, "study": pl.String, "label": pl.String,
                                  "stack": pl.String, "host": pl.String, "duplicate_of": pl.String})

@@ -44,7 +44,8 @@ _FETCHING = {"script": ("src",), "link": ("href",), "img": ("src", "srcset"), "i
              "track": ("src",), "embed": ("src",), "object": ("data",), "image": ("href", "xlink:href"),
              "use": ("href", "xlink:href"), "input": ("src",), "feimage": ("href", "xlink:href")}
 _CSS_URL = re.compile(r"""url\(\s*['"]?([^'")\s]+)|@import\s+['"]([^'"]+)""", re.I)
-_URL_IN_JS = re.compile(r"""(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}[/"'\s]|\b(?:import|require)\s*\(|mathjax|require\.js""", re.I)
+_URL_IN_JS = re.compile(r"""(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}[/"'\s]|\b(?:import|require)\s*\(|mathjax|require\.js""",
+                        re.I)
 
 
 class Page(HTMLParser):
@@ -183,7 +184,8 @@ def test_only_the_code_toggle_script_runs(built):
 def _inline_figures(text: str) -> dict[str, str]:
     """figure id -> the SVG inlined for it, ids un-prefixed (as saved)."""
     out = {}
-    for m in re.finditer(r'<div class="[^"]*\bsl-figure\b[^"]*"[^>]*data-figure="([^"]+)"[^>]*>\s*(<svg.*?</svg>)', text, re.S):
+    figure = r'<div class="[^"]*\bsl-figure\b[^"]*"[^>]*data-figure="([^"]+)"[^>]*>\s*(<svg.*?</svg>)'
+    for m in re.finditer(figure, text, re.S):
         out[m.group(1)] = re.sub(r'(id="|#)sl\d+-', r"\1", m.group(2))
     return out
 
@@ -207,7 +209,7 @@ def test_every_chart_is_exported_as_svg_png_and_vega_lite(built):
             base = paths.FIGURES / fig
             svg = base.with_suffix(".svg").read_text(encoding="utf-8")
             assert ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"
-            assert _svg_content(inline[fig]) == _svg_content(svg), f"{fig}: the page shows another SVG than the saved one"
+            assert _svg_content(inline[fig]) == _svg_content(svg), f"{fig}: the page shows another SVG than saved"
             png = base.with_suffix(".png").read_bytes()
             assert png[:8] == b"\x89PNG\r\n\x1a\n"
             width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
@@ -229,7 +231,7 @@ def test_reports_show_parameters_run_times_and_provenance(built):
         assert params is not None, f"{page.name}: no parameter table"
         for name in defaults:
             assert f"<td><code>{name}</code></td>" in text, (page.name, name)
-        assert any("sha256_16" in h and "path" in h for h in p.headers[-3:]), f"{page.name}: no provenance table at the end"
+        assert any("sha256_16" in h and "path" in h for h in p.headers[-3:]), f"{page.name}: no provenance at the end"
 
 
 # ----------------------------------------------------------------------------- report.py pieces
@@ -244,7 +246,8 @@ def test_inline_svg_prefixes_ids_and_refuses_active_content():
     for active in (f"<svg {ns}><script>alert(1)</script></svg>",
                    f'<svg {ns}><rect onclick="alert(1)"/></svg>',
                    f'<svg {ns}><foreignObject><div>x</div></foreignObject></svg>',
-                   f'<svg {ns} xmlns:xlink="http://www.w3.org/1999/xlink"><image xlink:href="http://example.org/a.png"/></svg>',
+                   f'<svg {ns} xmlns:xlink="http://www.w3.org/1999/xlink">'
+                   '<image xlink:href="http://example.org/a.png"/></svg>',
                    f'<svg {ns}><a href="javascript:alert(1)"><text>x</text></a></svg>',
                    f'<svg {ns}><rect style="fill:url(https://example.org/p)"/></svg>',
                    "<svg><unclosed>", "<html/>"):
@@ -355,7 +358,7 @@ class Visit:
         page.route("**/*", route)
         page.on("request", lambda r: self.requests.append(r.url))
         page.on("requestfailed", lambda r: self.failed.append(f"{r.url}: {r.failure}"))
-        page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type in ("error", "assert") else None)
+        page.on("console", lambda m: m.type in ("error", "assert") and self.errors.append(f"console {m.type}: {m.text}"))
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         page.on("dialog", lambda d: (self.dialogs.append(f"{d.type}: {d.message}"), d.dismiss()))
         page.goto(path.resolve().as_uri(), wait_until="load")
@@ -374,9 +377,11 @@ class Visit:
 _CHARTS_JS = """els => els.map(e => {
   const s = e.querySelector(':scope > svg'), img = e.querySelector(':scope > img');
   if (s) { const r = s.getBoundingClientRect();
-           return {figure: e.dataset.figure, w: r.width, h: r.height, marks: s.querySelectorAll('path,rect,line,symbol,circle').length,
+           return {figure: e.dataset.figure, w: r.width, h: r.height,
+                   marks: s.querySelectorAll('path,rect,line,symbol,circle').length,
                    texts: Array.from(s.querySelectorAll('text')).filter(t => t.textContent.trim()).length}; }
-  if (img) return {figure: e.dataset.figure, w: img.naturalWidth, h: img.naturalHeight, marks: img.complete ? 99 : 0, texts: 99};
+  if (img) return {figure: e.dataset.figure, w: img.naturalWidth, h: img.naturalHeight,
+                   marks: img.complete ? 99 : 0, texts: 99};
   return {figure: e.dataset.figure, w: 0, h: 0, marks: 0, texts: 0};
 })"""
 

@@ -192,7 +192,9 @@ def _inline_svg(svg: str, prefix: str) -> str | None:
         return None
     for el in root.iter():
         tag = el.tag.rsplit("}", 1)[-1].lower() if isinstance(el.tag, str) else ""
-        if tag in ("script", "foreignobject", "iframe") or (tag == "style" and re.search(r"url\(|@import", el.text or "")):
+        if tag in ("script", "foreignobject", "iframe"):
+            return None
+        if tag == "style" and re.search(r"url\(|@import", el.text or ""):
             return None
         for k, v in el.attrib.items():
             name = k.rsplit("}", 1)[-1].lower()
@@ -221,7 +223,8 @@ def _run_info(nb, name: str) -> dict[str, Any]:
     defaults = _literal_assignments(cells[0].source, name) if len(cells) == 1 else {}
     params = [{"name": k, "value": repr(injected.get(k, v)), "set": k in injected, "default": repr(v)}
               for k, v in defaults.items()]
-    params += [{"name": k, "value": repr(v), "set": True, "default": ""} for k, v in injected.items() if k not in defaults]
+    params += [{"name": k, "value": repr(v), "set": True, "default": ""}
+               for k, v in injected.items() if k not in defaults]
     source = pm.get("input_path") or ""
     try:
         source = Path(source).resolve().relative_to(paths.ROOT.resolve()).as_posix()
