@@ -42,6 +42,18 @@ def setup() -> None:
         alt.themes.register("storagelab", _theme)
         alt.themes.enable("storagelab")
     alt.renderers.enable("svg")
+    display_tables()
+
+
+def display_tables() -> None:
+    """Reports show whole tables (claims, provenance): no elided rows or cut strings."""
+    import polars as pl
+
+    pl.Config.set_tbl_rows(200)
+    pl.Config.set_fmt_str_lengths(160)
+    pl.Config.set_tbl_cols(30)
+    pl.Config.set_tbl_hide_dataframe_shape(True)
+    pl.Config.set_tbl_hide_column_data_types(True)
 
 
 def source_caption(study: str, extra: str = "") -> str:
