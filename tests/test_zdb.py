@@ -569,3 +569,29 @@ def test_23_progress_glued_to_leak_line():
     assert ev[0]["text"] == "leaked space: vdev 0, offset 0x256d4000, size 1024"
     for t in ("zdb_block_stats", "zdb_classes", "zdb_events"):
         assert without_lines(noisy.rows(t)) == without_lines(plain.rows(t)), t
+
+
+def test_23_second_run_legacy_ddt_and_refcnt_128():
+    """2.3.2, second ztest pool: legacy (version 0) DDTs, blocks referenced 128+ times."""
+    b = one(parse(Z / "2.3-special" / "b.txt"), "zdb_block_stats")
+    assert (b["bp_count"], b["bp_deduped_bytes"], b["dedup_ref_gt1_count"], b["dedup_ratio"], b["embedded_bp_count"]) == (
+        14648, 1_778_688, 376, 1.03, 5267)
+    p = parse(Z / "2.3-special" / "DD.txt")
+    tables = [o for o in p.rows("zdb_ddt_objects") if o["kind"] == "table"]
+    assert [(t["checksum"], t["ddt_version"], t["flags"], t["flag_names"], t["object_id"]) for t in tables][0] == (
+        "sha256", 0, 0, None, 1)
+    assert len(tables) == 5 and not [o for o in p.rows("zdb_ddt_objects") if o["kind"] == "log"]
+    dup = one(p, "zdb_ddt_objects", name="DDT-skein-zap-duplicate")
+    assert (dup["entries"], dup["disk_bytes_total"], dup["core_bytes_total"], dup["disk_bytes_per_entry"]) == (
+        1, 23040, 65536, 23040)
+    r128 = one(p, "zdb_ddt_histogram", refcnt_bucket=128)
+    assert (r128["alloc_blocks"], r128["ref_blocks"], r128["alloc_lsize_bytes"], r128["ref_lsize_bytes"]) == (
+        2, 378, 6 * 1024, round(1.14 * MiB))
+    assert one(p, "zdb_ddt_ratios")["dedup"] == 1.10
+
+
+def test_21_second_run_ganged_blocks():
+    p = parse(Z / "2.1-special" / "bbb.txt")
+    assert one(p, "zdb_block_stats")["ganged_count"] == 4
+    assert one(p, "zdb_block_types", type_name="Total", level=None)["ganged_blocks"] == 4
+    assert [c["class"] for c in p.rows("zdb_classes")] == ["Normal", "Dedup", "Embedded log"]
