@@ -299,9 +299,10 @@ def test_21_bb_table_human_and_P():
         52, 6_815_744, 297_472, 1_256_448, 24_162)
     assert (r["comp_ratio"], r["pct_total"], r["human_units"], r["level"]) == (22.91, 2.12, False, None)
     d = one(human, "zdb_block_types", type_name="DMU dnode")
-    assert d["lsize_bytes"] == round(8.34 * MiB) and d["psize_bytes"] == 766 * 1024 and d["asize_bytes"] == round(2.25 * MiB)
+    assert (d["lsize_bytes"], d["psize_bytes"], d["asize_bytes"]) == (round(8.34 * MiB), 766 * 1024, round(2.25 * MiB))
     t = one(human, "zdb_block_types", type_name="Total")
-    assert (t["blocks"], t["lsize_bytes"], t["comp_ratio"], t["pct_total"]) == (round(5.20 * 1024), 312 * MiB, 10.87, 100.0)
+    assert (t["blocks"], t["lsize_bytes"], t["comp_ratio"], t["pct_total"]) == (
+        round(5.20 * 1024), 312 * MiB, 10.87, 100.0)
     # `-` rows (types with no blocks) are not stored; 17 types have blocks
     assert len(human.rows("zdb_block_types")) == len(raw.rows("zdb_block_types")) == 17
     assert one(human, "zdb_block_types", type_name="DSL directory child map")["psize_bytes"] == 512
@@ -331,7 +332,7 @@ def test_21_simulated_ddt():
     p = parse(Z / "2.1" / "S.txt")
     rows = p.rows("zdb_ddt_histogram")
     assert [(r["refcnt_bucket"], r["is_total"], r["alloc_blocks"], r["ref_blocks"]) for r in rows] == [
-        (1, False, round(1.61 * 1024), round(1.61 * 1024)), (2, False, 1, 2), (None, True, round(1.61 * 1024), round(1.61 * 1024))]
+        (1, False, 1649, 1649), (2, False, 1, 2), (None, True, 1649, 1649)]  # `1.61K` = 1648.64 blocks
     two = rows[1]
     # `512B` (nicebytes) = 512 bytes, `2.24K` = 2,294 bytes, `4.49K` = 4,598 bytes
     assert (two["alloc_lsize_bytes"], two["alloc_psize_bytes"], two["alloc_dsize_bytes"], two["ref_dsize_bytes"]) == (
@@ -405,8 +406,8 @@ def test_23_b_with_real_leak_lines():
     """zdb 2.3.2 on a ztest pool with a checkpoint: real `leaked space` lines and a size mismatch."""
     p = parse(Z / "2.3" / "b.txt")
     b = one(p, "zdb_block_stats")
-    assert (b["bp_count"], b["ganged_count"], b["bp_logical_bytes"], b["bp_physical_bytes"], b["bp_allocated_bytes"]) == (
-        6409, 3, 1_179_738_112, 31_969_792, 78_740_480)
+    assert (b["bp_count"], b["ganged_count"], b["bp_logical_bytes"], b["bp_physical_bytes"],
+            b["bp_allocated_bytes"]) == (6409, 3, 1_179_738_112, 31_969_792, 78_740_480)
     assert (b["compression_physical"], b["compression_allocated"], b["dedup_ratio"]) == (36.90, 14.98, 1.00)
     assert (b["bp_cloned_bytes"], b["bp_cloned_count"], b["zfs_era"]) == (0, 0, "2.2+")
     assert (b["embedded_bp_count"], b["dittoed_same_vdev"]) == (1404, 3639)
@@ -430,7 +431,8 @@ def test_23_bb_metadata_total_and_levels():
     bbb = parse(Z / "2.3" / "bbb.txt")
     assert [(r["level"], r["blocks"]) for r in bbb.rows("zdb_block_types") if r["type_name"] == "DMU dnode"] == [
         (5, 13), (4, 13), (3, 13), (2, 13), (1, 14), (0, 104), (None, 170)]
-    ganged = [(r["type_name"], r["level"], r["ganged_blocks"]) for r in bbb.rows("zdb_block_types") if r["ganged_blocks"]]
+    ganged = [(r["type_name"], r["level"], r["ganged_blocks"])
+              for r in bbb.rows("zdb_block_types") if r["ganged_blocks"]]
     assert ("Total", None, 3) in ganged
 
 
@@ -444,9 +446,10 @@ def test_23_ddt_dump_totals_tables_and_logs():
         "table", "DDT-sha256", "sha256", 1, 3, "FLAT LOG", 218)
     o = objs[1]
     # 2.3+: dspace/mspace are totals; per entry = total / entries
-    assert (o["name"], o["ddt_class"], o["entries"], o["disk_bytes_total"], o["core_bytes_total"], o["totals_derived"]) == (
-        "DDT-sha256-zap-unique", "unique", 136, 48128, 65536, False)
-    assert o["disk_bytes_per_entry"] == pytest.approx(48128 / 136) and o["core_bytes_per_entry"] == pytest.approx(65536 / 136)
+    assert (o["name"], o["ddt_class"], o["entries"], o["disk_bytes_total"], o["core_bytes_total"],
+            o["totals_derived"]) == ("DDT-sha256-zap-unique", "unique", 136, 48128, 65536, False)
+    assert o["disk_bytes_per_entry"] == pytest.approx(48128 / 136)
+    assert o["core_bytes_per_entry"] == pytest.approx(65536 / 136)
     log = objs[2]
     assert (log["kind"], log["name"], log["checksum"], log["ddt_class"], log["flags"], log["flag_names"],
             log["object_id"], log["log_len"], log["log_txg"], log["entries"]) == (
@@ -482,7 +485,8 @@ def test_P_totals_equal_summary(d):
     b = one(p, "zdb_block_stats")
     t = one(p, "zdb_block_types", type_name="Total", level=None)
     assert (t["blocks"], t["lsize_bytes"], t["psize_bytes"], t["asize_bytes"], t["avg_bytes"]) == (
-        b["bp_count"], b["bp_logical_bytes"], b["bp_physical_bytes"], b["bp_allocated_bytes"], b["bp_allocated_avg_bytes"])
+        b["bp_count"], b["bp_logical_bytes"], b["bp_physical_bytes"], b["bp_allocated_bytes"],
+        b["bp_allocated_avg_bytes"])
     h = p.rows("zdb_block_size_histogram")
     for kind in ("psize", "lsize", "asize"):
         cum = 0
@@ -574,12 +578,12 @@ def test_23_progress_glued_to_leak_line():
 def test_23_second_run_legacy_ddt_and_refcnt_128():
     """2.3.2, second ztest pool: legacy (version 0) DDTs, blocks referenced 128+ times."""
     b = one(parse(Z / "2.3-special" / "b.txt"), "zdb_block_stats")
-    assert (b["bp_count"], b["bp_deduped_bytes"], b["dedup_ref_gt1_count"], b["dedup_ratio"], b["embedded_bp_count"]) == (
-        14648, 1_778_688, 376, 1.03, 5267)
+    assert (b["bp_count"], b["bp_deduped_bytes"], b["dedup_ref_gt1_count"], b["dedup_ratio"],
+            b["embedded_bp_count"]) == (14648, 1_778_688, 376, 1.03, 5267)
     p = parse(Z / "2.3-special" / "DD.txt")
     tables = [o for o in p.rows("zdb_ddt_objects") if o["kind"] == "table"]
-    assert [(t["checksum"], t["ddt_version"], t["flags"], t["flag_names"], t["object_id"]) for t in tables][0] == (
-        "sha256", 0, 0, None, 1)
+    t = tables[0]
+    assert (t["checksum"], t["ddt_version"], t["flags"], t["flag_names"], t["object_id"]) == ("sha256", 0, 0, None, 1)
     assert len(tables) == 5 and not [o for o in p.rows("zdb_ddt_objects") if o["kind"] == "log"]
     dup = one(p, "zdb_ddt_objects", name="DDT-skein-zap-duplicate")
     assert (dup["entries"], dup["disk_bytes_total"], dup["core_bytes_total"], dup["disk_bytes_per_entry"]) == (
@@ -595,3 +599,16 @@ def test_21_second_run_ganged_blocks():
     assert one(p, "zdb_block_stats")["ganged_count"] == 4
     assert one(p, "zdb_block_types", type_name="Total", level=None)["ganged_blocks"] == 4
     assert [c["class"] for c in p.rows("zdb_classes")] == ["Normal", "Dedup", "Embedded log"]
+
+
+def test_table_without_summary():
+    """A pasted -bb table alone (cut from real 2.1 output): rows with block_no NULL."""
+    real = read(Z / "2.1" / "bb.txt")
+    snippet = real[real.index("Blocks\tLSIZE"):]
+    assert zdb.sniff(snippet) == "zdb-b"
+    p = zdb.parse(snippet)
+    assert "zdb_block_stats" not in p.tables
+    rows = p.rows("zdb_block_types")
+    assert len(rows) == 17 and {r["block_no"] for r in rows} == {None}
+    assert without_lines(rows) == without_lines(
+        [dict(r, block_no=None) for r in zdb.parse(real).rows("zdb_block_types")])

@@ -29,8 +29,8 @@ PARSER_VERSION = 1
 FORMATS = ("zdb-b", "zdb-S", "zdb-DD")
 
 _HUMAN = ("human_units", "BOOLEAN",
-          "true when the row's numbers were printed with K/M/G suffixes (powers of 1024, 3 significant "
-          "digits, so the stored integers are approximate); false for raw integers (-P)")
+          ("true when the row's numbers were printed with K/M/G suffixes (powers of 1024, 3 significant "
+           "digits, so the stored integers are approximate); false for raw integers (-P)"))
 
 TABLES = {
     "zdb_block_stats": table(
@@ -55,15 +55,17 @@ TABLES = {
         ("embedded_bp_count", "BIGINT", "sum of `additional, non-pointer bps of type T` counts (0 when none printed)"),
         ("dittoed_same_vdev", "BIGINT", "`Dittoed blocks on same vdev`, count (0 when not printed)"),
         ("dittoed_same_metaslab", "BIGINT",
-         "`Dittoed blocks in same metaslab`, count (0 when not printed; NULL for the 0.6/0.7 format, which has no such line)"),
-        ("leaks", "VARCHAR", "'none' (No leaks line), 'leaked' (size mismatch or leaked space lines), NULL when not checked/shown"),
-        ("leaked_bytes", "BIGINT", "signed leaked bytes (alloc - traversal; negative = double count); 0 for 'none'; NULL if unknown"),
+         "`Dittoed blocks in same metaslab`, count (0 when not printed; NULL for the 0.6/0.7 format without it)"),
+        ("leaks", "VARCHAR",
+         "'none' (No leaks line), 'leaked' (size mismatch or leaked space lines), NULL when not checked/shown"),
+        ("leaked_bytes", "BIGINT",
+         "signed leaked bytes (alloc - traversal; negative = double count); 0 for 'none'; NULL if unknown"),
         ("traversal_bytes", "BIGINT", "`block traversal size` of a mismatch line, bytes (else NULL)"),
         ("alloc_bytes", "BIGINT", "`alloc` of a mismatch line, bytes (else NULL)"),
         ("zfs_era", "VARCHAR",
-         "output layout hint, the lowest OpenZFS release printing it: 'pre-dedup' (no bp deduped:), '0.6/0.7' "
-         "(SPA allocated:), '0.8+' (Normal class:; FreeBSD's pre-13 ZFS prints it too), '2.0+' (block size "
-         "histogram), '2.1+' (Embedded log class), '2.2+' (bp cloned:), '2.4+' (Special embedded log)"),
+         ("output layout hint, the lowest OpenZFS release printing it: 'pre-dedup' (no bp deduped:), '0.6/0.7' "
+          "(SPA allocated:), '0.8+' (Normal class:; FreeBSD's pre-13 ZFS prints it too), '2.0+' (block size "
+          "histogram), '2.1+' (Embedded log class), '2.2+' (bp cloned:), '2.4+' (Special embedded log)")),
         *LINES,
     ),
     "zdb_classes": table(
@@ -82,7 +84,7 @@ TABLES = {
         *LINES,
     ),
     "zdb_block_types": table(
-        "zdb -bb per-object-type table (with -bbb also per-level rows). Types with no blocks (`-` rows) are not stored.",
+        "zdb -bb per-object-type table (-bbb adds per-level rows). Types with no blocks (`-` rows) are not stored.",
         ("block_no", "INTEGER", "zdb_block_stats.block_no of the preceding summary (NULL if none)"),
         ("type_name", "VARCHAR", "DMU object type as printed (`DMU dnode`, `other`, `Total`, `Metadata Total`)"),
         ("level", "INTEGER", "indirection level of a -bbb `L<n>` row; NULL for the type's total row"),
@@ -114,11 +116,13 @@ TABLES = {
         *LINES,
     ),
     "zdb_ddt_histogram": table(
-        "DDT histograms: `Simulated DDT histogram` (zdb -S), the aggregated `DDT histogram` (-DD) and per-object ones (-DDD).",
+        "DDT histograms: `Simulated DDT histogram` (zdb -S), the aggregated `DDT histogram` (-DD), per-object (-DDD).",
         ("ddt_no", "INTEGER", "1-based number of the -S/-D output in the file (shared with zdb_ddt_ratios/objects)"),
         ("source", "VARCHAR", "'simulated' (zdb -S) or 'ddt' (existing dedup table)"),
-        ("object", "VARCHAR", "DDT object of a -DDD per-object histogram (DDT-sha256-zap-unique); NULL when aggregated/simulated"),
-        ("refcnt_bucket", "BIGINT", "reference count bucket, its lower edge (1, 2, 4 ... 1K = 1024); NULL on the Total row"),
+        ("object", "VARCHAR",
+         "DDT object of a -DDD per-object histogram (DDT-sha256-zap-unique); NULL when aggregated/simulated"),
+        ("refcnt_bucket", "BIGINT",
+         "reference count bucket, its lower edge (1, 2, 4 ... 1K = 1024); NULL on the Total row"),
         ("is_total", "BOOLEAN", "the Total row"),
         ("alloc_blocks", "BIGINT", "allocated (unique) blocks, count = DDT entries"),
         ("alloc_lsize_bytes", "BIGINT", "allocated LSIZE, bytes"),
@@ -147,22 +151,24 @@ TABLES = {
         "or `All DDTs are empty`.",
         ("ddt_no", "INTEGER", "see zdb_ddt_histogram.ddt_no"),
         ("pool", "VARCHAR", "pool from the invocation/prompt line, else NULL"),
-        ("kind", "VARCHAR", "'object' (DDT-<cksum>-<type>-<class>), 'table' (2.3+ DDT-<cksum>: version=...), "
-                            "'log' (2.3+ DDT-log-<cksum>-<n>), 'all_empty' (All DDTs are empty)"),
+        ("kind", "VARCHAR", ("'object' (DDT-<cksum>-<type>-<class>), 'table' (2.3+ DDT-<cksum>: version=...), "
+                             "'log' (2.3+ DDT-log-<cksum>-<n>), 'all_empty' (All DDTs are empty)")),
         ("name", "VARCHAR", "object name as printed"),
         ("checksum", "VARCHAR", "sha256, sha512, skein, edonr, blake3 ..."),
         ("ddt_type", "VARCHAR", "storage type of an object (zap)"),
         ("ddt_class", "VARCHAR", "ditto, duplicate or unique"),
         ("entries", "BIGINT", "entries, count"),
         ("disk_bytes_per_entry", "DOUBLE",
-         "on-disk bytes per entry: <= 2.2 as printed (`size X on disk`, integer-truncated by zdb); 2.3+ dspace/entries"),
+         "on-disk bytes per entry: <= 2.2 as printed (`size X on disk`, truncated by zdb); 2.3+ dspace/entries"),
         ("core_bytes_per_entry", "DOUBLE",
          "in-core bytes per entry: <= 2.2 as printed (`Y in core`); 2.3+ mspace/entries"),
-        ("disk_bytes_total", "DOUBLE", "on-disk bytes of the object: 2.3+ dspace as printed; <= 2.2 entries x per-entry"),
-        ("core_bytes_total", "DOUBLE", "in-core bytes of the object: 2.3+ mspace as printed; <= 2.2 entries x per-entry"),
+        ("disk_bytes_total", "DOUBLE",
+         "on-disk bytes of the object: 2.3+ dspace as printed; <= 2.2 entries x per-entry"),
+        ("core_bytes_total", "DOUBLE",
+         "in-core bytes of the object: 2.3+ mspace as printed; <= 2.2 entries x per-entry"),
         ("totals_derived", "BOOLEAN",
-         "true when the totals were computed as entries x per-entry (<= 2.2; approximate, zdb truncates the per-entry "
-         "value), false when printed (2.3+)"),
+         ("true when the totals were computed as entries x per-entry (<= 2.2; approximate, zdb truncates the "
+          "per-entry value), false when printed (2.3+)")),
         ("ddt_version", "INTEGER", "'table': DDT version (0 legacy, 1 fast dedup)"),
         ("flags", "BIGINT", "'table'/'log': flags value (printed in hex)"),
         ("flag_names", "VARCHAR", "'table'/'log': flag names in brackets as printed (`FLAT LOG`), else NULL"),
@@ -174,11 +180,12 @@ TABLES = {
     "zdb_events": table(
         "Leak, error and other notable lines of zdb -b (one per line).",
         ("block_no", "INTEGER", "zdb_block_stats.block_no of the summary they belong to (NULL if none followed)"),
-        ("kind", "VARCHAR", "'no_leaks', 'size_mismatch' (leaked/unreachable), 'leaked_space', 'read_error', "
-                            "'error_count', 'indirect_vdev', 'error' (another error line)"),
+        ("kind", "VARCHAR", ("'no_leaks', 'size_mismatch' (leaked/unreachable), 'leaked_space', 'read_error', "
+                             "'error_count', 'indirect_vdev', 'error' (another error line)")),
         ("vdev", "BIGINT", "vdev id (leaked_space, indirect_vdev)"),
         ("offset_bytes", "BIGINT", "leaked segment offset, bytes"),
-        ("size_bytes", "BIGINT", "leaked segment size, or mismatch difference (signed), or indirect mapping memory, bytes"),
+        ("size_bytes", "BIGINT",
+         "leaked segment size, or mismatch difference (signed), or indirect mapping memory, bytes"),
         ("errno", "INTEGER", "error number (read_error, error_count)"),
         ("count", "BIGINT", "error_count: occurrences; indirect_vdev: segments"),
         ("text", "VARCHAR", "the line, stripped"),
@@ -194,7 +201,7 @@ _PROGRESS = re.compile(
     r"loading (?:concrete |indirect )?vdev \d+, metaslab \d+ of \d+ ?\.*"
     r"|loading space map for vdev \d+ of \d+, metaslab \d+ of \d+ ?\.*"
     r"|verifying [a-z ]*vdev \d+, [a-z ]+ \d+ of \d+ ?\.*"
-    r"|-?[0-9.]+[KMGTPE]?B? completed \(\s*\d+MB/s\) estimated time remaining:[ 0-9hrminsec]*"
+    r"|-?[0-9.]+[KMGTPE]?B? completed \(\s*\d+MB/s\) estimated time remaining: *(?:\d+ ?hr )?(?:\d+ ?min )?\d+ ?sec"
     r") *"
 )
 _INVOCATION = re.compile(r"^(?:[^#$%>\n]*[#$%>]\s*)?(?:sudo\s+)?(?:\S*/)?zdb((?:\s+\S+)*)\s*$")
@@ -249,16 +256,17 @@ _RATIOS = re.compile(r"^dedup = " + _NUM + r", compress = " + _NUM + r", copies 
                      + r", dedup \* compress / copies = " + _NUM + r"$")
 _DDT_OBJ_OLD = re.compile(r"^(DDT-(\w+)-(\w+)-(\w+)): (\d+) entries, size (\d+) on disk, (\d+) in core$")
 _DDT_OBJ_NEW = re.compile(r"^(DDT-(\w+)-(\w+)-(\w+)): dspace=(\d+); mspace=(\d+); entries=(\d+)$")
-_DDT_TABLE = re.compile(r"^(DDT-(\w+)): version=(\d+) \[[^\]]*\]; flags=0x([0-9a-fA-F]+)(?: ?\[([^\]]*)\])?; rootobj=(\d+)$")
+_DDT_TABLE = re.compile(r"^(DDT-(\w+)): version=(\d+) \[[^\]]*\]; flags=0x([0-9a-fA-F]+)(?: ?\[([^\]]*)\])?; "
+                        r"rootobj=(\d+)$")
 _DDT_LOG = re.compile(r"^(DDT-log-(\w+)-(\d+)): flags=0x([0-9a-fA-F]+)(?: ?\[([^\]]*)\])?; obj=(\d+); len=(\d+); "
                       r"txg=(\d+); entries=(\d+)$")
 _ALL_EMPTY = re.compile(r"^All DDTs are empty$")
 
 _SNIFF_B = re.compile(r"\bbp count:[ \t]+\d+[ \t]*$|^Traversing all blocks\b.*\.\.\.[ \t]*$"
-                      r"|^Blocks\s+LSIZE\s+PSIZE\s+ASIZE\s+avg\s+comp\s+%Total\s+Type", re.M)
-_SNIFF_S = re.compile(r"^Simulated DDT histogram:", re.M)
+                      r"|^Blocks\s+LSIZE\s+PSIZE\s+ASIZE\s+avg\s+comp\s+%Total\s+Type", re.MULTILINE)
+_SNIFF_S = re.compile(r"^Simulated DDT histogram:", re.MULTILINE)
 _SNIFF_DD = re.compile(r"^DDT-\w+-\w+-\w+: (?:\d+ entries, size \d+ on disk|dspace=\d+; mspace=\d+;)"
-                       r"|^All DDTs are empty|^DDT histogram \(aggregated over all DDTs\):", re.M)
+                       r"|^All DDTs are empty|^DDT histogram \(aggregated over all DDTs\):", re.MULTILINE)
 
 
 def sniff(text: str) -> str | None:
@@ -316,8 +324,7 @@ def _pool_of(args: str) -> str | None:
 
 class _Reader:
     def __init__(self, text: str, fmt: str):
-        self.raw = lines_of(text)
-        self.lines = [strip_progress(ln) for ln in self.raw]
+        self.lines = [strip_progress(ln) for ln in lines_of(text)]
         self.out = Parsed(tool=TOOL, format=fmt)
         self.pool: str | None = None
         self.block: dict | None = None  # current zdb_block_stats row
@@ -341,12 +348,6 @@ class _Reader:
     def rest_blank(self, i: int) -> bool:
         return all(not ln.strip() for ln in self.lines[i + 1:])
 
-    def int_at(self, tok: str, i: int, what: str) -> int:
-        try:
-            return int(tok)
-        except ValueError:
-            raise self.err(f"{what}: not an integer: {tok!r}", i, "an integer") from None
-
     def nice(self, tok: str, i: int, what: str) -> tuple[int | None, bool]:
         """A nicenum/nicebytes cell -> (integer value or None for '-', printed-with-suffix)."""
         if tok == "-":
@@ -354,10 +355,11 @@ class _Reader:
         try:
             v = zfs_nicenum(tok)
         except UnitError:
-            raise self.err(f"{what}: not a zfs number: {tok!r}", i, "a number with an optional K/M/G/T/P/E suffix") from None
+            raise self.err(f"{what}: not a zfs number: {tok!r}", i,
+                           "a number with an optional K/M/G/T/P/E suffix") from None
         if math.isnan(v):
             return None, False
-        return int(round(v)), tok.rstrip("B")[-1:] in ("K", "M", "G", "T", "P", "E")
+        return round(v), tok.rstrip("B")[-1:] in ("K", "M", "G", "T", "P", "E")
 
     def new_ddt(self, source: str) -> None:
         self.ddt_no += 1
@@ -387,9 +389,7 @@ class _Reader:
         if self.banner_line is not None:
             raise self.err("zdb -b output ends before its summary", self.banner_line, "a `bp count:` summary block",
                            kind="truncated")
-        if self.ddt_open and (self.ddt_source == "simulated" or self.ddt_hist):
-            raise self.err("zdb -S/-DD output ends before its ratio line", n - 1, "`dedup = ..., compress = ...`",
-                           kind="truncated")
+        self.check_ddt_closed(n - 1)
         if self.ddt_open:
             self.out.warnings.append("DDT object lines without the ratio line that ends zdb -D output")
         if not self.out.n_rows:
@@ -398,10 +398,16 @@ class _Reader:
                            "zdb -b/-bb summary or table, zdb -S or zdb -D/-DD output")
         return self.out
 
+    def check_ddt_closed(self, i: int) -> None:
+        if self.ddt_open and (self.ddt_source == "simulated" or self.ddt_hist):
+            raise self.err("zdb -S/-DD output ends before its ratio line", i, "`dedup = ..., compress = ...`",
+                           kind="truncated")
+
     def line(self, i: int, s: str) -> int:
         """Handle the line at i (non-blank); return the index of the next line to read."""
         m = _INVOCATION.match(s)
         if m:
+            self.check_ddt_closed(i)
             self.pool = _pool_of(m.group(1))
             self.block = None
             self.ddt_open = False
@@ -784,7 +790,7 @@ class _Reader:
         (_SIM_TITLE, h_sim_title), (_AGG_TITLE, h_agg_title), (_DDT_HEAD[0], h_ddt_head), (_RATIOS, h_ratios),
         (_DDT_LOG, h_ddt_log), (_DDT_TABLE, h_ddt_table), (_DDT_OBJ_OLD, h_obj_old), (_DDT_OBJ_NEW, h_obj_new),
         (_ALL_EMPTY, h_all_empty),
-        (re.compile(r"^(block claim error|zdb_count_block|zdb_blkptr_cb)\b|^error\b", re.I), h_other_error),
+        (re.compile(r"^(block claim error|zdb_count_block|zdb_blkptr_cb)\b|^error\b", re.IGNORECASE), h_other_error),
     )
 
 
