@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import importlib
+import re
 from types import ModuleType
 
 from ..errors import ParseError
@@ -16,10 +17,17 @@ from .base import Parsed
 
 # Order matters only where two tools could both claim a text; each sniffer is specific.
 MODULES = ("fio", "bonnie", "zdb", "partitions", "zpool", "mbuffer", "transcribed")
+# control characters other than \t \n \r \x0c (form feed) and \x1b (colour codes)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
+
+
+_LOADED: list[ModuleType] = []
 
 
 def modules() -> list[ModuleType]:
-    return [importlib.import_module(f"{__name__}.{m}") for m in MODULES]
+    if not _LOADED:
+        _LOADED[:] = [importlib.import_module(f"{__name__}.{m}") for m in MODULES]
+    return list(_LOADED)
 
 
 def parser_version(module: ModuleType) -> str:
@@ -66,9 +74,10 @@ def _decode(data: bytes) -> str:
         text = data.decode("latin-1")
     # a text log has few control characters besides \t \r \n \x1b (colour codes)
     sample = text[:65536]
-    ctrl = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\r\n\x1b\x0c")
+    first = _CONTROL.search(sample)
+    ctrl = len(_CONTROL.findall(sample)) if first else 0
     if ctrl > max(8, len(sample) // 100):
-        first = next(i for i, ch in enumerate(sample) if ord(ch) < 32 and ch not in "\t\r\n\x1b\x0c")
+        first = first.start()
         raise ParseError(f"binary data: {ctrl} control characters in the first {len(sample)} characters",
                          line=sample.count("\n", 0, first) + 1, kind="binary", expected="a text log")
     return text
