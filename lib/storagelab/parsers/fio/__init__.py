@@ -20,15 +20,18 @@ _TEXT_CUES = re.compile(
     r"\(groupid=\d+, jobs=\d+\): err=|^Run status group \d+ \(all jobs\):|^\s*(READ|WRITE|TRIM|MIXED): (bw|io)=",
     re.M,
 )
+_TEXT_LITERALS = ("(groupid=", "Run status group ", "bw=", "io=")
 _TERSE = re.compile(r"^(?:[2-5];fio-[^;\n]*;|2;)[^;\n]*;\d+;\d+;", re.M)
 _JSON_CUE = re.compile(r'^\{\s*$[\s\S]{0,200}?"fio version"', re.M)
 
 
 def sniff(text: str) -> str | None:
     head = text[:200_000]
-    has_json = bool(_JSON_CUE.search(head))
-    has_text = bool(_TEXT_CUES.search(head))
-    has_terse = bool(_TERSE.search(head))
+    # each pattern needs a literal that a plain substring test rules out quickly (a full regex scan
+    # of a JSON file for the text cues costs more than decoding the JSON)
+    has_json = '"fio version"' in head and bool(_JSON_CUE.search(head))
+    has_text = any(cue in head for cue in _TEXT_LITERALS) and bool(_TEXT_CUES.search(head))
+    has_terse = ";" in head and bool(_TERSE.search(head))
     if has_json and has_text:
         return "fio-json+normal"
     if has_json:
