@@ -25,6 +25,7 @@ _DEPTHS = (("iodepth_level", "depth"), ("iodepth_submit", "submit"), ("iodepth_c
 # One pass over a document: strings (kept as they are), bare nan/inf (fio's %f), brackets, newlines.
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w.])(-?)(nan|inf)\b|[{}\[\]]|\n', re.S)
 _VERSION = re.compile(r"fio-(\d+)\.(\d+)(?:\.(\d+))?")
+_WS = re.compile(r"[ \t\n\r]*").match  # JSON white space
 
 
 def parse_json(text: str) -> Parsed:
@@ -33,16 +34,22 @@ def parse_json(text: str) -> Parsed:
         raise ParseError("empty input", line=1, kind="empty", expected="fio JSON output")
     # a document starts on a line that is exactly '{' (after a live status line ending in '\r', if any)
     lines = lines_of(text)
-    starts = [i for i, ln in enumerate(lines) if ln.rsplit("\r", 1)[-1].strip() == "{"]
+    starts = [i for i, ln in enumerate(lines) if "{" in ln and ln.rsplit("\r", 1)[-1].strip() == "{"]
     if not starts:
         raise ParseError("no JSON document found", line=1,
                          expected="a line that is exactly '{' opening fio's JSON output")
     parsed = Parsed(tool=TOOL, format="fio-json")
     docs = []
-    offsets = [0] + [m.end() for m in re.finditer("\n", text)]
-    pos = 0
+    crlf = "\r\n" in text  # lines_of dropped the \r of each CRLF: then offsets from the text itself
+    offsets = [0] + [m.end() for m in re.finditer("\n", text)] if crlf else None
+    pos = line_at = offset_at = 0
     for start in starts:
-        brace = offsets[start] + len(lines[start].rstrip()) - 1
+        if crlf:
+            offset_at = offsets[start]
+        else:  # line i starts after the lengths of lines 0..i-1 plus their i newlines
+            offset_at += sum(map(len, lines[line_at:start])) + start - line_at
+            line_at = start
+        brace = offset_at + len(lines[start].rstrip()) - 1
         if brace < pos:
             continue  # a '{' line inside the previous document
         doc = _Document(text, brace, start + 1, parsed.warnings)
@@ -63,9 +70,97 @@ class _Document:
 
     def __init__(self, text: str, offset: int, first_line: int, warnings: list[str]):
         self.line_start = first_line
+        self.duplicates: set[str] = set()
+        self.nonfinite = 0
+        decoder = _json.JSONDecoder(object_pairs_hook=self._pairs, parse_constant=self._constant, strict=False)
+        if not self._fast(decoder, text, offset, first_line):
+            self.duplicates.clear()
+            self.nonfinite = 0
+            self._tokens(decoder, text, offset, first_line)
+        if not isinstance(self.obj, dict) or not isinstance(self.obj.get("jobs"), list):
+            raise ParseError("JSON document has no \"jobs\" array", line=first_line, kind="invalid",
+                             expected="a fio JSON report with \"fio version\" and \"jobs\"")
+        if self.nonfinite:
+            warnings.append(f"line {first_line}: {self.nonfinite} nan/inf value(s) stored as NULL")
+        if self.duplicates:
+            warnings.append(f"line {first_line}: duplicate JSON keys kept first value: "
+                            + ", ".join(sorted(self.duplicates)))
+        version = self.obj.get("fio version")
+        self.version_string = version if isinstance(version, str) else None
+        m = _VERSION.search(self.version_string or "")
+        self.version = tuple(int(g) for g in m.groups() if g is not None) if m else None
+        if self.version is None:
+            warnings.append(f"line {first_line}: no \"fio version\"; io_bytes units inferred from the keys present")
+
+    def _fast(self, decoder: _json.JSONDecoder, text: str, offset: int, first_line: int) -> bool:
+        """The usual document, decoded by the C scanner: the top-level object and its arrays are
+        walked here (for the line spans of their objects), every value below them is one scanner
+        call. Anything that is not valid JSON (bare nan/inf, a cut or broken document) returns
+        False and the token pass below does the work, with its error messages. Valid JSON has no
+        bare nan/inf for the token pass to rewrite, so both give the same result."""
+        scan, ws = decoder.scan_once, _WS
+        obj: dict[str, Any] = {}
+        ends: list[tuple[int, int]] = []  # offsets of '{' and '}' of each object in a top-level array
+        try:
+            i = ws(text, offset + 1).end()
+            if text[i] == "}":
+                end = i + 1
+            while text[i] != "}":
+                if text[i] != '"':
+                    return False
+                key, i = scan(text, i)
+                i = ws(text, i).end()
+                if text[i] != ":":
+                    return False
+                i = ws(text, i + 1).end()
+                if text[i] == "[":
+                    value, i = [], ws(text, i + 1).end()
+                    while text[i] != "]":
+                        item, j = scan(text, i)
+                        if text[i] == "{":
+                            ends.append((i, j - 1))
+                        value.append(item)
+                        i = ws(text, j).end()
+                        if text[i] == ",":
+                            i = ws(text, i + 1).end()
+                            if text[i] == "]":
+                                return False
+                        elif text[i] != "]":
+                            return False
+                    i += 1
+                else:
+                    value, i = scan(text, i)
+                if key in obj:
+                    if key != "0.00":
+                        self.duplicates.add(key)
+                else:
+                    obj[key] = value
+                i = ws(text, i).end()
+                if text[i] == ",":
+                    i = ws(text, i + 1).end()
+                    if text[i] == "}":
+                        return False
+                elif text[i] == "}":
+                    end = i + 1
+                else:
+                    return False
+        except (ValueError, StopIteration, IndexError, RecursionError):
+            return False
+        spans, line, at = [], first_line, offset
+        for lo, hi in ends:
+            line += text.count("\n", at, lo)
+            opened = line
+            line += text.count("\n", lo, hi)
+            spans.append((opened, line))
+            at = hi
+        self.obj, self.spans, self.end_offset = obj, spans, end
+        self.line_end = line + text.count("\n", at, end)
+        return True
+
+    def _tokens(self, decoder: _json.JSONDecoder, text: str, offset: int, first_line: int) -> None:
+        """One regex pass over the document: line spans, bare nan/inf made JSON, then decoded."""
         pieces, spans, stack = [], [], []
         line, last, end = first_line, offset, None
-        self.nonfinite = 0
         for m in _TOKENS.finditer(text, offset):
             tok = m.group(0)
             if tok == "\n":
@@ -92,33 +187,19 @@ class _Document:
                              expected=f"the '}}' closing the document opened on line {first_line}")
         pieces.append(text[last:end])
         self.end_offset, self.line_end, self.spans = end, line, spans
-        self.duplicates: set[str] = set()
         try:
-            decoder = _json.JSONDecoder(object_pairs_hook=self._pairs, parse_constant=self._constant,
-                                        strict=False)
             self.obj = decoder.decode("".join(pieces))
         except _json.JSONDecodeError as e:
             raise ParseError(f"invalid JSON: {e.msg}", line=first_line + e.lineno - 1, kind="invalid",
                              expected="fio's JSON syntax") from None
         except RecursionError:
             raise ParseError("JSON nested too deeply", line=first_line, kind="invalid") from None
-        if not isinstance(self.obj, dict) or not isinstance(self.obj.get("jobs"), list):
-            raise ParseError("JSON document has no \"jobs\" array", line=first_line, kind="invalid",
-                             expected="a fio JSON report with \"fio version\" and \"jobs\"")
-        if self.nonfinite:
-            warnings.append(f"line {first_line}: {self.nonfinite} nan/inf value(s) stored as NULL")
-        if self.duplicates:
-            warnings.append(f"line {first_line}: duplicate JSON keys kept first value: "
-                            + ", ".join(sorted(self.duplicates)))
-        version = self.obj.get("fio version")
-        self.version_string = version if isinstance(version, str) else None
-        m = _VERSION.search(self.version_string or "")
-        self.version = tuple(int(g) for g in m.groups() if g is not None) if m else None
-        if self.version is None:
-            warnings.append(f"line {first_line}: no \"fio version\"; io_bytes units inferred from the keys present")
 
     def _pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
+        obj = dict(pairs)
+        if len(obj) == len(pairs):
+            return obj
+        obj = {}
         for key, value in pairs:
             if key in obj:
                 if key != "0.00":  # fio <= 3.3 pads percentile lists with "0.00": 0
@@ -137,7 +218,13 @@ class _Document:
 
 def _num(obj: dict, key: str, where: int, scale: float = 1.0) -> float | None:
     """A numeric field (None when missing or nan); anything else is a ParseError."""
-    value = obj.get(key)
+    return _value(obj.get(key), key, where, scale)
+
+
+def _value(value: Any, key: str, where: int, scale: float = 1.0) -> float | None:
+    """The value of field ``key`` as a number times ``scale`` (see _num)."""
+    if type(value) is int or type(value) is float:
+        return value * scale
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -216,7 +303,7 @@ def _add_document(parsed: Parsed, doc: _Document, doc_index: int, is_final: bool
         for key, kind in _DEPTHS:
             for bucket, pct in _dict(job, key, lo).items():
                 parsed.add("fio_iodepths", {"job_index": job_index, "kind": kind, "bucket": bucket,
-                                            "pct": _num({bucket: pct}, bucket, lo),
+                                            "pct": _value(pct, bucket, lo),
                                             "line_start": lo, "line_end": hi})
         job_index += 1
     add_derived_groups(parsed, doc_index, group_results, doc.line_start, doc.line_end)
@@ -337,7 +424,7 @@ def _add_percentiles(parsed: Parsed, job_index: int, direction: str, kind: str, 
         if pct == 0.0:
             continue  # unused slot ("0.00" padding of fio <= 3.3)
         parsed.add("fio_percentiles", {"job_index": job_index, "direction": direction, "kind": kind,
-                                       "percentile": pct, "latency_ns": _num({key: value}, key, lo, scale),
+                                       "percentile": pct, "latency_ns": _value(value, key, lo, scale),
                                        "line_start": lo, "line_end": hi})
 
 
@@ -354,7 +441,8 @@ def _add_bins(parsed: Parsed, job_index: int, direction: str, kind: str, obj: di
         except ValueError:
             raise ParseError(f"JSON+ bin key {key!r} is not a number", line=lo, kind="invalid",
                              expected="a latency value") from None
-        n = _int({key: count}, key, lo)
+        n = _value(count, key, lo)
+        n = None if n is None else int(n)
         if n:
             parsed.add("fio_latency_bins", {"job_index": job_index, "direction": direction, "kind": kind,
                                             "latency_ns": value, "count": n})
@@ -365,13 +453,15 @@ def _add_buckets(parsed: Parsed, job: dict, job_index: int, lo: int, hi: int) ->
     edge = 0.0
     for key, scale in _LAT_FAMILIES:
         family = _dict(job, key, lo)
-        ordered = sorted(family.items(), key=lambda kv: (kv[0].startswith(">="), _edge(kv[0], lo)))
-        for label, pct in ordered:
-            value = _num({label: pct}, label, lo)
-            if label.startswith(">="):
-                bucket_lo, bucket_hi = _edge(label, lo) * scale, None
+        # by (is '>=', edge), ties in file order
+        ordered = sorted((label.startswith(">="), _edge(label, lo), i, label, pct)
+                         for i, (label, pct) in enumerate(family.items()))
+        for at_least, label_edge, _, label, pct in ordered:
+            value = _value(pct, label, lo)
+            if at_least:
+                bucket_lo, bucket_hi = label_edge * scale, None
             else:
-                bucket_lo, bucket_hi = edge, _edge(label, lo) * scale
+                bucket_lo, bucket_hi = edge, label_edge * scale
                 edge = bucket_hi
             if value:
                 parsed.add("fio_latency_buckets", {"job_index": job_index, "bucket_lo_ns": bucket_lo,
