@@ -175,3 +175,88 @@ def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
     subprocess.run(cmd + ["--db", str(db)], check=True, capture_output=True)  # a re-run finishes the job
     assert _complete(db) == want
     assert kills >= 3
+
+
+# ----------------------------------------------------------------------------- more bad input, end to end
+
+@pytest.mark.slow
+def test_a_100_mb_log_is_ingested_whole(tmp_path):
+    """100 MB of fio text (70,000 job blocks, group_reporting off): every block stored, nothing lost."""
+    from storagelab.store import ingest
+
+    src = (RAW / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt").read_bytes().split(b"\n")
+    block = b"\n".join(src[1:22]) + b"\n"  # one job block: header .. latency target line
+    n = 100_000_000 // len(block)
+    big = tmp_path / "logs" / "huge-run.log"
+    big.parent.mkdir()
+    big.write_bytes(block * n + b"\n" + b"\n".join(src[22:]))
+    s = ingest([big.parent], db_path=tmp_path / "big.duckdb", manifest_path=tmp_path / "none.csv",
+               parquet_dir=False, progress=False)
+    assert s.failed == 0 and s.ingested == 1
+    con = duckdb.connect(str(tmp_path / "big.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*), count(DISTINCT job_index) FROM fio_results").fetchone() == (n, n)
+    assert con.execute("SELECT count(*) FROM fio_percentiles").fetchone()[0] == 17 * n
+    con.close()
+
+
+def test_one_tools_log_under_another_tools_extension(tmp_path):
+    """Detection is by content: names and extensions are ignored."""
+    from storagelab.store import ingest
+
+    d = tmp_path / "logs"
+    d.mkdir()
+    pairs = {
+        "fio-looking.json": RAW / "freebsd-bonnie-dedup" / "bonnie-single-disk.txt",
+        "bonnie.csv": RAW / "freebsd-bonnie-dedup" / "zdb-b-raid1.txt",
+        "zdb.fio": RAW / "homelab-mergerfs" / "fio-btrfs-single.txt",
+        "run.parquet": RAW / "freebsd-bonnie-dedup" / "gpart-ada3.txt",
+    }
+    for name, src in pairs.items():
+        (d / name).write_bytes(src.read_bytes())
+    db = tmp_path / "x.duckdb"
+    s = ingest([d], db_path=db, manifest_path=tmp_path / "none.csv", parquet_dir=False, progress=False)
+    assert s.failed == 0 and s.ingested == 4
+    con = duckdb.connect(str(db), read_only=True)
+    tools = dict(con.execute("SELECT regexp_extract(path, '[^/]+$'), tool FROM files").fetchall())
+    con.close()
+    assert tools == {"fio-looking.json": "bonnie++", "bonnie.csv": "zdb", "zdb.fio": "fio", "run.parquet": "partitions"}
+
+
+def test_a_second_ingest_while_one_runs_gets_a_clear_message(tmp_path):
+    corpus = tmp_path / "corpus"
+    _corpus(corpus, 1200)
+    db = tmp_path / "busy.duckdb"
+    cmd = [sys.executable, "-m", "storagelab", "ingest", str(corpus), "--manifest", str(corpus / "manifest.csv"),
+           "--quiet", "--no-parquet", "--batch-files", "7", "--workers", "1", "--db", str(db)]
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not Path(str(db) + ".wal").exists() and not db.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    second = subprocess.run(cmd, capture_output=True, text=True)
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    if second.returncode == 0:  # the first had already finished: then the second had nothing to do
+        assert "ingested 0" in second.stdout
+    else:
+        assert second.returncode == 2
+        assert "in use by another process" in second.stderr
+    _complete(db)
+
+
+def test_reingesting_the_same_files_gives_identical_rows(tmp_path):
+    from storagelab.store import ingest
+
+    rows = []
+    for name in ("a", "b"):
+        db = tmp_path / f"{name}.duckdb"
+        ingest([RAW], db_path=db, manifest_path=RAW / "manifest.csv", parquet_dir=False, progress=False, workers=1)
+        con = duckdb.connect(str(db), read_only=True)
+        snap = {}
+        for t in sorted(tool_tables()):
+            snap[t] = con.execute(f'SELECT f.path, t.* EXCLUDE (file_id) FROM "{t}" t JOIN files f USING (file_id) '
+                                  f'ORDER BY ALL').fetchall()
+        snap["files"] = con.execute("SELECT * EXCLUDE (file_id, ingested_at, mtime_ns) FROM files ORDER BY path").fetchall()
+        con.close()
+        rows.append(snap)
+    assert rows[0] == rows[1]
