@@ -135,7 +135,10 @@ def cmd_lab(args) -> int:
     import subprocess
 
     env = dict(os.environ, STORAGELAB_ROOT=str(paths.ROOT))
-    return subprocess.call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + args.extra, env=env)
+    extra = list(args.extra)
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
+        extra.append("--allow-root")  # containers and CI machines often run as root
+    return subprocess.call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra, env=env)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,11 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--db", default=None)
     s.set_defaults(func=cmd_sql)
 
-    s = sub.add_parser("lab", help="open JupyterLab on the project with its kernel and the database ready")
-    s.add_argument("extra", nargs=argparse.REMAINDER)
+    s = sub.add_parser("lab", help="open JupyterLab on the project with its kernel and the database ready "
+                                   "(other options go to JupyterLab, e.g. --no-browser --port 8888)")
     s.set_defaults(func=cmd_lab)
 
-    args = p.parse_args(argv)
+    args, unknown = p.parse_known_args(argv)
+    if args.cmd == "lab":
+        args.extra = unknown
+    elif unknown:
+        p.error(f"unrecognized arguments: {' '.join(unknown)}")
     return args.func(args)
 
 
