@@ -221,6 +221,36 @@ def test_every_chart_is_exported_as_svg_png_and_vega_lite(built):
                 assert f'href="figures/{fig}{suffix}"' in text
 
 
+def _drawn(el) -> bool:
+    """A mark element with a visible extent (bars are paths `M x,y h W v H h -W Z`: zero W or H draws nothing)."""
+    tag = el.tag.rsplit("}", 1)[-1]
+    if tag != "path":
+        return tag in ("line", "rect", "circle")
+    d = el.get("d", "")
+    bar = re.fullmatch(r"M\s*[-\d.e]+\s*,\s*[-\d.e]+\s*h\s*([-\d.e]+)\s*v\s*([-\d.e]+)\s*h\s*[-\d.e]+\s*Z", d)
+    if bar:
+        return float(bar.group(1)) != 0 and float(bar.group(2)) != 0
+    return bool(d) and "NaN" not in d
+
+
+def test_every_chart_draws_its_data(built):
+    """A chart whose marks are all empty (e.g. bars on a log axis with no base) renders as bare axes."""
+    for svg_file in sorted(paths.FIGURES.glob("*/*.svg")):
+        root = ET.fromstring(svg_file.read_text(encoding="utf-8"))
+        data_marks = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if "role-mark" in g.get("class", "")
+                      and not any(k in g.get("class", "") for k in ("mark-rule", "mark-text", "role-axis",
+                                                                      "role-legend", "role-title"))]
+        assert data_marks, f"{svg_file.name}: no data marks"
+        for g in data_marks:
+            assert any(_drawn(el) for el in g), f"{svg_file.name}: {g.get('class')} draws nothing"
+
+
+def test_degenerate_bars_are_caught():
+    ok = ET.fromstring('<path xmlns="http://www.w3.org/2000/svg" d="M0,21h57.3v18h-57.3Z"/>')
+    empty = ET.fromstring('<path xmlns="http://www.w3.org/2000/svg" d="M0,21h0v18h0Z"/>')
+    assert _drawn(ok) and not _drawn(empty)
+
+
 def test_reports_show_parameters_run_times_and_provenance(built):
     for page in built:
         text = page.read_text(encoding="utf-8")
