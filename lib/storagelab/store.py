@@ -17,14 +17,18 @@ Ingest, in short:
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import islice
+from operator import itemgetter
 from pathlib import Path
 
 import duckdb
@@ -107,6 +111,52 @@ def iter_files(targets: Iterable[Path | str]) -> Iterator[Path]:
             raise FileNotFoundError(f"{p}: no such file or directory")
 
 
+def _listing(targets: Iterable[Path | str]) -> Iterator[tuple[str, str, int, int]]:
+    """(key, path, size, mtime_ns) of the files ``iter_files`` yields, in the same order, with one
+    scandir per folder and one stat per file; keys are made from the folder's key unless a
+    symlink is involved (then resolved one by one, as ``key_for`` does)."""
+    for t in targets:
+        p = Path(t)
+        if p.is_dir():
+            top = key_for(p)
+            found = []
+            _scan(p, (), found)
+            found.sort(key=lambda f: f[0])
+            for rel, path, st, link in found:
+                key = key_for(Path(path)) if link else (f"{top}/{'/'.join(rel)}" if top != "." else "/".join(rel))
+                yield key, path, st.st_size, st.st_mtime_ns
+        elif p.exists():
+            st = p.stat()
+            yield key_for(p), str(p), st.st_size, st.st_mtime_ns
+        else:
+            raise FileNotFoundError(f"{p}: no such file or directory")
+
+
+def _scan(folder: Path | str, rel: tuple[str, ...], found: list) -> None:
+    """Like Path.rglob: symlinked folders are not entered, symlinked files are kept. Hidden
+    entries (and everything under them) and the skipped names are left out, as in _skipped."""
+    with os.scandir(folder) as it:
+        entries = list(it)
+    for e in entries:
+        if e.name.startswith("."):
+            continue
+        try:
+            is_dir = e.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if not e.is_symlink():
+                _scan(e.path, rel + (e.name,), found)
+            continue
+        try:
+            if not e.is_file() or e.name in SKIP_NAMES or os.path.splitext(e.name)[1] in (".md", ".ipynb"):
+                continue
+            st = e.stat()
+        except OSError:
+            continue
+        found.append((rel + (e.name,), e.path, st, e.is_symlink()))
+
+
 def _skipped(f: Path, top: Path) -> bool:
     rel = f.relative_to(top)
     if any(part.startswith(".") for part in rel.parts):
@@ -140,6 +190,7 @@ class Outcome:
     columns: dict[str, dict[str, list]] | None = None  # table -> column -> values
     n_rows: int = 0
     error: dict | None = None
+    rows: tuple | None = None  # (tables of its chunk, its _seq there, files in the chunk): set by _parse_all
 
 
 _TOOL_TABLES: dict | None = None
@@ -182,13 +233,68 @@ def parse_one(job: tuple[str, str, int, int]) -> Outcome:
             out.error = dict(kind="parser-bug", line=None,
                              message=f"parser produced unknown columns {sorted(unknown)} for {table}", expected=None)
             return out
-        columns[table] = {c: [r.get(c) for r in rows] for c in names if c != "file_id"}
+        wanted = [c for c in names if c != "file_id"]
+        try:  # every row has every column (the usual case): one C-level pass per row
+            if not rows or len(wanted) < 2:
+                raise KeyError  # (itemgetter of one name gives values, not tuples)
+            columns[table] = dict(zip(wanted, map(list, zip(*map(itemgetter(*wanted), rows)))))
+        except KeyError:
+            columns[table] = {c: [r.get(c) for r in rows] for c in wanted}
         n += len(rows)
     out.tool, out.format, out.tool_version = parsed.tool, parsed.format, parsed.tool_version
     out.parser_version = parser_version(mod)
     out.warnings = list(parsed.warnings)
     out.columns, out.n_rows = columns, n
     return out
+
+
+def parse_chunk(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome], dict[str, pa.Table]]:
+    """Parse several files; their rows come back as one Arrow table per table (typed here, in the
+    worker, so the writer only concatenates), each row tagged ``_seq`` = its file's index in
+    ``jobs``. The Outcomes carry no rows (``columns`` is None)."""
+    enabled = gc.isenabled()
+    gc.disable()  # many short-lived dicts and no cycles: the collector would only rescan them
+    try:
+        outs = [parse_one(j) for j in jobs]
+        lists: dict[str, dict[str, list]] = {}
+        for seq, out in enumerate(outs):
+            for table, cols in (out.columns or {}).items():
+                n = len(next(iter(cols.values()))) if cols else 0
+                if not n:
+                    continue
+                dest = lists.get(table)
+                if dest is None:
+                    dest = lists[table] = {"_seq": [], **{c: [] for c in cols}}
+                dest["_seq"].extend([seq] * n)
+                for c, values in cols.items():
+                    dest[c].extend(values)
+            out.columns = None
+        tabs = all_tables()
+        return outs, {name: _arrow(tabs[name], cols) for name, cols in lists.items()}
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _arrow(tab, cols: dict[str, list]) -> pa.Table:
+    """Columns of ``tab`` present in ``cols`` (plus ``_seq``) as an Arrow table of the SQL types."""
+    names = [c for c in tab.columns if c.name in cols]
+    arrays = [pa.array(cols["_seq"], type=pa.int32())] if "_seq" in cols else []
+    for c in names:
+        arrays.append(_array(cols[c.name], c.type))
+    schema = pa.schema(([("_seq", pa.int32())] if "_seq" in cols else []) + [(c.name, _ARROW[c.type]) for c in names])
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _array(values: list, sql_type: str) -> pa.Array:
+    typ = _ARROW[sql_type]
+    if sql_type in ("BIGINT", "INTEGER", "DOUBLE"):
+        try:  # exact ints (and ints or floats for DOUBLE) convert as they are
+            return pa.array(values, type=typ)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            cast = float if sql_type == "DOUBLE" else int
+            values = [None if v is None else cast(v) for v in values]
+    return pa.array(values, type=typ)
 
 
 # ----------------------------------------------------------------------------- ingest
@@ -224,9 +330,11 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
     db = Path(db_path or paths.DB)
     manifest = load_manifest(Path(manifest_path) if manifest_path else paths.MANIFEST)
     summary = Summary()
-    files = list(iter_files(targets))
+    listing = list(_listing(targets))
 
     con = connect(db, wait=wait)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the batches are many small objects without cycles: a collector pass only rescans them
     try:
         summary.rebuilt_schema = ensure_schema(con)
         known = {r[0]: r[1:] for r in con.execute(
@@ -236,19 +344,19 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
 
         jobs = []
         touched: list[tuple[int, int]] = []
-        for f in files:
-            key = key_for(f)
-            st = f.stat()
+        for key, path, size, mtime_ns in listing:
             old = known.get(key)
-            if old and old[1] == st.st_size and old[2] == st.st_mtime_ns and versions.get(old[4]) == old[5]:
+            if old and old[1] == size and old[2] == mtime_ns and versions.get(old[4]) == old[5]:
                 summary.skipped += 1
                 continue
-            jobs.append((key, str(f), st.st_size, st.st_mtime_ns))
+            jobs.append((key, path, size, mtime_ns))
+        del listing
 
         bar = _progress(len(jobs), progress)
         next_id = (con.execute("SELECT coalesce(max(file_id), 0) FROM files").fetchone()[0] or 0) + 1
         batch: list[Outcome] = []
         seen_in_run: dict[str, str] = {}
+        written: set[str] = set()  # tables whose rows changed (their Parquet files are rewritten)
         for out in _parse_all(jobs, workers):
             bar(1)
             summary.bytes_read += out.size
@@ -256,6 +364,7 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
                 summary.failed += 1
                 summary.errors.append(_error_text(out))
                 _record_error(con, out)
+                written.add("ingest_errors")
                 continue
             old = known.get(out.key)
             current = versions.get(out.tool)
@@ -270,18 +379,22 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
             seen_in_run[out.sha256] = out.key
             batch.append(out)
             if len(batch) >= batch_files:
-                next_id = _write_batch(con, batch, known, next_id, summary)
+                next_id = _write_batch(con, batch, known, next_id, summary, written)
                 batch = []
         if batch:
-            next_id = _write_batch(con, batch, known, next_id, summary)
+            next_id = _write_batch(con, batch, known, next_id, summary, written)
         if touched:
             con.executemany("UPDATE files SET mtime_ns = ? WHERE file_id = ?", touched)
-        _apply_labels(con, manifest)
-        changed = summary.ingested or summary.rebuilt_schema or summary.failed
+            written.add("files")
+        if _apply_labels(con, manifest):
+            written.add("files")
         if parquet_dir is not False:
-            export_parquet(con, Path(parquet_dir) if parquet_dir else db.parent, only_if_missing=not changed)
+            export_parquet(con, Path(parquet_dir) if parquet_dir else db.parent,
+                           only_if_missing=not summary.rebuilt_schema, tables=written)
     finally:
         con.close()
+        if gc_was_enabled:
+            gc.enable()
     summary.seconds = time.perf_counter() - t0
     return summary
 
@@ -302,13 +415,35 @@ def _progress(total: int, progress) -> Callable[[int], None]:
 
 
 def _parse_all(jobs: list, workers: int | None) -> Iterator[Outcome]:
+    """Outcomes in job order. Files are parsed in chunks (one task, one Arrow table per table);
+    with a pool, at most a few chunks per worker are in flight, so memory stays bounded however
+    many files there are and however slow the writer is."""
     n = workers if workers is not None else (os.cpu_count() or 1)
-    if n <= 1 or len(jobs) < 200:
-        for j in jobs:
-            yield parse_one(j)
+    pooled = n > 1 and len(jobs) >= 200
+    size = max(8, min(128, len(jobs) // (8 * n))) if pooled else 32
+    chunks = (jobs[i:i + size] for i in range(0, len(jobs), size))
+    if not pooled:
+        results: Iterable = map(parse_chunk, chunks)
+        yield from _outcomes(results)
         return
     with ProcessPoolExecutor(max_workers=n) as pool:
-        yield from pool.map(parse_one, jobs, chunksize=64)
+        pending: deque = deque(pool.submit(parse_chunk, c) for c in islice(chunks, 3 * n))
+
+        def results():
+            while pending:
+                done = pending.popleft().result()
+                nxt = next(chunks, None)
+                if nxt is not None:
+                    pending.append(pool.submit(parse_chunk, nxt))
+                yield done
+        yield from _outcomes(results())
+
+
+def _outcomes(results: Iterable[tuple[list[Outcome], dict[str, pa.Table]]]) -> Iterator[Outcome]:
+    for outs, tables in results:
+        for seq, out in enumerate(outs):
+            out.rows = (tables, seq, len(outs))
+            yield out
 
 
 def _error_text(out: Outcome) -> str:
@@ -330,8 +465,14 @@ def _record_error(con, out: Outcome) -> None:
     con.execute("COMMIT")
 
 
-def _write_batch(con, batch: list[Outcome], known: dict, next_id: int, summary: Summary) -> int:
+def _write_batch(con, batch: list[Outcome], known: dict, next_id: int, summary: Summary,
+                 written: set[str] | None = None) -> int:
     first = next_id
+    if written is not None:
+        written.update(("files", "ingest_errors"))
+        written.update(t for out in batch if out.rows for t in out.rows[0])
+        if any(out.key in known for out in batch):  # replaced files: rows deleted from every table
+            written.update(tool_tables())
     try:
         con.execute("BEGIN")
         next_id = _insert(con, batch, known, next_id)
@@ -374,7 +515,7 @@ def _insert(con, batch: list[Outcome], known: dict, next_id: int) -> int:
 
     now = datetime.now(timezone.utc)
     file_cols: dict[str, list] = {c.name: [] for c in tabs["files"].columns}
-    per_table: dict[str, dict[str, list]] = {}
+    chunks: dict[int, tuple[dict, list]] = {}  # id(chunk tables) -> (tables, file_id per _seq)
     for out in batch:
         fid = next_id
         next_id += 1
@@ -384,17 +525,29 @@ def _insert(con, batch: list[Outcome], known: dict, next_id: int) -> int:
                    warnings="\n".join(out.warnings) or None)
         for c in file_cols:
             file_cols[c].append(row.get(c))
-        for table, cols in (out.columns or {}).items():
-            dest = per_table.setdefault(table, {c.name: [] for c in tabs[table].columns})
-            n = len(next(iter(cols.values()))) if cols else 0
-            dest["file_id"].extend([fid] * n)
-            for c, values in cols.items():
-                dest[c].extend(values)
+        if out.rows is not None:
+            tables, seq, n_files = out.rows
+            chunk = chunks.get(id(tables))
+            if chunk is None:
+                chunk = chunks[id(tables)] = (tables, [None] * n_files)
+            chunk[1][seq] = fid
     _append(con, "files", tabs["files"], file_cols)
-    for table, cols in per_table.items():
-        _append(con, table, tabs[table], cols)
+    per_table: dict[str, list[pa.Table]] = {}
+    for tables, fids in chunks.values():
+        lookup = pa.array(fids, type=pa.int32())
+        for name, tbl in tables.items():
+            ids = lookup.take(tbl.column("_seq"))  # null: a file of the chunk that is not in this batch
+            keep = ids.is_valid()
+            if ids.null_count:
+                tbl, ids = tbl.filter(keep), ids.filter(keep)
+            if len(ids):
+                per_table.setdefault(name, []).append(pa.Table.from_arrays(
+                    [ids if c.name == "file_id" else tbl.column(c.name) for c in tabs[name].columns],
+                    schema=pa.schema([(c.name, _ARROW[c.type]) for c in tabs[name].columns])))
+    for name, parts in per_table.items():
+        _register_insert(con, name, pa.concat_tables(parts))
     for out in batch:
-        out.columns = None  # free memory early
+        out.columns = out.rows = None  # free memory early
     return next_id
 
 
@@ -410,7 +563,10 @@ def _append(con, name: str, tab, cols: dict[str, list]) -> None:
         elif c.type == "DOUBLE":
             values = [None if v is None else float(v) for v in values]
         arrays.append(pa.array(values, type=_ARROW[c.type]))
-    tbl = pa.Table.from_arrays(arrays, schema=schema)
+    _register_insert(con, name, pa.Table.from_arrays(arrays, schema=schema))
+
+
+def _register_insert(con, name: str, tbl: pa.Table) -> None:
     view = f"_ingest_{name}"
     con.register(view, tbl)
     try:
@@ -419,37 +575,45 @@ def _append(con, name: str, tab, cols: dict[str, list]) -> None:
         con.unregister(view)
 
 
-def _apply_labels(con, manifest: Manifest) -> None:
-    """Labels come from the manifest every time, so editing the manifest needs no re-parse."""
+def _apply_labels(con, manifest: Manifest) -> bool:
+    """Labels come from the manifest every time, so editing the manifest needs no re-parse.
+
+    Files under the manifest's folder get its labels (NULL when not listed); only rows whose
+    labels differ are written. Returns whether any row changed."""
     prefix = key_for(manifest.root).rstrip("/") + "/"
     rows = {prefix + rel: labels for rel, labels in manifest.rows.items()}
     cols = LABEL_COLUMNS
+    types = {c.name: c.type for c in all_tables()["files"].columns}
+    data = {"path": list(rows)}
+    for c in cols:
+        data[c] = [r.get(c) for r in rows.values()]
+    schema = pa.schema([("path", pa.string())] + [(c, _ARROW[types[c]]) for c in cols])
     sets = ", ".join(f'"{c}" = m."{c}"' for c in cols)
+    differs = " OR ".join(f'files."{c}" IS DISTINCT FROM m."{c}"' for c in cols)
+    wanted = ", ".join(f'l."{c}"' for c in cols)
     con.execute("BEGIN")
-    nulls = ", ".join(f'"{c}" = NULL' for c in cols)
-    con.execute(f"UPDATE files SET {nulls} WHERE starts_with(path, ?)", [prefix])
-    if rows:
-        tab = all_tables()["files"]
-        types = {c.name: c.type for c in tab.columns}
-        data = {"path": list(rows)}
-        for c in cols:
-            data[c] = [r.get(c) for r in rows.values()]
-        schema = pa.schema([("path", pa.string())] + [(c, _ARROW[types[c]]) for c in cols])
-        con.register("_manifest", pa.Table.from_pydict(data, schema=schema))
-        try:
-            con.execute(f'UPDATE files SET {sets} FROM "_manifest" m WHERE files.path = m.path')
-        finally:
-            con.unregister("_manifest")
-    con.execute("COMMIT")
+    con.register("_manifest", pa.Table.from_pydict(data, schema=schema))
+    try:
+        n = con.execute(
+            f'UPDATE files SET {sets} FROM (SELECT f.file_id, {wanted} FROM files f '
+            f'LEFT JOIN "_manifest" l ON f.path = l.path WHERE starts_with(f.path, ?)) m '
+            f'WHERE files.file_id = m.file_id AND ({differs})', [prefix]).fetchone()
+        con.execute("COMMIT")
+    finally:
+        con.unregister("_manifest")
+    return bool(n and n[0])
 
 
-def export_parquet(con, out_dir: Path, *, only_if_missing: bool = False) -> list[Path]:
-    """Write every table to ``out_dir/<table>.parquet`` (atomically: temp file, then rename)."""
+def export_parquet(con, out_dir: Path, *, only_if_missing: bool = False,
+                   tables: Iterable[str] = ()) -> list[Path]:
+    """Write every table to ``out_dir/<table>.parquet`` (atomically: temp file, then rename);
+    with ``only_if_missing``, only the missing files and those of ``tables``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
+    tables = set(tables)
     for name in all_tables():
         dest = out_dir / f"{name}.parquet"
-        if only_if_missing and dest.exists():
+        if only_if_missing and name not in tables and dest.exists():
             continue
         tmp = dest.with_suffix(".parquet.tmp")
         target = tmp.as_posix().replace("'", "''")  # COPY takes no bound parameter for its target
