@@ -114,6 +114,14 @@ _LEAD_NUM = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)")
 _SI_UNIT = re.compile(r"[0-9.]\s*[kKMGTPE](?:B|bit)")
 _IEC_UNIT = re.compile(r"[0-9.]\s*[KMGTPE]i(?:B|bit)")
 
+_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]*)?")
+_STATES = re.compile(r"^\s*states\s*:")
+_LEGACY_LABEL = re.compile(r"([KMGPE])(B|bit)/s")
+_LEGACY_SIZE = re.compile(r"\s*([0-9.]+)\s*([KMGPE]?)\s*(B|bit)?(\s*/s)?\s*")
+_ISSUED_RWD = re.compile(r"r=(\d+)/w=(\d+)(?:/d=(\d+))?")
+_ISSUED_COUNTS = re.compile(r"\d+(?:,\d+){2,3}|\d+(?:/\d+){1,2}")
+_COMMA_SLASH = re.compile(r"[,/]")
+
 _TIME = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
 _EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000)
 _DIRS = ("read", "write", "trim")
@@ -142,7 +150,7 @@ _LEGACY_STEP = {"K": 1, "M": 2, "G": 3, "P": 4, "E": 5}
 
 def _legacy_label_factor(label: str) -> float | None:
     """fio <= 2.16 bandwidth labels (``KB  /s``, ``MB  /s``, ``Kbit/s``); 3.x never prints these."""
-    m = re.fullmatch(r"([KMGPE])(B|bit)/s", label)
+    m = _LEGACY_LABEL.fullmatch(label)
     if not m:
         return None
     factor = 1024.0 ** _LEGACY_STEP[m.group(1)]
@@ -151,7 +159,7 @@ def _legacy_label_factor(label: str) -> float | None:
 
 def _legacy_to_iec(text: str) -> str:
     """``9920.3MB`` -> ``9920.3MiB``, ``1.5PB`` -> ``1.5TiB``: a 2.x size in units.fio_bytes terms."""
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([KMGPE]?)\s*(B|bit)?(\s*/s)?\s*", text)
+    m = _LEGACY_SIZE.fullmatch(text)
     if not m or not m.group(2):
         return text
     prefix = "KMGTP"[_LEGACY_STEP[m.group(2)] - 1] + "i"
@@ -209,7 +217,7 @@ class _TextParser:
 
     def number(self, ln: int, text: str, expected: str) -> float:
         t = text.strip().rstrip("%")
-        if not re.fullmatch(r"-?[0-9]+(?:\.[0-9]*)?", t):
+        if not _DECIMAL.fullmatch(t):
             self.fail(ln, f"cannot read {text.strip()!r}", expected)
         return float(t)
 
@@ -260,7 +268,7 @@ class _TextParser:
             self.end_pct(ln)
         if self.lifetime:
             self.lifetime = s.lstrip().startswith("|")
-            if self.lifetime or re.match(r"^\s*states\s*:", s):
+            if self.lifetime or _STATES.match(s):
                 self.jstate["last"] = ln
                 return
         if not s.strip():
@@ -598,11 +606,10 @@ class _TextParser:
         if m:
             for key, value in _ISSUED_PART.findall(m["body"]):
                 if "r=" in value:
-                    cells = re.fullmatch(r"r=(\d+)/w=(\d+)(?:/d=(\d+))?", value)
+                    cells = _ISSUED_RWD.fullmatch(value)
                     cells = cells and [c for c in cells.groups() if c is not None]
                 else:
-                    cells = (re.fullmatch(r"\d+(?:,\d+){2,3}|\d+(?:/\d+){1,2}", value)
-                             and re.split(r"[,/]", value))
+                    cells = _ISSUED_COUNTS.fullmatch(value) and _COMMA_SLASH.split(value)
                 if not cells:
                     self.fail(ln, f"cannot read issued counts {value!r}", expected)
                 key = "drop" if key.startswith("drop") else key
