@@ -22,7 +22,8 @@ _TEXT_CUES = re.compile(
 )
 _TEXT_LITERALS = ("(groupid=", "Run status group ", "bw=", "io=")
 _TERSE = re.compile(r"^(?:[2-5];fio-[^;\n]*;|2;)[^;\n]*;\d+;\d+;", re.M)
-_JSON_CUE = re.compile(r'^\{\s*$[\s\S]{0,200}?"fio version"', re.M)
+# the '{' line may follow a live status line ending in '\r' on the same physical line (eta output)
+_JSON_CUE = re.compile(r'^(?:[^\n]*\r)?\{\s*$[\s\S]{0,200}?"fio version"', re.M)
 
 
 def sniff(text: str) -> str | None:
