@@ -41,6 +41,7 @@ from .manifest import load as load_manifest
 from .parsers import MODULES, parse_bytes, parser_version
 from .schema import all_tables, ddl, tool_tables
 
+INGEST_MEMORY_MB = 256
 SKIP_NAMES = {"manifest.csv", "README", "README.md", "README.txt", ".gitkeep"}
 _ARROW = {
     "VARCHAR": pa.string(), "BIGINT": pa.int64(), "INTEGER": pa.int32(), "DOUBLE": pa.float64(),
@@ -333,6 +334,10 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
     listing = list(_listing(targets))
 
     con = connect(db, wait=wait)
+    # DuckDB keeps written pages cached up to its limit (default 80 % of RAM): a large ingest would
+    # hold the database in memory; pages past this limit are read back from the file if needed
+    if INGEST_MEMORY_MB:
+        con.execute(f"SET memory_limit = '{INGEST_MEMORY_MB}MB'")
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the batches are many small objects without cycles: a collector pass only rescans them
     try:
