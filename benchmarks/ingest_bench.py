@@ -12,8 +12,14 @@ and prints every figure also as a ratio to the floor. Results go to benchmarks/r
 Corpus files are made from the real outputs in tests/fixtures/ and data/raw/ by replacing every
 number of two or more digits with another of the same width (so no two files are identical and
 no cache can flatter the result), and are written once under benchmarks/corpus/ (gitignored).
+Every file of the mixed corpus is parsed when it is made: outputs whose numbers must agree with
+each other (a partition table's sectors, a zpool tree's sums) fail the parsers' consistency
+checks when varied; a failed variation is redrawn, and a template whose variations keep failing
+is varied by appending blank lines instead (its values repeat, its bytes do not), or left out
+when even that does not parse. The build prints which templates were treated how.
 
-Usage: ./run bench [--sizes 1000,10000] [--kinds fio-json,fio-text,mixed] [--workers N]
+Usage: ./run bench [--sizes 1000,10000] [--kinds fio-json,fio-text,mixed] [--mixed-sizes 1000,10000]
+                  [--workers N]
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import os
 import platform
 import random
 import re
-import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -79,28 +85,69 @@ def vary(data: bytes, rng: random.Random) -> bytes:
     return NUM.sub(sub, data)
 
 
-def build(kind: str, n: int) -> Path:
+def _parses(data: bytes) -> bool:
+    from storagelab.parsers import parse_bytes
+
+    try:
+        parse_bytes(data)
+        return True
+    except Exception:
+        return False
+
+
+def choose_variation(tmpl: list[bytes], rng: random.Random) -> list[tuple[bytes, str]]:
+    """(template, how) for the templates kept: 'numbers' when 5 varied copies all parse, 'blank lines'
+    when the varied numbers break the file's own consistency checks, none when even that fails."""
+    kept = []
+    for t in tmpl:
+        if all(_parses(vary(t, rng)) for _ in range(5)):
+            kept.append((t, "numbers"))
+        elif _parses(t + b"\n" * 3):
+            kept.append((t, "blank lines"))
+    return kept
+
+
+def describe(kind: str, kept: list[tuple[bytes, str]], dropped: int) -> str:
     from storagelab.parsers import decode, detect
 
+    counts: dict[str, int] = {}
+    for t, how in kept:
+        mod, fmt = detect(decode(t))
+        key = f"{fmt} ({how})"
+        counts[key] = counts.get(key, 0) + 1
+    text = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    return f"{kind}: templates varied by {text}" + (f"; {dropped} left out (no variation parses)" if dropped else "")
+
+
+def build(kind: str, n: int) -> tuple[Path, str]:
     d = CORPUS / f"{kind}-{n}"
-    if (d / ".done").exists():
-        return d
-    d.mkdir(parents=True, exist_ok=True)
     rng = random.Random(f"{kind}-{n}")
     tmpl = templates(kind)
+    check = kind == "mixed"  # fio outputs have no cross-checks that varied numbers break
+    kept = choose_variation(tmpl, rng) if check else [(t, "numbers") for t in tmpl]
+    note = describe(kind, kept, len(tmpl) - len(kept))
+    if (d / ".done").exists():
+        return d, note
+    d.mkdir(parents=True, exist_ok=True)
     made = 0
     while made < n:
-        t = tmpl[made % len(tmpl)]
-        data = vary(t, rng)
-        if made < len(tmpl) * 3:  # check the variation keeps the file parseable
-            mod, fmt = detect(decode(data))
-            mod.parse(decode(data), fmt)
+        t, how = kept[made % len(kept)]
+        if how == "numbers":
+            data = vary(t, rng)
+            for _ in range(5):
+                if not check or _parses(data):
+                    break
+                data = vary(t, rng)
+            else:
+                data = t + b"\n" * (made // len(kept) + 1)
+        else:
+            data = t + b"\n" * (made // len(kept) + 1)
         sub = d / f"{made // 1000:04d}"
         sub.mkdir(exist_ok=True)
         (sub / f"run{made:06d}.log").write_bytes(data)
         made += 1
     (d / ".done").write_text("ok")
-    return d
+    return d, note
 
 
 def files_of(d: Path) -> list[Path]:
@@ -117,20 +164,53 @@ def floor(d: Path, kind: str) -> float:
     return time.perf_counter() - t
 
 
-def run_ingest(d: Path, db: Path, workers: int | None) -> tuple[float, float, str]:
+def _tree_pss_kib(pid: int) -> int:
+    """Memory of a process and all its descendants (Linux /proc), in KiB: the proportional set size,
+    so that pages the forked workers share with the writer are counted once, not once per process."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as fh:
+                total += next((int(ln.split()[1]) for ln in fh if ln.startswith("Pss:")), 0)
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def run_ingest(d: Path, db: Path, workers: int | None) -> tuple[float, float, float, str]:
+    """Wall time of a whole `storagelab ingest` process (start-up included), its CPU time and its
+    workers', peak memory of them together (PSS, sampled every 100 ms) and its summary line."""
     cmd = [sys.executable, "-m", "storagelab", "ingest", str(d), "--db", str(db), "--manifest",
            str(d / "manifest.csv"), "--quiet"]
     if workers:
         cmd += ["--workers", str(workers)]
-    code = ("import resource,subprocess,sys,time;t=time.perf_counter();"
-            "r=subprocess.run(sys.argv[1:],capture_output=True,text=True);w=time.perf_counter()-t;"
-            "m=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss;"
-            "print(w,m);print(r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr[-500:])")
-    out = subprocess.run([sys.executable, "-c", code] + cmd, capture_output=True, text=True, check=True,
+    cpu0 = _children_cpu()
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")))
-    first, summary = out.stdout.splitlines()[0], out.stdout.splitlines()[1]
-    wall, rss_kib = first.split()
-    return float(wall), float(rss_kib) / 1024, summary
+    peak = 0
+    while p.poll() is None:
+        peak = max(peak, _tree_pss_kib(p.pid))
+        time.sleep(0.1)
+    wall = time.perf_counter() - t
+    out, err = p.communicate()
+    cpu = _children_cpu() - cpu0
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"ingest failed ({p.returncode}): {err[-2000:]}")
+    summary = out.strip().splitlines()[-1] if out.strip() else err[-500:]
+    return wall, cpu, peak / 1024, summary
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the waited-for child processes (and their waited-for children)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def change_one_percent(d: Path) -> int:
@@ -148,35 +228,44 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--kinds", default="fio-json,fio-text,mixed")
+    ap.add_argument("--mixed-sizes", default=None, help="sizes for the mixed corpus (default: --sizes)")
     ap.add_argument("--workers", type=int, default=None)
     args = ap.parse_args()
-    rows = []
+    rows, notes = [], []
     for kind in args.kinds.split(","):
-        for n in (int(x) for x in args.sizes.split(",")):
-            d = build(kind, n)
+        sizes = args.mixed_sizes if kind == "mixed" and args.mixed_sizes else args.sizes
+        for n in (int(x) for x in sizes.split(",")):
+            d, note = build(kind, n)
+            if note not in notes:
+                notes.append(note)
+                print(note, flush=True)
             mb = sum(p.stat().st_size for p in files_of(d)) / 1e6
             fl = min(floor(d, kind) for _ in range(2))
-            db = CORPUS / f"{kind}-{n}.duckdb"
-            for ext in ("", ".wal"):
-                Path(str(db) + ext).unlink(missing_ok=True)
-            cold, rss, s1 = run_ingest(d, db, args.workers)
-            warm, _, s2 = run_ingest(d, db, args.workers)
+            out_dir = CORPUS / f"{kind}-{n}-db"  # the database and its Parquet export
+            shutil.rmtree(out_dir, ignore_errors=True)
+            out_dir.mkdir(parents=True)
+            db = out_dir / "storagelab.duckdb"
+            load = os.getloadavg()[0]
+            cold, cpu, rss, s1 = run_ingest(d, db, args.workers)
+            warm, _, _, s2 = run_ingest(d, db, args.workers)
             changed = change_one_percent(d)
-            one, _, s3 = run_ingest(d, db, args.workers)
-            row = dict(kind=kind, files=n, mb=mb, floor_s=fl, cold_s=cold, files_per_s=n / cold, mb_per_s=mb / cold,
-                       peak_rss_mib=rss, reingest_s=warm, changed=changed, changed_s=one,
+            one, _, _, s3 = run_ingest(d, db, args.workers)
+            row = dict(kind=kind, files=n, mb=mb, floor_s=fl, cold_s=cold, cpu_s=cpu, load=load, files_per_s=n / cold,
+                       mb_per_s=mb / cold, peak_rss_mib=rss, reingest_s=warm, changed=changed, changed_s=one,
                        cold_x_floor=cold / fl, summary=s1)
             rows.append(row)
             print(f"{kind:9} {n:>7} files {mb:8.1f} MB | floor {fl:6.2f}s | cold {cold:7.2f}s "
-                  f"({n / cold:7.0f} files/s, {mb / cold:6.1f} MB/s, {cold / fl:5.1f}x floor) | peak {rss:6.0f} MiB | "
-                  f"re-ingest {warm:5.2f}s | 1% changed {one:5.2f}s ({changed} files)", flush=True)
+                  f"({n / cold:7.0f} files/s, {mb / cold:6.1f} MB/s, {cold / fl:5.1f}x floor, CPU {cpu:6.1f}s, "
+                  f"load before {load:.1f}) | peak {rss:6.0f} MiB | "
+                  f"re-ingest {warm:5.2f}s ({warm / fl:.2f}x) | 1% changed {one:5.2f}s ({one / fl:.2f}x, {changed} files)",
+                  flush=True)
             for s in (s1, s2, s3):
                 if "failed 0" not in s:
                     print(f"  !! {s}", flush=True)
-    write_results(rows)
+    write_results(rows, notes)
 
 
-def write_results(rows: list[dict]) -> None:
+def write_results(rows: list[dict], notes: list[str]) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     lines = [
@@ -185,16 +274,29 @@ def write_results(rows: list[dict]) -> None:
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, {mem:.0f} GiB RAM, Python {platform.python_version()}, "
         f"{platform.platform()}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with `./run bench`.",
         "",
-        "Floor = open + read every file (+ json.load for the JSON corpus) in one process. Cold = new database, "
-        "including process start-up, parsing, the DuckDB writes and the Parquet export. Peak = max RSS of the ingest process.",
+        "Floor = open + read every file (+ json.load for the JSON corpus) in one process, best of two. "
+        "Cold = new database, wall time of the whole `storagelab ingest` process: start-up, listing, parsing, "
+        "the DuckDB writes and the Parquet export. Peak = resident memory of the ingest process and its "
+        "workers together (proportional set size, sampled every 100 ms). CPU = user + system seconds of the "
+        "cold ingest process and its workers. Load = the machine's 1-minute load average before the cold run "
+        "(the machine is shared: a load above 0 means other work competed for the 2 cores). Re-ingest = the same command again, nothing changed; "
+        "1 % changed = again after appending a newline to every 100th file. Ratios (x) are to the floor "
+        "of the same corpus in the same run; \"vs 10k\" is the cold time (and CPU time) over the 10,000-file one.",
         "",
-        "| corpus | files | MB | floor s | cold s | files/s | MB/s | cold / floor | peak MiB | re-ingest s | 1 % changed s |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| corpus | files | MB | floor s | cold s | CPU s | load | files/s | MB/s | cold / floor | vs 10k | peak MiB | "
+        "re-ingest s (x) | 1 % changed s (x) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
+    tenk = {r["kind"]: r for r in rows if r["files"] == 10000}
     for r in rows:
+        t = tenk.get(r["kind"])
+        vs = f"{r['cold_s'] / t['cold_s']:.1f} (CPU {r['cpu_s'] / t['cpu_s']:.1f})" if t else ""
         lines.append(f"| {r['kind']} | {r['files']} | {r['mb']:.1f} | {r['floor_s']:.2f} | {r['cold_s']:.2f} | "
-                     f"{r['files_per_s']:.0f} | {r['mb_per_s']:.1f} | {r['cold_x_floor']:.1f} | {r['peak_rss_mib']:.0f} | "
-                     f"{r['reingest_s']:.2f} | {r['changed_s']:.2f} |")
+                     f"{r['cpu_s']:.1f} | {r['load']:.1f} | "
+                     f"{r['files_per_s']:.0f} | {r['mb_per_s']:.1f} | {r['cold_x_floor']:.1f} | {vs} | "
+                     f"{r['peak_rss_mib']:.0f} | {r['reingest_s']:.2f} ({r['reingest_s'] / r['floor_s']:.2f}) | "
+                     f"{r['changed_s']:.2f} ({r['changed_s'] / r['floor_s']:.2f}) |")
+    lines += ["", "Corpora:", ""] + [f"- {n}" for n in notes]
     (RESULTS / "ingest.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {RESULTS / 'ingest.md'}")
 
