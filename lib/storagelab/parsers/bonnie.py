@@ -539,7 +539,10 @@ class _Text:
                 fb = None
                 if k < n and _V_FILE.match(self.lines[k]):
                     fv = _V_FILE.match(self.lines[k]).group(1)
-                    if fv is None or io["version"] is None or fv == io["version"]:
+                    # 1.03 prints a Version line over the file block only when no IO test ran: such a
+                    # block is another run (-s 0), not the file half of this one
+                    same_run = fv == io["version"] and _family(fv) != "1.0x"
+                    if fv is None or io["version"] is None or same_run:
                         fb, i = self.file_block(k)
                 yield io, fb
             elif _V_FILE.match(ln) or (_F_H2.match(ln) and _F_H3.match(self.line(i + 1) or "")):
