@@ -890,6 +890,148 @@ def test_fio_json_round_trips(version_name, njobs, ndocs, data):
             assert got[key]["exact"] == (JSON_VERSIONS[version_name] >= (2, 21))
 
 
+
+# ----------------------------------------------------------------------------- fio terse v2-v5
+
+@st.composite
+def terse_job(draw, version: int, gid: int, disks: list):
+    """One terse line (stat.c show_thread_status_terse_all / show_ddir_status_terse) and its rows."""
+    dirs = ("read", "write") if version == 3 else ("read", "write", "trim")
+    fields = [str(version)] + ([] if version == 2 else ["fio-3.33"])
+    name = draw(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-. ", min_size=1, max_size=12))
+    fields += [name, str(gid), "0"]
+    exp = {"jobname": name, "groupid": gid, "results": [], "percentiles": []}
+    for d in dirs:
+        used = draw(st.booleans())
+        io_kib = draw(magnitude(0, 12)) if used else 0
+        runt = draw(st.integers(1, 10**7)) if used else 0
+        bw_kib = io_kib * 1000 // runt if runt else 0
+        iops = draw(st.integers(0, 10**7)) if used else 0
+        fields += [str(io_kib), str(bw_kib), str(iops), str(runt)]
+        lats = {}
+        for k in ("slat", "clat"):
+            lats[k] = draw(latency()) if used and (k == "clat" or draw(st.booleans())) else (0, 0, 0.0, 0.0)
+            fields += [str(lats[k][0] // 1000), str(lats[k][1] // 1000), "%f" % (lats[k][2] / 1000),
+                       "%f" % (lats[k][3] / 1000)]
+        pct = sorted(draw(st.lists(st.integers(0, 10**7), min_size=17, max_size=17))) if used else [0] * 17
+        fields += ["%f%%=%d" % (q, v) for q, v in zip(PERCENTILES, pct)] + ["0%=0"] * 3
+        lats["lat"] = draw(latency()) if used else (0, 0, 0.0, 0.0)
+        fields += [str(lats["lat"][0] // 1000), str(lats["lat"][1] // 1000), "%f" % (lats["lat"][2] / 1000),
+                   "%f" % (lats["lat"][3] / 1000)]
+        bw = [draw(st.integers(0, 10**8)), draw(st.integers(0, 10**8)), draw(pcts), draw(st.floats(0, 1e8)),
+              draw(st.floats(0, 1e6))] if used else [0, 0, 0.0, 0.0, 0.0]
+        fields += [str(bw[0]), str(bw[1]), "%f%%" % bw[2], "%f" % bw[3], "%f" % bw[4]]
+        samples = iops_stats = None
+        if version == 5:
+            samples = draw(st.integers(0, 10**5)) if used else 0
+            iops_stats = [draw(st.integers(0, 10**6)), draw(st.integers(0, 10**6)), draw(st.floats(0, 1e6)),
+                          draw(st.floats(0, 1e5)), draw(st.integers(0, 10**5))] if used else [0, 0, 0.0, 0.0, 0]
+            fields += [str(samples), str(iops_stats[0]), str(iops_stats[1]), "%f" % iops_stats[2],
+                       "%f" % iops_stats[3], str(iops_stats[4])]
+        if not (io_kib or runt):
+            continue
+        r = {"direction": d, "io_bytes": float(io_kib * 1024), "bw_bytes_per_s": float(bw_kib * 1024),
+             "iops": float(iops), "runtime_ns": float(runt * 10**6)}
+        for k, (mn, mx, mean, dev) in lats.items():
+            vals = (mn // 1000 * 1e3, mx // 1000 * 1e3, float("%f" % (mean / 1000)) * 1e3,
+                    float("%f" % (dev / 1000)) * 1e3)
+            empty = not any(vals)
+            for col, v in zip(("min", "max", "mean", "stdev"), vals):
+                r[f"{k}_{col}_ns"] = None if empty else v
+        measured = samples != 0 and (samples is not None or any(bw[i] for i in (0, 1, 3, 4)))
+        for col, v in zip(("min", "max", "mean", "stdev"), (bw[0], bw[1], bw[3], bw[4])):
+            r[f"bw_{col}_bytes_per_s"] = float("%f" % v) * 1024 if measured else None
+        r["bw_agg_pct"] = float("%f" % bw[2]) if measured else None
+        r["bw_samples"] = samples
+        if version == 5:
+            for col, v in zip(("min", "max", "mean", "stdev"), iops_stats[:4]):
+                r[f"iops_{col}"] = float("%f" % v) if iops_stats[4] else None
+            r["iops_samples"] = iops_stats[4]
+        exp["results"].append(r)
+        if lats["clat"][1] // 1000 or lats["lat"][1] // 1000:
+            exp["percentiles"] += [(d, float("%f" % q), v * 1e3) for q, v in zip(PERCENTILES, pct)]
+    cpu = [draw(pcts), draw(pcts)]
+    counts = [draw(st.integers(0, 10**9)) for _ in range(3)]
+    fields += ["%f%%" % cpu[0], "%f%%" % cpu[1]] + [str(c) for c in counts]
+    depth = [draw(st.integers(0, 1000)) / 10 for _ in range(7)]
+    fields += ["%3.1f%%" % v for v in depth]
+    dist = [draw(pcts) if draw(st.integers(0, 3)) == 0 else 0.0 for _ in range(22)]
+    fields += ["%3.2f%%" % v for v in dist]
+    exp.update(cpu_usr_pct=float("%f" % cpu[0]), cpu_sys_pct=float("%f" % cpu[1]), ctx=counts[0], majf=counts[1],
+               minf=counts[2], depths=[float("%.1f" % v) for v in depth])
+    edges = [e * 1e3 for e in EDGES] + [e * 1e6 for e in EDGES] + [2000e6, None]
+    buckets, lo = [], 0.0
+    for v, hi in zip(dist, edges):
+        if float("%.2f" % v):
+            buckets.append((lo, hi, float("%.2f" % v)))
+        lo = hi if hi is not None else lo
+    exp["buckets"] = buckets
+    if version >= 3:
+        for name_, v, util, aggr in disks:
+            fields += [name_] + [str(x) for x in v[:7]] + ["%3.2f%%" % util]
+            if aggr:
+                fields += ["slaves"] + [str(x) for x in aggr[0][:7]] + ["%3.2f%%" % aggr[1]]
+    if draw(st.booleans()):
+        fields += ["0", "0"]  # continue_on_error: total_err;first_error
+    desc = draw(st.none() | st.text(alphabet="abc ;:=xyz", min_size=1, max_size=10).filter(lambda t: t.strip()))
+    line = ";".join(fields)
+    if desc is not None:
+        line += ("\n;" if version == 2 else ";") + desc
+    exp["description"] = desc
+    return line, exp
+
+
+@PROPS
+@given(st.sampled_from([2, 3, 4, 5]), st.data())
+def test_fio_terse_round_trips(version, data):
+    disks = data.draw(st.lists(st.tuples(st.sampled_from(["sda", "vda", "md127"]),
+                                         st.lists(st.integers(0, 10**9), min_size=9, max_size=9), pcts,
+                                         st.none() | st.tuples(st.lists(st.integers(0, 10**9), min_size=9, max_size=9),
+                                                               pcts)),
+                                max_size=2, unique_by=lambda d: d[0]))
+    jobs = [data.draw(terse_job(version, gid, disks)) for gid in data.draw(st.lists(st.integers(0, 2), min_size=1,
+                                                                                    max_size=3).map(sorted))]
+    lead = data.draw(st.sampled_from(["", "note: both iodepth >= 1 and synchronous I/O engine are selected, "
+                                          "queue depth will be capped at 1\n"]))
+    text = lead + "\n".join(line for line, _ in jobs) + "\n"
+    parsed = fio.parse(text)
+    assert parsed.format == "fio-terse"
+    got_jobs = parsed.rows("fio_jobs")
+    assert [j["jobname"] for j in got_jobs] == [e["jobname"] for _, e in jobs]
+    results = iter(parsed.rows("fio_results"))
+    pct = iter(parsed.rows("fio_percentiles"))
+    buckets = iter(parsed.rows("fio_latency_buckets"))
+    depths = iter(parsed.rows("fio_iodepths"))
+    for ji, (got, (_, want)) in enumerate(zip(got_jobs, jobs)):
+        for k in ("groupid", "cpu_usr_pct", "cpu_sys_pct", "ctx", "majf", "minf"):
+            _check_value(got[k], want[k], f"terse job {k}")
+        assert got["options_json"] == (None if want["description"] is None
+                                       else json.dumps({"description": want["description"]}))
+        for r in want["results"]:
+            row = next(results)
+            assert (row["job_index"], row["direction"]) == (ji, r["direction"])
+            for k, v in r.items():
+                _check_value(row[k], v, f"terse {r['direction']} {k}")
+        for d, q, v in want["percentiles"]:
+            p = next(pct)
+            assert (p["job_index"], p["direction"], p["percentile"], p["latency_ns"]) == (ji, d, q, v)
+        for lo, hi, v in want["buckets"]:
+            b = next(buckets)
+            assert (b["job_index"], b["bucket_lo_ns"], b["bucket_hi_ns"], b["pct"]) == (ji, lo, hi, v)
+        for v in want["depths"]:
+            assert next(depths)["pct"] == v
+    assert next(results, None) is None and next(pct, None) is None and next(buckets, None) is None
+    if version >= 3:
+        got_disks = parsed.rows("fio_disk_stats")
+        assert [d["disk"] for d in got_disks] == [d[0] for d in disks]
+        for g, (name_, v, util, aggr) in zip(got_disks, disks):
+            assert (g["read_ios"], g["write_ios"], g["read_merges"], g["write_merges"]) == tuple(v[:4])
+            assert g["in_queue_ns"] == v[6] * 1e6 and g["util_pct"] == float("%.2f" % util)
+            assert g["has_slaves"] == (aggr is not None)
+            if aggr:
+                assert g["aggr_read_ios"] == aggr[0][0] and g["aggr_util_pct"] == float("%.2f" % aggr[1])
+
+
 # ----------------------------------------------------------------------------- regressions found by the properties
 
 def test_regression_json_after_live_status_line_is_detected():
