@@ -1,0 +1,55 @@
+"""Committed notebooks stay thin and diff-friendly (nbval runs them in CI; this checks their shape)."""
+
+import nbformat
+import pytest
+
+from storagelab import report
+from storagelab.claims import NOTEBOOKS as CLAIM_NOTEBOOKS
+from storagelab.nbtools import CHECK, IGNORE
+
+NBS = report.list_notebooks()
+
+
+def test_the_seven_notebooks_exist():
+    assert [nb.stem for nb in NBS] == ["01_vdev_scaling", "02_recordsize", "03_sector63", "04_dedup_ddt", "05_stacks",
+                                       "06_zfs_send_transports", "07_explore"]
+
+
+@pytest.mark.parametrize("path", NBS, ids=lambda p: p.stem)
+def test_notebook_is_stripped_and_small(path):
+    assert path.stat().st_size < 100_000
+    nb = nbformat.read(str(path), as_version=4)
+    assert "papermill" not in nb.metadata
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = cell.metadata.get("tags", [])
+        assert "injected-parameters" not in tags
+        if CHECK in tags:
+            assert cell.outputs, f"{path.name}: a checked cell without its stored output"
+            assert all(o.output_type != "error" for o in cell.outputs)
+        else:
+            assert not cell.outputs and cell.execution_count is None, f"{path.name}: unchecked output committed"
+
+
+@pytest.mark.parametrize("path", NBS, ids=lambda p: p.stem)
+def test_notebook_is_thin_and_ends_with_summary_and_provenance(path):
+    nb = nbformat.read(str(path), as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert len(code) <= 16
+    assert max(len(c.source.splitlines()) for c in code) <= 40, "move logic into lib/storagelab/analysis/"
+    src = "\n".join(c.source for c in code)
+    assert "report.write_summary(" in src and "provenance(" in src
+    assert "def " not in src.replace("def fmt", ""), "functions belong in lib/, with tests"
+    for c in code:
+        if "charts.show(" in c.source:
+            assert IGNORE in c.metadata.get("tags", []), "chart cells are not compared by nbval"
+    if path.stem in CLAIM_NOTEBOOKS:
+        assert "claims.compare(" in src
+
+
+def test_every_claim_is_checked_by_an_existing_notebook():
+    from storagelab.claims import load_claims
+
+    names = {nb.stem for nb in NBS}
+    assert set(load_claims()["notebook"].unique().to_list()) <= names
