@@ -523,7 +523,7 @@ class _Reader:
             "bp_cloned_bytes": int(g["bp cloned:"][0]) if "bp cloned:" in g else None,
             "bp_cloned_count": int(g["bp cloned:"][1]) if "bp cloned:" in g else None,
             "embedded_bp_count": 0, "dittoed_same_vdev": 0,
-            "dittoed_same_metaslab": None if era == "0.6/0.7" else 0,
+            "dittoed_same_metaslab": None if era in ("0.6/0.7", "pre-dedup") else 0,
             "leaks": None, "leaked_bytes": None, "traversal_bytes": None, "alloc_bytes": None,
             "zfs_era": era, "line_start": i + 1, "line_end": j,
         }
