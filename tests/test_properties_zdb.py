@@ -446,3 +446,18 @@ def test_regression_pre_dedup_summary_has_no_metaslab_ditto_count():
     row = zdb.parse(text).rows("zdb_block_stats")[0]
     assert row["zfs_era"] == "pre-dedup" and row["bp_deduped_bytes"] is None
     assert row["dittoed_same_metaslab"] is None and row["dittoed_same_vdev"] == 0
+
+
+def test_regression_raw_table_integers_are_exact_beyond_2_to_53():
+    """zdb -bbP prints exact integers; the Total row of a pool over 8 PiB exceeds 2**53 and was rounded
+    through a float (9007199254740993 stored as ...992)."""
+    big = 2**53 + 1
+    text = ("Blocks\tLSIZE\tPSIZE\tASIZE\t  avg\t comp\t%Total\tType\n"
+            f"536870912\t{big}\t{big - 2}\t{big + 2}\t16777216\t 1.00\t100.00\tTotal\n\n")
+    row = zdb.parse(text).rows("zdb_block_types")[0]
+    assert (row["lsize_bytes"], row["psize_bytes"], row["asize_bytes"]) == (big, big - 2, big + 2)
+    assert row["human_units"] is False
+    hist = ("Block Size Histogram\n\n  block   psize                lsize                asize\n"
+            "   size   Count   Size   Cum.  Count   Size   Cum.  Count   Size   Cum.\n"
+            f"512:\t1\t{big}\t{big}\t1\t{big}\t{big}\t1\t{big}\t{big}\n\n")
+    assert zdb.parse(hist, "zdb-b").rows("zdb_block_size_histogram")[0]["asize_cum_bytes"] == big

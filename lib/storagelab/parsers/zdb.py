@@ -352,6 +352,8 @@ class _Reader:
         """A nicenum/nicebytes cell -> (integer value or None for '-', printed-with-suffix)."""
         if tok == "-":
             return None, False
+        if tok.isdigit():  # -P raw integers: exact (a float loses them beyond 2**53, 8 PiB)
+            return int(tok), False
         try:
             v = zfs_nicenum(tok)
         except UnitError:
