@@ -123,8 +123,15 @@ _TIMESTAMP = re.compile(r"^(\d{9,11}|\w{3}\s+\w{3}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s.
 _FOREIGN = {"REFER", "MOUNTPOINT", "STATE", "CKSUM", "TYPE", "ORIGIN", "READ", "WRITE", "USEDSNAP"}
 
 
+# headers only zpool list prints (zfs list has USED, AVAIL and a DEDUP property of its own)
+_POOL_ONLY = {"SIZE", "ALLOC", "FREE", "CKPOINT", "EXPANDSZ", "FRAG", "CAP", "HEALTH", "ALTROOT"}
+
+
 def _list_header_ok(tokens: list[str]) -> bool:
-    return (len(tokens) >= 2 and tokens[0] == "NAME" and ("SIZE" in tokens or "HEALTH" in tokens)
+    """A zpool list header: NAME first, SIZE or HEALTH in it, or (a -o selection) only zpool list
+    column names with at least one that zfs list never prints."""
+    pool_columns = all(t.lower() in _LIST_KEYS for t in tokens) and bool(_POOL_ONLY & set(tokens))
+    return (len(tokens) >= 2 and tokens[0] == "NAME" and ("SIZE" in tokens or "HEALTH" in tokens or pool_columns)
             and not _FOREIGN & set(tokens))
 
 
@@ -137,11 +144,15 @@ def sniff(text: str) -> str | None:
         if _LIST_HEADER.match(line) and _list_header_ok(line.split()):
             return "zpool-list"
     data = [ln for ln in lines if ln.strip()]
-    cmd = next((m.group(2) for m in map(_PROMPT.search, data[:3]) if m), None)
+    prompt = next((m for m in map(_PROMPT.search, data[:3]) if m), None)
+    cmd = prompt.group(2) if prompt else None
     rows = [ln for ln in data if "\t" in ln]
     if rows and len(rows) >= len(data) - 1:
         if all(any(_HEALTH.match(f.strip()) for f in ln.split("\t")) for ln in rows):
             return "zpool-list"
+        props = _prompt_flags(prompt.group(1))[1] if cmd == "list" else None
+        if props and all(len(ln.lstrip("\t").split("\t")) <= len(props) for ln in rows):
+            return "zpool-list"  # zpool list -H -o ... without a HEALTH column
         if cmd == "iostat" and all(len(ln.split("\t")) == 7 for ln in rows):
             return "zpool-iostat"
     return None
