@@ -179,9 +179,6 @@ def test_zpool_list_round_trips(pools, columns, verbose, scripted, exact, data):
         cols = ["NAME"] + data.draw(st.lists(st.sampled_from(LIST_COLUMNS[1:]), min_size=1, max_size=6, unique=True))
     else:
         cols = list(LIST_COLUMNS)
-    if scripted and verbose:
-        for p in pools:
-            p["sections"] = []
     flags = ("v" if verbose else "") + ("H" if scripted else "") + ("p" if exact else "")
     cmd = f"# zpool list{' -' + flags if flags else ''}"
     if columns == "-o":
@@ -220,8 +217,8 @@ def test_zpool_list_round_trips(pools, columns, verbose, scripted, exact, data):
     lines = [cmd]
     if scripted:
         for name, depth, cells, w in rows:
-            if w is None:
-                lines.append("\t".join([name] + [cells[c] for c in cols[1:]]))
+            if w is None:  # zpool prints class section lines with spaces, also with -H
+                lines.append(f"{name:<10s}      -      -      -        -         -      -      -      -  -")
                 continue
             lines.append(("\t" if depth else "") + "\t".join([name] + [cells[c] for c in cols[1:] if c in cells]))
     else:
@@ -266,3 +263,20 @@ def test_regression_list_o_selection_without_size_or_health():
     # zfs list output is still not claimed
     assert zpool.sniff("NAME    USED  AVAIL\ntank   1.2T   3.4T\n") is None
     assert zpool.sniff("NAME   DEDUP\ntank/fs  on\n") is None
+
+
+def test_regression_list_hv_with_section_lines_is_detected():
+    """``zpool list -Hv`` prints its class section lines (logs, cache, spare) with spaces: with a prompt
+    line and one section, or with two sections, the tab-row test of sniff refused the output."""
+    text = ("# zpool list -Hv\n"
+            "tank\t10.9T\t4.33T\t6.57T\t-\t-\t3%\t39%\t1.00x\tONLINE\t-\n"
+            "\tmirror-0\t5.45T\t2.17T\t3.28T\t-\t-\t3%\t39.8%\t-\tONLINE\n"
+            "logs           -      -      -        -         -      -      -      -  -\n"
+            "\tnvme0n1p1\t15.5G\t1.20M\t15.5G\t-\t-\t0%\t0.00%\t-\tONLINE\n"
+            "cache          -      -      -        -         -      -      -      -  -\n"
+            "\tnvme0n1p2\t100G\t93.1G\t6.87G\t-\t-\t0%\t93.1%\t-\tONLINE\n")
+    assert zpool.sniff(text) == "zpool-list"
+    rows = zpool.parse(text).rows("zpool_list")
+    assert [(r["vdev"], r["class"]) for r in rows] == [(None, None), ("mirror-0", "normal"), ("nvme0n1p1", "log"),
+                                                       ("nvme0n1p2", "cache")]
+    assert rows[3]["alloc_bytes"] == 93.1 * 1024**3

@@ -120,6 +120,7 @@ _IOSTAT_COLS = re.compile(r"^(pool|vdev)\s+(alloc|used)\s+(free|avail)\s")
 _HISTOGRAM = re.compile(r"^(req_size|latency)\s")
 _DASHES = re.compile(r"^-+(\s+-+)+\s*$")
 _TIMESTAMP = re.compile(r"^(\d{9,11}|\w{3}\s+\w{3}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s.*\d{4})\s*$")
+_SECTION_LINE = re.compile(r"^(?:logs|log|cache|spares|spare|special|dedup)(?:\s+-)+\s*$")
 _FOREIGN = {"REFER", "MOUNTPOINT", "STATE", "CKSUM", "TYPE", "ORIGIN", "READ", "WRITE", "USEDSNAP"}
 
 
@@ -147,7 +148,9 @@ def sniff(text: str) -> str | None:
     prompt = next((m for m in map(_PROMPT.search, data[:3]) if m), None)
     cmd = prompt.group(2) if prompt else None
     rows = [ln for ln in data if "\t" in ln]
-    if rows and len(rows) >= len(data) - 1:
+    # -H -v: class section lines (logs, cache, spare ...) are printed with spaces, not tabs
+    sections = [ln for ln in data if "\t" not in ln and _SECTION_LINE.match(ln)]
+    if rows and len(rows) + len(sections) >= len(data) - 1:
         if all(any(_HEALTH.match(f.strip()) for f in ln.split("\t")) for ln in rows):
             return "zpool-list"
         props = _prompt_flags(prompt.group(1))[1] if cmd == "list" else None
