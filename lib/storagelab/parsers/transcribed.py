@@ -22,8 +22,9 @@ import csv
 import math
 import re
 from collections.abc import Callable
+from decimal import Decimal
 
-from ..units import UnitError, mbuffer_rate, si_number
+from ..units import UnitError, mbuffer_rate
 from .base import LINES, Parsed, ParseError, lines_of, table
 
 TOOL = "transcribed"
@@ -161,7 +162,8 @@ def _layout_row(c: dict[str, str], no: int) -> dict:
         raise ParseError(f"speed_mb_per_s {c['speed_mb_per_s']!r} given for a '{NOT_RUN}' cell", line=no,
                          expected="an empty speed_mb_per_s")
     try:  # TB are 1000-based (the study says so); mbuffer's MB/s of 2008 are MiB/s
-        size = None if size_tb == 0 and not measured else round(si_number(c["size_tb"] + "T"))
+        # exact decimal arithmetic: a float times 10**12 is off by bytes from about 5000 TB on
+        size = None if size_tb == 0 and not measured else round(Decimal(c["size_tb"]) * 10**12)
         rate = mbuffer_rate(c["speed_mb_per_s"], "MB/s") if measured else None
     except UnitError as e:
         raise ParseError(str(e), line=no, expected="a plain decimal number") from None
