@@ -123,6 +123,11 @@ _ISSUED_COUNTS = re.compile(r"\d+(?:,\d+){2,3}|\d+(?:/\d+){1,2}")
 _COMMA_SLASH = re.compile(r"[,/]")
 
 _TIME = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
+# values of number() and bucket edges by their text: the same few strings ('0.01%', '99.90', '2=')
+# come back in every file; bounded so that odd input cannot grow them without end
+_NUMBERS: dict[str, float] = {}
+_BUCKET_EDGES: dict[tuple, tuple] = {}
+_CACHE_MAX = 20_000
 _EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000)
 _DIRS = ("read", "write", "trim")
 
@@ -216,10 +221,15 @@ class _TextParser:
         return int(t)
 
     def number(self, ln: int, text: str, expected: str) -> float:
-        t = text.strip().rstrip("%")
-        if not _DECIMAL.fullmatch(t):
-            self.fail(ln, f"cannot read {text.strip()!r}", expected)
-        return float(t)
+        v = _NUMBERS.get(text)
+        if v is None:
+            t = text.strip().rstrip("%")
+            if not _DECIMAL.fullmatch(t):
+                self.fail(ln, f"cannot read {text.strip()!r}", expected)
+            v = float(t)
+            if len(_NUMBERS) < _CACHE_MAX:
+                _NUMBERS[text] = v
+        return v
 
     def fields(self, ln: int, rest: str, required: tuple[str, ...], expected: str) -> dict[str, str]:
         found = dict(_PAIRS.findall(rest))
@@ -229,11 +239,14 @@ class _TextParser:
 
     # ---- driver -----------------------------------------------------------------------------
     def run(self) -> Parsed:
-        cleaned = [self.clean(raw) for raw in self.lines]
-        in_json = False
-        for ln, s in enumerate(cleaned, 1):
-            if s.strip():
+        clean = self.clean
+        cleaned = [raw if "\r" not in raw and "Jobs: " not in raw else clean(raw) for raw in self.lines]
+        for ln in range(len(cleaned), 0, -1):
+            if cleaned[ln - 1].strip():
                 self.last = ln
+                break
+        in_json = False
+        line = self.line
         for ln, s in enumerate(cleaned, 1):
             if in_json:
                 in_json = s.rstrip() != "}"
@@ -241,7 +254,7 @@ class _TextParser:
             if s.rstrip() == "{":
                 in_json = True
                 continue
-            self.line(ln, s)
+            line(ln, s)
         self.finish()
         return self.p
 
@@ -260,49 +273,53 @@ class _TextParser:
         return keep
 
     def line(self, ln: int, s: str) -> None:
+        # each pattern below starts (after blanks) with a fixed word or needs a fixed substring: a
+        # test of the first character / the substring rules most patterns out before any regex runs
+        w = s.lstrip()
         if self.pct is not None:
-            if s.lstrip().startswith("|"):
+            if w.startswith("|"):
                 self.pct_line(ln, s)
                 self.jstate["last"] = ln
                 return
             self.end_pct(ln)
         if self.lifetime:
-            self.lifetime = s.lstrip().startswith("|")
+            self.lifetime = w.startswith("|")
             if self.lifetime or _STATES.match(s):
                 self.jstate["last"] = ln
                 return
-        if not s.strip():
+        if not w:
             if self.job is not None and self.jstate["issued"]:
                 self.close_job()
             return
-        if _HEADER_CUE.search(s):
+        c = w[0]
+        if "(groupid=" in s and _HEADER_CUE.search(s):
             return self.header(ln, s)
-        if _GROUP_HEAD.match(s):
+        if c == "R" and _GROUP_HEAD.match(s):
             self.close_job(ln)
             self.disks = False
             self.group = int(_GROUP_HEAD.match(s).group("gid"))
             self.found = self.report_tail = True
             return
-        if _GROUP_CUE.match(s):
+        if c in "RWTM" and _GROUP_CUE.match(s):
             return self.group_line(ln, s)
-        if _DISK_HEAD.match(s):
+        if c == "D" and _DISK_HEAD.match(s):
             self.close_job(ln)
             self.disks = self.found = self.report_tail = True
             return
         if self.disks:
-            if _DISK_CUE.match(s):
+            if ": ios=" in s and _DISK_CUE.match(s):
                 return self.disk(ln, s)
             if ln >= self.last:
                 self.fail(ln, "incomplete disk stats line", "'name: ios=R/W, merge=R/W, ticks=R/W, ...'")
             self.disks = False
         if self.job is not None:
-            self.job_line(ln, s)
+            self.job_line(ln, s, c)
             self.jstate["last"] = ln
             return
-        self.outside(ln, s)
+        self.outside(ln, s, c)
 
-    def outside(self, ln: int, s: str) -> None:
-        m = _PREAMBLE.match(s)
+    def outside(self, ln: int, s: str, c: str) -> None:
+        m = ": (g=" in s and _PREAMBLE.match(s)
         if m:
             self.started = True
             info = {"rw": m["rw"].strip(), "ioengine": m["engine"].strip(), "iodepth": int(m["depth"]),
@@ -310,13 +327,13 @@ class _TextParser:
             self.preamble[(m["name"], int(m["g"]))] = info
             self.preamble.setdefault(m["name"], info)
             return
-        m = _VERSION.match(s)
+        m = c == "f" and _VERSION.match(s)
         if m:
             self.started = True
             self.version = (int(m.group(1)), int(m.group(2)))
             self.p.tool_version = "fio-" + s.strip()[4:]
             return
-        if _JOBS_STATUS.match(s) or s.startswith("Starting "):
+        if (c == "J" and _JOBS_STATUS.match(s)) or s.startswith("Starting "):
             self.started = True
         # anything else outside a job block (stderr, notes, terse lines, ...) is not fio's report
 
@@ -386,25 +403,26 @@ class _TextParser:
         self.job = None
         self.res = None
 
-    def job_line(self, ln: int, s: str) -> None:
-        if _DIR_CUE.match(s):
+    def job_line(self, ln: int, s: str, c: str) -> None:
+        """``c``: the first non-blank character of the line."""
+        if c in "rwtm" and _DIR_CUE.match(s):
             return self.direction(ln, s)
-        if _SYNC_HEAD.match(s):
+        if c == "f" and _SYNC_HEAD.match(s):
             return self.new_result(ln, "sync")
-        if _LAT_CUE.match(s):
+        if "min=" in s and _LAT_CUE.match(s):
             return self.lat_stat(ln, s)
-        m = _PCT_TITLE.match(s)
+        m = " percentiles (" in s and _PCT_TITLE.match(s)
         if m:
             return self.open_pct(ln, m)
-        if _BW.match(s):
+        if c == "b" and _BW.match(s):
             return self.bw(ln, s)
-        if _IOPS.match(s):
+        if c == "i" and _IOPS.match(s):
             return self.iops(ln, s)
         self.res = None                                 # the rest are job-wide lines
-        m = _LATDIST.match(s)
+        m = c == "l" and _LATDIST.match(s)
         if m:
             return self.lat_dist(ln, m)
-        m = _CPU.match(s)
+        m = c == "c" and _CPU.match(s)
         if m:
             f = self.fields(ln, m["rest"], ("usr", "sys", "ctx", "majf", "minf"),
                             "'cpu : usr=N%, sys=N%, ctx=N, majf=N, minf=N'")
@@ -413,15 +431,15 @@ class _TextParser:
                             ctx=self.integer(ln, f["ctx"], exp), majf=self.integer(ln, f["majf"], exp),
                             minf=self.integer(ln, f["minf"], exp))
             return
-        m = _DEPTH.match(s)
+        m = c in "Isc" and _DEPTH.match(s)
         if m:
             return self.depths(ln, m)
-        if _ISSUED_CUE.match(s):
+        if c == "i" and _ISSUED_CUE.match(s):
             return self.issued(ln, s)
-        if _BLOCK_LIFETIME.match(s):
+        if c == "b" and _BLOCK_LIFETIME.match(s):
             self.lifetime = True
             return
-        if _KNOWN_SKIPPED.match(s):
+        if c in "Dels" and _KNOWN_SKIPPED.match(s):
             return
         self.p.warnings.append(f"line {ln}: unknown line in the job block of {self.job['jobname']!r}: "
                                f"{s.strip()[:80]!r}")
@@ -522,11 +540,15 @@ class _TextParser:
         self.touch(ln)
         if pct["kind"] is None:
             return
+        job, direction, kind, factor = self.job["job_index"], pct["row"]["direction"], pct["kind"], pct["factor"]
+        rows = self.p.tables.setdefault("fio_percentiles", [])
+        number = self.number
         for p, v in _PCT_ENTRY.findall(s):
-            self.p.add("fio_percentiles", {
-                "job_index": self.job["job_index"], "direction": pct["row"]["direction"], "kind": pct["kind"],
-                "percentile": self.number(ln, p, "a percentile like 99.90"),
-                "latency_ns": _r(int(v) * pct["factor"]), "line_start": ln, "line_end": ln})
+            percentile = number(ln, p, "a percentile like 99.90")
+            # below 10**9 the product is a whole number under 2**53: exact, nothing for _r to round
+            latency = int(v) * factor if len(v) < 10 else _r(int(v) * factor)
+            rows.append({"job_index": job, "direction": direction, "kind": kind, "percentile": percentile,
+                         "latency_ns": latency, "line_start": ln, "line_end": ln})
 
     def end_pct(self, ln: int | None) -> None:
         pct, self.pct = self.pct, None
@@ -577,26 +599,34 @@ class _TextParser:
         factor = _TIME[unit]
         ns_era = self.version >= (2, 99) if self.version else not self.jstate["legacy"]
         base_lo = {"nsec": 0.0, "usec": 1e3 if ns_era else 0.0, "msec": 1e6}[unit]
+        job = self.job["job_index"]
+        rows = self.p.tables.setdefault("fio_latency_buckets", [])
+        number = self.number
         for ge, key, pct in _BUCKET.findall(m["rest"]):
-            k = int(key)
-            if ge:
-                lo, hi = k * factor, None
-            else:
-                lower = [e for e in _EDGES if e < k]
-                lo, hi = (lower[-1] * factor if lower else base_lo), k * factor
-            self.p.add("fio_latency_buckets", {
-                "job_index": self.job["job_index"], "bucket_lo_ns": _r(lo),
-                "bucket_hi_ns": None if hi is None else _r(hi),
-                "pct": self.number(ln, pct, "a percentage"), "line_start": ln, "line_end": ln})
+            edges = _BUCKET_EDGES.get((ge, key, factor, base_lo))
+            if edges is None:
+                k = int(key)
+                if ge:
+                    lo, hi = k * factor, None
+                else:
+                    lower = [e for e in _EDGES if e < k]
+                    lo, hi = (lower[-1] * factor if lower else base_lo), k * factor
+                edges = _r(lo), None if hi is None else _r(hi)
+                if len(_BUCKET_EDGES) < _CACHE_MAX:
+                    _BUCKET_EDGES[(ge, key, factor, base_lo)] = edges
+            rows.append({"job_index": job, "bucket_lo_ns": edges[0], "bucket_hi_ns": edges[1],
+                         "pct": number(ln, pct, "a percentage"), "line_start": ln, "line_end": ln})
 
     def depths(self, ln: int, m: re.Match) -> None:
         if not _BUCKETS.match(m["rest"]):
             self.fail(ln, "malformed IO depth line", "'IO depths : 1=0.1%, 2=0.1%, ..., >=64=0.0%'")
         kind = {"IO depths": "depth", "submit": "submit", "complete": "complete"}[m["kind"]]
+        job = self.job["job_index"]
+        rows = self.p.tables.setdefault("fio_iodepths", [])
+        number = self.number
         for ge, key, pct in _BUCKET.findall(m["rest"]):
-            self.p.add("fio_iodepths", {"job_index": self.job["job_index"], "kind": kind, "bucket": ge + key,
-                                        "pct": self.number(ln, pct, "a percentage"),
-                                        "line_start": ln, "line_end": ln})
+            rows.append({"job_index": job, "kind": kind, "bucket": ge + key,
+                         "pct": number(ln, pct, "a percentage"), "line_start": ln, "line_end": ln})
 
     def issued(self, ln: int, s: str) -> None:
         expected = ("'issued rwts: total=R,W,T,S short=R,W,T,0 dropped=R,W,T,0' (or an older form: "
