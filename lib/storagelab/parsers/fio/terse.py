@@ -238,7 +238,9 @@ def _disks(parsed: Parsed, c: _Fields) -> None:
 def _trailer(parsed: Parsed, c: _Fields, job: dict, unterminated: bool) -> None:
     """Optional ``;total_err;first_error`` (continue_on_error) and ``;description`` (may hold ';')."""
     rest = c.f[c.i:]
-    if rest and (rest[-1] == "" or rest == [rest[0]] and _is_int(rest[0])):
+    # fio writes each terse line whole: only a last line without its newline can stop inside these fields
+    # (on a complete line a trailing ';' belongs to the description, which may hold any text)
+    if unterminated and rest and (rest[-1] == "" or rest == [rest[0]] and _is_int(rest[0])):
         raise ParseError("terse line ends in the middle of its trailing fields", line=c.line, kind="truncated",
                          expected=";total_err;first_error and/or ;description")
     if len(rest) >= 2 and _is_int(rest[0]) and re.fullmatch(r"\s*-?\d+\s*", rest[1]):
