@@ -11,6 +11,7 @@ NaN (NaN is NULL) and carry line numbers inside the input.
 from __future__ import annotations
 
 import math
+import os
 from functools import lru_cache
 
 import pytest
@@ -23,8 +24,10 @@ from storagelab.parsers.base import Parsed, lines_of
 
 from conftest import FIXTURES, RAW
 
-PROPS = settings(max_examples=150, derandomize=True, deadline=None, database=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))  # more examples for a deep local run
+PROPS = settings(max_examples=round(150 * SCALE), derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
+                 deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                      HealthCheck.data_too_large])
 FORMATS = {"fio": ("fio-normal", "fio-terse", "fio-json", "fio-json+normal")}
 MODULES = {m.TOOL: m for m in modules()}
 
@@ -165,7 +168,7 @@ def mutation(draw, text: str) -> str:
 
 
 @pytest.mark.parametrize("tool", sorted(MODULES))
-@settings(PROPS, max_examples=80)
+@settings(PROPS, max_examples=round(80 * SCALE))
 @given(data=st.data())
 def test_mutated_real_outputs(tool, data):
     texts = real_outputs().get(tool)

@@ -133,7 +133,7 @@ def test_fio_option_sizes(n, prefix, tail, kb_base, upper):
 
 @given(st.sampled_from(["KiB/s", "MiB/s", "GiB/s", "TiB/s", "kB/s", "MB/s", "GB/s", "TB/s", "Kibit/s", "Mibit/s",
                         "kbit/s", "Mbit/s"]), st.integers(0, 3))
-@settings(PROPS, max_examples=50)
+@settings(PROPS, max_examples=round(50 * SCALE))
 def test_fio_bandwidth_labels(label, pad):
     step = {"k": 1, "K": 1, "M": 2, "G": 3, "T": 4}[label[0]]
     base = 1024 if "i" in label[:2] else 1000
