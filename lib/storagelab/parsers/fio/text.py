@@ -115,6 +115,18 @@ _SI_UNIT = re.compile(r"[0-9.]\s*[kKMGTPE](?:B|bit)")
 _IEC_UNIT = re.compile(r"[0-9.]\s*[KMGTPE]i(?:B|bit)")
 
 _DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]*)?")
+# fast paths: the usual form of a line with every number in a plain form; a line that does not
+# match goes the general way (same values for the lines both read, so only speed differs)
+_D = r"(-?[0-9]+(?:\.[0-9]*)?)"
+_LAT_FAST = re.compile(rf"\s*(slat|clat|lat|sync) ?\((nsec|usec|msec)\): min=([0-9]+(?:\.[0-9]*)?)([kKMGTPE]?), "
+                       rf"max=([0-9]+(?:\.[0-9]*)?)([kKMGTPE]?), avg={_D}, stdev={_D}\s*$")
+_BW_FAST = re.compile(rf"\s*bw \(([^)]*)\): min={_D}, max={_D}, per={_D}%, avg={_D}, stdev={_D}"
+                      r"(?:, samples=([0-9]+))?\s*$")
+_IOPS_FAST = re.compile(rf"\s*iops\s*: min={_D}, max={_D}, avg={_D}, stdev={_D}(?:, samples=([0-9]+))?\s*$")
+_ISSUED_FAST = re.compile(r"\s*issued rwts: total=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
+                          r"short=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
+                          r"dropped=([0-9]+),([0-9]+),([0-9]+),([0-9]+)\s*$")
+_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}  # as units.si_number
 _STATES = re.compile(r"^\s*states\s*:")
 _LEGACY_LABEL = re.compile(r"([KMGPE])(B|bit)/s")
 _LEGACY_SIZE = re.compile(r"\s*([0-9.]+)\s*([KMGPE]?)\s*(B|bit)?(\s*/s)?\s*")
@@ -126,6 +138,9 @@ _TIME = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
 # values of number() and bucket edges by their text: the same few strings ('0.01%', '99.90', '2=')
 # come back in every file; bounded so that odd input cannot grow them without end
 _NUMBERS: dict[str, float] = {}
+_SIZES: dict[tuple, float] = {}
+_PAIRS_SEEN: dict[tuple, float] = {}
+_BW_FACTORS: dict[tuple, float] = {}
 _BUCKET_EDGES: dict[tuple, tuple] = {}
 _CACHE_MAX = 20_000
 _EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000)
@@ -205,14 +220,24 @@ class _TextParser:
             self.fail(ln, f"cannot read {text.strip()!r}", expected)
 
     def size(self, ln: int, text: str, legacy: bool = False) -> float:
-        return _r(self.conv(ln, units.fio_bytes, _legacy_to_iec(text) if legacy else text,
-                            "a fio size or rate like 72.7GiB or 338589KB/s"))
+        v = _SIZES.get((text, legacy))
+        if v is None:
+            v = _r(self.conv(ln, units.fio_bytes, _legacy_to_iec(text) if legacy else text,
+                             "a fio size or rate like 72.7GiB or 338589KB/s"))
+            if len(_SIZES) < _CACHE_MAX:
+                _SIZES[(text, legacy)] = v
+        return v
 
     def pair(self, ln: int, first: str, second: str) -> float:
         """A 3.x value printed in both families; see the module doc for which one is used."""
-        a = self.size(ln, first)
-        b = self.size(ln, second)
-        return b if _sig_digits(second) > _sig_digits(first) else a
+        v = _PAIRS_SEEN.get((first, second))
+        if v is None:
+            a = self.size(ln, first)
+            b = self.size(ln, second)
+            v = b if _sig_digits(second) > _sig_digits(first) else a
+            if len(_PAIRS_SEEN) < _CACHE_MAX:
+                _PAIRS_SEEN[(first, second)] = v
+        return v
 
     def integer(self, ln: int, text: str, expected: str) -> int:
         t = text.strip()
@@ -468,7 +493,8 @@ class _TextParser:
         return self.res
 
     def direction(self, ln: int, s: str) -> None:
-        m3, m2 = _DIR3.match(s), _DIR2.match(s)
+        m3 = _DIR3.match(s)
+        m2 = None if m3 else _DIR2.match(s)
         if not (m3 or m2):
             self.fail(ln, "malformed direction line",
                       "'read: IOPS=N, BW=N (N)(SIZE/Nmsec)' or 2.x 'read : io=N, bw=N, iops=N, runt=Nmsec'")
@@ -492,6 +518,19 @@ class _TextParser:
             row["io_bytes"] = self.size(ln, m["io"], legacy=True)
 
     def lat_stat(self, ln: int, s: str) -> None:
+        m = _LAT_FAST.match(s)
+        if m:
+            label, unit, mn, mn_sfx, mx, mx_sfx, avg, stdev = m.groups()
+            factor = _TIME[unit]
+            values = (_r(float(mn) * _SI[mn_sfx] * factor), _r(float(mx) * _SI[mx_sfx] * factor),
+                      _r(float(avg) * factor), _r(float(stdev) * factor))
+            row = self.touch(ln)
+            if row is None:
+                self.fail(ln, "latency line outside a direction section", "a 'read:'/'write:' line before it")
+            kind = "lat" if label == "sync" else label
+            (row[f"{kind}_min_ns"], row[f"{kind}_max_ns"], row[f"{kind}_mean_ns"],
+             row[f"{kind}_stdev_ns"]) = values
+            return
         m = _LAT.match(s)
         label = " ".join(m["label"].split())
         if label in ("slat", "clat", "lat", "sync"):
@@ -557,14 +596,38 @@ class _TextParser:
             self.fail(where, f"percentile block of line {pct['start']} is incomplete",
                       "more '| NN.NNth=[V]' entries (the list ends without a trailing comma)")
 
-    def bw(self, ln: int, s: str) -> None:
-        m = _BW.match(s)
-        label = m["label"].replace(" ", "")
+    def bw_factor(self, ln: int, label: str) -> float:
+        key = (label, self.jstate["kb_base"])
+        factor = _BW_FACTORS.get(key)
+        if factor is not None:
+            return factor
         factor = _legacy_label_factor(label)
         if factor is None and label in ("MiB/s", "Mibit/s") and self.jstate["kb_base"] == 1000:
             factor = 1e6 if label == "MiB/s" else 1e6 / 8      # fio divides by kb_base=1000 here
         if factor is None:
             factor = self.conv(ln, units.fio_bw_label_factor, label, "a bandwidth unit like KiB/s")
+        if len(_BW_FACTORS) < _CACHE_MAX:
+            _BW_FACTORS[key] = factor
+        return factor
+
+    def bw(self, ln: int, s: str) -> None:
+        m = _BW_FAST.match(s)
+        if m:
+            label, mn, mx, per, avg, stdev, samples = m.groups()
+            factor = self.bw_factor(ln, label.replace(" ", ""))
+            row = self.touch(ln)
+            if row is None:
+                self.fail(ln, "bw line outside a direction section", "a 'read:'/'write:' line before it")
+            row["bw_min_bytes_per_s"] = _r(float(mn) * factor)
+            row["bw_max_bytes_per_s"] = _r(float(mx) * factor)
+            row["bw_mean_bytes_per_s"] = _r(float(avg) * factor)
+            row["bw_stdev_bytes_per_s"] = _r(float(stdev) * factor)
+            row["bw_agg_pct"] = float(per)
+            if samples:
+                row["bw_samples"] = int(samples)
+            return
+        m = _BW.match(s)
+        factor = self.bw_factor(ln, m["label"].replace(" ", ""))
         f = self.fields(ln, m["rest"], ("min", "max", "avg", "stdev"),
                         "'bw (  KiB/s): min=N, max=N, per=N%, avg=N, stdev=N[, samples=N]'")
         row = self.touch(ln)
@@ -581,6 +644,17 @@ class _TextParser:
             row["bw_samples"] = self.integer(ln, f["samples"], "a sample count")
 
     def iops(self, ln: int, s: str) -> None:
+        m = _IOPS_FAST.match(s)
+        if m:
+            mn, mx, avg, stdev, samples = m.groups()
+            row = self.touch(ln)
+            if row is None:
+                self.fail(ln, "iops line outside a direction section", "a 'read:'/'write:' line before it")
+            row["iops_min"], row["iops_max"], row["iops_mean"], row["iops_stdev"] = (
+                float(mn), float(mx), float(avg), float(stdev))
+            if samples:
+                row["iops_samples"] = int(samples)
+            return
         f = self.fields(ln, _IOPS.match(s)["rest"], ("min", "max", "avg", "stdev"),
                         "'iops : min=N, max=N, avg=N, stdev=N[, samples=N]'")
         row = self.touch(ln)
@@ -631,6 +705,11 @@ class _TextParser:
     def issued(self, ln: int, s: str) -> None:
         expected = ("'issued rwts: total=R,W,T,S short=R,W,T,0 dropped=R,W,T,0' (or an older form: "
                     "'total=R,W,T, short=...', 'total=r=R/w=W/d=T, short=...', 'issued r/w/d: total=R/W/T, ...')")
+        m = _ISSUED_FAST.match(s)
+        if m:
+            n = [int(c) for c in m.groups()]
+            self.jstate["issued"] = (n[0:4], n[4:8], n[8:12])
+            return
         m = _ISSUED.match(s)
         parts = {}
         if m:
@@ -653,7 +732,8 @@ class _TextParser:
     def group_line(self, ln: int, s: str) -> None:
         self.close_job(ln)
         self.found = self.report_tail = True
-        m3, m2 = _GROUP3.match(s), _GROUP2.match(s)
+        m3 = _GROUP3.match(s)
+        m2 = None if m3 else _GROUP2.match(s)
         if not (m3 or m2):
             self.fail(ln, "malformed run status line",
                       "'WRITE: bw=N (N), MIN-MAX (MIN-MAX), io=N (N), run=MIN-MAXmsec' or 2.x "
