@@ -172,7 +172,11 @@ def job_spec(draw, gid: int):
                                      max_size=12)),
             "depths": [draw(st.lists(st.integers(0, 1000).map(lambda v: v / 10), min_size=7, max_size=7))
                        for _ in range(3)],
-            "latency_line": draw(st.booleans())}
+            "latency_line": draw(st.sampled_from([None, "old", "3.42"])),
+            "err": draw(st.sampled_from([0, 0, 5, 28])), "desc": draw(st.none() | st.text(alphabet="abc xyz:;,=", max_size=20)),
+            "sync": draw(st.none() | st.tuples(latency(), st.lists(magnitude(2, 10), min_size=17, max_size=17).map(sorted),
+                                               st.integers(1, 10**6))),
+            "errors_line": draw(st.booleans())}
 
 
 @st.composite
@@ -186,10 +190,14 @@ def report_spec(draw):
                                     st.none() | st.tuples(st.lists(st.integers(0, 10**9), min_size=9, max_size=9),
                                                           pcts)),
                           max_size=3, unique_by=lambda d: d[0]))
-    return {"jobs": jobs, "kb_base": draw(st.sampled_from([1024, 1000])), "disks": disks,
+    mixed = draw(st.integers(0, 3)) == 0  # unified_rw_reporting=mixed: one 'mixed' section per job
+    if mixed:
+        for job in jobs:
+            job["dirs"] = job["dirs"][:1]
+    return {"jobs": jobs, "kb_base": draw(st.sampled_from([1024, 1000])), "disks": disks, "mixed": mixed,
             "sectors": draw(st.booleans()), "preamble": draw(st.booleans()), "version": draw(st.booleans()),
             "group_header": draw(st.booleans()) or ngroups > 1, "indent": draw(st.sampled_from(["keep", "tab", "none"])),
-            "crlf": draw(st.booleans())}
+            "crlf": draw(st.booleans()), "reports": draw(st.integers(1, 2)), "eta": draw(st.booleans())}
 
 
 # ----------------------------------------------------------------------------- fio 3.x normal output
@@ -300,9 +308,15 @@ def render_v3(spec: dict) -> tuple[str, dict]:
     out.append("")
     groups: dict[tuple[int, str], list] = {}
     for ji, job in enumerate(spec["jobs"]):
-        out.append(f"{job['name']}: (groupid={job['gid']}, jobs={job['jobs']}): err= 0: pid={job['pid']}: "
+        if spec["eta"] and ji == 0:
+            out.append("Jobs: 1 (f=1)\rJobs: 1 (f=1): [W(1)][100.0%][w=1585KiB/s][w=24 IOPS][eta 00m:00s]\r")
+        err = f"err={job['err']:2d}" + (" (file:io_u.c:1889, func=io_u error, error=Input/output error)"
+                                         if job["err"] else "")
+        out.append(f"{job['name']}: (groupid={job['gid']}, jobs={job['jobs']}): {err}: pid={job['pid']}: "
                    f"{ctime(job['pid'])}")
-        exp["jobs"].append({"jobname": job["name"], "groupid": job["gid"], "jobs": job["jobs"], "error": 0,
+        if job["desc"]:
+            out.append(f"  Description  : [{job['desc']}]")
+        exp["jobs"].append({"jobname": job["name"], "groupid": job["gid"], "jobs": job["jobs"], "error": job["err"],
                             "pid": job["pid"], "cpu_usr_pct": float(f"{job['usr']:.2f}"),
                             "cpu_sys_pct": float(f"{job['sys']:.2f}"), "ctx": job["ctx"], "majf": job["majf"],
                             "minf": job["minf"]})
@@ -315,7 +329,9 @@ def render_v3(spec: dict) -> tuple[str, dict]:
             t_iops, tol_iops = num2str(iops, 4, False)
             tail = {"": "", "zone": "; 0 zone resets" if d["dir"] == "write" else "",
                     "cachehit": "; Cachehit=12.50%" if d["dir"] == "read" else ""}[d["tail"]]
-            out.append(f"  {d['dir']}: IOPS={t_iops}, BW={t_bw} ({t_bw2})({t_io}/{d['runt']}msec){tail}")
+            dname = "mixed" if spec["mixed"] else d["dir"]
+            out.append(f"  {dname}: IOPS={t_iops}, BW={t_bw} ({t_bw2})({t_io}/{d['runt']}msec){tail}")
+            r["direction"] = dname
             r["io_bytes"] = (value_of(t_io), d["io"], tol_io)
             r["bw_bytes_per_s"] = ([value_of(t_bw), value_of(t_bw2)], bw, {value_of(t_bw): tol_bw,
                                                                              value_of(t_bw2): tol_bw2})
@@ -330,7 +346,7 @@ def render_v3(spec: dict) -> tuple[str, dict]:
             if d["pct"]:
                 lines, pe = percentile_lines("clat", d["pct"])
                 out += lines
-                exp["percentiles"] += [(ji, d["dir"], "clat", p, v) for p, v in pe]
+                exp["percentiles"] += [(ji, dname, "clat", p, v) for p, v in pe]
             if d["bw"]:
                 b = d["bw"]
                 mean = bw / kb * b["scale"]
@@ -362,10 +378,20 @@ def render_v3(spec: dict) -> tuple[str, dict]:
             else:
                 r.update({c: None for c in ("iops_min", "iops_max", "iops_mean", "iops_stdev", "iops_samples")})
             exp["results"].append(r)
-            groups.setdefault((job["gid"], d["dir"]), []).append((d["io"], bw, d["runt"]))
+            groups.setdefault((job["gid"], dname), []).append((d["io"], bw, d["runt"]))
         lines, be = latdist_lines(job["latdist"])
         out += lines
         exp["buckets"] += [(ji, *b) for b in be]
+        if job["sync"]:  # fsync/fdatasync section: a 'sync' row holding the sync latencies as lat
+            lat, pct, count = job["sync"]
+            r = {"job_index": ji, "direction": "sync", "io_bytes": None, "total_ios": count, "short_ios": None,
+                 **{f"{k}_{c}_ns": None for k in ("slat", "clat") for c in ("min", "max", "mean", "stdev")}}
+            out.append("  fsync/fdatasync/sync_file_range:")
+            out.append(display_lat("sync", lat, r, "lat"))
+            lines, pe = percentile_lines("sync", pct)
+            out += lines
+            exp["percentiles"] += [(ji, "sync", "lat", p, v) for p, v in pe]
+            exp["results"].append(r)
         out.append(f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
                    f"majf={job['majf']}, minf={job['minf']}")
         for (kind, head, keys), vals in zip((("depth", "  IO depths    :", ("1", "2", "4", "8", "16", "32", ">=64")),
@@ -378,15 +404,20 @@ def render_v3(spec: dict) -> tuple[str, dict]:
         cnt = [tot[x]["ios"] if x in tot else 0 for x in ("read", "write", "trim")]
         sh = [tot[x]["short"] if x in tot else 0 for x in ("read", "write", "trim")]
         dr = [tot[x]["drop"] if x in tot else 0 for x in ("read", "write", "trim")]
-        out.append(f"     issued rwts: total={cnt[0]},{cnt[1]},{cnt[2]},0 short={sh[0]},{sh[1]},{sh[2]},0 "
+        nsync = job["sync"][2] if job["sync"] else 0
+        out.append(f"     issued rwts: total={cnt[0]},{cnt[1]},{cnt[2]},{nsync} short={sh[0]},{sh[1]},{sh[2]},0 "
                    f"dropped={dr[0]},{dr[1]},{dr[2]},0")
-        if job["latency_line"]:
+        if job["errors_line"]:
+            out.append("     errors    : total=3, first_error=5/<Input/output error>")
+        if job["latency_line"] == "old":
             out.append("     latency   : target=0, window=0, percentile=100.00%, depth=1")
+        elif job["latency_line"]:
+            out.append("     latency   : target=10.00ms, window=500.00ms, percentile=99.00%, depth=8")
     for gid in sorted({g for g, _ in groups}):
         out.append("")
         if spec["group_header"]:
             out.append(f"Run status group {gid} (all jobs):")
-        for direction, label in (("read", "   READ"), ("write", "  WRITE"), ("trim", "   TRIM")):
+        for direction, label in (("read", "   READ"), ("write", "  WRITE"), ("trim", "   TRIM"), ("mixed", "  MIXED")):
             if (gid, direction) not in groups:
                 continue
             members = groups[(gid, direction)]
@@ -426,7 +457,25 @@ def render_v3(spec: dict) -> tuple[str, dict]:
             out.append(line)
             exp["disks"].append(row)
     out = [_indent(ln, spec["indent"]) for ln in out]
+    exp["reports"] = 1
+    if spec["reports"] > 1:  # --status-interval: the whole report again; only the last one is final
+        head = [ln for ln in out[:out.index("")]] if "" in out else []
+        body = out[len(head):]
+        out = head + body * spec["reports"]
+        n = len(exp["jobs"])
+        for key in ("results", "percentiles", "buckets", "depths"):
+            exp[key] = exp[key] + [_shift(x, n) for x in exp[key]]
+        exp["jobs"] = exp["jobs"] * 2
+        exp["groups"] = exp["groups"] * 2
+        exp["reports"] = 2
     return ("\r\n" if spec["crlf"] else "\n").join(out) + "\n", exp
+
+
+def _shift(x, n: int):
+    """A row of the second report: job_index moved on by the jobs of the first."""
+    if isinstance(x, dict):
+        return dict(x, job_index=x["job_index"] + n)
+    return (x[0] + n, *x[1:])
 
 
 def _indent(line: str, how: str) -> str:
@@ -487,9 +536,11 @@ def check_report(parsed, exp: dict, group_header: bool = True) -> None:
             _check_value(got[col], ([value_of(t1), value_of(t2)], truth, {value_of(t1): tol1, value_of(t2): tol2}),
                          f"group {want['groupid']} {want['direction']} {col}")
         assert got["run_min_ns"] == want["run_min_ns"] and got["run_max_ns"] == want["run_max_ns"]
+    # with --status-interval every report prints its disk stats; the text parser keeps them all (the table
+    # has no doc_index): the last report's rows are checked
     disks = parsed.rows("fio_disk_stats")
-    assert len(disks) == len(exp["disks"])
-    for got, want in zip(disks, exp["disks"]):
+    assert len(disks) == len(exp["disks"]) * exp.get("reports", 1)
+    for got, want in zip(disks[len(disks) - len(exp["disks"]):], exp["disks"]):
         for k, v in want.items():
             _check_value(got[k], v, f"disk {want['disk']} {k}")
 
@@ -501,7 +552,12 @@ def test_fio3_normal_output_round_trips(spec):
     parsed = fio.parse(text)
     assert parsed.format == "fio-normal"
     check_report(parsed, exp, spec["group_header"])
-    assert all(j["is_final"] for j in parsed.rows("fio_jobs"))
+    jobs = parsed.rows("fio_jobs")
+    per_report = len(jobs) // exp["reports"]
+    assert [(j["doc_index"], j["is_final"]) for j in jobs] == \
+        [(k // per_report, k // per_report == exp["reports"] - 1) for k in range(len(jobs))]
+    assert [g["doc_index"] for g in parsed.rows("fio_groups")] == \
+        [k // (len(exp["groups"]) // exp["reports"]) for k in range(len(exp["groups"]))]
 
 
 # ----------------------------------------------------------------------------- fio 2.x normal output
