@@ -198,3 +198,18 @@ def test_cli_ingest_exit_code_and_summary(raw_copy, tmp_path):
     assert out.returncode == 1
     assert "failed 1" in out.stdout
     assert "bad.txt:1: unknown-format" in out.stderr
+
+
+def test_files_parsed_by_other_parser_code_are_reparsed(raw_copy, tmp_path):
+    """parser_version carries a hash of the parser's code: rows from older code never linger."""
+    from storagelab.parsers import modules, parser_version
+
+    assert all("(code " in parser_version(m) for m in modules())
+    db = tmp_path / "t.duckdb"
+    first = _ingest(raw_copy, db, parquet_dir=False)
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE files SET parser_version = 'storagelab 0.0.1; fio parser 1 (code 0000000000)' WHERE tool = 'fio'")
+    n_fio = con.execute("SELECT count(*) FROM files WHERE tool = 'fio'").fetchone()[0]
+    con.close()
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert s.replaced == n_fio and s.skipped == first.ingested - n_fio

@@ -30,9 +30,35 @@ def modules() -> list[ModuleType]:
     return list(_LOADED)
 
 
+_CODE_HASHES: dict[str, str] = {}
+
+
+def _code_hash(module: ModuleType) -> str:
+    """Hash of the code that shapes a tool's rows: its module (or package) plus base.py and units.py.
+
+    Part of ``parser_version``, so any change to a parser re-parses that tool's files on the next
+    ingest, even when nobody remembered to bump PARSER_VERSION.
+    """
+    import hashlib
+    from pathlib import Path
+
+    name = module.__name__
+    if name not in _CODE_HASHES:
+        here = Path(__file__).parent
+        src = Path(module.__file__)
+        files = sorted(src.parent.glob("*.py")) if src.name == "__init__.py" and src.parent != here else [src]
+        files += [here / "base.py", here.parent / "units.py"]
+        h = hashlib.sha256()
+        for f in files:
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+        _CODE_HASHES[name] = h.hexdigest()[:10]
+    return _CODE_HASHES[name]
+
+
 def parser_version(module: ModuleType) -> str:
     from .. import __version__
-    return f"storagelab {__version__}; {module.TOOL} parser {getattr(module, 'PARSER_VERSION', 1)}"
+    return (f"storagelab {__version__}; {module.TOOL} parser {getattr(module, 'PARSER_VERSION', 1)} "
+            f"(code {_code_hash(module)})")
 
 
 def decode(data: bytes) -> str:
