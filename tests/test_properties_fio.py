@@ -1092,6 +1092,98 @@ def test_fio_terse_round_trips(version, data):
                 assert g["aggr_read_ios"] == aggr[0][0] and g["aggr_util_pct"] == float("%.2f" % aggr[1])
 
 
+
+# ----------------------------------------------------------------------------- normal,json: both parts agree
+
+def text_from_json(doc: dict) -> str:
+    """The normal report fio prints next to a JSON document (--output-format=normal,json), from the same
+    numbers: the text part of a ``fio-json+normal`` file."""
+    out, groups = [], {}
+    for job in doc["jobs"]:
+        out.append(f"{job['jobname']}: (groupid={job['groupid']}, jobs=1): err= 0: pid=4242: {ctime(4242)}")
+        for d in ("read", "write", "trim"):
+            o = job[d]
+            if not (o["io_bytes"] or o["total_ios"]):
+                continue
+            bw = 1000 * o["io_bytes"] // o["runtime"]
+            iops = 1000 * o["total_ios"] // o["runtime"]
+            out.append(f"  {d}: IOPS={num2str(iops, 4, False)[0]}, BW={num2str(bw, 4, True, 'B/s')[0]} "
+                       f"({num2str(bw, 4, False, 'B/s')[0]})({num2str(o['io_bytes'], 4, True, 'B')[0]}/"
+                       f"{o['runtime']}msec)")
+            groups.setdefault((job["groupid"], d), []).append((o["io_bytes"], bw, o["runtime"]))
+            for kind, label in (("slat", "slat"), ("clat", "clat"), ("lat", " lat")):
+                lat = o[f"{kind}_ns"]
+                if lat["N"]:
+                    out.append(display_lat(label, (lat["min"], lat["max"], float("%f" % lat["mean"]),
+                                                   float("%f" % lat["stddev"])), {}, kind))
+            pct = o["clat_ns"].get("percentile")
+            if pct:
+                out += percentile_lines("clat", list(dict(pct).values()))[0]
+            if o["bw_samples"]:
+                mn, mx, mean, dev = o["bw_min"], o["bw_max"], float("%f" % o["bw_mean"]), float("%f" % o["bw_dev"])
+                label = "KiB"
+                if mean > 1024 * 1024:
+                    mn, mx, mean, dev, label = int(mn / 1024), int(mx / 1024), mean / 1024, dev / 1024, "MiB"
+                out.append(f"   bw ({label:>5s}/s): min={mn:5d}, max={mx:5d}, per={min(o['bw_agg'], 100.0):3.2f}%, "
+                           f"avg={mean:5.02f}, stdev={dev:5.02f}, samples={o['bw_samples']}")
+            if o["iops_samples"]:
+                out.append(f"   iops        : min={o['iops_min']:5d}, max={o['iops_max']:5d}, "
+                           f"avg={float('%f' % o['iops_mean']):5.02f}, stdev={float('%f' % o['iops_stddev']):5.02f}, "
+                           f"samples={o['iops_samples']}")
+        entries = []
+        for fam, name in (("latency_ns", "nsec"), ("latency_us", "usec"), ("latency_ms", "msec")):
+            labels = [str(e) for e in EDGES] + ["2000", ">=2000"]
+            entries += [(name, labels.index(k), v) for k, v in job[fam].items()]
+        out += latdist_lines(entries)[0]
+        out.append(f"  cpu          : usr={job['usr_cpu']:3.2f}%, sys={job['sys_cpu']:3.2f}%, ctx={job['ctx']}, "
+                   f"majf={job['majf']}, minf={job['minf']}")
+        out.append("  IO depths    :" + ",".join(f" {k}={v:3.1f}%" for k, v in job["iodepth_level"].items()))
+        c = [job[d]["total_ios"] if (job[d]["io_bytes"] or job[d]["total_ios"]) else 0 for d in ("read", "write", "trim")]
+        s_ = [job[d]["short_ios"] if c[i] else 0 for i, d in enumerate(("read", "write", "trim"))]
+        dr = [job[d]["drop_ios"] if c[i] else 0 for i, d in enumerate(("read", "write", "trim"))]
+        out.append(f"     issued rwts: total={c[0]},{c[1]},{c[2]},0 short={s_[0]},{s_[1]},{s_[2]},0 "
+                   f"dropped={dr[0]},{dr[1]},{dr[2]},0")
+    for gid in sorted({g for g, _ in groups}):
+        out += ["", f"Run status group {gid} (all jobs):"]
+        for d, label in (("read", "   READ"), ("write", "  WRITE"), ("trim", "   TRIM")):
+            if (gid, d) not in groups:
+                continue
+            m = groups[(gid, d)]
+            io, runs, bws = sum(x[0] for x in m), [x[2] for x in m], [x[1] for x in m]
+            agg = io * 1000 // max(runs)
+            t = {k: (num2str(v, 4, True, "B/s")[0], num2str(v, 4, False, "B/s")[0])
+                 for k, v in (("agg", agg), ("min", min(bws)), ("max", max(bws)))}
+            out.append(f"{label}: bw={t['agg'][0]} ({t['agg'][1]}), {t['min'][0]}-{t['max'][0]} "
+                       f"({t['min'][1]}-{t['max'][1]}), io={num2str(io, 4, True, 'B')[0]} "
+                       f"({num2str(io, 4, False, 'B')[0]}), run={min(runs)}-{max(runs)}msec")
+    if doc.get("disk_util"):
+        out += ["", "Disk stats (read/write):"]
+        for dk in doc["disk_util"]:
+            out.append(f"  {dk['name']}: ios={dk['read_ios']}/{dk['write_ios']}, merge={dk['read_merges']}/"
+                       f"{dk['write_merges']}, ticks={dk['read_ticks']}/{dk['write_ticks']}, in_queue={dk['in_queue']}, "
+                       f"util={float('%f' % dk['util']):3.2f}%")
+    return "\n".join(out) + "\n"
+
+
+@PROPS
+@given(st.integers(1, 3), st.booleans(), st.data())
+def test_fio_normal_and_json_parts_agree(njobs, disks, data):
+    doc, _, _ = data.draw(json_doc("fio-3.33", njobs, disks))
+    for job in doc["jobs"]:
+        if math.isnan(job["usr_cpu"]):
+            job["usr_cpu"] = 1.5
+        for d in ("read", "write", "trim"):  # fio's JSON percent values are the text's, printed with %f
+            job[d]["bw_agg"] = float("%.2f" % job[d]["bw_agg"])
+    text = _json_with_duplicates(doc) + "\n" + text_from_json(doc)
+    assert fio.sniff(text) == "fio-json+normal"
+    parsed = fio.parse(text)
+    assert parsed.format == "fio-json"  # the JSON part is what is stored; the text part is checked against it
+    disagreements = [w for w in parsed.warnings if " vs JSON " in w or "report only" in w or "job records" in w]
+    assert not disagreements, disagreements[:5]
+    # the rows stored are the JSON's (exact)
+    assert all(r["exact"] for r in parsed.rows("fio_results"))
+
+
 # ----------------------------------------------------------------------------- regressions found by the properties
 
 def test_regression_json_after_live_status_line_is_detected():
