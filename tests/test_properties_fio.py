@@ -1210,3 +1210,15 @@ def test_regression_terse_description_ending_in_semicolon():
     with pytest.raises(ParseError) as e:  # the same text with no newline may be a line cut short
         fio.parse(line + ";seq write; then read;")
     assert e.value.kind == "truncated"
+
+
+def test_regression_terse_malformed_percentile_cell_is_a_parse_error():
+    """A percentile cell like '1.50.000000%=0' (a damaged line) passed the cell pattern and float() raised
+    a bare ValueError out of the parser; it is a ParseError naming the line."""
+    from conftest import FIXTURES
+
+    line = (FIXTURES / "fio" / "3.33" / "terse_v3.txt").read_text().splitlines()[0]
+    with pytest.raises(ParseError) as e:
+        fio.parse(line.replace(";20.000000%=", ";1.50.000000%=", 1) + "\n")
+    assert type(e.value) is ParseError and (e.value.kind, e.value.line) == ("invalid", 1)
+    assert "percentile cell" in e.value.message

@@ -24,7 +24,7 @@ from .json import add_derived_groups
 
 TOOL = "fio"
 _START = re.compile(r"^([2-5]);")
-_PCT_CELL = re.compile(r"^([0-9.]+)%=([0-9]+)$")
+_PCT_CELL = re.compile(r"^([0-9]+(?:\.[0-9]*)?)%=([0-9]+)$")
 _DEPTH_LABELS = ("1", "2", "4", "8", "16", "32", ">=64")
 _LAT_US = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)
 _LAT_MS = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000)
