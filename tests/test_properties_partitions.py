@@ -326,3 +326,36 @@ def test_parted_round_trips(lay, form, free_lines, data):
         w.update(extra, physical_sector_bytes=lay["psec"])
     check(parsed, want, {"disk": path, "size_sectors": lay["total"], "free_sectors": free or None,
                          "logical_sector_bytes": lsec})
+
+
+@PROPS
+@given(st.sampled_from([63, 2048, 4096]), st.lists(st.integers(1, 10**8), min_size=1, max_size=4),
+       st.lists(st.integers(0, 4096), min_size=4, max_size=4), st.booleans())
+def test_gpart_bsd_label_inside_an_mbr_slice_is_placed_on_the_disk(slice_start, sizes, gaps, providers):
+    """``gpart show`` of an MBR disk and the BSD label in its slice: the label's offsets are relative to the
+    slice, so the partitions' disk position (and their alignment) add the slice's start."""
+    parts, pos = [], 0
+    for size, gap in zip(sizes, gaps):
+        parts.append((pos + gap, size))
+        pos += gap + size
+    slice_size = pos + 16
+    total = slice_start + slice_size + 100
+    lines = ["=>" + f"{slice_start:>11d}  {total - slice_start:>10d}  ada0  MBR  ({human(total * 512)})",
+             f"  {slice_start:>11d}  {slice_size:>10d}  {'ada0s1' if providers else '1':>6s}  freebsd [active] "
+             f"({human(slice_size * 512)})", "",
+             f"=>{0:>11d}  {slice_size:>10d}  ada0s1  BSD  ({human(slice_size * 512)})"]
+    for k, (start, size) in enumerate(parts):
+        letter = "abdefgh"[k]
+        lines.append(f"  {start:>11d}  {size:>10d}  {'ada0s1' + letter if providers else str(k + 1):>7s}  "
+                     f"freebsd-ufs  ({human(size * 512)})")
+    parsed = partitions.parse("\n".join(lines) + "\n")
+    rows = parsed.rows("partitions")
+    assert rows[0]["disk"] == "ada0" and rows[0]["abs_start_sector"] == slice_start
+    label_rows = rows[1:]
+    assert len(label_rows) == len(parts)
+    for row, (start, size) in zip(label_rows, parts):
+        assert (row["disk"], row["start_sector"], row["size_sectors"]) == ("ada0s1", start, size)
+        assert row["abs_start_sector"] == slice_start + start
+        assert row["start_bytes"] == (slice_start + start) * 512
+        assert row["aligned_4k"] == ((slice_start + start) * 512 % 4096 == 0)
+        assert row["aligned_1m"] == ((slice_start + start) * 512 % 2**20 == 0)
