@@ -118,11 +118,12 @@ _DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]*)?")
 # fast paths: the usual form of a line with every number in a plain form; a line that does not
 # match goes the general way (same values for the lines both read, so only speed differs)
 _D = r"(-?[0-9]+(?:\.[0-9]*)?)"
-_LAT_FAST = re.compile(rf"\s*(slat|clat|lat|sync) ?\((nsec|usec|msec)\): min=([0-9]+(?:\.[0-9]*)?)([kKMGTPE]?), "
-                       rf"max=([0-9]+(?:\.[0-9]*)?)([kKMGTPE]?), avg={_D}, stdev={_D}\s*$")
-_BW_FAST = re.compile(rf"\s*bw \(([^)]*)\): min={_D}, max={_D}, per={_D}%, avg={_D}, stdev={_D}"
-                      r"(?:, samples=([0-9]+))?\s*$")
-_IOPS_FAST = re.compile(rf"\s*iops\s*: min={_D}, max={_D}, avg={_D}, stdev={_D}(?:, samples=([0-9]+))?\s*$")
+_V = rf"\s*{_D}\s*"                       # a value with the blanks fio pads it with
+_LAT_FAST = re.compile(rf"\s*(slat|clat|lat|sync) ?\((nsec|usec|msec)\): min=\s*([0-9]+(?:\.[0-9]*)?)([kKMGTPE]?)\s*, "
+                       rf"max=\s*([0-9]+(?:\.[0-9]*)?)([kKMGTPE]?)\s*, avg={_V}, stdev={_V}$")
+_BW_FAST = re.compile(rf"\s*bw \(([^)]*)\): min={_V}, max={_V}, per=\s*{_D}%\s*, avg={_V}, stdev={_V}"
+                      r"(?:, samples=\s*([0-9]+)\s*)?$")
+_IOPS_FAST = re.compile(rf"\s*iops\s*: min={_V}, max={_V}, avg={_V}, stdev={_V}(?:, samples=\s*([0-9]+)\s*)?$")
 _ISSUED_FAST = re.compile(r"\s*issued rwts: total=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
                           r"short=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
                           r"dropped=([0-9]+),([0-9]+),([0-9]+),([0-9]+)\s*$")
@@ -144,6 +145,14 @@ _BW_FACTORS: dict[tuple, float] = {}
 _BUCKET_EDGES: dict[tuple, tuple] = {}
 _CACHE_MAX = 20_000
 _EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000)
+# a fio_results row before its values: every column None, in the table's order
+_RESULT_ROW = dict.fromkeys(
+    ["job_index", "direction", "io_bytes", "bw_bytes_per_s", "iops", "runtime_ns", "total_ios", "short_ios",
+     "dropped_ios"]
+    + [f"{k}_{c}" for k in ("slat", "clat", "lat") for c in ("min_ns", "max_ns", "mean_ns", "stdev_ns", "samples")]
+    + ["bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_mean_bytes_per_s", "bw_stdev_bytes_per_s", "bw_agg_pct",
+       "bw_samples", "iops_min", "iops_max", "iops_mean", "iops_stdev", "iops_samples", "exact", "line_start",
+       "line_end"])
 _DIRS = ("read", "write", "trim")
 
 
@@ -472,16 +481,9 @@ class _TextParser:
     def new_result(self, ln: int, direction: str) -> dict:
         if direction in self.jstate["results"]:
             self.fail(ln, f"second {direction!r} section in one job block", "one section per direction")
-        row = {"job_index": self.job["job_index"], "direction": direction, "io_bytes": None,
-               "bw_bytes_per_s": None, "iops": None, "runtime_ns": None, "total_ios": None,
-               "short_ios": None, "dropped_ios": None}
-        for k in ("slat", "clat", "lat"):
-            row.update({f"{k}_min_ns": None, f"{k}_max_ns": None, f"{k}_mean_ns": None,
-                        f"{k}_stdev_ns": None, f"{k}_samples": None})
-        row.update({c: None for c in ("bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_mean_bytes_per_s",
-                                      "bw_stdev_bytes_per_s", "bw_agg_pct", "bw_samples", "iops_min",
-                                      "iops_max", "iops_mean", "iops_stdev", "iops_samples")})
-        row.update(exact=False, line_start=ln, line_end=ln)
+        row = _RESULT_ROW.copy()
+        row["job_index"], row["direction"] = self.job["job_index"], direction
+        row["exact"], row["line_start"], row["line_end"] = False, ln, ln
         self.p.add("fio_results", row)
         self.jstate["results"][direction] = row
         self.res = row
@@ -581,9 +583,10 @@ class _TextParser:
             return
         job, direction, kind, factor = self.job["job_index"], pct["row"]["direction"], pct["kind"], pct["factor"]
         rows = self.p.tables.setdefault("fio_percentiles", [])
-        number = self.number
         for p, v in _PCT_ENTRY.findall(s):
-            percentile = number(ln, p, "a percentile like 99.90")
+            percentile = _NUMBERS.get(p)
+            if percentile is None:
+                percentile = self.number(ln, p, "a percentile like 99.90")
             # below 10**9 the product is a whole number under 2**53: exact, nothing for _r to round
             latency = int(v) * factor if len(v) < 10 else _r(int(v) * factor)
             rows.append({"job_index": job, "direction": direction, "kind": kind, "percentile": percentile,
@@ -675,7 +678,6 @@ class _TextParser:
         base_lo = {"nsec": 0.0, "usec": 1e3 if ns_era else 0.0, "msec": 1e6}[unit]
         job = self.job["job_index"]
         rows = self.p.tables.setdefault("fio_latency_buckets", [])
-        number = self.number
         for ge, key, pct in _BUCKET.findall(m["rest"]):
             edges = _BUCKET_EDGES.get((ge, key, factor, base_lo))
             if edges is None:
@@ -688,8 +690,11 @@ class _TextParser:
                 edges = _r(lo), None if hi is None else _r(hi)
                 if len(_BUCKET_EDGES) < _CACHE_MAX:
                     _BUCKET_EDGES[(ge, key, factor, base_lo)] = edges
+            value = _NUMBERS.get(pct)
+            if value is None:
+                value = self.number(ln, pct, "a percentage")
             rows.append({"job_index": job, "bucket_lo_ns": edges[0], "bucket_hi_ns": edges[1],
-                         "pct": number(ln, pct, "a percentage"), "line_start": ln, "line_end": ln})
+                         "pct": value, "line_start": ln, "line_end": ln})
 
     def depths(self, ln: int, m: re.Match) -> None:
         if not _BUCKETS.match(m["rest"]):
@@ -697,10 +702,12 @@ class _TextParser:
         kind = {"IO depths": "depth", "submit": "submit", "complete": "complete"}[m["kind"]]
         job = self.job["job_index"]
         rows = self.p.tables.setdefault("fio_iodepths", [])
-        number = self.number
         for ge, key, pct in _BUCKET.findall(m["rest"]):
-            rows.append({"job_index": job, "kind": kind, "bucket": ge + key,
-                         "pct": number(ln, pct, "a percentage"), "line_start": ln, "line_end": ln})
+            value = _NUMBERS.get(pct)
+            if value is None:
+                value = self.number(ln, pct, "a percentage")
+            rows.append({"job_index": job, "kind": kind, "bucket": ge + key, "pct": value,
+                         "line_start": ln, "line_end": ln})
 
     def issued(self, ln: int, s: str) -> None:
         expected = ("'issued rwts: total=R,W,T,S short=R,W,T,0 dropped=R,W,T,0' (or an older form: "
