@@ -128,7 +128,9 @@ def text_size_old(run: dict) -> str:
     size = print_size(run["size_mib"], "MG")
     if run["chunk"] == 8192:
         return size
-    return size + (chunk_103(run["chunk"]) if FAMILY[run["version"]] == "1.0x" else ":" + print_size(run["chunk"], " km"))
+    if FAMILY[run["version"]] == "1.0x":
+        return size + chunk_103(run["chunk"])
+    return size + ":" + print_size(run["chunk"], " km")
 
 
 def name_field(name: str, size: str) -> str:

@@ -16,7 +16,7 @@ import os
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from storagelab.errors import ParseError
@@ -33,6 +33,9 @@ IEC = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
 LEGACY = ["", "K", "M", "G", "P", "E"]  # fio <= 2.16: no T, the step after G prints as P
 PERCENTILES = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
 EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)
+DEPTH_LINES = (("depth", "  IO depths    :", ("1", "2", "4", "8", "16", "32", ">=64")),
+               ("submit", "     submit    :", ("0", "4", "8", "16", "32", "64", ">=64")),
+               ("complete", "     complete  :", ("0", "4", "8", "16", "32", "64", ">=64")))
 
 
 # ----------------------------------------------------------------------------- fio's number printing
@@ -173,9 +176,10 @@ def job_spec(draw, gid: int):
             "depths": [draw(st.lists(st.integers(0, 1000).map(lambda v: v / 10), min_size=7, max_size=7))
                        for _ in range(3)],
             "latency_line": draw(st.sampled_from([None, "old", "3.42"])),
-            "err": draw(st.sampled_from([0, 0, 5, 28])), "desc": draw(st.none() | st.text(alphabet="abc xyz:;,=", max_size=20)),
-            "sync": draw(st.none() | st.tuples(latency(), st.lists(magnitude(2, 10), min_size=17, max_size=17).map(sorted),
-                                               st.integers(1, 10**6))),
+            "err": draw(st.sampled_from([0, 0, 5, 28])),
+            "desc": draw(st.none() | st.text(alphabet="abc xyz:;,=", max_size=20)),
+            "sync": draw(st.none() | st.tuples(latency(), st.lists(magnitude(2, 10), min_size=17, max_size=17)
+                                               .map(sorted), st.integers(1, 10**6))),
             "errors_line": draw(st.booleans())}
 
 
@@ -196,7 +200,8 @@ def report_spec(draw):
             job["dirs"] = job["dirs"][:1]
     return {"jobs": jobs, "kb_base": draw(st.sampled_from([1024, 1000])), "disks": disks, "mixed": mixed,
             "sectors": draw(st.booleans()), "preamble": draw(st.booleans()), "version": draw(st.booleans()),
-            "group_header": draw(st.booleans()) or ngroups > 1, "indent": draw(st.sampled_from(["keep", "tab", "none"])),
+            "group_header": draw(st.booleans()) or ngroups > 1,
+            "indent": draw(st.sampled_from(["keep", "tab", "none"])),
             "crlf": draw(st.booleans()), "reports": draw(st.integers(1, 2)), "eta": draw(st.booleans())}
 
 
@@ -324,8 +329,8 @@ def render_v3(spec: dict) -> tuple[str, dict]:
             r = {"job_index": ji, "direction": d["dir"]}
             bw = 1000 * d["io"] // d["runt"]
             iops = 1000 * d["ios"] // d["runt"]
-            (t_io, tol_io), (t_bw, tol_bw), (t_bw2, tol_bw2) = (num2str(d["io"], 4, i2p, "B"),
-                                                               num2str(bw, 4, i2p, "B/s"), num2str(bw, 4, not i2p, "B/s"))
+            t_io, tol_io = num2str(d["io"], 4, i2p, "B")
+            (t_bw, tol_bw), (t_bw2, tol_bw2) = num2str(bw, 4, i2p, "B/s"), num2str(bw, 4, not i2p, "B/s")
             t_iops, tol_iops = num2str(iops, 4, False)
             tail = {"": "", "zone": "; 0 zone resets" if d["dir"] == "write" else "",
                     "cachehit": "; Cachehit=12.50%" if d["dir"] == "read" else ""}[d["tail"]]
@@ -394,10 +399,7 @@ def render_v3(spec: dict) -> tuple[str, dict]:
             exp["results"].append(r)
         out.append(f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
                    f"majf={job['majf']}, minf={job['minf']}")
-        for (kind, head, keys), vals in zip((("depth", "  IO depths    :", ("1", "2", "4", "8", "16", "32", ">=64")),
-                                             ("submit", "     submit    :", ("0", "4", "8", "16", "32", "64", ">=64")),
-                                             ("complete", "     complete  :", ("0", "4", "8", "16", "32", "64", ">=64"))),
-                                            job["depths"]):
+        for (kind, head, keys), vals in zip(DEPTH_LINES, job["depths"]):
             out.append(head + ",".join(f" {k}={v:3.1f}%" for k, v in zip(keys, vals)))
             exp["depths"] += [(ji, kind, k, float(f"{v:.1f}")) for k, v in zip(keys, vals)]
         tot = {d["dir"]: d for d in job["dirs"]}
@@ -429,8 +431,9 @@ def render_v3(spec: dict) -> tuple[str, dict]:
             for key, v in (("agg", agg), ("min", min(bws)), ("max", max(bws))):
                 toks[key] = (num2str(v, 4, i2p, "B/s"), num2str(v, 4, not i2p, "B/s"), v)
             toks["io"] = (num2str(io, 4, i2p, "B"), num2str(io, 4, not i2p, "B"), io)
-            out.append(f"{label}: bw={toks['agg'][0][0]} ({toks['agg'][1][0]}), {toks['min'][0][0]}-{toks['max'][0][0]} "
-                       f"({toks['min'][1][0]}-{toks['max'][1][0]}), io={toks['io'][0][0]} ({toks['io'][1][0]}), "
+            t = {k: (v[0][0], v[1][0]) for k, v in toks.items()}
+            out.append(f"{label}: bw={t['agg'][0]} ({t['agg'][1]}), {t['min'][0]}-{t['max'][0]} "
+                       f"({t['min'][1]}-{t['max'][1]}), io={t['io'][0]} ({t['io'][1]}), "
                        f"run={min(runs)}-{max(runs)}msec")
             exp["groups"].append({"groupid": gid, "direction": direction, "toks": toks,
                                   "run_min_ns": float(min(runs) * 10**6), "run_max_ns": float(max(runs) * 10**6)})
@@ -521,7 +524,8 @@ def check_report(parsed, exp: dict, group_header: bool = True) -> None:
     got_pct = [(p["job_index"], p["direction"], p["kind"], p["percentile"], p["latency_ns"])
                for p in parsed.rows("fio_percentiles")]
     assert got_pct == [(j, d, k, float(p), float(v)) for j, d, k, p, v in exp["percentiles"]]
-    got_b = [(b["job_index"], b["bucket_lo_ns"], b["bucket_hi_ns"], b["pct"]) for b in parsed.rows("fio_latency_buckets")]
+    got_b = [(b["job_index"], b["bucket_lo_ns"], b["bucket_hi_ns"], b["pct"])
+             for b in parsed.rows("fio_latency_buckets")]
     assert got_b == [(j, float(lo), None if hi is None else float(hi), pct) for j, lo, hi, pct in exp["buckets"]]
     got_d = [(d["job_index"], d["kind"], d["bucket"], d["pct"]) for d in parsed.rows("fio_iodepths")]
     assert got_d == exp["depths"]
@@ -633,10 +637,7 @@ def render_v2(spec: dict) -> tuple[str, dict]:
         exp["buckets"] += [(ji, *b) for b in be]
         out.append(f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
                    f"majf={job['majf']}, minf={job['minf']}")
-        for (kind, head, keys), vals in zip((("depth", "  IO depths    :", ("1", "2", "4", "8", "16", "32", ">=64")),
-                                             ("submit", "     submit    :", ("0", "4", "8", "16", "32", "64", ">=64")),
-                                             ("complete", "     complete  :", ("0", "4", "8", "16", "32", "64", ">=64"))),
-                                            job["depths"]):
+        for (kind, head, keys), vals in zip(DEPTH_LINES, job["depths"]):
             out.append(head + ",".join(f" {k}={v:3.1f}%" for k, v in zip(keys, vals)))
             exp["depths"] += [(ji, kind, k, float(f"{v:.1f}")) for k, v in zip(keys, vals)]
         tot = {d["dir"]: d for d in job["dirs"]}
@@ -1138,7 +1139,8 @@ def text_from_json(doc: dict) -> str:
         out.append(f"  cpu          : usr={job['usr_cpu']:3.2f}%, sys={job['sys_cpu']:3.2f}%, ctx={job['ctx']}, "
                    f"majf={job['majf']}, minf={job['minf']}")
         out.append("  IO depths    :" + ",".join(f" {k}={v:3.1f}%" for k, v in job["iodepth_level"].items()))
-        c = [job[d]["total_ios"] if (job[d]["io_bytes"] or job[d]["total_ios"]) else 0 for d in ("read", "write", "trim")]
+        c = [job[d]["total_ios"] if (job[d]["io_bytes"] or job[d]["total_ios"]) else 0
+             for d in ("read", "write", "trim")]
         s_ = [job[d]["short_ios"] if c[i] else 0 for i, d in enumerate(("read", "write", "trim"))]
         dr = [job[d]["drop_ios"] if c[i] else 0 for i, d in enumerate(("read", "write", "trim"))]
         out.append(f"     issued rwts: total={c[0]},{c[1]},{c[2]},0 short={s_[0]},{s_[1]},{s_[2]},0 "
@@ -1160,8 +1162,8 @@ def text_from_json(doc: dict) -> str:
         out += ["", "Disk stats (read/write):"]
         for dk in doc["disk_util"]:
             out.append(f"  {dk['name']}: ios={dk['read_ios']}/{dk['write_ios']}, merge={dk['read_merges']}/"
-                       f"{dk['write_merges']}, ticks={dk['read_ticks']}/{dk['write_ticks']}, in_queue={dk['in_queue']}, "
-                       f"util={float('%f' % dk['util']):3.2f}%")
+                       f"{dk['write_merges']}, ticks={dk['read_ticks']}/{dk['write_ticks']}, "
+                       f"in_queue={dk['in_queue']}, util={float('%f' % dk['util']):3.2f}%")
     return "\n".join(out) + "\n"
 
 

@@ -118,7 +118,8 @@ FRAGMENTS = [
     "Device     Start   End Sectors  Size Type", "label: gpt", "sda1 : start=        2048, size=", "BYT;",
     "NAME    SIZE  ALLOC   FREE", "               capacity     operations    bandwidth", "pool        alloc   free",
     "summary: 3000 MiByte in  2.9sec - average of 1029 MiB/s", "in @ 1275 MiB/s, out @ 1275 MiB/s,",
-    "# storagelab transcribed table v1: x", "test,layout,vdev_count,vdev_widths,vdev_type,size_tb,speed_mb_per_s,speed_text",
+    "# storagelab transcribed table v1: x",
+    "test,layout,vdev_count,vdev_widths,vdev_type,size_tb,speed_mb_per_s,speed_text",
     "12.5k", "nan", "-nan%", "+++++", "\r", "\t", "\n", " ", "0", "99999999999999999999", "1e+04", ":", ";", ",",
 ]
 

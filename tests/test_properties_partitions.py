@@ -67,7 +67,8 @@ def expected_parts(lay: dict, disk: str, device=None) -> list[dict]:
         start_bytes = p["start"] * lay["lsec"]
         out.append({"disk": disk, "index": p["index"], "start_sector": p["start"], "size_sectors": p["size"],
                     "end_sector": p["start"] + p["size"] - 1, "abs_start_sector": p["start"],
-                    "logical_sector_bytes": lay["lsec"], "start_bytes": start_bytes, "size_bytes": p["size"] * lay["lsec"],
+                    "logical_sector_bytes": lay["lsec"], "start_bytes": start_bytes,
+                    "size_bytes": p["size"] * lay["lsec"],
                     "align_4k_rem_bytes": start_bytes % 4096, "align_1m_rem_bytes": start_bytes % MiB,
                     "aligned_4k": start_bytes % 4096 == 0, "aligned_1m": start_bytes % MiB == 0,
                     "table_type": "GPT" if lay["scheme"] == "gpt" else "MBR",
