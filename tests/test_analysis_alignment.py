@@ -51,3 +51,13 @@ def test_before_after_unknown_run():
                        "latency_ns": [1.0]})
     with pytest.raises(LookupError):
         alignment.before_after(df, "a", "b")
+
+
+def test_verdict_is_the_parsers_verdict():
+    from storagelab.parsers.partitions import alignment as stored
+
+    for lba in (0, 34, 63, 2048, 4095):
+        v, p = alignment.verdict(lba), stored(lba)
+        assert (v["start_bytes"], v["rem_4k"], v["rem_1m"], v["aligned_1m"]) == \
+            (p["start_bytes"], p["align_4k_rem_bytes"], p["align_1m_rem_bytes"], p["aligned_1m"])
+        assert v["aligned_physical"] == p["aligned_4k"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..parsers.partitions import alignment
+
 TESTS_ORDER = ["putc", "put_block", "rewrite", "getc", "get_block", "seeks",
                "seq_create", "seq_read", "seq_delete", "ran_create", "ran_read", "ran_delete"]
 
@@ -22,10 +24,13 @@ def offset_remainder(start_sector: int, sector_bytes: int = 512, boundary: int =
 
 
 def verdict(start_sector: int, sector_bytes: int = 512, physical_bytes: int = 4096) -> dict:
-    start = start_sector * sector_bytes
-    return dict(start_sector=start_sector, start_bytes=start,
-                rem_4k=start % 4096, rem_1m=start % (1 << 20), rem_physical=start % physical_bytes,
-                aligned_physical=start % physical_bytes == 0, aligned_1m=start % (1 << 20) == 0)
+    """The parser's alignment verdict (the one stored in ``partitions``), plus the remainder against
+    the drive's physical sector size."""
+    v = alignment(start_sector, sector_bytes)
+    rem = offset_remainder(start_sector, sector_bytes, physical_bytes)
+    return dict(start_sector=start_sector, start_bytes=v["start_bytes"],
+                rem_4k=v["align_4k_rem_bytes"], rem_1m=v["align_1m_rem_bytes"],
+                rem_physical=rem, aligned_physical=rem == 0, aligned_1m=v["aligned_1m"])
 
 
 def before_after(results: pl.DataFrame, before: str, after: str, key: str = "run") -> pl.DataFrame:
