@@ -260,3 +260,13 @@ def test_reingesting_the_same_files_gives_identical_rows(tmp_path):
         con.close()
         rows.append(snap)
     assert rows[0] == rows[1]
+
+
+@pytest.mark.parametrize("path", OUTPUTS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_exactly_one_parser_claims_each_real_output(path):
+    """Detection is unambiguous: no parser's sniff claims another tool's real output."""
+    from storagelab.parsers import modules
+
+    text = decode(path.read_bytes())
+    claimants = [m.TOOL for m in modules() if m.sniff(text)]
+    assert len(claimants) == 1, f"{path.name} claimed by {claimants}"
