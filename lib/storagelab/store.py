@@ -99,23 +99,11 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> bool:
 
 # ----------------------------------------------------------------------------- files
 
-def iter_files(targets: Iterable[Path | str]) -> Iterator[Path]:
-    for t in targets:
-        p = Path(t)
-        if p.is_dir():
-            for f in sorted(p.rglob("*")):
-                if f.is_file() and not _skipped(f, p):
-                    yield f
-        elif p.exists():
-            yield p
-        else:
-            raise FileNotFoundError(f"{p}: no such file or directory")
-
-
 def _listing(targets: Iterable[Path | str]) -> Iterator[tuple[str, str, int, int]]:
-    """(key, path, size, mtime_ns) of the files ``iter_files`` yields, in the same order, with one
-    scandir per folder and one stat per file; keys are made from the folder's key unless a
-    symlink is involved (then resolved one by one, as ``key_for`` does)."""
+    """(key, path, size, mtime_ns) of every file to ingest, sorted by relative path, with one scandir
+    per folder and one stat per file. Hidden entries, manifest/README/.gitkeep and .md/.ipynb files
+    are skipped; keys are made from the folder's key unless a symlink is involved (then resolved one
+    by one, as ``key_for`` does)."""
     for t in targets:
         p = Path(t)
         if p.is_dir():
@@ -135,7 +123,7 @@ def _listing(targets: Iterable[Path | str]) -> Iterator[tuple[str, str, int, int
 
 def _scan(folder: Path | str, rel: tuple[str, ...], found: list) -> None:
     """Like Path.rglob: symlinked folders are not entered, symlinked files are kept. Hidden
-    entries (and everything under them) and the skipped names are left out, as in _skipped."""
+    entries (and everything under them) and the skipped names are left out."""
     with os.scandir(folder) as it:
         entries = list(it)
     for e in entries:
@@ -156,13 +144,6 @@ def _scan(folder: Path | str, rel: tuple[str, ...], found: list) -> None:
         except OSError:
             continue
         found.append((rel + (e.name,), e.path, st, e.is_symlink()))
-
-
-def _skipped(f: Path, top: Path) -> bool:
-    rel = f.relative_to(top)
-    if any(part.startswith(".") for part in rel.parts):
-        return True
-    return f.name in SKIP_NAMES or f.suffix in (".md", ".ipynb")
 
 
 def key_for(path: Path) -> str:
