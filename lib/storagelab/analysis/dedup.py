@@ -46,18 +46,6 @@ def sensitivity(stats: pl.DataFrame, per_entry: list[float] | tuple[float, ...])
     return pl.DataFrame(rows).with_columns(ddt_gib=pl.col("ddt_bytes") / GiB)
 
 
-def arc_needed(ddt_bytes: float, metadata_fraction: float) -> float:
-    """ARC maximum needed to keep a DDT of ``ddt_bytes`` cached under a metadata cap fraction."""
-    if not 0 < metadata_fraction <= 1:
-        raise ValueError("metadata_fraction must be in (0, 1]")
-    return ddt_bytes / metadata_fraction
-
-
-def fits_in_ram(ddt_bytes: float, ram_bytes: float, arc_max_fraction: float, metadata_fraction: float) -> bool:
-    """Whether a DDT fits in the ARC's metadata share on a machine with ``ram_bytes`` of RAM."""
-    return ddt_bytes <= ram_bytes * arc_max_fraction * metadata_fraction
-
-
 def memory_table(stats: pl.DataFrame, bytes_per_entry: float, ram_bytes: float, arc_max_fraction: float,
                  metadata_fraction: float) -> pl.DataFrame:
     """The notebook's main table: per pool, DDT bytes, ARC needed, the metadata budget and the verdict."""
@@ -70,13 +58,3 @@ def memory_table(stats: pl.DataFrame, bytes_per_entry: float, ram_bytes: float, 
         (pl.col("ddt_bytes") <= budget).alias("fits"),
         "file_id",
     )
-
-
-def from_simulated(hist: pl.DataFrame, bytes_per_entry: float = 320.0) -> pl.DataFrame:
-    """zdb -S: entries = Total row, allocated blocks."""
-    tot = hist.filter(pl.col("is_total"))
-    return tot.select(
-        "file_id",
-        pl.col("allocated_blocks").alias("entries"),
-        (pl.col("allocated_blocks") * bytes_per_entry).alias("ddt_bytes"),
-    ).with_columns(ddt_gib=pl.col("ddt_bytes") / GiB)
