@@ -11,7 +11,11 @@ and prints every figure also as a ratio to the floor. Results go to benchmarks/r
 
 Corpus files are made from the real outputs in tests/fixtures/ and data/raw/ by replacing every
 number of two or more digits with another of the same width (so no two files are identical and
-no cache can flatter the result), and are written once under benchmarks/corpus/ (gitignored).
+no cache can flatter the result), and are written once under benchmarks/corpus/ (gitignored; the
+.done file holds a stamp of the templates and CORPUS_VERSION, and a corpus whose stamp differs is
+rebuilt). The fio JSON corpus takes the JSON document of every real fio JSON/JSON+ output (the last
+one of a --status-interval file: what --output-format=json/json+ prints), and varies only numeric
+values outside quoted strings: keys (percentiles, JSON+ bins) and string values stay byte for byte.
 Every file of the mixed corpus is parsed when it is made: outputs whose numbers must agree with
 each other (a partition table's sectors, a zpool tree's sums) fail the parsers' consistency
 checks when varied; a failed variation is redrawn, and a template whose variations keep failing
@@ -25,6 +29,7 @@ Usage: ./run bench [--sizes 1000,10000] [--kinds fio-json,fio-text,mixed] [--mix
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -42,25 +47,31 @@ RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "lib"))
 
 NUM = re.compile(rb"(?<![\w.])([1-9][0-9]+)(?![\w])")
+# in JSON: a quoted string (kept as it is) or a number of two or more digits outside strings (varied)
+JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|' + NUM.pattern, re.S)
+CORPUS_VERSION = 2  # bump when vary()/vary_json() or the way files are made changes
+
+
+def _candidates() -> list[Path]:
+    fx = ROOT / "tests" / "fixtures"
+    return sorted(p for p in list(fx.rglob("*")) + list((ROOT / "data" / "raw").rglob("*")) if p.is_file()
+                  and p.suffix not in (".md", ".sh", ".csv", ".py"))
 
 
 def templates(kind: str) -> list[bytes]:
     from storagelab.parsers import decode, detect
 
-    fx = ROOT / "tests" / "fixtures"
-    cands = [p for p in list(fx.rglob("*")) + list((ROOT / "data" / "raw").rglob("*")) if p.is_file()
-             and p.suffix not in (".md", ".sh", ".csv", ".py")]
+    if kind == "fio-json":
+        return json_templates()[0]
     out = []
-    for p in sorted(cands):
+    for p in _candidates():
         data = p.read_bytes()
         try:
             mod, fmt = detect(decode(data))
             mod.parse(decode(data), fmt)
         except Exception:
             continue
-        if kind == "fio-json" and fmt == "fio-json" and _plain_json(data):
-            out.append(data)
-        elif kind == "fio-text" and fmt == "fio-normal" and b"groupid=" in data:
+        if kind == "fio-text" and fmt == "fio-normal" and b"groupid=" in data:
             out.append(data)
         elif kind == "mixed" and mod.TOOL != "fio":
             out.append(data)
@@ -69,13 +80,51 @@ def templates(kind: str) -> list[bytes]:
     return out
 
 
-def _plain_json(data: bytes) -> bool:
-    """One JSON document and nothing else (what json.load can read: the floor's input)."""
-    try:
-        json.loads(data)
-        return True
-    except ValueError:
-        return False
+def last_json_document(data: bytes) -> bytes | None:
+    """The last JSON document of a fio output: from the last line that is exactly '{' to the next
+    line that is exactly '}' (fio's JSON is indented, so only its outer braces are at column 0)."""
+    lines = data.split(b"\n")
+    starts = [i for i, ln in enumerate(lines) if ln.rstrip(b"\r") == b"{"]
+    if not starts:
+        return None
+    end = next((i for i in range(starts[-1] + 1, len(lines)) if lines[i].rstrip(b"\r") == b"}"), None)
+    return None if end is None else b"\n".join(lines[starts[-1]:end + 1]) + b"\n"
+
+
+def json_templates() -> tuple[list[bytes], list[str]]:
+    """The JSON document of every real fio JSON/JSON+ output (one per file), and why others were left
+    out: each must parse with storagelab's parser and with json.loads (the floor), which refuses the
+    bare nan/inf that fio can print."""
+    from storagelab.parsers import parse_bytes
+
+    out, left = [], []
+    for p in _candidates():
+        data = p.read_bytes()
+        if b'"fio version"' not in data:
+            continue
+        doc, name = last_json_document(data), p.relative_to(ROOT)
+        if doc is None:
+            left.append(f"{name} (no '{{' ... '}}' document)")
+            continue
+        try:
+            json.loads(doc, parse_constant=_refuse)
+        except ValueError:
+            left.append(f"{name} (bare nan/inf or not JSON: json.loads fails)")
+            continue
+        try:
+            parse_bytes(doc)
+        except Exception as e:
+            left.append(f"{name} (storagelab: {e})")
+            continue
+        if doc not in out:
+            out.append(doc)
+    if not out:
+        raise SystemExit("no templates for fio-json")
+    return out, left
+
+
+def _refuse(name: str):
+    raise ValueError(f"bare {name}")
 
 
 def vary(data: bytes, rng: random.Random) -> bytes:
@@ -83,6 +132,17 @@ def vary(data: bytes, rng: random.Random) -> bytes:
         s = m.group(1)
         return str(rng.randrange(10 ** (len(s) - 1), 10 ** len(s))).encode()
     return NUM.sub(sub, data)
+
+
+def vary_json(data: bytes, rng: random.Random) -> bytes:
+    """vary() for a JSON document: only numbers outside quoted strings, so that keys (percentiles,
+    JSON+ bins) and string values ("bs" : "64k") stay as fio wrote them, and no key can repeat."""
+    def sub(m):
+        s = m.group(1)
+        if s is None:
+            return m.group(0)
+        return str(rng.randrange(10 ** (len(s) - 1), 10 ** len(s))).encode()
+    return JSON_TOKEN.sub(sub, data)
 
 
 def _parses(data: bytes) -> bool:
@@ -107,9 +167,23 @@ def choose_variation(tmpl: list[bytes], rng: random.Random) -> list[tuple[bytes,
     return kept
 
 
-def describe(kind: str, kept: list[tuple[bytes, str]], dropped: int) -> str:
-    from storagelab.parsers import decode, detect
+def describe(kind: str, kept: list[tuple[bytes, str]], dropped: int, left: list[str] = ()) -> str:
+    from storagelab.parsers import decode, detect, parse_bytes
 
+    if kind == "fio-json":
+        formats: dict[str, int] = {}
+        jobs, versions = [], set()
+        for t, _ in kept:
+            fmt = parse_bytes(t)[0].format  # fio-json+ when the document has latency bins
+            formats[fmt] = formats.get(fmt, 0) + 1
+            doc = json.loads(t)
+            jobs.append(len(doc["jobs"]))
+            versions.add(doc.get("fio version", "no version"))
+        text = ", ".join(f"{n} {k}" for k, n in sorted(formats.items()))
+        return (f"fio-json: {len(kept)} templates, the JSON document of each real fio JSON/JSON+ output "
+                f"({text}; {min(jobs)}-{max(jobs)} jobs per template; versions {', '.join(sorted(versions))}), "
+                f"numeric values outside strings varied"
+                + (f"; left out: {'; '.join(left)}" if left else "; none left out (none has bare nan/inf)"))
     counts: dict[str, int] = {}
     for t, how in kept:
         mod, fmt = detect(decode(t))
@@ -122,22 +196,29 @@ def describe(kind: str, kept: list[tuple[bytes, str]], dropped: int) -> str:
 def build(kind: str, n: int) -> tuple[Path, str]:
     d = CORPUS / f"{kind}-{n}"
     rng = random.Random(f"{kind}-{n}")
-    tmpl = templates(kind)
+    tmpl, left = json_templates() if kind == "fio-json" else (templates(kind), [])
     check = kind == "mixed"  # fio outputs have no cross-checks that varied numbers break
     kept = choose_variation(tmpl, rng) if check else [(t, "numbers") for t in tmpl]
-    note = describe(kind, kept, len(tmpl) - len(kept))
-    if (d / ".done").exists():
+    note = describe(kind, kept, len(tmpl) - len(kept), left)
+    h = hashlib.sha256(f"{CORPUS_VERSION} {kind} {n}".encode())
+    for t in tmpl:
+        h.update(hashlib.sha256(t).digest())
+    stamp = f"corpus {CORPUS_VERSION} templates {h.hexdigest()}\n"
+    done = d / ".done"
+    if done.exists() and done.read_text() == stamp:
         return d, note
-    d.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(d, ignore_errors=True)  # made from other templates or another variation
+    d.mkdir(parents=True)
+    vary_one = vary_json if kind == "fio-json" else vary
     made = 0
     while made < n:
         t, how = kept[made % len(kept)]
         if how == "numbers":
-            data = vary(t, rng)
+            data = vary_one(t, rng)
             for _ in range(5):
                 if not check or _parses(data):
                     break
-                data = vary(t, rng)
+                data = vary_one(t, rng)
             else:
                 data = t + b"\n" * (made // len(kept) + 1)
         else:
@@ -146,7 +227,7 @@ def build(kind: str, n: int) -> tuple[Path, str]:
         sub.mkdir(exist_ok=True)
         (sub / f"run{made:06d}.log").write_bytes(data)
         made += 1
-    (d / ".done").write_text("ok")
+    done.write_text(stamp)
     return d, note
 
 
