@@ -421,3 +421,69 @@ def test_disk_with_slaves_and_sectors():
     lines = doc.split("\n")
     assert lines[md127["line_start"]].strip() == '"name" : "md127",'
     assert lines[nvme["line_start"]].strip() == '"name" : "nvme0n1",'
+
+
+# --- the bytes fast path (parse_plain) ----------------------------------------------------------
+
+def _documents():
+    """The JSON document of every real fio output that has one (the last, for several)."""
+    root = Path(__file__).parents[1]
+    for path in sorted([*root.joinpath("tests", "fixtures").rglob("*"), *root.joinpath("data", "raw").rglob("*")]):
+        if path.is_file() and path.suffix not in (".md", ".csv") and b'"fio version"' in path.read_bytes():
+            lines = path.read_bytes().split(b"\n")
+            opens = [i for i, ln in enumerate(lines) if ln == b"{"]
+            if opens:
+                end = lines.index(b"}", opens[-1])
+                yield path.relative_to(root).as_posix(), b"\n".join(lines[opens[-1]:end + 1]) + b"\n"
+
+
+DOCUMENTS = dict(_documents())
+
+
+def test_fast_path_documents_found():
+    assert len(DOCUMENTS) >= 15
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+def test_fast_path_equals_general_path_on_real_documents(name):
+    """Every real document is taken by the fast path (orjson, spans from fio's indentation) and
+    gives exactly the general path's rows, value types included, warnings and format."""
+    from storagelab.parsers import decode
+    from storagelab.parsers.fio.json import parse_plain
+
+    data = DOCUMENTS[name]
+    fast, slow = parse_plain(data), parse_json(decode(data))
+    assert fast is not None
+    assert (fast.format, fast.tool_version, fast.warnings) == (slow.format, slow.tool_version, slow.warnings)
+    assert list(fast.tables) == list(slow.tables)
+    for table, rows in slow.tables.items():
+        got = list(fast.tables[table])
+        assert got == list(rows), table
+        assert [{k: type(v) for k, v in r.items()} for r in got] == [{k: type(v) for k, v in r.items()} for r in rows]
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda d: d.replace(b"\n", b"\r\n"), "CRLF"),
+    (lambda d: b"note: x\n" + d, "text before the document"),
+    (lambda d: d + d, "two documents"),
+    (lambda d: d.replace(b'"iops" : 0.000000', b'"iops" : nan', 1), "bare nan"),
+    (lambda d: d.replace(b'"error" : 0,', b'"error" : 0,\n      "error" : 0,', 1), "a duplicate key"),
+    (lambda d: d.replace(b"\n    {", b"\n  {"), "objects not where fio puts them"),
+    (lambda d: d[:-40], "cut short"),
+    (lambda d: d.replace(b'"jobs" : [', b'"jobz" : ['), "no jobs array"),
+])
+def test_fast_path_declines_what_it_does_not_know(change, why):
+    """Anything but one document as fio prints it goes to the general path, which gives the same
+    rows (or the error) for it."""
+    from storagelab.parsers import parse_bytes
+    from storagelab.parsers.fio.json import parse_plain
+
+    data = json_part("json_only.txt").encode()
+    assert parse_plain(data) is not None
+    changed = change(data)
+    assert changed != data, why
+    assert parse_plain(changed) is None, why
+    try:
+        parse_bytes(changed)  # the general path still reads it (or says why not)
+    except ParseError as e:
+        assert e.line is not None, why

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from decimal import Decimal
 
 import pytest
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 
 from storagelab.errors import ParseError
 from storagelab.parsers import fio
+from storagelab.parsers.fio.json import parse_plain
 
 SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))  # more examples for a deep local run
 PROPS = settings(max_examples=round(60 * SCALE), derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
@@ -899,6 +901,13 @@ def test_fio_json_round_trips(version_name, njobs, ndocs, data):
     text = lead + "\n".join(_json_with_duplicates(doc) for doc, _, _ in docs) + "\n"
     parsed = fio.parse(text)
     assert parsed.format in ("fio-json", "fio-json+")
+    # the bytes fast path gives the same result, or declines; it takes every plain single document
+    fast = parse_plain(text.encode())
+    if fast is not None:
+        assert (fast.tables, fast.warnings, fast.format, fast.tool_version) == \
+            (parsed.tables, parsed.warnings, parsed.format, parsed.tool_version)
+    plain = lead == "" and ndocs == 1 and not re.search(r"\b(nan|inf)\b", text) and '"0.00" : ' not in text
+    assert (fast is not None) == plain
     assert parsed.tool_version == version_name
     jobs = parsed.rows("fio_jobs")
     want_jobs = [(d, e) for d, (_, exps, _) in enumerate(docs) for e in exps]

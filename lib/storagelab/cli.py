@@ -122,7 +122,7 @@ def cmd_report(args) -> int:
 
 def cmd_build(args) -> int:
     rc = cmd_ingest(argparse.Namespace(paths=None, db=None, manifest=None, no_parquet=False, workers=None,
-                                       wait=args.wait, quiet=False, batch_files=1000))
+                                       wait=args.wait, quiet=False, batch_files=5000))
     from .report import render_reports, run_notebooks
 
     run_notebooks(None, {})
@@ -156,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--workers", type=int, default=None, help="parser processes (default: CPU count)")
     s.add_argument("--wait", type=float, default=0.0, help="seconds to wait if another process holds the database")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
-    s.add_argument("--batch-files", type=int, default=1000, help="files per transaction batch (default 1000)")
+    s.add_argument("--batch-files", type=int, default=5000,
+                   help="most files per transaction batch (default 5000; a batch also ends at 250,000 rows)")
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("parse", help="print one file's normalized records as JSON lines (one object per row, key 'table')")

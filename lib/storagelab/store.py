@@ -33,12 +33,14 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from . import paths
 from .errors import DatabaseBusyError, ParseError
 from .manifest import LABEL_COLUMNS, Manifest
 from .manifest import load as load_manifest
 from .parsers import MODULES, parse_bytes, parser_version
+from .parsers.base import Tuples
 from .schema import all_tables, ddl, tool_tables
 
 INGEST_MEMORY_MB = 256
@@ -169,13 +171,14 @@ class Outcome:
     format: str | None = None
     parser_version: str | None = None
     warnings: list[str] = field(default_factory=list)
-    columns: dict[str, dict[str, list]] | None = None  # table -> column -> values
+    columns: dict | None = None  # table -> its rows (dicts or Tuples), until parse_chunk takes them
     n_rows: int = 0
     error: dict | None = None
     rows: tuple | None = None  # (tables of its chunk, its _seq there, files in the chunk): set by _parse_all
 
 
 _TOOL_TABLES: dict | None = None
+_VERSIONS: dict = {}  # parser module -> parser_version(module), fixed for the life of a process
 
 
 def _tool_table_columns() -> dict[str, list[str]]:
@@ -189,7 +192,8 @@ def parse_one(job: tuple[str, str, int, int]) -> Outcome:
     key, path, size, mtime_ns = job
     out = Outcome(key, path, size, mtime_ns)
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError as e:
         out.error = dict(kind="io", line=None, message=str(e), expected=None)
         return out
@@ -203,30 +207,68 @@ def parse_one(job: tuple[str, str, int, int]) -> Outcome:
         out.error = dict(kind="parser-bug", line=None, message=f"{type(e).__name__}: {e}", expected=None)
         return out
     cols = _tool_table_columns()
-    columns: dict[str, dict[str, list]] = {}
-    n = 0
-    for table, rows in parsed.tables.items():
-        if table not in cols:
-            out.error = dict(kind="parser-bug", line=None, message=f"parser produced unknown table {table}", expected=None)
-            return out
-        names = cols[table]
-        unknown = set().union(*(r.keys() for r in rows)) - set(names) if rows else set()
-        if unknown:
-            out.error = dict(kind="parser-bug", line=None,
-                             message=f"parser produced unknown columns {sorted(unknown)} for {table}", expected=None)
-            return out
-        wanted = [c for c in names if c != "file_id"]
-        try:  # every row has every column (the usual case): one C-level pass per row
-            if not rows or len(wanted) < 2:
-                raise KeyError  # (itemgetter of one name gives values, not tuples)
-            columns[table] = dict(zip(wanted, map(list, zip(*map(itemgetter(*wanted), rows)))))
-        except KeyError:
-            columns[table] = {c: [r.get(c) for r in rows] for c in wanted}
-        n += len(rows)
+    unknown = [t for t in parsed.tables if t not in cols]
+    if unknown:
+        out.error = dict(kind="parser-bug", line=None, message=f"parser produced unknown table {unknown[0]}",
+                         expected=None)
+        return out
     out.tool, out.format, out.tool_version = parsed.tool, parsed.format, parsed.tool_version
-    out.parser_version = parser_version(mod)
+    out.parser_version = _VERSIONS.get(mod) or _VERSIONS.setdefault(mod, parser_version(mod))
     out.warnings = list(parsed.warnings)
-    out.columns, out.n_rows = columns, n
+    out.columns = {t: rows for t, rows in parsed.tables.items() if rows}
+    out.n_rows = sum(map(len, out.columns.values()))
+    return out
+
+
+_SHAPES: dict[tuple, bool] = {}
+
+
+def _columns_of(table: str, parts: list[tuple[int, object]], names: list[str]) -> dict[str, list]:
+    """Every column of ``table`` but file_id (None where a row has none), plus ``_seq``, from the
+    (seq, rows) of several files: rows are dicts or Tuples, transposed in one C-level pass per
+    shape. KeyError(sorted unknown names) when rows hold a column the table does not declare."""
+    wanted = [c for c in names if c != "file_id"]
+    k = len(wanted)
+    out: dict[str, list] = {"_seq": [], **{c: [] for c in wanted}}
+    seqs = out["_seq"]
+    shapes: dict[tuple, list] = {}  # names of Tuples -> their rows, in file order
+    dicts: list[dict] = []
+    for seq, rows in parts:
+        if isinstance(rows, Tuples):
+            shapes.setdefault(rows.names, []).append((seq, rows.data))
+        else:
+            dicts.append((seq, rows))
+    for shape, group in shapes.items():
+        if (table, shape) not in _SHAPES:
+            bad = set(shape) - set(wanted)
+            if bad:
+                raise KeyError(sorted(bad))
+            _SHAPES[(table, shape)] = True
+        data = []
+        for seq, rows in group:
+            seqs.extend([seq] * len(rows))
+            data.extend(rows)
+        got = dict(zip(shape, zip(*data)))
+        n = len(data)
+        for c in wanted:
+            out[c].extend(got[c] if c in got else [None] * n)
+    if dicts:
+        rows = []
+        for seq, part in dicts:
+            seqs.extend([seq] * len(part))
+            rows.extend(part)
+        if k >= 2 and all(len(r) == k for r in rows):
+            try:  # every row has exactly every column (the usual case): one C-level pass per row
+                for c, values in zip(wanted, zip(*map(itemgetter(*wanted), rows))):
+                    out[c].extend(values)
+                return out
+            except KeyError:
+                pass
+        bad = set().union(*(r.keys() for r in rows)) - set(wanted)
+        if bad:
+            raise KeyError(sorted(bad))
+        for c in wanted:
+            out[c].extend([r.get(c) for r in rows])
     return out
 
 
@@ -235,24 +277,38 @@ def parse_chunk(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome], d
     worker, so the writer only concatenates), each row tagged ``_seq`` = its file's index in
     ``jobs``. The Outcomes carry no rows (``columns`` is None)."""
     enabled = gc.isenabled()
-    gc.disable()  # many short-lived dicts and no cycles: the collector would only rescan them
+    gc.disable()  # many short-lived objects and no cycles: the collector would only rescan them
     try:
         outs = [parse_one(j) for j in jobs]
-        lists: dict[str, dict[str, list]] = {}
+        parts: dict[str, list] = {}
         for seq, out in enumerate(outs):
-            for table, cols in (out.columns or {}).items():
-                n = len(next(iter(cols.values()))) if cols else 0
-                if not n:
-                    continue
-                dest = lists.get(table)
-                if dest is None:
-                    dest = lists[table] = {"_seq": [], **{c: [] for c in cols}}
-                dest["_seq"].extend([seq] * n)
-                for c, values in cols.items():
-                    dest[c].extend(values)
-            out.columns = None
+            for table, rows in (out.columns or {}).items():
+                parts.setdefault(table, []).append((seq, rows))
+        cols = _tool_table_columns()
         tabs = all_tables()
-        return outs, {name: _arrow(tabs[name], cols) for name, cols in lists.items()}
+        result = {}
+        for table, got in parts.items():
+            try:
+                columns = _columns_of(table, got, cols[table])
+            except KeyError:  # a parser bug: the files whose rows are wrong fail, the others go on
+                good = []
+                for seq, rows in got:
+                    try:
+                        _columns_of(table, [(seq, rows)], cols[table])
+                        good.append((seq, rows))
+                    except KeyError as e:
+                        outs[seq].error = dict(kind="parser-bug", line=None, expected=None,
+                                               message=f"parser produced unknown columns {e.args[0]} for {table}")
+                columns = _columns_of(table, good, cols[table])
+            result[table] = _arrow(tabs[table], columns)
+        for out in outs:
+            out.columns = None
+        failed = {seq for seq, out in enumerate(outs) if out.error}
+        if failed:  # a file that failed in one table has no rows in any
+            for table, tbl in list(result.items()):
+                keep = pa.compute.invert(pa.compute.is_in(tbl.column("_seq"), pa.array(sorted(failed), pa.int32())))
+                result[table] = tbl.filter(keep)
+        return outs, result
     finally:
         if enabled:
             gc.enable()
@@ -305,7 +361,7 @@ def _current_parser_versions() -> dict[str, str]:
 
 def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str | None = None,
            manifest_path: Path | str | None = None, parquet_dir: Path | str | None = None,
-           workers: int | None = None, batch_files: int = 1000, wait: float = 0.0,
+           workers: int | None = None, batch_files: int = 5000, batch_rows: int = 250_000, wait: float = 0.0,
            progress: Callable[[int, int], None] | bool | None = None) -> Summary:
     t0 = time.perf_counter()
     targets = list(targets) if targets else [paths.RAW]
@@ -341,6 +397,7 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
         bar = _progress(len(jobs), progress)
         next_id = (con.execute("SELECT coalesce(max(file_id), 0) FROM files").fetchone()[0] or 0) + 1
         batch: list[Outcome] = []
+        batch_n = 0  # rows in the batch: a batch is written when it holds batch_files files or batch_rows rows
         seen_in_run: dict[str, str] = {}
         written: set[str] = set()  # tables whose rows changed (their Parquet files are rewritten)
         for out in _parse_all(jobs, workers):
@@ -364,9 +421,10 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
                 continue
             seen_in_run[out.sha256] = out.key
             batch.append(out)
-            if len(batch) >= batch_files:
+            batch_n += out.n_rows
+            if len(batch) >= batch_files or batch_n >= batch_rows:
                 next_id = _write_batch(con, batch, known, next_id, summary, written)
-                batch = []
+                batch, batch_n = [], 0
         if batch:
             next_id = _write_batch(con, batch, known, next_id, summary, written)
         if touched:
@@ -500,17 +558,20 @@ def _insert(con, batch: list[Outcome], known: dict, next_id: int) -> int:
     con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[o.key for o in batch]])
 
     now = datetime.now(timezone.utc)
-    file_cols: dict[str, list] = {c.name: [] for c in tabs["files"].columns}
+    n = len(batch)
+    fids = list(range(next_id, next_id + n))
+    next_id += n
+    given = {
+        "file_id": fids, "path": [o.key for o in batch], "sha256": [o.sha256 for o in batch],
+        "size_bytes": [o.size for o in batch], "mtime_ns": [o.mtime_ns for o in batch],
+        "tool": [o.tool for o in batch], "tool_version": [o.tool_version for o in batch],
+        "format": [o.format for o in batch], "parser_version": [o.parser_version for o in batch],
+        "ingested_at": [now] * n, "n_rows": [o.n_rows for o in batch],
+        "warnings": ["\n".join(o.warnings) or None for o in batch],
+    }
+    file_cols = {c.name: given.get(c.name) or [None] * n for c in tabs["files"].columns}
     chunks: dict[int, tuple[dict, list]] = {}  # id(chunk tables) -> (tables, file_id per _seq)
-    for out in batch:
-        fid = next_id
-        next_id += 1
-        row = dict(file_id=fid, path=out.key, sha256=out.sha256, size_bytes=out.size, mtime_ns=out.mtime_ns,
-                   tool=out.tool, tool_version=out.tool_version, format=out.format,
-                   parser_version=out.parser_version, ingested_at=now, n_rows=out.n_rows,
-                   warnings="\n".join(out.warnings) or None)
-        for c in file_cols:
-            file_cols[c].append(row.get(c))
+    for out, fid in zip(batch, fids):
         if out.rows is not None:
             tables, seq, n_files = out.rows
             chunk = chunks.get(id(tables))
@@ -541,14 +602,7 @@ def _append(con, name: str, tab, cols: dict[str, list]) -> None:
     if not cols or not next(iter(cols.values())):
         return
     schema = pa.schema([(c.name, _ARROW[c.type]) for c in tab.columns])
-    arrays = []
-    for c in tab.columns:
-        values = cols[c.name]
-        if c.type in ("BIGINT", "INTEGER"):
-            values = [None if v is None else int(v) for v in values]
-        elif c.type == "DOUBLE":
-            values = [None if v is None else float(v) for v in values]
-        arrays.append(pa.array(values, type=_ARROW[c.type]))
+    arrays = [_array(cols[c.name], c.type) for c in tab.columns]
     _register_insert(con, name, pa.Table.from_arrays(arrays, schema=schema))
 
 

@@ -128,7 +128,14 @@ def parse_text(text: str) -> tuple[Parsed, ModuleType]:
 
 
 def parse_bytes(data: bytes, path: str | None = None) -> tuple[Parsed, ModuleType]:
+    """Decode, detect and parse. A file that starts with ``{`` is first offered to the fio JSON
+    fast path (bytes in, same result as the general path, or None to decline)."""
     try:
+        if data[:1] == b"{":
+            from .fio.json import parse_plain
+            parsed = parse_plain(data)
+            if parsed is not None:
+                return parsed, modules()[0]
         return parse_text(decode(data))
     except ParseError as e:
         if path is not None:

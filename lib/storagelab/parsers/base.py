@@ -11,7 +11,9 @@ A parser module (``storagelab.parsers.<tool>``) exposes:
   (with a 1-based line number and what was expected) on anything it cannot read.
 
 Rows are plain dicts whose keys are column names of the declared table, minus
-``file_id`` (the store adds it). Text formats set ``line_start``/``line_end`` (1-based,
+``file_id`` (the store adds it). A parser on a hot path may instead fill a ``Tuples`` table
+(``parsed.tuples(name, columns)``): one tuple per row in a fixed column order, which the
+store turns into columns without building a dict per row; read back, it gives the same dicts. Text formats set ``line_start``/``line_end`` (1-based,
 inclusive) so every number can be traced back to a raw log line.
 """
 
@@ -22,7 +24,7 @@ from typing import Any
 
 from ..errors import ParseError  # re-exported for parser modules
 
-__all__ = ["Col", "Table", "Parsed", "ParseError", "lines_of"]
+__all__ = ["Col", "Table", "Parsed", "ParseError", "Tuples", "lines_of"]
 
 SQL_TYPES = {"VARCHAR", "BIGINT", "INTEGER", "DOUBLE", "BOOLEAN", "TIMESTAMP", "TIMESTAMPTZ"}
 
@@ -59,6 +61,43 @@ LINES = (("line_start", "INTEGER", "first raw line (1-based) of this record"),
          ("line_end", "INTEGER", "last raw line (1-based, inclusive) of this record"))
 
 
+class Tuples:
+    """A table held as one tuple per row, in the order of ``names``. Reads as a list of dicts
+    (iteration, indexing, ``==`` with a list of dicts), so consumers need not know."""
+
+    __slots__ = ("names", "data")
+
+    def __init__(self, names: tuple[str, ...], data: list[tuple] | None = None):
+        self.names = tuple(names)
+        self.data = [] if data is None else data
+
+    def append(self, row: dict[str, Any]) -> None:
+        extra = set(row) - set(self.names)
+        if extra:
+            raise KeyError(f"columns {sorted(extra)} are not among {self.names}")
+        self.data.append(tuple(row.get(n) for n in self.names))
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __iter__(self):
+        names = self.names
+        return (dict(zip(names, t)) for t in self.data)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [dict(zip(self.names, t)) for t in self.data[i]]
+        return dict(zip(self.names, self.data[i]))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (Tuples, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Tuples({self.names}, {len(self.data)} rows)"
+
+
 @dataclass
 class Parsed:
     """What a parser returns for one file."""
@@ -66,13 +105,22 @@ class Parsed:
     tool: str
     format: str
     tool_version: str | None = None
-    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    tables: dict[str, list[dict[str, Any]] | Tuples] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, table_name: str, row: dict[str, Any]) -> None:
         self.tables.setdefault(table_name, []).append(row)
 
-    def rows(self, table_name: str) -> list[dict[str, Any]]:
+    def tuples(self, table_name: str, names: tuple[str, ...]) -> list[tuple]:
+        """The row list of a Tuples table (created with ``names`` if new): append tuples to it."""
+        t = self.tables.get(table_name)
+        if t is None:
+            t = self.tables[table_name] = Tuples(names)
+        elif not isinstance(t, Tuples) or t.names != tuple(names):
+            raise TypeError(f"{table_name} already holds rows of another shape")
+        return t.data
+
+    def rows(self, table_name: str) -> list[dict[str, Any]] | Tuples:
         return self.tables.get(table_name, [])
 
     @property

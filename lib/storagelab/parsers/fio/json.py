@@ -13,6 +13,11 @@ import json as _json
 import re
 from typing import Any
 
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a dependency; without it every file takes parse_json
+    _orjson = None
+
 from ... import units
 from ..base import Parsed, ParseError, lines_of
 
@@ -65,6 +70,77 @@ def parse_json(text: str) -> Parsed:
     return parsed
 
 
+def parse_plain(data: bytes) -> Parsed | None:
+    """The fast path for the usual file, one document as fio prints it: the same Parsed as
+    ``parse_json(decode(data))``, or None when the file is anything else (then the caller
+    takes the general path, which also gives the error messages).
+
+    "As fio prints it": the file starts with a line that is exactly ``{``, has no CR, names
+    "fio version" at once, and is one valid JSON document (no bare nan/inf, nothing after it)
+    that orjson decodes. fio's printer puts every key as ``"key" : `` and every object of a
+    top-level array on lines of its own at an indent of 4: when the number of keys decoded
+    equals the number of ``" : `` (no duplicate key was folded) and the indent-4 braces pair
+    up with those objects, their line spans are read from the bytes."""
+    if (_orjson is None or not data.startswith(b"{\n") or b"\r" in data
+            or data.find(b'"fio version"', 2, 200) < 0 or b"(groupid=" in data):
+        return None
+    try:
+        obj = _orjson.loads(data)
+    except _orjson.JSONDecodeError:
+        return None
+    if type(obj) is not dict or type(obj.get("jobs")) is not list or data.count(b'" : ') != _count_keys(obj):
+        return None
+    n_objects = sum(1 for v in obj.values() if type(v) is list for x in v if type(x) is dict)
+    spans = []
+    line, at = 1, 0
+    opened = None
+    for m in _INDENT4.finditer(data):
+        pos = m.start() + 5  # the brace
+        line += data.count(b"\n", at, pos)
+        at = pos
+        if m.group(1) == b"{":
+            if opened is not None:
+                return None
+            opened = line
+        else:
+            if opened is None:
+                return None
+            spans.append((opened, line))
+            opened = None
+    if opened is not None or len(spans) != n_objects:
+        return None
+    end = data.rindex(b"}")
+    doc = _Document.__new__(_Document)
+    doc.obj, doc.spans, doc.line_start = obj, spans, 1
+    doc.line_end = line + data.count(b"\n", at, end)
+    doc.duplicates, doc.nonfinite = set(), 0
+    parsed = Parsed(tool=TOOL, format="fio-json")
+    doc._versions(parsed.warnings)
+    _add_document(parsed, doc, 0, True, 0)
+    parsed.tool_version = doc.version_string
+    if parsed.rows("fio_latency_bins"):
+        parsed.format = "fio-json+"
+    return parsed
+
+
+_INDENT4 = re.compile(rb"\n    ([{}])")
+
+
+def _count_keys(obj: dict) -> int:
+    n = len(obj)
+    for v in obj.values():
+        t = type(v)
+        if t is dict:
+            n += _count_keys(v)
+        elif t is list:
+            for x in v:
+                if type(x) is dict:
+                    n += _count_keys(x)
+                elif type(x) is list:
+                    n += _count_keys({"": x}) - 1
+    return n
+
+
 class _Document:
     """One JSON document: decoded object plus the raw line spans of its job and disk objects."""
 
@@ -85,6 +161,10 @@ class _Document:
         if self.duplicates:
             warnings.append(f"line {first_line}: duplicate JSON keys kept first value: "
                             + ", ".join(sorted(self.duplicates)))
+        self._versions(warnings)
+
+    def _versions(self, warnings: list[str]) -> None:
+        first_line = self.line_start
         version = self.obj.get("fio version")
         self.version_string = version if isinstance(version, str) else None
         m = _VERSION.search(self.version_string or "")
@@ -216,6 +296,9 @@ class _Document:
         return self.spans[i] if i < len(self.spans) else (self.line_start, self.line_end)
 
 
+_NUMERIC = frozenset((int, float, type(None)))  # bool is not a number here (type(True) is bool)
+
+
 def _num(obj: dict, key: str, where: int, scale: float = 1.0) -> float | None:
     """A numeric field (None when missing or nan); anything else is a ParseError."""
     return _value(obj.get(key), key, where, scale)
@@ -227,22 +310,41 @@ def _value(value: Any, key: str, where: int, scale: float = 1.0) -> float | None
         return value * scale
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParseError(f"field {key!r} is not a number: {value!r}", line=where, kind="invalid",
-                         expected="a number")
-    return value * scale
+    raise ParseError(f"field {key!r} is not a number: {value!r}", line=where, kind="invalid",
+                     expected="a number")
 
 
 def _int(obj: dict, key: str, where: int) -> int | None:
-    value = _num(obj, key, where)
+    value = obj.get(key)
+    if type(value) is int:
+        return value
+    value = _value(value, key, where)
     return None if value is None else int(value)
+
+
+def _nums(obj: dict, keys: tuple[str, ...], where: int) -> list:
+    """The values of ``keys`` (None where missing), checked in one pass to be numbers or None."""
+    values = [obj.get(k) for k in keys]
+    if not _NUMERIC.issuperset(map(type, values)):
+        for k, v in zip(keys, values):
+            _value(v, k, where)  # raises for the first that is not a number
+    return values
+
+
+def _check_numbers(d: dict, where: int) -> list:
+    """The values of a dict of numbers (iodepths, percentiles, buckets), checked in one pass."""
+    values = list(d.values())
+    if not _NUMERIC.issuperset(map(type, values)):
+        for k, v in d.items():
+            _value(v, k, where)
+    return values
 
 
 def _dict(obj: dict, key: str, where: int) -> dict:
     value = obj.get(key)
     if value is None:
         return {}
-    if not isinstance(value, dict):
+    if type(value) is not dict:
         raise ParseError(f"field {key!r} is not an object", line=where, kind="invalid",
                          expected="a JSON object")
     return value
@@ -255,56 +357,94 @@ def _io_in_kib(doc: _Document, ddir: dict) -> bool:
     return "io_kbytes" not in ddir and "clat_ns" not in ddir
 
 
+# Columns of the tables this module fills (rows are tuples in this order: base.Tuples).
+JOB_COLUMNS = ("job_index", "doc_index", "is_final", "jobname", "groupid", "jobs", "error", "pid", "report_time",
+               "report_epoch_s", "rw", "block_size_bytes", "ioengine", "iodepth", "numjobs", "options_json",
+               "cpu_usr_pct", "cpu_sys_pct", "ctx", "majf", "minf", "line_start", "line_end")
+RESULT_COLUMNS = (("job_index", "direction", "io_bytes", "bw_bytes_per_s", "iops", "runtime_ns", "total_ios",
+                   "short_ios", "dropped_ios")
+                  + tuple(f"{k}_{c}" for k in _LAT_KINDS for c in ("min_ns", "max_ns", "mean_ns", "stdev_ns", "samples"))
+                  + ("bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_mean_bytes_per_s", "bw_stdev_bytes_per_s",
+                     "bw_agg_pct", "bw_samples", "iops_min", "iops_max", "iops_mean", "iops_stdev", "iops_samples",
+                     "exact", "line_start", "line_end"))
+PERCENTILE_COLUMNS = ("job_index", "direction", "kind", "percentile", "latency_ns", "line_start", "line_end")
+BIN_COLUMNS = ("job_index", "direction", "kind", "latency_ns", "count")
+BUCKET_COLUMNS = ("job_index", "bucket_lo_ns", "bucket_hi_ns", "pct", "line_start", "line_end")
+IODEPTH_COLUMNS = ("job_index", "kind", "bucket", "pct", "line_start", "line_end")
+DISK_COLUMNS = ("disk", "read_ios", "write_ios", "read_sectors", "write_sectors", "read_merges", "write_merges",
+                "read_ticks_ns", "write_ticks_ns", "in_queue_ns", "util_pct", "has_slaves", "aggr_read_ios",
+                "aggr_write_ios", "aggr_read_sectors", "aggr_write_sectors", "aggr_read_merges", "aggr_write_merges",
+                "aggr_read_ticks_ns", "aggr_write_ticks_ns", "aggr_in_queue_ns", "aggr_util_pct",
+                "line_start", "line_end")
+
+
+class _Out:
+    """The row lists of one document's tables (Tuples), fetched once."""
+
+    def __init__(self, parsed: Parsed):
+        self.parsed = parsed
+        self.jobs = parsed.tuples("fio_jobs", JOB_COLUMNS)
+        self.results = parsed.tuples("fio_results", RESULT_COLUMNS)
+        self.percentiles = parsed.tuples("fio_percentiles", PERCENTILE_COLUMNS)
+        self.buckets = parsed.tuples("fio_latency_buckets", BUCKET_COLUMNS)
+        self.iodepths = parsed.tuples("fio_iodepths", IODEPTH_COLUMNS)
+        self._bins = None
+
+    @property
+    def bins(self) -> list[tuple]:
+        if self._bins is None:
+            self._bins = self.parsed.tuples("fio_latency_bins", BIN_COLUMNS)
+        return self._bins
+
+
 def _add_document(parsed: Parsed, doc: _Document, doc_index: int, is_final: bool, job_index: int) -> int:
     top = doc.obj
     where = doc.line_start
-    global_opts = _dict(top, "global options", where)
+    out = _Out(parsed)
+    global_opts = {k: str(v) for k, v in _dict(top, "global options", where).items()}
+    report_time = top.get("time") if isinstance(top.get("time"), str) else None
+    report_epoch_s = _int(top, "timestamp", where)
     jobs = top["jobs"]
     group_sizes: dict[Any, int] = {}
     for job in jobs:
-        if isinstance(job, dict):
+        if type(job) is dict:
             group_sizes[job.get("groupid")] = group_sizes.get(job.get("groupid"), 0) + 1
     group_results: list[tuple[int, str, dict, bool]] = []  # (groupid, direction, row, io in KiB)
     for i, job in enumerate(jobs):
         lo, hi = doc.span(i)
-        if not isinstance(job, dict):
+        if type(job) is not dict:
             raise ParseError("job entry is not an object", line=lo, kind="invalid", expected="a job object")
-        if not isinstance(job.get("jobname"), str) or _int(job, "groupid", lo) is None:
+        if not isinstance(job.get("jobname"), str) or (groupid := _int(job, "groupid", lo)) is None:
             raise ParseError("job object without jobname/groupid", line=lo, kind="invalid",
                              expected='"jobname" and "groupid"')
-        options = {**{k: str(v) for k, v in global_opts.items()},
-                   **{k: str(v) for k, v in _dict(job, "job options", lo).items()}}
+        options = {**global_opts, **{k: str(v) for k, v in _dict(job, "job options", lo).items()}}
         kb_base = _kb_base(options, lo, parsed.warnings)
         numjobs = _option_int(options, ("numjobs",), kb_base, lo, parsed.warnings)
-        groupid = _int(job, "groupid", lo)
-        parsed.add("fio_jobs", {
-            "job_index": job_index, "doc_index": doc_index, "is_final": is_final,
-            "jobname": job["jobname"], "groupid": groupid,
-            "jobs": _jobs_in_record(group_sizes[job.get("groupid")], numjobs),
-            "error": _int(job, "error", lo), "pid": None,
-            "report_time": top.get("time") if isinstance(top.get("time"), str) else None,
-            "report_epoch_s": _int(top, "timestamp", where),
-            "rw": options.get("rw", options.get("readwrite")),
-            "block_size_bytes": _block_size(options, kb_base, lo, parsed.warnings),
-            "ioengine": options.get("ioengine"),
-            "iodepth": _option_int(options, ("iodepth",), kb_base, lo, parsed.warnings),
-            "numjobs": numjobs,
-            "options_json": _json.dumps(options) if options else None,
-            "cpu_usr_pct": _num(job, "usr_cpu", lo), "cpu_sys_pct": _num(job, "sys_cpu", lo),
-            "ctx": _int(job, "ctx", lo), "majf": _int(job, "majf", lo), "minf": _int(job, "minf", lo),
-            "line_start": lo, "line_end": hi,
-        })
+        usr, sys_, error, ctx, majf, minf = _nums(job, ("usr_cpu", "sys_cpu", "error", "ctx", "majf", "minf"), lo)
+        out.jobs.append((
+            job_index, doc_index, is_final, job["jobname"], groupid,
+            _jobs_in_record(group_sizes[job.get("groupid")], numjobs),
+            None if error is None else int(error), None, report_time, report_epoch_s,
+            options.get("rw", options.get("readwrite")), _block_size(options, kb_base, lo, parsed.warnings),
+            options.get("ioengine"), _option_int(options, ("iodepth",), kb_base, lo, parsed.warnings), numjobs,
+            _json.dumps(options) if options else None,
+            None if usr is None else usr * 1.0, None if sys_ is None else sys_ * 1.0,
+            None if ctx is None else int(ctx), None if majf is None else int(majf),
+            None if minf is None else int(minf), lo, hi))
         for direction in DIRECTIONS:
             ddir = _dict(job, direction, lo)
-            row = _add_direction(parsed, doc, job_index, direction, ddir, kb_base, lo, hi)
+            if not ddir:
+                continue
+            row = _add_direction(out, doc, job_index, direction, ddir, kb_base, lo, hi)
             if row is not None and direction != "sync":
                 group_results.append((groupid, direction, row, _io_in_kib(doc, ddir)))
-        _add_buckets(parsed, job, job_index, lo, hi)
+        _add_buckets(out, job, job_index, lo, hi)
         for key, kind in _DEPTHS:
-            for bucket, pct in _dict(job, key, lo).items():
-                parsed.add("fio_iodepths", {"job_index": job_index, "kind": kind, "bucket": bucket,
-                                            "pct": _value(pct, bucket, lo),
-                                            "line_start": lo, "line_end": hi})
+            depths = _dict(job, key, lo)
+            if depths:
+                pcts = _check_numbers(depths, lo)
+                out.iodepths.extend((job_index, kind, bucket, None if pct is None else pct * 1.0, lo, hi)
+                                    for bucket, pct in zip(depths, pcts))
         job_index += 1
     add_derived_groups(parsed, doc_index, group_results, doc.line_start, doc.line_end)
     if is_final:
@@ -313,6 +453,9 @@ def _add_document(parsed: Parsed, doc: _Document, doc_index: int, is_final: bool
             raise ParseError("disk_util is not an array", line=where, kind="invalid", expected="an array")
         for i, disk in enumerate(disks):
             _add_disk(parsed, disk, doc.span(len(jobs) + i))
+    for name in ("fio_jobs", "fio_results", "fio_percentiles", "fio_latency_buckets", "fio_iodepths"):
+        if not parsed.tables[name]:
+            del parsed.tables[name]
     return job_index
 
 
@@ -359,114 +502,156 @@ def _block_size(options: dict[str, str], kb_base: int, where: int, warnings: lis
     return None
 
 
-def _latency(ddir: dict, kind: str, where: int) -> tuple[dict, float] | None:
-    """The latency object of a kind with its unit in ns: ``clat_ns`` (2.99+) or ``clat`` (µs, 2.x)."""
-    if f"{kind}_ns" in ddir:
-        return _dict(ddir, f"{kind}_ns", where), 1.0
-    if kind in ddir:
-        return _dict(ddir, kind, where), 1e3
-    return None
+_DIR_KEYS = ("total_ios", "io_bytes", "bw_bytes", "bw", "iops", "runtime", "short_ios", "drop_ios",
+             "bw_samples", "bw_min", "bw_max", "bw_mean", "bw_dev", "bw_agg",
+             "iops_samples", "iops_min", "iops_max", "iops_mean", "iops_stddev")
+_LAT_KEYS = ("N", "min", "max", "mean", "stddev")
+_NO_LATENCY = (None,) * 5
 
 
-def _add_direction(parsed: Parsed, doc: _Document, job_index: int, direction: str, ddir: dict,
+def _add_direction(out: _Out, doc: _Document, job_index: int, direction: str, ddir: dict,
                    kb_base: int, lo: int, hi: int) -> dict | None:
-    total_ios = _int(ddir, "total_ios", lo)
-    io = _num(ddir, "io_bytes", lo)
+    """One fio_results row (plus the direction's percentiles and JSON+ bins); returns the values
+    add_derived_groups needs, or None when the direction did no I/O."""
+    (total_ios, io, bw, bw_kib, iops, runtime, short_ios, drop_ios, bw_n, bw_min, bw_max, bw_mean, bw_dev,
+     bw_agg, iops_n, iops_min, iops_max, iops_mean, iops_dev) = _nums(ddir, _DIR_KEYS, lo)
+    if total_ios is not None:
+        total_ios = int(total_ios)
+    if io is not None:
+        io *= 1.0
     if not (total_ios or io):
         return None
     if io is not None and _io_in_kib(doc, ddir):
         io *= units.KiB
-    bw = _num(ddir, "bw_bytes", lo)
-    if bw is None:
-        bw = _num(ddir, "bw", lo, units.KiB)
-    runtime = _num(ddir, "runtime", lo)
-    row: dict[str, Any] = {
-        "job_index": job_index, "direction": direction, "io_bytes": io, "bw_bytes_per_s": bw,
-        "iops": _num(ddir, "iops", lo),
-        "runtime_ns": None if runtime is None else units.time_to_ns(runtime, "ms"),
-        "total_ios": total_ios, "short_ios": _int(ddir, "short_ios", lo),
-        "dropped_ios": _int(ddir, "drop_ios", lo),
-    }
+    if bw is not None:
+        bw *= 1.0
+    elif bw_kib is not None:
+        bw = bw_kib * units.KiB
+    runtime_ns = None if runtime is None else units.time_to_ns(runtime, "ms")
+    row = [job_index, direction, io, bw, None if iops is None else iops * 1.0, runtime_ns, total_ios,
+           None if short_ios is None else int(short_ios), None if drop_ios is None else int(drop_ios)]
     for kind in _LAT_KINDS:
-        found = _latency(ddir, kind, lo)
-        obj, scale = found if found else ({}, 1.0)
-        samples = _int(obj, "N", lo)
-        empty = samples == 0 or (samples is None and not any(obj.get(k) for k in ("min", "max", "mean")))
-        for col, key in (("min", "min"), ("max", "max"), ("mean", "mean"), ("stdev", "stddev")):
-            row[f"{kind}_{col}_ns"] = None if empty else _num(obj, key, lo, scale)
-        row[f"{kind}_samples"] = samples
-        if found:
-            _add_percentiles(parsed, job_index, direction, kind, obj, scale, lo, hi)
-            _add_bins(parsed, job_index, direction, kind, obj, scale, lo)
+        if f"{kind}_ns" in ddir:
+            obj, scale = _dict(ddir, f"{kind}_ns", lo), 1.0
+        elif kind in ddir:
+            obj, scale = _dict(ddir, kind, lo), 1e3
+        else:
+            row += _NO_LATENCY
+            continue
+        samples, lmin, lmax, lmean, lsd = _nums(obj, _LAT_KEYS, lo)
+        if samples is not None:
+            samples = int(samples)
+        if samples == 0 or (samples is None and not (lmin or lmax or lmean)):
+            row += (None, None, None, None, samples)
+        else:
+            row += (None if lmin is None else lmin * scale, None if lmax is None else lmax * scale,
+                    None if lmean is None else lmean * scale, None if lsd is None else lsd * scale, samples)
+        if "percentile" in obj:
+            _add_percentiles(out, job_index, direction, kind, obj, scale, lo, hi)
+        if "bins" in obj:
+            _add_bins(out, job_index, direction, kind, obj, scale, lo)
     # per-sample bandwidth statistics are in units of kb_base bytes/s (KiB/s, or kB/s with kb_base=1000)
-    bw_measured = _int(ddir, "bw_samples", lo) != 0
-    for col, key in (("min", "bw_min"), ("max", "bw_max"), ("mean", "bw_mean"), ("stdev", "bw_dev")):
-        row[f"bw_{col}_bytes_per_s"] = _num(ddir, key, lo, kb_base) if bw_measured else None
-    row["bw_agg_pct"] = _num(ddir, "bw_agg", lo) if bw_measured else None
-    row["bw_samples"] = _int(ddir, "bw_samples", lo)
-    iops_measured = _int(ddir, "iops_samples", lo) != 0
-    for col, key in (("min", "iops_min"), ("max", "iops_max"), ("mean", "iops_mean"), ("stdev", "iops_stddev")):
-        row[f"iops_{col}"] = _num(ddir, key, lo) if iops_measured else None
-    row["iops_samples"] = _int(ddir, "iops_samples", lo)
-    row.update(exact=True, line_start=lo, line_end=hi)
-    parsed.add("fio_results", row)
-    return row
+    if bw_n is not None:
+        bw_n = int(bw_n)
+    if bw_n != 0:
+        row += (None if bw_min is None else bw_min * kb_base, None if bw_max is None else bw_max * kb_base,
+                None if bw_mean is None else bw_mean * kb_base, None if bw_dev is None else bw_dev * kb_base,
+                None if bw_agg is None else bw_agg * 1.0, bw_n)
+    else:
+        row += (None, None, None, None, None, bw_n)
+    if iops_n is not None:
+        iops_n = int(iops_n)
+    if iops_n != 0:
+        row += (None if iops_min is None else iops_min * 1.0, None if iops_max is None else iops_max * 1.0,
+                None if iops_mean is None else iops_mean * 1.0, None if iops_dev is None else iops_dev * 1.0, iops_n)
+    else:
+        row += (None, None, None, None, iops_n)
+    row += (True, lo, hi)
+    out.results.append(tuple(row))
+    return {"runtime_ns": runtime_ns, "io_bytes": io}
 
 
-def _add_percentiles(parsed: Parsed, job_index: int, direction: str, kind: str, obj: dict, scale: float,
+def _add_percentiles(out: _Out, job_index: int, direction: str, kind: str, obj: dict, scale: float,
                      lo: int, hi: int) -> None:
-    for key, value in _dict(obj, "percentile", lo).items():
-        try:
-            pct = float(key)
-        except ValueError:
-            raise ParseError(f"percentile key {key!r} is not a number", line=lo, kind="invalid",
-                             expected='a key like "99.900000"') from None
-        if pct == 0.0:
-            continue  # unused slot ("0.00" padding of fio <= 3.3)
-        parsed.add("fio_percentiles", {"job_index": job_index, "direction": direction, "kind": kind,
-                                       "percentile": pct, "latency_ns": _value(value, key, lo, scale),
-                                       "line_start": lo, "line_end": hi})
+    pdict = _dict(obj, "percentile", lo)
+    if not pdict:
+        return
+    try:
+        pcts = list(map(float, pdict))
+    except ValueError:
+        key = next(k for k in pdict if not _is_float(k))
+        raise ParseError(f"percentile key {key!r} is not a number", line=lo, kind="invalid",
+                         expected='a key like "99.900000"') from None
+    values = _check_numbers(pdict, lo)
+    # a 0 percentile is an unused slot ("0.00" padding of fio <= 3.3)
+    out.percentiles.extend((job_index, direction, kind, pct, None if v is None else v * scale, lo, hi)
+                           for pct, v in zip(pcts, values) if pct != 0.0)
 
 
-def _add_bins(parsed: Parsed, job_index: int, direction: str, kind: str, obj: dict, scale: float,
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _add_bins(out: _Out, job_index: int, direction: str, kind: str, obj: dict, scale: float,
               lo: int) -> None:
     bins = _dict(obj, "bins", lo)
-    if any(k.startswith("FIO_IO_U_PLAT") for k in bins):
-        parsed.warnings.append(f"line {lo}: JSON+ bins of job {job_index} {direction} {kind} are keyed by "
-                               "bucket index (fio < 2.20); not stored")
+    if not bins:
         return
-    for key, count in bins.items():
-        try:
-            value = float(key) * scale
-        except ValueError:
-            raise ParseError(f"JSON+ bin key {key!r} is not a number", line=lo, kind="invalid",
-                             expected="a latency value") from None
-        n = _value(count, key, lo)
-        n = None if n is None else int(n)
-        if n:
-            parsed.add("fio_latency_bins", {"job_index": job_index, "direction": direction, "kind": kind,
-                                            "latency_ns": value, "count": n})
+    try:
+        values = [float(k) * scale for k in bins]
+    except ValueError:
+        if any(k.startswith("FIO_IO_U_PLAT") for k in bins):
+            out.parsed.warnings.append(f"line {lo}: JSON+ bins of job {job_index} {direction} {kind} are keyed by "
+                                       "bucket index (fio < 2.20); not stored")
+            return
+        key = next(k for k in bins if not _is_float(k))
+        raise ParseError(f"JSON+ bin key {key!r} is not a number", line=lo, kind="invalid",
+                         expected="a latency value") from None
+    counts = _check_numbers(bins, lo)
+    out.bins.extend((job_index, direction, kind, v, c) for v, n in zip(values, counts) if n and (c := int(n)))
 
 
-def _add_buckets(parsed: Parsed, job: dict, job_index: int, lo: int, hi: int) -> None:
+def _add_buckets(out: _Out, job: dict, job_index: int, lo: int, hi: int) -> None:
     """latency_ns/us/ms -> (lo, hi] edges in ns; a bucket starts where the previous one ended."""
     edge = 0.0
     for key, scale in _LAT_FAMILIES:
         family = _dict(job, key, lo)
-        # by (is '>=', edge), ties in file order
-        ordered = sorted((label.startswith(">="), _edge(label, lo), i, label, pct)
-                         for i, (label, pct) in enumerate(family.items()))
-        for at_least, label_edge, _, label, pct in ordered:
-            value = _value(pct, label, lo)
-            if at_least:
+        if not family:
+            continue
+        pcts = _check_numbers(family, lo)
+        labels = list(family)
+        try:  # the usual family: plain edges, in order, then at most one '>=' label last
+            tail = labels[-1].startswith(">=")
+            edges = list(map(float, labels[:-1] if tail else labels))
+            if edges != sorted(edges):
+                raise ValueError
+            if tail:
+                edges.append(float(labels[-1][2:]))
+        except ValueError:  # anything else: by (is '>=', edge), ties in file order
+            ordered = sorted((label.startswith(">="), _edge(label, lo), i)
+                             for i, label in enumerate(labels))
+            tail = False
+            labels = [labels[i] for _, _, i in ordered]
+            pcts = [pcts[i] for _, _, i in ordered]
+            edges = [e for _, e, _ in ordered]
+            at_least = [a for a, _, _ in ordered]
+        else:
+            at_least = [False] * len(edges)
+            if tail:
+                at_least[-1] = True
+        rows = out.buckets
+        for is_at_least, label_edge, pct in zip(at_least, edges, pcts):
+            if is_at_least:
                 bucket_lo, bucket_hi = label_edge * scale, None
             else:
                 bucket_lo, bucket_hi = edge, label_edge * scale
                 edge = bucket_hi
-            if value:
-                parsed.add("fio_latency_buckets", {"job_index": job_index, "bucket_lo_ns": bucket_lo,
-                                                   "bucket_hi_ns": bucket_hi, "pct": value,
-                                                   "line_start": lo, "line_end": hi})
+            if pct:
+                rows.append((job_index, bucket_lo, bucket_hi, pct * 1.0, lo, hi))
 
 
 def _edge(label: str, where: int) -> float:
