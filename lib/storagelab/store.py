@@ -33,7 +33,6 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from . import paths
 from .errors import DatabaseBusyError, ParseError
@@ -305,6 +304,8 @@ def parse_chunk(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome], d
             out.columns = None
         failed = {seq for seq, out in enumerate(outs) if out.error}
         if failed:  # a file that failed in one table has no rows in any
+            import pyarrow.compute  # noqa: F401  (pa.compute, needed only here)
+
             for table, tbl in list(result.items()):
                 keep = pa.compute.invert(pa.compute.is_in(tbl.column("_seq"), pa.array(sorted(failed), pa.int32())))
                 result[table] = tbl.filter(keep)
@@ -312,6 +313,19 @@ def parse_chunk(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome], d
     finally:
         if enabled:
             gc.enable()
+
+
+def parse_chunk_ipc(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome], dict[str, bytes]]:
+    """parse_chunk for a pool worker: each table as one Arrow IPC stream (a single bytes object
+    crosses the pipe, several times cheaper than pickling the table's many small buffers)."""
+    outs, tables = parse_chunk(jobs)
+    encoded = {}
+    for name, tbl in tables.items():
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, tbl.schema) as writer:
+            writer.write_table(tbl)
+        encoded[name] = sink.getvalue()
+    return outs, encoded
 
 
 def _arrow(tab, cols: dict[str, list]) -> pa.Table:
@@ -471,20 +485,22 @@ def _parse_all(jobs: list, workers: int | None) -> Iterator[Outcome]:
         yield from _outcomes(results)
         return
     with ProcessPoolExecutor(max_workers=n) as pool:
-        pending: deque = deque(pool.submit(parse_chunk, c) for c in islice(chunks, 3 * n))
+        pending: deque = deque(pool.submit(parse_chunk_ipc, c) for c in islice(chunks, 3 * n))
 
         def results():
             while pending:
                 done = pending.popleft().result()
                 nxt = next(chunks, None)
                 if nxt is not None:
-                    pending.append(pool.submit(parse_chunk, nxt))
+                    pending.append(pool.submit(parse_chunk_ipc, nxt))
                 yield done
         yield from _outcomes(results())
 
 
-def _outcomes(results: Iterable[tuple[list[Outcome], dict[str, pa.Table]]]) -> Iterator[Outcome]:
+def _outcomes(results: Iterable[tuple[list[Outcome], dict]]) -> Iterator[Outcome]:
     for outs, tables in results:
+        tables = {name: pa.ipc.open_stream(t).read_all() if isinstance(t, pa.Buffer) else t
+                  for name, t in tables.items()}
         for seq, out in enumerate(outs):
             out.rows = (tables, seq, len(outs))
             yield out

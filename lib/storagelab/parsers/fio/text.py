@@ -57,6 +57,9 @@ from ..base import Parsed, ParseError, lines_of
 FORMAT = "fio-normal"
 
 # ---- line shapes --------------------------------------------------------------------------
+_PCT_COLUMNS = ("job_index", "direction", "kind", "percentile", "latency_ns", "line_start", "line_end")
+_BUCKET_COLUMNS = ("job_index", "bucket_lo_ns", "bucket_hi_ns", "pct", "line_start", "line_end")
+_DEPTH_COLUMNS = ("job_index", "kind", "bucket", "pct", "line_start", "line_end")
 _JOBS_STATUS = re.compile(r"^\s*Jobs: \d+ \(f=\d+\)")
 _JOBS_ETA = re.compile(r"^\s*Jobs: \d+ \(f=\d+\).*?\[eta [^\]]*\]\s*")
 _VERSION = re.compile(r"^\s*fio[- ](\d+)\.(\d+)(?:\.\d+)?\S*\s*$")
@@ -582,15 +585,14 @@ class _TextParser:
         if pct["kind"] is None:
             return
         job, direction, kind, factor = self.job["job_index"], pct["row"]["direction"], pct["kind"], pct["factor"]
-        rows = self.p.tables.setdefault("fio_percentiles", [])
+        rows = self.p.tuples("fio_percentiles", _PCT_COLUMNS)
         for p, v in _PCT_ENTRY.findall(s):
             percentile = _NUMBERS.get(p)
             if percentile is None:
                 percentile = self.number(ln, p, "a percentile like 99.90")
             # below 10**9 the product is a whole number under 2**53: exact, nothing for _r to round
             latency = int(v) * factor if len(v) < 10 else _r(int(v) * factor)
-            rows.append({"job_index": job, "direction": direction, "kind": kind, "percentile": percentile,
-                         "latency_ns": latency, "line_start": ln, "line_end": ln})
+            rows.append((job, direction, kind, percentile, latency, ln, ln))
 
     def end_pct(self, ln: int | None) -> None:
         pct, self.pct = self.pct, None
@@ -677,7 +679,7 @@ class _TextParser:
         ns_era = self.version >= (2, 99) if self.version else not self.jstate["legacy"]
         base_lo = {"nsec": 0.0, "usec": 1e3 if ns_era else 0.0, "msec": 1e6}[unit]
         job = self.job["job_index"]
-        rows = self.p.tables.setdefault("fio_latency_buckets", [])
+        rows = self.p.tuples("fio_latency_buckets", _BUCKET_COLUMNS)
         for ge, key, pct in _BUCKET.findall(m["rest"]):
             edges = _BUCKET_EDGES.get((ge, key, factor, base_lo))
             if edges is None:
@@ -693,21 +695,19 @@ class _TextParser:
             value = _NUMBERS.get(pct)
             if value is None:
                 value = self.number(ln, pct, "a percentage")
-            rows.append({"job_index": job, "bucket_lo_ns": edges[0], "bucket_hi_ns": edges[1],
-                         "pct": value, "line_start": ln, "line_end": ln})
+            rows.append((job, edges[0], edges[1], value, ln, ln))
 
     def depths(self, ln: int, m: re.Match) -> None:
         if not _BUCKETS.match(m["rest"]):
             self.fail(ln, "malformed IO depth line", "'IO depths : 1=0.1%, 2=0.1%, ..., >=64=0.0%'")
         kind = {"IO depths": "depth", "submit": "submit", "complete": "complete"}[m["kind"]]
         job = self.job["job_index"]
-        rows = self.p.tables.setdefault("fio_iodepths", [])
+        rows = self.p.tuples("fio_iodepths", _DEPTH_COLUMNS)
         for ge, key, pct in _BUCKET.findall(m["rest"]):
             value = _NUMBERS.get(pct)
             if value is None:
                 value = self.number(ln, pct, "a percentage")
-            rows.append({"job_index": job, "kind": kind, "bucket": ge + key, "pct": value,
-                         "line_start": ln, "line_end": ln})
+            rows.append((job, kind, ge + key, value, ln, ln))
 
     def issued(self, ln: int, s: str) -> None:
         expected = ("'issued rwts: total=R,W,T,S short=R,W,T,0 dropped=R,W,T,0' (or an older form: "
