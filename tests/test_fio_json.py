@@ -487,3 +487,38 @@ def test_fast_path_declines_what_it_does_not_know(change, why):
         parse_bytes(changed)  # the general path still reads it (or says why not)
     except ParseError as e:
         assert e.line is not None, why
+
+
+def test_four_job_objects_json_plus():
+    """numjobs=4 without group_reporting, JSON+ only (many_jobs_jsonplus.txt): four job objects
+    of one group, each 1024 x 4 KiB reads; every job's bins count its 1024 completions."""
+    p = fio.parse(load("many_jobs_jsonplus.txt"))
+    assert (p.format, p.tool_version, p.warnings) == ("fio-json+", "fio-3.33", [])
+    jobs = p.rows("fio_jobs")
+    assert [(j["jobname"], j["groupid"], j["jobs"], j["iodepth"], j["block_size_bytes"]) for j in jobs] == \
+        [("randread", 0, 1, 8, 4096)] * 4
+    assert [(j["line_start"], j["line_end"]) for j in jobs] == [(13, 323), (324, 627), (628, 936), (937, 1243)]
+    res = p.rows("fio_results")
+    assert [(r["direction"], r["io_bytes"], r["total_ios"], r["bw_bytes_per_s"], r["runtime_ns"]) for r in res] == \
+        [("read", 4 * units.MiB, 1024, 65536000.0, 64e6)] * 3 + [("read", 4 * units.MiB, 1024, 66576253.0, 63e6)]
+    for ji in range(4):
+        assert sum(b["count"] for b in p.rows("fio_latency_bins") if b["job_index"] == ji) == 1024
+    # the group, recomputed as fio does: 16 MiB over the longest runtime (64 ms)
+    (g,) = p.rows("fio_groups")
+    assert (g["io_bytes"], g["bw_bytes_per_s"]) == (16 * units.MiB, 16 * units.MiB * 1000 // 64)
+
+
+def test_three_different_jobs_in_one_group():
+    """Three jobs (128k write, 4k randread, 16k randrw) in group 0, JSON only (three_jobs_json.txt)."""
+    p = fio.parse(load("three_jobs_json.txt"))
+    assert [(j["jobname"], j["rw"], j["block_size_bytes"]) for j in p.rows("fio_jobs")] == \
+        [("w", "write", 131072), ("r", "randread", 4096), ("rw", "randrw", 16384)]
+    res = [(r["job_index"], r["direction"], r["io_bytes"], r["total_ios"], r["runtime_ns"]) for r in p.rows("fio_results")]
+    assert res == [(0, "write", 4 * units.MiB, 32, 6e6), (1, "read", 4 * units.MiB, 1024, 64e6),
+                   (2, "read", 2 * units.MiB, 128, 21e6), (2, "write", 2 * units.MiB, 128, 21e6)]
+    groups = {g["direction"]: g for g in p.rows("fio_groups")}
+    # read: 4 MiB + 2 MiB over 64 ms; write: 4 MiB + 2 MiB over 21 ms (integer bytes/s, as fio)
+    assert groups["read"]["bw_bytes_per_s"] == 6 * units.MiB * 1000 // 64 == 98304000
+    assert groups["write"]["bw_bytes_per_s"] == 6 * units.MiB * 1000 // 21 == 299593142
+    (d,) = p.rows("fio_disk_stats")
+    assert (d["disk"], d["read_ios"], d["util_pct"]) == ("vda", 0, 0.0)
