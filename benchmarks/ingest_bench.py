@@ -310,8 +310,11 @@ def run_ingest(d: Path, db: Path, workers: int | None) -> tuple[float, float, fl
         cmd += ["--workers", str(workers)]
     cpu0 = _children_cpu()
     t = time.perf_counter()
+    # Python's bytecode cache on, as in any installation (this machine's environment turns it off
+    # globally with PYTHONDONTWRITEBYTECODE, which makes every start compile storagelab's sources)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")))
+                         env=dict(env, PYTHONPATH=str(ROOT / "lib")))
     peak = 0
     while p.poll() is None:
         peak = max(peak, _tree_pss_kib(p.pid))

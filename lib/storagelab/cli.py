@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--wait", type=float, default=0.0, help="seconds to wait if another process holds the database")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--batch-files", type=int, default=5000,
-                   help="most files per transaction batch (default 5000; a batch also ends at 250,000 rows)")
+                   help="most files per transaction batch (default 5000; a batch also ends at 100,000 rows)")
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("parse", help="print one file's normalized records as JSON lines (one object per row, key 'table')")

@@ -42,7 +42,7 @@ from .parsers import MODULES, parse_bytes, parser_version
 from .parsers.base import Tuples
 from .schema import all_tables, ddl, tool_tables
 
-INGEST_MEMORY_MB = 256
+INGEST_MEMORY_MB = 128
 SKIP_NAMES = {"manifest.csv", "README", "README.md", "README.txt", ".gitkeep"}
 _ARROW = {
     "VARCHAR": pa.string(), "BIGINT": pa.int64(), "INTEGER": pa.int32(), "DOUBLE": pa.float64(),
@@ -104,17 +104,19 @@ def _listing(targets: Iterable[Path | str]) -> Iterator[tuple[str, str, int, int
     """(key, path, size, mtime_ns) of every file to ingest, sorted by relative path, with one scandir
     per folder and one stat per file. Hidden entries, manifest/README/.gitkeep and .md/.ipynb files
     are skipped; keys are made from the folder's key unless a symlink is involved (then resolved one
-    by one, as ``key_for`` does)."""
+    by one, as ``key_for`` does). Only the four values are kept per file (100,000 stat results
+    would hold ~100 MB)."""
     for t in targets:
         p = Path(t)
         if p.is_dir():
             top = key_for(p)
-            found = []
-            _scan(p, (), found)
-            found.sort(key=lambda f: f[0])
-            for rel, path, st, link in found:
-                key = key_for(Path(path)) if link else (f"{top}/{'/'.join(rel)}" if top != "." else "/".join(rel))
-                yield key, path, st.st_size, st.st_mtime_ns
+            prefix = "" if top == "." else top + "/"
+            found: list = []
+            _scan(p, "", found)
+            found.sort(key=lambda f: f[0].replace("/", "\0"))  # part by part, as Path.rglob's sorted tuples
+            for rel, path, size, mtime_ns, link in found:
+                key = key_for(Path(path)) if link else prefix + rel
+                yield (path if key == path else key), path, size, mtime_ns  # one string when they agree
         elif p.exists():
             st = p.stat()
             yield key_for(p), str(p), st.st_size, st.st_mtime_ns
@@ -122,13 +124,15 @@ def _listing(targets: Iterable[Path | str]) -> Iterator[tuple[str, str, int, int
             raise FileNotFoundError(f"{p}: no such file or directory")
 
 
-def _scan(folder: Path | str, rel: tuple[str, ...], found: list) -> None:
+def _scan(folder: Path | str, rel: str, found: list) -> None:
     """Like Path.rglob: symlinked folders are not entered, symlinked files are kept. Hidden
-    entries (and everything under them) and the skipped names are left out."""
+    entries (and everything under them) and the skipped names are left out. Appends
+    (relative path, path, size, mtime_ns, is a symlink)."""
     with os.scandir(folder) as it:
         entries = list(it)
     for e in entries:
-        if e.name.startswith("."):
+        name = e.name
+        if name.startswith("."):
             continue
         try:
             is_dir = e.is_dir()
@@ -136,15 +140,15 @@ def _scan(folder: Path | str, rel: tuple[str, ...], found: list) -> None:
             is_dir = False
         if is_dir:
             if not e.is_symlink():
-                _scan(e.path, rel + (e.name,), found)
+                _scan(e.path, rel + name + "/", found)
             continue
         try:
-            if not e.is_file() or e.name in SKIP_NAMES or os.path.splitext(e.name)[1] in (".md", ".ipynb"):
+            if not e.is_file() or name in SKIP_NAMES or name.endswith((".md", ".ipynb")):
                 continue
             st = e.stat()
         except OSError:
             continue
-        found.append((rel + (e.name,), e.path, st, e.is_symlink()))
+        found.append((rel + name, e.path, st.st_size, st.st_mtime_ns, e.is_symlink()))
 
 
 def key_for(path: Path) -> str:
@@ -375,7 +379,7 @@ def _current_parser_versions() -> dict[str, str]:
 
 def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str | None = None,
            manifest_path: Path | str | None = None, parquet_dir: Path | str | None = None,
-           workers: int | None = None, batch_files: int = 5000, batch_rows: int = 250_000, wait: float = 0.0,
+           workers: int | None = None, batch_files: int = 5000, batch_rows: int = 100_000, wait: float = 0.0,
            progress: Callable[[int, int], None] | bool | None = None) -> Summary:
     t0 = time.perf_counter()
     targets = list(targets) if targets else [paths.RAW]
@@ -531,8 +535,8 @@ def _write_batch(con, batch: list[Outcome], known: dict, next_id: int, summary: 
     if written is not None:
         written.update(("files", "ingest_errors"))
         written.update(t for out in batch if out.rows for t in out.rows[0])
-        if any(out.key in known for out in batch):  # replaced files: rows deleted from every table
-            written.update(tool_tables())
+        # replaced files: their old rows go from the tables of the tool that wrote them
+        written.update(_tables_of({known[o.key][4] for o in batch if o.key in known}))
     try:
         con.execute("BEGIN")
         next_id = _insert(con, batch, known, next_id)
@@ -557,6 +561,15 @@ def _write_batch(con, batch: list[Outcome], known: dict, next_id: int, summary: 
     return next_id
 
 
+def _tables_of(tools: set) -> list[str]:
+    """The tool tables of these tools (every tool table when one is unknown: a file recorded by a
+    parser that no longer exists)."""
+    tables = tool_tables()
+    if not tools or not tools <= {tool for tool, _ in tables.values()}:
+        return list(tables) if tools else []
+    return [name for name, (tool, _) in tables.items() if tool in tools]
+
+
 def _count(batch, known, summary):
     for out in batch:
         summary.ingested += 1
@@ -569,7 +582,7 @@ def _insert(con, batch: list[Outcome], known: dict, next_id: int) -> int:
     tabs = all_tables()
     old_ids = [known[o.key][3] for o in batch if o.key in known]
     if old_ids:
-        for name in list(tool_tables()) + ["files"]:
+        for name in _tables_of({known[o.key][4] for o in batch if o.key in known}) + ["files"]:
             con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT unnest(?::INTEGER[]))', [old_ids])
     con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[o.key for o in batch]])
 
