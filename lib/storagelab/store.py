@@ -42,7 +42,7 @@ from .parsers import MODULES, parse_bytes, parser_version
 from .parsers.base import Tuples
 from .schema import all_tables, ddl, tool_tables
 
-INGEST_MEMORY_MB = 128
+INGEST_MEMORY_MB = 256
 SKIP_NAMES = {"manifest.csv", "README", "README.md", "README.txt", ".gitkeep"}
 _ARROW = {
     "VARCHAR": pa.string(), "BIGINT": pa.int64(), "INTEGER": pa.int32(), "DOUBLE": pa.float64(),
