@@ -213,3 +213,94 @@ def test_files_parsed_by_other_parser_code_are_reparsed(raw_copy, tmp_path):
     con.close()
     s = _ingest(raw_copy, db, parquet_dir=False)
     assert s.replaced == n_fio and s.skipped == first.ingested - n_fio
+
+
+def test_recorded_parser_versions_are_used_only_for_the_code_that_recorded_them(raw_copy, tmp_path):
+    """An ingest with nothing to parse takes the schema check and the parser versions from ``meta``
+    while the parsers' sources are unchanged (code_signature); a recorded code that differs from
+    the current one is ignored and the versions are computed again."""
+    from storagelab.parsers import modules, parser_version
+
+    db = tmp_path / "t.duckdb"
+    first = _ingest(raw_copy, db, parquet_dir=False)
+    con = duckdb.connect(str(db))
+    meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    assert meta["code"] == store.code_signature()
+    assert json.loads(meta["versions"]) == {m.TOOL: parser_version(m) for m in modules()}
+    # versions recorded for this very code are trusted: a (pretend) newer fio parser re-parses fio files
+    stale = dict(json.loads(meta["versions"]), fio="storagelab 9; fio parser 9 (code 9999999999)")
+    con.execute("UPDATE meta SET value = ? WHERE key = 'versions'", [json.dumps(stale)])
+    n_fio = con.execute("SELECT count(*) FROM files WHERE tool = 'fio'").fetchone()[0]
+    con.close()
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert s.replaced == n_fio and s.skipped == first.ingested - n_fio
+    # versions recorded by other code are not: they are computed again (nothing re-parsed) and recorded
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE meta SET value = 'other code' WHERE key = 'code'")
+    con.execute("UPDATE meta SET value = '{\"fio\": \"bogus\"}' WHERE key = 'versions'")
+    con.close()
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert s.ingested == 0 and s.skipped == first.ingested
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT value FROM meta WHERE key = 'code'").fetchone()[0] == store.code_signature()
+    con.close()
+
+
+def test_labels_follow_a_manifest_edit_without_a_reparse(raw_copy, tmp_path):
+    """With no file to parse, labels are still applied when the manifest changed (and only then)."""
+    db = tmp_path / "t.duckdb"
+    first = _ingest(raw_copy, db, parquet_dir=False)
+    manifest = raw_copy / "manifest.csv"
+    text = manifest.read_text()
+    header, row = text.splitlines()[0].split(","), text.splitlines()[1]
+    path = row.split(",")[0]
+    col = header.index("host")
+    con = duckdb.connect(str(db), read_only=True)
+    before = con.execute("SELECT host FROM files WHERE path LIKE ?", ["%/" + path]).fetchone()[0]
+    con.close()
+    manifest.write_text(text.replace(row, ",".join(v if i != col else "relabelled-host"
+                                                    for i, v in enumerate(row.split(","))), 1))
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert s.ingested == 0 and s.skipped == first.ingested
+    con = duckdb.connect(str(db), read_only=True)
+    after = con.execute("SELECT host FROM files WHERE path LIKE ?", ["%/" + path]).fetchone()[0]
+    con.close()
+    assert (before, after) == (before, "relabelled-host") and before != "relabelled-host"
+
+
+def test_copies_are_listed_and_skipped_unread_until_their_original_changes(raw_copy, tmp_path, monkeypatch):
+    """A file with the bytes of a stored one is not stored twice: it goes to ``duplicates`` (with
+    the path it copies), the next ingest skips it by path, size and mtime without reading it, and
+    once the original holds other bytes the copy is stored in its own right."""
+    db = tmp_path / "t.duckdb"
+    original = sorted(p for p in raw_copy.rglob("*.txt"))[0]
+    extra = raw_copy / "zz-copies"  # listed after the original (files go in path order)
+    extra.mkdir()
+    copy = extra / original.name
+    copy.write_bytes(original.read_bytes())
+    first = _ingest(raw_copy, db, parquet_dir=False)
+    assert first.duplicates == 1 and "(1 identical to another file)" in first.line()
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT path, same_as, size_bytes FROM duplicates").fetchall()
+    assert [(p.endswith("zz-copies/" + original.name), s.endswith(original.name), n) for p, s, n in rows] == \
+        [(True, True, original.stat().st_size)]
+    assert con.execute("SELECT count(*) FROM files WHERE path LIKE '%/zz-copies/%'").fetchone()[0] == 0
+    con.close()
+    read = []
+    real_open = open
+
+    def spy(path, *a, **k):
+        read.append(str(path))
+        return real_open(path, *a, **k)
+    monkeypatch.setattr("builtins.open", spy)
+    again = _ingest(raw_copy, db, parquet_dir=False, workers=1)
+    monkeypatch.undo()
+    assert again.ingested == 0 and again.duplicates == 1
+    assert not [p for p in read if p.endswith("zz-copies/" + original.name)]
+    original.write_bytes(original.read_bytes() + b"\n")
+    third = _ingest(raw_copy, db, parquet_dir=False)
+    assert third.ingested == 2 and third.replaced == 1 and third.duplicates == 0
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM duplicates").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM files WHERE path LIKE '%/zz-copies/%'").fetchone()[0] == 1
+    con.close()

@@ -44,7 +44,20 @@ INGEST_ERRORS = Table(
     ),
 )
 
-CORE = {"files": FILES, "ingest_errors": INGEST_ERRORS}
+DUPLICATES = Table(
+    "Files whose bytes are those of a file already in `files` (same SHA-256): not stored twice, listed "
+    "here so that the next ingest skips them by path, size and mtime without reading them.",
+    (
+        Col("path", "VARCHAR", "path of the copy, as `files.path`"),
+        Col("sha256", "VARCHAR", "SHA-256 of its bytes (that of the stored file)"),
+        Col("size_bytes", "BIGINT", "file size, bytes"),
+        Col("mtime_ns", "BIGINT", "modification time, ns since the epoch"),
+        Col("same_as", "VARCHAR", "`files.path` of the stored file with these bytes"),
+        Col("found_at", "TIMESTAMPTZ", "when the copy was found"),
+    ),
+)
+
+CORE = {"files": FILES, "ingest_errors": INGEST_ERRORS, "duplicates": DUPLICATES}
 
 
 def tool_tables() -> dict[str, tuple[str, Table]]:

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import json
 import os
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import islice
@@ -78,24 +78,53 @@ def schema_signature() -> str:
     return hashlib.sha256("\n".join(ddl()).encode()).hexdigest()[:16]
 
 
-def ensure_schema(con: duckdb.DuckDBPyConnection) -> bool:
+def code_signature() -> str:
+    """Hash of the sources the schema and the parser versions come from (every parser module,
+    base.py, units.py, schema.py, manifest.py and the package version): while it is unchanged,
+    the schema and parser versions recorded in ``meta`` hold, and an ingest with nothing to parse
+    need not import (and compile the regular expressions of) every parser."""
+    from . import __version__
+
+    here = Path(__file__).parent
+    files = sorted((here / "parsers").rglob("*.py")) + [here / n for n in ("units.py", "schema.py", "manifest.py")]
+    h = hashlib.sha256(__version__.encode())
+    for f in files:
+        h.update(f.relative_to(here).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, code: str | None = None) -> bool:
     """Create the tables; if the code's schema changed since the database was built, rebuild it empty.
 
     Returns True when the database was (re)created. data/parsed/ is disposable by design:
-    everything in it is rebuilt from data/raw/.
+    everything in it is rebuilt from data/raw/. With ``code`` (``code_signature()``) equal to the
+    one recorded when the schema was last checked, the check is skipped.
     """
-    sig = schema_signature()
     have = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'").fetchone()[0]
     if have:
-        row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        if row and row[0] == sig:
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        if code is not None and meta.get("code") == code and meta.get("schema"):
+            return False
+        sig = schema_signature()
+        if meta.get("schema") == sig:
             return False
         for (name,) in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall():
             con.execute(f'DROP TABLE IF EXISTS "{name}"')
     for stmt in ddl():
         con.execute(stmt)
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", [sig])
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", [schema_signature()])
     return True
+
+
+def _parser_versions(con: duckdb.DuckDBPyConnection, code: str) -> dict[str, str]:
+    """tool -> parser_version of the current code: from ``meta`` when the code is the one recorded
+    there (ensure_schema ran first, so the schema is current), else computed and recorded."""
+    meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('code', 'versions')").fetchall())
+    if meta.get("code") == code and meta.get("versions"):
+        return json.loads(meta["versions"])
+    versions = _current_parser_versions()
+    con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [("versions", json.dumps(versions)), ("code", code)])
+    return versions
 
 
 # ----------------------------------------------------------------------------- files
@@ -366,10 +395,12 @@ class Summary:
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
     rebuilt_schema: bool = False
+    duplicates: int = 0  # of the skipped: copies of a stored file (table duplicates)
 
     def line(self) -> str:
-        return (f"ingested {self.ingested} (of which {self.replaced} replaced), skipped {self.skipped} unchanged, "
-                f"failed {self.failed}; {self.rows} rows in {self.seconds:.2f} s")
+        copies = f" ({self.duplicates} identical to another file)" if self.duplicates else ""
+        return (f"ingested {self.ingested} (of which {self.replaced} replaced), skipped {self.skipped} unchanged"
+                f"{copies}, failed {self.failed}; {self.rows} rows in {self.seconds:.2f} s")
 
 
 def _current_parser_versions() -> dict[str, str]:
@@ -396,27 +427,49 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the batches are many small objects without cycles: a collector pass only rescans them
     try:
-        summary.rebuilt_schema = ensure_schema(con)
+        code = code_signature()
+        summary.rebuilt_schema = ensure_schema(con, code)
+        versions = _parser_versions(con, code)
         known = {r[0]: r[1:] for r in con.execute(
             "SELECT path, sha256, size_bytes, mtime_ns, file_id, tool, parser_version FROM files").fetchall()}
-        shas = {r[1]: r[0] for r in ((k, v[0]) for k, v in known.items())}
-        versions = _current_parser_versions()
+
+        copies = {r[0]: r[1:] for r in con.execute(
+            "SELECT path, sha256, size_bytes, mtime_ns, same_as FROM duplicates").fetchall()}
 
         jobs = []
+        untouched_copies = []
         touched: list[tuple[int, int]] = []
         for key, path, size, mtime_ns in listing:
             old = known.get(key)
             if old and old[1] == size and old[2] == mtime_ns and versions.get(old[4]) == old[5]:
                 summary.skipped += 1
                 continue
+            copy = None if old else copies.get(key)
+            if copy and copy[1] == size and copy[2] == mtime_ns:
+                untouched_copies.append((copy, (key, path, size, mtime_ns)))
+                continue
             jobs.append((key, path, size, mtime_ns))
         del listing
+        if untouched_copies:  # skipped unread while the stored file they copy is there and untouched
+            stored = {v[0] for v in known.values()}
+            rereading = {j[0] for j in jobs}
+            for copy, job in untouched_copies:
+                if copy[0] in stored and copy[3] not in rereading:
+                    summary.skipped += 1
+                    summary.duplicates += 1
+                else:
+                    jobs.append(job)
+        # stored files not read again keep their bytes; those read again are judged by what they hold now
+        rereading = {j[0] for j in jobs}
+        shas = {v[0]: k for k, v in known.items() if k not in rereading} if jobs else {}
 
         bar = _progress(len(jobs), progress)
         next_id = (con.execute("SELECT coalesce(max(file_id), 0) FROM files").fetchone()[0] or 0) + 1
         batch: list[Outcome] = []
         batch_n = 0  # rows in the batch: a batch is written when it holds batch_files files or batch_rows rows
         seen_in_run: dict[str, str] = {}
+        found: list[tuple] = []  # copies of stored files (path, sha256, size, mtime_ns, same_as)
+        unique: list[str] = []  # paths listed as copies that now hold other bytes
         written: set[str] = set()  # tables whose rows changed (their Parquet files are rewritten)
         for out in _parse_all(jobs, workers):
             bar(1)
@@ -432,12 +485,17 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
             if old and old[0] == out.sha256 and old[5] == current:
                 touched.append((out.mtime_ns, old[3]))
                 summary.skipped += 1
+                seen_in_run.setdefault(out.sha256, out.key)
                 continue
             dup = shas.get(out.sha256) or seen_in_run.get(out.sha256)
             if dup and dup != out.key and not old:
                 summary.skipped += 1
+                summary.duplicates += 1
+                found.append((out.key, out.sha256, out.size, out.mtime_ns, dup))
                 continue
             seen_in_run[out.sha256] = out.key
+            if out.key in copies:
+                unique.append(out.key)  # a former copy, now different: stored, no longer a copy
             batch.append(out)
             batch_n += out.n_rows
             if len(batch) >= batch_files or batch_n >= batch_rows:
@@ -448,8 +506,15 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
         if touched:
             con.executemany("UPDATE files SET mtime_ns = ? WHERE file_id = ?", touched)
             written.add("files")
-        if _apply_labels(con, manifest):
-            written.add("files")
+        if found or unique:
+            _record_copies(con, found, unique)
+            written.add("duplicates")
+        labels = hashlib.sha256(repr((key_for(manifest.root), sorted(manifest.rows.items()))).encode()).hexdigest()
+        done = con.execute("SELECT value FROM meta WHERE key = 'labels'").fetchone()
+        if written or touched or not done or done[0] != labels:  # new rows, or another manifest
+            if _apply_labels(con, manifest):
+                written.add("files")
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('labels', ?)", [labels])
         if parquet_dir is not False:
             export_parquet(con, Path(parquet_dir) if parquet_dir else db.parent,
                            only_if_missing=not summary.rebuilt_schema, tables=written)
@@ -459,6 +524,16 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
             gc.enable()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _record_copies(con, found: list[tuple], unique: list[str]) -> None:
+    now = datetime.now(timezone.utc)
+    con.execute("BEGIN")
+    con.execute("DELETE FROM duplicates WHERE path IN (SELECT unnest(?::VARCHAR[]))",
+                [[f[0] for f in found] + unique])
+    if found:
+        con.executemany("INSERT INTO duplicates VALUES (?, ?, ?, ?, ?, ?)", [(*f, now) for f in found])
+    con.execute("COMMIT")
 
 
 def _progress(total: int, progress) -> Callable[[int], None]:
@@ -488,6 +563,10 @@ def _parse_all(jobs: list, workers: int | None) -> Iterator[Outcome]:
         results: Iterable = map(parse_chunk, chunks)
         yield from _outcomes(results)
         return
+    from concurrent.futures import ProcessPoolExecutor
+
+    from .parsers import modules
+    modules()  # imported before the fork: the workers share them
     with ProcessPoolExecutor(max_workers=n) as pool:
         pending: deque = deque(pool.submit(parse_chunk_ipc, c) for c in islice(chunks, 3 * n))
 
