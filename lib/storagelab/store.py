@@ -4,15 +4,19 @@ Ingest, in short:
 
 1. list the files (directories are walked; manifest/README/hidden files are skipped);
 2. skip a file whose path, size and mtime are unchanged since it was ingested by the same
-   parser version (no read at all), or whose SHA-256 is already in the database;
-3. read, hash and parse the rest (a process pool on large sets); parsing is pure and never
-   touches the database;
-4. write the parsed files in batches, one transaction per batch: a file's old rows (when its
-   content changed) are deleted and its new rows inserted in the same transaction, so a
-   file is either wholly in the database or not at all, even if the process is killed;
-   if a batch fails, its files are retried one transaction each;
+   parser version (no read at all), or that is a known copy of a stored file (``duplicates``);
+   a file whose SHA-256 is already in the database is listed as a copy, not stored twice;
+3. read, hash and parse the rest: on large sets a process pool parses chunks of files, each
+   chunk's rows typed into one Arrow table per table (sent back as an Arrow IPC stream);
+   parsing is pure and never touches the database;
+4. write the parsed files in batches (up to ``batch_files`` files or ``batch_rows`` rows), one
+   transaction per batch: a file's old rows (when its content changed) are deleted and its new
+   rows inserted in the same transaction, so a file is either wholly in the database or not at
+   all, even if the process is killed; if a batch fails, its files are retried one transaction each;
 5. record failures in ``ingest_errors`` (they never stop the others), apply the manifest's
-   labels, and export every table to ``data/parsed/<table>.parquet``.
+   labels, and export the tables that changed to ``data/parsed/<table>.parquet``.
+
+Where the time goes, and what was tried: benchmarks/results/ingest.md (``./run bench``).
 """
 
 from __future__ import annotations
