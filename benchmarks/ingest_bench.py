@@ -23,7 +23,10 @@ is varied by appending blank lines instead (its values repeat, its bytes do not)
 when even that does not parse. The build prints which templates were treated how.
 
 Usage: ./run bench [--sizes 1000,10000] [--kinds fio-json,fio-text,mixed] [--mixed-sizes 1000,10000]
-                  [--workers N]
+                  [--workers N] [--no-notebooks]
+
+Also timed, in the same run: `storagelab build` on the project's own data (every notebook executed and every
+HTML report rendered), and the notebooks' queries on the 100,000-file database when it exists (query_bench.py).
 """
 
 from __future__ import annotations
@@ -353,6 +356,7 @@ def main() -> None:
     ap.add_argument("--kinds", default="fio-json,fio-text,mixed")
     ap.add_argument("--mixed-sizes", default=None, help="sizes for the mixed corpus (default: --sizes)")
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--no-notebooks", action="store_true", help="skip timing `storagelab build` (notebooks + reports)")
     args = ap.parse_args()
     rows, notes, parts = [], [], []
     for kind in args.kinds.split(","):
@@ -393,10 +397,45 @@ def main() -> None:
                 print(f"  per file, one core: " + ", ".join(f"{k} {v:.0f} us" for k, v in b.items()
                                                           if k not in ("kind", "bound_s"))
                       + f"; workers alone need >= {b['bound_s']:.2f} s for {n} files", flush=True)
-    write_results(rows, notes, parts)
+    extra = []
+    if not args.no_notebooks:
+        extra += notebooks_and_reports()
+    big = CORPUS / "fio-text-100000-db" / "storagelab.duckdb"
+    if big.exists():
+        extra += queries(big)
+    write_results(rows, notes, parts, extra)
 
 
-def write_results(rows: list[dict], notes: list[str], parts: list[dict]) -> None:
+def notebooks_and_reports() -> list[str]:
+    """Wall time of `storagelab build` on the project's own data (data/raw/ ingested first, so the
+    time is that of executing every notebook and rendering every HTML report)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(ROOT / "lib")
+    subprocess.run([sys.executable, "-m", "storagelab", "ingest", "--quiet"], cwd=ROOT, env=env, check=True,
+                   capture_output=True)
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "storagelab", "build"], cwd=ROOT, env=env, capture_output=True,
+                         text=True)
+    wall = time.perf_counter() - t
+    ok = "ok" if out.returncode == 0 else f"FAILED (exit {out.returncode}): {out.stderr[-300:]}"
+    n = len(list((ROOT / "notebooks").glob("*.ipynb")))
+    line = f"every notebook executed ({n}) and every HTML report rendered (`storagelab build`): {wall:.1f} s wall, {ok}"
+    print(line, flush=True)
+    return ["", "## Notebooks and reports", "", line]
+
+
+def queries(db: Path) -> list[str]:
+    """The notebooks' run-level queries on the 100,000-file database (benchmarks/query_bench.py)."""
+    rel = db.relative_to(ROOT).as_posix()
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "query_bench.py"), rel], cwd=ROOT,
+                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")))
+    print(out.stdout, flush=True)
+    return ["", "## Notebook queries at 100,000 runs", "",
+            f"`python benchmarks/query_bench.py {rel}` (best of 3, same machine, same run):", "",
+            "```", out.stdout.strip() or out.stderr.strip()[-500:], "```"]
+
+
+def write_results(rows: list[dict], notes: list[str], parts: list[dict], extra: list[str]) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     lines = [
@@ -412,7 +451,8 @@ def write_results(rows: list[dict], notes: list[str], parts: list[dict]) -> None
         "cold ingest process and its workers. Load = the machine's 1-minute load average before the cold run "
         "(the machine is shared: a load above 0 means other work competed for the 2 cores). Re-ingest = the same command again, nothing changed; "
         "1 % changed = again after appending a newline to every 100th file. Ratios (x) are to the floor "
-        "of the same corpus in the same run; \"vs 10k\" is the cold time (and CPU time) over the 10,000-file one.",
+        "of the same corpus in the same run; \"vs 10k\" is the cold time (and CPU time) over the 10,000-file one. "
+        "The ingest runs with Python's bytecode cache on, as in any installation.",
         "",
         "| corpus | files | MB | floor s | cold s | CPU s | load | files/s | MB/s | cold / floor | vs 10k | peak MiB | "
         "re-ingest s (x) | 1 % changed s (x) |",
@@ -440,6 +480,7 @@ def write_results(rows: list[dict], notes: list[str], parts: list[dict]) -> None
             lines.append(f"| {b['kind']} | {b['read']:.0f} | {b['sha256']:.0f} | {jl} | {b['parse']:.0f} | "
                          f"{b['chunk']:.0f} | {b['bound_s']:.2f} |")
     lines += ["", "Corpora:", ""] + [f"- {n}" for n in notes]
+    lines += extra
     (RESULTS / "ingest.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {RESULTS / 'ingest.md'}")
 
