@@ -210,7 +210,8 @@ class Outcome:
     columns: dict | None = None  # table -> its rows (dicts or Tuples), until parse_chunk takes them
     n_rows: int = 0
     error: dict | None = None
-    rows: tuple | None = None  # (tables of its chunk, its _seq there, files in the chunk): set by _parse_all
+    table_rows: dict | None = None  # table -> how many rows this file has in its chunk's table
+    rows: tuple | None = None  # (tables of its chunk, {table: (first row, rows)}): set by _parse_all
 
 
 _TOOL_TABLES: dict | None = None
@@ -252,7 +253,8 @@ def parse_one(job: tuple[str, str, int, int]) -> Outcome:
     out.parser_version = _VERSIONS.get(mod) or _VERSIONS.setdefault(mod, parser_version(mod))
     out.warnings = list(parsed.warnings)
     out.columns = {t: rows for t, rows in parsed.tables.items() if rows}
-    out.n_rows = sum(map(len, out.columns.values()))
+    out.table_rows = {t: len(rows) for t, rows in out.columns.items()}
+    out.n_rows = sum(out.table_rows.values())
     return out
 
 
@@ -261,51 +263,49 @@ _SHAPES: dict[tuple, bool] = {}
 
 def _columns_of(table: str, parts: list[tuple[int, object]], names: list[str]) -> dict[str, list]:
     """Every column of ``table`` but file_id (None where a row has none), plus ``_seq``, from the
-    (seq, rows) of several files: rows are dicts or Tuples, transposed in one C-level pass per
-    shape. KeyError(sorted unknown names) when rows hold a column the table does not declare."""
+    (seq, rows) of several files, rows kept in file order (the writer takes each file's rows as one
+    range): rows are dicts or Tuples, each run of files of one shape transposed in one C-level pass.
+    KeyError(sorted unknown names) when rows hold a column the table does not declare."""
     wanted = [c for c in names if c != "file_id"]
-    k = len(wanted)
     out: dict[str, list] = {"_seq": [], **{c: [] for c in wanted}}
-    seqs = out["_seq"]
-    shapes: dict[tuple, list] = {}  # names of Tuples -> their rows, in file order
-    dicts: list[dict] = []
+    runs: list[tuple[tuple | None, list]] = []  # (names of Tuples, or None for dicts; [(seq, rows)])
     for seq, rows in parts:
-        if isinstance(rows, Tuples):
-            shapes.setdefault(rows.names, []).append((seq, rows.data))
+        shape = rows.names if isinstance(rows, Tuples) else None
+        if runs and runs[-1][0] == shape:
+            runs[-1][1].append((seq, rows))
         else:
-            dicts.append((seq, rows))
-    for shape, group in shapes.items():
+            runs.append((shape, [(seq, rows)]))
+    for shape, group in runs:
+        data: list = []
+        for seq, rows in group:
+            out["_seq"].extend([seq] * len(rows))
+            data.extend(rows.data if shape is not None else rows)
+        for c, values in _transpose(table, shape, data, wanted).items():
+            out[c].extend(values)
+    return out
+
+
+def _transpose(table: str, shape: tuple | None, data: list, wanted: list[str]) -> dict:
+    """Columns (every one of ``wanted``) of tuples in the order ``shape``, or of dicts (shape None)."""
+    n = len(data)
+    if shape is not None:
         if (table, shape) not in _SHAPES:
             bad = set(shape) - set(wanted)
             if bad:
                 raise KeyError(sorted(bad))
             _SHAPES[(table, shape)] = True
-        data = []
-        for seq, rows in group:
-            seqs.extend([seq] * len(rows))
-            data.extend(rows)
         got = dict(zip(shape, zip(*data)))
-        n = len(data)
-        for c in wanted:
-            out[c].extend(got[c] if c in got else [None] * n)
-    if dicts:
-        rows = []
-        for seq, part in dicts:
-            seqs.extend([seq] * len(part))
-            rows.extend(part)
-        if k >= 2 and all(len(r) == k for r in rows):
-            try:  # every row has exactly every column (the usual case): one C-level pass per row
-                for c, values in zip(wanted, zip(*map(itemgetter(*wanted), rows))):
-                    out[c].extend(values)
-                return out
-            except KeyError:
-                pass
-        bad = set().union(*(r.keys() for r in rows)) - set(wanted)
-        if bad:
-            raise KeyError(sorted(bad))
-        for c in wanted:
-            out[c].extend([r.get(c) for r in rows])
-    return out
+        return {c: got[c] if c in got else [None] * n for c in wanted}
+    k = len(wanted)
+    if k >= 2 and all(len(r) == k for r in data):
+        try:  # every row has exactly every column (the usual case): one C-level pass per row
+            return dict(zip(wanted, zip(*map(itemgetter(*wanted), data))))
+        except KeyError:
+            pass
+    bad = set().union(*(r.keys() for r in data)) - set(wanted)
+    if bad:
+        raise KeyError(sorted(bad))
+    return {c: [r.get(c) for r in data] for c in wanted}
 
 
 def parse_chunk(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome], dict[str, pa.Table]]:
@@ -335,11 +335,14 @@ def parse_chunk(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome], d
                     except KeyError as e:
                         outs[seq].error = dict(kind="parser-bug", line=None, expected=None,
                                                message=f"parser produced unknown columns {e.args[0]} for {table}")
+                        outs[seq].table_rows = {}
                 columns = _columns_of(table, good, cols[table])
             result[table] = _arrow(tabs[table], columns)
         for out in outs:
             out.columns = None
         failed = {seq for seq, out in enumerate(outs) if out.error}
+        for seq in failed:
+            outs[seq].table_rows = {}
         if failed:  # a file that failed in one table has no rows in any
             import pyarrow.compute  # noqa: F401  (pa.compute, needed only here)
 
@@ -588,9 +591,15 @@ def _outcomes(results: Iterable[tuple[list[Outcome], dict]]) -> Iterator[Outcome
     for outs, tables in results:
         tables = {name: pa.ipc.open_stream(t).read_all() if isinstance(t, pa.Buffer) else t
                   for name, t in tables.items()}
-        for seq, out in enumerate(outs):
-            out.rows = (tables, seq, len(outs))
-            yield out
+        at: dict[str, int] = {}  # a file's rows follow those of the files before it in the chunk
+        for out in outs:
+            spans = {}
+            for table, n in (out.table_rows or {}).items():
+                start = at.get(table, 0)
+                spans[table] = (start, n)
+                at[table] = start + n
+            out.rows, out.table_rows = (tables, spans), None
+        yield from outs
 
 
 def _error_text(out: Outcome) -> str:
@@ -682,27 +691,40 @@ def _insert(con, batch: list[Outcome], known: dict, next_id: int) -> int:
         "warnings": ["\n".join(o.warnings) or None for o in batch],
     }
     file_cols = {c.name: given.get(c.name) or [None] * n for c in tabs["files"].columns}
-    chunks: dict[int, tuple[dict, list]] = {}  # id(chunk tables) -> (tables, file_id per _seq)
+    chunks: dict[int, tuple[dict, list]] = {}  # id(chunk tables) -> (tables, [(file_id, spans)] in order)
     for out, fid in zip(batch, fids):
         if out.rows is not None:
-            tables, seq, n_files = out.rows
-            chunk = chunks.get(id(tables))
-            if chunk is None:
-                chunk = chunks[id(tables)] = (tables, [None] * n_files)
-            chunk[1][seq] = fid
+            tables, spans = out.rows
+            chunks.setdefault(id(tables), (tables, []))[1].append((fid, spans))
     _append(con, "files", tabs["files"], file_cols)
+    # each file's rows are a contiguous range of its chunk's table: runs of neighbouring files are
+    # sliced out (no copy) and the file_id column is built alongside, so files of a chunk that are
+    # not in this batch (unchanged, copies, or in another batch) are simply not taken
     per_table: dict[str, list[pa.Table]] = {}
-    for tables, fids in chunks.values():
-        lookup = pa.array(fids, type=pa.int32())
+    for tables, files in chunks.values():
         for name, tbl in tables.items():
-            ids = lookup.take(tbl.column("_seq"))  # null: a file of the chunk that is not in this batch
-            keep = ids.is_valid()
-            if ids.null_count:
-                tbl, ids = tbl.filter(keep), ids.filter(keep)
-            if len(ids):
-                per_table.setdefault(name, []).append(pa.Table.from_arrays(
-                    [ids if c.name == "file_id" else tbl.column(c.name) for c in tabs[name].columns],
-                    schema=pa.schema([(c.name, _ARROW[c.type]) for c in tabs[name].columns])))
+            pieces, ids = [], []
+            start = end = None
+            for fid, spans in files:
+                span = spans.get(name)
+                if not span:
+                    continue
+                first, n = span
+                ids.extend([fid] * n)
+                if first == end:
+                    end += n
+                else:
+                    if start is not None:
+                        pieces.append(tbl.slice(start, end - start))
+                    start, end = first, first + n
+            if start is None:
+                continue
+            pieces.append(tbl.slice(start, end - start))
+            part = pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
+            file_id = pa.array(ids, type=pa.int32())
+            per_table.setdefault(name, []).append(pa.Table.from_arrays(
+                [file_id if c.name == "file_id" else part.column(c.name) for c in tabs[name].columns],
+                schema=pa.schema([(c.name, _ARROW[c.type]) for c in tabs[name].columns])))
     for name, parts in per_table.items():
         _register_insert(con, name, pa.concat_tables(parts))
     for out in batch:
