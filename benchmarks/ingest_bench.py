@@ -397,16 +397,55 @@ def main() -> None:
                 print(f"  per file, one core: " + ", ".join(f"{k} {v:.0f} us" for k, v in b.items()
                                                           if k not in ("kind", "bound_s"))
                       + f"; workers alone need >= {b['bound_s']:.2f} s for {n} files", flush=True)
-    extra = []
+    extra, measured = [], {}
     if not args.no_notebooks:
-        extra += notebooks_and_reports()
+        extra += notebooks_and_reports(measured)
     big = CORPUS / "fio-text-100000-db" / "storagelab.duckdb"
     if big.exists():
-        extra += queries(big)
-    write_results(rows, notes, parts, extra)
+        extra += queries(big, measured)
+    write_results(rows, notes, parts, targets(rows, measured) + extra)
 
 
-def notebooks_and_reports() -> list[str]:
+def targets(rows: list[dict], measured: dict) -> list[str]:
+    """Issue 6's targets against this run's figures (a target whose corpus was not run is left out)."""
+    by = {(r["kind"], r["files"]): r for r in rows}
+    out = []
+
+    def add(target, value, ok):
+        out.append(f"| {target} | {value} | {'met' if ok else 'missed'} |")
+
+    j, t = by.get(("fio-json", 10000)), by.get(("fio-text", 10000))
+    if j:
+        add("10,000 fio JSON: cold ingest within 2x of the json.load floor",
+            f"{j['cold_s']:.2f} s vs floor {j['floor_s']:.2f} s = {j['cold_x_floor']:.1f}x", j["cold_x_floor"] <= 2)
+    if t:
+        add("10,000 fio normal text: at least 5,000 files/s", f"{t['files_per_s']:.0f} files/s ({t['cold_s']:.2f} s)",
+            t["files_per_s"] >= 5000)
+    for r in (j, t):
+        if r:
+            add(f"re-ingest of the unchanged 10,000 ({r['kind']}): under 0.5 s", f"{r['reingest_s']:.2f} s",
+                r["reingest_s"] < 0.5)
+            add(f"1 % changed ({r['kind']}, 10,000): under 1 s", f"{r['changed_s']:.2f} s", r["changed_s"] < 1)
+    for kind in ("fio-json", "fio-text"):
+        big, ten = by.get((kind, 100000)), by.get((kind, 10000))
+        if big:
+            add(f"peak memory at 100,000 ({kind}): under 500 MiB", f"{big['peak_rss_mib']:.0f} MiB",
+                big["peak_rss_mib"] < 500)
+        if big and ten:
+            x = big["cold_s"] / ten["cold_s"]
+            add(f"100,000 files at most 11x the 10,000 ({kind})", f"{x:.1f}x", x <= 11)
+    if "build_s" in measured:
+        add("every notebook and every HTML report: under 60 s", f"{measured['build_s']:.1f} s",
+            measured["build_s"] < 60 and measured["build_ok"])
+    if "slowest_query_s" in measured:
+        add("notebook queries at 100,000 runs: under 1 s", f"slowest {measured['slowest_query_s'] * 1000:.0f} ms",
+            measured["slowest_query_s"] < 1)
+    if not out:
+        return []
+    return ["", "## Targets (issue 6), this run", "", "| target | measured | |", "| --- | --- | --- |"] + out
+
+
+def notebooks_and_reports(measured: dict) -> list[str]:
     """Wall time of `storagelab build` on the project's own data (data/raw/ ingested first, so the
     time is that of executing every notebook and rendering every HTML report)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -417,6 +456,7 @@ def notebooks_and_reports() -> list[str]:
     out = subprocess.run([sys.executable, "-m", "storagelab", "build"], cwd=ROOT, env=env, capture_output=True,
                          text=True)
     wall = time.perf_counter() - t
+    measured.update(build_s=wall, build_ok=out.returncode == 0)
     ok = "ok" if out.returncode == 0 else f"FAILED (exit {out.returncode}): {out.stderr[-300:]}"
     n = len(list((ROOT / "notebooks").glob("*.ipynb")))
     line = f"every notebook executed ({n}) and every HTML report rendered (`storagelab build`): {wall:.1f} s wall, {ok}"
@@ -424,12 +464,15 @@ def notebooks_and_reports() -> list[str]:
     return ["", "## Notebooks and reports", "", line]
 
 
-def queries(db: Path) -> list[str]:
+def queries(db: Path, measured: dict) -> list[str]:
     """The notebooks' run-level queries on the 100,000-file database (benchmarks/query_bench.py)."""
     rel = db.relative_to(ROOT).as_posix()
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "query_bench.py"), rel], cwd=ROOT,
                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")))
     print(out.stdout, flush=True)
+    slowest = re.search(r"^slowest: ([0-9.]+) ms", out.stdout, re.M)
+    if slowest:
+        measured["slowest_query_s"] = float(slowest.group(1)) / 1000
     return ["", "## Notebook queries at 100,000 runs", "",
             f"`python benchmarks/query_bench.py {rel}` (best of 3, same machine, same run):", "",
             "```", out.stdout.strip() or out.stderr.strip()[-500:], "```"]
