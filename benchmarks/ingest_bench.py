@@ -394,7 +394,7 @@ def main() -> None:
                 b["kind"] = kind
                 b["bound_s"] = b["chunk"] * n / 1e6 / (args.workers or os.cpu_count() or 1)
                 parts.append(b)
-                print(f"  per file, one core: " + ", ".join(f"{k} {v:.0f} us" for k, v in b.items()
+                print("  per file, one core: " + ", ".join(f"{k} {v:.0f} us" for k, v in b.items()
                                                           if k not in ("kind", "bound_s"))
                       + f"; workers alone need >= {b['bound_s']:.2f} s for {n} files", flush=True)
     extra, measured = [], {}

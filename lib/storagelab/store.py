@@ -42,7 +42,7 @@ from . import paths
 from .errors import DatabaseBusyError, ParseError
 from .manifest import LABEL_COLUMNS, Manifest
 from .manifest import load as load_manifest
-from .parsers import MODULES, parse_bytes, parser_version
+from .parsers import parse_bytes, parser_version
 from .parsers.base import Tuples
 from .schema import all_tables, ddl, tool_tables
 
