@@ -341,3 +341,29 @@ def _numbers_as_floats(row: tuple) -> str:
     """A row as text with every number as a float (the database stores DOUBLE where a parser may
     give an int), for order-free comparison."""
     return repr(tuple(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in row))
+
+
+def test_a_parser_bug_in_one_file_fails_that_file_only(monkeypatch):
+    """A file whose rows carry a column the table does not declare fails as a parser bug; the other
+    files of its chunk keep exactly their rows, and the failed file has none in any table."""
+    from pathlib import Path
+
+    from storagelab.parsers import parse_bytes
+
+    src = sorted((Path(__file__).parent / "fixtures" / "fio" / "3.33").glob("*json*.txt"))[:4]
+    jobs = [(str(p), str(p), p.stat().st_size, 0) for p in src]
+    bad = str(src[1])
+
+    def buggy(data, path=None):
+        parsed, mod = parse_bytes(data, path)
+        if path == bad:
+            parsed.tables["fio_groups"] = [dict(r, bogus=1) for r in parsed.rows("fio_groups")]
+        return parsed, mod
+    monkeypatch.setattr(store, "parse_bytes", buggy)
+    outs, tables = store.parse_chunk(jobs)
+    assert [o.error["kind"] if o.error else None for o in outs] == [None, "parser-bug", None, None]
+    assert "bogus" in outs[1].error["message"]
+    for name, tbl in tables.items():
+        want = sum(len(parse_bytes(p.read_bytes())[0].rows(name)) for i, p in enumerate(src) if i != 1)
+        assert tbl.num_rows == want, name
+        assert sum(o.table_rows.get(name, 0) for o in outs) == want, name

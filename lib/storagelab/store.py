@@ -109,8 +109,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, code: str | None = None) -> bo
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
         if code is not None and meta.get("code") == code and meta.get("schema"):
             return False
-        sig = schema_signature()
-        if meta.get("schema") == sig:
+        if meta.get("schema") == schema_signature():
             return False
         for (name,) in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall():
             con.execute(f'DROP TABLE IF EXISTS "{name}"')
@@ -262,12 +261,12 @@ _SHAPES: dict[tuple, bool] = {}
 
 
 def _columns_of(table: str, parts: list[tuple[int, object]], names: list[str]) -> dict[str, list]:
-    """Every column of ``table`` but file_id (None where a row has none), plus ``_seq``, from the
-    (seq, rows) of several files, rows kept in file order (the writer takes each file's rows as one
+    """Every column of ``table`` but file_id (None where a row has none), from the (seq, rows) of
+    several files, rows kept in file order (the writer takes each file's rows as one
     range): rows are dicts or Tuples, each run of files of one shape transposed in one C-level pass.
     KeyError(sorted unknown names) when rows hold a column the table does not declare."""
     wanted = [c for c in names if c != "file_id"]
-    out: dict[str, list] = {"_seq": [], **{c: [] for c in wanted}}
+    out: dict[str, list] = {c: [] for c in wanted}
     runs: list[tuple[tuple | None, list]] = []  # (names of Tuples, or None for dicts; [(seq, rows)])
     for seq, rows in parts:
         shape = rows.names if isinstance(rows, Tuples) else None
@@ -277,8 +276,7 @@ def _columns_of(table: str, parts: list[tuple[int, object]], names: list[str]) -
             runs.append((shape, [(seq, rows)]))
     for shape, group in runs:
         data: list = []
-        for seq, rows in group:
-            out["_seq"].extend([seq] * len(rows))
+        for _, rows in group:
             data.extend(rows.data if shape is not None else rows)
         for c, values in _transpose(table, shape, data, wanted).items():
             out[c].extend(values)
@@ -310,8 +308,8 @@ def _transpose(table: str, shape: tuple | None, data: list, wanted: list[str]) -
 
 def parse_chunk(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome], dict[str, pa.Table]]:
     """Parse several files; their rows come back as one Arrow table per table (typed here, in the
-    worker, so the writer only concatenates), each row tagged ``_seq`` = its file's index in
-    ``jobs``. The Outcomes carry no rows (``columns`` is None)."""
+    worker, so the writer only concatenates), each file's rows one range, in file order (the
+    Outcomes' ``table_rows`` say how many). The Outcomes carry no rows (``columns`` is None)."""
     enabled = gc.isenabled()
     gc.disable()  # many short-lived objects and no cycles: the collector would only rescan them
     try:
@@ -320,36 +318,27 @@ def parse_chunk(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome], d
         for seq, out in enumerate(outs):
             for table, rows in (out.columns or {}).items():
                 parts.setdefault(table, []).append((seq, rows))
+            out.columns = None
         cols = _tool_table_columns()
-        tabs = all_tables()
-        result = {}
+        built = {}
         for table, got in parts.items():
             try:
-                columns = _columns_of(table, got, cols[table])
+                built[table] = _columns_of(table, got, cols[table])
             except KeyError:  # a parser bug: the files whose rows are wrong fail, the others go on
-                good = []
                 for seq, rows in got:
                     try:
                         _columns_of(table, [(seq, rows)], cols[table])
-                        good.append((seq, rows))
                     except KeyError as e:
                         outs[seq].error = dict(kind="parser-bug", line=None, expected=None,
                                                message=f"parser produced unknown columns {e.args[0]} for {table}")
-                        outs[seq].table_rows = {}
-                columns = _columns_of(table, good, cols[table])
-            result[table] = _arrow(tabs[table], columns)
-        for out in outs:
-            out.columns = None
-        failed = {seq for seq, out in enumerate(outs) if out.error}
-        for seq in failed:
-            outs[seq].table_rows = {}
+        failed = {seq for seq, out in enumerate(outs) if out.error and out.table_rows}
         if failed:  # a file that failed in one table has no rows in any
-            import pyarrow.compute  # noqa: F401  (pa.compute, needed only here)
-
-            for table, tbl in list(result.items()):
-                keep = pa.compute.invert(pa.compute.is_in(tbl.column("_seq"), pa.array(sorted(failed), pa.int32())))
-                result[table] = tbl.filter(keep)
-        return outs, result
+            for seq in failed:
+                outs[seq].table_rows = {}
+            built = {table: _columns_of(table, kept, cols[table]) for table, got in parts.items()
+                     if (kept := [(seq, rows) for seq, rows in got if seq not in failed])}
+        tabs = all_tables()
+        return outs, {table: _arrow(tabs[table], columns) for table, columns in built.items()}
     finally:
         if enabled:
             gc.enable()
@@ -369,13 +358,10 @@ def parse_chunk_ipc(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome
 
 
 def _arrow(tab, cols: dict[str, list]) -> pa.Table:
-    """Columns of ``tab`` present in ``cols`` (plus ``_seq``) as an Arrow table of the SQL types."""
+    """Columns of ``tab`` present in ``cols`` as an Arrow table of the SQL types."""
     names = [c for c in tab.columns if c.name in cols]
-    arrays = [pa.array(cols["_seq"], type=pa.int32())] if "_seq" in cols else []
-    for c in names:
-        arrays.append(_array(cols[c.name], c.type))
-    schema = pa.schema(([("_seq", pa.int32())] if "_seq" in cols else []) + [(c.name, _ARROW[c.type]) for c in names])
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return pa.Table.from_arrays([_array(cols[c.name], c.type) for c in names],
+                                schema=pa.schema([(c.name, _ARROW[c.type]) for c in names]))
 
 
 def _array(values: list, sql_type: str) -> pa.Array:
@@ -457,18 +443,16 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
                 continue
             jobs.append((key, path, size, mtime_ns))
         del listing
+        rereading = {j[0] for j in jobs}  # stored files read again: judged by what they hold now
         if untouched_copies:  # skipped unread while the stored file they copy is there and untouched
             stored = {v[0] for v in known.values()}
-            rereading = {j[0] for j in jobs}
             for copy, job in untouched_copies:
                 if copy[0] in stored and copy[3] not in rereading:
                     summary.skipped += 1
                     summary.duplicates += 1
                 else:
                     jobs.append(job)
-        # stored files not read again keep their bytes; those read again are judged by what they hold now
-        rereading = {j[0] for j in jobs}
-        shas = {v[0]: k for k, v in known.items() if k not in rereading} if jobs else {}
+        shas = {v[0]: k for k, v in known.items() if k not in rereading} if jobs else {}  # (copies are not in known)
 
         bar = _progress(len(jobs), progress)
         next_id = (con.execute("SELECT coalesce(max(file_id), 0) FROM files").fetchone()[0] or 0) + 1
