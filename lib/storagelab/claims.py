@@ -19,7 +19,7 @@ from . import paths
 from .errors import StoragelabError
 
 COLUMNS = ("claim_id", "study", "quantity", "value", "unit", "value_base", "base_unit", "source", "notebook",
-           "check", "tolerance", "notes")
+           "check", "target", "metric", "tolerance", "notes")
 REQUIRED = ("claim_id", "study", "quantity", "value", "unit", "source", "notebook", "check", "tolerance")
 NOTEBOOKS = ("01_vdev_scaling", "02_recordsize", "03_sector63", "04_dedup_ddt", "05_stacks",
              "06_zfs_send_transports")
@@ -30,7 +30,7 @@ _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SCHEMA = {
     "claim_id": pl.Utf8, "study": pl.Utf8, "quantity": pl.Utf8, "value": pl.Float64, "unit": pl.Utf8,
     "value_base": pl.Float64, "base_unit": pl.Utf8, "source": pl.Utf8, "notebook": pl.Utf8, "check": pl.Utf8,
-    "tolerance": pl.Float64, "notes": pl.Utf8, "file": pl.Utf8, "line": pl.Int64,
+    "tolerance": pl.Float64, "notes": pl.Utf8, "target": pl.Utf8, "metric": pl.Utf8, "file": pl.Utf8, "line": pl.Int64,
 }
 
 
@@ -93,6 +93,14 @@ def _validate(row: dict, study: str, where: str, path: Path) -> dict:
         raise ClaimsError(f"{where}: unknown notebook {row['notebook']!r} (expected one of {', '.join(NOTEBOOKS)})")
     if row["check"] not in CHECKS:
         raise ClaimsError(f"{where}: check {row['check']!r} is not one of {', '.join(CHECKS)}")
+    if row["check"] != "none" and not row["metric"]:
+        raise ClaimsError(f"{where}: a claim with check={row['check']} names the metric that reproduces it "
+                          "(column metric; see papers/README.md)")
+    if row["metric"] and is_formula(row["metric"]):
+        try:
+            _formula(row["metric"])
+        except ClaimsError as e:
+            raise ClaimsError(f"{where}: metric {row['metric']!r}: {e}") from None
     out = dict(row)
     out["value"] = _number(row["value"], "value", where)
     out["value_base"] = _number(row["value_base"], "value_base", where, optional=True)
@@ -174,3 +182,138 @@ def compare(claims_df: pl.DataFrame, reproduced: dict[str, float | None],
               "reproduced": pl.Float64, "unit": pl.Utf8, "rel_diff": pl.Float64, "tolerance": pl.Float64,
               "check": pl.Utf8, "status": pl.Utf8, "source": pl.Utf8}
     return pl.DataFrame(out, schema=schema, orient="row") if out else pl.DataFrame(schema=schema)
+
+
+# ----------------------------------------------------------------------------- claims by data
+
+# A claim names what reproduces it: ``target`` (a raw file, as its path under data/raw/, or empty for a
+# study-level number) and ``metric``: either the name of a value the notebook's analysis measures for
+# that target (``write.bw_bytes_per_s``, ``bp_count``, ...) or a formula over such values and other
+# claims' stated values: ``100 * (1 - m('write.bw_bytes_per_s', 'x/b.txt') / m('write.bw_bytes_per_s', 'x/a.txt'))``,
+# ``stated('freebsd-recv-size') / (stated('freebsd-recv-time') / 1e9)``. ``m(name)`` without a path
+# reads the claim's own target. Nothing else is allowed in a formula (numbers, + - * / **, parentheses,
+# m(), stated(), min(), max(), abs()).
+
+_FUNCS = ("m", "stated", "min", "max", "abs")
+
+
+def is_formula(metric: str) -> bool:
+    """A metric is a formula when it has parentheses or spaces, or is a plain number; else a measure's name."""
+    if "(" in metric or any(ch.isspace() for ch in metric):
+        return True
+    try:
+        float(metric)
+    except ValueError:
+        return False
+    return True
+
+
+def _formula(text: str):
+    import ast
+
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as e:
+        raise ClaimsError(f"not a formula: {e.msg}") from None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow,
+                             ast.USub, ast.UAdd, ast.Load)):
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
+            continue
+        if isinstance(node, ast.Name) and node.id in _FUNCS:
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS and not node.keywords:
+            if node.func.id in ("m", "stated") and not all(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                                                            for a in node.args):
+                raise ClaimsError(f"{node.func.id}() takes quoted names only")
+            continue
+        raise ClaimsError(f"{type(node).__name__} is not allowed (numbers, + - * / **, m(), stated(), min, max, abs)")
+    return tree
+
+
+class _Missing(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _eval(tree, measure, stated):
+    import ast
+    import operator
+
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.Pow: operator.pow, ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+    def ev(n):
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant):
+            return n.value
+        if isinstance(n, ast.BinOp):
+            a, b = ev(n.left), ev(n.right)
+            if isinstance(n.op, ast.Div) and b == 0:
+                raise _Missing("division by zero in the formula (a measured value is 0)")
+            return ops[type(n.op)](a, b)
+        if isinstance(n, ast.UnaryOp):
+            return ops[type(n.op)](ev(n.operand))
+        if isinstance(n, ast.Call):
+            args = [ev(a) for a in n.args]
+            name = n.func.id
+            if name == "m":
+                return measure(*args)
+            if name == "stated":
+                return stated(*args)
+            return {"min": min, "max": max, "abs": abs}[name](*args)
+        raise _Missing(f"cannot evaluate {type(n).__name__}")
+
+    return ev(tree)
+
+
+def raw_target(path: str) -> str:
+    """A files.path as claims and the manifest name it: relative to data/raw/ ('data/raw/x/y.txt' -> 'x/y.txt')."""
+    return path[len("data/raw/"):] if path.startswith("data/raw/") else path
+
+
+def check(claims_df: pl.DataFrame, measures: pl.DataFrame, reasons: dict[str, str] | None = None,
+          stated_from: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One row per claim: stated and reproduced value (from ``measures`` by the claim's target and metric),
+    relative difference, status and ``basis`` (raw, arithmetic, none).
+
+    ``measures`` has columns target (path under data/raw/, '' for study-level values), metric, value.
+    ``reasons`` (by metric name) says why a value the analysis could not compute is missing.
+    ``stated_from``: the claims ``stated()`` may read (default: ``claims_df``).
+    """
+    reasons = reasons or {}
+    have = {(r["target"] or "", r["metric"]): r["value"] for r in measures.iter_rows(named=True)} if measures.height else {}
+    targets = {t for t, _ in have}
+    pool = stated_from if stated_from is not None else claims_df
+    stated_values = {r["claim_id"]: (r["value_base"] if r["value_base"] is not None else r["value"])
+                     for r in pool.iter_rows(named=True)}
+    rows, reproduced, why = [], {}, {}
+    for c in claims_df.iter_rows(named=True):
+        cid, metric, target = c["claim_id"], c["metric"] or "", c["target"] or ""
+        if c["check"] == "none" or not metric:
+            continue
+
+        def measure(name, path=None, _target=target):
+            key = (path if path is not None else _target, name)
+            if key not in have or have[key] is None:
+                if key[0] and key[0] not in targets:
+                    raise _Missing(reasons.get(name) or f"{key[0]} is not in the selection (no such raw file ingested)")
+                raise _Missing(reasons.get(name) or f"no {name} for {key[0] or 'the study'}")
+            return have[key]
+
+        def stated(claim_id):
+            if claim_id not in stated_values:
+                raise _Missing(f"stated() names an unknown claim {claim_id!r}")
+            return stated_values[claim_id]
+
+        try:
+            value = _eval(_formula(metric), measure, stated) if is_formula(metric) else measure(metric)
+            reproduced[cid] = None if value is None else float(value)
+        except _Missing as e:
+            why[cid] = e.reason
+        rows.append(cid)
+    out = compare(claims_df, reproduced, why)
+    return out.with_columns(basis=pl.col("check"))

@@ -1,0 +1,188 @@
+"""fio runs of a selection, with the workload each ran, so that only like is compared with like.
+
+A *run* is one (file, reporting group, direction) of a file's final report (a file saved with
+--status-interval holds several reports; the last covers the whole run). Its headline number is the
+group's bandwidth (``fio_groups``).
+
+The *workload* is what fio was asked to do: rw, bs, iodepth, numjobs, ioengine, direct, sync/fsync,
+size and runtime. It comes from the output where fio printed it (JSON job options, the text
+preamble), and otherwise from the manifest's ``command`` (the fio command line the run was made
+with). ``workload`` is one string of all of them ("?" for what neither says); runs are compared
+only within one workload (``comparable``), and reports show it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import polars as pl
+
+from ..units import KiB, fio_option_bytes
+from .db import frame
+from .selection import Selection
+
+# the options that make two fio runs the same workload, in the order the key shows them
+WORKLOAD_OPTIONS = ("rw", "bs", "iodepth", "numjobs", "ioengine", "direct", "sync", "fsync", "size", "runtime")
+_SIZE_OPTIONS = ("bs", "size")
+
+RUNS_SQL = """
+SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type, f.vdev_count, f.vdev_width,
+       f.recordsize_bytes, f.zfs_version, f.device_limit_bytes_per_s, f.command, f.phase, f.sha256, f.tool_version,
+       g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,
+       g.run_max_ns, g.derived, g.exact, g.line_start,
+       j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json
+FROM fio_groups g JOIN files f USING (file_id)
+LEFT JOIN (SELECT file_id, groupid, any_value(rw) AS rw, max(block_size_bytes) AS block_size_bytes,
+                  max(iodepth) AS iodepth, max(numjobs) AS numjobs, sum(jobs) AS jobs,
+                  any_value(ioengine) AS ioengine, any_value(options_json) AS options_json
+           FROM fio_jobs WHERE is_final GROUP BY file_id, groupid) j
+       ON j.file_id = g.file_id AND j.groupid = g.groupid
+WHERE {where}
+  AND g.doc_index = (SELECT max(doc_index) FROM fio_groups g2 WHERE g2.file_id = g.file_id)
+ORDER BY f.path, g.groupid, g.direction
+"""
+
+
+def parse_command(command: str | None) -> dict[str, str]:
+    """fio options of a command line (``fio --rw=write --bs=1M --direct=1 ...``), as fio's strings.
+
+    Only ``--name=value`` and bare ``--flag`` words count (a bare flag is "1"); the first job's
+    options and the global ones (fio applies later ones to later jobs: the first wins here).
+    Anything that is not fio's command line gives {}.
+    """
+    if not command:
+        return {}
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    if not words or not words[0].rsplit("/", 1)[-1].startswith("fio"):
+        return {}
+    out: dict[str, str] = {}
+    names = 0
+    for w in words[1:]:
+        if not w.startswith("--"):
+            continue
+        key, _, value = w[2:].partition("=")
+        if key == "name":
+            names += 1
+            if names > 1:
+                break
+            continue
+        out.setdefault(key, value if value else "1")
+    return out
+
+
+def _option_value(key: str, text: str | None):
+    """An option's value in the key's base unit: sizes in bytes, counts as ints, the rest as strings."""
+    if text is None or text == "":
+        return None
+    text = str(text).strip()
+    if key in _SIZE_OPTIONS:
+        try:
+            return fio_option_bytes(text.split(",")[0].split("-")[0])
+        except Exception:  # noqa: BLE001 - an option fio would read and we cannot: leave it unknown
+            return None
+    if key in ("iodepth", "numjobs", "direct", "sync", "fsync"):
+        try:
+            return int(text)
+        except ValueError:
+            return {"true": 1, "false": 0}.get(text.lower(), text)
+    if key == "runtime":
+        try:
+            return int(text.rstrip("s"))
+        except ValueError:
+            return text
+    return text
+
+
+def workload_of(row: dict) -> tuple[dict, str]:
+    """The workload options of one run (output first, then the manifest command) and where they came from."""
+    opts = {}
+    if row.get("options_json"):
+        try:
+            opts = {k: str(v) for k, v in json.loads(row["options_json"]).items()}
+        except (ValueError, AttributeError):
+            opts = {}
+    from_output = {
+        "rw": row.get("rw") or opts.get("rw") or opts.get("readwrite"),
+        "bs": row.get("block_size_bytes") if row.get("block_size_bytes") is not None else _option_value("bs", opts.get("bs")),
+        "iodepth": row.get("iodepth") if row.get("iodepth") is not None else _option_value("iodepth", opts.get("iodepth")),
+        "numjobs": row.get("numjobs") if row.get("numjobs") is not None else _option_value("numjobs", opts.get("numjobs")),
+        "ioengine": row.get("ioengine") or opts.get("ioengine"),
+    }
+    for k in ("direct", "sync", "fsync", "size", "runtime"):
+        from_output[k] = _option_value(k, opts.get(k))
+    cmd = {k: _option_value(k, v) for k, v in parse_command(row.get("command")).items()}
+    if "readwrite" in cmd:
+        cmd.setdefault("rw", cmd.pop("readwrite"))
+    out, sources = {}, set()
+    for k in WORKLOAD_OPTIONS:
+        if from_output.get(k) is not None:
+            out[k] = from_output[k]
+            sources.add("output")
+        elif cmd.get(k) is not None:
+            out[k] = cmd[k]
+            sources.add("command")
+        else:
+            out[k] = None
+    source = "+".join(sorted(sources)) if sources else "unknown"
+    return out, source
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit, size in (("GiB", KiB**3), ("MiB", KiB**2), ("KiB", KiB)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return f"{n}B"
+
+
+def workload_key(w: dict) -> str:
+    """One string for a workload: 'write bs=1MiB iodepth=8 numjobs=8 libaio direct=1 size=16GiB runtime=60s';
+    '?' for what is not known."""
+    def show(k):
+        v = w.get(k)
+        if v is None:
+            return "?"
+        if k in _SIZE_OPTIONS and isinstance(v, int):
+            return _fmt_bytes(v)
+        return f"{v}s" if k == "runtime" and isinstance(v, int) else str(v)
+
+    parts = [show("rw"), f"bs={show('bs')}", f"iodepth={show('iodepth')}", f"numjobs={show('numjobs')}",
+             show("ioengine") if w.get("ioengine") else "ioengine=?", f"direct={show('direct')}"]
+    if w.get("sync"):
+        parts.append(f"sync={show('sync')}")
+    if w.get("fsync"):
+        parts.append(f"fsync={show('fsync')}")
+    parts += [f"size={show('size')}", f"runtime={show('runtime')}"]
+    return " ".join(parts)
+
+
+def runs(con, sel: Selection) -> pl.DataFrame:
+    """Every fio run of the selection with its labels, workload options (``wl_*``), ``workload`` key and
+    ``workload_source`` (output, command, output+command or unknown)."""
+    where, params = sel.sql("f")
+    df = frame(con, RUNS_SQL.format(where=where), params)
+    if df.is_empty():
+        return df.with_columns(*(pl.lit(None).alias(f"wl_{k}") for k in WORKLOAD_OPTIONS),
+                               workload=pl.lit(None, pl.String), workload_source=pl.lit(None, pl.String))
+    extra = {f"wl_{k}": [] for k in WORKLOAD_OPTIONS}
+    keys, sources = [], []
+    for r in df.iter_rows(named=True):
+        w, src = workload_of(r)
+        for k in WORKLOAD_OPTIONS:
+            extra[f"wl_{k}"].append(None if w[k] is None else str(w[k]))
+        keys.append(workload_key(w))
+        sources.append(src)
+    return df.with_columns(
+        *(pl.Series(k, v, dtype=pl.String) for k, v in extra.items()),
+        workload=pl.Series(keys, dtype=pl.String), workload_source=pl.Series(sources, dtype=pl.String),
+    )
+
+
+def comparable(df: pl.DataFrame, by: tuple[str, ...] = ("workload", "direction")) -> pl.DataFrame:
+    """Add ``runs_in_workload``: how many runs share this run's workload and direction (1 = nothing to compare)."""
+    if df.is_empty():
+        return df.with_columns(runs_in_workload=pl.lit(None, pl.UInt32))
+    return df.with_columns(runs_in_workload=pl.len().over(list(by)))

@@ -1,0 +1,79 @@
+"""Which files an analysis looks at: the selection contract shared by every analysis notebook.
+
+Every analysis notebook takes the same label filters as parameters (``study``, ``stack``,
+``vdev_type``, ``host``), each matched exactly against the manifest labels in ``files``; an empty
+filter matches everything, ``"(unlabelled)"`` matches files without that label. Files the manifest
+marks as re-pastes (``duplicate_of``) are never selected. Data is chosen by labels and parsed
+fields only, never by file names.
+
+    sel = Selection(study="mylab", stack="zfs")
+    where, params = sel.sql("f")   # "f.duplicate_of IS NULL AND f.study = ? AND f.stack = ?", [...]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+UNLABELLED = "(unlabelled)"
+
+# the label filters every analysis notebook accepts, with what each means (notebook parameters and docs)
+FILTERS = {
+    "study": "files labelled with this study (manifest column study); '' = every study",
+    "stack": "only files with this stack label (e.g. zfs, mergerfs+zfs); '' = any",
+    "vdev_type": "only files with this vdev_type label (single, mirror, raidz1, ...); '' = any",
+    "host": "only files with this host label; '' = any",
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    study: str = ""
+    stack: str = ""
+    vdev_type: str = ""
+    host: str = ""
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if not isinstance(v, str):
+                raise TypeError(f"selection filter {f.name} must be a string, got {type(v).__name__} {v!r}")
+
+    @classmethod
+    def from_params(cls, params: dict) -> "Selection":
+        """The selection out of a notebook's parameters (names in FILTERS; others are ignored)."""
+        return cls(**{k: params[k] for k in FILTERS if k in params and params[k] is not None})
+
+    def filters(self) -> dict[str, str]:
+        """The filters that are set, in FILTERS order."""
+        return {k: getattr(self, k) for k in FILTERS if getattr(self, k)}
+
+    def sql(self, alias: str = "f") -> tuple[str, list]:
+        """A WHERE fragment on the files table (aliased ``alias``) and its bound values."""
+        parts, params = [f"{alias}.duplicate_of IS NULL"], []
+        for k, v in self.filters().items():
+            if v == UNLABELLED:
+                parts.append(f"{alias}.{k} IS NULL")
+            else:
+                parts.append(f"{alias}.{k} = ?")
+                params.append(v)
+        return " AND ".join(parts), params
+
+    def describe(self) -> str:
+        """'study mylab, stack zfs' / 'every study' (for captions and prose)."""
+        f = self.filters()
+        if not f:
+            return "every study"
+        return ", ".join(f"{k} {v}" for k, v in f.items())
+
+    def is_study(self, study: str) -> bool:
+        """True when this selection is exactly the study ``study`` (study-specific commentary)."""
+        return self.study == study and not (self.stack or self.vdev_type or self.host)
+
+    def folder(self) -> str:
+        """A folder name for this selection's reports: the study, or 'all'."""
+        import re
+
+        name = self.study or "all"
+        extra = [f"{k}-{v}" for k, v in self.filters().items() if k != "study"]
+        text = "--".join([name, *extra])
+        return re.sub(r"[^A-Za-z0-9._+-]+", "_", text).strip("._") or "all"
