@@ -13,7 +13,6 @@ from pathlib import Path
 
 import altair as alt
 
-from . import paths
 
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -66,8 +65,13 @@ def _slug(text: str) -> str:
 
 
 def figure_dir(notebook: str, out_dir: Path | None = None) -> Path:
-    """The folder a notebook's figures are saved in: reports/figures/<notebook>/."""
-    return Path(out_dir or paths.FIGURES) / _slug(notebook)
+    """The folder a notebook's figures are saved in: <report folder>/figures/<notebook>/ (the report folder
+    of the run, reports/<study>/, set by ``report.run_notebooks``)."""
+    if out_dir is None:
+        from .report import current_report_dir
+
+        out_dir = current_report_dir() / "figures"
+    return Path(out_dir) / _slug(notebook)
 
 
 def save(chart: alt.TopLevelMixin, name: str, notebook: str, out_dir: Path | None = None) -> dict[str, Path]:

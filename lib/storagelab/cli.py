@@ -98,36 +98,61 @@ def cmd_sql(args) -> int:
     return 0
 
 
+def _print_runs(results) -> int:
+    failed = [r for r in results if not r.ok]
+    for r in failed:
+        print(f"failed: {r.notebook} ({r.folder.name}): {r.error}", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def cmd_run(args) -> int:
     from .errors import ParameterError
-    from .report import run_notebooks
+    from .report import list_notebooks, notebook_listing, render_reports, run_notebooks
 
+    if args.list:
+        print(notebook_listing(list_notebooks()))
+        return 0
     params = {}
     for name, value in args.param or []:
         params[name] = value
     try:
-        run_notebooks(args.notebooks or None, params, raw_params=dict(args.raw or []))
+        results = run_notebooks(args.notebooks or None, params, raw_params=dict(args.raw or []),
+                                out_dir=Path(args.output) if args.output else None)
     except ParameterError as e:
         print(f"storagelab run: {e}", file=sys.stderr)
         return 2
-    return 0
+    rc = _print_runs(results)
+    if not args.no_report:
+        render_reports()
+        for r in results:
+            print(f"report: {r.folder.relative_to(paths.ROOT) if r.folder.is_relative_to(paths.ROOT) else r.folder}"
+                  f"/{r.notebook}.html" + ("" if r.ok else " (failed)"))
+    return rc
 
 
 def cmd_report(args) -> int:
     from .report import render_reports
 
-    render_reports()
+    pages = render_reports()
+    print(f"rendered {len(pages)} reports; open {paths.REPORTS.relative_to(paths.ROOT) / 'index.html'}")
     return 0
 
 
 def cmd_build(args) -> int:
     rc = cmd_ingest(argparse.Namespace(paths=None, db=None, manifest=None, no_parquet=False, workers=None,
                                        wait=args.wait, quiet=False, batch_files=5000))
-    from .report import render_reports, run_notebooks
+    if rc == 2:
+        print("storagelab build: the ingest did not run; no report was built", file=sys.stderr)
+        return 2
+    from .report import build_plan, render_reports, run_notebooks
 
-    run_notebooks(None, {})
-    render_reports()
-    return rc
+    results = run_notebooks(plans=build_plan())
+    run_rc = _print_runs(results)
+    pages = render_reports()
+    n_failed = sum(not r.ok for r in results)
+    print(f"built {len(pages)} reports ({len(results) - n_failed} notebooks ran, {n_failed} failed); "
+          f"open {paths.REPORTS.relative_to(paths.ROOT) / 'index.html'}")
+    return rc or run_rc
 
 
 def cmd_lab(args) -> int:
@@ -139,6 +164,18 @@ def cmd_lab(args) -> int:
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         extra.append("--allow-root")  # containers and CI machines often run as root
     return subprocess.call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra, env=env)
+
+
+def _run_options(s) -> None:
+    s.add_argument("notebooks", nargs="*", help="notebook names or paths (default: all in notebooks/)")
+    s.add_argument("--list", action="store_true", help="list every notebook with its parameters, types, defaults and meaning")
+    s.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                   help="parameter (value parsed as a Python/JSON literal and checked against the default's type; "
+                        "string parameters are taken as is)")
+    s.add_argument("-r", "--raw", nargs=2, action="append", metavar=("NAME", "VALUE"), help="string parameter, taken as is")
+    s.add_argument("--output", default=None, help="report folder (default reports/<study>/, one per selection)")
+    s.add_argument("--no-report", action="store_true", help="do not render HTML after running")
+    s.set_defaults(func=cmd_run)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,12 +201,12 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("file")
     s.set_defaults(func=cmd_parse)
 
-    s = sub.add_parser("run", help="execute notebooks with papermill (all by default); -p NAME VALUE sets a parameter")
-    s.add_argument("notebooks", nargs="*", help="notebook names or paths (default: all in notebooks/)")
-    s.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
-                   help="parameter (value parsed as a Python/JSON literal and checked against the default's type)")
-    s.add_argument("-r", "--raw", nargs=2, action="append", metavar=("NAME", "VALUE"), help="string parameter, taken as is")
-    s.set_defaults(func=cmd_run)
+    for verb in ("run", "notebooks"):
+        s = sub.add_parser(verb, help="execute notebooks with papermill (all by default) into reports/<study>/; "
+                                      "-p NAME VALUE sets a parameter; --list shows every notebook's parameters",
+                           epilog="examples: storagelab run --list; storagelab run 05_stacks -p study mylab; "
+                                  "storagelab run 03_sector63 -p study mylab -p stack zfs")
+        _run_options(s)
 
     s = sub.add_parser("report", help="render executed notebooks to offline HTML in reports/ (with index.html and figures)")
     s.set_defaults(func=cmd_report)

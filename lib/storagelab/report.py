@@ -15,6 +15,8 @@ import html
 import json
 import math
 import re
+import sys
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -22,8 +24,6 @@ from typing import Any
 from . import paths
 from .errors import ParameterError
 
-EXECUTED = paths.REPORTS / "executed"
-SUMMARIES = paths.REPORTS / "summaries"
 TEMPLATES = Path(__file__).parent / "templates"
 
 
@@ -74,6 +74,48 @@ def _literal_assignments(source: str, nb_name: str) -> dict[str, Any]:
     return out
 
 
+def parameter_docs(nb_path: Path) -> list[dict[str, Any]]:
+    """Every parameter of a notebook: name, type, default and meaning (the comment after it)."""
+    import io
+    import tokenize
+
+    import nbformat
+
+    nb = nbformat.read(str(nb_path), as_version=4)
+    cells = _parameter_cells(nb)
+    if len(cells) != 1:
+        raise ParameterError(f"{nb_path.name}: expected exactly one cell tagged 'parameters', found {len(cells)}")
+    source = cells[0].source
+    comments = {}
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.string.lstrip("# ").strip()
+    out = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if isinstance(target, ast.Name) and node.value is not None:
+                default = ast.literal_eval(node.value)
+                out.append(dict(name=target.id, type=type(default).__name__, default=default,
+                                meaning=comments.get(node.lineno, "")))
+    return out
+
+
+def notebook_listing(nbs: list[Path]) -> str:
+    """`storagelab run --list`: each notebook, its question and its parameters."""
+    import nbformat
+
+    lines = []
+    for nb_path in nbs:
+        nb = nbformat.read(str(nb_path), as_version=4)
+        lines.append(f"{nb_path.stem}: {_title(nb, nb_path.stem)}")
+        for p in parameter_docs(nb_path):
+            lines.append(f"    {p['name']:<24} {p['type']:<6} default {p['default']!r:<28} {p['meaning']}")
+        lines.append("")
+    lines.append("Run one: storagelab run NAME -p PARAM VALUE ... (reports go to reports/<study>/)")
+    return "\n".join(lines)
+
+
 def coerce(name: str, value: Any, default: Any, nb_name: str) -> Any:
     """Check (and convert from CLI text) a parameter value against its default's type."""
     if isinstance(value, str) and not isinstance(default, str):
@@ -116,47 +158,202 @@ def validate(nb_path: Path, params: dict[str, Any], raw: dict[str, str] | None =
     return out
 
 
+REPORT_DIR_ENV = "STORAGELAB_REPORT_DIR"   # where a running notebook writes its figures and summary
+
+
+def report_dir(nb_path: Path, params: dict[str, Any]) -> Path:
+    """reports/<selection>/: the study (or 'all') and any other label filter; a run whose other parameters
+    differ from the notebook's defaults gets a suffix of their hash, so no run overwrites another's report."""
+    import hashlib
+
+    from .analysis.selection import FILTERS, Selection
+
+    defaults = notebook_parameters(nb_path)
+    effective = {**defaults, **params}
+    folder = Selection.from_params(effective).folder()
+    other = {k: v for k, v in params.items() if k not in FILTERS and k != "db_path" and v != defaults.get(k)}
+    if effective.get("db_path"):
+        other["db_path"] = effective["db_path"]
+    if other:
+        folder += "--" + hashlib.sha256(json.dumps(other, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    return paths.REPORTS / folder
+
+
+def current_report_dir() -> Path:
+    """The report folder of the notebook being run (set by run_notebooks), else reports/all/."""
+    import os
+
+    return Path(os.environ.get(REPORT_DIR_ENV) or paths.REPORTS / "all")
+
+
+class _StderrFilter:
+    """Hold the kernel's stderr (it inherits ours) while a notebook runs; pass on all but jupyter's
+    'Kernel is running over TCP without encryption' note, which says nothing about the user's data."""
+
+    NOISE = ("Kernel is running over TCP without encryption", "Unable to parse line", "Passed unknown parameter")
+
+    def __enter__(self):
+        import os
+        import tempfile
+
+        self.tmp = tempfile.TemporaryFile()
+        self.saved = os.dup(2)
+        os.dup2(self.tmp.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        import os
+
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.tmp.seek(0)
+        text = self.tmp.read().decode("utf-8", "replace")
+        self.tmp.close()
+        for line in text.splitlines():
+            if line.strip() and not any(n in line for n in self.NOISE):
+                print(line, file=sys.stderr)
+        return False
+
+
+def _error_of(exc: Exception) -> str:
+    """One line for a failed notebook: the exception the cell raised, without the traceback."""
+    ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    text = f"{ename}: {evalue}" if ename else f"{type(exc).__name__}: {exc}"
+    return re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()[0][:500] if text.strip() else type(exc).__name__
+
+
+@dataclass
+class RunResult:
+    notebook: str
+    folder: Path
+    executed: Path
+    ok: bool
+    error: str | None = None
+
+
 def run_notebooks(names: list[str] | None = None, params: dict[str, Any] | None = None,
-                  raw_params: dict[str, str] | None = None, out_dir: Path | None = None) -> list[Path]:
-    """Execute notebooks with papermill; every notebook's parameters are validated before any runs."""
-    nbs = [resolve(n) for n in names] if names else list_notebooks()
-    plans = [(nb, validate(nb, params or {}, raw_params)) for nb in nbs]
+                  raw_params: dict[str, str] | None = None, out_dir: Path | None = None,
+                  plans: list[tuple[Path, dict[str, Any]]] | None = None) -> list[RunResult]:
+    """Execute notebooks with papermill; every notebook's parameters are validated before any runs.
+
+    Each run writes into its own report folder (``report_dir``, or ``out_dir``): executed/<nb>.ipynb,
+    figures/<nb>/ and summaries/<nb>.json. A notebook that fails does not stop the others: its summary
+    records the error, so the index shows it as failed, never with an older headline.
+    """
+    import os
+
+    if plans is None:
+        nbs = [resolve(n) for n in names] if names else list_notebooks()
+        plans = [(nb, validate(nb, params or {}, raw_params)) for nb in nbs]
     import papermill as pm
 
     from .charts import figure_dir
 
-    out_dir = Path(out_dir or EXECUTED)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    done = []
+    results = []
     for nb, p in plans:
-        dest = out_dir / nb.name
-        figs = figure_dir(nb.stem)
+        folder = Path(out_dir) if out_dir else report_dir(nb, p)
+        dest = folder / "executed" / nb.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        figs = figure_dir(nb.stem, folder / "figures")
         if figs.is_dir():  # figures are the last run's only: no stale chart survives a renamed or removed one
             for f in figs.iterdir():
                 if f.is_file() and f.name.endswith((".svg", ".png", ".vl.json")):
                     f.unlink()
-        print(f"==> running {nb.name}" + (f" with {p}" if p else ""), flush=True)
-        pm.execute_notebook(str(nb), str(dest), parameters=p, cwd=str(paths.NOTEBOOKS), progress_bar=False,
-                            kernel_name="python3", log_output=False)
-        done.append(dest)
-    return done
+        summary = folder / "summaries" / f"{nb.stem}.json"
+        summary.unlink(missing_ok=True)
+        shown = os.path.relpath(folder, paths.ROOT) if folder.is_relative_to(paths.ROOT) else str(folder)
+        print(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/", flush=True)
+        old = os.environ.get(REPORT_DIR_ENV)
+        os.environ[REPORT_DIR_ENV] = str(folder)
+        try:
+            with _StderrFilter():
+                pm.execute_notebook(str(nb), str(dest), parameters=p, cwd=str(paths.NOTEBOOKS), progress_bar=False,
+                                    kernel_name="python3", log_output=False)
+            ok, error = True, None
+        except Exception as e:  # noqa: BLE001 - any failure of one notebook is reported, the others still run
+            ok, error = False, _error_of(e)
+            print(f"    FAILED: {error}", file=sys.stderr, flush=True)
+            _write_json(summary, dict(notebook=nb.stem, title=nb.stem, answers="", study=p.get("study"),
+                                      status="failed", error=error, headline={}, claims=[],
+                                      written_at=datetime.now(timezone.utc).isoformat(timespec="seconds")))
+        finally:
+            if old is None:
+                os.environ.pop(REPORT_DIR_ENV, None)
+            else:
+                os.environ[REPORT_DIR_ENV] = old
+        results.append(RunResult(nb.stem, folder, dest, ok, error))
+    return results
+
+
+def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """What `storagelab build` runs: every analysis notebook once per study it has something to say about.
+
+    * a source study (papers/<study>/README.md): the notebooks its claims.csv names (the defaults among them);
+    * any other study in the database (the user's own logs), and the files no study label covers:
+      every analysis notebook, each saying what its data lack;
+    * the notebooks without a study parameter (07_explore) once.
+    """
+    from .analysis import open_db
+    from .analysis.selection import UNLABELLED
+    from .claims import load_claims
+
+    nbs = {nb.stem: nb for nb in list_notebooks()}
+    claims = load_claims()
+    curated = {p.parent.name for p in paths.PAPERS.glob("*/README.md")}
+    con = open_db(db_path)
+    try:
+        rows = con.execute("SELECT DISTINCT coalesce(study, ?) FROM files WHERE duplicate_of IS NULL ORDER BY 1",
+                           [UNLABELLED]).fetchall()
+    finally:
+        con.close()
+    in_db = [r[0] for r in rows]
+    plan: list[tuple[Path, dict[str, Any]]] = []
+    seen = set()
+
+    def add(stem, params):
+        key = (stem, json.dumps(params, sort_keys=True))
+        if stem in nbs and key not in seen:
+            seen.add(key)
+            plan.append((nbs[stem], params))
+
+    studies = sorted(set(curated) | set(in_db), key=lambda s: (s == UNLABELLED, s))
+    for stem, nb in nbs.items():
+        if "study" not in notebook_parameters(nb):
+            add(stem, {})
+    for study in studies:
+        if study in curated:
+            named = set(claims.filter(claims["study"] == study)["notebook"].to_list())
+            targets = sorted(named)
+        else:
+            targets = [s for s, nb in nbs.items() if "study" in notebook_parameters(nb)]
+        for stem in targets:
+            default = notebook_parameters(nbs[stem]).get("study")
+            add(stem, {} if study == default else {"study": study})
+    return sorted(plan, key=lambda t: (report_dir(t[0], t[1]).name, t[0].stem))
 
 
 # ----------------------------------------------------------------------------- summaries (written by notebooks)
 
+def _write_json(dest: Path, data: dict) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=str))
+    tmp.replace(dest)
+    return dest
+
+
 def write_summary(notebook: str, *, title: str, answers: str, headline: dict[str, str],
-                  claims=None, study: str | None = None) -> Path:
+                  claims=None, study: str | None = None, verdict: str | None = None,
+                  selection: str | None = None, missing: list[str] | None = None) -> Path:
     """Called by a notebook's last cell: what the report answers, its headline numbers, its claims status."""
-    SUMMARIES.mkdir(parents=True, exist_ok=True)
     rows = []
     if claims is not None:
         for r in claims.iter_rows(named=True):
             rows.append({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()})
-    data = dict(notebook=notebook, title=title, answers=answers, study=study, headline=headline, claims=rows,
+    data = dict(notebook=notebook, title=title, answers=answers, study=study, selection=selection, status="ok",
+                verdict=verdict, missing=missing or [], headline=headline, claims=rows,
                 written_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    dest = SUMMARIES / f"{notebook}.json"
-    dest.write_text(json.dumps(data, indent=1, default=str))
-    return dest
+    return _write_json(current_report_dir() / "summaries" / f"{notebook}.json", data)
 
 
 # ----------------------------------------------------------------------------- HTML
@@ -254,40 +451,91 @@ def _prepare(nb, name: str) -> tuple[dict[str, Any], list[str]]:
     return _run_info(nb, name), figures
 
 
-def render_reports(executed_dir: Path | None = None, out_dir: Path | None = None) -> list[Path]:
-    """reports/<name>.html for every executed notebook, and reports/index.html (summaries from
-    <out_dir>/summaries/, where the notebooks write them)."""
+def _failed_page(title: str, error: str, built: str) -> str:
+    e = html.escape
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>" + e(title) + " (failed)</title>"
+            "</head><body style='font:14px/1.45 DejaVu Sans,Helvetica,Arial,sans-serif;max-width:900px;margin:2em auto'>"
+            f"<h1>{e(title)}</h1><p style='color:#a31515'><b>This report could not be rendered:</b> {e(error)}</p>"
+            f"<p>Built {e(built)}. Run the notebook again (<code>storagelab notebooks run</code>) to replace it.</p>"
+            "</body></html>")
+
+
+def report_folders(reports_dir: Path | None = None) -> list[Path]:
+    """Every report folder under reports/ (one per selection: a study, 'all', ...)."""
+    root = Path(reports_dir or paths.REPORTS)
+    return sorted(d for d in root.iterdir() if d.is_dir() and (d / "executed").is_dir()) if root.is_dir() else []
+
+
+def render_reports(reports_dir: Path | None = None) -> list[Path]:
+    """reports/<folder>/<name>.html for every executed notebook of every report folder, and reports/index.html.
+
+    An executed notebook that cannot be read (a run killed while saving) becomes a page that says so,
+    and the index marks it failed."""
     import nbformat
 
-    executed_dir = Path(executed_dir or EXECUTED)
-    out_dir = Path(out_dir or paths.REPORTS)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    root = Path(reports_dir or paths.REPORTS)
+    root.mkdir(parents=True, exist_ok=True)
     built = datetime.now(timezone.utc).isoformat(timespec="seconds")
     exp = _exporter()
     pages, runs = [], {}
-    for nb_path in sorted(executed_dir.glob("*.ipynb")):
-        nb = nbformat.read(str(nb_path), as_version=4)
-        run, figures = _prepare(nb, nb_path.stem)
-        body, _ = exp.from_notebook_node(nb, resources={"storagelab_built": built, "storagelab_run": run,
-                                                        "metadata": {"name": nb_path.stem}})
-        dest = out_dir / f"{nb_path.stem}.html"
-        dest.write_text(body, encoding="utf-8")
-        pages.append(dest)
-        runs[nb_path.stem] = dict(run, title=nb.metadata["title"], figures=figures)
-    (out_dir / "index.html").write_text(index_html(built, summaries_dir=out_dir / "summaries", pages=runs),
-                                        encoding="utf-8")
+    for folder in report_folders(root):
+        for nb_path in sorted((folder / "executed").glob("*.ipynb")):
+            key = f"{folder.name}/{nb_path.stem}"
+            dest = folder / f"{nb_path.stem}.html"
+            try:
+                nb = nbformat.read(str(nb_path), as_version=4)
+                run, figures = _prepare(nb, nb_path.stem)
+                body, _ = exp.from_notebook_node(nb, resources={"storagelab_built": built, "storagelab_run": run,
+                                                                "metadata": {"name": nb_path.stem}})
+                runs[key] = dict(run, title=nb.metadata["title"], figures=figures)
+            except Exception as e:  # noqa: BLE001 - one unreadable notebook must not stop the index
+                error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                body = _failed_page(nb_path.stem, error, built)
+                runs[key] = dict(params=[], title=nb_path.stem, figures=[], render_error=error)
+            dest.write_text(body, encoding="utf-8")
+            pages.append(dest)
+    (root / "index.html").write_text(index_html(built, root, pages=runs), encoding="utf-8")
     return pages
 
 
 _STATUS_CLASS = {"reproduced": "ok", "cannot": "na", "differs": "bad"}
+_BASIS = {"raw": "recomputed from raw logs", "arithmetic": "arithmetic on stated figures", "none": "not checkable"}
 
 
-def index_html(built: str, summaries_dir: Path | None = None, pages: dict[str, dict] | None = None) -> str:
-    """The index page: one card per notebook summary, then any rendered report that wrote none.
-    Every text from the summaries (which may quote logs and labels) is escaped."""
-    summaries = []
-    for f in sorted(Path(summaries_dir or SUMMARIES).glob("*.json")):
-        summaries.append(json.loads(f.read_text(encoding="utf-8")))
+def _summaries(root: Path) -> dict[str, dict]:
+    out = {}
+    for f in sorted(root.glob("*/summaries/*.json")):
+        try:
+            out[f"{f.parent.parent.name}/{f.stem}"] = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            out[f"{f.parent.parent.name}/{f.stem}"] = dict(notebook=f.stem, title=f.stem, status="failed",
+                                                           error=f"summary unreadable: {e}")
+    return out
+
+
+def _claim_counts(claims: list[dict]) -> str:
+    e = html.escape
+    by_basis: dict[str, dict[str, int]] = {}
+    for c in claims:
+        basis = str(c.get("basis") or c.get("check") or "")
+        status = str(c.get("status", "")).split(" ")[0]
+        by_basis.setdefault(basis, {}).setdefault(status, 0)
+        by_basis[basis][status] += 1
+    parts = []
+    for basis in ("raw", "arithmetic", "none", *sorted(set(by_basis) - {"raw", "arithmetic", "none"})):
+        if basis not in by_basis:
+            continue
+        counts = ", ".join(f"<span class='{_STATUS_CLASS.get(k, 'na')}'>{n} {e(k)}</span>"
+                           for k, n in sorted(by_basis[basis].items()))
+        parts.append(f"{e(_BASIS.get(basis, basis or 'unspecified'))}: {counts}")
+    return "; ".join(parts)
+
+
+def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dict] | None = None) -> str:
+    """The index page: per report folder (a study or another selection), one card per notebook run with its
+    status, verdict, headline and claim counts by basis. Every text from the summaries is escaped."""
+    root = Path(reports_dir or paths.REPORTS)
+    summaries = _summaries(root)
     pages = pages or {}
     e = html.escape
     parts = [
@@ -295,43 +543,58 @@ def index_html(built: str, summaries_dir: Path | None = None, pages: dict[str, d
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         "<title>storagelab reports</title><style>",
         "body{font:14px/1.45 DejaVu Sans,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}",
-        "h1{font-size:1.6em} h2{font-size:1.2em;margin-bottom:.2em} .answers{color:#444;margin:.2em 0 .6em}",
+        "h1{font-size:1.6em} h2{font-size:1.35em;margin:1.4em 0 .2em;border-bottom:2px solid #888}",
+        "h3{font-size:1.1em;margin-bottom:.2em} .answers{color:#444;margin:.2em 0 .6em}",
         "table{border-collapse:collapse;margin:.4em 0 1.2em} td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}",
         "th{background:#f4f4f4} .ok{color:#17692c} .bad{color:#a31515} .na{color:#777} .card{border-top:1px solid #ccc;padding-top:.6em}",
-        ".params{color:#8a5a00}",
+        ".params{color:#8a5a00} .failed{color:#a31515;font-weight:bold} .verdict{font-weight:bold}",
+        ".missing{color:#8a5a00}",
         "</style></head><body>",
         "<h1>storagelab reports</h1>",
-        f"<p>Built {e(built)} from the raw logs in <code>data/raw/</code>. Each report re-runs one analysis of the "
-        "source studies; every number can be traced to a raw file (sha256) and its lines. "
-        "Statuses: <span class='ok'>reproduced</span>, <span class='bad'>differs</span>, "
-        "<span class='na'>cannot be reproduced</span> (from the data available).</p>",
+        f"<p>Built {e(built)} from the raw logs in <code>data/raw/</code>, grouped by study (the selection each "
+        "report was run on). Every number can be traced to a raw file (sha256) and its lines. "
+        "Claims: <span class='ok'>reproduced</span>, <span class='bad'>differs</span>, "
+        "<span class='na'>cannot be reproduced</span>, counted by basis: recomputed from raw logs, arithmetic on "
+        "the study's stated figures, or not checkable.</p>",
     ]
-    listed = set()
-    for s in summaries:
-        nb = str(s["notebook"])
-        listed.add(nb)
-        counts: dict[str, int] = {}
-        for c in s.get("claims", []):
-            key = str(c.get("status", "")).split(" ")[0]
-            counts[key] = counts.get(key, 0) + 1
-        status = ", ".join(f"<span class='{_STATUS_CLASS.get(k, 'na')}'>{n} {e(k)}</span>" for k, n in sorted(counts.items()))
-        parts.append(f"<div class='card'><h2><a href='{e(nb)}.html'>{e(str(s['title']))}</a></h2>")
-        parts.append(f"<p class='answers'>{e(str(s['answers']))}</p>")
-        set_params = [p for p in pages.get(nb, {}).get("params", []) if p["set"]]
-        if set_params:
-            parts.append("<p class='params'>Run with " + ", ".join(f"<code>{e(p['name'])} = {e(p['value'])}</code>"
-                                                                     for p in set_params) + " (not the defaults)</p>")
-        if s.get("headline"):
-            parts.append("<table><tr><th>headline</th><th>value</th></tr>")
-            parts += [f"<tr><td>{e(str(k))}</td><td>{e(str(v))}</td></tr>" for k, v in s["headline"].items()]
-            parts.append("</table>")
-        if counts:
-            parts.append(f"<p>Claims: {status}</p>")
-        parts.append("</div>")
-    rest = [nb for nb in sorted(pages) if nb not in listed]
-    if rest:
-        parts.append("<div class='card'><h2>Other reports</h2><ul>")
-        parts += [f"<li><a href='{e(nb)}.html'>{e(str(pages[nb].get('title') or nb))}</a></li>" for nb in rest]
-        parts.append("</ul></div>")
+    keys = sorted(set(summaries) | set(pages))
+    folders: dict[str, list[str]] = {}
+    for k in keys:
+        folders.setdefault(k.split("/", 1)[0], []).append(k)
+    for folder, ks in sorted(folders.items(), key=lambda t: (t[0] == "all", t[0])):
+        parts.append(f"<h2 id='{e(folder)}'>{e('every study' if folder == 'all' else folder)}</h2>")
+        for k in ks:
+            s = summaries.get(k, {})
+            page = pages.get(k, {})
+            nb = k.split("/", 1)[1]
+            title = str(s.get("title") or page.get("title") or nb)
+            failed = s.get("status") == "failed" or page.get("render_error")
+            parts.append(f"<div class='card'><h3><a href='{e(k)}.html'>{e(title)}</a>"
+                         + (" <span class='failed'>FAILED</span>" if failed else "") + "</h3>")
+            if failed:
+                parts.append(f"<p class='failed'>{e(str(s.get('error') or page.get('render_error')))}</p></div>")
+                continue
+            if not s:
+                parts.append("<p class='na'>No summary: the notebook did not finish writing one.</p></div>")
+                continue
+            if s.get("answers"):
+                parts.append(f"<p class='answers'>{e(str(s['answers']))}</p>")
+            if s.get("selection"):
+                parts.append(f"<p class='params'>Selection: {e(str(s['selection']))}</p>")
+            set_params = [p for p in page.get("params", []) if p["set"]]
+            if set_params:
+                parts.append("<p class='params'>Run with " + ", ".join(f"<code>{e(p['name'])} = {e(p['value'])}</code>"
+                                                                         for p in set_params) + " (not the defaults)</p>")
+            if s.get("verdict"):
+                parts.append(f"<p class='verdict'>{e(str(s['verdict']))}</p>")
+            for m in s.get("missing") or []:
+                parts.append(f"<p class='missing'>Missing: {e(str(m))}</p>")
+            if s.get("headline"):
+                parts.append("<table><tr><th>headline</th><th>value</th></tr>")
+                parts += [f"<tr><td>{e(str(hk))}</td><td>{e(str(hv))}</td></tr>" for hk, hv in s["headline"].items()]
+                parts.append("</table>")
+            if s.get("claims"):
+                parts.append(f"<p>Claims: {_claim_counts(s['claims'])}</p>")
+            parts.append("</div>")
     parts.append("</body></html>")
     return "\n".join(parts)
