@@ -116,3 +116,40 @@ def show(chart: alt.TopLevelMixin, name: str, notebook: str):
     setup()
     files = save(chart, name, notebook)
     return Figure(chart, files, figure_id(name, notebook))
+
+
+# ----------------------------------------------------------------------------- chart builders (notebooks call these)
+
+def caption(sel, what: str) -> str:
+    """A subtitle naming the data: 'Source: study mylab (fio runs); ...'."""
+    return source_caption(f"{sel.describe()} ({what})")
+
+
+def run_bandwidth(runs, direction: str, sel, margin: float):
+    """Bars of each run's bandwidth (MiB/s), coloured by the cache-inflation flag, one panel per workload;
+    ticks at each run's device limit x margin where it is labelled."""
+    import polars as pl
+
+    from .units import MiB
+
+    df = runs.select(
+        "label", "workload", "bw_mib_s",
+        inflated=pl.when(pl.col("inflated").is_null()).then(pl.lit("no device limit labelled"))
+        .when(pl.col("inflated")).then(pl.lit("above the device's limit")).otherwise(pl.lit("within the limit")),
+        limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB,
+    )
+    base = alt.Chart(df).encode(y=alt.Y("label:N", sort="-x", title=None, axis=alt.Axis(labelLimit=360)))
+    bars = base.mark_bar().encode(
+        x=alt.X("bw_mib_s:Q", title=f"{direction} bandwidth (MiB/s)"),
+        color=alt.Color("inflated:N", title="cache check", scale=alt.Scale(
+            domain=["above the device's limit", "within the limit", "no device limit labelled"],
+            range=["#d62728", "#1f77b4", "#9e9e9e"])),
+        tooltip=["label", "workload", alt.Tooltip("bw_mib_s:Q", format=".1f")],
+    )
+    ticks = base.mark_tick(color="#222", thickness=2, size=14).encode(x="limit_mib_s:Q")
+    return (bars + ticks).properties(width=460).facet(
+        row=alt.Row("workload:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left", labelLimit=600)),
+    ).resolve_scale(y="independent").properties(title=alt.TitleParams(
+        f"fio {direction} bandwidth per run, by workload", subtitle=[
+            caption(sel, "fio runs, final report, Run status group bandwidth"),
+            f"black ticks: the run's device limit x {margin:g}; 1 MiB = 2^20 bytes"]))

@@ -180,10 +180,11 @@ def report_dir(nb_path: Path, params: dict[str, Any]) -> Path:
 
 
 def current_report_dir() -> Path:
-    """The report folder of the notebook being run (set by run_notebooks), else reports/all/."""
+    """The report folder of the notebook being run (set by run_notebooks); a notebook run by hand (JupyterLab,
+    nbval) writes to reports/_interactive/, which the index leaves out."""
     import os
 
-    return Path(os.environ.get(REPORT_DIR_ENV) or paths.REPORTS / "all")
+    return Path(os.environ.get(REPORT_DIR_ENV) or paths.REPORTS / "_interactive")
 
 
 class _StderrFilter:
@@ -463,7 +464,9 @@ def _failed_page(title: str, error: str, built: str) -> str:
 def report_folders(reports_dir: Path | None = None) -> list[Path]:
     """Every report folder under reports/ (one per selection: a study, 'all', ...)."""
     root = Path(reports_dir or paths.REPORTS)
-    return sorted(d for d in root.iterdir() if d.is_dir() and (d / "executed").is_dir()) if root.is_dir() else []
+    if not root.is_dir():
+        return []
+    return sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith("_") and (d / "executed").is_dir())
 
 
 def render_reports(reports_dir: Path | None = None) -> list[Path]:
@@ -505,6 +508,8 @@ _BASIS = {"raw": "recomputed from raw logs", "arithmetic": "arithmetic on stated
 def _summaries(root: Path) -> dict[str, dict]:
     out = {}
     for f in sorted(root.glob("*/summaries/*.json")):
+        if f.parent.parent.name.startswith("_"):
+            continue
         try:
             out[f"{f.parent.parent.name}/{f.stem}"] = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:

@@ -50,3 +50,132 @@ def before_after(results: pl.DataFrame, before: str, after: str, key: str = "run
     )
     order = {t: i for i, t in enumerate(TESTS_ORDER)}
     return out.with_columns(_o=pl.col("test").replace_strict(order, default=99)).sort("_o").drop("_o")
+
+
+# ----------------------------------------------------------------------------- notebook 03 on any selection
+
+BONNIE_SQL = """
+SELECT f.path, f.file_id, coalesce(f.label, f.path) AS label, f.phase, f.partition_start_sector, f.vdev_type,
+       f.vdev_count, f.vdev_width, f.cache_devices, f.log_devices, f.devices, b.run_index, b.size_bytes AS file_size_bytes,
+       r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.too_fast, r.cpu_pct, r.latency_ns, r.line_start
+FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
+WHERE {where} AND b.preferred
+  AND b.run_index = (SELECT min(run_index) FROM bonnie_runs b2 WHERE b2.file_id = b.file_id AND b2.preferred)
+ORDER BY f.path, r.test
+"""
+PARTITIONS_SQL = """
+SELECT f.path, p.file_id, p.disk, p.table_type, p.index, p.start_sector, p.size_bytes, p.logical_sector_bytes,
+       p.align_4k_rem_bytes, p.aligned_4k, p.aligned_1m, p.line_start
+FROM partitions p JOIN files f USING (file_id) WHERE {where} ORDER BY f.path, p.disk, p.index
+"""
+HEADLINE_TESTS = ("put_block", "rewrite", "get_block", "seeks")
+_TEST_WORDS = {"putc": "per-char write", "put_block": "block write", "rewrite": "rewrite", "getc": "per-char read",
+               "get_block": "block read", "seeks": "random seeks"}
+_LAYOUT = ("vdev_type", "vdev_count", "vdev_width", "cache_devices", "log_devices")
+
+
+def _value(test: str, v: float | None) -> str:
+    """A bonnie++ value as a reader expects it: MiB/s for throughput, per second for seeks and file tests."""
+    from ..units import MiB
+
+    if v is None:
+        return "+++++"
+    return f"{v / MiB:.1f} MiB/s" if test in ("putc", "put_block", "rewrite", "getc", "get_block") else f"{v:.1f}/s"
+
+
+def _phase_of(r: dict, legacy: int, sector: int, physical: int) -> str | None:
+    if r["phase"] in ("before", "after"):
+        return r["phase"]
+    if r["partition_start_sector"] is not None:
+        return "after" if offset_remainder(r["partition_start_sector"], sector, physical) == 0 else "before"
+    return None
+
+
+def analyse(con, sel, legacy_start_sector: int = 63, logical_sector_bytes: int = 512,
+            physical_sector_bytes: int = 4096):
+    """Notebook 03 on any selection: bonnie++ before/after a change (manifest ``phase``, else the partition start's
+    alignment), every metric as a ratio, the spread of other "after" runs as a noise band, and the partition tables."""
+    from . import measures, prose
+    from .db import frame
+    from .result import Result
+
+    where, params = sel.sql("f")
+    res = Result(sel, measures=measures.per_file(con, sel))
+    parts = frame(con, PARTITIONS_SQL.format(where=where), params)
+    res.frames["partitions"] = parts
+    for lba in (legacy_start_sector, 2048):
+        v = verdict(lba, logical_sector_bytes, physical_sector_bytes)
+        res.findings.append(f"Arithmetic: LBA {lba} x {logical_sector_bytes} B = {v['start_bytes']:,} B, "
+                            f"{v['rem_physical']:,} B past a {physical_sector_bytes} B boundary: "
+                            + ("aligned." if v["aligned_physical"] else "misaligned (each physical sector write straddles two)."))
+    if parts.height:
+        bad = parts.filter(~pl.col("aligned_4k").fill_null(True))
+        res.findings.append(f"{parts.height} partition(s) in the selection's partition tables; "
+                            + (f"misaligned to 4 KiB: {prose.listing([f'{r[0]} p{r[1]} at LBA {r[2]}' for r in bad.select('disk', 'index', 'start_sector').iter_rows()])}."
+                               if bad.height else "every one starts on a 4 KiB boundary."))
+    else:
+        res.missing.append(f"no partition table for {sel.describe()}: save `gpart show`, `fdisk -l`, `sfdisk -d` or "
+                           "`parted -m ... print` of the disks beside the benchmark logs")
+    runs = frame(con, BONNIE_SQL.format(where=where), params)
+    if runs.is_empty():
+        res.missing.append(f"no bonnie++ runs for {sel.describe()}: run bonnie++ before and after the change "
+                           "(e.g. `bonnie++ -d /pool/dir -s <2 x RAM>`), save each output under data/raw/<study>/ and "
+                           "label them in the manifest with phase=before / phase=after (or partition_start_sector)")
+        res.file_ids = parts["file_id"].to_list()
+        return res
+    info = runs.unique("path", keep="first").sort("path")
+    phases = {r["path"]: _phase_of(r, legacy_start_sector, logical_sector_bytes, physical_sector_bytes)
+              for r in info.iter_rows(named=True)}
+    runs = runs.with_columns(side=pl.col("path").replace_strict(phases, default=None))
+    res.frames["runs"] = runs
+    before = info.filter(pl.col("path").is_in([p for p, s in phases.items() if s == "before"]))
+    after = info.filter(pl.col("path").is_in([p for p, s in phases.items() if s == "after"]))
+    if before.is_empty() or after.is_empty():
+        res.missing.append(f"{info.height} bonnie++ run(s) for {sel.describe()}, but "
+                           + ("none" if before.is_empty() else "no 'after' one") + " labelled phase=before/after "
+                           "(nor with a partition_start_sector to tell misaligned from aligned): label the pair in "
+                           "the manifest")
+        res.file_ids = runs["file_id"].to_list() + parts["file_id"].to_list()
+        return res
+    b = before.row(0, named=True)
+    same = after.filter(pl.all_horizontal(pl.col(c).eq_missing(b[c]) for c in _LAYOUT))
+    a = (same if same.height else after).row(0, named=True)
+    how = ("the 'after' run with the same layout labels (vdev type, count, width, cache, log)" if same.height
+           else "the first 'after' run (none has the same layout labels)")
+    res.frames["pair"] = pl.DataFrame({"side": ["before", "after"], "run": [b["path"], a["path"]],
+                                       "label": [b["label"], a["label"]]})
+    ba = before_after(runs.rename({"path": "run"}), b["path"], a["path"])
+    # the noise band: every 'after' run of the same vdev type, count and width (other cache/log variants)
+    peers = after.filter(pl.all_horizontal(pl.col(c).eq_missing(b[c]) for c in _LAYOUT[:3]))
+    band = (runs.filter(pl.col("path").is_in(peers["path"].to_list()))
+            .group_by("test").agg(pl.col("value").min().alias("after_min"), pl.col("value").max().alias("after_max"),
+                                  pl.col("value").count().alias("after_runs")))
+    ba = ba.join(band, on="test", how="left").with_columns(
+        within_noise=pl.when(pl.col("after_runs") > 1).then(
+            (pl.col("value_before") >= pl.col("after_min")) & (pl.col("value_before") <= pl.col("after_max"))))
+    res.frames["ratios"] = ba
+    res.file_ids = runs["file_id"].to_list() + parts["file_id"].to_list()
+    res.findings.append(f"Before: {b['label']}; after: {a['label']} ({how}). "
+                        f"{peers.height} 'after' run(s) of the same vdev layout give the noise band.")
+    for r in ba.filter(pl.col("test").is_in(list(_TEST_WORDS))).iter_rows(named=True):
+        if r["ratio"] is None:
+            continue
+        noise = ""
+        if r["after_runs"] and r["after_runs"] > 1:
+            noise = (f"; the 'after' variants spread {_value(r['test'], r['after_min'])} to "
+                     f"{_value(r['test'], r['after_max'])}"
+                     + (", so the 'before' value is **within noise**" if r["within_noise"] else ""))
+        res.findings.append(f"{_TEST_WORDS[r['test']]}: {_value(r['test'], r['value_before'])} before, "
+                            f"{_value(r['test'], r['value_after'])} after = {r['ratio']:.2f}x{noise}.")
+    res.findings.append("A before/after pair measures everything that changed between the two runs (pool contents and "
+                        "fill, fragmentation, cache state, software), not only the partition offset; the logs alone "
+                        "cannot attribute the change to alignment.")
+    if b["partition_start_sector"] is None:
+        res.missing.append(f"the 'before' run ({b['label']}) has no partition_start_sector label: its offset is unknown")
+    res.headline = {f"{_TEST_WORDS[r['test']]} after/before": f"{r['ratio']:.2f}x"
+                    for r in ba.iter_rows(named=True) if r["ratio"] is not None and r["test"] in HEADLINE_TESTS}
+    pb = ba.filter(pl.col("test") == "put_block")
+    if pb.height and pb["ratio"][0] is not None:
+        res.verdict = (f"Block writes ran {pb['ratio'][0]:.2f}x faster after than before; the two runs differ in "
+                       "more than the partition offset, so the data do not show what caused it.")
+    return res

@@ -58,3 +58,98 @@ def memory_table(stats: pl.DataFrame, bytes_per_entry: float, ram_bytes: float, 
         (pl.col("ddt_bytes") <= budget).alias("fits"),
         "file_id",
     )
+
+
+# ----------------------------------------------------------------------------- notebook 04 on any selection
+
+STATS_SQL = """
+SELECT s.*, f.path, coalesce(s.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name,
+       s.pool IS NULL AND f.pool IS NOT NULL AS pool_from_manifest
+FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY s.bp_count
+"""
+DDT_SQL = """
+SELECT h.file_id, h.ddt_no, h.source, h.alloc_blocks, h.ref_blocks, h.alloc_dsize_bytes, h.ref_dsize_bytes, f.path,
+       coalesce((SELECT any_value(r.pool) FROM zdb_ddt_ratios r WHERE r.file_id = h.file_id AND r.ddt_no = h.ddt_no),
+                f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name
+FROM zdb_ddt_histogram h JOIN files f USING (file_id)
+WHERE {where} AND h.is_total AND h.object IS NULL
+ORDER BY f.path, h.ddt_no
+"""
+OBJECTS_SQL = """
+SELECT o.file_id, o.ddt_no, f.path, coalesce(o.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name,
+       sum(o.entries) AS entries, sum(o.core_bytes_total) AS core_bytes, sum(o.disk_bytes_total) AS disk_bytes,
+       bool_or(o.totals_derived) AS derived
+FROM zdb_ddt_objects o JOIN files f USING (file_id) WHERE {where} AND o.kind = 'object' AND o.entries IS NOT NULL
+GROUP BY ALL ORDER BY f.path, o.ddt_no
+"""
+
+
+def analyse(con, sel, bytes_per_entry: float = 320.0, per_entry_sizes=OBSERVED_IN_CORE, ram_gib: float = 32.0,
+            arc_max_gib: float = 31.0, metadata_fraction: float = 0.25):
+    """Notebook 04 on any selection: per pool, the DDT estimates the logs allow (bp count x bytes/entry, zdb -S
+    entries, zdb -DD entries x their measured in-core size) against the ARC's metadata budget."""
+    from . import measures, prose
+    from .db import frame
+    from .result import Result
+
+    where, params = sel.sql("f")
+    res = Result(sel, measures=measures.per_file(con, sel))
+    if ram_gib <= 0 or not 0 < arc_max_gib <= ram_gib or not 0 < metadata_fraction <= 1 or bytes_per_entry <= 0:
+        raise ValueError("need ram_gib > 0, 0 < arc_max_gib <= ram_gib, 0 < metadata_fraction <= 1, bytes_per_entry > 0")
+    budget = arc_max_gib * GiB * metadata_fraction
+    stats = frame(con, STATS_SQL.format(where=where), params)
+    ddt = frame(con, DDT_SQL.format(where=where), params)
+    objects = frame(con, OBJECTS_SQL.format(where=where), params)
+    res.frames.update(stats=stats, ddt=ddt, objects=objects)
+    res.file_ids = stats["file_id"].to_list() + ddt["file_id"].to_list() + objects["file_id"].to_list()
+    res.findings.append(f"Metadata budget: {arc_max_gib:g} GiB ARC max x {metadata_fraction:g} = "
+                        f"{budget / GiB:.2f} GiB (RAM {ram_gib:g} GiB; parameters).")
+    if stats.is_empty():
+        res.missing.append(f"no `zdb -b` output for {sel.describe()}: run `zdb -b POOL > zdb-b-POOL.txt`, add it under "
+                           "data/raw/<study>/ and label it (study, pool) in the manifest")
+    else:
+        stats = stats.with_columns(pool=pl.col("pool_name"))
+        table = memory_table(stats, bytes_per_entry, ram_gib * GiB, arc_max_gib / ram_gib, metadata_fraction)
+        table = table.with_columns(crossover_bytes_per_entry=budget / pl.col("bp_count"))
+        res.frames["memory"] = table
+        res.frames["sensitivity"] = sensitivity(stats, list(per_entry_sizes))
+        for r in table.iter_rows(named=True):
+            res.findings.append(
+                f"Pool {r['pool']}: {r['bp_count']:,} block pointers x {bytes_per_entry:g} B = {r['ddt_gib']:.2f} GiB "
+                f"({r['ddt_bytes'] / 1e9:.2f} GB), an upper bound (bp count includes metadata and embedded bps); "
+                + ("fits" if r["fits"] else "does not fit") + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would "
+                f"fit below {r['crossover_bytes_per_entry']:.0f} B per entry.")
+        from_manifest = stats.filter(pl.col("pool_from_manifest"))
+        if from_manifest.height:
+            res.findings.append(f"Pool names from the manifest (the zdb output has no prompt line): "
+                                f"{prose.listing(from_manifest['pool'].to_list())}.")
+        unnamed = stats.filter(pl.col("pool").is_null() | (pl.col("pool") == pl.col("path").str.split("/").list.last()))
+        if unnamed.height:
+            res.missing.append("the pool of " + prose.listing(unnamed["path"].to_list()) + " is not in the log nor the "
+                               "manifest: add the pool name (column pool)")
+        res.headline = {f"DDT {r['pool']} (bp count x {bytes_per_entry:g} B)": f"{r['ddt_gib']:.2f} GiB"
+                        for r in table.iter_rows(named=True)}
+    if ddt.height:
+        for r in ddt.iter_rows(named=True):
+            kind = "zdb -S (simulated)" if r["source"] == "simulated" else "zdb -D/-DD (existing DDT)"
+            res.findings.append(f"Pool {r['pool_name']}, {kind}: {r['alloc_blocks']:,} entries -> "
+                                f"{prose.size(r['alloc_blocks'] * bytes_per_entry)} at {bytes_per_entry:g} B/entry.")
+            res.headline[f"DDT entries {r['pool_name']} ({r['source']})"] = f"{r['alloc_blocks']:,}"
+    else:
+        res.missing.append(f"no `zdb -S` or `zdb -DD` output for {sel.describe()}: `zdb -S POOL` (before enabling "
+                           "dedup) counts the entries a DDT would hold; `zdb -DD POOL` (after) the real ones with their size")
+    for r in objects.iter_rows(named=True):
+        if r["entries"] and r["core_bytes"] is not None:
+            res.findings.append(f"Pool {r['pool_name']}, DDT objects: {r['entries']:,} entries use {prose.size(r['core_bytes'])} "
+                                f"in core = {r['core_bytes'] / r['entries']:.0f} B per entry (measured"
+                                + (", from zdb's truncated per-entry figure" if r["derived"] else "") + ").")
+    if stats.height and ddt.height:
+        both = stats.join(ddt.rename({"pool_name": "pool"}), on="pool", how="inner")
+        for r in both.iter_rows(named=True):
+            res.findings.append(f"Pool {r['pool']}: bp count {r['bp_count']:,} is {r['bp_count'] / r['alloc_blocks']:.1f}x "
+                                f"the {r['alloc_blocks']:,} entries zdb counted ({r['source']}).")
+    if "memory" in res.frames:
+        over = res.frames["memory"].filter(~pl.col("fits"))
+        res.verdict = (f"{res.frames['memory'].height} pool(s): by bp count x {bytes_per_entry:g} B, "
+                       f"{over.height} would not fit the {budget / GiB:.2f} GiB metadata budget (upper bounds).")
+    return res

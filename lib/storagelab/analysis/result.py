@@ -1,0 +1,36 @@
+"""What an analysis hands its notebook: frames, sentences computed from them, what is missing, and the
+named values its claims are checked against. A notebook shows these; it computes nothing itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from .measures import SCHEMA as MEASURE_SCHEMA
+from .selection import Selection
+
+
+@dataclass
+class Result:
+    selection: Selection
+    frames: dict[str, pl.DataFrame] = field(default_factory=dict)
+    findings: list[str] = field(default_factory=list)      # Markdown sentences computed from the data
+    missing: list[str] = field(default_factory=list)       # what the selection lacks, and which log would answer it
+    headline: dict[str, str] = field(default_factory=dict)
+    verdict: str = ""
+    measures: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=MEASURE_SCHEMA))
+    reasons: dict[str, str] = field(default_factory=dict)  # metric -> why it cannot be computed
+    file_ids: list[int] = field(default_factory=list)
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        return self.frames[name]
+
+    def has(self, name: str) -> bool:
+        return name in self.frames and self.frames[name].height > 0
+
+    def markdown(self) -> str:
+        """The findings and the missing data as one Markdown block (what the notebook displays)."""
+        parts = [f"* {s}" for s in self.findings]
+        parts += [f"* **Missing:** {m}" for m in self.missing]
+        return "\n".join(parts) if parts else f"* Nothing to report for {self.selection.describe()}."

@@ -1,0 +1,93 @@
+"""What a notebook shows, the same way in every report: findings as Markdown, the study's own commentary
+(only when the selection is that study), the claims table in display units, and the summary for the index."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from . import claims as claims_mod
+from . import paths, report
+from .analysis.result import Result
+from .analysis.selection import Selection
+from .units import GiB, MiB
+
+
+def _md(text: str):
+    from IPython.display import Markdown
+
+    return Markdown(text)
+
+
+def findings(res: Result):
+    """The analysis's findings and what its selection lacks, as Markdown."""
+    return _md(res.markdown())
+
+
+def commentary(notebook: str, sel: Selection):
+    """papers/<study>/commentary/<notebook>.md when the selection is exactly that study; else nothing."""
+    if not sel.study:
+        return None
+    f = paths.PAPERS / sel.study / "commentary" / f"{notebook}.md"
+    if not sel.is_study(sel.study) or not f.exists():
+        return None
+    return _md(f"**About the study {sel.study}** (its own context, from papers/{sel.study}/):\n\n"
+               + f.read_text(encoding="utf-8"))
+
+
+def claims_for(notebook: str, sel: Selection, res: Result) -> tuple[pl.DataFrame, str]:
+    """The claims of the selection's study for this notebook, checked against the analysis's measures, and a
+    sentence saying where they come from (or that the study has none)."""
+    if not sel.study:
+        return claims_mod.check(claims_mod.load_claims().head(0), res.measures), (
+            "No study selected: claims are checked per study (set the parameter study).")
+    f = paths.PAPERS / sel.study / "claims.csv"
+    if not f.exists():
+        return claims_mod.check(claims_mod.load_claims().head(0), res.measures), (
+            f"Study {sel.study} has no claims file: to check expected values, add papers/{sel.study}/claims.csv "
+            "(one row per value: target file, metric, value, tolerance; see papers/README.md).")
+    every = claims_mod.load_claims()
+    mine = every.filter((pl.col("study") == sel.study) & (pl.col("notebook") == notebook))
+    table = claims_mod.check(mine, res.measures, res.reasons, stated_from=every)
+    return table, f"{table.height} claims of papers/{sel.study}/claims.csv checked by this notebook."
+
+
+def display_value(value: float | None, unit: str) -> str:
+    """A base-unit value in the unit a reader expects: MiB/s, GiB, ms, x, % ..."""
+    if value is None:
+        return ""
+    if unit == "bytes/s":
+        return f"{value / MiB:,.1f} MiB/s"
+    if unit == "bytes":
+        return f"{value / GiB:,.2f} GiB" if abs(value) >= GiB / 4 else f"{value / MiB:,.3f} MiB" if abs(value) >= 1024 else f"{value:,.0f} B"
+    if unit == "ns":
+        return f"{value / 1e9:,.3f} s" if abs(value) >= 1e8 else f"{value / 1e6:,.3f} ms"
+    if unit == "ratio":
+        return f"{value:.4g}x"
+    if unit in ("percent", "%"):
+        return f"{value:.3g} %"
+    if unit == "count":
+        return f"{value:,.0f}"
+    if unit == "1/s":
+        return f"{value:,.1f}/s"
+    return f"{value:.6g} {unit}"
+
+
+def claims_display(table: pl.DataFrame) -> pl.DataFrame:
+    """The claims table for reading: stated as written, reproduced in display units, basis and status."""
+    if table.is_empty():
+        return pl.DataFrame(schema={"claim": pl.String, "quantity": pl.String, "stated": pl.String,
+                                    "reproduced": pl.String, "basis": pl.String, "status": pl.String})
+    rows = []
+    for r in table.iter_rows(named=True):
+        rows.append(dict(claim=r["claim_id"], quantity=r["quantity"], stated=r["stated"],
+                         reproduced=display_value(r["reproduced"], r["unit"]),
+                         basis={"raw": "raw logs", "arithmetic": "arithmetic", "none": "not checkable"}.get(r["basis"], r["basis"]),
+                         status=r["status"]))
+    return pl.DataFrame(rows)
+
+
+def summary(notebook: str, *, title: str, answers: str, res: Result, claims: pl.DataFrame | None = None):
+    """Write the index's summary of this run (verdict, headline, what is missing, claims)."""
+    return report.write_summary(notebook, title=title, answers=answers, headline=res.headline, claims=claims,
+                                study=res.selection.study or None, verdict=res.verdict or None,
+                                selection=res.selection.describe(), missing=res.missing)
