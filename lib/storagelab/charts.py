@@ -153,3 +153,120 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
         f"fio {direction} bandwidth per run, by workload", subtitle=[
             caption(sel, "fio runs, final report, Run status group bandwidth"),
             f"black ticks: the run's device limit x {margin:g}; 1 MiB = 2^20 bytes"]))
+
+
+def vdev_scaling(scaled, baseline_vdev_count: int, sel):
+    """Layout-table speed relative to the baseline vdev count, per test and vdev type, with the two models."""
+    import polars as pl
+
+    from .analysis import scaling
+
+    cf = scaling.chart_frame(scaled).with_columns(
+        vdev_type=pl.when(pl.col("vdev_type") == "all").then(pl.lit("any")).otherwise(pl.col("vdev_type")))
+    disks = sorted(set(scaled["disks"].to_list()))
+    return alt.Chart(cf).mark_line(point=alt.OverlayMarkDef(size=16)).encode(
+        x=alt.X("vdev_count:Q", title="top-level vdevs" + (f" ({disks[0]} disks in all)" if len(disks) == 1 else "")),
+        y=alt.Y("value:Q", title=f"speed relative to {baseline_vdev_count} vdev (x, log scale)", scale=alt.Scale(type="log")),
+        color=alt.Color("vdev_type:N", title="vdev type"),
+        strokeDash=alt.StrokeDash("series:N", legend=None, scale=alt.Scale(
+            domain=["measured", "sum of vdevs (n x)", "data-disk model"], range=[[1, 0], [6, 3], [2, 2]])),
+        detail="series:N",
+    ).properties(width=330, height=260).facet(column=alt.Column("test:N", title=None)).properties(
+        title=alt.TitleParams("Speed vs number of vdevs, relative to the baseline layout", subtitle=[
+            caption(sel, "layout tables"), "solid: measured; dashed: sum-of-vdevs rule (n x); dotted: data-disk model (raidz)"]))
+
+
+def fio_vdev_scaling(fio_scaled, sel):
+    """fio runs: bandwidth relative to the baseline vdev count within one group (stack, vdev type, workload)."""
+    import polars as pl
+
+    df = fio_scaled.filter(pl.col("relative").is_not_null()).with_columns(
+        group=pl.concat_str([pl.col("vdev_type"), pl.col("workload")], separator=" | "))
+    return alt.Chart(df).mark_line(point=True).encode(
+        x=alt.X("vdev_count:Q", title="top-level vdevs"), y=alt.Y("relative:Q", title="bandwidth relative to baseline (x)"),
+        color=alt.Color("group:N", title="vdev type | workload", legend=alt.Legend(labelLimit=600, orient="bottom")),
+    ).properties(title=alt.TitleParams("fio runs: bandwidth vs number of vdevs", subtitle=[caption(sel, "fio runs")]))
+
+
+def ratio_bars(df, y: str, x: str, title: str, subtitle: list[str], rule_at: float, x_title: str):
+    """Horizontal bars of ratios with a dashed reference rule (e.g. the sum-of-vdevs rule at 2.0x)."""
+    import polars as pl
+
+    bars = alt.Chart(df).mark_bar().encode(y=alt.Y(f"{y}:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)),
+                                           x=alt.X(f"{x}:Q", title=x_title))
+    rule = alt.Chart(pl.DataFrame({"x": [rule_at]})).mark_rule(strokeDash=[4, 4], color="#222", size=1.5).encode(x="x:Q")
+    return (bars + rule).properties(width=420, title=alt.TitleParams(title, subtitle=subtitle))
+
+
+def stated_vs_model(ratios, sel):
+    """The study's stated ratios (dots) against the model (red ticks)."""
+    import polars as pl
+
+    dots = alt.Chart(ratios).mark_point(filled=True, size=90).encode(
+        y=alt.Y("claim:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)), x=alt.X("ratio:Q", title="ratio (x)"),
+        tooltip=["claim", "ratio", "theory"])
+    ticks = alt.Chart(ratios).mark_tick(color="#a31515", thickness=2, size=18).encode(y=alt.Y("claim:N", sort=None), x="theory:Q")
+    one = alt.Chart(pl.DataFrame({"x": [1.0]})).mark_rule(color="#999").encode(x="x:Q")
+    return (one + dots + ticks).properties(width=420, title=alt.TitleParams(
+        "Stated ratios (dots) vs the model (red ticks)", subtitle=[caption(sel, "figures stated in the study's text, claims.csv")]))
+
+
+def amplification(amp, recordsizes, sel):
+    import polars as pl
+
+    from .units import KiB
+
+    ach = amp.with_columns(io_kib=pl.col("io_bytes") / KiB, recordsize=(pl.col("recordsize_bytes") // KiB).cast(pl.String) + " KiB")
+    return alt.Chart(ach).mark_line(point=True).encode(
+        x=alt.X("io_kib:Q", title="random I/O size (KiB, log scale)", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("read_amp:Q", title="bytes read per byte asked for (x, log scale)", scale=alt.Scale(type="log", base=2)),
+        color=alt.Color("recordsize:N", title="recordsize", sort=[f"{r // KiB} KiB" for r in recordsizes]),
+    ).properties(title=alt.TitleParams("Read amplification of uncached random reads vs recordsize (model)", subtitle=[
+        source_caption("record model (docs/formats/zfs-facts.md F17)", "partial-record overwrites write the same factor")]))
+
+
+def before_after(ratios, sel, before_label: str, after_label: str):
+    """bonnie++ after / before per test, bars from 1x on a log axis."""
+    import polars as pl
+
+    from .analysis.alignment import TESTS_ORDER
+
+    plot = ratios.filter(pl.col("ratio").is_not_null()).select("test", "ratio")
+    chart = alt.Chart(plot).mark_bar().encode(
+        y=alt.Y("test:N", sort=TESTS_ORDER, title="bonnie++ test"),
+        x=alt.X("ratio:Q", scale=alt.Scale(type="log"), title="after / before (log scale; >1 = faster after)"),
+        x2=alt.datum(1.0),
+        color=alt.condition("datum.ratio >= 1", alt.value("#2ca02c"), alt.value("#d62728")),
+    ).properties(width=460, title=alt.TitleParams(f"{after_label} vs {before_label}", subtitle=[caption(sel, "bonnie++ runs")]))
+    rule = alt.Chart(pl.DataFrame({"x": [1.0]})).mark_rule().encode(x="x:Q")
+    return chart + rule
+
+
+def ddt_sensitivity(sens, budget_gib: float, sel):
+    import polars as pl
+
+    chart = alt.Chart(sens).mark_line(point=True).encode(
+        x=alt.X("bytes_per_entry:Q", title="ARC bytes per DDT entry (B)"), y=alt.Y("ddt_gib:Q", title="DDT in RAM (GiB)"),
+        color=alt.Color("pool:N", title="pool"),
+    ).properties(title=alt.TitleParams("DDT memory (bp count x bytes per entry) vs bytes per entry", subtitle=[
+        caption(sel, "zdb -b"), f"dashed: metadata budget {budget_gib:.2f} GiB"]))
+    rule = alt.Chart(pl.DataFrame({"y": [budget_gib]})).mark_rule(strokeDash=[4, 4], color="#a31515").encode(y="y:Q")
+    return chart + rule
+
+
+def transport_rates(rates, waits, baseline_label: str, sel):
+    """mbuffer rates per run (label: share of the baseline); receivers also without their start-up wait."""
+    import polars as pl
+
+    from .units import MiB
+
+    df = rates.select("label", rate_mib_s=pl.col("rate_bytes_per_s") / MiB, kind=pl.lit("as printed"))
+    if waits.height:
+        df = pl.concat([df, waits.select(label="receiver", rate_mib_s=pl.col("corrected_rate_bytes_per_s") / MiB,
+                                         kind=pl.lit("receiver without its start-up wait"))])
+    return alt.Chart(df).mark_bar().encode(
+        y=alt.Y("label:N", title=None, sort="-x"), yOffset="kind:N",
+        x=alt.X("rate_mib_s:Q", title="mbuffer average rate (MiB/s)"),
+        color=alt.Color("kind:N", title=None, legend=alt.Legend(orient="bottom")),
+    ).properties(width=440, title=alt.TitleParams(f"Transfer rates through mbuffer (baseline: {baseline_label})", subtitle=[
+        caption(sel, "mbuffer summary lines"), "mbuffer before 2018 prints 'MB/s' for MiB/s"]))

@@ -317,3 +317,10 @@ def check(claims_df: pl.DataFrame, measures: pl.DataFrame, reasons: dict[str, st
         rows.append(cid)
     out = compare(claims_df, reproduced, why)
     return out.with_columns(basis=pl.col("check"))
+
+
+def study_claims(study: str) -> pl.DataFrame:
+    """The claims of one study, or an empty table when the study has no papers/<study>/claims.csv."""
+    if not study or not (paths.PAPERS / study / "claims.csv").exists():
+        return pl.DataFrame(schema=SCHEMA)
+    return load_claims(study)

@@ -132,3 +132,94 @@ def tuned_vs_default(runs: pl.DataFrame, default_recordsize: int = DEFAULT_RECOR
                           matched=pl.col("recordsize_bytes") == pl.col("block_size_bytes"))
             .with_columns(change_pct=(pl.col("ratio") - 1) * 100)
             .sort([*by, "recordsize_bytes"], nulls_last=True))
+
+
+# ----------------------------------------------------------------------------- notebook 02 on any selection
+
+TUNED_GROUP = ("stack", "pool", "vdev_type", "vdev_count", "vdev_width", "workload", "direction")
+ZDB_SIZES_SQL = """
+SELECT f.path, s.file_id, coalesce(s.pool, f.pool, f.label) AS pool, f.recordsize_bytes, f.vdev_type, f.vdev_width,
+       f.ashift, s.bp_count, s.bp_logical_bytes, s.bp_physical_bytes, s.bp_allocated_bytes
+FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY f.path
+"""
+
+
+def model_measures(one: dict, three: dict, md6: int, raid_width: int, raid_parity: int, chunk: int, ashift: int) -> dict:
+    """The models' numbers under the names claims use (study-level measures)."""
+    return {
+        "raidz.1m.data_disks_touched": one["data_disks_touched"], "raid6.1m.disks_touched": md6,
+        "raidz.1m.max_data_bytes_per_disk": one["max_data_bytes_per_disk"],
+        "raidz.1m.max_data_sectors_per_disk": one["max_data_sectors_per_disk"], "raidz.1m.efficiency": one["efficiency"],
+        "raidz.3m.max_data_bytes_per_disk": three["max_data_bytes_per_disk"],
+        "raid6.chunk_sectors": chunk // (1 << ashift), "raid6.efficiency": (raid_width - raid_parity) / raid_width,
+        "amp.128k.4k.wasted_read_bytes": amplification(128 * KiB, 4 * KiB)["wasted_read_bytes"],
+        "amp.128k.8m.records": amplification(128 * KiB, 8 * 1024 * KiB)["records"],
+        "amp.1m.8m.records": amplification(1024 * KiB, 8 * 1024 * KiB)["records"],
+    }
+
+
+def analyse(con, sel, recordsizes=(4096, 16384, 131072, 1048576), io_sizes=(4096, 8192, 16384, 65536, 131072, 1048576),
+            default_recordsize: int = DEFAULT_RECORDSIZE, raidz_width: int = 8, raidz_parity: int = 2, ashift: int = 12,
+            raid6_chunk_bytes: int = 524288):
+    """Notebook 02 on any selection: the record model (parameters), measured block sizes from zdb, and fio runs
+    at different recordsizes compared within one workload."""
+    from . import fio_runs, measures, prose
+    from .db import frame
+    from .result import Result
+
+    where, params = sel.sql("f")
+    runs = fio_runs.runs(con, sel)
+    amp = amplification_table(list(recordsizes), list(io_sizes))
+    one = raidz_alloc(1024 * KiB, raidz_width, raidz_parity, ashift)
+    three = raidz_alloc(3 * 1024 * KiB, raidz_width, raidz_parity, ashift)
+    md6 = chunked_disks_touched(1024 * KiB, raid6_chunk_bytes)
+    model = model_measures(one, three, md6, raidz_width, raidz_parity, raid6_chunk_bytes, ashift)
+    res = Result(sel, measures=pl.concat([measures.per_file(con, sel, runs), measures.study_level(model)]))
+    res.frames.update(amplification=amp, raidz_1m=pl.DataFrame([one]), raidz_3m=pl.DataFrame([three]))
+    a = amplification(default_recordsize, 4 * KiB)
+    res.findings.append(f"Model: an uncached 4 KiB read from a {default_recordsize // KiB} KiB record reads the whole record "
+                        f"({a['read_amp']:.0f}x); I/O of a record or more moves what it asks for.")
+    res.findings.append(f"Model: a 1 MiB block on a {raidz_width}-wide RAIDz{raidz_parity} at ashift {ashift} takes "
+                        f"{one['data_sectors']} data + {one['parity_sectors']} parity + {one['pad_sectors']} pad sectors "
+                        f"({one['efficiency']:.1%} efficient), {one['max_data_bytes_per_disk'] // KiB} KiB on the busiest disk.")
+    sizes = frame(con, ZDB_SIZES_SQL.format(where=where), params)
+    res.frames["zdb_sizes"] = sizes
+    res.file_ids += sizes["file_id"].to_list()
+    for r in sizes.iter_rows(named=True):
+        if r["bp_count"]:
+            res.findings.append(f"Measured ({r['pool'] or r['path']}, zdb -b): {r['bp_logical_bytes'] / r['bp_count'] / KiB:.1f} KiB "
+                                f"logical per block pointer on average; allocated / physical = "
+                                f"{r['bp_allocated_bytes'] / r['bp_physical_bytes']:.3f} (parity, padding and copies).")
+    if sizes.is_empty():
+        res.missing.append(f"no `zdb -b` output for {sel.describe()}: its average block sizes show what recordsize the "
+                           "data really has (`zdb -b POOL > zdb-b-POOL.txt`, labelled with pool and recordsize_bytes)")
+    tuned = tuned_vs_default(runs, default_recordsize, by=TUNED_GROUP) if runs.height else runs
+    res.frames["tuned"] = tuned
+    res.file_ids += tuned["file_id"].to_list() if tuned.height else []
+    compared = tuned.filter(pl.col("ratio").is_not_null() & (pl.col("recordsize_bytes") != default_recordsize)) if tuned.height else tuned
+    for r in compared.iter_rows(named=True):
+        res.findings.append(f"fio {r['label']}: recordsize {r['recordsize_bytes'] // KiB} KiB, "
+                            f"{prose.rate(r['bw_bytes_per_s'])} = {prose.change(r['bw_bytes_per_s'], r['default_bw_bytes_per_s'])} "
+                            f"against {default_recordsize // KiB} KiB records in the same workload.")
+    if compared.is_empty():
+        res.missing.append(f"no fio runs of one workload at different recordsizes for {sel.describe()} (one at the default "
+                           f"{default_recordsize // KiB} KiB): label each run's recordsize_bytes in the manifest")
+    res.headline = {f"read amplification 4 KiB at {default_recordsize // KiB} KiB records": f"{a['read_amp']:.0f}x",
+                    f"1 MiB block per disk ({raidz_width}-wide RAIDz{raidz_parity})": f"{one['max_data_bytes_per_disk'] // KiB} KiB"}
+    from ..claims import study_claims
+
+    stated = study_claims(sel.study)
+    figures = dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list()))
+    if all(cid in figures for cid in ARS_CLAIM_IDS.values()):
+        ratios = ars_ratios({k: figures[cid] / (1024 * KiB) for k, cid in ARS_CLAIM_IDS.items()})
+        res.frames["stated_ratios"] = ratios
+        for r in ratios.iter_rows(named=True):
+            model = (f"; model {r['theory']:.3f} ({r['theory_basis']}): {r['vs_theory_pct']:+.1f} %"
+                     if r["theory"] is not None else f" ({r['theory_basis']})")
+            res.findings.append(f"Stated by the study (no raw data), {r['claim']}: {r['numerator_mib_s']:.0f} / "
+                                f"{r['denominator_mib_s']:.0f} MiB/s = {r['ratio']:.3f}{model}.")
+    if compared.height:
+        best_r = compared.sort("ratio", descending=True).row(0, named=True)
+        res.headline["best tuned recordsize vs default"] = f"{best_r['label']}: {best_r['ratio']:.2f}x"
+        res.verdict = f"Measured: {best_r['label']} at {best_r['ratio']:.2f}x the default-recordsize run of the same workload."
+    return res

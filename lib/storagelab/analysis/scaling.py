@@ -152,3 +152,89 @@ def fio_runs(con, study: str = "") -> pl.DataFrame:
     """Every fio run's group bandwidth with its manifest labels (vdev layout, recordsize); '' = all studies."""
     from . import frame
     return frame(con, FIO_RUNS_SQL, [study, study])
+
+
+# ----------------------------------------------------------------------------- notebook 01 on any selection
+
+LAYOUTS_SQL = """
+SELECT t.*, f.path FROM thumper_layouts t JOIN files f USING (file_id)
+WHERE {where} AND list_contains(?::VARCHAR[], t.test) ORDER BY t.test, t.vdev_type, t.vdev_count
+"""
+FIO_SCALING_GROUP = ("stack", "vdev_type", "vdev_width", "workload", "direction")
+ARS_PCT_CLAIMS = {"ars-2vdev-single-pct": ("single disk", "vdevs"), "ars-2vdev-mirror-pct": ("2-wide mirror", "vdevs"),
+                  "ars-2vdev-raidz2-pct": ("4-wide RAIDz2", "vdevs"),
+                  "ars-raidz2-joker-n2-pct": ("RAIDz2 joker (one vdev, 4 wide)", "data disks")}
+
+
+def ars_two_vdevs(claims_df: pl.DataFrame) -> pl.DataFrame:
+    """The Ars n = 2 percentages, read from the study's claims.csv (not typed again here)."""
+    rows = [dict(vdev_class=cls, claim_id=cid, n=2, n_counts=counts,
+                 pct_of_one=float(claims_df.filter(pl.col("claim_id") == cid)["value"][0]))
+            for cid, (cls, counts) in ARS_PCT_CLAIMS.items() if cid in set(claims_df["claim_id"].to_list())]
+    schema = {"vdev_class": pl.String, "claim_id": pl.String, "n": pl.Int64, "n_counts": pl.String, "pct_of_one": pl.Float64}
+    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+
+
+def analyse(con, sel, tests=("zfs_send_read", "dd_write"), baseline_vdev_count: int = 1):
+    """Notebook 01 on any selection: layout tables (speed per vdev count), fio runs labelled with a vdev layout
+    compared within one workload, against the sum-of-vdevs rule."""
+    from . import fio_runs, measures, prose
+    from .db import frame
+    from .result import Result
+    from ..units import MiB
+
+    if baseline_vdev_count < 1:
+        raise ValueError("baseline_vdev_count must be >= 1")
+    where, params = sel.sql("f")
+    runs = fio_runs.runs(con, sel)
+    res = Result(sel, measures=measures.per_file(con, sel, runs))
+    layouts = frame(con, LAYOUTS_SQL.format(where=where), params + [list(tests)])
+    if layouts.height:
+        scaled = thumper(layouts, baseline_vdev_count)
+        top = best(scaled)
+        res.frames.update(layouts=layouts, scaled=scaled, best=top)
+        res.file_ids += layouts["file_id"].to_list()
+        for r in top.iter_rows(named=True):
+            two = scaled.filter((pl.col("test") == r["test"]) & (pl.col("vdev_type") == r["vdev_type"])
+                                & (pl.col("vdev_count") == baseline_vdev_count * 2))
+            two_txt = (f"{two['relative'][0]:.2f}x at {baseline_vdev_count * 2} vdevs (rule {2:.0f}x)"
+                       if two.height and two["relative"][0] is not None else f"no layout with {baseline_vdev_count * 2} vdevs")
+            res.findings.append(
+                f"Layout table, {r['test']} {r['vdev_type']}: {r['baseline'] / MiB:.1f} MiB/s with {baseline_vdev_count} "
+                f"vdev; {two_txt}; best {r['layout']} ({r['vdev_count']} vdevs) {r['speed_bytes_per_s'] / MiB:.1f} MiB/s = "
+                f"{r['relative']:.2f}x against the sum-of-vdevs rule's {r['ideal']:.0f}x (efficiency {r['efficiency']:.0%}).")
+            res.headline[f"{r['test']} {r['vdev_type']}"] = f"best {r['layout']}: {r['relative']:.2f}x one vdev (rule {r['ideal']:.0f}x)"
+        disks = sorted(set(layouts["disks"].to_list()))
+        if len(disks) == 1:
+            res.findings.append(f"Every layout uses the same {disks[0]} disks: more vdevs means narrower vdevs, so the "
+                                "sum-of-vdevs rule (which assumes added disks) is not the model for this sweep.")
+    labelled = runs.filter(pl.col("vdev_type").is_not_null() & pl.col("vdev_count").is_not_null())
+    scaled_fio = fio(labelled, baseline_vdev_count, by=FIO_SCALING_GROUP) if labelled.height else labelled
+    res.frames["fio"] = scaled_fio
+    res.file_ids += scaled_fio["file_id"].to_list() if scaled_fio.height else []
+    multi = scaled_fio.filter(pl.col("vdev_counts_in_group") > 1) if scaled_fio.height else scaled_fio
+    if runs.height:
+        res.findings.append(f"{runs.height} fio run(s) for {sel.describe()}, {labelled.height} labelled with vdev_type "
+                            f"and vdev_count; {multi.select(FIO_SCALING_GROUP).unique().height if multi.height else 0} "
+                            "group(s) (same stack, vdev type and width, workload, direction) hold more than one vdev count.")
+    for r in multi.iter_rows(named=True):
+        if r["relative"] is None:
+            continue
+        res.findings.append(f"fio {r['label']}: {r['vdev_count']} x {r['vdev_type']} {prose.rate(r['bw_bytes_per_s'])} = "
+                            f"{r['relative']:.2f}x the {baseline_vdev_count}-vdev run of the same workload (rule {r['ideal']:.1f}x).")
+    if multi.height == 0:
+        res.missing.append(f"no fio runs of one workload on pools with different vdev counts for {sel.describe()}: run "
+                           "the same fio job on 1, 2, 4 ... vdevs and label each run with vdev_type, vdev_count and "
+                           "vdev_width in the manifest" + ("" if layouts.height else "; nor a layout table"))
+    from ..claims import study_claims
+
+    ars = against_sum_rule(ars_two_vdevs(study_claims(sel.study)))
+    res.frames["stated_two_vdevs"] = ars
+    for r in ars.iter_rows(named=True):
+        res.findings.append(f"Stated by the study (no raw data): {r['vdev_class']}, n = 2 {r['n_counts']}: "
+                            f"{r['pct_of_one']:.0f} % of one = {r['ratio']:.2f}x against the rule's {r['ideal']:.1f}x "
+                            f"({r['deviation_pct']:+.1f} %).")
+    if res.headline:
+        first = next(iter(res.headline.items()))
+        res.verdict = f"{first[0]}: {first[1]}."
+    return res
