@@ -72,18 +72,18 @@ def display_value(value: float | None, unit: str) -> str:
     return f"{value:.6g} {unit}"
 
 
-def claims_display(table: pl.DataFrame) -> pl.DataFrame:
+def claims_display(table: pl.DataFrame) -> "Table":
     """The claims table for reading: stated as written, reproduced in display units, basis and status."""
     if table.is_empty():
-        return pl.DataFrame(schema={"claim": pl.String, "quantity": pl.String, "stated": pl.String,
-                                    "reproduced": pl.String, "basis": pl.String, "status": pl.String})
+        return Table(pl.DataFrame(schema={"claim": pl.String, "quantity": pl.String, "stated": pl.String,
+                                          "reproduced": pl.String, "basis": pl.String, "status": pl.String}))
     rows = []
     for r in table.iter_rows(named=True):
         rows.append(dict(claim=r["claim_id"], quantity=r["quantity"], stated=r["stated"],
                          reproduced=display_value(r["reproduced"], r["unit"]),
                          basis={"raw": "raw logs", "arithmetic": "arithmetic", "none": "not checkable"}.get(r["basis"], r["basis"]),
                          status=r["status"]))
-    return pl.DataFrame(rows)
+    return Table(pl.DataFrame(rows))
 
 
 def summary(notebook: str, *, title: str, answers: str, res: Result, claims: pl.DataFrame | None = None):
@@ -91,3 +91,26 @@ def summary(notebook: str, *, title: str, answers: str, res: Result, claims: pl.
     return report.write_summary(notebook, title=title, answers=answers, headline=res.headline, claims=claims,
                                 study=res.selection.study or None, verdict=res.verdict or None,
                                 selection=res.selection.describe(), missing=res.missing)
+
+
+class Table:
+    """A frame shown as a plain HTML table (strings without quotes, values as given) and as text."""
+
+    def __init__(self, df: pl.DataFrame):
+        self.df = df
+
+    def _repr_html_(self) -> str:
+        import html
+
+        e = html.escape
+        head = "".join(f"<th>{e(c)}</th>" for c in self.df.columns)
+        rows = "".join("<tr>" + "".join(f"<td>{'' if v is None else e(str(v))}</td>" for v in r) + "</tr>"
+                       for r in self.df.iter_rows())
+        return f"<table class='sl-table'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+    def __repr__(self) -> str:
+        return repr(self.df)
+
+
+def table(df: pl.DataFrame) -> Table:
+    return Table(df)

@@ -115,8 +115,8 @@ def analyse(con, sel, bytes_per_entry: float = 320.0, per_entry_sizes=OBSERVED_I
         res.frames["sensitivity"] = sensitivity(stats, list(per_entry_sizes))
         for r in table.iter_rows(named=True):
             res.findings.append(
-                f"Pool {r['pool']}: {r['bp_count']:,} block pointers x {bytes_per_entry:g} B = {r['ddt_gib']:.2f} GiB "
-                f"({r['ddt_bytes'] / 1e9:.2f} GB), an upper bound (bp count includes metadata and embedded bps); "
+                f"Pool {r['pool']}: {r['bp_count']:,} block pointers x {bytes_per_entry:g} B = {prose.size(r['ddt_bytes'])} "
+                f"({r['ddt_bytes'] / 1e9:.3g} GB), an upper bound (bp count includes metadata and embedded bps); "
                 + ("fits" if r["fits"] else "does not fit") + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would "
                 f"fit below {r['crossover_bytes_per_entry']:.0f} B per entry.")
         from_manifest = stats.filter(pl.col("pool_from_manifest"))
@@ -127,7 +127,7 @@ def analyse(con, sel, bytes_per_entry: float = 320.0, per_entry_sizes=OBSERVED_I
         if unnamed.height:
             res.missing.append("the pool of " + prose.listing(unnamed["path"].to_list()) + " is not in the log nor the "
                                "manifest: add the pool name (column pool)")
-        res.headline = {f"DDT {r['pool']} (bp count x {bytes_per_entry:g} B)": f"{r['ddt_gib']:.2f} GiB"
+        res.headline = {f"DDT {r['pool']} (bp count x {bytes_per_entry:g} B)": prose.size(r["ddt_bytes"])
                         for r in table.iter_rows(named=True)}
     if ddt.height:
         for r in ddt.iter_rows(named=True):

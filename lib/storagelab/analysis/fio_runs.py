@@ -25,6 +25,8 @@ from .selection import Selection
 # the options that make two fio runs the same workload, in the order the key shows them
 WORKLOAD_OPTIONS = ("rw", "bs", "iodepth", "numjobs", "ioengine", "direct", "sync", "fsync", "size", "runtime")
 _SIZE_OPTIONS = ("bs", "size")
+# fio's defaults for the options a JSON job lists only when they were given (HOWTO)
+FIO_DEFAULTS = {"iodepth": 1, "numjobs": 1, "direct": 0, "runtime": "none"}
 
 RUNS_SQL = """
 SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type, f.vdev_count, f.vdev_width,
@@ -114,6 +116,10 @@ def workload_of(row: dict) -> tuple[dict, str]:
     }
     for k in ("direct", "sync", "fsync", "size", "runtime"):
         from_output[k] = _option_value(k, opts.get(k))
+    if opts:  # fio lists every option it was given: an absent one took fio's default
+        for k, default in FIO_DEFAULTS.items():
+            if from_output.get(k) is None:
+                from_output[k] = default
     cmd = {k: _option_value(k, v) for k, v in parse_command(row.get("command")).items()}
     if "readwrite" in cmd:
         cmd.setdefault("rw", cmd.pop("readwrite"))
