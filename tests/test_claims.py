@@ -223,7 +223,7 @@ def test_compare_refuses_unknown_ids_and_handles_nan(claims):
 
 GOOD = dict(claim_id="x-one", study="s", quantity="q", value="1.5", unit="MiB/s", value_base="1572864",
             base_unit="bytes/s", source='000_b0a2a13340a02677.txt:1 "Skip"', notebook="05_stacks", check="raw",
-            tolerance="0.005", notes="")
+            target="s/fio.txt", metric="write.bw_bytes_per_s", tolerance="0.005", notes="")
 
 
 def papers(tmp_path, *rows, study="s", header=COLUMNS, raw=None):
@@ -270,6 +270,9 @@ def test_bad_categories(tmp_path):
     bad(tmp_path, dict(GOOD, value_base=""), match=r":2: value_base must be empty exactly when base_unit is percent")
     bad(tmp_path, dict(GOOD, base_unit="percent"), match=r":2: value_base must be empty exactly when")
     bad(tmp_path, dict(GOOD, source=""), match=r":2: column source is empty")
+    bad(tmp_path, dict(GOOD, metric=""), match=r":2: a claim with check=raw names the metric that reproduces it")
+    bad(tmp_path, dict(GOOD, metric="m('x') + open('y')"), match=r":2: metric .*Call|:2: metric .*not allowed")
+    bad(tmp_path, dict(GOOD, metric="__import__('os')"), match=r":2: metric .*not allowed")
 
 
 def test_bad_structure(tmp_path):
@@ -277,7 +280,7 @@ def test_bad_structure(tmp_path):
     bad(tmp_path, GOOD, header=[*COLUMNS, "extra"], match=r":1: header has unknown extra")
     bad(tmp_path, GOOD, header=[*COLUMNS, "value"], match=r":1: header repeats value")
     bad(tmp_path, raw="", match=r":1: file is empty")
-    bad(tmp_path, raw=",".join(COLUMNS) + "\nx-one,s,q\n", match=r":2: 3 fields, the header has 12")
+    bad(tmp_path, raw=",".join(COLUMNS) + "\nx-one,s,q\n", match=r":2: 3 fields, the header has 14")
     bad(tmp_path, raw=",".join(COLUMNS) + '\nx-one,s,"q\n', match=r"not valid CSV")
 
 

@@ -39,13 +39,30 @@ def test_notebook_is_thin_and_ends_with_summary_and_provenance(path):
     assert len(code) <= 16
     assert max(len(c.source.splitlines()) for c in code) <= 40, "move logic into lib/storagelab/analysis/"
     src = "\n".join(c.source for c in code)
-    assert "report.write_summary(" in src and "provenance(" in src
-    assert "def " not in src.replace("def fmt", ""), "functions belong in lib/, with tests"
+    assert ("present.summary(" in src or "report.write_summary(" in src) and "provenance(" in src
+    assert "def " not in src and "lambda" not in src, "functions belong in lib/, with tests"
     for c in code:
         if "charts.show(" in c.source:
             assert IGNORE in c.metadata.get("tags", []), "chart cells are not compared by nbval"
     if path.stem in CLAIM_NOTEBOOKS:
-        assert "claims.compare(" in src
+        body = "\n".join(c.source for c in code if "parameters" not in c.metadata.get("tags", []))
+        assert "present.claims_for(" in src and "claims.compare(" not in src
+        assert "SELECT" not in body, "queries belong in lib/storagelab/analysis/"
+        assert "alt.Chart" not in body, "chart builders belong in lib/storagelab/charts.py"
+        for study in ("homelab", "freebsd", "thumper", "ars-", "raid1", "archiv"):
+            assert study not in body, f"{path.name} names {study!r} outside its parameters: select by labels instead"
+
+
+@pytest.mark.parametrize("path", [nb for nb in NBS if nb.stem in CLAIM_NOTEBOOKS], ids=lambda p: p.stem)
+def test_analysis_notebooks_share_the_selection_contract(path):
+    from storagelab.analysis.selection import FILTERS
+
+    params = report.notebook_parameters(path)
+    assert list(params)[:5] == ["db_path", *FILTERS], "the same selection parameters first, in the same order"
+    assert params["study"], "the default study reproduces a source study"
+    assert all(params[k] == "" for k in FILTERS if k != "study")
+    docs = {p["name"]: p["meaning"] for p in report.parameter_docs(path)}
+    assert all(docs[k] for k in params), f"{path.name}: every parameter has a comment saying what it means"
 
 
 def test_every_claim_is_checked_by_an_existing_notebook():

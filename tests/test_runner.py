@@ -7,6 +7,7 @@ out of reports/; one call on a real notebook checks the unknown-parameter error 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -51,8 +52,7 @@ def storagelab(project: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def executed(project: Path) -> list[str]:
-    out = project / "reports" / "executed"
-    return sorted(p.name for p in out.glob("*.ipynb")) if out.exists() else []
+    return sorted(p.name for p in (project / "reports").glob("*/executed/*.ipynb"))
 
 
 # ----------------------------------------------------------------------------- errors, through the CLI
@@ -85,7 +85,7 @@ def test_one_bad_notebook_stops_all(project):
 
 @pytest.fixture
 def run_cli(project, monkeypatch, capsys):
-    monkeypatch.setattr(report, "EXECUTED", project / "reports" / "executed")
+    monkeypatch.setattr(paths, "REPORTS", project / "reports")
 
     def run(*args: str) -> tuple[int, str]:
         rc = cli.main(["run", str(project / "notebooks" / "tiny.ipynb"), *args])
@@ -140,7 +140,8 @@ def test_valid_parameters_are_injected_and_used(project):
     assert r.returncode == 0, r.stderr
     assert "==> running tiny.ipynb" in r.stdout
     assert executed(project) == ["tiny.ipynb"]
-    nb = nbformat.read(project / "reports" / "executed" / "tiny.ipynb", as_version=4)
+    (path,) = (project / "reports").glob("all--*/executed/tiny.ipynb")   # non-default values: a folder of their own
+    nb = nbformat.read(path, as_version=4)
     assert nb.metadata.papermill.parameters == {"factor": 3.0, "count": 4, "verbose": True, "sizes": [4, 8],
                                                 "name": "1e3 & <b>"}
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
@@ -148,3 +149,41 @@ def test_valid_parameters_are_injected_and_used(project):
     out = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "result=12.0 name='1e3 & <b>' verbose=True sizes=[4, 8]" in out  # the values were used
     assert "types=float,int,str,bool" in out
+
+
+# ----------------------------------------------------------------------------- failures, folders, listing
+
+def test_a_failing_notebook_is_recorded_and_the_others_still_run(project):
+    new([code('x = 1  # a number', "parameters"), code("raise ValueError('no such pool: tank')")],
+        project / "notebooks" / "broken.ipynb")
+    r = storagelab(project, "run", "broken", "other")
+    assert r.returncode == 1
+    assert "failed: broken (all): ValueError: no such pool: tank" in r.stderr and "Traceback" not in r.stderr
+    assert executed(project) == ["broken.ipynb", "other.ipynb"]
+    summary = json.loads((project / "reports" / "all" / "summaries" / "broken.json").read_text())
+    assert summary["status"] == "failed" and summary["error"] == "ValueError: no such pool: tank"
+    index = (project / "reports" / "index.html").read_text()
+    assert "FAILED" in index and "ValueError: no such pool: tank" in index
+    assert "Kernel is running over TCP" not in r.stderr
+
+
+def test_report_folders_follow_the_selection_and_the_parameters(project):
+    nb = project / "notebooks" / "sel.ipynb"
+    new([code('study = "a"  # which study\nstack = ""  # which stack\nfactor = 2  # a number', "parameters"),
+         code("print(study)")], nb)
+    assert report.report_dir(nb, {}).name == "a"
+    assert report.report_dir(nb, {"study": "mylab"}).name == "mylab"
+    assert report.report_dir(nb, {"study": "mylab", "stack": "zfs"}).name == "mylab--stack-zfs"
+    odd = report.report_dir(nb, {"study": "mylab", "factor": 3}).name
+    assert odd.startswith("mylab--") and odd != "mylab" and odd == report.report_dir(nb, {"study": "mylab", "factor": 3}).name
+    assert report.report_dir(nb, {"study": "../../etc"}).name == "etc"   # a folder name, never a path
+
+
+def test_list_shows_every_parameter_with_type_default_and_meaning():
+    r = subprocess.run([sys.executable, "-m", "storagelab", "run", "--list"], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")), timeout=120)
+    assert r.returncode == 0
+    assert "05_stacks: Stacks compared" in r.stdout
+    assert "    inflation_margin         float  default 1.1" in r.stdout
+    assert "flag runs faster than margin x the device's stated limit" in r.stdout
+    assert "    study                    str    default 'homelab-mergerfs'" in r.stdout
