@@ -1,0 +1,164 @@
+"""The notebooks on someone else's logs: a second study made only of real tool outputs (tests/second_study.py),
+added to a copy of data/raw/, then `storagelab build`, runs with non-default parameters, and an empty study.
+
+Each run completes, shows that study's numbers and figures, and none of the source studies' numbers, prose or
+claims; the source studies' reports are not touched by the other runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from second_study import STUDY, make_project, storagelab
+
+ANALYSES = ["01_vdev_scaling", "02_recordsize", "03_sector63", "04_dedup_ddt", "05_stacks", "06_zfs_send_transports"]
+SOURCE_STUDIES = ("homelab-mergerfs", "freebsd-bonnie-dedup", "thumper-x4500", "ars-zfs-vs-raid")
+# words and numbers that belong to the source studies only: none may appear in another study's results
+SEED_MARKS = [*SOURCE_STUDIES, "homelab", "FreeBSD", "freebsd", "Thumper", "thumper", "Ars ", "alpinaR1", "archiv",
+              "raid1", "ZFS mirror (0.8.4)", "mergerfs over", "/dev/zero", "1240", "10.56", "33.23", "7.59x", "583.0",
+              "sector 63 Problem", "ST4000DM004", "nvd0p", "WD14TB", "seed 00"]
+NON_DEFAULT = {
+    "01_vdev_scaling": ["-p", "baseline_vdev_count", "2", "-p", "tests", "['dd_write']"],
+    "02_recordsize": ["-p", "raidz_width", "6", "-p", "raidz_parity", "1", "-p", "ashift", "9"],
+    "03_sector63": ["-p", "legacy_start_sector", "34", "-p", "physical_sector_bytes", "8192"],
+    "04_dedup_ddt": ["-p", "bytes_per_entry", "150.0", "-p", "ram_gib", "16", "-p", "arc_max_gib", "12"],
+    "05_stacks": ["-p", "direction", "read", "-p", "inflation_margin", "1.2", "-p", "host", "lab1"],
+    "06_zfs_send_transports": ["-p", "baseline_label", "dd 3000M through mbuffer"],
+}
+
+
+def outputs(executed: Path) -> str:
+    """Everything the executed notebook shows from its code (text, Markdown, HTML tables), not its own source."""
+    nb = nbformat.read(str(executed), as_version=4)
+    parts = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                parts.append(f"ERROR {o.get('ename')}: {o.get('evalue')}")
+            parts.append(o.get("text", "") if isinstance(o.get("text", ""), str) else "".join(o["text"]))
+            for mime in ("text/markdown", "text/plain", "text/html"):
+                v = o.get("data", {}).get(mime)
+                if v:
+                    parts.append(v if isinstance(v, str) else "".join(v))
+    return "\n".join(parts)
+
+
+def digest(folder: Path) -> dict[str, str]:
+    """Content hashes of a report folder's summaries and executed notebooks' outputs."""
+    out = {}
+    for f in sorted(folder.glob("summaries/*.json")):
+        d = json.loads(f.read_text())
+        d.pop("written_at", None)
+        out[f.name] = hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()
+    for f in sorted(folder.glob("executed/*.ipynb")):
+        out[f.name] = hashlib.sha256(outputs(f).encode()).hexdigest()
+    return out
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = make_project(tmp_path_factory.mktemp("anyone"))
+    r = storagelab(root, "build")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    assert "Traceback" not in r.stderr and "Kernel is running over TCP" not in r.stderr
+    before = {s: digest(root / "reports" / s) for s in SOURCE_STUDIES}
+    runs = {}
+    for nb in ANALYSES:
+        runs[nb] = storagelab(root, "run", nb, "-p", "study", STUDY, *NON_DEFAULT[nb], "--no-report")
+    runs["empty"] = storagelab(root, "run", *ANALYSES, "-p", "study", "nobody-labelled-this")
+    after = {s: digest(root / "reports" / s) for s in SOURCE_STUDIES}
+    return dict(root=root, build=r, runs=runs, before=before, after=after)
+
+
+def test_build_with_a_second_study_renders_every_page(project):
+    root = project["root"]
+    out = project["build"].stdout
+    assert "built 15 reports (15 notebooks ran, 0 failed); open reports/index.html" in out
+    for nb in ANALYSES:
+        assert f"==> running {nb}.ipynb with {{'study': '{STUDY}'}} -> reports/{STUDY}/" in out
+        page = (root / "reports" / STUDY / f"{nb}.html").read_text()
+        assert "Traceback" not in page and "FAILED" not in page
+    index = (root / "reports" / "index.html").read_text()
+    assert f"<h2 id='{STUDY}'>{STUDY}</h2>" in index and "FAILED" not in index
+
+
+@pytest.mark.parametrize("nb", ANALYSES)
+def test_second_study_shows_its_own_numbers_and_none_of_the_sources(project, nb):
+    runs = sorted((project["root"] / "reports").glob(f"{STUDY}*/executed/{nb}.ipynb"))
+    assert len(runs) == 2   # the build's run and the one with non-default parameters
+    for path in runs:
+        text = outputs(path)
+        assert "ERROR" not in text, text[-2000:]
+        for mark in SEED_MARKS:
+            assert mark not in text, f"{path.parent.parent.name}/{nb} shows {mark!r}"
+
+
+def test_second_study_numbers(project):
+    root = project["root"]
+    default = {nb: outputs(root / "reports" / STUDY / "executed" / f"{nb}.ipynb") for nb in ANALYSES}
+    # 04: zdb -b without a prompt line (pool from the manifest), -S and -DD of the ztest pools
+    assert "Pool ztest: 5,321 block pointers x 320 B = 1.6 MiB" in default["04_dedup_ddt"]
+    assert "Pool names from the manifest (the zdb output has no prompt line): ztest." in default["04_dedup_ddt"]
+    assert "Pool ztest, zdb -S (simulated): 1,649 entries" in default["04_dedup_ddt"]
+    assert "Pool ztest, zdb -D/-DD (existing DDT): 659 entries" in default["04_dedup_ddt"]
+    assert "bp count 5,321 is 3.2x the 1,649 entries zdb counted (simulated)" in default["04_dedup_ddt"]
+    # 05: fio runs of several workloads, each its own group
+    assert "4 fio write runs for study fixturelab, in 4 workloads" in default["05_stacks"]
+    assert ("`write bs=1MiB iodepth=1 numjobs=2 psync direct=1 size=32MiB runtime=none`: one run "
+            "(seq write 1M, 2 jobs, 33.0 MiB/s (34.6 MB/s))") in default["05_stacks"]
+    assert "`write bs=250KiB iodepth=1 numjobs=1 psync direct=1" in default["05_stacks"]   # bs=256k at kb_base=1000
+    # the user's own claims file
+    assert "fixturelab-seq-write-bw" in default["05_stacks"] and "differs by +3.1 %" in default["05_stacks"]
+    assert "fixturelab-bp-count" in default["04_dedup_ddt"] and "differs by -46.8 %" in default["04_dedup_ddt"]
+    # 03: before/after from the phase labels, partition verdicts from fdisk
+    assert "Before: bonnie before; after: bonnie after" in default["03_sector63"]
+    assert "per-char write: 1.0 MiB/s before, 1.2 MiB/s after = 1.22x." in default["03_sector63"]
+    assert "misaligned to 4 KiB: dos63.img p1 at LBA 63." in default["03_sector63"]
+    # 06: the fastest run is the baseline when none is named
+    assert "dd 3000M through mbuffer: 1029.0 MiB/s (1079.0 MB/s), 81.1% of the baseline." in default["06_zfs_send_transports"]
+    # 02: measured block sizes of the ztest pool
+    assert "Measured (ztest, zdb -b): 60.1 KiB logical per block pointer" in default["02_recordsize"]
+    # 01: says what is missing and which logs would answer it
+    assert "label each run with vdev_type, vdev_count and vdev_width" in default["01_vdev_scaling"]
+    figures = {p.name for p in (root / "reports" / STUDY / "figures").rglob("*.svg")}
+    assert {"bandwidth-by-run.svg", "ratios-after-vs-before.svg", "ddt-vs-bytes-per-entry.svg",
+            "transport-rates.svg", "read-amplification.svg"} <= figures
+
+
+def test_non_default_parameters_are_used(project):
+    root, runs = project["root"], project["runs"]
+    for nb in ANALYSES:
+        assert runs[nb].returncode == 0, runs[nb].stderr[-3000:]
+    folders = {nb: next((root / "reports").glob(f"{STUDY}--*/executed/{nb}.ipynb")) for nb in ANALYSES
+               if nb != "05_stacks"}
+    text = {nb: outputs(p) for nb, p in folders.items()}
+    assert "a 1 MiB block on a 6-wide RAIDz1 at ashift 9" in text["02_recordsize"]
+    assert "LBA 34 x 512 B = 17,408 B, 1,024 B past a 8192 B boundary" in text["03_sector63"]
+    assert "5,321 block pointers x 150 B" in text["04_dedup_ddt"] and "12 GiB ARC max x 0.25 = 3.00 GiB" in text["04_dedup_ddt"]
+    assert "dd 200M through mbuffer: 1269.0 MiB/s (1330.6 MB/s), 123.3% of the baseline." in text["06_zfs_send_transports"]
+    (stacks,) = (root / "reports").glob(f"{STUDY}--host-lab1--*/executed/05_stacks.ipynb")
+    s = outputs(stacks)
+    assert "2 fio read runs for study fixturelab, host lab1, in 2 workloads" in s
+    assert "seq read 1M, 2 jobs" in s and "write 256k" not in s      # lab2's run is filtered out
+
+
+def test_an_empty_study_says_what_is_missing(project):
+    root, r = project["root"], project["runs"]["empty"]
+    assert r.returncode == 0, r.stderr[-3000:]
+    for nb in ANALYSES:
+        text = outputs(root / "reports" / "nobody-labelled-this" / "executed" / f"{nb}.ipynb")
+        assert "ERROR" not in text
+        assert "Missing:" in text and "nobody-labelled-this" in text
+        assert "Study nobody-labelled-this has no claims file" in text
+        for mark in SEED_MARKS:
+            assert mark not in text, f"empty study {nb} shows {mark!r}"
+
+
+def test_the_source_studies_reports_are_untouched(project):
+    assert project["before"] == project["after"]
+    assert all(project["before"][s] for s in SOURCE_STUDIES)
