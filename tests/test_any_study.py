@@ -143,7 +143,7 @@ def test_non_default_parameters_are_used(project):
     assert "dd 200M through mbuffer: 1269.0 MiB/s (1330.6 MB/s), 123.3% of the baseline." in text["06_zfs_send_transports"]
     (stacks,) = (root / "reports").glob(f"{STUDY}--host-lab1--*/executed/05_stacks.ipynb")
     s = outputs(stacks)
-    assert "2 fio read runs for study fixturelab, host lab1, in 2 workloads" in s
+    assert "3 fio read runs for study fixturelab, host lab1, in 3 workloads" in s
     assert "seq read 1M, 2 jobs" in s and "write 256k" not in s      # lab2's run is filtered out
 
 
