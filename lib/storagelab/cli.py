@@ -72,9 +72,10 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
     files: list[str] = []
     for t in targets:
         if Path(t).is_dir():
+            from .ignore import split
             from .store import _listing
 
-            found = [job[1] for job in _listing([t])]
+            found = [job[1] for job in split(_listing([t]), [t])[0]]  # ignore list included
             if not found:
                 print(f"storagelab parse: {t}: no log files in this folder", file=sys.stderr)
                 return None
