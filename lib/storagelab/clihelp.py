@@ -8,6 +8,7 @@ subcommand's --help shows one).
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 EXIT_CODES = """\
 exit codes:
@@ -35,6 +36,10 @@ A file that cannot be parsed is reported on stderr and the others are still prin
 examples:
   storagelab run                                 # every notebook in notebooks/
   storagelab run 05_stacks -p study my-nas""",
+    "notebooks": """\
+examples:
+  storagelab notebooks                           # every notebook in notebooks/
+  storagelab notebooks 05_stacks -p study my-nas""",
     "report": """\
 example:
   storagelab report                              # reports/executed/*.ipynb -> reports/*.html""",
@@ -64,6 +69,8 @@ examples:
 def decorate(parser: argparse.ArgumentParser, subparsers: argparse._SubParsersAction) -> None:
     """Add the exit codes to the main help and each subcommand's example (unless it has an epilog)."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    if parser.description and "\n" not in parser.description:  # raw: wrap it here
+        parser.description = textwrap.fill(parser.description, 79)
     parser.epilog = "\n\n".join(x for x in (parser.epilog, EXIT_CODES) if x)
     for name, sub in subparsers.choices.items():
         if sub.epilog:
