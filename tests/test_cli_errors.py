@@ -117,6 +117,9 @@ def test_parse_into_a_closed_pipe_is_quiet():
     (KeyboardInterrupt(), 130, "storagelab sql: interrupted\n"),
     (__import__("storagelab.errors").errors.DatabaseBusyError("db.duckdb is in use by another process"), 2,
      "storagelab sql: db.duckdb is in use by another process\n"),
+    (FileNotFoundError("x.duckdb does not exist: run `storagelab ingest` (or ./run build) first"), 2,
+     "storagelab sql: x.duckdb does not exist: run `storagelab ingest` (or ./run build) first\n"),
+    (PermissionError(13, "Permission denied", "/root/x.log"), 2, "storagelab sql: /root/x.log: Permission denied\n"),
 ])
 def test_guard_turns_exceptions_into_one_line(capsys, exc, rc, err):
     def boom(args):
@@ -124,6 +127,12 @@ def test_guard_turns_exceptions_into_one_line(capsys, exc, rc, err):
 
     assert cli._guarded(argparse.Namespace(cmd="sql", func=boom)) == rc
     assert capsys.readouterr().err == err
+
+
+def test_missing_database(tmp_path):
+    r = storagelab("sql", "SELECT 1", "--db", str(tmp_path / "none.duckdb"))
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1
+    assert r.stderr.startswith("storagelab sql: ") and "none.duckdb" in r.stderr
 
 
 def test_ctrl_c_exits_130_with_one_line(seed_db):

@@ -258,8 +258,9 @@ def _count(text: str) -> int:
 
 
 def _guarded(args) -> int:
-    """Run a command; a closed pipe, Ctrl-C or a storagelab error a command did not catch is a
-    clean exit (0, 130, 2) with at most one line, never a traceback."""
+    """Run a command; a closed pipe, Ctrl-C, or a storagelab error or OSError (missing database,
+    unreadable file) that the command did not catch is a clean exit (0, 130, 2) with at most one
+    line, never a traceback."""
     from .errors import StoragelabError
 
     try:
@@ -278,6 +279,10 @@ def _guarded(args) -> int:
         return 130
     except StoragelabError as e:
         print(f"storagelab {args.cmd}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a missing, unreadable or unwritable file or folder named by the user
+        text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
+        print(f"storagelab {args.cmd}: {text}", file=sys.stderr)
         return 2
 
 
