@@ -47,8 +47,8 @@ def test_every_subcommand_help_has_an_example_and_the_exit_codes():
     for sub in subs:
         r = storagelab(sub, "--help")
         assert r.returncode == 0, sub
-        assert "example" in r.stdout and "\n  storagelab " in r.stdout.split("example", 1)[1], sub
-        assert "exit codes:" in r.stdout, sub
+        assert "example" in r.stdout and "storagelab " in r.stdout.split("example", 1)[1], sub
+        assert r.stdout.count("exit codes:") == 1, sub
 
 
 def test_unknown_command_is_a_usage_error():

@@ -66,14 +66,23 @@ examples:
 }
 
 
-def decorate(parser: argparse.ArgumentParser, subparsers: argparse._SubParsersAction) -> None:
-    """Add the exit codes to the main help and each subcommand's example (unless it has an epilog)."""
+def _raw(parser: argparse.ArgumentParser) -> None:
+    """Keep our line breaks: a description or epilog written as one line is wrapped here instead."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    if parser.description and "\n" not in parser.description:  # raw: wrap it here
-        parser.description = textwrap.fill(parser.description, 79)
+    for attr in ("description", "epilog"):
+        text = getattr(parser, attr)
+        if text and "\n" not in text:
+            setattr(parser, attr, textwrap.fill(text, 79))
+
+
+def decorate(parser: argparse.ArgumentParser, subparsers: argparse._SubParsersAction) -> None:
+    """Add the exit codes to every help, and an example to each subcommand that has no epilog of its own."""
+    _raw(parser)
     parser.epilog = "\n\n".join(x for x in (parser.epilog, EXIT_CODES) if x)
+    done = set()
     for name, sub in subparsers.choices.items():
-        if sub.epilog:
+        if id(sub) in done:  # an alias of a command already decorated
             continue
-        sub.formatter_class = argparse.RawDescriptionHelpFormatter
-        sub.epilog = "\n\n".join(x for x in (EXAMPLES.get(name), EXIT_CODES) if x)
+        done.add(id(sub))
+        _raw(sub)
+        sub.epilog = "\n\n".join(x for x in (sub.epilog or EXAMPLES.get(name), EXIT_CODES) if x)
