@@ -149,6 +149,12 @@ def test_ctrl_c_exits_130_with_one_line(seed_db):
 
 # ----------------------------------------------------------------------------- ./run
 
+def test_run_has_the_cli_verbs():
+    tasks = subprocess.run([str(ROOT / "run"), "help"], capture_output=True, text=True, check=True).stdout
+    for verb in ("ingest", "parse", "sql", "notebooks", "report", "build", "lab", "schema"):
+        assert f"\n  {verb} " in tasks, verb
+
+
 def test_run_test_help_does_not_build():
     t0 = time.monotonic()
     r = subprocess.run([str(ROOT / "run"), "test", "--help"], capture_output=True, text=True, timeout=30)
