@@ -65,7 +65,8 @@ def test_parse_missing_file():
 
 def test_parse_missing_among_others_prints_nothing():
     r = storagelab("parse", str(FIO), "nope.log.gz")
-    assert (r.returncode, r.stdout) == (2, "") and r.stderr == "storagelab parse: nope.log.gz: no such file or directory\n"
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == "storagelab parse: nope.log.gz: no such file or directory\n"
 
 
 def test_parse_unparseable_file(tmp_path):
@@ -105,7 +106,8 @@ def test_parse_an_empty_folder(tmp_path):
 
 def test_parse_into_a_closed_pipe_is_quiet():
     # enough output to fill the pipe, read by `head -1`
-    cmd = f"{sys.executable} -m storagelab parse {' '.join([str(FIO)] * 60)} | head -1; echo \"rc=${{PIPESTATUS[0]}}\" >&2"
+    files = " ".join([str(FIO)] * 60)
+    cmd = f"{sys.executable} -m storagelab parse {files} | head -1; echo \"rc=${{PIPESTATUS[0]}}\" >&2"
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=ENV)
     assert r.stdout.startswith('{"table": "files"') and len(r.stdout.splitlines()) == 1
     assert r.stderr == "rc=0\n"  # no BrokenPipeError, no "Exception ignored" line

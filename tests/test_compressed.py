@@ -29,7 +29,7 @@ REAL = [
 TOOLS = {"gzip": ("gzip", ".gz"), "xz": ("xz", ".xz"), "bzip2": ("bzip2", ".bz2"), "zstd": ("zstd", ".zst")}
 
 try:
-    import zstandard  # noqa: F401
+    import zstandard  # noqa: F401  (only whether it is there)
     HAVE_ZSTANDARD = True
 except ImportError:
     HAVE_ZSTANDARD = False

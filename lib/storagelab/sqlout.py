@@ -130,7 +130,8 @@ def write_table(cur, out: TextIO, limit: int | None, *, terminal: bool) -> tuple
     widths = [max([len(n)] + [len(r[i]) for r in body]) for i, n in enumerate(names)]
 
     def line(cells, is_header=False) -> str:
-        parts = [c.rjust(w) if right[i] and not is_header else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        parts = [c.rjust(w) if right[i] and not is_header else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(cells, widths))]
         return "  ".join(parts).rstrip()
 
     out.write(line(names, True) + "\n")

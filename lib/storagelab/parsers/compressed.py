@@ -57,7 +57,8 @@ def _reader(kind: str, data: bytes):
     except ImportError:
         raise ParseError("zstd-compressed log, but the 'zstandard' Python package is not installed "
                          "(pip install zstandard, or ./run to install the project's dependencies)",
-                         kind="compression", expected="the zstandard package, or a gzip/xz/bzip2 or plain log") from None
+                         kind="compression",
+                         expected="the zstandard package, or a gzip/xz/bzip2 or plain log") from None
     return zstandard.ZstdDecompressor().stream_reader(buf, read_across_frames=True)
 
 
