@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import RAW, ROOT
-from storagelab import cli
+from storagelab import __version__, cli
 
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
 FIO = RAW / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt"
@@ -180,6 +180,6 @@ def test_run_uses_an_active_conda_env_that_has_the_project(tmp_path):
     py.chmod(0o755)
     env = dict(os.environ, CONDA_PREFIX=str(prefix))
     r = subprocess.run([str(ROOT / "run"), "cli", "--version"], capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 0 and r.stdout == "storagelab 0.1.0\n", r.stderr
+    assert r.returncode == 0 and r.stdout == f"storagelab {__version__}\n", r.stderr
     assert "==> creating" not in r.stderr and "==> installing" not in r.stderr
     assert marker.read_text().count("used") == 2  # the import check, then the command

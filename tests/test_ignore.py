@@ -19,7 +19,7 @@ def ign(*lines):
     return IgnoreList(lines)
 
 
-@pytest.mark.parametrize("patterns, path, expected", [
+CASES = [
     (["*.tmp"], "a.tmp", True),
     (["*.tmp"], "deep/er/a.tmp", True),  # no slash: any depth
     (["*.tmp"], "a.tmp.txt", False),
@@ -51,7 +51,10 @@ def ign(*lines):
     (["trailing.txt   "], "trailing.txt", True),  # trailing spaces dropped
     (["space\\ "], "space ", True),  # unless escaped
     (["a+b(c).txt"], "a+b(c).txt", True),  # regex characters are literal
-])
+]
+
+
+@pytest.mark.parametrize("patterns, path, expected", CASES)
 def test_gitignore_matching(patterns, path, expected):
     assert ign(*patterns).ignored(path) is expected
 
@@ -126,3 +129,18 @@ def test_parse_of_a_folder_leaves_ignored_files_out(raw_copy):
     (raw / "mylab" / IGNORE_FILE).write_text("*\n")
     r = _cli("parse", str(raw / "mylab"))
     assert r.returncode == 2 and r.stderr == f"storagelab parse: {raw / 'mylab'}: no log files in this folder\n"
+
+
+def test_matching_agrees_with_git(tmp_path):
+    """The same cases, asked of git itself (git check-ignore --no-index)."""
+    import shutil
+
+    if not shutil.which("git"):
+        pytest.skip("git not installed")
+    for i, (patterns, path, expected) in enumerate(CASES):
+        repo = tmp_path / f"r{i}"
+        repo.mkdir()
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        (repo / ".gitignore").write_text("\n".join(patterns) + "\n")
+        r = subprocess.run(["git", "-C", str(repo), "check-ignore", "-q", "--no-index", path])
+        assert (r.returncode == 0) is expected, (patterns, path)
