@@ -27,7 +27,7 @@ def _environment_yml():
             continue
         m = re.match(r"\s+- ([A-Za-z0-9_.-]+)==(\S+)\s*$", line)
         if in_pip and m:
-            pins[m.group(1).lower()] = m.group(2)
+            pins[m.group(1).lower().replace("_", "-")] = m.group(2)
     return pins
 
 
@@ -40,14 +40,28 @@ def _lock():
     return pins
 
 
-def test_environment_yml_lists_the_same_packages_as_pyproject():
-    assert set(_environment_yml()) == _pyproject()
+def test_environment_yml_pins_exactly_the_locked_packages():
+    """The conda path installs the same packages at the same versions as ./run (pip -c requirements.lock)."""
+    env, lock = _environment_yml(), _lock()
+    assert set(env) == set(lock), f"only in environment.yml: {set(env) - set(lock)}; only in the lock: {set(lock) - set(env)}"
+    for name, version in env.items():
+        assert lock[name] == version, f"{name}: environment.yml {version}, requirements.lock {lock[name]}"
 
 
-def test_environment_yml_pins_the_locked_versions():
-    lock = _lock()
-    for name, version in _environment_yml().items():
-        assert lock.get(name) == version, f"{name}: environment.yml {version}, requirements.lock {lock.get(name)}"
+def test_environment_yml_installs_the_project_with_the_same_extras_as_run():
+    text = (ROOT / "environment.yml").read_text()
+    assert "      - -e .[test,lab]\n" in text
+    assert "-e '.[test,lab]'" in (ROOT / "run").read_text()
+    assert re.search(r"^  - python=3\.\d+$", text, re.M)  # the Python the lock was made on (./run lock)
+
+
+def test_environment_yml_is_what_the_lock_task_writes():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("sync_environment", ROOT / "scripts" / "sync_environment.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    python = re.search(r"^  - python=(\S+)$", (ROOT / "environment.yml").read_text(), re.M).group(1)
+    assert mod.render(ROOT, python) == (ROOT / "environment.yml").read_text()  # ./run lock regenerates it
 
 
 def test_every_dependency_is_locked():

@@ -8,7 +8,7 @@ import math
 import sys
 from pathlib import Path
 
-from . import __version__, paths
+from . import __version__, clihelp, paths
 
 
 def _jsonable(v):
@@ -20,31 +20,69 @@ def _jsonable(v):
 
 
 def cmd_parse(args) -> int:
+    """Each file's records as JSON lines; folders are listed as ingest lists them (ignore list
+    included). Missing paths: exit 2 before any output; files that fail: reported, exit 1."""
     import hashlib
 
     from .errors import ParseError
     from .parsers import parse_bytes, parser_version
 
-    path = Path(args.file)
-    data = path.read_bytes()
-    try:
-        parsed, mod = parse_bytes(data, str(path))
-    except ParseError as e:
-        print(f"storagelab parse: {e}", file=sys.stderr)
+    files = _parse_targets(args.files)
+    if files is None:
         return 2
     out = sys.stdout
-    head = dict(table="files", path=str(path), sha256=hashlib.sha256(data).hexdigest(), size_bytes=len(data),
-                tool=parsed.tool, tool_version=parsed.tool_version, format=parsed.format,
-                parser_version=parser_version(mod), n_rows=parsed.n_rows, warnings="\n".join(parsed.warnings) or None)
-    out.write(json.dumps(head, sort_keys=False) + "\n")
-    for table, rows in parsed.tables.items():
-        for row in rows:
-            rec = {"table": table}
-            rec.update({k: _jsonable(v) for k, v in row.items()})
-            out.write(json.dumps(rec) + "\n")
-    for w in parsed.warnings:
-        print(f"warning: {path}: {w}", file=sys.stderr)
-    return 0
+    failed = 0
+    for name in files:
+        path = Path(name)
+        try:
+            data = path.read_bytes()
+            parsed, mod = parse_bytes(data, str(path))
+        except ParseError as e:
+            print(f"storagelab parse: {e}", file=sys.stderr)
+            failed += 1
+            continue
+        except OSError as e:
+            print(f"storagelab parse: {path}: {e.strerror or e}", file=sys.stderr)
+            failed += 1
+            continue
+        head = dict(table="files", path=str(path), sha256=hashlib.sha256(data).hexdigest(), size_bytes=len(data),
+                    tool=parsed.tool, tool_version=parsed.tool_version, format=parsed.format,
+                    parser_version=parser_version(mod), n_rows=parsed.n_rows,
+                    warnings="\n".join(parsed.warnings) or None)
+        out.write(json.dumps(head, sort_keys=False) + "\n")
+        for table, rows in parsed.tables.items():
+            for row in rows:
+                rec = {"table": table}
+                rec.update({k: _jsonable(v) for k, v in row.items()})
+                out.write(json.dumps(rec) + "\n")
+        for w in parsed.warnings:
+            print(f"warning: {path}: {w}", file=sys.stderr)
+    if failed and len(files) > 1:
+        print(f"storagelab parse: {failed} of {len(files)} files failed", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _parse_targets(targets: list[str]) -> list[str] | None:
+    """The files to parse, folders walked as ingest walks them; None (after a message) if a path is missing."""
+    missing = [t for t in targets if not Path(t).exists()]
+    if missing:
+        for t in missing:
+            print(f"storagelab parse: {t}: no such file or directory", file=sys.stderr)
+        return None
+    files: list[str] = []
+    for t in targets:
+        if Path(t).is_dir():
+            from .ignore import split
+            from .store import _listing
+
+            found = [job[1] for job in split(_listing([t]), [t])[0]]  # ignore list included
+            if not found:
+                print(f"storagelab parse: {t}: no log files in this folder", file=sys.stderr)
+                return None
+            files += found
+        else:
+            files.append(t)
+    return files
 
 
 def cmd_ingest(args) -> int:
@@ -85,12 +123,14 @@ def cmd_sql(args) -> int:
 
     import duckdb
 
+    from . import sqlout
+
+    query = sys.stdin.read() if args.query == "-" else args.query
     con = connect(args.db, read_only=True)
     try:
-        rel = con.sql(args.query)
-        if rel is not None:
-            print(rel)
-    except duckdb.Error as e:
+        return sqlout.run(con, query, fmt="csv" if args.csv else "json" if args.json else "table",
+                          limit=args.limit, parquet=args.parquet)
+    except (duckdb.Error, ValueError) as e:
         print(f"storagelab sql: {e}", file=sys.stderr)
         return 2
     finally:
@@ -197,8 +237,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="most files per transaction batch (default 5000; a batch also ends at 100,000 rows)")
     s.set_defaults(func=cmd_ingest)
 
-    s = sub.add_parser("parse", help="print one file's normalized records as JSON lines (one object per row, key 'table')")
-    s.add_argument("file")
+    s = sub.add_parser("parse", help="print files' normalized records as JSON lines (one object per row, key 'table')")
+    s.add_argument("files", nargs="+", metavar="PATH",
+                   help="log files (plain or .gz/.xz/.bz2/.zst) or folders (walked as ingest walks them)")
     s.set_defaults(func=cmd_parse)
 
     for verb in ("run", "notebooks"):
@@ -219,21 +260,67 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--write", action="store_true")
     s.set_defaults(func=cmd_schema)
 
-    s = sub.add_parser("sql", help="run a read-only SQL query on the database and print the result")
-    s.add_argument("query")
-    s.add_argument("--db", default=None)
+    s = sub.add_parser("sql", help="run a read-only SQL query on the database: a table, CSV, JSON lines or Parquet")
+    s.add_argument("query", help="the SQL (DuckDB dialect); - reads it from standard input")
+    s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
+    fmt = s.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true", help="CSV with a header row (NULL as an empty field)")
+    fmt.add_argument("--json", action="store_true", help="JSON lines: one object per row, keys in column order")
+    fmt.add_argument("--parquet", metavar="FILE", help="write the result to a Parquet file (nothing on stdout)")
+    s.add_argument("--limit", type=_count, metavar="N",
+                   help="at most N rows (0: all). Default: all rows, except the table on a terminal (40)")
     s.set_defaults(func=cmd_sql)
 
     s = sub.add_parser("lab", help="open JupyterLab on the project with its kernel and the database ready "
                                    "(other options go to JupyterLab, e.g. --no-browser --port 8888)")
     s.set_defaults(func=cmd_lab)
 
+    clihelp.decorate(p, sub)
     args, unknown = p.parse_known_args(argv)
     if args.cmd == "lab":
         args.extra = unknown
     elif unknown:
         p.error(f"unrecognized arguments: {' '.join(unknown)}")
-    return args.func(args)
+    return _guarded(args)
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return n
+
+
+def _guarded(args) -> int:
+    """Run a command; a closed pipe, Ctrl-C, or a storagelab error or OSError (missing database,
+    unreadable file) that the command did not catch is a clean exit (0, 130, 2) with at most one
+    line, never a traceback."""
+    from .errors import StoragelabError
+
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        # the reader went away (| head): stop quietly, and keep Python's exit-time flush quiet too
+        import os
+
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
+    except KeyboardInterrupt:
+        print(f"storagelab {args.cmd}: interrupted", file=sys.stderr)
+        return 130
+    except StoragelabError as e:
+        print(f"storagelab {args.cmd}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a missing, unreadable or unwritable file or folder named by the user
+        text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
+        print(f"storagelab {args.cmd}: {text}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

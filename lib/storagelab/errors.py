@@ -11,7 +11,8 @@ class ParseError(StoragelabError, ValueError):
     """A file could not be parsed.
 
     kind is one of: empty, binary, encoding, unknown-format, truncated, invalid,
-    unsupported-version. line is 1-based (None when the problem is the file as a whole).
+    unsupported-version, compression (a corrupt stream or zstandard missing), too-large
+    (a compressed log past the decompression limit). line is 1-based (None when the problem is the file as a whole).
     """
 
     def __init__(self, message: str, *, line: int | None = None, expected: str | None = None,

@@ -38,7 +38,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from . import paths
+from . import ignore, paths
 from .errors import DatabaseBusyError, ParseError
 from .manifest import LABEL_COLUMNS, Manifest
 from .manifest import load as load_manifest
@@ -389,11 +389,14 @@ class Summary:
     errors: list[str] = field(default_factory=list)
     rebuilt_schema: bool = False
     duplicates: int = 0  # of the skipped: copies of a stored file (table duplicates)
+    ignored: int = 0  # listed but matched by an ignore file (not read)
+    ignore_files: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         copies = f" ({self.duplicates} identical to another file)" if self.duplicates else ""
+        ign = f", ignored {self.ignored} ({', '.join(self.ignore_files)})" if self.ignored else ""
         return (f"ingested {self.ingested} (of which {self.replaced} replaced), skipped {self.skipped} unchanged"
-                f"{copies}, failed {self.failed}; {self.rows} rows in {self.seconds:.2f} s")
+                f"{copies}{ign}, failed {self.failed}; {self.rows} rows in {self.seconds:.2f} s")
 
 
 def _current_parser_versions() -> dict[str, str]:
@@ -410,7 +413,8 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
     db = Path(db_path or paths.DB)
     manifest = load_manifest(Path(manifest_path) if manifest_path else paths.MANIFEST)
     summary = Summary()
-    listing = list(_listing(targets))
+    listing, ignored, summary.ignore_files = ignore.split(_listing(targets), targets)  # .storagelabignore
+    summary.ignored = len(ignored)
 
     con = connect(db, wait=wait)
     # DuckDB keeps written pages cached up to its limit (default 80 % of RAM): a large ingest would
@@ -462,6 +466,9 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
         found: list[tuple] = []  # copies of stored files (path, sha256, size, mtime_ns, same_as)
         unique: list[str] = []  # paths listed as copies that now hold other bytes
         written: set[str] = set()  # tables whose rows changed (their Parquet files are rewritten)
+        if ignored and con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))",
+                                   [[e[0] for e in ignored]]).fetchone()[0]:
+            written.add("ingest_errors")  # an ignored file's old failure is no longer listed
         for out in _parse_all(jobs, workers):
             bar(1)
             summary.bytes_read += out.size

@@ -14,6 +14,7 @@ from types import ModuleType
 
 from ..errors import ParseError
 from .base import Parsed
+from .compressed import decompress
 
 # Order matters only where two tools could both claim a text; each sniffer is specific.
 MODULES = ("fio", "bonnie", "zdb", "partitions", "zpool", "mbuffer", "transcribed")
@@ -128,9 +129,11 @@ def parse_text(text: str) -> tuple[Parsed, ModuleType]:
 
 
 def parse_bytes(data: bytes, path: str | None = None) -> tuple[Parsed, ModuleType]:
-    """Decode, detect and parse. A file that starts with ``{`` is first offered to the fio JSON
-    fast path (bytes in, same result as the general path, or None to decline)."""
+    """Decompress (gzip/xz/bzip2/zstd, by magic bytes: ``compressed.py``), decode, detect and parse.
+    A file that starts with ``{`` is first offered to the fio JSON fast path (bytes in, same result
+    as the general path, or None to decline)."""
     try:
+        data = decompress(data)
         if data[:1] == b"{":
             from .fio.json import parse_plain
             parsed = parse_plain(data)

@@ -1,0 +1,88 @@
+"""The command line's help texts: an example for every subcommand and the exit codes.
+
+Kept apart from cli.py's option definitions; ``decorate`` adds them to the parsers after they are
+built. A new subcommand gets its example here (tests/test_cli_errors.py checks that every
+subcommand's --help shows one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+EXIT_CODES = """\
+exit codes:
+  0    ok
+  1    some files failed to parse (the others were processed; see the messages)
+  2    usage or environment error (bad option, missing file or database, bad SQL, database busy)
+  130  interrupted (Ctrl-C)
+A closed output pipe (storagelab parse FILE | head) ends the command quietly with 0."""
+
+EXAMPLES = {
+    "ingest": """\
+examples:
+  storagelab ingest                              # data/raw/ -> data/parsed/storagelab.duckdb
+  storagelab ingest ~/logs --db my.duckdb --quiet
+Compressed logs (.gz, .xz, .bz2, .zst) are read as they are; paths matched by
+data/raw/.storagelabignore (gitignore syntax) are skipped and counted as ignored.""",
+    "parse": """\
+examples:
+  storagelab parse data/raw/homelab-mergerfs/fio-btrfs-raid1.txt
+  storagelab parse run1.log.gz run2.log.xz | jq -c 'select(.table == "fio_groups")'
+  storagelab parse data/raw/thumper-x4500        # every file in the folder, as ingest lists them
+Output: JSON lines; per file one {"table": "files", ...} record, then one object per row.
+A file that cannot be parsed is reported on stderr and the others are still printed (exit 1).""",
+    "run": """\
+examples:
+  storagelab run                                 # every notebook in notebooks/
+  storagelab run 05_stacks -p study my-nas""",
+    "notebooks": """\
+examples:
+  storagelab notebooks                           # every notebook in notebooks/
+  storagelab notebooks 05_stacks -p study my-nas""",
+    "report": """\
+example:
+  storagelab report                              # reports/executed/*.ipynb -> reports/*.html""",
+    "build": """\
+example:
+  storagelab build --wait 60                     # ingest, run every notebook, render reports/""",
+    "schema": """\
+examples:
+  storagelab schema | less
+  storagelab schema --write                      # regenerate docs/schema.md""",
+    "sql": """\
+examples:
+  storagelab sql "SELECT label, bw_bytes_per_s/2^20 AS mib_s FROM fio_groups JOIN files USING (file_id)"
+  storagelab sql "SELECT * FROM files" --csv > files.csv
+  storagelab sql "SELECT * FROM fio_results" --json | jq .bw_bytes_per_s
+  storagelab sql "SELECT * FROM fio_percentiles" --parquet pct.parquet
+  echo "SELECT count(*) FROM files" | storagelab sql -
+On a terminal the table shows 40 rows and cuts long cells; piped or redirected, every row and
+column is written in full with no footer.""",
+    "lab": """\
+examples:
+  storagelab lab
+  storagelab lab --no-browser --port 8899        # other options are passed to JupyterLab""",
+}
+
+
+def _raw(parser: argparse.ArgumentParser) -> None:
+    """Keep our line breaks: a description or epilog written as one line is wrapped here instead."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    for attr in ("description", "epilog"):
+        text = getattr(parser, attr)
+        if text and "\n" not in text:
+            setattr(parser, attr, textwrap.fill(text, 79))
+
+
+def decorate(parser: argparse.ArgumentParser, subparsers: argparse._SubParsersAction) -> None:
+    """Add the exit codes to every help, and an example to each subcommand that has no epilog of its own."""
+    _raw(parser)
+    parser.epilog = "\n\n".join(x for x in (parser.epilog, EXIT_CODES) if x)
+    done = set()
+    for name, sub in subparsers.choices.items():
+        if id(sub) in done:  # an alias of a command already decorated
+            continue
+        done.add(id(sub))
+        _raw(sub)
+        sub.epilog = "\n\n".join(x for x in (sub.epilog or EXAMPLES.get(name), EXIT_CODES) if x)

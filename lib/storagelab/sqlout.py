@@ -1,0 +1,180 @@
+"""`storagelab sql` output: an aligned table, CSV, JSON lines or a Parquet file.
+
+On a terminal the table shows at most ``TERMINAL_ROWS`` rows (``--limit N`` to change) and cuts
+cells longer than ``TERMINAL_CELL`` characters, then says how many rows it showed. When the output
+is piped or redirected, every row and every character is written and nothing else (no footer, no
+notes), so ``storagelab sql ... | sort`` and ``> out.csv`` get the data only.
+
+Text forms: NULL is ``NULL`` in the table, an empty field in CSV and ``null`` in JSON; booleans are
+``true``/``false``; floats are written in full (Python's shortest round-trip form); timestamps in
+ISO 8601; lists and structs as JSON. In the table, newlines and tabs inside a value are shown as
+``\\n`` and ``\\t`` so that a row stays on one line.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import json
+import math
+import sys
+import uuid
+from collections.abc import Iterator
+from typing import TextIO
+
+TERMINAL_ROWS = 40
+TERMINAL_CELL = 60
+_FETCH = 10_000
+
+
+def _json_value(v):
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return None if math.isnan(v) or math.isinf(v) else v
+    if isinstance(v, decimal.Decimal):
+        return int(v) if v == v.to_integral_value() else float(v)
+    if isinstance(v, (dt.datetime, dt.date, dt.time)):
+        return v.isoformat()
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).hex()
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _json_value(x) for k, x in v.items()}
+    return str(v)  # timedelta, UUID, ...
+
+
+def _text(v) -> str:
+    """A value as CSV/table text (None is handled by the caller)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, float):
+        return repr(v) if not math.isnan(v) else "nan"
+    if isinstance(v, (dt.datetime, dt.date, dt.time)):
+        return v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v.isoformat()
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(_json_value(v), ensure_ascii=False)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).hex()
+    if isinstance(v, (int, decimal.Decimal, uuid.UUID, dt.timedelta)):
+        return str(v)
+    return str(v)
+
+
+def _rows(cur, limit: int | None) -> Iterator[tuple]:
+    left = limit
+    while left is None or left > 0:
+        batch = cur.fetchmany(_FETCH if left is None else min(_FETCH, left))
+        if not batch:
+            return
+        yield from batch
+        if left is not None:
+            left -= len(batch)
+
+
+def _names(cur) -> list[str]:
+    names, seen = [], {}
+    for d in cur.description:
+        n = d[0]
+        seen[n] = seen.get(n, 0) + 1
+        names.append(n if seen[n] == 1 else f"{n}_{seen[n]}")  # JSON keys must differ
+    return names
+
+
+def write_csv(cur, out: TextIO, limit: int | None) -> int:
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow([d[0] for d in cur.description])
+    n = 0
+    for row in _rows(cur, limit):
+        w.writerow(["" if v is None else _text(v) for v in row])
+        n += 1
+    return n
+
+
+def write_json(cur, out: TextIO, limit: int | None) -> int:
+    """JSON lines: one object per row, keys in column order."""
+    names = _names(cur)
+    n = 0
+    for row in _rows(cur, limit):
+        out.write(json.dumps(dict(zip(names, (_json_value(v) for v in row))), ensure_ascii=False) + "\n")
+        n += 1
+    return n
+
+
+def _numeric(type_code) -> bool:
+    t = str(type_code).upper()
+    return any(k in t for k in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMBER")) and "[]" not in t
+
+
+def write_table(cur, out: TextIO, limit: int | None, *, terminal: bool) -> tuple[int, bool]:
+    """An aligned table (header, dashes, rows; numbers right-aligned). ``limit`` None: the terminal's
+    default cap (all rows when piped); 0: all rows. Returns (rows shown, more rows exist)."""
+    names = [d[0] for d in cur.description]
+    right = [_numeric(d[1]) for d in cur.description]
+    cap = (TERMINAL_ROWS if terminal else None) if limit is None else (limit or None)
+    rows = list(_rows(cur, None if cap is None else cap + 1))
+    more = cap is not None and len(rows) > cap
+    rows = rows[:cap] if more else rows
+
+    def cell(v) -> str:
+        s = "NULL" if v is None else _text(v).replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+        if terminal and len(s) > TERMINAL_CELL:
+            s = s[: TERMINAL_CELL - 1] + "…"
+        return s
+
+    body = [[cell(v) for v in row] for row in rows]
+    widths = [max([len(n)] + [len(r[i]) for r in body]) for i, n in enumerate(names)]
+
+    def line(cells, is_header=False) -> str:
+        parts = [c.rjust(w) if right[i] and not is_header else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(parts).rstrip()
+
+    out.write(line(names, True) + "\n")
+    out.write("  ".join("-" * w for w in widths) + "\n")
+    for r in body:
+        out.write(line(r) + "\n")
+    return len(body), more
+
+
+def run(con, query: str, *, fmt: str = "table", limit: int | None = None, parquet: str | None = None,
+        out: TextIO | None = None, err: TextIO | None = None, terminal: bool | None = None) -> int:
+    """Run ``query`` and write its result; duckdb.Error propagates to the caller. Returns an exit code.
+
+    ``limit``: at most that many rows; None: all rows, except the table on a terminal
+    (``TERMINAL_ROWS``); 0: all rows."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if terminal is None:
+        terminal = out.isatty()
+    if parquet:
+        rel = con.sql(query)
+        if rel is None:
+            raise ValueError("the query returns no result to write")
+        if limit:
+            rel = rel.limit(limit)
+        rel.write_parquet(str(parquet))
+        if terminal:
+            n = con.execute("SELECT count(*) FROM read_parquet(?)", [str(parquet)]).fetchone()[0]
+            err.write(f"wrote {n} rows to {parquet}\n")
+        return 0
+    cur = con.execute(query)
+    if cur.description is None:  # a statement without a result (e.g. SET)
+        return 0
+    if fmt == "csv":
+        write_csv(cur, out, limit or None)
+    elif fmt == "json":
+        write_json(cur, out, limit or None)
+    else:
+        shown, more = write_table(cur, out, limit, terminal=terminal)
+        if terminal:
+            if more:
+                err.write(f"({shown} rows shown, more exist: --limit N for more, --limit 0 for all, "
+                          f"or --csv/--json/--parquet FILE)\n")
+            else:
+                err.write(f"({shown} row{'s' if shown != 1 else ''})\n")
+    return 0

@@ -1,0 +1,185 @@
+"""User errors are one line and an exit code, never a traceback: every --help has an example and the
+exit codes; parse of folders, missing and unparseable files; closed pipes; Ctrl-C; the run script's
+--help and its conda path."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import RAW, ROOT
+from storagelab import __version__, cli
+
+ENV = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+FIO = RAW / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt"
+
+
+def storagelab(*args, **kw):
+    r = subprocess.run([sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=ENV, **kw)
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout
+    return r
+
+
+def _subcommands() -> list[str]:
+    import re
+
+    out = storagelab("--help").stdout.split("options:")[0]
+    return re.findall(r"^    ([a-z][a-z-]*)(?:\s|$)", out, re.M)
+
+
+def test_main_help_documents_the_exit_codes():
+    out = storagelab("--help").stdout
+    assert ("exit codes:\n  0    ok\n  1    some files failed to parse (the others were processed; see the messages)\n"
+            "  2    usage or environment error") in out
+    assert "  130  interrupted (Ctrl-C)" in out
+
+
+def test_every_subcommand_help_has_an_example_and_the_exit_codes():
+    subs = _subcommands()
+    assert {"ingest", "parse", "sql", "schema", "report", "build", "run", "lab"} <= set(subs)
+    for sub in subs:
+        r = storagelab(sub, "--help")
+        assert r.returncode == 0, sub
+        assert "example" in r.stdout and "storagelab " in r.stdout.split("example", 1)[1], sub
+        assert r.stdout.count("exit codes:") == 1, sub
+
+
+def test_unknown_command_is_a_usage_error():
+    r = storagelab("frobnicate")
+    assert r.returncode == 2 and "invalid choice: 'frobnicate'" in r.stderr
+
+
+# ----------------------------------------------------------------------------- parse
+
+def test_parse_missing_file():
+    r = storagelab("parse", "missing.txt")
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", "storagelab parse: missing.txt: no such file or directory\n")
+
+
+def test_parse_missing_among_others_prints_nothing():
+    r = storagelab("parse", str(FIO), "nope.log.gz")
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == "storagelab parse: nope.log.gz: no such file or directory\n"
+
+
+def test_parse_unparseable_file(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("hello\n")
+    r = storagelab("parse", str(bad))
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == f"storagelab parse: {bad}:1: unknown-format: no known tool output found (expected " \
+                       "output of fio (normal/JSON/JSON+/terse), bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), " \
+                       "gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer)\n"
+
+
+def test_parse_several_files_one_bad(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\x00\x01binary")
+    r = storagelab("parse", str(FIO), str(bad), str(FIO))
+    assert r.returncode == 1
+    heads = [json.loads(x) for x in r.stdout.splitlines() if x.startswith('{"table": "files"')]
+    assert [h["path"] for h in heads] == [str(FIO), str(FIO)]  # the good ones are still printed
+    assert r.stderr.splitlines() == [f"storagelab parse: {bad}:1: binary: binary data: NUL byte at offset 0 "
+                                     f"(expected a text log)", "storagelab parse: 1 of 3 files failed"]
+
+
+def test_parse_a_folder_parses_every_file_in_it():
+    folder = RAW / "thumper-x4500"
+    r = storagelab("parse", str(folder))
+    assert r.returncode == 0 and all(x.startswith("warning: ") for x in r.stderr.splitlines())  # mbuffer's lost units
+    heads = [json.loads(x)["path"] for x in r.stdout.splitlines() if x.startswith('{"table": "files"')]
+    expected = sorted(str(p) for p in folder.iterdir() if not p.name.startswith("."))
+    assert heads == expected
+
+
+def test_parse_an_empty_folder(tmp_path):
+    r = storagelab("parse", str(tmp_path))
+    assert (r.returncode, r.stderr) == (2, f"storagelab parse: {tmp_path}: no log files in this folder\n")
+
+
+def test_parse_into_a_closed_pipe_is_quiet():
+    # enough output to fill the pipe, read by `head -1`
+    files = " ".join([str(FIO)] * 60)
+    cmd = f"{sys.executable} -m storagelab parse {files} | head -1; echo \"rc=${{PIPESTATUS[0]}}\" >&2"
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=ENV)
+    assert r.stdout.startswith('{"table": "files"') and len(r.stdout.splitlines()) == 1
+    assert r.stderr == "rc=0\n"  # no BrokenPipeError, no "Exception ignored" line
+
+
+# ----------------------------------------------------------------------------- the guard in main()
+
+@pytest.mark.parametrize("exc, rc, err", [
+    (KeyboardInterrupt(), 130, "storagelab sql: interrupted\n"),
+    (__import__("storagelab.errors").errors.DatabaseBusyError("db.duckdb is in use by another process"), 2,
+     "storagelab sql: db.duckdb is in use by another process\n"),
+    (FileNotFoundError("x.duckdb does not exist: run `storagelab ingest` (or ./run build) first"), 2,
+     "storagelab sql: x.duckdb does not exist: run `storagelab ingest` (or ./run build) first\n"),
+    (PermissionError(13, "Permission denied", "/root/x.log"), 2, "storagelab sql: /root/x.log: Permission denied\n"),
+])
+def test_guard_turns_exceptions_into_one_line(capsys, exc, rc, err):
+    def boom(args):
+        raise exc
+
+    assert cli._guarded(argparse.Namespace(cmd="sql", func=boom)) == rc
+    assert capsys.readouterr().err == err
+
+
+def test_missing_database(tmp_path):
+    r = storagelab("sql", "SELECT 1", "--db", str(tmp_path / "none.duckdb"))
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1
+    assert r.stderr.startswith("storagelab sql: ") and "none.duckdb" in r.stderr
+
+
+def test_ctrl_c_exits_130_with_one_line(seed_db):
+    p = subprocess.Popen([sys.executable, "-m", "storagelab", "sql", "-", "--db", str(seed_db)], env=ENV,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(4)  # started and waiting for the query on stdin
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+    assert (p.returncode, out, err) == (130, "", "storagelab sql: interrupted\n")
+
+
+# ----------------------------------------------------------------------------- ./run
+
+def test_run_has_the_cli_verbs():
+    tasks = subprocess.run([str(ROOT / "run"), "help"], capture_output=True, text=True, check=True).stdout
+    for verb in ("ingest", "parse", "sql", "notebooks", "report", "build", "lab", "schema"):
+        assert f"\n  {verb} " in tasks, verb
+
+
+def test_run_test_help_does_not_build():
+    t0 = time.monotonic()
+    r = subprocess.run([str(ROOT / "run"), "test", "--help"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and r.stderr == "" and time.monotonic() - t0 < 10
+    assert r.stdout.startswith("usage: ./run test [PYTEST ARGS]\n")
+    for task in ("lock", "schema"):
+        r = subprocess.run([str(ROOT / "run"), task, "-h"], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0 and r.stdout.startswith(f"usage: ./run {task}\n")
+
+
+def test_run_uses_an_active_conda_env_that_has_the_project(tmp_path):
+    """CONDA_PREFIX whose python imports storagelab from this checkout: ./run uses it, builds no .venv/."""
+    prefix = tmp_path / "conda-env"
+    (prefix / "bin").mkdir(parents=True)
+    kernel = prefix / "share" / "jupyter" / "kernels" / "storagelab"
+    kernel.mkdir(parents=True)
+    (kernel / "kernel.json").write_text("{}")  # registered already (./run registers it when missing)
+    marker = tmp_path / "used"
+    py = prefix / "bin" / "python"
+    py.write_text(f"#!/bin/sh\necho used >> {marker}\nPYTHONPATH={ROOT / 'lib'} exec {sys.executable} \"$@\"\n")
+    py.chmod(0o755)
+    env = dict(os.environ, CONDA_PREFIX=str(prefix))
+    r = subprocess.run([str(ROOT / "run"), "cli", "--version"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0 and r.stdout == f"storagelab {__version__}\n", r.stderr
+    assert "==> creating" not in r.stderr and "==> installing" not in r.stderr
+    assert marker.read_text().count("used") == 2  # the import check, then the command

@@ -1,0 +1,146 @@
+"""The ignore list (data/raw/.storagelabignore): gitignore matching, and ingest/parse leaving the
+matched files out, counted once in the summary, never as failures."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from conftest import ROOT
+from storagelab.ignore import IGNORE_FILE, IgnoreList, compile_rule, split
+from storagelab.store import ingest
+
+
+def ign(*lines):
+    return IgnoreList(lines)
+
+
+CASES = [
+    (["*.tmp"], "a.tmp", True),
+    (["*.tmp"], "deep/er/a.tmp", True),  # no slash: any depth
+    (["*.tmp"], "a.tmp.txt", False),
+    (["bad.txt"], "mylab/bad.txt", True),
+    (["/bad.txt"], "mylab/bad.txt", False),  # leading slash: only at the top
+    (["/bad.txt"], "bad.txt", True),
+    (["mylab/bad.txt"], "mylab/bad.txt", True),
+    (["mylab/bad.txt"], "other/mylab/bad.txt", False),  # a middle slash anchors too
+    (["mylab/*.txt"], "mylab/x.txt", True),
+    (["mylab/*.txt"], "mylab/sub/x.txt", False),  # * does not cross /
+    (["mylab/**/*.txt"], "mylab/sub/deeper/x.txt", True),
+    (["mylab/**/*.txt"], "mylab/x.txt", True),  # **/ may be no folder at all
+    (["**/zdb-*"], "a/b/zdb-x.txt", True),
+    (["scratch/**"], "scratch/a/b.txt", True),
+    (["scratch/"], "scratch/a/b.txt", True),  # a folder: everything inside
+    (["scratch/"], "scratch", False),  # trailing slash: folders only, not a file of that name
+    (["scratch"], "x/scratch/b.txt", True),  # a name matches folders at any depth
+    (["fio-?.txt"], "fio-1.txt", True),
+    (["fio-?.txt"], "fio-10.txt", False),
+    (["fio-[0-9].txt"], "fio-7.txt", True),
+    (["fio-[!0-9].txt"], "fio-7.txt", False),
+    (["fio-[!0-9].txt"], "fio-x.txt", True),
+    (["*.txt", "!keep.txt"], "keep.txt", False),  # re-included
+    (["*.txt", "!keep.txt", "keep.txt"], "keep.txt", True),  # the last match wins
+    (["scratch/", "!scratch/keep.txt"], "scratch/keep.txt", True),  # not inside an excluded folder
+    (["# comment", "", "   "], "# comment", False),
+    (["\\#hash.txt"], "#hash.txt", True),
+    (["\\!bang.txt"], "!bang.txt", True),
+    (["trailing.txt   "], "trailing.txt", True),  # trailing spaces dropped
+    (["space\\ "], "space ", True),  # unless escaped
+    (["a+b(c).txt"], "a+b(c).txt", True),  # regex characters are literal
+]
+
+
+@pytest.mark.parametrize("patterns, path, expected", CASES)
+def test_gitignore_matching(patterns, path, expected):
+    assert ign(*patterns).ignored(path) is expected
+
+
+def test_blank_and_comment_lines_are_not_rules():
+    assert compile_rule("") is None and compile_rule("# x") is None and compile_rule("/") is None
+    il = ign("# truncated captures", "", "*.tmp", "!a.tmp")
+    assert [(r.pattern, r.negate, r.line) for r in il.rules] == [("*.tmp", False, 3), ("!a.tmp", True, 4)]
+
+
+def test_split_uses_the_ignore_file_of_data_raw(tmp_path):
+    raw = tmp_path / "raw"
+    (raw / "lab").mkdir(parents=True)
+    for n in ("lab/a.txt", "lab/bad.txt", "b.txt"):
+        (raw / n).write_text("x")
+    listing = [(n, str(raw / n)) for n in ("lab/a.txt", "lab/bad.txt", "b.txt")]
+    assert split(listing, [raw], raw=raw) == (listing, [], [])  # no ignore file: unchanged
+    (raw / IGNORE_FILE).write_text("lab/bad.txt\n")
+    kept, ignored, used = split(listing, [raw / "lab"], raw=raw)  # a folder inside data/raw: its rules apply
+    assert [e[0] for e in kept] == ["lab/a.txt", "b.txt"] and [e[0] for e in ignored] == ["lab/bad.txt"]
+    assert used == [str(raw / IGNORE_FILE)]
+
+
+# ----------------------------------------------------------------------------- through ingest and the CLI
+
+BAD = "this is not the output of any benchmark tool\n"
+
+
+def _raw_with_bad_files(raw_copy):
+    (raw_copy / "mylab").mkdir()
+    (raw_copy / "mylab" / "zdb-bv-TRUNCATED.txt").write_text(BAD)
+    (raw_copy / "mylab" / "notes.tmp").write_text(BAD)
+    return raw_copy
+
+
+def _cli(*args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    return subprocess.run([sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env)
+
+
+def test_ingest_skips_ignored_files_and_counts_them_once(raw_copy, tmp_path):
+    raw = _raw_with_bad_files(raw_copy)
+    db = tmp_path / "i.duckdb"
+    args = ("ingest", str(raw), "--db", str(db), "--manifest", str(raw / "manifest.csv"), "--quiet", "--no-parquet")
+    r = _cli(*args)
+    assert r.returncode == 1 and "failed 2" in r.stdout  # before: both fail on every ingest
+    (raw / IGNORE_FILE).write_text("# will never parse\nmylab/*-TRUNCATED.txt\n*.tmp\n")
+    r = _cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr and "error:" not in r.stderr
+    assert r.stdout.startswith(f"ingested 0 (of which 0 replaced), skipped 38 unchanged, "
+                               f"ignored 2 ({raw / IGNORE_FILE}), failed 0; 0 rows in ")
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] == 0  # the old failures are gone
+    assert con.execute("SELECT count(*) FROM files WHERE path LIKE '%mylab%'").fetchone()[0] == 0
+    con.close()
+    r = _cli(*args)
+    assert r.returncode == 0 and ", ignored 2 (" in r.stdout and r.stdout.count(", ignored ") == 1
+
+
+def test_ingest_without_ignore_file_has_the_usual_summary(raw_copy, tmp_path):
+    s = ingest([raw_copy], db_path=tmp_path / "n.duckdb", manifest_path=raw_copy / "manifest.csv",
+               parquet_dir=False, progress=False)
+    assert s.ignored == 0 and "ignored" not in s.line()
+
+
+def test_parse_of_a_folder_leaves_ignored_files_out(raw_copy):
+    raw = _raw_with_bad_files(raw_copy)
+    r = _cli("parse", str(raw / "mylab"))
+    assert r.returncode == 1 and "unknown-format" in r.stderr
+    # a folder outside the project: its own ignore file, relative to it
+    (raw / "mylab" / IGNORE_FILE).write_text("*\n")
+    r = _cli("parse", str(raw / "mylab"))
+    assert r.returncode == 2 and r.stderr == f"storagelab parse: {raw / 'mylab'}: no log files in this folder\n"
+
+
+def test_matching_agrees_with_git(tmp_path):
+    """The same cases, asked of git itself (git check-ignore --no-index)."""
+    import shutil
+
+    if not shutil.which("git"):
+        pytest.skip("git not installed")
+    for i, (patterns, path, expected) in enumerate(CASES):
+        repo = tmp_path / f"r{i}"
+        repo.mkdir()
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        (repo / ".gitignore").write_text("\n".join(patterns) + "\n")
+        r = subprocess.run(["git", "-C", str(repo), "check-ignore", "-q", "--no-index", path])
+        assert (r.returncode == 0) is expected, (patterns, path)
