@@ -155,15 +155,20 @@ def built():
         from storagelab.store import ingest
 
         ingest(progress=False)
-        report.run_notebooks()
+        report.run_notebooks(plans=report.build_plan())
         report.render_reports()
-    pages = sorted(p for p in paths.REPORTS.glob("*.html") if p.name != "index.html")
+    pages = sorted(paths.REPORTS.glob("*/*.html"))
     assert pages, "no report in reports/ (run ./run build)"
     return pages
 
 
 def test_every_notebook_has_a_report(built):
     assert {p.stem for p in built} == {nb.stem for nb in report.list_notebooks()}
+    # grouped by study: each source study's page for each notebook its claims name
+    assert {f"{p.parent.name}/{p.stem}" for p in built} >= {
+        "homelab-mergerfs/05_stacks", "freebsd-bonnie-dedup/03_sector63", "freebsd-bonnie-dedup/04_dedup_ddt",
+        "thumper-x4500/01_vdev_scaling", "thumper-x4500/06_zfs_send_transports", "ars-zfs-vs-raid/02_recordsize",
+        "all/07_explore"}
 
 
 def test_reports_need_nothing_outside_the_file(built):
@@ -202,11 +207,12 @@ def test_every_chart_is_exported_as_svg_png_and_vega_lite(built):
         text = page.read_text(encoding="utf-8")
         shown = Page(text).figures
         assert None not in shown, f"{page.name}: a chart shown without charts.show (no exported files)"
-        exported = {f"{figure_dir(page.stem).name}/{f.name[:-4]}" for f in figure_dir(page.stem).glob("*.svg")}
+        figs = figure_dir(page.stem, page.parent / "figures")
+        exported = {f"{figs.name}/{f.name[:-4]}" for f in figs.glob("*.svg")}
         assert sorted(shown) == sorted(exported), page.name  # each exported once, each shown once
         inline = _inline_figures(text)
         for fig in shown:
-            base = paths.FIGURES / fig
+            base = page.parent / "figures" / fig
             svg = base.with_suffix(".svg").read_text(encoding="utf-8")
             assert ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"
             assert _svg_content(inline[fig]) == _svg_content(svg), f"{fig}: the page shows another SVG than saved"
@@ -235,7 +241,7 @@ def _drawn(el) -> bool:
 
 def test_every_chart_draws_its_data(built):
     """A chart whose marks are all empty (e.g. bars on a log axis with no base) renders as bare axes."""
-    for svg_file in sorted(paths.FIGURES.glob("*/*.svg")):
+    for svg_file in sorted(paths.REPORTS.glob("*/figures/*/*.svg")):
         root = ET.fromstring(svg_file.read_text(encoding="utf-8"))
         data_marks = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if "role-mark" in g.get("class", "")
                       and not any(k in g.get("class", "") for k in ("mark-rule", "mark-text", "role-axis",
@@ -285,12 +291,12 @@ def test_inline_svg_prefixes_ids_and_refuses_active_content():
 
 
 def test_index_escapes_summary_text(tmp_path):
-    (tmp_path / "s").mkdir()
-    (tmp_path / "s" / "x.json").write_text(json.dumps({
-        "notebook": "x'><script>alert(5)</script>", "title": XSS_JOB, "answers": XSS_LABEL,
-        "headline": {XSS_HOST: XSS_STACK}, "claims": [{"status": "<i>reproduced</i>"}]}))
-    page = report.index_html("<now>", summaries_dir=tmp_path / "s",
-                             pages={"y": {"title": XSS_LABEL, "params": []}})
+    (tmp_path / "f" / "summaries").mkdir(parents=True)
+    (tmp_path / "f" / "summaries" / "x.json").write_text(json.dumps({
+        "notebook": "x'><script>alert(5)</script>", "title": XSS_JOB, "answers": XSS_LABEL, "verdict": XSS_LABEL,
+        "selection": XSS_HOST, "missing": [XSS_JOB], "headline": {XSS_HOST: XSS_STACK},
+        "claims": [{"status": "<i>reproduced</i>", "basis": "<i>raw</i>"}]}))
+    page = report.index_html("<now>", tmp_path, pages={"f/y": {"title": XSS_LABEL, "params": []}})
     p = Page(page)
     assert p.scripts == [] and "img" not in p.tags_seen and "b" not in p.tags_seen and "i" not in p.tags_seen
     assert not [a for a in p.attrs_seen if a.startswith("on")]
@@ -332,7 +338,7 @@ def xss_build(tmp_path_factory):
 
 
 def test_log_text_is_escaped_in_the_html(xss_build):
-    page = (xss_build / "07_explore.html").read_text(encoding="utf-8")
+    page = next(xss_build.glob("all--*/07_explore.html")).read_text(encoding="utf-8")
     index = (xss_build / "index.html").read_text(encoding="utf-8")
     for text, what in ((page, "report"), (index, "index")):
         for hostile in (XSS_JOB, XSS_LABEL, XSS_HOST, XSS_STACK):
@@ -341,14 +347,14 @@ def test_log_text_is_escaped_in_the_html(xss_build):
         assert "img" not in p.tags_seen and "b" not in p.tags_seen, what
         assert not [a for a in p.attrs_seen if a.startswith("on")], what
         assert all("alert" not in s for s in p.scripts), what
-    assert f"fastest write run{XSS_LABEL}: " in Page(index).text  # the headline quotes the label, as text
+    assert f"fastest write run (unchecked for cache){XSS_LABEL}: " in Page(index).text  # the label, as text
     # shown as text: the job name in the SQL table (polars quotes strings), the labels in the files table
     text = Page(page).text
     assert f'"{XSS_JOB}"' in text
     for s in (XSS_LABEL, XSS_HOST, XSS_STACK):
         assert f'"{s}"' in text, s
     # and in the chart: the saved SVG and the one inlined in the page hold the label as escaped text
-    svg = (xss_build / "figures" / "07-explore" / "run-bandwidth-write.svg").read_text(encoding="utf-8")
+    svg = next(xss_build.glob("all--*/figures/07-explore/run-bandwidth-write.svg")).read_text(encoding="utf-8")
     assert XSS_LABEL not in svg and XSS_LABEL in "".join(ET.fromstring(svg).itertext())
     assert _svg_content(_inline_figures(page)["07-explore/run-bandwidth-write"]) == _svg_content(svg)
     # the run's parameter is shown, escaped like the rest
@@ -426,7 +432,7 @@ def test_index_in_chromium(built, browser):
     assert v.problems() == []
     assert v.page.title() == "storagelab reports"
     links = set(v.page.eval_on_selector_all(".card a", "els => els.map(a => a.getAttribute('href'))"))
-    assert links == {p.name for p in built}  # every report reachable, no dead link
+    assert links == {f"{p.parent.name}/{p.name}" for p in built}  # every report reachable, no dead link
     v.page.close()
 
 
@@ -435,12 +441,12 @@ def test_reports_in_chromium(built, browser):
     failures = []
     for path in built:
         v = Visit(browser, path)
-        v.screenshot(path.stem)
+        v.screenshot(f"{path.parent.name}-{path.stem}")
         page, name = v.page, path.name
         failures += [f"{name}: {p}" for p in v.problems()]
         # every exported chart is drawn, with marks and text, at a readable size
         charts = page.eval_on_selector_all(".sl-figure", _CHARTS_JS)
-        n_exported = len(list(figure_dir(path.stem).glob("*.svg")))
+        n_exported = len(list(figure_dir(path.stem, path.parent / "figures").glob("*.svg")))
         if len(charts) != n_exported:
             failures.append(f"{name}: {len(charts)} charts drawn, {n_exported} exported")
         for c in charts:
@@ -473,7 +479,7 @@ def test_reports_in_chromium(built, browser):
 @pytest.mark.browser
 def test_log_text_shows_as_text_in_chromium(xss_build, browser):
     for name in ("07_explore", "index"):
-        v = Visit(browser, xss_build / f"{name}.html")
+        v = Visit(browser, next(xss_build.glob("all--*/07_explore.html")) if name != "index" else xss_build / "index.html")
         v.screenshot(f"escaping-{name}")
         assert v.problems() == [], name  # no dialog fired, no request for the <img src=x>
         page = v.page
