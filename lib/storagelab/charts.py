@@ -132,18 +132,15 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
 
     from .units import MiB
 
-    df = runs.select(
-        "label", "workload", "bw_mib_s",
-        inflated=pl.when(pl.col("inflated").is_null()).then(pl.lit("no device limit labelled"))
-        .when(pl.col("inflated")).then(pl.lit("above the device's limit")).otherwise(pl.lit("within the limit")),
-        limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB,
-    )
+    from .analysis.stacks import FLAGS
+
+    df = runs.select("label", "workload", "bw_mib_s", inflated="flag",
+                     limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB)
     base = alt.Chart(df).encode(y=alt.Y("label:N", sort="-x", title=None, axis=alt.Axis(labelLimit=360)))
     bars = base.mark_bar().encode(
         x=alt.X("bw_mib_s:Q", title=f"{direction} bandwidth (MiB/s)"),
-        color=alt.Color("inflated:N", title="cache check", scale=alt.Scale(
-            domain=["above the device's limit", "within the limit", "no device limit labelled"],
-            range=["#d62728", "#1f77b4", "#9e9e9e"])),
+        color=alt.Color("inflated:N", title="plausibility", scale=alt.Scale(
+            domain=list(FLAGS), range=["#d62728", "#ff7f0e", "#e377c2", "#1f77b4", "#9e9e9e"])),
         tooltip=["label", "workload", alt.Tooltip("bw_mib_s:Q", format=".1f")],
     )
     ticks = base.mark_tick(color="#222", thickness=2, size=14).encode(x="limit_mib_s:Q")

@@ -21,14 +21,67 @@ def runs(con, study: str | None = None) -> pl.DataFrame:
     return fio_runs.runs(con, Selection(study=study or ""))
 
 
+def printed_range(bw_bytes_per_s: float | None, exact: bool | None) -> tuple[float | None, float | None]:
+    """The bandwidths a printed (rounded) value can stand for: fio's text prints 3-4 significant digits
+    (``944MiB/s`` is 943.5-944.5 MiB/s); exact values (JSON, terse) are their own bounds."""
+    if bw_bytes_per_s is None or exact:
+        return bw_bytes_per_s, bw_bytes_per_s
+    v = bw_bytes_per_s / MiB
+    for d in range(4):
+        if abs(round(v, d) - v) < 1e-9:
+            return (v - 0.5 * 10**-d) * MiB, (v + 0.5 * 10**-d) * MiB
+    return bw_bytes_per_s, bw_bytes_per_s
+
+
+FLAGS = ("above the device's limit", "at the limit, within rounding", "direct=1 ignored (ZFS < 2.3)",
+         "within the limit", "no device limit labelled")
+
+
+def _zfs_before_2_3(version: str | None) -> bool | None:
+    if not version:
+        return None
+    try:
+        major, minor = (int(x) for x in version.split(".")[:2])
+    except ValueError:
+        return None
+    return (major, minor) < (2, 3)
+
+
 def with_flags(df: pl.DataFrame, margin: float = 1.0) -> pl.DataFrame:
-    """Add MiB/s and a cache-inflation flag: bandwidth above the device's own stated limit
-    (``device_limit_bytes_per_s`` x margin) cannot come from the device (zfs-facts F23)."""
+    """Add MiB/s and the plausibility flags of each run:
+
+    * ``inflated``: even the lowest value the printed figure can stand for is above the device's stated limit
+      (``device_limit_bytes_per_s`` x margin): it cannot come from the device, a cache answered (None: no limit);
+      ``at_limit``: the limit lies within the printed figure's rounding, so the figure cannot tell;
+    * ``direct_ignored``: ``direct=1`` on ZFS before 2.3, which accepts O_DIRECT and still caches;
+    * ``shared_file``: numjobs > 1 all on one ``--filename``: their writes overlap, and a buffered ZFS merges
+      them in a transaction group while O_DIRECT stacks send every one to the device.
+    """
+    ranges = [printed_range(b, e) for b, e in zip(df["bw_bytes_per_s"], df["exact"])]
+    zfs_old = [("zfs" in (s or "")) and bool(_zfs_before_2_3(v)) for s, v in zip(df["stack"], df["zfs_version"])]
+    shared = []
+    for cmd, jobs in zip(df["command"], df["wl_numjobs"]):
+        from .fio_runs import parse_command
+
+        opts = parse_command(cmd)
+        shared.append(bool(opts.get("filename")) and jobs is not None and str(jobs).isdigit() and int(jobs) > 1
+                      and "filename_format" not in opts)
     return df.with_columns(
         bw_mib_s=pl.col("bw_bytes_per_s") / MiB,
-        inflated=pl.when(pl.col("device_limit_bytes_per_s").is_null()).then(None)
-        .otherwise(pl.col("bw_bytes_per_s") > pl.col("device_limit_bytes_per_s") * margin),
-    )
+        bw_low_bytes_per_s=pl.Series([r[0] for r in ranges], dtype=pl.Float64),
+        bw_high_bytes_per_s=pl.Series([r[1] for r in ranges], dtype=pl.Float64),
+        limit=pl.col("device_limit_bytes_per_s") * margin,
+    ).with_columns(
+        inflated=pl.when(pl.col("limit").is_null()).then(None).otherwise(pl.col("bw_low_bytes_per_s") > pl.col("limit")),
+        at_limit=pl.when(pl.col("limit").is_null()).then(None).otherwise(
+            (pl.col("bw_low_bytes_per_s") <= pl.col("limit")) & (pl.col("bw_high_bytes_per_s") >= pl.col("limit"))),
+        direct_ignored=pl.Series(zfs_old, dtype=pl.Boolean) & (pl.col("wl_direct") == "1").fill_null(False),
+        shared_file=pl.Series(shared, dtype=pl.Boolean),
+    ).with_columns(
+        flag=pl.when(pl.col("inflated")).then(pl.lit(FLAGS[0])).when(pl.col("at_limit")).then(pl.lit(FLAGS[1]))
+        .when(pl.col("direct_ignored")).then(pl.lit(FLAGS[2])).when(pl.col("limit").is_not_null()).then(pl.lit(FLAGS[3]))
+        .otherwise(pl.lit(FLAGS[4])),
+    ).drop("limit")
 
 
 def penalty(df: pl.DataFrame, base_label: str, over_label: str, direction: str = "write") -> dict:
@@ -44,6 +97,22 @@ def penalty(df: pl.DataFrame, base_label: str, over_label: str, direction: str =
     return dict(base=base_label, over=over_label, base_bytes_per_s=a["bw_bytes_per_s"],
                 over_bytes_per_s=b["bw_bytes_per_s"], ratio=ratio, penalty_pct=(1 - ratio) * 100,
                 base_file_id=a["file_id"], over_file_id=b["file_id"])
+
+
+DISK_SQL = """
+SELECT coalesce(f.label, f.path) AS label, d.file_id, d.disk, d.write_ios, d.read_ios,
+       d.write_ticks_ns / nullif(d.write_ios, 0) / 1e6 AS ms_per_io, d.util_pct, d.line_start
+FROM fio_disk_stats d JOIN files f USING (file_id)
+WHERE list_contains(?::INTEGER[], d.file_id) AND NOT coalesce(d.has_slaves, false) ORDER BY f.path, d.disk
+"""
+
+
+def device_latency(con, sel: Selection, file_ids: list[int]) -> pl.DataFrame:
+    """Per run and member device (md/dm aggregates left out): write I/Os and mean write time per I/O (ms),
+    from fio's disk statistics."""
+    from .db import frame
+
+    return frame(con, DISK_SQL, [sorted(set(file_ids))])
 
 
 def layer_costs(df: pl.DataFrame) -> pl.DataFrame:
@@ -119,10 +188,32 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
         names = [f"{r['label']} ({prose.rate(r['bw_bytes_per_s'])})" for r in flagged.iter_rows(named=True)]
         res.findings.append(f"Above the device's stated limit x {inflation_margin:g} (cannot come from the device: "
                             f"a cache answered): {prose.listing(names)}.")
+    edge = d.filter(pl.col("at_limit").fill_null(False))
+    if edge.height:
+        names = [f"{r['label']} ({prose.rate(r['bw_bytes_per_s'])})" for r in edge.iter_rows(named=True)]
+        res.findings.append(f"At the device's limit x {inflation_margin:g} within the printed figure's rounding, so the "
+                            f"log cannot tell whether a cache helped: {prose.listing(names)}.")
+    ignored = d.filter(pl.col("direct_ignored"))
+    if ignored.height:
+        res.findings.append(f"`direct=1` on ZFS before 2.3, which accepts O_DIRECT and still goes through the ARC: "
+                            f"{prose.listing(ignored['label'].to_list())}: these measured the cache as much as the disks.")
+    shared = d.filter(pl.col("shared_file"))
+    if shared.height:
+        res.findings.append(f"numjobs > 1 on one `--filename` (the jobs overwrite the same blocks at once; buffered ZFS "
+                            f"merges them in a transaction group, O_DIRECT stacks write each): "
+                            f"{prose.listing(shared['label'].to_list())}.")
     no_limit = d.filter(pl.col("device_limit_bytes_per_s").is_null())
     if no_limit.height:
         res.missing.append(f"{no_limit.height} of {n} runs have no `device_limit_bytes_per_s` label, so cache "
                            "inflation cannot be flagged for them: label each run with its device's sequential limit")
+    disks = device_latency(con, sel, d["file_id"].to_list())
+    res.frames["device_latency"] = disks
+    for (label,), g in disks.filter(pl.col("ms_per_io").is_not_null()).group_by("label", maintain_order=True):
+        if g.height > 1 and g["ms_per_io"].min() > 0 and g["ms_per_io"].max() / g["ms_per_io"].min() >= 10:
+            parts = [f"{r['disk']} {r['ms_per_io']:.2f} ms" for r in g.iter_rows(named=True)]
+            res.findings.append(f"{label}: fio's disk stats give very different write times per I/O for its devices "
+                                f"({prose.listing(parts)}): the members are not alike, and a mirrored write "
+                                "completes only when its slowest member has it.")
     costs = layer_costs(d)
     res.frames["layer_costs"] = costs
     for c in costs.iter_rows(named=True):
@@ -142,9 +233,11 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
                     + (" (above the device's limit: cache)" if best["inflated"] else "")}
     for c in costs.filter(~pl.col("zfs_version_differs")).iter_rows(named=True):
         res.headline[f"{c['layer']} cost over {c['base']}"] = f"{c['penalty_pct']:.1f} %"
-    honest = d.filter(~pl.col("inflated").fill_null(False)).sort("bw_bytes_per_s", descending=True)
+    honest = d.filter(pl.col("flag") == FLAGS[3]).sort("bw_bytes_per_s", descending=True)
     if honest.height:
         h = honest.row(0, named=True)
-        res.verdict = (f"Fastest {direction} run not flagged as cache-inflated: {h['label']} at {h['bw_mib_s']:.0f} MiB/s"
-                       + (f"; {flagged.height} faster run(s) are cache-inflated." if flagged.height else "."))
+        faster = d.filter((pl.col("bw_bytes_per_s") > h["bw_bytes_per_s"]))
+        res.verdict = (f"Fastest {direction} run with no plausibility flag: {h['label']} at {h['bw_mib_s']:.0f} MiB/s"
+                       + (f"; the {faster.height} faster run(s) are flagged (cache, rounding or ZFS ignoring direct=1)."
+                          if faster.height else "."))
     return res
