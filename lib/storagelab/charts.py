@@ -267,3 +267,20 @@ def transport_rates(rates, waits, baseline_label: str, sel):
         color=alt.Color("kind:N", title=None, legend=alt.Legend(orient="bottom")),
     ).properties(width=440, title=alt.TitleParams(f"Transfer rates through mbuffer (baseline: {baseline_label})", subtitle=[
         caption(sel, "mbuffer summary lines"), "mbuffer before 2018 prints 'MB/s' for MiB/s"]))
+
+
+def ddt_ladder(ladder, budget_gib: float, sel):
+    """Every DDT estimate per pool (bars, GiB; whiskers: the range a rounded ratio allows) against the budget."""
+    import polars as pl
+
+    from .units import GiB
+
+    df = ladder.with_columns(gib=pl.col("ddt_bytes") / GiB, low=pl.col("ddt_bytes_low") / GiB,
+                             high=pl.col("ddt_bytes_high") / GiB)
+    base = alt.Chart(df).encode(y=alt.Y("rung:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)))
+    bars = base.mark_bar().encode(x=alt.X("gib:Q", title="DDT in RAM (GiB)"), color=alt.Color("pool:N", legend=None))
+    whisk = base.mark_rule(color="#222").encode(x="low:Q", x2="high:Q")
+    rule = alt.Chart(pl.DataFrame({"x": [budget_gib]})).mark_rule(strokeDash=[4, 4], color="#a31515").encode(x="x:Q")
+    return (bars + whisk + rule).properties(width=420).facet(row=alt.Row("pool:N", title=None)).properties(
+        title=alt.TitleParams("DDT size per pool, crude to good estimates", subtitle=[
+            caption(sel, "zdb -b, zpool list, zdb -S/-DD"), f"dashed: metadata budget {budget_gib:.2f} GiB"]))

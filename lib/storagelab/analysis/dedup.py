@@ -84,6 +84,63 @@ GROUP BY ALL ORDER BY f.path, o.ddt_no
 """
 
 
+L2ARC_HEADER_BYTES = 96      # RAM per block held in L2ARC (arc_buf_hdr_t l2 part, approximate)
+DDT_LEAF_BYTES = 4096        # legacy ZAP leaf block holding DDT entries
+
+ZPOOL_SQL = """
+SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path FROM zpool_list z JOIN files f USING (file_id)
+WHERE {where} AND z.vdev IS NULL AND z.dedup_ratio IS NOT NULL
+"""
+
+
+def dedup_tracked(deduped_bytes: float, ratio: float, avg_asize: float, ratio_step: float = 0.01) -> dict:
+    """Entries of the DDT from ``zpool list`` DEDUP and ``zdb -b``'s "bp deduped": DEDUP is the ratio over the blocks
+    the DDT tracks, so their allocation is deduped / (ratio - 1) and their count that / the average ASIZE. The ratio is
+    printed with 2 decimals: ``ratio_step`` / 2 either way gives the range."""
+    def entries(r):
+        return deduped_bytes / (r - 1) / avg_asize if r > 1 else None
+
+    half = ratio_step / 2
+    return dict(entries=entries(ratio), entries_low=entries(ratio + half), entries_high=entries(ratio - half))
+
+
+def ladder(stats: pl.DataFrame, zpool: pl.DataFrame, ddt: pl.DataFrame, objects: pl.DataFrame,
+           bytes_per_entry: float) -> pl.DataFrame:
+    """Per pool, every DDT estimate the logs allow, crude to good: (pool, rung, entries, low, high, bytes_per_entry,
+    ddt_bytes, basis). ``zpool`` rows are matched to a zdb -b by pool and nearest ALLOC (the same moment)."""
+    rows = []
+    for s in stats.iter_rows(named=True):
+        pool, bpe = s["pool"], bytes_per_entry
+        rows.append((pool, "1. bp count (upper bound)", s["bp_count"], None, None, bpe, "zdb -b: every block pointer"))
+        extra = (s["bp_deduped_bytes"] or 0) / s["bp_allocated_avg_bytes"] if s["bp_allocated_avg_bytes"] else 0
+        less = s["bp_count"] - (s["embedded_bp_count"] or 0) - extra
+        rows.append((pool, "2. bp count less embedded bps and extra references", less, None, None, bpe,
+                     "zdb -b: bp count - embedded - deduped / average ASIZE"))
+        z = zpool.filter(pl.col("pool") == pool)
+        if z.height and s["bp_deduped_bytes"] and s["bp_allocated_avg_bytes"]:
+            z = z.with_columns(gap=(pl.col("alloc_bytes") - s["bp_allocated_bytes"]).abs()).sort("gap")
+            zr = z.row(0, named=True)
+            t = dedup_tracked(s["bp_deduped_bytes"], zr["dedup_ratio"], s["bp_allocated_avg_bytes"],
+                              0.0 if zr["exact"] else 0.01)
+            if t["entries"] is not None:
+                rows.append((pool, "3. DDT-tracked blocks (zpool list DEDUP + zdb -b deduped)", t["entries"],
+                             t["entries_low"], t["entries_high"], bpe,
+                             f"deduped / (DEDUP {zr['dedup_ratio']:.2f} - 1) / average ASIZE"))
+    for r in ddt.iter_rows(named=True):
+        rung = "4. zdb -S simulated entries" if r["source"] == "simulated" else "5. zdb -DD entries"
+        rows.append((r["pool_name"], rung, r["alloc_blocks"], None, None, bytes_per_entry, "zdb DDT histogram Total"))
+    for r in objects.iter_rows(named=True):
+        if r["entries"] and r["core_bytes"]:
+            rows.append((r["pool_name"], "6. zdb -DD entries x measured in-core size", r["entries"], None, None,
+                         r["core_bytes"] / r["entries"], "zdb -DD DDT objects: entries and in-core bytes"))
+    schema = {"pool": pl.String, "rung": pl.String, "entries": pl.Float64, "entries_low": pl.Float64,
+              "entries_high": pl.Float64, "bytes_per_entry": pl.Float64, "basis": pl.String}
+    df = pl.DataFrame(rows, schema=schema, orient="row")
+    return df.with_columns(ddt_bytes=pl.col("entries") * pl.col("bytes_per_entry"),
+                           ddt_bytes_low=pl.col("entries_low") * pl.col("bytes_per_entry"),
+                           ddt_bytes_high=pl.col("entries_high") * pl.col("bytes_per_entry")).sort("pool", "rung")
+
+
 def analyse(con, sel, bytes_per_entry: float = 320.0, per_entry_sizes=OBSERVED_IN_CORE, ram_gib: float = 32.0,
             arc_max_gib: float = 31.0, metadata_fraction: float = 0.25):
     """Notebook 04 on any selection: per pool, the DDT estimates the logs allow (bp count x bytes/entry, zdb -S
@@ -148,8 +205,42 @@ def analyse(con, sel, bytes_per_entry: float = 320.0, per_entry_sizes=OBSERVED_I
         for r in both.iter_rows(named=True):
             res.findings.append(f"Pool {r['pool']}: bp count {r['bp_count']:,} is {r['bp_count'] / r['alloc_blocks']:.1f}x "
                                 f"the {r['alloc_blocks']:,} entries zdb counted ({r['source']}).")
-    if "memory" in res.frames:
-        over = res.frames["memory"].filter(~pl.col("fits"))
-        res.verdict = (f"{res.frames['memory'].height} pool(s): by bp count x {bytes_per_entry:g} B, "
-                       f"{over.height} would not fit the {budget / GiB:.2f} GiB metadata budget (upper bounds).")
+    zpool = frame(con, ZPOOL_SQL.format(where=where), params)
+    lad = ladder(stats.with_columns(pool=pl.col("pool_name")) if stats.height else stats, zpool, ddt, objects,
+                 bytes_per_entry)
+    res.frames["ladder"] = lad
+    res.file_ids += zpool["file_id"].to_list()
+    verdicts = []
+    for (pool,), g in lad.group_by("pool", maintain_order=True):
+        best = g.sort("rung").row(-1, named=True)
+        lo = best["ddt_bytes_low"] if best["ddt_bytes_low"] is not None else best["ddt_bytes"]
+        hi = best["ddt_bytes_high"] if best["ddt_bytes_high"] is not None else best["ddt_bytes"]
+        fits = "fits" if hi <= budget else "does not fit" if lo > budget else "may or may not fit"
+        rng = prose.size(best["ddt_bytes"]) if lo == hi else f"{prose.size(lo)} to {prose.size(hi)}"
+        res.findings.append(f"Pool {pool}, best estimate ({best['rung'][3:]}): {best['entries']:,.0f} entries, "
+                            f"{rng} at {best['bytes_per_entry']:.0f} B/entry: {fits} the {budget / GiB:.2f} GiB budget.")
+        res.headline[f"DDT {pool}, best estimate"] = f"{rng} ({best['rung'][3:]})"
+        verdicts.append(f"{pool} {fits}")
+        s_row = stats.filter(pl.col("pool_name") == pool) if stats.height else stats
+        if s_row.height:
+            sr = s_row.row(0, named=True)
+            if sr["bp_deduped_bytes"]:
+                res.findings.append(f"Pool {pool}: dedup saves {prose.size(sr['bp_deduped_bytes'])} of disk for about "
+                                    f"{prose.size(best['ddt_bytes'])} of RAM.")
+            if sr["bp_logical_avg_bytes"]:
+                res.findings.append(f"Pool {pool}: its average logical block is {sr['bp_logical_avg_bytes'] / 1024:.0f} KiB; "
+                                    f"at recordsize=1M large files would need about {1024 * 1024 / sr['bp_logical_avg_bytes']:.0f}x "
+                                    "fewer entries (small files and metadata do not shrink).")
+    cache = res.measures.filter(pl.col("metric") == "cache.size_bytes")
+    if cache.height and lad.height:
+        best_bytes = lad.sort("rung").group_by("pool", maintain_order=True).last()["ddt_bytes"].max()
+        res.findings.append(f"An L2ARC of {prose.size(cache['value'].max())} is in the data: DDT blocks it holds leave "
+                            f"the ARC but keep a header in RAM each (about {L2ARC_HEADER_BYTES} B per "
+                            f"{DDT_LEAF_BYTES // 1024} KiB DDT block), about {prose.size(best_bytes / DDT_LEAF_BYTES * L2ARC_HEADER_BYTES)} "
+                            f"for a {prose.size(best_bytes)} table: it relieves RAM, at the price of reads from the cache device.")
+    if verdicts:
+        res.verdict = (f"Best DDT estimate per pool against the {budget / GiB:.2f} GiB metadata budget: "
+                       + "; ".join(verdicts) + ".")
+    res.findings.append("OpenZFS 2.3 fast dedup changes the arithmetic: smaller flat entries, a dedup log, "
+                        "`dedup_table_quota` to cap the table, and `zpool ddtprune` to drop unique entries.")
     return res
