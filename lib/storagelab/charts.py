@@ -284,3 +284,19 @@ def ddt_ladder(ladder, budget_gib: float, sel):
     return (bars + whisk + rule).properties(width=420).facet(row=alt.Row("pool:N", title=None)).properties(
         title=alt.TitleParams("DDT size per pool, crude to good estimates", subtitle=[
             caption(sel, "zdb -b, zpool list, zdb -S/-DD"), f"dashed: metadata budget {budget_gib:.2f} GiB"]))
+
+
+def single_disk(one, sel):
+    """Each layout against one disk of the same family and workload (dots), with the model's range (bars)."""
+    import polars as pl
+
+    df = one.with_columns(what=pl.concat_str([pl.col("tool"), pl.col("direction"), pl.col("label")], separator=" | "))
+    base = alt.Chart(df).encode(y=alt.Y("what:N", title=None, axis=alt.Axis(labelLimit=460)))
+    model = base.mark_bar(color="#c6dbef", height=10).encode(x=alt.X("model_low:Q", title="relative to one disk (x)"),
+                                                              x2="model_high:Q")
+    model_point = base.mark_tick(color="#6baed6", thickness=2, size=14).encode(x="model_low:Q")
+    dots = base.mark_point(filled=True, size=80, color="#d62728").encode(x="ratio:Q", tooltip=["label", "single", "ratio", "model"])
+    return (model + model_point + dots).properties(width=420, title=alt.TitleParams(
+        "Layouts against one disk: measured (red) and the model's range (blue)", subtitle=[
+            caption(sel, "fio and bonnie++ runs labelled with their vdev layout"),
+            "mirror: writes 1x per vdev, reads 1 to w x; raidz: its data disks"]))

@@ -289,7 +289,8 @@ def run_notebooks(names: list[str] | None = None, params: dict[str, Any] | None 
 def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
     """What `storagelab build` runs: every analysis notebook once per study it has something to say about.
 
-    * a source study (papers/<study>/README.md): the notebooks its claims.csv names (the defaults among them);
+    * a source study (papers/<study>/README.md): the notebooks its claims.csv names (the defaults among them) and
+      those its data can feed (``analysis.relevance``);
     * any other study in the database (the user's own logs), and the files no study label covers:
       every analysis notebook, each saying what its data lack;
     * the notebooks without a study parameter (07_explore) once.
@@ -301,10 +302,15 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
     nbs = {nb.stem: nb for nb in list_notebooks()}
     claims = load_claims()
     curated = {p.parent.name for p in paths.PAPERS.glob("*/README.md")}
+    from .analysis.relevance import RELEVANT
+    from .analysis.selection import Selection
+
     con = open_db(db_path)
     try:
         rows = con.execute("SELECT DISTINCT coalesce(study, ?) FROM files WHERE duplicate_of IS NULL ORDER BY 1",
                            [UNLABELLED]).fetchall()
+        relevant = {study: {stem for stem, f in RELEVANT.items() if f(con, Selection(study=study))}
+                    for study in curated}
     finally:
         con.close()
     in_db = [r[0] for r in rows]
@@ -324,7 +330,7 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
     for study in studies:
         if study in curated:
             named = set(claims.filter(claims["study"] == study)["notebook"].to_list())
-            targets = sorted(named)
+            targets = sorted(named | relevant[study])
         else:
             targets = [s for s, nb in nbs.items() if "study" in notebook_parameters(nb)]
         for stem in targets:

@@ -158,6 +158,22 @@ def model_measures(one: dict, three: dict, md6: int, raid_width: int, raid_parit
     }
 
 
+def raidz_overhead(labels: dict, default_recordsize: int) -> dict[int, float]:
+    """allocated / data bytes a RAIDZ vdev spends on full records (parity and padding), by ashift: the labelled
+    ashift, else 9 and 12. Empty unless the file is labelled with a raidz vdev_type and vdev_width."""
+    vt, width = labels.get("vdev_type"), labels.get("vdev_width")
+    if not vt or not vt.startswith("raidz") or not width:
+        return {}
+    parity = int(vt[-1]) if vt[-1].isdigit() else 1
+    record = labels.get("recordsize_bytes") or default_recordsize
+    shifts = [labels["ashift"]] if labels.get("ashift") else [9, 12]
+    out = {}
+    for a in shifts:
+        alloc = raidz_alloc(record, width, parity, a)
+        out[a] = alloc["alloc_bytes"] / (alloc["data_sectors"] * alloc["sector_bytes"])
+    return out
+
+
 def analyse(con, sel, recordsizes=(4096, 16384, 131072, 1048576), io_sizes=(4096, 8192, 16384, 65536, 131072, 1048576),
             default_recordsize: int = DEFAULT_RECORDSIZE, raidz_width: int = 8, raidz_parity: int = 2, ashift: int = 12,
             raid6_chunk_bytes: int = 524288):
@@ -187,9 +203,17 @@ def analyse(con, sel, recordsizes=(4096, 16384, 131072, 1048576), io_sizes=(4096
     res.file_ids += sizes["file_id"].to_list()
     for r in sizes.iter_rows(named=True):
         if r["bp_count"]:
+            measured = r["bp_allocated_bytes"] / r["bp_physical_bytes"]
             res.findings.append(f"Measured ({r['pool'] or r['path']}, zdb -b): {r['bp_logical_bytes'] / r['bp_count'] / KiB:.1f} KiB "
-                                f"logical per block pointer on average; allocated / physical = "
-                                f"{r['bp_allocated_bytes'] / r['bp_physical_bytes']:.3f} (parity, padding and copies).")
+                                f"logical per block pointer on average; allocated / physical = {measured:.3f} "
+                                "(parity, padding and copies).")
+            expected = raidz_overhead(r, default_recordsize)
+            if expected:
+                res.findings.append(f"  Expected for full {(r['recordsize_bytes'] or default_recordsize) // KiB} KiB records on "
+                                    f"this {r['vdev_width']}-wide {r['vdev_type']}: "
+                                    + ", ".join(f"{v:.3f} at ashift {a}" for a, v in expected.items())
+                                    + f"; the measured {measured:.3f} is closest to ashift "
+                                    f"{min(expected, key=lambda a: abs(expected[a] - measured))}.")
     if sizes.is_empty():
         res.missing.append(f"no `zdb -b` output for {sel.describe()}: its average block sizes show what recordsize the "
                            "data really has (`zdb -b POOL > zdb-b-POOL.txt`, labelled with pool and recordsize_bytes)")

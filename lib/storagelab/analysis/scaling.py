@@ -226,6 +226,33 @@ def analyse(con, sel, tests=("zfs_send_read", "dd_write"), baseline_vdev_count: 
         res.missing.append(f"no fio runs of one workload on pools with different vdev counts for {sel.describe()}: run "
                            "the same fio job on 1, 2, 4 ... vdevs and label each run with vdev_type, vdev_count and "
                            "vdev_width in the manifest" + ("" if layouts.height else "; nor a layout table"))
+    one = single_disk_comparisons(con, sel, runs)
+    res.frames["single_disk"] = one
+    res.file_ids += one["file_id"].to_list() + one["single_file_id"].to_list()
+    for r in one.iter_rows(named=True):
+        unit = (lambda v: f"{v:.1f}/s") if r["direction"] == "seeks" else prose.rate
+        model = (f"{r['model_low']:g}x" if r["model_low"] == r["model_high"] else f"{r['model_low']:g}-{r['model_high']:g}x")
+        res.findings.append(f"{r['tool']} {r['direction']}: {r['label']} {unit(r['value'])} against one disk "
+                            f"({r['single']}) {unit(r['single_value'])} = {r['ratio']:.2f}x; model {model} ({r['model']})"
+                            + ("." if r["within_model"] else ": **outside the model**, something else limits it."))
+    if layouts.height:
+        one_mirror = layouts.filter((pl.col("test") == "dd_write") & (pl.col("vdev_type") == "mirror")
+                                    & (pl.col("vdev_count") == 1) & pl.col("speed_bytes_per_s").is_not_null())
+        if one_mirror.height:
+            disk = one_mirror["speed_bytes_per_s"][0]
+            res.findings.append(f"A one-vdev mirror writes every block to all its disks, so its dd write "
+                                f"({disk / MiB:.1f} MiB/s) is one disk's speed. Against it:")
+            ones = res.frames["scaled"].filter((pl.col("test") == "dd_write") & (pl.col("vdev_count") == 1)
+                                               & (pl.col("vdev_type") != "mirror"))
+            picks = pl.concat([ones.select(res.frames["best"].columns), res.frames["best"].filter(pl.col("test") == "dd_write")])
+            for r in picks.filter(pl.col("speed_bytes_per_s").is_not_null()).iter_rows(named=True):
+                dd = _data_disks_or_none(r["vdev_type"], widths(r["vdev_widths"]))
+                res.findings.append(f"  {r['vdev_type']} {r['layout']} ({r['vdev_count']} vdev{'s' if r['vdev_count'] > 1 else ''}): "
+                                    f"{r['speed_bytes_per_s'] / disk:.1f} disks' worth of writes ({dd} in theory).")
+    if not layouts.height and one.is_empty():
+        res.missing.append(f"no single-disk run to compare layouts with for {sel.describe()}: benchmark one of the disks "
+                           "alone with the same workload and label it vdev_type=single (or vdev_count=1, vdev_width=1)")
+
     from ..claims import study_claims
 
     ars = against_sum_rule(ars_two_vdevs(study_claims(sel.study)))
@@ -238,3 +265,93 @@ def analyse(con, sel, tests=("zfs_send_read", "dd_write"), baseline_vdev_count: 
         first = next(iter(res.headline.items()))
         res.verdict = f"{first[0]}: {first[1]}."
     return res
+
+
+# ----------------------------------------------------------------------------- against one disk
+
+BONNIE_SQL = """
+SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.stack, f.vdev_type, f.vdev_count, f.vdev_width,
+       f.cache_devices, f.log_devices, f.phase, b.size_bytes, b.chunk_bytes, b.concurrency, r.test,
+       coalesce(r.bytes_per_s, r.ops_per_s) AS value
+FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
+WHERE {where} AND b.preferred AND r.test IN ('put_block', 'get_block', 'seeks')
+  AND b.run_index = (SELECT min(run_index) FROM bonnie_runs b2 WHERE b2.file_id = b.file_id AND b2.preferred)
+"""
+BONNIE_DIRECTION = {"put_block": "write", "get_block": "read", "seeks": "seeks"}
+
+
+def family(stack: str | None) -> str | None:
+    """The filesystem family of a stack label, without its redundancy: 'btrfs-raid1' -> 'btrfs',
+    'mergerfs+btrfs-raid1' -> 'mergerfs+btrfs', 'zfs' -> 'zfs'."""
+    import re
+
+    return None if stack is None else re.sub(r"-(raid\d*|mirror|raidz\d?|stripe)\b", "", stack)
+
+
+def disk_model(direction: str, vdev_type: str | None, count: int, width: int) -> tuple[float, float, str]:
+    """What the layout should give relative to one of its disks, (low, high, why), for streaming writes, streaming
+    reads and random reads (seeks): a w-way mirror writes every block to all w disks (1x per vdev) and may read
+    from all of them (up to w x); a RAIDZ-p vdev streams over its w - p data disks and serves about one random
+    read at a time; n vdevs add up."""
+    n, w = count or 1, width or 1
+    if vdev_type == "mirror":
+        if direction == "write":
+            return n, n, f"{n} mirror vdev(s): each writes every block to all {w} disks"
+        return n, n * w, f"{n} x {w}-way mirror: reads from 1 to {w} disks per vdev"
+    if vdev_type in PARITY and vdev_type != "single":
+        p = PARITY[vdev_type]
+        if direction == "seeks":
+            return n, n, f"{n} {vdev_type} vdev(s): one random read at a time each"
+        return n * (w - p), n * (w - p), f"{n} x {w}-wide {vdev_type}: {w - p} data disks each"
+    return n * w, n * w, f"{n * w} disk(s) striped"
+
+
+def _is_single(r: dict) -> bool:
+    return r["vdev_type"] == "single" or ((r["vdev_count"] or 0) == 1 and (r["vdev_width"] or 0) == 1)
+
+
+SINGLE_SCHEMA = {"label": pl.String, "single": pl.String, "direction": pl.String, "value": pl.Float64,
+                 "single_value": pl.Float64, "ratio": pl.Float64, "model_low": pl.Float64, "model_high": pl.Float64,
+                 "model": pl.String, "within_model": pl.Boolean, "file_id": pl.Int64, "single_file_id": pl.Int64}
+
+
+def against_single_disk(rows: pl.DataFrame, group: list[str]) -> pl.DataFrame:
+    """Each labelled layout against the single-disk run of the same family and group (workload, options):
+    measured ratio and the model's range. ``rows``: label, family, direction, value, vdev_type/count/width + group."""
+    out = []
+    labelled = rows.filter(pl.col("vdev_count").is_not_null() | pl.col("vdev_type").is_not_null())
+    for r in labelled.iter_rows(named=True):
+        if _is_single(r) or r["value"] is None:
+            continue
+        base = labelled.filter(pl.all_horizontal(pl.col(c).eq_missing(r[c]) for c in ["family", "direction", *group]))
+        base = [b for b in base.iter_rows(named=True) if _is_single(b) and b["value"]]
+        if not base:
+            continue
+        b = base[0]
+        lo, hi, why = disk_model(r["direction"], r["vdev_type"], r["vdev_count"] or 1, r["vdev_width"] or 1)
+        ratio = r["value"] / b["value"]
+        out.append(dict(label=r["label"], single=b["label"], direction=r["direction"], value=r["value"],
+                        single_value=b["value"], ratio=ratio, model_low=float(lo), model_high=float(hi), model=why,
+                        within_model=lo * 0.9 <= ratio <= hi * 1.1, file_id=r["file_id"], single_file_id=b["file_id"]))
+    return pl.DataFrame(out, schema=SINGLE_SCHEMA, orient="row") if out else pl.DataFrame(schema=SINGLE_SCHEMA)
+
+
+def single_disk_comparisons(con, sel, runs: pl.DataFrame) -> pl.DataFrame:
+    """fio runs (by workload and direction) and bonnie++ runs (by size, chunk, concurrency, cache and log devices;
+    block write, block read, seeks) against a single-disk run of the same filesystem family."""
+    from .db import frame
+
+    parts = []
+    if runs.height:
+        fio_rows = runs.select("file_id", "label", "vdev_type", "vdev_count", "vdev_width", "direction",
+                               pl.col("bw_bytes_per_s").alias("value"), pl.col("workload").alias("group"),
+                               family=pl.col("stack").map_elements(family, return_dtype=pl.String))
+        parts.append(against_single_disk(fio_rows, ["group"]).with_columns(tool=pl.lit("fio")))
+    where, params = sel.sql("f")
+    b = frame(con, BONNIE_SQL.format(where=where), params)
+    if b.height:
+        b = b.with_columns(direction=pl.col("test").replace_strict(BONNIE_DIRECTION),
+                           family=pl.col("stack").map_elements(family, return_dtype=pl.String))
+        parts.append(against_single_disk(b, ["size_bytes", "chunk_bytes", "concurrency", "cache_devices",
+                                             "log_devices"]).with_columns(tool=pl.lit("bonnie++")))
+    return pl.concat(parts) if parts else pl.DataFrame(schema={**SINGLE_SCHEMA, "tool": pl.String})
