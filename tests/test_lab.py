@@ -1,0 +1,246 @@
+"""storagelab lab fio|bonnie|zfs-sweep: the smoke preset and bonnie++ run for real (when the tools are
+installed: Debian packages fio and bonnie++), the ZFS sweep in its dry-run form."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from storagelab import lab
+from storagelab.manifest import load as load_manifest
+
+from conftest import ROOT
+
+
+def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    return subprocess.run([sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=300)
+
+
+def _fstype(path: Path) -> str | None:
+    out = subprocess.run(["findmnt", "-no", "FSTYPE", "-T", str(path)], capture_output=True, text=True)
+    return out.stdout.strip() or None
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio); "
+                                                    "./run test installs it")
+def test_lab_fio_smoke_for_real(tmp_path):
+    target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
+    p = _cli("lab", "fio", "--preset", "smoke", "--target", str(target), "--out", str(out), "--db", str(db))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "[1/4] randread-4k-qd1-nj1: 3 left after this" in p.stdout
+    assert "[4/4] write-4k-qd2-nj2: 0 left after this" in p.stdout
+    runs = ["randread-4k-qd1-nj1", "randread-4k-qd2-nj2", "write-4k-qd1-nj1", "write-4k-qd2-nj2"]
+    version = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
+    for run in runs:
+        text = (out / f"{run}.txt").read_text()
+        assert f'"fio version" : "{version}"' in text and "Run status group 0" in text  # JSON+ and normal
+        nj = int(run[-1])
+        for kind in ("bw", "iops", "lat", "clat"):
+            for n in range(1, nj + 1):
+                assert (out / f"{run}_{kind}.{n}.log").stat().st_size > 0
+        assert (out / f"{run}_clat_hist.1.log").exists()
+    assert not list(target.iterdir())  # fio's data files are deleted (unlink=1)
+    assert not [f for f in out.iterdir() if f.stat().st_size == 0]  # empty logs are not kept
+
+    # one manifest row per file, labelled from the system
+    manifest = load_manifest(out / "manifest.csv")
+    files = sorted(f.name for f in out.iterdir() if f.name != "manifest.csv")
+    assert sorted(manifest.rows) == files
+    row = manifest.rows["write-4k-qd2-nj2_bw.2.log"]
+    assert row["host"] == socket.gethostname() and row["study"] == "lab" and row["label"] == "write-4k-qd2-nj2"
+    assert row["stack"] == _fstype(target)
+    assert f"fio_version={version.removeprefix('fio-')}" in row["notes"]
+    assert "logical_sector_bytes=" in row["notes"] and "physical_sector_bytes=" in row["notes"]
+    assert "rotational=" in row["notes"] and "ram_bytes=" in row["notes"] and "kernel=" in row["notes"]
+    assert "sanity: file size 16777216 B below RAM" in row["notes"]
+    assert row["command"].startswith("fio --name=write-4k-qd2-nj2 ") and "--numjobs=2" in row["command"]
+
+    # ingested with the labels, logs as time series
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM files").fetchone()[0] == len(files)
+    assert con.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] == 0
+    assert con.execute("SELECT count(DISTINCT host) FROM files").fetchone() == (1,)
+    series = con.execute("""
+        SELECT f.label, l.job_index, count(*), min(l.time_ns), bool_and(l.windowed)
+        FROM fio_log_samples l JOIN files f USING (file_id) WHERE l.kind = 'bw' GROUP BY ALL ORDER BY ALL""").fetchall()
+    assert [s[:2] for s in series] == [("randread-4k-qd1-nj1", 1), ("randread-4k-qd2-nj2", 1), ("randread-4k-qd2-nj2", 2),
+                                       ("write-4k-qd1-nj1", 1), ("write-4k-qd2-nj2", 1), ("write-4k-qd2-nj2", 2)]
+    assert all(s[2] >= 4 and s[4] for s in series)  # 2 s at log_avg_msec=250
+    assert con.execute("SELECT count(*) FROM fio_hist_samples").fetchone()[0] > 0
+    jobs = con.execute("SELECT f.label, j.numjobs, j.iodepth FROM fio_jobs j JOIN files f USING (file_id) "
+                       "ORDER BY 1").fetchall()
+    assert jobs == [("randread-4k-qd1-nj1", 1, 1), ("randread-4k-qd2-nj2", 2, 2), ("write-4k-qd1-nj1", 1, 1),
+                    ("write-4k-qd2-nj2", 2, 2)]
+    con.close()
+
+    # a re-run resumes: nothing left to do
+    again = _cli("lab", "fio", "--preset", "smoke", "--target", str(target), "--out", str(out), "--db", str(db))
+    assert again.returncode == 0 and "4 of 4 runs already saved" in again.stdout
+    assert len(load_manifest(out / "manifest.csv").rows) == len(files)
+
+
+@pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
+def test_lab_bonnie_for_real(tmp_path):
+    target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
+    p = _cli("lab", "bonnie", "--target", str(target), "--out", str(out), "--db", str(db), "--size", "32M",
+             "--files", "0")
+    assert p.returncode == 0, p.stdout + p.stderr
+    saved = out / "bonnie-32m-n0.txt"
+    assert "Version" in saved.read_text()
+    row = load_manifest(out / "manifest.csv").rows["bonnie-32m-n0.txt"]
+    assert row["host"] == socket.gethostname() and row["stack"] == _fstype(target)
+    assert "file_size_bytes=33554432" in row["notes"] and "below 2 x RAM" in row["notes"]
+    assert "bonnie++_version=" in row["notes"]
+    assert row["command"].startswith("bonnie++ -d ") and " -s 32 -r 16 -n 0 " in row["command"]
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT tool, label FROM files").fetchall() == [("bonnie++", "bonnie++ 32 MiB")]
+    assert con.execute("SELECT count(*) FROM bonnie_results").fetchone()[0] >= 1
+    con.close()
+
+
+def test_smoke_commands_exact(tmp_path):
+    runs = lab.build_runs(lab.PRESETS["smoke"], target=Path("/t"), out=Path("/o"))
+    assert [r.run_id for r in runs] == ["randread-4k-qd1-nj1", "randread-4k-qd2-nj2", "write-4k-qd1-nj1",
+                                        "write-4k-qd2-nj2"]
+    assert runs[1].argv == [
+        "fio", "--name=randread-4k-qd2-nj2", "--directory=/t", "--rw=randread", "--bs=4k", "--size=8M",
+        "--ioengine=libaio", "--iodepth=2", "--numjobs=2", "--direct=1", "--runtime=2", "--time_based",
+        "--group_reporting", "--unlink=1", "--write_bw_log=/o/randread-4k-qd2-nj2",
+        "--write_iops_log=/o/randread-4k-qd2-nj2", "--write_lat_log=/o/randread-4k-qd2-nj2", "--log_avg_msec=250",
+        "--write_hist_log=/o/randread-4k-qd2-nj2", "--log_hist_msec=500", "--output-format=normal,json+"]
+    home = lab.build_runs(lab.PRESETS["homelab-seq-write"], target=Path("/t"), out=Path("/o"))
+    assert [r.run_id for r in home] == ["write-1m-qd8-nj8"]
+    assert "--size=16G" in home[0].argv and "--runtime=60" in home[0].argv and "--log_avg_msec=500" in home[0].argv
+    assert [r.run_id for r in lab.build_runs(lab.PRESETS["ars-1m"], target=Path("/t"), out=Path("/o"))] == [
+        "randread-1m-qd1-nj1", "randread-1m-qd8-nj8", "randwrite-1m-qd1-nj1", "randwrite-1m-qd8-nj8"]
+    custom = lab.build_runs(lab.PRESETS["smoke"], target=Path("/t"), out=Path("/o"), rw=["read"], bs=["1M", "64k"],
+                            depth_jobs=[(4, 1)], filename="shared")
+    assert [r.run_id for r in custom] == ["read-1m-qd4-nj1", "read-64k-qd4-nj1"]
+    assert "--filename=shared" in custom[0].argv
+
+
+def test_lab_fio_dry_run_prints_commands(tmp_path):
+    p = _cli("lab", "fio", "--preset", "ars-4k", "--target", "/mnt/x", "--out", str(tmp_path), "--dry-run",
+             "--depth-jobs", "8x8", "--rw", "randwrite", "--size", "1G")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [
+        f"fio --name=randwrite-4k-qd8-nj8 --directory=/mnt/x --rw=randwrite --bs=4k --size=1G --ioengine=libaio "
+        f"--iodepth=8 --numjobs=8 --direct=1 --runtime=60 --time_based --group_reporting --unlink=1 "
+        f"--write_bw_log={tmp_path}/randwrite-4k-qd8-nj8 --write_iops_log={tmp_path}/randwrite-4k-qd8-nj8 "
+        f"--write_lat_log={tmp_path}/randwrite-4k-qd8-nj8 --log_avg_msec=500 "
+        f"--write_hist_log={tmp_path}/randwrite-4k-qd8-nj8 --log_hist_msec=1000 --output-format=normal,json+"]
+    assert not list(tmp_path.iterdir())
+
+
+def test_zfs_sweep_dry_run_exact_commands(tmp_path):
+    p = _cli("lab", "zfs-sweep", "--disks", "/dev/sdx,/dev/sdy,/dev/sdz,/dev/sdw", "--out", str(tmp_path),
+             "--recordsizes", "4K", "--size", "1G", "--runtime", "10")
+    assert p.returncode == 0, p.stderr
+    assert "dry run: nothing was run" in p.stderr and "/dev/sdx, /dev/sdy, /dev/sdz, /dev/sdw" in p.stderr
+    lines = p.stdout.splitlines()
+    create = "zpool create -f -o ashift=12 -O compression=off -O atime=off -m /labsweep labsweep"
+    assert [ln for ln in lines if ln.startswith(("#", "zpool"))] == [
+        "# single-1x1", f"{create} /dev/sdx", "zpool destroy labsweep",
+        "# single-2x1", f"{create} /dev/sdx /dev/sdy", "zpool destroy labsweep",
+        "# single-3x1", f"{create} /dev/sdx /dev/sdy /dev/sdz", "zpool destroy labsweep",
+        "# single-4x1", f"{create} /dev/sdx /dev/sdy /dev/sdz /dev/sdw", "zpool destroy labsweep",
+        "# mirror-1x2", f"{create} mirror /dev/sdx /dev/sdy", "zpool destroy labsweep",
+        "# mirror-2x2", f"{create} mirror /dev/sdx /dev/sdy mirror /dev/sdz /dev/sdw", "zpool destroy labsweep",
+        "# raidz1-1x3", f"{create} raidz1 /dev/sdx /dev/sdy /dev/sdz", "zpool destroy labsweep",
+        "# raidz1-1x4", f"{create} raidz1 /dev/sdx /dev/sdy /dev/sdz /dev/sdw", "zpool destroy labsweep",
+        "# raidz2-1x4", f"{create} raidz2 /dev/sdx /dev/sdy /dev/sdz /dev/sdw", "zpool destroy labsweep",
+    ]
+    first = lines[:lines.index("# single-2x1")]
+    out = tmp_path / "zfs-sweep" / "single-1x1" / "rs4k"
+    fio = [ln for ln in first if ln.startswith("fio ")]
+    assert first[2:4] == ["zfs create labsweep/rs4k", "zfs set recordsize=4K labsweep/rs4k"]
+    assert len(fio) == 4  # ars-4k: randread/randwrite x (1x1, 8x8)
+    assert fio[3] == (
+        f"fio --name=randwrite-4k-qd8-nj8 --directory=/labsweep/rs4k --rw=randwrite --bs=4k --size=1G "
+        f"--ioengine=libaio --iodepth=8 --numjobs=8 --direct=1 --runtime=10 --time_based --group_reporting "
+        f"--unlink=1 --write_bw_log={out}/randwrite-4k-qd8-nj8 --write_iops_log={out}/randwrite-4k-qd8-nj8 "
+        f"--write_lat_log={out}/randwrite-4k-qd8-nj8 --log_avg_msec=500 --write_hist_log={out}/randwrite-4k-qd8-nj8 "
+        f"--log_hist_msec=1000 --output-format=normal,json+")
+
+
+def test_zfs_sweep_default_recordsizes_and_presets(tmp_path):
+    plan = lab.sweep_plan(["a", "b"], out=tmp_path)
+    assert [p["name"] for p in plan] == ["single-1x1", "single-2x1", "mirror-1x2"]
+    steps = [a for kind, a in plan[0]["steps"] if kind == "zfs"]
+    assert steps == [["zfs", "create", "labsweep/rs4k"], ["zfs", "set", "recordsize=4K", "labsweep/rs4k"],
+                     ["zfs", "create", "labsweep/rs128k"], ["zfs", "set", "recordsize=128K", "labsweep/rs128k"],
+                     ["zfs", "create", "labsweep/rs1m"], ["zfs", "set", "recordsize=1M", "labsweep/rs1m"]]
+    bs = {rs: sorted({r.bs for r in runs}) for rs, _ds, _o, runs in plan[0]["runs"]}
+    assert bs == {"4K": ["4k"], "128K": ["1M", "4k"], "1M": ["1M"]}
+
+
+def test_zfs_sweep_runs_nothing_without_yes(tmp_path, monkeypatch):
+    called = []
+    monkeypatch.setattr(lab.subprocess, "run", lambda *a, **k: called.append(a))
+    assert lab.main(["zfs-sweep", "--disks", "/dev/sdx", "--out", str(tmp_path)]) == 0
+    assert called == []
+
+
+def test_zfs_sweep_destroys_the_pool_when_a_run_fails(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_run(argv, check=False, **kw):
+        calls.append(list(argv))
+        if argv[:2] == ["zfs", "set"]:
+            raise subprocess.CalledProcessError(1, argv)
+        return subprocess.CompletedProcess(argv, 0)
+
+    monkeypatch.setattr(lab.subprocess, "run", fake_run)
+    plan = lab.sweep_plan(["/dev/sdx"], out=tmp_path, recordsizes=("4K",))
+    with pytest.raises(subprocess.CalledProcessError):
+        lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=lambda *a: None)
+    assert calls[-1] == ["zpool", "destroy", "labsweep"]
+
+
+def test_sanity_flags():
+    zfs = {"fstype": "zfs", "zfs_version": "2.1.5"}
+    flags = lab.sanity_flags(target_info=zfs, direct=1, total_bytes=8 << 30, ram=16 << 30, numjobs=8, shared_file=True)
+    assert flags == [
+        "direct I/O on ZFS 2.1.5 (< 2.3): O_DIRECT is ignored or refused, I/O goes through the ARC",
+        f"file size {8 << 30} B below RAM ({16 << 30} B): reads may come from the page cache/ARC",
+        "numjobs=8 share one file: the jobs contend for the same blocks"]
+    assert lab.sanity_flags(target_info={"fstype": "zfs", "zfs_version": "2.3.0"}, direct=1, total_bytes=64 << 30,
+                            ram=16 << 30, numjobs=8, shared_file=False) == []
+    assert lab.sanity_flags(target_info={"fstype": "ext4"}, direct=1, total_bytes=1, ram=0, numjobs=1,
+                            shared_file=True) == []
+
+
+def test_append_manifest_keeps_existing_rows(tmp_path):
+    m = tmp_path / "manifest.csv"
+    assert lab.append_manifest(m, [{"path": "a.txt", "host": "h", "notes": "x, y; z"}]) == 1
+    assert lab.append_manifest(m, [{"path": "a.txt", "host": "other"}, {"path": "b.txt", "label": "B"}]) == 1
+    rows = load_manifest(m).rows
+    assert rows["a.txt"]["host"] == "h" and rows["a.txt"]["notes"] == "x, y; z" and rows["b.txt"]["label"] == "B"
+    with open(m, newline="") as fh:
+        assert len(list(csv.reader(fh))) == 3
+    with pytest.raises(ValueError):
+        lab.append_manifest(m, [{"path": "c.txt", "nonsense": 1}])
+
+
+def test_manifest_goes_to_data_raw_for_output_under_it(tmp_path):
+    from storagelab import paths
+    assert lab.manifest_for(paths.RAW / "lab" / "h" / "2026-01-01") == paths.MANIFEST
+    assert lab.manifest_for(tmp_path / "x") == tmp_path / "x" / "manifest.csv"
+
+
+def test_plain_lab_is_still_jupyterlab(monkeypatch):
+    from storagelab import cli
+    seen = []
+    monkeypatch.setattr(cli, "cmd_lab", lambda args: seen.append(args.extra) or 0)
+    cli.main(["lab", "--no-browser"])
+    assert seen == [["--no-browser"]]
