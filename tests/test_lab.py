@@ -121,6 +121,8 @@ def test_smoke_commands_exact(tmp_path):
     home = lab.build_runs(lab.PRESETS["homelab-seq-write"], target=Path("/t"), out=Path("/o"))
     assert [r.run_id for r in home] == ["write-1m-qd8-nj8"]
     assert "--size=16G" in home[0].argv and "--runtime=60" in home[0].argv and "--log_avg_msec=500" in home[0].argv
+    assert "--filename=write-1m-qd8-nj8.data" in home[0].argv and home[0].shared_file  # one file, as the study did
+    assert not any(a.startswith("--filename") for a in runs[1].argv) and not runs[1].shared_file
     assert [r.run_id for r in lab.build_runs(lab.PRESETS["ars-1m"], target=Path("/t"), out=Path("/o"))] == [
         "randread-1m-qd1-nj1", "randread-1m-qd8-nj8", "randwrite-1m-qd1-nj1", "randwrite-1m-qd8-nj8"]
     custom = lab.build_runs(lab.PRESETS["smoke"], target=Path("/t"), out=Path("/o"), rw=["read"], bs=["1M", "64k"],

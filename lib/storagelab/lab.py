@@ -54,14 +54,16 @@ class Preset:
     extra: tuple[str, ...] = ()  # more fio options, e.g. ("--fsync=1",)
     log_avg_msec: int = 500  # 500 = fio's own bw/iops sampling window: the logs are its samples
     log_hist_msec: int = 1000
+    shared_file: bool = False  # all numjobs clones on one --filename (as the homelab study did)
 
 
 PRESETS: dict[str, Preset] = {
     "smoke": Preset("a few seconds: random 4k read and sequential 4k write, iodepth x numjobs 1x1 and 2x2, 2 s each (tests)",
                     ("randread", "write"), ("4k",), ((1, 1), (2, 2)), "8M", 2,
                     log_avg_msec=250, log_hist_msec=500),
-    "homelab-seq-write": Preset("the homelab-mergerfs study: sequential 1M write, numjobs 8 x iodepth 8, 16 GiB per job, 60 s",
-                                ("write",), ("1M",), ((8, 8),), "16G", 60),
+    "homelab-seq-write": Preset("the homelab-mergerfs study: sequential 1M write, numjobs 8 x iodepth 8 on one shared "
+                                "16 GiB file (--filename, as the study did: flagged), 60 s",
+                                ("write",), ("1M",), ((8, 8),), "16G", 60, shared_file=True),
     "ars-4k": Preset("the Ars ZFS-vs-RAID study: random 4K read and write, 1 process at iodepth 1 and 8 x 8",
                      ("randread", "randwrite"), ("4k",), ((1, 1), (8, 8)), "4G", 60),
     "ars-1m": Preset("the Ars ZFS-vs-RAID study: random 1M read and write, 1 process at iodepth 1 and 8 x 8",
@@ -80,6 +82,7 @@ class Run:
     runtime_s: int
     direct: int
     argv: list[str] = field(default_factory=list)  # the fio command, exactly
+    shared_file: bool = False
 
 
 def _size_bytes(text: str) -> int:
@@ -112,13 +115,14 @@ def build_runs(preset: Preset, *, target: Path, out: Path, rw=None, bs=None, dep
                         f"--size={size}", f"--ioengine={ioengine}", f"--iodepth={qd}", f"--numjobs={nj}",
                         f"--direct={direct}", f"--runtime={runtime_s}", "--time_based", "--group_reporting",
                         "--unlink=1"]
-                if filename:
-                    argv.append(f"--filename={filename}")
+                shared = filename or (f"{run_id}.data" if preset.shared_file else None)
+                if shared:
+                    argv.append(f"--filename={shared}")
                 argv += [f"--write_bw_log={log}", f"--write_iops_log={log}", f"--write_lat_log={log}",
                          f"--log_avg_msec={log_avg_msec}", f"--write_hist_log={log}",
                          f"--log_hist_msec={log_hist_msec}", *preset.extra, *extra,
                          "--output-format=normal,json+"]
-                runs.append(Run(run_id, r, b, qd, nj, size, runtime_s, direct, argv))
+                runs.append(Run(run_id, r, b, qd, nj, size, runtime_s, direct, argv, bool(shared)))
     return runs
 
 
@@ -370,9 +374,10 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
         est_each = (sum(spent) / len(spent)) if spent else run.runtime_s + 2
         left = len(todo) - i
         log(f"[{i}/{len(todo)}] {run.run_id}: {left} left after this, about {_fmt_s(est_each * (left + 1))} to go")
-        total = _size_bytes(run.size) * (1 if shared_file else run.numjobs)
+        shared = shared_file or run.shared_file
+        total = _size_bytes(run.size) * (1 if shared else run.numjobs)
         flags = sanity_flags(target_info=tinfo, direct=run.direct, total_bytes=total, ram=system["ram_bytes"],
-                             numjobs=run.numjobs, shared_file=shared_file)
+                             numjobs=run.numjobs, shared_file=shared)
         for f in flags:
             log(f"  sanity: {f}")
         part = out / f"{run.run_id}.txt.part"

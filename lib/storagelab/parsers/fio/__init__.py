@@ -15,6 +15,7 @@ from ..base import Parsed, ParseError
 from .schema import TABLES
 
 TOOL = "fio"
+FORMATS = ("fio-normal", "fio-terse", "fio-json", "fio-json+normal", "fio-log", "fio-hist-log")
 PARSE_TAKES_NAME = True  # parse(text, fmt, name): log files say their kind only in their name
 
 _TEXT_CUES = re.compile(

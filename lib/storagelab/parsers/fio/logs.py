@@ -32,6 +32,7 @@ FORMATS = ("fio-log", "fio-hist-log")
 DIRECTIONS = {0: "read", 1: "write", 2: "trim", 3: "sync"}
 KIB = 1024
 MS_NS = 1_000_000
+_INT64 = 1 << 63
 
 _NUM = r"(?:\d+|0x[0-9a-fA-F]+)"
 _SAMPLE_LINE = re.compile(r"^\d+, -?\d+, [0-3], \d+(?:, " + _NUM + r"){0,3}$")
@@ -77,10 +78,22 @@ def name_parts(name: str | None) -> tuple[str | None, str | None, int | None]:
 
 def _int(tok: str, lineno: int, what: str) -> int:
     try:
-        return int(tok, 16) if tok[:2] in ("0x", "0X") else int(tok)
+        v = int(tok, 16) if tok[:2] in ("0x", "0X") else int(tok)
     except ValueError:
         raise ParseError(f"{what} {tok!r} is not a whole number", line=lineno, kind="invalid",
                          expected=f"{what} as a whole number") from None
+    if not -_INT64 < v * (MS_NS if what == "time" else 1) < _INT64:
+        raise ParseError(f"{what} {tok} is out of range", line=lineno, kind="invalid",
+                         expected=f"{what} below 2^63" + (" ns" if what == "time" else ""))
+    return v
+
+
+def _direction(tok: str, lineno: int) -> str:
+    d = DIRECTIONS.get(_int(tok, lineno, "direction"))
+    if d is None:
+        raise ParseError(f"direction {tok!r}", line=lineno, kind="invalid",
+                         expected="a data direction: 0 (read), 1 (write), 2 (trim) or 3 (sync)")
+    return d
 
 
 def _rows(text: str, fmt: str):
@@ -121,6 +134,9 @@ def parse_log(text: str, fmt: str | None = None, name: str | None = None) -> Par
     rows = parsed.tuples("fio_log_samples", SAMPLE_COLUMNS)
     data = list(_rows(text, fmt))
     width = len(data[0][1])
+    if width < 4:
+        raise ParseError(f"{width} columns", line=data[0][0], kind="invalid",
+                         expected="time, value, direction, block size[, offset][, priority]")
     if width > 7:
         raise ParseError(f"{width} columns", line=data[0][0], kind="unsupported-version",
                          expected="4 to 7 columns: time, value, direction, block size, offset, priority, issue time")
@@ -129,7 +145,7 @@ def parse_log(text: str, fmt: str | None = None, name: str | None = None) -> Par
     for lineno, t in data:
         time_ms = _int(t[0], lineno, "time")
         value = _int(t[1], lineno, "value")
-        ddir = _int(t[2], lineno, "direction")
+        ddir = _direction(t[2], lineno)
         bs = _int(t[3], lineno, "block size")
         offset = prio = None
         if width == 5:
@@ -147,7 +163,7 @@ def parse_log(text: str, fmt: str | None = None, name: str | None = None) -> Par
                      float(value * KIB) if kind == "bw" else None,
                      float(value) if kind == "iops" else None,
                      float(value) if kind in ("lat", "clat", "slat") else None,
-                     DIRECTIONS[ddir], None if windowed else bs, offset, prio, windowed, lineno, lineno))
+                     ddir, None if windowed else bs, offset, prio, windowed, lineno, lineno))
     return parsed
 
 
@@ -189,13 +205,15 @@ def _parse_hist(text: str, name: str | None) -> Parsed:
     data = list(_rows(text, "fio-hist-log"))
     n_bins = len(data[0][1]) - 3
     try:
+        if n_bins < 1:
+            raise ValueError
         edges = [bin_edges(i, n_bins) for i in range(n_bins)]
     except ValueError:
         raise ParseError(f"{n_bins} histogram bins", line=data[0][0], kind="unsupported-version",
                          expected="1856 bins (fio >= 3.0) or 1216 (fio 2.x), divided by 2^log_hist_coarseness") from None
     for lineno, t in data:
         time_ns = _int(t[0], lineno, "time") * MS_NS
-        ddir = DIRECTIONS[_int(t[1], lineno, "direction")]
+        ddir = _direction(t[1], lineno)
         bs = _int(t[2], lineno, "block size")
         for i, tok in enumerate(t[3:]):
             if tok == "0":
