@@ -246,3 +246,42 @@ def test_plain_lab_is_still_jupyterlab(monkeypatch):
     monkeypatch.setattr(cli, "cmd_lab", lambda args: seen.append(args.extra) or 0)
     cli.main(["lab", "--no-browser"])
     assert seen == [["--no-browser"]]
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
+def test_lab_fio_ctrl_c_keeps_completed_runs_and_resumes(tmp_path):
+    import signal
+    import time
+
+    target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
+    args = ["lab", "fio", "--preset", "smoke", "--rw", "write", "--depth-jobs", "1x1,2x2", "--runtime", "2",
+            "--target", str(target), "--out", str(out), "--db", str(db)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), PYTHONUNBUFFERED="1")
+    # its own process group, as a terminal's Ctrl-C reaches python and fio together
+    p = subprocess.Popen([sys.executable, "-m", "storagelab", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, env=env, start_new_session=True)
+    lines = []
+    for line in p.stdout:
+        lines.append(line)
+        if line.startswith("[2/2]"):
+            time.sleep(1.0)  # fio of run 2 is running
+            os.killpg(p.pid, signal.SIGINT)
+            break
+    rest = p.communicate(timeout=60)[0]
+    text = "".join(lines) + rest
+    assert p.returncode == 130, text
+    assert "interrupted: write-4k-qd2-nj2 discarded; 1 completed runs kept" in text
+    assert (out / "write-4k-qd1-nj1.txt").exists()
+    assert not list(out.glob("write-4k-qd2-nj2*"))
+    rows = load_manifest(out / "manifest.csv").rows
+    assert rows and all(r.startswith("write-4k-qd1-nj1") for r in rows)
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT DISTINCT label FROM files").fetchall() == [("write-4k-qd1-nj1",)]
+    con.close()
+    again = _cli(*args)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "1 of 2 runs already saved" in again.stdout and "[1/1] write-4k-qd2-nj2" in again.stdout
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT DISTINCT label FROM files ORDER BY 1").fetchall() == [("write-4k-qd1-nj1",),
+                                                                                   ("write-4k-qd2-nj2",)]
+    con.close()

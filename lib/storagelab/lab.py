@@ -369,8 +369,8 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
     done_files: list[Path] = []
     started = time.monotonic()
     spent: list[float] = []
-    interrupted = False
-    for i, run in enumerate(todo, 1):
+
+    def _run_one(i: int, run: Run) -> None:
         est_each = (sum(spent) / len(spent)) if spent else run.runtime_s + 2
         left = len(todo) - i
         log(f"[{i}/{len(todo)}] {run.run_id}: {left} left after this, about {_fmt_s(est_each * (left + 1))} to go")
@@ -382,30 +382,22 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
             log(f"  sanity: {f}")
         part = out / f"{run.run_id}.txt.part"
         t0 = time.monotonic()
-        try:
-            with open(part, "wb") as fh:
-                p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
-                try:
-                    _, err = p.communicate()
-                except KeyboardInterrupt:
-                    p.terminate()
-                    try:
-                        p.wait(10)
-                    except subprocess.TimeoutExpired:
-                        p.kill()
-                    raise
-        except KeyboardInterrupt:
-            interrupted = True
+        with open(part, "wb") as fh:
+            p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
+            current[:] = [p]
+            _, err = p.communicate()
+            current.clear()
+        if stop:  # fio may have stopped early and still written everything: not a complete run
             for f in _run_files(out, run.run_id) + [part]:
                 f.unlink(missing_ok=True)
             log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
-            break
+            return
         if p.returncode != 0:
             log(f"  fio failed ({p.returncode}): {err.decode(errors='replace').strip()[-500:]}")
             part.rename(out / f"{run.run_id}.failed.txt")
             for f in _run_files(out, run.run_id):
                 f.unlink(missing_ok=True)
-            continue
+            return
         part.rename(out / f"{run.run_id}.txt")
         spent.append(time.monotonic() - t0)
         files = _run_files(out, run.run_id)
@@ -427,11 +419,38 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
                 **(labels or {}),
             })
         append_manifest(manifest, rows)
-        done_files += files
+        done_files.extend(files)
+
+    stop: list[int] = []  # Ctrl-C: the running fio is stopped and its run discarded; completed runs stay
+    current: list[subprocess.Popen] = []
+
+    def on_sigint(signum, frame):
+        stop.append(signum)
+        for proc in current:
+            if proc.poll() is None:
+                proc.terminate()
+
+    old_handler = _set_sigint(on_sigint)
+    try:
+        for i, run in enumerate(todo, 1):
+            if stop:
+                break
+            _run_one(i, run)
+    finally:
+        _set_sigint(old_handler)
     log(f"lab fio: {len(done_files)} files from {len(spent)} runs in {_fmt_s(time.monotonic() - started)}; "
         f"manifest {manifest}")
     rc = _ingest(done_files, db, manifest) if ingest else 0
-    return 130 if interrupted else rc
+    return 130 if stop else rc
+
+
+def _set_sigint(handler):
+    """Install a SIGINT handler (main thread only; elsewhere Ctrl-C keeps Python's default)."""
+    import signal
+    try:
+        return signal.signal(signal.SIGINT, handler)
+    except ValueError:
+        return None
 
 
 def run_bonnie(*, target: Path, out: Path, size_bytes: int | None, db: Path | None, files: int = 16,
