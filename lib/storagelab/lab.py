@@ -290,6 +290,18 @@ def manifest_for(out: Path) -> Path:
         return out / "manifest.csv"
 
 
+def manifest_row(file: Path, root: Path, label: str, system: dict, tinfo: dict, argv: list[str], notes: str,
+                 labels: dict | None = None) -> dict:
+    """The manifest row of one saved file: what the lab knows of the system and target, ``labels`` on top."""
+    return {
+        "path": file.resolve().relative_to(root.resolve()).as_posix(), "study": "lab", "label": label,
+        "host": system["host"], "os": f"{system['os']} (kernel {system['kernel']})", "stack": tinfo.get("fstype"),
+        "pool": tinfo.get("pool"), "devices": _device_text(tinfo.get("devices", [])),
+        "recordsize_bytes": (tinfo.get("zfs") or {}).get("recordsize"), "ashift": tinfo.get("ashift"),
+        "zfs_version": tinfo.get("zfs_version"), "command": shlex.join(argv), "notes": notes, **(labels or {}),
+    }
+
+
 def append_manifest(manifest: Path, rows: list[dict]) -> int:
     """Add rows (paths relative to the manifest's folder); rows whose path is already listed are kept as
     they are. Returns the number added."""
@@ -407,18 +419,8 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
         files = [f for f in files if f not in empty]
         notes = _notes(system, tinfo, version, flags,
                        {"empty logs not kept": ",".join(f.name for f in empty)} if empty else None)
-        rows = []
-        for f in files:
-            rows.append({
-                "path": f.resolve().relative_to(root.resolve()).as_posix(),
-                "study": "lab", "label": run.run_id, "host": system["host"],
-                "os": f"{system['os']} (kernel {system['kernel']})", "stack": tinfo.get("fstype"),
-                "pool": tinfo.get("pool"), "devices": _device_text(tinfo.get("devices", [])),
-                "recordsize_bytes": (tinfo.get("zfs") or {}).get("recordsize"), "ashift": tinfo.get("ashift"),
-                "zfs_version": tinfo.get("zfs_version"), "command": shlex.join(run.argv), "notes": notes,
-                **(labels or {}),
-            })
-        append_manifest(manifest, rows)
+        append_manifest(manifest, [manifest_row(f, root, run.run_id, system, tinfo, run.argv, notes, labels)
+                                   for f in files])
         done_files.extend(files)
 
     stop: list[int] = []  # Ctrl-C: the running fio is stopped and its run discarded; completed runs stay
@@ -498,14 +500,9 @@ def run_bonnie(*, target: Path, out: Path, size_bytes: int | None, db: Path | No
     if m:
         version = f"bonnie++ {m.group(1)}"
     manifest = manifest_for(out)
-    append_manifest(manifest, [{
-        "path": dest.resolve().relative_to(manifest.parent.resolve()).as_posix(), "study": "lab",
-        "label": f"bonnie++ {size_mib} MiB", "host": system["host"], "os": f"{system['os']} (kernel {system['kernel']})",
-        "stack": tinfo.get("fstype"), "pool": tinfo.get("pool"), "devices": _device_text(tinfo.get("devices", [])),
-        "recordsize_bytes": (tinfo.get("zfs") or {}).get("recordsize"), "ashift": tinfo.get("ashift"),
-        "zfs_version": tinfo.get("zfs_version"), "command": shlex.join(argv),
-        "notes": _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB}), **(labels or {}),
-    }])
+    notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB})
+    append_manifest(manifest, [manifest_row(dest, manifest.parent, f"bonnie++ {size_mib} MiB", system, tinfo, argv,
+                                            notes, labels)])
     return _ingest([dest], db, manifest) if ingest else 0
 
 
