@@ -35,7 +35,8 @@ def _fstype(path: Path) -> str | None:
                                                     "./run test installs it")
 def test_lab_fio_smoke_for_real(tmp_path):
     target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
-    p = _cli("lab", "fio", "--preset", "smoke", "--target", str(target), "--out", str(out), "--db", str(db))
+    p = _cli("lab", "fio", "--preset", "smoke", "--target", str(target), "--out", str(out), "--db", str(db),
+             "--device-limit", "1kB/s")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "[1/4] randread-4k-qd1-nj1: 3 left after this" in p.stdout
     assert "[4/4] write-4k-qd2-nj2: 0 left after this" in p.stdout
@@ -63,6 +64,8 @@ def test_lab_fio_smoke_for_real(tmp_path):
     assert "logical_sector_bytes=" in row["notes"] and "physical_sector_bytes=" in row["notes"]
     assert "rotational=" in row["notes"] and "ram_bytes=" in row["notes"] and "kernel=" in row["notes"]
     assert "sanity: file size 16777216 B below RAM" in row["notes"]
+    assert "sanity: write at " in row["notes"] and "faster than the devices can deliver (1000 B/s): cache" in row["notes"]
+    assert row["device_limit_bytes_per_s"] == 1000.0
     assert row["command"].startswith("fio --name=write-4k-qd2-nj2 ") and "--numjobs=2" in row["command"]
 
     # ingested with the labels, logs as time series
@@ -207,6 +210,16 @@ def test_zfs_sweep_destroys_the_pool_when_a_run_fails(tmp_path, monkeypatch):
     with pytest.raises(subprocess.CalledProcessError):
         lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=lambda *a: None)
     assert calls[-1] == ["zpool", "destroy", "labsweep"]
+
+
+def test_rates_and_cache_flags():
+    assert lab._rate("900MB/s") == 9e8 and lab._rate("550MiB/s") == 550 * 2 ** 20 and lab._rate("1kB/s") == 1000.0
+    with pytest.raises(Exception):
+        lab._rate("fast")
+    fixture = ROOT / "tests" / "fixtures" / "fio" / "3.33" / "logs" / "avg.txt"  # 2 jobs at 4 MiB/s: 8380228 B/s
+    assert lab.cache_flags(fixture, 8_000_000) == [
+        "write at 8380228 B/s, faster than the devices can deliver (8000000 B/s): cache"]
+    assert lab.cache_flags(fixture, 9_000_000) == [] and lab.cache_flags(fixture, None) == []
 
 
 def test_sanity_flags():

@@ -366,8 +366,10 @@ def _run_files(out: Path, run_id: str) -> list[Path]:
 
 
 def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None = None, labels: dict | None = None,
-                   ingest: bool = True, shared_file: bool = False, fio: str = "fio", log=print) -> int:
-    """Run each fio command (skipping runs whose output exists), save and label its files, ingest them."""
+                   ingest: bool = True, shared_file: bool = False, fio: str = "fio", device_limit: float | None = None,
+                   log=print) -> int:
+    """Run each fio command (skipping runs whose output exists), save and label its files, ingest them.
+    ``device_limit``: what the devices can deliver, bytes/s; a run measured faster is flagged (cache)."""
     target.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     version = _cmd([fio, "--version"])
@@ -417,9 +419,13 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
         for f in empty:  # e.g. slat with a synchronous ioengine: fio writes the file, with no line
             f.unlink()
         files = [f for f in files if f not in empty]
+        for f in cache_flags(out / f"{run.run_id}.txt", device_limit):
+            log(f"  sanity: {f}")
+            flags.append(f)
         notes = _notes(system, tinfo, version, flags,
                        {"empty logs not kept": ",".join(f.name for f in empty)} if empty else None)
-        append_manifest(manifest, [manifest_row(f, root, run.run_id, system, tinfo, run.argv, notes, labels)
+        extra = {**({"device_limit_bytes_per_s": device_limit} if device_limit else {}), **(labels or {})}
+        append_manifest(manifest, [manifest_row(f, root, run.run_id, system, tinfo, run.argv, notes, extra)
                                    for f in files])
         done_files.extend(files)
 
@@ -444,6 +450,25 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
         f"manifest {manifest}")
     rc = _ingest(done_files, db, manifest) if ingest else 0
     return 130 if stop else rc
+
+
+def cache_flags(output: Path, device_limit: float | None) -> list[str]:
+    """Flags for directions of a saved fio output whose bandwidth exceeds what the devices can deliver."""
+    if not device_limit:
+        return []
+    from .errors import ParseError
+    from .parsers import parse_bytes
+    try:
+        parsed, _ = parse_bytes(output.read_bytes(), str(output))
+    except (ParseError, OSError) as e:
+        return [f"could not read the run's output to check it against the device limit: {e}"]
+    final = {r["job_index"] for r in parsed.rows("fio_jobs") if r.get("is_final", True)}
+    bw: dict[str, float] = {}
+    for r in parsed.rows("fio_results"):
+        if r["job_index"] in final and r.get("bw_bytes_per_s"):
+            bw[r["direction"]] = bw.get(r["direction"], 0.0) + r["bw_bytes_per_s"]
+    return [f"{d} at {v:.0f} B/s, faster than the devices can deliver ({device_limit:.0f} B/s): cache"
+            for d, v in sorted(bw.items()) if v > device_limit]
 
 
 def _set_sigint(handler):
@@ -600,6 +625,16 @@ def _depth_jobs(text: str) -> list[tuple[int, int]]:
     return out
 
 
+def _rate(text: str) -> float:
+    """'900MB/s' -> 9e8, '550MiB/s' -> 576716800.0, '123456' -> 123456.0 (bytes per second)."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(?:([kKMGT])(i?)B?)?(?:/s)?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a rate such as 900MB/s or 550MiB/s")
+    value, prefix, binary = float(m.group(1)), (m.group(2) or "").upper(), m.group(3)
+    power = " KMGT".index(prefix) if prefix else 0
+    return value * (1024 if binary else 1000) ** power
+
+
 def _csv(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
@@ -624,6 +659,8 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--direct", type=int, choices=(0, 1))
     f.add_argument("--ioengine", default="libaio")
     f.add_argument("--filename", help="one file shared by all jobs (flagged when numjobs > 1)")
+    f.add_argument("--device-limit", type=_rate, help="what the devices can deliver, e.g. 900MB/s or 550MiB/s: a faster "
+                                                      "run is flagged as cached (and the manifest's device_limit_bytes_per_s set)")
     f.add_argument("--log-avg-msec", type=int, help="log window, ms (default 500 = fio's bw/iops samples; smoke 250)")
     f.add_argument("--log-hist-msec", type=int, help="histogram log interval, ms (default 1000; smoke 500)")
     f.add_argument("--no-ingest", action="store_true")
@@ -671,7 +708,7 @@ def main(argv: list[str]) -> int:
                 print(shlex.join(r.argv))
             return 0
         return run_fio_matrix(runs, target=target, out=out.resolve(), db=db, ingest=not args.no_ingest,
-                              shared_file=bool(args.filename))
+                              shared_file=bool(args.filename), device_limit=args.device_limit)
     if args.what == "bonnie":
         if not shutil.which("bonnie++"):
             print("storagelab lab bonnie: bonnie++ is not installed (Debian: apt-get install bonnie++)", file=sys.stderr)
