@@ -298,3 +298,53 @@ def test_lab_fio_ctrl_c_keeps_completed_runs_and_resumes(tmp_path):
     assert con.execute("SELECT DISTINCT label FROM files ORDER BY 1").fetchall() == [("write-4k-qd1-nj1",),
                                                                                    ("write-4k-qd2-nj2",)]
     con.close()
+
+
+# `zpool status -P` as OpenZFS 2.x prints it (CONSTRUCTED: ZFS cannot run on the test host; the layout
+# follows cmd/zpool/zpool_main.c print_status_config: a tab, then two spaces per level)
+STATUS = """  pool: tank
+ state: ONLINE
+config:
+
+\tNAME              STATE     READ WRITE CKSUM
+\ttank              ONLINE       0     0     0
+\t  raidz2-0        ONLINE       0     0     0
+\t    /dev/sda1     ONLINE       0     0     0
+\t    /dev/sdb1     ONLINE       0     0     0
+\t    /dev/sdc1     ONLINE       0     0     0
+\t    /dev/sdd1     ONLINE       0     0     0
+\t  raidz2-1        ONLINE       0     0     0
+\t    /dev/sde1     ONLINE       0     0     0
+\t    /dev/sdf1     ONLINE       0     0     0
+\t    /dev/sdg1     ONLINE       0     0     0
+\t    /dev/sdh1     ONLINE       0     0     0
+\tlogs
+\t  mirror-2        ONLINE       0     0     0
+\t    /dev/nvme0n1p1  ONLINE     0     0     0
+\t    /dev/nvme1n1p1  ONLINE     0     0     0
+\tcache
+\t  /dev/nvme0n1p2  ONLINE       0     0     0
+\tspares
+\t  /dev/sdi1       AVAIL
+
+errors: No known data errors
+"""
+
+
+def test_pool_layout():
+    lay = lab.pool_layout(STATUS)
+    assert (lay["vdev_type"], lay["vdev_count"], lay["vdev_width"]) == ("raidz2", 2, 4)
+    assert lay["devices"] == [f"/dev/sd{c}1" for c in "abcdefgh"]
+    assert lay["log_devices"] == ["/dev/nvme0n1p1", "/dev/nvme1n1p1"]
+    assert lay["cache_devices"] == ["/dev/nvme0n1p2"]
+    stripe = lab.pool_layout("config:\n\n\tNAME STATE\n\tp ONLINE\n\t  /dev/sdx ONLINE\n\t  /dev/sdy ONLINE\n")
+    assert (stripe["vdev_type"], stripe["vdev_count"], stripe["vdev_width"]) == ("single", 2, 1)
+    mixed = lab.pool_layout("\tNAME STATE\n\tp ONLINE\n\t  mirror-0 ONLINE\n\t    a ONLINE\n\t    b ONLINE\n"
+                            "\t  raidz1-1 ONLINE\n\t    c ONLINE\n\t    d ONLINE\n\t    e ONLINE\n")
+    assert (mixed["vdev_type"], mixed["vdev_count"], mixed["vdev_width"]) == ("mixed", 2, None)
+    assert lab.pool_layout("no pools available")["vdev_type"] is None
+    row = lab.manifest_row(Path("/r/x.txt"), Path("/r"), "x", {"host": "h", "os": "o", "kernel": "k"},
+                           {"fstype": "zfs", "pool": "tank", "layout": lay, "zfs": {"recordsize": "131072"}},
+                           ["fio"], "n")
+    assert (row["vdev_type"], row["vdev_count"], row["vdev_width"], row["recordsize_bytes"]) == ("raidz2", 2, 4, "131072")
+    assert row["log_devices"] == "/dev/nvme0n1p1 /dev/nvme1n1p1" and row["cache_devices"] == "/dev/nvme0n1p2"

@@ -194,12 +194,62 @@ def describe_target(target: Path) -> dict:
         status = _cmd(["zpool", "status", "-P", pool])
         if status:
             info["zpool_status"] = status
-            devices = re.findall(r"^\s+(/dev/\S+)", status, re.M)
+            info["layout"] = pool_layout(status)
+            devices = info["layout"]["devices"]
         info["zfs_version"] = zfs_version()
     elif info.get("source", "").startswith("/dev/"):
         devices = [info["source"]]
     info["devices"] = [describe_device(d) for d in devices]
     return info
+
+
+_VDEV = re.compile(r"^(mirror|raidz[123]?|draid[123]?)(?::[^-\s]*)?(?:-\d+)?$")
+_SECTIONS = {"logs": "log_devices", "cache": "cache_devices", "spares": "spares", "special": "special",
+             "dedup": "dedup"}
+
+
+def pool_layout(status: str) -> dict:
+    """The data vdevs of a ``zpool status`` config: vdev_type (single, mirror, raidz1..3, draid; 'mixed'),
+    vdev_count, vdev_width (None when the widths differ), the data devices, and the log and cache devices."""
+    lines = status.expandtabs(8).splitlines()
+    try:
+        head = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["NAME", "STATE"])
+    except StopIteration:
+        return {"vdev_type": None, "vdev_count": None, "vdev_width": None, "devices": [], "log_devices": [],
+                "cache_devices": []}
+    indent = lambda ln: len(ln) - len(ln.lstrip())  # noqa: E731
+    base = None
+    section = None
+    vdevs: list[tuple[str, list[str]]] = []
+    other: dict[str, list[str]] = {v: [] for v in _SECTIONS.values()}
+    for ln in lines[head + 1:]:
+        if not ln.strip():
+            if base is not None:
+                break
+            continue
+        name, level = ln.split()[0], indent(ln)
+        if base is None:
+            base = level  # the pool's own line
+            continue
+        if level <= base:
+            section = _SECTIONS.get(name, name)
+            continue
+        depth = (level - base) // 2
+        if section is not None:
+            if depth >= 1 and not _VDEV.match(name):
+                other.setdefault(section, []).append(name)
+            continue
+        if depth == 1:
+            m = _VDEV.match(name)
+            vdevs.append((m.group(1) if m else "single", [] if m else [name]))
+        elif vdevs:
+            vdevs[-1][1].append(name)
+    kinds = {("raidz1" if k == "raidz" else k) for k, _ in vdevs}
+    widths = {len(d) for _, d in vdevs}
+    return {"vdev_type": (kinds.pop() if len(kinds) == 1 else "mixed") if kinds else None,
+            "vdev_count": len(vdevs) or None, "vdev_width": widths.pop() if len(widths) == 1 else None,
+            "devices": [d for _, ds in vdevs for d in ds], "log_devices": other["log_devices"],
+            "cache_devices": other["cache_devices"]}
 
 
 def describe_device(dev: str) -> dict:
@@ -293,10 +343,13 @@ def manifest_for(out: Path) -> Path:
 def manifest_row(file: Path, root: Path, label: str, system: dict, tinfo: dict, argv: list[str], notes: str,
                  labels: dict | None = None) -> dict:
     """The manifest row of one saved file: what the lab knows of the system and target, ``labels`` on top."""
+    layout = tinfo.get("layout") or {}
     return {
         "path": file.resolve().relative_to(root.resolve()).as_posix(), "study": "lab", "label": label,
         "host": system["host"], "os": f"{system['os']} (kernel {system['kernel']})", "stack": tinfo.get("fstype"),
         "pool": tinfo.get("pool"), "devices": _device_text(tinfo.get("devices", [])),
+        **{k: layout.get(k) for k in ("vdev_type", "vdev_count", "vdev_width")},
+        **{k: " ".join(layout.get(k) or []) or None for k in ("cache_devices", "log_devices")},
         "recordsize_bytes": (tinfo.get("zfs") or {}).get("recordsize"), "ashift": tinfo.get("ashift"),
         "zfs_version": tinfo.get("zfs_version"), "command": shlex.join(argv), "notes": notes, **(labels or {}),
     }
