@@ -139,3 +139,38 @@ def test_compare_two_jobs_of_one_run_within_noise(con):
     assert r["diff_pct"] == pytest.approx(100 * (js[0]["write"]["bw_mean"] / js[1]["write"]["bw_mean"] - 1), rel=1e-9)
     assert r["within_noise"]
     assert v.stats([1.0, 3.0]) == (2.0, pytest.approx(2 ** 0.5), 2)
+
+
+def test_bin_percentiles_are_fios_on_json_plus_bins(con):
+    """fio's percentile rule on the JSON+ bins gives exactly the percentiles fio printed, every one of them."""
+    from storagelab.analysis import frame
+
+    bins = frame(con, """SELECT f.path, b.job_index, b.direction, b.kind, b.latency_ns, b.count
+                         FROM fio_latency_bins b JOIN files f USING (file_id) WHERE b.kind = 'clat'""")
+    assert bins.height > 0
+    wanted = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99)
+    got = v.bin_percentiles(bins, ["path", "job_index", "direction"], wanted)
+    n = 0
+    for run in ("raw", "avg", "single"):
+        for j, job in enumerate(fio_json(run)["jobs"]):
+            for d in ("read", "write"):
+                if not job[d]["total_ios"]:
+                    continue
+                mine = got.filter(pl.col("path").str.ends_with(f"/{run}.txt") & (pl.col("job_index") == j)
+                                  & (pl.col("direction") == d))
+                theirs = {float(k): float(x) for k, x in job[d]["clat_ns"]["percentile"].items()}
+                assert dict(zip(mine["percentile"], mine["latency_ns"])) == theirs, (run, j, d)
+                assert mine["total"][0] == job[d]["clat_ns"]["N"]
+                n += 1
+    assert n == 7  # raw: 2 jobs x 2 directions, avg: 2 jobs, single: 1
+
+
+def test_hist_log_percentiles_per_interval(con):
+    h = v.load_hist_samples(con)
+    assert set(h["run"].str.split("/").list.last()) == {"avg"}
+    per = v.bin_percentiles(h, ["run", "job_index", "time_ns"])
+    assert per.height == 2 * 2 * 3  # 2 jobs x 2 intervals x 3 percentiles
+    assert per.group_by("job_index", "time_ns").agg(pl.col("total").first())["total"].sum() == 2 * 130
+    # within an interval, percentiles grow; every value is one of the JSON+ bin values of the job
+    for (_j, _t), g in per.group_by(["job_index", "time_ns"]):
+        assert g.sort("percentile")["latency_ns"].is_sorted()

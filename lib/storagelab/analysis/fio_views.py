@@ -4,6 +4,8 @@ the read-only queries that feed them.
 * ``summary``: one row per (run, direction) with rw, block size, iodepth, numjobs, IOPS, bandwidth and
   the p50/p99/p99.9 latency from ``fio_percentiles`` (completion latency, else total latency);
   ``against_depth`` orders it per workload by iodepth x numjobs (fio-plot's iodepth/numjobs charts).
+* ``bin_percentiles``: latency percentiles from histogram bins by fio's own rule (exactly fio's
+  printed percentiles on a job's JSON+ bins; per interval on the write_hist_log samples).
 * ``combine_jobs``: a run's per-job log lines (``fio_log_samples``; ``.1.log`` ... ``.N.log``) into one
   time series: per time window, bandwidth and IOPS summed over the jobs, latency averaged.
 * ``mark_steady``: ramp and steady state of a time series. **Steady state** = the longest *trailing*
@@ -100,6 +102,47 @@ def against_depth(summary_df: pl.DataFrame, by: Sequence[str] = WORKLOAD) -> pl.
     first = pl.col("iops").first().over(list(by))
     first_bw = pl.col("bw_bytes_per_s").first().over(list(by))
     return df.with_columns((pl.col("iops") / first).alias("x_iops"), (pl.col("bw_bytes_per_s") / first_bw).alias("x_bw"))
+
+
+# ----------------------------------------------------------------------------- histograms
+
+def bin_percentiles(bins: pl.DataFrame, by: Sequence[str], percentiles: Sequence[float] = (50.0, 99.0, 99.9),
+                    value: str = "latency_ns", count: str = "count") -> pl.DataFrame:
+    """Percentiles from latency bins the way fio computes them (stat.c ``calc_clat_percentiles``): the
+    value of the first bin whose cumulative count reaches p % of the total. On a job's JSON+ bins
+    (``fio_latency_bins``) this gives fio's own percentiles; on ``fio_hist_samples`` it gives them per
+    interval (by time_ns) or, summed, over the logged part of the run. One row per group and
+    percentile: ``percentile``, ``latency_ns``, ``total`` (I/Os in the group)."""
+    by = list(by)
+    df = (bins.group_by([*by, value]).agg(pl.col(count).sum()) if by else
+          bins.group_by(value).agg(pl.col(count).sum()))
+    df = df.sort([*by, value]).with_columns(
+        pl.col(count).cum_sum().over(by or None).alias("_cum") if by else pl.col(count).cum_sum().alias("_cum"),
+        (pl.col(count).sum().over(by) if by else pl.col(count).sum()).alias("total"))
+    out = []
+    for p in percentiles:
+        hit = (df.filter(pl.col("_cum") >= pl.col("total") * (p / 100.0))
+               .group_by(by or pl.lit(0), maintain_order=True)
+               .agg(pl.col(value).first().alias("latency_ns"), pl.col("total").first()))
+        if not by:
+            hit = hit.drop("literal")
+        out.append(hit.with_columns(pl.lit(float(p)).alias("percentile")))
+    res = pl.concat(out)
+    return res.select(*by, "percentile", "latency_ns", "total").sort([*by, "percentile"])
+
+
+def load_hist_samples(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
+    """fio_hist_samples with their run (folder + '/' + prefix), as ``load_log_samples``."""
+    from . import frame
+
+    where, params = "", []
+    if file_ids is not None:
+        where, params = "WHERE list_contains(?::INTEGER[], h.file_id)", [sorted({int(i) for i in file_ids})]
+    return frame(con, f"""
+        SELECT parse_dirpath(f.path) || '/' || coalesce(h.prefix, f.path) AS run, h.file_id, h.job_index, h.time_ns,
+               h.direction, h.bin_index, h.latency_lo_ns, h.latency_ns, h.latency_hi_ns, h.count
+        FROM fio_hist_samples h JOIN files f USING (file_id) {where}
+        ORDER BY run, h.job_index, h.time_ns, h.bin_index""", params)
 
 
 # ----------------------------------------------------------------------------- time series
