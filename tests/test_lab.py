@@ -348,3 +348,13 @@ def test_pool_layout():
                            ["fio"], "n")
     assert (row["vdev_type"], row["vdev_count"], row["vdev_width"], row["recordsize_bytes"]) == ("raidz2", 2, 4, "131072")
     assert row["log_devices"] == "/dev/nvme0n1p1 /dev/nvme1n1p1" and row["cache_devices"] == "/dev/nvme0n1p2"
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
+def test_lab_fio_failed_run_leaves_nothing_in_out(tmp_path):
+    out = tmp_path / "out"
+    p = _cli("lab", "fio", "--preset", "smoke", "--rw", "write", "--depth-jobs", "1x1", "--ioengine", "nosuchengine",
+             "--target", str(tmp_path / "t"), "--out", str(out), "--db", str(tmp_path / "db.duckdb"))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "fio failed" in p.stdout and "1 runs failed: write-4k-qd1-nj1" in p.stdout and "storagelab-lab-failed" in p.stdout
+    assert not [f for f in out.iterdir() if f.name != "manifest.csv"]

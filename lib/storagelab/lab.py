@@ -460,8 +460,14 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
             log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
             return
         if p.returncode != 0:
-            log(f"  fio failed ({p.returncode}): {err.decode(errors='replace').strip()[-500:]}")
-            part.rename(out / f"{run.run_id}.failed.txt")
+            # kept outside OUT: under data/raw/ every file needs a manifest row and must parse
+            import tempfile
+            keep = Path(tempfile.gettempdir()) / "storagelab-lab-failed" / f"{run.run_id}.txt"
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(part), keep)
+            log(f"  fio failed ({p.returncode}), output kept in {keep}: "
+                f"{err.decode(errors='replace').strip()[-500:]}")
+            failed.append(run.run_id)
             for f in _run_files(out, run.run_id):
                 f.unlink(missing_ok=True)
             return
@@ -482,6 +488,7 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
                                    for f in files])
         done_files.extend(files)
 
+    failed: list[str] = []
     stop: list[int] = []  # Ctrl-C: the running fio is stopped and its run discarded; completed runs stay
     current: list[subprocess.Popen] = []
 
@@ -502,7 +509,9 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
     log(f"lab fio: {len(done_files)} files from {len(spent)} runs in {_fmt_s(time.monotonic() - started)}; "
         f"manifest {manifest}")
     rc = _ingest(done_files, db, manifest) if ingest else 0
-    return 130 if stop else rc
+    if failed:
+        log(f"lab fio: {len(failed)} runs failed: {', '.join(failed)}")
+    return 130 if stop else (1 if failed else rc)
 
 
 def cache_flags(output: Path, device_limit: float | None) -> list[str]:
