@@ -174,3 +174,10 @@ def test_hist_log_percentiles_per_interval(con):
     # within an interval, percentiles grow; every value is one of the JSON+ bin values of the job
     for (_j, _t), g in per.group_by(["job_index", "time_ns"]):
         assert g.sort("percentile")["latency_ns"].is_sorted()
+
+
+def test_load_log_runs_finds_each_runs_output(con):
+    runs = v.load_log_runs(con)
+    assert [(r.split("/")[-1], p.split("/")[-1], n) for r, p, n in
+            runs.select("run", "output_path", "candidates").rows()] == [("avg", "avg.txt", 1), ("raw", "raw.txt", 1),
+                                                                       ("single", "single.txt", 1)]

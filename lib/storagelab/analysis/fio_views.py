@@ -131,6 +131,29 @@ def bin_percentiles(bins: pl.DataFrame, by: Sequence[str], percentiles: Sequence
     return res.select(*by, "percentile", "latency_ns", "total").sort([*by, "percentile"])
 
 
+def load_log_runs(con) -> pl.DataFrame:
+    """Which fio output each run of logs belongs to: ``run`` (as ``load_log_samples``), the log files'
+    ``prefix``, and ``output_file_id``/``output_path`` of the fio output in the same folder with a job
+    named like the prefix (NULL when there is none: logs saved without their output, or write_*_log=
+    given another name than the job's). The lab names job, logs and output after the run, so they match."""
+    from . import frame
+
+    return frame(con, """
+        WITH logs AS (
+            SELECT DISTINCT parse_dirpath(f.path) AS dir, l.prefix FROM fio_log_samples l JOIN files f USING (file_id)
+            WHERE l.prefix IS NOT NULL
+            UNION
+            SELECT DISTINCT parse_dirpath(f.path), h.prefix FROM fio_hist_samples h JOIN files f USING (file_id)
+            WHERE h.prefix IS NOT NULL),
+        outputs AS (
+            SELECT DISTINCT parse_dirpath(f.path) AS dir, j.jobname, f.file_id, f.path
+            FROM fio_jobs j JOIN files f USING (file_id) WHERE j.is_final)
+        SELECT logs.dir || '/' || logs.prefix AS run, logs.prefix, min(o.file_id) AS output_file_id,
+               min(o.path) AS output_path, count(o.file_id) AS candidates
+        FROM logs LEFT JOIN outputs o ON o.dir = logs.dir AND o.jobname = logs.prefix
+        GROUP BY ALL ORDER BY run""")
+
+
 def load_hist_samples(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
     """fio_hist_samples with their run (folder + '/' + prefix), as ``load_log_samples``."""
     from . import frame

@@ -117,8 +117,8 @@ def detect(text: str) -> tuple[ModuleType, str]:
             return mod, fmt
     first = next((i for i, ln in enumerate(text.splitlines(), 1) if ln.strip()), 1)
     raise ParseError("no known tool output found", line=first, kind="unknown-format",
-                     expected="output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), bonnie++ (table or CSV), "
-                              "zdb (-b/-bb/-S/-DD), gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer")
+                     expected="output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), "
+                              "bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer")
 
 
 def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
