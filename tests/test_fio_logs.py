@@ -261,3 +261,44 @@ def test_ingest_and_join_to_the_run(tmp_path):
         GROUP BY ALL ORDER BY ALL""").fetchall()
     assert rows == [(1, "read", 29, 29), (1, "write", 35, 35), (2, "read", 28, 28), (2, "write", 36, 36)]
     con.close()
+
+
+VARIANTS = [
+    "10, 5, 1, 4096\n20, 6, 1, 4096\n",                       # fio 2.x
+    "10, 5, 1, 4096, 8192\n20, 6, 1, 4096, 0\n",              # fio 2.x, log_offset=1
+    "10, 5, 0, 4096, 0x2004\n",                               # log_prio=1
+    "10, 5, 0, 4096, 0, 0, 9\n",                              # log_issue_time
+    "0, 1, 0, 4096, 0\n0, 1, 0, 40",                          # truncated
+    "1, 2, 7, 4096\n",                                        # unknown direction
+    "99999999999999, 1, 0, 4\n",                              # out of range
+    " 0, 1, 0, 4096, 0\r\n",                                  # spaces and CR
+]
+
+
+@pytest.mark.parametrize("text", [*(p.name for p in sorted(LOGS.glob("*.log")) if p.stat().st_size and "_hist" not in p.name),
+                                  *VARIANTS])
+def test_fast_path_gives_the_general_paths_rows(text, monkeypatch):
+    """The fast path (fio 3.x logs as fio writes them) returns exactly the general path's rows, or declines."""
+    name = "x_clat.3.log"
+    if text.endswith(".log"):
+        name, text = text, (LOGS / text).read_text()
+    try:
+        fast = list(logs.parse_log(text, "fio-log", name).rows("fio_log_samples"))
+    except ParseError as e:
+        fast = e
+    monkeypatch.setattr(logs, "_fast_samples", lambda *a: None)
+    try:
+        general = list(logs.parse_log(text, "fio-log", name).rows("fio_log_samples"))
+    except ParseError as e:
+        general = e
+    if isinstance(general, ParseError):
+        assert isinstance(fast, ParseError) and (fast.kind, fast.line) == (general.kind, general.line)
+    else:
+        assert fast == general and len(general) > 0
+
+
+def test_fast_path_takes_fio_3_logs():
+    for p in sorted(LOGS.glob("*.log")):
+        if p.stat().st_size and "_hist" not in p.name:
+            assert logs._fast_samples(p.read_text(), "x", "bw", 1) is not None, p.name
+    assert logs._fast_samples(VARIANTS[1], "x", "bw", 1) is None  # fio 2.x offsets: the general path decides

@@ -132,6 +132,10 @@ def parse_log(text: str, fmt: str | None = None, name: str | None = None) -> Par
         kind = None  # named like a histogram, holds samples: trust the content, not the name
     parsed = Parsed(tool="fio", format=fmt)
     rows = parsed.tuples("fio_log_samples", SAMPLE_COLUMNS)
+    fast = _fast_samples(text, prefix, kind, job)
+    if fast is not None:
+        rows.extend(fast)
+        return parsed
     data = list(_rows(text, fmt))
     width = len(data[0][1])
     if width < 4:
@@ -165,6 +169,59 @@ def parse_log(text: str, fmt: str | None = None, name: str | None = None) -> Par
                      float(value) if kind in ("lat", "clat", "slat") else None,
                      ddir, None if windowed else bs, offset, prio, windowed, lineno, lineno))
     return parsed
+
+
+class _Slow(Exception):
+    """The fast path met something only the general path reads (or reports) right."""
+
+
+_DIRS = {str(k): v for k, v in DIRECTIONS.items()}
+
+
+def _fast_samples(text: str, prefix, kind, job) -> list[tuple] | None:
+    """The rows of a well-formed sample log as fio 3.x writes it (4, 5 with a 0/1 priority, 6 or 7 columns,
+    decimal numbers), or None to leave the file to the general path (which gives the same rows, and
+    the errors). Several times faster on logs of millions of lines (every I/O logged)."""
+    is_bw, is_iops, is_lat = kind == "bw", kind == "iops", kind in ("lat", "clat", "slat")
+    out: list[tuple] = []
+    append = out.append
+    width = None
+    try:
+        for lineno, ln in enumerate(text.split("\n"), 1):
+            if not ln:
+                continue
+            t = ln.split(", ")
+            if width is None:
+                width = len(t)
+                if not 4 <= width <= 7:
+                    raise _Slow
+            elif len(t) != width:
+                raise _Slow
+            v = int(t[1])
+            bs = int(t[3])
+            offset = prio = None
+            if width == 5:
+                prio = int(t[4])
+                if prio > 1 or prio < 0 or t[4][:1] == "0" and len(t[4]) > 1:
+                    raise _Slow  # an offset (fio 2.x log_offset) or hex: decided on the whole file
+            elif width >= 6:
+                offset = int(t[4])
+                if t[5][:2] == "0x":
+                    raise _Slow
+                prio = int(t[5])
+            windowed = bs == 0
+            append((prefix, kind, job, int(t[0]) * MS_NS, v, float(v * KIB) if is_bw else None,
+                    float(v) if is_iops else None, float(v) if is_lat else None, _DIRS[t[2]],
+                    None if windowed else bs, None if windowed else offset, prio, windowed, lineno, lineno))
+    except (_Slow, ValueError, KeyError):
+        return None
+    if not out or not text.endswith("\n"):
+        return None  # empty, or maybe truncated: the general path decides
+    for r in out:
+        if not (-_INT64 < r[3] < _INT64 and -_INT64 < r[4] < _INT64 and -_INT64 < r[9 if r[9] else 4] < _INT64
+                and (r[10] is None or r[10] < _INT64)):
+            return None
+    return out
 
 
 def bin_edges(index: int, n_bins: int) -> tuple[float, float, float]:
