@@ -272,10 +272,16 @@ def main(argv: list[str] | None = None) -> int:
     s.set_defaults(func=cmd_sql)
 
     s = sub.add_parser("lab", help="open JupyterLab on the project with its kernel and the database ready "
-                                   "(other options go to JupyterLab, e.g. --no-browser --port 8888)")
+                                   "(other options go to JupyterLab, e.g. --no-browser --port 8888); "
+                                   "`lab fio|bonnie|zfs-sweep --help`: measure your own disks")
     s.set_defaults(func=cmd_lab)
 
     clihelp.decorate(p, sub)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if len(argv) >= 2 and argv[0] == "lab" and argv[1] in ("fio", "bonnie", "zfs-sweep"):
+        from .lab import main as lab_main  # storagelab lab fio|bonnie|zfs-sweep: measure your own disks
+
+        return lab_main(argv[1:])
     args, unknown = p.parse_known_args(argv)
     if args.cmd == "lab":
         args.extra = unknown

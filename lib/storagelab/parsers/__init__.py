@@ -118,12 +118,14 @@ def detect(text: str) -> tuple[ModuleType, str]:
             return mod, fmt
     first = next((i for i, ln in enumerate(text.splitlines(), 1) if ln.strip()), 1)
     raise ParseError("no known tool output found", line=first, kind="unknown-format",
-                     expected="output of fio (normal/JSON/JSON+/terse), bonnie++ (table or CSV), "
-                              "zdb (-b/-bb/-S/-DD), gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer")
+                     expected="output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), "
+                              "bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer")
 
 
-def parse_text(text: str) -> tuple[Parsed, ModuleType]:
+def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
     mod, fmt = detect(text)
+    if name is not None and getattr(mod, "PARSE_TAKES_NAME", False):
+        return mod.parse(text, fmt, name=name), mod  # fio log files: the kind is in the name only
     parsed = mod.parse(text, fmt)
     return parsed, mod
 
@@ -139,7 +141,7 @@ def parse_bytes(data: bytes, path: str | None = None) -> tuple[Parsed, ModuleTyp
             parsed = parse_plain(data)
             if parsed is not None:
                 return parsed, modules()[0]
-        return parse_text(decode(data))
+        return parse_text(decode(data), path)
     except ParseError as e:
         if path is not None:
             e.with_path(path)

@@ -15,6 +15,8 @@ from ..base import Parsed, ParseError
 from .schema import TABLES
 
 TOOL = "fio"
+FORMATS = ("fio-normal", "fio-terse", "fio-json", "fio-json+normal", "fio-log", "fio-hist-log")
+PARSE_TAKES_NAME = True  # parse(text, fmt, name): log files say their kind only in their name
 
 _TEXT_CUES = re.compile(
     r"\(groupid=\d+, jobs=\d+\): err=|^Run status group \d+ \(all jobs\):|^\s*(READ|WRITE|TRIM|MIXED): (bw|io)=",
@@ -41,11 +43,16 @@ def sniff(text: str) -> str | None:
         return "fio-terse"
     if has_text:
         return "fio-normal"
-    return None
+    from .logs import sniff_log  # write_bw_log/..._hist_log files: lines of numbers
+    return sniff_log(text)
 
 
-def parse(text: str, fmt: str | None = None) -> Parsed:
+def parse(text: str, fmt: str | None = None, name: str | None = None) -> Parsed:
+    """``name``: the file's name, which alone says what a log file measures (``x_bw.1.log``)."""
     fmt = fmt or sniff(text)
+    if fmt in ("fio-log", "fio-hist-log"):
+        from .logs import parse_log
+        return parse_log(text, fmt, name)
     if fmt is None:
         raise ParseError("no fio output found", line=1,
                          expected="a fio job header '(groupid=N, jobs=N)', a 'Run status group' line, "

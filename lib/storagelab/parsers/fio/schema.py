@@ -141,3 +141,39 @@ TABLES = {
         *LINES,
     ),
 }
+
+# fio's log files (write_bw_log / write_iops_log / write_lat_log / write_hist_log): parsers/fio/logs.py
+TABLES["fio_log_samples"] = table(
+    "One row per line of a fio bw/iops/lat/clat/slat log (`PREFIX_KIND.N.log`). The kind is only in the file "
+    "name: NULL when the name does not say it. Join to the run's output: same folder, `prefix` = the "
+    "write_*_log= value (the jobname by default), `job_index` = N (1-based, the job's position).",
+    ("prefix", "VARCHAR", "file name before _bw/_iops/_lat/_clat/_slat (the write_*_log= value); NULL when the name does not follow fio's pattern"),
+    ("kind", "VARCHAR", "bw, iops, lat, clat or slat (from the file name); NULL when unknown"),
+    ("job_index", "INTEGER", "N of the .N.log suffix (1-based job number); NULL with per_job_logs=0"),
+    ("time_ns", "BIGINT", "sample time, ns (fio logs ms since the job started, or since the epoch with log_unix_epoch)"),
+    ("value", "BIGINT", "the value exactly as fio printed it (KiB/s, IOPS or ns)"),
+    ("bw_bytes_per_s", "DOUBLE", "bw logs: bandwidth, bytes/s (fio logs KiB/s)"),
+    ("iops", "DOUBLE", "iops logs: I/O operations per second (1 per line without log_avg_msec)"),
+    ("latency_ns", "DOUBLE", "lat/clat/slat logs: latency, ns (fio >= 3.0 logs ns)"),
+    ("direction", "VARCHAR", "read, write, trim or sync (fio's 0/1/2/3)"),
+    ("block_size_bytes", "BIGINT", "I/O size, bytes; NULL for windowed entries (log_avg_msec: fio prints 0)"),
+    ("offset_bytes", "BIGINT", "I/O offset, bytes (log_offset=1); NULL when not logged or windowed"),
+    ("priority", "INTEGER", "command priority column (0/1: real-time class; the ioprio value with log_prio=1); NULL when absent (fio < 3.x)"),
+    ("windowed", "BOOLEAN", "true for an entry averaged (or maximum) over log_avg_msec (block size printed as 0)"),
+    *LINES,
+)
+TABLES["fio_hist_samples"] = table(
+    "write_hist_log completion latency histograms (`PREFIX_clat_hist.N.log`), long form: one row per "
+    "non-zero bin of each interval. Counts are the I/Os completed since the previous line.",
+    ("prefix", "VARCHAR", "file name before _clat_hist (the write_hist_log= value); NULL when unknown"),
+    ("job_index", "INTEGER", "N of the .N.log suffix; NULL with per_job_logs=0"),
+    ("time_ns", "BIGINT", "end of the interval, ns (fio logs ms)"),
+    ("direction", "VARCHAR", "read, write, trim or sync"),
+    ("block_size_bytes", "BIGINT", "block size fio printed for the interval, bytes"),
+    ("bin_index", "INTEGER", "bin number as fio printed it (0-based; coarse bins with log_hist_coarseness)"),
+    ("latency_lo_ns", "DOUBLE", "bin lower edge, ns"),
+    ("latency_ns", "DOUBLE", "bin value, ns: fio's plat_idx_to_val midpoint (the key JSON+ uses for its bins)"),
+    ("latency_hi_ns", "DOUBLE", "bin upper edge (exclusive), ns"),
+    ("count", "BIGINT", "I/Os completed in the interval with a latency in the bin"),
+    *LINES,
+)

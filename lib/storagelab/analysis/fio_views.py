@@ -1,0 +1,308 @@
+"""The fio views storage engineers expect (for a fio notebook): pure functions on polars frames, plus
+the read-only queries that feed them.
+
+* ``summary``: one row per (run, direction) with rw, block size, iodepth, numjobs, IOPS, bandwidth and
+  the p50/p99/p99.9 latency from ``fio_percentiles`` (completion latency, else total latency);
+  ``against_depth`` orders it per workload by iodepth x numjobs (fio-plot's iodepth/numjobs charts).
+* ``bin_percentiles``: latency percentiles from histogram bins by fio's own rule (exactly fio's
+  printed percentiles on a job's JSON+ bins; per interval on the write_hist_log samples).
+* ``combine_jobs``: a run's per-job log lines (``fio_log_samples``; ``.1.log`` ... ``.N.log``) into one
+  time series: per time window, bandwidth and IOPS summed over the jobs, latency averaged.
+* ``mark_steady``: ramp and steady state of a time series. **Steady state** = the longest *trailing*
+  window (ending at the last sample, at least ``min_points`` long) in which every value, after an
+  optional rolling mean over ``smooth`` samples, stays within ±``tolerance_pct`` % of the window's own
+  mean; the samples before it are the **ramp**. Without such a window every sample is ``unsteady``.
+* ``compare``: two runs' means with their noise: the difference is "within noise" when it is no larger
+  than the combined per-sample standard deviation sqrt(sd_a² + sd_b²) (from the log samples, or fio's
+  own bw/iops stdev), else "A is 12 % faster, outside run-to-run noise".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import polars as pl
+
+PERCENTILES = {50.0: "p50_ns", 99.0: "p99_ns", 99.9: "p99_9_ns"}
+WORKLOAD = ("rw", "block_size_bytes", "direction")
+
+
+# ----------------------------------------------------------------------------- queries
+
+def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
+    """fio_jobs x fio_results (final reports) with the clat (else lat) percentiles 50/99/99.9 pivoted."""
+    from . import frame
+
+    where = "" if file_ids is None else "AND list_contains(?::INTEGER[], j.file_id)"
+    params = [] if file_ids is None else [sorted({int(i) for i in file_ids})]
+    jobs = frame(con, f"""
+        SELECT f.file_id, f.path, f.label, j.job_index, j.jobname, j.rw, j.block_size_bytes, j.iodepth,
+               coalesce(j.numjobs, j.jobs) AS numjobs, r.direction, r.iops, r.bw_bytes_per_s,
+               r.bw_stdev_bytes_per_s, r.bw_mean_bytes_per_s, r.bw_samples, r.iops_stdev, r.iops_mean,
+               r.iops_samples, r.clat_mean_ns, r.lat_mean_ns
+        FROM fio_jobs j JOIN fio_results r USING (file_id, job_index) JOIN files f USING (file_id)
+        WHERE j.is_final {where} ORDER BY f.path, j.job_index, r.direction""", params)
+    pct = frame(con, f"""
+        SELECT p.file_id, p.job_index, p.direction, p.kind, p.percentile, p.latency_ns
+        FROM fio_percentiles p JOIN fio_jobs j USING (file_id, job_index)
+        WHERE j.is_final AND p.percentile IN (50, 99, 99.9) {where.replace('j.file_id', 'p.file_id')}""", params)
+    return summary(jobs, pct)
+
+
+def load_log_samples(con, file_ids: Sequence[int] | None = None, kinds: Sequence[str] | None = None) -> pl.DataFrame:
+    """fio_log_samples with the run they belong to: ``run`` = folder + '/' + prefix (the lab names each
+    run's logs after its output file, ``RUNID.txt`` beside ``RUNID_bw.N.log``)."""
+    from . import frame
+
+    cond, params = [], []
+    if file_ids is not None:
+        cond.append("list_contains(?::INTEGER[], l.file_id)")
+        params.append(sorted({int(i) for i in file_ids}))
+    if kinds is not None:
+        cond.append("list_contains(?::VARCHAR[], l.kind)")
+        params.append(list(kinds))
+    where = ("WHERE " + " AND ".join(cond)) if cond else ""
+    return frame(con, f"""
+        SELECT parse_dirpath(f.path) || '/' || coalesce(l.prefix, f.path) AS run, l.file_id, l.kind, l.job_index,
+               l.time_ns, l.direction, l.bw_bytes_per_s, l.iops, l.latency_ns, l.block_size_bytes, l.windowed,
+               l.line_start
+        FROM fio_log_samples l JOIN files f USING (file_id) {where}
+        ORDER BY run, l.kind, l.job_index, l.time_ns, l.line_start""", params)
+
+
+# ----------------------------------------------------------------------------- summaries
+
+def summary(jobs: pl.DataFrame, percentiles: pl.DataFrame) -> pl.DataFrame:
+    """Add p50_ns, p99_ns, p99_9_ns (and ``pct_kind``: clat, or lat where a job has no clat percentiles)
+    to rows keyed by file_id, job_index, direction."""
+    key = ["file_id", "job_index", "direction"]
+    if percentiles.is_empty():
+        return jobs.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in PERCENTILES.values()),
+                                 pl.lit(None, pl.Utf8).alias("pct_kind"))
+    p = percentiles.filter(pl.col("kind").is_in(["clat", "lat"]))
+    # clat first; lat only for (job, direction) without clat percentiles
+    best = (p.group_by(key).agg(pl.col("kind").sort().first().alias("pct_kind")))  # 'clat' < 'lat'
+    p = p.join(best, on=key).filter(pl.col("kind") == pl.col("pct_kind"))
+    wide = (p.with_columns(pl.col("percentile").replace_strict(PERCENTILES, default=None).alias("col"))
+            .filter(pl.col("col").is_not_null())
+            .pivot(on="col", index=[*key, "pct_kind"], values="latency_ns", aggregate_function="first"))
+    for c in PERCENTILES.values():
+        if c not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, pl.Float64).alias(c))
+    return jobs.join(wide.select(*key, *PERCENTILES.values(), "pct_kind"), on=key, how="left")
+
+
+def against_depth(summary_df: pl.DataFrame, by: Sequence[str] = WORKLOAD) -> pl.DataFrame:
+    """Per workload (rw, block size, direction), rows ordered by iodepth then numjobs, with
+    ``outstanding`` = iodepth x numjobs (I/Os in flight) and IOPS/bandwidth relative to the workload's
+    row with the fewest I/Os in flight (``x_iops``, ``x_bw``)."""
+    df = summary_df.with_columns((pl.col("iodepth") * pl.col("numjobs")).alias("outstanding"))
+    df = df.sort([*by, "outstanding", "iodepth", "numjobs"], nulls_last=True)
+    first = pl.col("iops").first().over(list(by))
+    first_bw = pl.col("bw_bytes_per_s").first().over(list(by))
+    return df.with_columns((pl.col("iops") / first).alias("x_iops"), (pl.col("bw_bytes_per_s") / first_bw).alias("x_bw"))
+
+
+# ----------------------------------------------------------------------------- histograms
+
+def bin_percentiles(bins: pl.DataFrame, by: Sequence[str], percentiles: Sequence[float] = (50.0, 99.0, 99.9),
+                    value: str = "latency_ns", count: str = "count") -> pl.DataFrame:
+    """Percentiles from latency bins the way fio computes them (stat.c ``calc_clat_percentiles``): the
+    value of the first bin whose cumulative count reaches p % of the total. On a job's JSON+ bins
+    (``fio_latency_bins``) this gives fio's own percentiles; on ``fio_hist_samples`` it gives them per
+    interval (by time_ns) or, summed, over the logged part of the run. One row per group and
+    percentile: ``percentile``, ``latency_ns``, ``total`` (I/Os in the group)."""
+    by = list(by)
+    df = (bins.group_by([*by, value]).agg(pl.col(count).sum()) if by else
+          bins.group_by(value).agg(pl.col(count).sum()))
+    df = df.sort([*by, value]).with_columns(
+        pl.col(count).cum_sum().over(by or None).alias("_cum") if by else pl.col(count).cum_sum().alias("_cum"),
+        (pl.col(count).sum().over(by) if by else pl.col(count).sum()).alias("total"))
+    out = []
+    for p in percentiles:
+        hit = (df.filter(pl.col("_cum") >= pl.col("total") * (p / 100.0))
+               .group_by(by or pl.lit(0), maintain_order=True)
+               .agg(pl.col(value).first().alias("latency_ns"), pl.col("total").first()))
+        if not by:
+            hit = hit.drop("literal")
+        out.append(hit.with_columns(pl.lit(float(p)).alias("percentile")))
+    res = pl.concat(out)
+    return res.select(*by, "percentile", "latency_ns", "total").sort([*by, "percentile"])
+
+
+def load_log_runs(con) -> pl.DataFrame:
+    """Which fio output each run of logs belongs to: ``run`` (as ``load_log_samples``), the log files'
+    ``prefix``, and ``output_file_id``/``output_path`` of the fio output in the same folder with a job
+    named like the prefix (NULL when there is none: logs saved without their output, or write_*_log=
+    given another name than the job's). The lab names job, logs and output after the run, so they match."""
+    from . import frame
+
+    return frame(con, """
+        WITH logs AS (
+            SELECT DISTINCT parse_dirpath(f.path) AS dir, l.prefix FROM fio_log_samples l JOIN files f USING (file_id)
+            WHERE l.prefix IS NOT NULL
+            UNION
+            SELECT DISTINCT parse_dirpath(f.path), h.prefix FROM fio_hist_samples h JOIN files f USING (file_id)
+            WHERE h.prefix IS NOT NULL),
+        outputs AS (
+            SELECT DISTINCT parse_dirpath(f.path) AS dir, j.jobname, f.file_id, f.path
+            FROM fio_jobs j JOIN files f USING (file_id) WHERE j.is_final)
+        SELECT logs.dir || '/' || logs.prefix AS run, logs.prefix, min(o.file_id) AS output_file_id,
+               min(o.path) AS output_path, count(o.file_id) AS candidates
+        FROM logs LEFT JOIN outputs o ON o.dir = logs.dir AND o.jobname = logs.prefix
+        GROUP BY ALL ORDER BY run""")
+
+
+def load_hist_samples(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
+    """fio_hist_samples with their run (folder + '/' + prefix), as ``load_log_samples``."""
+    from . import frame
+
+    where, params = "", []
+    if file_ids is not None:
+        where, params = "WHERE list_contains(?::INTEGER[], h.file_id)", [sorted({int(i) for i in file_ids})]
+    return frame(con, f"""
+        SELECT parse_dirpath(f.path) || '/' || coalesce(h.prefix, f.path) AS run, h.file_id, h.job_index, h.time_ns,
+               h.direction, h.bin_index, h.latency_lo_ns, h.latency_ns, h.latency_hi_ns, h.count
+        FROM fio_hist_samples h JOIN files f USING (file_id) {where}
+        ORDER BY run, h.job_index, h.time_ns, h.bin_index""", params)
+
+
+# ----------------------------------------------------------------------------- time series
+
+VALUE = {"bw": "bw_bytes_per_s", "iops": "iops", "lat": "latency_ns", "clat": "latency_ns", "slat": "latency_ns"}
+
+
+def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.DataFrame:
+    """One time series per (run, kind, direction) from the per-job logs.
+
+    Samples are put in windows of ``window_ns`` (default: the median gap between a job's consecutive
+    samples, i.e. log_avg_msec, in whole ms; fio's window ends jitter by a few ms) by rounding their time
+    to the nearest window end. Per job and window: windowed logs give their value; per-I/O logs
+    (no log_avg_msec) give, for iops, the I/Os counted per second, for bw the bytes moved per second,
+    for latencies the mean. Per window over the jobs: ``value`` = the sum for bw and iops (the run's
+    total), the mean for latencies; ``jobs`` = jobs seen, ``n`` = log lines. Time in ns.
+    """
+    by = ["run", "kind", "direction"]
+    schema = {"run": pl.Utf8, "kind": pl.Utf8, "direction": pl.Utf8, "time_ns": pl.Int64, "value": pl.Float64,
+              "jobs": pl.UInt32, "n": pl.UInt32}
+    df = samples.filter(pl.col("kind").is_not_null())
+    if df.is_empty():
+        return pl.DataFrame(schema=schema)
+    df = df.with_columns(pl.coalesce(pl.col("bw_bytes_per_s"), pl.col("iops"), pl.col("latency_ns")).alias("value"),
+                         pl.col("job_index").fill_null(0))
+    if window_ns is None:
+        gaps = (df.sort([*by, "job_index", "time_ns"])
+                .with_columns(pl.col("time_ns").diff().over([*by, "job_index"]).alias("gap"))
+                .filter(pl.col("gap") > 0)["gap"])
+        window_ns = int(gaps.median()) if gaps.len() else 1_000_000_000
+        window_ns = max(1_000_000, int(round(window_ns / 1_000_000)) * 1_000_000)
+    per_s = 1e9 / window_ns
+    df = df.with_columns(((pl.col("time_ns") + window_ns // 2) // window_ns * window_ns).alias("t"))
+    raw = ~pl.col("windowed").first()
+    kind = pl.col("kind").first()
+    per_job = df.group_by([*by, "job_index", "t"]).agg(
+        pl.when(raw & (kind == "iops")).then(pl.len().cast(pl.Float64) * per_s)
+        .when(raw & (kind == "bw")).then(pl.col("block_size_bytes").sum().cast(pl.Float64) * per_s)
+        .otherwise(pl.col("value").mean()).alias("value"),
+        pl.len().alias("n"))
+    out = per_job.group_by([*by, "t"]).agg(
+        pl.when(pl.col("kind").first().is_in(["bw", "iops"])).then(pl.col("value").sum())
+        .otherwise(pl.col("value").mean()).alias("value"),
+        pl.col("job_index").n_unique().cast(pl.UInt32).alias("jobs"), pl.col("n").sum().cast(pl.UInt32).alias("n"))
+    return out.rename({"t": "time_ns"}).select(list(schema)).sort([*by, "time_ns"])
+
+
+def steady_start(values: Sequence[float], tolerance_pct: float = 10.0, min_points: int = 3) -> int | None:
+    """Index where the steady state begins: the smallest i such that every value of values[i:] is within
+    ±tolerance_pct % of mean(values[i:]), with at least min_points values; None if there is none."""
+    n = len(values)
+    if n < max(1, min_points):
+        return None
+    tol = tolerance_pct / 100.0
+    best = None
+    total, lo, hi = 0.0, math.inf, -math.inf
+    for i in range(n - 1, -1, -1):
+        v = values[i]
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            break
+        total += v
+        lo, hi = min(lo, v), max(hi, v)
+        mean = total / (n - i)
+        if n - i >= min_points and hi <= mean + abs(mean) * tol and lo >= mean - abs(mean) * tol:
+            best = i
+    return best
+
+
+def mark_steady(series: pl.DataFrame, value: str = "value", by: Sequence[str] = ("run", "kind", "direction"),
+                tolerance_pct: float = 10.0, min_points: int = 3, smooth: int = 1) -> pl.DataFrame:
+    """Add ``phase`` (ramp / steady / unsteady) and ``steady_mean`` per series (rows in time order).
+    ``smooth`` > 1 tests a rolling mean over that many samples instead of the raw values."""
+    by = [c for c in by if c in series.columns]
+    parts = []
+    for _key, g in (series.sort([*by, "time_ns"]).group_by(by, maintain_order=True) if by else [((), series.sort("time_ns"))]):
+        vals = g[value]
+        if smooth > 1:
+            vals = vals.rolling_mean(window_size=smooth, min_samples=1)
+        start = steady_start(vals.to_list(), tolerance_pct, min_points)
+        idx = pl.int_range(0, g.height, eager=True)
+        if start is None:
+            phase = pl.Series("phase", ["unsteady"] * g.height)
+            mean = None
+        else:
+            phase = pl.Series("phase", ["ramp" if i < start else "steady" for i in idx])
+            mean = float(g[value][start:].mean())
+        parts.append(g.with_columns(phase, pl.lit(mean, pl.Float64).alias("steady_mean")))
+    return pl.concat(parts) if parts else series.with_columns(pl.lit(None, pl.Utf8).alias("phase"),
+                                                               pl.lit(None, pl.Float64).alias("steady_mean"))
+
+
+# ----------------------------------------------------------------------------- comparing runs
+
+def stats(values: Sequence[float]) -> tuple[float, float, int]:
+    """(mean, sample standard deviation, n) of per-sample values (stdev 0 for one sample)."""
+    v = [float(x) for x in values if x is not None]
+    if not v:
+        raise ValueError("no samples")
+    mean = sum(v) / len(v)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0
+    return mean, sd, len(v)
+
+
+def compare(a_mean: float, a_sd: float, b_mean: float, b_sd: float, *, higher_is_better: bool = True,
+            a: str = "A", b: str = "B") -> dict:
+    """A against B: difference in percent of B, the noise in percent of B (combined per-sample stdev),
+    and a sentence. ``higher_is_better`` False for latencies ("lower latency" instead of "faster")."""
+    if not b_mean:
+        raise ValueError("B's mean is zero: no relative difference")
+    diff = a_mean - b_mean
+    noise = math.sqrt(a_sd ** 2 + b_sd ** 2)
+    diff_pct = 100.0 * diff / b_mean
+    noise_pct = 100.0 * noise / abs(b_mean)
+    within = abs(diff) <= noise
+    better = (diff > 0) == higher_is_better
+    if diff == 0:
+        text = f"{a} and {b} are equal"
+    elif higher_is_better:
+        text = f"{a} is {abs(diff_pct):.0f} % {'faster' if better else 'slower'} than {b}"
+    else:
+        text = f"{a}'s latency is {abs(diff_pct):.0f} % {'lower' if better else 'higher'} than {b}'s"
+    text += (f", within run-to-run noise (±{noise_pct:.0f} %)" if within
+             else f", outside run-to-run noise (±{noise_pct:.0f} %)")
+    return dict(diff_pct=diff_pct, noise_pct=noise_pct, within_noise=within, a_better=better and diff != 0, text=text)
+
+
+def compare_samples(a: Sequence[float], b: Sequence[float], **kw) -> dict:
+    """``compare`` from two runs' log samples (e.g. the steady-state part of their bw series)."""
+    am, asd, an = stats(a)
+    bm, bsd, bn = stats(b)
+    return {**compare(am, asd, bm, bsd, **kw), "a_mean": am, "b_mean": bm, "a_n": an, "b_n": bn}
+
+
+def compare_results(a: dict, b: dict, metric: str = "bw", **kw) -> dict:
+    """``compare`` from two rows of ``summary`` (fio's own per-sample mean and stdev of bw or iops,
+    for runs without logs): bw uses bw_mean/bw_stdev_bytes_per_s, iops iops_mean/iops_stdev."""
+    mean, sd = {"bw": ("bw_mean_bytes_per_s", "bw_stdev_bytes_per_s"), "iops": ("iops_mean", "iops_stdev")}[metric]
+    if a.get(mean) is None or b.get(mean) is None:
+        raise ValueError(f"no {metric} samples in one of the runs")
+    return compare(a[mean], a.get(sd) or 0.0, b[mean], b.get(sd) or 0.0, **kw)

@@ -1,0 +1,797 @@
+"""Measure your own disks: ``storagelab lab fio | bonnie | zfs-sweep``.
+
+* ``lab fio`` runs a matrix of fio jobs (rw modes x block sizes x (iodepth, numjobs)) against a target
+  directory, each run saved verbatim (fio's normal + JSON+ output, its bw/iops/lat/clat/slat logs and
+  clat histogram logs) under ``data/raw/lab/<host>/<date>/`` or ``--out``; writes each file's manifest
+  row (host, OS, kernel, filesystem, devices with model, rotational flag and sector sizes, RAM, fio
+  version, command, ZFS properties when the target is on ZFS, sanity flags); then ingests them.
+  A run whose output exists is skipped (a re-run resumes); Ctrl-C keeps the completed runs.
+* ``lab bonnie`` does the same for one bonnie++ run (file size 2 x RAM unless ``--size``).
+* ``lab zfs-sweep`` is the Ars-style topology sweep: it prints every zpool/zfs/fio command and runs
+  nothing without ``--yes`` and the disks named with ``--disks``; every pool it creates it destroys.
+
+Where the manifest rows go: with the output under data/raw/ they are appended to data/raw/manifest.csv
+(the one manifest the ingest reads for data/raw/); elsewhere to OUT/manifest.csv, which the lab's own
+ingest uses (``storagelab ingest OUT --manifest OUT/manifest.csv`` does the same later).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as _dt
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import paths
+from .manifest import COLUMNS as MANIFEST_COLUMNS
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+
+
+# ----------------------------------------------------------------------------- presets
+
+@dataclass(frozen=True)
+class Preset:
+    doc: str
+    rw: tuple[str, ...]
+    bs: tuple[str, ...]
+    depth_jobs: tuple[tuple[int, int], ...]  # (iodepth, numjobs)
+    size: str  # per job, fio syntax
+    runtime_s: int
+    direct: int = 1
+    extra: tuple[str, ...] = ()  # more fio options, e.g. ("--fsync=1",)
+    log_avg_msec: int = 500  # 500 = fio's own bw/iops sampling window: the logs are its samples
+    log_hist_msec: int = 1000
+    shared_file: bool = False  # all numjobs clones on one --filename (as the homelab study did)
+
+
+PRESETS: dict[str, Preset] = {
+    "smoke": Preset("a few seconds: random 4k read and sequential 4k write, iodepth x numjobs 1x1 and 2x2, 2 s each (tests)",
+                    ("randread", "write"), ("4k",), ((1, 1), (2, 2)), "8M", 2,
+                    log_avg_msec=250, log_hist_msec=500),
+    "homelab-seq-write": Preset("the homelab-mergerfs study: sequential 1M write, numjobs 8 x iodepth 8 on one shared "
+                                "16 GiB file (--filename, as the study did: flagged), 60 s",
+                                ("write",), ("1M",), ((8, 8),), "16G", 60, shared_file=True),
+    "ars-4k": Preset("the Ars ZFS-vs-RAID study: random 4K read and write, 1 process at iodepth 1 and 8 x 8",
+                     ("randread", "randwrite"), ("4k",), ((1, 1), (8, 8)), "4G", 60),
+    "ars-1m": Preset("the Ars ZFS-vs-RAID study: random 1M read and write, 1 process at iodepth 1 and 8 x 8",
+                     ("randread", "randwrite"), ("1M",), ((1, 1), (8, 8)), "4G", 60),
+}
+
+
+@dataclass
+class Run:
+    run_id: str
+    rw: str
+    bs: str
+    iodepth: int
+    numjobs: int
+    size: str
+    runtime_s: int
+    direct: int
+    argv: list[str] = field(default_factory=list)  # the fio command, exactly
+    shared_file: bool = False
+
+
+def _size_bytes(text: str) -> int:
+    from .units import fio_option_bytes
+    return int(fio_option_bytes(text))
+
+
+def build_runs(preset: Preset, *, target: Path, out: Path, rw=None, bs=None, depth_jobs=None, size=None,
+               runtime_s=None, direct=None, ioengine="libaio", filename=None, log_avg_msec=None,
+               log_hist_msec=None, fio="fio", extra=()) -> list[Run]:
+    """The matrix of one preset (any part overridden), each run with its exact fio command.
+
+    Each run is one fio job ``RUNID`` with ``numjobs`` clones (group_reporting: one result per run);
+    its logs are ``OUT/RUNID_{bw,iops,lat,clat,slat}.N.log`` and ``OUT/RUNID_clat_hist.N.log``
+    (N = clone 1..numjobs), its output ``OUT/RUNID.txt``. The data files are fio's own per-clone
+    files in ``target`` (or the one shared ``filename``), deleted at the end (unlink=1).
+    """
+    runs = []
+    size = size or preset.size
+    runtime_s = preset.runtime_s if runtime_s is None else runtime_s
+    direct = preset.direct if direct is None else direct
+    log_avg_msec = log_avg_msec or preset.log_avg_msec
+    log_hist_msec = log_hist_msec or preset.log_hist_msec
+    for r in rw or preset.rw:
+        for b in bs or preset.bs:
+            for qd, nj in depth_jobs or preset.depth_jobs:
+                run_id = f"{r}-{b}-qd{qd}-nj{nj}".lower()
+                log = str(out / run_id)
+                argv = [fio, f"--name={run_id}", f"--directory={target}", f"--rw={r}", f"--bs={b}",
+                        f"--size={size}", f"--ioengine={ioengine}", f"--iodepth={qd}", f"--numjobs={nj}",
+                        f"--direct={direct}", f"--runtime={runtime_s}", "--time_based", "--group_reporting",
+                        "--unlink=1"]
+                shared = filename or (f"{run_id}.data" if preset.shared_file else None)
+                if shared:
+                    argv.append(f"--filename={shared}")
+                argv += [f"--write_bw_log={log}", f"--write_iops_log={log}", f"--write_lat_log={log}",
+                         f"--log_avg_msec={log_avg_msec}", f"--write_hist_log={log}",
+                         f"--log_hist_msec={log_hist_msec}", *preset.extra, *extra,
+                         "--output-format=normal,json+"]
+                runs.append(Run(run_id, r, b, qd, nj, size, runtime_s, direct, argv, bool(shared)))
+    return runs
+
+
+# ----------------------------------------------------------------------------- the system under test
+
+def _cmd(argv: list[str], timeout: float = 20) -> str | None:
+    """stdout of a command, or None when it is missing or fails."""
+    if not shutil.which(argv[0]):
+        return None
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def ram_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def zfs_version() -> str | None:
+    v = _read("/sys/module/zfs/version")
+    if v:
+        return v.split("-")[0]
+    out = _cmd(["zfs", "version"])
+    if out:
+        m = re.search(r"zfs-(?:kmod-)?([0-9][0-9.]*)", out)
+        return m.group(1) if m else None
+    return None
+
+
+def _version_tuple(v: str | None) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v or "")[:3])
+
+
+def describe_target(target: Path) -> dict:
+    """What the target directory sits on: filesystem, mount options, devices (model, rotational flag,
+    logical/physical sector size), and for ZFS the dataset's properties and the pool's layout."""
+    info: dict = {"target": str(target)}
+    mnt = _cmd(["findmnt", "-no", "FSTYPE,SOURCE,OPTIONS", "-T", str(target)])
+    if mnt:
+        parts = mnt.split()
+        info["fstype"] = parts[0]
+        info["source"] = parts[1] if len(parts) > 1 else None
+        info["mount_options"] = parts[2] if len(parts) > 2 else None
+    devices = []
+    if info.get("fstype") == "zfs" and info.get("source"):
+        dataset = info["source"]
+        pool = dataset.split("/")[0]
+        info["pool"] = pool
+        info["dataset"] = dataset
+        props = _cmd(["zfs", "get", "-Hp", "-o", "property,value",
+                      "recordsize,compression,sync,primarycache,atime", dataset])
+        if props:
+            info["zfs"] = dict(line.split("\t", 1) for line in props.splitlines() if "\t" in line)
+        ashift = _cmd(["zpool", "get", "-Hp", "-o", "value", "ashift", pool])
+        if ashift and ashift.isdigit():
+            info["ashift"] = int(ashift)
+        status = _cmd(["zpool", "status", "-P", pool])
+        if status:
+            info["zpool_status"] = status
+            info["layout"] = pool_layout(status)
+            devices = info["layout"]["devices"]
+        info["zfs_version"] = zfs_version()
+    elif info.get("source", "").startswith("/dev/"):
+        devices = [info["source"]]
+    info["devices"] = [describe_device(d) for d in devices]
+    return info
+
+
+_VDEV = re.compile(r"^(mirror|raidz[123]?|draid[123]?)(?::[^-\s]*)?(?:-\d+)?$")
+_SECTIONS = {"logs": "log_devices", "cache": "cache_devices", "spares": "spares", "special": "special",
+             "dedup": "dedup"}
+
+
+def pool_layout(status: str) -> dict:
+    """The data vdevs of a ``zpool status`` config: vdev_type (single, mirror, raidz1..3, draid; 'mixed'),
+    vdev_count, vdev_width (None when the widths differ), the data devices, and the log and cache devices."""
+    lines = status.expandtabs(8).splitlines()
+    try:
+        head = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["NAME", "STATE"])
+    except StopIteration:
+        return {"vdev_type": None, "vdev_count": None, "vdev_width": None, "devices": [], "log_devices": [],
+                "cache_devices": []}
+    indent = lambda ln: len(ln) - len(ln.lstrip())  # noqa: E731
+    base = None
+    section = None
+    vdevs: list[tuple[str, list[str]]] = []
+    other: dict[str, list[str]] = {v: [] for v in _SECTIONS.values()}
+    for ln in lines[head + 1:]:
+        if not ln.strip():
+            if base is not None:
+                break
+            continue
+        name, level = ln.split()[0], indent(ln)
+        if base is None:
+            base = level  # the pool's own line
+            continue
+        if level <= base:
+            section = _SECTIONS.get(name, name)
+            continue
+        depth = (level - base) // 2
+        if section is not None:
+            if depth >= 1 and not _VDEV.match(name):
+                other.setdefault(section, []).append(name)
+            continue
+        if depth == 1:
+            m = _VDEV.match(name)
+            vdevs.append((m.group(1) if m else "single", [] if m else [name]))
+        elif vdevs:
+            vdevs[-1][1].append(name)
+    kinds = {("raidz1" if k == "raidz" else k) for k, _ in vdevs}
+    widths = {len(d) for _, d in vdevs}
+    return {"vdev_type": (kinds.pop() if len(kinds) == 1 else "mixed") if kinds else None,
+            "vdev_count": len(vdevs) or None, "vdev_width": widths.pop() if len(widths) == 1 else None,
+            "devices": [d for _, ds in vdevs for d in ds], "log_devices": other["log_devices"],
+            "cache_devices": other["cache_devices"]}
+
+
+def describe_device(dev: str) -> dict:
+    """Model, rotational flag and sector sizes of a block device (of its disk for a partition)."""
+    d = {"device": dev}
+    out = _cmd(["lsblk", "-ndJ", "-o", "NAME,PKNAME,MODEL,ROTA,LOG-SEC,PHY-SEC,SIZE,TYPE", dev])
+    if out:
+        try:
+            row = json.loads(out)["blockdevices"][0]
+            d.update({k: row.get(k) for k in ("name", "pkname", "model", "rota", "log-sec", "phy-sec", "size", "type")})
+        except (ValueError, KeyError, IndexError):
+            pass
+    name = (d.get("pkname") or d.get("name") or Path(os.path.realpath(dev)).name).strip()
+    q = f"/sys/block/{name}"
+    for key, f in (("model", "device/model"), ("rota", "queue/rotational"), ("log-sec", "queue/logical_block_size"),
+                   ("phy-sec", "queue/physical_block_size")):
+        if d.get(key) in (None, ""):
+            v = _read(f"{q}/{f}")
+            if v is not None:
+                d[key] = v
+    if isinstance(d.get("model"), str):
+        d["model"] = d["model"].strip() or None
+    if isinstance(d.get("rota"), bool):
+        d["rota"] = int(d["rota"])
+    return d
+
+
+def describe_system() -> dict:
+    os_name = None
+    rel = _read("/etc/os-release") or ""
+    m = re.search(r'^PRETTY_NAME="?([^"\n]*)', rel, re.M)
+    if m:
+        os_name = m.group(1)
+    return {"host": socket.gethostname(), "os": os_name, "kernel": os.uname().release, "ram_bytes": ram_bytes()}
+
+
+def sanity_flags(*, target_info: dict, direct: int, total_bytes: int, ram: int, numjobs: int,
+                 shared_file: bool, l2arc_bytes: int = 0) -> list[str]:
+    """Reasons the numbers may not measure the disks, decided before the run."""
+    flags = []
+    fs = target_info.get("fstype")
+    zv = target_info.get("zfs_version")
+    if fs == "zfs" and direct and zv and _version_tuple(zv) < (2, 3):
+        flags.append(f"direct I/O on ZFS {zv} (< 2.3): O_DIRECT is ignored or refused, I/O goes through the ARC")
+    if ram and total_bytes < ram + l2arc_bytes:
+        flags.append(f"file size {total_bytes} B below RAM{' + L2ARC' if l2arc_bytes else ''} "
+                     f"({ram + l2arc_bytes} B): reads may come from the page cache/ARC")
+    if numjobs > 1 and shared_file:
+        flags.append(f"numjobs={numjobs} share one file: the jobs contend for the same blocks")
+    return flags
+
+
+def _device_text(devs: list[dict]) -> str:
+    out = []
+    for d in devs:
+        model = d.get("model") or "unknown model"
+        out.append(f"{d.get('device')} ({model})")
+    return " + ".join(out) or None
+
+
+def _notes(system: dict, target_info: dict, tool_version: str | None, flags: list[str], extra: dict | None = None) -> str:
+    parts = [f"kernel={system['kernel']}", f"ram_bytes={system['ram_bytes']}"]
+    if tool_version:  # "fio-3.33" -> fio_version=3.33; "bonnie++ 2.00a" -> bonnie++_version=2.00a
+        tool, _, ver = tool_version.replace(" ", "-").partition("-")
+        parts.append(f"{tool}_version={ver}")
+    parts.append(f"fstype={target_info.get('fstype')}")
+    if target_info.get("mount_options"):
+        parts.append(f"mount_options={target_info['mount_options']}")
+    for d in target_info.get("devices", []):
+        parts.append(f"{d.get('device')}: rotational={d.get('rota')} logical_sector_bytes={d.get('log-sec')} "
+                     f"physical_sector_bytes={d.get('phy-sec')}")
+    for k, v in sorted((target_info.get("zfs") or {}).items()):
+        parts.append(f"zfs {k}={v}")
+    for k, v in (extra or {}).items():
+        parts.append(f"{k}={v}")
+    parts += [f"sanity: {f}" for f in flags]
+    return "; ".join(parts)
+
+
+# ----------------------------------------------------------------------------- manifest
+
+def manifest_for(out: Path) -> Path:
+    """data/raw/manifest.csv for output under data/raw/, else OUT/manifest.csv."""
+    try:
+        out.resolve().relative_to(paths.RAW.resolve())
+        return paths.MANIFEST
+    except ValueError:
+        return out / "manifest.csv"
+
+
+def manifest_row(file: Path, root: Path, label: str, system: dict, tinfo: dict, argv: list[str], notes: str,
+                 labels: dict | None = None) -> dict:
+    """The manifest row of one saved file: what the lab knows of the system and target, ``labels`` on top."""
+    layout = tinfo.get("layout") or {}
+    return {
+        "path": file.resolve().relative_to(root.resolve()).as_posix(), "study": "lab", "label": label,
+        "host": system["host"], "os": f"{system['os']} (kernel {system['kernel']})", "stack": tinfo.get("fstype"),
+        "pool": tinfo.get("pool"), "devices": _device_text(tinfo.get("devices", [])),
+        **{k: layout.get(k) for k in ("vdev_type", "vdev_count", "vdev_width")},
+        **{k: " ".join(layout.get(k) or []) or None for k in ("cache_devices", "log_devices")},
+        "recordsize_bytes": (tinfo.get("zfs") or {}).get("recordsize"), "ashift": tinfo.get("ashift"),
+        "zfs_version": tinfo.get("zfs_version"), "command": shlex.join(argv), "notes": notes, **(labels or {}),
+    }
+
+
+def append_manifest(manifest: Path, rows: list[dict]) -> int:
+    """Add rows (paths relative to the manifest's folder); rows whose path is already listed are kept as
+    they are. Returns the number added."""
+    have: set[str] = set()
+    header = None
+    if manifest.exists() and manifest.stat().st_size:
+        with open(manifest, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            header = reader.fieldnames
+            have = {(r.get("path") or "").strip() for r in reader}
+    new = [r for r in rows if r["path"] not in have]
+    if not new:
+        return 0
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    cols = header or MANIFEST_COLUMNS
+    unknown = {k for r in new for k in r} - set(cols)
+    if unknown:
+        raise ValueError(f"manifest {manifest} has no columns {sorted(unknown)}")
+    with open(manifest, "a", newline="", encoding="utf-8") as fh:
+        if header is None:
+            fh.write(",".join(cols) + "\n")
+        else:
+            with open(manifest, "rb") as chk:
+                chk.seek(0, 2)
+                if chk.tell():
+                    chk.seek(-1, 2)
+                    if chk.read(1) != b"\n":
+                        fh.write("\n")
+        w = csv.DictWriter(fh, fieldnames=cols, extrasaction="raise", lineterminator="\n")
+        for r in new:
+            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in cols})
+    return len(new)
+
+
+# ----------------------------------------------------------------------------- running
+
+def default_out(host: str) -> Path:
+    return paths.RAW / "lab" / host / _dt.date.today().isoformat()
+
+
+def _fmt_s(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else (f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
+
+
+def _ingest(files: list[Path], db: Path | None, manifest: Path) -> int:
+    from .store import ingest
+    if not files:
+        return 0
+    db_path = Path(db) if db else paths.DB
+    s = ingest([str(f) for f in files], db_path=db_path, manifest_path=manifest,
+               parquet_dir=None if db_path == paths.DB else False, progress=False)
+    print(f"ingest: {s.line()}")
+    for e in s.errors:
+        print(f"error: {e}", file=sys.stderr)
+    return 1 if s.failed else 0
+
+
+def _run_files(out: Path, run_id: str) -> list[Path]:
+    return sorted(p for p in out.glob(f"{run_id}*") if p.name == f"{run_id}.txt"
+                  or re.fullmatch(re.escape(run_id) + r"_(bw|iops|lat|clat|slat|clat_hist)(\.\d+)?\.log", p.name))
+
+
+def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None = None, labels: dict | None = None,
+                   ingest: bool = True, shared_file: bool = False, fio: str = "fio", device_limit: float | None = None,
+                   log=print) -> int:
+    """Run each fio command (skipping runs whose output exists), save and label its files, ingest them.
+    ``device_limit``: what the devices can deliver, bytes/s; a run measured faster is flagged (cache)."""
+    target.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    version = _cmd([fio, "--version"])
+    system = describe_system()
+    tinfo = describe_target(target)
+    manifest = manifest_for(out)
+    root = manifest.parent
+    todo = [r for r in runs if not (out / f"{r.run_id}.txt").exists()]
+    if len(todo) < len(runs):
+        log(f"lab fio: {len(runs) - len(todo)} of {len(runs)} runs already saved in {out}: skipped (resume)")
+    done_files: list[Path] = []
+    started = time.monotonic()
+    spent: list[float] = []
+
+    def _run_one(i: int, run: Run) -> None:
+        est_each = (sum(spent) / len(spent)) if spent else run.runtime_s + 2
+        left = len(todo) - i
+        log(f"[{i}/{len(todo)}] {run.run_id}: {left} left after this, about {_fmt_s(est_each * (left + 1))} to go")
+        shared = shared_file or run.shared_file
+        total = _size_bytes(run.size) * (1 if shared else run.numjobs)
+        flags = sanity_flags(target_info=tinfo, direct=run.direct, total_bytes=total, ram=system["ram_bytes"],
+                             numjobs=run.numjobs, shared_file=shared)
+        for f in flags:
+            log(f"  sanity: {f}")
+        part = out / f"{run.run_id}.txt.part"
+        t0 = time.monotonic()
+        with open(part, "wb") as fh:
+            p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
+            current[:] = [p]
+            _, err = p.communicate()
+            current.clear()
+        if stop:  # fio may have stopped early and still written everything: not a complete run
+            for f in _run_files(out, run.run_id) + [part]:
+                f.unlink(missing_ok=True)
+            log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
+            return
+        if p.returncode != 0:
+            # kept outside OUT: under data/raw/ every file needs a manifest row and must parse
+            import tempfile
+            keep = Path(tempfile.gettempdir()) / "storagelab-lab-failed" / f"{run.run_id}.txt"
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(part), keep)
+            log(f"  fio failed ({p.returncode}), output kept in {keep}: "
+                f"{err.decode(errors='replace').strip()[-500:]}")
+            failed.append(run.run_id)
+            for f in _run_files(out, run.run_id):
+                f.unlink(missing_ok=True)
+            return
+        part.rename(out / f"{run.run_id}.txt")
+        spent.append(time.monotonic() - t0)
+        files = _run_files(out, run.run_id)
+        empty = [f for f in files if f.stat().st_size == 0]
+        for f in empty:  # e.g. slat with a synchronous ioengine: fio writes the file, with no line
+            f.unlink()
+        files = [f for f in files if f not in empty]
+        for f in cache_flags(out / f"{run.run_id}.txt", device_limit):
+            log(f"  sanity: {f}")
+            flags.append(f)
+        notes = _notes(system, tinfo, version, flags,
+                       {"empty logs not kept": ",".join(f.name for f in empty)} if empty else None)
+        extra = {**({"device_limit_bytes_per_s": device_limit} if device_limit else {}), **(labels or {})}
+        append_manifest(manifest, [manifest_row(f, root, run.run_id, system, tinfo, run.argv, notes, extra)
+                                   for f in files])
+        done_files.extend(files)
+
+    failed: list[str] = []
+    stop: list[int] = []  # Ctrl-C: the running fio is stopped and its run discarded; completed runs stay
+    current: list[subprocess.Popen] = []
+
+    def on_sigint(signum, frame):
+        stop.append(signum)
+        for proc in current:
+            if proc.poll() is None:
+                proc.terminate()
+
+    old_handler = _set_sigint(on_sigint)
+    try:
+        for i, run in enumerate(todo, 1):
+            if stop:
+                break
+            _run_one(i, run)
+    finally:
+        _set_sigint(old_handler)
+    log(f"lab fio: {len(done_files)} files from {len(spent)} runs in {_fmt_s(time.monotonic() - started)}; "
+        f"manifest {manifest}")
+    rc = _ingest(done_files, db, manifest) if ingest else 0
+    if failed:
+        log(f"lab fio: {len(failed)} runs failed: {', '.join(failed)}")
+    return 130 if stop else (1 if failed else rc)
+
+
+def cache_flags(output: Path, device_limit: float | None) -> list[str]:
+    """Flags for directions of a saved fio output whose bandwidth exceeds what the devices can deliver."""
+    if not device_limit:
+        return []
+    from .errors import ParseError
+    from .parsers import parse_bytes
+    try:
+        parsed, _ = parse_bytes(output.read_bytes(), str(output))
+    except (ParseError, OSError) as e:
+        return [f"could not read the run's output to check it against the device limit: {e}"]
+    final = {r["job_index"] for r in parsed.rows("fio_jobs") if r.get("is_final", True)}
+    bw: dict[str, float] = {}
+    for r in parsed.rows("fio_results"):
+        if r["job_index"] in final and r.get("bw_bytes_per_s"):
+            bw[r["direction"]] = bw.get(r["direction"], 0.0) + r["bw_bytes_per_s"]
+    return [f"{d} at {v:.0f} B/s, faster than the devices can deliver ({device_limit:.0f} B/s): cache"
+            for d, v in sorted(bw.items()) if v > device_limit]
+
+
+def _set_sigint(handler):
+    """Install a SIGINT handler (main thread only; elsewhere Ctrl-C keeps Python's default)."""
+    import signal
+    try:
+        return signal.signal(signal.SIGINT, handler)
+    except ValueError:
+        return None
+
+
+def run_bonnie(*, target: Path, out: Path, size_bytes: int | None, db: Path | None, files: int = 16,
+               bonnie="bonnie++", ingest: bool = True, labels: dict | None = None, log=print) -> int:
+    """One bonnie++ run (file size 2 x RAM unless ``size_bytes``), saved as OUT/bonnie-<size>.txt."""
+    system = describe_system()
+    ram = system["ram_bytes"]
+    size = size_bytes or 2 * ram
+    size_mib = max(1, size // MIB)
+    # bonnie++ refuses a file size below twice the RAM it is told: tell it half the file size
+    ram_mib = min(ram // MIB, size_mib // 2) or 1
+    target.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    name = f"bonnie-{size_mib}m-n{files}.txt"
+    dest = out / name
+    argv = [bonnie, "-d", str(target), "-s", str(size_mib), "-r", str(ram_mib), "-n", str(files),
+            "-m", system["host"]]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv += ["-u", "root"]
+    tinfo = describe_target(target)
+    flags = sanity_flags(target_info=tinfo, direct=0, total_bytes=size_mib * MIB, ram=ram, numjobs=1, shared_file=False)
+    if size_mib * MIB < 2 * ram:
+        flags.append(f"bonnie++ file size {size_mib} MiB below 2 x RAM ({2 * ram // MIB} MiB), set with --size")
+    if dest.exists():
+        log(f"lab bonnie: {dest} exists: skipped (resume)")
+        return _ingest([dest], db, manifest_for(out)) if ingest else 0
+    for f in flags:
+        log(f"  sanity: {f}")
+    log(f"lab bonnie: {shlex.join(argv)}")
+    part = dest.with_suffix(".txt.part")
+    try:
+        with open(part, "wb") as fh:
+            p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE)
+    except KeyboardInterrupt:
+        part.unlink(missing_ok=True)
+        log("interrupted: nothing kept")
+        return 130
+    if p.returncode != 0:
+        log(f"bonnie++ failed ({p.returncode}): {p.stderr.decode(errors='replace').strip()[-500:]}")
+        part.unlink(missing_ok=True)
+        return 1
+    part.rename(dest)
+    version = None
+    m = re.search(r"Version\s+([0-9][0-9.a-z]*)", dest.read_text(errors="replace"))
+    if m:
+        version = f"bonnie++ {m.group(1)}"
+    manifest = manifest_for(out)
+    notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB})
+    append_manifest(manifest, [manifest_row(dest, manifest.parent, f"bonnie++ {size_mib} MiB", system, tinfo, argv,
+                                            notes, labels)])
+    return _ingest([dest], db, manifest) if ingest else 0
+
+
+# ----------------------------------------------------------------------------- ZFS topology sweep
+
+RECORDSIZES = {"4K": 4096, "128K": 131072, "1M": 1048576}
+
+
+def sweep_layouts(disks: list[str]) -> list[dict]:
+    """Ars-style layouts over the named disks, in order: 1 disk; 2..N single-disk vdevs; 1..N/2 two-way
+    mirrors; raidz1 of width 3..N; raidz2 of width 4..N (one vdev each)."""
+    n = len(disks)
+    out = [dict(vdev_type="single", vdev_count=1, vdev_width=1, vdevs=[[disks[0]]])]
+    for k in range(2, n + 1):
+        out.append(dict(vdev_type="single", vdev_count=k, vdev_width=1, vdevs=[[d] for d in disks[:k]]))
+    for k in range(1, n // 2 + 1):
+        out.append(dict(vdev_type="mirror", vdev_count=k, vdev_width=2,
+                        vdevs=[disks[2 * i:2 * i + 2] for i in range(k)]))
+    for kind, least in (("raidz1", 3), ("raidz2", 4)):
+        for w in range(least, n + 1):
+            out.append(dict(vdev_type=kind, vdev_count=1, vdev_width=w, vdevs=[disks[:w]]))
+    return out
+
+
+def zpool_create_argv(pool: str, layout: dict, ashift: int) -> list[str]:
+    argv = ["zpool", "create", "-f", "-o", f"ashift={ashift}", "-O", "compression=off", "-O", "atime=off",
+            "-m", f"/{pool}", pool]
+    for vdev in layout["vdevs"]:
+        if layout["vdev_type"] != "single":
+            argv.append(layout["vdev_type"])
+        argv += vdev
+    return argv
+
+
+def sweep_plan(disks: list[str], *, pool: str = "labsweep", ashift: int = 12, recordsizes=("4K", "128K", "1M"),
+               presets=None, out: Path, size=None, runtime_s=None, fio="fio") -> list[dict]:
+    """Every step of the sweep: per layout, the zpool create, then per recordsize a zfs create/set and the
+    fio runs, then zpool destroy. ``presets`` maps recordsize -> preset names (default: ars-4k at 4K,
+    ars-1m at 1M, both at 128K, ZFS's default)."""
+    presets = presets or {"4K": ("ars-4k",), "128K": ("ars-4k", "ars-1m"), "1M": ("ars-1m",)}
+    plan = []
+    for layout in sweep_layouts(disks):
+        name = f"{layout['vdev_type']}-{layout['vdev_count']}x{layout['vdev_width']}"
+        steps = [("zpool", zpool_create_argv(pool, layout, ashift))]
+        runs_by_rs = []
+        for rs in recordsizes:
+            ds = f"{pool}/rs{rs.lower()}"
+            steps.append(("zfs", ["zfs", "create", ds]))
+            steps.append(("zfs", ["zfs", "set", f"recordsize={rs}", ds]))
+            run_out = out / name / f"rs{rs.lower()}"
+            runs = []
+            for pname in presets.get(rs, ()):
+                runs += build_runs(PRESETS[pname], target=Path(f"/{ds}"), out=run_out, size=size, runtime_s=runtime_s,
+                                   fio=fio)
+            for r in runs:
+                steps.append(("fio", r.argv))
+            runs_by_rs.append((rs, ds, run_out, runs))
+        steps.append(("zpool", ["zpool", "destroy", pool]))
+        plan.append(dict(name=name, layout=layout, steps=steps, runs=runs_by_rs))
+    return plan
+
+
+def run_sweep(plan: list[dict], *, pool: str, ashift: int, db: Path | None, log=print) -> int:
+    rc = 0
+    for item in plan:
+        lay = item["layout"]
+        create = item["steps"][0][1]
+        log(f"sweep: {item['name']}: {shlex.join(create)}")
+        subprocess.run(create, check=True)
+        try:
+            for rs, ds, run_out, runs in item["runs"]:
+                subprocess.run(["zfs", "create", ds], check=True)
+                subprocess.run(["zfs", "set", f"recordsize={rs}", ds], check=True)
+                labels = dict(vdev_type=lay["vdev_type"], vdev_count=lay["vdev_count"], vdev_width=lay["vdev_width"],
+                              recordsize_bytes=RECORDSIZES[rs], ashift=ashift, pool=pool,
+                              label=None)
+                labels = {k: v for k, v in labels.items() if v is not None}
+                rc |= run_fio_matrix(runs, target=Path(f"/{ds}"), out=run_out, db=db, labels=labels, log=log)
+        finally:
+            subprocess.run(["zpool", "destroy", pool])
+            log(f"sweep: {item['name']}: zpool destroy {pool}")
+    return rc
+
+
+# ----------------------------------------------------------------------------- command line
+
+def _depth_jobs(text: str) -> list[tuple[int, int]]:
+    """'1x1,8x8' -> [(1, 1), (8, 8)] (iodepth x numjobs)."""
+    out = []
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*", part)
+        if not m:
+            raise argparse.ArgumentTypeError(f"{part!r}: expected IODEPTHxNUMJOBS, e.g. 8x8")
+        out.append((int(m.group(1)), int(m.group(2))))
+    return out
+
+
+def _rate(text: str) -> float:
+    """'900MB/s' -> 9e8, '550MiB/s' -> 576716800.0, '123456' -> 123456.0 (bytes per second)."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(?:([kKMGT])(i?)B?)?(?:/s)?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a rate such as 900MB/s or 550MiB/s")
+    value, prefix, binary = float(m.group(1)), (m.group(2) or "").upper(), m.group(3)
+    power = " KMGT".index(prefix) if prefix else 0
+    return value * (1024 if binary else 1000) ** power
+
+
+def _csv(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="storagelab lab", description=(
+        "Measure your own disks. `storagelab lab` alone opens JupyterLab."))
+    sub = p.add_subparsers(dest="what", required=True)
+    presets = "; ".join(f"{k}: {v.doc}" for k, v in PRESETS.items())
+
+    f = sub.add_parser("fio", help="run a fio matrix against a directory, save, label and ingest it",
+                       description=f"Presets - {presets}")
+    f.add_argument("--preset", default="smoke", choices=sorted(PRESETS))
+    f.add_argument("--target", required=True, help="directory to test (fio's files are created there and deleted)")
+    f.add_argument("--out", default=None, help="where the outputs go (default data/raw/lab/<host>/<date>/)")
+    f.add_argument("--db", default=None, help="database to ingest into (default data/parsed/storagelab.duckdb)")
+    f.add_argument("--rw", type=_csv, help="rw modes, comma separated (overrides the preset)")
+    f.add_argument("--bs", type=_csv, help="block sizes, e.g. 4k,1M")
+    f.add_argument("--depth-jobs", type=_depth_jobs, help="IODEPTHxNUMJOBS list, e.g. 1x1,8x8")
+    f.add_argument("--size", help="file size per job (fio syntax, e.g. 4G)")
+    f.add_argument("--runtime", type=int, help="seconds per run")
+    f.add_argument("--direct", type=int, choices=(0, 1))
+    f.add_argument("--ioengine", default="libaio")
+    f.add_argument("--filename", help="one file shared by all jobs (flagged when numjobs > 1)")
+    f.add_argument("--device-limit", type=_rate, help="what the devices can deliver, e.g. 900MB/s or 550MiB/s: a faster "
+                                                      "run is flagged as cached (and the manifest's device_limit_bytes_per_s set)")
+    f.add_argument("--log-avg-msec", type=int, help="log window, ms (default 500 = fio's bw/iops samples; smoke 250)")
+    f.add_argument("--log-hist-msec", type=int, help="histogram log interval, ms (default 1000; smoke 500)")
+    f.add_argument("--no-ingest", action="store_true")
+    f.add_argument("--dry-run", action="store_true", help="print the fio commands only")
+
+    b = sub.add_parser("bonnie", help="run bonnie++ against a directory, save, label and ingest it")
+    b.add_argument("--target", required=True)
+    b.add_argument("--out", default=None)
+    b.add_argument("--db", default=None)
+    b.add_argument("--size", help="file size (e.g. 512M, 64G; default 2 x RAM)")
+    b.add_argument("--files", type=int, default=16, help="bonnie++ -n: file creation tests, in 1024s of files (0: none)")
+    b.add_argument("--no-ingest", action="store_true")
+
+    z = sub.add_parser("zfs-sweep", help="Ars-style ZFS topology x recordsize sweep (prints its commands; "
+                                         "runs only with --yes and --disks)")
+    z.add_argument("--disks", type=_csv, required=True, help="disks to DESTROY, comma separated (e.g. /dev/sdb,/dev/sdc)")
+    z.add_argument("--pool", default="labsweep")
+    z.add_argument("--ashift", type=int, default=12)
+    z.add_argument("--recordsizes", type=_csv, default=["4K", "128K", "1M"])
+    z.add_argument("--size", help="file size per job (default: the presets')")
+    z.add_argument("--runtime", type=int, help="seconds per run (default: the presets')")
+    z.add_argument("--out", default=None)
+    z.add_argument("--db", default=None)
+    z.add_argument("--dry-run", action="store_true", help="print the commands (the default without --yes)")
+    z.add_argument("--yes", action="store_true", help="really create and destroy pools on the named disks")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    host = socket.gethostname()
+    out = Path(args.out) if getattr(args, "out", None) else default_out(host)
+    db = Path(args.db) if getattr(args, "db", None) else None
+    if args.what == "fio":
+        if not args.dry_run and not shutil.which("fio"):
+            print("storagelab lab fio: fio is not installed (Debian: apt-get install fio)", file=sys.stderr)
+            return 2
+        target = Path(args.target).resolve()
+        runs = build_runs(PRESETS[args.preset], target=target, out=out.resolve(), rw=args.rw, bs=args.bs,
+                          depth_jobs=args.depth_jobs, size=args.size, runtime_s=args.runtime, direct=args.direct,
+                          ioengine=args.ioengine, filename=args.filename, log_avg_msec=args.log_avg_msec,
+                          log_hist_msec=args.log_hist_msec)
+        if args.dry_run:
+            for r in runs:
+                print(shlex.join(r.argv))
+            return 0
+        return run_fio_matrix(runs, target=target, out=out.resolve(), db=db, ingest=not args.no_ingest,
+                              shared_file=bool(args.filename), device_limit=args.device_limit)
+    if args.what == "bonnie":
+        if not shutil.which("bonnie++"):
+            print("storagelab lab bonnie: bonnie++ is not installed (Debian: apt-get install bonnie++)", file=sys.stderr)
+            return 2
+        size = _size_bytes(args.size) if args.size else None
+        return run_bonnie(target=Path(args.target).resolve(), out=out.resolve(), size_bytes=size, db=db,
+                          files=args.files, ingest=not args.no_ingest)
+    # zfs-sweep
+    plan = sweep_plan(args.disks, pool=args.pool, ashift=args.ashift, recordsizes=args.recordsizes,
+                      out=out.resolve() / "zfs-sweep", size=args.size, runtime_s=args.runtime)
+    if args.dry_run or not args.yes:
+        for item in plan:
+            print(f"# {item['name']}")
+            for _kind, a in item["steps"]:
+                print(shlex.join(a))
+        if not args.yes:
+            print("# dry run: nothing was run. --yes runs it, destroying everything on "
+                  + ", ".join(args.disks), file=sys.stderr)
+        return 0
+    for tool in ("zpool", "zfs", "fio"):
+        if not shutil.which(tool):
+            print(f"storagelab lab zfs-sweep: {tool} not found", file=sys.stderr)
+            return 2
+    return run_sweep(plan, pool=args.pool, ashift=args.ashift, db=db)
