@@ -280,7 +280,7 @@ def test_lab_fio_ctrl_c_keeps_completed_runs_and_resumes(tmp_path):
             time.sleep(1.0)  # fio of run 2 is running
             os.killpg(p.pid, signal.SIGINT)
             break
-    rest = p.communicate(timeout=60)[0]
+    rest = p.communicate(timeout=180)[0]
     text = "".join(lines) + rest
     assert p.returncode == 130, text
     assert "interrupted: write-4k-qd2-nj2 discarded; 1 completed runs kept" in text

@@ -300,3 +300,37 @@ def single_disk(one, sel):
         "Layouts against one disk: measured (red) and the model's range (blue)", subtitle=[
             caption(sel, "fio and bonnie++ runs labelled with their vdev layout"),
             "mirror: writes 1x per vdev, reads 1 to w x; raidz: its data disks"]))
+
+
+def fio_depth(depth, sel):
+    """IOPS and p99 latency against I/Os in flight (iodepth x numjobs), one line per workload and direction."""
+    import polars as pl
+
+    df = depth.with_columns(series=pl.concat_str([pl.col("workload"), pl.col("direction")], separator=" | "),
+                            p99_ms=pl.col("p99_ns") / 1e6)
+    x = alt.X("outstanding:Q", title="I/Os in flight (iodepth x numjobs, log scale)", scale=alt.Scale(type="log", base=2))
+    color = alt.Color("series:N", title="workload | direction", legend=alt.Legend(orient="bottom", labelLimit=700))
+    iops = alt.Chart(df).mark_line(point=True).encode(x=x, y=alt.Y("iops:Q", title="IOPS"), color=color)
+    lat = alt.Chart(df).mark_line(point=True).encode(x=x, y=alt.Y("p99_ms:Q", title="p99 latency (ms)"), color=color)
+    return alt.hconcat(iops.properties(width=300, height=220), lat.properties(width=300, height=220)).properties(
+        title=alt.TitleParams("IOPS and p99 latency against I/Os in flight", subtitle=[
+            caption(sel, "fio results and percentiles; clat, else total latency")]))
+
+
+def fio_time_series(series, sel):
+    """bandwidth/IOPS/latency over time from fio's logs, ramp and steady state coloured, one panel per kind."""
+    import polars as pl
+
+    df = series.with_columns(t_s=pl.col("time_ns") / 1e9,
+                             shown=pl.when(pl.col("kind") == "bw").then(pl.col("value") / 2**20)
+                             .when(pl.col("kind").is_in(["iops"])).then(pl.col("value"))
+                             .otherwise(pl.col("value") / 1e6),
+                             panel=pl.concat_str([pl.col("run").str.split("/").list.last(), pl.col("kind"),
+                                                  pl.col("direction")], separator=" "))
+    return alt.Chart(df).mark_line(point=True).encode(
+        x=alt.X("t_s:Q", title="time (s)"), y=alt.Y("shown:Q", title="MiB/s | IOPS | ms"),
+        color=alt.Color("phase:N", title="phase", scale=alt.Scale(domain=["ramp", "steady", "unsteady"],
+                                                                   range=["#ff7f0e", "#1f77b4", "#9e9e9e"])),
+    ).properties(width=260, height=150).facet(facet=alt.Facet("panel:N", title=None), columns=2).resolve_scale(
+        y="independent").properties(title=alt.TitleParams("fio logs over time: ramp and steady state", subtitle=[
+            caption(sel, "fio bw/iops/lat logs, jobs combined"), "bw in MiB/s, iops per second, latencies in ms"]))

@@ -137,14 +137,14 @@ def workload_of(row: dict) -> tuple[dict, str]:
     return out, source
 
 
-def _fmt_bytes(n: int) -> str:
+def fmt_bytes(n: int) -> str:
     for unit, size in (("GiB", KiB**3), ("MiB", KiB**2), ("KiB", KiB)):
         if n >= size and n % size == 0:
             return f"{n // size}{unit}"
     return f"{n}B"
 
 
-def workload_key(w: dict) -> str:
+def workload_key(w: dict, without: tuple[str, ...] = ()) -> str:
     """One string for a workload: 'write bs=1MiB iodepth=8 numjobs=8 libaio direct=1 size=16GiB runtime=60s';
     '?' for what is not known."""
     def show(k):
@@ -152,11 +152,12 @@ def workload_key(w: dict) -> str:
         if v is None:
             return "?"
         if k in _SIZE_OPTIONS and isinstance(v, int):
-            return _fmt_bytes(v)
+            return fmt_bytes(v)
         return f"{v}s" if k == "runtime" and isinstance(v, int) else str(v)
 
-    parts = [show("rw"), f"bs={show('bs')}", f"iodepth={show('iodepth')}", f"numjobs={show('numjobs')}",
-             show("ioengine") if w.get("ioengine") else "ioengine=?", f"direct={show('direct')}"]
+    parts = [show("rw"), f"bs={show('bs')}"]
+    parts += [f"{k}={show(k)}" for k in ("iodepth", "numjobs") if k not in without]
+    parts += [show("ioengine") if w.get("ioengine") else "ioengine=?", f"direct={show('direct')}"]
     if w.get("sync"):
         parts.append(f"sync={show('sync')}")
     if w.get("fsync"):
@@ -172,18 +173,21 @@ def runs(con, sel: Selection) -> pl.DataFrame:
     df = frame(con, RUNS_SQL.format(where=where), params)
     if df.is_empty():
         return df.with_columns(*(pl.lit(None).alias(f"wl_{k}") for k in WORKLOAD_OPTIONS),
-                               workload=pl.lit(None, pl.String), workload_source=pl.lit(None, pl.String))
+                               workload=pl.lit(None, pl.String), workload_source=pl.lit(None, pl.String),
+                               workload_at_any_depth=pl.lit(None, pl.String))
     extra = {f"wl_{k}": [] for k in WORKLOAD_OPTIONS}
-    keys, sources = [], []
+    keys, depthless, sources = [], [], []
     for r in df.iter_rows(named=True):
         w, src = workload_of(r)
         for k in WORKLOAD_OPTIONS:
             extra[f"wl_{k}"].append(None if w[k] is None else str(w[k]))
         keys.append(workload_key(w))
+        depthless.append(workload_key(w, without=("iodepth", "numjobs")))
         sources.append(src)
     return df.with_columns(
         *(pl.Series(k, v, dtype=pl.String) for k, v in extra.items()),
         workload=pl.Series(keys, dtype=pl.String), workload_source=pl.Series(sources, dtype=pl.String),
+        workload_at_any_depth=pl.Series(depthless, dtype=pl.String),
     )
 
 

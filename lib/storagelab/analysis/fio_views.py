@@ -306,3 +306,101 @@ def compare_results(a: dict, b: dict, metric: str = "bw", **kw) -> dict:
     if a.get(mean) is None or b.get(mean) is None:
         raise ValueError(f"no {metric} samples in one of the runs")
     return compare(a[mean], a.get(sd) or 0.0, b[mean], b.get(sd) or 0.0, **kw)
+
+
+# ----------------------------------------------------------------------------- notebook 08 on any selection
+
+def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
+    """Notebook 08 on any selection: IOPS, bandwidth and latency percentiles against I/Os in flight per workload,
+    bandwidth/IOPS/latency over time from fio's log files with ramp and steady state, and the two fastest runs
+    of one workload compared with their noise."""
+    from ..units import MiB
+    from . import fio_runs, measures, prose
+    from .db import frame
+    from .result import Result
+
+    runs = fio_runs.runs(con, sel)
+    res = Result(sel, measures=measures.per_file(con, sel, runs))
+    where, params = sel.sql("f")
+    log_ids = frame(con, f"SELECT f.file_id FROM files f WHERE {where} AND f.format = 'fio-log'",
+                    params)["file_id"].to_list()
+    if runs.is_empty() and not log_ids:
+        res.missing.append(f"no fio output for {sel.describe()}: run fio with --output-format=normal,json+ (or "
+                           "`storagelab lab fio --preset smoke --target DIR`), put the output under data/raw/<study>/ "
+                           "and label it")
+        return res
+    ids = sorted(set(runs["file_id"].to_list()))
+    summ = load_summary(con, ids) if ids else pl.DataFrame()
+    if summ.height:
+        # where the output does not print iodepth/numjobs, the workload knows them (fio defaults, the command)
+        wl = (runs.select("file_id", pl.col("wl_iodepth").cast(pl.Int64, strict=False).alias("wl_iodepth"),
+                          pl.col("wl_numjobs").cast(pl.Int64, strict=False).alias("wl_numjobs"),
+                          pl.col("workload_at_any_depth").alias("workload"))
+              .unique("file_id", keep="first"))
+        summ = summ.join(wl, on="file_id", how="left").with_columns(
+            iodepth=pl.coalesce(pl.col("iodepth").cast(pl.Int64), "wl_iodepth"),
+            numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), "wl_numjobs"),
+            label=pl.coalesce("label", "path")).drop("wl_iodepth", "wl_numjobs")
+        depth = against_depth(summ, by=("workload", "direction"))
+        res.frames["depth"] = depth
+        res.file_ids += ids
+        for key, g in depth.group_by(["workload", "direction"], maintain_order=True):
+            workload, direction = key
+            what = f"`{workload}` {direction}"
+            if g["outstanding"].n_unique() == 1 and g.height > 1:
+                r = g.row(0, named=True)
+                res.findings.append(f"{what}: {g.height} job results, all with QD {r['iodepth']} x {r['numjobs']} jobs: "
+                                    f"IOPS {g['iops'].min():,.0f} to {g['iops'].max():,.0f}; nothing varies the depth.")
+                continue
+            if g["outstanding"].n_unique() == 1:
+                r = g.row(0, named=True)
+                p99 = "" if r["p99_ns"] is None else f", p99 latency {r['p99_ns'] / 1e6:.3f} ms"
+                res.findings.append(f"{what}: one run ({r['label']}, QD {r['iodepth']} x {r['numjobs']} jobs): "
+                                    f"{r['iops']:,.0f} IOPS, {prose.rate(r['bw_bytes_per_s'])}{p99}.")
+                continue
+            lo, hi = g.row(0, named=True), g.row(-1, named=True)
+            res.findings.append(f"{what}: from {lo['outstanding']} to {hi['outstanding']} I/Os in flight, IOPS "
+                                f"{lo['iops']:,.0f} -> {hi['iops']:,.0f} ({hi['x_iops']:.2f}x)"
+                                + ("" if lo["p99_ns"] is None or hi["p99_ns"] is None else
+                                   f", p99 latency {lo['p99_ns'] / 1e6:.3f} -> {hi['p99_ns'] / 1e6:.3f} ms") + ".")
+        top = summ.filter(pl.col("bw_stdev_bytes_per_s").is_not_null()).sort("bw_bytes_per_s", descending=True)
+        for key, g in top.group_by(["workload", "direction"], maintain_order=True):
+            if g.height >= 2 and g["file_id"].n_unique() >= 2:
+                a, b = g.row(0, named=True), g.row(1, named=True)
+                if a["bw_mean_bytes_per_s"] is None or b["bw_mean_bytes_per_s"] is None:
+                    continue
+                c = compare(a["bw_mean_bytes_per_s"], a["bw_stdev_bytes_per_s"] or 0.0, b["bw_mean_bytes_per_s"],
+                            b["bw_stdev_bytes_per_s"] or 0.0, a=a["label"], b=b["label"])
+                res.findings.append(f"The two fastest `{key[0]}` {key[1]} runs by fio's per-sample bandwidth: {c['text']}.")
+    else:
+        res.missing.append(f"the fio outputs of {sel.describe()} have no per-job results to chart")
+    if log_ids:
+        samples = load_log_samples(con, log_ids)
+        series = mark_steady(combine_jobs(samples), tolerance_pct=tolerance_pct, min_points=min_points)
+        res.frames["series"] = series
+        res.file_ids += log_ids
+        for key, g in series.group_by(["run", "kind", "direction"], maintain_order=True):
+            run, kind, direction = key
+            steady = g.filter(pl.col("phase") == "steady")
+            unit = (lambda v: prose.rate(v)) if kind == "bw" else (lambda v: f"{v:,.0f} IOPS") if kind == "iops" else (
+                lambda v: f"{v / 1e6:.3f} ms")
+            if steady.height:
+                t0 = steady["time_ns"].min() / 1e9
+                res.findings.append(f"{run.rsplit('/', 1)[-1]} {kind} {direction}: steady from {t0:.1f} s at "
+                                    f"{unit(steady['steady_mean'][0])} (every sample within ±{tolerance_pct:g} %); "
+                                    f"{g.height - steady.height} ramp sample(s) before.")
+            else:
+                res.findings.append(f"{run.rsplit('/', 1)[-1]} {kind} {direction}: never steady within ±{tolerance_pct:g} % "
+                                    f"over {g.height} samples.")
+    else:
+        res.missing.append(f"no fio log files for {sel.describe()}: add --write_bw_log=NAME --write_iops_log=NAME "
+                           "--write_lat_log=NAME --log_avg_msec=1000 to fio and keep the NAME_*.log files beside "
+                           "its output (storagelab lab fio does this)")
+    if "depth" in res.frames:
+        best = res.frames["depth"].sort("iops", descending=True).row(0, named=True)
+        res.headline = {"runs": str(len(ids)), "highest IOPS": f"{best['label']}: {best['iops']:,.0f} IOPS "
+                        f"({best['workload'].split(' ')[0]}, QD {best['iodepth']} x {best['numjobs']})",
+                        "highest bandwidth": f"{res.frames['depth']['bw_bytes_per_s'].max() / MiB:.1f} MiB/s"}
+        res.verdict = (f"Highest IOPS: {best['label']} at {best['iops']:,.0f} ({best['workload'].split(' ')[0]}, "
+                       f"{best['outstanding']} I/Os in flight).")
+    return res

@@ -44,4 +44,4 @@ def transports(con, sel: Selection) -> bool:
 
 
 RELEVANT = {"01_vdev_scaling": vdev_scaling, "02_recordsize": recordsize, "03_sector63": before_after,
-            "04_dedup_ddt": dedup, "05_stacks": stacks, "06_zfs_send_transports": transports}
+            "04_dedup_ddt": dedup, "05_stacks": stacks, "06_zfs_send_transports": transports, "08_fio": stacks}
