@@ -36,6 +36,10 @@ FILES = {
     "fdisk-dos2048.txt": ("partitions/fdisk-dos2048.txt", dict(label="fdisk -l, MBR at 2048")),
     "mbuffer-3000m.txt": ("mbuffer/20230301/stderr-3000m.txt", dict(label="dd 3000M through mbuffer")),
     "mbuffer-200m.txt": ("mbuffer/20230301/stderr-200m.txt", dict(label="dd 200M through mbuffer")),
+    # a fio run with its log files (log_avg_msec=500, 2 jobs): the output and its bw/iops/clat logs
+    "avg.txt": ("fio/3.33/logs/avg.txt", dict(label="seq write 64k with logs", stack="ext4", host="lab2")),
+    **{f"avg_{kind}.{n}.log": (f"fio/3.33/logs/avg_{kind}.{n}.log", dict(label=f"avg {kind} log job {n}", host="lab2"))
+       for kind in ("bw", "iops", "clat") for n in (1, 2)},
 }
 # a user's own claims file: one value that holds, one that does not, one formula
 CLAIMS = [

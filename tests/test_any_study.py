@@ -16,7 +16,8 @@ import pytest
 
 from second_study import STUDY, make_project, storagelab
 
-ANALYSES = ["01_vdev_scaling", "02_recordsize", "03_sector63", "04_dedup_ddt", "05_stacks", "06_zfs_send_transports"]
+ANALYSES = ["01_vdev_scaling", "02_recordsize", "03_sector63", "04_dedup_ddt", "05_stacks", "06_zfs_send_transports",
+            "08_fio"]
 SOURCE_STUDIES = ("homelab-mergerfs", "freebsd-bonnie-dedup", "thumper-x4500", "ars-zfs-vs-raid")
 # words and numbers that belong to the source studies only: none may appear in another study's results
 SEED_MARKS = [*SOURCE_STUDIES, "homelab", "FreeBSD", "freebsd", "Thumper", "thumper", "Ars ", "alpinaR1", "archiv",
@@ -29,6 +30,7 @@ NON_DEFAULT = {
     "04_dedup_ddt": ["-p", "bytes_per_entry", "150.0", "-p", "ram_gib", "16", "-p", "arc_max_gib", "12"],
     "05_stacks": ["-p", "direction", "read", "-p", "inflation_margin", "1.2", "-p", "host", "lab1"],
     "06_zfs_send_transports": ["-p", "baseline_label", "dd 3000M through mbuffer"],
+    "08_fio": ["-p", "tolerance_pct", "5.0", "-p", "host", "lab2"],
 }
 
 
@@ -78,7 +80,7 @@ def project(tmp_path_factory):
 def test_build_with_a_second_study_renders_every_page(project):
     root = project["root"]
     out = project["build"].stdout
-    assert "built 15 reports (15 notebooks ran, 0 failed); open reports/index.html" in out
+    assert "built 19 reports (19 notebooks ran, 0 failed); open reports/index.html" in out
     for nb in ANALYSES:
         assert f"==> running {nb}.ipynb with {{'study': '{STUDY}'}} -> reports/{STUDY}/" in out
         page = (root / "reports" / STUDY / f"{nb}.html").read_text()
@@ -108,7 +110,7 @@ def test_second_study_numbers(project):
     assert "Pool ztest, zdb -D/-DD (existing DDT): 659 entries" in default["04_dedup_ddt"]
     assert "bp count 5,321 is 3.2x the 1,649 entries zdb counted (simulated)" in default["04_dedup_ddt"]
     # 05: fio runs of several workloads, each its own group
-    assert "4 fio write runs for study fixturelab, in 4 workloads" in default["05_stacks"]
+    assert "5 fio write runs for study fixturelab, in 5 workloads" in default["05_stacks"]
     assert ("`write bs=1MiB iodepth=1 numjobs=2 psync direct=1 size=32MiB runtime=none`: one run "
             "(seq write 1M, 2 jobs, 33.0 MiB/s (34.6 MB/s))") in default["05_stacks"]
     assert "`write bs=250KiB iodepth=1 numjobs=1 psync direct=1" in default["05_stacks"]   # bs=256k at kb_base=1000
@@ -125,9 +127,12 @@ def test_second_study_numbers(project):
     assert "Measured (ztest, zdb -b): 60.1 KiB logical per block pointer" in default["02_recordsize"]
     # 01: says what is missing and which logs would answer it
     assert "label each run with vdev_type, vdev_count and vdev_width" in default["01_vdev_scaling"]
+    # 08: latency against depth, and the log time series with its steady state
+    assert "QD 4 x 1:     28,520 IOPS" in default["08_fio"]
+    assert "avg bw write: steady from 0.5 s at 8.0 MiB/s (8.4 MB/s)" in default["08_fio"]
     figures = {p.name for p in (root / "reports" / STUDY / "figures").rglob("*.svg")}
-    assert {"bandwidth-by-run.svg", "ratios-after-vs-before.svg", "ddt-vs-bytes-per-entry.svg",
-            "transport-rates.svg", "read-amplification.svg"} <= figures
+    assert {"bandwidth-by-run.svg", "ratios-after-vs-before.svg", "ddt-vs-bytes-per-entry.svg", "ddt-ladder.svg",
+            "transport-rates.svg", "read-amplification.svg", "iops-latency-vs-depth.svg", "time-series.svg"} <= figures
 
 
 def test_non_default_parameters_are_used(project):

@@ -75,7 +75,7 @@ def test_parse_unparseable_file(tmp_path):
     r = storagelab("parse", str(bad))
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr == f"storagelab parse: {bad}:1: unknown-format: no known tool output found (expected " \
-                       "output of fio (normal/JSON/JSON+/terse), bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), " \
+                       "output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), " \
                        "gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer)\n"
 
 

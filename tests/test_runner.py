@@ -185,5 +185,5 @@ def test_list_shows_every_parameter_with_type_default_and_meaning():
     assert r.returncode == 0
     assert "05_stacks: Stacks compared" in r.stdout
     assert "    inflation_margin         float  default 1.1" in r.stdout
-    assert "flag runs faster than margin x the device's stated limit" in r.stdout
+    assert "flag runs faster than margin x the device's stated (approximate) limit" in r.stdout
     assert "    study                    str    default 'homelab-mergerfs'" in r.stdout
