@@ -80,7 +80,7 @@ def project(tmp_path_factory):
 def test_build_with_a_second_study_renders_every_page(project):
     root = project["root"]
     out = project["build"].stdout
-    assert "built 19 reports (19 notebooks ran, 0 failed); open reports/index.html" in out
+    assert "built 20 reports (20 notebooks ran, 0 failed); open reports/index.html" in out
     for nb in ANALYSES:
         assert f"==> running {nb}.ipynb with {{'study': '{STUDY}'}} -> reports/{STUDY}/" in out
         page = (root / "reports" / STUDY / f"{nb}.html").read_text()
