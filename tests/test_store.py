@@ -686,3 +686,15 @@ def test_cli_sql_while_an_ingest_writes_is_one_line(raw_copy, tmp_path):
         con.close()
     assert r.returncode == 2 and "in use by another process" in r.stderr and "--wait" not in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_copy_with_its_own_manifest_row_is_reported(raw_copy, tmp_path):
+    """#19: identical bytes in another study are stored once; the copy's own labels are not silently dropped."""
+    src = raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt"
+    (raw_copy / "other-study").mkdir()
+    (raw_copy / "other-study" / "btrfs.txt").write_bytes(src.read_bytes())
+    m = raw_copy / "manifest.csv"
+    m.write_text(m.read_text() + "other-study/btrfs.txt,other-study,,,,btrfs elsewhere\n")
+    s = _ingest(raw_copy, tmp_path / "t.duckdb", parquet_dir=False)
+    assert s.duplicates == 1
+    assert [w for w in s.warnings if "other-study/btrfs.txt: the same bytes as" in w and "not applied" in w]

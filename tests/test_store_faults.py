@@ -245,3 +245,59 @@ def test_a_database_on_a_read_only_filesystem_gives_one_line(tmp_path, raw_copy)
         assert r.returncode == 0, r.stderr
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+_FAKE_LAB = '''
+import os, signal, sys, time
+out = os.environ["FAKE_LAB_OUT"]
+def bye(signum, frame):
+    with open(out, "a") as fh:
+        fh.write(f"{signal.Signals(signum).name}\\n")
+    sys.exit(0)
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(s, bye)
+with open(out + ".pid", "w") as fh:
+    fh.write(str(os.getpid()))
+while True:
+    time.sleep(0.1)
+'''
+
+
+def _fake_lab(tmp_path, name):
+    """`storagelab lab` with a stand-in for JupyterLab (a `jupyterlab` module first on the path)
+    that records the signal it gets."""
+    fake = tmp_path / "fake" / "jupyterlab"
+    fake.mkdir(parents=True, exist_ok=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "__main__.py").write_text(_FAKE_LAB)
+    out = tmp_path / name
+    env = dict(os.environ, FAKE_LAB_OUT=str(out),
+               PYTHONPATH=os.pathsep.join([str(tmp_path / "fake"), os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.Popen([sys.executable, "-m", "storagelab", "lab", "--no-browser"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pid_file = Path(str(out) + ".pid")
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    return p, out, int(pid_file.read_text())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG")
+def test_lab_passes_signals_on_and_its_server_ends_with_it(tmp_path):
+    """#6 (lab): SIGTERM to `storagelab lab` reaches JupyterLab, which it waits for; a SIGKILL of
+    `lab` still ends the server (no server left serving)."""
+    p, out, server = _fake_lab(tmp_path, "term")
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(30) == 0
+    assert out.read_text() == "SIGTERM\n" and not _alive(server)
+    p, out, server = _fake_lab(tmp_path, "kill")
+    p.send_signal(signal.SIGKILL)
+    p.wait(30)
+    deadline = time.monotonic() + 10
+    while _alive(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(server):
+        os.kill(server, signal.SIGKILL)
+        pytest.fail("the server outlived a killed `storagelab lab`")
+    assert out.read_text() == "SIGTERM\n"

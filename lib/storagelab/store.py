@@ -753,6 +753,7 @@ def _ingest(con, db: Path, targets, listing, scopes, manifest: Manifest, summary
         _apply_labels(con, manifest, applied)
     _errors_of_gone(con, listed, scopes)
     _manifest_warnings(manifest, summary, listing, listed, scopes, known, copies, gone_copies, renames)
+    _copy_warnings(manifest, summary, labels_of, found, copies, gone_copies, unique)
     if parquet_dir is not False:
         out_dir = Path(parquet_dir) if parquet_dir else parquet_dir_for(db)
         try:
@@ -795,6 +796,20 @@ def _manifest_warnings(manifest: Manifest, summary: Summary, listing, listed: se
         summary.warnings.append(f"{k}: no row in {where} (stored without labels)")
     if len(unlabelled) > WARN_MAX:
         summary.warnings.append(f"{len(unlabelled) - WARN_MAX} more files have no row in {where}")
+
+
+def _copy_warnings(manifest: Manifest, summary: Summary, labels_of: dict, found: list, copies: dict,
+                   gone_copies: list, unique: list) -> None:
+    """A copy (same bytes as a stored file) whose manifest row says something else than the stored
+    file's: its rows are stored once, under the stored file's labels; say so."""
+    pairs = {f[0]: f[4] for f in found}
+    pairs.update((k, v[3]) for k, v in copies.items() if k not in pairs and k not in unique and k not in gone_copies)
+    clashes = [(k, same) for k, same in sorted(pairs.items()) if labels_of.get(k) and labels_of.get(k) != labels_of.get(same)]
+    for k, same in clashes[:WARN_MAX]:
+        summary.warnings.append(f"{k}: the same bytes as {same}, stored once under that path and its labels; "
+                                "its own manifest row is not applied (set duplicate_of, or remove the copy)")
+    if len(clashes) > WARN_MAX:
+        summary.warnings.append(f"{len(clashes) - WARN_MAX} more copies have manifest rows that are not applied")
 
 
 def _bump(con, tables: Iterable[str]) -> None:
