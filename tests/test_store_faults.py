@@ -172,23 +172,26 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG")
-def test_pool_workers_die_with_a_killed_ingest(tmp_path):
-    """#6: SIGKILL of the main process (the OOM killer) takes its pool workers with it."""
+def _pooled_ingest(tmp_path, **popen) -> tuple[subprocess.Popen, list[int], Path]:
+    """An ingest of 1,500 files with a pool of 2 workers, once both workers run: (process, workers, db)."""
     corpus = tmp_path / "corpus"
     _corpus(corpus, 1500)
     db = tmp_path / "t.duckdb"
     p = subprocess.Popen([sys.executable, "-m", "storagelab", "ingest", str(corpus), "--db", str(db), "--quiet",
-                          "--no-parquet", "--workers", "2", "--batch-files", "5"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                          "--no-parquet", "--workers", "2", "--batch-files", "5"], **popen)
     workers: list[int] = []
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and p.poll() is None:
+    while time.monotonic() < deadline and p.poll() is None and len(workers) < 2:
         workers = _children(p.pid)
-        if len(workers) >= 2:
-            break
         time.sleep(0.05)
     assert len(workers) >= 2, "no pool started"
+    return p, workers, db
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG")
+def test_pool_workers_die_with_a_killed_ingest(tmp_path):
+    """#6: SIGKILL of the main process (the OOM killer) takes its pool workers with it."""
+    p, workers, db = _pooled_ingest(tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     p.send_signal(signal.SIGKILL)
     p.wait()
     deadline = time.monotonic() + 10
@@ -203,17 +206,9 @@ def test_pool_workers_die_with_a_killed_ingest(tmp_path):
 
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     """#7: SIGINT to the process group (what Ctrl-C sends) during an ingest with a pool."""
-    corpus = tmp_path / "corpus"
-    _corpus(corpus, 1500)
-    db = tmp_path / "t.duckdb"
-    p = subprocess.Popen([sys.executable, "-m", "storagelab", "ingest", str(corpus), "--db", str(db), "--quiet",
-                          "--no-parquet", "--workers", "2", "--batch-files", "5"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and p.poll() is None and len(_children(p.pid)) < 2:
-        time.sleep(0.05)
+    p, workers, db = _pooled_ingest(tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=True)
     time.sleep(0.3)
-    workers = _children(p.pid)
     os.killpg(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
