@@ -100,8 +100,9 @@ def _first_line(e: BaseException) -> str:
     return text[0] if text else type(e).__name__
 
 
-def describe_fault(db: Path, e: BaseException) -> str:
-    """One line for a database or disk fault: what happened and what to do."""
+def describe_fault(db: Path, e: BaseException, *, opening: bool = True) -> str:
+    """One line for a database or disk fault: what happened and what to do. ``opening``: the
+    database could not be opened (else: it failed while an ingest wrote it)."""
     said = _first_line(e)
     low = str(e).lower()
     if "no space left" in low or "file too large" in low or "disk is full" in low \
@@ -113,9 +114,12 @@ def describe_fault(db: Path, e: BaseException) -> str:
                 "Use --db with a writable place; `storagelab sql` and the notebooks can still read it")
     if "is a directory" in low:
         return f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}"
-    if isinstance(e, duckdb.Error):
+    if isinstance(e, duckdb.Error) and (opening or any(w in low for w in ("corrupt", "checksum", "not a valid"))):
         return (f"{db} is not a usable DuckDB database ({said}): it may be truncated, corrupt or another kind "
                 "of file. Move it away (or delete it: ingest rebuilds the database from the raw files)")
+    if isinstance(e, duckdb.Error):
+        return (f"{db}: the database failed during the ingest ({said}). Every file committed before it is in "
+                "the database; run ingest again")
     return f"{db}: {said}"
 
 
@@ -625,12 +629,12 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
         if INGEST_MEMORY_MB:
             con.execute(f"SET memory_limit = '{INGEST_MEMORY_MB}MB'")
         gc.disable()  # the batches are many small objects without cycles: a collector pass only rescans them
-        _ingest(con, db, targets, listing, scopes, manifest, summary, parquet_dir, workers, batch_files,
+        _ingest(con, db, listing, scopes, manifest, summary, parquet_dir, workers, batch_files,
                 batch_rows, progress)
     except duckdb.InterruptException:
         raise KeyboardInterrupt from None
     except (duckdb.Error, OSError) as e:
-        raise StoreError(describe_fault(db, e)) from e
+        raise StoreError(describe_fault(db, e, opening=False)) from e
     finally:
         try:
             con.close()
@@ -642,7 +646,7 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
     return summary
 
 
-def _ingest(con, db: Path, targets, listing, scopes, manifest: Manifest, summary: Summary, parquet_dir,
+def _ingest(con, db: Path, listing, scopes, manifest: Manifest, summary: Summary, parquet_dir,
             workers, batch_files, batch_rows, progress) -> None:
     code = code_signature()
     summary.rebuilt_schema = ensure_schema(con, code)
@@ -761,7 +765,7 @@ def _ingest(con, db: Path, targets, listing, scopes, manifest: Manifest, summary
         except (duckdb.Error, OSError) as e:
             if isinstance(e, duckdb.InterruptException):
                 raise
-            summary.parquet_error = (f"Parquet export to {out_dir} failed: {describe_fault(out_dir, e)} "
+            summary.parquet_error = (f"Parquet export to {out_dir} failed: {describe_fault(out_dir, e, opening=False)} "
                                      "(the database is complete; the next ingest rewrites the Parquet files)")
 
 
@@ -1166,7 +1170,11 @@ def export_parquet(con, out_dir: Path) -> list[Path]:
     except (OSError, ValueError):
         stamps = {}
     written = []
-    for name, want in _table_stamps(con).items():
+    current = _table_stamps(con)
+    for name in [n for n in stamps if n not in current]:  # a table the schema no longer has
+        (out_dir / f"{name}.parquet").unlink(missing_ok=True)
+        del stamps[name]
+    for name, want in current.items():
         dest = out_dir / f"{name}.parquet"
         if stamps.get(name) == want and dest.exists():
             continue
