@@ -698,3 +698,22 @@ def test_a_copy_with_its_own_manifest_row_is_reported(raw_copy, tmp_path):
     s = _ingest(raw_copy, tmp_path / "t.duckdb", parquet_dir=False)
     assert s.duplicates == 1
     assert [w for w in s.warnings if "other-study/btrfs.txt: the same bytes as" in w and "not applied" in w]
+
+
+def test_symlinks_to_files_outside_the_folder_are_not_followed(raw_copy, tmp_path):
+    """#27: a link to /etc/passwd or to a log elsewhere is not read; a manifest row naming such a
+    link is a warning (no file), not the end of the ingest."""
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_bytes((raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt").read_bytes() + b"\n")
+    (raw_copy / "links").mkdir()
+    (raw_copy / "links" / "passwd").symlink_to("/etc/passwd")
+    (raw_copy / "links" / "outside.txt").symlink_to(outside)
+    m = raw_copy / "manifest.csv"
+    m.write_text(m.read_text() + "links/outside.txt,somewhere\n")
+    db = tmp_path / "t.duckdb"
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    n = sum(1 for _ in open(m)) - 2
+    assert s.failed == 0 and s.ingested == n
+    assert _one(db, "SELECT count(*) FROM files WHERE path NOT LIKE ?", [str(raw_copy.resolve()) + "/%"]) == [(0,)]
+    assert sum("not followed" in w for w in s.warnings) == 2
+    assert any("links/outside.txt: no such file" in w for w in s.warnings)

@@ -243,21 +243,30 @@ def _parser_versions(con: duckdb.DuckDBPyConnection, code: str) -> dict[str, str
 
 # ----------------------------------------------------------------------------- files
 
-def _listing(targets: Iterable[Path | str]) -> Iterator[tuple[str, str, int, int]]:
+def _listing(targets: Iterable[Path | str], skipped: list[str] | None = None) -> Iterator[tuple[str, str, int, int]]:
     """(key, path, size, mtime_ns) of every file to ingest, sorted by relative path, with one scandir
     per folder and one stat per file. Hidden entries, manifest/README/.gitkeep and .md/.ipynb files
     are skipped; keys are made from the folder's key unless a symlink is involved (then resolved one
-    by one, as ``key_for`` does). Only the four values are kept per file (100,000 stat results
-    would hold ~100 MB)."""
+    by one, as ``key_for`` does). A symlink in a folder to a file outside that folder is not
+    followed (said in ``skipped``): a folder's logs are the files in it. Only the four values are
+    kept per file (100,000 stat results would hold ~100 MB)."""
     for t in targets:
         p = Path(t)
         if p.is_dir():
             top = key_for(p)
             prefix = "" if top == "." else top + "/"
+            real_top = p.resolve()
             found: list = []
             _scan(p, "", found)
             found.sort(key=lambda f: f[0].replace("/", "\0"))  # part by part, as Path.rglob's sorted tuples
             for rel, path, size, mtime_ns, link in found:
+                if link:
+                    real = Path(path).resolve()
+                    if not real.is_relative_to(real_top):
+                        if skipped is not None:
+                            skipped.append(f"{_printable(path)}: a symlink to {_printable(str(real))}, outside "
+                                           f"{_printable(str(p))}: not followed (copy the file in instead)")
+                        continue
                 key = key_for(Path(path)) if link else _printable(prefix + rel)
                 yield (path if key == path else key), path, size, mtime_ns  # one string when they agree
         elif p.exists():
@@ -618,7 +627,10 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
     summary = Summary()
     if manifest.missing:
         summary.warnings.append(f"no manifest at {manifest.path}: the files under {manifest.root} are unlabelled")
-    listing = _unique_listing(_listing(targets))
+    outside: list[str] = []
+    listing = _unique_listing(_listing(targets, outside))
+    summary.warnings += outside[:WARN_MAX] + ([f"{len(outside) - WARN_MAX} more symlinks not followed"]
+                                              if len(outside) > WARN_MAX else [])
     scopes = _scopes(targets)
 
     con = connect(db, wait=wait, wait_option="--wait")
