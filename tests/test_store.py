@@ -717,3 +717,12 @@ def test_symlinks_to_files_outside_the_folder_are_not_followed(raw_copy, tmp_pat
     assert _one(db, "SELECT count(*) FROM files WHERE path NOT LIKE ?", [str(raw_copy.resolve()) + "/%"]) == [(0,)]
     assert sum("not followed" in w for w in s.warnings) == 2
     assert any("links/outside.txt: no such file" in w for w in s.warnings)
+
+
+def test_logs_outside_data_raw_are_labelled_by_a_manifest_beside_them(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    s = ingest([raw_copy / "homelab-mergerfs"], db_path=db, parquet_dir=False, progress=False)
+    assert s.ingested == 14 and _one(db, "SELECT count(study) FROM files") == [(0,)]  # data/raw's manifest: not theirs
+    s = ingest([raw_copy], db_path=db, parquet_dir=False, progress=False)  # raw_copy/manifest.csv
+    assert not s.warnings
+    assert _one(db, "SELECT count(*) - count(study) FROM files") == [(0,)]

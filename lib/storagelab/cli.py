@@ -72,7 +72,7 @@ def cmd_ingest(args) -> int:
     if args.manifest is not None and not Path(args.manifest).is_file():
         what = "is a folder" if Path(args.manifest).is_dir() else "does not exist"
         return refuse(f"--manifest {args.manifest} {what}: check the name, or leave --manifest out to use "
-                      f"{paths.MANIFEST}")
+                      f"the manifest.csv of the folder you ingest ({paths.MANIFEST} by default)")
     try:
         from .store import StoreError, ingest
 

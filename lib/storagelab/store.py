@@ -613,7 +613,8 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
            progress: Callable[[int, int], None] | bool | None = None) -> Summary:
     """Ingest files and folders into the database (see the module docstring). ``parquet_dir``:
     None for the database's own folder (parquet_dir_for), False for none. A folder that is
-    listed is mirrored: its stored files that are gone are removed (or renamed, by SHA-256)."""
+    listed is mirrored: its stored files that are gone are removed (or renamed, by SHA-256).
+    ``manifest_path`` None: the manifest.csv of the one folder listed, else data/raw/manifest.csv."""
     t0 = time.perf_counter()
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
@@ -623,7 +624,7 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
         raise ValueError(f"wait must be a number of seconds >= 0, got {wait}")
     targets = list(targets) if targets else [paths.RAW]
     db = Path(db_path or paths.DB)
-    manifest = load_manifest(Path(manifest_path) if manifest_path else paths.MANIFEST)
+    manifest = load_manifest(Path(manifest_path) if manifest_path else _default_manifest(targets))
     summary = Summary()
     if manifest.missing:
         summary.warnings.append(f"no manifest at {manifest.path}: the files under {manifest.root} are unlabelled")
@@ -656,6 +657,14 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
             gc.enable()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _default_manifest(targets: list) -> Path:
+    """data/raw/manifest.csv, or the manifest.csv in the one folder listed (logs kept outside
+    data/raw/ are labelled by a manifest beside them)."""
+    if len(targets) == 1 and Path(targets[0]).is_dir() and (Path(targets[0]) / "manifest.csv").is_file():
+        return Path(targets[0]) / "manifest.csv"
+    return paths.MANIFEST
 
 
 def _ingest(con, db: Path, listing, scopes, manifest: Manifest, summary: Summary, parquet_dir,
