@@ -854,7 +854,8 @@ def _rename(con, renames: list[tuple], labels_of: dict) -> None:
                     [(new, size, mtime, *[(labels_of.get(new) or {}).get(c) for c in LABEL_COLUMNS], fid)
                      for new, size, mtime, fid, _old in renames])
     con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[r[0] for r in renames]])
-    _bump(con, ["files", "ingest_errors"])
+    con.executemany("UPDATE duplicates SET same_as = ? WHERE same_as = ?", [(r[0], r[4]) for r in renames])
+    _bump(con, ["files", "ingest_errors", "duplicates"])
     con.execute("COMMIT")
 
 
