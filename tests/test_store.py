@@ -632,8 +632,8 @@ def test_one_bad_file_name_number_or_depth_never_stops_the_others(raw_copy, tmp_
 
 
 def test_cli_database_faults_are_one_line(raw_copy, tmp_path):
-    """#10-12, #58, #55, #26, #59: corrupt, truncated or non-DuckDB --db, a folder, sql with no
-    database, bad option values: exit 2, one line, no traceback."""
+    """#10-12, #58, #55, #59: corrupt, truncated or non-DuckDB --db, a folder, sql with no
+    database, bad option values: exit 2, one line, no traceback (too many workers: a note)."""
     good = tmp_path / "good.duckdb"
     _ingest(raw_copy, good, parquet_dir=False)
     truncated = tmp_path / "truncated.duckdb"
@@ -642,8 +642,13 @@ def test_cli_database_faults_are_one_line(raw_copy, tmp_path):
     text.write_text("hello\n")
     rnd = tmp_path / "random.duckdb"
     rnd.write_bytes(bytes(range(256)) * 64)
+    bad_block = tmp_path / "checksum.duckdb"
+    data = bytearray(good.read_bytes())
+    data[12288 + 64:12288 + 128] = b"\xde\xad\xbe\xef" * 16  # inside the first block
+    bad_block.write_bytes(bytes(data))
     for db, says in [(truncated, "not a usable DuckDB database"), (text, "not a usable DuckDB database"),
-                     (rnd, "not a usable DuckDB database"), (tmp_path, "is a folder")]:
+                     (rnd, "not a usable DuckDB database"), (bad_block, "Corrupt database file"),
+                     (tmp_path, "is a folder")]:
         r = _cli("ingest", raw_copy, "--db", db, "--manifest", raw_copy / "manifest.csv", "--quiet", "--no-parquet")
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, (db, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -654,6 +659,8 @@ def test_cli_database_faults_are_one_line(raw_copy, tmp_path):
                        ("--wait", "-5"), ("--wait", "inf")]:
         r = _cli("ingest", raw_copy, "--db", good, opt, value)
         assert r.returncode == 2 and opt in r.stderr and "Traceback" not in r.stderr, (opt, value, r.stderr)
+    r = _cli("ingest", raw_copy, "--db", good, "--workers", "400", "--quiet")
+    assert r.returncode == 0 and "note: --workers 400 is more than the" in r.stderr, r.stderr
 
 
 def test_cli_disk_full_during_writes_leaves_a_consistent_database(raw_copy, tmp_path):
