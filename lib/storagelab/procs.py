@@ -11,8 +11,8 @@ PR_SET_PDEATHSIG = 1
 
 def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> None:
     """Ask the kernel to send ``sig`` to this process when its parent dies, however it dies
-    (SIGKILL, the OOM killer). ``parent``: the pid the caller expects as parent; if it is already
-    gone (the parent died before this ran), exit at once. No-op outside Linux."""
+    (SIGKILL, the OOM killer). ``parent``: the pid of the process this one serves; if it is
+    already gone (it died before this ran), exit at once. No-op outside Linux."""
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -20,8 +20,18 @@ def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> Non
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
         except (OSError, AttributeError):  # pragma: no cover - no libc prctl
             pass
-    if parent is not None and os.getppid() != parent:
-        os._exit(1)
+    if parent is not None and os.getppid() != parent and not _alive(parent):
+        os._exit(1)  # (a forkserver's child has another parent: then only a dead ``parent`` counts)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - alive, owned by another user
+        return True
+    return True
 
 
 def worker_init(parent: int) -> None:
