@@ -296,3 +296,34 @@ def test_lab_passes_signals_on_and_its_server_ends_with_it(tmp_path):
         os.kill(server, signal.SIGKILL)
         pytest.fail("the server outlived a killed `storagelab lab`")
     assert out.read_text() == "SIGTERM\n"
+
+
+def test_a_disk_full_mid_ingest_then_a_rerun_gives_the_uninterrupted_state(tmp_path, reference, monkeypatch):
+    """The disk fills while the second batch is written (DuckDB's IOException, as a real full disk
+    gives; a real one is in test_store.py): the ingest stops with StoreError, the database keeps
+    the batch before, and a re-run reaches the reference state."""
+    raw = tmp_path / "raw"
+    shutil.copytree(RAW, raw)
+    db = tmp_path / "t.duckdb"
+    kw = dict(db_path=db, manifest_path=raw / "manifest.csv", progress=False, batch_files=2)
+    store.ingest([raw], **kw)
+    _change(raw)
+    real = store._register_insert
+    calls = []
+
+    def full(con, name, tbl):
+        calls.append(name)
+        if len(calls) > 3:
+            raise duckdb.IOException('Could not write file "t.duckdb.wal": No space left on device')
+        return real(con, name, tbl)
+    monkeypatch.setattr(store, "_register_insert", full)
+    with pytest.raises(store.StoreError, match="disk full"):
+        store.ingest([raw], **kw)
+    monkeypatch.undo()
+    _complete(db)
+    s = store.ingest([raw], **kw)
+    assert s.failed == 1 and s.parquet_error is None
+    _complete(db)
+    _labelled(db, raw)
+    _parquet_equals_db(db, store.parquet_dir_for(db))
+    assert _snapshot(db, raw) == reference
