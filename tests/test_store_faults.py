@@ -173,12 +173,13 @@ def _alive(pid: int) -> bool:
 
 
 def _pooled_ingest(tmp_path, **popen) -> tuple[subprocess.Popen, list[int], Path]:
-    """An ingest of 1,500 files with a pool of 2 workers, once both workers run: (process, workers, db)."""
+    """An ingest of 1,500 files with a pool of 2 workers, once both workers run: (process, workers, db).
+    One transaction per file: it runs for seconds, whatever the machine."""
     corpus = tmp_path / "corpus"
     _corpus(corpus, 1500)
     db = tmp_path / "t.duckdb"
     p = subprocess.Popen([sys.executable, "-m", "storagelab", "ingest", str(corpus), "--db", str(db), "--quiet",
-                          "--no-parquet", "--workers", "2", "--batch-files", "5"], **popen)
+                          "--no-parquet", "--workers", "2", "--batch-files", "1"], **popen)
     workers: list[int] = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and p.poll() is None and len(workers) < 2:
@@ -208,7 +209,8 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     """#7: SIGINT to the process group (what Ctrl-C sends) during an ingest with a pool."""
     p, workers, db = _pooled_ingest(tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                     start_new_session=True)
-    time.sleep(0.3)
+    time.sleep(0.2)
+    assert p.poll() is None, "the ingest ended before Ctrl-C"
     os.killpg(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
@@ -327,3 +329,26 @@ def test_a_disk_full_mid_ingest_then_a_rerun_gives_the_uninterrupted_state(tmp_p
     _labelled(db, raw)
     _parquet_equals_db(db, store.parquet_dir_for(db))
     assert _snapshot(db, raw) == reference
+
+
+def test_ctrl_c_inside_a_duckdb_statement_is_an_interrupt(raw_copy, tmp_path, monkeypatch):
+    """DuckDB 2 turns Ctrl-C during a statement into RuntimeError('Query interrupted'), which
+    leaves the transaction aborted: the ingest stops as interrupted (not as a database fault, nor
+    by going on with the next file), and keeps every batch committed before."""
+    db = tmp_path / "t.duckdb"
+    real = store._register_insert
+    calls = []
+
+    def interrupted(con, name, tbl):
+        calls.append(name)
+        if len(calls) == 8:
+            con.execute("SELECT 1")  # (the statement DuckDB was running)
+            raise RuntimeError("Query interrupted")
+        return real(con, name, tbl)
+    monkeypatch.setattr(store, "_register_insert", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        store.ingest([raw_copy], db_path=db, manifest_path=raw_copy / "manifest.csv", parquet_dir=False,
+                     progress=False, batch_files=2)
+    monkeypatch.undo()
+    n, _ = _complete(db)
+    assert 0 < n < 38

@@ -132,6 +132,12 @@ def _environmental(e: BaseException) -> bool:
     return any(w in low for w in ("no space left", "file too large", "read-only", "invalidated", "failed to commit"))
 
 
+def _interrupted(e: BaseException) -> bool:
+    """Ctrl-C while DuckDB ran a statement: DuckDB 2 raises RuntimeError('Query interrupted')
+    (older versions InterruptException) instead of KeyboardInterrupt."""
+    return isinstance(e, duckdb.InterruptException) or (isinstance(e, RuntimeError) and "interrupted" in str(e).lower())
+
+
 def _rollback(con) -> None:
     """ROLLBACK when a transaction is open (a failed COMMIT has already ended it)."""
     try:
@@ -644,9 +650,11 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
         gc.disable()  # the batches are many small objects without cycles: a collector pass only rescans them
         _ingest(con, db, listing, scopes, manifest, summary, parquet_dir, workers, batch_files,
                 batch_rows, progress)
-    except duckdb.InterruptException:
-        raise KeyboardInterrupt from None
-    except (duckdb.Error, OSError) as e:
+    except (duckdb.Error, OSError, RuntimeError) as e:
+        if _interrupted(e):
+            raise KeyboardInterrupt from None
+        if isinstance(e, RuntimeError):
+            raise
         raise StoreError(describe_fault(db, e, opening=False)) from e
     finally:
         try:
@@ -784,8 +792,8 @@ def _ingest(con, db: Path, listing, scopes, manifest: Manifest, summary: Summary
         try:
             export_parquet(con, out_dir)
         except (duckdb.Error, OSError) as e:
-            if isinstance(e, duckdb.InterruptException):
-                raise
+            if _interrupted(e):
+                raise KeyboardInterrupt from None
             summary.parquet_error = (f"Parquet export to {out_dir} failed: {describe_fault(out_dir, e, opening=False)} "
                                      "(the database is complete; the next ingest rewrites the Parquet files)")
 
@@ -840,23 +848,38 @@ def _copy_warnings(manifest: Manifest, summary: Summary, labels_of: dict, found:
 def _bump(con, tables: Iterable[str]) -> None:
     """Give these tables a new generation (in the caller's transaction): their Parquet stamps no
     longer match, so the next export rewrites them."""
-    token = uuid.uuid4().hex[:16]
-    con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [(f"gen:{t}", token) for t in sorted(set(tables))])
+    con.execute("INSERT OR REPLACE INTO meta SELECT 'gen:' || t, ? FROM unnest(?::VARCHAR[]) u(t)",
+                [uuid.uuid4().hex[:16], sorted(set(tables))])  # one statement: executemany costs ~2 ms a row
 
 
 def _rename(con, renames: list[tuple], labels_of: dict) -> None:
     """Stored files found under a new path (same bytes): path, size, mtime and labels change,
-    the rows and file_id stay. One transaction."""
+    the rows and file_id stay. One transaction (and one UPDATE: a renamed folder of 10,000 files
+    is as quick as one file)."""
     cols = ["path", "size_bytes", "mtime_ns", *LABEL_COLUMNS]
-    sets = ", ".join(f'"{c}" = ?' for c in cols)
+    tab = {c.name: c for c in all_tables()["files"].columns}
+    data = {"file_id": [r[3] for r in renames], "path": [r[0] for r in renames],
+            "size_bytes": [r[1] for r in renames], "mtime_ns": [r[2] for r in renames]}
+    for c in LABEL_COLUMNS:
+        data[c] = [(labels_of.get(r[0]) or {}).get(c) for r in renames]
+    table = pa.Table.from_arrays([_array(data[c], tab[c].type) for c in ["file_id", *cols]],
+                                 schema=pa.schema([(c, _ARROW[tab[c].type]) for c in ["file_id", *cols]]))
+    sets = ", ".join(f'"{c}" = r."{c}"' for c in cols)
     con.execute("BEGIN")
-    con.executemany(f"UPDATE files SET {sets} WHERE file_id = ?",
-                    [(new, size, mtime, *[(labels_of.get(new) or {}).get(c) for c in LABEL_COLUMNS], fid)
-                     for new, size, mtime, fid, _old in renames])
-    con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[r[0] for r in renames]])
-    con.executemany("UPDATE duplicates SET same_as = ? WHERE same_as = ?", [(r[0], r[4]) for r in renames])
-    _bump(con, ["files", "ingest_errors", "duplicates"])
-    con.execute("COMMIT")
+    con.register("_renames", table)
+    try:
+        con.execute(f'UPDATE files SET {sets} FROM "_renames" r WHERE files.file_id = r.file_id')
+        con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [data["path"]])
+        con.execute("UPDATE duplicates SET same_as = r.new FROM (SELECT unnest(?::VARCHAR[]) AS old, "
+                    "unnest(?::VARCHAR[]) AS new) r WHERE duplicates.same_as = r.old",
+                    [[r[4] for r in renames], data["path"]])
+        _bump(con, ["files", "ingest_errors", "duplicates"])
+        con.execute("COMMIT")
+    except BaseException:
+        _rollback(con)
+        raise
+    finally:
+        _unregister(con, "_renames")
 
 
 def _remove(con, gone: dict, gone_copies: list[str]) -> int:
@@ -1007,6 +1030,8 @@ def _write_batch(con, batch: list[Outcome], known: dict, next_id: int, summary: 
         return next_id
     except Exception as e:
         _rollback(con)
+        if _interrupted(e):
+            raise KeyboardInterrupt from None
         if _environmental(e):
             raise
     next_id = first
@@ -1018,6 +1043,8 @@ def _write_batch(con, batch: list[Outcome], known: dict, next_id: int, summary: 
             _count([out], known, summary)
         except Exception as e:  # pragma: no cover - needs a store bug to reach
             _rollback(con)
+            if _interrupted(e):
+                raise KeyboardInterrupt from None
             if _environmental(e):
                 raise
             out.error = dict(kind="store", line=None, message=f"{type(e).__name__}: {e}", expected=None)
@@ -1128,7 +1155,16 @@ def _register_insert(con, name: str, tbl: pa.Table) -> None:
     try:
         con.execute(f'INSERT INTO "{name}" SELECT * FROM "{view}"')
     finally:
+        _unregister(con, view)
+
+
+def _unregister(con, view: str) -> None:
+    """Drop a registered view; in a transaction that has failed (an interrupted INSERT) this fails
+    too, and the first error is the one that matters."""
+    try:
         con.unregister(view)
+    except duckdb.Error:
+        pass
 
 
 def _apply_labels(con, manifest: Manifest, applied: str | None = None) -> bool:
@@ -1165,7 +1201,7 @@ def _apply_labels(con, manifest: Manifest, applied: str | None = None) -> bool:
         _rollback(con)
         raise
     finally:
-        con.unregister("_manifest")
+        _unregister(con, "_manifest")
     return changed
 
 
