@@ -307,8 +307,9 @@ def _tree_pss_kib(pid: int) -> int:
 def run_ingest(d: Path, db: Path, workers: int | None) -> tuple[float, float, float, str]:
     """Wall time of a whole `storagelab ingest` process (start-up included), its CPU time and its
     workers', peak memory of them together (PSS, sampled every 100 ms) and its summary line."""
-    cmd = [sys.executable, "-m", "storagelab", "ingest", str(d), "--db", str(db), "--manifest",
-           str(d / "manifest.csv"), "--quiet"]
+    cmd = [sys.executable, "-m", "storagelab", "ingest", str(d), "--db", str(db), "--quiet"]
+    if (d / "manifest.csv").exists():  # (a --manifest that does not exist is refused)
+        cmd += ["--manifest", str(d / "manifest.csv")]
     if workers:
         cmd += ["--workers", str(workers)]
     cpu0 = _children_cpu()

@@ -367,3 +367,370 @@ def test_a_parser_bug_in_one_file_fails_that_file_only(monkeypatch):
         want = sum(len(parse_bytes(p.read_bytes())[0].rows(name)) for i, p in enumerate(src) if i != 1)
         assert tbl.num_rows == want, name
         assert sum(o.table_rows.get(name, 0) for o in outs) == want, name
+
+
+# ----------------------------------------------------------------------------- issue 13: nothing lost, nothing stale
+
+def _cli(*args, env=None, **kw):
+    import os
+    return subprocess.run([sys.executable, "-m", "storagelab", *map(str, args)], capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})), timeout=120, **kw)
+
+
+def _one(db, sql, params=()):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
+
+
+def test_the_same_file_listed_twice_is_stored_once(raw_copy, tmp_path):
+    """A folder listed twice, a file and its folder, a symlink alias: one `files` row per file (#18)."""
+    db = tmp_path / "t.duckdb"
+    n = sum(1 for _ in open(raw_copy / "manifest.csv")) - 1
+    one = raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt"
+    (raw_copy / "links").mkdir()
+    (raw_copy / "links" / "alias.txt").symlink_to(one)
+    s = ingest([raw_copy, raw_copy, one], db_path=db, manifest_path=raw_copy / "manifest.csv",
+               parquet_dir=False, progress=False)
+    assert s.failed == 0 and s.ingested == n
+    assert _one(db, "SELECT count(*), count(DISTINCT path) FROM files") == [(n, n)]
+    assert _one(db, "SELECT count(*) FROM fio_groups g JOIN files f USING (file_id) WHERE f.path LIKE '%fio-btrfs-single.txt'") == [(1,)]
+    con = duckdb.connect(str(db))
+    with pytest.raises(duckdb.ConstraintException):  # the database itself refuses a second row for a path
+        con.execute("INSERT INTO files (file_id, path) SELECT 999, path FROM files LIMIT 1")
+    con.close()
+
+
+def test_a_deleted_file_is_removed_with_its_rows(raw_copy, tmp_path):
+    """The database mirrors the listed folders (#16)."""
+    db = tmp_path / "t.duckdb"
+    first = _ingest(raw_copy, db, parquet_dir=False)
+    gone = raw_copy / "homelab-mergerfs" / "fio-autotier-ext4.txt"
+    fid = _one(db, "SELECT file_id FROM files WHERE path LIKE '%/fio-autotier-ext4.txt'")[0][0]
+    gone.unlink()
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert (s.removed, s.ingested, s.skipped) == (1, 0, first.ingested - 1)
+    assert "1 removed" in s.line()
+    assert _one(db, "SELECT count(*) FROM files WHERE file_id = ?", [fid]) == [(0,)]
+    assert _one(db, "SELECT count(*) FROM fio_groups WHERE file_id = ?", [fid]) == [(0,)]
+    assert any("fio-autotier-ext4.txt: no such file" in w for w in s.warnings)  # its manifest row is stale
+    # a file only in the database's other folders is never removed by an ingest of one folder
+    s = ingest([raw_copy / "thumper-x4500"], db_path=db, manifest_path=raw_copy / "manifest.csv",
+               parquet_dir=False, progress=False)
+    assert s.removed == 0 and _one(db, "SELECT count(*) FROM files") == [(first.ingested - 1,)]
+
+
+def test_a_renamed_file_keeps_its_rows_under_the_new_path_with_its_new_labels(raw_copy, tmp_path):
+    """#17: recognised by SHA-256; file_id and rows kept, path and labels follow the manifest."""
+    db = tmp_path / "t.duckdb"
+    old = raw_copy / "homelab-mergerfs" / "fio-btrfs-raid1.txt"
+    (raw_copy / "zz-copy.txt").write_bytes(old.read_bytes())  # a copy of it, listed in duplicates
+    _ingest(raw_copy, db, parquet_dir=False)
+    fid, n_rows = _one(db, "SELECT file_id, n_rows FROM files WHERE path LIKE '%/fio-btrfs-raid1.txt'")[0]
+    old.rename(old.with_name("fio-btrfs-raid1-renamed.txt"))
+    m = raw_copy / "manifest.csv"
+    m.write_text(m.read_text().replace("homelab-mergerfs/fio-btrfs-raid1.txt,", "homelab-mergerfs/fio-btrfs-raid1-renamed.txt,"))
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert (s.renamed, s.removed, s.ingested, s.failed) == (1, 0, 0, 0)
+    assert "1 renamed" in s.line()
+    path, label, got = _one(db, "SELECT path, label, n_rows FROM files WHERE file_id = ?", [fid])[0]
+    assert path.endswith("/fio-btrfs-raid1-renamed.txt") and label == "btrfs raid1" and got == n_rows
+    assert _one(db, "SELECT count(*) FROM files WHERE path LIKE '%/fio-btrfs-raid1.txt'") == [(0,)]
+    assert [p.rsplit("/", 1)[1] for (p,) in _one(db, "SELECT same_as FROM duplicates")] == ["fio-btrfs-raid1-renamed.txt"]
+    assert [w for w in s.warnings if "zz-copy.txt" not in w] == []
+
+
+def test_labels_are_written_with_the_rows(raw_copy, tmp_path, monkeypatch):
+    """#3: the labels of a new or changed file go in with its rows, not in a later step a kill can
+    miss; and a manifest that differs from the one last applied is applied again."""
+    db = tmp_path / "t.duckdb"
+    _ingest(raw_copy, db, parquet_dir=False)
+    f = raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt"
+    f.write_bytes(f.read_bytes() + b"\n")
+
+    def killed(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(store, "_apply_labels", killed)
+    m = raw_copy / "manifest.csv"
+    m.write_text(m.read_text().replace(",btrfs (single NVMe),", ",btrfs on one NVMe,"))
+    with pytest.raises(KeyboardInterrupt):
+        _ingest(raw_copy, db, parquet_dir=False)
+    assert _one(db, "SELECT label, study FROM files WHERE path LIKE '%/fio-btrfs-single.txt'") == \
+        [("btrfs on one NVMe", "homelab-mergerfs")]
+    monkeypatch.undo()
+    m.write_text(m.read_text().replace(",Ubuntu 20.04 (kernel 5.4; 5.15 for ZFS 2.1.4),", ",Ubuntu,"))
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert s.ingested == 0
+    assert _one(db, "SELECT count(*) FROM files WHERE os LIKE 'Ubuntu 20.04%'") == [(0,)]
+
+
+def test_parquet_is_rebuilt_whenever_it_does_not_match_the_database(raw_copy, tmp_path):
+    """#4/#9: every table's Parquet file is checked against a stamp each run, not only the tables
+    this run wrote; a resolved error leaves ingest_errors.parquet."""
+    db, pq = tmp_path / "t.duckdb", tmp_path / "pq"
+    bad = raw_copy / "bad.txt"
+    bad.write_text("garbage\n")
+    _ingest(raw_copy, db, parquet_dir=pq)
+    assert _one(db, "SELECT count(*) FROM read_parquet(?)", [str(pq / "ingest_errors.parquet")]) == [(1,)]
+    bad.unlink()
+    (pq / "bonnie_runs.parquet").unlink()  # lost
+    s = _ingest(raw_copy, db, parquet_dir=pq)
+    assert s.ingested == 0
+    _parquet_equals_db(db, pq)
+    (pq / store.STAMP).write_text("{not json")  # a damaged stamp: everything is written again
+    (pq / "files.parquet").write_bytes((pq / "duplicates.parquet").read_bytes())
+    _ingest(raw_copy, db, parquet_dir=pq)
+    _parquet_equals_db(db, pq)
+
+
+def _parquet_equals_db(db, pq):
+    from storagelab.schema import all_tables
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        for t in all_tables():
+            diff = con.execute(f'SELECT count(*) FROM ((SELECT * FROM "{t}" EXCEPT ALL SELECT * FROM read_parquet(?)) '
+                               f'UNION ALL (SELECT * FROM read_parquet(?) EXCEPT ALL SELECT * FROM "{t}"))',
+                               [str(pq / f"{t}.parquet")] * 2).fetchone()[0]
+            assert diff == 0, t
+    finally:
+        con.close()
+
+
+def test_each_database_has_its_own_parquet_folder(raw_copy, tmp_path):
+    """#20: `--db other.duckdb` writes beside it, in other-parquet/, never into the cwd or another DB's folder."""
+    work = tmp_path / "work"
+    work.mkdir()
+    r = _cli("ingest", raw_copy, "--db", "a.duckdb", "--manifest", raw_copy / "manifest.csv", "--quiet", cwd=work)
+    assert r.returncode == 0, r.stderr
+    r = _cli("ingest", raw_copy / "thumper-x4500", "--db", "b.duckdb", "--manifest", raw_copy / "manifest.csv",
+             "--quiet", cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert not list(work.glob("*.parquet"))
+    assert store.parquet_dir_for(work / "a.duckdb") == work / "a-parquet"
+    _parquet_equals_db(work / "a.duckdb", work / "a-parquet")
+    _parquet_equals_db(work / "b.duckdb", work / "b-parquet")
+    assert _one(work / "a.duckdb", "SELECT count(*) FROM read_parquet(?)", [str(work / "b-parquet" / "files.parquet")]) == [(9,)]
+
+
+def test_a_schema_rebuild_is_one_transaction(raw_copy, tmp_path, monkeypatch):
+    """#5: a rebuild stopped halfway leaves the old database whole (no tool rows without files)."""
+    db = tmp_path / "t.duckdb"
+    _ingest(raw_copy, db, parquet_dir=False)
+    before = _counts(db)
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE meta SET value = 'old' WHERE key IN ('schema', 'code')")
+    con.close()
+    calls = []
+
+    def stop(stage):
+        calls.append(stage)
+        if stage == "schema-drop":
+            raise KeyboardInterrupt
+    monkeypatch.setattr(store, "_fault", stop)
+    with pytest.raises(KeyboardInterrupt):
+        _ingest(raw_copy, db, parquet_dir=False)
+    assert _counts(db) == before
+    monkeypatch.undo()
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    assert s.rebuilt_schema and _counts(db) == before
+
+
+def test_manifest_mistakes_are_reported_with_file_and_line(raw_copy, tmp_path):
+    """#37, #38, #40-43, #45: BOM and UTF-16 read; Latin-1, extra fields, inf/huge/negative refused with the line."""
+    from storagelab.manifest import load
+
+    m = raw_copy / "manifest.csv"
+    text = m.read_text()
+    m.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert len(load(m).rows) == len(text.splitlines()) - 1
+    m.write_bytes(text.encode("utf-16"))
+    assert len(load(m).rows) == len(text.splitlines()) - 1
+    m.write_bytes(text.replace("btrfs (single NVMe)", "btrfs (single NVMe) caf\xe9").encode("latin-1"))
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if "btrfs (single NVMe)" in l)
+    with pytest.raises(ManifestError, match=rf"manifest.csv:{line}: not UTF-8"):
+        load(m)
+    rows = text.splitlines()
+    header = rows[0].split(",")
+
+    def with_value(col, value):
+        cells = rows[1].split(",")
+        cells[header.index(col)] = value
+        m.write_text("\n".join([rows[0], ",".join(cells)] + rows[2:]) + "\n")
+    for col, value in [("vdev_count", "inf"), ("vdev_count", "1e12"), ("recordsize_bytes", "1e30"),
+                       ("recordsize_bytes", "-131072"), ("ashift", "1000"), ("device_limit_bytes_per_s", "nan"),
+                       ("device_limit_bytes_per_s", "-inf"), ("vdev_width", "1e999999999")]:
+        with_value(col, value)
+        with pytest.raises(ManifestError, match=rf"manifest.csv:2: column {col}"):
+            load(m)
+    with_value("recordsize_bytes", "9007199254740993")
+    assert load(m).rows[rows[1].split(",")[0]]["recordsize_bytes"] == 9007199254740993
+    cells = rows[1].split(",")
+    m.write_text("\n".join([rows[0], ",".join(cells[:1] + ["EXTRA"] + cells[1:])] + rows[2:]) + "\n")
+    with pytest.raises(ManifestError, match=r"manifest.csv:2: 26 fields, the header has 25"):
+        load(m)
+
+
+def test_manifest_rows_without_files_and_files_without_rows_are_reported(raw_copy, tmp_path):
+    """#46: warnings with file and line; the ingest still succeeds."""
+    m = raw_copy / "manifest.csv"
+    text = m.read_text()
+    m.write_text(text.replace("homelab-mergerfs/fio-btrfs-single.txt,", "homelab-mergerfs/fio-btrfs-singel.txt,"))
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if l.startswith("homelab-mergerfs/fio-btrfs-single.txt,"))
+    s = _ingest(raw_copy, tmp_path / "t.duckdb", parquet_dir=False)
+    assert s.failed == 0
+    assert any(w.startswith(f"{m}:{line}: homelab-mergerfs/fio-btrfs-singel.txt: no such file") for w in s.warnings)
+    assert any(w.endswith("fio-btrfs-single.txt: no row in " + str(m) + " (stored without labels)") for w in s.warnings)
+    assert len(s.warnings) == 2
+
+
+def test_cli_manifest_that_does_not_exist_is_an_error(raw_copy, tmp_path):
+    """#47: a mistyped --manifest changes nothing and says so (exit 2)."""
+    db = tmp_path / "t.duckdb"
+    _ingest(raw_copy, db, parquet_dir=False)
+    r = _cli("ingest", raw_copy, "--db", db, "--manifest", raw_copy / "manfest.csv", "--quiet", "--no-parquet")
+    assert r.returncode == 2 and "manfest.csv does not exist" in r.stderr and "Traceback" not in r.stderr
+    assert _one(db, "SELECT count(*) FROM files WHERE study IS NULL") == [(0,)]
+
+
+def test_one_bad_file_name_number_or_depth_never_stops_the_others(raw_copy, tmp_path):
+    """#29 non-UTF-8 name, #35 an integer past 64 bits, #31 1,200 nested folders."""
+    import os
+
+    odd = os.fsencode(raw_copy / "homelab-mergerfs") + b"/latin1-\xe9\xff.txt"
+    with open(odd, "wb") as fh:
+        fh.write((raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt").read_bytes() + b"\n\n")
+    zdb = (raw_copy / "freebsd-bonnie-dedup" / "zdb-b-raid1.txt").read_text()
+    (raw_copy / "zdb-huge.txt").write_text(zdb.replace("bp count:              35419785",
+                                                       "bp count:              99999999999999999999999"))
+    deep = raw_copy / "deep"
+    d = os.fsencode(deep)
+    os.mkdir(d)
+    for _ in range(1200):
+        d += b"/d"
+        os.mkdir(d)
+    with open(d + b"/zpool.txt", "wb") as fh:
+        fh.write((raw_copy / "freebsd-bonnie-dedup" / "zpool-list-after.txt").read_bytes() + b"\n")
+    n = sum(1 for _ in open(raw_copy / "manifest.csv")) - 1
+    db = tmp_path / "t.duckdb"
+    try:
+        s = _ingest(raw_copy, db, parquet_dir=tmp_path / "pq")
+        again = _ingest(raw_copy, db, parquet_dir=tmp_path / "pq")
+    finally:  # shutil.rmtree (pytest's clean-up) recurses: take the 1,200 levels down one by one
+        os.unlink(d + b"/zpool.txt")
+        while d != os.fsencode(raw_copy):
+            os.rmdir(d)
+            d = os.path.dirname(d)
+    assert s.failed == 1 and s.ingested == n + 2
+    assert any(e.endswith("zdb-huge.txt:9: invalid: zdb_block_stats.bp_count: 99999999999999999999999 is out of range "
+                          "(expected a number that fits a BIGINT)") or "zdb-huge.txt:9: invalid" in e for e in s.errors), s.errors
+    assert _one(db, "SELECT count(*) FROM files WHERE path LIKE '%latin1-\\xe9\\xff.txt'") == [(1,)]
+    assert _one(db, "SELECT count(*) FROM files WHERE path LIKE '%/d/zpool.txt'") == [(1,)]
+    assert again.ingested == 0 and again.failed == 1
+
+
+def test_cli_database_faults_are_one_line(raw_copy, tmp_path):
+    """#10-12, #58, #55, #59: corrupt, truncated or non-DuckDB --db, a folder, sql with no
+    database, bad option values: exit 2, one line, no traceback (too many workers: a note)."""
+    good = tmp_path / "good.duckdb"
+    _ingest(raw_copy, good, parquet_dir=False)
+    truncated = tmp_path / "truncated.duckdb"
+    truncated.write_bytes(good.read_bytes()[:20000])
+    text = tmp_path / "text.duckdb"
+    text.write_text("hello\n")
+    rnd = tmp_path / "random.duckdb"
+    rnd.write_bytes(bytes(range(256)) * 64)
+    bad_block = tmp_path / "checksum.duckdb"
+    data = bytearray(good.read_bytes())
+    data[12288 + 64:12288 + 128] = b"\xde\xad\xbe\xef" * 16  # inside the first block
+    bad_block.write_bytes(bytes(data))
+    for db, says in [(truncated, "not a usable DuckDB database"), (text, "not a usable DuckDB database"),
+                     (rnd, "not a usable DuckDB database"), (bad_block, "Corrupt database file"),
+                     (tmp_path, "is a folder")]:
+        r = _cli("ingest", raw_copy, "--db", db, "--manifest", raw_copy / "manifest.csv", "--quiet", "--no-parquet")
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, (db, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert text.read_text() == "hello\n"  # never overwritten
+    r = _cli("sql", "SELECT 1", "--db", tmp_path / "missing.duckdb")
+    assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
+    for opt, value in [("--workers", "0"), ("--workers", "-3"), ("--batch-files", "0"), ("--wait", "nan"),
+                       ("--wait", "-5"), ("--wait", "inf")]:
+        r = _cli("ingest", raw_copy, "--db", good, opt, value)
+        assert r.returncode == 2 and opt in r.stderr and "Traceback" not in r.stderr, (opt, value, r.stderr)
+    r = _cli("ingest", raw_copy, "--db", good, "--workers", "400", "--quiet")
+    assert r.returncode == 0 and "note: --workers 400 is more than the" in r.stderr, r.stderr
+
+
+def test_cli_disk_full_during_writes_leaves_a_consistent_database(raw_copy, tmp_path):
+    """#8: a file-size limit (as a full disk) while writing: one line, exit 2; the re-run finishes."""
+    import resource
+    import signal
+
+    db = tmp_path / "t.duckdb"
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+    r = subprocess.run([sys.executable, "-m", "storagelab", "ingest", raw_copy, "--db", db, "--manifest",
+                        raw_copy / "manifest.csv", "--quiet", "--no-parquet", "--batch-files", "3"],
+                       capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and "disk full" in r.stderr and len(r.stderr.strip().splitlines()) <= 2, r.stderr
+    r = _cli("ingest", raw_copy, "--db", db, "--manifest", raw_copy / "manifest.csv", "--quiet", "--no-parquet")
+    assert r.returncode == 0, r.stderr
+    from test_robustness import _complete
+    assert _complete(db)[0] == sum(1 for _ in open(raw_copy / "manifest.csv")) - 1
+
+
+def test_cli_sql_while_an_ingest_writes_is_one_line(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    _ingest(raw_copy, db, parquet_dir=False)
+    con = duckdb.connect(str(db))  # a writer holds the database
+    try:
+        r = _cli("sql", "SELECT count(*) FROM files", "--db", db)
+    finally:
+        con.close()
+    assert r.returncode == 2 and "in use by another process" in r.stderr and "--wait" not in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_a_copy_with_its_own_manifest_row_is_reported(raw_copy, tmp_path):
+    """#19: identical bytes in another study are stored once; the copy's own labels are not silently dropped."""
+    src = raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt"
+    (raw_copy / "other-study").mkdir()
+    (raw_copy / "other-study" / "btrfs.txt").write_bytes(src.read_bytes())
+    m = raw_copy / "manifest.csv"
+    m.write_text(m.read_text() + "other-study/btrfs.txt,other-study,,,,btrfs elsewhere\n")
+    s = _ingest(raw_copy, tmp_path / "t.duckdb", parquet_dir=False)
+    assert s.duplicates == 1
+    assert [w for w in s.warnings if "other-study/btrfs.txt: the same bytes as" in w and "not applied" in w]
+
+
+def test_symlinks_to_files_outside_the_folder_are_not_followed(raw_copy, tmp_path):
+    """#27: a link to /etc/passwd or to a log elsewhere is not read; a manifest row naming such a
+    link is a warning (no file), not the end of the ingest."""
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_bytes((raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt").read_bytes() + b"\n")
+    (raw_copy / "links").mkdir()
+    (raw_copy / "links" / "passwd").symlink_to("/etc/passwd")
+    (raw_copy / "links" / "outside.txt").symlink_to(outside)
+    m = raw_copy / "manifest.csv"
+    m.write_text(m.read_text() + "links/outside.txt,somewhere\n")
+    db = tmp_path / "t.duckdb"
+    s = _ingest(raw_copy, db, parquet_dir=False)
+    n = sum(1 for _ in open(m)) - 2
+    assert s.failed == 0 and s.ingested == n
+    assert _one(db, "SELECT count(*) FROM files WHERE path NOT LIKE ?", [str(raw_copy.resolve()) + "/%"]) == [(0,)]
+    assert sum("not followed" in w for w in s.warnings) == 2
+    assert any("links/outside.txt: no such file" in w for w in s.warnings)
+
+
+def test_logs_outside_data_raw_are_labelled_by_a_manifest_beside_them(raw_copy, tmp_path):
+    db = tmp_path / "t.duckdb"
+    s = ingest([raw_copy / "homelab-mergerfs"], db_path=db, parquet_dir=False, progress=False)
+    assert s.ingested == 14 and _one(db, "SELECT count(study) FROM files") == [(0,)]  # data/raw's manifest: not theirs
+    s = ingest([raw_copy], db_path=db, parquet_dir=False, progress=False)  # raw_copy/manifest.csv
+    assert not s.warnings
+    assert _one(db, "SELECT count(*) - count(study) FROM files") == [(0,)]

@@ -86,23 +86,55 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
 
 
 def cmd_ingest(args) -> int:
-    from .errors import DatabaseBusyError, ManifestError
-    from .store import ingest
+    """Exit 0: done; 1: some files failed (the others are in) or the Parquet export failed;
+    2: nothing done (bad option, manifest, database, disk); 130: interrupted (Ctrl-C)."""
+    import os
 
-    try:
-        s = ingest(args.paths or None, db_path=args.db, manifest_path=args.manifest,
-                   parquet_dir=False if args.no_parquet else None, workers=args.workers, wait=args.wait,
-                   batch_files=args.batch_files,
-                   progress=None if not args.quiet else False)
-    except (DatabaseBusyError, ManifestError, FileNotFoundError) as e:
-        print(f"storagelab ingest: {e}", file=sys.stderr)
+    from .errors import DatabaseBusyError, ManifestError
+
+    def refuse(message: str) -> int:
+        print(f"storagelab ingest: {message}", file=sys.stderr)
         return 2
+
+    workers, wait, batch = args.workers, args.wait, args.batch_files
+    if workers is not None and workers < 1:
+        return refuse(f"--workers must be at least 1, got {workers}")
+    if workers is not None and workers > (os.cpu_count() or 1):
+        print(f"note: --workers {workers} is more than the {os.cpu_count() or 1} CPUs: using {os.cpu_count() or 1}",
+              file=sys.stderr)
+        workers = os.cpu_count() or 1
+    if batch is not None and batch < 1:
+        return refuse(f"--batch-files must be at least 1, got {batch}")
+    if not (math.isfinite(wait) and wait >= 0):
+        return refuse(f"--wait takes a number of seconds >= 0, got {wait}")
+    if args.manifest is not None and not Path(args.manifest).is_file():
+        what = "is a folder" if Path(args.manifest).is_dir() else "does not exist"
+        return refuse(f"--manifest {args.manifest} {what}: check the name, or leave --manifest out to use "
+                      f"the manifest.csv of the folder you ingest ({paths.MANIFEST} by default)")
+    try:
+        from .store import StoreError, ingest
+
+        s = ingest(args.paths or None, db_path=args.db, manifest_path=args.manifest,
+                   parquet_dir=False if args.no_parquet else None, workers=workers, wait=wait,
+                   batch_files=batch, progress=None if not args.quiet else False)
+    except (DatabaseBusyError, ManifestError, StoreError, FileNotFoundError, NotADirectoryError) as e:
+        return refuse(str(e))
+    except OSError as e:  # e.g. a folder that cannot be read
+        return refuse(f"{e.filename or ''}: {e.strerror or e}")
+    except KeyboardInterrupt:
+        print("storagelab ingest: interrupted; every file written before the stop is in the database, "
+              "run ingest again to finish", file=sys.stderr)
+        return 130
     for err in s.errors:
         print(f"error: {err}", file=sys.stderr)
+    for w in s.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if s.parquet_error:
+        print(f"error: {s.parquet_error}", file=sys.stderr)
     if s.rebuilt_schema:
         print("note: database schema (re)created", file=sys.stderr)
     print(s.line())
-    return 1 if s.failed else 0
+    return 1 if s.failed or s.parquet_error else 0
 
 
 def cmd_schema(args) -> int:
@@ -119,14 +151,19 @@ def cmd_schema(args) -> int:
 
 
 def cmd_sql(args) -> int:
-    from .store import connect
+    from .errors import DatabaseBusyError
+    from .store import StoreError, connect
 
     import duckdb
 
     from . import sqlout
 
     query = sys.stdin.read() if args.query == "-" else args.query
-    con = connect(args.db, read_only=True)
+    try:
+        con = connect(args.db, read_only=True)
+    except (FileNotFoundError, DatabaseBusyError, StoreError) as e:
+        print(f"storagelab sql: {e}", file=sys.stderr)
+        return 2
     try:
         return sqlout.run(con, query, fmt="csv" if args.csv else "json" if args.json else "table",
                           limit=args.limit, parquet=args.parquet)
@@ -196,14 +233,39 @@ def cmd_build(args) -> int:
 
 
 def cmd_lab(args) -> int:
+    """JupyterLab as a child that ends with this process: SIGTERM/SIGINT/SIGHUP are passed on to it
+    and waited for; if this process is killed outright, the kernel ends the server
+    (PR_SET_PDEATHSIG)."""
     import os
+    import signal
     import subprocess
+
+    from .procs import die_with_parent
 
     env = dict(os.environ, STORAGELAB_ROOT=str(paths.ROOT))
     extra = list(args.extra)
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         extra.append("--allow-root")  # containers and CI machines often run as root
-    return subprocess.call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra, env=env)
+    parent = os.getpid()
+    proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra, env=env,
+                            preexec_fn=lambda: die_with_parent(signal.SIGTERM, parent))
+
+    def forward(signum, frame):
+        if proc.poll() is None:
+            proc.send_signal(signum)
+    old = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    try:
+        rc = proc.wait()
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        if proc.poll() is None:  # pragma: no cover - left by an unexpected error
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    return 128 - rc if rc < 0 else rc
 
 
 def _run_options(s) -> None:

@@ -7,8 +7,13 @@ Numeric labels are in base units (``recordsize_bytes``, ``device_limit_bytes_per
 
 from __future__ import annotations
 
+import codecs
 import csv
-from dataclasses import dataclass
+import io
+import math
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from .errors import ManifestError
@@ -46,10 +51,18 @@ LABEL_COLUMNS = COLUMNS[1:]
 _TYPES = {f[0]: f[1] for f in FIELDS}
 
 
+_LIMITS = {"INTEGER": 2**31 - 1, "BIGINT": 2**63 - 1}
+_RANGES = {"ashift": (0, 16, "ZFS takes 9-16, 0 = detect")}
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+
+
 @dataclass
 class Manifest:
     root: Path
     rows: dict[str, dict]  # key: path relative to root (posix)
+    path: Path | None = None  # the CSV file
+    missing: bool = False  # no file at ``path``: every file under ``root`` is unlabelled
+    lines: dict[str, int] = field(default_factory=dict)  # key -> line of its row
 
     def labels_for(self, file: Path) -> dict | None:
         try:
@@ -64,48 +77,92 @@ def _convert(name: str, value: str, where: str):
     if value == "":
         return None
     typ = _TYPES[name]
+    if typ == "VARCHAR":
+        return value
+    whole = typ != "DOUBLE"
+    bad = f"{where}: column {name} must be a {'whole ' if whole else ''}number (>= 0), got {value!r}"
+    if whole:
+        if _WHOLE.fullmatch(value):  # exactly, never through a float (2**53 + 1 stays itself)
+            n = int(value)
+        else:
+            try:
+                d = Decimal(value)
+            except InvalidOperation:
+                raise ManifestError(bad) from None
+            if not d.is_finite() or d.adjusted() > 30 or d != d.to_integral_value():
+                raise ManifestError(bad)
+            n = int(d)
+        if n < 0:
+            raise ManifestError(bad)
+        if n > _LIMITS[typ]:
+            raise ManifestError(f"{where}: column {name}: {value} is too large (at most {_LIMITS[typ]:,})")
+        lo, hi, why = _RANGES.get(name, (0, n, ""))
+        if not lo <= n <= hi:
+            raise ManifestError(f"{where}: column {name}: {value} is out of range {lo}-{hi} ({why})")
+        return n
     try:
-        if typ in ("INTEGER", "BIGINT"):
-            f = float(value)
-            if f != int(f):
-                raise ValueError
-            return int(f)
-        if typ == "DOUBLE":
-            return float(value)
+        f = float(value)
     except ValueError:
-        raise ManifestError(f"{where}: column {name} must be a {'whole ' if typ != 'DOUBLE' else ''}number, got {value!r}") from None
-    return value
+        raise ManifestError(bad) from None
+    if not math.isfinite(f) or f < 0:
+        raise ManifestError(bad)
+    return f
+
+
+def _text(path: Path) -> str:
+    """The manifest's text: UTF-8 (a byte-order mark, as Excel writes, is dropped) or UTF-16 with
+    its byte-order mark; anything else (Latin-1, ...) is refused with the line of the first bad byte."""
+    data = path.read_bytes()
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as e:
+            raise ManifestError(f"{path}: not valid UTF-16 ({e.reason}); save it as UTF-8") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ManifestError(f"{path}:{line}: not UTF-8 (byte 0x{data[e.start]:02x}: Latin-1 or another "
+                            "legacy encoding?); save the manifest as UTF-8 (Excel: 'CSV UTF-8')") from None
 
 
 def load(path: Path) -> Manifest:
-    """Read and validate a manifest. Missing file -> empty manifest."""
+    """Read and validate a manifest. Missing file -> empty manifest with ``missing`` set (the
+    command line refuses a --manifest that does not exist)."""
     path = Path(path)
     root = path.parent
     if not path.exists():
-        return Manifest(root, {})
+        return Manifest(root, {}, path=path, missing=True)
+    if path.is_dir():
+        raise ManifestError(f"{path} is a folder, not a manifest CSV file")
     rows: dict[str, dict] = {}
-    with open(path, newline="", encoding="utf-8") as fh:
+    lines: dict[str, int] = {}
+    try:
+        text = _text(path)
+    except OSError as e:
+        raise ManifestError(f"{path}: cannot read the manifest: {e.strerror or e}") from None
+    with io.StringIO(text, newline="") as fh:
         reader = csv.DictReader(fh)
         if reader.fieldnames is None or "path" not in reader.fieldnames:
             raise ManifestError(f"{path}:1: the header must have a 'path' column")
         unknown = [c for c in reader.fieldnames if c not in _TYPES]
         if unknown:
             raise ManifestError(f"{path}:1: unknown columns {unknown}; known: {', '.join(COLUMNS)}")
-        for lineno, raw in enumerate(reader, 2):
+        for raw in reader:
+            lineno = reader.line_num
             where = f"{path}:{lineno}"
+            if None in raw:  # more fields than the header has: every later column would shift
+                raise ManifestError(f"{where}: {len(reader.fieldnames) + len(raw[None])} fields, the header has "
+                                    f"{len(reader.fieldnames)} (a value with a comma must be in double quotes)")
             rel = (raw.get("path") or "").strip()
             if not rel:
                 raise ManifestError(f"{where}: empty path")
             p = Path(rel)
             if p.is_absolute() or ".." in p.parts:
                 raise ManifestError(f"{where}: path {rel!r} must be relative to {root} and stay inside it")
-            resolved = (root / p).resolve()
-            try:
-                resolved.relative_to(root.resolve())
-            except ValueError:
-                raise ManifestError(f"{where}: path {rel!r} points outside {root}") from None
             key = p.as_posix()
             if key in rows:
                 raise ManifestError(f"{where}: duplicate row for {key}")
             rows[key] = {c: _convert(c, raw.get(c) or "", where) for c in COLUMNS}
-    return Manifest(root, rows)
+            lines[key] = lineno
+    return Manifest(root, rows, path=path, lines=lines)
