@@ -49,7 +49,7 @@ def mbuffer_summary(name):
 def test_every_study_has_claims_and_ids_are_unique(claims):
     assert set(claims["study"].unique()) == STUDIES
     assert claims["claim_id"].n_unique() == claims.height
-    assert set(claims["notebook"].unique()) == set(NOTEBOOKS)
+    assert set(claims["notebook"].unique()) <= set(NOTEBOOKS)   # 08_fio has no source-study claim
     for study in STUDIES:
         assert (ROOT / "papers" / study / "README.md").is_file()
         one = load_claims(study)

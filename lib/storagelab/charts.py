@@ -292,8 +292,9 @@ def single_disk(one, sel):
 
     df = one.with_columns(what=pl.concat_str([pl.col("tool"), pl.col("direction"), pl.col("label")], separator=" | "))
     base = alt.Chart(df).encode(y=alt.Y("what:N", title=None, axis=alt.Axis(labelLimit=460)))
-    model = base.mark_bar(color="#c6dbef", height=10).encode(x=alt.X("model_low:Q", title="relative to one disk (x)"),
-                                                              x2="model_high:Q")
+    ranges = alt.Chart(df.filter(pl.col("model_high") > pl.col("model_low"))).encode(y=alt.Y("what:N"))
+    model = ranges.mark_bar(color="#c6dbef", height=10).encode(
+        x=alt.X("model_low:Q", title="relative to one disk (x)"), x2="model_high:Q")
     model_point = base.mark_tick(color="#6baed6", thickness=2, size=14).encode(x="model_low:Q")
     dots = base.mark_point(filled=True, size=80, color="#d62728").encode(x="ratio:Q", tooltip=["label", "single", "ratio", "model"])
     return (model + model_point + dots).properties(width=420, title=alt.TitleParams(
