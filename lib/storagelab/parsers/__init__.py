@@ -128,16 +128,31 @@ def parse_text(text: str) -> tuple[Parsed, ModuleType]:
 
 
 def parse_bytes(data: bytes, path: str | None = None) -> tuple[Parsed, ModuleType]:
-    """Decode, detect and parse. A file that starts with ``{`` is first offered to the fio JSON
-    fast path (bytes in, same result as the general path, or None to decline)."""
+    """Decode, detect and parse. A parser module may offer a fast path, ``parse_bytes(data)``: bytes in,
+    exactly the Parsed its general path gives, or None to decline (cheaply) anything it does not know;
+    each is offered the file first, in ``MODULES`` order, and the first Parsed wins."""
     try:
-        if data[:1] == b"{":
-            from .fio.json import parse_plain
-            parsed = parse_plain(data)
+        for fast in _fast_paths():
+            parsed = fast(data)
             if parsed is not None:
-                return parsed, modules()[0]
+                return parsed, _FAST_MODULE[fast]
         return parse_text(decode(data))
     except ParseError as e:
         if path is not None:
             e.with_path(path)
         raise
+
+
+_FAST: list = []
+_FAST_MODULE: dict = {}
+
+
+def _fast_paths() -> list:
+    """The ``parse_bytes`` functions of the parser modules that have one, in ``MODULES`` order."""
+    if not _FAST:
+        for mod in modules():
+            fn = getattr(mod, "parse_bytes", None)
+            if fn is not None:
+                _FAST_MODULE[fn] = mod
+                _FAST.append(fn)
+    return _FAST
