@@ -212,6 +212,7 @@ class _TextParser:
         self.lifetime = False             # inside a 'block lifetime percentiles' block
         self.group: int | None = None     # groupid of the last 'Run status group' header
         self.disks = False                # inside 'Disk stats'
+        self.disk_part: tuple[int, str] | None = None  # (line, text) of a disk line that ends in ',' (wrapped)
         self.report = 0                   # doc_index of the current report
         self.report_tail = False          # group/disk lines seen since the last job block
         self.started = False              # preamble / version / Jobs lines seen
@@ -344,10 +345,17 @@ class _TextParser:
             self.disks = self.found = self.report_tail = True
             return
         if self.disks:
+            if self.disk_part is not None and "=" in s and not _DISK_CUE.match(s):
+                first, head = self.disk_part  # a disk line wrapped after a ',' (as pasted logs show it)
+                self.disk_part = None
+                return self.disk(first, head + " " + w.rstrip(), ln)
             if ": ios=" in s and _DISK_CUE.match(s):
                 return self.disk(ln, s)
-            if ln >= self.last:
-                self.fail(ln, "incomplete disk stats line", "'name: ios=R/W, merge=R/W, ticks=R/W, ...'")
+            self.end_disks()
+            if ln >= self.last:  # the file ends inside the disk stats: after the results, which are kept
+                self.p.warnings.append(f"line {ln}: disk stats line cut at the end of the file, not stored: "
+                                       f"{w.strip()[:60]!r}")
+                return
             self.disks = False
         if self.job is not None:
             self.job_line(ln, s, c)
@@ -762,9 +770,20 @@ class _TextParser:
             "run_min_ns": _r(int(m["r0"]) * 1e6), "run_max_ns": _r(int(m["r1"]) * 1e6),
             "derived": False, "exact": False, "line_start": ln, "line_end": ln})
 
-    def disk(self, ln: int, s: str) -> None:
+    def disk(self, ln: int, s: str, end: int | None = None) -> None:
+        """One disk stats line (``end``: the last line of a line wrapped after a comma). A line that
+        ends in ',' without matching waits for its continuation; one that the file ends in (or that
+        is cut short) loses only itself: the results before it are kept, with a warning."""
+        self.end_disks()
         m = _DISK.match(s)
         if not m:
+            if s.rstrip().endswith(",") and end is None:
+                self.disk_part = (ln, s.rstrip())
+                return
+            if (end or ln) >= self.last:
+                self.p.warnings.append(f"line {ln}: disk stats line cut at the end of the file, not stored: "
+                                       f"{s.strip()[:60]!r}")
+                return
             self.fail(ln, "malformed disk stats line",
                       "'name: ios=R/W, [sectors=R/W, ]merge=R/W, ticks=R/W, in_queue=N, util=N%[, aggr...]'")
         g = m.groupdict()
@@ -784,10 +803,18 @@ class _TextParser:
             "aggr_write_sectors": i("awsec"), "aggr_read_merges": i("arm"), "aggr_write_merges": i("awm"),
             "aggr_read_ticks_ns": ms("art"), "aggr_write_ticks_ns": ms("awt"), "aggr_in_queue_ns": ms("aq"),
             "aggr_util_pct": None if g["autil"] is None else float(g["autil"]),
-            "line_start": ln, "line_end": ln})
+            "line_start": ln, "line_end": end or ln})
+
+    def end_disks(self) -> None:
+        """A disk line that ended in ',' and was not continued: cut (the file ends there) or malformed."""
+        if self.disk_part is not None:
+            ln, s = self.disk_part
+            self.disk_part = None
+            self.disk(ln, s, ln)
 
     # ---- end of input ------------------------------------------------------------------------
     def finish(self) -> None:
+        self.end_disks()
         if self.pct is not None:
             self.end_pct(None)
         if self.job is not None:
