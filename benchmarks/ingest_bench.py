@@ -62,7 +62,7 @@ CORPUS_VERSION = 2  # bump when vary()/vary_json() or the way files are made cha
 def _candidates() -> list[Path]:
     fx = ROOT / "tests" / "fixtures"
     return sorted(p for p in list(fx.rglob("*")) + list((ROOT / "data" / "raw").rglob("*")) if p.is_file()
-                  and p.suffix not in (".md", ".sh", ".csv", ".py"))
+                  and p.suffix not in (".md", ".sh", ".csv", ".py", ".jsonl"))
 
 
 def templates(kind: str) -> list[bytes]:

@@ -429,7 +429,7 @@ def _documents():
     """The JSON document of every real fio output that has one (the last, for several)."""
     root = Path(__file__).parents[1]
     for path in sorted([*root.joinpath("tests", "fixtures").rglob("*"), *root.joinpath("data", "raw").rglob("*")]):
-        if path.is_file() and path.suffix not in (".md", ".csv") and b'"fio version"' in path.read_bytes():
+        if path.is_file() and path.suffix not in (".md", ".csv", ".jsonl") and b'"fio version"' in path.read_bytes():
             lines = path.read_bytes().split(b"\n")
             opens = [i for i, ln in enumerate(lines) if ln == b"{"]
             if opens:
