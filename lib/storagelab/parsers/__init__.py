@@ -132,10 +132,10 @@ def parse_bytes(data: bytes, path: str | None = None) -> tuple[Parsed, ModuleTyp
     exactly the Parsed its general path gives, or None to decline (cheaply) anything it does not know;
     each is offered the file first, in ``MODULES`` order, and the first Parsed wins."""
     try:
-        for fast in _fast_paths():
+        for fast, mod in _fast_paths():
             parsed = fast(data)
             if parsed is not None:
-                return parsed, _FAST_MODULE[fast]
+                return parsed, mod
         return parse_text(decode(data))
     except ParseError as e:
         if path is not None:
@@ -143,16 +143,12 @@ def parse_bytes(data: bytes, path: str | None = None) -> tuple[Parsed, ModuleTyp
         raise
 
 
-_FAST: list = []
-_FAST_MODULE: dict = {}
+_FAST: list[tuple] | None = None  # (parse_bytes, module) of the parser modules that offer one
 
 
-def _fast_paths() -> list:
-    """The ``parse_bytes`` functions of the parser modules that have one, in ``MODULES`` order."""
-    if not _FAST:
-        for mod in modules():
-            fn = getattr(mod, "parse_bytes", None)
-            if fn is not None:
-                _FAST_MODULE[fn] = mod
-                _FAST.append(fn)
+def _fast_paths() -> list[tuple]:
+    """The ``parse_bytes`` functions of the parser modules that have one, with their module, in ``MODULES`` order."""
+    global _FAST
+    if _FAST is None:
+        _FAST = [(mod.parse_bytes, mod) for mod in modules() if hasattr(mod, "parse_bytes")]
     return _FAST

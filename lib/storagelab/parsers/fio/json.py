@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; without it eve
 
 from ... import units
 from ..base import Parsed, ParseError, lines_of
+from .schema import TABLES
 
 TOOL = "fio"
 DIRECTIONS = ("read", "write", "trim", "mixed", "sync")
@@ -399,25 +400,14 @@ def _io_in_kib(doc: _Document, ddir: dict) -> bool:
     return "io_kbytes" not in ddir and "clat_ns" not in ddir
 
 
-# Columns of the tables this module fills (rows are tuples in this order: base.Tuples).
-JOB_COLUMNS = ("job_index", "doc_index", "is_final", "jobname", "groupid", "jobs", "error", "pid", "report_time",
-               "report_epoch_s", "rw", "block_size_bytes", "ioengine", "iodepth", "numjobs", "options_json",
-               "cpu_usr_pct", "cpu_sys_pct", "ctx", "majf", "minf", "line_start", "line_end")
-RESULT_COLUMNS = (("job_index", "direction", "io_bytes", "bw_bytes_per_s", "iops", "runtime_ns", "total_ios",
-                   "short_ios", "dropped_ios")
-                  + tuple(f"{k}_{c}" for k in _LAT_KINDS for c in ("min_ns", "max_ns", "mean_ns", "stdev_ns", "samples"))
-                  + ("bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_mean_bytes_per_s", "bw_stdev_bytes_per_s",
-                     "bw_agg_pct", "bw_samples", "iops_min", "iops_max", "iops_mean", "iops_stdev", "iops_samples",
-                     "exact", "line_start", "line_end"))
-PERCENTILE_COLUMNS = ("job_index", "direction", "kind", "percentile", "latency_ns", "line_start", "line_end")
-BIN_COLUMNS = ("job_index", "direction", "kind", "latency_ns", "count")
-BUCKET_COLUMNS = ("job_index", "bucket_lo_ns", "bucket_hi_ns", "pct", "line_start", "line_end")
-IODEPTH_COLUMNS = ("job_index", "kind", "bucket", "pct", "line_start", "line_end")
-DISK_COLUMNS = ("disk", "read_ios", "write_ios", "read_sectors", "write_sectors", "read_merges", "write_merges",
-                "read_ticks_ns", "write_ticks_ns", "in_queue_ns", "util_pct", "has_slaves", "aggr_read_ios",
-                "aggr_write_ios", "aggr_read_sectors", "aggr_write_sectors", "aggr_read_merges", "aggr_write_merges",
-                "aggr_read_ticks_ns", "aggr_write_ticks_ns", "aggr_in_queue_ns", "aggr_util_pct",
-                "line_start", "line_end")
+# The tables this module fills hold tuples (base.Tuples) in the column order of their schema (fio/schema.py):
+# the row builders below append values in that order.
+JOB_COLUMNS = TABLES["fio_jobs"].row_columns
+RESULT_COLUMNS = TABLES["fio_results"].row_columns
+PERCENTILE_COLUMNS = TABLES["fio_percentiles"].row_columns
+BIN_COLUMNS = TABLES["fio_latency_bins"].row_columns
+BUCKET_COLUMNS = TABLES["fio_latency_buckets"].row_columns
+IODEPTH_COLUMNS = TABLES["fio_iodepths"].row_columns
 
 
 class _Out:

@@ -51,15 +51,18 @@ from __future__ import annotations
 import re
 
 from ... import units
-from ...units import UnitError
+# _SI/_TIME: the fast paths' lookups are units.py's own tables, not copies
+from ...units import SI_FACTORS as _SI, TIME_NS_FACTORS as _TIME, UnitError
 from ..base import Parsed, ParseError, lines_of
+from .schema import TABLES
 
 FORMAT = "fio-normal"
 
 # ---- line shapes --------------------------------------------------------------------------
-_PCT_COLUMNS = ("job_index", "direction", "kind", "percentile", "latency_ns", "line_start", "line_end")
-_BUCKET_COLUMNS = ("job_index", "bucket_lo_ns", "bucket_hi_ns", "pct", "line_start", "line_end")
-_DEPTH_COLUMNS = ("job_index", "kind", "bucket", "pct", "line_start", "line_end")
+# Tuples rows in the column order of the schema (fio/schema.py)
+_PCT_COLUMNS = TABLES["fio_percentiles"].row_columns
+_BUCKET_COLUMNS = TABLES["fio_latency_buckets"].row_columns
+_DEPTH_COLUMNS = TABLES["fio_iodepths"].row_columns
 _JOBS_STATUS = re.compile(r"^\s*Jobs: \d+ \(f=\d+\)")
 _JOBS_ETA = re.compile(r"^\s*Jobs: \d+ \(f=\d+\).*?\[eta [^\]]*\]\s*")
 _VERSION = re.compile(r"^\s*fio[- ](\d+)\.(\d+)(?:\.\d+)?\S*\s*$")
@@ -130,7 +133,6 @@ _IOPS_FAST = re.compile(rf"\s*iops\s*: min={_V}, max={_V}, avg={_V}, stdev={_V}(
 _ISSUED_FAST = re.compile(r"\s*issued rwts: total=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
                           r"short=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
                           r"dropped=([0-9]+),([0-9]+),([0-9]+),([0-9]+)\s*$")
-_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}  # as units.si_number
 _STATES = re.compile(r"^\s*states\s*:")
 _LEGACY_LABEL = re.compile(r"([KMGPE])(B|bit)/s")
 _LEGACY_SIZE = re.compile(r"\s*([0-9.]+)\s*([KMGPE]?)\s*(B|bit)?(\s*/s)?\s*")
@@ -138,7 +140,6 @@ _ISSUED_RWD = re.compile(r"r=(\d+)/w=(\d+)(?:/d=(\d+))?")
 _ISSUED_COUNTS = re.compile(r"\d+(?:,\d+){2,3}|\d+(?:/\d+){1,2}")
 _COMMA_SLASH = re.compile(r"[,/]")
 
-_TIME = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
 # values of number() and bucket edges by their text: the same few strings ('0.01%', '99.90', '2=')
 # come back in every file; bounded so that odd input cannot grow them without end
 _NUMBERS: dict[str, float] = {}
@@ -149,13 +150,7 @@ _BUCKET_EDGES: dict[tuple, tuple] = {}
 _CACHE_MAX = 20_000
 _EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000)
 # a fio_results row before its values: every column None, in the table's order
-_RESULT_ROW = dict.fromkeys(
-    ["job_index", "direction", "io_bytes", "bw_bytes_per_s", "iops", "runtime_ns", "total_ios", "short_ios",
-     "dropped_ios"]
-    + [f"{k}_{c}" for k in ("slat", "clat", "lat") for c in ("min_ns", "max_ns", "mean_ns", "stdev_ns", "samples")]
-    + ["bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_mean_bytes_per_s", "bw_stdev_bytes_per_s", "bw_agg_pct",
-       "bw_samples", "iops_min", "iops_max", "iops_mean", "iops_stdev", "iops_samples", "exact", "line_start",
-       "line_end"])
+_RESULT_ROW = dict.fromkeys(TABLES["fio_results"].row_columns)
 _DIRS = ("read", "write", "trim")
 
 
