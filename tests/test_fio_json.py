@@ -701,3 +701,22 @@ def test_fast_path_takes_the_single_document_files():
     taken = [n for n in REAL_FIO_FILES if fio_fast((root / n).read_bytes()) is not None]
     assert len(taken) >= 10
     assert {"tests/fixtures/fio/relayout/oneline.json", "tests/fixtures/fio/3.1/fioplot-randread-1-1.json"} <= set(taken)
+
+
+def test_registry_offers_every_modules_fast_path_and_names_no_parser(monkeypatch):
+    """parsers.parse_bytes tries each module's optional parse_bytes (in MODULES order) before the general
+    path; the registry's source names no parser module."""
+    import inspect
+    import types
+
+    from storagelab import parsers
+    from storagelab.parsers.base import Parsed
+
+    assert "fio" not in inspect.getsource(parsers.parse_bytes) + inspect.getsource(parsers._fast_paths)
+    fake = types.ModuleType("fake")
+    fake.TOOL = "fake"
+    fake.parse_bytes = lambda data: Parsed("fake", "fake-fmt") if data == b"FAKE" else None
+    monkeypatch.setattr(parsers, "_FAST", [(fake.parse_bytes, fake)] + parsers._fast_paths())
+    assert parsers.parse_bytes(b"FAKE")[1] is fake
+    data = (RELAYOUT / "oneline.json").read_bytes()
+    assert parsers.parse_bytes(data)[1] is fio  # declined by the fake, taken by fio's
