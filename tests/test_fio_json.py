@@ -720,3 +720,18 @@ def test_registry_offers_every_modules_fast_path_and_names_no_parser(monkeypatch
     assert parsers.parse_bytes(b"FAKE")[1] is fake
     data = (RELAYOUT / "oneline.json").read_bytes()
     assert parsers.parse_bytes(data)[1] is fio  # declined by the fake, taken by fio's
+
+
+def test_keys_in_another_order_keep_each_objects_own_span():
+    """json.dumps(indent=2, sort_keys=True) puts "disk_util" before "jobs": each job and disk row still
+    points at its own object's lines, on both paths."""
+    from storagelab.parsers import decode
+    from storagelab.parsers.fio.json import parse_plain
+
+    data = json.dumps(json.loads((RELAYOUT / "fio-layout.json").read_bytes()), indent=2, sort_keys=True).encode()
+    lines = data.decode().split("\n")
+    for p in (parse_plain(data), parse_json(decode(data))):
+        assert [(j["line_start"], j["line_end"]) for j in p.rows("fio_jobs")] == [(22, 287), (288, 553)]
+        (disk,) = p.rows("fio_disk_stats")
+        assert (disk["line_start"], disk["line_end"]) == (3, 13)
+        assert lines[disk["line_start"]].strip() == '"in_queue": 0,' and lines[22].strip() == '"ctx": 1024,'

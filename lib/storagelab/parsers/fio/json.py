@@ -178,6 +178,7 @@ class _Document:
     """One JSON document: decoded object plus the raw line spans of its job and disk objects."""
 
     def __init__(self, text: str, offset: int, first_line: int, warnings: list[str]):
+        self._by_key = None
         self.line_start = first_line
         self.duplicates: set[str] = set()
         self.nonfinite = 0
@@ -202,7 +203,7 @@ class _Document:
         """A document decoded elsewhere (the fast path), with the line spans of its array objects."""
         doc = cls.__new__(cls)
         doc.obj, doc.spans, doc.line_start, doc.line_end = obj, spans, line_start, line_end
-        doc.duplicates, doc.nonfinite = set(), 0
+        doc.duplicates, doc.nonfinite, doc._by_key = set(), 0, None
         doc._versions(warnings)
         return doc
 
@@ -236,6 +237,7 @@ class _Document:
                 if text[i] != ":":
                     return False
                 i = ws(text, i + 1).end()
+                mark = len(ends)
                 if text[i] == "[":
                     value, i = [], ws(text, i + 1).end()
                     while text[i] != "]":
@@ -256,6 +258,7 @@ class _Document:
                 if key in obj:
                     if key != "0.00":
                         self.duplicates.add(key)
+                    del ends[mark:]  # the first value is kept: so are its objects' spans
                 else:
                     obj[key] = value
                 i = ws(text, i).end()
@@ -335,8 +338,21 @@ class _Document:
         self.nonfinite += 1
         return None
 
-    def span(self, i: int) -> tuple[int, int]:
-        return self.spans[i] if i < len(self.spans) else (self.line_start, self.line_end)
+    def span(self, key: str, i: int) -> tuple[int, int]:
+        """Lines of object i of the top-level array ``key`` ("jobs", "disk_util"), else the document's.
+
+        ``spans`` holds the objects of all top-level arrays in file order, which is the decoded dict's
+        order (keys may come in any order: json.dumps(sort_keys=True) puts "disk_util" before "jobs")."""
+        by_key = self._by_key
+        if by_key is None:
+            by_key, k = {}, 0
+            for name, value in self.obj.items():
+                if type(value) is list:
+                    n = sum(1 for x in value if type(x) is dict)
+                    by_key[name], k = self.spans[k:k + n], k + n
+            self._by_key = by_key
+        spans = by_key.get(key, ())
+        return spans[i] if i < len(spans) else (self.line_start, self.line_end)
 
 
 _NUMERIC = frozenset((int, float, type(None)))  # bool is not a number here (type(True) is bool)
@@ -444,7 +460,7 @@ def _add_document(parsed: Parsed, doc: _Document, doc_index: int, is_final: bool
             group_sizes[job.get("groupid")] = group_sizes.get(job.get("groupid"), 0) + 1
     group_results: list[tuple[int, str, dict, bool]] = []  # (groupid, direction, row, io in KiB)
     for i, job in enumerate(jobs):
-        lo, hi = doc.span(i)
+        lo, hi = doc.span("jobs", i)
         if type(job) is not dict:
             raise ParseError("job entry is not an object", line=lo, kind="invalid", expected="a job object")
         if not isinstance(job.get("jobname"), str) or (groupid := _int(job, "groupid", lo)) is None:
@@ -488,7 +504,7 @@ def _add_document(parsed: Parsed, doc: _Document, doc_index: int, is_final: bool
         if not isinstance(disks, list):
             raise ParseError("disk_util is not an array", line=where, kind="invalid", expected="an array")
         for i, disk in enumerate(disks):
-            _add_disk(parsed, disk, doc.span(len(jobs) + i))
+            _add_disk(parsed, disk, doc.span("disk_util", i))
     for name in ("fio_jobs", "fio_results", "fio_percentiles", "fio_latency_buckets", "fio_iodepths"):
         if not parsed.tables[name]:
             del parsed.tables[name]
