@@ -223,7 +223,9 @@ def build(kind: str, n: int) -> tuple[Path, str]:
     vary_one = vary_json if kind.startswith("fio-json") else vary
     if kind in _RELAYOUT:
         indent = 2 if kind == "fio-json-indent2" else None
-        vary_one = lambda t, rng: json.dumps(json.loads(vary_json(t, rng)), indent=indent).encode() + b"\n"  # noqa: E731
+        def relayout(t: bytes, rng: random.Random) -> bytes:
+            return json.dumps(json.loads(vary_json(t, rng)), indent=indent).encode() + b"\n"
+        vary_one = relayout
     made = 0
     while made < n:
         t, how = kept[made % len(kept)]

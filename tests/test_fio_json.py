@@ -565,7 +565,8 @@ def test_any_layout_is_detected_by_content_and_gives_the_same_rows(name, job_spa
     assert {(r["line_start"], r["line_end"]) for r in p.rows("fio_results") if r["job_index"] == 0} == {job_spans[0]}
     (disk,) = p.rows("fio_disk_stats")
     assert (disk["disk"], disk["line_start"], disk["line_end"]) == ("vda", *disk_span)
-    res = [(r["job_index"], r["direction"], r["io_bytes"], r["bw_bytes_per_s"], r["total_ios"]) for r in p.rows("fio_results")]
+    res = [(r["job_index"], r["direction"], r["io_bytes"], r["bw_bytes_per_s"], r["total_ios"])
+           for r in p.rows("fio_results")]
     assert res == [(0, "read", 2031616.0, 28216888.0, 496), (0, "write", 2162688.0, 30037333.0, 528),
                    (1, "read", 1990656.0, 28037408.0, 486), (1, "write", 2203648.0, 31037295.0, 538)]
     assert one(p.rows("fio_percentiles"), job_index=1, direction="write", percentile=99.99)["latency_ns"] == 6389760.0
@@ -666,7 +667,8 @@ def _parse_file_bytes(data: bytes):
 def _real_fio_files():
     root = Path(__file__).parents[1]
     for path in sorted([*root.joinpath("tests", "fixtures").rglob("*"), *root.joinpath("data", "raw").rglob("*")]):
-        if path.is_file() and path.suffix not in (".md", ".csv", ".sh", ".jsonl") and b'"fio version"' in path.read_bytes():
+        if (path.is_file() and path.suffix not in (".md", ".csv", ".sh", ".jsonl")
+                and b'"fio version"' in path.read_bytes()):
             yield path.relative_to(root).as_posix()
 
 
@@ -700,7 +702,8 @@ def test_fast_path_takes_the_single_document_files():
     root = Path(__file__).parents[1]
     taken = [n for n in REAL_FIO_FILES if fio_fast((root / n).read_bytes()) is not None]
     assert len(taken) >= 10
-    assert {"tests/fixtures/fio/relayout/oneline.json", "tests/fixtures/fio/3.1/fioplot-randread-1-1.json"} <= set(taken)
+    assert {"tests/fixtures/fio/relayout/oneline.json",
+            "tests/fixtures/fio/3.1/fioplot-randread-1-1.json"} <= set(taken)
 
 
 def test_registry_offers_every_modules_fast_path_and_names_no_parser(monkeypatch):

@@ -78,8 +78,9 @@ def test_golden_output(rel):
     got = render(rel).splitlines()
     if got != want:
         diff = next(i for i, (a, b) in enumerate(zip(got + [""] * len(want), want + [""] * len(got))) if a != b)
-        pytest.fail(f"{rel}: line {diff + 1} of {path.name} differs\n  want {want[diff] if diff < len(want) else '(none)'}"
-                    f"\n  got  {got[diff] if diff < len(got) else '(none)'}\n"
+        want_line = want[diff] if diff < len(want) else "(none)"
+        got_line = got[diff] if diff < len(got) else "(none)"
+        pytest.fail(f"{rel}: line {diff + 1} of {path.name} differs\n  want {want_line}\n  got  {got_line}\n"
                     f"(intended? PYTHONPATH=lib python tests/test_golden.py --update {rel})")
 
 

@@ -316,7 +316,8 @@ def test_legacy_sfdisk_l_in_sectors_blocks_and_mib_gives_exact_starts(name, sour
              r["type"], r["flags"], r["logical_sector_bytes"], r["logical_sector_source"], r["table_type"],
              r["start_bytes"], r["aligned_4k"], r["aligned_1m"], r["line_start"]) for r in p.rows("partitions")]
     assert rows == [
-        ("/dev/sda", "/dev/sda1", 1, 2048, 2099199, 2097152, "83", "Linux", "boot", 512, source, "MBR", 1048576, True, True, 6),
+        ("/dev/sda", "/dev/sda1", 1, 2048, 2099199, 2097152, "83", "Linux", "boot", 512, source, "MBR", 1048576,
+         True, True, 6),
         ("/dev/sda", "/dev/sda2", 2, 2099200, 41943039, 39843840, "8e", "Linux LVM", None, 512, source, "MBR",
          2099200 * 512, True, True, 7)]
     disks = [(d["disk"], d["table_type"], d["partitions"], d["size_sectors"], d["line_start"]) for d in p.rows("disks")]

@@ -635,7 +635,8 @@ def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
                           "size_sectors": size, "type_id": type_id.lower(), "type": system or None,
                           "flags": "boot" if boot else None, "line": lineno})
     if not disks:
-        raise ParseError("no sfdisk -l disk found", line=1, expected="'Disk DEV: N cylinders, N heads, N sectors/track'")
+        raise ParseError("no sfdisk -l disk found", line=1,
+                         expected="'Disk DEV: N cylinders, N heads, N sectors/track'")
     if unknown:
         parsed.warnings.append("starts not on a unit boundary ('N+'), so their sector and alignment are unknown "
                                "(sfdisk -luS prints sectors): " + ", ".join(unknown))
