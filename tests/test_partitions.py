@@ -363,3 +363,36 @@ def test_legacy_sfdisk_d_old_dump():
     assert [(r["device"], r["start_sector"], r["size_sectors"], r["type_id"], r["flags"], r["aligned_1m"])
             for r in p.rows("partitions")] == [("/dev/sda1", 2048, 2097152, "83", "boot", True),
                                                 ("/dev/sda2", 2099200, 39843840, "8e", None, True)]
+
+
+def test_legacy_sfdisk_luS_with_warnings_extended_and_sector_63():
+    """sfdisk -l -uS of util-linux 2.20 (Ubuntu 12.04), quoted from a 2013 Ubuntu Forums post ("Recover NTFS
+    partition deleted by Windows 8 upgrade"): the old 'Units =' spelling, two warning lines between the disk
+    line and the units, an extended partition with logical ones, sda1 at the DOS-era sector 63."""
+    text = """fred@A105-Precise:~$ sudo sfdisk -l -uS
+
+Disk /dev/sda: 19457 cylinders, 255 heads, 63 sectors/track
+Warning: extended partition does not start at a cylinder boundary.
+DOS and Linux will interpret the contents differently.
+Units = sectors of 512 bytes, counting from 0
+
+   Device Boot    Start       End   #sectors  Id  System
+/dev/sda1   *        63 113595614  113595552   7  HPFS/NTFS/exFAT
+/dev/sda2     113595615 175028174   61432560   7  HPFS/NTFS/exFAT
+/dev/sda3     175028236 312062624  137034389   5  Extended
+/dev/sda4             0         -          0   0  Empty
+/dev/sda5     175028238 205744454   30716217  83  Linux
+/dev/sda6     205744518 211881284    6136767  82  Linux swap / Solaris
+/dev/sda7     211881348 312062624  100181277  83  Linux
+"""
+    assert detect(text)[1] == "sfdisk-l"
+    p = partitions.parse(text)
+    assert p.warnings == []
+    rows = [(r["index"], r["start_sector"], r["end_sector"], r["type_id"], r["type"], r["align_4k_rem_bytes"],
+             r["aligned_4k"]) for r in p.rows("partitions")]
+    assert rows == [(1, 63, 113595614, "7", "HPFS/NTFS/exFAT", 3584, False),
+                    (2, 113595615, 175028174, "7", "HPFS/NTFS/exFAT", (113595615 * 512) % 4096, False),
+                    (3, 175028236, 312062624, "5", "Extended", (175028236 * 512) % 4096, False),
+                    (5, 175028238, 205744454, "83", "Linux", (175028238 * 512) % 4096, False),
+                    (6, 205744518, 211881284, "82", "Linux swap / Solaris", (205744518 * 512) % 4096, False),
+                    (7, 211881348, 312062624, "83", "Linux", (211881348 * 512) % 4096, False)]

@@ -568,7 +568,8 @@ _SFL_ROW = re.compile(r"^(/\S+)\s+(\*\s+)?(\d+)([+ ]?)\s+(?:(\d+)[- ]?|-)\s+(?:(
                       r"([0-9a-fA-F]{1,2})\s+(.*?)\s*$")
 # what sfdisk prints besides tables: its own messages and warnings, geometry notes, empty disks
 _SFL_NOTE = re.compile(r"^(sfdisk:|Warning|WARNING|\s+for C/H/S=|For this listing|No partitions found|/\S+: "
-                       r"unrecognized partition|\s+start: |\s+end: |Checking that no-one|OK$)")
+                       r"unrecognized partition|\s+start: |\s+end: |Checking that no-one|OK$|DOS and Linux will "
+                       r"interpret)")
 
 
 def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
