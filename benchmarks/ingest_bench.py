@@ -22,6 +22,10 @@ checks when varied; a failed variation is redrawn, and a template whose variatio
 is varied by appending blank lines instead (its values repeat, its bytes do not), or left out
 when even that does not parse. The build prints which templates were treated how.
 
+The kinds fio-json-indent2 and fio-json-oneline hold the same varied documents as fio-json, re-serialized
+by Python's json module: ``json.dumps(doc, indent=2)`` (as harnesses that post-process fio output save
+it) and ``json.dumps(doc)`` (the whole document on one line).
+
 Usage: ./run bench [--sizes 1000,10000] [--kinds fio-json,fio-text,mixed] [--mixed-sizes 1000,10000]
                   [--workers N] [--no-notebooks]
 
@@ -58,13 +62,13 @@ CORPUS_VERSION = 2  # bump when vary()/vary_json() or the way files are made cha
 def _candidates() -> list[Path]:
     fx = ROOT / "tests" / "fixtures"
     return sorted(p for p in list(fx.rglob("*")) + list((ROOT / "data" / "raw").rglob("*")) if p.is_file()
-                  and p.suffix not in (".md", ".sh", ".csv", ".py"))
+                  and p.suffix not in (".md", ".sh", ".csv", ".py", ".jsonl"))
 
 
 def templates(kind: str) -> list[bytes]:
     from storagelab.parsers import decode, detect
 
-    if kind == "fio-json":
+    if kind.startswith("fio-json"):
         return json_templates()[0]
     out = []
     for p in _candidates():
@@ -126,6 +130,10 @@ def json_templates() -> tuple[list[bytes], list[str]]:
     return out, left
 
 
+_RELAYOUT = {"fio-json-indent2": ", then re-serialized with json.dumps(doc, indent=2)",
+             "fio-json-oneline": ", then re-serialized onto one line with json.dumps(doc)"}
+
+
 def _refuse(name: str):
     raise ValueError(f"bare {name}")
 
@@ -173,7 +181,7 @@ def choose_variation(tmpl: list[bytes], rng: random.Random) -> list[tuple[bytes,
 def describe(kind: str, kept: list[tuple[bytes, str]], dropped: int, left: list[str] = ()) -> str:
     from storagelab.parsers import decode, detect, parse_bytes
 
-    if kind == "fio-json":
+    if kind.startswith("fio-json"):
         formats: dict[str, int] = {}
         jobs, versions = [], set()
         for t, _ in kept:
@@ -183,9 +191,9 @@ def describe(kind: str, kept: list[tuple[bytes, str]], dropped: int, left: list[
             jobs.append(len(doc["jobs"]))
             versions.add(doc.get("fio version", "no version"))
         text = ", ".join(f"{n} {k}" for k, n in sorted(formats.items()))
-        return (f"fio-json: {len(kept)} templates, the JSON document of each real fio JSON/JSON+ output "
+        return (f"{kind}: {len(kept)} templates, the JSON document of each real fio JSON/JSON+ output "
                 f"({text}; {min(jobs)}-{max(jobs)} jobs per template; versions {', '.join(sorted(versions))}), "
-                f"numeric values outside strings varied"
+                f"numeric values outside strings varied" + _RELAYOUT.get(kind, "")
                 + (f"; left out: {'; '.join(left)}" if left else "; none left out (none has bare nan/inf)"))
     counts: dict[str, int] = {}
     for t, how in kept:
@@ -199,7 +207,7 @@ def describe(kind: str, kept: list[tuple[bytes, str]], dropped: int, left: list[
 def build(kind: str, n: int) -> tuple[Path, str]:
     d = CORPUS / f"{kind}-{n}"
     rng = random.Random(f"{kind}-{n}")
-    tmpl, left = json_templates() if kind == "fio-json" else (templates(kind), [])
+    tmpl, left = json_templates() if kind.startswith("fio-json") else (templates(kind), [])
     check = kind == "mixed"  # fio outputs have no cross-checks that varied numbers break
     kept = choose_variation(tmpl, rng) if check else [(t, "numbers") for t in tmpl]
     note = describe(kind, kept, len(tmpl) - len(kept), left)
@@ -212,7 +220,12 @@ def build(kind: str, n: int) -> tuple[Path, str]:
         return d, note
     shutil.rmtree(d, ignore_errors=True)  # made from other templates or another variation
     d.mkdir(parents=True)
-    vary_one = vary_json if kind == "fio-json" else vary
+    vary_one = vary_json if kind.startswith("fio-json") else vary
+    if kind in _RELAYOUT:
+        indent = 2 if kind == "fio-json-indent2" else None
+        def relayout(t: bytes, rng: random.Random) -> bytes:
+            return json.dumps(json.loads(vary_json(t, rng)), indent=indent).encode() + b"\n"
+        vary_one = relayout
     made = 0
     while made < n:
         t, how = kept[made % len(kept)]
@@ -243,7 +256,7 @@ def floor(d: Path, kind: str) -> float:
     for p in files_of(d):
         with open(p, "rb") as fh:
             data = fh.read()
-        if kind == "fio-json":
+        if kind.startswith("fio-json"):
             json.loads(data)
     return time.perf_counter() - t
 
@@ -272,7 +285,7 @@ def breakdown(d: Path, kind: str, sample: int = 2000) -> dict:
             store.parse_chunk(jobs[i:i + 128])
 
     stages = {"read": read, "sha256": lambda: [hashlib.sha256(b).hexdigest() for b in datas],
-              "json.loads": (lambda: [json.loads(b) for b in datas]) if kind == "fio-json" else None,
+              "json.loads": (lambda: [json.loads(b) for b in datas]) if kind.startswith("fio-json") else None,
               "parse": lambda: [parse_bytes(b) for b in datas], "chunk": chunks}
     out = {}
     for name, fn in stages.items():

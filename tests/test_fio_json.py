@@ -429,7 +429,7 @@ def _documents():
     """The JSON document of every real fio output that has one (the last, for several)."""
     root = Path(__file__).parents[1]
     for path in sorted([*root.joinpath("tests", "fixtures").rglob("*"), *root.joinpath("data", "raw").rglob("*")]):
-        if path.is_file() and path.suffix not in (".md", ".csv") and b'"fio version"' in path.read_bytes():
+        if path.is_file() and path.suffix not in (".md", ".csv", ".jsonl") and b'"fio version"' in path.read_bytes():
             lines = path.read_bytes().split(b"\n")
             opens = [i for i, ln in enumerate(lines) if ln == b"{"]
             if opens:
@@ -522,3 +522,219 @@ def test_three_different_jobs_in_one_group():
     assert groups["write"]["bw_bytes_per_s"] == 6 * units.MiB * 1000 // 21 == 299593142
     (d,) = p.rows("fio_disk_stats")
     assert (d["disk"], d["read_ios"], d["util_pct"]) == ("vda", 0, 0.0)
+
+
+# --- any layout: one line, json.dumps(indent=2), keys reordered (fixtures/fio/relayout, COMMANDS.md) ---------
+
+RELAYOUT = Path(__file__).parent / "fixtures" / "fio" / "relayout"
+
+
+def _parse_file(path: Path):
+    from storagelab.parsers import parse_bytes
+    return parse_bytes(path.read_bytes())[0]
+
+
+def _without_spans(parsed) -> dict:
+    """Rows without line spans, in a canonical order (sorted keys reorder percentiles and options)."""
+    def clean(r):
+        r = {k: v for k, v in r.items() if k not in ("line_start", "line_end")}
+        if r.get("options_json"):
+            r["options_json"] = json.loads(r["options_json"])
+        return r
+    return {t: sorted((clean(r) for r in rows), key=repr) for t, rows in parsed.tables.items()}
+
+
+@pytest.mark.parametrize("name, job_spans, disk_span", [
+    ("fio-layout.json", [(12, 277), (278, 543)], (546, 556)),
+    ("indent2.json", [(12, 277), (278, 543)], (546, 556)),  # json.dumps(indent=2) keeps fio's line structure
+    ("oneline.json", [(1, 1), (1, 1)], (1, 1)),
+    ("sorted-compact.json", [(1, 1), (1, 1)], (1, 1)),
+])
+def test_any_layout_is_detected_by_content_and_gives_the_same_rows(name, job_spans, disk_span):
+    """fio 3.33's randrw document (2 jobs, numjobs=2) as fio printed it and re-serialized three ways:
+    detected as fio JSON by content, the same rows whatever the layout (sort_keys=True reorders the
+    percentile rows and the options), line spans where known."""
+    from storagelab.parsers import decode, detect
+
+    mod, fmt = detect(decode((RELAYOUT / name).read_bytes()))
+    assert (mod.TOOL, fmt) == ("fio", "fio-json")
+    p = _parse_file(RELAYOUT / name)
+    assert (p.format, p.tool_version, p.warnings) == ("fio-json", "fio-3.33", [])
+    assert _without_spans(p) == _without_spans(_parse_file(RELAYOUT / "fio-layout.json"))
+    assert [(j["line_start"], j["line_end"]) for j in p.rows("fio_jobs")] == job_spans
+    assert {(r["line_start"], r["line_end"]) for r in p.rows("fio_results") if r["job_index"] == 0} == {job_spans[0]}
+    (disk,) = p.rows("fio_disk_stats")
+    assert (disk["disk"], disk["line_start"], disk["line_end"]) == ("vda", *disk_span)
+    res = [(r["job_index"], r["direction"], r["io_bytes"], r["bw_bytes_per_s"], r["total_ios"])
+           for r in p.rows("fio_results")]
+    assert res == [(0, "read", 2031616.0, 28216888.0, 496), (0, "write", 2162688.0, 30037333.0, 528),
+                   (1, "read", 1990656.0, 28037408.0, 486), (1, "write", 2203648.0, 31037295.0, 538)]
+    assert one(p.rows("fio_percentiles"), job_index=1, direction="write", percentile=99.99)["latency_ns"] == 6389760.0
+
+
+def test_general_path_gives_the_same_spans_as_the_fast_path_in_every_layout():
+    from storagelab.parsers import decode
+    from storagelab.parsers.fio.json import parse_plain
+
+    for path in sorted(RELAYOUT.glob("*.json")):
+        data = path.read_bytes()
+        fast, slow = parse_plain(data), parse_json(decode(data))
+        assert fast is not None, path.name
+        assert {t: list(r) for t, r in fast.tables.items()} == {t: list(r) for t, r in slow.tables.items()}, path.name
+
+
+def test_other_indent_widths_keep_exact_spans():
+    """json.dumps(indent=4) puts the job objects 8 columns in: still exact spans on both paths."""
+    from storagelab.parsers import decode
+    from storagelab.parsers.fio.json import parse_plain
+
+    data = json.dumps(json.loads((RELAYOUT / "fio-layout.json").read_bytes()), indent=4).encode()
+    fast, slow = parse_plain(data), parse_json(decode(data))
+    assert fast is not None
+    assert [(j["line_start"], j["line_end"]) for j in fast.rows("fio_jobs")] == [(12, 277), (278, 543)]
+    assert {t: list(r) for t, r in fast.tables.items()} == {t: list(r) for t, r in slow.tables.items()}
+
+
+def test_fio_3_1_duplicate_zero_keys_take_the_fast_path():
+    """fio-plot's published fio 3.1 JSON (fixtures/fio/3.1): every percentile map ends in nine
+    '"0.00" : 0' keys. orjson keeps the last of them, the general path the first; neither is stored,
+    so the fast path takes the file and gives the same rows, with no warning."""
+    from storagelab.parsers import decode
+    from storagelab.parsers.fio.json import parse_plain
+
+    path = Path(__file__).parent / "fixtures" / "fio" / "3.1" / "fioplot-randread-1-1.json"
+    data = path.read_bytes()
+    assert data.count(b'"0.00" : 0') == 9
+    fast, slow = parse_plain(data), parse_json(decode(data))
+    assert fast is not None
+    assert (fast.format, fast.tool_version, fast.warnings) == ("fio-json", "fio-3.1", [])
+    assert {t: list(r) for t, r in fast.tables.items()} == {t: list(r) for t, r in slow.tables.items()}
+    (job,) = fast.rows("fio_jobs")
+    assert (job["jobname"], job["rw"], job["iodepth"], job["line_start"], job["line_end"]) == \
+        ("random-read", "randread", 1, 7, 269)
+    (res,) = fast.rows("fio_results")
+    # fio 3.1 has no bw_bytes: bw (KiB/s) x 1024
+    assert (res["io_bytes"], res["bw_bytes_per_s"], res["total_ios"]) == (1625501696.0, 27090944.0, 396851)
+    assert len(fast.rows("fio_percentiles")) == 17
+
+
+def test_a_duplicate_key_other_than_zero_padding_takes_the_general_path():
+    from storagelab.parsers import parse_bytes
+    from storagelab.parsers.fio.json import parse_plain
+
+    data = (RELAYOUT / "oneline.json").read_bytes().replace(b'"error": 0,', b'"error": 0, "error": 7,', 1)
+    assert parse_plain(data) is None
+    p = parse_bytes(data)[0]
+    assert p.warnings == ["line 1: duplicate JSON keys kept first value: error"]
+    assert p.rows("fio_jobs")[0]["error"] == 0
+
+
+def test_warning_for_unknown_latency_keys():
+    """fio 3.33 with cmdprio_percentage=50 adds a "prios" array of per-priority latencies: not stored, named."""
+    p = _parse_file(FIX / "cmdprio_json.txt")
+    assert p.warnings == ["line 1: latency keys not understood, not stored: prios"]
+    (res,) = p.rows("fio_results")
+    assert (res["direction"], res["total_ios"], res["clat_samples"]) == ("read", 1024, 1024)
+
+
+def test_warning_when_bw_and_bw_bytes_disagree():
+    """fio prints bw = bw_bytes // 1024 (all 101 pairs in the fixtures): a document where they disagree
+    (edited here from a real one) keeps bw_bytes and says so."""
+    data = (RELAYOUT / "fio-layout.json").read_bytes()
+    assert b'"bw_bytes" : 28216888,\n        "bw" : 27555,' in data
+    p = fio.parse(data.replace(b'"bw" : 27555,', b'"bw" : 2755,', 1).decode())
+    assert p.warnings == ["line 12: job 0 read: bw_bytes=2.82169e+07 B/s and bw=2755 KiB/s disagree; bw_bytes stored"]
+    assert p.rows("fio_results")[0]["bw_bytes_per_s"] == 28216888.0
+    assert fio.parse(data.decode()).warnings == []
+
+
+def test_damage_inside_the_results_stays_an_error():
+    data = (RELAYOUT / "oneline.json").read_bytes()
+    cut = data[: data.index(b'"write"')]
+    with pytest.raises(ParseError) as e:
+        _parse_file_bytes(cut)
+    assert (e.value.kind, e.value.line) == ("truncated", 1)
+    with pytest.raises(ParseError) as e:
+        _parse_file_bytes(data.replace(b'"total_ios": 496', b'"total_ios": "x"', 1))
+    assert e.value.kind == "invalid"
+
+
+def _parse_file_bytes(data: bytes):
+    from storagelab.parsers import parse_bytes
+    return parse_bytes(data)[0]
+
+
+def _real_fio_files():
+    root = Path(__file__).parents[1]
+    for path in sorted([*root.joinpath("tests", "fixtures").rglob("*"), *root.joinpath("data", "raw").rglob("*")]):
+        if (path.is_file() and path.suffix not in (".md", ".csv", ".sh", ".jsonl")
+                and b'"fio version"' in path.read_bytes()):
+            yield path.relative_to(root).as_posix()
+
+
+REAL_FIO_FILES = list(_real_fio_files())
+
+
+@pytest.mark.parametrize("name", REAL_FIO_FILES)
+def test_fast_path_equals_general_path_on_every_real_file(name):
+    """The whole file (not only its JSON part): taken by the fast path when it is one JSON document,
+    and then exactly the general path's result; declined when it also holds text or several documents."""
+    from storagelab.parsers import decode, parse_text
+    from storagelab.parsers.fio import parse_bytes as fio_fast
+
+    data = (Path(__file__).parents[1] / name).read_bytes()
+    fast = fio_fast(data)
+    slow = parse_text(decode(data))[0]
+    if fast is None:
+        assert not data.lstrip().startswith(b"{") or data.count(b'"fio version"') > 1 or b"(groupid=" in data, name
+        return
+    assert (fast.format, fast.tool_version, fast.warnings) == (slow.format, slow.tool_version, slow.warnings)
+    assert list(fast.tables) == list(slow.tables)
+    for table, rows in slow.tables.items():
+        got = list(fast.tables[table])
+        assert got == list(rows), table
+        assert [{k: type(v) for k, v in r.items()} for r in got] == [{k: type(v) for k, v in r.items()} for r in rows]
+
+
+def test_fast_path_takes_the_single_document_files():
+    from storagelab.parsers.fio import parse_bytes as fio_fast
+
+    root = Path(__file__).parents[1]
+    taken = [n for n in REAL_FIO_FILES if fio_fast((root / n).read_bytes()) is not None]
+    assert len(taken) >= 10
+    assert {"tests/fixtures/fio/relayout/oneline.json",
+            "tests/fixtures/fio/3.1/fioplot-randread-1-1.json"} <= set(taken)
+
+
+def test_registry_offers_every_modules_fast_path_and_names_no_parser(monkeypatch):
+    """parsers.parse_bytes tries each module's optional parse_bytes (in MODULES order) before the general
+    path; the registry's source names no parser module."""
+    import inspect
+    import types
+
+    from storagelab import parsers
+    from storagelab.parsers.base import Parsed
+
+    assert "fio" not in inspect.getsource(parsers.parse_bytes) + inspect.getsource(parsers._fast_paths)
+    fake = types.ModuleType("fake")
+    fake.TOOL = "fake"
+    fake.parse_bytes = lambda data: Parsed("fake", "fake-fmt") if data == b"FAKE" else None
+    monkeypatch.setattr(parsers, "_FAST", [(fake.parse_bytes, fake)] + parsers._fast_paths())
+    assert parsers.parse_bytes(b"FAKE")[1] is fake
+    data = (RELAYOUT / "oneline.json").read_bytes()
+    assert parsers.parse_bytes(data)[1] is fio  # declined by the fake, taken by fio's
+
+
+def test_keys_in_another_order_keep_each_objects_own_span():
+    """json.dumps(indent=2, sort_keys=True) puts "disk_util" before "jobs": each job and disk row still
+    points at its own object's lines, on both paths."""
+    from storagelab.parsers import decode
+    from storagelab.parsers.fio.json import parse_plain
+
+    data = json.dumps(json.loads((RELAYOUT / "fio-layout.json").read_bytes()), indent=2, sort_keys=True).encode()
+    lines = data.decode().split("\n")
+    for p in (parse_plain(data), parse_json(decode(data))):
+        assert [(j["line_start"], j["line_end"]) for j in p.rows("fio_jobs")] == [(22, 287), (288, 553)]
+        (disk,) = p.rows("fio_disk_stats")
+        assert (disk["line_start"], disk["line_end"]) == (3, 13)
+        assert lines[disk["line_start"]].strip() == '"in_queue": 0,' and lines[22].strip() == '"ctx": 1024,'

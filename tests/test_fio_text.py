@@ -657,9 +657,13 @@ def test_truncated_mid_line_and_in_the_run_status_line():
 def test_truncated_after_the_job_block_or_in_disk_stats():
     expect_error(cut(23), "truncated", line=23)
     expect_error(cut(24) + "\n", "truncated", line=23)   # block complete, no Run status group
+    # cut inside the disk stats (after the results): the results are kept, the cut line is a warning
     disk = read(SEEDS / "fio-mdadm-raid1-ext4-bitmap-internal.txt").split("\n")
-    expect_error("\n".join(disk[:6] + ["  sdb: ios=0/230087, merge=0/27, ti"]), "truncated", line=7)
-    expect_error("\n".join(disk[:6] + ["  sd"]), "truncated", line=7)
+    for last in ("  sdb: ios=0/230087, merge=0/27, ti", "  sd"):
+        p = parse_text("\n".join(disk[:6] + [last]))
+        assert p.warnings == [f"line 7: disk stats line cut at the end of the file, not stored: {last.strip()!r}"]
+        assert [d["disk"] for d in p.rows("fio_disk_stats")] == ["md127", "nvme0n1"]
+        assert len(p.rows("fio_groups")) == 1
 
 
 def test_preamble_only_is_truncated():
@@ -735,3 +739,60 @@ def test_rows_have_exactly_the_schema_columns():
             seen.add(table)
     assert seen == {"fio_jobs", "fio_results", "fio_percentiles", "fio_latency_buckets", "fio_iodepths",
                     "fio_groups", "fio_disk_stats"}
+
+
+# ---- fio 2.2.10 with the dm-0 disk stats line wrapped or cut (fixtures/fio/2.2.10, COMMANDS.md) ----------
+
+F2210 = ROOT / "tests" / "fixtures" / "fio" / "2.2.10"
+
+
+def test_wrapped_disk_stats_line_is_joined_with_its_continuation():
+    p = parse_text((F2210 / "rbd-write-wrapped-diskstats.txt").read_text())
+    assert (p.format, p.tool_version, p.warnings) == ("fio-normal", "fio-2.2.10", [])
+    dm, sda = p.rows("fio_disk_stats")
+    assert (dm["disk"], dm["write_ios"], dm["util_pct"], dm["has_slaves"], dm["aggr_write_ios"],
+            dm["aggr_write_merges"], dm["aggr_write_ticks_ns"], dm["aggr_in_queue_ns"], dm["aggr_util_pct"],
+            dm["line_start"], dm["line_end"]) == ("dm-0", 464, 0.38, True, 1091, 18, 12747e6, 12746e6, 1.11, 32, 33)
+    assert (sda["disk"], sda["write_ios"], sda["write_merges"], sda["line_start"], sda["line_end"]) == \
+        ("sda", 1091, 18, 34, 34)
+    (res,) = p.rows("fio_results")
+    # write: io=1024.0MB, bw=26099KB/s, iops=101, runt= 40177msec (KB = KiB before fio 2.17)
+    assert (res["direction"], res["io_bytes"], res["bw_bytes_per_s"], res["iops"], res["runtime_ns"],
+            res["total_ios"]) == ("write", 1024 * 2**20, 26099 * 1024.0, 101.0, 40177e6, 4096)
+
+
+def test_wrap_after_another_comma():
+    p = parse_text((F2210 / "rbd-read-wrapped-diskstats.txt").read_text())
+    assert p.warnings == []
+    dm, sda = p.rows("fio_disk_stats")
+    assert (dm["disk"], dm["write_ios"], dm["aggr_write_ios"], dm["aggr_write_merges"], dm["aggr_write_ticks_ns"],
+            dm["aggr_util_pct"], dm["line_start"], dm["line_end"]) == ("dm-0", 126, 370, 5, 7720e6, 1.71, 32, 33)
+    assert p.rows("fio_results")[0]["bw_bytes_per_s"] == 99278 * 1024.0
+
+
+def test_disk_stats_cut_at_the_end_keep_the_results_with_a_warning():
+    """The file ends after 'aggrios=0/1091,': the job, its results and the group are kept; the cut
+    disk line is not stored, and a warning says so."""
+    cut = parse_text((F2210 / "rbd-write-cut-diskstats.txt").read_text())
+    whole = parse_text((F2210 / "rbd-write-wrapped-diskstats.txt").read_text())
+    assert cut.warnings == ["line 32: disk stats line cut at the end of the file, not stored: "
+                            "'dm-0: ios=0/464, merge=0/0, ticks=0/213, in_queue=213, util='"]
+    assert cut.rows("fio_disk_stats") == []
+    for table in ("fio_jobs", "fio_results", "fio_percentiles", "fio_latency_buckets", "fio_iodepths", "fio_groups"):
+        assert list(cut.rows(table)) == list(whole.rows(table)), table
+    # a disk line cut anywhere else in its last line is the same damage
+    text = (F2210 / "rbd-write-wrapped-diskstats.txt").read_text()
+    p = parse_text(text[:text.index("in_queue=12746, util=1.11%")])
+    assert [d["disk"] for d in p.rows("fio_disk_stats")] == ["dm-0"]
+    assert p.warnings == ["line 34: disk stats line cut at the end of the file, not stored: "
+                          "'sda: ios=0/1091, merge=0/18, ticks=0/12747,'"]
+
+
+def test_damage_inside_the_results_or_mid_disk_stats_stays_an_error():
+    text = (F2210 / "rbd-write-wrapped-diskstats.txt").read_text()
+    with pytest.raises(ParseError) as e:
+        parse_text(text[:text.index("    lat (msec) : 10=")])  # cut inside the job block
+    assert e.value.kind == "truncated"
+    with pytest.raises(ParseError) as e:  # a wrapped line whose continuation is missing, then another disk
+        parse_text(text.replace("    aggrmerge=0/18, aggrticks=0/12747, aggrin_queue=12746, aggrutil=1.11%\n", ""))
+    assert (e.value.kind, e.value.line) == ("invalid", 32)

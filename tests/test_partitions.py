@@ -299,3 +299,100 @@ def test_every_truncation_gives_rows_or_parse_error():
                 partitions.parse(text[:cut], fmt)
             except ParseError as e:
                 assert e.kind in ("empty", "truncated", "invalid", "unsupported-version")
+
+
+# --- legacy sfdisk -l (util-linux 2.23.2, CentOS 7.7; fixtures/partitions/util-linux-2.23.2/COMMANDS.md) ------
+
+LEGACY = PT / "util-linux-2.23.2"
+
+
+@pytest.mark.parametrize("name, source", [
+    ("sfdisk-luS.txt", "printed"), ("sfdisk-luB.txt", "assumed"), ("sfdisk-luM.txt", "assumed")])
+def test_legacy_sfdisk_l_in_sectors_blocks_and_mib_gives_exact_starts(name, source):
+    assert detect(read(LEGACY / name))[1] == "sfdisk-l"
+    p = parse(LEGACY / name)
+    assert (p.format, p.warnings) == ("sfdisk-l", [])
+    rows = [(r["disk"], r["device"], r["index"], r["start_sector"], r["end_sector"], r["size_sectors"], r["type_id"],
+             r["type"], r["flags"], r["logical_sector_bytes"], r["logical_sector_source"], r["table_type"],
+             r["start_bytes"], r["aligned_4k"], r["aligned_1m"], r["line_start"]) for r in p.rows("partitions")]
+    assert rows == [
+        ("/dev/sda", "/dev/sda1", 1, 2048, 2099199, 2097152, "83", "Linux", "boot", 512, source, "MBR", 1048576,
+         True, True, 6),
+        ("/dev/sda", "/dev/sda2", 2, 2099200, 41943039, 39843840, "8e", "Linux LVM", None, 512, source, "MBR",
+         2099200 * 512, True, True, 7)]
+    disks = [(d["disk"], d["table_type"], d["partitions"], d["size_sectors"], d["line_start"]) for d in p.rows("disks")]
+    assert disks == [("/dev/sda", "MBR", 2, None, 2), ("/dev/mapper/centos-root", None, 0, None, 11),
+                     ("/dev/mapper/centos-swap", None, 0, None, 13)]
+
+
+def test_legacy_sfdisk_l_in_cylinders_keeps_sizes_but_not_unknown_starts():
+    """The default unit: starts '0+' and '130+' lie inside a cylinder, so their sector (and alignment)
+    is not known; the #blocks column still gives the exact size (2 x blocks; '+' would add a sector)."""
+    p = parse(LEGACY / "sfdisk-l.txt")
+    assert p.format == "sfdisk-l"
+    assert p.warnings == ["starts not on a unit boundary ('N+'), so their sector and alignment are unknown "
+                          "(sfdisk -luS prints sectors): /dev/sda1 (0+), /dev/sda2 (130+)"]
+    rows = [(r["device"], r["start_sector"], r["end_sector"], r["size_sectors"], r["start_bytes"], r["aligned_4k"],
+             r["aligned_1m"], r["size_bytes"]) for r in p.rows("partitions")]
+    assert rows == [("/dev/sda1", None, None, 2097152, None, None, None, 1073741824),
+                    ("/dev/sda2", None, None, 39843840, None, None, None, 39843840 * 512)]
+
+
+def test_legacy_sfdisk_cylinder_start_on_a_boundary_is_exact():
+    """A start printed without '+' is the first sector of its cylinder (255 x 63 = 16065 sectors each)."""
+    text = read(LEGACY / "sfdisk-l.txt").replace("/dev/sda2        130+", "/dev/sda2        131 ")
+    row = partitions.parse(text).rows("partitions")[1]
+    assert (row["start_sector"], row["start_bytes"], row["aligned_4k"], row["align_4k_rem_bytes"]) == \
+        (131 * 16065, 131 * 16065 * 512, False, (131 * 16065 * 512) % 4096)
+
+
+def test_legacy_sfdisk_damage():
+    text = read(LEGACY / "sfdisk-luS.txt")
+    with pytest.raises(ParseError) as e:
+        partitions.parse(text.replace("2099200  41943039", "2099200  4194x039"))
+    assert (e.value.kind, e.value.line) == ("invalid", 7)
+    cut = text[: text.index("/dev/sda2") + 20]
+    with pytest.raises(ParseError) as e:
+        partitions.parse(cut)
+    assert (e.value.kind, e.value.line) == ("truncated", 7)
+
+
+def test_legacy_sfdisk_d_old_dump():
+    p = parse(LEGACY / "sfdisk-d.txt")
+    assert p.format == "sfdisk"
+    assert [(r["device"], r["start_sector"], r["size_sectors"], r["type_id"], r["flags"], r["aligned_1m"])
+            for r in p.rows("partitions")] == [("/dev/sda1", 2048, 2097152, "83", "boot", True),
+                                                ("/dev/sda2", 2099200, 39843840, "8e", None, True)]
+
+
+def test_legacy_sfdisk_luS_with_warnings_extended_and_sector_63():
+    """sfdisk -l -uS of util-linux 2.20 (Ubuntu 12.04), quoted from a 2013 Ubuntu Forums post ("Recover NTFS
+    partition deleted by Windows 8 upgrade"): the old 'Units =' spelling, two warning lines between the disk
+    line and the units, an extended partition with logical ones, sda1 at the DOS-era sector 63."""
+    text = """fred@A105-Precise:~$ sudo sfdisk -l -uS
+
+Disk /dev/sda: 19457 cylinders, 255 heads, 63 sectors/track
+Warning: extended partition does not start at a cylinder boundary.
+DOS and Linux will interpret the contents differently.
+Units = sectors of 512 bytes, counting from 0
+
+   Device Boot    Start       End   #sectors  Id  System
+/dev/sda1   *        63 113595614  113595552   7  HPFS/NTFS/exFAT
+/dev/sda2     113595615 175028174   61432560   7  HPFS/NTFS/exFAT
+/dev/sda3     175028236 312062624  137034389   5  Extended
+/dev/sda4             0         -          0   0  Empty
+/dev/sda5     175028238 205744454   30716217  83  Linux
+/dev/sda6     205744518 211881284    6136767  82  Linux swap / Solaris
+/dev/sda7     211881348 312062624  100181277  83  Linux
+"""
+    assert detect(text)[1] == "sfdisk-l"
+    p = partitions.parse(text)
+    assert p.warnings == []
+    rows = [(r["index"], r["start_sector"], r["end_sector"], r["type_id"], r["type"], r["align_4k_rem_bytes"],
+             r["aligned_4k"]) for r in p.rows("partitions")]
+    assert rows == [(1, 63, 113595614, "7", "HPFS/NTFS/exFAT", 3584, False),
+                    (2, 113595615, 175028174, "7", "HPFS/NTFS/exFAT", (113595615 * 512) % 4096, False),
+                    (3, 175028236, 312062624, "5", "Extended", (175028236 * 512) % 4096, False),
+                    (5, 175028238, 205744454, "83", "Linux", (175028238 * 512) % 4096, False),
+                    (6, 205744518, 211881284, "82", "Linux swap / Solaris", (205744518 * 512) % 4096, False),
+                    (7, 211881348, 312062624, "83", "Linux", (211881348 * 512) % 4096, False)]

@@ -906,7 +906,8 @@ def test_fio_json_round_trips(version_name, njobs, ndocs, data):
     if fast is not None:
         assert (fast.tables, fast.warnings, fast.format, fast.tool_version) == \
             (parsed.tables, parsed.warnings, parsed.format, parsed.tool_version)
-    plain = lead == "" and ndocs == 1 and not re.search(r"\b(nan|inf)\b", text) and '"0.00" : ' not in text
+    # fio <= 3.3's duplicate "0.00" padding is taken too (those keys are never stored)
+    plain = lead == "" and ndocs == 1 and not re.search(r"\b(nan|inf)\b", text)
     assert (fast is not None) == plain
     assert parsed.tool_version == version_name
     jobs = parsed.rows("fio_jobs")

@@ -37,7 +37,7 @@ def real_outputs() -> dict[str, tuple[str, ...]]:
     """Texts of the real outputs in data/raw/ and tests/fixtures/, by the tool that parses them."""
     out: dict[str, list[str]] = {}
     for p in sorted(list(RAW.rglob("*")) + list(FIXTURES.rglob("*"))):
-        if not p.is_file() or p.suffix in (".md", ".sh", ".py") or p.name == "manifest.csv":
+        if not p.is_file() or p.suffix in (".md", ".sh", ".py", ".jsonl") or p.name == "manifest.csv":
             continue
         try:
             text = decode(p.read_bytes())

@@ -360,3 +360,75 @@ def test_gpart_bsd_label_inside_an_mbr_slice_is_placed_on_the_disk(slice_start, 
         assert row["start_bytes"] == (slice_start + start) * 512
         assert row["aligned_4k"] == ((slice_start + start) * 512 % 4096 == 0)
         assert row["aligned_1m"] == ((slice_start + start) * 512 % 2**20 == 0)
+
+
+# --- the old sfdisk -l (util-linux <= 2.25): the same partitions in four units -------------------------------
+# Rendered as its out_rounddown/out_roundup print them: a start not on a unit boundary rounded down with '+',
+# an end rounded up with '-', sizes in #sectors or in 1024-byte #blocks with '+' for an odd sector count.
+
+
+def _down(n: int, unit: int) -> str:
+    return f"{n // unit}{'+' if unit != 1 and n % unit else ' ' if unit != 1 else ''}"
+
+
+def _up(n: int, unit: int) -> str:
+    return f"{n // unit}{'-' if unit != 1 and (n + 1) % unit else ' ' if unit != 1 else ''}"
+
+
+def legacy_sfdisk(parts: list[tuple[int, int, str]], fmt: str, heads: int = 255, spt: int = 63) -> str:
+    cyl = heads * spt
+    units = {"C": (f"cylinders of {cyl * 512} bytes, blocks of 1024 bytes", cyl,
+                   "   Device Boot Start     End   #cyls    #blocks   Id  System"),
+             "S": ("sectors of 512 bytes", 1, "   Device Boot    Start       End   #sectors  Id  System"),
+             "B": ("blocks of 1024 bytes", 2, "   Device Boot   Start       End    #blocks   Id  System"),
+             "M": ("1MiB = 1024*1024 bytes, blocks of 1024 bytes", 2048,
+                   "   Device Boot Start   End    MiB    #blocks   Id  System")}
+    what, unit, header = units[fmt]
+    lines = ["", f"Disk /dev/sdz: 3000 cylinders, {heads} heads, {spt} sectors/track",
+             f"Units: {what}, counting from 0", "", header]
+    for i, (start, size, type_id) in enumerate(parts, 1):
+        end = start + size - 1
+        blocks = f"{size // 2}{'+' if size % 2 else ' '}"
+        cols = [_down(start, unit), _up(end, unit)]
+        if fmt == "S":
+            cols.append(str(size))
+        elif fmt == "B":
+            cols.append(blocks)
+        else:
+            cols += [f"{-(-size // unit)}{'-' if size % unit else ' '}", blocks]  # #cyls / MiB rounded up, '-'
+        lines.append(f"/dev/sdz{i}   {'*' if i == 1 else ' '} " + " ".join(f"{c:>9}" for c in cols)
+                     + f"  {type_id:>2}  Linux")
+    lines.append(f"/dev/sdz{len(parts) + 1}            0         -          0   0  Empty")
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def legacy_layout(draw):
+    n = draw(st.integers(1, 3))
+    at, parts = draw(st.sampled_from([63, 2048, 1, 16065])), []
+    for _ in range(n):
+        size = draw(st.integers(1, 5_000_000))
+        parts.append((at, size, draw(st.sampled_from(["83", "8e", "fd", "7"]))))
+        at += size + draw(st.sampled_from([0, 1, 62, 2048]))
+    return parts
+
+
+@PROPS
+@given(legacy_layout(), st.sampled_from("CSBM"))
+def test_legacy_sfdisk_l_sizes_exact_starts_where_printed_exactly(parts, fmt):
+    text = legacy_sfdisk(parts, fmt)
+    p = partitions.parse(text)
+    assert p.format == "sfdisk-l"
+    unit = {"C": 255 * 63, "S": 1, "B": 2, "M": 2048}[fmt]
+    rows = p.rows("partitions")
+    assert [(r["device"], r["size_sectors"], r["type_id"]) for r in rows] == \
+        [(f"/dev/sdz{i}", size, t) for i, (_, size, t) in enumerate(parts, 1)]
+    for r, (start, size, _) in zip(rows, parts):
+        if start % unit:  # printed 'N+': not known to the sector
+            assert (r["start_sector"], r["aligned_4k"], r["start_bytes"]) == (None, None, None)
+        else:
+            assert (r["start_sector"], r["end_sector"], r["start_bytes"]) == (start, start + size - 1, start * 512)
+            assert r["aligned_4k"] == (start * 512 % 4096 == 0)
+    unknown = [f"/dev/sdz{i}" for i, (start, _, _) in enumerate(parts, 1) if start % unit]
+    assert bool(p.warnings) == bool(unknown)
+    assert all(d in p.warnings[0] for d in unknown)

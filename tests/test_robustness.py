@@ -22,7 +22,7 @@ from conftest import FIXTURES, RAW, ROOT
 
 def _real_outputs() -> list[Path]:
     files = [p for p in list(RAW.rglob("*")) + list(FIXTURES.rglob("*"))
-             if p.is_file() and p.suffix not in (".md", ".sh", ".py") and p.name != "manifest.csv"
+             if p.is_file() and p.suffix not in (".md", ".sh", ".py", ".jsonl") and p.name != "manifest.csv"
              and "_expected" not in p.parts]
     ok = []
     for p in sorted(files):

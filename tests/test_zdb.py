@@ -247,7 +247,7 @@ def test_strip_progress():
 
 # --- real zdb 2.1.11 and 2.3.2 outputs (ztest pools; tests/fixtures/zdb/COMMANDS.md) --------------------
 
-FIXTURE_FILES = sorted(Z.glob("*/*.txt"))
+FIXTURE_FILES = sorted(p for p in Z.glob("*/*.txt") if p.parent.name != "2.3.1-published")  # ztest runs
 FORMAT_OF = {"b": "zdb-b", "bb": "zdb-b", "bbb": "zdb-b", "bbbb": "zdb-b", "Pbb": "zdb-b", "bcc": "zdb-b",
              "bccL": "zdb-b", "S": "zdb-S", "DD": "zdb-DD", "DDD": "zdb-DD"}
 
@@ -613,3 +613,34 @@ def test_table_without_summary():
     assert len(rows) == 17 and {r["block_no"] for r in rows} == {None}
     assert without_lines(rows) == without_lines(
         [dict(r, block_no=None) for r in zdb.parse(real).rows("zdb_block_types")])
+
+
+# --- OpenZFS 2.3.1: zdb -S with an empty histogram (fixtures/zdb/2.3.1-published/COMMANDS.md) -------------
+
+def test_empty_simulated_histogram_is_zero_entries_with_a_warning_not_truncated():
+    from storagelab.parsers import parse_bytes
+
+    path = FIXTURES / "zdb" / "2.3.1-published" / "S-empty-histogram.txt"
+    p, mod = parse_bytes(path.read_bytes())
+    assert (mod.TOOL, p.format) == ("zdb", "zdb-S")
+    assert p.warnings == ["line 7: zdb -S printed an empty simulated DDT histogram (no rows, no Total, no ratio "
+                          "line; OpenZFS 2.3.1 does this): stored as zero entries, which may not be the pool's "
+                          "real dedup table"]
+    (total,) = p.rows("zdb_ddt_histogram")
+    assert (total["source"], total["is_total"], total["refcnt_bucket"], total["alloc_blocks"], total["ref_blocks"],
+            total["alloc_dsize_bytes"], total["line_start"]) == ("simulated", True, None, 0, 0, 0, 7)
+    assert p.rows("zdb_ddt_ratios") == []
+
+
+def test_damage_inside_a_simulated_histogram_stays_an_error():
+    from storagelab.parsers import zdb
+
+    text = (FIXTURES / "zdb" / "2.3" / "S.txt").read_text()
+    lines = text.splitlines()
+    first_row = next(i for i, ln in enumerate(lines) if ln.strip().startswith("1 "))
+    with pytest.raises(ParseError) as e:  # rows, then the file ends before Total and ratio line
+        zdb.parse("\n".join(lines[: first_row + 1]) + "\n")
+    assert e.value.kind == "truncated"
+    with pytest.raises(ParseError) as e:  # the header itself cut
+        zdb.parse("\n".join(lines[: first_row - 2]) + "\n")
+    assert e.value.kind == "truncated"

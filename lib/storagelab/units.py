@@ -39,6 +39,11 @@ _TIME_NS = {
 }
 
 
+# the factor tables, for parsers whose hot loops look a suffix or unit up directly (fio/text.py)
+SI_FACTORS = _SI  # k/M/G/... suffix -> factor (as si_number)
+TIME_NS_FACTORS = _TIME_NS  # time unit -> nanoseconds (as time_to_ns)
+
+
 class UnitError(ValueError):
     """A value or unit string could not be understood."""
 

@@ -131,18 +131,29 @@ def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
 
 
 def parse_bytes(data: bytes, path: str | None = None) -> tuple[Parsed, ModuleType]:
-    """Decompress (gzip/xz/bzip2/zstd, by magic bytes: ``compressed.py``), decode, detect and parse.
-    A file that starts with ``{`` is first offered to the fio JSON fast path (bytes in, same result
-    as the general path, or None to decline)."""
+    """Decompress (gzip/xz/bzip2/zstd, by magic bytes: ``compressed.py``), decode, detect and parse. A parser
+    module may offer a fast path, ``parse_bytes(data)``: bytes in, exactly the Parsed its general path gives, or
+    None to decline (cheaply) anything it does not know; each is offered the file first, in ``MODULES`` order,
+    and the first Parsed wins."""
     try:
         data = decompress(data)
-        if data[:1] == b"{":
-            from .fio.json import parse_plain
-            parsed = parse_plain(data)
+        for fast, mod in _fast_paths():
+            parsed = fast(data)
             if parsed is not None:
-                return parsed, modules()[0]
+                return parsed, mod
         return parse_text(decode(data), path)
     except ParseError as e:
         if path is not None:
             e.with_path(path)
         raise
+
+
+_FAST: list[tuple] | None = None  # (parse_bytes, module) of the parser modules that offer one
+
+
+def _fast_paths() -> list[tuple]:
+    """The ``parse_bytes`` functions of the parser modules that have one, with their module, in ``MODULES`` order."""
+    global _FAST
+    if _FAST is None:
+        _FAST = [(mod.parse_bytes, mod) for mod in modules() if hasattr(mod, "parse_bytes")]
+    return _FAST

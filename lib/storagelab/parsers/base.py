@@ -49,6 +49,11 @@ class Table:
     def names(self) -> list[str]:
         return [c.name for c in self.columns]
 
+    @property
+    def row_columns(self) -> tuple[str, ...]:
+        """The columns a parser fills, in the table's order (all but file_id): the order of a Tuples row."""
+        return tuple(c.name for c in self.columns if c.name != "file_id")
+
 
 def table(doc: str, *cols: tuple[str, str, str] | tuple[str, str]) -> Table:
     """Shorthand: ``table("doc", ("col", "DOUBLE", "what, unit"), ...)``; file_id is prepended."""

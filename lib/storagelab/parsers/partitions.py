@@ -20,6 +20,14 @@ Formats (checked against real outputs in tests/fixtures/partitions/, see COMMAND
 * ``fdisk`` (``fdisk -l``, also ``sfdisk -l``): util-linux >= 2.26 (``Units: sectors``,
   ``Disklabel type:``, ``Sectors``/``Size`` columns) and the 2.20 layout (``Units = sectors``,
   ``Blocks`` with ``+``, ``Id  System``). Cylinder units are refused (not exact).
+* ``sfdisk-l`` (``sfdisk -l`` of util-linux <= 2.25, the old sfdisk): ``Disk DEV: C cylinders, H heads,
+  S sectors/track``, ``Units: cylinders of N bytes, blocks of 1024 bytes, counting from 0`` (the default,
+  ``-uC``), ``Units: sectors of 512 bytes`` (``-uS``), ``blocks of 1024 bytes`` (``-uB``) or ``1MiB``
+  (``-uM``), then ``Device Boot Start End [#cyls|#sectors|MiB] [#blocks] Id System`` rows. A start not on
+  a unit boundary is printed rounded down with ``+`` (an end rounded up with ``-``): such a start (every
+  ``0+`` of a cylinder listing) is not known to the sector, so its sector and alignment are NULL and a
+  warning says so. Sizes are exact: ``#sectors``, or ``#blocks`` x 2 (+1 for a ``+``: an odd sector
+  count). Unused slots (``0 - 0 0 0 Empty``) are skipped; a disk with no table gives a disks row.
 * ``sfdisk`` (``sfdisk -d``): ``label:``/``device:``/``sector-size:`` header and
   ``DEV : start=, size=, type=, uuid=, name=, attrs=, bootable`` rows; the old
   ``# partition table of DEV`` / ``Id=83`` form (no sector size: 512 assumed). Unused slots
@@ -44,7 +52,7 @@ from .base import LINES, Parsed, ParseError, lines_of, table
 
 TOOL = "partitions"
 PARSER_VERSION = 1
-FORMATS = ("gpart", "fdisk", "sfdisk", "parted")
+FORMATS = ("gpart", "fdisk", "sfdisk", "sfdisk-l", "parted")
 
 _SOURCE_DOC = ("how logical_sector_bytes is known: 'printed' by the tool, 'checked' (gpart: 512 assumed and consistent "
                "with the printed human sizes), 'inferred' (gpart: 4096, from the human sizes), 'assumed' (512, nothing "
@@ -181,16 +189,18 @@ class _Disk:
         lsec = self.lsec or 512
         source = self.source or ("printed" if self.lsec else "assumed")
         for p in self.parts:
-            abs_start = p["start_sector"] + offset
+            known = p["start_sector"] is not None  # unknown: a legacy sfdisk -l start printed as 'N+'
+            abs_start = p["start_sector"] + offset if known else None
             row = {"disk": self.name, "table_type": self.table_type, "index": p.get("index"),
                    "device": p.get("device"), "start_sector": p["start_sector"],
-                   "end_sector": p["start_sector"] + p["size_sectors"] - 1, "size_sectors": p["size_sectors"],
+                   "end_sector": p["start_sector"] + p["size_sectors"] - 1 if known else None,
+                   "size_sectors": p["size_sectors"],
                    "abs_start_sector": abs_start, "logical_sector_bytes": lsec,
                    "physical_sector_bytes": self.psec, "logical_sector_source": source,
                    "size_bytes": p["size_sectors"] * lsec, "type": p.get("type"), "type_id": p.get("type_id"),
                    "name": p.get("name"), "filesystem": p.get("filesystem"), "flags": p.get("flags"),
                    "line_start": p["line"], "line_end": p["line"]}
-            row.update(alignment(abs_start, lsec))
+            row.update(alignment(abs_start, lsec) if known else _UNKNOWN_ALIGNMENT)
             parsed.add("partitions", row)
         if self.size_bytes is None and self.size_sectors is not None:
             self.size_bytes = self.size_sectors * lsec
@@ -202,6 +212,10 @@ class _Disk:
             "logical_sector_bytes": lsec, "physical_sector_bytes": self.psec, "logical_sector_source": source,
             "media_size_text": self.media, "state": self.state,
             "line_start": self.line_start, "line_end": self.line_end})
+
+
+_UNKNOWN_ALIGNMENT = {"start_bytes": None, "align_4k_rem_bytes": None, "align_1m_rem_bytes": None,
+                      "aligned_4k": None, "aligned_1m": None}
 
 
 # --- gpart -----------------------------------------------------------------------------------
@@ -543,6 +557,95 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
         d.emit(parsed)
 
 
+# --- sfdisk -l of util-linux <= 2.25 --------------------------------------------------------
+
+_SFL_DISK = re.compile(r"^Disk (\S+): (\d+) cylinders, (\d+) heads, (\d+) sectors/track\s*$")
+_SFL_UNITS = re.compile(r"^Units(?::| =) (?:(cylinders) of (\d+) bytes|(sectors) of (\d+) bytes|(blocks) of 1024 bytes|"
+                        r"(1MiB) = 1024\*1024 bytes)(?:, blocks of 1024 bytes)?, counting from (\d+)\s*$")
+_SFL_HEADER = re.compile(r"^\s*Device\s+Boot\s+Start\s+End\s+(#cyls\s+#blocks|#sectors|#blocks|MiB\s+#blocks)"
+                         r"\s+Id\s+System\s*$")
+_SFL_ROW = re.compile(r"^(/\S+)\s+(\*\s+)?(\d+)([+ ]?)\s+(?:(\d+)[- ]?|-)\s+(?:(\d+)[+-]?\s+)?(\d+)(\+?)\s+"
+                      r"([0-9a-fA-F]{1,2})\s+(.*?)\s*$")
+# what sfdisk prints besides tables: its own messages and warnings, geometry notes, empty disks
+_SFL_NOTE = re.compile(r"^(sfdisk:|Warning|WARNING|\s+for C/H/S=|For this listing|No partitions found|/\S+: "
+                       r"unrecognized partition|\s+start: |\s+end: |Checking that no-one|OK$|DOS and Linux will "
+                       r"interpret)")
+
+
+def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
+    disks: list[_Disk] = []
+    cur: _Disk | None = None
+    unit = inc = None  # sectors per unit of Start/End, 'counting from'
+    columns = None
+    unknown: list[str] = []
+    for lineno, line in enumerate(lines, 1):
+        s = line.rstrip()
+        if not s.strip():
+            continue
+        m = _SFL_DISK.match(s)
+        if m:
+            cur = _Disk(m.group(1), lineno)
+            disks.append(cur)
+            unit = columns = None
+            continue
+        if cur is None:
+            if _is_command(s, "sfdisk") or _SFL_NOTE.match(s):
+                continue
+            raise ParseError(f"not an sfdisk -l disk line: {s.strip()[:80]!r}", line=lineno,
+                             expected="'Disk DEV: N cylinders, N heads, N sectors/track'")
+        m = _SFL_UNITS.match(s)
+        if m:
+            cyl, cyl_bytes, sec, sec_bytes, blocks, mib, counting = m.groups()
+            if sec is not None:
+                cur.lsec, unit = int(sec_bytes), 1
+            else:
+                cur.lsec = 512  # the old sfdisk counts 512-byte sectors whatever the disk
+                unit = int(cyl_bytes) // 512 if cyl else 2 if blocks else 2048
+            inc = int(counting)
+            cur.source = "printed" if sec else "assumed"
+            cur.table_type = "MBR"
+            cur.line_end = lineno
+            continue
+        m = _SFL_HEADER.match(s)
+        if m:
+            if unit is None:
+                raise ParseError("sfdisk -l column header before its Units line", line=lineno,
+                                 expected="'Units: ... counting from N'")
+            columns = m.group(1).split()[0]
+            cur.line_end = lineno
+            continue
+        if _SFL_NOTE.match(s):
+            continue
+        m = _SFL_ROW.match(s)
+        if not m or columns is None:
+            raise _cut(lineno, last, f"not an sfdisk -l partition row: {s.strip()[:80]!r}",
+                       "'DEV [*] Start End [#cyls|MiB] [#blocks|#sectors] Id System' after the column header")
+        device, boot, start, plus, end, middle, size, odd, type_id, system = m.groups()
+        cur.line_end = lineno
+        size = int(size)
+        if columns != "#sectors":  # the size column is #blocks of 1024 bytes; '+' marks an odd sector
+            size = size * 2 + (odd == "+")
+        if size == 0:
+            continue  # unused slot
+        start_sector = None if plus == "+" else (int(start) - inc) * unit
+        if start_sector is None:
+            unknown.append(f"{device} ({start}+)")
+        elif start_sector < 0:
+            raise ParseError(f"start {start} before the first unit", line=lineno, expected="a start >= counting from")
+        cur.parts.append({"device": device, "index": _index_of(device), "start_sector": start_sector,
+                          "size_sectors": size, "type_id": type_id.lower(), "type": system or None,
+                          "flags": "boot" if boot else None, "line": lineno})
+    if not disks:
+        raise ParseError("no sfdisk -l disk found", line=1,
+                         expected="'Disk DEV: N cylinders, N heads, N sectors/track'")
+    if unknown:
+        parsed.warnings.append("starts not on a unit boundary ('N+'), so their sector and alignment are unknown "
+                               "(sfdisk -luS prints sectors): " + ", ".join(unknown))
+    for disk in disks:
+        disk.size_source = None
+        disk.emit(parsed)
+
+
 # --- parted ----------------------------------------------------------------------------------
 
 _PARTED_UNIT = re.compile(r"^(\d+)(s|B)$")
@@ -700,6 +803,8 @@ def _parse_parted_human(lines: list[str], parsed: Parsed, last: int) -> None:
 _SNIFF_GPART = re.compile(r"^=>\s*\d+\s+\d+\s+\S+\s+\S+\s+\(", re.M)
 _SNIFF_SFDISK = re.compile(r"^\S.*?\s*:\s*start=\s*\d+\s*,\s*size=\s*\d+", re.M)
 _SNIFF_SFDISK_HEAD = re.compile(r"^(?:label: \w+|# partition table of |unit: sectors)", re.M)
+_SNIFF_SFDISK_L = re.compile(r"^Disk \S+: \d+ cylinders, \d+ heads, \d+ sectors/track\s*\n(?:.*\n){0,4}?"
+                             r"Units(?::| =) .*counting from \d", re.M)
 _SNIFF_FDISK = re.compile(r"^Disk \S.*: [^,]*, \d+ bytes", re.M)
 _SNIFF_FDISK_UNITS = re.compile(r"^Units(?::| =) (?:sectors|cylinders) of \d+ \* \d+ = \d+ bytes", re.M)
 _SNIFF_PARTED_M = re.compile(r"^(?:BYT|CHS|CYL);\s*\n[^\n]*:[^\n]*:[^\n]*:\d+:\d+:[^\n]*;\s*$", re.M)
@@ -712,6 +817,8 @@ def sniff(text: str) -> str | None:
         return "gpart"
     if _SNIFF_SFDISK.search(head) and _SNIFF_SFDISK_HEAD.search(head):
         return "sfdisk"
+    if "sectors/track" in head and _SNIFF_SFDISK_L.search(head):
+        return "sfdisk-l"
     if _SNIFF_FDISK.search(head) and _SNIFF_FDISK_UNITS.search(head):
         return "fdisk"
     if _SNIFF_PARTED_M.search(head.replace("\r\n", "\n")):
@@ -738,6 +845,8 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         _parse_fdisk(lines, parsed, last)
     elif fmt == "sfdisk":
         _parse_sfdisk(lines, parsed, last)
+    elif fmt == "sfdisk-l":
+        _parse_sfdisk_legacy(lines, parsed, last)
     elif re.search(r"^(?:BYT|CHS|CYL);", text, re.M):
         _parse_parted_machine(lines, parsed, last)
     else:

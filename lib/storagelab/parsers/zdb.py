@@ -333,6 +333,7 @@ class _Reader:
         self.pending: list[dict] = []  # events before their summary
         self.leak: dict = {}
         self.ddt_no = 0
+        self.sim_empty: int | None = None  # header-only simulated histogram: the line after its headers
         self.ddt_open = False  # inside a -D dump (objects seen, ratio line not yet)
         self.ddt_source = "ddt"
         self.ddt_object: str | None = None
@@ -364,6 +365,7 @@ class _Reader:
         return round(v), tok.rstrip("B")[-1:] in ("K", "M", "G", "T", "P", "E")
 
     def new_ddt(self, source: str) -> None:
+        self.sim_empty = None
         self.ddt_no += 1
         self.ddt_source = source
         self.ddt_object = None
@@ -401,6 +403,20 @@ class _Reader:
         return self.out
 
     def check_ddt_closed(self, i: int) -> None:
+        if self.ddt_open and self.ddt_source == "simulated" and self.sim_empty is not None:
+            # zdb -S of OpenZFS 2.3.1 can print the histogram's headers and nothing else (no rows, no
+            # Total, no ratio line) for a pool full of blocks: zero entries, with a warning
+            line = self.sim_empty
+            self.out.warnings.append(f"line {line}: zdb -S printed an empty simulated DDT histogram (no rows, no "
+                                     "Total, no ratio line; OpenZFS 2.3.1 does this): stored as zero entries, "
+                                     "which may not be the pool's real dedup table")
+            zeros = dict.fromkeys(("alloc_blocks", "alloc_lsize_bytes", "alloc_psize_bytes", "alloc_dsize_bytes",
+                                   "ref_blocks", "ref_lsize_bytes", "ref_psize_bytes", "ref_dsize_bytes"), 0)
+            self.out.add("zdb_ddt_histogram", {
+                "ddt_no": self.ddt_no, "source": "simulated", "object": None, "refcnt_bucket": None,
+                "is_total": True, **zeros, "human_units": False, "line_start": line, "line_end": line})
+            self.ddt_open, self.sim_empty = False, None
+            return
         if self.ddt_open and (self.ddt_source == "simulated" or self.ddt_hist):
             raise self.err("zdb -S/-DD output ends before its ratio line", i, "`dedup = ..., compress = ...`",
                            kind="truncated")
@@ -723,7 +739,9 @@ class _Reader:
         if obj is None and j > start and not total:
             kind = "truncated" if j >= n or self.rest_blank(j - 1) else "invalid"
             raise self.err("DDT histogram ends before its Total row", j - 1, "a ` Total ...` row", kind=kind)
-        if j == start:
+        if j == start and source == "simulated":
+            self.sim_empty = start  # 0-based index of the header's last line + 1
+        elif j == start:
             self.out.warnings.append(f"line {start}: DDT histogram with headers only (empty pool)")
         return j
 

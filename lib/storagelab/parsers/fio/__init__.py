@@ -24,15 +24,18 @@ _TEXT_CUES = re.compile(
 )
 _TEXT_LITERALS = ("(groupid=", "Run status group ", "bw=", "io=")
 _TERSE = re.compile(r"^(?:[2-5];fio-[^;\n]*;|2;)[^;\n]*;\d+;\d+;", re.M)
-# the '{' line may follow a live status line ending in '\r' on the same physical line (eta output)
-_JSON_CUE = re.compile(r'^(?:[^\n]*\r)?\{\s*$[\s\S]{0,200}?"fio version"', re.M)
+# a JSON document opens with '{' first on a line, whatever follows on that line (fio's own layout has it
+# alone, json.dumps(indent=2) too, a compacted document holds all of itself); the line may follow a live
+# status line ending in '\r' on the same physical line (eta output). Its keys may come in any order:
+# "fio version" is looked for anywhere in the text.
+_JSON_CUE = re.compile(r'^(?:[^\n]*\r)?[ \t]*\{[ \t]*(?:"|$)', re.M)
 
 
 def sniff(text: str) -> str | None:
     head = text[:200_000]
     # each pattern needs a literal that a plain substring test rules out quickly (a full regex scan
     # of a JSON file for the text cues costs more than decoding the JSON)
-    has_json = '"fio version"' in head and bool(_JSON_CUE.search(head))
+    has_json = '"fio version"' in text and bool(_JSON_CUE.search(head))
     has_text = any(cue in head for cue in _TEXT_LITERALS) and bool(_TEXT_CUES.search(head))
     has_terse = ";" in head and bool(_TERSE.search(head))
     if has_json and has_text:
@@ -45,6 +48,15 @@ def sniff(text: str) -> str | None:
         return "fio-normal"
     from .logs import sniff_log  # write_bw_log/..._hist_log files: lines of numbers
     return sniff_log(text)
+
+
+def parse_bytes(data: bytes) -> Parsed | None:
+    """The fast path (see ``parsers.parse_bytes``): one fio JSON document, whatever its layout, decoded
+    from the bytes; None (decline) for anything else, which then takes ``sniff``/``parse``."""
+    if data[:1] != b"{":
+        return None
+    from .json import parse_plain
+    return parse_plain(data)
 
 
 def parse(text: str, fmt: str | None = None, name: str | None = None) -> Parsed:

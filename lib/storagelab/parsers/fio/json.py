@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; without it eve
 
 from ... import units
 from ..base import Parsed, ParseError, lines_of
+from .schema import TABLES
 
 TOOL = "fio"
 DIRECTIONS = ("read", "write", "trim", "mixed", "sync")
@@ -37,12 +38,14 @@ def parse_json(text: str) -> Parsed:
     """Parse every JSON document of a fio output file (other parts are skipped)."""
     if not text.strip():
         raise ParseError("empty input", line=1, kind="empty", expected="fio JSON output")
-    # a document starts on a line that is exactly '{' (after a live status line ending in '\r', if any)
+    # a document starts on a line whose first character (after a live status line ending in '\r', if any,
+    # and blanks) is '{', followed by nothing or by its first key: fio's own layout, json.dumps(indent=N)
+    # and a document compacted onto one line alike
     lines = lines_of(text)
-    starts = [i for i, ln in enumerate(lines) if "{" in ln and ln.rsplit("\r", 1)[-1].strip() == "{"]
+    starts = [i for i, ln in enumerate(lines) if "{" in ln and _opens_document(ln)]
     if not starts:
         raise ParseError("no JSON document found", line=1,
-                         expected="a line that is exactly '{' opening fio's JSON output")
+                         expected="a line starting with '{' that opens fio's JSON output")
     parsed = Parsed(tool=TOOL, format="fio-json")
     docs = []
     crlf = "\r\n" in text  # lines_of dropped the \r of each CRLF: then offsets from the text itself
@@ -54,7 +57,8 @@ def parse_json(text: str) -> Parsed:
         else:  # line i starts after the lengths of lines 0..i-1 plus their i newlines
             offset_at += sum(map(len, lines[line_at:start])) + start - line_at
             line_at = start
-        brace = offset_at + len(lines[start].rstrip()) - 1
+        line = lines[start]
+        brace = offset_at + line.index("{", line.rfind("\r") + 1)
         if brace < pos:
             continue  # a '{' line inside the previous document
         doc = _Document(text, brace, start + 1, parsed.warnings)
@@ -70,52 +74,74 @@ def parse_json(text: str) -> Parsed:
     return parsed
 
 
+def _opens_document(line: str) -> bool:
+    rest = line.rsplit("\r", 1)[-1].lstrip(" \t")
+    return rest[:1] == "{" and rest[1:].lstrip(" \t")[:1] in ("", '"')
+
+
 def parse_plain(data: bytes) -> Parsed | None:
-    """The fast path for the usual file, one document as fio prints it: the same Parsed as
-    ``parse_json(decode(data))``, or None when the file is anything else (then the caller
+    """The fast path: a file that is one fio JSON document and nothing else, whatever its layout (fio's
+    own, re-serialized with ``json.dumps(indent=N)``, compacted onto one line, keys in any order): the
+    same Parsed as ``parse_json(decode(data))``, or None when the file is anything else (then the caller
     takes the general path, which also gives the error messages).
 
-    "As fio prints it": the file starts with a line that is exactly ``{``, has no CR, names
-    "fio version" at once, and is one valid JSON document (no bare nan/inf, nothing after it)
-    that orjson decodes. fio's printer puts every key as ``"key" : `` and every object of a
-    top-level array on lines of its own at an indent of 4: when the number of keys decoded
-    equals the number of ``" : `` (no duplicate key was folded) and the indent-4 braces pair
-    up with those objects, their line spans are read from the bytes."""
-    if (_orjson is None or not data.startswith(b"{\n") or b"\r" in data
-            or data.find(b'"fio version"', 2, 200) < 0 or b"(groupid=" in data):
+    orjson decodes the whole file; it refuses bare nan/inf, a cut document and anything after the
+    document (a second one, a text part), and those decline. orjson keeps the last of duplicate keys
+    where the general path keeps the first and warns: every key of the bytes is counted (``"`` then
+    ``:``, with or without a blank between) against the keys decoded, and the only duplicates let
+    through are fio <= 3.3's ``"0.00"`` percentile padding, whose rows are never stored. Line spans
+    of the job and disk objects: with no newline in the document every row is line 1; in an indented
+    layout (``{`` alone on line 1, keys indented by N spaces, the objects of the top-level arrays
+    opening and closing on lines of their own at 2N: fio's printer and json.dumps(indent=N)) they
+    are read from the bytes; any other layout declines, and the general path, which finds the braces
+    of each object while decoding, gives the same exact spans."""
+    if (_orjson is None or data[:1] != b"{" or b"\r" in data or b'"fio version"' not in data
+            or b"(groupid=" in data):
         return None
     try:
         obj = _orjson.loads(data)
     except _orjson.JSONDecodeError:
         return None
-    if type(obj) is not dict or type(obj.get("jobs")) is not list or data.count(b'" : ') != _count_keys(obj):
+    if type(obj) is not dict or type(obj.get("jobs")) is not list:
         return None
+    counts = [0, 0]  # keys, dicts holding a "0.00" key
+    _count_keys(obj, counts)
+    written = data.count(b'" :') + data.count(b'":')
+    if written != counts[0] and written - counts[0] != data.count(b'"0.00"') - counts[1]:
+        return None  # a duplicate key other than "0.00" (or a key the count cannot see): general path
     n_objects = sum(1 for v in obj.values() if type(v) is list for x in v if type(x) is dict)
-    spans = []
-    line, at = 1, 0
-    opened = None
-    for m in _INDENT4.finditer(data):
-        pos = m.start() + 5  # the brace
-        line += data.count(b"\n", at, pos)
-        at = pos
-        if m.group(1) == b"{":
-            if opened is not None:
-                return None
-            opened = line
-        else:
-            if opened is None:
-                return None
-            spans.append((opened, line))
-            opened = None
-    if opened is not None or len(spans) != n_objects:
-        return None
     end = data.rindex(b"}")
-    doc = _Document.__new__(_Document)
-    doc.obj, doc.spans, doc.line_start = obj, spans, 1
-    doc.line_end = line + data.count(b"\n", at, end)
-    doc.duplicates, doc.nonfinite = set(), 0
+    if data.find(b"\n", 0, end) < 0:  # one line
+        spans, line_end = [(1, 1)] * n_objects, 1
+    else:
+        indent = _FIRST_KEY_INDENT(data)
+        if indent is None:
+            return None
+        width = 2 * len(indent.group(1))  # the objects of a top-level array: two levels in
+        pattern = _INDENTED.get(width)
+        if pattern is None:
+            pattern = _INDENTED[width] = re.compile(rb"\n" + b" " * width + rb"([{}])")
+        spans = []
+        line, at = 1, 0
+        opened = None
+        for m in pattern.finditer(data):
+            pos = m.end() - 1  # the brace
+            line += data.count(b"\n", at, pos)
+            at = pos
+            if m.group(1) == b"{":
+                if opened is not None:
+                    return None
+                opened = line
+            else:
+                if opened is None:
+                    return None
+                spans.append((opened, line))
+                opened = None
+        if opened is not None or len(spans) != n_objects:
+            return None
+        line_end = line + data.count(b"\n", at, end)
     parsed = Parsed(tool=TOOL, format="fio-json")
-    doc._versions(parsed.warnings)
+    doc = _Document.decoded(obj, spans, 1, line_end, parsed.warnings)
     _add_document(parsed, doc, 0, True, 0)
     parsed.tool_version = doc.version_string
     if parsed.rows("fio_latency_bins"):
@@ -123,28 +149,36 @@ def parse_plain(data: bytes) -> Parsed | None:
     return parsed
 
 
-_INDENT4 = re.compile(rb"\n    ([{}])")
+_FIRST_KEY_INDENT = re.compile(rb"\{\n( +)\"").match  # '{' alone on line 1, the first key indented by spaces
+_INDENTED = {4: re.compile(rb"\n    ([{}])")}  # '{' or '}' alone after an indent of exactly N spaces
 
 
-def _count_keys(obj: dict) -> int:
-    n = len(obj)
+def _count_keys(obj: dict, counts: list[int]) -> None:
+    """Add to counts[0] the keys of obj and of every object inside it, to counts[1] those holding "0.00"."""
+    counts[0] += len(obj)
+    if "0.00" in obj:
+        counts[1] += 1
     for v in obj.values():
         t = type(v)
         if t is dict:
-            n += _count_keys(v)
+            _count_keys(v, counts)
         elif t is list:
-            for x in v:
-                if type(x) is dict:
-                    n += _count_keys(x)
-                elif type(x) is list:
-                    n += _count_keys({"": x}) - 1
-    return n
+            _count_list(v, counts)
+
+
+def _count_list(items: list, counts: list[int]) -> None:
+    for x in items:
+        if type(x) is dict:
+            _count_keys(x, counts)
+        elif type(x) is list:
+            _count_list(x, counts)
 
 
 class _Document:
     """One JSON document: decoded object plus the raw line spans of its job and disk objects."""
 
     def __init__(self, text: str, offset: int, first_line: int, warnings: list[str]):
+        self._by_key = None
         self.line_start = first_line
         self.duplicates: set[str] = set()
         self.nonfinite = 0
@@ -162,6 +196,16 @@ class _Document:
             warnings.append(f"line {first_line}: duplicate JSON keys kept first value: "
                             + ", ".join(sorted(self.duplicates)))
         self._versions(warnings)
+
+    @classmethod
+    def decoded(cls, obj: dict, spans: list[tuple[int, int]], line_start: int, line_end: int,
+                warnings: list[str]) -> _Document:
+        """A document decoded elsewhere (the fast path), with the line spans of its array objects."""
+        doc = cls.__new__(cls)
+        doc.obj, doc.spans, doc.line_start, doc.line_end = obj, spans, line_start, line_end
+        doc.duplicates, doc.nonfinite, doc._by_key = set(), 0, None
+        doc._versions(warnings)
+        return doc
 
     def _versions(self, warnings: list[str]) -> None:
         first_line = self.line_start
@@ -193,6 +237,7 @@ class _Document:
                 if text[i] != ":":
                     return False
                 i = ws(text, i + 1).end()
+                mark = len(ends)
                 if text[i] == "[":
                     value, i = [], ws(text, i + 1).end()
                     while text[i] != "]":
@@ -213,6 +258,7 @@ class _Document:
                 if key in obj:
                     if key != "0.00":
                         self.duplicates.add(key)
+                    del ends[mark:]  # the first value is kept: so are its objects' spans
                 else:
                     obj[key] = value
                 i = ws(text, i).end()
@@ -292,8 +338,21 @@ class _Document:
         self.nonfinite += 1
         return None
 
-    def span(self, i: int) -> tuple[int, int]:
-        return self.spans[i] if i < len(self.spans) else (self.line_start, self.line_end)
+    def span(self, key: str, i: int) -> tuple[int, int]:
+        """Lines of object i of the top-level array ``key`` ("jobs", "disk_util"), else the document's.
+
+        ``spans`` holds the objects of all top-level arrays in file order, which is the decoded dict's
+        order (keys may come in any order: json.dumps(sort_keys=True) puts "disk_util" before "jobs")."""
+        by_key = self._by_key
+        if by_key is None:
+            by_key, k = {}, 0
+            for name, value in self.obj.items():
+                if type(value) is list:
+                    n = sum(1 for x in value if type(x) is dict)
+                    by_key[name], k = self.spans[k:k + n], k + n
+            self._by_key = by_key
+        spans = by_key.get(key, ())
+        return spans[i] if i < len(spans) else (self.line_start, self.line_end)
 
 
 _NUMERIC = frozenset((int, float, type(None)))  # bool is not a number here (type(True) is bool)
@@ -357,25 +416,14 @@ def _io_in_kib(doc: _Document, ddir: dict) -> bool:
     return "io_kbytes" not in ddir and "clat_ns" not in ddir
 
 
-# Columns of the tables this module fills (rows are tuples in this order: base.Tuples).
-JOB_COLUMNS = ("job_index", "doc_index", "is_final", "jobname", "groupid", "jobs", "error", "pid", "report_time",
-               "report_epoch_s", "rw", "block_size_bytes", "ioengine", "iodepth", "numjobs", "options_json",
-               "cpu_usr_pct", "cpu_sys_pct", "ctx", "majf", "minf", "line_start", "line_end")
-RESULT_COLUMNS = (("job_index", "direction", "io_bytes", "bw_bytes_per_s", "iops", "runtime_ns", "total_ios",
-                   "short_ios", "dropped_ios")
-                  + tuple(f"{k}_{c}" for k in _LAT_KINDS for c in ("min_ns", "max_ns", "mean_ns", "stdev_ns", "samples"))
-                  + ("bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_mean_bytes_per_s", "bw_stdev_bytes_per_s",
-                     "bw_agg_pct", "bw_samples", "iops_min", "iops_max", "iops_mean", "iops_stdev", "iops_samples",
-                     "exact", "line_start", "line_end"))
-PERCENTILE_COLUMNS = ("job_index", "direction", "kind", "percentile", "latency_ns", "line_start", "line_end")
-BIN_COLUMNS = ("job_index", "direction", "kind", "latency_ns", "count")
-BUCKET_COLUMNS = ("job_index", "bucket_lo_ns", "bucket_hi_ns", "pct", "line_start", "line_end")
-IODEPTH_COLUMNS = ("job_index", "kind", "bucket", "pct", "line_start", "line_end")
-DISK_COLUMNS = ("disk", "read_ios", "write_ios", "read_sectors", "write_sectors", "read_merges", "write_merges",
-                "read_ticks_ns", "write_ticks_ns", "in_queue_ns", "util_pct", "has_slaves", "aggr_read_ios",
-                "aggr_write_ios", "aggr_read_sectors", "aggr_write_sectors", "aggr_read_merges", "aggr_write_merges",
-                "aggr_read_ticks_ns", "aggr_write_ticks_ns", "aggr_in_queue_ns", "aggr_util_pct",
-                "line_start", "line_end")
+# The tables this module fills hold tuples (base.Tuples) in the column order of their schema (fio/schema.py):
+# the row builders below append values in that order.
+JOB_COLUMNS = TABLES["fio_jobs"].row_columns
+RESULT_COLUMNS = TABLES["fio_results"].row_columns
+PERCENTILE_COLUMNS = TABLES["fio_percentiles"].row_columns
+BIN_COLUMNS = TABLES["fio_latency_bins"].row_columns
+BUCKET_COLUMNS = TABLES["fio_latency_buckets"].row_columns
+IODEPTH_COLUMNS = TABLES["fio_iodepths"].row_columns
 
 
 class _Out:
@@ -389,6 +437,7 @@ class _Out:
         self.buckets = parsed.tuples("fio_latency_buckets", BUCKET_COLUMNS)
         self.iodepths = parsed.tuples("fio_iodepths", IODEPTH_COLUMNS)
         self._bins = None
+        self.unknown_latency: set[str] = set()
 
     @property
     def bins(self) -> list[tuple]:
@@ -411,7 +460,7 @@ def _add_document(parsed: Parsed, doc: _Document, doc_index: int, is_final: bool
             group_sizes[job.get("groupid")] = group_sizes.get(job.get("groupid"), 0) + 1
     group_results: list[tuple[int, str, dict, bool]] = []  # (groupid, direction, row, io in KiB)
     for i, job in enumerate(jobs):
-        lo, hi = doc.span(i)
+        lo, hi = doc.span("jobs", i)
         if type(job) is not dict:
             raise ParseError("job entry is not an object", line=lo, kind="invalid", expected="a job object")
         if not isinstance(job.get("jobname"), str) or (groupid := _int(job, "groupid", lo)) is None:
@@ -446,13 +495,16 @@ def _add_document(parsed: Parsed, doc: _Document, doc_index: int, is_final: bool
                 out.iodepths.extend((job_index, kind, bucket, None if pct is None else pct * 1.0, lo, hi)
                                     for bucket, pct in zip(depths, pcts))
         job_index += 1
+    if out.unknown_latency:
+        parsed.warnings.append(f"line {where}: latency keys not understood, not stored: "
+                               + ", ".join(sorted(out.unknown_latency)))
     add_derived_groups(parsed, doc_index, group_results, doc.line_start, doc.line_end)
     if is_final:
         disks = top.get("disk_util") or []
         if not isinstance(disks, list):
             raise ParseError("disk_util is not an array", line=where, kind="invalid", expected="an array")
         for i, disk in enumerate(disks):
-            _add_disk(parsed, disk, doc.span(len(jobs) + i))
+            _add_disk(parsed, disk, doc.span("disk_util", i))
     for name in ("fio_jobs", "fio_results", "fio_percentiles", "fio_latency_buckets", "fio_iodepths"):
         if not parsed.tables[name]:
             del parsed.tables[name]
@@ -506,6 +558,9 @@ _DIR_KEYS = ("total_ios", "io_bytes", "bw_bytes", "bw", "iops", "runtime", "shor
              "bw_samples", "bw_min", "bw_max", "bw_mean", "bw_dev", "bw_agg",
              "iops_samples", "iops_min", "iops_max", "iops_mean", "iops_stddev")
 _LAT_KEYS = ("N", "min", "max", "mean", "stddev")
+# the latency objects of a direction this parser reads; any other key naming a latency (fio's per-priority
+# clat_high_prio/clat_low_prio, "prios", a future one) is reported in a warning, not guessed at
+_KNOWN_LATENCY = frozenset(f"{kind}{suffix}" for kind in _LAT_KINDS for suffix in ("", "_ns"))
 _NO_LATENCY = (None,) * 5
 
 
@@ -524,9 +579,17 @@ def _add_direction(out: _Out, doc: _Document, job_index: int, direction: str, dd
     if io is not None and _io_in_kib(doc, ddir):
         io *= units.KiB
     if bw is not None:
+        # fio prints bw = bw_bytes / 1024 (integer division, whatever kb_base): anything else is a
+        # document edited or damaged by hand; bw_bytes is kept
+        if bw_kib is not None and abs(bw - bw_kib * 1024) >= 1024:
+            out.parsed.warnings.append(f"line {lo}: job {job_index} {direction}: bw_bytes={bw:g} B/s and "
+                                       f"bw={bw_kib:g} KiB/s disagree; bw_bytes stored")
         bw *= 1.0
     elif bw_kib is not None:
-        bw = bw_kib * units.KiB
+        bw = bw_kib * float(units.KiB)
+    for key in ddir:
+        if "lat" in key and key not in _KNOWN_LATENCY or key == "prios":
+            out.unknown_latency.add(key)
     runtime_ns = None if runtime is None else units.time_to_ns(runtime, "ms")
     row = [job_index, direction, io, bw, None if iops is None else iops * 1.0, runtime_ns, total_ios,
            None if short_ios is None else int(short_ios), None if drop_ios is None else int(drop_ios)]

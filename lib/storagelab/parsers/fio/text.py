@@ -51,15 +51,18 @@ from __future__ import annotations
 import re
 
 from ... import units
-from ...units import UnitError
+# _SI/_TIME: the fast paths' lookups are units.py's own tables, not copies
+from ...units import SI_FACTORS as _SI, TIME_NS_FACTORS as _TIME, UnitError
 from ..base import Parsed, ParseError, lines_of
+from .schema import TABLES
 
 FORMAT = "fio-normal"
 
 # ---- line shapes --------------------------------------------------------------------------
-_PCT_COLUMNS = ("job_index", "direction", "kind", "percentile", "latency_ns", "line_start", "line_end")
-_BUCKET_COLUMNS = ("job_index", "bucket_lo_ns", "bucket_hi_ns", "pct", "line_start", "line_end")
-_DEPTH_COLUMNS = ("job_index", "kind", "bucket", "pct", "line_start", "line_end")
+# Tuples rows in the column order of the schema (fio/schema.py)
+_PCT_COLUMNS = TABLES["fio_percentiles"].row_columns
+_BUCKET_COLUMNS = TABLES["fio_latency_buckets"].row_columns
+_DEPTH_COLUMNS = TABLES["fio_iodepths"].row_columns
 _JOBS_STATUS = re.compile(r"^\s*Jobs: \d+ \(f=\d+\)")
 _JOBS_ETA = re.compile(r"^\s*Jobs: \d+ \(f=\d+\).*?\[eta [^\]]*\]\s*")
 _VERSION = re.compile(r"^\s*fio[- ](\d+)\.(\d+)(?:\.\d+)?\S*\s*$")
@@ -130,7 +133,6 @@ _IOPS_FAST = re.compile(rf"\s*iops\s*: min={_V}, max={_V}, avg={_V}, stdev={_V}(
 _ISSUED_FAST = re.compile(r"\s*issued rwts: total=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
                           r"short=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
                           r"dropped=([0-9]+),([0-9]+),([0-9]+),([0-9]+)\s*$")
-_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}  # as units.si_number
 _STATES = re.compile(r"^\s*states\s*:")
 _LEGACY_LABEL = re.compile(r"([KMGPE])(B|bit)/s")
 _LEGACY_SIZE = re.compile(r"\s*([0-9.]+)\s*([KMGPE]?)\s*(B|bit)?(\s*/s)?\s*")
@@ -138,7 +140,6 @@ _ISSUED_RWD = re.compile(r"r=(\d+)/w=(\d+)(?:/d=(\d+))?")
 _ISSUED_COUNTS = re.compile(r"\d+(?:,\d+){2,3}|\d+(?:/\d+){1,2}")
 _COMMA_SLASH = re.compile(r"[,/]")
 
-_TIME = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
 # values of number() and bucket edges by their text: the same few strings ('0.01%', '99.90', '2=')
 # come back in every file; bounded so that odd input cannot grow them without end
 _NUMBERS: dict[str, float] = {}
@@ -149,13 +150,7 @@ _BUCKET_EDGES: dict[tuple, tuple] = {}
 _CACHE_MAX = 20_000
 _EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000)
 # a fio_results row before its values: every column None, in the table's order
-_RESULT_ROW = dict.fromkeys(
-    ["job_index", "direction", "io_bytes", "bw_bytes_per_s", "iops", "runtime_ns", "total_ios", "short_ios",
-     "dropped_ios"]
-    + [f"{k}_{c}" for k in ("slat", "clat", "lat") for c in ("min_ns", "max_ns", "mean_ns", "stdev_ns", "samples")]
-    + ["bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_mean_bytes_per_s", "bw_stdev_bytes_per_s", "bw_agg_pct",
-       "bw_samples", "iops_min", "iops_max", "iops_mean", "iops_stdev", "iops_samples", "exact", "line_start",
-       "line_end"])
+_RESULT_ROW = dict.fromkeys(TABLES["fio_results"].row_columns)
 _DIRS = ("read", "write", "trim")
 
 
@@ -212,6 +207,7 @@ class _TextParser:
         self.lifetime = False             # inside a 'block lifetime percentiles' block
         self.group: int | None = None     # groupid of the last 'Run status group' header
         self.disks = False                # inside 'Disk stats'
+        self.disk_part: tuple[int, str] | None = None  # (line, text) of a disk line that ends in ',' (wrapped)
         self.report = 0                   # doc_index of the current report
         self.report_tail = False          # group/disk lines seen since the last job block
         self.started = False              # preamble / version / Jobs lines seen
@@ -344,10 +340,17 @@ class _TextParser:
             self.disks = self.found = self.report_tail = True
             return
         if self.disks:
+            if self.disk_part is not None and "=" in s and not _DISK_CUE.match(s):
+                first, head = self.disk_part  # a disk line wrapped after a ',' (as pasted logs show it)
+                self.disk_part = None
+                return self.disk(first, head + " " + w.rstrip(), ln)
             if ": ios=" in s and _DISK_CUE.match(s):
                 return self.disk(ln, s)
-            if ln >= self.last:
-                self.fail(ln, "incomplete disk stats line", "'name: ios=R/W, merge=R/W, ticks=R/W, ...'")
+            self.end_disks()
+            if ln >= self.last:  # the file ends inside the disk stats: after the results, which are kept
+                self.p.warnings.append(f"line {ln}: disk stats line cut at the end of the file, not stored: "
+                                       f"{w.strip()[:60]!r}")
+                return
             self.disks = False
         if self.job is not None:
             self.job_line(ln, s, c)
@@ -762,9 +765,20 @@ class _TextParser:
             "run_min_ns": _r(int(m["r0"]) * 1e6), "run_max_ns": _r(int(m["r1"]) * 1e6),
             "derived": False, "exact": False, "line_start": ln, "line_end": ln})
 
-    def disk(self, ln: int, s: str) -> None:
+    def disk(self, ln: int, s: str, end: int | None = None) -> None:
+        """One disk stats line (``end``: the last line of a line wrapped after a comma). A line that
+        ends in ',' without matching waits for its continuation; one that the file ends in (or that
+        is cut short) loses only itself: the results before it are kept, with a warning."""
+        self.end_disks()
         m = _DISK.match(s)
         if not m:
+            if s.rstrip().endswith(",") and end is None:
+                self.disk_part = (ln, s.rstrip())
+                return
+            if (end or ln) >= self.last:
+                self.p.warnings.append(f"line {ln}: disk stats line cut at the end of the file, not stored: "
+                                       f"{s.strip()[:60]!r}")
+                return
             self.fail(ln, "malformed disk stats line",
                       "'name: ios=R/W, [sectors=R/W, ]merge=R/W, ticks=R/W, in_queue=N, util=N%[, aggr...]'")
         g = m.groupdict()
@@ -784,10 +798,18 @@ class _TextParser:
             "aggr_write_sectors": i("awsec"), "aggr_read_merges": i("arm"), "aggr_write_merges": i("awm"),
             "aggr_read_ticks_ns": ms("art"), "aggr_write_ticks_ns": ms("awt"), "aggr_in_queue_ns": ms("aq"),
             "aggr_util_pct": None if g["autil"] is None else float(g["autil"]),
-            "line_start": ln, "line_end": ln})
+            "line_start": ln, "line_end": end or ln})
+
+    def end_disks(self) -> None:
+        """A disk line that ended in ',' and was not continued: cut (the file ends there) or malformed."""
+        if self.disk_part is not None:
+            ln, s = self.disk_part
+            self.disk_part = None
+            self.disk(ln, s, ln)
 
     # ---- end of input ------------------------------------------------------------------------
     def finish(self) -> None:
+        self.end_disks()
         if self.pct is not None:
             self.end_pct(None)
         if self.job is not None:
