@@ -43,7 +43,7 @@ def render(rel: str) -> str:
     os.chdir(ROOT)
     try:
         with redirect_stdout(out), redirect_stderr(err):
-            rc = cli.cmd_parse(argparse.Namespace(file=rel))
+            rc = cli.cmd_parse(argparse.Namespace(files=[rel]))
     finally:
         os.chdir(cwd)
     lines = []
