@@ -49,3 +49,12 @@ def test_device_latency_shows_unlike_mirror_members(res):
     assert ms["nvme0n1"] == pytest.approx(13717574 / 230087)  # write ticks (ms) / write I/Os
     assert ms["sdb"] == pytest.approx(78753 / 230087)
     assert any("nvme0n1 59.62 ms, sdb 0.34 ms" in f for f in res.findings)
+
+
+def test_repeated_runs_give_the_noise(res):
+    (r,) = res["repeats"].iter_rows(named=True)
+    assert r["config"] == "mdadm raid1 ext4 (bitmap none)" and r["n"] == 2
+    assert r["mean"] == 554 * MiB and r["spread_pct"] == pytest.approx(14 / 554 * 100)   # 540 and 568 MiB/s
+    assert r["ci95_bytes_per_s"] == pytest.approx(12.706 * (28 * MiB / 2 ** 0.5) / 2 ** 0.5)
+    assert ("  mdadm raid1 ext4 (bitmap internal) against it: -13.7 % (0.86x), outside run-to-run noise (±2.5 %)."
+            in res.findings)

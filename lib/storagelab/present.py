@@ -90,7 +90,7 @@ def summary(notebook: str, *, title: str, answers: str, res: Result, claims: pl.
     """Write the index's summary of this run (verdict, headline, what is missing, claims)."""
     return report.write_summary(notebook, title=title, answers=answers, headline=res.headline, claims=claims,
                                 study=res.selection.study or None, verdict=res.verdict or None,
-                                selection=res.selection.describe(), missing=res.missing)
+                                selection=res.selection.describe(), missing=res.missing, caveats=res.caveats)
 
 
 class Table:

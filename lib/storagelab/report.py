@@ -351,14 +351,15 @@ def _write_json(dest: Path, data: dict) -> Path:
 
 def write_summary(notebook: str, *, title: str, answers: str, headline: dict[str, str],
                   claims=None, study: str | None = None, verdict: str | None = None,
-                  selection: str | None = None, missing: list[str] | None = None) -> Path:
+                  selection: str | None = None, missing: list[str] | None = None,
+                  caveats: list[str] | None = None) -> Path:
     """Called by a notebook's last cell: what the report answers, its headline numbers, its claims status."""
     rows = []
     if claims is not None:
         for r in claims.iter_rows(named=True):
             rows.append({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()})
     data = dict(notebook=notebook, title=title, answers=answers, study=study, selection=selection, status="ok",
-                verdict=verdict, missing=missing or [], headline=headline, claims=rows,
+                verdict=verdict, missing=missing or [], caveats=caveats or [], headline=headline, claims=rows,
                 written_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     return _write_json(current_report_dir() / "summaries" / f"{notebook}.json", data)
 
@@ -542,6 +543,20 @@ def _claim_counts(claims: list[dict]) -> str:
     return "; ".join(parts)
 
 
+def _thumbnail(root: Path, key: str, figures: list[str]) -> str:
+    """The report's first chart as a small picture, embedded (data: URI), linking to the report."""
+    import base64
+
+    if not figures:
+        return ""
+    png = root / key.split("/", 1)[0] / "figures" / f"{figures[0]}.png"
+    if not png.is_file() or png.stat().st_size > 400_000:
+        return ""
+    data = base64.b64encode(png.read_bytes()).decode("ascii")
+    return (f"<a href='{html.escape(key)}.html'><img class='thumb' alt='{html.escape(figures[0])}' "
+            f"src='data:image/png;base64,{data}'></a>")
+
+
 def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dict] | None = None) -> str:
     """The index page: per report folder (a study or another selection), one card per notebook run with its
     status, verdict, headline and claim counts by basis. Every text from the summaries is escaped."""
@@ -559,7 +574,9 @@ def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dic
         "table{border-collapse:collapse;margin:.4em 0 1.2em} td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}",
         "th{background:#f4f4f4} .ok{color:#17692c} .bad{color:#a31515} .na{color:#777} .card{border-top:1px solid #ccc;padding-top:.6em}",
         ".params{color:#8a5a00} .failed{color:#a31515;font-weight:bold} .verdict{font-weight:bold}",
-        ".missing{color:#8a5a00}",
+        ".missing{color:#8a5a00} .badge{background:#fff3cd;border:1px solid #e0c36a;border-radius:3px;padding:1px 6px;"
+        "margin-right:4px;font-size:.9em} .thumb{float:right;width:260px;margin:0 0 .5em 1em;border:1px solid #ddd}"
+        ".card{overflow:auto}",
         "</style></head><body>",
         "<h1>storagelab reports</h1>",
         f"<p>Built {e(built)} from the raw logs in <code>data/raw/</code>, grouped by study (the selection each "
@@ -596,8 +613,13 @@ def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dic
             if set_params:
                 parts.append("<p class='params'>Run with " + ", ".join(f"<code>{e(p['name'])} = {e(p['value'])}</code>"
                                                                          for p in set_params) + " (not the defaults)</p>")
+            thumb = _thumbnail(root, k, page.get("figures") or [])
+            if thumb:
+                parts.append(thumb)
             if s.get("verdict"):
                 parts.append(f"<p class='verdict'>{e(str(s['verdict']))}</p>")
+            if s.get("caveats"):
+                parts.append("<p>" + " ".join(f"<span class='badge'>{e(str(c))}</span>" for c in s["caveats"]) + "</p>")
             for m in s.get("missing") or []:
                 parts.append(f"<p class='missing'>Missing: {e(str(m))}</p>")
             if s.get("headline"):

@@ -174,6 +174,7 @@ def analyse(con, sel, legacy_start_sector: int = 63, logical_sector_bytes: int =
         res.missing.append(f"the 'before' run ({b['label']}) has no partition_start_sector label: its offset is unknown")
     res.headline = {f"{_TEST_WORDS[r['test']]} after/before": f"{r['ratio']:.2f}x"
                     for r in ba.iter_rows(named=True) if r["ratio"] is not None and r["test"] in HEADLINE_TESTS}
+    res.caveats.append("the runs differ in more than the change: no cause shown")
     pb = ba.filter(pl.col("test") == "put_block")
     if pb.height and pb["ratio"][0] is not None:
         res.verdict = (f"Block writes ran {pb['ratio'][0]:.2f}x faster after than before; the two runs differ in "

@@ -220,6 +220,8 @@ def analyse(con, sel, bytes_per_entry: float = 320.0, per_entry_sizes=OBSERVED_I
         res.findings.append(f"Pool {pool}, best estimate ({best['rung'][3:]}): {best['entries']:,.0f} entries, "
                             f"{rng} at {best['bytes_per_entry']:.0f} B/entry: {fits} the {budget / GiB:.2f} GiB budget.")
         res.headline[f"DDT {pool}, best estimate"] = f"{rng} ({best['rung'][3:]})"
+        if best["rung"].startswith(("1.", "2.")):
+            res.caveats.append(f"{pool}: only an upper bound (no zdb -S/-DD, no zpool DEDUP)")
         verdicts.append(f"{pool} {fits}")
         s_row = stats.filter(pl.col("pool_name") == pool) if stats.height else stats
         if s_row.height:

@@ -249,6 +249,8 @@ def analyse(con, sel, tests=("zfs_send_read", "dd_write"), baseline_vdev_count: 
                 dd = _data_disks_or_none(r["vdev_type"], widths(r["vdev_widths"]))
                 res.findings.append(f"  {r['vdev_type']} {r['layout']} ({r['vdev_count']} vdev{'s' if r['vdev_count'] > 1 else ''}): "
                                     f"{r['speed_bytes_per_s'] / disk:.1f} disks' worth of writes ({dd} in theory).")
+    if one.height and not one["within_model"].all():
+        res.caveats.append("layouts outside the disk model: another limit")
     if not layouts.height and one.is_empty():
         res.missing.append(f"no single-disk run to compare layouts with for {sel.describe()}: benchmark one of the disks "
                            "alone with the same workload and label it vdev_type=single (or vdev_count=1, vdev_width=1)")

@@ -115,6 +115,27 @@ def device_latency(con, sel: Selection, file_ids: list[int]) -> pl.DataFrame:
     return frame(con, DISK_SQL, [sorted(set(file_ids))])
 
 
+_RUN_MARK = r"(?i)\s*\(run\s*#?\d+\)|[,;]?\s*\brun\s*#?\d+\b"
+T95 = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306, 10: 2.262}
+
+
+def repeats(df: pl.DataFrame) -> pl.DataFrame:
+    """Repeated runs: the same workload, stack and ZFS version, labels equal once a 'run N' mark is taken out.
+    Per group: n, mean, min, max, the spread (half the range, % of the mean) and a 95 % confidence interval of
+    the mean (Student's t; wide for few runs)."""
+    import math
+
+    g = (df.with_columns(config=pl.col("label").str.replace_all(_RUN_MARK, "").str.replace_all(r"\(\s*\)", "")
+                         .str.strip_chars(" ,"))
+         .group_by("config", "workload", "stack", "zfs_version", maintain_order=True)
+         .agg(n=pl.len(), mean=pl.col("bw_bytes_per_s").mean(), sd=pl.col("bw_bytes_per_s").std(),
+              low=pl.col("bw_bytes_per_s").min(), high=pl.col("bw_bytes_per_s").max(), labels=pl.col("label")))
+    g = g.filter(pl.col("n") > 1)
+    ci = [T95.get(n, 1.96) * sd / math.sqrt(n) if sd is not None else None for n, sd in zip(g["n"], g["sd"])]
+    return g.with_columns(spread_pct=(pl.col("high") - pl.col("low")) / 2 / pl.col("mean") * 100,
+                          ci95_bytes_per_s=pl.Series(ci, dtype=pl.Float64))
+
+
 def layer_costs(df: pl.DataFrame) -> pl.DataFrame:
     """Every (layer over base) pair in one workload and direction: a run with stack ``L+B`` against the runs
     with stack ``B`` and the same ZFS version. ``ratio`` = over / base, ``penalty_pct`` = (1 - ratio) x 100;
@@ -214,6 +235,19 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
             res.findings.append(f"{label}: fio's disk stats give very different write times per I/O for its devices "
                                 f"({prose.listing(parts)}): the members are not alike, and a mirrored write "
                                 "completes only when its slowest member has it.")
+    reps = repeats(d)
+    res.frames["repeats"] = reps
+    for r in reps.iter_rows(named=True):
+        res.findings.append(f"{r['config']}: {r['n']} repeated runs, mean {prose.rate(r['mean'])}, spread ±{r['spread_pct']:.1f} %"
+                            f" (95 % confidence interval of the mean ±{r['ci95_bytes_per_s'] / MiB:.0f} MiB/s with "
+                            f"{r['n']} runs{': few runs, so the spread is only a rough noise estimate' if r['n'] < 5 else ''}).")
+        peers = d.filter((pl.col("workload") == r["workload"]) & pl.col("stack").eq_missing(r["stack"])
+                         & ~pl.col("label").is_in(r["labels"]))
+        for p in peers.iter_rows(named=True):
+            res.findings.append(f"  {p['label']} against it: {prose.compared(p['bw_bytes_per_s'], r['mean'], r['spread_pct'])}.")
+    if reps.is_empty():
+        res.findings.append("No configuration was run more than once: run-to-run noise is unknown, so small "
+                            "differences between runs cannot be told from noise.")
     costs = layer_costs(d)
     res.frames["layer_costs"] = costs
     for c in costs.iter_rows(named=True):
@@ -233,6 +267,12 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
                     + (" (above the device's limit: cache)" if best["inflated"] else "")}
     for c in costs.filter(~pl.col("zfs_version_differs")).iter_rows(named=True):
         res.headline[f"{c['layer']} cost over {c['base']}"] = f"{c['penalty_pct']:.1f} %"
+    if flagged.height:
+        res.caveats.append(f"{flagged.height} run(s) above the device's limit")
+    if d["direct_ignored"].any():
+        res.caveats.append("direct=1 ignored by ZFS < 2.3")
+    if reps.is_empty():
+        res.caveats.append("one run per configuration: noise unknown")
     honest = d.filter(pl.col("flag") == FLAGS[3]).sort("bw_bytes_per_s", descending=True)
     if honest.height:
         h = honest.row(0, named=True)
