@@ -549,10 +549,16 @@ def _thumbnail(root: Path, key: str, figures: list[str]) -> str:
 
     if not figures:
         return ""
-    png = root / key.split("/", 1)[0] / "figures" / f"{figures[0]}.png"
-    if not png.is_file() or png.stat().st_size > 400_000:
+    spec = root / key.split("/", 1)[0] / "figures" / f"{figures[0]}.vl.json"
+    if not spec.is_file():
         return ""
-    data = base64.b64encode(png.read_bytes()).decode("ascii")
+    try:
+        import vl_convert as vlc
+
+        png = vlc.vegalite_to_png(json.loads(spec.read_text(encoding="utf-8")), scale=0.5)  # a small picture
+    except Exception:  # noqa: BLE001 - a thumbnail is optional
+        return ""
+    data = base64.b64encode(png).decode("ascii")
     return (f"<a href='{html.escape(key)}.html'><img class='thumb' alt='{html.escape(figures[0])}' "
             f"src='data:image/png;base64,{data}'></a>")
 
