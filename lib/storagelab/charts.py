@@ -297,7 +297,9 @@ def single_disk(one, sel):
         x=alt.X("model_low:Q", title="relative to one disk (x)"), x2="model_high:Q")
     model_point = base.mark_tick(color="#6baed6", thickness=2, size=14).encode(x="model_low:Q")
     dots = base.mark_point(filled=True, size=80, color="#d62728").encode(x="ratio:Q", tooltip=["label", "single", "ratio", "model"])
-    return (model + model_point + dots).properties(width=420, title=alt.TitleParams(
+    layers = (model + model_point + dots) if df.filter(pl.col("model_high") > pl.col("model_low")).height else (
+        model_point + dots)
+    return layers.properties(width=420, title=alt.TitleParams(
         "Layouts against one disk: measured (red) and the model's range (blue)", subtitle=[
             caption(sel, "fio and bonnie++ runs labelled with their vdev layout"),
             "mirror: writes 1x per vdev, reads 1 to w x; raidz: its data disks"]))
