@@ -116,7 +116,8 @@ def cmd_ingest(args) -> int:
 
         s = ingest(args.paths or None, db_path=args.db, manifest_path=args.manifest,
                    parquet_dir=False if args.no_parquet else None, workers=workers, wait=wait,
-                   batch_files=batch, progress=None if not args.quiet else False)
+                   batch_files=batch,
+                   progress=False if args.quiet or not sys.stderr.isatty() else None)  # no bar when piped
     except (DatabaseBusyError, ManifestError, StoreError, FileNotFoundError, NotADirectoryError) as e:
         return refuse(str(e))
     except OSError as e:  # e.g. a folder that cannot be read
