@@ -8,9 +8,11 @@ import polars as pl
 
 
 def table_counts(con) -> pl.DataFrame:
-    """Every table of the database with its row count, by name."""
+    """Every data table of the database with its row count, by name (not ``meta``, the store's own bookkeeping,
+    whose rows depend on the history of ingests)."""
     names = [r[0] for r in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' ORDER BY table_name").fetchall()]
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND table_name <> 'meta' "
+        "ORDER BY table_name").fetchall()]
     rows = [con.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names]
     return pl.DataFrame({"table": names, "rows": rows}, schema={"table": pl.String, "rows": pl.Int64})
 
