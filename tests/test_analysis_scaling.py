@@ -97,7 +97,9 @@ def test_relative_without_baseline_is_null():
 
 
 def test_ars_against_sum_rule():
-    out = scaling.against_sum_rule(scaling.ARS_TWO_VDEVS)
+    from storagelab.claims import load_claims
+
+    out = scaling.against_sum_rule(scaling.ars_two_vdevs(load_claims("ars-zfs-vs-raid")))   # read from claims.csv
     assert [round(x, 12) for x in out["ratio"].to_list()] == [2.02, 2.03, 2.07, 1.6]
     assert [round(x, 6) for x in out["deviation_pct"].to_list()] == [1.0, 1.5, 3.5, -20.0]
 

@@ -19,17 +19,6 @@ import polars as pl
 
 PARITY = {"single": 0, "raidz1": 1, "raidz2": 2, "raidz3": 3}
 
-# Ars Technica 2020 (seed 002, "Performance scales with vdevs"): 1 MiB async writes at n = 2, in percent of
-# one vdev of the same class; the "joker" is one RAIDz2 vdev widened to n data disks (n + 2 disks wide),
-# in percent of one data disk. Only these prose figures survive: the charts and fio logs were not published.
-ARS_TWO_VDEVS = pl.DataFrame({
-    "vdev_class": ["single disk", "2-wide mirror", "4-wide RAIDz2", "RAIDz2 joker (one vdev, 4 wide)"],
-    "claim_id": ["ars-scaling-single-n2", "ars-scaling-mirror-n2", "ars-scaling-raidz2-n2", "ars-scaling-joker-n2"],
-    "n": [2, 2, 2, 2],
-    "n_counts": ["vdevs", "vdevs", "vdevs", "data disks"],
-    "pct_of_one": [202.0, 203.0, 207.0, 160.0],
-})
-
 FIO_GROUP = ("stack", "vdev_type", "vdev_width", "rw", "block_size_bytes", "direction")
 
 
@@ -132,26 +121,6 @@ def chart_frame(scaled: pl.DataFrame, by: str = "test") -> pl.DataFrame:
     disks = scaled.select(*keep, pl.lit("data-disk model").alias("series"), pl.col("data_disk_ratio").alias("value"))
     return (pl.concat([measured, ideal, disks.filter(pl.col("vdev_type") != "mirror")])
             .filter(pl.col("value").is_not_null()).sort(by, "series", "vdev_type", "vdev_count"))
-
-
-FIO_RUNS_SQL = """
-SELECT f.file_id, f.path, f.label, f.study, f.stack, f.pool, f.vdev_type, f.vdev_count, f.vdev_width,
-       f.recordsize_bytes, j.rw, j.block_size_bytes, g.direction, g.bw_bytes_per_s
-FROM fio_groups g JOIN files f USING (file_id)
-LEFT JOIN (SELECT file_id, groupid, any_value(rw) AS rw, max(block_size_bytes) AS block_size_bytes
-           FROM fio_jobs WHERE is_final GROUP BY file_id, groupid) j
-       ON j.file_id = g.file_id AND j.groupid = g.groupid
-WHERE f.duplicate_of IS NULL
-  AND g.doc_index = (SELECT max(doc_index) FROM fio_groups g2 WHERE g2.file_id = g.file_id)
-  AND (? = '' OR f.study = ?)
-ORDER BY f.path, g.groupid, g.direction
-"""
-
-
-def fio_runs(con, study: str = "") -> pl.DataFrame:
-    """Every fio run's group bandwidth with its manifest labels (vdev layout, recordsize); '' = all studies."""
-    from . import frame
-    return frame(con, FIO_RUNS_SQL, [study, study])
 
 
 # ----------------------------------------------------------------------------- notebook 01 on any selection
