@@ -173,6 +173,28 @@ def vdev_scaling(scaled, baseline_vdev_count: int, sel):
             caption(sel, "layout tables"), "solid: measured; dashed: sum-of-vdevs rule (n x); dotted: data-disk model (raidz)"]))
 
 
+def serial_reader(fitted, terms_test: str, sel):
+    """One reader's measured speed per layout (points) against the fitted serial-reader model (lines)."""
+    import polars as pl
+
+    from .units import MiB
+
+    df = pl.concat([
+        fitted.select("vdev_type", "vdev_count", "layout", mib_s=pl.col("speed_bytes_per_s") / MiB, series=pl.lit("measured")),
+        fitted.select("vdev_type", "vdev_count", "layout", mib_s=pl.col("model_bytes_per_s") / MiB,
+                      series=pl.lit("serial-reader model (fitted)")),
+    ])
+    base = alt.Chart(df).encode(
+        x=alt.X("vdev_count:Q", title="top-level vdevs (same disks, narrower vdevs)"),
+        y=alt.Y("mib_s:Q", title="MiB/s"), color=alt.Color("vdev_type:N", title="vdev type"),
+        tooltip=["layout", "series", alt.Tooltip("mib_s:Q", format=".1f", title="MiB/s")])
+    measured = base.transform_filter("datum.series == 'measured'").mark_point(filled=True, size=30)
+    model = base.transform_filter("datum.series != 'measured'").mark_line(strokeDash=[5, 3])
+    return (measured + model).properties(width=460, height=260, title=alt.TitleParams(
+        f"{terms_test}: one serial reader, measured vs model", subtitle=[
+            caption(sel, "layout tables"), "points: measured; dashed: fitted serial-reader model (3 terms, fitted, not measured)"]))
+
+
 def fio_vdev_scaling(fio_scaled, sel):
     """fio runs: bandwidth relative to the baseline vdev count within one group (stack, vdev type, workload)."""
     import polars as pl
@@ -228,12 +250,18 @@ def before_after(ratios, sel, before_label: str, after_label: str):
 
     from .analysis.alignment import TESTS_ORDER
 
-    plot = ratios.filter(pl.col("ratio").is_not_null()).select("test", "ratio")
+    artefact = pl.col("beyond_disks").is_not_null() if "beyond_disks" in ratios.columns else pl.lit(False)
+    plot = ratios.filter(pl.col("ratio").is_not_null()).select(
+        "test", "ratio", reading=pl.when(artefact).then(pl.lit("cache artefact (faster than the disks)"))
+        .when(pl.col("ratio") >= 1).then(pl.lit("faster after")).otherwise(pl.lit("slower after")))
+    kinds = ["faster after", "slower after", "cache artefact (faster than the disks)"]
     chart = alt.Chart(plot).mark_bar().encode(
         y=alt.Y("test:N", sort=TESTS_ORDER, title="bonnie++ test"),
         x=alt.X("ratio:Q", scale=alt.Scale(type="log"), title="after / before (log scale; >1 = faster after)"),
         x2=alt.datum(1.0),
-        color=alt.condition("datum.ratio >= 1", alt.value("#2ca02c"), alt.value("#d62728")),
+        color=alt.Color("reading:N", title=None, scale=alt.Scale(domain=kinds, range=["#2ca02c", "#d62728", "#9e9e9e"]),
+                        legend=alt.Legend(orient="bottom")),
+        tooltip=["test", alt.Tooltip("ratio:Q", format=".2f"), "reading"],
     ).properties(width=460, title=alt.TitleParams(f"{after_label} vs {before_label}", subtitle=[caption(sel, "bonnie++ runs")]))
     rule = alt.Chart(pl.DataFrame({"x": [1.0]})).mark_rule().encode(x="x:Q")
     return chart + rule

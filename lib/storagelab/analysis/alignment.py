@@ -52,6 +52,44 @@ def before_after(results: pl.DataFrame, before: str, after: str, key: str = "run
     return out.with_columns(_o=pl.col("test").replace_strict(order, default=99)).sort("_o").drop("_o")
 
 
+# what each bonnie++ block test asks of the disks (scaling.disk_model's directions)
+DEVICE_TESTS = {"put_block": "write", "get_block": "read"}
+DEVICE_SCHEMA = {"test": pl.String, "single_disk_value": pl.Float64, "disk_model": pl.String,
+                 "beyond_disks": pl.String, "disk_multiple": pl.Float64}
+
+
+def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float = 1.1) -> pl.DataFrame:
+    """Block write and read of the before and after runs against a single-disk run of the selection (vdev_count 1,
+    width 1, or vdev_type single): a layout draws at most ``scaling.disk_model``'s upper bound of one disk's speed
+    (x ``tolerance`` for run-to-run noise); a run above that was answered by a cache, not the disks.
+    ``beyond_disks``: 'before', 'after' (the faster offender) or None; ``disk_multiple``: its value / the single disk."""
+    from .scaling import is_single_disk, disk_model
+
+    singles = runs.filter((pl.col("vdev_type") == "single")
+                          | ((pl.col("vdev_count") == 1) & (pl.col("vdev_width") == 1)))
+    rows = []
+    for test, direction in DEVICE_TESTS.items():
+        one = singles.filter((pl.col("test") == test) & pl.col("value").is_not_null())
+        if one.is_empty():
+            rows.append(dict(test=test, single_disk_value=None, disk_model=None, beyond_disks=None, disk_multiple=None))
+            continue
+        disk = float(one["value"].max())
+        worst, why = None, None
+        for side, run in (("before", before), ("after", after)):
+            if is_single_disk(run):
+                continue
+            value = runs.filter((pl.col("path") == run["path"]) & (pl.col("test") == test))["value"]
+            if value.is_empty() or value[0] is None:
+                continue
+            low, high, why_run = disk_model(direction, run["vdev_type"], run["vdev_count"] or 1, run["vdev_width"] or 1)
+            multiple = value[0] / disk
+            if multiple > high * tolerance and (worst is None or multiple > worst[1]):
+                worst, why = (side, multiple), f"{why_run}: at most {high:g}x one disk"
+        rows.append(dict(test=test, single_disk_value=disk, disk_model=why,
+                         beyond_disks=worst[0] if worst else None, disk_multiple=worst[1] if worst else None))
+    return pl.DataFrame(rows, schema=DEVICE_SCHEMA, orient="row")
+
+
 # ----------------------------------------------------------------------------- notebook 03 on any selection
 
 BONNIE_SQL = """
@@ -153,6 +191,7 @@ def analyse(con, sel, legacy_start_sector: int = 63, logical_sector_bytes: int =
     ba = ba.join(band, on="test", how="left").with_columns(
         within_noise=pl.when(pl.col("after_runs") > 1).then(
             (pl.col("value_before") >= pl.col("after_min")) & (pl.col("value_before") <= pl.col("after_max"))))
+    ba = ba.join(device_check(runs, b, a), on="test", how="left")
     res.frames["ratios"] = ba
     res.file_ids = runs["file_id"].to_list() + parts["file_id"].to_list()
     res.findings.append(f"Before: {b['label']}; after: {a['label']} ({how}). "
@@ -167,13 +206,24 @@ def analyse(con, sel, legacy_start_sector: int = 63, logical_sector_bytes: int =
                      + (", so the 'before' value is **within noise**" if r["within_noise"] else ""))
         res.findings.append(f"{_TEST_WORDS[r['test']]}: {_value(r['test'], r['value_before'])} before, "
                             f"{_value(r['test'], r['value_after'])} after = {r['ratio']:.2f}x{noise}.")
+    for r in ba.filter(pl.col("beyond_disks").is_not_null()).iter_rows(named=True):
+        res.findings.append(f"**Cache artefact**, {_TEST_WORDS.get(r['test'], r['test'])}: the {r['beyond_disks']} run's "
+                            f"{_value(r['test'], r['value_' + r['beyond_disks']])} is {r['disk_multiple']:.1f}x the single-disk "
+                            f"run's {_value(r['test'], r['single_disk_value'])}, more than its layout can draw from its disks "
+                            f"({r['disk_model']}): a cache answered, so its ratio ({r['ratio']:.2f}x) says nothing about the disks.")
+    if "single_disk_value" in ba.columns and ba["single_disk_value"].is_null().all():
+        res.missing.append(f"no single-disk bonnie++ run for {sel.describe()}: without one, block speeds cannot be checked "
+                           "against what the disks can deliver (label it vdev_count=1, vdev_width=1)")
     res.findings.append("A before/after pair measures everything that changed between the two runs (pool contents and "
                         "fill, fragmentation, cache state, software), not only the partition offset; the logs alone "
                         "cannot attribute the change to alignment.")
     if b["partition_start_sector"] is None:
         res.missing.append(f"the 'before' run ({b['label']}) has no partition_start_sector label: its offset is unknown")
     res.headline = {f"{_TEST_WORDS[r['test']]} after/before": f"{r['ratio']:.2f}x"
-                    for r in ba.iter_rows(named=True) if r["ratio"] is not None and r["test"] in HEADLINE_TESTS}
+                    for r in ba.iter_rows(named=True)
+                    if r["ratio"] is not None and r["test"] in HEADLINE_TESTS and r["beyond_disks"] is None}
+    if ba["beyond_disks"].is_not_null().any():
+        res.caveats.append("a run faster than its disks: cache artefact")
     res.caveats.append("the runs differ in more than the change: no cause shown")
     pb = ba.filter(pl.col("test") == "put_block")
     if pb.height and pb["ratio"][0] is not None:
