@@ -124,10 +124,32 @@ def detect(text: str) -> tuple[ModuleType, str]:
 
 def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
     mod, fmt = detect(text)
-    if name is not None and getattr(mod, "PARSE_TAKES_NAME", False):
-        return mod.parse(text, fmt, name=name), mod  # fio log files: the kind is in the name only
-    parsed = mod.parse(text, fmt)
-    return parsed, mod
+    try:
+        if name is not None and getattr(mod, "PARSE_TAKES_NAME", False):
+            return mod.parse(text, fmt, name=name), mod  # fio log files: the kind is in the name only
+        return mod.parse(text, fmt), mod
+    except ValueError as e:
+        if isinstance(e, ParseError) or _TOO_MANY_DIGITS not in str(e):
+            raise
+        raise too_many_digits(text) from None
+
+
+# Python refuses to convert integers of more than sys.get_int_max_str_digits() (4300) digits: no measurement has
+# that many, so such a number is the file's fault, reported with its line.
+_TOO_MANY_DIGITS = "integer string conversion"
+
+
+def too_many_digits(text: str) -> ParseError:
+    """The error for a number too long to convert, naming the first line that holds one."""
+    import re
+    import sys
+
+    limit = sys.get_int_max_str_digits() or 4300
+    found = re.search(r"\d{%d,}" % (limit + 1), text)
+    line = text.count("\n", 0, found.start()) + 1 if found else None
+    digits = len(found.group()) if found else None
+    return ParseError(f"a number with {digits or 'too many'} digits: no measurement has that many", line=line,
+                      kind="invalid", expected=f"numbers of at most {limit} digits")
 
 
 def parse_bytes(data: bytes, path: str | None = None) -> tuple[Parsed, ModuleType]:
@@ -138,7 +160,12 @@ def parse_bytes(data: bytes, path: str | None = None) -> tuple[Parsed, ModuleTyp
     try:
         data = decompress(data)
         for fast, mod in _fast_paths():
-            parsed = fast(data)
+            try:
+                parsed = fast(data)
+            except ValueError as e:
+                if isinstance(e, ParseError) or _TOO_MANY_DIGITS not in str(e):
+                    raise
+                raise too_many_digits(decode(data)) from None
             if parsed is not None:
                 return parsed, mod
         return parse_text(decode(data), path)
