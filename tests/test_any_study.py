@@ -17,7 +17,7 @@ import pytest
 from second_study import STUDY, make_project, storagelab
 
 ANALYSES = ["01_vdev_scaling", "02_recordsize", "03_sector63", "04_dedup_ddt", "05_stacks", "06_zfs_send_transports",
-            "08_fio"]
+            "08_fio", "09_bonnie"]
 SOURCE_STUDIES = ("homelab-mergerfs", "freebsd-bonnie-dedup", "thumper-x4500", "ars-zfs-vs-raid")
 # words and numbers that belong to the source studies only: none may appear in another study's results
 SEED_MARKS = [*SOURCE_STUDIES, "homelab", "FreeBSD", "freebsd", "Thumper", "thumper", "Ars ", "alpinaR1", "archiv",
@@ -31,6 +31,7 @@ NON_DEFAULT = {
     "05_stacks": ["-p", "direction", "read", "-p", "inflation_margin", "1.2", "-p", "host", "lab1"],
     "06_zfs_send_transports": ["-p", "baseline_label", "dd 3000M through mbuffer"],
     "08_fio": ["-p", "tolerance_pct", "5.0", "-p", "host", "lab2"],
+    "09_bonnie": ["-p", "vdev_type", "raidz1"],
 }
 
 
@@ -80,7 +81,7 @@ def project(tmp_path_factory):
 def test_build_with_a_second_study_renders_every_page(project):
     root = project["root"]
     out = project["build"].stdout
-    assert "built 20 reports (20 notebooks ran, 0 failed); open reports/index.html" in out
+    assert "built 22 reports (22 notebooks ran, 0 failed); open reports/index.html" in out
     for nb in ANALYSES:
         assert f"==> running {nb}.ipynb with {{'study': '{STUDY}'}} -> reports/{STUDY}/" in out
         page = (root / "reports" / STUDY / f"{nb}.html").read_text()
@@ -130,6 +131,9 @@ def test_second_study_numbers(project):
     # 08: latency against depth, and the log time series with its steady state
     assert "QD 4 x 1:     28,520 IOPS" in default["08_fio"]
     assert "avg bw write: steady from 0.5 s at 8.0 MiB/s (8.4 MB/s)" in default["08_fio"]
+    # 09: the bonnie++ runs side by side; '+++++' kept, never 0
+    assert "2 bonnie++ run(s) from 2 file(s) for study fixturelab." in default["09_bonnie"]
+    assert "<td>+++++</td>" in default["09_bonnie"]
     figures = {p.name for p in (root / "reports" / STUDY / "figures").rglob("*.svg")}
     assert {"bandwidth-by-run.svg", "ratios-after-vs-before.svg", "ddt-vs-bytes-per-entry.svg", "ddt-ladder.svg",
             "transport-rates.svg", "read-amplification.svg", "iops-latency-vs-depth.svg", "time-series.svg"} <= figures

@@ -22,7 +22,7 @@ COLUMNS = ("claim_id", "study", "quantity", "value", "unit", "value_base", "base
            "check", "target", "metric", "tolerance", "notes")
 REQUIRED = ("claim_id", "study", "quantity", "value", "unit", "source", "notebook", "check", "tolerance")
 NOTEBOOKS = ("01_vdev_scaling", "02_recordsize", "03_sector63", "04_dedup_ddt", "05_stacks",
-             "06_zfs_send_transports", "08_fio")
+             "06_zfs_send_transports", "08_fio", "09_bonnie")
 CHECKS = ("raw", "arithmetic", "none")
 BASE_UNITS = ("bytes", "bytes/s", "ns", "1/s", "ratio", "count", "percent")
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")

@@ -176,6 +176,35 @@ def cmd_sql(args) -> int:
     return 0
 
 
+def cmd_compare(args) -> int:
+    from .analysis import Selection, compare, open_db
+    from .analysis.prose import rate
+
+    con = open_db(args.db)
+    try:
+        res = compare.analyse(con, Selection(study=args.mine, stack=args.stack or "", vdev_type=args.vdev_type or "",
+                                             host=args.host or ""), args.study)
+    except ValueError as e:
+        print(f"storagelab compare: {e}", file=sys.stderr)
+        return 2
+    finally:
+        con.close()
+    if res.has("beside"):
+        for (match, direction), g in res["beside"].group_by("match", "direction", maintain_order=True):
+            print(f"{match} ({direction})")
+            for r in g.iter_rows(named=True):
+                per_disk = "" if r["per_disk_bytes_per_s"] is None else f"  per disk {rate(r['per_disk_bytes_per_s'])}"
+                sd = f" ±{rate(r['bw_sd_bytes_per_s'])}" if r["bw_sd_bytes_per_s"] else ""
+                print(f"  {'yours' if r['side'] == 'mine' else args.study:<20.20} {r['label_set']:<34.34} "
+                      f"{r['runs']:>2} run(s) {rate(r['bw_mean_bytes_per_s'])}{sd}{per_disk}  size {r['sizes']}")
+        print()
+    for f in res.findings:
+        print(f)
+    for m in res.missing:
+        print(f"missing: {m}")
+    return 0 if res.has("beside") else 1
+
+
 def _print_runs(results) -> int:
     failed = [r for r in results if not r.ok]
     for r in failed:
@@ -201,7 +230,11 @@ def cmd_run(args) -> int:
         return 2
     rc = _print_runs(results)
     if not args.no_report:
-        render_reports()
+        out = Path(args.output).resolve() if args.output else None
+        if out is None or out.is_relative_to(paths.REPORTS.resolve()):
+            render_reports()
+        else:  # a folder of the user's: its pages only, no index beside it
+            render_reports(only=out)
         for r in results:
             print(f"report: {r.folder.relative_to(paths.ROOT) if r.folder.is_relative_to(paths.ROOT) else r.folder}"
                   f"/{r.notebook}.html" + ("" if r.ok else " (failed)"))
@@ -333,6 +366,15 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--limit", type=_count, metavar="N",
                    help="at most N rows (0: all). Default: all rows, except the table on a terminal (40)")
     s.set_defaults(func=cmd_sql)
+
+    s = sub.add_parser("compare", help="your fio runs beside a study's runs of the same workload, per disk, with noise")
+    s.add_argument("--study", required=True, help="the study to compare with (e.g. homelab-mergerfs)")
+    s.add_argument("--mine", default="", help="your runs: the study label of your files ('' = every study)")
+    s.add_argument("--stack", help="only your files with this stack label")
+    s.add_argument("--vdev-type", dest="vdev_type", help="only your files with this vdev_type label")
+    s.add_argument("--host", help="only your files with this host label")
+    s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
+    s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("lab", help="open JupyterLab on the project with its kernel and the database ready "
                                    "(other options go to JupyterLab, e.g. --no-browser --port 8888); "

@@ -59,6 +59,12 @@ examples:
   echo "SELECT count(*) FROM files" | storagelab sql -
 On a terminal the table shows 40 rows and cuts long cells; piped or redirected, every row and
 column is written in full with no footer.""",
+    "compare": """\
+examples:
+  storagelab compare --study homelab-mergerfs --mine lab          # your study 'lab' beside the homelab runs
+  storagelab compare --study homelab-mergerfs --mine lab --host nas1 --db my.duckdb
+Runs match on the fio workload (rw, bs, iodepth, numjobs, ioengine, direct, sync) at any size and runtime;
+bandwidth is compared per disk where both sides label vdev_type, vdev_count and vdev_width.""",
     "lab": """\
 examples:
   storagelab lab

@@ -476,19 +476,21 @@ def report_folders(reports_dir: Path | None = None) -> list[Path]:
     return sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith("_") and (d / "executed").is_dir())
 
 
-def render_reports(reports_dir: Path | None = None) -> list[Path]:
+def render_reports(reports_dir: Path | None = None, only: Path | None = None) -> list[Path]:
     """reports/<folder>/<name>.html for every executed notebook of every report folder, and reports/index.html.
+    ``only``: render that one report folder (e.g. a ``run --output`` outside reports/) and no index.
 
     An executed notebook that cannot be read (a run killed while saving) becomes a page that says so,
     and the index marks it failed."""
     import nbformat
 
     root = Path(reports_dir or paths.REPORTS)
-    root.mkdir(parents=True, exist_ok=True)
+    if only is None:
+        root.mkdir(parents=True, exist_ok=True)
     built = datetime.now(timezone.utc).isoformat(timespec="seconds")
     exp = _exporter()
     pages, runs = [], {}
-    for folder in report_folders(root):
+    for folder in [Path(only)] if only is not None else report_folders(root):
         for nb_path in sorted((folder / "executed").glob("*.ipynb")):
             key = f"{folder.name}/{nb_path.stem}"
             dest = folder / f"{nb_path.stem}.html"
@@ -504,7 +506,8 @@ def render_reports(reports_dir: Path | None = None) -> list[Path]:
                 runs[key] = dict(params=[], title=nb_path.stem, figures=[], render_error=error)
             dest.write_text(body, encoding="utf-8")
             pages.append(dest)
-    (root / "index.html").write_text(index_html(built, root, pages=runs), encoding="utf-8")
+    if only is None:
+        (root / "index.html").write_text(index_html(built, root, pages=runs), encoding="utf-8")
     return pages
 
 

@@ -162,7 +162,7 @@ def workload_key(w: dict, without: tuple[str, ...] = ()) -> str:
         parts.append(f"sync={show('sync')}")
     if w.get("fsync"):
         parts.append(f"fsync={show('fsync')}")
-    parts += [f"size={show('size')}", f"runtime={show('runtime')}"]
+    parts += [f"{k}={show(k)}" for k in ("size", "runtime") if k not in without]
     return " ".join(parts)
 
 
@@ -174,20 +174,23 @@ def runs(con, sel: Selection) -> pl.DataFrame:
     if df.is_empty():
         return df.with_columns(*(pl.lit(None).alias(f"wl_{k}") for k in WORKLOAD_OPTIONS),
                                workload=pl.lit(None, pl.String), workload_source=pl.lit(None, pl.String),
-                               workload_at_any_depth=pl.lit(None, pl.String))
+                               workload_at_any_depth=pl.lit(None, pl.String),
+                               workload_at_any_size=pl.lit(None, pl.String))
     extra = {f"wl_{k}": [] for k in WORKLOAD_OPTIONS}
-    keys, depthless, sources = [], [], []
+    keys, depthless, sizeless, sources = [], [], [], []
     for r in df.iter_rows(named=True):
         w, src = workload_of(r)
         for k in WORKLOAD_OPTIONS:
             extra[f"wl_{k}"].append(None if w[k] is None else str(w[k]))
         keys.append(workload_key(w))
         depthless.append(workload_key(w, without=("iodepth", "numjobs")))
+        sizeless.append(workload_key(w, without=("size", "runtime")))
         sources.append(src)
     return df.with_columns(
         *(pl.Series(k, v, dtype=pl.String) for k, v in extra.items()),
         workload=pl.Series(keys, dtype=pl.String), workload_source=pl.Series(sources, dtype=pl.String),
         workload_at_any_depth=pl.Series(depthless, dtype=pl.String),
+        workload_at_any_size=pl.Series(sizeless, dtype=pl.String),
     )
 
 

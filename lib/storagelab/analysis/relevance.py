@@ -43,5 +43,10 @@ def transports(con, sel: Selection) -> bool:
     return bool(_count(con, sel, "SELECT count(*) FROM mbuffer_summaries s JOIN files f USING (file_id) WHERE {where}"))
 
 
+def bonnie(con, sel: Selection) -> bool:
+    return bool(_count(con, sel, "SELECT count(*) FROM bonnie_runs b JOIN files f USING (file_id) WHERE {where}"))
+
+
 RELEVANT = {"01_vdev_scaling": vdev_scaling, "02_recordsize": recordsize, "03_sector63": before_after,
-            "04_dedup_ddt": dedup, "05_stacks": stacks, "06_zfs_send_transports": transports, "08_fio": stacks}
+            "04_dedup_ddt": dedup, "05_stacks": stacks, "06_zfs_send_transports": transports, "08_fio": stacks,
+            "09_bonnie": bonnie}

@@ -1,0 +1,169 @@
+"""bonnie++ runs side by side, as ``bon_csv2html`` lays them out (notebook 09): one row per run, bonnie++'s
+column groups (sequential output per char / block / rewrite, sequential input per char / block, random seeks,
+sequential and random create / read / delete), each with its rate, %CPU and latency; each column shaded from
+worst to best among the runs shown.
+
+Units are explicit: block and per-char rates in MiB/s (bytes/s / 2^20, the unit bonnie++ itself means by its
+K/M/G suffixes), seeks and file operations per second, latency in the unit bonnie++ would choose (us, ms, s).
+A cell bonnie++ printed as ``+++++`` (the test ran too fast to measure) stays ``+++++``, never 0; a test the run
+did not do is empty.
+"""
+
+from __future__ import annotations
+
+import html
+
+import polars as pl
+
+from ..units import MiB
+
+# (group, test, heading) in bon_csv2html's order
+COLUMNS = (
+    ("Sequential Output", "putc", "Per Chr"), ("Sequential Output", "put_block", "Block"),
+    ("Sequential Output", "rewrite", "Rewrite"), ("Sequential Input", "getc", "Per Chr"),
+    ("Sequential Input", "get_block", "Block"), ("Random", "seeks", "Seeks"),
+    ("Sequential Create", "seq_create", "Create"), ("Sequential Create", "seq_read", "Read"),
+    ("Sequential Create", "seq_delete", "Delete"), ("Random Create", "ran_create", "Create"),
+    ("Random Create", "ran_read", "Read"), ("Random Create", "ran_delete", "Delete"),
+)
+RATE_TESTS = {"putc", "put_block", "rewrite", "getc", "get_block"}
+
+RUNS_SQL = """
+SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.host, b.run_index, b.machine, b.version,
+       b.size_bytes, b.chunk_bytes, b.concurrency, b.num_files, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value,
+       r.cpu_pct, r.too_fast, r.latency_ns, r.suspect, r.line_start
+FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
+WHERE {where} AND b.preferred
+ORDER BY f.path, b.run_index
+"""
+
+
+def unit(test: str) -> str:
+    return "MiB/s" if test in RATE_TESTS else ("seeks/s" if test == "seeks" else "files/s")
+
+
+def _latency(ns: float | None) -> str:
+    if ns is None:
+        return ""
+    for limit, div, name in ((1e6, 1e3, "us"), (1e9, 1e6, "ms")):
+        if ns < limit * 10:
+            return f"{ns / div:.0f}{name}"
+    return f"{ns / 1e9:.1f}s"
+
+
+def _shade(values: list[float | None], higher_is_better: bool) -> list[float | None]:
+    """0 (worst) .. 1 (best) within the column; None where there is no number."""
+    nums = [v for v in values if v is not None]
+    if len(nums) < 2 or max(nums) == min(nums):
+        return [None if v is None else 0.5 for v in values]
+    lo, hi = min(nums), max(nums)
+    return [None if v is None else ((v - lo) / (hi - lo) if higher_is_better else (hi - v) / (hi - lo)) for v in values]
+
+
+def table(results: pl.DataFrame) -> pl.DataFrame:
+    """One row per run (file, run index): identity columns, then per test ``<test>`` (value in its display unit),
+    ``<test>_cpu``, ``<test>_latency_ns``, ``<test>_too_fast``."""
+    if results.is_empty():
+        return pl.DataFrame()
+    keys = ["file_id", "run_index"]
+    ident = results.unique(keys, keep="first", maintain_order=True).select(
+        *keys, "label", "machine", "version", "size_bytes", "chunk_bytes", "concurrency", "num_files", "path")
+    disp = results.with_columns(shown=pl.when(pl.col("test").is_in(list(RATE_TESTS))).then(pl.col("value") / MiB)
+                                .otherwise(pl.col("value")))
+    out = ident
+    for _, test, _ in COLUMNS:
+        t = disp.filter(pl.col("test") == test).select(
+            *keys, pl.col("shown").alias(test), pl.col("cpu_pct").alias(f"{test}_cpu"),
+            pl.col("latency_ns").alias(f"{test}_latency_ns"), pl.col("too_fast").alias(f"{test}_too_fast"))
+        out = out.join(t, on=keys, how="left")
+    return out
+
+
+def html_table(tab: pl.DataFrame) -> str:
+    """The bon_csv2html layout as an HTML table (labels escaped: they come from a user's manifest)."""
+    if tab.is_empty():
+        return "<p>No bonnie++ runs.</p>"
+    groups: list[tuple[str, int]] = []
+    for group, _, _ in COLUMNS:
+        if groups and groups[-1][0] == group:
+            groups[-1] = (group, groups[-1][1] + 1)
+        else:
+            groups.append((group, 1))
+    e = html.escape
+    head1 = "".join(f'<th colspan="{n * 2}">{e(g)}</th>' for g, n in groups)
+    head2 = "".join(f'<th colspan="2">{e(h)}</th>' for _, _, h in COLUMNS)
+    head3 = "".join(f"<th>{e(unit(t))}</th><th>%CP</th>" for _, t, _ in COLUMNS)
+    shades = {t: _shade(tab[t].to_list(), True) for _, t, _ in COLUMNS}
+    cpu_shades = {t: _shade(tab[f"{t}_cpu"].to_list(), False) for _, t, _ in COLUMNS}
+    lat_shades = {t: _shade(tab[f"{t}_latency_ns"].to_list(), False) for _, t, _ in COLUMNS}
+
+    def cell(text: str, shade: float | None) -> str:
+        style = "" if shade is None else f' style="background: hsl({int(shade * 120)}, 60%, 85%)"'
+        return f"<td{style}>{e(text)}</td>"
+
+    body = []
+    for i, r in enumerate(tab.iter_rows(named=True)):
+        size = f"{r['size_bytes'] / 2**30:g}G" if r["size_bytes"] else ""
+        row = [f"<td>{e(str(r['label']))}</td><td>{e(str(r['machine'] or ''))}</td><td>{e(size)}</td>"]
+        lat = ["<td></td><td></td><td>latency</td>"]
+        for _, t, _ in COLUMNS:
+            if r[f"{t}_too_fast"]:
+                row.append(cell("+++++", None) + cell("+++", None))
+            elif r[t] is None:
+                row.append("<td></td><td></td>")
+            else:
+                value = f"{r[t]:.1f}" if t in RATE_TESTS or r[t] < 1000 else f"{r[t]:,.0f}"
+                cpu = "" if r[f"{t}_cpu"] is None else f"{r[f'{t}_cpu']:g}"
+                row.append(cell(value, shades[t][i]) + cell(cpu, cpu_shades[t][i]))
+            lat.append(cell(_latency(r[f"{t}_latency_ns"]), lat_shades[t][i]).replace("<td", '<td colspan="2"', 1))
+        body.append("<tr>" + "".join(row) + "</tr>")
+        if any(r[f"{t}_latency_ns"] is not None for _, t, _ in COLUMNS):
+            body.append('<tr class="latency">' + "".join(lat) + "</tr>")
+    return ('<table class="bonnie"><thead>'
+            f'<tr><th rowspan="3">run</th><th rowspan="3">machine</th><th rowspan="3">size</th>{head1}</tr>'
+            f"<tr>{head2}</tr><tr>{head3}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            "<p>Shading per column among these runs: green best, red worst (rates: higher; %CP and latency: lower). "
+            "+++++: too fast for bonnie++ to measure.</p>")
+
+
+def analyse(con, sel):
+    """Notebook 09 on any selection: every preferred bonnie++ run as one row of a bon_csv2html table."""
+    from . import measures
+    from .db import frame
+    from .result import Result
+
+    where, params = sel.sql("f")
+    res = Result(sel, measures=measures.per_file(con, sel))
+    results = frame(con, RUNS_SQL.format(where=where), params)
+    if results.is_empty():
+        res.missing.append(f"no bonnie++ runs for {sel.describe()}: run bonnie++ (e.g. `storagelab lab bonnie --target "
+                           "DIR`), save its output under data/raw/<study>/ and label it")
+        return res
+    tab = table(results)
+    res.frames.update(results=results, table=tab)
+    res.file_ids = sorted(set(results["file_id"].to_list()))
+    res.findings.append(f"{tab.height} bonnie++ run(s) from {len(res.file_ids)} file(s) for {sel.describe()}.")
+    sizes = sorted({s for s in tab["size_bytes"].to_list() if s})
+    if len(sizes) > 1:
+        res.findings.append("The runs use different file sizes (" + ", ".join(f"{s / 2**30:g} GiB" for s in sizes)
+                            + "): a size below twice the RAM can be answered from cache, so compare like sizes.")
+    for _, test, heading in COLUMNS:
+        col = tab.filter(pl.col(test).is_not_null())
+        fast = tab.filter(pl.col(f"{test}_too_fast").fill_null(False)).height
+        if col.height > 1:
+            best = col.sort(test, descending=True).row(0, named=True)
+            worst = col.sort(test).row(0, named=True)
+            res.findings.append(f"{test} ({heading}, {unit(test)}): {worst[test]:,.1f} ({worst['label']}) to "
+                                f"{best[test]:,.1f} ({best['label']})" + (f"; {fast} run(s) too fast to measure" if fast else "") + ".")
+    res.headline["bonnie++ runs"] = str(tab.height)
+    blocks = tab.filter(pl.col("put_block").is_not_null())
+    if blocks.height:
+        best = blocks.sort("put_block", descending=True).row(0, named=True)
+        res.headline["fastest block write"] = f"{best['label']}: {best['put_block']:.1f} MiB/s"
+        res.verdict = (f"{tab.height} bonnie++ run(s) side by side; fastest block write {best['label']} at "
+                       f"{best['put_block']:.1f} MiB/s (measured, one run each unless repeated).")
+    suspect = results.filter(pl.col("suspect").fill_null(False))
+    if suspect.height:
+        res.findings.append(f"{suspect.height} file-operation rate(s) printed as whole numbers without a CSV line to "
+                            "check them against: taken as printed (bonnie++ 1.98 rounds them in its text table).")
+    return res
