@@ -135,7 +135,33 @@ def cmd_ingest(args) -> int:
     if s.rebuilt_schema:
         print("note: database schema (re)created", file=sys.stderr)
     print(s.line())
-    return 1 if s.failed or s.parquet_error else 0
+    rc = 1 if s.failed or s.parquet_error else 0
+    if args.dataset:
+        rc = max(rc, _export_dataset(args.db, args.dataset, "ingest"))
+    return rc
+
+
+def _export_dataset(db, out: str, verb: str) -> int:
+    from . import dataset
+    from .errors import DatabaseBusyError
+    from .store import StoreError, connect
+
+    try:
+        con = connect(db or paths.DB, read_only=True, wait=30.0)
+    except (FileNotFoundError, DatabaseBusyError, StoreError) as e:
+        print(f"storagelab {verb}: {e}", file=sys.stderr)
+        return 2
+    try:
+        c = dataset.export(con, Path(out))
+    finally:
+        con.close()
+    print(f"dataset {out}: {c['written']} partition(s) written, {c['removed']} removed, {c['unchanged']} unchanged "
+          f"({c['files']} Parquet files)")
+    return 0
+
+
+def cmd_export(args) -> int:
+    return _export_dataset(args.db, args.dataset, "export")
 
 
 def cmd_schema(args) -> int:
@@ -329,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--workers", type=int, default=None, help="parser processes (default: CPU count)")
     s.add_argument("--wait", type=float, default=0.0, help="seconds to wait if another process holds the database")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--dataset", metavar="DIR", help="also bring this Parquet dataset up to date (see `export`)")
     s.add_argument("--batch-files", type=int, default=5000,
                    help="most files per transaction batch (default 5000; a batch also ends at 100,000 rows)")
     s.set_defaults(func=cmd_ingest)
@@ -355,6 +382,12 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("schema", help="print the database schema as Markdown (--write updates docs/schema.md)")
     s.add_argument("--write", action="store_true")
     s.set_defaults(func=cmd_schema)
+
+    s = sub.add_parser("export", help="write the database as a hive-partitioned Parquet dataset (tool=/study=/month=) "
+                                      "that DuckDB, Spark and Trino read; incremental")
+    s.add_argument("--dataset", required=True, metavar="DIR", help="the dataset folder (created or brought up to date)")
+    s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
+    s.set_defaults(func=cmd_export)
 
     s = sub.add_parser("sql", help="run a read-only SQL query on the database: a table, CSV, JSON lines or Parquet")
     s.add_argument("query", help="the SQL (DuckDB dialect); - reads it from standard input")

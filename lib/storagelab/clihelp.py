@@ -59,6 +59,12 @@ examples:
   echo "SELECT count(*) FROM files" | storagelab sql -
 On a terminal the table shows 40 rows and cuts long cells; piped or redirected, every row and
 column is written in full with no footer.""",
+    "export": """\
+examples:
+  storagelab export --dataset /srv/storagelab-dataset              # data/parsed/storagelab.duckdb -> Parquet dataset
+  storagelab ingest ~/logs --dataset /srv/storagelab-dataset       # ingest, then bring the dataset up to date
+  storagelab run 05_stacks -p db_path /srv/storagelab-dataset      # a notebook on the dataset
+Layout: DIR/<table>/tool=<tool>/study=<study>/month=<YYYY-MM>/part-0.parquet, DIR/_storagelab/meta.json.""",
     "compare": """\
 examples:
   storagelab compare --study homelab-mergerfs --mine lab          # your study 'lab' beside the homelab runs

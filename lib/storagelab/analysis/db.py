@@ -10,7 +10,12 @@ from .. import paths, store
 
 
 def open_db(db_path: str | Path | None = None, wait: float = 30.0):
-    """A read-only connection: notebooks never write the database (ingest may wait for them)."""
+    """A read-only connection: notebooks never write the database (ingest may wait for them). A dataset folder
+    (``storagelab export --dataset``) works too: views over its Parquet files, the same tables and columns."""
+    from .. import dataset
+
+    if db_path and Path(db_path).is_dir() and dataset.is_dataset(db_path):
+        return dataset.open_dataset(db_path)
     return store.connect(db_path or paths.DB, read_only=True, wait=wait)
 
 
