@@ -33,7 +33,7 @@ def pins(lock: Path) -> list[str]:
 
 def render(root: Path, python: str) -> str:
     lines = [f"      - {p}" for p in pins(root / "requirements.lock")]
-    lines.append("      - -e .[test,lab]")
+    lines.append("      - -e .[test,lab,spark]")
     return HEADER.format(python=python) + "\n".join(lines) + "\n"
 
 

@@ -50,8 +50,9 @@ def test_environment_yml_pins_exactly_the_locked_packages():
 
 def test_environment_yml_installs_the_project_with_the_same_extras_as_run():
     text = (ROOT / "environment.yml").read_text()
-    assert "      - -e .[test,lab]\n" in text
+    assert "      - -e .[test,lab,spark]\n" in text
     assert "-e '.[test,lab]'" in (ROOT / "run").read_text()
+    assert "-e '.[spark]'" in (ROOT / "run").read_text()             # the test command adds the Spark extra
     assert re.search(r"^  - python=3\.\d+$", text, re.M)  # the Python the lock was made on (./run lock)
 
 

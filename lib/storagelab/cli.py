@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -162,6 +163,35 @@ def _export_dataset(db, out: str, verb: str) -> int:
 
 def cmd_export(args) -> int:
     return _export_dataset(args.db, args.dataset, "export")
+
+
+def cmd_spark_ingest(args) -> int:
+    import shutil
+
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("storagelab spark-ingest: pyspark is not installed: pip install -e '.[spark]' (./run test does)",
+              file=sys.stderr)
+        return 2
+    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+        print("storagelab spark-ingest: Spark needs Java 17: apt-get install openjdk-17-jre-headless (Debian)",
+              file=sys.stderr)
+        return 2
+    if args.manifest and not Path(args.manifest).is_file():
+        print(f"storagelab spark-ingest: --manifest {args.manifest} does not exist", file=sys.stderr)
+        return 2
+    from . import spark_ingest
+
+    spark = spark_ingest.session(args.master)
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        counts = spark_ingest.run(spark, args.input, args.output, args.manifest)
+    finally:
+        spark.stop()
+    print(f"spark-ingest: {counts.pop('files')} files stored, {counts.pop('duplicates')} copies, "
+          f"{counts.pop('errors')} failed; {sum(counts.values())} rows in {len(counts)} tables -> {args.output}")
+    return 0
 
 
 def cmd_schema(args) -> int:
@@ -388,6 +418,14 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--dataset", required=True, metavar="DIR", help="the dataset folder (created or brought up to date)")
     s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
     s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("spark-ingest", help="parse logs on Spark (binaryFile source: local, HDFS, S3) into the "
+                                            "Parquet dataset `export --dataset` writes (needs the spark extra and Java)")
+    s.add_argument("input", help="folder (or any path Spark reads) with the logs")
+    s.add_argument("output", help="the dataset folder (replaced)")
+    s.add_argument("--manifest", default=None, help="labels CSV, paths relative to INPUT (as data/raw/manifest.csv)")
+    s.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    s.set_defaults(func=cmd_spark_ingest)
 
     s = sub.add_parser("sql", help="run a read-only SQL query on the database: a table, CSV, JSON lines or Parquet")
     s.add_argument("query", help="the SQL (DuckDB dialect); - reads it from standard input")

@@ -65,6 +65,14 @@ examples:
   storagelab ingest ~/logs --dataset /srv/storagelab-dataset       # ingest, then bring the dataset up to date
   storagelab run 05_stacks -p db_path /srv/storagelab-dataset      # a notebook on the dataset
 Layout: DIR/<table>/tool=<tool>/study=<study>/month=<YYYY-MM>/part-0.parquet, DIR/_storagelab/meta.json.""",
+    "spark-ingest": """\
+examples:
+  storagelab spark-ingest data/raw /srv/storagelab-dataset --manifest data/raw/manifest.csv
+  storagelab spark-ingest s3a://bucket/fio-logs/ /mnt/datasets/fio --master spark://head:7077
+  storagelab run 08_fio -p db_path /srv/storagelab-dataset -p study ''
+The output is the dataset `storagelab export --dataset` writes, equal row by row to a local ingest of the
+same files (file ids, paths, SHA-256, parser versions, rows, errors, copies); only ingest times and mtime
+precision (Spark: milliseconds) differ.""",
     "compare": """\
 examples:
   storagelab compare --study homelab-mergerfs --mine lab          # your study 'lab' beside the homelab runs

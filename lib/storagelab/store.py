@@ -392,15 +392,18 @@ def _tool_table_columns() -> dict[str, list[str]]:
     return _TOOL_TABLES
 
 
-def parse_one(job: tuple[str, str, int, int]) -> Outcome:
+def parse_one(job: tuple[str, str, int, int], data: bytes | None = None) -> Outcome:
+    """Read (unless ``data`` holds the file's bytes already, as Spark's binaryFile gives them), hash and parse one
+    file: its Outcome, with its rows by table, or its error."""
     key, path, size, mtime_ns = job
     out = Outcome(key, path, size, mtime_ns)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as e:
-        out.error = dict(kind="io", line=None, message=str(e), expected=None)
-        return out
+    if data is None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as e:
+            out.error = dict(kind="io", line=None, message=str(e), expected=None)
+            return out
     out.sha256 = hashlib.sha256(data).hexdigest()
     try:
         parsed, mod = parse_bytes(data, path)
@@ -474,14 +477,15 @@ def _transpose(table: str, shape: tuple | None, data: list, wanted: list[str]) -
     return {c: [r.get(c) for r in data] for c in wanted}
 
 
-def parse_chunk(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome], dict[str, pa.Table]]:
-    """Parse several files; their rows come back as one Arrow table per table (typed here, in the
-    worker, so the writer only concatenates), each file's rows one range, in file order (the
-    Outcomes' ``table_rows`` say how many). The Outcomes carry no rows (``columns`` is None)."""
+def parse_chunk(jobs: list[tuple[str, str, int, int]],
+                contents: list[bytes] | None = None) -> tuple[list[Outcome], dict[str, pa.Table]]:
+    """Parse several files (read from disk, or ``contents``: their bytes, in job order); their rows come back as
+    one Arrow table per table (typed here, in the worker, so the writer only concatenates), each file's rows one
+    range, in file order (the Outcomes' ``table_rows`` say how many). The Outcomes carry no rows."""
     enabled = gc.isenabled()
     gc.disable()  # many short-lived objects and no cycles: the collector would only rescan them
     try:
-        outs = [parse_one(j) for j in jobs]
+        outs = [parse_one(j, None if contents is None else contents[i]) for i, j in enumerate(jobs)]
         parts: dict[str, list] = {}
         for seq, out in enumerate(outs):
             for table, rows in (out.columns or {}).items():
