@@ -1,4 +1,7 @@
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -7,6 +10,13 @@ ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "data" / "raw"
 FIXTURES = ROOT / "tests" / "fixtures"
 SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+def storagelab_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``python -m storagelab ARGS`` from the project root with this checkout's lib/, output captured."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    return subprocess.run([sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=timeout)
 
 
 @pytest.fixture

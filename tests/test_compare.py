@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 
 import polars as pl
 import pytest
-
-from conftest import RAW, ROOT
+from conftest import RAW
+from conftest import storagelab_cli as cli
 from storagelab.analysis import Selection, compare, open_db
 from storagelab.units import MiB
 
@@ -20,10 +17,6 @@ needs_fio = pytest.mark.skipif(not shutil.which("fio"), reason="fio is not insta
 WORKLOAD = "write bs=1MiB iodepth=8 numjobs=8 libaio direct=1"
 
 
-def cli(*args):
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
-    return subprocess.run([sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=300)
 
 
 @pytest.fixture(scope="module")

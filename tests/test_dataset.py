@@ -4,23 +4,14 @@ by DuckDB with hive partitioning, and the notebooks give the same results on it 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 
 import duckdb
 import pytest
-
-from conftest import RAW, ROOT
+from conftest import RAW
+from conftest import storagelab_cli as cli
 from storagelab import dataset
 from storagelab.schema import all_tables
-
-
-def cli(*args, cwd=ROOT):
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
-    return subprocess.run([sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=600)
 
 
 def rows(con, table):

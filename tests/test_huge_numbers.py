@@ -5,13 +5,11 @@ other files are still ingested."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import duckdb
 import pytest
-
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES
+from conftest import storagelab_cli as cli
 from storagelab.errors import ParseError
 from storagelab.parsers import parse_bytes
 
@@ -19,9 +17,6 @@ ZDB = FIXTURES / "zdb" / "2.3" / "b.txt"
 FIO_JSON = FIXTURES / "fio" / "3.1" / "fioplot-randread-1-1.json"
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"PYTHONPATH": str(ROOT / "lib"), "PATH": "/usr/bin:/bin"}, timeout=120)
 
 
 def edited(path, pattern, digits):

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
-
-from conftest import FIXTURES, RAW, ROOT
+from conftest import FIXTURES, RAW
+from conftest import storagelab_cli as cli
 from storagelab import dataset
 from storagelab.schema import all_tables
 
@@ -29,10 +27,6 @@ pytestmark = pytest.mark.skipif(not (JAVA and HAVE_SPARK), reason=(
 NOT_COMPARED = {"ingested_at", "attempted_at", "found_at", "mtime_ns"}
 
 
-def cli(*args):
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
-    return subprocess.run([sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=900)
 
 
 @pytest.fixture(scope="module")
