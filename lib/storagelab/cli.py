@@ -190,7 +190,7 @@ def cmd_spark_ingest(args) -> int:
     finally:
         spark.stop()
     print(f"spark-ingest: {counts.pop('files')} files stored, {counts.pop('duplicates')} copies, "
-          f"{counts.pop('errors')} failed; {sum(counts.values())} rows in {len(counts)} tables -> {args.output}")
+          f"{counts.pop('errors')} failed; {len(counts)} tool tables written -> {args.output}")
     return 0
 
 

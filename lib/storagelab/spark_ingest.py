@@ -57,31 +57,35 @@ def _sort_key(key: str) -> str:
     return key.replace("/", "\0")  # part by part, as the local listing sorts
 
 
-def parse_partition(rows):
-    """Executor side: (path, modificationTime, length, content) rows -> one record per file: its key, size, mtime,
-    outcome fields, error, and its rows per table (lists of tuples in schema column order, file_id left out)."""
-    from .schema import all_tables
+def parse_partition(rows, staging: str):
+    """Executor side: (path, modificationTime, length, content) rows, parsed ``CHUNK`` files at a time by
+    ``store.parse_chunk``. Each chunk's rows go, one Parquet file per table (typed as the database types them, with
+    a ``_key`` column naming the file), to ``staging/<table>/``; what comes back is one small record per file:
+    its key, size, mtime, outcome fields and error."""
+    import uuid
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyarrow import fs as pafs
+
     from .store import parse_chunk
 
-    tabs = all_tables()
+    filesystem, base = pafs.FileSystem.from_uri(staging)
     batch = []
 
     def flush():
-        keys = [b[0] for b in batch]
-        jobs = [(k, k, b[2], b[1]) for k, b in zip(keys, batch)]
+        jobs = [(b[0], b[0], b[2], b[1]) for b in batch]
         outs, tables = parse_chunk(jobs, [b[3] for b in batch])
-        offsets = {name: 0 for name in tables}
+        for name, tbl in tables.items():
+            keys = [out.key for out in outs for _ in range((out.table_rows or {}).get(name, 0))]
+            tbl = tbl.append_column("_key", pa.array(keys, pa.string()))
+            filesystem.create_dir(f"{base}/{name}", recursive=True)
+            pq.write_table(tbl, f"{base}/{name}/{uuid.uuid4().hex}.parquet", filesystem=filesystem)
         for out in outs:
-            per_table = {}
-            for name, n in (out.table_rows or {}).items():
-                tbl = tables[name].slice(offsets[name], n)
-                offsets[name] += n
-                cols = [c.name for c in tabs[name].columns if c.name != "file_id"]
-                data = {c: (tbl.column(c).to_pylist() if c in tbl.column_names else [None] * n) for c in cols}
-                per_table[name] = list(zip(*(data[c] for c in cols)))
             yield dict(key=out.key, size=out.size, mtime_ns=out.mtime_ns, sha256=out.sha256, tool=out.tool,
                        tool_version=out.tool_version, format=out.format, parser_version=out.parser_version,
-                       warnings=out.warnings, n_rows=out.n_rows, error=out.error, rows=per_table)
+                       warnings=out.warnings, n_rows=out.n_rows, error=out.error,
+                       tables=sorted((out.table_rows or {}).keys()))
         batch.clear()
 
     for r in rows:
@@ -116,27 +120,36 @@ def session(master: str = "local[2]"):
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
     return (SparkSession.builder.master(master).appName("storagelab-parse")
-            .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+            .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.session.timeZone", "UTC")
             .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
             .config("spark.sql.sources.partitionOverwriteMode", "static")
             .getOrCreate())
 
 
 def run(spark, input_path: str, output: str, manifest: str | None = None) -> dict:
-    """Parse every log under ``input_path`` on ``spark`` and write the dataset to ``output`` (replaced)."""
-    from pyspark import StorageLevel
+    """Parse every log under ``input_path`` on ``spark`` and write the dataset to ``output`` (replaced).
+
+    One pass parses (executors, Python); the driver then numbers the stored files as a new database would; each
+    table is joined to those numbers and written partitioned by Spark alone (JVM, no Python rows)."""
+    import uuid
+
+    from pyspark.sql import functions as F
 
     from . import dataset
+    from .manifest import LABEL_COLUMNS, load
     from .schema import all_tables, tool_tables
-    from .manifest import LABEL_COLUMNS
     from .store import _current_parser_versions, _labels_by_key, schema_signature
 
     tabs = all_tables()
     owner = {name: tool for name, (tool, _t) in tool_tables().items()}
+    out_root = output.rstrip("/")
+    staging = f"{out_root}/_storagelab/staging-{uuid.uuid4().hex[:12]}"
+    if "://" not in staging:
+        staging = Path(staging).resolve().as_uri()
     files = (spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(input_path)
              .select("path", "modificationTime", "length", "content"))
-    parsed = files.rdd.mapPartitions(parse_partition).persist(StorageLevel.MEMORY_AND_DISK)
-    info = parsed.map(lambda r: {k: v for k, v in r.items() if k != "rows"}).collect()
+    info = files.rdd.mapPartitions(lambda rows: parse_partition(rows, staging)).collect()
     info += _empty_files(spark, input_path)
 
     # which files are stored (first path per SHA-256, in the local order), their ids, the copies and the errors
@@ -150,63 +163,51 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
         else:
             first[r["sha256"]] = r["key"]
             stored.append(r)
-    ids = {r["key"]: i for i, r in enumerate(stored, start=1)}
-    labels_of = {}
-    if manifest:
-        from .manifest import load
-
-        labels_of = _labels_by_key(load(Path(manifest)))
-    study_of = {r["key"]: (labels_of.get(r["key"]) or {}).get("study") for r in stored}
-    tool_of = {r["key"]: r["tool"] for r in stored}
-
-    file_rows = []
-    for r in stored:
+    labels_of = _labels_by_key(load(Path(manifest))) if manifest else {}
+    file_rows, id_rows = [], []
+    for file_id, r in enumerate(stored, start=1):
         lab = labels_of.get(r["key"]) or {}
-        given = dict(file_id=ids[r["key"]], path=r["key"], sha256=r["sha256"], size_bytes=r["size"],
+        given = dict(file_id=file_id, path=r["key"], sha256=r["sha256"], size_bytes=r["size"],
                      mtime_ns=r["mtime_ns"], tool=r["tool"], tool_version=r["tool_version"], format=r["format"],
                      parser_version=r["parser_version"], ingested_at=now, n_rows=r["n_rows"],
                      warnings="\n".join(r["warnings"]) or None, **{c: lab.get(c) for c in LABEL_COLUMNS})
         file_rows.append(tuple(given.get(c.name) for c in tabs["files"].columns) + (month,))
+        id_rows.append((r["key"], file_id, r["tool"], lab.get("study"), month))
     cols = [(c.name, c.type) for c in tabs["files"].columns]
-    _write(spark.createDataFrame(file_rows, _spark_schema(cols, ("month",))), output, "files")
+    _write(spark.createDataFrame(file_rows, _spark_schema(cols, ("month",))), out_root, "files")
+    ids = F.broadcast(spark.createDataFrame(id_rows, "_key string, file_id int, tool string, study string, month string"))
 
-    id_map = spark.sparkContext.broadcast({k: (ids[k], tool_of[k], study_of[k]) for k in ids})
+    present = {t for r in stored for t in r["tables"]}
     counts = {"files": len(stored)}
-    for name in (n for n in tabs if n in owner):
-        names = [c.name for c in tabs[name].columns]
-        cols = [(c.name, c.type) for c in tabs[name].columns]
-
-        def rows_of(rec, name=name, names=names):
-            hit = id_map.value.get(rec["key"])
-            if hit is None or name not in rec["rows"]:
-                return []
-            fid, tool, study = hit
-            out = []
-            for row in rec["rows"][name]:
-                values = dict(zip([n for n in names if n != "file_id"], row))
-                values["file_id"] = fid
-                out.append(tuple(values[n] for n in names) + (tool, study, month))
-            return out
-
-        rdd = parsed.flatMap(rows_of)
-        if rdd.isEmpty():
-            continue
-        df = spark.createDataFrame(rdd, _spark_schema(cols, ("tool", "study", "month")))
-        _write(df, output, name)
-        counts[name] = df.count()
+    for name in (n for n in tabs if n in owner and n in present):
+        rows = spark.read.parquet(f"{staging}/{name}").drop("file_id").join(ids, "_key")
+        select = [F.col(c.name).cast(SPARK_TYPES[c.type]).alias(c.name) for c in tabs[name].columns]
+        _write(rows.select(*select, "tool", "study", "month"), out_root, name)
+        counts[name] = sum(1 for r in stored if name in r["tables"])
+    for name in (n for n in tabs if n in owner and n not in present):
+        _delete(spark, f"{out_root}/{name}")  # a table this input has no rows for: no stale files from a former run
     errors = [(r["key"], r["sha256"], r["error"]["kind"], r["error"]["line"], r["error"]["message"],
                r["error"]["expected"], now) for r in info if r["error"]]
     for name, data in (("ingest_errors", errors), ("duplicates", copies)):
         if data:
             df = spark.createDataFrame(data, _spark_schema([(c.name, c.type) for c in tabs[name].columns]))
-            df.coalesce(1).write.mode("overwrite").parquet(f"{output.rstrip('/')}/{name}")
-    parsed.unpersist()
+            df.coalesce(1).write.mode("overwrite").parquet(f"{out_root}/{name}")
+        else:
+            _delete(spark, f"{out_root}/{name}")
+    _delete(spark, staging)
     _write_meta(output, dict(
         format="storagelab-dataset/1", schema_signature=schema_signature(), parser_versions=_current_parser_versions(),
         partition_keys=list(dataset.PARTITION_KEYS), null_partition=dataset.NULL_PARTITION, written_by="spark-ingest",
         tables={n: [[c.name, c.type] for c in t.columns] for n, t in tabs.items()}))
     counts.update(errors=len(errors), duplicates=len(copies))
     return counts
+
+
+def _delete(spark, target: str) -> None:
+    """Remove a folder through Hadoop's file system (any scheme Spark writes); nothing if it is not there."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(target)
+    path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 
 
 def _empty_files(spark, input_path: str) -> list[dict]:
