@@ -33,14 +33,33 @@ def main() -> None:
     print(f"{db}: {n} files")
     worst = max(
         timed("stacks.runs (fio_groups x files, final reports)", lambda: stacks.runs(con, None)),
-        timed("p99 clat per run (fio_percentiles)", lambda: frame(con, """
+        timed(
+            "p99 clat per run (fio_percentiles)",
+            lambda: frame(
+                con,
+                """
             SELECT f.label, p.file_id, p.latency_ns FROM fio_percentiles p JOIN files f USING (file_id)
-            WHERE p.kind = 'clat' AND p.percentile = 99.0""")),
-        timed("bandwidth per stack (group by)", lambda: frame(con, """
+            WHERE p.kind = 'clat' AND p.percentile = 99.0""",
+            ),
+        ),
+        timed(
+            "bandwidth per stack (group by)",
+            lambda: frame(
+                con,
+                """
             SELECT coalesce(f.stack, 'unlabelled') AS stack, count(*) AS runs, median(g.bw_bytes_per_s) AS bw
-            FROM fio_groups g JOIN files f USING (file_id) GROUP BY ALL""")),
+            FROM fio_groups g JOIN files f USING (file_id) GROUP BY ALL""",
+            ),
+        ),
         timed("provenance of 1000 files", lambda: provenance(con, range(1, 1001))),
-        timed("explore: table row counts", lambda: explore.table_counts(con) if hasattr(explore, "table_counts") else frame(con, "SELECT count(*) FROM fio_results")),
+        timed(
+            "explore: table row counts",
+            lambda: (
+                explore.table_counts(con)
+                if hasattr(explore, "table_counts")
+                else frame(con, "SELECT count(*) FROM fio_results")
+            ),
+        ),
     )
     print(f"slowest: {worst * 1000:.1f} ms")
 

@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -47,10 +47,24 @@ def measure(kind: str, n: int, master: str, work: Path) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     py = sys.executable
-    local, local_line = timed([py, "-m", "storagelab", "ingest", str(corpus), "--db", str(out / "local.duckdb"),
-                               "--quiet", "--no-parquet", "--dataset", str(out / "local-ds")])
-    spark, spark_line = timed([py, "-m", "storagelab", "spark-ingest", str(corpus), str(out / "spark-ds"),
-                               "--master", master])
+    local, local_line = timed(
+        [
+            py,
+            "-m",
+            "storagelab",
+            "ingest",
+            str(corpus),
+            "--db",
+            str(out / "local.duckdb"),
+            "--quiet",
+            "--no-parquet",
+            "--dataset",
+            str(out / "local-ds"),
+        ]
+    )
+    spark, spark_line = timed(
+        [py, "-m", "storagelab", "spark-ingest", str(corpus), str(out / "spark-ds"), "--master", master]
+    )
     shutil.rmtree(out, ignore_errors=True)
     return dict(kind=kind, files=n, local_s=local, spark_s=spark, local_line=local_line, spark_line=spark_line)
 
@@ -68,23 +82,36 @@ def main() -> None:
         for n in sizes:
             r = measure(kind, n, args.master, work)
             rows.append(r)
-            print(f"{kind:<10} {n:>6} files: local ingest + export {r['local_s']:7.2f} s, spark-ingest {r['spark_s']:7.2f} s",
-                  flush=True)
-    lines = ["# Spark parse step against the local ingest", "",
-             f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; run "
-             f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC with `python benchmarks/spark_bench.py --sizes "
-             f"{args.sizes} --kinds {args.kinds} --master {args.master}`.", "",
-             "Wall time of each whole process, start-up included: the local ingest into a new database and its "
-             "`--dataset` export (the same end product), and `storagelab spark-ingest` into a new dataset. The "
-             "corpora are the ingest benchmark's (benchmarks/results/ingest.md).", "",
-             "| corpus | files | local ingest + export s | spark-ingest s | local files/s | spark files/s |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+            print(
+                f"{kind:<10} {n:>6} files: local ingest + export {r['local_s']:7.2f} s, spark-ingest {r['spark_s']:7.2f} s",
+                flush=True,
+            )
+    lines = [
+        "# Spark parse step against the local ingest",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; run "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC with `python benchmarks/spark_bench.py --sizes "
+        f"{args.sizes} --kinds {args.kinds} --master {args.master}`.",
+        "",
+        "Wall time of each whole process, start-up included: the local ingest into a new database and its "
+        "`--dataset` export (the same end product), and `storagelab spark-ingest` into a new dataset. The "
+        "corpora are the ingest benchmark's (benchmarks/results/ingest.md).",
+        "",
+        "| corpus | files | local ingest + export s | spark-ingest s | local files/s | spark files/s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
-        lines.append(f"| {r['kind']} | {r['files']} | {r['local_s']:.2f} | {r['spark_s']:.2f} | "
-                     f"{r['files'] / r['local_s']:.0f} | {r['files'] / r['spark_s']:.0f} |")
-    lines += ["", "Spark's cost per file and fixed start-up (a line through the smallest and largest corpus):", "",
-              "| corpus | per file ms (spark) | fixed s (spark) | per file ms (local) | fixed s (local) |",
-              "| --- | ---: | ---: | ---: | ---: |"]
+        lines.append(
+            f"| {r['kind']} | {r['files']} | {r['local_s']:.2f} | {r['spark_s']:.2f} | "
+            f"{r['files'] / r['local_s']:.0f} | {r['files'] / r['spark_s']:.0f} |"
+        )
+    lines += [
+        "",
+        "Spark's cost per file and fixed start-up (a line through the smallest and largest corpus):",
+        "",
+        "| corpus | per file ms (spark) | fixed s (spark) | per file ms (local) | fixed s (local) |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
     for kind in args.kinds.split(","):
         k = [r for r in rows if r["kind"] == kind]
         if len(k) < 2:
@@ -92,11 +119,17 @@ def main() -> None:
         a, b = k[0], k[-1]
         per = (b["spark_s"] - a["spark_s"]) / (b["files"] - a["files"])
         per_local = (b["local_s"] - a["local_s"]) / (b["files"] - a["files"])
-        lines.append(f"| {kind} | {per * 1e3:.3f} | {a['spark_s'] - per * a['files']:.1f} | {per_local * 1e3:.3f} | "
-                     f"{a['local_s'] - per_local * a['files']:.1f} |")
-    lines += ["", "Projection: with per-file cost c (ms, measured here on local[2], i.e. two cores) a cluster of k "
-              "such cores parses about 2000 k / c files per second once started, plus the fixed start-up per job; "
-              "the driver's listing and the writes of many small partitions are not in that estimate.", ""]
+        lines.append(
+            f"| {kind} | {per * 1e3:.3f} | {a['spark_s'] - per * a['files']:.1f} | {per_local * 1e3:.3f} | "
+            f"{a['local_s'] - per_local * a['files']:.1f} |"
+        )
+    lines += [
+        "",
+        "Projection: with per-file cost c (ms, measured here on local[2], i.e. two cores) a cluster of k "
+        "such cores parses about 2000 k / c files per second once started, plus the fixed start-up per job; "
+        "the driver's listing and the writes of many small partitions are not in that estimate.",
+        "",
+    ]
     RESULTS.write_text("\n".join(lines))
     print(f"wrote {RESULTS.relative_to(ROOT)}")
 

@@ -15,8 +15,9 @@ SEEDS = ROOT.parent / "shared" / "seeds"
 def storagelab_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     """``python -m storagelab ARGS`` from the project root with this checkout's lib/, output captured."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
-    return subprocess.run([sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout
+    )
 
 
 @pytest.fixture

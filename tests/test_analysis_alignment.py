@@ -28,14 +28,16 @@ def test_offset_rejects_nonsense():
 
 
 def test_before_after_ratios_and_too_fast():
-    df = pl.DataFrame({
-        "run": ["old", "old", "old", "new", "new", "new"],
-        "test": ["put_block", "rewrite", "seq_create", "put_block", "rewrite", "seq_create"],
-        "value": [10.4 * 2**20, 8373 * 1024, None, 78.9 * 2**20, 46.4 * 2**20, None],
-        "too_fast": [False, False, True, False, False, True],
-        "cpu_pct": [1.0, 1.0, None, 6.0, 4.0, None],
-        "latency_ns": [437e9, 430e9, 28743e3, 7278e6, 567e6, 1560e3],
-    })
+    df = pl.DataFrame(
+        {
+            "run": ["old", "old", "old", "new", "new", "new"],
+            "test": ["put_block", "rewrite", "seq_create", "put_block", "rewrite", "seq_create"],
+            "value": [10.4 * 2**20, 8373 * 1024, None, 78.9 * 2**20, 46.4 * 2**20, None],
+            "too_fast": [False, False, True, False, False, True],
+            "cpu_pct": [1.0, 1.0, None, 6.0, 4.0, None],
+            "latency_ns": [437e9, 430e9, 28743e3, 7278e6, 567e6, 1560e3],
+        }
+    )
     out = alignment.before_after(df, "old", "new")
     assert out["test"].to_list() == ["put_block", "rewrite", "seq_create"]
     r = dict(zip(out["test"], out["ratio"]))
@@ -47,8 +49,9 @@ def test_before_after_ratios_and_too_fast():
 
 
 def test_before_after_unknown_run():
-    df = pl.DataFrame({"run": ["a"], "test": ["putc"], "value": [1.0], "too_fast": [False], "cpu_pct": [1.0],
-                       "latency_ns": [1.0]})
+    df = pl.DataFrame(
+        {"run": ["a"], "test": ["putc"], "value": [1.0], "too_fast": [False], "cpu_pct": [1.0], "latency_ns": [1.0]}
+    )
     with pytest.raises(LookupError):
         alignment.before_after(df, "a", "b")
 
@@ -58,6 +61,10 @@ def test_verdict_is_the_parsers_verdict():
 
     for lba in (0, 34, 63, 2048, 4095):
         v, p = alignment.verdict(lba), stored(lba)
-        assert (v["start_bytes"], v["rem_4k"], v["rem_1m"], v["aligned_1m"]) == \
-            (p["start_bytes"], p["align_4k_rem_bytes"], p["align_1m_rem_bytes"], p["aligned_1m"])
+        assert (v["start_bytes"], v["rem_4k"], v["rem_1m"], v["aligned_1m"]) == (
+            p["start_bytes"],
+            p["align_4k_rem_bytes"],
+            p["align_1m_rem_bytes"],
+            p["aligned_1m"],
+        )
         assert v["aligned_physical"] == p["aligned_4k"]

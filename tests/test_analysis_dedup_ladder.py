@@ -31,16 +31,25 @@ def test_ddt_tracked_blocks_from_zpool_dedup(res):
     r1, ar = rung(res, "raid1", 3), rung(res, "archiv", 3)
     # zpool list (before): raid1 DEDUP 1.17x, archiv 1.14x; deduped / (ratio - 1) / average ASIZE
     assert r1["entries"] == pytest.approx(463_651_233_792 / 0.17 / 120_557)
-    assert (round(r1["ddt_bytes_low"] / GiB, 2), round(r1["ddt_bytes"] / GiB, 2), round(r1["ddt_bytes_high"] / GiB, 2)) \
-        == (6.55, 6.74, 6.95)
-    assert (round(ar["ddt_bytes_low"] / GiB, 2), round(ar["ddt_bytes"] / GiB, 2), round(ar["ddt_bytes_high"] / GiB, 2)) \
-        == (8.49, 8.79, 9.12)
-    assert res.verdict == ("Best DDT estimate per pool against the 7.75 GiB metadata budget: archiv does not fit; "
-                           "raid1 fits.")
-    assert any(f.startswith("Pool raid1: dedup saves 431.81 GiB of disk for about 6.74 GiB of RAM") for f in res.findings)
+    assert (
+        round(r1["ddt_bytes_low"] / GiB, 2),
+        round(r1["ddt_bytes"] / GiB, 2),
+        round(r1["ddt_bytes_high"] / GiB, 2),
+    ) == (6.55, 6.74, 6.95)
+    assert (
+        round(ar["ddt_bytes_low"] / GiB, 2),
+        round(ar["ddt_bytes"] / GiB, 2),
+        round(ar["ddt_bytes_high"] / GiB, 2),
+    ) == (8.49, 8.79, 9.12)
+    assert res.verdict == (
+        "Best DDT estimate per pool against the 7.75 GiB metadata budget: archiv does not fit; raid1 fits."
+    )
+    assert any(
+        f.startswith("Pool raid1: dedup saves 431.81 GiB of disk for about 6.74 GiB of RAM") for f in res.findings
+    )
     assert any("An L2ARC of 29.02 GiB is in the data" in f for f in res.findings)
 
 
 def test_the_break_even_entry_size(res):
     mem = dict(zip(res["memory"]["pool"], res["memory"]["crossover_bytes_per_entry"]))
-    assert round(mem["raid1"]) == 235 and round(mem["archiv"]) == 75   # 7.75 GiB / bp count
+    assert round(mem["raid1"]) == 235 and round(mem["archiv"]) == 75  # 7.75 GiB / bp count

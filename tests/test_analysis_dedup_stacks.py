@@ -16,8 +16,11 @@ def con(seed_db):
 
 @pytest.fixture(scope="module")
 def stats(con):
-    return frame(con, "SELECT s.* FROM zdb_block_stats s JOIN files f USING (file_id) "
-                      "WHERE f.study = 'freebsd-bonnie-dedup' ORDER BY s.bp_count")
+    return frame(
+        con,
+        "SELECT s.* FROM zdb_block_stats s JOIN files f USING (file_id) "
+        "WHERE f.study = 'freebsd-bonnie-dedup' ORDER BY s.bp_count",
+    )
 
 
 def test_ddt_from_bp_count_reproduces_the_study(stats):

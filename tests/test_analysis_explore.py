@@ -62,13 +62,15 @@ def test_run_bandwidths_keeps_the_final_report_and_drops_duplicates(db):
     finally:
         con.close()
     runs = explore.run_bandwidths(groups, files)
-    got = [(r["path"].rsplit("/", 1)[-1], r["groupid"], r["direction"], r["bw_bytes_per_s"], r["label"], r["stack"])
-           for r in runs.iter_rows(named=True)]
+    got = [
+        (r["path"].rsplit("/", 1)[-1], r["groupid"], r["direction"], r["bw_bytes_per_s"], r["label"], r["stack"])
+        for r in runs.iter_rows(named=True)
+    ]
     assert got == [
-        ("status_interval.txt", 0, "write", 8385812.0, "interval", "zfs"),     # 4th (final) JSON report, not 8458630
+        ("status_interval.txt", 0, "write", 8385812.0, "interval", "zfs"),  # 4th (final) JSON report, not 8458630
         ("two_groups.txt", 0, "write", 16895484.0, "two groups", "ext4"),
         ("two_groups.txt", 1, "read", 83886080.0, "two groups", "ext4"),
-        ("xss_jobname.txt", 0, "write", 349525333.0, None, None),              # not in the manifest: no labels
+        ("xss_jobname.txt", 0, "write", 349525333.0, None, None),  # not in the manifest: no labels
     ]
     assert runs["io_bytes"].to_list() == [25165824.0, 16777216.0, 4194304.0, 1048576.0]
     # the SQL version of the same selection (notebook 05) agrees row for row
@@ -77,10 +79,28 @@ def test_run_bandwidths_keeps_the_final_report_and_drops_duplicates(db):
 
 
 def test_run_bandwidths_of_an_empty_database_is_empty():
-    groups = pl.DataFrame(schema={"file_id": pl.Int32, "doc_index": pl.Int32, "groupid": pl.Int32,
-                                  "direction": pl.String, "bw_bytes_per_s": pl.Float64, "io_bytes": pl.Float64, "run_max_ns": pl.Float64,
-                                  "exact": pl.Boolean})
-    files = pl.DataFrame(schema={"file_id": pl.Int32, "path": pl.String, "study": pl.String, "label": pl.String,
-                                 "stack": pl.String, "host": pl.String, "duplicate_of": pl.String})
+    groups = pl.DataFrame(
+        schema={
+            "file_id": pl.Int32,
+            "doc_index": pl.Int32,
+            "groupid": pl.Int32,
+            "direction": pl.String,
+            "bw_bytes_per_s": pl.Float64,
+            "io_bytes": pl.Float64,
+            "run_max_ns": pl.Float64,
+            "exact": pl.Boolean,
+        }
+    )
+    files = pl.DataFrame(
+        schema={
+            "file_id": pl.Int32,
+            "path": pl.String,
+            "study": pl.String,
+            "label": pl.String,
+            "stack": pl.String,
+            "host": pl.String,
+            "duplicate_of": pl.String,
+        }
+    )
     out = explore.run_bandwidths(groups, files)
     assert out.height == 0 and {"bw_bytes_per_s", "label", "stack", "path"} <= set(out.columns)

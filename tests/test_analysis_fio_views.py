@@ -7,18 +7,17 @@ import json
 
 import polars as pl
 import pytest
+from conftest import FIXTURES
 
 from storagelab.analysis import fio_views as v
 from storagelab.analysis import open_db
-
-from conftest import FIXTURES
 
 LOGS = FIXTURES / "fio" / "3.33" / "logs"
 
 
 def fio_json(run: str) -> dict:
     text = (LOGS / f"{run}.txt").read_text()
-    return json.loads(text[text.index("{"):text.rindex("}") + 1])
+    return json.loads(text[text.index("{") : text.rindex("}") + 1])
 
 
 @pytest.fixture(scope="module")
@@ -49,18 +48,35 @@ def test_summary_percentiles_are_the_jsons(con):
 
 def test_summary_falls_back_to_lat_percentiles():
     jobs = pl.DataFrame({"file_id": [1, 2], "job_index": [0, 0], "direction": ["read", "read"]})
-    pct = pl.DataFrame({"file_id": [1, 1, 2, 2, 2], "job_index": [0] * 5, "direction": ["read"] * 5,
-                        "kind": ["clat", "lat", "lat", "lat", "lat"], "percentile": [50.0, 50.0, 50.0, 99.0, 99.9],
-                        "latency_ns": [10.0, 11.0, 20.0, 30.0, 40.0]})
+    pct = pl.DataFrame(
+        {
+            "file_id": [1, 1, 2, 2, 2],
+            "job_index": [0] * 5,
+            "direction": ["read"] * 5,
+            "kind": ["clat", "lat", "lat", "lat", "lat"],
+            "percentile": [50.0, 50.0, 50.0, 99.0, 99.9],
+            "latency_ns": [10.0, 11.0, 20.0, 30.0, 40.0],
+        }
+    )
     out = v.summary(jobs, pct).sort("file_id")
-    assert out.select("pct_kind", "p50_ns", "p99_ns", "p99_9_ns").rows() == [("clat", 10.0, None, None),
-                                                                            ("lat", 20.0, 30.0, 40.0)]
+    assert out.select("pct_kind", "p50_ns", "p99_ns", "p99_9_ns").rows() == [
+        ("clat", 10.0, None, None),
+        ("lat", 20.0, 30.0, 40.0),
+    ]
 
 
 def test_against_depth_orders_by_outstanding_ios():
-    df = pl.DataFrame({"rw": ["randread"] * 3, "block_size_bytes": [4096] * 3, "direction": ["read"] * 3,
-                       "iodepth": [8, 1, 2], "numjobs": [8, 1, 2], "iops": [800.0, 100.0, 300.0],
-                       "bw_bytes_per_s": [8e6, 1e6, 3e6]})
+    df = pl.DataFrame(
+        {
+            "rw": ["randread"] * 3,
+            "block_size_bytes": [4096] * 3,
+            "direction": ["read"] * 3,
+            "iodepth": [8, 1, 2],
+            "numjobs": [8, 1, 2],
+            "iops": [800.0, 100.0, 300.0],
+            "bw_bytes_per_s": [8e6, 1e6, 3e6],
+        }
+    )
     out = v.against_depth(df)
     assert out.select("outstanding", "x_iops", "x_bw").rows() == [(1, 1.0, 1.0), (4, 3.0, 3.0), (64, 8.0, 8.0)]
 
@@ -71,8 +87,13 @@ def test_combine_jobs_windowed_bw_is_the_sum_of_the_jobs(con):
     # fio's windows end at 500/501, 1000, 1500/1501, 2000, 2503 ms: both jobs' samples per window
     assert avg["time_ns"].to_list() == [500_000_000, 1_000_000_000, 1_500_000_000, 2_000_000_000, 2_500_000_000]
     assert avg["jobs"].to_list() == [2] * 5
-    assert avg["value"].to_list() == [(4096 + 4087) * 1024.0, (4104 + 4104) * 1024.0, (4096 + 4096) * 1024.0,
-                                      (4104 + 4104) * 1024.0, (4071 + 4071) * 1024.0]
+    assert avg["value"].to_list() == [
+        (4096 + 4087) * 1024.0,
+        (4104 + 4104) * 1024.0,
+        (4096 + 4096) * 1024.0,
+        (4104 + 4104) * 1024.0,
+        (4071 + 4071) * 1024.0,
+    ]
 
 
 def test_combine_jobs_per_io_logs_count_ios(con):
@@ -81,11 +102,14 @@ def test_combine_jobs_per_io_logs_count_ios(con):
     iops = raw.filter(pl.col("kind") == "iops").sort("direction")
     # the whole run fits in the first window: I/Os per second = I/Os of both jobs
     assert iops.select("direction", "time_ns", "value", "jobs", "n").rows() == [
-        ("read", 0, 57.0, 2, 57), ("write", 0, 71.0, 2, 71)]
+        ("read", 0, 57.0, 2, 57),
+        ("write", 0, 71.0, 2, 71),
+    ]
     clat = raw.filter(pl.col("kind") == "clat").sort("direction")
     js = fio_json("raw")["jobs"]
-    assert clat["value"][0] == pytest.approx((js[0]["read"]["clat_ns"]["mean"] + js[1]["read"]["clat_ns"]["mean"]) / 2,
-                                             rel=1e-9)
+    assert clat["value"][0] == pytest.approx(
+        (js[0]["read"]["clat_ns"]["mean"] + js[1]["read"]["clat_ns"]["mean"]) / 2, rel=1e-9
+    )
 
 
 def test_steady_start():
@@ -99,11 +123,27 @@ def test_steady_start():
 
 
 def test_mark_steady_phases():
-    s = pl.DataFrame({"run": ["a"] * 6 + ["b"] * 3, "kind": ["bw"] * 9, "direction": ["write"] * 9,
-                      "time_ns": [1, 2, 3, 4, 5, 6, 1, 2, 3], "value": [1.0, 5, 10, 10.5, 9.8, 10.2, 1, 2, 4]})
+    s = pl.DataFrame(
+        {
+            "run": ["a"] * 6 + ["b"] * 3,
+            "kind": ["bw"] * 9,
+            "direction": ["write"] * 9,
+            "time_ns": [1, 2, 3, 4, 5, 6, 1, 2, 3],
+            "value": [1.0, 5, 10, 10.5, 9.8, 10.2, 1, 2, 4],
+        }
+    )
     out = v.mark_steady(s)
-    assert out["phase"].to_list() == ["ramp", "ramp", "steady", "steady", "steady", "steady",
-                                      "unsteady", "unsteady", "unsteady"]
+    assert out["phase"].to_list() == [
+        "ramp",
+        "ramp",
+        "steady",
+        "steady",
+        "steady",
+        "steady",
+        "unsteady",
+        "unsteady",
+        "unsteady",
+    ]
     assert out["steady_mean"][0] == pytest.approx((10 + 10.5 + 9.8 + 10.2) / 4)
     assert out["steady_mean"][6] is None
     # smoothing: a rolling mean over 2 samples tames one spike
@@ -138,15 +178,18 @@ def test_compare_two_jobs_of_one_run_within_noise(con):
     js = fio_json("avg")["jobs"]
     assert r["diff_pct"] == pytest.approx(100 * (js[0]["write"]["bw_mean"] / js[1]["write"]["bw_mean"] - 1), rel=1e-9)
     assert r["within_noise"]
-    assert v.stats([1.0, 3.0]) == (2.0, pytest.approx(2 ** 0.5), 2)
+    assert v.stats([1.0, 3.0]) == (2.0, pytest.approx(2**0.5), 2)
 
 
 def test_bin_percentiles_are_fios_on_json_plus_bins(con):
     """fio's percentile rule on the JSON+ bins gives exactly the percentiles fio printed, every one of them."""
     from storagelab.analysis import frame
 
-    bins = frame(con, """SELECT f.path, b.job_index, b.direction, b.kind, b.latency_ns, b.count
-                         FROM fio_latency_bins b JOIN files f USING (file_id) WHERE b.kind = 'clat'""")
+    bins = frame(
+        con,
+        """SELECT f.path, b.job_index, b.direction, b.kind, b.latency_ns, b.count
+                         FROM fio_latency_bins b JOIN files f USING (file_id) WHERE b.kind = 'clat'""",
+    )
     assert bins.height > 0
     wanted = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99)
     got = v.bin_percentiles(bins, ["path", "job_index", "direction"], wanted)
@@ -156,8 +199,11 @@ def test_bin_percentiles_are_fios_on_json_plus_bins(con):
             for d in ("read", "write"):
                 if not job[d]["total_ios"]:
                     continue
-                mine = got.filter(pl.col("path").str.ends_with(f"/{run}.txt") & (pl.col("job_index") == j)
-                                  & (pl.col("direction") == d))
+                mine = got.filter(
+                    pl.col("path").str.ends_with(f"/{run}.txt")
+                    & (pl.col("job_index") == j)
+                    & (pl.col("direction") == d)
+                )
                 theirs = {float(k): float(x) for k, x in job[d]["clat_ns"]["percentile"].items()}
                 assert dict(zip(mine["percentile"], mine["latency_ns"])) == theirs, (run, j, d)
                 assert mine["total"][0] == job[d]["clat_ns"]["N"]
@@ -178,6 +224,6 @@ def test_hist_log_percentiles_per_interval(con):
 
 def test_load_log_runs_finds_each_runs_output(con):
     runs = v.load_log_runs(con)
-    assert [(r.split("/")[-1], p.split("/")[-1], n) for r, p, n in
-            runs.select("run", "output_path", "candidates").rows()] == [("avg", "avg.txt", 1), ("raw", "raw.txt", 1),
-                                                                       ("single", "single.txt", 1)]
+    assert [
+        (r.split("/")[-1], p.split("/")[-1], n) for r, p, n in runs.select("run", "output_path", "candidates").rows()
+    ] == [("avg", "avg.txt", 1), ("raw", "raw.txt", 1), ("single", "single.txt", 1)]

@@ -15,28 +15,34 @@ def res(seed_db):
 
 
 def test_printed_precision_bounds():
-    assert stacks.printed_range(944 * MiB, False) == (943.5 * MiB, 944.5 * MiB)     # 'bw=944MiB/s'
+    assert stacks.printed_range(944 * MiB, False) == (943.5 * MiB, 944.5 * MiB)  # 'bw=944MiB/s'
     assert stacks.printed_range(48.6 * MiB, False) == pytest.approx((48.55 * MiB, 48.65 * MiB))
-    assert stacks.printed_range(123456789.0, True) == (123456789.0, 123456789.0)    # JSON: exact
+    assert stacks.printed_range(123456789.0, True) == (123456789.0, 123456789.0)  # JSON: exact
 
 
 def test_flags_on_the_homelab_runs(res):
     flag = dict(zip(res["runs"]["label"], res["runs"]["flag"]))
-    assert flag["ZFS mirror (0.8.4)"] == "above the device's limit"                 # 1300.2 MB/s vs 900 x 1.1
+    assert flag["ZFS mirror (0.8.4)"] == "above the device's limit"  # 1300.2 MB/s vs 900 x 1.1
     # 944 MiB/s = 989.3-990.4 MB/s against 990 MB/s: the printed figure cannot tell
     assert flag["mergerfs over ZFS mirror (2.1.4)"] == "at the limit, within rounding"
     assert flag["mergerfs over ZFS mirror (0.8.4)"] == "direct=1 ignored (ZFS < 2.3)"
-    assert flag["btrfs (single NVMe)"] == "within the limit"                        # 945.8 MB/s, O_DIRECT honoured
-    assert res["runs"]["shared_file"].all()        # numjobs=8 on one --filename in every run
-    assert res.verdict == ("Fastest write run with no plausibility flag: btrfs (single NVMe) at 902 MiB/s; the 2 faster "
-                           "run(s) are flagged (cache, rounding or ZFS ignoring direct=1).")
+    assert flag["btrfs (single NVMe)"] == "within the limit"  # 945.8 MB/s, O_DIRECT honoured
+    assert res["runs"]["shared_file"].all()  # numjobs=8 on one --filename in every run
+    assert res.verdict == (
+        "Fastest write run with no plausibility flag: btrfs (single NVMe) at 902 MiB/s; the 2 faster "
+        "run(s) are flagged (cache, rounding or ZFS ignoring direct=1)."
+    )
 
 
 def test_layer_costs_only_like_for_like(res):
     costs = res["layer_costs"]
     same = costs.filter(~pl.col("zfs_version_differs"))
-    assert sorted(same["over"].to_list()) == ["autotier over ZFS (0.8.4)", "mergerfs over ZFS mirror (0.8.4)",
-                                              "mergerfs over btrfs (single NVMe)", "mergerfs over btrfs raid1"]
+    assert sorted(same["over"].to_list()) == [
+        "autotier over ZFS (0.8.4)",
+        "mergerfs over ZFS mirror (0.8.4)",
+        "mergerfs over btrfs (single NVMe)",
+        "mergerfs over btrfs raid1",
+    ]
     assert round(same.filter(pl.col("over") == "mergerfs over btrfs (single NVMe)")["penalty_pct"][0], 1) == 14.5
     # no direct ZFS run on 2.1.4: not compared with the 0.8.4 one
     assert costs.filter(pl.col("zfs_version_differs"))["over"].to_list() == ["mergerfs over ZFS mirror (2.1.4)"]
@@ -45,7 +51,7 @@ def test_layer_costs_only_like_for_like(res):
 def test_device_latency_shows_unlike_mirror_members(res):
     lat = res["device_latency"].filter(pl.col("label") == "mdadm raid1 ext4 (bitmap internal)")
     ms = dict(zip(lat["disk"], lat["ms_per_io"]))
-    assert set(ms) == {"nvme0n1", "sdb"}                     # md127's aggregate row is left out
+    assert set(ms) == {"nvme0n1", "sdb"}  # md127's aggregate row is left out
     assert ms["nvme0n1"] == pytest.approx(13717574 / 230087)  # write ticks (ms) / write I/Os
     assert ms["sdb"] == pytest.approx(78753 / 230087)
     assert any("nvme0n1 59.62 ms, sdb 0.34 ms" in f for f in res.findings)
@@ -54,7 +60,9 @@ def test_device_latency_shows_unlike_mirror_members(res):
 def test_repeated_runs_give_the_noise(res):
     (r,) = res["repeats"].iter_rows(named=True)
     assert r["config"] == "mdadm raid1 ext4 (bitmap none)" and r["n"] == 2
-    assert r["mean"] == 554 * MiB and r["spread_pct"] == pytest.approx(14 / 554 * 100)   # 540 and 568 MiB/s
-    assert r["ci95_bytes_per_s"] == pytest.approx(12.706 * (28 * MiB / 2 ** 0.5) / 2 ** 0.5)
-    assert ("  mdadm raid1 ext4 (bitmap internal) against it: -13.7 % (0.86x), outside run-to-run noise (±2.5 %)."
-            in res.findings)
+    assert r["mean"] == 554 * MiB and r["spread_pct"] == pytest.approx(14 / 554 * 100)  # 540 and 568 MiB/s
+    assert r["ci95_bytes_per_s"] == pytest.approx(12.706 * (28 * MiB / 2**0.5) / 2**0.5)
+    assert (
+        "  mdadm raid1 ext4 (bitmap internal) against it: -13.7 % (0.86x), outside run-to-run noise (±2.5 %)."
+        in res.findings
+    )

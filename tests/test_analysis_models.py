@@ -26,7 +26,7 @@ def test_record_disks_per_layout():
 def test_serial_reader_fits_the_thumper_sends(con):
     res = scaling.analyse(con, Selection(study="thumper-x4500"))
     fit = res["serial_reader"]
-    assert fit.height == 46                                   # every zfs send layout with a speed
+    assert fit.height == 46  # every zfs send layout with a speed
     mirror = fit.filter(pl.col("vdev_type") == "mirror")["model_bytes_per_s"]
     assert mirror.max() - mirror.min() < 1e-6 * mirror.max()  # one disk per record, whatever the layout
     _, terms = scaling.serial_reader(res["layouts"].filter(pl.col("test") == "zfs_send_read"))
@@ -37,7 +37,7 @@ def test_serial_reader_fits_the_thumper_sends(con):
     raidz1 = fit.filter(pl.col("vdev_type") == "raidz1").sort("vdev_count")
     best_measured = raidz1.sort("speed_bytes_per_s", descending=True)["vdev_count"][0]
     best_model = raidz1.sort("model_bytes_per_s", descending=True)["vdev_count"][0]
-    assert (best_measured, best_model) == (6, 5)             # rise and fall: the peak within one vdev of the data's
+    assert (best_measured, best_model) == (6, 5)  # rise and fall: the peak within one vdev of the data's
     # the model's ends are below its peak on both sides, as the data's are
     assert raidz1["model_bytes_per_s"][0] < raidz1["model_bytes_per_s"].max() > raidz1["model_bytes_per_s"][-1]
     text = "\n".join(res.findings)
@@ -46,7 +46,9 @@ def test_serial_reader_fits_the_thumper_sends(con):
 
 
 def test_serial_reader_needs_three_geometries():
-    one = pl.DataFrame({"vdev_type": ["mirror", "mirror"], "vdev_widths": ["2", "2 2"], "speed_bytes_per_s": [1e8, 1.1e8]})
+    one = pl.DataFrame(
+        {"vdev_type": ["mirror", "mirror"], "vdev_widths": ["2", "2 2"], "speed_bytes_per_s": [1e8, 1.1e8]}
+    )
     with pytest.raises(ValueError, match="three distinct layouts"):
         scaling.serial_reader(one)
 
@@ -55,15 +57,17 @@ def test_get_block_before_is_a_cache_artefact(con):
     res = alignment.analyse(con, Selection(study="freebsd-bonnie-dedup"))
     row = res["ratios"].filter(pl.col("test") == "get_block").row(0, named=True)
     assert row["beyond_disks"] == "before"
-    assert row["value_before"] == 2899102924.8                # bonnie 1.98 prints '2.7g': 2.7 GiB/s = 2764.8 MiB/s
-    assert row["single_disk_value"] == 187695104.0            # '179m' of the single-disk run
-    assert round(row["disk_multiple"], 1) == 15.4           # a 2-way mirror reads at most 2x one disk
+    assert row["value_before"] == 2899102924.8  # bonnie 1.98 prints '2.7g': 2.7 GiB/s = 2764.8 MiB/s
+    assert row["single_disk_value"] == 187695104.0  # '179m' of the single-disk run
+    assert round(row["disk_multiple"], 1) == 15.4  # a 2-way mirror reads at most 2x one disk
     pb = res["ratios"].filter(pl.col("test") == "put_block").row(0, named=True)
     assert pb["beyond_disks"] is None and round(pb["single_disk_value"] / MiB, 1) == 105.0
-    assert "block read after/before" not in res.headline      # no headline from a cache artefact
+    assert "block read after/before" not in res.headline  # no headline from a cache artefact
     assert res.headline["block write after/before"] == "7.59x"
     assert "a run faster than its disks: cache artefact" in res.caveats
-    assert any(f.startswith("**Cache artefact**, block read: the before run's 2764.8 MiB/s is 15.4x") for f in res.findings)
+    assert any(
+        f.startswith("**Cache artefact**, block read: the before run's 2764.8 MiB/s is 15.4x") for f in res.findings
+    )
 
 
 def test_no_single_disk_run_says_so(con):

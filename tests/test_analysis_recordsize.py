@@ -7,14 +7,17 @@ from storagelab.units import KiB, MiB
 
 def _ars_figures():
     from storagelab.claims import load_claims
+
     c = load_claims("ars-zfs-vs-raid")
     return dict(zip(c["claim_id"], c["value_base"]))
 
 
 def test_ars_ratios_exact():
     out = rs.ars_ratios(_ars_figures())
-    got = {r["numerator"]: (round(r["ratio"], 3), None if r["theory"] is None else round(r["theory"], 3))
-           for r in out.iter_rows(named=True)}
+    got = {
+        r["numerator"]: (round(r["ratio"], 3), None if r["theory"] is None else round(r["theory"], 3))
+        for r in out.iter_rows(named=True)
+    }
     assert got == {
         rs.RS1M_WRITE: (1.673, 1.053),
         rs.FIRST_RUN_WRITE: (1.303, None),
@@ -57,13 +60,16 @@ def test_ars_ratios_from_other_figures():
     assert out["ratio"][0] == 1136 / 568 and out["ratio"][1] == 1238 / 1136
 
 
-@pytest.mark.parametrize("r, s, amp", [
-    (128 * KiB, 4 * KiB, 32.0),
-    (MiB, 4 * KiB, 256.0),
-    (4 * KiB, 4 * KiB, 1.0),
-    (128 * KiB, MiB, 1.0),     # a 1 MiB read is 8 whole 128 KiB records
-    (16 * KiB, 8 * KiB, 2.0),  # PostgreSQL pages in a 16K dataset
-])
+@pytest.mark.parametrize(
+    "r, s, amp",
+    [
+        (128 * KiB, 4 * KiB, 32.0),
+        (MiB, 4 * KiB, 256.0),
+        (4 * KiB, 4 * KiB, 1.0),
+        (128 * KiB, MiB, 1.0),  # a 1 MiB read is 8 whole 128 KiB records
+        (16 * KiB, 8 * KiB, 2.0),  # PostgreSQL pages in a 16K dataset
+    ],
+)
 def test_amplification(r, s, amp):
     a = rs.amplification(r, s)
     assert a["read_amp"] == amp and a["write_amp"] == amp
@@ -91,7 +97,11 @@ def test_amplification_rejects_non_powers_of_two():
 def test_amplification_table_shape_and_order():
     t = rs.amplification_table([128 * KiB, MiB], [4 * KiB, MiB])
     assert t.select("recordsize_bytes", "io_bytes", "read_amp").rows() == [
-        (131072, 4096, 32.0), (131072, 1048576, 1.0), (1048576, 4096, 256.0), (1048576, 1048576, 1.0)]
+        (131072, 4096, 32.0),
+        (131072, 1048576, 1.0),
+        (1048576, 4096, 256.0),
+        (1048576, 1048576, 1.0),
+    ]
 
 
 def test_raidz_alloc_documented_examples():
@@ -130,15 +140,19 @@ def test_disks_touched_raidz_vs_md_raid6():
 
 
 def test_tuned_vs_default():
-    base = dict(stack="zfs", pool="tank", vdev_type="raidz2", vdev_count=1, vdev_width=8, rw="randwrite",
-                direction="write")
-    runs = pl.DataFrame([
-        dict(base, block_size_bytes=MiB, recordsize_bytes=128 * KiB, bw_bytes_per_s=560.0 * MiB),
-        dict(base, block_size_bytes=MiB, recordsize_bytes=128 * KiB, bw_bytes_per_s=576.0 * MiB),
-        dict(base, block_size_bytes=MiB, recordsize_bytes=MiB, bw_bytes_per_s=950.0 * MiB),
-        dict(base, block_size_bytes=4 * KiB, recordsize_bytes=4 * KiB, bw_bytes_per_s=30.0 * MiB),  # no default run
-        dict(base, block_size_bytes=MiB, recordsize_bytes=None, bw_bytes_per_s=1.0),  # unlabelled: left out
-    ], schema_overrides={"recordsize_bytes": pl.Int64})
+    base = dict(
+        stack="zfs", pool="tank", vdev_type="raidz2", vdev_count=1, vdev_width=8, rw="randwrite", direction="write"
+    )
+    runs = pl.DataFrame(
+        [
+            dict(base, block_size_bytes=MiB, recordsize_bytes=128 * KiB, bw_bytes_per_s=560.0 * MiB),
+            dict(base, block_size_bytes=MiB, recordsize_bytes=128 * KiB, bw_bytes_per_s=576.0 * MiB),
+            dict(base, block_size_bytes=MiB, recordsize_bytes=MiB, bw_bytes_per_s=950.0 * MiB),
+            dict(base, block_size_bytes=4 * KiB, recordsize_bytes=4 * KiB, bw_bytes_per_s=30.0 * MiB),  # no default run
+            dict(base, block_size_bytes=MiB, recordsize_bytes=None, bw_bytes_per_s=1.0),  # unlabelled: left out
+        ],
+        schema_overrides={"recordsize_bytes": pl.Int64},
+    )
     out = rs.tuned_vs_default(runs)
     assert out.height == 4
     big = out.filter(pl.col("block_size_bytes") == MiB)

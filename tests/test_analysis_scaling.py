@@ -1,11 +1,10 @@
 import polars as pl
 import pytest
+from conftest import RAW
 
 from storagelab.analysis import scaling
 from storagelab.parsers import transcribed
 from storagelab.units import MiB
-
-from conftest import RAW
 
 
 @pytest.fixture(scope="module")
@@ -40,16 +39,18 @@ def test_data_disks_match_the_study_sizes(layouts):
 
 def test_thumper_relative_exact(layouts):
     out = scaling.thumper(layouts)
-    row = out.filter((pl.col("test") == "zfs_send_read") & (pl.col("vdev_type") == "raidz2")
-                     & (pl.col("vdev_count") == 5)).row(0, named=True)
+    row = out.filter(
+        (pl.col("test") == "zfs_send_read") & (pl.col("vdev_type") == "raidz2") & (pl.col("vdev_count") == 5)
+    ).row(0, named=True)
     assert row["layout"] == "1x10+4x9"
     assert row["baseline"] == 97.6 * MiB
     assert row["relative"] == pytest.approx(169.0 / 97.6, rel=1e-12)
     assert row["ideal"] == 5.0
     assert row["efficiency"] == pytest.approx(169.0 / 97.6 / 5, rel=1e-12)
     assert row["data_disks"] == 36 and row["data_disk_ratio"] == pytest.approx(36 / 44, rel=1e-12)
-    mirror23 = out.filter((pl.col("test") == "dd_write") & (pl.col("vdev_type") == "mirror")
-                          & (pl.col("vdev_count") == 23)).row(0, named=True)
+    mirror23 = out.filter(
+        (pl.col("test") == "dd_write") & (pl.col("vdev_type") == "mirror") & (pl.col("vdev_count") == 23)
+    ).row(0, named=True)
     assert mirror23["relative"] == pytest.approx(342.4 / 63.2, rel=1e-12)
     assert mirror23["data_disk_ratio"] == 23.0
     # layouts not run ('---') keep null ratios, and impossible ones have no data-disk count
@@ -71,11 +72,13 @@ def test_thumper_best_layouts(layouts):
 
 
 def test_relative_other_baseline_and_repeats():
-    df = pl.DataFrame({
-        "g": ["a", "a", "a", "a", "b", "b"],
-        "vdev_count": [1, 2, 2, 4, 2, 4],
-        "v": [100.0, 190.0, 210.0, 300.0, 50.0, None],
-    })
+    df = pl.DataFrame(
+        {
+            "g": ["a", "a", "a", "a", "b", "b"],
+            "vdev_count": [1, 2, 2, 4, 2, 4],
+            "v": [100.0, 190.0, 210.0, 300.0, 50.0, None],
+        }
+    )
     out = scaling.relative(df, "v", ["g"], baseline_count=2)
     a = out.filter(pl.col("g") == "a")
     assert a["baseline"].to_list() == [200.0] * 4  # mean of the two runs at n=2
@@ -99,7 +102,7 @@ def test_relative_without_baseline_is_null():
 def test_ars_against_sum_rule():
     from storagelab.claims import load_claims
 
-    out = scaling.against_sum_rule(scaling.ars_two_vdevs(load_claims("ars-zfs-vs-raid")))   # read from claims.csv
+    out = scaling.against_sum_rule(scaling.ars_two_vdevs(load_claims("ars-zfs-vs-raid")))  # read from claims.csv
     assert [round(x, 12) for x in out["ratio"].to_list()] == [2.02, 2.03, 2.07, 1.6]
     assert [round(x, 6) for x in out["deviation_pct"].to_list()] == [1.0, 1.5, 3.5, -20.0]
 
@@ -111,14 +114,25 @@ def _runs(**cols):
 
 
 def test_fio_scaling_of_labelled_runs():
-    runs = pl.concat([
-        _runs(label=["m1", "m2", "m4"], vdev_type=["mirror"] * 3, vdev_count=[1, 2, 4],
-              bw_bytes_per_s=[200.0 * MiB, 404.0 * MiB, 700.0 * MiB]),
-        _runs(label=["z1", "z2"], vdev_type=["raidz2"] * 2, vdev_count=[1, 2],
-              bw_bytes_per_s=[300.0 * MiB, 621.0 * MiB]).with_columns(vdev_width=pl.lit(4, dtype=pl.Int64)),
-        _runs(label=["ext4"], vdev_type=[None], vdev_count=[None], bw_bytes_per_s=[500.0 * MiB])
-        .with_columns(vdev_type=pl.col("vdev_type").cast(pl.String), vdev_count=pl.col("vdev_count").cast(pl.Int64)),
-    ])
+    runs = pl.concat(
+        [
+            _runs(
+                label=["m1", "m2", "m4"],
+                vdev_type=["mirror"] * 3,
+                vdev_count=[1, 2, 4],
+                bw_bytes_per_s=[200.0 * MiB, 404.0 * MiB, 700.0 * MiB],
+            ),
+            _runs(
+                label=["z1", "z2"],
+                vdev_type=["raidz2"] * 2,
+                vdev_count=[1, 2],
+                bw_bytes_per_s=[300.0 * MiB, 621.0 * MiB],
+            ).with_columns(vdev_width=pl.lit(4, dtype=pl.Int64)),
+            _runs(label=["ext4"], vdev_type=[None], vdev_count=[None], bw_bytes_per_s=[500.0 * MiB]).with_columns(
+                vdev_type=pl.col("vdev_type").cast(pl.String), vdev_count=pl.col("vdev_count").cast(pl.Int64)
+            ),
+        ]
+    )
     out = scaling.fio(runs)
     assert out["label"].to_list() == ["m1", "m2", "m4", "z1", "z2"]  # the unlabelled run is left out
     assert out["relative"].to_list() == [1.0, 2.02, 3.5, 1.0, 2.07]
@@ -128,8 +142,9 @@ def test_fio_scaling_of_labelled_runs():
 
 def test_fio_scaling_single_vdev_only():
     """The seeds' case: every labelled run has one vdev, so each group holds only its baseline."""
-    runs = _runs(label=["a", "b"], vdev_type=["mirror", "mirror"], vdev_count=[1, 1],
-                 bw_bytes_per_s=[1240.0 * MiB, 374.0 * MiB]).with_columns(stack=pl.Series(["zfs", "mergerfs+zfs"]))
+    runs = _runs(
+        label=["a", "b"], vdev_type=["mirror", "mirror"], vdev_count=[1, 1], bw_bytes_per_s=[1240.0 * MiB, 374.0 * MiB]
+    ).with_columns(stack=pl.Series(["zfs", "mergerfs+zfs"]))
     out = scaling.fio(runs)
     assert out["vdev_counts_in_group"].to_list() == [1, 1]
     assert out["relative"].to_list() == [1.0, 1.0]
@@ -145,5 +160,6 @@ def test_chart_frame(layouts):
     assert ideal["value"].to_list() == [float(n) for n in ideal["vdev_count"]]
     dd = cf.filter(pl.col("series") == "data-disk model")
     assert "mirror" not in dd["vdev_type"].to_list()  # for mirrors the model is the sum of vdevs
-    assert dd.filter((pl.col("test") == "dd_write") & (pl.col("vdev_type") == "raidz2")
-                     & (pl.col("vdev_count") == 11))["value"].to_list() == [24 / 44]
+    assert dd.filter((pl.col("test") == "dd_write") & (pl.col("vdev_type") == "raidz2") & (pl.col("vdev_count") == 11))[
+        "value"
+    ].to_list() == [24 / 44]

@@ -1,11 +1,10 @@
 import polars as pl
 import pytest
+from conftest import RAW
 
 from storagelab.analysis import transports
 from storagelab.parsers import mbuffer
 from storagelab.units import MiB
-
-from conftest import RAW
 
 LABELS = {
     "mbuffer-zero-to-null.txt": "/dev/zero to /dev/null",

@@ -13,16 +13,45 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from second_study import STUDY, make_project, storagelab
 
-ANALYSES = ["01_vdev_scaling", "02_recordsize", "03_sector63", "04_dedup_ddt", "05_stacks", "06_zfs_send_transports",
-            "08_fio", "09_bonnie"]
+ANALYSES = [
+    "01_vdev_scaling",
+    "02_recordsize",
+    "03_sector63",
+    "04_dedup_ddt",
+    "05_stacks",
+    "06_zfs_send_transports",
+    "08_fio",
+    "09_bonnie",
+]
 SOURCE_STUDIES = ("homelab-mergerfs", "freebsd-bonnie-dedup", "thumper-x4500", "ars-zfs-vs-raid")
 # words and numbers that belong to the source studies only: none may appear in another study's results
-SEED_MARKS = [*SOURCE_STUDIES, "homelab", "FreeBSD", "freebsd", "Thumper", "thumper", "Ars ", "alpinaR1", "archiv",
-              "raid1", "ZFS mirror (0.8.4)", "mergerfs over", "/dev/zero", "1240", "10.56", "33.23", "7.59x", "583.0",
-              "sector 63 Problem", "ST4000DM004", "nvd0p", "WD14TB", "seed 00"]
+SEED_MARKS = [
+    *SOURCE_STUDIES,
+    "homelab",
+    "FreeBSD",
+    "freebsd",
+    "Thumper",
+    "thumper",
+    "Ars ",
+    "alpinaR1",
+    "archiv",
+    "raid1",
+    "ZFS mirror (0.8.4)",
+    "mergerfs over",
+    "/dev/zero",
+    "1240",
+    "10.56",
+    "33.23",
+    "7.59x",
+    "583.0",
+    "sector 63 Problem",
+    "ST4000DM004",
+    "nvd0p",
+    "WD14TB",
+    "seed 00",
+]
 NON_DEFAULT = {
     "01_vdev_scaling": ["-p", "baseline_vdev_count", "2", "-p", "tests", "['dd_write']"],
     "02_recordsize": ["-p", "raidz_width", "6", "-p", "raidz_parity", "1", "-p", "ashift", "9"],
@@ -93,7 +122,7 @@ def test_build_with_a_second_study_renders_every_page(project):
 @pytest.mark.parametrize("nb", ANALYSES)
 def test_second_study_shows_its_own_numbers_and_none_of_the_sources(project, nb):
     runs = sorted((project["root"] / "reports").glob(f"{STUDY}*/executed/{nb}.ipynb"))
-    assert len(runs) == 2   # the build's run and the one with non-default parameters
+    assert len(runs) == 2  # the build's run and the one with non-default parameters
     for path in runs:
         text = outputs(path)
         assert "ERROR" not in text, text[-2000:]
@@ -112,9 +141,11 @@ def test_second_study_numbers(project):
     assert "bp count 5,321 is 3.2x the 1,649 entries zdb counted (simulated)" in default["04_dedup_ddt"]
     # 05: fio runs of several workloads, each its own group
     assert "5 fio write runs for study fixturelab, in 5 workloads" in default["05_stacks"]
-    assert ("`write bs=1MiB iodepth=1 numjobs=2 psync direct=1 size=32MiB runtime=none`: one run "
-            "(seq write 1M, 2 jobs, 33.0 MiB/s (34.6 MB/s))") in default["05_stacks"]
-    assert "`write bs=250KiB iodepth=1 numjobs=1 psync direct=1" in default["05_stacks"]   # bs=256k at kb_base=1000
+    assert (
+        "`write bs=1MiB iodepth=1 numjobs=2 psync direct=1 size=32MiB runtime=none`: one run "
+        "(seq write 1M, 2 jobs, 33.0 MiB/s (34.6 MB/s))"
+    ) in default["05_stacks"]
+    assert "`write bs=250KiB iodepth=1 numjobs=1 psync direct=1" in default["05_stacks"]  # bs=256k at kb_base=1000
     # the user's own claims file
     assert "fixturelab-seq-write-bw" in default["05_stacks"] and "differs by +3.1 %" in default["05_stacks"]
     assert "fixturelab-bp-count" in default["04_dedup_ddt"] and "differs by -46.8 %" in default["04_dedup_ddt"]
@@ -123,7 +154,10 @@ def test_second_study_numbers(project):
     assert "per-char write: 1.0 MiB/s before, 1.2 MiB/s after = 1.22x." in default["03_sector63"]
     assert "misaligned to 4 KiB: dos63.img p1 at LBA 63." in default["03_sector63"]
     # 06: the fastest run is the baseline when none is named
-    assert "dd 3000M through mbuffer: 1029.0 MiB/s (1079.0 MB/s), 81.1% of the baseline." in default["06_zfs_send_transports"]
+    assert (
+        "dd 3000M through mbuffer: 1029.0 MiB/s (1079.0 MB/s), 81.1% of the baseline."
+        in default["06_zfs_send_transports"]
+    )
     # 02: measured block sizes of the ztest pool
     assert "Measured (ztest, zdb -b): 60.1 KiB logical per block pointer" in default["02_recordsize"]
     # 01: says what is missing and which logs would answer it
@@ -135,25 +169,39 @@ def test_second_study_numbers(project):
     assert "2 bonnie++ run(s) from 2 file(s) for study fixturelab." in default["09_bonnie"]
     assert "<td>+++++</td>" in default["09_bonnie"]
     figures = {p.name for p in (root / "reports" / STUDY / "figures").rglob("*.svg")}
-    assert {"bandwidth-by-run.svg", "ratios-after-vs-before.svg", "ddt-vs-bytes-per-entry.svg", "ddt-ladder.svg",
-            "transport-rates.svg", "read-amplification.svg", "iops-latency-vs-depth.svg", "time-series.svg"} <= figures
+    assert {
+        "bandwidth-by-run.svg",
+        "ratios-after-vs-before.svg",
+        "ddt-vs-bytes-per-entry.svg",
+        "ddt-ladder.svg",
+        "transport-rates.svg",
+        "read-amplification.svg",
+        "iops-latency-vs-depth.svg",
+        "time-series.svg",
+    } <= figures
 
 
 def test_non_default_parameters_are_used(project):
     root, runs = project["root"], project["runs"]
     for nb in ANALYSES:
         assert runs[nb].returncode == 0, runs[nb].stderr[-3000:]
-    folders = {nb: next((root / "reports").glob(f"{STUDY}--*/executed/{nb}.ipynb")) for nb in ANALYSES
-               if nb != "05_stacks"}
+    folders = {
+        nb: next((root / "reports").glob(f"{STUDY}--*/executed/{nb}.ipynb")) for nb in ANALYSES if nb != "05_stacks"
+    }
     text = {nb: outputs(p) for nb, p in folders.items()}
     assert "a 1 MiB block on a 6-wide RAIDz1 at ashift 9" in text["02_recordsize"]
     assert "LBA 34 x 512 B = 17,408 B, 1,024 B past a 8192 B boundary" in text["03_sector63"]
-    assert "5,321 block pointers x 150 B" in text["04_dedup_ddt"] and "12 GiB ARC max x 0.25 = 3.00 GiB" in text["04_dedup_ddt"]
-    assert "dd 200M through mbuffer: 1269.0 MiB/s (1330.6 MB/s), 123.3% of the baseline." in text["06_zfs_send_transports"]
+    assert (
+        "5,321 block pointers x 150 B" in text["04_dedup_ddt"]
+        and "12 GiB ARC max x 0.25 = 3.00 GiB" in text["04_dedup_ddt"]
+    )
+    assert (
+        "dd 200M through mbuffer: 1269.0 MiB/s (1330.6 MB/s), 123.3% of the baseline." in text["06_zfs_send_transports"]
+    )
     (stacks,) = (root / "reports").glob(f"{STUDY}--host-lab1--*/executed/05_stacks.ipynb")
     s = outputs(stacks)
     assert "3 fio read runs for study fixturelab, host lab1, in 3 workloads" in s
-    assert "seq read 1M, 2 jobs" in s and "write 256k" not in s      # lab2's run is filtered out
+    assert "seq read 1M, 2 jobs" in s and "write 256k" not in s  # lab2's run is filtered out
 
 
 def test_an_empty_study_says_what_is_missing(project):

@@ -11,11 +11,10 @@ Expected numbers were read from the files by hand.
 """
 
 import pytest
+from conftest import FIXTURES, RAW
 
 from storagelab.errors import ParseError
 from storagelab.parsers import bonnie, detect
-
-from conftest import FIXTURES, RAW
 
 SEED = RAW / "freebsd-bonnie-dedup"
 B200 = FIXTURES / "bonnie" / "2.00a"
@@ -64,8 +63,9 @@ raid0            2G 83720  95 813061  95 1185231 100 84567  97 2828489  97  1187
               files  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP
                  16 +++++ +++ +++++ +++ +++++ +++ +++++ +++ +++++ +++ +++++ +++
 """
-B103_CSV = ("raid0,2G,83720,95,813061,95,1185231,100,84567,97,2828489,97,1187.5,0,16,+++++"
-            + ",+++" + ",+++++,+++" * 5 + "\n")
+B103_CSV = (
+    "raid0,2G,83720,95,813061,95,1185231,100,84567,97,2828489,97,1187.5,0,16,+++++" + ",+++" + ",+++++,+++" * 5 + "\n"
+)
 
 # C.4 (S:2612236656, bonnie++ 1.97), table verbatim; CSV elided in the middle and at the end in the reference
 # (`…,8631us,18055us,…`): fields 11-47 rebuilt from the table (C.9 order: num_files,max,min,,num_dirs).
@@ -83,8 +83,13 @@ Latency               391us     125us     128us     375us      20us      90us
 """
 B197_FILE_CSV = "16,,,,,8891,13,+++++,+++,17536,23,11535,17,+++++,+++,19876,28"
 B197_FILE_LAT = "391us,125us,128us,375us,20us,90us"
-B197_CSV = ("1.97,1.97,wifo3-02,1,1438076799,63G,,1905,91,364656,24,119264,12,3457,86,306391,14,439.5,17,"
-            + B197_FILE_CSV + ",8631us,18055us,184ms,23985us,57565us,83422us," + B197_FILE_LAT + "\n")
+B197_CSV = (
+    "1.97,1.97,wifo3-02,1,1438076799,63G,,1905,91,364656,24,119264,12,3457,86,306391,14,439.5,17,"
+    + B197_FILE_CSV
+    + ",8631us,18055us,184ms,23985us,57565us,83422us,"
+    + B197_FILE_LAT
+    + "\n"
+)
 
 # C.5 (S:47501629860, bonnie++ 2.00a), verbatim.
 B200_LENOVO = """\
@@ -111,6 +116,7 @@ CUT_CSV = [
 
 
 # --- seed 004: bonnie++ 1.98 on FreeBSD/ZFS ---------------------------------------------------------------------
+
 
 def test_seed_sec63_run_exact_values():
     p = parse(SEED / "bonnie-raid1-sec63-cache-log.txt")
@@ -156,12 +162,15 @@ def test_seed_sec63_run_exact_values():
     assert p.warnings == []
 
 
-@pytest.mark.parametrize("name,machine,block,rewrite,seq_delete", [
-    ("bonnie-raid1-aligned-cache-log.txt", "alpinaR1_cache_log", "78.9m", "46.4m", 3669.165249),
-    ("bonnie-raid1-aligned-cache.txt", "alpinaR1_cache", "68.9m", "39.8m", 2690.164896),
-    ("bonnie-raid1-aligned.txt", "alpinaR1", "76.8m", "40.8m", 4145.272690),
-    ("bonnie-single-disk.txt", "alpinaR1-single", "105m", "30.1m", 4154.577626),
-])
+@pytest.mark.parametrize(
+    "name,machine,block,rewrite,seq_delete",
+    [
+        ("bonnie-raid1-aligned-cache-log.txt", "alpinaR1_cache_log", "78.9m", "46.4m", 3669.165249),
+        ("bonnie-raid1-aligned-cache.txt", "alpinaR1_cache", "68.9m", "39.8m", 2690.164896),
+        ("bonnie-raid1-aligned.txt", "alpinaR1", "76.8m", "40.8m", 4145.272690),
+        ("bonnie-single-disk.txt", "alpinaR1-single", "105m", "30.1m", 4154.577626),
+    ],
+)
 def test_seed_aligned_runs(name, machine, block, rewrite, seq_delete):
     p = parse(SEED / name)
     [run] = runs(p)
@@ -251,6 +260,7 @@ def test_seed_file_block_alone():
 
 
 # --- bonnie++ 2.00a, run here ------------------------------------------------------------------------------------
+
 
 def test_plain_run_text_and_csv():
     p = parse(B200 / "plain.out.txt")
@@ -447,6 +457,7 @@ def test_bon_csv2txt_output_is_refused():
 
 # --- older versions and the 2.00a sample (log-formats.md) -------------------------------------------------------
 
+
 def test_103_table_and_csv():
     p = parse_text(B103_TABLE + B103_CSV)
     assert p.format == "bonnie-text+csv" and p.tool_version == "1.03e"
@@ -524,6 +535,7 @@ def test_200a_sample_table():
 
 # --- text/CSV disagreement, bad input ----------------------------------------------------------------------------
 
+
 def test_disagreement_between_text_and_csv_is_a_warning():
     text = (B200 / "plain.out.txt").read_text()
     p = parse_text(text.replace(",lab,1,1795282738,64M,,8192,5,1051,78,", ",other,1,1795282738,64M,,8192,5,1151,79,"))
@@ -547,8 +559,12 @@ def test_sniff_is_specific():
             assert fmt in bonnie.FORMATS, p.name
     for p in SEED.glob("bonnie-*.txt"):
         assert bonnie.sniff(p.read_text()) == "bonnie-text"
-    others = [SEED / "zdb-b-raid1.txt", SEED / "gpart-ada3.txt", SEED / "zpool-list-before.txt",
-              *sorted((FIXTURES / "fio" / "3.33").glob("*.txt"))]
+    others = [
+        SEED / "zdb-b-raid1.txt",
+        SEED / "gpart-ada3.txt",
+        SEED / "zpool-list-before.txt",
+        *sorted((FIXTURES / "fio" / "3.33").glob("*.txt")),
+    ]
     assert len(others) > 10
     for p in others:
         assert bonnie.sniff(p.read_text()) is None, p.name
@@ -556,11 +572,14 @@ def test_sniff_is_specific():
     assert detect((B200 / "plain.out.txt").read_text())[0] is bonnie
 
 
-@pytest.mark.parametrize("text,kind,line", [
-    ("", "empty", 1),
-    ("   \n\n", "empty", 1),
-    ("hello world\nnothing here\n", "invalid", 1),
-])
+@pytest.mark.parametrize(
+    "text,kind,line",
+    [
+        ("", "empty", 1),
+        ("   \n\n", "empty", 1),
+        ("hello world\nnothing here\n", "invalid", 1),
+    ],
+)
 def test_bad_input(text, kind, line):
     e = perr(text)
     assert (e.kind, e.line) == (kind, line)

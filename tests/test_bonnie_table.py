@@ -18,18 +18,18 @@ def test_one_row_per_run_in_display_units(res):
     assert tab.height == 5
     rows = {r["label"]: r for r in tab.iter_rows(named=True)}
     single = rows["single disk (aligned)"]
-    assert (single["put_block"], single["get_block"], single["seeks"]) == (105.0, 179.0, 145.7)   # '105m', '179m'
+    assert (single["put_block"], single["get_block"], single["seeks"]) == (105.0, 179.0, 145.7)  # '105m', '179m'
     assert single["put_block_cpu"] == 7.0 and single["size_bytes"] == 64 * 2**30
     sec63 = rows["raid1, sector 63 (cache+log)"]
-    assert sec63["put_block"] == 10.4 and round(sec63["get_block"], 1) == 2764.8                  # '10.4m', '2.7g'
-    assert round(sec63["seq_delete"], 6) == 165.746758                                            # files/s
-    assert sec63["seq_create"] is None and sec63["seq_create_too_fast"] is True                   # '+++++'
+    assert sec63["put_block"] == 10.4 and round(sec63["get_block"], 1) == 2764.8  # '10.4m', '2.7g'
+    assert round(sec63["seq_delete"], 6) == 165.746758  # files/s
+    assert sec63["seq_create"] is None and sec63["seq_create_too_fast"] is True  # '+++++'
 
 
 def test_html_keeps_too_fast_and_units(res):
     page = bonnie_table.html_table(res["table"])
     assert page.count("<td>+++++</td>") == 5 * 4  # seq/ran create and read: too fast in every run
-    assert ">0.0<" not in page                   # no rate shown as zero (a 0 %CP is bonnie++'s own)
+    assert ">0.0<" not in page  # no rate shown as zero (a 0 %CP is bonnie++'s own)
     assert "<th>MiB/s</th><th>%CP</th>" in page and "<th>seeks/s</th>" in page and "<th>files/s</th>" in page
     assert '<th colspan="6">Sequential Output</th>' in page and '<th colspan="4">Sequential Input</th>' in page
     assert ">105.0<" in page and ">2764.8<" in page
@@ -37,25 +37,43 @@ def test_html_keeps_too_fast_and_units(res):
 
 def test_shading_best_green_worst_red(res):
     page = bonnie_table.html_table(res["table"])
-    assert 'hsl(120, 60%, 85%)"><td style="background: hsl(' not in page   # a value cell, then its %CP cell
-    assert '<td style="background: hsl(120, 60%, 85%)">105.0</td>' in page   # best block write
-    assert '<td style="background: hsl(0, 60%, 85%)">10.4</td>' in page      # worst block write
+    assert 'hsl(120, 60%, 85%)"><td style="background: hsl(' not in page  # a value cell, then its %CP cell
+    assert '<td style="background: hsl(120, 60%, 85%)">105.0</td>' in page  # best block write
+    assert '<td style="background: hsl(0, 60%, 85%)">10.4</td>' in page  # worst block write
 
 
 def test_labels_are_escaped():
-    tab = pl.DataFrame({"file_id": [1], "run_index": [0], "label": ["<script>alert(1)</script>"], "machine": ["m&m"],
-                        "version": ["1.98"], "size_bytes": [2**30], "chunk_bytes": [None], "concurrency": [1],
-                        "num_files": [16], "path": ["x"]})
+    tab = pl.DataFrame(
+        {
+            "file_id": [1],
+            "run_index": [0],
+            "label": ["<script>alert(1)</script>"],
+            "machine": ["m&m"],
+            "version": ["1.98"],
+            "size_bytes": [2**30],
+            "chunk_bytes": [None],
+            "concurrency": [1],
+            "num_files": [16],
+            "path": ["x"],
+        }
+    )
     for _, t, _ in bonnie_table.COLUMNS:
-        tab = tab.with_columns(pl.lit(None, pl.Float64).alias(t), pl.lit(None, pl.Float64).alias(f"{t}_cpu"),
-                               pl.lit(None, pl.Float64).alias(f"{t}_latency_ns"), pl.lit(None, pl.Boolean).alias(f"{t}_too_fast"))
+        tab = tab.with_columns(
+            pl.lit(None, pl.Float64).alias(t),
+            pl.lit(None, pl.Float64).alias(f"{t}_cpu"),
+            pl.lit(None, pl.Float64).alias(f"{t}_latency_ns"),
+            pl.lit(None, pl.Boolean).alias(f"{t}_too_fast"),
+        )
     page = bonnie_table.html_table(tab)
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "m&amp;m" in page
 
 
 def test_findings_and_no_runs(seed_db, res):
     assert res.findings[0] == "5 bonnie++ run(s) from 5 file(s) for study freebsd-bonnie-dedup."
-    assert "put_block (Block, MiB/s): 10.4 (raid1, sector 63 (cache+log)) to 105.0 (single disk (aligned))." in res.findings
+    assert (
+        "put_block (Block, MiB/s): 10.4 (raid1, sector 63 (cache+log)) to 105.0 (single disk (aligned))."
+        in res.findings
+    )
     assert res.headline["fastest block write"] == "single disk (aligned): 105.0 MiB/s"
     con = open_db(seed_db)
     empty = bonnie_table.analyse(con, Selection(study="thumper-x4500"))

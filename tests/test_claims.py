@@ -5,12 +5,11 @@ import re
 
 import polars as pl
 import pytest
+from conftest import RAW, ROOT, SEEDS
 
 from storagelab.claims import COLUMNS, NOTEBOOKS, ClaimsError, compare, load_claims
 from storagelab.parsers import transcribed
 from storagelab.units import GiB, MiB, duration_to_ns, mbuffer_bytes
-
-from conftest import RAW, ROOT, SEEDS
 
 STUDIES = {"ars-zfs-vs-raid", "homelab-mergerfs", "thumper-x4500", "freebsd-bonnie-dedup"}
 
@@ -46,10 +45,11 @@ def mbuffer_summary(name):
 
 # ----------------------------------------------------------------------------- the real claims
 
+
 def test_every_study_has_claims_and_ids_are_unique(claims):
     assert set(claims["study"].unique()) == STUDIES
     assert claims["claim_id"].n_unique() == claims.height
-    assert set(claims["notebook"].unique()) <= set(NOTEBOOKS)   # 08_fio has no source-study claim
+    assert set(claims["notebook"].unique()) <= set(NOTEBOOKS)  # 08_fio has no source-study claim
     for study in STUDIES:
         assert (ROOT / "papers" / study / "README.md").is_file()
         one = load_claims(study)
@@ -58,13 +58,24 @@ def test_every_study_has_claims_and_ids_are_unique(claims):
 
 def test_the_numbers_worth_reproducing_are_there(claims):
     expect = {
-        "freebsd-bp-count-raid1": 35_419_785, "freebsd-bp-count-archiv": 111_509_014,
-        "homelab-mergerfs-zfs-write": 374, "homelab-zfs-mirror-write": 1240, "homelab-mergerfs-zfs-2-1-4-write": 944,
-        "freebsd-sec63-block-write-before": 10.4, "freebsd-sec63-block-write-after": 78.9,
-        "freebsd-sec63-rewrite-before": 8373, "freebsd-sec63-rewrite-after": 46.4,
-        "ars-2vdev-single-pct": 202, "ars-2vdev-mirror-pct": 203, "ars-2vdev-raidz2-pct": 207,
-        "ars-raidz2-joker-n2-pct": 160, "ars-raidz2-1m-write-rs128k": 568, "ars-raidz2-1m-write-rs1m": 950,
-        "thumper-mbuffer-zero-to-null": 583, "thumper-mbuffer-socat-network": 311, "freebsd-recv-rate": 59.5,
+        "freebsd-bp-count-raid1": 35_419_785,
+        "freebsd-bp-count-archiv": 111_509_014,
+        "homelab-mergerfs-zfs-write": 374,
+        "homelab-zfs-mirror-write": 1240,
+        "homelab-mergerfs-zfs-2-1-4-write": 944,
+        "freebsd-sec63-block-write-before": 10.4,
+        "freebsd-sec63-block-write-after": 78.9,
+        "freebsd-sec63-rewrite-before": 8373,
+        "freebsd-sec63-rewrite-after": 46.4,
+        "ars-2vdev-single-pct": 202,
+        "ars-2vdev-mirror-pct": 203,
+        "ars-2vdev-raidz2-pct": 207,
+        "ars-raidz2-joker-n2-pct": 160,
+        "ars-raidz2-1m-write-rs128k": 568,
+        "ars-raidz2-1m-write-rs1m": 950,
+        "thumper-mbuffer-zero-to-null": 583,
+        "thumper-mbuffer-socat-network": 311,
+        "freebsd-recv-rate": 59.5,
     }
     for cid, value in expect.items():
         assert claim(claims, cid)["value"] == value, cid
@@ -86,10 +97,26 @@ def test_units_mib_versus_mb(claims):
 
 
 def test_value_base_agrees_with_the_unit(claims):
-    factors = {"MiB/s": MiB, "MB/s (=MiB/s, mbuffer 2008)": MiB, "KiB": 1024, "m (bonnie++ 1.98: MiB/s)": MiB,
-               "k (bonnie++ 1.98: KiB/s)": 1024, "MB/s": 1e6, "bytes": 1, "TB": 1e12, "GB (memory: GiB)": GiB,
-               "TB (zfs: TiB, assumed)": 2**40, "MB/s (zfs: MiB/s, assumed)": MiB, "TiB": 2**40, "GiB": GiB,
-               "MB/s (author's; bonnie++ prints m = MiB/s)": MiB, "seconds": 1e9, "ms": 1e6, "µs (~)": 1e3, "/s": 1}
+    factors = {
+        "MiB/s": MiB,
+        "MB/s (=MiB/s, mbuffer 2008)": MiB,
+        "KiB": 1024,
+        "m (bonnie++ 1.98: MiB/s)": MiB,
+        "k (bonnie++ 1.98: KiB/s)": 1024,
+        "MB/s": 1e6,
+        "bytes": 1,
+        "TB": 1e12,
+        "GB (memory: GiB)": GiB,
+        "TB (zfs: TiB, assumed)": 2**40,
+        "MB/s (zfs: MiB/s, assumed)": MiB,
+        "TiB": 2**40,
+        "GiB": GiB,
+        "MB/s (author's; bonnie++ prints m = MiB/s)": MiB,
+        "seconds": 1e9,
+        "ms": 1e6,
+        "µs (~)": 1e3,
+        "/s": 1,
+    }
     checked = 0
     for r in claims.iter_rows(named=True):
         if r["unit"] in factors:
@@ -110,7 +137,7 @@ def test_sources_quote_their_seed_line(claims):
         a, b = int(m.group(2)), int(m.group(3) or m.group(2))
         quote = m.group(4)
         assert len(quote.split()) <= 12, r["claim_id"]
-        assert " ".join(quote.split()) in " ".join(" ".join(lines[a - 1:b]).split()), (r["claim_id"], quote)
+        assert " ".join(quote.split()) in " ".join(" ".join(lines[a - 1 : b]).split()), (r["claim_id"], quote)
 
 
 def test_ars_numbers_are_not_claimed_as_raw(claims):
@@ -120,12 +147,21 @@ def test_ars_numbers_are_not_claimed_as_raw(claims):
 
 # ----------------------------------------------------------------------------- compare() with values from data/raw
 
+
 def test_compare_homelab_stacks_from_the_fio_logs(claims):
-    bw = {n: fio_write_bw(f) for n, f in [
-        ("zfs", "fio-zfs-mirror-zfs0.8.4.txt"), ("mergerfs_zfs", "fio-mergerfs-zfs-mirror-zfs0.8.4.txt"),
-        ("btrfs", "fio-btrfs-single.txt"), ("mergerfs_btrfs", "fio-mergerfs-btrfs-single.txt"),
-        ("btrfs_raid1", "fio-btrfs-raid1.txt"), ("mergerfs_btrfs_raid1", "fio-mergerfs-btrfs-raid1.txt"),
-        ("autotier_zfs", "fio-autotier-zfs.txt"), ("autotier_ext4", "fio-autotier-ext4.txt")]}
+    bw = {
+        n: fio_write_bw(f)
+        for n, f in [
+            ("zfs", "fio-zfs-mirror-zfs0.8.4.txt"),
+            ("mergerfs_zfs", "fio-mergerfs-zfs-mirror-zfs0.8.4.txt"),
+            ("btrfs", "fio-btrfs-single.txt"),
+            ("mergerfs_btrfs", "fio-mergerfs-btrfs-single.txt"),
+            ("btrfs_raid1", "fio-btrfs-raid1.txt"),
+            ("mergerfs_btrfs_raid1", "fio-mergerfs-btrfs-raid1.txt"),
+            ("autotier_zfs", "fio-autotier-zfs.txt"),
+            ("autotier_ext4", "fio-autotier-ext4.txt"),
+        ]
+    }
     reproduced = {
         "homelab-zfs-mirror-write": bw["zfs"],
         "homelab-mergerfs-zfs-write": bw["mergerfs_zfs"],
@@ -136,8 +172,11 @@ def test_compare_homelab_stacks_from_the_fio_logs(claims):
         "homelab-autotier-vs-mergerfs-pct": 100 * bw["autotier_zfs"] / bw["mergerfs_zfs"],
         "homelab-autotier-ext4-vs-raw": bw["autotier_ext4"] / bw["btrfs"],
     }
-    table = compare(claims.filter(pl.col("notebook") == "05_stacks"), reproduced,
-                    {"homelab-hdd-write-limit-8tb": "no log of a single-disk run"})
+    table = compare(
+        claims.filter(pl.col("notebook") == "05_stacks"),
+        reproduced,
+        {"homelab-hdd-write-limit-8tb": "no log of a single-disk run"},
+    )
     status = dict(zip(table["claim_id"], table["status"]))
     rel = dict(zip(table["claim_id"], table["rel_diff"]))
     assert status["homelab-zfs-mirror-write"] == status["homelab-mergerfs-zfs-write"] == "reproduced"
@@ -163,7 +202,9 @@ def test_compare_mbuffer_rates_from_amount_and_time(claims):
         reproduced[f"thumper-mbuffer-{name}"] = amount / seconds
     for name in ("socat-receiver", "socat-sender", "socat-network"):  # amount printed as '1e+04 Byte'
         reproduced[f"thumper-mbuffer-{name}"] = mbuffer_summary(name)[2]
-    reproduced["thumper-netcat-wait"] = (mbuffer_summary("netcat-receiver")[1] - mbuffer_summary("netcat-sender")[1]) * 1e9
+    reproduced["thumper-netcat-wait"] = (
+        mbuffer_summary("netcat-receiver")[1] - mbuffer_summary("netcat-sender")[1]
+    ) * 1e9
     table = compare(claims.filter(pl.col("notebook") == "06_zfs_send_transports"), reproduced)
     got = {r["claim_id"]: r for r in table.iter_rows(named=True)}
     for cid in reproduced:
@@ -183,9 +224,13 @@ def test_compare_ddt_and_layout_claims(claims):
     rows = transcribed.parse((RAW / "thumper-x4500" / "layout-sweep.csv").read_text()).rows("thumper_layouts")
     disks = {r["disks"] for r in rows}
     assert disks == {46}
-    reproduced = {"freebsd-bp-count-raid1": counts["raid1"], "freebsd-bp-count-archiv": counts["archiv"],
-                  "freebsd-ddt-raid1": counts["raid1"] * 320, "freebsd-ddt-archiv": counts["archiv"] * 320,
-                  "thumper-disks": disks.pop()}
+    reproduced = {
+        "freebsd-bp-count-raid1": counts["raid1"],
+        "freebsd-bp-count-archiv": counts["archiv"],
+        "freebsd-ddt-raid1": counts["raid1"] * 320,
+        "freebsd-ddt-archiv": counts["archiv"] * 320,
+        "thumper-disks": disks.pop(),
+    }
     table = compare(claims.filter(pl.col("claim_id").is_in(list(reproduced))), reproduced)
     got = {r["claim_id"]: r for r in table.iter_rows(named=True)}
     assert {r["status"] for r in got.values()} == {"reproduced"}
@@ -197,10 +242,14 @@ def test_compare_ddt_and_layout_claims(claims):
 
 
 def test_compare_percent_and_arithmetic_claims(claims):
-    sub = claims.filter(pl.col("claim_id").is_in(["ars-raid6-efficiency-pct", "ars-disk-size-tib",
-                                                 "ars-raidz2-1m-column", "ars-2vdev-mirror-pct"]))
-    table = compare(sub, {"ars-raid6-efficiency-pct": 100 * 6 / 8, "ars-disk-size-tib": 12e12,
-                          "ars-raidz2-1m-column": MiB / 6})
+    sub = claims.filter(
+        pl.col("claim_id").is_in(
+            ["ars-raid6-efficiency-pct", "ars-disk-size-tib", "ars-raidz2-1m-column", "ars-2vdev-mirror-pct"]
+        )
+    )
+    table = compare(
+        sub, {"ars-raid6-efficiency-pct": 100 * 6 / 8, "ars-disk-size-tib": 12e12, "ars-raidz2-1m-column": MiB / 6}
+    )
     got = dict(zip(table["claim_id"], table["status"]))
     assert got["ars-raid6-efficiency-pct"] == "reproduced"
     assert got["ars-disk-size-tib"] == "reproduced"  # 12e12 B = 10.91 TiB
@@ -221,9 +270,22 @@ def test_compare_refuses_unknown_ids_and_handles_nan(claims):
 
 # ----------------------------------------------------------------------------- bad claims files
 
-GOOD = dict(claim_id="x-one", study="s", quantity="q", value="1.5", unit="MiB/s", value_base="1572864",
-            base_unit="bytes/s", source='000_b0a2a13340a02677.txt:1 "Skip"', notebook="05_stacks", check="raw",
-            target="s/fio.txt", metric="write.bw_bytes_per_s", tolerance="0.005", notes="")
+GOOD = dict(
+    claim_id="x-one",
+    study="s",
+    quantity="q",
+    value="1.5",
+    unit="MiB/s",
+    value_base="1572864",
+    base_unit="bytes/s",
+    source='000_b0a2a13340a02677.txt:1 "Skip"',
+    notebook="05_stacks",
+    check="raw",
+    target="s/fio.txt",
+    metric="write.bw_bytes_per_s",
+    tolerance="0.005",
+    notes="",
+)
 
 
 def papers(tmp_path, *rows, study="s", header=COLUMNS, raw=None):
@@ -247,14 +309,20 @@ def bad(tmp_path, *rows, match, **kw):
 
 
 def test_a_good_file_loads_with_types(tmp_path):
-    df = load_claims(papers_dir=papers(tmp_path, GOOD, dict(GOOD, claim_id="x-two", value_base="", base_unit="percent",
-                                                            unit="%")))
+    df = load_claims(
+        papers_dir=papers(tmp_path, GOOD, dict(GOOD, claim_id="x-two", value_base="", base_unit="percent", unit="%"))
+    )
     assert df["value"].to_list() == [1.5, 1.5] and df["value_base"].to_list() == [1572864.0, None]
     assert df["line"].to_list() == [2, 3] and df["file"][0].endswith("papers/s/claims.csv")
 
 
 def test_bad_values_name_file_and_line(tmp_path):
-    bad(tmp_path, GOOD, dict(GOOD, claim_id="x-two", value="about 3"), match=r"claims\.csv:3: column value must be a number")
+    bad(
+        tmp_path,
+        GOOD,
+        dict(GOOD, claim_id="x-two", value="about 3"),
+        match=r"claims\.csv:3: column value must be a number",
+    )
     bad(tmp_path, dict(GOOD, tolerance="1_0"), match=r":2: column tolerance must be a number")
     bad(tmp_path, dict(GOOD, tolerance="-0.1"), match=r":2: tolerance must be >= 0")
     bad(tmp_path, dict(GOOD, value="inf"), match=r":2: column value must be a finite number")
@@ -287,7 +355,9 @@ def test_bad_structure(tmp_path):
 def test_duplicate_ids_across_studies(tmp_path):
     papers(tmp_path, GOOD, study="s")
     root = papers(tmp_path, dict(GOOD, study="t"), study="t")
-    with pytest.raises(ClaimsError, match=r"papers/t/claims\.csv:2: claim_id 'x-one' is already used at .*papers/s/claims\.csv:2"):
+    with pytest.raises(
+        ClaimsError, match=r"papers/t/claims\.csv:2: claim_id 'x-one' is already used at .*papers/s/claims\.csv:2"
+    ):
         load_claims(papers_dir=root)
     assert load_claims("s", papers_dir=root).height == 1
     with pytest.raises(ClaimsError, match="no claims for study 'u'"):

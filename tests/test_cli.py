@@ -8,12 +8,13 @@ import time
 import urllib.request
 
 import pytest
-
 from conftest import ROOT
 
 
 def test_help_lists_every_task():
-    out = subprocess.run([sys.executable, "-m", "storagelab", "--help"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "storagelab", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     for cmd in ("ingest", "parse", "run", "report", "build", "schema", "sql", "lab"):
         assert cmd in out
     tasks = subprocess.run([str(ROOT / "run"), "help"], capture_output=True, text=True, check=True).stdout
@@ -27,8 +28,11 @@ def test_unknown_option_is_refused():
 
 
 def test_sql_error_is_a_message_not_a_traceback(seed_db):
-    out = subprocess.run([sys.executable, "-m", "storagelab", "sql", "SELECT nope FROM files", "--db", str(seed_db)],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "storagelab", "sql", "SELECT nope FROM files", "--db", str(seed_db)],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2 and "Traceback" not in out.stderr and "nope" in out.stderr
 
 
@@ -37,9 +41,21 @@ def test_lab_serves_the_project_notebooks(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    p = subprocess.Popen([sys.executable, "-m", "storagelab", "lab", "--no-browser", f"--port={port}",
-                          "--ip=127.0.0.1", "--IdentityProvider.token=t", f"--ServerApp.runtime_dir={tmp_path}"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "storagelab",
+            "lab",
+            "--no-browser",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            "--IdentityProvider.token=t",
+            f"--ServerApp.runtime_dir={tmp_path}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -13,8 +13,8 @@ import sys
 import time
 
 import pytest
-
 from conftest import RAW, ROOT
+
 from storagelab import __version__, cli
 
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
@@ -36,8 +36,10 @@ def _subcommands() -> list[str]:
 
 def test_main_help_documents_the_exit_codes():
     out = storagelab("--help").stdout
-    assert ("exit codes:\n  0    ok\n  1    some files failed to parse (the others were processed; see the messages)\n"
-            "  2    usage or environment error") in out
+    assert (
+        "exit codes:\n  0    ok\n  1    some files failed to parse (the others were processed; see the messages)\n"
+        "  2    usage or environment error"
+    ) in out
     assert "  130  interrupted (Ctrl-C)" in out
 
 
@@ -58,6 +60,7 @@ def test_unknown_command_is_a_usage_error():
 
 # ----------------------------------------------------------------------------- parse
 
+
 def test_parse_missing_file():
     r = storagelab("parse", "missing.txt")
     assert (r.returncode, r.stdout, r.stderr) == (2, "", "storagelab parse: missing.txt: no such file or directory\n")
@@ -74,9 +77,11 @@ def test_parse_unparseable_file(tmp_path):
     bad.write_text("hello\n")
     r = storagelab("parse", str(bad))
     assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr == f"storagelab parse: {bad}:1: unknown-format: no known tool output found (expected " \
-                       "output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), " \
-                       "gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer)\n"
+    assert (
+        r.stderr == f"storagelab parse: {bad}:1: unknown-format: no known tool output found (expected "
+        "output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), "
+        "gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer)\n"
+    )
 
 
 def test_parse_several_files_one_bad(tmp_path):
@@ -86,8 +91,10 @@ def test_parse_several_files_one_bad(tmp_path):
     assert r.returncode == 1
     heads = [json.loads(x) for x in r.stdout.splitlines() if x.startswith('{"table": "files"')]
     assert [h["path"] for h in heads] == [str(FIO), str(FIO)]  # the good ones are still printed
-    assert r.stderr.splitlines() == [f"storagelab parse: {bad}:1: binary: binary data: NUL byte at offset 0 "
-                                     f"(expected a text log)", "storagelab parse: 1 of 3 files failed"]
+    assert r.stderr.splitlines() == [
+        f"storagelab parse: {bad}:1: binary: binary data: NUL byte at offset 0 (expected a text log)",
+        "storagelab parse: 1 of 3 files failed",
+    ]
 
 
 def test_parse_a_folder_parses_every_file_in_it():
@@ -107,7 +114,7 @@ def test_parse_an_empty_folder(tmp_path):
 def test_parse_into_a_closed_pipe_is_quiet():
     # enough output to fill the pipe, read by `head -1`
     files = " ".join([str(FIO)] * 60)
-    cmd = f"{sys.executable} -m storagelab parse {files} | head -1; echo \"rc=${{PIPESTATUS[0]}}\" >&2"
+    cmd = f'{sys.executable} -m storagelab parse {files} | head -1; echo "rc=${{PIPESTATUS[0]}}" >&2'
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=ENV)
     assert r.stdout.startswith('{"table": "files"') and len(r.stdout.splitlines()) == 1
     assert r.stderr == "rc=0\n"  # no BrokenPipeError, no "Exception ignored" line
@@ -115,14 +122,28 @@ def test_parse_into_a_closed_pipe_is_quiet():
 
 # ----------------------------------------------------------------------------- the guard in main()
 
-@pytest.mark.parametrize("exc, rc, err", [
-    (KeyboardInterrupt(), 130, "storagelab sql: interrupted\n"),
-    (__import__("storagelab.errors").errors.DatabaseBusyError("db.duckdb is in use by another process"), 2,
-     "storagelab sql: db.duckdb is in use by another process\n"),
-    (FileNotFoundError("x.duckdb does not exist: run `storagelab ingest` (or ./run build) first"), 2,
-     "storagelab sql: x.duckdb does not exist: run `storagelab ingest` (or ./run build) first\n"),
-    (PermissionError(13, "Permission denied", "/root/x.log"), 2, "storagelab sql: /root/x.log: Permission denied\n"),
-])
+
+@pytest.mark.parametrize(
+    "exc, rc, err",
+    [
+        (KeyboardInterrupt(), 130, "storagelab sql: interrupted\n"),
+        (
+            __import__("storagelab.errors").errors.DatabaseBusyError("db.duckdb is in use by another process"),
+            2,
+            "storagelab sql: db.duckdb is in use by another process\n",
+        ),
+        (
+            FileNotFoundError("x.duckdb does not exist: run `storagelab ingest` (or ./run build) first"),
+            2,
+            "storagelab sql: x.duckdb does not exist: run `storagelab ingest` (or ./run build) first\n",
+        ),
+        (
+            PermissionError(13, "Permission denied", "/root/x.log"),
+            2,
+            "storagelab sql: /root/x.log: Permission denied\n",
+        ),
+    ],
+)
 def test_guard_turns_exceptions_into_one_line(capsys, exc, rc, err):
     def boom(args):
         raise exc
@@ -138,8 +159,14 @@ def test_missing_database(tmp_path):
 
 
 def test_ctrl_c_exits_130_with_one_line(seed_db):
-    p = subprocess.Popen([sys.executable, "-m", "storagelab", "sql", "-", "--db", str(seed_db)], env=ENV,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", "sql", "-", "--db", str(seed_db)],
+        env=ENV,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(4)  # started and waiting for the query on stdin
         p.send_signal(signal.SIGINT)
@@ -150,6 +177,7 @@ def test_ctrl_c_exits_130_with_one_line(seed_db):
 
 
 # ----------------------------------------------------------------------------- ./run
+
 
 def test_run_has_the_cli_verbs():
     tasks = subprocess.run([str(ROOT / "run"), "help"], capture_output=True, text=True, check=True).stdout
@@ -176,7 +204,7 @@ def test_run_uses_an_active_conda_env_that_has_the_project(tmp_path):
     (kernel / "kernel.json").write_text("{}")  # registered already (./run registers it when missing)
     marker = tmp_path / "used"
     py = prefix / "bin" / "python"
-    py.write_text(f"#!/bin/sh\necho used >> {marker}\nPYTHONPATH={ROOT / 'lib'} exec {sys.executable} \"$@\"\n")
+    py.write_text(f'#!/bin/sh\necho used >> {marker}\nPYTHONPATH={ROOT / "lib"} exec {sys.executable} "$@"\n')
     py.chmod(0o755)
     env = dict(os.environ, CONDA_PREFIX=str(prefix))
     r = subprocess.run([str(ROOT / "run"), "cli", "--version"], capture_output=True, text=True, env=env, timeout=120)

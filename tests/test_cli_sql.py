@@ -10,19 +10,26 @@ import sys
 
 import duckdb
 import pytest
-
 from conftest import ROOT
+
 from storagelab import sqlout
 
-Q = ("SELECT label, stack, vdev_count, bw_bytes_per_s/2^20 AS mib_s, vdev_count IS NULL AS no_count "
-     "FROM fio_groups JOIN files USING (file_id) WHERE label LIKE 'autotier%' OR label LIKE 'btrfs%' ORDER BY label")
+Q = (
+    "SELECT label, stack, vdev_count, bw_bytes_per_s/2^20 AS mib_s, vdev_count IS NULL AS no_count "
+    "FROM fio_groups JOIN files USING (file_id) WHERE label LIKE 'autotier%' OR label LIKE 'btrfs%' ORDER BY label"
+)
 ODD = "SELECT 'a,\"b\"' AS s, NULL AS n, [1, 2] AS l, 1.5::DECIMAL(4,1) AS d, 'x\ny' AS nl, 'nan'::DOUBLE AS f"
 
 
 def sql(db, *args, stdin=None):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
-    r = subprocess.run([sys.executable, "-m", "storagelab", "sql", *args, "--db", str(db)], capture_output=True,
-                       text=True, env=env, input=stdin)
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "sql", *args, "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+    )
     assert "Traceback" not in r.stderr
     return r
 
@@ -36,7 +43,8 @@ def test_table_when_piped_is_every_row_in_full_and_nothing_else(seed_db):
         "autotier over ZFS (0.8.4)  autotier+zfs         NULL  184.0  true\n"
         "autotier over ext4         autotier+ext4        NULL  658.0  true\n"
         "btrfs (single NVMe)        btrfs                   1  902.0  false\n"
-        "btrfs raid1                btrfs-raid1             1  438.0  false\n")
+        "btrfs raid1                btrfs-raid1             1  438.0  false\n"
+    )
 
 
 def test_table_piped_has_no_row_cap_and_no_cut_columns(seed_db):
@@ -49,31 +57,39 @@ def test_table_piped_has_no_row_cap_and_no_cut_columns(seed_db):
 def test_csv(seed_db):
     r = sql(seed_db, Q, "--csv")
     assert r.returncode == 0 and r.stderr == ""
-    assert r.stdout == ("label,stack,vdev_count,mib_s,no_count\n"
-                        "autotier over ZFS (0.8.4),autotier+zfs,,184.0,true\n"
-                        "autotier over ext4,autotier+ext4,,658.0,true\n"
-                        "btrfs (single NVMe),btrfs,1,902.0,false\n"
-                        "btrfs raid1,btrfs-raid1,1,438.0,false\n")
+    assert r.stdout == (
+        "label,stack,vdev_count,mib_s,no_count\n"
+        "autotier over ZFS (0.8.4),autotier+zfs,,184.0,true\n"
+        "autotier over ext4,autotier+ext4,,658.0,true\n"
+        "btrfs (single NVMe),btrfs,1,902.0,false\n"
+        "btrfs raid1,btrfs-raid1,1,438.0,false\n"
+    )
     assert sql(seed_db, ODD, "--csv").stdout == 's,n,l,d,nl,f\n"a,""b""",,"[1, 2]",1.5,"x\ny",nan\n'
 
 
 def test_json_lines(seed_db):
     r = sql(seed_db, Q, "--json")
     assert r.returncode == 0 and r.stderr == ""
-    assert r.stdout.splitlines()[0] == ('{"label": "autotier over ZFS (0.8.4)", "stack": "autotier+zfs", '
-                                        '"vdev_count": null, "mib_s": 184.0, "no_count": true}')
+    assert r.stdout.splitlines()[0] == (
+        '{"label": "autotier over ZFS (0.8.4)", "stack": "autotier+zfs", '
+        '"vdev_count": null, "mib_s": 184.0, "no_count": true}'
+    )
     rows = [json.loads(x) for x in r.stdout.splitlines()]
     assert [(x["label"], x["vdev_count"], x["mib_s"]) for x in rows] == [
-        ("autotier over ZFS (0.8.4)", None, 184.0), ("autotier over ext4", None, 658.0),
-        ("btrfs (single NVMe)", 1, 902.0), ("btrfs raid1", 1, 438.0)]
+        ("autotier over ZFS (0.8.4)", None, 184.0),
+        ("autotier over ext4", None, 658.0),
+        ("btrfs (single NVMe)", 1, 902.0),
+        ("btrfs raid1", 1, 438.0),
+    ]
     assert sql(seed_db, ODD, "--json").stdout == (
-        '{"s": "a,\\"b\\"", "n": null, "l": [1, 2], "d": 1.5, "nl": "x\\ny", "f": null}\n')
+        '{"s": "a,\\"b\\"", "n": null, "l": [1, 2], "d": 1.5, "nl": "x\\ny", "f": null}\n'
+    )
 
 
 def test_odd_values_in_the_table(seed_db):
-    assert sql(seed_db, ODD).stdout == ("s      n     l       d    nl    f\n"
-                                        "-----  ----  ------  ---  ----  ---\n"
-                                        'a,"b"  NULL  [1, 2]  1.5  x\\ny  nan\n')
+    assert sql(seed_db, ODD).stdout == (
+        's      n     l       d    nl    f\n-----  ----  ------  ---  ----  ---\na,"b"  NULL  [1, 2]  1.5  x\\ny  nan\n'
+    )
 
 
 def test_parquet(seed_db, tmp_path):
@@ -82,8 +98,12 @@ def test_parquet(seed_db, tmp_path):
     assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
     con = duckdb.connect()
     got = con.execute("SELECT label, vdev_count, mib_s FROM read_parquet(?)", [str(out)]).fetchall()
-    assert got == [("autotier over ZFS (0.8.4)", None, 184.0), ("autotier over ext4", None, 658.0),
-                   ("btrfs (single NVMe)", 1, 902.0), ("btrfs raid1", 1, 438.0)]
+    assert got == [
+        ("autotier over ZFS (0.8.4)", None, 184.0),
+        ("autotier over ext4", None, 658.0),
+        ("btrfs (single NVMe)", 1, 902.0),
+        ("btrfs raid1", 1, 438.0),
+    ]
     r = sql(seed_db, Q, "--parquet", str(tmp_path / "no" / "such" / "dir.parquet"))
     assert r.returncode == 2 and r.stderr.startswith("storagelab sql: ")
 
@@ -127,6 +147,7 @@ def test_statement_without_rows(seed_db):
 
 
 # ----------------------------------------------------------------------------- on a terminal (in-process)
+
 
 def _terminal(seed_db, query, limit=None, monkeypatch=None):
     con = duckdb.connect(str(seed_db), read_only=True)

@@ -9,14 +9,14 @@ import polars as pl
 import pytest
 from conftest import RAW
 from conftest import storagelab_cli as cli
+
 from storagelab.analysis import Selection, compare, open_db
 from storagelab.units import MiB
 
-needs_fio = pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio); "
-                                                               "./run test installs it")
+needs_fio = pytest.mark.skipif(
+    not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio); ./run test installs it"
+)
 WORKLOAD = "write bs=1MiB iodepth=8 numjobs=8 libaio direct=1"
-
-
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +26,22 @@ def db(tmp_path_factory):
     r = cli("ingest", str(RAW / "homelab-mergerfs"), "--db", str(db), "--quiet")
     assert r.returncode == 0, r.stderr
     (tmp / "target").mkdir()
-    r = cli("lab", "fio", "--preset", "homelab-seq-write", "--size", "16M", "--runtime", "2", "--target",
-            str(tmp / "target"), "--out", str(tmp / "out"), "--db", str(db))
+    r = cli(
+        "lab",
+        "fio",
+        "--preset",
+        "homelab-seq-write",
+        "--size",
+        "16M",
+        "--runtime",
+        "2",
+        "--target",
+        str(tmp / "target"),
+        "--out",
+        str(tmp / "out"),
+        "--db",
+        str(db),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return db
 
@@ -41,17 +55,17 @@ def test_lab_runs_beside_the_study(db):
     assert table["match"].unique().to_list() == [WORKLOAD]
     mine = table.filter(pl.col("side") == "mine").row(0, named=True)
     assert (mine["runs"], mine["sizes"]) == (1, "16MiB")
-    assert mine["per_disk_bytes_per_s"] is None            # the lab run on a plain directory has no pool layout
+    assert mine["per_disk_bytes_per_s"] is None  # the lab run on a plain directory has no pool layout
     study = {r["label_set"]: r for r in table.filter(pl.col("side") == "study").iter_rows(named=True)}
-    assert len(study) == 10                                # the homelab study's 10 configurations of this workload
+    assert len(study) == 10  # the homelab study's 10 configurations of this workload
     md = study["mdadm-raid1+ext4 | mirror 1 2"]
     assert md["runs"] == 4 and md["sizes"] == "16GiB"
     assert round(md["bw_mean_bytes_per_s"] / MiB, 1) == 478.8
-    assert md["per_disk_bytes_per_s"] == md["bw_mean_bytes_per_s"] / 2     # one 2-way mirror: 2 disks
+    assert md["per_disk_bytes_per_s"] == md["bw_mean_bytes_per_s"] / 2  # one 2-way mirror: 2 disks
     assert study["zfs | mirror 1 2"]["bw_mean_bytes_per_s"] == 1240 * MiB
     texts = res["verdicts"]["text"].to_list()
     assert len(texts) == 10
-    assert all("no run-to-run noise to judge it by" in t for t in texts)   # one lab run
+    assert all("no run-to-run noise to judge it by" in t for t in texts)  # one lab run
     assert all(v.startswith("yours 16MiB, the study's 16GiB (they differ") for v in res["verdicts"]["sizes"])
     assert any("compared as measured, not per disk" in m for m in res.missing)
 
@@ -63,8 +77,10 @@ def test_compare_command_prints_both_sides(db):
     lines = r.stdout.splitlines()
     assert lines[0] == f"{WORKLOAD} (write)"
     assert lines[1].startswith("  yours ")
-    assert any(" mdadm-raid1+ext4 | mirror 1 2 " in x and " 4 run(s) 478.8 MiB/s" in x and "per disk 239.4 MiB/s" in x
-               for x in lines)
+    assert any(
+        " mdadm-raid1+ext4 | mirror 1 2 " in x and " 4 run(s) 478.8 MiB/s" in x and "per disk 239.4 MiB/s" in x
+        for x in lines
+    )
     r = cli("compare", "--study", "thumper-x4500", "--mine", "lab", "--db", str(db))
     assert r.returncode == 1 and "missing: no fio runs for study thumper-x4500" in r.stdout
 
@@ -76,15 +92,28 @@ def test_no_common_workload_names_both(seed_db):
     res = compare.analyse(con, Selection(study="homelab-mergerfs", stack="btrfs"), "homelab-mergerfs")
     con.close()
     assert res["beside"].filter(pl.col("side") == "mine")["label_set"].to_list() == ["btrfs | ? 1 1"]
-    assert res["beside"].filter(pl.col("side") == "study").height == 9      # your own file is not the study's
+    assert res["beside"].filter(pl.col("side") == "study").height == 9  # your own file is not the study's
 
 
 @needs_fio
 def test_notebook_08_with_compare_study_into_an_outside_folder(db, tmp_path):
     out = tmp_path / "rep"
-    r = cli("run", "08_fio", "-p", "study", "lab", "-p", "compare_study", "homelab-mergerfs", "-p", "db_path", str(db),
-            "--output", str(out))
+    r = cli(
+        "run",
+        "08_fio",
+        "-p",
+        "study",
+        "lab",
+        "-p",
+        "compare_study",
+        "homelab-mergerfs",
+        "-p",
+        "db_path",
+        str(db),
+        "--output",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr[-3000:]
-    page = (out / "08_fio.html").read_text()          # rendered where the run went, with no index beside it
+    page = (out / "08_fio.html").read_text()  # rendered where the run went, with no index beside it
     assert not (tmp_path / "index.html").exists()
     assert "Beside a study" in page and "mdadm-raid1+ext4 | mirror 1 2" in page and "per disk MiB/s" in page

@@ -13,8 +13,8 @@ import sys
 
 import duckdb
 import pytest
-
 from conftest import FIXTURES, RAW, ROOT
+
 from storagelab.errors import ParseError
 from storagelab.parsers import compressed, parse_bytes
 
@@ -30,6 +30,7 @@ TOOLS = {"gzip": ("gzip", ".gz"), "xz": ("xz", ".xz"), "bzip2": ("bzip2", ".bz2"
 
 try:
     import zstandard  # noqa: F401  (only whether it is there)
+
     HAVE_ZSTANDARD = True
 except ImportError:
     HAVE_ZSTANDARD = False
@@ -75,6 +76,7 @@ def test_detection_is_by_content_not_name(tmp_path):
 def test_concatenated_gzip_members_are_read_whole(tmp_path):
     a, b = REAL[0].read_bytes(), b"\n"
     import gzip
+
     data = gzip.compress(a) + gzip.compress(b)
     assert compressed.decompress(data) == a + b
 
@@ -93,14 +95,17 @@ def test_truncated_and_corrupt_streams_are_parse_errors(tmp_path):
 
 def test_decompression_bomb_is_refused(monkeypatch):
     import gzip
+
     bomb = gzip.compress(b"\0" * (8 << 20))  # 8 MiB of zeros in ~8 KiB
     monkeypatch.setattr(compressed, "MAX_DECOMPRESSED_BYTES", 1 << 20)
     with pytest.raises(ParseError) as e:
         parse_bytes(bomb, "bomb.gz")
     assert e.value.kind == "too-large"
-    assert str(e.value) == (f"bomb.gz: too-large: gzip data decompresses to more than 1,048,576 bytes "
-                            f"({len(bomb):,} compressed): refused as a possible decompression bomb "
-                            f"(expected a log of at most 1,048,576 bytes once decompressed)")
+    assert str(e.value) == (
+        f"bomb.gz: too-large: gzip data decompresses to more than 1,048,576 bytes "
+        f"({len(bomb):,} compressed): refused as a possible decompression bomb "
+        f"(expected a log of at most 1,048,576 bytes once decompressed)"
+    )
     assert compressed.MAX_DECOMPRESSED_BYTES == 1 << 20
     monkeypatch.undo()
     assert compressed.MAX_DECOMPRESSED_BYTES == 2 * 1024**3
@@ -146,4 +151,5 @@ def test_ingest_stores_the_hash_of_the_compressed_bytes(tmp_path):
     stored = dict(con.execute("SELECT path, sha256 FROM files").fetchall())
     con.close()
     assert {os.path.basename(p): h for p, h in stored.items()} == {
-        f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in made}
+        f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in made
+    }

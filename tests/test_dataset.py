@@ -10,6 +10,7 @@ import duckdb
 import pytest
 from conftest import RAW
 from conftest import storagelab_cli as cli
+
 from storagelab import dataset
 from storagelab.schema import all_tables
 
@@ -32,11 +33,13 @@ def test_dataset_equals_the_database_table_by_table(exported):
     view = dataset.open_dataset(out)
     tables = list(all_tables())
     for t in tables:
-        assert [d[0] for d in view.execute(f'SELECT * FROM "{t}" LIMIT 0').description] == \
-               [d[0] for d in con.execute(f'SELECT * FROM "{t}" LIMIT 0').description], t
+        assert [d[0] for d in view.execute(f'SELECT * FROM "{t}" LIMIT 0').description] == [
+            d[0] for d in con.execute(f'SELECT * FROM "{t}" LIMIT 0').description
+        ], t
         assert rows(view, t) == rows(con, t), t
-    n = con.execute("SELECT count(DISTINCT (tool, study, strftime(ingested_at AT TIME ZONE 'UTC', '%Y-%m'))) "
-                    "FROM files").fetchone()[0]
+    n = con.execute(
+        "SELECT count(DISTINCT (tool, study, strftime(ingested_at AT TIME ZONE 'UTC', '%Y-%m'))) FROM files"
+    ).fetchone()[0]
     assert first["written"] == n and first["removed"] == 0
 
 
@@ -51,8 +54,12 @@ def test_layout_is_hive_partitioned_and_readable_as_is(exported):
                             GROUP BY ALL ORDER BY ALL""").fetchall()
     assert got == con.execute("SELECT study, count(*) FROM files GROUP BY ALL ORDER BY ALL").fetchall()
     # a file's rows carry no partition columns of their own; tool tables get them from the path
-    cols = [d[0] for d in plain.execute(f"SELECT * FROM read_parquet('{out}/fio_groups/**/*.parquet', "
-                                        "hive_partitioning=true) LIMIT 0").description]
+    cols = [
+        d[0]
+        for d in plain.execute(
+            f"SELECT * FROM read_parquet('{out}/fio_groups/**/*.parquet', hive_partitioning=true) LIMIT 0"
+        ).description
+    ]
     assert cols[-3:] == ["month", "study", "tool"] or set(cols[-3:]) == {"tool", "study", "month"}
 
 
@@ -67,14 +74,14 @@ def test_incremental_rewrites_only_changed_partitions(tmp_path):
     before = {p: p.stat().st_mtime_ns for p in out.rglob("*.parquet")}
     r = cli("export", "--dataset", str(out), "--db", str(db))
     assert r.returncode == 0 and "0 partition(s) written, 0 removed" in r.stdout
-    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.parquet")} == before       # nothing rewritten
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.parquet")} == before  # nothing rewritten
     victim = next((raw / "thumper-x4500").glob("*.txt"))
     victim.unlink()
     r = cli("ingest", str(raw), "--db", str(db), "--dataset", str(out), "--quiet")
     assert r.returncode == 0, r.stderr
     after = {p: p.stat().st_mtime_ns for p in out.rglob("*.parquet")}
     changed = {p for p in after if before.get(p) != after[p]} | (set(before) - set(after))
-    assert changed and all("tool=fio" not in str(p) for p in changed)            # homelab's partitions untouched
+    assert changed and all("tool=fio" not in str(p) for p in changed)  # homelab's partitions untouched
     con = duckdb.connect(str(db), read_only=True)
     view = dataset.open_dataset(out)
     for t in all_tables():

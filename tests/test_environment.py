@@ -43,7 +43,9 @@ def _lock():
 def test_environment_yml_pins_exactly_the_locked_packages():
     """The conda path installs the same packages at the same versions as ./run (pip -c requirements.lock)."""
     env, lock = _environment_yml(), _lock()
-    assert set(env) == set(lock), f"only in environment.yml: {set(env) - set(lock)}; only in the lock: {set(lock) - set(env)}"
+    assert set(env) == set(lock), (
+        f"only in environment.yml: {set(env) - set(lock)}; only in the lock: {set(lock) - set(env)}"
+    )
     for name, version in env.items():
         assert lock[name] == version, f"{name}: environment.yml {version}, requirements.lock {lock[name]}"
 
@@ -52,12 +54,13 @@ def test_environment_yml_installs_the_project_with_the_same_extras_as_run():
     text = (ROOT / "environment.yml").read_text()
     assert "      - -e .[test,lab,spark]\n" in text
     assert "-e '.[test,lab]'" in (ROOT / "run").read_text()
-    assert "-e '.[spark]'" in (ROOT / "run").read_text()             # the test command adds the Spark extra
+    assert "-e '.[spark]'" in (ROOT / "run").read_text()  # the test command adds the Spark extra
     assert re.search(r"^  - python=3\.\d+$", text, re.M)  # the Python the lock was made on (./run lock)
 
 
 def test_environment_yml_is_what_the_lock_task_writes():
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("sync_environment", ROOT / "scripts" / "sync_environment.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -27,9 +27,18 @@ def load(name: str) -> str:
 
 
 def test_the_fixtures_with_both_parts():
-    assert BOTH == ["clones_nogroup.txt", "kb_base_1000.txt", "lat_percentiles.txt", "name_colon_fsync.txt",
-                    "randrw_libaio_jsonplus.txt", "seq_read_group_jsonplus.txt", "seq_write_group.txt",
-                    "two_groups.txt", "unified_both.txt", "unified_mixed.txt"]
+    assert BOTH == [
+        "clones_nogroup.txt",
+        "kb_base_1000.txt",
+        "lat_percentiles.txt",
+        "name_colon_fsync.txt",
+        "randrw_libaio_jsonplus.txt",
+        "seq_read_group_jsonplus.txt",
+        "seq_write_group.txt",
+        "two_groups.txt",
+        "unified_both.txt",
+        "unified_mixed.txt",
+    ]
 
 
 @pytest.mark.parametrize("name", BOTH)
@@ -64,6 +73,7 @@ def test_the_check_compares_many_numbers(monkeypatch):
 
 # --- disagreements are found (real files with one number edited) ---------------------------------
 
+
 def _edit(name: str, old: str, new: str) -> str:
     text = load(name)
     assert text.count(old) == 1, old
@@ -86,16 +96,16 @@ def test_mib_vs_mb_size_in_the_text_is_a_disagreement():
 
 def test_latency_beyond_one_printed_unit_is_a_disagreement():
     # clat line is in usec (min=387): 387065 -> 388100 ns is more than 1 usec away; 387900 is not
-    assert agree.compare_text_and_json(
-        _edit("seq_write_group.txt", '"min" : 387065', '"min" : 387900')) == []
+    assert agree.compare_text_and_json(_edit("seq_write_group.txt", '"min" : 387065', '"min" : 387900')) == []
     found = agree.compare_text_and_json(_edit("seq_write_group.txt", '"min" : 387065', '"min" : 388100'))
     assert len(found) == 1 and "clat_min_ns" in found[0]
 
 
 def test_percentile_rounded_up_within_its_unit_only():
     # text 50.00th=[  510] usec for 509952 ns; 509001 still prints 510, 508000 would print 508
-    assert agree.compare_text_and_json(
-        _edit("seq_write_group.txt", '"50.000000" : 509952', '"50.000000" : 509001')) == []
+    assert (
+        agree.compare_text_and_json(_edit("seq_write_group.txt", '"50.000000" : 509952', '"50.000000" : 509001')) == []
+    )
     found = agree.compare_text_and_json(_edit("seq_write_group.txt", '"50.000000" : 509952', '"50.000000" : 508000'))
     assert len(found) == 1 and "'percentile': 50.0" in found[0]
 
@@ -110,7 +120,7 @@ def test_exact_fields_and_missing_records():
     # the text's second run status group deleted: that group is then in the JSON report only
     text = load("two_groups.txt")
     start = text.index("Run status group 1 (all jobs):")
-    text = text[:start] + text[text.index("\n\n", start) + 2:]
+    text = text[:start] + text[text.index("\n\n", start) + 2 :]
     found = agree.compare_text_and_json(text)
     assert found == ["fio_groups {'groupid': 1, 'direction': 'read'}: in the JSON report only"]
 
@@ -125,16 +135,20 @@ def test_check_text_against_json_appends_warnings():
 
 # --- the precision model ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value, maxlen, base, ulp", [
-    (93206755, 4, 1024, 0.1 * units.MiB),   # 88.9MiB/s
-    (93206755, 4, 1000, 0.1e6),             # 93.2MB/s
-    (4194304, 4, 1024, units.KiB),          # 4096KiB
-    (67108864, 4, 1024, 0.1 * units.MiB),   # 64.0MiB
-    (22755.56, 4, 1000, 100),               # IOPS=22.8k
-    (9018, 4, 1000, 1),                     # IOPS=9018
-    (4237300, 6, 1000, 100),                # max=4237.3k
-    (282, 6, 1000, 1),                      # max=282
-])
+
+@pytest.mark.parametrize(
+    "value, maxlen, base, ulp",
+    [
+        (93206755, 4, 1024, 0.1 * units.MiB),  # 88.9MiB/s
+        (93206755, 4, 1000, 0.1e6),  # 93.2MB/s
+        (4194304, 4, 1024, units.KiB),  # 4096KiB
+        (67108864, 4, 1024, 0.1 * units.MiB),  # 64.0MiB
+        (22755.56, 4, 1000, 100),  # IOPS=22.8k
+        (9018, 4, 1000, 1),  # IOPS=9018
+        (4237300, 6, 1000, 100),  # max=4237.3k
+        (282, 6, 1000, 1),  # max=282
+    ],
+)
 def test_num2str_precision(value, maxlen, base, ulp):
     assert agree._num2str_ulp(value, maxlen, base) == pytest.approx(ulp)
 

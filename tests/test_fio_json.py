@@ -28,7 +28,7 @@ def json_part(name: str) -> str:
     """The JSON document of a normal,json fixture (from the '{' line to the '}' line)."""
     text = load(name)
     start = text.index("\n{\n") + 1 if not text.startswith("{\n") else 0
-    return text[start:text.index("\n}\n", start) + 3]
+    return text[start : text.index("\n}\n", start) + 3]
 
 
 def one(rows, **where):
@@ -38,6 +38,7 @@ def one(rows, **where):
 
 
 # --- real 3.33 documents -------------------------------------------------------------------
+
 
 def test_group_reporting_write_exact_values_and_mib_vs_mb():
     p = parse_json(load("seq_write_group.txt"))
@@ -50,8 +51,13 @@ def test_group_reporting_write_exact_values_and_mib_vs_mb():
     assert job["numjobs"] == 2 and job["rw"] == "write" and job["ioengine"] == "psync"
     assert job["block_size_bytes"] == 1024 * 1024  # bs=1M: option sizes are powers of 1024
     assert job["iodepth"] is None  # not set, so not in the JSON options
-    assert (job["cpu_usr_pct"], job["cpu_sys_pct"], job["ctx"], job["majf"], job["minf"]) == \
-        (0.077399, 0.206398, 126, 0, 28)
+    assert (job["cpu_usr_pct"], job["cpu_sys_pct"], job["ctx"], job["majf"], job["minf"]) == (
+        0.077399,
+        0.206398,
+        126,
+        0,
+        28,
+    )
     assert job["report_epoch_s"] == 1795263879 and job["report_time"] == "Sat Nov 21 12:24:39 2026"
     assert '"numjobs": "2"' in job["options_json"] and '"direct": "1"' in job["options_json"]
 
@@ -67,14 +73,18 @@ def test_group_reporting_write_exact_values_and_mib_vs_mb():
     assert (w["short_ios"], w["dropped_ios"]) == (0, 0)
     # psync: no submission latency samples (N=0) -> NULL, not 0
     assert (w["slat_min_ns"], w["slat_max_ns"], w["slat_mean_ns"], w["slat_samples"]) == (None, None, None, 0)
-    assert (w["clat_min_ns"], w["clat_max_ns"], w["clat_mean_ns"], w["clat_stdev_ns"], w["clat_samples"]) == \
-        (387065, 734020, 529993.6875, 80139.272782, 64)
+    assert (w["clat_min_ns"], w["clat_max_ns"], w["clat_mean_ns"], w["clat_stdev_ns"], w["clat_samples"]) == (
+        387065,
+        734020,
+        529993.6875,
+        80139.272782,
+        64,
+    )
     assert (w["lat_min_ns"], w["lat_max_ns"], w["lat_samples"]) == (415097, 743344, 64)
     # per-sample bandwidth: KiB/s in the JSON (kb_base=1024)
     assert w["bw_min_bytes_per_s"] == 32768 * 1024 and w["bw_max_bytes_per_s"] == 36864 * 1024
     assert w["bw_mean_bytes_per_s"] == pytest.approx(34133.333333 * 1024, abs=1e-6)
-    assert (w["bw_agg_pct"], w["bw_samples"], w["iops_min"], w["iops_max"], w["iops_samples"]) == \
-        (100.0, 6, 32, 36, 6)
+    assert (w["bw_agg_pct"], w["bw_samples"], w["iops_min"], w["iops_max"], w["iops_samples"]) == (100.0, 6, 32, 36, 6)
 
     pct = {r["percentile"]: r["latency_ns"] for r in p.rows("fio_percentiles")}
     assert len(pct) == 17 and {r["kind"] for r in p.rows("fio_percentiles")} == {"clat"}
@@ -114,12 +124,16 @@ def test_line_spans_point_at_the_job_object_after_the_text_preamble():
 def test_clones_without_group_reporting_share_a_name():
     p = parse_json(load("clones_nogroup.txt"))
     jobs = p.rows("fio_jobs")
-    assert [(j["job_index"], j["jobname"], j["jobs"], j["numjobs"]) for j in jobs] == \
-        [(0, "clone", 1, 2), (1, "clone", 1, 2)]
+    assert [(j["job_index"], j["jobname"], j["jobs"], j["numjobs"]) for j in jobs] == [
+        (0, "clone", 1, 2),
+        (1, "clone", 1, 2),
+    ]
     assert jobs[0]["line_end"] < jobs[1]["line_start"]
     res = p.rows("fio_results")
-    assert [(r["job_index"], r["io_bytes"], r["bw_bytes_per_s"], r["runtime_ns"]) for r in res] == \
-        [(0, 16777216, 16827699, 997e6), (1, 16777216, 16827699, 997e6)]
+    assert [(r["job_index"], r["io_bytes"], r["bw_bytes_per_s"], r["runtime_ns"]) for r in res] == [
+        (0, 16777216, 16827699, 997e6),
+        (1, 16777216, 16827699, 997e6),
+    ]
     g = one(p.rows("fio_groups"))  # text: WRITE: bw=32.1MiB/s (33.7MB/s), 16.0MiB/s-16.0MiB/s
     assert g["io_bytes"] == 2 * 16777216 and g["bw_bytes_per_s"] == 2 * 16777216 * 1000 // 997
     assert g["bw_min_bytes_per_s"] == g["bw_max_bytes_per_s"] == 16827699
@@ -127,10 +141,14 @@ def test_clones_without_group_reporting_share_a_name():
 
 def test_two_groups_randrw_and_unified_reporting():
     p = parse_json(load("two_groups.txt"))
-    assert [(j["jobname"], j["groupid"], j["block_size_bytes"], j["rw"]) for j in p.rows("fio_jobs")] == \
-        [("writer", 0, 128 * 1024, "write"), ("reader", 1, 4096, "randread")]
-    assert [(g["groupid"], g["direction"], g["io_bytes"]) for g in p.rows("fio_groups")] == \
-        [(0, "write", 16777216), (1, "read", 4194304)]
+    assert [(j["jobname"], j["groupid"], j["block_size_bytes"], j["rw"]) for j in p.rows("fio_jobs")] == [
+        ("writer", 0, 128 * 1024, "write"),
+        ("reader", 1, 4096, "randread"),
+    ]
+    assert [(g["groupid"], g["direction"], g["io_bytes"]) for g in p.rows("fio_groups")] == [
+        (0, "write", 16777216),
+        (1, "read", 4194304),
+    ]
 
     p = parse_json(load("randrw_libaio_jsonplus.txt"))
     assert p.format == "fio-json+"
@@ -148,8 +166,11 @@ def test_two_groups_randrw_and_unified_reporting():
     assert [(g["direction"], g["bw_bytes_per_s"]) for g in p.rows("fio_groups")] == [("mixed", 4194304 * 1000 // 45)]
 
     p = parse_json(load("unified_both.txt"))
-    assert [(r["direction"], r["io_bytes"]) for r in p.rows("fio_results")] == \
-        [("read", 2031616), ("write", 2162688), ("mixed", 4194304)]
+    assert [(r["direction"], r["io_bytes"]) for r in p.rows("fio_results")] == [
+        ("read", 2031616),
+        ("write", 2162688),
+        ("mixed", 4194304),
+    ]
     groups = {g["direction"]: g for g in p.rows("fio_groups")}
     # text: MIXED: bw=85.1MiB/s (89.2MB/s), 41.2MiB/s-43.9MiB/s: fio sums the READ and WRITE lines
     assert groups["read"]["bw_bytes_per_s"] == 43225872 and groups["write"]["bw_bytes_per_s"] == 46014638
@@ -194,11 +215,19 @@ def test_kb_base_1000_sizes_and_bandwidth_samples_are_decimal():
 def test_status_interval_documents():
     p = parse_json(load("status_interval.txt"))
     jobs = p.rows("fio_jobs")
-    assert [(j["job_index"], j["doc_index"], j["is_final"]) for j in jobs] == \
-        [(0, 0, False), (1, 1, False), (2, 2, False), (3, 3, True)]
+    assert [(j["job_index"], j["doc_index"], j["is_final"]) for j in jobs] == [
+        (0, 0, False),
+        (1, 1, False),
+        (2, 2, False),
+        (3, 3, True),
+    ]
     assert [j["report_epoch_s"] for j in jobs] == [1795263890, 1795263891, 1795263892, 1795263892]
-    assert [(r["job_index"], r["io_bytes"], r["runtime_ns"]) for r in p.rows("fio_results")] == \
-        [(0, 7536640, 891e6), (1, 15925248, 1891e6), (2, 24313856, 2891e6), (3, 25165824, 3001e6)]
+    assert [(r["job_index"], r["io_bytes"], r["runtime_ns"]) for r in p.rows("fio_results")] == [
+        (0, 7536640, 891e6),
+        (1, 15925248, 1891e6),
+        (2, 24313856, 2891e6),
+        (3, 25165824, 3001e6),
+    ]
     assert [g["doc_index"] for g in p.rows("fio_groups")] == [0, 1, 2, 3]
     assert p.rows("fio_groups")[-1]["bw_bytes_per_s"] == 25165824 * 1000 // 3001
     disk = one(p.rows("fio_disk_stats"))  # final document only (the table has no doc_index)
@@ -234,8 +263,12 @@ def test_name_with_colon_and_fsync_section():
     assert job["jobname"] == "db: log writer 1" and job["block_size_bytes"] == 16384
     sync = one(p.rows("fio_results"), direction="sync")
     assert sync["total_ios"] == 31 and sync["io_bytes"] is None and sync["bw_bytes_per_s"] is None
-    assert (sync["lat_min_ns"], sync["lat_max_ns"], sync["lat_mean_ns"], sync["lat_samples"]) == \
-        (73870, 188180, 88949.16129, 31)
+    assert (sync["lat_min_ns"], sync["lat_max_ns"], sync["lat_mean_ns"], sync["lat_samples"]) == (
+        73870,
+        188180,
+        88949.16129,
+        31,
+    )
     assert sync["clat_min_ns"] is None
     sp = {r["percentile"]: r["latency_ns"] for r in p.rows("fio_percentiles") if r["direction"] == "sync"}
     assert {r["kind"] for r in p.rows("fio_percentiles") if r["direction"] == "sync"} == {"lat"}
@@ -250,6 +283,7 @@ def test_json_only_file():
 
 
 # --- fio's invalid JSON and older layouts (edited real documents) ----------------------------
+
 
 def test_bare_nan_and_inf_become_null_but_strings_are_untouched():
     doc = json_part("seq_write_group.txt")
@@ -317,7 +351,7 @@ def test_fio2_layout_microseconds_and_kib():
     # no version string: the missing io_kbytes/bw_bytes still say "KiB", with a warning
     p = parse_json(doc.replace('"fio version": "fio-2.2.10",', ""))
     assert one(p.rows("fio_results"), direction="write")["io_bytes"] == 65536 * 1024
-    assert any("no \"fio version\"" in w for w in p.warnings)
+    assert any('no "fio version"' in w for w in p.warnings)
 
 
 def test_json_plus_bins_in_microseconds_and_by_index():
@@ -334,25 +368,29 @@ def test_json_plus_bins_in_microseconds_and_by_index():
 
 # --- bad input ---------------------------------------------------------------------------------
 
+
 def test_truncated_json_is_reported_as_truncated_with_a_line():
     text = load("seq_write_group.txt")
-    cut = text[:text.index('"iodepth_level"')]
+    cut = text[: text.index('"iodepth_level"')]
     with pytest.raises(ParseError) as e:
         parse_json(cut)
     assert e.value.kind == "truncated" and e.value.line == cut.count("\n") + 1
     assert "cut short" in str(e.value)
 
 
-@pytest.mark.parametrize("text, kind, line", [
-    ("", "empty", 1),
-    ("   \n\n", "empty", 1),
-    ("hello world\nno json here\n", "invalid", 1),
-    ("note: x\n{\n  \"fio version\" : \"fio-3.33\",\n  \"jobs\" : [ oops ]\n}\n", "invalid", 4),
-    ("{\n  \"fio version\" : \"fio-3.33\"\n}\n", "invalid", 1),
-    ("{\n  \"jobs\" : [ { \"groupid\" : 0 } ]\n}\n", "invalid", 2),
-    ("{\n  \"jobs\" : [\n  ]\n]\n", "invalid", 4),
-    ("{\n  \"jobs\" : [ 1, 2 ]\n}\n", "invalid", 1),
-])
+@pytest.mark.parametrize(
+    "text, kind, line",
+    [
+        ("", "empty", 1),
+        ("   \n\n", "empty", 1),
+        ("hello world\nno json here\n", "invalid", 1),
+        ('note: x\n{\n  "fio version" : "fio-3.33",\n  "jobs" : [ oops ]\n}\n', "invalid", 4),
+        ('{\n  "fio version" : "fio-3.33"\n}\n', "invalid", 1),
+        ('{\n  "jobs" : [ { "groupid" : 0 } ]\n}\n', "invalid", 2),
+        ('{\n  "jobs" : [\n  ]\n]\n', "invalid", 4),
+        ('{\n  "jobs" : [ 1, 2 ]\n}\n', "invalid", 1),
+    ],
+)
 def test_bad_input_gives_parse_error(text, kind, line):
     with pytest.raises(ParseError) as e:
         parse_json(text)
@@ -374,11 +412,25 @@ def test_wrong_types_and_other_tools_give_parse_errors():
 
 # --- units: fio option sizes --------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, kb_base, expected", [
-    ("4k", 1024, 4096), ("4K", 1024, 4096), ("4kb", 1024, 4096), ("4KiB", 1024, 4000),
-    ("1M", 1024, 1048576), ("1m", 1024, 1048576), ("2g", 1024, 2 * 1024**3), ("0x1000", 1024, 4096),
-    ("512", 1024, 512), ("4k", 1000, 4000), ("4KiB", 1000, 4096), ("256k", 1000, 256000), ("4Ki", 1024, 4096),
-])
+
+@pytest.mark.parametrize(
+    "text, kb_base, expected",
+    [
+        ("4k", 1024, 4096),
+        ("4K", 1024, 4096),
+        ("4kb", 1024, 4096),
+        ("4KiB", 1024, 4000),
+        ("1M", 1024, 1048576),
+        ("1m", 1024, 1048576),
+        ("2g", 1024, 2 * 1024**3),
+        ("0x1000", 1024, 4096),
+        ("512", 1024, 512),
+        ("4k", 1000, 4000),
+        ("4KiB", 1000, 4096),
+        ("256k", 1000, 256000),
+        ("4Ki", 1024, 4096),
+    ],
+)
 def test_fio_option_bytes(text, kb_base, expected):
     # checked against fio 3.33's own preamble: --bs=4kib prints "bs=(R) 4000B-4000B"
     assert units.fio_option_bytes(text, kb_base) == expected
@@ -395,35 +447,49 @@ def test_disk_with_slaves_and_sectors():
     # replaced by the md127 + nvme0n1 pair of a real fio-3.16 run (log-formats.md A.10), in the
     # layout fio's stat.c json_array_add_disk_util prints: aggr_* keys, "aggr_write_merge" singular;
     # the *_sectors keys are those of fio >= 3.36.
-    md = ('{\n      "name" : "md127",\n      "read_ios" : 0,\n      "write_ios" : 228818,\n'
-          '      "read_sectors" : 0,\n      "write_sectors" : 1830544,\n'
-          '      "read_merges" : 0,\n      "write_merges" : 0,\n      "read_ticks" : 0,\n'
-          '      "write_ticks" : 0,\n      "in_queue" : 0,\n      "util" : 0.000000,\n'
-          '      "aggr_read_ios" : 0,\n      "aggr_write_ios" : 230087,\n      "aggr_read_sectors" : 0,\n'
-          '      "aggr_write_sectors" : 1840696,\n      "aggr_read_merges" : 0,\n      "aggr_write_merge" : 27,\n'
-          '      "aggr_read_ticks" : 0,\n      "aggr_write_ticks" : 6898163,\n      "aggr_in_queue" : 6647102,\n'
-          '      "aggr_util" : 94.280000\n    },\n    {\n      "name" : "nvme0n1",\n      "read_ios" : 0,\n'
-          '      "write_ios" : 230087,\n      "read_merges" : 0,\n      "write_merges" : 27,\n'
-          '      "read_ticks" : 0,\n      "write_ticks" : 13717574,\n      "in_queue" : 13258980,\n'
-          '      "util" : 54.050000\n    }')
+    md = (
+        '{\n      "name" : "md127",\n      "read_ios" : 0,\n      "write_ios" : 228818,\n'
+        '      "read_sectors" : 0,\n      "write_sectors" : 1830544,\n'
+        '      "read_merges" : 0,\n      "write_merges" : 0,\n      "read_ticks" : 0,\n'
+        '      "write_ticks" : 0,\n      "in_queue" : 0,\n      "util" : 0.000000,\n'
+        '      "aggr_read_ios" : 0,\n      "aggr_write_ios" : 230087,\n      "aggr_read_sectors" : 0,\n'
+        '      "aggr_write_sectors" : 1840696,\n      "aggr_read_merges" : 0,\n      "aggr_write_merge" : 27,\n'
+        '      "aggr_read_ticks" : 0,\n      "aggr_write_ticks" : 6898163,\n      "aggr_in_queue" : 6647102,\n'
+        '      "aggr_util" : 94.280000\n    },\n    {\n      "name" : "nvme0n1",\n      "read_ios" : 0,\n'
+        '      "write_ios" : 230087,\n      "read_merges" : 0,\n      "write_merges" : 27,\n'
+        '      "read_ticks" : 0,\n      "write_ticks" : 13717574,\n      "in_queue" : 13258980,\n'
+        '      "util" : 54.050000\n    }'
+    )
     doc = json_part("seq_write_group.txt")
     start = doc.index("{", doc.index('"disk_util"'))
-    doc = doc[:start] + md + doc[doc.index("}", start) + 1:]
+    doc = doc[:start] + md + doc[doc.index("}", start) + 1 :]
     p = parse_json(doc)
     md127, nvme = p.rows("fio_disk_stats")
-    assert (md127["disk"], md127["has_slaves"], md127["write_ios"], md127["write_sectors"]) == \
-        ("md127", True, 228818, 1830544)
+    assert (md127["disk"], md127["has_slaves"], md127["write_ios"], md127["write_sectors"]) == (
+        "md127",
+        True,
+        228818,
+        1830544,
+    )
     assert (md127["aggr_write_ios"], md127["aggr_write_sectors"], md127["aggr_write_merges"]) == (230087, 1840696, 27)
-    assert (md127["aggr_write_ticks_ns"], md127["aggr_in_queue_ns"], md127["aggr_util_pct"]) == \
-        (6898163e6, 6647102e6, 94.28)
-    assert (nvme["disk"], nvme["has_slaves"], nvme["aggr_write_merges"], nvme["write_ticks_ns"]) == \
-        ("nvme0n1", False, None, 13717574e6)
+    assert (md127["aggr_write_ticks_ns"], md127["aggr_in_queue_ns"], md127["aggr_util_pct"]) == (
+        6898163e6,
+        6647102e6,
+        94.28,
+    )
+    assert (nvme["disk"], nvme["has_slaves"], nvme["aggr_write_merges"], nvme["write_ticks_ns"]) == (
+        "nvme0n1",
+        False,
+        None,
+        13717574e6,
+    )
     lines = doc.split("\n")
     assert lines[md127["line_start"]].strip() == '"name" : "md127",'
     assert lines[nvme["line_start"]].strip() == '"name" : "nvme0n1",'
 
 
 # --- the bytes fast path (parse_plain) ----------------------------------------------------------
+
 
 def _documents():
     """The JSON document of every real fio output that has one (the last, for several)."""
@@ -434,7 +500,7 @@ def _documents():
             opens = [i for i, ln in enumerate(lines) if ln == b"{"]
             if opens:
                 end = lines.index(b"}", opens[-1])
-                yield path.relative_to(root).as_posix(), b"\n".join(lines[opens[-1]:end + 1]) + b"\n"
+                yield path.relative_to(root).as_posix(), b"\n".join(lines[opens[-1] : end + 1]) + b"\n"
 
 
 DOCUMENTS = dict(_documents())
@@ -462,16 +528,19 @@ def test_fast_path_equals_general_path_on_real_documents(name):
         assert [{k: type(v) for k, v in r.items()} for r in got] == [{k: type(v) for k, v in r.items()} for r in rows]
 
 
-@pytest.mark.parametrize("change, why", [
-    (lambda d: d.replace(b"\n", b"\r\n"), "CRLF"),
-    (lambda d: b"note: x\n" + d, "text before the document"),
-    (lambda d: d + d, "two documents"),
-    (lambda d: d.replace(b'"iops" : 0.000000', b'"iops" : nan', 1), "bare nan"),
-    (lambda d: d.replace(b'"error" : 0,', b'"error" : 0,\n      "error" : 0,', 1), "a duplicate key"),
-    (lambda d: d.replace(b"\n    {", b"\n  {"), "objects not where fio puts them"),
-    (lambda d: d[:-40], "cut short"),
-    (lambda d: d.replace(b'"jobs" : [', b'"jobz" : ['), "no jobs array"),
-])
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        (lambda d: d.replace(b"\n", b"\r\n"), "CRLF"),
+        (lambda d: b"note: x\n" + d, "text before the document"),
+        (lambda d: d + d, "two documents"),
+        (lambda d: d.replace(b'"iops" : 0.000000', b'"iops" : nan', 1), "bare nan"),
+        (lambda d: d.replace(b'"error" : 0,', b'"error" : 0,\n      "error" : 0,', 1), "a duplicate key"),
+        (lambda d: d.replace(b"\n    {", b"\n  {"), "objects not where fio puts them"),
+        (lambda d: d[:-40], "cut short"),
+        (lambda d: d.replace(b'"jobs" : [', b'"jobz" : ['), "no jobs array"),
+    ],
+)
 def test_fast_path_declines_what_it_does_not_know(change, why):
     """Anything but one document as fio prints it goes to the general path, which gives the same
     rows (or the error) for it."""
@@ -495,12 +564,14 @@ def test_four_job_objects_json_plus():
     p = fio.parse(load("many_jobs_jsonplus.txt"))
     assert (p.format, p.tool_version, p.warnings) == ("fio-json+", "fio-3.33", [])
     jobs = p.rows("fio_jobs")
-    assert [(j["jobname"], j["groupid"], j["jobs"], j["iodepth"], j["block_size_bytes"]) for j in jobs] == \
-        [("randread", 0, 1, 8, 4096)] * 4
+    assert [(j["jobname"], j["groupid"], j["jobs"], j["iodepth"], j["block_size_bytes"]) for j in jobs] == [
+        ("randread", 0, 1, 8, 4096)
+    ] * 4
     assert [(j["line_start"], j["line_end"]) for j in jobs] == [(13, 323), (324, 627), (628, 936), (937, 1243)]
     res = p.rows("fio_results")
-    assert [(r["direction"], r["io_bytes"], r["total_ios"], r["bw_bytes_per_s"], r["runtime_ns"]) for r in res] == \
-        [("read", 4 * units.MiB, 1024, 65536000.0, 64e6)] * 3 + [("read", 4 * units.MiB, 1024, 66576253.0, 63e6)]
+    assert [(r["direction"], r["io_bytes"], r["total_ios"], r["bw_bytes_per_s"], r["runtime_ns"]) for r in res] == [
+        ("read", 4 * units.MiB, 1024, 65536000.0, 64e6)
+    ] * 3 + [("read", 4 * units.MiB, 1024, 66576253.0, 63e6)]
     for ji in range(4):
         assert sum(b["count"] for b in p.rows("fio_latency_bins") if b["job_index"] == ji) == 1024
     # the group, recomputed as fio does: 16 MiB over the longest runtime (64 ms)
@@ -511,11 +582,20 @@ def test_four_job_objects_json_plus():
 def test_three_different_jobs_in_one_group():
     """Three jobs (128k write, 4k randread, 16k randrw) in group 0, JSON only (three_jobs_json.txt)."""
     p = fio.parse(load("three_jobs_json.txt"))
-    assert [(j["jobname"], j["rw"], j["block_size_bytes"]) for j in p.rows("fio_jobs")] == \
-        [("w", "write", 131072), ("r", "randread", 4096), ("rw", "randrw", 16384)]
-    res = [(r["job_index"], r["direction"], r["io_bytes"], r["total_ios"], r["runtime_ns"]) for r in p.rows("fio_results")]
-    assert res == [(0, "write", 4 * units.MiB, 32, 6e6), (1, "read", 4 * units.MiB, 1024, 64e6),
-                   (2, "read", 2 * units.MiB, 128, 21e6), (2, "write", 2 * units.MiB, 128, 21e6)]
+    assert [(j["jobname"], j["rw"], j["block_size_bytes"]) for j in p.rows("fio_jobs")] == [
+        ("w", "write", 131072),
+        ("r", "randread", 4096),
+        ("rw", "randrw", 16384),
+    ]
+    res = [
+        (r["job_index"], r["direction"], r["io_bytes"], r["total_ios"], r["runtime_ns"]) for r in p.rows("fio_results")
+    ]
+    assert res == [
+        (0, "write", 4 * units.MiB, 32, 6e6),
+        (1, "read", 4 * units.MiB, 1024, 64e6),
+        (2, "read", 2 * units.MiB, 128, 21e6),
+        (2, "write", 2 * units.MiB, 128, 21e6),
+    ]
     groups = {g["direction"]: g for g in p.rows("fio_groups")}
     # read: 4 MiB + 2 MiB over 64 ms; write: 4 MiB + 2 MiB over 21 ms (integer bytes/s, as fio)
     assert groups["read"]["bw_bytes_per_s"] == 6 * units.MiB * 1000 // 64 == 98304000
@@ -531,25 +611,31 @@ RELAYOUT = Path(__file__).parent / "fixtures" / "fio" / "relayout"
 
 def _parse_file(path: Path):
     from storagelab.parsers import parse_bytes
+
     return parse_bytes(path.read_bytes())[0]
 
 
 def _without_spans(parsed) -> dict:
     """Rows without line spans, in a canonical order (sorted keys reorder percentiles and options)."""
+
     def clean(r):
         r = {k: v for k, v in r.items() if k not in ("line_start", "line_end")}
         if r.get("options_json"):
             r["options_json"] = json.loads(r["options_json"])
         return r
+
     return {t: sorted((clean(r) for r in rows), key=repr) for t, rows in parsed.tables.items()}
 
 
-@pytest.mark.parametrize("name, job_spans, disk_span", [
-    ("fio-layout.json", [(12, 277), (278, 543)], (546, 556)),
-    ("indent2.json", [(12, 277), (278, 543)], (546, 556)),  # json.dumps(indent=2) keeps fio's line structure
-    ("oneline.json", [(1, 1), (1, 1)], (1, 1)),
-    ("sorted-compact.json", [(1, 1), (1, 1)], (1, 1)),
-])
+@pytest.mark.parametrize(
+    "name, job_spans, disk_span",
+    [
+        ("fio-layout.json", [(12, 277), (278, 543)], (546, 556)),
+        ("indent2.json", [(12, 277), (278, 543)], (546, 556)),  # json.dumps(indent=2) keeps fio's line structure
+        ("oneline.json", [(1, 1), (1, 1)], (1, 1)),
+        ("sorted-compact.json", [(1, 1), (1, 1)], (1, 1)),
+    ],
+)
 def test_any_layout_is_detected_by_content_and_gives_the_same_rows(name, job_spans, disk_span):
     """fio 3.33's randrw document (2 jobs, numjobs=2) as fio printed it and re-serialized three ways:
     detected as fio JSON by content, the same rows whatever the layout (sort_keys=True reorders the
@@ -565,10 +651,16 @@ def test_any_layout_is_detected_by_content_and_gives_the_same_rows(name, job_spa
     assert {(r["line_start"], r["line_end"]) for r in p.rows("fio_results") if r["job_index"] == 0} == {job_spans[0]}
     (disk,) = p.rows("fio_disk_stats")
     assert (disk["disk"], disk["line_start"], disk["line_end"]) == ("vda", *disk_span)
-    res = [(r["job_index"], r["direction"], r["io_bytes"], r["bw_bytes_per_s"], r["total_ios"])
-           for r in p.rows("fio_results")]
-    assert res == [(0, "read", 2031616.0, 28216888.0, 496), (0, "write", 2162688.0, 30037333.0, 528),
-                   (1, "read", 1990656.0, 28037408.0, 486), (1, "write", 2203648.0, 31037295.0, 538)]
+    res = [
+        (r["job_index"], r["direction"], r["io_bytes"], r["bw_bytes_per_s"], r["total_ios"])
+        for r in p.rows("fio_results")
+    ]
+    assert res == [
+        (0, "read", 2031616.0, 28216888.0, 496),
+        (0, "write", 2162688.0, 30037333.0, 528),
+        (1, "read", 1990656.0, 28037408.0, 486),
+        (1, "write", 2203648.0, 31037295.0, 538),
+    ]
     assert one(p.rows("fio_percentiles"), job_index=1, direction="write", percentile=99.99)["latency_ns"] == 6389760.0
 
 
@@ -610,8 +702,13 @@ def test_fio_3_1_duplicate_zero_keys_take_the_fast_path():
     assert (fast.format, fast.tool_version, fast.warnings) == ("fio-json", "fio-3.1", [])
     assert {t: list(r) for t, r in fast.tables.items()} == {t: list(r) for t, r in slow.tables.items()}
     (job,) = fast.rows("fio_jobs")
-    assert (job["jobname"], job["rw"], job["iodepth"], job["line_start"], job["line_end"]) == \
-        ("random-read", "randread", 1, 7, 269)
+    assert (job["jobname"], job["rw"], job["iodepth"], job["line_start"], job["line_end"]) == (
+        "random-read",
+        "randread",
+        1,
+        7,
+        269,
+    )
     (res,) = fast.rows("fio_results")
     # fio 3.1 has no bw_bytes: bw (KiB/s) x 1024
     assert (res["io_bytes"], res["bw_bytes_per_s"], res["total_ios"]) == (1625501696.0, 27090944.0, 396851)
@@ -661,14 +758,18 @@ def test_damage_inside_the_results_stays_an_error():
 
 def _parse_file_bytes(data: bytes):
     from storagelab.parsers import parse_bytes
+
     return parse_bytes(data)[0]
 
 
 def _real_fio_files():
     root = Path(__file__).parents[1]
     for path in sorted([*root.joinpath("tests", "fixtures").rglob("*"), *root.joinpath("data", "raw").rglob("*")]):
-        if (path.is_file() and path.suffix not in (".md", ".csv", ".sh", ".jsonl")
-                and b'"fio version"' in path.read_bytes()):
+        if (
+            path.is_file()
+            and path.suffix not in (".md", ".csv", ".sh", ".jsonl")
+            and b'"fio version"' in path.read_bytes()
+        ):
             yield path.relative_to(root).as_posix()
 
 
@@ -702,8 +803,9 @@ def test_fast_path_takes_the_single_document_files():
     root = Path(__file__).parents[1]
     taken = [n for n in REAL_FIO_FILES if fio_fast((root / n).read_bytes()) is not None]
     assert len(taken) >= 10
-    assert {"tests/fixtures/fio/relayout/oneline.json",
-            "tests/fixtures/fio/3.1/fioplot-randread-1-1.json"} <= set(taken)
+    assert {"tests/fixtures/fio/relayout/oneline.json", "tests/fixtures/fio/3.1/fioplot-randread-1-1.json"} <= set(
+        taken
+    )
 
 
 def test_registry_offers_every_modules_fast_path_and_names_no_parser(monkeypatch):

@@ -9,12 +9,11 @@ import statistics
 
 import duckdb
 import pytest
+from conftest import FIXTURES
 
 from storagelab.errors import ParseError
 from storagelab.parsers import detect, parse_bytes
 from storagelab.parsers.fio import logs
-
-from conftest import FIXTURES
 
 LOGS = FIXTURES / "fio" / "3.33" / "logs"
 
@@ -31,7 +30,7 @@ def samples(name: str) -> list[dict]:
 
 def fio_json(run: str) -> dict:
     text = (LOGS / f"{run}.txt").read_text()
-    return json.loads(text[text.index("{"):text.rindex("}") + 1])
+    return json.loads(text[text.index("{") : text.rindex("}") + 1])
 
 
 def values(name: str, direction: str | None = None) -> list[int]:
@@ -60,10 +59,23 @@ def test_every_log_fixture_is_detected_by_content():
 def test_raw_bw_log_first_and_last_sample_exact():
     rows = samples("raw_bw.1.log")
     assert len(rows) == 64
-    assert rows[0] == dict(prefix="raw", kind="bw", job_index=1, time_ns=0, value=37500,
-                           bw_bytes_per_s=37500 * 1024.0, iops=None, latency_ns=None, direction="read",
-                           block_size_bytes=4096, offset_bytes=12288, priority=0, windowed=False,
-                           line_start=1, line_end=1)
+    assert rows[0] == dict(
+        prefix="raw",
+        kind="bw",
+        job_index=1,
+        time_ns=0,
+        value=37500,
+        bw_bytes_per_s=37500 * 1024.0,
+        iops=None,
+        latency_ns=None,
+        direction="read",
+        block_size_bytes=4096,
+        offset_bytes=12288,
+        priority=0,
+        windowed=False,
+        line_start=1,
+        line_end=1,
+    )
     last = (LOGS / "raw_bw.1.log").read_text().splitlines()[-1].split(", ")
     t, v, d, bs, off, prio = map(int, last)
     assert rows[-1]["time_ns"] == t * 1_000_000 and rows[-1]["value"] == v
@@ -116,7 +128,12 @@ def test_windowed_bw_and_iops_logs_are_fios_own_samples(job):
 
 def test_windowed_logs_exact_values():
     assert [(r["time_ns"], r["value"]) for r in samples("avg_bw.1.log")] == [
-        (500_000_000, 4096), (1_000_000_000, 4104), (1_500_000_000, 4096), (2_000_000_000, 4104), (2_503_000_000, 4071)]
+        (500_000_000, 4096),
+        (1_000_000_000, 4104),
+        (1_500_000_000, 4096),
+        (2_000_000_000, 4104),
+        (2_503_000_000, 4071),
+    ]
     clat = samples("avg_clat.1.log")
     assert len(clat) == 6 and clat[0]["latency_ns"] == 1280014.0 and clat[-1]["time_ns"] == 3_003_000_000
     assert clat[0]["priority"] == 0 and clat[0]["direction"] == "write"
@@ -126,8 +143,11 @@ def test_per_job_logs_off_and_log_max_value():
     """per_job_logs=0: no .N suffix (job_index NULL); log_max_value=1: each window's maximum."""
     r = fio_json("single")["jobs"][0]["read"]
     iops = samples("single_iops.log")
-    assert [(x["time_ns"], x["iops"]) for x in iops] == [(250_000_000, 14752.0), (500_000_000, 12393.0),
-                                                         (750_000_000, 12980.0)]
+    assert [(x["time_ns"], x["iops"]) for x in iops] == [
+        (250_000_000, 14752.0),
+        (500_000_000, 12393.0),
+        (750_000_000, 12980.0),
+    ]
     assert {x["job_index"] for x in iops} == {None} and {x["prefix"] for x in iops} == {"single"}
     assert max(x["iops"] for x in iops) == r["iops_max"]
     clat = samples("single_clat.log")
@@ -152,16 +172,29 @@ def test_histogram_log_bins_are_json_plus_bins(job):
     assert set(total) <= set(bins)
     assert all(total[k] <= bins[k] for k in total)
     # two whole intervals of log_hist_msec=1000 (the last partial one is not written)
-    assert sorted({r["time_ns"] for r in rows}) == [int(first[0]) * 1_000_000, [1_000_000 * int(ln.split(", ")[0])
-                                                    for ln in (LOGS / f"avg_clat_hist.{job}.log").read_text().splitlines()][1]]
+    assert sorted({r["time_ns"] for r in rows}) == [
+        int(first[0]) * 1_000_000,
+        [1_000_000 * int(ln.split(", ")[0]) for ln in (LOGS / f"avg_clat_hist.{job}.log").read_text().splitlines()][1],
+    ]
     assert sum(total.values()) == 130
 
 
 def test_histogram_first_row_exact():
     rows = list(parse("avg_clat_hist.1.log").rows("fio_hist_samples"))
-    assert rows[0] == dict(prefix="avg", job_index=1, time_ns=1_019_000_000, direction="write", block_size_bytes=65536,
-                           bin_index=824, latency_lo_ns=245760.0, latency_ns=246784.0, latency_hi_ns=247808.0,
-                           count=1, line_start=1, line_end=1)
+    assert rows[0] == dict(
+        prefix="avg",
+        job_index=1,
+        time_ns=1_019_000_000,
+        direction="write",
+        block_size_bytes=65536,
+        bin_index=824,
+        latency_lo_ns=245760.0,
+        latency_ns=246784.0,
+        latency_hi_ns=247808.0,
+        count=1,
+        line_start=1,
+        line_end=1,
+    )
 
 
 def test_bin_edges():
@@ -179,16 +212,19 @@ def test_bin_edges():
         logs.bin_edges(0, 1000)
 
 
-@pytest.mark.parametrize("name,parts", [
-    ("raw_bw.1.log", ("raw", "bw", 1)),
-    ("/x/y/my_job_clat.12.log", ("my_job", "clat", 12)),
-    ("a_lat_slat.3.log", ("a_lat", "slat", 3)),
-    ("avg_clat_hist.2.log", ("avg", "clat_hist", 2)),
-    ("single_iops.log", ("single", "iops", None)),
-    ("bw.1.log", (None, None, None)),
-    ("samples.txt", (None, None, None)),
-    (None, (None, None, None)),
-])
+@pytest.mark.parametrize(
+    "name,parts",
+    [
+        ("raw_bw.1.log", ("raw", "bw", 1)),
+        ("/x/y/my_job_clat.12.log", ("my_job", "clat", 12)),
+        ("a_lat_slat.3.log", ("a_lat", "slat", 3)),
+        ("avg_clat_hist.2.log", ("avg", "clat_hist", 2)),
+        ("single_iops.log", ("single", "iops", None)),
+        ("bw.1.log", (None, None, None)),
+        ("samples.txt", (None, None, None)),
+        (None, (None, None, None)),
+    ],
+)
 def test_name_parts(name, parts):
     assert logs.name_parts(name) == parts
 
@@ -214,12 +250,15 @@ def test_column_layouts_of_other_versions():
     assert p.rows("fio_log_samples")[0]["offset_bytes"] == 0
 
 
-@pytest.mark.parametrize("text,kind,line", [
-    ("0, 1, 0, 4096, 0\n0, 1, 0, 40", "truncated", 2),
-    ("0, 1, 0, 4096, 0\n0, 1, 0\n0, 1, 0, 4096, 0\n", "invalid", 2),
-    ("0, 1, 0, 4096, 0\n0, x, 0, 4096, 0\n", "invalid", 2),
-    ("0, 1, 0, 4096, 0, 0, 0, 0\n", "unsupported-version", 1),
-])
+@pytest.mark.parametrize(
+    "text,kind,line",
+    [
+        ("0, 1, 0, 4096, 0\n0, 1, 0, 40", "truncated", 2),
+        ("0, 1, 0, 4096, 0\n0, 1, 0\n0, 1, 0, 4096, 0\n", "invalid", 2),
+        ("0, 1, 0, 4096, 0\n0, x, 0, 4096, 0\n", "invalid", 2),
+        ("0, 1, 0, 4096, 0, 0, 0, 0\n", "unsupported-version", 1),
+    ],
+)
 def test_bad_logs_are_parse_errors(text, kind, line):
     with pytest.raises(ParseError) as e:
         logs.parse_log(text, "fio-log", "x_bw.1.log")
@@ -232,22 +271,30 @@ def test_hist_with_unknown_bin_count():
     assert e.value.kind == "unsupported-version"
 
 
-@pytest.mark.parametrize("text", [
-    "1,2,3,4\n", "0, 1, 7, 4096\n", "hello\n", "1.98,1.98,host,1,1234\n", "0, 1\n", "{\n",
-    "0, 1, 0, 4096\nfoo\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1,2,3,4\n",
+        "0, 1, 7, 4096\n",
+        "hello\n",
+        "1.98,1.98,host,1,1234\n",
+        "0, 1\n",
+        "{\n",
+        "0, 1, 0, 4096\nfoo\n",
+    ],
+)
 def test_sniff_declines(text):
     assert logs.sniff_log(text) is None
 
 
 def test_ingest_and_join_to_the_run(tmp_path):
     """Logs land in the database and join to their run: same folder, prefix = jobname, N = job_index + 1."""
-    from storagelab.store import ingest
-
     import shutil
 
+    from storagelab.store import ingest
+
     db = tmp_path / "t.duckdb"
-    logs = tmp_path / "logs"   # the fixtures as fio wrote them (their golden .expected.jsonl files left out)
+    logs = tmp_path / "logs"  # the fixtures as fio wrote them (their golden .expected.jsonl files left out)
     shutil.copytree(LOGS, logs, ignore=shutil.ignore_patterns("*.expected.jsonl", "COMMANDS.md"))
     s = ingest([logs], db_path=db, manifest_path=tmp_path / "none.csv", parquet_dir=False, progress=False, workers=1)
     assert s.failed == 3  # the three empty slat logs of the psync runs
@@ -268,19 +315,20 @@ def test_ingest_and_join_to_the_run(tmp_path):
 
 
 VARIANTS = [
-    "10, 5, 1, 4096\n20, 6, 1, 4096\n",                       # fio 2.x
-    "10, 5, 1, 4096, 8192\n20, 6, 1, 4096, 0\n",              # fio 2.x, log_offset=1
-    "10, 5, 0, 4096, 0x2004\n",                               # log_prio=1
-    "10, 5, 0, 4096, 0, 0, 9\n",                              # log_issue_time
-    "0, 1, 0, 4096, 0\n0, 1, 0, 40",                          # truncated
-    "1, 2, 7, 4096\n",                                        # unknown direction
-    "99999999999999, 1, 0, 4\n",                              # out of range
-    " 0, 1, 0, 4096, 0\r\n",                                  # spaces and CR
+    "10, 5, 1, 4096\n20, 6, 1, 4096\n",  # fio 2.x
+    "10, 5, 1, 4096, 8192\n20, 6, 1, 4096, 0\n",  # fio 2.x, log_offset=1
+    "10, 5, 0, 4096, 0x2004\n",  # log_prio=1
+    "10, 5, 0, 4096, 0, 0, 9\n",  # log_issue_time
+    "0, 1, 0, 4096, 0\n0, 1, 0, 40",  # truncated
+    "1, 2, 7, 4096\n",  # unknown direction
+    "99999999999999, 1, 0, 4\n",  # out of range
+    " 0, 1, 0, 4096, 0\r\n",  # spaces and CR
 ]
 
 
-@pytest.mark.parametrize("text", [*(p.name for p in sorted(LOGS.glob("*.log")) if p.stat().st_size and "_hist" not in p.name),
-                                  *VARIANTS])
+@pytest.mark.parametrize(
+    "text", [*(p.name for p in sorted(LOGS.glob("*.log")) if p.stat().st_size and "_hist" not in p.name), *VARIANTS]
+)
 def test_fast_path_gives_the_general_paths_rows(text, monkeypatch):
     """The fast path (fio 3.x logs as fio writes them) returns exactly the general path's rows, or declines."""
     name = "x_clat.3.log"

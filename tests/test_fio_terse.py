@@ -34,10 +34,20 @@ def test_v3_exact_values():
     p = parse_terse(text)
     assert (p.tool, p.format, p.tool_version, p.warnings) == ("fio", "fio-terse", "fio-3.33", [])
     job = one(p.rows("fio_jobs"))
-    assert (job["jobname"], job["groupid"], job["error"], job["line_start"], job["line_end"]) == \
-        ("tersejob", 0, 0, 1, 1)
-    assert (job["cpu_usr_pct"], job["cpu_sys_pct"], job["ctx"], job["majf"], job["minf"]) == \
-        (3.921569, 33.333333, 1030, 0, 12)
+    assert (job["jobname"], job["groupid"], job["error"], job["line_start"], job["line_end"]) == (
+        "tersejob",
+        0,
+        0,
+        1,
+        1,
+    )
+    assert (job["cpu_usr_pct"], job["cpu_sys_pct"], job["ctx"], job["majf"], job["minf"]) == (
+        3.921569,
+        33.333333,
+        1030,
+        0,
+        12,
+    )
     assert job["jobs"] is None and job["options_json"] is None
 
     r = one(p.rows("fio_results"), direction="read")
@@ -64,33 +74,53 @@ def test_v3_exact_values():
     d = one(p.rows("fio_disk_stats"))
     assert (d["disk"], d["read_ios"], d["write_ios"], d["util_pct"], d["has_slaves"]) == ("vda", 0, 0, 0.0, False)
     groups = p.rows("fio_groups")
-    assert [(g["direction"], g["io_bytes"], g["derived"], g["exact"]) for g in groups] == \
-        [("read", 1984 * 1024, True, False), ("write", 2112 * 1024, True, False)]
+    assert [(g["direction"], g["io_bytes"], g["derived"], g["exact"]) for g in groups] == [
+        ("read", 1984 * 1024, True, False),
+        ("write", 2112 * 1024, True, False),
+    ]
     assert groups[0]["bw_bytes_per_s"] == 1984 * 1024 * 1000 // 52
 
 
 def test_v3_group_reporting_and_disk_ticks():
     p = parse_terse(load("terse_v3_group.txt"))
     w = one(p.rows("fio_results"))
-    assert (w["direction"], w["io_bytes"], w["bw_bytes_per_s"], w["iops"], w["runtime_ns"]) == \
-        ("write", 16384 * 1024, 16633 * 1024, 129, 985e6)
+    assert (w["direction"], w["io_bytes"], w["bw_bytes_per_s"], w["iops"], w["runtime_ns"]) == (
+        "write",
+        16384 * 1024,
+        16633 * 1024,
+        129,
+        985e6,
+    )
     assert (w["lat_min_ns"], w["lat_max_ns"]) == (105_000, 615_000)
-    assert (w["bw_min_bytes_per_s"], w["bw_max_bytes_per_s"], w["bw_agg_pct"]) == \
-        (16400 * 1024, 16400 * 1024, 98.59917)
+    assert (w["bw_min_bytes_per_s"], w["bw_max_bytes_per_s"], w["bw_agg_pct"]) == (16400 * 1024, 16400 * 1024, 98.59917)
     d = one(p.rows("fio_disk_stats"))
-    assert (d["write_ios"], d["write_merges"], d["write_ticks_ns"], d["in_queue_ns"], d["util_pct"]) == \
-        (6457, 284, 1003e6, 1024e6, 15.18)
+    assert (d["write_ios"], d["write_merges"], d["write_ticks_ns"], d["in_queue_ns"], d["util_pct"]) == (
+        6457,
+        284,
+        1003e6,
+        1024e6,
+        15.18,
+    )
 
 
 def test_v2_description_on_the_next_line_and_v4_trim_block():
     p = parse_terse(load("terse_v2_desc.txt"))
     assert p.tool_version is None  # v2 has no version field
     job = one(p.rows("fio_jobs"))
-    assert (job["jobname"], job["options_json"], job["line_start"], job["line_end"]) == \
-        ("tersev2", '{"description": "a v2 job"}', 1, 2)
+    assert (job["jobname"], job["options_json"], job["line_start"], job["line_end"]) == (
+        "tersev2",
+        '{"description": "a v2 job"}',
+        1,
+        2,
+    )
     w = one(p.rows("fio_results"))
-    assert (w["direction"], w["io_bytes"], w["bw_bytes_per_s"], w["iops"], w["runtime_ns"]) == \
-        ("write", 4096 * 1024, 315076 * 1024, 4923, 13e6)
+    assert (w["direction"], w["io_bytes"], w["bw_bytes_per_s"], w["iops"], w["runtime_ns"]) == (
+        "write",
+        4096 * 1024,
+        315076 * 1024,
+        4923,
+        13e6,
+    )
     assert p.rows("fio_disk_stats") == []  # v2 prints no disk fields
 
     p = parse_terse(load("terse_v4.txt"))
@@ -141,18 +171,28 @@ def test_terse_matches_the_json_of_the_same_run(name):
     for col in ("jobname", "groupid", "error", "ctx", "majf", "minf"):
         assert tj[col] == jj[col]
     assert tj["cpu_sys_pct"] == jj["cpu_sys_pct"] and tj["cpu_usr_pct"] == jj["cpu_usr_pct"]
-    assert [d["pct"] for d in t.rows("fio_iodepths")] == \
-        pytest.approx([d["pct"] for d in j.rows("fio_iodepths") if d["kind"] == "depth"], abs=0.05)  # %3.1f
+    assert [d["pct"] for d in t.rows("fio_iodepths")] == pytest.approx(
+        [d["pct"] for d in j.rows("fio_iodepths") if d["kind"] == "depth"], abs=0.05
+    )  # %3.1f
     # terse folds the nanosecond buckets into its first (<= 2 µs) cell, rounded to 2 decimals
     jb = {b["bucket_hi_ns"]: b["pct"] for b in j.rows("fio_latency_buckets")}
     tb = {b["bucket_hi_ns"]: b["pct"] for b in t.rows("fio_latency_buckets")}
     first = sum(v for hi, v in jb.items() if hi is not None and hi <= 2000)
     assert tb.get(2000.0, 0.0) == pytest.approx(first, abs=0.005)
-    assert {hi: v for hi, v in tb.items() if hi != 2000.0} == \
-        pytest.approx({hi: v for hi, v in jb.items() if hi is None or hi > 2000}, abs=0.005)
+    assert {hi: v for hi, v in tb.items() if hi != 2000.0} == pytest.approx(
+        {hi: v for hi, v in jb.items() if hi is None or hi > 2000}, abs=0.005
+    )
     td, jd = one(t.rows("fio_disk_stats")), one(j.rows("fio_disk_stats"))
-    for col in ("disk", "read_ios", "write_ios", "read_merges", "write_merges", "read_ticks_ns",
-                "write_ticks_ns", "in_queue_ns"):
+    for col in (
+        "disk",
+        "read_ios",
+        "write_ios",
+        "read_merges",
+        "write_merges",
+        "read_ticks_ns",
+        "write_ticks_ns",
+        "in_queue_ns",
+    ):
         assert td[col] == jd[col], col
     assert td["util_pct"] == pytest.approx(jd["util_pct"], abs=0.005)
 
@@ -163,8 +203,8 @@ def test_v5_line_made_v3_gives_the_same_numbers():
     v5 = load("terse_v5_json.txt").split("\n")[0]
     f = v5.split(";")
     assert len(f) == 189 and f[0] == "5"
-    blocks = [f[5 + 47 * i: 5 + 47 * (i + 1)] for i in range(3)]
-    v3 = ";".join(["3"] + f[1:5] + blocks[0][:41] + blocks[1][:41] + f[5 + 47 * 3:]) + "\n"
+    blocks = [f[5 + 47 * i : 5 + 47 * (i + 1)] for i in range(3)]
+    v3 = ";".join(["3"] + f[1:5] + blocks[0][:41] + blocks[1][:41] + f[5 + 47 * 3 :]) + "\n"
     assert len(v3.split(";")) == 130
     a, b = parse_terse(v5 + "\n"), parse_terse(v3)
     v5_only = {"bw_samples", "iops_min", "iops_max", "iops_mean", "iops_stdev", "iops_samples"}
@@ -191,6 +231,7 @@ def test_terse_lines_mixed_with_other_output_and_crlf():
 
 
 # --- bad input -----------------------------------------------------------------------------------
+
 
 def test_line_cut_short_is_truncated():
     line = load("terse_v3.txt").rstrip("\n")
@@ -223,10 +264,16 @@ def test_wrong_field_count_or_garbage_fields_are_invalid():
     assert e.value.kind == "invalid" and "runtime ms" in e.value.message
 
 
-@pytest.mark.parametrize("text, kind", [
-    ("", "empty"), ("\n\n", "empty"), ("hello\nworld\n", "invalid"),
-    ("3;fio-3.33;x;0;0\n", "truncated"), ("3;fio-3.33;x;zero;0;" + "0;" * 130 + "\n", "invalid"),
-])
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("", "empty"),
+        ("\n\n", "empty"),
+        ("hello\nworld\n", "invalid"),
+        ("3;fio-3.33;x;0;0\n", "truncated"),
+        ("3;fio-3.33;x;zero;0;" + "0;" * 130 + "\n", "invalid"),
+    ],
+)
 def test_bad_input(text, kind):
     with pytest.raises(ParseError) as e:
         parse_terse(text)
@@ -247,13 +294,24 @@ def test_disks_with_slaves():
     line = load("terse_v3.txt").replace(
         ";vda;0;0;0;0;0;0;0;0.00%",
         ";md127;0;228818;0;0;0;0;0;0.00%;slaves;0;230087;0;27;0;6898163;6647102;94.28%"
-        ";nvme0n1;0;230087;0;27;0;13717574;13258980;54.05%")
+        ";nvme0n1;0;230087;0;27;0;13717574;13258980;54.05%",
+    )
     md, nvme = parse_terse(line).rows("fio_disk_stats")
-    assert (md["disk"], md["write_ios"], md["has_slaves"], md["aggr_write_ios"], md["aggr_write_merges"]) == \
-        ("md127", 228818, True, 230087, 27)
+    assert (md["disk"], md["write_ios"], md["has_slaves"], md["aggr_write_ios"], md["aggr_write_merges"]) == (
+        "md127",
+        228818,
+        True,
+        230087,
+        27,
+    )
     assert (md["aggr_write_ticks_ns"], md["aggr_in_queue_ns"], md["aggr_util_pct"]) == (6898163e6, 6647102e6, 94.28)
-    assert (nvme["disk"], nvme["write_merges"], nvme["write_ticks_ns"], nvme["util_pct"], nvme["has_slaves"]) == \
-        ("nvme0n1", 27, 13717574e6, 54.05, False)
+    assert (nvme["disk"], nvme["write_merges"], nvme["write_ticks_ns"], nvme["util_pct"], nvme["has_slaves"]) == (
+        "nvme0n1",
+        27,
+        13717574e6,
+        54.05,
+        False,
+    )
     with pytest.raises(ParseError) as e:
         parse_terse(line[: line.index(";slaves;") + 14])
     assert e.value.kind == "truncated"

@@ -45,14 +45,20 @@ def only(rows, **match):
 
 
 def pct_map(parsed, job_index=0, direction=None, kind="clat"):
-    rows = [r for r in parsed.rows("fio_percentiles") if r["job_index"] == job_index and r["kind"] == kind
-            and (direction is None or r["direction"] == direction)]
+    rows = [
+        r
+        for r in parsed.rows("fio_percentiles")
+        if r["job_index"] == job_index and r["kind"] == kind and (direction is None or r["direction"] == direction)
+    ]
     return {r["percentile"]: r["latency_ns"] for r in rows}
 
 
 def buckets(parsed, job_index=0):
-    return [(b["bucket_lo_ns"], b["bucket_hi_ns"], b["pct"]) for b in parsed.rows("fio_latency_buckets")
-            if b["job_index"] == job_index]
+    return [
+        (b["bucket_lo_ns"], b["bucket_hi_ns"], b["pct"])
+        for b in parsed.rows("fio_latency_buckets")
+        if b["job_index"] == job_index
+    ]
 
 
 def expect_error(text: str, kind: str, line: int | None = None) -> ParseError:
@@ -65,6 +71,7 @@ def expect_error(text: str, kind: str, line: int | None = None) -> ParseError:
 
 
 # ---- seed logs (fio 3.16, data/raw/homelab-mergerfs) ----------------------------------------------
+
 
 def test_zfs_mirror_run_job_and_write_section():
     p = seed("fio-zfs-mirror-zfs0.8.4.txt")
@@ -80,23 +87,40 @@ def test_zfs_mirror_run_job_and_write_section():
 
     w = only(p.rows("fio_results"))
     assert w["direction"] == "write" and w["exact"] is False
-    assert w["bw_bytes_per_s"] == 1240 * MiB == 1_300_234_240      # BW=1240MiB/s (1300MB/s): not 1.3e9
+    assert w["bw_bytes_per_s"] == 1240 * MiB == 1_300_234_240  # BW=1240MiB/s (1300MB/s): not 1.3e9
     assert w["io_bytes"] == pytest.approx(72.7 * GiB, rel=1e-12)
     assert w["iops"] == 1240 and w["runtime_ns"] == 60017 * MS
     assert (w["total_ios"], w["short_ios"], w["dropped_ios"]) == (74429, 0, 0)
     assert (w["slat_min_ns"], w["slat_max_ns"], w["slat_mean_ns"], w["slat_stdev_ns"]) == (
-        82 * US, 103024 * US, 6447150.0, 11814990.0)
+        82 * US,
+        103024 * US,
+        6447150.0,
+        11814990.0,
+    )
     assert (w["clat_min_ns"], w["clat_max_ns"], w["clat_mean_ns"], w["clat_stdev_ns"]) == (
-        2 * US, 548443 * US, 45148970.0, 80640790.0)
+        2 * US,
+        548443 * US,
+        45148970.0,
+        80640790.0,
+    )
     assert (w["lat_min_ns"], w["lat_max_ns"], w["lat_mean_ns"], w["lat_stdev_ns"]) == (
-        1015 * US, 617530 * US, 51596520.0, 91759090.0)
-    assert w["clat_samples"] is None                                # text never prints N
+        1015 * US,
+        617530 * US,
+        51596520.0,
+        91759090.0,
+    )
+    assert w["clat_samples"] is None  # text never prints N
     # bw (  MiB/s): min=  111, max= 6468, per=99.93%, avg=1239.24, stdev=193.05, samples=960
     assert (w["bw_min_bytes_per_s"], w["bw_max_bytes_per_s"]) == (111 * MiB, 6468 * MiB)
     assert w["bw_mean_bytes_per_s"] == pytest.approx(1239.24 * MiB) and w["bw_agg_pct"] == 99.93
     assert w["bw_stdev_bytes_per_s"] == pytest.approx(193.05 * MiB) and w["bw_samples"] == 960
     assert (w["iops_min"], w["iops_max"], w["iops_mean"], w["iops_stdev"], w["iops_samples"]) == (
-        107, 6468, 1238.93, 193.07, 960)
+        107,
+        6468,
+        1238.93,
+        193.07,
+        960,
+    )
     assert (w["line_start"], w["line_end"]) == (3, 14)
 
 
@@ -107,10 +131,19 @@ def test_zfs_mirror_run_percentiles_buckets_depths_group():
     assert clat[1.0] == 4 * MS and clat[50.0] == 9 * MS and clat[99.99] == 542 * MS
     assert {r["line_start"] for r in p.rows("fio_percentiles")} == {8, 9, 10, 11, 12}
     assert buckets(p) == [
-        (2 * US, 4 * US, 0.01), (4 * US, 10 * US, 0.01), (750 * US, 1000 * US, 0.01),
-        (1 * MS, 2 * MS, 0.24), (2 * MS, 4 * MS, 1.84), (4 * MS, 10 * MS, 63.16), (10 * MS, 20 * MS, 6.46),
-        (20 * MS, 50 * MS, 6.25), (50 * MS, 100 * MS, 6.65), (100 * MS, 250 * MS, 11.16),
-        (250 * MS, 500 * MS, 4.17), (500 * MS, 750 * MS, 0.05)]
+        (2 * US, 4 * US, 0.01),
+        (4 * US, 10 * US, 0.01),
+        (750 * US, 1000 * US, 0.01),
+        (1 * MS, 2 * MS, 0.24),
+        (2 * MS, 4 * MS, 1.84),
+        (4 * MS, 10 * MS, 63.16),
+        (10 * MS, 20 * MS, 6.46),
+        (20 * MS, 50 * MS, 6.25),
+        (50 * MS, 100 * MS, 6.65),
+        (100 * MS, 250 * MS, 11.16),
+        (250 * MS, 500 * MS, 4.17),
+        (500 * MS, 750 * MS, 0.05),
+    ]
     depths = {(d["kind"], d["bucket"]): d["pct"] for d in p.rows("fio_iodepths")}
     assert len(depths) == 21 and depths[("depth", "8")] == 99.9 and depths[("depth", ">=64")] == 0.0
     assert depths[("submit", "4")] == 100.0 and depths[("complete", "8")] == 0.1
@@ -128,20 +161,20 @@ def test_mergerfs_hdd_preamble_fills_the_job_options():
     assert (job["rw"], job["block_size_bytes"], job["ioengine"], job["iodepth"]) == ("write", 1024 * KiB, "libaio", 8)
     w = only(p.rows("fio_results"))
     assert w["bw_bytes_per_s"] == 185 * MiB and w["io_bytes"] == pytest.approx(10.8 * GiB, rel=1e-12)
-    assert (w["clat_min_ns"], w["clat_max_ns"]) == (23 * MS, 1335 * MS)        # clat (msec) line
-    assert (w["slat_min_ns"], w["slat_max_ns"]) == (19 * US, 728722 * US)      # slat (usec) line
+    assert (w["clat_min_ns"], w["clat_max_ns"]) == (23 * MS, 1335 * MS)  # clat (msec) line
+    assert (w["slat_min_ns"], w["slat_max_ns"]) == (19 * US, 728722 * US)  # slat (usec) line
     assert buckets(p)[-1] == (1000 * MS, 2000 * MS, 0.33)
 
 
 def test_btrfs_raid1_k_suffix_is_a_multiple_of_the_line_unit():
     p = seed("fio-btrfs-raid1.txt")
     w = only(p.rows("fio_results"))
-    assert w["slat_max_ns"] == 44_590_000_000          # slat (usec): max=44590k
+    assert w["slat_max_ns"] == 44_590_000_000  # slat (usec): max=44590k
     assert w["clat_max_ns"] == w["lat_max_ns"] == 44_735_000_000
-    clat = pct_map(p, direction="write")                # 7-digit values: 3 entries per line
+    clat = pct_map(p, direction="write")  # 7-digit values: 3 entries per line
     assert len(clat) == 17 and clat[99.9] == 17112761 * US and clat[1.0] == 644 * US
     assert {r["line_start"] for r in p.rows("fio_percentiles")} == set(range(11, 17))
-    assert buckets(p)[-1] == (2000 * MS, None, 0.15)   # lat (msec) : >=2000=0.15%
+    assert buckets(p)[-1] == (2000 * MS, None, 0.15)  # lat (msec) : >=2000=0.15%
     assert buckets(p)[0] == (250 * US, 500 * US, 0.05)
 
 
@@ -164,16 +197,30 @@ def test_mdadm_disk_stats_with_md_aggregates():
     md = disks["md127"]
     assert md["has_slaves"] is True and (md["read_ios"], md["write_ios"]) == (0, 228818)
     assert (md["read_ticks_ns"], md["write_ticks_ns"], md["in_queue_ns"], md["util_pct"]) == (0, 0, 0, 0.0)
-    assert (md["aggr_read_ios"], md["aggr_write_ios"], md["aggr_read_merges"], md["aggr_write_merges"]) == (0, 230087, 0, 27)
+    assert (md["aggr_read_ios"], md["aggr_write_ios"], md["aggr_read_merges"], md["aggr_write_merges"]) == (
+        0,
+        230087,
+        0,
+        27,
+    )
     assert md["aggr_write_ticks_ns"] == 6_898_163 * MS and md["aggr_in_queue_ns"] == 6_647_102 * MS
     assert md["aggr_util_pct"] == 94.28 and md["read_sectors"] is None and md["aggr_write_sectors"] is None
     nv = disks["nvme0n1"]
     assert nv["has_slaves"] is False and nv["aggr_write_ios"] is None
     assert (nv["write_ios"], nv["write_merges"], nv["write_ticks_ns"], nv["in_queue_ns"], nv["util_pct"]) == (
-        230087, 27, 13_717_574 * MS, 13_258_980 * MS, 54.05)
+        230087,
+        27,
+        13_717_574 * MS,
+        13_258_980 * MS,
+        54.05,
+    )
     sdb = disks["sdb"]
     assert (sdb["write_ios"], sdb["write_ticks_ns"], sdb["in_queue_ns"], sdb["util_pct"]) == (
-        230087, 78_753 * MS, 35_224 * MS, 94.28)
+        230087,
+        78_753 * MS,
+        35_224 * MS,
+        94.28,
+    )
     assert [d["line_start"] for d in disks.values()] == [5, 6, 7]
 
 
@@ -199,10 +246,11 @@ def test_every_seed_log_parses_with_one_group_line(name):
 
 # ---- fio 3.33: the normal text against the JSON part of the same run ----------------------------
 
+
 def json_part(text: str) -> dict:
     lines = text.split("\n")
     start = lines.index("{")
-    return json.loads("\n".join(lines[start:lines.index("}", start) + 1]))
+    return json.loads("\n".join(lines[start : lines.index("}", start) + 1]))
 
 
 def unit_of(lines: list[str], ln: int, label: str) -> float:
@@ -252,16 +300,16 @@ def test_text_numbers_match_the_json_of_the_same_run(name):
             for key, v in jj[fam].items():
                 jb[(key, f)] = v
         text_buckets = buckets(p, job["job_index"])
-        for lo, hi, pct in text_buckets:
+        for _lo, hi, pct in text_buckets:
             f = 1 if hi is not None and hi <= 1000 else US if hi is not None and hi <= MS else MS
             key = ">=2000" if hi is None else str(int(hi // f))
             exact = jb.pop((key, f))
             assert abs(pct - exact) <= 0.005 + 1e-9 or (0 < exact < 0.01 and pct == 0.01), (key, f)
-        assert all(v == 0 for v in jb.values())            # every non-zero bucket was printed
+        assert all(v == 0 for v in jb.values())  # every non-zero bucket was printed
         results = [r for r in p.rows("fio_results") if r["job_index"] == job["job_index"]]
-        assert {r["direction"] for r in results} == {d for d in ("read", "write", "trim", "mixed")
-                                                       if d in jj and jj[d]["total_ios"]} | (
-            {"sync"} if jj.get("sync", {}).get("total_ios") else set())
+        assert {r["direction"] for r in results} == {
+            d for d in ("read", "write", "trim", "mixed") if d in jj and jj[d]["total_ios"]
+        } | ({"sync"} if jj.get("sync", {}).get("total_ios") else set())
         for r in results:
             d = jj[r["direction"]]
             assert r["total_ios"] == d["total_ios"]
@@ -284,7 +332,11 @@ def test_text_numbers_match_the_json_of_the_same_run(name):
                     assert abs(r["bw_mean_bytes_per_s"] - d["bw_mean"] * kb) <= 0.005 * kb + 1e-6
                     assert abs(r["bw_stdev_bytes_per_s"] - d["bw_dev"] * kb) <= 0.005 * kb + 1e-6
                     assert abs(r["bw_agg_pct"] - d["bw_agg"]) <= 0.005 + 1e-9 and r["bw_samples"] == d["bw_samples"]
-                    assert (r["iops_min"], r["iops_max"], r["iops_samples"]) == (d["iops_min"], d["iops_max"], d["iops_samples"])
+                    assert (r["iops_min"], r["iops_max"], r["iops_samples"]) == (
+                        d["iops_min"],
+                        d["iops_max"],
+                        d["iops_samples"],
+                    )
                     assert abs(r["iops_mean"] - d["iops_mean"]) <= 0.005 + 1e-9
                 else:
                     assert r["bw_mean_bytes_per_s"] is None and r["iops_mean"] is None
@@ -293,14 +345,20 @@ def test_text_numbers_match_the_json_of_the_same_run(name):
                 exact_p = {float(k): v for k, v in obj.get("percentile", {}).items()}
                 assert text_p.keys() == exact_p.keys(), (r["direction"], kind)
                 for q, v in text_p.items():
-                    row = next(x for x in p.rows("fio_percentiles") if x["job_index"] == job["job_index"]
-                               and x["direction"] == r["direction"] and x["kind"] == kind and x["percentile"] == q)
+                    row = next(
+                        x
+                        for x in p.rows("fio_percentiles")
+                        if x["job_index"] == job["job_index"]
+                        and x["direction"] == r["direction"]
+                        and x["kind"] == kind
+                        and x["percentile"] == q
+                    )
                     f = unit_of(lines, row["line_start"], "percentiles")
-                    assert 0 <= v - exact_p[q] < f, (kind, q)      # scaled values are rounded up
+                    assert 0 <= v - exact_p[q] < f, (kind, q)  # scaled values are rounded up
     for g in p.rows("fio_groups"):
         members = [j for j in doc["jobs"] if j["groupid"] == g["groupid"]]
         dirs = (g["direction"],)
-        if g["direction"] == "mixed" and "read" in members[0]:       # unified_rw_reporting=both
+        if g["direction"] == "mixed" and "read" in members[0]:  # unified_rw_reporting=both
             dirs = ("read", "write", "trim")
         io = sum(j[d]["io_bytes"] for j in members for d in dirs)
         runs = [j[d]["runtime"] for j in members for d in dirs if j[d]["runtime"]]
@@ -316,16 +374,32 @@ def test_text_numbers_match_the_json_of_the_same_run(name):
     for d in p.rows("fio_disk_stats"):
         j = disks[d["disk"]]
         assert (d["read_ios"], d["write_ios"], d["read_merges"], d["write_merges"]) == (
-            j["read_ios"], j["write_ios"], j["read_merges"], j["write_merges"])
+            j["read_ios"],
+            j["write_ios"],
+            j["read_merges"],
+            j["write_merges"],
+        )
         assert (d["read_ticks_ns"], d["write_ticks_ns"], d["in_queue_ns"]) == (
-            j["read_ticks"] * MS, j["write_ticks"] * MS, j["in_queue"] * MS)
+            j["read_ticks"] * MS,
+            j["write_ticks"] * MS,
+            j["in_queue"] * MS,
+        )
         assert abs(d["util_pct"] - j["util"]) <= 0.005 + 1e-9
 
 
 def test_the_json_comparison_covers_every_mode():
-    assert BOTH == ["clones_nogroup.txt", "kb_base_1000.txt", "lat_percentiles.txt", "name_colon_fsync.txt",
-                    "randrw_libaio_jsonplus.txt", "seq_read_group_jsonplus.txt", "seq_write_group.txt",
-                    "two_groups.txt", "unified_both.txt", "unified_mixed.txt"]
+    assert BOTH == [
+        "clones_nogroup.txt",
+        "kb_base_1000.txt",
+        "lat_percentiles.txt",
+        "name_colon_fsync.txt",
+        "randrw_libaio_jsonplus.txt",
+        "seq_read_group_jsonplus.txt",
+        "seq_write_group.txt",
+        "two_groups.txt",
+        "unified_both.txt",
+        "unified_mixed.txt",
+    ]
 
 
 def test_unified_both_mixed_line_printed_as_zero_is_null():
@@ -345,7 +419,9 @@ def test_clones_without_group_reporting_share_a_name():
     p = parse_text(read(F333 / "clones_nogroup.txt"))
     jobs = p.rows("fio_jobs")
     assert [(j["job_index"], j["jobname"], j["pid"], j["jobs"]) for j in jobs] == [
-        (0, "clone", 5930, 1), (1, "clone", 5931, 1)]
+        (0, "clone", 5930, 1),
+        (1, "clone", 5931, 1),
+    ]
     assert [r["job_index"] for r in p.rows("fio_results")] == [0, 1]
     assert [j["block_size_bytes"] for j in jobs] == [64 * KiB, 64 * KiB]
 
@@ -369,7 +445,7 @@ def test_two_groups_and_kb_base_1000():
     w = only(p.rows("fio_results"))
     # BW=16.0MB/s (15.2MiB/s)(15.9MB/993msec): SI first; MB is 10**6 here, never 2**20
     assert w["bw_bytes_per_s"] == 16_000_000 and w["io_bytes"] == 15_900_000
-    assert w["bw_mean_bytes_per_s"] == 16_000 * 1000               # bw (   kB/s): avg=16000.00
+    assert w["bw_mean_bytes_per_s"] == 16_000 * 1000  # bw (   kB/s): avg=16000.00
     assert only(p.rows("fio_jobs"))["block_size_bytes"] == 256_000  # bs=(R) 256kB-256kB
     g = only(p.rows("fio_groups"))
     assert g["io_bytes"] == 15_900_000 and g["bw_bytes_per_s"] == 16_000_000
@@ -377,10 +453,15 @@ def test_two_groups_and_kb_base_1000():
 
 # ---- fio 3.33: text-only runs made for this parser (COMMANDS.md, "Text-parser fixtures") ----------
 
+
 def test_status_interval_reports_are_documents():
     p = parse_text(read(F333 / "text-status-interval.txt"))
     jobs = p.rows("fio_jobs")
-    assert [(j["job_index"], j["doc_index"], j["is_final"]) for j in jobs] == [(0, 0, False), (1, 1, False), (2, 2, True)]
+    assert [(j["job_index"], j["doc_index"], j["is_final"]) for j in jobs] == [
+        (0, 0, False),
+        (1, 1, False),
+        (2, 2, True),
+    ]
     assert [g["doc_index"] for g in p.rows("fio_groups")] == [0, 1, 2]
     assert [r["total_ios"] for r in p.rows("fio_results")] == [30, 62, 64]
     assert only(p.rows("fio_results"), job_index=2)["io_bytes"] == 16 * MiB
@@ -394,22 +475,22 @@ def test_kb_base_1000_large_bw_is_labelled_mib_but_is_mb():
     # bw (  MiB/s): min=281562, ..., avg=302572.27 -- fio divided kB/s by kb_base=1000
     assert w["bw_min_bytes_per_s"] == 281562e6 and w["bw_mean_bytes_per_s"] == pytest.approx(302572.27e6)
     assert (w["clat_min_ns"], w["clat_max_ns"], w["lat_max_ns"]) == (10, 830794, 6_416_500)
-    assert buckets(p)[:2] == [(10, 20, 0.32), (20, 50, 95.3)]             # lat (nsec)
-    assert (1 * US, 2 * US, 0.01) in buckets(p)                         # lat (usec): 2= starts at 1 usec
+    assert buckets(p)[:2] == [(10, 20, 0.32), (20, 50, 95.3)]  # lat (nsec)
+    assert (1 * US, 2 * US, 0.01) in buckets(p)  # lat (usec): 2= starts at 1 usec
 
 
 def test_bit_units():
     p = parse_text(read(F333 / "text-bits.txt"))
     r = only(p.rows("fio_results"))
     assert r["bw_bytes_per_s"] == pytest.approx(64.2 * MiB / 8) and r["io_bytes"] == 16 * MiB
-    assert r["bw_min_bytes_per_s"] == 8192 * KiB                        # this line says KiB/s even so
+    assert r["bw_min_bytes_per_s"] == 8192 * KiB  # this line says KiB/s even so
     assert only(p.rows("fio_groups"))["bw_bytes_per_s"] == pytest.approx(64.2 * MiB / 8)
 
 
 def test_cmdprio_lines_are_recognised_not_stored():
     p = parse_text(read(F333 / "text-cmdprio.txt"))
     r = only(p.rows("fio_results"))
-    assert (r["clat_min_ns"], r["clat_max_ns"]) == (801, 1_998_800)      # clat (nsec): max=1998.8k
+    assert (r["clat_min_ns"], r["clat_max_ns"]) == (801, 1_998_800)  # clat (nsec): max=1998.8k
     assert (r["lat_min_ns"], r["lat_max_ns"]) == (24 * US, 2002 * US)
     assert len(pct_map(p)) == 17 and pct_map(p)[99.99] == 1991 * US
     assert len(p.rows("fio_percentiles")) == 17
@@ -457,6 +538,7 @@ def test_text_only_fixtures_parse_through_the_dispatcher(name):
 
 # ---- hand-made variants of other versions (tests/fixtures/fio/text-variants/*.md) -----------------
 
+
 def variant(name: str):
     return parse_text(read(VAR / name))
 
@@ -470,17 +552,25 @@ def test_variant_fio22_legacy_units_and_two_groups():
     assert w["io_bytes"] == 48384 * KiB and w["bw_bytes_per_s"] == pytest.approx(2416.1 * KiB)
     assert r["io_bytes"] == pytest.approx(9920.3 * MiB) and r["bw_bytes_per_s"] == 338589 * KiB  # KB = KiB
     assert r["iops"] == 84647 and r["runtime_ns"] == 30002 * MS
-    assert w["clat_max_ns"] == 44_735_000_000                          # max=44735K (usec)
+    assert w["clat_max_ns"] == 44_735_000_000  # max=44735K (usec)
     assert (w["total_ios"], w["short_ios"], w["dropped_ios"]) == (12096, 0, 0) and r["total_ios"] == 2539597
     assert w["bw_min_bytes_per_s"] == 0 and w["bw_max_bytes_per_s"] == 5560 * KiB and w["bw_samples"] is None
     assert w["iops_mean"] is None
     assert buckets(p, 0)[-1] == (2000 * MS, None, 0.01)
     assert buckets(p, 1)[0] == (20 * US, 50 * US, 0.01)
     g0, g1 = p.rows("fio_groups")
-    assert (g0["groupid"], g0["direction"], g0["io_bytes"], g0["bw_bytes_per_s"]) == (0, "write", 48384 * KiB, 2416 * KiB)
+    assert (g0["groupid"], g0["direction"], g0["io_bytes"], g0["bw_bytes_per_s"]) == (
+        0,
+        "write",
+        48384 * KiB,
+        2416 * KiB,
+    )
     assert (g1["groupid"], g1["direction"], g1["run_min_ns"]) == (1, "read", 30002 * MS)
     jobs = p.rows("fio_jobs")
-    assert [(j["rw"], j["block_size_bytes"], j["iodepth"]) for j in jobs] == [("randwrite", 4096, 1), ("read", 4096, 32)]
+    assert [(j["rw"], j["block_size_bytes"], j["iodepth"]) for j in jobs] == [
+        ("randwrite", 4096, 1),
+        ("read", 4096, 32),
+    ]
 
 
 def test_variant_fio20_trailing_spaces_and_mixed_sections():
@@ -491,7 +581,7 @@ def test_variant_fio20_trailing_spaces_and_mixed_sections():
     assert r["iops"] == 255 and r["bw_bytes_per_s"] == pytest.approx(1023.3 * KiB) and r["io_bytes"] == 61440 * KiB
     assert (r["slat_min_ns"], r["slat_max_ns"]) == (3 * US, 98 * US)
     assert (r["clat_min_ns"], r["clat_max_ns"], r["clat_mean_ns"]) == (1 * MS, 1331 * MS, 14.82 * MS)
-    assert w["bw_bytes_per_s"] == 521326 and w["clat_max_ns"] == 1_102_400_000      # 'bw=521326 B/s', 1102.4K
+    assert w["bw_bytes_per_s"] == 521326 and w["clat_max_ns"] == 1_102_400_000  # 'bw=521326 B/s', 1102.4K
     assert (r["total_ios"], w["total_ios"], w["short_ios"], w["dropped_ios"]) == (15360, 7680, 0, None)
     assert pct_map(p, direction="read")[99.99] == 1335296 * US
     assert r["bw_min_bytes_per_s"] == 212 * KiB and w["bw_mean_bytes_per_s"] == pytest.approx(512.27 * KiB)
@@ -507,9 +597,15 @@ def test_variant_fio20_tag_issued_rwd_then_latency_lines():
     w = only(p.rows("fio_results"))
     assert w["total_ios"] == 262144 and w["io_bytes"] == 1024 * MiB and w["iops"] == 4368
     assert w["bw_min_bytes_per_s"] == 16784 * KiB and w["bw_agg_pct"] == 100.01
-    assert buckets(p) == [(20 * US, 50 * US, 0.01), (50 * US, 100 * US, 0.01), (100 * US, 250 * US, 99.2),
-                          (250 * US, 500 * US, 0.79), (500 * US, 750 * US, 0.01), (750 * US, 1000 * US, 0.01),
-                          (2 * MS, 4 * MS, 0.01)]
+    assert buckets(p) == [
+        (20 * US, 50 * US, 0.01),
+        (50 * US, 100 * US, 0.01),
+        (100 * US, 250 * US, 99.2),
+        (250 * US, 500 * US, 0.79),
+        (500 * US, 750 * US, 0.01),
+        (750 * US, 1000 * US, 0.01),
+        (2 * MS, 4 * MS, 0.01),
+    ]
 
 
 def test_variant_fio221_issued_rwt_and_no_samples():
@@ -520,7 +616,7 @@ def test_variant_fio221_issued_rwt_and_no_samples():
     assert r["bw_bytes_per_s"] == 460 * MiB and r["io_bytes"] == 8192 * MiB and r["iops"] == 7366
     assert r["bw_mean_bytes_per_s"] == pytest.approx(471513.06 * KiB) and r["bw_samples"] is None
     assert buckets(p)[0] == (250 * US, 500 * US, 0.01)
-    assert only(p.rows("fio_groups"))["io_bytes"] == 8192 * MiB       # 8192MiB (8590MB): 4 digits each
+    assert only(p.rows("fio_groups"))["io_bytes"] == 8192 * MiB  # 8192MiB (8590MB): 4 digits each
 
 
 def test_variant_fio320_prio_lines_and_cachehit():
@@ -528,7 +624,7 @@ def test_variant_fio320_prio_lines_and_cachehit():
     r, w = p.rows("fio_results")
     assert r["bw_bytes_per_s"] == pytest.approx(38.4 * MiB) and r["io_bytes"] == 2304 * MiB and r["iops"] == 9830
     assert (r["slat_min_ns"], r["slat_mean_ns"]) == (1302, 3810.44)
-    assert r["clat_max_ns"] == 20331 * US                               # not the 'high prio_clat' max
+    assert r["clat_max_ns"] == 20331 * US  # not the 'high prio_clat' max
     assert len(pct_map(p, direction="read")) == 17 and pct_map(p, direction="read")[99.99] == 10552 * US
     assert (r["total_ios"], w["total_ios"]) == (589824, 252928)
     assert len(p.warnings) == 1 and "per-priority" in p.warnings[0]
@@ -543,22 +639,33 @@ def test_variant_fio342_sectors_dm_aggregates_and_latency_units():
     dm, vda, vdb = p.rows("fio_disk_stats")
     assert dm["disk"] == "dm-0" and dm["has_slaves"] is True
     assert (dm["read_sectors"], dm["write_sectors"], dm["aggr_read_sectors"], dm["aggr_write_sectors"]) == (
-        32, 2097960, 16, 1048976)
+        32,
+        2097960,
+        16,
+        1048976,
+    )
     assert (dm["aggr_write_ios"], dm["aggr_write_merges"], dm["aggr_write_ticks_ns"], dm["aggr_util_pct"]) == (
-        4130, 1, 3490 * MS, 98.12)
+        4130,
+        1,
+        3490 * MS,
+        98.12,
+    )
     assert (vda["write_sectors"], vda["has_slaves"], vdb["util_pct"]) == (2097952, False, 0.0)
     assert only(p.rows("fio_results"))["bw_bytes_per_s"] == 148 * MiB
 
 
 # ---- forms made from real files by small, stated edits ------------------------------------------
 
+
 def test_jobs_status_glued_to_the_next_line():
     text = read(F333 / "normal_only.txt")
     base = parse_text(text)
     header = next(ln for ln in text.split("\n") if "(groupid=" in ln)
-    for glue in ("Jobs: 1 (f=1): [w(1)][100.0%][w=133MiB/s][w=17.1k IOPS][eta 00m:00s]\r",
-                 "Jobs: 1 (f=1): [w(1)][-.-%][eta 00m:00s]      \rJobs: 1 (f=1): [w(1)][100.0%][eta 00m:00s]\r",
-                 "Jobs: 1 (f=1): [w(1)][100.0%][w=133MiB/s][w=17.1k IOPS][eta 00m:00s]   "):
+    for glue in (
+        "Jobs: 1 (f=1): [w(1)][100.0%][w=133MiB/s][w=17.1k IOPS][eta 00m:00s]\r",
+        "Jobs: 1 (f=1): [w(1)][-.-%][eta 00m:00s]      \rJobs: 1 (f=1): [w(1)][100.0%][eta 00m:00s]\r",
+        "Jobs: 1 (f=1): [w(1)][100.0%][w=133MiB/s][w=17.1k IOPS][eta 00m:00s]   ",
+    ):
         p = parse_text(text.replace(header, glue + header))
         assert p.tables == base.tables and p.warnings == []
 
@@ -576,8 +683,10 @@ def test_json_and_terse_parts_around_the_text_are_skipped():
     shifted = parse_text(terse + "\n" + json_doc + "\n" + text + "\n" + json_doc)
     offset = 1 + len(json_doc.split("\n"))
     for table, rows in base.tables.items():
-        moved = [dict(r, line_start=r["line_start"] + offset, line_end=r["line_end"] + offset)
-                 if "line_start" in r else r for r in rows]
+        moved = [
+            dict(r, line_start=r["line_start"] + offset, line_end=r["line_end"] + offset) if "line_start" in r else r
+            for r in rows
+        ]
         assert shifted.rows(table) == moved, table
     assert shifted.warnings == []
 
@@ -585,14 +694,16 @@ def test_json_and_terse_parts_around_the_text_are_skipped():
 def test_old_2x_bandwidth_labels_are_powers_of_1024():
     text = read(VAR / "fio-2.2-two-groups.txt").replace(
         "bw (KB  /s): min=308224, max=360448, per=100.00%, avg=338590.12, stdev=11437.65",
-        "bw (MB  /s): min=  301, max=  352, per=100.00%, avg=330.65, stdev=11.17")
+        "bw (MB  /s): min=  301, max=  352, per=100.00%, avg=330.65, stdev=11.17",
+    )
     r = parse_text(text).rows("fio_results")[1]
     assert r["bw_min_bytes_per_s"] == 301 * MiB and r["bw_mean_bytes_per_s"] == pytest.approx(330.65 * MiB)
 
 
 def test_unknown_line_inside_a_job_block_is_a_warning():
     text = read(SEEDS / "fio-zfs-mirror-zfs0.8.4.txt").replace(
-        "  cpu          :", "  future stat  : foo=1, bar=2\n  cpu          :")
+        "  cpu          :", "  future stat  : foo=1, bar=2\n  cpu          :"
+    )
     p = parse_text(text)
     assert len(p.warnings) == 1 and "line 18" in p.warnings[0] and "future stat" in p.warnings[0]
     assert only(p.rows("fio_jobs"))["ctx"] == 671054
@@ -621,12 +732,15 @@ def test_empty_and_blank():
     expect_error(" \n\n\t\n", "empty")
 
 
-@pytest.mark.parametrize("text", [
-    "hello world\nthis is not fio\n",
-    "Version  1.98       ------Sequential Output------ --Sequential Input- --Random-\n",
-    "Traversing all blocks to verify nothing leaked ...\n\n\tNo leaks (block sum matches space maps exactly)\n",
-    "\x00\x01\x02\xff binary \x00",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hello world\nthis is not fio\n",
+        "Version  1.98       ------Sequential Output------ --Sequential Input- --Random-\n",
+        "Traversing all blocks to verify nothing leaked ...\n\n\tNo leaks (block sum matches space maps exactly)\n",
+        "\x00\x01\x02\xff binary \x00",
+    ],
+)
 def test_other_input_is_rejected(text):
     err = expect_error(text, "invalid", line=1)
     assert "groupid" in err.expected
@@ -643,9 +757,9 @@ def test_truncated_after_the_write_line():
 
 
 def test_truncated_in_the_percentile_block():
-    expect_error(cut(10), "truncated", line=10)          # the line ends with ','
+    expect_error(cut(10), "truncated", line=10)  # the line ends with ','
     expect_error(cut(9) + "\n     | 30.00th=[    8], 40.00th=[", "truncated", line=10)
-    expect_error(cut(7), "truncated", line=7)            # the title only
+    expect_error(cut(7), "truncated", line=7)  # the title only
 
 
 def test_truncated_mid_line_and_in_the_run_status_line():
@@ -656,7 +770,7 @@ def test_truncated_mid_line_and_in_the_run_status_line():
 
 def test_truncated_after_the_job_block_or_in_disk_stats():
     expect_error(cut(23), "truncated", line=23)
-    expect_error(cut(24) + "\n", "truncated", line=23)   # block complete, no Run status group
+    expect_error(cut(24) + "\n", "truncated", line=23)  # block complete, no Run status group
     # cut inside the disk stats (after the results): the results are kept, the cut line is a warning
     disk = read(SEEDS / "fio-mdadm-raid1-ext4-bitmap-internal.txt").split("\n")
     for last in ("  sdb: ios=0/230087, merge=0/27, ti", "  sd"):
@@ -672,15 +786,18 @@ def test_preamble_only_is_truncated():
     expect_error(text, "truncated")
 
 
-@pytest.mark.parametrize("old,new,line", [
-    ("clat (usec): min=2,", "clat (usec): min=2x,", 5),
-    ("IOPS=1240,", "IOPS=12q0,", 3),
-    ("(72.7GiB/60017msec)", "(72.7XB/60017msec)", 3),
-    ("issued rwts: total=0,74429,0,0", "issued rwts: total=0,7x429,0,0", 22),
-    ("99.00th=[  380]", "99.00th=[  3a0]", 11),
-    ("ctx=671054", "ctx=6710.54", 18),
-    ("IO depths    : 1=0.1%", "IO depths    : 1=0.1.1%", 19),
-])
+@pytest.mark.parametrize(
+    "old,new,line",
+    [
+        ("clat (usec): min=2,", "clat (usec): min=2x,", 5),
+        ("IOPS=1240,", "IOPS=12q0,", 3),
+        ("(72.7GiB/60017msec)", "(72.7XB/60017msec)", 3),
+        ("issued rwts: total=0,74429,0,0", "issued rwts: total=0,7x429,0,0", 22),
+        ("99.00th=[  380]", "99.00th=[  3a0]", 11),
+        ("ctx=671054", "ctx=6710.54", 18),
+        ("IO depths    : 1=0.1%", "IO depths    : 1=0.1.1%", 19),
+    ],
+)
 def test_unreadable_numbers_name_the_line(old, new, line):
     assert old in ZFS
     err = expect_error(ZFS.replace(old, new), "invalid", line=line)
@@ -689,7 +806,7 @@ def test_unreadable_numbers_name_the_line(old, new, line):
 
 def test_malformed_run_status_line():
     bad = ZFS.replace("run=60017-60017msec", "run=60017-msec")
-    expect_error(bad, "truncated", line=26)                          # the last line: cut short
+    expect_error(bad, "truncated", line=26)  # the last line: cut short
     mdadm = read(SEEDS / "fio-mdadm-raid1-ext4-bitmap-internal.txt")
     err = expect_error(mdadm.replace("io=28.1GiB (30.1GB)", "io=28.1GiB (30.1GB"), "invalid", line=2)
     assert "run=MIN-MAXmsec" in err.expected
@@ -703,9 +820,13 @@ def test_new_header_before_the_block_ended():
 
 def test_random_damage_gives_rows_or_parse_error():
     rng = random.Random(20221104)
-    sources = [read(SEEDS / "fio-btrfs-raid1.txt"), read(F333 / "randrw_libaio_jsonplus.txt"),
-               read(VAR / "fio-2.2-two-groups.txt"), read(F333 / "text-status-interval.txt")]
-    for i in range(300):
+    sources = [
+        read(SEEDS / "fio-btrfs-raid1.txt"),
+        read(F333 / "randrw_libaio_jsonplus.txt"),
+        read(VAR / "fio-2.2-two-groups.txt"),
+        read(F333 / "text-status-interval.txt"),
+    ]
+    for _ in range(300):
         lines = rng.choice(sources).split("\n")
         for _ in range(rng.randint(1, 4)):
             k = rng.randrange(len(lines))
@@ -716,7 +837,7 @@ def test_random_damage_gives_rows_or_parse_error():
                 lines[k] = lines[k][: rng.randrange(len(lines[k]) + 1)]
             elif action == 2 and lines[k]:
                 j = rng.randrange(len(lines[k]))
-                lines[k] = lines[k][:j] + rng.choice("x9,=:%()[]|-\r ") + lines[k][j + 1:]
+                lines[k] = lines[k][:j] + rng.choice("x9,=:%()[]|-\r ") + lines[k][j + 1 :]
             else:
                 lines.insert(k, rng.choice(lines))
         try:
@@ -737,8 +858,15 @@ def test_rows_have_exactly_the_schema_columns():
             for row in rows:
                 assert list(row) == want, (path.name, table)
             seen.add(table)
-    assert seen == {"fio_jobs", "fio_results", "fio_percentiles", "fio_latency_buckets", "fio_iodepths",
-                    "fio_groups", "fio_disk_stats"}
+    assert seen == {
+        "fio_jobs",
+        "fio_results",
+        "fio_percentiles",
+        "fio_latency_buckets",
+        "fio_iodepths",
+        "fio_groups",
+        "fio_disk_stats",
+    }
 
 
 # ---- fio 2.2.10 with the dm-0 disk stats line wrapped or cut (fixtures/fio/2.2.10, COMMANDS.md) ----------
@@ -750,23 +878,52 @@ def test_wrapped_disk_stats_line_is_joined_with_its_continuation():
     p = parse_text((F2210 / "rbd-write-wrapped-diskstats.txt").read_text())
     assert (p.format, p.tool_version, p.warnings) == ("fio-normal", "fio-2.2.10", [])
     dm, sda = p.rows("fio_disk_stats")
-    assert (dm["disk"], dm["write_ios"], dm["util_pct"], dm["has_slaves"], dm["aggr_write_ios"],
-            dm["aggr_write_merges"], dm["aggr_write_ticks_ns"], dm["aggr_in_queue_ns"], dm["aggr_util_pct"],
-            dm["line_start"], dm["line_end"]) == ("dm-0", 464, 0.38, True, 1091, 18, 12747e6, 12746e6, 1.11, 32, 33)
-    assert (sda["disk"], sda["write_ios"], sda["write_merges"], sda["line_start"], sda["line_end"]) == \
-        ("sda", 1091, 18, 34, 34)
+    assert (
+        dm["disk"],
+        dm["write_ios"],
+        dm["util_pct"],
+        dm["has_slaves"],
+        dm["aggr_write_ios"],
+        dm["aggr_write_merges"],
+        dm["aggr_write_ticks_ns"],
+        dm["aggr_in_queue_ns"],
+        dm["aggr_util_pct"],
+        dm["line_start"],
+        dm["line_end"],
+    ) == ("dm-0", 464, 0.38, True, 1091, 18, 12747e6, 12746e6, 1.11, 32, 33)
+    assert (sda["disk"], sda["write_ios"], sda["write_merges"], sda["line_start"], sda["line_end"]) == (
+        "sda",
+        1091,
+        18,
+        34,
+        34,
+    )
     (res,) = p.rows("fio_results")
     # write: io=1024.0MB, bw=26099KB/s, iops=101, runt= 40177msec (KB = KiB before fio 2.17)
-    assert (res["direction"], res["io_bytes"], res["bw_bytes_per_s"], res["iops"], res["runtime_ns"],
-            res["total_ios"]) == ("write", 1024 * 2**20, 26099 * 1024.0, 101.0, 40177e6, 4096)
+    assert (
+        res["direction"],
+        res["io_bytes"],
+        res["bw_bytes_per_s"],
+        res["iops"],
+        res["runtime_ns"],
+        res["total_ios"],
+    ) == ("write", 1024 * 2**20, 26099 * 1024.0, 101.0, 40177e6, 4096)
 
 
 def test_wrap_after_another_comma():
     p = parse_text((F2210 / "rbd-read-wrapped-diskstats.txt").read_text())
     assert p.warnings == []
     dm, sda = p.rows("fio_disk_stats")
-    assert (dm["disk"], dm["write_ios"], dm["aggr_write_ios"], dm["aggr_write_merges"], dm["aggr_write_ticks_ns"],
-            dm["aggr_util_pct"], dm["line_start"], dm["line_end"]) == ("dm-0", 126, 370, 5, 7720e6, 1.71, 32, 33)
+    assert (
+        dm["disk"],
+        dm["write_ios"],
+        dm["aggr_write_ios"],
+        dm["aggr_write_merges"],
+        dm["aggr_write_ticks_ns"],
+        dm["aggr_util_pct"],
+        dm["line_start"],
+        dm["line_end"],
+    ) == ("dm-0", 126, 370, 5, 7720e6, 1.71, 32, 33)
     assert p.rows("fio_results")[0]["bw_bytes_per_s"] == 99278 * 1024.0
 
 
@@ -775,23 +932,26 @@ def test_disk_stats_cut_at_the_end_keep_the_results_with_a_warning():
     disk line is not stored, and a warning says so."""
     cut = parse_text((F2210 / "rbd-write-cut-diskstats.txt").read_text())
     whole = parse_text((F2210 / "rbd-write-wrapped-diskstats.txt").read_text())
-    assert cut.warnings == ["line 32: disk stats line cut at the end of the file, not stored: "
-                            "'dm-0: ios=0/464, merge=0/0, ticks=0/213, in_queue=213, util='"]
+    assert cut.warnings == [
+        "line 32: disk stats line cut at the end of the file, not stored: "
+        "'dm-0: ios=0/464, merge=0/0, ticks=0/213, in_queue=213, util='"
+    ]
     assert cut.rows("fio_disk_stats") == []
     for table in ("fio_jobs", "fio_results", "fio_percentiles", "fio_latency_buckets", "fio_iodepths", "fio_groups"):
         assert list(cut.rows(table)) == list(whole.rows(table)), table
     # a disk line cut anywhere else in its last line is the same damage
     text = (F2210 / "rbd-write-wrapped-diskstats.txt").read_text()
-    p = parse_text(text[:text.index("in_queue=12746, util=1.11%")])
+    p = parse_text(text[: text.index("in_queue=12746, util=1.11%")])
     assert [d["disk"] for d in p.rows("fio_disk_stats")] == ["dm-0"]
-    assert p.warnings == ["line 34: disk stats line cut at the end of the file, not stored: "
-                          "'sda: ios=0/1091, merge=0/18, ticks=0/12747,'"]
+    assert p.warnings == [
+        "line 34: disk stats line cut at the end of the file, not stored: 'sda: ios=0/1091, merge=0/18, ticks=0/12747,'"
+    ]
 
 
 def test_damage_inside_the_results_or_mid_disk_stats_stays_an_error():
     text = (F2210 / "rbd-write-wrapped-diskstats.txt").read_text()
     with pytest.raises(ParseError) as e:
-        parse_text(text[:text.index("    lat (msec) : 10=")])  # cut inside the job block
+        parse_text(text[: text.index("    lat (msec) : 10=")])  # cut inside the job block
     assert e.value.kind == "truncated"
     with pytest.raises(ParseError) as e:  # a wrapped line whose continuation is missing, then another disk
         parse_text(text.replace("    aggrmerge=0/18, aggrticks=0/12747, aggrin_queue=12746, aggrutil=1.11%\n", ""))

@@ -30,8 +30,9 @@ VOLATILE = ("parser_version",)
 
 
 def fixtures() -> list[str]:
-    return sorted(p.relative_to(ROOT).as_posix() for p in FIXTURES.rglob("*")
-                  if p.is_file() and p.suffix not in NOT_FIXTURES)
+    return sorted(
+        p.relative_to(ROOT).as_posix() for p in FIXTURES.rglob("*") if p.is_file() and p.suffix not in NOT_FIXTURES
+    )
 
 
 def render(rel: str) -> str:
@@ -64,8 +65,11 @@ def golden_path(rel: str) -> Path:
 
 def test_every_fixture_has_a_golden_output():
     missing = [rel for rel in fixtures() if not golden_path(rel).exists()]
-    orphans = sorted(p.relative_to(ROOT).as_posix() for p in FIXTURES.rglob("*" + SUFFIX)
-                     if not Path(str(p)[: -len(SUFFIX)]).exists())
+    orphans = sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in FIXTURES.rglob("*" + SUFFIX)
+        if not Path(str(p)[: -len(SUFFIX)]).exists()
+    )
     assert (missing, orphans) == ([], []), "run: PYTHONPATH=lib python tests/test_golden.py --update"
 
 
@@ -80,8 +84,10 @@ def test_golden_output(rel):
         diff = next(i for i, (a, b) in enumerate(zip(got + [""] * len(want), want + [""] * len(got))) if a != b)
         want_line = want[diff] if diff < len(want) else "(none)"
         got_line = got[diff] if diff < len(got) else "(none)"
-        pytest.fail(f"{rel}: line {diff + 1} of {path.name} differs\n  want {want_line}\n  got  {got_line}\n"
-                    f"(intended? PYTHONPATH=lib python tests/test_golden.py --update {rel})")
+        pytest.fail(
+            f"{rel}: line {diff + 1} of {path.name} differs\n  want {want_line}\n  got  {got_line}\n"
+            f"(intended? PYTHONPATH=lib python tests/test_golden.py --update {rel})"
+        )
 
 
 def main(argv: list[str]) -> int:

@@ -10,6 +10,7 @@ import duckdb
 import pytest
 from conftest import FIXTURES
 from conftest import storagelab_cli as cli
+
 from storagelab.errors import ParseError
 from storagelab.parsers import parse_bytes
 
@@ -17,13 +18,11 @@ ZDB = FIXTURES / "zdb" / "2.3" / "b.txt"
 FIO_JSON = FIXTURES / "fio" / "3.1" / "fioplot-randread-1-1.json"
 
 
-
-
 def edited(path, pattern, digits):
     text = path.read_text()
     out, n = re.subn(pattern, lambda m: m.group(1) + digits, text, count=1)
     assert n == 1
-    line = text[:re.search(pattern, text).start()].count("\n") + 1
+    line = text[: re.search(pattern, text).start()].count("\n") + 1
     return out, line
 
 
@@ -35,10 +34,14 @@ def logs(tmp_path):
     (raw / "zdb-b-5000-digits.txt").write_text(zdb)
     fio, fio_line = edited(FIO_JSON, r'("total_ios" ?: ?)\d+', "7" * 5000)
     (raw / "fio-5000-digits.json").write_text(fio)
-    big, big_line = edited(ZDB, r"(bp count:\s+)\d+", "99999999999999999999")   # > 2^64
+    big, big_line = edited(ZDB, r"(bp count:\s+)\d+", "99999999999999999999")  # > 2^64
     (raw / "zdb-b-past-64-bits.txt").write_text(big)
     (raw / "zdb-b-good.txt").write_bytes(ZDB.read_bytes())
-    return raw, {"zdb-b-5000-digits.txt": zdb_line, "fio-5000-digits.json": fio_line, "zdb-b-past-64-bits.txt": big_line}
+    return raw, {
+        "zdb-b-5000-digits.txt": zdb_line,
+        "fio-5000-digits.json": fio_line,
+        "zdb-b-past-64-bits.txt": big_line,
+    }
 
 
 def test_parse_bytes_names_the_line(logs):

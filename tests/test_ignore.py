@@ -9,8 +9,8 @@ import sys
 
 import duckdb
 import pytest
-
 from conftest import ROOT
+
 from storagelab.ignore import IGNORE_FILE, IgnoreList, compile_rule, split
 from storagelab.store import ingest
 
@@ -105,8 +105,9 @@ def test_ingest_skips_ignored_files_and_counts_them_once(raw_copy, tmp_path):
     r = _cli(*args)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr and "error:" not in r.stderr
-    assert r.stdout.startswith(f"ingested 0 (of which 0 replaced), skipped 38 unchanged, "
-                               f"ignored 2 ({raw / IGNORE_FILE}), failed 0; 0 rows in ")
+    assert r.stdout.startswith(
+        f"ingested 0 (of which 0 replaced), skipped 38 unchanged, ignored 2 ({raw / IGNORE_FILE}), failed 0; 0 rows in "
+    )
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] == 0  # the old failures are gone
     assert con.execute("SELECT count(*) FROM files WHERE path LIKE '%mylab%'").fetchone()[0] == 0
@@ -116,8 +117,13 @@ def test_ingest_skips_ignored_files_and_counts_them_once(raw_copy, tmp_path):
 
 
 def test_ingest_without_ignore_file_has_the_usual_summary(raw_copy, tmp_path):
-    s = ingest([raw_copy], db_path=tmp_path / "n.duckdb", manifest_path=raw_copy / "manifest.csv",
-               parquet_dir=False, progress=False)
+    s = ingest(
+        [raw_copy],
+        db_path=tmp_path / "n.duckdb",
+        manifest_path=raw_copy / "manifest.csv",
+        parquet_dir=False,
+        progress=False,
+    )
     assert s.ignored == 0 and "ignored" not in s.line()
 
 

@@ -3,6 +3,7 @@ installed: Debian packages fio and bonnie++), the ZFS sweep in its dry-run form.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import os
 import shutil
@@ -13,17 +14,17 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import ROOT
 
 from storagelab import lab
 from storagelab.manifest import load as load_manifest
 
-from conftest import ROOT
-
 
 def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
-    return subprocess.run([sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
+    )
 
 
 def _fstype(path: Path) -> str | None:
@@ -31,12 +32,25 @@ def _fstype(path: Path) -> str | None:
     return out.stdout.strip() or None
 
 
-@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio); "
-                                                    "./run test installs it")
+@pytest.mark.skipif(
+    not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio); ./run test installs it"
+)
 def test_lab_fio_smoke_for_real(tmp_path):
     target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
-    p = _cli("lab", "fio", "--preset", "smoke", "--target", str(target), "--out", str(out), "--db", str(db),
-             "--device-limit", "1kB/s")
+    p = _cli(
+        "lab",
+        "fio",
+        "--preset",
+        "smoke",
+        "--target",
+        str(target),
+        "--out",
+        str(out),
+        "--db",
+        str(db),
+        "--device-limit",
+        "1kB/s",
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert "[1/4] randread-4k-qd1-nj1: 3 left after this" in p.stdout
     assert "[4/4] write-4k-qd2-nj2: 0 left after this" in p.stdout
@@ -64,7 +78,9 @@ def test_lab_fio_smoke_for_real(tmp_path):
     assert "logical_sector_bytes=" in row["notes"] and "physical_sector_bytes=" in row["notes"]
     assert "rotational=" in row["notes"] and "ram_bytes=" in row["notes"] and "kernel=" in row["notes"]
     assert "sanity: file size 16777216 B below RAM" in row["notes"]
-    assert "sanity: write at " in row["notes"] and "faster than the devices can deliver (1000 B/s): cache" in row["notes"]
+    assert (
+        "sanity: write at " in row["notes"] and "faster than the devices can deliver (1000 B/s): cache" in row["notes"]
+    )
     assert row["device_limit_bytes_per_s"] == 1000.0
     assert row["command"].startswith("fio --name=write-4k-qd2-nj2 ") and "--numjobs=2" in row["command"]
 
@@ -76,14 +92,25 @@ def test_lab_fio_smoke_for_real(tmp_path):
     series = con.execute("""
         SELECT f.label, l.job_index, count(*), min(l.time_ns), bool_and(l.windowed)
         FROM fio_log_samples l JOIN files f USING (file_id) WHERE l.kind = 'bw' GROUP BY ALL ORDER BY ALL""").fetchall()
-    assert [s[:2] for s in series] == [("randread-4k-qd1-nj1", 1), ("randread-4k-qd2-nj2", 1), ("randread-4k-qd2-nj2", 2),
-                                       ("write-4k-qd1-nj1", 1), ("write-4k-qd2-nj2", 1), ("write-4k-qd2-nj2", 2)]
+    assert [s[:2] for s in series] == [
+        ("randread-4k-qd1-nj1", 1),
+        ("randread-4k-qd2-nj2", 1),
+        ("randread-4k-qd2-nj2", 2),
+        ("write-4k-qd1-nj1", 1),
+        ("write-4k-qd2-nj2", 1),
+        ("write-4k-qd2-nj2", 2),
+    ]
     assert all(s[2] >= 4 and s[4] for s in series)  # 2 s at log_avg_msec=250
     assert con.execute("SELECT count(*) FROM fio_hist_samples").fetchone()[0] > 0
-    jobs = con.execute("SELECT f.label, j.numjobs, j.iodepth FROM fio_jobs j JOIN files f USING (file_id) "
-                       "ORDER BY 1").fetchall()
-    assert jobs == [("randread-4k-qd1-nj1", 1, 1), ("randread-4k-qd2-nj2", 2, 2), ("write-4k-qd1-nj1", 1, 1),
-                    ("write-4k-qd2-nj2", 2, 2)]
+    jobs = con.execute(
+        "SELECT f.label, j.numjobs, j.iodepth FROM fio_jobs j JOIN files f USING (file_id) ORDER BY 1"
+    ).fetchall()
+    assert jobs == [
+        ("randread-4k-qd1-nj1", 1, 1),
+        ("randread-4k-qd2-nj2", 2, 2),
+        ("write-4k-qd1-nj1", 1, 1),
+        ("write-4k-qd2-nj2", 2, 2),
+    ]
     con.close()
 
     # a re-run resumes: nothing left to do
@@ -95,8 +122,9 @@ def test_lab_fio_smoke_for_real(tmp_path):
 @pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
 def test_lab_bonnie_for_real(tmp_path):
     target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
-    p = _cli("lab", "bonnie", "--target", str(target), "--out", str(out), "--db", str(db), "--size", "32M",
-             "--files", "0")
+    p = _cli(
+        "lab", "bonnie", "--target", str(target), "--out", str(out), "--db", str(db), "--size", "32M", "--files", "0"
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     saved = out / "bonnie-32m-n0.txt"
     assert "Version" in saved.read_text()
@@ -113,59 +141,137 @@ def test_lab_bonnie_for_real(tmp_path):
 
 def test_smoke_commands_exact(tmp_path):
     runs = lab.build_runs(lab.PRESETS["smoke"], target=Path("/t"), out=Path("/o"))
-    assert [r.run_id for r in runs] == ["randread-4k-qd1-nj1", "randread-4k-qd2-nj2", "write-4k-qd1-nj1",
-                                        "write-4k-qd2-nj2"]
+    assert [r.run_id for r in runs] == [
+        "randread-4k-qd1-nj1",
+        "randread-4k-qd2-nj2",
+        "write-4k-qd1-nj1",
+        "write-4k-qd2-nj2",
+    ]
     assert runs[1].argv == [
-        "fio", "--name=randread-4k-qd2-nj2", "--directory=/t", "--rw=randread", "--bs=4k", "--size=8M",
-        "--ioengine=libaio", "--iodepth=2", "--numjobs=2", "--direct=1", "--runtime=2", "--time_based",
-        "--group_reporting", "--unlink=1", "--write_bw_log=/o/randread-4k-qd2-nj2",
-        "--write_iops_log=/o/randread-4k-qd2-nj2", "--write_lat_log=/o/randread-4k-qd2-nj2", "--log_avg_msec=250",
-        "--write_hist_log=/o/randread-4k-qd2-nj2", "--log_hist_msec=500", "--output-format=normal,json+"]
+        "fio",
+        "--name=randread-4k-qd2-nj2",
+        "--directory=/t",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=8M",
+        "--ioengine=libaio",
+        "--iodepth=2",
+        "--numjobs=2",
+        "--direct=1",
+        "--runtime=2",
+        "--time_based",
+        "--group_reporting",
+        "--unlink=1",
+        "--write_bw_log=/o/randread-4k-qd2-nj2",
+        "--write_iops_log=/o/randread-4k-qd2-nj2",
+        "--write_lat_log=/o/randread-4k-qd2-nj2",
+        "--log_avg_msec=250",
+        "--write_hist_log=/o/randread-4k-qd2-nj2",
+        "--log_hist_msec=500",
+        "--output-format=normal,json+",
+    ]
     home = lab.build_runs(lab.PRESETS["homelab-seq-write"], target=Path("/t"), out=Path("/o"))
     assert [r.run_id for r in home] == ["write-1m-qd8-nj8"]
     assert "--size=16G" in home[0].argv and "--runtime=60" in home[0].argv and "--log_avg_msec=500" in home[0].argv
     assert "--filename=write-1m-qd8-nj8.data" in home[0].argv and home[0].shared_file  # one file, as the study did
     assert not any(a.startswith("--filename") for a in runs[1].argv) and not runs[1].shared_file
     assert [r.run_id for r in lab.build_runs(lab.PRESETS["ars-1m"], target=Path("/t"), out=Path("/o"))] == [
-        "randread-1m-qd1-nj1", "randread-1m-qd8-nj8", "randwrite-1m-qd1-nj1", "randwrite-1m-qd8-nj8"]
-    custom = lab.build_runs(lab.PRESETS["smoke"], target=Path("/t"), out=Path("/o"), rw=["read"], bs=["1M", "64k"],
-                            depth_jobs=[(4, 1)], filename="shared")
+        "randread-1m-qd1-nj1",
+        "randread-1m-qd8-nj8",
+        "randwrite-1m-qd1-nj1",
+        "randwrite-1m-qd8-nj8",
+    ]
+    custom = lab.build_runs(
+        lab.PRESETS["smoke"],
+        target=Path("/t"),
+        out=Path("/o"),
+        rw=["read"],
+        bs=["1M", "64k"],
+        depth_jobs=[(4, 1)],
+        filename="shared",
+    )
     assert [r.run_id for r in custom] == ["read-1m-qd4-nj1", "read-64k-qd4-nj1"]
     assert "--filename=shared" in custom[0].argv
 
 
 def test_lab_fio_dry_run_prints_commands(tmp_path):
-    p = _cli("lab", "fio", "--preset", "ars-4k", "--target", "/mnt/x", "--out", str(tmp_path), "--dry-run",
-             "--depth-jobs", "8x8", "--rw", "randwrite", "--size", "1G")
+    p = _cli(
+        "lab",
+        "fio",
+        "--preset",
+        "ars-4k",
+        "--target",
+        "/mnt/x",
+        "--out",
+        str(tmp_path),
+        "--dry-run",
+        "--depth-jobs",
+        "8x8",
+        "--rw",
+        "randwrite",
+        "--size",
+        "1G",
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == [
         f"fio --name=randwrite-4k-qd8-nj8 --directory=/mnt/x --rw=randwrite --bs=4k --size=1G --ioengine=libaio "
         f"--iodepth=8 --numjobs=8 --direct=1 --runtime=60 --time_based --group_reporting --unlink=1 "
         f"--write_bw_log={tmp_path}/randwrite-4k-qd8-nj8 --write_iops_log={tmp_path}/randwrite-4k-qd8-nj8 "
         f"--write_lat_log={tmp_path}/randwrite-4k-qd8-nj8 --log_avg_msec=500 "
-        f"--write_hist_log={tmp_path}/randwrite-4k-qd8-nj8 --log_hist_msec=1000 --output-format=normal,json+"]
+        f"--write_hist_log={tmp_path}/randwrite-4k-qd8-nj8 --log_hist_msec=1000 --output-format=normal,json+"
+    ]
     assert not list(tmp_path.iterdir())
 
 
 def test_zfs_sweep_dry_run_exact_commands(tmp_path):
-    p = _cli("lab", "zfs-sweep", "--disks", "/dev/sdx,/dev/sdy,/dev/sdz,/dev/sdw", "--out", str(tmp_path),
-             "--recordsizes", "4K", "--size", "1G", "--runtime", "10")
+    p = _cli(
+        "lab",
+        "zfs-sweep",
+        "--disks",
+        "/dev/sdx,/dev/sdy,/dev/sdz,/dev/sdw",
+        "--out",
+        str(tmp_path),
+        "--recordsizes",
+        "4K",
+        "--size",
+        "1G",
+        "--runtime",
+        "10",
+    )
     assert p.returncode == 0, p.stderr
     assert "dry run: nothing was run" in p.stderr and "/dev/sdx, /dev/sdy, /dev/sdz, /dev/sdw" in p.stderr
     lines = p.stdout.splitlines()
     create = "zpool create -f -o ashift=12 -O compression=off -O atime=off -m /labsweep labsweep"
     assert [ln for ln in lines if ln.startswith(("#", "zpool"))] == [
-        "# single-1x1", f"{create} /dev/sdx", "zpool destroy labsweep",
-        "# single-2x1", f"{create} /dev/sdx /dev/sdy", "zpool destroy labsweep",
-        "# single-3x1", f"{create} /dev/sdx /dev/sdy /dev/sdz", "zpool destroy labsweep",
-        "# single-4x1", f"{create} /dev/sdx /dev/sdy /dev/sdz /dev/sdw", "zpool destroy labsweep",
-        "# mirror-1x2", f"{create} mirror /dev/sdx /dev/sdy", "zpool destroy labsweep",
-        "# mirror-2x2", f"{create} mirror /dev/sdx /dev/sdy mirror /dev/sdz /dev/sdw", "zpool destroy labsweep",
-        "# raidz1-1x3", f"{create} raidz1 /dev/sdx /dev/sdy /dev/sdz", "zpool destroy labsweep",
-        "# raidz1-1x4", f"{create} raidz1 /dev/sdx /dev/sdy /dev/sdz /dev/sdw", "zpool destroy labsweep",
-        "# raidz2-1x4", f"{create} raidz2 /dev/sdx /dev/sdy /dev/sdz /dev/sdw", "zpool destroy labsweep",
+        "# single-1x1",
+        f"{create} /dev/sdx",
+        "zpool destroy labsweep",
+        "# single-2x1",
+        f"{create} /dev/sdx /dev/sdy",
+        "zpool destroy labsweep",
+        "# single-3x1",
+        f"{create} /dev/sdx /dev/sdy /dev/sdz",
+        "zpool destroy labsweep",
+        "# single-4x1",
+        f"{create} /dev/sdx /dev/sdy /dev/sdz /dev/sdw",
+        "zpool destroy labsweep",
+        "# mirror-1x2",
+        f"{create} mirror /dev/sdx /dev/sdy",
+        "zpool destroy labsweep",
+        "# mirror-2x2",
+        f"{create} mirror /dev/sdx /dev/sdy mirror /dev/sdz /dev/sdw",
+        "zpool destroy labsweep",
+        "# raidz1-1x3",
+        f"{create} raidz1 /dev/sdx /dev/sdy /dev/sdz",
+        "zpool destroy labsweep",
+        "# raidz1-1x4",
+        f"{create} raidz1 /dev/sdx /dev/sdy /dev/sdz /dev/sdw",
+        "zpool destroy labsweep",
+        "# raidz2-1x4",
+        f"{create} raidz2 /dev/sdx /dev/sdy /dev/sdz /dev/sdw",
+        "zpool destroy labsweep",
     ]
-    first = lines[:lines.index("# single-2x1")]
+    first = lines[: lines.index("# single-2x1")]
     out = tmp_path / "zfs-sweep" / "single-1x1" / "rs4k"
     fio = [ln for ln in first if ln.startswith("fio ")]
     assert first[2:4] == ["zfs create labsweep/rs4k", "zfs set recordsize=4K labsweep/rs4k"]
@@ -175,16 +281,22 @@ def test_zfs_sweep_dry_run_exact_commands(tmp_path):
         f"--ioengine=libaio --iodepth=8 --numjobs=8 --direct=1 --runtime=10 --time_based --group_reporting "
         f"--unlink=1 --write_bw_log={out}/randwrite-4k-qd8-nj8 --write_iops_log={out}/randwrite-4k-qd8-nj8 "
         f"--write_lat_log={out}/randwrite-4k-qd8-nj8 --log_avg_msec=500 --write_hist_log={out}/randwrite-4k-qd8-nj8 "
-        f"--log_hist_msec=1000 --output-format=normal,json+")
+        f"--log_hist_msec=1000 --output-format=normal,json+"
+    )
 
 
 def test_zfs_sweep_default_recordsizes_and_presets(tmp_path):
     plan = lab.sweep_plan(["a", "b"], out=tmp_path)
     assert [p["name"] for p in plan] == ["single-1x1", "single-2x1", "mirror-1x2"]
     steps = [a for kind, a in plan[0]["steps"] if kind == "zfs"]
-    assert steps == [["zfs", "create", "labsweep/rs4k"], ["zfs", "set", "recordsize=4K", "labsweep/rs4k"],
-                     ["zfs", "create", "labsweep/rs128k"], ["zfs", "set", "recordsize=128K", "labsweep/rs128k"],
-                     ["zfs", "create", "labsweep/rs1m"], ["zfs", "set", "recordsize=1M", "labsweep/rs1m"]]
+    assert steps == [
+        ["zfs", "create", "labsweep/rs4k"],
+        ["zfs", "set", "recordsize=4K", "labsweep/rs4k"],
+        ["zfs", "create", "labsweep/rs128k"],
+        ["zfs", "set", "recordsize=128K", "labsweep/rs128k"],
+        ["zfs", "create", "labsweep/rs1m"],
+        ["zfs", "set", "recordsize=1M", "labsweep/rs1m"],
+    ]
     bs = {rs: sorted({r.bs for r in runs}) for rs, _ds, _o, runs in plan[0]["runs"]}
     assert bs == {"4K": ["4k"], "128K": ["1M", "4k"], "1M": ["1M"]}
 
@@ -213,12 +325,13 @@ def test_zfs_sweep_destroys_the_pool_when_a_run_fails(tmp_path, monkeypatch):
 
 
 def test_rates_and_cache_flags():
-    assert lab._rate("900MB/s") == 9e8 and lab._rate("550MiB/s") == 550 * 2 ** 20 and lab._rate("1kB/s") == 1000.0
-    with pytest.raises(Exception):
+    assert lab._rate("900MB/s") == 9e8 and lab._rate("550MiB/s") == 550 * 2**20 and lab._rate("1kB/s") == 1000.0
+    with pytest.raises(argparse.ArgumentTypeError):
         lab._rate("fast")
     fixture = ROOT / "tests" / "fixtures" / "fio" / "3.33" / "logs" / "avg.txt"  # 2 jobs at 4 MiB/s: 8380228 B/s
     assert lab.cache_flags(fixture, 8_000_000) == [
-        "write at 8380228 B/s, faster than the devices can deliver (8000000 B/s): cache"]
+        "write at 8380228 B/s, faster than the devices can deliver (8000000 B/s): cache"
+    ]
     assert lab.cache_flags(fixture, 9_000_000) == [] and lab.cache_flags(fixture, None) == []
 
 
@@ -228,11 +341,23 @@ def test_sanity_flags():
     assert flags == [
         "direct I/O on ZFS 2.1.5 (< 2.3): O_DIRECT is ignored or refused, I/O goes through the ARC",
         f"file size {8 << 30} B below RAM ({16 << 30} B): reads may come from the page cache/ARC",
-        "numjobs=8 share one file: the jobs contend for the same blocks"]
-    assert lab.sanity_flags(target_info={"fstype": "zfs", "zfs_version": "2.3.0"}, direct=1, total_bytes=64 << 30,
-                            ram=16 << 30, numjobs=8, shared_file=False) == []
-    assert lab.sanity_flags(target_info={"fstype": "ext4"}, direct=1, total_bytes=1, ram=0, numjobs=1,
-                            shared_file=True) == []
+        "numjobs=8 share one file: the jobs contend for the same blocks",
+    ]
+    assert (
+        lab.sanity_flags(
+            target_info={"fstype": "zfs", "zfs_version": "2.3.0"},
+            direct=1,
+            total_bytes=64 << 30,
+            ram=16 << 30,
+            numjobs=8,
+            shared_file=False,
+        )
+        == []
+    )
+    assert (
+        lab.sanity_flags(target_info={"fstype": "ext4"}, direct=1, total_bytes=1, ram=0, numjobs=1, shared_file=True)
+        == []
+    )
 
 
 def test_append_manifest_keeps_existing_rows(tmp_path):
@@ -249,12 +374,14 @@ def test_append_manifest_keeps_existing_rows(tmp_path):
 
 def test_manifest_goes_to_data_raw_for_output_under_it(tmp_path):
     from storagelab import paths
+
     assert lab.manifest_for(paths.RAW / "lab" / "h" / "2026-01-01") == paths.MANIFEST
     assert lab.manifest_for(tmp_path / "x") == tmp_path / "x" / "manifest.csv"
 
 
 def test_plain_lab_is_still_jupyterlab(monkeypatch):
     from storagelab import cli
+
     seen = []
     monkeypatch.setattr(cli, "cmd_lab", lambda args: seen.append(args.extra) or 0)
     cli.main(["lab", "--no-browser"])
@@ -267,12 +394,34 @@ def test_lab_fio_ctrl_c_keeps_completed_runs_and_resumes(tmp_path):
     import time
 
     target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
-    args = ["lab", "fio", "--preset", "smoke", "--rw", "write", "--depth-jobs", "1x1,2x2", "--runtime", "2",
-            "--target", str(target), "--out", str(out), "--db", str(db)]
+    args = [
+        "lab",
+        "fio",
+        "--preset",
+        "smoke",
+        "--rw",
+        "write",
+        "--depth-jobs",
+        "1x1,2x2",
+        "--runtime",
+        "2",
+        "--target",
+        str(target),
+        "--out",
+        str(out),
+        "--db",
+        str(db),
+    ]
     env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), PYTHONUNBUFFERED="1")
     # its own process group, as a terminal's Ctrl-C reaches python and fio together
-    p = subprocess.Popen([sys.executable, "-m", "storagelab", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, env=env, start_new_session=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     lines = []
     for line in p.stdout:
         lines.append(line)
@@ -295,8 +444,10 @@ def test_lab_fio_ctrl_c_keeps_completed_runs_and_resumes(tmp_path):
     assert again.returncode == 0, again.stdout + again.stderr
     assert "1 of 2 runs already saved" in again.stdout and "[1/1] write-4k-qd2-nj2" in again.stdout
     con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT DISTINCT label FROM files ORDER BY 1").fetchall() == [("write-4k-qd1-nj1",),
-                                                                                   ("write-4k-qd2-nj2",)]
+    assert con.execute("SELECT DISTINCT label FROM files ORDER BY 1").fetchall() == [
+        ("write-4k-qd1-nj1",),
+        ("write-4k-qd2-nj2",),
+    ]
     con.close()
 
 
@@ -339,22 +490,55 @@ def test_pool_layout():
     assert lay["cache_devices"] == ["/dev/nvme0n1p2"]
     stripe = lab.pool_layout("config:\n\n\tNAME STATE\n\tp ONLINE\n\t  /dev/sdx ONLINE\n\t  /dev/sdy ONLINE\n")
     assert (stripe["vdev_type"], stripe["vdev_count"], stripe["vdev_width"]) == ("single", 2, 1)
-    mixed = lab.pool_layout("\tNAME STATE\n\tp ONLINE\n\t  mirror-0 ONLINE\n\t    a ONLINE\n\t    b ONLINE\n"
-                            "\t  raidz1-1 ONLINE\n\t    c ONLINE\n\t    d ONLINE\n\t    e ONLINE\n")
+    mixed = lab.pool_layout(
+        "\tNAME STATE\n\tp ONLINE\n\t  mirror-0 ONLINE\n\t    a ONLINE\n\t    b ONLINE\n"
+        "\t  raidz1-1 ONLINE\n\t    c ONLINE\n\t    d ONLINE\n\t    e ONLINE\n"
+    )
     assert (mixed["vdev_type"], mixed["vdev_count"], mixed["vdev_width"]) == ("mixed", 2, None)
     assert lab.pool_layout("no pools available")["vdev_type"] is None
-    row = lab.manifest_row(Path("/r/x.txt"), Path("/r"), "x", {"host": "h", "os": "o", "kernel": "k"},
-                           {"fstype": "zfs", "pool": "tank", "layout": lay, "zfs": {"recordsize": "131072"}},
-                           ["fio"], "n")
-    assert (row["vdev_type"], row["vdev_count"], row["vdev_width"], row["recordsize_bytes"]) == ("raidz2", 2, 4, "131072")
+    row = lab.manifest_row(
+        Path("/r/x.txt"),
+        Path("/r"),
+        "x",
+        {"host": "h", "os": "o", "kernel": "k"},
+        {"fstype": "zfs", "pool": "tank", "layout": lay, "zfs": {"recordsize": "131072"}},
+        ["fio"],
+        "n",
+    )
+    assert (row["vdev_type"], row["vdev_count"], row["vdev_width"], row["recordsize_bytes"]) == (
+        "raidz2",
+        2,
+        4,
+        "131072",
+    )
     assert row["log_devices"] == "/dev/nvme0n1p1 /dev/nvme1n1p1" and row["cache_devices"] == "/dev/nvme0n1p2"
 
 
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_failed_run_leaves_nothing_in_out(tmp_path):
     out = tmp_path / "out"
-    p = _cli("lab", "fio", "--preset", "smoke", "--rw", "write", "--depth-jobs", "1x1", "--ioengine", "nosuchengine",
-             "--target", str(tmp_path / "t"), "--out", str(out), "--db", str(tmp_path / "db.duckdb"))
+    p = _cli(
+        "lab",
+        "fio",
+        "--preset",
+        "smoke",
+        "--rw",
+        "write",
+        "--depth-jobs",
+        "1x1",
+        "--ioengine",
+        "nosuchengine",
+        "--target",
+        str(tmp_path / "t"),
+        "--out",
+        str(out),
+        "--db",
+        str(tmp_path / "db.duckdb"),
+    )
     assert p.returncode == 1, p.stdout + p.stderr
-    assert "fio failed" in p.stdout and "1 runs failed: write-4k-qd1-nj1" in p.stdout and "storagelab-lab-failed" in p.stdout
+    assert (
+        "fio failed" in p.stdout
+        and "1 runs failed: write-4k-qd1-nj1" in p.stdout
+        and "storagelab-lab-failed" in p.stdout
+    )
     assert not [f for f in out.iterdir() if f.name != "manifest.csv"]

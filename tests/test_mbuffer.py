@@ -1,11 +1,10 @@
 """mbuffer summary/status parser: the 2008 Thumper logs (seed 001) and real R20230301 runs."""
 
 import pytest
+from conftest import FIXTURES, RAW
 
 from storagelab.parsers import ParseError, decode, detect, mbuffer
 from storagelab.units import GiB, KiB, MiB
-
-from conftest import FIXTURES, RAW
 
 THUMPER = RAW / "thumper-x4500"
 NEW = FIXTURES / "mbuffer" / "20230301"
@@ -37,12 +36,15 @@ def test_2008_summary_with_minutes_legacy_units_are_binary():
     assert (s["line_start"], s["line_end"]) == (1, 1)
 
 
-@pytest.mark.parametrize("name, amount, seconds, rate", [
-    ("mbuffer-ssh-localhost.txt", 678 * MiB, 20.9, 32.5 * MiB),
-    ("mbuffer-ssh-blowfish-localhost.txt", 9.9 * GiB, 193.6, 52.5 * MiB),
-    ("mbuffer-netcat-receiver.txt", 7410 * MiB, 88.7, 83.5 * MiB),
-    ("mbuffer-netcat-sender.txt", 7410 * MiB, 74.9, 98.9 * MiB),
-])
+@pytest.mark.parametrize(
+    "name, amount, seconds, rate",
+    [
+        ("mbuffer-ssh-localhost.txt", 678 * MiB, 20.9, 32.5 * MiB),
+        ("mbuffer-ssh-blowfish-localhost.txt", 9.9 * GiB, 193.6, 52.5 * MiB),
+        ("mbuffer-netcat-receiver.txt", 7410 * MiB, 88.7, 83.5 * MiB),
+        ("mbuffer-netcat-sender.txt", 7410 * MiB, 74.9, 98.9 * MiB),
+    ],
+)
 def test_2008_summaries(name, amount, seconds, rate):
     s = summary(THUMPER / name)
     assert s["bytes"] == pytest.approx(amount)
@@ -51,11 +53,14 @@ def test_2008_summaries(name, amount, seconds, rate):
     assert s["suspect"] is False
 
 
-@pytest.mark.parametrize("name, seconds, rate_mib, line", [
-    ("mbuffer-socat-receiver.txt", 49.0, 204, 1),
-    ("mbuffer-socat-network.txt", 32.1, 311, 1),
-    ("mbuffer-socat-sender.txt", 43.3, 231, 2),
-])
+@pytest.mark.parametrize(
+    "name, seconds, rate_mib, line",
+    [
+        ("mbuffer-socat-receiver.txt", 49.0, 204, 1),
+        ("mbuffer-socat-network.txt", 32.1, 311, 1),
+        ("mbuffer-socat-sender.txt", 43.3, 231, 2),
+    ],
+)
 def test_unitless_1e04_is_stored_as_printed_but_flagged(name, seconds, rate_mib, line):
     p = parse(THUMPER / name)
     s = p.rows("mbuffer_summaries")[0]
@@ -110,8 +115,9 @@ def test_r2023_stderr_carriage_return_status_lines():
 def test_r2023_log_file_prefix_and_stderr_agree():
     log = parse(NEW / "log-3000m.txt")
     err = parse(NEW / "log-3000m.stderr.txt")
-    assert [r["total_bytes"] for r in log.rows("mbuffer_status")] == \
-           [r["total_bytes"] for r in err.rows("mbuffer_status")]
+    assert [r["total_bytes"] for r in log.rows("mbuffer_status")] == [
+        r["total_bytes"] for r in err.rows("mbuffer_status")
+    ]
     assert log.rows("mbuffer_summaries")[0]["rate_bytes_per_s"] == 931 * MiB
     assert log.rows("mbuffer_status")[0]["total_bytes"] == 215 * MiB
 
@@ -134,8 +140,10 @@ def test_r2023_gib_kib_minutes_and_outputs():
 
 
 def test_source_format_variants():
-    text = ("summary: 2x  1.5 GiByte in 1h 02min 03.5sec - average of  845 kiB/s, 3x empty, 1x full\n"
-            "in @  ??? B/s, out @ 12.5 MiB/s, 2 x  100 MiB total, buffer  42% full,  17% done\n")
+    text = (
+        "summary: 2x  1.5 GiByte in 1h 02min 03.5sec - average of  845 kiB/s, 3x empty, 1x full\n"
+        "in @  ??? B/s, out @ 12.5 MiB/s, 2 x  100 MiB total, buffer  42% full,  17% done\n"
+    )
     p = mbuffer.parse(text)
     s = p.rows("mbuffer_summaries")[0]
     assert s["duration_ns"] == pytest.approx((3600 + 120 + 3.5) * 1e9)
@@ -154,17 +162,20 @@ def test_sniff_and_detect():
     assert mbuffer.sniff(read(fio)) is None
 
 
-@pytest.mark.parametrize("text, kind, line", [
-    ("", "empty", None),
-    ("   \n", "empty", None),
-    ("summary: 170 GByte in 4 min 59.3 sec - average of 583 MB/s\nhello world\n", "invalid", 2),
-    ("summary: 170 GByte in 4 min 59.3 sec - aver", "truncated", 1),
-    ("in @ 233 MB/s, out @ 233 MB/s, 7882 MB tot\n", "truncated", 1),
-    ("in @ 233 MB/s, out @ 2\nsummary: 170 GByte in 4 min 59.3 sec - average of 583 MB/s\n", "invalid", 1),
-    ("summary: 170 GByte in forever - average of 583 MB/s\n", "invalid", 1),
-    ("mbuffer: warning: something\n", "invalid", 1),
-    ("Sector size (logical/physical): 512 bytes / 4096 bytes\n", "invalid", 1),
-])
+@pytest.mark.parametrize(
+    "text, kind, line",
+    [
+        ("", "empty", None),
+        ("   \n", "empty", None),
+        ("summary: 170 GByte in 4 min 59.3 sec - average of 583 MB/s\nhello world\n", "invalid", 2),
+        ("summary: 170 GByte in 4 min 59.3 sec - aver", "truncated", 1),
+        ("in @ 233 MB/s, out @ 233 MB/s, 7882 MB tot\n", "truncated", 1),
+        ("in @ 233 MB/s, out @ 2\nsummary: 170 GByte in 4 min 59.3 sec - average of 583 MB/s\n", "invalid", 1),
+        ("summary: 170 GByte in forever - average of 583 MB/s\n", "invalid", 1),
+        ("mbuffer: warning: something\n", "invalid", 1),
+        ("Sector size (logical/physical): 512 bytes / 4096 bytes\n", "invalid", 1),
+    ],
+)
 def test_bad_input(text, kind, line):
     with pytest.raises(ParseError) as e:
         mbuffer.parse(text)

@@ -11,8 +11,17 @@ NBS = report.list_notebooks()
 
 
 def test_the_nine_notebooks_exist():
-    assert [nb.stem for nb in NBS] == ["01_vdev_scaling", "02_recordsize", "03_sector63", "04_dedup_ddt", "05_stacks",
-                                       "06_zfs_send_transports", "07_explore", "08_fio", "09_bonnie"]
+    assert [nb.stem for nb in NBS] == [
+        "01_vdev_scaling",
+        "02_recordsize",
+        "03_sector63",
+        "04_dedup_ddt",
+        "05_stacks",
+        "06_zfs_send_transports",
+        "07_explore",
+        "08_fio",
+        "09_bonnie",
+    ]
 
 
 @pytest.mark.parametrize("path", NBS, ids=lambda p: p.stem)

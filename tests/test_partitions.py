@@ -1,11 +1,10 @@
 """Partition tables: gpart (seed 004 + constructed), fdisk/sfdisk/parted (real util-linux 2.38 / parted 3.5 runs)."""
 
 import pytest
+from conftest import FIXTURES, RAW
 
 from storagelab.parsers import ParseError, decode, detect, partitions
 from storagelab.parsers.partitions import alignment
-
-from conftest import FIXTURES, RAW
 
 PT = FIXTURES / "partitions"
 SEED = RAW / "freebsd-bonnie-dedup"
@@ -25,13 +24,24 @@ def parts(path):
 
 # --- the verdict ------------------------------------------------------------------------------
 
+
 def test_alignment_lba63_vs_lba2048():
     a = alignment(63, 512)
-    assert a == {"start_bytes": 32_256, "align_4k_rem_bytes": 3_584, "align_1m_rem_bytes": 32_256,
-                 "aligned_4k": False, "aligned_1m": False}
+    assert a == {
+        "start_bytes": 32_256,
+        "align_4k_rem_bytes": 3_584,
+        "align_1m_rem_bytes": 32_256,
+        "aligned_4k": False,
+        "aligned_1m": False,
+    }
     b = alignment(2048)
-    assert b == {"start_bytes": 1_048_576, "align_4k_rem_bytes": 0, "align_1m_rem_bytes": 0,
-                 "aligned_4k": True, "aligned_1m": True}
+    assert b == {
+        "start_bytes": 1_048_576,
+        "align_4k_rem_bytes": 0,
+        "align_1m_rem_bytes": 0,
+        "aligned_4k": True,
+        "aligned_1m": True,
+    }
     assert alignment(34)["align_4k_rem_bytes"] == 1024  # GPT's first usable LBA
     c = alignment(63, 4096)  # 4Kn: every LBA is 4K-aligned, not 1M-aligned
     assert c["aligned_4k"] is True and c["aligned_1m"] is False and c["align_1m_rem_bytes"] == 258_048
@@ -45,6 +55,7 @@ def test_alignment_rejects_nonsense(args):
 
 
 # --- gpart ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name, disk", [("gpart-ada3.txt", "ada3"), ("gpart-ada5.txt", "ada5")])
 def test_gpart_seed_after_fix_starts_at_2048(name, disk):
@@ -60,8 +71,12 @@ def test_gpart_seed_after_fix_starts_at_2048(name, disk):
     assert d["logical_sector_source"] == "checked" and d["partitions"] == 1
     assert (d["line_start"], d["line_end"]) == (2, 5)
     (r,) = p.rows("partitions")
-    assert (r["index"], r["start_sector"], r["size_sectors"], r["end_sector"]) == \
-           (1, 2048, 7_814_033_408, 7_814_035_455)
+    assert (r["index"], r["start_sector"], r["size_sectors"], r["end_sector"]) == (
+        1,
+        2048,
+        7_814_033_408,
+        7_814_035_455,
+    )
     assert r["type"] == "freebsd-zfs" and r["device"] is None and r["flags"] is None
     assert r["start_bytes"] == 1_048_576 and r["size_bytes"] == 7_814_033_408 * 512
     assert r["aligned_4k"] is True and r["aligned_1m"] is True and r["align_4k_rem_bytes"] == 0
@@ -76,8 +91,13 @@ def test_gpart_mbr_slice_at_63_and_nested_bsd_label():
     assert disks["ada0"]["table_type"] == "MBR" and disks["ada0s1"]["table_type"] == "BSD"
     rows = p.rows("partitions")
     slice1 = rows[0]
-    assert (slice1["disk"], slice1["index"], slice1["start_sector"], slice1["type"], slice1["flags"]) == \
-           ("ada0", 1, 63, "freebsd", "active")
+    assert (slice1["disk"], slice1["index"], slice1["start_sector"], slice1["type"], slice1["flags"]) == (
+        "ada0",
+        1,
+        63,
+        "freebsd",
+        "active",
+    )
     assert slice1["start_bytes"] == 32_256 and slice1["align_4k_rem_bytes"] == 3_584 and slice1["aligned_4k"] is False
     bsd = {r["index"]: r for r in rows if r["disk"] == "ada0s1"}
     assert sorted(bsd) == [1, 2, 4]
@@ -110,16 +130,33 @@ def test_gpart_4kn_sector_size_inferred_from_human_sizes():
 
 # --- fdisk ------------------------------------------------------------------------------------
 
+
 def test_fdisk_sector63_vs_2048_real():
     p = parse(PT / "fdisk-dos63.txt")
     (d,) = p.rows("disks")
-    assert d == {**d, "disk": "dos63.img", "table_type": "MBR", "label_id": "0x0d050063", "size_sectors": 131_072,
-                 "size_bytes": 67_108_864, "size_source": "printed", "logical_sector_bytes": 512,
-                 "physical_sector_bytes": 512,
-                 "logical_sector_source": "printed", "partitions": 2, "line_start": 1, "line_end": 10}
+    assert d == {
+        **d,
+        "disk": "dos63.img",
+        "table_type": "MBR",
+        "label_id": "0x0d050063",
+        "size_sectors": 131_072,
+        "size_bytes": 67_108_864,
+        "size_source": "printed",
+        "logical_sector_bytes": 512,
+        "physical_sector_bytes": 512,
+        "logical_sector_source": "printed",
+        "partitions": 2,
+        "line_start": 1,
+        "line_end": 10,
+    }
     p1, p2 = p.rows("partitions")
-    assert (p1["device"], p1["index"], p1["start_sector"], p1["end_sector"], p1["size_sectors"]) == \
-           ("dos63.img1", 1, 63, 32_767, 32_705)
+    assert (p1["device"], p1["index"], p1["start_sector"], p1["end_sector"], p1["size_sectors"]) == (
+        "dos63.img1",
+        1,
+        63,
+        32_767,
+        32_705,
+    )
     assert (p1["type"], p1["type_id"], p1["flags"]) == ("Linux", "83", "boot")
     assert p1["start_bytes"] == 32_256 and p1["align_4k_rem_bytes"] == 3_584 and p1["aligned_4k"] is False
     assert (p2["start_sector"], p2["type"], p2["type_id"], p2["flags"]) == (32_768, "HPFS/NTFS/exFAT", "7", None)
@@ -150,8 +187,12 @@ def test_fdisk_gpt_and_multiple_disks():
 def test_fdisk_4096_byte_sectors():
     p = parse(PT / "fdisk-dos4kn.txt")
     (d,) = p.rows("disks")
-    assert (d["size_sectors"], d["size_bytes"], d["logical_sector_bytes"], d["physical_sector_bytes"]) == \
-           (16_384, 67_108_864, 4096, 4096)
+    assert (d["size_sectors"], d["size_bytes"], d["logical_sector_bytes"], d["physical_sector_bytes"]) == (
+        16_384,
+        67_108_864,
+        4096,
+        4096,
+    )
     p1, p2 = p.rows("partitions")
     assert p1["start_sector"] == 256 and p1["start_bytes"] == 1_048_576 and p1["aligned_1m"] is True
     assert p1["size_bytes"] == 7936 * 4096 and p2["start_bytes"] == 8192 * 4096
@@ -160,13 +201,22 @@ def test_fdisk_4096_byte_sectors():
 def test_fdisk_util_linux_2_20_layout_512e_disk():
     p = parse(PT / "fdisk-constructed-2.20-sec63.txt")
     sda, sdb = p.rows("disks")
-    assert (sda["disk"], sda["table_type"], sda["size_sectors"], sda["size_bytes"]) == \
-           ("/dev/sda", "MBR", 976_773_168, 500_107_862_016)
+    assert (sda["disk"], sda["table_type"], sda["size_sectors"], sda["size_bytes"]) == (
+        "/dev/sda",
+        "MBR",
+        976_773_168,
+        500_107_862_016,
+    )
     assert (sda["logical_sector_bytes"], sda["physical_sector_bytes"]) == (512, 4096)
     assert sdb["table_type"] is None and sdb["partitions"] == 0
     p1, p2 = p.rows("partitions")
-    assert (p1["start_sector"], p1["size_sectors"], p1["flags"], p1["type"], p1["type_id"]) == \
-           (63, 208_782, "boot", "Linux", "83")
+    assert (p1["start_sector"], p1["size_sectors"], p1["flags"], p1["type"], p1["type_id"]) == (
+        63,
+        208_782,
+        "boot",
+        "Linux",
+        "83",
+    )
     assert p1["align_4k_rem_bytes"] == 3_584 and p1["physical_sector_bytes"] == 4096
     assert (p2["start_sector"], p2["size_sectors"], p2["type"]) == (208_845, 976_564_323, "Linux LVM")
     assert p2["align_4k_rem_bytes"] == 208_845 * 512 % 4096 == 2_560
@@ -175,15 +225,25 @@ def test_fdisk_util_linux_2_20_layout_512e_disk():
 
 # --- sfdisk -----------------------------------------------------------------------------------
 
+
 def test_sfdisk_dump_dos_and_gpt():
     p1, p2 = parts(PT / "sfdisk-dos63.txt")
-    assert (p1["device"], p1["start_sector"], p1["size_sectors"], p1["type_id"], p1["flags"]) == \
-           ("dos63.img1", 63, 32_705, "83", "boot")
+    assert (p1["device"], p1["start_sector"], p1["size_sectors"], p1["type_id"], p1["flags"]) == (
+        "dos63.img1",
+        63,
+        32_705,
+        "83",
+        "boot",
+    )
     assert p1["aligned_4k"] is False and p2["aligned_1m"] is True and p1["logical_sector_source"] == "printed"
     p = parse(PT / "sfdisk-gpt.txt")
     (d,) = p.rows("disks")
-    assert (d["disk"], d["table_type"], d["usable_first_sector"], d["usable_sectors"]) == \
-           ("gpt.img", "GPT", 34, 131_005)
+    assert (d["disk"], d["table_type"], d["usable_first_sector"], d["usable_sectors"]) == (
+        "gpt.img",
+        "GPT",
+        34,
+        131_005,
+    )
     assert (d["size_sectors"], d["size_source"]) == (131_039, "usable-end")  # the image has 131072
     dos = parse(PT / "sfdisk-dos63.txt").rows("disks")[0]
     assert (dos["size_sectors"], dos["size_bytes"], dos["size_source"]) == (None, None, None)
@@ -197,8 +257,10 @@ def test_sfdisk_dump_dos_and_gpt():
 def test_sfdisk_old_format_assumes_512_and_skips_unused_slots():
     p = parse(PT / "sfdisk-constructed-2.20-sec63.txt")
     rows = p.rows("partitions")
-    assert [(r["index"], r["start_sector"], r["size_sectors"], r["type_id"]) for r in rows] == \
-           [(1, 63, 208_782, "83"), (2, 208_845, 976_564_323, "8e")]
+    assert [(r["index"], r["start_sector"], r["size_sectors"], r["type_id"]) for r in rows] == [
+        (1, 63, 208_782, "83"),
+        (2, 208_845, 976_564_323, "8e"),
+    ]
     assert rows[0]["flags"] == "boot" and rows[0]["logical_sector_source"] == "assumed"
     assert p.rows("disks")[0]["disk"] == "/dev/sda"
     assert p.warnings == ["line 1: sfdisk printed no sector-size: 512 assumed"]
@@ -206,18 +268,32 @@ def test_sfdisk_old_format_assumes_512_and_skips_unused_slots():
 
 # --- parted -----------------------------------------------------------------------------------
 
+
 def test_parted_machine_and_human():
     p = parse(PT / "parted-m-gpt.txt")
     (d,) = p.rows("disks")
-    assert (d["disk"], d["size_sectors"], d["logical_sector_bytes"], d["physical_sector_bytes"], d["table_type"]) == \
-           ("/tmp/storagelab-pt/gpt.img", 131_072, 512, 512, "GPT")
+    assert (d["disk"], d["size_sectors"], d["logical_sector_bytes"], d["physical_sector_bytes"], d["table_type"]) == (
+        "/tmp/storagelab-pt/gpt.img",
+        131_072,
+        512,
+        512,
+        "GPT",
+    )
     rows = p.rows("partitions")
-    assert [(r["index"], r["name"], r["flags"]) for r in rows] == \
-           [(1, "bios boot", "bios_grub"), (2, "EFI system", "boot, esp"), (3, "my data", None), (4, "swap", "swap")]
+    assert [(r["index"], r["name"], r["flags"]) for r in rows] == [
+        (1, "bios boot", "bios_grub"),
+        (2, "EFI system", "boot, esp"),
+        (3, "my data", None),
+        (4, "swap", "swap"),
+    ]
     h = parse(PT / "parted-dos2048.txt").rows("partitions")
-    assert [(r["index"], r["type"], r["flags"]) for r in h] == \
-           [(1, "primary", None), (2, "primary", "swap"), (3, "extended", None), (5, "logical", None),
-            (6, "logical", "lba")]
+    assert [(r["index"], r["type"], r["flags"]) for r in h] == [
+        (1, "primary", None),
+        (2, "primary", "swap"),
+        (3, "extended", None),
+        (5, "logical", None),
+        (6, "logical", "lba"),
+    ]
     h63 = parse(PT / "parted-dos63.txt").rows("partitions")
     assert h63[0]["start_sector"] == 63 and h63[0]["flags"] == "boot" and h63[0]["aligned_4k"] is False
 
@@ -237,12 +313,14 @@ def test_parted_bytes_free_rows_and_rounded_units():
 def test_all_tools_agree_on_the_same_image(image):
     def key(path):
         return [(r["index"], r["start_sector"], r["size_sectors"], r["aligned_4k"]) for r in parts(path)]
+
     ref = key(PT / f"fdisk-{image}.txt")
     others = [key(PT / f"{tool}-{image}.txt") for tool in ("sfdisk", "parted-m", "parted")]
     assert others == [ref, ref, ref]
 
 
 # --- detection and bad input ------------------------------------------------------------------
+
 
 def test_sniff_each_fixture_and_not_others():
     for path in sorted(PT.glob("*.txt")) + [SEED / "gpart-ada3.txt"]:
@@ -258,32 +336,45 @@ def test_sniff_each_fixture_and_not_others():
 
 
 GPART = "=>        40  7814037088  ada3  GPT  (3.6T)\n          40        2008        - free -  (1.0M)\n"
-FDISK = ("Disk x.img: 64 MiB, 67108864 bytes, 131072 sectors\nUnits: sectors of 1 * 512 = 512 bytes\n"
-         "Sector size (logical/physical): 512 bytes / 512 bytes\nDisklabel type: dos\n\n"
-         "Device     Boot Start    End Sectors Size Id Type\n")
+FDISK = (
+    "Disk x.img: 64 MiB, 67108864 bytes, 131072 sectors\nUnits: sectors of 1 * 512 = 512 bytes\n"
+    "Sector size (logical/physical): 512 bytes / 512 bytes\nDisklabel type: dos\n\n"
+    "Device     Boot Start    End Sectors Size Id Type\n"
+)
 
 
-@pytest.mark.parametrize("text, fmt, kind, line", [
-    ("", None, "empty", None),
-    ("hello\nworld\n", None, "invalid", 1),
-    (GPART + "        2048  78140", "gpart", "truncated", 3),
-    (GPART + "        2048  78140\n        9999  1  2  x (1K)\n", "gpart", "invalid", 3),
-    ("=>        40  7814037088  ada3  GPT  (3.6T)\n", "gpart", "truncated", 1),
-    ("gpart show\nnonsense\n", "gpart", "invalid", 2),
-    (FDISK, "fdisk", "truncated", 6),
-    (FDISK + "x.img1 *  63  131071\n", "fdisk", "truncated", 7),
-    (FDISK + "x.img1 *  63  131071  5  64M 83 Linux\n", "fdisk", "invalid", 7),
-    (FDISK + "x.img1 *  63  13x071  131009  64M 83 Linux\nmore\n", "fdisk", "invalid", 7),
-    (FDISK.replace("Units: sectors of 1 * 512 = 512", "Units = cylinders of 16065 * 512 = 8225280"), "fdisk",
-     "unsupported-version", 2),
-    ("label: dos\nunit: cylinders\n", "sfdisk", "unsupported-version", 2),
-    ("label: dos\nunit: sectors\n\nx.img1 : start=   63, size=", "sfdisk", "truncated", 4),
-    ("label: gpt\nx.img1 : start=34, size=10, name=\"abc\n", "sfdisk", "truncated", 2),
-    ("BYT;\n/x.img:131072s:file:512:512:msdos::;\n1:63s:131071s", "parted", "truncated", 3),
-    ("CHS;\n/x.img:1,2,3:file:512:512:msdos::;\n", "parted", "unsupported-version", 1),
-    ("BYT;\n/x.img:131072s:file:512:512:msdos::;\n1:63s:131071s:131009s:::;\nbogus;\n2:1s:2s:2s:::;\n",
-     "parted", "invalid", 4),
-])
+@pytest.mark.parametrize(
+    "text, fmt, kind, line",
+    [
+        ("", None, "empty", None),
+        ("hello\nworld\n", None, "invalid", 1),
+        (GPART + "        2048  78140", "gpart", "truncated", 3),
+        (GPART + "        2048  78140\n        9999  1  2  x (1K)\n", "gpart", "invalid", 3),
+        ("=>        40  7814037088  ada3  GPT  (3.6T)\n", "gpart", "truncated", 1),
+        ("gpart show\nnonsense\n", "gpart", "invalid", 2),
+        (FDISK, "fdisk", "truncated", 6),
+        (FDISK + "x.img1 *  63  131071\n", "fdisk", "truncated", 7),
+        (FDISK + "x.img1 *  63  131071  5  64M 83 Linux\n", "fdisk", "invalid", 7),
+        (FDISK + "x.img1 *  63  13x071  131009  64M 83 Linux\nmore\n", "fdisk", "invalid", 7),
+        (
+            FDISK.replace("Units: sectors of 1 * 512 = 512", "Units = cylinders of 16065 * 512 = 8225280"),
+            "fdisk",
+            "unsupported-version",
+            2,
+        ),
+        ("label: dos\nunit: cylinders\n", "sfdisk", "unsupported-version", 2),
+        ("label: dos\nunit: sectors\n\nx.img1 : start=   63, size=", "sfdisk", "truncated", 4),
+        ('label: gpt\nx.img1 : start=34, size=10, name="abc\n', "sfdisk", "truncated", 2),
+        ("BYT;\n/x.img:131072s:file:512:512:msdos::;\n1:63s:131071s", "parted", "truncated", 3),
+        ("CHS;\n/x.img:1,2,3:file:512:512:msdos::;\n", "parted", "unsupported-version", 1),
+        (
+            "BYT;\n/x.img:131072s:file:512:512:msdos::;\n1:63s:131071s:131009s:::;\nbogus;\n2:1s:2s:2s:::;\n",
+            "parted",
+            "invalid",
+            4,
+        ),
+    ],
+)
 def test_bad_input(text, fmt, kind, line):
     with pytest.raises(ParseError) as e:
         partitions.parse(text, fmt)
@@ -306,23 +397,78 @@ def test_every_truncation_gives_rows_or_parse_error():
 LEGACY = PT / "util-linux-2.23.2"
 
 
-@pytest.mark.parametrize("name, source", [
-    ("sfdisk-luS.txt", "printed"), ("sfdisk-luB.txt", "assumed"), ("sfdisk-luM.txt", "assumed")])
+@pytest.mark.parametrize(
+    "name, source", [("sfdisk-luS.txt", "printed"), ("sfdisk-luB.txt", "assumed"), ("sfdisk-luM.txt", "assumed")]
+)
 def test_legacy_sfdisk_l_in_sectors_blocks_and_mib_gives_exact_starts(name, source):
     assert detect(read(LEGACY / name))[1] == "sfdisk-l"
     p = parse(LEGACY / name)
     assert (p.format, p.warnings) == ("sfdisk-l", [])
-    rows = [(r["disk"], r["device"], r["index"], r["start_sector"], r["end_sector"], r["size_sectors"], r["type_id"],
-             r["type"], r["flags"], r["logical_sector_bytes"], r["logical_sector_source"], r["table_type"],
-             r["start_bytes"], r["aligned_4k"], r["aligned_1m"], r["line_start"]) for r in p.rows("partitions")]
+    rows = [
+        (
+            r["disk"],
+            r["device"],
+            r["index"],
+            r["start_sector"],
+            r["end_sector"],
+            r["size_sectors"],
+            r["type_id"],
+            r["type"],
+            r["flags"],
+            r["logical_sector_bytes"],
+            r["logical_sector_source"],
+            r["table_type"],
+            r["start_bytes"],
+            r["aligned_4k"],
+            r["aligned_1m"],
+            r["line_start"],
+        )
+        for r in p.rows("partitions")
+    ]
     assert rows == [
-        ("/dev/sda", "/dev/sda1", 1, 2048, 2099199, 2097152, "83", "Linux", "boot", 512, source, "MBR", 1048576,
-         True, True, 6),
-        ("/dev/sda", "/dev/sda2", 2, 2099200, 41943039, 39843840, "8e", "Linux LVM", None, 512, source, "MBR",
-         2099200 * 512, True, True, 7)]
+        (
+            "/dev/sda",
+            "/dev/sda1",
+            1,
+            2048,
+            2099199,
+            2097152,
+            "83",
+            "Linux",
+            "boot",
+            512,
+            source,
+            "MBR",
+            1048576,
+            True,
+            True,
+            6,
+        ),
+        (
+            "/dev/sda",
+            "/dev/sda2",
+            2,
+            2099200,
+            41943039,
+            39843840,
+            "8e",
+            "Linux LVM",
+            None,
+            512,
+            source,
+            "MBR",
+            2099200 * 512,
+            True,
+            True,
+            7,
+        ),
+    ]
     disks = [(d["disk"], d["table_type"], d["partitions"], d["size_sectors"], d["line_start"]) for d in p.rows("disks")]
-    assert disks == [("/dev/sda", "MBR", 2, None, 2), ("/dev/mapper/centos-root", None, 0, None, 11),
-                     ("/dev/mapper/centos-swap", None, 0, None, 13)]
+    assert disks == [
+        ("/dev/sda", "MBR", 2, None, 2),
+        ("/dev/mapper/centos-root", None, 0, None, 11),
+        ("/dev/mapper/centos-swap", None, 0, None, 13),
+    ]
 
 
 def test_legacy_sfdisk_l_in_cylinders_keeps_sizes_but_not_unknown_starts():
@@ -330,20 +476,39 @@ def test_legacy_sfdisk_l_in_cylinders_keeps_sizes_but_not_unknown_starts():
     is not known; the #blocks column still gives the exact size (2 x blocks; '+' would add a sector)."""
     p = parse(LEGACY / "sfdisk-l.txt")
     assert p.format == "sfdisk-l"
-    assert p.warnings == ["starts not on a unit boundary ('N+'), so their sector and alignment are unknown "
-                          "(sfdisk -luS prints sectors): /dev/sda1 (0+), /dev/sda2 (130+)"]
-    rows = [(r["device"], r["start_sector"], r["end_sector"], r["size_sectors"], r["start_bytes"], r["aligned_4k"],
-             r["aligned_1m"], r["size_bytes"]) for r in p.rows("partitions")]
-    assert rows == [("/dev/sda1", None, None, 2097152, None, None, None, 1073741824),
-                    ("/dev/sda2", None, None, 39843840, None, None, None, 39843840 * 512)]
+    assert p.warnings == [
+        "starts not on a unit boundary ('N+'), so their sector and alignment are unknown "
+        "(sfdisk -luS prints sectors): /dev/sda1 (0+), /dev/sda2 (130+)"
+    ]
+    rows = [
+        (
+            r["device"],
+            r["start_sector"],
+            r["end_sector"],
+            r["size_sectors"],
+            r["start_bytes"],
+            r["aligned_4k"],
+            r["aligned_1m"],
+            r["size_bytes"],
+        )
+        for r in p.rows("partitions")
+    ]
+    assert rows == [
+        ("/dev/sda1", None, None, 2097152, None, None, None, 1073741824),
+        ("/dev/sda2", None, None, 39843840, None, None, None, 39843840 * 512),
+    ]
 
 
 def test_legacy_sfdisk_cylinder_start_on_a_boundary_is_exact():
     """A start printed without '+' is the first sector of its cylinder (255 x 63 = 16065 sectors each)."""
     text = read(LEGACY / "sfdisk-l.txt").replace("/dev/sda2        130+", "/dev/sda2        131 ")
     row = partitions.parse(text).rows("partitions")[1]
-    assert (row["start_sector"], row["start_bytes"], row["aligned_4k"], row["align_4k_rem_bytes"]) == \
-        (131 * 16065, 131 * 16065 * 512, False, (131 * 16065 * 512) % 4096)
+    assert (row["start_sector"], row["start_bytes"], row["aligned_4k"], row["align_4k_rem_bytes"]) == (
+        131 * 16065,
+        131 * 16065 * 512,
+        False,
+        (131 * 16065 * 512) % 4096,
+    )
 
 
 def test_legacy_sfdisk_damage():
@@ -360,9 +525,10 @@ def test_legacy_sfdisk_damage():
 def test_legacy_sfdisk_d_old_dump():
     p = parse(LEGACY / "sfdisk-d.txt")
     assert p.format == "sfdisk"
-    assert [(r["device"], r["start_sector"], r["size_sectors"], r["type_id"], r["flags"], r["aligned_1m"])
-            for r in p.rows("partitions")] == [("/dev/sda1", 2048, 2097152, "83", "boot", True),
-                                                ("/dev/sda2", 2099200, 39843840, "8e", None, True)]
+    assert [
+        (r["device"], r["start_sector"], r["size_sectors"], r["type_id"], r["flags"], r["aligned_1m"])
+        for r in p.rows("partitions")
+    ] == [("/dev/sda1", 2048, 2097152, "83", "boot", True), ("/dev/sda2", 2099200, 39843840, "8e", None, True)]
 
 
 def test_legacy_sfdisk_luS_with_warnings_extended_and_sector_63():
@@ -388,11 +554,23 @@ Units = sectors of 512 bytes, counting from 0
     assert detect(text)[1] == "sfdisk-l"
     p = partitions.parse(text)
     assert p.warnings == []
-    rows = [(r["index"], r["start_sector"], r["end_sector"], r["type_id"], r["type"], r["align_4k_rem_bytes"],
-             r["aligned_4k"]) for r in p.rows("partitions")]
-    assert rows == [(1, 63, 113595614, "7", "HPFS/NTFS/exFAT", 3584, False),
-                    (2, 113595615, 175028174, "7", "HPFS/NTFS/exFAT", (113595615 * 512) % 4096, False),
-                    (3, 175028236, 312062624, "5", "Extended", (175028236 * 512) % 4096, False),
-                    (5, 175028238, 205744454, "83", "Linux", (175028238 * 512) % 4096, False),
-                    (6, 205744518, 211881284, "82", "Linux swap / Solaris", (205744518 * 512) % 4096, False),
-                    (7, 211881348, 312062624, "83", "Linux", (211881348 * 512) % 4096, False)]
+    rows = [
+        (
+            r["index"],
+            r["start_sector"],
+            r["end_sector"],
+            r["type_id"],
+            r["type"],
+            r["align_4k_rem_bytes"],
+            r["aligned_4k"],
+        )
+        for r in p.rows("partitions")
+    ]
+    assert rows == [
+        (1, 63, 113595614, "7", "HPFS/NTFS/exFAT", 3584, False),
+        (2, 113595615, 175028174, "7", "HPFS/NTFS/exFAT", (113595615 * 512) % 4096, False),
+        (3, 175028236, 312062624, "5", "Extended", (175028236 * 512) % 4096, False),
+        (5, 175028238, 205744454, "83", "Linux", (175028238 * 512) % 4096, False),
+        (6, 205744518, 211881284, "82", "Linux swap / Solaris", (205744518 * 512) % 4096, False),
+        (7, 211881348, 312062624, "83", "Linux", (211881348 * 512) % 4096, False),
+    ]

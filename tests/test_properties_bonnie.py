@@ -20,9 +20,13 @@ from hypothesis import strategies as st
 from storagelab.parsers import bonnie
 
 SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(max_examples=round(80 * SCALE), derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-                 deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                      HealthCheck.data_too_large])
+PROPS = settings(
+    max_examples=round(80 * SCALE),
+    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 KiB, MiB, GiB = 1024, 1024**2, 1024**3
 IO_TESTS = ("putc", "put_block", "rewrite", "getc", "get_block", "seeks")
@@ -40,6 +44,7 @@ HEADS = {
 
 
 # ----------------------------------------------------------------------------- bonnie's printing
+
 
 def print_size(size: int, units: str) -> str:
     """bon_time.cpp print_size: ``64M``, ``63G``, ``4k``, ``1m``, ``512``."""
@@ -88,8 +93,8 @@ def latency_ns(text: str) -> float | None:
     if not text:
         return None
     for unit, f in (("us", 1e3), ("ms", 1e6), ("s", 1e9)):
-        if text.endswith(unit) and text[:-len(unit)].isdigit():
-            return int(text[:-len(unit)]) * f
+        if text.endswith(unit) and text[: -len(unit)].isdigit():
+            return int(text[: -len(unit)]) * f
     raise AssertionError(text)
 
 
@@ -144,6 +149,7 @@ def name_field(name: str, size: str) -> str:
 
 # ----------------------------------------------------------------------------- a generated run
 
+
 @st.composite
 def result(draw, test: str, skipped: bool = False):
     """One test's outcome: None (not run: -f skips the per-char tests), too fast (+++++), or measured.
@@ -169,8 +175,8 @@ def run_spec(draw, version: str):
     files = draw(st.booleans())
     size_mib = draw(st.sampled_from([64, 1024, 7501, 64 * 1024, 261368]) | st.integers(1, 10**6))
     run = {
-        "version": version, "name": draw(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.", min_size=1,
-                                                 max_size=30)),
+        "version": version,
+        "name": draw(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.", min_size=1, max_size=30)),
         "size_mib": size_mib if io else 0,
         "chunk": draw(st.sampled_from([8192, 8192, 4096, 65536, 1048576, 512])),
         "conc": draw(st.sampled_from([1, 1, 2, 16])) if fam != "1.0x" else 1,
@@ -187,9 +193,14 @@ def run_spec(draw, version: str):
         link = draw(st.sampled_from([None, None, "link", "symlink"]))
         mx = draw(st.sampled_from([0, 0, 4096, 65536])) if not link else None
         mn = draw(st.sampled_from([0, 1024])) if mx else 0
-        run["files"] = {"n": draw(st.integers(1, 128)), "link": link, "max": mx, "min": mn,
-                        "dirs": draw(st.sampled_from([1, 1, 2, 16])),
-                        "tests": {t: draw(result(t)) for t in FILE_TESTS}}
+        run["files"] = {
+            "n": draw(st.integers(1, 128)),
+            "link": link,
+            "max": mx,
+            "min": mn,
+            "dirs": draw(st.sampled_from([1, 1, 2, 16])),
+            "tests": {t: draw(result(t)) for t in FILE_TESTS},
+        }
     return run
 
 
@@ -246,11 +257,12 @@ def render_text(run: dict, garbage: int) -> list[str]:
             size = size_cell_198(run)
         else:
             size = text_size_old(run)
-        out.append(name_field(run["name"], size) + "".join(stat_text(run["io"][t], t, new, garbage)
-                                                           for t in IO_TESTS))
+        out.append(name_field(run["name"], size) + "".join(stat_text(run["io"][t], t, new, garbage) for t in IO_TESTS))
         if fam != "1.0x":
-            out.append("Latency          " + "".join(f" {latency_text(r['lat']) if r else '':>9s}"
-                                                     for r in (run["io"][t] for t in IO_TESTS)))
+            out.append(
+                "Latency          "
+                + "".join(f" {latency_text(r['lat']) if r else '':>9s}" for r in (run["io"][t] for t in IO_TESTS))
+            )
     f = run["files"]
     if not f and fam != "1.0x":
         out.append("")  # DoReportFile ends the report with a newline even when no file test ran
@@ -261,11 +273,14 @@ def render_text(run: dict, garbage: int) -> list[str]:
             out += [f"Version {v:>5s}       " + HEADS["f1"], f"{run['name'][:19]:<19s} " + HEADS["f2"]]
         label = "files:max:min" if f["min"] else ("files:max" if f["max"] else "")
         out.append((f"{label:<20s}" if label else "              files ") + HEADS["f3"])
-        out.append(f"{files_spec(f, False):>19s}" + "".join(stat_text(f["tests"][t], t, new, garbage)
-                                                             for t in FILE_TESTS))
+        out.append(
+            f"{files_spec(f, False):>19s}" + "".join(stat_text(f["tests"][t], t, new, garbage) for t in FILE_TESTS)
+        )
         if fam != "1.0x":
-            out.append("Latency          " + "".join(f" {latency_text(r['lat']) if r else '':>9s}"
-                                                     for r in (f["tests"][t] for t in FILE_TESTS)))
+            out.append(
+                "Latency          "
+                + "".join(f" {latency_text(r['lat']) if r else '':>9s}" for r in (f["tests"][t] for t in FILE_TESTS))
+            )
     return out
 
 
@@ -308,6 +323,7 @@ def render_csv(run: dict) -> str:
 
 # ----------------------------------------------------------------------------- expected rows
 
+
 def expected_results(run: dict, source: str, garbage: int, with_csv: bool) -> dict:
     """test -> (bytes_per_s or ops_per_s, tolerance vs the generated value, cpu, too_fast, latency_ns, suspect,
     value_from)."""
@@ -345,8 +361,16 @@ def expected_results(run: dict, source: str, garbage: int, with_csv: bool) -> di
                     _, value, tol = rate_cell(r["stat"], new)
                 value_from, suspect = source, False
             truth = r["stat"] * KiB if t in IO_TESTS[:5] else r["stat"]
-            out[t] = dict(value=value, truth=truth, tol=tol, cpu=float(r["cpu"]), too_fast=False, latency_ns=lat,
-                          suspect=suspect, value_from=value_from)
+            out[t] = dict(
+                value=value,
+                truth=truth,
+                tol=tol,
+                cpu=float(r["cpu"]),
+                too_fast=False,
+                latency_ns=lat,
+                suspect=suspect,
+                value_from=value_from,
+            )
     return out
 
 
@@ -371,12 +395,16 @@ def check_results(parsed, run_index: int, want: dict) -> None:
 def expected_run(run: dict, source: str, text_size: str | None) -> dict:
     fam = FAMILY[run["version"]]
     io, f = run["io"], run["files"]
-    exp = {"source": source, "version": run["version"] if source == "text" or fam != "1.0x" else None,
-           "size_bytes": run["size_mib"] * MiB if io else None}
+    exp = {
+        "source": source,
+        "version": run["version"] if source == "text" or fam != "1.0x" else None,
+        "size_bytes": run["size_mib"] * MiB if io else None,
+    }
     if source == "text":
         exp["format_version"] = None
-        exp["concurrency"] = {"1.0x": None, "1.9x": run["conc"] if io else None,
-                              "1.98+": run["conc"] if io else None}[fam]
+        exp["concurrency"] = {"1.0x": None, "1.9x": run["conc"] if io else None, "1.98+": run["conc"] if io else None}[
+            fam
+        ]
         if io:
             exp["chunk_bytes"] = run["chunk"] if fam != "1.0x" or run["chunk"] != 8192 else 8192
             if fam == "1.98+":
@@ -397,9 +425,14 @@ def expected_run(run: dict, source: str, text_size: str | None) -> dict:
         if not io:
             exp["chunk_bytes"] = None
     if f:
-        exp.update(num_files_printed=f["n"], num_files=f["n"] * 1024, link_mode=f["link"],
-                   max_size_bytes=None if f["link"] else f["max"], min_size_bytes=None if f["link"] else f["min"],
-                   num_dirs=f["dirs"] if f["dirs"] > 1 else None)
+        exp.update(
+            num_files_printed=f["n"],
+            num_files=f["n"] * 1024,
+            link_mode=f["link"],
+            max_size_bytes=None if f["link"] else f["max"],
+            min_size_bytes=None if f["link"] else f["min"],
+            num_dirs=f["dirs"] if f["dirs"] > 1 else None,
+        )
     else:
         exp.update(num_files_printed=None, num_files=None)
     return exp
@@ -407,14 +440,21 @@ def expected_run(run: dict, source: str, text_size: str | None) -> dict:
 
 # ----------------------------------------------------------------------------- the properties
 
+
 @st.composite
 def document(draw):
     version = draw(st.sampled_from(sorted(FAMILY)))
     runs = draw(st.lists(run_spec(version), min_size=1, max_size=3))
     for r in runs:  # a text table needs an IO or a file block
         if not r["io"] and not r["files"]:
-            r["files"] = {"n": 16, "link": None, "max": 0, "min": 0, "dirs": 1,
-                          "tests": {t: {"fast": True, "lat": 1e-3} for t in FILE_TESTS}}
+            r["files"] = {
+                "n": 16,
+                "link": None,
+                "max": 0,
+                "min": 0,
+                "dirs": 1,
+                "tests": {t: {"fast": True, "lat": 1e-3} for t in FILE_TESTS},
+            }
     if FAMILY[version] != "1.0x":
         # an IO-only run (-n 0) pasted right above a files-only run (-s 0) reads like one run whose two
         # blocks were pasted apart (as in seed 004): the parser joins them, so the generator avoids it
@@ -436,13 +476,15 @@ def test_bonnie_tables_and_csv_round_trip(doc):
     fam = FAMILY[version]
     lines, want = [], []
     if layout == "csv-x" and fam != "1.0x":
-        lines.append("format_version,bonnie_version,name,concurrency,seed,file_size,io_chunk_size,putc,putc_cpu,"
-                     "put_block,put_block_cpu,rewrite,rewrite_cpu,getc,getc_cpu,get_block,get_block_cpu,seeks,"
-                     "seeks_cpu,num_files,max_size,min_size,num_dirs,file_chunk_size,seq_create,seq_create_cpu,"
-                     "seq_stat,seq_stat_cpu,seq_del,seq_del_cpu,ran_create,ran_create_cpu,ran_stat,ran_stat_cpu,"
-                     "ran_del,ran_del_cpu,putc_latency,put_block_latency,rewrite_latency,getc_latency,"
-                     "get_block_latency,seeks_latency,seq_create_latency,seq_stat_latency,seq_del_latency,"
-                     "ran_create_latency,ran_stat_latency,ran_del_latency")
+        lines.append(
+            "format_version,bonnie_version,name,concurrency,seed,file_size,io_chunk_size,putc,putc_cpu,"
+            "put_block,put_block_cpu,rewrite,rewrite_cpu,getc,getc_cpu,get_block,get_block_cpu,seeks,"
+            "seeks_cpu,num_files,max_size,min_size,num_dirs,file_chunk_size,seq_create,seq_create_cpu,"
+            "seq_stat,seq_stat_cpu,seq_del,seq_del_cpu,ran_create,ran_create_cpu,ran_stat,ran_stat_cpu,"
+            "ran_del,ran_del_cpu,putc_latency,put_block_latency,rewrite_latency,getc_latency,"
+            "get_block_latency,seeks_latency,seq_create_latency,seq_stat_latency,seq_del_latency,"
+            "ran_create_latency,ran_stat_latency,ran_del_latency"
+        )
     for run in runs:
         if fam == "1.0x" and layout != "text" and re.match(r"^[0-9]+\.[0-9]+", run["name"]):
             run["name"] = "m" + run["name"]  # a 1.03 CSV line starting like a version is another layout
@@ -475,7 +517,7 @@ def test_bonnie_tables_and_csv_round_trip(doc):
             if run["io"]:
                 size = size_cell_198(run) if fam == "1.98+" else text_size_old(run)
                 if 18 - len(size) > 0:
-                    names.append(run["name"][:18 - len(size)])
+                    names.append(run["name"][: 18 - len(size)])
             if run["files"] and (fam != "1.0x" or not run["io"]):  # 1.03 names the file block without IO
                 names.append(run["name"][:19])
             assert g["machine"] == (max(names, key=len) if names else None), f"run {i} machine"
@@ -500,19 +542,24 @@ def test_bonnie_tables_and_csv_round_trip(doc):
 
 # ----------------------------------------------------------------------------- regressions found by the properties
 
+
 def test_regression_103_file_block_with_version_is_its_own_run():
     """bonnie++ 1.03 prints a Version line (and the machine name) over the file block only when no IO
     test ran (bon_time.cpp DoReport): pasted under an IO-only table, that block is a second run
     (-s 0), not the file half of the first. It used to be joined to the IO row above."""
-    text = "\n".join([
-        "Version 1.03e       ------Sequential Output------ --Sequential Input- --Random-",
-        "                    -Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--",
-        "Machine        Size K/sec %CP K/sec %CP K/sec %CP K/sec %CP K/sec %CP  /sec %CP",
-        "raid0            2G 83720  95 813061  95 1185231 100 84567  97 2828489  97  1187   0",
-        "Version 1.03e       ------Sequential Create------ --------Random Create--------",
-        "raid1               -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--",
-        "              files  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP",
-        "                 16  8891  13 +++++ +++ 17536  23 11535  17 +++++ +++ 19876  28", ""])
+    text = "\n".join(
+        [
+            "Version 1.03e       ------Sequential Output------ --Sequential Input- --Random-",
+            "                    -Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--",
+            "Machine        Size K/sec %CP K/sec %CP K/sec %CP K/sec %CP K/sec %CP  /sec %CP",
+            "raid0            2G 83720  95 813061  95 1185231 100 84567  97 2828489  97  1187   0",
+            "Version 1.03e       ------Sequential Create------ --------Random Create--------",
+            "raid1               -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--",
+            "              files  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP",
+            "                 16  8891  13 +++++ +++ 17536  23 11535  17 +++++ +++ 19876  28",
+            "",
+        ]
+    )
     parsed = bonnie.parse(text)
     io_run, file_run = parsed.rows("bonnie_runs")
     assert (io_run["machine"], io_run["size_bytes"], io_run["num_files"]) == ("raid0", 2 * GiB, None)

@@ -25,9 +25,13 @@ from storagelab.parsers import fio
 from storagelab.parsers.fio.json import parse_plain
 
 SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))  # more examples for a deep local run
-PROPS = settings(max_examples=round(60 * SCALE), derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-                 deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                      HealthCheck.data_too_large])
+PROPS = settings(
+    max_examples=round(60 * SCALE),
+    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 KiB, MiB = 1024, 1024**2
 SI = ["", "k", "M", "G", "T", "P", "E"]
@@ -35,12 +39,15 @@ IEC = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
 LEGACY = ["", "K", "M", "G", "P", "E"]  # fio <= 2.16: no T, the step after G prints as P
 PERCENTILES = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
 EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)
-DEPTH_LINES = (("depth", "  IO depths    :", ("1", "2", "4", "8", "16", "32", ">=64")),
-               ("submit", "     submit    :", ("0", "4", "8", "16", "32", "64", ">=64")),
-               ("complete", "     complete  :", ("0", "4", "8", "16", "32", "64", ">=64")))
+DEPTH_LINES = (
+    ("depth", "  IO depths    :", ("1", "2", "4", "8", "16", "32", ">=64")),
+    ("submit", "     submit    :", ("0", "4", "8", "16", "32", "64", ">=64")),
+    ("complete", "     complete  :", ("0", "4", "8", "16", "32", "64", ">=64")),
+)
 
 
 # ----------------------------------------------------------------------------- fio's number printing
+
 
 def num2str(num: int, maxlen: int = 4, pow2: bool = True, unit: str = "") -> tuple[str, float]:
     """fio >= 2.20 num2str (lib/num2str.c): the text and its precision (one unit of the last digit
@@ -55,7 +62,7 @@ def num2str(num: int, maxlen: int = 4, pow2: bool = True, unit: str = "") -> tup
         num //= thousand
         carry = modulo >= thousand // 2
         post += 1
-    scale = thousand ** post / (8 if unit.startswith("bit") else 1)
+    scale = thousand**post / (8 if unit.startswith("bit") else 1)
     if modulo is None:
         return f"{num}{prefixes[post]}{unit}", 0.0
     digits = len(str(num))
@@ -67,8 +74,9 @@ def num2str(num: int, maxlen: int = 4, pow2: bool = True, unit: str = "") -> tup
     return f"{num}.{frac[2:]}{prefixes[post]}{unit}", scale * (10.0 ** -(maxlen - digits - 1) + 1 / thousand)
 
 
-def num2str_legacy(num: int, maxlen: int = 6, base: int = 1, pow2: bool = True, unit: str = "",
-                   space: bool = False) -> str:
+def num2str_legacy(
+    num: int, maxlen: int = 6, base: int = 1, pow2: bool = True, unit: str = "", space: bool = False
+) -> str:
     """fio <= 2.16 num2str: K/M/G/P/E (powers of 1024 with kb_base=1024), and its fraction printed
     as an integer (so ``1050`` may read ``1.50K``: log-formats.md A.12). ``space``: fio 2.0.x
     printed a space where no prefix letter was (``iops=170 ,``)."""
@@ -121,13 +129,17 @@ def close(got: float, want: float, tol: float) -> bool:
 
 # ----------------------------------------------------------------------------- strategies
 
+
 def magnitude(lo: int, hi: int):
     """Integers spread over orders of magnitude 10**lo .. 10**hi."""
     return st.integers(lo, hi - 1).flatmap(lambda e: st.integers(10**e, 10 ** (e + 1) - 1))
 
 
-names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-.:+ ", min_size=1, max_size=16).map(
-    lambda s: s.strip() or "job").filter(lambda s: not s.startswith(("Run status", "Disk stats")))
+names = (
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-.:+ ", min_size=1, max_size=16)
+    .map(lambda s: s.strip() or "job")
+    .filter(lambda s: not s.startswith(("Run status", "Disk stats")))
+)
 pcts = st.integers(0, 10000).map(lambda v: v / 100)
 
 
@@ -144,24 +156,44 @@ def latency(draw, lo_ns=100, hi_exp=11):
 
 @st.composite
 def direction_spec(draw, name: str):
-    runt = draw(st.integers(1, 10**7))                      # ms
-    io = draw(magnitude(4, 16))                              # bytes
+    runt = draw(st.integers(1, 10**7))  # ms
+    io = draw(magnitude(4, 16))  # bytes
     ios = draw(st.integers(1, 10**9))
-    spec = {"dir": name, "io": io, "runt": runt, "ios": ios,
-            "short": draw(st.integers(0, 99)), "drop": draw(st.integers(0, 99)),
-            "slat": draw(st.none() | latency()), "clat": draw(latency()), "lat": draw(latency()),
-            "pct": draw(st.none() | st.lists(magnitude(2, 12), min_size=17, max_size=17).map(sorted)),
-            "bw": None, "iops": None, "tail": draw(st.sampled_from(["", "zone", "cachehit"]))}
+    spec = {
+        "dir": name,
+        "io": io,
+        "runt": runt,
+        "ios": ios,
+        "short": draw(st.integers(0, 99)),
+        "drop": draw(st.integers(0, 99)),
+        "slat": draw(st.none() | latency()),
+        "clat": draw(latency()),
+        "lat": draw(latency()),
+        "pct": draw(st.none() | st.lists(magnitude(2, 12), min_size=17, max_size=17).map(sorted)),
+        "bw": None,
+        "iops": None,
+        "tail": draw(st.sampled_from(["", "zone", "cachehit"])),
+    }
     if draw(st.booleans()):
         bw = 1000 * io // runt
         spread = draw(st.floats(0.3, 3.0))
         mn = draw(st.integers(0, 10**6)) / 10**6
-        spec["bw"] = {"scale": spread, "min": mn, "per": draw(pcts), "dev": draw(st.floats(0, 1e4)),
-                      "samples": draw(st.none() | st.integers(1, 10**6)), "bw": bw}
+        spec["bw"] = {
+            "scale": spread,
+            "min": mn,
+            "per": draw(pcts),
+            "dev": draw(st.floats(0, 1e4)),
+            "samples": draw(st.none() | st.integers(1, 10**6)),
+            "bw": bw,
+        }
     if draw(st.booleans()):
-        spec["iops"] = {"min": draw(st.integers(0, 10**6)), "max": draw(st.integers(0, 10**7)),
-                        "avg": draw(st.floats(0, 1e7)), "dev": draw(st.floats(0, 1e5)),
-                        "samples": draw(st.none() | st.integers(1, 10**6))}
+        spec["iops"] = {
+            "min": draw(st.integers(0, 10**6)),
+            "max": draw(st.integers(0, 10**7)),
+            "avg": draw(st.floats(0, 1e7)),
+            "dev": draw(st.floats(0, 1e5)),
+            "samples": draw(st.none() | st.integers(1, 10**6)),
+        }
     return spec
 
 
@@ -169,20 +201,34 @@ def direction_spec(draw, name: str):
 def job_spec(draw, gid: int):
     dirs = draw(st.lists(st.sampled_from(["read", "write", "trim"]), min_size=1, max_size=3, unique=True))
     dirs.sort(key=["read", "write", "trim"].index)
-    return {"name": draw(names), "gid": gid, "jobs": draw(st.integers(1, 64)), "pid": draw(st.integers(1, 4 * 10**6)),
-            "dirs": [draw(direction_spec(d)) for d in dirs],
-            "usr": draw(pcts), "sys": draw(pcts), "ctx": draw(st.integers(0, 10**9)),
-            "majf": draw(st.integers(0, 10**5)), "minf": draw(st.integers(0, 10**7)),
-            "latdist": draw(st.lists(st.tuples(st.sampled_from(["nsec", "usec", "msec"]), st.integers(0, 11), pcts),
-                                     max_size=12)),
-            "depths": [draw(st.lists(st.integers(0, 1000).map(lambda v: v / 10), min_size=7, max_size=7))
-                       for _ in range(3)],
-            "latency_line": draw(st.sampled_from([None, "old", "3.42"])),
-            "err": draw(st.sampled_from([0, 0, 5, 28])),
-            "desc": draw(st.none() | st.text(alphabet="abc xyz:;,=", max_size=20)),
-            "sync": draw(st.none() | st.tuples(latency(), st.lists(magnitude(2, 10), min_size=17, max_size=17)
-                                               .map(sorted), st.integers(1, 10**6))),
-            "errors_line": draw(st.booleans())}
+    return {
+        "name": draw(names),
+        "gid": gid,
+        "jobs": draw(st.integers(1, 64)),
+        "pid": draw(st.integers(1, 4 * 10**6)),
+        "dirs": [draw(direction_spec(d)) for d in dirs],
+        "usr": draw(pcts),
+        "sys": draw(pcts),
+        "ctx": draw(st.integers(0, 10**9)),
+        "majf": draw(st.integers(0, 10**5)),
+        "minf": draw(st.integers(0, 10**7)),
+        "latdist": draw(
+            st.lists(st.tuples(st.sampled_from(["nsec", "usec", "msec"]), st.integers(0, 11), pcts), max_size=12)
+        ),
+        "depths": [
+            draw(st.lists(st.integers(0, 1000).map(lambda v: v / 10), min_size=7, max_size=7)) for _ in range(3)
+        ],
+        "latency_line": draw(st.sampled_from([None, "old", "3.42"])),
+        "err": draw(st.sampled_from([0, 0, 5, 28])),
+        "desc": draw(st.none() | st.text(alphabet="abc xyz:;,=", max_size=20)),
+        "sync": draw(
+            st.none()
+            | st.tuples(
+                latency(), st.lists(magnitude(2, 10), min_size=17, max_size=17).map(sorted), st.integers(1, 10**6)
+            )
+        ),
+        "errors_line": draw(st.booleans()),
+    }
 
 
 @st.composite
@@ -191,23 +237,40 @@ def report_spec(draw):
     jobs = []
     for gid in range(ngroups):
         jobs += [draw(job_spec(gid)) for _ in range(draw(st.integers(1, 2)))]
-    disks = draw(st.lists(st.tuples(st.sampled_from(["sda", "vda", "nvme0n1", "md127", "dm-0"]),
-                                    st.lists(st.integers(0, 10**9), min_size=9, max_size=9), pcts,
-                                    st.none() | st.tuples(st.lists(st.integers(0, 10**9), min_size=9, max_size=9),
-                                                          pcts)),
-                          max_size=3, unique_by=lambda d: d[0]))
+    disks = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["sda", "vda", "nvme0n1", "md127", "dm-0"]),
+                st.lists(st.integers(0, 10**9), min_size=9, max_size=9),
+                pcts,
+                st.none() | st.tuples(st.lists(st.integers(0, 10**9), min_size=9, max_size=9), pcts),
+            ),
+            max_size=3,
+            unique_by=lambda d: d[0],
+        )
+    )
     mixed = draw(st.integers(0, 3)) == 0  # unified_rw_reporting=mixed: one 'mixed' section per job
     if mixed:
         for job in jobs:
             job["dirs"] = job["dirs"][:1]
-    return {"jobs": jobs, "kb_base": draw(st.sampled_from([1024, 1000])), "disks": disks, "mixed": mixed,
-            "sectors": draw(st.booleans()), "preamble": draw(st.booleans()), "version": draw(st.booleans()),
-            "group_header": draw(st.booleans()) or ngroups > 1,
-            "indent": draw(st.sampled_from(["keep", "tab", "none"])),
-            "crlf": draw(st.booleans()), "reports": draw(st.integers(1, 2)), "eta": draw(st.booleans())}
+    return {
+        "jobs": jobs,
+        "kb_base": draw(st.sampled_from([1024, 1000])),
+        "disks": disks,
+        "mixed": mixed,
+        "sectors": draw(st.booleans()),
+        "preamble": draw(st.booleans()),
+        "version": draw(st.booleans()),
+        "group_header": draw(st.booleans()) or ngroups > 1,
+        "indent": draw(st.sampled_from(["keep", "tab", "none"])),
+        "crlf": draw(st.booleans()),
+        "reports": draw(st.integers(1, 2)),
+        "eta": draw(st.booleans()),
+    }
 
 
 # ----------------------------------------------------------------------------- fio 3.x normal output
+
 
 def display_lat(name: str, lat, exp: dict, kind: str, legacy: bool = False, space: bool = False):
     """fio display_lat: one line, and the expected ns values with their tolerance."""
@@ -281,7 +344,7 @@ def latdist_lines(entries, legacy: bool = False) -> tuple[list[str], list]:
     for fam in fams:
         keys = sorted(k for f, k in table if f == fam)
         for i in range(0, len(keys), 5):
-            chunk = keys[i:i + 5]
+            chunk = keys[i : i + 5]
             prefix = f"    lat ({fam}) : " if legacy else f"  lat ({fam})   : "
             lines.append(prefix + ", ".join(f"{labels[k]}={table[(fam, k)]:3.2f}%" for k in chunk))
         for k in keys:
@@ -304,12 +367,13 @@ def render_v3(spec: dict) -> tuple[str, dict]:
     kb = spec["kb_base"]
     i2p = kb == 1024
     out: list[str] = []
-    exp: dict = {"jobs": [], "results": [], "percentiles": [], "buckets": [], "depths": [], "groups": [],
-                 "disks": []}
+    exp: dict = {"jobs": [], "results": [], "percentiles": [], "buckets": [], "depths": [], "groups": [], "disks": []}
     if spec["preamble"]:
         for job in spec["jobs"]:
-            out.append(f"{job['name']}: (g={job['gid']}): rw=randrw, bs=(R) 4096B-4096B, (W) 4096B-4096B, "
-                       "(T) 4096B-4096B, ioengine=psync, iodepth=1")
+            out.append(
+                f"{job['name']}: (g={job['gid']}): rw=randrw, bs=(R) 4096B-4096B, (W) 4096B-4096B, "
+                "(T) 4096B-4096B, ioengine=psync, iodepth=1"
+            )
     if spec["version"]:
         out += ["fio-3.33", f"Starting {len(spec['jobs'])} processes"]
     out.append("")
@@ -317,16 +381,28 @@ def render_v3(spec: dict) -> tuple[str, dict]:
     for ji, job in enumerate(spec["jobs"]):
         if spec["eta"] and ji == 0:
             out.append("Jobs: 1 (f=1)\rJobs: 1 (f=1): [W(1)][100.0%][w=1585KiB/s][w=24 IOPS][eta 00m:00s]\r")
-        err = f"err={job['err']:2d}" + (" (file:io_u.c:1889, func=io_u error, error=Input/output error)"
-                                         if job["err"] else "")
-        out.append(f"{job['name']}: (groupid={job['gid']}, jobs={job['jobs']}): {err}: pid={job['pid']}: "
-                   f"{ctime(job['pid'])}")
+        err = f"err={job['err']:2d}" + (
+            " (file:io_u.c:1889, func=io_u error, error=Input/output error)" if job["err"] else ""
+        )
+        out.append(
+            f"{job['name']}: (groupid={job['gid']}, jobs={job['jobs']}): {err}: pid={job['pid']}: {ctime(job['pid'])}"
+        )
         if job["desc"]:
             out.append(f"  Description  : [{job['desc']}]")
-        exp["jobs"].append({"jobname": job["name"], "groupid": job["gid"], "jobs": job["jobs"], "error": job["err"],
-                            "pid": job["pid"], "cpu_usr_pct": float(f"{job['usr']:.2f}"),
-                            "cpu_sys_pct": float(f"{job['sys']:.2f}"), "ctx": job["ctx"], "majf": job["majf"],
-                            "minf": job["minf"]})
+        exp["jobs"].append(
+            {
+                "jobname": job["name"],
+                "groupid": job["gid"],
+                "jobs": job["jobs"],
+                "error": job["err"],
+                "pid": job["pid"],
+                "cpu_usr_pct": float(f"{job['usr']:.2f}"),
+                "cpu_sys_pct": float(f"{job['sys']:.2f}"),
+                "ctx": job["ctx"],
+                "majf": job["majf"],
+                "minf": job["minf"],
+            }
+        )
         for d in job["dirs"]:
             r = {"job_index": ji, "direction": d["dir"]}
             bw = 1000 * d["io"] // d["runt"]
@@ -334,14 +410,20 @@ def render_v3(spec: dict) -> tuple[str, dict]:
             t_io, tol_io = num2str(d["io"], 4, i2p, "B")
             (t_bw, tol_bw), (t_bw2, tol_bw2) = num2str(bw, 4, i2p, "B/s"), num2str(bw, 4, not i2p, "B/s")
             t_iops, tol_iops = num2str(iops, 4, False)
-            tail = {"": "", "zone": "; 0 zone resets" if d["dir"] == "write" else "",
-                    "cachehit": "; Cachehit=12.50%" if d["dir"] == "read" else ""}[d["tail"]]
+            tail = {
+                "": "",
+                "zone": "; 0 zone resets" if d["dir"] == "write" else "",
+                "cachehit": "; Cachehit=12.50%" if d["dir"] == "read" else "",
+            }[d["tail"]]
             dname = "mixed" if spec["mixed"] else d["dir"]
             out.append(f"  {dname}: IOPS={t_iops}, BW={t_bw} ({t_bw2})({t_io}/{d['runt']}msec){tail}")
             r["direction"] = dname
             r["io_bytes"] = (value_of(t_io), d["io"], tol_io)
-            r["bw_bytes_per_s"] = ([value_of(t_bw), value_of(t_bw2)], bw, {value_of(t_bw): tol_bw,
-                                                                             value_of(t_bw2): tol_bw2})
+            r["bw_bytes_per_s"] = (
+                [value_of(t_bw), value_of(t_bw2)],
+                bw,
+                {value_of(t_bw): tol_bw, value_of(t_bw2): tol_bw2},
+            )
             r["iops"] = (value_of(t_iops), iops, tol_iops)
             r["runtime_ns"] = (Decimal(d["runt"]) * 10**6, d["runt"] * 10**6, 0)
             r["total_ios"], r["short_ios"], r["dropped_ios"] = d["ios"], d["short"], d["drop"]
@@ -364,8 +446,10 @@ def render_v3(spec: dict) -> tuple[str, dict]:
                     mn, mx, mean, dev = int(mn / kb), int(mx / kb), mean / kb, dev / kb
                     label, factor = "MiB", kb * kb
                 samples = "" if b["samples"] is None else f", samples={b['samples']}"
-                out.append(f"   bw ({label:>5s}/s): min={mn:5d}, max={mx:5d}, per={b['per']:3.2f}%, "
-                           f"avg={mean:5.02f}, stdev={dev:5.02f}{samples}")
+                out.append(
+                    f"   bw ({label:>5s}/s): min={mn:5d}, max={mx:5d}, per={b['per']:3.2f}%, "
+                    f"avg={mean:5.02f}, stdev={dev:5.02f}{samples}"
+                )
                 r["bw_min_bytes_per_s"] = Decimal(mn) * factor
                 r["bw_max_bytes_per_s"] = Decimal(mx) * factor
                 r["bw_mean_bytes_per_s"] = Decimal(f"{mean:.2f}") * factor
@@ -373,15 +457,33 @@ def render_v3(spec: dict) -> tuple[str, dict]:
                 r["bw_agg_pct"] = float(f"{b['per']:.2f}")
                 r["bw_samples"] = b["samples"]
             else:
-                r.update({c: None for c in ("bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_mean_bytes_per_s",
-                                            "bw_stdev_bytes_per_s", "bw_agg_pct", "bw_samples")})
+                r.update(
+                    {
+                        c: None
+                        for c in (
+                            "bw_min_bytes_per_s",
+                            "bw_max_bytes_per_s",
+                            "bw_mean_bytes_per_s",
+                            "bw_stdev_bytes_per_s",
+                            "bw_agg_pct",
+                            "bw_samples",
+                        )
+                    }
+                )
             if d["iops"]:
                 i = d["iops"]
                 samples = "" if i["samples"] is None else f", samples={i['samples']}"
-                out.append(f"   iops        : min={i['min']:5d}, max={i['max']:5d}, avg={i['avg']:5.02f}, "
-                           f"stdev={i['dev']:5.02f}{samples}")
-                r.update(iops_min=float(i["min"]), iops_max=float(i["max"]), iops_mean=float(f"{i['avg']:.2f}"),
-                         iops_stdev=float(f"{i['dev']:.2f}"), iops_samples=i["samples"])
+                out.append(
+                    f"   iops        : min={i['min']:5d}, max={i['max']:5d}, avg={i['avg']:5.02f}, "
+                    f"stdev={i['dev']:5.02f}{samples}"
+                )
+                r.update(
+                    iops_min=float(i["min"]),
+                    iops_max=float(i["max"]),
+                    iops_mean=float(f"{i['avg']:.2f}"),
+                    iops_stdev=float(f"{i['dev']:.2f}"),
+                    iops_samples=i["samples"],
+                )
             else:
                 r.update({c: None for c in ("iops_min", "iops_max", "iops_mean", "iops_stdev", "iops_samples")})
             exp["results"].append(r)
@@ -391,16 +493,24 @@ def render_v3(spec: dict) -> tuple[str, dict]:
         exp["buckets"] += [(ji, *b) for b in be]
         if job["sync"]:  # fsync/fdatasync section: a 'sync' row holding the sync latencies as lat
             lat, pct, count = job["sync"]
-            r = {"job_index": ji, "direction": "sync", "io_bytes": None, "total_ios": count, "short_ios": None,
-                 **{f"{k}_{c}_ns": None for k in ("slat", "clat") for c in ("min", "max", "mean", "stdev")}}
+            r = {
+                "job_index": ji,
+                "direction": "sync",
+                "io_bytes": None,
+                "total_ios": count,
+                "short_ios": None,
+                **{f"{k}_{c}_ns": None for k in ("slat", "clat") for c in ("min", "max", "mean", "stdev")},
+            }
             out.append("  fsync/fdatasync/sync_file_range:")
             out.append(display_lat("sync", lat, r, "lat"))
             lines, pe = percentile_lines("sync", pct)
             out += lines
             exp["percentiles"] += [(ji, "sync", "lat", p, v) for p, v in pe]
             exp["results"].append(r)
-        out.append(f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
-                   f"majf={job['majf']}, minf={job['minf']}")
+        out.append(
+            f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
+            f"majf={job['majf']}, minf={job['minf']}"
+        )
         for (kind, head, keys), vals in zip(DEPTH_LINES, job["depths"]):
             out.append(head + ",".join(f" {k}={v:3.1f}%" for k, v in zip(keys, vals)))
             exp["depths"] += [(ji, kind, k, float(f"{v:.1f}")) for k, v in zip(keys, vals)]
@@ -409,8 +519,10 @@ def render_v3(spec: dict) -> tuple[str, dict]:
         sh = [tot[x]["short"] if x in tot else 0 for x in ("read", "write", "trim")]
         dr = [tot[x]["drop"] if x in tot else 0 for x in ("read", "write", "trim")]
         nsync = job["sync"][2] if job["sync"] else 0
-        out.append(f"     issued rwts: total={cnt[0]},{cnt[1]},{cnt[2]},{nsync} short={sh[0]},{sh[1]},{sh[2]},0 "
-                   f"dropped={dr[0]},{dr[1]},{dr[2]},0")
+        out.append(
+            f"     issued rwts: total={cnt[0]},{cnt[1]},{cnt[2]},{nsync} short={sh[0]},{sh[1]},{sh[2]},0 "
+            f"dropped={dr[0]},{dr[1]},{dr[2]},0"
+        )
         if job["errors_line"]:
             out.append("     errors    : total=3, first_error=5/<Input/output error>")
         if job["latency_line"] == "old":
@@ -434,38 +546,68 @@ def render_v3(spec: dict) -> tuple[str, dict]:
                 toks[key] = (num2str(v, 4, i2p, "B/s"), num2str(v, 4, not i2p, "B/s"), v)
             toks["io"] = (num2str(io, 4, i2p, "B"), num2str(io, 4, not i2p, "B"), io)
             t = {k: (v[0][0], v[1][0]) for k, v in toks.items()}
-            out.append(f"{label}: bw={t['agg'][0]} ({t['agg'][1]}), {t['min'][0]}-{t['max'][0]} "
-                       f"({t['min'][1]}-{t['max'][1]}), io={t['io'][0]} ({t['io'][1]}), "
-                       f"run={min(runs)}-{max(runs)}msec")
-            exp["groups"].append({"groupid": gid, "direction": direction, "toks": toks,
-                                  "run_min_ns": float(min(runs) * 10**6), "run_max_ns": float(max(runs) * 10**6)})
+            out.append(
+                f"{label}: bw={t['agg'][0]} ({t['agg'][1]}), {t['min'][0]}-{t['max'][0]} "
+                f"({t['min'][1]}-{t['max'][1]}), io={t['io'][0]} ({t['io'][1]}), "
+                f"run={min(runs)}-{max(runs)}msec"
+            )
+            exp["groups"].append(
+                {
+                    "groupid": gid,
+                    "direction": direction,
+                    "toks": toks,
+                    "run_min_ns": float(min(runs) * 10**6),
+                    "run_max_ns": float(max(runs) * 10**6),
+                }
+            )
     if spec["disks"]:
         out += ["", "Disk stats (read/write):"]
         for name, v, util, aggr in spec["disks"]:
             sectors = f" sectors={v[7]}/{v[8]}," if spec["sectors"] else ""
-            line = (f"{'  ' if aggr else ''}  {name}: ios={v[0]}/{v[1]},{sectors} merge={v[2]}/{v[3]}, "
-                    f"ticks={v[4]}/{v[5]}, in_queue={v[6]}, util={util:3.2f}%")
-            row = {"disk": name, "read_ios": v[0], "write_ios": v[1], "read_merges": v[2], "write_merges": v[3],
-                   "read_ticks_ns": v[4] * 1e6, "write_ticks_ns": v[5] * 1e6, "in_queue_ns": v[6] * 1e6,
-                   "util_pct": float(f"{util:.2f}"), "read_sectors": v[7] if spec["sectors"] else None,
-                   "write_sectors": v[8] if spec["sectors"] else None, "has_slaves": aggr is not None}
+            line = (
+                f"{'  ' if aggr else ''}  {name}: ios={v[0]}/{v[1]},{sectors} merge={v[2]}/{v[3]}, "
+                f"ticks={v[4]}/{v[5]}, in_queue={v[6]}, util={util:3.2f}%"
+            )
+            row = {
+                "disk": name,
+                "read_ios": v[0],
+                "write_ios": v[1],
+                "read_merges": v[2],
+                "write_merges": v[3],
+                "read_ticks_ns": v[4] * 1e6,
+                "write_ticks_ns": v[5] * 1e6,
+                "in_queue_ns": v[6] * 1e6,
+                "util_pct": float(f"{util:.2f}"),
+                "read_sectors": v[7] if spec["sectors"] else None,
+                "write_sectors": v[8] if spec["sectors"] else None,
+                "has_slaves": aggr is not None,
+            }
             if aggr:
                 a, autil = aggr
                 asec = f" aggsectors={a[7]}/{a[8]}," if spec["sectors"] else ""
-                line += (f", aggrios={a[0]}/{a[1]},{asec} aggrmerge={a[2]}/{a[3]}, aggrticks={a[4]}/{a[5]}, "
-                         f"aggrin_queue={a[6]}, aggrutil={autil:3.2f}%")
-                row.update(aggr_read_ios=a[0], aggr_write_ios=a[1], aggr_read_merges=a[2], aggr_write_merges=a[3],
-                           aggr_read_ticks_ns=a[4] * 1e6, aggr_write_ticks_ns=a[5] * 1e6, aggr_in_queue_ns=a[6] * 1e6,
-                           aggr_util_pct=float(f"{autil:.2f}"),
-                           aggr_read_sectors=a[7] if spec["sectors"] else None,
-                           aggr_write_sectors=a[8] if spec["sectors"] else None)
+                line += (
+                    f", aggrios={a[0]}/{a[1]},{asec} aggrmerge={a[2]}/{a[3]}, aggrticks={a[4]}/{a[5]}, "
+                    f"aggrin_queue={a[6]}, aggrutil={autil:3.2f}%"
+                )
+                row.update(
+                    aggr_read_ios=a[0],
+                    aggr_write_ios=a[1],
+                    aggr_read_merges=a[2],
+                    aggr_write_merges=a[3],
+                    aggr_read_ticks_ns=a[4] * 1e6,
+                    aggr_write_ticks_ns=a[5] * 1e6,
+                    aggr_in_queue_ns=a[6] * 1e6,
+                    aggr_util_pct=float(f"{autil:.2f}"),
+                    aggr_read_sectors=a[7] if spec["sectors"] else None,
+                    aggr_write_sectors=a[8] if spec["sectors"] else None,
+                )
             out.append(line)
             exp["disks"].append(row)
     out = [_indent(ln, spec["indent"]) for ln in out]
     exp["reports"] = 1
     if spec["reports"] > 1:  # --status-interval: the whole report again; only the last one is final
-        head = [ln for ln in out[:out.index("")]] if "" in out else []
-        body = out[len(head):]
+        head = [ln for ln in out[: out.index("")]] if "" in out else []
+        body = out[len(head) :]
         out = head + body * spec["reports"]
         n = len(exp["jobs"])
         for key in ("results", "percentiles", "buckets", "depths"):
@@ -518,16 +660,20 @@ def check_report(parsed, exp: dict, group_header: bool = True) -> None:
         for k, v in want.items():
             _check_value(got[k], v, f"job {k}")
     results = parsed.rows("fio_results")
-    assert [(r["job_index"], r["direction"]) for r in results] == \
-        [(r["job_index"], r["direction"]) for r in exp["results"]]
+    assert [(r["job_index"], r["direction"]) for r in results] == [
+        (r["job_index"], r["direction"]) for r in exp["results"]
+    ]
     for got, want in zip(results, exp["results"]):
         for k, v in want.items():
             _check_value(got[k], v, f"job {want['job_index']} {want['direction']} {k}")
-    got_pct = [(p["job_index"], p["direction"], p["kind"], p["percentile"], p["latency_ns"])
-               for p in parsed.rows("fio_percentiles")]
+    got_pct = [
+        (p["job_index"], p["direction"], p["kind"], p["percentile"], p["latency_ns"])
+        for p in parsed.rows("fio_percentiles")
+    ]
     assert got_pct == [(j, d, k, float(p), float(v)) for j, d, k, p, v in exp["percentiles"]]
-    got_b = [(b["job_index"], b["bucket_lo_ns"], b["bucket_hi_ns"], b["pct"])
-             for b in parsed.rows("fio_latency_buckets")]
+    got_b = [
+        (b["job_index"], b["bucket_lo_ns"], b["bucket_hi_ns"], b["pct"]) for b in parsed.rows("fio_latency_buckets")
+    ]
     assert got_b == [(j, float(lo), None if hi is None else float(hi), pct) for j, lo, hi, pct in exp["buckets"]]
     got_d = [(d["job_index"], d["kind"], d["bucket"], d["pct"]) for d in parsed.rows("fio_iodepths")]
     assert got_d == exp["depths"]
@@ -536,17 +682,24 @@ def check_report(parsed, exp: dict, group_header: bool = True) -> None:
     for got, want in zip(groups, exp["groups"]):
         assert got["direction"] == want["direction"]
         assert got["groupid"] == (want["groupid"] if group_header else 0)
-        for col, key in (("bw_bytes_per_s", "agg"), ("bw_min_bytes_per_s", "min"), ("bw_max_bytes_per_s", "max"),
-                         ("io_bytes", "io")):
+        for col, key in (
+            ("bw_bytes_per_s", "agg"),
+            ("bw_min_bytes_per_s", "min"),
+            ("bw_max_bytes_per_s", "max"),
+            ("io_bytes", "io"),
+        ):
             (t1, tol1), (t2, tol2), truth = want["toks"][key]
-            _check_value(got[col], ([value_of(t1), value_of(t2)], truth, {value_of(t1): tol1, value_of(t2): tol2}),
-                         f"group {want['groupid']} {want['direction']} {col}")
+            _check_value(
+                got[col],
+                ([value_of(t1), value_of(t2)], truth, {value_of(t1): tol1, value_of(t2): tol2}),
+                f"group {want['groupid']} {want['direction']} {col}",
+            )
         assert got["run_min_ns"] == want["run_min_ns"] and got["run_max_ns"] == want["run_max_ns"]
     # with --status-interval every report prints its disk stats; the text parser keeps them all (the table
     # has no doc_index): the last report's rows are checked
     disks = parsed.rows("fio_disk_stats")
     assert len(disks) == len(exp["disks"]) * exp.get("reports", 1)
-    for got, want in zip(disks[len(disks) - len(exp["disks"]):], exp["disks"]):
+    for got, want in zip(disks[len(disks) - len(exp["disks"]) :], exp["disks"]):
         for k, v in want.items():
             _check_value(got[k], v, f"disk {want['disk']} {k}")
 
@@ -560,13 +713,16 @@ def test_fio3_normal_output_round_trips(spec):
     check_report(parsed, exp, spec["group_header"])
     jobs = parsed.rows("fio_jobs")
     per_report = len(jobs) // exp["reports"]
-    assert [(j["doc_index"], j["is_final"]) for j in jobs] == \
-        [(k // per_report, k // per_report == exp["reports"] - 1) for k in range(len(jobs))]
-    assert [g["doc_index"] for g in parsed.rows("fio_groups")] == \
-        [k // (len(exp["groups"]) // exp["reports"]) for k in range(len(exp["groups"]))]
+    assert [(j["doc_index"], j["is_final"]) for j in jobs] == [
+        (k // per_report, k // per_report == exp["reports"] - 1) for k in range(len(jobs))
+    ]
+    assert [g["doc_index"] for g in parsed.rows("fio_groups")] == [
+        k // (len(exp["groups"]) // exp["reports"]) for k in range(len(exp["groups"]))
+    ]
 
 
 # ----------------------------------------------------------------------------- fio 2.x normal output
+
 
 def legacy_tol(token: str) -> float | None:
     """Precision of a 2.x token vs the generated value: one unit of its scale for whole numbers;
@@ -581,8 +737,7 @@ def render_v2(spec: dict) -> tuple[str, dict]:
     """fio 2.1-2.16 (``v20``: 2.0.x, with a space where no unit letter is and no ``drop=``)."""
     v20 = spec["v20"]
     out: list[str] = []
-    exp: dict = {"jobs": [], "results": [], "percentiles": [], "buckets": [], "depths": [], "groups": [],
-                 "disks": []}
+    exp: dict = {"jobs": [], "results": [], "percentiles": [], "buckets": [], "depths": [], "groups": [], "disks": []}
     if spec["version"]:
         out += ["fio-2.0.15" if v20 else "fio-2.2.10", f"Starting {len(spec['jobs'])} processes"]
     out.append("")
@@ -590,10 +745,20 @@ def render_v2(spec: dict) -> tuple[str, dict]:
     for ji, job in enumerate(spec["jobs"]):
         date = "" if v20 and job["pid"] % 2 else f": {ctime(job['pid'])}"
         out.append(f"{job['name']}: (groupid={job['gid']}, jobs={job['jobs']}): err= 0: pid={job['pid']}{date}")
-        exp["jobs"].append({"jobname": job["name"], "groupid": job["gid"], "jobs": job["jobs"], "error": 0,
-                            "pid": job["pid"], "cpu_usr_pct": float(f"{job['usr']:.2f}"),
-                            "cpu_sys_pct": float(f"{job['sys']:.2f}"), "ctx": job["ctx"], "majf": job["majf"],
-                            "minf": job["minf"]})
+        exp["jobs"].append(
+            {
+                "jobname": job["name"],
+                "groupid": job["gid"],
+                "jobs": job["jobs"],
+                "error": 0,
+                "pid": job["pid"],
+                "cpu_usr_pct": float(f"{job['usr']:.2f}"),
+                "cpu_sys_pct": float(f"{job['sys']:.2f}"),
+                "ctx": job["ctx"],
+                "majf": job["majf"],
+                "minf": job["minf"],
+            }
+        )
         for d in job["dirs"]:
             r = {"job_index": ji, "direction": d["dir"]}
             bw = 1000 * d["io"] // d["runt"]
@@ -626,26 +791,32 @@ def render_v2(spec: dict) -> tuple[str, dict]:
                 if mean > 1024 * 1024:
                     mn, mx, mean, dev, lab, factor = int(mn / 1024), int(mx / 1024), mean / 1024, dev / 1024, "MB", MiB
                 head = "    bw (KB/s)  :" if v20 and lab == "KB" else f"    bw ({lab:<4s}/s):"
-                out.append(f"{head} min={mn:5d}, max={mx:5d}, per={b['per']:3.2f}%, avg={mean:5.02f}, "
-                           f"stdev={dev:5.02f}")
-                r.update(bw_min_bytes_per_s=Decimal(mn) * factor, bw_max_bytes_per_s=Decimal(mx) * factor,
-                         bw_mean_bytes_per_s=Decimal(f"{mean:.2f}") * factor,
-                         bw_stdev_bytes_per_s=Decimal(f"{dev:.2f}") * factor, bw_agg_pct=float(f"{b['per']:.2f}"),
-                         bw_samples=None)
+                out.append(
+                    f"{head} min={mn:5d}, max={mx:5d}, per={b['per']:3.2f}%, avg={mean:5.02f}, stdev={dev:5.02f}"
+                )
+                r.update(
+                    bw_min_bytes_per_s=Decimal(mn) * factor,
+                    bw_max_bytes_per_s=Decimal(mx) * factor,
+                    bw_mean_bytes_per_s=Decimal(f"{mean:.2f}") * factor,
+                    bw_stdev_bytes_per_s=Decimal(f"{dev:.2f}") * factor,
+                    bw_agg_pct=float(f"{b['per']:.2f}"),
+                    bw_samples=None,
+                )
             exp["results"].append(r)
             groups.setdefault((job["gid"], d["dir"]), []).append((d["io"], d["runt"]))
         lines, be = latdist_lines(job["latdist"], legacy=True)
         out += lines
         exp["buckets"] += [(ji, *b) for b in be]
-        out.append(f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
-                   f"majf={job['majf']}, minf={job['minf']}")
+        out.append(
+            f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
+            f"majf={job['majf']}, minf={job['minf']}"
+        )
         for (kind, head, keys), vals in zip(DEPTH_LINES, job["depths"]):
             out.append(head + ",".join(f" {k}={v:3.1f}%" for k, v in zip(keys, vals)))
             exp["depths"] += [(ji, kind, k, float(f"{v:.1f}")) for k, v in zip(keys, vals)]
         tot = {d["dir"]: d for d in job["dirs"]}
         c = [[tot[x][key] if x in tot else 0 for x in ("read", "write", "trim")] for key in ("ios", "short", "drop")]
-        line = (f"     issued    : total=r={c[0][0]}/w={c[0][1]}/d={c[0][2]}, "
-                f"short=r={c[1][0]}/w={c[1][1]}/d={c[1][2]}")
+        line = f"     issued    : total=r={c[0][0]}/w={c[0][1]}/d={c[0][2]}, short=r={c[1][0]}/w={c[1][1]}/d={c[1][2]}"
         out.append(line if v20 else line + f", drop=r={c[2][0]}/w={c[2][1]}/d={c[2][2]}")
         if job["latency_line"] and not v20:
             out.append("     latency   : target=0, window=0, percentile=100.00%, depth=1")
@@ -658,24 +829,51 @@ def render_v2(spec: dict) -> tuple[str, dict]:
             io_kb = sum(m[0] >> 10 for m in members)
             runs = [m[1] for m in members]
             bws = [(m[0] >> 10) * 1000 // m[1] for m in members]
-            toks = {k: num2str_legacy(v, 6, base=1024, unit="B", space=v20)
-                    for k, v in (("io", io_kb), ("agg", io_kb * 1000 // max(runs)), ("min", min(bws)),
-                                 ("max", max(bws)))}
-            out.append(f"{label}: io={toks['io']}, aggrb={toks['agg']}/s, minb={toks['min']}/s, "
-                       f"maxb={toks['max']}/s, mint={min(runs)}msec, maxt={max(runs)}msec")
-            exp["groups"].append({"groupid": gid, "direction": direction,
-                                  **{col: value_of(toks[k], True) for col, k in (
-                                      ("io_bytes", "io"), ("bw_bytes_per_s", "agg"), ("bw_min_bytes_per_s", "min"),
-                                      ("bw_max_bytes_per_s", "max"))},
-                                  "run_min_ns": float(min(runs) * 10**6), "run_max_ns": float(max(runs) * 10**6)})
+            toks = {
+                k: num2str_legacy(v, 6, base=1024, unit="B", space=v20)
+                for k, v in (("io", io_kb), ("agg", io_kb * 1000 // max(runs)), ("min", min(bws)), ("max", max(bws)))
+            }
+            out.append(
+                f"{label}: io={toks['io']}, aggrb={toks['agg']}/s, minb={toks['min']}/s, "
+                f"maxb={toks['max']}/s, mint={min(runs)}msec, maxt={max(runs)}msec"
+            )
+            exp["groups"].append(
+                {
+                    "groupid": gid,
+                    "direction": direction,
+                    **{
+                        col: value_of(toks[k], True)
+                        for col, k in (
+                            ("io_bytes", "io"),
+                            ("bw_bytes_per_s", "agg"),
+                            ("bw_min_bytes_per_s", "min"),
+                            ("bw_max_bytes_per_s", "max"),
+                        )
+                    },
+                    "run_min_ns": float(min(runs) * 10**6),
+                    "run_max_ns": float(max(runs) * 10**6),
+                }
+            )
     if spec["disks"]:
         out += ["", "Disk stats (read/write):"]
         for name, v, util, _ in spec["disks"]:
-            out.append(f"  {name}: ios={v[0]}/{v[1]}, merge={v[2]}/{v[3]}, ticks={v[4]}/{v[5]}, in_queue={v[6]}, "
-                       f"util={util:3.2f}%")
-            exp["disks"].append({"disk": name, "read_ios": v[0], "write_ios": v[1], "read_merges": v[2],
-                                 "write_merges": v[3], "in_queue_ns": v[6] * 1e6, "util_pct": float(f"{util:.2f}"),
-                                 "read_sectors": None, "has_slaves": False})
+            out.append(
+                f"  {name}: ios={v[0]}/{v[1]}, merge={v[2]}/{v[3]}, ticks={v[4]}/{v[5]}, in_queue={v[6]}, "
+                f"util={util:3.2f}%"
+            )
+            exp["disks"].append(
+                {
+                    "disk": name,
+                    "read_ios": v[0],
+                    "write_ios": v[1],
+                    "read_merges": v[2],
+                    "write_merges": v[3],
+                    "in_queue_ns": v[6] * 1e6,
+                    "util_pct": float(f"{util:.2f}"),
+                    "read_sectors": None,
+                    "has_slaves": False,
+                }
+            )
     out = [_indent(ln, spec["indent"]) for ln in out]
     return "\n".join(out) + "\n", exp
 
@@ -702,14 +900,16 @@ def test_fio2_normal_output_round_trips(spec, v20):
 
 # ----------------------------------------------------------------------------- fio JSON / JSON+
 
+
 def json_text(value, level: int = 0) -> str:
     """fio's json.c printer: 2-space indents, ``"key" : value``, floats with %f (bare nan/inf)."""
     pad, inner = "  " * level, "  " * (level + 1)
     if isinstance(value, dict):
         if not value:
             return "{\n" + pad + "}"
-        return "{\n" + ",\n".join(f'{inner}"{k}" : {json_text(v, level + 1)}' for k, v in value.items()) \
-            + "\n" + pad + "}"
+        return (
+            "{\n" + ",\n".join(f'{inner}"{k}" : {json_text(v, level + 1)}' for k, v in value.items()) + "\n" + pad + "}"
+        )
     if isinstance(value, list):
         return "[\n" + ",\n".join(inner + json_text(v, level + 1) for v in value) + "\n" + pad + "]"
     if isinstance(value, bool):
@@ -721,8 +921,7 @@ def json_text(value, level: int = 0) -> str:
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-JSON_VERSIONS = {"fio-2.2.10": (2, 2), "fio-2.21": (2, 21), "fio-3.1": (3, 1), "fio-3.13": (3, 13),
-                 "fio-3.33": (3, 33)}
+JSON_VERSIONS = {"fio-2.2.10": (2, 2), "fio-2.21": (2, 21), "fio-3.1": (3, 1), "fio-3.13": (3, 13), "fio-3.33": (3, 33)}
 
 
 @st.composite
@@ -770,25 +969,51 @@ def json_direction(draw, used: bool, version):
             obj["percentile"] = p
         ddir[f"{k}_ns" if lat_ns else k] = obj
     bw_samples = draw(st.integers(0, 10**5)) if used else 0
-    bw_stats = [draw(st.integers(0, 10**8)), draw(st.integers(0, 10**8)), draw(pcts), draw(st.floats(0, 1e8)),
-                draw(st.floats(0, 1e6))] if used else [0, 0, 0.0, 0.0, 0.0]
+    bw_stats = (
+        [
+            draw(st.integers(0, 10**8)),
+            draw(st.integers(0, 10**8)),
+            draw(pcts),
+            draw(st.floats(0, 1e8)),
+            draw(st.floats(0, 1e6)),
+        ]
+        if used
+        else [0, 0, 0.0, 0.0, 0.0]
+    )
     ddir.update(bw_min=bw_stats[0], bw_max=bw_stats[1], bw_agg=bw_stats[2], bw_mean=bw_stats[3], bw_dev=bw_stats[4])
-    iops_stats = [draw(st.integers(0, 10**7)), draw(st.integers(0, 10**7)), draw(st.floats(0, 1e7)),
-                  draw(st.floats(0, 1e5))] if used else [0, 0, 0.0, 0.0]
+    iops_stats = (
+        [draw(st.integers(0, 10**7)), draw(st.integers(0, 10**7)), draw(st.floats(0, 1e7)), draw(st.floats(0, 1e5))]
+        if used
+        else [0, 0, 0.0, 0.0]
+    )
     iops_samples = draw(st.integers(0, 10**5)) if used else 0
     if version >= (2, 99):
         ddir["bw_samples"] = bw_samples
-        ddir.update(iops_min=iops_stats[0], iops_max=iops_stats[1], iops_mean=iops_stats[2],
-                    iops_stddev=iops_stats[3], iops_samples=iops_samples)
+        ddir.update(
+            iops_min=iops_stats[0],
+            iops_max=iops_stats[1],
+            iops_mean=iops_stats[2],
+            iops_stddev=iops_stats[3],
+            iops_samples=iops_samples,
+        )
     if used:
-        exp = {"io_bytes": float((io >> 10) << 10 if kib_io else io),
-               "bw_bytes_per_s": float(bw if version >= (3, 2) else (bw >> 10) << 10),
-               "iops": float("%f" % iops), "runtime_ns": runt * 1e6, "total_ios": ios, "short_ios": ios % 7,
-               "dropped_ios": ios % 3}
+        exp = {
+            "io_bytes": float((io >> 10) << 10 if kib_io else io),
+            "bw_bytes_per_s": float(bw if version >= (3, 2) else (bw >> 10) << 10),
+            "iops": float("%f" % iops),
+            "runtime_ns": runt * 1e6,
+            "total_ios": ios,
+            "short_ios": ios % 7,
+            "dropped_ios": ios % 3,
+        }
         for k, (mn, mx, mean, dev, n) in lats.items():
             empty = (n == 0) if version >= (3, 18) else not (mn // scale or mx // scale or float("%f" % (mean / scale)))
-            vals = (float(mn // scale * scale), float(mx // scale * scale), float("%f" % (mean / scale)) * scale,
-                    float("%f" % (dev / scale)) * scale)
+            vals = (
+                float(mn // scale * scale),
+                float(mx // scale * scale),
+                float("%f" % (mean / scale)) * scale,
+                float("%f" % (dev / scale)) * scale,
+            )
             for col, v in zip(("min", "max", "mean", "stdev"), vals):
                 exp[f"{k}_{col}_ns"] = None if empty else v
             exp[f"{k}_samples"] = n if version >= (3, 18) else None
@@ -808,12 +1033,18 @@ def json_direction(draw, used: bool, version):
 def json_doc(draw, version_name: str, njobs: int, disks: bool):
     version = JSON_VERSIONS[version_name]
     jobs, exp_jobs = [], []
-    for j in range(njobs):
+    for _ in range(njobs):
         used = draw(st.lists(st.booleans(), min_size=3, max_size=3).filter(any))
-        job = {"jobname": draw(names), "groupid": draw(st.integers(0, 1)), "error": 0,
-               "job options": {"rw": draw(st.sampled_from(["read", "randwrite", "rw"])),
-                               "bs": draw(st.sampled_from(["4k", "128k", "1m", "4096"])), "iodepth": str(draw(
-                                   st.integers(1, 64)))}}
+        job = {
+            "jobname": draw(names),
+            "groupid": draw(st.integers(0, 1)),
+            "error": 0,
+            "job options": {
+                "rw": draw(st.sampled_from(["read", "randwrite", "rw"])),
+                "bs": draw(st.sampled_from(["4k", "128k", "1m", "4096"])),
+                "iodepth": str(draw(st.integers(1, 64))),
+            },
+        }
         exp = {"dirs": {}}
         for name, u in zip(("read", "write", "trim"), used):
             job[name], e = draw(json_direction(u, version))
@@ -830,12 +1061,19 @@ def json_doc(draw, version_name: str, njobs: int, disks: bool):
             keys = [str(e) for e in EDGES] + (["2000", ">=2000"] if fam == "latency_ms" else [])
             job[fam] = {k: (draw(pcts) if draw(st.integers(0, 3)) == 0 else 0.0) for k in keys}
         jobs.append(job)
-        exp.update(jobname=job["jobname"], groupid=job["groupid"], rw=job["job options"]["rw"],
-                   block_size_bytes={"4k": 4096, "128k": 131072, "1m": 1048576, "4096": 4096}[job["job options"]["bs"]],
-                   iodepth=int(job["job options"]["iodepth"]),
-                   cpu_usr_pct=None if math.isnan(job["usr_cpu"]) else float("%f" % job["usr_cpu"]),
-                   cpu_sys_pct=float("%f" % job["sys_cpu"]), ctx=job["ctx"], majf=job["majf"], minf=job["minf"],
-                   depths=[("depth", k, float("%f" % v)) for k, v in job["iodepth_level"].items()])
+        exp.update(
+            jobname=job["jobname"],
+            groupid=job["groupid"],
+            rw=job["job options"]["rw"],
+            block_size_bytes={"4k": 4096, "128k": 131072, "1m": 1048576, "4096": 4096}[job["job options"]["bs"]],
+            iodepth=int(job["job options"]["iodepth"]),
+            cpu_usr_pct=None if math.isnan(job["usr_cpu"]) else float("%f" % job["usr_cpu"]),
+            cpu_sys_pct=float("%f" % job["sys_cpu"]),
+            ctx=job["ctx"],
+            majf=job["majf"],
+            minf=job["minf"],
+            depths=[("depth", k, float("%f" % v)) for k, v in job["iodepth_level"].items()],
+        )
         buckets, edge = [], 0.0
         for fam, scale in fams:
             for k, v in job[fam].items():
@@ -852,20 +1090,42 @@ def json_doc(draw, version_name: str, njobs: int, disks: bool):
     exp_disks = []
     if disks:
         doc["disk_util"] = []
-        for name in ("vda", "md0")[:draw(st.integers(1, 2))]:
+        for name in ("vda", "md0")[: draw(st.integers(1, 2))]:
             v = draw(st.lists(st.integers(0, 10**9), min_size=7, max_size=7))
             util = draw(st.floats(0, 100))
-            doc["disk_util"].append({"name": name, "read_ios": v[0], "write_ios": v[1], "read_merges": v[2],
-                                     "write_merges": v[3], "read_ticks": v[4], "write_ticks": v[5],
-                                     "in_queue": v[6], "util": util})
-            exp_disks.append({"disk": name, "read_ios": v[0], "write_ios": v[1], "read_merges": v[2],
-                              "write_merges": v[3], "read_ticks_ns": v[4] * 1e6, "write_ticks_ns": v[5] * 1e6,
-                              "in_queue_ns": v[6] * 1e6, "util_pct": float("%f" % util), "has_slaves": False})
+            doc["disk_util"].append(
+                {
+                    "name": name,
+                    "read_ios": v[0],
+                    "write_ios": v[1],
+                    "read_merges": v[2],
+                    "write_merges": v[3],
+                    "read_ticks": v[4],
+                    "write_ticks": v[5],
+                    "in_queue": v[6],
+                    "util": util,
+                }
+            )
+            exp_disks.append(
+                {
+                    "disk": name,
+                    "read_ios": v[0],
+                    "write_ios": v[1],
+                    "read_merges": v[2],
+                    "write_merges": v[3],
+                    "read_ticks_ns": v[4] * 1e6,
+                    "write_ticks_ns": v[5] * 1e6,
+                    "in_queue_ns": v[6] * 1e6,
+                    "util_pct": float("%f" % util),
+                    "has_slaves": False,
+                }
+            )
     return doc, exp_jobs, exp_disks
 
 
 def _json_with_duplicates(doc) -> str:
     """json_text, with percentile lists given as (key, value) pairs printed in order (duplicate keys)."""
+
     def fix(v):
         if isinstance(v, dict):
             return {k: fix(x) for k, x in v.items()}
@@ -874,6 +1134,7 @@ def _json_with_duplicates(doc) -> str:
         if isinstance(v, list):
             return [fix(x) for x in v]
         return v
+
     return json_text(fix(doc))
 
 
@@ -895,17 +1156,27 @@ class _Pairs(dict):
 @given(st.sampled_from(sorted(JSON_VERSIONS)), st.integers(1, 3), st.integers(1, 2), st.data())
 def test_fio_json_round_trips(version_name, njobs, ndocs, data):
     docs = [data.draw(json_doc(version_name, njobs, disks=d == ndocs - 1)) for d in range(ndocs)]
-    lead = data.draw(st.sampled_from(["", "note: both iodepth >= 1 and synchronous I/O engine are selected, "
-                                          "queue depth will be capped at 1\n",
-                                      "Jobs: 1 (f=1): [W(1)][100.0%][w=1MiB/s][eta 00m:00s]\r"]))
+    lead = data.draw(
+        st.sampled_from(
+            [
+                "",
+                "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1\n",
+                "Jobs: 1 (f=1): [W(1)][100.0%][w=1MiB/s][eta 00m:00s]\r",
+            ]
+        )
+    )
     text = lead + "\n".join(_json_with_duplicates(doc) for doc, _, _ in docs) + "\n"
     parsed = fio.parse(text)
     assert parsed.format in ("fio-json", "fio-json+")
     # the bytes fast path gives the same result, or declines; it takes every plain single document
     fast = parse_plain(text.encode())
     if fast is not None:
-        assert (fast.tables, fast.warnings, fast.format, fast.tool_version) == \
-            (parsed.tables, parsed.warnings, parsed.format, parsed.tool_version)
+        assert (fast.tables, fast.warnings, fast.format, fast.tool_version) == (
+            parsed.tables,
+            parsed.warnings,
+            parsed.format,
+            parsed.tool_version,
+        )
     # fio <= 3.3's duplicate "0.00" padding is taken too (those keys are never stored)
     plain = lead == "" and ndocs == 1 and not re.search(r"\b(nan|inf)\b", text)
     assert (fast is not None) == plain
@@ -919,8 +1190,18 @@ def test_fio_json_round_trips(version_name, njobs, ndocs, data):
     depths = iter(r for r in parsed.rows("fio_iodepths") if r["kind"] == "depth")
     for ji, (got, (doc_index, want)) in enumerate(zip(jobs, want_jobs)):
         assert got["doc_index"] == doc_index and got["is_final"] == (doc_index == ndocs - 1)
-        for k in ("jobname", "groupid", "rw", "block_size_bytes", "iodepth", "cpu_usr_pct", "cpu_sys_pct", "ctx",
-                  "majf", "minf"):
+        for k in (
+            "jobname",
+            "groupid",
+            "rw",
+            "block_size_bytes",
+            "iodepth",
+            "cpu_usr_pct",
+            "cpu_sys_pct",
+            "ctx",
+            "majf",
+            "minf",
+        ):
             _check_value(got[k], want[k], f"job {ji} {k}")
         for direction, e in want["dirs"].items():
             row = next(results)
@@ -930,12 +1211,17 @@ def test_fio_json_round_trips(version_name, njobs, ndocs, data):
                     _check_value(row[k], v, f"job {ji} {direction} {k}")
             for q, v in e["pct"]:
                 p = next(pcts)
-                assert (p["job_index"], p["direction"], p["kind"], p["percentile"], p["latency_ns"]) == \
-                    (ji, direction, "clat", q, v)
+                assert (p["job_index"], p["direction"], p["kind"], p["percentile"], p["latency_ns"]) == (
+                    ji,
+                    direction,
+                    "clat",
+                    q,
+                    v,
+                )
         for lo, hi, v in want["buckets"]:
             b = next(buckets)
             assert (b["job_index"], b["bucket_lo_ns"], b["bucket_hi_ns"], b["pct"]) == (ji, lo, hi, v)
-        for kind, k, v in want["depths"]:
+        for _kind, k, v in want["depths"]:
             d = next(depths)
             assert (d["job_index"], d["bucket"], d["pct"]) == (ji, k, v)
     assert next(results, None) is None and next(pcts, None) is None and next(buckets, None) is None
@@ -961,8 +1247,8 @@ def test_fio_json_round_trips(version_name, njobs, ndocs, data):
             assert got[key]["exact"] == (JSON_VERSIONS[version_name] >= (2, 21))
 
 
-
 # ----------------------------------------------------------------------------- fio terse v2-v5
+
 
 @st.composite
 def terse_job(draw, version: int, gid: int, disks: list):
@@ -982,30 +1268,71 @@ def terse_job(draw, version: int, gid: int, disks: list):
         lats = {}
         for k in ("slat", "clat"):
             lats[k] = draw(latency()) if used and (k == "clat" or draw(st.booleans())) else (0, 0, 0.0, 0.0)
-            fields += [str(lats[k][0] // 1000), str(lats[k][1] // 1000), "%f" % (lats[k][2] / 1000),
-                       "%f" % (lats[k][3] / 1000)]
+            fields += [
+                str(lats[k][0] // 1000),
+                str(lats[k][1] // 1000),
+                "%f" % (lats[k][2] / 1000),
+                "%f" % (lats[k][3] / 1000),
+            ]
         pct = sorted(draw(st.lists(st.integers(0, 10**7), min_size=17, max_size=17))) if used else [0] * 17
         fields += ["%f%%=%d" % (q, v) for q, v in zip(PERCENTILES, pct)] + ["0%=0"] * 3
         lats["lat"] = draw(latency()) if used else (0, 0, 0.0, 0.0)
-        fields += [str(lats["lat"][0] // 1000), str(lats["lat"][1] // 1000), "%f" % (lats["lat"][2] / 1000),
-                   "%f" % (lats["lat"][3] / 1000)]
-        bw = [draw(st.integers(0, 10**8)), draw(st.integers(0, 10**8)), draw(pcts), draw(st.floats(0, 1e8)),
-              draw(st.floats(0, 1e6))] if used else [0, 0, 0.0, 0.0, 0.0]
+        fields += [
+            str(lats["lat"][0] // 1000),
+            str(lats["lat"][1] // 1000),
+            "%f" % (lats["lat"][2] / 1000),
+            "%f" % (lats["lat"][3] / 1000),
+        ]
+        bw = (
+            [
+                draw(st.integers(0, 10**8)),
+                draw(st.integers(0, 10**8)),
+                draw(pcts),
+                draw(st.floats(0, 1e8)),
+                draw(st.floats(0, 1e6)),
+            ]
+            if used
+            else [0, 0, 0.0, 0.0, 0.0]
+        )
         fields += [str(bw[0]), str(bw[1]), "%f%%" % bw[2], "%f" % bw[3], "%f" % bw[4]]
         samples = iops_stats = None
         if version == 5:
             samples = draw(st.integers(0, 10**5)) if used else 0
-            iops_stats = [draw(st.integers(0, 10**6)), draw(st.integers(0, 10**6)), draw(st.floats(0, 1e6)),
-                          draw(st.floats(0, 1e5)), draw(st.integers(0, 10**5))] if used else [0, 0, 0.0, 0.0, 0]
-            fields += [str(samples), str(iops_stats[0]), str(iops_stats[1]), "%f" % iops_stats[2],
-                       "%f" % iops_stats[3], str(iops_stats[4])]
+            iops_stats = (
+                [
+                    draw(st.integers(0, 10**6)),
+                    draw(st.integers(0, 10**6)),
+                    draw(st.floats(0, 1e6)),
+                    draw(st.floats(0, 1e5)),
+                    draw(st.integers(0, 10**5)),
+                ]
+                if used
+                else [0, 0, 0.0, 0.0, 0]
+            )
+            fields += [
+                str(samples),
+                str(iops_stats[0]),
+                str(iops_stats[1]),
+                "%f" % iops_stats[2],
+                "%f" % iops_stats[3],
+                str(iops_stats[4]),
+            ]
         if not (io_kib or runt):
             continue
-        r = {"direction": d, "io_bytes": float(io_kib * 1024), "bw_bytes_per_s": float(bw_kib * 1024),
-             "iops": float(iops), "runtime_ns": float(runt * 10**6)}
+        r = {
+            "direction": d,
+            "io_bytes": float(io_kib * 1024),
+            "bw_bytes_per_s": float(bw_kib * 1024),
+            "iops": float(iops),
+            "runtime_ns": float(runt * 10**6),
+        }
         for k, (mn, mx, mean, dev) in lats.items():
-            vals = (mn // 1000 * 1e3, mx // 1000 * 1e3, float("%f" % (mean / 1000)) * 1e3,
-                    float("%f" % (dev / 1000)) * 1e3)
+            vals = (
+                mn // 1000 * 1e3,
+                mx // 1000 * 1e3,
+                float("%f" % (mean / 1000)) * 1e3,
+                float("%f" % (dev / 1000)) * 1e3,
+            )
             empty = not any(vals)
             for col, v in zip(("min", "max", "mean", "stdev"), vals):
                 r[f"{k}_{col}_ns"] = None if empty else v
@@ -1028,8 +1355,14 @@ def terse_job(draw, version: int, gid: int, disks: list):
     fields += ["%3.1f%%" % v for v in depth]
     dist = [draw(pcts) if draw(st.integers(0, 3)) == 0 else 0.0 for _ in range(22)]
     fields += ["%3.2f%%" % v for v in dist]
-    exp.update(cpu_usr_pct=float("%f" % cpu[0]), cpu_sys_pct=float("%f" % cpu[1]), ctx=counts[0], majf=counts[1],
-               minf=counts[2], depths=[float("%.1f" % v) for v in depth])
+    exp.update(
+        cpu_usr_pct=float("%f" % cpu[0]),
+        cpu_sys_pct=float("%f" % cpu[1]),
+        ctx=counts[0],
+        majf=counts[1],
+        minf=counts[2],
+        depths=[float("%.1f" % v) for v in depth],
+    )
     edges = [e * 1e3 for e in EDGES] + [e * 1e6 for e in EDGES] + [2000e6, None]
     buckets, lo = [], 0.0
     for v, hi in zip(dist, edges):
@@ -1055,15 +1388,27 @@ def terse_job(draw, version: int, gid: int, disks: list):
 @PROPS
 @given(st.sampled_from([2, 3, 4, 5]), st.data())
 def test_fio_terse_round_trips(version, data):
-    disks = data.draw(st.lists(st.tuples(st.sampled_from(["sda", "vda", "md127"]),
-                                         st.lists(st.integers(0, 10**9), min_size=9, max_size=9), pcts,
-                                         st.none() | st.tuples(st.lists(st.integers(0, 10**9), min_size=9, max_size=9),
-                                                               pcts)),
-                                max_size=2, unique_by=lambda d: d[0]))
-    jobs = [data.draw(terse_job(version, gid, disks)) for gid in data.draw(st.lists(st.integers(0, 2), min_size=1,
-                                                                                    max_size=3).map(sorted))]
-    lead = data.draw(st.sampled_from(["", "note: both iodepth >= 1 and synchronous I/O engine are selected, "
-                                          "queue depth will be capped at 1\n"]))
+    disks = data.draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["sda", "vda", "md127"]),
+                st.lists(st.integers(0, 10**9), min_size=9, max_size=9),
+                pcts,
+                st.none() | st.tuples(st.lists(st.integers(0, 10**9), min_size=9, max_size=9), pcts),
+            ),
+            max_size=2,
+            unique_by=lambda d: d[0],
+        )
+    )
+    jobs = [
+        data.draw(terse_job(version, gid, disks))
+        for gid in data.draw(st.lists(st.integers(0, 2), min_size=1, max_size=3).map(sorted))
+    ]
+    lead = data.draw(
+        st.sampled_from(
+            ["", "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1\n"]
+        )
+    )
     text = lead + "\n".join(line for line, _ in jobs) + "\n"
     parsed = fio.parse(text)
     assert parsed.format == "fio-terse"
@@ -1076,8 +1421,9 @@ def test_fio_terse_round_trips(version, data):
     for ji, (got, (_, want)) in enumerate(zip(got_jobs, jobs)):
         for k in ("groupid", "cpu_usr_pct", "cpu_sys_pct", "ctx", "majf", "minf"):
             _check_value(got[k], want[k], f"terse job {k}")
-        assert got["options_json"] == (None if want["description"] is None
-                                       else json.dumps({"description": want["description"]}))
+        assert got["options_json"] == (
+            None if want["description"] is None else json.dumps({"description": want["description"]})
+        )
         for r in want["results"]:
             row = next(results)
             assert (row["job_index"], row["direction"]) == (ji, r["direction"])
@@ -1095,7 +1441,7 @@ def test_fio_terse_round_trips(version, data):
     if version >= 3:
         got_disks = parsed.rows("fio_disk_stats")
         assert [d["disk"] for d in got_disks] == [d[0] for d in disks]
-        for g, (name_, v, util, aggr) in zip(got_disks, disks):
+        for g, (_name, v, util, aggr) in zip(got_disks, disks):
             assert (g["read_ios"], g["write_ios"], g["read_merges"], g["write_merges"]) == tuple(v[:4])
             assert g["in_queue_ns"] == v[6] * 1e6 and g["util_pct"] == float("%.2f" % util)
             assert g["has_slaves"] == (aggr is not None)
@@ -1103,8 +1449,8 @@ def test_fio_terse_round_trips(version, data):
                 assert g["aggr_read_ios"] == aggr[0][0] and g["aggr_util_pct"] == float("%.2f" % aggr[1])
 
 
-
 # ----------------------------------------------------------------------------- normal,json: both parts agree
+
 
 def text_from_json(doc: dict) -> str:
     """The normal report fio prints next to a JSON document (--output-format=normal,json), from the same
@@ -1118,15 +1464,23 @@ def text_from_json(doc: dict) -> str:
                 continue
             bw = 1000 * o["io_bytes"] // o["runtime"]
             iops = 1000 * o["total_ios"] // o["runtime"]
-            out.append(f"  {d}: IOPS={num2str(iops, 4, False)[0]}, BW={num2str(bw, 4, True, 'B/s')[0]} "
-                       f"({num2str(bw, 4, False, 'B/s')[0]})({num2str(o['io_bytes'], 4, True, 'B')[0]}/"
-                       f"{o['runtime']}msec)")
+            out.append(
+                f"  {d}: IOPS={num2str(iops, 4, False)[0]}, BW={num2str(bw, 4, True, 'B/s')[0]} "
+                f"({num2str(bw, 4, False, 'B/s')[0]})({num2str(o['io_bytes'], 4, True, 'B')[0]}/"
+                f"{o['runtime']}msec)"
+            )
             groups.setdefault((job["groupid"], d), []).append((o["io_bytes"], bw, o["runtime"]))
             for kind, label in (("slat", "slat"), ("clat", "clat"), ("lat", " lat")):
                 lat = o[f"{kind}_ns"]
                 if lat["N"]:
-                    out.append(display_lat(label, (lat["min"], lat["max"], float("%f" % lat["mean"]),
-                                                   float("%f" % lat["stddev"])), {}, kind))
+                    out.append(
+                        display_lat(
+                            label,
+                            (lat["min"], lat["max"], float("%f" % lat["mean"]), float("%f" % lat["stddev"])),
+                            {},
+                            kind,
+                        )
+                    )
             pct = o["clat_ns"].get("percentile")
             if pct:
                 out += percentile_lines("clat", list(dict(pct).values()))[0]
@@ -1135,26 +1489,35 @@ def text_from_json(doc: dict) -> str:
                 label = "KiB"
                 if mean > 1024 * 1024:
                     mn, mx, mean, dev, label = int(mn / 1024), int(mx / 1024), mean / 1024, dev / 1024, "MiB"
-                out.append(f"   bw ({label:>5s}/s): min={mn:5d}, max={mx:5d}, per={min(o['bw_agg'], 100.0):3.2f}%, "
-                           f"avg={mean:5.02f}, stdev={dev:5.02f}, samples={o['bw_samples']}")
+                out.append(
+                    f"   bw ({label:>5s}/s): min={mn:5d}, max={mx:5d}, per={min(o['bw_agg'], 100.0):3.2f}%, "
+                    f"avg={mean:5.02f}, stdev={dev:5.02f}, samples={o['bw_samples']}"
+                )
             if o["iops_samples"]:
-                out.append(f"   iops        : min={o['iops_min']:5d}, max={o['iops_max']:5d}, "
-                           f"avg={float('%f' % o['iops_mean']):5.02f}, stdev={float('%f' % o['iops_stddev']):5.02f}, "
-                           f"samples={o['iops_samples']}")
+                out.append(
+                    f"   iops        : min={o['iops_min']:5d}, max={o['iops_max']:5d}, "
+                    f"avg={float('%f' % o['iops_mean']):5.02f}, stdev={float('%f' % o['iops_stddev']):5.02f}, "
+                    f"samples={o['iops_samples']}"
+                )
         entries = []
         for fam, name in (("latency_ns", "nsec"), ("latency_us", "usec"), ("latency_ms", "msec")):
             labels = [str(e) for e in EDGES] + ["2000", ">=2000"]
             entries += [(name, labels.index(k), v) for k, v in job[fam].items()]
         out += latdist_lines(entries)[0]
-        out.append(f"  cpu          : usr={job['usr_cpu']:3.2f}%, sys={job['sys_cpu']:3.2f}%, ctx={job['ctx']}, "
-                   f"majf={job['majf']}, minf={job['minf']}")
+        out.append(
+            f"  cpu          : usr={job['usr_cpu']:3.2f}%, sys={job['sys_cpu']:3.2f}%, ctx={job['ctx']}, "
+            f"majf={job['majf']}, minf={job['minf']}"
+        )
         out.append("  IO depths    :" + ",".join(f" {k}={v:3.1f}%" for k, v in job["iodepth_level"].items()))
-        c = [job[d]["total_ios"] if (job[d]["io_bytes"] or job[d]["total_ios"]) else 0
-             for d in ("read", "write", "trim")]
+        c = [
+            job[d]["total_ios"] if (job[d]["io_bytes"] or job[d]["total_ios"]) else 0 for d in ("read", "write", "trim")
+        ]
         s_ = [job[d]["short_ios"] if c[i] else 0 for i, d in enumerate(("read", "write", "trim"))]
         dr = [job[d]["drop_ios"] if c[i] else 0 for i, d in enumerate(("read", "write", "trim"))]
-        out.append(f"     issued rwts: total={c[0]},{c[1]},{c[2]},0 short={s_[0]},{s_[1]},{s_[2]},0 "
-                   f"dropped={dr[0]},{dr[1]},{dr[2]},0")
+        out.append(
+            f"     issued rwts: total={c[0]},{c[1]},{c[2]},0 short={s_[0]},{s_[1]},{s_[2]},0 "
+            f"dropped={dr[0]},{dr[1]},{dr[2]},0"
+        )
     for gid in sorted({g for g, _ in groups}):
         out += ["", f"Run status group {gid} (all jobs):"]
         for d, label in (("read", "   READ"), ("write", "  WRITE"), ("trim", "   TRIM")):
@@ -1163,17 +1526,23 @@ def text_from_json(doc: dict) -> str:
             m = groups[(gid, d)]
             io, runs, bws = sum(x[0] for x in m), [x[2] for x in m], [x[1] for x in m]
             agg = io * 1000 // max(runs)
-            t = {k: (num2str(v, 4, True, "B/s")[0], num2str(v, 4, False, "B/s")[0])
-                 for k, v in (("agg", agg), ("min", min(bws)), ("max", max(bws)))}
-            out.append(f"{label}: bw={t['agg'][0]} ({t['agg'][1]}), {t['min'][0]}-{t['max'][0]} "
-                       f"({t['min'][1]}-{t['max'][1]}), io={num2str(io, 4, True, 'B')[0]} "
-                       f"({num2str(io, 4, False, 'B')[0]}), run={min(runs)}-{max(runs)}msec")
+            t = {
+                k: (num2str(v, 4, True, "B/s")[0], num2str(v, 4, False, "B/s")[0])
+                for k, v in (("agg", agg), ("min", min(bws)), ("max", max(bws)))
+            }
+            out.append(
+                f"{label}: bw={t['agg'][0]} ({t['agg'][1]}), {t['min'][0]}-{t['max'][0]} "
+                f"({t['min'][1]}-{t['max'][1]}), io={num2str(io, 4, True, 'B')[0]} "
+                f"({num2str(io, 4, False, 'B')[0]}), run={min(runs)}-{max(runs)}msec"
+            )
     if doc.get("disk_util"):
         out += ["", "Disk stats (read/write):"]
         for dk in doc["disk_util"]:
-            out.append(f"  {dk['name']}: ios={dk['read_ios']}/{dk['write_ios']}, merge={dk['read_merges']}/"
-                       f"{dk['write_merges']}, ticks={dk['read_ticks']}/{dk['write_ticks']}, "
-                       f"in_queue={dk['in_queue']}, util={float('%f' % dk['util']):3.2f}%")
+            out.append(
+                f"  {dk['name']}: ios={dk['read_ios']}/{dk['write_ios']}, merge={dk['read_merges']}/"
+                f"{dk['write_merges']}, ticks={dk['read_ticks']}/{dk['write_ticks']}, "
+                f"in_queue={dk['in_queue']}, util={float('%f' % dk['util']):3.2f}%"
+            )
     return "\n".join(out) + "\n"
 
 
@@ -1198,14 +1567,16 @@ def test_fio_normal_and_json_parts_agree(njobs, disks, data):
 
 # ----------------------------------------------------------------------------- regressions found by the properties
 
+
 def test_regression_json_after_live_status_line_is_detected():
     """A terminal capture: the last '\\r'-ended eta line is glued to the '{' that opens the JSON.
     json.py reads it, but fio.sniff did not see the document (parse_bytes said 'no known tool')."""
-    from storagelab.parsers import parse_bytes
     from conftest import FIXTURES
 
+    from storagelab.parsers import parse_bytes
+
     text = (FIXTURES / "fio" / "3.33" / "json_only.txt").read_text()
-    glued = "Jobs: 1 (f=1): [W(1)][100.0%][w=16.0MiB/s][w=16 IOPS][eta 00m:00s]\r" + text[text.index("{"):]
+    glued = "Jobs: 1 (f=1): [W(1)][100.0%][w=16.0MiB/s][w=16 IOPS][eta 00m:00s]\r" + text[text.index("{") :]
     assert fio.sniff(glued) == "fio-json"
     parsed, module = parse_bytes(glued.encode())
     assert module is fio and parsed.rows("fio_results") == fio.parse(text).rows("fio_results")

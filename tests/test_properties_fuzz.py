@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 import os
-from functools import lru_cache
+from functools import cache
 
 import pytest
+from conftest import FIXTURES, RAW
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,17 +23,19 @@ from storagelab.errors import ParseError
 from storagelab.parsers import decode, detect, modules, parse_bytes
 from storagelab.parsers.base import Parsed, lines_of
 
-from conftest import FIXTURES, RAW
-
 SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))  # more examples for a deep local run
-PROPS = settings(max_examples=round(150 * SCALE), derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-                 deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                      HealthCheck.data_too_large])
+PROPS = settings(
+    max_examples=round(150 * SCALE),
+    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 FORMATS = {"fio": ("fio-normal", "fio-terse", "fio-json", "fio-json+normal")}
 MODULES = {m.TOOL: m for m in modules()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def real_outputs() -> dict[str, tuple[str, ...]]:
     """Texts of the real outputs in data/raw/ and tests/fixtures/, by the tool that parses them."""
     out: dict[str, list[str]] = {}
@@ -72,8 +75,15 @@ def parse_or_error(mod, text: str, fmt) -> None:
     try:
         parsed = mod.parse(text, fmt)
     except ParseError as e:
-        assert e.kind in ("empty", "binary", "encoding", "unknown-format", "truncated", "invalid",
-                          "unsupported-version"), e.kind
+        assert e.kind in (
+            "empty",
+            "binary",
+            "encoding",
+            "unknown-format",
+            "truncated",
+            "invalid",
+            "unsupported-version",
+        ), e.kind
         assert e.line is None or e.line >= 1
         return
     well_formed(parsed, mod, text)
@@ -89,6 +99,7 @@ def bytes_or_error(data: bytes) -> None:
 
 
 # ----------------------------------------------------------------------------- arbitrary input
+
 
 @PROPS
 @given(st.binary(max_size=4000))
@@ -107,20 +118,60 @@ def test_arbitrary_text_every_module(text):
 
 # words and fragments of the tools' own output, so that the parsers get past their first checks
 FRAGMENTS = [
-    "read:", "write:", " IOPS=", "BW=", "(groupid=0, jobs=1): err= 0: pid=1", "Run status group 0 (all jobs):",
-    "  WRITE: bw=", "clat (usec): min=", "percentiles (usec):", "|  1.00th=[   32],", "issued rwts: total=",
-    '{\n  "fio version" : "fio-3.33",\n  "jobs" : [', "3;fio-3.33;job;0;0;", "bp count:", "\tbp logical:",
-    "Normal class:", "Blocks\tLSIZE\tPSIZE\tASIZE\t  avg\t comp\t%Total\tType", "Simulated DDT histogram:",
-    "refcnt   blocks   LSIZE   PSIZE   DSIZE   blocks   LSIZE   PSIZE   DSIZE", " Total", "dedup = 1.00,",
-    "DDT-sha256-zap-unique: 12 entries, size 5 on disk, 3 in core", "Version 2.00a       ------Sequential Output------",
-    "Name:Size etc        /sec %CP", "Latency ", "1.98,2.00a,lab,1,", "=>       40  7814037088  ada3  GPT  (3.6T)",
-    "Disk /dev/sda: 64 MiB, 67108864 bytes, 131072 sectors", "Units: sectors of 1 * 512 = 512 bytes",
-    "Device     Start   End Sectors  Size Type", "label: gpt", "sda1 : start=        2048, size=", "BYT;",
-    "NAME    SIZE  ALLOC   FREE", "               capacity     operations    bandwidth", "pool        alloc   free",
-    "summary: 3000 MiByte in  2.9sec - average of 1029 MiB/s", "in @ 1275 MiB/s, out @ 1275 MiB/s,",
+    "read:",
+    "write:",
+    " IOPS=",
+    "BW=",
+    "(groupid=0, jobs=1): err= 0: pid=1",
+    "Run status group 0 (all jobs):",
+    "  WRITE: bw=",
+    "clat (usec): min=",
+    "percentiles (usec):",
+    "|  1.00th=[   32],",
+    "issued rwts: total=",
+    '{\n  "fio version" : "fio-3.33",\n  "jobs" : [',
+    "3;fio-3.33;job;0;0;",
+    "bp count:",
+    "\tbp logical:",
+    "Normal class:",
+    "Blocks\tLSIZE\tPSIZE\tASIZE\t  avg\t comp\t%Total\tType",
+    "Simulated DDT histogram:",
+    "refcnt   blocks   LSIZE   PSIZE   DSIZE   blocks   LSIZE   PSIZE   DSIZE",
+    " Total",
+    "dedup = 1.00,",
+    "DDT-sha256-zap-unique: 12 entries, size 5 on disk, 3 in core",
+    "Version 2.00a       ------Sequential Output------",
+    "Name:Size etc        /sec %CP",
+    "Latency ",
+    "1.98,2.00a,lab,1,",
+    "=>       40  7814037088  ada3  GPT  (3.6T)",
+    "Disk /dev/sda: 64 MiB, 67108864 bytes, 131072 sectors",
+    "Units: sectors of 1 * 512 = 512 bytes",
+    "Device     Start   End Sectors  Size Type",
+    "label: gpt",
+    "sda1 : start=        2048, size=",
+    "BYT;",
+    "NAME    SIZE  ALLOC   FREE",
+    "               capacity     operations    bandwidth",
+    "pool        alloc   free",
+    "summary: 3000 MiByte in  2.9sec - average of 1029 MiB/s",
+    "in @ 1275 MiB/s, out @ 1275 MiB/s,",
     "# storagelab transcribed table v1: x",
     "test,layout,vdev_count,vdev_widths,vdev_type,size_tb,speed_mb_per_s,speed_text",
-    "12.5k", "nan", "-nan%", "+++++", "\r", "\t", "\n", " ", "0", "99999999999999999999", "1e+04", ":", ";", ",",
+    "12.5k",
+    "nan",
+    "-nan%",
+    "+++++",
+    "\r",
+    "\t",
+    "\n",
+    " ",
+    "0",
+    "99999999999999999999",
+    "1e+04",
+    ":",
+    ";",
+    ",",
 ]
 
 
@@ -135,7 +186,7 @@ def test_fragments_of_real_output(text):
 
 # ----------------------------------------------------------------------------- mutated real outputs
 
-CHARS = st.sampled_from(list("0123456789.,:;%=-+/()[]{}|# \t\rkKMGTmgiBs\"\u00b5\u00e9x\x00\x1b") + ["\r\n", "nan"])
+CHARS = st.sampled_from(list('0123456789.,:;%=-+/()[]{}|# \t\rkKMGTmgiBs"\u00b5\u00e9x\x00\x1b') + ["\r\n", "nan"])
 
 
 @st.composite
@@ -145,26 +196,28 @@ def mutation(draw, text: str) -> str:
         if not lines:
             lines = [""]
         i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["delete", "duplicate", "swap", "join", "insert", "replace", "cr", "cut",
-                                   "digits"]))
+        op = draw(st.sampled_from(["delete", "duplicate", "swap", "join", "insert", "replace", "cr", "cut", "digits"]))
         if op == "delete":
-            del lines[i:i + draw(st.integers(1, 5))]
+            del lines[i : i + draw(st.integers(1, 5))]
         elif op == "duplicate":
-            lines[i:i] = lines[i:i + draw(st.integers(1, 5))]
+            lines[i:i] = lines[i : i + draw(st.integers(1, 5))]
         elif op == "swap":
             j = draw(st.integers(0, len(lines) - 1))
             lines[i], lines[j] = lines[j], lines[i]
         elif op == "join" and i + 1 < len(lines):
-            lines[i:i + 2] = [lines[i] + lines[i + 1]]
+            lines[i : i + 2] = [lines[i] + lines[i + 1]]
         elif op == "insert":
             lines.insert(i, draw(st.sampled_from(lines + FRAGMENTS)))
         elif op in ("replace", "cr", "digits") and lines[i]:
             k = draw(st.integers(0, len(lines[i]) - 1))
-            new = {"replace": draw(CHARS), "cr": "\r",
-                   "digits": draw(st.sampled_from(["0", "9", "99999999999", "-1", "1.5", "0.0", ""]))}[op]
-            lines[i] = lines[i][:k] + new + lines[i][k + (op != "cr"):]
+            new = {
+                "replace": draw(CHARS),
+                "cr": "\r",
+                "digits": draw(st.sampled_from(["0", "9", "99999999999", "-1", "1.5", "0.0", ""])),
+            }[op]
+            lines[i] = lines[i][:k] + new + lines[i][k + (op != "cr") :]
         elif op == "cut":
-            lines = lines[:i] + [lines[i][:draw(st.integers(0, len(lines[i])))]]
+            lines = lines[:i] + [lines[i][: draw(st.integers(0, len(lines[i])))]]
     return "\n".join(lines)
 
 

@@ -18,9 +18,13 @@ from hypothesis import strategies as st
 from storagelab.parsers import mbuffer
 
 SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(max_examples=round(100 * SCALE), derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-                 deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                      HealthCheck.data_too_large])
+PROPS = settings(
+    max_examples=round(100 * SCALE),
+    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def kb2str(kib: float, iec: bool) -> tuple[str, float, float, bool]:
@@ -64,12 +68,21 @@ def status(draw, iec: bool, outputs: int):
     fill = draw(st.floats(0, 100))
     done = draw(st.none() | st.floats(0, 100))
     (ti, vi, ei, li), (to, vo, eo, lo), (tt, vt, et, lt) = (kb2str(x, iec) for x in (in_kib, out_kib * outputs, total))
-    text = (f"in @ {ti}B/s, out @ {to}B/s, " + (f"{outputs} x " if outputs != 1 else "") + f"{tt}B total, "
-            f"buffer {fill:3.0f}% full" + ("" if done is None else f", {done:3.0f}% done"))
+    text = (
+        f"in @ {ti}B/s, out @ {to}B/s, " + (f"{outputs} x " if outputs != 1 else "") + f"{tt}B total, "
+        f"buffer {fill:3.0f}% full" + ("" if done is None else f", {done:3.0f}% done")
+    )
     letters = [x for x in (li, lo, lt) if x]
-    want = {"in_rate_bytes_per_s": vi, "out_rate_bytes_per_s": vo, "outputs": outputs, "total_bytes": vt,
-            "buffer_fill_pct": float("%.0f" % fill), "done_pct": None if done is None else float("%.0f" % done),
-            "units_binary": (iec if letters else None), "suspect": not (li and lo and lt)}
+    want = {
+        "in_rate_bytes_per_s": vi,
+        "out_rate_bytes_per_s": vo,
+        "outputs": outputs,
+        "total_bytes": vt,
+        "buffer_fill_pct": float("%.0f" % fill),
+        "done_pct": None if done is None else float("%.0f" % done),
+        "units_binary": (iec if letters else None),
+        "suspect": not (li and lo and lt),
+    }
     truth = ((vi, in_kib * 1024, ei), (vo, out_kib * outputs * 1024, eo), (vt, total * 1024, et))
     return text, want, truth
 
@@ -83,12 +96,25 @@ def summary(draw, iec: bool, new_time: bool, outputs: int):
     av = kib / secs * outputs
     ta, va, ea, la = kb2str(av, iec)
     empty, full = draw(st.integers(0, 99)), draw(st.integers(0, 99))
-    text = ("summary: " + (f"{outputs}x " if outputs > 1 else "") + f"{tn}Byte in {dt} - average of {ta}B/s"
-            + (f", {empty}x empty" if empty else "") + (f", {full}x full" if full else ""))
+    text = (
+        "summary: "
+        + (f"{outputs}x " if outputs > 1 else "")
+        + f"{tn}Byte in {dt} - average of {ta}B/s"
+        + (f", {empty}x empty" if empty else "")
+        + (f", {full}x full" if full else "")
+    )
     letters = [x for x in (ln, la) if x]
-    want = {"bytes": vn, "duration_ns": dns, "rate_bytes_per_s": va, "outputs": outputs,
-            "empty_count": empty or None, "full_count": full or None, "units_binary": iec if letters else None,
-            "suspect": not (ln and la), "computed_rate_bytes_per_s": vn * outputs / (dns / 1e9) if dns else None}
+    want = {
+        "bytes": vn,
+        "duration_ns": dns,
+        "rate_bytes_per_s": va,
+        "outputs": outputs,
+        "empty_count": empty or None,
+        "full_count": full or None,
+        "units_binary": iec if letters else None,
+        "suspect": not (ln and la),
+        "computed_rate_bytes_per_s": vn * outputs / (dns / 1e9) if dns else None,
+    }
     return text, want, ((vn, kib * 1024, en), (va, av * 1024, ea))
 
 

@@ -19,9 +19,13 @@ from hypothesis import strategies as st
 from storagelab.parsers import partitions
 
 SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(max_examples=round(60 * SCALE), derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-                 deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                      HealthCheck.data_too_large])
+PROPS = settings(
+    max_examples=round(60 * SCALE),
+    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 MiB = 1024**2
 
 
@@ -57,22 +61,41 @@ def layout(draw):
         p["index"] = i
         p["name"] = names[i - 1]
         p["boot"] = scheme == "dos" and i == 1 and draw(st.booleans())
-    return {"lsec": lsec, "psec": draw(st.sampled_from([lsec, 4096])), "scheme": scheme, "first": first,
-            "last_usable": last_usable, "total": total, "parts": parts, "tail": tail}
+    return {
+        "lsec": lsec,
+        "psec": draw(st.sampled_from([lsec, 4096])),
+        "scheme": scheme,
+        "first": first,
+        "last_usable": last_usable,
+        "total": total,
+        "parts": parts,
+        "tail": tail,
+    }
 
 
 def expected_parts(lay: dict, disk: str, device=None) -> list[dict]:
     out = []
     for p in lay["parts"]:
         start_bytes = p["start"] * lay["lsec"]
-        out.append({"disk": disk, "index": p["index"], "start_sector": p["start"], "size_sectors": p["size"],
-                    "end_sector": p["start"] + p["size"] - 1, "abs_start_sector": p["start"],
-                    "logical_sector_bytes": lay["lsec"], "start_bytes": start_bytes,
-                    "size_bytes": p["size"] * lay["lsec"],
-                    "align_4k_rem_bytes": start_bytes % 4096, "align_1m_rem_bytes": start_bytes % MiB,
-                    "aligned_4k": start_bytes % 4096 == 0, "aligned_1m": start_bytes % MiB == 0,
-                    "table_type": "GPT" if lay["scheme"] == "gpt" else "MBR",
-                    **({"device": device(p["index"])} if device else {})})
+        out.append(
+            {
+                "disk": disk,
+                "index": p["index"],
+                "start_sector": p["start"],
+                "size_sectors": p["size"],
+                "end_sector": p["start"] + p["size"] - 1,
+                "abs_start_sector": p["start"],
+                "logical_sector_bytes": lay["lsec"],
+                "start_bytes": start_bytes,
+                "size_bytes": p["size"] * lay["lsec"],
+                "align_4k_rem_bytes": start_bytes % 4096,
+                "align_1m_rem_bytes": start_bytes % MiB,
+                "aligned_4k": start_bytes % 4096 == 0,
+                "aligned_1m": start_bytes % MiB == 0,
+                "table_type": "GPT" if lay["scheme"] == "gpt" else "MBR",
+                **({"device": device(p["index"])} if device else {}),
+            }
+        )
     return out
 
 
@@ -90,8 +113,10 @@ def check(parsed, want_parts: list[dict], want_disk: dict) -> None:
 
 # ----------------------------------------------------------------------------- gpart show
 
-GPART_TYPES = {"gpt": ["freebsd-boot", "freebsd-swap", "freebsd-zfs", "efi", "ms-basic-data", "linux-data"],
-               "dos": ["freebsd", "ntfs", "linux-data", "fat32", "!12", "ebr"]}
+GPART_TYPES = {
+    "gpt": ["freebsd-boot", "freebsd-swap", "freebsd-zfs", "efi", "ms-basic-data", "linux-data"],
+    "dos": ["freebsd", "ntfs", "linux-data", "fat32", "!12", "ebr"],
+}
 
 
 @PROPS
@@ -113,8 +138,9 @@ def test_gpart_show_round_trips(lay, providers, prompt, data):
         ident = f"{geom}{sep}{p['index']}" if providers else str(p["index"])
         rows.append((p["start"], p["size"], ident, f"{p['type']} {attrs}", f"({human(p['size'] * lsec)})"))
     if lay["tail"]:
-        rows.append((lay["last_usable"] - lay["tail"] + 1, lay["tail"], "", "- free -",
-                     f"({human(lay['tail'] * lsec)})"))
+        rows.append(
+            (lay["last_usable"] - lay["tail"] + 1, lay["tail"], "", "- free -", f"({human(lay['tail'] * lsec)})")
+        )
         free += lay["tail"]
     wb = max(len(str(x)) for r in rows for x in r[:2]) if rows else 1
     wb = max(wb, len(str(lay["first"])), len(str(usable)))
@@ -131,18 +157,41 @@ def test_gpart_show_round_trips(lay, providers, prompt, data):
     assert parsed.format == "gpart"
     want = expected_parts(lay, geom, (lambda i: f"{geom}{sep}{i}") if providers else None)
     for w, p in zip(want, lay["parts"]):
-        w.update(type=p["type"], flags=p["attrs"], table_type=scheme, physical_sector_bytes=None,
-                 logical_sector_source="checked" if lsec == 512 else "inferred")
-    check(parsed, want, {"disk": geom, "size_sectors": lay["first"] + usable, "size_source": "usable-end",
-                         "usable_first_sector": lay["first"], "usable_sectors": usable,
-                         "free_sectors": free or None, "media_size_text": media, "logical_sector_bytes": lsec})
+        w.update(
+            type=p["type"],
+            flags=p["attrs"],
+            table_type=scheme,
+            physical_sector_bytes=None,
+            logical_sector_source="checked" if lsec == 512 else "inferred",
+        )
+    check(
+        parsed,
+        want,
+        {
+            "disk": geom,
+            "size_sectors": lay["first"] + usable,
+            "size_source": "usable-end",
+            "usable_first_sector": lay["first"],
+            "usable_sectors": usable,
+            "free_sectors": free or None,
+            "media_size_text": media,
+            "logical_sector_bytes": lsec,
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- fdisk -l
 
-FDISK_TYPES = {"gpt": ["BIOS boot", "EFI System", "Linux filesystem", "Linux swap", "Microsoft basic data"],
-               "dos": [("83", "Linux"), ("7", "HPFS/NTFS/exFAT"), ("82", "Linux swap / Solaris"), ("8e", "Linux LVM"),
-                       ("a5", "FreeBSD")]}
+FDISK_TYPES = {
+    "gpt": ["BIOS boot", "EFI System", "Linux filesystem", "Linux swap", "Microsoft basic data"],
+    "dos": [
+        ("83", "Linux"),
+        ("7", "HPFS/NTFS/exFAT"),
+        ("82", "Linux swap / Solaris"),
+        ("8e", "Linux LVM"),
+        ("a5", "FreeBSD"),
+    ],
+}
 
 
 def table(header: list[str], rows: list[list[str]], left: set[str]) -> list[str]:
@@ -175,42 +224,77 @@ def test_fdisk_l_round_trips(lay, version, disk, data):
             boot = "*" if p["boot"] else ""
             if version == "2.20":
                 blocks = p["size"] * lsec // 1024
-                rows.append([dev(p["index"]), boot, str(p["start"]), str(end),
-                             f"{blocks}{'+' if p['size'] * lsec % 1024 else ''}", tid, t])
+                rows.append(
+                    [
+                        dev(p["index"]),
+                        boot,
+                        str(p["start"]),
+                        str(end),
+                        f"{blocks}{'+' if p['size'] * lsec % 1024 else ''}",
+                        tid,
+                        t,
+                    ]
+                )
             else:
-                rows.append([dev(p["index"]), boot, str(p["start"]), str(end), str(p["size"]),
-                             human(p["size"] * lsec), tid, t])
+                rows.append(
+                    [dev(p["index"]), boot, str(p["start"]), str(end), str(p["size"]), human(p["size"] * lsec), tid, t]
+                )
             want_types.append((t, tid, "boot" if p["boot"] else None))
     if version == "2.20":
-        lines = ["", f"Disk {disk}: {nbytes / 1e9:.1f} GB, {nbytes} bytes",
-                 f"255 heads, 63 sectors/track, {lay['total'] // (255 * 63)} cylinders, total {lay['total']} sectors",
-                 f"Units = sectors of 1 * {lsec} = {lsec} bytes",
-                 f"Sector size (logical/physical): {lsec} bytes / {lay['psec']} bytes",
-                 f"I/O size (minimum/optimal): {lay['psec']} bytes / {lay['psec']} bytes",
-                 "Disk identifier: 0x0003e2b4", ""]
-        lines += ["   " + ln for ln in table(["Device", "Boot", "Start", "End", "Blocks", "Id", "System"], rows,
-                                           {"Device", "System"})[:1]]
+        lines = [
+            "",
+            f"Disk {disk}: {nbytes / 1e9:.1f} GB, {nbytes} bytes",
+            f"255 heads, 63 sectors/track, {lay['total'] // (255 * 63)} cylinders, total {lay['total']} sectors",
+            f"Units = sectors of 1 * {lsec} = {lsec} bytes",
+            f"Sector size (logical/physical): {lsec} bytes / {lay['psec']} bytes",
+            f"I/O size (minimum/optimal): {lay['psec']} bytes / {lay['psec']} bytes",
+            "Disk identifier: 0x0003e2b4",
+            "",
+        ]
+        lines += [
+            "   " + ln
+            for ln in table(["Device", "Boot", "Start", "End", "Blocks", "Id", "System"], rows, {"Device", "System"})[
+                :1
+            ]
+        ]
         lines += table(["Device", "Boot", "Start", "End", "Blocks", "Id", "System"], rows, {"Device", "System"})[1:]
     else:
-        header = (["Device", "Start", "End", "Sectors", "Size", "Type"] if lay["scheme"] == "gpt" else
-                  ["Device", "Boot", "Start", "End", "Sectors", "Size", "Id", "Type"])
-        lines = [f"Disk {disk}: {human(nbytes)}, {nbytes} bytes, {lay['total']} sectors",
-                 "Disk model: QEMU HARDDISK   " if disk.startswith("/dev/") else None,
-                 f"Units: sectors of 1 * {lsec} = {lsec} bytes",
-                 f"Sector size (logical/physical): {lsec} bytes / {lay['psec']} bytes",
-                 f"I/O size (minimum/optimal): {lay['psec']} bytes / {lay['psec']} bytes",
-                 f"Disklabel type: {lay['scheme']}", "Disk identifier: 0x0d050063", ""]
+        header = (
+            ["Device", "Start", "End", "Sectors", "Size", "Type"]
+            if lay["scheme"] == "gpt"
+            else ["Device", "Boot", "Start", "End", "Sectors", "Size", "Id", "Type"]
+        )
+        lines = [
+            f"Disk {disk}: {human(nbytes)}, {nbytes} bytes, {lay['total']} sectors",
+            "Disk model: QEMU HARDDISK   " if disk.startswith("/dev/") else None,
+            f"Units: sectors of 1 * {lsec} = {lsec} bytes",
+            f"Sector size (logical/physical): {lsec} bytes / {lay['psec']} bytes",
+            f"I/O size (minimum/optimal): {lay['psec']} bytes / {lay['psec']} bytes",
+            f"Disklabel type: {lay['scheme']}",
+            "Disk identifier: 0x0d050063",
+            "",
+        ]
         lines = [ln for ln in lines if ln is not None] + table(header, rows, {"Device", "Boot", "Type"})
     parsed = partitions.parse("\n".join(lines) + "\n")
     assert parsed.format == "fdisk"
     want = expected_parts(lay, disk, dev)
     for w, (t, tid, flags) in zip(want, want_types):
         w.update(type=t, type_id=tid, flags=flags, physical_sector_bytes=lay["psec"], logical_sector_source="printed")
-    check(parsed, want, {"disk": disk, "size_sectors": lay["total"], "size_bytes": nbytes, "size_source": "printed",
-                         "logical_sector_bytes": lsec})
+    check(
+        parsed,
+        want,
+        {
+            "disk": disk,
+            "size_sectors": lay["total"],
+            "size_bytes": nbytes,
+            "size_source": "printed",
+            "logical_sector_bytes": lsec,
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- sfdisk -d
+
 
 @PROPS
 @given(layout(), st.booleans(), st.data())
@@ -232,19 +316,24 @@ def test_sfdisk_d_round_trips(lay, old, data):
         name = f"{disk}{p['index']}"
         if old:
             tid = data.draw(st.sampled_from(["83", "8e", "a5", " 7"]))
-            lines.append(f"{name} : start={p['start']:>9d}, size={p['size']:>9d}, Id={tid}"
-                         + (", bootable" if p["boot"] else ""))
+            lines.append(
+                f"{name} : start={p['start']:>9d}, size={p['size']:>9d}, Id={tid}" + (", bootable" if p["boot"] else "")
+            )
             want_extra.append({"type_id": tid.strip(), "name": None, "flags": "boot" if p["boot"] else None})
         elif lay["scheme"] == "gpt":
             guid = "0FC63DAF-8483-4772-8E79-3D69D8477DE4"
             attrs = data.draw(st.sampled_from([None, "RequiredPartition", "LegacyBIOSBootable"]))
-            lines.append(f"{name} : start={p['start']:>12d}, size={p['size']:>12d}, type={guid}, "
-                         f"uuid=6B5C0C6E-0000-4000-8000-0000000000{p['index']:02d}, name=\"{p['name']}\""
-                         + (f", attrs=\"{attrs}\"" if attrs else ""))
+            lines.append(
+                f"{name} : start={p['start']:>12d}, size={p['size']:>12d}, type={guid}, "
+                f'uuid=6B5C0C6E-0000-4000-8000-0000000000{p["index"]:02d}, name="{p["name"]}"'
+                + (f', attrs="{attrs}"' if attrs else "")
+            )
             want_extra.append({"type_id": guid, "name": p["name"], "flags": attrs})
         else:
-            lines.append(f"{name} : start={p['start']:>12d}, size={p['size']:>12d}, type=83"
-                         + (", bootable" if p["boot"] else ""))
+            lines.append(
+                f"{name} : start={p['start']:>12d}, size={p['size']:>12d}, type=83"
+                + (", bootable" if p["boot"] else "")
+            )
             want_extra.append({"type_id": "83", "name": None, "flags": "boot" if p["boot"] else None})
     if old:
         for i in range(len(lay["parts"]) + 1, 5):
@@ -256,12 +345,17 @@ def test_sfdisk_d_round_trips(lay, old, data):
         w.update(extra, logical_sector_source="assumed" if old else "printed")
     disk_want = {"disk": disk, "logical_sector_bytes": lsec}
     if lay["scheme"] == "gpt" and not old:
-        disk_want.update(size_sectors=lay["last_usable"] + 1, size_source="usable-end",
-                         usable_first_sector=lay["first"], usable_sectors=lay["last_usable"] - lay["first"] + 1)
+        disk_want.update(
+            size_sectors=lay["last_usable"] + 1,
+            size_source="usable-end",
+            usable_first_sector=lay["first"],
+            usable_sectors=lay["last_usable"] - lay["first"] + 1,
+        )
     check(parsed, want, disk_want)
 
 
 # ----------------------------------------------------------------------------- parted
+
 
 @PROPS
 @given(layout(), st.sampled_from(["m-s", "m-B", "human"]), st.booleans(), st.data())
@@ -288,8 +382,14 @@ def test_parted_round_trips(lay, form, free_lines, data):
         rows.append(("part", p, flags, fs))
         name = p["name"] if label == "gpt" else None
         kind = "primary" if label == "msdos" else None
-        want_extra.append({"flags": flags or None, "filesystem": fs or None, "name": name,
-                           **({"type": kind} if form == "human" else {})})
+        want_extra.append(
+            {
+                "flags": flags or None,
+                "filesystem": fs or None,
+                "name": name,
+                **({"type": kind} if form == "human" else {}),
+            }
+        )
     if form.startswith("m-"):
         lines = ["BYT;", f"{path}:{length(lay['total'])}:scsi:{lsec}:{lay['psec']}:{label}:ATA DISK:;"]
         for r in rows:
@@ -298,25 +398,38 @@ def test_parted_round_trips(lay, form, free_lines, data):
             else:
                 _, p, flags, fs = r
                 name = p["name"] if label == "gpt" else ""
-                lines.append(f"{p['index']}:{unit(p['start'])}:{unit(p['start'] + p['size'] - 1, True)}:"
-                             f"{length(p['size'])}:{fs}:{name}:{flags};")
+                lines.append(
+                    f"{p['index']}:{unit(p['start'])}:{unit(p['start'] + p['size'] - 1, True)}:"
+                    f"{length(p['size'])}:{fs}:{name}:{flags};"
+                )
     else:
-        cols = ["Number", "Start", "End", "Size"] + (["File system", "Name", "Flags"] if label == "gpt" else
-                                                     ["Type", "File system", "Flags"])
+        cols = ["Number", "Start", "End", "Size"] + (
+            ["File system", "Name", "Flags"] if label == "gpt" else ["Type", "File system", "Flags"]
+        )
         table_rows = []
         for r in rows:
             if r[0] == "free":
                 cells = ["", unit(r[1]), unit(r[1] + r[2] - 1, True), length(r[2])] + (
-                    ["Free Space", "", ""] if label == "gpt" else ["", "Free Space", ""])
+                    ["Free Space", "", ""] if label == "gpt" else ["", "Free Space", ""]
+                )
             else:
                 _, p, flags, fs = r
-                cells = [f"{p['index']:2d}", unit(p["start"]), unit(p["start"] + p["size"] - 1, True),
-                         length(p["size"])] + ([fs, p["name"], flags] if label == "gpt" else ["primary", fs, flags])
+                cells = [
+                    f"{p['index']:2d}",
+                    unit(p["start"]),
+                    unit(p["start"] + p["size"] - 1, True),
+                    length(p["size"]),
+                ] + ([fs, p["name"], flags] if label == "gpt" else ["primary", fs, flags])
             table_rows.append(cells)
         widths = [max(len(c), *(len(r[i]) for r in table_rows)) + 2 for i, c in enumerate(cols)]
-        lines = ["Model: ATA DISK (scsi)", f"Disk {path}: {length(lay['total'])}",
-                 f"Sector size (logical/physical): {lsec}B/{lay['psec']}B", f"Partition Table: {label}",
-                 "Disk Flags: ", ""]
+        lines = [
+            "Model: ATA DISK (scsi)",
+            f"Disk {path}: {length(lay['total'])}",
+            f"Sector size (logical/physical): {lsec}B/{lay['psec']}B",
+            f"Partition Table: {label}",
+            "Disk Flags: ",
+            "",
+        ]
         lines.append("".join(f"{c:<{w}s}" for c, w in zip(cols, widths)).rstrip())
         lines += ["".join(f"{c:<{w}s}" for c, w in zip(r, widths)).rstrip() for r in table_rows]
         lines.append("")
@@ -325,13 +438,20 @@ def test_parted_round_trips(lay, form, free_lines, data):
     want = expected_parts(lay, path)
     for w, extra in zip(want, want_extra):
         w.update(extra, physical_sector_bytes=lay["psec"])
-    check(parsed, want, {"disk": path, "size_sectors": lay["total"], "free_sectors": free or None,
-                         "logical_sector_bytes": lsec})
+    check(
+        parsed,
+        want,
+        {"disk": path, "size_sectors": lay["total"], "free_sectors": free or None, "logical_sector_bytes": lsec},
+    )
 
 
 @PROPS
-@given(st.sampled_from([63, 2048, 4096]), st.lists(st.integers(1, 10**8), min_size=1, max_size=4),
-       st.lists(st.integers(0, 4096), min_size=4, max_size=4), st.booleans())
+@given(
+    st.sampled_from([63, 2048, 4096]),
+    st.lists(st.integers(1, 10**8), min_size=1, max_size=4),
+    st.lists(st.integers(0, 4096), min_size=4, max_size=4),
+    st.booleans(),
+)
 def test_gpart_bsd_label_inside_an_mbr_slice_is_placed_on_the_disk(slice_start, sizes, gaps, providers):
     """``gpart show`` of an MBR disk and the BSD label in its slice: the label's offsets are relative to the
     slice, so the partitions' disk position (and their alignment) add the slice's start."""
@@ -341,14 +461,19 @@ def test_gpart_bsd_label_inside_an_mbr_slice_is_placed_on_the_disk(slice_start, 
         pos += gap + size
     slice_size = pos + 16
     total = slice_start + slice_size + 100
-    lines = ["=>" + f"{slice_start:>11d}  {total - slice_start:>10d}  ada0  MBR  ({human(total * 512)})",
-             f"  {slice_start:>11d}  {slice_size:>10d}  {'ada0s1' if providers else '1':>6s}  freebsd [active] "
-             f"({human(slice_size * 512)})", "",
-             f"=>{0:>11d}  {slice_size:>10d}  ada0s1  BSD  ({human(slice_size * 512)})"]
+    lines = [
+        "=>" + f"{slice_start:>11d}  {total - slice_start:>10d}  ada0  MBR  ({human(total * 512)})",
+        f"  {slice_start:>11d}  {slice_size:>10d}  {'ada0s1' if providers else '1':>6s}  freebsd [active] "
+        f"({human(slice_size * 512)})",
+        "",
+        f"=>{0:>11d}  {slice_size:>10d}  ada0s1  BSD  ({human(slice_size * 512)})",
+    ]
     for k, (start, size) in enumerate(parts):
         letter = "abdefgh"[k]
-        lines.append(f"  {start:>11d}  {size:>10d}  {'ada0s1' + letter if providers else str(k + 1):>7s}  "
-                     f"freebsd-ufs  ({human(size * 512)})")
+        lines.append(
+            f"  {start:>11d}  {size:>10d}  {'ada0s1' + letter if providers else str(k + 1):>7s}  "
+            f"freebsd-ufs  ({human(size * 512)})"
+        )
     parsed = partitions.parse("\n".join(lines) + "\n")
     rows = parsed.rows("partitions")
     assert rows[0]["disk"] == "ada0" and rows[0]["abs_start_sector"] == slice_start
@@ -377,15 +502,28 @@ def _up(n: int, unit: int) -> str:
 
 def legacy_sfdisk(parts: list[tuple[int, int, str]], fmt: str, heads: int = 255, spt: int = 63) -> str:
     cyl = heads * spt
-    units = {"C": (f"cylinders of {cyl * 512} bytes, blocks of 1024 bytes", cyl,
-                   "   Device Boot Start     End   #cyls    #blocks   Id  System"),
-             "S": ("sectors of 512 bytes", 1, "   Device Boot    Start       End   #sectors  Id  System"),
-             "B": ("blocks of 1024 bytes", 2, "   Device Boot   Start       End    #blocks   Id  System"),
-             "M": ("1MiB = 1024*1024 bytes, blocks of 1024 bytes", 2048,
-                   "   Device Boot Start   End    MiB    #blocks   Id  System")}
+    units = {
+        "C": (
+            f"cylinders of {cyl * 512} bytes, blocks of 1024 bytes",
+            cyl,
+            "   Device Boot Start     End   #cyls    #blocks   Id  System",
+        ),
+        "S": ("sectors of 512 bytes", 1, "   Device Boot    Start       End   #sectors  Id  System"),
+        "B": ("blocks of 1024 bytes", 2, "   Device Boot   Start       End    #blocks   Id  System"),
+        "M": (
+            "1MiB = 1024*1024 bytes, blocks of 1024 bytes",
+            2048,
+            "   Device Boot Start   End    MiB    #blocks   Id  System",
+        ),
+    }
     what, unit, header = units[fmt]
-    lines = ["", f"Disk /dev/sdz: 3000 cylinders, {heads} heads, {spt} sectors/track",
-             f"Units: {what}, counting from 0", "", header]
+    lines = [
+        "",
+        f"Disk /dev/sdz: 3000 cylinders, {heads} heads, {spt} sectors/track",
+        f"Units: {what}, counting from 0",
+        "",
+        header,
+    ]
     for i, (start, size, type_id) in enumerate(parts, 1):
         end = start + size - 1
         blocks = f"{size // 2}{'+' if size % 2 else ' '}"
@@ -396,8 +534,9 @@ def legacy_sfdisk(parts: list[tuple[int, int, str]], fmt: str, heads: int = 255,
             cols.append(blocks)
         else:
             cols += [f"{-(-size // unit)}{'-' if size % unit else ' '}", blocks]  # #cyls / MiB rounded up, '-'
-        lines.append(f"/dev/sdz{i}   {'*' if i == 1 else ' '} " + " ".join(f"{c:>9}" for c in cols)
-                     + f"  {type_id:>2}  Linux")
+        lines.append(
+            f"/dev/sdz{i}   {'*' if i == 1 else ' '} " + " ".join(f"{c:>9}" for c in cols) + f"  {type_id:>2}  Linux"
+        )
     lines.append(f"/dev/sdz{len(parts) + 1}            0         -          0   0  Empty")
     return "\n".join(lines) + "\n"
 
@@ -421,8 +560,9 @@ def test_legacy_sfdisk_l_sizes_exact_starts_where_printed_exactly(parts, fmt):
     assert p.format == "sfdisk-l"
     unit = {"C": 255 * 63, "S": 1, "B": 2, "M": 2048}[fmt]
     rows = p.rows("partitions")
-    assert [(r["device"], r["size_sectors"], r["type_id"]) for r in rows] == \
-        [(f"/dev/sdz{i}", size, t) for i, (_, size, t) in enumerate(parts, 1)]
+    assert [(r["device"], r["size_sectors"], r["type_id"]) for r in rows] == [
+        (f"/dev/sdz{i}", size, t) for i, (_, size, t) in enumerate(parts, 1)
+    ]
     for r, (start, size, _) in zip(rows, parts):
         if start % unit:  # printed 'N+': not known to the sector
             assert (r["start_sector"], r["aligned_4k"], r["start_bytes"]) == (None, None, None)

@@ -12,17 +12,21 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from storagelab import units as u
-
 from test_properties_bonnie import latency_text, rate_cell
 from test_properties_fio import num2str, num2str_legacy, value_of
 from test_properties_mbuffer import duration, kb2str
 from test_properties_zdb import nice_value, nicenum
 
+from storagelab import units as u
+
 SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(max_examples=round(300 * SCALE), derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-                 deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(
+    max_examples=round(300 * SCALE),
+    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 numbers = st.integers(0, 18).flatmap(lambda e: st.integers(10**e if e else 0, 10 ** (e + 1) - 1))
 IEC = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
 SI = ["k", "M", "G", "T", "P", "E"]
@@ -58,8 +62,7 @@ def test_fio_iec_and_si_are_never_confused(m, step, unit):
     # the fio text parser maps them itself before calling fio_bytes, whose legacy mode covers K/M/G only.)
     if step < 3:
         legacy = "KMG"[step]
-        assert u.fio_bytes(f"{m}{legacy}{unit}", legacy=True) == pytest.approx(float(m * 1024 ** (step + 1)),
-                                                                                 rel=1e-12)
+        assert u.fio_bytes(f"{m}{legacy}{unit}", legacy=True) == pytest.approx(float(m * 1024 ** (step + 1)), rel=1e-12)
 
 
 @PROPS
@@ -120,8 +123,13 @@ def test_mbuffer_durations(secs, new):
 
 
 @PROPS
-@given(st.integers(0, 10**6), st.sampled_from(["", "k", "m", "g", "t", "p"]), st.sampled_from(["", "b", "ib", "i"]),
-       st.sampled_from([1024, 1000]), st.booleans())
+@given(
+    st.integers(0, 10**6),
+    st.sampled_from(["", "k", "m", "g", "t", "p"]),
+    st.sampled_from(["", "b", "ib", "i"]),
+    st.sampled_from([1024, 1000]),
+    st.booleans(),
+)
 def test_fio_option_sizes(n, prefix, tail, kb_base, upper):
     text = f"{n}{prefix}{tail if prefix else ''}"
     if upper:
@@ -131,8 +139,12 @@ def test_fio_option_sizes(n, prefix, tail, kb_base, upper):
     assert u.fio_option_bytes(text, kb_base) == n * base**power
 
 
-@given(st.sampled_from(["KiB/s", "MiB/s", "GiB/s", "TiB/s", "kB/s", "MB/s", "GB/s", "TB/s", "Kibit/s", "Mibit/s",
-                        "kbit/s", "Mbit/s"]), st.integers(0, 3))
+@given(
+    st.sampled_from(
+        ["KiB/s", "MiB/s", "GiB/s", "TiB/s", "kB/s", "MB/s", "GB/s", "TB/s", "Kibit/s", "Mibit/s", "kbit/s", "Mbit/s"]
+    ),
+    st.integers(0, 3),
+)
 @settings(PROPS, max_examples=round(50 * SCALE))
 def test_fio_bandwidth_labels(label, pad):
     step = {"k": 1, "K": 1, "M": 2, "G": 3, "T": 4}[label[0]]

@@ -21,9 +21,13 @@ from hypothesis import strategies as st
 from storagelab.parsers import zdb
 
 SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(max_examples=round(80 * SCALE), derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-                 deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                      HealthCheck.data_too_large])
+PROPS = settings(
+    max_examples=round(80 * SCALE),
+    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 UNITS = ["", "K", "M", "G", "T", "P", "E"]
 
 
@@ -57,21 +61,31 @@ magnitude = st.integers(0, 17).flatmap(lambda e: st.integers(10**e, 10 ** (e + 1
 
 # ----------------------------------------------------------------------------- zdb -b summary
 
+
 @st.composite
 def summary_spec(draw):
     era = draw(st.sampled_from(["pre-dedup", "0.6/0.7", "0.8+", "2.1+", "2.2+", "2.4+"]))
     count = draw(st.integers(1, 10**9))
     lsize, psize, asize = (draw(st.integers(0, 10**15)) for _ in range(3))
-    spec = {"era": era, "count": count, "lsize": lsize, "psize": psize, "asize": asize,
-            "ganged": draw(st.none() | st.integers(0, 10**6)) if era != "pre-dedup" else None,
-            "deduped": None if era == "pre-dedup" else (draw(st.integers(0, 10**14)), draw(st.integers(0, 10**8))),
-            "cloned": (draw(st.integers(0, 10**12)), draw(st.integers(0, 10**7))) if era in ("2.2+", "2.4+") else None,
-            "embedded": draw(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 10**7)), max_size=2,
-                                      unique_by=lambda t: t[0])),
-            "ditto_vdev": draw(st.integers(0, 10**7)), "ditto_ms": draw(st.integers(0, 10**5)),
-            "leak": draw(st.sampled_from(["none", "mismatch", "segments", "unchecked"])),
-            "leak_bytes": draw(st.integers(-10**9, 10**9).filter(bool)),
-            "classes": [], "pool": draw(st.sampled_from([None, "tank", "raid1", "rpool/ROOT"]))}
+    spec = {
+        "era": era,
+        "count": count,
+        "lsize": lsize,
+        "psize": psize,
+        "asize": asize,
+        "ganged": draw(st.none() | st.integers(0, 10**6)) if era != "pre-dedup" else None,
+        "deduped": None if era == "pre-dedup" else (draw(st.integers(0, 10**14)), draw(st.integers(0, 10**8))),
+        "cloned": (draw(st.integers(0, 10**12)), draw(st.integers(0, 10**7))) if era in ("2.2+", "2.4+") else None,
+        "embedded": draw(
+            st.lists(st.tuples(st.integers(0, 2), st.integers(1, 10**7)), max_size=2, unique_by=lambda t: t[0])
+        ),
+        "ditto_vdev": draw(st.integers(0, 10**7)),
+        "ditto_ms": draw(st.integers(0, 10**5)),
+        "leak": draw(st.sampled_from(["none", "mismatch", "segments", "unchecked"])),
+        "leak_bytes": draw(st.integers(-(10**9), 10**9).filter(bool)),
+        "classes": [],
+        "pool": draw(st.sampled_from([None, "tank", "raid1", "rpool/ROOT"])),
+    }
     if era in ("pre-dedup", "0.6/0.7"):
         spec["classes"].append(("SPA allocated:", draw(st.integers(0, 10**15)), draw(st.floats(0, 100))))
     else:
@@ -80,11 +94,13 @@ def summary_spec(draw):
             if draw(st.booleans()):
                 spec["classes"].append((label, draw(st.integers(0, 10**13)), draw(st.floats(0, 100) | st.just(None))))
         if era in ("2.1+", "2.2+", "2.4+"):
-            spec["classes"].append(("Embedded log class", draw(st.integers(0, 10**9)),
-                                    draw(st.floats(0, 100) | st.just(None))))
+            spec["classes"].append(
+                ("Embedded log class", draw(st.integers(0, 10**9)), draw(st.floats(0, 100) | st.just(None)))
+            )
         if era == "2.4+":
-            spec["classes"].append(("Special embedded log", draw(st.integers(0, 10**9)),
-                                    draw(st.floats(0, 100) | st.just(None))))
+            spec["classes"].append(
+                ("Special embedded log", draw(st.integers(0, 10**9)), draw(st.floats(0, 100) | st.just(None)))
+            )
     return spec
 
 
@@ -104,9 +120,17 @@ def render_summary(spec: dict, progress: str) -> tuple[list[str], dict, list[dic
         lines += [f"[root@host ~]# zdb -b {spec['pool']}", ""]
     lines += ["Traversing all blocks to verify nothing leaked ...", ""]
     glued_to_count = progress.endswith("  ")  # no '\r': the next stdout line is glued to the progress text
-    row = {"bp_count": spec["count"], "ganged_count": spec["ganged"], "bp_logical_bytes": spec["lsize"],
-           "bp_physical_bytes": spec["psize"], "bp_allocated_bytes": spec["asize"], "leaks": None,
-           "leaked_bytes": None, "traversal_bytes": None, "alloc_bytes": None}
+    row = {
+        "bp_count": spec["count"],
+        "ganged_count": spec["ganged"],
+        "bp_logical_bytes": spec["lsize"],
+        "bp_physical_bytes": spec["psize"],
+        "bp_allocated_bytes": spec["asize"],
+        "leaks": None,
+        "leaked_bytes": None,
+        "traversal_bytes": None,
+        "alloc_bytes": None,
+    }
     events = []
     if spec["leak"] == "none":
         lines += ["", "\tNo leaks (block sum matches space maps exactly)"]
@@ -139,8 +163,13 @@ def render_summary(spec: dict, progress: str) -> tuple[list[str], dict, list[dic
     lines.append(label("bp physical:", spec["psize"]) + f"      avg: {spec['psize'] // c:6d}     compression: {t_p}")
     t_a, v_a = ratio(spec["lsize"], spec["asize"])
     lines.append(label("bp allocated:", spec["asize"]) + f"      avg: {spec['asize'] // c:6d}     compression: {t_a}")
-    row.update(bp_logical_avg_bytes=spec["lsize"] // c, bp_physical_avg_bytes=spec["psize"] // c,
-               bp_allocated_avg_bytes=spec["asize"] // c, compression_physical=v_p, compression_allocated=v_a)
+    row.update(
+        bp_logical_avg_bytes=spec["lsize"] // c,
+        bp_physical_avg_bytes=spec["psize"] // c,
+        bp_allocated_avg_bytes=spec["asize"] // c,
+        compression_physical=v_p,
+        compression_allocated=v_a,
+    )
     if spec["deduped"]:
         d, refs = spec["deduped"]
         t_d, v_d = ratio(d + spec["asize"], spec["asize"])
@@ -150,8 +179,10 @@ def render_summary(spec: dict, progress: str) -> tuple[list[str], dict, list[dic
         row.update(bp_deduped_bytes=None, dedup_ref_gt1_count=None, dedup_ratio=None)
     if spec["cloned"]:
         lines.append(label("bp cloned:", spec["cloned"][0]) + f"    count: {spec['cloned'][1]:6d}")
-    row.update(bp_cloned_bytes=spec["cloned"][0] if spec["cloned"] else None,
-               bp_cloned_count=spec["cloned"][1] if spec["cloned"] else None)
+    row.update(
+        bp_cloned_bytes=spec["cloned"][0] if spec["cloned"] else None,
+        bp_cloned_count=spec["cloned"][1] if spec["cloned"] else None,
+    )
     classes = []
     for name, alloc, used in spec["classes"]:
         used_txt = ("-nan" if alloc else " nan") if used is None else "%5.2f" % used
@@ -166,25 +197,32 @@ def render_summary(spec: dict, progress: str) -> tuple[list[str], dict, list[dic
     if spec["ditto_ms"] and new:
         lines.append(f"\tDittoed blocks in same metaslab: {spec['ditto_ms']}")
     row["dittoed_same_vdev"] = spec["ditto_vdev"]
-    row["dittoed_same_metaslab"] = (spec["ditto_ms"] if new else None)
+    row["dittoed_same_metaslab"] = spec["ditto_ms"] if new else None
     row["zfs_era"] = spec["era"]
     row["pool"] = spec["pool"].split("/")[0] if spec["pool"] else None
     return lines, row, [{"class": n, "allocated_bytes": a, "used_pct": u} for n, a, u in classes]
 
 
-PROGRESS = st.sampled_from([
-    "", "loading concrete vdev 0, metaslab 14 of 15 ...\r",
-    "loading concrete vdev 1, metaslab 3 of 15 ...\rloading concrete vdev 1, metaslab 4 of 15 ...\r",
-    "loading space map for vdev 0 of 1, metaslab 9 of 116 ...\r",
-    "\r 3.30G completed (  64MB/s) estimated time remaining: 0hr 00min 12sec        \r",
-    "3.87T completed (3323MB/s) estimated time remaining: 277098hr 45min 20sec        \r",
-    "\r17.0T completed (331016MB/s) estimated time remaining: 0hr 00min 00sec        ",
-    "\r 320K completed (   0MB/s) estimated time remaining: 4294540182hr 4294967237min 4294967289sec  "])
+PROGRESS = st.sampled_from(
+    [
+        "",
+        "loading concrete vdev 0, metaslab 14 of 15 ...\r",
+        "loading concrete vdev 1, metaslab 3 of 15 ...\rloading concrete vdev 1, metaslab 4 of 15 ...\r",
+        "loading space map for vdev 0 of 1, metaslab 9 of 116 ...\r",
+        "\r 3.30G completed (  64MB/s) estimated time remaining: 0hr 00min 12sec        \r",
+        "3.87T completed (3323MB/s) estimated time remaining: 277098hr 45min 20sec        \r",
+        "\r17.0T completed (331016MB/s) estimated time remaining: 0hr 00min 00sec        ",
+        "\r 320K completed (   0MB/s) estimated time remaining: 4294540182hr 4294967237min 4294967289sec  ",
+    ]
+)
 
 
 @PROPS
-@given(st.lists(summary_spec(), min_size=1, max_size=3), st.lists(PROGRESS, min_size=3, max_size=3),
-       st.sampled_from(["tab", "spaces"]))
+@given(
+    st.lists(summary_spec(), min_size=1, max_size=3),
+    st.lists(PROGRESS, min_size=3, max_size=3),
+    st.sampled_from(["tab", "spaces"]),
+)
 def test_zdb_b_summaries_round_trip(specs, progress, indent):
     lines, want_rows, want_classes = [], [], []
     pool = None
@@ -203,19 +241,41 @@ def test_zdb_b_summaries_round_trip(specs, progress, indent):
         assert g["block_no"] == k + 1
         for col, v in w.items():
             assert g[col] == v, f"block {k + 1} {col}: {g[col]!r} != {v!r}"
-    got_classes = [{k: c[k] for k in ("block_no", "class", "allocated_bytes", "used_pct")}
-                   for c in parsed.rows("zdb_classes")]
+    got_classes = [
+        {k: c[k] for k in ("block_no", "class", "allocated_bytes", "used_pct")} for c in parsed.rows("zdb_classes")
+    ]
     assert got_classes == want_classes
-    assert [e["block_no"] for e in parsed.rows("zdb_events")] == sorted(e["block_no"] for e in
-                                                                         parsed.rows("zdb_events"))
+    assert [e["block_no"] for e in parsed.rows("zdb_events")] == sorted(
+        e["block_no"] for e in parsed.rows("zdb_events")
+    )
 
 
 # ----------------------------------------------------------------------------- zdb -bb / -bbb table
 
-TYPES = ["object directory", "object array", "packed nvlist", "bpobj", "SPA space map", "ZIL intent log",
-         "DMU dnode", "DMU objset", "DSL directory child map", "DSL dataset snap map", "ZFS plain file",
-         "ZFS directory", "zvol object", "other uint8[]", "other uint64[]", "other ZAP", "SPA history offsets",
-         "ZFS user/group/project used", "DDT ZAP algorithm", "deferred free", "dedup ditto", "other"]
+TYPES = [
+    "object directory",
+    "object array",
+    "packed nvlist",
+    "bpobj",
+    "SPA space map",
+    "ZIL intent log",
+    "DMU dnode",
+    "DMU objset",
+    "DSL directory child map",
+    "DSL dataset snap map",
+    "ZFS plain file",
+    "ZFS directory",
+    "zvol object",
+    "other uint8[]",
+    "other uint64[]",
+    "other ZAP",
+    "SPA history offsets",
+    "ZFS user/group/project used",
+    "DDT ZAP algorithm",
+    "deferred free",
+    "dedup ditto",
+    "other",
+]
 
 
 @st.composite
@@ -226,9 +286,17 @@ def table_row(draw, name: str):
     lsize = draw(st.integers(blocks * 512, blocks * 16 * 2**20))
     psize = draw(st.integers(blocks * 512, max(blocks * 512, lsize)))
     asize = draw(st.integers(psize, psize * 3))
-    return {"name": name, "blocks": blocks, "lsize": lsize, "psize": psize, "asize": asize,
-            "pct": draw(st.floats(0, 100)), "ganged": draw(st.none() | st.integers(1, 999)),
-            "levels": draw(st.lists(st.integers(0, 6), max_size=3, unique=True).map(sorted)), "P": False}
+    return {
+        "name": name,
+        "blocks": blocks,
+        "lsize": lsize,
+        "psize": psize,
+        "asize": asize,
+        "pct": draw(st.floats(0, 100)),
+        "ganged": draw(st.none() | st.integers(1, 999)),
+        "levels": draw(st.lists(st.integers(0, 6), max_size=3, unique=True).map(sorted)),
+        "P": False,
+    }
 
 
 def table_line(cells: list[str], name: str, tabs: bool) -> str:
@@ -258,16 +326,33 @@ def render_row(r: dict, raw: bool, tabs: bool, level: int | None = None) -> tupl
 
 
 @PROPS
-@given(st.lists(st.sampled_from(TYPES), min_size=1, max_size=8, unique=True).flatmap(
-    lambda names: st.tuples(*[table_row(n) for n in names])),
-       st.booleans(), st.sampled_from(["tabs", "spaces"]), st.booleans(), st.booleans())
+@given(
+    st.lists(st.sampled_from(TYPES), min_size=1, max_size=8, unique=True).flatmap(
+        lambda names: st.tuples(*[table_row(n) for n in names])
+    ),
+    st.booleans(),
+    st.sampled_from(["tabs", "spaces"]),
+    st.booleans(),
+    st.booleans(),
+)
 def test_zdb_bb_table_round_trips(rows, raw, layout, bbb, metadata_total):
     tabs = layout == "tabs"
-    lines = ["Blocks\tLSIZE\tPSIZE\tASIZE\t  avg\t comp\t%Total\tType" if tabs else
-             "Blocks  LSIZE  PSIZE  ASIZE    avg   comp %Total Type"]
+    lines = [
+        "Blocks\tLSIZE\tPSIZE\tASIZE\t  avg\t comp\t%Total\tType"
+        if tabs
+        else "Blocks  LSIZE  PSIZE  ASIZE    avg   comp %Total Type"
+    ]
     want = []
-    total = {"name": "Total", "blocks": 0, "lsize": 0, "psize": 0, "asize": 0, "pct": 100.0, "ganged": None,
-             "levels": []}
+    total = {
+        "name": "Total",
+        "blocks": 0,
+        "lsize": 0,
+        "psize": 0,
+        "asize": 0,
+        "pct": 100.0,
+        "ganged": None,
+        "levels": [],
+    }
     for r in rows:
         if r is None:
             lines.append(table_line(["-"] * 7, "unallocated", tabs))
@@ -306,15 +391,24 @@ def test_zdb_bb_table_round_trips(rows, raw, layout, bbb, metadata_total):
 
 # ----------------------------------------------------------------------------- block size histogram
 
+
 @PROPS
-@given(st.lists(st.tuples(*[st.integers(0, 10**12)] * 6), min_size=16, max_size=16), st.booleans(),
-       st.sampled_from([(), ("(note: all categories are binned separately)",)]))
+@given(
+    st.lists(st.tuples(*[st.integers(0, 10**12)] * 6), min_size=16, max_size=16),
+    st.booleans(),
+    st.sampled_from([(), ("(note: all categories are binned separately)",)]),
+)
 def test_zdb_block_size_histogram_round_trips(cells, raw, notes):
     fmt = (lambda n: str(n)) if raw else nicenum
     sep = "\t" if raw else " "
-    lines = ["", "Block Size Histogram", *notes, "",
-             "  block   psize                lsize                asize",
-             "   size   Count   Size   Cum.  Count   Size   Cum.  Count   Size   Cum."]
+    lines = [
+        "",
+        "Block Size Histogram",
+        *notes,
+        "",
+        "  block   psize                lsize                asize",
+        "   size   Count   Size   Cum.  Count   Size   Cum.  Count   Size   Cum.",
+    ]
     cum = [0, 0, 0]
     want = []
     for k, c in enumerate(cells):
@@ -333,12 +427,23 @@ def test_zdb_block_size_histogram_round_trips(cells, raw, notes):
     # printed under the -bb table; alone (a pasted snippet) it is read as zdb -b output when told so
     parsed = zdb.parse("\n".join(lines) + "\n\n", "zdb-b")
     got = parsed.rows("zdb_block_size_histogram")
-    names = ("block_size_bytes", "psize_count", "psize_bytes", "psize_cum_bytes", "lsize_count", "lsize_bytes",
-             "lsize_cum_bytes", "asize_count", "asize_bytes", "asize_cum_bytes")
+    names = (
+        "block_size_bytes",
+        "psize_count",
+        "psize_bytes",
+        "psize_cum_bytes",
+        "lsize_count",
+        "lsize_bytes",
+        "lsize_cum_bytes",
+        "asize_count",
+        "asize_bytes",
+        "asize_cum_bytes",
+    )
     assert [[g[n] for n in names] for g in got] == want
 
 
 # ----------------------------------------------------------------------------- -S and -D/-DD/-DDD
+
 
 @st.composite
 def ddt_histogram(draw):
@@ -357,16 +462,20 @@ def ddt_histogram(draw):
 
 
 def ddt_lines(rows, total, nbytes: bool) -> tuple[list[str], list]:
-    lines = ["bucket              allocated                       referenced          ",
-             "______   ______________________________   ______________________________",
-             "refcnt   blocks   LSIZE   PSIZE   DSIZE   blocks   LSIZE   PSIZE   DSIZE",
-             "------   ------   -----   -----   -----   ------   -----   -----   -----"]
+    lines = [
+        "bucket              allocated                       referenced          ",
+        "______   ______________________________   ______________________________",
+        "refcnt   blocks   LSIZE   PSIZE   DSIZE   blocks   LSIZE   PSIZE   DSIZE",
+        "------   ------   -----   -----   -----   ------   -----   -----   -----",
+    ]
     want = []
     for h, vals in rows + [(None, total)]:
         bucket = "Total" if h is None else nicenum(2**h)
         toks = [nicenum(v, nbytes and j % 4 != 0) for j, v in enumerate(vals)]
-        lines.append(f"{bucket:>6s}   {toks[0]:>6s}   {toks[1]:>5s}   {toks[2]:>5s}   {toks[3]:>5s}   {toks[4]:>6s}   "
-                     f"{toks[5]:>5s}   {toks[6]:>5s}   {toks[7]:>5s}")
+        lines.append(
+            f"{bucket:>6s}   {toks[0]:>6s}   {toks[1]:>5s}   {toks[2]:>5s}   {toks[3]:>5s}   {toks[4]:>6s}   "
+            f"{toks[5]:>5s}   {toks[6]:>5s}   {toks[7]:>5s}"
+        )
         values = [nice_value(t)[0] for t in toks]
         for t, v in zip(toks, vals):
             assert abs(nice_value(t)[0] - v) <= nice_value(t)[1]
@@ -378,17 +487,36 @@ def ratio_line(vals) -> tuple[str, list]:
     a_dsize, r_lsize, r_psize, r_dsize = vals[3], vals[5], vals[6], vals[7]
     dedup, compress, copies = r_dsize / a_dsize, r_lsize / r_psize, r_dsize / r_psize
     nums = ["%.2f" % x for x in (dedup, compress, copies, dedup * compress / copies)]
-    return (f"dedup = {nums[0]}, compress = {nums[1]}, copies = {nums[2]}, dedup * compress / copies = {nums[3]}",
-            [float(x) for x in nums])
+    return (
+        f"dedup = {nums[0]}, compress = {nums[1]}, copies = {nums[2]}, dedup * compress / copies = {nums[3]}",
+        [float(x) for x in nums],
+    )
 
 
 @PROPS
-@given(st.lists(st.tuples(st.sampled_from(["S", "DD-old", "DD-new", "empty"]), ddt_histogram(), st.booleans(),
-                          st.lists(st.tuples(st.sampled_from(["sha256", "skein", "blake3"]),
-                                             st.sampled_from(["duplicate", "unique"]), st.integers(1, 10**9),
-                                             st.integers(1, 10**12), st.integers(1, 10**12)),
-                                   min_size=1, max_size=3, unique_by=lambda t: t[:2])),
-                min_size=1, max_size=3))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["S", "DD-old", "DD-new", "empty"]),
+            ddt_histogram(),
+            st.booleans(),
+            st.lists(
+                st.tuples(
+                    st.sampled_from(["sha256", "skein", "blake3"]),
+                    st.sampled_from(["duplicate", "unique"]),
+                    st.integers(1, 10**9),
+                    st.integers(1, 10**12),
+                    st.integers(1, 10**12),
+                ),
+                min_size=1,
+                max_size=3,
+                unique_by=lambda t: t[:2],
+            ),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_zdb_ddt_outputs_round_trip(outputs):
     lines, want_hist, want_ratios, want_objects = [], [], [], []
     for n, (kind, (rows, total), nbytes, objects) in enumerate(outputs, 1):
@@ -404,8 +532,9 @@ def test_zdb_ddt_outputs_round_trip(outputs):
                 name = f"DDT-{cksum}-zap-{cls}"
                 if kind == "DD-old":
                     lines.append(f"{name}: {entries} entries, size {dspace % 10**4} on disk, {mspace % 10**4} in core")
-                    want_objects.append((n, "object", name, entries, float(dspace % 10**4),
-                                         float(entries * (dspace % 10**4))))
+                    want_objects.append(
+                        (n, "object", name, entries, float(dspace % 10**4), float(entries * (dspace % 10**4)))
+                    )
                 else:
                     lines.append(f"{name}: dspace={dspace}; mspace={mspace}; entries={entries}")
                     want_objects.append((n, "object", name, entries, dspace / entries, float(dspace)))
@@ -417,16 +546,30 @@ def test_zdb_ddt_outputs_round_trip(outputs):
         lines += [text, ""]
         want_ratios.append((n, "simulated" if kind == "S" else "ddt", "tank", *ratios))
     parsed = zdb.parse("\n".join(lines) + "\n")
-    names = ("alloc_blocks", "alloc_lsize_bytes", "alloc_psize_bytes", "alloc_dsize_bytes", "ref_blocks",
-             "ref_lsize_bytes", "ref_psize_bytes", "ref_dsize_bytes")
-    got = [(h["ddt_no"], h["source"], h["refcnt_bucket"], h["is_total"], [h[k] for k in names])
-           for h in parsed.rows("zdb_ddt_histogram")]
+    names = (
+        "alloc_blocks",
+        "alloc_lsize_bytes",
+        "alloc_psize_bytes",
+        "alloc_dsize_bytes",
+        "ref_blocks",
+        "ref_lsize_bytes",
+        "ref_psize_bytes",
+        "ref_dsize_bytes",
+    )
+    got = [
+        (h["ddt_no"], h["source"], h["refcnt_bucket"], h["is_total"], [h[k] for k in names])
+        for h in parsed.rows("zdb_ddt_histogram")
+    ]
     assert got == want_hist
-    got_r = [(r["ddt_no"], r["source"], r["pool"], r["dedup"], r["compress"], r["copies"], r["product"])
-             for r in parsed.rows("zdb_ddt_ratios")]
+    got_r = [
+        (r["ddt_no"], r["source"], r["pool"], r["dedup"], r["compress"], r["copies"], r["product"])
+        for r in parsed.rows("zdb_ddt_ratios")
+    ]
     assert got_r == want_ratios
-    got_o = [(o["ddt_no"], o["kind"], o["name"], o["entries"], o["disk_bytes_per_entry"], o["disk_bytes_total"])
-             for o in parsed.rows("zdb_ddt_objects")]
+    got_o = [
+        (o["ddt_no"], o["kind"], o["name"], o["entries"], o["disk_bytes_per_entry"], o["disk_bytes_total"])
+        for o in parsed.rows("zdb_ddt_objects")
+    ]
     assert len(got_o) == len(want_objects)
     for g, w in zip(got_o, want_objects):
         assert g[:4] == w[:4]
@@ -436,13 +579,16 @@ def test_zdb_ddt_outputs_round_trip(outputs):
 
 # ----------------------------------------------------------------------------- regressions found by the properties
 
+
 def test_regression_pre_dedup_summary_has_no_metaslab_ditto_count():
     """zdb before 0.8 never prints `Dittoed blocks in same metaslab`: its count is unknown (NULL), not 0.
     The 0.6/0.7 layout had it right; the older pre-dedup layout (no `bp deduped:`) stored 0."""
-    text = ("\tbp count:         281486\n\tbp logical:   7345100288      avg:  26094\n"
-            "\tbp physical:  3052996608      avg:  10845     compression:   2.41\n"
-            "\tbp allocated: 3583172608      avg:  12729     compression:   2.05\n"
-            "\tSPA allocated: 3583172608     used: 25.50%\n")
+    text = (
+        "\tbp count:         281486\n\tbp logical:   7345100288      avg:  26094\n"
+        "\tbp physical:  3052996608      avg:  10845     compression:   2.41\n"
+        "\tbp allocated: 3583172608      avg:  12729     compression:   2.05\n"
+        "\tSPA allocated: 3583172608     used: 25.50%\n"
+    )
     row = zdb.parse(text).rows("zdb_block_stats")[0]
     assert row["zfs_era"] == "pre-dedup" and row["bp_deduped_bytes"] is None
     assert row["dittoed_same_metaslab"] is None and row["dittoed_same_vdev"] == 0
@@ -452,12 +598,16 @@ def test_regression_raw_table_integers_are_exact_beyond_2_to_53():
     """zdb -bbP prints exact integers; the Total row of a pool over 8 PiB exceeds 2**53 and was rounded
     through a float (9007199254740993 stored as ...992)."""
     big = 2**53 + 1
-    text = ("Blocks\tLSIZE\tPSIZE\tASIZE\t  avg\t comp\t%Total\tType\n"
-            f"536870912\t{big}\t{big - 2}\t{big + 2}\t16777216\t 1.00\t100.00\tTotal\n\n")
+    text = (
+        "Blocks\tLSIZE\tPSIZE\tASIZE\t  avg\t comp\t%Total\tType\n"
+        f"536870912\t{big}\t{big - 2}\t{big + 2}\t16777216\t 1.00\t100.00\tTotal\n\n"
+    )
     row = zdb.parse(text).rows("zdb_block_types")[0]
     assert (row["lsize_bytes"], row["psize_bytes"], row["asize_bytes"]) == (big, big - 2, big + 2)
     assert row["human_units"] is False
-    hist = ("Block Size Histogram\n\n  block   psize                lsize                asize\n"
-            "   size   Count   Size   Cum.  Count   Size   Cum.  Count   Size   Cum.\n"
-            f"512:\t1\t{big}\t{big}\t1\t{big}\t{big}\t1\t{big}\t{big}\n\n")
+    hist = (
+        "Block Size Histogram\n\n  block   psize                lsize                asize\n"
+        "   size   Count   Size   Cum.  Count   Size   Cum.  Count   Size   Cum.\n"
+        f"512:\t1\t{big}\t{big}\t1\t{big}\t{big}\t1\t{big}\t{big}\n\n"
+    )
     assert zdb.parse(hist, "zdb-b").rows("zdb_block_size_histogram")[0]["asize_cum_bytes"] == big

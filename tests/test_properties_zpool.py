@@ -15,15 +15,18 @@ import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_properties_zdb import nicenum
 
 from storagelab.parsers import zpool
 
-from test_properties_zdb import nicenum
-
 SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(max_examples=round(80 * SCALE), derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-                 deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                      HealthCheck.data_too_large])
+PROPS = settings(
+    max_examples=round(80 * SCALE),
+    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 UNITS = ["", "K", "M", "G", "T", "P", "E"]
 
 
@@ -55,7 +58,8 @@ def close(got: float | None, n: int | None, tok: str) -> bool:
 # ----------------------------------------------------------------------------- pools and their vdev trees
 
 NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-.", min_size=1, max_size=12).filter(
-    lambda s: s[0].isalpha() and s not in ("logs", "log", "cache", "spares", "spare", "special", "dedup"))
+    lambda s: s[0].isalpha() and s not in ("logs", "log", "cache", "spares", "spare", "special", "dedup")
+)
 
 
 @st.composite
@@ -69,10 +73,15 @@ def vdev_tree(draw, depth: int = 1):
 
 @st.composite
 def pool_spec(draw):
-    return {"name": draw(NAMES), "vdevs": draw(st.lists(vdev_tree(), min_size=1, max_size=3)),
-            "sections": draw(st.lists(st.sampled_from(["logs", "cache", "spare", "special", "dedup"]), max_size=2,
-                                      unique=True).map(lambda s: [(x, [(f"{x[:3]}dev{i}", []) for i in range(2)])
-                                                                  for x in s]))}
+    return {
+        "name": draw(NAMES),
+        "vdevs": draw(st.lists(vdev_tree(), min_size=1, max_size=3)),
+        "sections": draw(
+            st.lists(st.sampled_from(["logs", "cache", "spare", "special", "dedup"]), max_size=2, unique=True).map(
+                lambda s: [(x, [(f"{x[:3]}dev{i}", []) for i in range(2)]) for x in s]
+            )
+        ),
+    }
 
 
 def flatten(pool: dict):
@@ -100,11 +109,20 @@ IOSTAT_GROUPS = "capacity     operations     bandwidth"
 
 
 @PROPS
-@given(st.lists(pool_spec(), min_size=1, max_size=2, unique_by=lambda p: p["name"]), st.booleans(), st.booleans(),
-       st.integers(1, 3), st.booleans(), st.booleans(), st.data())
+@given(
+    st.lists(pool_spec(), min_size=1, max_size=2, unique_by=lambda p: p["name"]),
+    st.booleans(),
+    st.booleans(),
+    st.integers(1, 3),
+    st.booleans(),
+    st.booleans(),
+    st.data(),
+)
 def test_zpool_iostat_round_trips(pools, verbose, exact, samples, timestamps, old_labels, data):
-    lines = [f"$ zpool iostat{' -v' if verbose else ''}{' -p' if exact else ''}{' -T u' if timestamps else ''}"
-             f" {' '.join(p['name'] for p in pools)} 5 {samples}"]
+    lines = [
+        f"$ zpool iostat{' -v' if verbose else ''}{' -p' if exact else ''}{' -T u' if timestamps else ''}"
+        f" {' '.join(p['name'] for p in pools)} 5 {samples}"
+    ]
     want = []
     numbers = st.integers(0, 10**15)
     for s in range(samples):
@@ -112,7 +130,7 @@ def test_zpool_iostat_round_trips(pools, verbose, exact, samples, timestamps, ol
             lines.append(str(1700000000 + 5 * s))
         rows = []
         for p in pools:
-            for name, depth, cls, leaf, section in (flatten(p) if verbose else flatten(p)[:1]):
+            for name, depth, cls, leaf, section in flatten(p) if verbose else flatten(p)[:1]:
                 if section:
                     rows.append((name, depth, ["-"] * 6, None))
                     continue
@@ -129,8 +147,13 @@ def test_zpool_iostat_round_trips(pools, verbose, exact, samples, timestamps, ol
         width = max(10, *(2 * d + len(n) for n, d, c, _ in rows if c is not None))
         cw = max(5, *(len(x) for _, _, c, _ in rows if c for x in c))
         lines.append(" " * (width + 2) + IOSTAT_GROUPS)
-        lines.append(f"{'pool':<{width}s}  " + "  ".join(f"{h:>{cw}s}" for h in (
-            ("used", "avail") if old_labels else ("alloc", "free")) + ("read", "write", "read", "write")))
+        lines.append(
+            f"{'pool':<{width}s}  "
+            + "  ".join(
+                f"{h:>{cw}s}"
+                for h in (("used", "avail") if old_labels else ("alloc", "free")) + ("read", "write", "read", "write")
+            )
+        )
         dash = "-" * width + "  " + "  ".join("-" * cw for _ in range(6))
         lines.append(dash)
         for name, depth, cells, w in rows:
@@ -148,16 +171,22 @@ def test_zpool_iostat_round_trips(pools, verbose, exact, samples, timestamps, ol
     for g, ((pool, name, depth, cls, leaf, nums, sample), cells) in zip(got, want):
         assert (g["pool"], g["vdev"], g["depth"], g["sample"]) == (pool, None if depth == 0 else name, depth, sample)
         assert g["class"] == (None if depth == 0 else cls)
-        role = "pool" if depth == 0 else (("vdev" if cls == "normal" else cls) if depth == 1 else
-                                          ("disk" if leaf else "vdev"))
+        role = (
+            "pool"
+            if depth == 0
+            else (("vdev" if cls == "normal" else cls) if depth == 1 else ("disk" if leaf else "vdev"))
+        )
         assert g["role"] == role, (name, g["role"], role)
         assert g["leaf"] == (leaf if depth else not verbose)
         # nicenum prints numbers below 1024 as plain integers: a table without a K/M/G... cell is exact
         all_plain = all(x == "-" or x.isdigit() for w, cells_ in want if w[6] == sample for x in cells_)
         assert g["exact"] == (exact or all_plain)
         assert g["timestamp"] == (str(1700000000 + 5 * sample) if timestamps else None)
-        for col, n, tok in zip(("alloc_bytes", "free_bytes", "read_ops_per_s", "write_ops_per_s", "read_bytes_per_s",
-                                "write_bytes_per_s"), nums, cells):
+        for col, n, tok in zip(
+            ("alloc_bytes", "free_bytes", "read_ops_per_s", "write_ops_per_s", "read_bytes_per_s", "write_bytes_per_s"),
+            nums,
+            cells,
+        ):
             want_value = None if (exact and depth > 1 and col in ("alloc_bytes", "free_bytes")) else value(tok)
             assert g[col] == want_value, f"{name} {col}: {g[col]} != {tok}"
             assert close(g[col], n, tok), f"{name} {col}: {g[col]} vs generated {n}"
@@ -170,8 +199,14 @@ OLD_COLUMNS = ("NAME", "SIZE", "USED", "AVAIL", "CAP", "HEALTH", "ALTROOT")
 
 
 @PROPS
-@given(st.lists(pool_spec(), min_size=1, max_size=3, unique_by=lambda p: p["name"]),
-       st.sampled_from(["default", "old", "-o"]), st.booleans(), st.booleans(), st.booleans(), st.data())
+@given(
+    st.lists(pool_spec(), min_size=1, max_size=3, unique_by=lambda p: p["name"]),
+    st.sampled_from(["default", "old", "-o"]),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.data(),
+)
 def test_zpool_list_round_trips(pools, columns, verbose, scripted, exact, data):
     if columns == "old":
         cols = list(OLD_COLUMNS)
@@ -187,18 +222,21 @@ def test_zpool_list_round_trips(pools, columns, verbose, scripted, exact, data):
     cmd = f"# zpool list{' -' + flags if flags else ''}"
     if columns == "-o":
         cmd += " -o " + ",".join(c.lower() for c in cols)
-    rows, want = [], []
+    rows = []
     numbers = st.integers(0, 10**16)
     for p in pools:
-        for name, depth, cls, leaf, section in (flatten(p) if verbose else flatten(p)[:1]):
+        for name, depth, cls, _leaf, section in flatten(p) if verbose else flatten(p)[:1]:
             if section:
                 rows.append((name, depth, {c: "-" for c in cols[1:]}, None))
                 continue
             vals = {"SIZE": data.draw(numbers), "ALLOC": data.draw(numbers), "FREE": data.draw(numbers)}
             vals["USED"], vals["AVAIL"] = vals["ALLOC"], vals["FREE"]
             has_space = depth <= 1
-            frag, cap, dedup = data.draw(st.integers(0, 100)), data.draw(st.integers(0, 10000)), data.draw(
-                st.integers(100, 5000))
+            frag, cap, dedup = (
+                data.draw(st.integers(0, 100)),
+                data.draw(st.integers(0, 10000)),
+                data.draw(st.integers(100, 5000)),
+            )
             health = data.draw(st.sampled_from(["ONLINE", "DEGRADED", "FAULTED", "OFFLINE", "UNAVAIL", "AVAIL"]))
             cells = {}
             for c in cols[1:]:
@@ -230,8 +268,10 @@ def test_zpool_list_round_trips(pools, columns, verbose, scripted, exact, data):
         widths = {c: max(len(c), *(len(r[2].get(c, "")) for r in rows)) for c in cols[1:]}
         lines.append(f"{'NAME':<{width}s}" + "".join(f"  {c:>{widths[c]}s}" for c in cols[1:]))
         for name, depth, cells, _ in rows:
-            lines.append(f"{'  ' * depth + name:<{width}s}" + "".join(f"  {cells[c]:>{widths[c]}s}" for c in cols[1:]
-                                                                    if c in cells))
+            lines.append(
+                f"{'  ' * depth + name:<{width}s}"
+                + "".join(f"  {cells[c]:>{widths[c]}s}" for c in cols[1:] if c in cells)
+            )
     parsed = zpool.parse("\n".join(lines) + "\n")
     got = parsed.rows("zpool_list")
     wanted = [r for r in rows if r[3] is not None]
@@ -253,6 +293,7 @@ def test_zpool_list_round_trips(pools, columns, verbose, scripted, exact, data):
 
 # ----------------------------------------------------------------------------- regressions found by the properties
 
+
 def test_regression_list_o_selection_without_size_or_health():
     """``zpool list -o name,alloc`` (header without SIZE/HEALTH) and ``zpool list -H -o name,frag`` were
     refused as "not zpool output" although -o selections are read by column name."""
@@ -262,8 +303,10 @@ def test_regression_list_o_selection_without_size_or_health():
     text = "# zpool list -H -o name,frag,free\ntank\t3%\t6.57T\nrpool\t12%\t354G\n"
     assert zpool.sniff(text) == "zpool-list"
     rows = zpool.parse(text).rows("zpool_list")
-    assert [(r["pool"], r["frag_pct"], r["free_bytes"]) for r in rows] == [("tank", 3.0, 6.57 * 1024**4),
-                                                                          ("rpool", 12.0, 354 * 1024**3)]
+    assert [(r["pool"], r["frag_pct"], r["free_bytes"]) for r in rows] == [
+        ("tank", 3.0, 6.57 * 1024**4),
+        ("rpool", 12.0, 354 * 1024**3),
+    ]
     # zfs list output is still not claimed
     assert zpool.sniff("NAME    USED  AVAIL\ntank   1.2T   3.4T\n") is None
     assert zpool.sniff("NAME   DEDUP\ntank/fs  on\n") is None
@@ -272,15 +315,21 @@ def test_regression_list_o_selection_without_size_or_health():
 def test_regression_list_hv_with_section_lines_is_detected():
     """``zpool list -Hv`` prints its class section lines (logs, cache, spare) with spaces: with a prompt
     line and one section, or with two sections, the tab-row test of sniff refused the output."""
-    text = ("# zpool list -Hv\n"
-            "tank\t10.9T\t4.33T\t6.57T\t-\t-\t3%\t39%\t1.00x\tONLINE\t-\n"
-            "\tmirror-0\t5.45T\t2.17T\t3.28T\t-\t-\t3%\t39.8%\t-\tONLINE\n"
-            "logs           -      -      -        -         -      -      -      -  -\n"
-            "\tnvme0n1p1\t15.5G\t1.20M\t15.5G\t-\t-\t0%\t0.00%\t-\tONLINE\n"
-            "cache          -      -      -        -         -      -      -      -  -\n"
-            "\tnvme0n1p2\t100G\t93.1G\t6.87G\t-\t-\t0%\t93.1%\t-\tONLINE\n")
+    text = (
+        "# zpool list -Hv\n"
+        "tank\t10.9T\t4.33T\t6.57T\t-\t-\t3%\t39%\t1.00x\tONLINE\t-\n"
+        "\tmirror-0\t5.45T\t2.17T\t3.28T\t-\t-\t3%\t39.8%\t-\tONLINE\n"
+        "logs           -      -      -        -         -      -      -      -  -\n"
+        "\tnvme0n1p1\t15.5G\t1.20M\t15.5G\t-\t-\t0%\t0.00%\t-\tONLINE\n"
+        "cache          -      -      -        -         -      -      -      -  -\n"
+        "\tnvme0n1p2\t100G\t93.1G\t6.87G\t-\t-\t0%\t93.1%\t-\tONLINE\n"
+    )
     assert zpool.sniff(text) == "zpool-list"
     rows = zpool.parse(text).rows("zpool_list")
-    assert [(r["vdev"], r["class"]) for r in rows] == [(None, None), ("mirror-0", "normal"), ("nvme0n1p1", "log"),
-                                                       ("nvme0n1p2", "cache")]
+    assert [(r["vdev"], r["class"]) for r in rows] == [
+        (None, None),
+        ("mirror-0", "normal"),
+        ("nvme0n1p1", "log"),
+        ("nvme0n1p2", "cache"),
+    ]
     assert rows[3]["alloc_bytes"] == 93.1 * 1024**3

@@ -3,10 +3,9 @@
 import csv
 
 import pytest
+from conftest import RAW, SEEDS
 
 from storagelab.manifest import load
-
-from conftest import RAW, SEEDS
 
 
 def _rows():
@@ -38,4 +37,4 @@ def test_raw_file_is_verbatim_from_its_seed(row):
         data = (RAW / row["path"]).read_bytes()
         if data.startswith(b"# storagelab transcribed table"):
             pytest.skip("a transcription, checked by its own test")
-        assert data == b"\n".join(seed[a - 1:b]) + b"\n"
+        assert data == b"\n".join(seed[a - 1 : b]) + b"\n"

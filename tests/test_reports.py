@@ -28,8 +28,16 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 SHOTS = ROOT / "tests" / "_artifacts" / "screenshots"
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 XSS_JOB = "<script>alert(1)</script>"
 XSS_LABEL = "<img src=x onerror=alert(2)>"
 XSS_HOST = '"><script>alert(3)</script>'
@@ -39,13 +47,27 @@ XSS_STACK = "<b>zfs</b>"
 # ----------------------------------------------------------------------------- reading HTML
 
 # tag -> attributes whose URL the browser fetches on its own (links and anchors are not fetched)
-_FETCHING = {"script": ("src",), "link": ("href",), "img": ("src", "srcset"), "iframe": ("src",),
-             "frame": ("src",), "source": ("src", "srcset"), "video": ("src", "poster"), "audio": ("src",),
-             "track": ("src",), "embed": ("src",), "object": ("data",), "image": ("href", "xlink:href"),
-             "use": ("href", "xlink:href"), "input": ("src",), "feimage": ("href", "xlink:href")}
+_FETCHING = {
+    "script": ("src",),
+    "link": ("href",),
+    "img": ("src", "srcset"),
+    "iframe": ("src",),
+    "frame": ("src",),
+    "source": ("src", "srcset"),
+    "video": ("src", "poster"),
+    "audio": ("src",),
+    "track": ("src",),
+    "embed": ("src",),
+    "object": ("data",),
+    "image": ("href", "xlink:href"),
+    "use": ("href", "xlink:href"),
+    "input": ("src",),
+    "feimage": ("href", "xlink:href"),
+}
 _CSS_URL = re.compile(r"""url\(\s*['"]?([^'")\s]+)|@import\s+['"]([^'"]+)""", re.I)
-_URL_IN_JS = re.compile(r"""(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}[/"'\s]|\b(?:import|require)\s*\(|mathjax|require\.js""",
-                        re.I)
+_URL_IN_JS = re.compile(
+    r"""(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}[/"'\s]|\b(?:import|require)\s*\(|mathjax|require\.js""", re.I
+)
 
 
 class Page(HTMLParser):
@@ -53,14 +75,14 @@ class Page(HTMLParser):
 
     def __init__(self, text: str):
         super().__init__(convert_charrefs=True)
-        self.resources: list[tuple[str, str]] = []   # (where, url)
-        self.scripts: list[str] = []                 # inline script bodies
+        self.resources: list[tuple[str, str]] = []  # (where, url)
+        self.scripts: list[str] = []  # inline script bodies
         self.script_srcs: list[str] = []
-        self.figures: list[str | None] = []          # data-figure of each .sl-figure (None when missing)
+        self.figures: list[str | None] = []  # data-figure of each .sl-figure (None when missing)
         self.attrs_seen: set[str] = set()
         self.tags_seen: dict[str, int] = {}
-        self.headers: list[list[str]] = []           # header cells of each table, in order
-        self.text_parts: list[str] = []              # the text a reader sees (outside scripts and styles)
+        self.headers: list[list[str]] = []  # header cells of each table, in order
+        self.text_parts: list[str] = []  # the text a reader sees (outside scripts and styles)
         self._in: str | None = None
         self._buf: list[str] = []
         self.feed(text)
@@ -112,8 +134,11 @@ def offline_problems(text: str) -> list[str]:
     """What in a page would need the network or a file beside it: any fetched URL that is not a
     data: URI or a #fragment, and scripts that load code (URLs, import(), require, MathJax)."""
     page = Page(text)
-    out = [f"{where} loads {url!r}" for where, url in page.resources
-           if not (url.startswith("data:") or url.startswith("#"))]
+    out = [
+        f"{where} loads {url!r}"
+        for where, url in page.resources
+        if not (url.startswith("data:") or url.startswith("#"))
+    ]
     out += [f"inline script loads code: {m.group(0)!r}" for s in page.scripts for m in _URL_IN_JS.finditer(s)]
     return out
 
@@ -139,14 +164,17 @@ def test_offline_check_finds_every_kind_of_external_reference():
     ]
     for snippet in bad:
         assert offline_problems(snippet), snippet
-    good = ('<a href="https://openzfs.github.io/">docs</a><a href="figures/x/y.svg">SVG</a>'
-            '<img src="data:image/png;base64,AAAA"><style>.a{background:url(data:image/svg+xml;base64,AA)}'
-            '.b{clip-path:url(#clip1)}</style><svg><use href="#g1"/></svg>'
-            '<script>document.body.classList.add("sl-hide-code");</script>')
+    good = (
+        '<a href="https://openzfs.github.io/">docs</a><a href="figures/x/y.svg">SVG</a>'
+        '<img src="data:image/png;base64,AAAA"><style>.a{background:url(data:image/svg+xml;base64,AA)}'
+        '.b{clip-path:url(#clip1)}</style><svg><use href="#g1"/></svg>'
+        '<script>document.body.classList.add("sl-hide-code");</script>'
+    )
     assert offline_problems(good) == []
 
 
 # ----------------------------------------------------------------------------- the built reports
+
 
 @pytest.fixture(scope="session")
 def built():
@@ -166,9 +194,14 @@ def test_every_notebook_has_a_report(built):
     assert {p.stem for p in built} == {nb.stem for nb in report.list_notebooks()}
     # grouped by study: each source study's page for each notebook its claims name
     assert {f"{p.parent.name}/{p.stem}" for p in built} >= {
-        "homelab-mergerfs/05_stacks", "freebsd-bonnie-dedup/03_sector63", "freebsd-bonnie-dedup/04_dedup_ddt",
-        "thumper-x4500/01_vdev_scaling", "thumper-x4500/06_zfs_send_transports", "ars-zfs-vs-raid/02_recordsize",
-        "all/07_explore"}
+        "homelab-mergerfs/05_stacks",
+        "freebsd-bonnie-dedup/03_sector63",
+        "freebsd-bonnie-dedup/04_dedup_ddt",
+        "thumper-x4500/01_vdev_scaling",
+        "thumper-x4500/06_zfs_send_transports",
+        "ars-zfs-vs-raid/02_recordsize",
+        "all/07_explore",
+    }
 
 
 def test_reports_need_nothing_outside_the_file(built):
@@ -198,8 +231,14 @@ def _inline_figures(text: str) -> dict[str, str]:
 def _svg_content(svg: str) -> list:
     """An SVG as (element, attributes, text) in document order, names lower-cased: nbconvert re-serializes
     the page with BeautifulSoup, which lower-cases attribute names (the HTML parser restores viewBox etc.)."""
-    return [(el.tag.rsplit("}", 1)[-1].lower(), sorted((k.rsplit("}", 1)[-1].lower(), v) for k, v in el.attrib.items()),
-             (el.text or "").strip()) for el in ET.fromstring(svg).iter()]
+    return [
+        (
+            el.tag.rsplit("}", 1)[-1].lower(),
+            sorted((k.rsplit("}", 1)[-1].lower(), v) for k, v in el.attrib.items()),
+            (el.text or "").strip(),
+        )
+        for el in ET.fromstring(svg).iter()
+    ]
 
 
 def test_every_chart_is_exported_as_svg_png_and_vega_lite(built):
@@ -221,8 +260,14 @@ def test_every_chart_is_exported_as_svg_png_and_vega_lite(built):
             width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
             assert width >= 200 and height >= 100, (fig, width, height)
             spec = json.loads(base.with_suffix(".vl.json").read_text(encoding="utf-8"))
-            assert "vega-lite" in spec["$schema"] and ("mark" in spec or "layer" in spec or "concat" in spec
-                                                         or "hconcat" in spec or "vconcat" in spec or "facet" in spec)
+            assert "vega-lite" in spec["$schema"] and (
+                "mark" in spec
+                or "layer" in spec
+                or "concat" in spec
+                or "hconcat" in spec
+                or "vconcat" in spec
+                or "facet" in spec
+            )
             for suffix in (".svg", ".png", ".vl.json"):  # the page links the files
                 assert f'href="figures/{fig}{suffix}"' in text
 
@@ -243,9 +288,14 @@ def test_every_chart_draws_its_data(built):
     """A chart whose marks are all empty (e.g. bars on a log axis with no base) renders as bare axes."""
     for svg_file in sorted(paths.REPORTS.glob("*/figures/*/*.svg")):
         root = ET.fromstring(svg_file.read_text(encoding="utf-8"))
-        data_marks = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if "role-mark" in g.get("class", "")
-                      and not any(k in g.get("class", "") for k in ("mark-rule", "mark-text", "role-axis",
-                                                                      "role-legend", "role-title"))]
+        data_marks = [
+            g
+            for g in root.iter("{http://www.w3.org/2000/svg}g")
+            if "role-mark" in g.get("class", "")
+            and not any(
+                k in g.get("class", "") for k in ("mark-rule", "mark-text", "role-axis", "role-legend", "role-title")
+            )
+        ]
         assert data_marks, f"{svg_file.name}: no data marks"
         for g in data_marks:
             assert any(_drawn(el) for el in g), f"{svg_file.name}: {g.get('class')} draws nothing"
@@ -272,30 +322,45 @@ def test_reports_show_parameters_run_times_and_provenance(built):
 
 # ----------------------------------------------------------------------------- report.py pieces
 
+
 def test_inline_svg_prefixes_ids_and_refuses_active_content():
-    svg = ('<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">'
-           '<defs><clipPath id="clip1"><rect width="5" height="5"/></clipPath></defs>'
-           '<g clip-path="url(#clip1)"><text>&lt;b&gt;</text></g></svg>')
+    svg = (
+        '<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">'
+        '<defs><clipPath id="clip1"><rect width="5" height="5"/></clipPath></defs>'
+        '<g clip-path="url(#clip1)"><text>&lt;b&gt;</text></g></svg>'
+    )
     out = report._inline_svg(svg, "sl3-")
     assert out.startswith("<svg") and 'id="sl3-clip1"' in out and "url(#sl3-clip1)" in out and "&lt;b&gt;" in out
     ns = 'xmlns="http://www.w3.org/2000/svg"'
-    for active in (f"<svg {ns}><script>alert(1)</script></svg>",
-                   f'<svg {ns}><rect onclick="alert(1)"/></svg>',
-                   f'<svg {ns}><foreignObject><div>x</div></foreignObject></svg>',
-                   f'<svg {ns} xmlns:xlink="http://www.w3.org/1999/xlink">'
-                   '<image xlink:href="http://example.org/a.png"/></svg>',
-                   f'<svg {ns}><a href="javascript:alert(1)"><text>x</text></a></svg>',
-                   f'<svg {ns}><rect style="fill:url(https://example.org/p)"/></svg>',
-                   "<svg><unclosed>", "<html/>"):
+    for active in (
+        f"<svg {ns}><script>alert(1)</script></svg>",
+        f'<svg {ns}><rect onclick="alert(1)"/></svg>',
+        f"<svg {ns}><foreignObject><div>x</div></foreignObject></svg>",
+        f'<svg {ns} xmlns:xlink="http://www.w3.org/1999/xlink"><image xlink:href="http://example.org/a.png"/></svg>',
+        f'<svg {ns}><a href="javascript:alert(1)"><text>x</text></a></svg>',
+        f'<svg {ns}><rect style="fill:url(https://example.org/p)"/></svg>',
+        "<svg><unclosed>",
+        "<html/>",
+    ):
         assert report._inline_svg(active, "p-") is None, active
 
 
 def test_index_escapes_summary_text(tmp_path):
     (tmp_path / "f" / "summaries").mkdir(parents=True)
-    (tmp_path / "f" / "summaries" / "x.json").write_text(json.dumps({
-        "notebook": "x'><script>alert(5)</script>", "title": XSS_JOB, "answers": XSS_LABEL, "verdict": XSS_LABEL,
-        "selection": XSS_HOST, "missing": [XSS_JOB], "headline": {XSS_HOST: XSS_STACK},
-        "claims": [{"status": "<i>reproduced</i>", "basis": "<i>raw</i>"}]}))
+    (tmp_path / "f" / "summaries" / "x.json").write_text(
+        json.dumps(
+            {
+                "notebook": "x'><script>alert(5)</script>",
+                "title": XSS_JOB,
+                "answers": XSS_LABEL,
+                "verdict": XSS_LABEL,
+                "selection": XSS_HOST,
+                "missing": [XSS_JOB],
+                "headline": {XSS_HOST: XSS_STACK},
+                "claims": [{"status": "<i>reproduced</i>", "basis": "<i>raw</i>"}],
+            }
+        )
+    )
     page = report.index_html("<now>", tmp_path, pages={"f/y": {"title": XSS_LABEL, "params": []}})
     p = Page(page)
     assert p.scripts == [] and "img" not in p.tags_seen and "b" not in p.tags_seen and "i" not in p.tags_seen
@@ -307,6 +372,7 @@ def test_index_escapes_summary_text(tmp_path):
 
 # ----------------------------------------------------------------------------- text from logs, end to end
 
+
 @pytest.fixture(scope="module")
 def xss_build(tmp_path_factory):
     """A project of its own (STORAGELAB_ROOT) holding one real fio output whose job is named
@@ -316,6 +382,7 @@ def xss_build(tmp_path_factory):
     raw.mkdir(parents=True)
     shutil.copy(FIXTURES / "fio" / "3.33" / "xss_jobname.txt", raw / "fio-xss.txt")
     import csv
+
     with open(root / "data" / "raw" / "manifest.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["path", "study", "label", "host", "stack"])
@@ -326,8 +393,9 @@ def xss_build(tmp_path_factory):
     db = root / "data" / "parsed" / "storagelab.duckdb"
 
     def cli(*args):
-        r = subprocess.run([sys.executable, "-m", "storagelab", *args], env=env, cwd=root,
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [sys.executable, "-m", "storagelab", *args], env=env, cwd=root, capture_output=True, text=True, timeout=300
+        )
         assert r.returncode == 0, f"storagelab {' '.join(args)}:\n{r.stdout}\n{r.stderr}"
         return r
 
@@ -365,6 +433,7 @@ def test_log_text_is_escaped_in_the_html(xss_build):
 
 # ----------------------------------------------------------------------------- headless Chromium
 
+
 @pytest.fixture(scope="session")
 def browser(tmp_path_factory):
     if CHROMIUM is None:
@@ -373,8 +442,14 @@ def browser(tmp_path_factory):
 
     with sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-            headless=True, offline=True, viewport={"width": 1280, "height": 900}, java_script_enabled=True)
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=CHROMIUM,
+            args=CHROMIUM_ARGS,
+            headless=True,
+            offline=True,
+            viewport={"width": 1280, "height": 900},
+            java_script_enabled=True,
+        )
         yield ctx
         ctx.close()
 
@@ -396,7 +471,9 @@ class Visit:
         page.route("**/*", route)
         page.on("request", lambda r: self.requests.append(r.url))
         page.on("requestfailed", lambda r: self.failed.append(f"{r.url}: {r.failure}"))
-        page.on("console", lambda m: m.type in ("error", "assert") and self.errors.append(f"console {m.type}: {m.text}"))
+        page.on(
+            "console", lambda m: m.type in ("error", "assert") and self.errors.append(f"console {m.type}: {m.text}")
+        )
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         page.on("dialog", lambda d: (self.dialogs.append(f"{d.type}: {d.message}"), d.dismiss()))
         page.goto(path.resolve().as_uri(), wait_until="load")
@@ -404,8 +481,12 @@ class Visit:
 
     def problems(self) -> list[str]:
         external = [u for u in self.requests if not u.startswith(("file:", "data:"))]
-        return ([f"external request {u}" for u in external + self.blocked] + [f"failed {f}" for f in self.failed]
-                + self.errors + [f"dialog {d}" for d in self.dialogs])
+        return (
+            [f"external request {u}" for u in external + self.blocked]
+            + [f"failed {f}" for f in self.failed]
+            + self.errors
+            + [f"dialog {d}" for d in self.dialogs]
+        )
 
     def screenshot(self, name: str) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -481,7 +562,9 @@ def test_reports_in_chromium(built, browser):
 @pytest.mark.browser
 def test_log_text_shows_as_text_in_chromium(xss_build, browser):
     for name in ("07_explore", "index"):
-        v = Visit(browser, next(xss_build.glob("all--*/07_explore.html")) if name != "index" else xss_build / "index.html")
+        v = Visit(
+            browser, next(xss_build.glob("all--*/07_explore.html")) if name != "index" else xss_build / "index.html"
+        )
         v.screenshot(f"escaping-{name}")
         assert v.problems() == [], name  # no dialog fired, no request for the <img src=x>
         page = v.page

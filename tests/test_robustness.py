@@ -12,18 +12,22 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import FIXTURES, RAW, ROOT
 
 from storagelab.errors import ParseError
 from storagelab.parsers import decode, parse_bytes
 from storagelab.schema import tool_tables
 
-from conftest import FIXTURES, RAW, ROOT
-
 
 def _real_outputs() -> list[Path]:
-    files = [p for p in list(RAW.rglob("*")) + list(FIXTURES.rglob("*"))
-             if p.is_file() and p.suffix not in (".md", ".sh", ".py", ".jsonl") and p.name != "manifest.csv"
-             and "_expected" not in p.parts]
+    files = [
+        p
+        for p in list(RAW.rglob("*")) + list(FIXTURES.rglob("*"))
+        if p.is_file()
+        and p.suffix not in (".md", ".sh", ".py", ".jsonl")
+        and p.name != "manifest.csv"
+        and "_expected" not in p.parts
+    ]
     ok = []
     for p in sorted(files):
         try:
@@ -54,7 +58,7 @@ def test_truncated_at_every_line_boundary(path):
     step = max(1, len(lines) // 400)  # very long files: every line up to 400 cuts
     for i in range(0, len(lines), step):
         _check(b"\n".join(lines[:i]) + b"\n", f"{path.name}@{i}")
-        if lines[i:i + 1] and len(lines[i]) > 4:  # cut in the middle of a line too
+        if lines[i : i + 1] and len(lines[i]) > 4:  # cut in the middle of a line too
             _check(b"\n".join(lines[:i] + [lines[i][: len(lines[i]) // 2]]), f"{path.name}@{i}.5")
 
 
@@ -77,11 +81,16 @@ def test_encodings_and_line_ends_give_the_same_rows(path):
             assert strip(got.tables.get(t, [])) == strip(rows), f"{name}: {t} differs"
 
 
-@pytest.mark.parametrize("blob,kind", [
-    (b"", "empty"), (b"   \n\n\t\n", "empty"), (bytes(range(256)) * 40, "binary"),
-    (b"fio-3.33\nfiotest: (groupid=0, jobs=1): err= 0: pid=1\x00\x00\n", "binary"),
-    (b"\x89PNG\r\n\x1a\n" + os.urandom(2000), "binary"),
-])
+@pytest.mark.parametrize(
+    "blob,kind",
+    [
+        (b"", "empty"),
+        (b"   \n\n\t\n", "empty"),
+        (bytes(range(256)) * 40, "binary"),
+        (b"fio-3.33\nfiotest: (groupid=0, jobs=1): err= 0: pid=1\x00\x00\n", "binary"),
+        (b"\x89PNG\r\n\x1a\n" + os.urandom(2000), "binary"),
+    ],
+)
 def test_empty_and_binary_are_named(blob, kind):
     with pytest.raises(ParseError) as e:
         parse_bytes(blob, "x.log")
@@ -96,9 +105,29 @@ def test_random_bytes_never_crash():
 
 def test_random_text_never_crashes():
     rng = random.Random(11)
-    words = [b"read:", b"write:", b"IOPS=", b"BW=", b"(groupid=0, jobs=1): err= 0:", b"bp count:", b"Version 1.98",
-             b"------Sequential Output------", b"summary:", b"=>", b"NAME", b"SIZE", b"12.5k", b"99.00th=[", b"\n",
-             b"Run status group 0 (all jobs):", b"  WRITE: bw=", b"{", b"}", b'"fio version"', b"3;fio-3.33;"]
+    words = [
+        b"read:",
+        b"write:",
+        b"IOPS=",
+        b"BW=",
+        b"(groupid=0, jobs=1): err= 0:",
+        b"bp count:",
+        b"Version 1.98",
+        b"------Sequential Output------",
+        b"summary:",
+        b"=>",
+        b"NAME",
+        b"SIZE",
+        b"12.5k",
+        b"99.00th=[",
+        b"\n",
+        b"Run status group 0 (all jobs):",
+        b"  WRITE: bw=",
+        b"{",
+        b"}",
+        b'"fio version"',
+        b"3;fio-3.33;",
+    ]
     for i in range(1500):
         blob = b" ".join(rng.choice(words) for _ in range(rng.randrange(1, 60)))
         _check(blob, f"words{i}")
@@ -113,6 +142,7 @@ def test_huge_line_and_big_file_are_handled():
 
 # ----------------------------------------------------------------------------- SIGKILL during ingest
 
+
 def _corpus(dest: Path, n: int) -> int:
     shutil.copytree(RAW, dest)
     made = 0
@@ -121,7 +151,7 @@ def _corpus(dest: Path, n: int) -> int:
         p = srcs[i % len(srcs)]
         out = dest / "extra" / f"{i:05d}-{p.name}"
         out.parent.mkdir(exist_ok=True)
-        out.write_bytes(p.read_bytes() + f"\n".encode() * (i // len(srcs) + 1))
+        out.write_bytes(p.read_bytes() + b"\n" * (i // len(srcs) + 1))
         made += 1
     return made
 
@@ -149,8 +179,21 @@ def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
     corpus = tmp_path / "corpus"
     _corpus(corpus, 1200)
     ref = tmp_path / "ref.duckdb"
-    cmd = [sys.executable, "-m", "storagelab", "ingest", str(corpus), "--manifest", str(corpus / "manifest.csv"),
-           "--quiet", "--no-parquet", "--batch-files", "7", "--workers", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "storagelab",
+        "ingest",
+        str(corpus),
+        "--manifest",
+        str(corpus / "manifest.csv"),
+        "--quiet",
+        "--no-parquet",
+        "--batch-files",
+        "7",
+        "--workers",
+        "1",
+    ]
     t0 = time.monotonic()
     subprocess.run(cmd + ["--db", str(ref)], check=True, capture_output=True)
     full = time.monotonic() - t0  # kill somewhere inside a run of about this length
@@ -158,7 +201,7 @@ def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
     rng = random.Random(3)
     db = tmp_path / "killed.duckdb"
     kills = 0
-    for attempt in range(20):
+    for _ in range(20):
         p = subprocess.Popen(cmd + ["--db", str(db)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.2, 0.9) * full)
         if p.poll() is None:
@@ -179,6 +222,7 @@ def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
 
 # ----------------------------------------------------------------------------- more bad input, end to end
 
+
 @pytest.mark.slow
 def test_a_100_mb_log_is_ingested_whole(tmp_path):
     """100 MB of fio text (70,000 job blocks, group_reporting off): every block stored, nothing lost."""
@@ -190,8 +234,13 @@ def test_a_100_mb_log_is_ingested_whole(tmp_path):
     big = tmp_path / "logs" / "huge-run.log"
     big.parent.mkdir()
     big.write_bytes(block * n + b"\n" + b"\n".join(src[22:]))
-    s = ingest([big.parent], db_path=tmp_path / "big.duckdb", manifest_path=tmp_path / "none.csv",
-               parquet_dir=False, progress=False)
+    s = ingest(
+        [big.parent],
+        db_path=tmp_path / "big.duckdb",
+        manifest_path=tmp_path / "none.csv",
+        parquet_dir=False,
+        progress=False,
+    )
     assert s.failed == 0 and s.ingested == 1
     con = duckdb.connect(str(tmp_path / "big.duckdb"), read_only=True)
     assert con.execute("SELECT count(*), count(DISTINCT job_index) FROM fio_results").fetchone() == (n, n)
@@ -226,8 +275,23 @@ def test_a_second_ingest_while_one_runs_gets_a_clear_message(tmp_path):
     corpus = tmp_path / "corpus"
     _corpus(corpus, 1200)
     db = tmp_path / "busy.duckdb"
-    cmd = [sys.executable, "-m", "storagelab", "ingest", str(corpus), "--manifest", str(corpus / "manifest.csv"),
-           "--quiet", "--no-parquet", "--batch-files", "7", "--workers", "1", "--db", str(db)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "storagelab",
+        "ingest",
+        str(corpus),
+        "--manifest",
+        str(corpus / "manifest.csv"),
+        "--quiet",
+        "--no-parquet",
+        "--batch-files",
+        "7",
+        "--workers",
+        "1",
+        "--db",
+        str(db),
+    ]
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not Path(str(db) + ".wal").exists() and not db.exists() and time.monotonic() < deadline:
@@ -254,9 +318,12 @@ def test_reingesting_the_same_files_gives_identical_rows(tmp_path):
         con = duckdb.connect(str(db), read_only=True)
         snap = {}
         for t in sorted(tool_tables()):
-            snap[t] = con.execute(f'SELECT f.path, t.* EXCLUDE (file_id) FROM "{t}" t JOIN files f USING (file_id) '
-                                  f'ORDER BY ALL').fetchall()
-        snap["files"] = con.execute("SELECT * EXCLUDE (file_id, ingested_at, mtime_ns) FROM files ORDER BY path").fetchall()
+            snap[t] = con.execute(
+                f'SELECT f.path, t.* EXCLUDE (file_id) FROM "{t}" t JOIN files f USING (file_id) ORDER BY ALL'
+            ).fetchall()
+        snap["files"] = con.execute(
+            "SELECT * EXCLUDE (file_id, ingested_at, mtime_ns) FROM files ORDER BY path"
+        ).fetchall()
         con.close()
         rows.append(snap)
     assert rows[0] == rows[1]

@@ -22,17 +22,17 @@ from storagelab.nbtools import code, new
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TINY_PARAMS = '''
+TINY_PARAMS = """
 factor = 2.0        # float
 count = 3           # int
 name = "disk"       # str
 verbose = False     # bool
 sizes = [1, 2]      # list
-'''
-TINY_BODY = '''
+"""
+TINY_BODY = """
 print(f"result={factor * count!r} name={name!r} verbose={verbose!r} sizes={sizes!r}")
 print(f"types={type(factor).__name__},{type(count).__name__},{type(name).__name__},{type(verbose).__name__}")
-'''
+"""
 
 
 @pytest.fixture
@@ -47,8 +47,9 @@ def project(tmp_path):
 
 def storagelab(project: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, STORAGELAB_ROOT=str(project), PYTHONPATH=str(ROOT / "lib"))
-    return subprocess.run([sys.executable, "-m", "storagelab", *args], env=env, cwd=project,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "storagelab", *args], env=env, cwd=project, capture_output=True, text=True, timeout=300
+    )
 
 
 def executed(project: Path) -> list[str]:
@@ -56,6 +57,7 @@ def executed(project: Path) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- errors, through the CLI
+
 
 def test_unknown_parameter_is_an_error_and_nothing_runs(project):
     r = storagelab(project, "run", "tiny", "-p", "facter", "1.5")
@@ -69,8 +71,9 @@ def test_unknown_parameter_is_an_error_and_nothing_runs(project):
 def test_unknown_parameter_of_a_real_notebook(tmp_path):
     r = storagelab(tmp_path, "run", str(paths.NOTEBOOKS / "07_explore.ipynb"), "-p", "db", "x.duckdb")
     assert r.returncode == 2
-    assert r.stderr.strip() == ("storagelab run: 07_explore.ipynb: unknown parameter 'db'; "
-                                "parameters are: db_path (default '')")
+    assert r.stderr.strip() == (
+        "storagelab run: 07_explore.ipynb: unknown parameter 'db'; parameters are: db_path (default '')"
+    )
     assert executed(tmp_path) == []
 
 
@@ -83,6 +86,7 @@ def test_one_bad_notebook_stops_all(project):
 
 # ----------------------------------------------------------------------------- type checks (in-process: fast)
 
+
 @pytest.fixture
 def run_cli(project, monkeypatch, capsys):
     monkeypatch.setattr(paths, "REPORTS", project / "reports")
@@ -94,17 +98,20 @@ def run_cli(project, monkeypatch, capsys):
     return run
 
 
-@pytest.mark.parametrize("args, message", [
-    (["-p", "factor", "fast"], "parameter factor expects float (default 2.0); got 'fast', which is not a literal"),
-    (["-p", "factor", "nan"], "parameter factor expects float (default 2.0); got 'nan', which is not a literal"),
-    (["-p", "factor", "'2.5'"], "parameter factor expects float (default 2.0); got str '2.5'"),
-    (["-p", "count", "True"], "parameter count expects int (default 3); got bool True"),
-    (["-p", "count", "2.5"], "parameter count expects int (default 3); got float 2.5"),
-    (["-p", "verbose", "1"], "parameter verbose expects bool (default False); got int 1"),
-    (["-p", "sizes", "4"], "parameter sizes expects list (default [1, 2]); got int 4"),
-    (["-r", "count", "5"], "-r gives a string, but count expects int"),
-    (["-p", "count", "4", "-p", "factor", "x"], "parameter factor expects float"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-p", "factor", "fast"], "parameter factor expects float (default 2.0); got 'fast', which is not a literal"),
+        (["-p", "factor", "nan"], "parameter factor expects float (default 2.0); got 'nan', which is not a literal"),
+        (["-p", "factor", "'2.5'"], "parameter factor expects float (default 2.0); got str '2.5'"),
+        (["-p", "count", "True"], "parameter count expects int (default 3); got bool True"),
+        (["-p", "count", "2.5"], "parameter count expects int (default 3); got float 2.5"),
+        (["-p", "verbose", "1"], "parameter verbose expects bool (default False); got int 1"),
+        (["-p", "sizes", "4"], "parameter sizes expects list (default [1, 2]); got int 4"),
+        (["-r", "count", "5"], "-r gives a string, but count expects int"),
+        (["-p", "count", "4", "-p", "factor", "x"], "parameter factor expects float"),
+    ],
+)
 def test_wrong_type_is_an_error_and_nothing_runs(run_cli, project, args, message):
     rc, err = run_cli(*args)
     assert rc == 2
@@ -134,16 +141,40 @@ def test_every_notebook_declares_literal_parameters():
 
 # ----------------------------------------------------------------------------- a valid run
 
+
 def test_valid_parameters_are_injected_and_used(project):
-    r = storagelab(project, "run", "tiny", "-p", "factor", "3", "-p", "count", "4", "-p", "verbose", "True",
-                   "-p", "sizes", "[4, 8]", "-r", "name", "1e3 & <b>")
+    r = storagelab(
+        project,
+        "run",
+        "tiny",
+        "-p",
+        "factor",
+        "3",
+        "-p",
+        "count",
+        "4",
+        "-p",
+        "verbose",
+        "True",
+        "-p",
+        "sizes",
+        "[4, 8]",
+        "-r",
+        "name",
+        "1e3 & <b>",
+    )
     assert r.returncode == 0, r.stderr
     assert "==> running tiny.ipynb" in r.stdout
     assert executed(project) == ["tiny.ipynb"]
-    (path,) = (project / "reports").glob("all--*/executed/tiny.ipynb")   # non-default values: a folder of their own
+    (path,) = (project / "reports").glob("all--*/executed/tiny.ipynb")  # non-default values: a folder of their own
     nb = nbformat.read(path, as_version=4)
-    assert nb.metadata.papermill.parameters == {"factor": 3.0, "count": 4, "verbose": True, "sizes": [4, 8],
-                                                "name": "1e3 & <b>"}
+    assert nb.metadata.papermill.parameters == {
+        "factor": 3.0,
+        "count": 4,
+        "verbose": True,
+        "sizes": [4, 8],
+        "name": "1e3 & <b>",
+    }
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and "factor = 3.0" in injected[0].source
     out = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
@@ -153,9 +184,12 @@ def test_valid_parameters_are_injected_and_used(project):
 
 # ----------------------------------------------------------------------------- failures, folders, listing
 
+
 def test_a_failing_notebook_is_recorded_and_the_others_still_run(project):
-    new([code('x = 1  # a number', "parameters"), code("raise ValueError('no such pool: tank')")],
-        project / "notebooks" / "broken.ipynb")
+    new(
+        [code("x = 1  # a number", "parameters"), code("raise ValueError('no such pool: tank')")],
+        project / "notebooks" / "broken.ipynb",
+    )
     r = storagelab(project, "run", "broken", "other")
     assert r.returncode == 1
     assert "failed: broken (all): ValueError: no such pool: tank" in r.stderr and "Traceback" not in r.stderr
@@ -169,19 +203,33 @@ def test_a_failing_notebook_is_recorded_and_the_others_still_run(project):
 
 def test_report_folders_follow_the_selection_and_the_parameters(project):
     nb = project / "notebooks" / "sel.ipynb"
-    new([code('study = "a"  # which study\nstack = ""  # which stack\nfactor = 2  # a number', "parameters"),
-         code("print(study)")], nb)
+    new(
+        [
+            code('study = "a"  # which study\nstack = ""  # which stack\nfactor = 2  # a number', "parameters"),
+            code("print(study)"),
+        ],
+        nb,
+    )
     assert report.report_dir(nb, {}).name == "a"
     assert report.report_dir(nb, {"study": "mylab"}).name == "mylab"
     assert report.report_dir(nb, {"study": "mylab", "stack": "zfs"}).name == "mylab--stack-zfs"
     odd = report.report_dir(nb, {"study": "mylab", "factor": 3}).name
-    assert odd.startswith("mylab--") and odd != "mylab" and odd == report.report_dir(nb, {"study": "mylab", "factor": 3}).name
-    assert report.report_dir(nb, {"study": "../../etc"}).name == "etc"   # a folder name, never a path
+    assert (
+        odd.startswith("mylab--")
+        and odd != "mylab"
+        and odd == report.report_dir(nb, {"study": "mylab", "factor": 3}).name
+    )
+    assert report.report_dir(nb, {"study": "../../etc"}).name == "etc"  # a folder name, never a path
 
 
 def test_list_shows_every_parameter_with_type_default_and_meaning():
-    r = subprocess.run([sys.executable, "-m", "storagelab", "run", "--list"], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")), timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "run", "--list"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")),
+        timeout=120,
+    )
     assert r.returncode == 0
     assert "05_stacks: Stacks compared" in r.stdout
     assert "    inflation_margin         float  default 1.1" in r.stdout

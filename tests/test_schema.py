@@ -1,15 +1,16 @@
+from conftest import ROOT
+
 from storagelab import schema
 from storagelab.parsers import modules
-
-from conftest import ROOT
 
 UNIT_SUFFIXES = ("_bytes", "_bytes_per_s", "_ns", "_pct")
 FORBIDDEN = ("_kib", "_mib", "_gib", "_kb", "_mb", "_gb", "_us", "_usec", "_ms", "_msec", "_sec", "_kbps", "_mbps")
 
 
 def test_docs_schema_md_is_up_to_date():
-    assert (ROOT / "docs" / "schema.md").read_text().strip() == schema.markdown().strip(), \
+    assert (ROOT / "docs" / "schema.md").read_text().strip() == schema.markdown().strip(), (
         "docs/schema.md is stale: run ./run schema"
+    )
 
 
 def test_one_unit_per_quantity_in_column_names():

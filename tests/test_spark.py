@@ -10,23 +10,32 @@ import shutil
 import pytest
 from conftest import FIXTURES, RAW
 from conftest import storagelab_cli as cli
+
 from storagelab import dataset
 from storagelab.schema import all_tables
 
 JAVA = shutil.which("java") or os.environ.get("JAVA_HOME")
 try:
     import pyspark  # noqa: F401
+
     HAVE_SPARK = True
 except ImportError:
     HAVE_SPARK = False
-pytestmark = pytest.mark.skipif(not (JAVA and HAVE_SPARK), reason=(
-    "Spark test skipped: " + ("Java is missing (Debian: apt-get install openjdk-17-jre-headless)" if not JAVA else
-                              "pyspark is missing (pip install -e '.[spark]')") + "; ./run test installs both"))
+pytestmark = pytest.mark.skipif(
+    not (JAVA and HAVE_SPARK),
+    reason=(
+        "Spark test skipped: "
+        + (
+            "Java is missing (Debian: apt-get install openjdk-17-jre-headless)"
+            if not JAVA
+            else "pyspark is missing (pip install -e '.[spark]')"
+        )
+        + "; ./run test installs both"
+    ),
+)
 
 # what differs by design: when each side ran, and Spark's millisecond modification times
 NOT_COMPARED = {"ingested_at", "attempted_at", "found_at", "mtime_ns"}
-
-
 
 
 @pytest.fixture(scope="module")
@@ -36,13 +45,23 @@ def both(tmp_path_factory):
     # every real fixture (not the goldens, scripts and notes beside them) and the seed logs with their manifest
     shutil.copytree(FIXTURES, logs / "fixtures", ignore=shutil.ignore_patterns("*.expected.jsonl", "*.sh", "*.md"))
     shutil.copytree(RAW, logs / "raw")
-    manifest = logs / "manifest.csv"      # beside the logs (paths relative to it); not itself a log
+    manifest = logs / "manifest.csv"  # beside the logs (paths relative to it); not itself a log
     text = (RAW / "manifest.csv").read_text()
     header, *rows = text.splitlines()
     manifest.write_text("\n".join([header] + [f"raw/{r}" if r and not r.startswith("#") else r for r in rows]) + "\n")
-    local = cli("ingest", str(logs), "--db", str(tmp / "local.duckdb"), "--manifest", str(manifest),
-                "--dataset", str(tmp / "local-ds"), "--quiet", "--no-parquet")
-    assert local.returncode in (0, 1), local.stderr[-3000:]     # 1: some fixtures are meant to fail
+    local = cli(
+        "ingest",
+        str(logs),
+        "--db",
+        str(tmp / "local.duckdb"),
+        "--manifest",
+        str(manifest),
+        "--dataset",
+        str(tmp / "local-ds"),
+        "--quiet",
+        "--no-parquet",
+    )
+    assert local.returncode in (0, 1), local.stderr[-3000:]  # 1: some fixtures are meant to fail
     spark = cli("spark-ingest", str(logs), str(tmp / "spark-ds"), "--manifest", str(manifest))
     assert spark.returncode == 0, spark.stdout[-2000:] + spark.stderr[-4000:]
     return tmp, local, spark
@@ -60,8 +79,10 @@ def test_spark_dataset_equals_the_local_ingest_row_by_row(both):
         compared += len(left)
     n_files = a.execute("SELECT count(*) FROM files").fetchone()[0]
     assert n_files > 150 and compared > 5000
-    assert b.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] > 0     # failures travel too
-    assert b.execute("SELECT count(DISTINCT study) FROM files").fetchone()[0] == 3  # the manifest's labels (ars has no raw logs)
+    assert b.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] > 0  # failures travel too
+    assert (
+        b.execute("SELECT count(DISTINCT study) FROM files").fetchone()[0] == 3
+    )  # the manifest's labels (ars has no raw logs)
     assert f"spark-ingest: {n_files} files stored" in spark.stdout
 
 
@@ -69,7 +90,7 @@ def test_spark_output_is_hive_partitioned(both):
     tmp, _, _ = both
     parts = {p.relative_to(tmp / "spark-ds").parts[:3] for p in (tmp / "spark-ds" / "fio_groups").rglob("*.parquet")}
     assert ("fio_groups", "tool=fio", "study=homelab-mergerfs") in parts
-    assert any(p[2] == f"study={dataset.NULL_PARTITION}" for p in parts)            # fixtures carry no study
+    assert any(p[2] == f"study={dataset.NULL_PARTITION}" for p in parts)  # fixtures carry no study
 
 
 def test_a_notebook_runs_on_the_spark_dataset(both):

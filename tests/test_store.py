@@ -8,12 +8,11 @@ import time
 
 import duckdb
 import pytest
+from conftest import RAW
 
 from storagelab import store
 from storagelab.errors import DatabaseBusyError, ManifestError
 from storagelab.store import ingest
-
-from conftest import RAW
 
 
 def _ingest(raw, db, **kw):
@@ -23,8 +22,12 @@ def _ingest(raw, db, **kw):
 def _counts(db):
     con = duckdb.connect(str(db), read_only=True)
     try:
-        tables = [r[0] for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_name NOT IN ('meta') ORDER BY 1").fetchall()]
+        tables = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_name NOT IN ('meta') ORDER BY 1"
+            ).fetchall()
+        ]
         return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
     finally:
         con.close()
@@ -40,7 +43,8 @@ def test_every_raw_file_is_ingested_with_its_labels(raw_copy, tmp_path):
     rows = con.execute("SELECT count(*), count(study), count(DISTINCT sha256) FROM files").fetchone()
     assert rows == (n_manifest, n_manifest, n_manifest)
     label, stack, tool = con.execute(
-        "SELECT label, stack, tool FROM files WHERE path LIKE '%fio-zfs-mirror-zfs0.8.4.txt'").fetchone()
+        "SELECT label, stack, tool FROM files WHERE path LIKE '%fio-zfs-mirror-zfs0.8.4.txt'"
+    ).fetchone()
     assert (label, stack, tool) == ("ZFS mirror (0.8.4)", "zfs", "fio")
     # the ZFS mirror run: 1240 MiB/s, p99 clat 380 ms (issue #2)
     bw = con.execute("""SELECT g.bw_bytes_per_s FROM fio_groups g JOIN files f USING (file_id)
@@ -50,7 +54,10 @@ def test_every_raw_file_is_ingested_with_its_labels(raw_copy, tmp_path):
     # Parquet mirrors every table
     for t, n in _counts(db).items():
         pq = duckdb.connect()
-        assert pq.execute("SELECT count(*) FROM read_parquet(?)", [str(tmp_path / "pq" / f"{t}.parquet")]).fetchone()[0] == n
+        assert (
+            pq.execute("SELECT count(*) FROM read_parquet(?)", [str(tmp_path / "pq" / f"{t}.parquet")]).fetchone()[0]
+            == n
+        )
 
 
 def test_reingest_unchanged_skips_everything(raw_copy, tmp_path):
@@ -77,20 +84,28 @@ def test_changed_file_replaces_its_rows_and_shows_the_change(raw_copy, tmp_path)
     _ingest(raw_copy, db, parquet_dir=False)
     con = duckdb.connect(str(db), read_only=True)
     old_sha, old_at, old_id = con.execute(
-        "SELECT sha256, ingested_at, file_id FROM files WHERE path LIKE '%fio-mdadm-raid1-ext4-bitmap-none-run2.txt'").fetchone()
+        "SELECT sha256, ingested_at, file_id FROM files WHERE path LIKE '%fio-mdadm-raid1-ext4-bitmap-none-run2.txt'"
+    ).fetchone()
     con.close()
     f = raw_copy / "homelab-mergerfs" / "fio-mdadm-raid1-ext4-bitmap-none-run2.txt"
-    f.write_text(f.read_text().replace("568MiB/s (596MB/s), 568MiB/s-568MiB/s (596MB/s-596MB/s)",
-                                       "570MiB/s (598MB/s), 570MiB/s-570MiB/s (598MB/s-598MB/s)"))
+    f.write_text(
+        f.read_text().replace(
+            "568MiB/s (596MB/s), 568MiB/s-568MiB/s (596MB/s-596MB/s)",
+            "570MiB/s (598MB/s), 570MiB/s-570MiB/s (598MB/s-598MB/s)",
+        )
+    )
     time.sleep(0.01)
     s = _ingest(raw_copy, db, parquet_dir=False)
     assert (s.ingested, s.replaced) == (1, 1)
     con = duckdb.connect(str(db), read_only=True)
     sha, at, fid = con.execute(
-        "SELECT sha256, ingested_at, file_id FROM files WHERE path LIKE '%bitmap-none-run2.txt'").fetchone()
+        "SELECT sha256, ingested_at, file_id FROM files WHERE path LIKE '%bitmap-none-run2.txt'"
+    ).fetchone()
     assert sha != old_sha and at > old_at
     assert con.execute("SELECT count(*) FROM fio_groups WHERE file_id = ?", [old_id]).fetchone()[0] == 0
-    assert con.execute("SELECT bw_bytes_per_s FROM fio_groups WHERE file_id = ?", [fid]).fetchone()[0] == pytest.approx(570 * 2**20)
+    assert con.execute("SELECT bw_bytes_per_s FROM fio_groups WHERE file_id = ?", [fid]).fetchone()[0] == pytest.approx(
+        570 * 2**20
+    )
     con.close()
 
 
@@ -104,7 +119,10 @@ def test_bad_files_never_lose_the_good_ones(raw_copy, tmp_path):
     n_manifest = sum(1 for _ in open(raw_copy / "manifest.csv")) - 1
     assert s.ingested == n_manifest
     con = duckdb.connect(str(db), read_only=True)
-    errs = {r[0].rsplit("/", 1)[-1]: r[1:] for r in con.execute("SELECT path, kind, line, message FROM ingest_errors").fetchall()}
+    errs = {
+        r[0].rsplit("/", 1)[-1]: r[1:]
+        for r in con.execute("SELECT path, kind, line, message FROM ingest_errors").fetchall()
+    }
     assert errs["empty.txt"][0] == "empty"
     assert errs["random.bin"][0] == "binary" and errs["random.bin"][1] == 1
     assert errs["notes.txt"][0] == "unknown-format" and errs["notes.txt"][1] == 1
@@ -180,7 +198,9 @@ def test_manifest_edit_relabels_without_reparsing(raw_copy, tmp_path):
 
 def test_cli_parse_prints_json_lines(tmp_path):
     f = RAW / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt"
-    out = subprocess.run([sys.executable, "-m", "storagelab", "parse", str(f)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "storagelab", "parse", str(f)], capture_output=True, text=True, check=True
+    )
     recs = [json.loads(line) for line in out.stdout.splitlines()]
     assert recs[0]["table"] == "files" and recs[0]["tool"] == "fio" and recs[0]["format"] == "fio-normal"
     tables = {r["table"] for r in recs}
@@ -192,9 +212,23 @@ def test_cli_parse_prints_json_lines(tmp_path):
 def test_cli_ingest_exit_code_and_summary(raw_copy, tmp_path):
     (raw_copy / "bad.txt").write_text("garbage\n")
     db = tmp_path / "cli.duckdb"
-    out = subprocess.run([sys.executable, "-m", "storagelab", "ingest", str(raw_copy), "--db", str(db),
-                          "--manifest", str(raw_copy / "manifest.csv"), "--quiet", "--no-parquet"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "storagelab",
+            "ingest",
+            str(raw_copy),
+            "--db",
+            str(db),
+            "--manifest",
+            str(raw_copy / "manifest.csv"),
+            "--quiet",
+            "--no-parquet",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 1
     assert "failed 1" in out.stdout
     assert "bad.txt:1: unknown-format" in out.stderr
@@ -208,7 +242,9 @@ def test_files_parsed_by_other_parser_code_are_reparsed(raw_copy, tmp_path):
     db = tmp_path / "t.duckdb"
     first = _ingest(raw_copy, db, parquet_dir=False)
     con = duckdb.connect(str(db))
-    con.execute("UPDATE files SET parser_version = 'storagelab 0.0.1; fio parser 1 (code 0000000000)' WHERE tool = 'fio'")
+    con.execute(
+        "UPDATE files SET parser_version = 'storagelab 0.0.1; fio parser 1 (code 0000000000)' WHERE tool = 'fio'"
+    )
     n_fio = con.execute("SELECT count(*) FROM files WHERE tool = 'fio'").fetchone()[0]
     con.close()
     s = _ingest(raw_copy, db, parquet_dir=False)
@@ -258,8 +294,9 @@ def test_labels_follow_a_manifest_edit_without_a_reparse(raw_copy, tmp_path):
     con = duckdb.connect(str(db), read_only=True)
     before = con.execute("SELECT host FROM files WHERE path LIKE ?", ["%/" + path]).fetchone()[0]
     con.close()
-    manifest.write_text(text.replace(row, ",".join(v if i != col else "relabelled-host"
-                                                    for i, v in enumerate(row.split(","))), 1))
+    manifest.write_text(
+        text.replace(row, ",".join(v if i != col else "relabelled-host" for i, v in enumerate(row.split(","))), 1)
+    )
     s = _ingest(raw_copy, db, parquet_dir=False)
     assert s.ingested == 0 and s.skipped == first.ingested
     con = duckdb.connect(str(db), read_only=True)
@@ -282,8 +319,9 @@ def test_copies_are_listed_and_skipped_unread_until_their_original_changes(raw_c
     assert first.duplicates == 1 and "(1 identical to another file)" in first.line()
     con = duckdb.connect(str(db), read_only=True)
     rows = con.execute("SELECT path, same_as, size_bytes FROM duplicates").fetchall()
-    assert [(p.endswith("zz-copies/" + original.name), s.endswith(original.name), n) for p, s, n in rows] == \
-        [(True, True, original.stat().st_size)]
+    assert [(p.endswith("zz-copies/" + original.name), s.endswith(original.name), n) for p, s, n in rows] == [
+        (True, True, original.stat().st_size)
+    ]
     assert con.execute("SELECT count(*) FROM files WHERE path LIKE '%/zz-copies/%'").fetchone()[0] == 0
     con.close()
     read = []
@@ -292,6 +330,7 @@ def test_copies_are_listed_and_skipped_unread_until_their_original_changes(raw_c
     def spy(path, *a, **k):
         read.append(str(path))
         return real_open(path, *a, **k)
+
     monkeypatch.setattr("builtins.open", spy)
     again = _ingest(raw_copy, db, parquet_dir=False, workers=1)
     monkeypatch.undo()
@@ -328,8 +367,9 @@ def test_every_stored_row_belongs_to_the_file_it_came_from(tmp_path):
         parsed, _ = parse_bytes(full.read_bytes(), str(full))  # as the ingest does: fio logs need their name
         for table, rows in parsed.tables.items():
             cols = [c.name for c in tabs[table].columns if c.name != "file_id"]
-            got = con.execute(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM "{table}" '
-                              "WHERE file_id = ?", [fid]).fetchall()
+            got = con.execute(
+                f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM "{table}" WHERE file_id = ?', [fid]
+            ).fetchall()
             want = [tuple(r.get(c) for c in cols) for r in rows]
             assert sorted(map(_numbers_as_floats, got)) == sorted(map(_numbers_as_floats, want)), (path, table)
             checked += len(want)
@@ -359,6 +399,7 @@ def test_a_parser_bug_in_one_file_fails_that_file_only(monkeypatch):
         if path == bad:
             parsed.tables["fio_groups"] = [dict(r, bogus=1) for r in parsed.rows("fio_groups")]
         return parsed, mod
+
     monkeypatch.setattr(store, "parse_bytes", buggy)
     outs, tables = store.parse_chunk(jobs)
     assert [o.error["kind"] if o.error else None for o in outs] == [None, "parser-bug", None, None]
@@ -371,10 +412,18 @@ def test_a_parser_bug_in_one_file_fails_that_file_only(monkeypatch):
 
 # ----------------------------------------------------------------------------- issue 13: nothing lost, nothing stale
 
+
 def _cli(*args, env=None, **kw):
     import os
-    return subprocess.run([sys.executable, "-m", "storagelab", *map(str, args)], capture_output=True, text=True,
-                          env=dict(os.environ, **(env or {})), timeout=120, **kw)
+
+    return subprocess.run(
+        [sys.executable, "-m", "storagelab", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **(env or {})),
+        timeout=120,
+        **kw,
+    )
 
 
 def _one(db, sql, params=()):
@@ -392,11 +441,18 @@ def test_the_same_file_listed_twice_is_stored_once(raw_copy, tmp_path):
     one = raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt"
     (raw_copy / "links").mkdir()
     (raw_copy / "links" / "alias.txt").symlink_to(one)
-    s = ingest([raw_copy, raw_copy, one], db_path=db, manifest_path=raw_copy / "manifest.csv",
-               parquet_dir=False, progress=False)
+    s = ingest(
+        [raw_copy, raw_copy, one],
+        db_path=db,
+        manifest_path=raw_copy / "manifest.csv",
+        parquet_dir=False,
+        progress=False,
+    )
     assert s.failed == 0 and s.ingested == n
     assert _one(db, "SELECT count(*), count(DISTINCT path) FROM files") == [(n, n)]
-    assert _one(db, "SELECT count(*) FROM fio_groups g JOIN files f USING (file_id) WHERE f.path LIKE '%fio-btrfs-single.txt'") == [(1,)]
+    assert _one(
+        db, "SELECT count(*) FROM fio_groups g JOIN files f USING (file_id) WHERE f.path LIKE '%fio-btrfs-single.txt'"
+    ) == [(1,)]
     con = duckdb.connect(str(db))
     with pytest.raises(duckdb.ConstraintException):  # the database itself refuses a second row for a path
         con.execute("INSERT INTO files (file_id, path) SELECT 999, path FROM files LIMIT 1")
@@ -417,8 +473,13 @@ def test_a_deleted_file_is_removed_with_its_rows(raw_copy, tmp_path):
     assert _one(db, "SELECT count(*) FROM fio_groups WHERE file_id = ?", [fid]) == [(0,)]
     assert any("fio-autotier-ext4.txt: no such file" in w for w in s.warnings)  # its manifest row is stale
     # a file only in the database's other folders is never removed by an ingest of one folder
-    s = ingest([raw_copy / "thumper-x4500"], db_path=db, manifest_path=raw_copy / "manifest.csv",
-               parquet_dir=False, progress=False)
+    s = ingest(
+        [raw_copy / "thumper-x4500"],
+        db_path=db,
+        manifest_path=raw_copy / "manifest.csv",
+        parquet_dir=False,
+        progress=False,
+    )
     assert s.removed == 0 and _one(db, "SELECT count(*) FROM files") == [(first.ingested - 1,)]
 
 
@@ -431,14 +492,18 @@ def test_a_renamed_file_keeps_its_rows_under_the_new_path_with_its_new_labels(ra
     fid, n_rows = _one(db, "SELECT file_id, n_rows FROM files WHERE path LIKE '%/fio-btrfs-raid1.txt'")[0]
     old.rename(old.with_name("fio-btrfs-raid1-renamed.txt"))
     m = raw_copy / "manifest.csv"
-    m.write_text(m.read_text().replace("homelab-mergerfs/fio-btrfs-raid1.txt,", "homelab-mergerfs/fio-btrfs-raid1-renamed.txt,"))
+    m.write_text(
+        m.read_text().replace("homelab-mergerfs/fio-btrfs-raid1.txt,", "homelab-mergerfs/fio-btrfs-raid1-renamed.txt,")
+    )
     s = _ingest(raw_copy, db, parquet_dir=False)
     assert (s.renamed, s.removed, s.ingested, s.failed) == (1, 0, 0, 0)
     assert "1 renamed" in s.line()
     path, label, got = _one(db, "SELECT path, label, n_rows FROM files WHERE file_id = ?", [fid])[0]
     assert path.endswith("/fio-btrfs-raid1-renamed.txt") and label == "btrfs raid1" and got == n_rows
     assert _one(db, "SELECT count(*) FROM files WHERE path LIKE '%/fio-btrfs-raid1.txt'") == [(0,)]
-    assert [p.rsplit("/", 1)[1] for (p,) in _one(db, "SELECT same_as FROM duplicates")] == ["fio-btrfs-raid1-renamed.txt"]
+    assert [p.rsplit("/", 1)[1] for (p,) in _one(db, "SELECT same_as FROM duplicates")] == [
+        "fio-btrfs-raid1-renamed.txt"
+    ]
     assert [w for w in s.warnings if "zz-copy.txt" not in w] == []
 
 
@@ -452,13 +517,15 @@ def test_labels_are_written_with_the_rows(raw_copy, tmp_path, monkeypatch):
 
     def killed(*a, **k):
         raise KeyboardInterrupt
+
     monkeypatch.setattr(store, "_apply_labels", killed)
     m = raw_copy / "manifest.csv"
     m.write_text(m.read_text().replace(",btrfs (single NVMe),", ",btrfs on one NVMe,"))
     with pytest.raises(KeyboardInterrupt):
         _ingest(raw_copy, db, parquet_dir=False)
-    assert _one(db, "SELECT label, study FROM files WHERE path LIKE '%/fio-btrfs-single.txt'") == \
-        [("btrfs on one NVMe", "homelab-mergerfs")]
+    assert _one(db, "SELECT label, study FROM files WHERE path LIKE '%/fio-btrfs-single.txt'") == [
+        ("btrfs on one NVMe", "homelab-mergerfs")
+    ]
     monkeypatch.undo()
     m.write_text(m.read_text().replace(",Ubuntu 20.04 (kernel 5.4; 5.15 for ZFS 2.1.4),", ",Ubuntu,"))
     s = _ingest(raw_copy, db, parquet_dir=False)
@@ -491,9 +558,11 @@ def _parquet_equals_db(db, pq):
     con = duckdb.connect(str(db), read_only=True)
     try:
         for t in all_tables():
-            diff = con.execute(f'SELECT count(*) FROM ((SELECT * FROM "{t}" EXCEPT ALL SELECT * FROM read_parquet(?)) '
-                               f'UNION ALL (SELECT * FROM read_parquet(?) EXCEPT ALL SELECT * FROM "{t}"))',
-                               [str(pq / f"{t}.parquet")] * 2).fetchone()[0]
+            diff = con.execute(
+                f'SELECT count(*) FROM ((SELECT * FROM "{t}" EXCEPT ALL SELECT * FROM read_parquet(?)) '
+                f'UNION ALL (SELECT * FROM read_parquet(?) EXCEPT ALL SELECT * FROM "{t}"))',
+                [str(pq / f"{t}.parquet")] * 2,
+            ).fetchone()[0]
             assert diff == 0, t
     finally:
         con.close()
@@ -505,14 +574,24 @@ def test_each_database_has_its_own_parquet_folder(raw_copy, tmp_path):
     work.mkdir()
     r = _cli("ingest", raw_copy, "--db", "a.duckdb", "--manifest", raw_copy / "manifest.csv", "--quiet", cwd=work)
     assert r.returncode == 0, r.stderr
-    r = _cli("ingest", raw_copy / "thumper-x4500", "--db", "b.duckdb", "--manifest", raw_copy / "manifest.csv",
-             "--quiet", cwd=work)
+    r = _cli(
+        "ingest",
+        raw_copy / "thumper-x4500",
+        "--db",
+        "b.duckdb",
+        "--manifest",
+        raw_copy / "manifest.csv",
+        "--quiet",
+        cwd=work,
+    )
     assert r.returncode == 0, r.stderr
     assert not list(work.glob("*.parquet"))
     assert store.parquet_dir_for(work / "a.duckdb") == work / "a-parquet"
     _parquet_equals_db(work / "a.duckdb", work / "a-parquet")
     _parquet_equals_db(work / "b.duckdb", work / "b-parquet")
-    assert _one(work / "a.duckdb", "SELECT count(*) FROM read_parquet(?)", [str(work / "b-parquet" / "files.parquet")]) == [(9,)]
+    assert _one(
+        work / "a.duckdb", "SELECT count(*) FROM read_parquet(?)", [str(work / "b-parquet" / "files.parquet")]
+    ) == [(9,)]
 
 
 def test_a_schema_rebuild_is_one_transaction(raw_copy, tmp_path, monkeypatch):
@@ -529,6 +608,7 @@ def test_a_schema_rebuild_is_one_transaction(raw_copy, tmp_path, monkeypatch):
         calls.append(stage)
         if stage == "schema-drop":
             raise KeyboardInterrupt
+
     monkeypatch.setattr(store, "_fault", stop)
     with pytest.raises(KeyboardInterrupt):
         _ingest(raw_copy, db, parquet_dir=False)
@@ -549,7 +629,7 @@ def test_manifest_mistakes_are_reported_with_file_and_line(raw_copy, tmp_path):
     m.write_bytes(text.encode("utf-16"))
     assert len(load(m).rows) == len(text.splitlines()) - 1
     m.write_bytes(text.replace("btrfs (single NVMe)", "btrfs (single NVMe) caf\xe9").encode("latin-1"))
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if "btrfs (single NVMe)" in l)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "btrfs (single NVMe)" in ln)
     with pytest.raises(ManifestError, match=rf"manifest.csv:{line}: not UTF-8"):
         load(m)
     rows = text.splitlines()
@@ -559,9 +639,17 @@ def test_manifest_mistakes_are_reported_with_file_and_line(raw_copy, tmp_path):
         cells = rows[1].split(",")
         cells[header.index(col)] = value
         m.write_text("\n".join([rows[0], ",".join(cells)] + rows[2:]) + "\n")
-    for col, value in [("vdev_count", "inf"), ("vdev_count", "1e12"), ("recordsize_bytes", "1e30"),
-                       ("recordsize_bytes", "-131072"), ("ashift", "1000"), ("device_limit_bytes_per_s", "nan"),
-                       ("device_limit_bytes_per_s", "-inf"), ("vdev_width", "1e999999999")]:
+
+    for col, value in [
+        ("vdev_count", "inf"),
+        ("vdev_count", "1e12"),
+        ("recordsize_bytes", "1e30"),
+        ("recordsize_bytes", "-131072"),
+        ("ashift", "1000"),
+        ("device_limit_bytes_per_s", "nan"),
+        ("device_limit_bytes_per_s", "-inf"),
+        ("vdev_width", "1e999999999"),
+    ]:
         with_value(col, value)
         with pytest.raises(ManifestError, match=rf"manifest.csv:2: column {col}"):
             load(m)
@@ -578,7 +666,9 @@ def test_manifest_rows_without_files_and_files_without_rows_are_reported(raw_cop
     m = raw_copy / "manifest.csv"
     text = m.read_text()
     m.write_text(text.replace("homelab-mergerfs/fio-btrfs-single.txt,", "homelab-mergerfs/fio-btrfs-singel.txt,"))
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if l.startswith("homelab-mergerfs/fio-btrfs-single.txt,"))
+    line = next(
+        i for i, ln in enumerate(text.splitlines(), 1) if ln.startswith("homelab-mergerfs/fio-btrfs-single.txt,")
+    )
     s = _ingest(raw_copy, tmp_path / "t.duckdb", parquet_dir=False)
     assert s.failed == 0
     assert any(w.startswith(f"{m}:{line}: homelab-mergerfs/fio-btrfs-singel.txt: no such file") for w in s.warnings)
@@ -603,8 +693,9 @@ def test_one_bad_file_name_number_or_depth_never_stops_the_others(raw_copy, tmp_
     with open(odd, "wb") as fh:
         fh.write((raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt").read_bytes() + b"\n\n")
     zdb = (raw_copy / "freebsd-bonnie-dedup" / "zdb-b-raid1.txt").read_text()
-    (raw_copy / "zdb-huge.txt").write_text(zdb.replace("bp count:              35419785",
-                                                       "bp count:              99999999999999999999999"))
+    (raw_copy / "zdb-huge.txt").write_text(
+        zdb.replace("bp count:              35419785", "bp count:              99999999999999999999999")
+    )
     deep = raw_copy / "deep"
     d = os.fsencode(deep)
     os.mkdir(d)
@@ -624,8 +715,14 @@ def test_one_bad_file_name_number_or_depth_never_stops_the_others(raw_copy, tmp_
             os.rmdir(d)
             d = os.path.dirname(d)
     assert s.failed == 1 and s.ingested == n + 2
-    assert any(e.endswith("zdb-huge.txt:9: invalid: zdb_block_stats.bp_count: 99999999999999999999999 is out of range "
-                          "(expected a number that fits a BIGINT)") or "zdb-huge.txt:9: invalid" in e for e in s.errors), s.errors
+    assert any(
+        e.endswith(
+            "zdb-huge.txt:9: invalid: zdb_block_stats.bp_count: 99999999999999999999999 is out of range "
+            "(expected a number that fits a BIGINT)"
+        )
+        or "zdb-huge.txt:9: invalid" in e
+        for e in s.errors
+    ), s.errors
     assert _one(db, "SELECT count(*) FROM files WHERE path LIKE '%latin1-\\xe9\\xff.txt'") == [(1,)]
     assert _one(db, "SELECT count(*) FROM files WHERE path LIKE '%/d/zpool.txt'") == [(1,)]
     assert again.ingested == 0 and again.failed == 1
@@ -644,19 +741,29 @@ def test_cli_database_faults_are_one_line(raw_copy, tmp_path):
     rnd.write_bytes(bytes(range(256)) * 64)
     bad_block = tmp_path / "checksum.duckdb"
     data = bytearray(good.read_bytes())
-    data[12288 + 64:12288 + 128] = b"\xde\xad\xbe\xef" * 16  # inside the first block
+    data[12288 + 64 : 12288 + 128] = b"\xde\xad\xbe\xef" * 16  # inside the first block
     bad_block.write_bytes(bytes(data))
-    for db, says in [(truncated, "not a usable DuckDB database"), (text, "not a usable DuckDB database"),
-                     (rnd, "not a usable DuckDB database"), (bad_block, "Corrupt database file"),
-                     (tmp_path, "is a folder")]:
+    for db, says in [
+        (truncated, "not a usable DuckDB database"),
+        (text, "not a usable DuckDB database"),
+        (rnd, "not a usable DuckDB database"),
+        (bad_block, "Corrupt database file"),
+        (tmp_path, "is a folder"),
+    ]:
         r = _cli("ingest", raw_copy, "--db", db, "--manifest", raw_copy / "manifest.csv", "--quiet", "--no-parquet")
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, (db, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert text.read_text() == "hello\n"  # never overwritten
     r = _cli("sql", "SELECT 1", "--db", tmp_path / "missing.duckdb")
     assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
-    for opt, value in [("--workers", "0"), ("--workers", "-3"), ("--batch-files", "0"), ("--wait", "nan"),
-                       ("--wait", "-5"), ("--wait", "inf")]:
+    for opt, value in [
+        ("--workers", "0"),
+        ("--workers", "-3"),
+        ("--batch-files", "0"),
+        ("--wait", "nan"),
+        ("--wait", "-5"),
+        ("--wait", "inf"),
+    ]:
         r = _cli("ingest", raw_copy, "--db", good, opt, value)
         assert r.returncode == 2 and opt in r.stderr and "Traceback" not in r.stderr, (opt, value, r.stderr)
     r = _cli("ingest", raw_copy, "--db", good, "--workers", "400", "--quiet")
@@ -673,14 +780,34 @@ def test_cli_disk_full_during_writes_leaves_a_consistent_database(raw_copy, tmp_
     def limit():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
-    r = subprocess.run([sys.executable, "-m", "storagelab", "ingest", raw_copy, "--db", db, "--manifest",
-                        raw_copy / "manifest.csv", "--quiet", "--no-parquet", "--batch-files", "3"],
-                       capture_output=True, text=True, preexec_fn=limit, timeout=120)
+
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "storagelab",
+            "ingest",
+            raw_copy,
+            "--db",
+            db,
+            "--manifest",
+            raw_copy / "manifest.csv",
+            "--quiet",
+            "--no-parquet",
+            "--batch-files",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        timeout=120,
+    )
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and "disk full" in r.stderr and len(r.stderr.strip().splitlines()) <= 2, r.stderr
     r = _cli("ingest", raw_copy, "--db", db, "--manifest", raw_copy / "manifest.csv", "--quiet", "--no-parquet")
     assert r.returncode == 0, r.stderr
     from test_robustness import _complete
+
     assert _complete(db)[0] == sum(1 for _ in open(raw_copy / "manifest.csv")) - 1
 
 

@@ -17,16 +17,20 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
-from storagelab import store
-from storagelab.schema import all_tables, tool_tables
-
 from conftest import RAW
 from test_robustness import _complete, _corpus
 from test_store import _parquet_equals_db
 
-CHANGED = ["fio-btrfs-single.txt", "fio-mergerfs-hdd.txt", "fio-autotier-zfs.txt", "fio-mergerfs-btrfs-raid1.txt",
-           "fio-mdadm-raid1-ext4-bitmap-internal.txt"]
+from storagelab import store
+from storagelab.schema import tool_tables
+
+CHANGED = [
+    "fio-btrfs-single.txt",
+    "fio-mergerfs-hdd.txt",
+    "fio-autotier-zfs.txt",
+    "fio-mergerfs-btrfs-raid1.txt",
+    "fio-mdadm-raid1-ext4-bitmap-internal.txt",
+]
 
 
 def _change(raw: Path) -> None:
@@ -48,8 +52,20 @@ def _change(raw: Path) -> None:
 
 
 def _cmd(raw: Path, db: Path) -> list[str]:
-    return [sys.executable, "-m", "storagelab", "ingest", str(raw), "--db", str(db), "--manifest",
-            str(raw / "manifest.csv"), "--quiet", "--batch-files", "2"]
+    return [
+        sys.executable,
+        "-m",
+        "storagelab",
+        "ingest",
+        str(raw),
+        "--db",
+        str(db),
+        "--manifest",
+        str(raw / "manifest.csv"),
+        "--quiet",
+        "--batch-files",
+        "2",
+    ]
 
 
 def _snapshot(db: Path, raw: Path) -> dict:
@@ -57,15 +73,21 @@ def _snapshot(db: Path, raw: Path) -> dict:
     prefix = raw.resolve().as_posix() + "/"
 
     def rel(v):
-        return v[len(prefix):] if isinstance(v, str) and v.startswith(prefix) else v
+        return v[len(prefix) :] if isinstance(v, str) and v.startswith(prefix) else v
+
     con = duckdb.connect(str(db), read_only=True)
     try:
-        snap = {"files": con.execute("SELECT * EXCLUDE (file_id, ingested_at, mtime_ns) FROM files ORDER BY path").fetchall(),
-                "ingest_errors": con.execute("SELECT * EXCLUDE (attempted_at) FROM ingest_errors ORDER BY ALL").fetchall(),
-                "duplicates": con.execute("SELECT * EXCLUDE (found_at, mtime_ns) FROM duplicates ORDER BY ALL").fetchall()}
+        snap = {
+            "files": con.execute(
+                "SELECT * EXCLUDE (file_id, ingested_at, mtime_ns) FROM files ORDER BY path"
+            ).fetchall(),
+            "ingest_errors": con.execute("SELECT * EXCLUDE (attempted_at) FROM ingest_errors ORDER BY ALL").fetchall(),
+            "duplicates": con.execute("SELECT * EXCLUDE (found_at, mtime_ns) FROM duplicates ORDER BY ALL").fetchall(),
+        }
         for t in tool_tables():
-            snap[t] = con.execute(f'SELECT f.path, t.* EXCLUDE (file_id) FROM "{t}" t JOIN files f USING (file_id) '
-                                  "ORDER BY ALL").fetchall()
+            snap[t] = con.execute(
+                f'SELECT f.path, t.* EXCLUDE (file_id) FROM "{t}" t JOIN files f USING (file_id) ORDER BY ALL'
+            ).fetchall()
         return {t: [tuple(map(rel, r)) for r in rows] for t, rows in snap.items()}
     finally:
         con.close()
@@ -122,8 +144,9 @@ def test_a_kill_at_any_stage_then_a_rerun_gives_the_uninterrupted_state(stage, r
         con = duckdb.connect(str(db))
         con.execute("UPDATE meta SET value = 'old' WHERE key IN ('schema', 'code')")
         con.close()
-    killed = subprocess.run(_cmd(raw, db), capture_output=True, text=True, timeout=120,
-                            env=dict(os.environ, STORAGELAB_FAULT=stage))
+    killed = subprocess.run(
+        _cmd(raw, db), capture_output=True, text=True, timeout=120, env=dict(os.environ, STORAGELAB_FAULT=stage)
+    )
     assert killed.returncode == -signal.SIGKILL, (stage, killed.returncode, killed.stderr)
     _complete(db)  # consistent right after the kill
     again = subprocess.run(_cmd(raw, db), capture_output=True, text=True, timeout=120)
@@ -146,6 +169,7 @@ def test_a_full_disk_during_the_parquet_export_is_redone_by_the_next_run(raw_cop
     def full(stage):
         if stage == "parquet-copied":
             raise OSError(errno.ENOSPC, "No space left on device")
+
     monkeypatch.setattr(store, "_fault", full)
     s = store.ingest([raw_copy], **kw)
     assert s.ingested == 1 and "disk full" in s.parquet_error and "next ingest rewrites" in s.parquet_error
@@ -178,8 +202,24 @@ def _pooled_ingest(tmp_path, **popen) -> tuple[subprocess.Popen, list[int], Path
     corpus = tmp_path / "corpus"
     _corpus(corpus, 1500)
     db = tmp_path / "t.duckdb"
-    p = subprocess.Popen([sys.executable, "-m", "storagelab", "ingest", str(corpus), "--db", str(db), "--quiet",
-                          "--no-parquet", "--workers", "2", "--batch-files", "1"], **popen)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "storagelab",
+            "ingest",
+            str(corpus),
+            "--db",
+            str(db),
+            "--quiet",
+            "--no-parquet",
+            "--workers",
+            "2",
+            "--batch-files",
+            "1",
+        ],
+        **popen,
+    )
     workers: list[int] = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and p.poll() is None and len(workers) < 2:
@@ -207,8 +247,9 @@ def test_pool_workers_die_with_a_killed_ingest(tmp_path):
 
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     """#7: SIGINT to the process group (what Ctrl-C sends) during an ingest with a pool."""
-    p, workers, db = _pooled_ingest(tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                    start_new_session=True)
+    p, workers, db = _pooled_ingest(
+        tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     time.sleep(0.2)
     assert p.poll() is None, "the ingest ended before Ctrl-C"
     os.killpg(p.pid, signal.SIGINT)
@@ -233,18 +274,37 @@ def test_a_database_on_a_read_only_filesystem_gives_one_line(tmp_path, raw_copy)
         db = mnt / "t.duckdb"
         store.ingest([raw_copy], db_path=db, manifest_path=raw_copy / "manifest.csv", parquet_dir=False, progress=False)
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
-        r = subprocess.run([sys.executable, "-m", "storagelab", "ingest", str(raw_copy), "--db", str(db), "--quiet",
-                            "--manifest", str(raw_copy / "manifest.csv")], capture_output=True, text=True, timeout=60)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "storagelab",
+                "ingest",
+                str(raw_copy),
+                "--db",
+                str(db),
+                "--quiet",
+                "--manifest",
+                str(raw_copy / "manifest.csv"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert r.returncode == 2 and "read-only" in r.stderr and "Traceback" not in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
-        r = subprocess.run([sys.executable, "-m", "storagelab", "sql", "SELECT count(*) FROM files", "--db", str(db)],
-                           capture_output=True, text=True, timeout=60)
+        r = subprocess.run(
+            [sys.executable, "-m", "storagelab", "sql", "SELECT count(*) FROM files", "--db", str(db)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert r.returncode == 0, r.stderr
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
 
 
-_FAKE_LAB = '''
+_FAKE_LAB = """
 import os, signal, sys, time
 out = os.environ["FAKE_LAB_OUT"]
 def bye(signum, frame):
@@ -257,7 +317,7 @@ with open(out + ".pid", "w") as fh:
     fh.write(str(os.getpid()))
 while True:
     time.sleep(0.1)
-'''
+"""
 
 
 def _fake_lab(tmp_path, name):
@@ -268,10 +328,17 @@ def _fake_lab(tmp_path, name):
     (fake / "__init__.py").write_text("")
     (fake / "__main__.py").write_text(_FAKE_LAB)
     out = tmp_path / name
-    env = dict(os.environ, FAKE_LAB_OUT=str(out),
-               PYTHONPATH=os.pathsep.join([str(tmp_path / "fake"), os.environ.get("PYTHONPATH", "")]))
-    p = subprocess.Popen([sys.executable, "-m", "storagelab", "lab", "--no-browser"], env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(
+        os.environ,
+        FAKE_LAB_OUT=str(out),
+        PYTHONPATH=os.pathsep.join([str(tmp_path / "fake"), os.environ.get("PYTHONPATH", "")]),
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", "lab", "--no-browser"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     pid_file = Path(str(out) + ".pid")
     deadline = time.monotonic() + 60
     while not pid_file.exists() and time.monotonic() < deadline:
@@ -318,6 +385,7 @@ def test_a_disk_full_mid_ingest_then_a_rerun_gives_the_uninterrupted_state(tmp_p
         if len(calls) > 3:
             raise duckdb.IOException('Could not write file "t.duckdb.wal": No space left on device')
         return real(con, name, tbl)
+
     monkeypatch.setattr(store, "_register_insert", full)
     with pytest.raises(store.StoreError, match="disk full"):
         store.ingest([raw], **kw)
@@ -345,10 +413,17 @@ def test_ctrl_c_inside_a_duckdb_statement_is_an_interrupt(raw_copy, tmp_path, mo
             con.execute("SELECT 1")  # (the statement DuckDB was running)
             raise RuntimeError("Query interrupted")
         return real(con, name, tbl)
+
     monkeypatch.setattr(store, "_register_insert", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        store.ingest([raw_copy], db_path=db, manifest_path=raw_copy / "manifest.csv", parquet_dir=False,
-                     progress=False, batch_files=2)
+        store.ingest(
+            [raw_copy],
+            db_path=db,
+            manifest_path=raw_copy / "manifest.csv",
+            parquet_dir=False,
+            progress=False,
+            batch_files=2,
+        )
     monkeypatch.undo()
     n, _ = _complete(db)
     assert 0 < n < 38

@@ -3,12 +3,11 @@
 from collections import Counter
 
 import pytest
+from conftest import RAW, SEEDS
 
 from storagelab.errors import ParseError
 from storagelab.parsers import detect, parse_bytes, transcribed
 from storagelab.units import MiB
-
-from conftest import RAW, SEEDS
 
 SWEEP = RAW / "thumper-x4500" / "layout-sweep.csv"
 SEED = "001_0fa8eb419950c07e.txt"
@@ -40,6 +39,7 @@ def fails(data, kind, line):
 
 # ----------------------------------------------------------------------------- the real table
 
+
 def test_detected_by_content():
     data = SWEEP.read_bytes()
     mod, fmt = detect(data.decode())
@@ -49,20 +49,30 @@ def test_detected_by_content():
 
 
 def test_sniff_leaves_other_tools_alone():
-    for path in ["thumper-x4500/mbuffer-zero-to-null.txt", "homelab-mergerfs/fio-zfs-mirror-zfs0.8.4.txt",
-                 "freebsd-bonnie-dedup/zdb-b-raid1.txt", "manifest.csv"]:
+    for path in [
+        "thumper-x4500/mbuffer-zero-to-null.txt",
+        "homelab-mergerfs/fio-zfs-mirror-zfs0.8.4.txt",
+        "freebsd-bonnie-dedup/zdb-b-raid1.txt",
+        "manifest.csv",
+    ]:
         assert transcribed.sniff((RAW / path).read_text()) is None, path
     assert transcribed.sniff("test,layout\n# storagelab transcribed table v1: x\n") is None  # marker not first
 
 
 def test_row_counts_per_test_and_vdev_type(rows):
     counts = Counter((r["test"], r["vdev_type"]) for r in rows)
-    assert counts == {(t, v): n for t, n in (("zfs_send_read", 20), ("dd_write", 23))
-                      for v in ("mirror", "raidz1", "raidz2")}
+    assert counts == {
+        (t, v): n for t, n in (("zfs_send_read", 20), ("dd_write", 23)) for v in ("mirror", "raidz1", "raidz2")
+    }
     measured = Counter((r["test"], r["vdev_type"]) for r in rows if r["measured"])
-    assert measured == {("zfs_send_read", "mirror"): 20, ("zfs_send_read", "raidz1"): 15,
-                        ("zfs_send_read", "raidz2"): 11, ("dd_write", "mirror"): 23,
-                        ("dd_write", "raidz1"): 15, ("dd_write", "raidz2"): 11}
+    assert measured == {
+        ("zfs_send_read", "mirror"): 20,
+        ("zfs_send_read", "raidz1"): 15,
+        ("zfs_send_read", "raidz2"): 11,
+        ("dd_write", "mirror"): 23,
+        ("dd_write", "raidz1"): 15,
+        ("dd_write", "raidz2"): 11,
+    }
     # the send table skips the 20-, 21- and 22-vdev layouts; the write table has every count 1..23
     assert sorted({r["vdev_count"] for r in rows if r["test"] == "zfs_send_read"}) == [*range(1, 20), 23]
     assert sorted({r["vdev_count"] for r in rows if r["test"] == "dd_write"}) == list(range(1, 24))
@@ -124,13 +134,13 @@ def test_round_trip_to_the_seed_cells():
         cells = []
         mine = [r for r in rows if r["test"] == test]
         for i in range(0, len(mine), 3):
-            m, z1, z2 = mine[i:i + 3]
+            m, z1, z2 = mine[i : i + 3]
             assert (m["vdev_type"], z1["vdev_type"], z2["vdev_type"]) == ("mirror", "raidz1", "raidz2")
             for r in (m, z1, z2):
                 size = r["size_bytes"] / 1e12 if r["size_bytes"] is not None else 0
                 cells += [size, r["speed_text"]]
             cells.append(m["vdev_widths"])
-        body = [ln.rstrip()[:-1].strip() for ln in seed[first - 1 + 11:last]]
+        body = [ln.rstrip()[:-1].strip() for ln in seed[first - 1 + 11 : last]]
         assert len(body) == len(cells)
         for got, want in zip(cells, body):
             assert (float(want) == got) if isinstance(got, float | int) else (want == got)
@@ -165,8 +175,9 @@ def test_ingested_into_duckdb(tmp_path):
 
 # ----------------------------------------------------------------------------- other tables, lenient parts
 
+
 def test_hand_made_table_with_crlf_blank_and_comment_lines():
-    data = text("", "# a note", "send,2x3,2,3 3,raidz1,4,\"12.5\",12.5", "send,2x3,2,3 3,mirror,0,,---", "")
+    data = text("", "# a note", 'send,2x3,2,3 3,raidz1,4,"12.5",12.5', "send,2x3,2,3 3,mirror,0,,---", "")
     rows = transcribed.parse(data.replace("\n", "\r\n")).rows("thumper_layouts")
     assert [(r["vdev_type"], r["line_start"]) for r in rows] == [("raidz1", 5), ("mirror", 6)]
     assert rows[0]["speed_bytes_per_s"] == 12.5 * MiB and rows[0]["size_bytes"] == 4_000_000_000_000
@@ -174,6 +185,7 @@ def test_hand_made_table_with_crlf_blank_and_comment_lines():
 
 
 # ----------------------------------------------------------------------------- bad input
+
 
 def test_empty_and_blank():
     fails("", "empty", 1)

@@ -1,11 +1,10 @@
 """zpool list / zpool iostat: seed 004 (FreeBSD 12.2, real) and constructed OpenZFS/Solaris layouts."""
 
 import pytest
+from conftest import FIXTURES, RAW
 
 from storagelab.parsers import ParseError, decode, detect, zpool
 from storagelab.units import GiB, KiB, MiB, TiB
-
-from conftest import FIXTURES, RAW
 
 SEED = RAW / "freebsd-bonnie-dedup"
 ZP = FIXTURES / "zpool"
@@ -20,6 +19,7 @@ def parse(path):
 
 
 # --- zpool list -------------------------------------------------------------------------------
+
 
 def test_seed_list_before_reorganisation():
     p = parse(SEED / "zpool-list-before.txt")
@@ -50,9 +50,17 @@ def test_seed_list_after_reorganisation():
 def test_list_v_sections_and_vdev_rows():
     rows = parse(ZP / "list-v-openzfs2.txt").rows("zpool_list")
     assert [(r["vdev"], r["depth"], r["class"]) for r in rows] == [
-        (None, 0, None), ("mirror-0", 1, "normal"), ("sda", 2, "normal"), ("sdb", 2, "normal"),
-        ("mirror-1", 1, "normal"), ("sdc", 2, "normal"), ("sdd", 2, "normal"),
-        ("nvme0n1p1", 1, "log"), ("nvme0n1p2", 1, "cache"), ("sde", 1, "spare")]
+        (None, 0, None),
+        ("mirror-0", 1, "normal"),
+        ("sda", 2, "normal"),
+        ("sdb", 2, "normal"),
+        ("mirror-1", 1, "normal"),
+        ("sdc", 2, "normal"),
+        ("sdd", 2, "normal"),
+        ("nvme0n1p1", 1, "log"),
+        ("nvme0n1p2", 1, "cache"),
+        ("sde", 1, "spare"),
+    ]
     assert all(r["pool"] == "tank" for r in rows)
     assert rows[1]["cap_pct"] == 39.8 and rows[1]["size_bytes"] == pytest.approx(5.45 * TiB)
     assert rows[2]["size_bytes"] is None and rows[2]["health"] == "ONLINE" and rows[2]["altroot"] is None
@@ -64,14 +72,21 @@ def test_list_scripted_exact_and_no_prompt():
     rows = parse(ZP / "list-Hp-openzfs2.txt").rows("zpool_list")
     assert [r["pool"] for r in rows] == ["rpool", "tank"]
     t = rows[1]
-    assert (t["size_bytes"], t["alloc_bytes"], t["free_bytes"]) == \
-           (11_997_996_171_264, 4_761_823_440_896, 7_236_172_730_368)
+    assert (t["size_bytes"], t["alloc_bytes"], t["free_bytes"]) == (
+        11_997_996_171_264,
+        4_761_823_440_896,
+        7_236_172_730_368,
+    )
     assert (t["frag_pct"], t["cap_pct"], t["dedup_ratio"], t["altroot"], t["exact"]) == (3.0, 39.0, 1.0, "/mnt", True)
     assert t["command"] == "zpool list -Hp"
     rows = parse(ZP / "list-Hv-noprompt-openzfs2.txt").rows("zpool_list")
     assert [(r["vdev"], r["depth"], r["class"]) for r in rows] == [
-        (None, 0, None), ("mirror-0", None, "normal"), ("sda", None, "normal"), ("sdb", None, "normal"),
-        ("nvme0n1p1", None, "log")]
+        (None, 0, None),
+        ("mirror-0", None, "normal"),
+        ("sda", None, "normal"),
+        ("sdb", None, "normal"),
+        ("nvme0n1p1", None, "log"),
+    ]
     assert rows[0]["size_bytes"] == pytest.approx(10.9 * TiB) and rows[0]["command"] is None
 
 
@@ -89,17 +104,22 @@ def test_list_old_solaris_labels_and_reordered_columns():
 
 # --- zpool iostat -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["zpool-iostat-raid5-1.txt", "zpool-iostat-raid5-2.txt"])
 def test_seed_iostat_tree_roles(name):
     p = parse(SEED / name)
     rows = p.rows("zpool_iostat")
     assert [(r["vdev"], r["depth"], r["role"], r["class"], r["leaf"]) for r in rows] == [
-        (None, 0, "pool", None, False), ("raidz1", 1, "vdev", "normal", False),
-        ("ada0p1", 2, "disk", "normal", True), ("ada1p1", 2, "disk", "normal", True),
-        ("ada2p1", 2, "disk", "normal", True), ("ada4p1", 2, "disk", "normal", True),
+        (None, 0, "pool", None, False),
+        ("raidz1", 1, "vdev", "normal", False),
+        ("ada0p1", 2, "disk", "normal", True),
+        ("ada1p1", 2, "disk", "normal", True),
+        ("ada2p1", 2, "disk", "normal", True),
+        ("ada4p1", 2, "disk", "normal", True),
         # the ZIL device: no "logs" line in the author's paste, so it is what the output says, a top-level vdev
         ("nvd0p6", 1, "vdev", "normal", True),
-        ("nvd0p7", 1, "cache", "cache", True)]
+        ("nvd0p7", 1, "cache", "cache", True),
+    ]
     assert all(r["pool"] == "raid5" and r["sample"] == 0 and r["exact"] is False for r in rows)
     assert rows[0]["command"] == "zpool iostat -v raid5"
     assert [r["line_start"] for r in rows] == [5, 6, 7, 8, 9, 10, 11, 13]
@@ -134,8 +154,16 @@ def test_iostat_v_interval_sections_samples_timestamps():
     assert {r["sample"] for r in first} == {0} and {r["sample"] for r in second} == {1}
     assert {r["timestamp"] for r in first} == {"1700000000"} and {r["timestamp"] for r in second} == {"1700000005"}
     assert [(r["vdev"], r["role"]) for r in first] == [
-        (None, "pool"), ("mirror-0", "vdev"), ("sda", "disk"), ("sdb", "disk"), ("mirror-1", "vdev"),
-        ("sdc", "disk"), ("sdd", "disk"), ("nvme0n1p1", "log"), ("nvme0n1p2", "cache")]
+        (None, "pool"),
+        ("mirror-0", "vdev"),
+        ("sda", "disk"),
+        ("sdb", "disk"),
+        ("mirror-1", "vdev"),
+        ("sdc", "disk"),
+        ("sdd", "disk"),
+        ("nvme0n1p1", "log"),
+        ("nvme0n1p2", "cache"),
+    ]
     assert first[7]["class"] == "log" and first[7]["read_bytes_per_s"] == 12.0
     assert second[0]["write_ops_per_s"] == pytest.approx(1.02 * 1024) and second[0]["write_bytes_per_s"] == 127 * MiB
     assert second[0]["line_start"] == 23
@@ -160,14 +188,15 @@ def test_iostat_unsupported_layouts():
     with pytest.raises(ParseError) as e:
         zpool.parse("$ zpool iostat -Hv tank\ntank\t1T\t1T\t0\t0\t0\t0\n", "zpool-iostat")
     assert e.value.kind == "unsupported-version" and e.value.line == 1
-    histo = ("              total_wait     disk_wait\n"
-             "pool        alloc   free   read  write   read  write\n")
+    histo = "              total_wait     disk_wait\npool        alloc   free   read  write   read  write\n"
     with pytest.raises(ParseError) as e:
         zpool.parse(histo, "zpool-iostat")
     assert e.value.kind == "unsupported-version" and e.value.line == 1
-    req = ("$ zpool iostat -r tank\n"
-           "tank          sync_read    sync_write    async_read    async_write      scrub         trim\n"
-           "req_size      ind    agg    ind    agg    ind    agg    ind    agg    ind    agg    ind    agg\n")
+    req = (
+        "$ zpool iostat -r tank\n"
+        "tank          sync_read    sync_write    async_read    async_write      scrub         trim\n"
+        "req_size      ind    agg    ind    agg    ind    agg    ind    agg    ind    agg    ind    agg\n"
+    )
     with pytest.raises(ParseError) as e:
         zpool.parse(req, "zpool-iostat")
     assert e.value.kind == "unsupported-version" and e.value.line == 2
@@ -175,13 +204,16 @@ def test_iostat_unsupported_layouts():
 
 # --- detection and bad input ------------------------------------------------------------------
 
+
 def test_sniff_and_detect():
     for path in sorted(ZP.glob("*.txt")) + sorted(SEED.glob("zpool-*.txt")):
         fmt = "zpool-iostat" if "iostat" in path.name else "zpool-list"
         assert zpool.sniff(read(path)) == fmt, path.name
         assert detect(read(path)) == (zpool, fmt)
-    status = ("  pool: tank\n state: ONLINE\nconfig:\n\n\tNAME        STATE     READ WRITE CKSUM\n"
-              "\ttank        ONLINE       0     0     0\n\t  sda       ONLINE       0     0     0\n")
+    status = (
+        "  pool: tank\n state: ONLINE\nconfig:\n\n\tNAME        STATE     READ WRITE CKSUM\n"
+        "\ttank        ONLINE       0     0     0\n\t  sda       ONLINE       0     0     0\n"
+    )
     zfs_list = "NAME   USED  AVAIL  REFER  MOUNTPOINT\ntank  4.33T  6.4T    96K  /tank\n"
     assert zpool.sniff(status) is None and zpool.sniff(zfs_list) is None
     for other in ("gpart-ada3.txt", "zdb-b-raid1.txt", "bonnie-single-disk.txt"):
@@ -192,31 +224,53 @@ def test_sniff_and_detect():
 
 
 LIST = "NAME       SIZE  ALLOC   FREE  CKPOINT  EXPANDSZ   FRAG    CAP  DEDUP  HEALTH  ALTROOT\n"
-IOSTAT = ("               capacity     operations    bandwidth\n"
-          "pool        alloc   free   read  write   read  write\n"
-          "----------  -----  -----  -----  -----  -----  -----\n")
+IOSTAT = (
+    "               capacity     operations    bandwidth\n"
+    "pool        alloc   free   read  write   read  write\n"
+    "----------  -----  -----  -----  -----  -----  -----\n"
+)
 
 
-@pytest.mark.parametrize("text, fmt, kind, line", [
-    ("", None, "empty", None),
-    ("hello world\n", None, "invalid", 1),
-    ("hello world\n", "zpool-list", "invalid", 1),
-    (LIST, "zpool-list", "truncated", 1),
-    (LIST + "raid1     3.62T  3.45T   180G        -         -    47%", "zpool-list", "truncated", 2),
-    (LIST + "raid1     3.62T  3.45T   180G        -         -    47%\n"
-     "root  1G  1G  1G  -  -  1%  1%  1.00x  ONLINE  -\n",
-     "zpool-list", "invalid", 2),
-    (LIST + "raid1     3.62X  3.45T   180G        -         -    47%    95%  1.17x  ONLINE  -\n", "zpool-list",
-     "truncated", 2),
-    (LIST + "raid1     3.62T  3.45T   180G        -         -    47%    95%  1.17x  HAPPY  -\n", "zpool-list",
-     "truncated", 2),
-    (IOSTAT + "raid5       4.93T  16.9T    177  2.77K", "zpool-iostat", "truncated", 4),
-    (IOSTAT + "raid5       4.93T  16.9T    177  2.77K  5.32M  72.4M\n"
-     "  raidz1    4.93T  16.9T    abc  2.77K  5.32M  72.4M\n"
-     "    ada0p1      -      -    46    532  1.30M  26.3M\n", "zpool-iostat", "invalid", 5),
-    ("  raidz1    4.93T  16.9T    177  2.77K  5.32M  72.4M\n", "zpool-iostat", "invalid", 1),
-    (IOSTAT.replace("read  write   read  write\n", "read  write   read\n"), "zpool-iostat", "invalid", 2),
-])
+@pytest.mark.parametrize(
+    "text, fmt, kind, line",
+    [
+        ("", None, "empty", None),
+        ("hello world\n", None, "invalid", 1),
+        ("hello world\n", "zpool-list", "invalid", 1),
+        (LIST, "zpool-list", "truncated", 1),
+        (LIST + "raid1     3.62T  3.45T   180G        -         -    47%", "zpool-list", "truncated", 2),
+        (
+            LIST + "raid1     3.62T  3.45T   180G        -         -    47%\n"
+            "root  1G  1G  1G  -  -  1%  1%  1.00x  ONLINE  -\n",
+            "zpool-list",
+            "invalid",
+            2,
+        ),
+        (
+            LIST + "raid1     3.62X  3.45T   180G        -         -    47%    95%  1.17x  ONLINE  -\n",
+            "zpool-list",
+            "truncated",
+            2,
+        ),
+        (
+            LIST + "raid1     3.62T  3.45T   180G        -         -    47%    95%  1.17x  HAPPY  -\n",
+            "zpool-list",
+            "truncated",
+            2,
+        ),
+        (IOSTAT + "raid5       4.93T  16.9T    177  2.77K", "zpool-iostat", "truncated", 4),
+        (
+            IOSTAT + "raid5       4.93T  16.9T    177  2.77K  5.32M  72.4M\n"
+            "  raidz1    4.93T  16.9T    abc  2.77K  5.32M  72.4M\n"
+            "    ada0p1      -      -    46    532  1.30M  26.3M\n",
+            "zpool-iostat",
+            "invalid",
+            5,
+        ),
+        ("  raidz1    4.93T  16.9T    177  2.77K  5.32M  72.4M\n", "zpool-iostat", "invalid", 1),
+        (IOSTAT.replace("read  write   read  write\n", "read  write   read\n"), "zpool-iostat", "invalid", 2),
+    ],
+)
 def test_bad_input(text, fmt, kind, line):
     with pytest.raises(ParseError) as e:
         zpool.parse(text, fmt)

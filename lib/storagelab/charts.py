@@ -13,10 +13,8 @@ from pathlib import Path
 
 import altair as alt
 
-
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf"]
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
 
 def _theme():
@@ -120,6 +118,7 @@ def show(chart: alt.TopLevelMixin, name: str, notebook: str):
 
 # ----------------------------------------------------------------------------- chart builders (notebooks call these)
 
+
 def caption(sel, what: str) -> str:
     """A subtitle naming the data: 'Source: study mylab (fio runs); ...'."""
     return source_caption(f"{sel.describe()} ({what})")
@@ -130,26 +129,40 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
     ticks at each run's device limit x margin where it is labelled."""
     import polars as pl
 
+    from .analysis.stacks import FLAGS
     from .units import MiB
 
-    from .analysis.stacks import FLAGS
-
-    df = runs.select("label", "workload", "bw_mib_s", inflated="flag",
-                     limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB)
+    df = runs.select(
+        "label", "workload", "bw_mib_s", inflated="flag", limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB
+    )
     base = alt.Chart(df).encode(y=alt.Y("label:N", sort="-x", title=None, axis=alt.Axis(labelLimit=360)))
     bars = base.mark_bar().encode(
         x=alt.X("bw_mib_s:Q", title=f"{direction} bandwidth (MiB/s)"),
-        color=alt.Color("inflated:N", title="plausibility", scale=alt.Scale(
-            domain=list(FLAGS), range=["#d62728", "#ff7f0e", "#e377c2", "#1f77b4", "#9e9e9e"])),
+        color=alt.Color(
+            "inflated:N",
+            title="plausibility",
+            scale=alt.Scale(domain=list(FLAGS), range=["#d62728", "#ff7f0e", "#e377c2", "#1f77b4", "#9e9e9e"]),
+        ),
         tooltip=["label", "workload", alt.Tooltip("bw_mib_s:Q", format=".1f")],
     )
     ticks = base.mark_tick(color="#222", thickness=2, size=14).encode(x="limit_mib_s:Q")
-    return (bars + ticks).properties(width=460).facet(
-        row=alt.Row("workload:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left", labelLimit=600)),
-    ).resolve_scale(y="independent").properties(title=alt.TitleParams(
-        f"fio {direction} bandwidth per run, by workload", subtitle=[
-            caption(sel, "fio runs, final report, Run status group bandwidth"),
-            f"black ticks: the run's device limit x {margin:g}; 1 MiB = 2^20 bytes"]))
+    return (
+        (bars + ticks)
+        .properties(width=460)
+        .facet(
+            row=alt.Row("workload:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left", labelLimit=600)),
+        )
+        .resolve_scale(y="independent")
+        .properties(
+            title=alt.TitleParams(
+                f"fio {direction} bandwidth per run, by workload",
+                subtitle=[
+                    caption(sel, "fio runs, final report, Run status group bandwidth"),
+                    f"black ticks: the run's device limit x {margin:g}; 1 MiB = 2^20 bytes",
+                ],
+            )
+        )
+    )
 
 
 def vdev_scaling(scaled, baseline_vdev_count: int, sel):
@@ -159,18 +172,43 @@ def vdev_scaling(scaled, baseline_vdev_count: int, sel):
     from .analysis import scaling
 
     cf = scaling.chart_frame(scaled).with_columns(
-        vdev_type=pl.when(pl.col("vdev_type") == "all").then(pl.lit("any")).otherwise(pl.col("vdev_type")))
+        vdev_type=pl.when(pl.col("vdev_type") == "all").then(pl.lit("any")).otherwise(pl.col("vdev_type"))
+    )
     disks = sorted(set(scaled["disks"].to_list()))
-    return alt.Chart(cf).mark_line(point=alt.OverlayMarkDef(size=16)).encode(
-        x=alt.X("vdev_count:Q", title="top-level vdevs" + (f" ({disks[0]} disks in all)" if len(disks) == 1 else "")),
-        y=alt.Y("value:Q", title=f"speed relative to {baseline_vdev_count} vdev (x, log scale)", scale=alt.Scale(type="log")),
-        color=alt.Color("vdev_type:N", title="vdev type"),
-        strokeDash=alt.StrokeDash("series:N", legend=None, scale=alt.Scale(
-            domain=["measured", "sum of vdevs (n x)", "data-disk model"], range=[[1, 0], [6, 3], [2, 2]])),
-        detail="series:N",
-    ).properties(width=330, height=260).facet(column=alt.Column("test:N", title=None)).properties(
-        title=alt.TitleParams("Speed vs number of vdevs, relative to the baseline layout", subtitle=[
-            caption(sel, "layout tables"), "solid: measured; dashed: sum-of-vdevs rule (n x); dotted: data-disk model (raidz)"]))
+    return (
+        alt.Chart(cf)
+        .mark_line(point=alt.OverlayMarkDef(size=16))
+        .encode(
+            x=alt.X(
+                "vdev_count:Q", title="top-level vdevs" + (f" ({disks[0]} disks in all)" if len(disks) == 1 else "")
+            ),
+            y=alt.Y(
+                "value:Q",
+                title=f"speed relative to {baseline_vdev_count} vdev (x, log scale)",
+                scale=alt.Scale(type="log"),
+            ),
+            color=alt.Color("vdev_type:N", title="vdev type"),
+            strokeDash=alt.StrokeDash(
+                "series:N",
+                legend=None,
+                scale=alt.Scale(
+                    domain=["measured", "sum of vdevs (n x)", "data-disk model"], range=[[1, 0], [6, 3], [2, 2]]
+                ),
+            ),
+            detail="series:N",
+        )
+        .properties(width=330, height=260)
+        .facet(column=alt.Column("test:N", title=None))
+        .properties(
+            title=alt.TitleParams(
+                "Speed vs number of vdevs, relative to the baseline layout",
+                subtitle=[
+                    caption(sel, "layout tables"),
+                    "solid: measured; dashed: sum-of-vdevs rule (n x); dotted: data-disk model (raidz)",
+                ],
+            )
+        )
+    )
 
 
 def serial_reader(fitted, terms_test: str, sel):
@@ -179,20 +217,39 @@ def serial_reader(fitted, terms_test: str, sel):
 
     from .units import MiB
 
-    df = pl.concat([
-        fitted.select("vdev_type", "vdev_count", "layout", mib_s=pl.col("speed_bytes_per_s") / MiB, series=pl.lit("measured")),
-        fitted.select("vdev_type", "vdev_count", "layout", mib_s=pl.col("model_bytes_per_s") / MiB,
-                      series=pl.lit("serial-reader model (fitted)")),
-    ])
+    df = pl.concat(
+        [
+            fitted.select(
+                "vdev_type", "vdev_count", "layout", mib_s=pl.col("speed_bytes_per_s") / MiB, series=pl.lit("measured")
+            ),
+            fitted.select(
+                "vdev_type",
+                "vdev_count",
+                "layout",
+                mib_s=pl.col("model_bytes_per_s") / MiB,
+                series=pl.lit("serial-reader model (fitted)"),
+            ),
+        ]
+    )
     base = alt.Chart(df).encode(
         x=alt.X("vdev_count:Q", title="top-level vdevs (same disks, narrower vdevs)"),
-        y=alt.Y("mib_s:Q", title="MiB/s"), color=alt.Color("vdev_type:N", title="vdev type"),
-        tooltip=["layout", "series", alt.Tooltip("mib_s:Q", format=".1f", title="MiB/s")])
+        y=alt.Y("mib_s:Q", title="MiB/s"),
+        color=alt.Color("vdev_type:N", title="vdev type"),
+        tooltip=["layout", "series", alt.Tooltip("mib_s:Q", format=".1f", title="MiB/s")],
+    )
     measured = base.transform_filter("datum.series == 'measured'").mark_point(filled=True, size=30)
     model = base.transform_filter("datum.series != 'measured'").mark_line(strokeDash=[5, 3])
-    return (measured + model).properties(width=460, height=260, title=alt.TitleParams(
-        f"{terms_test}: one serial reader, measured vs model", subtitle=[
-            caption(sel, "layout tables"), "points: measured; dashed: fitted serial-reader model (3 terms, fitted, not measured)"]))
+    return (measured + model).properties(
+        width=460,
+        height=260,
+        title=alt.TitleParams(
+            f"{terms_test}: one serial reader, measured vs model",
+            subtitle=[
+                caption(sel, "layout tables"),
+                "points: measured; dashed: fitted serial-reader model (3 terms, fitted, not measured)",
+            ],
+        ),
+    )
 
 
 def fio_vdev_scaling(fio_scaled, sel):
@@ -200,20 +257,38 @@ def fio_vdev_scaling(fio_scaled, sel):
     import polars as pl
 
     df = fio_scaled.filter(pl.col("relative").is_not_null()).with_columns(
-        group=pl.concat_str([pl.col("vdev_type"), pl.col("workload")], separator=" | "))
-    return alt.Chart(df).mark_line(point=True).encode(
-        x=alt.X("vdev_count:Q", title="top-level vdevs"), y=alt.Y("relative:Q", title="bandwidth relative to baseline (x)"),
-        color=alt.Color("group:N", title="vdev type | workload", legend=alt.Legend(labelLimit=600, orient="bottom")),
-    ).properties(title=alt.TitleParams("fio runs: bandwidth vs number of vdevs", subtitle=[caption(sel, "fio runs")]))
+        group=pl.concat_str([pl.col("vdev_type"), pl.col("workload")], separator=" | ")
+    )
+    return (
+        alt.Chart(df)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("vdev_count:Q", title="top-level vdevs"),
+            y=alt.Y("relative:Q", title="bandwidth relative to baseline (x)"),
+            color=alt.Color(
+                "group:N", title="vdev type | workload", legend=alt.Legend(labelLimit=600, orient="bottom")
+            ),
+        )
+        .properties(
+            title=alt.TitleParams("fio runs: bandwidth vs number of vdevs", subtitle=[caption(sel, "fio runs")])
+        )
+    )
 
 
 def ratio_bars(df, y: str, x: str, title: str, subtitle: list[str], rule_at: float, x_title: str):
     """Horizontal bars of ratios with a dashed reference rule (e.g. the sum-of-vdevs rule at 2.0x)."""
     import polars as pl
 
-    bars = alt.Chart(df).mark_bar().encode(y=alt.Y(f"{y}:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)),
-                                           x=alt.X(f"{x}:Q", title=x_title))
-    rule = alt.Chart(pl.DataFrame({"x": [rule_at]})).mark_rule(strokeDash=[4, 4], color="#222", size=1.5).encode(x="x:Q")
+    bars = (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            y=alt.Y(f"{y}:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)), x=alt.X(f"{x}:Q", title=x_title)
+        )
+    )
+    rule = (
+        alt.Chart(pl.DataFrame({"x": [rule_at]})).mark_rule(strokeDash=[4, 4], color="#222", size=1.5).encode(x="x:Q")
+    )
     return (bars + rule).properties(width=420, title=alt.TitleParams(title, subtitle=subtitle))
 
 
@@ -221,13 +296,28 @@ def stated_vs_model(ratios, sel):
     """The study's stated ratios (dots) against the model (red ticks)."""
     import polars as pl
 
-    dots = alt.Chart(ratios).mark_point(filled=True, size=90).encode(
-        y=alt.Y("claim:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)), x=alt.X("ratio:Q", title="ratio (x)"),
-        tooltip=["claim", "ratio", "theory"])
-    ticks = alt.Chart(ratios).mark_tick(color="#a31515", thickness=2, size=18).encode(y=alt.Y("claim:N", sort=None), x="theory:Q")
+    dots = (
+        alt.Chart(ratios)
+        .mark_point(filled=True, size=90)
+        .encode(
+            y=alt.Y("claim:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)),
+            x=alt.X("ratio:Q", title="ratio (x)"),
+            tooltip=["claim", "ratio", "theory"],
+        )
+    )
+    ticks = (
+        alt.Chart(ratios)
+        .mark_tick(color="#a31515", thickness=2, size=18)
+        .encode(y=alt.Y("claim:N", sort=None), x="theory:Q")
+    )
     one = alt.Chart(pl.DataFrame({"x": [1.0]})).mark_rule(color="#999").encode(x="x:Q")
-    return (one + dots + ticks).properties(width=420, title=alt.TitleParams(
-        "Stated ratios (dots) vs the model (red ticks)", subtitle=[caption(sel, "figures stated in the study's text, claims.csv")]))
+    return (one + dots + ticks).properties(
+        width=420,
+        title=alt.TitleParams(
+            "Stated ratios (dots) vs the model (red ticks)",
+            subtitle=[caption(sel, "figures stated in the study's text, claims.csv")],
+        ),
+    )
 
 
 def amplification(amp, recordsizes, sel):
@@ -235,13 +325,31 @@ def amplification(amp, recordsizes, sel):
 
     from .units import KiB
 
-    ach = amp.with_columns(io_kib=pl.col("io_bytes") / KiB, recordsize=(pl.col("recordsize_bytes") // KiB).cast(pl.String) + " KiB")
-    return alt.Chart(ach).mark_line(point=True).encode(
-        x=alt.X("io_kib:Q", title="random I/O size (KiB, log scale)", scale=alt.Scale(type="log", base=2)),
-        y=alt.Y("read_amp:Q", title="bytes read per byte asked for (x, log scale)", scale=alt.Scale(type="log", base=2)),
-        color=alt.Color("recordsize:N", title="recordsize", sort=[f"{r // KiB} KiB" for r in recordsizes]),
-    ).properties(title=alt.TitleParams("Read amplification of uncached random reads vs recordsize (model)", subtitle=[
-        source_caption("record model (docs/formats/zfs-facts.md F17)", "partial-record overwrites write the same factor")]))
+    ach = amp.with_columns(
+        io_kib=pl.col("io_bytes") / KiB, recordsize=(pl.col("recordsize_bytes") // KiB).cast(pl.String) + " KiB"
+    )
+    return (
+        alt.Chart(ach)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("io_kib:Q", title="random I/O size (KiB, log scale)", scale=alt.Scale(type="log", base=2)),
+            y=alt.Y(
+                "read_amp:Q", title="bytes read per byte asked for (x, log scale)", scale=alt.Scale(type="log", base=2)
+            ),
+            color=alt.Color("recordsize:N", title="recordsize", sort=[f"{r // KiB} KiB" for r in recordsizes]),
+        )
+        .properties(
+            title=alt.TitleParams(
+                "Read amplification of uncached random reads vs recordsize (model)",
+                subtitle=[
+                    source_caption(
+                        "record model (docs/formats/zfs-facts.md F17)",
+                        "partial-record overwrites write the same factor",
+                    )
+                ],
+            )
+        )
+    )
 
 
 def before_after(ratios, sel, before_label: str, after_label: str):
@@ -252,17 +360,35 @@ def before_after(ratios, sel, before_label: str, after_label: str):
 
     artefact = pl.col("beyond_disks").is_not_null() if "beyond_disks" in ratios.columns else pl.lit(False)
     plot = ratios.filter(pl.col("ratio").is_not_null()).select(
-        "test", "ratio", reading=pl.when(artefact).then(pl.lit("cache artefact (faster than the disks)"))
-        .when(pl.col("ratio") >= 1).then(pl.lit("faster after")).otherwise(pl.lit("slower after")))
+        "test",
+        "ratio",
+        reading=pl.when(artefact)
+        .then(pl.lit("cache artefact (faster than the disks)"))
+        .when(pl.col("ratio") >= 1)
+        .then(pl.lit("faster after"))
+        .otherwise(pl.lit("slower after")),
+    )
     kinds = ["faster after", "slower after", "cache artefact (faster than the disks)"]
-    chart = alt.Chart(plot).mark_bar().encode(
-        y=alt.Y("test:N", sort=TESTS_ORDER, title="bonnie++ test"),
-        x=alt.X("ratio:Q", scale=alt.Scale(type="log"), title="after / before (log scale; >1 = faster after)"),
-        x2=alt.datum(1.0),
-        color=alt.Color("reading:N", title=None, scale=alt.Scale(domain=kinds, range=["#2ca02c", "#d62728", "#9e9e9e"]),
-                        legend=alt.Legend(orient="bottom")),
-        tooltip=["test", alt.Tooltip("ratio:Q", format=".2f"), "reading"],
-    ).properties(width=460, title=alt.TitleParams(f"{after_label} vs {before_label}", subtitle=[caption(sel, "bonnie++ runs")]))
+    chart = (
+        alt.Chart(plot)
+        .mark_bar()
+        .encode(
+            y=alt.Y("test:N", sort=TESTS_ORDER, title="bonnie++ test"),
+            x=alt.X("ratio:Q", scale=alt.Scale(type="log"), title="after / before (log scale; >1 = faster after)"),
+            x2=alt.datum(1.0),
+            color=alt.Color(
+                "reading:N",
+                title=None,
+                scale=alt.Scale(domain=kinds, range=["#2ca02c", "#d62728", "#9e9e9e"]),
+                legend=alt.Legend(orient="bottom"),
+            ),
+            tooltip=["test", alt.Tooltip("ratio:Q", format=".2f"), "reading"],
+        )
+        .properties(
+            width=460,
+            title=alt.TitleParams(f"{after_label} vs {before_label}", subtitle=[caption(sel, "bonnie++ runs")]),
+        )
+    )
     rule = alt.Chart(pl.DataFrame({"x": [1.0]})).mark_rule().encode(x="x:Q")
     return chart + rule
 
@@ -270,11 +396,21 @@ def before_after(ratios, sel, before_label: str, after_label: str):
 def ddt_sensitivity(sens, budget_gib: float, sel):
     import polars as pl
 
-    chart = alt.Chart(sens).mark_line(point=True).encode(
-        x=alt.X("bytes_per_entry:Q", title="ARC bytes per DDT entry (B)"), y=alt.Y("ddt_gib:Q", title="DDT in RAM (GiB)"),
-        color=alt.Color("pool:N", title="pool"),
-    ).properties(title=alt.TitleParams("DDT memory (bp count x bytes per entry) vs bytes per entry", subtitle=[
-        caption(sel, "zdb -b"), f"dashed: metadata budget {budget_gib:.2f} GiB"]))
+    chart = (
+        alt.Chart(sens)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("bytes_per_entry:Q", title="ARC bytes per DDT entry (B)"),
+            y=alt.Y("ddt_gib:Q", title="DDT in RAM (GiB)"),
+            color=alt.Color("pool:N", title="pool"),
+        )
+        .properties(
+            title=alt.TitleParams(
+                "DDT memory (bp count x bytes per entry) vs bytes per entry",
+                subtitle=[caption(sel, "zdb -b"), f"dashed: metadata budget {budget_gib:.2f} GiB"],
+            )
+        )
+    )
     rule = alt.Chart(pl.DataFrame({"y": [budget_gib]})).mark_rule(strokeDash=[4, 4], color="#a31515").encode(y="y:Q")
     return chart + rule
 
@@ -287,14 +423,33 @@ def transport_rates(rates, waits, baseline_label: str, sel):
 
     df = rates.select("label", rate_mib_s=pl.col("rate_bytes_per_s") / MiB, kind=pl.lit("as printed"))
     if waits.height:
-        df = pl.concat([df, waits.select(label="receiver", rate_mib_s=pl.col("corrected_rate_bytes_per_s") / MiB,
-                                         kind=pl.lit("receiver without its start-up wait"))])
-    return alt.Chart(df).mark_bar().encode(
-        y=alt.Y("label:N", title=None, sort="-x"), yOffset="kind:N",
-        x=alt.X("rate_mib_s:Q", title="mbuffer average rate (MiB/s)"),
-        color=alt.Color("kind:N", title=None, legend=alt.Legend(orient="bottom")),
-    ).properties(width=440, title=alt.TitleParams(f"Transfer rates through mbuffer (baseline: {baseline_label})", subtitle=[
-        caption(sel, "mbuffer summary lines"), "mbuffer before 2018 prints 'MB/s' for MiB/s"]))
+        df = pl.concat(
+            [
+                df,
+                waits.select(
+                    label="receiver",
+                    rate_mib_s=pl.col("corrected_rate_bytes_per_s") / MiB,
+                    kind=pl.lit("receiver without its start-up wait"),
+                ),
+            ]
+        )
+    return (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            y=alt.Y("label:N", title=None, sort="-x"),
+            yOffset="kind:N",
+            x=alt.X("rate_mib_s:Q", title="mbuffer average rate (MiB/s)"),
+            color=alt.Color("kind:N", title=None, legend=alt.Legend(orient="bottom")),
+        )
+        .properties(
+            width=440,
+            title=alt.TitleParams(
+                f"Transfer rates through mbuffer (baseline: {baseline_label})",
+                subtitle=[caption(sel, "mbuffer summary lines"), "mbuffer before 2018 prints 'MB/s' for MiB/s"],
+            ),
+        )
+    )
 
 
 def ddt_ladder(ladder, budget_gib: float, sel):
@@ -303,15 +458,27 @@ def ddt_ladder(ladder, budget_gib: float, sel):
 
     from .units import GiB
 
-    df = ladder.with_columns(gib=pl.col("ddt_bytes") / GiB, low=pl.col("ddt_bytes_low") / GiB,
-                             high=pl.col("ddt_bytes_high") / GiB)
+    df = ladder.with_columns(
+        gib=pl.col("ddt_bytes") / GiB, low=pl.col("ddt_bytes_low") / GiB, high=pl.col("ddt_bytes_high") / GiB
+    )
     base = alt.Chart(df).encode(y=alt.Y("rung:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)))
     bars = base.mark_bar().encode(x=alt.X("gib:Q", title="DDT in RAM (GiB)"), color=alt.Color("pool:N", legend=None))
     whisk = base.mark_rule(color="#222").encode(x="low:Q", x2="high:Q")
     rule = alt.Chart(pl.DataFrame({"x": [budget_gib]})).mark_rule(strokeDash=[4, 4], color="#a31515").encode(x="x:Q")
-    return (bars + whisk + rule).properties(width=420).facet(row=alt.Row("pool:N", title=None)).properties(
-        title=alt.TitleParams("DDT size per pool, crude to good estimates", subtitle=[
-            caption(sel, "zdb -b, zpool list, zdb -S/-DD"), f"dashed: metadata budget {budget_gib:.2f} GiB"]))
+    return (
+        (bars + whisk + rule)
+        .properties(width=420)
+        .facet(row=alt.Row("pool:N", title=None))
+        .properties(
+            title=alt.TitleParams(
+                "DDT size per pool, crude to good estimates",
+                subtitle=[
+                    caption(sel, "zdb -b, zpool list, zdb -S/-DD"),
+                    f"dashed: metadata budget {budget_gib:.2f} GiB",
+                ],
+            )
+        )
+    )
 
 
 def single_disk(one, sel):
@@ -322,46 +489,87 @@ def single_disk(one, sel):
     base = alt.Chart(df).encode(y=alt.Y("what:N", title=None, axis=alt.Axis(labelLimit=460)))
     ranges = alt.Chart(df.filter(pl.col("model_high") > pl.col("model_low"))).encode(y=alt.Y("what:N"))
     model = ranges.mark_bar(color="#c6dbef", height=10).encode(
-        x=alt.X("model_low:Q", title="relative to one disk (x)"), x2="model_high:Q")
+        x=alt.X("model_low:Q", title="relative to one disk (x)"), x2="model_high:Q"
+    )
     model_point = base.mark_tick(color="#6baed6", thickness=2, size=14).encode(x="model_low:Q")
-    dots = base.mark_point(filled=True, size=80, color="#d62728").encode(x="ratio:Q", tooltip=["label", "single", "ratio", "model"])
-    layers = (model + model_point + dots) if df.filter(pl.col("model_high") > pl.col("model_low")).height else (
-        model_point + dots)
-    return layers.properties(width=420, title=alt.TitleParams(
-        "Layouts against one disk: measured (red) and the model's range (blue)", subtitle=[
-            caption(sel, "fio and bonnie++ runs labelled with their vdev layout"),
-            "mirror: writes 1x per vdev, reads 1 to w x; raidz: its data disks"]))
+    dots = base.mark_point(filled=True, size=80, color="#d62728").encode(
+        x="ratio:Q", tooltip=["label", "single", "ratio", "model"]
+    )
+    layers = (
+        (model + model_point + dots)
+        if df.filter(pl.col("model_high") > pl.col("model_low")).height
+        else (model_point + dots)
+    )
+    return layers.properties(
+        width=420,
+        title=alt.TitleParams(
+            "Layouts against one disk: measured (red) and the model's range (blue)",
+            subtitle=[
+                caption(sel, "fio and bonnie++ runs labelled with their vdev layout"),
+                "mirror: writes 1x per vdev, reads 1 to w x; raidz: its data disks",
+            ],
+        ),
+    )
 
 
 def fio_depth(depth, sel):
     """IOPS and p99 latency against I/Os in flight (iodepth x numjobs), one line per workload and direction."""
     import polars as pl
 
-    df = depth.with_columns(series=pl.concat_str([pl.col("workload"), pl.col("direction")], separator=" | "),
-                            p99_ms=pl.col("p99_ns") / 1e6)
-    x = alt.X("outstanding:Q", title="I/Os in flight (iodepth x numjobs, log scale)", scale=alt.Scale(type="log", base=2))
+    df = depth.with_columns(
+        series=pl.concat_str([pl.col("workload"), pl.col("direction")], separator=" | "), p99_ms=pl.col("p99_ns") / 1e6
+    )
+    x = alt.X(
+        "outstanding:Q", title="I/Os in flight (iodepth x numjobs, log scale)", scale=alt.Scale(type="log", base=2)
+    )
     color = alt.Color("series:N", title="workload | direction", legend=alt.Legend(orient="bottom", labelLimit=700))
     iops = alt.Chart(df).mark_line(point=True).encode(x=x, y=alt.Y("iops:Q", title="IOPS"), color=color)
     lat = alt.Chart(df).mark_line(point=True).encode(x=x, y=alt.Y("p99_ms:Q", title="p99 latency (ms)"), color=color)
     return alt.hconcat(iops.properties(width=300, height=220), lat.properties(width=300, height=220)).properties(
-        title=alt.TitleParams("IOPS and p99 latency against I/Os in flight", subtitle=[
-            caption(sel, "fio results and percentiles; clat, else total latency")]))
+        title=alt.TitleParams(
+            "IOPS and p99 latency against I/Os in flight",
+            subtitle=[caption(sel, "fio results and percentiles; clat, else total latency")],
+        )
+    )
 
 
 def fio_time_series(series, sel):
     """bandwidth/IOPS/latency over time from fio's logs, ramp and steady state coloured, one panel per kind."""
     import polars as pl
 
-    df = series.with_columns(t_s=pl.col("time_ns") / 1e9,
-                             shown=pl.when(pl.col("kind") == "bw").then(pl.col("value") / 2**20)
-                             .when(pl.col("kind").is_in(["iops"])).then(pl.col("value"))
-                             .otherwise(pl.col("value") / 1e6),
-                             panel=pl.concat_str([pl.col("run").str.split("/").list.last(), pl.col("kind"),
-                                                  pl.col("direction")], separator=" "))
-    return alt.Chart(df).mark_line(point=True).encode(
-        x=alt.X("t_s:Q", title="time (s)"), y=alt.Y("shown:Q", title="MiB/s | IOPS | ms"),
-        color=alt.Color("phase:N", title="phase", scale=alt.Scale(domain=["ramp", "steady", "unsteady"],
-                                                                   range=["#ff7f0e", "#1f77b4", "#9e9e9e"])),
-    ).properties(width=260, height=150).facet(facet=alt.Facet("panel:N", title=None), columns=2).resolve_scale(
-        y="independent").properties(title=alt.TitleParams("fio logs over time: ramp and steady state", subtitle=[
-            caption(sel, "fio bw/iops/lat logs, jobs combined"), "bw in MiB/s, iops per second, latencies in ms"]))
+    df = series.with_columns(
+        t_s=pl.col("time_ns") / 1e9,
+        shown=pl.when(pl.col("kind") == "bw")
+        .then(pl.col("value") / 2**20)
+        .when(pl.col("kind").is_in(["iops"]))
+        .then(pl.col("value"))
+        .otherwise(pl.col("value") / 1e6),
+        panel=pl.concat_str(
+            [pl.col("run").str.split("/").list.last(), pl.col("kind"), pl.col("direction")], separator=" "
+        ),
+    )
+    return (
+        alt.Chart(df)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("t_s:Q", title="time (s)"),
+            y=alt.Y("shown:Q", title="MiB/s | IOPS | ms"),
+            color=alt.Color(
+                "phase:N",
+                title="phase",
+                scale=alt.Scale(domain=["ramp", "steady", "unsteady"], range=["#ff7f0e", "#1f77b4", "#9e9e9e"]),
+            ),
+        )
+        .properties(width=260, height=150)
+        .facet(facet=alt.Facet("panel:N", title=None), columns=2)
+        .resolve_scale(y="independent")
+        .properties(
+            title=alt.TitleParams(
+                "fio logs over time: ramp and steady state",
+                subtitle=[
+                    caption(sel, "fio bw/iops/lat logs, jobs combined"),
+                    "bw in MiB/s, iops per second, latencies in ms",
+                ],
+            )
+        )
+    )

@@ -18,19 +18,54 @@ import polars as pl
 from . import paths
 from .errors import StoragelabError
 
-COLUMNS = ("claim_id", "study", "quantity", "value", "unit", "value_base", "base_unit", "source", "notebook",
-           "check", "target", "metric", "tolerance", "notes")
+COLUMNS = (
+    "claim_id",
+    "study",
+    "quantity",
+    "value",
+    "unit",
+    "value_base",
+    "base_unit",
+    "source",
+    "notebook",
+    "check",
+    "target",
+    "metric",
+    "tolerance",
+    "notes",
+)
 REQUIRED = ("claim_id", "study", "quantity", "value", "unit", "source", "notebook", "check", "tolerance")
-NOTEBOOKS = ("01_vdev_scaling", "02_recordsize", "03_sector63", "04_dedup_ddt", "05_stacks",
-             "06_zfs_send_transports", "08_fio", "09_bonnie")
+NOTEBOOKS = (
+    "01_vdev_scaling",
+    "02_recordsize",
+    "03_sector63",
+    "04_dedup_ddt",
+    "05_stacks",
+    "06_zfs_send_transports",
+    "08_fio",
+    "09_bonnie",
+)
 CHECKS = ("raw", "arithmetic", "none")
 BASE_UNITS = ("bytes", "bytes/s", "ns", "1/s", "ratio", "count", "percent")
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 SCHEMA = {
-    "claim_id": pl.Utf8, "study": pl.Utf8, "quantity": pl.Utf8, "value": pl.Float64, "unit": pl.Utf8,
-    "value_base": pl.Float64, "base_unit": pl.Utf8, "source": pl.Utf8, "notebook": pl.Utf8, "check": pl.Utf8,
-    "tolerance": pl.Float64, "notes": pl.Utf8, "target": pl.Utf8, "metric": pl.Utf8, "file": pl.Utf8, "line": pl.Int64,
+    "claim_id": pl.Utf8,
+    "study": pl.Utf8,
+    "quantity": pl.Utf8,
+    "value": pl.Float64,
+    "unit": pl.Utf8,
+    "value_base": pl.Float64,
+    "base_unit": pl.Utf8,
+    "source": pl.Utf8,
+    "notebook": pl.Utf8,
+    "check": pl.Utf8,
+    "tolerance": pl.Float64,
+    "notes": pl.Utf8,
+    "target": pl.Utf8,
+    "metric": pl.Utf8,
+    "file": pl.Utf8,
+    "line": pl.Int64,
 }
 
 
@@ -94,8 +129,10 @@ def _validate(row: dict, study: str, where: str, path: Path) -> dict:
     if row["check"] not in CHECKS:
         raise ClaimsError(f"{where}: check {row['check']!r} is not one of {', '.join(CHECKS)}")
     if row["check"] != "none" and not row["metric"]:
-        raise ClaimsError(f"{where}: a claim with check={row['check']} names the metric that reproduces it "
-                          "(column metric; see papers/README.md)")
+        raise ClaimsError(
+            f"{where}: a claim with check={row['check']} names the metric that reproduces it "
+            "(column metric; see papers/README.md)"
+        )
     if row["metric"] and is_formula(row["metric"]):
         try:
             _formula(row["metric"])
@@ -110,8 +147,10 @@ def _validate(row: dict, study: str, where: str, path: Path) -> dict:
     if row["base_unit"] not in BASE_UNITS:
         raise ClaimsError(f"{where}: base_unit {row['base_unit']!r} is not one of {', '.join(BASE_UNITS)}")
     if (out["value_base"] is None) != (row["base_unit"] == "percent"):
-        raise ClaimsError(f"{where}: value_base must be empty exactly when base_unit is percent, "
-                          f"got {row['value_base']!r} / {row['base_unit']!r}")
+        raise ClaimsError(
+            f"{where}: value_base must be empty exactly when base_unit is percent, "
+            f"got {row['value_base']!r} / {row['base_unit']!r}"
+        )
     out["file"] = path.as_posix()
     out["line"] = int(where.rsplit(":", 1)[1])
     return out
@@ -130,8 +169,9 @@ def load_claims(study: str | None = None, *, papers_dir: Path | str | None = Non
     for f in files:
         for r in _read(f, f.parent.name):
             if r["claim_id"] in seen:
-                raise ClaimsError(f"{r['file']}:{r['line']}: claim_id {r['claim_id']!r} is already used at "
-                                  f"{seen[r['claim_id']]}")
+                raise ClaimsError(
+                    f"{r['file']}:{r['line']}: claim_id {r['claim_id']!r} is already used at {seen[r['claim_id']]}"
+                )
             seen[r["claim_id"]] = f"{r['file']}:{r['line']}"
             rows.append(r)
     return pl.DataFrame(rows, schema=SCHEMA, orient="row") if rows else pl.DataFrame(schema=SCHEMA)
@@ -149,8 +189,9 @@ def _status(claimed: float, got: float | None, tol: float, reason: str) -> tuple
     return rel, f"differs by {rel * 100:+.1f} %"
 
 
-def compare(claims_df: pl.DataFrame, reproduced: dict[str, float | None],
-            reasons: dict[str, str] | None = None) -> pl.DataFrame:
+def compare(
+    claims_df: pl.DataFrame, reproduced: dict[str, float | None], reasons: dict[str, str] | None = None
+) -> pl.DataFrame:
     """One row per claim of ``claims_df``: claimed and reproduced value, relative difference, status.
 
     ``reproduced`` maps claim_id to the notebook's value *in the claim's base unit* (``base_unit``; the
@@ -169,18 +210,42 @@ def compare(claims_df: pl.DataFrame, reproduced: dict[str, float | None],
         base = c["value_base"] is not None
         claimed = c["value_base"] if base else c["value"]
         reason = reasons.get(c["claim_id"]) or (
-            f"check=none ({c['notes']})" if c["check"] == "none" and c["notes"] else
-            "check=none: no data to recompute it from" if c["check"] == "none" else
-            "not computed by the notebook")
+            f"check=none ({c['notes']})"
+            if c["check"] == "none" and c["notes"]
+            else "check=none: no data to recompute it from"
+            if c["check"] == "none"
+            else "not computed by the notebook"
+        )
         got = reproduced.get(c["claim_id"])
         rel, status = _status(claimed, None if got is None else float(got), c["tolerance"], reason)
-        out.append(dict(claim_id=c["claim_id"], quantity=c["quantity"], stated=f"{c['value']:.15g} {c['unit']}",
-                        claimed=claimed, reproduced=None if got is None else float(got),
-                        unit=c["base_unit"] if base else c["unit"], rel_diff=rel, tolerance=c["tolerance"],
-                        check=c["check"], status=status, source=c["source"]))
-    schema = {"claim_id": pl.Utf8, "quantity": pl.Utf8, "stated": pl.Utf8, "claimed": pl.Float64,
-              "reproduced": pl.Float64, "unit": pl.Utf8, "rel_diff": pl.Float64, "tolerance": pl.Float64,
-              "check": pl.Utf8, "status": pl.Utf8, "source": pl.Utf8}
+        out.append(
+            dict(
+                claim_id=c["claim_id"],
+                quantity=c["quantity"],
+                stated=f"{c['value']:.15g} {c['unit']}",
+                claimed=claimed,
+                reproduced=None if got is None else float(got),
+                unit=c["base_unit"] if base else c["unit"],
+                rel_diff=rel,
+                tolerance=c["tolerance"],
+                check=c["check"],
+                status=status,
+                source=c["source"],
+            )
+        )
+    schema = {
+        "claim_id": pl.Utf8,
+        "quantity": pl.Utf8,
+        "stated": pl.Utf8,
+        "claimed": pl.Float64,
+        "reproduced": pl.Float64,
+        "unit": pl.Utf8,
+        "rel_diff": pl.Float64,
+        "tolerance": pl.Float64,
+        "check": pl.Utf8,
+        "status": pl.Utf8,
+        "source": pl.Utf8,
+    }
     return pl.DataFrame(out, schema=schema, orient="row") if out else pl.DataFrame(schema=schema)
 
 
@@ -216,16 +281,36 @@ def _formula(text: str):
     except SyntaxError as e:
         raise ClaimsError(f"not a formula: {e.msg}") from None
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow,
-                             ast.USub, ast.UAdd, ast.Load)):
+        if isinstance(
+            node,
+            (
+                ast.Expression,
+                ast.BinOp,
+                ast.UnaryOp,
+                ast.Add,
+                ast.Sub,
+                ast.Mult,
+                ast.Div,
+                ast.Pow,
+                ast.USub,
+                ast.UAdd,
+                ast.Load,
+            ),
+        ):
             continue
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
             continue
         if isinstance(node, ast.Name) and node.id in _FUNCS:
             continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS and not node.keywords:
-            if node.func.id in ("m", "stated") and not all(isinstance(a, ast.Constant) and isinstance(a.value, str)
-                                                            for a in node.args):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _FUNCS
+            and not node.keywords
+        ):
+            if node.func.id in ("m", "stated") and not all(
+                isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args
+            ):
                 raise ClaimsError(f"{node.func.id}() takes quoted names only")
             continue
         raise ClaimsError(f"{type(node).__name__} is not allowed (numbers, + - * / **, m(), stated(), min, max, abs)")
@@ -242,8 +327,15 @@ def _eval(tree, measure, stated):
     import ast
     import operator
 
-    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.Pow: operator.pow, ast.USub: operator.neg, ast.UAdd: operator.pos}
+    ops = {
+        ast.Add: operator.add,
+        ast.Sub: operator.sub,
+        ast.Mult: operator.mul,
+        ast.Div: operator.truediv,
+        ast.Pow: operator.pow,
+        ast.USub: operator.neg,
+        ast.UAdd: operator.pos,
+    }
 
     def ev(n):
         if isinstance(n, ast.Expression):
@@ -272,11 +364,15 @@ def _eval(tree, measure, stated):
 
 def raw_target(path: str) -> str:
     """A files.path as claims and the manifest name it: relative to data/raw/ ('data/raw/x/y.txt' -> 'x/y.txt')."""
-    return path[len("data/raw/"):] if path.startswith("data/raw/") else path
+    return path[len("data/raw/") :] if path.startswith("data/raw/") else path
 
 
-def check(claims_df: pl.DataFrame, measures: pl.DataFrame, reasons: dict[str, str] | None = None,
-          stated_from: pl.DataFrame | None = None) -> pl.DataFrame:
+def check(
+    claims_df: pl.DataFrame,
+    measures: pl.DataFrame,
+    reasons: dict[str, str] | None = None,
+    stated_from: pl.DataFrame | None = None,
+) -> pl.DataFrame:
     """One row per claim: stated and reproduced value (from ``measures`` by the claim's target and metric),
     relative difference, status and ``basis`` (raw, arithmetic, none).
 
@@ -285,11 +381,17 @@ def check(claims_df: pl.DataFrame, measures: pl.DataFrame, reasons: dict[str, st
     ``stated_from``: the claims ``stated()`` may read (default: ``claims_df``).
     """
     reasons = reasons or {}
-    have = {(r["target"] or "", r["metric"]): r["value"] for r in measures.iter_rows(named=True)} if measures.height else {}
+    have = (
+        {(r["target"] or "", r["metric"]): r["value"] for r in measures.iter_rows(named=True)}
+        if measures.height
+        else {}
+    )
     targets = {t for t, _ in have}
     pool = stated_from if stated_from is not None else claims_df
-    stated_values = {r["claim_id"]: (r["value_base"] if r["value_base"] is not None else r["value"])
-                     for r in pool.iter_rows(named=True)}
+    stated_values = {
+        r["claim_id"]: (r["value_base"] if r["value_base"] is not None else r["value"])
+        for r in pool.iter_rows(named=True)
+    }
     rows, reproduced, why = [], {}, {}
     for c in claims_df.iter_rows(named=True):
         cid, metric, target = c["claim_id"], c["metric"] or "", c["target"] or ""

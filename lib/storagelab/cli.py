@@ -46,10 +46,18 @@ def cmd_parse(args) -> int:
             print(f"storagelab parse: {path}: {e.strerror or e}", file=sys.stderr)
             failed += 1
             continue
-        head = dict(table="files", path=str(path), sha256=hashlib.sha256(data).hexdigest(), size_bytes=len(data),
-                    tool=parsed.tool, tool_version=parsed.tool_version, format=parsed.format,
-                    parser_version=parser_version(mod), n_rows=parsed.n_rows,
-                    warnings="\n".join(parsed.warnings) or None)
+        head = dict(
+            table="files",
+            path=str(path),
+            sha256=hashlib.sha256(data).hexdigest(),
+            size_bytes=len(data),
+            tool=parsed.tool,
+            tool_version=parsed.tool_version,
+            format=parsed.format,
+            parser_version=parser_version(mod),
+            n_rows=parsed.n_rows,
+            warnings="\n".join(parsed.warnings) or None,
+        )
         out.write(json.dumps(head, sort_keys=False) + "\n")
         for table, rows in parsed.tables.items():
             for row in rows:
@@ -101,8 +109,10 @@ def cmd_ingest(args) -> int:
     if workers is not None and workers < 1:
         return refuse(f"--workers must be at least 1, got {workers}")
     if workers is not None and workers > (os.cpu_count() or 1):
-        print(f"note: --workers {workers} is more than the {os.cpu_count() or 1} CPUs: using {os.cpu_count() or 1}",
-              file=sys.stderr)
+        print(
+            f"note: --workers {workers} is more than the {os.cpu_count() or 1} CPUs: using {os.cpu_count() or 1}",
+            file=sys.stderr,
+        )
         workers = os.cpu_count() or 1
     if batch is not None and batch < 1:
         return refuse(f"--batch-files must be at least 1, got {batch}")
@@ -110,22 +120,33 @@ def cmd_ingest(args) -> int:
         return refuse(f"--wait takes a number of seconds >= 0, got {wait}")
     if args.manifest is not None and not Path(args.manifest).is_file():
         what = "is a folder" if Path(args.manifest).is_dir() else "does not exist"
-        return refuse(f"--manifest {args.manifest} {what}: check the name, or leave --manifest out to use "
-                      f"the manifest.csv of the folder you ingest ({paths.MANIFEST} by default)")
+        return refuse(
+            f"--manifest {args.manifest} {what}: check the name, or leave --manifest out to use "
+            f"the manifest.csv of the folder you ingest ({paths.MANIFEST} by default)"
+        )
     try:
         from .store import StoreError, ingest
 
-        s = ingest(args.paths or None, db_path=args.db, manifest_path=args.manifest,
-                   parquet_dir=False if args.no_parquet else None, workers=workers, wait=wait,
-                   batch_files=batch,
-                   progress=False if args.quiet or not sys.stderr.isatty() else None)  # no bar when piped
+        s = ingest(
+            args.paths or None,
+            db_path=args.db,
+            manifest_path=args.manifest,
+            parquet_dir=False if args.no_parquet else None,
+            workers=workers,
+            wait=wait,
+            batch_files=batch,
+            progress=False if args.quiet or not sys.stderr.isatty() else None,
+        )  # no bar when piped
     except (DatabaseBusyError, ManifestError, StoreError, FileNotFoundError, NotADirectoryError) as e:
         return refuse(str(e))
     except OSError as e:  # e.g. a folder that cannot be read
         return refuse(f"{e.filename or ''}: {e.strerror or e}")
     except KeyboardInterrupt:
-        print("storagelab ingest: interrupted; every file written before the stop is in the database, "
-              "run ingest again to finish", file=sys.stderr)
+        print(
+            "storagelab ingest: interrupted; every file written before the stop is in the database, "
+            "run ingest again to finish",
+            file=sys.stderr,
+        )
         return 130
     for err in s.errors:
         print(f"error: {err}", file=sys.stderr)
@@ -156,8 +177,10 @@ def _export_dataset(db, out: str, verb: str) -> int:
         c = dataset.export(con, Path(out))
     finally:
         con.close()
-    print(f"dataset {out}: {c['written']} partition(s) written, {c['removed']} removed, {c['unchanged']} unchanged "
-          f"({c['files']} Parquet files)")
+    print(
+        f"dataset {out}: {c['written']} partition(s) written, {c['removed']} removed, {c['unchanged']} unchanged "
+        f"({c['files']} Parquet files)"
+    )
     return 0
 
 
@@ -171,12 +194,16 @@ def cmd_spark_ingest(args) -> int:
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        print("storagelab spark-ingest: pyspark is not installed: pip install -e '.[spark]' (./run test does)",
-              file=sys.stderr)
+        print(
+            "storagelab spark-ingest: pyspark is not installed: pip install -e '.[spark]' (./run test does)",
+            file=sys.stderr,
+        )
         return 2
     if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        print("storagelab spark-ingest: Spark needs Java 17: apt-get install openjdk-17-jre-headless (Debian)",
-              file=sys.stderr)
+        print(
+            "storagelab spark-ingest: Spark needs Java 17: apt-get install openjdk-17-jre-headless (Debian)",
+            file=sys.stderr,
+        )
         return 2
     if args.manifest and not Path(args.manifest).is_file():
         print(f"storagelab spark-ingest: --manifest {args.manifest} does not exist", file=sys.stderr)
@@ -189,8 +216,10 @@ def cmd_spark_ingest(args) -> int:
         counts = spark_ingest.run(spark, args.input, args.output, args.manifest)
     finally:
         spark.stop()
-    print(f"spark-ingest: {counts.pop('files')} files stored, {counts.pop('duplicates')} copies, "
-          f"{counts.pop('errors')} failed; {len(counts)} tool tables written -> {args.output}")
+    print(
+        f"spark-ingest: {counts.pop('files')} files stored, {counts.pop('duplicates')} copies, "
+        f"{counts.pop('errors')} failed; {len(counts)} tool tables written -> {args.output}"
+    )
     return 0
 
 
@@ -208,12 +237,11 @@ def cmd_schema(args) -> int:
 
 
 def cmd_sql(args) -> int:
-    from .errors import DatabaseBusyError
-    from .store import StoreError, connect
-
     import duckdb
 
     from . import sqlout
+    from .errors import DatabaseBusyError
+    from .store import StoreError, connect
 
     query = sys.stdin.read() if args.query == "-" else args.query
     try:
@@ -222,8 +250,13 @@ def cmd_sql(args) -> int:
         print(f"storagelab sql: {e}", file=sys.stderr)
         return 2
     try:
-        return sqlout.run(con, query, fmt="csv" if args.csv else "json" if args.json else "table",
-                          limit=args.limit, parquet=args.parquet)
+        return sqlout.run(
+            con,
+            query,
+            fmt="csv" if args.csv else "json" if args.json else "table",
+            limit=args.limit,
+            parquet=args.parquet,
+        )
     except (duckdb.Error, ValueError) as e:
         print(f"storagelab sql: {e}", file=sys.stderr)
         return 2
@@ -238,8 +271,11 @@ def cmd_compare(args) -> int:
 
     con = open_db(args.db)
     try:
-        res = compare.analyse(con, Selection(study=args.mine, stack=args.stack or "", vdev_type=args.vdev_type or "",
-                                             host=args.host or ""), args.study)
+        res = compare.analyse(
+            con,
+            Selection(study=args.mine, stack=args.stack or "", vdev_type=args.vdev_type or "", host=args.host or ""),
+            args.study,
+        )
     except ValueError as e:
         print(f"storagelab compare: {e}", file=sys.stderr)
         return 2
@@ -251,8 +287,10 @@ def cmd_compare(args) -> int:
             for r in g.iter_rows(named=True):
                 per_disk = "" if r["per_disk_bytes_per_s"] is None else f"  per disk {rate(r['per_disk_bytes_per_s'])}"
                 sd = f" ±{rate(r['bw_sd_bytes_per_s'])}" if r["bw_sd_bytes_per_s"] else ""
-                print(f"  {'yours' if r['side'] == 'mine' else args.study:<20.20} {r['label_set']:<34.34} "
-                      f"{r['runs']:>2} run(s) {rate(r['bw_mean_bytes_per_s'])}{sd}{per_disk}  size {r['sizes']}")
+                print(
+                    f"  {'yours' if r['side'] == 'mine' else args.study:<20.20} {r['label_set']:<34.34} "
+                    f"{r['runs']:>2} run(s) {rate(r['bw_mean_bytes_per_s'])}{sd}{per_disk}  size {r['sizes']}"
+                )
         print()
     for f in res.findings:
         print(f)
@@ -279,8 +317,12 @@ def cmd_run(args) -> int:
     for name, value in args.param or []:
         params[name] = value
     try:
-        results = run_notebooks(args.notebooks or None, params, raw_params=dict(args.raw or []),
-                                out_dir=Path(args.output) if args.output else None)
+        results = run_notebooks(
+            args.notebooks or None,
+            params,
+            raw_params=dict(args.raw or []),
+            out_dir=Path(args.output) if args.output else None,
+        )
     except ParameterError as e:
         print(f"storagelab run: {e}", file=sys.stderr)
         return 2
@@ -292,8 +334,10 @@ def cmd_run(args) -> int:
         else:  # a folder of the user's: its pages only, no index beside it
             render_reports(only=out)
         for r in results:
-            print(f"report: {r.folder.relative_to(paths.ROOT) if r.folder.is_relative_to(paths.ROOT) else r.folder}"
-                  f"/{r.notebook}.html" + ("" if r.ok else " (failed)"))
+            print(
+                f"report: {r.folder.relative_to(paths.ROOT) if r.folder.is_relative_to(paths.ROOT) else r.folder}"
+                f"/{r.notebook}.html" + ("" if r.ok else " (failed)")
+            )
     return rc
 
 
@@ -306,8 +350,18 @@ def cmd_report(args) -> int:
 
 
 def cmd_build(args) -> int:
-    rc = cmd_ingest(argparse.Namespace(paths=None, db=None, manifest=None, no_parquet=False, workers=None,
-                                       wait=args.wait, quiet=False, batch_files=5000))
+    rc = cmd_ingest(
+        argparse.Namespace(
+            paths=None,
+            db=None,
+            manifest=None,
+            no_parquet=False,
+            workers=None,
+            wait=args.wait,
+            quiet=False,
+            batch_files=5000,
+        )
+    )
     if rc == 2:
         print("storagelab build: the ingest did not run; no report was built", file=sys.stderr)
         return 2
@@ -317,8 +371,10 @@ def cmd_build(args) -> int:
     run_rc = _print_runs(results)
     pages = render_reports()
     n_failed = sum(not r.ok for r in results)
-    print(f"built {len(pages)} reports ({len(results) - n_failed} notebooks ran, {n_failed} failed); "
-          f"open {paths.REPORTS.relative_to(paths.ROOT) / 'index.html'}")
+    print(
+        f"built {len(pages)} reports ({len(results) - n_failed} notebooks ran, {n_failed} failed); "
+        f"open {paths.REPORTS.relative_to(paths.ROOT) / 'index.html'}"
+    )
     return rc or run_rc
 
 
@@ -337,12 +393,16 @@ def cmd_lab(args) -> int:
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         extra.append("--allow-root")  # containers and CI machines often run as root
     parent = os.getpid()
-    proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra, env=env,
-                            preexec_fn=lambda: die_with_parent(signal.SIGTERM, parent))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra,
+        env=env,
+        preexec_fn=lambda: die_with_parent(signal.SIGTERM, parent),
+    )
 
     def forward(signum, frame):
         if proc.poll() is None:
             proc.send_signal(signum)
+
     old = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     try:
         rc = proc.wait()
@@ -360,24 +420,40 @@ def cmd_lab(args) -> int:
 
 def _run_options(s) -> None:
     s.add_argument("notebooks", nargs="*", help="notebook names or paths (default: all in notebooks/)")
-    s.add_argument("--list", action="store_true", help="list every notebook with its parameters, types, defaults and meaning")
-    s.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
-                   help="parameter (value parsed as a Python/JSON literal and checked against the default's type; "
-                        "string parameters are taken as is)")
-    s.add_argument("-r", "--raw", nargs=2, action="append", metavar=("NAME", "VALUE"), help="string parameter, taken as is")
+    s.add_argument(
+        "--list", action="store_true", help="list every notebook with its parameters, types, defaults and meaning"
+    )
+    s.add_argument(
+        "-p",
+        "--param",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        help="parameter (value parsed as a Python/JSON literal and checked against the default's type; "
+        "string parameters are taken as is)",
+    )
+    s.add_argument(
+        "-r", "--raw", nargs=2, action="append", metavar=("NAME", "VALUE"), help="string parameter, taken as is"
+    )
     s.add_argument("--output", default=None, help="report folder (default reports/<study>/, one per selection)")
     s.add_argument("--no-report", action="store_true", help="do not render HTML after running")
     s.set_defaults(func=cmd_run)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="storagelab", description=(
-        "Storage benchmark logs (fio, bonnie++, zdb, partition tables, zpool, mbuffer) into DuckDB, "
-        "and the studies' analyses as parameterized notebooks."))
+    p = argparse.ArgumentParser(
+        prog="storagelab",
+        description=(
+            "Storage benchmark logs (fio, bonnie++, zdb, partition tables, zpool, mbuffer) into DuckDB, "
+            "and the studies' analyses as parameterized notebooks."
+        ),
+    )
     p.add_argument("--version", action="version", version=f"storagelab {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
-    s = sub.add_parser("ingest", help="parse raw logs into the database (default: data/raw/ -> data/parsed/storagelab.duckdb)")
+    s = sub.add_parser(
+        "ingest", help="parse raw logs into the database (default: data/raw/ -> data/parsed/storagelab.duckdb)"
+    )
     s.add_argument("paths", nargs="*", help="files or folders (default data/raw/)")
     s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
     s.add_argument("--manifest", default=None, help="labels CSV (default data/raw/manifest.csv)")
@@ -386,23 +462,36 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--wait", type=float, default=0.0, help="seconds to wait if another process holds the database")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--dataset", metavar="DIR", help="also bring this Parquet dataset up to date (see `export`)")
-    s.add_argument("--batch-files", type=int, default=5000,
-                   help="most files per transaction batch (default 5000; a batch also ends at 100,000 rows)")
+    s.add_argument(
+        "--batch-files",
+        type=int,
+        default=5000,
+        help="most files per transaction batch (default 5000; a batch also ends at 100,000 rows)",
+    )
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("parse", help="print files' normalized records as JSON lines (one object per row, key 'table')")
-    s.add_argument("files", nargs="+", metavar="PATH",
-                   help="log files (plain or .gz/.xz/.bz2/.zst) or folders (walked as ingest walks them)")
+    s.add_argument(
+        "files",
+        nargs="+",
+        metavar="PATH",
+        help="log files (plain or .gz/.xz/.bz2/.zst) or folders (walked as ingest walks them)",
+    )
     s.set_defaults(func=cmd_parse)
 
     for verb in ("run", "notebooks"):
-        s = sub.add_parser(verb, help="execute notebooks with papermill (all by default) into reports/<study>/; "
-                                      "-p NAME VALUE sets a parameter; --list shows every notebook's parameters",
-                           epilog="examples: storagelab run --list; storagelab run 05_stacks -p study mylab; "
-                                  "storagelab run 03_sector63 -p study mylab -p stack zfs")
+        s = sub.add_parser(
+            verb,
+            help="execute notebooks with papermill (all by default) into reports/<study>/; "
+            "-p NAME VALUE sets a parameter; --list shows every notebook's parameters",
+            epilog="examples: storagelab run --list; storagelab run 05_stacks -p study mylab; "
+            "storagelab run 03_sector63 -p study mylab -p stack zfs",
+        )
         _run_options(s)
 
-    s = sub.add_parser("report", help="render executed notebooks to offline HTML in reports/ (with index.html and figures)")
+    s = sub.add_parser(
+        "report", help="render executed notebooks to offline HTML in reports/ (with index.html and figures)"
+    )
     s.set_defaults(func=cmd_report)
 
     s = sub.add_parser("build", help="the main job: ingest data/raw/, run every notebook, render reports/")
@@ -413,14 +502,20 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--write", action="store_true")
     s.set_defaults(func=cmd_schema)
 
-    s = sub.add_parser("export", help="write the database as a hive-partitioned Parquet dataset (tool=/study=/month=) "
-                                      "that DuckDB, Spark and Trino read; incremental")
+    s = sub.add_parser(
+        "export",
+        help="write the database as a hive-partitioned Parquet dataset (tool=/study=/month=) "
+        "that DuckDB, Spark and Trino read; incremental",
+    )
     s.add_argument("--dataset", required=True, metavar="DIR", help="the dataset folder (created or brought up to date)")
     s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
     s.set_defaults(func=cmd_export)
 
-    s = sub.add_parser("spark-ingest", help="parse logs on Spark (binaryFile source: local, HDFS, S3) into the "
-                                            "Parquet dataset `export --dataset` writes (needs the spark extra and Java)")
+    s = sub.add_parser(
+        "spark-ingest",
+        help="parse logs on Spark (binaryFile source: local, HDFS, S3) into the "
+        "Parquet dataset `export --dataset` writes (needs the spark extra and Java)",
+    )
     s.add_argument("input", help="folder (or any path Spark reads) with the logs")
     s.add_argument("output", help="the dataset folder (replaced)")
     s.add_argument("--manifest", default=None, help="labels CSV, paths relative to INPUT (as data/raw/manifest.csv)")
@@ -434,8 +529,12 @@ def main(argv: list[str] | None = None) -> int:
     fmt.add_argument("--csv", action="store_true", help="CSV with a header row (NULL as an empty field)")
     fmt.add_argument("--json", action="store_true", help="JSON lines: one object per row, keys in column order")
     fmt.add_argument("--parquet", metavar="FILE", help="write the result to a Parquet file (nothing on stdout)")
-    s.add_argument("--limit", type=_count, metavar="N",
-                   help="at most N rows (0: all). Default: all rows, except the table on a terminal (40)")
+    s.add_argument(
+        "--limit",
+        type=_count,
+        metavar="N",
+        help="at most N rows (0: all). Default: all rows, except the table on a terminal (40)",
+    )
     s.set_defaults(func=cmd_sql)
 
     s = sub.add_parser("compare", help="your fio runs beside a study's runs of the same workload, per disk, with noise")
@@ -447,9 +546,12 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
     s.set_defaults(func=cmd_compare)
 
-    s = sub.add_parser("lab", help="open JupyterLab on the project with its kernel and the database ready "
-                                   "(other options go to JupyterLab, e.g. --no-browser --port 8888); "
-                                   "`lab fio|bonnie|zfs-sweep --help`: measure your own disks")
+    s = sub.add_parser(
+        "lab",
+        help="open JupyterLab on the project with its kernel and the database ready "
+        "(other options go to JupyterLab, e.g. --no-browser --port 8888); "
+        "`lab fio|bonnie|zfs-sweep --help`: measure your own disks",
+    )
     s.set_defaults(func=cmd_lab)
 
     clihelp.decorate(p, sub)

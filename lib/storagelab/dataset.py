@@ -60,8 +60,9 @@ def partition_value(v: str | None) -> str:
 
 
 def partition_dir(table: str, tool: str | None, study: str | None, month: str | None) -> Path:
-    return Path(table, f"tool={partition_value(tool)}", f"study={partition_value(study)}",
-                f"month={partition_value(month)}")
+    return Path(
+        table, f"tool={partition_value(tool)}", f"study={partition_value(study)}", f"month={partition_value(month)}"
+    )
 
 
 def partitions(con) -> dict[tuple, str]:
@@ -94,10 +95,13 @@ def _copy(con, query: str, dest: Path) -> bool:
 
 def _where(key: tuple) -> str:
     tool, study, month = key
-    return " AND ".join([
-        "f.tool IS NULL" if tool is None else f"f.tool = {_q(tool)}",
-        "f.study IS NULL" if study is None else f"f.study = {_q(study)}",
-        f"{MONTH_SQL} = {_q(month)}" if month is not None else f"{MONTH_SQL} IS NULL"])
+    return " AND ".join(
+        [
+            "f.tool IS NULL" if tool is None else f"f.tool = {_q(tool)}",
+            "f.study IS NULL" if study is None else f"f.study = {_q(study)}",
+            f"{MONTH_SQL} = {_q(month)}" if month is not None else f"{MONTH_SQL} IS NULL",
+        ]
+    )
 
 
 def _write_partition(con, out: Path, key: tuple, tables: dict) -> int:
@@ -142,9 +146,14 @@ def meta(con) -> dict:
 
     tables = _tables()
     versions = dict(con.execute("SELECT DISTINCT tool, parser_version FROM files WHERE tool IS NOT NULL").fetchall())
-    return {"format": "storagelab-dataset/1", "schema_signature": schema_signature(), "parser_versions": versions,
-            "partition_keys": list(PARTITION_KEYS), "null_partition": NULL_PARTITION,
-            "tables": {n: [[c.name, c.type] for c in t.columns] for n, t in tables.items()}}
+    return {
+        "format": "storagelab-dataset/1",
+        "schema_signature": schema_signature(),
+        "parser_versions": versions,
+        "partition_keys": list(PARTITION_KEYS),
+        "null_partition": NULL_PARTITION,
+        "tables": {n: [[c.name, c.type] for c in t.columns] for n, t in tables.items()},
+    }
 
 
 def export(con, out: Path | str) -> dict:
@@ -178,8 +187,10 @@ def export(con, out: Path | str) -> dict:
     sig = {}
     for name in UNPARTITIONED:
         cols = ", ".join(f'"{c.name}"' for c in tables[name].columns)
-        (h,) = con.execute(f"SELECT md5(coalesce(string_agg(CAST(t AS VARCHAR), '|' ORDER BY CAST(t AS VARCHAR)), '')) "
-                           f'FROM (SELECT {cols} FROM "{name}") t').fetchone()
+        (h,) = con.execute(
+            f"SELECT md5(coalesce(string_agg(CAST(t AS VARCHAR), '|' ORDER BY CAST(t AS VARCHAR)), '')) "
+            f'FROM (SELECT {cols} FROM "{name}") t'
+        ).fetchone()
         sig[name] = h
         if (old.get("_unpartitioned") or {}).get(name) != h or not (out / name / PART).exists():
             if _copy(con, f'SELECT {cols} FROM "{name}" ORDER BY ALL', out / name / PART):
@@ -204,7 +215,9 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
     info = json.loads((path / META_DIR / "meta.json").read_text())
     con = duckdb.connect(":memory:")
     con.execute('CREATE TABLE "meta" (key VARCHAR PRIMARY KEY, value VARCHAR)')
-    con.execute("INSERT INTO meta VALUES ('dataset', ?), ('schema_signature', ?)", [str(path), info["schema_signature"]])
+    con.execute(
+        "INSERT INTO meta VALUES ('dataset', ?), ('schema_signature', ?)", [str(path), info["schema_signature"]]
+    )
     for name, cols in info["tables"].items():
         files = sorted((path / name).rglob("*.parquet")) if (path / name).is_dir() else []
         files = [f for f in files if not f.name.startswith(".")]
@@ -215,6 +228,8 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
         glob = (path / name).as_posix() + ("/*.parquet" if name in UNPARTITIONED else "/**/*.parquet")
         select = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in cols)
         hive = "false" if name in UNPARTITIONED else "true"
-        con.execute(f'CREATE VIEW "{name}" AS SELECT {select} FROM read_parquet({_q(glob)}, '
-                    f"hive_partitioning={hive}, hive_types_autocast=false, union_by_name=true)")
+        con.execute(
+            f'CREATE VIEW "{name}" AS SELECT {select} FROM read_parquet({_q(glob)}, '
+            f"hive_partitioning={hive}, hive_types_autocast=false, union_by_name=true)"
+        )
     return con

@@ -15,8 +15,15 @@ class ParseError(StoragelabError, ValueError):
     (a compressed log past the decompression limit). line is 1-based (None when the problem is the file as a whole).
     """
 
-    def __init__(self, message: str, *, line: int | None = None, expected: str | None = None,
-                 kind: str = "invalid", path: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        expected: str | None = None,
+        kind: str = "invalid",
+        path: str | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.line = line
@@ -24,7 +31,7 @@ class ParseError(StoragelabError, ValueError):
         self.kind = kind
         self.path = path
 
-    def with_path(self, path: str) -> "ParseError":
+    def with_path(self, path: str) -> ParseError:
         self.path = str(path)
         return self
 

@@ -59,11 +59,11 @@ def _segment(seg: str) -> str:
         if c == "?":
             out.append("[^/]")
         elif c == "[":
-            j = seg.find("]", i + 2 if seg[i + 1: i + 2] in ("!", "^", "]") else i + 1)
+            j = seg.find("]", i + 2 if seg[i + 1 : i + 2] in ("!", "^", "]") else i + 1)
             if j < 0:
                 out.append(re.escape(c))
             else:
-                body = seg[i + 1: j]
+                body = seg[i + 1 : j]
                 if body[:1] in ("!", "^"):
                     body = "^" + body[1:]
                 out.append("[" + body.replace("\\", "\\\\") + "]")
@@ -115,7 +115,7 @@ class IgnoreList:
         self._dirs: dict[str, bool] = {}
 
     @classmethod
-    def load(cls, folder: Path | str) -> "IgnoreList | None":
+    def load(cls, folder: Path | str) -> IgnoreList | None:
         """The ignore file at the top of ``folder``, or None when there is none."""
         f = Path(folder) / IGNORE_FILE
         try:
@@ -171,8 +171,9 @@ def _roots(targets: Iterable[Path | str], raw: Path) -> list[tuple[str, IgnoreLi
     return sorted(((a, il) for a, il in roots.items() if il and il.rules), key=lambda x: -len(x[0]))
 
 
-def split(listing: Iterable[tuple], targets: Iterable[Path | str], raw: Path | None = None
-          ) -> tuple[list[tuple], list[tuple], list[str]]:
+def split(
+    listing: Iterable[tuple], targets: Iterable[Path | str], raw: Path | None = None
+) -> tuple[list[tuple], list[tuple], list[str]]:
     """(kept, ignored, ignore files used) of a store listing of (key, path, ...) tuples: an entry
     is ignored when the ignore file of its root (data/raw/, or a folder target outside it)
     matches its path relative to that root."""
@@ -188,7 +189,7 @@ def split(listing: Iterable[tuple], targets: Iterable[Path | str], raw: Path | N
         hit = False
         for root, il in roots:  # deepest root first
             if a.startswith(root + os.sep):
-                hit = il.ignored(a[len(root) + 1:].replace(os.sep, "/"))
+                hit = il.ignored(a[len(root) + 1 :].replace(os.sep, "/"))
                 if hit:
                     used.add(il.source)
                 break

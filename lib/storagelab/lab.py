@@ -42,6 +42,7 @@ GIB = 1024 * MIB
 
 # ----------------------------------------------------------------------------- presets
 
+
 @dataclass(frozen=True)
 class Preset:
     doc: str
@@ -58,16 +59,42 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    "smoke": Preset("a few seconds: random 4k read and sequential 4k write, iodepth x numjobs 1x1 and 2x2, 2 s each (tests)",
-                    ("randread", "write"), ("4k",), ((1, 1), (2, 2)), "8M", 2,
-                    log_avg_msec=250, log_hist_msec=500),
-    "homelab-seq-write": Preset("the homelab-mergerfs study: sequential 1M write, numjobs 8 x iodepth 8 on one shared "
-                                "16 GiB file (--filename, as the study did: flagged), 60 s",
-                                ("write",), ("1M",), ((8, 8),), "16G", 60, shared_file=True),
-    "ars-4k": Preset("the Ars ZFS-vs-RAID study: random 4K read and write, 1 process at iodepth 1 and 8 x 8",
-                     ("randread", "randwrite"), ("4k",), ((1, 1), (8, 8)), "4G", 60),
-    "ars-1m": Preset("the Ars ZFS-vs-RAID study: random 1M read and write, 1 process at iodepth 1 and 8 x 8",
-                     ("randread", "randwrite"), ("1M",), ((1, 1), (8, 8)), "4G", 60),
+    "smoke": Preset(
+        "a few seconds: random 4k read and sequential 4k write, iodepth x numjobs 1x1 and 2x2, 2 s each (tests)",
+        ("randread", "write"),
+        ("4k",),
+        ((1, 1), (2, 2)),
+        "8M",
+        2,
+        log_avg_msec=250,
+        log_hist_msec=500,
+    ),
+    "homelab-seq-write": Preset(
+        "the homelab-mergerfs study: sequential 1M write, numjobs 8 x iodepth 8 on one shared "
+        "16 GiB file (--filename, as the study did: flagged), 60 s",
+        ("write",),
+        ("1M",),
+        ((8, 8),),
+        "16G",
+        60,
+        shared_file=True,
+    ),
+    "ars-4k": Preset(
+        "the Ars ZFS-vs-RAID study: random 4K read and write, 1 process at iodepth 1 and 8 x 8",
+        ("randread", "randwrite"),
+        ("4k",),
+        ((1, 1), (8, 8)),
+        "4G",
+        60,
+    ),
+    "ars-1m": Preset(
+        "the Ars ZFS-vs-RAID study: random 1M read and write, 1 process at iodepth 1 and 8 x 8",
+        ("randread", "randwrite"),
+        ("1M",),
+        ((1, 1), (8, 8)),
+        "4G",
+        60,
+    ),
 }
 
 
@@ -87,12 +114,28 @@ class Run:
 
 def _size_bytes(text: str) -> int:
     from .units import fio_option_bytes
+
     return int(fio_option_bytes(text))
 
 
-def build_runs(preset: Preset, *, target: Path, out: Path, rw=None, bs=None, depth_jobs=None, size=None,
-               runtime_s=None, direct=None, ioengine="libaio", filename=None, log_avg_msec=None,
-               log_hist_msec=None, fio="fio", extra=()) -> list[Run]:
+def build_runs(
+    preset: Preset,
+    *,
+    target: Path,
+    out: Path,
+    rw=None,
+    bs=None,
+    depth_jobs=None,
+    size=None,
+    runtime_s=None,
+    direct=None,
+    ioengine="libaio",
+    filename=None,
+    log_avg_msec=None,
+    log_hist_msec=None,
+    fio="fio",
+    extra=(),
+) -> list[Run]:
     """The matrix of one preset (any part overridden), each run with its exact fio command.
 
     Each run is one fio job ``RUNID`` with ``numjobs`` clones (group_reporting: one result per run);
@@ -111,22 +154,42 @@ def build_runs(preset: Preset, *, target: Path, out: Path, rw=None, bs=None, dep
             for qd, nj in depth_jobs or preset.depth_jobs:
                 run_id = f"{r}-{b}-qd{qd}-nj{nj}".lower()
                 log = str(out / run_id)
-                argv = [fio, f"--name={run_id}", f"--directory={target}", f"--rw={r}", f"--bs={b}",
-                        f"--size={size}", f"--ioengine={ioengine}", f"--iodepth={qd}", f"--numjobs={nj}",
-                        f"--direct={direct}", f"--runtime={runtime_s}", "--time_based", "--group_reporting",
-                        "--unlink=1"]
+                argv = [
+                    fio,
+                    f"--name={run_id}",
+                    f"--directory={target}",
+                    f"--rw={r}",
+                    f"--bs={b}",
+                    f"--size={size}",
+                    f"--ioengine={ioengine}",
+                    f"--iodepth={qd}",
+                    f"--numjobs={nj}",
+                    f"--direct={direct}",
+                    f"--runtime={runtime_s}",
+                    "--time_based",
+                    "--group_reporting",
+                    "--unlink=1",
+                ]
                 shared = filename or (f"{run_id}.data" if preset.shared_file else None)
                 if shared:
                     argv.append(f"--filename={shared}")
-                argv += [f"--write_bw_log={log}", f"--write_iops_log={log}", f"--write_lat_log={log}",
-                         f"--log_avg_msec={log_avg_msec}", f"--write_hist_log={log}",
-                         f"--log_hist_msec={log_hist_msec}", *preset.extra, *extra,
-                         "--output-format=normal,json+"]
+                argv += [
+                    f"--write_bw_log={log}",
+                    f"--write_iops_log={log}",
+                    f"--write_lat_log={log}",
+                    f"--log_avg_msec={log_avg_msec}",
+                    f"--write_hist_log={log}",
+                    f"--log_hist_msec={log_hist_msec}",
+                    *preset.extra,
+                    *extra,
+                    "--output-format=normal,json+",
+                ]
                 runs.append(Run(run_id, r, b, qd, nj, size, runtime_s, direct, argv, bool(shared)))
     return runs
 
 
 # ----------------------------------------------------------------------------- the system under test
+
 
 def _cmd(argv: list[str], timeout: float = 20) -> str | None:
     """stdout of a command, or None when it is missing or fails."""
@@ -184,8 +247,9 @@ def describe_target(target: Path) -> dict:
         pool = dataset.split("/")[0]
         info["pool"] = pool
         info["dataset"] = dataset
-        props = _cmd(["zfs", "get", "-Hp", "-o", "property,value",
-                      "recordsize,compression,sync,primarycache,atime", dataset])
+        props = _cmd(
+            ["zfs", "get", "-Hp", "-o", "property,value", "recordsize,compression,sync,primarycache,atime", dataset]
+        )
         if props:
             info["zfs"] = dict(line.split("\t", 1) for line in props.splitlines() if "\t" in line)
         ashift = _cmd(["zpool", "get", "-Hp", "-o", "value", "ashift", pool])
@@ -204,8 +268,13 @@ def describe_target(target: Path) -> dict:
 
 
 _VDEV = re.compile(r"^(mirror|raidz[123]?|draid[123]?)(?::[^-\s]*)?(?:-\d+)?$")
-_SECTIONS = {"logs": "log_devices", "cache": "cache_devices", "spares": "spares", "special": "special",
-             "dedup": "dedup"}
+_SECTIONS = {
+    "logs": "log_devices",
+    "cache": "cache_devices",
+    "spares": "spares",
+    "special": "special",
+    "dedup": "dedup",
+}
 
 
 def pool_layout(status: str) -> dict:
@@ -215,14 +284,20 @@ def pool_layout(status: str) -> dict:
     try:
         head = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["NAME", "STATE"])
     except StopIteration:
-        return {"vdev_type": None, "vdev_count": None, "vdev_width": None, "devices": [], "log_devices": [],
-                "cache_devices": []}
+        return {
+            "vdev_type": None,
+            "vdev_count": None,
+            "vdev_width": None,
+            "devices": [],
+            "log_devices": [],
+            "cache_devices": [],
+        }
     indent = lambda ln: len(ln) - len(ln.lstrip())  # noqa: E731
     base = None
     section = None
     vdevs: list[tuple[str, list[str]]] = []
     other: dict[str, list[str]] = {v: [] for v in _SECTIONS.values()}
-    for ln in lines[head + 1:]:
+    for ln in lines[head + 1 :]:
         if not ln.strip():
             if base is not None:
                 break
@@ -246,10 +321,14 @@ def pool_layout(status: str) -> dict:
             vdevs[-1][1].append(name)
     kinds = {("raidz1" if k == "raidz" else k) for k, _ in vdevs}
     widths = {len(d) for _, d in vdevs}
-    return {"vdev_type": (kinds.pop() if len(kinds) == 1 else "mixed") if kinds else None,
-            "vdev_count": len(vdevs) or None, "vdev_width": widths.pop() if len(widths) == 1 else None,
-            "devices": [d for _, ds in vdevs for d in ds], "log_devices": other["log_devices"],
-            "cache_devices": other["cache_devices"]}
+    return {
+        "vdev_type": (kinds.pop() if len(kinds) == 1 else "mixed") if kinds else None,
+        "vdev_count": len(vdevs) or None,
+        "vdev_width": widths.pop() if len(widths) == 1 else None,
+        "devices": [d for _, ds in vdevs for d in ds],
+        "log_devices": other["log_devices"],
+        "cache_devices": other["cache_devices"],
+    }
 
 
 def describe_device(dev: str) -> dict:
@@ -264,8 +343,12 @@ def describe_device(dev: str) -> dict:
             pass
     name = (d.get("pkname") or d.get("name") or Path(os.path.realpath(dev)).name).strip()
     q = f"/sys/block/{name}"
-    for key, f in (("model", "device/model"), ("rota", "queue/rotational"), ("log-sec", "queue/logical_block_size"),
-                   ("phy-sec", "queue/physical_block_size")):
+    for key, f in (
+        ("model", "device/model"),
+        ("rota", "queue/rotational"),
+        ("log-sec", "queue/logical_block_size"),
+        ("phy-sec", "queue/physical_block_size"),
+    ):
         if d.get(key) in (None, ""):
             v = _read(f"{q}/{f}")
             if v is not None:
@@ -286,8 +369,9 @@ def describe_system() -> dict:
     return {"host": socket.gethostname(), "os": os_name, "kernel": os.uname().release, "ram_bytes": ram_bytes()}
 
 
-def sanity_flags(*, target_info: dict, direct: int, total_bytes: int, ram: int, numjobs: int,
-                 shared_file: bool, l2arc_bytes: int = 0) -> list[str]:
+def sanity_flags(
+    *, target_info: dict, direct: int, total_bytes: int, ram: int, numjobs: int, shared_file: bool, l2arc_bytes: int = 0
+) -> list[str]:
     """Reasons the numbers may not measure the disks, decided before the run."""
     flags = []
     fs = target_info.get("fstype")
@@ -295,8 +379,10 @@ def sanity_flags(*, target_info: dict, direct: int, total_bytes: int, ram: int, 
     if fs == "zfs" and direct and zv and _version_tuple(zv) < (2, 3):
         flags.append(f"direct I/O on ZFS {zv} (< 2.3): O_DIRECT is ignored or refused, I/O goes through the ARC")
     if ram and total_bytes < ram + l2arc_bytes:
-        flags.append(f"file size {total_bytes} B below RAM{' + L2ARC' if l2arc_bytes else ''} "
-                     f"({ram + l2arc_bytes} B): reads may come from the page cache/ARC")
+        flags.append(
+            f"file size {total_bytes} B below RAM{' + L2ARC' if l2arc_bytes else ''} "
+            f"({ram + l2arc_bytes} B): reads may come from the page cache/ARC"
+        )
     if numjobs > 1 and shared_file:
         flags.append(f"numjobs={numjobs} share one file: the jobs contend for the same blocks")
     return flags
@@ -310,7 +396,9 @@ def _device_text(devs: list[dict]) -> str:
     return " + ".join(out) or None
 
 
-def _notes(system: dict, target_info: dict, tool_version: str | None, flags: list[str], extra: dict | None = None) -> str:
+def _notes(
+    system: dict, target_info: dict, tool_version: str | None, flags: list[str], extra: dict | None = None
+) -> str:
     parts = [f"kernel={system['kernel']}", f"ram_bytes={system['ram_bytes']}"]
     if tool_version:  # "fio-3.33" -> fio_version=3.33; "bonnie++ 2.00a" -> bonnie++_version=2.00a
         tool, _, ver = tool_version.replace(" ", "-").partition("-")
@@ -319,8 +407,10 @@ def _notes(system: dict, target_info: dict, tool_version: str | None, flags: lis
     if target_info.get("mount_options"):
         parts.append(f"mount_options={target_info['mount_options']}")
     for d in target_info.get("devices", []):
-        parts.append(f"{d.get('device')}: rotational={d.get('rota')} logical_sector_bytes={d.get('log-sec')} "
-                     f"physical_sector_bytes={d.get('phy-sec')}")
+        parts.append(
+            f"{d.get('device')}: rotational={d.get('rota')} logical_sector_bytes={d.get('log-sec')} "
+            f"physical_sector_bytes={d.get('phy-sec')}"
+        )
     for k, v in sorted((target_info.get("zfs") or {}).items()):
         parts.append(f"zfs {k}={v}")
     for k, v in (extra or {}).items():
@@ -331,6 +421,7 @@ def _notes(system: dict, target_info: dict, tool_version: str | None, flags: lis
 
 # ----------------------------------------------------------------------------- manifest
 
+
 def manifest_for(out: Path) -> Path:
     """data/raw/manifest.csv for output under data/raw/, else OUT/manifest.csv."""
     try:
@@ -340,18 +431,35 @@ def manifest_for(out: Path) -> Path:
         return out / "manifest.csv"
 
 
-def manifest_row(file: Path, root: Path, label: str, system: dict, tinfo: dict, argv: list[str], notes: str,
-                 labels: dict | None = None) -> dict:
+def manifest_row(
+    file: Path,
+    root: Path,
+    label: str,
+    system: dict,
+    tinfo: dict,
+    argv: list[str],
+    notes: str,
+    labels: dict | None = None,
+) -> dict:
     """The manifest row of one saved file: what the lab knows of the system and target, ``labels`` on top."""
     layout = tinfo.get("layout") or {}
     return {
-        "path": file.resolve().relative_to(root.resolve()).as_posix(), "study": "lab", "label": label,
-        "host": system["host"], "os": f"{system['os']} (kernel {system['kernel']})", "stack": tinfo.get("fstype"),
-        "pool": tinfo.get("pool"), "devices": _device_text(tinfo.get("devices", [])),
+        "path": file.resolve().relative_to(root.resolve()).as_posix(),
+        "study": "lab",
+        "label": label,
+        "host": system["host"],
+        "os": f"{system['os']} (kernel {system['kernel']})",
+        "stack": tinfo.get("fstype"),
+        "pool": tinfo.get("pool"),
+        "devices": _device_text(tinfo.get("devices", [])),
         **{k: layout.get(k) for k in ("vdev_type", "vdev_count", "vdev_width")},
         **{k: " ".join(layout.get(k) or []) or None for k in ("cache_devices", "log_devices")},
-        "recordsize_bytes": (tinfo.get("zfs") or {}).get("recordsize"), "ashift": tinfo.get("ashift"),
-        "zfs_version": tinfo.get("zfs_version"), "command": shlex.join(argv), "notes": notes, **(labels or {}),
+        "recordsize_bytes": (tinfo.get("zfs") or {}).get("recordsize"),
+        "ashift": tinfo.get("ashift"),
+        "zfs_version": tinfo.get("zfs_version"),
+        "command": shlex.join(argv),
+        "notes": notes,
+        **(labels or {}),
     }
 
 
@@ -391,6 +499,7 @@ def append_manifest(manifest: Path, rows: list[dict]) -> int:
 
 # ----------------------------------------------------------------------------- running
 
+
 def default_out(host: str) -> Path:
     return paths.RAW / "lab" / host / _dt.date.today().isoformat()
 
@@ -402,11 +511,17 @@ def _fmt_s(s: float) -> str:
 
 def _ingest(files: list[Path], db: Path | None, manifest: Path) -> int:
     from .store import ingest
+
     if not files:
         return 0
     db_path = Path(db) if db else paths.DB
-    s = ingest([str(f) for f in files], db_path=db_path, manifest_path=manifest,
-               parquet_dir=None if db_path == paths.DB else False, progress=False)
+    s = ingest(
+        [str(f) for f in files],
+        db_path=db_path,
+        manifest_path=manifest,
+        parquet_dir=None if db_path == paths.DB else False,
+        progress=False,
+    )
     print(f"ingest: {s.line()}")
     for e in s.errors:
         print(f"error: {e}", file=sys.stderr)
@@ -414,13 +529,27 @@ def _ingest(files: list[Path], db: Path | None, manifest: Path) -> int:
 
 
 def _run_files(out: Path, run_id: str) -> list[Path]:
-    return sorted(p for p in out.glob(f"{run_id}*") if p.name == f"{run_id}.txt"
-                  or re.fullmatch(re.escape(run_id) + r"_(bw|iops|lat|clat|slat|clat_hist)(\.\d+)?\.log", p.name))
+    return sorted(
+        p
+        for p in out.glob(f"{run_id}*")
+        if p.name == f"{run_id}.txt"
+        or re.fullmatch(re.escape(run_id) + r"_(bw|iops|lat|clat|slat|clat_hist)(\.\d+)?\.log", p.name)
+    )
 
 
-def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None = None, labels: dict | None = None,
-                   ingest: bool = True, shared_file: bool = False, fio: str = "fio", device_limit: float | None = None,
-                   log=print) -> int:
+def run_fio_matrix(
+    runs: list[Run],
+    *,
+    target: Path,
+    out: Path,
+    db: Path | None = None,
+    labels: dict | None = None,
+    ingest: bool = True,
+    shared_file: bool = False,
+    fio: str = "fio",
+    device_limit: float | None = None,
+    log=print,
+) -> int:
     """Run each fio command (skipping runs whose output exists), save and label its files, ingest them.
     ``device_limit``: what the devices can deliver, bytes/s; a run measured faster is flagged (cache)."""
     target.mkdir(parents=True, exist_ok=True)
@@ -443,8 +572,14 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
         log(f"[{i}/{len(todo)}] {run.run_id}: {left} left after this, about {_fmt_s(est_each * (left + 1))} to go")
         shared = shared_file or run.shared_file
         total = _size_bytes(run.size) * (1 if shared else run.numjobs)
-        flags = sanity_flags(target_info=tinfo, direct=run.direct, total_bytes=total, ram=system["ram_bytes"],
-                             numjobs=run.numjobs, shared_file=shared)
+        flags = sanity_flags(
+            target_info=tinfo,
+            direct=run.direct,
+            total_bytes=total,
+            ram=system["ram_bytes"],
+            numjobs=run.numjobs,
+            shared_file=shared,
+        )
         for f in flags:
             log(f"  sanity: {f}")
         part = out / f"{run.run_id}.txt.part"
@@ -462,11 +597,11 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
         if p.returncode != 0:
             # kept outside OUT: under data/raw/ every file needs a manifest row and must parse
             import tempfile
+
             keep = Path(tempfile.gettempdir()) / "storagelab-lab-failed" / f"{run.run_id}.txt"
             keep.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(str(part), keep)
-            log(f"  fio failed ({p.returncode}), output kept in {keep}: "
-                f"{err.decode(errors='replace').strip()[-500:]}")
+            log(f"  fio failed ({p.returncode}), output kept in {keep}: {err.decode(errors='replace').strip()[-500:]}")
             failed.append(run.run_id)
             for f in _run_files(out, run.run_id):
                 f.unlink(missing_ok=True)
@@ -481,11 +616,13 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
         for f in cache_flags(out / f"{run.run_id}.txt", device_limit):
             log(f"  sanity: {f}")
             flags.append(f)
-        notes = _notes(system, tinfo, version, flags,
-                       {"empty logs not kept": ",".join(f.name for f in empty)} if empty else None)
+        notes = _notes(
+            system, tinfo, version, flags, {"empty logs not kept": ",".join(f.name for f in empty)} if empty else None
+        )
         extra = {**({"device_limit_bytes_per_s": device_limit} if device_limit else {}), **(labels or {})}
-        append_manifest(manifest, [manifest_row(f, root, run.run_id, system, tinfo, run.argv, notes, extra)
-                                   for f in files])
+        append_manifest(
+            manifest, [manifest_row(f, root, run.run_id, system, tinfo, run.argv, notes, extra) for f in files]
+        )
         done_files.extend(files)
 
     failed: list[str] = []
@@ -506,8 +643,10 @@ def run_fio_matrix(runs: list[Run], *, target: Path, out: Path, db: Path | None 
             _run_one(i, run)
     finally:
         _set_sigint(old_handler)
-    log(f"lab fio: {len(done_files)} files from {len(spent)} runs in {_fmt_s(time.monotonic() - started)}; "
-        f"manifest {manifest}")
+    log(
+        f"lab fio: {len(done_files)} files from {len(spent)} runs in {_fmt_s(time.monotonic() - started)}; "
+        f"manifest {manifest}"
+    )
     rc = _ingest(done_files, db, manifest) if ingest else 0
     if failed:
         log(f"lab fio: {len(failed)} runs failed: {', '.join(failed)}")
@@ -520,6 +659,7 @@ def cache_flags(output: Path, device_limit: float | None) -> list[str]:
         return []
     from .errors import ParseError
     from .parsers import parse_bytes
+
     try:
         parsed, _ = parse_bytes(output.read_bytes(), str(output))
     except (ParseError, OSError) as e:
@@ -529,21 +669,35 @@ def cache_flags(output: Path, device_limit: float | None) -> list[str]:
     for r in parsed.rows("fio_results"):
         if r["job_index"] in final and r.get("bw_bytes_per_s"):
             bw[r["direction"]] = bw.get(r["direction"], 0.0) + r["bw_bytes_per_s"]
-    return [f"{d} at {v:.0f} B/s, faster than the devices can deliver ({device_limit:.0f} B/s): cache"
-            for d, v in sorted(bw.items()) if v > device_limit]
+    return [
+        f"{d} at {v:.0f} B/s, faster than the devices can deliver ({device_limit:.0f} B/s): cache"
+        for d, v in sorted(bw.items())
+        if v > device_limit
+    ]
 
 
 def _set_sigint(handler):
     """Install a SIGINT handler (main thread only; elsewhere Ctrl-C keeps Python's default)."""
     import signal
+
     try:
         return signal.signal(signal.SIGINT, handler)
     except ValueError:
         return None
 
 
-def run_bonnie(*, target: Path, out: Path, size_bytes: int | None, db: Path | None, files: int = 16,
-               bonnie="bonnie++", ingest: bool = True, labels: dict | None = None, log=print) -> int:
+def run_bonnie(
+    *,
+    target: Path,
+    out: Path,
+    size_bytes: int | None,
+    db: Path | None,
+    files: int = 16,
+    bonnie="bonnie++",
+    ingest: bool = True,
+    labels: dict | None = None,
+    log=print,
+) -> int:
     """One bonnie++ run (file size 2 x RAM unless ``size_bytes``), saved as OUT/bonnie-<size>.txt."""
     system = describe_system()
     ram = system["ram_bytes"]
@@ -555,8 +709,7 @@ def run_bonnie(*, target: Path, out: Path, size_bytes: int | None, db: Path | No
     out.mkdir(parents=True, exist_ok=True)
     name = f"bonnie-{size_mib}m-n{files}.txt"
     dest = out / name
-    argv = [bonnie, "-d", str(target), "-s", str(size_mib), "-r", str(ram_mib), "-n", str(files),
-            "-m", system["host"]]
+    argv = [bonnie, "-d", str(target), "-s", str(size_mib), "-r", str(ram_mib), "-n", str(files), "-m", system["host"]]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv += ["-u", "root"]
     tinfo = describe_target(target)
@@ -588,8 +741,9 @@ def run_bonnie(*, target: Path, out: Path, size_bytes: int | None, db: Path | No
         version = f"bonnie++ {m.group(1)}"
     manifest = manifest_for(out)
     notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB})
-    append_manifest(manifest, [manifest_row(dest, manifest.parent, f"bonnie++ {size_mib} MiB", system, tinfo, argv,
-                                            notes, labels)])
+    append_manifest(
+        manifest, [manifest_row(dest, manifest.parent, f"bonnie++ {size_mib} MiB", system, tinfo, argv, notes, labels)]
+    )
     return _ingest([dest], db, manifest) if ingest else 0
 
 
@@ -606,8 +760,9 @@ def sweep_layouts(disks: list[str]) -> list[dict]:
     for k in range(2, n + 1):
         out.append(dict(vdev_type="single", vdev_count=k, vdev_width=1, vdevs=[[d] for d in disks[:k]]))
     for k in range(1, n // 2 + 1):
-        out.append(dict(vdev_type="mirror", vdev_count=k, vdev_width=2,
-                        vdevs=[disks[2 * i:2 * i + 2] for i in range(k)]))
+        out.append(
+            dict(vdev_type="mirror", vdev_count=k, vdev_width=2, vdevs=[disks[2 * i : 2 * i + 2] for i in range(k)])
+        )
     for kind, least in (("raidz1", 3), ("raidz2", 4)):
         for w in range(least, n + 1):
             out.append(dict(vdev_type=kind, vdev_count=1, vdev_width=w, vdevs=[disks[:w]]))
@@ -615,8 +770,20 @@ def sweep_layouts(disks: list[str]) -> list[dict]:
 
 
 def zpool_create_argv(pool: str, layout: dict, ashift: int) -> list[str]:
-    argv = ["zpool", "create", "-f", "-o", f"ashift={ashift}", "-O", "compression=off", "-O", "atime=off",
-            "-m", f"/{pool}", pool]
+    argv = [
+        "zpool",
+        "create",
+        "-f",
+        "-o",
+        f"ashift={ashift}",
+        "-O",
+        "compression=off",
+        "-O",
+        "atime=off",
+        "-m",
+        f"/{pool}",
+        pool,
+    ]
     for vdev in layout["vdevs"]:
         if layout["vdev_type"] != "single":
             argv.append(layout["vdev_type"])
@@ -624,8 +791,18 @@ def zpool_create_argv(pool: str, layout: dict, ashift: int) -> list[str]:
     return argv
 
 
-def sweep_plan(disks: list[str], *, pool: str = "labsweep", ashift: int = 12, recordsizes=("4K", "128K", "1M"),
-               presets=None, out: Path, size=None, runtime_s=None, fio="fio") -> list[dict]:
+def sweep_plan(
+    disks: list[str],
+    *,
+    pool: str = "labsweep",
+    ashift: int = 12,
+    recordsizes=("4K", "128K", "1M"),
+    presets=None,
+    out: Path,
+    size=None,
+    runtime_s=None,
+    fio="fio",
+) -> list[dict]:
     """Every step of the sweep: per layout, the zpool create, then per recordsize a zfs create/set and the
     fio runs, then zpool destroy. ``presets`` maps recordsize -> preset names (default: ars-4k at 4K,
     ars-1m at 1M, both at 128K, ZFS's default)."""
@@ -642,8 +819,9 @@ def sweep_plan(disks: list[str], *, pool: str = "labsweep", ashift: int = 12, re
             run_out = out / name / f"rs{rs.lower()}"
             runs = []
             for pname in presets.get(rs, ()):
-                runs += build_runs(PRESETS[pname], target=Path(f"/{ds}"), out=run_out, size=size, runtime_s=runtime_s,
-                                   fio=fio)
+                runs += build_runs(
+                    PRESETS[pname], target=Path(f"/{ds}"), out=run_out, size=size, runtime_s=runtime_s, fio=fio
+                )
             for r in runs:
                 steps.append(("fio", r.argv))
             runs_by_rs.append((rs, ds, run_out, runs))
@@ -663,9 +841,15 @@ def run_sweep(plan: list[dict], *, pool: str, ashift: int, db: Path | None, log=
             for rs, ds, run_out, runs in item["runs"]:
                 subprocess.run(["zfs", "create", ds], check=True)
                 subprocess.run(["zfs", "set", f"recordsize={rs}", ds], check=True)
-                labels = dict(vdev_type=lay["vdev_type"], vdev_count=lay["vdev_count"], vdev_width=lay["vdev_width"],
-                              recordsize_bytes=RECORDSIZES[rs], ashift=ashift, pool=pool,
-                              label=None)
+                labels = dict(
+                    vdev_type=lay["vdev_type"],
+                    vdev_count=lay["vdev_count"],
+                    vdev_width=lay["vdev_width"],
+                    recordsize_bytes=RECORDSIZES[rs],
+                    ashift=ashift,
+                    pool=pool,
+                    label=None,
+                )
                 labels = {k: v for k, v in labels.items() if v is not None}
                 rc |= run_fio_matrix(runs, target=Path(f"/{ds}"), out=run_out, db=db, labels=labels, log=log)
         finally:
@@ -675,6 +859,7 @@ def run_sweep(plan: list[dict], *, pool: str, ashift: int, db: Path | None, log=
 
 
 # ----------------------------------------------------------------------------- command line
+
 
 def _depth_jobs(text: str) -> list[tuple[int, int]]:
     """'1x1,8x8' -> [(1, 1), (8, 8)] (iodepth x numjobs)."""
@@ -702,13 +887,17 @@ def _csv(text: str) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="storagelab lab", description=(
-        "Measure your own disks. `storagelab lab` alone opens JupyterLab."))
+    p = argparse.ArgumentParser(
+        prog="storagelab lab", description=("Measure your own disks. `storagelab lab` alone opens JupyterLab.")
+    )
     sub = p.add_subparsers(dest="what", required=True)
     presets = "; ".join(f"{k}: {v.doc}" for k, v in PRESETS.items())
 
-    f = sub.add_parser("fio", help="run a fio matrix against a directory, save, label and ingest it",
-                       description=f"Presets - {presets}")
+    f = sub.add_parser(
+        "fio",
+        help="run a fio matrix against a directory, save, label and ingest it",
+        description=f"Presets - {presets}",
+    )
     f.add_argument("--preset", default="smoke", choices=sorted(PRESETS))
     f.add_argument("--target", required=True, help="directory to test (fio's files are created there and deleted)")
     f.add_argument("--out", default=None, help="where the outputs go (default data/raw/lab/<host>/<date>/)")
@@ -721,8 +910,12 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--direct", type=int, choices=(0, 1))
     f.add_argument("--ioengine", default="libaio")
     f.add_argument("--filename", help="one file shared by all jobs (flagged when numjobs > 1)")
-    f.add_argument("--device-limit", type=_rate, help="what the devices can deliver, e.g. 900MB/s or 550MiB/s: a faster "
-                                                      "run is flagged as cached (and the manifest's device_limit_bytes_per_s set)")
+    f.add_argument(
+        "--device-limit",
+        type=_rate,
+        help="what the devices can deliver, e.g. 900MB/s or 550MiB/s: a faster "
+        "run is flagged as cached (and the manifest's device_limit_bytes_per_s set)",
+    )
     f.add_argument("--log-avg-msec", type=int, help="log window, ms (default 500 = fio's bw/iops samples; smoke 250)")
     f.add_argument("--log-hist-msec", type=int, help="histogram log interval, ms (default 1000; smoke 500)")
     f.add_argument("--no-ingest", action="store_true")
@@ -733,12 +926,18 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--out", default=None)
     b.add_argument("--db", default=None)
     b.add_argument("--size", help="file size (e.g. 512M, 64G; default 2 x RAM)")
-    b.add_argument("--files", type=int, default=16, help="bonnie++ -n: file creation tests, in 1024s of files (0: none)")
+    b.add_argument(
+        "--files", type=int, default=16, help="bonnie++ -n: file creation tests, in 1024s of files (0: none)"
+    )
     b.add_argument("--no-ingest", action="store_true")
 
-    z = sub.add_parser("zfs-sweep", help="Ars-style ZFS topology x recordsize sweep (prints its commands; "
-                                         "runs only with --yes and --disks)")
-    z.add_argument("--disks", type=_csv, required=True, help="disks to DESTROY, comma separated (e.g. /dev/sdb,/dev/sdc)")
+    z = sub.add_parser(
+        "zfs-sweep",
+        help="Ars-style ZFS topology x recordsize sweep (prints its commands; runs only with --yes and --disks)",
+    )
+    z.add_argument(
+        "--disks", type=_csv, required=True, help="disks to DESTROY, comma separated (e.g. /dev/sdb,/dev/sdc)"
+    )
     z.add_argument("--pool", default="labsweep")
     z.add_argument("--ashift", type=int, default=12)
     z.add_argument("--recordsizes", type=_csv, default=["4K", "128K", "1M"])
@@ -761,34 +960,69 @@ def main(argv: list[str]) -> int:
             print("storagelab lab fio: fio is not installed (Debian: apt-get install fio)", file=sys.stderr)
             return 2
         target = Path(args.target).resolve()
-        runs = build_runs(PRESETS[args.preset], target=target, out=out.resolve(), rw=args.rw, bs=args.bs,
-                          depth_jobs=args.depth_jobs, size=args.size, runtime_s=args.runtime, direct=args.direct,
-                          ioengine=args.ioengine, filename=args.filename, log_avg_msec=args.log_avg_msec,
-                          log_hist_msec=args.log_hist_msec)
+        runs = build_runs(
+            PRESETS[args.preset],
+            target=target,
+            out=out.resolve(),
+            rw=args.rw,
+            bs=args.bs,
+            depth_jobs=args.depth_jobs,
+            size=args.size,
+            runtime_s=args.runtime,
+            direct=args.direct,
+            ioengine=args.ioengine,
+            filename=args.filename,
+            log_avg_msec=args.log_avg_msec,
+            log_hist_msec=args.log_hist_msec,
+        )
         if args.dry_run:
             for r in runs:
                 print(shlex.join(r.argv))
             return 0
-        return run_fio_matrix(runs, target=target, out=out.resolve(), db=db, ingest=not args.no_ingest,
-                              shared_file=bool(args.filename), device_limit=args.device_limit)
+        return run_fio_matrix(
+            runs,
+            target=target,
+            out=out.resolve(),
+            db=db,
+            ingest=not args.no_ingest,
+            shared_file=bool(args.filename),
+            device_limit=args.device_limit,
+        )
     if args.what == "bonnie":
         if not shutil.which("bonnie++"):
-            print("storagelab lab bonnie: bonnie++ is not installed (Debian: apt-get install bonnie++)", file=sys.stderr)
+            print(
+                "storagelab lab bonnie: bonnie++ is not installed (Debian: apt-get install bonnie++)", file=sys.stderr
+            )
             return 2
         size = _size_bytes(args.size) if args.size else None
-        return run_bonnie(target=Path(args.target).resolve(), out=out.resolve(), size_bytes=size, db=db,
-                          files=args.files, ingest=not args.no_ingest)
+        return run_bonnie(
+            target=Path(args.target).resolve(),
+            out=out.resolve(),
+            size_bytes=size,
+            db=db,
+            files=args.files,
+            ingest=not args.no_ingest,
+        )
     # zfs-sweep
-    plan = sweep_plan(args.disks, pool=args.pool, ashift=args.ashift, recordsizes=args.recordsizes,
-                      out=out.resolve() / "zfs-sweep", size=args.size, runtime_s=args.runtime)
+    plan = sweep_plan(
+        args.disks,
+        pool=args.pool,
+        ashift=args.ashift,
+        recordsizes=args.recordsizes,
+        out=out.resolve() / "zfs-sweep",
+        size=args.size,
+        runtime_s=args.runtime,
+    )
     if args.dry_run or not args.yes:
         for item in plan:
             print(f"# {item['name']}")
             for _kind, a in item["steps"]:
                 print(shlex.join(a))
         if not args.yes:
-            print("# dry run: nothing was run. --yes runs it, destroying everything on "
-                  + ", ".join(args.disks), file=sys.stderr)
+            print(
+                "# dry run: nothing was run. --yes runs it, destroying everything on " + ", ".join(args.disks),
+                file=sys.stderr,
+            )
         return 0
     for tool in ("zpool", "zfs", "fio"):
         if not shutil.which(tool):

@@ -41,7 +41,11 @@ FIELDS: list[tuple[str, str, str]] = [
     ("partition_start_sector", "BIGINT", "start LBA of the data partition (512-byte sectors); 63 = legacy MBR offset"),
     ("phase", "VARCHAR", "before / after a change the study is about"),
     ("zfs_version", "VARCHAR", "ZFS version"),
-    ("device_limit_bytes_per_s", "DOUBLE", "stated sequential limit of the underlying device, bytes/s (for cache-inflation flags)"),
+    (
+        "device_limit_bytes_per_s",
+        "DOUBLE",
+        "stated sequential limit of the underlying device, bytes/s (for cache-inflation flags)",
+    ),
     ("command", "VARCHAR", "command line that produced the output"),
     ("duplicate_of", "VARCHAR", "set when the file re-pastes runs that stand in other files (excluded from analyses)"),
     ("notes", "VARCHAR", "free text"),
@@ -121,9 +125,11 @@ def _text(path: Path) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise ManifestError(f"{path}:{line}: not UTF-8 (byte 0x{data[e.start]:02x}: Latin-1 or another "
-                            "legacy encoding?); save the manifest as UTF-8 (Excel: 'CSV UTF-8')") from None
+        line = data[: e.start].count(b"\n") + 1
+        raise ManifestError(
+            f"{path}:{line}: not UTF-8 (byte 0x{data[e.start]:02x}: Latin-1 or another "
+            "legacy encoding?); save the manifest as UTF-8 (Excel: 'CSV UTF-8')"
+        ) from None
 
 
 def load(path: Path) -> Manifest:
@@ -152,8 +158,10 @@ def load(path: Path) -> Manifest:
             lineno = reader.line_num
             where = f"{path}:{lineno}"
             if None in raw:  # more fields than the header has: every later column would shift
-                raise ManifestError(f"{where}: {len(reader.fieldnames) + len(raw[None])} fields, the header has "
-                                    f"{len(reader.fieldnames)} (a value with a comma must be in double quotes)")
+                raise ManifestError(
+                    f"{where}: {len(reader.fieldnames) + len(raw[None])} fields, the header has "
+                    f"{len(reader.fieldnames)} (a value with a comma must be in double quotes)"
+                )
             rel = (raw.get("path") or "").strip()
             if not rel:
                 raise ManifestError(f"{where}: empty path")

@@ -30,8 +30,10 @@ def commentary(notebook: str, sel: Selection):
     f = paths.PAPERS / sel.study / "commentary" / f"{notebook}.md"
     if not sel.is_study(sel.study) or not f.exists():
         return None
-    return _md(f"**About the study {sel.study}** (its own context, from papers/{sel.study}/):\n\n"
-               + f.read_text(encoding="utf-8"))
+    return _md(
+        f"**About the study {sel.study}** (its own context, from papers/{sel.study}/):\n\n"
+        + f.read_text(encoding="utf-8")
+    )
 
 
 def claims_for(notebook: str, sel: Selection, res: Result) -> tuple[pl.DataFrame, str]:
@@ -39,12 +41,14 @@ def claims_for(notebook: str, sel: Selection, res: Result) -> tuple[pl.DataFrame
     sentence saying where they come from (or that the study has none)."""
     if not sel.study:
         return claims_mod.check(claims_mod.load_claims().head(0), res.measures), (
-            "No study selected: claims are checked per study (set the parameter study).")
+            "No study selected: claims are checked per study (set the parameter study)."
+        )
     f = paths.PAPERS / sel.study / "claims.csv"
     if not f.exists():
         return claims_mod.check(claims_mod.load_claims().head(0), res.measures), (
             f"Study {sel.study} has no claims file: to check expected values, add papers/{sel.study}/claims.csv "
-            "(one row per value: target file, metric, value, tolerance; see papers/README.md).")
+            "(one row per value: target file, metric, value, tolerance; see papers/README.md)."
+        )
     every = claims_mod.load_claims()
     mine = every.filter((pl.col("study") == sel.study) & (pl.col("notebook") == notebook))
     table = claims_mod.check(mine, res.measures, res.reasons, stated_from=every)
@@ -58,7 +62,13 @@ def display_value(value: float | None, unit: str) -> str:
     if unit == "bytes/s":
         return f"{value / MiB:,.1f} MiB/s"
     if unit == "bytes":
-        return f"{value / GiB:,.2f} GiB" if abs(value) >= GiB / 4 else f"{value / MiB:,.3f} MiB" if abs(value) >= 1024 else f"{value:,.0f} B"
+        return (
+            f"{value / GiB:,.2f} GiB"
+            if abs(value) >= GiB / 4
+            else f"{value / MiB:,.3f} MiB"
+            if abs(value) >= 1024
+            else f"{value:,.0f} B"
+        )
     if unit == "ns":
         return f"{value / 1e9:,.3f} s" if abs(value) >= 1e8 else f"{value / 1e6:,.3f} ms"
     if unit == "ratio":
@@ -72,25 +82,52 @@ def display_value(value: float | None, unit: str) -> str:
     return f"{value:.6g} {unit}"
 
 
-def claims_display(table: pl.DataFrame) -> "Table":
+def claims_display(table: pl.DataFrame) -> Table:
     """The claims table for reading: stated as written, reproduced in display units, basis and status."""
     if table.is_empty():
-        return Table(pl.DataFrame(schema={"claim": pl.String, "quantity": pl.String, "stated": pl.String,
-                                          "reproduced": pl.String, "basis": pl.String, "status": pl.String}))
+        return Table(
+            pl.DataFrame(
+                schema={
+                    "claim": pl.String,
+                    "quantity": pl.String,
+                    "stated": pl.String,
+                    "reproduced": pl.String,
+                    "basis": pl.String,
+                    "status": pl.String,
+                }
+            )
+        )
     rows = []
     for r in table.iter_rows(named=True):
-        rows.append(dict(claim=r["claim_id"], quantity=r["quantity"], stated=r["stated"],
-                         reproduced=display_value(r["reproduced"], r["unit"]),
-                         basis={"raw": "raw logs", "arithmetic": "arithmetic", "none": "not checkable"}.get(r["basis"], r["basis"]),
-                         status=r["status"]))
+        rows.append(
+            dict(
+                claim=r["claim_id"],
+                quantity=r["quantity"],
+                stated=r["stated"],
+                reproduced=display_value(r["reproduced"], r["unit"]),
+                basis={"raw": "raw logs", "arithmetic": "arithmetic", "none": "not checkable"}.get(
+                    r["basis"], r["basis"]
+                ),
+                status=r["status"],
+            )
+        )
     return Table(pl.DataFrame(rows))
 
 
 def summary(notebook: str, *, title: str, answers: str, res: Result, claims: pl.DataFrame | None = None):
     """Write the index's summary of this run (verdict, headline, what is missing, claims)."""
-    return report.write_summary(notebook, title=title, answers=answers, headline=res.headline, claims=claims,
-                                study=res.selection.study or None, verdict=res.verdict or None,
-                                selection=res.selection.describe(), missing=res.missing, caveats=res.caveats)
+    return report.write_summary(
+        notebook,
+        title=title,
+        answers=answers,
+        headline=res.headline,
+        claims=claims,
+        study=res.selection.study or None,
+        verdict=res.verdict or None,
+        selection=res.selection.describe(),
+        missing=res.missing,
+        caveats=res.caveats,
+    )
 
 
 class Table:
@@ -104,8 +141,10 @@ class Table:
 
         e = html.escape
         head = "".join(f"<th>{e(c)}</th>" for c in self.df.columns)
-        rows = "".join("<tr>" + "".join(f"<td>{'' if v is None else e(str(v))}</td>" for v in r) + "</tr>"
-                       for r in self.df.iter_rows())
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{'' if v is None else e(str(v))}</td>" for v in r) + "</tr>"
+            for r in self.df.iter_rows()
+        )
         return f"<table class='sl-table'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
     def __repr__(self) -> str:

@@ -17,7 +17,7 @@ import math
 import re
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 # ----------------------------------------------------------------------------- notebooks and parameters
 
+
 def list_notebooks() -> list[Path]:
     return sorted(p for p in paths.NOTEBOOKS.glob("*.ipynb") if not p.name.startswith("_"))
 
@@ -38,8 +39,11 @@ def resolve(name: str) -> Path:
     if p.suffix == ".ipynb" and p.exists():
         return p.resolve()
     stem = p.stem if p.suffix else p.name
-    matches = [nb for nb in list_notebooks() if nb.stem == stem or nb.stem.split("_", 1)[-1] == stem
-               or nb.stem.startswith(stem + "_")]
+    matches = [
+        nb
+        for nb in list_notebooks()
+        if nb.stem == stem or nb.stem.split("_", 1)[-1] == stem or nb.stem.startswith(stem + "_")
+    ]
     if len(matches) != 1:
         known = ", ".join(nb.stem for nb in list_notebooks())
         raise ParameterError(f"no single notebook matches {name!r}; known: {known}")
@@ -96,8 +100,14 @@ def parameter_docs(nb_path: Path) -> list[dict[str, Any]]:
             target = node.targets[0] if isinstance(node, ast.Assign) else node.target
             if isinstance(target, ast.Name) and node.value is not None:
                 default = ast.literal_eval(node.value)
-                out.append(dict(name=target.id, type=type(default).__name__, default=default,
-                                meaning=comments.get(node.lineno, "")))
+                out.append(
+                    dict(
+                        name=target.id,
+                        type=type(default).__name__,
+                        default=default,
+                        meaning=comments.get(node.lineno, ""),
+                    )
+                )
     return out
 
 
@@ -122,8 +132,10 @@ def coerce(name: str, value: Any, default: Any, nb_name: str) -> Any:
         try:
             value = ast.literal_eval(value)
         except (ValueError, SyntaxError):
-            raise ParameterError(f"{nb_name}: parameter {name} expects {type(default).__name__} "
-                                 f"(default {default!r}); got {value!r}, which is not a literal") from None
+            raise ParameterError(
+                f"{nb_name}: parameter {name} expects {type(default).__name__} "
+                f"(default {default!r}); got {value!r}, which is not a literal"
+            ) from None
     expected = type(default)
     ok = (
         default is None
@@ -133,8 +145,10 @@ def coerce(name: str, value: Any, default: Any, nb_name: str) -> Any:
         or (expected in (str, list, dict, tuple) and isinstance(value, expected))
     )
     if not ok:
-        raise ParameterError(f"{nb_name}: parameter {name} expects {expected.__name__} (default {default!r}); "
-                             f"got {type(value).__name__} {value!r}")
+        raise ParameterError(
+            f"{nb_name}: parameter {name} expects {expected.__name__} (default {default!r}); "
+            f"got {type(value).__name__} {value!r}"
+        )
     if expected is float:
         value = float(value)
         if math.isnan(value):
@@ -147,18 +161,22 @@ def validate(nb_path: Path, params: dict[str, Any], raw: dict[str, str] | None =
     out = {}
     for name, value in {**params, **(raw or {})}.items():
         if name not in defaults:
-            raise ParameterError(f"{nb_path.name}: unknown parameter {name!r}; parameters are: "
-                                 f"{', '.join(f'{k} (default {v!r})' for k, v in defaults.items())}")
+            raise ParameterError(
+                f"{nb_path.name}: unknown parameter {name!r}; parameters are: "
+                f"{', '.join(f'{k} (default {v!r})' for k, v in defaults.items())}"
+            )
         if raw and name in raw:
             if not isinstance(defaults[name], str):
-                raise ParameterError(f"{nb_path.name}: -r gives a string, but {name} expects {type(defaults[name]).__name__}")
+                raise ParameterError(
+                    f"{nb_path.name}: -r gives a string, but {name} expects {type(defaults[name]).__name__}"
+                )
             out[name] = raw[name]
         else:
             out[name] = coerce(name, value, defaults[name], nb_path.name)
     return out
 
 
-REPORT_DIR_ENV = "STORAGELAB_REPORT_DIR"   # where a running notebook writes its figures and summary
+REPORT_DIR_ENV = "STORAGELAB_REPORT_DIR"  # where a running notebook writes its figures and summary
 
 
 def report_dir(nb_path: Path, params: dict[str, Any]) -> Path:
@@ -232,9 +250,13 @@ class RunResult:
     error: str | None = None
 
 
-def run_notebooks(names: list[str] | None = None, params: dict[str, Any] | None = None,
-                  raw_params: dict[str, str] | None = None, out_dir: Path | None = None,
-                  plans: list[tuple[Path, dict[str, Any]]] | None = None) -> list[RunResult]:
+def run_notebooks(
+    names: list[str] | None = None,
+    params: dict[str, Any] | None = None,
+    raw_params: dict[str, str] | None = None,
+    out_dir: Path | None = None,
+    plans: list[tuple[Path, dict[str, Any]]] | None = None,
+) -> list[RunResult]:
     """Execute notebooks with papermill; every notebook's parameters are validated before any runs.
 
     Each run writes into its own report folder (``report_dir``, or ``out_dir``): executed/<nb>.ipynb,
@@ -268,15 +290,33 @@ def run_notebooks(names: list[str] | None = None, params: dict[str, Any] | None 
         os.environ[REPORT_DIR_ENV] = str(folder)
         try:
             with _StderrFilter():
-                pm.execute_notebook(str(nb), str(dest), parameters=p, cwd=str(paths.NOTEBOOKS), progress_bar=False,
-                                    kernel_name="python3", log_output=False)
+                pm.execute_notebook(
+                    str(nb),
+                    str(dest),
+                    parameters=p,
+                    cwd=str(paths.NOTEBOOKS),
+                    progress_bar=False,
+                    kernel_name="python3",
+                    log_output=False,
+                )
             ok, error = True, None
         except Exception as e:  # noqa: BLE001 - any failure of one notebook is reported, the others still run
             ok, error = False, _error_of(e)
             print(f"    FAILED: {error}", file=sys.stderr, flush=True)
-            _write_json(summary, dict(notebook=nb.stem, title=nb.stem, answers="", study=p.get("study"),
-                                      status="failed", error=error, headline={}, claims=[],
-                                      written_at=datetime.now(timezone.utc).isoformat(timespec="seconds")))
+            _write_json(
+                summary,
+                dict(
+                    notebook=nb.stem,
+                    title=nb.stem,
+                    answers="",
+                    study=p.get("study"),
+                    status="failed",
+                    error=error,
+                    headline={},
+                    claims=[],
+                    written_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                ),
+            )
         finally:
             if old is None:
                 os.environ.pop(REPORT_DIR_ENV, None)
@@ -307,10 +347,12 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
 
     con = open_db(db_path)
     try:
-        rows = con.execute("SELECT DISTINCT coalesce(study, ?) FROM files WHERE duplicate_of IS NULL ORDER BY 1",
-                           [UNLABELLED]).fetchall()
-        relevant = {study: {stem for stem, f in RELEVANT.items() if f(con, Selection(study=study))}
-                    for study in curated}
+        rows = con.execute(
+            "SELECT DISTINCT coalesce(study, ?) FROM files WHERE duplicate_of IS NULL ORDER BY 1", [UNLABELLED]
+        ).fetchall()
+        relevant = {
+            study: {stem for stem, f in RELEVANT.items() if f(con, Selection(study=study))} for study in curated
+        }
     finally:
         con.close()
     in_db = [r[0] for r in rows]
@@ -341,6 +383,7 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
 
 # ----------------------------------------------------------------------------- summaries (written by notebooks)
 
+
 def _write_json(dest: Path, data: dict) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".tmp")
@@ -349,22 +392,43 @@ def _write_json(dest: Path, data: dict) -> Path:
     return dest
 
 
-def write_summary(notebook: str, *, title: str, answers: str, headline: dict[str, str],
-                  claims=None, study: str | None = None, verdict: str | None = None,
-                  selection: str | None = None, missing: list[str] | None = None,
-                  caveats: list[str] | None = None) -> Path:
+def write_summary(
+    notebook: str,
+    *,
+    title: str,
+    answers: str,
+    headline: dict[str, str],
+    claims=None,
+    study: str | None = None,
+    verdict: str | None = None,
+    selection: str | None = None,
+    missing: list[str] | None = None,
+    caveats: list[str] | None = None,
+) -> Path:
     """Called by a notebook's last cell: what the report answers, its headline numbers, its claims status."""
     rows = []
     if claims is not None:
         for r in claims.iter_rows(named=True):
             rows.append({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()})
-    data = dict(notebook=notebook, title=title, answers=answers, study=study, selection=selection, status="ok",
-                verdict=verdict, missing=missing or [], caveats=caveats or [], headline=headline, claims=rows,
-                written_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    data = dict(
+        notebook=notebook,
+        title=title,
+        answers=answers,
+        study=study,
+        selection=selection,
+        status="ok",
+        verdict=verdict,
+        missing=missing or [],
+        caveats=caveats or [],
+        headline=headline,
+        claims=rows,
+        written_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
     return _write_json(current_report_dir() / "summaries" / f"{notebook}.json", data)
 
 
 # ----------------------------------------------------------------------------- HTML
+
 
 def _exporter():
     from nbconvert import HTMLExporter
@@ -426,17 +490,26 @@ def _run_info(nb, name: str) -> dict[str, Any]:
     injected = dict(pm.get("parameters") or {})
     cells = _parameter_cells(nb)
     defaults = _literal_assignments(cells[0].source, name) if len(cells) == 1 else {}
-    params = [{"name": k, "value": repr(injected.get(k, v)), "set": k in injected, "default": repr(v)}
-              for k, v in defaults.items()]
-    params += [{"name": k, "value": repr(v), "set": True, "default": ""}
-               for k, v in injected.items() if k not in defaults]
+    params = [
+        {"name": k, "value": repr(injected.get(k, v)), "set": k in injected, "default": repr(v)}
+        for k, v in defaults.items()
+    ]
+    params += [
+        {"name": k, "value": repr(v), "set": True, "default": ""} for k, v in injected.items() if k not in defaults
+    ]
     source = pm.get("input_path") or ""
     try:
         source = Path(source).resolve().relative_to(paths.ROOT.resolve()).as_posix()
     except (ValueError, OSError):
         pass
-    return dict(params=params, source=source, start=pm.get("start_time"), end=pm.get("end_time"),
-                duration=pm.get("duration"), papermill=pm.get("version"))
+    return dict(
+        params=params,
+        source=source,
+        start=pm.get("start_time"),
+        end=pm.get("end_time"),
+        duration=pm.get("duration"),
+        papermill=pm.get("version"),
+    )
 
 
 def _prepare(nb, name: str) -> tuple[dict[str, Any], list[str]]:
@@ -461,11 +534,13 @@ def _prepare(nb, name: str) -> tuple[dict[str, Any], list[str]]:
 
 def _failed_page(title: str, error: str, built: str) -> str:
     e = html.escape
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>" + e(title) + " (failed)</title>"
-            "</head><body style='font:14px/1.45 DejaVu Sans,Helvetica,Arial,sans-serif;max-width:900px;margin:2em auto'>"
-            f"<h1>{e(title)}</h1><p style='color:#a31515'><b>This report could not be rendered:</b> {e(error)}</p>"
-            f"<p>Built {e(built)}. Run the notebook again (<code>storagelab notebooks run</code>) to replace it.</p>"
-            "</body></html>")
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>" + e(title) + " (failed)</title>"
+        "</head><body style='font:14px/1.45 DejaVu Sans,Helvetica,Arial,sans-serif;max-width:900px;margin:2em auto'>"
+        f"<h1>{e(title)}</h1><p style='color:#a31515'><b>This report could not be rendered:</b> {e(error)}</p>"
+        f"<p>Built {e(built)}. Run the notebook again (<code>storagelab notebooks run</code>) to replace it.</p>"
+        "</body></html>"
+    )
 
 
 def report_folders(reports_dir: Path | None = None) -> list[Path]:
@@ -487,7 +562,7 @@ def render_reports(reports_dir: Path | None = None, only: Path | None = None) ->
     root = Path(reports_dir or paths.REPORTS)
     if only is None:
         root.mkdir(parents=True, exist_ok=True)
-    built = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    built = datetime.now(UTC).isoformat(timespec="seconds")
     exp = _exporter()
     pages, runs = [], {}
     for folder in [Path(only)] if only is not None else report_folders(root):
@@ -497,8 +572,9 @@ def render_reports(reports_dir: Path | None = None, only: Path | None = None) ->
             try:
                 nb = nbformat.read(str(nb_path), as_version=4)
                 run, figures = _prepare(nb, nb_path.stem)
-                body, _ = exp.from_notebook_node(nb, resources={"storagelab_built": built, "storagelab_run": run,
-                                                                "metadata": {"name": nb_path.stem}})
+                body, _ = exp.from_notebook_node(
+                    nb, resources={"storagelab_built": built, "storagelab_run": run, "metadata": {"name": nb_path.stem}}
+                )
                 runs[key] = dict(run, title=nb.metadata["title"], figures=figures)
             except Exception as e:  # noqa: BLE001 - one unreadable notebook must not stop the index
                 error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
@@ -523,8 +599,9 @@ def _summaries(root: Path) -> dict[str, dict]:
         try:
             out[f"{f.parent.parent.name}/{f.stem}"] = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
-            out[f"{f.parent.parent.name}/{f.stem}"] = dict(notebook=f.stem, title=f.stem, status="failed",
-                                                           error=f"summary unreadable: {e}")
+            out[f"{f.parent.parent.name}/{f.stem}"] = dict(
+                notebook=f.stem, title=f.stem, status="failed", error=f"summary unreadable: {e}"
+            )
     return out
 
 
@@ -540,8 +617,9 @@ def _claim_counts(claims: list[dict]) -> str:
     for basis in ("raw", "arithmetic", "none", *sorted(set(by_basis) - {"raw", "arithmetic", "none"})):
         if basis not in by_basis:
             continue
-        counts = ", ".join(f"<span class='{_STATUS_CLASS.get(k, 'na')}'>{n} {e(k)}</span>"
-                           for k, n in sorted(by_basis[basis].items()))
+        counts = ", ".join(
+            f"<span class='{_STATUS_CLASS.get(k, 'na')}'>{n} {e(k)}</span>" for k, n in sorted(by_basis[basis].items())
+        )
         parts.append(f"{e(_BASIS.get(basis, basis or 'unspecified'))}: {counts}")
     return "; ".join(parts)
 
@@ -562,8 +640,10 @@ def _thumbnail(root: Path, key: str, figures: list[str]) -> str:
     except Exception:  # noqa: BLE001 - a thumbnail is optional
         return ""
     data = base64.b64encode(png).decode("ascii")
-    return (f"<a href='{html.escape(key)}.html'><img class='thumb' alt='{html.escape(figures[0])}' "
-            f"src='data:image/png;base64,{data}'></a>")
+    return (
+        f"<a href='{html.escape(key)}.html'><img class='thumb' alt='{html.escape(figures[0])}' "
+        f"src='data:image/png;base64,{data}'></a>"
+    )
 
 
 def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dict] | None = None) -> str:
@@ -606,8 +686,11 @@ def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dic
             nb = k.split("/", 1)[1]
             title = str(s.get("title") or page.get("title") or nb)
             failed = s.get("status") == "failed" or page.get("render_error")
-            parts.append(f"<div class='card'><h3><a href='{e(k)}.html'>{e(title)}</a>"
-                         + (" <span class='failed'>FAILED</span>" if failed else "") + "</h3>")
+            parts.append(
+                f"<div class='card'><h3><a href='{e(k)}.html'>{e(title)}</a>"
+                + (" <span class='failed'>FAILED</span>" if failed else "")
+                + "</h3>"
+            )
             if failed:
                 parts.append(f"<p class='failed'>{e(str(s.get('error') or page.get('render_error')))}</p></div>")
                 continue
@@ -620,8 +703,11 @@ def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dic
                 parts.append(f"<p class='params'>Selection: {e(str(s['selection']))}</p>")
             set_params = [p for p in page.get("params", []) if p["set"]]
             if set_params:
-                parts.append("<p class='params'>Run with " + ", ".join(f"<code>{e(p['name'])} = {e(p['value'])}</code>"
-                                                                         for p in set_params) + " (not the defaults)</p>")
+                parts.append(
+                    "<p class='params'>Run with "
+                    + ", ".join(f"<code>{e(p['name'])} = {e(p['value'])}</code>" for p in set_params)
+                    + " (not the defaults)</p>"
+                )
             thumb = _thumbnail(root, k, page.get("figures") or [])
             if thumb:
                 parts.append(thumb)

@@ -36,7 +36,11 @@ INGEST_ERRORS = Table(
     (
         Col("path", "VARCHAR", "path as given"),
         Col("sha256", "VARCHAR", "SHA-256 of the bytes, when the file could be read"),
-        Col("kind", "VARCHAR", "empty, binary, encoding, unknown-format, truncated, invalid, unsupported-version, compression, too-large, io"),
+        Col(
+            "kind",
+            "VARCHAR",
+            "empty, binary, encoding, unknown-format, truncated, invalid, unsupported-version, compression, too-large, io",
+        ),
         Col("line", "INTEGER", "1-based line of the problem, when known"),
         Col("message", "VARCHAR", "what went wrong"),
         Col("expected", "VARCHAR", "what the parser expected there"),

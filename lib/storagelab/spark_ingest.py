@@ -24,12 +24,18 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
-SPARK_TYPES = {"VARCHAR": "string", "BIGINT": "bigint", "INTEGER": "int", "DOUBLE": "double", "BOOLEAN": "boolean",
-               "TIMESTAMPTZ": "timestamp"}
+SPARK_TYPES = {
+    "VARCHAR": "string",
+    "BIGINT": "bigint",
+    "INTEGER": "int",
+    "DOUBLE": "double",
+    "BOOLEAN": "boolean",
+    "TIMESTAMPTZ": "timestamp",
+}
 
 
 def local_key(uri: str) -> str:
@@ -82,10 +88,20 @@ def parse_partition(rows, staging: str):
             filesystem.create_dir(f"{base}/{name}", recursive=True)
             pq.write_table(tbl, f"{base}/{name}/{uuid.uuid4().hex}.parquet", filesystem=filesystem)
         for out in outs:
-            yield dict(key=out.key, size=out.size, mtime_ns=out.mtime_ns, sha256=out.sha256, tool=out.tool,
-                       tool_version=out.tool_version, format=out.format, parser_version=out.parser_version,
-                       warnings=out.warnings, n_rows=out.n_rows, error=out.error,
-                       tables=sorted((out.table_rows or {}).keys()))
+            yield dict(
+                key=out.key,
+                size=out.size,
+                mtime_ns=out.mtime_ns,
+                sha256=out.sha256,
+                tool=out.tool,
+                tool_version=out.tool_version,
+                format=out.format,
+                parser_version=out.parser_version,
+                warnings=out.warnings,
+                n_rows=out.n_rows,
+                error=out.error,
+                tables=sorted((out.table_rows or {}).keys()),
+            )
         batch.clear()
 
     for r in rows:
@@ -101,13 +117,28 @@ def parse_partition(rows, staging: str):
 
 
 def _spark_schema(columns: list[tuple[str, str]], extra: tuple[str, ...] = ()):
-    from pyspark.sql.types import (BooleanType, DoubleType, IntegerType, LongType, StringType, StructField,
-                                   StructType, TimestampType)
+    from pyspark.sql.types import (
+        BooleanType,
+        DoubleType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
 
-    types = {"VARCHAR": StringType(), "BIGINT": LongType(), "INTEGER": IntegerType(), "DOUBLE": DoubleType(),
-             "BOOLEAN": BooleanType(), "TIMESTAMPTZ": TimestampType()}
-    return StructType([StructField(n, types[t], True) for n, t in columns] + [StructField(e, StringType(), True)
-                                                                                for e in extra])
+    types = {
+        "VARCHAR": StringType(),
+        "BIGINT": LongType(),
+        "INTEGER": IntegerType(),
+        "DOUBLE": DoubleType(),
+        "BOOLEAN": BooleanType(),
+        "TIMESTAMPTZ": TimestampType(),
+    }
+    return StructType(
+        [StructField(n, types[t], True) for n, t in columns] + [StructField(e, StringType(), True) for e in extra]
+    )
 
 
 def session(master: str = "local[2]"):
@@ -119,12 +150,16 @@ def session(master: str = "local[2]"):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
-    return (SparkSession.builder.master(master).appName("storagelab-parse")
-            .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-            .config("spark.sql.sources.partitionOverwriteMode", "static")
-            .getOrCreate())
+    return (
+        SparkSession.builder.master(master)
+        .appName("storagelab-parse")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        .config("spark.sql.sources.partitionOverwriteMode", "static")
+        .getOrCreate()
+    )
 
 
 def run(spark, input_path: str, output: str, manifest: str | None = None) -> dict:
@@ -147,13 +182,17 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     staging = f"{out_root}/_storagelab/staging-{uuid.uuid4().hex[:12]}"
     if "://" not in staging:
         staging = Path(staging).resolve().as_uri()
-    files = (spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(input_path)
-             .select("path", "modificationTime", "length", "content"))
+    files = (
+        spark.read.format("binaryFile")
+        .option("recursiveFileLookup", "true")
+        .load(input_path)
+        .select("path", "modificationTime", "length", "content")
+    )
     info = files.rdd.mapPartitions(lambda rows: parse_partition(rows, staging)).collect()
     info += _empty_files(spark, input_path)
 
     # which files are stored (first path per SHA-256, in the local order), their ids, the copies and the errors
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     month = now.strftime("%Y-%m")
     ok = sorted((r for r in info if not r["error"]), key=lambda r: _sort_key(r["key"]))
     stored, copies, first = [], [], {}
@@ -167,15 +206,28 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     file_rows, id_rows = [], []
     for file_id, r in enumerate(stored, start=1):
         lab = labels_of.get(r["key"]) or {}
-        given = dict(file_id=file_id, path=r["key"], sha256=r["sha256"], size_bytes=r["size"],
-                     mtime_ns=r["mtime_ns"], tool=r["tool"], tool_version=r["tool_version"], format=r["format"],
-                     parser_version=r["parser_version"], ingested_at=now, n_rows=r["n_rows"],
-                     warnings="\n".join(r["warnings"]) or None, **{c: lab.get(c) for c in LABEL_COLUMNS})
+        given = dict(
+            file_id=file_id,
+            path=r["key"],
+            sha256=r["sha256"],
+            size_bytes=r["size"],
+            mtime_ns=r["mtime_ns"],
+            tool=r["tool"],
+            tool_version=r["tool_version"],
+            format=r["format"],
+            parser_version=r["parser_version"],
+            ingested_at=now,
+            n_rows=r["n_rows"],
+            warnings="\n".join(r["warnings"]) or None,
+            **{c: lab.get(c) for c in LABEL_COLUMNS},
+        )
         file_rows.append(tuple(given.get(c.name) for c in tabs["files"].columns) + (month,))
         id_rows.append((r["key"], file_id, r["tool"], lab.get("study"), month))
     cols = [(c.name, c.type) for c in tabs["files"].columns]
     _write(spark.createDataFrame(file_rows, _spark_schema(cols, ("month",))), out_root, "files")
-    ids = F.broadcast(spark.createDataFrame(id_rows, "_key string, file_id int, tool string, study string, month string"))
+    ids = F.broadcast(
+        spark.createDataFrame(id_rows, "_key string, file_id int, tool string, study string, month string")
+    )
 
     present = {t for r in stored for t in r["tables"]}
     counts = {"files": len(stored)}
@@ -186,8 +238,19 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
         counts[name] = sum(1 for r in stored if name in r["tables"])
     for name in (n for n in tabs if n in owner and n not in present):
         _delete(spark, f"{out_root}/{name}")  # a table this input has no rows for: no stale files from a former run
-    errors = [(r["key"], r["sha256"], r["error"]["kind"], r["error"]["line"], r["error"]["message"],
-               r["error"]["expected"], now) for r in info if r["error"]]
+    errors = [
+        (
+            r["key"],
+            r["sha256"],
+            r["error"]["kind"],
+            r["error"]["line"],
+            r["error"]["message"],
+            r["error"]["expected"],
+            now,
+        )
+        for r in info
+        if r["error"]
+    ]
     for name, data in (("ingest_errors", errors), ("duplicates", copies)):
         if data:
             df = spark.createDataFrame(data, _spark_schema([(c.name, c.type) for c in tabs[name].columns]))
@@ -195,10 +258,18 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
         else:
             _delete(spark, f"{out_root}/{name}")
     _delete(spark, staging)
-    _write_meta(output, dict(
-        format="storagelab-dataset/1", schema_signature=schema_signature(), parser_versions=_current_parser_versions(),
-        partition_keys=list(dataset.PARTITION_KEYS), null_partition=dataset.NULL_PARTITION, written_by="spark-ingest",
-        tables={n: [[c.name, c.type] for c in t.columns] for n, t in tabs.items()}))
+    _write_meta(
+        output,
+        dict(
+            format="storagelab-dataset/1",
+            schema_signature=schema_signature(),
+            parser_versions=_current_parser_versions(),
+            partition_keys=list(dataset.PARTITION_KEYS),
+            null_partition=dataset.NULL_PARTITION,
+            written_by="spark-ingest",
+            tables={n: [[c.name, c.type] for c in t.columns] for n, t in tabs.items()},
+        ),
+    )
     counts.update(errors=len(errors), duplicates=len(copies))
     return counts
 
@@ -225,15 +296,26 @@ def _empty_files(spark, input_path: str) -> list[dict]:
             key = local_key(st.getPath().toString())
             if not skipped(key):
                 out = parse_one((key, key, 0, int(st.getModificationTime()) * 1_000_000), b"")
-                found.append(dict(key=key, size=0, mtime_ns=out.mtime_ns, sha256=out.sha256, tool=None,
-                                  tool_version=None, format=None, parser_version=None, warnings=[], n_rows=0,
-                                  error=out.error))
+                found.append(
+                    dict(
+                        key=key,
+                        size=0,
+                        mtime_ns=out.mtime_ns,
+                        sha256=out.sha256,
+                        tool=None,
+                        tool_version=None,
+                        format=None,
+                        parser_version=None,
+                        warnings=[],
+                        n_rows=0,
+                        error=out.error,
+                    )
+                )
     return found
 
 
 def _write(df, output: str, name: str) -> None:
-    (df.write.mode("overwrite").partitionBy(*("tool", "study", "month"))
-     .parquet(f"{output.rstrip('/')}/{name}"))
+    (df.write.mode("overwrite").partitionBy(*("tool", "study", "month")).parquet(f"{output.rstrip('/')}/{name}"))
 
 
 def _write_meta(output: str, meta: dict) -> None:

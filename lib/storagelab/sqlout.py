@@ -130,8 +130,9 @@ def write_table(cur, out: TextIO, limit: int | None, *, terminal: bool) -> tuple
     widths = [max([len(n)] + [len(r[i]) for r in body]) for i, n in enumerate(names)]
 
     def line(cells, is_header=False) -> str:
-        parts = [c.rjust(w) if right[i] and not is_header else c.ljust(w)
-                 for i, (c, w) in enumerate(zip(cells, widths))]
+        parts = [
+            c.rjust(w) if right[i] and not is_header else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        ]
         return "  ".join(parts).rstrip()
 
     out.write(line(names, True) + "\n")
@@ -141,8 +142,17 @@ def write_table(cur, out: TextIO, limit: int | None, *, terminal: bool) -> tuple
     return len(body), more
 
 
-def run(con, query: str, *, fmt: str = "table", limit: int | None = None, parquet: str | None = None,
-        out: TextIO | None = None, err: TextIO | None = None, terminal: bool | None = None) -> int:
+def run(
+    con,
+    query: str,
+    *,
+    fmt: str = "table",
+    limit: int | None = None,
+    parquet: str | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    terminal: bool | None = None,
+) -> int:
     """Run ``query`` and write its result; duckdb.Error propagates to the caller. Returns an exit code.
 
     ``limit``: at most that many rows; None: all rows, except the table on a terminal
@@ -173,8 +183,10 @@ def run(con, query: str, *, fmt: str = "table", limit: int | None = None, parque
         shown, more = write_table(cur, out, limit, terminal=terminal)
         if terminal:
             if more:
-                err.write(f"({shown} rows shown, more exist: --limit N for more, --limit 0 for all, "
-                          f"or --csv/--json/--parquet FILE)\n")
+                err.write(
+                    f"({shown} rows shown, more exist: --limit N for more, --limit 0 for all, "
+                    f"or --csv/--json/--parquet FILE)\n"
+                )
             else:
                 err.write(f"({shown} row{'s' if shown != 1 else ''})\n")
     return 0

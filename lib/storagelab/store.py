@@ -45,7 +45,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import islice
 from operator import itemgetter
 from pathlib import Path
@@ -63,16 +63,22 @@ from .schema import all_tables, ddl, tool_tables
 
 INGEST_MEMORY_MB = 256
 # created with the tables (and part of the schema signature): a path is stored once
-EXTRA_DDL = ['CREATE UNIQUE INDEX IF NOT EXISTS files_path ON files (path)']
+EXTRA_DDL = ["CREATE UNIQUE INDEX IF NOT EXISTS files_path ON files (path)"]
 STAMP = ".parquet-stamp.json"  # in the Parquet folder: table -> stamp of the export it holds
 SKIP_NAMES = {"manifest.csv", "README", "README.md", "README.txt", ".gitkeep"}
 _ARROW = {
-    "VARCHAR": pa.string(), "BIGINT": pa.int64(), "INTEGER": pa.int32(), "DOUBLE": pa.float64(),
-    "BOOLEAN": pa.bool_(), "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"), "TIMESTAMP": pa.timestamp("us"),
+    "VARCHAR": pa.string(),
+    "BIGINT": pa.int64(),
+    "INTEGER": pa.int32(),
+    "DOUBLE": pa.float64(),
+    "BOOLEAN": pa.bool_(),
+    "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
+    "TIMESTAMP": pa.timestamp("us"),
 }
 
 
 # ----------------------------------------------------------------------------- faults
+
 
 class StoreError(StoragelabError):
     """The database cannot be opened or written: corrupt or not a DuckDB file, a folder, read-only,
@@ -105,28 +111,49 @@ def describe_fault(db: Path, e: BaseException, *, opening: bool = True) -> str:
     database could not be opened (else: it failed while an ingest wrote it)."""
     said = _first_line(e)
     low = str(e).lower()
-    if "no space left" in low or "file too large" in low or "disk is full" in low \
-            or getattr(e, "errno", None) in (28, 27):
-        return (f"{db}: disk full ({said}). Every file committed before it is in the database; free some "
-                "space and run ingest again to finish")
+    if (
+        "no space left" in low
+        or "file too large" in low
+        or "disk is full" in low
+        or getattr(e, "errno", None) in (28, 27)
+    ):
+        return (
+            f"{db}: disk full ({said}). Every file committed before it is in the database; free some "
+            "space and run ingest again to finish"
+        )
     if "read-only" in low or "read only" in low or "permission denied" in low or getattr(e, "errno", None) in (13, 30):
-        return (f"{db}: cannot write ({said}): the file, its folder or the filesystem is read-only. "
-                "Use --db with a writable place; `storagelab sql` and the notebooks can still read it")
+        return (
+            f"{db}: cannot write ({said}): the file, its folder or the filesystem is read-only. "
+            "Use --db with a writable place; `storagelab sql` and the notebooks can still read it"
+        )
     if "is a directory" in low:
         return f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}"
     if isinstance(e, duckdb.Error) and (opening or any(w in low for w in ("corrupt", "checksum", "not a valid"))):
-        return (f"{db} is not a usable DuckDB database ({said}): it may be truncated, corrupt or another kind "
-                "of file. Move it away (or delete it: ingest rebuilds the database from the raw files)")
+        return (
+            f"{db} is not a usable DuckDB database ({said}): it may be truncated, corrupt or another kind "
+            "of file. Move it away (or delete it: ingest rebuilds the database from the raw files)"
+        )
     if isinstance(e, duckdb.Error):
-        return (f"{db}: the database failed during the ingest ({said}). Every file committed before it is in "
-                "the database; run ingest again")
+        return (
+            f"{db}: the database failed during the ingest ({said}). Every file committed before it is in "
+            "the database; run ingest again"
+        )
     return f"{db}: {said}"
 
 
 def _environmental(e: BaseException) -> bool:
     """A fault of the database or the disk (not of one file's rows): the ingest stops."""
-    if isinstance(e, (OSError, duckdb.IOException, duckdb.FatalException, duckdb.InternalException,
-                      duckdb.TransactionException, duckdb.InterruptException)):
+    if isinstance(
+        e,
+        (
+            OSError,
+            duckdb.IOException,
+            duckdb.FatalException,
+            duckdb.InternalException,
+            duckdb.TransactionException,
+            duckdb.InterruptException,
+        ),
+    ):
         return True
     low = str(e).lower()
     return any(w in low for w in ("no space left", "file too large", "read-only", "invalidated", "failed to commit"))
@@ -148,8 +175,10 @@ def _rollback(con) -> None:
 
 # ----------------------------------------------------------------------------- connection
 
-def connect(db_path: Path | str | None = None, *, read_only: bool = False, wait: float = 0.0,
-            wait_option: str | None = None) -> duckdb.DuckDBPyConnection:
+
+def connect(
+    db_path: Path | str | None = None, *, read_only: bool = False, wait: float = 0.0, wait_option: str | None = None
+) -> duckdb.DuckDBPyConnection:
     """Open the database. Another process holding it gives DatabaseBusyError (after waiting up to
     ``wait`` s; its message names ``wait_option`` when the command has one); a database that
     cannot be opened (a folder, not DuckDB, corrupt, read-only) gives StoreError."""
@@ -207,9 +236,12 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, code: str | None = None) -> bo
     everything in it is rebuilt from data/raw/. With ``code`` (``code_signature()``) equal to the
     one recorded when the schema was last checked, the check is skipped.
     """
-    existing = [r[0] for r in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-        "AND table_type = 'BASE TABLE'").fetchall()]
+    existing = [
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE'"
+        ).fetchall()
+    ]
     if "meta" in existing:
         meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('code', 'schema', 'db_id')").fetchall())
         if meta.get("db_id"):
@@ -227,8 +259,9 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, code: str | None = None) -> bo
                 _fault("schema-drop")
         for stmt in ddl() + EXTRA_DDL:
             con.execute(stmt)
-        con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                        [("schema", schema_signature()), ("db_id", uuid.uuid4().hex)])
+        con.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", [("schema", schema_signature()), ("db_id", uuid.uuid4().hex)]
+        )
         con.execute("COMMIT")
     except BaseException:
         _rollback(con)
@@ -248,6 +281,7 @@ def _parser_versions(con: duckdb.DuckDBPyConnection, code: str) -> dict[str, str
 
 
 # ----------------------------------------------------------------------------- files
+
 
 def _listing(targets: Iterable[Path | str], skipped: list[str] | None = None) -> Iterator[tuple[str, str, int, int]]:
     """(key, path, size, mtime_ns) of every file to ingest, sorted by relative path, with one scandir
@@ -270,8 +304,10 @@ def _listing(targets: Iterable[Path | str], skipped: list[str] | None = None) ->
                     real = Path(path).resolve()
                     if not real.is_relative_to(real_top):
                         if skipped is not None:
-                            skipped.append(f"{_printable(path)}: a symlink to {_printable(str(real))}, outside "
-                                           f"{_printable(str(p))}: not followed (copy the file in instead)")
+                            skipped.append(
+                                f"{_printable(path)}: a symlink to {_printable(str(real))}, outside "
+                                f"{_printable(str(p))}: not followed (copy the file in instead)"
+                            )
                         continue
                 key = key_for(Path(path)) if link else _printable(prefix + rel)
                 yield (path if key == path else key), path, size, mtime_ns  # one string when they agree
@@ -362,6 +398,7 @@ def key_for(path: Path) -> str:
 
 # ----------------------------------------------------------------------------- parsing (worker side)
 
+
 @dataclass
 class Outcome:
     key: str
@@ -416,8 +453,9 @@ def parse_one(job: tuple[str, str, int, int], data: bytes | None = None) -> Outc
     cols = _tool_table_columns()
     unknown = [t for t in parsed.tables if t not in cols]
     if unknown:
-        out.error = dict(kind="parser-bug", line=None, message=f"parser produced unknown table {unknown[0]}",
-                         expected=None)
+        out.error = dict(
+            kind="parser-bug", line=None, message=f"parser produced unknown table {unknown[0]}", expected=None
+        )
         return out
     out.tool, out.format, out.tool_version = parsed.tool, parsed.format, parsed.tool_version
     out.parser_version = _VERSIONS.get(mod) or _VERSIONS.setdefault(mod, parser_version(mod))
@@ -477,8 +515,9 @@ def _transpose(table: str, shape: tuple | None, data: list, wanted: list[str]) -
     return {c: [r.get(c) for r in data] for c in wanted}
 
 
-def parse_chunk(jobs: list[tuple[str, str, int, int]],
-                contents: list[bytes] | None = None) -> tuple[list[Outcome], dict[str, pa.Table]]:
+def parse_chunk(
+    jobs: list[tuple[str, str, int, int]], contents: list[bytes] | None = None
+) -> tuple[list[Outcome], dict[str, pa.Table]]:
     """Parse several files (read from disk, or ``contents``: their bytes, in job order); their rows come back as
     one Arrow table per table (typed here, in the worker, so the writer only concatenates), each file's rows one
     range, in file order (the Outcomes' ``table_rows`` say how many). The Outcomes carry no rows."""
@@ -502,8 +541,12 @@ def parse_chunk(jobs: list[tuple[str, str, int, int]],
                     try:
                         _arrow(tabs[table], _columns_of(table, [(seq, rows)], cols[table]))
                     except KeyError as e:  # a parser bug
-                        outs[seq].error = dict(kind="parser-bug", line=None, expected=None,
-                                               message=f"parser produced unknown columns {e.args[0]} for {table}")
+                        outs[seq].error = dict(
+                            kind="parser-bug",
+                            line=None,
+                            expected=None,
+                            message=f"parser produced unknown columns {e.args[0]} for {table}",
+                        )
                     except _UNFIT as e:  # a number the column's type cannot hold (past 64 bits)
                         outs[seq].error = _unfit_error(tabs[table], table, rows, e)
                 if table not in built and not any(outs[seq].error for seq, _ in got):
@@ -512,8 +555,11 @@ def parse_chunk(jobs: list[tuple[str, str, int, int]],
         if failed:  # a file that failed in one table has no rows in any
             for seq in failed:
                 outs[seq].table_rows = {}
-            built = {table: _arrow(tabs[table], _columns_of(table, kept, cols[table])) for table, got in parts.items()
-                     if (kept := [(seq, rows) for seq, rows in got if seq not in failed])}
+            built = {
+                table: _arrow(tabs[table], _columns_of(table, kept, cols[table]))
+                for table, got in parts.items()
+                if (kept := [(seq, rows) for seq, rows in got if seq not in failed])
+            }
         return outs, built
     finally:
         if enabled:
@@ -526,7 +572,7 @@ _INT_BITS = {"BIGINT": 63, "INTEGER": 31}
 
 def _unfit_error(tab, table: str, rows, e: BaseException) -> dict:
     """The error of a file one of whose values its column cannot hold, with the row's line."""
-    records = ([dict(zip(rows.names, r)) for r in rows.data] if isinstance(rows, Tuples) else rows)
+    records = [dict(zip(rows.names, r)) for r in rows.data] if isinstance(rows, Tuples) else rows
     types = {c.name: c.type for c in tab.columns}
     for r in records:
         for name, v in r.items():
@@ -535,8 +581,12 @@ def _unfit_error(tab, table: str, rows, e: BaseException) -> dict:
                 too_big = v.bit_length() > bits if bits else abs(v) > 1.7e308
                 if too_big:
                     digits = str(v) if len(str(v)) <= 30 else f"{str(v)[:12]}... ({len(str(v))} digits)"
-                    return dict(kind="invalid", line=r.get("line_start"), message=f"{table}.{name}: {digits} is out of range",
-                                expected=f"a number that fits a {types.get(name)}")
+                    return dict(
+                        kind="invalid",
+                        line=r.get("line_start"),
+                        message=f"{table}.{name}: {digits} is out of range",
+                        expected=f"a number that fits a {types.get(name)}",
+                    )
     return dict(kind="parser-bug", line=None, expected=None, message=f"{table}: {type(e).__name__}: {e}")
 
 
@@ -556,8 +606,9 @@ def parse_chunk_ipc(jobs: list[tuple[str, str, int, int]]) -> tuple[list[Outcome
 def _arrow(tab, cols: dict[str, list]) -> pa.Table:
     """Columns of ``tab`` present in ``cols`` as an Arrow table of the SQL types."""
     names = [c for c in tab.columns if c.name in cols]
-    return pa.Table.from_arrays([_array(cols[c.name], c.type) for c in names],
-                                schema=pa.schema([(c.name, _ARROW[c.type]) for c in names]))
+    return pa.Table.from_arrays(
+        [_array(cols[c.name], c.type) for c in names], schema=pa.schema([(c.name, _ARROW[c.type]) for c in names])
+    )
 
 
 def _array(values: list, sql_type: str) -> pa.Array:
@@ -572,6 +623,7 @@ def _array(values: list, sql_type: str) -> pa.Array:
 
 
 # ----------------------------------------------------------------------------- ingest
+
 
 @dataclass
 class Summary:
@@ -596,12 +648,15 @@ class Summary:
         copies = f" ({self.duplicates} identical to another file)" if self.duplicates else ""
         moved = "".join(f", {n} {what}" for n, what in ((self.renamed, "renamed"), (self.removed, "removed")) if n)
         ign = f", ignored {self.ignored} ({', '.join(self.ignore_files)})" if self.ignored else ""
-        return (f"ingested {self.ingested} (of which {self.replaced} replaced), skipped {self.skipped} unchanged"
-                f"{copies}{moved}{ign}, failed {self.failed}; {self.rows} rows in {self.seconds:.2f} s")
+        return (
+            f"ingested {self.ingested} (of which {self.replaced} replaced), skipped {self.skipped} unchanged"
+            f"{copies}{moved}{ign}, failed {self.failed}; {self.rows} rows in {self.seconds:.2f} s"
+        )
 
 
 def _current_parser_versions() -> dict[str, str]:
     from .parsers import modules
+
     return {m.TOOL: parser_version(m) for m in modules()}
 
 
@@ -620,10 +675,18 @@ def parquet_dir_for(db: Path) -> Path:
 WARN_MAX = 20  # warnings of one kind listed in full; the others are counted
 
 
-def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str | None = None,
-           manifest_path: Path | str | None = None, parquet_dir: Path | str | None | bool = None,
-           workers: int | None = None, batch_files: int = 5000, batch_rows: int = 100_000, wait: float = 0.0,
-           progress: Callable[[int, int], None] | bool | None = None) -> Summary:
+def ingest(
+    targets: Iterable[Path | str] | None = None,
+    *,
+    db_path: Path | str | None = None,
+    manifest_path: Path | str | None = None,
+    parquet_dir: Path | str | None | bool = None,
+    workers: int | None = None,
+    batch_files: int = 5000,
+    batch_rows: int = 100_000,
+    wait: float = 0.0,
+    progress: Callable[[int, int], None] | bool | None = None,
+) -> Summary:
     """Ingest files and folders into the database (see the module docstring). ``parquet_dir``:
     None for the database's own folder (parquet_dir_for), False for none. A folder that is
     listed is mirrored: its stored files that are gone are removed (or renamed, by SHA-256).
@@ -642,11 +705,13 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
     if manifest.missing:
         summary.warnings.append(f"no manifest at {manifest.path}: the files under {manifest.root} are unlabelled")
     outside: list[str] = []
-    listing, ignored, summary.ignore_files = ignore.split(_unique_listing(_listing(targets, outside)),
-                                                          targets)  # .storagelabignore
+    listing, ignored, summary.ignore_files = ignore.split(
+        _unique_listing(_listing(targets, outside)), targets
+    )  # .storagelabignore
     summary.ignored = len(ignored)
-    summary.warnings += outside[:WARN_MAX] + ([f"{len(outside) - WARN_MAX} more symlinks not followed"]
-                                              if len(outside) > WARN_MAX else [])
+    summary.warnings += outside[:WARN_MAX] + (
+        [f"{len(outside) - WARN_MAX} more symlinks not followed"] if len(outside) > WARN_MAX else []
+    )
     scopes = _scopes(targets)
 
     con = connect(db, wait=wait, wait_option="--wait")
@@ -659,12 +724,12 @@ def ingest(targets: Iterable[Path | str] | None = None, *, db_path: Path | str |
         gc.disable()  # the batches are many small objects without cycles: a collector pass only rescans them
         if ignored:  # an ignored file's old failure is no longer listed
             con.execute("BEGIN")
-            if con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))",
-                           [[e[0] for e in ignored]]).fetchone()[0]:
+            if con.execute(
+                "DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[e[0] for e in ignored]]
+            ).fetchone()[0]:
                 _bump(con, ["ingest_errors"])
             con.execute("COMMIT")
-        _ingest(con, db, listing, scopes, manifest, summary, parquet_dir, workers, batch_files,
-                batch_rows, progress)
+        _ingest(con, db, listing, scopes, manifest, summary, parquet_dir, workers, batch_files, batch_rows, progress)
     except (duckdb.Error, OSError, RuntimeError) as e:
         if _interrupted(e):
             raise KeyboardInterrupt from None
@@ -690,16 +755,33 @@ def _default_manifest(targets: list) -> Path:
     return paths.MANIFEST
 
 
-def _ingest(con, db: Path, listing, scopes, manifest: Manifest, summary: Summary, parquet_dir,
-            workers, batch_files, batch_rows, progress) -> None:
+def _ingest(
+    con,
+    db: Path,
+    listing,
+    scopes,
+    manifest: Manifest,
+    summary: Summary,
+    parquet_dir,
+    workers,
+    batch_files,
+    batch_rows,
+    progress,
+) -> None:
     code = code_signature()
     summary.rebuilt_schema = ensure_schema(con, code)
     _fault("schema-ready")
     versions = _parser_versions(con, code)
-    known = {r[0]: r[1:] for r in con.execute(
-        "SELECT path, sha256, size_bytes, mtime_ns, file_id, tool, parser_version FROM files").fetchall()}
-    copies = {r[0]: r[1:] for r in con.execute(
-        "SELECT path, sha256, size_bytes, mtime_ns, same_as FROM duplicates").fetchall()}
+    known = {
+        r[0]: r[1:]
+        for r in con.execute(
+            "SELECT path, sha256, size_bytes, mtime_ns, file_id, tool, parser_version FROM files"
+        ).fetchall()
+    }
+    copies = {
+        r[0]: r[1:]
+        for r in con.execute("SELECT path, sha256, size_bytes, mtime_ns, same_as FROM duplicates").fetchall()
+    }
     listed = {item[0] for item in listing}
     # stored files no longer in the listed folders: renamed (their bytes under a new path) or removed
     gone = {k: known.pop(k) for k in [k for k in known if k not in listed and _in_scope(k, scopes)]}
@@ -809,8 +891,10 @@ def _ingest(con, db: Path, listing, scopes, manifest: Manifest, summary: Summary
         except (duckdb.Error, OSError) as e:
             if _interrupted(e):
                 raise KeyboardInterrupt from None
-            summary.parquet_error = (f"Parquet export to {out_dir} failed: {describe_fault(out_dir, e, opening=False)} "
-                                     "(the database is complete; the next ingest rewrites the Parquet files)")
+            summary.parquet_error = (
+                f"Parquet export to {out_dir} failed: {describe_fault(out_dir, e, opening=False)} "
+                "(the database is complete; the next ingest rewrites the Parquet files)"
+            )
 
 
 def _labels_by_key(manifest: Manifest) -> dict[str, dict]:
@@ -821,8 +905,9 @@ def _labels_by_key(manifest: Manifest) -> dict[str, dict]:
     return {prefix + rel: labels for rel, labels in manifest.rows.items()}
 
 
-def _manifest_warnings(manifest: Manifest, summary: Summary, listing, listed: set, scopes, known, copies,
-                       gone_copies, renames) -> None:
+def _manifest_warnings(
+    manifest: Manifest, summary: Summary, listing, listed: set, scopes, known, copies, gone_copies, renames
+) -> None:
     """Rows that match no file, and listed files with no row (under the manifest's folder)."""
     if manifest.missing:
         return
@@ -832,11 +917,12 @@ def _manifest_warnings(manifest: Manifest, summary: Summary, listing, listed: se
     rows = _labels_by_key(manifest)
     where = manifest.path
     present = listed | known.keys() | (copies.keys() - set(gone_copies)) | {r[0] for r in renames}
-    ghosts = [(manifest.lines.get(k[len(prefix):], 0), k) for k in rows
-              if k not in present and _in_scope(k, scopes)]
+    ghosts = [(manifest.lines.get(k[len(prefix) :], 0), k) for k in rows if k not in present and _in_scope(k, scopes)]
     for line, k in sorted(ghosts)[:WARN_MAX]:
-        summary.warnings.append(f"{where}:{line}: {k[len(prefix):]}: no such file under {manifest.root} "
-                                "(a typo, or a file that was moved or deleted?)")
+        summary.warnings.append(
+            f"{where}:{line}: {k[len(prefix) :]}: no such file under {manifest.root} "
+            "(a typo, or a file that was moved or deleted?)"
+        )
     if len(ghosts) > WARN_MAX:
         summary.warnings.append(f"{where}: {len(ghosts) - WARN_MAX} more rows match no file")
     unlabelled = [item[0] for item in listing if item[0].startswith(prefix) and item[0] not in rows]
@@ -846,16 +932,21 @@ def _manifest_warnings(manifest: Manifest, summary: Summary, listing, listed: se
         summary.warnings.append(f"{len(unlabelled) - WARN_MAX} more files have no row in {where}")
 
 
-def _copy_warnings(manifest: Manifest, summary: Summary, labels_of: dict, found: list, copies: dict,
-                   gone_copies: list, unique: list) -> None:
+def _copy_warnings(
+    manifest: Manifest, summary: Summary, labels_of: dict, found: list, copies: dict, gone_copies: list, unique: list
+) -> None:
     """A copy (same bytes as a stored file) whose manifest row says something else than the stored
     file's: its rows are stored once, under the stored file's labels; say so."""
     pairs = {f[0]: f[4] for f in found}
     pairs.update((k, v[3]) for k, v in copies.items() if k not in pairs and k not in unique and k not in gone_copies)
-    clashes = [(k, same) for k, same in sorted(pairs.items()) if labels_of.get(k) and labels_of.get(k) != labels_of.get(same)]
+    clashes = [
+        (k, same) for k, same in sorted(pairs.items()) if labels_of.get(k) and labels_of.get(k) != labels_of.get(same)
+    ]
     for k, same in clashes[:WARN_MAX]:
-        summary.warnings.append(f"{k}: the same bytes as {same}, stored once under that path and its labels; "
-                                "its own manifest row is not applied (set duplicate_of, or remove the copy)")
+        summary.warnings.append(
+            f"{k}: the same bytes as {same}, stored once under that path and its labels; "
+            "its own manifest row is not applied (set duplicate_of, or remove the copy)"
+        )
     if len(clashes) > WARN_MAX:
         summary.warnings.append(f"{len(clashes) - WARN_MAX} more copies have manifest rows that are not applied")
 
@@ -863,8 +954,10 @@ def _copy_warnings(manifest: Manifest, summary: Summary, labels_of: dict, found:
 def _bump(con, tables: Iterable[str]) -> None:
     """Give these tables a new generation (in the caller's transaction): their Parquet stamps no
     longer match, so the next export rewrites them."""
-    con.execute("INSERT OR REPLACE INTO meta SELECT 'gen:' || t, ? FROM unnest(?::VARCHAR[]) u(t)",
-                [uuid.uuid4().hex[:16], sorted(set(tables))])  # one statement: executemany costs ~2 ms a row
+    con.execute(
+        "INSERT OR REPLACE INTO meta SELECT 'gen:' || t, ? FROM unnest(?::VARCHAR[]) u(t)",
+        [uuid.uuid4().hex[:16], sorted(set(tables))],
+    )  # one statement: executemany costs ~2 ms a row
 
 
 def _rename(con, renames: list[tuple], labels_of: dict) -> None:
@@ -873,21 +966,29 @@ def _rename(con, renames: list[tuple], labels_of: dict) -> None:
     is as quick as one file)."""
     cols = ["path", "size_bytes", "mtime_ns", *LABEL_COLUMNS]
     tab = {c.name: c for c in all_tables()["files"].columns}
-    data = {"file_id": [r[3] for r in renames], "path": [r[0] for r in renames],
-            "size_bytes": [r[1] for r in renames], "mtime_ns": [r[2] for r in renames]}
+    data = {
+        "file_id": [r[3] for r in renames],
+        "path": [r[0] for r in renames],
+        "size_bytes": [r[1] for r in renames],
+        "mtime_ns": [r[2] for r in renames],
+    }
     for c in LABEL_COLUMNS:
         data[c] = [(labels_of.get(r[0]) or {}).get(c) for r in renames]
-    table = pa.Table.from_arrays([_array(data[c], tab[c].type) for c in ["file_id", *cols]],
-                                 schema=pa.schema([(c, _ARROW[tab[c].type]) for c in ["file_id", *cols]]))
+    table = pa.Table.from_arrays(
+        [_array(data[c], tab[c].type) for c in ["file_id", *cols]],
+        schema=pa.schema([(c, _ARROW[tab[c].type]) for c in ["file_id", *cols]]),
+    )
     sets = ", ".join(f'"{c}" = r."{c}"' for c in cols)
     con.execute("BEGIN")
     con.register("_renames", table)
     try:
         con.execute(f'UPDATE files SET {sets} FROM "_renames" r WHERE files.file_id = r.file_id')
         con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [data["path"]])
-        con.execute("UPDATE duplicates SET same_as = r.new FROM (SELECT unnest(?::VARCHAR[]) AS old, "
-                    "unnest(?::VARCHAR[]) AS new) r WHERE duplicates.same_as = r.old",
-                    [[r[4] for r in renames], data["path"]])
+        con.execute(
+            "UPDATE duplicates SET same_as = r.new FROM (SELECT unnest(?::VARCHAR[]) AS old, "
+            "unnest(?::VARCHAR[]) AS new) r WHERE duplicates.same_as = r.old",
+            [[r[4] for r in renames], data["path"]],
+        )
         _bump(con, ["files", "ingest_errors", "duplicates"])
         con.execute("COMMIT")
     except BaseException:
@@ -906,8 +1007,11 @@ def _remove(con, gone: dict, gone_copies: list[str]) -> int:
     for name in tables + (["files"] if ids else []):
         con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT unnest(?::INTEGER[]))', [ids])
     # copies of a removed file, and copies that are gone themselves
-    con.execute("DELETE FROM duplicates WHERE path IN (SELECT unnest(?::VARCHAR[])) "
-                "OR same_as IN (SELECT unnest(?::VARCHAR[]))", [gone_copies, list(gone)])
+    con.execute(
+        "DELETE FROM duplicates WHERE path IN (SELECT unnest(?::VARCHAR[])) "
+        "OR same_as IN (SELECT unnest(?::VARCHAR[]))",
+        [gone_copies, list(gone)],
+    )
     _bump(con, tables + ["files", "duplicates"])
     con.execute("COMMIT")
     return len(ids)
@@ -917,8 +1021,11 @@ def _errors_of_gone(con, listed: set, scopes: list[str]) -> None:
     """Errors of files that are no longer in the listed folders are dropped."""
     if not scopes:
         return
-    stale = [p for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()
-             if p not in listed and _in_scope(p, scopes)]
+    stale = [
+        p
+        for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()
+        if p not in listed and _in_scope(p, scopes)
+    ]
     if stale:
         con.execute("BEGIN")
         con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [stale])
@@ -927,10 +1034,9 @@ def _errors_of_gone(con, listed: set, scopes: list[str]) -> None:
 
 
 def _record_copies(con, found: list[tuple], unique: list[str]) -> None:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     con.execute("BEGIN")
-    con.execute("DELETE FROM duplicates WHERE path IN (SELECT unnest(?::VARCHAR[]))",
-                [[f[0] for f in found] + unique])
+    con.execute("DELETE FROM duplicates WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[f[0] for f in found] + unique])
     if found:
         con.executemany("INSERT INTO duplicates VALUES (?, ?, ?, ?, ?, ?)", [(*f, now) for f in found])
     _bump(con, ["duplicates"])
@@ -944,10 +1050,12 @@ def _progress(total: int, progress) -> Callable[[int], None]:
         def step(n: int) -> None:
             done[0] += n
             progress(done[0], total)
+
         return step
     if progress is False or total < 20:
         return lambda n: None
     from tqdm import tqdm
+
     bar = tqdm(total=total, unit="file", file=sys.stderr, mininterval=0.5, leave=False)
     return bar.update
 
@@ -960,7 +1068,7 @@ def _parse_all(jobs: list, workers: int | None) -> Iterator[Outcome]:
     n = workers if workers is not None else (os.cpu_count() or 1)
     pooled = n > 1 and len(jobs) >= 200
     size = max(8, min(128, len(jobs) // (8 * n))) if pooled else 32
-    chunks = (jobs[i:i + size] for i in range(0, len(jobs), size))
+    chunks = (jobs[i : i + size] for i in range(0, len(jobs), size))
     if not pooled:
         results: Iterable = map(parse_chunk, chunks)
         yield from _outcomes(results)
@@ -969,6 +1077,7 @@ def _parse_all(jobs: list, workers: int | None) -> Iterator[Outcome]:
 
     from .parsers import modules
     from .procs import worker_init
+
     modules()  # imported before the fork: the workers share them
     pool = ProcessPoolExecutor(max_workers=n, initializer=worker_init, initargs=(os.getpid(),))
     finished = False
@@ -982,6 +1091,7 @@ def _parse_all(jobs: list, workers: int | None) -> Iterator[Outcome]:
                 if nxt is not None:
                     pending.append(pool.submit(parse_chunk_ipc, nxt))
                 yield done
+
         yield from _outcomes(results())
         finished = True
     finally:
@@ -995,8 +1105,9 @@ def _parse_all(jobs: list, workers: int | None) -> Iterator[Outcome]:
 
 def _outcomes(results: Iterable[tuple[list[Outcome], dict]]) -> Iterator[Outcome]:
     for outs, tables in results:
-        tables = {name: pa.ipc.open_stream(t).read_all() if isinstance(t, pa.Buffer) else t
-                  for name, t in tables.items()}
+        tables = {
+            name: pa.ipc.open_stream(t).read_all() if isinstance(t, pa.Buffer) else t for name, t in tables.items()
+        }
         at: dict[str, int] = {}  # a file's rows follow those of the files before it in the chunk
         for out in outs:
             spans = {}
@@ -1006,7 +1117,6 @@ def _outcomes(results: Iterable[tuple[list[Outcome], dict]]) -> Iterator[Outcome
                 at[table] = start + n
             out.rows, out.table_rows = (tables, spans), None
         yield from outs
-
 
 
 def _error_text(out: Outcome) -> str:
@@ -1022,15 +1132,17 @@ def _record_error(con, out: Outcome) -> None:
     e = out.error or {}
     con.execute("BEGIN")
     con.execute("DELETE FROM ingest_errors WHERE path = ?", [out.key])
-    con.execute("INSERT INTO ingest_errors VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [out.key, out.sha256, e.get("kind"), e.get("line"), e.get("message"), e.get("expected"),
-                 datetime.now(timezone.utc)])
+    con.execute(
+        "INSERT INTO ingest_errors VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [out.key, out.sha256, e.get("kind"), e.get("line"), e.get("message"), e.get("expected"), datetime.now(UTC)],
+    )
     _bump(con, ["ingest_errors"])
     con.execute("COMMIT")
 
 
-def _write_batch(con, batch: list[Outcome], known: dict, next_id: int, summary: Summary,
-                 labels_of: dict | None = None) -> int:
+def _write_batch(
+    con, batch: list[Outcome], known: dict, next_id: int, summary: Summary, labels_of: dict | None = None
+) -> int:
     """One transaction for the batch: the files' old rows out, their rows, files rows and labels
     in. If it fails for one file's sake, each file is retried in its own transaction; a fault of
     the database or the disk stops the ingest (StoreError, from ingest)."""
@@ -1096,16 +1208,22 @@ def _insert(con, batch: list[Outcome], known: dict, next_id: int, labels_of: dic
             changed.add(name)
     con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[o.key for o in batch]])
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     n = len(batch)
     fids = list(range(next_id, next_id + n))
     next_id += n
     given = {
-        "file_id": fids, "path": [o.key for o in batch], "sha256": [o.sha256 for o in batch],
-        "size_bytes": [o.size for o in batch], "mtime_ns": [o.mtime_ns for o in batch],
-        "tool": [o.tool for o in batch], "tool_version": [o.tool_version for o in batch],
-        "format": [o.format for o in batch], "parser_version": [o.parser_version for o in batch],
-        "ingested_at": [now] * n, "n_rows": [o.n_rows for o in batch],
+        "file_id": fids,
+        "path": [o.key for o in batch],
+        "sha256": [o.sha256 for o in batch],
+        "size_bytes": [o.size for o in batch],
+        "mtime_ns": [o.mtime_ns for o in batch],
+        "tool": [o.tool for o in batch],
+        "tool_version": [o.tool_version for o in batch],
+        "format": [o.format for o in batch],
+        "parser_version": [o.parser_version for o in batch],
+        "ingested_at": [now] * n,
+        "n_rows": [o.n_rows for o in batch],
         "warnings": ["\n".join(o.warnings) or None for o in batch],
     }
     if labels_of:  # the labels go in with the rows: a kill can never leave a stored file unlabelled
@@ -1145,9 +1263,12 @@ def _insert(con, batch: list[Outcome], known: dict, next_id: int, labels_of: dic
             pieces.append(tbl.slice(start, end - start))
             part = pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
             file_id = pa.array(ids, type=pa.int32())
-            per_table.setdefault(name, []).append(pa.Table.from_arrays(
-                [file_id if c.name == "file_id" else part.column(c.name) for c in tabs[name].columns],
-                schema=pa.schema([(c.name, _ARROW[c.type]) for c in tabs[name].columns])))
+            per_table.setdefault(name, []).append(
+                pa.Table.from_arrays(
+                    [file_id if c.name == "file_id" else part.column(c.name) for c in tabs[name].columns],
+                    schema=pa.schema([(c.name, _ARROW[c.type]) for c in tabs[name].columns]),
+                )
+            )
     for name, parts in per_table.items():
         _register_insert(con, name, pa.concat_tables(parts))
     _bump(con, changed | per_table.keys())
@@ -1203,9 +1324,11 @@ def _apply_labels(con, manifest: Manifest, applied: str | None = None) -> bool:
     con.register("_manifest", pa.Table.from_pydict(data, schema=schema))
     try:
         n = con.execute(
-            f'UPDATE files SET {sets} FROM (SELECT f.file_id, {wanted} FROM files f '
+            f"UPDATE files SET {sets} FROM (SELECT f.file_id, {wanted} FROM files f "
             f'LEFT JOIN "_manifest" l ON f.path = l.path WHERE {"true" if prefix == "./" else "starts_with(f.path, ?)"}) m '
-            f'WHERE files.file_id = m.file_id AND ({differs})', [] if prefix == "./" else [prefix]).fetchone()
+            f"WHERE files.file_id = m.file_id AND ({differs})",
+            [] if prefix == "./" else [prefix],
+        ).fetchone()
         changed = bool(n and n[0])
         if changed:
             _bump(con, ["files"])

@@ -32,10 +32,16 @@ _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E
 _IEC_STEP = {"": 0, "K": 1, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
 
 _TIME_NS = {
-    "ns": 1.0, "nsec": 1.0,
-    "us": 1e3, "usec": 1e3, "µs": 1e3, "μs": 1e3,
-    "ms": 1e6, "msec": 1e6,
-    "s": 1e9, "sec": 1e9,
+    "ns": 1.0,
+    "nsec": 1.0,
+    "us": 1e3,
+    "usec": 1e3,
+    "µs": 1e3,
+    "μs": 1e3,
+    "ms": 1e6,
+    "msec": 1e6,
+    "s": 1e9,
+    "sec": 1e9,
 }
 
 
@@ -84,9 +90,7 @@ def si_number(text: str) -> float:
     return float(m.group(1)) * _SI[m.group(2)]
 
 
-_FIO_SIZE = re.compile(
-    r"^\s*(-?[0-9]+(?:\.[0-9]*)?)\s*(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([kKMGTPE]))?\s*(B|bit)?\s*(/s)?\s*$"
-)
+_FIO_SIZE = re.compile(r"^\s*(-?[0-9]+(?:\.[0-9]*)?)\s*(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([kKMGTPE]))?\s*(B|bit)?\s*(/s)?\s*$")
 
 
 def fio_bytes(text: str, *, legacy: bool = False) -> float:
@@ -119,11 +123,21 @@ def fio_bw_label_factor(label: str) -> float:
     lab = label.replace(" ", "")
     table = {
         "B/s": 1.0,
-        "KiB/s": KiB, "MiB/s": MiB, "GiB/s": GiB, "TiB/s": TiB,
-        "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12,
+        "KiB/s": KiB,
+        "MiB/s": MiB,
+        "GiB/s": GiB,
+        "TiB/s": TiB,
+        "kB/s": 1e3,
+        "MB/s": 1e6,
+        "GB/s": 1e9,
+        "TB/s": 1e12,
         "KB/s": KiB,  # fio <= 2.16: KB meant KiB
-        "Kibit/s": KiB / 8, "Mibit/s": MiB / 8, "Gibit/s": GiB / 8,
-        "kbit/s": 1e3 / 8, "Mbit/s": 1e6 / 8, "Gbit/s": 1e9 / 8,
+        "Kibit/s": KiB / 8,
+        "Mibit/s": MiB / 8,
+        "Gibit/s": GiB / 8,
+        "kbit/s": 1e3 / 8,
+        "Mbit/s": 1e6 / 8,
+        "Gbit/s": 1e9 / 8,
     }
     try:
         return table[lab]
@@ -234,6 +248,7 @@ def duration_to_ns(text: str) -> float:
 
 
 # --- display helpers (the only place values leave base units) ---------------------------
+
 
 def to_mib(value_bytes: float) -> float:
     return value_bytes / MiB

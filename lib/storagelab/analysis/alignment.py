@@ -12,8 +12,20 @@ import polars as pl
 
 from ..parsers.partitions import alignment
 
-TESTS_ORDER = ["putc", "put_block", "rewrite", "getc", "get_block", "seeks",
-               "seq_create", "seq_read", "seq_delete", "ran_create", "ran_read", "ran_delete"]
+TESTS_ORDER = [
+    "putc",
+    "put_block",
+    "rewrite",
+    "getc",
+    "get_block",
+    "seeks",
+    "seq_create",
+    "seq_read",
+    "seq_delete",
+    "ran_create",
+    "ran_read",
+    "ran_delete",
+]
 
 
 def offset_remainder(start_sector: int, sector_bytes: int = 512, boundary: int = 4096) -> int:
@@ -28,9 +40,15 @@ def verdict(start_sector: int, sector_bytes: int = 512, physical_bytes: int = 40
     the drive's physical sector size."""
     v = alignment(start_sector, sector_bytes)
     rem = offset_remainder(start_sector, sector_bytes, physical_bytes)
-    return dict(start_sector=start_sector, start_bytes=v["start_bytes"],
-                rem_4k=v["align_4k_rem_bytes"], rem_1m=v["align_1m_rem_bytes"],
-                rem_physical=rem, aligned_physical=rem == 0, aligned_1m=v["aligned_1m"])
+    return dict(
+        start_sector=start_sector,
+        start_bytes=v["start_bytes"],
+        rem_4k=v["align_4k_rem_bytes"],
+        rem_1m=v["align_1m_rem_bytes"],
+        rem_physical=rem,
+        aligned_physical=rem == 0,
+        aligned_1m=v["aligned_1m"],
+    )
 
 
 def before_after(results: pl.DataFrame, before: str, after: str, key: str = "run") -> pl.DataFrame:
@@ -46,7 +64,9 @@ def before_after(results: pl.DataFrame, before: str, after: str, key: str = "run
         raise LookupError(f"no results for {before if b.is_empty() else after!r}")
     out = b.join(a, on="test", how="full", coalesce=True).with_columns(
         ratio=pl.when(pl.col("value_before") > 0).then(pl.col("value_after") / pl.col("value_before")),
-        latency_ratio=pl.when(pl.col("latency_ns_before") > 0).then(pl.col("latency_ns_after") / pl.col("latency_ns_before")),
+        latency_ratio=pl.when(pl.col("latency_ns_before") > 0).then(
+            pl.col("latency_ns_after") / pl.col("latency_ns_before")
+        ),
     )
     order = {t: i for i, t in enumerate(TESTS_ORDER)}
     return out.with_columns(_o=pl.col("test").replace_strict(order, default=99)).sort("_o").drop("_o")
@@ -54,8 +74,13 @@ def before_after(results: pl.DataFrame, before: str, after: str, key: str = "run
 
 # what each bonnie++ block test asks of the disks (scaling.disk_model's directions)
 DEVICE_TESTS = {"put_block": "write", "get_block": "read"}
-DEVICE_SCHEMA = {"test": pl.String, "single_disk_value": pl.Float64, "disk_model": pl.String,
-                 "beyond_disks": pl.String, "disk_multiple": pl.Float64}
+DEVICE_SCHEMA = {
+    "test": pl.String,
+    "single_disk_value": pl.Float64,
+    "disk_model": pl.String,
+    "beyond_disks": pl.String,
+    "disk_multiple": pl.Float64,
+}
 
 
 def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float = 1.1) -> pl.DataFrame:
@@ -63,10 +88,11 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float
     width 1, or vdev_type single): a layout draws at most ``scaling.disk_model``'s upper bound of one disk's speed
     (x ``tolerance`` for run-to-run noise); a run above that was answered by a cache, not the disks.
     ``beyond_disks``: 'before', 'after' (the faster offender) or None; ``disk_multiple``: its value / the single disk."""
-    from .scaling import is_single_disk, disk_model
+    from .scaling import disk_model, is_single_disk
 
-    singles = runs.filter((pl.col("vdev_type") == "single")
-                          | ((pl.col("vdev_count") == 1) & (pl.col("vdev_width") == 1)))
+    singles = runs.filter(
+        (pl.col("vdev_type") == "single") | ((pl.col("vdev_count") == 1) & (pl.col("vdev_width") == 1))
+    )
     rows = []
     for test, direction in DEVICE_TESTS.items():
         one = singles.filter((pl.col("test") == test) & pl.col("value").is_not_null())
@@ -85,8 +111,15 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float
             multiple = value[0] / disk
             if multiple > high * tolerance and (worst is None or multiple > worst[1]):
                 worst, why = (side, multiple), f"{why_run}: at most {high:g}x one disk"
-        rows.append(dict(test=test, single_disk_value=disk, disk_model=why,
-                         beyond_disks=worst[0] if worst else None, disk_multiple=worst[1] if worst else None))
+        rows.append(
+            dict(
+                test=test,
+                single_disk_value=disk,
+                disk_model=why,
+                beyond_disks=worst[0] if worst else None,
+                disk_multiple=worst[1] if worst else None,
+            )
+        )
     return pl.DataFrame(rows, schema=DEVICE_SCHEMA, orient="row")
 
 
@@ -107,8 +140,14 @@ SELECT f.path, p.file_id, p.disk, p.table_type, p.index, p.start_sector, p.size_
 FROM partitions p JOIN files f USING (file_id) WHERE {where} ORDER BY f.path, p.disk, p.index
 """
 HEADLINE_TESTS = ("put_block", "rewrite", "get_block", "seeks")
-_TEST_WORDS = {"putc": "per-char write", "put_block": "block write", "rewrite": "rewrite", "getc": "per-char read",
-               "get_block": "block read", "seeks": "random seeks"}
+_TEST_WORDS = {
+    "putc": "per-char write",
+    "put_block": "block write",
+    "rewrite": "rewrite",
+    "getc": "per-char read",
+    "get_block": "block read",
+    "seeks": "random seeks",
+}
 _LAYOUT = ("vdev_type", "vdev_count", "vdev_width", "cache_devices", "log_devices")
 
 
@@ -129,8 +168,9 @@ def _phase_of(r: dict, legacy: int, sector: int, physical: int) -> str | None:
     return None
 
 
-def analyse(con, sel, legacy_start_sector: int = 63, logical_sector_bytes: int = 512,
-            physical_sector_bytes: int = 4096):
+def analyse(
+    con, sel, legacy_start_sector: int = 63, logical_sector_bytes: int = 512, physical_sector_bytes: int = 4096
+):
     """Notebook 03 on any selection: bonnie++ before/after a change (manifest ``phase``, else the partition start's
     alignment), every metric as a ratio, the spread of other "after" runs as a noise band, and the partition tables."""
     from . import measures, prose
@@ -143,90 +183,136 @@ def analyse(con, sel, legacy_start_sector: int = 63, logical_sector_bytes: int =
     res.frames["partitions"] = parts
     for lba in (legacy_start_sector, 2048):
         v = verdict(lba, logical_sector_bytes, physical_sector_bytes)
-        res.findings.append(f"Arithmetic: LBA {lba} x {logical_sector_bytes} B = {v['start_bytes']:,} B, "
-                            f"{v['rem_physical']:,} B past a {physical_sector_bytes} B boundary: "
-                            + ("aligned." if v["aligned_physical"] else "misaligned (each physical sector write straddles two)."))
+        res.findings.append(
+            f"Arithmetic: LBA {lba} x {logical_sector_bytes} B = {v['start_bytes']:,} B, "
+            f"{v['rem_physical']:,} B past a {physical_sector_bytes} B boundary: "
+            + ("aligned." if v["aligned_physical"] else "misaligned (each physical sector write straddles two).")
+        )
     if parts.height:
         bad = parts.filter(~pl.col("aligned_4k").fill_null(True))
-        res.findings.append(f"{parts.height} partition(s) in the selection's partition tables; "
-                            + (f"misaligned to 4 KiB: {prose.listing([f'{r[0]} p{r[1]} at LBA {r[2]}' for r in bad.select('disk', 'index', 'start_sector').iter_rows()])}."
-                               if bad.height else "every one starts on a 4 KiB boundary."))
+        res.findings.append(
+            f"{parts.height} partition(s) in the selection's partition tables; "
+            + (
+                f"misaligned to 4 KiB: {prose.listing([f'{r[0]} p{r[1]} at LBA {r[2]}' for r in bad.select('disk', 'index', 'start_sector').iter_rows()])}."
+                if bad.height
+                else "every one starts on a 4 KiB boundary."
+            )
+        )
     else:
-        res.missing.append(f"no partition table for {sel.describe()}: save `gpart show`, `fdisk -l`, `sfdisk -d` or "
-                           "`parted -m ... print` of the disks beside the benchmark logs")
+        res.missing.append(
+            f"no partition table for {sel.describe()}: save `gpart show`, `fdisk -l`, `sfdisk -d` or "
+            "`parted -m ... print` of the disks beside the benchmark logs"
+        )
     runs = frame(con, BONNIE_SQL.format(where=where), params)
     if runs.is_empty():
-        res.missing.append(f"no bonnie++ runs for {sel.describe()}: run bonnie++ before and after the change "
-                           "(e.g. `bonnie++ -d /pool/dir -s <2 x RAM>`), save each output under data/raw/<study>/ and "
-                           "label them in the manifest with phase=before / phase=after (or partition_start_sector)")
+        res.missing.append(
+            f"no bonnie++ runs for {sel.describe()}: run bonnie++ before and after the change "
+            "(e.g. `bonnie++ -d /pool/dir -s <2 x RAM>`), save each output under data/raw/<study>/ and "
+            "label them in the manifest with phase=before / phase=after (or partition_start_sector)"
+        )
         res.file_ids = parts["file_id"].to_list()
         return res
     info = runs.unique("path", keep="first").sort("path")
-    phases = {r["path"]: _phase_of(r, legacy_start_sector, logical_sector_bytes, physical_sector_bytes)
-              for r in info.iter_rows(named=True)}
+    phases = {
+        r["path"]: _phase_of(r, legacy_start_sector, logical_sector_bytes, physical_sector_bytes)
+        for r in info.iter_rows(named=True)
+    }
     runs = runs.with_columns(side=pl.col("path").replace_strict(phases, default=None))
     res.frames["runs"] = runs
     before = info.filter(pl.col("path").is_in([p for p, s in phases.items() if s == "before"]))
     after = info.filter(pl.col("path").is_in([p for p, s in phases.items() if s == "after"]))
     if before.is_empty() or after.is_empty():
-        res.missing.append(f"{info.height} bonnie++ run(s) for {sel.describe()}, but "
-                           + ("none" if before.is_empty() else "no 'after' one") + " labelled phase=before/after "
-                           "(nor with a partition_start_sector to tell misaligned from aligned): label the pair in "
-                           "the manifest")
+        res.missing.append(
+            f"{info.height} bonnie++ run(s) for {sel.describe()}, but "
+            + ("none" if before.is_empty() else "no 'after' one")
+            + " labelled phase=before/after "
+            "(nor with a partition_start_sector to tell misaligned from aligned): label the pair in "
+            "the manifest"
+        )
         res.file_ids = runs["file_id"].to_list() + parts["file_id"].to_list()
         return res
     b = before.row(0, named=True)
     same = after.filter(pl.all_horizontal(pl.col(c).eq_missing(b[c]) for c in _LAYOUT))
     a = (same if same.height else after).row(0, named=True)
-    how = ("the 'after' run with the same layout labels (vdev type, count, width, cache, log)" if same.height
-           else "the first 'after' run (none has the same layout labels)")
-    res.frames["pair"] = pl.DataFrame({"side": ["before", "after"], "run": [b["path"], a["path"]],
-                                       "label": [b["label"], a["label"]]})
+    how = (
+        "the 'after' run with the same layout labels (vdev type, count, width, cache, log)"
+        if same.height
+        else "the first 'after' run (none has the same layout labels)"
+    )
+    res.frames["pair"] = pl.DataFrame(
+        {"side": ["before", "after"], "run": [b["path"], a["path"]], "label": [b["label"], a["label"]]}
+    )
     ba = before_after(runs.rename({"path": "run"}), b["path"], a["path"])
     # the noise band: every 'after' run of the same vdev type, count and width (other cache/log variants)
     peers = after.filter(pl.all_horizontal(pl.col(c).eq_missing(b[c]) for c in _LAYOUT[:3]))
-    band = (runs.filter(pl.col("path").is_in(peers["path"].to_list()))
-            .group_by("test").agg(pl.col("value").min().alias("after_min"), pl.col("value").max().alias("after_max"),
-                                  pl.col("value").count().alias("after_runs")))
+    band = (
+        runs.filter(pl.col("path").is_in(peers["path"].to_list()))
+        .group_by("test")
+        .agg(
+            pl.col("value").min().alias("after_min"),
+            pl.col("value").max().alias("after_max"),
+            pl.col("value").count().alias("after_runs"),
+        )
+    )
     ba = ba.join(band, on="test", how="left").with_columns(
         within_noise=pl.when(pl.col("after_runs") > 1).then(
-            (pl.col("value_before") >= pl.col("after_min")) & (pl.col("value_before") <= pl.col("after_max"))))
+            (pl.col("value_before") >= pl.col("after_min")) & (pl.col("value_before") <= pl.col("after_max"))
+        )
+    )
     ba = ba.join(device_check(runs, b, a), on="test", how="left")
     res.frames["ratios"] = ba
     res.file_ids = runs["file_id"].to_list() + parts["file_id"].to_list()
-    res.findings.append(f"Before: {b['label']}; after: {a['label']} ({how}). "
-                        f"{peers.height} 'after' run(s) of the same vdev layout give the noise band.")
+    res.findings.append(
+        f"Before: {b['label']}; after: {a['label']} ({how}). "
+        f"{peers.height} 'after' run(s) of the same vdev layout give the noise band."
+    )
     for r in ba.filter(pl.col("test").is_in(list(_TEST_WORDS))).iter_rows(named=True):
         if r["ratio"] is None:
             continue
         noise = ""
         if r["after_runs"] and r["after_runs"] > 1:
-            noise = (f"; the 'after' variants spread {_value(r['test'], r['after_min'])} to "
-                     f"{_value(r['test'], r['after_max'])}"
-                     + (", so the 'before' value is **within noise**" if r["within_noise"] else ""))
-        res.findings.append(f"{_TEST_WORDS[r['test']]}: {_value(r['test'], r['value_before'])} before, "
-                            f"{_value(r['test'], r['value_after'])} after = {r['ratio']:.2f}x{noise}.")
+            noise = (
+                f"; the 'after' variants spread {_value(r['test'], r['after_min'])} to "
+                f"{_value(r['test'], r['after_max'])}"
+                + (", so the 'before' value is **within noise**" if r["within_noise"] else "")
+            )
+        res.findings.append(
+            f"{_TEST_WORDS[r['test']]}: {_value(r['test'], r['value_before'])} before, "
+            f"{_value(r['test'], r['value_after'])} after = {r['ratio']:.2f}x{noise}."
+        )
     for r in ba.filter(pl.col("beyond_disks").is_not_null()).iter_rows(named=True):
-        res.findings.append(f"**Cache artefact**, {_TEST_WORDS.get(r['test'], r['test'])}: the {r['beyond_disks']} run's "
-                            f"{_value(r['test'], r['value_' + r['beyond_disks']])} is {r['disk_multiple']:.1f}x the single-disk "
-                            f"run's {_value(r['test'], r['single_disk_value'])}, more than its layout can draw from its disks "
-                            f"({r['disk_model']}): a cache answered, so its ratio ({r['ratio']:.2f}x) says nothing about the disks.")
+        res.findings.append(
+            f"**Cache artefact**, {_TEST_WORDS.get(r['test'], r['test'])}: the {r['beyond_disks']} run's "
+            f"{_value(r['test'], r['value_' + r['beyond_disks']])} is {r['disk_multiple']:.1f}x the single-disk "
+            f"run's {_value(r['test'], r['single_disk_value'])}, more than its layout can draw from its disks "
+            f"({r['disk_model']}): a cache answered, so its ratio ({r['ratio']:.2f}x) says nothing about the disks."
+        )
     if "single_disk_value" in ba.columns and ba["single_disk_value"].is_null().all():
-        res.missing.append(f"no single-disk bonnie++ run for {sel.describe()}: without one, block speeds cannot be checked "
-                           "against what the disks can deliver (label it vdev_count=1, vdev_width=1)")
-    res.findings.append("A before/after pair measures everything that changed between the two runs (pool contents and "
-                        "fill, fragmentation, cache state, software), not only the partition offset; the logs alone "
-                        "cannot attribute the change to alignment.")
+        res.missing.append(
+            f"no single-disk bonnie++ run for {sel.describe()}: without one, block speeds cannot be checked "
+            "against what the disks can deliver (label it vdev_count=1, vdev_width=1)"
+        )
+    res.findings.append(
+        "A before/after pair measures everything that changed between the two runs (pool contents and "
+        "fill, fragmentation, cache state, software), not only the partition offset; the logs alone "
+        "cannot attribute the change to alignment."
+    )
     if b["partition_start_sector"] is None:
-        res.missing.append(f"the 'before' run ({b['label']}) has no partition_start_sector label: its offset is unknown")
-    res.headline = {f"{_TEST_WORDS[r['test']]} after/before": f"{r['ratio']:.2f}x"
-                    for r in ba.iter_rows(named=True)
-                    if r["ratio"] is not None and r["test"] in HEADLINE_TESTS and r["beyond_disks"] is None}
+        res.missing.append(
+            f"the 'before' run ({b['label']}) has no partition_start_sector label: its offset is unknown"
+        )
+    res.headline = {
+        f"{_TEST_WORDS[r['test']]} after/before": f"{r['ratio']:.2f}x"
+        for r in ba.iter_rows(named=True)
+        if r["ratio"] is not None and r["test"] in HEADLINE_TESTS and r["beyond_disks"] is None
+    }
     if ba["beyond_disks"].is_not_null().any():
         res.caveats.append("a run faster than its disks: cache artefact")
     res.caveats.append("the runs differ in more than the change: no cause shown")
     pb = ba.filter(pl.col("test") == "put_block")
     if pb.height and pb["ratio"][0] is not None:
-        res.verdict = (f"Block writes ran {pb['ratio'][0]:.2f}x faster after than before; the two runs differ in "
-                       "more than the partition offset, so the data do not show what caused it.")
+        res.verdict = (
+            f"Block writes ran {pb['ratio'][0]:.2f}x faster after than before; the two runs differ in "
+            "more than the partition offset, so the data do not show what caused it."
+        )
     return res

@@ -19,12 +19,18 @@ from ..units import MiB
 
 # (group, test, heading) in bon_csv2html's order
 COLUMNS = (
-    ("Sequential Output", "putc", "Per Chr"), ("Sequential Output", "put_block", "Block"),
-    ("Sequential Output", "rewrite", "Rewrite"), ("Sequential Input", "getc", "Per Chr"),
-    ("Sequential Input", "get_block", "Block"), ("Random", "seeks", "Seeks"),
-    ("Sequential Create", "seq_create", "Create"), ("Sequential Create", "seq_read", "Read"),
-    ("Sequential Create", "seq_delete", "Delete"), ("Random Create", "ran_create", "Create"),
-    ("Random Create", "ran_read", "Read"), ("Random Create", "ran_delete", "Delete"),
+    ("Sequential Output", "putc", "Per Chr"),
+    ("Sequential Output", "put_block", "Block"),
+    ("Sequential Output", "rewrite", "Rewrite"),
+    ("Sequential Input", "getc", "Per Chr"),
+    ("Sequential Input", "get_block", "Block"),
+    ("Random", "seeks", "Seeks"),
+    ("Sequential Create", "seq_create", "Create"),
+    ("Sequential Create", "seq_read", "Read"),
+    ("Sequential Create", "seq_delete", "Delete"),
+    ("Random Create", "ran_create", "Create"),
+    ("Random Create", "ran_read", "Read"),
+    ("Random Create", "ran_delete", "Delete"),
 )
 RATE_TESTS = {"putc", "put_block", "rewrite", "getc", "get_block"}
 
@@ -67,14 +73,20 @@ def table(results: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame()
     keys = ["file_id", "run_index"]
     ident = results.unique(keys, keep="first", maintain_order=True).select(
-        *keys, "label", "machine", "version", "size_bytes", "chunk_bytes", "concurrency", "num_files", "path")
-    disp = results.with_columns(shown=pl.when(pl.col("test").is_in(list(RATE_TESTS))).then(pl.col("value") / MiB)
-                                .otherwise(pl.col("value")))
+        *keys, "label", "machine", "version", "size_bytes", "chunk_bytes", "concurrency", "num_files", "path"
+    )
+    disp = results.with_columns(
+        shown=pl.when(pl.col("test").is_in(list(RATE_TESTS))).then(pl.col("value") / MiB).otherwise(pl.col("value"))
+    )
     out = ident
     for _, test, _ in COLUMNS:
         t = disp.filter(pl.col("test") == test).select(
-            *keys, pl.col("shown").alias(test), pl.col("cpu_pct").alias(f"{test}_cpu"),
-            pl.col("latency_ns").alias(f"{test}_latency_ns"), pl.col("too_fast").alias(f"{test}_too_fast"))
+            *keys,
+            pl.col("shown").alias(test),
+            pl.col("cpu_pct").alias(f"{test}_cpu"),
+            pl.col("latency_ns").alias(f"{test}_latency_ns"),
+            pl.col("too_fast").alias(f"{test}_too_fast"),
+        )
         out = out.join(t, on=keys, how="left")
     return out
 
@@ -119,11 +131,13 @@ def html_table(tab: pl.DataFrame) -> str:
         body.append("<tr>" + "".join(row) + "</tr>")
         if any(r[f"{t}_latency_ns"] is not None for _, t, _ in COLUMNS):
             body.append('<tr class="latency">' + "".join(lat) + "</tr>")
-    return ('<table class="bonnie"><thead>'
-            f'<tr><th rowspan="3">run</th><th rowspan="3">machine</th><th rowspan="3">size</th>{head1}</tr>'
-            f"<tr>{head2}</tr><tr>{head3}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-            "<p>Shading per column among these runs: green best, red worst (rates: higher; %CP and latency: lower). "
-            "+++++: too fast for bonnie++ to measure.</p>")
+    return (
+        '<table class="bonnie"><thead>'
+        f'<tr><th rowspan="3">run</th><th rowspan="3">machine</th><th rowspan="3">size</th>{head1}</tr>'
+        f"<tr>{head2}</tr><tr>{head3}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        "<p>Shading per column among these runs: green best, red worst (rates: higher; %CP and latency: lower). "
+        "+++++: too fast for bonnie++ to measure.</p>"
+    )
 
 
 def analyse(con, sel):
@@ -136,8 +150,10 @@ def analyse(con, sel):
     res = Result(sel, measures=measures.per_file(con, sel))
     results = frame(con, RUNS_SQL.format(where=where), params)
     if results.is_empty():
-        res.missing.append(f"no bonnie++ runs for {sel.describe()}: run bonnie++ (e.g. `storagelab lab bonnie --target "
-                           "DIR`), save its output under data/raw/<study>/ and label it")
+        res.missing.append(
+            f"no bonnie++ runs for {sel.describe()}: run bonnie++ (e.g. `storagelab lab bonnie --target "
+            "DIR`), save its output under data/raw/<study>/ and label it"
+        )
         return res
     tab = table(results)
     res.frames.update(results=results, table=tab)
@@ -145,25 +161,34 @@ def analyse(con, sel):
     res.findings.append(f"{tab.height} bonnie++ run(s) from {len(res.file_ids)} file(s) for {sel.describe()}.")
     sizes = sorted({s for s in tab["size_bytes"].to_list() if s})
     if len(sizes) > 1:
-        res.findings.append("The runs use different file sizes (" + ", ".join(f"{s / 2**30:g} GiB" for s in sizes)
-                            + "): a size below twice the RAM can be answered from cache, so compare like sizes.")
+        res.findings.append(
+            "The runs use different file sizes ("
+            + ", ".join(f"{s / 2**30:g} GiB" for s in sizes)
+            + "): a size below twice the RAM can be answered from cache, so compare like sizes."
+        )
     for _, test, heading in COLUMNS:
         col = tab.filter(pl.col(test).is_not_null())
         fast = tab.filter(pl.col(f"{test}_too_fast").fill_null(False)).height
         if col.height > 1:
             best = col.sort(test, descending=True).row(0, named=True)
             worst = col.sort(test).row(0, named=True)
-            res.findings.append(f"{test} ({heading}, {unit(test)}): {worst[test]:,.1f} ({worst['label']}) to "
-                                f"{best[test]:,.1f} ({best['label']})" + (f"; {fast} run(s) too fast to measure" if fast else "") + ".")
+            res.findings.append(
+                f"{test} ({heading}, {unit(test)}): {worst[test]:,.1f} ({worst['label']}) to "
+                f"{best[test]:,.1f} ({best['label']})" + (f"; {fast} run(s) too fast to measure" if fast else "") + "."
+            )
     res.headline["bonnie++ runs"] = str(tab.height)
     blocks = tab.filter(pl.col("put_block").is_not_null())
     if blocks.height:
         best = blocks.sort("put_block", descending=True).row(0, named=True)
         res.headline["fastest block write"] = f"{best['label']}: {best['put_block']:.1f} MiB/s"
-        res.verdict = (f"{tab.height} bonnie++ run(s) side by side; fastest block write {best['label']} at "
-                       f"{best['put_block']:.1f} MiB/s (measured, one run each unless repeated).")
+        res.verdict = (
+            f"{tab.height} bonnie++ run(s) side by side; fastest block write {best['label']} at "
+            f"{best['put_block']:.1f} MiB/s (measured, one run each unless repeated)."
+        )
     suspect = results.filter(pl.col("suspect").fill_null(False))
     if suspect.height:
-        res.findings.append(f"{suspect.height} file-operation rate(s) printed as whole numbers without a CSV line to "
-                            "check them against: taken as printed (bonnie++ 1.98 rounds them in its text table).")
+        res.findings.append(
+            f"{suspect.height} file-operation rate(s) printed as whole numbers without a CSV line to "
+            "check them against: taken as printed (bonnie++ 1.98 rounds them in its text table)."
+        )
     return res

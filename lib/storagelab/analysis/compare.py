@@ -13,50 +13,74 @@ from __future__ import annotations
 import polars as pl
 
 from . import fio_runs
-from .fio_views import compare, stats
+from .fio_views import compare
 from .selection import Selection
-
 
 
 def _size(text: str | None) -> str:
     return fio_runs.fmt_bytes(int(text)) if text and text.isdigit() else (text or "?")
+
+
 SIDE_GROUP = ("side", "match", "direction", "label_set")
 
 
 def _with_match(runs: pl.DataFrame, side: str) -> pl.DataFrame:
     if runs.is_empty():
-        return runs.with_columns(side=pl.lit(side), match=pl.lit(None, pl.String), per_vdev=pl.lit(None, pl.Float64),
-                                 per_disk=pl.lit(None, pl.Float64), label_set=pl.lit(None, pl.String))
-    layout = pl.concat_str([pl.col("vdev_type").fill_null("?"), pl.col("vdev_count").cast(pl.String).fill_null("?"),
-                            pl.col("vdev_width").cast(pl.String).fill_null("?")], separator=" ")
+        return runs.with_columns(
+            side=pl.lit(side),
+            match=pl.lit(None, pl.String),
+            per_vdev=pl.lit(None, pl.Float64),
+            per_disk=pl.lit(None, pl.Float64),
+            label_set=pl.lit(None, pl.String),
+        )
+    layout = pl.concat_str(
+        [
+            pl.col("vdev_type").fill_null("?"),
+            pl.col("vdev_count").cast(pl.String).fill_null("?"),
+            pl.col("vdev_width").cast(pl.String).fill_null("?"),
+        ],
+        separator=" ",
+    )
     return runs.with_columns(
-        side=pl.lit(side), match=pl.col("workload_at_any_size"),
+        side=pl.lit(side),
+        match=pl.col("workload_at_any_size"),
         size=pl.col("wl_size").map_elements(_size, return_dtype=pl.String),
         per_vdev=pl.col("bw_bytes_per_s") / pl.col("vdev_count"),
         per_disk=pl.col("bw_bytes_per_s") / (pl.col("vdev_count") * pl.col("vdev_width")),
         # runs of one layout and stack are repeats of one configuration
-        label_set=pl.concat_str([pl.col("stack").fill_null("?"), layout], separator=" | "))
+        label_set=pl.concat_str([pl.col("stack").fill_null("?"), layout], separator=" | "),
+    )
 
 
 def beside(mine: pl.DataFrame, theirs: pl.DataFrame) -> pl.DataFrame:
     """One row per side, workload, direction and configuration (stack | vdev type count width): runs, mean and
     standard deviation of bandwidth (bytes/s), per vdev, per disk, the sizes and runtimes used, the labels."""
     both = pl.concat([_with_match(mine, "mine"), _with_match(theirs, "study")], how="diagonal_relaxed")
-    common = (both.group_by("match", "direction").agg(pl.col("side").n_unique().alias("sides"))
-              .filter(pl.col("sides") == 2).drop("sides"))
+    common = (
+        both.group_by("match", "direction")
+        .agg(pl.col("side").n_unique().alias("sides"))
+        .filter(pl.col("sides") == 2)
+        .drop("sides")
+    )
     rows = both.join(common, on=["match", "direction"], how="semi")
     if rows.is_empty():
         return rows
-    return (rows.group_by(list(SIDE_GROUP), maintain_order=True).agg(
-        pl.len().alias("runs"), pl.col("bw_bytes_per_s").mean().alias("bw_mean_bytes_per_s"),
-        pl.col("bw_bytes_per_s").std().alias("bw_sd_bytes_per_s"),
-        pl.col("per_vdev").mean().alias("per_vdev_bytes_per_s"), pl.col("per_disk").mean().alias("per_disk_bytes_per_s"),
-        pl.col("per_disk").std().alias("per_disk_sd_bytes_per_s"),
-        pl.col("size").unique().sort().str.join(", ").alias("sizes"),
-        pl.col("wl_runtime").fill_null("?").unique().sort().str.join(", ").alias("runtimes"),
-        pl.col("label").fill_null(pl.col("path")).unique().sort().str.join("; ").alias("labels"),
-        pl.col("file_id").alias("file_ids"))
-        .sort("match", "direction", "side", "label_set"))
+    return (
+        rows.group_by(list(SIDE_GROUP), maintain_order=True)
+        .agg(
+            pl.len().alias("runs"),
+            pl.col("bw_bytes_per_s").mean().alias("bw_mean_bytes_per_s"),
+            pl.col("bw_bytes_per_s").std().alias("bw_sd_bytes_per_s"),
+            pl.col("per_vdev").mean().alias("per_vdev_bytes_per_s"),
+            pl.col("per_disk").mean().alias("per_disk_bytes_per_s"),
+            pl.col("per_disk").std().alias("per_disk_sd_bytes_per_s"),
+            pl.col("size").unique().sort().str.join(", ").alias("sizes"),
+            pl.col("wl_runtime").fill_null("?").unique().sort().str.join(", ").alias("runtimes"),
+            pl.col("label").fill_null(pl.col("path")).unique().sort().str.join("; ").alias("labels"),
+            pl.col("file_id").alias("file_ids"),
+        )
+        .sort("match", "direction", "side", "label_set")
+    )
 
 
 def verdicts(table: pl.DataFrame) -> list[dict]:
@@ -69,21 +93,48 @@ def verdicts(table: pl.DataFrame) -> list[dict]:
         for a in mine.iter_rows(named=True):
             for b in theirs.iter_rows(named=True):
                 per_disk = a["per_disk_bytes_per_s"] is not None and b["per_disk_bytes_per_s"] is not None
-                col, sd = (("per_disk_bytes_per_s", "per_disk_sd_bytes_per_s") if per_disk
-                           else ("bw_mean_bytes_per_s", "bw_sd_bytes_per_s"))
+                col, sd = (
+                    ("per_disk_bytes_per_s", "per_disk_sd_bytes_per_s")
+                    if per_disk
+                    else ("bw_mean_bytes_per_s", "bw_sd_bytes_per_s")
+                )
                 repeats = a["runs"] > 1 and b["runs"] > 1
-                c = compare(a[col], a[sd] or 0.0, b[col], b[sd] or 0.0, a=f"yours ({a['label_set']})",
-                            b=f"the study's ({b['label_set']})")
-                text = c["text"] if repeats else c["text"].split(",")[0] + (
-                    f"; {'one run' if min(a['runs'], b['runs']) == 1 else 'runs'} on "
-                    f"{'each side' if a['runs'] == b['runs'] == 1 else 'one side'}: no run-to-run noise to judge it by")
-                out.append(dict(match=match, direction=direction, mine=a["label_set"], study=b["label_set"],
-                                basis="per disk" if per_disk else "as measured (a layout label is missing)",
-                                diff_pct=c["diff_pct"], noise_pct=c["noise_pct"] if repeats else None,
-                                within_noise=c["within_noise"] if repeats else None, text=text,
-                                sizes=f"yours {a['sizes'] or '?'}, the study's {b['sizes'] or '?'}"
-                                + ("" if a["sizes"] == b["sizes"] else
-                                   " (they differ: the smaller file may be answered by a cache)")))
+                c = compare(
+                    a[col],
+                    a[sd] or 0.0,
+                    b[col],
+                    b[sd] or 0.0,
+                    a=f"yours ({a['label_set']})",
+                    b=f"the study's ({b['label_set']})",
+                )
+                text = (
+                    c["text"]
+                    if repeats
+                    else c["text"].split(",")[0]
+                    + (
+                        f"; {'one run' if min(a['runs'], b['runs']) == 1 else 'runs'} on "
+                        f"{'each side' if a['runs'] == b['runs'] == 1 else 'one side'}: no run-to-run noise to judge it by"
+                    )
+                )
+                out.append(
+                    dict(
+                        match=match,
+                        direction=direction,
+                        mine=a["label_set"],
+                        study=b["label_set"],
+                        basis="per disk" if per_disk else "as measured (a layout label is missing)",
+                        diff_pct=c["diff_pct"],
+                        noise_pct=c["noise_pct"] if repeats else None,
+                        within_noise=c["within_noise"] if repeats else None,
+                        text=text,
+                        sizes=f"yours {a['sizes'] or '?'}, the study's {b['sizes'] or '?'}"
+                        + (
+                            ""
+                            if a["sizes"] == b["sizes"]
+                            else " (they differ: the smaller file may be answered by a cache)"
+                        ),
+                    )
+                )
     return out
 
 
@@ -109,8 +160,10 @@ def analyse(con, mine: Selection, study: str):
     if table.is_empty():
         yours = sorted(set(_with_match(a, "mine")["match"].to_list()))
         theirs = sorted(set(_with_match(b, "study")["match"].to_list()))
-        res.missing.append(f"no workload in common: yours {prose.listing(yours)}; {study}'s {prose.listing(theirs)}. "
-                           f"Run the study's workload (e.g. `storagelab lab fio --preset` with the study's method)")
+        res.missing.append(
+            f"no workload in common: yours {prose.listing(yours)}; {study}'s {prose.listing(theirs)}. "
+            f"Run the study's workload (e.g. `storagelab lab fio --preset` with the study's method)"
+        )
         return res
     res.file_ids = [i for ids in table["file_ids"].to_list() for i in ids]
     pairs = verdicts(table)
@@ -118,8 +171,10 @@ def analyse(con, mine: Selection, study: str):
     for p in pairs:
         res.findings.append(f"{p['match']} ({p['direction']}), {p['basis']}: {p['text']}. Sizes: {p['sizes']}.")
     if table.filter(pl.col("per_disk_bytes_per_s").is_null()).height:
-        res.missing.append("runs without vdev_type, vdev_count and vdev_width labels are compared as measured, not per "
-                           "disk: label the layout in the manifest (`storagelab lab fio` records it for ZFS pools)")
+        res.missing.append(
+            "runs without vdev_type, vdev_count and vdev_width labels are compared as measured, not per "
+            "disk: label the layout in the manifest (`storagelab lab fio` records it for ZFS pools)"
+        )
     return res
 
 
@@ -127,8 +182,16 @@ def display_frame(table: pl.DataFrame) -> pl.DataFrame:
     """``beside`` for a reader: MiB/s (2^20 bytes/s) columns, one per quantity, no list columns."""
     mib = float(1 << 20)
     return table.select(
-        "match", "direction", pl.col("side").replace({"mine": "yours"}), pl.col("label_set").alias("stack | layout"),
-        "runs", (pl.col("bw_mean_bytes_per_s") / mib).round(1).alias("MiB/s"),
+        "match",
+        "direction",
+        pl.col("side").replace({"mine": "yours"}),
+        pl.col("label_set").alias("stack | layout"),
+        "runs",
+        (pl.col("bw_mean_bytes_per_s") / mib).round(1).alias("MiB/s"),
         (pl.col("bw_sd_bytes_per_s") / mib).round(1).alias("sd MiB/s"),
         (pl.col("per_vdev_bytes_per_s") / mib).round(1).alias("per vdev MiB/s"),
-        (pl.col("per_disk_bytes_per_s") / mib).round(1).alias("per disk MiB/s"), "sizes", "runtimes", "labels")
+        (pl.col("per_disk_bytes_per_s") / mib).round(1).alias("per disk MiB/s"),
+        "sizes",
+        "runtimes",
+        "labels",
+    )

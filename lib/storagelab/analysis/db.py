@@ -30,7 +30,11 @@ def frame(con, sql: str, params: list | None = None) -> pl.DataFrame:
 def provenance(con, file_ids) -> pl.DataFrame:
     """The raw files behind a result: path, sha256, tool version, parser version, ingest time."""
     ids = sorted({int(i) for i in file_ids if i is not None})
-    return frame(con, """
+    return frame(
+        con,
+        """
         SELECT file_id, path, substr(sha256, 1, 16) AS sha256_16, tool, tool_version, format,
                parser_version, strftime(ingested_at, '%Y-%m-%d %H:%M:%S UTC') AS ingested_at
-        FROM files WHERE list_contains(?::INTEGER[], file_id) ORDER BY path""", [ids])
+        FROM files WHERE list_contains(?::INTEGER[], file_id) ORDER BY path""",
+        [ids],
+    )

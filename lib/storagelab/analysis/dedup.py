@@ -25,15 +25,19 @@ OBSERVED_IN_CORE = (141, 154, 165, 320, 392)
 
 def from_bp_count(stats: pl.DataFrame, bytes_per_entry: float = 320.0) -> pl.DataFrame:
     """Per pool: entries = bp count (minus embedded bps, which never get a DDT entry) and DDT bytes."""
-    return stats.with_columns(
-        entries_upper=pl.col("bp_count"),
-        entries_less_embedded=pl.col("bp_count") - pl.col("embedded_bp_count").fill_null(0),
-    ).with_columns(
-        ddt_bytes=pl.col("entries_upper") * bytes_per_entry,
-        ddt_bytes_less_embedded=pl.col("entries_less_embedded") * bytes_per_entry,
-    ).with_columns(
-        ddt_gib=pl.col("ddt_bytes") / GiB,
-        ddt_gb=pl.col("ddt_bytes") / 1e9,
+    return (
+        stats.with_columns(
+            entries_upper=pl.col("bp_count"),
+            entries_less_embedded=pl.col("bp_count") - pl.col("embedded_bp_count").fill_null(0),
+        )
+        .with_columns(
+            ddt_bytes=pl.col("entries_upper") * bytes_per_entry,
+            ddt_bytes_less_embedded=pl.col("entries_less_embedded") * bytes_per_entry,
+        )
+        .with_columns(
+            ddt_gib=pl.col("ddt_bytes") / GiB,
+            ddt_gb=pl.col("ddt_bytes") / 1e9,
+        )
     )
 
 
@@ -46,13 +50,18 @@ def sensitivity(stats: pl.DataFrame, per_entry: list[float] | tuple[float, ...])
     return pl.DataFrame(rows).with_columns(ddt_gib=pl.col("ddt_bytes") / GiB)
 
 
-def memory_table(stats: pl.DataFrame, bytes_per_entry: float, ram_bytes: float, arc_max_fraction: float,
-                 metadata_fraction: float) -> pl.DataFrame:
+def memory_table(
+    stats: pl.DataFrame, bytes_per_entry: float, ram_bytes: float, arc_max_fraction: float, metadata_fraction: float
+) -> pl.DataFrame:
     """The notebook's main table: per pool, DDT bytes, ARC needed, the metadata budget and the verdict."""
     est = from_bp_count(stats, bytes_per_entry)
     budget = ram_bytes * arc_max_fraction * metadata_fraction
     return est.select(
-        "pool", "bp_count", "embedded_bp_count", "ddt_bytes", "ddt_gib",
+        "pool",
+        "bp_count",
+        "embedded_bp_count",
+        "ddt_bytes",
+        "ddt_gib",
         (pl.col("ddt_bytes") / metadata_fraction / GiB).alias("arc_needed_gib"),
         pl.lit(budget / GiB).alias("metadata_budget_gib"),
         (pl.col("ddt_bytes") <= budget).alias("fits"),
@@ -84,8 +93,8 @@ GROUP BY ALL ORDER BY f.path, o.ddt_no
 """
 
 
-L2ARC_HEADER_BYTES = 96      # RAM per block held in L2ARC (arc_buf_hdr_t l2 part, approximate)
-DDT_LEAF_BYTES = 4096        # legacy ZAP leaf block holding DDT entries
+L2ARC_HEADER_BYTES = 96  # RAM per block held in L2ARC (arc_buf_hdr_t l2 part, approximate)
+DDT_LEAF_BYTES = 4096  # legacy ZAP leaf block holding DDT entries
 
 ZPOOL_SQL = """
 SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path FROM zpool_list z JOIN files f USING (file_id)
@@ -97,6 +106,7 @@ def dedup_tracked(deduped_bytes: float, ratio: float, avg_asize: float, ratio_st
     """Entries of the DDT from ``zpool list`` DEDUP and ``zdb -b``'s "bp deduped": DEDUP is the ratio over the blocks
     the DDT tracks, so their allocation is deduped / (ratio - 1) and their count that / the average ASIZE. The ratio is
     printed with 2 decimals: ``ratio_step`` / 2 either way gives the range."""
+
     def entries(r):
         return deduped_bytes / (r - 1) / avg_asize if r > 1 else None
 
@@ -104,8 +114,9 @@ def dedup_tracked(deduped_bytes: float, ratio: float, avg_asize: float, ratio_st
     return dict(entries=entries(ratio), entries_low=entries(ratio + half), entries_high=entries(ratio - half))
 
 
-def ladder(stats: pl.DataFrame, zpool: pl.DataFrame, ddt: pl.DataFrame, objects: pl.DataFrame,
-           bytes_per_entry: float) -> pl.DataFrame:
+def ladder(
+    stats: pl.DataFrame, zpool: pl.DataFrame, ddt: pl.DataFrame, objects: pl.DataFrame, bytes_per_entry: float
+) -> pl.DataFrame:
     """Per pool, every DDT estimate the logs allow, crude to good: (pool, rung, entries, low, high, bytes_per_entry,
     ddt_bytes, basis). ``zpool`` rows are matched to a zdb -b by pool and nearest ALLOC (the same moment)."""
     rows = []
@@ -114,35 +125,78 @@ def ladder(stats: pl.DataFrame, zpool: pl.DataFrame, ddt: pl.DataFrame, objects:
         rows.append((pool, "1. bp count (upper bound)", s["bp_count"], None, None, bpe, "zdb -b: every block pointer"))
         extra = (s["bp_deduped_bytes"] or 0) / s["bp_allocated_avg_bytes"] if s["bp_allocated_avg_bytes"] else 0
         less = s["bp_count"] - (s["embedded_bp_count"] or 0) - extra
-        rows.append((pool, "2. bp count less embedded bps and extra references", less, None, None, bpe,
-                     "zdb -b: bp count - embedded - deduped / average ASIZE"))
+        rows.append(
+            (
+                pool,
+                "2. bp count less embedded bps and extra references",
+                less,
+                None,
+                None,
+                bpe,
+                "zdb -b: bp count - embedded - deduped / average ASIZE",
+            )
+        )
         z = zpool.filter(pl.col("pool") == pool)
         if z.height and s["bp_deduped_bytes"] and s["bp_allocated_avg_bytes"]:
             z = z.with_columns(gap=(pl.col("alloc_bytes") - s["bp_allocated_bytes"]).abs()).sort("gap")
             zr = z.row(0, named=True)
-            t = dedup_tracked(s["bp_deduped_bytes"], zr["dedup_ratio"], s["bp_allocated_avg_bytes"],
-                              0.0 if zr["exact"] else 0.01)
+            t = dedup_tracked(
+                s["bp_deduped_bytes"], zr["dedup_ratio"], s["bp_allocated_avg_bytes"], 0.0 if zr["exact"] else 0.01
+            )
             if t["entries"] is not None:
-                rows.append((pool, "3. DDT-tracked blocks (zpool list DEDUP + zdb -b deduped)", t["entries"],
-                             t["entries_low"], t["entries_high"], bpe,
-                             f"deduped / (DEDUP {zr['dedup_ratio']:.2f} - 1) / average ASIZE"))
+                rows.append(
+                    (
+                        pool,
+                        "3. DDT-tracked blocks (zpool list DEDUP + zdb -b deduped)",
+                        t["entries"],
+                        t["entries_low"],
+                        t["entries_high"],
+                        bpe,
+                        f"deduped / (DEDUP {zr['dedup_ratio']:.2f} - 1) / average ASIZE",
+                    )
+                )
     for r in ddt.iter_rows(named=True):
         rung = "4. zdb -S simulated entries" if r["source"] == "simulated" else "5. zdb -DD entries"
         rows.append((r["pool_name"], rung, r["alloc_blocks"], None, None, bytes_per_entry, "zdb DDT histogram Total"))
     for r in objects.iter_rows(named=True):
         if r["entries"] and r["core_bytes"]:
-            rows.append((r["pool_name"], "6. zdb -DD entries x measured in-core size", r["entries"], None, None,
-                         r["core_bytes"] / r["entries"], "zdb -DD DDT objects: entries and in-core bytes"))
-    schema = {"pool": pl.String, "rung": pl.String, "entries": pl.Float64, "entries_low": pl.Float64,
-              "entries_high": pl.Float64, "bytes_per_entry": pl.Float64, "basis": pl.String}
+            rows.append(
+                (
+                    r["pool_name"],
+                    "6. zdb -DD entries x measured in-core size",
+                    r["entries"],
+                    None,
+                    None,
+                    r["core_bytes"] / r["entries"],
+                    "zdb -DD DDT objects: entries and in-core bytes",
+                )
+            )
+    schema = {
+        "pool": pl.String,
+        "rung": pl.String,
+        "entries": pl.Float64,
+        "entries_low": pl.Float64,
+        "entries_high": pl.Float64,
+        "bytes_per_entry": pl.Float64,
+        "basis": pl.String,
+    }
     df = pl.DataFrame(rows, schema=schema, orient="row")
-    return df.with_columns(ddt_bytes=pl.col("entries") * pl.col("bytes_per_entry"),
-                           ddt_bytes_low=pl.col("entries_low") * pl.col("bytes_per_entry"),
-                           ddt_bytes_high=pl.col("entries_high") * pl.col("bytes_per_entry")).sort("pool", "rung")
+    return df.with_columns(
+        ddt_bytes=pl.col("entries") * pl.col("bytes_per_entry"),
+        ddt_bytes_low=pl.col("entries_low") * pl.col("bytes_per_entry"),
+        ddt_bytes_high=pl.col("entries_high") * pl.col("bytes_per_entry"),
+    ).sort("pool", "rung")
 
 
-def analyse(con, sel, bytes_per_entry: float = 320.0, per_entry_sizes=OBSERVED_IN_CORE, ram_gib: float = 32.0,
-            arc_max_gib: float = 31.0, metadata_fraction: float = 0.25):
+def analyse(
+    con,
+    sel,
+    bytes_per_entry: float = 320.0,
+    per_entry_sizes=OBSERVED_IN_CORE,
+    ram_gib: float = 32.0,
+    arc_max_gib: float = 31.0,
+    metadata_fraction: float = 0.25,
+):
     """Notebook 04 on any selection: per pool, the DDT estimates the logs allow (bp count x bytes/entry, zdb -S
     entries, zdb -DD entries x their measured in-core size) against the ARC's metadata budget."""
     from . import measures, prose
@@ -152,18 +206,24 @@ def analyse(con, sel, bytes_per_entry: float = 320.0, per_entry_sizes=OBSERVED_I
     where, params = sel.sql("f")
     res = Result(sel, measures=measures.per_file(con, sel))
     if ram_gib <= 0 or not 0 < arc_max_gib <= ram_gib or not 0 < metadata_fraction <= 1 or bytes_per_entry <= 0:
-        raise ValueError("need ram_gib > 0, 0 < arc_max_gib <= ram_gib, 0 < metadata_fraction <= 1, bytes_per_entry > 0")
+        raise ValueError(
+            "need ram_gib > 0, 0 < arc_max_gib <= ram_gib, 0 < metadata_fraction <= 1, bytes_per_entry > 0"
+        )
     budget = arc_max_gib * GiB * metadata_fraction
     stats = frame(con, STATS_SQL.format(where=where), params)
     ddt = frame(con, DDT_SQL.format(where=where), params)
     objects = frame(con, OBJECTS_SQL.format(where=where), params)
     res.frames.update(stats=stats, ddt=ddt, objects=objects)
     res.file_ids = stats["file_id"].to_list() + ddt["file_id"].to_list() + objects["file_id"].to_list()
-    res.findings.append(f"Metadata budget: {arc_max_gib:g} GiB ARC max x {metadata_fraction:g} = "
-                        f"{budget / GiB:.2f} GiB (RAM {ram_gib:g} GiB; parameters).")
+    res.findings.append(
+        f"Metadata budget: {arc_max_gib:g} GiB ARC max x {metadata_fraction:g} = "
+        f"{budget / GiB:.2f} GiB (RAM {ram_gib:g} GiB; parameters)."
+    )
     if stats.is_empty():
-        res.missing.append(f"no `zdb -b` output for {sel.describe()}: run `zdb -b POOL > zdb-b-POOL.txt`, add it under "
-                           "data/raw/<study>/ and label it (study, pool) in the manifest")
+        res.missing.append(
+            f"no `zdb -b` output for {sel.describe()}: run `zdb -b POOL > zdb-b-POOL.txt`, add it under "
+            "data/raw/<study>/ and label it (study, pool) in the manifest"
+        )
     else:
         stats = stats.with_columns(pool=pl.col("pool_name"))
         table = memory_table(stats, bytes_per_entry, ram_gib * GiB, arc_max_gib / ram_gib, metadata_fraction)
@@ -174,40 +234,58 @@ def analyse(con, sel, bytes_per_entry: float = 320.0, per_entry_sizes=OBSERVED_I
             res.findings.append(
                 f"Pool {r['pool']}: {r['bp_count']:,} block pointers x {bytes_per_entry:g} B = {prose.size(r['ddt_bytes'])} "
                 f"({r['ddt_bytes'] / 1e9:.3g} GB), an upper bound (bp count includes metadata and embedded bps); "
-                + ("fits" if r["fits"] else "does not fit") + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would "
-                f"fit below {r['crossover_bytes_per_entry']:.0f} B per entry.")
+                + ("fits" if r["fits"] else "does not fit")
+                + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would "
+                f"fit below {r['crossover_bytes_per_entry']:.0f} B per entry."
+            )
         from_manifest = stats.filter(pl.col("pool_from_manifest"))
         if from_manifest.height:
-            res.findings.append(f"Pool names from the manifest (the zdb output has no prompt line): "
-                                f"{prose.listing(from_manifest['pool'].to_list())}.")
+            res.findings.append(
+                f"Pool names from the manifest (the zdb output has no prompt line): "
+                f"{prose.listing(from_manifest['pool'].to_list())}."
+            )
         unnamed = stats.filter(pl.col("pool").is_null() | (pl.col("pool") == pl.col("path").str.split("/").list.last()))
         if unnamed.height:
-            res.missing.append("the pool of " + prose.listing(unnamed["path"].to_list()) + " is not in the log nor the "
-                               "manifest: add the pool name (column pool)")
-        res.headline = {f"DDT {r['pool']} (bp count x {bytes_per_entry:g} B)": prose.size(r["ddt_bytes"])
-                        for r in table.iter_rows(named=True)}
+            res.missing.append(
+                "the pool of " + prose.listing(unnamed["path"].to_list()) + " is not in the log nor the "
+                "manifest: add the pool name (column pool)"
+            )
+        res.headline = {
+            f"DDT {r['pool']} (bp count x {bytes_per_entry:g} B)": prose.size(r["ddt_bytes"])
+            for r in table.iter_rows(named=True)
+        }
     if ddt.height:
         for r in ddt.iter_rows(named=True):
             kind = "zdb -S (simulated)" if r["source"] == "simulated" else "zdb -D/-DD (existing DDT)"
-            res.findings.append(f"Pool {r['pool_name']}, {kind}: {r['alloc_blocks']:,} entries -> "
-                                f"{prose.size(r['alloc_blocks'] * bytes_per_entry)} at {bytes_per_entry:g} B/entry.")
+            res.findings.append(
+                f"Pool {r['pool_name']}, {kind}: {r['alloc_blocks']:,} entries -> "
+                f"{prose.size(r['alloc_blocks'] * bytes_per_entry)} at {bytes_per_entry:g} B/entry."
+            )
             res.headline[f"DDT entries {r['pool_name']} ({r['source']})"] = f"{r['alloc_blocks']:,}"
     else:
-        res.missing.append(f"no `zdb -S` or `zdb -DD` output for {sel.describe()}: `zdb -S POOL` (before enabling "
-                           "dedup) counts the entries a DDT would hold; `zdb -DD POOL` (after) the real ones with their size")
+        res.missing.append(
+            f"no `zdb -S` or `zdb -DD` output for {sel.describe()}: `zdb -S POOL` (before enabling "
+            "dedup) counts the entries a DDT would hold; `zdb -DD POOL` (after) the real ones with their size"
+        )
     for r in objects.iter_rows(named=True):
         if r["entries"] and r["core_bytes"] is not None:
-            res.findings.append(f"Pool {r['pool_name']}, DDT objects: {r['entries']:,} entries use {prose.size(r['core_bytes'])} "
-                                f"in core = {r['core_bytes'] / r['entries']:.0f} B per entry (measured"
-                                + (", from zdb's truncated per-entry figure" if r["derived"] else "") + ").")
+            res.findings.append(
+                f"Pool {r['pool_name']}, DDT objects: {r['entries']:,} entries use {prose.size(r['core_bytes'])} "
+                f"in core = {r['core_bytes'] / r['entries']:.0f} B per entry (measured"
+                + (", from zdb's truncated per-entry figure" if r["derived"] else "")
+                + ")."
+            )
     if stats.height and ddt.height:
         both = stats.join(ddt.rename({"pool_name": "pool"}), on="pool", how="inner")
         for r in both.iter_rows(named=True):
-            res.findings.append(f"Pool {r['pool']}: bp count {r['bp_count']:,} is {r['bp_count'] / r['alloc_blocks']:.1f}x "
-                                f"the {r['alloc_blocks']:,} entries zdb counted ({r['source']}).")
+            res.findings.append(
+                f"Pool {r['pool']}: bp count {r['bp_count']:,} is {r['bp_count'] / r['alloc_blocks']:.1f}x "
+                f"the {r['alloc_blocks']:,} entries zdb counted ({r['source']})."
+            )
     zpool = frame(con, ZPOOL_SQL.format(where=where), params)
-    lad = ladder(stats.with_columns(pool=pl.col("pool_name")) if stats.height else stats, zpool, ddt, objects,
-                 bytes_per_entry)
+    lad = ladder(
+        stats.with_columns(pool=pl.col("pool_name")) if stats.height else stats, zpool, ddt, objects, bytes_per_entry
+    )
     res.frames["ladder"] = lad
     res.file_ids += zpool["file_id"].to_list()
     verdicts = []
@@ -217,8 +295,10 @@ def analyse(con, sel, bytes_per_entry: float = 320.0, per_entry_sizes=OBSERVED_I
         hi = best["ddt_bytes_high"] if best["ddt_bytes_high"] is not None else best["ddt_bytes"]
         fits = "fits" if hi <= budget else "does not fit" if lo > budget else "may or may not fit"
         rng = prose.size(best["ddt_bytes"]) if lo == hi else f"{prose.size(lo)} to {prose.size(hi)}"
-        res.findings.append(f"Pool {pool}, best estimate ({best['rung'][3:]}): {best['entries']:,.0f} entries, "
-                            f"{rng} at {best['bytes_per_entry']:.0f} B/entry: {fits} the {budget / GiB:.2f} GiB budget.")
+        res.findings.append(
+            f"Pool {pool}, best estimate ({best['rung'][3:]}): {best['entries']:,.0f} entries, "
+            f"{rng} at {best['bytes_per_entry']:.0f} B/entry: {fits} the {budget / GiB:.2f} GiB budget."
+        )
         res.headline[f"DDT {pool}, best estimate"] = f"{rng} ({best['rung'][3:]})"
         if best["rung"].startswith(("1.", "2.")):
             res.caveats.append(f"{pool}: only an upper bound (no zdb -S/-DD, no zpool DEDUP)")
@@ -227,22 +307,33 @@ def analyse(con, sel, bytes_per_entry: float = 320.0, per_entry_sizes=OBSERVED_I
         if s_row.height:
             sr = s_row.row(0, named=True)
             if sr["bp_deduped_bytes"]:
-                res.findings.append(f"Pool {pool}: dedup saves {prose.size(sr['bp_deduped_bytes'])} of disk for about "
-                                    f"{prose.size(best['ddt_bytes'])} of RAM.")
+                res.findings.append(
+                    f"Pool {pool}: dedup saves {prose.size(sr['bp_deduped_bytes'])} of disk for about "
+                    f"{prose.size(best['ddt_bytes'])} of RAM."
+                )
             if sr["bp_logical_avg_bytes"]:
-                res.findings.append(f"Pool {pool}: its average logical block is {sr['bp_logical_avg_bytes'] / 1024:.0f} KiB; "
-                                    f"at recordsize=1M large files would need about {1024 * 1024 / sr['bp_logical_avg_bytes']:.0f}x "
-                                    "fewer entries (small files and metadata do not shrink).")
+                res.findings.append(
+                    f"Pool {pool}: its average logical block is {sr['bp_logical_avg_bytes'] / 1024:.0f} KiB; "
+                    f"at recordsize=1M large files would need about {1024 * 1024 / sr['bp_logical_avg_bytes']:.0f}x "
+                    "fewer entries (small files and metadata do not shrink)."
+                )
     cache = res.measures.filter(pl.col("metric") == "cache.size_bytes")
     if cache.height and lad.height:
         best_bytes = lad.sort("rung").group_by("pool", maintain_order=True).last()["ddt_bytes"].max()
-        res.findings.append(f"An L2ARC of {prose.size(cache['value'].max())} is in the data: DDT blocks it holds leave "
-                            f"the ARC but keep a header in RAM each (about {L2ARC_HEADER_BYTES} B per "
-                            f"{DDT_LEAF_BYTES // 1024} KiB DDT block), about {prose.size(best_bytes / DDT_LEAF_BYTES * L2ARC_HEADER_BYTES)} "
-                            f"for a {prose.size(best_bytes)} table: it relieves RAM, at the price of reads from the cache device.")
+        res.findings.append(
+            f"An L2ARC of {prose.size(cache['value'].max())} is in the data: DDT blocks it holds leave "
+            f"the ARC but keep a header in RAM each (about {L2ARC_HEADER_BYTES} B per "
+            f"{DDT_LEAF_BYTES // 1024} KiB DDT block), about {prose.size(best_bytes / DDT_LEAF_BYTES * L2ARC_HEADER_BYTES)} "
+            f"for a {prose.size(best_bytes)} table: it relieves RAM, at the price of reads from the cache device."
+        )
     if verdicts:
-        res.verdict = (f"Best DDT estimate per pool against the {budget / GiB:.2f} GiB metadata budget: "
-                       + "; ".join(verdicts) + ".")
-    res.findings.append("OpenZFS 2.3 fast dedup changes the arithmetic: smaller flat entries, a dedup log, "
-                        "`dedup_table_quota` to cap the table, and `zpool ddtprune` to drop unique entries.")
+        res.verdict = (
+            f"Best DDT estimate per pool against the {budget / GiB:.2f} GiB metadata budget: "
+            + "; ".join(verdicts)
+            + "."
+        )
+    res.findings.append(
+        "OpenZFS 2.3 fast dedup changes the arithmetic: smaller flat entries, a dedup log, "
+        "`dedup_table_quota` to cap the table, and `zpool ddtprune` to drop unique entries."
+    )
     return res

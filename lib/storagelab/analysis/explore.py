@@ -10,9 +10,13 @@ import polars as pl
 def table_counts(con) -> pl.DataFrame:
     """Every data table of the database with its row count, by name (not ``meta``, the store's own bookkeeping,
     whose rows depend on the history of ingests)."""
-    names = [r[0] for r in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND table_name <> 'meta' "
-        "ORDER BY table_name").fetchall()]
+    names = [
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND table_name <> 'meta' "
+            "ORDER BY table_name"
+        ).fetchall()
+    ]
     rows = [con.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names]
     return pl.DataFrame({"table": names, "rows": rows}, schema={"table": pl.String, "rows": pl.Int64})
 
@@ -25,9 +29,10 @@ def run_bandwidths(groups: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
     run, so only it is kept. Files the manifest marks as duplicates (``duplicate_of``) are left out.
     """
     last = groups.group_by("file_id").agg(pl.col("doc_index").max().alias("last_doc"))
-    final = (groups.join(last, on="file_id")
-             .filter(pl.col("doc_index") == pl.col("last_doc"))
-             .select("file_id", "groupid", "direction", "bw_bytes_per_s", "io_bytes", "run_max_ns", "exact"))
-    labels = (files.filter(pl.col("duplicate_of").is_null())
-              .select("file_id", "path", "study", "label", "stack", "host"))
+    final = (
+        groups.join(last, on="file_id")
+        .filter(pl.col("doc_index") == pl.col("last_doc"))
+        .select("file_id", "groupid", "direction", "bw_bytes_per_s", "io_bytes", "run_max_ns", "exact")
+    )
+    labels = files.filter(pl.col("duplicate_of").is_null()).select("file_id", "path", "study", "label", "stack", "host")
     return final.join(labels, on="file_id", how="inner").sort("path", "groupid", "direction")

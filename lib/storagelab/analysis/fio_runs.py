@@ -109,9 +109,15 @@ def workload_of(row: dict) -> tuple[dict, str]:
             opts = {}
     from_output = {
         "rw": row.get("rw") or opts.get("rw") or opts.get("readwrite"),
-        "bs": row.get("block_size_bytes") if row.get("block_size_bytes") is not None else _option_value("bs", opts.get("bs")),
-        "iodepth": row.get("iodepth") if row.get("iodepth") is not None else _option_value("iodepth", opts.get("iodepth")),
-        "numjobs": row.get("numjobs") if row.get("numjobs") is not None else _option_value("numjobs", opts.get("numjobs")),
+        "bs": row.get("block_size_bytes")
+        if row.get("block_size_bytes") is not None
+        else _option_value("bs", opts.get("bs")),
+        "iodepth": row.get("iodepth")
+        if row.get("iodepth") is not None
+        else _option_value("iodepth", opts.get("iodepth")),
+        "numjobs": row.get("numjobs")
+        if row.get("numjobs") is not None
+        else _option_value("numjobs", opts.get("numjobs")),
         "ioengine": row.get("ioengine") or opts.get("ioengine"),
     }
     for k in ("direct", "sync", "fsync", "size", "runtime"):
@@ -147,6 +153,7 @@ def fmt_bytes(n: int) -> str:
 def workload_key(w: dict, without: tuple[str, ...] = ()) -> str:
     """One string for a workload: 'write bs=1MiB iodepth=8 numjobs=8 libaio direct=1 size=16GiB runtime=60s';
     '?' for what is not known."""
+
     def show(k):
         v = w.get(k)
         if v is None:
@@ -172,10 +179,13 @@ def runs(con, sel: Selection) -> pl.DataFrame:
     where, params = sel.sql("f")
     df = frame(con, RUNS_SQL.format(where=where), params)
     if df.is_empty():
-        return df.with_columns(*(pl.lit(None).alias(f"wl_{k}") for k in WORKLOAD_OPTIONS),
-                               workload=pl.lit(None, pl.String), workload_source=pl.lit(None, pl.String),
-                               workload_at_any_depth=pl.lit(None, pl.String),
-                               workload_at_any_size=pl.lit(None, pl.String))
+        return df.with_columns(
+            *(pl.lit(None).alias(f"wl_{k}") for k in WORKLOAD_OPTIONS),
+            workload=pl.lit(None, pl.String),
+            workload_source=pl.lit(None, pl.String),
+            workload_at_any_depth=pl.lit(None, pl.String),
+            workload_at_any_size=pl.lit(None, pl.String),
+        )
     extra = {f"wl_{k}": [] for k in WORKLOAD_OPTIONS}
     keys, depthless, sizeless, sources = [], [], [], []
     for r in df.iter_rows(named=True):
@@ -188,7 +198,8 @@ def runs(con, sel: Selection) -> pl.DataFrame:
         sources.append(src)
     return df.with_columns(
         *(pl.Series(k, v, dtype=pl.String) for k, v in extra.items()),
-        workload=pl.Series(keys, dtype=pl.String), workload_source=pl.Series(sources, dtype=pl.String),
+        workload=pl.Series(keys, dtype=pl.String),
+        workload_source=pl.Series(sources, dtype=pl.String),
         workload_at_any_depth=pl.Series(depthless, dtype=pl.String),
         workload_at_any_size=pl.Series(sizeless, dtype=pl.String),
     )

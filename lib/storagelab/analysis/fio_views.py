@@ -30,23 +30,32 @@ WORKLOAD = ("rw", "block_size_bytes", "direction")
 
 # ----------------------------------------------------------------------------- queries
 
+
 def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
     """fio_jobs x fio_results (final reports) with the clat (else lat) percentiles 50/99/99.9 pivoted."""
     from . import frame
 
     where = "" if file_ids is None else "AND list_contains(?::INTEGER[], j.file_id)"
     params = [] if file_ids is None else [sorted({int(i) for i in file_ids})]
-    jobs = frame(con, f"""
+    jobs = frame(
+        con,
+        f"""
         SELECT f.file_id, f.path, f.label, j.job_index, j.jobname, j.rw, j.block_size_bytes, j.iodepth,
                coalesce(j.numjobs, j.jobs) AS numjobs, r.direction, r.iops, r.bw_bytes_per_s,
                r.bw_stdev_bytes_per_s, r.bw_mean_bytes_per_s, r.bw_samples, r.iops_stdev, r.iops_mean,
                r.iops_samples, r.clat_mean_ns, r.lat_mean_ns
         FROM fio_jobs j JOIN fio_results r USING (file_id, job_index) JOIN files f USING (file_id)
-        WHERE j.is_final {where} ORDER BY f.path, j.job_index, r.direction""", params)
-    pct = frame(con, f"""
+        WHERE j.is_final {where} ORDER BY f.path, j.job_index, r.direction""",
+        params,
+    )
+    pct = frame(
+        con,
+        f"""
         SELECT p.file_id, p.job_index, p.direction, p.kind, p.percentile, p.latency_ns
         FROM fio_percentiles p JOIN fio_jobs j USING (file_id, job_index)
-        WHERE j.is_final AND p.percentile IN (50, 99, 99.9) {where.replace('j.file_id', 'p.file_id')}""", params)
+        WHERE j.is_final AND p.percentile IN (50, 99, 99.9) {where.replace("j.file_id", "p.file_id")}""",
+        params,
+    )
     return summary(jobs, pct)
 
 
@@ -63,30 +72,38 @@ def load_log_samples(con, file_ids: Sequence[int] | None = None, kinds: Sequence
         cond.append("list_contains(?::VARCHAR[], l.kind)")
         params.append(list(kinds))
     where = ("WHERE " + " AND ".join(cond)) if cond else ""
-    return frame(con, f"""
+    return frame(
+        con,
+        f"""
         SELECT parse_dirpath(f.path) || '/' || coalesce(l.prefix, f.path) AS run, l.file_id, l.kind, l.job_index,
                l.time_ns, l.direction, l.bw_bytes_per_s, l.iops, l.latency_ns, l.block_size_bytes, l.windowed,
                l.line_start
         FROM fio_log_samples l JOIN files f USING (file_id) {where}
-        ORDER BY run, l.kind, l.job_index, l.time_ns, l.line_start""", params)
+        ORDER BY run, l.kind, l.job_index, l.time_ns, l.line_start""",
+        params,
+    )
 
 
 # ----------------------------------------------------------------------------- summaries
+
 
 def summary(jobs: pl.DataFrame, percentiles: pl.DataFrame) -> pl.DataFrame:
     """Add p50_ns, p99_ns, p99_9_ns (and ``pct_kind``: clat, or lat where a job has no clat percentiles)
     to rows keyed by file_id, job_index, direction."""
     key = ["file_id", "job_index", "direction"]
     if percentiles.is_empty():
-        return jobs.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in PERCENTILES.values()),
-                                 pl.lit(None, pl.Utf8).alias("pct_kind"))
+        return jobs.with_columns(
+            *(pl.lit(None, pl.Float64).alias(c) for c in PERCENTILES.values()), pl.lit(None, pl.Utf8).alias("pct_kind")
+        )
     p = percentiles.filter(pl.col("kind").is_in(["clat", "lat"]))
     # clat first; lat only for (job, direction) without clat percentiles
-    best = (p.group_by(key).agg(pl.col("kind").sort().first().alias("pct_kind")))  # 'clat' < 'lat'
+    best = p.group_by(key).agg(pl.col("kind").sort().first().alias("pct_kind"))  # 'clat' < 'lat'
     p = p.join(best, on=key).filter(pl.col("kind") == pl.col("pct_kind"))
-    wide = (p.with_columns(pl.col("percentile").replace_strict(PERCENTILES, default=None).alias("col"))
-            .filter(pl.col("col").is_not_null())
-            .pivot(on="col", index=[*key, "pct_kind"], values="latency_ns", aggregate_function="first"))
+    wide = (
+        p.with_columns(pl.col("percentile").replace_strict(PERCENTILES, default=None).alias("col"))
+        .filter(pl.col("col").is_not_null())
+        .pivot(on="col", index=[*key, "pct_kind"], values="latency_ns", aggregate_function="first")
+    )
     for c in PERCENTILES.values():
         if c not in wide.columns:
             wide = wide.with_columns(pl.lit(None, pl.Float64).alias(c))
@@ -101,29 +118,39 @@ def against_depth(summary_df: pl.DataFrame, by: Sequence[str] = WORKLOAD) -> pl.
     df = df.sort([*by, "outstanding", "iodepth", "numjobs"], nulls_last=True)
     first = pl.col("iops").first().over(list(by))
     first_bw = pl.col("bw_bytes_per_s").first().over(list(by))
-    return df.with_columns((pl.col("iops") / first).alias("x_iops"), (pl.col("bw_bytes_per_s") / first_bw).alias("x_bw"))
+    return df.with_columns(
+        (pl.col("iops") / first).alias("x_iops"), (pl.col("bw_bytes_per_s") / first_bw).alias("x_bw")
+    )
 
 
 # ----------------------------------------------------------------------------- histograms
 
-def bin_percentiles(bins: pl.DataFrame, by: Sequence[str], percentiles: Sequence[float] = (50.0, 99.0, 99.9),
-                    value: str = "latency_ns", count: str = "count") -> pl.DataFrame:
+
+def bin_percentiles(
+    bins: pl.DataFrame,
+    by: Sequence[str],
+    percentiles: Sequence[float] = (50.0, 99.0, 99.9),
+    value: str = "latency_ns",
+    count: str = "count",
+) -> pl.DataFrame:
     """Percentiles from latency bins the way fio computes them (stat.c ``calc_clat_percentiles``): the
     value of the first bin whose cumulative count reaches p % of the total. On a job's JSON+ bins
     (``fio_latency_bins``) this gives fio's own percentiles; on ``fio_hist_samples`` it gives them per
     interval (by time_ns) or, summed, over the logged part of the run. One row per group and
     percentile: ``percentile``, ``latency_ns``, ``total`` (I/Os in the group)."""
     by = list(by)
-    df = (bins.group_by([*by, value]).agg(pl.col(count).sum()) if by else
-          bins.group_by(value).agg(pl.col(count).sum()))
+    df = bins.group_by([*by, value]).agg(pl.col(count).sum()) if by else bins.group_by(value).agg(pl.col(count).sum())
     df = df.sort([*by, value]).with_columns(
         pl.col(count).cum_sum().over(by or None).alias("_cum") if by else pl.col(count).cum_sum().alias("_cum"),
-        (pl.col(count).sum().over(by) if by else pl.col(count).sum()).alias("total"))
+        (pl.col(count).sum().over(by) if by else pl.col(count).sum()).alias("total"),
+    )
     out = []
     for p in percentiles:
-        hit = (df.filter(pl.col("_cum") >= pl.col("total") * (p / 100.0))
-               .group_by(by or pl.lit(0), maintain_order=True)
-               .agg(pl.col(value).first().alias("latency_ns"), pl.col("total").first()))
+        hit = (
+            df.filter(pl.col("_cum") >= pl.col("total") * (p / 100.0))
+            .group_by(by or pl.lit(0), maintain_order=True)
+            .agg(pl.col(value).first().alias("latency_ns"), pl.col("total").first())
+        )
         if not by:
             hit = hit.drop("literal")
         out.append(hit.with_columns(pl.lit(float(p)).alias("percentile")))
@@ -138,7 +165,9 @@ def load_log_runs(con) -> pl.DataFrame:
     given another name than the job's). The lab names job, logs and output after the run, so they match."""
     from . import frame
 
-    return frame(con, """
+    return frame(
+        con,
+        """
         WITH logs AS (
             SELECT DISTINCT parse_dirpath(f.path) AS dir, l.prefix FROM fio_log_samples l JOIN files f USING (file_id)
             WHERE l.prefix IS NOT NULL
@@ -151,7 +180,8 @@ def load_log_runs(con) -> pl.DataFrame:
         SELECT logs.dir || '/' || logs.prefix AS run, logs.prefix, min(o.file_id) AS output_file_id,
                min(o.path) AS output_path, count(o.file_id) AS candidates
         FROM logs LEFT JOIN outputs o ON o.dir = logs.dir AND o.jobname = logs.prefix
-        GROUP BY ALL ORDER BY run""")
+        GROUP BY ALL ORDER BY run""",
+    )
 
 
 def load_hist_samples(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
@@ -161,11 +191,15 @@ def load_hist_samples(con, file_ids: Sequence[int] | None = None) -> pl.DataFram
     where, params = "", []
     if file_ids is not None:
         where, params = "WHERE list_contains(?::INTEGER[], h.file_id)", [sorted({int(i) for i in file_ids})]
-    return frame(con, f"""
+    return frame(
+        con,
+        f"""
         SELECT parse_dirpath(f.path) || '/' || coalesce(h.prefix, f.path) AS run, h.file_id, h.job_index, h.time_ns,
                h.direction, h.bin_index, h.latency_lo_ns, h.latency_ns, h.latency_hi_ns, h.count
         FROM fio_hist_samples h JOIN files f USING (file_id) {where}
-        ORDER BY run, h.job_index, h.time_ns, h.bin_index""", params)
+        ORDER BY run, h.job_index, h.time_ns, h.bin_index""",
+        params,
+    )
 
 
 # ----------------------------------------------------------------------------- time series
@@ -184,17 +218,28 @@ def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.Data
     total), the mean for latencies; ``jobs`` = jobs seen, ``n`` = log lines. Time in ns.
     """
     by = ["run", "kind", "direction"]
-    schema = {"run": pl.Utf8, "kind": pl.Utf8, "direction": pl.Utf8, "time_ns": pl.Int64, "value": pl.Float64,
-              "jobs": pl.UInt32, "n": pl.UInt32}
+    schema = {
+        "run": pl.Utf8,
+        "kind": pl.Utf8,
+        "direction": pl.Utf8,
+        "time_ns": pl.Int64,
+        "value": pl.Float64,
+        "jobs": pl.UInt32,
+        "n": pl.UInt32,
+    }
     df = samples.filter(pl.col("kind").is_not_null())
     if df.is_empty():
         return pl.DataFrame(schema=schema)
-    df = df.with_columns(pl.coalesce(pl.col("bw_bytes_per_s"), pl.col("iops"), pl.col("latency_ns")).alias("value"),
-                         pl.col("job_index").fill_null(0))
+    df = df.with_columns(
+        pl.coalesce(pl.col("bw_bytes_per_s"), pl.col("iops"), pl.col("latency_ns")).alias("value"),
+        pl.col("job_index").fill_null(0),
+    )
     if window_ns is None:
-        gaps = (df.sort([*by, "job_index", "time_ns"])
-                .with_columns(pl.col("time_ns").diff().over([*by, "job_index"]).alias("gap"))
-                .filter(pl.col("gap") > 0)["gap"])
+        gaps = (
+            df.sort([*by, "job_index", "time_ns"])
+            .with_columns(pl.col("time_ns").diff().over([*by, "job_index"]).alias("gap"))
+            .filter(pl.col("gap") > 0)["gap"]
+        )
         window_ns = int(gaps.median()) if gaps.len() else 1_000_000_000
         window_ns = max(1_000_000, int(round(window_ns / 1_000_000)) * 1_000_000)
     per_s = 1e9 / window_ns
@@ -202,14 +247,22 @@ def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.Data
     raw = ~pl.col("windowed").first()
     kind = pl.col("kind").first()
     per_job = df.group_by([*by, "job_index", "t"]).agg(
-        pl.when(raw & (kind == "iops")).then(pl.len().cast(pl.Float64) * per_s)
-        .when(raw & (kind == "bw")).then(pl.col("block_size_bytes").sum().cast(pl.Float64) * per_s)
-        .otherwise(pl.col("value").mean()).alias("value"),
-        pl.len().alias("n"))
+        pl.when(raw & (kind == "iops"))
+        .then(pl.len().cast(pl.Float64) * per_s)
+        .when(raw & (kind == "bw"))
+        .then(pl.col("block_size_bytes").sum().cast(pl.Float64) * per_s)
+        .otherwise(pl.col("value").mean())
+        .alias("value"),
+        pl.len().alias("n"),
+    )
     out = per_job.group_by([*by, "t"]).agg(
-        pl.when(pl.col("kind").first().is_in(["bw", "iops"])).then(pl.col("value").sum())
-        .otherwise(pl.col("value").mean()).alias("value"),
-        pl.col("job_index").n_unique().cast(pl.UInt32).alias("jobs"), pl.col("n").sum().cast(pl.UInt32).alias("n"))
+        pl.when(pl.col("kind").first().is_in(["bw", "iops"]))
+        .then(pl.col("value").sum())
+        .otherwise(pl.col("value").mean())
+        .alias("value"),
+        pl.col("job_index").n_unique().cast(pl.UInt32).alias("jobs"),
+        pl.col("n").sum().cast(pl.UInt32).alias("n"),
+    )
     return out.rename({"t": "time_ns"}).select(list(schema)).sort([*by, "time_ns"])
 
 
@@ -234,13 +287,21 @@ def steady_start(values: Sequence[float], tolerance_pct: float = 10.0, min_point
     return best
 
 
-def mark_steady(series: pl.DataFrame, value: str = "value", by: Sequence[str] = ("run", "kind", "direction"),
-                tolerance_pct: float = 10.0, min_points: int = 3, smooth: int = 1) -> pl.DataFrame:
+def mark_steady(
+    series: pl.DataFrame,
+    value: str = "value",
+    by: Sequence[str] = ("run", "kind", "direction"),
+    tolerance_pct: float = 10.0,
+    min_points: int = 3,
+    smooth: int = 1,
+) -> pl.DataFrame:
     """Add ``phase`` (ramp / steady / unsteady) and ``steady_mean`` per series (rows in time order).
     ``smooth`` > 1 tests a rolling mean over that many samples instead of the raw values."""
     by = [c for c in by if c in series.columns]
     parts = []
-    for _key, g in (series.sort([*by, "time_ns"]).group_by(by, maintain_order=True) if by else [((), series.sort("time_ns"))]):
+    for _key, g in (
+        series.sort([*by, "time_ns"]).group_by(by, maintain_order=True) if by else [((), series.sort("time_ns"))]
+    ):
         vals = g[value]
         if smooth > 1:
             vals = vals.rolling_mean(window_size=smooth, min_samples=1)
@@ -253,11 +314,15 @@ def mark_steady(series: pl.DataFrame, value: str = "value", by: Sequence[str] = 
             phase = pl.Series("phase", ["ramp" if i < start else "steady" for i in idx])
             mean = float(g[value][start:].mean())
         parts.append(g.with_columns(phase, pl.lit(mean, pl.Float64).alias("steady_mean")))
-    return pl.concat(parts) if parts else series.with_columns(pl.lit(None, pl.Utf8).alias("phase"),
-                                                               pl.lit(None, pl.Float64).alias("steady_mean"))
+    return (
+        pl.concat(parts)
+        if parts
+        else series.with_columns(pl.lit(None, pl.Utf8).alias("phase"), pl.lit(None, pl.Float64).alias("steady_mean"))
+    )
 
 
 # ----------------------------------------------------------------------------- comparing runs
+
 
 def stats(values: Sequence[float]) -> tuple[float, float, int]:
     """(mean, sample standard deviation, n) of per-sample values (stdev 0 for one sample)."""
@@ -269,14 +334,15 @@ def stats(values: Sequence[float]) -> tuple[float, float, int]:
     return mean, sd, len(v)
 
 
-def compare(a_mean: float, a_sd: float, b_mean: float, b_sd: float, *, higher_is_better: bool = True,
-            a: str = "A", b: str = "B") -> dict:
+def compare(
+    a_mean: float, a_sd: float, b_mean: float, b_sd: float, *, higher_is_better: bool = True, a: str = "A", b: str = "B"
+) -> dict:
     """A against B: difference in percent of B, the noise in percent of B (combined per-sample stdev),
     and a sentence. ``higher_is_better`` False for latencies ("lower latency" instead of "faster")."""
     if not b_mean:
         raise ValueError("B's mean is zero: no relative difference")
     diff = a_mean - b_mean
-    noise = math.sqrt(a_sd ** 2 + b_sd ** 2)
+    noise = math.sqrt(a_sd**2 + b_sd**2)
     diff_pct = 100.0 * diff / b_mean
     noise_pct = 100.0 * noise / abs(b_mean)
     within = abs(diff) <= noise
@@ -287,8 +353,11 @@ def compare(a_mean: float, a_sd: float, b_mean: float, b_sd: float, *, higher_is
         text = f"{a} is {abs(diff_pct):.0f} % {'faster' if better else 'slower'} than {b}"
     else:
         text = f"{a}'s latency is {abs(diff_pct):.0f} % {'lower' if better else 'higher'} than {b}'s"
-    text += (f", within run-to-run noise (±{noise_pct:.0f} %)" if within
-             else f", outside run-to-run noise (±{noise_pct:.0f} %)")
+    text += (
+        f", within run-to-run noise (±{noise_pct:.0f} %)"
+        if within
+        else f", outside run-to-run noise (±{noise_pct:.0f} %)"
+    )
     return dict(diff_pct=diff_pct, noise_pct=noise_pct, within_noise=within, a_better=better and diff != 0, text=text)
 
 
@@ -310,6 +379,7 @@ def compare_results(a: dict, b: dict, metric: str = "bw", **kw) -> dict:
 
 # ----------------------------------------------------------------------------- notebook 08 on any selection
 
+
 def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
     """Notebook 08 on any selection: IOPS, bandwidth and latency percentiles against I/Os in flight per workload,
     bandwidth/IOPS/latency over time from fio's log files with ramp and steady state, and the two fastest runs
@@ -322,25 +392,35 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
     runs = fio_runs.runs(con, sel)
     res = Result(sel, measures=measures.per_file(con, sel, runs))
     where, params = sel.sql("f")
-    log_ids = frame(con, f"SELECT f.file_id FROM files f WHERE {where} AND f.format = 'fio-log'",
-                    params)["file_id"].to_list()
+    log_ids = frame(con, f"SELECT f.file_id FROM files f WHERE {where} AND f.format = 'fio-log'", params)[
+        "file_id"
+    ].to_list()
     if runs.is_empty() and not log_ids:
-        res.missing.append(f"no fio output for {sel.describe()}: run fio with --output-format=normal,json+ (or "
-                           "`storagelab lab fio --preset smoke --target DIR`), put the output under data/raw/<study>/ "
-                           "and label it")
+        res.missing.append(
+            f"no fio output for {sel.describe()}: run fio with --output-format=normal,json+ (or "
+            "`storagelab lab fio --preset smoke --target DIR`), put the output under data/raw/<study>/ "
+            "and label it"
+        )
         return res
     ids = sorted(set(runs["file_id"].to_list()))
     summ = load_summary(con, ids) if ids else pl.DataFrame()
     if summ.height:
         # where the output does not print iodepth/numjobs, the workload knows them (fio defaults, the command)
-        wl = (runs.select("file_id", pl.col("wl_iodepth").cast(pl.Int64, strict=False).alias("wl_iodepth"),
-                          pl.col("wl_numjobs").cast(pl.Int64, strict=False).alias("wl_numjobs"),
-                          pl.col("workload_at_any_depth").alias("workload"))
-              .unique("file_id", keep="first"))
-        summ = summ.join(wl, on="file_id", how="left").with_columns(
-            iodepth=pl.coalesce(pl.col("iodepth").cast(pl.Int64), "wl_iodepth"),
-            numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), "wl_numjobs"),
-            label=pl.coalesce("label", "path")).drop("wl_iodepth", "wl_numjobs")
+        wl = runs.select(
+            "file_id",
+            pl.col("wl_iodepth").cast(pl.Int64, strict=False).alias("wl_iodepth"),
+            pl.col("wl_numjobs").cast(pl.Int64, strict=False).alias("wl_numjobs"),
+            pl.col("workload_at_any_depth").alias("workload"),
+        ).unique("file_id", keep="first")
+        summ = (
+            summ.join(wl, on="file_id", how="left")
+            .with_columns(
+                iodepth=pl.coalesce(pl.col("iodepth").cast(pl.Int64), "wl_iodepth"),
+                numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), "wl_numjobs"),
+                label=pl.coalesce("label", "path"),
+            )
+            .drop("wl_iodepth", "wl_numjobs")
+        )
         depth = against_depth(summ, by=("workload", "direction"))
         res.frames["depth"] = depth
         res.file_ids += ids
@@ -349,29 +429,47 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
             what = f"`{workload}` {direction}"
             if g["outstanding"].n_unique() == 1 and g.height > 1:
                 r = g.row(0, named=True)
-                res.findings.append(f"{what}: {g.height} job results, all with QD {r['iodepth']} x {r['numjobs']} jobs: "
-                                    f"IOPS {g['iops'].min():,.0f} to {g['iops'].max():,.0f}; nothing varies the depth.")
+                res.findings.append(
+                    f"{what}: {g.height} job results, all with QD {r['iodepth']} x {r['numjobs']} jobs: "
+                    f"IOPS {g['iops'].min():,.0f} to {g['iops'].max():,.0f}; nothing varies the depth."
+                )
                 continue
             if g["outstanding"].n_unique() == 1:
                 r = g.row(0, named=True)
                 p99 = "" if r["p99_ns"] is None else f", p99 latency {r['p99_ns'] / 1e6:.3f} ms"
-                res.findings.append(f"{what}: one run ({r['label']}, QD {r['iodepth']} x {r['numjobs']} jobs): "
-                                    f"{r['iops']:,.0f} IOPS, {prose.rate(r['bw_bytes_per_s'])}{p99}.")
+                res.findings.append(
+                    f"{what}: one run ({r['label']}, QD {r['iodepth']} x {r['numjobs']} jobs): "
+                    f"{r['iops']:,.0f} IOPS, {prose.rate(r['bw_bytes_per_s'])}{p99}."
+                )
                 continue
             lo, hi = g.row(0, named=True), g.row(-1, named=True)
-            res.findings.append(f"{what}: from {lo['outstanding']} to {hi['outstanding']} I/Os in flight, IOPS "
-                                f"{lo['iops']:,.0f} -> {hi['iops']:,.0f} ({hi['x_iops']:.2f}x)"
-                                + ("" if lo["p99_ns"] is None or hi["p99_ns"] is None else
-                                   f", p99 latency {lo['p99_ns'] / 1e6:.3f} -> {hi['p99_ns'] / 1e6:.3f} ms") + ".")
+            res.findings.append(
+                f"{what}: from {lo['outstanding']} to {hi['outstanding']} I/Os in flight, IOPS "
+                f"{lo['iops']:,.0f} -> {hi['iops']:,.0f} ({hi['x_iops']:.2f}x)"
+                + (
+                    ""
+                    if lo["p99_ns"] is None or hi["p99_ns"] is None
+                    else f", p99 latency {lo['p99_ns'] / 1e6:.3f} -> {hi['p99_ns'] / 1e6:.3f} ms"
+                )
+                + "."
+            )
         top = summ.filter(pl.col("bw_stdev_bytes_per_s").is_not_null()).sort("bw_bytes_per_s", descending=True)
         for key, g in top.group_by(["workload", "direction"], maintain_order=True):
             if g.height >= 2 and g["file_id"].n_unique() >= 2:
                 a, b = g.row(0, named=True), g.row(1, named=True)
                 if a["bw_mean_bytes_per_s"] is None or b["bw_mean_bytes_per_s"] is None:
                     continue
-                c = compare(a["bw_mean_bytes_per_s"], a["bw_stdev_bytes_per_s"] or 0.0, b["bw_mean_bytes_per_s"],
-                            b["bw_stdev_bytes_per_s"] or 0.0, a=a["label"], b=b["label"])
-                res.findings.append(f"The two fastest `{key[0]}` {key[1]} runs by fio's per-sample bandwidth: {c['text']}.")
+                c = compare(
+                    a["bw_mean_bytes_per_s"],
+                    a["bw_stdev_bytes_per_s"] or 0.0,
+                    b["bw_mean_bytes_per_s"],
+                    b["bw_stdev_bytes_per_s"] or 0.0,
+                    a=a["label"],
+                    b=b["label"],
+                )
+                res.findings.append(
+                    f"The two fastest `{key[0]}` {key[1]} runs by fio's per-sample bandwidth: {c['text']}."
+                )
     else:
         res.missing.append(f"the fio outputs of {sel.describe()} have no per-job results to chart")
     if log_ids:
@@ -382,25 +480,41 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
         for key, g in series.group_by(["run", "kind", "direction"], maintain_order=True):
             run, kind, direction = key
             steady = g.filter(pl.col("phase") == "steady")
-            unit = (lambda v: prose.rate(v)) if kind == "bw" else (lambda v: f"{v:,.0f} IOPS") if kind == "iops" else (
-                lambda v: f"{v / 1e6:.3f} ms")
+            unit = (
+                (lambda v: prose.rate(v))
+                if kind == "bw"
+                else (lambda v: f"{v:,.0f} IOPS")
+                if kind == "iops"
+                else (lambda v: f"{v / 1e6:.3f} ms")
+            )
             if steady.height:
                 t0 = steady["time_ns"].min() / 1e9
-                res.findings.append(f"{run.rsplit('/', 1)[-1]} {kind} {direction}: steady from {t0:.1f} s at "
-                                    f"{unit(steady['steady_mean'][0])} (every sample within ±{tolerance_pct:g} %); "
-                                    f"{g.height - steady.height} ramp sample(s) before.")
+                res.findings.append(
+                    f"{run.rsplit('/', 1)[-1]} {kind} {direction}: steady from {t0:.1f} s at "
+                    f"{unit(steady['steady_mean'][0])} (every sample within ±{tolerance_pct:g} %); "
+                    f"{g.height - steady.height} ramp sample(s) before."
+                )
             else:
-                res.findings.append(f"{run.rsplit('/', 1)[-1]} {kind} {direction}: never steady within ±{tolerance_pct:g} % "
-                                    f"over {g.height} samples.")
+                res.findings.append(
+                    f"{run.rsplit('/', 1)[-1]} {kind} {direction}: never steady within ±{tolerance_pct:g} % "
+                    f"over {g.height} samples."
+                )
     else:
-        res.missing.append(f"no fio log files for {sel.describe()}: add --write_bw_log=NAME --write_iops_log=NAME "
-                           "--write_lat_log=NAME --log_avg_msec=1000 to fio and keep the NAME_*.log files beside "
-                           "its output (storagelab lab fio does this)")
+        res.missing.append(
+            f"no fio log files for {sel.describe()}: add --write_bw_log=NAME --write_iops_log=NAME "
+            "--write_lat_log=NAME --log_avg_msec=1000 to fio and keep the NAME_*.log files beside "
+            "its output (storagelab lab fio does this)"
+        )
     if "depth" in res.frames:
         best = res.frames["depth"].sort("iops", descending=True).row(0, named=True)
-        res.headline = {"runs": str(len(ids)), "highest IOPS": f"{best['label']}: {best['iops']:,.0f} IOPS "
-                        f"({best['workload'].split(' ')[0]}, QD {best['iodepth']} x {best['numjobs']})",
-                        "highest bandwidth": f"{res.frames['depth']['bw_bytes_per_s'].max() / MiB:.1f} MiB/s"}
-        res.verdict = (f"Highest IOPS: {best['label']} at {best['iops']:,.0f} ({best['workload'].split(' ')[0]}, "
-                       f"{best['outstanding']} I/Os in flight).")
+        res.headline = {
+            "runs": str(len(ids)),
+            "highest IOPS": f"{best['label']}: {best['iops']:,.0f} IOPS "
+            f"({best['workload'].split(' ')[0]}, QD {best['iodepth']} x {best['numjobs']})",
+            "highest bandwidth": f"{res.frames['depth']['bw_bytes_per_s'].max() / MiB:.1f} MiB/s",
+        }
+        res.verdict = (
+            f"Highest IOPS: {best['label']} at {best['iops']:,.0f} ({best['workload'].split(' ')[0]}, "
+            f"{best['outstanding']} I/Os in flight)."
+        )
     return res

@@ -46,8 +46,12 @@ def fio(runs: pl.DataFrame) -> pl.DataFrame:
             rows.append((t, f"{r['direction']}.bw_bytes_per_s", r["bw_bytes_per_s"], r["file_id"]))
         for r in first.unique("file_id", keep="first").iter_rows(named=True):
             t = raw_target(r["path"])
-            for metric, col in (("numjobs", "wl_numjobs"), ("iodepth", "wl_iodepth"), ("bs_bytes", "wl_bs"),
-                                ("size_bytes", "wl_size")):
+            for metric, col in (
+                ("numjobs", "wl_numjobs"),
+                ("iodepth", "wl_iodepth"),
+                ("bs_bytes", "wl_bs"),
+                ("size_bytes", "wl_size"),
+            ):
                 v = r.get(col)
                 if v is not None:
                     try:
@@ -58,10 +62,14 @@ def fio(runs: pl.DataFrame) -> pl.DataFrame:
 
 
 def bonnie(con, sel: Selection) -> pl.DataFrame:
-    df = _q(con, sel, """
+    df = _q(
+        con,
+        sel,
+        """
         SELECT f.path, r.file_id, r.run_index, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.latency_ns
         FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
-        WHERE {where} AND b.preferred ORDER BY f.path, r.run_index""")
+        WHERE {where} AND b.preferred ORDER BY f.path, r.run_index""",
+    )
     rows = []
     if df.height:
         first = df.filter(pl.col("run_index") == pl.col("run_index").min().over("file_id"))
@@ -74,10 +82,14 @@ def bonnie(con, sel: Selection) -> pl.DataFrame:
 
 
 def zdb(con, sel: Selection) -> pl.DataFrame:
-    df = _q(con, sel, """
+    df = _q(
+        con,
+        sel,
+        """
         SELECT f.path, s.file_id, s.bp_count, s.bp_logical_bytes, s.bp_allocated_bytes, s.embedded_bp_count,
                s.dedup_ratio
-        FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY f.path""")
+        FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY f.path""",
+    )
     rows = []
     for r in df.iter_rows(named=True):
         for k in ("bp_count", "bp_logical_bytes", "bp_allocated_bytes", "embedded_bp_count", "dedup_ratio"):
@@ -87,32 +99,60 @@ def zdb(con, sel: Selection) -> pl.DataFrame:
 
 
 def partitions(con, sel: Selection) -> pl.DataFrame:
-    parts = _q(con, sel, """
+    parts = _q(
+        con,
+        sel,
+        """
         SELECT f.path, p.file_id, min(p.start_sector * coalesce(p.logical_sector_bytes, 512)) AS start_bytes
-        FROM partitions p JOIN files f USING (file_id) WHERE {where} AND p.start_sector > 0 GROUP BY ALL""")
-    disks = _q(con, sel, """
+        FROM partitions p JOIN files f USING (file_id) WHERE {where} AND p.start_sector > 0 GROUP BY ALL""",
+    )
+    disks = _q(
+        con,
+        sel,
+        """
         SELECT f.path, d.file_id, max(d.size_bytes) AS size_bytes FROM disks d JOIN files f USING (file_id)
-        WHERE {where} GROUP BY ALL""")
-    rows = [(raw_target(r["path"]), "first_partition_start_bytes", float(r["start_bytes"]), r["file_id"])
-            for r in parts.iter_rows(named=True) if r["start_bytes"] is not None]
-    rows += [(raw_target(r["path"]), "disk_size_bytes", float(r["size_bytes"]), r["file_id"])
-             for r in disks.iter_rows(named=True) if r["size_bytes"] is not None]
+        WHERE {where} GROUP BY ALL""",
+    )
+    rows = [
+        (raw_target(r["path"]), "first_partition_start_bytes", float(r["start_bytes"]), r["file_id"])
+        for r in parts.iter_rows(named=True)
+        if r["start_bytes"] is not None
+    ]
+    rows += [
+        (raw_target(r["path"]), "disk_size_bytes", float(r["size_bytes"]), r["file_id"])
+        for r in disks.iter_rows(named=True)
+        if r["size_bytes"] is not None
+    ]
     return _long(rows)
 
 
 def zpool(con, sel: Selection) -> pl.DataFrame:
-    lst = _q(con, sel, """
+    lst = _q(
+        con,
+        sel,
+        """
         SELECT f.path, z.file_id, z.pool, z.size_bytes FROM zpool_list z JOIN files f USING (file_id)
-        WHERE {where} AND z.vdev IS NULL""")
-    io = _q(con, sel, """
+        WHERE {where} AND z.vdev IS NULL""",
+    )
+    io = _q(
+        con,
+        sel,
+        """
         SELECT f.path, i.file_id, i.role, i.vdev, i.alloc_bytes, i.free_bytes FROM zpool_iostat i
-        JOIN files f USING (file_id) WHERE {where} AND i.alloc_bytes IS NOT NULL""")
-    rows = [(raw_target(r["path"]), f"pool:{r['pool']}.size_bytes", r["size_bytes"], r["file_id"])
-            for r in lst.iter_rows(named=True) if r["size_bytes"] is not None]
+        JOIN files f USING (file_id) WHERE {where} AND i.alloc_bytes IS NOT NULL""",
+    )
+    rows = [
+        (raw_target(r["path"]), f"pool:{r['pool']}.size_bytes", r["size_bytes"], r["file_id"])
+        for r in lst.iter_rows(named=True)
+        if r["size_bytes"] is not None
+    ]
     for r in io.iter_rows(named=True):
         t, size = raw_target(r["path"]), r["alloc_bytes"] + (r["free_bytes"] or 0)
         if r["role"] == "cache":
-            rows += [(t, "cache.size_bytes", size, r["file_id"]), (t, "cache.used_ratio", r["alloc_bytes"] / size, r["file_id"])]
+            rows += [
+                (t, "cache.size_bytes", size, r["file_id"]),
+                (t, "cache.used_ratio", r["alloc_bytes"] / size, r["file_id"]),
+            ]
         elif r["vdev"]:
             rows.append((t, f"vdev:{r['vdev']}.size_bytes", size, r["file_id"]))
     return _long(rows)
@@ -135,30 +175,56 @@ def mbuffer(con, sel: Selection) -> pl.DataFrame:
 
 def mbuffer_frames(con, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
     """mbuffer summary lines and the last status line of each file, with the files' labels."""
-    summ = _q(con, sel, """
+    summ = _q(
+        con,
+        sel,
+        """
         SELECT s.*, f.path, coalesce(f.label, f.path) AS label, f.host, f.command FROM mbuffer_summaries s
-        JOIN files f USING (file_id) WHERE {where} ORDER BY f.path""")
-    status = _q(con, sel, """
+        JOIN files f USING (file_id) WHERE {where} ORDER BY f.path""",
+    )
+    status = _q(
+        con,
+        sel,
+        """
         SELECT st.*, f.path, coalesce(f.label, f.path) AS label FROM mbuffer_status st JOIN files f USING (file_id)
         WHERE {where} AND st.seq = (SELECT max(seq) FROM mbuffer_status s2 WHERE s2.file_id = st.file_id)
-        ORDER BY f.path""")
+        ORDER BY f.path""",
+    )
     return summ, status
 
 
 def layouts(con, sel: Selection) -> pl.DataFrame:
-    df = _q(con, sel, """
+    df = _q(
+        con,
+        sel,
+        """
         SELECT f.path, t.file_id, list_distinct(list(t.disks)) AS disks FROM thumper_layouts t
-        JOIN files f USING (file_id) WHERE {where} GROUP BY ALL""")
-    return _long([(raw_target(r["path"]), "layout_disks", float(r["disks"][0]), r["file_id"])
-                  for r in df.iter_rows(named=True) if len(r["disks"]) == 1])
+        JOIN files f USING (file_id) WHERE {where} GROUP BY ALL""",
+    )
+    return _long(
+        [
+            (raw_target(r["path"]), "layout_disks", float(r["disks"][0]), r["file_id"])
+            for r in df.iter_rows(named=True)
+            if len(r["disks"]) == 1
+        ]
+    )
 
 
 def per_file(con, sel: Selection, runs: pl.DataFrame | None = None) -> pl.DataFrame:
     """Every named value of every selected file (see the module doc)."""
     if runs is None:
         runs = fio_runs.runs(con, sel)
-    return pl.concat([fio(runs), bonnie(con, sel), zdb(con, sel), partitions(con, sel), zpool(con, sel),
-                      mbuffer(con, sel), layouts(con, sel)])
+    return pl.concat(
+        [
+            fio(runs),
+            bonnie(con, sel),
+            zdb(con, sel),
+            partitions(con, sel),
+            zpool(con, sel),
+            mbuffer(con, sel),
+            layouts(con, sel),
+        ]
+    )
 
 
 def study_level(values: dict[str, float | None]) -> pl.DataFrame:

@@ -29,8 +29,15 @@ RS128K_WRITE, RS1M_WRITE = "ars-raidz2-1m-write-rs128k", "ars-raidz2-1m-write-rs
 FIRST_RUN_WRITE = "ars-raidz2-1m-write-throwaway"
 TWO_RAIDZ2_READ, RAID6_READ = "ars-2x4wide-raidz2-1m-read", "ars-mdraid6-8wide-1m-read"
 RAIDZ2_SERIAL_READ, RAID6_SERIAL_READ = "ars-raidz2-1m-read-single-process", "ars-raid6-1m-read-single-process"
-ARS_CLAIM_IDS = (RS128K_WRITE, RS1M_WRITE, FIRST_RUN_WRITE, TWO_RAIDZ2_READ, RAID6_READ, RAIDZ2_SERIAL_READ,
-                 RAID6_SERIAL_READ)
+ARS_CLAIM_IDS = (
+    RS128K_WRITE,
+    RS1M_WRITE,
+    FIRST_RUN_WRITE,
+    TWO_RAIDZ2_READ,
+    RAID6_READ,
+    RAIDZ2_SERIAL_READ,
+    RAID6_SERIAL_READ,
+)
 
 
 def write_speedup_model(width: int = 8, parity: int = 2, ashift: int = 12) -> tuple[float, str]:
@@ -40,10 +47,12 @@ def write_speedup_model(width: int = 8, parity: int = 2, ashift: int = 12) -> tu
     small = raidz_alloc(128 * KiB, width, parity, ashift)
     big = raidz_alloc(1024 * KiB, width, parity, ashift)
     ratio = big["efficiency"] / small["efficiency"]
-    return ratio, (f"models explain {ratio:.3f}x: no amplification for 1 MiB writes into 128 KiB records (1.0x), and "
-                   f"RAIDZ allocation of a 1 MiB vs a 128 KiB record on {width}-wide RAIDz{parity} at ashift {ashift} "
-                   f"({big['efficiency']:.1%} vs {small['efficiency']:.1%} efficient); the rest is not explained by "
-                   "these models (per-record overhead and how a transaction group batches writes are not in the data)")
+    return ratio, (
+        f"models explain {ratio:.3f}x: no amplification for 1 MiB writes into 128 KiB records (1.0x), and "
+        f"RAIDZ allocation of a 1 MiB vs a 128 KiB record on {width}-wide RAIDz{parity} at ashift {ashift} "
+        f"({big['efficiency']:.1%} vs {small['efficiency']:.1%} efficient); the rest is not explained by "
+        "these models (per-record overhead and how a transaction group batches writes are not in the data)"
+    )
 
 
 def ars_ratio_specs(width: int = 8, parity: int = 2, ashift: int = 12) -> list[tuple]:
@@ -51,14 +60,29 @@ def ars_ratio_specs(width: int = 8, parity: int = 2, ashift: int = 12) -> list[t
     write_model, write_basis = write_speedup_model(width, parity, ashift)
     return [
         ("1M recordsize speed-up of RAIDz2 1 MiB writes", RS1M_WRITE, RS128K_WRITE, write_model, write_basis),
-        ("first (discarded) run vs steady state", FIRST_RUN_WRITE, RS1M_WRITE,
-         None, "no model: a fresh file is written without reading or freeing old blocks"),
-        ("2 x 4-wide RAIDz2 vs 8-wide RAID6, 1 MiB reads", TWO_RAIDZ2_READ, RAID6_READ,
-         4 / 6, "streaming model, data disks: 2 x (4 - 2) = 4 vs 8 - 2 = 6"),
-        ("RAIDz2 vs RAID6, single-process 1 MiB reads", RAIDZ2_SERIAL_READ, RAID6_SERIAL_READ,
-         3.0, "transfer-bound end of the serial-reader model: 6 disks read 176 KiB each (RAIDz2, 1M record) vs 2 read "
-         "512 KiB each (RAID6, 512 KiB chunks). Positioning time (seek, rotation), which striping does not shorten, "
-         "pulls the ratio toward 1x: the model gives a range 1-3x, not a ceiling on speed"),
+        (
+            "first (discarded) run vs steady state",
+            FIRST_RUN_WRITE,
+            RS1M_WRITE,
+            None,
+            "no model: a fresh file is written without reading or freeing old blocks",
+        ),
+        (
+            "2 x 4-wide RAIDz2 vs 8-wide RAID6, 1 MiB reads",
+            TWO_RAIDZ2_READ,
+            RAID6_READ,
+            4 / 6,
+            "streaming model, data disks: 2 x (4 - 2) = 4 vs 8 - 2 = 6",
+        ),
+        (
+            "RAIDz2 vs RAID6, single-process 1 MiB reads",
+            RAIDZ2_SERIAL_READ,
+            RAID6_SERIAL_READ,
+            3.0,
+            "transfer-bound end of the serial-reader model: 6 disks read 176 KiB each (RAIDz2, 1M record) vs 2 read "
+            "512 KiB each (RAID6, 512 KiB chunks). Positioning time (seek, rotation), which striping does not shorten, "
+            "pulls the ratio toward 1x: the model gives a range 1-3x, not a ceiling on speed",
+        ),
     ]
 
 
@@ -68,12 +92,23 @@ def ars_ratios(figures: dict[str, float], width: int = 8, parity: int = 2, ashif
     rows = []
     for claim, num, den, theory, basis in ars_ratio_specs(width, parity, ashift):
         ratio = figures[num] / figures[den]
-        rows.append(dict(claim=claim, numerator=num, numerator_mib_s=figures[num] / MiB, denominator=den,
-                         denominator_mib_s=figures[den] / MiB, ratio=ratio, theory=theory, theory_basis=basis,
-                         vs_theory_pct=None if theory is None else (ratio / theory - 1) * 100,
-                         unexplained=None if theory is None else ratio / theory))
-    return pl.DataFrame(rows, schema_overrides={"theory": pl.Float64, "vs_theory_pct": pl.Float64,
-                                                "unexplained": pl.Float64})
+        rows.append(
+            dict(
+                claim=claim,
+                numerator=num,
+                numerator_mib_s=figures[num] / MiB,
+                denominator=den,
+                denominator_mib_s=figures[den] / MiB,
+                ratio=ratio,
+                theory=theory,
+                theory_basis=basis,
+                vs_theory_pct=None if theory is None else (ratio / theory - 1) * 100,
+                unexplained=None if theory is None else ratio / theory,
+            )
+        )
+    return pl.DataFrame(
+        rows, schema_overrides={"theory": pl.Float64, "vs_theory_pct": pl.Float64, "unexplained": pl.Float64}
+    )
 
 
 def _power_of_two(n: int, what: str) -> int:
@@ -87,9 +122,15 @@ def amplification(recordsize: int, io_size: int) -> dict:
     r = _power_of_two(recordsize, "recordsize")
     s = _power_of_two(io_size, "io size")
     amp = r / s if s < r else 1.0
-    return dict(recordsize_bytes=r, io_bytes=s, records=max(s // r, 1), read_amp=amp, write_amp=amp,
-                overwrite_read_amp=amp if s < r else 0.0,  # read-modify-write of the record (uncached)
-                wasted_read_bytes=max(r - s, 0))
+    return dict(
+        recordsize_bytes=r,
+        io_bytes=s,
+        records=max(s // r, 1),
+        read_amp=amp,
+        write_amp=amp,
+        overwrite_read_amp=amp if s < r else 0.0,  # read-modify-write of the record (uncached)
+        wasted_read_bytes=max(r - s, 0),
+    )
 
 
 def amplification_table(recordsizes: Sequence[int], io_sizes: Sequence[int]) -> pl.DataFrame:
@@ -106,11 +147,20 @@ def raidz_alloc(record_bytes: int, width: int, parity: int, ashift: int = 12) ->
     rows = -(-data // (width - parity))
     raw = data + rows * parity
     padded = -(-raw // (parity + 1)) * (parity + 1)
-    return dict(record_bytes=record_bytes, width=width, parity=parity, sector_bytes=sector,
-                data_sectors=data, parity_sectors=rows * parity, pad_sectors=padded - raw,
-                alloc_bytes=padded * sector, efficiency=data / padded,
-                data_disks_touched=min(data, width - parity),
-                max_data_sectors_per_disk=rows, max_data_bytes_per_disk=rows * sector)
+    return dict(
+        record_bytes=record_bytes,
+        width=width,
+        parity=parity,
+        sector_bytes=sector,
+        data_sectors=data,
+        parity_sectors=rows * parity,
+        pad_sectors=padded - raw,
+        alloc_bytes=padded * sector,
+        efficiency=data / padded,
+        data_disks_touched=min(data, width - parity),
+        max_data_sectors_per_disk=rows,
+        max_data_bytes_per_disk=rows * sector,
+    )
 
 
 def chunked_disks_touched(io_bytes: int, chunk_bytes: int) -> int:
@@ -123,21 +173,28 @@ def chunked_disks_touched(io_bytes: int, chunk_bytes: int) -> int:
 RUN_GROUP = ("stack", "pool", "vdev_type", "vdev_count", "vdev_width", "rw", "block_size_bytes", "direction")
 
 
-def tuned_vs_default(runs: pl.DataFrame, default_recordsize: int = DEFAULT_RECORDSIZE,
-                     by: Sequence[str] = RUN_GROUP) -> pl.DataFrame:
+def tuned_vs_default(
+    runs: pl.DataFrame, default_recordsize: int = DEFAULT_RECORDSIZE, by: Sequence[str] = RUN_GROUP
+) -> pl.DataFrame:
     """fio runs labelled with recordsize_bytes (manifest): bandwidth relative to the default-recordsize run
     of the same pool, workload and direction (mean of repeats). Unlabelled runs are left out; groups
     without a default run get null ratios. ``matched``: the recordsize equals the I/O size."""
     by = list(by)
     labelled = runs.filter(pl.col("recordsize_bytes").is_not_null())
-    base = (labelled.filter(pl.col("recordsize_bytes") == default_recordsize)
-            .group_by(by, maintain_order=True)
-            .agg(pl.col("bw_bytes_per_s").mean().alias("default_bw_bytes_per_s"), pl.len().alias("default_runs")))
-    return (labelled.join(base, on=by, how="left", nulls_equal=True)
-            .with_columns(ratio=pl.col("bw_bytes_per_s") / pl.col("default_bw_bytes_per_s"),
-                          matched=pl.col("recordsize_bytes") == pl.col("block_size_bytes"))
-            .with_columns(change_pct=(pl.col("ratio") - 1) * 100)
-            .sort([*by, "recordsize_bytes"], nulls_last=True))
+    base = (
+        labelled.filter(pl.col("recordsize_bytes") == default_recordsize)
+        .group_by(by, maintain_order=True)
+        .agg(pl.col("bw_bytes_per_s").mean().alias("default_bw_bytes_per_s"), pl.len().alias("default_runs"))
+    )
+    return (
+        labelled.join(base, on=by, how="left", nulls_equal=True)
+        .with_columns(
+            ratio=pl.col("bw_bytes_per_s") / pl.col("default_bw_bytes_per_s"),
+            matched=pl.col("recordsize_bytes") == pl.col("block_size_bytes"),
+        )
+        .with_columns(change_pct=(pl.col("ratio") - 1) * 100)
+        .sort([*by, "recordsize_bytes"], nulls_last=True)
+    )
 
 
 # ----------------------------------------------------------------------------- notebook 02 on any selection
@@ -150,14 +207,19 @@ FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY f.pat
 """
 
 
-def model_measures(one: dict, three: dict, md6: int, raid_width: int, raid_parity: int, chunk: int, ashift: int) -> dict:
+def model_measures(
+    one: dict, three: dict, md6: int, raid_width: int, raid_parity: int, chunk: int, ashift: int
+) -> dict:
     """The models' numbers under the names claims use (study-level measures)."""
     return {
-        "raidz.1m.data_disks_touched": one["data_disks_touched"], "raid6.1m.disks_touched": md6,
+        "raidz.1m.data_disks_touched": one["data_disks_touched"],
+        "raid6.1m.disks_touched": md6,
         "raidz.1m.max_data_bytes_per_disk": one["max_data_bytes_per_disk"],
-        "raidz.1m.max_data_sectors_per_disk": one["max_data_sectors_per_disk"], "raidz.1m.efficiency": one["efficiency"],
+        "raidz.1m.max_data_sectors_per_disk": one["max_data_sectors_per_disk"],
+        "raidz.1m.efficiency": one["efficiency"],
         "raidz.3m.max_data_bytes_per_disk": three["max_data_bytes_per_disk"],
-        "raid6.chunk_sectors": chunk // (1 << ashift), "raid6.efficiency": (raid_width - raid_parity) / raid_width,
+        "raid6.chunk_sectors": chunk // (1 << ashift),
+        "raid6.efficiency": (raid_width - raid_parity) / raid_width,
         "amp.128k.4k.wasted_read_bytes": amplification(128 * KiB, 4 * KiB)["wasted_read_bytes"],
         "amp.128k.8m.records": amplification(128 * KiB, 8 * 1024 * KiB)["records"],
         "amp.1m.8m.records": amplification(1024 * KiB, 8 * 1024 * KiB)["records"],
@@ -180,9 +242,17 @@ def raidz_overhead(labels: dict, default_recordsize: int) -> dict[int, float]:
     return out
 
 
-def analyse(con, sel, recordsizes=(4096, 16384, 131072, 1048576), io_sizes=(4096, 8192, 16384, 65536, 131072, 1048576),
-            default_recordsize: int = DEFAULT_RECORDSIZE, raidz_width: int = 8, raidz_parity: int = 2, ashift: int = 12,
-            raid6_chunk_bytes: int = 524288):
+def analyse(
+    con,
+    sel,
+    recordsizes=(4096, 16384, 131072, 1048576),
+    io_sizes=(4096, 8192, 16384, 65536, 131072, 1048576),
+    default_recordsize: int = DEFAULT_RECORDSIZE,
+    raidz_width: int = 8,
+    raidz_parity: int = 2,
+    ashift: int = 12,
+    raid6_chunk_bytes: int = 524288,
+):
     """Notebook 02 on any selection: the record model (parameters), measured block sizes from zdb, and fio runs
     at different recordsizes compared within one workload."""
     from . import fio_runs, measures, prose
@@ -199,45 +269,65 @@ def analyse(con, sel, recordsizes=(4096, 16384, 131072, 1048576), io_sizes=(4096
     res = Result(sel, measures=pl.concat([measures.per_file(con, sel, runs), measures.study_level(model)]))
     res.frames.update(amplification=amp, raidz_1m=pl.DataFrame([one]), raidz_3m=pl.DataFrame([three]))
     a = amplification(default_recordsize, 4 * KiB)
-    res.findings.append(f"Model: an uncached 4 KiB read from a {default_recordsize // KiB} KiB record reads the whole record "
-                        f"({a['read_amp']:.0f}x); I/O of a record or more moves what it asks for. For writes, "
-                        f"{a['write_amp']:.0f}x is the worst case: partial writes to one record within a transaction "
-                        "group are merged in memory before the record is written once.")
-    res.findings.append(f"Model: a 1 MiB block on a {raidz_width}-wide RAIDz{raidz_parity} at ashift {ashift} takes "
-                        f"{one['data_sectors']} data + {one['parity_sectors']} parity + {one['pad_sectors']} pad sectors "
-                        f"({one['efficiency']:.1%} efficient), {one['max_data_bytes_per_disk'] // KiB} KiB on the busiest disk.")
+    res.findings.append(
+        f"Model: an uncached 4 KiB read from a {default_recordsize // KiB} KiB record reads the whole record "
+        f"({a['read_amp']:.0f}x); I/O of a record or more moves what it asks for. For writes, "
+        f"{a['write_amp']:.0f}x is the worst case: partial writes to one record within a transaction "
+        "group are merged in memory before the record is written once."
+    )
+    res.findings.append(
+        f"Model: a 1 MiB block on a {raidz_width}-wide RAIDz{raidz_parity} at ashift {ashift} takes "
+        f"{one['data_sectors']} data + {one['parity_sectors']} parity + {one['pad_sectors']} pad sectors "
+        f"({one['efficiency']:.1%} efficient), {one['max_data_bytes_per_disk'] // KiB} KiB on the busiest disk."
+    )
     sizes = frame(con, ZDB_SIZES_SQL.format(where=where), params)
     res.frames["zdb_sizes"] = sizes
     res.file_ids += sizes["file_id"].to_list()
     for r in sizes.iter_rows(named=True):
         if r["bp_count"]:
             measured = r["bp_allocated_bytes"] / r["bp_physical_bytes"]
-            res.findings.append(f"Measured ({r['pool'] or r['path']}, zdb -b): {r['bp_logical_bytes'] / r['bp_count'] / KiB:.1f} KiB "
-                                f"logical per block pointer on average; allocated / physical = {measured:.3f} "
-                                "(parity, padding and copies).")
+            res.findings.append(
+                f"Measured ({r['pool'] or r['path']}, zdb -b): {r['bp_logical_bytes'] / r['bp_count'] / KiB:.1f} KiB "
+                f"logical per block pointer on average; allocated / physical = {measured:.3f} "
+                "(parity, padding and copies)."
+            )
             expected = raidz_overhead(r, default_recordsize)
             if expected:
-                res.findings.append(f"  Expected for full {(r['recordsize_bytes'] or default_recordsize) // KiB} KiB records on "
-                                    f"this {r['vdev_width']}-wide {r['vdev_type']}: "
-                                    + ", ".join(f"{v:.3f} at ashift {a}" for a, v in expected.items())
-                                    + f"; the measured {measured:.3f} is closest to ashift "
-                                    f"{min(expected, key=lambda a: abs(expected[a] - measured))}.")
+                res.findings.append(
+                    f"  Expected for full {(r['recordsize_bytes'] or default_recordsize) // KiB} KiB records on "
+                    f"this {r['vdev_width']}-wide {r['vdev_type']}: "
+                    + ", ".join(f"{v:.3f} at ashift {a}" for a, v in expected.items())
+                    + f"; the measured {measured:.3f} is closest to ashift "
+                    f"{min(expected, key=lambda a: abs(expected[a] - measured))}."
+                )
     if sizes.is_empty():
-        res.missing.append(f"no `zdb -b` output for {sel.describe()}: its average block sizes show what recordsize the "
-                           "data really has (`zdb -b POOL > zdb-b-POOL.txt`, labelled with pool and recordsize_bytes)")
+        res.missing.append(
+            f"no `zdb -b` output for {sel.describe()}: its average block sizes show what recordsize the "
+            "data really has (`zdb -b POOL > zdb-b-POOL.txt`, labelled with pool and recordsize_bytes)"
+        )
     tuned = tuned_vs_default(runs, default_recordsize, by=TUNED_GROUP) if runs.height else runs
     res.frames["tuned"] = tuned
     res.file_ids += tuned["file_id"].to_list() if tuned.height else []
-    compared = tuned.filter(pl.col("ratio").is_not_null() & (pl.col("recordsize_bytes") != default_recordsize)) if tuned.height else tuned
+    compared = (
+        tuned.filter(pl.col("ratio").is_not_null() & (pl.col("recordsize_bytes") != default_recordsize))
+        if tuned.height
+        else tuned
+    )
     for r in compared.iter_rows(named=True):
-        res.findings.append(f"fio {r['label']}: recordsize {r['recordsize_bytes'] // KiB} KiB, "
-                            f"{prose.rate(r['bw_bytes_per_s'])} = {prose.change(r['bw_bytes_per_s'], r['default_bw_bytes_per_s'])} "
-                            f"against {default_recordsize // KiB} KiB records in the same workload.")
+        res.findings.append(
+            f"fio {r['label']}: recordsize {r['recordsize_bytes'] // KiB} KiB, "
+            f"{prose.rate(r['bw_bytes_per_s'])} = {prose.change(r['bw_bytes_per_s'], r['default_bw_bytes_per_s'])} "
+            f"against {default_recordsize // KiB} KiB records in the same workload."
+        )
     if compared.is_empty():
-        res.missing.append(f"no fio runs of one workload at different recordsizes for {sel.describe()} (one at the default "
-                           f"{default_recordsize // KiB} KiB): label each run's recordsize_bytes in the manifest")
-    res.headline = {f"read amplification 4 KiB at {default_recordsize // KiB} KiB records": f"{a['read_amp']:.0f}x",
-                    f"1 MiB block per disk ({raidz_width}-wide RAIDz{raidz_parity})": f"{one['max_data_bytes_per_disk'] // KiB} KiB"}
+        res.missing.append(
+            f"no fio runs of one workload at different recordsizes for {sel.describe()} (one at the default "
+            f"{default_recordsize // KiB} KiB): label each run's recordsize_bytes in the manifest"
+        )
+    res.headline = {
+        f"read amplification 4 KiB at {default_recordsize // KiB} KiB records": f"{a['read_amp']:.0f}x",
+        f"1 MiB block per disk ({raidz_width}-wide RAIDz{raidz_parity})": f"{one['max_data_bytes_per_disk'] // KiB} KiB",
+    }
     from ..claims import study_claims
 
     stated = study_claims(sel.study)
@@ -246,12 +336,19 @@ def analyse(con, sel, recordsizes=(4096, 16384, 131072, 1048576), io_sizes=(4096
         ratios = ars_ratios(figures)
         res.frames["stated_ratios"] = ratios
         for r in ratios.iter_rows(named=True):
-            model = (f"; model {r['theory']:.3f} ({r['theory_basis']}): measured {r['vs_theory_pct']:+.1f} %"
-                     if r["theory"] is not None else f" ({r['theory_basis']})")
-            res.findings.append(f"Stated by the study (no raw data), {r['claim']}: {r['numerator_mib_s']:.0f} / "
-                                f"{r['denominator_mib_s']:.0f} MiB/s = {r['ratio']:.3f}{model}.")
+            model = (
+                f"; model {r['theory']:.3f} ({r['theory_basis']}): measured {r['vs_theory_pct']:+.1f} %"
+                if r["theory"] is not None
+                else f" ({r['theory_basis']})"
+            )
+            res.findings.append(
+                f"Stated by the study (no raw data), {r['claim']}: {r['numerator_mib_s']:.0f} / "
+                f"{r['denominator_mib_s']:.0f} MiB/s = {r['ratio']:.3f}{model}."
+            )
     if compared.height:
         best_r = compared.sort("ratio", descending=True).row(0, named=True)
         res.headline["best tuned recordsize vs default"] = f"{best_r['label']}: {best_r['ratio']:.2f}x"
-        res.verdict = f"Measured: {best_r['label']} at {best_r['ratio']:.2f}x the default-recordsize run of the same workload."
+        res.verdict = (
+            f"Measured: {best_r['label']} at {best_r['ratio']:.2f}x the default-recordsize run of the same workload."
+        )
     return res

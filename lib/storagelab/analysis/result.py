@@ -15,11 +15,11 @@ from .selection import Selection
 class Result:
     selection: Selection
     frames: dict[str, pl.DataFrame] = field(default_factory=dict)
-    findings: list[str] = field(default_factory=list)      # Markdown sentences computed from the data
-    missing: list[str] = field(default_factory=list)       # what the selection lacks, and which log would answer it
+    findings: list[str] = field(default_factory=list)  # Markdown sentences computed from the data
+    missing: list[str] = field(default_factory=list)  # what the selection lacks, and which log would answer it
     headline: dict[str, str] = field(default_factory=dict)
     verdict: str = ""
-    caveats: list[str] = field(default_factory=list)      # short badges for the index: what limits the verdict
+    caveats: list[str] = field(default_factory=list)  # short badges for the index: what limits the verdict
     measures: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=MEASURE_SCHEMA))
     reasons: dict[str, str] = field(default_factory=dict)  # metric -> why it cannot be computed
     file_ids: list[int] = field(default_factory=list)

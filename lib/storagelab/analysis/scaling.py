@@ -51,8 +51,9 @@ def _data_disks_or_none(vdev_type: str, vdev_widths: Sequence[int]) -> int | Non
     return None if vdev_type != "mirror" and min(vdev_widths) <= p else data_disks(vdev_type, vdev_widths)
 
 
-def relative(df: pl.DataFrame, value: str, by: Sequence[str], count: str = "vdev_count",
-             baseline_count: int = 1) -> pl.DataFrame:
+def relative(
+    df: pl.DataFrame, value: str, by: Sequence[str], count: str = "vdev_count", baseline_count: int = 1
+) -> pl.DataFrame:
     """Add baseline, relative, ideal and efficiency columns, per group ``by``.
 
     The baseline is the mean ``value`` of the group's rows with ``count == baseline_count`` (several
@@ -62,9 +63,11 @@ def relative(df: pl.DataFrame, value: str, by: Sequence[str], count: str = "vdev
     if baseline_count < 1:
         raise ValueError("baseline_count must be >= 1")
     by = list(by)
-    base = (df.filter((pl.col(count) == baseline_count) & pl.col(value).is_not_null())
-            .group_by(by, maintain_order=True)
-            .agg(pl.col(value).mean().alias("baseline"), pl.len().alias("baseline_runs")))
+    base = (
+        df.filter((pl.col(count) == baseline_count) & pl.col(value).is_not_null())
+        .group_by(by, maintain_order=True)
+        .agg(pl.col(value).mean().alias("baseline"), pl.len().alias("baseline_runs"))
+    )
     out = df.join(base, on=by, how="left", nulls_equal=True)
     return out.with_columns(
         relative=pl.col(value) / pl.col("baseline"),
@@ -78,19 +81,27 @@ def thumper(layouts: pl.DataFrame, baseline_count: int = 1) -> pl.DataFrame:
     out = relative(layouts, "speed_bytes_per_s", ["test", "vdev_type"], baseline_count=baseline_count)
     dd = [_data_disks_or_none(t, widths(w)) for t, w in zip(out["vdev_type"], out["vdev_widths"])]
     out = out.with_columns(data_disks=pl.Series(dd, dtype=pl.Int64))
-    base_dd = (out.filter(pl.col("vdev_count") == baseline_count)
-               .group_by("test", "vdev_type").agg(pl.col("data_disks").first().alias("baseline_data_disks")))
-    return (out.join(base_dd, on=["test", "vdev_type"], how="left")
-            .with_columns(data_disk_ratio=pl.col("data_disks") / pl.col("baseline_data_disks"))
-            .sort("test", "vdev_type", "vdev_count"))
+    base_dd = (
+        out.filter(pl.col("vdev_count") == baseline_count)
+        .group_by("test", "vdev_type")
+        .agg(pl.col("data_disks").first().alias("baseline_data_disks"))
+    )
+    return (
+        out.join(base_dd, on=["test", "vdev_type"], how="left")
+        .with_columns(data_disk_ratio=pl.col("data_disks") / pl.col("baseline_data_disks"))
+        .sort("test", "vdev_type", "vdev_count")
+    )
 
 
 def best(scaled: pl.DataFrame, by: Sequence[str] = ("test", "vdev_type")) -> pl.DataFrame:
     """Per group, the measured layout with the highest speed (and its ratios)."""
-    return (scaled.filter(pl.col("relative").is_not_null())
-            .sort("relative", descending=True)
-            .group_by(list(by), maintain_order=True).first()
-            .sort(list(by)))
+    return (
+        scaled.filter(pl.col("relative").is_not_null())
+        .sort("relative", descending=True)
+        .group_by(list(by), maintain_order=True)
+        .first()
+        .sort(list(by))
+    )
 
 
 def against_sum_rule(claims: pl.DataFrame, pct: str = "pct_of_one", n: str = "n") -> pl.DataFrame:
@@ -115,12 +126,23 @@ def chart_frame(scaled: pl.DataFrame, by: str = "test") -> pl.DataFrame:
     (sum of vdevs; data disks, per vdev type) at the same vdev counts. Rows without a value are dropped."""
     keep = [by, "vdev_type", "vdev_count"]
     measured = scaled.select(*keep, pl.lit("measured").alias("series"), pl.col("relative").alias("value"))
-    ideal = (scaled.select(by, "vdev_count", "ideal").unique()
-             .select(by, pl.lit("all").alias("vdev_type"), "vdev_count", pl.lit("sum of vdevs (n x)").alias("series"),
-                     pl.col("ideal").alias("value")))
+    ideal = (
+        scaled.select(by, "vdev_count", "ideal")
+        .unique()
+        .select(
+            by,
+            pl.lit("all").alias("vdev_type"),
+            "vdev_count",
+            pl.lit("sum of vdevs (n x)").alias("series"),
+            pl.col("ideal").alias("value"),
+        )
+    )
     disks = scaled.select(*keep, pl.lit("data-disk model").alias("series"), pl.col("data_disk_ratio").alias("value"))
-    return (pl.concat([measured, ideal, disks.filter(pl.col("vdev_type") != "mirror")])
-            .filter(pl.col("value").is_not_null()).sort(by, "series", "vdev_type", "vdev_count"))
+    return (
+        pl.concat([measured, ideal, disks.filter(pl.col("vdev_type") != "mirror")])
+        .filter(pl.col("value").is_not_null())
+        .sort(by, "series", "vdev_type", "vdev_count")
+    )
 
 
 # ----------------------------------------------------------------------------- a serial reader (zfs send)
@@ -133,7 +155,9 @@ def record_disks(vdev_type: str, vdev_widths: Sequence[int]) -> list[tuple[float
     a RAIDZ-p vdev spreads it over its width - p data disks. Records land in proportion to data disks."""
     per_vdev = [1 if vdev_type == "mirror" else w - PARITY[vdev_type] for w in vdev_widths]
     if min(per_vdev) < 1:
-        raise ValueError(f"a {vdev_type} vdev needs more than {PARITY.get(vdev_type, 0)} disks, got {list(vdev_widths)}")
+        raise ValueError(
+            f"a {vdev_type} vdev needs more than {PARITY.get(vdev_type, 0)} disks, got {list(vdev_widths)}"
+        )
     total = sum(per_vdev)
     return [(d / total, d) for d in per_vdev]
 
@@ -173,12 +197,19 @@ def serial_reader(layouts: pl.DataFrame, record_bytes: int = 131072) -> tuple[pl
     aty = [sum(f[i] * t for f, t in zip(feats, times)) for i in range(3)]
     fixed, per_disk, inv_rate = _solve3(ata, aty)
     model = [record_bytes / (fixed + per_disk * f[1] + inv_rate * f[2]) for f in feats]
-    out = rows.with_columns(model_bytes_per_s=pl.Series(model, dtype=pl.Float64),
-                            disks_per_record=pl.Series([f[1] for f in feats], dtype=pl.Float64)).with_columns(
-        error_pct=(pl.col("model_bytes_per_s") / pl.col("speed_bytes_per_s") - 1) * 100)
-    terms = dict(fixed_s=fixed, per_disk_s=per_disk, disk_rate_bytes_per_s=1 / inv_rate if inv_rate > 0 else None,
-                 record_bytes=record_bytes, layouts=len(feats), worst_error_pct=float(out["error_pct"].abs().max()),
-                 mean_error_pct=float(out["error_pct"].abs().mean()))
+    out = rows.with_columns(
+        model_bytes_per_s=pl.Series(model, dtype=pl.Float64),
+        disks_per_record=pl.Series([f[1] for f in feats], dtype=pl.Float64),
+    ).with_columns(error_pct=(pl.col("model_bytes_per_s") / pl.col("speed_bytes_per_s") - 1) * 100)
+    terms = dict(
+        fixed_s=fixed,
+        per_disk_s=per_disk,
+        disk_rate_bytes_per_s=1 / inv_rate if inv_rate > 0 else None,
+        record_bytes=record_bytes,
+        layouts=len(feats),
+        worst_error_pct=float(out["error_pct"].abs().max()),
+        mean_error_pct=float(out["error_pct"].abs().mean()),
+    )
     return out, terms
 
 
@@ -189,28 +220,51 @@ SELECT t.*, f.path FROM thumper_layouts t JOIN files f USING (file_id)
 WHERE {where} AND list_contains(?::VARCHAR[], t.test) ORDER BY t.test, t.vdev_type, t.vdev_count
 """
 FIO_SCALING_GROUP = ("stack", "vdev_type", "vdev_width", "workload", "direction")
-ARS_PCT_CLAIMS = {"ars-2vdev-single-pct": ("single disk", "vdevs"), "ars-2vdev-mirror-pct": ("2-wide mirror", "vdevs"),
-                  "ars-2vdev-raidz2-pct": ("4-wide RAIDz2", "vdevs"),
-                  "ars-raidz2-joker-n2-pct": ("RAIDz2 joker (one vdev, 4 wide)", "data disks")}
+ARS_PCT_CLAIMS = {
+    "ars-2vdev-single-pct": ("single disk", "vdevs"),
+    "ars-2vdev-mirror-pct": ("2-wide mirror", "vdevs"),
+    "ars-2vdev-raidz2-pct": ("4-wide RAIDz2", "vdevs"),
+    "ars-raidz2-joker-n2-pct": ("RAIDz2 joker (one vdev, 4 wide)", "data disks"),
+}
 
 
 def ars_two_vdevs(claims_df: pl.DataFrame) -> pl.DataFrame:
     """The Ars n = 2 percentages, read from the study's claims.csv (not typed again here)."""
-    rows = [dict(vdev_class=cls, claim_id=cid, n=2, n_counts=counts,
-                 pct_of_one=float(claims_df.filter(pl.col("claim_id") == cid)["value"][0]))
-            for cid, (cls, counts) in ARS_PCT_CLAIMS.items() if cid in set(claims_df["claim_id"].to_list())]
-    schema = {"vdev_class": pl.String, "claim_id": pl.String, "n": pl.Int64, "n_counts": pl.String, "pct_of_one": pl.Float64}
+    rows = [
+        dict(
+            vdev_class=cls,
+            claim_id=cid,
+            n=2,
+            n_counts=counts,
+            pct_of_one=float(claims_df.filter(pl.col("claim_id") == cid)["value"][0]),
+        )
+        for cid, (cls, counts) in ARS_PCT_CLAIMS.items()
+        if cid in set(claims_df["claim_id"].to_list())
+    ]
+    schema = {
+        "vdev_class": pl.String,
+        "claim_id": pl.String,
+        "n": pl.Int64,
+        "n_counts": pl.String,
+        "pct_of_one": pl.Float64,
+    }
     return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
 
 
-def analyse(con, sel, tests=("zfs_send_read", "dd_write"), baseline_vdev_count: int = 1,
-            serial_test: str = "zfs_send_read", record_bytes: int = 131072):
+def analyse(
+    con,
+    sel,
+    tests=("zfs_send_read", "dd_write"),
+    baseline_vdev_count: int = 1,
+    serial_test: str = "zfs_send_read",
+    record_bytes: int = 131072,
+):
     """Notebook 01 on any selection: layout tables (speed per vdev count), fio runs labelled with a vdev layout
     compared within one workload, against the sum-of-vdevs rule."""
+    from ..units import MiB
     from . import fio_runs, measures, prose
     from .db import frame
     from .result import Result
-    from ..units import MiB
 
     if baseline_vdev_count < 1:
         raise ValueError("baseline_vdev_count must be >= 1")
@@ -224,19 +278,30 @@ def analyse(con, sel, tests=("zfs_send_read", "dd_write"), baseline_vdev_count: 
         res.frames.update(layouts=layouts, scaled=scaled, best=top)
         res.file_ids += layouts["file_id"].to_list()
         for r in top.iter_rows(named=True):
-            two = scaled.filter((pl.col("test") == r["test"]) & (pl.col("vdev_type") == r["vdev_type"])
-                                & (pl.col("vdev_count") == baseline_vdev_count * 2))
-            two_txt = (f"{two['relative'][0]:.2f}x at {baseline_vdev_count * 2} vdevs (rule {2:.0f}x)"
-                       if two.height and two["relative"][0] is not None else f"no layout with {baseline_vdev_count * 2} vdevs")
+            two = scaled.filter(
+                (pl.col("test") == r["test"])
+                & (pl.col("vdev_type") == r["vdev_type"])
+                & (pl.col("vdev_count") == baseline_vdev_count * 2)
+            )
+            two_txt = (
+                f"{two['relative'][0]:.2f}x at {baseline_vdev_count * 2} vdevs (rule {2:.0f}x)"
+                if two.height and two["relative"][0] is not None
+                else f"no layout with {baseline_vdev_count * 2} vdevs"
+            )
             res.findings.append(
                 f"Layout table, {r['test']} {r['vdev_type']}: {r['baseline'] / MiB:.1f} MiB/s with {baseline_vdev_count} "
                 f"vdev; {two_txt}; best {r['layout']} ({r['vdev_count']} vdevs) {r['speed_bytes_per_s'] / MiB:.1f} MiB/s = "
-                f"{r['relative']:.2f}x against the sum-of-vdevs rule's {r['ideal']:.0f}x (efficiency {r['efficiency']:.0%}).")
-            res.headline[f"{r['test']} {r['vdev_type']}"] = f"best {r['layout']}: {r['relative']:.2f}x one vdev (rule {r['ideal']:.0f}x)"
+                f"{r['relative']:.2f}x against the sum-of-vdevs rule's {r['ideal']:.0f}x (efficiency {r['efficiency']:.0%})."
+            )
+            res.headline[f"{r['test']} {r['vdev_type']}"] = (
+                f"best {r['layout']}: {r['relative']:.2f}x one vdev (rule {r['ideal']:.0f}x)"
+            )
         disks = sorted(set(layouts["disks"].to_list()))
         if len(disks) == 1:
-            res.findings.append(f"Every layout uses the same {disks[0]} disks: more vdevs means narrower vdevs, so the "
-                                "sum-of-vdevs rule (which assumes added disks) is not the model for this sweep.")
+            res.findings.append(
+                f"Every layout uses the same {disks[0]} disks: more vdevs means narrower vdevs, so the "
+                "sum-of-vdevs rule (which assumes added disks) is not the model for this sweep."
+            )
     if layouts.height:
         _serial_findings(res, layouts, serial_test, record_bytes)
     labelled = runs.filter(pl.col("vdev_type").is_not_null() & pl.col("vdev_count").is_not_null())
@@ -245,55 +310,80 @@ def analyse(con, sel, tests=("zfs_send_read", "dd_write"), baseline_vdev_count: 
     res.file_ids += scaled_fio["file_id"].to_list() if scaled_fio.height else []
     multi = scaled_fio.filter(pl.col("vdev_counts_in_group") > 1) if scaled_fio.height else scaled_fio
     if runs.height:
-        res.findings.append(f"{runs.height} fio run(s) for {sel.describe()}, {labelled.height} labelled with vdev_type "
-                            f"and vdev_count; {multi.select(FIO_SCALING_GROUP).unique().height if multi.height else 0} "
-                            "group(s) (same stack, vdev type and width, workload, direction) hold more than one vdev count.")
+        res.findings.append(
+            f"{runs.height} fio run(s) for {sel.describe()}, {labelled.height} labelled with vdev_type "
+            f"and vdev_count; {multi.select(FIO_SCALING_GROUP).unique().height if multi.height else 0} "
+            "group(s) (same stack, vdev type and width, workload, direction) hold more than one vdev count."
+        )
     for r in multi.iter_rows(named=True):
         if r["relative"] is None:
             continue
-        res.findings.append(f"fio {r['label']}: {r['vdev_count']} x {r['vdev_type']} {prose.rate(r['bw_bytes_per_s'])} = "
-                            f"{r['relative']:.2f}x the {baseline_vdev_count}-vdev run of the same workload (rule {r['ideal']:.1f}x).")
+        res.findings.append(
+            f"fio {r['label']}: {r['vdev_count']} x {r['vdev_type']} {prose.rate(r['bw_bytes_per_s'])} = "
+            f"{r['relative']:.2f}x the {baseline_vdev_count}-vdev run of the same workload (rule {r['ideal']:.1f}x)."
+        )
     if multi.height == 0:
-        res.missing.append(f"no fio runs of one workload on pools with different vdev counts for {sel.describe()}: run "
-                           "the same fio job on 1, 2, 4 ... vdevs and label each run with vdev_type, vdev_count and "
-                           "vdev_width in the manifest" + ("" if layouts.height else "; nor a layout table"))
+        res.missing.append(
+            f"no fio runs of one workload on pools with different vdev counts for {sel.describe()}: run "
+            "the same fio job on 1, 2, 4 ... vdevs and label each run with vdev_type, vdev_count and "
+            "vdev_width in the manifest" + ("" if layouts.height else "; nor a layout table")
+        )
     one = single_disk_comparisons(con, sel, runs)
     res.frames["single_disk"] = one
     res.file_ids += one["file_id"].to_list() + one["single_file_id"].to_list()
     for r in one.iter_rows(named=True):
         unit = (lambda v: f"{v:.1f}/s") if r["direction"] == "seeks" else prose.rate
-        model = (f"{r['model_low']:g}x" if r["model_low"] == r["model_high"] else f"{r['model_low']:g}-{r['model_high']:g}x")
-        res.findings.append(f"{r['tool']} {r['direction']}: {r['label']} {unit(r['value'])} against one disk "
-                            f"({r['single']}) {unit(r['single_value'])} = {r['ratio']:.2f}x; model {model} ({r['model']})"
-                            + ("." if r["within_model"] else ": **outside the model**, something else limits it."))
+        model = (
+            f"{r['model_low']:g}x" if r["model_low"] == r["model_high"] else f"{r['model_low']:g}-{r['model_high']:g}x"
+        )
+        res.findings.append(
+            f"{r['tool']} {r['direction']}: {r['label']} {unit(r['value'])} against one disk "
+            f"({r['single']}) {unit(r['single_value'])} = {r['ratio']:.2f}x; model {model} ({r['model']})"
+            + ("." if r["within_model"] else ": **outside the model**, something else limits it.")
+        )
     if layouts.height:
-        one_mirror = layouts.filter((pl.col("test") == "dd_write") & (pl.col("vdev_type") == "mirror")
-                                    & (pl.col("vdev_count") == 1) & pl.col("speed_bytes_per_s").is_not_null())
+        one_mirror = layouts.filter(
+            (pl.col("test") == "dd_write")
+            & (pl.col("vdev_type") == "mirror")
+            & (pl.col("vdev_count") == 1)
+            & pl.col("speed_bytes_per_s").is_not_null()
+        )
         if one_mirror.height:
             disk = one_mirror["speed_bytes_per_s"][0]
-            res.findings.append(f"A one-vdev mirror writes every block to all its disks, so its dd write "
-                                f"({disk / MiB:.1f} MiB/s) is one disk's speed. Against it:")
-            ones = res.frames["scaled"].filter((pl.col("test") == "dd_write") & (pl.col("vdev_count") == 1)
-                                               & (pl.col("vdev_type") != "mirror"))
-            picks = pl.concat([ones.select(res.frames["best"].columns), res.frames["best"].filter(pl.col("test") == "dd_write")])
+            res.findings.append(
+                f"A one-vdev mirror writes every block to all its disks, so its dd write "
+                f"({disk / MiB:.1f} MiB/s) is one disk's speed. Against it:"
+            )
+            ones = res.frames["scaled"].filter(
+                (pl.col("test") == "dd_write") & (pl.col("vdev_count") == 1) & (pl.col("vdev_type") != "mirror")
+            )
+            picks = pl.concat(
+                [ones.select(res.frames["best"].columns), res.frames["best"].filter(pl.col("test") == "dd_write")]
+            )
             for r in picks.filter(pl.col("speed_bytes_per_s").is_not_null()).iter_rows(named=True):
                 dd = _data_disks_or_none(r["vdev_type"], widths(r["vdev_widths"]))
-                res.findings.append(f"  {r['vdev_type']} {r['layout']} ({r['vdev_count']} vdev{'s' if r['vdev_count'] > 1 else ''}): "
-                                    f"{r['speed_bytes_per_s'] / disk:.1f} disks' worth of writes ({dd} in theory).")
+                res.findings.append(
+                    f"  {r['vdev_type']} {r['layout']} ({r['vdev_count']} vdev{'s' if r['vdev_count'] > 1 else ''}): "
+                    f"{r['speed_bytes_per_s'] / disk:.1f} disks' worth of writes ({dd} in theory)."
+                )
     if one.height and not one["within_model"].all():
         res.caveats.append("layouts outside the disk model: another limit")
     if not layouts.height and one.is_empty():
-        res.missing.append(f"no single-disk run to compare layouts with for {sel.describe()}: benchmark one of the disks "
-                           "alone with the same workload and label it vdev_type=single (or vdev_count=1, vdev_width=1)")
+        res.missing.append(
+            f"no single-disk run to compare layouts with for {sel.describe()}: benchmark one of the disks "
+            "alone with the same workload and label it vdev_type=single (or vdev_count=1, vdev_width=1)"
+        )
 
     from ..claims import study_claims
 
     ars = against_sum_rule(ars_two_vdevs(study_claims(sel.study)))
     res.frames["stated_two_vdevs"] = ars
     for r in ars.iter_rows(named=True):
-        res.findings.append(f"Stated by the study (no raw data): {r['vdev_class']}, n = 2 {r['n_counts']}: "
-                            f"{r['pct_of_one']:.0f} % of one = {r['ratio']:.2f}x against the rule's {r['ideal']:.1f}x "
-                            f"({r['deviation_pct']:+.1f} %).")
+        res.findings.append(
+            f"Stated by the study (no raw data): {r['vdev_class']}, n = 2 {r['n_counts']}: "
+            f"{r['pct_of_one']:.0f} % of one = {r['ratio']:.2f}x against the rule's {r['ideal']:.1f}x "
+            f"({r['deviation_pct']:+.1f} %)."
+        )
     if res.headline:
         first = next(iter(res.headline.items()))
         res.verdict = f"{first[0]}: {first[1]}."
@@ -318,21 +408,28 @@ def _serial_findings(res, layouts: pl.DataFrame, test: str, record_bytes: int = 
         f"Model (fitted, not measured), {test} as one serial reader of {record_bytes // 1024} KiB records: per record "
         f"{terms['fixed_s'] * 1e3:.3f} ms + {terms['per_disk_s'] * 1e3:.4f} ms per disk it waits for + {transfer}; "
         f"fitted to {terms['layouts']} layouts, mean error {terms['mean_error_pct']:.1f} %, worst "
-        f"{terms['worst_error_pct']:.1f} %.")
+        f"{terms['worst_error_pct']:.1f} %."
+    )
     for vt in sorted(set(fitted["vdev_type"].to_list())):
         f = fitted.filter(pl.col("vdev_type") == vt).sort("vdev_count")
         best = f.sort("speed_bytes_per_s", descending=True).row(0, named=True)
         lo, hi = f["model_bytes_per_s"].min(), f["model_bytes_per_s"].max()
-        model = (f"model {lo / MiB:.1f} MiB/s at every vdev count" if hi - lo < 1e-9 * hi else
-                 f"model {lo / MiB:.1f}-{hi / MiB:.1f} MiB/s (best at "
-                 f"{f.sort('model_bytes_per_s', descending=True)['vdev_count'][0]} vdevs)")
+        model = (
+            f"model {lo / MiB:.1f} MiB/s at every vdev count"
+            if hi - lo < 1e-9 * hi
+            else f"model {lo / MiB:.1f}-{hi / MiB:.1f} MiB/s (best at "
+            f"{f.sort('model_bytes_per_s', descending=True)['vdev_count'][0]} vdevs)"
+        )
         res.findings.append(
             f"  {vt}: measured {f['speed_bytes_per_s'].min() / MiB:.1f}-{f['speed_bytes_per_s'].max() / MiB:.1f} MiB/s "
-            f"(best at {best['vdev_count']} vdevs), {model}.")
-    res.findings.append("  A mirror reads each record from one disk, so its reader waits for one disk's transfer "
-                        "whatever the layout; RAIDZ splits the record over its data disks: wide vdevs wait for many "
-                        "disks, narrow ones move more bytes per disk, so speed rises and then falls. The fit shows the "
-                        "shape is consistent with a serial reader; it does not identify the hardware behind each term.")
+            f"(best at {best['vdev_count']} vdevs), {model}."
+        )
+    res.findings.append(
+        "  A mirror reads each record from one disk, so its reader waits for one disk's transfer "
+        "whatever the layout; RAIDZ splits the record over its data disks: wide vdevs wait for many "
+        "disks, narrow ones move more bytes per disk, so speed rises and then falls. The fit shows the "
+        "shape is consistent with a serial reader; it does not identify the hardware behind each term."
+    )
 
 
 # ----------------------------------------------------------------------------- against one disk
@@ -378,9 +475,20 @@ def is_single_disk(r: dict) -> bool:
     return r["vdev_type"] == "single" or ((r["vdev_count"] or 0) == 1 and (r["vdev_width"] or 0) == 1)
 
 
-SINGLE_SCHEMA = {"label": pl.String, "single": pl.String, "direction": pl.String, "value": pl.Float64,
-                 "single_value": pl.Float64, "ratio": pl.Float64, "model_low": pl.Float64, "model_high": pl.Float64,
-                 "model": pl.String, "within_model": pl.Boolean, "file_id": pl.Int64, "single_file_id": pl.Int64}
+SINGLE_SCHEMA = {
+    "label": pl.String,
+    "single": pl.String,
+    "direction": pl.String,
+    "value": pl.Float64,
+    "single_value": pl.Float64,
+    "ratio": pl.Float64,
+    "model_low": pl.Float64,
+    "model_high": pl.Float64,
+    "model": pl.String,
+    "within_model": pl.Boolean,
+    "file_id": pl.Int64,
+    "single_file_id": pl.Int64,
+}
 
 
 def against_single_disk(rows: pl.DataFrame, group: list[str]) -> pl.DataFrame:
@@ -398,9 +506,22 @@ def against_single_disk(rows: pl.DataFrame, group: list[str]) -> pl.DataFrame:
         b = base[0]
         lo, hi, why = disk_model(r["direction"], r["vdev_type"], r["vdev_count"] or 1, r["vdev_width"] or 1)
         ratio = r["value"] / b["value"]
-        out.append(dict(label=r["label"], single=b["label"], direction=r["direction"], value=r["value"],
-                        single_value=b["value"], ratio=ratio, model_low=float(lo), model_high=float(hi), model=why,
-                        within_model=lo * 0.9 <= ratio <= hi * 1.1, file_id=r["file_id"], single_file_id=b["file_id"]))
+        out.append(
+            dict(
+                label=r["label"],
+                single=b["label"],
+                direction=r["direction"],
+                value=r["value"],
+                single_value=b["value"],
+                ratio=ratio,
+                model_low=float(lo),
+                model_high=float(hi),
+                model=why,
+                within_model=lo * 0.9 <= ratio <= hi * 1.1,
+                file_id=r["file_id"],
+                single_file_id=b["file_id"],
+            )
+        )
     return pl.DataFrame(out, schema=SINGLE_SCHEMA, orient="row") if out else pl.DataFrame(schema=SINGLE_SCHEMA)
 
 
@@ -411,15 +532,28 @@ def single_disk_comparisons(con, sel, runs: pl.DataFrame) -> pl.DataFrame:
 
     parts = []
     if runs.height:
-        fio_rows = runs.select("file_id", "label", "vdev_type", "vdev_count", "vdev_width", "direction",
-                               pl.col("bw_bytes_per_s").alias("value"), pl.col("workload").alias("group"),
-                               family=pl.col("stack").map_elements(family, return_dtype=pl.String))
+        fio_rows = runs.select(
+            "file_id",
+            "label",
+            "vdev_type",
+            "vdev_count",
+            "vdev_width",
+            "direction",
+            pl.col("bw_bytes_per_s").alias("value"),
+            pl.col("workload").alias("group"),
+            family=pl.col("stack").map_elements(family, return_dtype=pl.String),
+        )
         parts.append(against_single_disk(fio_rows, ["group"]).with_columns(tool=pl.lit("fio")))
     where, params = sel.sql("f")
     b = frame(con, BONNIE_SQL.format(where=where), params)
     if b.height:
-        b = b.with_columns(direction=pl.col("test").replace_strict(BONNIE_DIRECTION),
-                           family=pl.col("stack").map_elements(family, return_dtype=pl.String))
-        parts.append(against_single_disk(b, ["size_bytes", "chunk_bytes", "concurrency", "cache_devices",
-                                             "log_devices"]).with_columns(tool=pl.lit("bonnie++")))
+        b = b.with_columns(
+            direction=pl.col("test").replace_strict(BONNIE_DIRECTION),
+            family=pl.col("stack").map_elements(family, return_dtype=pl.String),
+        )
+        parts.append(
+            against_single_disk(
+                b, ["size_bytes", "chunk_bytes", "concurrency", "cache_devices", "log_devices"]
+            ).with_columns(tool=pl.lit("bonnie++"))
+        )
     return pl.concat(parts) if parts else pl.DataFrame(schema={**SINGLE_SCHEMA, "tool": pl.String})

@@ -39,7 +39,7 @@ class Selection:
                 raise TypeError(f"selection filter {f.name} must be a string, got {type(v).__name__} {v!r}")
 
     @classmethod
-    def from_params(cls, params: dict) -> "Selection":
+    def from_params(cls, params: dict) -> Selection:
         """The selection out of a notebook's parameters (names in FILTERS; others are ignored)."""
         return cls(**{k: params[k] for k in FILTERS if k in params and params[k] is not None})
 

@@ -33,8 +33,13 @@ def printed_range(bw_bytes_per_s: float | None, exact: bool | None) -> tuple[flo
     return bw_bytes_per_s, bw_bytes_per_s
 
 
-FLAGS = ("above the device's limit", "at the limit, within rounding", "direct=1 ignored (ZFS < 2.3)",
-         "within the limit", "no device limit labelled")
+FLAGS = (
+    "above the device's limit",
+    "at the limit, within rounding",
+    "direct=1 ignored (ZFS < 2.3)",
+    "within the limit",
+    "no device limit labelled",
+)
 
 
 def _zfs_before_2_3(version: str | None) -> bool | None:
@@ -64,28 +69,50 @@ def with_flags(df: pl.DataFrame, margin: float = 1.0) -> pl.DataFrame:
         from .fio_runs import parse_command
 
         opts = parse_command(cmd)
-        shared.append(bool(opts.get("filename")) and jobs is not None and str(jobs).isdigit() and int(jobs) > 1
-                      and "filename_format" not in opts)
-    return df.with_columns(
-        bw_mib_s=pl.col("bw_bytes_per_s") / MiB,
-        bw_low_bytes_per_s=pl.Series([r[0] for r in ranges], dtype=pl.Float64),
-        bw_high_bytes_per_s=pl.Series([r[1] for r in ranges], dtype=pl.Float64),
-        limit=pl.col("device_limit_bytes_per_s") * margin,
-    ).with_columns(
-        inflated=pl.when(pl.col("limit").is_null()).then(None).otherwise(pl.col("bw_low_bytes_per_s") > pl.col("limit")),
-        at_limit=pl.when(pl.col("limit").is_null()).then(None).otherwise(
-            (pl.col("bw_low_bytes_per_s") <= pl.col("limit")) & (pl.col("bw_high_bytes_per_s") >= pl.col("limit"))),
-        direct_ignored=pl.Series(zfs_old, dtype=pl.Boolean) & (pl.col("wl_direct") == "1").fill_null(False),
-        shared_file=pl.Series(shared, dtype=pl.Boolean),
-    ).with_columns(
-        flag=pl.when(pl.col("inflated")).then(pl.lit(FLAGS[0])).when(pl.col("at_limit")).then(pl.lit(FLAGS[1]))
-        .when(pl.col("direct_ignored")).then(pl.lit(FLAGS[2])).when(pl.col("limit").is_not_null()).then(pl.lit(FLAGS[3]))
-        .otherwise(pl.lit(FLAGS[4])),
-    ).drop("limit")
+        shared.append(
+            bool(opts.get("filename"))
+            and jobs is not None
+            and str(jobs).isdigit()
+            and int(jobs) > 1
+            and "filename_format" not in opts
+        )
+    return (
+        df.with_columns(
+            bw_mib_s=pl.col("bw_bytes_per_s") / MiB,
+            bw_low_bytes_per_s=pl.Series([r[0] for r in ranges], dtype=pl.Float64),
+            bw_high_bytes_per_s=pl.Series([r[1] for r in ranges], dtype=pl.Float64),
+            limit=pl.col("device_limit_bytes_per_s") * margin,
+        )
+        .with_columns(
+            inflated=pl.when(pl.col("limit").is_null())
+            .then(None)
+            .otherwise(pl.col("bw_low_bytes_per_s") > pl.col("limit")),
+            at_limit=pl.when(pl.col("limit").is_null())
+            .then(None)
+            .otherwise(
+                (pl.col("bw_low_bytes_per_s") <= pl.col("limit")) & (pl.col("bw_high_bytes_per_s") >= pl.col("limit"))
+            ),
+            direct_ignored=pl.Series(zfs_old, dtype=pl.Boolean) & (pl.col("wl_direct") == "1").fill_null(False),
+            shared_file=pl.Series(shared, dtype=pl.Boolean),
+        )
+        .with_columns(
+            flag=pl.when(pl.col("inflated"))
+            .then(pl.lit(FLAGS[0]))
+            .when(pl.col("at_limit"))
+            .then(pl.lit(FLAGS[1]))
+            .when(pl.col("direct_ignored"))
+            .then(pl.lit(FLAGS[2]))
+            .when(pl.col("limit").is_not_null())
+            .then(pl.lit(FLAGS[3]))
+            .otherwise(pl.lit(FLAGS[4])),
+        )
+        .drop("limit")
+    )
 
 
 def penalty(df: pl.DataFrame, base_label: str, over_label: str, direction: str = "write") -> dict:
     """Bandwidth of ``over_label`` relative to ``base_label`` (e.g. mergerfs over ZFS vs ZFS direct)."""
+
     def one(label: str) -> dict:
         sel = df.filter((pl.col("label") == label) & (pl.col("direction") == direction))
         if sel.height != 1:
@@ -94,9 +121,16 @@ def penalty(df: pl.DataFrame, base_label: str, over_label: str, direction: str =
 
     a, b = one(base_label), one(over_label)
     ratio = b["bw_bytes_per_s"] / a["bw_bytes_per_s"]
-    return dict(base=base_label, over=over_label, base_bytes_per_s=a["bw_bytes_per_s"],
-                over_bytes_per_s=b["bw_bytes_per_s"], ratio=ratio, penalty_pct=(1 - ratio) * 100,
-                base_file_id=a["file_id"], over_file_id=b["file_id"])
+    return dict(
+        base=base_label,
+        over=over_label,
+        base_bytes_per_s=a["bw_bytes_per_s"],
+        over_bytes_per_s=b["bw_bytes_per_s"],
+        ratio=ratio,
+        penalty_pct=(1 - ratio) * 100,
+        base_file_id=a["file_id"],
+        over_file_id=b["file_id"],
+    )
 
 
 DISK_SQL = """
@@ -125,15 +159,26 @@ def repeats(df: pl.DataFrame) -> pl.DataFrame:
     the mean (Student's t; wide for few runs)."""
     import math
 
-    g = (df.with_columns(config=pl.col("label").str.replace_all(_RUN_MARK, "").str.replace_all(r"\(\s*\)", "")
-                         .str.strip_chars(" ,"))
-         .group_by("config", "workload", "stack", "zfs_version", maintain_order=True)
-         .agg(n=pl.len(), mean=pl.col("bw_bytes_per_s").mean(), sd=pl.col("bw_bytes_per_s").std(),
-              low=pl.col("bw_bytes_per_s").min(), high=pl.col("bw_bytes_per_s").max(), labels=pl.col("label")))
+    g = (
+        df.with_columns(
+            config=pl.col("label").str.replace_all(_RUN_MARK, "").str.replace_all(r"\(\s*\)", "").str.strip_chars(" ,")
+        )
+        .group_by("config", "workload", "stack", "zfs_version", maintain_order=True)
+        .agg(
+            n=pl.len(),
+            mean=pl.col("bw_bytes_per_s").mean(),
+            sd=pl.col("bw_bytes_per_s").std(),
+            low=pl.col("bw_bytes_per_s").min(),
+            high=pl.col("bw_bytes_per_s").max(),
+            labels=pl.col("label"),
+        )
+    )
     g = g.filter(pl.col("n") > 1)
     ci = [T95.get(n, 1.96) * sd / math.sqrt(n) if sd is not None else None for n, sd in zip(g["n"], g["sd"])]
-    return g.with_columns(spread_pct=(pl.col("high") - pl.col("low")) / 2 / pl.col("mean") * 100,
-                          ci95_bytes_per_s=pl.Series(ci, dtype=pl.Float64))
+    return g.with_columns(
+        spread_pct=(pl.col("high") - pl.col("low")) / 2 / pl.col("mean") * 100,
+        ci95_bytes_per_s=pl.Series(ci, dtype=pl.Float64),
+    )
 
 
 def layer_costs(df: pl.DataFrame) -> pl.DataFrame:
@@ -144,23 +189,58 @@ def layer_costs(df: pl.DataFrame) -> pl.DataFrame:
     with_stack = df.filter(pl.col("stack").is_not_null())
     for r in with_stack.filter(pl.col("stack").str.contains(r"\+")).iter_rows(named=True):
         layer, base_stack = r["stack"].split("+", 1)
-        cands = with_stack.filter((pl.col("stack") == base_stack) & (pl.col("workload") == r["workload"])
-                                  & (pl.col("direction") == r["direction"]))
+        cands = with_stack.filter(
+            (pl.col("stack") == base_stack)
+            & (pl.col("workload") == r["workload"])
+            & (pl.col("direction") == r["direction"])
+        )
         same = cands.filter(pl.col("zfs_version").eq_missing(r["zfs_version"]))
         for b in same.iter_rows(named=True):
             ratio = r["bw_bytes_per_s"] / b["bw_bytes_per_s"]
-            rows.append(dict(layer=layer, over=r["label"], base=b["label"], direction=r["direction"],
-                             workload=r["workload"], over_bytes_per_s=r["bw_bytes_per_s"],
-                             base_bytes_per_s=b["bw_bytes_per_s"], ratio=ratio, penalty_pct=(1 - ratio) * 100,
-                             base_inflated=b.get("inflated"), zfs_version_differs=False))
+            rows.append(
+                dict(
+                    layer=layer,
+                    over=r["label"],
+                    base=b["label"],
+                    direction=r["direction"],
+                    workload=r["workload"],
+                    over_bytes_per_s=r["bw_bytes_per_s"],
+                    base_bytes_per_s=b["bw_bytes_per_s"],
+                    ratio=ratio,
+                    penalty_pct=(1 - ratio) * 100,
+                    base_inflated=b.get("inflated"),
+                    zfs_version_differs=False,
+                )
+            )
         if same.is_empty() and cands.height:
-            rows.append(dict(layer=layer, over=r["label"], base=", ".join(cands["label"].to_list()),
-                             direction=r["direction"], workload=r["workload"], over_bytes_per_s=r["bw_bytes_per_s"],
-                             base_bytes_per_s=None, ratio=None, penalty_pct=None, base_inflated=None,
-                             zfs_version_differs=True))
-    schema = {"layer": pl.String, "over": pl.String, "base": pl.String, "direction": pl.String, "workload": pl.String,
-              "over_bytes_per_s": pl.Float64, "base_bytes_per_s": pl.Float64, "ratio": pl.Float64,
-              "penalty_pct": pl.Float64, "base_inflated": pl.Boolean, "zfs_version_differs": pl.Boolean}
+            rows.append(
+                dict(
+                    layer=layer,
+                    over=r["label"],
+                    base=", ".join(cands["label"].to_list()),
+                    direction=r["direction"],
+                    workload=r["workload"],
+                    over_bytes_per_s=r["bw_bytes_per_s"],
+                    base_bytes_per_s=None,
+                    ratio=None,
+                    penalty_pct=None,
+                    base_inflated=None,
+                    zfs_version_differs=True,
+                )
+            )
+    schema = {
+        "layer": pl.String,
+        "over": pl.String,
+        "base": pl.String,
+        "direction": pl.String,
+        "workload": pl.String,
+        "over_bytes_per_s": pl.Float64,
+        "base_bytes_per_s": pl.Float64,
+        "ratio": pl.Float64,
+        "penalty_pct": pl.Float64,
+        "base_inflated": pl.Boolean,
+        "zfs_version_differs": pl.Boolean,
+    }
     return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
 
 
@@ -172,14 +252,18 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
         res.missing.append(
             f"no fio runs for {sel.describe()}: run fio (e.g. `fio --name=seq --rw=write --bs=1M --size=4G "
             "--output-format=normal,json+ > run.txt`), put the output under data/raw/<study>/, give it a row in "
-            "data/raw/manifest.csv (study, label, stack) and run ./run ingest")
+            "data/raw/manifest.csv (study, label, stack) and run ./run ingest"
+        )
         return res
     d = with_flags(all_runs.filter(pl.col("direction") == direction), inflation_margin).with_columns(
-        label=pl.coalesce("label", pl.col("path").str.split("/").list.last()))
+        label=pl.coalesce("label", pl.col("path").str.split("/").list.last())
+    )
     if d.is_empty():
         dirs = ", ".join(sorted(set(all_runs["direction"].to_list())))
-        res.missing.append(f"no fio {direction} runs for {sel.describe()} (the runs there are {dirs}): "
-                           f"set the parameter direction to one of them")
+        res.missing.append(
+            f"no fio {direction} runs for {sel.describe()} (the runs there are {dirs}): "
+            f"set the parameter direction to one of them"
+        )
         return res
     res.frames["runs"] = d
     res.file_ids = d["file_id"].to_list()
@@ -187,84 +271,126 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
     workloads = workloads.sort("runs", "best", descending=True)
     res.frames["workloads"] = workloads
     n, k = d.height, workloads.height
-    res.findings.append(f"{n} fio {direction} run{'s' if n != 1 else ''} for {sel.describe()}, in {k} "
-                        f"workload{'s' if k != 1 else ''}; runs are compared only within a workload.")
+    res.findings.append(
+        f"{n} fio {direction} run{'s' if n != 1 else ''} for {sel.describe()}, in {k} "
+        f"workload{'s' if k != 1 else ''}; runs are compared only within a workload."
+    )
     for w in workloads.iter_rows(named=True):
         g = d.filter(pl.col("workload") == w["workload"]).sort("bw_bytes_per_s", descending=True)
         if g.height == 1:
-            res.findings.append(f"`{w['workload']}`: one run ({g['label'][0]}, {prose.rate(g['bw_bytes_per_s'][0])}), "
-                                "nothing to compare it with.")
+            res.findings.append(
+                f"`{w['workload']}`: one run ({g['label'][0]}, {prose.rate(g['bw_bytes_per_s'][0])}), "
+                "nothing to compare it with."
+            )
             continue
         top, low = g.row(0, named=True), g.row(-1, named=True)
-        res.findings.append(f"`{w['workload']}`: fastest {top['label']} at {prose.rate(top['bw_bytes_per_s'])}, "
-                            f"slowest {low['label']} at {prose.rate(low['bw_bytes_per_s'])} "
-                            f"({low['bw_bytes_per_s'] / top['bw_bytes_per_s']:.2f}x of the fastest).")
+        res.findings.append(
+            f"`{w['workload']}`: fastest {top['label']} at {prose.rate(top['bw_bytes_per_s'])}, "
+            f"slowest {low['label']} at {prose.rate(low['bw_bytes_per_s'])} "
+            f"({low['bw_bytes_per_s'] / top['bw_bytes_per_s']:.2f}x of the fastest)."
+        )
     unknown = d.filter(pl.col("workload_source") == "unknown")
     if unknown.height:
-        res.missing.append(f"{unknown.height} run(s) have no workload options in their output or manifest command "
-                           f"({prose.listing(unknown['label'].to_list())}): add the fio command line to the manifest "
-                           "column `command` so they can be compared like with like")
+        res.missing.append(
+            f"{unknown.height} run(s) have no workload options in their output or manifest command "
+            f"({prose.listing(unknown['label'].to_list())}): add the fio command line to the manifest "
+            "column `command` so they can be compared like with like"
+        )
     flagged = d.filter(pl.col("inflated").fill_null(False))
     if flagged.height:
         names = [f"{r['label']} ({prose.rate(r['bw_bytes_per_s'])})" for r in flagged.iter_rows(named=True)]
-        res.findings.append(f"Above the device's stated limit x {inflation_margin:g} (cannot come from the device: "
-                            f"a cache answered): {prose.listing(names)}.")
+        res.findings.append(
+            f"Above the device's stated limit x {inflation_margin:g} (cannot come from the device: "
+            f"a cache answered): {prose.listing(names)}."
+        )
     edge = d.filter(pl.col("at_limit").fill_null(False))
     if edge.height:
         names = [f"{r['label']} ({prose.rate(r['bw_bytes_per_s'])})" for r in edge.iter_rows(named=True)]
-        res.findings.append(f"At the device's limit x {inflation_margin:g} within the printed figure's rounding, so the "
-                            f"log cannot tell whether a cache helped: {prose.listing(names)}.")
+        res.findings.append(
+            f"At the device's limit x {inflation_margin:g} within the printed figure's rounding, so the "
+            f"log cannot tell whether a cache helped: {prose.listing(names)}."
+        )
     ignored = d.filter(pl.col("direct_ignored"))
     if ignored.height:
-        res.findings.append(f"`direct=1` on ZFS before 2.3, which accepts O_DIRECT and still goes through the ARC: "
-                            f"{prose.listing(ignored['label'].to_list())}: these measured the cache as much as the disks.")
+        res.findings.append(
+            f"`direct=1` on ZFS before 2.3, which accepts O_DIRECT and still goes through the ARC: "
+            f"{prose.listing(ignored['label'].to_list())}: these measured the cache as much as the disks."
+        )
     shared = d.filter(pl.col("shared_file"))
     if shared.height:
-        res.findings.append(f"numjobs > 1 on one `--filename` (the jobs overwrite the same blocks at once; buffered ZFS "
-                            f"merges them in a transaction group, O_DIRECT stacks write each): "
-                            f"{prose.listing(shared['label'].to_list())}.")
+        res.findings.append(
+            f"numjobs > 1 on one `--filename` (the jobs overwrite the same blocks at once; buffered ZFS "
+            f"merges them in a transaction group, O_DIRECT stacks write each): "
+            f"{prose.listing(shared['label'].to_list())}."
+        )
     no_limit = d.filter(pl.col("device_limit_bytes_per_s").is_null())
     if no_limit.height:
-        res.missing.append(f"{no_limit.height} of {n} runs have no `device_limit_bytes_per_s` label, so cache "
-                           "inflation cannot be flagged for them: label each run with its device's sequential limit")
+        res.missing.append(
+            f"{no_limit.height} of {n} runs have no `device_limit_bytes_per_s` label, so cache "
+            "inflation cannot be flagged for them: label each run with its device's sequential limit"
+        )
     disks = device_latency(con, sel, d["file_id"].to_list())
     res.frames["device_latency"] = disks
     for (label,), g in disks.filter(pl.col("ms_per_io").is_not_null()).group_by("label", maintain_order=True):
         if g.height > 1 and g["ms_per_io"].min() > 0 and g["ms_per_io"].max() / g["ms_per_io"].min() >= 10:
             parts = [f"{r['disk']} {r['ms_per_io']:.2f} ms" for r in g.iter_rows(named=True)]
-            res.findings.append(f"{label}: fio's disk stats give very different write times per I/O for its devices "
-                                f"({prose.listing(parts)}): the members are not alike, and a mirrored write "
-                                "completes only when its slowest member has it.")
+            res.findings.append(
+                f"{label}: fio's disk stats give very different write times per I/O for its devices "
+                f"({prose.listing(parts)}): the members are not alike, and a mirrored write "
+                "completes only when its slowest member has it."
+            )
     reps = repeats(d)
     res.frames["repeats"] = reps
     for r in reps.iter_rows(named=True):
-        res.findings.append(f"{r['config']}: {r['n']} repeated runs, mean {prose.rate(r['mean'])}, spread ±{r['spread_pct']:.1f} %"
-                            f" (95 % confidence interval of the mean ±{r['ci95_bytes_per_s'] / MiB:.0f} MiB/s with "
-                            f"{r['n']} runs{': few runs, so the spread is only a rough noise estimate' if r['n'] < 5 else ''}).")
-        peers = d.filter((pl.col("workload") == r["workload"]) & pl.col("stack").eq_missing(r["stack"])
-                         & ~pl.col("label").is_in(r["labels"]))
+        res.findings.append(
+            f"{r['config']}: {r['n']} repeated runs, mean {prose.rate(r['mean'])}, spread ±{r['spread_pct']:.1f} %"
+            f" (95 % confidence interval of the mean ±{r['ci95_bytes_per_s'] / MiB:.0f} MiB/s with "
+            f"{r['n']} runs{': few runs, so the spread is only a rough noise estimate' if r['n'] < 5 else ''})."
+        )
+        peers = d.filter(
+            (pl.col("workload") == r["workload"])
+            & pl.col("stack").eq_missing(r["stack"])
+            & ~pl.col("label").is_in(r["labels"])
+        )
         for p in peers.iter_rows(named=True):
-            res.findings.append(f"  {p['label']} against it: {prose.compared(p['bw_bytes_per_s'], r['mean'], r['spread_pct'])}.")
+            res.findings.append(
+                f"  {p['label']} against it: {prose.compared(p['bw_bytes_per_s'], r['mean'], r['spread_pct'])}."
+            )
     if reps.is_empty():
-        res.findings.append("No configuration was run more than once: run-to-run noise is unknown, so small "
-                            "differences between runs cannot be told from noise.")
+        res.findings.append(
+            "No configuration was run more than once: run-to-run noise is unknown, so small "
+            "differences between runs cannot be told from noise."
+        )
     costs = layer_costs(d)
     res.frames["layer_costs"] = costs
     for c in costs.iter_rows(named=True):
         if c["zfs_version_differs"]:
-            res.findings.append(f"{c['over']}: its base stack ran only with another ZFS version ({c['base']}), "
-                                "so its cost is not measured (not like for like).")
+            res.findings.append(
+                f"{c['over']}: its base stack ran only with another ZFS version ({c['base']}), "
+                "so its cost is not measured (not like for like)."
+            )
         else:
-            caveat = " (the base run is above its device's limit: the cost includes the cache's help)" if c["base_inflated"] else ""
-            res.findings.append(f"{c['over']} against {c['base']} (the cost of the {c['layer']} layer): "
-                                f"{prose.change(c['over_bytes_per_s'], c['base_bytes_per_s'])}{caveat}.")
+            caveat = (
+                " (the base run is above its device's limit: the cost includes the cache's help)"
+                if c["base_inflated"]
+                else ""
+            )
+            res.findings.append(
+                f"{c['over']} against {c['base']} (the cost of the {c['layer']} layer): "
+                f"{prose.change(c['over_bytes_per_s'], c['base_bytes_per_s'])}{caveat}."
+            )
     if costs.is_empty():
-        res.findings.append("No run of a layered stack (`layer+base` in the manifest's stack column) has a base run "
-                            "of the same workload to measure the layer's cost against.")
+        res.findings.append(
+            "No run of a layered stack (`layer+base` in the manifest's stack column) has a base run "
+            "of the same workload to measure the layer's cost against."
+        )
     best = d.sort("bw_bytes_per_s", descending=True).row(0, named=True)
-    res.headline = {f"runs ({direction})": str(n), "workloads": str(k),
-                    f"fastest {direction} run": f"{best['label']}: {best['bw_mib_s']:.0f} MiB/s"
-                    + (" (above the device's limit: cache)" if best["inflated"] else "")}
+    res.headline = {
+        f"runs ({direction})": str(n),
+        "workloads": str(k),
+        f"fastest {direction} run": f"{best['label']}: {best['bw_mib_s']:.0f} MiB/s"
+        + (" (above the device's limit: cache)" if best["inflated"] else ""),
+    }
     for c in costs.filter(~pl.col("zfs_version_differs")).iter_rows(named=True):
         res.headline[f"{c['layer']} cost over {c['base']}"] = f"{c['penalty_pct']:.1f} %"
     if flagged.height:
@@ -276,8 +402,13 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
     honest = d.filter(pl.col("flag") == FLAGS[3]).sort("bw_bytes_per_s", descending=True)
     if honest.height:
         h = honest.row(0, named=True)
-        faster = d.filter((pl.col("bw_bytes_per_s") > h["bw_bytes_per_s"]))
-        res.verdict = (f"Fastest {direction} run with no plausibility flag: {h['label']} at {h['bw_mib_s']:.0f} MiB/s"
-                       + (f"; the {faster.height} faster run(s) are flagged (cache, rounding or ZFS ignoring direct=1)."
-                          if faster.height else "."))
+        faster = d.filter(pl.col("bw_bytes_per_s") > h["bw_bytes_per_s"])
+        res.verdict = (
+            f"Fastest {direction} run with no plausibility flag: {h['label']} at {h['bw_mib_s']:.0f} MiB/s"
+            + (
+                f"; the {faster.height} faster run(s) are flagged (cache, rounding or ZFS ignoring direct=1)."
+                if faster.height
+                else "."
+            )
+        )
     return res

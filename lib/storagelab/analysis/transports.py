@@ -48,8 +48,9 @@ def rates(summaries: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(resolved_vs_implied=pl.col("resolved_bytes") / pl.col("implied_bytes"))
 
 
-def relative_to(df: pl.DataFrame, baseline_label: str, label: str = "label",
-                value: str = "rate_bytes_per_s") -> pl.DataFrame:
+def relative_to(
+    df: pl.DataFrame, baseline_label: str, label: str = "label", value: str = "rate_bytes_per_s"
+) -> pl.DataFrame:
     """Add ``vs_baseline``: each rate over the rate of the row labelled ``baseline_label`` (exactly one)."""
     base = df.filter(pl.col(label) == baseline_label)
     if base.height != 1:
@@ -91,17 +92,24 @@ def receiver_waits(rates_df: pl.DataFrame) -> pl.DataFrame:
     """Pairs of a '<name> (sender...)' and a '<name> (receiver...)' run that moved the same amount (within 1 %):
     the receiver's clock ran ``wait_s`` longer (it started before data arrived); ``corrected_rate_bytes_per_s`` is
     the receiver's rate without that wait."""
-    df = rates_df.with_columns(role=pl.col("label").str.extract(_ROLE, 1),
-                               pair=pl.col("label").str.replace(_ROLE, ""))
+    df = rates_df.with_columns(role=pl.col("label").str.extract(_ROLE, 1), pair=pl.col("label").str.replace(_ROLE, ""))
     tx, rx = df.filter(pl.col("role") == "sender"), df.filter(pl.col("role") == "receiver")
     both = rx.join(tx, on="pair", suffix="_tx")
     both = both.filter((pl.col("resolved_bytes") / pl.col("resolved_bytes_tx") - 1).abs() <= 0.01)
     return both.select(
-        "pair", receiver="label", sender="label_tx", amount_bytes="resolved_bytes", receiver_s="seconds",
-        sender_s="seconds_tx", wait_s=pl.col("seconds") - pl.col("seconds_tx"),
-        receiver_rate_bytes_per_s="rate_bytes_per_s", sender_rate_bytes_per_s="rate_bytes_per_s_tx",
+        "pair",
+        receiver="label",
+        sender="label_tx",
+        amount_bytes="resolved_bytes",
+        receiver_s="seconds",
+        sender_s="seconds_tx",
+        wait_s=pl.col("seconds") - pl.col("seconds_tx"),
+        receiver_rate_bytes_per_s="rate_bytes_per_s",
+        sender_rate_bytes_per_s="rate_bytes_per_s_tx",
         corrected_rate_bytes_per_s=pl.col("resolved_bytes") / pl.col("seconds_tx"),
-        file_id="file_id", file_id_tx="file_id_tx")
+        file_id="file_id",
+        file_id_tx="file_id_tx",
+    )
 
 
 def analyse(con, sel, baseline_label: str = ""):
@@ -113,45 +121,68 @@ def analyse(con, sel, baseline_label: str = ""):
     res = Result(sel, measures=measures.per_file(con, sel))
     summ, status = measures.mbuffer_frames(con, sel)
     if summ.is_empty():
-        res.missing.append(f"no mbuffer summary for {sel.describe()}: pipe the transfer through mbuffer "
-                           "(`zfs send ... | mbuffer -s 128k -m 1G 2> mbuffer.log | ...`), save its output under "
-                           "data/raw/<study>/ and label each run (label names the transport)")
+        res.missing.append(
+            f"no mbuffer summary for {sel.describe()}: pipe the transfer through mbuffer "
+            "(`zfs send ... | mbuffer -s 128k -m 1G 2> mbuffer.log | ...`), save its output under "
+            "data/raw/<study>/ and label each run (label names the transport)"
+        )
         return res
     r = rates(summ)
     base = r.filter(pl.col("label") == baseline_label) if baseline_label else r.head(0)
     if base.height != 1:
         fastest = r.sort("rate_bytes_per_s", descending=True)["label"][0]
         if baseline_label:
-            res.findings.append(f"No single run labelled '{baseline_label}' in the selection: rates are relative to the "
-                                f"fastest run, {fastest}.")
+            res.findings.append(
+                f"No single run labelled '{baseline_label}' in the selection: rates are relative to the "
+                f"fastest run, {fastest}."
+            )
         baseline_label = fastest
     r = relative_to(r, baseline_label).sort("rate_bytes_per_s", descending=True)
     res.frames.update(rates=r, status=status)
     res.file_ids = r["file_id"].to_list() + status["file_id"].to_list()
-    res.findings.append(f"{r.height} mbuffer run(s) for {sel.describe()}; baseline {baseline_label} at "
-                        f"{prose.rate(r.filter(pl.col('label') == baseline_label)['rate_bytes_per_s'][0])}.")
+    res.findings.append(
+        f"{r.height} mbuffer run(s) for {sel.describe()}; baseline {baseline_label} at "
+        f"{prose.rate(r.filter(pl.col('label') == baseline_label)['rate_bytes_per_s'][0])}."
+    )
     for x in r.filter(pl.col("label") != baseline_label).iter_rows(named=True):
-        res.findings.append(f"{x['label']}: {prose.rate(x['rate_bytes_per_s'])}, {x['vs_baseline']:.1%} of the baseline.")
+        res.findings.append(
+            f"{x['label']}: {prose.rate(x['rate_bytes_per_s'])}, {x['vs_baseline']:.1%} of the baseline."
+        )
     for x in r.filter(pl.col("suspect")).iter_rows(named=True):
-        res.findings.append(f"{x['label']} printed its amount without a unit (`1e+04 Byte`): rate x time = "
-                            f"{prose.size(x['implied_bytes'])}, so the amount is 10000 x 1024^{x['unit_power_lost']} B = "
-                            f"{prose.size(x['resolved_bytes'])}.")
+        res.findings.append(
+            f"{x['label']} printed its amount without a unit (`1e+04 Byte`): rate x time = "
+            f"{prose.size(x['implied_bytes'])}, so the amount is 10000 x 1024^{x['unit_power_lost']} B = "
+            f"{prose.size(x['resolved_bytes'])}."
+        )
     waits = receiver_waits(r)
     res.frames["waits"] = waits
     for w in waits.iter_rows(named=True):
-        res.findings.append(f"{w['receiver']}: its clock ran {w['wait_s']:.1f} s longer than {w['sender']} for the same "
-                            f"{prose.size(w['amount_bytes'])}; without that wait it received at "
-                            f"{prose.rate(w['corrected_rate_bytes_per_s'])} (printed: {prose.rate(w['receiver_rate_bytes_per_s'])}).")
+        res.findings.append(
+            f"{w['receiver']}: its clock ran {w['wait_s']:.1f} s longer than {w['sender']} for the same "
+            f"{prose.size(w['amount_bytes'])}; without that wait it received at "
+            f"{prose.rate(w['corrected_rate_bytes_per_s'])} (printed: {prose.rate(w['receiver_rate_bytes_per_s'])})."
+        )
     for s in status.iter_rows(named=True):
         if s["buffer_fill_pct"] is not None:
-            res.findings.append(f"{s['label']}: last status line in {prose.rate(s['in_rate_bytes_per_s'])}, buffer "
-                                f"{s['buffer_fill_pct']:.0f} % full"
-                                + (" (full: the consumer after mbuffer was the limit)" if s["buffer_fill_pct"] >= 90 else
-                                   " (empty: the producer before mbuffer was the limit)" if s["buffer_fill_pct"] <= 10 else "")
-                                + ".")
-    res.headline = {x["label"]: f"{x['rate_mib_s']:.1f} MiB/s ({x['vs_baseline']:.0%} of {baseline_label})"
-                    for x in r.iter_rows(named=True)}
+            res.findings.append(
+                f"{s['label']}: last status line in {prose.rate(s['in_rate_bytes_per_s'])}, buffer "
+                f"{s['buffer_fill_pct']:.0f} % full"
+                + (
+                    " (full: the consumer after mbuffer was the limit)"
+                    if s["buffer_fill_pct"] >= 90
+                    else " (empty: the producer before mbuffer was the limit)"
+                    if s["buffer_fill_pct"] <= 10
+                    else ""
+                )
+                + "."
+            )
+    res.headline = {
+        x["label"]: f"{x['rate_mib_s']:.1f} MiB/s ({x['vs_baseline']:.0%} of {baseline_label})"
+        for x in r.iter_rows(named=True)
+    }
     slow = r.row(-1, named=True)
-    res.verdict = (f"Slowest transport: {slow['label']} at {slow['rate_mib_s']:.1f} MiB/s, {slow['vs_baseline']:.1%} "
-                   f"of {baseline_label}.")
+    res.verdict = (
+        f"Slowest transport: {slow['label']} at {slow['rate_mib_s']:.1f} MiB/s, {slow['vs_baseline']:.1%} "
+        f"of {baseline_label}."
+    )
     return res

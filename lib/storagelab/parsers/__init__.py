@@ -58,8 +58,11 @@ def _code_hash(module: ModuleType) -> str:
 
 def parser_version(module: ModuleType) -> str:
     from .. import __version__
-    return (f"storagelab {__version__}; {module.TOOL} parser {getattr(module, 'PARSER_VERSION', 1)} "
-            f"(code {_code_hash(module)})")
+
+    return (
+        f"storagelab {__version__}; {module.TOOL} parser {getattr(module, 'PARSER_VERSION', 1)} "
+        f"(code {_code_hash(module)})"
+    )
 
 
 def decode(data: bytes) -> str:
@@ -73,8 +76,11 @@ def decode(data: bytes) -> str:
 
 def _decode(data: bytes) -> str:
     if not data.strip():
-        raise ParseError("file is empty" if not data else "file holds only white space",
-                         kind="empty", expected="the text output of fio, bonnie++, zdb, gpart/fdisk/sfdisk/parted, zpool or mbuffer")
+        raise ParseError(
+            "file is empty" if not data else "file holds only white space",
+            kind="empty",
+            expected="the text output of fio, bonnie++, zdb, gpart/fdisk/sfdisk/parted, zpool or mbuffer",
+        )
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
             return data.decode("utf-16")
@@ -91,8 +97,7 @@ def _decode(data: bytes) -> str:
             except UnicodeDecodeError:
                 pass
         line = data.count(b"\n", 0, nul) + 1
-        raise ParseError(f"binary data: NUL byte at offset {nul}", line=line, kind="binary",
-                         expected="a text log")
+        raise ParseError(f"binary data: NUL byte at offset {nul}", line=line, kind="binary", expected="a text log")
     if data.startswith(codecs.BOM_UTF8):
         data = data[3:]
     try:
@@ -105,8 +110,12 @@ def _decode(data: bytes) -> str:
     ctrl = len(_CONTROL.findall(sample)) if first else 0
     if ctrl > max(8, len(sample) // 100):
         first = first.start()
-        raise ParseError(f"binary data: {ctrl} control characters in the first {len(sample)} characters",
-                         line=sample.count("\n", 0, first) + 1, kind="binary", expected="a text log")
+        raise ParseError(
+            f"binary data: {ctrl} control characters in the first {len(sample)} characters",
+            line=sample.count("\n", 0, first) + 1,
+            kind="binary",
+            expected="a text log",
+        )
     return text
 
 
@@ -117,9 +126,13 @@ def detect(text: str) -> tuple[ModuleType, str]:
         if fmt:
             return mod, fmt
     first = next((i for i, ln in enumerate(text.splitlines(), 1) if ln.strip()), 1)
-    raise ParseError("no known tool output found", line=first, kind="unknown-format",
-                     expected="output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), "
-                              "bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer")
+    raise ParseError(
+        "no known tool output found",
+        line=first,
+        kind="unknown-format",
+        expected="output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), "
+        "bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer",
+    )
 
 
 def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
@@ -148,8 +161,12 @@ def too_many_digits(text: str) -> ParseError:
     found = re.search(r"\d{%d,}" % (limit + 1), text)
     line = text.count("\n", 0, found.start()) + 1 if found else None
     digits = len(found.group()) if found else None
-    return ParseError(f"a number with {digits or 'too many'} digits: no measurement has that many", line=line,
-                      kind="invalid", expected=f"numbers of at most {limit} digits")
+    return ParseError(
+        f"a number with {digits or 'too many'} digits: no measurement has that many",
+        line=line,
+        kind="invalid",
+        expected=f"numbers of at most {limit} digits",
+    )
 
 
 def parse_bytes(data: bytes, path: str | None = None) -> tuple[Parsed, ModuleType]:

@@ -62,8 +62,10 @@ def table(doc: str, *cols: tuple[str, str, str] | tuple[str, str]) -> Table:
     return Table(doc, tuple(columns))
 
 
-LINES = (("line_start", "INTEGER", "first raw line (1-based) of this record"),
-         ("line_end", "INTEGER", "last raw line (1-based, inclusive) of this record"))
+LINES = (
+    ("line_start", "INTEGER", "first raw line (1-based) of this record"),
+    ("line_end", "INTEGER", "last raw line (1-based, inclusive) of this record"),
+)
 
 
 class Tuples:

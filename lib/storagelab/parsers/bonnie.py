@@ -61,24 +61,52 @@ TABLES = {
         "A run printed both ways appears twice, linked by paired_run_index; `preferred` marks one row per run.",
         ("run_index", "INTEGER", "0-based order of the result row in the file"),
         ("source", "VARCHAR", "'text' (table row) or 'csv' (CSV line)"),
-        ("machine", "VARCHAR", "machine name as printed (the text cuts it to its column, the CSV has it whole); "
-                               "NULL when not printed"),
-        ("machine_truncated", "BOOLEAN", "true when the text cut the name (known from the paired CSV line), false "
-                                         "when it is known whole, NULL when it fills its column and cannot be checked"),
-        ("version", "VARCHAR", "bonnie++ version (text `Version` line or CSV bonnie_version): 1.03e, 1.97, "
-                               "1.98, 2.00a"),
+        (
+            "machine",
+            "VARCHAR",
+            "machine name as printed (the text cuts it to its column, the CSV has it whole); NULL when not printed",
+        ),
+        (
+            "machine_truncated",
+            "BOOLEAN",
+            "true when the text cut the name (known from the paired CSV line), false "
+            "when it is known whole, NULL when it fills its column and cannot be checked",
+        ),
+        (
+            "version",
+            "VARCHAR",
+            "bonnie++ version (text `Version` line or CSV bonnie_version): 1.03e, 1.97, 1.98, 2.00a",
+        ),
         ("format_version", "VARCHAR", "CSV field 0 (1.96, 1.97, 1.98); NULL for 1.03 CSV and for text rows"),
-        ("size_bytes", "BIGINT", "IO test file size in bytes (size cell `64G` = 64 GiB, `8196M` = 8196 MiB); "
-                                 "NULL when the IO tests did not run or the cell was cut"),
-        ("chunk_bytes", "BIGINT", "IO chunk size in bytes (8192 when not printed, which means the default); NULL in "
-                                  "a 1.98+ CSV line without paired text (that CSV never records it)"),
-        ("concurrency", "INTEGER", "-c value (1.9x `Concurrency` row, 1.98+ size cell part 3, CSV field 3); "
-                                   "NULL for 1.03"),
-        ("seeks", "BIGINT", "number of seeks (1.98+ size cell part 4 or CSV field 7; 8192 = default); "
-                            "NULL before 1.98"),
-        ("seekers", "INTEGER", "number of seeker processes (1.98+ CSV field 8, or text size cell part 5 when "
-                               "printed: 2.00a drops a one-digit value from the text, so NULL there); "
-                               "NULL before 1.98"),
+        (
+            "size_bytes",
+            "BIGINT",
+            "IO test file size in bytes (size cell `64G` = 64 GiB, `8196M` = 8196 MiB); "
+            "NULL when the IO tests did not run or the cell was cut",
+        ),
+        (
+            "chunk_bytes",
+            "BIGINT",
+            "IO chunk size in bytes (8192 when not printed, which means the default); NULL in "
+            "a 1.98+ CSV line without paired text (that CSV never records it)",
+        ),
+        (
+            "concurrency",
+            "INTEGER",
+            "-c value (1.9x `Concurrency` row, 1.98+ size cell part 3, CSV field 3); NULL for 1.03",
+        ),
+        (
+            "seeks",
+            "BIGINT",
+            "number of seeks (1.98+ size cell part 4 or CSV field 7; 8192 = default); NULL before 1.98",
+        ),
+        (
+            "seekers",
+            "INTEGER",
+            "number of seeker processes (1.98+ CSV field 8, or text size cell part 5 when "
+            "printed: 2.00a drops a one-digit value from the text, so NULL there); "
+            "NULL before 1.98",
+        ),
         ("num_files_printed", "INTEGER", "files count as printed (the -n value, in units of 1024 files)"),
         ("num_files", "BIGINT", "real number of files = num_files_printed x 1024"),
         ("max_size_bytes", "BIGINT", "largest file size in bytes (0 = empty files, the default); NULL for links"),
@@ -86,10 +114,16 @@ TABLES = {
         ("link_mode", "VARCHAR", "'link' or 'symlink' when -n ...:-1/-2 made links instead of files, else NULL"),
         ("num_dirs", "INTEGER", "number of directories the files are spread over; NULL when not printed (<= 1)"),
         ("seed", "VARCHAR", "random seed (1.9x+ CSV field 4); NULL in text"),
-        ("paired_run_index", "INTEGER", "run_index of the other representation of the same run "
-                                        "(text row <-> CSV line), NULL if none"),
-        ("preferred", "BOOLEAN", "true for one row per run: the CSV line when both exist (exact integers, whole "
-                                 "name), else the text row"),
+        (
+            "paired_run_index",
+            "INTEGER",
+            "run_index of the other representation of the same run (text row <-> CSV line), NULL if none",
+        ),
+        (
+            "preferred",
+            "BOOLEAN",
+            "true for one row per run: the CSV line when both exist (exact integers, whole name), else the text row",
+        ),
         *LINES,
     ),
     "bonnie_results": table(
@@ -97,18 +131,35 @@ TABLES = {
         "seq_create, seq_read, seq_delete, ran_create, ran_read, ran_delete (seq_read/ran_read are bonnie's 'stat').",
         ("run_index", "INTEGER", "bonnie_runs.run_index"),
         ("test", "VARCHAR", "test name (see table doc)"),
-        ("bytes_per_s", "DOUBLE", "throughput in bytes/s (putc, put_block, rewrite, getc, get_block); "
-                                  "NULL for other tests or too_fast"),
+        (
+            "bytes_per_s",
+            "DOUBLE",
+            "throughput in bytes/s (putc, put_block, rewrite, getc, get_block); NULL for other tests or too_fast",
+        ),
         ("ops_per_s", "DOUBLE", "seeks/s (seeks) or files/s (file tests); NULL for throughput tests or too_fast"),
         ("cpu_pct", "DOUBLE", "CPU use in percent (can exceed 100 with several processes); NULL when too_fast"),
-        ("too_fast", "BOOLEAN", "true when printed +++++: the test took < 0.5 s and bonnie++ gave no rate "
-                                "(value NULL, never 0)"),
-        ("latency_ns", "DOUBLE", "longest single-operation latency in ns (1.9x+ Latency row / CSV latency field); "
-                                 "NULL when empty"),
-        ("suspect", "BOOLEAN", "true for a 1.98+ text create/stat/delete rate printed as an integer with no CSV "
-                               "line to correct it (bonnie++ 1.98-2.00a print garbage there)"),
-        ("value_from", "VARCHAR", "'text' or 'csv': where bytes_per_s/ops_per_s came from (a 1.98+ text row takes "
-                                  "its file rates from the paired CSV line)"),
+        (
+            "too_fast",
+            "BOOLEAN",
+            "true when printed +++++: the test took < 0.5 s and bonnie++ gave no rate (value NULL, never 0)",
+        ),
+        (
+            "latency_ns",
+            "DOUBLE",
+            "longest single-operation latency in ns (1.9x+ Latency row / CSV latency field); NULL when empty",
+        ),
+        (
+            "suspect",
+            "BOOLEAN",
+            "true for a 1.98+ text create/stat/delete rate printed as an integer with no CSV "
+            "line to correct it (bonnie++ 1.98-2.00a print garbage there)",
+        ),
+        (
+            "value_from",
+            "VARCHAR",
+            "'text' or 'csv': where bytes_per_s/ops_per_s came from (a 1.98+ text row takes "
+            "its file rates from the paired CSV line)",
+        ),
         ("source", "VARCHAR", "'text' or 'csv' (as in bonnie_runs)"),
         ("value_text", "VARCHAR", "the value cell as printed, e.g. '10.4m', '+++++', '165.746758'"),
         ("latency_text", "VARCHAR", "the latency cell as printed, e.g. '437s'"),
@@ -162,7 +213,9 @@ def _files_spec(spec: str, line: int) -> dict:
     n = int(m.group(1))
     link = m.group(2)
     return {
-        "num_files_printed": n, "num_files": n * FILES_UNIT, "link_mode": link,
+        "num_files_printed": n,
+        "num_files": n * FILES_UNIT,
+        "link_mode": link,
         "max_size_bytes": None if link else int(m.group(3) or 0),
         "min_size_bytes": None if link else int(m.group(4) or 0),
         "num_dirs": int(m.group(5)) if m.group(5) else None,
@@ -205,7 +258,7 @@ class _Run:
     info: dict = field(default_factory=dict)
     results: dict = field(default_factory=dict)  # test -> _Res
     family: str | None = None
-    pair: "_Run | None" = None
+    pair: _Run | None = None
     index: int = 0
 
 
@@ -231,8 +284,9 @@ def _fill_value(res: _Res, line: int) -> None:
         try:
             res.latency_ns = bonnie_latency_ns(res.latency_text)
         except UnitError:
-            raise _err(f"bad {res.test} latency {res.latency_text!r}", line,
-                       "a latency like 8631us, 184ms or 437s") from None
+            raise _err(
+                f"bad {res.test} latency {res.latency_text!r}", line, "a latency like 8631us, 184ms or 437s"
+            ) from None
 
 
 # --- CSV -------------------------------------------------------------------------------
@@ -257,8 +311,11 @@ def _csv_width(fields: list[str]) -> int | None:
 
 
 def _looks_103(fields: list[str]) -> bool:
-    return (not _VERSION_LIKE.match(fields[0]) and (not fields[1] or bool(_SIZE.match(fields[1].split(":")[0])))
-            and all(x == "" or _RATE_CELL.match(x) or _PLUS.match(x) for x in fields[2:14]))
+    return (
+        not _VERSION_LIKE.match(fields[0])
+        and (not fields[1] or bool(_SIZE.match(fields[1].split(":")[0])))
+        and all(x == "" or _RATE_CELL.match(x) or _PLUS.match(x) for x in fields[2:14])
+    )
 
 
 def _csv_sniff(line: str) -> bool:
@@ -276,12 +333,16 @@ def _parse_csv(fields: list[str], width: int, lineno: int, warnings: list[str]) 
     if width == 48 and fields[0] == "1.96" and len(fields) == 47 and not any(fields[5:17]):
         # 1.96 -s 0: the IO placeholder is one comma short (log-formats C.9)
         fields = fields[:5] + [""] + fields[5:]
-        warnings.append(f"line {lineno}: 1.96 CSV line with 47 fields (the -s 0 comma bug): "
-                        "one empty IO field inserted")
+        warnings.append(
+            f"line {lineno}: 1.96 CSV line with 47 fields (the -s 0 comma bug): one empty IO field inserted"
+        )
     if len(fields) < width:
-        raise _err(f"bonnie++ CSV line has {len(fields)} fields", lineno,
-                   f"{width} fields (format_version {fields[0]})" if width != 27 else "27 fields (1.03 layout)",
-                   kind="truncated")
+        raise _err(
+            f"bonnie++ CSV line has {len(fields)} fields",
+            lineno,
+            f"{width} fields (format_version {fields[0]})" if width != 27 else "27 fields (1.03 layout)",
+            kind="truncated",
+        )
     if len(fields) > width:
         raise _err(f"bonnie++ CSV line has {len(fields)} fields", lineno, f"{width} fields")
     io0, files_i, file0, lat0 = _CSV_LAYOUTS[width]
@@ -289,8 +350,9 @@ def _parse_csv(fields: list[str], width: int, lineno: int, warnings: list[str]) 
     info = run.info
     if width == 27:
         run.family = "1.0x"
-        info.update(machine=fields[0], version=None, format_version=None, concurrency=None, seed=None,
-                    seeks=None, seekers=None)
+        info.update(
+            machine=fields[0], version=None, format_version=None, concurrency=None, seed=None, seeks=None, seekers=None
+        )
         size, _, chunk = fields[1].partition(":")
         info["size_bytes"] = _size_bytes(size, lineno) if size else None
         info["chunk_bytes"] = _chunk_bytes(chunk, lineno) if chunk else DEFAULT_CHUNK
@@ -298,40 +360,67 @@ def _parse_csv(fields: list[str], width: int, lineno: int, warnings: list[str]) 
     else:
         run.family = "1.98+" if width == 50 else "1.9x"
         if fields[0] not in ("1.96", "1.97", "1.98"):
-            warnings.append(f"line {lineno}: CSV format_version {fields[0]} not seen before; "
-                            f"read as the {width}-field layout")
-        info.update(machine=fields[2], version=fields[1], format_version=fields[0],
-                    concurrency=_int(fields[3], lineno, "concurrency") if fields[3] else None,
-                    seed=fields[4] or None)
+            warnings.append(
+                f"line {lineno}: CSV format_version {fields[0]} not seen before; read as the {width}-field layout"
+            )
+        info.update(
+            machine=fields[2],
+            version=fields[1],
+            format_version=fields[0],
+            concurrency=_int(fields[3], lineno, "concurrency") if fields[3] else None,
+            seed=fields[4] or None,
+        )
         info["size_bytes"] = _size_bytes(fields[5], lineno) if fields[5] else None
         if width == 50:
             info["chunk_bytes"] = _chunk_bytes(fields[6], lineno) if fields[6] else None
             info["seeks"] = _int(fields[7], lineno, "seek count") if fields[7] else None
             info["seekers"] = _int(fields[8], lineno, "seeker count") if fields[8] else None
         else:
-            info["chunk_bytes"] = (_chunk_bytes(fields[6], lineno) if fields[6]
-                                   else (DEFAULT_CHUNK if fields[5] else None))
+            info["chunk_bytes"] = (
+                _chunk_bytes(fields[6], lineno) if fields[6] else (DEFAULT_CHUNK if fields[5] else None)
+            )
             info["seeks"] = info["seekers"] = None
         files = {}
         if fields[files_i]:
             n = _int(fields[files_i], lineno, "files count")
-            mx, mn, gap, dirs = fields[files_i + 1:files_i + 5]
+            mx, mn, gap, dirs = fields[files_i + 1 : files_i + 5]
             link = mx if mx in ("link", "symlink") else None
-            files = {"num_files_printed": n, "num_files": n * FILES_UNIT, "link_mode": link,
-                     "max_size_bytes": None if link else (_int(mx, lineno, "max size") if mx else 0),
-                     "min_size_bytes": None if link else (_int(mn, lineno, "min size") if mn else 0),
-                     "num_dirs": _int(dirs, lineno, "directory count") if dirs else None}
+            files = {
+                "num_files_printed": n,
+                "num_files": n * FILES_UNIT,
+                "link_mode": link,
+                "max_size_bytes": None if link else (_int(mx, lineno, "max size") if mx else 0),
+                "min_size_bytes": None if link else (_int(mn, lineno, "min size") if mn else 0),
+                "num_dirs": _int(dirs, lineno, "directory count") if dirs else None,
+            }
             if gap:
-                warnings.append(f"line {lineno}: CSV field {files_i + 3} (always empty in bonnie++ 1.96-2.00a) "
-                                f"holds {gap!r}; ignored")
+                warnings.append(
+                    f"line {lineno}: CSV field {files_i + 3} (always empty in bonnie++ 1.96-2.00a) "
+                    f"holds {gap!r}; ignored"
+                )
     if not info["size_bytes"]:
         info["chunk_bytes"] = None
-    info.update(files or {"num_files_printed": None, "num_files": None, "link_mode": None,
-                          "max_size_bytes": None, "min_size_bytes": None, "num_dirs": None})
+    info.update(
+        files
+        or {
+            "num_files_printed": None,
+            "num_files": None,
+            "link_mode": None,
+            "max_size_bytes": None,
+            "min_size_bytes": None,
+            "num_dirs": None,
+        }
+    )
     for k, test in enumerate(IO_TESTS + FILE_TESTS):
         base = io0 + 2 * k if k < 6 else file0 + 2 * (k - 6)
-        res = _Res(test, value_text=fields[base], cpu_text=fields[base + 1],
-                   latency_text=fields[lat0 + k] if lat0 else "", value_from="csv", lines=(lineno, lineno))
+        res = _Res(
+            test,
+            value_text=fields[base],
+            cpu_text=fields[base + 1],
+            latency_text=fields[lat0 + k] if lat0 else "",
+            value_from="csv",
+            lines=(lineno, lineno),
+        )
         if res.ran:
             _fill_value(res, lineno)
             run.results[test] = res
@@ -349,7 +438,7 @@ _F_H3 = re.compile(r"^(.*?)\s*/sec %CP\s+/sec %CP\s+/sec %CP")
 _LAT = re.compile(r"^Latency(\s|$)")
 _TEXT_SNIFF = re.compile(r"(?m)^(?:Version +\S+ +|\s{12,})------Sequential (?:Output|Create)------ +--")
 _FIELD = 19  # name+size (IO row) / files cell (file row) width
-_PAIR = 10   # one value cell (6) + its CPU cell (4)
+_PAIR = 10  # one value cell (6) + its CPU cell (4)
 
 
 def _row_cells(line: str, ntests: int = 6):
@@ -367,7 +456,7 @@ def _row_cells(line: str, ntests: int = 6):
     cells, pos = [], 0
     pair = re.compile(r"\s*(\S+)\s+(\S+)")
     for _ in range(ntests):
-        if len(tail) >= pos + _PAIR and not tail[pos:pos + _PAIR].strip():
+        if len(tail) >= pos + _PAIR and not tail[pos : pos + _PAIR].strip():
             cells.append(None)
             pos += _PAIR
             continue
@@ -400,8 +489,11 @@ def _latency_cells(line: str, lineno: int) -> list[str]:
     for t, e in toks:  # cell k is right-aligned to column 27 + 10k
         k = round((e - 27) / 10)
         if not 0 <= k < 6 or cells[k]:
-            raise _err(f"cannot place latency cell {t!r} (ends at column {e})", lineno,
-                       "latency cells right-aligned in 10 columns after the 17-column label")
+            raise _err(
+                f"cannot place latency cell {t!r} (ends at column {e})",
+                lineno,
+                "latency cells right-aligned in 10 columns after the 17-column label",
+            )
         cells[k] = t
     return cells
 
@@ -438,21 +530,34 @@ class _Text:
                         raise _err("result row missing after a header", i, "a result row", kind="truncated")
             if ln is None or not ln.strip():
                 if not rows:
-                    raise _err("table header without a result row", header_line,
-                               "a result row after the header", kind="truncated")
+                    raise _err(
+                        "table header without a result row",
+                        header_line,
+                        "a result row after the header",
+                        kind="truncated",
+                    )
                 return rows, i
             prefix, cells, status = _row_cells(ln)
             if status != "ok":
                 if not rows:
                     if status == "short" or _LAT.match(ln) or self.is_header(ln):
-                        raise _err(f"result row cut short ({len(cells)} of 6 tests)" if status == "short"
-                                   else "table header without a result row", i + 1,
-                                   "a result row with 6 value/CPU cells", kind="truncated")
-                    raise _err(f"unreadable result row: {ln.strip()[:60]!r}", i + 1,
-                               "a result row: name/size (or files) then 6 value/CPU cells")
+                        raise _err(
+                            f"result row cut short ({len(cells)} of 6 tests)"
+                            if status == "short"
+                            else "table header without a result row",
+                            i + 1,
+                            "a result row with 6 value/CPU cells",
+                            kind="truncated",
+                        )
+                    raise _err(
+                        f"unreadable result row: {ln.strip()[:60]!r}",
+                        i + 1,
+                        "a result row: name/size (or files) then 6 value/CPU cells",
+                    )
                 if status == "short" and cells and all(c is not None for c in cells):
-                    raise _err(f"result row cut short ({len(cells)} of 6 tests)", i + 1,
-                               "6 value/CPU cells", kind="truncated")
+                    raise _err(
+                        f"result row cut short ({len(cells)} of 6 tests)", i + 1, "6 value/CPU cells", kind="truncated"
+                    )
                 return rows, i
             row = {"line": i + 1, "prefix": prefix, "cells": cells, "lat": None, "lat_line": None, "name": name}
             name = None
@@ -470,8 +575,14 @@ class _Text:
 
     @staticmethod
     def is_header(ln):
-        return bool(_V_IO.match(ln) or _V_FILE.match(ln) or _IO_H2.match(ln) or _IO_H3.match(ln)
-                    or _F_H2.match(ln) or _F_H3.match(ln))
+        return bool(
+            _V_IO.match(ln)
+            or _V_FILE.match(ln)
+            or _IO_H2.match(ln)
+            or _IO_H3.match(ln)
+            or _F_H2.match(ln)
+            or _F_H3.match(ln)
+        )
 
     def expect(self, i, rx, what, header_line):
         ln = self.line(i)
@@ -491,21 +602,24 @@ class _Text:
             version = m.group(2)
             lead = len(m.group(1))
             if lead == 1 + max(0, 9 - len(version)) and lead != 1 + max(0, 5 - len(version)):
-                raise _err("a table rebuilt by bon_csv2txt (it prints +++++ as 0k and reorders the size cell)",
-                           i + 1, "bonnie++'s own text table or its CSV lines")
+                raise _err(
+                    "a table rebuilt by bon_csv2txt (it prints +++++ as 0k and reorders the size cell)",
+                    i + 1,
+                    "bonnie++'s own text table or its CSV lines",
+                )
             i += 1
             if _IO_H2.match(self.line(i) or ""):
                 concurrency = _IO_H2.match(self.lines[i]).group(1)
                 i += 1
-            h3 = self.expect(i, _IO_H3, "the 'Machine  Size K/sec %CP' / 'Name:Size etc  /sec %CP' header row",
-                             start + 1)
+            h3 = self.expect(
+                i, _IO_H3, "the 'Machine  Size K/sec %CP' / 'Name:Size etc  /sec %CP' header row", start + 1
+            )
         else:
             h3 = _IO_H3.match(self.lines[i])
         new_style = h3.group(1) == "Name:Size etc"
         latency = new_style or _family(version) in ("1.9x", "1.98+")
         rows, j = self.read_rows(i + 1, "io", i + 1, latency=latency)
-        return {"version": version, "concurrency": concurrency, "new": new_style, "rows": rows,
-                "start": start}, j
+        return {"version": version, "concurrency": concurrency, "new": new_style, "rows": rows, "start": start}, j
 
     def file_block(self, i):
         start = i
@@ -558,12 +672,21 @@ def _text_runs(lines: list[str], warnings: list[str]) -> list[_Run]:
         io_rows = io["rows"] if io else []
         f_rows = fb["rows"] if fb else []
         if io_rows and f_rows and len(io_rows) != len(f_rows):
-            warnings.append(f"line {io['start'] + 1}: {len(io_rows)} IO rows but {len(f_rows)} file rows "
-                            "under one table; joined by order")
+            warnings.append(
+                f"line {io['start'] + 1}: {len(io_rows)} IO rows but {len(f_rows)} file rows "
+                "under one table; joined by order"
+            )
         version = (io and io["version"]) or (fb and fb["version"])
         for k in range(max(len(io_rows), len(f_rows))):
-            runs.append(_text_run(io if k < len(io_rows) else None, io_rows[k] if k < len(io_rows) else None,
-                                  f_rows[k] if k < len(f_rows) else None, version, warnings))
+            runs.append(
+                _text_run(
+                    io if k < len(io_rows) else None,
+                    io_rows[k] if k < len(io_rows) else None,
+                    f_rows[k] if k < len(f_rows) else None,
+                    version,
+                    warnings,
+                )
+            )
     return runs
 
 
@@ -576,10 +699,23 @@ def _text_run(io, io_row, f_row, version, warnings) -> _Run:
         warnings.append(f"line {io['start'] + 1}: version {version} with an old 'Machine Size' header")
     run.family = fam
     info = run.info
-    info.update(version=version, format_version=None, seed=None, size_bytes=None, chunk_bytes=None,
-                concurrency=None, seeks=None, seekers=None, machine=None,
-                num_files_printed=None, num_files=None, link_mode=None, max_size_bytes=None,
-                min_size_bytes=None, num_dirs=None)
+    info.update(
+        version=version,
+        format_version=None,
+        seed=None,
+        size_bytes=None,
+        chunk_bytes=None,
+        concurrency=None,
+        seeks=None,
+        seekers=None,
+        machine=None,
+        num_files_printed=None,
+        num_files=None,
+        link_mode=None,
+        max_size_bytes=None,
+        min_size_bytes=None,
+        num_dirs=None,
+    )
     names = []
     if io_row:
         toks = io_row["prefix"].split()
@@ -594,8 +730,9 @@ def _text_run(io, io_row, f_row, version, warnings) -> _Run:
             info["size_bytes"] = _size_bytes(parts[0], ln)
             info["chunk_bytes"] = _chunk_bytes(parts[1], ln) if len(parts) > 1 and parts[1] else DEFAULT_CHUNK
             if len(parts) > 5:
-                raise _err(f"size cell {size!r} has {len(parts)} parts", ln,
-                           "size[:chunk[:concurrency[:seeks[:seekers]]]]")
+                raise _err(
+                    f"size cell {size!r} has {len(parts)} parts", ln, "size[:chunk[:concurrency[:seeks[:seekers]]]]"
+                )
             if fam == "1.98+":
                 info["concurrency"] = _int(parts[2], ln, "concurrency") if len(parts) > 2 and parts[2] else 1
                 info["seeks"] = _int(parts[3], ln, "seek count") if len(parts) > 3 and parts[3] else DEFAULT_SEEKS
@@ -636,8 +773,14 @@ def _text_result(run: _Run, test: str, row: dict, k: int) -> None:
     lat = row["lat"][k] if row["lat"] else ""
     if cell is None and not lat:
         return
-    res = _Res(test, value_text=cell[0] if cell else "", cpu_text=cell[1] if cell else "", latency_text=lat,
-               value_from="text", lines=(row["line"], row["lat_line"] or row["line"]))
+    res = _Res(
+        test,
+        value_text=cell[0] if cell else "",
+        cpu_text=cell[1] if cell else "",
+        latency_text=lat,
+        value_from="text",
+        lines=(row["line"], row["lat_line"] or row["line"]),
+    )
     _fill_value(res, row["line"])
     if test in FILE_TESTS and run.family == "1.98+" and res.value is not None and "." not in res.value_text:
         res.suspect = True
@@ -645,6 +788,7 @@ def _text_result(run: _Run, test: str, row: dict, k: int) -> None:
 
 
 # --- joining text and CSV --------------------------------------------------------------
+
 
 def _tolerance(res: _Res) -> float:
     """Half a unit of the text cell's last printed digit, in base units (+1 KiB: the CSV truncates)."""
@@ -654,7 +798,7 @@ def _tolerance(res: _Res) -> float:
         factor = {"k": KiB, "m": MiB, "g": GiB}.get(t[-1:].lower(), KiB)
         t = t.rstrip("kmgKMG")
     decimals = len(t.partition(".")[2])
-    return 0.5 * 10.0 ** -decimals * factor + (KiB if res.test in RATE_TESTS else 0.0) + 1e-9
+    return 0.5 * 10.0**-decimals * factor + (KiB if res.test in RATE_TESTS else 0.0) + 1e-9
 
 
 def _pair(text_runs: list[_Run], csv_runs: list[_Run], warnings: list[str]) -> None:
@@ -663,8 +807,10 @@ def _pair(text_runs: list[_Run], csv_runs: list[_Run], warnings: list[str]) -> N
     if len(text_runs) == len(csv_runs):
         pairs = list(zip(text_runs, csv_runs))
     else:
-        warnings.append(f"{len(text_runs)} text result rows but {len(csv_runs)} CSV lines: each text row joined "
-                        "with the next CSV line before the following table")
+        warnings.append(
+            f"{len(text_runs)} text result rows but {len(csv_runs)} CSV lines: each text row joined "
+            "with the next CSV line before the following table"
+        )
         pairs, free = [], list(csv_runs)
         for k, t in enumerate(text_runs):
             limit = text_runs[k + 1].line_start if k + 1 < len(text_runs) else math.inf
@@ -685,8 +831,16 @@ def _check_pair(t: _Run, c: _Run, warnings: list[str]) -> None:
             warnings.append(f"{where}: machine {tname!r} in the text, {cname!r} in the CSV")
         else:
             t.info["machine_truncated"] = len(cname) > len(tname)
-    for key in ("size_bytes", "num_files_printed", "max_size_bytes", "min_size_bytes", "num_dirs", "link_mode",
-                "concurrency", "seeks"):
+    for key in (
+        "size_bytes",
+        "num_files_printed",
+        "max_size_bytes",
+        "min_size_bytes",
+        "num_dirs",
+        "link_mode",
+        "concurrency",
+        "seeks",
+    ):
         a, b = t.info.get(key), c.info.get(key)
         if a is not None and b is not None and a != b:
             warnings.append(f"{where}: {key} {a} in the text, {b} in the CSV")
@@ -712,18 +866,23 @@ def _check_pair(t: _Run, c: _Run, warnings: list[str]) -> None:
                 a.value, a.value_from, a.suspect = b.value, "csv", False
                 replaced.append(test)
             elif abs(a.value - b.value) > _tolerance(a):
-                warnings.append(f"{where}: {test} {a.value_text!r} in the text, {b.value_text!r} in the CSV "
-                                "(beyond the text's printed precision)")
+                warnings.append(
+                    f"{where}: {test} {a.value_text!r} in the text, {b.value_text!r} in the CSV "
+                    "(beyond the text's printed precision)"
+                )
         if a.cpu != b.cpu:
             warnings.append(f"{where}: {test} CPU {a.cpu_text!r} in the text, {b.cpu_text!r} in the CSV")
         if a.latency_ns != b.latency_ns:
             warnings.append(f"{where}: {test} latency {a.latency_text!r} in the text, {b.latency_text!r} in the CSV")
     if replaced:
-        warnings.append(f"{where}: text rates of {', '.join(replaced)} replaced by the CSV's "
-                        "(bonnie++ 1.98+ prints them wrongly in the table)")
+        warnings.append(
+            f"{where}: text rates of {', '.join(replaced)} replaced by the CSV's "
+            "(bonnie++ 1.98+ prints them wrongly in the table)"
+        )
 
 
 # --- entry points ----------------------------------------------------------------------
+
 
 def sniff(text: str) -> str | None:
     has_text = bool(_TEXT_SNIFF.search(text))
@@ -758,51 +917,98 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         if width:
             csv_runs.append(_parse_csv(fields, width, k, warnings))
         elif len(fields) in (47, 48, 50) and _VERSION_LIKE.match(fields[0]) and _VERSION_LIKE.match(fields[1]):
-            raise ParseError(f"bonnie++ CSV format_version {fields[0]!r} is not known", line=k,
-                             expected="format_version 1.96, 1.97 or 1.98", kind="unsupported-version")
+            raise ParseError(
+                f"bonnie++ CSV format_version {fields[0]!r} is not known",
+                line=k,
+                expected="format_version 1.96, 1.97 or 1.98",
+                kind="unsupported-version",
+            )
         elif 15 <= len(fields) < 27 and fields[1] and _looks_103(fields):
-            raise ParseError(f"bonnie++ 1.03 CSV line has {len(fields)} fields", line=k,
-                             expected="27 fields (1.03 layout)", kind="truncated")
+            raise ParseError(
+                f"bonnie++ 1.03 CSV line has {len(fields)} fields",
+                line=k,
+                expected="27 fields (1.03 layout)",
+                kind="truncated",
+            )
     text_runs = _text_runs(lines, warnings)
     if not text_runs and not csv_runs:
         first = next((k for k, ln in enumerate(lines, 1) if ln.strip()), 1)
-        raise ParseError("no bonnie++ result table or CSV line found", line=first,
-                         expected="a bonnie++ table ('Version ... ------Sequential Output------') or CSV line")
+        raise ParseError(
+            "no bonnie++ result table or CSV line found",
+            line=first,
+            expected="a bonnie++ table ('Version ... ------Sequential Output------') or CSV line",
+        )
     _pair(text_runs, csv_runs, warnings)
     suspects = [r for r in text_runs if not r.pair and any(x.suspect for x in r.results.values())]
     if suspects:
-        warnings.append(f"lines {', '.join(str(r.line_start) for r in suspects)}: bonnie++ 1.98+ text file-creation "
-                        "rates printed as integers are unreliable and no CSV line corrects them: kept, suspect=true")
+        warnings.append(
+            f"lines {', '.join(str(r.line_start) for r in suspects)}: bonnie++ 1.98+ text file-creation "
+            "rates printed as integers are unreliable and no CSV line corrects them: kept, suspect=true"
+        )
     runs = sorted(text_runs + csv_runs, key=lambda r: r.line_start)
     for k, r in enumerate(runs):
         r.index = k
-    fmt_out = ("bonnie-text+csv" if text_runs and csv_runs else "bonnie-text" if text_runs else "bonnie-csv")
+    fmt_out = "bonnie-text+csv" if text_runs and csv_runs else "bonnie-text" if text_runs else "bonnie-csv"
     version = next((r.info["version"] for r in runs if r.info["version"]), None)
     out = Parsed(tool=TOOL, format=fmt_out, tool_version=version, warnings=warnings)
     for r in runs:
         info = r.info
         if r.source == "csv":
             info["machine_truncated"] = False
-        out.add("bonnie_runs", {
-            "run_index": r.index, "source": r.source, **{k: info.get(k) for k in (
-                "machine", "machine_truncated", "version", "format_version", "size_bytes", "chunk_bytes",
-                "concurrency", "seeks", "seekers", "num_files_printed", "num_files", "max_size_bytes",
-                "min_size_bytes", "link_mode", "num_dirs", "seed")},
-            "paired_run_index": r.pair.index if r.pair else None,
-            "preferred": r.source == "csv" or r.pair is None,
-            "line_start": r.line_start, "line_end": r.line_end,
-        })
+        out.add(
+            "bonnie_runs",
+            {
+                "run_index": r.index,
+                "source": r.source,
+                **{
+                    k: info.get(k)
+                    for k in (
+                        "machine",
+                        "machine_truncated",
+                        "version",
+                        "format_version",
+                        "size_bytes",
+                        "chunk_bytes",
+                        "concurrency",
+                        "seeks",
+                        "seekers",
+                        "num_files_printed",
+                        "num_files",
+                        "max_size_bytes",
+                        "min_size_bytes",
+                        "link_mode",
+                        "num_dirs",
+                        "seed",
+                    )
+                },
+                "paired_run_index": r.pair.index if r.pair else None,
+                "preferred": r.source == "csv" or r.pair is None,
+                "line_start": r.line_start,
+                "line_end": r.line_end,
+            },
+        )
         for test in IO_TESTS + FILE_TESTS:
             res = r.results.get(test)
             if res is None:
                 continue
             rate = test in RATE_TESTS
-            out.add("bonnie_results", {
-                "run_index": r.index, "test": test,
-                "bytes_per_s": res.value if rate else None, "ops_per_s": None if rate else res.value,
-                "cpu_pct": res.cpu, "too_fast": res.too_fast, "latency_ns": res.latency_ns,
-                "suspect": res.suspect, "value_from": res.value_from, "source": r.source,
-                "value_text": res.value_text or None, "latency_text": res.latency_text or None,
-                "line_start": res.lines[0], "line_end": res.lines[1],
-            })
+            out.add(
+                "bonnie_results",
+                {
+                    "run_index": r.index,
+                    "test": test,
+                    "bytes_per_s": res.value if rate else None,
+                    "ops_per_s": None if rate else res.value,
+                    "cpu_pct": res.cpu,
+                    "too_fast": res.too_fast,
+                    "latency_ns": res.latency_ns,
+                    "suspect": res.suspect,
+                    "value_from": res.value_from,
+                    "source": r.source,
+                    "value_text": res.value_text or None,
+                    "latency_text": res.latency_text or None,
+                    "line_start": res.lines[0],
+                    "line_end": res.lines[1],
+                },
+            )
     return out

@@ -34,8 +34,11 @@ def kind_of(data: bytes) -> str | None:
     """'gzip', 'xz', 'bzip2', 'zstd' or None, from the first bytes."""
     for name, magic in MAGIC:
         if data.startswith(magic):
-            if name == "bzip2" and not (len(data) > 3 and data[3:4].isdigit() and data[4:10] in
-                                        (b"\x31\x41\x59\x26\x53\x59", b"\x17\x72\x45\x38\x50\x90")):
+            if name == "bzip2" and not (
+                len(data) > 3
+                and data[3:4].isdigit()
+                and data[4:10] in (b"\x31\x41\x59\x26\x53\x59", b"\x17\x72\x45\x38\x50\x90")
+            ):
                 return None  # a text that merely starts with "BZh"
             return name
     return None
@@ -45,20 +48,25 @@ def _reader(kind: str, data: bytes):
     buf = io.BytesIO(data)
     if kind == "gzip":
         import gzip
+
         return gzip.GzipFile(fileobj=buf, mode="rb")
     if kind == "xz":
         import lzma
+
         return lzma.LZMAFile(buf, mode="rb")
     if kind == "bzip2":
         import bz2
+
         return bz2.BZ2File(buf, mode="rb")
     try:
         import zstandard
     except ImportError:
-        raise ParseError("zstd-compressed log, but the 'zstandard' Python package is not installed "
-                         "(pip install zstandard, or ./run to install the project's dependencies)",
-                         kind="compression",
-                         expected="the zstandard package, or a gzip/xz/bzip2 or plain log") from None
+        raise ParseError(
+            "zstd-compressed log, but the 'zstandard' Python package is not installed "
+            "(pip install zstandard, or ./run to install the project's dependencies)",
+            kind="compression",
+            expected="the zstandard package, or a gzip/xz/bzip2 or plain log",
+        ) from None
     return zstandard.ZstdDecompressor().stream_reader(buf, read_across_frames=True)
 
 
@@ -77,14 +85,20 @@ def decompress(data: bytes, limit: int | None = None) -> bytes:
                     break
                 out += chunk
                 if len(out) > limit:
-                    raise ParseError(f"{kind} data decompresses to more than {limit:,} bytes "
-                                     f"({len(data):,} compressed): refused as a possible decompression bomb",
-                                     kind="too-large", expected=f"a log of at most {limit:,} bytes once decompressed")
+                    raise ParseError(
+                        f"{kind} data decompresses to more than {limit:,} bytes "
+                        f"({len(data):,} compressed): refused as a possible decompression bomb",
+                        kind="too-large",
+                        expected=f"a log of at most {limit:,} bytes once decompressed",
+                    )
     except ParseError:
         raise
     except EOFError:
-        raise ParseError(f"{kind} data ends early (after {len(out):,} decompressed bytes)", kind="truncated",
-                         expected=f"a complete {kind} stream") from None
+        raise ParseError(
+            f"{kind} data ends early (after {len(out):,} decompressed bytes)",
+            kind="truncated",
+            expected=f"a complete {kind} stream",
+        ) from None
     except Exception as e:  # zlib.error, lzma.LZMAError, OSError, zstandard.ZstdError
         raise ParseError(f"invalid {kind} data: {e}", kind="compression", expected=f"a valid {kind} stream") from None
     return bytes(out)

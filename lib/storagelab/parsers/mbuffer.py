@@ -31,10 +31,13 @@ TOOL = "mbuffer"
 PARSER_VERSION = 1
 FORMATS = ("mbuffer-summary",)
 
-_UNITS_BINARY = ("units_binary", "BOOLEAN",
-                 "true when the line printed IEC labels (kiB, MiB/s, GiByte: mbuffer >= 20180318), false for the "
-                 "legacy labels (kB, MB/s, GByte) of older releases; both mean powers of 1024 and are converted so. "
-                 "NULL when no value on the line carried a unit letter")
+_UNITS_BINARY = (
+    "units_binary",
+    "BOOLEAN",
+    "true when the line printed IEC labels (kiB, MiB/s, GiByte: mbuffer >= 20180318), false for the "
+    "legacy labels (kB, MB/s, GByte) of older releases; both mean powers of 1024 and are converted so. "
+    "NULL when no value on the line carried a unit letter",
+)
 
 TABLES = {
     "mbuffer_summaries": table(
@@ -42,16 +45,22 @@ TABLES = {
         ("bytes", "DOUBLE", "amount transferred as printed, bytes (k/M/G/T = powers of 1024); see suspect"),
         ("duration_ns", "DOUBLE", "elapsed time as printed (0.1 s resolution), nanoseconds"),
         ("rate_bytes_per_s", "DOUBLE", "`average of` rate as printed, bytes/s (powers of 1024)"),
-        ("computed_rate_bytes_per_s", "DOUBLE",
-         "bytes x outputs / duration: differs from rate_bytes_per_s by the rounding of the printed values; "
-         "NULL when the printed duration is 0.0"),
+        (
+            "computed_rate_bytes_per_s",
+            "DOUBLE",
+            "bytes x outputs / duration: differs from rate_bytes_per_s by the rounding of the printed values; "
+            "NULL when the printed duration is 0.0",
+        ),
         ("outputs", "INTEGER", "N of `summary: Nx` (number of outputs; the average is summed over them), else 1"),
         ("empty_count", "INTEGER", "`, Nx empty` (times the buffer ran empty); NULL when not printed"),
         ("full_count", "INTEGER", "`, Nx full` (times the buffer was full); NULL when not printed"),
         _UNITS_BINARY,
-        ("suspect", "BOOLEAN",
-         "true when a value was printed without a unit letter (`1e+04 Byte`): mbuffer's formatter lost the unit, "
-         "the stored number is the printed one and is wrong; a warning gives the amount rate x time implies"),
+        (
+            "suspect",
+            "BOOLEAN",
+            "true when a value was printed without a unit letter (`1e+04 Byte`): mbuffer's formatter lost the unit, "
+            "the stored number is the printed one and is wrong; a warning gives the amount rate x time implies",
+        ),
         *LINES,
     ),
     "mbuffer_status": table(
@@ -73,12 +82,17 @@ _NUM = r"(\?\?\?|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)"
 _UNIT = r"([kKMGT]i?)?"
 _SUMMARY = re.compile(
     rf"^summary:\s+(?:(\d+)x\s+)?{_NUM}\s*{_UNIT}Byte\s+in\s+(.+?)\s+-\s+average\s+of\s+{_NUM}\s*{_UNIT}B/s"
-    r"((?:,\s*\d+x\s+(?:empty|full))*)\s*$")
+    r"((?:,\s*\d+x\s+(?:empty|full))*)\s*$"
+)
 _STATUS = re.compile(
     rf"^in\s+@\s*{_NUM}\s*{_UNIT}B/s,\s*out\s+@\s*{_NUM}\s*{_UNIT}B/s,\s*(?:(\d+)\s+x\s+)?{_NUM}\s*{_UNIT}B\s+total,"
-    r"\s*buffer\s+([0-9]+(?:\.[0-9]*)?)%\s+full(?:,\s*([0-9]+(?:\.[0-9]*)?)%\s+done)?\s*$")
-_SNIFF = re.compile(r"^(?:mbuffer: )?(?:summary:\s.*Byte\s+in\s.*average\s+of\s.*B/s"
-                    r"|in\s+@\s.*B/s,\s*out\s+@\s.*total,\s*buffer\s)", re.M)
+    r"\s*buffer\s+([0-9]+(?:\.[0-9]*)?)%\s+full(?:,\s*([0-9]+(?:\.[0-9]*)?)%\s+done)?\s*$"
+)
+_SNIFF = re.compile(
+    r"^(?:mbuffer: )?(?:summary:\s.*Byte\s+in\s.*average\s+of\s.*B/s"
+    r"|in\s+@\s.*B/s,\s*out\s+@\s.*total,\s*buffer\s)",
+    re.M,
+)
 _PROMPT = re.compile(r"^\s*(?:\S*[$#%>]\s+)?.*\bmbuffer\s+-")
 
 
@@ -126,37 +140,57 @@ def _summary(m: re.Match, lineno: int, parsed: Parsed) -> dict:
     try:
         duration = duration_to_ns(m.group(4))
     except UnitError:
-        raise ParseError(f"unreadable duration {m.group(4)!r}", line=lineno,
-                         expected="a duration like '4 min 59.3 sec' or ' 9.5sec'") from None
+        raise ParseError(
+            f"unreadable duration {m.group(4)!r}", line=lineno, expected="a duration like '4 min 59.3 sec' or ' 9.5sec'"
+        ) from None
     rate = _rate(m.group(5), m.group(6), lineno, "average rate")
     counts = dict((k, int(n)) for n, k in re.findall(r"(\d+)x\s+(empty|full)", m.group(7)))
     suspect = (amount is not None and not m.group(3)) or (rate is not None and not m.group(6))
     computed = amount * outputs / (duration / 1e9) if amount is not None and duration > 0 else None
     if suspect:
-        msg = (f"line {lineno}: mbuffer printed a value without a unit letter ({m.group(2)} Byte / "
-               f"{m.group(5)} {m.group(6) or ''}B/s): its formatter falls back to '%5.lg ' when a value is exactly "
-               "10000 of a unit, so the unit is lost; stored as printed and flagged suspect")
+        msg = (
+            f"line {lineno}: mbuffer printed a value without a unit letter ({m.group(2)} Byte / "
+            f"{m.group(5)} {m.group(6) or ''}B/s): its formatter falls back to '%5.lg ' when a value is exactly "
+            "10000 of a unit, so the unit is lost; stored as printed and flagged suspect"
+        )
         if rate is not None and m.group(6) and duration > 0:
             msg += f"; rate x time = {_implied(rate * duration / 1e9 / outputs)}"
         parsed.warnings.append(msg)
-    return {"bytes": amount, "duration_ns": duration, "rate_bytes_per_s": rate,
-            "computed_rate_bytes_per_s": computed, "outputs": outputs,
-            "empty_count": counts.get("empty"), "full_count": counts.get("full"),
-            "units_binary": _binary(m.group(3), m.group(6)), "suspect": bool(suspect),
-            "line_start": lineno, "line_end": lineno}
+    return {
+        "bytes": amount,
+        "duration_ns": duration,
+        "rate_bytes_per_s": rate,
+        "computed_rate_bytes_per_s": computed,
+        "outputs": outputs,
+        "empty_count": counts.get("empty"),
+        "full_count": counts.get("full"),
+        "units_binary": _binary(m.group(3), m.group(6)),
+        "suspect": bool(suspect),
+        "line_start": lineno,
+        "line_end": lineno,
+    }
 
 
 def _status(m: re.Match, lineno: int, seq: int) -> dict:
     in_rate = _rate(m.group(1), m.group(2), lineno, "input rate")
     out_rate = _rate(m.group(3), m.group(4), lineno, "output rate")
     total = _amount(m.group(6), m.group(7), lineno, "total")
-    suspect = any(v is not None and not u for v, u in ((in_rate, m.group(2)), (out_rate, m.group(4)),
-                                                        (total, m.group(7))))
-    return {"seq": seq, "in_rate_bytes_per_s": in_rate, "out_rate_bytes_per_s": out_rate,
-            "outputs": int(m.group(5)) if m.group(5) else 1, "total_bytes": total,
-            "buffer_fill_pct": float(m.group(8)), "done_pct": float(m.group(9)) if m.group(9) else None,
-            "units_binary": _binary(m.group(2), m.group(4), m.group(7)), "suspect": suspect,
-            "line_start": lineno, "line_end": lineno}
+    suspect = any(
+        v is not None and not u for v, u in ((in_rate, m.group(2)), (out_rate, m.group(4)), (total, m.group(7)))
+    )
+    return {
+        "seq": seq,
+        "in_rate_bytes_per_s": in_rate,
+        "out_rate_bytes_per_s": out_rate,
+        "outputs": int(m.group(5)) if m.group(5) else 1,
+        "total_bytes": total,
+        "buffer_fill_pct": float(m.group(8)),
+        "done_pct": float(m.group(9)) if m.group(9) else None,
+        "units_binary": _binary(m.group(2), m.group(4), m.group(7)),
+        "suspect": suspect,
+        "line_start": lineno,
+        "line_end": lineno,
+    }
 
 
 def parse(text: str, fmt: str | None = None) -> Parsed:
@@ -173,7 +207,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         segments = [s for s in segments if s]
         for k, seg in enumerate(segments):
             prefixed = seg.startswith("mbuffer:")
-            body = seg[len("mbuffer:"):].strip() if prefixed else seg
+            body = seg[len("mbuffer:") :].strip() if prefixed else seg
             m = _SUMMARY.match(body)
             if m:
                 parsed.add("mbuffer_summaries", _summary(m, lineno, parsed))
@@ -190,12 +224,23 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                 continue  # the command line of a transcript
             at_end = lineno == last and k == len(segments) - 1
             if body.startswith(("summary:", "in @")) and at_end:
-                raise ParseError(f"mbuffer line cut short: {seg[:80]!r}", line=lineno, kind="truncated",
-                                 expected="a complete summary/status line")
-            raise ParseError(f"not an mbuffer summary or status line: {seg[:80]!r}", line=lineno,
-                             expected="'summary: N [U]Byte in T - average of R [U]B/s' or "
-                                      "'in @ R [U]B/s, out @ R [U]B/s, N [U]B total, buffer P% full'")
+                raise ParseError(
+                    f"mbuffer line cut short: {seg[:80]!r}",
+                    line=lineno,
+                    kind="truncated",
+                    expected="a complete summary/status line",
+                )
+            raise ParseError(
+                f"not an mbuffer summary or status line: {seg[:80]!r}",
+                line=lineno,
+                expected="'summary: N [U]Byte in T - average of R [U]B/s' or "
+                "'in @ R [U]B/s, out @ R [U]B/s, N [U]B total, buffer P% full'",
+            )
     if not parsed.n_rows:
-        raise ParseError("no mbuffer summary or status line found", line=1, kind="invalid",
-                         expected="mbuffer's summary/status output")
+        raise ParseError(
+            "no mbuffer summary or status line found",
+            line=1,
+            kind="invalid",
+            expected="mbuffer's summary/status output",
+        )
     return parsed

@@ -54,9 +54,11 @@ TOOL = "partitions"
 PARSER_VERSION = 1
 FORMATS = ("gpart", "fdisk", "sfdisk", "sfdisk-l", "parted")
 
-_SOURCE_DOC = ("how logical_sector_bytes is known: 'printed' by the tool, 'checked' (gpart: 512 assumed and consistent "
-               "with the printed human sizes), 'inferred' (gpart: 4096, from the human sizes), 'assumed' (512, nothing "
-               "printed to check it against)")
+_SOURCE_DOC = (
+    "how logical_sector_bytes is known: 'printed' by the tool, 'checked' (gpart: 512 assumed and consistent "
+    "with the printed human sizes), 'inferred' (gpart: 4096, from the human sizes), 'assumed' (512, nothing "
+    "printed to check it against)"
+)
 
 TABLES = {
     "partitions": table(
@@ -68,23 +70,37 @@ TABLES = {
         ("start_sector", "BIGINT", "first sector as printed (relative to the table's disk/geom), logical sectors"),
         ("end_sector", "BIGINT", "last sector (inclusive), logical sectors"),
         ("size_sectors", "BIGINT", "length, logical sectors"),
-        ("abs_start_sector", "BIGINT",
-         "first sector on the underlying disk: start_sector plus the start of the enclosing slice for a gpart BSD "
-         "label "
-         "inside an MBR slice listed in the same output; else = start_sector"),
+        (
+            "abs_start_sector",
+            "BIGINT",
+            "first sector on the underlying disk: start_sector plus the start of the enclosing slice for a gpart BSD "
+            "label "
+            "inside an MBR slice listed in the same output; else = start_sector",
+        ),
         ("logical_sector_bytes", "INTEGER", "logical sector size, bytes"),
         ("physical_sector_bytes", "INTEGER", "physical sector size, bytes, where printed (fdisk, parted); else NULL"),
         ("logical_sector_source", "VARCHAR", _SOURCE_DOC),
-        ("start_bytes", "BIGINT",
-         "byte offset of the partition on the underlying disk (abs_start_sector x logical size)"),
+        (
+            "start_bytes",
+            "BIGINT",
+            "byte offset of the partition on the underlying disk (abs_start_sector x logical size)",
+        ),
         ("size_bytes", "BIGINT", "length, bytes"),
-        ("type", "VARCHAR", "type as named: gpart type (freebsd-zfs), fdisk Type/System (Linux), parted msdos Type "
-                            "(primary/extended/logical)"),
+        (
+            "type",
+            "VARCHAR",
+            "type as named: gpart type (freebsd-zfs), fdisk Type/System (Linux), parted msdos Type "
+            "(primary/extended/logical)",
+        ),
         ("type_id", "VARCHAR", "type code: MBR id in hex (fdisk Id, sfdisk type=/Id=) or GPT type GUID (sfdisk)"),
         ("name", "VARCHAR", "partition name/label (GPT name: sfdisk name=, parted Name; gpart -l label)"),
         ("filesystem", "VARCHAR", "file system parted detected (parted 'File system'); else NULL"),
-        ("flags", "VARCHAR", "flags/attributes as printed, comma-separated (boot, esp, active, bootme, lba...); "
-                             "the fdisk Boot '*' and sfdisk 'bootable' are stored as 'boot'"),
+        (
+            "flags",
+            "VARCHAR",
+            "flags/attributes as printed, comma-separated (boot, esp, active, bootme, lba...); "
+            "the fdisk Boot '*' and sfdisk 'bootable' are stored as 'boot'",
+        ),
         ("align_4k_rem_bytes", "BIGINT", "start_bytes mod 4096, bytes (0 = aligned to 4 KiB)"),
         ("align_1m_rem_bytes", "BIGINT", "start_bytes mod 1048576, bytes (0 = aligned to 1 MiB)"),
         ("aligned_4k", "BOOLEAN", "start_bytes is a multiple of 4096"),
@@ -98,14 +114,20 @@ TABLES = {
         ("label_id", "VARCHAR", "disk identifier (fdisk 'Disk identifier', sfdisk label-id)"),
         ("size_sectors", "BIGINT", "disk size, logical sectors (see size_source); NULL when not known"),
         ("size_bytes", "BIGINT", "disk size, bytes (size_sectors x logical size, or as printed)"),
-        ("size_source", "VARCHAR",
-         "'printed' (fdisk, parted: the whole disk) or 'usable-end' (gpart header first + usable sectors, sfdisk "
-         "last-lba + 1: where the usable area ends, a lower bound, short of the disk by the backup GPT and "
-         "alignment slack); NULL when no size is known (sfdisk -d of an MBR)"),
+        (
+            "size_source",
+            "VARCHAR",
+            "'printed' (fdisk, parted: the whole disk) or 'usable-end' (gpart header first + usable sectors, sfdisk "
+            "last-lba + 1: where the usable area ends, a lower bound, short of the disk by the backup GPT and "
+            "alignment slack); NULL when no size is known (sfdisk -d of an MBR)",
+        ),
         ("usable_first_sector", "BIGINT", "first usable sector (gpart header, sfdisk first-lba); else NULL"),
         ("usable_sectors", "BIGINT", "usable sectors (gpart header, sfdisk last-lba - first-lba + 1); else NULL"),
-        ("free_sectors", "BIGINT",
-         "sum of the free-space rows printed (gpart, parted print free); NULL when none printed"),
+        (
+            "free_sectors",
+            "BIGINT",
+            "sum of the free-space rows printed (gpart, parted print free); NULL when none printed",
+        ),
         ("partitions", "INTEGER", "partitions stored for this disk, count"),
         ("logical_sector_bytes", "INTEGER", "logical sector size, bytes"),
         ("physical_sector_bytes", "INTEGER", "physical sector size, bytes, where printed; else NULL"),
@@ -119,6 +141,7 @@ TABLES = {
 
 # --- the alignment verdict -------------------------------------------------------------------
 
+
 def alignment(start_sector: int, logical_sector_bytes: int = 512) -> dict:
     """Byte offset of a partition start and its 4 KiB / 1 MiB alignment.
 
@@ -131,8 +154,13 @@ def alignment(start_sector: int, logical_sector_bytes: int = 512) -> dict:
         raise ValueError(f"logical_sector_bytes must be an integer > 0, not {logical_sector_bytes!r}")
     start = start_sector * logical_sector_bytes
     r4k, r1m = start % 4096, start % MiB
-    return {"start_bytes": start, "align_4k_rem_bytes": r4k, "align_1m_rem_bytes": r1m,
-            "aligned_4k": r4k == 0, "aligned_1m": r1m == 0}
+    return {
+        "start_bytes": start,
+        "align_4k_rem_bytes": r4k,
+        "align_1m_rem_bytes": r1m,
+        "aligned_4k": r4k == 0,
+        "aligned_1m": r1m == 0,
+    }
 
 
 # --- shared helpers --------------------------------------------------------------------------
@@ -191,31 +219,62 @@ class _Disk:
         for p in self.parts:
             known = p["start_sector"] is not None  # unknown: a legacy sfdisk -l start printed as 'N+'
             abs_start = p["start_sector"] + offset if known else None
-            row = {"disk": self.name, "table_type": self.table_type, "index": p.get("index"),
-                   "device": p.get("device"), "start_sector": p["start_sector"],
-                   "end_sector": p["start_sector"] + p["size_sectors"] - 1 if known else None,
-                   "size_sectors": p["size_sectors"],
-                   "abs_start_sector": abs_start, "logical_sector_bytes": lsec,
-                   "physical_sector_bytes": self.psec, "logical_sector_source": source,
-                   "size_bytes": p["size_sectors"] * lsec, "type": p.get("type"), "type_id": p.get("type_id"),
-                   "name": p.get("name"), "filesystem": p.get("filesystem"), "flags": p.get("flags"),
-                   "line_start": p["line"], "line_end": p["line"]}
+            row = {
+                "disk": self.name,
+                "table_type": self.table_type,
+                "index": p.get("index"),
+                "device": p.get("device"),
+                "start_sector": p["start_sector"],
+                "end_sector": p["start_sector"] + p["size_sectors"] - 1 if known else None,
+                "size_sectors": p["size_sectors"],
+                "abs_start_sector": abs_start,
+                "logical_sector_bytes": lsec,
+                "physical_sector_bytes": self.psec,
+                "logical_sector_source": source,
+                "size_bytes": p["size_sectors"] * lsec,
+                "type": p.get("type"),
+                "type_id": p.get("type_id"),
+                "name": p.get("name"),
+                "filesystem": p.get("filesystem"),
+                "flags": p.get("flags"),
+                "line_start": p["line"],
+                "line_end": p["line"],
+            }
             row.update(alignment(abs_start, lsec) if known else _UNKNOWN_ALIGNMENT)
             parsed.add("partitions", row)
         if self.size_bytes is None and self.size_sectors is not None:
             self.size_bytes = self.size_sectors * lsec
-        parsed.add("disks", {
-            "disk": self.name, "table_type": self.table_type, "label_id": self.label_id,
-            "size_sectors": self.size_sectors, "size_bytes": self.size_bytes,
-            "size_source": self.size_source if self.size_bytes is not None else None, "usable_first_sector": self.first,
-            "usable_sectors": self.usable, "free_sectors": self.free, "partitions": len(self.parts),
-            "logical_sector_bytes": lsec, "physical_sector_bytes": self.psec, "logical_sector_source": source,
-            "media_size_text": self.media, "state": self.state,
-            "line_start": self.line_start, "line_end": self.line_end})
+        parsed.add(
+            "disks",
+            {
+                "disk": self.name,
+                "table_type": self.table_type,
+                "label_id": self.label_id,
+                "size_sectors": self.size_sectors,
+                "size_bytes": self.size_bytes,
+                "size_source": self.size_source if self.size_bytes is not None else None,
+                "usable_first_sector": self.first,
+                "usable_sectors": self.usable,
+                "free_sectors": self.free,
+                "partitions": len(self.parts),
+                "logical_sector_bytes": lsec,
+                "physical_sector_bytes": self.psec,
+                "logical_sector_source": source,
+                "media_size_text": self.media,
+                "state": self.state,
+                "line_start": self.line_start,
+                "line_end": self.line_end,
+            },
+        )
 
 
-_UNKNOWN_ALIGNMENT = {"start_bytes": None, "align_4k_rem_bytes": None, "align_1m_rem_bytes": None,
-                      "aligned_4k": None, "aligned_1m": None}
+_UNKNOWN_ALIGNMENT = {
+    "start_bytes": None,
+    "align_4k_rem_bytes": None,
+    "align_1m_rem_bytes": None,
+    "aligned_4k": None,
+    "aligned_1m": None,
+}
 
 
 # --- gpart -----------------------------------------------------------------------------------
@@ -243,12 +302,15 @@ def _gpart_sector_size(disk: _Disk, pairs: list[tuple[int, str]], parsed: Parsed
         disk.lsec, disk.source = 512, "checked"
     elif _human_fits(pairs, 4096):
         disk.lsec, disk.source = 4096, "inferred"
-        parsed.warnings.append(f"line {disk.line_start}: gpart sizes of {disk.name} fit 4096-byte sectors, "
-                               "not 512: using 4096 (a 4Kn disk)")
+        parsed.warnings.append(
+            f"line {disk.line_start}: gpart sizes of {disk.name} fit 4096-byte sectors, "
+            "not 512: using 4096 (a 4Kn disk)"
+        )
     else:
         disk.lsec, disk.source = 512, "assumed"
-        parsed.warnings.append(f"line {disk.line_start}: gpart sizes of {disk.name} fit neither 512- nor "
-                               "4096-byte sectors: 512 assumed")
+        parsed.warnings.append(
+            f"line {disk.line_start}: gpart sizes of {disk.name} fit neither 512- nor 4096-byte sectors: 512 assumed"
+        )
 
 
 def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
@@ -260,8 +322,12 @@ def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
         if cur is None:
             return
         if not cur.parts and cur.free is None:
-            raise ParseError(f"gpart table of {cur.name} has no rows", line=cur.line_start, kind="truncated",
-                             expected="partition or '- free -' rows after the '=>' header")
+            raise ParseError(
+                f"gpart table of {cur.name} has no rows",
+                line=cur.line_start,
+                kind="truncated",
+                expected="partition or '- free -' rows after the '=>' header",
+            )
         _gpart_sector_size(cur, pairs, parsed)
         geoms.append((cur, _gpart_offset(cur.name, geoms)))
 
@@ -279,8 +345,11 @@ def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
         if cur is None:
             if _is_command(line, "gpart"):
                 continue
-            raise ParseError(f"not a gpart header: {line.strip()[:80]!r}", line=lineno,
-                             expected="'=>  first  size  geom  SCHEME  (size)'")
+            raise ParseError(
+                f"not a gpart header: {line.strip()[:80]!r}",
+                line=lineno,
+                expected="'=>  first  size  geom  SCHEME  (size)'",
+            )
         cur.line_end = lineno
         m = _GPART_FREE.match(line)
         if m:
@@ -289,16 +358,25 @@ def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
             continue
         m = _GPART_ROW.match(line)
         if not m or not m.group(4).strip():
-            raise _cut(lineno, last, f"not a gpart partition row: {line.strip()[:80]!r}",
-                       "'start  size  index  type [attributes] (size)' or '- free -'")
+            raise _cut(
+                lineno,
+                last,
+                f"not a gpart partition row: {line.strip()[:80]!r}",
+                "'start  size  index  type [attributes] (size)' or '- free -'",
+            )
         desc = m.group(4).strip()
         attrs = re.search(r"\s*\[([^\]]*)\]$", desc)
         flags = attrs.group(1) if attrs else None
         if attrs:
-            desc = desc[:attrs.start()].strip()
+            desc = desc[: attrs.start()].strip()
         ident = m.group(3)
-        part = {"start_sector": int(m.group(1)), "size_sectors": int(m.group(2)), "type": desc,
-                "flags": flags, "line": lineno}
+        part = {
+            "start_sector": int(m.group(1)),
+            "size_sectors": int(m.group(2)),
+            "type": desc,
+            "flags": flags,
+            "line": lineno,
+        }
         if ident.isdigit():
             part["index"] = int(ident)
         else:
@@ -348,11 +426,15 @@ def _fdisk_row(cols: list[str], line: str, lineno: int, last: int) -> dict:
         rest = rest[1:]
     texts = [c for c in rest if c in _FDISK_TEXT_COLS]
     if len(texts) > 1:
-        raise ParseError("fdisk columns with two free-text columns cannot be split", line=lineno,
-                         kind="unsupported-version", expected="fdisk -l with its default columns")
+        raise ParseError(
+            "fdisk columns with two free-text columns cannot be split",
+            line=lineno,
+            kind="unsupported-version",
+            expected="fdisk -l with its default columns",
+        )
     text_col = texts[0] if texts else None
-    front = rest[:rest.index(text_col)] if text_col else rest
-    back = rest[rest.index(text_col) + 1:] if text_col else []
+    front = rest[: rest.index(text_col)] if text_col else rest
+    back = rest[rest.index(text_col) + 1 :] if text_col else []
     have = len(tokens) - pos
     if (have < len(front) + len(back) + 1) if text_col else (have != len(front)):
         raise _cut(lineno, last, f"fdisk row has {len(tokens)} fields: {line.strip()[:80]!r}", expected)
@@ -373,9 +455,17 @@ def _fdisk_row(cols: list[str], line: str, lineno: int, last: int) -> dict:
     if stop - start + 1 != size:
         raise ParseError(f"Start {start}, End {stop} and Sectors {size} disagree", line=lineno, expected=expected)
     device = values[cols[0]]
-    return {"device": device, "index": _index_of(device), "start_sector": start, "size_sectors": size,
-            "type": values.get("Type") or values.get("System"), "type_id": values.get("Id"),
-            "name": values.get("Name"), "flags": "boot" if values.get("Boot") else None, "line": lineno}
+    return {
+        "device": device,
+        "index": _index_of(device),
+        "start_sector": start,
+        "size_sectors": size,
+        "type": values.get("Type") or values.get("System"),
+        "type_id": values.get("Id"),
+        "name": values.get("Name"),
+        "flags": "boot" if values.get("Boot") else None,
+        "line": lineno,
+    }
 
 
 def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
@@ -397,8 +487,9 @@ def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
         if cur is None:
             if _is_command(s, "fdisk") or _is_command(s, "sfdisk"):
                 continue
-            raise ParseError(f"not an fdisk line: {s[:80]!r}", line=lineno,
-                             expected="'Disk DEV: SIZE, N bytes[, N sectors]'")
+            raise ParseError(
+                f"not an fdisk line: {s[:80]!r}", line=lineno, expected="'Disk DEV: SIZE, N bytes[, N sectors]'"
+            )
         cur.line_end = lineno
         if cols is not None:
             if _FDISK_NOTE.match(line):
@@ -412,14 +503,22 @@ def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
         if _FDISK_HEADER.match(line):
             cols = line.split()
             if lineno >= last:
-                raise ParseError("fdisk output ends after the column header", line=lineno, kind="truncated",
-                                 expected="partition rows")
+                raise ParseError(
+                    "fdisk output ends after the column header",
+                    line=lineno,
+                    kind="truncated",
+                    expected="partition rows",
+                )
             continue
         m = _FDISK_UNITS.match(s)
         if m:
             if m.group(1) == "cylinders":
-                raise ParseError("fdisk printed cylinder units (not exact)", line=lineno, kind="unsupported-version",
-                                 expected="sector units: fdisk -l -u (util-linux >= 2.23 default)")
+                raise ParseError(
+                    "fdisk printed cylinder units (not exact)",
+                    line=lineno,
+                    kind="unsupported-version",
+                    expected="sector units: fdisk -l -u (util-linux >= 2.23 default)",
+                )
             cur.lsec = cur.lsec or int(m.group(3))
             continue
         m = _FDISK_SECTOR.match(s)
@@ -439,8 +538,12 @@ def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
         elif _FDISK_NOTABLE.match(s) or _FDISK_NOTE.match(line):
             parsed.warnings.append(f"line {lineno}: {s}")
         else:
-            raise _cut(lineno, last, f"unexpected line in fdisk output: {s[:80]!r}",
-                       "fdisk -l header lines (Units, Sector size, Disklabel type, Disk identifier) or the table")
+            raise _cut(
+                lineno,
+                last,
+                f"unexpected line in fdisk output: {s[:80]!r}",
+                "fdisk -l header lines (Units, Sector size, Disklabel type, Disk identifier) or the table",
+            )
     if cur is None:
         raise ParseError("no 'Disk ...' line found", line=1, expected="fdisk -l output")
     if cur.size_sectors is None and cur.size_bytes is not None:
@@ -505,8 +608,9 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
             elif key == "device":
                 cur.name = value
             elif key == "unit" and value != "sectors":
-                raise ParseError(f"sfdisk unit {value!r}", line=lineno, kind="unsupported-version",
-                                 expected="unit: sectors")
+                raise ParseError(
+                    f"sfdisk unit {value!r}", line=lineno, kind="unsupported-version", expected="unit: sectors"
+                )
             elif key == "sector-size":
                 cur.lsec = int(value) if value.isdigit() else None
                 if cur.lsec is None:
@@ -524,8 +628,12 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
         if not m:
             if cur is None and (_is_command(s, "sfdisk") or s.startswith("#")):
                 continue
-            raise _cut(lineno, last, f"not an sfdisk dump line: {s[:80]!r}",
-                       "'label: ...' header lines or 'DEV : start=N, size=N, type=...'")
+            raise _cut(
+                lineno,
+                last,
+                f"not an sfdisk dump line: {s[:80]!r}",
+                "'label: ...' header lines or 'DEV : start=N, size=N, type=...'",
+            )
         if cur is None:
             new(lineno)
         cur.line_end = lineno
@@ -533,8 +641,12 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
         try:
             start, size = int(fields["start"]), int(fields["size"])
         except (KeyError, ValueError):
-            raise _cut(lineno, last, f"sfdisk row without readable start=/size=: {s[:80]!r}",
-                       "'DEV : start=N, size=N, type=...'") from None
+            raise _cut(
+                lineno,
+                last,
+                f"sfdisk row without readable start=/size=: {s[:80]!r}",
+                "'DEV : start=N, size=N, type=...'",
+            ) from None
         if size == 0:
             continue  # unused slot of the old format: start=0, size=0, Id= 0
         device = m.group(1)
@@ -542,9 +654,18 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
         flags = ["boot"] if flags else []
         if fields.get("attrs"):
             flags.append(fields["attrs"])
-        cur.parts.append({"device": device, "index": _index_of(device), "start_sector": start, "size_sectors": size,
-                          "type_id": fields.get("type", fields.get("id")), "name": fields.get("name"),
-                          "flags": ", ".join(flags) or None, "line": lineno})
+        cur.parts.append(
+            {
+                "device": device,
+                "index": _index_of(device),
+                "start_sector": start,
+                "size_sectors": size,
+                "type_id": fields.get("type", fields.get("id")),
+                "name": fields.get("name"),
+                "flags": ", ".join(flags) or None,
+                "line": lineno,
+            }
+        )
     if cur is None:
         raise ParseError("no sfdisk dump found", line=1, expected="sfdisk -d output")
     disks.append(cur)
@@ -560,16 +681,24 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
 # --- sfdisk -l of util-linux <= 2.25 --------------------------------------------------------
 
 _SFL_DISK = re.compile(r"^Disk (\S+): (\d+) cylinders, (\d+) heads, (\d+) sectors/track\s*$")
-_SFL_UNITS = re.compile(r"^Units(?::| =) (?:(cylinders) of (\d+) bytes|(sectors) of (\d+) bytes|(blocks) of 1024 bytes|"
-                        r"(1MiB) = 1024\*1024 bytes)(?:, blocks of 1024 bytes)?, counting from (\d+)\s*$")
-_SFL_HEADER = re.compile(r"^\s*Device\s+Boot\s+Start\s+End\s+(#cyls\s+#blocks|#sectors|#blocks|MiB\s+#blocks)"
-                         r"\s+Id\s+System\s*$")
-_SFL_ROW = re.compile(r"^(/\S+)\s+(\*\s+)?(\d+)([+ ]?)\s+(?:(\d+)[- ]?|-)\s+(?:(\d+)[+-]?\s+)?(\d+)(\+?)\s+"
-                      r"([0-9a-fA-F]{1,2})\s+(.*?)\s*$")
+_SFL_UNITS = re.compile(
+    r"^Units(?::| =) (?:(cylinders) of (\d+) bytes|(sectors) of (\d+) bytes|(blocks) of 1024 bytes|"
+    r"(1MiB) = 1024\*1024 bytes)(?:, blocks of 1024 bytes)?, counting from (\d+)\s*$"
+)
+_SFL_HEADER = re.compile(
+    r"^\s*Device\s+Boot\s+Start\s+End\s+(#cyls\s+#blocks|#sectors|#blocks|MiB\s+#blocks)"
+    r"\s+Id\s+System\s*$"
+)
+_SFL_ROW = re.compile(
+    r"^(/\S+)\s+(\*\s+)?(\d+)([+ ]?)\s+(?:(\d+)[- ]?|-)\s+(?:(\d+)[+-]?\s+)?(\d+)(\+?)\s+"
+    r"([0-9a-fA-F]{1,2})\s+(.*?)\s*$"
+)
 # what sfdisk prints besides tables: its own messages and warnings, geometry notes, empty disks
-_SFL_NOTE = re.compile(r"^(sfdisk:|Warning|WARNING|\s+for C/H/S=|For this listing|No partitions found|/\S+: "
-                       r"unrecognized partition|\s+start: |\s+end: |Checking that no-one|OK$|DOS and Linux will "
-                       r"interpret)")
+_SFL_NOTE = re.compile(
+    r"^(sfdisk:|Warning|WARNING|\s+for C/H/S=|For this listing|No partitions found|/\S+: "
+    r"unrecognized partition|\s+start: |\s+end: |Checking that no-one|OK$|DOS and Linux will "
+    r"interpret)"
+)
 
 
 def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
@@ -591,8 +720,11 @@ def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
         if cur is None:
             if _is_command(s, "sfdisk") or _SFL_NOTE.match(s):
                 continue
-            raise ParseError(f"not an sfdisk -l disk line: {s.strip()[:80]!r}", line=lineno,
-                             expected="'Disk DEV: N cylinders, N heads, N sectors/track'")
+            raise ParseError(
+                f"not an sfdisk -l disk line: {s.strip()[:80]!r}",
+                line=lineno,
+                expected="'Disk DEV: N cylinders, N heads, N sectors/track'",
+            )
         m = _SFL_UNITS.match(s)
         if m:
             cyl, cyl_bytes, sec, sec_bytes, blocks, mib, counting = m.groups()
@@ -609,8 +741,11 @@ def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
         m = _SFL_HEADER.match(s)
         if m:
             if unit is None:
-                raise ParseError("sfdisk -l column header before its Units line", line=lineno,
-                                 expected="'Units: ... counting from N'")
+                raise ParseError(
+                    "sfdisk -l column header before its Units line",
+                    line=lineno,
+                    expected="'Units: ... counting from N'",
+                )
             columns = m.group(1).split()[0]
             cur.line_end = lineno
             continue
@@ -618,8 +753,12 @@ def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
             continue
         m = _SFL_ROW.match(s)
         if not m or columns is None:
-            raise _cut(lineno, last, f"not an sfdisk -l partition row: {s.strip()[:80]!r}",
-                       "'DEV [*] Start End [#cyls|MiB] [#blocks|#sectors] Id System' after the column header")
+            raise _cut(
+                lineno,
+                last,
+                f"not an sfdisk -l partition row: {s.strip()[:80]!r}",
+                "'DEV [*] Start End [#cyls|MiB] [#blocks|#sectors] Id System' after the column header",
+            )
         device, boot, start, plus, end, middle, size, odd, type_id, system = m.groups()
         cur.line_end = lineno
         size = int(size)
@@ -632,15 +771,27 @@ def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
             unknown.append(f"{device} ({start}+)")
         elif start_sector < 0:
             raise ParseError(f"start {start} before the first unit", line=lineno, expected="a start >= counting from")
-        cur.parts.append({"device": device, "index": _index_of(device), "start_sector": start_sector,
-                          "size_sectors": size, "type_id": type_id.lower(), "type": system or None,
-                          "flags": "boot" if boot else None, "line": lineno})
+        cur.parts.append(
+            {
+                "device": device,
+                "index": _index_of(device),
+                "start_sector": start_sector,
+                "size_sectors": size,
+                "type_id": type_id.lower(),
+                "type": system or None,
+                "flags": "boot" if boot else None,
+                "line": lineno,
+            }
+        )
     if not disks:
-        raise ParseError("no sfdisk -l disk found", line=1,
-                         expected="'Disk DEV: N cylinders, N heads, N sectors/track'")
+        raise ParseError(
+            "no sfdisk -l disk found", line=1, expected="'Disk DEV: N cylinders, N heads, N sectors/track'"
+        )
     if unknown:
-        parsed.warnings.append("starts not on a unit boundary ('N+'), so their sector and alignment are unknown "
-                               "(sfdisk -luS prints sectors): " + ", ".join(unknown))
+        parsed.warnings.append(
+            "starts not on a unit boundary ('N+'), so their sector and alignment are unknown "
+            "(sfdisk -luS prints sectors): " + ", ".join(unknown)
+        )
     for disk in disks:
         disk.size_source = None
         disk.emit(parsed)
@@ -654,16 +805,23 @@ _PARTED_UNIT = re.compile(r"^(\d+)(s|B)$")
 def _parted_sectors(value: str, lsec: int, lineno: int, *, end: bool = False) -> int:
     m = _PARTED_UNIT.match(value.strip())
     if not m:
-        raise ParseError(f"parted value {value!r} is not in sectors or bytes", line=lineno,
-                         kind="unsupported-version", expected="exact units: parted DEV unit s print (or unit B)")
+        raise ParseError(
+            f"parted value {value!r} is not in sectors or bytes",
+            line=lineno,
+            kind="unsupported-version",
+            expected="exact units: parted DEV unit s print (or unit B)",
+        )
     n = int(m.group(1))
     if m.group(2) == "s":
         return n
     if end:
         n += 1  # an end in bytes is the last byte
     if n % lsec:
-        raise ParseError(f"{value} is not a whole number of {lsec}-byte sectors", line=lineno,
-                         expected="a byte offset on a sector boundary")
+        raise ParseError(
+            f"{value} is not a whole number of {lsec}-byte sectors",
+            line=lineno,
+            expected="a byte offset on a sector boundary",
+        )
     return n // lsec - (1 if end else 0)
 
 
@@ -675,8 +833,12 @@ def _parse_parted_machine(lines: list[str], parsed: Parsed, last: int) -> None:
             continue
         if s in ("BYT;", "CHS;", "CYL;"):
             if s != "BYT;":
-                raise ParseError(f"parted {s} (cylinder/CHS) units", line=lineno, kind="unsupported-version",
-                                 expected="parted -m DEV unit s print")
+                raise ParseError(
+                    f"parted {s} (cylinder/CHS) units",
+                    line=lineno,
+                    kind="unsupported-version",
+                    expected="parted -m DEV unit s print",
+                )
             if cur:
                 cur.emit(parsed)
             cur = None
@@ -688,14 +850,19 @@ def _parse_parted_machine(lines: list[str], parsed: Parsed, last: int) -> None:
         fields = s[:-1].split(":")
         if cur is None:
             if len(fields) < 8:
-                raise _cut(lineno, last, f"parted -m disk line has {len(fields)} fields",
-                           "path:size:transport:logical:physical:label:model:flags;")
+                raise _cut(
+                    lineno,
+                    last,
+                    f"parted -m disk line has {len(fields)} fields",
+                    "path:size:transport:logical:physical:label:model:flags;",
+                )
             cur = _Disk(fields[0], lineno)
             try:
                 cur.lsec, cur.psec = int(fields[3]), int(fields[4])
             except ValueError:
-                raise ParseError(f"unreadable sector sizes {fields[3]!r}/{fields[4]!r}", line=lineno,
-                                 expected="integers (bytes)") from None
+                raise ParseError(
+                    f"unreadable sector sizes {fields[3]!r}/{fields[4]!r}", line=lineno, expected="integers (bytes)"
+                ) from None
             cur.size_sectors = _parted_sectors(fields[1], cur.lsec, lineno)
             cur.table_type = _table_type(fields[5])
             continue
@@ -704,16 +871,32 @@ def _parse_parted_machine(lines: list[str], parsed: Parsed, last: int) -> None:
             cur.add_free(_parted_sectors(fields[3], cur.lsec, lineno))
             continue
         if len(fields) < 7 or not fields[0].isdigit():
-            raise _cut(lineno, last, f"not a parted -m partition line: {s[:80]!r}",
-                       "number:start:end:size:filesystem:name:flags;")
+            raise _cut(
+                lineno,
+                last,
+                f"not a parted -m partition line: {s[:80]!r}",
+                "number:start:end:size:filesystem:name:flags;",
+            )
         start = _parted_sectors(fields[1], cur.lsec, lineno)
         stop = _parted_sectors(fields[2], cur.lsec, lineno, end=True)
-        cur.parts.append({"index": int(fields[0]), "start_sector": start, "size_sectors": stop - start + 1,
-                          "filesystem": fields[4] or None, "name": ":".join(fields[5:-1]) or None,
-                          "flags": fields[-1] or None, "line": lineno})
+        cur.parts.append(
+            {
+                "index": int(fields[0]),
+                "start_sector": start,
+                "size_sectors": stop - start + 1,
+                "filesystem": fields[4] or None,
+                "name": ":".join(fields[5:-1]) or None,
+                "flags": fields[-1] or None,
+                "line": lineno,
+            }
+        )
     if cur is None:
-        raise ParseError("parted -m output without a disk line", line=last, kind="truncated",
-                         expected="path:size:transport:logical:physical:label:model:flags;")
+        raise ParseError(
+            "parted -m output without a disk line",
+            line=last,
+            kind="truncated",
+            expected="path:size:transport:logical:physical:label:model:flags;",
+        )
     cur.emit(parsed)
 
 
@@ -755,24 +938,41 @@ def _parse_parted_human(lines: list[str], parsed: Parsed, last: int) -> None:
             lsec = cur.lsec or 512
             start = _parted_sectors(cells["Start"], lsec, lineno)
             stop = _parted_sectors(cells["End"], lsec, lineno, end=True)
-            cur.parts.append({"index": int(cells["Number"]), "start_sector": start, "size_sectors": stop - start + 1,
-                              "type": cells.get("Type") or None, "filesystem": cells.get("File system") or None,
-                              "name": cells.get("Name") or None, "flags": cells.get("Flags") or None, "line": lineno})
+            cur.parts.append(
+                {
+                    "index": int(cells["Number"]),
+                    "start_sector": start,
+                    "size_sectors": stop - start + 1,
+                    "type": cells.get("Type") or None,
+                    "filesystem": cells.get("File system") or None,
+                    "name": cells.get("Name") or None,
+                    "flags": cells.get("Flags") or None,
+                    "line": lineno,
+                }
+            )
             continue
         if s.startswith("Number") and "Start" in s:
             spans = sorted((label, line.index(label)) for label in _PARTED_LABELS if label in line)
             spans.sort(key=lambda x: x[1])
             if lineno >= last:
-                raise ParseError("parted output ends after the column header", line=lineno, kind="truncated",
-                                 expected="partition rows")
+                raise ParseError(
+                    "parted output ends after the column header",
+                    line=lineno,
+                    kind="truncated",
+                    expected="partition rows",
+                )
             continue
         m = re.match(r"^Disk (.+): (\S+)$", s)
         if m and not s.startswith("Disk Flags:"):
             cur.name = m.group(1)
             value = m.group(2)
             if not _PARTED_UNIT.match(value):
-                raise ParseError(f"parted disk size {value!r} is not exact", line=lineno, kind="unsupported-version",
-                                 expected="exact units: parted DEV unit s print (or unit B)")
+                raise ParseError(
+                    f"parted disk size {value!r} is not exact",
+                    line=lineno,
+                    kind="unsupported-version",
+                    expected="exact units: parted DEV unit s print (or unit B)",
+                )
             if value.endswith("s"):
                 cur.size_sectors = int(value[:-1])
             else:
@@ -791,8 +991,12 @@ def _parse_parted_human(lines: list[str], parsed: Parsed, last: int) -> None:
         elif s.startswith(("Error:", "Warning:", "Information:")):
             parsed.warnings.append(f"line {lineno}: {s}")
         else:
-            raise _cut(lineno, last, f"unexpected line in parted output: {s[:80]!r}",
-                       "Model/Disk/Sector size/Partition Table lines or the table")
+            raise _cut(
+                lineno,
+                last,
+                f"unexpected line in parted output: {s[:80]!r}",
+                "Model/Disk/Sector size/Partition Table lines or the table",
+            )
     if cur is None:
         raise ParseError("no parted 'Model:' block found", line=1, expected="parted DEV unit s print output")
     cur.emit(parsed)
@@ -803,8 +1007,11 @@ def _parse_parted_human(lines: list[str], parsed: Parsed, last: int) -> None:
 _SNIFF_GPART = re.compile(r"^=>\s*\d+\s+\d+\s+\S+\s+\S+\s+\(", re.M)
 _SNIFF_SFDISK = re.compile(r"^\S.*?\s*:\s*start=\s*\d+\s*,\s*size=\s*\d+", re.M)
 _SNIFF_SFDISK_HEAD = re.compile(r"^(?:label: \w+|# partition table of |unit: sectors)", re.M)
-_SNIFF_SFDISK_L = re.compile(r"^Disk \S+: \d+ cylinders, \d+ heads, \d+ sectors/track\s*\n(?:.*\n){0,4}?"
-                             r"Units(?::| =) .*counting from \d", re.M)
+_SNIFF_SFDISK_L = re.compile(
+    r"^Disk \S+: \d+ cylinders, \d+ heads, \d+ sectors/track\s*\n(?:.*\n){0,4}?"
+    r"Units(?::| =) .*counting from \d",
+    re.M,
+)
 _SNIFF_FDISK = re.compile(r"^Disk \S.*: [^,]*, \d+ bytes", re.M)
 _SNIFF_FDISK_UNITS = re.compile(r"^Units(?::| =) (?:sectors|cylinders) of \d+ \* \d+ = \d+ bytes", re.M)
 _SNIFF_PARTED_M = re.compile(r"^(?:BYT|CHS|CYL);\s*\n[^\n]*:[^\n]*:[^\n]*:\d+:\d+:[^\n]*;\s*$", re.M)
@@ -834,8 +1041,11 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     fmt = fmt or sniff(text)
     if fmt not in FORMATS:
         first = next((i for i, ln in enumerate(lines_of(text), 1) if ln.strip()), 1)
-        raise ParseError("not a partition table listing", line=first,
-                         expected="gpart show, fdisk -l, sfdisk -d or parted (-m) unit s print output")
+        raise ParseError(
+            "not a partition table listing",
+            line=first,
+            expected="gpart show, fdisk -l, sfdisk -d or parted (-m) unit s print output",
+        )
     parsed = Parsed(tool=TOOL, format=fmt)
     lines = lines_of(text)
     last = max(i for i, ln in enumerate(lines, 1) if ln.strip())

@@ -28,9 +28,14 @@ TOOL = "zdb"
 PARSER_VERSION = 1
 FORMATS = ("zdb-b", "zdb-S", "zdb-DD")
 
-_HUMAN = ("human_units", "BOOLEAN",
-          ("true when the row's numbers were printed with K/M/G suffixes (powers of 1024, 3 significant "
-           "digits, so the stored integers are approximate); false for raw integers (-P)"))
+_HUMAN = (
+    "human_units",
+    "BOOLEAN",
+    (
+        "true when the row's numbers were printed with K/M/G suffixes (powers of 1024, 3 significant "
+        "digits, so the stored integers are approximate); false for raw integers (-P)"
+    ),
+)
 
 TABLES = {
     "zdb_block_stats": table(
@@ -54,18 +59,32 @@ TABLES = {
         ("bp_cloned_count", "BIGINT", "cloned blocks, count (2.2+, else NULL)"),
         ("embedded_bp_count", "BIGINT", "sum of `additional, non-pointer bps of type T` counts (0 when none printed)"),
         ("dittoed_same_vdev", "BIGINT", "`Dittoed blocks on same vdev`, count (0 when not printed)"),
-        ("dittoed_same_metaslab", "BIGINT",
-         "`Dittoed blocks in same metaslab`, count (0 when not printed; NULL for the 0.6/0.7 format without it)"),
-        ("leaks", "VARCHAR",
-         "'none' (No leaks line), 'leaked' (size mismatch or leaked space lines), NULL when not checked/shown"),
-        ("leaked_bytes", "BIGINT",
-         "signed leaked bytes (alloc - traversal; negative = double count); 0 for 'none'; NULL if unknown"),
+        (
+            "dittoed_same_metaslab",
+            "BIGINT",
+            "`Dittoed blocks in same metaslab`, count (0 when not printed; NULL for the 0.6/0.7 format without it)",
+        ),
+        (
+            "leaks",
+            "VARCHAR",
+            "'none' (No leaks line), 'leaked' (size mismatch or leaked space lines), NULL when not checked/shown",
+        ),
+        (
+            "leaked_bytes",
+            "BIGINT",
+            "signed leaked bytes (alloc - traversal; negative = double count); 0 for 'none'; NULL if unknown",
+        ),
         ("traversal_bytes", "BIGINT", "`block traversal size` of a mismatch line, bytes (else NULL)"),
         ("alloc_bytes", "BIGINT", "`alloc` of a mismatch line, bytes (else NULL)"),
-        ("zfs_era", "VARCHAR",
-         ("output layout hint, the lowest OpenZFS release printing it: 'pre-dedup' (no bp deduped:), '0.6/0.7' "
-          "(SPA allocated:), '0.8+' (Normal class:; FreeBSD's pre-13 ZFS prints it too), '2.0+' (block size "
-          "histogram), '2.1+' (Embedded log class), '2.2+' (bp cloned:), '2.4+' (Special embedded log)")),
+        (
+            "zfs_era",
+            "VARCHAR",
+            (
+                "output layout hint, the lowest OpenZFS release printing it: 'pre-dedup' (no bp deduped:), '0.6/0.7' "
+                "(SPA allocated:), '0.8+' (Normal class:; FreeBSD's pre-13 ZFS prints it too), '2.0+' (block size "
+                "histogram), '2.1+' (Embedded log class), '2.2+' (bp cloned:), '2.4+' (Special embedded log)"
+            ),
+        ),
         *LINES,
     ),
     "zdb_classes": table(
@@ -119,10 +138,16 @@ TABLES = {
         "DDT histograms: `Simulated DDT histogram` (zdb -S), the aggregated `DDT histogram` (-DD), per-object (-DDD).",
         ("ddt_no", "INTEGER", "1-based number of the -S/-D output in the file (shared with zdb_ddt_ratios/objects)"),
         ("source", "VARCHAR", "'simulated' (zdb -S) or 'ddt' (existing dedup table)"),
-        ("object", "VARCHAR",
-         "DDT object of a -DDD per-object histogram (DDT-sha256-zap-unique); NULL when aggregated/simulated"),
-        ("refcnt_bucket", "BIGINT",
-         "reference count bucket, its lower edge (1, 2, 4 ... 1K = 1024); NULL on the Total row"),
+        (
+            "object",
+            "VARCHAR",
+            "DDT object of a -DDD per-object histogram (DDT-sha256-zap-unique); NULL when aggregated/simulated",
+        ),
+        (
+            "refcnt_bucket",
+            "BIGINT",
+            "reference count bucket, its lower edge (1, 2, 4 ... 1K = 1024); NULL on the Total row",
+        ),
         ("is_total", "BOOLEAN", "the Total row"),
         ("alloc_blocks", "BIGINT", "allocated (unique) blocks, count = DDT entries"),
         ("alloc_lsize_bytes", "BIGINT", "allocated LSIZE, bytes"),
@@ -151,24 +176,47 @@ TABLES = {
         "or `All DDTs are empty`.",
         ("ddt_no", "INTEGER", "see zdb_ddt_histogram.ddt_no"),
         ("pool", "VARCHAR", "pool from the invocation/prompt line, else NULL"),
-        ("kind", "VARCHAR", ("'object' (DDT-<cksum>-<type>-<class>), 'table' (2.3+ DDT-<cksum>: version=...), "
-                             "'log' (2.3+ DDT-log-<cksum>-<n>), 'all_empty' (All DDTs are empty)")),
+        (
+            "kind",
+            "VARCHAR",
+            (
+                "'object' (DDT-<cksum>-<type>-<class>), 'table' (2.3+ DDT-<cksum>: version=...), "
+                "'log' (2.3+ DDT-log-<cksum>-<n>), 'all_empty' (All DDTs are empty)"
+            ),
+        ),
         ("name", "VARCHAR", "object name as printed"),
         ("checksum", "VARCHAR", "sha256, sha512, skein, edonr, blake3 ..."),
         ("ddt_type", "VARCHAR", "storage type of an object (zap)"),
         ("ddt_class", "VARCHAR", "ditto, duplicate or unique"),
         ("entries", "BIGINT", "entries, count"),
-        ("disk_bytes_per_entry", "DOUBLE",
-         "on-disk bytes per entry: <= 2.2 as printed (`size X on disk`, truncated by zdb); 2.3+ dspace/entries"),
-        ("core_bytes_per_entry", "DOUBLE",
-         "in-core bytes per entry: <= 2.2 as printed (`Y in core`); 2.3+ mspace/entries"),
-        ("disk_bytes_total", "DOUBLE",
-         "on-disk bytes of the object: 2.3+ dspace as printed; <= 2.2 entries x per-entry"),
-        ("core_bytes_total", "DOUBLE",
-         "in-core bytes of the object: 2.3+ mspace as printed; <= 2.2 entries x per-entry"),
-        ("totals_derived", "BOOLEAN",
-         ("true when the totals were computed as entries x per-entry (<= 2.2; approximate, zdb truncates the "
-          "per-entry value), false when printed (2.3+)")),
+        (
+            "disk_bytes_per_entry",
+            "DOUBLE",
+            "on-disk bytes per entry: <= 2.2 as printed (`size X on disk`, truncated by zdb); 2.3+ dspace/entries",
+        ),
+        (
+            "core_bytes_per_entry",
+            "DOUBLE",
+            "in-core bytes per entry: <= 2.2 as printed (`Y in core`); 2.3+ mspace/entries",
+        ),
+        (
+            "disk_bytes_total",
+            "DOUBLE",
+            "on-disk bytes of the object: 2.3+ dspace as printed; <= 2.2 entries x per-entry",
+        ),
+        (
+            "core_bytes_total",
+            "DOUBLE",
+            "in-core bytes of the object: 2.3+ mspace as printed; <= 2.2 entries x per-entry",
+        ),
+        (
+            "totals_derived",
+            "BOOLEAN",
+            (
+                "true when the totals were computed as entries x per-entry (<= 2.2; approximate, zdb truncates the "
+                "per-entry value), false when printed (2.3+)"
+            ),
+        ),
         ("ddt_version", "INTEGER", "'table': DDT version (0 legacy, 1 fast dedup)"),
         ("flags", "BIGINT", "'table'/'log': flags value (printed in hex)"),
         ("flag_names", "VARCHAR", "'table'/'log': flag names in brackets as printed (`FLAT LOG`), else NULL"),
@@ -180,12 +228,21 @@ TABLES = {
     "zdb_events": table(
         "Leak, error and other notable lines of zdb -b (one per line).",
         ("block_no", "INTEGER", "zdb_block_stats.block_no of the summary they belong to (NULL if none followed)"),
-        ("kind", "VARCHAR", ("'no_leaks', 'size_mismatch' (leaked/unreachable), 'leaked_space', 'read_error', "
-                             "'error_count', 'indirect_vdev', 'error' (another error line)")),
+        (
+            "kind",
+            "VARCHAR",
+            (
+                "'no_leaks', 'size_mismatch' (leaked/unreachable), 'leaked_space', 'read_error', "
+                "'error_count', 'indirect_vdev', 'error' (another error line)"
+            ),
+        ),
         ("vdev", "BIGINT", "vdev id (leaked_space, indirect_vdev)"),
         ("offset_bytes", "BIGINT", "leaked segment offset, bytes"),
-        ("size_bytes", "BIGINT",
-         "leaked segment size, or mismatch difference (signed), or indirect mapping memory, bytes"),
+        (
+            "size_bytes",
+            "BIGINT",
+            "leaked segment size, or mismatch difference (signed), or indirect mapping memory, bytes",
+        ),
         ("errno", "INTEGER", "error number (read_error, error_count)"),
         ("count", "BIGINT", "error_count: occurrences; indirect_vdev: segments"),
         ("text", "VARCHAR", "the line, stripped"),
@@ -224,11 +281,18 @@ _SUMMARY = {  # label -> full pattern of the (stripped) line
     "bp deduped:": re.compile(r"bp deduped:\s+(\d+)\s+ref>1:\s+(\d+)\s+deduplication:\s+" + _NUM),
     "bp cloned:": re.compile(r"bp cloned:\s+(\d+)\s+count:\s+(\d+)"),
 }
-_CLASS_LABELS = {"Normal class:": "Normal", "SPA allocated:": "SPA allocated", "Special class": "Special",
-                 "Dedup class": "Dedup", "Embedded log class": "Embedded log",
-                 "Special embedded log": "Special embedded log"}
-_CLASS = re.compile(r"(Normal class:|SPA allocated:|Special class|Dedup class|Embedded log class|"
-                    r"Special embedded log)\s+(\d+)\s+used:\s*" + _NUM + r"\s*%")
+_CLASS_LABELS = {
+    "Normal class:": "Normal",
+    "SPA allocated:": "SPA allocated",
+    "Special class": "Special",
+    "Dedup class": "Dedup",
+    "Embedded log class": "Embedded log",
+    "Special embedded log": "Special embedded log",
+}
+_CLASS = re.compile(
+    r"(Normal class:|SPA allocated:|Special class|Dedup class|Embedded log class|"
+    r"Special embedded log)\s+(\d+)\s+used:\s*" + _NUM + r"\s*%"
+)
 _MANDATORY = ("bp logical:", "bp physical:", "bp allocated:")  # `bp deduped:` is missing before dedup existed
 
 _EMBEDDED = re.compile(r"^additional, non-pointer bps of type (\d+):\s+(\d+)$")
@@ -249,24 +313,46 @@ _NOTE = re.compile(r"^\(note: .*\)$")
 
 _SIM_TITLE = re.compile(r"^Simulated DDT histogram:$")
 _AGG_TITLE = re.compile(r"^DDT histogram \(aggregated over all DDTs\):$")
-_DDT_HEAD = (re.compile(r"^bucket\s+allocated\s+referenced$"), re.compile(r"^_+\s+_+\s+_+$"),
-             re.compile(r"^refcnt\s+blocks\s+LSIZE\s+PSIZE\s+DSIZE\s+blocks\s+LSIZE\s+PSIZE\s+DSIZE$"),
-             re.compile(r"^-+\s+-+\s+-+\s+-+\s+-+\s+-+\s+-+\s+-+\s+-+$"))
-_RATIOS = re.compile(r"^dedup = " + _NUM + r", compress = " + _NUM + r", copies = " + _NUM
-                     + r", dedup \* compress / copies = " + _NUM + r"$")
+_DDT_HEAD = (
+    re.compile(r"^bucket\s+allocated\s+referenced$"),
+    re.compile(r"^_+\s+_+\s+_+$"),
+    re.compile(r"^refcnt\s+blocks\s+LSIZE\s+PSIZE\s+DSIZE\s+blocks\s+LSIZE\s+PSIZE\s+DSIZE$"),
+    re.compile(r"^-+\s+-+\s+-+\s+-+\s+-+\s+-+\s+-+\s+-+\s+-+$"),
+)
+_RATIOS = re.compile(
+    r"^dedup = "
+    + _NUM
+    + r", compress = "
+    + _NUM
+    + r", copies = "
+    + _NUM
+    + r", dedup \* compress / copies = "
+    + _NUM
+    + r"$"
+)
 _DDT_OBJ_OLD = re.compile(r"^(DDT-(\w+)-(\w+)-(\w+)): (\d+) entries, size (\d+) on disk, (\d+) in core$")
 _DDT_OBJ_NEW = re.compile(r"^(DDT-(\w+)-(\w+)-(\w+)): dspace=(\d+); mspace=(\d+); entries=(\d+)$")
-_DDT_TABLE = re.compile(r"^(DDT-(\w+)): version=(\d+) \[[^\]]*\]; flags=0x([0-9a-fA-F]+)(?: ?\[([^\]]*)\])?; "
-                        r"rootobj=(\d+)$")
-_DDT_LOG = re.compile(r"^(DDT-log-(\w+)-(\d+)): flags=0x([0-9a-fA-F]+)(?: ?\[([^\]]*)\])?; obj=(\d+); len=(\d+); "
-                      r"txg=(\d+); entries=(\d+)$")
+_DDT_TABLE = re.compile(
+    r"^(DDT-(\w+)): version=(\d+) \[[^\]]*\]; flags=0x([0-9a-fA-F]+)(?: ?\[([^\]]*)\])?; "
+    r"rootobj=(\d+)$"
+)
+_DDT_LOG = re.compile(
+    r"^(DDT-log-(\w+)-(\d+)): flags=0x([0-9a-fA-F]+)(?: ?\[([^\]]*)\])?; obj=(\d+); len=(\d+); "
+    r"txg=(\d+); entries=(\d+)$"
+)
 _ALL_EMPTY = re.compile(r"^All DDTs are empty$")
 
-_SNIFF_B = re.compile(r"\bbp count:[ \t]+\d+[ \t]*$|^Traversing all blocks\b.*\.\.\.[ \t]*$"
-                      r"|^Blocks\s+LSIZE\s+PSIZE\s+ASIZE\s+avg\s+comp\s+%Total\s+Type", re.MULTILINE)
+_SNIFF_B = re.compile(
+    r"\bbp count:[ \t]+\d+[ \t]*$|^Traversing all blocks\b.*\.\.\.[ \t]*$"
+    r"|^Blocks\s+LSIZE\s+PSIZE\s+ASIZE\s+avg\s+comp\s+%Total\s+Type",
+    re.MULTILINE,
+)
 _SNIFF_S = re.compile(r"^Simulated DDT histogram:", re.MULTILINE)
-_SNIFF_DD = re.compile(r"^DDT-\w+-\w+-\w+: (?:\d+ entries, size \d+ on disk|dspace=\d+; mspace=\d+;)"
-                       r"|^All DDTs are empty|^DDT histogram \(aggregated over all DDTs\):", re.MULTILINE)
+_SNIFF_DD = re.compile(
+    r"^DDT-\w+-\w+-\w+: (?:\d+ entries, size \d+ on disk|dspace=\d+; mspace=\d+;)"
+    r"|^All DDTs are empty|^DDT histogram \(aggregated over all DDTs\):",
+    re.MULTILINE,
+)
 
 
 def sniff(text: str) -> str | None:
@@ -289,7 +375,7 @@ def strip_progress(line: str) -> str:
             m = _PROGRESS.match(seg)
             if not m or m.end() == 0:
                 break
-            seg = seg[m.end():]
+            seg = seg[m.end() :]
         if seg.strip():
             kept.append(seg)
     return "".join(kept)
@@ -347,7 +433,7 @@ class _Reader:
         return ParseError(msg, line=i + 1, expected=expected, kind=kind)
 
     def rest_blank(self, i: int) -> bool:
-        return all(not ln.strip() for ln in self.lines[i + 1:])
+        return all(not ln.strip() for ln in self.lines[i + 1 :])
 
     def nice(self, tok: str, i: int, what: str) -> tuple[int | None, bool]:
         """A nicenum/nicebytes cell -> (integer value or None for '-', printed-with-suffix)."""
@@ -358,8 +444,9 @@ class _Reader:
         try:
             v = zfs_nicenum(tok)
         except UnitError:
-            raise self.err(f"{what}: not a zfs number: {tok!r}", i,
-                           "a number with an optional K/M/G/T/P/E suffix") from None
+            raise self.err(
+                f"{what}: not a zfs number: {tok!r}", i, "a number with an optional K/M/G/T/P/E suffix"
+            ) from None
         if math.isnan(v):
             return None, False
         return round(v), tok.rstrip("B")[-1:] in ("K", "M", "G", "T", "P", "E")
@@ -372,8 +459,18 @@ class _Reader:
         self.ddt_hist = False
 
     def event(self, i: int, kind: str, **vals) -> None:
-        row = {"block_no": None, "kind": kind, "vdev": None, "offset_bytes": None, "size_bytes": None,
-               "errno": None, "count": None, "text": self.s(i), "line_start": i + 1, "line_end": i + 1}
+        row = {
+            "block_no": None,
+            "kind": kind,
+            "vdev": None,
+            "offset_bytes": None,
+            "size_bytes": None,
+            "errno": None,
+            "count": None,
+            "text": self.s(i),
+            "line_start": i + 1,
+            "line_end": i + 1,
+        }
         row.update(vals)
         if self.block is not None and kind == "indirect_vdev":
             row["block_no"] = self.block["block_no"]
@@ -391,15 +488,22 @@ class _Reader:
                 continue
             i = self.line(i, s)
         if self.banner_line is not None:
-            raise self.err("zdb -b output ends before its summary", self.banner_line, "a `bp count:` summary block",
-                           kind="truncated")
+            raise self.err(
+                "zdb -b output ends before its summary",
+                self.banner_line,
+                "a `bp count:` summary block",
+                kind="truncated",
+            )
         self.check_ddt_closed(n - 1)
         if self.ddt_open:
             self.out.warnings.append("DDT object lines without the ratio line that ends zdb -D output")
         if not self.out.n_rows:
             first = next((k for k in range(n) if self.s(k)), 0)
-            raise self.err("no zdb block statistics or DDT output found", first,
-                           "zdb -b/-bb summary or table, zdb -S or zdb -D/-DD output")
+            raise self.err(
+                "no zdb block statistics or DDT output found",
+                first,
+                "zdb -b/-bb summary or table, zdb -S or zdb -D/-DD output",
+            )
         return self.out
 
     def check_ddt_closed(self, i: int) -> None:
@@ -407,19 +511,44 @@ class _Reader:
             # zdb -S of OpenZFS 2.3.1 can print the histogram's headers and nothing else (no rows, no
             # Total, no ratio line) for a pool full of blocks: zero entries, with a warning
             line = self.sim_empty
-            self.out.warnings.append(f"line {line}: zdb -S printed an empty simulated DDT histogram (no rows, no "
-                                     "Total, no ratio line; OpenZFS 2.3.1 does this): stored as zero entries, "
-                                     "which may not be the pool's real dedup table")
-            zeros = dict.fromkeys(("alloc_blocks", "alloc_lsize_bytes", "alloc_psize_bytes", "alloc_dsize_bytes",
-                                   "ref_blocks", "ref_lsize_bytes", "ref_psize_bytes", "ref_dsize_bytes"), 0)
-            self.out.add("zdb_ddt_histogram", {
-                "ddt_no": self.ddt_no, "source": "simulated", "object": None, "refcnt_bucket": None,
-                "is_total": True, **zeros, "human_units": False, "line_start": line, "line_end": line})
+            self.out.warnings.append(
+                f"line {line}: zdb -S printed an empty simulated DDT histogram (no rows, no "
+                "Total, no ratio line; OpenZFS 2.3.1 does this): stored as zero entries, "
+                "which may not be the pool's real dedup table"
+            )
+            zeros = dict.fromkeys(
+                (
+                    "alloc_blocks",
+                    "alloc_lsize_bytes",
+                    "alloc_psize_bytes",
+                    "alloc_dsize_bytes",
+                    "ref_blocks",
+                    "ref_lsize_bytes",
+                    "ref_psize_bytes",
+                    "ref_dsize_bytes",
+                ),
+                0,
+            )
+            self.out.add(
+                "zdb_ddt_histogram",
+                {
+                    "ddt_no": self.ddt_no,
+                    "source": "simulated",
+                    "object": None,
+                    "refcnt_bucket": None,
+                    "is_total": True,
+                    **zeros,
+                    "human_units": False,
+                    "line_start": line,
+                    "line_end": line,
+                },
+            )
             self.ddt_open, self.sim_empty = False, None
             return
         if self.ddt_open and (self.ddt_source == "simulated" or self.ddt_hist):
-            raise self.err("zdb -S/-DD output ends before its ratio line", i, "`dedup = ..., compress = ...`",
-                           kind="truncated")
+            raise self.err(
+                "zdb -S/-DD output ends before its ratio line", i, "`dedup = ..., compress = ...`", kind="truncated"
+            )
 
     def line(self, i: int, s: str) -> int:
         """Handle the line at i (non-blank); return the index of the next line to read."""
@@ -432,8 +561,12 @@ class _Reader:
             return i + 1
         if _BANNER.match(s):
             if self.banner_line is not None:
-                raise self.err("a new zdb -b run starts before the previous one printed its summary",
-                               self.banner_line, "a `bp count:` summary block", kind="truncated")
+                raise self.err(
+                    "a new zdb -b run starts before the previous one printed its summary",
+                    self.banner_line,
+                    "a `bp count:` summary block",
+                    kind="truncated",
+                )
             self.banner_line = i
             self.block = None
             return i + 1
@@ -504,8 +637,9 @@ class _Reader:
             m = (_SUMMARY[label] if label else _CLASS).fullmatch(s)
             if not m:
                 kind = "truncated" if self.rest_blank(j) else "invalid"
-                raise self.err(f"unreadable summary line {s!r}", j, f"`{label or 'class'} N ...` as zdb prints it",
-                               kind=kind)
+                raise self.err(
+                    f"unreadable summary line {s!r}", j, f"`{label or 'class'} N ...` as zdb prints it", kind=kind
+                )
             if label:
                 if label in seen:
                     break  # next block (two summaries without a blank line between)
@@ -518,39 +652,71 @@ class _Reader:
             missing.append("Normal class:")
         if missing:
             kind = "truncated" if self.rest_blank(j - 1) else "invalid"
-            raise self.err(f"zdb -b summary is missing `{missing[0]}`", j - 1 if kind == "truncated" else j,
-                           f"the `{missing[0]}` line of the summary", kind=kind)
+            raise self.err(
+                f"zdb -b summary is missing `{missing[0]}`",
+                j - 1 if kind == "truncated" else j,
+                f"the `{missing[0]}` line of the summary",
+                kind=kind,
+            )
         self.n_blocks += 1
         labels = [m[1] for _, m in classes]
-        era = ("2.4+" if "Special embedded log" in labels else "2.2+" if "bp cloned:" in seen
-               else "2.1+" if "Embedded log class" in labels else "0.8+" if "SPA allocated:" not in labels
-               else "0.6/0.7" if "bp deduped:" in seen else "pre-dedup")
+        era = (
+            "2.4+"
+            if "Special embedded log" in labels
+            else "2.2+"
+            if "bp cloned:" in seen
+            else "2.1+"
+            if "Embedded log class" in labels
+            else "0.8+"
+            if "SPA allocated:" not in labels
+            else "0.6/0.7"
+            if "bp deduped:" in seen
+            else "pre-dedup"
+        )
         g = {k: m.groups() for k, m in seen.items()}
         row = {
-            "block_no": self.n_blocks, "pool": self.pool,
+            "block_no": self.n_blocks,
+            "pool": self.pool,
             "bp_count": int(g["bp count:"][0]),
             "ganged_count": int(g["ganged count:"][0]) if "ganged count:" in g else None,
-            "bp_logical_bytes": int(g["bp logical:"][0]), "bp_logical_avg_bytes": int(g["bp logical:"][1]),
-            "bp_physical_bytes": int(g["bp physical:"][0]), "bp_physical_avg_bytes": int(g["bp physical:"][1]),
+            "bp_logical_bytes": int(g["bp logical:"][0]),
+            "bp_logical_avg_bytes": int(g["bp logical:"][1]),
+            "bp_physical_bytes": int(g["bp physical:"][0]),
+            "bp_physical_avg_bytes": int(g["bp physical:"][1]),
             "compression_physical": _ratio(g["bp physical:"][2]),
-            "bp_allocated_bytes": int(g["bp allocated:"][0]), "bp_allocated_avg_bytes": int(g["bp allocated:"][1]),
+            "bp_allocated_bytes": int(g["bp allocated:"][0]),
+            "bp_allocated_avg_bytes": int(g["bp allocated:"][1]),
             "compression_allocated": _ratio(g["bp allocated:"][2]),
             "bp_deduped_bytes": int(g["bp deduped:"][0]) if "bp deduped:" in g else None,
             "dedup_ref_gt1_count": int(g["bp deduped:"][1]) if "bp deduped:" in g else None,
             "dedup_ratio": _ratio(g["bp deduped:"][2]) if "bp deduped:" in g else None,
             "bp_cloned_bytes": int(g["bp cloned:"][0]) if "bp cloned:" in g else None,
             "bp_cloned_count": int(g["bp cloned:"][1]) if "bp cloned:" in g else None,
-            "embedded_bp_count": 0, "dittoed_same_vdev": 0,
+            "embedded_bp_count": 0,
+            "dittoed_same_vdev": 0,
             "dittoed_same_metaslab": None if era in ("0.6/0.7", "pre-dedup") else 0,
-            "leaks": None, "leaked_bytes": None, "traversal_bytes": None, "alloc_bytes": None,
-            "zfs_era": era, "line_start": i + 1, "line_end": j,
+            "leaks": None,
+            "leaked_bytes": None,
+            "traversal_bytes": None,
+            "alloc_bytes": None,
+            "zfs_era": era,
+            "line_start": i + 1,
+            "line_end": j,
         }
         row.update(self.leak)
         self.out.add("zdb_block_stats", row)
         for k, m in classes:
-            self.out.add("zdb_classes", {"block_no": self.n_blocks, "class": _CLASS_LABELS[m[1]],
-                                         "allocated_bytes": int(m[2]), "used_pct": _ratio(m[3]),
-                                         "line_start": k + 1, "line_end": k + 1})
+            self.out.add(
+                "zdb_classes",
+                {
+                    "block_no": self.n_blocks,
+                    "class": _CLASS_LABELS[m[1]],
+                    "allocated_bytes": int(m[2]),
+                    "used_pct": _ratio(m[3]),
+                    "line_start": k + 1,
+                    "line_end": k + 1,
+                },
+            )
         for ev in self.pending:
             ev["block_no"] = self.n_blocks
         self.pending, self.leak, self.block, self.banner_line = [], {}, row, None
@@ -564,8 +730,16 @@ class _Reader:
     def h_embedded(self, i, m):
         blk = self.need_block(i, "embedded bp line")
         blk["embedded_bp_count"] += int(m[2])
-        self.out.add("zdb_embedded_bps", {"block_no": blk["block_no"], "embedded_type": int(m[1]),
-                                          "bp_count": int(m[2]), "line_start": i + 1, "line_end": i + 1})
+        self.out.add(
+            "zdb_embedded_bps",
+            {
+                "block_no": blk["block_no"],
+                "embedded_type": int(m[1]),
+                "bp_count": int(m[2]),
+                "line_start": i + 1,
+                "line_end": i + 1,
+            },
+        )
         return i + 1
 
     def h_ditto_vdev(self, i, m):
@@ -607,8 +781,12 @@ class _Reader:
             j += 1
         if not total_seen:
             kind = "truncated" if self.rest_blank(j - 1) else "invalid"
-            raise self.err("zdb -bb table ends before its Total row", j - 1 if kind == "truncated" else j,
-                           "a `Total` row", kind=kind)
+            raise self.err(
+                "zdb -bb table ends before its Total row",
+                j - 1 if kind == "truncated" else j,
+                "a `Total` row",
+                kind=kind,
+            )
         return j
 
     @staticmethod
@@ -640,11 +818,22 @@ class _Reader:
                 ratios.append(None if c == "-" else _ratio(c))
             except ValueError:
                 raise self.err(f"not a number: {c!r}", j, "comp and %Total as decimals") from None
-        row = {"block_no": block_no, "type_name": name, "level": level,
-               "blocks": vals[0][0], "lsize_bytes": vals[1][0], "psize_bytes": vals[2][0],
-               "asize_bytes": vals[3][0], "avg_bytes": vals[4][0], "comp_ratio": ratios[0], "pct_total": ratios[1],
-               "ganged_blocks": None, "human_units": any(h for _, h in vals),
-               "line_start": j + 1, "line_end": j + 1}
+        row = {
+            "block_no": block_no,
+            "type_name": name,
+            "level": level,
+            "blocks": vals[0][0],
+            "lsize_bytes": vals[1][0],
+            "psize_bytes": vals[2][0],
+            "asize_bytes": vals[3][0],
+            "avg_bytes": vals[4][0],
+            "comp_ratio": ratios[0],
+            "pct_total": ratios[1],
+            "ganged_blocks": None,
+            "human_units": any(h for _, h in vals),
+            "line_start": j + 1,
+            "line_end": j + 1,
+        }
         self.out.add("zdb_block_types", row)
         return row
 
@@ -656,40 +845,68 @@ class _Reader:
         n = len(self.lines)
         j = i + 1
         heads = 0
-        while j < n and (not self.s(j) or _NOTE.match(self.s(j)) or _HIST_HEAD1.match(self.s(j))
-                         or _HIST_HEAD2.match(self.s(j))):
+        while j < n and (
+            not self.s(j) or _NOTE.match(self.s(j)) or _HIST_HEAD1.match(self.s(j)) or _HIST_HEAD2.match(self.s(j))
+        ):
             heads += bool(_HIST_HEAD1.match(self.s(j)) or _HIST_HEAD2.match(self.s(j)))
             j += 1
         if heads != 2:
             kind = "truncated" if j >= n else "invalid"
-            raise self.err("Block Size Histogram without its two header lines", min(j, n - 1),
-                           "`block psize lsize asize` and `size Count Size Cum. ...`", kind=kind)
+            raise self.err(
+                "Block Size Histogram without its two header lines",
+                min(j, n - 1),
+                "`block psize lsize asize` and `size Count Size Cum. ...`",
+                kind=kind,
+            )
         rows = 0
         while j < n and self.s(j):
             toks = self.s(j).split()
             if len(toks) != 10:
-                raise self.err(f"block size histogram row has {len(toks)} fields", j,
-                               "size: and 9 numbers (Count Size Cum. for psize, lsize, asize)")
+                raise self.err(
+                    f"block size histogram row has {len(toks)} fields",
+                    j,
+                    "size: and 9 numbers (Count Size Cum. for psize, lsize, asize)",
+                )
             vals = [self.nice(t, j, "histogram cell") for t in [toks[0].rstrip(":")] + toks[1:]]
             if any(v is None for v, _ in vals):
                 raise self.err("`-` in block size histogram", j, "numbers")
-            names = ("block_size_bytes", "psize_count", "psize_bytes", "psize_cum_bytes", "lsize_count",
-                     "lsize_bytes", "lsize_cum_bytes", "asize_count", "asize_bytes", "asize_cum_bytes")
-            row = {"block_no": block_no, **{k: v for k, (v, _) in zip(names, vals)},
-                   "human_units": any(h for _, h in vals[1:]), "line_start": j + 1, "line_end": j + 1}
+            names = (
+                "block_size_bytes",
+                "psize_count",
+                "psize_bytes",
+                "psize_cum_bytes",
+                "lsize_count",
+                "lsize_bytes",
+                "lsize_cum_bytes",
+                "asize_count",
+                "asize_bytes",
+                "asize_cum_bytes",
+            )
+            row = {
+                "block_no": block_no,
+                **{k: v for k, (v, _) in zip(names, vals)},
+                "human_units": any(h for _, h in vals[1:]),
+                "line_start": j + 1,
+                "line_end": j + 1,
+            }
             self.out.add("zdb_block_size_histogram", row)
             rows += 1
             j += 1
         if not rows:
-            raise self.err("Block Size Histogram has no rows", min(j, n - 1), "rows `512: ...` to `16M: ...`",
-                           kind="truncated" if j >= n else "invalid")
+            raise self.err(
+                "Block Size Histogram has no rows",
+                min(j, n - 1),
+                "rows `512: ...` to `16M: ...`",
+                kind="truncated" if j >= n else "invalid",
+            )
         return j
 
     # DDT -----------------------------------------------------------------------------------
     def h_sim_title(self, i, m):
         if self.ddt_open and self.ddt_source == "simulated":
-            raise self.err("new zdb -S output before the ratio line of the previous one", i,
-                           "`dedup = ...` line", kind="truncated")
+            raise self.err(
+                "new zdb -S output before the ratio line of the previous one", i, "`dedup = ...` line", kind="truncated"
+            )
         self.new_ddt("simulated")
         self.ddt_open = True
         return i + 1
@@ -708,8 +925,9 @@ class _Reader:
         for pat in _DDT_HEAD:
             if j >= n or not pat.match(self.s(j)):
                 kind = "truncated" if j >= n or self.rest_blank(j - 1) else "invalid"
-                raise self.err("incomplete DDT histogram header", min(j, n - 1), f"a line like {pat.pattern!r}",
-                               kind=kind)
+                raise self.err(
+                    "incomplete DDT histogram header", min(j, n - 1), f"a line like {pat.pattern!r}", kind=kind
+                )
             j += 1
         if not self.ddt_open:  # a histogram without title: -DDD per-object, or a pasted snippet
             self.new_ddt("ddt")
@@ -721,19 +939,41 @@ class _Reader:
             toks = self.s(j).split()
             if len(toks) != 9:
                 kind = "truncated" if self.rest_blank(j) else "invalid"
-                raise self.err(f"DDT histogram row has {len(toks)} fields", j,
-                               "refcnt and 8 numbers (allocated and referenced blocks, LSIZE, PSIZE, DSIZE)", kind=kind)
+                raise self.err(
+                    f"DDT histogram row has {len(toks)} fields",
+                    j,
+                    "refcnt and 8 numbers (allocated and referenced blocks, LSIZE, PSIZE, DSIZE)",
+                    kind=kind,
+                )
             is_total = toks[0] == "Total"
             bucket = None if is_total else self.nice(toks[0], j, "refcnt")[0]
             vals = [self.nice(t, j, "DDT histogram cell") for t in toks[1:]]
             if any(v is None for v, _ in vals) or (bucket is None and not is_total):
                 raise self.err("`-` in DDT histogram", j, "numbers")
-            names = ("alloc_blocks", "alloc_lsize_bytes", "alloc_psize_bytes", "alloc_dsize_bytes",
-                     "ref_blocks", "ref_lsize_bytes", "ref_psize_bytes", "ref_dsize_bytes")
-            self.out.add("zdb_ddt_histogram", {
-                "ddt_no": self.ddt_no, "source": source, "object": obj, "refcnt_bucket": bucket,
-                "is_total": is_total, **{k: v for k, (v, _) in zip(names, vals)},
-                "human_units": any(h for _, h in vals), "line_start": j + 1, "line_end": j + 1})
+            names = (
+                "alloc_blocks",
+                "alloc_lsize_bytes",
+                "alloc_psize_bytes",
+                "alloc_dsize_bytes",
+                "ref_blocks",
+                "ref_lsize_bytes",
+                "ref_psize_bytes",
+                "ref_dsize_bytes",
+            )
+            self.out.add(
+                "zdb_ddt_histogram",
+                {
+                    "ddt_no": self.ddt_no,
+                    "source": source,
+                    "object": obj,
+                    "refcnt_bucket": bucket,
+                    "is_total": is_total,
+                    **{k: v for k, (v, _) in zip(names, vals)},
+                    "human_units": any(h for _, h in vals),
+                    "line_start": j + 1,
+                    "line_end": j + 1,
+                },
+            )
             total = total or is_total
             j += 1
         if obj is None and j > start and not total:
@@ -749,9 +989,20 @@ class _Reader:
         if not self.ddt_open:
             self.new_ddt("ddt")
         vals = [_ratio(x) for x in m.groups()]
-        self.out.add("zdb_ddt_ratios", {"ddt_no": self.ddt_no, "source": self.ddt_source, "pool": self.pool,
-                                        "dedup": vals[0], "compress": vals[1], "copies": vals[2],
-                                        "product": vals[3], "line_start": i + 1, "line_end": i + 1})
+        self.out.add(
+            "zdb_ddt_ratios",
+            {
+                "ddt_no": self.ddt_no,
+                "source": self.ddt_source,
+                "pool": self.pool,
+                "dedup": vals[0],
+                "compress": vals[1],
+                "copies": vals[2],
+                "product": vals[3],
+                "line_start": i + 1,
+                "line_end": i + 1,
+            },
+        )
         self.ddt_open = False
         self.ddt_object = None
         return i + 1
@@ -760,40 +1011,96 @@ class _Reader:
         if not self.ddt_open or self.ddt_source != "ddt":
             self.new_ddt("ddt")
             self.ddt_open = True
-        row = {"ddt_no": self.ddt_no, "pool": self.pool, "kind": kind, "name": None, "checksum": None,
-               "ddt_type": None, "ddt_class": None, "entries": None, "disk_bytes_per_entry": None,
-               "core_bytes_per_entry": None, "disk_bytes_total": None, "core_bytes_total": None,
-               "totals_derived": None, "ddt_version": None, "flags": None, "flag_names": None,
-               "object_id": None, "log_len": None, "log_txg": None, "line_start": i + 1, "line_end": i + 1}
+        row = {
+            "ddt_no": self.ddt_no,
+            "pool": self.pool,
+            "kind": kind,
+            "name": None,
+            "checksum": None,
+            "ddt_type": None,
+            "ddt_class": None,
+            "entries": None,
+            "disk_bytes_per_entry": None,
+            "core_bytes_per_entry": None,
+            "disk_bytes_total": None,
+            "core_bytes_total": None,
+            "totals_derived": None,
+            "ddt_version": None,
+            "flags": None,
+            "flag_names": None,
+            "object_id": None,
+            "log_len": None,
+            "log_txg": None,
+            "line_start": i + 1,
+            "line_end": i + 1,
+        }
         row.update(vals)
         self.out.add("zdb_ddt_objects", row)
 
     def h_obj_old(self, i, m):
         entries, disk, core = int(m[5]), int(m[6]), int(m[7])
-        self.ddt_row(i, "object", name=m[1], checksum=m[2], ddt_type=m[3], ddt_class=m[4], entries=entries,
-                     disk_bytes_per_entry=float(disk), core_bytes_per_entry=float(core),
-                     disk_bytes_total=float(entries * disk), core_bytes_total=float(entries * core),
-                     totals_derived=True)
+        self.ddt_row(
+            i,
+            "object",
+            name=m[1],
+            checksum=m[2],
+            ddt_type=m[3],
+            ddt_class=m[4],
+            entries=entries,
+            disk_bytes_per_entry=float(disk),
+            core_bytes_per_entry=float(core),
+            disk_bytes_total=float(entries * disk),
+            core_bytes_total=float(entries * core),
+            totals_derived=True,
+        )
         self.ddt_object = m[1]
         return i + 1
 
     def h_obj_new(self, i, m):
         dspace, mspace, entries = int(m[5]), int(m[6]), int(m[7])
-        self.ddt_row(i, "object", name=m[1], checksum=m[2], ddt_type=m[3], ddt_class=m[4], entries=entries,
-                     disk_bytes_per_entry=dspace / entries if entries else None,
-                     core_bytes_per_entry=mspace / entries if entries else None,
-                     disk_bytes_total=float(dspace), core_bytes_total=float(mspace), totals_derived=False)
+        self.ddt_row(
+            i,
+            "object",
+            name=m[1],
+            checksum=m[2],
+            ddt_type=m[3],
+            ddt_class=m[4],
+            entries=entries,
+            disk_bytes_per_entry=dspace / entries if entries else None,
+            core_bytes_per_entry=mspace / entries if entries else None,
+            disk_bytes_total=float(dspace),
+            core_bytes_total=float(mspace),
+            totals_derived=False,
+        )
         self.ddt_object = m[1]
         return i + 1
 
     def h_ddt_table(self, i, m):
-        self.ddt_row(i, "table", name=m[1], checksum=m[2], ddt_version=int(m[3]), flags=int(m[4], 16),
-                     flag_names=m[5], object_id=int(m[6]))
+        self.ddt_row(
+            i,
+            "table",
+            name=m[1],
+            checksum=m[2],
+            ddt_version=int(m[3]),
+            flags=int(m[4], 16),
+            flag_names=m[5],
+            object_id=int(m[6]),
+        )
         return i + 1
 
     def h_ddt_log(self, i, m):
-        self.ddt_row(i, "log", name=m[1], checksum=m[2], flags=int(m[4], 16), flag_names=m[5],
-                     object_id=int(m[6]), log_len=int(m[7]), log_txg=int(m[8]), entries=int(m[9]))
+        self.ddt_row(
+            i,
+            "log",
+            name=m[1],
+            checksum=m[2],
+            flags=int(m[4], 16),
+            flag_names=m[5],
+            object_id=int(m[6]),
+            log_len=int(m[7]),
+            log_txg=int(m[8]),
+            entries=int(m[9]),
+        )
         self.ddt_object = None
         return i + 1
 
@@ -803,12 +1110,25 @@ class _Reader:
         return i + 1
 
     handlers = (
-        (_NO_LEAKS, h_no_leaks), (_MISMATCH, h_mismatch), (_LEAKED_SPACE, h_leaked_space),
-        (_READ_ERROR, h_read_error), (_ERROR_COUNTS, h_error_counts), (_INDIRECT, h_indirect),
-        (_EMBEDDED, h_embedded), (_DITTO_VDEV, h_ditto_vdev), (_DITTO_MS, h_ditto_ms),
-        (_TABLE_HEAD, h_table), (_HIST_TITLE, h_size_hist),
-        (_SIM_TITLE, h_sim_title), (_AGG_TITLE, h_agg_title), (_DDT_HEAD[0], h_ddt_head), (_RATIOS, h_ratios),
-        (_DDT_LOG, h_ddt_log), (_DDT_TABLE, h_ddt_table), (_DDT_OBJ_OLD, h_obj_old), (_DDT_OBJ_NEW, h_obj_new),
+        (_NO_LEAKS, h_no_leaks),
+        (_MISMATCH, h_mismatch),
+        (_LEAKED_SPACE, h_leaked_space),
+        (_READ_ERROR, h_read_error),
+        (_ERROR_COUNTS, h_error_counts),
+        (_INDIRECT, h_indirect),
+        (_EMBEDDED, h_embedded),
+        (_DITTO_VDEV, h_ditto_vdev),
+        (_DITTO_MS, h_ditto_ms),
+        (_TABLE_HEAD, h_table),
+        (_HIST_TITLE, h_size_hist),
+        (_SIM_TITLE, h_sim_title),
+        (_AGG_TITLE, h_agg_title),
+        (_DDT_HEAD[0], h_ddt_head),
+        (_RATIOS, h_ratios),
+        (_DDT_LOG, h_ddt_log),
+        (_DDT_TABLE, h_ddt_table),
+        (_DDT_OBJ_OLD, h_obj_old),
+        (_DDT_OBJ_NEW, h_obj_new),
         (_ALL_EMPTY, h_all_empty),
         (re.compile(r"^(block claim error|zdb_count_block|zdb_blkptr_cb)\b|^error\b", re.IGNORECASE), h_other_error),
     )
@@ -822,9 +1142,13 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         fmt = sniff(text)
         if fmt is None:
             first = next((k for k, ln in enumerate(lines_of(text), 1) if ln.strip()), 1)
-            raise ParseError("not zdb output", line=first, kind="invalid",
-                             expected="a `bp count:` line, `Simulated DDT histogram:`, `DDT-...: N entries` / "
-                                      "`dspace=`, the -bb table header or `All DDTs are empty`")
+            raise ParseError(
+                "not zdb output",
+                line=first,
+                kind="invalid",
+                expected="a `bp count:` line, `Simulated DDT histogram:`, `DDT-...: N entries` / "
+                "`dspace=`, the -bb table header or `All DDTs are empty`",
+            )
     elif fmt not in FORMATS:
         raise ParseError(f"unknown zdb format {fmt!r}", kind="invalid", expected=" or ".join(FORMATS))
     return _Reader(text, fmt).run()

@@ -46,8 +46,12 @@ PARSER_VERSION = 1
 FORMATS = ("zpool-list", "zpool-iostat")
 
 _COMMON = (
-    ("exact", "BOOLEAN", "true when the numbers were printed exactly (-p); false for nicenum values (powers of 1024, "
-                         "3 significant digits, so the stored numbers are approximate)"),
+    (
+        "exact",
+        "BOOLEAN",
+        "true when the numbers were printed exactly (-p); false for nicenum values (powers of 1024, "
+        "3 significant digits, so the stored numbers are approximate)",
+    ),
     ("timestamp", "VARCHAR", "the -T u|d timestamp line printed before this report, as printed; else NULL"),
     ("command", "VARCHAR", "the zpool command of the prompt line before the output, when present"),
 )
@@ -80,8 +84,11 @@ TABLES = {
         ("vdev", "VARCHAR", "vdev/device name; NULL for the pool's own row"),
         ("depth", "INTEGER", "indent level: 0 pool, 1 top-level vdev, 2 disks of a raidz/mirror, ..."),
         ("role", "VARCHAR", "pool, vdev, disk, log, cache, special, dedup or spare (see module doc)"),
-        ("class", "VARCHAR",
-         "normal, log, cache, special, dedup or spare (the section the row is in); NULL for the pool"),
+        (
+            "class",
+            "VARCHAR",
+            "normal, log, cache, special, dedup or spare (the section the row is in); NULL for the pool",
+        ),
         ("leaf", "BOOLEAN", "true when no row is indented under this one (a device)"),
         ("alloc_bytes", "DOUBLE", "capacity alloc (used), bytes; NULL for '-' (not a top-level vdev)"),
         ("free_bytes", "DOUBLE", "capacity free (avail), bytes; NULL for '-'"),
@@ -95,23 +102,61 @@ TABLES = {
     ),
 }
 
-_SECTIONS = {"logs": "log", "log": "log", "cache": "cache", "spares": "spare", "spare": "spare",
-             "special": "special", "dedup": "dedup"}
-_LIST_KEYS = {"name": "pool", "size": "size", "alloc": "alloc", "allocated": "alloc", "used": "alloc",
-              "free": "free", "avail": "free", "ckpoint": "ckpoint", "checkpoint": "ckpoint",
-              "expandsz": "expandsz", "expandsize": "expandsz", "frag": "frag", "fragmentation": "frag",
-              "cap": "cap", "capacity": "cap", "dedup": "dedup", "dedupratio": "dedup", "health": "health",
-              "altroot": "altroot"}
+_SECTIONS = {
+    "logs": "log",
+    "log": "log",
+    "cache": "cache",
+    "spares": "spare",
+    "spare": "spare",
+    "special": "special",
+    "dedup": "dedup",
+}
+_LIST_KEYS = {
+    "name": "pool",
+    "size": "size",
+    "alloc": "alloc",
+    "allocated": "alloc",
+    "used": "alloc",
+    "free": "free",
+    "avail": "free",
+    "ckpoint": "ckpoint",
+    "checkpoint": "ckpoint",
+    "expandsz": "expandsz",
+    "expandsize": "expandsz",
+    "frag": "frag",
+    "fragmentation": "frag",
+    "cap": "cap",
+    "capacity": "cap",
+    "dedup": "dedup",
+    "dedupratio": "dedup",
+    "health": "health",
+    "altroot": "altroot",
+}
 _SCRIPTED_DEFAULTS = {
     11: ("name", "size", "alloc", "free", "ckpoint", "expandsz", "frag", "cap", "dedup", "health", "altroot"),
     10: ("name", "size", "alloc", "free", "expandsz", "frag", "cap", "dedup", "health", "altroot"),
     8: ("name", "size", "alloc", "free", "cap", "dedup", "health", "altroot"),
     7: ("name", "size", "used", "avail", "cap", "health", "altroot"),
 }
-_GROUPS = {"capacity": 2, "operations": 2, "bandwidth": 2,
-           "total_wait": 2, "disk_wait": 2, "syncq_wait": 2, "asyncq_wait": 2, "scrub": 1, "trim": 1, "rebuild": 1,
-           "syncq_read": 2, "syncq_write": 2, "asyncq_read": 2, "asyncq_write": 2, "scrubq_read": 2,
-           "trimq_write": 2, "rebuildq_write": 2}
+_GROUPS = {
+    "capacity": 2,
+    "operations": 2,
+    "bandwidth": 2,
+    "total_wait": 2,
+    "disk_wait": 2,
+    "syncq_wait": 2,
+    "asyncq_wait": 2,
+    "scrub": 1,
+    "trim": 1,
+    "rebuild": 1,
+    "syncq_read": 2,
+    "syncq_write": 2,
+    "asyncq_read": 2,
+    "asyncq_write": 2,
+    "scrubq_read": 2,
+    "trimq_write": 2,
+    "rebuildq_write": 2,
+}
 _HEALTH = re.compile(r"^(ONLINE|DEGRADED|FAULTED|OFFLINE|UNAVAIL|REMOVED|SUSPENDED|AVAIL|INUSE)$")
 _PROMPT = re.compile(r"^(?:.*?[$#%>]\s+)?(?:sudo\s+)?(zpool\s+(list|iostat)\b.*)$")
 _LIST_HEADER = re.compile(r"^NAME\s+\S")
@@ -132,8 +177,12 @@ def _list_header_ok(tokens: list[str]) -> bool:
     """A zpool list header: NAME first, SIZE or HEALTH in it, or (a -o selection) only zpool list
     column names with at least one that zfs list never prints."""
     pool_columns = all(t.lower() in _LIST_KEYS for t in tokens) and bool(_POOL_ONLY & set(tokens))
-    return (len(tokens) >= 2 and tokens[0] == "NAME" and ("SIZE" in tokens or "HEALTH" in tokens or pool_columns)
-            and not _FOREIGN & set(tokens))
+    return (
+        len(tokens) >= 2
+        and tokens[0] == "NAME"
+        and ("SIZE" in tokens or "HEALTH" in tokens or pool_columns)
+        and not _FOREIGN & set(tokens)
+    )
 
 
 def sniff(text: str) -> str | None:
@@ -162,6 +211,7 @@ def sniff(text: str) -> str | None:
 
 
 # --- values ----------------------------------------------------------------------------------
+
 
 class _Bad(Exception):
     """A cell that does not read as a zpool value."""
@@ -207,7 +257,7 @@ def _prompt_flags(cmd: str | None) -> tuple[set[str], list[str] | None]:
             letters = w[1:]
             for j, ch in enumerate(letters):
                 if ch == "o":
-                    rest = letters[j + 1:] or (words[k + 1] if k + 1 < len(words) else "")
+                    rest = letters[j + 1 :] or (words[k + 1] if k + 1 < len(words) else "")
                     props = [p.strip().lower() for p in rest.split(",") if p.strip()]
                     break
                 flags.add(ch)
@@ -216,12 +266,13 @@ def _prompt_flags(cmd: str | None) -> tuple[set[str], list[str] | None]:
 
 # --- the line loop ---------------------------------------------------------------------------
 
+
 class _State:
     def __init__(self):
-        self.kind = None           # "list" | "iostat" | None
-        self.cols = None           # list: normalised names; iostat: number of value columns
+        self.kind = None  # "list" | "iostat" | None
+        self.cols = None  # list: normalised names; iostat: number of value columns
         self.scripted = False
-        self.in_table = False      # the previous line belonged to a table
+        self.in_table = False  # the previous line belonged to a table
         self.after_header = False  # the iostat column line was just read: a dash rule follows
         self.table_no = 0
         self.pool = None
@@ -312,23 +363,39 @@ def _iostat_row(st: _State, line: str, lineno: int) -> dict | None:
         raise _Bad(line)
     else:
         sample = st.samples[("iostat", st.pool)]
-    return {"pool": st.pool, "vdev": None if depth == 0 else name, "depth": depth,
-            "class": None if depth == 0 else st.section, "alloc_bytes": alloc, "free_bytes": free,
-            "read_ops_per_s": rops, "write_ops_per_s": wops, "read_bytes_per_s": rbw, "write_bytes_per_s": wbw,
-            "sample": sample, "exact": exact}
+    return {
+        "pool": st.pool,
+        "vdev": None if depth == 0 else name,
+        "depth": depth,
+        "class": None if depth == 0 else st.section,
+        "alloc_bytes": alloc,
+        "free_bytes": free,
+        "read_ops_per_s": rops,
+        "write_ops_per_s": wops,
+        "read_bytes_per_s": rbw,
+        "write_bytes_per_s": wbw,
+        "sample": sample,
+        "exact": exact,
+    }
 
 
 def _iostat_columns(groups_line: str, cols_line: str, lineno: int) -> int:
     groups = groups_line.split()
     unknown = [g for g in groups if g not in _GROUPS]
     if unknown or groups[:3] != ["capacity", "operations", "bandwidth"]:
-        raise ParseError(f"zpool iostat column groups {unknown or groups} are not supported", line=lineno,
-                         kind="unsupported-version",
-                         expected="capacity operations bandwidth [latency/queue groups of -l/-q]")
+        raise ParseError(
+            f"zpool iostat column groups {unknown or groups} are not supported",
+            line=lineno,
+            kind="unsupported-version",
+            expected="capacity operations bandwidth [latency/queue groups of -l/-q]",
+        )
     n = sum(_GROUPS[g] for g in groups)
     if len(cols_line.split()) - 1 != n:
-        raise ParseError(f"{len(cols_line.split()) - 1} column labels under {n} group columns", line=lineno + 1,
-                         expected="one label per column under the group line")
+        raise ParseError(
+            f"{len(cols_line.split()) - 1} column labels under {n} group columns",
+            line=lineno + 1,
+            expected="one label per column under the group line",
+        )
     return n
 
 
@@ -340,8 +407,9 @@ def _finish(rows: list[dict], iostat: bool) -> None:
         if not iostat:
             continue
         nxt = rows[k + 1] if k + 1 < len(rows) else None
-        row["leaf"] = not (nxt and nxt["pool"] == row["pool"] and nxt["sample"] == row["sample"]
-                           and nxt["depth"] > row["depth"])
+        row["leaf"] = not (
+            nxt and nxt["pool"] == row["pool"] and nxt["sample"] == row["sample"] and nxt["depth"] > row["depth"]
+        )
         if row["depth"] == 0:
             row["role"] = "pool"
         elif row["depth"] == 1:
@@ -358,8 +426,11 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     fmt = fmt or sniff(text)
     if fmt not in FORMATS:
         first = next((i for i, ln in enumerate(lines_of(text), 1) if ln.strip()), 1)
-        raise ParseError("no zpool list/iostat table found", line=first,
-                         expected="a 'NAME SIZE ALLOC ...' or 'capacity operations bandwidth' header")
+        raise ParseError(
+            "no zpool list/iostat table found",
+            line=first,
+            expected="a 'NAME SIZE ALLOC ...' or 'capacity operations bandwidth' header",
+        )
     parsed = Parsed(tool=TOOL, format=fmt)
     lines = [ln.rstrip() for ln in lines_of(text)]
     last = max(i for i, ln in enumerate(lines, 1) if ln.strip())
@@ -392,9 +463,12 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             if "H" in flags:  # scripted: no header follows
                 if m.group(2) == "iostat":
                     if flags & {"v", "l", "q", "r", "w"}:
-                        raise ParseError("zpool iostat -H with -v/-l/-q/-r/-w cannot be parsed", line=lineno,
-                                         kind="unsupported-version",
-                                         expected="zpool iostat -H [-p] (pool rows) or zpool iostat -v without -H")
+                        raise ParseError(
+                            "zpool iostat -H with -v/-l/-q/-r/-w cannot be parsed",
+                            line=lineno,
+                            kind="unsupported-version",
+                            expected="zpool iostat -H [-p] (pool rows) or zpool iostat -v without -H",
+                        )
                     open_table("iostat", 6, True, lineno)
                 else:
                     open_table("list", [_LIST_KEYS.get(p, p) for p in props] if props else None, True, lineno)
@@ -404,10 +478,17 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             continue
         nxt = lines[lineno] if lineno < len(lines) else ""
         if _HISTOGRAM.match(nxt) and len(s.split()) > 1:
-            raise ParseError("zpool iostat histograms (-r/-w) are not supported", line=lineno,
-                             kind="unsupported-version", expected="zpool iostat [-v] [-p] tables")
-        if line.startswith(" ") and _IOSTAT_COLS.match(nxt) and (
-                _IOSTAT_GROUPS.match(line) or all(w in _GROUPS for w in s.split())):
+            raise ParseError(
+                "zpool iostat histograms (-r/-w) are not supported",
+                line=lineno,
+                kind="unsupported-version",
+                expected="zpool iostat [-v] [-p] tables",
+            )
+        if (
+            line.startswith(" ")
+            and _IOSTAT_COLS.match(nxt)
+            and (_IOSTAT_GROUPS.match(line) or all(w in _GROUPS for w in s.split()))
+        ):
             open_table("iostat", _iostat_columns(line, nxt, lineno), False, lineno)
             continue
         if st.kind == "iostat" and _IOSTAT_COLS.match(line):
@@ -427,8 +508,11 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             open_table("list", None, True, lineno)  # zpool list -H without a prompt line
         if st.kind is None:
             if st.ignored_from is None and not (rows["zpool_list"] or rows["zpool_iostat"]):
-                raise ParseError(f"not zpool output: {s[:80]!r}", line=lineno,
-                                 expected="a prompt line, a zpool list header or a zpool iostat header")
+                raise ParseError(
+                    f"not zpool output: {s[:80]!r}",
+                    line=lineno,
+                    expected="a prompt line, a zpool list header or a zpool iostat header",
+                )
             st.ignored_from = st.ignored_from or lineno
             continue
         try:
@@ -444,15 +528,20 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         except _Bad:
             if st.in_table:
                 kind = "truncated" if lineno >= last else "invalid"
-                raise ParseError(f"not a zpool {st.kind} row: {s[:80]!r}", line=lineno, kind=kind,
-                                 expected=f"a {st.kind} row with the header's columns") from None
+                raise ParseError(
+                    f"not a zpool {st.kind} row: {s[:80]!r}",
+                    line=lineno,
+                    kind=kind,
+                    expected=f"a {st.kind} row with the header's columns",
+                ) from None
             st.ignored_from = st.ignored_from or lineno
             continue
         flush_ignored(lineno)
         st.in_table = True
         if row is not None:
-            row.update(timestamp=st.timestamp, command=st.command, line_start=lineno, line_end=lineno,
-                       _table=st.table_no)
+            row.update(
+                timestamp=st.timestamp, command=st.command, line_start=lineno, line_end=lineno, _table=st.table_no
+            )
             if "p" in _prompt_flags(st.command)[0]:
                 row["exact"] = True
             rows[table_name].append(row)
@@ -463,6 +552,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         for row in table_rows:
             parsed.add(name, row)
     if not parsed.n_rows and not re.search(r"^no pools available", text, re.M):
-        raise ParseError("zpool output without rows", line=last, kind="truncated",
-                         expected="pool rows under the header")
+        raise ParseError(
+            "zpool output without rows", line=last, kind="truncated", expected="pool rows under the header"
+        )
     return parsed

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..base import Parsed, ParseError
-from .schema import TABLES
+from .schema import TABLES  # noqa: F401  (the parser contract: each tool module names its TABLES)
 
 TOOL = "fio"
 FORMATS = ("fio-normal", "fio-terse", "fio-json", "fio-json+normal", "fio-log", "fio-hist-log")
@@ -47,6 +47,7 @@ def sniff(text: str) -> str | None:
     if has_text:
         return "fio-normal"
     from .logs import sniff_log  # write_bw_log/..._hist_log files: lines of numbers
+
     return sniff_log(text)
 
 
@@ -56,6 +57,7 @@ def parse_bytes(data: bytes) -> Parsed | None:
     if data[:1] != b"{":
         return None
     from .json import parse_plain
+
     return parse_plain(data)
 
 
@@ -64,22 +66,30 @@ def parse(text: str, fmt: str | None = None, name: str | None = None) -> Parsed:
     fmt = fmt or sniff(text)
     if fmt in ("fio-log", "fio-hist-log"):
         from .logs import parse_log
+
         return parse_log(text, fmt, name)
     if fmt is None:
-        raise ParseError("no fio output found", line=1,
-                         expected="a fio job header '(groupid=N, jobs=N)', a 'Run status group' line, "
-                                  "a JSON document with \"fio version\", or a terse line")
+        raise ParseError(
+            "no fio output found",
+            line=1,
+            expected="a fio job header '(groupid=N, jobs=N)', a 'Run status group' line, "
+            'a JSON document with "fio version", or a terse line',
+        )
     if fmt == "fio-normal":
         from .text import parse_text
+
         return parse_text(text)
     if fmt == "fio-terse":
         from .terse import parse_terse
+
         return parse_terse(text)
     if fmt in ("fio-json", "fio-json+normal"):
         from .json import parse_json
+
         parsed = parse_json(text)
         if fmt == "fio-json+normal":
             from .agree import check_text_against_json
+
             check_text_against_json(text, parsed)
         return parsed
     raise ParseError(f"unknown fio format {fmt!r}")

@@ -25,10 +25,12 @@ import re
 
 from ..base import Parsed
 
+
 def check_text_against_json(text: str, parsed: Parsed) -> list[str]:
     """Parse the text part of ``text`` and append a warning to ``parsed.warnings`` for every
     disagreement with the JSON rows in ``parsed``; returns the disagreements."""
     from .text import parse_text
+
     found = disagreements(parse_text(text), parsed)  # a text part cut short is a ParseError of the file
     parsed.warnings.extend(found)
     return found
@@ -38,6 +40,7 @@ def compare_text_and_json(text: str) -> list[str]:
     """Parse both parts of a ``normal,json`` file and return their disagreements."""
     from .json import parse_json
     from .text import parse_text
+
     return disagreements(parse_text(text), parse_json(text))
 
 
@@ -53,8 +56,19 @@ def disagreements(text: Parsed, js: Parsed) -> list[str]:
     jinfo = {j["job_index"]: j for j in jjobs}
     for t, j in zip(tjobs, jjobs):
         where = f"fio_jobs job {j['job_index']} (text line {t.get('line_start')})"
-        for col in ("jobname", "groupid", "jobs", "error", "ctx", "majf", "minf",
-                    "rw", "block_size_bytes", "ioengine", "iodepth"):
+        for col in (
+            "jobname",
+            "groupid",
+            "jobs",
+            "error",
+            "ctx",
+            "majf",
+            "minf",
+            "rw",
+            "block_size_bytes",
+            "ioengine",
+            "iodepth",
+        ):
             _cmp(out, where, col, t.get(col), j.get(col), 0)
         for col in ("cpu_usr_pct", "cpu_sys_pct"):
             _cmp(out, where, col, t.get(col), j.get(col), 0.0051)
@@ -87,8 +101,16 @@ def disagreements(text: Parsed, js: Parsed) -> list[str]:
         for col in ("io_bytes", "bw_bytes_per_s"):
             _cmp(out, where, col, t.get(col), j.get(col), _size_tol(j.get(col)))
         _cmp(out, where, "iops", t.get("iops"), j.get("iops"), _num2str_ulp(j.get("iops"), 4, 1000))
-        for col in ("runtime_ns", "total_ios", "short_ios", "dropped_ios", "bw_samples", "iops_samples",
-                    "iops_min", "iops_max"):
+        for col in (
+            "runtime_ns",
+            "total_ios",
+            "short_ios",
+            "dropped_ios",
+            "bw_samples",
+            "iops_samples",
+            "iops_min",
+            "iops_max",
+        ):
             _cmp(out, where, col, t.get(col), j.get(col), 0)
         for kind in ("slat", "clat", "lat"):
             unit = _lat_unit(j.get(f"{kind}_min_ns"), j.get(f"{kind}_max_ns"), j.get(f"{kind}_stdev_ns"), legacy)
@@ -97,18 +119,31 @@ def disagreements(text: Parsed, js: Parsed) -> list[str]:
                 tol = max(unit, _num2str_ulp(v / unit, 6, 1000) * unit) if v is not None else 0
                 _cmp(out, where, f"{kind}_{col}_ns", t.get(f"{kind}_{col}_ns"), v, tol)
             for col in ("mean", "stdev"):
-                _cmp(out, where, f"{kind}_{col}_ns", t.get(f"{kind}_{col}_ns"), j.get(f"{kind}_{col}_ns"),
-                     0.0051 * unit)
+                _cmp(
+                    out, where, f"{kind}_{col}_ns", t.get(f"{kind}_{col}_ns"), j.get(f"{kind}_{col}_ns"), 0.0051 * unit
+                )
             _cmp(out, where, f"{kind}_samples", t.get(f"{kind}_samples"), j.get(f"{kind}_samples"), 0)
         # bw (KiB/s) line: integers min/max, 2 decimals avg/stdev; MiB/s once the mean passes kb_base^2 KiB/s
         mean = j.get("bw_mean_bytes_per_s")
-        bw_unit = kb_base * (kb_base if mean is not None and mean > kb_base ** 3 else 1)
+        bw_unit = kb_base * (kb_base if mean is not None and mean > kb_base**3 else 1)
         for col in ("min", "max"):
-            _cmp(out, where, f"bw_{col}_bytes_per_s", t.get(f"bw_{col}_bytes_per_s"),
-                 j.get(f"bw_{col}_bytes_per_s"), bw_unit)
+            _cmp(
+                out,
+                where,
+                f"bw_{col}_bytes_per_s",
+                t.get(f"bw_{col}_bytes_per_s"),
+                j.get(f"bw_{col}_bytes_per_s"),
+                bw_unit,
+            )
         for col in ("mean", "stdev"):
-            _cmp(out, where, f"bw_{col}_bytes_per_s", t.get(f"bw_{col}_bytes_per_s"),
-                 j.get(f"bw_{col}_bytes_per_s"), 0.0051 * bw_unit)
+            _cmp(
+                out,
+                where,
+                f"bw_{col}_bytes_per_s",
+                t.get(f"bw_{col}_bytes_per_s"),
+                j.get(f"bw_{col}_bytes_per_s"),
+                0.0051 * bw_unit,
+            )
         agg = j.get("bw_agg_pct")
         _cmp(out, where, "bw_agg_pct", t.get("bw_agg_pct"), None if agg is None else min(agg, 100.0), 0.0051)
         for col in ("iops_mean", "iops_stdev"):
@@ -126,12 +161,17 @@ def disagreements(text: Parsed, js: Parsed) -> list[str]:
         _cmp(out, where, "pct", t["pct"], j["pct"], 0.0051)
 
     text_depths = {(jmap.get(r["job_index"]), r["kind"]) for r in text.rows("fio_iodepths")}
-    for t, j, where in both("fio_iodepths", ("job_index", "kind", "bucket"),
-                            missing_ok=lambda k: (k[0], k[1]) not in text_depths):
+    for t, j, where in both(
+        "fio_iodepths", ("job_index", "kind", "bucket"), missing_ok=lambda k: (k[0], k[1]) not in text_depths
+    ):
         _cmp(out, where, "pct", t["pct"], j["pct"], 0.051)
 
-    for t, j, where in both("fio_groups", ("groupid", "direction"),
-                            trows=_last_doc(text.rows("fio_groups")), jrows=_last_doc(js.rows("fio_groups"))):
+    for t, j, where in both(
+        "fio_groups",
+        ("groupid", "direction"),
+        trows=_last_doc(text.rows("fio_groups")),
+        jrows=_last_doc(js.rows("fio_groups")),
+    ):
         for col in ("bw_bytes_per_s", "bw_min_bytes_per_s", "bw_max_bytes_per_s", "io_bytes"):
             _cmp(out, where, col, t.get(col), j.get(col), _size_tol(j.get(col)))
         for col in ("run_min_ns", "run_max_ns"):
@@ -173,8 +213,12 @@ def _kb_base(job: dict) -> int:
 def _cmp(out: list[str], where: str, col: str, text_value, json_value, tol: float) -> None:
     if text_value is None or json_value is None:
         return
-    if isinstance(json_value, (int, float)) and not isinstance(json_value, bool) \
-            and isinstance(text_value, (int, float)) and not isinstance(text_value, bool):
+    if (
+        isinstance(json_value, (int, float))
+        and not isinstance(json_value, bool)
+        and isinstance(text_value, (int, float))
+        and not isinstance(text_value, bool)
+    ):
         if abs(float(text_value) - float(json_value)) <= tol * (1 + 1e-9) + 1e-9:
             return
         out.append(f"{where}: {col} text {text_value!r} vs JSON {json_value!r} (tolerance {tol:g})")
@@ -188,7 +232,7 @@ def _num2str_ulp(value: float | None, maxlen: int, base: int) -> float:
     if value is None or not math.isfinite(value) or value == 0:
         return 1.0
     p, scale = abs(value), 1.0
-    while p >= 10 ** maxlen:
+    while p >= 10**maxlen:
         p /= base
         scale *= base
     if scale == 1.0:

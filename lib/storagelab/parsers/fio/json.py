@@ -44,8 +44,9 @@ def parse_json(text: str) -> Parsed:
     lines = lines_of(text)
     starts = [i for i, ln in enumerate(lines) if "{" in ln and _opens_document(ln)]
     if not starts:
-        raise ParseError("no JSON document found", line=1,
-                         expected="a line starting with '{' that opens fio's JSON output")
+        raise ParseError(
+            "no JSON document found", line=1, expected="a line starting with '{' that opens fio's JSON output"
+        )
     parsed = Parsed(tool=TOOL, format="fio-json")
     docs = []
     crlf = "\r\n" in text  # lines_of dropped the \r of each CRLF: then offsets from the text itself
@@ -95,8 +96,7 @@ def parse_plain(data: bytes) -> Parsed | None:
     opening and closing on lines of their own at 2N: fio's printer and json.dumps(indent=N)) they
     are read from the bytes; any other layout declines, and the general path, which finds the braces
     of each object while decoding, gives the same exact spans."""
-    if (_orjson is None or data[:1] != b"{" or b"\r" in data or b'"fio version"' not in data
-            or b"(groupid=" in data):
+    if _orjson is None or data[:1] != b"{" or b"\r" in data or b'"fio version"' not in data or b"(groupid=" in data:
         return None
     try:
         obj = _orjson.loads(data)
@@ -188,18 +188,24 @@ class _Document:
             self.nonfinite = 0
             self._tokens(decoder, text, offset, first_line)
         if not isinstance(self.obj, dict) or not isinstance(self.obj.get("jobs"), list):
-            raise ParseError("JSON document has no \"jobs\" array", line=first_line, kind="invalid",
-                             expected="a fio JSON report with \"fio version\" and \"jobs\"")
+            raise ParseError(
+                'JSON document has no "jobs" array',
+                line=first_line,
+                kind="invalid",
+                expected='a fio JSON report with "fio version" and "jobs"',
+            )
         if self.nonfinite:
             warnings.append(f"line {first_line}: {self.nonfinite} nan/inf value(s) stored as NULL")
         if self.duplicates:
-            warnings.append(f"line {first_line}: duplicate JSON keys kept first value: "
-                            + ", ".join(sorted(self.duplicates)))
+            warnings.append(
+                f"line {first_line}: duplicate JSON keys kept first value: " + ", ".join(sorted(self.duplicates))
+            )
         self._versions(warnings)
 
     @classmethod
-    def decoded(cls, obj: dict, spans: list[tuple[int, int]], line_start: int, line_end: int,
-                warnings: list[str]) -> _Document:
+    def decoded(
+        cls, obj: dict, spans: list[tuple[int, int]], line_start: int, line_end: int, warnings: list[str]
+    ) -> _Document:
         """A document decoded elsewhere (the fast path), with the line spans of its array objects."""
         doc = cls.__new__(cls)
         doc.obj, doc.spans, doc.line_start, doc.line_end = obj, spans, line_start, line_end
@@ -214,7 +220,7 @@ class _Document:
         m = _VERSION.search(self.version_string or "")
         self.version = tuple(int(g) for g in m.groups() if g is not None) if m else None
         if self.version is None:
-            warnings.append(f"line {first_line}: no \"fio version\"; io_bytes units inferred from the keys present")
+            warnings.append(f'line {first_line}: no "fio version"; io_bytes units inferred from the keys present')
 
     def _fast(self, decoder: _json.JSONDecoder, text: str, offset: int, first_line: int) -> bool:
         """The usual document, decoded by the C scanner: the top-level object and its arrays are
@@ -294,14 +300,15 @@ class _Document:
             elif tok[0] == '"':
                 line += tok.count("\n")
             elif m.group(2):
-                pieces += [text[last:m.start()], "NaN" if m.group(2) == "nan" else m.group(1) + "Infinity"]
+                pieces += [text[last : m.start()], "NaN" if m.group(2) == "nan" else m.group(1) + "Infinity"]
                 last = m.end()
             elif tok in "{[":
                 stack.append((tok, line))
             else:
                 if not stack or {"}": "{", "]": "["}[tok] != stack[-1][0]:
-                    raise ParseError(f"unbalanced '{tok}' in JSON document", line=line, kind="invalid",
-                                     expected="well-formed JSON")
+                    raise ParseError(
+                        f"unbalanced '{tok}' in JSON document", line=line, kind="invalid", expected="well-formed JSON"
+                    )
                 opener, opened_at = stack.pop()
                 if opener == "{" and len(stack) == 2 and stack[-1][0] == "[":
                     spans.append((opened_at, line))
@@ -309,15 +316,20 @@ class _Document:
                     end = m.end()
                     break
         if end is None:
-            raise ParseError("JSON document is cut short (unclosed '{')", line=line, kind="truncated",
-                             expected=f"the '}}' closing the document opened on line {first_line}")
+            raise ParseError(
+                "JSON document is cut short (unclosed '{')",
+                line=line,
+                kind="truncated",
+                expected=f"the '}}' closing the document opened on line {first_line}",
+            )
         pieces.append(text[last:end])
         self.end_offset, self.line_end, self.spans = end, line, spans
         try:
             self.obj = decoder.decode("".join(pieces))
         except _json.JSONDecodeError as e:
-            raise ParseError(f"invalid JSON: {e.msg}", line=first_line + e.lineno - 1, kind="invalid",
-                             expected="fio's JSON syntax") from None
+            raise ParseError(
+                f"invalid JSON: {e.msg}", line=first_line + e.lineno - 1, kind="invalid", expected="fio's JSON syntax"
+            ) from None
         except RecursionError:
             raise ParseError("JSON nested too deeply", line=first_line, kind="invalid") from None
 
@@ -349,7 +361,7 @@ class _Document:
             for name, value in self.obj.items():
                 if type(value) is list:
                     n = sum(1 for x in value if type(x) is dict)
-                    by_key[name], k = self.spans[k:k + n], k + n
+                    by_key[name], k = self.spans[k : k + n], k + n
             self._by_key = by_key
         spans = by_key.get(key, ())
         return spans[i] if i < len(spans) else (self.line_start, self.line_end)
@@ -369,8 +381,7 @@ def _value(value: Any, key: str, where: int, scale: float = 1.0) -> float | None
         return value * scale
     if value is None:
         return None
-    raise ParseError(f"field {key!r} is not a number: {value!r}", line=where, kind="invalid",
-                     expected="a number")
+    raise ParseError(f"field {key!r} is not a number: {value!r}", line=where, kind="invalid", expected="a number")
 
 
 def _int(obj: dict, key: str, where: int) -> int | None:
@@ -404,8 +415,7 @@ def _dict(obj: dict, key: str, where: int) -> dict:
     if value is None:
         return {}
     if type(value) is not dict:
-        raise ParseError(f"field {key!r} is not an object", line=where, kind="invalid",
-                         expected="a JSON object")
+        raise ParseError(f"field {key!r} is not an object", line=where, kind="invalid", expected="a JSON object")
     return value
 
 
@@ -464,22 +474,40 @@ def _add_document(parsed: Parsed, doc: _Document, doc_index: int, is_final: bool
         if type(job) is not dict:
             raise ParseError("job entry is not an object", line=lo, kind="invalid", expected="a job object")
         if not isinstance(job.get("jobname"), str) or (groupid := _int(job, "groupid", lo)) is None:
-            raise ParseError("job object without jobname/groupid", line=lo, kind="invalid",
-                             expected='"jobname" and "groupid"')
+            raise ParseError(
+                "job object without jobname/groupid", line=lo, kind="invalid", expected='"jobname" and "groupid"'
+            )
         options = {**global_opts, **{k: str(v) for k, v in _dict(job, "job options", lo).items()}}
         kb_base = _kb_base(options, lo, parsed.warnings)
         numjobs = _option_int(options, ("numjobs",), kb_base, lo, parsed.warnings)
         usr, sys_, error, ctx, majf, minf = _nums(job, ("usr_cpu", "sys_cpu", "error", "ctx", "majf", "minf"), lo)
-        out.jobs.append((
-            job_index, doc_index, is_final, job["jobname"], groupid,
-            _jobs_in_record(group_sizes[job.get("groupid")], numjobs),
-            None if error is None else int(error), None, report_time, report_epoch_s,
-            options.get("rw", options.get("readwrite")), _block_size(options, kb_base, lo, parsed.warnings),
-            options.get("ioengine"), _option_int(options, ("iodepth",), kb_base, lo, parsed.warnings), numjobs,
-            _json.dumps(options) if options else None,
-            None if usr is None else usr * 1.0, None if sys_ is None else sys_ * 1.0,
-            None if ctx is None else int(ctx), None if majf is None else int(majf),
-            None if minf is None else int(minf), lo, hi))
+        out.jobs.append(
+            (
+                job_index,
+                doc_index,
+                is_final,
+                job["jobname"],
+                groupid,
+                _jobs_in_record(group_sizes[job.get("groupid")], numjobs),
+                None if error is None else int(error),
+                None,
+                report_time,
+                report_epoch_s,
+                options.get("rw", options.get("readwrite")),
+                _block_size(options, kb_base, lo, parsed.warnings),
+                options.get("ioengine"),
+                _option_int(options, ("iodepth",), kb_base, lo, parsed.warnings),
+                numjobs,
+                _json.dumps(options) if options else None,
+                None if usr is None else usr * 1.0,
+                None if sys_ is None else sys_ * 1.0,
+                None if ctx is None else int(ctx),
+                None if majf is None else int(majf),
+                None if minf is None else int(minf),
+                lo,
+                hi,
+            )
+        )
         for direction in DIRECTIONS:
             ddir = _dict(job, direction, lo)
             if not ddir:
@@ -492,12 +520,15 @@ def _add_document(parsed: Parsed, doc: _Document, doc_index: int, is_final: bool
             depths = _dict(job, key, lo)
             if depths:
                 pcts = _check_numbers(depths, lo)
-                out.iodepths.extend((job_index, kind, bucket, None if pct is None else pct * 1.0, lo, hi)
-                                    for bucket, pct in zip(depths, pcts))
+                out.iodepths.extend(
+                    (job_index, kind, bucket, None if pct is None else pct * 1.0, lo, hi)
+                    for bucket, pct in zip(depths, pcts)
+                )
         job_index += 1
     if out.unknown_latency:
-        parsed.warnings.append(f"line {where}: latency keys not understood, not stored: "
-                               + ", ".join(sorted(out.unknown_latency)))
+        parsed.warnings.append(
+            f"line {where}: latency keys not understood, not stored: " + ", ".join(sorted(out.unknown_latency))
+        )
     add_derived_groups(parsed, doc_index, group_results, doc.line_start, doc.line_end)
     if is_final:
         disks = top.get("disk_util") or []
@@ -528,8 +559,9 @@ def _kb_base(options: dict[str, str], where: int, warnings: list[str]) -> int:
     return 1024
 
 
-def _option_int(options: dict[str, str], names: tuple[str, ...], kb_base: int, where: int,
-                warnings: list[str]) -> int | None:
+def _option_int(
+    options: dict[str, str], names: tuple[str, ...], kb_base: int, where: int, warnings: list[str]
+) -> int | None:
     for name in names:
         if name in options:
             try:
@@ -545,8 +577,7 @@ def _block_size(options: dict[str, str], kb_base: int, where: int, warnings: lis
     for name in ("bs", "blocksize", "bsrange", "blocksize_range"):
         if name in options:
             try:
-                sizes = [units.fio_option_bytes(t, kb_base)
-                         for t in re.split(r"[,:-]", options[name]) if t.strip()]
+                sizes = [units.fio_option_bytes(t, kb_base) for t in re.split(r"[,:-]", options[name]) if t.strip()]
             except units.UnitError:
                 warnings.append(f"line {where}: option {name}={options[name]!r} not understood")
                 return None
@@ -554,9 +585,27 @@ def _block_size(options: dict[str, str], kb_base: int, where: int, warnings: lis
     return None
 
 
-_DIR_KEYS = ("total_ios", "io_bytes", "bw_bytes", "bw", "iops", "runtime", "short_ios", "drop_ios",
-             "bw_samples", "bw_min", "bw_max", "bw_mean", "bw_dev", "bw_agg",
-             "iops_samples", "iops_min", "iops_max", "iops_mean", "iops_stddev")
+_DIR_KEYS = (
+    "total_ios",
+    "io_bytes",
+    "bw_bytes",
+    "bw",
+    "iops",
+    "runtime",
+    "short_ios",
+    "drop_ios",
+    "bw_samples",
+    "bw_min",
+    "bw_max",
+    "bw_mean",
+    "bw_dev",
+    "bw_agg",
+    "iops_samples",
+    "iops_min",
+    "iops_max",
+    "iops_mean",
+    "iops_stddev",
+)
 _LAT_KEYS = ("N", "min", "max", "mean", "stddev")
 # the latency objects of a direction this parser reads; any other key naming a latency (fio's per-priority
 # clat_high_prio/clat_low_prio, "prios", a future one) is reported in a warning, not guessed at
@@ -564,12 +613,32 @@ _KNOWN_LATENCY = frozenset(f"{kind}{suffix}" for kind in _LAT_KINDS for suffix i
 _NO_LATENCY = (None,) * 5
 
 
-def _add_direction(out: _Out, doc: _Document, job_index: int, direction: str, ddir: dict,
-                   kb_base: int, lo: int, hi: int) -> dict | None:
+def _add_direction(
+    out: _Out, doc: _Document, job_index: int, direction: str, ddir: dict, kb_base: int, lo: int, hi: int
+) -> dict | None:
     """One fio_results row (plus the direction's percentiles and JSON+ bins); returns the values
     add_derived_groups needs, or None when the direction did no I/O."""
-    (total_ios, io, bw, bw_kib, iops, runtime, short_ios, drop_ios, bw_n, bw_min, bw_max, bw_mean, bw_dev,
-     bw_agg, iops_n, iops_min, iops_max, iops_mean, iops_dev) = _nums(ddir, _DIR_KEYS, lo)
+    (
+        total_ios,
+        io,
+        bw,
+        bw_kib,
+        iops,
+        runtime,
+        short_ios,
+        drop_ios,
+        bw_n,
+        bw_min,
+        bw_max,
+        bw_mean,
+        bw_dev,
+        bw_agg,
+        iops_n,
+        iops_min,
+        iops_max,
+        iops_mean,
+        iops_dev,
+    ) = _nums(ddir, _DIR_KEYS, lo)
     if total_ios is not None:
         total_ios = int(total_ios)
     if io is not None:
@@ -582,8 +651,10 @@ def _add_direction(out: _Out, doc: _Document, job_index: int, direction: str, dd
         # fio prints bw = bw_bytes / 1024 (integer division, whatever kb_base): anything else is a
         # document edited or damaged by hand; bw_bytes is kept
         if bw_kib is not None and abs(bw - bw_kib * 1024) >= 1024:
-            out.parsed.warnings.append(f"line {lo}: job {job_index} {direction}: bw_bytes={bw:g} B/s and "
-                                       f"bw={bw_kib:g} KiB/s disagree; bw_bytes stored")
+            out.parsed.warnings.append(
+                f"line {lo}: job {job_index} {direction}: bw_bytes={bw:g} B/s and "
+                f"bw={bw_kib:g} KiB/s disagree; bw_bytes stored"
+            )
         bw *= 1.0
     elif bw_kib is not None:
         bw = bw_kib * float(units.KiB)
@@ -591,8 +662,17 @@ def _add_direction(out: _Out, doc: _Document, job_index: int, direction: str, dd
         if "lat" in key and key not in _KNOWN_LATENCY or key == "prios":
             out.unknown_latency.add(key)
     runtime_ns = None if runtime is None else units.time_to_ns(runtime, "ms")
-    row = [job_index, direction, io, bw, None if iops is None else iops * 1.0, runtime_ns, total_ios,
-           None if short_ios is None else int(short_ios), None if drop_ios is None else int(drop_ios)]
+    row = [
+        job_index,
+        direction,
+        io,
+        bw,
+        None if iops is None else iops * 1.0,
+        runtime_ns,
+        total_ios,
+        None if short_ios is None else int(short_ios),
+        None if drop_ios is None else int(drop_ios),
+    ]
     for kind in _LAT_KINDS:
         if f"{kind}_ns" in ddir:
             obj, scale = _dict(ddir, f"{kind}_ns", lo), 1.0
@@ -607,8 +687,13 @@ def _add_direction(out: _Out, doc: _Document, job_index: int, direction: str, dd
         if samples == 0 or (samples is None and not (lmin or lmax or lmean)):
             row += (None, None, None, None, samples)
         else:
-            row += (None if lmin is None else lmin * scale, None if lmax is None else lmax * scale,
-                    None if lmean is None else lmean * scale, None if lsd is None else lsd * scale, samples)
+            row += (
+                None if lmin is None else lmin * scale,
+                None if lmax is None else lmax * scale,
+                None if lmean is None else lmean * scale,
+                None if lsd is None else lsd * scale,
+                samples,
+            )
         if "percentile" in obj:
             _add_percentiles(out, job_index, direction, kind, obj, scale, lo, hi)
         if "bins" in obj:
@@ -617,16 +702,26 @@ def _add_direction(out: _Out, doc: _Document, job_index: int, direction: str, dd
     if bw_n is not None:
         bw_n = int(bw_n)
     if bw_n != 0:
-        row += (None if bw_min is None else bw_min * kb_base, None if bw_max is None else bw_max * kb_base,
-                None if bw_mean is None else bw_mean * kb_base, None if bw_dev is None else bw_dev * kb_base,
-                None if bw_agg is None else bw_agg * 1.0, bw_n)
+        row += (
+            None if bw_min is None else bw_min * kb_base,
+            None if bw_max is None else bw_max * kb_base,
+            None if bw_mean is None else bw_mean * kb_base,
+            None if bw_dev is None else bw_dev * kb_base,
+            None if bw_agg is None else bw_agg * 1.0,
+            bw_n,
+        )
     else:
         row += (None, None, None, None, None, bw_n)
     if iops_n is not None:
         iops_n = int(iops_n)
     if iops_n != 0:
-        row += (None if iops_min is None else iops_min * 1.0, None if iops_max is None else iops_max * 1.0,
-                None if iops_mean is None else iops_mean * 1.0, None if iops_dev is None else iops_dev * 1.0, iops_n)
+        row += (
+            None if iops_min is None else iops_min * 1.0,
+            None if iops_max is None else iops_max * 1.0,
+            None if iops_mean is None else iops_mean * 1.0,
+            None if iops_dev is None else iops_dev * 1.0,
+            iops_n,
+        )
     else:
         row += (None, None, None, None, iops_n)
     row += (True, lo, hi)
@@ -634,8 +729,9 @@ def _add_direction(out: _Out, doc: _Document, job_index: int, direction: str, dd
     return {"runtime_ns": runtime_ns, "io_bytes": io}
 
 
-def _add_percentiles(out: _Out, job_index: int, direction: str, kind: str, obj: dict, scale: float,
-                     lo: int, hi: int) -> None:
+def _add_percentiles(
+    out: _Out, job_index: int, direction: str, kind: str, obj: dict, scale: float, lo: int, hi: int
+) -> None:
     pdict = _dict(obj, "percentile", lo)
     if not pdict:
         return
@@ -643,12 +739,16 @@ def _add_percentiles(out: _Out, job_index: int, direction: str, kind: str, obj: 
         pcts = list(map(float, pdict))
     except ValueError:
         key = next(k for k in pdict if not _is_float(k))
-        raise ParseError(f"percentile key {key!r} is not a number", line=lo, kind="invalid",
-                         expected='a key like "99.900000"') from None
+        raise ParseError(
+            f"percentile key {key!r} is not a number", line=lo, kind="invalid", expected='a key like "99.900000"'
+        ) from None
     values = _check_numbers(pdict, lo)
     # a 0 percentile is an unused slot ("0.00" padding of fio <= 3.3)
-    out.percentiles.extend((job_index, direction, kind, pct, None if v is None else v * scale, lo, hi)
-                           for pct, v in zip(pcts, values) if pct != 0.0)
+    out.percentiles.extend(
+        (job_index, direction, kind, pct, None if v is None else v * scale, lo, hi)
+        for pct, v in zip(pcts, values)
+        if pct != 0.0
+    )
 
 
 def _is_float(text: str) -> bool:
@@ -659,8 +759,7 @@ def _is_float(text: str) -> bool:
         return False
 
 
-def _add_bins(out: _Out, job_index: int, direction: str, kind: str, obj: dict, scale: float,
-              lo: int) -> None:
+def _add_bins(out: _Out, job_index: int, direction: str, kind: str, obj: dict, scale: float, lo: int) -> None:
     bins = _dict(obj, "bins", lo)
     if not bins:
         return
@@ -668,12 +767,15 @@ def _add_bins(out: _Out, job_index: int, direction: str, kind: str, obj: dict, s
         values = [float(k) * scale for k in bins]
     except ValueError:
         if any(k.startswith("FIO_IO_U_PLAT") for k in bins):
-            out.parsed.warnings.append(f"line {lo}: JSON+ bins of job {job_index} {direction} {kind} are keyed by "
-                                       "bucket index (fio < 2.20); not stored")
+            out.parsed.warnings.append(
+                f"line {lo}: JSON+ bins of job {job_index} {direction} {kind} are keyed by "
+                "bucket index (fio < 2.20); not stored"
+            )
             return
         key = next(k for k in bins if not _is_float(k))
-        raise ParseError(f"JSON+ bin key {key!r} is not a number", line=lo, kind="invalid",
-                         expected="a latency value") from None
+        raise ParseError(
+            f"JSON+ bin key {key!r} is not a number", line=lo, kind="invalid", expected="a latency value"
+        ) from None
     counts = _check_numbers(bins, lo)
     out.bins.extend((job_index, direction, kind, v, c) for v, n in zip(values, counts) if n and (c := int(n)))
 
@@ -695,8 +797,7 @@ def _add_buckets(out: _Out, job: dict, job_index: int, lo: int, hi: int) -> None
             if tail:
                 edges.append(float(labels[-1][2:]))
         except ValueError:  # anything else: by (is '>=', edge), ties in file order
-            ordered = sorted((label.startswith(">="), _edge(label, lo), i)
-                             for i, label in enumerate(labels))
+            ordered = sorted((label.startswith(">="), _edge(label, lo), i) for i, label in enumerate(labels))
             tail = False
             labels = [labels[i] for _, _, i in ordered]
             pcts = [pcts[i] for _, _, i in ordered]
@@ -721,12 +822,17 @@ def _edge(label: str, where: int) -> float:
     try:
         return float(label.removeprefix(">="))
     except ValueError:
-        raise ParseError(f"latency bucket {label!r} is not a number", line=where, kind="invalid",
-                         expected='a bucket edge like "250" or ">=2000"') from None
+        raise ParseError(
+            f"latency bucket {label!r} is not a number",
+            line=where,
+            kind="invalid",
+            expected='a bucket edge like "250" or ">=2000"',
+        ) from None
 
 
-def add_derived_groups(parsed: Parsed, doc_index: int, results: list[tuple[int, str, dict, bool]],
-                       line_start: int, line_end: int) -> None:
+def add_derived_groups(
+    parsed: Parsed, doc_index: int, results: list[tuple[int, str, dict, bool]], line_start: int, line_end: int
+) -> None:
     """Recompute fio's run status groups (stat.c): per group and direction, io = sum of the jobs'
     bytes, bw = io * 1000 / longest runtime (integer, as fio does), min/max of the per-job bw.
     With unified_rw_reporting=both the MIXED line aggregates the group's read/write/trim lines.
@@ -748,22 +854,43 @@ def add_derived_groups(parsed: Parsed, doc_index: int, results: list[tuple[int, 
     rows = {}
     for (groupid, direction), g in groups.items():
         rows[(groupid, direction)] = {
-            "io": g["io"], "bw": g["io"] * 1000 // max(g["runs"]), "min": min(g["bws"]),
-            "max": max(g["bws"]), "run_min": min(g["runs"]), "run_max": max(g["runs"])}
+            "io": g["io"],
+            "bw": g["io"] * 1000 // max(g["runs"]),
+            "min": min(g["bws"]),
+            "max": max(g["bws"]),
+            "run_min": min(g["runs"]),
+            "run_max": max(g["runs"]),
+        }
     for groupid in sorted({gid for gid, _ in rows}):
         parts = [rows[(groupid, d)] for d in ("read", "write", "trim") if (groupid, d) in rows]
         if (groupid, "mixed") in rows and parts:  # unified_rw_reporting=both
             rows[(groupid, "mixed")] = {
-                "io": sum(p["io"] for p in parts), "bw": sum(p["bw"] for p in parts),
-                "min": min(p["min"] for p in parts), "max": max(p["max"] for p in parts),
-                "run_min": min(p["run_min"] for p in parts), "run_max": max(p["run_max"] for p in parts)}
+                "io": sum(p["io"] for p in parts),
+                "bw": sum(p["bw"] for p in parts),
+                "min": min(p["min"] for p in parts),
+                "max": max(p["max"] for p in parts),
+                "run_min": min(p["run_min"] for p in parts),
+                "run_max": max(p["run_max"] for p in parts),
+            }
     for (groupid, direction), g in sorted(rows.items(), key=lambda kv: (kv[0][0], DIRECTIONS.index(kv[0][1]))):
-        parsed.add("fio_groups", {
-            "doc_index": doc_index, "groupid": groupid, "direction": direction,
-            "bw_bytes_per_s": float(g["bw"]), "bw_min_bytes_per_s": float(g["min"]),
-            "bw_max_bytes_per_s": float(g["max"]), "io_bytes": float(g["io"]),
-            "run_min_ns": units.time_to_ns(g["run_min"], "ms"), "run_max_ns": units.time_to_ns(g["run_max"], "ms"),
-            "derived": True, "exact": exact, "line_start": line_start, "line_end": line_end})
+        parsed.add(
+            "fio_groups",
+            {
+                "doc_index": doc_index,
+                "groupid": groupid,
+                "direction": direction,
+                "bw_bytes_per_s": float(g["bw"]),
+                "bw_min_bytes_per_s": float(g["min"]),
+                "bw_max_bytes_per_s": float(g["max"]),
+                "io_bytes": float(g["io"]),
+                "run_min_ns": units.time_to_ns(g["run_min"], "ms"),
+                "run_max_ns": units.time_to_ns(g["run_max"], "ms"),
+                "derived": True,
+                "exact": exact,
+                "line_start": line_start,
+                "line_end": line_end,
+            },
+        )
 
 
 def _add_disk(parsed: Parsed, disk: Any, span: tuple[int, int]) -> None:
@@ -773,21 +900,31 @@ def _add_disk(parsed: Parsed, disk: Any, span: tuple[int, int]) -> None:
     ms = 1e6
     slaves = any(k.startswith("aggr_") for k in disk)
     row = {
-        "disk": disk["name"], "read_ios": _int(disk, "read_ios", lo), "write_ios": _int(disk, "write_ios", lo),
-        "read_sectors": _int(disk, "read_sectors", lo), "write_sectors": _int(disk, "write_sectors", lo),
-        "read_merges": _int(disk, "read_merges", lo), "write_merges": _int(disk, "write_merges", lo),
-        "read_ticks_ns": _num(disk, "read_ticks", lo, ms), "write_ticks_ns": _num(disk, "write_ticks", lo, ms),
-        "in_queue_ns": _num(disk, "in_queue", lo, ms), "util_pct": _num(disk, "util", lo),
+        "disk": disk["name"],
+        "read_ios": _int(disk, "read_ios", lo),
+        "write_ios": _int(disk, "write_ios", lo),
+        "read_sectors": _int(disk, "read_sectors", lo),
+        "write_sectors": _int(disk, "write_sectors", lo),
+        "read_merges": _int(disk, "read_merges", lo),
+        "write_merges": _int(disk, "write_merges", lo),
+        "read_ticks_ns": _num(disk, "read_ticks", lo, ms),
+        "write_ticks_ns": _num(disk, "write_ticks", lo, ms),
+        "in_queue_ns": _num(disk, "in_queue", lo, ms),
+        "util_pct": _num(disk, "util", lo),
         "has_slaves": slaves,
     }
     for col, keys, scale in (
-            ("aggr_read_ios", ("aggr_read_ios",), None), ("aggr_write_ios", ("aggr_write_ios",), None),
-            ("aggr_read_sectors", ("aggr_read_sectors",), None),
-            ("aggr_write_sectors", ("aggr_write_sectors",), None),
-            ("aggr_read_merges", ("aggr_read_merges",), None),
-            ("aggr_write_merges", ("aggr_write_merge", "aggr_write_merges"), None),  # fio spells it singular
-            ("aggr_read_ticks_ns", ("aggr_read_ticks",), ms), ("aggr_write_ticks_ns", ("aggr_write_ticks",), ms),
-            ("aggr_in_queue_ns", ("aggr_in_queue",), ms), ("aggr_util_pct", ("aggr_util",), 1.0)):
+        ("aggr_read_ios", ("aggr_read_ios",), None),
+        ("aggr_write_ios", ("aggr_write_ios",), None),
+        ("aggr_read_sectors", ("aggr_read_sectors",), None),
+        ("aggr_write_sectors", ("aggr_write_sectors",), None),
+        ("aggr_read_merges", ("aggr_read_merges",), None),
+        ("aggr_write_merges", ("aggr_write_merge", "aggr_write_merges"), None),  # fio spells it singular
+        ("aggr_read_ticks_ns", ("aggr_read_ticks",), ms),
+        ("aggr_write_ticks_ns", ("aggr_write_ticks",), ms),
+        ("aggr_in_queue_ns", ("aggr_in_queue",), ms),
+        ("aggr_util_pct", ("aggr_util",), 1.0),
+    ):
         key = next((k for k in keys if k in disk), keys[0])
         row[col] = _int(disk, key, lo) if scale is None else _num(disk, key, lo, scale)
     row.update(line_start=lo, line_end=hi)

@@ -44,10 +44,37 @@ PLAT_VAL = 1 << PLAT_BITS
 # bins of an uncoarsened histogram -> factor from fio's unit to ns
 _FULL_BINS = {29 * PLAT_VAL: 1, 19 * PLAT_VAL: 1000}
 
-SAMPLE_COLUMNS = ("prefix", "kind", "job_index", "time_ns", "value", "bw_bytes_per_s", "iops", "latency_ns",
-                  "direction", "block_size_bytes", "offset_bytes", "priority", "windowed", "line_start", "line_end")
-HIST_COLUMNS = ("prefix", "job_index", "time_ns", "direction", "block_size_bytes", "bin_index",
-                "latency_lo_ns", "latency_ns", "latency_hi_ns", "count", "line_start", "line_end")
+SAMPLE_COLUMNS = (
+    "prefix",
+    "kind",
+    "job_index",
+    "time_ns",
+    "value",
+    "bw_bytes_per_s",
+    "iops",
+    "latency_ns",
+    "direction",
+    "block_size_bytes",
+    "offset_bytes",
+    "priority",
+    "windowed",
+    "line_start",
+    "line_end",
+)
+HIST_COLUMNS = (
+    "prefix",
+    "job_index",
+    "time_ns",
+    "direction",
+    "block_size_bytes",
+    "bin_index",
+    "latency_lo_ns",
+    "latency_ns",
+    "latency_hi_ns",
+    "count",
+    "line_start",
+    "line_end",
+)
 
 
 def sniff_log(text: str) -> str | None:
@@ -80,19 +107,28 @@ def _int(tok: str, lineno: int, what: str) -> int:
     try:
         v = int(tok, 16) if tok[:2] in ("0x", "0X") else int(tok)
     except ValueError:
-        raise ParseError(f"{what} {tok!r} is not a whole number", line=lineno, kind="invalid",
-                         expected=f"{what} as a whole number") from None
+        raise ParseError(
+            f"{what} {tok!r} is not a whole number", line=lineno, kind="invalid", expected=f"{what} as a whole number"
+        ) from None
     if not -_INT64 < v * (MS_NS if what == "time" else 1) < _INT64:
-        raise ParseError(f"{what} {tok} is out of range", line=lineno, kind="invalid",
-                         expected=f"{what} below 2^63" + (" ns" if what == "time" else ""))
+        raise ParseError(
+            f"{what} {tok} is out of range",
+            line=lineno,
+            kind="invalid",
+            expected=f"{what} below 2^63" + (" ns" if what == "time" else ""),
+        )
     return v
 
 
 def _direction(tok: str, lineno: int) -> str:
     d = DIRECTIONS.get(_int(tok, lineno, "direction"))
     if d is None:
-        raise ParseError(f"direction {tok!r}", line=lineno, kind="invalid",
-                         expected="a data direction: 0 (read), 1 (write), 2 (trim) or 3 (sync)")
+        raise ParseError(
+            f"direction {tok!r}",
+            line=lineno,
+            kind="invalid",
+            expected="a data direction: 0 (read), 1 (write), 2 (trim) or 3 (sync)",
+        )
     return d
 
 
@@ -103,7 +139,9 @@ def _rows(text: str, fmt: str):
     width = None
     last = max((i for i, ln in enumerate(lines, 1) if ln.strip()), default=0)
     if not last:
-        raise ParseError("no log lines", line=1, kind="empty", expected="fio log lines 'time, value, direction, block size'")
+        raise ParseError(
+            "no log lines", line=1, kind="empty", expected="fio log lines 'time, value, direction, block size'"
+        )
     for i, ln in enumerate(lines, 1):
         s = ln.strip()
         if not s:
@@ -113,10 +151,18 @@ def _rows(text: str, fmt: str):
             width = len(toks)
         if len(toks) != width or not all(toks):
             if i == last and not ends_in_newline and len(toks) < width:
-                raise ParseError(f"the last line has {len(toks)} of {width} columns: the log stops in the middle of a line",
-                                 line=i, kind="truncated", expected=f"{width} comma-separated numbers")
-            raise ParseError(f"{len(toks)} columns where the log's first line has {width}", line=i, kind="invalid",
-                             expected=f"{width} numbers separated by ', '")
+                raise ParseError(
+                    f"the last line has {len(toks)} of {width} columns: the log stops in the middle of a line",
+                    line=i,
+                    kind="truncated",
+                    expected=f"{width} comma-separated numbers",
+                )
+            raise ParseError(
+                f"{len(toks)} columns where the log's first line has {width}",
+                line=i,
+                kind="invalid",
+                expected=f"{width} numbers separated by ', '",
+            )
         yield i, toks
 
 
@@ -125,8 +171,12 @@ def parse_log(text: str, fmt: str | None = None, name: str | None = None) -> Par
     if fmt == "fio-hist-log":
         return _parse_hist(text, name)
     if fmt != "fio-log":
-        raise ParseError("not a fio log", line=1, kind="invalid",
-                         expected="fio log lines 'time, value, direction, block size[, offset][, priority]'")
+        raise ParseError(
+            "not a fio log",
+            line=1,
+            kind="invalid",
+            expected="fio log lines 'time, value, direction, block size[, offset][, priority]'",
+        )
     prefix, kind, job = name_parts(name)
     if kind == "clat_hist":
         kind = None  # named like a histogram, holds samples: trust the content, not the name
@@ -139,11 +189,19 @@ def parse_log(text: str, fmt: str | None = None, name: str | None = None) -> Par
     data = list(_rows(text, fmt))
     width = len(data[0][1])
     if width < 4:
-        raise ParseError(f"{width} columns", line=data[0][0], kind="invalid",
-                         expected="time, value, direction, block size[, offset][, priority]")
+        raise ParseError(
+            f"{width} columns",
+            line=data[0][0],
+            kind="invalid",
+            expected="time, value, direction, block size[, offset][, priority]",
+        )
     if width > 7:
-        raise ParseError(f"{width} columns", line=data[0][0], kind="unsupported-version",
-                         expected="4 to 7 columns: time, value, direction, block size, offset, priority, issue time")
+        raise ParseError(
+            f"{width} columns",
+            line=data[0][0],
+            kind="unsupported-version",
+            expected="4 to 7 columns: time, value, direction, block size, offset, priority, issue time",
+        )
     # 5 columns: priority (fio 3.x) unless some value is not 0/1/hex: then an offset (fio 2.x, log_offset=1)
     fifth_is_offset = width == 5 and any(t[4] not in ("0", "1") and not t[4].startswith("0x") for _, t in data)
     for lineno, t in data:
@@ -163,11 +221,25 @@ def parse_log(text: str, fmt: str | None = None, name: str | None = None) -> Par
         windowed = bs == 0
         if windowed:
             offset = None
-        rows.append((prefix, kind, job, time_ms * MS_NS, value,
-                     float(value * KIB) if kind == "bw" else None,
-                     float(value) if kind == "iops" else None,
-                     float(value) if kind in ("lat", "clat", "slat") else None,
-                     ddir, None if windowed else bs, offset, prio, windowed, lineno, lineno))
+        rows.append(
+            (
+                prefix,
+                kind,
+                job,
+                time_ms * MS_NS,
+                value,
+                float(value * KIB) if kind == "bw" else None,
+                float(value) if kind == "iops" else None,
+                float(value) if kind in ("lat", "clat", "slat") else None,
+                ddir,
+                None if windowed else bs,
+                offset,
+                prio,
+                windowed,
+                lineno,
+                lineno,
+            )
+        )
     return parsed
 
 
@@ -210,16 +282,36 @@ def _fast_samples(text: str, prefix, kind, job) -> list[tuple] | None:
                     raise _Slow
                 prio = int(t[5])
             windowed = bs == 0
-            append((prefix, kind, job, int(t[0]) * MS_NS, v, float(v * KIB) if is_bw else None,
-                    float(v) if is_iops else None, float(v) if is_lat else None, _DIRS[t[2]],
-                    None if windowed else bs, None if windowed else offset, prio, windowed, lineno, lineno))
+            append(
+                (
+                    prefix,
+                    kind,
+                    job,
+                    int(t[0]) * MS_NS,
+                    v,
+                    float(v * KIB) if is_bw else None,
+                    float(v) if is_iops else None,
+                    float(v) if is_lat else None,
+                    _DIRS[t[2]],
+                    None if windowed else bs,
+                    None if windowed else offset,
+                    prio,
+                    windowed,
+                    lineno,
+                    lineno,
+                )
+            )
     except (_Slow, ValueError, KeyError):
         return None
     if not out or not text.endswith("\n"):
         return None  # empty, or maybe truncated: the general path decides
     for r in out:
-        if not (-_INT64 < r[3] < _INT64 and -_INT64 < r[4] < _INT64 and -_INT64 < r[9 if r[9] else 4] < _INT64
-                and (r[10] is None or r[10] < _INT64)):
+        if not (
+            -_INT64 < r[3] < _INT64
+            and -_INT64 < r[4] < _INT64
+            and -_INT64 < r[9 if r[9] else 4] < _INT64
+            and (r[10] is None or r[10] < _INT64)
+        ):
             return None
     return out
 
@@ -230,7 +322,7 @@ def bin_edges(index: int, n_bins: int) -> tuple[float, float, float]:
     The value is fio's ``plat_idx_to_val`` (stat.c; the keys of JSON+ "bins"): the bin's midpoint,
     and the index itself below 128 where bins are 1 wide. Coarse bins (log_hist_coarseness=c) span
     2**c of fio's bins: their value is the midpoint of that span."""
-    for full, factor in _FULL_BINS.items():
+    for full, factor in _FULL_BINS.items():  # noqa: B007 - factor is used after the break
         if full % n_bins == 0 and (full // n_bins) & (full // n_bins - 1) == 0:
             stride = full // n_bins
             break
@@ -266,8 +358,12 @@ def _parse_hist(text: str, name: str | None) -> Parsed:
             raise ValueError
         edges = [bin_edges(i, n_bins) for i in range(n_bins)]
     except ValueError:
-        raise ParseError(f"{n_bins} histogram bins", line=data[0][0], kind="unsupported-version",
-                         expected="1856 bins (fio >= 3.0) or 1216 (fio 2.x), divided by 2^log_hist_coarseness") from None
+        raise ParseError(
+            f"{n_bins} histogram bins",
+            line=data[0][0],
+            kind="unsupported-version",
+            expected="1856 bins (fio >= 3.0) or 1216 (fio 2.x), divided by 2^log_hist_coarseness",
+        ) from None
     for lineno, t in data:
         time_ns = _int(t[0], lineno, "time") * MS_NS
         ddir = _direction(t[1], lineno)
@@ -276,5 +372,7 @@ def _parse_hist(text: str, name: str | None) -> Parsed:
             if tok == "0":
                 continue
             lo, mid, hi = edges[i]
-            rows.append((prefix, job, time_ns, ddir, bs, i, lo, mid, hi, _int(tok, lineno, "bin count"), lineno, lineno))
+            rows.append(
+                (prefix, job, time_ns, ddir, bs, i, lo, mid, hi, _int(tok, lineno, "bin count"), lineno, lineno)
+            )
     return parsed

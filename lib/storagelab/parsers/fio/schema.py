@@ -22,7 +22,11 @@ TABLES = {
         ("is_final", "BOOLEAN", "true for the last report in the file (the one analyses use)"),
         ("jobname", "VARCHAR", "job name (with group_reporting: the first job's name)"),
         ("groupid", "INTEGER", "reporting group id"),
-        ("jobs", "INTEGER", "number of threads summed into this record (text jobs=N; JSON/terse: 1 unless group_reporting)"),
+        (
+            "jobs",
+            "INTEGER",
+            "number of threads summed into this record (text jobs=N; JSON/terse: 1 unless group_reporting)",
+        ),
         ("error", "INTEGER", "fio error code (0 = ok)"),
         ("pid", "BIGINT", "process id printed in the text header"),
         ("report_time", "VARCHAR", "time stamp as printed (text ctime, JSON 'time')"),
@@ -63,7 +67,11 @@ TABLES = {
         ("iops_mean", "DOUBLE", "per-sample IOPS mean"),
         ("iops_stdev", "DOUBLE", "per-sample IOPS standard deviation"),
         ("iops_samples", "BIGINT", "number of IOPS samples"),
-        ("exact", "BOOLEAN", "true when the numbers are exact integers (JSON, terse); false for text rounded to 3-4 significant figures"),
+        (
+            "exact",
+            "BOOLEAN",
+            "true when the numbers are exact integers (JSON, terse); false for text rounded to 3-4 significant figures",
+        ),
         *LINES,
     ),
     "fio_percentiles": table(
@@ -147,10 +155,18 @@ TABLES["fio_log_samples"] = table(
     "One row per line of a fio bw/iops/lat/clat/slat log (`PREFIX_KIND.N.log`). The kind is only in the file "
     "name: NULL when the name does not say it. Join to the run's output: same folder, `prefix` = the "
     "write_*_log= value (the jobname by default), `job_index` = N (1-based, the job's position).",
-    ("prefix", "VARCHAR", "file name before _bw/_iops/_lat/_clat/_slat (the write_*_log= value); NULL when the name does not follow fio's pattern"),
+    (
+        "prefix",
+        "VARCHAR",
+        "file name before _bw/_iops/_lat/_clat/_slat (the write_*_log= value); NULL when the name does not follow fio's pattern",
+    ),
     ("kind", "VARCHAR", "bw, iops, lat, clat or slat (from the file name); NULL when unknown"),
     ("job_index", "INTEGER", "N of the .N.log suffix (1-based job number); NULL with per_job_logs=0"),
-    ("time_ns", "BIGINT", "sample time, ns (fio logs ms since the job started, or since the epoch with log_unix_epoch)"),
+    (
+        "time_ns",
+        "BIGINT",
+        "sample time, ns (fio logs ms since the job started, or since the epoch with log_unix_epoch)",
+    ),
     ("value", "BIGINT", "the value exactly as fio printed it (KiB/s, IOPS or ns)"),
     ("bw_bytes_per_s", "DOUBLE", "bw logs: bandwidth, bytes/s (fio logs KiB/s)"),
     ("iops", "DOUBLE", "iops logs: I/O operations per second (1 per line without log_avg_msec)"),
@@ -158,7 +174,11 @@ TABLES["fio_log_samples"] = table(
     ("direction", "VARCHAR", "read, write, trim or sync (fio's 0/1/2/3)"),
     ("block_size_bytes", "BIGINT", "I/O size, bytes; NULL for windowed entries (log_avg_msec: fio prints 0)"),
     ("offset_bytes", "BIGINT", "I/O offset, bytes (log_offset=1); NULL when not logged or windowed"),
-    ("priority", "INTEGER", "command priority column (0/1: real-time class; the ioprio value with log_prio=1); NULL when absent (fio < 3.x)"),
+    (
+        "priority",
+        "INTEGER",
+        "command priority column (0/1: real-time class; the ioprio value with log_prio=1); NULL when absent (fio < 3.x)",
+    ),
     ("windowed", "BOOLEAN", "true for an entry averaged (or maximum) over log_avg_msec (block size printed as 0)"),
     *LINES,
 )

@@ -46,17 +46,25 @@ class _Fields:
 
     def take(self, n: int = 1) -> list[str]:
         if self.i + n > len(self.f):
-            raise ParseError(f"terse v{self.version} line ends after {len(self.f)} fields: it is cut short",
-                             line=self.line, kind="truncated", expected=f"{self.i + n - len(self.f)} more field(s)")
-        out = self.f[self.i:self.i + n]
+            raise ParseError(
+                f"terse v{self.version} line ends after {len(self.f)} fields: it is cut short",
+                line=self.line,
+                kind="truncated",
+                expected=f"{self.i + n - len(self.f)} more field(s)",
+            )
+        out = self.f[self.i : self.i + n]
         self.i += n
         return out
 
     def bad(self, what: str, token: str) -> ParseError:
         """A field that cannot be read; the last field of the line is taken as cut short."""
         cut = self.i == len(self.f)
-        return ParseError(f"terse v{self.version} field {self.i} ({what}) is {token!r}", line=self.line,
-                          kind="truncated" if cut else "invalid", expected=what)
+        return ParseError(
+            f"terse v{self.version} field {self.i} ({what}) is {token!r}",
+            line=self.line,
+            kind="truncated" if cut else "invalid",
+            expected=what,
+        )
 
     def num(self, what: str, scale: float = 1.0, percent: bool = False) -> float:
         token = self.take()[0].strip()
@@ -95,8 +103,12 @@ def parse_terse(text: str) -> Parsed:
         group_sizes[job["groupid"]] = group_sizes.get(job["groupid"], 0) + 1
         n += 1
     if not n:
-        raise ParseError("no fio terse line found", line=1, kind="invalid",
-                         expected="a line like '3;fio-3.33;jobname;groupid;error;...'")
+        raise ParseError(
+            "no fio terse line found",
+            line=1,
+            kind="invalid",
+            expected="a line like '3;fio-3.33;jobname;groupid;error;...'",
+        )
     for job in parsed.rows("fio_jobs"):
         job["jobs"] = 1 if group_sizes[job["groupid"]] > 1 else None  # terse does not say (group_reporting)
     add_derived_groups(parsed, 0, results, 1, len(lines))
@@ -109,25 +121,43 @@ def _v2_description(parsed: Parsed, description: str, no: int) -> None:
     job["line_end"] = no
 
 
-def _parse_line(parsed: Parsed, line: str, no: int, version: int, job_index: int, results: list,
-                unterminated: bool) -> dict:
+def _parse_line(
+    parsed: Parsed, line: str, no: int, version: int, job_index: int, results: list, unterminated: bool
+) -> dict:
     fields = line.split(";")
     header, dirs, block = _layout(version)
     fixed = header + len(dirs) * block + _TAIL
     if len(fields) < fixed:
-        raise ParseError(f"terse v{version} line has {len(fields)} fields, fewer than the {fixed} it needs: "
-                         "the line is cut short", line=no, kind="truncated",
-                         expected=f"{fixed} fields (+ disk fields) for terse version {version}")
+        raise ParseError(
+            f"terse v{version} line has {len(fields)} fields, fewer than the {fixed} it needs: the line is cut short",
+            line=no,
+            kind="truncated",
+            expected=f"{fixed} fields (+ disk fields) for terse version {version}",
+        )
     c = _Fields(fields, no, version)
     c.take()  # version
     tool_version = c.take()[0] if version >= 3 else None
     if tool_version and not parsed.tool_version:
         parsed.tool_version = tool_version
     jobname = c.take()[0]
-    job = {"job_index": job_index, "doc_index": 0, "is_final": True, "jobname": jobname,
-           "groupid": c.int("groupid"), "jobs": None, "error": c.int("error"), "pid": None,
-           "report_time": None, "report_epoch_s": None, "rw": None, "block_size_bytes": None,
-           "ioengine": None, "iodepth": None, "numjobs": None, "options_json": None}
+    job = {
+        "job_index": job_index,
+        "doc_index": 0,
+        "is_final": True,
+        "jobname": jobname,
+        "groupid": c.int("groupid"),
+        "jobs": None,
+        "error": c.int("error"),
+        "pid": None,
+        "report_time": None,
+        "report_epoch_s": None,
+        "rw": None,
+        "block_size_bytes": None,
+        "ioengine": None,
+        "iodepth": None,
+        "numjobs": None,
+        "options_json": None,
+    }
     for direction in dirs:
         row = _direction(parsed, c, job_index, direction, version, no)
         if row is not None:
@@ -138,15 +168,32 @@ def _parse_line(parsed: Parsed, line: str, no: int, version: int, job_index: int
     job.update(line_start=no, line_end=no)
     parsed.add("fio_jobs", job)
     for label in _DEPTH_LABELS:
-        parsed.add("fio_iodepths", {"job_index": job_index, "kind": "depth", "bucket": label,
-                                    "pct": c.num(f"io depth {label}", percent=True),
-                                    "line_start": no, "line_end": no})
+        parsed.add(
+            "fio_iodepths",
+            {
+                "job_index": job_index,
+                "kind": "depth",
+                "bucket": label,
+                "pct": c.num(f"io depth {label}", percent=True),
+                "line_start": no,
+                "line_end": no,
+            },
+        )
     edge = 0.0  # the first µs cell also holds the sub-µs (ns) buckets, so it starts at 0
     for hi in [e * 1e3 for e in _LAT_US] + [e * 1e6 for e in _LAT_MS] + [None]:
         pct = c.num("latency distribution", percent=True)
         if pct:
-            parsed.add("fio_latency_buckets", {"job_index": job_index, "bucket_lo_ns": edge,
-                                               "bucket_hi_ns": hi, "pct": pct, "line_start": no, "line_end": no})
+            parsed.add(
+                "fio_latency_buckets",
+                {
+                    "job_index": job_index,
+                    "bucket_lo_ns": edge,
+                    "bucket_hi_ns": hi,
+                    "pct": pct,
+                    "line_start": no,
+                    "line_end": no,
+                },
+            )
         edge = hi if hi is not None else edge
     if version >= 3:
         _disks(parsed, c)
@@ -157,8 +204,13 @@ def _parse_line(parsed: Parsed, line: str, no: int, version: int, job_index: int
 def _direction(parsed: Parsed, c: _Fields, job_index: int, direction: str, version: int, no: int) -> dict | None:
     us = 1e3
     io = c.num("io KiB", units.KiB)
-    row = {"job_index": job_index, "direction": direction, "io_bytes": io,
-           "bw_bytes_per_s": c.num("bw KiB/s", units.KiB), "iops": c.num("iops")}
+    row = {
+        "job_index": job_index,
+        "direction": direction,
+        "io_bytes": io,
+        "bw_bytes_per_s": c.num("bw KiB/s", units.KiB),
+        "iops": c.num("iops"),
+    }
     runtime_ms = c.num("runtime ms")
     row.update(runtime_ns=units.time_to_ns(runtime_ms, "ms"), total_ios=None, short_ios=None, dropped_ios=None)
     lat = {}
@@ -197,9 +249,18 @@ def _direction(parsed: Parsed, c: _Fields, job_index: int, direction: str, versi
         for pct, value in percentiles:
             if pct:  # "0%=0" cells are unused slots
                 # clat unless the job set lat_percentiles=1, which terse does not record
-                parsed.add("fio_percentiles", {"job_index": job_index, "direction": direction, "kind": "clat",
-                                               "percentile": pct, "latency_ns": value,
-                                               "line_start": no, "line_end": no})
+                parsed.add(
+                    "fio_percentiles",
+                    {
+                        "job_index": job_index,
+                        "direction": direction,
+                        "kind": "clat",
+                        "percentile": pct,
+                        "latency_ns": value,
+                        "line_start": no,
+                        "line_end": no,
+                    },
+                )
     return row
 
 
@@ -212,24 +273,47 @@ def _disks(parsed: Parsed, c: _Fields) -> None:
     ms = 1e6
     while c.i + 1 < len(c.f) and not _is_int(c.f[c.i]) and _is_int(c.f[c.i + 1]):
         name = c.take()[0]
-        row = {"disk": name, "read_ios": c.int("read ios"), "write_ios": c.int("write ios"),
-               "read_sectors": None, "write_sectors": None,
-               "read_merges": c.int("read merges"), "write_merges": c.int("write merges"),
-               "read_ticks_ns": c.int("read ticks") * ms, "write_ticks_ns": c.int("write ticks") * ms,
-               "in_queue_ns": c.int("in_queue") * ms, "util_pct": c.num("util", percent=True),
-               "has_slaves": False}
-        aggr = dict.fromkeys(("aggr_read_ios", "aggr_write_ios", "aggr_read_sectors", "aggr_write_sectors",
-                              "aggr_read_merges", "aggr_write_merges", "aggr_read_ticks_ns",
-                              "aggr_write_ticks_ns", "aggr_in_queue_ns", "aggr_util_pct"))
+        row = {
+            "disk": name,
+            "read_ios": c.int("read ios"),
+            "write_ios": c.int("write ios"),
+            "read_sectors": None,
+            "write_sectors": None,
+            "read_merges": c.int("read merges"),
+            "write_merges": c.int("write merges"),
+            "read_ticks_ns": c.int("read ticks") * ms,
+            "write_ticks_ns": c.int("write ticks") * ms,
+            "in_queue_ns": c.int("in_queue") * ms,
+            "util_pct": c.num("util", percent=True),
+            "has_slaves": False,
+        }
+        aggr = dict.fromkeys(
+            (
+                "aggr_read_ios",
+                "aggr_write_ios",
+                "aggr_read_sectors",
+                "aggr_write_sectors",
+                "aggr_read_merges",
+                "aggr_write_merges",
+                "aggr_read_ticks_ns",
+                "aggr_write_ticks_ns",
+                "aggr_in_queue_ns",
+                "aggr_util_pct",
+            )
+        )
         if c.i < len(c.f) and c.f[c.i].strip() == "slaves":
             c.take()
             row["has_slaves"] = True
-            aggr.update(aggr_read_ios=c.int("aggr read ios"), aggr_write_ios=c.int("aggr write ios"),
-                        aggr_read_merges=c.int("aggr read merges"), aggr_write_merges=c.int("aggr write merges"),
-                        aggr_read_ticks_ns=c.int("aggr read ticks") * ms,
-                        aggr_write_ticks_ns=c.int("aggr write ticks") * ms,
-                        aggr_in_queue_ns=c.int("aggr in_queue") * ms,
-                        aggr_util_pct=c.num("aggr util", percent=True))
+            aggr.update(
+                aggr_read_ios=c.int("aggr read ios"),
+                aggr_write_ios=c.int("aggr write ios"),
+                aggr_read_merges=c.int("aggr read merges"),
+                aggr_write_merges=c.int("aggr write merges"),
+                aggr_read_ticks_ns=c.int("aggr read ticks") * ms,
+                aggr_write_ticks_ns=c.int("aggr write ticks") * ms,
+                aggr_in_queue_ns=c.int("aggr in_queue") * ms,
+                aggr_util_pct=c.num("aggr util", percent=True),
+            )
         row.update(aggr, line_start=c.line, line_end=c.line)
         if not any(r["disk"] == name for r in parsed.rows("fio_disk_stats")):  # repeated on every job line
             parsed.add("fio_disk_stats", row)
@@ -237,20 +321,30 @@ def _disks(parsed: Parsed, c: _Fields) -> None:
 
 def _trailer(parsed: Parsed, c: _Fields, job: dict, unterminated: bool) -> None:
     """Optional ``;total_err;first_error`` (continue_on_error) and ``;description`` (may hold ';')."""
-    rest = c.f[c.i:]
+    rest = c.f[c.i :]
     # fio writes each terse line whole: only a last line without its newline can stop inside these fields
     # (on a complete line a trailing ';' belongs to the description, which may hold any text)
     if unterminated and rest and (rest[-1] == "" or rest == [rest[0]] and _is_int(rest[0])):
-        raise ParseError("terse line ends in the middle of its trailing fields", line=c.line, kind="truncated",
-                         expected=";total_err;first_error and/or ;description")
+        raise ParseError(
+            "terse line ends in the middle of its trailing fields",
+            line=c.line,
+            kind="truncated",
+            expected=";total_err;first_error and/or ;description",
+        )
     if len(rest) >= 2 and _is_int(rest[0]) and re.fullmatch(r"\s*-?\d+\s*", rest[1]):
         total_err, first_error = int(rest[0]), int(rest[1])
         rest = rest[2:]
         if total_err:
-            parsed.warnings.append(f"line {c.line}: job {job['jobname']!r} had {total_err} I/O errors "
-                                   f"(continue_on_error), first error {first_error}")
+            parsed.warnings.append(
+                f"line {c.line}: job {job['jobname']!r} had {total_err} I/O errors "
+                f"(continue_on_error), first error {first_error}"
+            )
     if rest and unterminated:
-        raise ParseError("the last line has no newline and ends in free text: a description or a line cut "
-                         "short", line=c.line, kind="truncated", expected="a complete line ending in a newline")
+        raise ParseError(
+            "the last line has no newline and ends in free text: a description or a line cut short",
+            line=c.line,
+            kind="truncated",
+            expected="a complete line ending in a newline",
+        )
     if rest:
         job["options_json"] = _json.dumps({"description": ";".join(rest)})

@@ -51,8 +51,11 @@ from __future__ import annotations
 import re
 
 from ... import units
+
 # _SI/_TIME: the fast paths' lookups are units.py's own tables, not copies
-from ...units import SI_FACTORS as _SI, TIME_NS_FACTORS as _TIME, UnitError
+from ...units import SI_FACTORS as _SI
+from ...units import TIME_NS_FACTORS as _TIME
+from ...units import UnitError
 from ..base import Parsed, ParseError, lines_of
 from .schema import TABLES
 
@@ -66,17 +69,25 @@ _DEPTH_COLUMNS = TABLES["fio_iodepths"].row_columns
 _JOBS_STATUS = re.compile(r"^\s*Jobs: \d+ \(f=\d+\)")
 _JOBS_ETA = re.compile(r"^\s*Jobs: \d+ \(f=\d+\).*?\[eta [^\]]*\]\s*")
 _VERSION = re.compile(r"^\s*fio[- ](\d+)\.(\d+)(?:\.\d+)?\S*\s*$")
-_PREAMBLE = re.compile(r"^(?P<name>.*?): \(g=(?P<g>\d+)\): rw=(?P<rw>[^,]+), bs=(?P<bs>.*?), "
-                       r"ioengine=(?P<engine>[^,]+?), iodepth=(?P<depth>\d+)\s*$")
+_PREAMBLE = re.compile(
+    r"^(?P<name>.*?): \(g=(?P<g>\d+)\): rw=(?P<rw>[^,]+), bs=(?P<bs>.*?), "
+    r"ioengine=(?P<engine>[^,]+?), iodepth=(?P<depth>\d+)\s*$"
+)
 _HEADER_CUE = re.compile(r": \(groupid=\d+, jobs=\d+\): err=")
-_HEADER = re.compile(r"^(?P<name>.*?): \(groupid=(?P<gid>\d+), jobs=(?P<jobs>\d+)\): "
-                     r"err=\s*(?P<err>-?\d+)(?: \((?P<errtext>.*)\))?: pid=(?P<pid>\d+)"
-                     r"(?::\s*(?P<time>.*?))?\s*$")
+_HEADER = re.compile(
+    r"^(?P<name>.*?): \(groupid=(?P<gid>\d+), jobs=(?P<jobs>\d+)\): "
+    r"err=\s*(?P<err>-?\d+)(?: \((?P<errtext>.*)\))?: pid=(?P<pid>\d+)"
+    r"(?::\s*(?P<time>.*?))?\s*$"
+)
 _DIR_CUE = re.compile(r"^\s*(read|write|trim|mixed)\s?: (IOPS|io)=")
-_DIR3 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed): IOPS=(?P<iops>[^,]+), BW=(?P<bw>[^\s(]+) "
-                   r"\((?P<bw2>[^)]*)\)\((?P<io>[^/)]+)/(?P<runt>\d+)msec\)(?P<tail>;.*)?\s*$")
-_DIR2 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed)\s?: io=(?P<io>[^,]+), bw=(?P<bw>[^,]+), "
-                   r"iops=(?P<iops>[^,]+), runt=\s*(?P<runt>\d+)\s*msec\s*$")
+_DIR3 = re.compile(
+    r"^\s*(?P<dir>read|write|trim|mixed): IOPS=(?P<iops>[^,]+), BW=(?P<bw>[^\s(]+) "
+    r"\((?P<bw2>[^)]*)\)\((?P<io>[^/)]+)/(?P<runt>\d+)msec\)(?P<tail>;.*)?\s*$"
+)
+_DIR2 = re.compile(
+    r"^\s*(?P<dir>read|write|trim|mixed)\s?: io=(?P<io>[^,]+), bw=(?P<bw>[^,]+), "
+    r"iops=(?P<iops>[^,]+), runt=\s*(?P<runt>\d+)\s*msec\s*$"
+)
 _SYNC_HEAD = re.compile(r"^\s*fsync/[a-z_/]+:\s*$")
 _LAT_CUE = re.compile(r"^\s*(?P<label>[A-Za-z][\w /]*?)\s*\((?P<unit>nsec|usec|msec)\)\s*:\s*min=")
 _LAT = re.compile(r"^\s*(?P<label>[A-Za-z][\w /]*?)\s*\((?P<unit>nsec|usec|msec)\)\s*:\s*(?P<rest>min=.*)$")
@@ -100,12 +111,16 @@ _KNOWN_SKIPPED = re.compile(r"^\s*(Description\s*:|errors\s*:|latency\s*:|steady
 _BLOCK_LIFETIME = re.compile(r"^\s*block lifetime percentiles\s*:")
 _GROUP_HEAD = re.compile(r"^\s*Run status group (?P<gid>\d+) \(all jobs\):\s*$")
 _GROUP_CUE = re.compile(r"^\s*(READ|WRITE|TRIM|MIXED): ")
-_GROUP3 = re.compile(r"^\s*(?P<dir>READ|WRITE|TRIM|MIXED): bw=(?P<bw>[^\s(]+) \((?P<bw2>[^)]*)\), "
-                     r"(?P<mn>[^\s(-]+)-(?P<mx>[^\s(]+) \((?P<mn2>[^\s)-]+)-(?P<mx2>[^\s)]+)\), "
-                     r"io=(?P<io>[^\s(]+) \((?P<io2>[^)]*)\), run=(?P<r0>\d+)-(?P<r1>\d+)msec\s*$")
-_GROUP2 = re.compile(r"^\s*(?P<dir>READ|WRITE|TRIM|MIXED): io=(?P<io>[^,]+), aggrb=(?P<bw>[^,]+), "
-                     r"minb=(?P<mn>[^,]+), maxb=(?P<mx>[^,]+), mint=\s*(?P<r0>\d+)\s*msec, "
-                     r"maxt=\s*(?P<r1>\d+)\s*msec\s*$")
+_GROUP3 = re.compile(
+    r"^\s*(?P<dir>READ|WRITE|TRIM|MIXED): bw=(?P<bw>[^\s(]+) \((?P<bw2>[^)]*)\), "
+    r"(?P<mn>[^\s(-]+)-(?P<mx>[^\s(]+) \((?P<mn2>[^\s)-]+)-(?P<mx2>[^\s)]+)\), "
+    r"io=(?P<io>[^\s(]+) \((?P<io2>[^)]*)\), run=(?P<r0>\d+)-(?P<r1>\d+)msec\s*$"
+)
+_GROUP2 = re.compile(
+    r"^\s*(?P<dir>READ|WRITE|TRIM|MIXED): io=(?P<io>[^,]+), aggrb=(?P<bw>[^,]+), "
+    r"minb=(?P<mn>[^,]+), maxb=(?P<mx>[^,]+), mint=\s*(?P<r0>\d+)\s*msec, "
+    r"maxt=\s*(?P<r1>\d+)\s*msec\s*$"
+)
 _DISK_HEAD = re.compile(r"^\s*Disk stats \(read/write\):\s*$")
 _DISK_CUE = re.compile(r"^\s*\S+: ios=")
 _DISK = re.compile(
@@ -114,7 +129,8 @@ _DISK = re.compile(
     r" util=(?P<util>[0-9.]+)%"
     r"(?:, aggrios=(?P<ario>\d+)/(?P<awio>\d+),(?: aggsectors=(?P<arsec>\d+)/(?P<awsec>\d+),)?"
     r" aggrmerge=(?P<arm>\d+)/(?P<awm>\d+), aggrticks=(?P<art>\d+)/(?P<awt>\d+),"
-    r" aggrin_queue=(?P<aq>\d+), aggrutil=(?P<autil>[0-9.]+)%)?\s*$")
+    r" aggrin_queue=(?P<aq>\d+), aggrutil=(?P<autil>[0-9.]+)%)?\s*$"
+)
 _PAIRS = re.compile(r"(\w+)=\s*([^,]*?)\s*(?=,|$)")
 _LEAD_NUM = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)")
 _SI_UNIT = re.compile(r"[0-9.]\s*[kKMGTPE](?:B|bit)")
@@ -124,15 +140,21 @@ _DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]*)?")
 # fast paths: the usual form of a line with every number in a plain form; a line that does not
 # match goes the general way (same values for the lines both read, so only speed differs)
 _D = r"(-?[0-9]+(?:\.[0-9]*)?)"
-_V = rf"\s*{_D}\s*"                       # a value with the blanks fio pads it with
-_LAT_FAST = re.compile(rf"\s*(slat|clat|lat|sync) ?\((nsec|usec|msec)\): min=\s*([0-9]+(?:\.[0-9]*)?)([kKMGTPE]?)\s*, "
-                       rf"max=\s*([0-9]+(?:\.[0-9]*)?)([kKMGTPE]?)\s*, avg={_V}, stdev={_V}$")
-_BW_FAST = re.compile(rf"\s*bw \(([^)]*)\): min={_V}, max={_V}, per=\s*{_D}%\s*, avg={_V}, stdev={_V}"
-                      r"(?:, samples=\s*([0-9]+)\s*)?$")
+_V = rf"\s*{_D}\s*"  # a value with the blanks fio pads it with
+_LAT_FAST = re.compile(
+    rf"\s*(slat|clat|lat|sync) ?\((nsec|usec|msec)\): min=\s*([0-9]+(?:\.[0-9]*)?)([kKMGTPE]?)\s*, "
+    rf"max=\s*([0-9]+(?:\.[0-9]*)?)([kKMGTPE]?)\s*, avg={_V}, stdev={_V}$"
+)
+_BW_FAST = re.compile(
+    rf"\s*bw \(([^)]*)\): min={_V}, max={_V}, per=\s*{_D}%\s*, avg={_V}, stdev={_V}"
+    r"(?:, samples=\s*([0-9]+)\s*)?$"
+)
 _IOPS_FAST = re.compile(rf"\s*iops\s*: min={_V}, max={_V}, avg={_V}, stdev={_V}(?:, samples=\s*([0-9]+)\s*)?$")
-_ISSUED_FAST = re.compile(r"\s*issued rwts: total=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
-                          r"short=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
-                          r"dropped=([0-9]+),([0-9]+),([0-9]+),([0-9]+)\s*$")
+_ISSUED_FAST = re.compile(
+    r"\s*issued rwts: total=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
+    r"short=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
+    r"dropped=([0-9]+),([0-9]+),([0-9]+),([0-9]+)\s*$"
+)
 _STATES = re.compile(r"^\s*states\s*:")
 _LEGACY_LABEL = re.compile(r"([KMGPE])(B|bit)/s")
 _LEGACY_SIZE = re.compile(r"\s*([0-9.]+)\s*([KMGPE]?)\s*(B|bit)?(\s*/s)?\s*")
@@ -197,21 +219,21 @@ class _TextParser:
     def __init__(self, text: str):
         self.lines = lines_of(text)
         self.p = Parsed(tool="fio", format=FORMAT)
-        self.last = 0                     # last non-blank line (1-based): a failure there is truncation
+        self.last = 0  # last non-blank line (1-based): a failure there is truncation
         self.version: tuple[int, int] | None = None
         self.preamble: dict[tuple[str, int] | str, dict] = {}
-        self.job: dict | None = None      # current fio_jobs row
-        self.jstate: dict = {}            # per-job working state (issued counts, results, ...)
-        self.res: dict | None = None      # current fio_results row (direction section)
-        self.pct: dict | None = None      # open percentile block
-        self.lifetime = False             # inside a 'block lifetime percentiles' block
-        self.group: int | None = None     # groupid of the last 'Run status group' header
-        self.disks = False                # inside 'Disk stats'
+        self.job: dict | None = None  # current fio_jobs row
+        self.jstate: dict = {}  # per-job working state (issued counts, results, ...)
+        self.res: dict | None = None  # current fio_results row (direction section)
+        self.pct: dict | None = None  # open percentile block
+        self.lifetime = False  # inside a 'block lifetime percentiles' block
+        self.group: int | None = None  # groupid of the last 'Run status group' header
+        self.disks = False  # inside 'Disk stats'
         self.disk_part: tuple[int, str] | None = None  # (line, text) of a disk line that ends in ',' (wrapped)
-        self.report = 0                   # doc_index of the current report
-        self.report_tail = False          # group/disk lines seen since the last job block
-        self.started = False              # preamble / version / Jobs lines seen
-        self.found = False                # any report line seen
+        self.report = 0  # doc_index of the current report
+        self.report_tail = False  # group/disk lines seen since the last job block
+        self.started = False  # preamble / version / Jobs lines seen
+        self.found = False  # any report line seen
         self.prio_warned = False
 
     # ---- errors and numbers ---------------------------------------------------------------
@@ -230,8 +252,14 @@ class _TextParser:
     def size(self, ln: int, text: str, legacy: bool = False) -> float:
         v = _SIZES.get((text, legacy))
         if v is None:
-            v = _r(self.conv(ln, units.fio_bytes, _legacy_to_iec(text) if legacy else text,
-                             "a fio size or rate like 72.7GiB or 338589KB/s"))
+            v = _r(
+                self.conv(
+                    ln,
+                    units.fio_bytes,
+                    _legacy_to_iec(text) if legacy else text,
+                    "a fio size or rate like 72.7GiB or 338589KB/s",
+                )
+            )
             if len(_SIZES) < _CACHE_MAX:
                 _SIZES[(text, legacy)] = v
         return v
@@ -300,7 +328,7 @@ class _TextParser:
         for seg in raw.split("\r"):
             if _JOBS_STATUS.match(seg):
                 m = _JOBS_ETA.match(seg)
-                seg = seg[m.end():] if m else ""
+                seg = seg[m.end() :] if m else ""
             if seg.strip():
                 keep = seg
         return keep
@@ -348,8 +376,9 @@ class _TextParser:
                 return self.disk(ln, s)
             self.end_disks()
             if ln >= self.last:  # the file ends inside the disk stats: after the results, which are kept
-                self.p.warnings.append(f"line {ln}: disk stats line cut at the end of the file, not stored: "
-                                       f"{w.strip()[:60]!r}")
+                self.p.warnings.append(
+                    f"line {ln}: disk stats line cut at the end of the file, not stored: {w.strip()[:60]!r}"
+                )
                 return
             self.disks = False
         if self.job is not None:
@@ -362,8 +391,12 @@ class _TextParser:
         m = ": (g=" in s and _PREAMBLE.match(s)
         if m:
             self.started = True
-            info = {"rw": m["rw"].strip(), "ioengine": m["engine"].strip(), "iodepth": int(m["depth"]),
-                    "block_size_bytes": self.block_size(ln, m["bs"])}
+            info = {
+                "rw": m["rw"].strip(),
+                "ioengine": m["engine"].strip(),
+                "iodepth": int(m["depth"]),
+                "block_size_bytes": self.block_size(ln, m["bs"]),
+            }
             self.preamble[(m["name"], int(m["g"]))] = info
             self.preamble.setdefault(m["name"], info)
             return
@@ -382,7 +415,7 @@ class _TextParser:
         sizes = []
         for lo, hi in ranges:
             for tok in (lo, hi):
-                legacy = "B" not in tok          # 2.x prints 4K, 1M: powers of 1024
+                legacy = "B" not in tok  # 2.x prints 4K, 1M: powers of 1024
                 try:
                     sizes.append(units.fio_bytes(_legacy_to_iec(tok) if legacy else tok))
                 except UnitError:
@@ -402,13 +435,29 @@ class _TextParser:
         name, gid = m["name"], int(m["gid"])
         pre = self.preamble.get((name, gid)) or self.preamble.get(name) or {}
         self.job = {
-            "job_index": len(self.p.rows("fio_jobs")), "doc_index": self.report, "is_final": False,
-            "jobname": name, "groupid": gid, "jobs": int(m["jobs"]), "error": int(m["err"]),
-            "pid": int(m["pid"]), "report_time": (m["time"] or None), "report_epoch_s": None,
-            "rw": pre.get("rw"), "block_size_bytes": pre.get("block_size_bytes"),
-            "ioengine": pre.get("ioengine"), "iodepth": pre.get("iodepth"), "numjobs": None,
-            "options_json": None, "cpu_usr_pct": None, "cpu_sys_pct": None, "ctx": None,
-            "majf": None, "minf": None, "line_start": ln, "line_end": ln,
+            "job_index": len(self.p.rows("fio_jobs")),
+            "doc_index": self.report,
+            "is_final": False,
+            "jobname": name,
+            "groupid": gid,
+            "jobs": int(m["jobs"]),
+            "error": int(m["err"]),
+            "pid": int(m["pid"]),
+            "report_time": (m["time"] or None),
+            "report_epoch_s": None,
+            "rw": pre.get("rw"),
+            "block_size_bytes": pre.get("block_size_bytes"),
+            "ioengine": pre.get("ioengine"),
+            "iodepth": pre.get("iodepth"),
+            "numjobs": None,
+            "options_json": None,
+            "cpu_usr_pct": None,
+            "cpu_sys_pct": None,
+            "ctx": None,
+            "majf": None,
+            "minf": None,
+            "line_start": ln,
+            "line_end": ln,
         }
         self.p.add("fio_jobs", self.job)
         self.jstate = {"issued": None, "results": {}, "last": ln, "kb_base": None, "legacy": False}
@@ -420,9 +469,11 @@ class _TextParser:
             return
         st = self.jstate
         if st["issued"] is None:
-            self.fail(ln if ln is not None else self.last,
-                      f"job block of {self.job['jobname']!r} (line {self.job['line_start']}) ends "
-                      "before its 'issued' line", "the rest of the job block up to its 'issued' line")
+            self.fail(
+                ln if ln is not None else self.last,
+                f"job block of {self.job['jobname']!r} (line {self.job['line_start']}) ends before its 'issued' line",
+                "the rest of the job block up to its 'issued' line",
+            )
         self.job["line_end"] = st["last"]
         total, short, dropped = st["issued"]
         for d, row in st["results"].items():
@@ -431,14 +482,16 @@ class _TextParser:
                 row["total_ios"], row["short_ios"], row["dropped_ios"] = total[idx], short[idx], dropped[idx]
             elif d == "mixed":
                 row["total_ios"], row["short_ios"], row["dropped_ios"] = (
-                    None if c[0] is None else sum(v or 0 for v in c[:3]) for c in (total, short, dropped))
+                    None if c[0] is None else sum(v or 0 for v in c[:3]) for c in (total, short, dropped)
+                )
             elif d == "sync":
                 row["total_ios"] = total[3]
             if row["io_bytes"] == 0 and row["total_ios"]:
                 # fio 3.x prints the unified_rw_reporting=both 'mixed:' line as IOPS=0, BW=0 (0)(0B/..)
                 self.p.warnings.append(
                     f"line {row['line_start']}: {d} section prints 0 bytes for {row['total_ios']} "
-                    "issued I/Os (a fio display bug); io, bw and iops stored as NULL")
+                    "issued I/Os (a fio display bug); io, bw and iops stored as NULL"
+                )
                 row["io_bytes"] = row["bw_bytes_per_s"] = row["iops"] = None
         self.job = None
         self.res = None
@@ -458,18 +511,23 @@ class _TextParser:
             return self.bw(ln, s)
         if c == "i" and _IOPS.match(s):
             return self.iops(ln, s)
-        self.res = None                                 # the rest are job-wide lines
+        self.res = None  # the rest are job-wide lines
         m = c == "l" and _LATDIST.match(s)
         if m:
             return self.lat_dist(ln, m)
         m = c == "c" and _CPU.match(s)
         if m:
-            f = self.fields(ln, m["rest"], ("usr", "sys", "ctx", "majf", "minf"),
-                            "'cpu : usr=N%, sys=N%, ctx=N, majf=N, minf=N'")
+            f = self.fields(
+                ln, m["rest"], ("usr", "sys", "ctx", "majf", "minf"), "'cpu : usr=N%, sys=N%, ctx=N, majf=N, minf=N'"
+            )
             exp = "a number"
-            self.job.update(cpu_usr_pct=self.number(ln, f["usr"], exp), cpu_sys_pct=self.number(ln, f["sys"], exp),
-                            ctx=self.integer(ln, f["ctx"], exp), majf=self.integer(ln, f["majf"], exp),
-                            minf=self.integer(ln, f["minf"], exp))
+            self.job.update(
+                cpu_usr_pct=self.number(ln, f["usr"], exp),
+                cpu_sys_pct=self.number(ln, f["sys"], exp),
+                ctx=self.integer(ln, f["ctx"], exp),
+                majf=self.integer(ln, f["majf"], exp),
+                minf=self.integer(ln, f["minf"], exp),
+            )
             return
         m = c in "Isc" and _DEPTH.match(s)
         if m:
@@ -481,8 +539,9 @@ class _TextParser:
             return
         if c in "Dels" and _KNOWN_SKIPPED.match(s):
             return
-        self.p.warnings.append(f"line {ln}: unknown line in the job block of {self.job['jobname']!r}: "
-                               f"{s.strip()[:80]!r}")
+        self.p.warnings.append(
+            f"line {ln}: unknown line in the job block of {self.job['jobname']!r}: {s.strip()[:80]!r}"
+        )
 
     def new_result(self, ln: int, direction: str) -> dict:
         if direction in self.jstate["results"]:
@@ -504,8 +563,11 @@ class _TextParser:
         m3 = _DIR3.match(s)
         m2 = None if m3 else _DIR2.match(s)
         if not (m3 or m2):
-            self.fail(ln, "malformed direction line",
-                      "'read: IOPS=N, BW=N (N)(SIZE/Nmsec)' or 2.x 'read : io=N, bw=N, iops=N, runt=Nmsec'")
+            self.fail(
+                ln,
+                "malformed direction line",
+                "'read: IOPS=N, BW=N (N)(SIZE/Nmsec)' or 2.x 'read : io=N, bw=N, iops=N, runt=Nmsec'",
+            )
         m = m3 or m2
         row = self.new_result(ln, m["dir"])
         expected = "a number with an optional k/M suffix"
@@ -530,14 +592,17 @@ class _TextParser:
         if m:
             label, unit, mn, mn_sfx, mx, mx_sfx, avg, stdev = m.groups()
             factor = _TIME[unit]
-            values = (_r(float(mn) * _SI[mn_sfx] * factor), _r(float(mx) * _SI[mx_sfx] * factor),
-                      _r(float(avg) * factor), _r(float(stdev) * factor))
+            values = (
+                _r(float(mn) * _SI[mn_sfx] * factor),
+                _r(float(mx) * _SI[mx_sfx] * factor),
+                _r(float(avg) * factor),
+                _r(float(stdev) * factor),
+            )
             row = self.touch(ln)
             if row is None:
                 self.fail(ln, "latency line outside a direction section", "a 'read:'/'write:' line before it")
             kind = "lat" if label == "sync" else label
-            (row[f"{kind}_min_ns"], row[f"{kind}_max_ns"], row[f"{kind}_mean_ns"],
-             row[f"{kind}_stdev_ns"]) = values
+            (row[f"{kind}_min_ns"], row[f"{kind}_max_ns"], row[f"{kind}_mean_ns"], row[f"{kind}_stdev_ns"]) = values
             return
         m = _LAT.match(s)
         label = " ".join(m["label"].split())
@@ -547,19 +612,23 @@ class _TextParser:
             kind = None
             if not self.prio_warned:
                 self.prio_warned = True
-                self.p.warnings.append(f"line {ln}: per-priority latency lines and percentiles "
-                                       "(cmdprio) are not stored")
+                self.p.warnings.append(
+                    f"line {ln}: per-priority latency lines and percentiles (cmdprio) are not stored"
+                )
         else:
             self.p.warnings.append(f"line {ln}: unknown latency line {label!r}")
             kind = None
-        f = self.fields(ln, m["rest"], ("min", "max", "avg", "stdev"),
-                        f"'{label} ({m['unit']}): min=N, max=N, avg=N, stdev=N'")
+        f = self.fields(
+            ln, m["rest"], ("min", "max", "avg", "stdev"), f"'{label} ({m['unit']}): min=N, max=N, avg=N, stdev=N'"
+        )
         factor = _TIME[m["unit"]]
         si = "a number with an optional k/M suffix"
-        values = {"min": _r(self.conv(ln, units.si_number, f["min"], si) * factor),
-                  "max": _r(self.conv(ln, units.si_number, f["max"], si) * factor),
-                  "mean": _r(self.number(ln, f["avg"], "a decimal number") * factor),
-                  "stdev": _r(self.number(ln, f["stdev"], "a decimal number") * factor)}
+        values = {
+            "min": _r(self.conv(ln, units.si_number, f["min"], si) * factor),
+            "max": _r(self.conv(ln, units.si_number, f["max"], si) * factor),
+            "mean": _r(self.number(ln, f["avg"], "a decimal number") * factor),
+            "stdev": _r(self.number(ln, f["stdev"], "a decimal number") * factor),
+        }
         row = self.touch(ln)
         if kind is None:
             return
@@ -581,8 +650,11 @@ class _TextParser:
     def pct_line(self, ln: int, s: str) -> None:
         pct = self.pct
         if not pct["open"] or not _PCT_LINE.match(s):
-            self.fail(ln, "malformed percentile line" if pct["open"] else "percentile line after the last one",
-                      "'| 1.00th=[   32],  5.00th=[   44], ...' (the last line without a trailing comma)")
+            self.fail(
+                ln,
+                "malformed percentile line" if pct["open"] else "percentile line after the last one",
+                "'| 1.00th=[   32],  5.00th=[   44], ...' (the last line without a trailing comma)",
+            )
         pct["open"] = s.rstrip().endswith(",")
         self.touch(ln)
         if pct["kind"] is None:
@@ -601,8 +673,11 @@ class _TextParser:
         pct, self.pct = self.pct, None
         if pct["open"]:
             where = ln if ln is not None else self.last
-            self.fail(where, f"percentile block of line {pct['start']} is incomplete",
-                      "more '| NN.NNth=[V]' entries (the list ends without a trailing comma)")
+            self.fail(
+                where,
+                f"percentile block of line {pct['start']} is incomplete",
+                "more '| NN.NNth=[V]' entries (the list ends without a trailing comma)",
+            )
 
     def bw_factor(self, ln: int, label: str) -> float:
         key = (label, self.jstate["kb_base"])
@@ -611,7 +686,7 @@ class _TextParser:
             return factor
         factor = _legacy_label_factor(label)
         if factor is None and label in ("MiB/s", "Mibit/s") and self.jstate["kb_base"] == 1000:
-            factor = 1e6 if label == "MiB/s" else 1e6 / 8      # fio divides by kb_base=1000 here
+            factor = 1e6 if label == "MiB/s" else 1e6 / 8  # fio divides by kb_base=1000 here
         if factor is None:
             factor = self.conv(ln, units.fio_bw_label_factor, label, "a bandwidth unit like KiB/s")
         if len(_BW_FACTORS) < _CACHE_MAX:
@@ -636,16 +711,22 @@ class _TextParser:
             return
         m = _BW.match(s)
         factor = self.bw_factor(ln, m["label"].replace(" ", ""))
-        f = self.fields(ln, m["rest"], ("min", "max", "avg", "stdev"),
-                        "'bw (  KiB/s): min=N, max=N, per=N%, avg=N, stdev=N[, samples=N]'")
+        f = self.fields(
+            ln,
+            m["rest"],
+            ("min", "max", "avg", "stdev"),
+            "'bw (  KiB/s): min=N, max=N, per=N%, avg=N, stdev=N[, samples=N]'",
+        )
         row = self.touch(ln)
         if row is None:
             self.fail(ln, "bw line outside a direction section", "a 'read:'/'write:' line before it")
         n = "a number"
-        row.update(bw_min_bytes_per_s=_r(self.number(ln, f["min"], n) * factor),
-                   bw_max_bytes_per_s=_r(self.number(ln, f["max"], n) * factor),
-                   bw_mean_bytes_per_s=_r(self.number(ln, f["avg"], n) * factor),
-                   bw_stdev_bytes_per_s=_r(self.number(ln, f["stdev"], n) * factor))
+        row.update(
+            bw_min_bytes_per_s=_r(self.number(ln, f["min"], n) * factor),
+            bw_max_bytes_per_s=_r(self.number(ln, f["max"], n) * factor),
+            bw_mean_bytes_per_s=_r(self.number(ln, f["avg"], n) * factor),
+            bw_stdev_bytes_per_s=_r(self.number(ln, f["stdev"], n) * factor),
+        )
         if f.get("per"):
             row["bw_agg_pct"] = self.number(ln, f["per"], "a percentage")
         if f.get("samples"):
@@ -659,18 +740,30 @@ class _TextParser:
             if row is None:
                 self.fail(ln, "iops line outside a direction section", "a 'read:'/'write:' line before it")
             row["iops_min"], row["iops_max"], row["iops_mean"], row["iops_stdev"] = (
-                float(mn), float(mx), float(avg), float(stdev))
+                float(mn),
+                float(mx),
+                float(avg),
+                float(stdev),
+            )
             if samples:
                 row["iops_samples"] = int(samples)
             return
-        f = self.fields(ln, _IOPS.match(s)["rest"], ("min", "max", "avg", "stdev"),
-                        "'iops : min=N, max=N, avg=N, stdev=N[, samples=N]'")
+        f = self.fields(
+            ln,
+            _IOPS.match(s)["rest"],
+            ("min", "max", "avg", "stdev"),
+            "'iops : min=N, max=N, avg=N, stdev=N[, samples=N]'",
+        )
         row = self.touch(ln)
         if row is None:
             self.fail(ln, "iops line outside a direction section", "a 'read:'/'write:' line before it")
         n = "a number"
-        row.update(iops_min=self.number(ln, f["min"], n), iops_max=self.number(ln, f["max"], n),
-                   iops_mean=self.number(ln, f["avg"], n), iops_stdev=self.number(ln, f["stdev"], n))
+        row.update(
+            iops_min=self.number(ln, f["min"], n),
+            iops_max=self.number(ln, f["max"], n),
+            iops_mean=self.number(ln, f["avg"], n),
+            iops_stdev=self.number(ln, f["stdev"], n),
+        )
         if f.get("samples"):
             row["iops_samples"] = self.integer(ln, f["samples"], "a sample count")
 
@@ -713,8 +806,10 @@ class _TextParser:
             rows.append((job, kind, ge + key, value, ln, ln))
 
     def issued(self, ln: int, s: str) -> None:
-        expected = ("'issued rwts: total=R,W,T,S short=R,W,T,0 dropped=R,W,T,0' (or an older form: "
-                    "'total=R,W,T, short=...', 'total=r=R/w=W/d=T, short=...', 'issued r/w/d: total=R/W/T, ...')")
+        expected = (
+            "'issued rwts: total=R,W,T,S short=R,W,T,0 dropped=R,W,T,0' (or an older form: "
+            "'total=R,W,T, short=...', 'total=r=R/w=W/d=T, short=...', 'issued r/w/d: total=R/W/T, ...')"
+        )
         m = _ISSUED_FAST.match(s)
         if m:
             n = [int(c) for c in m.groups()]
@@ -745,25 +840,42 @@ class _TextParser:
         m3 = _GROUP3.match(s)
         m2 = None if m3 else _GROUP2.match(s)
         if not (m3 or m2):
-            self.fail(ln, "malformed run status line",
-                      "'WRITE: bw=N (N), MIN-MAX (MIN-MAX), io=N (N), run=MIN-MAXmsec' or 2.x "
-                      "'READ: io=N, aggrb=N, minb=N, maxb=N, mint=Nmsec, maxt=Nmsec'")
+            self.fail(
+                ln,
+                "malformed run status line",
+                "'WRITE: bw=N (N), MIN-MAX (MIN-MAX), io=N (N), run=MIN-MAXmsec' or 2.x "
+                "'READ: io=N, aggrb=N, minb=N, maxb=N, mint=Nmsec, maxt=Nmsec'",
+            )
         gid = self.group
         if gid is None:
             gid = self.group = 0
-            self.p.warnings.append(f"line {ln}: run status line without a 'Run status group N' header; "
-                                   "groupid taken as 0")
+            self.p.warnings.append(
+                f"line {ln}: run status line without a 'Run status group N' header; groupid taken as 0"
+            )
         if m3:
             bw, mn, mx = (self.pair(ln, m3[a], m3[b]) for a, b in (("bw", "bw2"), ("mn", "mn2"), ("mx", "mx2")))
             io = self.pair(ln, m3["io"], m3["io2"])
         else:
             bw, mn, mx, io = (self.size(ln, m2[k], legacy=True) for k in ("bw", "mn", "mx", "io"))
         m = m3 or m2
-        self.p.add("fio_groups", {
-            "doc_index": self.report, "groupid": gid, "direction": m["dir"].lower(), "bw_bytes_per_s": bw,
-            "bw_min_bytes_per_s": mn, "bw_max_bytes_per_s": mx, "io_bytes": io,
-            "run_min_ns": _r(int(m["r0"]) * 1e6), "run_max_ns": _r(int(m["r1"]) * 1e6),
-            "derived": False, "exact": False, "line_start": ln, "line_end": ln})
+        self.p.add(
+            "fio_groups",
+            {
+                "doc_index": self.report,
+                "groupid": gid,
+                "direction": m["dir"].lower(),
+                "bw_bytes_per_s": bw,
+                "bw_min_bytes_per_s": mn,
+                "bw_max_bytes_per_s": mx,
+                "io_bytes": io,
+                "run_min_ns": _r(int(m["r0"]) * 1e6),
+                "run_max_ns": _r(int(m["r1"]) * 1e6),
+                "derived": False,
+                "exact": False,
+                "line_start": ln,
+                "line_end": ln,
+            },
+        )
 
     def disk(self, ln: int, s: str, end: int | None = None) -> None:
         """One disk stats line (``end``: the last line of a line wrapped after a comma). A line that
@@ -776,11 +888,15 @@ class _TextParser:
                 self.disk_part = (ln, s.rstrip())
                 return
             if (end or ln) >= self.last:
-                self.p.warnings.append(f"line {ln}: disk stats line cut at the end of the file, not stored: "
-                                       f"{s.strip()[:60]!r}")
+                self.p.warnings.append(
+                    f"line {ln}: disk stats line cut at the end of the file, not stored: {s.strip()[:60]!r}"
+                )
                 return
-            self.fail(ln, "malformed disk stats line",
-                      "'name: ios=R/W, [sectors=R/W, ]merge=R/W, ticks=R/W, in_queue=N, util=N%[, aggr...]'")
+            self.fail(
+                ln,
+                "malformed disk stats line",
+                "'name: ios=R/W, [sectors=R/W, ]merge=R/W, ticks=R/W, in_queue=N, util=N%[, aggr...]'",
+            )
         g = m.groupdict()
 
         def i(k):
@@ -789,16 +905,35 @@ class _TextParser:
         def ms(k):
             return None if g[k] is None else _r(int(g[k]) * 1e6)
 
-        self.p.add("fio_disk_stats", {
-            "disk": g["name"], "read_ios": i("rio"), "write_ios": i("wio"), "read_sectors": i("rsec"),
-            "write_sectors": i("wsec"), "read_merges": i("rm"), "write_merges": i("wm"),
-            "read_ticks_ns": ms("rt"), "write_ticks_ns": ms("wt"), "in_queue_ns": ms("q"),
-            "util_pct": float(g["util"]), "has_slaves": g["ario"] is not None,
-            "aggr_read_ios": i("ario"), "aggr_write_ios": i("awio"), "aggr_read_sectors": i("arsec"),
-            "aggr_write_sectors": i("awsec"), "aggr_read_merges": i("arm"), "aggr_write_merges": i("awm"),
-            "aggr_read_ticks_ns": ms("art"), "aggr_write_ticks_ns": ms("awt"), "aggr_in_queue_ns": ms("aq"),
-            "aggr_util_pct": None if g["autil"] is None else float(g["autil"]),
-            "line_start": ln, "line_end": end or ln})
+        self.p.add(
+            "fio_disk_stats",
+            {
+                "disk": g["name"],
+                "read_ios": i("rio"),
+                "write_ios": i("wio"),
+                "read_sectors": i("rsec"),
+                "write_sectors": i("wsec"),
+                "read_merges": i("rm"),
+                "write_merges": i("wm"),
+                "read_ticks_ns": ms("rt"),
+                "write_ticks_ns": ms("wt"),
+                "in_queue_ns": ms("q"),
+                "util_pct": float(g["util"]),
+                "has_slaves": g["ario"] is not None,
+                "aggr_read_ios": i("ario"),
+                "aggr_write_ios": i("awio"),
+                "aggr_read_sectors": i("arsec"),
+                "aggr_write_sectors": i("awsec"),
+                "aggr_read_merges": i("arm"),
+                "aggr_write_merges": i("awm"),
+                "aggr_read_ticks_ns": ms("art"),
+                "aggr_write_ticks_ns": ms("awt"),
+                "aggr_in_queue_ns": ms("aq"),
+                "aggr_util_pct": None if g["autil"] is None else float(g["autil"]),
+                "line_start": ln,
+                "line_end": end or ln,
+            },
+        )
 
     def end_disks(self) -> None:
         """A disk line that ended in ',' and was not continued: cut (the file ends there) or malformed."""
@@ -816,13 +951,24 @@ class _TextParser:
             self.close_job(None)
         if not self.found:
             if self.started:
-                raise ParseError("fio started but its report is missing", line=self.last or 1,
-                                 kind="truncated", expected="job blocks and 'Run status group' lines")
-            raise ParseError("no fio normal output found", line=1, kind="invalid",
-                             expected="a job header 'name: (groupid=N, jobs=N): err= N: pid=N', a "
-                                      "'Run status group N (all jobs):' line or a 'READ:/WRITE: bw=' line")
+                raise ParseError(
+                    "fio started but its report is missing",
+                    line=self.last or 1,
+                    kind="truncated",
+                    expected="job blocks and 'Run status group' lines",
+                )
+            raise ParseError(
+                "no fio normal output found",
+                line=1,
+                kind="invalid",
+                expected="a job header 'name: (groupid=N, jobs=N): err= N: pid=N', a "
+                "'Run status group N (all jobs):' line or a 'READ:/WRITE: bw=' line",
+            )
         if self.p.rows("fio_jobs") and not self.report_tail:
-            self.fail(self.last, "the output stops after the job blocks",
-                      "'Run status group N (all jobs):' and its lines after the job blocks")
+            self.fail(
+                self.last,
+                "the output stops after the job blocks",
+                "'Run status group N (all jobs):' and its lines after the job blocks",
+            )
         for job in self.p.rows("fio_jobs"):
             job["is_final"] = job["doc_index"] == self.report
