@@ -158,7 +158,7 @@ def cmd_ingest(args) -> int:
         print("note: database schema (re)created", file=sys.stderr)
     print(s.line())
     rc = 1 if s.failed or s.parquet_error else 0
-    if args.dataset:
+    if getattr(args, "dataset", None):  # (build calls this without the option)
         rc = max(rc, _export_dataset(args.db, args.dataset, "ingest"))
     return rc
 
