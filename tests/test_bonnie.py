@@ -3,7 +3,7 @@
 Real data:
 * seed 004 (FreeBSD blog, bonnie++ 1.98 on ZFS): data/raw/freebsd-bonnie-dedup/bonnie-*.txt;
 * bonnie++ 2.00a (Debian bookworm) really run here: tests/fixtures/bonnie/2.00a/ (COMMANDS.md there);
-* bonnie++ 1.03e / 1.97 / 2.00a samples quoted in shared/docs/log-formats.md C.3/C.4/C.5/C.9 (public real outputs:
+* bonnie++ 1.03e / 1.97 / 2.00a samples quoted in docs/formats/log-formats.md C.3/C.4/C.5/C.9 (public real outputs:
   no 1.03 or 1.97 binary can be installed here). They are copied verbatim below; where the reference elides the tail
   of a CSV line with an ellipsis, the tail is rebuilt from the same run's table cells (same values, field order
   of C.9) and labelled so.
@@ -49,7 +49,7 @@ def perr(text):
     return e.value
 
 
-# --- samples quoted in shared/docs/log-formats.md ---------------------------------------------------------------
+# --- samples quoted in docs/formats/log-formats.md ---------------------------------------------------------------
 
 # C.3 (S:33416923803, bonnie++ 1.03e), table verbatim. The CSV line is elided after `16,+++++,` in the reference:
 # its tail (`+++` and five more `+++++,+++`) is rebuilt from the table's file row.
@@ -289,7 +289,7 @@ TEXT_CSV = sorted(p.name for p in B200.glob("*.out.txt") if "Version" in p.read_
 
 
 def render_rate(kib):
-    """How bonnie++ 1.98+ prints a KiB/s value in the table (log-formats C.5, bon_time.cpp print_stat)."""
+    """How bonnie++ 1.98+ prints a KiB/s value in the table (docs/formats/log-formats.md C.5, bon_time.cpp print_stat)."""
     if kib < 10000:
         return f"{int(kib)}k"
     mib = kib / 1024
@@ -455,7 +455,7 @@ def test_bon_csv2txt_output_is_refused():
     assert e.line == 1 and "bon_csv2txt" in e.message
 
 
-# --- older versions and the 2.00a sample (log-formats.md) -------------------------------------------------------
+# --- older versions and the 2.00a sample (docs/formats/log-formats.md) -------------------------------------------------------
 
 
 def test_103_table_and_csv():
@@ -507,7 +507,7 @@ def test_197_table_and_csv():
 
 def test_196_s0_comma_bug_is_repaired():
     # synthetic (no real 1.96 -s 0 line is available): the 1.97 sample's file part behind a 1.96 IO
-    # placeholder with one comma too few, as log-formats.md C.9 describes the bug
+    # placeholder with one comma too few, as docs/formats/log-formats.md C.9 describes the bug
     fields = ["1.96", "1.96", "wifo3-02", "1", "1438076799"] + [""] * 13 + B197_FILE_CSV.split(",")
     fields += [""] * 6 + B197_FILE_LAT.split(",")
     line = ",".join(fields)

@@ -444,7 +444,7 @@ def test_fio_option_bytes_rejects(text):
 
 def test_disk_with_slaves_and_sectors():
     # No md/dm device can be made on the test machine, so the vda entry of a real document is
-    # replaced by the md127 + nvme0n1 pair of a real fio-3.16 run (log-formats.md A.10), in the
+    # replaced by the md127 + nvme0n1 pair of a real fio-3.16 run (docs/formats/log-formats.md A.10), in the
     # layout fio's stat.c json_array_add_disk_util prints: aggr_* keys, "aggr_write_merge" singular;
     # the *_sectors keys are those of fio >= 3.36.
     md = (

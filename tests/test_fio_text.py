@@ -1,6 +1,6 @@
 """fio normal (human) text parser: real seed logs (fio 3.16), real fio 3.33 runs checked against the JSON
 of the same run, and hand-made variants of older/newer layouts (tests/fixtures/fio/text-variants, each
-with a .md saying where in log-formats.md its lines come from).
+with a .md saying where in docs/formats/log-formats.md its lines come from).
 
 Expected values are the printed numbers converted to base units by hand in the test
 (e.g. 1240 MiB/s = 1240 * 2**20 B/s).
@@ -544,7 +544,7 @@ def variant(name: str):
 
 
 def test_variant_fio22_legacy_units_and_two_groups():
-    """Hand-made from log-formats.md A.3/A.6/A.7/A.8/A.9 samples (not a real output)."""
+    """Hand-made from docs/formats/log-formats.md A.3/A.6/A.7/A.8/A.9 samples (not a real output)."""
     p = variant("fio-2.2-two-groups.txt")
     assert p.tool_version == "fio-2.2.10" and p.warnings == []
     w, r = p.rows("fio_results")

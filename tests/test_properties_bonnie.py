@@ -1,7 +1,7 @@
 """Property tests for the bonnie++ parser: generated tables and CSV lines parse to their values.
 
 The generator follows bonnie++'s report code (bon_time.cpp ``DoReportIO``/``DoReportFile``,
-``print_stat``, ``print_latency``, ``print_size``; log-formats.md C) for 1.03e, 1.97 and
+``print_stat``, ``print_latency``, ``print_size``; docs/formats/log-formats.md C) for 1.03e, 1.97 and
 1.98/2.00a: the 19-column name/size field with bonnie's own name cut, the 1.98+ throughput cells
 (``<10000`` KiB/s -> ``Nk``, below 1000 MiB/s -> ``N.Nm``/``Nm``, else ``N.Ng``), blank cells of
 tests not run, ``+++++`` for tests shorter than 0.5 s, the latency row (us/ms/s), the file block

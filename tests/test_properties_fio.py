@@ -2,7 +2,7 @@
 
 Each generator follows fio's own printf formats (stat.c ``show_thread_status_normal``,
 ``show_ddir_status``, ``display_lat``, ``show_clat_percentiles``, ``show_lat``, ``show_group_stats``,
-``print_disk_util``; lib/num2str.c; log-formats.md A and B) for fio 3.x and for the 2.x releases
+``print_disk_util``; lib/num2str.c; docs/formats/log-formats.md A and B) for fio 3.x and for the 2.x releases
 (``read :``, ``KB`` meaning KiB, ``aggrb=``). The values are drawn by hypothesis and rendered the
 way fio rounds them; the rows the parser returns must equal the printed values in base units and
 lie within the printed precision of the generated ones.
@@ -78,7 +78,7 @@ def num2str_legacy(
     num: int, maxlen: int = 6, base: int = 1, pow2: bool = True, unit: str = "", space: bool = False
 ) -> str:
     """fio <= 2.16 num2str: K/M/G/P/E (powers of 1024 with kb_base=1024), and its fraction printed
-    as an integer (so ``1050`` may read ``1.50K``: log-formats.md A.12). ``space``: fio 2.0.x
+    as an integer (so ``1050`` may read ``1.50K``: docs/formats/log-formats.md A.12). ``space``: fio 2.0.x
     printed a space where no prefix letter was (``iops=170 ,``)."""
     thousand = 1024 if pow2 else 1000
     post = 0

@@ -2,7 +2,7 @@
 to the values it was generated from.
 
 The generator follows zdb.c (``dump_block_stats``, ``dump_size_histograms``, ``dump_simulated_ddt``,
-``dump_ddt``) and libzutil (``zfs_nicenum_format``, ``zpool_dump_ddt``) as log-formats.md D describes
+``dump_ddt``) and libzutil (``zfs_nicenum_format``, ``zpool_dump_ddt``) as docs/formats/log-formats.md D describes
 them: the 0.6/0.7 and 0.8+ summary layouts, optional ``ganged count``/``bp deduped``/``bp cloned``/class
 lines, ``nan%`` for classes without space, embedded and dittoed lines present only when non-zero, the
 tab-separated ``-bb`` table (or tabs expanded by a paste) with ``-bbb`` level rows and ganged counts,

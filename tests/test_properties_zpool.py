@@ -1,7 +1,7 @@
 """Property tests for the zpool parser: generated ``zpool list`` and ``zpool iostat`` output parses to the
 values it was generated from.
 
-The generator follows zpool_main.c as log-formats.md and the parser's module doc describe it: nicenum
+The generator follows zpool_main.c as docs/formats/log-formats.md and the parser's module doc describe it: nicenum
 cells (K M G T P E = powers of 1024, for bytes and for operation counts), ``-p`` exact integers (and
 ``0`` for the capacity of vdevs that have none), ``-H`` tab-separated rows (vdev rows start with a
 tab), ``-v`` trees indented two spaces per level with ``logs``/``cache``/``spare`` section lines,

@@ -22,7 +22,7 @@ from .errors import ManifestError
 FIELDS: list[tuple[str, str, str]] = [
     ("path", "VARCHAR", "file path relative to data/raw/"),
     ("study", "VARCHAR", "study the file belongs to (a folder of papers/)"),
-    ("seed", "VARCHAR", "source document the file was extracted from (shared/seeds/...)"),
+    ("seed", "VARCHAR", "source document the file was extracted from (a seed name; scripts/extract_seeds.py)"),
     ("seed_lines", "VARCHAR", "line range in the seed, e.g. 84-109"),
     ("also_in", "VARCHAR", "another place the same run stands (seed:line)"),
     ("label", "VARCHAR", "short human label used in tables and charts"),

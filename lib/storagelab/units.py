@@ -4,7 +4,7 @@ The database holds one unit per quantity: bytes, bytes per second, nanoseconds, 
 (and plain percentages). Parsers call these functions at the edge; notebooks and charts
 convert back for display only (see ``to_mib`` and friends).
 
-Conventions of the tools (see shared/docs/log-formats.md and zfs-facts.md):
+Conventions of the tools (see docs/formats/log-formats.md and docs/formats/zfs-facts.md):
 
 * fio >= 2.17 prints IEC (KiB, MiB, ...) and SI (kB, MB, ...) units correctly.
   fio <= 2.16 prints ``KB``/``MB``/``GB`` meaning powers of 1024 (kb_base=1024), and

@@ -2,7 +2,7 @@
 
 A partition starting at LBA 63 on 512-byte sectors starts 32,256 bytes into the disk:
 32,256 mod 4,096 = 3,584, so every 4 KiB block inside it straddles two physical sectors of a
-512e/4Kn drive and each write becomes a read-modify-write (zfs-facts F9/F10). LBA 2048 =
+512e/4Kn drive and each write becomes a read-modify-write (docs/formats/zfs-facts.md F9/F10). LBA 2048 =
 1 MiB is aligned to both 4 KiB and 1 MiB.
 """
 

@@ -1,6 +1,6 @@
 """Dedup table (DDT) memory estimates (notebook 04).
 
-Rule of thumb (OpenZFS tuning guide; zfs-facts F1): each DDT entry cached in the ARC costs
+Rule of thumb (OpenZFS tuning guide; docs/formats/zfs-facts.md F1): each DDT entry cached in the ARC costs
 "slightly more than 320 bytes", so RAM ~= entries x 320 B. Estimates, from crude to good:
 
 1. ``bp count`` of ``zdb -b`` x bytes/entry: an upper bound, because bp count includes
@@ -19,7 +19,7 @@ import polars as pl
 
 from ..units import GiB
 
-# in-core bytes per entry seen in practice (zdb -DD "in core" field; zfs-facts F3)
+# in-core bytes per entry seen in practice (zdb -DD "in core" field; docs/formats/zfs-facts.md F3)
 OBSERVED_IN_CORE = (141, 154, 165, 320, 392)
 
 

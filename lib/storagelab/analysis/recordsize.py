@@ -1,7 +1,7 @@
 """recordsize: the Ars Technica before/after figures, the amplification model, tuned-vs-default fio runs
 (notebook 02).
 
-Amplification (zfs-facts F17): ZFS reads and writes whole records. For I/O of size s into a file of
+Amplification (docs/formats/zfs-facts.md F17): ZFS reads and writes whole records. For I/O of size s into a file of
 record size R, with both powers of two and the I/O aligned (fio aligns random offsets to bs):
 
 * s < R: an uncached read of s reads R (read amplification R / s); an overwrite of s reads the

@@ -1,6 +1,6 @@
 """Speed vs number of vdevs, relative to a baseline vdev count (notebook 01).
 
-The rule of thumb (OpenZFS "Pool Geometry"; zfs-facts F12): a pool's IOPS and throughput are
+The rule of thumb (OpenZFS "Pool Geometry"; docs/formats/zfs-facts.md F12): a pool's IOPS and throughput are
 roughly the *sum* of its top-level vdevs, so n vdevs of one class should run at n x the speed
 of one. ``relative`` divides each speed by the baseline's speed within its group, ``ideal``
 is that rule (n / baseline n) and ``efficiency`` = relative / ideal (1.0 = perfect scaling).

@@ -1,6 +1,6 @@
 """zfs send transports from mbuffer summaries (notebook 06).
 
-mbuffer of 2008 prints "MB/s" for values that are MiB/s (its kb2str divides by 1024; zfs-facts F21),
+mbuffer of 2008 prints "MB/s" for values that are MiB/s (its kb2str divides by 1024; docs/formats/zfs-facts.md F21),
 and the parser stores bytes and bytes/s. When the amount is exactly 10000 of a unit, that kb2str
 prints no unit letter (``1e+04 Byte``), so the stored amount is wrong by a power of 1024; the
 printed rate and time still hold, and the power that brings the amount in line with rate x time

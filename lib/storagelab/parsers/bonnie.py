@@ -6,14 +6,14 @@ Formats (``sniff`` decides by content):
   and/or a file block ``------Sequential Create------``), possibly several result rows under one
   header (pasted comparisons), with progress messages, prompts or prose around them.
 * ``bonnie-csv``: CSV lines, with or without the ``-x`` header line. Three layouts
-  (shared/docs/log-formats.md C.9): 27 fields without a version (1.03), 48 fields with
+  (docs/formats/log-formats.md C.9): 27 fields without a version (1.03), 48 fields with
   format_version 1.96/1.97 first, 50 fields with format_version 1.98 first (1.98, 2.00, 2.00a).
   Columns are mapped by fixed index, never by the header (whose width is wrong in 1.96 and 1.98+).
 * ``bonnie-text+csv``: both, as a plain run prints them (table, then its CSV line). Text rows and
   CSV lines of the same run are joined **by order**, not by name (the text cuts long names), and
   checked against each other; disagreements become warnings.
 
-Units (log-formats C.5/C.6, zfs-facts F19): ``K/sec`` columns and every CSV throughput are KiB/s;
+Units (docs/formats/log-formats.md C.5/C.6, docs/formats/zfs-facts.md F19): ``K/sec`` columns and every CSV throughput are KiB/s;
 1.98+ text cells carry ``k``/``m``/``g`` = KiB/s, MiB/s, GiB/s; size cells ``NNNM``/``NNG`` are MiB/GiB;
 chunk sizes ``4k``/``1m`` are KiB/MiB; the files count is in units of 1024 files; latency cells carry
 ``us``/``ms``/``s``. ``+++++`` (test shorter than 0.5 s) is stored as NULL with ``too_fast`` true,
@@ -331,7 +331,7 @@ def _csv_sniff(line: str) -> bool:
 
 def _parse_csv(fields: list[str], width: int, lineno: int, warnings: list[str]) -> _Run:
     if width == 48 and fields[0] == "1.96" and len(fields) == 47 and not any(fields[5:17]):
-        # 1.96 -s 0: the IO placeholder is one comma short (log-formats C.9)
+        # 1.96 -s 0: the IO placeholder is one comma short (docs/formats/log-formats.md C.9)
         fields = fields[:5] + [""] + fields[5:]
         warnings.append(
             f"line {lineno}: 1.96 CSV line with 47 fields (the -s 0 comma bug): one empty IO field inserted"

@@ -9,7 +9,7 @@ Thumper logs of seed 001 and real runs of R20230301, tests/fixtures/mbuffer/):
   On stderr these are separated by ``\\r`` (one physical line holds many); in a ``-l`` log file
   they are one per line and prefixed ``mbuffer: ``.
 * ``kb2str`` works on KiB and divides by 1024 while the value exceeds 10000: the unit letters
-  k/M/G/T are always powers of 1024 (zfs-facts F21). Releases before 20180318 print them
+  k/M/G/T are always powers of 1024 (docs/formats/zfs-facts.md F21). Releases before 20180318 print them
   without the ``i`` (``MB/s``, ``GByte``), newer ones with it (``MiB/s``, ``GiByte``);
   ``units_binary`` records which labels the line used, the values are converted the same way.
 * When the value is exactly 10000 of a unit (10000 MiB = ``dd bs=1M count=10000``), ``kb2str``

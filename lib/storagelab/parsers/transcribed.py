@@ -13,7 +13,7 @@ Format v1::
 Blank lines and further ``#`` comment lines are ignored. Each known header maps to one table
 (``LAYOUTS``); today that is the pool-layout sweep (``thumper_layouts``): one row per test, layout
 and vdev type, with sizes in 1000-based TB (stored as bytes) and speeds in mbuffer "MB/s", which
-are MiB/s (zfs-facts F21; stored as bytes/s).
+are MiB/s (docs/formats/zfs-facts.md F21; stored as bytes/s).
 """
 
 from __future__ import annotations

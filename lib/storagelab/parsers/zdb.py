@@ -1,6 +1,6 @@
 """OpenZFS zdb: block statistics (``-b``/``-bb``/``-bbb``), simulated DDT (``-S``), DDT dump (``-D``/``-DD``/``-DDD``).
 
-Format reference: shared/docs/log-formats.md section D. One file may hold several outputs
+Format reference: docs/formats/log-formats.md section D. One file may hold several outputs
 (a terminal transcript with ``zdb -b pool`` prompt lines, or ``-b`` and ``-DD`` in one
 capture): every section found is parsed, whatever the format name says.
 

@@ -1,7 +1,7 @@
 """Check a fio normal-text report against the JSON report of the same run.
 
 A file written with ``--output-format=normal,json`` holds both. The JSON numbers are exact; the
-text rounds them (fio stat.c / num2str, log-formats.md A.4-A.12). A number disagrees when the two
+text rounds them (fio stat.c / num2str, docs/formats/log-formats.md A.4-A.12). A number disagrees when the two
 differ by more than the text's printed precision:
 
 * sizes and bandwidths: one unit in the last printed digit of fio's num2str (4 significant

@@ -1,4 +1,4 @@
-"""fio ``--output-format=json`` / ``json+`` output -> the fio tables (log-formats.md B.1-B.8).
+"""fio ``--output-format=json`` / ``json+`` output -> the fio tables (docs/formats/log-formats.md B.1-B.8).
 
 Tolerates what fio really prints: lines before the first ``{`` line (``note:`` lines, errors, a
 normal-text part), several documents (``--status-interval``), bare ``nan``/``inf`` values,
@@ -420,7 +420,7 @@ def _dict(obj: dict, key: str, where: int) -> dict:
 
 
 def _io_in_kib(doc: _Document, ddir: dict) -> bool:
-    """io_bytes held KiB before fio 2.21 (log-formats.md B.7); by version, else by the keys present."""
+    """io_bytes held KiB before fio 2.21 (docs/formats/log-formats.md B.7); by version, else by the keys present."""
     if doc.version is not None:
         return doc.version < (2, 21)
     return "io_kbytes" not in ddir and "clat_ns" not in ddir

@@ -1,4 +1,4 @@
-"""fio terse output (``--minimal`` / ``--output-format=terse``), versions 2-5 (log-formats.md B.9).
+"""fio terse output (``--minimal`` / ``--output-format=terse``), versions 2-5 (docs/formats/log-formats.md B.9).
 
 One semicolon-separated line per job (per group with group_reporting)::
 

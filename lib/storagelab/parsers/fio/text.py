@@ -1,4 +1,4 @@
-"""fio normal (human) output, fio 2.0 - 3.42 -> the fio tables (log-formats.md A.1-A.13, E).
+"""fio normal (human) output, fio 2.0 - 3.42 -> the fio tables (docs/formats/log-formats.md A.1-A.13, E).
 
 One pass over the lines with a small state machine:
 
