@@ -117,3 +117,6 @@ def test_notebook_08_with_compare_study_into_an_outside_folder(db, tmp_path):
     page = (out / "08_fio.html").read_text()  # rendered where the run went, with no index beside it
     assert not (tmp_path / "index.html").exists()
     assert "Beside a study" in page and "mdadm-raid1+ext4 | mirror 1 2" in page and "per disk MiB/s" in page
+    # the lab run itself, with the time series of its bw/iops/lat logs (issue 15: lab output in notebook 08)
+    assert "write-1m-qd8-nj8" in page
+    assert [p.name for p in (out / "figures").rglob("time-series.svg")] == ["time-series.svg"]
