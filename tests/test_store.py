@@ -400,7 +400,7 @@ def test_a_parser_bug_in_one_file_fails_that_file_only(monkeypatch):
             parsed.tables["fio_groups"] = [dict(r, bogus=1) for r in parsed.rows("fio_groups")]
         return parsed, mod
 
-    monkeypatch.setattr(store, "parse_bytes", buggy)
+    monkeypatch.setattr(store.worker, "parse_bytes", buggy)
     outs, tables = store.parse_chunk(jobs)
     assert [o.error["kind"] if o.error else None for o in outs] == [None, "parser-bug", None, None]
     assert "bogus" in outs[1].error["message"]
@@ -518,7 +518,7 @@ def test_labels_are_written_with_the_rows(raw_copy, tmp_path, monkeypatch):
     def killed(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store, "_apply_labels", killed)
+    monkeypatch.setattr(store.labels, "apply", killed)
     m = raw_copy / "manifest.csv"
     m.write_text(m.read_text().replace(",btrfs (single NVMe),", ",btrfs on one NVMe,"))
     with pytest.raises(KeyboardInterrupt):
@@ -609,7 +609,7 @@ def test_a_schema_rebuild_is_one_transaction(raw_copy, tmp_path, monkeypatch):
         if stage == "schema-drop":
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(store, "_fault", stop)
+    monkeypatch.setattr(store.faults, "inject", stop)
     with pytest.raises(KeyboardInterrupt):
         _ingest(raw_copy, db, parquet_dir=False)
     assert _counts(db) == before

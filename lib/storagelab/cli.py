@@ -82,9 +82,9 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
     for t in targets:
         if Path(t).is_dir():
             from .ignore import split
-            from .store import _listing
+            from .store import list_files
 
-            found = [job[1] for job in split(_listing([t]), [t])[0]]  # ignore list included
+            found = [f.path for f in split(list_files([t]), [t])[0]]  # ignore list included
             if not found:
                 print(f"storagelab parse: {t}: no log files in this folder", file=sys.stderr)
                 return None

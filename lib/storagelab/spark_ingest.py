@@ -174,7 +174,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     from . import dataset
     from .manifest import LABEL_COLUMNS, load
     from .schema import all_tables, tool_tables
-    from .store import _current_parser_versions, _labels_by_key, schema_signature
+    from .store import current_parser_versions, labels_by_key, schema_signature
 
     tabs = all_tables()
     owner = {name: tool for name, (tool, _t) in tool_tables().items()}
@@ -202,7 +202,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
         else:
             first[r["sha256"]] = r["key"]
             stored.append(r)
-    labels_of = _labels_by_key(load(Path(manifest))) if manifest else {}
+    labels_of = labels_by_key(load(Path(manifest))) if manifest else {}
     file_rows, id_rows = [], []
     for file_id, r in enumerate(stored, start=1):
         lab = labels_of.get(r["key"]) or {}
@@ -263,7 +263,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
         dict(
             format="storagelab-dataset/1",
             schema_signature=schema_signature(),
-            parser_versions=_current_parser_versions(),
+            parser_versions=current_parser_versions(),
             partition_keys=list(dataset.PARTITION_KEYS),
             null_partition=dataset.NULL_PARTITION,
             written_by="spark-ingest",

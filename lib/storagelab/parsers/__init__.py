@@ -8,8 +8,10 @@ line number and what was expected for anything it cannot read.
 from __future__ import annotations
 
 import codecs
+import hashlib
 import importlib
 import re
+from pathlib import Path
 from types import ModuleType
 
 from ..errors import ParseError
@@ -34,25 +36,29 @@ def modules() -> list[ModuleType]:
 _CODE_HASHES: dict[str, str] = {}
 
 
+def source_hash(files: list[Path], root: Path, salt: bytes = b"") -> str:
+    """The one hash of source code in storagelab: of ``salt`` and each file's path (relative to ``root``)
+    and bytes, in the given order. Used for a tool's parser version (``_code_hash``) and for the store's
+    code signature (``store.db.code_signature``)."""
+    h = hashlib.sha256(salt)
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
 def _code_hash(module: ModuleType) -> str:
     """Hash of the code that shapes a tool's rows: its module (or package) plus base.py and units.py.
 
     Part of ``parser_version``, so any change to a parser re-parses that tool's files on the next
     ingest, even when nobody remembered to bump PARSER_VERSION.
     """
-    import hashlib
-    from pathlib import Path
-
     name = module.__name__
     if name not in _CODE_HASHES:
         here = Path(__file__).parent
         src = Path(module.__file__)
         files = sorted(src.parent.glob("*.py")) if src.name == "__init__.py" and src.parent != here else [src]
         files += [here / "base.py", here.parent / "units.py"]
-        h = hashlib.sha256()
-        for f in files:
-            h.update(f.name.encode() + b"\0" + f.read_bytes())
-        _CODE_HASHES[name] = h.hexdigest()[:10]
+        _CODE_HASHES[name] = source_hash(files, here.parent)[:10]
     return _CODE_HASHES[name]
 
 

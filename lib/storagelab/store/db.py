@@ -1,0 +1,175 @@
+"""The database itself: opening it, its schema (created or rebuilt in one transaction), the
+bookkeeping in ``meta`` (code signature, parser versions, table generations) and the one way rows
+are inserted (an Arrow table per statement)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from .. import paths
+from ..errors import DatabaseBusyError
+from ..schema import ddl
+from . import faults
+from .faults import StoreError
+
+# created with the tables (and part of the schema signature): a path is stored once
+EXTRA_DDL = ["CREATE UNIQUE INDEX IF NOT EXISTS files_path ON files (path)"]
+# DuckDB keeps written pages cached up to its limit (default 80 % of RAM): an ingest would hold the database in
+# memory; pages past this limit are read back from the file when needed
+INGEST_MEMORY_MB = 256
+
+
+def connect(
+    db_path: Path | str | None = None, *, read_only: bool = False, wait: float = 0.0, wait_option: str | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Open the database. Another process holding it gives DatabaseBusyError (after waiting up to
+    ``wait`` s; its message names ``wait_option`` when the command has one); a database that
+    cannot be opened (a folder, not DuckDB, corrupt, read-only) gives StoreError."""
+    db = Path(db_path or paths.DB)
+    if db.is_dir():
+        raise StoreError(f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}")
+    if read_only and not db.exists():
+        raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
+    if not read_only:
+        try:
+            db.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the folder {db.parent}: {e.strerror or e}") from None
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return duckdb.connect(str(db), read_only=read_only)
+        except duckdb.IOException as e:
+            if "could not set lock" not in str(e).lower() and "conflicting lock" not in str(e).lower():
+                raise StoreError(faults.describe(db, e)) from None
+            if time.monotonic() >= deadline:
+                retry = f"retry with {wait_option} SECONDS" if wait_option else "retry when it has finished"
+                raise DatabaseBusyError(
+                    f"{db} is in use by another process ({'a writer' if read_only else 'an ingest or an open notebook'}); "
+                    f"close it or {retry}. DuckDB said: {faults.first_line(e)}"
+                ) from None
+            time.sleep(0.2)
+        except duckdb.Error as e:
+            raise StoreError(faults.describe(db, e)) from None
+
+
+def schema_signature() -> str:
+    return hashlib.sha256("\n".join(ddl() + EXTRA_DDL).encode()).hexdigest()[:16]
+
+
+def code_signature() -> str:
+    """Hash of the sources the schema and the parser versions come from (every parser module,
+    base.py, units.py, schema.py, manifest.py and the package version): while it is unchanged,
+    the schema and parser versions recorded in ``meta`` hold, and an ingest with nothing to parse
+    need not import (and compile the regular expressions of) every parser."""
+    from .. import __version__
+    from ..parsers import source_hash
+
+    here = Path(__file__).parent.parent
+    files = sorted((here / "parsers").rglob("*.py")) + [here / n for n in ("units.py", "schema.py", "manifest.py")]
+    return source_hash(files, here, __version__.encode() + "\n".join(EXTRA_DDL).encode())[:16]
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, code: str | None = None) -> bool:
+    """Create the tables; if the code's schema changed since the database was built, rebuild it empty.
+
+    Returns True when the database was (re)created. data/parsed/ is disposable by design:
+    everything in it is rebuilt from data/raw/. With ``code`` (``code_signature()``) equal to the
+    one recorded when the schema was last checked, the check is skipped.
+    """
+    existing = [
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE'"
+        ).fetchall()
+    ]
+    if "meta" in existing:
+        meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('code', 'schema', 'db_id')").fetchall())
+        if meta.get("db_id"):
+            if code is not None and meta.get("code") == code and meta.get("schema"):
+                return False
+            if meta.get("schema") == schema_signature():
+                return False
+    # everything in one transaction: a kill leaves the old database or the new one, never a mix
+    # (tables with no meta beside them are left-overs, dropped too)
+    con.execute("BEGIN")
+    try:
+        for i, name in enumerate(existing):
+            con.execute(f'DROP TABLE IF EXISTS "{name}"')
+            if i == len(existing) // 2:
+                faults.inject("schema-drop")
+        for stmt in ddl() + EXTRA_DDL:
+            con.execute(stmt)
+        con.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", [("schema", schema_signature()), ("db_id", uuid.uuid4().hex)]
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        faults.rollback(con)
+        raise
+    return True
+
+
+def current_parser_versions() -> dict[str, str]:
+    """tool -> parser_version of the code as it is now (imports every parser)."""
+    from ..parsers import modules, parser_version
+
+    return {m.TOOL: parser_version(m) for m in modules()}
+
+
+def parser_versions(con: duckdb.DuckDBPyConnection, code: str) -> dict[str, str]:
+    """tool -> parser_version of the current code: from ``meta`` when the code is the one recorded
+    there (ensure_schema ran first, so the schema is current), else computed and recorded."""
+    meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('code', 'versions')").fetchall())
+    if meta.get("code") == code and meta.get("versions"):
+        return json.loads(meta["versions"])
+    versions = current_parser_versions()
+    con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [("versions", json.dumps(versions)), ("code", code)])
+    return versions
+
+
+def bump(con, tables: Iterable[str]) -> None:
+    """Give these tables a new generation (in the caller's transaction): their Parquet stamps no
+    longer match, so the next export rewrites them."""
+    con.execute(
+        "INSERT OR REPLACE INTO meta SELECT 'gen:' || t, ? FROM unnest(?::VARCHAR[]) u(t)",
+        [uuid.uuid4().hex[:16], sorted(set(tables))],
+    )  # one statement: executemany costs ~2 ms a row
+
+
+def register_insert(con, name: str, tbl: pa.Table) -> None:
+    """INSERT an Arrow table (its columns in the table's order) into table ``name``: one statement.
+    Callers call it as ``db.register_insert`` so that a test may replace it."""
+    view = f"_ingest_{name}"
+    con.register(view, tbl)
+    try:
+        con.execute(f'INSERT INTO "{name}" SELECT * FROM "{view}"')
+    finally:
+        unregister(con, view)
+
+
+def with_view(con, view: str, tbl: pa.Table, sql: str, params: list | None = None):
+    """Run ``sql`` with ``tbl`` registered as ``view`` (UPDATE ... FROM a whole column set in one
+    statement: executemany costs milliseconds a row); its result."""
+    con.register(view, tbl)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        unregister(con, view)
+
+
+def unregister(con, view: str) -> None:
+    """Drop a registered view; in a transaction that has failed (an interrupted INSERT) this fails
+    too, and the first error is the one that matters."""
+    try:
+        con.unregister(view)
+    except duckdb.Error:
+        pass

@@ -1,0 +1,122 @@
+"""The manifest's labels in the database, and what the ingest says about the manifest: rows that
+match no file, files with no row, copies whose own row cannot be applied."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+
+from ..manifest import LABEL_COLUMNS, Manifest
+from ..schema import all_tables
+from . import arrow, db, faults
+from .listing import ListedFile, in_scope, key_for
+
+WARN_MAX = 20  # warnings of one kind listed in full; the others are counted
+
+
+def _prefix(manifest: Manifest) -> str:
+    """The stored-path prefix of the manifest's folder ("" for the project root)."""
+    prefix = key_for(manifest.root).rstrip("/") + "/"
+    return "" if prefix == "./" else prefix
+
+
+def labels_by_key(manifest: Manifest) -> dict[str, dict]:
+    """Manifest rows by stored path (key_for form)."""
+    prefix = _prefix(manifest)
+    return {prefix + rel: labels for rel, labels in manifest.rows.items()}
+
+
+def manifest_hash(manifest: Manifest) -> str:
+    """What ``meta.labels`` records: the manifest last applied (its folder and rows)."""
+    return hashlib.sha256(repr((key_for(manifest.root), sorted(manifest.rows.items()))).encode()).hexdigest()
+
+
+def apply_if_changed(con, manifest: Manifest) -> bool:
+    """Apply the manifest unless it is the one last applied. Returns whether any row changed."""
+    applied = manifest_hash(manifest)
+    done = con.execute("SELECT value FROM meta WHERE key = 'labels'").fetchone()
+    if done and done[0] == applied:
+        return False
+    return apply(con, manifest, applied)
+
+
+def apply(con, manifest: Manifest, applied: str | None = None) -> bool:
+    """Labels come from the manifest every time, so editing the manifest needs no re-parse.
+
+    Files under the manifest's folder get its labels (NULL when not listed); only rows whose
+    labels differ are written, in one transaction with ``applied`` (the manifest's hash) recorded
+    as ``meta.labels``. Returns whether any row changed."""
+    prefix = _prefix(manifest)
+    rows = labels_by_key(manifest)
+    types = {c.name: c.type for c in all_tables()["files"].columns}
+    data = {"path": list(rows)}
+    for c in LABEL_COLUMNS:
+        data[c] = [r.get(c) for r in rows.values()]
+    schema = pa.schema([("path", pa.string())] + [(c, arrow.ARROW_TYPES[types[c]]) for c in LABEL_COLUMNS])
+    sets = ", ".join(f'"{c}" = m."{c}"' for c in LABEL_COLUMNS)
+    differs = " OR ".join(f'files."{c}" IS DISTINCT FROM m."{c}"' for c in LABEL_COLUMNS)
+    wanted = ", ".join(f'l."{c}"' for c in LABEL_COLUMNS)
+    con.execute("BEGIN")
+    try:
+        n = db.with_view(
+            con,
+            "_manifest",
+            pa.Table.from_pydict(data, schema=schema),
+            f"UPDATE files SET {sets} FROM (SELECT f.file_id, {wanted} FROM files f "
+            f'LEFT JOIN "_manifest" l ON f.path = l.path WHERE {"starts_with(f.path, ?)" if prefix else "true"}) m '
+            f"WHERE files.file_id = m.file_id AND ({differs})",
+            [prefix] if prefix else [],
+        )
+        changed = bool(n and n[0][0])
+        if changed:
+            db.bump(con, ["files"])
+        if applied:
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('labels', ?)", [applied])
+        con.execute("COMMIT")
+    except BaseException:
+        faults.rollback(con)
+        raise
+    return changed
+
+
+def manifest_warnings(manifest: Manifest, listing: list[ListedFile], present: set[str], scopes: list[str]) -> list[str]:
+    """Rows that match no file (``present``: every path the database now holds or lists as a copy),
+    and listed files with no row (under the manifest's folder)."""
+    if manifest.missing:
+        return []
+    out = []
+    prefix = _prefix(manifest)
+    rows = labels_by_key(manifest)
+    where = manifest.path
+    ghosts = [(manifest.lines.get(k[len(prefix) :], 0), k) for k in rows if k not in present and in_scope(k, scopes)]
+    for line, k in sorted(ghosts)[:WARN_MAX]:
+        out.append(
+            f"{where}:{line}: {k[len(prefix) :]}: no such file under {manifest.root} "
+            "(a typo, or a file that was moved or deleted?)"
+        )
+    if len(ghosts) > WARN_MAX:
+        out.append(f"{where}: {len(ghosts) - WARN_MAX} more rows match no file")
+    unlabelled = [f.key for f in listing if f.key.startswith(prefix) and f.key not in rows]
+    for k in unlabelled[:WARN_MAX]:
+        out.append(f"{k}: no row in {where} (stored without labels)")
+    if len(unlabelled) > WARN_MAX:
+        out.append(f"{len(unlabelled) - WARN_MAX} more files have no row in {where}")
+    return out
+
+
+def copy_warnings(labels_of: dict, copies: dict[str, str]) -> list[str]:
+    """A copy (same bytes as a stored file; ``copies``: its path -> the stored file's) whose manifest row
+    says something else than the stored file's: its rows are stored once, under the stored file's labels;
+    say so."""
+    clashes = [
+        (k, same) for k, same in sorted(copies.items()) if labels_of.get(k) and labels_of.get(k) != labels_of.get(same)
+    ]
+    out = [
+        f"{k}: the same bytes as {same}, stored once under that path and its labels; "
+        "its own manifest row is not applied (set duplicate_of, or remove the copy)"
+        for k, same in clashes[:WARN_MAX]
+    ]
+    if len(clashes) > WARN_MAX:
+        out.append(f"{len(clashes) - WARN_MAX} more copies have manifest rows that are not applied")
+    return out

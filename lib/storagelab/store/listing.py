@@ -1,0 +1,137 @@
+"""Which files an ingest looks at, and how each is named in the database.
+
+Paths are canonical: resolved, relative to the project root when inside it, as UTF-8 text (the bytes
+of a non-UTF-8 name as ``\\xNN``), so a folder listed twice, a file and its folder, or a symlink to a
+listed file all give one key. Only four values are kept per file (100,000 stat results would hold
+~100 MB)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from .. import paths
+
+SKIP_NAMES = {"manifest.csv", "README", "README.md", "README.txt", ".gitkeep"}
+
+
+class ListedFile(NamedTuple):
+    key: str  # how the file is stored (files.path)
+    path: str  # where to read it
+    size: int
+    mtime_ns: int
+
+
+def list_files(targets: Iterable[Path | str], skipped: list[str] | None = None) -> Iterator[ListedFile]:
+    """Every file to ingest, sorted by relative path, with one scandir per folder and one stat per
+    file. Hidden entries, manifest/README/.gitkeep and .md/.ipynb files are skipped; keys are made
+    from the folder's key unless a symlink is involved (then resolved one by one, as ``key_for``
+    does). A symlink in a folder to a file outside that folder is not followed (said in
+    ``skipped``): a folder's logs are the files in it. A target that does not exist:
+    FileNotFoundError."""
+    for t in targets:
+        p = Path(t)
+        if p.is_dir():
+            top = key_for(p)
+            prefix = "" if top == "." else top + "/"
+            real_top = p.resolve()
+            found = _scan(p)
+            found.sort(key=lambda f: f[0].replace("/", "\0"))  # part by part, as Path.rglob's sorted tuples
+            for rel, path, size, mtime_ns, link in found:
+                if link:
+                    real = Path(path).resolve()
+                    if not real.is_relative_to(real_top):
+                        if skipped is not None:
+                            skipped.append(
+                                f"{printable(path)}: a symlink to {printable(str(real))}, outside "
+                                f"{printable(str(p))}: not followed (copy the file in instead)"
+                            )
+                        continue
+                key = key_for(Path(path)) if link else printable(prefix + rel)
+                yield ListedFile(path if key == path else key, path, size, mtime_ns)  # one string when they agree
+        elif p.exists():
+            st = p.stat()
+            yield ListedFile(key_for(p), str(p), st.st_size, st.st_mtime_ns)
+        else:
+            raise FileNotFoundError(f"{p}: no such file or directory")
+
+
+def unique(listing: Iterable[ListedFile]) -> list[ListedFile]:
+    """Each file once (the first listing of each key)."""
+    seen: set[str] = set()
+    out = []
+    for item in listing:
+        if item.key not in seen:
+            seen.add(item.key)
+            out.append(item)
+    return out
+
+
+def scopes(targets: Iterable[Path | str]) -> list[str]:
+    """Key prefixes of the listed folders: a stored file under one of them that is no longer
+    there is gone (removed or renamed). "" stands for the project root (every relative key)."""
+    out = []
+    for t in targets:
+        p = Path(t)
+        if p.is_dir():
+            k = key_for(p)
+            out.append("" if k == "." else k.rstrip("/") + "/")
+    return out
+
+
+def in_scope(key: str, scope_list: list[str]) -> bool:
+    return any(key.startswith(s) if s else not key.startswith("/") for s in scope_list)
+
+
+def _scan(top: Path | str) -> list[tuple[str, str, int, int, bool]]:
+    """Like Path.rglob: symlinked folders are not entered, symlinked files are kept. Hidden
+    entries (and everything under them) and the skipped names are left out. Gives (relative
+    path, path, size, mtime_ns, is a symlink). Iterative: any depth of folders."""
+    found = []
+    todo = [(top, "")]
+    while todo:
+        folder, rel = todo.pop()
+        with os.scandir(folder) as it:
+            entries = list(it)
+        for e in entries:
+            name = e.name
+            if name.startswith("."):
+                continue
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not e.is_symlink():
+                    todo.append((e.path, rel + name + "/"))
+                continue
+            try:
+                if not e.is_file() or name in SKIP_NAMES or name.endswith((".md", ".ipynb")):
+                    continue
+                st = e.stat()
+            except OSError:
+                continue
+            found.append((rel + name, e.path, st.st_size, st.st_mtime_ns, e.is_symlink()))
+    return found
+
+
+def printable(text: str) -> str:
+    """A path as valid UTF-8 text: the bytes of a name that is not UTF-8 (kept by Python as
+    surrogates) become ``\\xNN``, so the file is still stored, under a distinct readable key."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def key_for(path: Path) -> str:
+    """How a path is stored: resolved (symlinks followed), relative to the project root when
+    inside it, as UTF-8 text (see printable)."""
+    ap = path.resolve()
+    try:
+        return printable(ap.relative_to(paths.ROOT.resolve()).as_posix())
+    except ValueError:
+        return printable(ap.as_posix())

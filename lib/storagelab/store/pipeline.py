@@ -1,0 +1,258 @@
+"""``ingest``: the stages in order (see the package docstring), and the summary it returns."""
+
+from __future__ import annotations
+
+import gc
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from .. import ignore, paths
+from ..manifest import Manifest
+from ..manifest import load as load_manifest
+from . import db, faults, labels, writer
+from .export import export_parquet, parquet_dir_for
+from .listing import ListedFile, in_scope, list_files, scopes, unique
+from .plan import Action, Plan, StoredCopy, StoredFile
+from .worker import Outcome, error_text, parse_all
+
+
+@dataclass
+class Summary:
+    ingested: int = 0
+    replaced: int = 0
+    skipped: int = 0
+    failed: int = 0
+    rows: int = 0
+    bytes_read: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    rebuilt_schema: bool = False
+    duplicates: int = 0  # of the skipped: copies of a stored file (table duplicates)
+    ignored: int = 0  # listed but matched by an ignore file (not read)
+    ignore_files: list[str] = field(default_factory=list)
+    removed: int = 0  # stored files gone from the listed folders: their rows deleted
+    renamed: int = 0  # stored files found under another path (same SHA-256): rows kept, path changed
+    warnings: list[str] = field(default_factory=list)  # manifest rows with no file, files with no row, ...
+    parquet_error: str | None = None  # the Parquet export failed (the database is complete)
+
+    def line(self) -> str:
+        copies = f" ({self.duplicates} identical to another file)" if self.duplicates else ""
+        moved = "".join(f", {n} {what}" for n, what in ((self.renamed, "renamed"), (self.removed, "removed")) if n)
+        ign = f", ignored {self.ignored} ({', '.join(self.ignore_files)})" if self.ignored else ""
+        return (
+            f"ingested {self.ingested} (of which {self.replaced} replaced), skipped {self.skipped} unchanged"
+            f"{copies}{moved}{ign}, failed {self.failed}; {self.rows} rows in {self.seconds:.2f} s"
+        )
+
+    def failure(self, out: Outcome) -> None:
+        self.failed += 1
+        self.errors.append(error_text(out))
+
+
+def ingest(
+    targets: Iterable[Path | str] | None = None,
+    *,
+    db_path: Path | str | None = None,
+    manifest_path: Path | str | None = None,
+    parquet_dir: Path | str | None | bool = None,
+    workers: int | None = None,
+    batch_files: int = 5000,
+    batch_rows: int = 100_000,
+    wait: float = 0.0,
+    progress: Callable[[int, int], None] | bool | None = None,
+) -> Summary:
+    """Ingest files and folders into the database (see the package docstring). ``parquet_dir``:
+    None for the database's own folder (parquet_dir_for), False for none. A folder that is
+    listed is mirrored: its stored files that are gone are removed (or renamed, by SHA-256).
+    ``manifest_path`` None: the manifest.csv of the one folder listed, else data/raw/manifest.csv.
+    Faults of the database or the disk raise StoreError; Ctrl-C raises KeyboardInterrupt, also when
+    DuckDB swallowed it."""
+    t0 = time.perf_counter()
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    if batch_files < 1 or batch_rows < 1:
+        raise ValueError(f"batch_files and batch_rows must be at least 1, got {batch_files}, {batch_rows}")
+    if not (math.isfinite(wait) and wait >= 0):
+        raise ValueError(f"wait must be a number of seconds >= 0, got {wait}")
+    targets = list(targets) if targets else [paths.RAW]
+    db_file = Path(db_path or paths.DB)
+    manifest = load_manifest(Path(manifest_path) if manifest_path else _default_manifest(targets))
+    summary = Summary()
+    if manifest.missing:
+        summary.warnings.append(f"no manifest at {manifest.path}: the files under {manifest.root} are unlabelled")
+    outside: list[str] = []
+    listing, ignored, summary.ignore_files = ignore.split(unique(list_files(targets, outside)), targets)
+    summary.ignored = len(ignored)
+    summary.warnings += outside[: labels.WARN_MAX] + (
+        [f"{len(outside) - labels.WARN_MAX} more symlinks not followed"] if len(outside) > labels.WARN_MAX else []
+    )
+    con = db.connect(db_file, wait=wait, wait_option="--wait")
+    gc_was_enabled = gc.isenabled()
+    try:
+        with faults.CtrlC() as ctrl_c:
+            if db.INGEST_MEMORY_MB:
+                con.execute(f"SET memory_limit = '{db.INGEST_MEMORY_MB}MB'")
+            gc.disable()  # the batches are many small objects without cycles: a collector pass only rescans them
+            run = _Run(con, manifest, summary, ctrl_c)
+            summary.rebuilt_schema = db.ensure_schema(con, run.code)
+            faults.inject("schema-ready")
+            writer.forget_errors(con, [f.key for f in ignored])  # an ignored file's old failure is not listed
+            run.ingest(listing, scopes(targets), workers, batch_files, batch_rows, progress)
+            if parquet_dir is not False:
+                run.export(Path(parquet_dir) if parquet_dir else parquet_dir_for(db_file))
+    except (duckdb.Error, OSError, RuntimeError) as e:
+        if faults.interrupted(e):
+            raise KeyboardInterrupt from None
+        if isinstance(e, RuntimeError):
+            raise
+        raise faults.StoreError(faults.describe(db_file, e, opening=False)) from e
+    finally:
+        try:
+            con.close()
+        except duckdb.Error:  # pragma: no cover - a connection a disk fault invalidated
+            pass
+        if gc_was_enabled:
+            gc.enable()
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def _default_manifest(targets: list) -> Path:
+    """data/raw/manifest.csv, or the manifest.csv in the one folder listed (logs kept outside
+    data/raw/ are labelled by a manifest beside them)."""
+    if len(targets) == 1 and Path(targets[0]).is_dir() and (Path(targets[0]) / "manifest.csv").is_file():
+        return Path(targets[0]) / "manifest.csv"
+    return paths.MANIFEST
+
+
+class _Run:
+    """One ingest's stages on an open database."""
+
+    def __init__(self, con, manifest: Manifest, summary: Summary, ctrl_c: faults.CtrlC):
+        self.con, self.manifest, self.summary, self.ctrl_c = con, manifest, summary, ctrl_c
+        self.code = db.code_signature()
+        self.labels_of = labels.labels_by_key(manifest)
+
+    def ingest(self, listing: list[ListedFile], scope_list: list[str], workers, batch_files, batch_rows, progress):
+        con, summary = self.con, self.summary
+        versions = db.parser_versions(con, self.code)
+        stored = {
+            r[0]: StoredFile(*r[1:])
+            for r in con.execute(
+                "SELECT path, sha256, size_bytes, mtime_ns, file_id, tool, parser_version FROM files"
+            ).fetchall()
+        }
+        copies = {
+            r[0]: StoredCopy(*r[1:])
+            for r in con.execute("SELECT path, sha256, size_bytes, mtime_ns, same_as FROM duplicates").fetchall()
+        }
+        plan = Plan.make(listing, stored, copies, versions, scope_list)
+        summary.skipped += plan.skipped
+        summary.duplicates += plan.skipped_copies
+        self._parse_and_write(plan, versions, workers, batch_files, batch_rows, progress)
+        writer.touch(con, plan.touched)
+        if plan.renames:
+            writer.rename(con, plan.renames, self.labels_of)
+            summary.renamed = len(plan.renames)
+        faults.inject("before-removals")
+        if plan.gone or plan.gone_copies:
+            summary.removed = writer.remove(con, plan.gone, plan.gone_copies)
+        if plan.found or plan.unique:
+            writer.record_copies(con, plan.found, plan.unique)
+        faults.inject("before-labels")
+        labels.apply_if_changed(con, self.manifest)
+        listed = {f.key for f in listing}
+        if scope_list:  # errors of files no longer in the listed folders are dropped
+            errors = [p for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()]
+            writer.forget_errors(con, [p for p in errors if p not in listed and in_scope(p, scope_list)])
+        present = (
+            listed | plan.stored.keys() | (plan.copies.keys() - set(plan.gone_copies)) | {r.key for r in plan.renames}
+        )
+        summary.warnings += labels.manifest_warnings(self.manifest, listing, present, scope_list)
+        copy_of = {c.key: c.same_as for c in plan.found}
+        copy_of.update(
+            (k, v.same_as)
+            for k, v in plan.copies.items()
+            if k not in copy_of and k not in plan.unique and k not in plan.gone_copies
+        )
+        summary.warnings += labels.copy_warnings(self.labels_of, copy_of)
+        self.ctrl_c.check()
+
+    def _parse_and_write(self, plan: Plan, versions, workers, batch_files, batch_rows, progress) -> None:
+        """Parse the plan's files and write the ones to store, in batches of up to ``batch_files`` files
+        or ``batch_rows`` rows."""
+        con, summary = self.con, self.summary
+        bar = _progress(len(plan.jobs), progress)
+        next_id = (con.execute("SELECT coalesce(max(file_id), 0) FROM files").fetchone()[0] or 0) + 1
+        batch: list[Outcome] = []
+        batch_n = 0
+
+        def write() -> int:
+            nid, failed = writer.write_batch(con, batch, plan.stored, next_id, self.labels_of)
+            for out in failed:
+                summary.failure(out)
+            for out in batch:
+                if out.error is None:
+                    summary.ingested += 1
+                    summary.rows += out.n_rows
+                    summary.replaced += out.key in plan.stored
+            self.ctrl_c.check()
+            return nid
+
+        outcomes = parse_all(plan.jobs, workers)
+        try:
+            for out in outcomes:
+                bar(1)
+                summary.bytes_read += out.size
+                if out.error:
+                    summary.failure(out)
+                    writer.record_error(con, out)
+                    continue
+                action = plan.decide(out.key, out.size, out.mtime_ns, out.sha256, out.tool, versions.get(out.tool))
+                if action is not Action.STORE:
+                    summary.skipped += action in (Action.UNCHANGED, Action.COPY)
+                    summary.duplicates += action is Action.COPY
+                    continue
+                batch.append(out)
+                batch_n += out.n_rows
+                if len(batch) >= batch_files or batch_n >= batch_rows:
+                    next_id = write()
+                    batch, batch_n = [], 0
+            if batch:
+                next_id = write()
+        finally:
+            outcomes.close()  # a pool's workers end here, also on an error or Ctrl-C
+
+    def export(self, out_dir: Path) -> None:
+        try:
+            export_parquet(self.con, out_dir)
+        except (duckdb.Error, OSError) as e:
+            if faults.interrupted(e):
+                raise KeyboardInterrupt from None
+            self.summary.parquet_error = (
+                f"Parquet export to {out_dir} failed: {faults.describe(out_dir, e, opening=False)} "
+                "(the database is complete; the next ingest rewrites the Parquet files)"
+            )
+
+
+def _progress(total: int, progress) -> Callable[[int], None]:
+    if callable(progress):
+        done = [0]
+
+        def step(n: int) -> None:
+            done[0] += n
+            progress(done[0], total)
+
+        return step
+    if progress is False or total < 20:
+        return lambda n: None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="file", file=sys.stderr, mininterval=0.5, leave=False)
+    return bar.update

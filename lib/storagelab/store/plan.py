@@ -1,0 +1,146 @@
+"""What an ingest does with each listed file, from what the database already holds: skip it unread
+(path, size and mtime unchanged, or a known copy), read it, and once its SHA-256 is known store it,
+keep it (same bytes), move its stored rows to its new path (a rename), or list it as a copy.
+
+The database mirrors the listed folders: a stored file under one of them that is no longer listed
+is gone, and is either found again under a new path (same SHA-256: renamed) or removed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import NamedTuple
+
+from .listing import ListedFile, in_scope
+
+
+class StoredFile(NamedTuple):
+    """A row of ``files`` as the plan needs it."""
+
+    sha256: str
+    size: int
+    mtime_ns: int
+    file_id: int
+    tool: str
+    parser_version: str
+
+
+class StoredCopy(NamedTuple):
+    """A row of ``duplicates``: a file whose bytes are those of the stored file ``same_as``."""
+
+    sha256: str
+    size: int
+    mtime_ns: int
+    same_as: str
+
+
+class Rename(NamedTuple):
+    """A stored file found under a new path: its rows and file_id stay."""
+
+    key: str
+    size: int
+    mtime_ns: int
+    file_id: int
+    old_key: str
+
+
+class Copy(NamedTuple):
+    """A file with the bytes of a stored one (the columns of ``duplicates`` but found_at)."""
+
+    key: str
+    sha256: str
+    size: int
+    mtime_ns: int
+    same_as: str
+
+
+class Action(Enum):
+    STORE = "store"  # new rows (a new file, or new bytes under a stored path)
+    UNCHANGED = "unchanged"  # same bytes as stored, read again because its mtime changed
+    RENAMED = "renamed"
+    COPY = "copy"
+
+
+@dataclass
+class Plan:
+    stored: dict[str, StoredFile]  # stored files still listed (or outside the listed folders)
+    copies: dict[str, StoredCopy]
+    gone: dict[str, StoredFile]  # stored files of the listed folders that are not listed
+    gone_copies: list[str]
+    jobs: list[ListedFile] = field(default_factory=list)  # files to read
+    skipped: int = 0  # listed files not read: unchanged
+    skipped_copies: int = 0  # ... of which known copies
+    touched: list[tuple[int, int]] = field(default_factory=list)  # (new mtime_ns, file_id) of unchanged bytes
+    renames: list[Rename] = field(default_factory=list)
+    found: list[Copy] = field(default_factory=list)  # copies found in this run
+    unique: list[str] = field(default_factory=list)  # paths listed as copies that now hold other bytes
+    _gone_by_sha: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a gone file
+    _stored_by_sha: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a stored file not re-read
+    _seen: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a file of this run
+
+    @classmethod
+    def make(
+        cls,
+        listing: list[ListedFile],
+        stored: dict[str, StoredFile],
+        copies: dict[str, StoredCopy],
+        versions: dict[str, str],
+        scopes: list[str],
+    ) -> Plan:
+        """``versions``: tool -> the parser version of the current code (a file stored by another one is read
+        again)."""
+        listed = {f.key for f in listing}
+        stored = dict(stored)
+        gone = {k: stored.pop(k) for k in [k for k in stored if k not in listed and in_scope(k, scopes)]}
+        plan = cls(stored, copies, gone, [k for k in copies if k not in listed and in_scope(k, scopes)])
+        plan._gone_by_sha = {v.sha256: k for k, v in gone.items() if versions.get(v.tool) == v.parser_version}
+
+        def current(f: StoredFile) -> bool:
+            return versions.get(f.tool) == f.parser_version
+
+        copies_unread = []
+        for item in listing:
+            old = stored.get(item.key)
+            if old and old.size == item.size and old.mtime_ns == item.mtime_ns and current(old):
+                plan.skipped += 1
+                continue
+            copy = None if old else copies.get(item.key)
+            if copy and copy.size == item.size and copy.mtime_ns == item.mtime_ns:
+                copies_unread.append((copy, item))
+                continue
+            plan.jobs.append(item)
+        rereading = {j.key for j in plan.jobs}  # stored files read again: judged by what they hold now
+        if copies_unread:  # skipped unread while the stored file they copy is there and untouched
+            stored_shas = {v.sha256 for v in stored.values()}
+            for copy, item in copies_unread:
+                if copy.sha256 in stored_shas and copy.same_as not in rereading:
+                    plan.skipped += 1
+                    plan.skipped_copies += 1
+                else:
+                    plan.jobs.append(item)
+        if plan.jobs:
+            plan._stored_by_sha = {v.sha256: k for k, v in stored.items() if k not in rereading}
+        return plan
+
+    def decide(self, key: str, size: int, mtime_ns: int, sha256: str, tool: str, parser_version: str) -> Action:
+        """What to do with a file that was read (and parsed by the current parser ``parser_version``)."""
+        old = self.stored.get(key)
+        if old and old.sha256 == sha256 and old.parser_version == parser_version:
+            self.touched.append((mtime_ns, old.file_id))
+            self._seen.setdefault(sha256, key)
+            return Action.UNCHANGED
+        if not old and sha256 in self._gone_by_sha and sha256 not in self._seen:
+            was = self._gone_by_sha.pop(sha256)
+            self.renames.append(Rename(key, size, mtime_ns, self.gone.pop(was).file_id, was))
+            self._seen[sha256] = key
+            if key in self.copies:
+                self.unique.append(key)
+            return Action.RENAMED
+        same = self._stored_by_sha.get(sha256) or self._seen.get(sha256)
+        if same and same != key and not old:
+            self.found.append(Copy(key, sha256, size, mtime_ns, same))
+            return Action.COPY
+        self._seen[sha256] = key
+        if key in self.copies:
+            self.unique.append(key)  # a former copy, now different: stored, no longer a copy
+        return Action.STORE
