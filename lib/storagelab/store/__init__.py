@@ -31,9 +31,9 @@ Where the time goes, and what was tried: benchmarks/results/ingest.md (``./run b
 from .db import code_signature, connect, current_parser_versions, ensure_schema, schema_signature
 from .export import STAMP, export_parquet, parquet_dir_for
 from .faults import StoreError
-from .pipeline import Summary, ingest
 from .labels import labels_by_key
 from .listing import SKIP_NAMES, ListedFile, key_for, list_files
+from .pipeline import Summary, ingest
 from .worker import Outcome, parse_chunk, parse_one
 
 __all__ = [
