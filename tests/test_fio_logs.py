@@ -13,6 +13,7 @@ from conftest import FIXTURES
 
 from storagelab.errors import ParseError
 from storagelab.parsers import detect, parse_bytes
+from storagelab.parsers.base import Parsed, lines_of
 from storagelab.parsers.fio import logs
 
 LOGS = FIXTURES / "fio" / "3.33" / "logs"
@@ -338,7 +339,7 @@ def test_fast_path_gives_the_general_paths_rows(text, monkeypatch):
         fast = list(logs.parse_log(text, "fio-log", name).rows("fio_log_samples"))
     except ParseError as e:
         fast = e
-    monkeypatch.setattr(logs, "_fast_samples", lambda *a: None)
+    monkeypatch.setattr(logs, "_fast_samples", lambda *a: False)
     try:
         general = list(logs.parse_log(text, "fio-log", name).rows("fio_log_samples"))
     except ParseError as e:
@@ -349,8 +350,12 @@ def test_fast_path_gives_the_general_paths_rows(text, monkeypatch):
         assert fast == general and len(general) > 0
 
 
+def _fast(text: str) -> bool:
+    return logs._fast_samples(lines_of(text), "x", "bw", 1, Parsed(tool="fio", format="fio-log"))
+
+
 def test_fast_path_takes_fio_3_logs():
     for p in sorted(LOGS.glob("*.log")):
         if p.stat().st_size and "_hist" not in p.name:
-            assert logs._fast_samples(p.read_text(), "x", "bw", 1) is not None, p.name
-    assert logs._fast_samples(VARIANTS[1], "x", "bw", 1) is None  # fio 2.x offsets: the general path decides
+            assert _fast(p.read_text()), p.name
+    assert not _fast(VARIANTS[1])  # fio 2.x offsets: the general path decides

@@ -223,31 +223,6 @@ def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
 # ----------------------------------------------------------------------------- more bad input, end to end
 
 
-@pytest.mark.slow
-def test_a_100_mb_log_is_ingested_whole(tmp_path):
-    """100 MB of fio text (70,000 job blocks, group_reporting off): every block stored, nothing lost."""
-    from storagelab.store import ingest
-
-    src = (RAW / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt").read_bytes().split(b"\n")
-    block = b"\n".join(src[1:22]) + b"\n"  # one job block: header .. latency target line
-    n = 100_000_000 // len(block)
-    big = tmp_path / "logs" / "huge-run.log"
-    big.parent.mkdir()
-    big.write_bytes(block * n + b"\n" + b"\n".join(src[22:]))
-    s = ingest(
-        [big.parent],
-        db_path=tmp_path / "big.duckdb",
-        manifest_path=tmp_path / "none.csv",
-        parquet_dir=False,
-        progress=False,
-    )
-    assert s.failed == 0 and s.ingested == 1
-    con = duckdb.connect(str(tmp_path / "big.duckdb"), read_only=True)
-    assert con.execute("SELECT count(*), count(DISTINCT job_index) FROM fio_results").fetchone() == (n, n)
-    assert con.execute("SELECT count(*) FROM fio_percentiles").fetchone()[0] == 17 * n
-    con.close()
-
-
 def test_one_tools_log_under_another_tools_extension(tmp_path):
     """Detection is by content: names and extensions are ignored."""
     from storagelab.store import ingest

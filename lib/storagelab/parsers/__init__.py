@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..errors import ParseError
-from .base import Parsed
+from .base import Parsed, lines_of
 from .compressed import decompress
 
 # Order matters only where two tools could both claim a text; each sniffer is specific.
@@ -80,13 +80,18 @@ def decode(data: bytes) -> str:
     return _decode(data).replace("\r\n", "\n")
 
 
-def _decode(data: bytes) -> str:
+def check_not_empty(data: bytes) -> None:
+    """Empty files and files of white space only are refused (ParseError kind ``empty``)."""
     if not data.strip():
         raise ParseError(
             "file is empty" if not data else "file holds only white space",
             kind="empty",
             expected="the text output of fio, bonnie++, zdb, gpart/fdisk/sfdisk/parted, zpool or mbuffer",
         )
+
+
+def _decode(data: bytes) -> str:
+    check_not_empty(data)
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
             return data.decode("utf-16")
@@ -110,7 +115,13 @@ def _decode(data: bytes) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = data.decode("latin-1")
-    # a text log has few control characters besides \t \r \n \x1b (colour codes)
+    check_sample(text)
+    return text
+
+
+def check_sample(text: str) -> None:
+    """A text log has few control characters besides \t \r \n \x1b (colour codes): its first 64 Ki
+    characters with many others are binary data (ParseError)."""
     sample = text[:65536]
     first = _CONTROL.search(sample)
     ctrl = len(_CONTROL.findall(sample)) if first else 0
@@ -122,7 +133,6 @@ def _decode(data: bytes) -> str:
             kind="binary",
             expected="a text log",
         )
-    return text
 
 
 def detect(text: str) -> tuple[ModuleType, str]:
@@ -160,13 +170,21 @@ _TOO_MANY_DIGITS = "integer string conversion"
 
 def too_many_digits(text: str) -> ParseError:
     """The error for a number too long to convert, naming the first line that holds one."""
-    import re
+    return too_many_digits_in(lines_of(text))
+
+
+def too_many_digits_in(lines) -> ParseError:
+    """``too_many_digits`` over the lines of a log (``lines_of``'s, read one at a time)."""
     import sys
 
     limit = sys.get_int_max_str_digits() or 4300
-    found = re.search(r"\d{%d,}" % (limit + 1), text)
-    line = text.count("\n", 0, found.start()) + 1 if found else None
-    digits = len(found.group()) if found else None
+    long_number = re.compile(r"\d{%d,}" % (limit + 1))
+    line = digits = None
+    for n, text in enumerate(lines, 1):
+        found = long_number.search(text)
+        if found:
+            line, digits = n, len(found.group())
+            break
     return ParseError(
         f"a number with {digits or 'too many'} digits: no measurement has that many",
         line=line,

@@ -15,16 +15,27 @@ Rows are plain dicts whose keys are column names of the declared table, minus
 (``parsed.tuples(name, columns)``): one tuple per row in a fixed column order, which the
 store turns into columns without building a dict per row; read back, it gives the same dicts. Text formats set ``line_start``/``line_end`` (1-based,
 inclusive) so every number can be traced back to a raw log line.
+
+Streaming (bounded memory on logs of any size). A module may also offer
+``parse_stream(open_lines, fmt, parsed, name=None) -> Parsed`` for the formats in its
+``STREAM_FORMATS``: ``open_lines()`` gives the lines (as ``lines_of`` splits them) afresh each time it is
+called, and the parser fills ``parsed``, calling ``parsed.checkpoint()`` wherever no row it holds will
+change again. When the store gives ``parsed`` a ``sink`` (a huge file), a checkpoint hands the rows held so
+far to the sink (which writes them to the database in the file's transaction) and the parser goes on
+with empty tables: counts must come from ``parsed.count(table)``, and a change to rows already handed
+over goes through ``parsed.update_flushed``. ``parsed.restart()`` forgets every row (a fast path that
+gives up); ``NotStreamable`` sends the file back to the whole-file path. Without a sink, all of this is a
+no-op, and ``parse(text)`` is ``parse_stream`` over the text's lines: one code path.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import ParseError  # re-exported for parser modules
 
-__all__ = ["Col", "Table", "Parsed", "ParseError", "Tuples", "lines_of"]
+__all__ = ["Col", "Table", "Parsed", "ParseError", "Tuples", "lines_of", "NotStreamable", "RowSink"]
 
 SQL_TYPES = {"VARCHAR", "BIGINT", "INTEGER", "DOUBLE", "BOOLEAN", "TIMESTAMP", "TIMESTAMPTZ"}
 
@@ -105,6 +116,21 @@ class Tuples:
         return f"Tuples({self.names}, {len(self.data)} rows)"
 
 
+class RowSink(Protocol):
+    """Where a streaming parse hands its rows (the store: into the file's open transaction)."""
+
+    def write(self, tables: dict[str, list[dict[str, Any]] | Tuples]) -> None: ...
+
+    def discard(self) -> None: ...
+
+    def update(self, table: str, values: dict[str, Any], where: dict[str, Any]) -> None: ...
+
+
+class NotStreamable(Exception):
+    """A streaming parser met something only the whole-file parse reads right (e.g. a JSON document inside
+    fio's normal output): the store parses the file whole instead."""
+
+
 @dataclass
 class Parsed:
     """What a parser returns for one file."""
@@ -114,6 +140,9 @@ class Parsed:
     tool_version: str | None = None
     tables: dict[str, list[dict[str, Any]] | Tuples] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    sink: RowSink | None = field(default=None, repr=False, compare=False)
+    batch_rows: int = field(default=50_000, repr=False, compare=False)  # rows held before a checkpoint flushes
+    flushed: dict[str, int] = field(default_factory=dict, repr=False, compare=False)  # rows handed to the sink
 
     def add(self, table_name: str, row: dict[str, Any]) -> None:
         self.tables.setdefault(table_name, []).append(row)
@@ -128,11 +157,57 @@ class Parsed:
         return t.data
 
     def rows(self, table_name: str) -> list[dict[str, Any]] | Tuples:
+        """The rows held (all of them unless a sink took some: see ``count``)."""
         return self.tables.get(table_name, [])
 
     @property
     def n_rows(self) -> int:
+        """Rows held (not yet handed to a sink)."""
         return sum(len(v) for v in self.tables.values())
+
+    def count(self, table_name: str) -> int:
+        """Rows of the table so far, held or handed to the sink."""
+        return self.flushed.get(table_name, 0) + len(self.tables.get(table_name, ()))
+
+    def checkpoint(self) -> None:
+        """No row held will change again: with a sink, hand them over once there are ``batch_rows``."""
+        if self.sink is not None and self.n_rows >= self.batch_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand every row held to the sink (none without one). The row lists are emptied in place, so a
+        parser may keep the list ``tuples`` gave it."""
+        if self.sink is None:
+            return
+        out: dict[str, list[dict[str, Any]] | Tuples] = {}
+        for name, rows in self.tables.items():
+            if not len(rows):
+                continue
+            if isinstance(rows, Tuples):
+                out[name] = Tuples(rows.names, rows.data[:])
+                rows.data.clear()
+            else:
+                out[name] = rows[:]
+                rows.clear()
+            self.flushed[name] = self.flushed.get(name, 0) + len(out[name])
+        if out:
+            self.sink.write(out)
+
+    def update_flushed(self, table_name: str, values: dict[str, Any], where: dict[str, Any]) -> None:
+        """Set ``values`` on the rows of the table already handed to the sink that match ``where``
+        (the parser changes the rows it holds itself)."""
+        if self.sink is not None and self.flushed.get(table_name):
+            self.sink.update(table_name, values, where)
+
+    def restart(self) -> None:
+        """Forget every row and warning so far, those handed to the sink included."""
+        if self.sink is not None and self.flushed:
+            self.sink.discard()
+        self.flushed.clear()
+        for rows in self.tables.values():
+            (rows.data if isinstance(rows, Tuples) else rows).clear()
+        self.tables.clear()
+        self.warnings.clear()
 
 
 def lines_of(text: str) -> list[str]:

@@ -15,6 +15,7 @@ of the decompressed text.
 from __future__ import annotations
 
 import io
+from typing import BinaryIO
 
 from ..errors import ParseError
 
@@ -44,8 +45,8 @@ def kind_of(data: bytes) -> str | None:
     return None
 
 
-def _reader(kind: str, data: bytes):
-    buf = io.BytesIO(data)
+def _reader(kind: str, data: bytes | BinaryIO):
+    buf = io.BytesIO(data) if isinstance(data, bytes) else data
     if kind == "gzip":
         import gzip
 
@@ -75,30 +76,67 @@ def decompress(data: bytes, limit: int | None = None) -> bytes:
     kind = kind_of(data)
     if kind is None:
         return data
-    limit = MAX_DECOMPRESSED_BYTES if limit is None else limit
     out = bytearray()
-    try:
-        with _reader(kind, data) as r:
-            while True:
-                chunk = r.read(_CHUNK)
-                if not chunk:
-                    break
-                out += chunk
-                if len(out) > limit:
-                    raise ParseError(
-                        f"{kind} data decompresses to more than {limit:,} bytes "
-                        f"({len(data):,} compressed): refused as a possible decompression bomb",
-                        kind="too-large",
-                        expected=f"a log of at most {limit:,} bytes once decompressed",
-                    )
-    except ParseError:
-        raise
-    except EOFError:
-        raise ParseError(
-            f"{kind} data ends early (after {len(out):,} decompressed bytes)",
-            kind="truncated",
-            expected=f"a complete {kind} stream",
-        ) from None
-    except Exception as e:  # zlib.error, lzma.LZMAError, OSError, zstandard.ZstdError
-        raise ParseError(f"invalid {kind} data: {e}", kind="compression", expected=f"a valid {kind} stream") from None
+    with _Limited(kind, io.BytesIO(data), MAX_DECOMPRESSED_BYTES if limit is None else limit, len(data)) as r:
+        while chunk := r.read(_CHUNK):
+            out += chunk
     return bytes(out)
+
+
+class _Limited(io.RawIOBase):
+    """A decompressing reader that refuses to give more than ``limit`` bytes (a bomb guard) and turns
+    a broken stream into ParseError, as ``decompress`` does."""
+
+    def __init__(self, kind: str, raw: BinaryIO, limit: int, compressed_size: int | None = None):
+        self.kind, self.raw, self.limit, self.n, self.size = kind, raw, limit, 0, compressed_size
+        self.inner = _reader(kind, raw)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        try:
+            data = self.inner.read(len(b))
+        except EOFError:
+            raise ParseError(
+                f"{self.kind} data ends early (after {self.n:,} decompressed bytes)",
+                kind="truncated",
+                expected=f"a complete {self.kind} stream",
+            ) from None
+        except Exception as e:  # zlib.error, lzma.LZMAError, OSError, zstandard.ZstdError
+            raise ParseError(
+                f"invalid {self.kind} data: {e}", kind="compression", expected=f"a valid {self.kind} stream"
+            ) from None
+        self.n += len(data)
+        if self.n > self.limit:
+            size = f" ({self.size:,} compressed)" if self.size is not None else ""
+            raise ParseError(
+                f"{self.kind} data decompresses to more than {self.limit:,} bytes{size}: refused as a possible "
+                "decompression bomb",
+                kind="too-large",
+                expected=f"a log of at most {self.limit:,} bytes once decompressed",
+            )
+        b[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        try:
+            self.inner.close()
+        finally:
+            self.raw.close()
+            super().close()
+
+
+def open_decompressed(path: str, limit: int | None = None) -> BinaryIO:
+    """The file's bytes as a buffered stream, one layer of gzip/xz/bzip2/zstd removed as it is read (the
+    same bytes ``decompress`` gives, in bounded memory)."""
+    raw = open(path, "rb")  # noqa: SIM115 - closed by the stream returned
+    try:
+        kind = kind_of(raw.read(10))
+        raw.seek(0)
+        if kind is None:
+            return raw
+        return io.BufferedReader(_Limited(kind, raw, MAX_DECOMPRESSED_BYTES if limit is None else limit), _CHUNK)
+    except BaseException:
+        raw.close()
+        raise

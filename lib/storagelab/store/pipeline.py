@@ -15,7 +15,7 @@ import duckdb
 from .. import ignore, paths
 from ..manifest import Manifest
 from ..manifest import load as load_manifest
-from . import db, faults, labels, writer
+from . import db, faults, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
 from .listing import ListedFile, in_scope, list_files, scopes, unique
 from .plan import Action, Plan, StoredCopy, StoredFile
@@ -99,7 +99,8 @@ def ingest(
             if db.INGEST_MEMORY_MB:
                 con.execute(f"SET memory_limit = '{db.INGEST_MEMORY_MB}MB'")
             gc.disable()  # the batches are many small objects without cycles: a collector pass only rescans them
-            run = _Run(con, manifest, summary, ctrl_c)
+            stream.remove_leftovers(db_file)
+            run = _Run(con, db_file, manifest, summary, ctrl_c)
             summary.rebuilt_schema = db.ensure_schema(con, run.code)
             faults.inject("schema-ready")
             writer.forget_errors(con, [f.key for f in ignored])  # an ignored file's old failure is not listed
@@ -134,8 +135,8 @@ def _default_manifest(targets: list) -> Path:
 class _Run:
     """One ingest's stages on an open database."""
 
-    def __init__(self, con, manifest: Manifest, summary: Summary, ctrl_c: faults.CtrlC):
-        self.con, self.manifest, self.summary, self.ctrl_c = con, manifest, summary, ctrl_c
+    def __init__(self, con, db_file: Path, manifest: Manifest, summary: Summary, ctrl_c: faults.CtrlC):
+        self.con, self.db_file, self.manifest, self.summary, self.ctrl_c = con, db_file, manifest, summary, ctrl_c
         self.code = db.code_signature()
         self.labels_of = labels.labels_by_key(manifest)
 
@@ -185,49 +186,43 @@ class _Run:
         self.ctrl_c.check()
 
     def _parse_and_write(self, plan: Plan, versions, workers, batch_files, batch_rows, progress) -> None:
-        """Parse the plan's files and write the ones to store, in batches of up to ``batch_files`` files
-        or ``batch_rows`` rows."""
-        con, summary = self.con, self.summary
+        """Parse the plan's files and write the ones to store: the huge ones one at a time as they are
+        parsed (``stream``), the others in batches of up to ``batch_files`` files or ``batch_rows`` rows."""
+        huge = [j for j in plan.jobs if stream.wants_stream(j)]
+        if huge:
+            keys = {j.key for j in huge}
+            jobs = [j for j in plan.jobs if j.key not in keys]
+        else:
+            jobs = plan.jobs
         bar = _progress(len(plan.jobs), progress)
-        next_id = (con.execute("SELECT coalesce(max(file_id), 0) FROM files").fetchone()[0] or 0) + 1
-        batch: list[Outcome] = []
-        batch_n = 0
-
-        def write() -> int:
-            nid, failed = writer.write_batch(con, batch, plan.stored, next_id, self.labels_of)
-            for out in failed:
-                summary.failure(out)
-            for out in batch:
-                if out.error is None:
-                    summary.ingested += 1
-                    summary.rows += out.n_rows
-                    summary.replaced += out.key in plan.stored
-            self.ctrl_c.check()
-            return nid
-
-        outcomes = parse_all(plan.jobs, workers)
+        batches = _Batches(self, plan, batch_files, batch_rows)
+        outcomes = parse_all(jobs, workers)
         try:
             for out in outcomes:
                 bar(1)
-                summary.bytes_read += out.size
-                if out.error:
-                    summary.failure(out)
-                    writer.record_error(con, out)
-                    continue
-                action = plan.decide(out.key, out.size, out.mtime_ns, out.sha256, out.tool, versions.get(out.tool))
-                if action is not Action.STORE:
-                    summary.skipped += action in (Action.UNCHANGED, Action.COPY)
-                    summary.duplicates += action is Action.COPY
-                    continue
-                batch.append(out)
-                batch_n += out.n_rows
-                if len(batch) >= batch_files or batch_n >= batch_rows:
-                    next_id = write()
-                    batch, batch_n = [], 0
-            if batch:
-                next_id = write()
+                batches.take(out, versions)
         finally:
             outcomes.close()  # a pool's workers end here, also on an error or Ctrl-C
+        for job in huge:
+            bar(1)
+            out, how = stream.prepare(job)
+            if how is None and out.error is None:  # a format that does not stream: parsed whole
+                batches.take(_parsed_whole(job), versions)
+                continue
+            self.summary.bytes_read += out.size
+            if not batches.decide(out, versions):
+                continue
+            batches.write()  # the files before it first: file ids in listing order
+            if not stream.write_file(self.con, self.db_file, out, how, plan.stored, batches.next_id, self.labels_of):
+                batches.add(_parsed_whole(job))  # not streamable after all
+                continue
+            if out.error:
+                self.summary.failure(out)
+            else:
+                batches.next_id += 1
+                batches.count([out])
+            self.ctrl_c.check()
+        batches.write()
 
     def export(self, out_dir: Path) -> None:
         try:
@@ -239,6 +234,66 @@ class _Run:
                 f"Parquet export to {out_dir} failed: {faults.describe(out_dir, e, opening=False)} "
                 "(the database is complete; the next ingest rewrites the Parquet files)"
             )
+
+
+def _parsed_whole(job: ListedFile) -> Outcome:
+    return next(parse_all([job], 1))
+
+
+class _Batches:
+    """Parsed files on their way to the database, written in batches."""
+
+    def __init__(self, run: _Run, plan: Plan, batch_files: int, batch_rows: int):
+        self.run, self.plan, self.batch_files, self.batch_rows = run, plan, batch_files, batch_rows
+        self.next_id = (run.con.execute("SELECT coalesce(max(file_id), 0) FROM files").fetchone()[0] or 0) + 1
+        self.batch: list[Outcome] = []
+        self.rows = 0
+
+    def decide(self, out: Outcome, versions: dict) -> bool:
+        """Whether a parsed (or hashed) file is to be stored; a failure is recorded, the others counted."""
+        summary = self.run.summary
+        if out.error:
+            summary.failure(out)
+            writer.record_error(self.run.con, out)
+            return False
+        action = self.plan.decide(out.key, out.size, out.mtime_ns, out.sha256, out.tool, versions.get(out.tool))
+        summary.skipped += action in (Action.UNCHANGED, Action.COPY)
+        summary.duplicates += action is Action.COPY
+        return action is Action.STORE
+
+    def take(self, out: Outcome, versions: dict) -> None:
+        self.run.summary.bytes_read += out.size
+        if self.decide(out, versions):
+            self.add(out)
+
+    def add(self, out: Outcome) -> None:
+        if out.error:
+            self.run.summary.failure(out)
+            writer.record_error(self.run.con, out)
+            return
+        self.batch.append(out)
+        self.rows += out.n_rows
+        if len(self.batch) >= self.batch_files or self.rows >= self.batch_rows:
+            self.write()
+
+    def write(self) -> None:
+        if not self.batch:
+            return
+        self.next_id, failed = writer.write_batch(
+            self.run.con, self.batch, self.plan.stored, self.next_id, self.run.labels_of
+        )
+        for out in failed:
+            self.run.summary.failure(out)
+        self.count([out for out in self.batch if out.error is None])
+        self.batch, self.rows = [], 0
+        self.run.ctrl_c.check()
+
+    def count(self, stored: list[Outcome]) -> None:
+        summary = self.run.summary
+        for out in stored:
+            summary.ingested += 1
+            summary.rows += out.n_rows
+            summary.replaced += out.key in self.plan.stored
 
 
 def _progress(total: int, progress) -> Callable[[int], None]:

@@ -17,6 +17,7 @@ from .schema import TABLES  # noqa: F401  (the parser contract: each tool module
 TOOL = "fio"
 FORMATS = ("fio-normal", "fio-terse", "fio-json", "fio-json+normal", "fio-log", "fio-hist-log")
 PARSE_TAKES_NAME = True  # parse(text, fmt, name): log files say their kind only in their name
+STREAM_FORMATS = ("fio-normal", "fio-log", "fio-hist-log")  # parse_stream reads these a line at a time
 
 _TEXT_CUES = re.compile(
     r"\(groupid=\d+, jobs=\d+\): err=|^Run status group \d+ \(all jobs\):|^\s*(READ|WRITE|TRIM|MIXED): (bw|io)=",
@@ -59,6 +60,17 @@ def parse_bytes(data: bytes) -> Parsed | None:
     from .json import parse_plain
 
     return parse_plain(data)
+
+
+def parse_stream(open_lines, fmt: str, parsed: Parsed, name: str | None = None) -> Parsed:
+    """A log of any size in bounded memory (base.py "Streaming"): normal output and the log files."""
+    if fmt == "fio-normal":
+        from .text import parse_lines
+
+        return parse_lines(open_lines(), parsed)
+    from .logs import parse_stream as parse_log_stream
+
+    return parse_log_stream(open_lines, fmt, parsed, name)
 
 
 def parse(text: str, fmt: str | None = None, name: str | None = None) -> Parsed:

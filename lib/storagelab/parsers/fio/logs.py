@@ -25,6 +25,7 @@ not say. Detection (``sniff_log``) looks at content only.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 
 from ..base import Parsed, ParseError, lines_of
 
@@ -132,17 +133,26 @@ def _direction(tok: str, lineno: int) -> str:
     return d
 
 
-def _rows(text: str, fmt: str):
+def _extent(open_lines: Callable[[], Iterator[str]]) -> tuple[int, bool]:
+    """(number of the last non-blank line, whether the text ends with a line end) of a log."""
+    last = n = 0
+    final = None
+    for n, ln in enumerate(open_lines(), 1):  # noqa: B007 - n is used after the loop
+        if ln.strip():
+            last = n
+        final = ln
+    return last, final == ""
+
+
+def _rows(open_lines: Callable[[], Iterator[str]], extent: tuple[int, bool]) -> Iterator[tuple[int, list[str]]]:
     """(line number, tokens) of every non-empty line; the same column count on every line."""
-    lines = lines_of(text)
-    ends_in_newline = text.endswith("\n")
-    width = None
-    last = max((i for i, ln in enumerate(lines, 1) if ln.strip()), default=0)
+    last, ends_in_newline = extent
     if not last:
         raise ParseError(
             "no log lines", line=1, kind="empty", expected="fio log lines 'time, value, direction, block size'"
         )
-    for i, ln in enumerate(lines, 1):
+    width = None
+    for i, ln in enumerate(open_lines(), 1):
         s = ln.strip()
         if not s:
             continue
@@ -166,10 +176,21 @@ def _rows(text: str, fmt: str):
         yield i, toks
 
 
+CHECKPOINT_LINES = 4096  # lines between two checkpoints (see base.py "Streaming")
+
+
 def parse_log(text: str, fmt: str | None = None, name: str | None = None) -> Parsed:
     fmt = fmt or sniff_log(text)
+    lines = lines_of(text)
+    return parse_stream(lambda: iter(lines), fmt, Parsed(tool="fio", format=fmt or "fio-log"), name)
+
+
+def parse_stream(
+    open_lines: Callable[[], Iterator[str]], fmt: str | None, parsed: Parsed, name: str | None = None
+) -> Parsed:
+    """A sample or histogram log from its lines (read twice or three times; see base.py "Streaming")."""
     if fmt == "fio-hist-log":
-        return _parse_hist(text, name)
+        return _parse_hist(open_lines, name, parsed)
     if fmt != "fio-log":
         raise ParseError(
             "not a fio log",
@@ -180,31 +201,33 @@ def parse_log(text: str, fmt: str | None = None, name: str | None = None) -> Par
     prefix, kind, job = name_parts(name)
     if kind == "clat_hist":
         kind = None  # named like a histogram, holds samples: trust the content, not the name
-    parsed = Parsed(tool="fio", format=fmt)
-    rows = parsed.tuples("fio_log_samples", SAMPLE_COLUMNS)
-    fast = _fast_samples(text, prefix, kind, job)
-    if fast is not None:
-        rows.extend(fast)
+    if _fast_samples(open_lines(), prefix, kind, job, parsed):
         return parsed
-    data = list(_rows(text, fmt))
-    width = len(data[0][1])
+    parsed.restart()
+    rows = parsed.tuples("fio_log_samples", SAMPLE_COLUMNS)
+    extent = _extent(open_lines)
+    first = width = None
+    fifth_is_offset = False  # 5 columns: priority (fio 3.x) unless some value is not 0/1/hex: an offset (fio 2.x)
+    for lineno, t in _rows(open_lines, extent):  # every line checked before any row is built
+        if first is None:
+            first, width = lineno, len(t)
+        if width == 5 and t[4] not in ("0", "1") and not t[4].startswith("0x"):
+            fifth_is_offset = True
     if width < 4:
         raise ParseError(
             f"{width} columns",
-            line=data[0][0],
+            line=first,
             kind="invalid",
             expected="time, value, direction, block size[, offset][, priority]",
         )
     if width > 7:
         raise ParseError(
             f"{width} columns",
-            line=data[0][0],
+            line=first,
             kind="unsupported-version",
             expected="4 to 7 columns: time, value, direction, block size, offset, priority, issue time",
         )
-    # 5 columns: priority (fio 3.x) unless some value is not 0/1/hex: then an offset (fio 2.x, log_offset=1)
-    fifth_is_offset = width == 5 and any(t[4] not in ("0", "1") and not t[4].startswith("0x") for _, t in data)
-    for lineno, t in data:
+    for lineno, t in _rows(open_lines, extent):
         time_ms = _int(t[0], lineno, "time")
         value = _int(t[1], lineno, "value")
         ddir = _direction(t[2], lineno)
@@ -240,6 +263,8 @@ def parse_log(text: str, fmt: str | None = None, name: str | None = None) -> Par
                 lineno,
             )
         )
+        if not lineno % CHECKPOINT_LINES:
+            parsed.checkpoint()
     return parsed
 
 
@@ -250,16 +275,17 @@ class _Slow(Exception):
 _DIRS = {str(k): v for k, v in DIRECTIONS.items()}
 
 
-def _fast_samples(text: str, prefix, kind, job) -> list[tuple] | None:
+def _fast_samples(lines: Iterable[str], prefix, kind, job, parsed: Parsed) -> bool:
     """The rows of a well-formed sample log as fio 3.x writes it (4, 5 with a 0/1 priority, 6 or 7 columns,
-    decimal numbers), or None to leave the file to the general path (which gives the same rows, and
-    the errors). Several times faster on logs of millions of lines (every I/O logged)."""
+    decimal numbers, values within 64 bits) into ``parsed``; False to leave the file to the general path
+    (which gives the same rows, and the errors). Several times faster on logs of millions of lines (every
+    I/O logged)."""
     is_bw, is_iops, is_lat = kind == "bw", kind == "iops", kind in ("lat", "clat", "slat")
-    out: list[tuple] = []
-    append = out.append
+    append = parsed.tuples("fio_log_samples", SAMPLE_COLUMNS).append
     width = None
+    ln = None
     try:
-        for lineno, ln in enumerate(text.split("\n"), 1):
+        for lineno, ln in enumerate(lines, 1):
             if not ln:
                 continue
             t = ln.split(", ")
@@ -269,6 +295,7 @@ def _fast_samples(text: str, prefix, kind, job) -> list[tuple] | None:
                     raise _Slow
             elif len(t) != width:
                 raise _Slow
+            time_ns = int(t[0]) * MS_NS
             v = int(t[1])
             bs = int(t[3])
             offset = prio = None
@@ -282,12 +309,19 @@ def _fast_samples(text: str, prefix, kind, job) -> list[tuple] | None:
                     raise _Slow
                 prio = int(t[5])
             windowed = bs == 0
+            if not (
+                -_INT64 < time_ns < _INT64
+                and -_INT64 < v < _INT64
+                and -_INT64 < bs < _INT64
+                and (windowed or offset is None or offset < _INT64)
+            ):
+                raise _Slow  # out of range: the general path says where
             append(
                 (
                     prefix,
                     kind,
                     job,
-                    int(t[0]) * MS_NS,
+                    time_ns,
                     v,
                     float(v * KIB) if is_bw else None,
                     float(v) if is_iops else None,
@@ -301,19 +335,12 @@ def _fast_samples(text: str, prefix, kind, job) -> list[tuple] | None:
                     lineno,
                 )
             )
+            if not lineno % CHECKPOINT_LINES:
+                parsed.checkpoint()
     except (_Slow, ValueError, KeyError):
-        return None
-    if not out or not text.endswith("\n"):
-        return None  # empty, or maybe truncated: the general path decides
-    for r in out:
-        if not (
-            -_INT64 < r[3] < _INT64
-            and -_INT64 < r[4] < _INT64
-            and -_INT64 < r[9 if r[9] else 4] < _INT64
-            and (r[10] is None or r[10] < _INT64)
-        ):
-            return None
-    return out
+        return False
+    # empty, or maybe truncated (no line end after the last line): the general path decides
+    return bool(parsed.count("fio_log_samples")) and ln == ""
 
 
 def bin_edges(index: int, n_bins: int) -> tuple[float, float, float]:
@@ -344,27 +371,27 @@ def bin_edges(index: int, n_bins: int) -> tuple[float, float, float]:
     return float(lo * factor), float(mid * factor), float(hi * factor)
 
 
-def _parse_hist(text: str, name: str | None) -> Parsed:
+def _parse_hist(open_lines: Callable[[], Iterator[str]], name: str | None, parsed: Parsed) -> Parsed:
     prefix, kind, job = name_parts(name)
-    parsed = Parsed(tool="fio", format="fio-hist-log")
     rows = parsed.tuples("fio_hist_samples", HIST_COLUMNS)
     if kind not in (None, "clat_hist"):
         parsed.warnings.append(f"a histogram log named like a {kind} log")
         prefix = job = None
-    data = list(_rows(text, "fio-hist-log"))
-    n_bins = len(data[0][1]) - 3
-    try:
-        if n_bins < 1:
-            raise ValueError
-        edges = [bin_edges(i, n_bins) for i in range(n_bins)]
-    except ValueError:
-        raise ParseError(
-            f"{n_bins} histogram bins",
-            line=data[0][0],
-            kind="unsupported-version",
-            expected="1856 bins (fio >= 3.0) or 1216 (fio 2.x), divided by 2^log_hist_coarseness",
-        ) from None
-    for lineno, t in data:
+    edges = None
+    for lineno, t in _rows(open_lines, _extent(open_lines)):
+        if edges is None:
+            n_bins = len(t) - 3
+            try:
+                if n_bins < 1:
+                    raise ValueError
+                edges = [bin_edges(i, n_bins) for i in range(n_bins)]
+            except ValueError:
+                raise ParseError(
+                    f"{n_bins} histogram bins",
+                    line=lineno,
+                    kind="unsupported-version",
+                    expected="1856 bins (fio >= 3.0) or 1216 (fio 2.x), divided by 2^log_hist_coarseness",
+                ) from None
         time_ns = _int(t[0], lineno, "time") * MS_NS
         ddir = _direction(t[1], lineno)
         bs = _int(t[2], lineno, "block size")
@@ -375,4 +402,5 @@ def _parse_hist(text: str, name: str | None) -> Parsed:
             rows.append(
                 (prefix, job, time_ns, ddir, bs, i, lo, mid, hi, _int(tok, lineno, "bin count"), lineno, lineno)
             )
+        parsed.checkpoint()
     return parsed

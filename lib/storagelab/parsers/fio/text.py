@@ -49,6 +49,8 @@ Text numbers carry 3-4 significant figures, so every row has ``exact=False``.
 from __future__ import annotations
 
 import re
+from collections import deque
+from collections.abc import Iterable
 
 from ... import units
 
@@ -56,7 +58,7 @@ from ... import units
 from ...units import SI_FACTORS as _SI
 from ...units import TIME_NS_FACTORS as _TIME
 from ...units import UnitError
-from ..base import Parsed, ParseError, lines_of
+from ..base import NotStreamable, Parsed, ParseError, lines_of
 from .schema import TABLES
 
 FORMAT = "fio-normal"
@@ -180,7 +182,46 @@ def parse_text(text: str) -> Parsed:
     """Parse fio's normal output (any part of a file that is not fio's normal text is skipped)."""
     if not text.strip():
         raise ParseError("empty input", line=1, kind="empty", expected="fio normal output")
-    return _TextParser(text).run()
+    return _TextParser(lines_of(text), Parsed(tool="fio", format=FORMAT)).run()
+
+
+def parse_lines(lines: Iterable[str], parsed: Parsed) -> Parsed:
+    """``parse_text`` over lines read one at a time (a log of any size, see base.py "Streaming"): the rows
+    go to ``parsed`` and, with a sink, on to the database as each job block ends. A JSON document in the
+    output (``--output-format=normal,json``) raises NotStreamable: its exact values need the whole file."""
+    return _TextParser(lines, parsed).run()
+
+
+class _Ahead:
+    """Lines read one at a time, and whether any non-blank line follows (read ahead only when asked)."""
+
+    def __init__(self, lines: Iterable[str]):
+        self._it = iter(lines)
+        self._buf: deque[str] = deque()
+        self.n = 0  # lines given so far
+        self.seen = 0  # the last non-blank one of them
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        s = self._buf.popleft() if self._buf else next(self._it)
+        self.n += 1
+        if s.strip():
+            self.seen = self.n
+        return s
+
+    def nothing_after(self, ln: int) -> bool:
+        if self.seen > ln:
+            return False
+        for s in self._buf:
+            if s.strip():
+                return False
+        for s in self._it:
+            self._buf.append(s)
+            if s.strip():
+                return False
+        return True
 
 
 def _r(x: float) -> float:
@@ -216,10 +257,11 @@ def _legacy_to_iec(text: str) -> str:
 
 
 class _TextParser:
-    def __init__(self, text: str):
-        self.lines = lines_of(text)
-        self.p = Parsed(tool="fio", format=FORMAT)
-        self.last = 0  # last non-blank line (1-based): a failure there is truncation
+    def __init__(self, lines: Iterable[str], parsed: Parsed):
+        self.lines = lines  # a list (a whole text), or any iterable (a stream: read once, ahead when needed)
+        self.ahead: _Ahead | None = None  # (a stream)
+        self.p = parsed
+        self.last = 0  # last non-blank line (1-based): a failure there is truncation (a stream: known at the end)
         self.version: tuple[int, int] | None = None
         self.preamble: dict[tuple[str, int] | str, dict] = {}
         self.job: dict | None = None  # current fio_jobs row
@@ -237,8 +279,12 @@ class _TextParser:
         self.prio_warned = False
 
     # ---- errors and numbers ---------------------------------------------------------------
+    def is_last(self, ln: int) -> bool:
+        """No non-blank line follows line ``ln``."""
+        return ln >= self.last if self.ahead is None else self.ahead.nothing_after(ln)
+
     def fail(self, ln: int, message: str, expected: str):
-        kind = "truncated" if ln >= self.last else "invalid"
+        kind = "truncated" if self.is_last(ln) else "invalid"
         if kind == "truncated":
             message += " (the output stops here)"
         raise ParseError(message, line=ln, expected=expected, kind=kind)
@@ -301,21 +347,32 @@ class _TextParser:
     # ---- driver -----------------------------------------------------------------------------
     def run(self) -> Parsed:
         clean = self.clean
-        cleaned = [raw if "\r" not in raw and "Jobs: " not in raw else clean(raw) for raw in self.lines]
-        for ln in range(len(cleaned), 0, -1):
-            if cleaned[ln - 1].strip():
-                self.last = ln
-                break
+        if isinstance(self.lines, list):
+            lines: Iterable[str] = [
+                raw if "\r" not in raw and "Jobs: " not in raw else clean(raw) for raw in self.lines
+            ]
+            for ln in range(len(lines), 0, -1):
+                if lines[ln - 1].strip():
+                    self.last = ln
+                    break
+        else:
+            lines = self.ahead = _Ahead(
+                raw if "\r" not in raw and "Jobs: " not in raw else clean(raw) for raw in self.lines
+            )
         in_json = False
         line = self.line
-        for ln, s in enumerate(cleaned, 1):
+        for ln, s in enumerate(lines, 1):
             if in_json:
                 in_json = s.rstrip() != "}"
                 continue
             if s.rstrip() == "{":
+                if self.ahead is not None:
+                    raise NotStreamable("a JSON document inside fio's normal output")
                 in_json = True
                 continue
             line(ln, s)
+        if self.ahead is not None:
+            self.last = self.ahead.seen
         self.finish()
         return self.p
 
@@ -375,7 +432,7 @@ class _TextParser:
             if ": ios=" in s and _DISK_CUE.match(s):
                 return self.disk(ln, s)
             self.end_disks()
-            if ln >= self.last:  # the file ends inside the disk stats: after the results, which are kept
+            if self.is_last(ln):  # the file ends inside the disk stats: after the results, which are kept
                 self.p.warnings.append(
                     f"line {ln}: disk stats line cut at the end of the file, not stored: {w.strip()[:60]!r}"
                 )
@@ -428,6 +485,7 @@ class _TextParser:
         if not m:
             self.fail(ln, "malformed job header", "'name: (groupid=N, jobs=N): err= N: pid=N[: date]'")
         self.close_job(ln)
+        self.p.checkpoint()  # the rows of the blocks before are complete (but is_final: see finish)
         if self.report_tail:
             self.report += 1
             self.report_tail = False
@@ -435,7 +493,7 @@ class _TextParser:
         name, gid = m["name"], int(m["gid"])
         pre = self.preamble.get((name, gid)) or self.preamble.get(name) or {}
         self.job = {
-            "job_index": len(self.p.rows("fio_jobs")),
+            "job_index": self.p.count("fio_jobs"),
             "doc_index": self.report,
             "is_final": False,
             "jobname": name,
@@ -887,7 +945,7 @@ class _TextParser:
             if s.rstrip().endswith(",") and end is None:
                 self.disk_part = (ln, s.rstrip())
                 return
-            if (end or ln) >= self.last:
+            if self.is_last(end or ln):
                 self.p.warnings.append(
                     f"line {ln}: disk stats line cut at the end of the file, not stored: {s.strip()[:60]!r}"
                 )
@@ -964,7 +1022,7 @@ class _TextParser:
                 expected="a job header 'name: (groupid=N, jobs=N): err= N: pid=N', a "
                 "'Run status group N (all jobs):' line or a 'READ:/WRITE: bw=' line",
             )
-        if self.p.rows("fio_jobs") and not self.report_tail:
+        if self.p.count("fio_jobs") and not self.report_tail:
             self.fail(
                 self.last,
                 "the output stops after the job blocks",
@@ -972,3 +1030,4 @@ class _TextParser:
             )
         for job in self.p.rows("fio_jobs"):
             job["is_final"] = job["doc_index"] == self.report
+        self.p.update_flushed("fio_jobs", {"is_final": True}, {"doc_index": self.report})

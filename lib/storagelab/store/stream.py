@@ -1,0 +1,321 @@
+"""Huge logs in bounded memory: a file past STREAM_MIN_BYTES (or a compressed one past
+STREAM_MIN_COMPRESSED_BYTES) is not read whole. It is hashed block by block, its tool and format
+detected from its first MiB, and, when its parser can stream (``STREAM_FORMATS``: fio's normal output
+and its bw/iops/lat/hist logs), parsed a line at a time in this process while its rows are committed in
+batches to a staging database beside the database (``Stage``); then one transaction moves them in with
+the file's ``files`` row and labels: the file is wholly in the database or not at all, as with every
+other file, and a kill leaves only the staging file, which the next ingest deletes. Any other format (or a fio file holding a JSON
+document) is parsed whole.
+
+The rows are exactly those of the whole-file parse (one code path; tests/test_stream.py checks every real
+fixture both ways). The text is decoded as ``parsers.decode`` decodes it: UTF-16 by its BOM or NUL pattern,
+UTF-8 (with or without BOM), else Latin-1 - a UTF-8 error met midway starts the parse again as Latin-1."""
+
+from __future__ import annotations
+
+import codecs
+import glob
+import hashlib
+import io
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import duckdb
+import pyarrow as pa
+
+from ..errors import ParseError
+from ..parsers import check_not_empty, check_sample, detect, too_many_digits_in
+from ..parsers.base import NotStreamable, Parsed
+from ..parsers.compressed import kind_of, open_decompressed
+from ..schema import all_tables, tool_tables
+from . import arrow, db, faults, writer
+from .listing import ListedFile
+from .plan import StoredFile
+from .worker import Outcome, tool_table_columns, version_of
+
+# a plain log this large is streamed, and a compressed one this large (text compresses about 10:1);
+# STORAGELAB_STREAM_MIN_BYTES sets the first (and an eighth of it the second): 0 streams every file that can be
+STREAM_MIN_BYTES = int(os.environ.get("STORAGELAB_STREAM_MIN_BYTES") or 64 * 2**20)
+STREAM_MIN_COMPRESSED_BYTES = STREAM_MIN_BYTES // 8
+STREAM_BATCH_ROWS = 50_000  # rows handed to the database at a time
+HEAD_BYTES = 1 << 20  # what detection and the encoding are decided on
+_BLOCK = 1 << 20
+
+
+def wants_stream(f: ListedFile) -> bool:
+    if f.size >= STREAM_MIN_BYTES:
+        return True
+    if f.size < STREAM_MIN_COMPRESSED_BYTES:
+        return False
+    try:
+        with open(f.path, "rb") as fh:
+            return kind_of(fh.read(10)) is not None
+    except OSError:
+        return False  # the whole-file path reports it
+
+
+@dataclass
+class StreamJob:
+    """How a huge file is parsed: its parser module, format and text encoding."""
+
+    module: ModuleType
+    fmt: str
+    encoding: str
+
+
+def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
+    """Hash the file and detect its format: its Outcome (with ``error`` when it cannot be read, or is
+    no known tool's output) and how to stream it (None: parse it whole)."""
+    out = Outcome(*job)
+    try:
+        h = hashlib.sha256()
+        with open(job.path, "rb") as fh:
+            while block := fh.read(_BLOCK):
+                h.update(block)
+        out.sha256 = h.hexdigest()
+        head, encoding = _head(job.path)
+        module, fmt = detect(head)
+    except OSError as e:
+        out.error = dict(kind="io", line=None, message=str(e), expected=None)
+        return out, None
+    except ParseError as e:
+        out.error = dict(kind=e.kind, line=e.line, message=e.message, expected=e.expected)
+        return out, None
+    if fmt not in getattr(module, "STREAM_FORMATS", ()):
+        return out, None
+    out.tool, out.format, out.parser_version = module.TOOL, fmt, version_of(module)
+    return out, StreamJob(module, fmt, encoding)
+
+
+def _head(path: str) -> tuple[str, str]:
+    """The first HEAD_BYTES decoded (up to the last whole line), and the file's encoding."""
+    with open_decompressed(path) as fh:
+        data = fh.read(HEAD_BYTES)
+        whole = not fh.read(1)
+    if whole:
+        check_not_empty(data)
+    if data.startswith(codecs.BOM_UTF16_LE) or data.startswith(codecs.BOM_UTF16_BE):
+        encoding = "utf-16"
+    elif b"\x00" in data:
+        sample = data[:4096]
+        nul = data.find(b"\x00")
+        if len(sample) >= 4 and sample.count(b"\x00") * 2 >= len(sample) - 2:
+            encoding = "utf-16-le" if sample[1] == 0 else "utf-16-be"
+        else:
+            raise ParseError(
+                f"binary data: NUL byte at offset {nul}",
+                line=data.count(b"\n", 0, nul) + 1,
+                kind="binary",
+                expected="a text log",
+            )
+    elif data.startswith(codecs.BOM_UTF8):
+        encoding = "utf-8-sig"
+    else:
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(data, final=whole)
+            encoding = "utf-8"
+        except UnicodeDecodeError:
+            encoding = "latin-1"
+    text = codecs.getincrementaldecoder(encoding)(errors="replace").decode(data, final=whole)
+    if not whole:
+        text = text[: text.rfind("\n") + 1] or text
+    text = text.replace("\r\n", "\n")
+    check_sample(text)
+    return text, encoding
+
+
+def lines(path: str, encoding: str) -> Iterator[str]:
+    """The file's lines as ``lines_of(decode(bytes))`` gives them, read one at a time."""
+    with io.TextIOWrapper(open_decompressed(path), encoding=encoding, newline="\n") as fh:
+        ended = True
+        for n, line in enumerate(fh, 1):
+            ended = line.endswith("\n")
+            if ended:
+                line = line[:-1]
+            if line.endswith("\r"):
+                line = line[:-1]
+            if "\x00" in line and not encoding.startswith("utf-16"):
+                raise ParseError(f"binary data: NUL byte in line {n}", line=n, kind="binary", expected="a text log")
+            yield line
+        if ended:
+            yield ""
+
+
+class _Unfit(Exception):
+    """Rows the database cannot take (a column the table lacks, a number past 64 bits): the file's error."""
+
+    def __init__(self, error: dict):
+        super().__init__(error["message"])
+        self.error = error
+
+
+def _bug(message: str) -> dict:
+    return dict(kind="parser-bug", line=None, expected=None, message=message)
+
+
+STAGE_PREFIX = ".stream-stage-"  # + the database file's name + pid: a staging database beside it
+
+
+def remove_leftovers(db_file: Path) -> None:
+    """Staging databases of earlier ingests that were killed (only one ingest holds the database at a time)."""
+    for f in db_file.parent.glob(f"{STAGE_PREFIX}{glob.escape(db_file.name)}.*"):
+        f.unlink(missing_ok=True)
+
+
+class Stage:
+    """A staging database beside the database (DuckDB keeps about 10 bytes a row in memory for every row a
+    transaction appends until it commits, so a huge file's rows are first committed there in batches, then
+    copied into the database by one INSERT ... SELECT per table, which DuckDB streams)."""
+
+    SCHEMA = "storagelab_stage"
+
+    def __init__(self, con, db_file: Path, tool: str):
+        self.con = con
+        self.path = db_file.parent / f"{STAGE_PREFIX}{db_file.name}.{os.getpid()}"
+        self.close_files()
+        con.execute(f"ATTACH '{self.path.as_posix().replace(chr(39), chr(39) * 2)}' AS {self.SCHEMA}")
+        self.tables = [name for name, (t, _tab) in tool_tables().items() if t == tool]
+        for name in self.tables:
+            con.execute(f'CREATE TABLE {self.SCHEMA}."{name}" AS SELECT * FROM main."{name}" LIMIT 0')
+
+    def close(self) -> None:
+        try:
+            self.con.execute(f"DETACH {self.SCHEMA}")
+        except duckdb.Error:  # pragma: no cover - a connection a fault invalidated
+            pass
+        self.close_files()
+
+    def close_files(self) -> None:
+        for f in (self.path, self.path.with_name(self.path.name + ".wal")):
+            f.unlink(missing_ok=True)
+
+
+class StageSink:
+    """The rows of one file, committed into the staging database as the parser hands them over."""
+
+    def __init__(self, stage: Stage, file_id: int):
+        self.stage, self.file_id = stage, file_id
+        self.tables: set[str] = set()  # tables that received rows
+
+    def _target(self, name: str) -> str:
+        return f'{Stage.SCHEMA}."{name}"'
+
+    def write(self, tables: dict) -> None:
+        cols, tabs = tool_table_columns(), all_tables()
+        con = self.stage.con
+        for name, rows in tables.items():
+            if name not in self.stage.tables:
+                raise _Unfit(_bug(f"parser produced unknown table {name}"))
+            try:
+                part = arrow.table(tabs[name], arrow.columns(name, [rows], cols[name]))
+            except KeyError as e:
+                raise _Unfit(_bug(f"parser produced unknown columns {e.args[0]} for {name}")) from None
+            except arrow.UNFIT as e:
+                raise _Unfit(arrow.unfit_error(tabs[name], name, rows, e)) from None
+            ids = pa.array([self.file_id] * part.num_rows, type=pa.int32())
+            db.with_view(
+                con,
+                "_stream_rows",
+                writer.with_file_id(tabs[name], part, ids),
+                f'INSERT INTO {self._target(name)} SELECT * FROM "_stream_rows"',
+            )
+            self.tables.add(name)
+
+    def discard(self) -> None:
+        for name in self.tables:
+            self.stage.con.execute(f"DELETE FROM {self._target(name)}")
+        self.tables.clear()
+
+    def update(self, table: str, values: dict, where: dict) -> None:
+        sets = ", ".join(f'"{c}" = ?' for c in values)
+        conds = "".join(f' AND "{c}" = ?' for c in where)
+        self.stage.con.execute(
+            f"UPDATE {self._target(table)} SET {sets} WHERE file_id = ?{conds}",
+            [*values.values(), self.file_id, *where.values()],
+        )
+
+
+def _parse(out: Outcome, how: StreamJob, sink: StageSink, batch_rows: int) -> Parsed:
+    encodings = [how.encoding] + (["latin-1"] if how.encoding in ("utf-8", "utf-8-sig") else [])
+    for encoding in encodings:
+        parsed = Parsed(tool=how.module.TOOL, format=how.fmt, sink=sink, batch_rows=batch_rows)
+
+        def open_lines(encoding: str = encoding) -> Iterator[str]:
+            return lines(out.path, encoding)
+
+        try:
+            how.module.parse_stream(open_lines, how.fmt, parsed, name=out.path)
+            parsed.flush()
+            return parsed
+        except UnicodeDecodeError:
+            if encoding == encodings[-1]:  # pragma: no cover - Latin-1 decodes any byte
+                raise
+            parsed.restart()
+        except ValueError as e:
+            if isinstance(e, ParseError) or "integer string conversion" not in str(e):
+                raise
+            raise too_many_digits_in(open_lines()) from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def write_file(
+    con,
+    db_file: Path,
+    out: Outcome,
+    how: StreamJob,
+    stored: dict[str, StoredFile],
+    file_id: int,
+    labels_of: dict,
+    batch_rows: int | None = None,
+) -> bool:
+    """Parse a huge file into the database: its rows are staged, then its old rows out, its rows, its
+    ``files`` row and labels in, in one transaction. Returns False when the file is not streamable
+    after all (the caller parses it whole); a file that fails has ``out.error`` set (recorded in
+    ``ingest_errors``). Faults of the database or the disk, and Ctrl-C, go on up."""
+    stage = Stage(con, db_file, how.module.TOOL)
+    try:
+        sink = StageSink(stage, file_id)
+        try:
+            parsed = _parse(out, how, sink, batch_rows or STREAM_BATCH_ROWS)
+        except NotStreamable:
+            return False
+        except (ParseError, _Unfit) as e:
+            if isinstance(e, _Unfit):
+                out.error = e.error
+            else:
+                out.error = dict(kind=e.kind, line=e.line, message=e.message, expected=e.expected)
+        except Exception as e:
+            if faults.interrupted(e):
+                raise KeyboardInterrupt from None
+            if faults.environmental(e) or isinstance(e, duckdb.Error):
+                raise
+            out.error = _bug(f"{type(e).__name__}: {e}")  # a parser bug must not lose the others
+        if out.error:
+            writer.record_error(con, out)
+            return True
+        out.tool_version, out.warnings = parsed.tool_version, list(parsed.warnings)
+        out.n_rows = sum(parsed.flushed.values())
+        con.execute("BEGIN")
+        try:
+            changed = {"files", "ingest_errors"} | sink.tables
+            old = stored.get(out.key)
+            if old:
+                tables = writer.tables_of({old.tool}) + ["files"]
+                writer.delete_rows(con, [old.file_id], tables)
+                changed.update(tables)
+            con.execute("DELETE FROM ingest_errors WHERE path = ?", [out.key])
+            for name in sorted(sink.tables):
+                con.execute(f'INSERT INTO main."{name}" SELECT * FROM {sink._target(name)}')
+            db.register_insert(con, "files", writer.files_rows([out], [file_id], labels_of))
+            db.bump(con, changed)
+            faults.inject("stream-rows")
+            con.execute("COMMIT")
+        except BaseException:
+            faults.rollback(con)
+            raise
+        return True
+    finally:
+        stage.close()
