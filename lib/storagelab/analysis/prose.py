@@ -3,7 +3,7 @@ their direction, and "within noise" where a difference is inside the spread of r
 
 from __future__ import annotations
 
-from ..units import GiB, MiB
+from ..units import GiB, MiB, TiB
 
 
 def rate(bytes_per_s: float | None) -> str:
@@ -16,9 +16,13 @@ def rate(bytes_per_s: float | None) -> str:
 def size(n_bytes: float | None) -> str:
     if n_bytes is None:
         return "n/a"
-    if n_bytes >= GiB:
+    if abs(n_bytes) >= TiB:
+        return f"{n_bytes / TiB:.2f} TiB"
+    if abs(n_bytes) >= GiB:
         return f"{n_bytes / GiB:.2f} GiB"
-    return f"{n_bytes / MiB:.1f} MiB"
+    if abs(n_bytes) >= MiB:
+        return f"{n_bytes / MiB:.1f} MiB"
+    return f"{n_bytes / 1024:.1f} KiB" if abs(n_bytes) >= 1024 else f"{n_bytes:.0f} B"
 
 
 def change(new: float, old: float) -> str:
