@@ -21,3 +21,12 @@ def test_against_cache():
     assert c["size_over_ram"] == 2.0 and round(c["size_over_cache"], 3) == 1.049 and not c["fits_in_cache"]
     assert plausibility.against_cache(16 * GiB, 32 * GiB)["fits_in_cache"]
     assert plausibility.against_cache(16 * GiB, None) is None and plausibility.against_cache(None, 1 * MiB) is None
+
+
+def test_fio_file_size_counts_a_shared_file_once():
+    from storagelab.analysis.stacks import file_bytes
+
+    row = dict(wl_size=str(16 * GiB), wl_numjobs="8", shared_file=True)
+    assert file_bytes(row) == 16 * GiB  # 8 jobs on one --filename write one 16 GiB file
+    assert file_bytes({**row, "shared_file": False}) == 128 * GiB  # 8 files of 16 GiB
+    assert file_bytes({**row, "wl_size": None}) is None
