@@ -192,7 +192,7 @@ def vdev_scaling(scaled, baseline_vdev_count: int, sel):
                 "series:N",
                 legend=None,
                 scale=alt.Scale(
-                    domain=["measured", "sum of vdevs (n x)", "data-disk model"], range=[[1, 0], [6, 3], [2, 2]]
+                    domain=["measured", "sum of vdevs (n x)", "disk model"], range=[[1, 0], [6, 3], [2, 2]]
                 ),
             ),
             detail="series:N",
@@ -204,7 +204,9 @@ def vdev_scaling(scaled, baseline_vdev_count: int, sel):
                 "Speed vs number of vdevs, relative to the baseline layout",
                 subtitle=[
                     caption(sel, "layout tables"),
-                    "solid: measured; dashed: sum-of-vdevs rule (n x); dotted: data-disk model (raidz)",
+                    "solid: measured; dashed: sum-of-vdevs rule (n x; not drawn for reads of one fixed disk set);",
+                    "dotted: disk model (writes: one disk per mirror vdev, data disks of raidz; reads: every mirror "
+                    "disk, data disks of raidz)",
                 ],
             )
         )
@@ -487,13 +489,12 @@ def single_disk(one, sel):
 
     df = one.with_columns(what=pl.concat_str([pl.col("tool"), pl.col("direction"), pl.col("label")], separator=" | "))
     base = alt.Chart(df).encode(y=alt.Y("what:N", title=None, axis=alt.Axis(labelLimit=460)))
+    x_title = "relative to one disk (x)"
     ranges = alt.Chart(df.filter(pl.col("model_high") > pl.col("model_low"))).encode(y=alt.Y("what:N"))
-    model = ranges.mark_bar(color="#c6dbef", height=10).encode(
-        x=alt.X("model_low:Q", title="relative to one disk (x)"), x2="model_high:Q"
-    )
-    model_point = base.mark_tick(color="#6baed6", thickness=2, size=14).encode(x="model_low:Q")
+    model = ranges.mark_bar(color="#c6dbef", height=10).encode(x=alt.X("model_low:Q", title=x_title), x2="model_high:Q")
+    model_point = base.mark_tick(color="#6baed6", thickness=2, size=14).encode(x=alt.X("model_low:Q", title=x_title))
     dots = base.mark_point(filled=True, size=80, color="#d62728").encode(
-        x="ratio:Q", tooltip=["label", "single", "ratio", "model"]
+        x=alt.X("ratio:Q", title=x_title), tooltip=["label", "single", "ratio", "model"]
     )
     layers = (
         (model + model_point + dots)
