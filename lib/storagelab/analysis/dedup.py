@@ -206,19 +206,18 @@ def ladder(
     ).sort("pool", "rung")
 
 
-def one_summary_per_pool(stats: pl.DataFrame) -> pl.DataFrame:
-    """zdb -b summaries, one per pool: the same numbers printed by several runs (``-b`` and ``-bb`` of one pool) count
-    once; a pool with different summaries (taken at other times) keeps each, named ``pool (file name)``."""
+def one_summary_per_pool(stats: pl.DataFrame, pool: str = "pool_name") -> pl.DataFrame:
+    """zdb -b summaries, one per pool (column ``pool``): the same numbers printed by several runs (``-b`` and ``-bb``
+    of one pool) count once; a pool with different summaries (taken at other times) keeps each, named
+    ``pool (file name)``."""
     if stats.is_empty():
         return stats
-    key = ["pool_name", "bp_count", "bp_allocated_bytes", "bp_deduped_bytes"]
-    out = stats.unique(subset=key, keep="first", maintain_order=True)
+    out = stats.unique(subset=[pool, "bp_count", "bp_allocated_bytes"], keep="first", maintain_order=True)
     return out.with_columns(
-        pool_name=pl.when(pl.len().over("pool_name") > 1)
-        .then(
-            pl.concat_str([pl.col("pool_name"), pl.lit(" ("), pl.col("path").str.split("/").list.last(), pl.lit(")")])
-        )
-        .otherwise(pl.col("pool_name"))
+        pl.when(pl.len().over(pool) > 1)
+        .then(pl.concat_str([pl.col(pool), pl.lit(" ("), pl.col("path").str.split("/").list.last(), pl.lit(")")]))
+        .otherwise(pl.col(pool))
+        .alias(pool)
     )
 
 
