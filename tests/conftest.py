@@ -60,3 +60,14 @@ def ztest_db(tmp_path_factory):
     summary = ingest([root / "raw"], db_path=db, manifest_path=root / "raw" / "manifest.csv", parquet_dir=False)
     assert summary.failed == 0, summary.errors
     return db
+
+
+def analyse_study(db, analyse, study: str, **kwargs):
+    """``analyse(con, Selection(study=study), **kwargs)`` on a read-only connection to ``db``, closed afterwards."""
+    from storagelab.analysis import Selection, open_db
+
+    con = open_db(db)
+    try:
+        return analyse(con, Selection(study=study), **kwargs)
+    finally:
+        con.close()

@@ -1,5 +1,6 @@
 import polars as pl
 import pytest
+from conftest import analyse_study
 
 from storagelab.analysis import recordsize as rs
 from storagelab.units import KiB, MiB
@@ -168,11 +169,7 @@ def test_tuned_vs_default():
 def test_measured_block_sizes_and_raidz_padding(seed_db):
     """Review M5: zdb's measured block sizes, and archiv's allocated/physical against the padding of full 128 KiB
     records on its 4-wide raidz1 (44 / 32 sectors = 1.375 at ashift 12)."""
-    from storagelab.analysis import Selection, open_db
-
-    con = open_db(seed_db)
-    res = rs.analyse(con, Selection(study="freebsd-bonnie-dedup"))
-    con.close()
+    res = analyse_study(seed_db, rs.analyse, "freebsd-bonnie-dedup")
     text = "\n".join(res.findings)
     assert (
         "Measured (archiv, zdb -b): 125.9 KiB logical per block pointer on average; allocated / physical = 1.378"
@@ -188,11 +185,7 @@ def test_measured_block_sizes_and_raidz_padding(seed_db):
 
 
 def test_stated_speedup_verdict_says_it_is_stated(seed_db):
-    from storagelab.analysis import Selection, open_db
-
-    con = open_db(seed_db)
-    res = rs.analyse(con, Selection(study="ars-zfs-vs-raid"))
-    con.close()
+    res = analyse_study(seed_db, rs.analyse, "ars-zfs-vs-raid")
     assert res.verdict == (
         "Stated by the study, not measured here: 1M recordsize speed-up of RAIDz2 1 MiB writes 1.673x, of which the "
         "models explain 1.053x; the remaining 1.59x is not explained by them."
@@ -201,11 +194,7 @@ def test_stated_speedup_verdict_says_it_is_stated(seed_db):
 
 def test_block_size_histogram_of_a_real_pool(ztest_db):
     """zdb 2.1.11 -bb of a ztest pool: its block size histogram, next to its -b summary (which counts once)."""
-    from storagelab.analysis import Selection, open_db
-
-    con = open_db(ztest_db)
-    res = rs.analyse(con, Selection(study="ztestlab"))
-    con.close()
+    res = analyse_study(ztest_db, rs.analyse, "ztestlab")
     b = rs.block_sizes(res["block_sizes"], 128 * 1024)
     assert b["blocks"] == 5089 and b["approximate"]  # K/M suffixes: 3 significant digits
     assert b["top_bucket_bytes"] == 64 * 1024 and round(b["top_bucket_share"], 2) == 0.22

@@ -1,6 +1,6 @@
 import polars as pl
 import pytest
-from conftest import RAW
+from conftest import RAW, analyse_study
 
 from storagelab.analysis import scaling
 from storagelab.parsers import transcribed
@@ -180,11 +180,7 @@ def test_disk_model_per_direction():
 
 def test_thumper_verdict_and_headline_use_the_disk_model(seed_db):
     """Review M2: on one fixed set of disks the sum-of-vdevs rule is not the yardstick for reads."""
-    from storagelab.analysis import Selection, open_db
-
-    con = open_db(seed_db)
-    res = scaling.analyse(con, Selection(study="thumper-x4500"))
-    con.close()
+    res = analyse_study(seed_db, scaling.analyse, "thumper-x4500")
     assert res.headline["zfs_send_read mirror"] == "best 23x2: 1.35x one vdev (disk model 1x)"
     assert res.headline["dd_write mirror"] == "best 23x2: 5.42x one vdev (disk model 23x)"
     assert res.headline["zfs_send_read as one serial reader"] == "fitted model, mean error 7.7 % over 46 layouts"
@@ -224,11 +220,7 @@ def test_thumper_verdict_and_headline_use_the_disk_model(seed_db):
 )
 def test_layouts_against_one_disk(seed_db, study, expected):
     """Review M3: a single-disk baseline wherever the data have one, with the model's range."""
-    from storagelab.analysis import Selection, open_db
-
-    con = open_db(seed_db)
-    res = scaling.analyse(con, Selection(study=study))
-    con.close()
+    res = analyse_study(seed_db, scaling.analyse, study)
     got = {(r["label"], r["direction"]): r for r in res["single_disk"].iter_rows(named=True)}
     assert set(got) == set(expected)
     for key, (ratio, low, high) in expected.items():

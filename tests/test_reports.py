@@ -417,7 +417,7 @@ def test_log_text_is_escaped_in_the_html(xss_build):
         assert "b" not in p.tags_seen, what
         assert not [a for a in p.attrs_seen if a.startswith("on")], what
         assert all("alert" not in s for s in p.scripts), what
-    assert f"fastest write run (unchecked for cache){XSS_LABEL}: " in Page(index).text  # the label, as text
+    assert f"fastest write run with no plausibility flag{XSS_LABEL}: " in Page(index).text  # the label, as text
     # shown as text: the job name in the SQL table (polars quotes strings), the labels in the files table
     text = Page(page).text
     assert f'"{XSS_JOB}"' in text
