@@ -32,3 +32,14 @@ def test_claims_table_has_a_unit_column_and_plain_values(seed_db):
     )
     html = shown._repr_html_()
     assert not re.search(r"\d[eE][+-]?\d", html) and "&quot;" not in html  # no 6.003e10, no quoted strings
+
+
+def test_the_study_commentary_states_no_cause_the_data_cannot_carry():
+    """Review H4 in the report's own words: no sector-63 offset on a whole-disk vdev, the confounders, and the
+    DDT figure notebook 04 now gives (not 'larger than the budget')."""
+    text = present.commentary("03_sector63", Selection(study="freebsd-bonnie-dedup")).data
+    assert "whole-disk vdev starts allocating past its labels and boot area, so it cannot have a sector-63" in text
+    assert "FreeBSD picks\nashift from the reported physical sector size" in text
+    assert "6.6-7.0 GiB by the best estimate" in text and "SMR" in text and "95 % full and 47 %" in text
+    assert "the logs cannot show which of these, if any, caused it" in text
+    assert present.commentary("03_sector63", Selection(study="fixturelab")) is None  # another study: none
