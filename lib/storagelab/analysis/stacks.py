@@ -56,7 +56,7 @@ def with_flags(df: pl.DataFrame, margin: float = 1.0) -> pl.DataFrame:
     """Add MiB/s and the plausibility flags of each run:
 
     * ``inflated``: even the lowest value the printed figure can stand for is above the device's stated limit
-      (``device_limit_bytes_per_s`` x margin): it cannot come from the device, a cache answered (None: no limit);
+      (``device_limit_bytes_per_s`` x margin): if that limit is right, a cache answered (None: no limit);
       ``at_limit``: the limit lies within the printed figure's rounding, so the figure cannot tell;
     * ``direct_ignored``: ``direct=1`` on ZFS before 2.3, which accepts O_DIRECT and still caches;
     * ``shared_file``: numjobs > 1 all on one ``--filename``: their writes overlap, and a buffered ZFS merges
