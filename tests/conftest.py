@@ -37,3 +37,37 @@ def seed_db(tmp_path_factory):
     summary = ingest([RAW], db_path=db, manifest_path=RAW / "manifest.csv", parquet_dir=False, progress=False)
     assert summary.failed == 0, summary.errors
     return db
+
+
+# real zdb 2.1.11 outputs of one ztest pool (tests/fixtures/zdb/COMMANDS.md), labelled as a user would label them:
+# no prompt line in the files, so the pool name comes from the manifest
+ZTEST_FILES = {"zdb-b.txt": "b.txt", "zdb-bb.txt": "bb.txt", "zdb-S.txt": "S.txt", "zdb-DD.txt": "DD.txt"}
+
+
+@pytest.fixture(scope="session")
+def ztest_db(tmp_path_factory):
+    """The ztest pool's zdb -b, -bb, -S and -DD (study 'ztestlab', pool 'ztest') ingested once (read-only use)."""
+    from storagelab.store import ingest
+
+    root = tmp_path_factory.mktemp("ztest")
+    (root / "raw" / "ztestlab").mkdir(parents=True)
+    rows = ["path,study,pool,label"]
+    for name, src in ZTEST_FILES.items():
+        shutil.copyfile(FIXTURES / "zdb" / "2.1" / src, root / "raw" / "ztestlab" / name)
+        rows.append(f"ztestlab/{name},ztestlab,ztest,{name[:-4]}")
+    (root / "raw" / "manifest.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    db = root / "ztest.duckdb"
+    summary = ingest([root / "raw"], db_path=db, manifest_path=root / "raw" / "manifest.csv", parquet_dir=False)
+    assert summary.failed == 0, summary.errors
+    return db
+
+
+def analyse_study(db, analyse, study: str, **kwargs):
+    """``analyse(con, Selection(study=study), **kwargs)`` on a read-only connection to ``db``, closed afterwards."""
+    from storagelab.analysis import Selection, open_db
+
+    con = open_db(db)
+    try:
+        return analyse(con, Selection(study=study), **kwargs)
+    finally:
+        con.close()

@@ -26,6 +26,7 @@ FILES = {
         "zdb/2.1/b.txt",
         dict(pool="ztest", label="zdb -b ztest"),
     ),  # no prompt line: pool from the manifest
+    "zdb-bb-ztest.txt": ("zdb/2.1/bb.txt", dict(pool="ztest", label="zdb -bb ztest")),  # block size histogram
     "zdb-S-ztest.txt": ("zdb/2.1/S.txt", dict(pool="ztest", label="zdb -S ztest")),
     "zdb-DD-ztest.txt": ("zdb/2.1/DD.txt", dict(pool="ztest", label="zdb -DD ztest")),
     "fio-seq-write.txt": (

@@ -7,7 +7,7 @@ import json
 
 import polars as pl
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, analyse_study
 
 from storagelab.analysis import fio_views as v
 from storagelab.analysis import open_db
@@ -227,3 +227,14 @@ def test_load_log_runs_finds_each_runs_output(con):
     assert [
         (r.split("/")[-1], p.split("/")[-1], n) for r, p, n in runs.select("run", "output_path", "candidates").rows()
     ] == [("avg", "avg.txt", 1), ("raw", "raw.txt", 1), ("single", "single.txt", 1)]
+
+
+def test_a_flagged_run_is_not_promoted_unmarked(seed_db):
+    """The homelab's highest IOPS run is the cache-inflated ZFS mirror (0.8.4); its headline says so, and the two
+    fastest runs are compared across ZFS versions only with that said."""
+    res = analyse_study(seed_db, v.analyse, "homelab-mergerfs")
+    assert res.verdict == (
+        "Highest IOPS: ZFS mirror (0.8.4) at 1,240 (write, 64 I/Os in flight) (flagged: above the device's limit; "
+        "see 05_stacks)."
+    )
+    assert any(f.endswith("(not like for like: ZFS 0.8.4 against 2.1.4).") for f in res.findings)

@@ -1,6 +1,6 @@
 import polars as pl
 import pytest
-from conftest import RAW
+from conftest import RAW, analyse_study
 
 from storagelab.analysis import scaling
 from storagelab.parsers import transcribed
@@ -152,14 +152,78 @@ def test_fio_scaling_single_vdev_only():
 
 def test_chart_frame(layouts):
     cf = scaling.chart_frame(scaling.thumper(layouts))
-    assert set(cf["series"]) == {"measured", "sum of vdevs (n x)", "data-disk model"}
+    assert set(cf["series"]) == {"measured", "sum of vdevs (n x)", "disk model"}
     m = cf.filter((pl.col("series") == "measured") & (pl.col("test") == "dd_write"))
     assert m.height == 49 and m["value"].null_count() == 0
-    ideal = cf.filter((pl.col("series") == "sum of vdevs (n x)") & (pl.col("test") == "zfs_send_read"))
-    assert ideal["vdev_count"].to_list() == list(range(1, 20)) + [23]  # the send table skips 20-22 vdevs
+    ideal = cf.filter(pl.col("series") == "sum of vdevs (n x)")
+    # reads of one fixed set of 46 disks: the rule is no yardstick, so it is drawn for the writes only
+    assert set(ideal["test"]) == {"dd_write"}
     assert ideal["value"].to_list() == [float(n) for n in ideal["vdev_count"]]
-    dd = cf.filter(pl.col("series") == "data-disk model")
-    assert "mirror" not in dd["vdev_type"].to_list()  # for mirrors the model is the sum of vdevs
+    dd = cf.filter(pl.col("series") == "disk model")
     assert dd.filter((pl.col("test") == "dd_write") & (pl.col("vdev_type") == "raidz2") & (pl.col("vdev_count") == 11))[
         "value"
     ].to_list() == [24 / 44]
+    # mirrors: a write goes to every disk of a vdev (n vdevs = n disks' worth), a read can use all 46 disks
+    mirror = dd.filter(pl.col("vdev_type") == "mirror")
+    assert mirror.filter(pl.col("test") == "dd_write").sort("vdev_count")["value"][-1] == 23.0
+    assert set(mirror.filter(pl.col("test") == "zfs_send_read")["value"]) == {1.0}
+
+
+def test_disk_model_per_direction():
+    assert scaling.direction_of("zfs_send_read") == "read" and scaling.direction_of("dd_write") == "write"
+    assert scaling.direction_of("mixed") is None
+    assert scaling.disk_worth("write", "mirror", [2] * 23) == 23
+    assert scaling.disk_worth("read", "mirror", [2] * 23) == 46 == scaling.disk_worth("read", "mirror", [46])
+    assert scaling.disk_worth("read", "raidz1", [46]) == 45 == scaling.disk_worth("write", "raidz1", [46])
+    assert scaling.disk_worth("read", "raidz2", [2]) is None
+
+
+def test_thumper_verdict_and_headline_use_the_disk_model(seed_db):
+    """Review M2: on one fixed set of disks the sum-of-vdevs rule is not the yardstick for reads."""
+    res = analyse_study(seed_db, scaling.analyse, "thumper-x4500")
+    assert res.headline["zfs_send_read mirror"] == "best 23x2: 1.35x one vdev (disk model 1x)"
+    assert res.headline["dd_write mirror"] == "best 23x2: 5.42x one vdev (disk model 23x)"
+    assert res.headline["zfs_send_read as one serial reader"] == "fitted model, mean error 7.7 % over 46 layouts"
+    assert res.verdict == (
+        "Measured: dd_write at best 342.4 MiB/s (mirror 23x2), 5.42x its one-vdev layout against the disk model's "
+        "23x; zfs_send_read fits a serial-reader model (fitted, mean error 7.7 %)."
+    )
+    assert not any("sum-of-vdevs rule's 23x" in f for f in res.findings)
+    # review M3: the 46-way mirror's dd write (63.2 MiB/s) is one disk's speed
+    text = "\n".join(res.findings)
+    assert "so its dd write (63.2 MiB/s) is one disk's speed" in text
+    assert "mirror 23x2 (23 vdevs): 5.4 disks' worth of writes (23 in theory)." in text
+    assert "raidz1 1x46 (1 vdev): 4.0 disks' worth of writes (45 in theory)." in text
+
+
+@pytest.mark.parametrize(
+    "study, expected",
+    [
+        # FreeBSD bonnie++: the aligned raid1 mirror against the single disk (both without cache or log devices)
+        (
+            "freebsd-bonnie-dedup",
+            {
+                ("raid1 (aligned)", "write"): (76.8 / 105.0, 1, 1),
+                ("raid1 (aligned)", "read"): (232.0 / 179.0, 1, 2),
+                ("raid1 (aligned)", "seeks"): (220.6 / 145.7, 1, 2),
+            },
+        ),
+        # homelab fio: btrfs raid1 (NVMe + virtual disk) against btrfs on the NVMe alone, same workload
+        (
+            "homelab-mergerfs",
+            {
+                ("btrfs raid1", "write"): (438 / 902, 1, 1),
+                ("mergerfs over btrfs raid1", "write"): (296 / 771, 1, 1),
+            },
+        ),
+    ],
+)
+def test_layouts_against_one_disk(seed_db, study, expected):
+    """Review M3: a single-disk baseline wherever the data have one, with the model's range."""
+    res = analyse_study(seed_db, scaling.analyse, study)
+    got = {(r["label"], r["direction"]): r for r in res["single_disk"].iter_rows(named=True)}
+    assert set(got) == set(expected)
+    for key, (ratio, low, high) in expected.items():
+        assert got[key]["ratio"] == pytest.approx(ratio, abs=5e-4)
+        assert (got[key]["model_low"], got[key]["model_high"]) == (low, high)
+    assert res.verdict.startswith("Measured: against one disk: ")

@@ -1,6 +1,6 @@
 import polars as pl
 import pytest
-from conftest import RAW
+from conftest import RAW, analyse_study
 
 from storagelab.analysis import transports
 from storagelab.parsers import mbuffer
@@ -89,3 +89,15 @@ def test_to_gbit_s():
     assert transports.to_gbit_s(311 * MiB) == 311 * MiB * 8 / 1e9
     assert round(transports.to_gbit_s(311 * MiB), 3) == 2.609
     assert transports.to_gbit_s(875e6) == 7.0
+
+
+def test_receivers_are_shown_without_their_wait(seed_db):
+    """Review (low): the receivers' printed rates include their wait for the sender; the report and the index show
+    the corrected rates, and no run is matched to a cipher it did not use."""
+    res = analyse_study(seed_db, transports.analyse, "thumper-x4500")
+    waits = {w["receiver"]: w for w in res["waits"].iter_rows(named=True)}
+    assert round(waits["netcat (receiver)"]["wait_s"], 1) == 13.8
+    assert round(waits["netcat (receiver)"]["corrected_rate_bytes_per_s"] / MiB, 1) == 98.9
+    assert round(waits["socat (receiver)"]["corrected_rate_bytes_per_s"] / MiB, 1) == 230.9
+    assert res.headline["netcat (receiver)"] == "98.9 MiB/s without its 13.8 s start-up wait (printed 83.5)"
+    assert not any("match" in f for f in res.findings)

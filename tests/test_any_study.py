@@ -160,6 +160,7 @@ def test_second_study_numbers(project):
     )
     # 02: measured block sizes of the ztest pool
     assert "Measured (ztest, zdb -b): 60.1 KiB logical per block pointer" in default["02_recordsize"]
+    assert "Measured (ztest, zdb -bb block size histogram): 5,089 blocks, 310.5 MiB logical" in default["02_recordsize"]
     # 01: says what is missing and which logs would answer it
     assert "label each run with vdev_type, vdev_count and vdev_width" in default["01_vdev_scaling"]
     # 08: latency against depth, and the log time series with its steady state
@@ -176,6 +177,7 @@ def test_second_study_numbers(project):
         "ddt-ladder.svg",
         "transport-rates.svg",
         "read-amplification.svg",
+        "block-size-histogram.svg",
         "iops-latency-vs-depth.svg",
         "time-series.svg",
     } <= figures

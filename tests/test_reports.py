@@ -417,7 +417,7 @@ def test_log_text_is_escaped_in_the_html(xss_build):
         assert "b" not in p.tags_seen, what
         assert not [a for a in p.attrs_seen if a.startswith("on")], what
         assert all("alert" not in s for s in p.scripts), what
-    assert f"fastest write run (unchecked for cache){XSS_LABEL}: " in Page(index).text  # the label, as text
+    assert f"fastest write run with no plausibility flag{XSS_LABEL}: " in Page(index).text  # the label, as text
     # shown as text: the job name in the SQL table (polars quotes strings), the labels in the files table
     text = Page(page).text
     assert f'"{XSS_JOB}"' in text
@@ -576,3 +576,38 @@ def test_log_text_shows_as_text_in_chromium(xss_build, browser):
                 assert page.get_by_text(s).first.is_visible(), s
             assert page.evaluate("() => document.querySelectorAll('.jp-OutputArea b').length") == 0
         page.close()
+
+
+def test_index_answers_at_a_glance(built):
+    """Issue 12: per study, a verdict per report that states no cause the data cannot carry, a thumbnail of the
+    report's first chart, claims counted by basis, caveat badges on inflated or confounded headlines, and an
+    explore headline that does not promote a cache-inflated run."""
+    index = (paths.REPORTS / "index.html").read_text(encoding="utf-8")
+    studies = dict(re.findall(r"<h2 id='([^']+)'>.*?</h2>(.*?)(?=<h2 id=|\Z)", index, flags=re.S))
+    for study in ("ars-zfs-vs-raid", "freebsd-bonnie-dedup", "homelab-mergerfs", "thumper-x4500"):
+        part = studies[study]
+        assert "<p class='verdict'>" in part, study
+        assert "class='thumb'" in part and "src='data:image/png;base64," in part, study
+    text = {s: Page(part).text for s, part in studies.items()}
+    free, home, thumper = text["freebsd-bonnie-dedup"], text["homelab-mergerfs"], text["thumper-x4500"]
+    assert (
+        "Block writes ran 7.59x faster after than before; the two runs differ in more than the partition offset, so "
+        "the data do not show what caused it."
+    ) in free
+    assert "block write after/before7.59x ('after' variants: 1.15x among themselves)" in free.replace(" | ", "")
+    assert "raid1 fits (6.55 GiB to 6.95 GiB; not above 368 B/entry)" in free
+    for badge in (
+        "pool raid1 full, fragmented or deduplicating: confounders",
+        "a run faster than its disks: cache artefact",
+    ):
+        assert badge in free
+    assert "recomputed from raw logs: 15 reproduced" in free  # 03's claims, all from the bonnie++ logs
+    assert "arithmetic on stated figures: 6 reproduced" in text["ars-zfs-vs-raid"]  # Ars 01: no raw data
+    assert "Stated by the study, not measured here" in text["ars-zfs-vs-raid"]
+    assert "Fastest write run with no plausibility flag: btrfs (single NVMe) at 902 MiB/s" in home
+    assert "2 run(s) above the device's limit" in home and "direct=1 ignored by ZFS < 2.3" in home
+    assert "zfs_send_read fits a serial-reader model (fitted, mean error 7.7 %)" in thumper
+    assert "rule 23x" not in thumper  # reads of one fixed disk set are not set against the sum-of-vdevs rule
+    explore = text["all"]
+    assert "btrfs (single NVMe): 902.0 MiB/s; 2 faster run(s) flagged (05_stacks)" in explore
+    assert "1240" not in explore

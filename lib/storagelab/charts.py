@@ -192,7 +192,7 @@ def vdev_scaling(scaled, baseline_vdev_count: int, sel):
                 "series:N",
                 legend=None,
                 scale=alt.Scale(
-                    domain=["measured", "sum of vdevs (n x)", "data-disk model"], range=[[1, 0], [6, 3], [2, 2]]
+                    domain=["measured", "sum of vdevs (n x)", "disk model"], range=[[1, 0], [6, 3], [2, 2]]
                 ),
             ),
             detail="series:N",
@@ -204,7 +204,9 @@ def vdev_scaling(scaled, baseline_vdev_count: int, sel):
                 "Speed vs number of vdevs, relative to the baseline layout",
                 subtitle=[
                     caption(sel, "layout tables"),
-                    "solid: measured; dashed: sum-of-vdevs rule (n x); dotted: data-disk model (raidz)",
+                    "solid: measured; dashed: sum-of-vdevs rule (n x; not drawn for reads of one fixed disk set);",
+                    "dotted: disk model (writes: one disk per mirror vdev, data disks of raidz; reads: every mirror "
+                    "disk, data disks of raidz)",
                 ],
             )
         )
@@ -352,6 +354,38 @@ def amplification(amp, recordsizes, sel):
     )
 
 
+def block_sizes(hist, recordsize: int, sel):
+    """zdb -bb block size histogram: logical bytes per block-size bucket and pool (bars), the recordsize (rule)."""
+    import polars as pl
+
+    from .units import KiB, MiB
+
+    df = hist.filter(pl.col("lsize_bytes") > 0).with_columns(
+        size_kib=pl.col("block_size_bytes") / KiB, logical_mib=pl.col("lsize_bytes") / MiB
+    )
+    bars = (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("size_kib:O", title="block size bucket (KiB, lower bound; the bucket holds up to twice it)"),
+            y=alt.Y("logical_mib:Q", title="logical bytes in blocks of that size (MiB)"),
+            color=alt.Color("pool:N", title="pool"),
+            xOffset="pool:N",
+            tooltip=["pool", "block_size_bytes", "lsize_count", alt.Tooltip("logical_mib:Q", format=".1f")],
+        )
+    )
+    return bars.properties(
+        width=460,
+        title=alt.TitleParams(
+            "Where the data's bytes sit: logical block sizes (zdb -bb)",
+            subtitle=[
+                caption(sel, "zdb -bb block size histogram"),
+                f"recordsize {recordsize // KiB} KiB: full records fall in its bucket; zdb's K/M figures have 3 digits",
+            ],
+        ),
+    )
+
+
 def before_after(ratios, sel, before_label: str, after_label: str):
     """bonnie++ after / before per test, bars from 1x on a log axis."""
     import polars as pl
@@ -487,13 +521,12 @@ def single_disk(one, sel):
 
     df = one.with_columns(what=pl.concat_str([pl.col("tool"), pl.col("direction"), pl.col("label")], separator=" | "))
     base = alt.Chart(df).encode(y=alt.Y("what:N", title=None, axis=alt.Axis(labelLimit=460)))
+    x_title = "relative to one disk (x)"
     ranges = alt.Chart(df.filter(pl.col("model_high") > pl.col("model_low"))).encode(y=alt.Y("what:N"))
-    model = ranges.mark_bar(color="#c6dbef", height=10).encode(
-        x=alt.X("model_low:Q", title="relative to one disk (x)"), x2="model_high:Q"
-    )
-    model_point = base.mark_tick(color="#6baed6", thickness=2, size=14).encode(x="model_low:Q")
+    model = ranges.mark_bar(color="#c6dbef", height=10).encode(x=alt.X("model_low:Q", title=x_title), x2="model_high:Q")
+    model_point = base.mark_tick(color="#6baed6", thickness=2, size=14).encode(x=alt.X("model_low:Q", title=x_title))
     dots = base.mark_point(filled=True, size=80, color="#d62728").encode(
-        x="ratio:Q", tooltip=["label", "single", "ratio", "model"]
+        x=alt.X("ratio:Q", title=x_title), tooltip=["label", "single", "ratio", "model"]
     )
     layers = (
         (model + model_point + dots)

@@ -9,7 +9,7 @@ from . import claims as claims_mod
 from . import paths, report
 from .analysis.result import Result
 from .analysis.selection import Selection
-from .units import GiB, MiB
+from .units import GiB, KiB, MiB, TiB
 
 
 def _md(text: str):
@@ -55,35 +55,41 @@ def claims_for(notebook: str, sel: Selection, res: Result) -> tuple[pl.DataFrame
     return table, f"{table.height} claims of papers/{sel.study}/claims.csv checked by this notebook."
 
 
-def display_value(value: float | None, unit: str) -> str:
-    """A base-unit value in the unit a reader expects: MiB/s, GiB, ms, x, % ..."""
+def display_parts(value: float | None, unit: str) -> tuple[str, str]:
+    """A base-unit value as (number, unit) in the unit a reader expects: MiB/s, GiB, KiB, ms, x, % ...; a stated
+    unit's qualifier in parentheses ('% (~)', 'x (12:1)') is left out."""
     if value is None:
-        return ""
+        return "", ""
+    unit = unit.split(" (")[0].strip()
     if unit == "bytes/s":
-        return f"{value / MiB:,.1f} MiB/s"
+        return f"{value / MiB:,.1f}", "MiB/s"
     if unit == "bytes":
-        return (
-            f"{value / GiB:,.2f} GiB"
-            if abs(value) >= GiB / 4
-            else f"{value / MiB:,.3f} MiB"
-            if abs(value) >= 1024
-            else f"{value:,.0f} B"
-        )
+        for size, name, digits in ((TiB, "TiB", 2), (GiB / 4, "GiB", 2), (MiB, "MiB", 1), (KiB, "KiB", 1)):
+            if abs(value) >= size:
+                return f"{value / (GiB if name == 'GiB' else size):,.{digits}f}", name
+        return f"{value:,.0f}", "B"
     if unit == "ns":
-        return f"{value / 1e9:,.3f} s" if abs(value) >= 1e8 else f"{value / 1e6:,.3f} ms"
-    if unit == "ratio":
-        return f"{value:.4g}x"
+        return (f"{value / 1e9:,.3f}", "s") if abs(value) >= 1e8 else (f"{value / 1e6:,.3f}", "ms")
+    if unit in ("ratio", "x", "fraction"):
+        return f"{value:.3g}", "x"
     if unit in ("percent", "%"):
-        return f"{value:.3g} %"
+        return f"{value:.3g}", "%"
     if unit == "count":
-        return f"{value:,.0f}"
-    if unit == "1/s":
-        return f"{value:,.1f}/s"
-    return f"{value:.6g} {unit}"
+        return f"{value:,.0f}", ""
+    if unit in ("1/s", "/s"):
+        return f"{value:,.1f}", "/s"
+    return f"{value:.6g}", unit
+
+
+def display_value(value: float | None, unit: str) -> str:
+    """A base-unit value with its display unit: '2,764.8 MiB/s', '124.0 KiB', '14.5 %'."""
+    number, shown = display_parts(value, unit)
+    return f"{number} {shown}".strip()
 
 
 def claims_display(table: pl.DataFrame) -> Table:
-    """The claims table for reading: stated as written, reproduced in display units, basis and status."""
+    """The claims table for reading: stated as written, reproduced in display units with a unit column, basis and
+    status."""
     if table.is_empty():
         return Table(
             pl.DataFrame(
@@ -92,6 +98,7 @@ def claims_display(table: pl.DataFrame) -> Table:
                     "quantity": pl.String,
                     "stated": pl.String,
                     "reproduced": pl.String,
+                    "unit": pl.String,
                     "basis": pl.String,
                     "status": pl.String,
                 }
@@ -99,12 +106,14 @@ def claims_display(table: pl.DataFrame) -> Table:
         )
     rows = []
     for r in table.iter_rows(named=True):
+        number, unit = display_parts(r["reproduced"], r["unit"])
         rows.append(
             dict(
                 claim=r["claim_id"],
                 quantity=r["quantity"],
                 stated=r["stated"],
-                reproduced=display_value(r["reproduced"], r["unit"]),
+                reproduced=number,
+                unit=unit,
                 basis={"raw": "raw logs", "arithmetic": "arithmetic", "none": "not checkable"}.get(
                     r["basis"], r["basis"]
                 ),

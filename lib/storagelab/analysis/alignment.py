@@ -127,7 +127,8 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float
 
 BONNIE_SQL = """
 SELECT f.path, f.file_id, coalesce(f.label, f.path) AS label, f.phase, f.partition_start_sector, f.vdev_type,
-       f.vdev_count, f.vdev_width, f.cache_devices, f.log_devices, f.devices, b.run_index, b.size_bytes AS file_size_bytes,
+       f.vdev_count, f.vdev_width, f.cache_devices, f.log_devices, f.devices, f.pool, f.command, f.notes, b.run_index,
+       b.size_bytes AS file_size_bytes,
        r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.too_fast, r.cpu_pct, r.latency_ns, r.line_start
 FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
 WHERE {where} AND b.preferred
@@ -272,9 +273,13 @@ def analyse(
         noise = ""
         if r["after_runs"] and r["after_runs"] > 1:
             noise = (
-                f"; the 'after' variants spread {_value(r['test'], r['after_min'])} to "
-                f"{_value(r['test'], r['after_max'])}"
-                + (", so the 'before' value is **within noise**" if r["within_noise"] else "")
+                f"; the {r['after_runs']} 'after' variants spread {_value(r['test'], r['after_min'])} to "
+                f"{_value(r['test'], r['after_max'])} ({r['after_max'] / r['after_min']:.2f}x among themselves)"
+                + (
+                    ", so the 'before' value is **within noise**"
+                    if r["within_noise"]
+                    else ", the 'before' value lies outside that band"
+                )
             )
         res.findings.append(
             f"{_TEST_WORDS[r['test']]}: {_value(r['test'], r['value_before'])} before, "
@@ -287,11 +292,21 @@ def analyse(
             f"run's {_value(r['test'], r['single_disk_value'])}, more than its layout can draw from its disks "
             f"({r['disk_model']}): a cache answered, so its ratio ({r['ratio']:.2f}x) says nothing about the disks."
         )
+        other, mine = ("after", a) if r["beyond_disks"] == "before" else ("before", b)
+        theirs = a if other == "after" else b
+        if all(theirs[c] == mine[c] for c in ("cache_devices", "log_devices")):
+            res.findings.append(
+                f"  The {other} run, with the same cache and log device labels, read "
+                f"{_value(r['test'], r['value_' + other])}: why a cache answered one run and not the other, the "
+                "logs do not say."
+            )
     if "single_disk_value" in ba.columns and ba["single_disk_value"].is_null().all():
         res.missing.append(
             f"no single-disk bonnie++ run for {sel.describe()}: without one, block speeds cannot be checked "
             "against what the disks can deliver (label it vdev_count=1, vdev_width=1)"
         )
+    _cache_findings(res, b, a)
+    _pool_state_findings(res, con, sel, b)
     res.findings.append(
         "A before/after pair measures everything that changed between the two runs (pool contents and "
         "fill, fragmentation, cache state, software), not only the partition offset; the logs alone "
@@ -303,6 +318,11 @@ def analyse(
         )
     res.headline = {
         f"{_TEST_WORDS[r['test']]} after/before": f"{r['ratio']:.2f}x"
+        + (
+            f" ('after' variants: {r['after_max'] / r['after_min']:.2f}x among themselves)"
+            if r["after_runs"] and r["after_runs"] > 1 and r["after_min"]
+            else " (one 'after' run: noise unknown)"
+        )
         for r in ba.iter_rows(named=True)
         if r["ratio"] is not None and r["test"] in HEADLINE_TESTS and r["beyond_disks"] is None
     }
@@ -316,3 +336,60 @@ def analyse(
             "more than the partition offset, so the data do not show what caused it."
         )
     return res
+
+
+ZPOOL_STATE_SQL = """
+SELECT coalesce(f.label, f.path) AS label, z.file_id, z.cap_pct, z.frag_pct, z.dedup_ratio, z.line_start
+FROM zpool_list z JOIN files f USING (file_id)
+WHERE {where} AND z.pool = ? AND z.vdev IS NULL ORDER BY f.path, z.sample
+"""
+
+
+def _cache_findings(res, before: dict, after: dict) -> None:
+    """Each run's bonnie++ file against the RAM it was told (-r) or labelled with, and its L2ARC label."""
+    from . import plausibility, prose
+
+    seen = {}
+    for side, r in (("before", before), ("after", after)):
+        ram, where = plausibility.ram_bytes(r["command"], r["notes"])
+        check = plausibility.against_cache(r["file_size_bytes"], ram)
+        if check is not None:
+            seen.setdefault((r["file_size_bytes"], ram, where, r["cache_devices"]), []).append(side)
+    for (size, ram, where, l2arc), sides in seen.items():
+        check = plausibility.against_cache(size, ram)
+        res.findings.append(
+            f"Test size, {' and '.join(sides)} run{'s' if len(sides) > 1 else ''}: a {prose.size(size)} file, "
+            f"{check['size_over_ram']:.1f}x the {prose.size(ram)} of RAM ({where})"
+            + (f"; an L2ARC (labelled {l2arc}) adds to what can be cached" if l2arc else "")
+            + ": "
+            + (
+                "the whole file fits in memory, so the block numbers can be cache speeds."
+                if check["fits_in_cache"]
+                else "the file is larger than RAM, yet reads of recently written data can still come partly from cache."
+            )
+        )
+
+
+def _pool_state_findings(res, con, sel, before: dict) -> None:
+    """What other logs of the selection say about the 'before' run's pool (fill, fragmentation, dedup): each changes
+    write speed, and a before/after pair cannot tell them from the change under study."""
+    from .db import frame
+
+    if not before["pool"]:
+        return
+    where, params = sel.sql("f")
+    states = frame(con, ZPOOL_STATE_SQL.format(where=where), [*params, before["pool"]])
+    res.file_ids += states["file_id"].to_list()
+    parts = [
+        f"{r['label']}: {r['cap_pct']:.0f} % full, "
+        + ("fragmentation unknown" if r["frag_pct"] is None else f"{r['frag_pct']:.0f} % fragmented")
+        + ("" if r["dedup_ratio"] is None else f", DEDUP {r['dedup_ratio']:.2f}x")
+        for r in states.iter_rows(named=True)
+    ]
+    if parts:
+        res.findings.append(
+            f"Other logs of pool {before['pool']} in the selection (`zpool list`): {'; '.join(parts)}. A full, "
+            "fragmented or deduplicating pool writes slower; when these were taken relative to the benchmark runs "
+            "the logs do not say, so they are possible causes beside the change, not measured ones."
+        )
+        res.caveats.append(f"pool {before['pool']} full, fragmented or deduplicating: confounders")

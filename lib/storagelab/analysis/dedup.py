@@ -95,6 +95,8 @@ GROUP BY ALL ORDER BY f.path, o.ddt_no
 
 L2ARC_HEADER_BYTES = 96  # RAM per block held in L2ARC (arc_buf_hdr_t l2 part, approximate)
 DDT_LEAF_BYTES = 4096  # legacy ZAP leaf block holding DDT entries
+FLAT_PHYS_BYTES = 72  # OpenZFS 2.3 flat DDT entry on disk (docs/formats/zfs-facts.md F6)
+FAST_ENTRY_CORE_BYTES = 216  # OpenZFS 2.3 ddt_entry_t in core, as module/zfs/ddt.c states it (F6)
 
 ZPOOL_SQL = """
 SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path FROM zpool_list z JOIN files f USING (file_id)
@@ -114,11 +116,29 @@ def dedup_tracked(deduped_bytes: float, ratio: float, avg_asize: float, ratio_st
     return dict(entries=entries(ratio), entries_low=entries(ratio + half), entries_high=entries(ratio - half))
 
 
+def net_allocated(s: dict) -> float | None:
+    """What a pool allocates on disk by ``zdb -b``: bp allocated less what dedup saved (zdb's Normal class)."""
+    if s.get("bp_allocated_bytes") is None:
+        return None
+    return s["bp_allocated_bytes"] - (s.get("bp_deduped_bytes") or 0)
+
+
+def matching_zpool(s: dict, zpool: pl.DataFrame) -> dict | None:
+    """The ``zpool list`` row of the same pool whose ALLOC is nearest zdb's net allocation (the same moment), with
+    ``alloc_gap``: |ALLOC - zdb| / zdb."""
+    net = net_allocated(s)
+    z = zpool.filter(pl.col("pool") == s["pool"])
+    if not z.height or not net:
+        return None
+    zr = z.with_columns(gap=(pl.col("alloc_bytes") - net).abs()).sort("gap").row(0, named=True)
+    return {**zr, "alloc_gap": zr["gap"] / net}
+
+
 def ladder(
     stats: pl.DataFrame, zpool: pl.DataFrame, ddt: pl.DataFrame, objects: pl.DataFrame, bytes_per_entry: float
 ) -> pl.DataFrame:
     """Per pool, every DDT estimate the logs allow, crude to good: (pool, rung, entries, low, high, bytes_per_entry,
-    ddt_bytes, basis). ``zpool`` rows are matched to a zdb -b by pool and nearest ALLOC (the same moment)."""
+    ddt_bytes, basis). ``zpool`` rows are matched to a zdb -b by pool and nearest ALLOC (``matching_zpool``)."""
     rows = []
     for s in stats.iter_rows(named=True):
         pool, bpe = s["pool"], bytes_per_entry
@@ -136,10 +156,8 @@ def ladder(
                 "zdb -b: bp count - embedded - deduped / average ASIZE",
             )
         )
-        z = zpool.filter(pl.col("pool") == pool)
-        if z.height and s["bp_deduped_bytes"] and s["bp_allocated_avg_bytes"]:
-            z = z.with_columns(gap=(pl.col("alloc_bytes") - s["bp_allocated_bytes"]).abs()).sort("gap")
-            zr = z.row(0, named=True)
+        zr = matching_zpool(s, zpool)
+        if zr and s["bp_deduped_bytes"] and s["bp_allocated_avg_bytes"]:
             t = dedup_tracked(
                 s["bp_deduped_bytes"], zr["dedup_ratio"], s["bp_allocated_avg_bytes"], 0.0 if zr["exact"] else 0.01
             )
@@ -188,6 +206,21 @@ def ladder(
     ).sort("pool", "rung")
 
 
+def one_summary_per_pool(stats: pl.DataFrame, pool: str = "pool_name") -> pl.DataFrame:
+    """zdb -b summaries, one per pool (column ``pool``): the same numbers printed by several runs (``-b`` and ``-bb``
+    of one pool) count once; a pool with different summaries (taken at other times) keeps each, named
+    ``pool (file name)``."""
+    if stats.is_empty():
+        return stats
+    out = stats.unique(subset=[pool, "bp_count", "bp_allocated_bytes"], keep="first", maintain_order=True)
+    return out.with_columns(
+        pl.when(pl.len().over(pool) > 1)
+        .then(pl.concat_str([pl.col(pool), pl.lit(" ("), pl.col("path").str.split("/").list.last(), pl.lit(")")]))
+        .otherwise(pl.col(pool))
+        .alias(pool)
+    )
+
+
 def analyse(
     con,
     sel,
@@ -210,7 +243,7 @@ def analyse(
             "need ram_gib > 0, 0 < arc_max_gib <= ram_gib, 0 < metadata_fraction <= 1, bytes_per_entry > 0"
         )
     budget = arc_max_gib * GiB * metadata_fraction
-    stats = frame(con, STATS_SQL.format(where=where), params)
+    stats = one_summary_per_pool(frame(con, STATS_SQL.format(where=where), params))
     ddt = frame(con, DDT_SQL.format(where=where), params)
     objects = frame(con, OBJECTS_SQL.format(where=where), params)
     res.frames.update(stats=stats, ddt=ddt, objects=objects)
@@ -299,13 +332,49 @@ def analyse(
             f"Pool {pool}, best estimate ({best['rung'][3:]}): {best['entries']:,.0f} entries, "
             f"{rng} at {best['bytes_per_entry']:.0f} B/entry: {fits} the {budget / GiB:.2f} GiB budget."
         )
+        if not best["rung"].startswith("6."):  # bytes per entry assumed, not measured: where the verdict flips
+            flip = budget / best["entries"]
+            flips = (
+                f"{flip:.0f} B"
+                if best["entries_low"] is None
+                else f"{flip:.0f} B ({budget / best['entries_high']:.0f}-{budget / best['entries_low']:.0f} B "
+                "with the ratio's rounding)"
+            )
+            sizes = sorted(per_entry_sizes)
+            res.findings.append(
+                f"  It fits while an entry costs at most {flips}; over the in-core sizes seen in zdb -DD "
+                f"outputs ({sizes[0]:g}-{sizes[-1]:g} B per entry) it spans {prose.size(best['entries'] * sizes[0])} "
+                f"to {prose.size(best['entries'] * sizes[-1])}: the verdict rests on the bytes per entry, which "
+                "only `zdb -DD` or `zpool status -D` on the pool itself measure."
+            )
         res.headline[f"DDT {pool}, best estimate"] = f"{rng} ({best['rung'][3:]})"
         if best["rung"].startswith(("1.", "2.")):
             res.caveats.append(f"{pool}: only an upper bound (no zdb -S/-DD, no zpool DEDUP)")
-        verdicts.append(f"{pool} {fits}")
+        if best["rung"].startswith("6."):
+            verdicts.append(f"{pool} {fits} ({rng}, measured bytes per entry)")
+        else:
+            flip = budget / best["entries"]
+            verdicts.append(
+                f"{pool} {fits} ({rng}; "
+                + (
+                    f"it would fit below {flip:.0f} B/entry)"
+                    if fits == "does not fit"
+                    else f"not above {flip:.0f} B/entry)"
+                )
+            )
         s_row = stats.filter(pl.col("pool_name") == pool) if stats.height else stats
         if s_row.height:
             sr = s_row.row(0, named=True)
+            z = matching_zpool(sr, zpool) if sr["bp_deduped_bytes"] else None
+            if z and z["dedup_ratio"] and z["dedup_ratio"] > 1:
+                tracked, net = sr["bp_deduped_bytes"] / (z["dedup_ratio"] - 1), net_allocated(sr)
+                res.findings.append(
+                    f"Pool {pool}: `zpool list` ALLOC {prose.size(z['alloc_bytes'])} and zdb's allocation "
+                    f"{prose.size(net)} (bp allocated less deduped) differ by {z['alloc_gap']:.1%}, so the two "
+                    f"outputs fit one moment; by DEDUP {z['dedup_ratio']:.2f}x the DDT tracks "
+                    f"{prose.size(tracked)} ({tracked / 1e12:.2f} TB), {tracked / net:.1%} of the pool's allocation: "
+                    "the rest was written without dedup and has no entry."
+                )
             if sr["bp_deduped_bytes"]:
                 res.findings.append(
                     f"Pool {pool}: dedup saves {prose.size(sr['bp_deduped_bytes'])} of disk for about "
@@ -328,12 +397,27 @@ def analyse(
         )
     if verdicts:
         res.verdict = (
-            f"Best DDT estimate per pool against the {budget / GiB:.2f} GiB metadata budget: "
-            + "; ".join(verdicts)
-            + "."
+            f"Best DDT estimate per pool against the {budget / GiB:.2f} GiB metadata budget, at "
+            f"{bytes_per_entry:g} B/entry unless measured: " + "; ".join(verdicts) + "."
         )
     res.findings.append(
-        "OpenZFS 2.3 fast dedup changes the arithmetic: smaller flat entries, a dedup log, "
-        "`dedup_table_quota` to cap the table, and `zpool ddtprune` to drop unique entries."
+        "OpenZFS 2.3 fast dedup (new tables only; docs/formats/zfs-facts.md F6) changes the arithmetic: flat "
+        f"on-disk entries of {FLAT_PHYS_BYTES} B instead of 256 B, a slimmer in-core entry (about "
+        f"{FAST_ENTRY_CORE_BYTES} B), a dedup log that batches table updates, `dedup_table_quota` to cap the table, "
+        "`zpool ddtprune` to drop old unique entries and `zpool prefetch -t ddt` to load the table into the ARC. "
+        "On a pool that already dedups, `zpool status -D` prints its entries and in-core size."
     )
+    if lad.height:
+        best_entries = lad.sort("rung").group_by("pool", maintain_order=True).last()
+        res.findings.append(
+            "  Arithmetic at about "
+            f"{FAST_ENTRY_CORE_BYTES} B per in-core entry: "
+            + prose.listing(
+                [
+                    f"{r['pool']} {prose.size(r['entries'] * FAST_ENTRY_CORE_BYTES)}"
+                    for r in best_entries.iter_rows(named=True)
+                ]
+            )
+            + " (best estimate of the entries)."
+        )
     return res

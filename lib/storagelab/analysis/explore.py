@@ -36,3 +36,22 @@ def run_bandwidths(groups: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
     )
     labels = files.filter(pl.col("duplicate_of").is_null()).select("file_id", "path", "study", "label", "stack", "host")
     return final.join(labels, on="file_id", how="inner").sort("path", "groupid", "direction")
+
+
+def fastest_unflagged(con, direction: str = "write", margin: float = 1.1) -> tuple[dict | None, int]:
+    """The fastest fio run of ``direction`` in the whole database that carries no plausibility flag of
+    ``stacks.with_flags`` (above or at its labelled device limit, direct=1 ignored by ZFS), and how many faster runs
+    are flagged: a headline should not promote a run that measured a cache."""
+    from . import fio_runs, stacks
+    from .selection import Selection
+
+    runs = fio_runs.runs(con, Selection())
+    if runs.is_empty():
+        return None, 0
+    d = stacks.with_flags(runs.filter(pl.col("direction") == direction), margin)
+    d = d.with_columns(label=pl.coalesce("label", pl.col("path").str.split("/").list.last()))
+    ok = d.filter(pl.col("flag").is_in([stacks.FLAGS[3], stacks.FLAGS[4]])).sort("bw_bytes_per_s", descending=True)
+    if ok.is_empty():
+        return None, d.height
+    best = ok.row(0, named=True)
+    return best, d.filter(pl.col("bw_bytes_per_s") > best["bw_bytes_per_s"]).height

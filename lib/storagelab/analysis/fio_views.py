@@ -404,6 +404,13 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
         return res
     ids = sorted(set(runs["file_id"].to_list()))
     summ = load_summary(con, ids) if ids else pl.DataFrame()
+    zfs_of = dict(zip(runs["file_id"], runs["zfs_version"])) if runs.height else {}
+    flag_of = {}
+    if runs.height:  # the plausibility flags of notebook 05: a headline names them
+        from .stacks import FLAGS, with_flags
+
+        flagged = with_flags(runs).filter(~pl.col("flag").is_in([FLAGS[3], FLAGS[4]]))
+        flag_of = dict(zip(flagged["file_id"], flagged["flag"]))
     if summ.height:
         # where the output does not print iodepth/numjobs, the workload knows them (fio defaults, the command)
         wl = runs.select(
@@ -467,8 +474,11 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
                     a=a["label"],
                     b=b["label"],
                 )
+                va, vb = (zfs_of.get(x["file_id"]) for x in (a, b))
                 res.findings.append(
-                    f"The two fastest `{key[0]}` {key[1]} runs by fio's per-sample bandwidth: {c['text']}."
+                    f"The two fastest `{key[0]}` {key[1]} runs by fio's per-sample bandwidth: {c['text']}"
+                    + (f" (not like for like: ZFS {va} against {vb})" if va != vb and (va or vb) else "")
+                    + "."
                 )
     else:
         res.missing.append(f"the fio outputs of {sel.describe()} have no per-job results to chart")
@@ -507,14 +517,17 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
         )
     if "depth" in res.frames:
         best = res.frames["depth"].sort("iops", descending=True).row(0, named=True)
+        flag = f" (flagged: {flag_of[best['file_id']]}; see 05_stacks)" if best["file_id"] in flag_of else ""
         res.headline = {
             "runs": str(len(ids)),
             "highest IOPS": f"{best['label']}: {best['iops']:,.0f} IOPS "
-            f"({best['workload'].split(' ')[0]}, QD {best['iodepth']} x {best['numjobs']})",
+            f"({best['workload'].split(' ')[0]}, QD {best['iodepth']} x {best['numjobs']}){flag}",
             "highest bandwidth": f"{res.frames['depth']['bw_bytes_per_s'].max() / MiB:.1f} MiB/s",
         }
         res.verdict = (
             f"Highest IOPS: {best['label']} at {best['iops']:,.0f} ({best['workload'].split(' ')[0]}, "
-            f"{best['outstanding']} I/Os in flight)."
+            f"{best['outstanding']} I/Os in flight){flag}."
         )
+        if flag:
+            res.caveats.append("the highest run is flagged (cache, rounding or direct=1 ignored)")
     return res

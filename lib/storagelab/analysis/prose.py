@@ -3,7 +3,7 @@ their direction, and "within noise" where a difference is inside the spread of r
 
 from __future__ import annotations
 
-from ..units import GiB, MiB
+from ..units import GiB, MiB, TiB
 
 
 def rate(bytes_per_s: float | None) -> str:
@@ -16,9 +16,13 @@ def rate(bytes_per_s: float | None) -> str:
 def size(n_bytes: float | None) -> str:
     if n_bytes is None:
         return "n/a"
-    if n_bytes >= GiB:
+    if abs(n_bytes) >= TiB:
+        return f"{n_bytes / TiB:.2f} TiB"
+    if abs(n_bytes) >= GiB:
         return f"{n_bytes / GiB:.2f} GiB"
-    return f"{n_bytes / MiB:.1f} MiB"
+    if abs(n_bytes) >= MiB:
+        return f"{n_bytes / MiB:.1f} MiB"
+    return f"{n_bytes / 1024:.1f} KiB" if abs(n_bytes) >= 1024 else f"{n_bytes:.0f} B"
 
 
 def change(new: float, old: float) -> str:
@@ -27,14 +31,27 @@ def change(new: float, old: float) -> str:
     return f"{(r - 1) * 100:+.1f} % ({r:.2f}x)"
 
 
-def compared(new: float, old: float, noise_pct: float | None) -> str:
-    """The change of ``new`` against ``old``, and whether it is outside ``noise_pct`` (the relative spread
-    of repeated runs, in percent); without repeats, says that noise is unknown."""
+def compared(
+    new: float, old: float, noise_pct: float | None, ci_pct: float | None = None, runs: int | None = None
+) -> str:
+    """The change of ``new`` against ``old`` (the mean of repeated runs), against ``noise_pct`` (the repeats' spread,
+    half their range in percent of the mean) and ``ci_pct`` (the 95 % confidence interval of the mean, in percent):
+    inside the spread is "within noise"; outside the spread but inside the interval, a few runs cannot tell it from
+    noise; outside both, a difference. Without repeats, says that noise is unknown."""
     c = change(new, old)
     if noise_pct is None:
         return f"{c}; one run each, so run-to-run noise is unknown"
-    if abs(new / old - 1) * 100 <= noise_pct:
+    d = abs(new / old - 1) * 100
+    if d <= noise_pct:
         return f"{c}, within noise (repeats spread ±{noise_pct:.1f} %)"
+    if ci_pct is not None and d <= ci_pct:
+        n = f"{runs} runs" if runs else "the repeats"
+        return (
+            f"{c}, outside the repeats' spread (±{noise_pct:.1f} %) but inside the 95 % confidence interval of their "
+            f"mean (±{ci_pct:.1f} %): {n} cannot tell it from noise"
+        )
+    if ci_pct is not None:
+        return f"{c}, outside the repeats' spread (±{noise_pct:.1f} %) and their 95 % confidence interval (±{ci_pct:.1f} %)"
     return f"{c}, outside run-to-run noise (±{noise_pct:.1f} %)"
 
 

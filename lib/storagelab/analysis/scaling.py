@@ -75,20 +75,46 @@ def relative(
     ).with_columns(efficiency=pl.col("relative") / pl.col("ideal"))
 
 
+def direction_of(test: str) -> str | None:
+    """'read' or 'write' from a layout table's test name (zfs_send_read, dd_write, ...); None when it says neither."""
+    t = test.lower()
+    return "read" if "read" in t else "write" if "write" in t else None
+
+
+def disk_worth(direction: str | None, vdev_type: str, vdev_widths: Sequence[int]) -> int | None:
+    """Disks' worth of streaming speed a layout can draw, per direction: a write goes to every disk of a mirror (one
+    disk's worth per mirror vdev) and to the data disks of a RAIDZ vdev; a read can come from every disk of a mirror
+    but only from the data disks of RAIDZ. None for a layout the vdev type cannot build."""
+    dd = _data_disks_or_none(vdev_type, vdev_widths)
+    if dd is not None and direction == "read" and vdev_type == "mirror":
+        return sum(vdev_widths)
+    return dd
+
+
 def thumper(layouts: pl.DataFrame, baseline_count: int = 1) -> pl.DataFrame:
     """The Thumper sweep (table thumper_layouts): speed relative to the 1-vdev layout per test and vdev
     type, against both models: ``ideal`` (sum of vdevs) and ``data_disk_ratio`` (streaming ~ data disks)."""
     out = relative(layouts, "speed_bytes_per_s", ["test", "vdev_type"], baseline_count=baseline_count)
     dd = [_data_disks_or_none(t, widths(w)) for t, w in zip(out["vdev_type"], out["vdev_widths"])]
-    out = out.with_columns(data_disks=pl.Series(dd, dtype=pl.Int64))
+    worth = [
+        disk_worth(direction_of(test), t, widths(w))
+        for test, t, w in zip(out["test"], out["vdev_type"], out["vdev_widths"])
+    ]
+    out = out.with_columns(data_disks=pl.Series(dd, dtype=pl.Int64), disk_worth=pl.Series(worth, dtype=pl.Int64))
     base_dd = (
         out.filter(pl.col("vdev_count") == baseline_count)
         .group_by("test", "vdev_type")
-        .agg(pl.col("data_disks").first().alias("baseline_data_disks"))
+        .agg(
+            pl.col("data_disks").first().alias("baseline_data_disks"),
+            pl.col("disk_worth").first().alias("baseline_disk_worth"),
+        )
     )
     return (
         out.join(base_dd, on=["test", "vdev_type"], how="left")
-        .with_columns(data_disk_ratio=pl.col("data_disks") / pl.col("baseline_data_disks"))
+        .with_columns(
+            data_disk_ratio=pl.col("data_disks") / pl.col("baseline_data_disks"),
+            disk_model_ratio=pl.col("disk_worth") / pl.col("baseline_disk_worth"),
+        )
         .sort("test", "vdev_type", "vdev_count")
     )
 
@@ -122,12 +148,17 @@ def fio(runs: pl.DataFrame, baseline_count: int = 1, by: Sequence[str] = FIO_GRO
 
 
 def chart_frame(scaled: pl.DataFrame, by: str = "test") -> pl.DataFrame:
-    """Long form for the scaling chart: measured relative speed per vdev type, and the two models
-    (sum of vdevs; data disks, per vdev type) at the same vdev counts. Rows without a value are dropped."""
+    """Long form for the scaling chart: measured relative speed per vdev type, and the two models at the same vdev
+    counts: the sum-of-vdevs rule (only where it is a yardstick: not for reads from one fixed set of disks, which
+    every mirror layout reads in full) and the disk model per direction and vdev type (``disk_worth``). Rows
+    without a value are dropped."""
     keep = [by, "vdev_type", "vdev_count"]
     measured = scaled.select(*keep, pl.lit("measured").alias("series"), pl.col("relative").alias("value"))
+    fixed = scaled["disks"].n_unique() == 1 if "disks" in scaled.columns else False
+    rule_tests = [t for t in scaled[by].unique().to_list() if not (fixed and direction_of(t) == "read")]
     ideal = (
-        scaled.select(by, "vdev_count", "ideal")
+        scaled.filter(pl.col(by).is_in(rule_tests))
+        .select(by, "vdev_count", "ideal")
         .unique()
         .select(
             by,
@@ -137,9 +168,9 @@ def chart_frame(scaled: pl.DataFrame, by: str = "test") -> pl.DataFrame:
             pl.col("ideal").alias("value"),
         )
     )
-    disks = scaled.select(*keep, pl.lit("data-disk model").alias("series"), pl.col("data_disk_ratio").alias("value"))
+    disks = scaled.select(*keep, pl.lit("disk model").alias("series"), pl.col("disk_model_ratio").alias("value"))
     return (
-        pl.concat([measured, ideal, disks.filter(pl.col("vdev_type") != "mirror")])
+        pl.concat([measured, ideal, disks])
         .filter(pl.col("value").is_not_null())
         .sort(by, "series", "vdev_type", "vdev_count")
     )
@@ -273,42 +304,62 @@ def analyse(
     res = Result(sel, measures=measures.per_file(con, sel, runs))
     layouts = frame(con, LAYOUTS_SQL.format(where=where), params + [list(tests)])
     if layouts.height:
-        scaled = thumper(layouts, baseline_vdev_count)
+        scaled = (
+            thumper(layouts, baseline_vdev_count)
+            .with_columns(layouts_disks=pl.col("disks").n_unique().over("test"))
+            .with_columns(  # the yardstick: on one fixed set of disks the disk model, else the sum-of-vdevs rule
+                model_name=pl.when(pl.col("layouts_disks") == 1)
+                .then(pl.lit("disk model"))
+                .otherwise(pl.lit("sum of vdevs")),
+                model_ratio=pl.when(pl.col("layouts_disks") == 1)
+                .then(pl.col("disk_model_ratio"))
+                .otherwise(pl.col("ideal")),
+            )
+        )
         top = best(scaled)
         res.frames.update(layouts=layouts, scaled=scaled, best=top)
         res.file_ids += layouts["file_id"].to_list()
+        disks = sorted(set(layouts["disks"].to_list()))
+        fixed = len(disks) == 1
+        if fixed:
+            res.findings.append(
+                f"Every layout uses the same {disks[0]} disks: more vdevs means narrower vdevs, so the "
+                "sum-of-vdevs rule (which assumes added disks) is not the model for this sweep. The disk model "
+                "per direction is: a write goes to every disk of a mirror (one disk's worth per mirror vdev) and to "
+                "the data disks of RAIDZ; a read can come from every disk of a mirror, whatever the layout, and from "
+                "the data disks of RAIDZ."
+            )
         for r in top.iter_rows(named=True):
             two = scaled.filter(
                 (pl.col("test") == r["test"])
                 & (pl.col("vdev_type") == r["vdev_type"])
                 & (pl.col("vdev_count") == baseline_vdev_count * 2)
             )
+            model = (
+                f"the disk model's {r['disk_model_ratio']:.2f}x"
+                if fixed and r["disk_model_ratio"] is not None
+                else f"the sum-of-vdevs rule's {r['ideal']:.0f}x"
+            )
             two_txt = (
-                f"{two['relative'][0]:.2f}x at {baseline_vdev_count * 2} vdevs (rule {2:.0f}x)"
+                f"{two['relative'][0]:.2f}x at {baseline_vdev_count * 2} vdevs" + ("" if fixed else f" (rule {2:.0f}x)")
                 if two.height and two["relative"][0] is not None
                 else f"no layout with {baseline_vdev_count * 2} vdevs"
             )
             res.findings.append(
                 f"Layout table, {r['test']} {r['vdev_type']}: {r['baseline'] / MiB:.1f} MiB/s with {baseline_vdev_count} "
                 f"vdev; {two_txt}; best {r['layout']} ({r['vdev_count']} vdevs) {r['speed_bytes_per_s'] / MiB:.1f} MiB/s = "
-                f"{r['relative']:.2f}x against the sum-of-vdevs rule's {r['ideal']:.0f}x (efficiency {r['efficiency']:.0%})."
+                f"{r['relative']:.2f}x against {model}."
             )
-            res.headline[f"{r['test']} {r['vdev_type']}"] = (
-                f"best {r['layout']}: {r['relative']:.2f}x one vdev (rule {r['ideal']:.0f}x)"
-            )
-        disks = sorted(set(layouts["disks"].to_list()))
-        if len(disks) == 1:
-            res.findings.append(
-                f"Every layout uses the same {disks[0]} disks: more vdevs means narrower vdevs, so the "
-                "sum-of-vdevs rule (which assumes added disks) is not the model for this sweep."
+            res.headline[f"{r['test']} {r['vdev_type']}"] = f"best {r['layout']}: {r['relative']:.2f}x one vdev" + (
+                f" (disk model {r['disk_model_ratio']:.2g}x)" if fixed else f" (rule {r['ideal']:.0f}x)"
             )
     if layouts.height:
         _serial_findings(res, layouts, serial_test, record_bytes)
     labelled = runs.filter(pl.col("vdev_type").is_not_null() & pl.col("vdev_count").is_not_null())
     scaled_fio = fio(labelled, baseline_vdev_count, by=FIO_SCALING_GROUP) if labelled.height else labelled
-    res.frames["fio"] = scaled_fio
     res.file_ids += scaled_fio["file_id"].to_list() if scaled_fio.height else []
     multi = scaled_fio.filter(pl.col("vdev_counts_in_group") > 1) if scaled_fio.height else scaled_fio
+    res.frames["fio"] = multi  # only groups that compare vdev counts (a lone vdev count has nothing to chart)
     if runs.height:
         res.findings.append(
             f"{runs.height} fio run(s) for {sel.describe()}, {labelled.height} labelled with vdev_type "
@@ -384,10 +435,64 @@ def analyse(
             f"{r['pct_of_one']:.0f} % of one = {r['ratio']:.2f}x against the rule's {r['ideal']:.1f}x "
             f"({r['deviation_pct']:+.1f} %)."
         )
-    if res.headline:
-        first = next(iter(res.headline.items()))
-        res.verdict = f"{first[0]}: {first[1]}."
+    res.verdict = _verdict(res)
     return res
+
+
+def _verdict(res) -> str:
+    """One sentence from what the selection measured: the fastest layout of each write test against the disk model,
+    the serial-reader fit, the layouts against one disk; else the study's stated figures (said to be stated)."""
+    from ..units import MiB
+    from . import prose
+
+    parts = []
+    if res.has("best"):
+        writes = res["best"].filter(pl.col("test").map_elements(direction_of, return_dtype=pl.String) == "write")
+        for (test,), g in writes.group_by("test", maintain_order=True):
+            r = g.sort("speed_bytes_per_s", descending=True).row(0, named=True)
+            model = (
+                f"the disk model's {r['disk_model_ratio']:.2g}x"
+                if r["layouts_disks"] == 1
+                else f"the sum-of-vdevs rule's {r['ideal']:.0f}x"
+            )
+            parts.append(
+                f"{test} at best {r['speed_bytes_per_s'] / MiB:.1f} MiB/s ({r['vdev_type']} {r['layout']}), "
+                f"{r['relative']:.2f}x its one-vdev layout against {model}"
+            )
+    if res.has("serial_reader"):
+        fit = res["serial_reader"]
+        parts.append(
+            f"{fit['test'][0]} fits a serial-reader model (fitted, mean error {fit['error_pct'].abs().mean():.1f} %)"
+        )
+    if res.has("single_disk"):
+        parts.append(
+            "against one disk: "
+            + prose.listing(
+                [
+                    f"{r['label']} {r['direction']} {r['ratio']:.2f}x (model "
+                    + (
+                        f"{r['model_low']:g}x"
+                        if r["model_low"] == r["model_high"]
+                        else f"{r['model_low']:g}-{r['model_high']:g}x"
+                    )
+                    + ")"
+                    for r in res["single_disk"].iter_rows(named=True)
+                ],
+                limit=4,
+            )
+        )
+    if parts:
+        return "Measured: " + "; ".join(parts) + "."
+    if res.has("stated_two_vdevs"):
+        st = res["stated_two_vdevs"]
+        return (
+            "Stated by the study, not measured here: "
+            + prose.listing(
+                [f"{r['vdev_class']} n = 2 {r['ratio']:.2f}x ({r['n_counts']})" for r in st.iter_rows(named=True)]
+            )
+            + " against the rule's 2x."
+        )
+    return ""
 
 
 def _serial_findings(res, layouts: pl.DataFrame, test: str, record_bytes: int = 131072) -> None:
@@ -402,6 +507,9 @@ def _serial_findings(res, layouts: pl.DataFrame, test: str, record_bytes: int = 
         res.missing.append(f"no serial-reader fit for {test}: {e}")
         return
     res.frames["serial_reader"] = fitted
+    res.headline[f"{test} as one serial reader"] = (
+        f"fitted model, mean error {terms['mean_error_pct']:.1f} % over {terms['layouts']} layouts"
+    )
     rate = terms["disk_rate_bytes_per_s"]
     transfer = f"the bytes each disk reads at {rate / MiB:.1f} MiB/s" if rate else "no transfer term (fitted <= 0)"
     res.findings.append(

@@ -56,7 +56,7 @@ def with_flags(df: pl.DataFrame, margin: float = 1.0) -> pl.DataFrame:
     """Add MiB/s and the plausibility flags of each run:
 
     * ``inflated``: even the lowest value the printed figure can stand for is above the device's stated limit
-      (``device_limit_bytes_per_s`` x margin): it cannot come from the device, a cache answered (None: no limit);
+      (``device_limit_bytes_per_s`` x margin): if that limit is right, a cache answered (None: no limit);
       ``at_limit``: the limit lies within the printed figure's rounding, so the figure cannot tell;
     * ``direct_ignored``: ``direct=1`` on ZFS before 2.3, which accepts O_DIRECT and still caches;
     * ``shared_file``: numjobs > 1 all on one ``--filename``: their writes overlap, and a buffered ZFS merges
@@ -298,10 +298,16 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
         )
     flagged = d.filter(pl.col("inflated").fill_null(False))
     if flagged.height:
-        names = [f"{r['label']} ({prose.rate(r['bw_bytes_per_s'])})" for r in flagged.iter_rows(named=True)]
+        names = [
+            f"{r['label']} {r['bw_bytes_per_s'] / 1e6:.1f} MB/s = {r['bw_bytes_per_s'] / r['device_limit_bytes_per_s']:.2f}x "
+            f"its {r['device_limit_bytes_per_s'] / 1e6:.1f} MB/s limit"
+            for r in flagged.sort("bw_bytes_per_s", descending=True).iter_rows(named=True)
+        ]
         res.findings.append(
-            f"Above the device's stated limit x {inflation_margin:g} (cannot come from the device: "
-            f"a cache answered): {prose.listing(names)}."
+            f"Faster than the device limit labelled in the manifest x {inflation_margin:g}, even at the lowest value "
+            f"the printed figure stands for: {prose.listing(names)}. If the labelled limit is right, a cache "
+            "answered, not the device; the further above it, the less the limit's own accuracy matters (a limit "
+            "quoted as 'about' supports a flag just above it only weakly)."
         )
     edge = d.filter(pl.col("at_limit").fill_null(False))
     if edge.height:
@@ -334,11 +340,14 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
     for (label,), g in disks.filter(pl.col("ms_per_io").is_not_null()).group_by("label", maintain_order=True):
         if g.height > 1 and g["ms_per_io"].min() > 0 and g["ms_per_io"].max() / g["ms_per_io"].min() >= 10:
             parts = [f"{r['disk']} {r['ms_per_io']:.2f} ms" for r in g.iter_rows(named=True)]
+            fast = g.sort("ms_per_io").row(0, named=True)
             res.findings.append(
                 f"{label}: fio's disk stats give very different write times per I/O for its devices "
-                f"({prose.listing(parts)}): the members are not alike, and a mirrored write "
-                "completes only when its slowest member has it."
+                f"({prose.listing(parts)}; {fast['disk']} answers {g['ms_per_io'].max() / fast['ms_per_io']:.0f}x "
+                "faster): the members are not alike, a mirrored write completes only when its slowest member has "
+                f"it, and what lets {fast['disk']} answer that fast the logs do not say."
             )
+    _test_size_findings(res, d)
     reps = repeats(d)
     res.frames["repeats"] = reps
     for r in reps.iter_rows(named=True):
@@ -347,6 +356,7 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
             f" (95 % confidence interval of the mean ±{r['ci95_bytes_per_s'] / MiB:.0f} MiB/s with "
             f"{r['n']} runs{': few runs, so the spread is only a rough noise estimate' if r['n'] < 5 else ''})."
         )
+        ci_pct = r["ci95_bytes_per_s"] / r["mean"] * 100 if r["ci95_bytes_per_s"] is not None else None
         peers = d.filter(
             (pl.col("workload") == r["workload"])
             & pl.col("stack").eq_missing(r["stack"])
@@ -354,7 +364,8 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
         )
         for p in peers.iter_rows(named=True):
             res.findings.append(
-                f"  {p['label']} against it: {prose.compared(p['bw_bytes_per_s'], r['mean'], r['spread_pct'])}."
+                f"  {p['label']} against it: "
+                f"{prose.compared(p['bw_bytes_per_s'], r['mean'], r['spread_pct'], ci_pct, r['n'])}."
             )
     if reps.is_empty():
         res.findings.append(
@@ -389,10 +400,20 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
         f"runs ({direction})": str(n),
         "workloads": str(k),
         f"fastest {direction} run": f"{best['label']}: {best['bw_mib_s']:.0f} MiB/s"
-        + (" (above the device's limit: cache)" if best["inflated"] else ""),
+        + (
+            f" ({best['bw_bytes_per_s'] / best['device_limit_bytes_per_s']:.2f}x the labelled device limit)"
+            if best["inflated"]
+            else f" ({best['flag']})"
+            if best["flag"] not in (FLAGS[3], FLAGS[4])
+            else ""
+        ),
     }
+    flag_of = dict(zip(d["label"], d["flag"]))
     for c in costs.filter(~pl.col("zfs_version_differs")).iter_rows(named=True):
-        res.headline[f"{c['layer']} cost over {c['base']}"] = f"{c['penalty_pct']:.1f} %"
+        base_flag = flag_of.get(c["base"])
+        res.headline[f"{c['layer']} cost over {c['base']}"] = f"{c['penalty_pct']:.1f} %" + (
+            f" (base run flagged: {base_flag})" if base_flag not in (FLAGS[3], FLAGS[4], None) else ""
+        )
     if flagged.height:
         res.caveats.append(f"{flagged.height} run(s) above the device's limit")
     if d["direct_ignored"].any():
@@ -412,3 +433,39 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
             )
         )
     return res
+
+
+def file_bytes(row: dict) -> float | None:
+    """Bytes a fio run's jobs read or write: ``size`` per job, once when the jobs share one ``--filename``."""
+    if row.get("wl_size") is None:
+        return None
+    jobs = int(row["wl_numjobs"]) if str(row.get("wl_numjobs") or "").isdigit() else 1
+    return float(row["wl_size"]) * (1 if row.get("shared_file") else jobs)
+
+
+def _test_size_findings(res: Result, d: pl.DataFrame) -> None:
+    """Each run's file against the RAM its labels give (plausibility.ram_bytes), or what is missing to check it."""
+    from . import plausibility
+
+    fits, unknown = [], []
+    for r in d.iter_rows(named=True):
+        ram, _ = plausibility.ram_bytes(r["command"], r["notes"])
+        check = plausibility.against_cache(file_bytes(r), ram)
+        if check is None:
+            unknown.append(r["label"])
+        elif check["fits_in_cache"]:
+            fits.append(f"{r['label']} ({prose.size(check['size_bytes'])} in {prose.size(ram)} of RAM)")
+    if fits:
+        res.findings.append(
+            f"Test size below RAM (reads and, on ZFS, writes can be served from the page cache or ARC): "
+            f"{prose.listing(fits)}."
+        )
+        res.caveats.append("test size below RAM")
+    if unknown:
+        sizes = sorted({prose.size(b) for b in (file_bytes(r) for r in d.iter_rows(named=True)) if b})
+        res.missing.append(
+            f"the RAM of the machine is not in the logs or labels of {len(unknown)} run(s) "
+            + (f"(files of {prose.listing(sizes)})" if sizes else "")
+            + ": whether a file fits in the page cache or ARC cannot be checked; add `ram_bytes=N` to the "
+            "manifest's notes (storagelab lab does)"
+        )

@@ -180,6 +180,11 @@ def analyse(con, sel, baseline_label: str = ""):
         x["label"]: f"{x['rate_mib_s']:.1f} MiB/s ({x['vs_baseline']:.0%} of {baseline_label})"
         for x in r.iter_rows(named=True)
     }
+    for w in waits.iter_rows(named=True):  # a receiver's printed rate includes its wait for the sender
+        res.headline[w["receiver"]] = (
+            f"{w['corrected_rate_bytes_per_s'] / MiB:.1f} MiB/s without its {w['wait_s']:.1f} s start-up wait "
+            f"(printed {w['receiver_rate_bytes_per_s'] / MiB:.1f})"
+        )
     slow = r.row(-1, named=True)
     res.verdict = (
         f"Slowest transport: {slow['label']} at {slow['rate_mib_s']:.1f} MiB/s, {slow['vs_baseline']:.1%} "

@@ -1,0 +1,54 @@
+"""Whether a benchmark could measure its disks: the test size against the memory that can cache it.
+
+A file that fits in RAM (page cache or ARC) plus an L2ARC can be read back, and on ZFS also written, largely
+from cache, so its numbers say little about the disks (docs/formats/zfs-facts.md F23). The RAM a run had is in
+its logs or labels only in two ways, and this module reads exactly those:
+
+* bonnie++ ``-r N``: the RAM in MiB bonnie++ was told (it sizes its file at 2 x that by default);
+* ``ram_bytes=N`` in the manifest's notes (``storagelab lab`` writes it from the machine it ran on).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from ..units import MiB
+
+_NOTES_RAM = re.compile(r"(?:^|[;\s])ram_bytes=(\d+)")
+
+
+def ram_bytes(command: str | None, notes: str | None = None) -> tuple[int | None, str | None]:
+    """(RAM in bytes, where it was read) from a bonnie++ command line's ``-r`` or the notes' ``ram_bytes=``."""
+    if notes:
+        m = _NOTES_RAM.search(notes)
+        if m:
+            return int(m.group(1)), "ram_bytes in the manifest's notes"
+    if command:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = command.split()
+        if words and words[0].rsplit("/", 1)[-1].startswith("bonnie"):
+            for i, w in enumerate(words):
+                v = words[i + 1] if w == "-r" and i + 1 < len(words) else w[2:] if w.startswith("-r") else ""
+                if v.isdigit():
+                    return int(v) * MiB, f"bonnie++ -r {v} (MiB)"
+    return None, None
+
+
+def against_cache(size_bytes: float | None, ram: float | None, l2arc: float | None = None) -> dict | None:
+    """The test size against RAM (+ L2ARC): ratios and whether the file fits in the cache that can hold it.
+    None when the size or the RAM is unknown."""
+    if not size_bytes or not ram:
+        return None
+    cache = ram + (l2arc or 0)
+    return dict(
+        size_bytes=size_bytes,
+        ram_bytes=ram,
+        l2arc_bytes=l2arc,
+        cache_bytes=cache,
+        size_over_ram=size_bytes / ram,
+        size_over_cache=size_bytes / cache,
+        fits_in_cache=size_bytes <= cache,
+    )
