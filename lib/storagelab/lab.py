@@ -29,7 +29,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import paths
@@ -110,6 +110,19 @@ class Run:
     direct: int
     argv: list[str] = field(default_factory=list)  # the fio command, exactly
     shared_file: bool = False
+
+    def renamed(self, run_id: str, out: Path) -> Run:
+        """The same run saved under another id: its ``--name`` and log prefix follow, nothing else changes."""
+        old_log, new_log = str(out / self.run_id), str(out / run_id)
+        argv = []
+        for a in self.argv:
+            key, eq, value = a.partition("=")
+            if a == f"--name={self.run_id}":
+                a = f"--name={run_id}"
+            elif eq and value == old_log:
+                a = f"{key}={new_log}"
+            argv.append(a)
+        return replace(self, run_id=run_id, argv=argv)
 
 
 def _size_bytes(text: str) -> int:
@@ -253,18 +266,51 @@ def describe_target(target: Path) -> dict:
         if props:
             info["zfs"] = dict(line.split("\t", 1) for line in props.splitlines() if "\t" in line)
         ashift = _cmd(["zpool", "get", "-Hp", "-o", "value", "ashift", pool])
-        if ashift and ashift.isdigit():
+        if ashift and ashift.isdigit() and int(ashift) > 0:
             info["ashift"] = int(ashift)
+        else:  # 0: ZFS chose each vdev's ashift, which only the pool's configuration says
+            config = _cmd(["zdb", "-C", pool], timeout=60)
+            if config and config_ashift(config) is not None:
+                info["ashift"] = config_ashift(config)
         status = _cmd(["zpool", "status", "-P", pool])
         if status:
             info["zpool_status"] = status
             info["layout"] = pool_layout(status)
             devices = info["layout"]["devices"]
+            sizes = [_cmd(["lsblk", "-bndo", "SIZE", d]) for d in info["layout"]["cache_devices"]]
+            info["l2arc_bytes"] = sum(int(v) for v in sizes if v and v.isdigit())
         info["zfs_version"] = zfs_version()
     elif info.get("source", "").startswith("/dev/"):
         devices = [info["source"]]
     info["devices"] = [describe_device(d) for d in devices]
     return info
+
+
+def config_ashift(text: str) -> int | None:
+    """The ashift of a pool's data vdevs from ``zdb -C`` (each top-level child of ``vdev_tree`` prints its own
+    ``ashift:``; log vdevs, ``is_log: 1``, are left out); None when it says none or the data vdevs differ."""
+    lines = text.expandtabs(8).splitlines()
+    tree = next((i for i, ln in enumerate(lines) if ln.strip() == "vdev_tree:"), None)
+    if tree is None:
+        return None
+    base = len(lines[tree]) - len(lines[tree].lstrip())
+    child = re.compile(r"children\[\d+\]:")
+    top: list[dict] = []
+    child_indent = None
+    for ln in lines[tree + 1 :]:
+        if not ln.strip():
+            continue
+        indent = len(ln) - len(ln.lstrip())
+        if indent <= base:
+            break
+        if child.fullmatch(ln.strip()) and (child_indent is None or indent == child_indent):
+            child_indent = indent
+            top.append({})
+        elif top and child_indent is not None and ln.lstrip() == ln.strip() and indent == child_indent + 4:
+            key, _, value = ln.strip().partition(": ")
+            top[-1].setdefault(key, value)
+    ashifts = {int(v["ashift"]) for v in top if v.get("ashift", "").isdigit() and v.get("is_log", "0") == "0"}
+    return ashifts.pop() if len(ashifts) == 1 else None
 
 
 _VDEV = re.compile(r"^(mirror|raidz[123]?|draid[123]?)(?::[^-\s]*)?(?:-\d+)?$")
@@ -537,6 +583,36 @@ def _run_files(out: Path, run_id: str) -> list[Path]:
     )
 
 
+def saved_commands(manifest: Path) -> dict[str, str]:
+    """path -> command of the manifest's rows (paths relative to the manifest's folder); {} without a manifest."""
+    if not manifest.exists():
+        return {}
+    with open(manifest, newline="", encoding="utf-8") as fh:
+        return {(r.get("path") or "").strip(): r.get("command") or "" for r in csv.DictReader(fh)}
+
+
+def run_slots(run: Run, out: Path, saved: dict[str, str], repeat: int = 1, log=print) -> list[tuple[Run, bool]]:
+    """Where the ``repeat`` runs of ``run`` go in OUT, and whether each is already saved: ids RUNID, RUNID-2,
+    RUNID-3 ...; an id whose saved output was made by another command (its manifest row says) is skipped over,
+    one whose output has no manifest row is taken as this run's."""
+    root = manifest_for(out).parent.resolve()
+    slots: list[tuple[Run, bool]] = []
+    k = 1
+    while len(slots) < repeat:
+        r = run if k == 1 else run.renamed(f"{run.run_id}-{k}", out)
+        output = out / f"{r.run_id}.txt"
+        k += 1
+        if not output.exists():
+            slots.append((r, False))
+            continue
+        command = saved.get(output.resolve().relative_to(root).as_posix())
+        if command is None or command == shlex.join(r.argv):
+            slots.append((r, True))
+        else:
+            log(f"lab fio: {output.name} in {out} was made by another command: kept, this run gets the next id")
+    return slots
+
+
 def run_fio_matrix(
     runs: list[Run],
     *,
@@ -548,9 +624,12 @@ def run_fio_matrix(
     shared_file: bool = False,
     fio: str = "fio",
     device_limit: float | None = None,
+    repeat: int = 1,
     log=print,
 ) -> int:
-    """Run each fio command (skipping runs whose output exists), save and label its files, ingest them.
+    """Run each fio command ``repeat`` times, save and label its files, ingest them. A run already saved in OUT
+    with the same command is not run again (a re-run resumes); a saved run of the same id made with another command
+    (other size, runtime, target ...) is kept, and this one is saved as ``RUNID-2`` (the next free id).
     ``device_limit``: what the devices can deliver, bytes/s; a run measured faster is flagged (cache)."""
     target.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -559,9 +638,11 @@ def run_fio_matrix(
     tinfo = describe_target(target)
     manifest = manifest_for(out)
     root = manifest.parent
-    todo = [r for r in runs if not (out / f"{r.run_id}.txt").exists()]
-    if len(todo) < len(runs):
-        log(f"lab fio: {len(runs) - len(todo)} of {len(runs)} runs already saved in {out}: skipped (resume)")
+    saved = saved_commands(manifest)
+    planned = [slot for r in runs for slot in run_slots(r, out, saved, repeat, log=log)]
+    todo = [r for r, done in planned if not done]
+    if len(todo) < len(planned):
+        log(f"lab fio: {len(planned) - len(todo)} of {len(planned)} runs already saved in {out}: skipped (resume)")
     done_files: list[Path] = []
     started = time.monotonic()
     spent: list[float] = []
@@ -579,6 +660,7 @@ def run_fio_matrix(
             ram=system["ram_bytes"],
             numjobs=run.numjobs,
             shared_file=shared,
+            l2arc_bytes=tinfo.get("l2arc_bytes", 0),
         )
         for f in flags:
             log(f"  sanity: {f}")
@@ -713,7 +795,15 @@ def run_bonnie(
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv += ["-u", "root"]
     tinfo = describe_target(target)
-    flags = sanity_flags(target_info=tinfo, direct=0, total_bytes=size_mib * MIB, ram=ram, numjobs=1, shared_file=False)
+    flags = sanity_flags(
+        target_info=tinfo,
+        direct=0,
+        total_bytes=size_mib * MIB,
+        ram=ram,
+        numjobs=1,
+        shared_file=False,
+        l2arc_bytes=tinfo.get("l2arc_bytes", 0),
+    )
     if size_mib * MIB < 2 * ram:
         flags.append(f"bonnie++ file size {size_mib} MiB below 2 x RAM ({2 * ram // MIB} MiB), set with --size")
     if dest.exists():
@@ -830,17 +920,44 @@ def sweep_plan(
     return plan
 
 
+def _all_saved(item: dict) -> bool:
+    """Every fio run of one layout of the sweep already saved with its command (a re-run skips the layout)."""
+    for _rs, _ds, run_out, runs in item["runs"]:
+        saved = saved_commands(manifest_for(run_out))
+        if not all(done for r in runs for _, done in run_slots(r, run_out, saved, log=lambda *a: None)):
+            return False
+    return True
+
+
 def run_sweep(plan: list[dict], *, pool: str, ashift: int, db: Path | None, log=print) -> int:
+    """Run the plan layout by layout; each pool is destroyed after its runs, also when a step fails or on Ctrl-C.
+    A failed zpool/zfs step or Ctrl-C stops the sweep (status 1 or 130); a failed fio run does not (status 1).
+    Layouts whose runs are all saved are skipped without creating their pool (a re-run resumes)."""
     rc = 0
     for item in plan:
         lay = item["layout"]
+        if _all_saved(item):
+            log(f"sweep: {item['name']}: every run already saved: skipped (resume)")
+            continue
         create = item["steps"][0][1]
         log(f"sweep: {item['name']}: {shlex.join(create)}")
-        subprocess.run(create, check=True)
+        try:
+            subprocess.run(create, check=True)
+        except subprocess.CalledProcessError as e:
+            log(
+                f"sweep: {item['name']}: zpool create failed (status {e.returncode}): sweep stopped, nothing to destroy"
+            )
+            return 1
+        except KeyboardInterrupt:
+            log(f"sweep: interrupted during zpool create: sweep stopped (check `zpool list {pool}`)")
+            return 130
+        stop = 0
         try:
             for rs, ds, run_out, runs in item["runs"]:
-                subprocess.run(["zfs", "create", ds], check=True)
-                subprocess.run(["zfs", "set", f"recordsize={rs}", ds], check=True)
+                step = ["zfs", "create", ds]
+                subprocess.run(step, check=True)
+                step = ["zfs", "set", f"recordsize={rs}", ds]
+                subprocess.run(step, check=True)
                 labels = dict(
                     vdev_type=lay["vdev_type"],
                     vdev_count=lay["vdev_count"],
@@ -848,13 +965,29 @@ def run_sweep(plan: list[dict], *, pool: str, ashift: int, db: Path | None, log=
                     recordsize_bytes=RECORDSIZES[rs],
                     ashift=ashift,
                     pool=pool,
-                    label=None,
                 )
-                labels = {k: v for k, v in labels.items() if v is not None}
-                rc |= run_fio_matrix(runs, target=Path(f"/{ds}"), out=run_out, db=db, labels=labels, log=log)
+                r = run_fio_matrix(runs, target=Path(f"/{ds}"), out=run_out, db=db, labels=labels, log=log)
+                if r == 130:
+                    stop = 130
+                    break
+                rc = max(rc, r)
+        except subprocess.CalledProcessError as e:
+            log(f"sweep: {item['name']}: {shlex.join(step)} failed (status {e.returncode}): sweep stopped")
+            stop = 1
+        except KeyboardInterrupt:
+            log(f"sweep: {item['name']}: interrupted: sweep stopped")
+            stop = 130
         finally:
-            subprocess.run(["zpool", "destroy", pool])
-            log(f"sweep: {item['name']}: zpool destroy {pool}")
+            gone = subprocess.run(["zpool", "destroy", pool])
+            if gone.returncode == 0:
+                log(f"sweep: {item['name']}: zpool destroy {pool}")
+            else:
+                log(
+                    f"sweep: {item['name']}: zpool destroy {pool} failed (status {gone.returncode}): destroy it by hand"
+                )
+                stop = stop or 1
+        if stop:
+            return stop
     return rc
 
 
@@ -918,6 +1051,12 @@ def parser() -> argparse.ArgumentParser:
     )
     f.add_argument("--log-avg-msec", type=int, help="log window, ms (default 500 = fio's bw/iops samples; smoke 250)")
     f.add_argument("--log-hist-msec", type=int, help="histogram log interval, ms (default 1000; smoke 500)")
+    f.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs of each matrix point (RUNID, RUNID-2, ...): repeats give the run-to-run noise comparisons need",
+    )
     f.add_argument("--no-ingest", action="store_true")
     f.add_argument("--dry-run", action="store_true", help="print the fio commands only")
 
@@ -975,9 +1114,14 @@ def main(argv: list[str]) -> int:
             log_avg_msec=args.log_avg_msec,
             log_hist_msec=args.log_hist_msec,
         )
+        if args.repeat < 1:
+            print("storagelab lab fio: --repeat must be 1 or more", file=sys.stderr)
+            return 2
         if args.dry_run:
             for r in runs:
                 print(shlex.join(r.argv))
+            if args.repeat > 1:
+                print(f"# each {args.repeat} times (RUNID, RUNID-2, ...)", file=sys.stderr)
             return 0
         return run_fio_matrix(
             runs,
@@ -987,6 +1131,7 @@ def main(argv: list[str]) -> int:
             ingest=not args.no_ingest,
             shared_file=bool(args.filename),
             device_limit=args.device_limit,
+            repeat=args.repeat,
         )
     if args.what == "bonnie":
         if not shutil.which("bonnie++"):
