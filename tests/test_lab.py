@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import shlex
 import shutil
@@ -118,6 +119,25 @@ def test_lab_fio_smoke_for_real(tmp_path):
     again = _cli("lab", "fio", "--preset", "smoke", "--target", str(target), "--out", str(out), "--db", str(db))
     assert again.returncode == 0 and "4 of 4 runs already saved" in again.stdout
     assert len(load_manifest(out / "manifest.csv").rows) == len(files)
+
+    # in notebook 08's report: every run against its depth with its percentiles, its logs over time, its histogram
+    rep = tmp_path / "report"
+    nb = _cli("run", "08_fio", "-p", "study", "lab", "-p", "db_path", str(db), "--output", str(rep))
+    assert nb.returncode == 0, nb.stderr[-3000:]
+    page = (rep / "08_fio.html").read_text()
+    for run in runs:
+        assert f"{run} bw {'read' if run.startswith('randread') else 'write'}: " in page  # its time series finding
+        assert f"{run}" in page and f"QD {run[-5]} x {run[-1]}: " in page
+    assert page.count("p50/p99/p99.9 ") >= 4
+    assert (
+        "4 from fio&#x27;s JSON+ completion latency bins" in page
+        or "4 from fio's JSON+ completion latency bins" in page
+    )
+    figures = sorted(p.name for p in (rep / "figures").rglob("*.svg"))
+    assert figures == ["iops-latency-vs-depth.svg", "latency-histograms.svg", "time-series.svg"]
+    series = json.loads(next((rep / "figures").rglob("time-series.vl.json")).read_text())
+    panels = {d["panel"] for d in next(iter(series["datasets"].values()))}
+    assert {f"{run} bw {'read' if run.startswith('randread') else 'write'}" for run in runs} <= panels
 
 
 @pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
