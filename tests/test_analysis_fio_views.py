@@ -269,17 +269,9 @@ def test_histograms_from_json_plus_bins_and_hist_logs(con):
 
 def test_printed_buckets_are_fios_lines(tmp_path):
     """A normal-text output without JSON+ bins: the 'lat (usec) : 50=0.59%, 100=98.24%, ...' line as printed."""
-    from storagelab.store import ingest
+    from conftest import ingest_unlabelled
 
-    db = tmp_path / "t.duckdb"
-    ingest(
-        [FIXTURES / "fio" / "3.33" / "normal_only.txt", LOGS / "single.txt"],
-        db_path=db,
-        manifest_path=tmp_path / "none.csv",
-        parquet_dir=False,
-        progress=False,
-        workers=1,
-    )
+    db = ingest_unlabelled([FIXTURES / "fio" / "3.33" / "normal_only.txt", LOGS / "single.txt"], tmp_path)
     c = open_db(db)
     ids = [r[0] for r in c.execute("SELECT file_id FROM files ORDER BY path").fetchall()]
     got = v.load_printed_buckets(c, ids)

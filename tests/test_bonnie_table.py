@@ -83,20 +83,10 @@ def test_findings_and_no_runs(seed_db, res):
 
 def test_block_lines_keep_too_fast(tmp_path, res):
     """Real bonnie++ 2.00a runs: '+++++' stays '+++++' in the notebook's printed lines, never 'n/a' or 0."""
-    from conftest import FIXTURES
+    from conftest import FIXTURES, ingest_unlabelled
 
-    from storagelab.store import ingest
-
-    db = tmp_path / "b.duckdb"
     src = FIXTURES / "bonnie" / "2.00a"
-    ingest(
-        [src / "direct_n0.out.txt", src / "plain.out.txt"],
-        db_path=db,
-        manifest_path=tmp_path / "none.csv",
-        parquet_dir=False,
-        progress=False,
-        workers=1,
-    )
+    db = ingest_unlabelled([src / "direct_n0.out.txt", src / "plain.out.txt"], tmp_path)
     con = open_db(db)
     tab = bonnie_table.analyse(con, Selection(study=""))["table"]
     con.close()
