@@ -159,6 +159,26 @@ def test_lab_bonnie_for_real(tmp_path):
     assert con.execute("SELECT count(*) FROM bonnie_results").fetchone()[0] >= 1
     con.close()
 
+    # --repeat 2 of the same command: one saved, one more run; another target: kept apart, not taken as done
+    args = ["lab", "bonnie", "--out", str(out), "--db", str(db), "--size", "32M", "--files", "0"]
+    again = _cli(*args, "--target", str(target), "--repeat", "2")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "lab bonnie: 1 of 2 runs already saved" in again.stdout and "> bonnie-32m-n0-2.txt" in again.stdout
+    other = _cli(*args, "--target", str(tmp_path / "elsewhere"))
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert f"lab bonnie: bonnie-32m-n0.txt in {out} was made by another command" in other.stdout
+    assert "> bonnie-32m-n0-3.txt" in other.stdout
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT label FROM files ORDER BY 1").fetchall() == [
+        ("bonnie++ 32 MiB",),
+        ("bonnie++ 32 MiB (2)",),
+        ("bonnie++ 32 MiB (3)",),
+    ]
+    assert con.execute("SELECT label FROM files WHERE command LIKE '%/elsewhere %'").fetchall() == [
+        ("bonnie++ 32 MiB (3)",)
+    ]
+    con.close()
+
 
 def test_smoke_commands_exact(tmp_path):
     runs = lab.build_runs(lab.PRESETS["smoke"], target=Path("/t"), out=Path("/o"))

@@ -591,26 +591,37 @@ def saved_commands(manifest: Path) -> dict[str, str]:
         return {(r.get("path") or "").strip(): r.get("command") or "" for r in csv.DictReader(fh)}
 
 
-def run_slots(run: Run, out: Path, saved: dict[str, str], repeat: int = 1, log=print) -> list[tuple[Run, bool]]:
-    """Where the ``repeat`` runs of ``run`` go in OUT, and whether each is already saved: ids RUNID, RUNID-2,
-    RUNID-3 ...; an id whose saved output was made by another command (its manifest row says) is skipped over,
-    one whose output has no manifest row is taken as this run's."""
+def output_slots(stem: str, out: Path, saved: dict[str, str], repeat: int, command_of, tool: str, log=print):
+    """Where ``repeat`` outputs of one command go in OUT, and whether each is already saved: ``(id, done)`` for ids
+    STEM, STEM-2, STEM-3 ... (output ``OUT/<id>.txt``); an id whose saved output was made by another command (its
+    manifest row says) is skipped over, one whose output has no manifest row is taken as this command's.
+    ``command_of(id)``: the command line that id's run would have."""
     root = manifest_for(out).parent.resolve()
-    slots: list[tuple[Run, bool]] = []
+    slots: list[tuple[str, bool]] = []
     k = 1
     while len(slots) < repeat:
-        r = run if k == 1 else run.renamed(f"{run.run_id}-{k}", out)
-        output = out / f"{r.run_id}.txt"
+        rid = stem if k == 1 else f"{stem}-{k}"
+        output = out / f"{rid}.txt"
         k += 1
         if not output.exists():
-            slots.append((r, False))
+            slots.append((rid, False))
             continue
         command = saved.get(output.resolve().relative_to(root).as_posix())
-        if command is None or command == shlex.join(r.argv):
-            slots.append((r, True))
+        if command is None or command == command_of(rid):
+            slots.append((rid, True))
         else:
-            log(f"lab fio: {output.name} in {out} was made by another command: kept, this run gets the next id")
+            log(f"lab {tool}: {output.name} in {out} was made by another command: kept, this run gets the next id")
     return slots
+
+
+def run_slots(run: Run, out: Path, saved: dict[str, str], repeat: int = 1, log=print) -> list[tuple[Run, bool]]:
+    """``output_slots`` of one fio run: the run under each id (its name and logs follow the id)."""
+
+    def named(rid: str) -> Run:
+        return run if rid == run.run_id else run.renamed(rid, out)
+
+    slots = output_slots(run.run_id, out, saved, repeat, lambda rid: shlex.join(named(rid).argv), "fio", log)
+    return [(named(rid), done) for rid, done in slots]
 
 
 def run_fio_matrix(
@@ -778,9 +789,12 @@ def run_bonnie(
     bonnie="bonnie++",
     ingest: bool = True,
     labels: dict | None = None,
+    repeat: int = 1,
     log=print,
 ) -> int:
-    """One bonnie++ run (file size 2 x RAM unless ``size_bytes``), saved as OUT/bonnie-<size>.txt."""
+    """``repeat`` bonnie++ runs (file size 2 x RAM unless ``size_bytes``), saved as OUT/bonnie-<size>m-n<files>.txt,
+    then -2, -3 ...; an output already saved by the same command counts (a re-run resumes), one made by another
+    command (other target) is kept. Ctrl-C discards the running one and keeps, labels and ingests the others."""
     system = describe_system()
     ram = system["ram_bytes"]
     size = size_bytes or 2 * ram
@@ -789,8 +803,6 @@ def run_bonnie(
     ram_mib = min(ram // MIB, size_mib // 2) or 1
     target.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    name = f"bonnie-{size_mib}m-n{files}.txt"
-    dest = out / name
     argv = [bonnie, "-d", str(target), "-s", str(size_mib), "-r", str(ram_mib), "-n", str(files), "-m", system["host"]]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv += ["-u", "root"]
@@ -806,35 +818,45 @@ def run_bonnie(
     )
     if size_mib * MIB < 2 * ram:
         flags.append(f"bonnie++ file size {size_mib} MiB below 2 x RAM ({2 * ram // MIB} MiB), set with --size")
-    if dest.exists():
-        log(f"lab bonnie: {dest} exists: skipped (resume)")
-        return _ingest([dest], db, manifest_for(out)) if ingest else 0
-    for f in flags:
-        log(f"  sanity: {f}")
-    log(f"lab bonnie: {shlex.join(argv)}")
-    part = dest.with_suffix(".txt.part")
-    try:
-        with open(part, "wb") as fh:
-            p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE)
-    except KeyboardInterrupt:
-        part.unlink(missing_ok=True)
-        log("interrupted: nothing kept")
-        return 130
-    if p.returncode != 0:
-        log(f"bonnie++ failed ({p.returncode}): {p.stderr.decode(errors='replace').strip()[-500:]}")
-        part.unlink(missing_ok=True)
-        return 1
-    part.rename(dest)
-    version = None
-    m = re.search(r"Version\s+([0-9][0-9.a-z]*)", dest.read_text(errors="replace"))
-    if m:
-        version = f"bonnie++ {m.group(1)}"
     manifest = manifest_for(out)
-    notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB})
-    append_manifest(
-        manifest, [manifest_row(dest, manifest.parent, f"bonnie++ {size_mib} MiB", system, tinfo, argv, notes, labels)]
-    )
-    return _ingest([dest], db, manifest) if ingest else 0
+    stem = f"bonnie-{size_mib}m-n{files}"
+    slots = output_slots(stem, out, saved_commands(manifest), repeat, lambda _: shlex.join(argv), "bonnie", log)
+    todo = [rid for rid, done in slots if not done]
+    if len(todo) < len(slots):
+        log(f"lab bonnie: {len(slots) - len(todo)} of {len(slots)} runs already saved in {out}: skipped (resume)")
+    for f in flags if todo else ():
+        log(f"  sanity: {f}")
+    saved: list[Path] = []
+    rc = 0
+    for i, rid in enumerate(todo, 1):
+        dest = out / f"{rid}.txt"
+        log(f"[{i}/{len(todo)}] lab bonnie: {shlex.join(argv)} > {dest.name}")
+        part = dest.with_suffix(".txt.part")
+        try:
+            with open(part, "wb") as fh:
+                p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE)
+        except KeyboardInterrupt:
+            part.unlink(missing_ok=True)
+            log(f"interrupted: {rid} discarded; {len(saved)} completed runs kept (a re-run resumes)")
+            rc = 130
+            break
+        if p.returncode != 0:
+            log(f"bonnie++ failed ({p.returncode}): {p.stderr.decode(errors='replace').strip()[-500:]}")
+            part.unlink(missing_ok=True)
+            rc = 1
+            continue
+        part.rename(dest)
+        version = None
+        m = re.search(r"Version\s+([0-9][0-9.a-z]*)", dest.read_text(errors="replace"))
+        if m:
+            version = f"bonnie++ {m.group(1)}"
+        notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB})
+        label = f"bonnie++ {size_mib} MiB" + ("" if rid == stem else f" ({rid.removeprefix(stem + '-')})")
+        append_manifest(manifest, [manifest_row(dest, manifest.parent, label, system, tinfo, argv, notes, labels)])
+        saved.append(dest)
+    outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
+    ingested = _ingest(outputs, db, manifest) if ingest else 0  # the new ones, and any saved but not yet ingested
+    return rc or ingested
 
 
 # ----------------------------------------------------------------------------- ZFS topology sweep
@@ -1068,6 +1090,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--files", type=int, default=16, help="bonnie++ -n: file creation tests, in 1024s of files (0: none)"
     )
+    b.add_argument("--repeat", type=int, default=1, help="runs of bonnie++ (bonnie-...txt, -2, -3 ...)")
     b.add_argument("--no-ingest", action="store_true")
 
     z = sub.add_parser(
@@ -1139,6 +1162,9 @@ def main(argv: list[str]) -> int:
                 "storagelab lab bonnie: bonnie++ is not installed (Debian: apt-get install bonnie++)", file=sys.stderr
             )
             return 2
+        if args.repeat < 1:
+            print("storagelab lab bonnie: --repeat must be 1 or more", file=sys.stderr)
+            return 2
         size = _size_bytes(args.size) if args.size else None
         return run_bonnie(
             target=Path(args.target).resolve(),
@@ -1147,6 +1173,7 @@ def main(argv: list[str]) -> int:
             db=db,
             files=args.files,
             ingest=not args.no_ingest,
+            repeat=args.repeat,
         )
     # zfs-sweep
     plan = sweep_plan(
