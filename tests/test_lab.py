@@ -659,7 +659,7 @@ def test_lab_fio_failed_run_leaves_nothing_in_out(tmp_path):
     assert not [f for f in out.iterdir() if f.name != "manifest.csv"]
 
 
-ZDB_CONFIG = ROOT / "tests" / "fixtures" / "zdb" / "2.1-config"
+ZDB_CONFIG = ROOT / "tests" / "fixtures" / "zdb-config" / "2.1"
 
 
 def test_config_ashift_from_real_zdb_C():
