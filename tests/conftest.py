@@ -20,6 +20,22 @@ def storagelab_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProc
     )
 
 
+def ingest_unlabelled(paths, folder: Path) -> Path:
+    """``paths`` ingested, without labels, into a new database in ``folder`` (one worker, no Parquet)."""
+    from storagelab.store import ingest
+
+    db = folder / "unlabelled.duckdb"
+    ingest(
+        [str(x) for x in paths],
+        db_path=db,
+        manifest_path=folder / "none.csv",
+        parquet_dir=False,
+        progress=False,
+        workers=1,
+    )
+    return db
+
+
 @pytest.fixture
 def raw_copy(tmp_path):
     """A copy of data/raw/ (with its manifest) that a test may change."""

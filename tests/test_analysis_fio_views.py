@@ -237,4 +237,146 @@ def test_a_flagged_run_is_not_promoted_unmarked(seed_db):
         "Highest IOPS: ZFS mirror (0.8.4) at 1,240 (write, 64 I/Os in flight) (flagged: above the device's limit; "
         "see 05_stacks)."
     )
-    assert any(f.endswith("(not like for like: ZFS 0.8.4 against 2.1.4).") for f in res.findings)
+    assert [f for f in res.findings if "not like for like" in f] == []
+
+
+def _ids(con, fmt: str) -> list[int]:
+    return [r[0] for r in con.execute("SELECT file_id FROM files WHERE format = ? ORDER BY 1", [fmt]).fetchall()]
+
+
+def test_histograms_from_json_plus_bins_and_hist_logs(con):
+    outputs, hists = _ids(con, "fio-json+"), _ids(con, "fio-hist-log")
+    assert len(outputs) == 3 and len(hists) == 2
+    h = v.load_histograms(con, outputs, hists)
+    assert set(h["source"]) == {"JSON+ clat"}  # the hist logs' run (avg) has its JSON+ bins: they are not doubled
+    got = {
+        (lbl.split("/")[-1], d): n for lbl, d, n in h.group_by("label", "direction").agg(pl.col("count").sum()).rows()
+    }
+    want = {}
+    for run in ("raw", "avg", "single"):
+        for job in fio_json(run)["jobs"]:
+            for d in ("read", "write"):
+                if job[d]["total_ios"]:
+                    want[(f"{run}.txt", d)] = want.get((f"{run}.txt", d), 0) + job[d]["clat_ns"]["N"]
+    assert got == want == {("avg.txt", "write"): 384, ("raw.txt", "read"): 57, ("raw.txt", "write"): 71,
+                           ("single.txt", "read"): 13198}  # fmt: skip
+    logs = v.load_histograms(con, [], hists)  # without the output: the write_hist_log bins
+    assert set(logs["source"]) == {"clat_hist log"} and set(logs["label"]) == {"avg"}
+    assert logs["count"].sum() == 2 * 130 and sorted(set(logs["file_id"])) == hists
+    # into 10 buckets per factor of 10: every bin lands in the bucket around it, shares add up to 100 %
+    b = v.histogram_buckets(h)
+    for (lbl, d), g in b.group_by("label", "direction"):
+        assert g["pct"].sum() == pytest.approx(100.0) and g["count"].sum() == want[(lbl.split("/")[-1], d)]
+        bins = h.filter((pl.col("label") == lbl) & (pl.col("direction") == d))
+        for lo, hi, n in g.select("bucket_lo_ns", "bucket_hi_ns", "count").rows():
+            assert hi == pytest.approx(lo * 10**0.1)
+            assert (
+                bins.filter((pl.col("latency_ns") >= lo * (1 - 1e-12)) & (pl.col("latency_ns") < hi))["count"].sum()
+                == n
+            )
+    single = b.filter(pl.col("label").str.ends_with("single.txt")).sort("count", descending=True).row(0, named=True)
+    assert (single["count"], round(single["bucket_lo_ns"]), round(single["bucket_hi_ns"])) == (7416, 39811, 50119)
+
+
+def test_printed_buckets_are_fios_lines(tmp_path):
+    """A normal-text output without JSON+ bins: the 'lat (usec) : 50=0.59%, 100=98.24%, ...' line as printed."""
+    from conftest import ingest_unlabelled
+
+    db = ingest_unlabelled([FIXTURES / "fio" / "3.33" / "normal_only.txt", LOGS / "single.txt"], tmp_path)
+    c = open_db(db)
+    ids = [r[0] for r in c.execute("SELECT file_id FROM files ORDER BY path").fetchall()]
+    got = v.load_printed_buckets(c, ids)
+    c.close()
+    assert got.select("direction", "source", "bucket_lo_ns", "bucket_hi_ns", "pct").rows() == [
+        ("all", "fio's printed buckets", 20_000.0, 50_000.0, 0.59),
+        ("all", "fio's printed buckets", 50_000.0, 100_000.0, 98.24),
+        ("all", "fio's printed buckets", 100_000.0, 250_000.0, 0.98),
+        ("all", "fio's printed buckets", 250_000.0, 500_000.0, 0.2),
+    ]  # single.txt (JSON+) has its bins: its printed buckets are not used
+    assert set(got["label"]) == {"tests/fixtures/fio/3.33/normal_only.txt"}
+
+
+def test_depth_lines():
+    df = pl.DataFrame(
+        {
+            "label": ["run-a", None],
+            "path": ["a.txt", "data/raw/b.txt"],
+            "direction": ["read", "write"],
+            "iodepth": [1, 8],
+            "numjobs": [1, 8],
+            "iops": [15439.4, 183.0],
+            "bw_bytes_per_s": [63_238_000.0, 184 * 2**20],
+            "p50_ns": [41_984.0, None],
+            "p99_ns": [103_000.0, None],
+            "p99_9_ns": [None, None],
+        }
+    )
+    assert v.depth_lines(df) == [
+        "run-a                                read  QD 1 x 1:     15,439 IOPS      60.3 MiB/s  p50/p99/p99.9 "
+        "0.042 / 0.103 / n/a ms",
+        "data/raw/b.txt                       write QD 8 x 8:        183 IOPS     184.0 MiB/s",
+    ]
+
+
+def _point(config, file_id, bw, sample_mean=None, sample_sd=None, qd=1):
+    return dict(
+        workload="write bs=4KiB",
+        direction="write",
+        iodepth=qd,
+        numjobs=1,
+        config=config,
+        file_id=file_id,
+        bw_bytes_per_s=bw,
+        bw_mean_bytes_per_s=sample_mean,
+        bw_stdev_bytes_per_s=sample_sd,
+    )
+
+
+def test_point_comparisons_at_one_depth_with_their_noise():
+    mib = 2**20
+    repeats = pl.DataFrame(
+        [
+            _point("nas | zfs | mirror 1 2", 1, 110 * mib),
+            _point("nas | zfs | mirror 1 2", 2, 114 * mib),
+            _point("nas | ext4 | ? ? ?", 3, 100 * mib),
+            _point("nas | ext4 | ? ? ?", 4, 100 * mib),
+            _point("nas | ext4 | ? ? ?", 5, 900 * mib, qd=8),  # another depth: not compared with QD 1
+        ]
+    )
+    assert v.point_comparisons(repeats) == [
+        "`write bs=4KiB` write at QD 1 x 1: nas | zfs | mirror 1 2 is 12 % faster than nas | ext4 | ? ? ?, outside "
+        "run-to-run noise (±3 %) (2 and 2 runs)."
+    ]
+    singles = pl.DataFrame(
+        [
+            _point("a | zfs | ? ? ?", 1, 103 * mib, 100 * mib, 10 * mib),
+            _point("b | zfs | ? ? ?", 2, 100 * mib, 95 * mib, 12 * mib),
+        ]
+    )
+    assert v.point_comparisons(singles) == [
+        "`write bs=4KiB` write at QD 1 x 1: a | zfs | ? ? ? is 5 % faster than b | zfs | ? ? ?, within the runs' "
+        "sample-to-sample noise (±16 %) (fio's bandwidth samples; repeat the runs (`storagelab lab fio --repeat 3`) "
+        "for run-to-run noise)."
+    ]
+    one = pl.DataFrame([_point("a | xfs | ? ? ?", i, bw * mib) for i, bw in enumerate((100, 104, 96), 1)])
+    assert v.point_comparisons(one) == [
+        "`write bs=4KiB` write at QD 1 x 1: 3 runs of a | xfs | ? ? ?: mean 100.0 MiB/s (104.9 MB/s), run-to-run "
+        "spread ±4.0 % (sample standard deviation of the runs' bandwidth)."
+    ]
+    assert v.point_comparisons(one.head(1)) == []
+    assert v.point_comparisons(singles, {1: "0.8.4", 2: "2.1.4"}) == [
+        "`write bs=4KiB` write at QD 1 x 1: a | zfs | ? ? ? is 5 % faster than b | zfs | ? ? ?, within the runs' "
+        "sample-to-sample noise (±16 %) (fio's bandwidth samples; repeat the runs (`storagelab lab fio --repeat 3`) "
+        "for run-to-run noise; not like for like: ZFS 0.8.4 against 2.1.4)."
+    ]
+
+
+def test_analyse_shows_the_histograms(con):
+    from storagelab.analysis import Selection
+
+    res = v.analyse(con, Selection(study=""))
+    assert res.frames["histogram"]["source"].unique().to_list() == ["JSON+ clat"]
+    assert (
+        "Latency histograms (share of each run's I/Os per latency bucket): 4 from fio's JSON+ completion latency bins, "
+        "10 buckets per factor of 10." in res.findings
+    )

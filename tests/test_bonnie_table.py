@@ -79,3 +79,21 @@ def test_findings_and_no_runs(seed_db, res):
     empty = bonnie_table.analyse(con, Selection(study="thumper-x4500"))
     con.close()
     assert not empty.has("table") and empty.missing[0].startswith("no bonnie++ runs for study thumper-x4500")
+
+
+def test_block_lines_keep_too_fast(tmp_path, res):
+    """Real bonnie++ 2.00a runs: '+++++' stays '+++++' in the notebook's printed lines, never 'n/a' or 0."""
+    from conftest import FIXTURES, ingest_unlabelled
+
+    src = FIXTURES / "bonnie" / "2.00a"
+    db = ingest_unlabelled([src / "direct_n0.out.txt", src / "plain.out.txt"], tmp_path)
+    con = open_db(db)
+    tab = bonnie_table.analyse(con, Selection(study=""))["table"]
+    con.close()
+    assert bonnie_table.block_lines(tab) == [
+        "tests/fixtures/bonnie/2.00a/direct block write  131.8 MiB/s, block read   +++++ MiB/s",  # CSV 134917 K/s
+        "tests/fixtures/bonnie/2.00a/plain. block write  +++++ MiB/s, block read   +++++ MiB/s",
+    ]
+    assert bonnie_table.block_lines(res["table"])[-1] == (
+        "single disk (aligned)              block write  105.0 MiB/s, block read   179.0 MiB/s"
+    )

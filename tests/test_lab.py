@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -118,6 +120,25 @@ def test_lab_fio_smoke_for_real(tmp_path):
     assert again.returncode == 0 and "4 of 4 runs already saved" in again.stdout
     assert len(load_manifest(out / "manifest.csv").rows) == len(files)
 
+    # in notebook 08's report: every run against its depth with its percentiles, its logs over time, its histogram
+    rep = tmp_path / "report"
+    nb = _cli("run", "08_fio", "-p", "study", "lab", "-p", "db_path", str(db), "--output", str(rep))
+    assert nb.returncode == 0, nb.stderr[-3000:]
+    page = (rep / "08_fio.html").read_text()
+    for run in runs:
+        assert f"{run} bw {'read' if run.startswith('randread') else 'write'}: " in page  # its time series finding
+        assert f"{run}" in page and f"QD {run[-5]} x {run[-1]}: " in page
+    assert page.count("p50/p99/p99.9 ") >= 4
+    assert (
+        "4 from fio&#x27;s JSON+ completion latency bins" in page
+        or "4 from fio's JSON+ completion latency bins" in page
+    )
+    figures = sorted(p.name for p in (rep / "figures").rglob("*.svg"))
+    assert figures == ["iops-latency-vs-depth.svg", "latency-histograms.svg", "time-series.svg"]
+    series = json.loads(next((rep / "figures").rglob("time-series.vl.json")).read_text())
+    panels = {d["panel"] for d in next(iter(series["datasets"].values()))}
+    assert {f"{run} bw {'read' if run.startswith('randread') else 'write'}" for run in runs} <= panels
+
 
 @pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
 def test_lab_bonnie_for_real(tmp_path):
@@ -136,6 +157,26 @@ def test_lab_bonnie_for_real(tmp_path):
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT tool, label FROM files").fetchall() == [("bonnie++", "bonnie++ 32 MiB")]
     assert con.execute("SELECT count(*) FROM bonnie_results").fetchone()[0] >= 1
+    con.close()
+
+    # --repeat 2 of the same command: one saved, one more run; another target: kept apart, not taken as done
+    args = ["lab", "bonnie", "--out", str(out), "--db", str(db), "--size", "32M", "--files", "0"]
+    again = _cli(*args, "--target", str(target), "--repeat", "2")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "lab bonnie: 1 of 2 runs already saved" in again.stdout and "> bonnie-32m-n0-2.txt" in again.stdout
+    other = _cli(*args, "--target", str(tmp_path / "elsewhere"))
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert f"lab bonnie: bonnie-32m-n0.txt in {out} was made by another command" in other.stdout
+    assert "> bonnie-32m-n0-3.txt" in other.stdout
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT label FROM files ORDER BY 1").fetchall() == [
+        ("bonnie++ 32 MiB",),
+        ("bonnie++ 32 MiB (2)",),
+        ("bonnie++ 32 MiB (3)",),
+    ]
+    assert con.execute("SELECT label FROM files WHERE command LIKE '%/elsewhere %'").fetchall() == [
+        ("bonnie++ 32 MiB (3)",)
+    ]
     con.close()
 
 
@@ -308,20 +349,94 @@ def test_zfs_sweep_runs_nothing_without_yes(tmp_path, monkeypatch):
     assert called == []
 
 
-def test_zfs_sweep_destroys_the_pool_when_a_run_fails(tmp_path, monkeypatch):
-    calls = []
-
+def _fake_zfs(calls, fail=None):
     def fake_run(argv, check=False, **kw):
         calls.append(list(argv))
-        if argv[:2] == ["zfs", "set"]:
-            raise subprocess.CalledProcessError(1, argv)
+        if fail and argv[: len(fail)] == fail:
+            if check:
+                raise subprocess.CalledProcessError(1, argv)
+            return subprocess.CompletedProcess(argv, 1)
         return subprocess.CompletedProcess(argv, 0)
 
-    monkeypatch.setattr(lab.subprocess, "run", fake_run)
-    plan = lab.sweep_plan(["/dev/sdx"], out=tmp_path, recordsizes=("4K",))
-    with pytest.raises(subprocess.CalledProcessError):
-        lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=lambda *a: None)
-    assert calls[-1] == ["zpool", "destroy", "labsweep"]
+    return fake_run
+
+
+def test_zfs_sweep_destroys_the_pool_and_stops_when_a_step_fails(tmp_path, monkeypatch):
+    calls, said = [], []
+    monkeypatch.setattr(lab.subprocess, "run", _fake_zfs(calls, fail=["zfs", "set"]))
+    plan = lab.sweep_plan(["/dev/sdx", "/dev/sdy"], out=tmp_path, recordsizes=("4K",))
+    assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 1
+    assert calls == [
+        plan[0]["steps"][0][1],
+        ["zfs", "create", "labsweep/rs4k"],
+        ["zfs", "set", "recordsize=4K", "labsweep/rs4k"],
+        ["zpool", "destroy", "labsweep"],
+    ]  # no second layout
+    assert said[1:] == [
+        "sweep: single-1x1: zfs set recordsize=4K labsweep/rs4k failed (status 1): sweep stopped",
+        "sweep: single-1x1: zpool destroy labsweep",
+    ]
+
+
+def test_zfs_sweep_stops_when_zpool_create_or_destroy_fails(tmp_path, monkeypatch):
+    plan = lab.sweep_plan(["/dev/sdx", "/dev/sdy"], out=tmp_path, recordsizes=("4K",))
+    calls, said = [], []
+    monkeypatch.setattr(lab.subprocess, "run", _fake_zfs(calls, fail=["zpool", "create"]))
+    assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 1
+    assert calls == [plan[0]["steps"][0][1]]  # a pool it did not create is not destroyed
+    assert said[-1] == "sweep: single-1x1: zpool create failed (status 1): sweep stopped, nothing to destroy"
+    calls.clear(), said.clear()
+    monkeypatch.setattr(lab.subprocess, "run", _fake_zfs(calls, fail=["zpool", "destroy"]))
+    monkeypatch.setattr(lab, "run_fio_matrix", lambda runs, **kw: 0)
+    assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 1
+    assert calls[-1] == ["zpool", "destroy", "labsweep"] and len([c for c in calls if c[1] == "create"]) == 2
+    assert said[-1] == "sweep: single-1x1: zpool destroy labsweep failed (status 1): destroy it by hand"
+
+
+def test_zfs_sweep_ctrl_c_stops_the_sweep(tmp_path, monkeypatch):
+    """Ctrl-C during a fio run (run_fio_matrix returns 130) ends the sweep after destroying the pool."""
+    calls, said, matrices = [], [], []
+    monkeypatch.setattr(lab.subprocess, "run", _fake_zfs(calls))
+    monkeypatch.setattr(lab, "run_fio_matrix", lambda runs, **kw: matrices.append(kw["labels"]) or 130)
+    plan = lab.sweep_plan(["/dev/sdx", "/dev/sdy"], out=tmp_path)
+    assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 130
+    assert matrices == [
+        dict(vdev_type="single", vdev_count=1, vdev_width=1, recordsize_bytes=4096, ashift=12, pool="labsweep")
+    ]
+    assert [c[:2] for c in calls] == [["zpool", "create"], ["zfs", "create"], ["zfs", "set"], ["zpool", "destroy"]]
+    assert said[-1] == "sweep: single-1x1: zpool destroy labsweep"
+    # KeyboardInterrupt outside fio (during a zfs command): the same
+    calls.clear()
+
+    def interrupted(argv, check=False, **kw):
+        calls.append(list(argv))
+        if argv[:2] == ["zfs", "create"]:
+            raise KeyboardInterrupt
+        return subprocess.CompletedProcess(argv, 0)
+
+    monkeypatch.setattr(lab.subprocess, "run", interrupted)
+    assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 130
+    assert calls[-1] == ["zpool", "destroy", "labsweep"] and len(calls) == 3
+
+
+def test_zfs_sweep_resumes_without_recreating_finished_layouts(tmp_path, monkeypatch):
+    plan = lab.sweep_plan(["/dev/sdx", "/dev/sdy"], out=tmp_path, recordsizes=("4K",))
+    for _rs, _ds, run_out, runs in plan[0]["runs"]:  # the first layout's runs saved, as run_fio_matrix saves them
+        run_out.mkdir(parents=True)
+        for r in runs:
+            (run_out / f"{r.run_id}.txt").write_text("saved")
+        lab.append_manifest(
+            run_out / "manifest.csv", [{"path": f"{r.run_id}.txt", "command": shlex.join(r.argv)} for r in runs]
+        )
+    calls, said = [], []
+    monkeypatch.setattr(lab.subprocess, "run", _fake_zfs(calls))
+    monkeypatch.setattr(lab, "run_fio_matrix", lambda runs, **kw: 0)
+    assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 0
+    assert said[0] == "sweep: single-1x1: every run already saved: skipped (resume)"
+    assert [c for c in calls if c[1] == "create" and c[0] == "zpool"] == [
+        plan[1]["steps"][0][1],
+        plan[2]["steps"][0][1],
+    ]
 
 
 def test_rates_and_cache_flags():
@@ -542,3 +657,108 @@ def test_lab_fio_failed_run_leaves_nothing_in_out(tmp_path):
         and "storagelab-lab-failed" in p.stdout
     )
     assert not [f for f in out.iterdir() if f.name != "manifest.csv"]
+
+
+ZDB_CONFIG = ROOT / "tests" / "fixtures" / "zdb-config" / "2.1"
+
+
+def test_config_ashift_from_real_zdb_C():
+    assert lab.config_ashift((ZDB_CONFIG / "C-ashift12.txt").read_text()) == 12  # one top-level vdev
+    nine = (ZDB_CONFIG / "C-ashift9.txt").read_text()
+    assert lab.config_ashift(nine) == 9  # a mirror and a single vdev, both 9
+    # derived from the real output: the second data vdev as a log device with another ashift is left out;
+    # as a data vdev the two differ and no single ashift is claimed
+    second = nine.index("ashift: 9", nine.index("ashift: 9") + 1)
+    other = nine[:second] + "ashift: 12" + nine[second + len("ashift: 9") :]
+    assert lab.config_ashift(other) is None
+    assert lab.config_ashift(other.replace("is_log: 0", "is_log: 1").replace("is_log: 1", "is_log: 0", 1)) == 9
+    assert lab.config_ashift("zdb: can't open 'tank': No such file or directory") is None
+
+
+def test_describe_target_on_zfs_reads_ashift_from_zdb_and_l2arc_size(monkeypatch, tmp_path):
+    """`zpool get ashift` says 0 (ZFS chose): the vdevs' ashift comes from zdb -C; the cache devices' sizes
+    count as L2ARC in the file-size flag. (The commands' outputs: zdb's is real, zpool status CONSTRUCTED.)"""
+    outputs = {
+        ("findmnt", "-no"): "zfs tank/scratch rw,xattr,noacl",
+        ("zfs", "get"): "recordsize\t131072\ncompression\toff\nsync\tstandard\nprimarycache\tall\natime\toff",
+        ("zpool", "get"): "0",
+        ("zdb", "-C"): (ZDB_CONFIG / "C-ashift9.txt").read_text(),
+        ("zpool", "status"): STATUS,
+        ("lsblk", "-bndo"): "256060514304",
+    }
+    seen = []
+
+    def fake_cmd(argv, timeout=20):
+        seen.append(argv)
+        return outputs.get(tuple(argv[:2]))
+
+    monkeypatch.setattr(lab, "_cmd", fake_cmd)
+    monkeypatch.setattr(lab, "zfs_version", lambda: "2.1.11")
+    info = lab.describe_target(tmp_path)
+    assert info["ashift"] == 9 and ["zdb", "-C", "tank"] in seen
+    assert info["l2arc_bytes"] == 256060514304 and ["lsblk", "-bndo", "SIZE", "/dev/nvme0n1p2"] in seen
+    assert info["zfs"]["recordsize"] == "131072" and info["layout"]["vdev_type"] == "raidz2"
+    flags = lab.sanity_flags(
+        target_info=info,
+        direct=0,
+        total_bytes=64 << 30,
+        ram=32 << 30,
+        numjobs=1,
+        shared_file=False,
+        l2arc_bytes=info["l2arc_bytes"],
+    )
+    assert flags == [
+        f"file size {64 << 30} B below RAM + L2ARC ({(32 << 30) + 256060514304} B): reads may come from the page "
+        "cache/ARC"
+    ]
+    outputs[("zpool", "get")] = "12"  # set at creation: zpool get says it, zdb is not asked
+    seen.clear()
+    assert lab.describe_target(tmp_path)["ashift"] == 12 and not [a for a in seen if a[0] == "zdb"]
+
+
+def test_run_renamed_changes_only_name_and_logs():
+    run = lab.build_runs(lab.PRESETS["homelab-seq-write"], target=Path("/t"), out=Path("/o"))[0]
+    two = run.renamed("write-1m-qd8-nj8-2", Path("/o"))
+    assert two.run_id == "write-1m-qd8-nj8-2" and run.run_id == "write-1m-qd8-nj8"
+    assert [(a, b) for a, b in zip(run.argv, two.argv, strict=True) if a != b] == [
+        ("--name=write-1m-qd8-nj8", "--name=write-1m-qd8-nj8-2"),
+        ("--write_bw_log=/o/write-1m-qd8-nj8", "--write_bw_log=/o/write-1m-qd8-nj8-2"),
+        ("--write_iops_log=/o/write-1m-qd8-nj8", "--write_iops_log=/o/write-1m-qd8-nj8-2"),
+        ("--write_lat_log=/o/write-1m-qd8-nj8", "--write_lat_log=/o/write-1m-qd8-nj8-2"),
+        ("--write_hist_log=/o/write-1m-qd8-nj8", "--write_hist_log=/o/write-1m-qd8-nj8-2"),
+    ]  # the shared data file keeps its name: it is fio's scratch file in the target, deleted after each run
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
+def test_lab_fio_resumes_only_runs_made_by_the_same_command(tmp_path):
+    """A saved run of the same id but another size is not taken for this one (it is kept, this one saved as -2);
+    --repeat N saves N runs of each point."""
+    target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
+    base = ["lab", "fio", "--rw", "write", "--depth-jobs", "1x1", "--runtime", "1", "--target", str(target)]
+    base += ["--out", str(out), "--db", str(db)]
+    first = _cli(*base, "--size", "4M")
+    assert first.returncode == 0, first.stdout + first.stderr
+    other = _cli(*base, "--size", "8M")
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert other.stdout.splitlines()[:2] == [
+        f"lab fio: write-4k-qd1-nj1.txt in {out} was made by another command: kept, this run gets the next id",
+        "[1/1] write-4k-qd1-nj1-2: 0 left after this, about 3s to go",
+    ]
+    rows = load_manifest(out / "manifest.csv").rows
+    assert "--size=4M" in rows["write-4k-qd1-nj1.txt"]["command"]
+    assert "--size=8M" in rows["write-4k-qd1-nj1-2.txt"]["command"]
+    assert "--name=write-4k-qd1-nj1-2 " in rows["write-4k-qd1-nj1-2.txt"]["command"]
+    assert rows["write-4k-qd1-nj1-2_bw.1.log"]["label"] == "write-4k-qd1-nj1-2"
+    again = _cli(*base, "--size", "8M")
+    assert again.returncode == 0 and "lab fio: 1 of 1 runs already saved" in again.stdout
+    assert "[1/" not in again.stdout
+    repeat = _cli(*base, "--size", "4M", "--repeat", "2")
+    assert repeat.returncode == 0, repeat.stdout + repeat.stderr
+    assert "lab fio: 1 of 2 runs already saved" in repeat.stdout and "[1/1] write-4k-qd1-nj1-3:" in repeat.stdout
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute(
+        "SELECT f.label, j.options_json::JSON->>'size' FROM fio_jobs j JOIN files f USING (file_id) ORDER BY 1"
+    ).fetchall() == [("write-4k-qd1-nj1", "4M"), ("write-4k-qd1-nj1-2", "8M"), ("write-4k-qd1-nj1-3", "4M")]
+    con.close()
+    bad = _cli(*base, "--repeat", "0")
+    assert bad.returncode == 2 and "--repeat must be 1 or more" in bad.stderr

@@ -4,6 +4,7 @@ Skipped only where Java or pyspark is missing (`./run test` installs both)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -62,8 +63,17 @@ def both(tmp_path_factory):
         "--no-parquet",
     )
     assert local.returncode in (0, 1), local.stderr[-3000:]  # 1: some fixtures are meant to fail
-    spark = cli("spark-ingest", str(logs), str(tmp / "spark-ds"), "--manifest", str(manifest))
-    assert spark.returncode == 0, spark.stdout[-2000:] + spark.stderr[-4000:]
+    # the output as a URI: meta.json goes through Hadoop's file system, as on HDFS or S3
+    spark = cli(
+        "spark-ingest",
+        str(logs),
+        (tmp / "spark-ds").as_uri(),
+        "--manifest",
+        str(manifest),
+        "--conf",
+        "spark.sql.shuffle.partitions=4",
+    )
+    assert spark.returncode == 1, spark.stdout[-2000:] + spark.stderr[-4000:]  # 1: the same fixtures fail
     return tmp, local, spark
 
 
@@ -84,6 +94,28 @@ def test_spark_dataset_equals_the_local_ingest_row_by_row(both):
         b.execute("SELECT count(DISTINCT study) FROM files").fetchone()[0] == 3
     )  # the manifest's labels (ars has no raw logs)
     assert f"spark-ingest: {n_files} files stored" in spark.stdout
+
+
+def test_spark_lists_the_failed_files_as_ingest_does(both):
+    _, local, spark = both
+    failed = sorted(ln for ln in local.stderr.splitlines() if ln.startswith("error: "))
+    assert len(failed) > 10
+    assert sorted(ln for ln in spark.stderr.splitlines() if ln.startswith("error: ")) == failed
+    assert f"{len(failed)} failed" in spark.stdout
+
+
+def test_spark_writes_the_meta_beside_the_tables(both):
+    tmp, _, _ = both
+    meta = json.loads((tmp / "spark-ds" / "_storagelab" / "meta.json").read_text())
+    local = json.loads((tmp / "local-ds" / "_storagelab" / "meta.json").read_text())
+    assert meta["written_by"] == "spark-ingest" and meta["tables"] == local["tables"]
+    assert meta["schema_signature"] == local["schema_signature"]
+    assert local["parser_versions"].items() <= meta["parser_versions"].items()  # the tools the files used
+
+
+def test_spark_ingest_refuses_a_bad_conf():
+    r = cli("spark-ingest", "in", "out", "--conf", "no-equals-sign")
+    assert r.returncode == 2 and "--conf 'no-equals-sign': expected KEY=VALUE" in r.stderr
 
 
 def test_spark_output_is_hive_partitioned(both):

@@ -546,23 +546,85 @@ def single_disk(one, sel):
 
 
 def fio_depth(depth, sel):
-    """IOPS and p99 latency against I/Os in flight (iodepth x numjobs), one line per workload and direction."""
+    """IOPS, and p50/p99/p99.9 latency, against I/Os in flight (iodepth x numjobs), one line per workload and
+    direction (latency: one dash per percentile); ticks at the depths measured."""
     import polars as pl
 
-    df = depth.with_columns(
-        series=pl.concat_str([pl.col("workload"), pl.col("direction")], separator=" | "), p99_ms=pl.col("p99_ns") / 1e6
-    )
+    df = depth.with_columns(series=pl.concat_str([pl.col("workload"), pl.col("direction")], separator=" | "))
+    ticks = sorted({int(v) for v in df["outstanding"].drop_nulls().to_list()})
     x = alt.X(
-        "outstanding:Q", title="I/Os in flight (iodepth x numjobs, log scale)", scale=alt.Scale(type="log", base=2)
+        "outstanding:Q",
+        title="I/Os in flight (iodepth x numjobs, log scale)",
+        scale=alt.Scale(type="log", base=2),
+        axis=alt.Axis(values=ticks, format="d"),
     )
-    color = alt.Color("series:N", title="workload | direction", legend=alt.Legend(orient="bottom", labelLimit=700))
+    color = alt.Color(
+        "series:N", title="workload | direction", legend=alt.Legend(orient="bottom", columns=1, labelLimit=700)
+    )
     iops = alt.Chart(df).mark_line(point=True).encode(x=x, y=alt.Y("iops:Q", title="IOPS"), color=color)
-    lat = alt.Chart(df).mark_line(point=True).encode(x=x, y=alt.Y("p99_ms:Q", title="p99 latency (ms)"), color=color)
+    names = {"p50_ns": "p50", "p99_ns": "p99", "p99_9_ns": "p99.9"}
+    lat_df = (
+        df.unpivot(index=["series", "outstanding", "label"], on=list(names), variable_name="pct", value_name="ns")
+        .with_columns(pl.col("pct").replace_strict(names), (pl.col("ns") / 1e6).alias("ms"))
+        .drop_nulls("ms")
+    )
+    lat = (
+        alt.Chart(lat_df)
+        .mark_line(point=True)
+        .encode(
+            x=x,
+            y=alt.Y("ms:Q", title="latency (ms, log scale)", scale=alt.Scale(type="log")),
+            color=color,
+            strokeDash=alt.StrokeDash(
+                "pct:N", title="percentile", sort=list(names.values()), legend=alt.Legend(symbolType="stroke")
+            ),
+            tooltip=["label:N", "pct:N", alt.Tooltip("ms:Q", format=".3f"), "outstanding:Q"],
+        )
+    )
     return alt.hconcat(iops.properties(width=300, height=220), lat.properties(width=300, height=220)).properties(
         title=alt.TitleParams(
-            "IOPS and p99 latency against I/Os in flight",
+            "IOPS and latency percentiles against I/Os in flight",
             subtitle=[caption(sel, "fio results and percentiles; clat, else total latency")],
         )
+    )
+
+
+def fio_latency_histogram(hist, sel):
+    """Each run's latency histogram (``fio_views.histogram_buckets`` / ``load_printed_buckets``): the share of its
+    I/Os per latency bucket, latency on a log scale, one panel per run and direction."""
+    import polars as pl
+
+    df = hist.with_columns(
+        lo_ms=pl.col("bucket_lo_ns") / 1e6,
+        hi_ms=pl.coalesce(pl.col("bucket_hi_ns"), pl.col("bucket_lo_ns") * 2) / 1e6,
+        panel=pl.concat_str([pl.col("label"), pl.col("direction"), pl.col("source")], separator=" | "),
+    )
+    chart = (
+        alt.Chart(df)
+        .mark_rect(color="#1f77b4")
+        .encode(
+            x=alt.X("lo_ms:Q", title="latency (ms, log scale)", scale=alt.Scale(type="log")),
+            x2="hi_ms:Q",
+            y=alt.Y("pct:Q", title="% of I/Os"),
+            y2=alt.datum(0),
+            tooltip=[
+                "label:N",
+                "direction:N",
+                alt.Tooltip("lo_ms:Q", format=".4f", title="from ms"),
+                alt.Tooltip("hi_ms:Q", format=".4f", title="to ms"),
+                alt.Tooltip("pct:Q", format=".2f"),
+                "count:Q",
+            ],
+        )
+    )
+    return _panels(
+        chart,
+        110,
+        "Latency histograms",
+        [
+            caption(sel, "fio's latency bins (JSON+ or write_hist_log) or its printed distribution"),
+            "bins grouped 10 per factor of 10; printed distributions in fio's own buckets",
+        ],
     )
 
 
@@ -581,7 +643,7 @@ def fio_time_series(series, sel):
             [pl.col("run").str.split("/").list.last(), pl.col("kind"), pl.col("direction")], separator=" "
         ),
     )
-    return (
+    chart = (
         alt.Chart(df)
         .mark_line(point=True)
         .encode(
@@ -593,16 +655,20 @@ def fio_time_series(series, sel):
                 scale=alt.Scale(domain=["ramp", "steady", "unsteady"], range=["#ff7f0e", "#1f77b4", "#9e9e9e"]),
             ),
         )
-        .properties(width=260, height=150)
-        .facet(facet=alt.Facet("panel:N", title=None), columns=2)
+    )
+    return _panels(
+        chart,
+        150,
+        "fio logs over time: ramp and steady state",
+        [caption(sel, "fio bw/iops/lat logs, jobs combined"), "bw in MiB/s, iops per second, latencies in ms"],
+    )
+
+
+def _panels(chart, height: int, title: str, subtitle: list[str]):
+    """One small chart per value of ``panel``, two columns, each with its own y scale."""
+    return (
+        chart.properties(width=260, height=height)
+        .facet(facet=alt.Facet("panel:N", title=None, header=alt.Header(labelLimit=400)), columns=2)
         .resolve_scale(y="independent")
-        .properties(
-            title=alt.TitleParams(
-                "fio logs over time: ramp and steady state",
-                subtitle=[
-                    caption(sel, "fio bw/iops/lat logs, jobs combined"),
-                    "bw in MiB/s, iops per second, latencies in ms",
-                ],
-            )
-        )
+        .properties(title=alt.TitleParams(title, subtitle=subtitle))
     )

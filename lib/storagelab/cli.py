@@ -195,7 +195,8 @@ def cmd_spark_ingest(args) -> int:
         import pyspark  # noqa: F401
     except ImportError:
         print(
-            "storagelab spark-ingest: pyspark is not installed: pip install -e '.[spark]' (./run test does)",
+            "storagelab spark-ingest: pyspark is not installed: "
+            f"{sys.executable} -m pip install -c requirements.lock -e '.[spark]' (./run test does)",
             file=sys.stderr,
         )
         return 2
@@ -208,19 +209,29 @@ def cmd_spark_ingest(args) -> int:
     if args.manifest and not Path(args.manifest).is_file():
         print(f"storagelab spark-ingest: --manifest {args.manifest} does not exist", file=sys.stderr)
         return 2
+    conf = {}
+    for item in args.conf:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            print(f"storagelab spark-ingest: --conf {item!r}: expected KEY=VALUE", file=sys.stderr)
+            return 2
+        conf[key.strip()] = value
     from . import spark_ingest
 
-    spark = spark_ingest.session(args.master)
+    spark = spark_ingest.session(args.master, conf)
     spark.sparkContext.setLogLevel("ERROR")
     try:
         counts = spark_ingest.run(spark, args.input, args.output, args.manifest)
     finally:
         spark.stop()
+    failed = counts.pop("error_lines")
+    for line in failed:  # as the local ingest lists them; they are also in OUTPUT/ingest_errors
+        print(f"error: {line}", file=sys.stderr)
     print(
         f"spark-ingest: {counts.pop('files')} files stored, {counts.pop('duplicates')} copies, "
         f"{counts.pop('errors')} failed; {len(counts)} tool tables written -> {args.output}"
     )
-    return 0
+    return 1 if failed else 0
 
 
 def cmd_schema(args) -> int:
@@ -520,6 +531,14 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("output", help="the dataset folder (replaced)")
     s.add_argument("--manifest", default=None, help="labels CSV, paths relative to INPUT (as data/raw/manifest.csv)")
     s.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    s.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting, as spark-submit's --conf (repeatable), e.g. "
+        "spark.jars.packages=org.apache.hadoop:hadoop-aws:3.4.1 to read s3a:// paths",
+    )
     s.set_defaults(func=cmd_spark_ingest)
 
     s = sub.add_parser("sql", help="run a read-only SQL query on the database: a table, CSV, JSON lines or Parquet")

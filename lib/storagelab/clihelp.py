@@ -68,11 +68,12 @@ Layout: DIR/<table>/tool=<tool>/study=<study>/month=<YYYY-MM>/part-0.parquet, DI
     "spark-ingest": """\
 examples:
   storagelab spark-ingest data/raw /srv/storagelab-dataset --manifest data/raw/manifest.csv
-  storagelab spark-ingest s3a://bucket/fio-logs/ /mnt/datasets/fio --master spark://head:7077
+  storagelab spark-ingest s3a://bucket/fio-logs/ s3a://bucket/dataset --master spark://head:7077 \
+      --conf spark.jars.packages=org.apache.hadoop:hadoop-aws:3.4.1   # S3 needs hadoop-aws (and credentials)
   storagelab run 08_fio -p db_path /srv/storagelab-dataset -p study ''
 The output is the dataset `storagelab export --dataset` writes, equal row by row to a local ingest of the
 same files (file ids, paths, SHA-256, parser versions, rows, errors, copies); only ingest times and mtime
-precision (Spark: milliseconds) differ.""",
+precision (Spark: milliseconds) differ. Failed files are listed (exit 1), as ingest lists them.""",
     "compare": """\
 examples:
   storagelab compare --study homelab-mergerfs --mine lab          # your study 'lab' beside the homelab runs

@@ -29,7 +29,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import paths
@@ -110,6 +110,19 @@ class Run:
     direct: int
     argv: list[str] = field(default_factory=list)  # the fio command, exactly
     shared_file: bool = False
+
+    def renamed(self, run_id: str, out: Path) -> Run:
+        """The same run saved under another id: its ``--name`` and log prefix follow, nothing else changes."""
+        old_log, new_log = str(out / self.run_id), str(out / run_id)
+        argv = []
+        for a in self.argv:
+            key, eq, value = a.partition("=")
+            if a == f"--name={self.run_id}":
+                a = f"--name={run_id}"
+            elif eq and value == old_log:
+                a = f"{key}={new_log}"
+            argv.append(a)
+        return replace(self, run_id=run_id, argv=argv)
 
 
 def _size_bytes(text: str) -> int:
@@ -253,18 +266,51 @@ def describe_target(target: Path) -> dict:
         if props:
             info["zfs"] = dict(line.split("\t", 1) for line in props.splitlines() if "\t" in line)
         ashift = _cmd(["zpool", "get", "-Hp", "-o", "value", "ashift", pool])
-        if ashift and ashift.isdigit():
+        if ashift and ashift.isdigit() and int(ashift) > 0:
             info["ashift"] = int(ashift)
+        else:  # 0: ZFS chose each vdev's ashift, which only the pool's configuration says
+            config = _cmd(["zdb", "-C", pool], timeout=60)
+            if config and config_ashift(config) is not None:
+                info["ashift"] = config_ashift(config)
         status = _cmd(["zpool", "status", "-P", pool])
         if status:
             info["zpool_status"] = status
             info["layout"] = pool_layout(status)
             devices = info["layout"]["devices"]
+            sizes = [_cmd(["lsblk", "-bndo", "SIZE", d]) for d in info["layout"]["cache_devices"]]
+            info["l2arc_bytes"] = sum(int(v) for v in sizes if v and v.isdigit())
         info["zfs_version"] = zfs_version()
     elif info.get("source", "").startswith("/dev/"):
         devices = [info["source"]]
     info["devices"] = [describe_device(d) for d in devices]
     return info
+
+
+def config_ashift(text: str) -> int | None:
+    """The ashift of a pool's data vdevs from ``zdb -C`` (each top-level child of ``vdev_tree`` prints its own
+    ``ashift:``; log vdevs, ``is_log: 1``, are left out); None when it says none or the data vdevs differ."""
+    lines = text.expandtabs(8).splitlines()
+    tree = next((i for i, ln in enumerate(lines) if ln.strip() == "vdev_tree:"), None)
+    if tree is None:
+        return None
+    base = len(lines[tree]) - len(lines[tree].lstrip())
+    child = re.compile(r"children\[\d+\]:")
+    top: list[dict] = []
+    child_indent = None
+    for ln in lines[tree + 1 :]:
+        if not ln.strip():
+            continue
+        indent = len(ln) - len(ln.lstrip())
+        if indent <= base:
+            break
+        if child.fullmatch(ln.strip()) and (child_indent is None or indent == child_indent):
+            child_indent = indent
+            top.append({})
+        elif top and child_indent is not None and ln.lstrip() == ln.strip() and indent == child_indent + 4:
+            key, _, value = ln.strip().partition(": ")
+            top[-1].setdefault(key, value)
+    ashifts = {int(v["ashift"]) for v in top if v.get("ashift", "").isdigit() and v.get("is_log", "0") == "0"}
+    return ashifts.pop() if len(ashifts) == 1 else None
 
 
 _VDEV = re.compile(r"^(mirror|raidz[123]?|draid[123]?)(?::[^-\s]*)?(?:-\d+)?$")
@@ -537,6 +583,47 @@ def _run_files(out: Path, run_id: str) -> list[Path]:
     )
 
 
+def saved_commands(manifest: Path) -> dict[str, str]:
+    """path -> command of the manifest's rows (paths relative to the manifest's folder); {} without a manifest."""
+    if not manifest.exists():
+        return {}
+    with open(manifest, newline="", encoding="utf-8") as fh:
+        return {(r.get("path") or "").strip(): r.get("command") or "" for r in csv.DictReader(fh)}
+
+
+def output_slots(stem: str, out: Path, saved: dict[str, str], repeat: int, command_of, tool: str, log=print):
+    """Where ``repeat`` outputs of one command go in OUT, and whether each is already saved: ``(id, done)`` for ids
+    STEM, STEM-2, STEM-3 ... (output ``OUT/<id>.txt``); an id whose saved output was made by another command (its
+    manifest row says) is skipped over, one whose output has no manifest row is taken as this command's.
+    ``command_of(id)``: the command line that id's run would have."""
+    root = manifest_for(out).parent.resolve()
+    slots: list[tuple[str, bool]] = []
+    k = 1
+    while len(slots) < repeat:
+        rid = stem if k == 1 else f"{stem}-{k}"
+        output = out / f"{rid}.txt"
+        k += 1
+        if not output.exists():
+            slots.append((rid, False))
+            continue
+        command = saved.get(output.resolve().relative_to(root).as_posix())
+        if command is None or command == command_of(rid):
+            slots.append((rid, True))
+        else:
+            log(f"lab {tool}: {output.name} in {out} was made by another command: kept, this run gets the next id")
+    return slots
+
+
+def run_slots(run: Run, out: Path, saved: dict[str, str], repeat: int = 1, log=print) -> list[tuple[Run, bool]]:
+    """``output_slots`` of one fio run: the run under each id (its name and logs follow the id)."""
+
+    def named(rid: str) -> Run:
+        return run if rid == run.run_id else run.renamed(rid, out)
+
+    slots = output_slots(run.run_id, out, saved, repeat, lambda rid: shlex.join(named(rid).argv), "fio", log)
+    return [(named(rid), done) for rid, done in slots]
+
+
 def run_fio_matrix(
     runs: list[Run],
     *,
@@ -548,9 +635,12 @@ def run_fio_matrix(
     shared_file: bool = False,
     fio: str = "fio",
     device_limit: float | None = None,
+    repeat: int = 1,
     log=print,
 ) -> int:
-    """Run each fio command (skipping runs whose output exists), save and label its files, ingest them.
+    """Run each fio command ``repeat`` times, save and label its files, ingest them. A run already saved in OUT
+    with the same command is not run again (a re-run resumes); a saved run of the same id made with another command
+    (other size, runtime, target ...) is kept, and this one is saved as ``RUNID-2`` (the next free id).
     ``device_limit``: what the devices can deliver, bytes/s; a run measured faster is flagged (cache)."""
     target.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -559,9 +649,11 @@ def run_fio_matrix(
     tinfo = describe_target(target)
     manifest = manifest_for(out)
     root = manifest.parent
-    todo = [r for r in runs if not (out / f"{r.run_id}.txt").exists()]
-    if len(todo) < len(runs):
-        log(f"lab fio: {len(runs) - len(todo)} of {len(runs)} runs already saved in {out}: skipped (resume)")
+    saved = saved_commands(manifest)
+    planned = [slot for r in runs for slot in run_slots(r, out, saved, repeat, log=log)]
+    todo = [r for r, done in planned if not done]
+    if len(todo) < len(planned):
+        log(f"lab fio: {len(planned) - len(todo)} of {len(planned)} runs already saved in {out}: skipped (resume)")
     done_files: list[Path] = []
     started = time.monotonic()
     spent: list[float] = []
@@ -579,6 +671,7 @@ def run_fio_matrix(
             ram=system["ram_bytes"],
             numjobs=run.numjobs,
             shared_file=shared,
+            l2arc_bytes=tinfo.get("l2arc_bytes", 0),
         )
         for f in flags:
             log(f"  sanity: {f}")
@@ -696,9 +789,12 @@ def run_bonnie(
     bonnie="bonnie++",
     ingest: bool = True,
     labels: dict | None = None,
+    repeat: int = 1,
     log=print,
 ) -> int:
-    """One bonnie++ run (file size 2 x RAM unless ``size_bytes``), saved as OUT/bonnie-<size>.txt."""
+    """``repeat`` bonnie++ runs (file size 2 x RAM unless ``size_bytes``), saved as OUT/bonnie-<size>m-n<files>.txt,
+    then -2, -3 ...; an output already saved by the same command counts (a re-run resumes), one made by another
+    command (other target) is kept. Ctrl-C discards the running one and keeps, labels and ingests the others."""
     system = describe_system()
     ram = system["ram_bytes"]
     size = size_bytes or 2 * ram
@@ -707,44 +803,60 @@ def run_bonnie(
     ram_mib = min(ram // MIB, size_mib // 2) or 1
     target.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    name = f"bonnie-{size_mib}m-n{files}.txt"
-    dest = out / name
     argv = [bonnie, "-d", str(target), "-s", str(size_mib), "-r", str(ram_mib), "-n", str(files), "-m", system["host"]]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv += ["-u", "root"]
     tinfo = describe_target(target)
-    flags = sanity_flags(target_info=tinfo, direct=0, total_bytes=size_mib * MIB, ram=ram, numjobs=1, shared_file=False)
+    flags = sanity_flags(
+        target_info=tinfo,
+        direct=0,
+        total_bytes=size_mib * MIB,
+        ram=ram,
+        numjobs=1,
+        shared_file=False,
+        l2arc_bytes=tinfo.get("l2arc_bytes", 0),
+    )
     if size_mib * MIB < 2 * ram:
         flags.append(f"bonnie++ file size {size_mib} MiB below 2 x RAM ({2 * ram // MIB} MiB), set with --size")
-    if dest.exists():
-        log(f"lab bonnie: {dest} exists: skipped (resume)")
-        return _ingest([dest], db, manifest_for(out)) if ingest else 0
-    for f in flags:
-        log(f"  sanity: {f}")
-    log(f"lab bonnie: {shlex.join(argv)}")
-    part = dest.with_suffix(".txt.part")
-    try:
-        with open(part, "wb") as fh:
-            p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE)
-    except KeyboardInterrupt:
-        part.unlink(missing_ok=True)
-        log("interrupted: nothing kept")
-        return 130
-    if p.returncode != 0:
-        log(f"bonnie++ failed ({p.returncode}): {p.stderr.decode(errors='replace').strip()[-500:]}")
-        part.unlink(missing_ok=True)
-        return 1
-    part.rename(dest)
-    version = None
-    m = re.search(r"Version\s+([0-9][0-9.a-z]*)", dest.read_text(errors="replace"))
-    if m:
-        version = f"bonnie++ {m.group(1)}"
     manifest = manifest_for(out)
-    notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB})
-    append_manifest(
-        manifest, [manifest_row(dest, manifest.parent, f"bonnie++ {size_mib} MiB", system, tinfo, argv, notes, labels)]
-    )
-    return _ingest([dest], db, manifest) if ingest else 0
+    stem = f"bonnie-{size_mib}m-n{files}"
+    slots = output_slots(stem, out, saved_commands(manifest), repeat, lambda _: shlex.join(argv), "bonnie", log)
+    todo = [rid for rid, done in slots if not done]
+    if len(todo) < len(slots):
+        log(f"lab bonnie: {len(slots) - len(todo)} of {len(slots)} runs already saved in {out}: skipped (resume)")
+    for f in flags if todo else ():
+        log(f"  sanity: {f}")
+    saved: list[Path] = []
+    rc = 0
+    for i, rid in enumerate(todo, 1):
+        dest = out / f"{rid}.txt"
+        log(f"[{i}/{len(todo)}] lab bonnie: {shlex.join(argv)} > {dest.name}")
+        part = dest.with_suffix(".txt.part")
+        try:
+            with open(part, "wb") as fh:
+                p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE)
+        except KeyboardInterrupt:
+            part.unlink(missing_ok=True)
+            log(f"interrupted: {rid} discarded; {len(saved)} completed runs kept (a re-run resumes)")
+            rc = 130
+            break
+        if p.returncode != 0:
+            log(f"bonnie++ failed ({p.returncode}): {p.stderr.decode(errors='replace').strip()[-500:]}")
+            part.unlink(missing_ok=True)
+            rc = 1
+            continue
+        part.rename(dest)
+        version = None
+        m = re.search(r"Version\s+([0-9][0-9.a-z]*)", dest.read_text(errors="replace"))
+        if m:
+            version = f"bonnie++ {m.group(1)}"
+        notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB})
+        label = f"bonnie++ {size_mib} MiB" + ("" if rid == stem else f" ({rid.removeprefix(stem + '-')})")
+        append_manifest(manifest, [manifest_row(dest, manifest.parent, label, system, tinfo, argv, notes, labels)])
+        saved.append(dest)
+    outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
+    ingested = _ingest(outputs, db, manifest) if ingest else 0  # the new ones, and any saved but not yet ingested
+    return rc or ingested
 
 
 # ----------------------------------------------------------------------------- ZFS topology sweep
@@ -830,17 +942,44 @@ def sweep_plan(
     return plan
 
 
+def _all_saved(item: dict) -> bool:
+    """Every fio run of one layout of the sweep already saved with its command (a re-run skips the layout)."""
+    for _rs, _ds, run_out, runs in item["runs"]:
+        saved = saved_commands(manifest_for(run_out))
+        if not all(done for r in runs for _, done in run_slots(r, run_out, saved, log=lambda *a: None)):
+            return False
+    return True
+
+
 def run_sweep(plan: list[dict], *, pool: str, ashift: int, db: Path | None, log=print) -> int:
+    """Run the plan layout by layout; each pool is destroyed after its runs, also when a step fails or on Ctrl-C.
+    A failed zpool/zfs step or Ctrl-C stops the sweep (status 1 or 130); a failed fio run does not (status 1).
+    Layouts whose runs are all saved are skipped without creating their pool (a re-run resumes)."""
     rc = 0
     for item in plan:
         lay = item["layout"]
+        if _all_saved(item):
+            log(f"sweep: {item['name']}: every run already saved: skipped (resume)")
+            continue
         create = item["steps"][0][1]
         log(f"sweep: {item['name']}: {shlex.join(create)}")
-        subprocess.run(create, check=True)
+        try:
+            subprocess.run(create, check=True)
+        except subprocess.CalledProcessError as e:
+            log(
+                f"sweep: {item['name']}: zpool create failed (status {e.returncode}): sweep stopped, nothing to destroy"
+            )
+            return 1
+        except KeyboardInterrupt:
+            log(f"sweep: interrupted during zpool create: sweep stopped (check `zpool list {pool}`)")
+            return 130
+        stop = 0
         try:
             for rs, ds, run_out, runs in item["runs"]:
-                subprocess.run(["zfs", "create", ds], check=True)
-                subprocess.run(["zfs", "set", f"recordsize={rs}", ds], check=True)
+                step = ["zfs", "create", ds]
+                subprocess.run(step, check=True)
+                step = ["zfs", "set", f"recordsize={rs}", ds]
+                subprocess.run(step, check=True)
                 labels = dict(
                     vdev_type=lay["vdev_type"],
                     vdev_count=lay["vdev_count"],
@@ -848,13 +987,29 @@ def run_sweep(plan: list[dict], *, pool: str, ashift: int, db: Path | None, log=
                     recordsize_bytes=RECORDSIZES[rs],
                     ashift=ashift,
                     pool=pool,
-                    label=None,
                 )
-                labels = {k: v for k, v in labels.items() if v is not None}
-                rc |= run_fio_matrix(runs, target=Path(f"/{ds}"), out=run_out, db=db, labels=labels, log=log)
+                r = run_fio_matrix(runs, target=Path(f"/{ds}"), out=run_out, db=db, labels=labels, log=log)
+                if r == 130:
+                    stop = 130
+                    break
+                rc = max(rc, r)
+        except subprocess.CalledProcessError as e:
+            log(f"sweep: {item['name']}: {shlex.join(step)} failed (status {e.returncode}): sweep stopped")
+            stop = 1
+        except KeyboardInterrupt:
+            log(f"sweep: {item['name']}: interrupted: sweep stopped")
+            stop = 130
         finally:
-            subprocess.run(["zpool", "destroy", pool])
-            log(f"sweep: {item['name']}: zpool destroy {pool}")
+            gone = subprocess.run(["zpool", "destroy", pool])
+            if gone.returncode == 0:
+                log(f"sweep: {item['name']}: zpool destroy {pool}")
+            else:
+                log(
+                    f"sweep: {item['name']}: zpool destroy {pool} failed (status {gone.returncode}): destroy it by hand"
+                )
+                stop = stop or 1
+        if stop:
+            return stop
     return rc
 
 
@@ -918,6 +1073,12 @@ def parser() -> argparse.ArgumentParser:
     )
     f.add_argument("--log-avg-msec", type=int, help="log window, ms (default 500 = fio's bw/iops samples; smoke 250)")
     f.add_argument("--log-hist-msec", type=int, help="histogram log interval, ms (default 1000; smoke 500)")
+    f.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs of each matrix point (RUNID, RUNID-2, ...): repeats give the run-to-run noise comparisons need",
+    )
     f.add_argument("--no-ingest", action="store_true")
     f.add_argument("--dry-run", action="store_true", help="print the fio commands only")
 
@@ -929,6 +1090,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--files", type=int, default=16, help="bonnie++ -n: file creation tests, in 1024s of files (0: none)"
     )
+    b.add_argument("--repeat", type=int, default=1, help="runs of bonnie++ (bonnie-...txt, -2, -3 ...)")
     b.add_argument("--no-ingest", action="store_true")
 
     z = sub.add_parser(
@@ -975,9 +1137,14 @@ def main(argv: list[str]) -> int:
             log_avg_msec=args.log_avg_msec,
             log_hist_msec=args.log_hist_msec,
         )
+        if args.repeat < 1:
+            print("storagelab lab fio: --repeat must be 1 or more", file=sys.stderr)
+            return 2
         if args.dry_run:
             for r in runs:
                 print(shlex.join(r.argv))
+            if args.repeat > 1:
+                print(f"# each {args.repeat} times (RUNID, RUNID-2, ...)", file=sys.stderr)
             return 0
         return run_fio_matrix(
             runs,
@@ -987,12 +1154,16 @@ def main(argv: list[str]) -> int:
             ingest=not args.no_ingest,
             shared_file=bool(args.filename),
             device_limit=args.device_limit,
+            repeat=args.repeat,
         )
     if args.what == "bonnie":
         if not shutil.which("bonnie++"):
             print(
                 "storagelab lab bonnie: bonnie++ is not installed (Debian: apt-get install bonnie++)", file=sys.stderr
             )
+            return 2
+        if args.repeat < 1:
+            print("storagelab lab bonnie: --repeat must be 1 or more", file=sys.stderr)
             return 2
         size = _size_bytes(args.size) if args.size else None
         return run_bonnie(
@@ -1002,6 +1173,7 @@ def main(argv: list[str]) -> int:
             db=db,
             files=args.files,
             ingest=not args.no_ingest,
+            repeat=args.repeat,
         )
     # zfs-sweep
     plan = sweep_plan(

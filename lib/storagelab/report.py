@@ -206,10 +206,16 @@ def current_report_dir() -> Path:
 
 
 class _StderrFilter:
-    """Hold the kernel's stderr (it inherits ours) while a notebook runs; pass on all but jupyter's
-    'Kernel is running over TCP without encryption' note, which says nothing about the user's data."""
+    """Hold the kernel's stderr (it inherits ours) while a notebook runs; pass on all but jupyter's notes that say
+    nothing about the user's data: 'Kernel is running over TCP without encryption', and 'KeyboardInterrupt caught
+    in kernel', which an idle kernel logs when jupyter_client interrupts it before every shutdown."""
 
-    NOISE = ("Kernel is running over TCP without encryption", "Unable to parse line", "Passed unknown parameter")
+    NOISE = (
+        "Kernel is running over TCP without encryption",
+        "Unable to parse line",
+        "Passed unknown parameter",
+        "KeyboardInterrupt caught in kernel",
+    )
 
     def __enter__(self):
         import os

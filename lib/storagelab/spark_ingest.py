@@ -141,8 +141,9 @@ def _spark_schema(columns: list[tuple[str, str]], extra: tuple[str, ...] = ()):
     )
 
 
-def session(master: str = "local[2]"):
-    """A Spark session for the job; the Python workers run this interpreter (the one with storagelab)."""
+def session(master: str = "local[2]", conf: dict[str, str] | None = None):
+    """A Spark session for the job; the Python workers run this interpreter (the one with storagelab). ``conf``:
+    more Spark settings (``--conf KEY=VALUE``), e.g. ``spark.jars.packages`` for S3's hadoop-aws."""
     import sys
 
     from pyspark.sql import SparkSession
@@ -150,8 +151,11 @@ def session(master: str = "local[2]"):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
+    builder = SparkSession.builder
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     return (
-        SparkSession.builder.master(master)
+        builder.master(master)
         .appName("storagelab-parse")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -259,6 +263,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
             _delete(spark, f"{out_root}/{name}")
     _delete(spark, staging)
     _write_meta(
+        spark,
         output,
         dict(
             format="storagelab-dataset/1",
@@ -271,7 +276,15 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
         ),
     )
     counts.update(errors=len(errors), duplicates=len(copies))
+    counts["error_lines"] = sorted(_error_line(r["key"], r["error"]) for r in info if r["error"])
     return counts
+
+
+def _error_line(path: str, error: dict) -> str:
+    """One failed file as the local ingest prints it: ``path:line: kind: message (expected ...)``."""
+    where = path if error["line"] is None else f"{path}:{error['line']}"
+    text = f"{where}: {error['kind']}: {error['message']}"
+    return text + (f" (expected {error['expected']})" if error["expected"] else "")
 
 
 def _delete(spark, target: str) -> None:
@@ -318,15 +331,29 @@ def _write(df, output: str, name: str) -> None:
     (df.write.mode("overwrite").partitionBy(*("tool", "study", "month")).parquet(f"{output.rstrip('/')}/{name}"))
 
 
-def _write_meta(output: str, meta: dict) -> None:
-    """meta.json beside the tables (on a local or mounted output; for HDFS/S3 outputs, copy it there yourself)."""
+def _write_meta(spark, output: str, meta: dict) -> None:
+    """meta.json beside the tables: for an output given as a local path, written under a temporary name and
+    renamed; for a URI (hdfs://, s3a://, file:// ...) through Hadoop's file system, as Spark writes the tables."""
     from urllib.parse import urlparse
 
+    text = json.dumps(meta, indent=1, sort_keys=True)
     u = urlparse(output)
-    if u.scheme not in ("", "file"):
+    if u.scheme:
+        _hadoop_write(spark, f"{output.rstrip('/')}/_storagelab/meta.json", text.encode())
         return
     folder = Path(u.path) / "_storagelab"
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".meta.json.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(meta, indent=1, sort_keys=True))
+    tmp.write_text(text)
     os.replace(tmp, folder / "meta.json")
+
+
+def _hadoop_write(spark, target: str, data: bytes) -> None:
+    """Write (replace) one file through Hadoop's file system, on any scheme Spark writes."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(target)
+    stream = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).create(path, True)
+    try:
+        stream.write(bytearray(data))
+    finally:
+        stream.close()

@@ -91,6 +91,22 @@ def table(results: pl.DataFrame) -> pl.DataFrame:
     return out
 
 
+def block_lines(tab: pl.DataFrame) -> list[str]:
+    """Per run, block write and block read in MiB/s: '+++++' where bonnie++ was too fast to measure, 'n/a' where
+    the test did not run."""
+
+    def shown(r: dict, test: str, width: int) -> str:
+        if r[f"{test}_too_fast"]:
+            return f"{'+++++':>{width}}"
+        return f"{'n/a':>{width}}" if r[test] is None else f"{r[test]:{width}.1f}"
+
+    return [
+        f"{(r['label'] or r['path'])[:34]:<34} block write {shown(r, 'put_block', 6)} MiB/s, "
+        f"block read {shown(r, 'get_block', 7)} MiB/s"
+        for r in tab.iter_rows(named=True)
+    ]
+
+
 def html_table(tab: pl.DataFrame) -> str:
     """The bon_csv2html layout as an HTML table (labels escaped: they come from a user's manifest)."""
     if tab.is_empty():

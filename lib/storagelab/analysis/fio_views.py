@@ -12,9 +12,14 @@ the read-only queries that feed them.
   window (ending at the last sample, at least ``min_points`` long) in which every value, after an
   optional rolling mean over ``smooth`` samples, stays within ±``tolerance_pct`` % of the window's own
   mean; the samples before it are the **ramp**. Without such a window every sample is ``unsteady``.
-* ``compare``: two runs' means with their noise: the difference is "within noise" when it is no larger
-  than the combined per-sample standard deviation sqrt(sd_a² + sd_b²) (from the log samples, or fio's
-  own bw/iops stdev), else "A is 12 % faster, outside run-to-run noise".
+* ``load_histograms`` / ``histogram_buckets``: each run's latency histogram from the stored bins (JSON+, or
+  the write_hist_log logs), in equal buckets on a log scale.
+* ``compare``: two means with their noise: the difference is "within noise" when it is no larger than the
+  combined standard deviation sqrt(sd_a² + sd_b²), else "A is 12 % faster, outside run-to-run noise". The
+  noise is run-to-run when the standard deviations are those of repeated runs, sample-to-sample when they are
+  fio's per-sample stdev within single runs (the text says which). ``point_comparisons`` applies it to the runs
+  of one workload at one iodepth x numjobs: configurations (host | stack | layout) against each other, or the
+  spread of one configuration's repeats.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections.abc import Sequence
 import polars as pl
 
 PERCENTILES = {50.0: "p50_ns", 99.0: "p99_ns", 99.9: "p99_9_ns"}
+SAMPLE_NOISE = "the runs' sample-to-sample noise"
 WORKLOAD = ("rw", "block_size_bytes", "direction")
 
 
@@ -123,6 +129,24 @@ def against_depth(summary_df: pl.DataFrame, by: Sequence[str] = WORKLOAD) -> pl.
     )
 
 
+def depth_lines(depth: pl.DataFrame) -> list[str]:
+    """``against_depth`` as text, one line per run and direction: label, QD iodepth x numjobs, IOPS, MiB/s and the
+    p50/p99/p99.9 latency in ms where fio printed percentiles."""
+    out = []
+    for r in depth.iter_rows(named=True):
+        line = (
+            f"{(r['label'] or r['path'])[:36]:<36} {r['direction']:<5} QD {r['iodepth']} x {r['numjobs']}: {r['iops']:>10,.0f} IOPS "
+            f"{r['bw_bytes_per_s'] / 2**20:9.1f} MiB/s"
+        )
+        if any(r[c] is not None for c in PERCENTILES.values()):
+            line += "  p50/p99/p99.9 " + " / ".join(
+                "n/a" if r[c] is None else f"{r[c] / 1e6:.3f}" for c in PERCENTILES.values()
+            )
+            line += " ms"
+        out.append(line)
+    return out
+
+
 # ----------------------------------------------------------------------------- histograms
 
 
@@ -199,6 +223,111 @@ def load_hist_samples(con, file_ids: Sequence[int] | None = None) -> pl.DataFram
         FROM fio_hist_samples h JOIN files f USING (file_id) {where}
         ORDER BY run, h.job_index, h.time_ns, h.bin_index""",
         params,
+    )
+
+
+def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) -> pl.DataFrame:
+    """Each run's latency histogram per direction from the stored bins: the JSON+ bins of the final report (clat,
+    else lat), summed over the run's jobs; and for write_hist_log logs whose run has no JSON+ bins among
+    ``file_ids``, the bins of the logs among ``hist_ids`` summed over their intervals and jobs. Columns: ``label`` (the file's label, else its
+    path; the log prefix for logs), ``file_id`` (the output's, or the log file's: one row per log file and bin),
+    ``direction``,
+    ``source`` ('JSON+ clat', 'JSON+ lat' or 'clat_hist log'), ``latency_ns`` (fio's bin value), ``count``."""
+    from . import frame
+
+    cols = {
+        "label": pl.Utf8,
+        "file_id": pl.Int64,
+        "direction": pl.Utf8,
+        "source": pl.Utf8,
+        "latency_ns": pl.Float64,
+        "count": pl.Int64,
+    }
+    parts = []
+    if file_ids:
+        bins = frame(
+            con,
+            """
+            WITH b AS (
+                SELECT b.file_id, b.direction, b.kind, b.latency_ns, sum(b.count) AS count
+                FROM fio_latency_bins b JOIN fio_jobs j USING (file_id, job_index)
+                WHERE j.is_final AND b.kind IN ('clat', 'lat') AND list_contains(?::INTEGER[], b.file_id)
+                GROUP BY ALL),
+            best AS (SELECT file_id, direction, min(kind) AS kind FROM b GROUP BY ALL)  -- 'clat' < 'lat'
+            SELECT coalesce(f.label, f.path) AS label, b.file_id, b.direction, 'JSON+ ' || b.kind AS source,
+                   b.latency_ns, b.count
+            FROM b JOIN best USING (file_id, direction, kind) JOIN files f USING (file_id)
+            ORDER BY label, b.file_id, b.direction, b.latency_ns""",
+            [sorted({int(i) for i in file_ids})],
+        )
+        parts.append(bins)
+    if hist_ids:
+        h = load_hist_samples(con, hist_ids)
+        if h.height:
+            have = set(parts[0]["file_id"].to_list()) if parts else set()
+            outputs = load_log_runs(con).select("run", "output_file_id")
+            h = h.join(outputs, on="run", how="left").filter(
+                pl.col("output_file_id").is_null() | ~pl.col("output_file_id").is_in(list(have))
+            )
+            parts.append(
+                h.group_by("run", "file_id", "direction", "latency_ns")
+                .agg(pl.col("count").sum())
+                .with_columns(
+                    pl.col("run").str.split("/").list.last().alias("label"), pl.lit("clat_hist log").alias("source")
+                )
+                .sort("run", "direction", "latency_ns", "file_id")
+            )
+    parts = [x.select([pl.col(c).cast(t) for c, t in cols.items()]) for x in parts if x.height]
+    return pl.concat(parts) if parts else pl.DataFrame(schema=cols)
+
+
+def histogram_buckets(hist: pl.DataFrame, per_decade: int = 10) -> pl.DataFrame:
+    """fio's bins (64 per power of two, of growing width) put into equal buckets on a log scale, ``per_decade``
+    per factor of 10, so that bars compare: per label, direction and source, ``bucket_lo_ns``, ``bucket_hi_ns``,
+    ``count`` and ``pct`` (share of the run's I/Os in that direction, percent)."""
+    by = ["label", "direction", "source"]
+    if hist.is_empty():
+        return hist.select(*by).with_columns(
+            *(pl.lit(None, pl.Float64).alias(c) for c in ("bucket_lo_ns", "bucket_hi_ns")),
+            pl.lit(None, pl.Int64).alias("count"),
+            pl.lit(None, pl.Float64).alias("pct"),
+        )
+    step = (pl.col("latency_ns").clip(lower_bound=1.0).log10() * per_decade).floor()
+    out = (
+        hist.with_columns(step.alias("_b"))
+        .group_by([*by, "_b"])
+        .agg(pl.col("count").sum())
+        .with_columns(
+            (10 ** (pl.col("_b") / per_decade)).alias("bucket_lo_ns"),
+            (10 ** ((pl.col("_b") + 1) / per_decade)).alias("bucket_hi_ns"),
+            (100.0 * pl.col("count") / pl.col("count").sum().over(by)).alias("pct"),
+        )
+    )
+    return out.drop("_b").sort([*by, "bucket_lo_ns"])
+
+
+def load_printed_buckets(con, file_ids: Sequence[int]) -> pl.DataFrame:
+    """The latency distribution fio prints (``lat (usec): 2=0.01%, 4=...``; JSON latency_us/ms), for outputs
+    without JSON+ bins: per file (and job, without group_reporting) the buckets as printed, all directions
+    together (``direction`` 'all'), in ``histogram_buckets``' columns (``count`` NULL: fio prints shares only;
+    ``bucket_hi_ns`` NULL for the open '>=2000 ms' bucket)."""
+    from . import frame
+
+    if not file_ids:
+        return pl.DataFrame()
+    return frame(
+        con,
+        """
+        SELECT coalesce(f.label, f.path)
+                   || CASE WHEN count(*) OVER (PARTITION BY b.file_id, b.bucket_lo_ns) > 1
+                           THEN ' (job ' || b.job_index || ')' ELSE '' END AS label,
+               'all' AS direction, 'fio''s printed buckets' AS source, CAST(NULL AS BIGINT) AS count,
+               b.bucket_lo_ns, b.bucket_hi_ns, b.pct
+        FROM fio_latency_buckets b JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
+        WHERE j.is_final AND list_contains(?::INTEGER[], b.file_id)
+          AND b.file_id NOT IN (SELECT file_id FROM fio_latency_bins)
+        ORDER BY label, b.bucket_lo_ns""",
+        [sorted({int(i) for i in file_ids})],
     )
 
 
@@ -335,17 +464,27 @@ def stats(values: Sequence[float]) -> tuple[float, float, int]:
 
 
 def compare(
-    a_mean: float, a_sd: float, b_mean: float, b_sd: float, *, higher_is_better: bool = True, a: str = "A", b: str = "B"
+    a_mean: float,
+    a_sd: float,
+    b_mean: float,
+    b_sd: float,
+    *,
+    higher_is_better: bool = True,
+    a: str = "A",
+    b: str = "B",
+    noise: str = "run-to-run noise",
 ) -> dict:
-    """A against B: difference in percent of B, the noise in percent of B (combined per-sample stdev),
-    and a sentence. ``higher_is_better`` False for latencies ("lower latency" instead of "faster")."""
+    """A against B: difference in percent of B, the noise in percent of B (the two standard deviations
+    combined), and a sentence. ``higher_is_better`` False for latencies ("lower latency" instead of "faster").
+    ``noise`` names what the standard deviations are: run-to-run (of repeated runs' means) by default; "the
+    runs' sample-to-sample noise" for fio's per-sample stdev within single runs."""
     if not b_mean:
         raise ValueError("B's mean is zero: no relative difference")
     diff = a_mean - b_mean
-    noise = math.sqrt(a_sd**2 + b_sd**2)
+    sd = math.sqrt(a_sd**2 + b_sd**2)
     diff_pct = 100.0 * diff / b_mean
-    noise_pct = 100.0 * noise / abs(b_mean)
-    within = abs(diff) <= noise
+    noise_pct = 100.0 * sd / abs(b_mean)
+    within = abs(diff) <= sd
     better = (diff > 0) == higher_is_better
     if diff == 0:
         text = f"{a} and {b} are equal"
@@ -353,11 +492,7 @@ def compare(
         text = f"{a} is {abs(diff_pct):.0f} % {'faster' if better else 'slower'} than {b}"
     else:
         text = f"{a}'s latency is {abs(diff_pct):.0f} % {'lower' if better else 'higher'} than {b}'s"
-    text += (
-        f", within run-to-run noise (±{noise_pct:.0f} %)"
-        if within
-        else f", outside run-to-run noise (±{noise_pct:.0f} %)"
-    )
+    text += f", {'within' if within else 'outside'} {noise} (±{noise_pct:.0f} %)"
     return dict(diff_pct=diff_pct, noise_pct=noise_pct, within_noise=within, a_better=better and diff != 0, text=text)
 
 
@@ -365,6 +500,7 @@ def compare_samples(a: Sequence[float], b: Sequence[float], **kw) -> dict:
     """``compare`` from two runs' log samples (e.g. the steady-state part of their bw series)."""
     am, asd, an = stats(a)
     bm, bsd, bn = stats(b)
+    kw.setdefault("noise", SAMPLE_NOISE)
     return {**compare(am, asd, bm, bsd, **kw), "a_mean": am, "b_mean": bm, "a_n": an, "b_n": bn}
 
 
@@ -374,7 +510,83 @@ def compare_results(a: dict, b: dict, metric: str = "bw", **kw) -> dict:
     mean, sd = {"bw": ("bw_mean_bytes_per_s", "bw_stdev_bytes_per_s"), "iops": ("iops_mean", "iops_stdev")}[metric]
     if a.get(mean) is None or b.get(mean) is None:
         raise ValueError(f"no {metric} samples in one of the runs")
+    kw.setdefault("noise", SAMPLE_NOISE)
     return compare(a[mean], a.get(sd) or 0.0, b[mean], b.get(sd) or 0.0, **kw)
+
+
+def _config(df: pl.DataFrame) -> pl.Expr:
+    """What one run was measured on: host | stack | vdev layout labels ('?' where a label is missing)."""
+    parts = [pl.col(c).cast(pl.Utf8).fill_null("?") for c in ("host", "stack", "vdev_type", "vdev_count", "vdev_width")]
+    return pl.concat_str(parts[:2] + [pl.concat_str(parts[2:], separator=" ")], separator=" | ")
+
+
+def point_comparisons(summ: pl.DataFrame, zfs_of: dict | None = None) -> list[str]:
+    """Runs of one workload at one iodepth x numjobs (``summary`` rows with ``workload``, ``config`` and the
+    run's bandwidth), compared with their noise, one sentence per point:
+
+    * two or more configurations (host | stack | layout): the two fastest by mean bandwidth, against the spread of
+      repeated runs when both have repeats (run-to-run noise), else against fio's per-sample bandwidth stdev of
+      their runs (sample-to-sample noise, which says less: it is not the spread between runs);
+    * one configuration run more than once: the mean and the run-to-run spread (sample stdev / mean) of its repeats.
+
+    ``zfs_of``: file_id -> ZFS version; two configurations on different ZFS versions are said not to be like for
+    like.
+    """
+    from . import prose
+
+    out = []
+    key = ["workload", "direction", "iodepth", "numjobs"]
+    rows = summ.filter(pl.col("bw_bytes_per_s").is_not_null())
+    zfs_of = zfs_of or {}
+    rows = rows.with_columns(
+        pl.col("file_id").map_elements(lambda f: zfs_of.get(f) or "", return_dtype=pl.String).alias("zfs")
+    )
+    for k, g in rows.group_by(key, maintain_order=True):
+        workload, direction, qd, nj = k
+        if g["file_id"].n_unique() < 2:
+            continue
+        point = f"`{workload}` {direction} at QD {qd} x {nj}"
+        per = (
+            g.group_by("config", maintain_order=True)
+            .agg(
+                pl.col("file_id").n_unique().alias("runs"),
+                pl.col("bw_bytes_per_s").mean().alias("mean"),
+                pl.col("bw_bytes_per_s").std().alias("sd"),
+                pl.col("bw_stdev_bytes_per_s").mean().alias("sample_sd"),
+                pl.col("bw_mean_bytes_per_s").mean().alias("sample_mean"),
+                pl.col("zfs").filter(pl.col("zfs") != "").unique().sort().str.join("/").alias("zfs"),
+            )
+            .sort("mean", descending=True)
+        )
+        if per.height == 1:
+            r = per.row(0, named=True)
+            out.append(
+                f"{point}: {r['runs']} runs of {r['config']}: mean {prose.rate(r['mean'])}, run-to-run spread "
+                f"±{100 * r['sd'] / r['mean']:.1f} % (sample standard deviation of the runs' bandwidth)."
+            )
+            continue
+        a, b = per.row(0, named=True), per.row(1, named=True)
+        if a["runs"] > 1 and b["runs"] > 1:
+            c = compare(a["mean"], a["sd"], b["mean"], b["sd"], a=a["config"], b=b["config"])
+            how = f"{a['runs']} and {b['runs']} runs"
+        elif a["sample_mean"] is not None and b["sample_mean"] is not None:
+            c = compare(
+                a["sample_mean"],
+                a["sample_sd"] or 0.0,
+                b["sample_mean"],
+                b["sample_sd"] or 0.0,
+                a=a["config"],
+                b=b["config"],
+                noise=SAMPLE_NOISE,
+            )
+            how = "fio's bandwidth samples; repeat the runs (`storagelab lab fio --repeat 3`) for run-to-run noise"
+        else:
+            continue
+        more = f" ({per.height} configurations, the two fastest)" if per.height > 2 else ""
+        va, vb = a["zfs"], b["zfs"]
+        unlike = f"; not like for like: ZFS {va} against {vb}" if va and vb and va != vb else ""
+        out.append(f"{point}{more}: {c['text']} ({how}{unlike}).")
+    return out
 
 
 # ----------------------------------------------------------------------------- notebook 08 on any selection
@@ -382,8 +594,8 @@ def compare_results(a: dict, b: dict, metric: str = "bw", **kw) -> dict:
 
 def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
     """Notebook 08 on any selection: IOPS, bandwidth and latency percentiles against I/Os in flight per workload,
-    bandwidth/IOPS/latency over time from fio's log files with ramp and steady state, and the two fastest runs
-    of one workload compared with their noise."""
+    bandwidth/IOPS/latency over time from fio's log files with ramp and steady state, latency histograms from
+    the stored bins, and runs of one workload at one depth compared with their noise (``point_comparisons``)."""
     from ..units import MiB
     from . import fio_runs, measures, prose
     from .db import frame
@@ -418,6 +630,7 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
             pl.col("wl_iodepth").cast(pl.Int64, strict=False).alias("wl_iodepth"),
             pl.col("wl_numjobs").cast(pl.Int64, strict=False).alias("wl_numjobs"),
             pl.col("workload_at_any_depth").alias("workload"),
+            _config(runs).alias("config"),
         ).unique("file_id", keep="first")
         summ = (
             summ.join(wl, on="file_id", how="left")
@@ -460,26 +673,7 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
                 )
                 + "."
             )
-        top = summ.filter(pl.col("bw_stdev_bytes_per_s").is_not_null()).sort("bw_bytes_per_s", descending=True)
-        for key, g in top.group_by(["workload", "direction"], maintain_order=True):
-            if g.height >= 2 and g["file_id"].n_unique() >= 2:
-                a, b = g.row(0, named=True), g.row(1, named=True)
-                if a["bw_mean_bytes_per_s"] is None or b["bw_mean_bytes_per_s"] is None:
-                    continue
-                c = compare(
-                    a["bw_mean_bytes_per_s"],
-                    a["bw_stdev_bytes_per_s"] or 0.0,
-                    b["bw_mean_bytes_per_s"],
-                    b["bw_stdev_bytes_per_s"] or 0.0,
-                    a=a["label"],
-                    b=b["label"],
-                )
-                va, vb = (zfs_of.get(x["file_id"]) for x in (a, b))
-                res.findings.append(
-                    f"The two fastest `{key[0]}` {key[1]} runs by fio's per-sample bandwidth: {c['text']}"
-                    + (f" (not like for like: ZFS {va} against {vb})" if va != vb and (va or vb) else "")
-                    + "."
-                )
+        res.findings += point_comparisons(summ, zfs_of)
     else:
         res.missing.append(f"the fio outputs of {sel.describe()} have no per-job results to chart")
     if log_ids:
@@ -514,6 +708,33 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
             f"no fio log files for {sel.describe()}: add --write_bw_log=NAME --write_iops_log=NAME "
             "--write_lat_log=NAME --log_avg_msec=1000 to fio and keep the NAME_*.log files beside "
             "its output (storagelab lab fio does this)"
+        )
+    hist_ids = frame(con, f"SELECT f.file_id FROM files f WHERE {where} AND f.format = 'fio-hist-log'", params)[
+        "file_id"
+    ].to_list()
+    bins = load_histograms(con, ids, hist_ids)
+    res.file_ids += sorted(set(bins.filter(pl.col("source") == "clat_hist log")["file_id"].to_list()))
+    hist = histogram_buckets(bins)
+    printed = load_printed_buckets(con, ids)
+    if printed.height:
+        hist = pl.concat([hist, printed.select(hist.columns)], how="vertical_relaxed") if hist.height else printed
+    if hist.height:
+        res.frames["histogram"] = hist
+        kinds = hist.unique(["label", "direction", "source"])["source"].value_counts(sort=True)
+        how = {
+            "JSON+ clat": "fio's JSON+ completion latency bins",
+            "JSON+ lat": "fio's JSON+ total latency bins",
+            "clat_hist log": "write_hist_log completion latency logs",
+        }
+        res.findings.append(
+            "Latency histograms (share of each run's I/Os per latency bucket): "
+            + "; ".join(
+                f"{n} from {how[src]}, 10 buckets per factor of 10"
+                if src in how
+                else f"{n} from fio's printed distribution (its own buckets, all directions together)"
+                for src, n in kinds.iter_rows()
+            )
+            + "."
         )
     if "depth" in res.frames:
         best = res.frames["depth"].sort("iops", descending=True).row(0, named=True)
