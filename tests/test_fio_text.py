@@ -956,3 +956,45 @@ def test_damage_inside_the_results_or_mid_disk_stats_stays_an_error():
     with pytest.raises(ParseError) as e:  # a wrapped line whose continuation is missing, then another disk
         parse_text(text.replace("    aggrmerge=0/18, aggrticks=0/12747, aggrin_queue=12746, aggrutil=1.11%\n", ""))
     assert (e.value.kind, e.value.line) == ("invalid", 32)
+
+
+def _fio_text_outputs() -> list[Path]:
+    """Every real fio output with a normal-text part (fixtures of every version and the seed logs)."""
+    out = []
+    for p in sorted([*(ROOT / "tests" / "fixtures" / "fio").rglob("*"), *(ROOT / "data" / "raw").rglob("*")]):
+        if p.is_file() and p.suffix not in (".md", ".jsonl", ".csv", ".sh"):
+            try:
+                text = read(p)
+            except UnicodeDecodeError:
+                continue
+            if fio.sniff(text) in ("fio-normal", "fio-json+normal"):
+                out.append(p)
+    return out
+
+
+def test_line_fast_paths_give_the_general_paths_values(monkeypatch):
+    """The text parser reads the usual latency, bw, iops and issued lines with one regular expression each
+    (a fast path); every other form goes the general way. On every real output with a text part, the
+    parse with the fast paths switched off is the same, value for value."""
+    from storagelab.parsers.fio import text as text_module
+
+    outputs = _fio_text_outputs()
+    assert len(outputs) >= 40
+    fast = {}
+    for p in outputs:
+        try:
+            fast[p] = parse_text(read(p))
+        except ParseError as e:
+            fast[p] = (e.kind, e.line)
+    never = re.compile(r"(?!)")  # matches nothing
+    for name in ("_LAT_FAST", "_BW_FAST", "_IOPS_FAST", "_ISSUED_FAST"):
+        monkeypatch.setattr(text_module, name, never)
+    for p in outputs:
+        try:
+            general = parse_text(read(p))
+        except ParseError as e:
+            general = (e.kind, e.line)
+        if isinstance(general, tuple):
+            assert fast[p] == general, p
+        else:
+            assert fast[p].tables == general.tables and fast[p].warnings == general.warnings, p
