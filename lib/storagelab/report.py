@@ -262,74 +262,116 @@ def run_notebooks(
     raw_params: dict[str, str] | None = None,
     out_dir: Path | None = None,
     plans: list[tuple[Path, dict[str, Any]]] | None = None,
+    jobs: int | None = None,
 ) -> list[RunResult]:
     """Execute notebooks with papermill; every notebook's parameters are validated before any runs.
 
     Each run writes into its own report folder (``report_dir``, or ``out_dir``): executed/<nb>.ipynb,
     figures/<nb>/ and summaries/<nb>.json. A notebook that fails does not stop the others: its summary
-    records the error, so the index shows it as failed, never with an older headline.
+    records the error, so the index shows it as failed, never with an older headline. ``jobs`` notebooks run at
+    a time (default: one per CPU).
     """
     import os
 
     if plans is None:
         nbs = [resolve(n) for n in names] if names else list_notebooks()
         plans = [(nb, validate(nb, params or {}, raw_params)) for nb in nbs]
+    n = max(1, min(jobs if jobs is not None else (os.cpu_count() or 1), len(plans)))
+    if n == 1:
+        return [_run_one(nb, p, out_dir) for nb, p in plans]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # each notebook in its own process (a kernel each): the environment variable that tells a notebook its
+    # report folder and the stderr filter are per process. Ctrl-C is this process's to handle: it stops the
+    # workers, which shut their kernels down.
+    pool = ProcessPoolExecutor(
+        max_workers=n,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_notebook_worker_init,
+        initargs=(os.getpid(),),
+    )
+    try:
+        futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
+        results = [f.result() for f in futures]
+    except BaseException:
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return results
+
+
+def _notebook_worker_init(parent: int) -> None:
+    """A notebook worker leaves Ctrl-C to the build, ends (shutting its kernel down) on SIGTERM, and dies
+    with the build however it dies."""
+    import signal
+
+    from .procs import die_with_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    die_with_parent(signal.SIGTERM, parent)
+
+
+def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
+    """Execute one notebook into its report folder (see run_notebooks)."""
+    import os
+
     import papermill as pm
 
     from .charts import figure_dir
 
-    results = []
-    for nb, p in plans:
-        folder = Path(out_dir) if out_dir else report_dir(nb, p)
-        dest = folder / "executed" / nb.name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        figs = figure_dir(nb.stem, folder / "figures")
-        if figs.is_dir():  # figures are the last run's only: no stale chart survives a renamed or removed one
-            for f in figs.iterdir():
-                if f.is_file() and f.name.endswith((".svg", ".png", ".vl.json")):
-                    f.unlink()
-        summary = folder / "summaries" / f"{nb.stem}.json"
-        summary.unlink(missing_ok=True)
-        shown = os.path.relpath(folder, paths.ROOT) if folder.is_relative_to(paths.ROOT) else str(folder)
-        print(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/", flush=True)
-        old = os.environ.get(REPORT_DIR_ENV)
-        os.environ[REPORT_DIR_ENV] = str(folder)
-        try:
-            with _StderrFilter():
-                pm.execute_notebook(
-                    str(nb),
-                    str(dest),
-                    parameters=p,
-                    cwd=str(paths.NOTEBOOKS),
-                    progress_bar=False,
-                    kernel_name="python3",
-                    log_output=False,
-                )
-            ok, error = True, None
-        except Exception as e:  # noqa: BLE001 - any failure of one notebook is reported, the others still run
-            ok, error = False, _error_of(e)
-            print(f"    FAILED: {error}", file=sys.stderr, flush=True)
-            _write_json(
-                summary,
-                dict(
-                    notebook=nb.stem,
-                    title=nb.stem,
-                    answers="",
-                    study=p.get("study"),
-                    status="failed",
-                    error=error,
-                    headline={},
-                    claims=[],
-                    written_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                ),
+    folder = Path(out_dir) if out_dir else report_dir(nb, p)
+    dest = folder / "executed" / nb.name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    figs = figure_dir(nb.stem, folder / "figures")
+    if figs.is_dir():  # figures are the last run's only: no stale chart survives a renamed or removed one
+        for f in figs.iterdir():
+            if f.is_file() and f.name.endswith((".svg", ".png", ".vl.json")):
+                f.unlink()
+    summary = folder / "summaries" / f"{nb.stem}.json"
+    summary.unlink(missing_ok=True)
+    shown = os.path.relpath(folder, paths.ROOT) if folder.is_relative_to(paths.ROOT) else str(folder)
+    print(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/", flush=True)
+    old = os.environ.get(REPORT_DIR_ENV)
+    os.environ[REPORT_DIR_ENV] = str(folder)
+    try:
+        with _StderrFilter():
+            pm.execute_notebook(
+                str(nb),
+                str(dest),
+                parameters=p,
+                cwd=str(paths.NOTEBOOKS),
+                progress_bar=False,
+                kernel_name="python3",
+                log_output=False,
             )
-        finally:
-            if old is None:
-                os.environ.pop(REPORT_DIR_ENV, None)
-            else:
-                os.environ[REPORT_DIR_ENV] = old
-        results.append(RunResult(nb.stem, folder, dest, ok, error))
-    return results
+        ok, error = True, None
+    except Exception as e:  # noqa: BLE001 - any failure of one notebook is reported, the others still run
+        ok, error = False, _error_of(e)
+        print(f"    FAILED: {error}", file=sys.stderr, flush=True)
+        _write_json(
+            summary,
+            dict(
+                notebook=nb.stem,
+                title=nb.stem,
+                answers="",
+                study=p.get("study"),
+                status="failed",
+                error=error,
+                headline={},
+                claims=[],
+                written_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            ),
+        )
+    finally:
+        if old is None:
+            os.environ.pop(REPORT_DIR_ENV, None)
+        else:
+            os.environ[REPORT_DIR_ENV] = old
+    return RunResult(nb.stem, folder, dest, ok, error)
 
 
 def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
