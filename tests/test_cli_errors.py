@@ -193,6 +193,7 @@ def test_ctrl_c_exits_130_with_one_line(seed_db):
     p = subprocess.Popen(
         [sys.executable, "-m", "storagelab", "sql", "-", "--db", str(seed_db)],
         env=ENV,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # not ignored, even if it is here
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
