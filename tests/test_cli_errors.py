@@ -142,6 +142,19 @@ def test_ctrl_c_while_ingest_imports_the_store_is_one_line(monkeypatch, capsys, 
     assert capsys.readouterr().err.startswith("storagelab ingest: interrupted")
 
 
+def test_build_whose_ingest_was_refused_runs_no_notebook(monkeypatch, capsys):
+    """Issue 13, case 23: an ingest refused (database in use, a manifest mistake) stops `build` at once
+    (exit 2), rather than rendering every report from the database it did not update."""
+    from storagelab import report
+
+    monkeypatch.setattr(cli, "cmd_ingest", lambda args: 2)
+    ran = []
+    monkeypatch.setattr(report, "run_notebooks", lambda *a, **k: ran.append(1) or [])
+    monkeypatch.setattr(report, "build_plan", lambda *a, **k: ran.append(1) or [])
+    assert cli.main(["build"]) == 2 and ran == []
+    assert capsys.readouterr().err == "storagelab build: the ingest did not run; no report was built\n"
+
+
 def test_parse_into_a_closed_pipe_is_quiet():
     # enough output to fill the pipe, read by `head -1`
     files = " ".join([str(FIO)] * 60)
