@@ -111,6 +111,50 @@ def test_parse_an_empty_folder(tmp_path):
     assert (r.returncode, r.stderr) == (2, f"storagelab parse: {tmp_path}: no log files in this folder\n")
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+@pytest.mark.parametrize("verb", ["parse", "ingest"])
+def test_a_fifo_or_a_device_named_on_the_command_line_is_refused(tmp_path, verb):
+    """A FIFO would block the read forever and /dev/zero never ends (it filled the memory until the OOM
+    killer came): both are refused at once, as is a symlink to one (issue 13, beside case 28)."""
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    (tmp_path / "zero.txt").symlink_to("/dev/zero")
+    db = ["--db", str(tmp_path / "t.duckdb")] if verb == "ingest" else []
+    for path, kind in ((fifo, "a FIFO"), (tmp_path / "zero.txt", "a device")):
+        r = storagelab(verb, str(FIO), str(path), *db, timeout=60)
+        assert (r.returncode, r.stdout) == (2, ""), r.stderr
+        assert r.stderr == f"storagelab {verb}: {path}: {kind}, not a log file (save the output to a file first)\n"
+    assert not (tmp_path / "t.duckdb").exists()
+
+
+def test_ctrl_c_while_ingest_imports_the_store_is_one_line(monkeypatch, capsys, tmp_path):
+    """Ctrl-C in the first moments of an ingest (while the store module is imported) once gave a
+    39-line UnboundLocalError traceback ('StoreError' in the except clause was never bound)."""
+    import types
+
+    class Interrupted(types.ModuleType):
+        def __getattr__(self, name):
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "storagelab.store", Interrupted("storagelab.store"))
+    rc = cli.main(["ingest", str(FIO), "--db", str(tmp_path / "t.duckdb"), "--quiet"])
+    assert rc == 130
+    assert capsys.readouterr().err.startswith("storagelab ingest: interrupted")
+
+
+def test_build_whose_ingest_was_refused_runs_no_notebook(monkeypatch, capsys):
+    """Issue 13, case 23: an ingest refused (database in use, a manifest mistake) stops `build` at once
+    (exit 2), rather than rendering every report from the database it did not update."""
+    from storagelab import report
+
+    monkeypatch.setattr(cli, "cmd_ingest", lambda args: 2)
+    ran = []
+    monkeypatch.setattr(report, "run_notebooks", lambda *a, **k: ran.append(1) or [])
+    monkeypatch.setattr(report, "build_plan", lambda *a, **k: ran.append(1) or [])
+    assert cli.main(["build"]) == 2 and ran == []
+    assert capsys.readouterr().err == "storagelab build: the ingest did not run; no report was built\n"
+
+
 def test_parse_into_a_closed_pipe_is_quiet():
     # enough output to fill the pipe, read by `head -1`
     files = " ".join([str(FIO)] * 60)
@@ -162,6 +206,7 @@ def test_ctrl_c_exits_130_with_one_line(seed_db):
     p = subprocess.Popen(
         [sys.executable, "-m", "storagelab", "sql", "-", "--db", str(seed_db)],
         env=ENV,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # not ignored, even if it is here
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

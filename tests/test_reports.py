@@ -345,6 +345,22 @@ def test_inline_svg_prefixes_ids_and_refuses_active_content():
         assert report._inline_svg(active, "p-") is None, active
 
 
+def test_a_truncated_executed_notebook_is_a_failed_page_and_marked_on_the_index(tmp_path):
+    """Issue 13, case 64: an executed notebook cut short (a run killed while saving) was a NotJSONError
+    traceback with index.html and the page left stale; now its page says it failed and the index marks it."""
+    folder = tmp_path / "mylab"
+    (folder / "executed").mkdir(parents=True)
+    good = '{\n "cells": [\n  {\n   "cell_type": "markdown",\n   "metadata": {},\n   "source": ["# x"]'
+    (folder / "executed" / "08_fio.ipynb").write_text(good)  # cut mid-file
+    (folder / "08_fio.html").write_text("<html>an older page</html>")
+    pages = report.render_reports(tmp_path)
+    assert pages == [folder / "08_fio.html"]
+    page = (folder / "08_fio.html").read_text()
+    assert "an older page" not in page and "<title>08_fio (failed)" in page and "NotJSONError" in page
+    index = Page((tmp_path / "index.html").read_text())
+    assert "08_fio FAILED NotJSONError" in " ".join(index.text.split())
+
+
 def test_index_escapes_summary_text(tmp_path):
     (tmp_path / "f" / "summaries").mkdir(parents=True)
     (tmp_path / "f" / "summaries" / "x.json").write_text(

@@ -103,6 +103,8 @@ def run_cli(project, monkeypatch, capsys):
     [
         (["-p", "factor", "fast"], "parameter factor expects float (default 2.0); got 'fast', which is not a literal"),
         (["-p", "factor", "nan"], "parameter factor expects float (default 2.0); got 'nan', which is not a literal"),
+        (["-p", "factor", "1e999"], "parameter factor must be a finite number, got inf"),  # issue 13, case 60
+        (["-p", "factor", "(-1e999)"], "parameter factor must be a finite number, got -inf"),
         (["-p", "factor", "'2.5'"], "parameter factor expects float (default 2.0); got str '2.5'"),
         (["-p", "count", "True"], "parameter count expects int (default 3); got bool True"),
         (["-p", "count", "2.5"], "parameter count expects int (default 3); got float 2.5"),
@@ -245,3 +247,15 @@ def test_kernel_noise_is_held_back_and_the_rest_passed_on(capfd):
         os.write(2, b"[IPKernelApp] WARNING | Kernel is running over TCP without encryption. All ...\n")
         os.write(2, b"Traceback (most recent call last): a real problem\n")
     assert capfd.readouterr().err == "Traceback (most recent call last): a real problem\n"
+
+
+def test_build_plan_leaves_out_a_notebook_that_is_gone(monkeypatch, seed_db):
+    """A notebook a study's claims.csv names but notebooks/ no longer holds (removed or renamed) is
+    left out of `build`'s plan; it was a KeyError traceback before any notebook ran (issue 13)."""
+    every = report.list_notebooks()
+    kept = [nb for nb in every if nb.stem != "01_vdev_scaling"]
+    assert len(kept) == len(every) - 1
+    monkeypatch.setattr(report, "list_notebooks", lambda: kept)
+    plan = report.build_plan(seed_db)
+    stems = {nb.stem for nb, _ in plan}
+    assert "01_vdev_scaling" not in stems and {"05_stacks", "07_explore"} <= stems

@@ -245,10 +245,22 @@ def test_pool_workers_die_with_a_killed_ingest(tmp_path):
     _complete(db)
 
 
+def _default_sigint() -> None:
+    """In the child before exec: Ctrl-C as a terminal gives it. A process started in the background by a
+    non-interactive shell has SIGINT ignored, and its children inherit that: the ingest would never see the
+    signal and end normally (exit 0), whatever the code does."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     """#7: SIGINT to the process group (what Ctrl-C sends) during an ingest with a pool."""
     p, workers, db = _pooled_ingest(
-        tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_default_sigint,
     )
     time.sleep(0.2)
     assert p.poll() is None, "the ingest ended before Ctrl-C"

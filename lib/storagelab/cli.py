@@ -78,6 +78,9 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
         for t in missing:
             print(f"storagelab parse: {t}: no such file or directory", file=sys.stderr)
         return None
+    if (special := _special_files(targets)) is not None:
+        print(f"storagelab parse: {special}", file=sys.stderr)
+        return None
     files: list[str] = []
     for t in targets:
         if Path(t).is_dir():
@@ -92,6 +95,22 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
         else:
             files.append(t)
     return files
+
+
+def _special_files(targets: list[str]) -> str | None:
+    """What is wrong with a named path that is neither a regular file nor a folder (a FIFO would block the read
+    forever, a device such as /dev/zero never ends); None when every one is a file or a folder (or missing)."""
+    import stat
+
+    for t in targets:
+        try:
+            mode = os.stat(t).st_mode
+        except OSError:
+            continue  # missing or unreadable: said by the caller
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+            return f"{t}: {kind}, not a log file (save the output to a file first)"
+    return None
 
 
 def cmd_ingest(args) -> int:
@@ -124,9 +143,12 @@ def cmd_ingest(args) -> int:
             f"--manifest {args.manifest} {what}: check the name, or leave --manifest out to use "
             f"the manifest.csv of the folder you ingest ({paths.MANIFEST} by default)"
         )
-    try:
-        from .store import StoreError, ingest
+    if (special := _special_files(args.paths or [])) is not None:
+        return refuse(special)
+    # imported before the try: a Ctrl-C during the import must not leave StoreError unbound in the except clause
+    from .store import StoreError, ingest
 
+    try:
         s = ingest(
             args.paths or None,
             db_path=args.db,

@@ -153,6 +153,8 @@ def coerce(name: str, value: Any, default: Any, nb_name: str) -> Any:
         value = float(value)
         if math.isnan(value):
             raise ParameterError(f"{nb_name}: parameter {name} may not be NaN")
+        if math.isinf(value):  # 1e999 is a literal: a report of "inf GiB" and "+inf %" helps no one
+            raise ParameterError(f"{nb_name}: parameter {name} must be a finite number, got {value}")
     return value
 
 
@@ -424,6 +426,8 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
         else:
             targets = [s for s, nb in nbs.items() if "study" in notebook_parameters(nb)]
         for stem in targets:
+            if stem not in nbs:  # named by a study's claims.csv, but not in notebooks/ (removed or renamed)
+                continue
             default = notebook_parameters(nbs[stem]).get("study")
             add(stem, {} if study == default else {"study": study})
     return sorted(plan, key=lambda t: (report_dir(t[0], t[1]).name, t[0].stem))
