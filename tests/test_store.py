@@ -728,6 +728,28 @@ def test_one_bad_file_name_number_or_depth_never_stops_the_others(raw_copy, tmp_
     assert again.ingested == 0 and again.failed == 1
 
 
+def test_a_name_that_spells_out_another_files_escapes_is_said_not_replaced(tmp_path):
+    """A name that is not UTF-8 is stored with \\xNN escapes; a file literally named with those escapes gets
+    the same key. Neither silently replaces the other: the first listed is stored, the second is named in a
+    warning, and every run says so again."""
+    import os
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    text = (RAW / "homelab-mergerfs" / "fio-btrfs-single.txt").read_bytes()
+    with open(os.fsencode(logs) + b"/latin1-\xe9\xff.txt", "wb") as fh:  # the bytes E9 FF
+        fh.write(text)
+    (logs / "latin1-\\xe9\\xff.txt").write_bytes(text + b"\n")  # the characters backslash, x, e, 9 ...
+    db = tmp_path / "t.duckdb"
+    kw = dict(db_path=db, manifest_path=tmp_path / "none.csv", parquet_dir=False, progress=False)
+    for _ in range(2):
+        s = store.ingest([logs], **kw)
+        clash = [w for w in s.warnings if "not ingested; rename one of them" in w]
+        assert len(clash) == 1 and "stored as" in clash[0] and clash[0].count("latin1-") == 3, s.warnings
+        assert s.failed == 0 and s.replaced == 0
+    assert _one(db, "SELECT count(*) FROM files") == [(1,)]
+
+
 def test_cli_database_faults_are_one_line(raw_copy, tmp_path):
     """#10-12, #58, #55, #59: corrupt, truncated or non-DuckDB --db, a folder, sql with no
     database, bad option values: exit 2, one line, no traceback (too many workers: a note)."""

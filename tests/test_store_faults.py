@@ -154,6 +154,7 @@ def test_a_kill_at_any_stage_then_a_rerun_gives_the_uninterrupted_state(stage, r
     _complete(db)
     _labelled(db, raw)
     _parquet_equals_db(db, store.parquet_dir_for(db))
+    assert not list(store.parquet_dir_for(db).glob(".*.tmp"))  # a killed export's temporary files are gone
     assert _snapshot(db, raw) == reference
 
 
@@ -474,3 +475,14 @@ def test_a_ctrl_c_that_duckdb_swallows_still_stops_the_ingest(raw_copy, tmp_path
     n, _ = _complete(db)
     assert n == 2  # the first batch (its INSERTs went through), nothing after it
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's handler is back
+
+
+def test_a_keyboard_interrupt_duckdb_wraps_is_an_interrupt():
+    """A Ctrl-C that arrives while DuckDB reads a registered Arrow table comes back as DuckDB's error with the
+    KeyboardInterrupt in its text (seen with DuckDB 2.0.0): the ingest stops as interrupted."""
+    wrapped = duckdb.InvalidInputException(
+        "Invalid Input Error: Python exception occurred while executing the UDF: reading the schema of the object "
+        "registered as '_ingest_bonnie_results' failed: KeyboardInterrupt:"
+    )
+    assert store.faults.interrupted(wrapped)
+    assert not store.faults.interrupted(duckdb.InvalidInputException("Invalid Input Error: a value out of range"))

@@ -9,6 +9,7 @@ run. The Parquet folder belongs to its database: ``data/parsed/`` for the defaul
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 from pathlib import Path
@@ -59,9 +60,13 @@ def export_parquet(con, out_dir: Path) -> list[Path]:
     """Bring ``out_dir/<table>.parquet`` up to date with the database: every table whose export is
     missing or stamped otherwise than the table now is (see table_stamps) is written to a
     temporary file and renamed over the old one, then its stamp is recorded in ``out_dir/STAMP``.
-    A kill or a full disk leaves the old file and the old stamp: the next run writes it again.
+    A kill or a full disk leaves the old file and the old stamp: the next run writes it again (and deletes the
+    temporary file a kill left).
     Returns the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    # temporary files of an export that was killed (one ingest at a time holds the database this folder is for)
+    for tmp in [*out_dir.glob(".*.parquet.*.tmp"), *out_dir.glob(f"{glob.escape(STAMP)}.*.tmp")]:
+        tmp.unlink(missing_ok=True)
     stamp_file = out_dir / STAMP
     stamps = _read_stamps(stamp_file)
     written = []

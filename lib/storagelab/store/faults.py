@@ -61,7 +61,8 @@ def describe(db: Path, e: BaseException, *, opening: bool = True) -> str:
         )
     if "is a directory" in low:
         return f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}"
-    if isinstance(e, duckdb.Error) and (opening or any(w in low for w in ("corrupt", "checksum", "not a valid"))):
+    damaged = ("corrupt", "checksum", "not a valid", "could not read enough bytes", "truncated")
+    if isinstance(e, duckdb.Error) and (opening or any(w in low for w in damaged)):
         return (
             f"{db} is not a usable DuckDB database ({said}): it may be truncated, corrupt or another kind "
             "of file. Move it away (or delete it: ingest rebuilds the database from the raw files)"
@@ -94,8 +95,12 @@ def environmental(e: BaseException) -> bool:
 
 def interrupted(e: BaseException) -> bool:
     """Ctrl-C while DuckDB ran a statement: DuckDB 2 raises RuntimeError('Query interrupted')
-    (older versions InterruptException) instead of KeyboardInterrupt."""
-    return isinstance(e, duckdb.InterruptException) or (isinstance(e, RuntimeError) and "interrupted" in str(e).lower())
+    (older versions InterruptException), or an error that names the KeyboardInterrupt, instead of it."""
+    if isinstance(e, duckdb.InterruptException) or (isinstance(e, RuntimeError) and "interrupted" in str(e).lower()):
+        return True
+    # a KeyboardInterrupt raised while DuckDB read a registered Arrow table comes back wrapped:
+    # InvalidInputException("... reading the schema of the object registered as '...' failed: KeyboardInterrupt")
+    return isinstance(e, duckdb.Error) and "KeyboardInterrupt" in str(e)
 
 
 def rollback(con) -> None:

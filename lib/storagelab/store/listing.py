@@ -58,15 +58,30 @@ def list_files(targets: Iterable[Path | str], skipped: list[str] | None = None) 
             raise FileNotFoundError(f"{p}: no such file or directory")
 
 
-def unique(listing: Iterable[ListedFile]) -> list[ListedFile]:
-    """Each file once (the first listing of each key)."""
-    seen: set[str] = set()
+def unique(listing: Iterable[ListedFile], clashes: list[str] | None = None) -> list[ListedFile]:
+    """Each file once (the first listing of each key). Two different files with one key (a name that is
+    not UTF-8 is stored with ``\\xNN`` escapes, which another file's name may spell out) are said in
+    ``clashes``; the second is left out."""
+    seen: dict[str, ListedFile] = {}
     out = []
     for item in listing:
-        if item.key not in seen:
-            seen.add(item.key)
+        first = seen.get(item.key)
+        if first is None:
+            seen[item.key] = item
             out.append(item)
+        elif clashes is not None and item.path != first.path and not _same_file(item.path, first.path):
+            clashes.append(
+                f"{printable(item.path)}: stored as {item.key}, as {printable(first.path)} is (a name that is not "
+                "UTF-8 is stored with \\xNN escapes): not ingested; rename one of them"
+            )
     return out
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def scopes(targets: Iterable[Path | str]) -> list[str]:

@@ -87,7 +87,9 @@ def ingest(
     if manifest.missing:
         summary.warnings.append(f"no manifest at {manifest.path}: the files under {manifest.root} are unlabelled")
     outside: list[str] = []
-    listing, ignored, summary.ignore_files = ignore.split(unique(list_files(targets, outside)), targets)
+    clashes: list[str] = []
+    listing, ignored, summary.ignore_files = ignore.split(unique(list_files(targets, outside), clashes), targets)
+    summary.warnings += clashes
     summary.ignored = len(ignored)
     summary.warnings += outside[: labels.WARN_MAX] + (
         [f"{len(outside) - labels.WARN_MAX} more symlinks not followed"] if len(outside) > labels.WARN_MAX else []

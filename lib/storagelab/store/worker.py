@@ -222,12 +222,10 @@ def parse_all(jobs: list[ListedFile], workers: int | None) -> Iterator[Outcome]:
         yield from _with_rows(results())
         finished = True
     finally:
-        if finished:
-            pool.shutdown(wait=True)
-        else:  # stopped early (an error, Ctrl-C): the chunks in flight are not waited for
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                proc.terminate()
-            pool.shutdown(wait=True, cancel_futures=True)
+        # stopped early (an error, Ctrl-C): the chunks not started are cancelled and the few in flight finish
+        # (a worker ended while it sends its result would leave shutdown waiting for the rest of the message
+        # for ever; the workers ignore Ctrl-C, and die with this process however it dies)
+        pool.shutdown(wait=True, cancel_futures=not finished)
 
 
 def _with_rows(results: Iterable[tuple[list[Outcome], dict]]) -> Iterator[Outcome]:
