@@ -845,16 +845,36 @@ def test_cli_sql_while_an_ingest_writes_is_one_line(raw_copy, tmp_path):
     assert "Traceback" not in r.stderr
 
 
-def test_a_copy_with_its_own_manifest_row_is_reported(raw_copy, tmp_path):
-    """#19: identical bytes in another study are stored once; the copy's own labels are not silently dropped."""
+def test_a_copy_in_another_study_is_stored_once_and_carries_both_labels(raw_copy, tmp_path):
+    """#19: identical bytes in another study are stored once; the copy keeps its own labels (duplicates), the
+    other study's selection finds the rows by them, a relabel in the manifest reaches them, and build plans
+    that study's reports."""
+    from storagelab import report
+    from storagelab.analysis import Selection
+
     src = raw_copy / "homelab-mergerfs" / "fio-btrfs-single.txt"
     (raw_copy / "other-study").mkdir()
     (raw_copy / "other-study" / "btrfs.txt").write_bytes(src.read_bytes())
     m = raw_copy / "manifest.csv"
     m.write_text(m.read_text() + "other-study/btrfs.txt,other-study,,,,btrfs elsewhere\n")
-    s = _ingest(raw_copy, tmp_path / "t.duckdb", parquet_dir=False)
+    db = tmp_path / "t.duckdb"
+    s = _ingest(raw_copy, db, parquet_dir=False)
     assert s.duplicates == 1
-    assert [w for w in s.warnings if "other-study/btrfs.txt: the same bytes as" in w and "not applied" in w]
+    assert [w for w in s.warnings if "other-study/btrfs.txt: the same bytes as" in w and "labels are kept" in w]
+    assert _one(db, "SELECT regexp_extract(path, '[^/]+/[^/]+$'), study, label FROM duplicates") == [
+        ("other-study/btrfs.txt", "other-study", "btrfs elsewhere")
+    ]
+    for study, want in (("other-study", ["homelab-mergerfs/fio-btrfs-single.txt"]), ("homelab-mergerfs", 14)):
+        where, params = Selection(study=study).sql("f")
+        paths = [
+            r[0].split("raw/", 1)[1]
+            for r in _one(db, f"SELECT f.path FROM files f JOIN fio_groups g USING (file_id) WHERE {where}", params)
+        ]
+        assert paths == want if isinstance(want, list) else len(paths) == want, (study, paths)
+    m.write_text(m.read_text().replace("other-study/btrfs.txt,other-study,", "other-study/btrfs.txt,study-b,"))
+    _ingest(raw_copy, db, parquet_dir=False)
+    assert _one(db, "SELECT study FROM duplicates") == [("study-b",)]
+    assert "study-b" in {p.get("study") for _, p in report.build_plan(db)}
 
 
 def test_symlinks_to_files_outside_the_folder_are_not_followed(raw_copy, tmp_path):

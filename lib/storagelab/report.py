@@ -398,7 +398,9 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
     con = open_db(db_path)
     try:
         rows = con.execute(
-            "SELECT DISTINCT coalesce(study, ?) FROM files WHERE duplicate_of IS NULL ORDER BY 1", [UNLABELLED]
+            "SELECT DISTINCT coalesce(study, ?) FROM files WHERE duplicate_of IS NULL "
+            "UNION SELECT study FROM duplicates WHERE study IS NOT NULL AND duplicate_of IS NULL ORDER BY 1",
+            [UNLABELLED],
         ).fetchall()
         relevant = {
             study: {stem for stem, f in RELEVANT.items() if f(con, Selection(study=study))} for study in curated

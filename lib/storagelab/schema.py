@@ -48,9 +48,12 @@ INGEST_ERRORS = Table(
     ),
 )
 
+LABEL_NAMES = {n for n, _t, _d in MANIFEST_FIELDS if n != "path"}
+
 DUPLICATES = Table(
     "Files whose bytes are those of a file already in `files` (same SHA-256): not stored twice, listed "
-    "here so that the next ingest skips them by path, size and mtime without reading them.",
+    "here so that the next ingest skips them by path, size and mtime without reading them. Each keeps its "
+    "own manifest labels: a study whose logs are copies of another study's selects the stored rows by them.",
     (
         Col("path", "VARCHAR", "path of the copy, as `files.path`"),
         Col("sha256", "VARCHAR", "SHA-256 of its bytes (that of the stored file)"),
@@ -58,6 +61,11 @@ DUPLICATES = Table(
         Col("mtime_ns", "BIGINT", "modification time, ns since the epoch"),
         Col("same_as", "VARCHAR", "`files.path` of the stored file with these bytes"),
         Col("found_at", "TIMESTAMPTZ", "when the copy was found"),
+    )
+    + tuple(
+        Col(c.name, c.type, c.doc + " (the copy's own manifest label: selecting by it selects the stored file's rows)")
+        for c in FILES.columns
+        if c.name in LABEL_NAMES
     ),
 )
 

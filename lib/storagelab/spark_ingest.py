@@ -199,14 +199,18 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     now = datetime.now(UTC)
     month = now.strftime("%Y-%m")
     ok = sorted((r for r in info if not r["error"]), key=lambda r: _sort_key(r["key"]))
+    labels_of = labels_by_key(load(Path(manifest))) if manifest else {}
     stored, copies, first = [], [], {}
     for r in ok:
         if r["sha256"] in first:
-            copies.append((r["key"], r["sha256"], r["size"], r["mtime_ns"], first[r["sha256"]], now))
+            own = labels_of.get(r["key"]) or {}
+            copies.append(
+                (r["key"], r["sha256"], r["size"], r["mtime_ns"], first[r["sha256"]], now)
+                + tuple(own.get(c) for c in LABEL_COLUMNS)
+            )
         else:
             first[r["sha256"]] = r["key"]
             stored.append(r)
-    labels_of = labels_by_key(load(Path(manifest))) if manifest else {}
     file_rows, id_rows = [], []
     for file_id, r in enumerate(stored, start=1):
         lab = labels_of.get(r["key"]) or {}

@@ -3,11 +3,13 @@
 Every analysis notebook takes the same label filters as parameters (``study``, ``stack``,
 ``vdev_type``, ``host``), each matched exactly against the manifest labels in ``files``; an empty
 filter matches everything, ``"(unlabelled)"`` matches files without that label. Files the manifest
-marks as re-pastes (``duplicate_of``) are never selected. Data is chosen by labels and parsed
-fields only, never by file names.
+marks as re-pastes (``duplicate_of``) are never selected. A log whose bytes are another stored log's
+is stored once; its own labels (in ``duplicates``) select the stored rows too. Data is chosen by labels
+and parsed fields only, never by file names.
 
     sel = Selection(study="mylab", stack="zfs")
-    where, params = sel.sql("f")   # "f.duplicate_of IS NULL AND f.study = ? AND f.stack = ?", [...]
+    where, params = sel.sql("f")   # "((f.duplicate_of IS NULL AND f.study = ? AND f.stack = ?) OR f.path IN
+                                   #   (SELECT d.same_as FROM duplicates d WHERE d.duplicate_of IS NULL AND ...))"
 """
 
 from __future__ import annotations
@@ -48,7 +50,17 @@ class Selection:
         return {k: getattr(self, k) for k in FILTERS if getattr(self, k)}
 
     def sql(self, alias: str = "f") -> tuple[str, list]:
-        """A WHERE fragment on the files table (aliased ``alias``) and its bound values."""
+        """A WHERE fragment on the files table (aliased ``alias``) and its bound values: a stored file whose
+        labels match, or whose bytes a copy with matching labels holds (table ``duplicates``: identical logs in
+        two studies are stored once and selected by either study's labels)."""
+        if not self.filters():
+            return f"{alias}.duplicate_of IS NULL", []
+        own, params = self._conditions(alias)
+        copy, copy_params = self._conditions("d")
+        where = f"(({own}) OR {alias}.path IN (SELECT d.same_as FROM duplicates d WHERE {copy}))"
+        return where, params + copy_params
+
+    def _conditions(self, alias: str) -> tuple[str, list]:
         parts, params = [f"{alias}.duplicate_of IS NULL"], []
         for k, v in self.filters().items():
             if v == UNLABELLED:

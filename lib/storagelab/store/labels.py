@@ -55,22 +55,25 @@ def apply(con, manifest: Manifest, applied: str | None = None) -> bool:
         data[c] = [r.get(c) for r in rows.values()]
     schema = pa.schema([("path", pa.string())] + [(c, arrow.ARROW_TYPES[types[c]]) for c in LABEL_COLUMNS])
     sets = ", ".join(f'"{c}" = m."{c}"' for c in LABEL_COLUMNS)
-    differs = " OR ".join(f'files."{c}" IS DISTINCT FROM m."{c}"' for c in LABEL_COLUMNS)
     wanted = ", ".join(f'l."{c}"' for c in LABEL_COLUMNS)
+    under = "starts_with(t.path, ?)" if prefix else "true"
+    changed = False
     con.execute("BEGIN")
     try:
-        n = db.with_view(
-            con,
-            "_manifest",
-            pa.Table.from_pydict(data, schema=schema),
-            f"UPDATE files SET {sets} FROM (SELECT f.file_id, {wanted} FROM files f "
-            f'LEFT JOIN "_manifest" l ON f.path = l.path WHERE {"starts_with(f.path, ?)" if prefix else "true"}) m '
-            f"WHERE files.file_id = m.file_id AND ({differs})",
-            [prefix] if prefix else [],
-        )
-        changed = bool(n and n[0][0])
-        if changed:
-            db.bump(con, ["files"])
+        for table in ("files", "duplicates"):  # a copy keeps its own labels (see schema.DUPLICATES)
+            differs = " OR ".join(f'"{table}"."{c}" IS DISTINCT FROM m."{c}"' for c in LABEL_COLUMNS)
+            n = db.with_view(
+                con,
+                "_manifest",
+                pa.Table.from_pydict(data, schema=schema),
+                f'UPDATE "{table}" SET {sets} FROM (SELECT t.path, {wanted} FROM "{table}" t '
+                f'LEFT JOIN "_manifest" l ON t.path = l.path WHERE {under}) m '
+                f'WHERE "{table}".path = m.path AND ({differs})',
+                [prefix] if prefix else [],
+            )
+            if n and n[0][0]:
+                db.bump(con, [table])
+                changed = True
         if applied:
             con.execute("INSERT OR REPLACE INTO meta VALUES ('labels', ?)", [applied])
         con.execute("COMMIT")
@@ -107,16 +110,17 @@ def manifest_warnings(manifest: Manifest, listing: list[ListedFile], present: se
 
 def copy_warnings(labels_of: dict, copies: dict[str, str]) -> list[str]:
     """A copy (same bytes as a stored file; ``copies``: its path -> the stored file's) whose manifest row
-    says something else than the stored file's: its rows are stored once, under the stored file's labels;
-    say so."""
+    says something else than the stored file's: its rows are stored once and its own labels kept in
+    ``duplicates``, so that a selection by either file's labels finds them; say so (the reports show the
+    stored file's labels)."""
     clashes = [
         (k, same) for k, same in sorted(copies.items()) if labels_of.get(k) and labels_of.get(k) != labels_of.get(same)
     ]
     out = [
-        f"{k}: the same bytes as {same}, stored once under that path and its labels; "
-        "its own manifest row is not applied (set duplicate_of, or remove the copy)"
+        f"{k}: the same bytes as {same}, stored once; its own labels are kept (table duplicates) and select "
+        "those rows too, shown under the labels of the stored file"
         for k, same in clashes[:WARN_MAX]
     ]
     if len(clashes) > WARN_MAX:
-        out.append(f"{len(clashes) - WARN_MAX} more copies have manifest rows that are not applied")
+        out.append(f"{len(clashes) - WARN_MAX} more copies with labels of their own")
     return out

@@ -167,7 +167,7 @@ class _Run:
         if plan.gone or plan.gone_copies:
             summary.removed = writer.remove(con, plan.gone, plan.gone_copies)
         if plan.found or plan.unique:
-            writer.record_copies(con, plan.found, plan.unique)
+            writer.record_copies(con, plan.found, plan.unique, self.labels_of)
         faults.inject("before-labels")
         labels.apply_if_changed(con, self.manifest)
         listed = {f.key for f in listing}

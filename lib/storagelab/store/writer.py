@@ -257,14 +257,20 @@ def remove(con, gone: dict[str, StoredFile], gone_copies: list[str]) -> int:
     return len(ids)
 
 
-def record_copies(con, found: list[Copy], unique: list[str]) -> None:
-    """Copies found in this run are listed in ``duplicates``; paths that no longer hold a copy leave it."""
+def record_copies(con, found: list[Copy], unique: list[str], labels_of: dict) -> None:
+    """Copies found in this run are listed in ``duplicates``, with their own labels; paths that no longer hold
+    a copy leave it."""
     now = datetime.now(UTC)
     con.execute("BEGIN")
     con.execute("DELETE FROM duplicates WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[f.key for f in found] + unique])
     if found:
-        cols = [list(col) for col in zip(*found)] + [[now] * len(found)]
+        cols = {
+            name: list(col) for name, col in zip(("path", "sha256", "size_bytes", "mtime_ns", "same_as"), zip(*found))
+        }
+        cols["found_at"] = [now] * len(found)
+        for c in LABEL_COLUMNS:
+            cols[c] = [(labels_of.get(f.key) or {}).get(c) for f in found]
         tab = all_tables()["duplicates"]
-        db.register_insert(con, "duplicates", arrow.table(tab, dict(zip(tab.names, cols))))
+        db.register_insert(con, "duplicates", arrow.table(tab, cols))
     db.bump(con, ["duplicates"])
     con.execute("COMMIT")
