@@ -353,8 +353,10 @@ def test_a_truncated_executed_notebook_is_a_failed_page_and_marked_on_the_index(
     good = '{\n "cells": [\n  {\n   "cell_type": "markdown",\n   "metadata": {},\n   "source": ["# x"]'
     (folder / "executed" / "08_fio.ipynb").write_text(good)  # cut mid-file
     (folder / "08_fio.html").write_text("<html>an older page</html>")
-    pages = report.render_reports(tmp_path)
+    failures: list[str] = []
+    pages = report.render_reports(tmp_path, failures=failures)
     assert pages == [folder / "08_fio.html"]
+    assert len(failures) == 1 and failures[0].startswith("mylab/08_fio: NotJSONError")  # `report` exits 1
     page = (folder / "08_fio.html").read_text()
     assert "an older page" not in page and "<title>08_fio (failed)" in page and "NotJSONError" in page
     index = Page((tmp_path / "index.html").read_text())

@@ -618,6 +618,15 @@ def test_a_schema_rebuild_is_one_transaction(raw_copy, tmp_path, monkeypatch):
     assert s.rebuilt_schema and _counts(db) == before
 
 
+def load_text(text: str, folder):
+    from storagelab.manifest import load
+
+    f = folder / "plain" / "manifest.csv"
+    f.parent.mkdir(exist_ok=True)
+    f.write_text(text)
+    return load(f)
+
+
 def test_manifest_mistakes_are_reported_with_file_and_line(raw_copy, tmp_path):
     """#37, #38, #40-43, #45: BOM and UTF-16 read; Latin-1, extra fields, inf/huge/negative refused with the line."""
     from storagelab.manifest import load
@@ -628,6 +637,9 @@ def test_manifest_mistakes_are_reported_with_file_and_line(raw_copy, tmp_path):
     assert len(load(m).rows) == len(text.splitlines()) - 1
     m.write_bytes(text.encode("utf-16"))
     assert len(load(m).rows) == len(text.splitlines()) - 1
+    for encoding in ("utf-16-le", "utf-16-be"):  # without a byte-order mark
+        m.write_bytes(text.encode(encoding))
+        assert load(m).rows == load_text(text, tmp_path).rows
     m.write_bytes(text.replace("btrfs (single NVMe)", "btrfs (single NVMe) caf\xe9").encode("latin-1"))
     line = next(i for i, ln in enumerate(text.splitlines(), 1) if "btrfs (single NVMe)" in ln)
     with pytest.raises(ManifestError, match=rf"manifest.csv:{line}: not UTF-8"):

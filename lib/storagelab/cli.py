@@ -377,9 +377,12 @@ def cmd_run(args) -> int:
 def cmd_report(args) -> int:
     from .report import render_reports
 
-    pages = render_reports()
+    failures: list[str] = []
+    pages = render_reports(failures=failures)
+    for f in failures:
+        print(f"error: {f} (the executed notebook cannot be read: run the notebook again)", file=sys.stderr)
     print(f"rendered {len(pages)} reports; open {paths.REPORTS.relative_to(paths.ROOT) / 'index.html'}")
-    return 0
+    return 1 if failures else 0
 
 
 def cmd_build(args) -> int:

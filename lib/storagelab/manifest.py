@@ -114,12 +114,19 @@ def _convert(name: str, value: str, where: str):
 
 
 def _text(path: Path) -> str:
-    """The manifest's text: UTF-8 (a byte-order mark, as Excel writes, is dropped) or UTF-16 with
-    its byte-order mark; anything else (Latin-1, ...) is refused with the line of the first bad byte."""
+    """The manifest's text: UTF-8 (a byte-order mark, as Excel writes, is dropped) or UTF-16 (with its
+    byte-order mark, or without: every other byte of a CSV's text is then 0); anything else (Latin-1, ...) is refused with the line of the first bad byte."""
     data = path.read_bytes()
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
             return data.decode("utf-16")
+        except UnicodeDecodeError as e:
+            raise ManifestError(f"{path}: not valid UTF-16 ({e.reason}); save it as UTF-8") from None
+    sample = data[:4096]
+    if b"\x00" in sample and len(sample) >= 4 and sample.count(b"\x00") * 2 >= len(sample) - 2:
+        encoding = "utf-16-le" if sample[1] == 0 else "utf-16-be"  # every other byte 0: UTF-16 without its BOM
+        try:
+            return data.decode(encoding)
         except UnicodeDecodeError as e:
             raise ManifestError(f"{path}: not valid UTF-16 ({e.reason}); save it as UTF-8") from None
     try:

@@ -605,12 +605,14 @@ def report_folders(reports_dir: Path | None = None) -> list[Path]:
     return sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith("_") and (d / "executed").is_dir())
 
 
-def render_reports(reports_dir: Path | None = None, only: Path | None = None) -> list[Path]:
+def render_reports(
+    reports_dir: Path | None = None, only: Path | None = None, failures: list[str] | None = None
+) -> list[Path]:
     """reports/<folder>/<name>.html for every executed notebook of every report folder, and reports/index.html.
     ``only``: render that one report folder (e.g. a ``run --output`` outside reports/) and no index.
 
     An executed notebook that cannot be read (a run killed while saving) becomes a page that says so,
-    and the index marks it failed."""
+    and the index marks it failed; ``failures`` gets a line for each ("folder/name: error")."""
     import nbformat
 
     root = Path(reports_dir or paths.REPORTS)
@@ -634,6 +636,8 @@ def render_reports(reports_dir: Path | None = None, only: Path | None = None) ->
                 error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 body = _failed_page(nb_path.stem, error, built)
                 runs[key] = dict(params=[], title=nb_path.stem, figures=[], render_error=error)
+                if failures is not None:
+                    failures.append(f"{key}: {error}")
             dest.write_text(body, encoding="utf-8")
             pages.append(dest)
     if only is None:
