@@ -120,3 +120,54 @@ def test_notebook_08_with_compare_study_into_an_outside_folder(db, tmp_path):
     # the lab run itself, with the time series of its bw/iops/lat logs (issue 15: lab output in notebook 08)
     assert "write-1m-qd8-nj8" in page
     assert [p.name for p in (out / "figures").rglob("time-series.svg")] == ["time-series.svg"]
+
+
+def test_any_two_selections_side_by_side(seed_db):
+    """compare_with / `compare --with`: a second selection written as key=value pairs, not only a study."""
+    con = open_db(seed_db)
+    try:
+        res = compare.analyse(
+            con,
+            Selection(study="homelab-mergerfs", stack="mdadm-raid1+ext4"),
+            Selection.parse("study=homelab-mergerfs, stack=btrfs-raid1"),
+        )
+        with pytest.raises(ValueError, match="the two selections are the same"):
+            compare.analyse(con, Selection(study="x"), Selection.parse("study=x"))
+    finally:
+        con.close()
+    assert res.findings == [
+        "write bs=1MiB iodepth=8 numjobs=8 libaio direct=1 (write), per disk: [study homelab-mergerfs, stack "
+        "mdadm-raid1+ext4] (mdadm-raid1+ext4 | mirror 1 2) is 9 % faster than [study homelab-mergerfs, stack "
+        "btrfs-raid1] (btrfs-raid1 | mirror 1 2); one run on one side: no run-to-run noise to judge it by. Sizes: "
+        "[study homelab-mergerfs, stack mdadm-raid1+ext4] 16GiB, [study homelab-mergerfs, stack btrfs-raid1] 16GiB."
+    ]
+    for bad in ("host", "colour=red", "host=", "host=a,,stack=b"):
+        with pytest.raises(ValueError, match="key=value pairs separated by commas, keys study, stack, vdev_type, host"):
+            Selection.parse(bad)
+    assert Selection.parse("host=nas2,stack=zfs") == Selection(host="nas2", stack="zfs")
+
+
+def test_compare_command_with_a_selection(seed_db):
+    r = cli(
+        "compare", "--mine", "homelab-mergerfs", "--stack", "mdadm-raid1+ext4", "--with",
+        "study=homelab-mergerfs,stack=btrfs-raid1", "--db", str(seed_db),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "write bs=1MiB iodepth=8 numjobs=8 libaio direct=1 (write)"
+    r = cli("compare", "--mine", "lab", "--db", str(seed_db))
+    assert r.returncode == 2 and "--study NAME or --with KEY=VALUE" in r.stderr
+    r = cli("compare", "--mine", "lab", "--with", "colour=red", "--db", str(seed_db))
+    assert r.returncode == 2 and "key=value pairs" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_notebook_08_with_compare_with(seed_db, tmp_path):
+    out = tmp_path / "rep"
+    r = cli(
+        "run", "08_fio", "-p", "study", "homelab-mergerfs", "-p", "stack", "mdadm-raid1+ext4",
+        "-p", "compare_with", "study=homelab-mergerfs,stack=btrfs-raid1", "-p", "db_path", str(seed_db),
+        "--output", str(out),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    page = " ".join((out / "08_fio.html").read_text().split())
+    assert "Beside a study or another selection" in page
+    assert "is 9 % faster than [study homelab-mergerfs, stack btrfs-raid1] (btrfs-raid1 | mirror 1 2)" in page

@@ -304,10 +304,12 @@ def cmd_compare(args) -> int:
 
     con = open_db(args.db)
     try:
+        if bool(args.study) == bool(args.other):
+            raise ValueError("name what to compare with: --study NAME or --with KEY=VALUE[,KEY=VALUE] (one of them)")
         res = compare.analyse(
             con,
             Selection(study=args.mine, stack=args.stack or "", vdev_type=args.vdev_type or "", host=args.host or ""),
-            args.study,
+            args.study or Selection.parse(args.other),
         )
     except ValueError as e:
         print(f"storagelab compare: {e}", file=sys.stderr)
@@ -321,7 +323,7 @@ def cmd_compare(args) -> int:
                 per_disk = "" if r["per_disk_bytes_per_s"] is None else f"  per disk {rate(r['per_disk_bytes_per_s'])}"
                 sd = f" ±{rate(r['bw_sd_bytes_per_s'])}" if r["bw_sd_bytes_per_s"] else ""
                 print(
-                    f"  {'yours' if r['side'] == 'mine' else args.study:<20.20} {r['label_set']:<34.34} "
+                    f"  {'yours' if r['side'] == 'mine' else (args.study or args.other):<20.20} {r['label_set']:<34.34} "
                     f"{r['runs']:>2} run(s) {rate(r['bw_mean_bytes_per_s'])}{sd}{per_disk}  size {r['sizes']}"
                 )
         print()
@@ -581,8 +583,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     s.set_defaults(func=cmd_sql)
 
-    s = sub.add_parser("compare", help="your fio runs beside a study's runs of the same workload, per disk, with noise")
-    s.add_argument("--study", required=True, help="the study to compare with (e.g. homelab-mergerfs)")
+    s = sub.add_parser(
+        "compare",
+        help="your fio runs beside a study's (or another selection's) runs of the same workload, per disk, with noise",
+    )
+    s.add_argument("--study", help="the study to compare with (e.g. homelab-mergerfs)")
+    s.add_argument(
+        "--with",
+        dest="other",
+        help="or another selection to compare with, as key=value pairs (e.g. host=nas2,stack=zfs)",
+    )
     s.add_argument("--mine", default="", help="your runs: the study label of your files ('' = every study)")
     s.add_argument("--stack", help="only your files with this stack label")
     s.add_argument("--vdev-type", dest="vdev_type", help="only your files with this vdev_type label")

@@ -78,6 +78,7 @@ precision (Spark: milliseconds) differ. Failed files are listed (exit 1), as ing
 examples:
   storagelab compare --study homelab-mergerfs --mine lab          # your study 'lab' beside the homelab runs
   storagelab compare --study homelab-mergerfs --mine lab --host nas1 --db my.duckdb
+  storagelab compare --mine lab --host nas1 --with study=lab,host=nas2   # one of your hosts beside another
 Runs match on the fio workload (rw, bs, iodepth, numjobs, ioengine, direct, sync) at any size and runtime;
 bandwidth is compared per disk where both sides label vdev_type, vdev_count and vdev_width.""",
     "lab": """\

@@ -83,9 +83,10 @@ def beside(mine: pl.DataFrame, theirs: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def verdicts(table: pl.DataFrame) -> list[dict]:
-    """Each of your configurations against each of the study's, same workload and direction: per disk where both
-    sides know their layout, else as measured; with noise from repeats where both sides have them."""
+def verdicts(table: pl.DataFrame, names: tuple[str, str] = ("yours", "the study's")) -> list[dict]:
+    """Each of your configurations against each of the study's (or the other selection's: ``names`` say whose),
+    same workload and direction: per disk where both sides know their layout, else as measured; with noise
+    from repeats where both sides have them."""
     out = []
     for (match, direction), g in table.group_by("match", "direction", maintain_order=True):
         mine = g.filter(pl.col("side") == "mine")
@@ -104,13 +105,13 @@ def verdicts(table: pl.DataFrame) -> list[dict]:
                     a[sd] or 0.0,
                     b[col],
                     b[sd] or 0.0,
-                    a=f"yours ({a['label_set']})",
-                    b=f"the study's ({b['label_set']})",
+                    a=f"{names[0]} ({a['label_set']})",
+                    b=f"{names[1]} ({b['label_set']})",
                 )
                 text = (
                     c["text"]
                     if repeats
-                    else c["text"].split(",")[0]
+                    else c["claim"]
                     + (
                         f"; {'one run' if min(a['runs'], b['runs']) == 1 else 'runs'} on "
                         f"{'each side' if a['runs'] == b['runs'] == 1 else 'one side'}: no run-to-run noise to judge it by"
@@ -127,7 +128,7 @@ def verdicts(table: pl.DataFrame) -> list[dict]:
                         noise_pct=c["noise_pct"] if repeats else None,
                         within_noise=c["within_noise"] if repeats else None,
                         text=text,
-                        sizes=f"yours {a['sizes'] or '?'}, the study's {b['sizes'] or '?'}"
+                        sizes=f"{names[0]} {a['sizes'] or '?'}, {names[1]} {b['sizes'] or '?'}"
                         + (
                             ""
                             if a["sizes"] == b["sizes"]
@@ -138,21 +139,28 @@ def verdicts(table: pl.DataFrame) -> list[dict]:
     return out
 
 
-def analyse(con, mine: Selection, study: str):
-    """Your selection's fio runs beside ``study``'s runs of the same workload."""
+def analyse(con, mine: Selection, other: str | Selection):
+    """Your selection's fio runs beside ``other``'s runs of the same workload: a study (its name), or any
+    selection (``Selection.parse("host=nas2")``), whose runs that are also yours are left out."""
     from . import prose
     from .result import Result
 
-    if not study:
-        raise ValueError("name the study to compare with (e.g. homelab-mergerfs)")
-    theirs_sel = Selection(study=study)
-    if mine.is_study(study):
-        raise ValueError(f"your selection is the study {study!r} itself: select your own runs (e.g. study='lab')")
+    if isinstance(other, str):
+        if not other:
+            raise ValueError("name the study to compare with (e.g. homelab-mergerfs)")
+        theirs_sel, names = Selection(study=other), ("yours", "the study's")
+        if mine.is_study(other):
+            raise ValueError(f"your selection is the study {other!r} itself: select your own runs (e.g. study='lab')")
+    else:
+        theirs_sel, names = other, (f"[{mine.describe()}]", f"[{other.describe()}]")
+        if theirs_sel == mine:
+            raise ValueError(f"the two selections are the same ({mine.describe()}): choose another to compare with")
+    study = theirs_sel.describe() if not isinstance(other, str) else other
     a = fio_runs.runs(con, mine)
     b = fio_runs.runs(con, theirs_sel).filter(~pl.col("file_id").is_in(a["file_id"].to_list()))  # yours are not theirs
     res = Result(mine)
     if a.is_empty() or b.is_empty():
-        who = mine.describe() if a.is_empty() else f"study {study}"
+        who = mine.describe() if a.is_empty() else (f"study {study}" if isinstance(other, str) else study)
         res.missing.append(f"no fio runs for {who}: nothing to put side by side")
         return res
     table = beside(a, b)
@@ -166,7 +174,7 @@ def analyse(con, mine: Selection, study: str):
         )
         return res
     res.file_ids = [i for ids in table["file_ids"].to_list() for i in ids]
-    pairs = verdicts(table)
+    pairs = verdicts(table, names)
     res.frames["verdicts"] = pl.DataFrame(pairs)
     for p in pairs:
         res.findings.append(f"{p['match']} ({p['direction']}), {p['basis']}: {p['text']}. Sizes: {p['sizes']}.")

@@ -492,8 +492,16 @@ def compare(
         text = f"{a} is {abs(diff_pct):.0f} % {'faster' if better else 'slower'} than {b}"
     else:
         text = f"{a}'s latency is {abs(diff_pct):.0f} % {'lower' if better else 'higher'} than {b}'s"
+    claim = text  # the difference alone (where there is no noise to judge it by)
     text += f", {'within' if within else 'outside'} {noise} (±{noise_pct:.0f} %)"
-    return dict(diff_pct=diff_pct, noise_pct=noise_pct, within_noise=within, a_better=better and diff != 0, text=text)
+    return dict(
+        diff_pct=diff_pct,
+        noise_pct=noise_pct,
+        within_noise=within,
+        a_better=better and diff != 0,
+        text=text,
+        claim=claim,
+    )
 
 
 def compare_samples(a: Sequence[float], b: Sequence[float], **kw) -> dict:

@@ -45,6 +45,23 @@ class Selection:
         """The selection out of a notebook's parameters (names in FILTERS; others are ignored)."""
         return cls(**{k: params[k] for k in FILTERS if k in params and params[k] is not None})
 
+    @classmethod
+    def parse(cls, text: str) -> Selection:
+        """A selection written as ``key=value`` pairs separated by commas (``host=nas2,stack=zfs``; keys: the
+        FILTERS). ValueError naming the keys for anything else."""
+        values = {}
+        for part in (p.strip() for p in text.split(",")):
+            key, eq, value = part.partition("=")
+            key = key.strip()
+            if not eq or key not in FILTERS or not value.strip():
+                raise ValueError(
+                    f"{part!r} in {text!r}: write a selection as key=value pairs separated by commas, keys "
+                    + ", ".join(FILTERS)
+                    + " (e.g. host=nas2,stack=zfs)"
+                )
+            values[key] = value.strip()
+        return cls(**values)
+
     def filters(self) -> dict[str, str]:
         """The filters that are set, in FILTERS order."""
         return {k: getattr(self, k) for k in FILTERS if getattr(self, k)}
