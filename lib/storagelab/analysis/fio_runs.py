@@ -100,6 +100,10 @@ def _option_value(key: str, text: str | None):
     return text
 
 
+# the columns of a run that workload_of reads
+WORKLOAD_INPUTS = ("options_json", "rw", "block_size_bytes", "iodepth", "numjobs", "ioengine", "command")
+
+
 def workload_of(row: dict) -> tuple[dict, str]:
     """The workload options of one run (output first, then the manifest command) and where they came from."""
     opts = {}
@@ -189,13 +193,25 @@ def runs(con, sel: Selection) -> pl.DataFrame:
         )
     extra = {f"wl_{k}": [] for k in WORKLOAD_OPTIONS}
     keys, depthless, sizeless, sources = [], [], [], []
-    for r in df.iter_rows(named=True):
-        w, src = workload_of(r)
-        for k in WORKLOAD_OPTIONS:
-            extra[f"wl_{k}"].append(None if w[k] is None else str(w[k]))
-        keys.append(workload_key(w))
-        depthless.append(workload_key(w, without=("iodepth", "numjobs")))
-        sizeless.append(workload_key(w, without=("size", "runtime")))
+    known: dict[tuple, tuple] = {}  # runs with the same inputs have the same workload: worked out once
+    inputs = [c for c in WORKLOAD_INPUTS if c in df.columns]
+    for values in df.select(inputs).iter_rows():
+        done = known.get(values)
+        if done is None:
+            w, src = workload_of(dict(zip(inputs, values)))
+            done = known[values] = (
+                [None if w[k] is None else str(w[k]) for k in WORKLOAD_OPTIONS],
+                workload_key(w),
+                workload_key(w, without=("iodepth", "numjobs")),
+                workload_key(w, without=("size", "runtime")),
+                src,
+            )
+        options, key, any_depth, any_size, src = done
+        for k, v in zip(WORKLOAD_OPTIONS, options):
+            extra[f"wl_{k}"].append(v)
+        keys.append(key)
+        depthless.append(any_depth)
+        sizeless.append(any_size)
         sources.append(src)
     return df.with_columns(
         *(pl.Series(k, v, dtype=pl.String) for k, v in extra.items()),
