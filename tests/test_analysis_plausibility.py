@@ -14,6 +14,8 @@ def test_ram_from_bonnie_r_and_from_lab_notes():
     assert plausibility.ram_bytes("fio --name=x --size=16G") == (None, None)  # fio does not say
     assert plausibility.ram_bytes("bonnie++ -d /x -s 64g") == (None, None)
     assert plausibility.ram_bytes(None, "ram_bytes=abc") == (None, None)
+    # the manifest's ram_bytes column comes first (what storagelab lab writes now)
+    assert plausibility.ram_bytes("bonnie++ -r 1024", "ram_bytes=1", 16 * GiB) == (16 * GiB, "the manifest's ram_bytes")
 
 
 def test_against_cache():

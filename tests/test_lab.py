@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import ROOT
+from conftest import RAW, ROOT
 
 from storagelab import lab
 from storagelab.manifest import load as load_manifest
@@ -78,7 +78,8 @@ def test_lab_fio_smoke_for_real(tmp_path):
     assert row["stack"] == _fstype(target)
     assert f"fio_version={version.removeprefix('fio-')}" in row["notes"]
     assert "logical_sector_bytes=" in row["notes"] and "physical_sector_bytes=" in row["notes"]
-    assert "rotational=" in row["notes"] and "ram_bytes=" in row["notes"] and "kernel=" in row["notes"]
+    assert "rotational=" in row["notes"] and "kernel=" in row["notes"]
+    assert row["ram_bytes"] == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")  # its own column, bytes
     assert "sanity: file size 16777216 B below RAM" in row["notes"]
     assert (
         "sanity: write at " in row["notes"] and "faster than the devices can deliver (1000 B/s): cache" in row["notes"]
@@ -762,3 +763,23 @@ def test_lab_fio_resumes_only_runs_made_by_the_same_command(tmp_path):
     con.close()
     bad = _cli(*base, "--repeat", "0")
     assert bad.returncode == 2 and "--repeat must be 1 or more" in bad.stderr
+
+
+def test_a_manifest_written_before_a_column_existed_gains_it(tmp_path):
+    """data/raw/manifest.csv has no ram_bytes column (it came later): a lab row grows the header by that
+    column, every row kept as it was, and the manifest still reads."""
+    from storagelab.lab import append_manifest
+
+    m = tmp_path / "manifest.csv"
+    old = (RAW / "manifest.csv").read_text()
+    m.write_text(old)
+    before = load_manifest(m).rows
+    n = append_manifest(m, [{"path": "lab/x.txt", "study": "lab", "ram_bytes": 8 * 2**30, "notes": "a, b"}])
+    assert n == 1
+    lines = m.read_text().splitlines()
+    assert lines[0] == old.splitlines()[0] + ",ram_bytes"
+    rows = load_manifest(m).rows
+    assert {k: v for k, v in rows.items() if k != "lab/x.txt"} == {
+        k: {**v, "ram_bytes": None} for k, v in before.items()
+    }
+    assert rows["lab/x.txt"]["ram_bytes"] == 8 * 2**30 and rows["lab/x.txt"]["notes"] == "a, b"

@@ -445,7 +445,7 @@ def _device_text(devs: list[dict]) -> str:
 def _notes(
     system: dict, target_info: dict, tool_version: str | None, flags: list[str], extra: dict | None = None
 ) -> str:
-    parts = [f"kernel={system['kernel']}", f"ram_bytes={system['ram_bytes']}"]
+    parts = [f"kernel={system['kernel']}"]  # (the RAM has a column of its own: ram_bytes)
     if tool_version:  # "fio-3.33" -> fio_version=3.33; "bonnie++ 2.00a" -> bonnie++_version=2.00a
         tool, _, ver = tool_version.replace(" ", "-").partition("-")
         parts.append(f"{tool}_version={ver}")
@@ -498,6 +498,7 @@ def manifest_row(
         "stack": tinfo.get("fstype"),
         "pool": tinfo.get("pool"),
         "devices": _device_text(tinfo.get("devices", [])),
+        "ram_bytes": system.get("ram_bytes"),
         **{k: layout.get(k) for k in ("vdev_type", "vdev_count", "vdev_width")},
         **{k: " ".join(layout.get(k) or []) or None for k in ("cache_devices", "log_devices")},
         "recordsize_bytes": (tinfo.get("zfs") or {}).get("recordsize"),
@@ -507,6 +508,23 @@ def manifest_row(
         "notes": notes,
         **(labels or {}),
     }
+
+
+def _add_columns(manifest: Path, columns: list[str]) -> list[str]:
+    """Rewrite the manifest with ``columns`` added at the end of its header (empty in its rows); temp file, then
+    rename. Returns the new header."""
+    with open(manifest, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        rows = list(reader)
+    header = rows[0] + columns
+    tmp = manifest.with_name(f".{manifest.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(header)
+        for r in rows[1:]:
+            w.writerow(r + [""] * len(columns) if r else r)
+    os.replace(tmp, manifest)
+    return header
 
 
 def append_manifest(manifest: Path, rows: list[dict]) -> int:
@@ -525,8 +543,10 @@ def append_manifest(manifest: Path, rows: list[dict]) -> int:
     manifest.parent.mkdir(parents=True, exist_ok=True)
     cols = header or MANIFEST_COLUMNS
     unknown = {k for r in new for k in r} - set(cols)
-    if unknown:
-        raise ValueError(f"manifest {manifest} has no columns {sorted(unknown)}")
+    if unknown - set(MANIFEST_COLUMNS):
+        raise ValueError(f"manifest {manifest} has no columns {sorted(unknown - set(MANIFEST_COLUMNS))}")
+    if unknown:  # a manifest written before a column existed (ram_bytes): the header grows, the rows stay
+        cols = _add_columns(manifest, [c for c in MANIFEST_COLUMNS if c in unknown])
     with open(manifest, "a", newline="", encoding="utf-8") as fh:
         if header is None:
             fh.write(",".join(cols) + "\n")

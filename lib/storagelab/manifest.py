@@ -36,6 +36,11 @@ FIELDS: list[tuple[str, str, str]] = [
     ("devices", "VARCHAR", "devices under test"),
     ("cache_devices", "VARCHAR", "L2ARC devices"),
     ("log_devices", "VARCHAR", "SLOG/ZIL devices"),
+    (
+        "ram_bytes",
+        "BIGINT",
+        "RAM of the machine the run was made on, bytes (a test file smaller than RAM + L2ARC can be served from cache)",
+    ),
     ("recordsize_bytes", "BIGINT", "ZFS recordsize, bytes"),
     ("ashift", "INTEGER", "ZFS ashift (sector size = 2^ashift bytes)"),
     ("partition_start_sector", "BIGINT", "start LBA of the data partition (512-byte sectors); 63 = legacy MBR offset"),

@@ -127,7 +127,7 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float
 
 BONNIE_SQL = """
 SELECT f.path, f.file_id, coalesce(f.label, f.path) AS label, f.phase, f.partition_start_sector, f.vdev_type,
-       f.vdev_count, f.vdev_width, f.cache_devices, f.log_devices, f.devices, f.pool, f.command, f.notes, b.run_index,
+       f.vdev_count, f.vdev_width, f.cache_devices, f.log_devices, f.devices, f.pool, f.command, f.notes, f.ram_bytes, b.run_index,
        b.size_bytes AS file_size_bytes,
        r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.too_fast, r.cpu_pct, r.latency_ns, r.line_start
 FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
@@ -351,7 +351,7 @@ def _cache_findings(res, before: dict, after: dict) -> None:
 
     seen = {}
     for side, r in (("before", before), ("after", after)):
-        ram, where = plausibility.ram_bytes(r["command"], r["notes"])
+        ram, where = plausibility.ram_bytes(r["command"], r["notes"], r.get("ram_bytes"))
         check = plausibility.against_cache(r["file_size_bytes"], ram)
         if check is not None:
             seen.setdefault((r["file_size_bytes"], ram, where, r["cache_devices"]), []).append(side)

@@ -30,7 +30,7 @@ FIO_DEFAULTS = {"iodepth": 1, "numjobs": 1, "direct": 0, "runtime": "none"}
 
 RUNS_SQL = """
 SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type, f.vdev_count, f.vdev_width,
-       f.recordsize_bytes, f.zfs_version, f.device_limit_bytes_per_s, f.command, f.notes, f.phase, f.sha256,
+       f.recordsize_bytes, f.zfs_version, f.device_limit_bytes_per_s, f.command, f.notes, f.ram_bytes, f.phase, f.sha256,
        f.tool_version,
        g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,
        g.run_max_ns, g.derived, g.exact, g.line_start,

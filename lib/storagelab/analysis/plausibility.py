@@ -4,8 +4,9 @@ A file that fits in RAM (page cache or ARC) plus an L2ARC can be read back, and 
 from cache, so its numbers say little about the disks (docs/formats/zfs-facts.md F23). The RAM a run had is in
 its logs or labels only in two ways, and this module reads exactly those:
 
-* bonnie++ ``-r N``: the RAM in MiB bonnie++ was told (it sizes its file at 2 x that by default);
-* ``ram_bytes=N`` in the manifest's notes (``storagelab lab`` writes it from the machine it ran on).
+* the manifest's ``ram_bytes`` column (``storagelab lab`` writes it from the machine it ran on), or
+  ``ram_bytes=N`` in its notes (as the lab wrote it before the column existed);
+* bonnie++ ``-r N``: the RAM in MiB bonnie++ was told (it sizes its file at 2 x that by default).
 """
 
 from __future__ import annotations
@@ -18,8 +19,13 @@ from ..units import MiB
 _NOTES_RAM = re.compile(r"(?:^|[;\s])ram_bytes=(\d+)")
 
 
-def ram_bytes(command: str | None, notes: str | None = None) -> tuple[int | None, str | None]:
-    """(RAM in bytes, where it was read) from a bonnie++ command line's ``-r`` or the notes' ``ram_bytes=``."""
+def ram_bytes(
+    command: str | None, notes: str | None = None, labelled: int | None = None
+) -> tuple[int | None, str | None]:
+    """(RAM in bytes, where it was read) from the ``ram_bytes`` label, the notes' ``ram_bytes=`` or a bonnie++
+    command line's ``-r``."""
+    if labelled:
+        return int(labelled), "the manifest's ram_bytes"
     if notes:
         m = _NOTES_RAM.search(notes)
         if m:

@@ -449,7 +449,7 @@ def _test_size_findings(res: Result, d: pl.DataFrame) -> None:
 
     fits, unknown = [], []
     for r in d.iter_rows(named=True):
-        ram, _ = plausibility.ram_bytes(r["command"], r["notes"])
+        ram, _ = plausibility.ram_bytes(r["command"], r["notes"], r.get("ram_bytes"))
         check = plausibility.against_cache(file_bytes(r), ram)
         if check is None:
             unknown.append(r["label"])
@@ -466,6 +466,6 @@ def _test_size_findings(res: Result, d: pl.DataFrame) -> None:
         res.missing.append(
             f"the RAM of the machine is not in the logs or labels of {len(unknown)} run(s) "
             + (f"(files of {prose.listing(sizes)})" if sizes else "")
-            + ": whether a file fits in the page cache or ARC cannot be checked; add `ram_bytes=N` to the "
-            "manifest's notes (storagelab lab does)"
+            + ": whether a file fits in the page cache or ARC cannot be checked; fill the manifest's "
+            "ram_bytes column (storagelab lab does)"
         )
