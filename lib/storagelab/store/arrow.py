@@ -20,7 +20,7 @@ ARROW_TYPES = {
 }
 # what a value the column's type cannot hold raises (an integer past 64 bits, a string in a number column)
 UNFIT = (OverflowError, pa.ArrowException, TypeError, ValueError)
-_INT_BITS = {"BIGINT": 63, "INTEGER": 31}
+_INT_BITS = {"BIGINT": 63, "INTEGER": 31, "DOUBLE": 63}  # DOUBLE: an integer no int64 holds is refused, not rounded
 
 
 def schema_of(tab: Table, names: list[str] | None = None) -> pa.Schema:
@@ -34,9 +34,18 @@ def array(values: list, sql_type: str) -> pa.Array:
         try:  # exact ints (and ints or floats for DOUBLE) convert as they are
             return pa.array(values, type=typ)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
-            cast = float if sql_type == "DOUBLE" else int
-            values = [None if v is None else cast(v) for v in values]
+            if sql_type == "DOUBLE":  # ints past 2^53 round to the nearest double; past 64 bits they are refused
+                values = [None if v is None else float(_fits_int64(v)) for v in values]
+            else:
+                values = [None if v is None else int(v) for v in values]
     return pa.array(values, type=typ)
+
+
+def _fits_int64(v):
+    """v, or OverflowError for an integer past 64 bits (a DOUBLE would keep only its first 16 digits)."""
+    if type(v) is int and v.bit_length() > 63:
+        raise OverflowError(f"{v} does not fit 64 bits")
+    return v
 
 
 def table(tab: Table, cols: dict[str, list]) -> pa.Table:
@@ -101,13 +110,17 @@ def unfit_error(tab: Table, table_name: str, rows, e: BaseException) -> dict:
         for name, v in r.items():
             if isinstance(v, int) and not isinstance(v, bool):
                 bits = _INT_BITS.get(types.get(name))
-                too_big = v.bit_length() > bits if bits else abs(v) > 1.7e308
+                too_big = bool(bits) and v.bit_length() > bits
                 if too_big:
                     digits = str(v) if len(str(v)) <= 30 else f"{str(v)[:12]}... ({len(str(v))} digits)"
                     return dict(
                         kind="invalid",
                         line=r.get("line_start"),
                         message=f"{table_name}.{name}: {digits} is out of range",
-                        expected=f"a number that fits a {types.get(name)}",
+                        expected=(
+                            "an integer of at most 64 bits (stored as a DOUBLE, a longer one would be rounded)"
+                            if types.get(name) == "DOUBLE"
+                            else f"a number that fits a {types.get(name)}"
+                        ),
                     )
     return dict(kind="parser-bug", line=None, expected=None, message=f"{table_name}: {type(e).__name__}: {e}")

@@ -104,8 +104,10 @@ def parse_plain(data: bytes) -> Parsed | None:
         return None
     if type(obj) is not dict or type(obj.get("jobs")) is not list:
         return None
-    counts = [0, 0]  # keys, dicts holding a "0.00" key
+    counts = [0, 0, 0]  # keys, dicts holding a "0.00" key, numbers past +-2^63
     _count_keys(obj, counts)
+    if counts[2]:
+        return None  # orjson turns an integer past 64 bits into a float: the general path refuses it by name
     written = data.count(b'" :') + data.count(b'":')
     if written != counts[0] and written - counts[0] != data.count(b'"0.00"') - counts[1]:
         return None  # a duplicate key other than "0.00" (or a key the count cannot see): general path
@@ -154,7 +156,9 @@ _INDENTED = {4: re.compile(rb"\n    ([{}])")}  # '{' or '}' alone after an inden
 
 
 def _count_keys(obj: dict, counts: list[int]) -> None:
-    """Add to counts[0] the keys of obj and of every object inside it, to counts[1] those holding "0.00"."""
+    """Add to counts[0] the keys of obj and of every object inside it, to counts[1] those holding "0.00",
+    to counts[2] the numbers outside +-2^63 (orjson keeps integers up to 2^64 and turns longer ones into floats;
+    the general path refuses both by name)."""
     counts[0] += len(obj)
     if "0.00" in obj:
         counts[1] += 1
@@ -164,14 +168,59 @@ def _count_keys(obj: dict, counts: list[int]) -> None:
             _count_keys(v, counts)
         elif t is list:
             _count_list(v, counts)
+        elif (t is float or t is int) and not -_INT64 < v < _INT64:
+            counts[2] += 1
 
 
 def _count_list(items: list, counts: list[int]) -> None:
     for x in items:
-        if type(x) is dict:
+        t = type(x)
+        if t is dict:
             _count_keys(x, counts)
-        elif type(x) is list:
+        elif t is list:
             _count_list(x, counts)
+        elif (t is float or t is int) and not -_INT64 < x < _INT64:
+            counts[2] += 1
+
+
+_INT64 = 2.0**63
+
+
+def _refuse_past_64_bits(obj: Any, text: str, offset: int, first_line: int) -> None:
+    """A ParseError on the line of the first integer no 64-bit column holds (every quantity is stored as
+    BIGINT or DOUBLE, and a DOUBLE would keep only its first 16 digits)."""
+    found = _past_64_bits(obj, None)
+    if found is None:
+        return
+    key, value = found
+    digits = str(value)
+    at = text.find(digits, offset)
+    shown = digits if len(digits) <= 30 else f"{digits[:12]}... ({len(digits)} digits)"
+    raise ParseError(
+        f"field {key!r}: {shown} is out of range",
+        line=first_line + text.count("\n", offset, max(at, offset)),
+        kind="invalid",
+        expected="an integer of at most 64 bits",
+    )
+
+
+def _past_64_bits(value: Any, key: str | None) -> tuple[str | None, int] | None:
+    """(key, value) of the first integer inside value whose magnitude needs more than 63 bits, else None."""
+    t = type(value)
+    if t is int:
+        return (key, value) if value.bit_length() > 63 else None
+    if t is dict:
+        for k, v in value.items():
+            if type(v) is not float and type(v) is not str:
+                found = _past_64_bits(v, k)
+                if found is not None:
+                    return found
+    elif t is list:
+        for v in value:
+            found = _past_64_bits(v, key)
+            if found is not None:
+                return found
+    return None
 
 
 class _Document:
@@ -187,6 +236,7 @@ class _Document:
             self.duplicates.clear()
             self.nonfinite = 0
             self._tokens(decoder, text, offset, first_line)
+        _refuse_past_64_bits(self.obj, text, offset, first_line)
         if not isinstance(self.obj, dict) or not isinstance(self.obj.get("jobs"), list):
             raise ParseError(
                 'JSON document has no "jobs" array',
