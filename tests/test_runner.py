@@ -121,6 +121,15 @@ def test_wrong_type_is_an_error_and_nothing_runs(run_cli, project, args, message
     assert executed(project) == []
 
 
+@pytest.mark.parametrize("value, want", [("-1e5", "-300000.0"), ("-2.5E-3", "-0.0075"), ("-7", "-21.0")])
+def test_negative_numbers_in_any_notation_are_values_not_options(project, value, want):
+    """argparse alone takes '-1e5' for an option ('expected 2 arguments')."""
+    r = storagelab(project, "run", "tiny", "-p", "factor", value, "--no-report")
+    assert r.returncode == 0, r.stderr
+    out = next(project.glob("reports/*/executed/tiny.ipynb")).read_text()
+    assert f"result={want}" in out
+
+
 def test_validate_converts_cli_text_to_the_defaults_types(project):
     nb = project / "notebooks" / "tiny.ipynb"
     got = report.validate(nb, {"factor": "3", "count": "4", "verbose": "True", "sizes": "[4, 8]", "name": "1e3"})

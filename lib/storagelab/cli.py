@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -478,8 +479,18 @@ def _run_options(s) -> None:
     s.set_defaults(func=cmd_run)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but ``-p threshold -1e5`` and ``-p floor -inf`` read as values: argparse takes only
+    ``-5`` and ``-.5`` for negative numbers, any other word starting with '-' for an option (this
+    program has no option that looks like a number)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$|^-inf(inity)?$", re.I)
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="storagelab",
         description=(
             "Storage benchmark logs (fio, bonnie++, zdb, partition tables, zpool, mbuffer) into DuckDB, "
