@@ -104,14 +104,15 @@ def partitions(con, sel: Selection) -> pl.DataFrame:
         sel,
         """
         SELECT f.path, p.file_id, min(p.start_sector * coalesce(p.logical_sector_bytes, 512)) AS start_bytes
-        FROM partitions p JOIN files f USING (file_id) WHERE {where} AND p.start_sector > 0 GROUP BY ALL""",
+        FROM partitions p JOIN files f USING (file_id) WHERE {where} AND p.start_sector > 0 GROUP BY ALL
+        ORDER BY f.path, p.file_id""",
     )
     disks = _q(
         con,
         sel,
         """
         SELECT f.path, d.file_id, max(d.size_bytes) AS size_bytes FROM disks d JOIN files f USING (file_id)
-        WHERE {where} GROUP BY ALL""",
+        WHERE {where} GROUP BY ALL ORDER BY f.path, d.file_id""",
     )
     rows = [
         (raw_target(r["path"]), "first_partition_start_bytes", float(r["start_bytes"]), r["file_id"])
