@@ -43,8 +43,10 @@ import platform
 import random
 import re
 import shutil
+import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -386,13 +388,20 @@ def run_ingest(d: Path, db: Path, workers: int | None) -> tuple[float, float, fl
     p = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(env, PYTHONPATH=str(ROOT / "lib"))
     )
-    peak = 0
-    while p.poll() is None:
-        peak = max(peak, _tree_pss_kib(p.pid))
-        time.sleep(0.1)
-    wall = time.perf_counter() - t
+    peak = [0]
+
+    def sample() -> None:  # memory every 100 ms in a thread, so the wall time is not rounded up to a sample
+        while p.poll() is None:
+            peak[0] = max(peak[0], _tree_pss_kib(p.pid))
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     out, err = p.communicate()
+    wall = time.perf_counter() - t
+    sampler.join()
     cpu = _children_cpu() - cpu0
+    peak = peak[0]
     if p.returncode not in (0, 1):
         raise SystemExit(f"ingest failed ({p.returncode}): {err[-2000:]}")
     summary = out.strip().splitlines()[-1] if out.strip() else err[-500:]
@@ -430,6 +439,13 @@ def main() -> None:
         "--huge-mb", type=int, default=0, help="also ingest one fio normal-text log of this many MB (peak memory)"
     )
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="cold ingests of each corpus of up to 10,000 files (and fio-plot runs): the median is reported, "
+        "with the range (the machine is shared; one run can be 30 %% off)",
+    )
     ap.add_argument("--no-notebooks", action="store_true", help="skip timing `storagelab build` (notebooks + reports)")
     args = ap.parse_args()
     rows, notes, parts = [], [], []
@@ -447,11 +463,17 @@ def main() -> None:
             mb = sum(p.stat().st_size for p in files_of(d)) / 1e6
             fl = min(floor(d, kind) for _ in range(2))
             out_dir = CORPUS / f"{kind}-{n}-db"  # the database and its Parquet export
-            shutil.rmtree(out_dir, ignore_errors=True)
-            out_dir.mkdir(parents=True)
             db = out_dir / "storagelab.duckdb"
             load = os.getloadavg()[0]
-            cold, cpu, rss, s1 = run_ingest(d, db, args.workers)
+            colds = []
+            for _ in range(max(args.repeat, 1) if n <= 10000 else 1):
+                shutil.rmtree(out_dir, ignore_errors=True)
+                out_dir.mkdir(parents=True)
+                colds.append(run_ingest(d, db, args.workers))
+            cold = statistics.median(c[0] for c in colds)
+            cpu = statistics.median(c[1] for c in colds)
+            rss = max(c[2] for c in colds)
+            s1 = colds[-1][3]
             warm, _, _, s2 = run_ingest(d, db, args.workers)
             changed = change_one_percent(d)
             one, _, _, s3 = run_ingest(d, db, args.workers)
@@ -470,11 +492,14 @@ def main() -> None:
                 changed=changed,
                 changed_s=one,
                 cold_x_floor=cold / fl,
+                cold_range=(min(c[0] for c in colds), max(c[0] for c in colds)),
+                runs=len(colds),
                 summary=s1,
             )
             rows.append(row)
             print(
                 f"{kind:9} {n:>7} files {mb:8.1f} MB | floor {fl:6.2f}s | cold {cold:7.2f}s "
+                f"[{row['cold_range'][0]:.2f}-{row['cold_range'][1]:.2f}, {len(colds)} runs] "
                 f"({n / cold:7.0f} files/s, {mb / cold:6.1f} MB/s, {cold / fl:5.1f}x floor, CPU {cpu:6.1f}s, "
                 f"load before {load:.1f}) | peak {rss:6.0f} MiB | "
                 f"re-ingest {warm:5.2f}s ({warm / fl:.2f}x) | 1% changed {one:5.2f}s ({one / fl:.2f}x, {changed} files)",
@@ -501,11 +526,14 @@ def main() -> None:
         exe = fioplot_compare.fioplot()
         if exe:
             folders = fioplot_compare.corpus(CORPUS)
-            measured["fioplot_s"] = min(
-                fioplot_compare.run_fioplot(exe, folders, CORPUS / "fioplot.png") for _ in range(2)
-            )
+            times = [
+                fioplot_compare.run_fioplot(exe, folders, CORPUS / "fioplot.png") for _ in range(max(args.repeat, 1))
+            ]
+            measured["fioplot_s"] = statistics.median(times)
+            measured["fioplot_range"] = (min(times), max(times))
             print(
-                f"fio-plot 1.1.21 -C on the same {FIO_31} folders: {measured['fioplot_s']:.2f} s (best of 2)",
+                f"fio-plot 1.1.21 -C on the same {FIO_31} folders: {measured['fioplot_s']:.2f} s "
+                f"(median of {len(times)}, {min(times):.2f}-{max(times):.2f})",
                 flush=True,
             )
         else:
@@ -563,27 +591,28 @@ def targets(rows: list[dict], measured: dict) -> list[str]:
         if r:
             add(
                 f"{n:,} fio JSON ({kind}): cold ingest within 2x of the json.load floor",
-                f"{r['cold_s']:.2f} s vs floor {r['floor_s']:.2f} s = {r['cold_x_floor']:.1f}x",
+                f"{r['cold_s']:.2f} s {_range(r)} vs floor {r['floor_s']:.2f} s = {r['cold_x_floor']:.1f}x",
                 r["cold_x_floor"] <= 2,
             )
     fp, old = measured.get("fioplot_s"), by.get((FIO_31, 9800))
     if fp and old:
         add(
             "at least 2x faster than fio-plot -C on the same 9,800 files (wall)",
-            f"storagelab {old['cold_s']:.2f} s vs fio-plot {fp:.2f} s = {fp / old['cold_s']:.1f}x faster",
+            f"storagelab {old['cold_s']:.2f} s {_range(old)} vs fio-plot {fp:.2f} s "
+            f"[{measured['fioplot_range'][0]:.2f}-{measured['fioplot_range'][1]:.2f}] = {fp / old['cold_s']:.1f}x faster",
             fp / old["cold_s"] >= 2,
         )
     cp = by.get(("fio-json-copies", 10000))
     if cp and j:
         add(
             "10,000 mostly identical copies no slower than 10,000 distinct (fio-json)",
-            f"{cp['cold_s']:.2f} s vs {j['cold_s']:.2f} s",
+            f"{cp['cold_s']:.2f} s {_range(cp)} vs {j['cold_s']:.2f} s {_range(j)}",
             cp["cold_s"] <= j["cold_s"],
         )
     if t:
         add(
             "10,000 fio normal text: at least 5,000 files/s",
-            f"{t['files_per_s']:.0f} files/s ({t['cold_s']:.2f} s)",
+            f"{t['files_per_s']:.0f} files/s ({t['cold_s']:.2f} s {_range(t)})",
             t["files_per_s"] >= 5000,
         )
     for r in (j, t):
@@ -625,7 +654,21 @@ def targets(rows: list[dict], measured: dict) -> list[str]:
         )
     if not out:
         return []
-    return ["", "## Targets (issues 6 and 14), this run", "", "| target | measured | |", "| --- | --- | --- |"] + out
+    return [
+        "",
+        "## Targets (issues 6 and 14), this run",
+        "",
+        "Cold times are medians, [the range of the runs]; a target is judged on the median.",
+        "",
+        "| target | measured | |",
+        "| --- | --- | --- |",
+    ] + out
+
+
+def _range(r: dict) -> str:
+    """'[min-max of n runs]' of a corpus's cold ingests ('' for one run)."""
+    lo, hi = r["cold_range"]
+    return f"[{lo:.2f}-{hi:.2f}, {r['runs']} runs]" if r["runs"] > 1 else ""
 
 
 def bounds(rows: list[dict], parts: list[dict], measured: dict) -> list[str]:
@@ -762,7 +805,8 @@ def write_results(rows: list[dict], notes: list[str], parts: list[dict], extra: 
         "",
         "Floor = open + read every file (+ json.load for the JSON corpus) in one process, best of two. "
         "Cold = new database, wall time of the whole `storagelab ingest` process: start-up, listing, parsing, "
-        "the DuckDB writes and the Parquet export. Peak = resident memory of the ingest process and its "
+        "the DuckDB writes and the Parquet export; the median of several runs (each on a new database) for "
+        "corpora of up to 10,000 files, with their range, and its CPU time the median too. Peak = resident memory of the ingest process and its "
         "workers together (proportional set size, sampled every 100 ms). CPU = user + system seconds of the "
         "cold ingest process and its workers. Load = the machine's 1-minute load average before the cold run "
         "(the machine is shared: a load above 0 means other work competed for the 2 cores). Re-ingest = the same command again, nothing changed; "
@@ -770,9 +814,9 @@ def write_results(rows: list[dict], notes: list[str], parts: list[dict], extra: 
         'of the same corpus in the same run; "vs 10k" is the cold time (and CPU time) over the 10,000-file one. '
         "The ingest runs with Python's bytecode cache on, as in any installation.",
         "",
-        "| corpus | files | MB | floor s | cold s | CPU s | load | files/s | MB/s | cold / floor | vs 10k | peak MiB | "
-        "re-ingest s (x) | 1 % changed s (x) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| corpus | files | MB | floor s | cold s | cold range s (runs) | CPU s | load | files/s | MB/s | cold / floor | "
+        "vs 10k | peak MiB | re-ingest s (x) | 1 % changed s (x) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     tenk = {r["kind"]: r for r in rows if r["files"] == 10000}
     for r in rows:
@@ -780,7 +824,7 @@ def write_results(rows: list[dict], notes: list[str], parts: list[dict], extra: 
         vs = f"{r['cold_s'] / t['cold_s']:.1f} (CPU {r['cpu_s'] / t['cpu_s']:.1f})" if t else ""
         lines.append(
             f"| {r['kind']} | {r['files']} | {r['mb']:.1f} | {r['floor_s']:.2f} | {r['cold_s']:.2f} | "
-            f"{r['cpu_s']:.1f} | {r['load']:.1f} | "
+            f"{r['cold_range'][0]:.2f}-{r['cold_range'][1]:.2f} ({r['runs']}) | {r['cpu_s']:.1f} | {r['load']:.1f} | "
             f"{r['files_per_s']:.0f} | {r['mb_per_s']:.1f} | {r['cold_x_floor']:.1f} | {vs} | "
             f"{r['peak_rss_mib']:.0f} | {r['reingest_s']:.2f} ({r['reingest_s'] / r['floor_s']:.2f}) | "
             f"{r['changed_s']:.2f} ({r['changed_s'] / r['floor_s']:.2f}) |"
