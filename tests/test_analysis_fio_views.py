@@ -380,3 +380,31 @@ def test_analyse_shows_the_histograms(con):
         "Latency histograms (share of each run's I/Os per latency bucket): 4 from fio's JSON+ completion latency bins, "
         "10 buckets per factor of 10." in res.findings
     )
+
+
+def test_threads_of_one_job_are_one_run(con):
+    """raw.txt: numjobs=2 without group_reporting, so fio prints one object per thread. Notebook 08 reports
+    the run (the threads summed), never one thread as the run nor the threads as repeats (new-user trial)."""
+    runs = v.per_run(v.load_summary(con)).filter(pl.col("path").str.ends_with("/raw.txt")).sort("direction")
+    js = fio_json("raw")["jobs"]
+    assert runs["direction"].to_list() == ["read", "write"] and runs["threads"].to_list() == [2, 2]
+    for row in runs.iter_rows(named=True):
+        d = row["direction"]
+        assert row["iops"] == pytest.approx(js[0][d]["iops"] + js[1][d]["iops"], rel=1e-12)
+        assert row["bw_bytes_per_s"] == pytest.approx(js[0][d]["bw_bytes"] + js[1][d]["bw_bytes"], rel=1e-12)
+        p99 = max(j[d]["clat_ns"]["percentile"]["99.000000"] for j in js)
+        assert row["p99_ns"] == p99 and row["pct_kind"] == "clat, slowest of 2 threads"
+        w = [j[d]["iops"] for j in js]
+        mean = sum(wi * j[d]["clat_ns"]["mean"] for wi, j in zip(w, js)) / sum(w)
+        assert row["clat_mean_ns"] == pytest.approx(mean, rel=1e-12)
+    one = v.per_run(v.load_summary(con)).filter(pl.col("path").str.ends_with("/avg.txt"))
+    assert one["threads"].to_list() == [2]  # avg.txt: 2 threads of one write job
+
+
+def test_notebook_08_counts_a_runs_threads_together(con):
+    from storagelab.analysis.selection import Selection
+
+    res = v.analyse(con, Selection())
+    depth = res.frames["depth"].filter(pl.col("path").str.ends_with("/raw.txt")).sort("direction")
+    js = fio_json("raw")["jobs"]
+    assert depth["iops"].to_list() == pytest.approx([js[0][d]["iops"] + js[1][d]["iops"] for d in ("read", "write")])

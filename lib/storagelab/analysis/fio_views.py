@@ -46,7 +46,7 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
     jobs = frame(
         con,
         f"""
-        SELECT f.file_id, f.path, f.label, j.job_index, j.jobname, j.rw, j.block_size_bytes, j.iodepth,
+        SELECT f.file_id, f.path, f.label, j.job_index, j.jobname, j.groupid, j.rw, j.block_size_bytes, j.iodepth,
                coalesce(j.numjobs, j.jobs) AS numjobs, r.direction, r.iops, r.bw_bytes_per_s,
                r.bw_stdev_bytes_per_s, r.bw_mean_bytes_per_s, r.bw_samples, r.iops_stdev, r.iops_mean,
                r.iops_samples, r.clat_mean_ns, r.lat_mean_ns
@@ -114,6 +114,47 @@ def summary(jobs: pl.DataFrame, percentiles: pl.DataFrame) -> pl.DataFrame:
         if c not in wide.columns:
             wide = wide.with_columns(pl.lit(None, pl.Float64).alias(c))
     return jobs.join(wide.select(*key, *PERCENTILES.values(), "pct_kind"), on=key, how="left")
+
+
+def per_run(summary_df: pl.DataFrame) -> pl.DataFrame:
+    """One row per run and direction: the threads of one job (fio prints one object per thread of
+    ``numjobs=N`` unless group_reporting is on; they share file, reporting group and job name) combined.
+    IOPS and bandwidth (and their per-sample means) are summed and their per-sample stdevs combined as
+    independent (root of the summed variances); mean latencies are weighted by IOPS; the percentiles are
+    the slowest thread's (percentiles of threads cannot be added: ``pct_kind`` says "clat, slowest of N
+    threads"). ``threads`` = the job objects combined (1 for a group-reported job)."""
+    if summary_df.is_empty():
+        return summary_df.with_columns(pl.lit(None, pl.UInt32).alias("threads"))
+    key = ["file_id", "groupid", "jobname", "direction"]
+    rest = [c for c in summary_df.columns if c not in key]
+    summed = ["iops", "bw_bytes_per_s", "bw_mean_bytes_per_s", "iops_mean"]
+    slowest = list(PERCENTILES.values())
+    iops = pl.col("iops")
+    weighted = {
+        c: pl.when(iops.sum() > 0).then((pl.col(c) * iops).sum() / iops.sum()).otherwise(pl.col(c).mean())
+        for c in ("clat_mean_ns", "lat_mean_ns")
+    }
+    aggs = []
+    for c in rest:
+        if c in summed:
+            aggs.append(pl.when(pl.col(c).is_null().all()).then(None).otherwise(pl.col(c).sum()).alias(c))
+        elif c in ("bw_stdev_bytes_per_s", "iops_stdev"):
+            aggs.append(pl.when(pl.col(c).is_null().all()).then(None).otherwise((pl.col(c) ** 2).sum().sqrt()).alias(c))
+        elif c in ("bw_samples", "iops_samples"):
+            aggs.append(pl.col(c).min().alias(c))
+        elif c in weighted:
+            aggs.append(weighted[c].alias(c))
+        elif c in slowest:
+            aggs.append(pl.col(c).max().alias(c))
+        else:
+            aggs.append(pl.col(c).first().alias(c))
+    out = summary_df.group_by(key, maintain_order=True).agg(*aggs, pl.len().cast(pl.UInt32).alias("threads"))
+    return out.with_columns(
+        pl.when(pl.col("threads") > 1)
+        .then(pl.col("pct_kind") + pl.lit(", slowest of ") + pl.col("threads").cast(pl.String) + pl.lit(" threads"))
+        .otherwise(pl.col("pct_kind"))
+        .alias("pct_kind")
+    ).select(summary_df.columns + ["threads"])
 
 
 def against_depth(summary_df: pl.DataFrame, by: Sequence[str] = WORKLOAD) -> pl.DataFrame:
@@ -623,7 +664,7 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
         )
         return res
     ids = sorted(set(runs["file_id"].to_list()))
-    summ = load_summary(con, ids) if ids else pl.DataFrame()
+    summ = per_run(load_summary(con, ids)) if ids else pl.DataFrame()
     zfs_of = dict(zip(runs["file_id"], runs["zfs_version"])) if runs.height else {}
     flag_of = {}
     if runs.height:  # the plausibility flags of notebook 05: a headline names them
@@ -658,7 +699,7 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
             if g["outstanding"].n_unique() == 1 and g.height > 1:
                 r = g.row(0, named=True)
                 res.findings.append(
-                    f"{what}: {g.height} job results, all with QD {r['iodepth']} x {r['numjobs']} jobs: "
+                    f"{what}: {g.height} runs, all with QD {r['iodepth']} x {r['numjobs']} jobs: "
                     f"IOPS {g['iops'].min():,.0f} to {g['iops'].max():,.0f}; nothing varies the depth."
                 )
                 continue
