@@ -174,3 +174,12 @@ def test_terminal_limit_overrides_the_cap(seed_db):
     assert len(out.splitlines()) == 47 and err.startswith("(45 rows shown, more exist")
     rc, out, err = _terminal(seed_db, "SELECT 1 AS one")
     assert out == "one\n---\n  1\n" and err == "(1 row)\n"
+
+
+@pytest.mark.parametrize("query", ["", "   ", ";", "-- only a comment"])
+def test_an_empty_query_is_one_line_not_a_traceback(seed_db, query):
+    r = sql(seed_db, query)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("storagelab sql: the query is empty: nothing to run"), r.stderr
+    r = sql(seed_db, "-", stdin="\n")
+    assert r.returncode == 2 and "the query is empty" in r.stderr

@@ -173,6 +173,8 @@ def run(
             err.write(f"wrote {n} rows to {parquet}\n")
         return 0
     cur = con.execute(query)
+    if cur is None:  # DuckDB returns None for a query of only blanks, comments or semicolons
+        raise ValueError("the query is empty: nothing to run (write a SELECT, e.g. 'SELECT * FROM files LIMIT 5')")
     if cur.description is None:  # a statement without a result (e.g. SET)
         return 0
     if fmt == "csv":
