@@ -783,3 +783,94 @@ def test_a_manifest_written_before_a_column_existed_gains_it(tmp_path):
         k: {**v, "ram_bytes": None} for k, v in before.items()
     }
     assert rows["lab/x.txt"]["ram_bytes"] == 8 * 2**30 and rows["lab/x.txt"]["notes"] == "a, b"
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
+def test_lab_fio_sigterm_discards_the_running_run(tmp_path):
+    """kill PID (SIGTERM, as `timeout` or a service manager sends it, to storagelab only): the running fio is
+    stopped and its partial output (.txt.part and logs) removed, so a later ingest never stores a cut run
+    (new-user trial: it stayed and was ingested unlabelled); exit 128 + 15."""
+    import signal
+    import time
+
+    target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
+    args = ["lab", "fio", "--rw", "write", "--depth-jobs", "1x1", "--runtime", "30", "--size", "4M"]
+    args += ["--target", str(target), "--out", str(out), "--db", str(db)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), PYTHONUNBUFFERED="1")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    lines = []
+    for line in p.stdout:
+        lines.append(line)
+        if line.startswith("[1/1]"):
+            for _ in range(100):  # fio has started writing its output
+                if (out / ".write-4k-qd1-nj1.txt.part").exists():
+                    break
+                time.sleep(0.05)
+            time.sleep(1.0)
+            p.send_signal(signal.SIGTERM)
+            break
+    text = "".join(lines) + p.communicate(timeout=60)[0]
+    assert p.returncode == 128 + signal.SIGTERM, text
+    assert "interrupted: write-4k-qd1-nj1 discarded; 0 completed runs kept" in text
+    assert not list(out.glob("write-4k-qd1-nj1*")) and not list(out.glob(".*part")), sorted(out.iterdir())
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--size", "4X"], "argument --size: '4X' is not a size fio takes (e.g. 4k, 512M, 64G)"),
+        (["--size", "0"], "argument --size: '0' is not a size fio takes"),
+        (["--bs", "4k,4q"], "argument --bs: '4q' is not a size fio takes"),
+        (["--runtime", "-1"], "argument --runtime: '-1': expected a whole number of at least 1"),
+        (["--runtime", "0"], "argument --runtime: '0': expected a whole number of at least 1"),
+        (["--log-avg-msec", "0"], "argument --log-avg-msec: '0': expected a whole number of at least 1"),
+    ],
+)
+def test_lab_fio_options_checked_before_anything_runs(tmp_path, extra, message):
+    out = tmp_path / "out"
+    r = _cli("lab", "fio", "--preset", "smoke", "--target", str(tmp_path), "--out", str(out), *extra)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists() and "[1/" not in r.stdout
+
+
+def test_lab_refuses_a_target_whose_folder_and_parent_are_missing(tmp_path):
+    missing = tmp_path / "mnt" / "pol" / "scratch"  # a mistyped mount point
+    for tool in ("fio", "bonnie"):
+        r = _cli("lab", tool, "--target", str(missing), "--out", str(tmp_path / "out"))
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert r.stderr.strip() == (
+            f"storagelab lab {tool}: --target {missing} does not exist, nor does its parent folder "
+            "(a mistyped mount point?); create it on the filesystem to test"
+        )
+    assert not (tmp_path / "mnt").exists()
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    r = _cli("lab", "bonnie", "--target", str(afile), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and f"--target {afile} is not a folder" in r.stderr
+
+
+def test_cache_flag_says_what_a_cache_does_to_the_direction():
+    def flag(rw):
+        return lab.sanity_flags(
+            target_info={"fstype": "ext4"},
+            direct=0,
+            total_bytes=1 << 20,
+            ram=1 << 30,
+            numjobs=1,
+            shared_file=False,
+            rw=rw,
+        )[0].split(": ", 1)[1]
+
+    assert flag("randread") == flag("read") == "reads may come from the page cache/ARC"
+    assert (
+        flag("write")
+        == flag("randwrite")
+        == ("writes may be absorbed by the page cache/ARC and counted before they reach the disks")
+    )
+    assert flag("randrw") == flag("readwrite") == "reads may come from, and writes be absorbed by, the page cache/ARC"

@@ -624,7 +624,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) >= 2 and argv[0] == "lab" and argv[1] in ("fio", "bonnie", "zfs-sweep"):
         from .lab import main as lab_main  # storagelab lab fio|bonnie|zfs-sweep: measure your own disks
 
-        return lab_main(argv[1:])
+        return _guarded(argparse.Namespace(cmd="lab " + argv[1], func=lambda _: lab_main(argv[1:])))
     args, unknown = p.parse_known_args(argv)
     if args.cmd == "lab":
         args.extra = unknown

@@ -416,9 +416,18 @@ def describe_system() -> dict:
 
 
 def sanity_flags(
-    *, target_info: dict, direct: int, total_bytes: int, ram: int, numjobs: int, shared_file: bool, l2arc_bytes: int = 0
+    *,
+    target_info: dict,
+    direct: int,
+    total_bytes: int,
+    ram: int,
+    numjobs: int,
+    shared_file: bool,
+    l2arc_bytes: int = 0,
+    rw: str = "read",
 ) -> list[str]:
-    """Reasons the numbers may not measure the disks, decided before the run."""
+    """Reasons the numbers may not measure the disks, decided before the run (``rw``: fio's rw mode, for
+    what a cache does to it: reads served from it, writes absorbed by it)."""
     flags = []
     fs = target_info.get("fstype")
     zv = target_info.get("zfs_version")
@@ -427,11 +436,21 @@ def sanity_flags(
     if ram and total_bytes < ram + l2arc_bytes:
         flags.append(
             f"file size {total_bytes} B below RAM{' + L2ARC' if l2arc_bytes else ''} "
-            f"({ram + l2arc_bytes} B): reads may come from the page cache/ARC"
+            f"({ram + l2arc_bytes} B): {_cache_effect(rw)}"
         )
     if numjobs > 1 and shared_file:
         flags.append(f"numjobs={numjobs} share one file: the jobs contend for the same blocks")
     return flags
+
+
+def _cache_effect(rw: str) -> str:
+    """What a page cache/ARC larger than the test file does to fio's rw mode (bonnie++: 'readwrite')."""
+    mode = rw.removeprefix("rand")
+    if mode in ("read",):
+        return "reads may come from the page cache/ARC"
+    if mode in ("write", "trim"):
+        return "writes may be absorbed by the page cache/ARC and counted before they reach the disks"
+    return "reads may come from, and writes be absorbed by, the page cache/ARC"
 
 
 def _device_text(devs: list[dict]) -> str:
@@ -692,10 +711,11 @@ def run_fio_matrix(
             numjobs=run.numjobs,
             shared_file=shared,
             l2arc_bytes=tinfo.get("l2arc_bytes", 0),
+            rw=run.rw,
         )
         for f in flags:
             log(f"  sanity: {f}")
-        part = out / f"{run.run_id}.txt.part"
+        part = out / f".{run.run_id}.txt.part"  # hidden: an ingest skips it should this process be killed outright
         t0 = time.monotonic()
         with open(part, "wb") as fh:
             p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
@@ -763,7 +783,7 @@ def run_fio_matrix(
     rc = _ingest(done_files, db, manifest) if ingest else 0
     if failed:
         log(f"lab fio: {len(failed)} runs failed: {', '.join(failed)}")
-    return 130 if stop else (1 if failed else rc)
+    return 128 + stop[0] if stop else (1 if failed else rc)  # 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
 
 
 def cache_flags(output: Path, device_limit: float | None) -> list[str]:
@@ -790,11 +810,18 @@ def cache_flags(output: Path, device_limit: float | None) -> list[str]:
 
 
 def _set_sigint(handler):
-    """Install a SIGINT handler (main thread only; elsewhere Ctrl-C keeps Python's default)."""
+    """Install ``handler`` for SIGINT, SIGTERM and SIGHUP (Ctrl-C, kill, a closed terminal: each stops the
+    running benchmark and discards its partial output); returns the former handlers, which this function
+    reinstalls when given them back. Main thread only; elsewhere the signals keep Python's defaults."""
     import signal
 
+    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     try:
-        return signal.signal(signal.SIGINT, handler)
+        if isinstance(handler, dict):
+            for sig, old in handler.items():
+                signal.signal(sig, old)
+            return None
+        return {sig: signal.signal(sig, handler) for sig in sigs}
     except ValueError:
         return None
 
@@ -835,6 +862,7 @@ def run_bonnie(
         numjobs=1,
         shared_file=False,
         l2arc_bytes=tinfo.get("l2arc_bytes", 0),
+        rw="readwrite",
     )
     if size_mib * MIB < 2 * ram:
         flags.append(f"bonnie++ file size {size_mib} MiB below 2 x RAM ({2 * ram // MIB} MiB), set with --size")
@@ -851,7 +879,7 @@ def run_bonnie(
     for i, rid in enumerate(todo, 1):
         dest = out / f"{rid}.txt"
         log(f"[{i}/{len(todo)}] lab bonnie: {shlex.join(argv)} > {dest.name}")
-        part = dest.with_suffix(".txt.part")
+        part = out / f".{rid}.txt.part"  # hidden: an ingest skips it should this process be killed outright
         try:
             with open(part, "wb") as fh:
                 p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE)
@@ -1061,6 +1089,32 @@ def _csv(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _fio_size(text: str) -> str:
+    """A size in fio's syntax (4k, 512M, 64G), checked before anything runs; kept as written."""
+    from .units import UnitError
+
+    try:
+        if _size_bytes(text) <= 0:
+            raise UnitError("not above zero")
+    except (UnitError, ValueError) as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size fio takes (e.g. 4k, 512M, 64G): {e}") from None
+    return text
+
+
+def _fio_sizes(text: str) -> list[str]:
+    return [_fio_size(t) for t in _csv(text)]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least 1")
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="storagelab lab", description=("Measure your own disks. `storagelab lab` alone opens JupyterLab.")
@@ -1078,10 +1132,10 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--out", default=None, help="where the outputs go (default data/raw/lab/<host>/<date>/)")
     f.add_argument("--db", default=None, help="database to ingest into (default data/parsed/storagelab.duckdb)")
     f.add_argument("--rw", type=_csv, help="rw modes, comma separated (overrides the preset)")
-    f.add_argument("--bs", type=_csv, help="block sizes, e.g. 4k,1M")
+    f.add_argument("--bs", type=_fio_sizes, help="block sizes, e.g. 4k,1M")
     f.add_argument("--depth-jobs", type=_depth_jobs, help="IODEPTHxNUMJOBS list, e.g. 1x1,8x8")
-    f.add_argument("--size", help="file size per job (fio syntax, e.g. 4G)")
-    f.add_argument("--runtime", type=int, help="seconds per run")
+    f.add_argument("--size", type=_fio_size, help="file size per job (fio syntax, e.g. 4G)")
+    f.add_argument("--runtime", type=_positive_int, help="seconds per run (at least 1)")
     f.add_argument("--direct", type=int, choices=(0, 1))
     f.add_argument("--ioengine", default="libaio")
     f.add_argument("--filename", help="one file shared by all jobs (flagged when numjobs > 1)")
@@ -1091,8 +1145,10 @@ def parser() -> argparse.ArgumentParser:
         help="what the devices can deliver, e.g. 900MB/s or 550MiB/s: a faster "
         "run is flagged as cached (and the manifest's device_limit_bytes_per_s set)",
     )
-    f.add_argument("--log-avg-msec", type=int, help="log window, ms (default 500 = fio's bw/iops samples; smoke 250)")
-    f.add_argument("--log-hist-msec", type=int, help="histogram log interval, ms (default 1000; smoke 500)")
+    f.add_argument(
+        "--log-avg-msec", type=_positive_int, help="log window, ms (default 500 = fio's bw/iops samples; smoke 250)"
+    )
+    f.add_argument("--log-hist-msec", type=_positive_int, help="histogram log interval, ms (default 1000; smoke 500)")
     f.add_argument(
         "--repeat",
         type=int,
@@ -1106,7 +1162,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--target", required=True)
     b.add_argument("--out", default=None)
     b.add_argument("--db", default=None)
-    b.add_argument("--size", help="file size (e.g. 512M, 64G; default 2 x RAM)")
+    b.add_argument("--size", type=_fio_size, help="file size (e.g. 512M, 64G; default 2 x RAM)")
     b.add_argument(
         "--files", type=int, default=16, help="bonnie++ -n: file creation tests, in 1024s of files (0: none)"
     )
@@ -1123,13 +1179,25 @@ def parser() -> argparse.ArgumentParser:
     z.add_argument("--pool", default="labsweep")
     z.add_argument("--ashift", type=int, default=12)
     z.add_argument("--recordsizes", type=_csv, default=["4K", "128K", "1M"])
-    z.add_argument("--size", help="file size per job (default: the presets')")
-    z.add_argument("--runtime", type=int, help="seconds per run (default: the presets')")
+    z.add_argument("--size", type=_fio_size, help="file size per job (default: the presets')")
+    z.add_argument("--runtime", type=_positive_int, help="seconds per run (default: the presets')")
     z.add_argument("--out", default=None)
     z.add_argument("--db", default=None)
     z.add_argument("--dry-run", action="store_true", help="print the commands (the default without --yes)")
     z.add_argument("--yes", action="store_true", help="really create and destroy pools on the named disks")
     return p
+
+
+def _target_ok(target: Path, what: str) -> bool:
+    """A target folder that exists, or whose parent does (it is created there): a mistyped mount point whose
+    parent is missing is refused rather than benchmarking whatever filesystem would hold it."""
+    if target.is_dir() or (not target.exists() and target.parent.is_dir()):
+        return True
+    why = (
+        "is not a folder" if target.exists() else "does not exist, nor does its parent folder (a mistyped mount point?)"
+    )
+    print(f"storagelab lab {what}: --target {target} {why}; create it on the filesystem to test", file=sys.stderr)
+    return False
 
 
 def main(argv: list[str]) -> int:
@@ -1142,6 +1210,8 @@ def main(argv: list[str]) -> int:
             print("storagelab lab fio: fio is not installed (Debian: apt-get install fio)", file=sys.stderr)
             return 2
         target = Path(args.target).resolve()
+        if not args.dry_run and not _target_ok(target, "fio"):
+            return 2
         runs = build_runs(
             PRESETS[args.preset],
             target=target,
@@ -1186,6 +1256,8 @@ def main(argv: list[str]) -> int:
             print("storagelab lab bonnie: --repeat must be 1 or more", file=sys.stderr)
             return 2
         size = _size_bytes(args.size) if args.size else None
+        if not _target_ok(Path(args.target).resolve(), "bonnie"):
+            return 2
         return run_bonnie(
             target=Path(args.target).resolve(),
             out=out.resolve(),
