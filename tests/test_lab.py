@@ -29,6 +29,19 @@ def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
     )
 
 
+def _lab_process(args: list[str], **popen) -> subprocess.Popen:
+    """`storagelab ARGS` running, its output (stdout and stderr) unbuffered on p.stdout, line by line."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), PYTHONUNBUFFERED="1")
+    return subprocess.Popen(
+        [sys.executable, "-m", "storagelab", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        **popen,
+    )
+
+
 def _fstype(path: Path) -> str | None:
     out = subprocess.run(["findmnt", "-no", "FSTYPE", "-T", str(path)], capture_output=True, text=True)
     return out.stdout.strip() or None
@@ -528,17 +541,8 @@ def test_lab_fio_ctrl_c_keeps_completed_runs_and_resumes(tmp_path):
         "--db",
         str(db),
     ]
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), PYTHONUNBUFFERED="1")
     # its own process group, as a terminal's Ctrl-C reaches python and fio together
-    p = subprocess.Popen(
-        [sys.executable, "-m", "storagelab", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
-    lines = []
+    p, lines = _lab_process(args, start_new_session=True), []
     for line in p.stdout:
         lines.append(line)
         if line.startswith("[2/2]"):
@@ -796,15 +800,7 @@ def test_lab_fio_sigterm_discards_the_running_run(tmp_path):
     target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
     args = ["lab", "fio", "--rw", "write", "--depth-jobs", "1x1", "--runtime", "30", "--size", "4M"]
     args += ["--target", str(target), "--out", str(out), "--db", str(db)]
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), PYTHONUNBUFFERED="1")
-    p = subprocess.Popen(
-        [sys.executable, "-m", "storagelab", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    lines = []
+    p, lines = _lab_process(args), []
     for line in p.stdout:
         lines.append(line)
         if line.startswith("[1/1]"):
