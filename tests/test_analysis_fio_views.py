@@ -408,3 +408,33 @@ def test_notebook_08_counts_a_runs_threads_together(con):
     depth = res.frames["depth"].filter(pl.col("path").str.ends_with("/raw.txt")).sort("direction")
     js = fio_json("raw")["jobs"]
     assert depth["iops"].to_list() == pytest.approx([js[0][d]["iops"] + js[1][d]["iops"] for d in ("read", "write")])
+
+
+def test_terse_output_shows_unknown_depth_as_a_question_mark(tmp_path):
+    """fio's terse output has no iodepth or numjobs: the findings say '?', never Python's None (new-user trial)."""
+    import shutil
+
+    from storagelab.analysis.selection import Selection
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(FIXTURES / "fio" / "3.33" / "terse_v5.txt", raw / "terse_v5.txt")
+    db = tmp_path / "t.duckdb"
+    ingest([raw], db_path=db, manifest_path=tmp_path / "none.csv", parquet_dir=False, progress=False, workers=1)
+    c = open_db(db)
+    try:
+        res = v.analyse(c, Selection())
+    finally:
+        c.close()
+    text = res.markdown() + str(res.headline) + str(res.verdict)
+    assert "None" not in text, text
+    assert "QD ? x ?" in text
+
+
+@pytest.mark.parametrize("tolerance_pct, min_points", [(-5, 3), (0, 3), (10, 1), (10, -3)])
+def test_steady_state_parameters_out_of_range_are_refused(con, tolerance_pct, min_points):
+    from storagelab.analysis.selection import Selection
+
+    with pytest.raises(ValueError, match="need tolerance_pct > 0 .* and min_points >= 2"):
+        v.analyse(con, Selection(), tolerance_pct=tolerance_pct, min_points=min_points)

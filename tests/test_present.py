@@ -43,3 +43,20 @@ def test_the_study_commentary_states_no_cause_the_data_cannot_carry():
     assert "6.6-7.0 GiB by the best estimate" in text and "SMR" in text and "95 % full and 47 %" in text
     assert "the logs cannot show which of these, if any, caused it" in text
     assert present.commentary("03_sector63", Selection(study="fixturelab")) is None  # another study: none
+
+
+def test_findings_show_angle_brackets_as_text_not_html():
+    """'data/raw/<study>/' in a finding reached the HTML report as a <study> tag that browsers drop
+    (new-user trial); a label with markup is shown, not run. Code spans are left to Markdown."""
+    from storagelab.analysis.result import Result
+    from storagelab.analysis.selection import Selection
+    from storagelab.present import escape_html, findings
+
+    res = Result(Selection(study="x"))
+    res.findings.append("IOPS 1,000 -> 2,000 for <b>my</b> & `fio --size <2 x RAM>`")
+    res.missing.append("put the output under data/raw/<study>/ and label it")
+    assert findings(res).data == (
+        "* IOPS 1,000 -&gt; 2,000 for &lt;b&gt;my&lt;/b&gt; &amp; `fio --size <2 x RAM>`\n"
+        "* **Missing:** put the output under data/raw/&lt;study&gt;/ and label it"
+    )
+    assert escape_html("a ``x<y`` b<c") == "a ``x<y`` b&lt;c"

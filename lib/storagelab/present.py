@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import html
+import re
+
 import polars as pl
 
 from . import claims as claims_mod
@@ -20,7 +23,23 @@ def _md(text: str):
 
 def findings(res: Result):
     """The analysis's findings and what its selection lacks, as Markdown."""
-    return _md(res.markdown())
+    return _md(escape_html(res.markdown()))
+
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+
+
+def escape_html(markdown: str) -> str:
+    """Markdown whose '<', '>' and '&' outside code spans show as themselves: findings name placeholders
+    (data/raw/<study>/) and user labels, which Markdown would otherwise pass on as HTML tags (a browser then
+    drops them, or runs them). Inside `code` Markdown shows them as they are already."""
+    out, at = [], 0
+    for m in _CODE_SPAN.finditer(markdown):
+        out.append(html.escape(markdown[at : m.start()], quote=False))
+        out.append(m.group(0))
+        at = m.end()
+    out.append(html.escape(markdown[at:], quote=False))
+    return "".join(out)
 
 
 def commentary(notebook: str, sel: Selection):

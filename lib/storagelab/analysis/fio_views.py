@@ -116,6 +116,15 @@ def summary(jobs: pl.DataFrame, percentiles: pl.DataFrame) -> pl.DataFrame:
     return jobs.join(wide.select(*key, *PERCENTILES.values(), "pct_kind"), on=key, how="left")
 
 
+def _qd(iodepth, numjobs) -> str:
+    """'8 x 4' (I/O depth x jobs), '?' for what the output does not say (terse output, no command)."""
+    return f"{_n(iodepth)} x {_n(numjobs)}"
+
+
+def _n(value) -> str:
+    return "?" if value is None else str(value)
+
+
 def per_run(summary_df: pl.DataFrame) -> pl.DataFrame:
     """One row per run and direction: the threads of one job (fio prints one object per thread of
     ``numjobs=N`` unless group_reporting is on; they share file, reporting group and job name) combined.
@@ -176,7 +185,7 @@ def depth_lines(depth: pl.DataFrame) -> list[str]:
     out = []
     for r in depth.iter_rows(named=True):
         line = (
-            f"{(r['label'] or r['path'])[:36]:<36} {r['direction']:<5} QD {r['iodepth']} x {r['numjobs']}: {r['iops']:>10,.0f} IOPS "
+            f"{(r['label'] or r['path'])[:36]:<36} {r['direction']:<5} QD {_qd(r['iodepth'], r['numjobs'])}: {r['iops']:>10,.0f} IOPS "
             f"{r['bw_bytes_per_s'] / 2**20:9.1f} MiB/s"
         )
         if any(r[c] is not None for c in PERCENTILES.values()):
@@ -594,7 +603,7 @@ def point_comparisons(summ: pl.DataFrame, zfs_of: dict | None = None) -> list[st
         workload, direction, qd, nj = k
         if g["file_id"].n_unique() < 2:
             continue
-        point = f"`{workload}` {direction} at QD {qd} x {nj}"
+        point = f"`{workload}` {direction} at QD {_qd(qd, nj)}"
         per = (
             g.group_by("config", maintain_order=True)
             .agg(
@@ -650,6 +659,11 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
     from .db import frame
     from .result import Result
 
+    if not (tolerance_pct > 0 and min_points >= 2):
+        raise ValueError(
+            f"need tolerance_pct > 0 (the steady-state band, %) and min_points >= 2 (samples in it), "
+            f"got {tolerance_pct} and {min_points}"
+        )
     runs = fio_runs.runs(con, sel)
     res = Result(sel, measures=measures.per_file(con, sel, runs))
     where, params = sel.sql("f")
@@ -699,7 +713,7 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
             if g["outstanding"].n_unique() == 1 and g.height > 1:
                 r = g.row(0, named=True)
                 res.findings.append(
-                    f"{what}: {g.height} runs, all with QD {r['iodepth']} x {r['numjobs']} jobs: "
+                    f"{what}: {g.height} runs, all with QD {_qd(r['iodepth'], r['numjobs'])} jobs: "
                     f"IOPS {g['iops'].min():,.0f} to {g['iops'].max():,.0f}; nothing varies the depth."
                 )
                 continue
@@ -707,13 +721,13 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
                 r = g.row(0, named=True)
                 p99 = "" if r["p99_ns"] is None else f", p99 latency {r['p99_ns'] / 1e6:.3f} ms"
                 res.findings.append(
-                    f"{what}: one run ({r['label']}, QD {r['iodepth']} x {r['numjobs']} jobs): "
+                    f"{what}: one run ({r['label']}, QD {_qd(r['iodepth'], r['numjobs'])} jobs): "
                     f"{r['iops']:,.0f} IOPS, {prose.rate(r['bw_bytes_per_s'])}{p99}."
                 )
                 continue
             lo, hi = g.row(0, named=True), g.row(-1, named=True)
             res.findings.append(
-                f"{what}: from {lo['outstanding']} to {hi['outstanding']} I/Os in flight, IOPS "
+                f"{what}: from {_n(lo['outstanding'])} to {_n(hi['outstanding'])} I/Os in flight, IOPS "
                 f"{lo['iops']:,.0f} -> {hi['iops']:,.0f} ({hi['x_iops']:.2f}x)"
                 + (
                     ""
@@ -791,12 +805,12 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
         res.headline = {
             "runs": str(len(ids)),
             "highest IOPS": f"{best['label']}: {best['iops']:,.0f} IOPS "
-            f"({best['workload'].split(' ')[0]}, QD {best['iodepth']} x {best['numjobs']}){flag}",
+            f"({best['workload'].split(' ')[0]}, QD {_qd(best['iodepth'], best['numjobs'])}){flag}",
             "highest bandwidth": f"{res.frames['depth']['bw_bytes_per_s'].max() / MiB:.1f} MiB/s",
         }
         res.verdict = (
             f"Highest IOPS: {best['label']} at {best['iops']:,.0f} ({best['workload'].split(' ')[0]}, "
-            f"{best['outstanding']} I/Os in flight){flag}."
+            f"{'?' if best['outstanding'] is None else best['outstanding']} I/Os in flight){flag}."
         )
         if flag:
             res.caveats.append("the highest run is flagged (cache, rounding or direct=1 ignored)")
