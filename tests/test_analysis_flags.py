@@ -104,3 +104,33 @@ def test_workload_from_the_manifest_command_where_the_output_lacks_it(res):
     assert runs["workload"].unique().to_list() == [
         "write bs=1MiB iodepth=8 numjobs=8 libaio direct=1 size=16GiB runtime=60s"
     ]
+
+
+def test_a_command_line_job_takes_fios_defaults_for_what_it_does_not_give():
+    """The same fio command saved as normal text (workload from the manifest command) and as JSON (fio lists
+    its options; absent ones are fio's defaults) is one workload: direct=0, not '?' (new-user trial)."""
+    from storagelab.analysis import fio_runs
+
+    cmd = (
+        "fio --name=t --directory=/tmp/fiot --size=32M --rw=randread --bs=4k --ioengine=psync --runtime=3 --time_based"
+    )
+    text_run, src = fio_runs.workload_of({"command": cmd + " > fio-psync-normal.txt", "rw": "randread", "iodepth": 1})
+    assert src == "command+output"
+    json_run, _ = fio_runs.workload_of(
+        {
+            "options_json": '{"directory": "/tmp/fiot", "size": "32M", "rw": "randread", "bs": "4k", "ioengine": '
+            '"psync", "runtime": "3", "time_based": ""}',
+            "rw": "randread",
+            "block_size_bytes": 4096,
+            "iodepth": 1,
+            "numjobs": 1,
+            "ioengine": "psync",
+        }
+    )
+    assert fio_runs.workload_key(text_run) == fio_runs.workload_key(json_run)
+    assert text_run["direct"] == 0 and text_run["numjobs"] == 1
+    assert fio_runs.job_on_command_line(cmd + " 2>&1 | tee out.txt")
+    assert not fio_runs.job_on_command_line("fio --output-format=json job.fio")  # options in a job file
+    assert not fio_runs.job_on_command_line("fio job.fio") and not fio_runs.job_on_command_line("bonnie++ -d /x")
+    from_file, _ = fio_runs.workload_of({"command": "fio --output-format=json job.fio", "rw": "write"})
+    assert from_file["direct"] is None  # unknown, not assumed

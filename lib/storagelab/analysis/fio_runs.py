@@ -77,6 +77,23 @@ def parse_command(command: str | None) -> dict[str, str]:
     return out
 
 
+def job_on_command_line(command: str | None) -> bool:
+    """True for a fio command that defines its job on the command line (``--name=...`` and no job file):
+    then an option it does not give has fio's default. A job file's options are not in the command."""
+    if not parse_command(command):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    args = []
+    for w in words[1:]:  # up to a shell redirection or pipe (a manifest may hold "fio ... > run.txt")
+        if w[:1] in (">", "|", ";", "&") or w[:2] in ("2>", "1>"):
+            break
+        args.append(w)
+    return any(w.startswith("--name=") for w in args) and not any(not w.startswith("-") for w in args)
+
+
 def _option_value(key: str, text: str | None):
     """An option's value in the key's base unit: sizes in bytes, counts as ints, the rest as strings."""
     if text is None or text == "":
@@ -134,6 +151,9 @@ def workload_of(row: dict) -> tuple[dict, str]:
     cmd = {k: _option_value(k, v) for k, v in parse_command(row.get("command")).items()}
     if "readwrite" in cmd:
         cmd.setdefault("rw", cmd.pop("readwrite"))
+    if job_on_command_line(row.get("command")):  # it lists every option given: an absent one took fio's default
+        for k, default in FIO_DEFAULTS.items():
+            cmd.setdefault(k, default)
     out, sources = {}, set()
     for k in WORKLOAD_OPTIONS:
         if from_output.get(k) is not None:
