@@ -268,3 +268,23 @@ def test_build_plan_leaves_out_a_notebook_that_is_gone(monkeypatch, seed_db):
     plan = report.build_plan(seed_db)
     stems = {nb.stem for nb, _ in plan}
     assert "01_vdev_scaling" not in stems and {"05_stacks", "07_explore"} <= stems
+
+
+def test_a_relative_db_path_is_from_where_the_command_runs(seed_db, tmp_path):
+    """`storagelab run 07_explore -p db_path my.duckdb` from the database's folder (new-user trial: the notebook
+    looked for my.duckdb in notebooks/ and failed)."""
+    import shutil
+
+    shutil.copy(seed_db, tmp_path / "my.duckdb")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "run", "07_explore", "-p", "db_path", "my.duckdb", "--no-report"]
+        + ["--output", str(tmp_path / "out")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"'db_path': '{tmp_path / 'my.duckdb'}'" in r.stdout

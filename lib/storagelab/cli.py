@@ -349,14 +349,16 @@ def cmd_run(args) -> int:
     if args.list:
         print(notebook_listing(list_notebooks()))
         return 0
-    params = {}
-    for name, value in args.param or []:
-        params[name] = value
+    params = dict(args.param or [])
+    raw = dict(args.raw or [])
+    for given in (params, raw):  # a relative database path means from here, not from the notebook's folder
+        if given.get("db_path") and not Path(given["db_path"]).is_absolute():
+            given["db_path"] = str(Path(given["db_path"]).resolve())
     try:
         results = run_notebooks(
             args.notebooks or None,
             params,
-            raw_params=dict(args.raw or []),
+            raw_params=raw,
             out_dir=Path(args.output) if args.output else None,
         )
     except ParameterError as e:
