@@ -185,11 +185,11 @@ def test_lab_bonnie_for_real(tmp_path):
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT label FROM files ORDER BY 1").fetchall() == [
         ("bonnie++ 32 MiB",),
-        ("bonnie++ 32 MiB (2)",),
-        ("bonnie++ 32 MiB (3)",),
+        ("bonnie++ 32 MiB (run 2)",),
+        ("bonnie++ 32 MiB (run 3)",),
     ]
     assert con.execute("SELECT label FROM files WHERE command LIKE '%/elsewhere %'").fetchall() == [
-        ("bonnie++ 32 MiB (3)",)
+        ("bonnie++ 32 MiB (run 3)",)
     ]
     con.close()
 
@@ -753,7 +753,7 @@ def test_lab_fio_resumes_only_runs_made_by_the_same_command(tmp_path):
     assert "--size=4M" in rows["write-4k-qd1-nj1.txt"]["command"]
     assert "--size=8M" in rows["write-4k-qd1-nj1-2.txt"]["command"]
     assert "--name=write-4k-qd1-nj1-2 " in rows["write-4k-qd1-nj1-2.txt"]["command"]
-    assert rows["write-4k-qd1-nj1-2_bw.1.log"]["label"] == "write-4k-qd1-nj1-2"
+    assert rows["write-4k-qd1-nj1-2_bw.1.log"]["label"] == "write-4k-qd1-nj1 (run 2)"
     again = _cli(*base, "--size", "8M")
     assert again.returncode == 0 and "lab fio: 1 of 1 runs already saved" in again.stdout
     assert "[1/" not in again.stdout
@@ -763,8 +763,16 @@ def test_lab_fio_resumes_only_runs_made_by_the_same_command(tmp_path):
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute(
         "SELECT f.label, j.options_json::JSON->>'size' FROM fio_jobs j JOIN files f USING (file_id) ORDER BY 1"
-    ).fetchall() == [("write-4k-qd1-nj1", "4M"), ("write-4k-qd1-nj1-2", "8M"), ("write-4k-qd1-nj1-3", "4M")]
+    ).fetchall() == [("write-4k-qd1-nj1", "4M"), ("write-4k-qd1-nj1 (run 2)", "8M"), ("write-4k-qd1-nj1 (run 3)", "4M")]
     con.close()
+    # the two 4M runs are repeats of one configuration for the analyses (05_stacks said none was repeated)
+    from storagelab.analysis import fio_runs, open_db, stacks
+    from storagelab.analysis.selection import Selection
+
+    c = open_db(db)
+    rep = stacks.repeats(fio_runs.runs(c, Selection()))
+    c.close()
+    assert (rep["config"].to_list(), rep["n"].to_list()) == (["write-4k-qd1-nj1"], [2])
     bad = _cli(*base, "--repeat", "0")
     assert bad.returncode == 2 and "--repeat must be 1 or more" in bad.stderr
 

@@ -653,6 +653,13 @@ def output_slots(stem: str, out: Path, saved: dict[str, str], repeat: int, comma
     return slots
 
 
+def repeat_label(name: str, rid: str, stem: str | None = None) -> str:
+    """The label of the run saved as ``rid`` (``STEM``, ``STEM-2`` ...): ``name``, then ``name (run 2)`` ...,
+    the form the analyses take out to find repeats of one configuration (stacks.repeats)."""
+    stem = name if stem is None else stem
+    return name if rid == stem else f"{name} (run {rid.removeprefix(stem + '-')})"
+
+
 def run_slots(run: Run, out: Path, saved: dict[str, str], repeat: int = 1, log=print) -> list[tuple[Run, bool]]:
     """``output_slots`` of one fio run: the run under each id (its name and logs follow the id)."""
 
@@ -689,8 +696,9 @@ def run_fio_matrix(
     manifest = manifest_for(out)
     root = manifest.parent
     saved = saved_commands(manifest)
-    planned = [slot for r in runs for slot in run_slots(r, out, saved, repeat, log=log)]
-    todo = [r for r, done in planned if not done]
+    planned = [(slot, done, r.run_id) for r in runs for slot, done in run_slots(r, out, saved, repeat, log=log)]
+    todo = [r for r, done, _ in planned if not done]
+    label_of = {r.run_id: repeat_label(stem, r.run_id) for r, _, stem in planned}
     if len(todo) < len(planned):
         log(f"lab fio: {len(planned) - len(todo)} of {len(planned)} runs already saved in {out}: skipped (resume)")
     done_files: list[Path] = []
@@ -754,7 +762,8 @@ def run_fio_matrix(
         )
         extra = {**({"device_limit_bytes_per_s": device_limit} if device_limit else {}), **(labels or {})}
         append_manifest(
-            manifest, [manifest_row(f, root, run.run_id, system, tinfo, run.argv, notes, extra) for f in files]
+            manifest,
+            [manifest_row(f, root, label_of[run.run_id], system, tinfo, run.argv, notes, extra) for f in files],
         )
         done_files.extend(files)
 
@@ -899,7 +908,7 @@ def run_bonnie(
         if m:
             version = f"bonnie++ {m.group(1)}"
         notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB})
-        label = f"bonnie++ {size_mib} MiB" + ("" if rid == stem else f" ({rid.removeprefix(stem + '-')})")
+        label = repeat_label(f"bonnie++ {size_mib} MiB", rid, stem)
         append_manifest(manifest, [manifest_row(dest, manifest.parent, label, system, tinfo, argv, notes, labels)])
         saved.append(dest)
     outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
