@@ -97,3 +97,44 @@ def test_block_lines_keep_too_fast(tmp_path, res):
     assert bonnie_table.block_lines(res["table"])[-1] == (
         "single disk (aligned)              block write  105.0 MiB/s, block read   179.0 MiB/s"
     )
+
+
+def test_file_size_against_twice_the_ram_and_block_tests_too_fast(tmp_path):
+    """Notebook 09 checks each run's file against twice the RAM (bonnie++'s rule), from the manifest's ram_bytes or
+    bonnie++ -r, says where the RAM is unknown, and names runs whose block tests were all too fast (new-user trial:
+    a 256 MiB run on a 47 GiB machine, all '+++++', gave no word of it)."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    from storagelab.store import ingest
+
+    src = FIXTURES / "bonnie" / "2.00a"
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in ("plain.out.txt", "big_n16.out.txt", "chunk_c2.out.txt"):
+        shutil.copy(src / name, raw / name)
+    (raw / "manifest.csv").write_text(
+        "path,study,label,ram_bytes,command\n"
+        f"plain.out.txt,mine,small file,{4 * 2**30},\n"
+        "big_n16.out.txt,mine,no ram known,,\n"
+        "chunk_c2.out.txt,mine,told -r 32,,bonnie++ -d /w -u root -s 64M:4k -r 32 -n 1 -c 2 -m lab\n"
+    )
+    db = tmp_path / "b.duckdb"
+    ingest([raw], db_path=db, manifest_path=raw / "manifest.csv", parquet_dir=False, progress=False, workers=1)
+    con = open_db(db)
+    res = bonnie_table.analyse(con, Selection(study="mine"))
+    con.close()
+    assert (
+        "small file: a 64.0 MiB file, 0.02x the 4.00 GiB of RAM (the manifest's ram_bytes): below twice the RAM "
+        "(bonnie++'s own rule), so its block rates can be cache speeds, not the disks'." in res.findings
+    )
+    assert not [f for f in res.findings if f.startswith("told -r 32: a ")]  # 64 MiB = 2 x 32 MiB: not below
+    assert res.missing == [
+        "the machine's RAM for 1 run(s) (no ram known): label ram_bytes in the manifest (storagelab lab does) to "
+        "check each file size against twice the RAM"
+    ]
+    assert (
+        "small file: every block test (put_block, rewrite, get_block) too fast for bonnie++ to measure (+++++): "
+        "the file is too small for this machine; run it with at least twice the RAM." in res.findings
+    )

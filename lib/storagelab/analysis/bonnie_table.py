@@ -35,7 +35,8 @@ COLUMNS = (
 RATE_TESTS = {"putc", "put_block", "rewrite", "getc", "get_block"}
 
 RUNS_SQL = """
-SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.host, b.run_index, b.machine, b.version,
+SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.host, f.command, f.notes, f.ram_bytes,
+       b.run_index, b.machine, b.version,
        b.size_bytes, b.chunk_bytes, b.concurrency, b.num_files, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value,
        r.cpu_pct, r.too_fast, r.latency_ns, r.suspect, r.line_start
 FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
@@ -156,6 +157,41 @@ def html_table(tab: pl.DataFrame) -> str:
     )
 
 
+def _size_findings(res, results: pl.DataFrame, tab: pl.DataFrame) -> None:
+    """Each run's file size against twice the RAM (bonnie++'s own rule: a smaller file is answered from cache),
+    with the RAM from the manifest (ram_bytes, as `storagelab lab` writes it) or bonnie++'s -r; runs whose
+    block tests were all too fast to measure; what is missing where the RAM is unknown."""
+    from . import plausibility, prose
+
+    runs = results.unique(["file_id", "run_index"], keep="first", maintain_order=True)
+    unknown = []
+    for r in runs.iter_rows(named=True):
+        ram, where = plausibility.ram_bytes(r["command"], r["notes"], r["ram_bytes"])
+        size = r["size_bytes"]
+        if not size:
+            continue
+        if ram is None:
+            unknown.append(r["label"])
+        elif size < 2 * ram:
+            res.findings.append(
+                f"{r['label']}: a {prose.size(size)} file, {size / ram:.2f}x the {prose.size(ram)} of RAM ({where}): "
+                "below twice the RAM (bonnie++'s own rule), so its block rates can be cache speeds, not the disks'."
+            )
+    if unknown:
+        res.missing.append(
+            f"the machine's RAM for {len(unknown)} run(s) ({', '.join(unknown[:3])}{', ...' if len(unknown) > 3 else ''}): "
+            "label ram_bytes in the manifest (storagelab lab does) to check each file size against twice the RAM"
+        )
+    blocks = [t for t in ("put_block", "rewrite", "get_block") if f"{t}_too_fast" in tab.columns]
+    for r in tab.iter_rows(named=True):
+        fast = [t for t in blocks if r[f"{t}_too_fast"]]
+        if fast and len(fast) == len([t for t in blocks if r[t] is not None or r[f"{t}_too_fast"]]):
+            res.findings.append(
+                f"{r['label']}: every block test ({', '.join(fast)}) too fast for bonnie++ to measure (+++++): "
+                "the file is too small for this machine; run it with at least twice the RAM."
+            )
+
+
 def analyse(con, sel):
     """Notebook 09 on any selection: every preferred bonnie++ run as one row of a bon_csv2html table."""
     from . import measures
@@ -201,6 +237,7 @@ def analyse(con, sel):
             f"{tab.height} bonnie++ run(s) side by side; fastest block write {best['label']} at "
             f"{best['put_block']:.1f} MiB/s (measured, one run each unless repeated)."
         )
+    _size_findings(res, results, tab)
     suspect = results.filter(pl.col("suspect").fill_null(False))
     if suspect.height:
         res.findings.append(
