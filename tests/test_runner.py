@@ -288,3 +288,28 @@ def test_a_relative_db_path_is_from_where_the_command_runs(seed_db, tmp_path):
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"'db_path': '{tmp_path / 'my.duckdb'}'" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (["-p", "db_path", "/nonexistent/x.duckdb"], "-p db_path /nonexistent/x.duckdb: no such database"),
+        (
+            ["-p", "compare_with", "hostnas2"],
+            "-p compare_with: 'hostnas2' in 'hostnas2': write a selection as key=value",
+        ),
+    ],
+)
+def test_a_shared_parameter_mistake_is_said_before_anything_runs(tmp_path, params, message):
+    """A missing database or a selection that does not parse: one line, exit 2, and no failed report left in
+    reports/ to stay on the index (new-user trial)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "run", "08_fio", *params, "--output", str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2 and r.stderr.startswith(f"storagelab run: {message}"), r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "out").exists()

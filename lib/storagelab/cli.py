@@ -354,6 +354,10 @@ def cmd_run(args) -> int:
     for given in (params, raw):  # a relative database path means from here, not from the notebook's folder
         if given.get("db_path") and not Path(given["db_path"]).is_absolute():
             given["db_path"] = str(Path(given["db_path"]).resolve())
+    mistake = _parameter_mistake({**params, **raw})
+    if mistake:  # said before any notebook runs: no failed report is left behind for a typo
+        print(f"storagelab run: {mistake}", file=sys.stderr)
+        return 2
     try:
         results = run_notebooks(
             args.notebooks or None,
@@ -377,6 +381,22 @@ def cmd_run(args) -> int:
                 f"/{r.notebook}.html" + ("" if r.ok else " (failed)")
             )
     return rc
+
+
+def _parameter_mistake(params: dict) -> str | None:
+    """What is wrong with the parameters every notebook shares, checked before anything runs: a database that is
+    not there, a selection that does not parse."""
+    db = params.get("db_path")
+    if db and not Path(db).exists():
+        return f"-p db_path {db}: no such database (make one with: storagelab ingest DIR --db {db})"
+    if params.get("compare_with"):
+        from .analysis.selection import Selection
+
+        try:
+            Selection.parse(params["compare_with"])
+        except ValueError as e:
+            return f"-p compare_with: {e}"
+    return None
 
 
 def cmd_report(args) -> int:
