@@ -915,3 +915,34 @@ def test_logs_outside_data_raw_are_labelled_by_a_manifest_beside_them(raw_copy, 
     s = ingest([raw_copy], db_path=db, parquet_dir=False, progress=False)  # raw_copy/manifest.csv
     assert not s.warnings
     assert _one(db, "SELECT count(*) - count(study) FROM files") == [(0,)]
+
+
+def test_a_label_only_change_is_counted(tmp_path):
+    """A manifest added (or edited) for files already stored relabels them without a re-parse, and the summary
+    says so (new-user trial: 'ingested 0, skipped 12 unchanged' and nothing about the labels)."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    raw = tmp_path / "mylogs"
+    raw.mkdir()
+    for name in ("plain.out.txt", "chunk_c2.out.txt"):
+        shutil.copy(FIXTURES / "bonnie" / "2.00a" / name, raw / name)
+    db = tmp_path / "x.duckdb"
+    first = ingest([raw], db_path=db, parquet_dir=False, progress=False, workers=1)
+    assert (first.ingested, first.relabelled) == (2, 0)
+    from storagelab import paths
+
+    assert first.warnings == [  # no manifest beside them: data/raw/'s cannot label them, and that is said
+        f"2 file(s) outside {paths.RAW} (in {raw}) are stored without labels: put a manifest.csv beside them "
+        "(or name one with --manifest)"
+    ]
+    (raw / "manifest.csv").write_text("path,study,label\nplain.out.txt,mine,A\nchunk_c2.out.txt,mine,B\n")
+    second = ingest([raw], db_path=db, parquet_dir=False, progress=False, workers=1)
+    assert (second.ingested, second.skipped, second.relabelled) == (0, 2, 2)
+    assert second.line().startswith("ingested 0 (of which 0 replaced), skipped 2 unchanged, 2 relabelled, failed 0;")
+    again = ingest([raw], db_path=db, parquet_dir=False, progress=False, workers=1)
+    assert again.relabelled == 0 and "relabelled" not in again.line()
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT label FROM files ORDER BY label").fetchall() == [("A",), ("B",)]
+    con.close()

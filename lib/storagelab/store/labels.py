@@ -32,21 +32,21 @@ def manifest_hash(manifest: Manifest) -> str:
     return hashlib.sha256(repr((key_for(manifest.root), sorted(manifest.rows.items()))).encode()).hexdigest()
 
 
-def apply_if_changed(con, manifest: Manifest) -> bool:
-    """Apply the manifest unless it is the one last applied. Returns whether any row changed."""
+def apply_if_changed(con, manifest: Manifest) -> int:
+    """Apply the manifest unless it is the one last applied. Returns how many stored files it relabelled."""
     applied = manifest_hash(manifest)
     done = con.execute("SELECT value FROM meta WHERE key = 'labels'").fetchone()
     if done and done[0] == applied:
-        return False
+        return 0
     return apply(con, manifest, applied)
 
 
-def apply(con, manifest: Manifest, applied: str | None = None) -> bool:
+def apply(con, manifest: Manifest, applied: str | None = None) -> int:
     """Labels come from the manifest every time, so editing the manifest needs no re-parse.
 
     Files under the manifest's folder get its labels (NULL when not listed); only rows whose
     labels differ are written, in one transaction with ``applied`` (the manifest's hash) recorded
-    as ``meta.labels``. Returns whether any row changed."""
+    as ``meta.labels``. Returns how many files (stored files and their copies) got other labels."""
     prefix = _prefix(manifest)
     rows = labels_by_key(manifest)
     types = {c.name: c.type for c in all_tables()["files"].columns}
@@ -57,7 +57,7 @@ def apply(con, manifest: Manifest, applied: str | None = None) -> bool:
     sets = ", ".join(f'"{c}" = m."{c}"' for c in LABEL_COLUMNS)
     wanted = ", ".join(f'l."{c}"' for c in LABEL_COLUMNS)
     under = "starts_with(t.path, ?)" if prefix else "true"
-    changed = False
+    changed = 0
     con.execute("BEGIN")
     try:
         for table in ("files", "duplicates"):  # a copy keeps its own labels (see schema.DUPLICATES)
@@ -73,7 +73,7 @@ def apply(con, manifest: Manifest, applied: str | None = None) -> bool:
             )
             if n and n[0][0]:
                 db.bump(con, [table])
-                changed = True
+                changed += n[0][0]
         if applied:
             con.execute("INSERT OR REPLACE INTO meta VALUES ('labels', ?)", [applied])
         con.execute("COMMIT")
@@ -105,6 +105,14 @@ def manifest_warnings(manifest: Manifest, listing: list[ListedFile], present: se
         out.append(f"{k}: no row in {where} (stored without labels)")
     if len(unlabelled) > WARN_MAX:
         out.append(f"{len(unlabelled) - WARN_MAX} more files have no row in {where}")
+    outside = [f.key for f in listing if not f.key.startswith(prefix)]
+    if outside:
+        folders = sorted({k.rsplit("/", 1)[0] if "/" in k else "." for k in outside})
+        out.append(
+            f"{len(outside)} file(s) outside {manifest.root} (in {', '.join(folders[:3])}"
+            f"{', ...' if len(folders) > 3 else ''}) are stored without labels: put a manifest.csv beside them "
+            "(or name one with --manifest)"
+        )
     return out
 
 

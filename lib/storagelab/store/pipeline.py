@@ -38,12 +38,17 @@ class Summary:
     ignore_files: list[str] = field(default_factory=list)
     removed: int = 0  # stored files gone from the listed folders: their rows deleted
     renamed: int = 0  # stored files found under another path (same SHA-256): rows kept, path changed
+    relabelled: int = 0  # stored files (or copies) whose manifest labels changed, their rows untouched
     warnings: list[str] = field(default_factory=list)  # manifest rows with no file, files with no row, ...
     parquet_error: str | None = None  # the Parquet export failed (the database is complete)
 
     def line(self) -> str:
         copies = f" ({self.duplicates} identical to another file)" if self.duplicates else ""
-        moved = "".join(f", {n} {what}" for n, what in ((self.renamed, "renamed"), (self.removed, "removed")) if n)
+        moved = "".join(
+            f", {n} {what}"
+            for n, what in ((self.renamed, "renamed"), (self.removed, "removed"), (self.relabelled, "relabelled"))
+            if n
+        )
         ign = f", ignored {self.ignored} ({', '.join(self.ignore_files)})" if self.ignored else ""
         return (
             f"ingested {self.ingested} (of which {self.replaced} replaced), skipped {self.skipped} unchanged"
@@ -169,7 +174,7 @@ class _Run:
         if plan.found or plan.unique:
             writer.record_copies(con, plan.found, plan.unique, self.labels_of)
         faults.inject("before-labels")
-        labels.apply_if_changed(con, self.manifest)
+        summary.relabelled = labels.apply_if_changed(con, self.manifest)
         listed = {f.key for f in listing}
         if scope_list:  # errors of files no longer in the listed folders are dropped
             errors = [p for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()]
