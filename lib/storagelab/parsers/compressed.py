@@ -99,7 +99,8 @@ class _Limited(io.RawIOBase):
             data = self.inner.read(len(b))
         except EOFError:
             raise ParseError(
-                f"{self.kind} data ends early (after {self.n:,} decompressed bytes)",
+                f"{self.kind} data ends early: the compressed file is cut short"
+                + (f" (at least {self.n:,} bytes decompressed before the cut)" if self.n else ""),
                 kind="truncated",
                 expected=f"a complete {self.kind} stream",
             ) from None
