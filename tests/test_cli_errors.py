@@ -256,3 +256,22 @@ def test_run_uses_an_active_conda_env_that_has_the_project(tmp_path):
     assert r.returncode == 0 and r.stdout == f"storagelab {__version__}\n", r.stderr
     assert "==> creating" not in r.stderr and "==> installing" not in r.stderr
     assert marker.read_text().count("used") == 2  # the import check, then the command
+
+
+@pytest.mark.parametrize("name", ["manifest.csv", "runs.parquet", "x.json"])
+def test_db_naming_a_data_file_is_refused_not_an_in_memory_database(tmp_path, name):
+    """DuckDB opens a .csv/.parquet/.json path as an in-memory database holding it as a table: an ingest there
+    reported 'ingested 1' and kept nothing, and sql said the file was read-only (new-user trial)."""
+    data = tmp_path / name
+    data.write_text("a,b\n1,2\n" if name.endswith(".csv") else "")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "zdb.txt").write_bytes((RAW.parent.parent / "tests" / "fixtures" / "zdb" / "2.3" / "b.txt").read_bytes())
+    want = (
+        "is not a DuckDB database file: DuckDB reads it as a data file (CSV, Parquet, JSON). --db takes a database file"
+    )
+    for args in (["sql", "SELECT 1"], ["ingest", str(logs)]):
+        r = storagelab(*args, "--db", str(data))
+        assert r.returncode == 2 and f"{data} {want}" in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert "ingested" not in r.stdout
+    assert not list(tmp_path.glob("*-parquet"))

@@ -46,7 +46,7 @@ def connect(
     deadline = time.monotonic() + wait
     while True:
         try:
-            return duckdb.connect(str(db), read_only=read_only)
+            return _database_file(duckdb.connect(str(db), read_only=read_only), db)
         except duckdb.IOException as e:
             if "could not set lock" not in str(e).lower() and "conflicting lock" not in str(e).lower():
                 raise StoreError(faults.describe(db, e)) from None
@@ -59,6 +59,20 @@ def connect(
             time.sleep(0.2)
         except duckdb.Error as e:
             raise StoreError(faults.describe(db, e)) from None
+
+
+def _database_file(con: duckdb.DuckDBPyConnection, db: Path) -> duckdb.DuckDBPyConnection:
+    """``con``, when it is the database file ``db``. DuckDB opens a path ending in .csv, .parquet or .json as
+    an in-memory database holding that file as a table: an ingest there would report success and keep
+    nothing."""
+    path = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    if path is None or path[0] is None:
+        con.close()
+        raise StoreError(
+            f"{db} is not a DuckDB database file: DuckDB reads it as a data file (CSV, Parquet, JSON). --db takes "
+            f"a database file, e.g. {db.with_suffix('.duckdb')}"
+        )
+    return con
 
 
 def schema_signature() -> str:

@@ -54,6 +54,11 @@ def describe(db: Path, e: BaseException, *, opening: bool = True) -> str:
             f"{db}: disk full ({said}). Every file committed before it is in the database; free some "
             "space and run ingest again to finish"
         )
+    if "in-memory database in read-only mode" in low:  # DuckDB's answer to a CSV/JSON/Parquet file given as --db
+        return (
+            f"{db} is not a DuckDB database file: DuckDB reads it as a data file (CSV, Parquet, JSON). --db takes "
+            f"a database file, e.g. {db.with_suffix('.duckdb')}"
+        )
     if "read-only" in low or "read only" in low or "permission denied" in low or getattr(e, "errno", None) in (13, 30):
         return (
             f"{db}: cannot write ({said}): the file, its folder or the filesystem is read-only. "
