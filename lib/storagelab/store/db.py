@@ -65,8 +65,9 @@ def _database_file(con: duckdb.DuckDBPyConnection, db: Path) -> duckdb.DuckDBPyC
     """``con``, when it is the database file ``db``. DuckDB opens a path ending in .csv, .parquet or .json as
     an in-memory database holding that file as a table: an ingest there would report success and keep
     nothing."""
-    path = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
-    if path is None or path[0] is None:
+    # fetchall: a result left unfinished would stop the caller's next con.sql() (DuckDB 2)
+    path = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    if not path or path[0][0] is None:
         con.close()
         raise StoreError(
             f"{db} is not a DuckDB database file: DuckDB reads it as a data file (CSV, Parquet, JSON). --db takes "
