@@ -138,3 +138,19 @@ def test_file_size_against_twice_the_ram_and_block_tests_too_fast(tmp_path):
         "small file: every block test (put_block, rewrite, get_block) too fast for bonnie++ to measure (+++++): "
         "the file is too small for this machine; run it with at least twice the RAM." in res.findings
     )
+
+
+def test_latency_in_the_unit_bonnie_prints():
+    """bonnie++ prints whole us under 0.1 s, ms up to 100 s, s above (it printed 15491us; the table said 15ms)."""
+    from storagelab.analysis.bonnie_table import _latency
+
+    assert [_latency(v) for v in (92e3, 15_491e3, 99_999e3, 184e6, 12_422e6, 99_999e6, 437e9, None)] == [
+        "92us",
+        "15491us",
+        "99999us",
+        "184ms",
+        "12422ms",
+        "99999ms",
+        "437s",
+        "",
+    ]

@@ -50,12 +50,15 @@ def unit(test: str) -> str:
 
 
 def _latency(ns: float | None) -> str:
+    """A latency as bonnie++ prints it (docs/formats/log-formats.md, bonnie++ latency cells): whole us under
+    0.1 s, whole ms from 0.1 s to 100 s, whole s above."""
     if ns is None:
         return ""
-    for limit, div, name in ((1e6, 1e3, "us"), (1e9, 1e6, "ms")):
-        if ns < limit * 10:
-            return f"{ns / div:.0f}{name}"
-    return f"{ns / 1e9:.1f}s"
+    if ns < 1e8:
+        return f"{ns / 1e3:.0f}us"
+    if ns < 1e11:
+        return f"{ns / 1e6:.0f}ms"
+    return f"{ns / 1e9:.0f}s"
 
 
 def _shade(values: list[float | None], higher_is_better: bool) -> list[float | None]:
