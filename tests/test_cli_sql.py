@@ -183,3 +183,12 @@ def test_an_empty_query_is_one_line_not_a_traceback(seed_db, query):
     assert r.stderr.startswith("storagelab sql: the query is empty: nothing to run"), r.stderr
     r = sql(seed_db, "-", stdin="\n")
     assert r.returncode == 2 and "the query is empty" in r.stderr
+
+
+def test_several_statements_are_refused_not_half_shown(seed_db):
+    r = sql(seed_db, "SELECT * FROM files; SELECT 1")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == (
+        "storagelab sql: 2 statements: give one at a time (DuckDB would show only the last one's result)"
+    )
+    assert sql(seed_db, "SELECT 1;").returncode == 0  # one statement with its semicolon

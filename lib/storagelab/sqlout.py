@@ -161,6 +161,9 @@ def run(
     err = err or sys.stderr
     if terminal is None:
         terminal = out.isatty()
+    n = len(con.extract_statements(query))  # a syntax error raises duckdb.Error here, as it would below
+    if n > 1:
+        raise ValueError(f"{n} statements: give one at a time (DuckDB would show only the last one's result)")
     if parquet:
         rel = con.sql(query)
         if rel is None:
