@@ -438,3 +438,28 @@ def test_steady_state_parameters_out_of_range_are_refused(con, tolerance_pct, mi
 
     with pytest.raises(ValueError, match="need tolerance_pct > 0 .* and min_points >= 2"):
         v.analyse(con, Selection(), tolerance_pct=tolerance_pct, min_points=min_points)
+
+
+def test_a_study_no_file_has_is_named_with_the_studies_there_are(seed_db):
+    """`-p study nosuchstudy` (a typo) said only that the study had no fio output; now it says no file has that
+    label and which studies the database holds (new-user trial)."""
+    from storagelab.analysis.selection import Selection
+
+    c = open_db(seed_db)
+    try:
+        res = v.analyse(c, Selection(study="homelab-mergerf"))
+        studies = [
+            r[0] for r in c.execute("SELECT DISTINCT study FROM files WHERE study IS NOT NULL ORDER BY 1").fetchall()
+        ]
+        assert Selection(study="homelab-mergerfs").unmatched(c) is None
+        assert (
+            Selection(study="(unlabelled)", host="nosuchhost")
+            .unmatched(c)
+            .startswith("no file is labelled host nosuchhost")
+        )
+    finally:
+        c.close()
+    assert res.missing[0] == (
+        f"no file is labelled study homelab-mergerf (study values in the database: {', '.join(studies)}): check the "
+        "spelling, or ingest and label the logs (manifest.csv)"
+    )

@@ -179,7 +179,7 @@ def analyse(
     from .result import Result
 
     where, params = sel.sql("f")
-    res = Result(sel, measures=measures.per_file(con, sel))
+    res = Result.start(con, sel, measures.per_file(con, sel))
     parts = frame(con, PARTITIONS_SQL.format(where=where), params)
     res.frames["partitions"] = parts
     for lba in (legacy_start_sector, 2048):

@@ -202,7 +202,7 @@ def analyse(con, sel):
     from .result import Result
 
     where, params = sel.sql("f")
-    res = Result(sel, measures=measures.per_file(con, sel))
+    res = Result.start(con, sel, measures.per_file(con, sel))
     results = frame(con, RUNS_SQL.format(where=where), params)
     if results.is_empty():
         res.missing.append(

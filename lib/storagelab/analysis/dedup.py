@@ -237,7 +237,7 @@ def analyse(
     from .result import Result
 
     where, params = sel.sql("f")
-    res = Result(sel, measures=measures.per_file(con, sel))
+    res = Result.start(con, sel, measures.per_file(con, sel))
     if ram_gib <= 0 or not 0 < arc_max_gib <= ram_gib or not 0 < metadata_fraction <= 1 or bytes_per_entry <= 0:
         raise ValueError(
             "need ram_gib > 0, 0 < arc_max_gib <= ram_gib, 0 < metadata_fraction <= 1, bytes_per_entry > 0"

@@ -665,7 +665,7 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
             f"got {tolerance_pct} and {min_points}"
         )
     runs = fio_runs.runs(con, sel)
-    res = Result(sel, measures=measures.per_file(con, sel, runs))
+    res = Result.start(con, sel, measures.per_file(con, sel, runs))
     where, params = sel.sql("f")
     log_ids = frame(con, f"SELECT f.file_id FROM files f WHERE {where} AND f.format = 'fio-log'", params)[
         "file_id"

@@ -267,7 +267,7 @@ def analyse(
     three = raidz_alloc(3 * 1024 * KiB, raidz_width, raidz_parity, ashift)
     md6 = chunked_disks_touched(1024 * KiB, raid6_chunk_bytes)
     model = model_measures(one, three, md6, raidz_width, raidz_parity, raid6_chunk_bytes, ashift)
-    res = Result(sel, measures=pl.concat([measures.per_file(con, sel, runs), measures.study_level(model)]))
+    res = Result.start(con, sel, pl.concat([measures.per_file(con, sel, runs), measures.study_level(model)]))
     res.frames.update(amplification=amp, raidz_1m=pl.DataFrame([one]), raidz_3m=pl.DataFrame([three]))
     a = amplification(default_recordsize, 4 * KiB)
     res.findings.append(

@@ -24,6 +24,15 @@ class Result:
     reasons: dict[str, str] = field(default_factory=dict)  # metric -> why it cannot be computed
     file_ids: list[int] = field(default_factory=list)
 
+    @classmethod
+    def start(cls, con, sel: Selection, measures: pl.DataFrame) -> Result:
+        """An analysis's Result, which first says so when no stored file has the selection's labels."""
+        res = cls(sel, measures=measures)
+        note = sel.unmatched(con)
+        if note:
+            res.missing.append(note)
+        return res
+
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.frames[name]
 

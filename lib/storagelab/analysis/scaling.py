@@ -301,7 +301,7 @@ def analyse(
         raise ValueError("baseline_vdev_count must be >= 1")
     where, params = sel.sql("f")
     runs = fio_runs.runs(con, sel)
-    res = Result(sel, measures=measures.per_file(con, sel, runs))
+    res = Result.start(con, sel, measures.per_file(con, sel, runs))
     layouts = frame(con, LAYOUTS_SQL.format(where=where), params + [list(tests)])
     if layouts.height:
         scaled = (

@@ -87,6 +87,28 @@ class Selection:
                 params.append(v)
         return " AND ".join(parts), params
 
+    def unmatched(self, con) -> str | None:
+        """A sentence when no stored file has the labels asked for (a typo in a study name looks like a study
+        without data otherwise), naming the values the database does hold; None when some file matches."""
+        if not self.filters():
+            return None
+        where, params = self.sql("f")
+        if con.execute(f"SELECT count(*) FROM files f WHERE {where}", params).fetchall()[0][0]:
+            return None
+        known = []
+        for k, v in self.filters().items():
+            if v == UNLABELLED:
+                continue
+            values = [
+                r[0] for r in con.execute(f"SELECT DISTINCT {k} FROM files WHERE {k} IS NOT NULL ORDER BY 1").fetchall()
+            ]
+            if v not in values:
+                shown = ", ".join(values[:12]) + (", ..." if len(values) > 12 else "")
+                known.append(f"no file is labelled {k} {v} ({k} values in the database: {shown or 'none'})")
+        return (
+            "; ".join(known) if known else f"no file has all of {self.describe()}"
+        ) + ": check the spelling, or ingest and label the logs (manifest.csv)"
+
     def describe(self) -> str:
         """'study mylab, stack zfs' / 'every study' (for captions and prose)."""
         f = self.filters()

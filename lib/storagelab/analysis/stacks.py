@@ -247,7 +247,7 @@ def layer_costs(df: pl.DataFrame) -> pl.DataFrame:
 def analyse(con, sel: Selection, direction: str = "write", inflation_margin: float = 1.1) -> Result:
     """Notebook 05 on any selection: runs of one direction by workload, flags, layer costs, findings."""
     all_runs = fio_runs.comparable(fio_runs.runs(con, sel))
-    res = Result(sel, measures=measures.per_file(con, sel, all_runs))
+    res = Result.start(con, sel, measures.per_file(con, sel, all_runs))
     if all_runs.is_empty():
         res.missing.append(
             f"no fio runs for {sel.describe()}: run fio (e.g. `fio --name=seq --rw=write --bs=1M --size=4G "

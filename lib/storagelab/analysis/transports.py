@@ -118,7 +118,7 @@ def analyse(con, sel, baseline_label: str = ""):
     from . import measures, prose
     from .result import Result
 
-    res = Result(sel, measures=measures.per_file(con, sel))
+    res = Result.start(con, sel, measures.per_file(con, sel))
     summ, status = measures.mbuffer_frames(con, sel)
     if summ.is_empty():
         res.missing.append(
