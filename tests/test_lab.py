@@ -42,6 +42,27 @@ def _lab_process(args: list[str], **popen) -> subprocess.Popen:
     )
 
 
+def _sigterm_during_first_run(args: list[str], part: Path) -> tuple[int, str]:
+    """Start `storagelab ARGS`, send it SIGTERM about a second into its first run (once the run's hidden partial
+    output exists), and return its exit code and output."""
+    import signal
+    import time
+
+    p, lines = _lab_process(args), []
+    for line in p.stdout:
+        lines.append(line)
+        if line.startswith("[1/1]"):
+            for _ in range(100):  # the benchmark has started writing its output
+                if part.exists():
+                    break
+                time.sleep(0.05)
+            time.sleep(1.0)
+            p.send_signal(signal.SIGTERM)
+            break
+    text = "".join(lines) + p.communicate(timeout=60)[0]
+    return p.returncode, text
+
+
 def _fstype(path: Path) -> str | None:
     out = subprocess.run(["findmnt", "-no", "FSTYPE", "-T", str(path)], capture_output=True, text=True)
     return out.stdout.strip() or None
@@ -803,24 +824,12 @@ def test_lab_fio_sigterm_discards_the_running_run(tmp_path):
     stopped and its partial output (.txt.part and logs) removed, so a later ingest never stores a cut run
     (new-user trial: it stayed and was ingested unlabelled); exit 128 + 15."""
     import signal
-    import time
 
     target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
     args = ["lab", "fio", "--rw", "write", "--depth-jobs", "1x1", "--runtime", "30", "--size", "4M"]
     args += ["--target", str(target), "--out", str(out), "--db", str(db)]
-    p, lines = _lab_process(args), []
-    for line in p.stdout:
-        lines.append(line)
-        if line.startswith("[1/1]"):
-            for _ in range(100):  # fio has started writing its output
-                if (out / ".write-4k-qd1-nj1.txt.part").exists():
-                    break
-                time.sleep(0.05)
-            time.sleep(1.0)
-            p.send_signal(signal.SIGTERM)
-            break
-    text = "".join(lines) + p.communicate(timeout=60)[0]
-    assert p.returncode == 128 + signal.SIGTERM, text
+    rc, text = _sigterm_during_first_run(args, out / ".write-4k-qd1-nj1.txt.part")
+    assert rc == 128 + signal.SIGTERM, text
     assert "interrupted: write-4k-qd1-nj1 discarded; 0 completed runs kept" in text
     assert not list(out.glob("write-4k-qd1-nj1*")) and not list(out.glob(".*part")), sorted(out.iterdir())
 
@@ -878,3 +887,17 @@ def test_cache_flag_says_what_a_cache_does_to_the_direction():
         == ("writes may be absorbed by the page cache/ARC and counted before they reach the disks")
     )
     assert flag("randrw") == flag("readwrite") == "reads may come from, and writes be absorbed by, the page cache/ARC"
+
+
+@pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
+def test_lab_bonnie_sigterm_discards_the_running_run(tmp_path):
+    """kill PID: bonnie++ is stopped, its partial output removed, nothing labelled or ingested; exit 128 + 15."""
+    import signal
+
+    target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
+    args = ["lab", "bonnie", "--target", str(target), "--out", str(out), "--db", str(db), "--size", "1G"]
+    rc, text = _sigterm_during_first_run([*args, "--files", "0"], out / ".bonnie-1024m-n0.txt.part")
+    assert rc == 128 + signal.SIGTERM, text
+    assert "interrupted: bonnie-1024m-n0 discarded; 0 completed runs kept" in text
+    assert not list(out.glob("*.txt")) and not list(out.glob(".*part")) and not (out / "manifest.csv").exists()
+    assert not subprocess.run(["pgrep", "-f", f"bonnie\\+\\+ -d {target}"], capture_output=True).stdout

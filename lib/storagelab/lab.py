@@ -885,35 +885,50 @@ def run_bonnie(
         log(f"  sanity: {f}")
     saved: list[Path] = []
     rc = 0
-    for i, rid in enumerate(todo, 1):
-        dest = out / f"{rid}.txt"
-        log(f"[{i}/{len(todo)}] lab bonnie: {shlex.join(argv)} > {dest.name}")
-        part = out / f".{rid}.txt.part"  # hidden: an ingest skips it should this process be killed outright
-        try:
-            with open(part, "wb") as fh:
-                p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE)
-        except KeyboardInterrupt:
-            part.unlink(missing_ok=True)
-            log(f"interrupted: {rid} discarded; {len(saved)} completed runs kept (a re-run resumes)")
-            rc = 130
-            break
-        if p.returncode != 0:
-            log(f"bonnie++ failed ({p.returncode}): {p.stderr.decode(errors='replace').strip()[-500:]}")
-            part.unlink(missing_ok=True)
-            rc = 1
-            continue
-        part.rename(dest)
-        version = None
-        m = re.search(r"Version\s+([0-9][0-9.a-z]*)", dest.read_text(errors="replace"))
-        if m:
-            version = f"bonnie++ {m.group(1)}"
-        notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB})
-        label = repeat_label(f"bonnie++ {size_mib} MiB", rid, stem)
-        append_manifest(manifest, [manifest_row(dest, manifest.parent, label, system, tinfo, argv, notes, labels)])
-        saved.append(dest)
+    stop: list[int] = []
+
+    def on_signal(signum, frame):  # SIGTERM and SIGHUP as Ctrl-C: the running bonnie++ is killed, its run discarded
+        stop.append(signum)
+        raise KeyboardInterrupt
+
+    old_handlers = _set_sigint(on_signal)
+    try:
+        for i, rid in enumerate(todo, 1):
+            dest = out / f"{rid}.txt"
+            log(f"[{i}/{len(todo)}] lab bonnie: {shlex.join(argv)} > {dest.name}")
+            part = out / f".{rid}.txt.part"  # hidden: an ingest skips it should this process be killed outright
+            try:
+                with open(part, "wb") as fh:
+                    p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE)  # killed on KeyboardInterrupt
+            except KeyboardInterrupt:
+                part.unlink(missing_ok=True)
+                log(f"interrupted: {rid} discarded; {len(saved)} completed runs kept (a re-run resumes)")
+                rc = 128 + (stop[0] if stop else 2)
+                break
+            if p.returncode != 0:
+                log(f"bonnie++ failed ({p.returncode}): {p.stderr.decode(errors='replace').strip()[-500:]}")
+                part.unlink(missing_ok=True)
+                rc = 1
+                continue
+            saved.append(_keep_bonnie(part, dest, rid, stem, size_mib, system, tinfo, flags, argv, manifest, labels))
+    finally:
+        _set_sigint(old_handlers)
     outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
     ingested = _ingest(outputs, db, manifest) if ingest else 0  # the new ones, and any saved but not yet ingested
     return rc or ingested
+
+
+def _keep_bonnie(part, dest, rid, stem, size_mib, system, tinfo, flags, argv, manifest, labels) -> Path:
+    """A finished bonnie++ run: its output under its name, its manifest row written."""
+    part.rename(dest)
+    version = None
+    m = re.search(r"Version\s+([0-9][0-9.a-z]*)", dest.read_text(errors="replace"))
+    if m:
+        version = f"bonnie++ {m.group(1)}"
+    notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB})
+    label = repeat_label(f"bonnie++ {size_mib} MiB", rid, stem)
+    append_manifest(manifest, [manifest_row(dest, manifest.parent, label, system, tinfo, argv, notes, labels)])
+    return dest
 
 
 # ----------------------------------------------------------------------------- ZFS topology sweep
