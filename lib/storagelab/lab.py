@@ -777,14 +777,14 @@ def run_fio_matrix(
             if proc.poll() is None:
                 proc.terminate()
 
-    old_handler = _set_sigint(on_sigint)
+    old_handler = _catch_stop_signals(on_sigint)
     try:
         for i, run in enumerate(todo, 1):
             if stop:
                 break
             _run_one(i, run)
     finally:
-        _set_sigint(old_handler)
+        _restore_signals(old_handler)
     log(
         f"lab fio: {len(done_files)} files from {len(spent)} runs in {_fmt_s(time.monotonic() - started)}; "
         f"manifest {manifest}"
@@ -818,21 +818,23 @@ def cache_flags(output: Path, device_limit: float | None) -> list[str]:
     ]
 
 
-def _set_sigint(handler):
+def _catch_stop_signals(handler) -> dict:
     """Install ``handler`` for SIGINT, SIGTERM and SIGHUP (Ctrl-C, kill, a closed terminal: each stops the
-    running benchmark and discards its partial output); returns the former handlers, which this function
-    reinstalls when given them back. Main thread only; elsewhere the signals keep Python's defaults."""
+    running benchmark and discards its partial output); the former handlers, for ``_restore_signals``.
+    Main thread only; elsewhere the signals keep Python's defaults (and {} is returned)."""
     import signal
 
-    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     try:
-        if isinstance(handler, dict):
-            for sig, old in handler.items():
-                signal.signal(sig, old)
-            return None
-        return {sig: signal.signal(sig, handler) for sig in sigs}
+        return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     except ValueError:
-        return None
+        return {}
+
+
+def _restore_signals(old: dict) -> None:
+    import signal
+
+    for sig, handler in old.items():
+        signal.signal(sig, handler)
 
 
 def run_bonnie(
@@ -891,7 +893,7 @@ def run_bonnie(
         stop.append(signum)
         raise KeyboardInterrupt
 
-    old_handlers = _set_sigint(on_signal)
+    old_handlers = _catch_stop_signals(on_signal)
     try:
         for i, rid in enumerate(todo, 1):
             dest = out / f"{rid}.txt"
@@ -912,7 +914,7 @@ def run_bonnie(
                 continue
             saved.append(_keep_bonnie(part, dest, rid, stem, size_mib, system, tinfo, flags, argv, manifest, labels))
     finally:
-        _set_sigint(old_handlers)
+        _restore_signals(old_handlers)
     outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
     ingested = _ingest(outputs, db, manifest) if ingest else 0  # the new ones, and any saved but not yet ingested
     return rc or ingested

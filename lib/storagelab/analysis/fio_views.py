@@ -810,7 +810,7 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
         }
         res.verdict = (
             f"Highest IOPS: {best['label']} at {best['iops']:,.0f} ({best['workload'].split(' ')[0]}, "
-            f"{'?' if best['outstanding'] is None else best['outstanding']} I/Os in flight){flag}."
+            f"{_n(best['outstanding'])} I/Os in flight){flag}."
         )
         if flag:
             res.caveats.append("the highest run is flagged (cache, rounding or direct=1 ignored)")

@@ -69,10 +69,7 @@ def _database_file(con: duckdb.DuckDBPyConnection, db: Path) -> duckdb.DuckDBPyC
     path = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
     if not path or path[0][0] is None:
         con.close()
-        raise StoreError(
-            f"{db} is not a DuckDB database file: DuckDB reads it as a data file (CSV, Parquet, JSON). --db takes "
-            f"a database file, e.g. {db.with_suffix('.duckdb')}"
-        )
+        raise StoreError(faults.data_file_given(db))
     return con
 
 

@@ -39,6 +39,14 @@ def first_line(e: BaseException) -> str:
     return text[0] if text else type(e).__name__
 
 
+def data_file_given(db: Path) -> str:
+    """The line for a --db that names a CSV, Parquet or JSON file (DuckDB opens one as an in-memory database)."""
+    return (
+        f"{db} is not a DuckDB database file: DuckDB reads it as a data file (CSV, Parquet, JSON). --db takes "
+        f"a database file, e.g. {db.with_suffix('.duckdb')}"
+    )
+
+
 def describe(db: Path, e: BaseException, *, opening: bool = True) -> str:
     """One line for a database or disk fault: what happened and what to do. ``opening``: the
     database could not be opened (else: it failed while an ingest wrote it)."""
@@ -55,10 +63,7 @@ def describe(db: Path, e: BaseException, *, opening: bool = True) -> str:
             "space and run ingest again to finish"
         )
     if "in-memory database in read-only mode" in low:  # DuckDB's answer to a CSV/JSON/Parquet file given as --db
-        return (
-            f"{db} is not a DuckDB database file: DuckDB reads it as a data file (CSV, Parquet, JSON). --db takes "
-            f"a database file, e.g. {db.with_suffix('.duckdb')}"
-        )
+        return data_file_given(db)
     if "read-only" in low or "read only" in low or "permission denied" in low or getattr(e, "errno", None) in (13, 30):
         return (
             f"{db}: cannot write ({said}): the file, its folder or the filesystem is read-only. "
