@@ -539,6 +539,8 @@ def test_fast_path_equals_general_path_on_real_documents(name):
         (lambda d: d.replace(b"\n    {", b"\n  {"), "objects not where fio puts them"),
         (lambda d: d[:-40], "cut short"),
         (lambda d: d.replace(b'"jobs" : [', b'"jobz" : ['), "no jobs array"),
+        (lambda d: d.replace(b'"jobname" : "jsononly"', b'"jobname" : "\\u006asononly"'), "a \\u escape"),
+        (lambda d: d.replace(b'"total_ios" : 1024', b'"total_ios" : 9007199254740993', 1), "an integer past 2^53"),
     ],
 )
 def test_fast_path_declines_what_it_does_not_know(change, why):
@@ -713,6 +715,23 @@ def test_fio_3_1_duplicate_zero_keys_take_the_fast_path():
     # fio 3.1 has no bw_bytes: bw (KiB/s) x 1024
     assert (res["io_bytes"], res["bw_bytes_per_s"], res["total_ios"]) == (1625501696.0, 27090944.0, 396851)
     assert len(fast.rows("fio_percentiles")) == 17
+
+
+def test_what_the_fast_path_declines_reads_the_same_on_the_general_path():
+    """The fast path's comparison of the decoded object with the bytes declines a \\u escape (the string comes
+    back as its character) and an integer past 2^53 (orjson's strict encoding): the general path reads both,
+    the escaped name as its character and the integer exactly."""
+    from storagelab.parsers import parse_bytes
+    from storagelab.parsers.fio.json import parse_plain
+
+    data = json_part("json_only.txt").encode()
+    escaped = data.replace(b'"jobname" : "jsononly"', b'"jobname" : "\\u006asononly"')
+    assert parse_plain(escaped) is None
+    assert parse_bytes(escaped)[0].rows("fio_jobs")[0]["jobname"] == "jsononly"
+    big = data.replace(b'"total_ios" : 1024', b'"total_ios" : 9007199254740993', 1)
+    assert parse_plain(big) is None
+    assert parse_bytes(big)[0].rows("fio_results")[0]["total_ios"] == 9007199254740993
+    assert parse_plain(data.replace(b'"total_ios" : 1024', b'"total_ios" : 9007199254740992', 1)) is not None
 
 
 def test_a_duplicate_key_other_than_zero_padding_takes_the_general_path():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json as _json
 import re
+from itertools import repeat
 from typing import Any
 
 try:
@@ -88,9 +89,9 @@ def parse_plain(data: bytes) -> Parsed | None:
 
     orjson decodes the whole file; it refuses bare nan/inf, a cut document and anything after the
     document (a second one, a text part), and those decline. orjson keeps the last of duplicate keys
-    where the general path keeps the first and warns: every key of the bytes is counted (``"`` then
-    ``:``, with or without a blank between) against the keys decoded, and the only duplicates let
-    through are fio <= 3.3's ``"0.00"`` percentile padding, whose rows are never stored. Line spans
+    where the general path keeps the first and warns, and turns an integer past 64 bits into a float:
+    _decoded_as_written compares the decoded object with the bytes, and the only difference let
+    through is fio <= 3.3's ``"0.00"`` percentile padding, whose rows are never stored. Line spans
     of the job and disk objects: with no newline in the document every row is line 1; in an indented
     layout (``{`` alone on line 1, keys indented by N spaces, the objects of the top-level arrays
     opening and closing on lines of their own at 2N: fio's printer and json.dumps(indent=N)) they
@@ -104,13 +105,8 @@ def parse_plain(data: bytes) -> Parsed | None:
         return None
     if type(obj) is not dict or type(obj.get("jobs")) is not list:
         return None
-    counts = [0, 0, 0]  # keys, dicts holding a "0.00" key, numbers past +-2^63
-    _count_keys(obj, counts)
-    if counts[2]:
-        return None  # orjson turns an integer past 64 bits into a float: the general path refuses it by name
-    written = data.count(b'" :') + data.count(b'":')
-    if written != counts[0] and written - counts[0] != data.count(b'"0.00"') - counts[1]:
-        return None  # a duplicate key other than "0.00" (or a key the count cannot see): general path
+    if not _decoded_as_written(data, obj):
+        return None  # a duplicate key other than "0.00", or an integer orjson cannot keep: the general path
     n_objects = sum(1 for v in obj.values() if type(v) is list for x in v if type(x) is dict)
     end = data.rindex(b"}")
     if data.find(b"\n", 0, end) < 0:  # one line
@@ -155,35 +151,28 @@ _FIRST_KEY_INDENT = re.compile(rb"\{\n( +)\"").match  # '{' alone on line 1, the
 _INDENTED = {4: re.compile(rb"\n    ([{}])")}  # '{' or '}' alone after an indent of exactly N spaces
 
 
-def _count_keys(obj: dict, counts: list[int]) -> None:
-    """Add to counts[0] the keys of obj and of every object inside it, to counts[1] those holding "0.00",
-    to counts[2] the numbers outside +-2^63 (orjson keeps integers up to 2^64 and turns longer ones into floats;
-    the general path refuses both by name)."""
-    counts[0] += len(obj)
-    if "0.00" in obj:
-        counts[1] += 1
-    for v in obj.values():
-        t = type(v)
-        if t is dict:
-            _count_keys(v, counts)
-        elif t is list:
-            _count_list(v, counts)
-        elif (t is float or t is int) and not -_INT64 < v < _INT64:
-            counts[2] += 1
+def _decoded_as_written(data: bytes, obj: dict) -> bool:
+    """Whether orjson's ``obj`` holds every key and number of ``data`` as the general path reads them. ``obj``
+    is encoded again (orjson, in C) and compared with the bytes:
 
-
-def _count_list(items: list, counts: list[int]) -> None:
-    for x in items:
-        t = type(x)
-        if t is dict:
-            _count_keys(x, counts)
-        elif t is list:
-            _count_list(x, counts)
-        elif (t is float or t is int) and not -_INT64 < x < _INT64:
-            counts[2] += 1
-
-
-_INT64 = 2.0**63
+    - a colon ends a key or is inside a string, and strings come back byte for byte (unless the bytes hold
+      a ``\\u`` escape, which comes back as the character: declined). So the colons lost are keys orjson
+      dropped, duplicates of which it kept the last where the general path keeps the first and warns;
+      only fio <= 3.3's ``"0.00"`` percentile padding (never stored) is let through, when the colons lost
+      are exactly the ``"0.00"`` lost.
+    - an integer past 2^53 fails OPT_STRICT_INTEGER (the general path keeps those up to 64 bits exactly),
+      and one past 64 bits, which orjson decodes as a float, comes back with an exponent (``1.2e+22``)
+      that the bytes do not have (the general path refuses it by name)."""
+    if b"\\" in data and b"\\u" in data:  # (a one-byte search first: a backslash is rare)
+        return False
+    try:
+        again = _orjson.dumps(obj, option=_orjson.OPT_STRICT_INTEGER)
+    except _orjson.JSONEncodeError:
+        return False
+    if b"+" in again and again.count(b"e+") != data.count(b"e+"):
+        return False
+    lost = data.count(b":") - again.count(b":")
+    return lost == 0 or lost == data.count(b'"0.00"') - again.count(b'"0.00"')
 
 
 def _refuse_past_64_bits(obj: Any, text: str, offset: int, first_line: int) -> None:
@@ -569,11 +558,8 @@ def _add_document(parsed: Parsed, doc: _Document, doc_index: int, is_final: bool
         for key, kind in _DEPTHS:
             depths = _dict(job, key, lo)
             if depths:
-                pcts = _check_numbers(depths, lo)
-                out.iodepths.extend(
-                    (job_index, kind, bucket, None if pct is None else pct * 1.0, lo, hi)
-                    for bucket, pct in zip(depths, pcts)
-                )
+                pcts = _scaled(_check_numbers(depths, lo), 1.0)
+                out.iodepths.extend(zip(repeat(job_index), repeat(kind), depths, pcts, repeat(lo), repeat(hi)))
         job_index += 1
     if out.unknown_latency:
         parsed.warnings.append(
@@ -792,13 +778,20 @@ def _add_percentiles(
         raise ParseError(
             f"percentile key {key!r} is not a number", line=lo, kind="invalid", expected='a key like "99.900000"'
         ) from None
-    values = _check_numbers(pdict, lo)
-    # a 0 percentile is an unused slot ("0.00" padding of fio <= 3.3)
+    values = _scaled(_check_numbers(pdict, lo), scale)
+    if 0.0 in pcts:  # a 0 percentile is an unused slot ("0.00" padding of fio <= 3.3)
+        pcts, values = [p for p in pcts if p != 0.0], [v for p, v in zip(pcts, values) if p != 0.0]
+    # the rows are made by zip, in C: a map of a few dozen keys, thousands of maps a second
     out.percentiles.extend(
-        (job_index, direction, kind, pct, None if v is None else v * scale, lo, hi)
-        for pct, v in zip(pcts, values)
-        if pct != 0.0
+        zip(repeat(job_index), repeat(direction), repeat(kind), pcts, values, repeat(lo), repeat(hi))
     )
+
+
+def _scaled(values: list, scale: float) -> list:
+    """Numbers (None for nan) times ``scale``, as floats; None stays None."""
+    if None in values:
+        return [None if v is None else v * scale for v in values]
+    return list(map(scale.__mul__, values))
 
 
 def _is_float(text: str) -> bool:
@@ -814,7 +807,7 @@ def _add_bins(out: _Out, job_index: int, direction: str, kind: str, obj: dict, s
     if not bins:
         return
     try:
-        values = [float(k) * scale for k in bins]
+        values = list(map(scale.__mul__, map(float, bins)))
     except ValueError:
         if any(k.startswith("FIO_IO_U_PLAT") for k in bins):
             out.parsed.warnings.append(
@@ -827,7 +820,13 @@ def _add_bins(out: _Out, job_index: int, direction: str, kind: str, obj: dict, s
             f"JSON+ bin key {key!r} is not a number", line=lo, kind="invalid", expected="a latency value"
         ) from None
     counts = _check_numbers(bins, lo)
-    out.bins.extend((job_index, direction, kind, v, c) for v, n in zip(values, counts) if n and (c := int(n)))
+    if 0 not in counts and _INT.issuperset(map(type, counts)):  # fio's own: whole counts, only those not 0
+        out.bins.extend(zip(repeat(job_index), repeat(direction), repeat(kind), values, counts))
+    else:
+        out.bins.extend((job_index, direction, kind, v, c) for v, n in zip(values, counts) if n and (c := int(n)))
+
+
+_INT = frozenset((int,))
 
 
 def _add_buckets(out: _Out, job: dict, job_index: int, lo: int, hi: int) -> None:
