@@ -185,6 +185,21 @@ def test_an_empty_query_is_one_line_not_a_traceback(seed_db, query):
     assert r.returncode == 2 and "the query is empty" in r.stderr
 
 
+def test_copy_and_export_are_refused_and_write_nothing(seed_db, tmp_path):
+    """DuckDB's read-only mode still runs COPY ... TO and EXPORT DATABASE: sql refuses them by name."""
+    for query, kind in (
+        (f"COPY (SELECT path FROM files) TO '{tmp_path / 'out.csv'}'", "COPY"),
+        (f"EXPORT DATABASE '{tmp_path / 'dump'}'", "EXPORT"),
+    ):
+        r = sql(seed_db, query)
+        assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
+        assert r.stderr.strip() == (
+            f"storagelab sql: {kind} writes files: sql only reads "
+            "(write a result with --csv > FILE, --json > FILE or --parquet FILE)"
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_several_statements_are_refused_not_half_shown(seed_db):
     r = sql(seed_db, "SELECT * FROM files; SELECT 1")
     assert r.returncode == 2 and r.stdout == ""

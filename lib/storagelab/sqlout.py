@@ -161,9 +161,17 @@ def run(
     err = err or sys.stderr
     if terminal is None:
         terminal = out.isatty()
-    n = len(con.extract_statements(query))  # a syntax error raises duckdb.Error here, as it would below
-    if n > 1:
-        raise ValueError(f"{n} statements: give one at a time (DuckDB would show only the last one's result)")
+    statements = con.extract_statements(query)  # a syntax error raises duckdb.Error here, as it would below
+    if len(statements) > 1:
+        raise ValueError(
+            f"{len(statements)} statements: give one at a time (DuckDB would show only the last one's result)"
+        )
+    if statements and statements[0].type.name in ("COPY", "EXPORT"):
+        # a read-only database still lets DuckDB write files: sql only reads
+        raise ValueError(
+            f"{statements[0].type.name} writes files: sql only reads (write a result with --csv > FILE, "
+            "--json > FILE or --parquet FILE)"
+        )
     if parquet:
         rel = con.sql(query)
         if rel is None:
