@@ -765,7 +765,7 @@ def bounds(rows: list[dict], parts: list[dict], measured: dict) -> list[str]:
     if timeline:
         timeline = [
             "",
-            "Where the wall time goes (medians of the cold runs' count, measured after them): start-up = a new "
+            "Where the wall time goes (medians of --repeat runs, measured after the cold runs): start-up = a new "
             "Python process importing the ingest; before = manifest, listing, schema and plan; parsing = the "
             "workers parse while the main process writes the batches (the only phase that uses every core); "
             "after = the last batch, the Parquet export, closing the database. The one-process phases are paid "
