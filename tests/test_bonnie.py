@@ -629,3 +629,21 @@ def test_cuts_at_every_line_give_rows_or_parse_errors():
                 bonnie.parse(cut)
             except ParseError as e:
                 assert e.kind in ("empty", "truncated", "invalid") and e.line is not None
+
+
+def test_bon_csv2txt_of_two_machines_names_each_on_its_file_row():
+    """bonnie++ 1.97 `bon_csv2txt` of two runs (published: fixtures/bonnie/published): the machine's name is on each
+    file-creation row too ('inez(old)        16 15257  77 ...'); it had been read as a bad files cell."""
+    p = bonnie.parse((FIXTURES / "bonnie" / "published" / "bonnie-1.97-csv2txt-two-machines.txt").read_text())
+    runs = list(p.rows("bonnie_runs"))
+    assert [(r["machine"], r["version"], r["size_bytes"], r["num_files"]) for r in runs] == [
+        ("inez(old)", "1.97", 2 * 1024**3, 16 * 1024),
+        ("inez(new)", "1.97", 2 * 1024**3, 16 * 1024),
+    ]
+    res = {(r["run_index"], r["test"]): r for r in p.rows("bonnie_results")}
+    assert res[(0, "put_block")]["bytes_per_s"] == 35513 * 1024 and res[(0, "put_block")]["latency_ns"] == 2113e6
+    assert res[(1, "get_block")]["bytes_per_s"] == 102046 * 1024 and res[(1, "get_block")]["latency_ns"] == 7650e3
+    assert res[(0, "seq_create")]["ops_per_s"] == 15257 and res[(0, "seq_create")]["latency_ns"] == 669e3
+    assert res[(1, "ran_delete")]["ops_per_s"] == 21245 and res[(1, "ran_delete")]["latency_ns"] == 840e3
+    assert res[(0, "seq_read")]["too_fast"] and res[(0, "seq_read")]["ops_per_s"] is None
+    assert p.warnings == []

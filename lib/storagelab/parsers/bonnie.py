@@ -747,11 +747,17 @@ def _text_run(io, io_row, f_row, version, warnings) -> _Run:
             _text_result(run, test, io_row, k)
     if f_row:
         toks = f_row["prefix"].split()
+        named = None
+        if len(toks) > 1 and not f_row["name"] and _FILES.match(toks[-1]):
+            # bon_csv2txt of several machines prints each machine's name before its files cell
+            named, toks = " ".join(toks[:-1]), toks[-1:]
         if len(toks) != 1:
             raise _err(f"bad files cell {f_row['prefix'].strip()!r}", f_row["line"], "files[:max[:min]][/dirs]")
         info.update(_files_spec(toks[0], f_row["line"]))
         if f_row["name"]:
             names.append((f_row["name"], _FIELD))
+        elif named:
+            names.append((named, _FIELD - 1 - len(toks[0])))
         for k, test in enumerate(FILE_TESTS):
             _text_result(run, test, f_row, k)
     # the machine name: the longest printed form; the others must be its prefixes
