@@ -574,3 +574,17 @@ Units = sectors of 512 bytes, counting from 0
         (6, 205744518, 211881284, "82", "Linux swap / Solaris", (205744518 * 512) % 4096, False),
         (7, 211881348, 312062624, "83", "Linux", (211881348 * 512) % 4096, False),
     ]
+
+
+def test_fdisk_2_23_disk_label_type():
+    """util-linux 2.23-2.25 print 'Disk label type: dos' (later 'Disklabel type:'): CentOS 7, published
+    (fixtures/partitions/published), two disks, the second without a partition table."""
+    text = decode((FIXTURES / "partitions" / "published" / "fdisk-2.23-disk-label-type.txt").read_bytes())
+    assert detect(text)[1] == "fdisk"
+    p = partitions.parse(text, "fdisk")
+    disks = {d["disk"]: d for d in p.rows("disks")}
+    assert (disks["/dev/vda"]["table_type"], disks["/dev/vda"]["label_id"]) == ("MBR", "0x000a42f4")
+    assert disks["/dev/vda"]["size_bytes"] == 42949672960 and disks["/dev/vdb"]["size_sectors"] == 41943040
+    assert (disks["/dev/vdb"]["table_type"], disks["/dev/vdb"]["partitions"]) == (None, 0)
+    (part,) = p.rows("partitions")
+    assert (part["device"], part["start_sector"], part["end_sector"]) == ("/dev/vda1", 2048, 83884031)

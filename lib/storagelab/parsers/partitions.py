@@ -529,7 +529,7 @@ def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
         if m:
             cur.size_sectors = cur.size_sectors or (int(m.group(1)) if m.group(1) else None)
             continue
-        if s.startswith("Disklabel type:"):
+        if s.startswith(("Disklabel type:", "Disk label type:")):  # util-linux 2.23-2.25 wrote two words
             cur.table_type = _table_type(s.split(":", 1)[1].strip())
         elif s.startswith("Disk identifier:"):
             cur.label_id = s.split(":", 1)[1].strip()
