@@ -21,21 +21,27 @@ def table_counts(con) -> pl.DataFrame:
     return pl.DataFrame({"table": names, "rows": rows}, schema={"table": pl.String, "rows": pl.Int64})
 
 
-def run_bandwidths(groups: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
-    """One row per fio run (file, reporting group, direction) with the file's labels.
+def run_bandwidths(groups: pl.DataFrame, files: pl.DataFrame, jobs: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One row per fio run (file, report, reporting group, direction) with the file's labels.
 
-    ``groups`` is the fio_groups table, ``files`` the files table. A file saved with
-    --status-interval holds several reports; the last one (highest doc_index) covers the whole
-    run, so only it is kept. Files the manifest marks as duplicates (``duplicate_of``) are left out.
+    ``groups`` is the fio_groups table, ``files`` the files table, ``jobs`` the fio_jobs table (its
+    file_id, doc_index and is_final are enough). A file saved with --status-interval holds several
+    reports; the last one covers the whole run, so only it is kept; fio runs appended to one file
+    each keep their last report: the reports whose jobs are ``is_final`` (without ``jobs``, or for a
+    file without job rows, the report with the highest doc_index). Files the manifest marks as
+    duplicates (``duplicate_of``) are left out.
     """
-    last = groups.group_by("file_id").agg(pl.col("doc_index").max().alias("last_doc"))
-    final = (
-        groups.join(last, on="file_id")
-        .filter(pl.col("doc_index") == pl.col("last_doc"))
-        .select("file_id", "groupid", "direction", "bw_bytes_per_s", "io_bytes", "run_max_ns", "exact")
+    finals = groups.group_by("file_id").agg(pl.col("doc_index").max())
+    if jobs is not None and not jobs.is_empty():
+        of_runs = jobs.filter(pl.col("is_final")).select("file_id", "doc_index").unique()
+        finals = pl.concat([of_runs, finals.join(of_runs, on="file_id", how="anti")], how="vertical_relaxed").cast(
+            {"file_id": groups.schema["file_id"], "doc_index": groups.schema["doc_index"]}
+        )
+    final = groups.join(finals, on=["file_id", "doc_index"]).select(
+        "file_id", "doc_index", "groupid", "direction", "bw_bytes_per_s", "io_bytes", "run_max_ns", "exact"
     )
     labels = files.filter(pl.col("duplicate_of").is_null()).select("file_id", "path", "study", "label", "stack", "host")
-    return final.join(labels, on="file_id", how="inner").sort("path", "groupid", "direction")
+    return final.join(labels, on="file_id", how="inner").sort("path", "doc_index", "groupid", "direction")
 
 
 def fastest_unflagged(con, direction: str = "write", margin: float = 1.1) -> tuple[dict | None, int]:

@@ -32,18 +32,20 @@ RUNS_SQL = """
 SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type, f.vdev_count, f.vdev_width,
        f.recordsize_bytes, f.zfs_version, f.device_limit_bytes_per_s, f.command, f.notes, f.ram_bytes, f.phase, f.sha256,
        f.tool_version,
-       g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,
+       g.doc_index, g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,
        g.run_max_ns, g.derived, g.exact, g.line_start,
        j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json
 FROM fio_groups g JOIN files f USING (file_id)
-LEFT JOIN (SELECT file_id, groupid, any_value(rw) AS rw, max(block_size_bytes) AS block_size_bytes,
+LEFT JOIN (SELECT file_id, doc_index, groupid, any_value(rw) AS rw, max(block_size_bytes) AS block_size_bytes,
                   max(iodepth) AS iodepth, max(numjobs) AS numjobs, sum(jobs) AS jobs,
                   any_value(ioengine) AS ioengine, any_value(options_json) AS options_json
-           FROM fio_jobs WHERE is_final GROUP BY file_id, groupid) j
-       ON j.file_id = g.file_id AND j.groupid = g.groupid
+           FROM fio_jobs WHERE is_final GROUP BY file_id, doc_index, groupid) j
+       ON j.file_id = g.file_id AND j.doc_index = g.doc_index AND j.groupid = g.groupid
 WHERE {where}
-  AND g.doc_index = (SELECT max(doc_index) FROM fio_groups g2 WHERE g2.file_id = g.file_id)
-ORDER BY f.path, g.groupid, g.direction
+  AND (j.file_id IS NOT NULL  -- the final report of each run in the file (fio runs appended to one log)
+       OR (g.doc_index = (SELECT max(doc_index) FROM fio_groups g2 WHERE g2.file_id = g.file_id)
+           AND NOT EXISTS (SELECT 1 FROM fio_jobs j2 WHERE j2.file_id = g.file_id AND j2.is_final)))
+ORDER BY f.path, g.doc_index, g.groupid, g.direction
 """
 
 

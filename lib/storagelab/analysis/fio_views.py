@@ -46,7 +46,8 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
     jobs = frame(
         con,
         f"""
-        SELECT f.file_id, f.path, f.label, j.job_index, j.jobname, j.groupid, j.rw, j.block_size_bytes, j.iodepth,
+        SELECT f.file_id, f.path, f.label, j.job_index, j.doc_index, j.jobname, j.groupid, j.rw, j.block_size_bytes,
+               j.iodepth,
                coalesce(j.numjobs, j.jobs) AS numjobs, r.direction, r.iops, r.bw_bytes_per_s,
                r.bw_stdev_bytes_per_s, r.bw_mean_bytes_per_s, r.bw_samples, r.iops_stdev, r.iops_mean,
                r.iops_samples, r.clat_mean_ns, r.lat_mean_ns
@@ -127,14 +128,15 @@ def _n(value) -> str:
 
 def per_run(summary_df: pl.DataFrame) -> pl.DataFrame:
     """One row per run and direction: the threads of one job (fio prints one object per thread of
-    ``numjobs=N`` unless group_reporting is on; they share file, reporting group and job name) combined.
+    ``numjobs=N`` unless group_reporting is on; they share file, report, reporting group and job name)
+    combined: fio runs appended to one file (the final report of each, ``doc_index``) stay apart.
     IOPS and bandwidth (and their per-sample means) are summed and their per-sample stdevs combined as
     independent (root of the summed variances); mean latencies are weighted by IOPS; the percentiles are
     the slowest thread's (percentiles of threads cannot be added: ``pct_kind`` says "clat, slowest of N
     threads"). ``threads`` = the job objects combined (1 for a group-reported job)."""
     if summary_df.is_empty():
         return summary_df.with_columns(pl.lit(None, pl.UInt32).alias("threads"))
-    key = ["file_id", "groupid", "jobname", "direction"]
+    key = [c for c in ("file_id", "doc_index", "groupid", "jobname", "direction") if c in summary_df.columns]
     rest = [c for c in summary_df.columns if c not in key]
     summed = ["iops", "bw_bytes_per_s", "bw_mean_bytes_per_s", "iops_mean"]
     slowest = list(PERCENTILES.values())

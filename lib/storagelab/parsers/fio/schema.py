@@ -19,7 +19,12 @@ TABLES = {
         "One row per job block (text; one per group with group_reporting), JSON job object or terse line.",
         ("job_index", "INTEGER", "0-based position of the job in the file (across JSON documents)"),
         ("doc_index", "INTEGER", "0-based JSON document number (several with --status-interval); 0 for text"),
-        ("is_final", "BOOLEAN", "true for the last report in the file (the one analyses use)"),
+        (
+            "is_final",
+            "BOOLEAN",
+            "true for the last report of each fio run in the file (the ones analyses use): the last of "
+            "--status-interval reports; each run of several appended to one log",
+        ),
         ("jobname", "VARCHAR", "job name (with group_reporting: the first job's name)"),
         ("groupid", "INTEGER", "reporting group id"),
         (

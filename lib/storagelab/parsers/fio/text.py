@@ -18,7 +18,10 @@ One pass over the lines with a small state machine:
 * ``Disk stats (read/write):`` and one line per disk (md/dm aggregates on the same line).
 
 ``--status-interval`` prints the whole report again and again: each report gets its own
-``doc_index`` (0, 1, ...) and only the last one's jobs have ``is_final``.
+``doc_index`` (0, 1, ...) and only the last one's jobs have ``is_final``. Several fio runs appended
+to one file (``fio ... >> log``, as benchmark scripts do) are told apart by the preamble, version or
+``Starting`` line that each run prints before its report (interval reports print none): the last
+report of every run is final.
 
 The output ends in the middle of a report (a job block without its ``issued`` line, a percentile
 list ending in ``,``, a last line cut short, job blocks with no run status lines after them, or
@@ -273,6 +276,8 @@ class _TextParser:
         self.disks = False  # inside 'Disk stats'
         self.disk_part: tuple[int, str] | None = None  # (line, text) of a disk line that ends in ',' (wrapped)
         self.report = 0  # doc_index of the current report
+        self.new_run = False  # a preamble/version/Starting line after a complete report: another fio run
+        self.run_ends: list[int] = []  # doc_index of the last report of each run before the current one
         self.report_tail = False  # group/disk lines seen since the last job block
         self.started = False  # preamble / version / Jobs lines seen
         self.found = False  # any report line seen
@@ -448,6 +453,7 @@ class _TextParser:
         m = ": (g=" in s and _PREAMBLE.match(s)
         if m:
             self.started = True
+            self.new_run = self.new_run or self.report_tail
             info = {
                 "rw": m["rw"].strip(),
                 "ioengine": m["engine"].strip(),
@@ -460,11 +466,13 @@ class _TextParser:
         m = c == "f" and _VERSION.match(s)
         if m:
             self.started = True
+            self.new_run = self.new_run or self.report_tail
             self.version = (int(m.group(1)), int(m.group(2)))
             self.p.tool_version = "fio-" + s.strip()[4:]
             return
         if (c == "J" and _JOBS_STATUS.match(s)) or s.startswith("Starting "):
             self.started = True
+            self.new_run = self.new_run or (self.report_tail and s.startswith("Starting "))
         # anything else outside a job block (stderr, notes, terse lines, ...) is not fio's report
 
     def block_size(self, ln: int, bs: str) -> int | None:
@@ -487,6 +495,9 @@ class _TextParser:
         self.close_job(ln)
         self.p.checkpoint()  # the rows of the blocks before are complete (but is_final: see finish)
         if self.report_tail:
+            if self.new_run:  # the report before was the last of its run
+                self.run_ends.append(self.report)
+                self.new_run = False
             self.report += 1
             self.report_tail = False
         self.group, self.disks, self.found = None, False, True
@@ -1028,6 +1039,8 @@ class _TextParser:
                 "the output stops after the job blocks",
                 "'Run status group N (all jobs):' and its lines after the job blocks",
             )
+        finals = {*self.run_ends, self.report}
         for job in self.p.rows("fio_jobs"):
-            job["is_final"] = job["doc_index"] == self.report
-        self.p.update_flushed("fio_jobs", {"is_final": True}, {"doc_index": self.report})
+            job["is_final"] = job["doc_index"] in finals
+        for doc_index in sorted(finals):
+            self.p.update_flushed("fio_jobs", {"is_final": True}, {"doc_index": doc_index})
