@@ -160,7 +160,7 @@ def _decoded_as_written(data: bytes, obj: dict) -> bool:
       dropped, duplicates of which it kept the last where the general path keeps the first and warns;
       only fio <= 3.3's ``"0.00"`` percentile padding (never stored) is let through, when the colons lost
       are exactly the ``"0.00"`` lost.
-    - an integer past 2^53 fails OPT_STRICT_INTEGER (the general path keeps those up to 64 bits exactly),
+    - an integer beyond +-(2^53 - 1) fails OPT_STRICT_INTEGER (the general path keeps those up to 64 bits exactly),
       and one past 64 bits, which orjson decodes as a float, comes back with an exponent (``1.2e+22``)
       that the bytes do not have (the general path refuses it by name)."""
     if b"\\" in data and b"\\u" in data:  # (a one-byte search first: a backslash is rare)
