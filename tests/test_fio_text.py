@@ -998,3 +998,14 @@ def test_line_fast_paths_give_the_general_paths_values(monkeypatch):
             assert fast[p] == general, p
         else:
             assert fast[p].tables == general.tables and fast[p].warnings == general.warnings, p
+
+
+def test_terse_lines_beside_the_normal_output_are_named_not_stored():
+    """--output-format=terse,normal (fio 3.1, published): the normal report is stored, with a warning naming the
+    terse line it leaves aside (its 14790 KiB/s is more exact than the text's 14.4MiB/s)."""
+    p = parse_text(read(ROOT / "tests" / "fixtures" / "fio" / "published" / "fio-3.1-terse-and-normal.txt"))
+    assert p.warnings == [
+        "line 5: 1 fio terse line beside the normal output not stored (the normal output is, with its printed rounding)"
+    ]
+    (res,) = p.rows("fio_results")
+    assert (res["direction"], res["bw_bytes_per_s"], res["iops"]) == ("read", 14.4 * MiB, 3697.0)

@@ -282,6 +282,7 @@ class _TextParser:
         self.started = False  # preamble / version / Jobs lines seen
         self.found = False  # any report line seen
         self.prio_warned = False
+        self.terse_lines: list[int] = []  # fio terse lines beside the normal output (--output-format=terse,normal)
 
     # ---- errors and numbers ---------------------------------------------------------------
     def is_last(self, ln: int) -> bool:
@@ -469,6 +470,9 @@ class _TextParser:
             self.new_run = self.new_run or self.report_tail
             self.version = (int(m.group(1)), int(m.group(2)))
             self.p.tool_version = "fio-" + s.strip()[4:]
+            return
+        if c in "2345" and s[1:6] == ";fio-":
+            self.terse_lines.append(ln)
             return
         if (c == "J" and _JOBS_STATUS.match(s)) or s.startswith("Starting "):
             self.started = True
@@ -1038,6 +1042,12 @@ class _TextParser:
                 self.last,
                 "the output stops after the job blocks",
                 "'Run status group N (all jobs):' and its lines after the job blocks",
+            )
+        if self.terse_lines:
+            n = len(self.terse_lines)
+            self.p.warnings.append(
+                f"line {self.terse_lines[0]}: {n} fio terse line{'s' if n > 1 else ''} beside the normal output "
+                "not stored (the normal output is, with its printed rounding)"
             )
         finals = {*self.run_ends, self.report}
         for job in self.p.rows("fio_jobs"):
