@@ -38,15 +38,14 @@ def sniff(text: str) -> str | None:
     # of a JSON file for the text cues costs more than decoding the JSON)
     has_json = '"fio version"' in text and bool(_JSON_CUE.search(head))
     has_text = any(cue in head for cue in _TEXT_LITERALS) and bool(_TEXT_CUES.search(head))
-    has_terse = ";" in head and bool(_TERSE.search(head))
     if has_json and has_text:
         return "fio-json+normal"
     if has_json:
         return "fio-json"
-    if has_terse and not has_text:
-        return "fio-terse"
-    if has_text:
+    if has_text:  # terse lines beside normal output: the normal output is read (it names them in a warning)
         return "fio-normal"
+    if ";" in head and _TERSE.search(head):
+        return "fio-terse"
     from .logs import sniff_log  # write_bw_log/..._hist_log files: lines of numbers
 
     return sniff_log(text)
