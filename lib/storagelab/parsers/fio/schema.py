@@ -18,7 +18,12 @@ TABLES = {
     "fio_jobs": table(
         "One row per job block (text; one per group with group_reporting), JSON job object or terse line.",
         ("job_index", "INTEGER", "0-based position of the job in the file (across JSON documents)"),
-        ("doc_index", "INTEGER", "0-based JSON document number (several with --status-interval); 0 for text"),
+        (
+            "doc_index",
+            "INTEGER",
+            "0-based report number in the file: JSON document or text report (several with --status-interval, "
+            "or runs appended to one log)",
+        ),
         (
             "is_final",
             "BOOLEAN",
@@ -114,7 +119,7 @@ TABLES = {
     ),
     "fio_groups": table(
         "Run status group summaries (text), or the same aggregate recomputed from JSON/terse jobs (derived=true).",
-        ("doc_index", "INTEGER", "0-based JSON document number; 0 for text"),
+        ("doc_index", "INTEGER", "0-based report number in the file (as fio_jobs.doc_index)"),
         ("groupid", "INTEGER", "reporting group id"),
         ("direction", "VARCHAR", "read, write, trim or mixed"),
         ("bw_bytes_per_s", "DOUBLE", "aggregate bandwidth, bytes/s"),
