@@ -588,3 +588,31 @@ def test_fdisk_2_23_disk_label_type():
     assert (disks["/dev/vdb"]["table_type"], disks["/dev/vdb"]["partitions"]) == (None, 0)
     (part,) = p.rows("partitions")
     assert (part["device"], part["start_sector"], part["end_sector"]) == ("/dev/vda1", 2048, 83884031)
+
+
+def test_gpart_show_l_gives_labels_and_joins_the_table_shown_before():
+    """`gpart show da1` then `gpart show -l da1` (published, command lines kept): one disk, its partition with
+    type freebsd-zfs from the first table and label ttt from the second, not a second disk whose type is 'ttt'."""
+    text = decode((FIXTURES / "partitions" / "published" / "gpart-show-and-show-l.txt").read_bytes())
+    p = partitions.parse(text, "gpart")
+    (disk,) = p.rows("disks")
+    assert (disk["disk"], disk["table_type"], disk["size_sectors"], disk["free_sectors"]) == (
+        "da1",
+        "GPT",
+        40 + 312581728,
+        304193120,
+    )
+    (part,) = p.rows("partitions")
+    assert (part["index"], part["type"], part["name"], part["start_sector"], part["size_sectors"]) == (
+        1,
+        "freebsd-zfs",
+        "ttt",
+        40,
+        8388608,
+    )
+    only_l = "\n".join(text.split("\n")[5:])  # the -l table alone, with its command line
+    (part,) = partitions.parse(only_l, "gpart").rows("partitions")
+    assert (part["type"], part["name"]) == (None, "ttt")
+    bare = "\n".join(text.split("\n")[6:])  # without the command line -l cannot be known: the label reads as a type
+    (part,) = partitions.parse(bare, "gpart").rows("partitions")
+    assert (part["type"], part["name"]) == ("ttt", None)

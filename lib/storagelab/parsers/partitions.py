@@ -16,7 +16,12 @@ Formats (checked against real outputs in tests/fixtures/partitions/, see COMMAND
   (first + usable sectors), a lower bound a few dozen sectors short of the disk (the backup GPT
   is not shown), and ``size_source`` says so. A BSD label inside an MBR slice
   (``ada0s1``) has offsets relative to the slice; when the slice is listed in the same output,
-  ``abs_start_sector`` adds the slice's start, and the alignment uses it.
+  ``abs_start_sector`` adds the slice's start, and the alignment uses it. ``gpart show -l`` prints
+  labels where the type was: after a command line with ``-l`` (a transcript) the rows give
+  ``name`` (``(null)``: none) and no type, and a ``-l`` table of a geom shown before with the same
+  partitions adds its labels to that table's rows instead of listing the disk twice. Without the
+  command line a ``-l`` table cannot be told from a plain one: its labels read as types.
+  Command lines may come before any table and between tables.
 * ``fdisk`` (``fdisk -l``, also ``sfdisk -l``): util-linux >= 2.26 (``Units: sectors``,
   ``Disklabel type:``, ``Sectors``/``Size`` columns) and the 2.20 layout (``Units = sectors``,
   ``Blocks`` with ``+``, ``Id  System``). Cylinder units are refused (not exact).
@@ -328,9 +333,15 @@ def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
                 kind="truncated",
                 expected="partition or '- free -' rows after the '=>' header",
             )
+        same = next((d for d, _ in geoms if _same_layout(d, cur)), None)
+        if same is not None and labels:  # `gpart show -l` of a table shown before: its labels join that table
+            for part, labelled in zip(same.parts, cur.parts):
+                part["name"] = labelled.get("name")
+            return
         _gpart_sector_size(cur, pairs, parsed)
         geoms.append((cur, _gpart_offset(cur.name, geoms)))
 
+    labels = False  # the tables follow `gpart show -l`: the row names each partition's label, not its type
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -342,9 +353,10 @@ def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
             cur.size_sectors, cur.size_source = cur.first + cur.usable, "usable-end"
             cur.table_type, cur.media, cur.state = _table_type(m.group(4)), m.group(5), m.group(6)
             continue
+        if _is_command(line, "gpart"):  # the command line of a transcript, before any table or between two
+            labels = _gpart_shows_labels(line)
+            continue
         if cur is None:
-            if _is_command(line, "gpart"):
-                continue
             raise ParseError(
                 f"not a gpart header: {line.strip()[:80]!r}",
                 line=lineno,
@@ -373,10 +385,12 @@ def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
         part = {
             "start_sector": int(m.group(1)),
             "size_sectors": int(m.group(2)),
-            "type": desc,
+            "type": None if labels else desc,
             "flags": flags,
             "line": lineno,
         }
+        if labels:
+            part["name"] = None if desc == "(null)" else desc  # gpart -l prints (null) for a partition without one
         if ident.isdigit():
             part["index"] = int(ident)
         else:
@@ -386,6 +400,25 @@ def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
     close()
     for disk, offset in geoms:
         disk.emit(parsed, offset)
+
+
+def _same_layout(a: _Disk, b: _Disk) -> bool:
+    """Two gpart tables of one geom with the same partitions (index, start, size): one table shown twice."""
+    key = [(p.get("index"), p["start_sector"], p["size_sectors"]) for p in a.parts]
+    return (
+        a.name == b.name
+        and a.first == b.first
+        and key == [(p.get("index"), p["start_sector"], p["size_sectors"]) for p in b.parts]
+    )
+
+
+def _gpart_shows_labels(command: str) -> bool:
+    """Whether a `gpart show` command line has -l (alone or among other flags: -lp, -l -p)."""
+    words = command.split()
+    at = next((i for i, w in enumerate(words) if w == "gpart"), None)
+    if at is None or words[at + 1 : at + 2] != ["show"]:
+        return False
+    return any(w.startswith("-") and not w.startswith("--") and "l" in w for w in words[at + 2 :])
 
 
 def _gpart_offset(name: str, geoms: list[tuple[_Disk, int]]) -> int:
