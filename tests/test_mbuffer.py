@@ -190,3 +190,17 @@ def test_every_truncation_gives_rows_or_parse_error():
                 mbuffer.parse(text[:cut])
             except ParseError as e:
                 assert e.kind in ("empty", "truncated", "invalid")
+
+
+def test_a_terminal_transcript_with_prompts_and_a_leftover_status_tail():
+    """Two `zfs send | mbuffer | zfs recv` runs pasted from a terminal (published): the prompt lines are skipped,
+    both summaries stored, and the status line ending in 'fullll' (the tail of an overwritten longer line) kept,
+    its leftover named in a warning."""
+    p = parse(FIXTURES / "mbuffer" / "published" / "mbuffer-zfs-send-transcript.txt")
+    got = [(s["bytes"], s["duration_ns"], s["rate_bytes_per_s"], s["line_start"]) for s in p.rows("mbuffer_summaries")]
+    assert got == [(227 * MiB, 3.4e9, 67.8 * MiB, 4), (24.4 * GiB, 656.1e9, 38.1 * MiB, 8)]
+    status = [(s["seq"], s["in_rate_bytes_per_s"], s["total_bytes"], s["line_start"]) for s in p.rows("mbuffer_status")]
+    assert status == [(0, 71.9 * MiB, 216 * MiB, 3), (1, 0.0, 24.4 * GiB, 7)]
+    assert p.warnings == [
+        "line 7: 'll' after the status line ignored (left over from a longer status line the \\r overwrote)"
+    ]

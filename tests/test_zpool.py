@@ -286,3 +286,15 @@ def test_every_truncation_gives_rows_or_parse_error():
                 zpool.parse(text[:cut], fmt)
             except ParseError as e:
                 assert e.kind in ("empty", "truncated", "invalid", "unsupported-version")
+
+
+def test_a_bare_prompt_after_the_output_is_not_a_row():
+    """A transcript that ends with the next prompt ('root@host:~# ') or another command: the rows before it are
+    kept; the other command's output is ignored with a warning."""
+    text = read(ZP / "list-v-openzfs2.txt").rstrip("\n")
+    base = zpool.parse(text).rows("zpool_list")
+    assert zpool.parse(text + "\nroot@host:~# \n").rows("zpool_list") == base
+    p = zpool.parse(text + "\n$ zfs list\nNAME   USED  AVAIL\ntank  4.33T  6.4T\n")
+    assert p.rows("zpool_list") == base
+    n = len(text.split("\n"))
+    assert p.warnings == [f"lines {n + 2}-{n + 3}: text that is not zpool output ignored"]

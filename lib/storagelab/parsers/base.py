@@ -30,6 +30,7 @@ no-op, and ``parse(text)`` is ``parse_stream`` over the text's lines: one code p
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -208,6 +209,13 @@ class Parsed:
             (rows.data if isinstance(rows, Tuples) else rows).clear()
         self.tables.clear()
         self.warnings.clear()
+
+
+# The prompt line of a terminal transcript: 'root@host:~# cmd', '[user@host dir]$ cmd', 'host% cmd', '$ cmd', '# cmd',
+# or a bare prompt after the output ('root@host:~# '). Parsers of outputs that are pasted with their command skip it.
+SHELL_PROMPT = re.compile(
+    r"^\s*(?:\[[^\]\n]*\]\s*|[\w.-]+@[\w.-]+(?::[^\s$#%>]*)?\s*|[\w.-]+:[^\s$#%>]*\s*|[\w.-]+)?[$#%>](?:\s|$)"
+)
 
 
 def lines_of(text: str) -> list[str]:

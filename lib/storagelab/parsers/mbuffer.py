@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from ..units import UnitError, duration_to_ns, mbuffer_bytes, mbuffer_rate
-from .base import LINES, Parsed, ParseError, lines_of, table
+from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "mbuffer"
 PARSER_VERSION = 1
@@ -94,6 +94,7 @@ _SNIFF = re.compile(
     re.M,
 )
 _PROMPT = re.compile(r"^\s*(?:\S*[$#%>]\s+)?.*\bmbuffer\s+-")
+_LEFTOVER = re.compile(r"(\bfull|% done)[a-z]+\s*$")  # letters after a status line's last word
 
 
 def sniff(text: str) -> str | None:
@@ -220,8 +221,18 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             if prefixed and not body.startswith(("summary", "in @")):
                 parsed.warnings.append(f"line {lineno}: {seg}")
                 continue
-            if _PROMPT.match(seg) and not body.startswith(("summary", "in @")):
-                continue  # the command line of a transcript
+            if (_PROMPT.match(seg) or SHELL_PROMPT.match(seg)) and not body.startswith(("summary", "in @")):
+                continue  # the command lines of a transcript (zfs send ... | mbuffer | ..., zfs snap ..., a bare prompt)
+            left = _LEFTOVER.search(body)
+            m = left and _STATUS.match(body[: left.end(1)])
+            if m:  # a longer status line overwritten by \r left its last letters on the screen: 'buffer 0% fullll'
+                parsed.warnings.append(
+                    f"line {lineno}: {body[left.end(1) :].strip()!r} after the status line ignored "
+                    "(left over from a longer status line the \\r overwrote)"
+                )
+                parsed.add("mbuffer_status", _status(m, lineno, seq))
+                seq += 1
+                continue
             at_end = lineno == last and k == len(segments) - 1
             if body.startswith(("summary:", "in @")) and at_end:
                 raise ParseError(

@@ -39,7 +39,7 @@ import math
 import re
 
 from ..units import UnitError, zfs_nicenum
-from .base import LINES, Parsed, ParseError, lines_of, table
+from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "zpool"
 PARSER_VERSION = 1
@@ -472,6 +472,10 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                     open_table("iostat", 6, True, lineno)
                 else:
                     open_table("list", [_LIST_KEYS.get(p, p) for p in props] if props else None, True, lineno)
+            continue
+        if SHELL_PROMPT.match(s) and "\t" not in s:  # another command's prompt line, or a bare one after the output
+            flush_ignored(lineno)
+            st.command, st.kind, st.in_table, st.timestamp = None, None, False, None
             continue
         if _TIMESTAMP.match(s):
             st.timestamp = s
