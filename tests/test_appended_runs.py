@@ -84,3 +84,29 @@ def test_the_analyses_see_the_five_runs_as_five_runs(db):
     # one row per run (not 5 runs' IOPS summed as threads of one job): the iops= of each run's read line
     assert threads["iops"].to_list() == [152764.0, 125562.0, 148124.0, 135439.0, 165547.0]
     assert threads["threads"].to_list() == [1] * 5
+
+
+def _doc(name: str) -> str:
+    """The JSON document of a real fio 3.33 output (its '{' line to its '}' line)."""
+    text = (FIX / "3.33" / name).read_text()
+    start = text.index("{\n") if text.startswith("{") else text.index("\n{\n") + 1
+    return text[start : text.index("\n}\n", start) + 3]
+
+
+def test_json_reports_of_two_runs_in_a_terminal_transcript_are_both_final():
+    """Two fio JSON reports of different times with a shell prompt between them (`cat out-0`, `cat out-1`) are two
+    runs; back to back (--status-interval) or the same report shown twice, only the last is final."""
+    first, second = _doc("json_only.txt"), _doc("cmdprio_json.txt")
+    prompt = "root@host:/results# cat out-1\n"
+    cases = {
+        "two runs": ("root@host:/results# cat out-0\n" + first + prompt + second, [True, True]),
+        "back to back": (first + second, [False, True]),
+    }
+    for case, (text, finals) in cases.items():
+        parsed, _ = parse_bytes(text.encode(), "x.txt")
+        by_doc = {j["doc_index"]: j["is_final"] for j in parsed.rows("fio_jobs")}
+        assert [by_doc[d] for d in sorted(by_doc)] == finals, case
+    # real: the same report printed by fio and then by `cat out-0` (one timestamp): one run
+    real = FIX / "published" / "fio-3.12-json-terminal-transcript.txt"
+    parsed, _ = parse_bytes(real.read_bytes(), str(real))
+    assert [(j["doc_index"], j["is_final"]) for j in parsed.rows("fio_jobs")] == [(0, False), (1, True)]

@@ -1,7 +1,8 @@
 """fio ``--output-format=json`` / ``json+`` output -> the fio tables (docs/formats/log-formats.md B.1-B.8).
 
 Tolerates what fio really prints: lines before the first ``{`` line (``note:`` lines, errors, a
-normal-text part), several documents (``--status-interval``), bare ``nan``/``inf`` values,
+normal-text part), several documents (``--status-interval``: the last is final; separate runs in a
+terminal transcript, a shell prompt and another time between them: the last of each run), bare ``nan``/``inf`` values,
 duplicate ``"0.00"`` percentile keys (fio <= 3.3), and the 2.x layout (latencies in µs under
 ``slat``/``clat``/``lat``; ``io_bytes`` in KiB before fio 2.21). Rows carry the line span of
 their job object (or document) in the raw file.
@@ -20,7 +21,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; without it eve
     _orjson = None
 
 from ... import units
-from ..base import Parsed, ParseError, lines_of
+from ..base import SHELL_PROMPT, Parsed, ParseError, lines_of
 from .schema import TABLES
 
 TOOL = "fio"
@@ -64,16 +65,29 @@ def parse_json(text: str) -> Parsed:
         if brace < pos:
             continue  # a '{' line inside the previous document
         doc = _Document(text, brace, start + 1, parsed.warnings)
+        # a shell prompt between two documents of different times (a terminal transcript: `cat out-0`, `cat
+        # out-1`) starts another fio run, whose last document is final too; --status-interval prints its documents
+        # back to back, and the same report shown twice has one time
+        doc.new_run = (
+            bool(docs)
+            and _report_time(doc) != _report_time(docs[-1])
+            and any(SHELL_PROMPT.match(ln) for ln in text[pos:brace].split("\n"))
+        )
         pos = doc.end_offset
         docs.append(doc)
     job_index = 0
     for doc_index, doc in enumerate(docs):
-        is_final = doc_index == len(docs) - 1
+        is_final = doc_index == len(docs) - 1 or docs[doc_index + 1].new_run
         job_index = _add_document(parsed, doc, doc_index, is_final, job_index)
     parsed.tool_version = docs[-1].version_string
     if parsed.rows("fio_latency_bins"):
         parsed.format = "fio-json+"
     return parsed
+
+
+def _report_time(doc: _Document):
+    """When fio wrote the report (timestamp_ms, else timestamp): None when it does not say."""
+    return doc.obj.get("timestamp_ms", doc.obj.get("timestamp"))
 
 
 def _opens_document(line: str) -> bool:
