@@ -37,9 +37,13 @@ SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type
        j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json
 FROM fio_groups g JOIN files f USING (file_id)
 LEFT JOIN (SELECT file_id, doc_index, groupid, any_value(rw) AS rw, max(block_size_bytes) AS block_size_bytes,
-                  max(iodepth) AS iodepth, max(numjobs) AS numjobs, sum(jobs) AS jobs,
+                  -- numjobs: the option (JSON), else the threads fio counted for a job (text: jobs=N of a
+                  -- group-reported block, or N blocks of one job name without group_reporting)
+                  max(iodepth) AS iodepth, coalesce(max(numjobs), max(threads)) AS numjobs, sum(jobs) AS jobs,
                   any_value(ioengine) AS ioengine, any_value(options_json) AS options_json
-           FROM fio_jobs WHERE is_final GROUP BY file_id, doc_index, groupid) j
+           FROM (SELECT *, sum(jobs) OVER (PARTITION BY file_id, doc_index, groupid, jobname) AS threads
+                 FROM fio_jobs WHERE is_final)
+           GROUP BY file_id, doc_index, groupid) j
        ON j.file_id = g.file_id AND j.doc_index = g.doc_index AND j.groupid = g.groupid
 WHERE {where}
   AND (j.file_id IS NOT NULL  -- the final report of each run in the file (fio runs appended to one log)

@@ -48,7 +48,8 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
         f"""
         SELECT f.file_id, f.path, f.label, j.job_index, j.doc_index, j.jobname, j.groupid, j.rw, j.block_size_bytes,
                j.iodepth,
-               coalesce(j.numjobs, j.jobs) AS numjobs, r.direction, r.iops, r.bw_bytes_per_s,
+               coalesce(j.numjobs, j.jobs) AS numjobs, j.ioengine, j.options_json, f.command, r.direction, r.iops,
+               r.bw_bytes_per_s,
                r.bw_stdev_bytes_per_s, r.bw_mean_bytes_per_s, r.bw_samples, r.iops_stdev, r.iops_mean,
                r.iops_samples, r.clat_mean_ns, r.lat_mean_ns
         FROM fio_jobs j JOIN fio_results r USING (file_id, job_index) JOIN files f USING (file_id)
@@ -157,6 +158,13 @@ def per_run(summary_df: pl.DataFrame) -> pl.DataFrame:
             aggs.append(weighted[c].alias(c))
         elif c in slowest:
             aggs.append(pl.col(c).max().alias(c))
+        elif c == "numjobs":  # N thread records of a job without group_reporting: N jobs, whatever each says
+            aggs.append(
+                pl.when(pl.len() > 1)
+                .then(pl.max_horizontal(pl.col(c).max(), pl.len()))
+                .otherwise(pl.col(c).first())
+                .alias(c)
+            )
         else:
             aggs.append(pl.col(c).first().alias(c))
     out = summary_df.group_by(key, maintain_order=True).agg(*aggs, pl.len().cast(pl.UInt32).alias("threads"))
@@ -166,6 +174,42 @@ def per_run(summary_df: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.col("pct_kind"))
         .alias("pct_kind")
     ).select(summary_df.columns + ["threads"])
+
+
+def with_job_workloads(summary_df: pl.DataFrame) -> pl.DataFrame:
+    """Each job's own workload (``workload``: rw, bs, ioengine, direct, sync, size, runtime; not the depth) from
+    its own options, then the file's command (a file may hold jobs of several workloads: a kbench output runs 12
+    in one group), and the iodepth and numjobs it runs at where the output does not print them (fio's
+    defaults, the command); ``label`` falls back to the path."""
+    from . import fio_runs
+
+    keys, depths, jobs = [], [], []
+    known: dict[tuple, tuple] = {}
+    for values in summary_df.select(fio_runs.WORKLOAD_INPUTS).iter_rows():
+        done = known.get(values)
+        if done is None:
+            w, _ = fio_runs.workload_of(dict(zip(fio_runs.WORKLOAD_INPUTS, values)))
+            done = known[values] = (
+                fio_runs.workload_key(w, without=("iodepth", "numjobs")),
+                _int_or_none(w["iodepth"]),
+                _int_or_none(w["numjobs"]),
+            )
+        keys.append(done[0])
+        depths.append(done[1])
+        jobs.append(done[2])
+    return summary_df.with_columns(
+        workload=pl.Series(keys, dtype=pl.String),
+        iodepth=pl.coalesce(pl.col("iodepth").cast(pl.Int64), pl.Series(depths, dtype=pl.Int64)),
+        numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), pl.Series(jobs, dtype=pl.Int64)),
+        label=pl.coalesce("label", "path"),
+    )
+
+
+def _int_or_none(value) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def against_depth(summary_df: pl.DataFrame, by: Sequence[str] = WORKLOAD) -> pl.DataFrame:
@@ -689,22 +733,20 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
         flagged = with_flags(runs).filter(~pl.col("flag").is_in([FLAGS[3], FLAGS[4]]))
         flag_of = dict(zip(flagged["file_id"], flagged["flag"]))
     if summ.height:
-        # where the output does not print iodepth/numjobs, the workload knows them (fio defaults, the command)
-        wl = runs.select(
-            "file_id",
-            pl.col("wl_iodepth").cast(pl.Int64, strict=False).alias("wl_iodepth"),
-            pl.col("wl_numjobs").cast(pl.Int64, strict=False).alias("wl_numjobs"),
-            pl.col("workload_at_any_depth").alias("workload"),
-            _config(runs).alias("config"),
-        ).unique("file_id", keep="first")
-        summ = (
-            summ.join(wl, on="file_id", how="left")
-            .with_columns(
-                iodepth=pl.coalesce(pl.col("iodepth").cast(pl.Int64), "wl_iodepth"),
-                numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), "wl_numjobs"),
-                label=pl.coalesce("label", "path"),
+        # sync sections (fsync/fdatasync) carry latencies only: nothing to set against the depth
+        latency_only = summ.filter(pl.col("iops").is_null() | pl.col("bw_bytes_per_s").is_null())
+        if latency_only.height:
+            res.findings.append(
+                f"{latency_only.height} section(s) without IOPS or bandwidth ("
+                + ", ".join(sorted(set(latency_only["direction"].to_list())))
+                + ": fio prints only their latencies) are left out of IOPS against depth."
             )
-            .drop("wl_iodepth", "wl_numjobs")
+        summ = summ.filter(pl.col("iops").is_not_null() & pl.col("bw_bytes_per_s").is_not_null())
+    if summ.height:
+        summ = with_job_workloads(summ).join(
+            runs.select("file_id", _config(runs).alias("config")).unique("file_id", keep="first"),
+            on="file_id",
+            how="left",
         )
         depth = against_depth(summ, by=("workload", "direction"))
         res.frames["depth"] = depth

@@ -566,6 +566,14 @@ class _TextParser:
                     "issued I/Os (a fio display bug); io, bw and iops stored as NULL"
                 )
                 row["io_bytes"] = row["bw_bytes_per_s"] = row["iops"] = None
+            elif row["iops"] == 0 and row["total_ios"] and row["runtime_ns"]:
+                # fio prints IOPS as a whole number: fewer than one I/O a second reads 'IOPS=0'
+                seconds = row["runtime_ns"] / 1e9
+                row["iops"] = row["total_ios"] / seconds
+                self.p.warnings.append(
+                    f"line {row['line_start']}: {d} prints IOPS=0 for {row['total_ios']} I/Os in {seconds:g} s; "
+                    f"stored their rate, {row['iops']:.3g} IOPS"
+                )
         self.job = None
         self.res = None
 
