@@ -55,12 +55,13 @@ def test_the_break_even_entry_size(res):
 def test_the_verdict_as_a_range_and_where_it_flips(res):
     text = "\n".join(res.findings)
     # raid1: 7.75 GiB / 22,622,993 entries; the DEDUP ratio's rounding (1.165-1.175) moves it by about 3 %
-    assert "It fits while an entry costs at most 368 B (357-379 B with the ratio's rounding)" in text
+    # at most 367.8 B: 367 in whole bytes (368 would not fit)
+    assert "It fits while an entry costs at most 367 B (357-378 B with the ratio's rounding)" in text
     assert "over the in-core sizes seen in zdb -DD outputs (141-392 B per entry) it spans 2.97 GiB to 8.26 GiB" in text
     assert res.verdict == (
         "Best DDT estimate per pool against the 7.75 GiB metadata budget, at 320 B/entry unless measured: archiv does "
-        "not fit (8.49 GiB to 9.12 GiB; it would fit below 282 B/entry); raid1 fits (6.55 GiB to 6.95 GiB; not above "
-        "368 B/entry)."
+        "not fit (8.49 GiB to 9.12 GiB; it would fit at 282 B/entry or less); raid1 fits (6.55 GiB to 6.95 GiB; not "
+        "above 367 B/entry)."
     )
 
 
@@ -96,3 +97,11 @@ def test_zdb_S_and_DD_rungs_on_a_real_pool(ztest):
     assert "Pool ztest: bp count 5,321 is 8.1x the 659 entries zdb counted (ddt)." in text
     assert "Pool ztest, DDT objects: 659 entries use 151.8 KiB in core = 236 B per entry" in text
     assert ztest.verdict.endswith("ztest fits (151.8 KiB, measured bytes per entry).")
+
+
+def test_the_arc_maximum_follows_the_ram_unless_given():
+    """arc_max_gib 0 (the default) is RAM less 1 GiB, FreeBSD's legacy default: a user who sets only ram_gib gets a
+    budget from it (the default had been a fixed 31 GiB, refused for any RAM under 31 GiB)."""
+    from storagelab.analysis import dedup
+
+    assert (dedup.arc_max(16.0, 0.0), dedup.arc_max(32.0, 0.0), dedup.arc_max(16.0, 8.0)) == (15.0, 31.0, 8.0)

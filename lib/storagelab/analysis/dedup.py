@@ -15,6 +15,8 @@ the ARC maximum (1/4 on Solaris/illumos/FreeBSD <= 12, 3/4 on ZoL 0.7 - OpenZFS 
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
 from ..units import GiB
@@ -221,13 +223,23 @@ def one_summary_per_pool(stats: pl.DataFrame, pool: str = "pool_name") -> pl.Dat
     )
 
 
+def arc_max(ram_gib: float, arc_max_gib: float) -> float:
+    """The ARC maximum in GiB: ``arc_max_gib``, or 0 for FreeBSD's legacy default, RAM less 1 GiB."""
+    return arc_max_gib if arc_max_gib else ram_gib - 1
+
+
+def _whole_bytes(limit: float) -> int:
+    """A bytes-per-entry limit in whole bytes, rounded down: 'fits at 479 B or less' for 479.6 (480 would not fit)."""
+    return math.floor(limit)
+
+
 def analyse(
     con,
     sel,
     bytes_per_entry: float = 320.0,
     per_entry_sizes=OBSERVED_IN_CORE,
     ram_gib: float = 32.0,
-    arc_max_gib: float = 31.0,
+    arc_max_gib: float = 0.0,
     metadata_fraction: float = 0.25,
 ):
     """Notebook 04 on any selection: per pool, the DDT estimates the logs allow (bp count x bytes/entry, zdb -S
@@ -238,6 +250,7 @@ def analyse(
 
     where, params = sel.sql("f")
     res = Result.start(con, sel, measures.per_file(con, sel))
+    arc_max_gib = arc_max(ram_gib, arc_max_gib)
     if ram_gib <= 0 or not 0 < arc_max_gib <= ram_gib or not 0 < metadata_fraction <= 1 or bytes_per_entry <= 0:
         raise ValueError(
             "need ram_gib > 0, 0 < arc_max_gib <= ram_gib, 0 < metadata_fraction <= 1, bytes_per_entry > 0"
@@ -335,10 +348,10 @@ def analyse(
         if not best["rung"].startswith("6."):  # bytes per entry assumed, not measured: where the verdict flips
             flip = budget / best["entries"]
             flips = (
-                f"{flip:.0f} B"
+                f"{_whole_bytes(flip)} B"
                 if best["entries_low"] is None
-                else f"{flip:.0f} B ({budget / best['entries_high']:.0f}-{budget / best['entries_low']:.0f} B "
-                "with the ratio's rounding)"
+                else f"{_whole_bytes(flip)} B ({_whole_bytes(budget / best['entries_high'])}-"
+                f"{_whole_bytes(budget / best['entries_low'])} B with the ratio's rounding)"
             )
             sizes = sorted(per_entry_sizes)
             res.findings.append(
@@ -357,9 +370,9 @@ def analyse(
             verdicts.append(
                 f"{pool} {fits} ({rng}; "
                 + (
-                    f"it would fit below {flip:.0f} B/entry)"
+                    f"it would fit at {_whole_bytes(flip)} B/entry or less)"
                     if fits == "does not fit"
-                    else f"not above {flip:.0f} B/entry)"
+                    else f"not above {_whole_bytes(flip)} B/entry)"
                 )
             )
         s_row = stats.filter(pl.col("pool_name") == pool) if stats.height else stats
