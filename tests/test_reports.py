@@ -613,7 +613,7 @@ def test_index_answers_at_a_glance(built):
         "the data do not show what caused it."
     ) in free
     assert "block write after/before7.59x ('after' variants: 1.15x among themselves)" in free.replace(" | ", "")
-    assert "raid1 fits (6.55 GiB to 6.95 GiB; not above 368 B/entry)" in free
+    assert "raid1 fits (6.55 GiB to 6.95 GiB; not above 367 B/entry)" in free
     for badge in (
         "pool raid1 full, fragmented or deduplicating: confounders",
         "a run faster than its disks: cache artefact",
@@ -629,3 +629,20 @@ def test_index_answers_at_a_glance(built):
     explore = text["all"]
     assert "btrfs (single NVMe): 902.0 MiB/s; 2 faster run(s) flagged (05_stacks)" in explore
     assert "1240" not in explore
+
+
+def test_a_parameter_given_its_default_value_is_not_shown_as_set():
+    """`-p baseline_vdev_count 1` (the default) had been listed on the index as run 'not the defaults'."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell('study = "x"\nbaseline_vdev_count = 1\nram_gib = 32.0\n')
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [cell]
+    nb.metadata["papermill"] = {"parameters": {"baseline_vdev_count": 1, "ram_gib": 16.0, "study": "x"}}
+    info = report._run_info(nb, "01_vdev_scaling")
+    assert [(p["name"], p["value"], p["set"]) for p in info["params"]] == [
+        ("study", "'x'", False),
+        ("baseline_vdev_count", "1", False),
+        ("ram_gib", "16.0", True),
+    ]

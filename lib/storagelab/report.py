@@ -545,7 +545,8 @@ def _run_info(nb, name: str) -> dict[str, Any]:
     cells = _parameter_cells(nb)
     defaults = _literal_assignments(cells[0].source, name) if len(cells) == 1 else {}
     params = [
-        {"name": k, "value": repr(injected.get(k, v)), "set": k in injected, "default": repr(v)}
+        # a parameter given its default value (-p baseline_vdev_count 1) is not one set otherwise
+        {"name": k, "value": repr(injected.get(k, v)), "set": k in injected and injected[k] != v, "default": repr(v)}
         for k, v in defaults.items()
     ]
     params += [
