@@ -322,9 +322,12 @@ def analyse(
             f"against {default_recordsize // KiB} KiB records in the same workload."
         )
     if compared.is_empty():
+        unlabelled = runs.filter(pl.col("recordsize_bytes").is_null()).height if runs.height else 0
         res.missing.append(
-            f"no fio runs of one workload at different recordsizes for {sel.describe()} (one at the default "
-            f"{default_recordsize // KiB} KiB): label each run's recordsize_bytes in the manifest"
+            f"no fio runs of one workload at two recordsizes, one of them the default {default_recordsize // KiB} "
+            f"KiB, for {sel.describe()}"
+            + (f" ({unlabelled} fio run(s) carry no recordsize label)" if unlabelled else "")
+            + ": label each run's recordsize_bytes in the manifest"
         )
     res.headline.update(
         {
