@@ -799,12 +799,12 @@ def test_lab_fio_resumes_only_runs_made_by_the_same_command(tmp_path):
 
 
 def test_a_manifest_written_before_a_column_existed_gains_it(tmp_path):
-    """data/raw/manifest.csv has no ram_bytes column (it came later): a lab row grows the header by that
-    column, every row kept as it was, and the manifest still reads."""
+    """A manifest written before the ram_bytes column existed (data/raw/manifest.csv without it, as it was): a lab
+    row grows the header by that column, every row kept as it was, and the manifest still reads."""
     from storagelab.lab import append_manifest
 
     m = tmp_path / "manifest.csv"
-    old = (RAW / "manifest.csv").read_text()
+    old = (RAW / "manifest.csv").read_text().replace(",ram_bytes\n", "\n", 1)
     m.write_text(old)
     before = load_manifest(m).rows
     n = append_manifest(m, [{"path": "lab/x.txt", "study": "lab", "ram_bytes": 8 * 2**30, "notes": "a, b"}])

@@ -427,6 +427,8 @@ def render_v3(spec: dict) -> tuple[str, dict]:
             r["iops"] = (value_of(t_iops), iops, tol_iops)
             r["runtime_ns"] = (Decimal(d["runt"]) * 10**6, d["runt"] * 10**6, 0)
             r["total_ios"], r["short_ios"], r["dropped_ios"] = d["ios"], d["short"], d["drop"]
+            if value_of(t_iops) == 0 and d["ios"]:  # 'IOPS=0' for under one I/O a second: the rate is stored
+                r["iops"] = d["ios"] / (d["runt"] * 1e6 / 1e9)
             for kind, label in (("slat", "slat"), ("clat", "clat"), ("lat", " lat")):
                 if d[kind] is not None:
                     out.append(display_lat(label, d[kind], r, kind))
@@ -773,6 +775,8 @@ def render_v2(spec: dict) -> tuple[str, dict]:
             r["iops"] = (value_of(t_iops.replace("K", "k"), False), iops, None)
             r["runtime_ns"] = float(d["runt"] * 10**6)
             r["total_ios"], r["short_ios"] = d["ios"], d["short"]
+            if value_of(t_iops.replace("K", "k"), False) == 0 and d["ios"]:  # 'iops=0': the rate is stored
+                r["iops"] = d["ios"] / (d["runt"] * 1e6 / 1e9)
             r["dropped_ios"] = None if v20 else d["drop"]
             for kind, name in (("slat", "slat"), ("clat", "clat"), ("lat", " lat")):
                 if d[kind] is not None:
