@@ -827,8 +827,10 @@ def bounds(rows: list[dict], parts: list[dict], measured: dict) -> list[str]:
         "parsing phase divides by them, the one-process phases do not.",
         "",
         "Done (2026-11-24, second session): the fio JSON fast path checks the decoded document against the bytes "
-        "by encoding it again in C and counting colons, instead of walking every key in Python (a fio JSON parse "
-        "went from 267 to 218 µs a file); percentile, JSON+ bin and iodepth rows are made by zip.",
+        "by encoding it again in C and counting colons, instead of walking every key in Python (on that day's "
+        "corpus of 26 templates a fio JSON parse went from 267 to 218 µs a file; the corpus has since gained real "
+        "outputs such as kbench's 12-job documents, so its figures above are not comparable with earlier runs); "
+        "percentile, JSON+ bin and iodepth rows are made by zip.",
         "",
         "Tried and not adopted (2026-11-24, 3 runs each): batches of 300,000 rows instead of 100,000, and DuckDB "
         "limited to one thread, each took 0.3-0.4 s of CPU off the main process, inside the run-to-run range. "
