@@ -71,3 +71,44 @@ def test_lab_serves_the_project_notebooks(tmp_path):
     finally:
         p.terminate()
         p.wait(20)
+
+
+def test_ingest_prints_the_parsers_warnings_by_file_and_line(tmp_path, monkeypatch, capsys):
+    """What a parser kept aside or had to assume reaches the user (it had been only in files.warnings): real outputs
+    with a terse line beside the text and four 'IOPS=0' records; past FILE_WARNINGS_SHOWN they are counted."""
+    import shutil
+
+    from storagelab import cli
+
+    pub = ROOT / "tests" / "fixtures" / "fio" / "published"
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in ("fio-3.1-terse-and-normal.txt", "fio-3.25-four-threads-iops0.txt"):
+        shutil.copy(pub / name, raw / name)
+    out = subprocess.run(
+        [sys.executable, "-m", "storagelab", "ingest", str(raw), "--db", str(tmp_path / "x.duckdb"), "--no-parquet"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    warned = [ln for ln in out.stderr.splitlines() if ln.startswith("warning: ") and ".txt: line" in ln]
+    assert warned == [
+        f"warning: {raw}/fio-3.1-terse-and-normal.txt: line 5: 1 fio terse line beside the normal output not stored "
+        "(the normal output is, with its printed rounding)",
+        f"warning: {raw}/fio-3.25-four-threads-iops0.txt: line 12: write prints IOPS=0 for 72 I/Os in 84.546 s; "
+        "stored their rate, 0.852 IOPS",
+        f"warning: {raw}/fio-3.25-four-threads-iops0.txt: line 33: write prints IOPS=0 for 74 I/Os in 84.547 s; "
+        "stored their rate, 0.875 IOPS",
+        f"warning: {raw}/fio-3.25-four-threads-iops0.txt: line 54: write prints IOPS=0 for 74 I/Os in 84.578 s; "
+        "stored their rate, 0.875 IOPS",
+        f"warning: {raw}/fio-3.25-four-threads-iops0.txt: line 75: write prints IOPS=0 for 73 I/Os in 84.578 s; "
+        "stored their rate, 0.863 IOPS",
+    ]
+    monkeypatch.setattr(cli, "FILE_WARNINGS_SHOWN", 2)
+    (tmp_path / "y.duckdb").unlink(missing_ok=True)
+    assert cli.main(["ingest", str(raw), "--db", str(tmp_path / "y.duckdb"), "--no-parquet", "--quiet"]) == 0
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning: ") and "outside" not in ln]
+    assert err[:2] == warned[:2] and err[2:] == [
+        'warning: 3 more parser warnings; all of them: storagelab sql "SELECT path, warnings FROM files WHERE '
+        'warnings IS NOT NULL"'
+    ]

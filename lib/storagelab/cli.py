@@ -12,6 +12,8 @@ from pathlib import Path
 
 from . import __version__, clihelp, paths
 
+FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
+
 
 def _jsonable(v):
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
@@ -175,6 +177,14 @@ def cmd_ingest(args) -> int:
         print(f"error: {err}", file=sys.stderr)
     for w in s.warnings:
         print(f"warning: {w}", file=sys.stderr)
+    for w in s.file_warnings[:FILE_WARNINGS_SHOWN]:  # what a parser kept aside or had to assume, by file and line
+        print(f"warning: {w}", file=sys.stderr)
+    if len(s.file_warnings) > FILE_WARNINGS_SHOWN:
+        print(
+            f"warning: {len(s.file_warnings) - FILE_WARNINGS_SHOWN} more parser warnings; all of them: "
+            'storagelab sql "SELECT path, warnings FROM files WHERE warnings IS NOT NULL"',
+            file=sys.stderr,
+        )
     if s.parquet_error:
         print(f"error: {s.parquet_error}", file=sys.stderr)
     if s.rebuilt_schema:

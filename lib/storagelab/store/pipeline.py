@@ -17,7 +17,7 @@ from ..manifest import Manifest
 from ..manifest import load as load_manifest
 from . import db, faults, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
-from .listing import ListedFile, in_scope, list_files, scopes, unique
+from .listing import ListedFile, in_scope, list_files, printable, scopes, unique
 from .plan import Action, Plan, StoredCopy, StoredFile
 from .worker import Outcome, error_text, parse_all
 
@@ -40,6 +40,7 @@ class Summary:
     renamed: int = 0  # stored files found under another path (same SHA-256): rows kept, path changed
     relabelled: int = 0  # stored files (or copies) whose manifest labels changed, their rows untouched
     warnings: list[str] = field(default_factory=list)  # manifest rows with no file, files with no row, ...
+    file_warnings: list[str] = field(default_factory=list)  # 'path: line N: ...' of the files stored (files.warnings)
     parquet_error: str | None = None  # the Parquet export failed (the database is complete)
 
     def line(self) -> str:
@@ -301,6 +302,7 @@ class _Batches:
             summary.ingested += 1
             summary.rows += out.n_rows
             summary.replaced += out.key in self.plan.stored
+            summary.file_warnings += [f"{printable(out.key)}: {w}" for w in out.warnings or ()]
 
 
 def _progress(total: int, progress) -> Callable[[int], None]:
