@@ -50,6 +50,10 @@ def test_ddt_tracked_blocks_from_zpool_dedup(res):
 def test_the_break_even_entry_size(res):
     mem = dict(zip(res["memory"]["pool"], res["memory"]["crossover_bytes_per_entry"]))
     assert round(mem["raid1"]) == 235 and round(mem["archiv"]) == 75  # 7.75 GiB / bp count
+    # in whole bytes, rounded down: 234.94 B fits, 235 would not
+    text = "\n".join(res.findings)
+    assert "does not fit the 7.75 GiB budget; it would fit at 234 B per entry or less." in text
+    assert "does not fit the 7.75 GiB budget; it would fit at 74 B per entry or less." in text
 
 
 def test_the_verdict_as_a_range_and_where_it_flips(res):

@@ -282,7 +282,7 @@ def analyse(
                 f"({r['ddt_bytes'] / 1e9:.3g} GB), an upper bound (bp count includes metadata and embedded bps); "
                 + ("fits" if r["fits"] else "does not fit")
                 + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would "
-                f"fit below {r['crossover_bytes_per_entry']:.0f} B per entry."
+                f"fit at {_whole_bytes(r['crossover_bytes_per_entry'])} B per entry or less."
             )
         from_manifest = stats.filter(pl.col("pool_from_manifest"))
         if from_manifest.height:
