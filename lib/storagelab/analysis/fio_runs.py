@@ -217,6 +217,12 @@ def runs(con, sel: Selection) -> pl.DataFrame:
             workload_at_any_depth=pl.lit(None, pl.String),
             workload_at_any_size=pl.lit(None, pl.String),
         )
+    return with_workloads(df)
+
+
+def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` (rows holding the WORKLOAD_INPUTS columns: one per run, or per job) with each row's workload options
+    (``wl_*``), ``workload`` key, ``workload_source`` and the keys without the depth and without the size."""
     extra = {f"wl_{k}": [] for k in WORKLOAD_OPTIONS}
     keys, depthless, sizeless, sources = [], [], [], []
     known: dict[tuple, tuple] = {}  # runs with the same inputs have the same workload: worked out once

@@ -183,33 +183,13 @@ def with_job_workloads(summary_df: pl.DataFrame) -> pl.DataFrame:
     defaults, the command); ``label`` falls back to the path."""
     from . import fio_runs
 
-    keys, depths, jobs = [], [], []
-    known: dict[tuple, tuple] = {}
-    for values in summary_df.select(fio_runs.WORKLOAD_INPUTS).iter_rows():
-        done = known.get(values)
-        if done is None:
-            w, _ = fio_runs.workload_of(dict(zip(fio_runs.WORKLOAD_INPUTS, values)))
-            done = known[values] = (
-                fio_runs.workload_key(w, without=("iodepth", "numjobs")),
-                _int_or_none(w["iodepth"]),
-                _int_or_none(w["numjobs"]),
-            )
-        keys.append(done[0])
-        depths.append(done[1])
-        jobs.append(done[2])
+    with_wl = fio_runs.with_workloads(summary_df)
     return summary_df.with_columns(
-        workload=pl.Series(keys, dtype=pl.String),
-        iodepth=pl.coalesce(pl.col("iodepth").cast(pl.Int64), pl.Series(depths, dtype=pl.Int64)),
-        numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), pl.Series(jobs, dtype=pl.Int64)),
+        workload=with_wl["workload_at_any_depth"],
+        iodepth=pl.coalesce(pl.col("iodepth").cast(pl.Int64), with_wl["wl_iodepth"].cast(pl.Int64, strict=False)),
+        numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), with_wl["wl_numjobs"].cast(pl.Int64, strict=False)),
         label=pl.coalesce("label", "path"),
     )
-
-
-def _int_or_none(value) -> int | None:
-    try:
-        return None if value is None else int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def against_depth(summary_df: pl.DataFrame, by: Sequence[str] = WORKLOAD) -> pl.DataFrame:
