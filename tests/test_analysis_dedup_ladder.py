@@ -109,3 +109,16 @@ def test_the_arc_maximum_follows_the_ram_unless_given():
     from storagelab.analysis import dedup
 
     assert (dedup.arc_max(16.0, 0.0), dedup.arc_max(32.0, 0.0), dedup.arc_max(16.0, 8.0)) == (15.0, 31.0, 8.0)
+
+
+def test_an_arc_maximum_above_the_ram_is_refused_with_the_values_given(seed_db):
+    con = open_db(seed_db)
+    try:
+        with pytest.raises(ValueError) as e:
+            dedup.analyse(con, Selection(study="freebsd-bonnie-dedup"), ram_gib=16.0, arc_max_gib=20.0)
+    finally:
+        con.close()
+    assert str(e.value) == (
+        "need ram_gib > 0, 0 < arc_max_gib <= ram_gib (0: RAM less 1 GiB), 0 < metadata_fraction <= 1, "
+        "bytes_per_entry > 0; got ram_gib 16, arc_max_gib 20, metadata_fraction 0.25, bytes_per_entry 320"
+    )

@@ -253,7 +253,9 @@ def analyse(
     arc_max_gib = arc_max(ram_gib, arc_max_gib)
     if ram_gib <= 0 or not 0 < arc_max_gib <= ram_gib or not 0 < metadata_fraction <= 1 or bytes_per_entry <= 0:
         raise ValueError(
-            "need ram_gib > 0, 0 < arc_max_gib <= ram_gib, 0 < metadata_fraction <= 1, bytes_per_entry > 0"
+            "need ram_gib > 0, 0 < arc_max_gib <= ram_gib (0: RAM less 1 GiB), 0 < metadata_fraction <= 1, "
+            f"bytes_per_entry > 0; got ram_gib {ram_gib:g}, arc_max_gib {arc_max_gib:g}, metadata_fraction "
+            f"{metadata_fraction:g}, bytes_per_entry {bytes_per_entry:g}"
         )
     budget = arc_max_gib * GiB * metadata_fraction
     stats = one_summary_per_pool(frame(con, STATS_SQL.format(where=where), params))
