@@ -91,6 +91,8 @@ def test_notebook_05_counts_the_threads_fio_printed_as_numjobs(result):
     runs = result["runs"]
     (four,) = runs.filter(runs["label"] == "raidz2 32m randwrite").iter_rows(named=True)
     assert (four["numjobs"], four["jobs"]) == (4, 4)
-    assert four["workload"] == "randwrite bs=32MiB iodepth=1 numjobs=4 posixaio direct=? size=? runtime=?"
+    # direct, size and runtime: from the command line the transcript shows before the output (fio_commands)
+    assert four["workload"] == "randwrite bs=32MiB iodepth=1 numjobs=4 posixaio direct=0 size=1GiB runtime=60s"
+    assert four["workload_source"] == "command+output"
     (one,) = runs.filter(runs["label"] == "raidz2 fsync").iter_rows(named=True)
-    assert one["workload"] == "write bs=4KiB iodepth=1 numjobs=1 sync direct=? size=? runtime=?"
+    assert one["workload"] == "write bs=4KiB iodepth=1 numjobs=1 sync direct=0 size=22MiB runtime=none"

@@ -30,7 +30,8 @@ FIO_DEFAULTS = {"iodepth": 1, "numjobs": 1, "direct": 0, "runtime": "none"}
 
 RUNS_SQL = """
 SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type, f.vdev_count, f.vdev_width,
-       f.recordsize_bytes, f.zfs_version, f.device_limit_bytes_per_s, f.command, f.notes, f.ram_bytes, f.phase, f.sha256,
+       f.recordsize_bytes, f.zfs_version, f.device_limit_bytes_per_s,
+       coalesce(f.command, c.command) AS command, f.notes, f.ram_bytes, f.phase, f.sha256,
        f.tool_version,
        g.doc_index, g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,
        g.run_max_ns, g.derived, g.exact, g.line_start,
@@ -45,6 +46,8 @@ LEFT JOIN (SELECT file_id, doc_index, groupid, any_value(rw) AS rw, max(block_si
                  FROM fio_jobs WHERE is_final)
            GROUP BY file_id, doc_index, groupid) j
        ON j.file_id = g.file_id AND j.doc_index = g.doc_index AND j.groupid = g.groupid
+-- the manifest's command, else the fio command line the log shows before this run (a terminal transcript)
+ASOF LEFT JOIN fio_commands c ON c.file_id = g.file_id AND g.doc_index >= c.doc_index
 WHERE {where}
   AND (j.file_id IS NOT NULL  -- the final report of each run in the file (fio runs appended to one log)
        OR (g.doc_index = (SELECT max(doc_index) FROM fio_groups g2 WHERE g2.file_id = g.file_id)

@@ -48,11 +48,13 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
         f"""
         SELECT f.file_id, f.path, f.label, j.job_index, j.doc_index, j.jobname, j.groupid, j.rw, j.block_size_bytes,
                j.iodepth,
-               coalesce(j.numjobs, j.jobs) AS numjobs, j.ioengine, j.options_json, f.command, r.direction, r.iops,
+               coalesce(j.numjobs, j.jobs) AS numjobs, j.ioengine, j.options_json,
+               coalesce(f.command, c.command) AS command, r.direction, r.iops,
                r.bw_bytes_per_s,
                r.bw_stdev_bytes_per_s, r.bw_mean_bytes_per_s, r.bw_samples, r.iops_stdev, r.iops_mean,
                r.iops_samples, r.clat_mean_ns, r.lat_mean_ns
         FROM fio_jobs j JOIN fio_results r USING (file_id, job_index) JOIN files f USING (file_id)
+        ASOF LEFT JOIN fio_commands c ON c.file_id = j.file_id AND j.doc_index >= c.doc_index  -- as fio_runs.runs
         WHERE j.is_final {where} ORDER BY f.path, j.job_index, r.direction""",
         params,
     )

@@ -211,10 +211,13 @@ class Parsed:
         self.warnings.clear()
 
 
-# The prompt line of a terminal transcript: 'root@host:~# cmd', '[user@host dir]$ cmd', 'host% cmd', '$ cmd', '# cmd',
-# or a bare prompt after the output ('root@host:~# '). Parsers of outputs that are pasted with their command skip it.
+# The prompt line of a terminal transcript: 'root@host:~# cmd', '[user@host dir]$ cmd', 'root@truenas[~]# cmd'
+# (csh on FreeBSD/TrueNAS), 'user@host ~ $ cmd' (Gentoo), 'host% cmd', '$ cmd', '# cmd', or a bare prompt after the
+# output ('root@host:~# '). Parsers of outputs that are pasted with their command skip it.
 SHELL_PROMPT = re.compile(
-    r"^\s*(?:\[[^\]\n]*\]\s*|[\w.-]+@[\w.-]+(?::[^\s$#%>]*)?\s*|[\w.-]+:[^\s$#%>]*\s*|[\w.-]+)?[$#%>](?:\s|$)"
+    r"^\s*(?:\[[^\]\n]*\]\s*"
+    r"|[\w.-]+@[\w.-]+(?::[^\s$#%>]*|\[[^\]\n]*\]|\s+[~/][^\s$#%>]*)?\s*"
+    r"|[\w.-]+:[^\s$#%>]*\s*|[\w.-]+(?:\s+[~/][^\s$#%>]*\s*)?)?[$#%>](?:\s|$)"
 )
 
 

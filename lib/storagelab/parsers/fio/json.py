@@ -22,6 +22,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; without it eve
 
 from ... import units
 from ..base import SHELL_PROMPT, Parsed, ParseError, lines_of
+from .command import last_command
 from .schema import TABLES
 
 TOOL = "fio"
@@ -65,14 +66,17 @@ def parse_json(text: str) -> Parsed:
         if brace < pos:
             continue  # a '{' line inside the previous document
         doc = _Document(text, brace, start + 1, parsed.warnings)
+        before = text[pos:brace].split("\n")  # the lines since the previous document (its last: up to the brace)
         # a shell prompt between two documents of different times (a terminal transcript: `cat out-0`, `cat
         # out-1`) starts another fio run, whose last document is final too; --status-interval prints its documents
         # back to back, and the same report shown twice has one time
         doc.new_run = (
-            bool(docs)
-            and _report_time(doc) != _report_time(docs[-1])
-            and any(SHELL_PROMPT.match(ln) for ln in text[pos:brace].split("\n"))
+            bool(docs) and _report_time(doc) != _report_time(docs[-1]) and any(SHELL_PROMPT.match(ln) for ln in before)
         )
+        typed = last_command(before, start + 2 - len(before))  # the fio command typed before it, if shown
+        if typed is not None:
+            command, lo, hi = typed
+            parsed.add("fio_commands", {"doc_index": len(docs), "command": command, "line_start": lo, "line_end": hi})
         pos = doc.end_offset
         docs.append(doc)
     job_index = 0

@@ -61,7 +61,8 @@ from ... import units
 from ...units import SI_FACTORS as _SI
 from ...units import TIME_NS_FACTORS as _TIME
 from ...units import UnitError
-from ..base import NotStreamable, Parsed, ParseError, lines_of
+from ..base import SHELL_PROMPT, NotStreamable, Parsed, ParseError, lines_of
+from .command import continued, fio_command
 from .schema import TABLES
 
 FORMAT = "fio-normal"
@@ -283,6 +284,7 @@ class _TextParser:
         self.found = False  # any report line seen
         self.prio_warned = False
         self.terse_lines: list[int] = []  # fio terse lines beside the normal output (--output-format=terse,normal)
+        self.commands: list[tuple[int, str, int, int]] = []  # (doc_index of the next report, fio command, lines)
 
     # ---- errors and numbers ---------------------------------------------------------------
     def is_last(self, ln: int) -> bool:
@@ -438,7 +440,8 @@ class _TextParser:
             if ": ios=" in s and _DISK_CUE.match(s):
                 return self.disk(ln, s)
             self.end_disks()
-            if self.is_last(ln):  # the file ends inside the disk stats: after the results, which are kept
+            if self.is_last(ln) and not SHELL_PROMPT.match(s):  # the file ends inside the disk stats (not with a
+                # shell prompt after them): after the results, which are kept
                 self.p.warnings.append(
                     f"line {ln}: disk stats line cut at the end of the file, not stored: {w.strip()[:60]!r}"
                 )
@@ -473,6 +476,14 @@ class _TextParser:
             return
         if c in "2345" and s[1:6] == ";fio-":
             self.terse_lines.append(ln)
+            return
+        typed = self.commands[-1] if self.commands else None
+        if typed is not None and typed[3] == ln - 1 and (joined := continued(typed[1], s)) is not None:
+            self.commands[-1] = (typed[0], joined, typed[2], ln)  # the command goes on (wrapped, or a backslash)
+            return
+        if "fio" in s and (command := fio_command(s)) is not None:  # a transcript's command line starts a run
+            self.new_run = self.new_run or self.report_tail
+            self.commands.append((self.report + 1 if self.report_tail else self.report, command, ln, ln))
             return
         if (c == "J" and _JOBS_STATUS.match(s)) or s.startswith("Starting "):
             self.started = True
@@ -1057,6 +1068,9 @@ class _TextParser:
                 f"line {self.terse_lines[0]}: {n} fio terse line{'s' if n > 1 else ''} beside the normal output "
                 "not stored (the normal output is, with its printed rounding)"
             )
+        commands = {doc: (command, lo, hi) for doc, command, lo, hi in self.commands if doc <= self.report}  # the
+        for doc, (command, lo, hi) in sorted(commands.items()):  # last before each run; none after the last report
+            self.p.add("fio_commands", {"doc_index": doc, "command": command, "line_start": lo, "line_end": hi})
         finals = {*self.run_ends, self.report}
         for job in self.p.rows("fio_jobs"):
             job["is_final"] = job["doc_index"] in finals
