@@ -237,6 +237,37 @@ def test_unknown_kind_when_the_name_does_not_say():
     assert rows[0]["bw_bytes_per_s"] is None and rows[0]["iops"] is None and rows[0]["latency_ns"] is None
 
 
+def test_latency_log_without_priority_column_has_no_unit():
+    """A real 4-column clat log (fio 2.2.10 era, chris-sanders/ceph-fio-results): usec, as the run's output
+    says (avg=1929.49 usec), but fio 3.x before its priority column wrote ns in the same layout: the numbers
+    are kept as printed, latency_ns is NULL, and a warning says why (it had been stored as 1901 ns)."""
+    path = FIXTURES / "fio" / "published" / "fio-2.2.10-ceph-randread-4k-KERNEL_clat.log"
+    parsed, _ = parse_bytes(path.read_bytes(), str(path))
+    rows = list(parsed.rows("fio_log_samples"))
+    assert len(rows) == 241 and {r["kind"] for r in rows} == {"clat"}
+    assert (rows[0]["time_ns"], rows[0]["value"], rows[0]["latency_ns"], rows[0]["windowed"]) == (
+        250_000_000,
+        1901,
+        None,
+        True,
+    )
+    assert all(r["latency_ns"] is None for r in rows)
+    assert parsed.warnings == [
+        "line 1: a clat log without fio's priority column: fio 2.x logged usec here, early fio 3.x ns, and the log "
+        "does not say which; latency_ns not stored (the numbers as printed are in value)"
+    ]
+    # 5 columns holding offsets: no priority column either; 5 with a 0/1 priority and 6 columns are fio 3.x: ns
+    p = logs.parse_log("10, 5, 1, 4096, 8192\n20, 6, 1, 4096, 0\n", "fio-log", "j_lat.1.log")
+    assert [r["latency_ns"] for r in p.rows("fio_log_samples")] == [None, None] and p.warnings
+    p = logs.parse_log("10, 5, 1, 4096, 0\n", "fio-log", "j_lat.1.log")
+    assert p.rows("fio_log_samples")[0]["latency_ns"] == 5.0 and not p.warnings
+    p = logs.parse_log("10, 5, 1, 4096, 8192, 1\n", "fio-log", "j_clat.1.log")
+    assert p.rows("fio_log_samples")[0]["latency_ns"] == 5.0 and not p.warnings
+    # bandwidth and IOPS logs have one unit in every version
+    p = logs.parse_log("10, 5, 1, 4096\n", "fio-log", "j_bw.1.log")
+    assert p.rows("fio_log_samples")[0]["bw_bytes_per_s"] == 5 * 1024 and not p.warnings
+
+
 def test_column_layouts_of_other_versions():
     # fio 2.x: 4 columns; 5 with log_offset=1 (offsets, not 0/1 priorities)
     p = logs.parse_log("10, 5, 1, 4096\n20, 6, 1, 4096\n", "fio-log", "j_iops.1.log")
@@ -359,3 +390,27 @@ def test_fast_path_takes_fio_3_logs():
         if p.stat().st_size and "_hist" not in p.name:
             assert _fast(p.read_text()), p.name
     assert not _fast(VARIANTS[1])  # fio 2.x offsets: the general path decides
+
+
+def test_notebook_08_names_the_latency_log_without_a_unit(tmp_path):
+    """08's time series leave out a latency log whose unit is unknown and say so (it had reported the NULLs as
+    'never steady over 240 samples'); the bandwidth log beside it is charted."""
+    import shutil
+
+    from storagelab.analysis import Selection, fio_views, open_db
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(FIXTURES / "fio" / "published" / "fio-2.2.10-ceph-randread-4k-KERNEL_clat.log", raw)
+    shutil.copy(LOGS / "avg_bw.1.log", raw)
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (2, 0), s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = fio_views.analyse(con, Selection())
+    assert set(res["series"]["kind"].unique()) == {"bw"}
+    assert res.missing[-1] == (
+        "fio-2.2.10-ceph-randread-4k-KERNEL clat: latency logs without fio's priority column (fio 2.x logged "
+        "usec, early fio 3.x ns; the log does not say which), not charted"
+    )
+    assert not any("clat" in f for f in res.findings)

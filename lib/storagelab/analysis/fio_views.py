@@ -767,6 +767,21 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
         res.missing.append(f"the fio outputs of {sel.describe()} have no per-job results to chart")
     if log_ids:
         samples = load_log_samples(con, log_ids)
+        unitless = samples.filter(
+            pl.col("kind").is_in(["lat", "clat", "slat"]) & pl.col("latency_ns").is_null()
+        )  # a latency log without fio's priority column: usec (fio 2.x) or ns (early 3.x), the log does not say
+        if unitless.height:
+            named = [
+                f"{run.rsplit('/', 1)[-1]} {kind}"
+                for run, kind in unitless.select("run", "kind").unique(maintain_order=True).rows()
+            ]
+            res.missing.append(
+                f"{prose.listing(named)}: latency logs without fio's priority column (fio 2.x logged usec, early "
+                "fio 3.x ns; the log does not say which), not charted"
+            )
+            samples = samples.filter(
+                ~pl.col("kind").is_in(["lat", "clat", "slat"]) | pl.col("latency_ns").is_not_null()
+            )
         series = mark_steady(combine_jobs(samples), tolerance_pct=tolerance_pct, min_points=min_points)
         res.frames["series"] = series
         res.file_ids += log_ids

@@ -227,6 +227,15 @@ def parse_stream(
             kind="unsupported-version",
             expected="4 to 7 columns: time, value, direction, block size, offset, priority, issue time",
         )
+    # fio 2.x logged latencies in usec, fio 3.x in ns; the priority column came with fio 3.x (3.18 writes it), so
+    # a log without it (4 columns, or 5 holding offsets) may be either: its latencies are not stored as ns
+    unit_unknown = kind in ("lat", "clat", "slat") and (width == 4 or width == 5 and fifth_is_offset)
+    if unit_unknown:
+        parsed.warnings.append(
+            f"line {first}: a {kind} log without fio's priority column: fio 2.x logged usec here, early fio 3.x "
+            "ns, and the log does not say which; latency_ns not stored (the numbers as printed are in value)"
+        )
+    is_lat = kind in ("lat", "clat", "slat") and not unit_unknown
     for lineno, t in _rows(open_lines, extent):
         time_ms = _int(t[0], lineno, "time")
         value = _int(t[1], lineno, "value")
@@ -253,7 +262,7 @@ def parse_stream(
                 value,
                 float(value * KIB) if kind == "bw" else None,
                 float(value) if kind == "iops" else None,
-                float(value) if kind in ("lat", "clat", "slat") else None,
+                float(value) if is_lat else None,
                 ddir,
                 None if windowed else bs,
                 offset,
@@ -291,8 +300,8 @@ def _fast_samples(lines: Iterable[str], prefix, kind, job, parsed: Parsed) -> bo
             t = ln.split(", ")
             if width is None:
                 width = len(t)
-                if not 4 <= width <= 7:
-                    raise _Slow
+                if not 4 <= width <= 7 or width == 4 and is_lat:
+                    raise _Slow  # (a 4-column latency log: its unit is not known, see parse_stream)
             elif len(t) != width:
                 raise _Slow
             time_ns = int(t[0]) * MS_NS

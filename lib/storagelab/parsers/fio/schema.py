@@ -189,7 +189,12 @@ TABLES["fio_log_samples"] = table(
     ("value", "BIGINT", "the value exactly as fio printed it (KiB/s, IOPS or ns)"),
     ("bw_bytes_per_s", "DOUBLE", "bw logs: bandwidth, bytes/s (fio logs KiB/s)"),
     ("iops", "DOUBLE", "iops logs: I/O operations per second (1 per line without log_avg_msec)"),
-    ("latency_ns", "DOUBLE", "lat/clat/slat logs: latency, ns (fio >= 3.0 logs ns)"),
+    (
+        "latency_ns",
+        "DOUBLE",
+        "lat/clat/slat logs: latency, ns (fio >= 3.0 logs ns); NULL for a log without the priority column (4 "
+        "columns, or 5 with offsets): fio 2.x logged usec there, early 3.x ns, and the log does not say which",
+    ),
     ("direction", "VARCHAR", "read, write, trim or sync (fio's 0/1/2/3)"),
     ("block_size_bytes", "BIGINT", "I/O size, bytes; NULL for windowed entries (log_avg_msec: fio prints 0)"),
     ("offset_bytes", "BIGINT", "I/O offset, bytes (log_offset=1); NULL when not logged or windowed"),
