@@ -859,3 +859,28 @@ def test_keys_in_another_order_keep_each_objects_own_span():
         (disk,) = p.rows("fio_disk_stats")
         assert (disk["line_start"], disk["line_end"]) == (3, 13)
         assert lines[disk["line_start"]].strip() == '"in_queue": 0,' and lines[22].strip() == '"ctx": 1024,'
+
+
+def test_fio_2_1_bw_agg_is_the_mean_not_a_percentage():
+    """fio 2.1.4 (PerfKitBenchmarker's published test data) wrote the mean bandwidth under bw_agg: 63936.8 was
+    stored as a percent of the group. Now no bw_agg_pct, the mean kept (KiB/s -> bytes/s), and a warning."""
+    from storagelab.parsers import parse_bytes
+
+    path = Path(__file__).parent / "fixtures" / "fio" / "published" / "pkb-fio-2.1.4-five-jobs.json"
+    parsed, _ = parse_bytes(path.read_bytes(), str(path))
+    rows = [r for r in parsed.rows("fio_results")]
+    assert [(r["job_index"], r["direction"], r["bw_agg_pct"], r["bw_mean_bytes_per_s"]) for r in rows] == [
+        (0, "write", None, 63936.8 * 1024),
+        (1, "read", None, 130255.2 * 1024),
+        (2, "write", None, 6446.55 * 1024),
+        (3, "read", None, 1275.52 * 1024),
+        (4, "read", None, 1284.71 * 1024),
+    ]
+    assert len(parsed.warnings) == 5 and parsed.warnings[0] == (
+        "line 4: job 0 write: bw_agg=63936.8 is not a percentage (it equals bw_mean or passes 100: fio 2.1 wrote "
+        "the mean bandwidth there); bw_agg_pct not stored"
+    )
+    # a share of the group as later versions write it is kept: two clones of a real fio 3.33 job, ~50 % each
+    real = parse_json((FIX / "clones_nogroup.txt").read_text())
+    assert [r["bw_agg_pct"] for r in real.rows("fio_results")] == [50.239453, 50.239453]
+    assert real.warnings == []

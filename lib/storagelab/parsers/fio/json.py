@@ -755,6 +755,15 @@ def _add_direction(
     # per-sample bandwidth statistics are in units of kb_base bytes/s (KiB/s, or kB/s with kb_base=1000)
     if bw_n is not None:
         bw_n = int(bw_n)
+    if bw_agg is not None and (bw_agg > 100 or bw_agg == bw_mean and bw_agg not in (0, 100)):
+        # fio caps its share of the group at 100 %; fio 2.1 wrote the mean bandwidth under "bw_agg"
+        out.parsed.warnings.append(
+            f"line {lo}: job {job_index} {direction}: bw_agg={bw_agg:g} is not a percentage (it equals bw_mean "
+            "or passes 100: fio 2.1 wrote the mean bandwidth there); bw_agg_pct not stored"
+            if bw_agg == bw_mean
+            else f"line {lo}: job {job_index} {direction}: bw_agg={bw_agg:g} passes 100 %; bw_agg_pct not stored"
+        )
+        bw_agg = None
     if bw_n != 0:
         row += (
             None if bw_min is None else bw_min * kb_base,
