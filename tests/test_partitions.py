@@ -616,3 +616,60 @@ def test_gpart_show_l_gives_labels_and_joins_the_table_shown_before():
     bare = "\n".join(text.split("\n")[6:])  # without the command line -l cannot be known: the label reads as a type
     (part,) = partitions.parse(bare, "gpart").rows("partitions")
     assert (part["type"], part["name"]) == ("ttt", None)
+
+
+PUBLISHED = FIXTURES / "partitions" / "published"
+
+
+def test_transcript_with_other_commands_keeps_the_table():
+    """`sudo fdisk -l` then `sudo swapoff /dev/sda5` and a bare prompt (published Debian 9 transcript): the other
+    command's lines are not fdisk output and are skipped; they had refused the file."""
+    p = partitions.parse(decode((PUBLISHED / "fdisk-2.29-transcript-other-commands.txt").read_bytes()), "fdisk")
+    (disk,) = p.rows("disks")
+    assert (disk["disk"], disk["table_type"], disk["size_sectors"], disk["partitions"]) == (
+        "/dev/sda",
+        "MBR",
+        41943040,
+        3,
+    )
+    assert [(r["device"], r["start_sector"], r["size_sectors"], r["type_id"]) for r in p.rows("partitions")] == [
+        ("/dev/sda1", 2048, 39843840, "83"),
+        ("/dev/sda2", 39847934, 2093058, "5"),
+        ("/dev/sda5", 39847936, 2093056, "82"),
+    ]
+    assert p.warnings == []
+    # another command's output between two fdisk tables is skipped too, up to the next fdisk command line
+    text = "$ sudo fdisk -l\nDisk /dev/sdb: 1 GiB, 1073741824 bytes, 2097152 sectors\nUnits: sectors of 1 * 512 = 512 bytes\n\n"
+    text += "$ lsblk\nNAME MAJ:MIN RM SIZE RO TYPE MOUNTPOINT\nsdb 8:16 0 1G 0 disk\n"
+    assert [d["disk"] for d in partitions.parse(text, "fdisk").rows("disks")] == ["/dev/sdb"]
+
+
+def test_gpart_bare_prompt_at_the_end():
+    """`gpart show` and `gpart show -l` of two disks, then a bare `$` (published): two disks, labels joined."""
+    p = partitions.parse(decode((PUBLISHED / "gpart-show-l-two-disks-bare-prompt.txt").read_bytes()), "gpart")
+    assert [(d["disk"], d["usable_sectors"]) for d in p.rows("disks")] == [("ada1", 3907029088), ("ada2", 3907029088)]
+    assert [(r["disk"], r["type"], r["name"], r["start_sector"]) for r in p.rows("partitions")] == [
+        ("ada1", "freebsd-zfs", "ndisk1", 40),
+        ("ada2", "freebsd-zfs", "ndisk2", 40),
+    ]
+
+
+def test_fdisk_in_another_language_is_refused_with_the_remedy():
+    """fdisk under zh_CN (published): sudo's password prompt is skipped; the translated column header cannot be
+    mapped, and the message says so and names LC_ALL=C, instead of 'unexpected line'."""
+    with pytest.raises(ParseError) as e:
+        partitions.parse(decode((PUBLISHED / "fdisk-zh_CN-locale.txt").read_bytes()), "fdisk")
+    assert (e.value.kind, e.value.line) == ("unsupported-version", 10)
+    assert "not in English" in str(e.value) and "LC_ALL=C fdisk -l" in e.value.expected
+
+
+def test_old_sfdisk_dump_comment_is_not_a_prompt():
+    """`# partition table of /dev/sda` opens old sfdisk -d output: it is not another command's prompt."""
+    text = (
+        "# partition table of /dev/sda\nunit: sectors\n\n"
+        "/dev/sda1 : start=     2048, size=  1024000, Id=83, bootable\n"
+        "/dev/sda2 : start=  1026048, size=  2048000, Id=82\n"
+    )
+    fmt = detect(text)[1]
+    rows = partitions.parse(text, fmt).rows("partitions")
+    assert [(r["device"], r["start_sector"]) for r in rows] == [("/dev/sda1", 2048), ("/dev/sda2", 1026048)]

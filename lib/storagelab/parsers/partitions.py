@@ -53,7 +53,7 @@ import math
 import re
 
 from ..units import MiB, UnitError, zfs_nicenum
-from .base import LINES, Parsed, ParseError, lines_of, table
+from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "partitions"
 PARSER_VERSION = 1
@@ -570,6 +570,13 @@ def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
             pass
         elif _FDISK_NOTABLE.match(s) or _FDISK_NOTE.match(line):
             parsed.warnings.append(f"line {lineno}: {s}")
+        elif not s.isascii() and next((ln.strip() for ln in lines[lineno:] if ln.strip()), "").startswith("/dev/"):
+            raise ParseError(
+                f"the column header of the table is not in English: {s[:80]!r}",
+                line=lineno,
+                kind="unsupported-version",
+                expected="fdisk -l run in the C locale (LC_ALL=C fdisk -l): Device, Boot, Start, End, Sectors, ...",
+            )
         else:
             raise _cut(
                 lineno,
@@ -1068,6 +1075,28 @@ def sniff(text: str) -> str | None:
     return None
 
 
+_TOOLS = {"gpart": ("gpart",), "fdisk": ("fdisk", "sfdisk"), "sfdisk": ("sfdisk",), "sfdisk-l": ("sfdisk",)}
+_TOOLS["parted"] = ("parted",)
+_SUDO_PASSWORD = re.compile(r"^\s*\[sudo\] ")  # sudo's password prompt, in any language
+_SFDISK_COMMENT = re.compile(r"^\s*# partition table of ")  # old sfdisk -d's first line, not a prompt
+
+
+def _only_the_tools_output(lines: list[str], tools: tuple[str, ...]) -> list[str]:
+    """A terminal transcript's lines with everything but the partition tool's output blanked (line numbers
+    kept): sudo's password prompt, and each other command's prompt line and output up to the next prompt
+    (``$ sudo swapoff /dev/sda5``, a bare ``$`` at the end). The tool's own command lines stay: the parsers
+    read them (``gpart show -l``)."""
+    out, other = [], False
+    for line in lines:
+        if _SUDO_PASSWORD.match(line):
+            out.append("")
+            continue
+        if SHELL_PROMPT.match(line) and not _SFDISK_COMMENT.match(line):
+            other = not any(_is_command(line, tool) for tool in tools)
+        out.append("" if other else line)
+    return out
+
+
 def parse(text: str, fmt: str | None = None) -> Parsed:
     if not text.strip():
         raise ParseError("file is empty", kind="empty", expected="gpart show, fdisk -l, sfdisk -d or parted output")
@@ -1080,8 +1109,8 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             expected="gpart show, fdisk -l, sfdisk -d or parted (-m) unit s print output",
         )
     parsed = Parsed(tool=TOOL, format=fmt)
-    lines = lines_of(text)
-    last = max(i for i, ln in enumerate(lines, 1) if ln.strip())
+    lines = _only_the_tools_output(lines_of(text), _TOOLS[fmt])
+    last = max((i for i, ln in enumerate(lines, 1) if ln.strip()), default=1)
     if fmt == "gpart":
         _parse_gpart(lines, parsed, last)
     elif fmt == "fdisk":
