@@ -269,7 +269,8 @@ def test_strip_progress():
 
 # --- real zdb 2.1.11 and 2.3.2 outputs (ztest pools; tests/fixtures/zdb/COMMANDS.md) --------------------
 
-FIXTURE_FILES = sorted(p for p in Z.glob("*/*.txt") if p.parent.name != "2.3.1-published")  # ztest runs
+PUBLISHED_DIRS = ("2.3.1-published", "published")  # outputs published by others, each with its own test
+FIXTURE_FILES = sorted(p for p in Z.glob("*/*.txt") if p.parent.name not in PUBLISHED_DIRS)  # ztest runs
 FORMAT_OF = {
     "b": "zdb-b",
     "bb": "zdb-b",
@@ -824,3 +825,26 @@ def test_damage_inside_a_simulated_histogram_stays_an_error():
     with pytest.raises(ParseError) as e:  # the header itself cut
         zdb.parse("\n".join(lines[: first_row - 2]) + "\n")
     assert e.value.kind == "truncated"
+
+
+def test_pasted_code_block_indented_alike_is_read_without_the_indent():
+    """A real zdb -DD of pool trucknuts published in a reST how-to, every line indented by 4 spaces: it had been
+    'no known tool output found'. Read without the indent (same line numbers), with a warning."""
+    from storagelab.parsers import parse_bytes
+
+    path = Z / "published" / "zdb-DD-rst-indented.txt"
+    parsed, _ = parse_bytes(path.read_bytes(), str(path))
+    assert parsed.format == "zdb-DD"
+    objs = {o["name"]: o for o in parsed.rows("zdb_ddt_objects")}
+    assert (objs["DDT-sha256-zap-duplicate"]["entries"], objs["DDT-sha256-zap-unique"]["entries"]) == (
+        11979918,
+        30419118,
+    )
+    assert objs["DDT-sha256-zap-unique"]["core_bytes_per_entry"] == 163.0
+    (ratio,) = parsed.rows("zdb_ddt_ratios")
+    assert (ratio["pool"], ratio["dedup"], ratio["product"], ratio["line_start"]) == ("trucknuts", 1.71, 1.72, 29)
+    assert parsed.warnings[0] == "line 1: every line is indented by 4 spaces (a pasted code block): read without it"
+    # text that is no tool's output stays unknown, indented or not
+    with pytest.raises(ParseError) as e:
+        parse_bytes(b"    just some\n    indented prose\n", "x.txt")
+    assert e.value.kind == "unknown-format"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import importlib
+import os
 import re
 from pathlib import Path
 from types import ModuleType
@@ -152,7 +153,35 @@ def detect(text: str) -> tuple[ModuleType, str]:
 
 
 def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
-    mod, fmt = detect(text)
+    try:
+        mod, fmt = detect(text)
+    except ParseError as e:
+        # a pasted code block (markdown, reST): every line indented alike; read it without the indent, same lines
+        indent, dedented = _common_indent(text)
+        if e.kind != "unknown-format" or not indent:
+            raise
+        try:
+            mod, fmt = detect(dedented)
+        except ParseError:
+            raise e from None
+        parsed, mod = _parse_detected(dedented, mod, fmt, name)
+        what = "a tab" if indent == "\t" else f"{len(indent)} spaces" if indent.strip(" ") == "" else repr(indent)
+        parsed.warnings.insert(0, f"line 1: every line is indented by {what} (a pasted code block): read without it")
+        return parsed, mod
+    return _parse_detected(text, mod, fmt, name)
+
+
+def _common_indent(text: str) -> tuple[str, str]:
+    """The blanks that start every non-blank line, and the text without them ('' and the text when none)."""
+    lines = text.split("\n")
+    heads = [ln[: len(ln) - len(ln.lstrip(" \t"))] for ln in lines if ln.strip()]
+    indent = os.path.commonprefix(heads) if heads else ""
+    if not indent:
+        return "", text
+    return indent, "\n".join(ln[len(indent) :] if ln.startswith(indent) else ln.strip(" \t") for ln in lines)
+
+
+def _parse_detected(text: str, mod: ModuleType, fmt: str, name: str | None) -> tuple[Parsed, ModuleType]:
     try:
         if name is not None and getattr(mod, "PARSE_TAKES_NAME", False):
             return mod.parse(text, fmt, name=name), mod  # fio log files: the kind is in the name only
