@@ -446,8 +446,25 @@ def _row_cells(line: str, ntests: int = 6):
 
     Returns (prefix, cells, status) with status 'ok', 'short' (ran out of text: truncated) or
     'bad' (a token that is no cell). Blank cells are found by position (10 columns per test);
-    wide values push the rest of the row right, as bonnie++ prints them.
+    wide values push the rest of the row right, as bonnie++ prints them. A row whose spacing is not
+    bonnie++'s (runs of spaces squeezed where it was pasted) but which holds every cell is read by
+    its tokens: the name (and size), then a value and its CPU per test.
     """
+    prefix, cells, status = _row_cells_by_position(line, ntests)
+    if status != "ok":
+        toks = line.split()
+        head = len(toks) - 2 * ntests
+        pairs = list(zip(toks[head::2], toks[head + 1 :: 2]))
+        if head in (1, 2) and all(_is_cell(v, c) for v, c in pairs):
+            return line[: line.index(toks[head - 1]) + len(toks[head - 1])], pairs, "ok"
+    return prefix, cells, status
+
+
+def _is_cell(value: str, cpu: str) -> bool:
+    return bool((_RATE_CELL.match(value) or _PLUS.match(value)) and (_OPS_CELL.match(cpu) or _PLUS.match(cpu)))
+
+
+def _row_cells_by_position(line: str, ntests: int):
     end = _FIELD
     if len(line) > end and line[end] != " ":  # the name/size or files field overflowed
         nxt = line.find(" ", end)
@@ -464,7 +481,7 @@ def _row_cells(line: str, ntests: int = 6):
         if not m:
             return prefix, cells, ("short" if not tail[pos:].strip() or len(tail[pos:].split()) == 1 else "bad")
         v, c = m.group(1), m.group(2)
-        if not (_RATE_CELL.match(v) or _PLUS.match(v)) or not (_OPS_CELL.match(c) or _PLUS.match(c)):
+        if not _is_cell(v, c):
             return prefix, cells, "bad"
         cells.append((v, c))
         pos = m.end()
