@@ -58,18 +58,20 @@ def test_run_bandwidths_keeps_the_final_report_and_drops_duplicates(db):
     try:
         groups = con.sql("SELECT * FROM fio_groups").pl()
         files = con.sql("SELECT * FROM files").pl()
+        jobs = con.sql("SELECT * FROM fio_jobs").pl()
         via_sql = stacks.runs(con)
     finally:
         con.close()
-    runs = explore.run_bandwidths(groups, files)
+    runs = explore.run_bandwidths(groups, files, jobs)
     got = [
         (r["path"].rsplit("/", 1)[-1], r["groupid"], r["direction"], r["bw_bytes_per_s"], r["label"], r["stack"])
         for r in runs.iter_rows(named=True)
     ]
     assert got == [
         ("status_interval.txt", 0, "write", 8385812.0, "interval", "zfs"),  # 4th (final) JSON report, not 8458630
-        ("two_groups.txt", 0, "write", 16895484.0, "two groups", "ext4"),
-        ("two_groups.txt", 1, "read", 83886080.0, "two groups", "ext4"),
+        # two reporting groups of one fio run: not repeats, so each label names its group and first job
+        ("two_groups.txt", 0, "write", 16895484.0, "two groups (group 0: writer)", "ext4"),
+        ("two_groups.txt", 1, "read", 83886080.0, "two groups (group 1: reader)", "ext4"),
         ("xss_jobname.txt", 0, "write", 349525333.0, None, None),  # not in the manifest: no labels
     ]
     assert runs["io_bytes"].to_list() == [25165824.0, 16777216.0, 4194304.0, 1048576.0]

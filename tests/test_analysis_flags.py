@@ -90,7 +90,7 @@ def test_an_approximate_limit_flags_weakly_and_says_by_how_much(res):
     assert "sdb answers 174x faster" in text
     # the homelab logs do not give the RAM: the 16 GiB file (8 jobs on one file) cannot be set against it
     assert any(
-        m.startswith("the RAM of the machine is not in the logs or labels of 14 run(s) (files of 16.00 GiB)")
+        m.startswith("the RAM of the machine is not in the logs or labels of 14 run(s) (test size 16.00 GiB for 14)")
         for m in res.missing
     )
 

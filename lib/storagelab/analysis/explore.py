@@ -29,7 +29,8 @@ def run_bandwidths(groups: pl.DataFrame, files: pl.DataFrame, jobs: pl.DataFrame
     reports; the last one covers the whole run, so only it is kept; fio runs appended to one file
     each keep their last report: the reports whose jobs are ``is_final`` (without ``jobs``, or for a
     file without job rows, the report with the highest doc_index). Files the manifest marks as
-    duplicates (``duplicate_of``) are left out.
+    duplicates (``duplicate_of``) are left out. Several reporting groups of one run are labelled apart
+    (``fio_runs.groups_apart``).
     """
     finals = groups.group_by("file_id").agg(pl.col("doc_index").max())
     if jobs is not None and not jobs.is_empty():
@@ -41,7 +42,19 @@ def run_bandwidths(groups: pl.DataFrame, files: pl.DataFrame, jobs: pl.DataFrame
         "file_id", "doc_index", "groupid", "direction", "bw_bytes_per_s", "io_bytes", "run_max_ns", "exact"
     )
     labels = files.filter(pl.col("duplicate_of").is_null()).select("file_id", "path", "study", "label", "stack", "host")
-    return final.join(labels, on="file_id", how="inner").sort("path", "doc_index", "groupid", "direction")
+    out = final.join(labels, on="file_id", how="inner").sort("path", "doc_index", "groupid", "direction")
+    if jobs is not None and {"jobname", "job_index", "groupid"} <= set(jobs.columns):  # each group's first job
+        first = jobs.sort("job_index").group_by("file_id", "doc_index", "groupid").agg(pl.col("jobname").first())
+        out = out.join(
+            first.cast({c: out.schema[c] for c in ("file_id", "doc_index", "groupid")}),
+            how="left",
+            on=["file_id", "doc_index", "groupid"],
+        )
+    else:
+        out = out.with_columns(jobname=pl.lit(None, pl.String))
+    from .fio_runs import groups_apart
+
+    return groups_apart(out).drop("jobname")
 
 
 def fastest_unflagged(con, direction: str = "write", margin: float = 1.1) -> tuple[dict | None, int]:

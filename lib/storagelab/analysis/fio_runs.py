@@ -35,13 +35,14 @@ SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type
        f.tool_version,
        g.doc_index, g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,
        g.run_max_ns, g.derived, g.exact, g.line_start,
-       j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json
+       j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json, j.jobname
 FROM fio_groups g JOIN files f USING (file_id)
 LEFT JOIN (SELECT file_id, doc_index, groupid, any_value(rw) AS rw, max(block_size_bytes) AS block_size_bytes,
                   -- numjobs: the option (JSON), else the threads fio counted for a job (text: jobs=N of a
                   -- group-reported block, or N blocks of one job name without group_reporting)
                   max(iodepth) AS iodepth, coalesce(max(numjobs), max(threads)) AS numjobs, sum(jobs) AS jobs,
-                  any_value(ioengine) AS ioengine, any_value(options_json) AS options_json
+                  any_value(ioengine) AS ioengine, any_value(options_json) AS options_json,
+                  arg_min(jobname, job_index) AS jobname  -- the group's first job
            FROM (SELECT *, sum(jobs) OVER (PARTITION BY file_id, doc_index, groupid, jobname) AS threads
                  FROM fio_jobs WHERE is_final)
            GROUP BY file_id, doc_index, groupid) j
@@ -207,14 +208,32 @@ def workload_key(w: dict, without: tuple[str, ...] = ()) -> str:
     return " ".join(parts)
 
 
+def groups_apart(df: pl.DataFrame) -> pl.DataFrame:
+    """Several reporting groups of one fio run (one file and report) are different jobs run by one command,
+    not repeats of one run: each gets its group in its label ('ceph.out (group 2: kern-replicated)'), so that
+    no analysis takes them for repeated runs or names two of them alike."""
+    if df.is_empty():
+        return df
+    several = pl.col("groupid").n_unique().over("file_id", "doc_index") > 1
+    named = pl.concat_str(
+        pl.coalesce("label", pl.col("path").str.split("/").list.last()),
+        pl.lit(" (group "),
+        pl.col("groupid").cast(pl.String),
+        pl.when(pl.col("jobname").is_not_null()).then(pl.lit(": ") + pl.col("jobname")).otherwise(pl.lit("")),
+        pl.lit(")"),
+    )
+    return df.with_columns(label=pl.when(several).then(named).otherwise(pl.col("label")))
+
+
 def runs(con, sel: Selection) -> pl.DataFrame:
     """Every fio run of the selection with its labels, workload options (``wl_*``), ``workload`` key and
     ``workload_source`` (output, command, output+command or unknown)."""
     where, params = sel.sql("f")
-    df = frame(con, RUNS_SQL.format(where=where), params)
+    df = groups_apart(frame(con, RUNS_SQL.format(where=where), params))
     if df.is_empty():
         return df.with_columns(
             *(pl.lit(None).alias(f"wl_{k}") for k in WORKLOAD_OPTIONS),
+            workload_known=pl.lit(None, pl.Boolean),
             workload=pl.lit(None, pl.String),
             workload_source=pl.lit(None, pl.String),
             workload_at_any_depth=pl.lit(None, pl.String),
@@ -227,7 +246,7 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
     """``df`` (rows holding the WORKLOAD_INPUTS columns: one per run, or per job) with each row's workload options
     (``wl_*``), ``workload`` key, ``workload_source`` and the keys without the depth and without the size."""
     extra = {f"wl_{k}": [] for k in WORKLOAD_OPTIONS}
-    keys, depthless, sizeless, sources = [], [], [], []
+    keys, depthless, sizeless, sources, options_of = [], [], [], [], []
     known: dict[tuple, tuple] = {}  # runs with the same inputs have the same workload: worked out once
     inputs = [c for c in WORKLOAD_INPUTS if c in df.columns]
     for values in df.select(inputs).iter_rows():
@@ -242,6 +261,7 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
                 src,
             )
         options, key, any_depth, any_size, src = done
+        options_of.append(options)
         for k, v in zip(WORKLOAD_OPTIONS, options):
             extra[f"wl_{k}"].append(v)
         keys.append(key)
@@ -250,6 +270,8 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
         sources.append(src)
     return df.with_columns(
         *(pl.Series(k, v, dtype=pl.String) for k, v in extra.items()),
+        # runs are compared only where the mode and block size are known: '? bs=?' runs are not one workload
+        workload_known=pl.Series([o[0] is not None and o[1] is not None for o in options_of], dtype=pl.Boolean),
         workload=pl.Series(keys, dtype=pl.String),
         workload_source=pl.Series(sources, dtype=pl.String),
         workload_at_any_depth=pl.Series(depthless, dtype=pl.String),

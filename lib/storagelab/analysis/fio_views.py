@@ -186,11 +186,22 @@ def with_job_workloads(summary_df: pl.DataFrame) -> pl.DataFrame:
     from . import fio_runs
 
     with_wl = fio_runs.with_workloads(summary_df)
+    label = pl.coalesce("label", "path")
     return summary_df.with_columns(
-        workload=with_wl["workload_at_any_depth"],
+        # a job whose mode or block size is unknown is set against no other: its workload names it alone
+        workload=pl.when(with_wl["workload_known"])
+        .then(with_wl["workload_at_any_depth"])
+        .otherwise(
+            with_wl["workload_at_any_depth"]
+            + pl.lit(" (")
+            + pl.coalesce("label", pl.col("path").str.split("/").list.last())
+            + pl.lit(": ")
+            + pl.col("jobname")
+            + pl.lit(")")
+        ),
         iodepth=pl.coalesce(pl.col("iodepth").cast(pl.Int64), with_wl["wl_iodepth"].cast(pl.Int64, strict=False)),
         numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), with_wl["wl_numjobs"].cast(pl.Int64, strict=False)),
-        label=pl.coalesce("label", "path"),
+        label=label,
     )
 
 
@@ -600,6 +611,29 @@ def compare_results(a: dict, b: dict, metric: str = "bw", **kw) -> dict:
     return compare(a[mean], a.get(sd) or 0.0, b[mean], b.get(sd) or 0.0, **kw)
 
 
+def not_one_setup(g: pl.DataFrame) -> str:
+    """'' when the depths of a workload were run in one file, or in files labelled with one host and run by one
+    fio version; else a sentence saying why the depth may not be the only difference between them."""
+    if g["file_id"].n_unique() < 2:
+        return ""
+    versions = sorted({v for v in g["tool_version"].to_list() if v})
+    hosts = sorted({h for h in g["host"].to_list() if h})
+    unlabelled = g.filter(pl.col("host").is_null())["file_id"].n_unique()
+    why = []
+    if len(hosts) > 1:
+        why.append(f"they ran on different hosts ({', '.join(hosts)})")
+    if len(versions) > 1:
+        why.append(f"by different fio versions ({', '.join(versions)})")
+    if why:
+        return " Not one setup: " + " and ".join(why) + ", so the depth is not the only difference."
+    if unlabelled:
+        return (
+            f" {unlabelled} of the {g['file_id'].n_unique()} files have no host label: if they ran on different "
+            "machines, the depth is not the only difference (label host in the manifest)."
+        )
+    return ""
+
+
 def _config(df: pl.DataFrame) -> pl.Expr:
     """What one run was measured on: host | stack | vdev layout labels ('?' where a label is missing)."""
     parts = [pl.col(c).cast(pl.Utf8).fill_null("?") for c in ("host", "stack", "vdev_type", "vdev_count", "vdev_width")]
@@ -726,7 +760,9 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
         summ = summ.filter(pl.col("iops").is_not_null() & pl.col("bw_bytes_per_s").is_not_null())
     if summ.height:
         summ = with_job_workloads(summ).join(
-            runs.select("file_id", _config(runs).alias("config")).unique("file_id", keep="first"),
+            runs.select("file_id", "host", "tool_version", _config(runs).alias("config")).unique(
+                "file_id", keep="first"
+            ),
             on="file_id",
             how="left",
         )
@@ -738,8 +774,10 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
             what = f"`{workload}` {direction}"
             if g["outstanding"].n_unique() == 1 and g.height > 1:
                 r = g.row(0, named=True)
+                n_runs = g.select("file_id", "doc_index").n_unique()
+                counted = f"{g.height} runs" if n_runs == g.height else f"{g.height} jobs of {n_runs} fio run(s)"
                 res.findings.append(
-                    f"{what}: {g.height} runs, all with QD {_qd(r['iodepth'], r['numjobs'])} jobs: "
+                    f"{what}: {counted}, all with QD {_qd(r['iodepth'], r['numjobs'])} jobs: "
                     f"IOPS {g['iops'].min():,.0f} to {g['iops'].max():,.0f}; nothing varies the depth."
                 )
                 continue
@@ -761,6 +799,7 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
                     else f", p99 latency {lo['p99_ns'] / 1e6:.3f} -> {hi['p99_ns'] / 1e6:.3f} ms"
                 )
                 + "."
+                + not_one_setup(g)
             )
         res.findings += point_comparisons(summ, zfs_of)
     else:

@@ -13,6 +13,15 @@ def rate(bytes_per_s: float | None) -> str:
     return f"{bytes_per_s / MiB:.1f} MiB/s ({bytes_per_s / 1e6:.1f} MB/s)"
 
 
+def figure(x: float | None) -> str:
+    """A number with two significant digits, never shown as 0 when it is not: 0.47, 3.1, 12, 1,234."""
+    if x is None:
+        return "n/a"
+    if x == 0 or abs(x) >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.2g}" if abs(x) < 10 else f"{x:.0f}"
+
+
 def size(n_bytes: float | None) -> str:
     if n_bytes is None:
         return "n/a"

@@ -267,16 +267,18 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
         return res
     res.frames["runs"] = d
     res.file_ids = d["file_id"].to_list()
-    workloads = d.group_by("workload").agg(pl.len().alias("runs"), pl.col("bw_bytes_per_s").max().alias("best"))
+    known = d.filter(pl.col("workload_known"))  # runs whose mode or block size is unknown are compared with none
+    workloads = known.group_by("workload").agg(pl.len().alias("runs"), pl.col("bw_bytes_per_s").max().alias("best"))
     workloads = workloads.sort("runs", "best", descending=True)
     res.frames["workloads"] = workloads
-    n, k = d.height, workloads.height
+    n, k, u = d.height, workloads.height, d.height - known.height
     res.findings.append(
         f"{n} fio {direction} run{'s' if n != 1 else ''} for {sel.describe()}, in {k} "
-        f"workload{'s' if k != 1 else ''}; runs are compared only within a workload."
+        f"workload{'s' if k != 1 else ''}{f' and {u} of unknown workload' if u else ''}; runs are compared only "
+        "within a workload."
     )
     for w in workloads.iter_rows(named=True):
-        g = d.filter(pl.col("workload") == w["workload"]).sort("bw_bytes_per_s", descending=True)
+        g = known.filter(pl.col("workload") == w["workload"]).sort("bw_bytes_per_s", descending=True)
         if g.height == 1:
             res.findings.append(
                 f"`{w['workload']}`: one run ({g['label'][0]}, {prose.rate(g['bw_bytes_per_s'][0])}), "
@@ -289,12 +291,12 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
             f"slowest {low['label']} at {prose.rate(low['bw_bytes_per_s'])} "
             f"({low['bw_bytes_per_s'] / top['bw_bytes_per_s']:.2f}x of the fastest)."
         )
-    unknown = d.filter(pl.col("workload_source") == "unknown")
+    unknown = d.filter(~pl.col("workload_known"))
     if unknown.height:
         res.missing.append(
-            f"{unknown.height} run(s) have no workload options in their output or manifest command "
-            f"({prose.listing(unknown['label'].to_list())}): add the fio command line to the manifest "
-            "column `command` so they can be compared like with like"
+            f"{unknown.height} run(s) have no rw mode or block size in their output or command "
+            f"({prose.listing(unknown['label'].to_list())}), so they are compared with no other run: add the fio "
+            "command line to the manifest column `command`"
         )
     flagged = d.filter(pl.col("inflated").fill_null(False))
     if flagged.height:
@@ -348,12 +350,12 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
                 f"it, and what lets {fast['disk']} answer that fast the logs do not say."
             )
     _test_size_findings(res, d)
-    reps = repeats(d)
+    reps = repeats(known)
     res.frames["repeats"] = reps
     for r in reps.iter_rows(named=True):
         res.findings.append(
             f"{r['config']}: {r['n']} repeated runs, mean {prose.rate(r['mean'])}, spread ±{r['spread_pct']:.1f} %"
-            f" (95 % confidence interval of the mean ±{r['ci95_bytes_per_s'] / MiB:.0f} MiB/s with "
+            f" (95 % confidence interval of the mean ±{prose.figure(r['ci95_bytes_per_s'] / MiB)} MiB/s with "
             f"{r['n']} runs{': few runs, so the spread is only a rough noise estimate' if r['n'] < 5 else ''})."
         )
         ci_pct = r["ci95_bytes_per_s"] / r["mean"] * 100 if r["ci95_bytes_per_s"] is not None else None
@@ -372,7 +374,7 @@ def analyse(con, sel: Selection, direction: str = "write", inflation_margin: flo
             "No configuration was run more than once: run-to-run noise is unknown, so small "
             "differences between runs cannot be told from noise."
         )
-    costs = layer_costs(d)
+    costs = layer_costs(known)
     res.frames["layer_costs"] = costs
     for c in costs.iter_rows(named=True):
         if c["zfs_version_differs"]:
@@ -462,10 +464,14 @@ def _test_size_findings(res: Result, d: pl.DataFrame) -> None:
         )
         res.caveats.append("test size below RAM")
     if unknown:
-        sizes = sorted({prose.size(b) for b in (file_bytes(r) for r in d.iter_rows(named=True)) if b})
+        sizes: dict[str, int] = {}  # the test sizes of the runs whose RAM is not known, and how many have each
+        for r in d.filter(pl.col("label").is_in(unknown)).iter_rows(named=True):
+            b = file_bytes(r)
+            key = prose.size(b) if b else "not known"
+            sizes[key] = sizes.get(key, 0) + 1
         res.missing.append(
-            f"the RAM of the machine is not in the logs or labels of {len(unknown)} run(s) "
-            + (f"(files of {prose.listing(sizes)})" if sizes else "")
-            + ": whether a file fits in the page cache or ARC cannot be checked; fill the manifest's "
+            f"the RAM of the machine is not in the logs or labels of {len(unknown)} run(s) (test size "
+            + prose.listing([f"{size} for {k}" for size, k in sorted(sizes.items(), key=lambda kv: -kv[1])])
+            + "): whether a file fits in the page cache or ARC cannot be checked; fill the manifest's "
             "ram_bytes column (storagelab lab does)"
         )
