@@ -157,7 +157,7 @@ def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
         mod, fmt = detect(text)
     except ParseError as e:
         # a pasted code block (markdown, reST): every line indented alike; read it without the indent, same lines
-        indent, dedented = _common_indent(text)
+        indent, dedented = common_indent(text)
         if e.kind != "unknown-format" or not indent:
             raise
         try:
@@ -171,7 +171,7 @@ def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
     return _parse_detected(text, mod, fmt, name)
 
 
-def _common_indent(text: str) -> tuple[str, str]:
+def common_indent(text: str) -> tuple[str, str]:
     """The blanks that start every non-blank line, and the text without them ('' and the text when none)."""
     lines = text.split("\n")
     heads = [ln[: len(ln) - len(ln.lstrip(" \t"))] for ln in lines if ln.strip()]
