@@ -1,5 +1,7 @@
 """Plausibility flags of fio runs (notebook 05) on the homelab logs, at the edges and by design."""
 
+from pathlib import Path
+
 import polars as pl
 import pytest
 
@@ -134,3 +136,41 @@ def test_a_command_line_job_takes_fios_defaults_for_what_it_does_not_give():
     assert not fio_runs.job_on_command_line("fio job.fio") and not fio_runs.job_on_command_line("bonnie++ -d /x")
     from_file, _ = fio_runs.workload_of({"command": "fio --output-format=json job.fio", "rw": "write"})
     assert from_file["direct"] is None  # unknown, not assumed
+
+
+def test_direct_io_below_ram_is_no_cache_flag_where_o_direct_bypasses_the_cache(tmp_path):
+    """A real lab run (fixtures/fio/3.33/logs-partial: 2 x 8 MiB, --direct=1, ext4, 24 GiB of RAM): the file is far
+    below RAM, but O_DIRECT on ext4 goes around the page cache, so 05 flags nothing; labelled zfs 2.1.5 (ARC
+    serves O_DIRECT) or with no stack label, the same file is flagged."""
+    import shutil
+
+    from storagelab.analysis import Selection, open_db, stacks
+    from storagelab.store import ingest
+
+    src = Path(__file__).resolve().parent / "fixtures" / "fio" / "3.33" / "logs-partial" / "write-4k-qd2-nj2.txt"
+    command = (src.parent / "COMMANDS.md").read_text().split("\n    ")[1].split("\n")[0]
+    assert command.startswith("fio --name=write-4k-qd2-nj2 ") and "--direct=1" in command
+    findings = {}
+    for case, stack, zfs, cmd in (
+        ("ext4 direct", "ext4", "", command),
+        ("zfs 2.1 direct", "zfs", "2.1.5", command),
+        ("no stack label", "", "", command),
+    ):
+        raw = tmp_path / case.replace(" ", "-")
+        raw.mkdir()
+        shutil.copy(src, raw / src.name)
+        (raw / "manifest.csv").write_text(
+            f'path,label,stack,zfs_version,ram_bytes,command\n{src.name},{case},{stack},{zfs},25276502016,"{cmd}"\n'
+        )
+        db = raw / "x.duckdb"
+        s = ingest([raw], db_path=db, parquet_dir=False, progress=False, workers=1)
+        assert s.failed == 0, s.errors
+        with open_db(db) as con:
+            res = stacks.analyse(con, Selection(), direction="write")
+        findings[case] = [f for f in res.findings if f.startswith("Test size below RAM")]
+    assert findings["ext4 direct"] == []
+    assert findings["zfs 2.1 direct"] == [
+        "Test size below RAM (reads and, on ZFS, writes can be served from the page cache or ARC): zfs 2.1 direct "
+        "(16.0 MiB in 23.54 GiB of RAM)."
+    ]
+    assert len(findings["no stack label"]) == 1  # the filesystem is not known: no credit for O_DIRECT

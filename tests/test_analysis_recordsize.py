@@ -201,3 +201,23 @@ def test_block_size_histogram_of_a_real_pool(ztest_db):
     assert round(b["full_record_share"], 2) == 0.61
     assert sum("Measured (ztest, zdb -b)" in f for f in res.findings) == 1
     assert res.headline["ztest: logical bytes in full records"] == "61%"
+
+
+def test_unlabelled_runs_are_counted_as_runs_not_directions(tmp_path):
+    """A randrw run has a read and a write row: 02 had counted it twice ('44 fio run(s)' for 36 lab runs)."""
+    import shutil
+    from pathlib import Path
+
+    from storagelab.analysis import Selection, open_db, recordsize
+    from storagelab.store import ingest
+
+    src = Path(__file__).resolve().parent / "fixtures" / "fio" / "3.33" / "randrw_libaio_jsonplus.txt"
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(src, raw / src.name)
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = recordsize.analyse(con, Selection())
+    (line,) = [m for m in res.missing if "carry no recordsize label" in m]
+    assert "(1 fio run(s) carry no recordsize label)" in line

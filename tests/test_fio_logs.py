@@ -8,6 +8,7 @@ import json
 import statistics
 
 import duckdb
+import polars as pl
 import pytest
 from conftest import FIXTURES
 
@@ -414,3 +415,30 @@ def test_notebook_08_names_the_latency_log_without_a_unit(tmp_path):
         "usec, early fio 3.x ns; the log does not say which), not charted"
     )
     assert not any("clat" in f for f in res.findings)
+
+
+def test_notebook_08_leaves_out_windows_that_only_some_jobs_logged(tmp_path):
+    """A real lab run of 2 jobs (fixtures/fio/3.33/logs-partial): job 1 logged a sample at 2001 ms, job 2 none
+    after 1750 ms. The summed window at 2.0 s holds one job: it is left out (and said), not shown as a drop."""
+    import shutil
+
+    from storagelab.analysis import Selection, fio_views, open_db
+    from storagelab.store import ingest
+
+    src = FIXTURES / "fio" / "3.33" / "logs-partial"
+    raw = tmp_path / "raw"
+    shutil.copytree(src, raw, ignore=shutil.ignore_patterns("*.md", "*.jsonl"))
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (5, 0), s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = fio_views.analyse(con, Selection())
+    bw = res["series"].filter(pl.col("kind") == "bw")
+    # 250 ms windows: 0.25 ... 1.75 s from both jobs; the 2.0 s window (job 1 alone, 105936 KiB/s) is gone
+    assert bw["time_ns"].to_list() == [250_000_000 * k for k in range(1, 8)]
+    assert bw["jobs"].to_list() == [2] * 7
+    assert bw["value"][0] == (95056 + 95088) * 1024 and bw["value"][-1] == (106768 + 105072) * 1024
+    assert (
+        "2 window(s) of summed bandwidth or IOPS in which only some of the run's jobs logged a sample "
+        "(write-4k-qd2-nj2; fio logs each job's last sample when that job ends) are left out: their sum is not the "
+        "run's total." in res.findings
+    )

@@ -484,6 +484,14 @@ def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.Data
     return out.rename({"t": "time_ns"}).select(list(schema)).sort([*by, "time_ns"])
 
 
+def partial_windows(series: pl.DataFrame) -> pl.Series:
+    """True for the windows of a summed series (bw, iops) where fewer jobs logged than the run has: fio writes
+    each job's last sample when that job ends, so one job's extra last sample alone is not the run's total (it
+    would show as a drop to 1/N at the end)."""
+    all_jobs = pl.col("jobs").max().over("run", "kind", "direction")
+    return series.select(pl.col("kind").is_in(["bw", "iops"]) & (pl.col("jobs") < all_jobs)).to_series()
+
+
 def steady_start(values: Sequence[float], tolerance_pct: float = 10.0, min_points: int = 3) -> int | None:
     """Index where the steady state begins: the smallest i such that every value of values[i:] is within
     ±tolerance_pct % of mean(values[i:]), with at least min_points values; None if there is none."""
@@ -637,7 +645,9 @@ def not_one_setup(g: pl.DataFrame) -> str:
 def _config(df: pl.DataFrame) -> pl.Expr:
     """What one run was measured on: host | stack | vdev layout labels ('?' where a label is missing)."""
     parts = [pl.col(c).cast(pl.Utf8).fill_null("?") for c in ("host", "stack", "vdev_type", "vdev_count", "vdev_width")]
-    return pl.concat_str(parts[:2] + [pl.concat_str(parts[2:], separator=" ")], separator=" | ")
+    no_layout = pl.all_horizontal(pl.col(c).is_null() for c in ("vdev_type", "vdev_count", "vdev_width"))
+    layout = pl.when(no_layout).then(None).otherwise(pl.concat_str(parts[2:], separator=" "))  # none: left out
+    return pl.concat_str(parts[:2] + [layout], separator=" | ", ignore_nulls=True)
 
 
 def point_comparisons(summ: pl.DataFrame, zfs_of: dict | None = None) -> list[str]:
@@ -821,7 +831,16 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
             samples = samples.filter(
                 ~pl.col("kind").is_in(["lat", "clat", "slat"]) | pl.col("latency_ns").is_not_null()
             )
-        series = mark_steady(combine_jobs(samples), tolerance_pct=tolerance_pct, min_points=min_points)
+        combined = combine_jobs(samples)
+        partial = partial_windows(combined)
+        if partial.any():
+            cut = combined.filter(partial)
+            res.findings.append(
+                f"{cut.height} window(s) of summed bandwidth or IOPS in which only some of the run's jobs logged a "
+                f"sample ({prose.listing(sorted({r.rsplit('/', 1)[-1] for r in cut['run']}))}; fio logs each job's "
+                "last sample when that job ends) are left out: their sum is not the run's total."
+            )
+        series = mark_steady(combined.filter(~partial), tolerance_pct=tolerance_pct, min_points=min_points)
         res.frames["series"] = series
         res.file_ids += log_ids
         for key, g in series.group_by(["run", "kind", "direction"], maintain_order=True):
@@ -837,7 +856,7 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
             if steady.height:
                 t0 = steady["time_ns"].min() / 1e9
                 res.findings.append(
-                    f"{run.rsplit('/', 1)[-1]} {kind} {direction}: steady from {t0:.1f} s at "
+                    f"{run.rsplit('/', 1)[-1]} {kind} {direction}: steady from {t0:g} s at "
                     f"{unit(steady['steady_mean'][0])} (every sample within ±{tolerance_pct:g} %); "
                     f"{g.height - steady.height} ramp sample(s) before."
                 )

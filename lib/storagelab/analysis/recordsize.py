@@ -322,7 +322,11 @@ def analyse(
             f"against {default_recordsize // KiB} KiB records in the same workload."
         )
     if compared.is_empty():
-        unlabelled = runs.filter(pl.col("recordsize_bytes").is_null()).height if runs.height else 0
+        unlabelled = (  # runs, not their directions: a randrw run has a read and a write row
+            runs.filter(pl.col("recordsize_bytes").is_null()).select("file_id", "doc_index", "groupid").n_unique()
+            if runs.height
+            else 0
+        )
         res.missing.append(
             f"no fio runs of one workload at two recordsizes, one of them the default {default_recordsize // KiB} "
             f"KiB, for {sel.describe()}"

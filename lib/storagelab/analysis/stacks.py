@@ -8,6 +8,8 @@ version (stack labels as in the manifest, e.g. ``mergerfs+zfs`` over ``zfs``).
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from ..units import MiB
@@ -445,6 +447,18 @@ def file_bytes(row: dict) -> float | None:
     return float(row["wl_size"]) * (1 if row.get("shared_file") else jobs)
 
 
+def _bypasses_page_cache(run: dict) -> bool:
+    """direct=1 on a stack labelled without ZFS (ext4, xfs, btrfs, mdadm ...), or on ZFS >= 2.3: O_DIRECT goes
+    around the page cache, so a file smaller than RAM is no reason to suspect it. ZFS before 2.3 ignores
+    O_DIRECT (the ARC serves it); an unlabelled stack is given no such credit."""
+    if str(run.get("wl_direct")) != "1" or not run.get("stack"):
+        return False
+    if "zfs" not in run["stack"].lower():
+        return True
+    version = tuple(int(p) for p in re.findall(r"\d+", run.get("zfs_version") or "")[:2])
+    return bool(version) and version >= (2, 3)
+
+
 def _test_size_findings(res: Result, d: pl.DataFrame) -> None:
     """Each run's file against the RAM its labels give (plausibility.ram_bytes), or what is missing to check it."""
     from . import plausibility
@@ -455,7 +469,7 @@ def _test_size_findings(res: Result, d: pl.DataFrame) -> None:
         check = plausibility.against_cache(file_bytes(r), ram)
         if check is None:
             unknown.append(r["label"])
-        elif check["fits_in_cache"]:
+        elif check["fits_in_cache"] and not _bypasses_page_cache(r):
             fits.append(f"{r['label']} ({prose.size(check['size_bytes'])} in {prose.size(ram)} of RAM)")
     if fits:
         res.findings.append(
