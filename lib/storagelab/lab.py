@@ -25,6 +25,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -433,7 +434,12 @@ def sanity_flags(
     zv = target_info.get("zfs_version")
     if fs == "zfs" and direct and zv and _version_tuple(zv) < (2, 3):
         flags.append(f"direct I/O on ZFS {zv} (< 2.3): O_DIRECT is ignored or refused, I/O goes through the ARC")
-    if ram and total_bytes < ram + l2arc_bytes:
+    # O_DIRECT goes around the page cache on every filesystem but ZFS < 2.3 (which ignores or refuses it; a
+    # target whose filesystem is not known is given no such credit)
+    bypasses_cache = (
+        bool(direct) and fs not in (None, "zfs") or (fs == "zfs" and direct and zv and _version_tuple(zv) >= (2, 3))
+    )
+    if ram and total_bytes < ram + l2arc_bytes and not bypasses_cache:
         flags.append(
             f"file size {total_bytes} B below RAM{' + L2ARC' if l2arc_bytes else ''} "
             f"({ram + l2arc_bytes} B): {_cache_effect(rw)}"
@@ -589,6 +595,63 @@ def default_out(host: str) -> Path:
     return paths.RAW / "lab" / host / _dt.date.today().isoformat()
 
 
+def _dies_with_us():
+    """A preexec_fn for a benchmark child: the kernel kills it when this process dies, however it dies (SIGKILL,
+    the OOM killer), so no orphaned benchmark goes on writing into OUT after the lab is gone."""
+    from functools import partial
+
+    from .procs import die_with_parent
+
+    return partial(die_with_parent, signal.SIGKILL, os.getpid())
+
+
+# Kills a process and all its descendants when the lab dies (SIGTERM from the kernel, see _guard): fio's job
+# processes are its forks, each in a session of its own, which no signal to fio or its group reaches
+_GUARD = """
+import os, signal, sys
+
+def tree(root):
+    children = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(pid))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+def kill(*_):
+    for pid in tree(int(sys.argv[1])):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(0)
+
+signal.signal(signal.SIGTERM, kill)
+while True:
+    signal.pause()
+"""
+
+
+def _guard(pid: int) -> subprocess.Popen:
+    """A watcher that kills process ``pid`` and its descendants when this process dies, however it dies; ended
+    with ``.kill()`` (SIGKILL: it does not fire) once the benchmark is over."""
+    from functools import partial
+
+    from .procs import die_with_parent
+
+    return subprocess.Popen(
+        [sys.executable, "-c", _GUARD, str(pid)], preexec_fn=partial(die_with_parent, signal.SIGTERM, os.getpid())
+    )
+
+
 def _fmt_s(s: float) -> str:
     s = int(round(s))
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else (f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
@@ -599,14 +662,18 @@ def _ingest(files: list[Path], db: Path | None, manifest: Path) -> int:
 
     if not files:
         return 0
+    from .errors import DatabaseBusyError
+
     db_path = Path(db) if db else paths.DB
-    s = ingest(
-        [str(f) for f in files],
-        db_path=db_path,
-        manifest_path=manifest,
-        parquet_dir=None if db_path == paths.DB else False,
-        progress=False,
-    )
+    try:
+        s = ingest([str(f) for f in files], db_path=db_path, manifest_path=manifest, progress=False)
+    except DatabaseBusyError:
+        print(
+            f"storagelab lab: the runs are saved but not ingested: {db_path} is in use by another process; run this "
+            "lab command again when it is free (it ingests the saved runs and runs nothing again)",
+            file=sys.stderr,
+        )
+        return 2
     print(f"ingest: {s.line()}")
     for e in s.errors:
         print(f"error: {e}", file=sys.stderr)
@@ -726,9 +793,15 @@ def run_fio_matrix(
         part = out / f".{run.run_id}.txt.part"  # hidden: an ingest skips it should this process be killed outright
         t0 = time.monotonic()
         with open(part, "wb") as fh:
+            # fio and its job processes are killed by a guard should this process be killed outright
             p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
+            guard = _guard(p.pid)
             current[:] = [p]
-            _, err = p.communicate()
+            try:
+                _, err = p.communicate()
+            finally:
+                guard.kill()
+                guard.wait()
             current.clear()
         if stop:  # fio may have stopped early and still written everything: not a complete run
             for f in _run_files(out, run.run_id) + [part]:
@@ -789,7 +862,12 @@ def run_fio_matrix(
         f"lab fio: {len(done_files)} files from {len(spent)} runs in {_fmt_s(time.monotonic() - started)}; "
         f"manifest {manifest}"
     )
-    rc = _ingest(done_files, db, manifest) if ingest else 0
+    # the new runs, and any saved before but not yet in the database (an ingest that failed or was stopped: a
+    # re-run resumes it; the ingest skips the files it already has)
+    saved_files = [
+        f for slot, _, _ in planned if (out / f"{slot.run_id}.txt").exists() for f in _run_files(out, slot.run_id)
+    ]
+    rc = _ingest(saved_files, db, manifest) if ingest else 0
     if failed:
         log(f"lab fio: {len(failed)} runs failed: {', '.join(failed)}")
     return 128 + stop[0] if stop else (1 if failed else rc)  # 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
@@ -856,12 +934,15 @@ def run_bonnie(
     system = describe_system()
     ram = system["ram_bytes"]
     size = size_bytes or 2 * ram
-    size_mib = max(1, size // MIB)
+    size_mib = max(1, size // MIB if size_bytes else -(-size // MIB))  # the default: 2 x RAM, rounded up to MiB
     # bonnie++ refuses a file size below twice the RAM it is told: tell it half the file size
     ram_mib = min(ram // MIB, size_mib // 2) or 1
     target.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    argv = [bonnie, "-d", str(target), "-s", str(size_mib), "-r", str(ram_mib), "-n", str(files), "-m", system["host"]]
+    # bonnie++ works in a folder of its own under the target, removed after each run: a run killed mid-way
+    # (Ctrl-C) leaves no Bonnie.NNNN file of twice the RAM behind
+    work = target / ".storagelab-bonnie"
+    argv = [bonnie, "-d", str(work), "-s", str(size_mib), "-r", str(ram_mib), "-n", str(files), "-m", system["host"]]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv += ["-u", "root"]
     tinfo = describe_target(target)
@@ -900,13 +981,17 @@ def run_bonnie(
             log(f"[{i}/{len(todo)}] lab bonnie: {shlex.join(argv)} > {dest.name}")
             part = out / f".{rid}.txt.part"  # hidden: an ingest skips it should this process be killed outright
             try:
+                work.mkdir(exist_ok=True)
                 with open(part, "wb") as fh:
-                    p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE)  # killed on KeyboardInterrupt
+                    # killed on KeyboardInterrupt, and with this process however it dies
+                    p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE, preexec_fn=_dies_with_us())
             except KeyboardInterrupt:
                 part.unlink(missing_ok=True)
                 log(f"interrupted: {rid} discarded; {len(saved)} completed runs kept (a re-run resumes)")
                 rc = 128 + (stop[0] if stop else 2)
                 break
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
             if p.returncode != 0:
                 log(f"bonnie++ failed ({p.returncode}): {p.stderr.decode(errors='replace').strip()[-500:]}")
                 part.unlink(missing_ok=True)
@@ -1091,21 +1176,24 @@ def run_sweep(plan: list[dict], *, pool: str, ashift: int, db: Path | None, log=
 
 
 def _depth_jobs(text: str) -> list[tuple[int, int]]:
-    """'1x1,8x8' -> [(1, 1), (8, 8)] (iodepth x numjobs)."""
+    """'1x1,8x8' -> [(1, 1), (8, 8)] (iodepth x numjobs, each at least 1)."""
     out = []
     for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*", part)
+        m = re.fullmatch(r"\s*0*([1-9]\d*)\s*x\s*0*([1-9]\d*)\s*", part)
         if not m:
-            raise argparse.ArgumentTypeError(f"{part!r}: expected IODEPTHxNUMJOBS, e.g. 8x8")
+            raise argparse.ArgumentTypeError(f"{part!r}: expected IODEPTHxNUMJOBS, each at least 1, e.g. 8x8")
         out.append((int(m.group(1)), int(m.group(2))))
     return out
 
 
 def _rate(text: str) -> float:
-    """'900MB/s' -> 9e8, '550MiB/s' -> 576716800.0, '123456' -> 123456.0 (bytes per second)."""
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(?:([kKMGT])(i?)B?)?(?:/s)?\s*", text)
+    """'900MB/s' -> 9e8, '550MiB/s' -> 576716800.0, '900mb/s' -> 9e8, '123456B/s' -> 123456.0 (bytes per second).
+    A number without a unit is refused: '900' is far more likely meant as MB/s than as bytes/s."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(?:([kKmMgGtT])?(i?)[bB](?:/s)?)\s*", text)
     if not m:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a rate such as 900MB/s or 550MiB/s")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a rate with its unit, such as 900MB/s, 550MiB/s or 123456B/s"
+        )
     value, prefix, binary = float(m.group(1)), (m.group(2) or "").upper(), m.group(3)
     power = " KMGT".index(prefix) if prefix else 0
     return value * (1024 if binary else 1000) ** power
@@ -1113,6 +1201,20 @@ def _rate(text: str) -> float:
 
 def _csv(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
+
+
+FIO_RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite")
+
+
+def _rw_modes(text: str) -> list[str]:
+    """fio rw modes, comma separated, each one fio knows (checked before anything runs)."""
+    modes = _csv(text)
+    bad = [m for m in modes if m not in FIO_RW_MODES]
+    if bad or not modes:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(bad) or repr(text)}: not an fio rw mode ({', '.join(FIO_RW_MODES)})"
+        )
+    return modes
 
 
 def _fio_size(text: str) -> str:
@@ -1157,14 +1259,16 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--target", required=True, help="directory to test (fio's files are created there and deleted)")
     f.add_argument("--out", default=None, help="where the outputs go (default data/raw/lab/<host>/<date>/)")
     f.add_argument("--db", default=None, help="database to ingest into (default data/parsed/storagelab.duckdb)")
-    f.add_argument("--rw", type=_csv, help="rw modes, comma separated (overrides the preset)")
+    f.add_argument("--rw", type=_rw_modes, help="rw modes, comma separated (overrides the preset)")
     f.add_argument("--bs", type=_fio_sizes, help="block sizes, e.g. 4k,1M")
     f.add_argument("--depth-jobs", type=_depth_jobs, help="IODEPTHxNUMJOBS list, e.g. 1x1,8x8")
     f.add_argument("--size", type=_fio_size, help="file size per job (fio syntax, e.g. 4G)")
     f.add_argument("--runtime", type=_positive_int, help="seconds per run (at least 1)")
     f.add_argument("--direct", type=int, choices=(0, 1))
     f.add_argument("--ioengine", default="libaio")
-    f.add_argument("--filename", help="one file shared by all jobs (flagged when numjobs > 1)")
+    f.add_argument(
+        "--filename", help="one file in --target shared by all jobs (a name, no folder; flagged when numjobs > 1)"
+    )
     f.add_argument(
         "--device-limit",
         type=_rate,
@@ -1226,6 +1330,24 @@ def _target_ok(target: Path, what: str) -> bool:
     return False
 
 
+def _db_ok(db: Path | None, what: str) -> bool:
+    """The database the runs will be ingested into can be opened for writing (checked before any run: a run
+    of minutes is not wasted on a mistyped --db). A database busy now is only said: a re-run ingests what
+    this one could not."""
+    from .errors import DatabaseBusyError
+    from .store import db as store_db
+    from .store.faults import StoreError
+
+    try:
+        store_db.connect(db).close()
+    except DatabaseBusyError as e:
+        print(f"storagelab lab {what}: note: {e}; the runs will be saved and ingested by a re-run", file=sys.stderr)
+    except StoreError as e:
+        print(f"storagelab lab {what}: {e}", file=sys.stderr)
+        return False
+    return True
+
+
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     host = socket.gethostname()
@@ -1236,7 +1358,17 @@ def main(argv: list[str]) -> int:
             print("storagelab lab fio: fio is not installed (Debian: apt-get install fio)", file=sys.stderr)
             return 2
         target = Path(args.target).resolve()
+        if args.filename and "/" in args.filename:  # fio puts it under --directory: /a/b would become TARGET/a/b
+            print(
+                f"storagelab lab fio: --filename {args.filename}: a file name inside --target, without a folder; "
+                f"for a file elsewhere give its folder as --target (--target {Path(args.filename).parent} "
+                f"--filename {Path(args.filename).name})",
+                file=sys.stderr,
+            )
+            return 2
         if not args.dry_run and not _target_ok(target, "fio"):
+            return 2
+        if not args.dry_run and not args.no_ingest and not _db_ok(db, "fio"):
             return 2
         runs = build_runs(
             PRESETS[args.preset],
@@ -1255,6 +1387,14 @@ def main(argv: list[str]) -> int:
         )
         if args.repeat < 1:
             print("storagelab lab fio: --repeat must be 1 or more", file=sys.stderr)
+            return 2
+        small = sorted({(r.size, r.bs) for r in runs if _size_bytes(r.size) < _size_bytes(r.bs.split(",")[-1])})
+        if small:  # fio would refuse each run after it started ("size too small")
+            print(
+                f"storagelab lab fio: --size {small[0][0]} is below the block size {small[0][1]}: each job's file must "
+                "hold at least one block",
+                file=sys.stderr,
+            )
             return 2
         if args.dry_run:
             for r in runs:
@@ -1283,6 +1423,8 @@ def main(argv: list[str]) -> int:
             return 2
         size = _size_bytes(args.size) if args.size else None
         if not _target_ok(Path(args.target).resolve(), "bonnie"):
+            return 2
+        if not args.no_ingest and not _db_ok(db, "bonnie"):
             return 2
         return run_bonnie(
             target=Path(args.target).resolve(),
