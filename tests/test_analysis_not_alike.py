@@ -77,7 +77,7 @@ def test_05_compares_no_run_of_unknown_workload(results):
 def test_08_counts_jobs_of_one_run_and_names_what_differs(results):
     _, r8 = results
     assert (
-        "`rw bs=1MiB libaio direct=? size=? runtime=?` read: 4 jobs of 1 fio run(s), all with QD 32 x 1 jobs: "
+        "`rw rwmixread=? bs=1MiB libaio direct=? size=? runtime=?` read: 4 jobs of 1 fio run(s), all with QD 32 x 1 jobs: "
         "IOPS 24 to 58; nothing varies the depth." in r8.findings
     )
     assert (
@@ -92,3 +92,61 @@ def test_08_counts_jobs_of_one_run_and_names_what_differs(results):
 def test_figure_keeps_small_intervals_visible():
     # 05 had printed '±0 MiB/s' for a 95 % interval of 0.47 MiB/s
     assert [prose.figure(x) for x in (0.4712, 3.14, 12.4, 1234.5, 0.0)] == ["0.47", "3.1", "12", "1,234", "0"]
+
+
+def test_08_sets_a_synchronous_engine_at_its_real_depth(tmp_path):
+    """Two real lab runs with psync at iodepth 1 and 16 (fixtures/fio/3.33/lab-psync): fio caps psync at one I/O in
+    flight (IO depths 1=100%), so both are at depth 1; 08 had said 'from 1 to 16 I/Os in flight, 0.91x'."""
+    src = PUB.parent / "3.33" / "lab-psync"
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in ("randread-4k-qd1-nj1.txt", "randread-4k-qd16-nj1.txt"):
+        shutil.copy(src / name, raw / name)
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (2, 0), s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        r8 = fio_views.analyse(con, Selection())
+    assert r8["depth"].select("iodepth", "outstanding").rows() == [(1, 1), (1, 1)]
+    assert r8.findings[0] == (
+        "1 job(s) set iodepth above 1, but fio kept one I/O in flight per job (its IO depths: 1=100%; a synchronous "
+        "engine such as psync caps the depth at 1): they are set at their real depth, 1."
+    )
+    assert not any("I/Os in flight, IOPS" in f for f in r8.findings)
+
+
+def test_08_sets_the_means_of_repeated_runs_against_each_other(tmp_path):
+    """Three real lab runs at each of depths 1, 4 and 16 (fixtures/fio/3.33/lab-repeats): the depth finding takes
+    the mean IOPS at each end, with the range, and the median p99 (it had taken one run at each end)."""
+    src = PUB.parent / "3.33" / "lab-repeats"
+    raw = tmp_path / "raw"
+    shutil.copytree(src, raw, ignore=shutil.ignore_patterns("*.md", "*.jsonl"))
+    names = sorted(p.name for p in raw.glob("*.txt"))
+    (raw / "manifest.csv").write_text("path,host,stack\n" + "".join(f"{n},vm,ext4\n" for n in names))
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (9, 0), s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        r8 = fio_views.analyse(con, Selection())
+    assert r8.findings[0] == (
+        "`randread bs=4KiB libaio direct=1 size=16MiB runtime=2s` read: from 1 to 16 I/Os in flight, IOPS 15,424 "
+        "(mean of 3 runs, 13,856-16,738) -> 78,473 (mean of 3 runs, 73,585-83,074) (5.09x), p99 latency 0.077 -> "
+        "0.285 ms (medians)."  # one host labelled: no 'not one setup' sentence
+    )
+
+
+def test_the_read_share_of_a_mixed_mode_is_part_of_the_workload(tmp_path):
+    """randrw at 30 % and at 70 % reads (real fio 3.33, fixtures/fio/3.33/randrw-mix) are two workloads: 08 had
+    pooled them as one configuration's 'run-to-run spread ±59.4 %'."""
+    src = PUB.parent / "3.33" / "randrw-mix"
+    raw = tmp_path / "raw"
+    shutil.copytree(src, raw, ignore=shutil.ignore_patterns("*.md", "*.jsonl"))
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (2, 0), s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        r5 = stacks.analyse(con, Selection(), direction="read")
+        r8 = fio_views.analyse(con, Selection())
+    assert sorted(r5["runs"]["workload"].to_list()) == [
+        "randrw rwmixread=30 bs=4KiB iodepth=4 numjobs=1 libaio direct=1 size=16MiB runtime=2s",
+        "randrw rwmixread=70 bs=4KiB iodepth=4 numjobs=1 libaio direct=1 size=16MiB runtime=2s",
+    ]
+    assert r5["repeats"].is_empty()
+    assert not any("run-to-run spread" in f for f in r8.findings)

@@ -4,8 +4,8 @@ A *run* is one (file, reporting group, direction) of a file's final report (a fi
 --status-interval holds several reports; the last covers the whole run). Its headline number is the
 group's bandwidth (``fio_groups``).
 
-The *workload* is what fio was asked to do: rw, bs, iodepth, numjobs, ioengine, direct, sync/fsync,
-size and runtime. It comes from the output where fio printed it (JSON job options, the text
+The *workload* is what fio was asked to do: rw (and the read share of a mixed mode), bs, iodepth,
+numjobs, ioengine, direct, sync/fsync, size and runtime. It comes from the output where fio printed it (JSON job options, the text
 preamble), and otherwise from the manifest's ``command`` (the fio command line the run was made
 with). ``workload`` is one string of all of them ("?" for what neither says); runs are compared
 only within one workload (``comparable``), and reports show it.
@@ -23,10 +23,33 @@ from .db import frame
 from .selection import Selection
 
 # the options that make two fio runs the same workload, in the order the key shows them
-WORKLOAD_OPTIONS = ("rw", "bs", "iodepth", "numjobs", "ioengine", "direct", "sync", "fsync", "size", "runtime")
+WORKLOAD_OPTIONS = (
+    "rw",
+    "bs",
+    "iodepth",
+    "numjobs",
+    "ioengine",
+    "direct",
+    "sync",
+    "fsync",
+    "size",
+    "runtime",
+    "rwmixread",  # the read share of a mixed mode (shown for rw/readwrite/randrw only)
+)
 _SIZE_OPTIONS = ("bs", "size")
+MIXED_MODES = ("rw", "readwrite", "randrw")
 # fio's defaults for the options a JSON job lists only when they were given (HOWTO)
-FIO_DEFAULTS = {"iodepth": 1, "numjobs": 1, "direct": 0, "runtime": "none"}
+FIO_DEFAULTS = {"iodepth": 1, "numjobs": 1, "direct": 0, "runtime": "none", "rwmixread": 50}
+
+
+def _read_share(options: dict[str, str]) -> int | None:
+    """rwmixread, or 100 - rwmixwrite (fio takes either), as a whole percent; None when neither is given."""
+    for key, read in (("rwmixread", True), ("rwmixwrite", False)):
+        value = _option_value("rwmixread", options.get(key))
+        if isinstance(value, int):
+            return value if read else 100 - value
+    return None
+
 
 RUNS_SQL = """
 SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type, f.vdev_count, f.vdev_width,
@@ -114,7 +137,7 @@ def _option_value(key: str, text: str | None):
             return fio_option_bytes(text.split(",")[0].split("-")[0])
         except Exception:  # noqa: BLE001 - an option fio would read and we cannot: leave it unknown
             return None
-    if key in ("iodepth", "numjobs", "direct", "sync", "fsync"):
+    if key in ("iodepth", "numjobs", "direct", "sync", "fsync", "rwmixread"):
         try:
             return int(text)
         except ValueError:
@@ -154,11 +177,14 @@ def workload_of(row: dict) -> tuple[dict, str]:
     }
     for k in ("direct", "sync", "fsync", "size", "runtime"):
         from_output[k] = _option_value(k, opts.get(k))
+    from_output["rwmixread"] = _read_share(opts)
     if opts:  # fio lists every option it was given: an absent one took fio's default
         for k, default in FIO_DEFAULTS.items():
             if from_output.get(k) is None:
                 from_output[k] = default
-    cmd = {k: _option_value(k, v) for k, v in parse_command(row.get("command")).items()}
+    given = parse_command(row.get("command"))
+    cmd = {k: _option_value(k, v) for k, v in given.items()}
+    cmd["rwmixread"] = _read_share(given)
     if "readwrite" in cmd:
         cmd.setdefault("rw", cmd.pop("readwrite"))
     if job_on_command_line(row.get("command")):  # it lists every option given: an absent one took fio's default
@@ -197,7 +223,10 @@ def workload_key(w: dict, without: tuple[str, ...] = ()) -> str:
             return fmt_bytes(v)
         return f"{v}s" if k == "runtime" and isinstance(v, int) else str(v)
 
-    parts = [show("rw"), f"bs={show('bs')}"]
+    parts = [show("rw")]
+    if w.get("rw") in MIXED_MODES:  # randrw at 70 % reads is not randrw at 30 %
+        parts.append(f"rwmixread={show('rwmixread')}")
+    parts.append(f"bs={show('bs')}")
     parts += [f"{k}={show(k)}" for k in ("iodepth", "numjobs") if k not in without]
     parts += [show("ioengine") if w.get("ioengine") else "ioengine=?", f"direct={show('direct')}"]
     if w.get("sync"):

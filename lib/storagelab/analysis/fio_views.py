@@ -52,7 +52,10 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
                coalesce(f.command, c.command) AS command, r.direction, r.iops,
                r.bw_bytes_per_s,
                r.bw_stdev_bytes_per_s, r.bw_mean_bytes_per_s, r.bw_samples, r.iops_stdev, r.iops_mean,
-               r.iops_samples, r.clat_mean_ns, r.lat_mean_ns
+               r.iops_samples, r.clat_mean_ns, r.lat_mean_ns,
+               -- fio's IO depths distribution: 100 % at 1 = never more than one I/O in flight (a synchronous engine)
+               (SELECT d.pct FROM fio_iodepths d WHERE d.file_id = j.file_id AND d.job_index = j.job_index
+                  AND d.kind = 'depth' AND d.bucket = '1') AS depth1_pct
         FROM fio_jobs j JOIN fio_results r USING (file_id, job_index) JOIN files f USING (file_id)
         ASOF LEFT JOIN fio_commands c ON c.file_id = j.file_id AND j.doc_index >= c.doc_index  -- as fio_runs.runs
         WHERE j.is_final {where} ORDER BY f.path, j.job_index, r.direction""",
@@ -619,6 +622,13 @@ def compare_results(a: dict, b: dict, metric: str = "bw", **kw) -> dict:
     return compare(a[mean], a.get(sd) or 0.0, b[mean], b.get(sd) or 0.0, **kw)
 
 
+def _level_iops(level: dict) -> str:
+    """'16,738', or '15,424 (mean of 3 runs, 13,856-16,738)'."""
+    if level["n"] == 1:
+        return f"{level['iops']:,.0f}"
+    return f"{level['iops']:,.0f} (mean of {level['n']} runs, {level['low']:,.0f}-{level['high']:,.0f})"
+
+
 def not_one_setup(g: pl.DataFrame) -> str:
     """'' when the depths of a workload were run in one file, or in files labelled with one host and run by one
     fio version; else a sentence saying why the depth may not be the only difference between them."""
@@ -776,6 +786,15 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
             on="file_id",
             how="left",
         )
+        # iodepth > 1 on a synchronous engine (psync, sync, ...): fio caps it at 1 and its IO depths say 1=100%
+        capped = (pl.col("depth1_pct") >= 99.95) & (pl.col("iodepth") > 1)
+        n_capped = summ.filter(capped).select("file_id", "job_index").n_unique()
+        if n_capped:
+            res.findings.append(
+                f"{n_capped} job(s) set iodepth above 1, but fio kept one I/O in flight per job (its IO depths: "
+                "1=100%; a synchronous engine such as psync caps the depth at 1): they are set at their real depth, 1."
+            )
+        summ = summ.with_columns(iodepth=pl.when(capped).then(pl.lit(1, pl.Int64)).otherwise(pl.col("iodepth")))
         depth = against_depth(summ, by=("workload", "direction"))
         res.frames["depth"] = depth
         res.file_ids += ids
@@ -799,14 +818,29 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
                     f"{r['iops']:,.0f} IOPS, {prose.rate(r['bw_bytes_per_s'])}{p99}."
                 )
                 continue
-            lo, hi = g.row(0, named=True), g.row(-1, named=True)
+            # the runs at the fewest and the most I/Os in flight: their mean IOPS (and range) where a depth was run
+            # more than once, the median of their p99 latencies (percentiles are not averaged)
+            levels = (
+                g.filter(pl.col("outstanding").is_not_null())
+                .group_by("outstanding")
+                .agg(
+                    n=pl.len(),
+                    iops=pl.col("iops").mean(),
+                    low=pl.col("iops").min(),
+                    high=pl.col("iops").max(),
+                    p99=pl.col("p99_ns").median(),
+                )
+                .sort("outstanding")
+            )
+            lo, hi = levels.row(0, named=True), levels.row(-1, named=True)
             res.findings.append(
                 f"{what}: from {_n(lo['outstanding'])} to {_n(hi['outstanding'])} I/Os in flight, IOPS "
-                f"{lo['iops']:,.0f} -> {hi['iops']:,.0f} ({hi['x_iops']:.2f}x)"
+                f"{_level_iops(lo)} -> {_level_iops(hi)} ({hi['iops'] / lo['iops']:.2f}x)"
                 + (
                     ""
-                    if lo["p99_ns"] is None or hi["p99_ns"] is None
-                    else f", p99 latency {lo['p99_ns'] / 1e6:.3f} -> {hi['p99_ns'] / 1e6:.3f} ms"
+                    if lo["p99"] is None or hi["p99"] is None
+                    else f", p99 latency {lo['p99'] / 1e6:.3f} -> {hi['p99'] / 1e6:.3f} ms"
+                    + (" (medians)" if lo["n"] > 1 or hi["n"] > 1 else "")
                 )
                 + "."
                 + not_one_setup(g)
