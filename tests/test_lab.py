@@ -209,10 +209,10 @@ def test_lab_bonnie_for_real(tmp_path):
     assert con.execute("SELECT label FROM files ORDER BY 1").fetchall() == [
         ("bonnie++ 32 MiB",),
         ("bonnie++ 32 MiB (run 2)",),
-        ("bonnie++ 32 MiB (run 3)",),
+        ("bonnie++ 32 MiB [bonnie-32m-n0-3]",),  # another target: not a repeat of the two above
     ]
     assert con.execute("SELECT label FROM files WHERE command LIKE '%/elsewhere/.storagelab-bonnie %'").fetchall() == [
-        ("bonnie++ 32 MiB (run 3)",)
+        ("bonnie++ 32 MiB [bonnie-32m-n0-3]",)
     ]
     con.close()
 
@@ -785,7 +785,8 @@ def test_lab_fio_resumes_only_runs_made_by_the_same_command(tmp_path):
     assert "--size=4M" in rows["write-4k-qd1-nj1.txt"]["command"]
     assert "--size=8M" in rows["write-4k-qd1-nj1-2.txt"]["command"]
     assert "--name=write-4k-qd1-nj1-2 " in rows["write-4k-qd1-nj1-2.txt"]["command"]
-    assert rows["write-4k-qd1-nj1-2_bw.1.log"]["label"] == "write-4k-qd1-nj1 (run 2)"
+    # made by another command: labelled apart, not as a repeat of the 4M run ('(run 2)' had pooled them)
+    assert rows["write-4k-qd1-nj1-2_bw.1.log"]["label"] == "write-4k-qd1-nj1 [write-4k-qd1-nj1-2]"
     again = _cli(*base, "--size", "8M")
     assert again.returncode == 0 and "lab fio: 1 of 1 runs already saved" in again.stdout
     assert "[1/" not in again.stdout
@@ -795,7 +796,11 @@ def test_lab_fio_resumes_only_runs_made_by_the_same_command(tmp_path):
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute(
         "SELECT f.label, j.options_json::JSON->>'size' FROM fio_jobs j JOIN files f USING (file_id) ORDER BY 1"
-    ).fetchall() == [("write-4k-qd1-nj1", "4M"), ("write-4k-qd1-nj1 (run 2)", "8M"), ("write-4k-qd1-nj1 (run 3)", "4M")]
+    ).fetchall() == [
+        ("write-4k-qd1-nj1", "4M"),
+        ("write-4k-qd1-nj1 (run 2)", "4M"),
+        ("write-4k-qd1-nj1 [write-4k-qd1-nj1-2]", "8M"),
+    ]
     con.close()
     # the two 4M runs are repeats of one configuration for the analyses (05_stacks said none was repeated)
     from storagelab.analysis import fio_runs, open_db, stacks
@@ -881,7 +886,7 @@ def test_lab_refuses_a_target_whose_folder_and_parent_are_missing(tmp_path):
     afile = tmp_path / "file"
     afile.write_text("x")
     r = _cli("lab", "bonnie", "--target", str(afile), "--out", str(tmp_path / "out"))
-    assert r.returncode == 2 and f"--target {afile} is not a folder" in r.stderr
+    assert r.returncode == 2 and f"--target {afile} is a file, not a folder" in r.stderr
 
 
 def test_cache_flag_says_what_a_cache_does_to_the_direction():
@@ -974,3 +979,28 @@ def test_lab_fio_rerun_ingests_runs_saved_but_not_ingested(tmp_path):
     bad = _cli(*base, "--db", str(junk), "--rw", "read")
     assert bad.returncode == 2 and "is not a usable DuckDB database" in bad.stderr and "Traceback" not in bad.stderr
     assert "[1/" not in bad.stdout and not list(out.glob("read-*"))
+
+
+def test_lab_helps_end_with_examples_and_exit_codes():
+    """As every storagelab --help does (README); the lab's exit code 1 is a failed run, not a failed parse only."""
+    for what in ("fio", "bonnie", "zfs-sweep"):
+        r = _cli("lab", what, "--help")
+        assert r.returncode == 0 and "examples:\n  storagelab lab " + what in r.stdout, r.stdout
+        assert r.stdout.rstrip().endswith(
+            "completed runs are kept\n       and labelled, and re-running the same command resumes"
+        )
+        assert "  1    a run failed" in r.stdout
+
+
+def test_lab_names_a_file_given_as_target_or_out(tmp_path):
+    f = tmp_path / "afile"
+    f.write_text("x\n")
+    r = _cli("lab", "fio", "--target", str(f), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and r.stderr.strip() == (
+        f"storagelab lab fio: --target {f} is a file, not a folder: give the folder to test"
+    )
+    r = _cli("lab", "bonnie", "--target", str(tmp_path), "--out", str(f))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert (
+        r.stderr.strip() == f"storagelab lab bonnie: --out {f} is a file, not a folder: give the folder for the outputs"
+    )

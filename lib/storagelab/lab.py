@@ -720,11 +720,13 @@ def output_slots(stem: str, out: Path, saved: dict[str, str], repeat: int, comma
     return slots
 
 
-def repeat_label(name: str, rid: str, stem: str | None = None) -> str:
-    """The label of the run saved as ``rid`` (``STEM``, ``STEM-2`` ...): ``name``, then ``name (run 2)`` ...,
-    the form the analyses take out to find repeats of one configuration (stacks.repeats)."""
-    stem = name if stem is None else stem
-    return name if rid == stem else f"{name} (run {rid.removeprefix(stem + '-')})"
+def slot_labels(name: str, stem: str, ids: list[str]) -> dict[str, str]:
+    """The labels of one command's runs, saved as ``ids`` (its slots, in order): ``name``, then ``name (run 2)``
+    ..., the form the analyses take out to find repeats of one configuration (stacks.repeats). When the command's
+    first id is not ``stem`` (a run of another command holds it: another target, size ...), its runs are
+    ``name [ID]``, ``name [ID] (run 2)`` ...: not taken for repeats of that other command."""
+    base = name if not ids or ids[0] == stem else f"{name} [{ids[0]}]"
+    return {rid: base if k == 0 else f"{base} (run {k + 1})" for k, rid in enumerate(ids)}
 
 
 def run_slots(run: Run, out: Path, saved: dict[str, str], repeat: int = 1, log=print) -> list[tuple[Run, bool]]:
@@ -765,7 +767,9 @@ def run_fio_matrix(
     saved = saved_commands(manifest)
     planned = [(slot, done, r.run_id) for r in runs for slot, done in run_slots(r, out, saved, repeat, log=log)]
     todo = [r for r, done, _ in planned if not done]
-    label_of = {r.run_id: repeat_label(stem, r.run_id) for r, _, stem in planned}
+    label_of: dict[str, str] = {}
+    for stem in dict.fromkeys(stem for _, _, stem in planned):  # each command's slots, in order
+        label_of.update(slot_labels(stem, stem, [r.run_id for r, _, s in planned if s == stem]))
     if len(todo) < len(planned):
         log(f"lab fio: {len(planned) - len(todo)} of {len(planned)} runs already saved in {out}: skipped (resume)")
     done_files: list[Path] = []
@@ -860,7 +864,7 @@ def run_fio_matrix(
         _restore_signals(old_handler)
     log(
         f"lab fio: {len(done_files)} files from {len(spent)} runs in {_fmt_s(time.monotonic() - started)}; "
-        f"manifest {manifest}"
+        + (f"manifest {manifest}" if done_files else "nothing new to label")
     )
     # the new runs, and any saved before but not yet in the database (an ingest that failed or was stopped: a
     # re-run resumes it; the ingest skips the files it already has)
@@ -962,6 +966,7 @@ def run_bonnie(
     stem = f"bonnie-{size_mib}m-n{files}"
     slots = output_slots(stem, out, saved_commands(manifest), repeat, lambda _: shlex.join(argv), "bonnie", log)
     todo = [rid for rid, done in slots if not done]
+    labels_of = slot_labels(f"bonnie++ {size_mib} MiB", stem, [rid for rid, _ in slots])
     if len(todo) < len(slots):
         log(f"lab bonnie: {len(slots) - len(todo)} of {len(slots)} runs already saved in {out}: skipped (resume)")
     for f in flags if todo else ():
@@ -997,7 +1002,9 @@ def run_bonnie(
                 part.unlink(missing_ok=True)
                 rc = 1
                 continue
-            saved.append(_keep_bonnie(part, dest, rid, stem, size_mib, system, tinfo, flags, argv, manifest, labels))
+            saved.append(
+                _keep_bonnie(part, dest, rid, labels_of, size_mib, system, tinfo, flags, argv, manifest, labels)
+            )
     finally:
         _restore_signals(old_handlers)
     outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
@@ -1005,7 +1012,7 @@ def run_bonnie(
     return rc or ingested
 
 
-def _keep_bonnie(part, dest, rid, stem, size_mib, system, tinfo, flags, argv, manifest, labels) -> Path:
+def _keep_bonnie(part, dest, rid, labels_of, size_mib, system, tinfo, flags, argv, manifest, labels) -> Path:
     """A finished bonnie++ run: its output under its name, its manifest row written."""
     part.rename(dest)
     version = None
@@ -1013,7 +1020,7 @@ def _keep_bonnie(part, dest, rid, stem, size_mib, system, tinfo, flags, argv, ma
     if m:
         version = f"bonnie++ {m.group(1)}"
     notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MIB})
-    label = repeat_label(f"bonnie++ {size_mib} MiB", rid, stem)
+    label = labels_of[rid]
     append_manifest(manifest, [manifest_row(dest, manifest.parent, label, system, tinfo, argv, notes, labels)])
     return dest
 
@@ -1243,6 +1250,37 @@ def _positive_int(text: str) -> int:
     return value
 
 
+LAB_EXIT_CODES = """\
+exit codes:
+  0    every run saved (and ingested)
+  1    a run failed (its output is kept outside OUT, named in the messages) or a saved file failed to parse
+  2    usage or environment error (bad option, missing tool, target or database; a busy database: the runs
+       are saved, and re-running the same command ingests them)
+  130  interrupted (Ctrl-C; 143 for SIGTERM): the running benchmark is discarded, the completed runs are kept
+       and labelled, and re-running the same command resumes"""
+
+_LAB_EXAMPLES = {
+    "fio": """\
+examples:
+  storagelab lab fio --target /mnt/tank/scratch                      # the smoke preset: a few seconds
+  storagelab lab fio --target /mnt/tank/scratch --preset ars-4k --repeat 3
+  storagelab lab fio --target /mnt/tank/scratch --rw randread --bs 4k --depth-jobs 1x1,8x1,32x1 \\
+      --size 4G --runtime 60 --device-limit 550MB/s
+  storagelab lab fio --target /mnt/tank/scratch --preset ars-4k --dry-run   # print the fio commands
+Without --preset the smoke preset is the plan; --rw, --bs, --depth-jobs, --size, --runtime and the log
+options replace its parts. A re-run with the same options resumes: saved runs are skipped (and ingested
+if they were not).""",
+    "bonnie": """\
+examples:
+  storagelab lab bonnie --target /mnt/tank/scratch                   # file size 2 x RAM
+  storagelab lab bonnie --target /mnt/tank/scratch --size 64G --files 0 --repeat 3""",
+    "zfs-sweep": """\
+examples:
+  storagelab lab zfs-sweep --disks /dev/sdb,/dev/sdc                 # print the plan only
+  storagelab lab zfs-sweep --disks /dev/sdb,/dev/sdc --yes           # DESTROYS the disks' contents""",
+}
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="storagelab lab", description=("Measure your own disks. `storagelab lab` alone opens JupyterLab.")
@@ -1255,7 +1293,7 @@ def parser() -> argparse.ArgumentParser:
         help="run a fio matrix against a directory, save, label and ingest it",
         description=f"Presets - {presets}",
     )
-    f.add_argument("--preset", default="smoke", choices=sorted(PRESETS))
+    f.add_argument("--preset", default="smoke", choices=sorted(PRESETS), help="the plan to start from (default smoke)")
     f.add_argument("--target", required=True, help="directory to test (fio's files are created there and deleted)")
     f.add_argument("--out", default=None, help="where the outputs go (default data/raw/lab/<host>/<date>/)")
     f.add_argument("--db", default=None, help="database to ingest into (default data/parsed/storagelab.duckdb)")
@@ -1289,9 +1327,9 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--dry-run", action="store_true", help="print the fio commands only")
 
     b = sub.add_parser("bonnie", help="run bonnie++ against a directory, save, label and ingest it")
-    b.add_argument("--target", required=True)
-    b.add_argument("--out", default=None)
-    b.add_argument("--db", default=None)
+    b.add_argument("--target", required=True, help="directory to test (bonnie++ works in a folder of its own there)")
+    b.add_argument("--out", default=None, help="where the outputs go (default data/raw/lab/<host>/<date>/)")
+    b.add_argument("--db", default=None, help="database to ingest into (default data/parsed/storagelab.duckdb)")
     b.add_argument("--size", type=_fio_size, help="file size (e.g. 512M, 64G; default 2 x RAM)")
     b.add_argument(
         "--files", type=int, default=16, help="bonnie++ -n: file creation tests, in 1024s of files (0: none)"
@@ -1315,6 +1353,9 @@ def parser() -> argparse.ArgumentParser:
     z.add_argument("--db", default=None)
     z.add_argument("--dry-run", action="store_true", help="print the commands (the default without --yes)")
     z.add_argument("--yes", action="store_true", help="really create and destroy pools on the named disks")
+    for name, sub_parser in sub.choices.items():
+        sub_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        sub_parser.epilog = _LAB_EXAMPLES[name] + "\n\n" + LAB_EXIT_CODES
     return p
 
 
@@ -1323,11 +1364,26 @@ def _target_ok(target: Path, what: str) -> bool:
     parent is missing is refused rather than benchmarking whatever filesystem would hold it."""
     if target.is_dir() or (not target.exists() and target.parent.is_dir()):
         return True
-    why = (
-        "is not a folder" if target.exists() else "does not exist, nor does its parent folder (a mistyped mount point?)"
-    )
+    if target.exists():
+        print(
+            f"storagelab lab {what}: --target {target} is a file, not a folder: give the folder to test",
+            file=sys.stderr,
+        )
+        return False
+    why = "does not exist, nor does its parent folder (a mistyped mount point?)"
     print(f"storagelab lab {what}: --target {target} {why}; create it on the filesystem to test", file=sys.stderr)
     return False
+
+
+def _out_ok(out: Path, what: str) -> bool:
+    """--out is a folder, or can be made one (not an existing file)."""
+    if out.exists() and not out.is_dir():
+        print(
+            f"storagelab lab {what}: --out {out} is a file, not a folder: give the folder for the outputs",
+            file=sys.stderr,
+        )
+        return False
+    return True
 
 
 def _db_ok(db: Path | None, what: str) -> bool:
@@ -1366,7 +1422,7 @@ def main(argv: list[str]) -> int:
                 file=sys.stderr,
             )
             return 2
-        if not args.dry_run and not _target_ok(target, "fio"):
+        if not args.dry_run and not (_target_ok(target, "fio") and _out_ok(out, "fio")):
             return 2
         if not args.dry_run and not args.no_ingest and not _db_ok(db, "fio"):
             return 2
@@ -1422,7 +1478,7 @@ def main(argv: list[str]) -> int:
             print("storagelab lab bonnie: --repeat must be 1 or more", file=sys.stderr)
             return 2
         size = _size_bytes(args.size) if args.size else None
-        if not _target_ok(Path(args.target).resolve(), "bonnie"):
+        if not (_target_ok(Path(args.target).resolve(), "bonnie") and _out_ok(out, "bonnie")):
             return 2
         if not args.no_ingest and not _db_ok(db, "bonnie"):
             return 2
