@@ -9,7 +9,7 @@ import time
 
 import duckdb
 import pytest
-from conftest import RAW
+from conftest import FIXTURES, RAW
 
 from storagelab import store
 from storagelab.errors import DatabaseBusyError, ManifestError
@@ -925,8 +925,6 @@ def test_a_label_only_change_is_counted(tmp_path):
     says so (new-user trial: 'ingested 0, skipped 12 unchanged' and nothing about the labels)."""
     import shutil
 
-    from conftest import FIXTURES
-
     raw = tmp_path / "mylogs"
     raw.mkdir()
     for name in ("plain.out.txt", "chunk_c2.out.txt"):
@@ -949,3 +947,28 @@ def test_a_label_only_change_is_counted(tmp_path):
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT label FROM files ORDER BY label").fetchall() == [("A",), ("B",)]
     con.close()
+
+
+def test_notebooks_refuse_a_database_of_another_schema(tmp_path):
+    """A database built before a table was added (the trial met 'Table with name fio_commands does not exist' in
+    the middle of notebook 08) is refused when opened, with what to do."""
+    import duckdb as _duckdb
+
+    from storagelab.analysis import open_db
+    from storagelab.store.faults import StoreError
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "a.txt").write_bytes((FIXTURES / "fio" / "3.33" / "json_only.txt").read_bytes())
+    db = tmp_path / "x.duckdb"
+    ingest([raw], db_path=db, parquet_dir=False, progress=False, workers=1)
+    open_db(db).close()  # built by this version: opens
+    con = _duckdb.connect(str(db))
+    con.execute("UPDATE meta SET value = 'an-older-one' WHERE key = 'schema'")
+    con.close()
+    with pytest.raises(StoreError) as e:
+        open_db(db)
+    assert str(e.value) == (
+        f"{db} was built by another version of storagelab (its tables differ from this one's): run "
+        f"`storagelab ingest --db {db}` (or ./run build) to rebuild it from the raw files"
+    )

@@ -545,6 +545,9 @@ def single_disk(one, sel):
     )
 
 
+DASHES = {"p50": [1, 0], "p99": [6, 3], "p99.9": [1, 3]}  # solid, dashed, dotted
+
+
 def fio_depth(depth, sel):
     """IOPS, and p50/p99/p99.9 latency, against I/Os in flight (iodepth x numjobs), one line per workload and
     direction (latency: one dash per percentile); ticks at the depths measured."""
@@ -559,7 +562,10 @@ def fio_depth(depth, sel):
         axis=alt.Axis(values=ticks, format="d"),
     )
     color = alt.Color(
-        "series:N", title="workload | direction", legend=alt.Legend(orient="bottom", columns=1, labelLimit=700)
+        "series:N",
+        title="workload | direction",
+        legend=alt.Legend(orient="bottom", columns=1, labelLimit=700),
+        scale=alt.Scale(scheme="tableau20"),  # 20 distinct colours: 10 had repeated from the 11th series on
     )
     iops = alt.Chart(df).mark_line(point=True).encode(x=x, y=alt.Y("iops:Q", title="IOPS"), color=color)
     names = {"p50_ns": "p50", "p99_ns": "p99", "p99_9_ns": "p99.9"}
@@ -575,8 +581,9 @@ def fio_depth(depth, sel):
             x=x,
             y=alt.Y("ms:Q", title="latency (ms, log scale)", scale=alt.Scale(type="log")),
             color=color,
+            # the dash patterns named in the subtitle: a legend of dashes drew no samples beside the colour legend
             strokeDash=alt.StrokeDash(
-                "pct:N", title="percentile", sort=list(names.values()), legend=alt.Legend(symbolType="stroke")
+                "pct:N", scale=alt.Scale(domain=list(DASHES), range=list(DASHES.values())), legend=None
             ),
             tooltip=["label:N", "pct:N", alt.Tooltip("ms:Q", format=".3f"), "outstanding:Q"],
         )
@@ -584,7 +591,10 @@ def fio_depth(depth, sel):
     return alt.hconcat(iops.properties(width=300, height=220), lat.properties(width=300, height=220)).properties(
         title=alt.TitleParams(
             "IOPS and latency percentiles against I/Os in flight",
-            subtitle=[caption(sel, "fio results and percentiles; clat, else total latency")],
+            subtitle=[
+                caption(sel, "fio results and percentiles; clat, else total latency"),
+                "latency lines: p50 solid, p99 dashed, p99.9 dotted",
+            ],
         )
     )
 
@@ -628,10 +638,20 @@ def fio_latency_histogram(hist, sel):
     )
 
 
+MAX_TIME_PANELS = 36  # panels of the time-series figure: 18 rows of two
+
+
 def fio_time_series(series, sel):
     """bandwidth/IOPS/latency over time from fio's logs, ramp and steady state coloured, one panel per kind."""
     import polars as pl
 
+    unit = (
+        pl.when(pl.col("kind") == "bw")
+        .then(pl.lit("MiB/s"))
+        .when(pl.col("kind") == "iops")
+        .then(pl.lit("IOPS"))
+        .otherwise(pl.lit("ms"))
+    )
     df = series.with_columns(
         t_s=pl.col("time_ns") / 1e9,
         shown=pl.when(pl.col("kind") == "bw")
@@ -640,15 +660,28 @@ def fio_time_series(series, sel):
         .then(pl.col("value"))
         .otherwise(pl.col("value") / 1e6),
         panel=pl.concat_str(
-            [pl.col("run").str.split("/").list.last(), pl.col("kind"), pl.col("direction")], separator=" "
+            [
+                pl.col("run").str.split("/").list.last(),
+                pl.col("kind"),
+                pl.col("direction"),
+                pl.lit("(") + unit + pl.lit(")"),
+            ],
+            separator=" ",
         ),
     )
+    panels = df["panel"].unique(maintain_order=True).to_list()
+    shown_note = []
+    if len(panels) > MAX_TIME_PANELS:  # ~190 panels had made a 20,000-pixel figure: the first ones, and say so
+        df = df.filter(pl.col("panel").is_in(panels[:MAX_TIME_PANELS]))
+        shown_note = [
+            f"{MAX_TIME_PANELS} of {len(panels)} series shown (the first by run); the findings above cover every one"
+        ]
     chart = (
         alt.Chart(df)
         .mark_line(point=True)
         .encode(
             x=alt.X("t_s:Q", title="time (s)"),
-            y=alt.Y("shown:Q", title="MiB/s | IOPS | ms"),
+            y=alt.Y("shown:Q", title="value (unit in the panel title)"),
             color=alt.Color(
                 "phase:N",
                 title="phase",
@@ -660,8 +693,9 @@ def fio_time_series(series, sel):
         chart,
         150,
         "fio logs over time: ramp and steady state",
-        [caption(sel, "fio bw/iops/lat logs, jobs combined"), "bw in MiB/s, iops per second, latencies in ms"],
-    )
+        [caption(sel, "fio bw/iops/lat logs, jobs combined"), "bw in MiB/s, iops per second, latencies in ms"]
+        + shown_note,
+    ).resolve_axis(x="independent")  # each panel its own time axis, labelled
 
 
 def _panels(chart, height: int, title: str, subtitle: list[str]):

@@ -17,7 +17,27 @@ def open_db(db_path: str | Path | None = None, wait: float = 30.0):
 
     if db_path and Path(db_path).is_dir() and dataset.is_dataset(db_path):
         return dataset.open_dataset(db_path)
-    return store.connect(db_path or paths.DB, read_only=True, wait=wait)
+    con = store.connect(db_path or paths.DB, read_only=True, wait=wait)
+    _same_schema(con, Path(db_path or paths.DB))
+    return con
+
+
+def _same_schema(con, db: Path) -> None:
+    """A database built by another version of storagelab (other tables or columns) is refused with what to do,
+    instead of failing in the middle of a query ('Table with name fio_commands does not exist')."""
+    from ..store.db import schema_signature
+    from ..store.faults import StoreError
+
+    try:
+        (recorded,) = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() or (None,)
+    except Exception:  # noqa: BLE001 - no meta table: not a storagelab database; its queries will say so
+        return
+    if recorded is not None and recorded != schema_signature():
+        con.close()
+        raise StoreError(
+            f"{db} was built by another version of storagelab (its tables differ from this one's): run "
+            f"`storagelab ingest --db {db}` (or ./run build) to rebuild it from the raw files"
+        )
 
 
 def frame(con, sql: str, params: list | None = None) -> pl.DataFrame:
