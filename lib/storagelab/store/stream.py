@@ -27,7 +27,7 @@ import duckdb
 import pyarrow as pa
 
 from ..errors import ParseError
-from ..parsers import check_not_empty, check_sample, detect, too_many_digits_in
+from ..parsers import check_not_empty, check_sample, common_indent, detect, too_many_digits_in
 from ..parsers.base import NotStreamable, Parsed
 from ..parsers.compressed import kind_of, open_decompressed
 from ..schema import all_tables, tool_tables
@@ -82,6 +82,8 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
         out.error = dict(kind="io", line=None, message=str(e), expected=None)
         return out, None
     except ParseError as e:
+        if e.kind == "unknown-format" and common_indent(head)[0]:
+            return out, None  # a pasted code block, indented alike: the whole-file parse reads it without the indent
         out.error = dict(kind=e.kind, line=e.line, message=e.message, expected=e.expected)
         return out, None
     if fmt not in getattr(module, "STREAM_FORMATS", ()):
