@@ -144,13 +144,13 @@ def test_direct_io_below_ram_is_no_cache_flag_where_o_direct_bypasses_the_cache(
     serves O_DIRECT) or with no stack label, the same file is flagged."""
     import shutil
 
-    from storagelab.analysis import Selection, open_db, stacks
+    from storagelab.analysis import Selection, fio_views, open_db, stacks
     from storagelab.store import ingest
 
     src = Path(__file__).resolve().parent / "fixtures" / "fio" / "3.33" / "logs-partial" / "write-4k-qd2-nj2.txt"
     command = (src.parent / "COMMANDS.md").read_text().split("\n    ")[1].split("\n")[0]
     assert command.startswith("fio --name=write-4k-qd2-nj2 ") and "--direct=1" in command
-    findings = {}
+    findings, headline = {}, {}
     for case, stack, zfs, cmd in (
         ("ext4 direct", "ext4", "", command),
         ("zfs 2.1 direct", "zfs", "2.1.5", command),
@@ -167,6 +167,7 @@ def test_direct_io_below_ram_is_no_cache_flag_where_o_direct_bypasses_the_cache(
         assert s.failed == 0, s.errors
         with open_db(db) as con:
             res = stacks.analyse(con, Selection(), direction="write")
+            headline[case] = fio_views.analyse(con, Selection()).headline["highest bandwidth"]
         findings[case] = [f for f in res.findings if f.startswith("Test size below RAM")]
     assert findings["ext4 direct"] == []
     assert findings["zfs 2.1 direct"] == [
@@ -174,3 +175,7 @@ def test_direct_io_below_ram_is_no_cache_flag_where_o_direct_bypasses_the_cache(
         "(16.0 MiB in 23.54 GiB of RAM)."
     ]
     assert len(findings["no stack label"]) == 1  # the filesystem is not known: no credit for O_DIRECT
+    # 08's headline carries the same flag (it had shown the run's bandwidth with no caveat)
+    assert headline["ext4 direct"] == "198.7 MiB/s"
+    assert headline["zfs 2.1 direct"] == "198.7 MiB/s (flagged: direct=1 ignored (ZFS < 2.3))"
+    assert headline["no stack label"] == "198.7 MiB/s (flagged: test file below RAM, 16.0 MiB in 23.54 GiB of RAM)"

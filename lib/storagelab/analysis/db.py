@@ -29,9 +29,11 @@ def _same_schema(con, db: Path) -> None:
     from ..store.faults import StoreError
 
     try:
-        (recorded,) = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() or (None,)
+        # fetchall: a result left unfinished would stop the caller's next con.sql() (DuckDB 2)
+        rows = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchall()
     except Exception:  # noqa: BLE001 - no meta table: not a storagelab database; its queries will say so
         return
+    recorded = rows[0][0] if rows else None
     if recorded is not None and recorded != schema_signature():
         con.close()
         raise StoreError(

@@ -768,6 +768,11 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
 
         flagged = with_flags(runs).filter(~pl.col("flag").is_in([FLAGS[3], FLAGS[4]]))
         flag_of = dict(zip(flagged["file_id"], flagged["flag"]))
+        from .stacks import below_ram
+
+        for r in runs.iter_rows(named=True):  # a file a cache can hold: what it measured may be the cache
+            if r["file_id"] not in flag_of and (fit := below_ram(r)) is not None:
+                flag_of[r["file_id"]] = f"test file below RAM, {fit}"
     if summ.height:
         # sync sections (fsync/fdatasync) carry latencies only: nothing to set against the depth
         latency_only = summ.filter(pl.col("iops").is_null() | pl.col("bw_bytes_per_s").is_null())
@@ -935,16 +940,18 @@ def analyse(con, sel, tolerance_pct: float = 10.0, min_points: int = 3):
     if "depth" in res.frames:
         best = res.frames["depth"].sort("iops", descending=True).row(0, named=True)
         flag = f" (flagged: {flag_of[best['file_id']]}; see 05_stacks)" if best["file_id"] in flag_of else ""
+        fastest = res.frames["depth"].sort("bw_bytes_per_s", descending=True).row(0, named=True)
+        bw_flag = f" (flagged: {flag_of[fastest['file_id']]})" if fastest["file_id"] in flag_of else ""
         res.headline = {
             "runs": str(len(ids)),
             "highest IOPS": f"{best['label']}: {best['iops']:,.0f} IOPS "
             f"({best['workload'].split(' ')[0]}, QD {_qd(best['iodepth'], best['numjobs'])}){flag}",
-            "highest bandwidth": f"{res.frames['depth']['bw_bytes_per_s'].max() / MiB:.1f} MiB/s",
+            "highest bandwidth": f"{fastest['bw_bytes_per_s'] / MiB:.1f} MiB/s{bw_flag}",
         }
         res.verdict = (
             f"Highest IOPS: {best['label']} at {best['iops']:,.0f} ({best['workload'].split(' ')[0]}, "
             f"{_n(best['outstanding'])} I/Os in flight){flag}."
         )
-        if flag:
-            res.caveats.append("the highest run is flagged (cache, rounding or direct=1 ignored)")
+        if flag or bw_flag:
+            res.caveats.append("the highest run is flagged (cache, test file below RAM, rounding or direct=1 ignored)")
     return res

@@ -459,6 +459,18 @@ def _bypasses_page_cache(run: dict) -> bool:
     return bool(version) and version >= (2, 3)
 
 
+def below_ram(run: dict) -> str | None:
+    """'16.0 MiB in 23.54 GiB of RAM' for a run whose file fits in the RAM its labels give and whose I/O a page
+    cache or ARC can serve (not O_DIRECT where it goes around the cache); None otherwise or when not known."""
+    from . import plausibility
+
+    ram, _ = plausibility.ram_bytes(run["command"], run["notes"], run.get("ram_bytes"))
+    check = plausibility.against_cache(file_bytes(run), ram)
+    if check is None or not check["fits_in_cache"] or _bypasses_page_cache(run):
+        return None
+    return f"{prose.size(check['size_bytes'])} in {prose.size(ram)} of RAM"
+
+
 def _test_size_findings(res: Result, d: pl.DataFrame) -> None:
     """Each run's file against the RAM its labels give (plausibility.ram_bytes), or what is missing to check it."""
     from . import plausibility
@@ -466,11 +478,10 @@ def _test_size_findings(res: Result, d: pl.DataFrame) -> None:
     fits, unknown = [], []
     for r in d.iter_rows(named=True):
         ram, _ = plausibility.ram_bytes(r["command"], r["notes"], r.get("ram_bytes"))
-        check = plausibility.against_cache(file_bytes(r), ram)
-        if check is None:
+        if plausibility.against_cache(file_bytes(r), ram) is None:
             unknown.append(r["label"])
-        elif check["fits_in_cache"] and not _bypasses_page_cache(r):
-            fits.append(f"{r['label']} ({prose.size(check['size_bytes'])} in {prose.size(ram)} of RAM)")
+        elif (fit := below_ram(r)) is not None:
+            fits.append(f"{r['label']} ({fit})")
     if fits:
         res.findings.append(
             f"Test size below RAM (reads and, on ZFS, writes can be served from the page cache or ARC): "
