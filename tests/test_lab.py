@@ -864,6 +864,7 @@ def test_lab_fio_sigterm_discards_the_running_run(tmp_path):
         (["--bs", "1M", "--size", "64k"], "--size 64k is below the block size 1M: each job's file must hold"),
         (["--device-limit", "900"], "argument --device-limit: '900': expected a rate with its unit, such as 900MB/s"),
         (["--filename", "/tmp/x/y"], "--filename /tmp/x/y: a file name inside --target, without a folder"),
+        (["--wait", "60"], "storagelab lab fio: error: unrecognized arguments: --wait 60"),
     ],
 )
 def test_lab_fio_options_checked_before_anything_runs(tmp_path, extra, message):

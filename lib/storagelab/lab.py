@@ -1405,7 +1405,11 @@ def _db_ok(db: Path | None, what: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args, extra = p.parse_known_args(argv)
+    if extra:  # named by the subcommand that was given them ('storagelab lab fio: error: ...')
+        sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+        sub.choices[args.what].error(f"unrecognized arguments: {' '.join(extra)}")
     host = socket.gethostname()
     out = Path(args.out) if getattr(args, "out", None) else default_out(host)
     db = Path(args.db) if getattr(args, "db", None) else None
