@@ -674,6 +674,44 @@ def test_manifest_mistakes_are_reported_with_file_and_line(raw_copy, tmp_path):
     m.write_text("\n".join([rows[0], ",".join(cells[:1] + ["EXTRA"] * extra + cells[1:])] + rows[2:]) + "\n")
     with pytest.raises(ManifestError, match=rf"manifest.csv:2: {len(header) + 1} fields, the header has {len(header)}"):
         load(m)
+    # a column named twice: csv keeps the last, so an empty second 'label' wiped every label (new-user trial)
+    m.write_text("\n".join([rows[0] + ",label"] + [r + "," for r in rows[1:]]) + "\n")
+    with pytest.raises(ManifestError, match=r"manifest.csv:1: the header names 'label' twice"):
+        load(m)
+    # a stray or unclosed double quote took the values (or rows) after it into one value, silently
+    m.write_text("\n".join([rows[0], rows[1].replace(",", ',"', 1)] + rows[2:]) + "\n")
+    with pytest.raises(ManifestError, match=r"manifest.csv:2: ',' expected after '\"' \(a double quote must open"):
+        load(m)
+    m.write_text(text + rows[1].split(",")[0] + '.2,"unclosed\n')  # it never closes: to the end of the file
+    with pytest.raises(ManifestError, match=rf"manifest.csv:{len(rows) + 1}: unexpected end of data"):
+        load(m)
+
+
+def test_several_folders_with_their_own_manifests_are_refused(tmp_path):
+    """Listing two folders, each with its manifest.csv, had stored every file unlabelled, with a warning telling
+    to add the manifests that were there. Only one manifest labels an ingest: refused, saying what to do."""
+    src = FIXTURES / "fio" / "3.33" / "json_only.txt"
+    folders = [tmp_path / "s1", tmp_path / "s2"]
+    for i, d in enumerate(folders):
+        d.mkdir()
+        (d / f"run{i}.txt").write_bytes(src.read_bytes() + b"\n" * (i + 1))
+        (d / "manifest.csv").write_text(f"path,study,label\nrun{i}.txt,study{i},run {i}\n")
+    with pytest.raises(ManifestError) as e:
+        ingest(folders, db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert str(e.value) == (
+        f"2 folders listed, and {folders[0] / 'manifest.csv'}, {folders[1] / 'manifest.csv'} would not be read: one "
+        "manifest labels an ingest; ingest each folder on its own (each with its manifest.csv), or name one with "
+        "--manifest"
+    )
+    assert not (tmp_path / "x.duckdb").exists()
+    for d in folders:  # one at a time, each is labelled by its own
+        ingest([d], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    con = duckdb.connect(str(tmp_path / "x.duckdb"), read_only=True)
+    assert con.execute("SELECT study, label FROM files ORDER BY 1").fetchall() == [
+        ("study0", "run 0"),
+        ("study1", "run 1"),
+    ]
+    con.close()
 
 
 def test_manifest_rows_without_files_and_files_without_rows_are_reported(raw_copy, tmp_path):

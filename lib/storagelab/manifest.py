@@ -144,6 +144,19 @@ def _text(path: Path) -> str:
         ) from None
 
 
+def _rows(reader: csv.DictReader, path: Path):
+    """The reader's rows; its error for a misplaced double quote named with the line."""
+    while True:
+        start = reader.line_num + 1  # the line after the row before
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise ManifestError(f"{path}:{start}: {e} (a double quote must open and close a whole value)") from None
+        yield row
+
+
 def load(path: Path) -> Manifest:
     """Read and validate a manifest. Missing file -> empty manifest with ``missing`` set (the
     command line refuses a --manifest that does not exist)."""
@@ -160,19 +173,29 @@ def load(path: Path) -> Manifest:
     except OSError as e:
         raise ManifestError(f"{path}: cannot read the manifest: {e.strerror or e}") from None
     with io.StringIO(text, newline="") as fh:
-        reader = csv.DictReader(fh)
+        reader = csv.DictReader(fh, strict=True)  # strict: a stray double quote is an error, not a shifted row
         if reader.fieldnames is None or "path" not in reader.fieldnames:
             raise ManifestError(f"{path}:1: the header must have a 'path' column")
         unknown = [c for c in reader.fieldnames if c not in _TYPES]
         if unknown:
             raise ManifestError(f"{path}:1: unknown columns {unknown}; known: {', '.join(COLUMNS)}")
-        for raw in reader:
+        twice = sorted({c for c in reader.fieldnames if reader.fieldnames.count(c) > 1})
+        if twice:  # csv keeps the last of two columns of one name: an empty second one would wipe the first
+            raise ManifestError(f"{path}:1: the header names {', '.join(map(repr, twice))} twice")
+        last_line = 1  # the header's
+        for raw in _rows(reader, path):
             lineno = reader.line_num
             where = f"{path}:{lineno}"
             if None in raw:  # more fields than the header has: every later column would shift
                 raise ManifestError(
                     f"{where}: {len(reader.fieldnames) + len(raw[None])} fields, the header has "
                     f"{len(reader.fieldnames)} (a value with a comma must be in double quotes)"
+                )
+            start, last_line = last_line + 1, lineno  # the row's first line: the one after the row before it
+            if any("\n" in v for v in raw.values() if isinstance(v, str)):  # an unclosed quote took later rows
+                raise ManifestError(
+                    f"{path}:{start}: a quoted value runs on to line {lineno} (an unclosed double quote?): every "
+                    "row must be one line"
                 )
             rel = (raw.get("path") or "").strip()
             if not rel:

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from .. import ignore, paths
-from ..manifest import Manifest
+from ..manifest import Manifest, ManifestError
 from ..manifest import load as load_manifest
 from . import db, faults, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
@@ -134,9 +134,20 @@ def ingest(
 
 def _default_manifest(targets: list) -> Path:
     """data/raw/manifest.csv, or the manifest.csv in the one folder listed (logs kept outside
-    data/raw/ are labelled by a manifest beside them)."""
+    data/raw/ are labelled by a manifest beside them). Several folders listed, some with a manifest.csv of
+    their own: refused (only one manifest labels an ingest, and theirs would silently not be read)."""
     if len(targets) == 1 and Path(targets[0]).is_dir() and (Path(targets[0]) / "manifest.csv").is_file():
         return Path(targets[0]) / "manifest.csv"
+    own = [
+        Path(t) / "manifest.csv"
+        for t in targets
+        if Path(t).is_dir() and (Path(t) / "manifest.csv").is_file() and Path(t).resolve() != paths.RAW.resolve()
+    ]
+    if len(targets) > 1 and own:
+        raise ManifestError(
+            f"{len(targets)} folders listed, and {', '.join(map(str, own))} would not be read: one manifest labels "
+            "an ingest; ingest each folder on its own (each with its manifest.csv), or name one with --manifest"
+        )
     return paths.MANIFEST
 
 
