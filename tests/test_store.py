@@ -1010,3 +1010,41 @@ def test_notebooks_refuse_a_database_of_another_schema(tmp_path):
         f"{db} was built by another version of storagelab (its tables differ from this one's): run "
         f"`storagelab ingest --db {db}` (or ./run build) to rebuild it from the raw files"
     )
+
+
+def test_a_gone_stored_file_hands_its_rows_to_a_copy_still_on_disk(tmp_path):
+    """The same log in two studies is stored once (s1) and listed as a copy (s2). s1's file deleted: its rows had
+    left with it, and study B lost them while s2/copy.txt was still there. Now the copy holds the rows, with its
+    own labels; then that copy overwritten with text no parser reads loses them, instead of keeping stale rows."""
+    src = FIXTURES / "fio" / "3.33" / "json_only.txt"
+    s1, s2, db = tmp_path / "s1", tmp_path / "s2", tmp_path / "x.duckdb"
+    for d, name, study in ((s1, "a.txt", "A"), (s2, "copy.txt", "B")):
+        d.mkdir()
+        (d / name).write_bytes(src.read_bytes())
+        (d / "manifest.csv").write_text(f"path,study,label\n{name},{study},{name} in {study}\n")
+    for d in (s1, s2):
+        ingest([d], db_path=db, parquet_dir=False, progress=False, workers=1)
+
+    def state():
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return (
+                con.execute("SELECT path, study, label FROM files").fetchall(),
+                con.execute("SELECT count(*) FROM duplicates").fetchone()[0],
+                con.execute("SELECT count(*) FROM fio_results").fetchone()[0],
+                con.execute("SELECT path, kind FROM ingest_errors").fetchall(),
+            )
+        finally:
+            con.close()
+
+    rows = state()[2]
+    assert rows > 0 and state()[1] == 1
+    (s1 / "a.txt").unlink()
+    s = ingest([s1], db_path=db, parquet_dir=False, progress=False, workers=1)
+    copy = str(s2 / "copy.txt")
+    assert f"{s1 / 'a.txt'} is gone: its copy {copy} (same bytes) now holds its rows, with its own labels" in s.warnings
+    assert state() == ([(copy, "B", "copy.txt in B")], 0, rows, [])
+    (s2 / "copy.txt").write_text("hello this is not a log\n")
+    s = ingest([s2], db_path=db, parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 1 and any(w.startswith(f"{copy}: its new content failed to parse (above)") for w in s.warnings)
+    assert state() == ([], 0, 0, [(copy, "unknown-format")])

@@ -13,12 +13,12 @@ from pathlib import Path
 import duckdb
 
 from .. import ignore, paths
-from ..manifest import Manifest, ManifestError
+from ..manifest import LABEL_COLUMNS, Manifest, ManifestError
 from ..manifest import load as load_manifest
 from . import db, faults, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
 from .listing import ListedFile, in_scope, list_files, printable, scopes, unique
-from .plan import Action, Plan, StoredCopy, StoredFile
+from .plan import Action, Plan, Rename, StoredCopy, StoredFile
 from .worker import Outcome, error_text, parse_all
 
 
@@ -132,6 +132,35 @@ def ingest(
     return summary
 
 
+def _promote_copies(con, plan: Plan) -> dict[str, dict]:
+    """A stored file that is gone while a copy of it (same bytes, in ``duplicates``) is still on disk: the copy
+    becomes the stored file (a rename: the rows stay, the path and labels are the copy's), instead of its rows
+    leaving with it and the other study losing them. Adds the renames to ``plan`` and takes the copies out of
+    ``duplicates`` (``plan.gone_copies``); returns the copies' own labels by path."""
+    if not plan.gone or not plan.copies:
+        return {}
+    labels_of: dict[str, dict] = {}
+    label_sql = ", ".join(f'"{c}"' for c in LABEL_COLUMNS)
+    for gone_key, gone in list(plan.gone.items()):
+        for key, copy in plan.copies.items():
+            if copy.same_as != gone_key or key in plan.gone_copies:
+                continue
+            path = Path(key) if Path(key).is_absolute() else paths.ROOT / key
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            if st.st_size != copy.size or st.st_mtime_ns != copy.mtime_ns:
+                continue  # changed since it was found a copy: the next ingest of its folder reads it
+            row = con.execute(f"SELECT {label_sql} FROM duplicates WHERE path = ?", [key]).fetchall()
+            labels_of[key] = dict(zip(LABEL_COLUMNS, row[0])) if row else {}
+            plan.renames.append(Rename(key, copy.size, copy.mtime_ns, gone.file_id, gone_key))
+            plan.gone_copies.append(key)  # no longer a copy: the stored file
+            del plan.gone[gone_key]
+            break
+    return labels_of
+
+
 def _default_manifest(targets: list) -> Path:
     """data/raw/manifest.csv, or the manifest.csv in the one folder listed (logs kept outside
     data/raw/ are labelled by a manifest beside them). Several folders listed, some with a manifest.csv of
@@ -177,9 +206,15 @@ class _Run:
         summary.duplicates += plan.skipped_copies
         self._parse_and_write(plan, versions, workers, batch_files, batch_rows, progress)
         writer.touch(con, plan.touched)
+        promoted = _promote_copies(con, plan)
         if plan.renames:
-            writer.rename(con, plan.renames, self.labels_of)
-            summary.renamed = len(plan.renames)
+            writer.rename(con, plan.renames, {**self.labels_of, **promoted})
+            summary.renamed = len(plan.renames) - len(promoted)
+        summary.warnings += [
+            f"{printable(r.old_key)} is gone: its copy {printable(r.key)} (same bytes) now holds its rows, with its own labels"
+            for r in plan.renames
+            if r.key in promoted
+        ]
         faults.inject("before-removals")
         if plan.gone or plan.gone_copies:
             summary.removed = writer.remove(con, plan.gone, plan.gone_copies)
@@ -272,8 +307,7 @@ class _Batches:
         """Whether a parsed (or hashed) file is to be stored; a failure is recorded, the others counted."""
         summary = self.run.summary
         if out.error:
-            summary.failure(out)
-            writer.record_error(self.run.con, out)
+            self.fail(out)
             return False
         action = self.plan.decide(out.key, out.size, out.mtime_ns, out.sha256, out.tool, versions.get(out.tool))
         summary.skipped += action in (Action.UNCHANGED, Action.COPY)
@@ -285,10 +319,24 @@ class _Batches:
         if self.decide(out, versions):
             self.add(out)
 
+    def fail(self, out: Outcome) -> None:
+        """A file that failed: its error recorded. A stored file whose new bytes fail to parse loses the rows of
+        its former bytes (the database mirrors the folder: they no longer describe the file); one that could
+        not be read at all (an I/O error) keeps them."""
+        self.run.summary.failure(out)
+        writer.record_error(self.run.con, out)
+        old = self.plan.stored.get(out.key)
+        if old is not None and (out.error or {}).get("kind") != "io" and old.sha256 != out.sha256:
+            writer.remove(self.run.con, {out.key: old}, [])
+            del self.plan.stored[out.key]
+            self.run.summary.warnings.append(
+                f"{printable(out.key)}: its new content failed to parse (above); the rows of its former content "
+                f"(SHA-256 {old.sha256[:16]}...) were removed"
+            )
+
     def add(self, out: Outcome) -> None:
         if out.error:
-            self.run.summary.failure(out)
-            writer.record_error(self.run.con, out)
+            self.fail(out)
             return
         self.batch.append(out)
         self.rows += out.n_rows
