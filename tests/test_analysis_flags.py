@@ -179,3 +179,17 @@ def test_direct_io_below_ram_is_no_cache_flag_where_o_direct_bypasses_the_cache(
     assert headline["ext4 direct"] == "198.7 MiB/s"
     assert headline["zfs 2.1 direct"] == "198.7 MiB/s (flagged: direct=1 ignored (ZFS < 2.3))"
     assert headline["no stack label"] == "198.7 MiB/s (flagged: test file below RAM, 16.0 MiB in 23.54 GiB of RAM)"
+
+
+def test_05_refuses_an_inflation_margin_below_1(tmp_path):
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    with open_db(tmp_path / "x.duckdb") as con, pytest.raises(ValueError) as e:
+        stacks.analyse(con, Selection(), inflation_margin=-1)
+    assert str(e.value) == (
+        "inflation_margin must be 1 or more (how far above its labelled device limit a run must be to be flagged as "
+        "cached), got -1"
+    )

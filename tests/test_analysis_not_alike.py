@@ -150,3 +150,21 @@ def test_the_read_share_of_a_mixed_mode_is_part_of_the_workload(tmp_path):
     ]
     assert r5["repeats"].is_empty()
     assert not any("run-to-run spread" in f for f in r8.findings)
+
+
+def test_05_says_the_test_size_is_missing_when_the_ram_is_labelled(tmp_path):
+    """The M1 run labelled with its RAM (16 GiB) but whose output and labels give no size: 05 had asked to fill
+    ram_bytes, which was filled; what is missing is the test size."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    name = "fio-3.19-m1-randread-8-threads.txt"
+    shutil.copy(PUB / name, raw / name)
+    (raw / "manifest.csv").write_text(f"path,label,ram_bytes\n{name},m1,17179869184\n")
+    ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    with open_db(tmp_path / "x.duckdb") as con:
+        r5 = stacks.analyse(con, Selection(), direction="read")
+    assert not any("RAM of the machine" in m for m in r5.missing)
+    assert (
+        "the test size of 1 run(s) is not in their output or command (m1): whether the file fits in the RAM they "
+        "are labelled with cannot be checked; give the fio command line in the manifest's command column"
+    ) in r5.missing

@@ -221,3 +221,23 @@ def test_unlabelled_runs_are_counted_as_runs_not_directions(tmp_path):
         res = recordsize.analyse(con, Selection())
     (line,) = [m for m in res.missing if "carry no recordsize label" in m]
     assert "(1 fio run(s) carry no recordsize label)" in line
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(ashift=40), "ashift must be 9 to 16 (sectors of 512 B to 64 KiB), got 40"),
+        (dict(recordsizes=[]), "recordsizes and io_sizes need at least one size each"),
+    ],
+)
+def test_02_refuses_parameters_no_pool_has(tmp_path, kwargs, message):
+    """ashift 40 had modelled 1 TiB per disk for a 1 MiB block; no record size had failed inside polars."""
+    from storagelab.analysis import Selection, open_db, recordsize
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    with open_db(tmp_path / "x.duckdb") as con, pytest.raises(ValueError) as e:
+        recordsize.analyse(con, Selection(), **kwargs)
+    assert str(e.value).startswith(message)

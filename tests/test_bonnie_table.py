@@ -154,3 +154,9 @@ def test_latency_in_the_unit_bonnie_prints():
         "437s",
         "",
     ]
+
+
+def test_small_per_char_rates_keep_two_significant_digits():
+    """53, 115 and 139 K/s per-char rates had all been shown as '0.1' MiB/s."""
+    assert [bonnie_table._value(k * 1024 / 2**20) for k in (53, 115, 139)] == ["0.052", "0.11", "0.14"]
+    assert bonnie_table._value(2764.8) == "2764.8" and bonnie_table._value(2764.8, ",") == "2,764.8"

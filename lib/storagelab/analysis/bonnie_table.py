@@ -45,6 +45,12 @@ ORDER BY f.path, b.run_index
 """
 
 
+def _value(x: float, sep: str = "") -> str:
+    """One decimal (25.1 MiB/s), but two significant digits below 1: a per-char rate of 53 K/s is 0.052 MiB/s,
+    not '0.1' (three runs of 53, 115 and 139 K/s had all read 0.1)."""
+    return f"{x:{sep}.1f}" if abs(x) >= 1 or x == 0 else f"{x:.2g}"
+
+
 def unit(test: str) -> str:
     return "MiB/s" if test in RATE_TESTS else ("seeks/s" if test == "seeks" else "files/s")
 
@@ -144,7 +150,7 @@ def html_table(tab: pl.DataFrame) -> str:
             elif r[t] is None:
                 row.append("<td></td><td></td>")
             else:
-                value = f"{r[t]:.1f}" if t in RATE_TESTS or r[t] < 1000 else f"{r[t]:,.0f}"
+                value = _value(r[t]) if t in RATE_TESTS or r[t] < 1000 else f"{r[t]:,.0f}"
                 cpu = "" if r[f"{t}_cpu"] is None else f"{r[f'{t}_cpu']:g}"
                 row.append(cell(value, shades[t][i]) + cell(cpu, cpu_shades[t][i]))
             lat.append(cell(_latency(r[f"{t}_latency_ns"]), lat_shades[t][i]).replace("<td", '<td colspan="2"', 1))
@@ -228,8 +234,10 @@ def analyse(con, sel):
             best = col.sort(test, descending=True).row(0, named=True)
             worst = col.sort(test).row(0, named=True)
             res.findings.append(
-                f"{test} ({heading}, {unit(test)}): {worst[test]:,.1f} ({worst['label']}) to "
-                f"{best[test]:,.1f} ({best['label']})" + (f"; {fast} run(s) too fast to measure" if fast else "") + "."
+                f"{test} ({heading}, {unit(test)}): {_value(worst[test], ',')} ({worst['label']}) to "
+                f"{_value(best[test], ',')} ({best['label']})"
+                + (f"; {fast} run(s) too fast to measure" if fast else "")
+                + "."
             )
     res.headline["bonnie++ runs"] = str(tab.height)
     blocks = tab.filter(pl.col("put_block").is_not_null())

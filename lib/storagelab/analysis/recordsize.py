@@ -260,6 +260,13 @@ def analyse(
     from .db import frame
     from .result import Result
 
+    if not 9 <= ashift <= 16:  # what ZFS takes: sectors of 512 B to 64 KiB
+        raise ValueError(f"ashift must be 9 to 16 (sectors of 512 B to 64 KiB), got {ashift}")
+    if not recordsizes or not io_sizes:
+        raise ValueError(
+            f"recordsizes and io_sizes need at least one size each, e.g. [4096, 131072]; got {list(recordsizes)} "
+            f"and {list(io_sizes)}"
+        )
     where, params = sel.sql("f")
     runs = fio_runs.runs(con, sel)
     amp = amplification_table(list(recordsizes), list(io_sizes))

@@ -248,6 +248,11 @@ def layer_costs(df: pl.DataFrame) -> pl.DataFrame:
 
 def analyse(con, sel: Selection, direction: str = "write", inflation_margin: float = 1.1) -> Result:
     """Notebook 05 on any selection: runs of one direction by workload, flags, layer costs, findings."""
+    if not inflation_margin >= 1:  # below 1 would flag runs slower than the device can deliver
+        raise ValueError(
+            f"inflation_margin must be 1 or more (how far above its labelled device limit a run must be to be "
+            f"flagged as cached), got {inflation_margin}"
+        )
     all_runs = fio_runs.comparable(fio_runs.runs(con, sel))
     res = Result.start(con, sel, measures.per_file(con, sel, all_runs))
     if all_runs.is_empty():
@@ -475,13 +480,21 @@ def _test_size_findings(res: Result, d: pl.DataFrame) -> None:
     """Each run's file against the RAM its labels give (plausibility.ram_bytes), or what is missing to check it."""
     from . import plausibility
 
-    fits, unknown = [], []
+    fits, unknown, sizeless = [], [], []
     for r in d.iter_rows(named=True):
         ram, _ = plausibility.ram_bytes(r["command"], r["notes"], r.get("ram_bytes"))
-        if plausibility.against_cache(file_bytes(r), ram) is None:
+        if not ram:
             unknown.append(r["label"])
+        elif not file_bytes(r):
+            sizeless.append(r["label"])
         elif (fit := below_ram(r)) is not None:
             fits.append(f"{r['label']} ({fit})")
+    if sizeless:
+        res.missing.append(
+            f"the test size of {len(sizeless)} run(s) is not in their output or command ({prose.listing(sizeless)}): "
+            "whether the file fits in the RAM they are labelled with cannot be checked; give the fio command line "
+            "in the manifest's command column"
+        )
     if fits:
         res.findings.append(
             f"Test size below RAM (reads and, on ZFS, writes can be served from the page cache or ARC): "
