@@ -204,3 +204,19 @@ def test_a_terminal_transcript_with_prompts_and_a_leftover_status_tail():
     assert p.warnings == [
         "line 7: 'll' after the status line ignored (left over from a longer status line the \\r overwrote)"
     ]
+
+
+def test_an_elision_line_is_skipped_with_a_warning():
+    """A README's pasted mbuffer output ending in '...' (published: fixtures/mbuffer/published): the four real lines
+    are stored (43.6 MiB total at 14.3 MiB/s; 46.7 MiByte in 3.4 s), the '...' is named in a warning."""
+    p = mbuffer.parse(decode((FIXTURES / "mbuffer" / "published" / "mbuffer-udp-cast-elided.txt").read_bytes()))
+    status = list(p.rows("mbuffer_status"))
+    assert [(s["out_rate_bytes_per_s"], s["total_bytes"], s["done_pct"]) for s in status] == [
+        (14.3 * MiB, 43.6 * MiB, 93.0),
+        (14.4 * MiB, 44.0 * MiB, 94.0),
+    ]
+    assert [(s["bytes"], s["duration_ns"], s["rate_bytes_per_s"]) for s in p.rows("mbuffer_summaries")] == [
+        (46.7 * MiB, 3.4e9, 13.6 * MiB),
+        (46.7 * MiB, 3.4e9, 13.8 * MiB),
+    ]
+    assert p.warnings == ["line 5: '...': lines left out where the log was pasted"]

@@ -673,3 +673,17 @@ def test_old_sfdisk_dump_comment_is_not_a_prompt():
     fmt = detect(text)[1]
     rows = partitions.parse(text, fmt).rows("partitions")
     assert [(r["device"], r["start_sector"]) for r in rows] == [("/dev/sda1", 2048), ("/dev/sda2", 1026048)]
+
+
+def test_old_gpart_lowercase_k_and_truncated_sizes_fit_512_byte_sectors():
+    """An older FreeBSD gpart (published transcript): '(3.0k)', '(64k)' and '(11M)' for 11.89 MiB had made both
+    disks 'fit neither 512- nor 4096-byte sectors'; they fit 512 (checked), with no warning, and the other
+    commands of the transcript (ls, mount, a line of prose) are skipped."""
+    p = partitions.parse(decode((PUBLISHED / "gpart-old-freebsd-lowercase-k-transcript.txt").read_bytes()), "gpart")
+    assert [(d["disk"], d["logical_sector_bytes"], d["logical_sector_source"]) for d in p.rows("disks")] == [
+        ("ada1", 512, "checked"),
+        ("ada0", 512, "checked"),
+    ]
+    assert p.warnings == []
+    (slice63,) = [r for r in p.rows("partitions") if r["disk"] == "ada0"]
+    assert (slice63["start_sector"], slice63["aligned_4k"], slice63["align_4k_rem_bytes"]) == (63, False, 3584)

@@ -223,6 +223,9 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                 continue
             if (_PROMPT.match(seg) or SHELL_PROMPT.match(seg)) and not body.startswith(("summary", "in @")):
                 continue  # the command lines of a transcript (zfs send ... | mbuffer | ..., zfs snap ..., a bare prompt)
+            if body in ("...", "\u2026", "[...]", "(...)"):  # lines left out where the log was pasted
+                parsed.warnings.append(f"line {lineno}: {body!r}: lines left out where the log was pasted")
+                continue
             left = _LEFTOVER.search(body)
             m = left and _STATUS.match(body[: left.end(1)])
             if m:  # a longer status line overwritten by \r left its last letters on the screen: 'buffer 0% fullll'

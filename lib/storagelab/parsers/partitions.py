@@ -290,12 +290,21 @@ _GPART_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*?)\s*\(([^)]*)\)\s*$")
 
 
 def _human_fits(pairs: list[tuple[int, str]], sector_bytes: int) -> bool:
+    """Whether gpart's human sizes ('8.0G', '11M', older gpart's '3.0k') fit the sector counts at this sector size:
+    within rounding of the printed digits, or, for a whole number of two or more digits, truncated (gpart's
+    humanize_number prints 24347 x 512 B = 11.89 MiB as '11M')."""
     for sectors, human in pairs:
         try:
-            printed = zfs_nicenum(human)
+            printed = zfs_nicenum(human[:-1] + human[-1:].upper() if human[-1:] == "k" else human)
         except UnitError:
             return False
-        if math.isnan(printed) or printed <= 0 or abs(sectors * sector_bytes / printed - 1) > 0.06:
+        if math.isnan(printed) or printed <= 0:
+            return False
+        actual = sectors * sector_bytes
+        digits = re.match(r"\d+", human)
+        whole = digits is not None and digits.end() == len(human.rstrip("BKMGTPEkb").rstrip()) and len(digits[0]) >= 2
+        truncated = whole and printed <= actual < printed * (int(digits[0]) + 1) / int(digits[0])
+        if abs(actual / printed - 1) > 0.06 and not truncated:
             return False
     return True
 
