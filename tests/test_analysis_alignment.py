@@ -1,5 +1,6 @@
 import polars as pl
 import pytest
+from conftest import FIXTURES
 
 from storagelab.analysis import alignment
 
@@ -68,3 +69,54 @@ def test_verdict_is_the_parsers_verdict():
             p["aligned_1m"],
         )
         assert v["aligned_physical"] == p["aligned_4k"]
+
+
+def test_03_takes_no_other_machine_for_the_single_disk_and_says_what_is_missing(tmp_path):
+    """A before/after pair of host ceph-admin (published bonnie++ 1.97) with a single-disk run of another machine
+    (inez, a G4 Mac mini with an IDE disk) in the study: 03 had set the pair against inez's disk, called both a
+    cache artefact ('one and not the other', though both were 3.2x) and spoken of a noise band it did not have.
+    With physical_sector_bytes 512, sector 63 is aligned (it had still said 'misaligned to 4 KiB')."""
+    import shutil
+
+    from storagelab.analysis import Selection, alignment, open_db
+    from storagelab.store import ingest
+
+    pub = FIXTURES / "bonnie" / "published"
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in (
+        "bonnie-1.97-ceph-admin-run1.txt",
+        "bonnie-1.97-ceph-admin-run2.txt",
+        "bonnie-1.97-csv2txt-two-machines.txt",
+    ):
+        shutil.copy(pub / name, raw / name)
+    shutil.copy(
+        FIXTURES / "partitions" / "published" / "gpart-old-freebsd-lowercase-k-transcript.txt", raw / "gpart.txt"
+    )
+    (raw / "manifest.csv").write_text(
+        "path,study,label,host,vdev_type,vdev_count,vdev_width,partition_start_sector,phase\n"
+        "bonnie-1.97-ceph-admin-run1.txt,t,run 1,ceph-admin,,,,63,before\n"
+        "bonnie-1.97-ceph-admin-run2.txt,t,run 2,ceph-admin,,,,,after\n"
+        "bonnie-1.97-csv2txt-two-machines.txt,t,inez,inez,single,1,1,,\n"
+        "gpart.txt,t,gpart,,,,,,\n"
+    )
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = alignment.analyse(con, Selection(study="t"), physical_sector_bytes=512)
+    text = "\n".join(res.findings + res.missing)
+    assert "Cache artefact" not in text and res["ratios"]["single_disk_value"].is_null().all()
+    assert (
+        "no single-disk bonnie++ run of host ceph-admin for study t: without one, block speeds cannot be checked "
+        "against what the disks can deliver" in text
+    )
+    assert "No other 'after' run of this layout: no noise band" in text
+    assert "5 partition(s) in the selection's partition tables; every one starts on a 512 B boundary." in text
+    with open_db(tmp_path / "x.duckdb") as con:
+        default = alignment.analyse(con, Selection(study="t"))
+    assert any(
+        f.startswith(
+            "5 partition(s) in the selection's partition tables; misaligned to 4,096 B physical sectors: ada0 p1 at LBA 63"
+        )
+        for f in default.findings
+    )

@@ -80,37 +80,55 @@ DEVICE_SCHEMA = {
     "disk_model": pl.String,
     "beyond_disks": pl.String,
     "disk_multiple": pl.Float64,
+    "both_beyond": pl.Boolean,
 }
 
 
 def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float = 1.1) -> pl.DataFrame:
     """Block write and read of the before and after runs against a single-disk run of the selection (vdev_count 1,
-    width 1, or vdev_type single): a layout draws at most ``scaling.disk_model``'s upper bound of one disk's speed
-    (x ``tolerance`` for run-to-run noise); a run above that was answered by a cache, not the disks.
-    ``beyond_disks``: 'before', 'after' (the faster offender) or None; ``disk_multiple``: its value / the single disk."""
+    width 1, or vdev_type single) on the same host: a layout draws at most ``scaling.disk_model``'s upper bound of
+    one disk's speed (x ``tolerance`` for run-to-run noise); a run above that was answered by a cache, not the
+    disks. Only a single disk of the pair's own host (labelled) counts, and only a run whose layout is labelled is
+    judged: another machine's disk, or an unknown layout, says nothing about these disks.
+    ``beyond_disks``: 'before', 'after' (the faster offender) or None; ``disk_multiple``: its value / the single disk;
+    ``both_beyond``: both runs are above their disks."""
     from .scaling import disk_model, is_single_disk
 
+    host = before.get("host")
     singles = runs.filter(
-        (pl.col("vdev_type") == "single") | ((pl.col("vdev_count") == 1) & (pl.col("vdev_width") == 1))
+        ((pl.col("vdev_type") == "single") | ((pl.col("vdev_count") == 1) & (pl.col("vdev_width") == 1)))
+        & pl.lit(host is not None and host == after.get("host"))
+        & (pl.col("host") == (host or ""))
     )
     rows = []
     for test, direction in DEVICE_TESTS.items():
         one = singles.filter((pl.col("test") == test) & pl.col("value").is_not_null())
         if one.is_empty():
-            rows.append(dict(test=test, single_disk_value=None, disk_model=None, beyond_disks=None, disk_multiple=None))
+            rows.append(
+                dict(
+                    test=test,
+                    single_disk_value=None,
+                    disk_model=None,
+                    beyond_disks=None,
+                    disk_multiple=None,
+                    both_beyond=None,
+                )
+            )
             continue
         disk = float(one["value"].max())
-        worst, why = None, None
+        worst, why, beyond = None, None, 0
         for side, run in (("before", before), ("after", after)):
-            if is_single_disk(run):
-                continue
+            if is_single_disk(run) or (run["vdev_type"] is None and run["vdev_count"] is None):
+                continue  # a single disk itself, or a layout not labelled: nothing to bound it by
             value = runs.filter((pl.col("path") == run["path"]) & (pl.col("test") == test))["value"]
             if value.is_empty() or value[0] is None:
                 continue
             low, high, why_run = disk_model(direction, run["vdev_type"], run["vdev_count"] or 1, run["vdev_width"] or 1)
             multiple = value[0] / disk
-            if multiple > high * tolerance and (worst is None or multiple > worst[1]):
-                worst, why = (side, multiple), f"{why_run}: at most {high:g}x one disk"
+            if multiple > high * tolerance:
+                beyond += 1
+                if worst is None or multiple > worst[1]:
+                    worst, why = (side, multiple), f"{why_run}: at most {high:g}x one disk"
         rows.append(
             dict(
                 test=test,
@@ -118,6 +136,7 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float
                 disk_model=why,
                 beyond_disks=worst[0] if worst else None,
                 disk_multiple=worst[1] if worst else None,
+                both_beyond=beyond == 2,
             )
         )
     return pl.DataFrame(rows, schema=DEVICE_SCHEMA, orient="row")
@@ -126,7 +145,7 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float
 # ----------------------------------------------------------------------------- notebook 03 on any selection
 
 BONNIE_SQL = """
-SELECT f.path, f.file_id, coalesce(f.label, f.path) AS label, f.phase, f.partition_start_sector, f.vdev_type,
+SELECT f.path, f.file_id, coalesce(f.label, f.path) AS label, f.host, f.phase, f.partition_start_sector, f.vdev_type,
        f.vdev_count, f.vdev_width, f.cache_devices, f.log_devices, f.devices, f.pool, f.command, f.notes, f.ram_bytes, b.run_index,
        b.size_bytes AS file_size_bytes,
        r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.too_fast, r.cpu_pct, r.latency_ns, r.line_start
@@ -136,8 +155,8 @@ WHERE {where} AND b.preferred
 ORDER BY f.path, r.test
 """
 PARTITIONS_SQL = """
-SELECT f.path, p.file_id, p.disk, p.table_type, p.index, p.start_sector, p.size_bytes, p.logical_sector_bytes,
-       p.align_4k_rem_bytes, p.aligned_4k, p.aligned_1m, p.line_start
+SELECT f.path, p.file_id, p.disk, p.table_type, p.index, p.start_sector, p.abs_start_sector, p.size_bytes,
+       p.logical_sector_bytes, p.align_4k_rem_bytes, p.aligned_4k, p.aligned_1m, p.line_start
 FROM partitions p JOIN files f USING (file_id) WHERE {where} ORDER BY f.path, p.disk, p.index
 """
 HEADLINE_TESTS = ("put_block", "rewrite", "get_block", "seeks")
@@ -181,6 +200,9 @@ def analyse(
     where, params = sel.sql("f")
     res = Result.start(con, sel, measures.per_file(con, sel))
     parts = frame(con, PARTITIONS_SQL.format(where=where), params)
+    if parts.height:  # each partition against the physical sector size asked for (the table's own: 4 KiB, 1 MiB)
+        rem = pl.col("abs_start_sector") * pl.col("logical_sector_bytes") % physical_sector_bytes
+        parts = parts.with_columns(rem_physical_bytes=rem, aligned_physical=rem == 0)
     res.frames["partitions"] = parts
     for lba in (legacy_start_sector, 2048):
         v = verdict(lba, logical_sector_bytes, physical_sector_bytes)
@@ -190,13 +212,14 @@ def analyse(
             + ("aligned." if v["aligned_physical"] else "misaligned (each physical sector write straddles two).")
         )
     if parts.height:
-        bad = parts.filter(~pl.col("aligned_4k").fill_null(True))
+        bad = parts.filter(~pl.col("aligned_physical").fill_null(True))
+        named = [f"{r[0]} p{r[1]} at LBA {r[2]}" for r in bad.select("disk", "index", "start_sector").iter_rows()]
         res.findings.append(
             f"{parts.height} partition(s) in the selection's partition tables; "
             + (
-                f"misaligned to 4 KiB: {prose.listing([f'{r[0]} p{r[1]} at LBA {r[2]}' for r in bad.select('disk', 'index', 'start_sector').iter_rows()])}."
+                f"misaligned to {physical_sector_bytes:,} B physical sectors: {prose.listing(named)}."
                 if bad.height
-                else "every one starts on a 4 KiB boundary."
+                else f"every one starts on a {physical_sector_bytes:,} B boundary."
             )
         )
     else:
@@ -265,7 +288,12 @@ def analyse(
     res.file_ids = runs["file_id"].to_list() + parts["file_id"].to_list()
     res.findings.append(
         f"Before: {b['label']}; after: {a['label']} ({how}). "
-        f"{peers.height} 'after' run(s) of the same vdev layout give the noise band."
+        + (
+            f"{peers.height} 'after' runs of the same vdev layout give the noise band."
+            if peers.height > 1
+            else "No other 'after' run of this layout: no noise band (repeat bonnie++ on the 'after' layout to get "
+            "one), so no difference below can be told from run-to-run noise."
+        )
     )
     for r in ba.filter(pl.col("test").is_in(list(_TEST_WORDS))).iter_rows(named=True):
         if r["ratio"] is None:
@@ -294,16 +322,28 @@ def analyse(
         )
         other, mine = ("after", a) if r["beyond_disks"] == "before" else ("before", b)
         theirs = a if other == "after" else b
-        if all(theirs[c] == mine[c] for c in ("cache_devices", "log_devices")):
+        if r["both_beyond"]:
             res.findings.append(
-                f"  The {other} run, with the same cache and log device labels, read "
-                f"{_value(r['test'], r['value_' + other])}: why a cache answered one run and not the other, the "
-                "logs do not say."
+                f"  The {other} run measured {_value(r['test'], r['value_' + other])}, beyond its disks too: both "
+                "runs measured a cache, and their ratio says nothing about the partition offset."
+            )
+        elif all(theirs[c] == mine[c] for c in ("cache_devices", "log_devices")):
+            res.findings.append(
+                f"  The {other} run, with the same cache and log device labels, measured "
+                f"{_value(r['test'], r['value_' + other])}, within what its disks can draw: why a cache answered one "
+                "run and not the other, the logs do not say."
             )
     if "single_disk_value" in ba.columns and ba["single_disk_value"].is_null().all():
+        host = b.get("host") if b.get("host") == a.get("host") else None
         res.missing.append(
-            f"no single-disk bonnie++ run for {sel.describe()}: without one, block speeds cannot be checked "
-            "against what the disks can deliver (label it vdev_count=1, vdev_width=1)"
+            (
+                f"no single-disk bonnie++ run of host {host} for {sel.describe()}"
+                if host
+                else "the before and after runs have no (or different) host labels, so no single-disk run can be "
+                "matched to their machine"
+            )
+            + ": without one, block speeds cannot be checked against what the disks can deliver (a run of one of "
+            "its disks, labelled with the same host and vdev_count=1, vdev_width=1)"
         )
     _cache_findings(res, b, a)
     _pool_state_findings(res, con, sel, b)
