@@ -227,3 +227,38 @@ def test_layouts_against_one_disk(seed_db, study, expected):
         assert got[key]["ratio"] == pytest.approx(ratio, abs=5e-4)
         assert (got[key]["model_low"], got[key]["model_high"]) == (low, high)
     assert res.verdict.startswith("Measured: against one disk: ")
+
+
+def test_01_sets_a_pool_only_against_one_of_its_own_disks(tmp_path):
+    """A 6-HDD raidz2 and an Optane M10 alone, both 4 KiB random writes at QD 1 (published, k8s-homelab): 01 had
+    said 'raidz2 ... against one disk (the Optane) = 0.05x; model 4x (4 data disks): outside the model'. The Optane
+    is not one of the pool's disks: no comparison. Labelled as one of its disks, the model is random I/O's, one
+    disk per raidz vdev, not the data disks streaming."""
+    import shutil
+    from pathlib import Path
+
+    from storagelab.analysis import Selection, open_db, scaling
+    from storagelab.store import ingest
+
+    pub = Path(__file__).resolve().parent / "fixtures" / "fio" / "published"
+    raid, single = (
+        "k8s-homelab-zfs-raidz2x6-noslog-scale-fio3.25-randwrite4k.txt",
+        "k8s-homelab-zfs-optane-single-scale-fio3.25-randwrite4k.txt",
+    )
+    found = {}
+    for case, single_devices in (("other device", "Intel Optane M10 16GB"), ("one of its disks", "HDD")):
+        raw = tmp_path / case.replace(" ", "-")
+        raw.mkdir()
+        for name in (raid, single):
+            shutil.copy(pub / name, raw / name)
+        (raw / "manifest.csv").write_text(
+            "path,study,label,host,stack,vdev_type,vdev_count,vdev_width,devices\n"
+            f"{raid},t,raidz2x6,truenas,zfs,raidz2,1,6,6x HDD\n"
+            f"{single},t,one disk,truenas,zfs,single,1,1,{single_devices}\n"
+        )
+        ingest([raw], db_path=raw / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+        with open_db(raw / "x.duckdb") as con:
+            found[case] = [f for f in scaling.analyse(con, Selection(study="t")).findings if "against one disk" in f]
+    assert found["other device"] == []
+    (line,) = found["one of its disks"]
+    assert "model 1x (random I/O: 1 raidz2 vdev(s), about one disk's I/O each)" in line, line

@@ -13,6 +13,7 @@ Thumper sweep), that model predicts *less* speed per added vdev, the sum-of-vdev
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import polars as pl
@@ -544,7 +545,7 @@ def _serial_findings(res, layouts: pl.DataFrame, test: str, record_bytes: int = 
 
 BONNIE_SQL = """
 SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.stack, f.vdev_type, f.vdev_count, f.vdev_width,
-       f.cache_devices, f.log_devices, f.phase, b.size_bytes, b.chunk_bytes, b.concurrency, r.test,
+       f.host, f.devices, f.cache_devices, f.log_devices, f.phase, b.size_bytes, b.chunk_bytes, b.concurrency, r.test,
        coalesce(r.bytes_per_s, r.ops_per_s) AS value
 FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
 WHERE {where} AND b.preferred AND r.test IN ('put_block', 'get_block', 'seeks')
@@ -556,8 +557,6 @@ BONNIE_DIRECTION = {"put_block": "write", "get_block": "read", "seeks": "seeks"}
 def family(stack: str | None) -> str | None:
     """The filesystem family of a stack label, without its redundancy: 'btrfs-raid1' -> 'btrfs',
     'mergerfs+btrfs-raid1' -> 'mergerfs+btrfs', 'zfs' -> 'zfs'."""
-    import re
-
     return None if stack is None else re.sub(r"-(raid\d*|mirror|raidz\d?|stripe)\b", "", stack)
 
 
@@ -599,20 +598,44 @@ SINGLE_SCHEMA = {
 }
 
 
+def one_of_its_disks(single: dict, pool: dict) -> bool:
+    """Whether a single-disk run can stand for one disk of the pool's: the same host where both are labelled, and
+    where both name their devices, the single disk's among the pool's ('Optane M10' is not one of '6x HDD')."""
+    if single.get("host") and pool.get("host") and single["host"] != pool["host"]:
+        return False
+    mine, theirs = _words(single.get("devices")), _words(pool.get("devices"))
+    if not mine or not theirs:
+        return True  # not labelled on one side: nothing says it is another disk
+    models = {w for w in mine if len(w) >= 4 and re.search(r"[a-z]", w) and re.search(r"\d", w)}  # ST4000DM004
+    return bool(models & theirs) if models else mine <= theirs
+
+
+def _words(devices: str | None) -> set[str]:
+    """The words of a devices label, counts ('2x') left out: '1x Seagate ST4000DM004' -> {seagate, st4000dm004}."""
+    return {w for w in re.findall(r"[a-z0-9]+", (devices or "").lower()) if not re.fullmatch(r"\d+x?", w)}
+
+
 def against_single_disk(rows: pl.DataFrame, group: list[str]) -> pl.DataFrame:
-    """Each labelled layout against the single-disk run of the same family and group (workload, options):
-    measured ratio and the model's range. ``rows``: label, family, direction, value, vdev_type/count/width + group."""
+    """Each labelled layout against the single-disk run of the same family and group (workload, options), one of
+    its own disks (``one_of_its_disks``): measured ratio and the model's range. ``rows``: label, family, direction,
+    value, vdev_type/count/width + group (+ host, devices, random where known). Random I/O on a RAIDZ vdev is
+    modelled as one disk per vdev (every block touches all its disks), not as its data disks streaming."""
     out = []
     labelled = rows.filter(pl.col("vdev_count").is_not_null() | pl.col("vdev_type").is_not_null())
     for r in labelled.iter_rows(named=True):
         if is_single_disk(r) or r["value"] is None:
             continue
         base = labelled.filter(pl.all_horizontal(pl.col(c).eq_missing(r[c]) for c in ["family", "direction", *group]))
-        base = [b for b in base.iter_rows(named=True) if is_single_disk(b) and b["value"]]
+        base = [b for b in base.iter_rows(named=True) if is_single_disk(b) and b["value"] and one_of_its_disks(b, r)]
         if not base:
             continue
         b = base[0]
-        lo, hi, why = disk_model(r["direction"], r["vdev_type"], r["vdev_count"] or 1, r["vdev_width"] or 1)
+        random_raidz = bool(r.get("random")) and r["vdev_type"] in PARITY and r["vdev_type"] != "single"
+        lo, hi, why = disk_model(
+            "seeks" if random_raidz else r["direction"], r["vdev_type"], r["vdev_count"] or 1, r["vdev_width"] or 1
+        )
+        if random_raidz:
+            why = f"random I/O: {r['vdev_count'] or 1} {r['vdev_type']} vdev(s), about one disk's I/O each"
         ratio = r["value"] / b["value"]
         out.append(
             dict(
@@ -647,9 +670,12 @@ def single_disk_comparisons(con, sel, runs: pl.DataFrame) -> pl.DataFrame:
             "vdev_count",
             "vdev_width",
             "direction",
+            "host",
+            "devices",
             pl.col("bw_bytes_per_s").alias("value"),
             pl.col("workload").alias("group"),
             family=pl.col("stack").map_elements(family, return_dtype=pl.String),
+            random=pl.col("wl_rw").fill_null("").str.starts_with("rand"),
         )
         parts.append(against_single_disk(fio_rows, ["group"]).with_columns(tool=pl.lit("fio")))
     where, params = sel.sql("f")
