@@ -101,3 +101,22 @@ def test_receivers_are_shown_without_their_wait(seed_db):
     assert round(waits["socat (receiver)"]["corrected_rate_bytes_per_s"] / MiB, 1) == 230.9
     assert res.headline["netcat (receiver)"] == "98.9 MiB/s without its 13.8 s start-up wait (printed 83.5)"
     assert not any("match" in f for f in res.findings)
+
+
+def test_06_points_at_failed_files_when_it_has_no_mbuffer_summary(tmp_path):
+    """A study whose only mbuffer log failed to parse: 06 had asked for mbuffer output that was there."""
+    from storagelab.analysis import Selection, open_db, transports
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "send.log").write_text("summary: 46.7 MiByte in\n")  # cut short: fails
+    (raw / "manifest.csv").write_text("path,study,label\nsend.log,t,send\n")
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 1
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = transports.analyse(con, Selection(study="t"))
+    assert res.missing[-1].endswith(
+        "; 1 file(s) in this database failed to parse: if this study's mbuffer logs are among them, "
+        '`storagelab sql "SELECT path, line, message FROM ingest_errors"` says why'
+    )

@@ -121,10 +121,17 @@ def analyse(con, sel, baseline_label: str = ""):
     res = Result.start(con, sel, measures.per_file(con, sel))
     summ, status = measures.mbuffer_frames(con, sel)
     if summ.is_empty():
+        (failed,) = con.execute("SELECT count(*) FROM ingest_errors").fetchone()
         res.missing.append(
             f"no mbuffer summary for {sel.describe()}: pipe the transfer through mbuffer "
             "(`zfs send ... | mbuffer -s 128k -m 1G 2> mbuffer.log | ...`), save its output under "
             "data/raw/<study>/ and label each run (label names the transport)"
+            + (
+                f"; {failed} file(s) in this database failed to parse: if this study's mbuffer logs are among them, "
+                '`storagelab sql "SELECT path, line, message FROM ingest_errors"` says why'
+                if failed
+                else ""
+            )
         )
         return res
     r = rates(summ)
