@@ -220,3 +220,25 @@ def test_an_elision_line_is_skipped_with_a_warning():
         (46.7 * MiB, 3.4e9, 13.8 * MiB),
     ]
     assert p.warnings == ["line 5: '...': lines left out where the log was pasted"]
+
+
+def test_mbuffer_in_the_system_journal():
+    """mbuffer run by a service, read from the journal (published): the 'Sep 11 15:38:29 host bash[1614]: ' prefix
+    is taken off, the two summaries stored (46.7 MiByte in 17.9 s at 2667 KiB/s; in 17.8 s at 2688 KiB/s), the
+    other programs' lines and journalctl's '[1.9K blob data]' lines counted in warnings."""
+    path = FIXTURES / "mbuffer" / "published" / "mbuffer-udp-cast-journal.txt"
+    text = decode(path.read_bytes())
+    assert detect(text)[0] is mbuffer
+    p = mbuffer.parse(text)
+    assert [
+        (s["bytes"], s["duration_ns"], s["rate_bytes_per_s"], s["line_start"]) for s in p.rows("mbuffer_summaries")
+    ] == [
+        (46.7 * MiB, 17.9e9, 2667 * KiB, 7),
+        (46.7 * MiB, 17.8e9, 2688 * KiB, 14),
+    ]
+    assert p.warnings == [
+        "line 15: '...': lines left out where the log was pasted",
+        "8 journal line(s) of other programs' output skipped",
+        "4 journal line(s) shown as '[... blob data]' (lines with control characters: mbuffer's live status lines, "
+        "not in the text) skipped; `journalctl --all` shows them",
+    ]

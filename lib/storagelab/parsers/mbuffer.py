@@ -88,8 +88,18 @@ _STATUS = re.compile(
     rf"^in\s+@\s*{_NUM}\s*{_UNIT}B/s,\s*out\s+@\s*{_NUM}\s*{_UNIT}B/s,\s*(?:(\d+)\s+x\s+)?{_NUM}\s*{_UNIT}B\s+total,"
     r"\s*buffer\s+([0-9]+(?:\.[0-9]*)?)%\s+full(?:,\s*([0-9]+(?:\.[0-9]*)?)%\s+done)?\s*$"
 )
+# a line of the system journal or syslog (mbuffer run by a service or cron job): 'Sep 11 15:38:29 host bash[1614]: '
+# or '2024-09-11T15:38:29+0200 host bash[1614]: ' before what the program printed
+_JOURNAL = (
+    r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d{2}:?\d{2}|Z)?)"
+    r" \S+ [^\s:\[]+(?:\[\d+\])?: "
+)
+_JOURNAL_LINE = re.compile(_JOURNAL)
+_BLOB = re.compile(
+    r"^\[[0-9.]+(?:[KMGT]i?B?|B)? blob data\]$"
+)  # journalctl's stand-in for a line holding control characters
 _SNIFF = re.compile(
-    r"^(?:mbuffer: )?(?:summary:\s.*Byte\s+in\s.*average\s+of\s.*B/s"
+    rf"^(?:{_JOURNAL})?(?:mbuffer: )?(?:summary:\s.*Byte\s+in\s.*average\s+of\s.*B/s"
     r"|in\s+@\s.*B/s,\s*out\s+@\s.*total,\s*buffer\s)",
     re.M,
 )
@@ -203,7 +213,14 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     lines = lines_of(text)
     last = max(i for i, ln in enumerate(lines, 1) if ln.strip())
     seq = 0
+    journal_others, blobs = 0, 0  # a journal's lines of other programs, and of control characters (not shown)
     for lineno, line in enumerate(lines, 1):
+        in_journal = _JOURNAL_LINE.match(line)
+        if in_journal:
+            line = line[in_journal.end() :]
+            if _BLOB.match(line.strip()):
+                blobs += 1
+                continue
         segments = [s.strip() for s in line.split("\r")]
         segments = [s for s in segments if s]
         for k, seg in enumerate(segments):
@@ -237,6 +254,9 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                 seq += 1
                 continue
             at_end = lineno == last and k == len(segments) - 1
+            if in_journal and not body.startswith(("summary:", "in @")):
+                journal_others += 1  # another program's line in the journal
+                continue
             if body.startswith(("summary:", "in @")) and at_end:
                 raise ParseError(
                     f"mbuffer line cut short: {seg[:80]!r}",
@@ -250,6 +270,13 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                 expected="'summary: N [U]Byte in T - average of R [U]B/s' or "
                 "'in @ R [U]B/s, out @ R [U]B/s, N [U]B total, buffer P% full'",
             )
+    if journal_others:
+        parsed.warnings.append(f"{journal_others} journal line(s) of other programs' output skipped")
+    if blobs:
+        parsed.warnings.append(
+            f"{blobs} journal line(s) shown as '[... blob data]' (lines with control characters: mbuffer's live "
+            "status lines, not in the text) skipped; `journalctl --all` shows them"
+        )
     if not parsed.n_rows:
         raise ParseError(
             "no mbuffer summary or status line found",
