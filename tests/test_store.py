@@ -130,18 +130,33 @@ def test_bad_files_never_lose_the_good_ones(raw_copy, tmp_path):
     con.close()
 
 
-def test_a_failed_reingest_keeps_the_old_rows(raw_copy, tmp_path):
+def test_a_failed_reingest_removes_the_rows_of_the_former_bytes_and_keeps_the_others(raw_copy, tmp_path):
+    """A stored log overwritten with bytes no parser reads: its old rows described bytes that are gone (every figure
+    must trace to a raw line that exists), so they leave with a warning and the failure is recorded; every other
+    file keeps its rows. (They had been kept: stale rows, provenance to bytes no longer there.)"""
     db = tmp_path / "t.duckdb"
     _ingest(raw_copy, db, parquet_dir=False)
     before = _counts(db)
-    f = raw_copy / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt"
+    con = duckdb.connect(str(db), read_only=True)
+    rel = "homelab-mergerfs/fio-zfs-mirror-zfs0.8.4.txt"
+    (file_id,) = con.execute("SELECT file_id FROM files WHERE path LIKE ?", [f"%{rel}"]).fetchone()
+    own = {
+        t: con.execute(f'SELECT count(*) FROM "{t}" WHERE file_id = ?', [file_id]).fetchone()[0]
+        for t in before
+        if t.startswith("fio_")
+    }
+    con.close()
+    f = raw_copy / rel
     f.write_bytes(b"\x00\x01\x02 not a log any more")
     s = _ingest(raw_copy, db, parquet_dir=False)
     assert s.failed == 1 and s.ingested == 0
+    assert any("its new content failed to parse (above); the rows of its former content" in w for w in s.warnings)
     after = _counts(db)
     assert after.pop("ingest_errors") == 1
     before.pop("ingest_errors")
-    assert after == before
+    expected = {t: n - own.get(t, 0) for t, n in before.items()}
+    expected["files"] -= 1
+    assert after == expected
 
 
 def test_same_content_under_another_name_is_not_stored_twice(raw_copy, tmp_path):
