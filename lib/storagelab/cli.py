@@ -179,9 +179,9 @@ def cmd_ingest(args) -> int:
         print(f"warning: {w}", file=sys.stderr)
     for w in s.file_warnings[:FILE_WARNINGS_SHOWN]:  # what a parser kept aside or had to assume, by file and line
         print(f"warning: {w}", file=sys.stderr)
-    if len(s.file_warnings) > FILE_WARNINGS_SHOWN:
+    if s.file_warning_count > FILE_WARNINGS_SHOWN:
         print(
-            f"warning: {len(s.file_warnings) - FILE_WARNINGS_SHOWN} more parser warnings; all of them: "
+            f"warning: {s.file_warning_count - FILE_WARNINGS_SHOWN} more parser warnings; all of them: "
             'storagelab sql "SELECT path, warnings FROM files WHERE warnings IS NOT NULL"',
             file=sys.stderr,
         )

@@ -71,7 +71,8 @@ LEFT JOIN (SELECT file_id, doc_index, groupid, any_value(rw) AS rw, max(block_si
            GROUP BY file_id, doc_index, groupid) j
        ON j.file_id = g.file_id AND j.doc_index = g.doc_index AND j.groupid = g.groupid
 -- the manifest's command, else the fio command line the log shows before this run (a terminal transcript)
-ASOF LEFT JOIN fio_commands c ON c.file_id = g.file_id AND g.doc_index >= c.doc_index
+LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
+       ON c.file_id = g.file_id AND g.doc_index >= c.doc_index AND (c.next_doc IS NULL OR g.doc_index < c.next_doc)
 WHERE {where}
   AND (j.file_id IS NOT NULL  -- the final report of each run in the file (fio runs appended to one log)
        OR (g.doc_index = (SELECT max(doc_index) FROM fio_groups g2 WHERE g2.file_id = g.file_id)
@@ -273,39 +274,44 @@ def runs(con, sel: Selection) -> pl.DataFrame:
 
 def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
     """``df`` (rows holding the WORKLOAD_INPUTS columns: one per run, or per job) with each row's workload options
-    (``wl_*``), ``workload`` key, ``workload_source`` and the keys without the depth and without the size."""
-    extra = {f"wl_{k}": [] for k in WORKLOAD_OPTIONS}
-    keys, depthless, sizeless, sources, options_of = [], [], [], [], []
-    known: dict[tuple, tuple] = {}  # runs with the same inputs have the same workload: worked out once
+    (``wl_*``), ``workload`` key, ``workload_source``, the keys without the depth and without the size, and
+    ``workload_known`` (rw mode and block size known: runs are compared only then). Worked out once per distinct
+    set of inputs (a study of 100,000 runs has a few dozen), then joined back to every row."""
     inputs = [c for c in WORKLOAD_INPUTS if c in df.columns]
-    for values in df.select(inputs).iter_rows():
-        done = known.get(values)
-        if done is None:
-            w, src = workload_of(dict(zip(inputs, values)))
-            done = known[values] = (
-                [None if w[k] is None else str(w[k]) for k in WORKLOAD_OPTIONS],
+    distinct = df.select(inputs).unique(maintain_order=True)
+    rows = []
+    for values in distinct.iter_rows():
+        w, src = workload_of(dict(zip(inputs, values)))
+        options = [None if w[k] is None else str(w[k]) for k in WORKLOAD_OPTIONS]
+        rows.append(
+            [
+                *values,
+                *options,
+                # '? bs=?' runs are not one workload: compared only where the mode and block size are known
+                options[0] is not None and options[1] is not None,
                 workload_key(w),
+                src,
                 workload_key(w, without=("iodepth", "numjobs")),
                 workload_key(w, without=("size", "runtime")),
-                src,
-            )
-        options, key, any_depth, any_size, src = done
-        options_of.append(options)
-        for k, v in zip(WORKLOAD_OPTIONS, options):
-            extra[f"wl_{k}"].append(v)
-        keys.append(key)
-        depthless.append(any_depth)
-        sizeless.append(any_size)
-        sources.append(src)
-    return df.with_columns(
-        *(pl.Series(k, v, dtype=pl.String) for k, v in extra.items()),
-        # runs are compared only where the mode and block size are known: '? bs=?' runs are not one workload
-        workload_known=pl.Series([o[0] is not None and o[1] is not None for o in options_of], dtype=pl.Boolean),
-        workload=pl.Series(keys, dtype=pl.String),
-        workload_source=pl.Series(sources, dtype=pl.String),
-        workload_at_any_depth=pl.Series(depthless, dtype=pl.String),
-        workload_at_any_size=pl.Series(sizeless, dtype=pl.String),
-    )
+            ]
+        )
+    names = [
+        *inputs,
+        *(f"wl_{k}" for k in WORKLOAD_OPTIONS),
+        "workload_known",
+        "workload",
+        "workload_source",
+        "workload_at_any_depth",
+        "workload_at_any_size",
+    ]
+    schema = {
+        **distinct.schema,
+        **{n: pl.String for n in names[len(inputs) :]},
+        "workload_known": pl.Boolean,
+    }
+    table = pl.DataFrame(rows, schema=schema, orient="row")
+    out = df.drop([c for c in names[len(inputs) :] if c in df.columns])
+    return out.join(table, on=inputs, how="left", nulls_equal=True, maintain_order="left")
 
 
 def comparable(df: pl.DataFrame, by: tuple[str, ...] = ("workload", "direction")) -> pl.DataFrame:

@@ -21,6 +21,8 @@ from .listing import ListedFile, in_scope, list_files, printable, scopes, unique
 from .plan import Action, Plan, Rename, StoredCopy, StoredFile
 from .worker import Outcome, error_text, parse_all
 
+FILE_WARNINGS_KEPT = 100  # parser warnings the summary keeps as text (the command line shows 20)
+
 
 @dataclass
 class Summary:
@@ -40,7 +42,10 @@ class Summary:
     renamed: int = 0  # stored files found under another path (same SHA-256): rows kept, path changed
     relabelled: int = 0  # stored files (or copies) whose manifest labels changed, their rows untouched
     warnings: list[str] = field(default_factory=list)  # manifest rows with no file, files with no row, ...
-    file_warnings: list[str] = field(default_factory=list)  # 'path: line N: ...' of the files stored (files.warnings)
+    # 'path: line N: ...' of the files stored (all of them are in files.warnings): the first FILE_WARNINGS_KEPT, and
+    # how many there were (a list of every one grew with the files: 100,000 files of a few warnings each)
+    file_warnings: list[str] = field(default_factory=list)
+    file_warning_count: int = 0
     parquet_error: str | None = None  # the Parquet export failed (the database is complete)
 
     def line(self) -> str:
@@ -361,7 +366,10 @@ class _Batches:
             summary.ingested += 1
             summary.rows += out.n_rows
             summary.replaced += out.key in self.plan.stored
-            summary.file_warnings += [f"{printable(out.key)}: {w}" for w in out.warnings or ()]
+            if out.warnings:
+                summary.file_warning_count += len(out.warnings)
+                room = FILE_WARNINGS_KEPT - len(summary.file_warnings)
+                summary.file_warnings += [f"{printable(out.key)}: {w}" for w in out.warnings[: max(room, 0)]]
 
 
 def _progress(total: int, progress) -> Callable[[int], None]:
