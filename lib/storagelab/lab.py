@@ -434,12 +434,9 @@ def sanity_flags(
     zv = target_info.get("zfs_version")
     if fs == "zfs" and direct and zv and _version_tuple(zv) < (2, 3):
         flags.append(f"direct I/O on ZFS {zv} (< 2.3): O_DIRECT is ignored or refused, I/O goes through the ARC")
-    # O_DIRECT goes around the page cache on every filesystem but ZFS < 2.3 (which ignores or refuses it; a
-    # target whose filesystem is not known is given no such credit)
-    bypasses_cache = (
-        bool(direct) and fs not in (None, "zfs") or (fs == "zfs" and direct and zv and _version_tuple(zv) >= (2, 3))
-    )
-    if ram and total_bytes < ram + l2arc_bytes and not bypasses_cache:
+    from .analysis.plausibility import direct_bypasses_page_cache  # the rule notebook 05 applies too
+
+    if ram and total_bytes < ram + l2arc_bytes and not direct_bypasses_page_cache(direct, fs, zv):
         flags.append(
             f"file size {total_bytes} B below RAM{' + L2ARC' if l2arc_bytes else ''} "
             f"({ram + l2arc_bytes} B): {_cache_effect(rw)}"

@@ -43,6 +43,18 @@ def ram_bytes(
     return None, None
 
 
+def direct_bypasses_page_cache(direct, filesystem: str | None, zfs_version: str | None) -> bool:
+    """Whether ``direct=1`` goes around the page cache: on every filesystem but ZFS before 2.3 (which ignores or
+    refuses O_DIRECT: the ARC serves it). A filesystem (or stack label) not known gets no such credit, nor ZFS of
+    an unknown version. ``filesystem`` may be a stack label ('mergerfs+zfs' counts as ZFS)."""
+    if str(direct) != "1" or not filesystem:
+        return False
+    if "zfs" not in filesystem.lower():
+        return True
+    version = tuple(int(p) for p in re.findall(r"\d+", zfs_version or "")[:2])
+    return bool(version) and version >= (2, 3)
+
+
 def against_cache(size_bytes: float | None, ram: float | None, l2arc: float | None = None) -> dict | None:
     """The test size against RAM (+ L2ARC): ratios and whether the file fits in the cache that can hold it.
     None when the size or the RAM is unknown."""

@@ -8,8 +8,6 @@ version (stack labels as in the manifest, e.g. ``mergerfs+zfs`` over ``zfs``).
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
 from ..units import MiB
@@ -452,18 +450,6 @@ def file_bytes(row: dict) -> float | None:
     return float(row["wl_size"]) * (1 if row.get("shared_file") else jobs)
 
 
-def _bypasses_page_cache(run: dict) -> bool:
-    """direct=1 on a stack labelled without ZFS (ext4, xfs, btrfs, mdadm ...), or on ZFS >= 2.3: O_DIRECT goes
-    around the page cache, so a file smaller than RAM is no reason to suspect it. ZFS before 2.3 ignores
-    O_DIRECT (the ARC serves it); an unlabelled stack is given no such credit."""
-    if str(run.get("wl_direct")) != "1" or not run.get("stack"):
-        return False
-    if "zfs" not in run["stack"].lower():
-        return True
-    version = tuple(int(p) for p in re.findall(r"\d+", run.get("zfs_version") or "")[:2])
-    return bool(version) and version >= (2, 3)
-
-
 def below_ram(run: dict) -> str | None:
     """'16.0 MiB in 23.54 GiB of RAM' for a run whose file fits in the RAM its labels give and whose I/O a page
     cache or ARC can serve (not O_DIRECT where it goes around the cache); None otherwise or when not known."""
@@ -471,7 +457,8 @@ def below_ram(run: dict) -> str | None:
 
     ram, _ = plausibility.ram_bytes(run["command"], run["notes"], run.get("ram_bytes"))
     check = plausibility.against_cache(file_bytes(run), ram)
-    if check is None or not check["fits_in_cache"] or _bypasses_page_cache(run):
+    bypass = plausibility.direct_bypasses_page_cache(run.get("wl_direct"), run.get("stack"), run.get("zfs_version"))
+    if check is None or not check["fits_in_cache"] or bypass:
         return None
     return f"{prose.size(check['size_bytes'])} in {prose.size(ram)} of RAM"
 
