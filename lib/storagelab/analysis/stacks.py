@@ -156,9 +156,6 @@ def device_latency(con, sel: Selection, file_ids: list[int]) -> pl.DataFrame:
     return frame(con, DISK_SQL, [sorted(set(file_ids))])
 
 
-_RUN_MARK = r"(?i)\s*\(run\s*#?\d+\)|[,;]?\s*\brun\s*#?\d+\b"
-
-
 def repeats(df: pl.DataFrame) -> pl.DataFrame:
     """Repeated runs: the same workload, stack and ZFS version, labels equal once a 'run N' mark is taken out.
     Per group of two or more: n, mean, sd, min, max, the spread (half the range, % of the mean), and from
@@ -166,9 +163,7 @@ def repeats(df: pl.DataFrame) -> pl.DataFrame:
     prediction interval for one new run (``pi95_bytes_per_s``) and, from five runs, a seeded bootstrap interval of
     the mean (``boot_low/high_bytes_per_s``)."""
     g = (
-        df.with_columns(
-            config=pl.col("label").str.replace_all(_RUN_MARK, "").str.replace_all(r"\(\s*\)", "").str.strip_chars(" ,")
-        )
+        df.with_columns(config=fio_runs.config_label())
         .group_by("config", "workload", "stack", "zfs_version", maintain_order=True)
         .agg(
             n=pl.len(),
