@@ -221,3 +221,56 @@ def test_05_refuses_an_inflation_margin_below_1(tmp_path):
         "inflation_margin must be 1 or more (how far above its labelled device limit a run must be to be flagged as "
         "cached), got -1"
     )
+
+
+@pytest.fixture(scope="module")
+def lab_repeats_db(tmp_path_factory):
+    """The lab's repeated 2 s randread runs (fixtures/fio/3.33/lab-repeats), labelled as `storagelab lab --repeat`
+    labels them ('name', 'name (run 2)', ...), with the lab-design runs (sub-second, RAM labelled) beside them."""
+    import re
+    import shutil
+
+    from storagelab.store import ingest
+
+    fio = Path(__file__).resolve().parent / "fixtures" / "fio" / "3.33"
+    raw = tmp_path_factory.mktemp("labrepeats")
+    rows = ["path,label,stack,ram_bytes"]
+    for f in sorted((fio / "lab-repeats").glob("*.txt")):
+        base, k = re.fullmatch(r"(randread-4k-qd\d+-nj1)(?:-(\d))?", f.stem).groups()
+        shutil.copy(f, raw / f.name)
+        rows.append(f"{f.name},{base if not k else f'{base} (run {k})'},ext4,")
+    for name in ("two_jobs_nogroup.txt", "two_jobs_nogroup_json.txt", "buffered_32m.txt"):
+        shutil.copy(fio / "lab-design" / name, raw / name)
+        rows.append(f"{name},{name[:-4]},ext4,25276510208")
+    (raw / "manifest.csv").write_text("\n".join(rows) + "\n")
+    s = ingest([raw], db_path=raw / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    return raw / "x.duckdb"
+
+
+def test_05_on_lab_repeats_short_runs_and_the_threshold(lab_repeats_db):
+    with open_db(lab_repeats_db) as con:
+        short = stacks.analyse(con, Selection(), direction="read")
+        loose = stacks.analyse(con, Selection(), direction="read", min_elapsed_s=1.0, inflation_margin=1.2)
+        writes = stacks.analyse(con, Selection(), direction="write")
+    # every 2 s run is under the default 5 s: none is ranked, the index says so
+    assert short.verdict == (
+        "Every read run is flagged (cache, rounding, ZFS ignoring direct=1 or test design): none is ranked."
+    )
+    assert "9 run(s) under 5 s" in short.caveats
+    assert set(short["runs"]["mark"]) == {"⚠ short"}
+    # at 1 s they pass; the repeats give the prediction interval for one new run
+    assert loose.verdict == "Fastest read run with no flag: randread-4k-qd16-nj1 at 325 MiB/s."  # 324.5
+    (qd4,) = loose["repeats"].filter(pl.col("config") == "randread-4k-qd4-nj1").iter_rows(named=True)
+    assert qd4["n"] == 3 and round(qd4["mean"] / MiB, 1) == 147.8
+    assert round(qd4["pi95_bytes_per_s"] / qd4["mean"] * 100, 1) == 48.2
+    assert round(qd4["ci95_bytes_per_s"] / qd4["mean"] * 100, 1) == 24.1
+    # the sub-second buffered writes (page cache) head nothing; the two-job runs are fio's group figure
+    assert writes.verdict.startswith("Every write run is flagged")
+    runs = {r["label"]: r for r in writes["runs"].iter_rows(named=True)}
+    assert runs["buffered_32m"]["mark"] == "⚠ sub-second, cache"
+    assert round(runs["two_jobs_nogroup"]["bw_mib_s"], 1) == 941.2  # fio: 'WRITE: bw=941MiB/s ... run=131-272msec'
+    assert (
+        "Test size below RAM (reads and, on ZFS, writes can be served from the page cache or ARC): buffered_32m "
+        "(32.0 MiB in 23.54 GiB of RAM)"
+    ) in " ".join(writes.findings)
