@@ -17,6 +17,8 @@ may be answered by a cache, so the sizes are shown beside the figures. Per vdev 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from . import design, fio_runs, prose, stats
@@ -99,57 +101,92 @@ def beside(mine: pl.DataFrame, theirs: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _name(who: str, row: dict) -> str:
+def _who(whose: str, config: str, flags: tuple[str, ...]) -> str:
     """'yours btrfs raid1 (btrfs-raid1 | mirror 1 2) ⚠ overran, stall': whose, the configuration, the design flags
     of its runs (``design``)."""
-    flags = row.get("design_flags") or []
-    mark = f" {design.MARK} {', '.join(flags)}" if flags else ""
-    return f"{who} {row['config']} ({row['label_set']}){mark}"
+    return f"{whose} {config}" + (f" {design.MARK} {', '.join(flags)}" if flags else "")
 
 
-def verdict(a: dict, b: dict, names: tuple[str, str]) -> dict:
-    """One of your configurations (a ``beside`` row) against one of the other side's: per disk where both know
-    their layout, else as measured, tested by ``stats.compare`` on the runs' own figures."""
+@dataclass(frozen=True)
+class Verdict:
+    """One of your configurations against one of the other side's, same workload and direction: per disk where both
+    know their layout, else as measured; ``comparison`` is ``stats.compare`` on the runs' own figures (it says which
+    test it used)."""
+
+    match: str
+    direction: str
+    mine: str  # configuration (stack | layout)
+    theirs: str
+    mine_flags: tuple[str, ...]  # design flags of its runs
+    theirs_flags: tuple[str, ...]
+    per_disk: bool
+    mine_sizes: str
+    theirs_sizes: str
+    comparison: stats.Comparison
+
+    def row(self) -> dict:
+        """The named numbers as one row of the ``verdicts`` frame."""
+        c = self.comparison
+        return dict(
+            match=self.match,
+            direction=self.direction,
+            mine=self.mine,
+            study=self.theirs,
+            basis="per disk" if self.per_disk else "as measured (a layout label is missing)",
+            mine_runs=c.a.n,
+            study_runs=c.b.n,
+            test=c.test,
+            diff_pct=c.diff_pct,
+            interval_pct=c.interval_pct,
+            p_value=c.p_value,
+            differs=c.differs,
+        )
+
+
+def verdict(a: dict, b: dict) -> Verdict:
+    """A ``beside`` row of yours against one of the other side's."""
     per_disk = a["per_disk_bytes_per_s"] is not None and b["per_disk_bytes_per_s"] is not None
     col = "per_disk_values" if per_disk else "values"
-    c = stats.compare(stats.summarise(a[col]), stats.summarise(b[col]))
-    who_a, who_b = _name(names[0], a), _name(names[1], b)
-    return dict(
+    return Verdict(
         match=a["match"],
         direction=a["direction"],
         mine=f"{a['config']} ({a['label_set']})",
-        study=f"{b['config']} ({b['label_set']})",
-        basis="per disk" if per_disk else "as measured (a layout label is missing)",
-        runs=f"{c.a.n} and {c.b.n}",
-        test=c.test,
-        test_name=c.test_name,
-        diff_pct=c.diff_pct,
-        interval_pct=c.interval_pct,
-        p_value=c.p_value,
-        differs=c.differs,
-        text=f"{who_a} against {who_b}: {prose.comparison(c, names[0], names[1])}",
-        sizes=f"{names[0]} {a['sizes'] or '?'}, {names[1]} {b['sizes'] or '?'}"
-        + ("" if a["sizes"] == b["sizes"] else " (they differ: the smaller file may be answered by a cache)"),
+        theirs=f"{b['config']} ({b['label_set']})",
+        mine_flags=tuple(a.get("design_flags") or ()),
+        theirs_flags=tuple(b.get("design_flags") or ()),
+        per_disk=per_disk,
+        mine_sizes=a["sizes"] or "?",
+        theirs_sizes=b["sizes"] or "?",
+        comparison=stats.compare(stats.summarise(a[col]), stats.summarise(b[col])),
     )
 
 
-def verdicts(table: pl.DataFrame, names: tuple[str, str] = ("yours", "the study's")) -> list[dict]:
-    """Each of your configurations against each of the study's (or the other selection's: ``names`` say whose),
-    same workload and direction (``verdict``)."""
+def verdicts(table: pl.DataFrame) -> list[Verdict]:
+    """Each of your configurations against each of the study's (or the other selection's), same workload and
+    direction."""
     out = []
     for _, g in table.group_by("match", "direction", maintain_order=True):
         theirs = list(g.filter(pl.col("side") == "study").iter_rows(named=True))
         for a in g.filter(pl.col("side") == "mine").iter_rows(named=True):
-            out += [verdict(a, b, names) for b in theirs]
+            out += [verdict(a, b) for b in theirs]
     return out
 
 
-def analyse(con, mine: Selection, other: str | Selection):
-    """Your selection's fio runs beside ``other``'s runs of the same workload: a study (its name), or any
-    selection (``Selection.parse("host=nas2")``), whose runs that are also yours are left out."""
-    from . import prose
-    from .result import Result
+def sentence(v: Verdict, names: tuple[str, str] = ("yours", "the study's")) -> str:
+    """The findings step for one verdict: the workload, the basis, the test and its numbers, the sizes."""
+    who_a, who_b = _who(names[0], v.mine, v.mine_flags), _who(names[1], v.theirs, v.theirs_flags)
+    basis = "per disk" if v.per_disk else "as measured (a layout label is missing)"
+    sizes = f"{names[0]} {v.mine_sizes}, {names[1]} {v.theirs_sizes}" + (
+        "" if v.mine_sizes == v.theirs_sizes else " (they differ: the smaller file may be answered by a cache)"
+    )
+    return (
+        f"{v.match} ({v.direction}), {basis}: {who_a} against {who_b}: "
+        f"{prose.comparison(v.comparison, names[0], names[1])}. Sizes: {sizes}."
+    )
 
+
+def query(con, mine: Selection, other: str | Selection) -> tuple[pl.DataFrame, pl.DataFrame, tuple[str, str], str]:
+    """SQL to frames: your runs, the other side's (yours left out), what to call each side, the other's name."""
     if isinstance(other, str):
         if not other:
             raise ValueError("name the study to compare with (e.g. homelab-mergerfs)")
@@ -160,9 +197,18 @@ def analyse(con, mine: Selection, other: str | Selection):
         theirs_sel, names = other, (f"[{mine.describe()}]", f"[{other.describe()}]")
         if theirs_sel == mine:
             raise ValueError(f"the two selections are the same ({mine.describe()}): choose another to compare with")
-    study = theirs_sel.describe() if not isinstance(other, str) else other
     a = fio_runs.runs(con, mine)
     b = fio_runs.runs(con, theirs_sel).filter(~pl.col("file_id").is_in(a["file_id"].to_list()))  # yours are not theirs
+    return a, b, names, other if isinstance(other, str) else theirs_sel.describe()
+
+
+def analyse(con, mine: Selection, other: str | Selection):
+    """Your selection's fio runs beside ``other``'s runs of the same workload: a study (its name), or any
+    selection (``Selection.parse("host=nas2")``), whose runs that are also yours are left out. ``query``, then
+    ``beside`` and ``verdicts`` (compute), then sentences from them."""
+    from .result import Result
+
+    a, b, names, study = query(con, mine, other)
     res = Result(mine)
     if a.is_empty() or b.is_empty():
         who = mine.describe() if a.is_empty() else (f"study {study}" if isinstance(other, str) else study)
@@ -179,10 +225,9 @@ def analyse(con, mine: Selection, other: str | Selection):
         )
         return res
     res.file_ids = [i for ids in table["file_ids"].to_list() for i in ids]
-    pairs = verdicts(table, names)
-    res.frames["verdicts"] = pl.DataFrame(pairs, infer_schema_length=None)
-    for p in pairs:
-        res.findings.append(f"{p['match']} ({p['direction']}), {p['basis']}: {p['text']}. Sizes: {p['sizes']}.")
+    pairs = verdicts(table)
+    res.frames["verdicts"] = pl.DataFrame([v.row() for v in pairs], infer_schema_length=None)
+    res.findings += [sentence(v, names) for v in pairs]
     if table.filter(pl.col("per_disk_bytes_per_s").is_null()).height:
         res.missing.append(
             "runs without vdev_type, vdev_count and vdev_width labels are compared as measured, not per "
