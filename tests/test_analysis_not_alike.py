@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from storagelab.analysis import Selection, fio_views, open_db, prose, stacks
@@ -175,3 +176,19 @@ def test_05_says_the_test_size_is_missing_when_the_ram_is_labelled(tmp_path):
         "are labelled with cannot be checked; give the fio command line in the manifest's command column (fio prints "
         "the size in 'Laying out IO file (1 file / NMiB)', which the parser does not store)"
     ) in r5.missing
+
+
+def test_05_chart_uses_a_log_axis_where_bandwidths_span_decades(results):
+    """0.5 to 233 MiB/s (the ceph groups beside the M1 run): a linear axis hid all but the largest; on the log axis
+    every bar starts at 0.1 MiB/s, so none is dropped, and the ranking order puts flagged runs last."""
+    from storagelab import charts
+
+    r5, _ = results
+    spec = charts.run_bandwidth(r5["runs"], "read", Selection(), 1.1).to_dict()
+    bars, ticks = spec["spec"]["layer"]
+    assert bars["encoding"]["x"]["scale"] == {"type": "log", "domain": [0.1, pytest.approx(233.0 * 1.5)]}
+    assert bars["encoding"]["x2"] == {"field": "floor_mib_s"}
+    assert bars["encoding"]["y"]["sort"] == {"field": "rank", "op": "min", "order": "ascending"}
+    homelab_like = r5["runs"].with_columns(bw_mib_s=pl.lit(100.0))  # one decade or less: linear, from zero
+    linear = charts.run_bandwidth(homelab_like, "read", Selection(), 1.1).to_dict()
+    assert linear["spec"]["layer"][0]["encoding"]["x"]["scale"] == {"zero": True}

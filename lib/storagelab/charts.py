@@ -8,6 +8,7 @@ JavaScript and no network.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -144,7 +145,11 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
     )
     positive = df.filter(pl.col("bw_mib_s") > 0)["bw_mib_s"]
     log = positive.len() > 1 and positive.max() / positive.min() >= 10
-    scale = alt.Scale(type="log") if log else alt.Scale(zero=True)
+    # a log axis has no zero: bars start at the power of ten below the smallest value (zero-width bars dropped)
+    floor = 10 ** math.floor(math.log10(positive.min())) if log else 0.0
+    df = df.filter(pl.col("bw_mib_s") > 0) if log else df
+    df = df.with_columns(floor_mib_s=pl.lit(floor))
+    scale = alt.Scale(type="log", domain=[floor, positive.max() * 1.5]) if log else alt.Scale(zero=True)
     base = alt.Chart(df).encode(
         y=alt.Y(
             "label:N",
@@ -155,6 +160,7 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
     )
     bars = base.mark_bar().encode(
         x=alt.X("bw_mib_s:Q", title=f"{direction} bandwidth (MiB/s{', log scale' if log else ''})", scale=scale),
+        x2="floor_mib_s:Q",
         color=alt.Color(
             "status:N",
             title="flag",
@@ -165,7 +171,11 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
         ),
         tooltip=["label", "workload", "status", alt.Tooltip("bw_mib_s:Q", format=".1f")],
     )
-    ticks = base.mark_tick(color="#222", thickness=2, size=14).encode(x=alt.X("limit_mib_s:Q", scale=scale))
+    ticks = (
+        base.transform_filter("isValid(datum.limit_mib_s)")
+        .mark_tick(color="#222", thickness=2, size=14)
+        .encode(x=alt.X("limit_mib_s:Q", scale=scale))
+    )
     return (
         (bars + ticks)
         .properties(width=460)
