@@ -59,8 +59,7 @@ def run_bandwidths(groups: pl.DataFrame, files: pl.DataFrame, jobs: pl.DataFrame
 
 def fastest_unflagged(con, direction: str = "write", margin: float = 1.1) -> tuple[dict | None, int]:
     """The fastest fio run of ``direction`` in the whole database that carries no plausibility flag of
-    ``stacks.marked`` (above or at its labelled device limit, direct=1 ignored by ZFS, or a design check: a stall,
-    a short run, a working set in RAM), and how many faster runs
+    ``stacks.with_flags`` (above or at its labelled device limit, direct=1 ignored by ZFS), and how many faster runs
     are flagged: a headline should not promote a run that measured a cache."""
     from . import fio_runs, stacks
     from .selection import Selection
@@ -68,11 +67,9 @@ def fastest_unflagged(con, direction: str = "write", margin: float = 1.1) -> tup
     runs = fio_runs.runs(con, Selection())
     if runs.is_empty():
         return None, 0
-    d = runs.filter(pl.col("direction") == direction).with_columns(
-        label=pl.coalesce("label", pl.col("path").str.split("/").list.last())
-    )
-    d = stacks.marked(d, margin)  # 05's flags and design checks: a flagged run heads no ranking
-    ok = d.filter(~pl.col("suspect")).sort("bw_bytes_per_s", descending=True)
+    d = stacks.with_flags(runs.filter(pl.col("direction") == direction), margin)
+    d = d.with_columns(label=pl.coalesce("label", pl.col("path").str.split("/").list.last()))
+    ok = d.filter(pl.col("flag").is_in([stacks.FLAGS[3], stacks.FLAGS[4]])).sort("bw_bytes_per_s", descending=True)
     if ok.is_empty():
         return None, d.height
     best = ok.row(0, named=True)
