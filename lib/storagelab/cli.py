@@ -449,6 +449,9 @@ def cmd_build(args) -> int:
     return rc or run_rc
 
 
+NEVER_CHECK = "jupyterlab.NeverCheckForUpdate"
+
+
 def cmd_lab(args) -> int:
     """JupyterLab as a child that ends with this process: SIGTERM/SIGINT/SIGHUP are passed on to it
     and waited for; if this process is killed outright, the kernel ends the server
@@ -463,6 +466,10 @@ def cmd_lab(args) -> int:
     extra = list(args.extra)
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         extra.append("--allow-root")  # containers and CI machines often run as root
+    # offline: no news feed and no update check from the server (JupyterLab fetches both from the web)
+    for option, value in (("--LabApp.news_url", "None"), ("--LabApp.check_for_updates_class", NEVER_CHECK)):
+        if not any(e.startswith(option + "=") for e in extra):
+            extra.append(f"{option}={value}")
     parent = os.getpid()
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra,
