@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from . import __version__, clihelp, paths
+from .labhelp import DESCRIPTION as LAB_DESCRIPTION
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
 
@@ -655,6 +656,7 @@ def main(argv: list[str] | None = None) -> int:
         help="open JupyterLab on the project with its kernel and the database ready "
         "(other options go to JupyterLab, e.g. --no-browser --port 8888); "
         "`lab fio|bonnie|zfs-sweep --help`: measure your own disks",
+        description=LAB_DESCRIPTION,
     )
     s.set_defaults(func=cmd_lab)
 

@@ -383,7 +383,7 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
       those its data can feed (``analysis.relevance``);
     * any other study in the database (the user's own logs), and the files no study label covers:
       every analysis notebook, each saying what its data lack;
-    * the notebooks without a study parameter (07_explore) once.
+    * the notebooks without a study parameter (07_explore), or whose default is every study (10_disk_card), once.
     """
     from .analysis import open_db
     from .analysis.selection import UNLABELLED
@@ -419,7 +419,7 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
 
     studies = sorted(set(curated) | set(in_db), key=lambda s: (s == UNLABELLED, s))
     for stem, nb in nbs.items():
-        if "study" not in notebook_parameters(nb):
+        if notebook_parameters(nb).get("study", "") == "":  # no study parameter, or every study by default (10)
             add(stem, {})
     for study in studies:
         if study in curated:
