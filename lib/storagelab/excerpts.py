@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from . import paths
+from .parsers import decode
 from .parsers.compressed import decompress
 
 CONTEXT_LINES = 8
@@ -83,11 +84,11 @@ class Excerpts:
                 self._lines[path] = None  # not the bytes that were parsed
                 return None
             try:
-                text = decompress(data).decode("utf-8", errors="replace")
+                text = decode(decompress(data))  # as the parsers decode it: the same line numbers
             except Exception:  # noqa: BLE001 - an unreadable file gets no excerpt, the chart still draws
                 self._lines[path] = None
                 return None
-            self._lines[path] = text.replace("\r\n", "\n").split("\n")
+            self._lines[path] = text.split("\n")
         return self._lines[path]
 
     def href(self, path: str, sha256: str | None, start: int, end: int | None) -> str | None:
