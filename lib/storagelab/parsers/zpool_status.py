@@ -463,7 +463,9 @@ def read_status(lines: list[str], parsed: Parsed) -> None:
             elif not _continued(rep, line, lineno):
                 ignored.append(lineno)
                 continue
-        except _Bad as e:
+        except ParseError:
+            raise
+        except ValueError as e:  # _Bad, or a figure float() refused
             kind = "truncated" if lineno == last else "invalid"
             raise ParseError(
                 f"zpool status: cannot read {str(e)[:60]!r} in {s[:80]!r}",
