@@ -23,9 +23,13 @@ The checks, each with its threshold (a parameter of ``check``/``with_design``):
   ``plausibility.direct_ignored``).
 
 A check that cannot be made (runtime, size or RAM not in the logs or labels) is None, never False, and
-``unknown`` names it. Hook: where a run carries a measured ARC hit ratio (column ``arc_hit_ratio``, from
-arcstats once they are parsed) at or above ``ARC_HIT_FLAG`` (0.5), ``arc_served`` is True and counts as a cache
-flag, whatever the size arithmetic says; until then ``arc_served`` is None.
+``unknown`` names it.
+
+* **arc_served**: the ARC hit ratio measured during the run (column ``arc_hit_ratio`` of ``fio_runs.runs``, from
+  ``arc.with_arc``: arcstat during the run, or arcstats snapshots before and after it) is at least
+  ``ARC_HIT_FLAG`` (0.5): the ARC answered most reads from RAM, whatever the size arithmetic says. The sentence
+  gives the ratio and its source (``arc_source``). A single snapshot's ratio is since boot, not the run's: it is
+  never a flag (``arc.notes`` reports it). No ratio: None.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from dataclasses import dataclass, fields
 
 import polars as pl
 
-from . import plausibility
+from . import arc, plausibility
 
 OVERRUN_TOLERANCE = 0.05
 LONG_IO_SHARE = 0.10
@@ -71,6 +75,8 @@ class DesignFlags:
     fits_in_cache: bool | None
     direct_ignored: bool | None
     arc_served: bool | None = None
+    arc_hit_ratio: float | None = None  # the ARC's hits over reads during the run (arc.with_arc)
+    arc_source: str | None = None  # how it was measured: 'arcstat, 60 samples, hits and misses summed'
 
     @property
     def overrun_ratio(self) -> float | None:
@@ -173,6 +179,8 @@ def check(
         fits_in_cache=None if cache is None else cache["fits_in_cache"] and not bypass,
         direct_ignored=plausibility.direct_ignored(row.get("wl_direct"), row.get("stack"), row.get("zfs_version")),
         arc_served=None if hit is None else float(hit) >= ARC_HIT_FLAG,
+        arc_hit_ratio=None if hit is None else float(hit),
+        arc_source=row.get("arc_source") if hit is not None else None,
     )
 
 
@@ -187,7 +195,9 @@ _FIELDS = tuple(f.name for f in fields(DesignFlags))
 
 
 def _dtype(name: str) -> pl.DataType:
-    return pl.Float64 if name.endswith(("_s", "_bytes")) else pl.Boolean
+    if name == "arc_source":
+        return pl.String
+    return pl.Float64 if name.endswith(("_s", "_bytes", "_ratio")) else pl.Boolean
 
 
 def with_design(df: pl.DataFrame, **thresholds) -> pl.DataFrame:
@@ -244,7 +254,7 @@ def sentence(label: str, f: DesignFlags, min_elapsed_s: float = MIN_ELAPSED_S) -
             "can cache it, and its I/O goes through that cache"
         )
     if f.arc_served:
-        parts.append("the ARC answered most of its reads (arcstats)")
+        parts.append(f"the ARC answered {arc.pct(f.arc_hit_ratio)} of reads during the run ({f.arc_source})")
     if f.direct_ignored:
         parts.append("direct=1 on ZFS before 2.3, which ignores it (the ARC still caches)")
     return f"{label}: " + "; ".join(parts) + "." if parts else None
