@@ -153,20 +153,29 @@ def test_arcstat_without_read_columns_and_runs_without_arc_logs_name_the_command
 
 
 def test_logs_not_tied_say_why(arc_db):
+    from storagelab.analysis import Selection
+
     con = open_db(arc_db)
     try:
         ties = {r["path"].rsplit("/", 1)[-1]: r["tie"] for r in arc.logs(con).iter_rows(named=True)}
+        lines = arc.untied(con, Selection(study="arclab"))
+        elsewhere = arc.untied(con, Selection(study="another"))
     finally:
         con.close()
-    assert ties["12-arc_summary.txt"].endswith(
-        "no fio output of study arclab, host nas is labelled 'a run nobody made'"
-    )
-    assert ties["13-arc_summary.py.txt"].endswith("has no label: give it the label of the fio run it was taken during")
-    assert ties["01-arcstat-2s.txt"] is None
+    assert ties["01-arcstat-2s.txt"] is None and sum(t is None for t in ties.values()) == 6
+    folder = arc_db.parent / "raw" / "arclab"  # outside the project: stored as an absolute path
+    assert lines == [
+        f"ARC log not used: {folder}/12-arc_summary.txt: no fio output of study arclab, host nas is labelled "
+        "'a run nobody made'",
+        f"ARC log not used: {folder}/13-arc_summary.py.txt has no label: give it the label of the fio run it was "
+        "taken during",
+    ]
+    assert elsewhere == []
 
 
 def _one_run(root, name, fio, snapshots):
-    """The row of ``fio`` (label 'qd1') in a study of its own with ``snapshots`` ((ARC output, phase)) tied to it."""
+    """The row of ``fio`` (a lab-repeats output, label 'qd1') in a study of its own with ``snapshots`` ((ARC output,
+    phase)) tied to it."""
     db = _study(root, name, [(REPEATS / fio, "qd1", ""), *((ARC / p, "qd1", phase) for p, phase in snapshots)])
     return _runs(db, name)[0]["qd1"]
 
@@ -199,3 +208,13 @@ def test_notebook_05_and_the_disk_card_flag_the_arc_served_run_unchanged(arc_db)
     said = "the ARC answered 100 % of reads during the run (arcstat, 11 samples, hits and misses summed, K/M-rounded rates)"
     assert any(said in f for f in found), found
     assert any(said in flag for flag in disk_card.flags_of(cards.row(0, named=True)))
+
+
+def test_a_write_gets_no_read_hit_ratio(tmp_path):
+    """randrw 70/30 (fio 3.33, libaio): its read row gets the arcstat's ratio, its write row none."""
+    fio = FIXTURES / "fio" / "3.33" / "randrw_libaio_jsonplus.txt"
+    db = _study(tmp_path, "mixed", [(fio, "rw70", ""), (ARC / "linux-0.6" / "arcstat-2s.txt", "rw70", "")])
+    rows = {r["direction"]: r for r in _runs(db, "mixed")[1].iter_rows(named=True)}
+    assert rows["read"]["arc_hit_ratio"] == 959 / 1297 and "ARC" in rows["read"]["design_flags"]
+    write = rows["write"]
+    assert write["arc_hit_ratio"] is None and write["arc_source"] is None and "ARC" not in write["design_flags"]

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from .db import frame
+from .selection import Selection
 
 ARCSTAT_COMMAND = "arcstat -f time,read,hit%,miss%,arcsz,c 1 > arcstat.txt"
 KSTAT_COMMAND = "cat /proc/spl/kstat/zfs/arcstats"
@@ -71,29 +72,33 @@ FROM files a
 LEFT JOIN (SELECT DISTINCT ff.file_id, ff.study, ff.host, ff.label FROM files ff JOIN fio_groups g USING (file_id)
            WHERE ff.duplicate_of IS NULL AND ff.label IS NOT NULL) f
        ON f.label = a.label AND f.study IS NOT DISTINCT FROM a.study AND f.host IS NOT DISTINCT FROM a.host
-WHERE a.tool = 'arcstats' AND a.duplicate_of IS NULL
+WHERE a.tool = 'arcstats' AND {where}
 GROUP BY ALL ORDER BY a.file_id
 """
 
 
-def logs(con) -> pl.DataFrame:
-    """Every ARC log with its labels and ``fio_files``: the fio outputs its labels tie it to (one, or it is not
-    used), and ``tie``: None when tied, else why not."""
-    df = frame(con, LOGS_SQL)
-    if df.is_empty():
-        return df.with_columns(tie=pl.lit(None, pl.String))
-    why = []
-    for r in df.iter_rows(named=True):
-        n = len(r["fio_files"] or [])
-        if not r["label"]:
-            why.append(f"{r['path']} has no label: give it the label of the fio run it was taken during")
-        elif n == 0:
-            why.append(f"{r['path']}: no fio output of study {r['study']}, host {r['host']} is labelled {r['label']!r}")
-        elif n > 1:
-            why.append(f"{r['path']}: {n} fio outputs are labelled {r['label']!r}; give each run its own label")
-        else:
-            why.append(None)
-    return df.with_columns(tie=pl.Series(why, dtype=pl.String))
+def _why_not_tied(r: dict) -> str | None:
+    n = len(r["fio_files"] or [])
+    if not r["label"]:
+        return f"{r['path']} has no label: give it the label of the fio run it was taken during"
+    if n == 0:
+        return f"{r['path']}: no fio output of study {r['study']}, host {r['host']} is labelled {r['label']!r}"
+    if n > 1:
+        return f"{r['path']}: {n} fio outputs are labelled {r['label']!r}; give each run its own label"
+    return None
+
+
+def logs(con, sel: Selection | None = None) -> pl.DataFrame:
+    """Every ARC log (of the selection) with its labels and ``fio_files``: the fio outputs its labels tie it to
+    (one, or it is not used), and ``tie``: None when tied, else why not."""
+    where, params = (sel or Selection()).sql("a")
+    df = frame(con, LOGS_SQL.format(where=where), params)
+    return df.with_columns(tie=pl.Series([_why_not_tied(r) for r in df.iter_rows(named=True)], dtype=pl.String))
+
+
+def untied(con, sel: Selection) -> list[str]:
+    """A line per ARC log of the selection that its labels tie to no single fio output, saying why."""
+    return [f"ARC log not used: {t}" for t in logs(con, sel)["tie"].drop_nulls()]
 
 
 def _in(ids: list[int]) -> str:
@@ -214,30 +219,31 @@ def _snapshots(con, logs_of_run: list[dict]) -> ArcRatio:
     )
 
 
+def _of_run(con, tied: list[dict], from_arcstat: dict[int, ArcRatio]) -> ArcRatio:
+    """What the ARC logs tied to one fio output say: arcstat first, then a pair of snapshots, else since boot."""
+    stats = [r for r in tied if r["format"] == "arcstat"]
+    snaps = _snapshots(con, [r for r in tied if r["format"] != "arcstat"]) if len(stats) < len(tied) else ArcRatio()
+    if len(stats) > 1:
+        during = ArcRatio(note=f"{len(stats)} arcstat outputs are labelled as this run: give each run its own label")
+    else:
+        during = from_arcstat[stats[0]["file_id"]] if stats else ArcRatio()
+    for measured in (during, snaps):
+        if measured.ratio is not None:
+            return measured
+    why = "; ".join(n for n in (during.note, snaps.note) if n) or None
+    return ArcRatio(since_boot=snaps.since_boot, source=snaps.source, note=why)
+
+
 def ratios(con) -> dict[int, ArcRatio]:
     """fio output file id -> what its tied ARC logs say (module doc); outputs without a tied log are absent."""
-    tied = logs(con).filter(pl.col("tie").is_null())
-    if tied.is_empty():
+    if not con.execute("SELECT count(*) FROM files WHERE tool = 'arcstats'").fetchone()[0]:
         return {}
     by_run: dict[int, list[dict]] = {}
-    for r in tied.iter_rows(named=True):
+    for r in logs(con).filter(pl.col("tie").is_null()).iter_rows(named=True):
         by_run.setdefault(r["fio_files"][0], []).append(r)
     stat_ids = [r["file_id"] for rs in by_run.values() for r in rs if r["format"] == "arcstat"]
     from_arcstat = _arcstat(con, stat_ids) if stat_ids else {}
-    out = {}
-    for run, rs in by_run.items():
-        stats = [r for r in rs if r["format"] == "arcstat"]
-        snaps = _snapshots(con, [r for r in rs if r["format"] != "arcstat"]) if len(stats) < len(rs) else ArcRatio()
-        if len(stats) > 1:
-            first = ArcRatio(note=f"{len(stats)} arcstat outputs are labelled as this run: give each run its own label")
-        else:
-            first = from_arcstat[stats[0]["file_id"]] if stats else ArcRatio()
-        best = first if first.ratio is not None else snaps if snaps.ratio is not None else None
-        if best is None:  # no ratio during the run: the since-boot figure, and why the logs gave no more
-            notes = "; ".join(n for n in (first.note, snaps.note) if n) or None
-            best = ArcRatio(since_boot=snaps.since_boot, source=snaps.source, note=notes)
-        out[run] = best
-    return out
+    return {run: _of_run(con, tied, from_arcstat) for run, tied in by_run.items()}
 
 
 def with_arc(con, runs: pl.DataFrame) -> pl.DataFrame:
