@@ -29,6 +29,7 @@ import shlex
 import polars as pl
 
 from ..units import KiB, fio_option_bytes
+from . import arc
 from .db import frame
 from .selection import Selection
 
@@ -289,8 +290,6 @@ def runs(con, sel: Selection) -> pl.DataFrame:
     """Every fio run of the selection with its labels, workload options (``wl_*``), ``workload`` key,
     ``workload_source`` (output, command, output+command or unknown) and the ARC hit ratio during each reading run
     where ARC logs are tied to it (``arc.COLUMNS``: ``arc.with_arc``)."""
-    from . import arc
-
     where, params = sel.sql("f")
     df = groups_apart(frame(con, RUNS_SQL.format(where=where), params))
     if df.is_empty():
