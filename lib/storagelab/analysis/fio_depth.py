@@ -153,6 +153,9 @@ def with_job_workloads(summary_df: pl.DataFrame) -> pl.DataFrame:
             + pl.lit(")")
         ),
         iodepth=pl.coalesce(pl.col("iodepth").cast(pl.Int64), with_wl["wl_iodepth"].cast(pl.Int64, strict=False)),
+        block_size_bytes=pl.coalesce(
+            pl.col("block_size_bytes").cast(pl.Int64), with_wl["wl_bs"].cast(pl.Int64, strict=False)
+        ),
         numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), with_wl["wl_numjobs"].cast(pl.Int64, strict=False)),
         label=label,
     )
@@ -172,19 +175,22 @@ def against_depth(summary_df: pl.DataFrame, by: Sequence[str] = WORKLOAD) -> pl.
 
 
 def depth_lines(depth: pl.DataFrame) -> list[str]:
-    """``against_depth`` as text, one line per run and direction: label, QD iodepth x numjobs, IOPS, MiB/s and the
-    p50/p99/p99.9 latency in ms where fio printed percentiles."""
+    """``against_depth`` as text, one line per run and direction: label, QD iodepth x numjobs, IOPS and MiB/s of the
+    run (its reporting group's), the p50/p99/p99.9 latency in ms where fio printed percentiles ('sync': of the
+    fsync/fdatasync calls, one per durable write), and a flagged run's marker ('⚠ overran, stall')."""
     out = []
     for r in depth.iter_rows(named=True):
         line = (
-            f"{(r['label'] or r['path'])[:36]:<36} {r['direction']:<5} QD {qd_label(r['iodepth'], r['numjobs'])}: {r['iops']:>10,.0f} IOPS "
-            f"{r['bw_bytes_per_s'] / 2**20:9.1f} MiB/s"
+            f"{(r['label'] or r['path'])[:36]:<36} {r['direction']:<5} QD {qd_label(r['iodepth'], r['numjobs'])}: "
+            f"{r['iops']:>10,.0f} IOPS {r['bw_bytes_per_s'] / 2**20:9.1f} MiB/s"
         )
         if any(r[c] is not None for c in PERCENTILES.values()):
-            line += "  p50/p99/p99.9 " + " / ".join(
+            line += f"  {'sync ' if r.get('pct_kind') == 'sync' else ''}p50/p99/p99.9 " + " / ".join(
                 "n/a" if r[c] is None else f"{r[c] / 1e6:.3f}" for c in PERCENTILES.values()
             )
             line += " ms"
+        if r.get("flag"):
+            line += f"  {r['flag'] if r['flag'].startswith('⚠') else '⚠ ' + r['flag']}"
         out.append(line)
     return out
 
@@ -272,17 +278,11 @@ def with_run_bandwidth(summ: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         bw_basis=pl.when(use).then(pl.lit("group")).otherwise(pl.lit("job")),
         # one setup: one labelled host, configuration and fio version; a file without a host label is a setup of
         # its own (two unlabelled files may be two machines)
+        # one setup: one labelled host and configuration; a file without a host label is a setup of its own (two
+        # unlabelled files may be two machines)
         setup=pl.when(pl.col("host").is_null())
-        .then(
-            pl.lit("file ")
-            + pl.col("path").str.split("/").list.last()
-            + pl.lit(", ")
-            + pl.col("tool_version").fill_null("fio version unknown")
-            + pl.lit(", host not labelled")
-        )
-        .otherwise(
-            pl.col("config").fill_null("not in a run") + pl.lit(", ") + pl.col("tool_version").fill_null("fio ?")
-        ),
+        .then(pl.lit("file ") + pl.col("path").str.split("/").list.last() + pl.lit(" (host not labelled)"))
+        .otherwise(pl.col("config").fill_null("not in a run")),
     ).drop("group_bw", "group_ns")
 
 
@@ -377,7 +377,12 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
                     other_setups=[s for s in setups if s != setup[0]],
                     unlabelled_files=g.filter(pl.col("host").is_null())["file_id"].n_unique(),
                     files=g["file_id"].n_unique(),
-                    flagged=sorted(set(g.filter(pl.col("flag").is_not_null())["label"].to_list())),
+                    flagged=sorted(
+                        {
+                            f"{r['label']} ({r['flag']})"
+                            for r in g.filter(pl.col("flag").is_not_null()).iter_rows(named=True)
+                        }
+                    ),
                     pct_kind=g["pct_kind"].drop_nulls().first() if g["pct_kind"].drop_nulls().len() else None,
                 )
             )

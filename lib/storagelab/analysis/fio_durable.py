@@ -51,6 +51,7 @@ class DurableRun:
     write_p99_ns: float | None  # write() completion, page cache: not durable
     log_devices: str | None
     pool: str | None = None
+    too_short: str | None = None  # the design checks' reason (sub-second, under 5 s), None when long enough
 
     @property
     def p99_ns(self) -> float | None:
@@ -149,6 +150,18 @@ def _syncs(row: dict, every: int | None, option: str | None) -> tuple[float | No
     return None, "unknown", every
 
 
+def _too_short(flags) -> str | None:
+    from . import design
+
+    if flags is None or not flags.too_short:
+        return None
+    what = "sub-second" if flags.sub_second else f"under {design.MIN_ELAPSED_S:g} s"
+    return (
+        f"it ran {flags.elapsed_s * 1000:,.0f} ms ({what}): its tail percentiles rest on few calls, and a rate over "
+        "so short a time is not one the device sustains"
+    )
+
+
 def _config(row: dict) -> str:
     """host | stack | layout | log devices, naming what is not labelled."""
     layout = (
@@ -172,8 +185,10 @@ def _workload(row: dict, every: int | None) -> str:
     return f"{row.get('rw') or '?'} bs={size} {row.get('ioengine') or 'ioengine=?'} iodepth={depth}, {per}"
 
 
-def compute(jobs: pl.DataFrame, pct: pl.DataFrame) -> Durable:
-    """Each job's ``DurableRun``; then per workload the configurations against each other (``DurablePair``)."""
+def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None) -> Durable:
+    """Each job's ``DurableRun``; then per workload a pool with and without a SLOG (``DurablePair``).
+    ``design_of``: file_id -> ``design.DesignFlags`` (a sub-second or short run is said to be too short)."""
+    design_of = design_of or {}
     out = Durable()
     printed: dict[tuple, dict[float, float]] = {}
     write_p99: dict[tuple, float] = {}
@@ -206,6 +221,7 @@ def compute(jobs: pl.DataFrame, pct: pl.DataFrame) -> Durable:
                 write_p99_ns=write_p99.get(key),
                 log_devices=row.get("log_devices"),
                 pool=row.get("pool"),
+                too_short=_too_short(design_of.get(row["file_id"])),
             )
         )
     out.pairs = pairs(out.runs)

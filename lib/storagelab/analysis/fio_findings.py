@@ -3,10 +3,8 @@ arithmetic beyond formatting a ratio of two named numbers)."""
 
 from __future__ import annotations
 
-from . import fio_durable, prose
+from . import design, fio_durable, prose
 from .fio_depth import DepthCurve, DepthLevel, or_unknown, qd_label
-
-SHORT_RUN_S = 1.0  # a durable-write run shorter than this is too short to judge (sub-second)
 
 
 def _level(level: DepthLevel, metric: str) -> str:
@@ -53,6 +51,16 @@ def curve_sentence(c: DepthCurve) -> str:
         f"{what}: from {or_unknown(lo.outstanding)} to {or_unknown(hi.outstanding)} I/Os in flight, {c.metric} "
         f"{_level(lo, c.metric)} -> {_level(hi, c.metric)} ({b / a:.2f}x){p99}.{unlabelled}{flagged}"
     )
+
+
+def test_design(n, res) -> None:
+    """The design checks' sentences (h1-core's ``design``), one per flagged run."""
+    if n.design_sentences:
+        res.findings.append(
+            f"Test design: {len(n.design_sentences)} run(s) flagged (marked ⚠ in the tables and as crosses in the "
+            "charts; none heads a headline):"
+        )
+        res.findings += n.design_sentences
 
 
 def depth(n, res) -> None:
@@ -102,13 +110,7 @@ def durable(n, res) -> None:
         "sync percentiles, as printed (three significant figures); write()'s own latency is the page cache."
     )
     for r in d.runs:
-        short = None
-        if r.runtime_ns is not None and r.runtime_ns < SHORT_RUN_S * 1e9:
-            short = (
-                f"it ran {r.runtime_ns / 1e6:,.0f} ms, under {SHORT_RUN_S:g} s: its tail percentiles rest on a few "
-                "calls and no steady state can be judged"
-            )
-        res.findings.append(fio_durable.run_sentence(r, short))
+        res.findings.append(fio_durable.run_sentence(r, r.too_short))
     for p in d.pairs:
         res.findings.append(fio_durable.pair_sentence(p))
     for workload, rs in fio_durable.ranking(d.runs):
@@ -166,6 +168,11 @@ def steady_sentence(v, steady) -> str:
         return (
             f"{name}: the log holds each window's maximum (log_max_value=1), not its mean: {v.rounds} windows, "
             f"maxima {_value(v.kind, v.low)} to {_value(v.kind, v.high)}; a steady state of means cannot be judged from it."
+        )
+    if v.state == "too short" and v.run_s is not None:
+        return (
+            f"{name}: the run lasted {v.run_s:.3g} s, shorter than the design checks' {design.MIN_ELAPSED_S:g} s: too "
+            "short to judge a steady state."
         )
     if v.state == "too short":
         return (
@@ -225,7 +232,8 @@ def headline(n, res) -> None:
     above = sum(n.flagged_above.values())
     if above:
         res.caveats.append(f"{above} faster run(s) flagged (cache, test file below RAM, rounding or direct=1 ignored)")
+    text = "; ".join(parts)
     res.verdict = (
-        ("; ".join(parts).capitalize() + " (no flagged run heads it)." if parts else "")
+        (text[:1].upper() + text[1:] + " (no flagged run heads it)." if parts else "")
         + (f" {above} faster run(s) are flagged and left out of the headline." if above else "")
     ).strip()

@@ -187,6 +187,7 @@ class SteadyVerdict:
     slope_pct: float | None = None
     low: float | None = None  # the series' smallest and largest values (for maxima)
     high: float | None = None
+    run_s: float | None = None  # the run's elapsed time where the design checks call it too short
 
 
 def snia_window(
@@ -216,9 +217,12 @@ def judge_steady(
     rounds: int = ROUNDS,
     excursion_pct: float = EXCURSION_PCT,
     slope_pct: float = SLOPE_PCT,
+    short_runs: dict[str, float] | None = None,
 ) -> tuple[pl.DataFrame, list[SteadyVerdict]]:
     """``series`` (``combine_jobs``) with ``phase`` per round ('ramp' before the steady window, 'steady window',
-    'after' it, 'not steady', 'too short', 'maxima') and one ``SteadyVerdict`` per series."""
+    'after' it, 'not steady', 'too short', 'maxima') and one ``SteadyVerdict`` per series. ``short_runs``: log run
+    -> its elapsed seconds, for runs the design checks call too short (``design.MIN_ELAPSED_S``): not judged."""
+    short_runs = short_runs or {}
     parts, verdicts = [], []
     by = ["run", "kind", "direction"]
     for (run, kind, direction), g in series.sort([*by, "time_ns"]).group_by(by, maintain_order=True):
@@ -228,8 +232,8 @@ def judge_steady(
         if run in maxima_runs:
             v = SteadyVerdict(**base, state="maxima", low=min(vals), high=max(vals))
             phases = ["maxima"] * len(vals)
-        elif len(vals) < rounds:
-            v = SteadyVerdict(**base, state="too short")
+        elif len(vals) < rounds or run in short_runs:
+            v = SteadyVerdict(**base, state="too short", run_s=short_runs.get(run))
             phases = ["too short"] * len(vals)
         else:
             hit = snia_window(vals, rounds, excursion_pct, slope_pct)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import fio_depth, fio_durable
+from . import design, fio_depth, fio_durable
 from .fio_compare import SAMPLE_NOISE, compare, compare_results, compare_samples, point_comparisons, stats  # noqa: F401
 from .fio_depth import (  # noqa: F401
     PERCENTILES,
@@ -72,6 +72,7 @@ class FioData:
     log_ids: list[int]
     samples: pl.DataFrame  # fio_log_samples of the selection's logs
     maxima_runs: set[str]  # log runs written with log_max_value=1
+    log_outputs: dict[str, int]  # log run -> file_id of the fio output it belongs to
     bins: pl.DataFrame  # load_histograms
     printed: pl.DataFrame  # load_printed_buckets
     durable_jobs: pl.DataFrame
@@ -98,11 +99,17 @@ def query(con, sel) -> FioData:
         log_ids=log_ids,
         samples=load_log_samples(con, log_ids) if log_ids else pl.DataFrame(),
         maxima_runs=_maxima_runs(con) if log_ids else set(),
+        log_outputs=_log_outputs(con) if log_ids else {},
         bins=load_histograms(con, file_ids, hist_ids),
         printed=load_printed_buckets(con, file_ids),
         durable_jobs=djobs,
         durable_pct=dpct,
     )
+
+
+def _log_outputs(con) -> dict[str, int]:
+    runs = load_log_runs(con).filter(pl.col("output_file_id").is_not_null())
+    return dict(zip(runs["run"].to_list(), runs["output_file_id"].cast(pl.Int64).to_list()))
 
 
 def _maxima_runs(con) -> set[str]:
@@ -155,7 +162,9 @@ class FioNumbers:
     steady: list[SteadyVerdict] = field(default_factory=list)
     histogram: pl.DataFrame = field(default_factory=pl.DataFrame)
     histogram_sources: dict[str, int] = field(default_factory=dict)
-    flags: dict[int, str] = field(default_factory=dict)  # file_id -> why its figures are not the device's
+    flags: dict[int, str] = field(default_factory=dict)  # file_id -> 05's plausibility flag (a cache, rounding)
+    design: pl.DataFrame = field(default_factory=pl.DataFrame)  # design.with_design(runs): the test-design checks
+    design_sentences: list[str] = field(default_factory=list)
     best_iops: dict | None = None  # small blocks: the highest IOPS of an unflagged run
     best_bw: dict | None = None  # large blocks: the highest bandwidth of an unflagged run
     flagged_above: dict[str, int] = field(default_factory=dict)  # 'iops'/'bw' -> flagged runs above the best
@@ -179,7 +188,10 @@ class SteadyParams:
 def compute(data: FioData, steady: SteadyParams = SteadyParams()) -> FioNumbers:
     n = FioNumbers(runs=data.runs.select("file_id", "doc_index").n_unique() if data.runs.height else 0)
     n.flags = _flags(data.runs)
-    n.durable = fio_durable.compute(data.durable_jobs, data.durable_pct)
+    if data.runs.height:
+        n.design = design.with_design(data.runs.with_columns(label=pl.coalesce("label", pl.col("path"))))
+        n.design_sentences = design.sentences(n.design)
+    n.durable = fio_durable.compute(data.durable_jobs, data.durable_pct, _design_by_file(n.design))
     if data.summary.height:
         _depth(data, n)
     if data.log_ids and data.samples.height:
@@ -204,6 +216,29 @@ def _flags(runs: pl.DataFrame) -> dict[int, str]:
     return out
 
 
+def _design_by_file(d: pl.DataFrame) -> dict[int, design.DesignFlags]:
+    """file_id -> the design flags of its first run (a durable-write or logged run is one job of one file)."""
+    if d.is_empty():
+        return {}
+    first = d.unique("file_id", keep="first", maintain_order=True)
+    return {r["file_id"]: design.flags_of(r) for r in first.iter_rows(named=True)}
+
+
+def _with_flags(summ: pl.DataFrame, n: FioNumbers) -> pl.DataFrame:
+    """``flag``: the design marker of the row's run ('⚠ overran, stall') and 05's plausibility flag, or None."""
+    key = ["file_id", "doc_index", "groupid", "direction"]
+    marks = n.design.select(*key, "design_marker") if n.design.height else None
+    if marks is not None:
+        summ = summ.join(marks.cast({k: summ.schema[k] for k in key}), on=key, how="left")
+    else:
+        summ = summ.with_columns(design_marker=pl.lit(None, pl.String))
+    plaus = pl.col("file_id").replace_strict(n.flags, default=None, return_dtype=pl.String)
+    flag = pl.concat_str(
+        [pl.when(pl.col("design_marker") != "").then(pl.col("design_marker")), plaus], separator="; ", ignore_nulls=True
+    )
+    return summ.with_columns(flag=pl.when(flag != "").then(flag)).drop("design_marker")
+
+
 def _depth(data: FioData, n: FioNumbers) -> None:
     summ = data.summary
     latency_only = summ.filter(pl.col("iops").is_null() | pl.col("bw_bytes_per_s").is_null())
@@ -217,12 +252,10 @@ def _depth(data: FioData, n: FioNumbers) -> None:
     capped = (pl.col("depth1_pct") >= 99.95) & (pl.col("iodepth") > 1)
     n.capped_jobs = summ.filter(capped).select("file_id", "job_index").n_unique()
     summ = summ.with_columns(iodepth=pl.when(capped).then(pl.lit(1, pl.Int64)).otherwise(pl.col("iodepth")))
-    summ = summ.with_columns(
-        flag=pl.col("file_id").replace_strict(n.flags, default=None, return_dtype=pl.String),
-    )
+    summ = _with_flags(summ, n)
     n.depth = against_depth(summ, by=("workload", "direction", "setup"))
     n.curves = fio_depth.curves(n.depth)
-    n.comparisons = point_comparisons(summ, dict(zip(data.runs["file_id"], data.runs["zfs_version"])))
+    n.comparisons = point_comparisons(n.depth, dict(zip(data.runs["file_id"], data.runs["zfs_version"])))
     _headline(n)
 
 
@@ -257,8 +290,12 @@ def _time_series(data: FioData, n: FioNumbers, steady: SteadyParams) -> None:
     cut = combined.filter(partial)
     n.partial_windows = cut.height
     n.partial_runs = sorted({r.rsplit("/", 1)[-1] for r in cut["run"]})
+    by_file = _design_by_file(n.design)
+    short = {
+        run: f.elapsed_s for run, fid in data.log_outputs.items() if (f := by_file.get(fid)) is not None and f.too_short
+    }
     n.series, n.steady = judge_steady(
-        combined.filter(~partial), data.maxima_runs, steady.rounds, steady.excursion_pct, steady.slope_pct
+        combined.filter(~partial), data.maxima_runs, steady.rounds, steady.excursion_pct, steady.slope_pct, short
     )
 
 
@@ -283,6 +320,7 @@ def findings(n: FioNumbers, data: FioData, res, steady: SteadyParams) -> None:
     """Sentences from ``n`` into ``res`` (findings, missing, headline, verdict, caveats, frames)."""
     from . import fio_findings
 
+    fio_findings.test_design(n, res)
     fio_findings.depth(n, res)
     fio_findings.durable(n, res)
     fio_findings.time_series(n, res, steady)
