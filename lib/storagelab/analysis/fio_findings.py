@@ -7,15 +7,15 @@ from . import design, fio_durable, prose
 from .fio_depth import DepthCurve, DepthLevel, or_unknown, qd_label
 
 
-def _level(level: DepthLevel, metric: str) -> str:
+def _level(level: DepthLevel, metric: str, noun: str = "runs", unit: bool = True) -> str:
     """'16,738 IOPS', '1240.0 MiB/s (...)', or the mean of several runs with their range."""
     if metric == "bandwidth":
         one = prose.rate(level.bw)
         span = f"{prose.rate(level.bw_low)} to {prose.rate(level.bw_high)}"
     else:
-        one = f"{level.iops:,.0f} IOPS"
+        one = f"{level.iops:,.0f}" + (" IOPS" if unit else "")
         span = f"{level.iops_low:,.0f}-{level.iops_high:,.0f}"
-    return one if level.runs == 1 else f"{one} (mean of {level.runs} runs, {span})"
+    return one if level.runs == 1 else f"{one} (mean of {level.runs} {noun}, {span})"
 
 
 def curve_sentence(c: DepthCurve) -> str:
@@ -26,7 +26,8 @@ def curve_sentence(c: DepthCurve) -> str:
         lv = c.levels[0]
         counted = f"{c.jobs} runs" if c.runs == c.jobs else f"{c.jobs} jobs of {c.runs} fio run(s)"
         return (
-            f"{what}: {counted}, all with {or_unknown(lv.outstanding)} I/Os in flight: {_level(lv, c.metric)}; "
+            f"{what}: {counted}, all with {or_unknown(lv.outstanding)} I/Os in flight: "
+            f"{_level(lv, c.metric, 'runs' if c.runs == c.jobs else 'jobs')}; "
             f"nothing varies the depth.{flagged}"
         )
     if len(c.levels) == 1:
@@ -49,7 +50,7 @@ def curve_sentence(c: DepthCurve) -> str:
     )
     return (
         f"{what}: from {or_unknown(lo.outstanding)} to {or_unknown(hi.outstanding)} I/Os in flight, {c.metric} "
-        f"{_level(lo, c.metric)} -> {_level(hi, c.metric)} ({b / a:.2f}x){p99}.{unlabelled}{flagged}"
+        f"{_level(lo, c.metric, unit=False)} -> {_level(hi, c.metric, unit=False)} ({b / a:.2f}x){p99}.{unlabelled}{flagged}"
     )
 
 

@@ -320,11 +320,11 @@ def findings(n: FioNumbers, data: FioData, res, steady: SteadyParams) -> None:
     """Sentences from ``n`` into ``res`` (findings, missing, headline, verdict, caveats, frames)."""
     from . import fio_findings
 
-    fio_findings.test_design(n, res)
     fio_findings.depth(n, res)
     fio_findings.durable(n, res)
     fio_findings.time_series(n, res, steady)
     fio_findings.histograms(n, res)
+    fio_findings.test_design(n, res)
     fio_findings.headline(n, res)
 
 
