@@ -226,8 +226,8 @@ def not_one_setup(g: pl.DataFrame) -> str:
 
 
 def config(df: pl.DataFrame) -> pl.Expr:
-    """What one run was measured on: 'host | stack | layout', naming a label that is missing ('host not
-    labelled', 'layout not labelled'; was '? | ? 1 1')."""
+    """What one run was measured on: 'host | stack | layout | devices' (devices where labelled), naming a label
+    that is missing ('host not labelled', 'layout not labelled'; was '? | ? 1 1')."""
     host = pl.col("host").cast(pl.Utf8).fill_null("host not labelled")
     stack = pl.col("stack").cast(pl.Utf8).fill_null("stack not labelled")
     known = pl.all_horizontal(pl.col(c).is_not_null() for c in ("vdev_type", "vdev_count", "vdev_width"))
@@ -248,7 +248,8 @@ def config(df: pl.DataFrame) -> pl.Expr:
         .then(pl.col("vdev_type").cast(pl.Utf8) + pl.lit(" (vdev count or width not labelled)"))
         .otherwise(pl.lit("layout not labelled"))
     )
-    return pl.concat_str([host, stack, layout], separator=" | ")
+    devices = pl.col("devices").cast(pl.Utf8) if "devices" in df.columns else pl.lit(None, pl.Utf8)
+    return pl.concat_str([host, stack, layout, devices], separator=" | ", ignore_nulls=True)
 
 
 def with_run_bandwidth(summ: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:

@@ -189,8 +189,10 @@ def compute(data: FioData, steady: SteadyParams = SteadyParams()) -> FioNumbers:
     n = FioNumbers(runs=data.runs.select("file_id", "doc_index").n_unique() if data.runs.height else 0)
     n.flags = _flags(data.runs)
     if data.runs.height:
-        n.design = design.with_design(data.runs.with_columns(label=pl.coalesce("label", pl.col("path"))))
-        n.design_sentences = design.sentences(n.design)
+        n.design = design.with_design(
+            data.runs.with_columns(label=pl.coalesce("label", pl.col("path").str.split("/").list.last()))
+        )
+        n.design_sentences = list(dict.fromkeys(design.sentences(n.design)))  # a run's directions share one sentence
     n.durable = fio_durable.compute(data.durable_jobs, data.durable_pct, _design_by_file(n.design))
     if data.summary.height:
         _depth(data, n)
@@ -232,7 +234,15 @@ def _with_flags(summ: pl.DataFrame, n: FioNumbers) -> pl.DataFrame:
         summ = summ.join(marks.cast({k: summ.schema[k] for k in key}), on=key, how="left")
     else:
         summ = summ.with_columns(design_marker=pl.lit(None, pl.String))
+    from .stacks import FLAGS
+
     plaus = pl.col("file_id").replace_strict(n.flags, default=None, return_dtype=pl.String)
+    # 05's "direct=1 ignored" is the design check's "direct ignored": said once
+    plaus = (
+        pl.when((plaus == FLAGS[2]) & pl.col("design_marker").str.contains("direct ignored"))
+        .then(None)
+        .otherwise(plaus)
+    )
     flag = pl.concat_str(
         [pl.when(pl.col("design_marker") != "").then(pl.col("design_marker")), plaus], separator="; ", ignore_nulls=True
     )
