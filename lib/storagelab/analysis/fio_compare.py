@@ -176,7 +176,7 @@ def comparison_sentence(a: str, b: str, c) -> str:
         f"({c.b.n} run(s), mean {prose.rate(c.b.mean)})"
     )
     if c.test == stats.NONE:
-        return f"{head}; {stats.TESTS[stats.NONE]}: the difference cannot be told from noise."
+        return f"{head}; {stats.TESTS[stats.NONE]}."
     verdict = "a difference beyond run-to-run noise" if c.differs else "not distinguishable from run-to-run noise"
     if c.test == stats.WELCH:
         detail = f"p = {c.p_value:.3g}, {100 * c.level:.0f} % interval of the difference ±{c.interval_pct:.1f} %"

@@ -1,5 +1,5 @@
 """fio log files over time (notebook 08): per-job log lines combined into one series per run (``combine_jobs``),
-and the ramp and steady state of each series (``mark_steady``)."""
+and the steady state of each series by SNIA PTS (``snia_window``, ``judge_steady``): a log window is a round."""
 
 from __future__ import annotations
 
@@ -103,61 +103,6 @@ def partial_windows(series: pl.DataFrame) -> pl.Series:
     would show as a drop to 1/N at the end)."""
     all_jobs = pl.col("jobs").max().over("run", "kind", "direction")
     return series.select(pl.col("kind").is_in(["bw", "iops"]) & (pl.col("jobs") < all_jobs)).to_series()
-
-
-def steady_start(values: Sequence[float], tolerance_pct: float = 10.0, min_points: int = 3) -> int | None:
-    """Index where the steady state begins: the smallest i such that every value of values[i:] is within
-    ±tolerance_pct % of mean(values[i:]), with at least min_points values; None if there is none."""
-    n = len(values)
-    if n < max(1, min_points):
-        return None
-    tol = tolerance_pct / 100.0
-    best = None
-    total, lo, hi = 0.0, math.inf, -math.inf
-    for i in range(n - 1, -1, -1):
-        v = values[i]
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            break
-        total += v
-        lo, hi = min(lo, v), max(hi, v)
-        mean = total / (n - i)
-        if n - i >= min_points and hi <= mean + abs(mean) * tol and lo >= mean - abs(mean) * tol:
-            best = i
-    return best
-
-
-def mark_steady(
-    series: pl.DataFrame,
-    value: str = "value",
-    by: Sequence[str] = ("run", "kind", "direction"),
-    tolerance_pct: float = 10.0,
-    min_points: int = 3,
-    smooth: int = 1,
-) -> pl.DataFrame:
-    """Add ``phase`` (ramp / steady / unsteady) and ``steady_mean`` per series (rows in time order).
-    ``smooth`` > 1 tests a rolling mean over that many samples instead of the raw values."""
-    by = [c for c in by if c in series.columns]
-    parts = []
-    for _key, g in (
-        series.sort([*by, "time_ns"]).group_by(by, maintain_order=True) if by else [((), series.sort("time_ns"))]
-    ):
-        vals = g[value]
-        if smooth > 1:
-            vals = vals.rolling_mean(window_size=smooth, min_samples=1)
-        start = steady_start(vals.to_list(), tolerance_pct, min_points)
-        idx = pl.int_range(0, g.height, eager=True)
-        if start is None:
-            phase = pl.Series("phase", ["unsteady"] * g.height)
-            mean = None
-        else:
-            phase = pl.Series("phase", ["ramp" if i < start else "steady" for i in idx])
-            mean = float(g[value][start:].mean())
-        parts.append(g.with_columns(phase, pl.lit(mean, pl.Float64).alias("steady_mean")))
-    return (
-        pl.concat(parts)
-        if parts
-        else series.with_columns(pl.lit(None, pl.Utf8).alias("phase"), pl.lit(None, pl.Float64).alias("steady_mean"))
-    )
 
 
 # ----------------------------------------------------------------------------- steady state per SNIA PTS
