@@ -232,7 +232,7 @@ def headline(n, res) -> None:
             res.headline["lowest durable-write p99"] = f"{best.label}: {fio_durable.fmt_latency(best.p99_ns)}"
     above = sum(n.flagged_above.values())
     if above:
-        res.caveats.append(f"{above} faster run(s) flagged (cache, test file below RAM, rounding or direct=1 ignored)")
+        res.caveats.append(f"{above} faster run(s) flagged (test design: stall, short, cache; or 05's plausibility)")
     text = "; ".join(parts)
     res.verdict = (
         (text[:1].upper() + text[1:] + " (no flagged run heads it)." if parts else "")

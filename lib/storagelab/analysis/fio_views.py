@@ -204,18 +204,14 @@ def compute(data: FioData, steady: SteadyParams = SteadyParams()) -> FioNumbers:
 
 
 def _flags(runs: pl.DataFrame) -> dict[int, str]:
-    """file_id -> why a run's figure may not be the device's: notebook 05's plausibility flags (a cache, rounding,
-    direct=1 ignored) and a test file a cache can hold."""
+    """file_id -> notebook 05's plausibility flag of a run's figure (above the device's limit, within rounding of
+    it, direct=1 ignored); a working set a cache can hold is the design checks' ``cache`` flag (``design``)."""
     if runs.is_empty():
         return {}
-    from .stacks import FLAGS, below_ram, with_flags
+    from .stacks import FLAGS, with_flags
 
     flagged = with_flags(runs).filter(~pl.col("flag").is_in([FLAGS[3], FLAGS[4]]))
-    out = dict(zip(flagged["file_id"], flagged["flag"]))
-    for r in runs.iter_rows(named=True):
-        if r["file_id"] not in out and (fit := below_ram(r)) is not None:
-            out[r["file_id"]] = f"test file below RAM, {fit}"
-    return out
+    return dict(zip(flagged["file_id"], flagged["flag"]))
 
 
 def _design_by_file(d: pl.DataFrame) -> dict[int, design.DesignFlags]:
