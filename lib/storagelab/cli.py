@@ -332,10 +332,12 @@ def cmd_compare(args) -> int:
             print(f"{match} ({direction})")
             for r in g.iter_rows(named=True):
                 per_disk = "" if r["per_disk_bytes_per_s"] is None else f"  per disk {rate(r['per_disk_bytes_per_s'])}"
-                sd = f" ±{rate(r['bw_sd_bytes_per_s'])}" if r["bw_sd_bytes_per_s"] else ""
+                sd = f" sd {rate(r['bw_sd_bytes_per_s'])}" if r["bw_sd_bytes_per_s"] else ""
+                flags = f"  ⚠ {', '.join(r['design_flags'])}" if r["design_flags"] else ""
                 print(
                     f"  {'yours' if r['side'] == 'mine' else (args.study or args.other):<20.20} {r['label_set']:<34.34} "
-                    f"{r['runs']:>2} run(s) {rate(r['bw_mean_bytes_per_s'])}{sd}{per_disk}  size {r['sizes']}"
+                    f"{r['config']:<40.40} {r['runs']:>2} run(s) {rate(r['bw_mean_bytes_per_s'])}{sd}{per_disk}  "
+                    f"size {r['sizes']}{flags}"
                 )
         print()
     for f in res.findings:
