@@ -144,35 +144,6 @@ def test_judge_steady_states():
     assert (a_short.state, a_short.run_s) == ("too short", 2.0)
 
 
-def test_compare_texts():
-    c = v.compare(112.0, 3.0, 100.0, 4.0)
-    assert c["diff_pct"] == pytest.approx(12.0) and c["noise_pct"] == pytest.approx(5.0)
-    assert c["text"] == "A is 12 % faster than B, outside run-to-run noise (±5 %)" and not c["within_noise"]
-    c = v.compare(97.0, 3.0, 100.0, 4.0, a="zfs", b="ext4")
-    assert c["text"] == "zfs is 3 % slower than ext4, within run-to-run noise (±5 %)" and c["within_noise"]
-    c = v.compare(80.0, 1.0, 100.0, 1.0, higher_is_better=False)
-    assert c["text"] == "A's latency is 20 % lower than B's, outside run-to-run noise (±1 %)" and c["a_better"]
-    with pytest.raises(ValueError):
-        v.compare(1.0, 0.0, 0.0, 0.0)
-
-
-def test_compare_two_jobs_of_one_run_within_noise(con):
-    """The two clones of the rate-limited avg run: same rate, so within noise, from the logs and from fio's stdev."""
-    logs = v.load_log_samples(con, kinds=["bw"]).filter(pl.col("run").str.ends_with("/avg"))
-    a = logs.filter(pl.col("job_index") == 1)["bw_bytes_per_s"].to_list()
-    b = logs.filter(pl.col("job_index") == 2)["bw_bytes_per_s"].to_list()
-    c = v.compare_samples(a, b)
-    assert c["within_noise"] and c["a_n"] == c["b_n"] == 5
-    assert c["a_mean"] == pytest.approx(4094.2 * 1024) and c["b_mean"] == pytest.approx(4092.4 * 1024)
-    s = v.load_summary(con).filter(pl.col("path").str.ends_with("/avg.txt")).sort("job_index")
-    rows = s.to_dicts()
-    r = v.compare_results(rows[0], rows[1], metric="bw")
-    js = fio_json("avg")["jobs"]
-    assert r["diff_pct"] == pytest.approx(100 * (js[0]["write"]["bw_mean"] / js[1]["write"]["bw_mean"] - 1), rel=1e-9)
-    assert r["within_noise"]
-    assert v.stats([1.0, 3.0]) == (2.0, pytest.approx(2**0.5), 2)
-
-
 def test_bin_percentiles_are_fios_on_json_plus_bins(con):
     """fio's percentile rule on the JSON+ bins gives exactly the percentiles fio printed, every one of them."""
     from storagelab.analysis import frame

@@ -1,84 +1,11 @@
-"""Comparing fio runs of one workload at one depth (notebook 08)."""
+"""Comparing fio runs of one workload at one depth (notebook 08), with run-to-run noise from repeats only
+(``stats``): fio's per-sample bandwidth spread within a run is never used as noise."""
 
 from __future__ import annotations
-
-import math
-from collections.abc import Sequence
 
 import polars as pl
 
 from .fio_depth import qd_label
-
-SAMPLE_NOISE = "the runs' sample-to-sample noise"
-
-
-def stats(values: Sequence[float]) -> tuple[float, float, int]:
-    """(mean, sample standard deviation, n) of per-sample values (stdev 0 for one sample)."""
-    v = [float(x) for x in values if x is not None]
-    if not v:
-        raise ValueError("no samples")
-    mean = sum(v) / len(v)
-    sd = math.sqrt(sum((x - mean) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0
-    return mean, sd, len(v)
-
-
-def compare(
-    a_mean: float,
-    a_sd: float,
-    b_mean: float,
-    b_sd: float,
-    *,
-    higher_is_better: bool = True,
-    a: str = "A",
-    b: str = "B",
-    noise: str = "run-to-run noise",
-) -> dict:
-    """A against B: difference in percent of B, the noise in percent of B (the two standard deviations
-    combined), and a sentence. ``higher_is_better`` False for latencies ("lower latency" instead of "faster").
-    ``noise`` names what the standard deviations are: run-to-run (of repeated runs' means) by default; "the
-    runs' sample-to-sample noise" for fio's per-sample stdev within single runs."""
-    if not b_mean:
-        raise ValueError("B's mean is zero: no relative difference")
-    diff = a_mean - b_mean
-    sd = math.sqrt(a_sd**2 + b_sd**2)
-    diff_pct = 100.0 * diff / b_mean
-    noise_pct = 100.0 * sd / abs(b_mean)
-    within = abs(diff) <= sd
-    better = (diff > 0) == higher_is_better
-    if diff == 0:
-        text = f"{a} and {b} are equal"
-    elif higher_is_better:
-        text = f"{a} is {abs(diff_pct):.0f} % {'faster' if better else 'slower'} than {b}"
-    else:
-        text = f"{a}'s latency is {abs(diff_pct):.0f} % {'lower' if better else 'higher'} than {b}'s"
-    claim = text  # the difference alone (where there is no noise to judge it by)
-    text += f", {'within' if within else 'outside'} {noise} (±{noise_pct:.0f} %)"
-    return dict(
-        diff_pct=diff_pct,
-        noise_pct=noise_pct,
-        within_noise=within,
-        a_better=better and diff != 0,
-        text=text,
-        claim=claim,
-    )
-
-
-def compare_samples(a: Sequence[float], b: Sequence[float], **kw) -> dict:
-    """``compare`` from two runs' log samples (e.g. the steady-state part of their bw series)."""
-    am, asd, an = stats(a)
-    bm, bsd, bn = stats(b)
-    kw.setdefault("noise", SAMPLE_NOISE)
-    return {**compare(am, asd, bm, bsd, **kw), "a_mean": am, "b_mean": bm, "a_n": an, "b_n": bn}
-
-
-def compare_results(a: dict, b: dict, metric: str = "bw", **kw) -> dict:
-    """``compare`` from two rows of ``summary`` (fio's own per-sample mean and stdev of bw or iops,
-    for runs without logs): bw uses bw_mean/bw_stdev_bytes_per_s, iops iops_mean/iops_stdev."""
-    mean, sd = {"bw": ("bw_mean_bytes_per_s", "bw_stdev_bytes_per_s"), "iops": ("iops_mean", "iops_stdev")}[metric]
-    if a.get(mean) is None or b.get(mean) is None:
-        raise ValueError(f"no {metric} samples in one of the runs")
-    kw.setdefault("noise", SAMPLE_NOISE)
-    return compare(a[mean], a.get(sd) or 0.0, b[mean], b.get(sd) or 0.0, **kw)
 
 
 def point_comparisons(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[str]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from . import design, fio_depth, fio_durable
-from .fio_compare import SAMPLE_NOISE, compare, compare_results, compare_samples, point_comparisons, stats  # noqa: F401
+from .fio_compare import comparison_sentence, point_comparisons, repeats_sentence  # noqa: F401
 from .fio_depth import (  # noqa: F401
     PERCENTILES,
     WORKLOAD,
