@@ -158,3 +158,33 @@ def test_two_layouts_are_compared_by_their_run_bandwidth_without_a_noise_they_do
     assert not any("692" in f or "noise (±" in f for f in res.findings)
     # two layouts: two setups, no depth line or ratio across them
     assert res.numbers.curves[0].other_setups and all(len(c.levels) == 1 for c in res.numbers.curves)
+
+
+def test_runs_appended_to_one_file_are_repeats(tmp_path):
+    """fio-2.2.10-five-runs-appended.txt: one job run five times, appended to one log. They are five repeats (as
+    `storagelab compare` counts them): 08 had ignored them and advised `--repeat 3`. Their bandwidths give the
+    interval (t(0.975, 4) = 2.776: CI = 2.776 sd / sqrt(5), PI = 2.776 sd sqrt(1 + 1/5))."""
+    import math
+
+    name = "fio-2.2.10-five-runs-appended.txt"
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(PUB / name, raw / name)
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (1, 0), s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = fio_views.analyse(con, Selection())
+    bw = res["depth"]["bw_bytes_per_s"].to_list()
+    assert len(bw) == 5 and res["depth"]["doc_index"].n_unique() == 5
+    mean = sum(bw) / 5
+    sd = math.sqrt(sum((x - mean) ** 2 for x in bw) / 4)
+    ci, pi = 2.776 * sd / math.sqrt(5) / mean * 100, 2.776 * sd * math.sqrt(1.2) / mean * 100
+    assert (round(ci, 1), round(pi, 1)) == (13.2, 32.4)
+    (sentence,) = [f for f in res.findings if "5 runs of file" in f]
+    assert sentence.startswith(
+        "`randread bs=4KiB libaio direct=? size=? runtime=?` read at QD 16 x 8: 5 runs of file "
+        "fio-2.2.10-five-runs-appended.txt (host not labelled): mean 568.3 MiB/s (595.9 MB/s), range 490.5 MiB/s "
+        "(514.3 MB/s) to 646.7 MiB/s (678.1 MB/s); 95 % confidence interval of the mean ±13.2 %, prediction interval "
+        "for one more run ±32.4 % (t distribution, 4 degree(s) of freedom); bootstrap interval of the mean "
+    )
+    assert not any("--repeat" in f for f in res.findings)

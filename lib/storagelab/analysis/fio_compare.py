@@ -86,10 +86,15 @@ def repeats_sentence(setup: str, r) -> str:
     text = f"{r.n} runs of {setup}: mean {prose.rate(r.mean)}"
     if r.ci is None:
         return text + "."
+    boot = (
+        ""
+        if r.bootstrap is None
+        else f"; bootstrap interval of the mean {prose.rate(r.bootstrap.low)} to {prose.rate(r.bootstrap.high)}"
+    )
     return (
         f"{text}, range {prose.rate(r.low)} to {prose.rate(r.high)}; {100 * r.level:.0f} % confidence interval of the "
         f"mean ±{r.ci.half_pct:.1f} %, prediction interval for one more run ±{r.pi.half_pct:.1f} % (t distribution, "
-        f"{r.n - 1} degree(s) of freedom)."
+        f"{r.n - 1} degree(s) of freedom){boot}."
     )
 
 
