@@ -133,7 +133,12 @@ def test_runs_of_different_devices_are_ranked_not_set_against_each_other(result)
         "syncs counted from",
         "run time (s)",
         "write() p99 (page cache)",
+        "flag",
     ]
+    flags = dict(zip(result["durable"]["run"], result["durable"]["flag"]))
+    assert flags["fio-3.25-zfs-optane-fdatasync.txt"] == "⚠ sub-second"
+    assert flags["fio-3.33-ext4-fdatasync4-3s.txt"] == "⚠ short"
+    assert flags["fio-3.25-raw-nvme-tforce-fdatasync.txt"] == ""
     assert result.headline["lowest durable-write p99"] == "fio-3.25-raw-nvme-optane-fdatasync.txt: 0.0680 ms"
 
 

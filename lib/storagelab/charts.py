@@ -724,9 +724,10 @@ def fio_time_series(series, sel):
                 pl.col("kind"),
                 pl.col("direction"),
                 pl.lit("(") + unit + pl.lit(")"),
+                pl.col("flag") if "flag" in series.columns else pl.lit(""),  # the design checks' marker
             ],
             separator=" ",
-        ),
+        ).str.strip_chars(),
     )
     panels = df["panel"].unique(maintain_order=True).to_list()
     shown_note = []

@@ -52,6 +52,7 @@ class DurableRun:
     log_devices: str | None
     pool: str | None = None
     too_short: str | None = None  # the design checks' reason (sub-second, under 5 s), None when long enough
+    flag: str = ""  # the design checks' marker ('⚠ sub-second'), '' for a run they do not flag
 
     @property
     def p99_ns(self) -> float | None:
@@ -150,6 +151,12 @@ def _syncs(row: dict, every: int | None, option: str | None) -> tuple[float | No
     return None, "unknown", every
 
 
+def _marker(flags) -> str:
+    from . import design
+
+    return "" if flags is None else design.marker(flags)
+
+
 def _too_short(flags) -> str | None:
     from . import design
 
@@ -222,6 +229,7 @@ def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None
                 log_devices=row.get("log_devices"),
                 pool=row.get("pool"),
                 too_short=_too_short(design_of.get(row["file_id"])),
+                flag=_marker(design_of.get(row["file_id"])),
             )
         )
     out.pairs = pairs(out.runs)
@@ -300,6 +308,7 @@ def table(d: Durable) -> pl.DataFrame:
             "syncs counted from": r.syncs_from,
             "run time (s)": None if r.runtime_ns is None else round(r.runtime_ns / 1e9, 3),
             "write() p99 (page cache)": fmt_latency(r.write_p99_ns),
+            "flag": r.flag,
         }
         for r in d.runs
     ]

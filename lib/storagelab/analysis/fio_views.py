@@ -300,8 +300,12 @@ def _time_series(data: FioData, n: FioNumbers, steady: SteadyParams) -> None:
     short = {
         run: f.elapsed_s for run, fid in data.log_outputs.items() if (f := by_file.get(fid)) is not None and f.too_short
     }
-    n.series, n.steady = judge_steady(
+    series, n.steady = judge_steady(
         combined.filter(~partial), data.maxima_runs, steady.rounds, steady.excursion_pct, steady.slope_pct, short
+    )
+    marks = {run: design.marker(by_file[fid]) for run, fid in data.log_outputs.items() if fid in by_file}
+    n.series = series.with_columns(
+        flag=pl.col("run").replace_strict(marks, default="", return_dtype=pl.String) if marks else pl.lit("")
     )
 
 
