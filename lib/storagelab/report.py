@@ -383,7 +383,7 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
       those its data can feed (``analysis.relevance``);
     * any other study in the database (the user's own logs), and the files no study label covers:
       every analysis notebook, each saying what its data lack;
-    * the notebooks without a study parameter (07_explore) once.
+    * the notebooks whose default is the whole database (07_explore: study '') once.
     """
     from .analysis import open_db
     from .analysis.selection import UNLABELLED
@@ -418,15 +418,17 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
             plan.append((nbs[stem], params))
 
     studies = sorted(set(curated) | set(in_db), key=lambda s: (s == UNLABELLED, s))
-    for stem, nb in nbs.items():
-        if "study" not in notebook_parameters(nb):
-            add(stem, {})
+    # a notebook whose default selection is the whole database (no study parameter, or study '' : 07_explore) runs
+    # once, over all of it
+    whole = {stem for stem, nb in nbs.items() if not notebook_parameters(nb).get("study")}
+    for stem in sorted(whole):
+        add(stem, {})
     for study in studies:
         if study in curated:
             named = set(claims.filter(claims["study"] == study)["notebook"].to_list())
             targets = sorted(named | relevant[study])
         else:
-            targets = [s for s, nb in nbs.items() if "study" in notebook_parameters(nb)]
+            targets = [s for s in nbs if s not in whole]
         for stem in targets:
             if stem not in nbs:  # named by a study's claims.csv, but not in notebooks/ (removed or renamed)
                 continue
