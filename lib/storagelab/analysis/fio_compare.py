@@ -3,47 +3,58 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from .fio_depth import qd_label
 
 
-def point_comparisons(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[str]:
+@dataclass(frozen=True)
+class Point:
+    """The runs of one workload at one iodepth x numjobs, as the comparison found them (named numbers)."""
+
+    workload: str
+    direction: str
+    iodepth: int | None
+    numjobs: int | None
+    flagged: list[str]  # labels of the flagged runs left out
+    flagged_runs: int
+    setups: int  # setups with unflagged runs
+    a: str | None = None  # the fastest setup (or the one setup)
+    b: str | None = None  # the second fastest
+    repeats: object = None  # stats.Repeats of ``a`` when it is the only setup
+    comparison: object = None  # stats.Comparison of a against b
+    zfs_a: str = ""
+    zfs_b: str = ""
+
+
+def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
     """Runs of one workload at one iodepth x numjobs (``fio_depth`` rows with ``workload``, ``setup``, ``flag``
-    and the run's bandwidth: its reporting group's), one sentence per point:
+    and the run's bandwidth: its reporting group's):
 
     * a run is one fio run (file and report): repeats are the runs of one setup, whether in several files or
       appended to one (``doc_index``);
     * two or more setups: the two fastest by mean bandwidth, by the test their repeats allow (``stats.compare``:
-      Welch's t test where both have repeats, a single run against the other's prediction interval, else no test)
-      and the sentence names it; fio's per-sample bandwidth spread is never used as noise;
-    * one setup run more than once: its mean, the 95 % confidence interval of the mean and the prediction
-      interval for one more run;
-    * flagged runs (design checks, a cache) are left out, and the sentence says how many.
+      Welch's t test where both have repeats, a single run against the other's prediction interval, else no test);
+      fio's per-sample bandwidth spread is never used as noise;
+    * one setup run more than once: its ``stats.Repeats`` (mean, confidence and prediction intervals);
+    * flagged runs (design checks, 05's plausibility flags) are left out, and counted.
 
-    ``zfs_of``: file_id -> ZFS version; two setups on different ZFS versions are said not to be like for like.
+    ``zfs_of``: file_id -> ZFS version (two setups on different versions are not like for like).
     """
     from . import stats
 
     out = []
     key = ["workload", "direction", "iodepth", "numjobs"]
-    rows = depth.filter(pl.col("bw_bytes_per_s").is_not_null())
     zfs_of = zfs_of or {}
-    rows = rows.with_columns(
+    rows = depth.filter(pl.col("bw_bytes_per_s").is_not_null()).with_columns(
         pl.col("file_id").map_elements(lambda f: zfs_of.get(f) or "", return_dtype=pl.String).alias("zfs")
     )
-    for k, g in rows.group_by(key, maintain_order=True):
-        workload, direction, qd, nj = k
+    for (workload, direction, qd, nj), g in rows.group_by(key, maintain_order=True):
         if g.select("file_id", "doc_index").n_unique() < 2:
             continue
-        point = f"`{workload}` {direction} at QD {qd_label(qd, nj)}"
         flagged = g.filter(pl.col("flag").is_not_null())
-        left_out = (
-            f" {flagged.select('file_id', 'doc_index').n_unique()} flagged run(s) left out "
-            f"({', '.join(sorted(set(flagged['label'].to_list())))})."
-            if flagged.height
-            else ""
-        )
         per = (
             g.filter(pl.col("flag").is_null())
             .group_by("setup", "file_id", "doc_index", maintain_order=True)
@@ -56,26 +67,52 @@ def point_comparisons(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[s
             .with_columns(mean=pl.col("values").list.mean())
             .sort("mean", descending=True)
         )
-        if per.height == 0 or (per.height == 1 and per["values"].list.len()[0] < 2):
-            if left_out:
-                out.append(f"{point}: nothing left to compare.{left_out}")
-            continue
-        if per.height == 1:
-            r = per.row(0, named=True)
-            out.append(f"{point}: {repeats_sentence(r['setup'], stats.summarise(r['values']))}{left_out}")
-            continue
-        a, b = per.row(0, named=True), per.row(1, named=True)
-        c = stats.compare(stats.summarise(a["values"]), stats.summarise(b["values"]))
-        more = f" ({per.height} setups, the two fastest)" if per.height > 2 else ""
-        va, vb = a["zfs"], b["zfs"]
-        unlike = f" Not like for like: ZFS {va} against {vb}." if va and vb and va != vb else ""
-        repeat = (
-            " Repeat the runs (`storagelab lab fio --repeat 3`) for a run-to-run estimate."
-            if c.test == stats.NONE
-            else ""
+        p = dict(
+            workload=workload,
+            direction=direction,
+            iodepth=qd,
+            numjobs=nj,
+            flagged=sorted(set(flagged["label"].to_list())),
+            flagged_runs=flagged.select("file_id", "doc_index").n_unique(),
+            setups=per.height,
         )
-        out.append(f"{point}{more}: {comparison_sentence(a['setup'], b['setup'], c)}{unlike}{repeat}{left_out}")
+        if per.height == 1 and per["values"].list.len()[0] >= 2:
+            r = per.row(0, named=True)
+            p.update(a=r["setup"], repeats=stats.summarise(r["values"]))
+        elif per.height >= 2:
+            a, b = per.row(0, named=True), per.row(1, named=True)
+            c = stats.compare(stats.summarise(a["values"]), stats.summarise(b["values"]))
+            p.update(a=a["setup"], b=b["setup"], comparison=c, zfs_a=a["zfs"], zfs_b=b["zfs"])
+        elif not p["flagged"]:
+            continue
+        out.append(Point(**p))
     return out
+
+
+def point_sentence(p: Point) -> str:
+    """One sentence per ``Point``, naming the test its comparison used."""
+    from . import stats
+
+    head = f"`{p.workload}` {p.direction} at QD {qd_label(p.iodepth, p.numjobs)}"
+    left_out = f" {p.flagged_runs} flagged run(s) left out ({', '.join(p.flagged)})." if p.flagged else ""
+    if p.comparison is None and p.repeats is None:
+        return f"{head}: nothing left to compare.{left_out}"
+    if p.repeats is not None:
+        return f"{head}: {repeats_sentence(p.a, p.repeats)}{left_out}"
+    c = p.comparison
+    more = f" ({p.setups} setups, the two fastest)" if p.setups > 2 else ""
+    unlike = (
+        f" Not like for like: ZFS {p.zfs_a} against {p.zfs_b}." if p.zfs_a and p.zfs_b and p.zfs_a != p.zfs_b else ""
+    )
+    repeat = (
+        " Repeat the runs (`storagelab lab fio --repeat 3`) for a run-to-run estimate." if c.test == stats.NONE else ""
+    )
+    return f"{head}{more}: {comparison_sentence(p.a, p.b, c)}{unlike}{repeat}{left_out}"
+
+
+def point_comparisons(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[str]:
+    """``points`` as sentences (``point_sentence``)."""
+    return [point_sentence(p) for p in points(depth, zfs_of)]
 
 
 def repeats_sentence(setup: str, r) -> str:

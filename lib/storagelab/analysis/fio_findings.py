@@ -4,6 +4,7 @@ arithmetic beyond formatting a ratio of two named numbers)."""
 from __future__ import annotations
 
 from . import design, fio_durable, prose
+from .fio_compare import point_sentence
 from .fio_depth import DepthCurve, DepthLevel, or_unknown, qd_label
 
 
@@ -97,7 +98,7 @@ def depth(n, res) -> None:
             f"{job_basis} row(s) come from reporting groups that ran several different jobs: their bandwidth is fio's "
             "per-job rate (the group's line covers all its jobs together)."
         )
-    res.findings += n.comparisons
+    res.findings += [point_sentence(p) for p in n.comparisons]
 
 
 def durable(n, res) -> None:

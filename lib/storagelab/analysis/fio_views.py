@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import design, fio_depth, fio_durable
+from . import design, fio_compare, fio_depth, fio_durable
 from .fio_compare import comparison_sentence, point_comparisons, repeats_sentence  # noqa: F401
 from .fio_depth import (  # noqa: F401
     PERCENTILES,
@@ -153,7 +153,7 @@ class FioNumbers:
     capped_jobs: int = 0  # iodepth > 1 on a synchronous engine: fio kept one I/O in flight
     depth: pl.DataFrame = field(default_factory=pl.DataFrame)
     curves: list[fio_depth.DepthCurve] = field(default_factory=list)
-    comparisons: list[str] = field(default_factory=list)
+    comparisons: list[fio_compare.Point] = field(default_factory=list)
     durable: fio_durable.Durable = field(default_factory=fio_durable.Durable)
     unitless_logs: list[str] = field(default_factory=list)
     partial_windows: int = 0
@@ -261,7 +261,7 @@ def _depth(data: FioData, n: FioNumbers) -> None:
     summ = _with_flags(summ, n)
     n.depth = against_depth(summ, by=("workload", "direction", "setup"))
     n.curves = fio_depth.curves(n.depth)
-    n.comparisons = point_comparisons(n.depth, dict(zip(data.runs["file_id"], data.runs["zfs_version"])))
+    n.comparisons = fio_compare.points(n.depth, dict(zip(data.runs["file_id"], data.runs["zfs_version"])))
     _headline(n)
 
 
@@ -326,7 +326,7 @@ def _histograms(data: FioData) -> tuple[pl.DataFrame, dict[str, int]]:
 # ----------------------------------------------------------------------------- findings
 
 
-def findings(n: FioNumbers, data: FioData, res, steady: SteadyParams) -> None:
+def findings(n: FioNumbers, res, steady: SteadyParams) -> None:
     """Sentences from ``n`` into ``res`` (findings, missing, headline, verdict, caveats, frames)."""
     from . import fio_findings
 
@@ -362,5 +362,5 @@ def analyse(
         return res
     numbers = compute(data, steady)
     res.numbers = numbers
-    findings(numbers, data, res, steady)
+    findings(numbers, res, steady)
     return res
