@@ -200,3 +200,26 @@ def test_05_chart_uses_a_log_axis_where_bandwidths_span_decades(results):
     homelab_like = r5["runs"].with_columns(bw_mib_s=pl.lit(100.0))  # one decade or less: linear, from zero
     linear = charts.run_bandwidth(homelab_like, "read", Selection(), 1.1).to_dict()
     assert linear["spec"]["layer"][0]["encoding"]["x"]["scale"] == {"zero": True}
+
+
+def test_08_draws_no_depth_curve_across_labelled_hosts(tmp_path):
+    """The M1 (8 in flight) and the Ryzen (64) labelled as two hosts: two setups. new-user-2 defect 5: 08 had drawn
+    a line and stated "from 128 to 512 I/Os in flight, IOPS 19,567 -> 1,891 (0.10x)" across hosts, with only a
+    caveat."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    m1, ryzen = "fio-3.19-m1-randread-8-threads.txt", "fio-3.16-ryzen-randread-64-threads.txt"
+    for name in (m1, ryzen):
+        shutil.copy(PUB / name, raw / name)
+    (raw / "manifest.csv").write_text(f"path,host,stack\n{m1},mba,apfs\n{ryzen},ryzen,ext4\n")
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (2, 0), s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        r8 = fio_views.analyse(con, Selection())
+    assert r8.findings[0] == (
+        "`randread bs=4KiB posixaio direct=? size=? runtime=?` read ran on 2 setups (mba | apfs | layout not labelled, "
+        "ryzen | ext4 | layout not labelled): a depth curve is drawn and a ratio stated within one setup only; across "
+        "them the depth is not the only difference."
+    )
+    assert [len(c.levels) for c in r8.numbers.curves] == [1, 1]
+    assert not any("x)" in f and "I/Os in flight, IOPS" in f for f in r8.findings)
