@@ -14,6 +14,8 @@ from pathlib import Path
 
 import altair as alt
 
+from . import excerpts
+
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
@@ -82,7 +84,10 @@ def save(chart: alt.TopLevelMixin, name: str, notebook: str, out_dir: Path | Non
     spec = chart.to_dict()
     base = out / _slug(name)
     files = {"vl.json": base.with_suffix(".vl.json"), "svg": base.with_suffix(".svg"), "png": base.with_suffix(".png")}
-    files["vl.json"].write_text(json.dumps(spec, indent=1, sort_keys=True), encoding="utf-8")
+    # the interactive spec: tooltips with each mark's data, links to the raw lines (pages in <report>/raw/);
+    # the static SVG and PNG are drawn from the chart as built
+    interactive = excerpts.enrich(spec, out.parent.parent)
+    files["vl.json"].write_text(json.dumps(interactive, indent=1, sort_keys=True), encoding="utf-8")
     files["svg"].write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
     files["png"].write_bytes(vlc.vegalite_to_png(spec, scale=2))
     return files

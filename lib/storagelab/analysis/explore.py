@@ -67,8 +67,8 @@ def selected_files(con, sel) -> pl.DataFrame:
 
 def fastest_unflagged(con, direction: str = "write", margin: float = 1.1, sel=None) -> tuple[dict | None, int]:
     """The fastest fio run of ``direction`` in the selection ``sel`` (default: the whole database) that carries no
-    plausibility flag of ``stacks.marked`` (above or at its labelled device limit, direct=1 ignored by ZFS, or a
-    design check: a stall, a short run, a working set in RAM), and how many faster runs
+    plausibility flag of ``stacks.with_flags`` (above or at its labelled device limit, direct=1 ignored by ZFS), and
+    how many faster runs
     are flagged: a headline should not promote a run that measured a cache."""
     from . import fio_runs, stacks
     from .selection import Selection
@@ -76,11 +76,9 @@ def fastest_unflagged(con, direction: str = "write", margin: float = 1.1, sel=No
     runs = fio_runs.runs(con, sel or Selection())
     if runs.is_empty():
         return None, 0
-    d = runs.filter(pl.col("direction") == direction).with_columns(
-        label=pl.coalesce("label", pl.col("path").str.split("/").list.last())
-    )
-    d = stacks.marked(d, margin)  # 05's flags and design checks: a flagged run heads no ranking
-    ok = d.filter(~pl.col("suspect")).sort("bw_bytes_per_s", descending=True)
+    d = stacks.with_flags(runs.filter(pl.col("direction") == direction), margin)
+    d = d.with_columns(label=pl.coalesce("label", pl.col("path").str.split("/").list.last()))
+    ok = d.filter(pl.col("flag").is_in([stacks.FLAGS[3], stacks.FLAGS[4]])).sort("bw_bytes_per_s", descending=True)
     if ok.is_empty():
         return None, d.height
     best = ok.row(0, named=True)

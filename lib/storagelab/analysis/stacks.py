@@ -161,7 +161,7 @@ def repeats(df: pl.DataFrame) -> pl.DataFrame:
     Per group of two or more: n, mean, sd, min, max, the spread (half the range, % of the mean), and from
     ``stats.summarise`` the 95 % confidence interval of the mean (``ci95_bytes_per_s``, half-width), the 95 %
     prediction interval for one new run (``pi95_bytes_per_s``) and, from five runs, a seeded bootstrap interval of
-    the mean (``boot_low/high_bytes_per_s``)."""
+    the mean (``boot_low/high_bytes_per_s``); ``values``: the runs' bandwidths."""
     g = (
         df.with_columns(config=fio_runs.config_label())
         .group_by("config", "workload", "stack", "zfs_version", maintain_order=True)
@@ -177,7 +177,7 @@ def repeats(df: pl.DataFrame) -> pl.DataFrame:
     )
     g = g.filter(pl.col("n") > 1)
     summaries = [stats.summarise(v) for v in g["values"].to_list()]
-    return g.drop("values").with_columns(
+    return g.with_columns(
         spread_pct=(pl.col("high") - pl.col("low")) / 2 / pl.col("mean") * 100,
         ci95_bytes_per_s=pl.Series([r.ci.half for r in summaries], dtype=pl.Float64),
         pi95_bytes_per_s=pl.Series([r.pi.half for r in summaries], dtype=pl.Float64),
@@ -467,8 +467,7 @@ def repeat_tests(reps: pl.DataFrame, d: pl.DataFrame) -> list[RepeatTest]:
     """Each group of repeats, with every other run of its workload and stack tested against it."""
     out = []
     for r in reps.iter_rows(named=True):
-        values = d.filter(pl.col("label").is_in(r["labels"]))["bw_bytes_per_s"].to_list()
-        ref = stats.summarise(values)
+        ref = stats.summarise(r["values"])
         peers = d.filter(
             (pl.col("workload") == r["workload"])
             & pl.col("stack").eq_missing(r["stack"])
@@ -482,16 +481,21 @@ def repeat_tests(reps: pl.DataFrame, d: pl.DataFrame) -> list[RepeatTest]:
 
 
 def costs_of(costs: pl.DataFrame, d: pl.DataFrame) -> list[LayerCost]:
-    """``layer_costs`` rows with both runs' marks."""
-    by_label = {r["label"]: r for r in d.iter_rows(named=True)}
+    """``layer_costs`` rows (their own bandwidths) with the marks of the runs they name (a label that several runs
+    share, as runs appended to one file do, carries every mark they have)."""
+    marks: dict[str, list[str]] = {}
+    for label, mark in zip(d["label"], d["mark"]):
+        if mark and mark not in marks.setdefault(label, []):
+            marks[label].append(mark)
+
+    def ref(label: str, bw: float) -> RunRef:
+        return RunRef(label, bw, "; ".join(marks.get(label, [])))
+
     out = []
     for c in costs.iter_rows(named=True):
-        base = None if c["zfs_version_differs"] else _ref(by_label[c["base"]])
-        out.append(
-            LayerCost(
-                c["layer"], _ref(by_label[c["over"]]), base, c["base"], c["penalty_pct"], c["zfs_version_differs"]
-            )
-        )
+        base = None if c["zfs_version_differs"] else ref(c["base"], c["base_bytes_per_s"])
+        over = ref(c["over"], c["over_bytes_per_s"])
+        out.append(LayerCost(c["layer"], over, base, c["base"], c["penalty_pct"], c["zfs_version_differs"]))
     return out
 
 
