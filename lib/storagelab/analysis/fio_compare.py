@@ -39,7 +39,8 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
       Welch's t test where both have repeats, a single run against the other's prediction interval, else no test);
       fio's per-sample bandwidth spread is never used as noise;
     * one setup run more than once: its ``stats.Repeats`` (mean, confidence and prediction intervals);
-    * flagged runs (design checks, 05's plausibility flags) are left out, and counted.
+    * flagged runs (``suspect``: a design flag, or 05's plausibility flag unless it is weak) are left out, and
+      counted.
 
     ``zfs_of``: file_id -> ZFS version (two setups on different versions are not like for like).
     """
@@ -54,9 +55,10 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
     for (workload, direction, qd, nj), g in rows.group_by(key, maintain_order=True):
         if g.select("file_id", "doc_index").n_unique() < 2:
             continue
-        flagged = g.filter(pl.col("flag").is_not_null())
+        suspect = pl.col("suspect") if "suspect" in g.columns else pl.col("flag").is_not_null()
+        flagged = g.filter(suspect)
         per = (
-            g.filter(pl.col("flag").is_null())
+            g.filter(~suspect)
             .group_by("setup", "file_id", "doc_index", maintain_order=True)
             .agg(pl.col("bw_bytes_per_s").sum(), pl.col("zfs").first())  # one figure per run and direction
             .group_by("setup", maintain_order=True)

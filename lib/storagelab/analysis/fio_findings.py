@@ -210,7 +210,14 @@ def histograms(n, res) -> None:
     )
 
 
+def _weak(row: dict) -> str:
+    """' (⚠ just above the labelled limit (weak))' for a headline run whose only flag is weak, else ''."""
+    return f" ({row['flag']})" if row.get("flag") else ""
+
+
 def headline(n, res) -> None:
+    """The headline: the highest IOPS (blocks under 64 KiB) and bandwidth (64 KiB and more), the lowest durable-write
+    p99, each of a run no design check or firm plausibility flag marks (a weak flag is shown beside it)."""
     if n.depth.height == 0 and not n.durable.runs:
         return
     res.headline = {"runs": str(n.runs)}
@@ -218,24 +225,27 @@ def headline(n, res) -> None:
     if n.best_iops is not None:
         b = n.best_iops
         res.headline["highest IOPS (blocks under 64 KiB)"] = (
-            f"{b['label']}: {b['iops']:,.0f} IOPS ({b['workload'].split(' ')[0]}, QD {qd_label(b['iodepth'], b['numjobs'])})"
+            f"{b['label']}: {b['iops']:,.0f} IOPS ({b['workload'].split(' ')[0]}, QD "
+            f"{qd_label(b['iodepth'], b['numjobs'])}){_weak(b)}"
         )
-        parts.append(f"highest IOPS {b['label']} at {b['iops']:,.0f} ({b['workload'].split(' ')[0]})")
+        parts.append(f"highest IOPS {b['label']} at {b['iops']:,.0f} ({b['workload'].split(' ')[0]}){_weak(b)}")
     if n.best_bw is not None:
         b = n.best_bw
         res.headline["highest bandwidth (blocks of 64 KiB and more)"] = (
-            f"{b['label']}: {prose.rate(b['bw_bytes_per_s'])} ({b['workload'].split(' ')[0]})"
+            f"{b['label']}: {prose.rate(b['bw_bytes_per_s'])} ({b['workload'].split(' ')[0]}){_weak(b)}"
         )
-        parts.append(f"highest bandwidth {b['label']} at {prose.rate(b['bw_bytes_per_s'])}")
-    if n.durable.runs:
-        best = min((r for r in n.durable.runs if r.p99_ns), key=lambda r: r.p99_ns, default=None)
-        if best is not None:
-            res.headline["lowest durable-write p99"] = f"{best.label}: {fio_durable.fmt_latency(best.p99_ns)}"
+        parts.append(f"highest bandwidth {b['label']} at {prose.rate(b['bw_bytes_per_s'])}{_weak(b)}")
+    durable = [r for r in n.durable.runs if r.p99_ns and not r.flag]
+    if durable:
+        best = min(durable, key=lambda r: r.p99_ns)
+        res.headline["lowest durable-write p99"] = f"{best.label}: {fio_durable.fmt_latency(best.p99_ns)}"
+    elif n.durable.runs:
+        res.headline["lowest durable-write p99"] = "every durable-write run is flagged (too short): none heads it"
     above = sum(n.flagged_above.values())
     if above:
         res.caveats.append(f"{above} faster run(s) flagged (test design: stall, short, cache; or 05's plausibility)")
     text = "; ".join(parts)
     res.verdict = (
-        (text[:1].upper() + text[1:] + " (no flagged run heads it)." if parts else "")
+        (text[:1].upper() + text[1:] + "." if parts else "")
         + (f" {above} faster run(s) are flagged and left out of the headline." if above else "")
     ).strip()

@@ -208,9 +208,9 @@ def _flags(runs: pl.DataFrame) -> dict[int, str]:
     it, direct=1 ignored); a working set a cache can hold is the design checks' ``cache`` flag (``design``)."""
     if runs.is_empty():
         return {}
-    from .stacks import FLAGS, with_flags
+    from .stacks import CLEAN_FLAGS, with_flags
 
-    flagged = with_flags(runs).filter(~pl.col("flag").is_in([FLAGS[3], FLAGS[4]]))
+    flagged = with_flags(runs).filter(~pl.col("flag").is_in(CLEAN_FLAGS))
     return dict(zip(flagged["file_id"], flagged["flag"]))
 
 
@@ -230,7 +230,7 @@ def _with_flags(summ: pl.DataFrame, n: FioNumbers) -> pl.DataFrame:
         summ = summ.join(marks.cast({k: summ.schema[k] for k in key}), on=key, how="left")
     else:
         summ = summ.with_columns(design_marker=pl.lit(None, pl.String))
-    from .stacks import FLAGS
+    from .stacks import FLAGS, SUSPECT_FLAGS
 
     plaus = pl.col("file_id").replace_strict(n.flags, default=None, return_dtype=pl.String)
     # 05's "direct=1 ignored" is the design check's "direct ignored": said once
@@ -242,7 +242,10 @@ def _with_flags(summ: pl.DataFrame, n: FioNumbers) -> pl.DataFrame:
     flag = pl.concat_str(
         [pl.when(pl.col("design_marker") != "").then(pl.col("design_marker")), plaus], separator="; ", ignore_nulls=True
     )
-    return summ.with_columns(flag=pl.when(flag != "").then(flag)).drop("design_marker")
+    # suspect: a design flag or a plausibility flag that is not weak keeps a run out of headlines and comparisons
+    # (a weak flag, 'just above the labelled limit', is shown but does not: as in 05)
+    suspect = (pl.col("design_marker").fill_null("") != "") | plaus.is_in(SUSPECT_FLAGS).fill_null(False)
+    return summ.with_columns(flag=pl.when(flag != "").then(flag), suspect=suspect).drop("design_marker")
 
 
 def _depth(data: FioData, n: FioNumbers) -> None:
@@ -272,11 +275,9 @@ def _headline(n: FioNumbers) -> None:
     small = d.filter(pl.col("block_size_bytes").is_null() | (pl.col("block_size_bytes") < LARGE_BLOCK))
     large = d.filter(pl.col("block_size_bytes") >= LARGE_BLOCK)
     for key, rows, col in (("iops", small, "iops"), ("bw", large, "bw_bytes_per_s")):
-        ok = rows.filter(pl.col("flag").is_null()).sort(col, descending=True)
+        ok = rows.filter(~pl.col("suspect")).sort(col, descending=True)
         best = ok.row(0, named=True) if ok.height else None
-        n.flagged_above[key] = rows.filter(
-            pl.col("flag").is_not_null() & (pl.col(col) > (best[col] if best else -1.0))
-        ).height
+        n.flagged_above[key] = rows.filter(pl.col("suspect") & (pl.col(col) > (best[col] if best else -1.0))).height
         if key == "iops":
             n.best_iops = best
         else:
