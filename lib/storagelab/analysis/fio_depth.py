@@ -195,36 +195,6 @@ def depth_lines(depth: pl.DataFrame) -> list[str]:
     return out
 
 
-def _level_iops(level: dict) -> str:
-    """'16,738', or '15,424 (mean of 3 runs, 13,856-16,738)'."""
-    if level["n"] == 1:
-        return f"{level['iops']:,.0f}"
-    return f"{level['iops']:,.0f} (mean of {level['n']} runs, {level['low']:,.0f}-{level['high']:,.0f})"
-
-
-def not_one_setup(g: pl.DataFrame) -> str:
-    """'' when the depths of a workload were run in one file, or in files labelled with one host and run by one
-    fio version; else a sentence saying why the depth may not be the only difference between them."""
-    if g["file_id"].n_unique() < 2:
-        return ""
-    versions = sorted({v for v in g["tool_version"].to_list() if v})
-    hosts = sorted({h for h in g["host"].to_list() if h})
-    unlabelled = g.filter(pl.col("host").is_null())["file_id"].n_unique()
-    why = []
-    if len(hosts) > 1:
-        why.append(f"they ran on different hosts ({', '.join(hosts)})")
-    if len(versions) > 1:
-        why.append(f"by different fio versions ({', '.join(versions)})")
-    if why:
-        return " Not one setup: " + " and ".join(why) + ", so the depth is not the only difference."
-    if unlabelled:
-        return (
-            f" {unlabelled} of the {g['file_id'].n_unique()} files have no host label: if they ran on different "
-            "machines, the depth is not the only difference (label host in the manifest)."
-        )
-    return ""
-
-
 def config(df: pl.DataFrame) -> pl.Expr:
     """What one run was measured on: 'host | stack | layout | devices' (devices where labelled), naming a label
     that is missing ('host not labelled', 'layout not labelled'; was '? | ? 1 1')."""

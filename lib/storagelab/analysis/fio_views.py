@@ -30,7 +30,6 @@ from .fio_depth import (  # noqa: F401
     against_depth,
     depth_lines,
     load_summary,
-    not_one_setup,
     per_run,
     qd_label,
     summary,
