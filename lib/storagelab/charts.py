@@ -592,7 +592,10 @@ def fio_depth(depth, sel):
 
     df = depth.with_columns(
         series=pl.concat_str([pl.col("workload"), pl.col("direction"), pl.col("setup")], separator=" | "),
-        flagged=pl.when(pl.col("flag").is_not_null()).then(pl.lit("flagged: ") + pl.col("flag")).otherwise(pl.lit("")),
+        flagged=pl.when(pl.col("flag").is_not_null())
+        .then(pl.lit("flagged (see the table)"))
+        .otherwise(pl.lit("not flagged")),
+        flag_text=pl.col("flag").fill_null(""),
         mib_s=pl.col("bw_bytes_per_s") / 2**20,
     )
     ticks = sorted({int(v) for v in df["outstanding"].drop_nulls().to_list()})
@@ -609,7 +612,10 @@ def fio_depth(depth, sel):
         scale=alt.Scale(scheme="tableau20"),
     )
     shape = alt.Shape(
-        "flagged:N", title="flag", scale=alt.Scale(range=["circle", "cross"]), legend=alt.Legend(orient="bottom")
+        "flagged:N",
+        title="flag",
+        scale=alt.Scale(domain=["not flagged", "flagged (see the table)"], range=["circle", "cross"]),
+        legend=alt.Legend(orient="bottom"),
     )
     means = df.group_by("series", "outstanding").agg(pl.col("iops").mean(), pl.col("mib_s").mean())
     rate_charts = []
@@ -619,7 +625,7 @@ def fio_depth(depth, sel):
             alt.Chart(df)
             .mark_point(filled=True, size=50)
             .encode(
-                x=x, y=f"{col}:Q", color=color, shape=shape, tooltip=["label:N", "setup:N", "flagged:N", f"{col}:Q"]
+                x=x, y=f"{col}:Q", color=color, shape=shape, tooltip=["label:N", "setup:N", "flag_text:N", f"{col}:Q"]
             )
         )
         rate_charts.append((line + points).properties(width=260, height=220))
@@ -652,7 +658,7 @@ def fio_depth(depth, sel):
             "IOPS, bandwidth and latency percentiles against I/Os in flight",
             subtitle=[
                 caption(sel, "fio results; bandwidth of each run's reporting group"),
-                "one line per setup (host | stack | layout, fio version): never across setups; crosses: flagged runs",
+                "one line per setup (host | stack | layout | devices): never across setups; crosses: flagged runs",
                 "latency: clat, else total; the sync calls for fsync/fdatasync jobs; p50 solid, p99 dashed, p99.9 dotted",
             ],
         )

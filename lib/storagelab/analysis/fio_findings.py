@@ -208,6 +208,12 @@ def histograms(n, res) -> None:
         )
         + "."
     )
+    if n.durable.runs:
+        res.findings.append(
+            f"For the {len(n.durable.runs)} fsync/fdatasync run(s) the histogram is write()'s latency into the page "
+            "cache (fio prints no distribution of its sync calls): the latency of a durable write is the sync "
+            "percentiles above."
+        )
 
 
 def _weak(row: dict) -> str:

@@ -113,7 +113,7 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
                 WHERE j.is_final AND b.kind IN ('clat', 'lat') AND list_contains(?::INTEGER[], b.file_id)
                 GROUP BY ALL),
             best AS (SELECT file_id, direction, min(kind) AS kind FROM b GROUP BY ALL)  -- 'clat' < 'lat'
-            SELECT coalesce(f.label, f.path) AS label, b.file_id, b.direction, 'JSON+ ' || b.kind AS source,
+            SELECT coalesce(f.label, regexp_extract(f.path, '[^/]+$')) AS label, b.file_id, b.direction, 'JSON+ ' || b.kind AS source,
                    b.latency_ns, b.count
             FROM b JOIN best USING (file_id, direction, kind) JOIN files f USING (file_id)
             ORDER BY label, b.file_id, b.direction, b.latency_ns""",
@@ -177,7 +177,7 @@ def load_printed_buckets(con, file_ids: Sequence[int]) -> pl.DataFrame:
     return frame(
         con,
         """
-        SELECT coalesce(f.label, f.path)
+        SELECT coalesce(f.label, regexp_extract(f.path, '[^/]+$'))
                    || CASE WHEN count(*) OVER (PARTITION BY b.file_id, b.bucket_lo_ns) > 1
                            THEN ' (job ' || b.job_index || ')' ELSE '' END AS label,
                'all' AS direction, 'fio''s printed buckets' AS source, CAST(NULL AS BIGINT) AS count,
