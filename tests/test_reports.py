@@ -571,6 +571,10 @@ def test_reports_in_chromium(built, browser):
         for c in charts:
             if c["w"] < 200 or c["h"] < 100 or c["marks"] < 5 or c["texts"] < 2:
                 failures.append(f"{name}: chart {c['figure']} not drawn properly: {c}")
+        # no page scrolls sideways: a wide table (09's) or chart scrolls in its own box
+        wide = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        if wide > 1:
+            failures.append(f"{name}: the page is {wide} px wider than the window")
         # code hidden at load, shown by the button, hidden again
         shown = page.evaluate(_INPUTS_VISIBLE_JS)
         if not shown or any(shown):

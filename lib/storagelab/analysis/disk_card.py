@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from ..units import MB, MiB
+from . import design
 from .db import frame
 from .fio_runs import runs as fio_runs
 from .result import Result
@@ -72,7 +73,7 @@ def query(con, sel: Selection) -> pl.DataFrame:
     for col in ("p99_ns", "iops"):
         if col not in out.columns:
             out = out.with_columns(pl.lit(None, pl.Float64).alias(col))
-    return out
+    return design.with_design(out)  # the test-design checks every analysis shares (too short, stall, cache ...)
 
 
 # ----------------------------------------------------------------------------- compute
@@ -150,8 +151,11 @@ def system_of(row: dict) -> dict[str, str | None]:
 
 
 def flags_of(row: dict) -> tuple[str, ...]:
-    """The lab's sanity flags of a run (its notes' 'sanity:' entries)."""
-    return tuple(m.strip() for m in re.findall(r"sanity: ([^;]*)", row.get("notes") or ""))
+    """A run's flags: the lab's sanity flags (its notes' 'sanity:' entries: a virtual disk, beyond the device
+    class, cache), then the design checks' (``design.sentence``: too short, a stall, a working set in cache ...)."""
+    lab = tuple(m.strip() for m in re.findall(r"sanity: ([^;]*)", row.get("notes") or ""))
+    checked = design.sentence("run", design.flags_of(row)) if "design_flagged" in row else None
+    return lab + ((checked.removeprefix("run: ").rstrip("."),) if checked else ())
 
 
 def compute(runs: pl.DataFrame) -> list[DiskCard]:

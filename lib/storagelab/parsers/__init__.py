@@ -20,7 +20,7 @@ from .base import Parsed, lines_of
 from .compressed import decompress
 
 # Order matters only where two tools could both claim a text; each sniffer is specific.
-MODULES = ("fio", "bonnie", "zdb", "partitions", "zpool", "mbuffer", "transcribed")
+MODULES = ("fio", "bonnie", "zdb", "partitions", "zfs_get", "arcstats", "zpool", "mbuffer", "transcribed")
 # control characters other than \t \n \r \x0c (form feed) and \x1b (colour codes)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
 
@@ -58,6 +58,7 @@ def _code_hash(module: ModuleType) -> str:
         here = Path(__file__).parent
         src = Path(module.__file__)
         files = sorted(src.parent.glob("*.py")) if src.name == "__init__.py" and src.parent != here else [src]
+        files += [here / f"{m}.py" for m in getattr(module, "HELPER_MODULES", ())]  # modules a parser is made of
         files += [here / "base.py", here.parent / "units.py"]
         _CODE_HASHES[name] = source_hash(files, here.parent)[:10]
     return _CODE_HASHES[name]
