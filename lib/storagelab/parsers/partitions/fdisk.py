@@ -1,0 +1,164 @@
+"""util-linux ``fdisk -l`` (also ``sfdisk -l`` of util-linux >= 2.26). See the package docstring for the format."""
+
+from __future__ import annotations
+
+import re
+
+from ..base import Parsed, ParseError
+from .common import _cut, _Disk, _index_of, _is_command, _table_type
+
+# --- fdisk -l --------------------------------------------------------------------------------
+
+_FDISK_DISK = re.compile(r"^Disk (.+?): (?:[^,]*), (\d+) bytes(?:, (\d+) sectors)?\s*$")
+_FDISK_GEOM = re.compile(r"^\d+ heads, \d+ sectors/track, \d+ cylinders(?:, total (\d+) sectors)?")
+_FDISK_UNITS = re.compile(r"^Units(?::| =) (sectors|cylinders) of (\d+) \* (\d+) = (\d+) bytes")
+_FDISK_SECTOR = re.compile(r"^Sector size \(logical/physical\): (\d+) bytes / (\d+) bytes")
+_FDISK_NOTABLE = re.compile(r"^Disk (.+) doesn't contain a valid partition table")
+_FDISK_HEADER = re.compile(r"^\s*(Device|Slice)\s+.*\bStart\s+End\b")
+_FDISK_NOTE = re.compile(r"^(Partition \d+ |Partition table entries |WARNING|The (primary|backup) |\s+phys=)")
+_FDISK_TEXT_COLS = ("Type", "System", "Name")
+
+
+def _fdisk_row(cols: list[str], line: str, lineno: int, last: int) -> dict:
+    tokens = line.split()
+    expected = "a partition row matching the header: " + " ".join(cols)
+    values: dict[str, str] = {cols[0]: tokens[0]}
+    pos = 1
+    rest = cols[1:]
+    if rest and rest[0] == "Boot":
+        if len(tokens) > 1 and tokens[1] == "*":
+            values["Boot"] = "*"
+            pos = 2
+        rest = rest[1:]
+    texts = [c for c in rest if c in _FDISK_TEXT_COLS]
+    if len(texts) > 1:
+        raise ParseError(
+            "fdisk columns with two free-text columns cannot be split",
+            line=lineno,
+            kind="unsupported-version",
+            expected="fdisk -l with its default columns",
+        )
+    text_col = texts[0] if texts else None
+    front = rest[: rest.index(text_col)] if text_col else rest
+    back = rest[rest.index(text_col) + 1 :] if text_col else []
+    have = len(tokens) - pos
+    if (have < len(front) + len(back) + 1) if text_col else (have != len(front)):
+        raise _cut(lineno, last, f"fdisk row has {len(tokens)} fields: {line.strip()[:80]!r}", expected)
+    for c in front:
+        values[c] = tokens[pos]
+        pos += 1
+    end = len(tokens)
+    for c in reversed(back):
+        end -= 1
+        values[c] = tokens[end]
+    if text_col:
+        values[text_col] = " ".join(tokens[pos:end])
+    try:
+        start, stop = int(values["Start"]), int(values["End"])
+        size = int(values["Sectors"]) if "Sectors" in values else stop - start + 1
+    except (KeyError, ValueError):
+        raise _cut(lineno, last, f"unreadable Start/End/Sectors in {line.strip()[:80]!r}", expected) from None
+    if stop - start + 1 != size:
+        raise ParseError(f"Start {start}, End {stop} and Sectors {size} disagree", line=lineno, expected=expected)
+    device = values[cols[0]]
+    return {
+        "device": device,
+        "index": _index_of(device),
+        "start_sector": start,
+        "size_sectors": size,
+        "type": values.get("Type") or values.get("System"),
+        "type_id": values.get("Id"),
+        "name": values.get("Name"),
+        "flags": "boot" if values.get("Boot") else None,
+        "line": lineno,
+    }
+
+
+def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
+    cur: _Disk | None = None
+    cols: list[str] | None = None
+    for lineno, line in enumerate(lines, 1):
+        s = line.strip()
+        if not s:
+            cols = None
+            continue
+        m = _FDISK_DISK.match(s)
+        if m:
+            if cur:
+                cur.emit(parsed)
+            cur, cols = _Disk(m.group(1), lineno), None
+            cur.size_bytes = int(m.group(2))
+            cur.size_sectors = int(m.group(3)) if m.group(3) else None
+            continue
+        if cur is None:
+            if _is_command(s, "fdisk") or _is_command(s, "sfdisk"):
+                continue
+            raise ParseError(
+                f"not an fdisk line: {s[:80]!r}", line=lineno, expected="'Disk DEV: SIZE, N bytes[, N sectors]'"
+            )
+        cur.line_end = lineno
+        if cols is not None:
+            if _FDISK_NOTE.match(line):
+                parsed.warnings.append(f"line {lineno}: {s}")
+                continue
+            part = _fdisk_row(cols, line, lineno, last)
+            if cur.table_type is None:
+                cur.table_type = "MBR"  # util-linux 2.20 printed no 'Disklabel type:' and only knew dos
+            cur.parts.append(part)
+            continue
+        if _FDISK_HEADER.match(line):
+            cols = line.split()
+            if lineno >= last:
+                raise ParseError(
+                    "fdisk output ends after the column header",
+                    line=lineno,
+                    kind="truncated",
+                    expected="partition rows",
+                )
+            continue
+        m = _FDISK_UNITS.match(s)
+        if m:
+            if m.group(1) == "cylinders":
+                raise ParseError(
+                    "fdisk printed cylinder units (not exact)",
+                    line=lineno,
+                    kind="unsupported-version",
+                    expected="sector units: fdisk -l -u (util-linux >= 2.23 default)",
+                )
+            cur.lsec = cur.lsec or int(m.group(3))
+            continue
+        m = _FDISK_SECTOR.match(s)
+        if m:
+            cur.lsec, cur.psec = int(m.group(1)), int(m.group(2))
+            continue
+        m = _FDISK_GEOM.match(s)
+        if m:
+            cur.size_sectors = cur.size_sectors or (int(m.group(1)) if m.group(1) else None)
+            continue
+        if s.startswith(("Disklabel type:", "Disk label type:")):  # util-linux 2.23-2.25 wrote two words
+            cur.table_type = _table_type(s.split(":", 1)[1].strip())
+        elif s.startswith("Disk identifier:"):
+            cur.label_id = s.split(":", 1)[1].strip()
+        elif s.startswith(("I/O size", "Disk model:", "Alignment offset:")):
+            pass
+        elif _FDISK_NOTABLE.match(s) or _FDISK_NOTE.match(line):
+            parsed.warnings.append(f"line {lineno}: {s}")
+        elif not s.isascii() and next((ln.strip() for ln in lines[lineno:] if ln.strip()), "").startswith("/dev/"):
+            raise ParseError(
+                f"the column header of the table is not in English: {s[:80]!r}",
+                line=lineno,
+                kind="unsupported-version",
+                expected="fdisk -l run in the C locale (LC_ALL=C fdisk -l): Device, Boot, Start, End, Sectors, ...",
+            )
+        else:
+            raise _cut(
+                lineno,
+                last,
+                f"unexpected line in fdisk output: {s[:80]!r}",
+                "fdisk -l header lines (Units, Sector size, Disklabel type, Disk identifier) or the table",
+            )
+    if cur is None:
+        raise ParseError("no 'Disk ...' line found", line=1, expected="fdisk -l output")
+    if cur.size_sectors is None and cur.size_bytes is not None:
+        cur.size_sectors = cur.size_bytes // (cur.lsec or 512)
+    cur.emit(parsed)
