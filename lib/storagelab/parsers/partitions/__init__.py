@@ -55,7 +55,9 @@ import re
 
 from ..base import SHELL_PROMPT, Parsed, ParseError, lines_of
 from .common import _is_command
-from .fdisk import _parse_fdisk
+from .fdisk import SNIFF_LOCALIZED, _parse_fdisk, refuse_localized
+from .gdisk import SNIFF as _SNIFF_GDISK
+from .gdisk import parse_gdisk
 from .gpart import _parse_gpart
 from .parted import _parse_parted_human, _parse_parted_machine
 from .sfdisk import _parse_sfdisk, _parse_sfdisk_legacy
@@ -63,7 +65,7 @@ from .tables import TABLES  # noqa: F401
 
 TOOL = "partitions"
 PARSER_VERSION = 1
-FORMATS = ("gpart", "fdisk", "sfdisk", "sfdisk-l", "parted")
+FORMATS = ("gpart", "fdisk", "sfdisk", "sfdisk-l", "parted", "gdisk", "fdisk-localized")
 
 
 # --- entry points ----------------------------------------------------------------------------
@@ -90,8 +92,12 @@ def sniff(text: str) -> str | None:
         return "sfdisk"
     if "sectors/track" in head and _SNIFF_SFDISK_L.search(head):
         return "sfdisk-l"
+    if _SNIFF_GDISK.search(head):
+        return "gdisk"
     if _SNIFF_FDISK.search(head) and _SNIFF_FDISK_UNITS.search(head):
         return "fdisk"
+    if SNIFF_LOCALIZED.search(head):
+        return "fdisk-localized"
     if _SNIFF_PARTED_M.search(head.replace("\r\n", "\n")):
         return "parted"
     if _SNIFF_PARTED_H.search(head) and re.search(r"^Partition Table: ", head, re.M):
@@ -101,6 +107,8 @@ def sniff(text: str) -> str | None:
 
 _TOOLS = {"gpart": ("gpart",), "fdisk": ("fdisk", "sfdisk"), "sfdisk": ("sfdisk",), "sfdisk-l": ("sfdisk",)}
 _TOOLS["parted"] = ("parted",)
+_TOOLS["fdisk-localized"] = ("fdisk",)
+_TOOLS["gdisk"] = ("gdisk", "sgdisk", "fdisk")  # fdisk: BusyBox fdisk's GPT listing
 _SUDO_PASSWORD = re.compile(r"^\s*\[sudo\] ")  # sudo's password prompt, in any language
 _SFDISK_COMMENT = re.compile(r"^\s*# partition table of ")  # old sfdisk -d's first line, not a prompt
 
@@ -141,6 +149,10 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         _parse_fdisk(lines, parsed, last)
     elif fmt == "sfdisk":
         _parse_sfdisk(lines, parsed, last)
+    elif fmt == "fdisk-localized":
+        refuse_localized(lines)
+    elif fmt == "gdisk":
+        parse_gdisk(lines, parsed, last)
     elif fmt == "sfdisk-l":
         _parse_sfdisk_legacy(lines, parsed, last)
     elif re.search(r"^(?:BYT|CHS|CYL);", text, re.M):

@@ -48,6 +48,7 @@ class _Disk:
         self.table_type = self.label_id = self.media = self.state = None
         self.size_sectors = self.size_bytes = self.first = self.usable = self.free = None
         self.size_source = "printed"
+        self.size_rounded_to = None  # bytes: the disk size was printed rounded (parted's default unit)
         self.lsec = None
         self.psec = None
         self.source = None
@@ -76,7 +77,7 @@ class _Disk:
                 "logical_sector_bytes": lsec,
                 "physical_sector_bytes": self.psec,
                 "logical_sector_source": source,
-                "size_bytes": p["size_sectors"] * lsec,
+                "size_bytes": p["size_bytes"] if p.get("rounded_to_bytes") else p["size_sectors"] * lsec,
                 "type": p.get("type"),
                 "type_id": p.get("type_id"),
                 "name": p.get("name"),
@@ -86,6 +87,9 @@ class _Disk:
                 "line_end": p["line"],
             }
             row.update(alignment(abs_start, lsec) if known else _UNKNOWN_ALIGNMENT)
+            row["rounded_to_bytes"] = p.get("rounded_to_bytes")
+            if row["rounded_to_bytes"]:
+                row["start_bytes"] = p["start_bytes"]  # as printed, rounded: its sector is not known
             parsed.add("partitions", row)
         if self.size_bytes is None and self.size_sectors is not None:
             self.size_bytes = self.size_sectors * lsec
@@ -107,6 +111,7 @@ class _Disk:
                 "logical_sector_source": source,
                 "media_size_text": self.media,
                 "state": self.state,
+                "size_rounded_to_bytes": self.size_rounded_to,
                 "line_start": self.line_start,
                 "line_end": self.line_end,
             },

@@ -14,7 +14,10 @@ _FDISK_GEOM = re.compile(r"^\d+ heads, \d+ sectors/track, \d+ cylinders(?:, tota
 _FDISK_UNITS = re.compile(r"^Units(?::| =) (sectors|cylinders) of (\d+) \* (\d+) = (\d+) bytes")
 _FDISK_SECTOR = re.compile(r"^Sector size \(logical/physical\): (\d+) bytes / (\d+) bytes")
 _FDISK_NOTABLE = re.compile(r"^Disk (.+) doesn't contain a valid partition table")
-_FDISK_HEADER = re.compile(r"^\s*(Device|Slice)\s+.*\bStart\s+End\b")
+_FDISK_HEADER = re.compile(r"^\s*(Device|Slice)\s+.*\bStart(?:LBA)?\s+End(?:LBA)?\b")  # BusyBox: StartLBA EndLBA
+_BUSYBOX_GEOM = re.compile(r"^\d+ cylinders, \d+ heads, \d+ sectors/track$")
+_BUSYBOX_NOTE = re.compile(r"^Note: sector size is \d+ \(not \d+\)$")
+_PROMPT = re.compile(r"^Command \(m for help\):")  # fdisk's interactive prompt (util-linux, BusyBox)
 _FDISK_NOTE = re.compile(r"^(Partition \d+ |Partition table entries |WARNING|The (primary|backup) |\s+phys=)")
 _FDISK_TEXT_COLS = ("Type", "System", "Name")
 
@@ -54,7 +57,7 @@ def _fdisk_row(cols: list[str], line: str, lineno: int, last: int) -> dict:
     if text_col:
         values[text_col] = " ".join(tokens[pos:end])
     try:
-        start, stop = int(values["Start"]), int(values["End"])
+        start, stop = int(values.get("Start") or values["StartLBA"]), int(values.get("End") or values["EndLBA"])
         size = int(values["Sectors"]) if "Sectors" in values else stop - start + 1
     except (KeyError, ValueError):
         raise _cut(lineno, last, f"unreadable Start/End/Sectors in {line.strip()[:80]!r}", expected) from None
@@ -79,13 +82,13 @@ def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
     cols: list[str] | None = None
     for lineno, line in enumerate(lines, 1):
         s = line.strip()
-        if not s:
-            cols = None
+        if not s or _PROMPT.match(s) or _BUSYBOX_NOTE.match(s):
+            cols = None  # a note BusyBox prints before the disk: its sector size is in the Units line too
             continue
         m = _FDISK_DISK.match(s)
         if m:
             if cur:
-                cur.emit(parsed)
+                _finish(cur, parsed)
             cur, cols = _Disk(m.group(1), lineno), None
             cur.size_bytes = int(m.group(2))
             cur.size_sectors = int(m.group(3)) if m.group(3) else None
@@ -139,7 +142,7 @@ def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
             cur.table_type = _table_type(s.split(":", 1)[1].strip())
         elif s.startswith("Disk identifier:"):
             cur.label_id = s.split(":", 1)[1].strip()
-        elif s.startswith(("I/O size", "Disk model:", "Alignment offset:")):
+        elif s.startswith(("I/O size", "Disk model:", "Alignment offset:")) or _BUSYBOX_GEOM.match(s):
             pass
         elif _FDISK_NOTABLE.match(s) or _FDISK_NOTE.match(line):
             parsed.warnings.append(f"line {lineno}: {s}")
@@ -159,6 +162,44 @@ def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
             )
     if cur is None:
         raise ParseError("no 'Disk ...' line found", line=1, expected="fdisk -l output")
-    if cur.size_sectors is None and cur.size_bytes is not None:
-        cur.size_sectors = cur.size_bytes // (cur.lsec or 512)
+    _finish(cur, parsed)
+
+
+def _finish(cur: _Disk, parsed: Parsed) -> None:
+    """The disk's rows, once its sector count agrees with its bytes (BusyBox counts 512-byte sectors in the 'Disk'
+    line whatever the sector size), and a warning when the table is a GPT's protective MBR."""
+    lsec = cur.lsec or 512
+    if cur.size_bytes is not None and (cur.size_sectors is None or cur.size_sectors * lsec != cur.size_bytes):
+        if cur.size_sectors is not None:
+            parsed.warnings.append(
+                f"line {cur.line_start}: {cur.size_sectors} sectors of {lsec} bytes are not the {cur.size_bytes} "
+                f"bytes printed: {cur.size_bytes // lsec} sectors (the bytes) kept"
+            )
+        cur.size_sectors = cur.size_bytes // lsec
+    if cur.table_type == "MBR" and [p.get("type_id") for p in cur.parts] == ["ee"]:
+        parsed.warnings.append(
+            f"line {cur.parts[0]['line']}: {cur.name} holds a GPT: this is its protective MBR (one type-ee partition); "
+            "run gdisk -l or sgdisk -p (or a fdisk that reads GPT) for its partitions"
+        )
     cur.emit(parsed)
+
+
+# --- fdisk in another language ---------------------------------------------------------------
+# 'Festplatte dos63.img: 64 MiB, 67108864 Bytes, 131072 Sektoren' / 'Disque X : 64 MiB, 67108864 octets, 131072
+# secteurs' and a units line 'Einheiten: Sektoren von 1 * 512 = 512 Bytes' ('1 × 512'): the layout of fdisk -l with
+# every word translated
+_SP = "[ \\xa0\\u202f]"  # a space; French puts no-break spaces before units and colons
+_DISK_LOCALIZED = rf"^\S+ .+?{_SP}?: [\d.,]+{_SP}\S+, \d+{_SP}\S+, \d+{_SP}\S+[ \t]*$"
+SNIFF_LOCALIZED = re.compile(rf"{_DISK_LOCALIZED}\n[^\n:]+{_SP}?: [^\n]*\b1 [*×] \d+ = \d+{_SP}", re.M)
+
+
+def refuse_localized(lines: list[str]) -> None:
+    """fdisk -l printed in another language: its words cannot be mapped, so the file is refused with the fix."""
+    disk = re.compile(_DISK_LOCALIZED)
+    lineno, first = next(((n, ln.strip()) for n, ln in enumerate(lines, 1) if disk.match(ln)), (1, ""))
+    raise ParseError(
+        f"fdisk -l output in another language than English: {first[:80]!r}",
+        line=lineno,
+        kind="unsupported-version",
+        expected="fdisk -l run in the C locale (LC_ALL=C fdisk -l): Disk, Units, Device, Boot, Start, End, ...",
+    )

@@ -55,6 +55,13 @@ TABLES = {
         ("align_1m_rem_bytes", "BIGINT", "start_bytes mod 1048576, bytes (0 = aligned to 1 MiB)"),
         ("aligned_4k", "BOOLEAN", "start_bytes is a multiple of 4096"),
         ("aligned_1m", "BOOLEAN", "start_bytes is a multiple of 1 MiB"),
+        (
+            "rounded_to_bytes",
+            "BIGINT",
+            "bytes: the tool printed this row's start/end/size rounded to this many bytes (the unit of the last "
+            "digit: parted's default unit, 1049kB -> 1000), so start_bytes/size_bytes are as printed, and the sectors "
+            "and alignment are NULL (not known); NULL when the values are exact",
+        ),
         *LINES,
     ),
     "disks": table(
@@ -84,6 +91,12 @@ TABLES = {
         ("logical_sector_source", "VARCHAR", _SOURCE_DOC),
         ("media_size_text", "VARCHAR", "gpart's media size in parentheses as printed (3.6T); else NULL"),
         ("state", "VARCHAR", "gpart header state tag (CORRUPT); else NULL"),
+        (
+            "size_rounded_to_bytes",
+            "BIGINT",
+            "bytes: the disk size was printed rounded to this many bytes (parted's default unit, 67.1MB -> 100000): "
+            "size_bytes is as printed and size_sectors NULL; NULL when exact",
+        ),
         *LINES,
     ),
 }
