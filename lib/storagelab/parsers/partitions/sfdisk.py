@@ -125,6 +125,12 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
     if cur is None:
         raise ParseError("no sfdisk dump found", line=1, expected="sfdisk -d output")
     disks.append(cur)
+    _emit_dumps(disks, parsed)
+
+
+def _emit_dumps(disks: list[_Disk], parsed: Parsed) -> None:
+    """Each dump's rows: its disk named after its first partition when no 'device:' line said, 512 assumed (and
+    said) when no 'sector-size:' line did."""
     for d in disks:
         if d.name is None and d.parts:
             d.name = _disk_of(d.parts[0]["device"])
