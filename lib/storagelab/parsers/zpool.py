@@ -29,7 +29,8 @@ Format (OpenZFS ``cmd/zpool/zpool_main.c``: ``print_header``/``print_pool``/``pr
   stored. ``-T u|d`` timestamp lines are stored with the rows that follow. Text after a
   complete table (the seed's prose) is ignored with a warning; a broken row inside a table is
   an error (``truncated`` on the last line).
-* Not supported (ParseError): histograms (``-r``/``-w``), ``zpool iostat -H -v`` (scripted
+* ``zpool iostat -r`` request-size histograms: ``zpool_hist.py`` (table ``zpool_iostat_req_size``).
+* Not supported (ParseError): latency histograms (``-w``), ``zpool iostat -H -v`` (scripted
   mode drops the indentation and section lines, so pools and vdevs cannot be told apart).
 """
 
@@ -39,11 +40,13 @@ import math
 import re
 
 from ..units import UnitError, zfs_nicenum
+from . import zpool_hist
 from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "zpool"
 PARSER_VERSION = 1
-FORMATS = ("zpool-list", "zpool-iostat")
+FORMATS = ("zpool-list", "zpool-iostat", zpool_hist.FORMAT)
+HELPER_MODULES = ("zpool_hist",)  # part of this parser: its code is in the parser version too
 
 _COMMON = (
     (
@@ -101,6 +104,8 @@ TABLES = {
         *LINES,
     ),
 }
+
+TABLES.update(zpool_hist.TABLES)
 
 _SECTIONS = {
     "logs": "log",
@@ -188,6 +193,8 @@ def _list_header_ok(tokens: list[str]) -> bool:
 def sniff(text: str) -> str | None:
     head = text[:200000]
     lines = head.splitlines()
+    if zpool_hist.sniff(lines):
+        return zpool_hist.FORMAT
     for i, line in enumerate(lines):
         if _IOSTAT_GROUPS.match(line) and i + 1 < len(lines) and _IOSTAT_COLS.match(lines[i + 1]):
             return "zpool-iostat"
@@ -431,6 +438,8 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             line=first,
             expected="a 'NAME SIZE ALLOC ...' or 'capacity operations bandwidth' header",
         )
+    if fmt == zpool_hist.FORMAT:
+        return zpool_hist.parse(text, TOOL)
     parsed = Parsed(tool=TOOL, format=fmt)
     lines = [ln.rstrip() for ln in lines_of(text)]
     last = max(i for i, ln in enumerate(lines, 1) if ln.strip())
@@ -483,7 +492,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         nxt = lines[lineno] if lineno < len(lines) else ""
         if _HISTOGRAM.match(nxt) and len(s.split()) > 1:
             raise ParseError(
-                "zpool iostat histograms (-r/-w) are not supported",
+                "zpool iostat latency histograms (-w) are not read; request-size histograms (-r) are, alone in a file",
                 line=lineno,
                 kind="unsupported-version",
                 expected="zpool iostat [-v] [-p] tables",
