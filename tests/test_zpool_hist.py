@@ -97,3 +97,60 @@ def test_bad_histograms_name_the_line(cut, kind, line):
     with pytest.raises(ParseError) as e:
         zpool.parse(text, "zpool-iostat-r")
     assert (e.value.kind, e.value.line) == (kind, line)
+
+
+# --- -q queue depths and -l wait times, with intervals ----------------------------------------------------------------
+
+
+def iostat(name):
+    text = decode((PUB / name).read_bytes())
+    return zpool.parse(text, detect(text)[1])
+
+
+def test_queues_with_intervals_zfs_0_7():
+    p = iostat("iostat-q-0.7-intervals-data1.txt")
+    assert [(r["sample"], r["read_ops_per_s"], r["read_bytes_per_s"]) for r in p.rows("zpool_iostat")] == [
+        (0, 8.17 * 1024, 835 * 2**20),
+        (1, 8.18 * 1024, 837 * 2**20),
+        (2, 7.87 * 1024, 804 * 2**20),
+        (3, 7.88 * 1024, 806 * 2**20),
+        (4, 7.94 * 1024, 812 * 2**20),
+    ]
+    q = p.rows("zpool_iostat_queues")
+    assert len(q) == 5 * 5 and {r["queue"] for r in q} == {
+        "syncq_read",
+        "syncq_write",
+        "asyncq_read",
+        "asyncq_write",
+        "scrubq_read",
+    }
+    active = [(r["sample"], r["active"]) for r in q if r["queue"] == "asyncq_read"]
+    assert active == [(0, 39), (1, 41), (2, 35), (3, 36), (4, 39)]
+    assert all(r["pending"] == 0 for r in q) and all(r["active"] == 0 for r in q if r["queue"] != "asyncq_read")
+    assert {(r["pool"], r["vdev"], r["command"]) for r in q} == {("data1", None, "zpool iostat -y -q data1 10 5")}
+
+
+def test_queues_zfs_0_8_2_with_trim():
+    q = iostat("iostat-q-0.8.2-intervals-fs01.txt").rows("zpool_iostat_queues")
+    assert len(q) == 3 * 6
+    assert [(r["sample"], r["queue"], r["pending"], r["active"]) for r in q if r["pending"] or r["active"]] == [
+        (0, "asyncq_write", 112, 10),
+        (1, "syncq_read", 0, 12),
+    ]
+    assert [r["line_start"] for r in q if r["queue"] == "trimq_write"] == [4, 6, 8]
+
+
+def test_wait_times_and_queues_together():
+    p = iostat("iostat-lq-2.0-intervals-pool2.txt")
+    lat = {(r["sample"], r["wait"], r["op"]): r["latency_ns"] for r in p.rows("zpool_iostat_latency")}
+    assert len(lat) == 2 * 10
+    assert (lat[0, "total_wait", "read"], lat[0, "total_wait", "write"]) == (252_000, 800_000)
+    assert (lat[0, "disk_wait", "read"], lat[0, "syncq_wait", "write"], lat[0, "asyncq_wait", "write"]) == (
+        242_000,
+        1_000,
+        732_000,
+    )
+    assert (lat[0, "scrub", None], lat[0, "trim", None]) == (452_000, 2_000_000)
+    assert (lat[1, "total_wait", "write"], lat[1, "scrub", None], lat[1, "trim", None]) == (3_000_000, None, 1_000_000)
+    q = {(r["sample"], r["queue"]): (r["pending"], r["active"]) for r in p.rows("zpool_iostat_queues")}
+    assert q[0, "trimq_write"] == (7, 2) and q[1, "syncq_read"] == (0, 3) and len(q) == 12

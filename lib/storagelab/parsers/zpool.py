@@ -14,9 +14,9 @@ Format (OpenZFS ``cmd/zpool/zpool_main.c``: ``print_header``/``print_pool``/``pr
   default, 10: 0.6.4-0.7, 8: 0.6.0-0.6.3, 7: Solaris ``SIZE USED AVAIL CAP HEALTH ALTROOT``).
   ``-v`` adds vdev rows (indented; with ``-H`` they start with a tab) and ``logs``/``dedup``/
   ``special``/``cache``/``spare`` section lines.
-* ``zpool iostat``: a group line (``capacity operations bandwidth``, with ``-l``/``-q``
-  more groups, which are not stored) over a column line (``pool alloc free read write read
-  write``; ``used avail`` before 2010). With ``-v`` the vdev tree is indented two spaces per
+* ``zpool iostat``: a group line (``capacity operations bandwidth``, with ``-l``/``-q`` more
+  groups, stored by ``zpool_hist.py`` in zpool_iostat_latency / zpool_iostat_queues) over a column
+  line (``pool alloc free read write read write``; ``used avail`` before 2010). With ``-v`` the vdev tree is indented two spaces per
   level, each pool ends with a dash line, and class sections start with ``logs``/``cache``/...
   lines of dashes. Interval output repeats the rows: ``sample`` counts the reports of each pool
   (0 = the first, which covers the time since the pool was imported).
@@ -288,6 +288,7 @@ class _State:
         self.timestamp = None
         self.samples: dict[tuple[str, str], int] = {}
         self.ignored_from = None
+        self.groups: list[str] = []  # the -l/-q column groups of the open iostat table
 
 
 def _sample(st: _State, kind: str, pool: str) -> int:
@@ -356,6 +357,7 @@ def _iostat_row(st: _State, line: str, lineno: int) -> dict | None:
         indent = len(line) - len(line.lstrip(" "))
     if len(values) != st.cols:
         raise _Bad(line)
+    extra = (st.groups, values[6:]) if len(values) > 6 else None
     depth = indent // 2
     if depth == 0 and name in _SECTIONS and all(v == "-" for v in values) and st.pool:
         st.section = _SECTIONS[name]
@@ -383,6 +385,7 @@ def _iostat_row(st: _State, line: str, lineno: int) -> dict | None:
         "write_bytes_per_s": wbw,
         "sample": sample,
         "exact": exact,
+        "_groups": extra,
     }
 
 
@@ -503,6 +506,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             and (_IOSTAT_GROUPS.match(line) or all(w in _GROUPS for w in s.split()))
         ):
             open_table("iostat", _iostat_columns(line, nxt, lineno), False, lineno)
+            st.groups = line.split()[3:]  # -l/-q groups after capacity, operations, bandwidth
             continue
         if st.kind == "iostat" and _IOSTAT_COLS.match(line):
             st.after_header = True
@@ -563,7 +567,10 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     _finish(rows["zpool_iostat"], iostat=True)
     for name, table_rows in rows.items():
         for row in table_rows:
+            extra = row.pop("_groups", None)
             parsed.add(name, row)
+            if extra:
+                zpool_hist.add_group_rows(parsed, row, *extra)
     if not parsed.n_rows and not re.search(r"^no pools available", text, re.M):
         raise ParseError(
             "zpool output without rows", line=last, kind="truncated", expected="pool rows under the header"

@@ -17,7 +17,12 @@ The top-left cell names the pool or vdev; each I/O class (``sync_read`` ... ``sc
 (aggregated I/Os). A row's label is the bucket's lower bound in bytes (``zfs_nicenum(1 << j)``: 512, 1K ... 16M),
 a bucket holding requests of 2^j up to 2^(j+1)-1 bytes. Counts are nicenum (K, M = powers of 1024, so ``1.68M`` is
 about 1,761,608 and not exact) or exact with ``-p``. Latency histograms (``-w``) are not read (no complete published
-output was found to test against) and ``-q`` queue columns are not stored.
+output was found to test against).
+
+The ``-l`` wait-time groups (``total_wait`` ... ``asyncq_wait`` read/write, ``scrub``/``trim``/``rebuild`` wait) and
+the ``-q`` queue groups (``syncq_read`` ... ``rebuildq_write``: ``pend``/``activ``) of an ordinary zpool iostat
+table are read by zpool.py with its rows and stored here (``add_group_rows``): times in ns (zfs_nicetime ``252us``,
+or raw ns with ``-p``), queue depths as counts; each row keeps its report's ``sample`` (the interval index).
 """
 
 from __future__ import annotations
@@ -169,3 +174,76 @@ def _block(lines: list[str], i: int, classes: list[str], meta: dict, parsed: Par
     if not rows:
         raise ParseError("a request-size histogram without rows", line=i, kind="truncated", expected="bucket rows")
     return i
+
+
+# --- the -l and -q column groups of a zpool iostat table ------------------------------------------------------------
+# (zpool.py reads the table; these add the groups after capacity/operations/bandwidth to their own tables)
+
+_SINGLE = ("scrub", "trim", "rebuild")  # -l groups of one column (their wait time)
+_QUEUES = ("syncq_read", "syncq_write", "asyncq_read", "asyncq_write", "scrubq_read", "trimq_write", "rebuildq_write")
+_TIME = re.compile(r"^(\d+(?:\.\d+)?)(ns|us|ms|s)$")
+_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9}
+
+_ROW_KEYS = ("pool", "vdev", "sample", "timestamp", "command", "line_start", "line_end")
+TABLES["zpool_iostat_latency"] = table(
+    "zpool iostat -l: average wait times of a pool/vdev row, one row per wait kind and direction.",
+    ("pool", "VARCHAR", "pool name"),
+    ("vdev", "VARCHAR", "vdev/device name; NULL for the pool's own row (as in zpool_iostat)"),
+    ("sample", "INTEGER", "the report's number, as in zpool_iostat (0 = since import)"),
+    ("wait", "VARCHAR", "total_wait, disk_wait, syncq_wait, asyncq_wait, scrub, trim or rebuild"),
+    ("op", "VARCHAR", "read or write; NULL for scrub/trim/rebuild (one column)"),
+    ("latency_ns", "DOUBLE", "average wait, ns (zfs_nicetime 252us = 252,000 ns, rounded as printed); NULL for '-'"),
+    ("timestamp", "VARCHAR", "the -T u|d timestamp line before this report, as printed; else NULL"),
+    ("command", "VARCHAR", "the zpool command of the prompt line before the output, when present"),
+    *LINES,
+)
+TABLES["zpool_iostat_queues"] = table(
+    "zpool iostat -q: I/Os pending in and active from each queue of a pool/vdev row, one row per queue.",
+    ("pool", "VARCHAR", "pool name"),
+    ("vdev", "VARCHAR", "vdev/device name; NULL for the pool's own row (as in zpool_iostat)"),
+    ("sample", "INTEGER", "the report's number, as in zpool_iostat (0 = since import)"),
+    (
+        "queue",
+        "VARCHAR",
+        "syncq_read, syncq_write, asyncq_read, asyncq_write, scrubq_read, trimq_write, rebuildq_write",
+    ),
+    ("pending", "DOUBLE", "I/Os waiting in the queue, count (nicenum: K = 1024)"),
+    ("active", "DOUBLE", "I/Os issued to the device from the queue, count"),
+    ("timestamp", "VARCHAR", "the -T u|d timestamp line before this report, as printed; else NULL"),
+    ("command", "VARCHAR", "the zpool command of the prompt line before the output, when present"),
+    *LINES,
+)
+
+
+def _latency_ns(cell: str, lineno: int) -> float | None:
+    if cell == "-":
+        return None
+    if cell.isdigit():  # -p: nanoseconds
+        return float(cell)
+    m = _TIME.match(cell)
+    if not m:
+        raise ParseError(f"not a wait time: {cell!r}", line=lineno, expected="a time like 133ns, 252us, 6ms, 1s or -")
+    return float(m.group(1)) * _NS[m.group(2)]
+
+
+def add_group_rows(parsed: Parsed, row: dict, groups: list[str], values: list[str]) -> None:
+    """The -l wait times and -q queue depths of one zpool iostat row: ``values`` are its cells after the six of
+    capacity/operations/bandwidth, in the order of ``groups`` (the group line's names after those three)."""
+    base = {k: row[k] for k in _ROW_KEYS}
+    lineno = row["line_start"]
+    k = 0
+    for group in groups:
+        width = 1 if group in _SINGLE else 2
+        cells, k = values[k : k + width], k + width
+        if group in _QUEUES:
+            (pending, _), (active, _) = (_count(c, lineno) if c != "-" else (None, None) for c in cells)
+            parsed.add("zpool_iostat_queues", base | {"queue": group, "pending": pending, "active": active})
+        elif width == 1:
+            parsed.add(
+                "zpool_iostat_latency", base | {"wait": group, "op": None, "latency_ns": _latency_ns(cells[0], lineno)}
+            )
+        else:
+            for op, cell in zip(("read", "write"), cells):
+                parsed.add(
+                    "zpool_iostat_latency", base | {"wait": group, "op": op, "latency_ns": _latency_ns(cell, lineno)}
+                )
