@@ -231,3 +231,37 @@ def test_fdisk_in_another_language_is_refused_with_the_c_locale_advice(lang, fir
     assert (e.value.kind, e.value.line) == ("unsupported-version", 1)
     assert e.value.message == f"fdisk -l output in another language than English: {first!r}"
     assert "LC_ALL=C fdisk -l" in e.value.expected
+
+
+# --- published parted sessions of other versions (published/parted-sessions.md) -----------------------------------
+
+
+def test_parted_3_5_session_published_keeps_the_unit_s_listing():
+    p = parse(PUB / "parted-3.5-session-print-unit-s.txt")
+    assert key(p.rows("partitions"), "index", "start_sector", "end_sector", "size_sectors", "filesystem", "flags") == [
+        (1, 34, 2047, 2014, None, "bios_grub"),
+        (2, 2048, 2099199, 2097152, "fat32", "boot, esp"),
+        (3, 2099200, 976773134, 974673935, "zfs", None),
+    ]
+    assert [r["align_4k_rem_bytes"] for r in p.rows("partitions")] == [1024, 0, 0]
+    (d,) = p.rows("disks")
+    assert (d["disk"], d["size_sectors"], d["size_bytes"], d["line_start"]) == ("/dev/sda", 976773168, 500107862016, 18)
+    assert p.warnings[-1] == "line 6: /dev/sda is printed again at line 18 in exact units: that listing is kept"
+
+
+def test_parted_3_2_and_2_3_sessions_in_rounded_units():
+    p = parse(PUB / "parted-3.2-session-msdos.txt")
+    assert key(p.rows("partitions"), "start_bytes", "size_bytes", "rounded_to_bytes", "type", "filesystem") == [
+        (1_049_000, 512_000_000, 1_000_000, "primary", "ext3"),
+        (513_000_000, 512_000_000, 1_000_000, "primary", "linux-swap(v1)"),
+        (1_025_000_000, 3_500_000_000, 1_000_000, "primary", "ext4"),
+    ]
+    (d,) = p.rows("disks")
+    assert (d["size_bytes"], d["size_rounded_to_bytes"], d["table_type"]) == (15_900_000_000, 100_000_000, "MBR")
+    p = parse(PUB / "parted-2.3-session-no-disk-flags.txt")  # parted < 3 prints no 'Disk Flags:' line
+    assert key(p.rows("partitions"), "index", "start_bytes", "size_bytes", "flags", "filesystem") == [
+        (1, 32_800, 2_988_000_000, "boot, hidden", None),
+        (2, 2_988_000_000, 64_900_000, None, "fat16"),
+        (3, 3_050_000_000, 6_947_000_000, None, None),
+    ]
+    assert p.warnings[-1] == "line 18: Information: You may need to update /etc/fstab."
