@@ -265,3 +265,35 @@ def test_parted_3_2_and_2_3_sessions_in_rounded_units():
         (3, 3_050_000_000, 6_947_000_000, None, None),
     ]
     assert p.warnings[-1] == "line 18: Information: You may need to update /etc/fstab."
+
+
+def parse_pasted(path):
+    """As ``storagelab parse`` reads it: a code block indented alike is read without its indent."""
+    from storagelab.parsers import parse_text
+
+    return parse_text(decode(path.read_bytes()))[0]
+
+
+def test_gdisk_0_8_published():
+    p = parse(PUB / "gdisk-0.8.8-ubuntu-forums.txt")
+    assert key(p.rows("partitions"), "index", "start_sector", "end_sector", "size_bytes", "type_id", "name") == [
+        (1, 2048, 3907028991, 2_000_397_795_328, "EF01", "Basic data partition")
+    ]
+    (d,) = p.rows("disks")
+    assert (d["size_sectors"], d["usable_sectors"], d["free_sectors"], d["label_id"]) == (
+        3907029168,
+        3907029101,
+        2157,
+        "63F838F7-82F6-11E0-9417-001F1F71F5A3",
+    )
+    p = parse_pasted(PUB / "gdisk-0.8.5-rst-indented.txt")
+    assert key(
+        p.rows("partitions"), "index", "start_sector", "end_sector", "type_id", "name", "aligned_4k", "aligned_1m"
+    ) == [
+        (1, 40, 2048, "EF02", "primary", True, False),
+        (2, 4096, 40962047, "FD00", "primary", True, True),
+        (3, 40962048, 42008575, "8200", None, True, True),
+        (4, 42008576, 7814037134, "FD00", None, True, True),
+    ]
+    assert p.warnings == ["line 1: every line is indented by 4 spaces (a pasted code block): read without it"]
+    assert p.rows("disks")[0]["size_bytes"] == 7814037168 * 512
