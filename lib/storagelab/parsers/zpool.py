@@ -430,6 +430,18 @@ def _finish(rows: list[dict], iostat: bool) -> None:
             row["alloc_bytes"] = row["free_bytes"] = None  # -p prints 0 for "not applicable"
 
 
+def _emit(parsed: Parsed, rows: dict[str, list[dict]]) -> None:
+    """The rows of both tables, finished, and the -l/-q groups of each iostat row into their own tables."""
+    _finish(rows["zpool_list"], iostat=False)
+    _finish(rows["zpool_iostat"], iostat=True)
+    for name, table_rows in rows.items():
+        for row in table_rows:
+            extra = row.pop("_groups", None)
+            parsed.add(name, row)
+            if extra:
+                zpool_hist.add_group_rows(parsed, row, *extra)
+
+
 def parse(text: str, fmt: str | None = None) -> Parsed:
     if not text.strip():
         raise ParseError("file is empty", kind="empty", expected="zpool list or zpool iostat output")
@@ -563,14 +575,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                 row["exact"] = True
             rows[table_name].append(row)
     flush_ignored(last + 1)
-    _finish(rows["zpool_list"], iostat=False)
-    _finish(rows["zpool_iostat"], iostat=True)
-    for name, table_rows in rows.items():
-        for row in table_rows:
-            extra = row.pop("_groups", None)
-            parsed.add(name, row)
-            if extra:
-                zpool_hist.add_group_rows(parsed, row, *extra)
+    _emit(parsed, rows)
     if not parsed.n_rows and not re.search(r"^no pools available", text, re.M):
         raise ParseError(
             "zpool output without rows", line=last, kind="truncated", expected="pool rows under the header"
