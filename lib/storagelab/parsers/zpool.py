@@ -45,7 +45,7 @@ from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "zpool"
 PARSER_VERSION = 1
-FORMATS = ("zpool-list", "zpool-iostat", zpool_hist.FORMAT)
+FORMATS = ("zpool-list", "zpool-iostat", zpool_hist.FORMAT, zpool_hist.W_FORMAT)
 HELPER_MODULES = ("zpool_hist",)  # part of this parser: its code is in the parser version too
 
 _COMMON = (
@@ -195,6 +195,8 @@ def sniff(text: str) -> str | None:
     lines = head.splitlines()
     if zpool_hist.sniff(lines):
         return zpool_hist.FORMAT
+    if zpool_hist.sniff_latency(lines):
+        return zpool_hist.W_FORMAT
     for i, line in enumerate(lines):
         if _IOSTAT_GROUPS.match(line) and i + 1 < len(lines) and _IOSTAT_COLS.match(lines[i + 1]):
             return "zpool-iostat"
@@ -455,6 +457,8 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         )
     if fmt == zpool_hist.FORMAT:
         return zpool_hist.parse(text, TOOL)
+    if fmt == zpool_hist.W_FORMAT:
+        zpool_hist.refuse_latency(text)
     parsed = Parsed(tool=TOOL, format=fmt)
     lines = [ln.rstrip() for ln in lines_of(text)]
     last = max(i for i, ln in enumerate(lines, 1) if ln.strip())

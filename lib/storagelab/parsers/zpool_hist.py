@@ -59,6 +59,29 @@ _TIMESTAMP = re.compile(r"^(\d{9,11}|\w{3}\s+\w{3}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s.
 _COMMAND = re.compile(r"(zpool\s+iostat\b.*)$")
 
 
+_LATENCY_HEAD = re.compile(r"^latency(\s+(?:read|write|scrub|trim|rebuild))+\s*$")
+W_FORMAT = "zpool-iostat-w"
+
+
+def sniff_latency(lines: list[str]) -> bool:
+    """Whether a latency-histogram header (``zpool iostat -w``: a name and wait groups over 'latency read write
+    ...') is among the lines."""
+    return any(_LATENCY_HEAD.match(b) and len(a.split()) > 1 for a, b in zip(lines, lines[1:]))
+
+
+def refuse_latency(text: str) -> None:
+    """zpool iostat -w is not read: a clear refusal naming the line and what to run instead."""
+    lines = lines_of(text)
+    line = next((n for n, ln in enumerate(lines, 1) if _LATENCY_HEAD.match(ln.strip())), 1)
+    raise ParseError(
+        "zpool iostat -w latency histograms are not read yet (no complete published output to check a reader against)",
+        line=max(1, line - 1),
+        kind="unsupported-version",
+        expected="zpool iostat -l -T u POOL INTERVAL (average waits per interval, read) or zpool iostat -r "
+        "(request-size histograms, read)",
+    )
+
+
 def sniff(lines: list[str]) -> bool:
     """Whether a request-size header (a name and I/O classes over 'req_size ind agg ...') is among the lines."""
     return any(_KINDS.match(b) and len(a.split()) > 1 for a, b in zip(lines, lines[1:]))
