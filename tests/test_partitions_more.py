@@ -297,3 +297,19 @@ def test_gdisk_0_8_published():
     ]
     assert p.warnings == ["line 1: every line is indented by 4 spaces (a pasted code block): read without it"]
     assert p.rows("disks")[0]["size_bytes"] == 7814037168 * 512
+
+
+def test_busybox_fdisk_published():
+    p = parse_pasted(PUB / "busybox-fdisk-session-mmcblk1.txt")  # interactive, its cylinder note, indented 7 spaces
+    assert key(p.rows("partitions"), "device", "start_sector", "end_sector", "size_sectors", "flags", "type_id") == [
+        ("/dev/mmcblk1p1", 2048, 16383, 14336, "boot", "c"),
+        ("/dev/mmcblk1p2", 16384, 409600, 393217, "boot", "83"),
+    ]
+    (d,) = p.rows("disks")
+    assert (d["disk"], d["size_sectors"], d["size_bytes"]) == ("/dev/mmcblk1", 31116288, 15931539456)
+    assert p.warnings == ["line 1: every line is indented by 7 spaces (a pasted code block): read without it"]
+    p = parse(PUB / "busybox-fdisk-l-sd-card.txt")
+    assert key(p.rows("partitions"), "start_sector", "size_sectors", "start_bytes", "aligned_4k", "type") == [
+        (1, 61067262, 512, False, "Win95 FAT32 (LBA)")
+    ]
+    assert p.rows("disks")[0]["size_sectors"] == 61067264

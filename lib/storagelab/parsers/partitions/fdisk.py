@@ -18,6 +18,12 @@ _FDISK_HEADER = re.compile(r"^\s*(Device|Slice)\s+.*\bStart(?:LBA)?\s+End(?:LBA)
 _BUSYBOX_GEOM = re.compile(r"^\d+ cylinders, \d+ heads, \d+ sectors/track$")
 _BUSYBOX_NOTE = re.compile(r"^Note: sector size is \d+ \(not \d+\)$")
 _PROMPT = re.compile(r"^Command \(m for help\):")  # fdisk's interactive prompt (util-linux, BusyBox)
+# the note BusyBox's interactive fdisk prints before its prompt on a disk of more than 1024 cylinders
+_BUSYBOX_CYLINDERS = re.compile(
+    r"^(?:The number of cylinders for this disk is set to \d+\.|There is nothing wrong with that, but this is "
+    r"larger than 1024,|and could in certain setups cause problems with:|1\) software that runs at boot time .*|"
+    r"2\) booting and partitioning software from other OSs|\(e\.g\., DOS FDISK, OS/2 FDISK\))$"
+)
 _FDISK_NOTE = re.compile(r"^(Partition \d+ |Partition table entries |WARNING|The (primary|backup) |\s+phys=)")
 _FDISK_TEXT_COLS = ("Type", "System", "Name")
 
@@ -82,7 +88,7 @@ def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
     cols: list[str] | None = None
     for lineno, line in enumerate(lines, 1):
         s = line.strip()
-        if not s or _PROMPT.match(s) or _BUSYBOX_NOTE.match(s):
+        if not s or _PROMPT.match(s) or _BUSYBOX_NOTE.match(s) or _BUSYBOX_CYLINDERS.match(s):
             cols = None  # a note BusyBox prints before the disk: its sector size is in the Units line too
             continue
         m = _FDISK_DISK.match(s)
