@@ -313,3 +313,20 @@ def test_busybox_fdisk_published():
         (1, 61067262, 512, False, "Win95 FAT32 (LBA)")
     ]
     assert p.rows("disks")[0]["size_sectors"] == 61067264
+
+
+def test_busybox_fdisk_lists_gpt_and_mbr_disks_together():
+    p = parse(PUB / "busybox-fdisk-l-gpt-and-mbr.txt")
+    assert p.format == "gdisk" and p.warnings == []
+    rows = p.rows("partitions")
+    assert key(rows, "disk", "table_type", "index", "start_sector", "end_sector", "name")[::7] == [
+        ("/dev/mmcblk0", "GPT", 1, 16384, 24575, "uboot"),
+        ("/dev/mmcblk0", "GPT", 8, 13336576, 15269823, "userdata"),
+    ]
+    assert key(rows, "disk", "device", "start_sector", "size_sectors", "flags", "type_id", "line_start")[8:] == [
+        ("/dev/sda", "/dev/sda1", 1449728, 123372759, "boot", "7", 25)
+    ]
+    assert key(p.rows("disks"), "disk", "table_type", "size_sectors", "size_bytes") == [
+        ("/dev/mmcblk0", "GPT", 15269888, 15269888 * 512),
+        ("/dev/sda", "MBR", 124822487, 63909113344),
+    ]

@@ -55,7 +55,9 @@ import re
 
 from ..base import SHELL_PROMPT, Parsed, ParseError, lines_of
 from .common import _is_command
+from .fdisk import _FDISK_DISK as _FDISK_DISK_LINE
 from .fdisk import SNIFF_LOCALIZED, _parse_fdisk, refuse_localized
+from .gdisk import _DISK as _GDISK_DISK
 from .gdisk import SNIFF as _SNIFF_GDISK
 from .gdisk import parse_gdisk
 from .gpart import _parse_gpart
@@ -129,6 +131,22 @@ def _only_the_tools_output(lines: list[str], tools: tuple[str, ...]) -> list[str
     return out
 
 
+def _busybox_mixed(lines: list[str]) -> tuple[list[str], list[str]] | None:
+    """BusyBox ``fdisk -l`` lists a GPT disk its gdisk way and an MBR disk the fdisk way, one after the other: the
+    lines of each kind (the others blanked, line numbers kept), or None when the listing holds one kind only."""
+    owner, owners = None, []
+    for line in lines:
+        s = line.strip()
+        if _GDISK_DISK.match(s) or s.startswith("Found valid GPT"):
+            owner = "gdisk"
+        elif _FDISK_DISK_LINE.match(s):
+            owner = "fdisk"
+        owners.append(owner)
+    if not {"gdisk", "fdisk"} <= set(owners):
+        return None
+    return tuple([ln if o in (kind, None) else "" for ln, o in zip(lines, owners)] for kind in ("gdisk", "fdisk"))
+
+
 def parse(text: str, fmt: str | None = None) -> Parsed:
     if not text.strip():
         raise ParseError("file is empty", kind="empty", expected="gpart show, fdisk -l, sfdisk -d or parted output")
@@ -151,6 +169,9 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         _parse_sfdisk(lines, parsed, last)
     elif fmt == "fdisk-localized":
         refuse_localized(lines)
+    elif fmt == "gdisk" and (split := _busybox_mixed(lines)):
+        for part, parser in zip(split, (parse_gdisk, _parse_fdisk)):
+            parser(part, parsed, max((i for i, ln in enumerate(part, 1) if ln.strip()), default=1))
     elif fmt == "gdisk":
         parse_gdisk(lines, parsed, last)
     elif fmt == "sfdisk-l":
