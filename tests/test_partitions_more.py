@@ -324,7 +324,7 @@ def test_busybox_fdisk_lists_gpt_and_mbr_disks_together():
         ("/dev/mmcblk0", "GPT", 8, 13336576, 15269823, "userdata"),
     ]
     assert key(rows, "disk", "device", "start_sector", "size_sectors", "flags", "type_id", "line_start")[8:] == [
-        ("/dev/sda", "/dev/sda1", 1449728, 123372759, "boot", "7", 25)
+        ("/dev/sda", "/dev/sda1", 1449728, 123372759, "boot", "7", 24)
     ]
     assert key(p.rows("disks"), "disk", "table_type", "size_sectors", "size_bytes") == [
         ("/dev/mmcblk0", "GPT", 15269888, 15269888 * 512),
