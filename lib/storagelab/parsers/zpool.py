@@ -40,13 +40,14 @@ import math
 import re
 
 from ..units import UnitError, zfs_nicenum
-from . import zpool_hist
+from . import zpool_hist, zpool_status
 from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "zpool"
 PARSER_VERSION = 1
-FORMATS = ("zpool-list", "zpool-iostat", zpool_hist.FORMAT, zpool_hist.W_FORMAT)
-HELPER_MODULES = ("zpool_hist",)  # part of this parser: its code is in the parser version too
+FORMATS = ("zpool-list", "zpool-iostat", "zpool-status", zpool_hist.FORMAT, zpool_hist.W_FORMAT)
+# zpool status and the histograms / -l -q groups are read there; their code is in the parser version too
+HELPER_MODULES = ("zpool_status", "zpool_hist")
 
 _COMMON = (
     (
@@ -104,6 +105,7 @@ TABLES = {
         *LINES,
     ),
 }
+TABLES.update(zpool_status.TABLES)
 
 TABLES.update(zpool_hist.TABLES)
 
@@ -192,6 +194,8 @@ def _list_header_ok(tokens: list[str]) -> bool:
 
 def sniff(text: str) -> str | None:
     head = text[:200000]
+    if zpool_status.SNIFF.search(head):
+        return "zpool-status"
     lines = head.splitlines()
     if zpool_hist.sniff(lines):
         return zpool_hist.FORMAT
@@ -448,6 +452,10 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     if not text.strip():
         raise ParseError("file is empty", kind="empty", expected="zpool list or zpool iostat output")
     fmt = fmt or sniff(text)
+    if fmt == "zpool-status":
+        parsed = Parsed(tool=TOOL, format=fmt)
+        zpool_status.read_status(lines_of(text), parsed)
+        return parsed
     if fmt not in FORMATS:
         first = next((i for i, ln in enumerate(lines_of(text), 1) if ln.strip()), 1)
         raise ParseError(
