@@ -159,3 +159,15 @@ def test_per_job_view_reads_the_command_too(db):
 )
 def test_windows_prompts(line, command):
     assert fio_command(line) == command
+
+
+def test_windows_prompt_line_before_a_report_is_kept_in_fio_commands():
+    """The published cmd.exe line (above) put before a real fio 3.33 text report (tests/fixtures/fio/3.33): the run
+    keeps it as its command, as it keeps a Unix prompt line."""
+    from conftest import FIXTURES
+
+    from storagelab.parsers import parse_text
+
+    body = (FIXTURES / "fio" / "3.33" / "normal_only.txt").read_text()
+    parsed, _ = parse_text("C:\\Program Files\\fio>fio rndtest\n" + body)
+    assert parsed.rows("fio_commands") == [{"doc_index": 0, "command": "fio rndtest", "line_start": 1, "line_end": 1}]
