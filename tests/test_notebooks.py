@@ -75,6 +75,19 @@ def test_analysis_notebooks_share_the_selection_contract(path):
     assert all(docs[k] for k in params), f"{path.name}: every parameter has a comment saying what it means"
 
 
+@pytest.mark.parametrize("path", NBS, ids=lambda p: p.stem)
+def test_every_notebook_takes_the_selection(path):
+    """`storagelab run -p study X` (every notebook) had exited 2 with nothing run: "07_explore.ipynb: unknown
+    parameter 'study'" (new-user-2). Every notebook takes db_path and the label filters, first, in one order."""
+    from storagelab.analysis.selection import FILTERS
+
+    params = report.notebook_parameters(path)
+    assert list(params)[:5] == ["db_path", *FILTERS]
+    assert all(params[k] == "" for k in FILTERS if k != "study")
+    body = "\n".join(c.source for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code")
+    assert "Selection(study=study, stack=stack, vdev_type=vdev_type, host=host)" in body  # and uses it
+
+
 def test_every_claim_is_checked_by_an_existing_notebook():
     from storagelab.claims import load_claims
 

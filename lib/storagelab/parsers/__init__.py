@@ -159,6 +159,10 @@ def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
     except ParseError as e:
         # a pasted code block (markdown, reST): every line indented alike; read it without the indent, same lines
         indent, dedented = common_indent(text)
+        what = None
+        if not indent:  # a command line indented one way above output indented another (4 spaces, then tabs)
+            indent, dedented = common_indent(text, skip_first=True)
+            what = "every line after the first" if indent else None
         if e.kind != "unknown-format" or not indent:
             raise
         try:
@@ -166,16 +170,32 @@ def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
         except ParseError:
             raise e from None
         parsed, mod = _parse_detected(dedented, mod, fmt, name)
-        what = "a tab" if indent == "\t" else f"{len(indent)} spaces" if indent.strip(" ") == "" else repr(indent)
-        parsed.warnings.insert(0, f"line 1: every line is indented by {what} (a pasted code block): read without it")
+        how = (
+            "a tab"
+            if indent == "\t"
+            else f"{len(indent)} tabs"
+            if indent.strip("\t") == ""
+            else f"{len(indent)} spaces"
+            if indent.strip(" ") == ""
+            else repr(indent)
+        )
+        parsed.warnings.insert(
+            0, f"line 1: {what or 'every line'} is indented by {how} (a pasted code block): read without it"
+        )
         return parsed, mod
     return _parse_detected(text, mod, fmt, name)
 
 
-def common_indent(text: str) -> tuple[str, str]:
-    """The blanks that start every non-blank line, and the text without them ('' and the text when none)."""
+def common_indent(text: str, skip_first: bool = False) -> tuple[str, str]:
+    """The blanks that start every non-blank line, and the text without them ('' and the text when none). With
+    ``skip_first``, those of every non-blank line after the first, which must itself be indented (a command line
+    indented by 4 spaces above output indented by tabs): the first line loses its own blanks."""
     lines = text.split("\n")
     heads = [ln[: len(ln) - len(ln.lstrip(" \t"))] for ln in lines if ln.strip()]
+    if skip_first:
+        if len(heads) < 2 or not heads[0]:
+            return "", text
+        heads = heads[1:]
     indent = os.path.commonprefix(heads) if heads else ""
     if not indent:
         return "", text

@@ -386,6 +386,9 @@ def strip_progress(line: str) -> str:
     return "".join(kept)
 
 
+_ELIDED = ("...", "[...]", "…", "[…]")  # rows an author left out of a pasted table
+
+
 def _ratio(tok: str) -> float | None:
     v = float(tok)
     return None if math.isnan(v) or math.isinf(v) else v
@@ -759,7 +762,7 @@ class _Reader:
     def h_table(self, i, m):
         block_no = self.block["block_no"] if self.block else None
         n = len(self.lines)
-        j, last, total_seen = i + 1, None, False
+        j, last, total_seen, stored = i + 1, None, False, 0
         while j < n:
             raw, s = self.lines[j], self.s(j)
             if not s:
@@ -772,7 +775,9 @@ class _Reader:
                 j = k
                 continue
             g = _GANGED.match(s)
-            if g and last is not None:
+            if s in _ELIDED:  # the author left rows out ('[...]'): the rows printed are kept
+                self.out.warnings.append(f"line {j + 1}: {s!r} in the zdb -bb table: rows left out by the author")
+            elif g and last is not None:
                 last["ganged_blocks"] = int(g[1])
             elif _STAR_ROW.match(s) or _STAR_HEAD.match(s):
                 pass
@@ -781,9 +786,12 @@ class _Reader:
                 if cells is None:
                     break
                 last = self.table_row(j, cells, block_no)
+                stored += last is not None
                 if last is not None and last["type_name"] == "Total" and last["level"] is None:
                     total_seen = True
             j += 1
+        if not total_seen and self.block is not None and self.rest_blank(j):
+            return self.cut_table(j, stored)
         if not total_seen:
             kind = "truncated" if self.rest_blank(j - 1) else "invalid"
             raise self.err(
@@ -793,6 +801,17 @@ class _Reader:
                 kind=kind,
             )
         return j
+
+    def cut_table(self, j: int, rows: int) -> int:
+        """A -bb table that stops before its Total row at the end of the file, under a complete -b summary: cut
+        where it was pasted. The summary and the complete rows are kept; a last row cut inside is dropped."""
+        n = len(self.lines)
+        partial = j < n and bool(self.s(j))
+        self.out.warnings.append(
+            f"line {j + 1 if partial else j}: the zdb -bb table stops before its Total row"
+            f"{' inside a row (dropped)' if partial else ''}: the -b summary and the {rows} complete rows (of blocks) are kept"
+        )
+        return j + 1 if partial else j
 
     @staticmethod
     def row_cells(raw: str) -> list[str] | None:
