@@ -196,17 +196,19 @@ def test_pairs_that_are_not_one_boot_are_refused(tmp_path):
     )
 
 
-def test_notebook_05_and_the_disk_card_flag_the_arc_served_run_unchanged(arc_db):
-    from storagelab.analysis import Selection, disk_card, stacks
+def test_notebooks_05_08_and_the_disk_card_flag_the_arc_served_run_unchanged(arc_db):
+    from storagelab.analysis import Selection, disk_card, fio_views, stacks
 
     con = open_db(arc_db)
     try:
         found = stacks.analyse(con, Selection(study="arclab"), direction="read").findings
+        found_08 = fio_views.analyse(con, Selection(study="arclab")).findings
         cards = disk_card.query(con, Selection(study="arclab")).filter(pl.col("label") == "qd16 cached")
     finally:
         con.close()
     said = "the ARC answered 100 % of reads during the run (arcstat, 11 samples, hits and misses summed, K/M-rounded rates)"
     assert any(said in f for f in found), found
+    assert any(said in f for f in found_08), found_08
     assert any(said in flag for flag in disk_card.flags_of(cards.row(0, named=True)))
 
 
