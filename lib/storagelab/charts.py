@@ -125,6 +125,16 @@ def show(chart: alt.TopLevelMixin, name: str, notebook: str):
 # ----------------------------------------------------------------------------- chart builders (notebooks call these)
 
 
+# the columns that tie a chart's row to its raw lines: excerpts.enrich turns them into the tooltip's raw file and
+# lines, and a link to the excerpt (a builder that selects its columns keeps these)
+PROVENANCE = ("path", "sha256", "line_start", "line_end")
+
+
+def provenance(df) -> list[str]:
+    """The provenance columns ``df`` has, to add to a builder's selection."""
+    return [c for c in PROVENANCE if c in df.columns]
+
+
 def caption(sel, what: str) -> str:
     """A subtitle naming the data: 'Source: study mylab (fio runs); ...'."""
     return source_caption(f"{sel.describe()} ({what})")
@@ -145,6 +155,7 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
         "workload",
         "bw_mib_s",
         "rank",
+        *provenance(runs),
         status="status",
         limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB,
     )
