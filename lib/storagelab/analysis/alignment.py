@@ -173,6 +173,15 @@ SELECT s.file_id, f.path, f.host, coalesce(s.pool, f.pool, f.label) AS pool, f.v
        f.recordsize_bytes, f.ashift, s.bp_count, s.bp_physical_bytes, s.bp_allocated_bytes
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} AND s.bp_count > 0 ORDER BY f.path
 """
+PROPS_SQL = """
+SELECT p.file_id, f.path, p.name, p.kind, p.property, p.value, p.value_count, p.line_start
+FROM zfs_properties p JOIN files f USING (file_id)
+WHERE {where} AND p.property IN ('compression', 'dedup', 'recordsize', 'sync', 'ashift') ORDER BY f.path, p.line_start
+"""
+VDEVS_SQL = """
+SELECT v.file_id, f.path, v.pool, v.ashift, v.type FROM zdb_config_vdevs v JOIN files f USING (file_id)
+WHERE {where} AND v.top_level AND v.ashift IS NOT NULL AND NOT coalesce(v.is_log, false) ORDER BY f.path
+"""
 HEADLINE_TESTS = ("put_block", "rewrite", "get_block", "seeks")
 _TEST_WORDS = {
     "putc": "per-char write",
@@ -195,6 +204,8 @@ class AlignmentFrames:
     runs: pl.DataFrame  # every preferred bonnie++ run of the selection (repeats in one file: run_index)
     zpool: pl.DataFrame  # zpool list rows (pool state)
     pool_stats: pl.DataFrame  # zdb -b summaries (allocated / physical: the ashift of raidz pools)
+    props: pl.DataFrame  # zfs get / zpool get: compression, dedup, recordsize, sync, ashift
+    vdevs: pl.DataFrame  # zdb -C: the ashift of each top-level vdev
 
     def file_ids(self) -> list[int]:
         return [i for f in (self.partitions, self.runs, self.pool_stats) for i in f["file_id"].to_list()]
@@ -209,7 +220,17 @@ def query(con, sel) -> AlignmentFrames:
         runs=frame(con, BONNIE_SQL.format(where=where), params),
         zpool=frame(con, ZPOOL_STATE_SQL.format(where=where), params),
         pool_stats=frame(con, POOL_STATS_SQL.format(where=where), params),
+        props=frame(con, PROPS_SQL.format(where=where), params),
+        vdevs=_optional(con, "zdb_config_vdevs", VDEVS_SQL.format(where=where), params),
     )
+
+
+def _optional(con, table: str, sql: str, params: list) -> pl.DataFrame:
+    """A query on a table a database of an earlier schema may lack (empty frame then)."""
+    from .db import frame
+
+    found = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
+    return frame(con, sql, params) if found else pl.DataFrame(schema={"file_id": pl.Int64, "pool": pl.String})
 
 
 # ----------------------------------------------------------------------------- notebook 03: compute
@@ -260,15 +281,32 @@ class AshiftEvidence:
 
 
 @dataclass(frozen=True)
+class Dataset:
+    """One dataset's settings as `zfs get` printed them (None: not in the output)."""
+
+    name: str
+    compression: str | None
+    dedup: str | None
+    recordsize: str | None
+    sync: str | None
+
+    @property
+    def shrinks_data(self) -> bool | None:
+        """Whether compression or dedup is on (None when neither is printed)."""
+        seen = [v for v in (self.compression, self.dedup) if v is not None]
+        return None if not seen else any(v != "off" for v in seen)
+
+
+@dataclass(frozen=True)
 class PoolSettings:
-    """What the data says of the tested dataset: ashift (label), compression and dedup (not in the data yet)."""
+    """What the data says of the tested pool: its ashift (zdb -C, zpool get, else the ashift label) and its
+    datasets' compression and dedup (zfs get)."""
 
     pool: str | None
     ashift: int | None
     ashift_source: str | None
-    compression: str | None = None
-    dedup: str | None = None
-    source: str | None = None
+    datasets: tuple[Dataset, ...] = ()
+    file_ids: tuple[int, ...] = ()
 
 
 @dataclass
@@ -376,9 +414,35 @@ def ashift_evidence(pool_stats: pl.DataFrame, host: str | None, pool: str | None
     return out
 
 
-def pool_settings(before: dict) -> PoolSettings:
-    ashift = before.get("ashift")
-    return PoolSettings(before.get("pool"), ashift, "the manifest's ashift label" if ashift else None)
+def pool_settings(before: dict, props: pl.DataFrame, vdevs: pl.DataFrame) -> PoolSettings:
+    """The 'before' run's pool: ashift from zdb -C (its top-level data vdevs), else `zpool get ashift`, else the
+    run's ashift label; the datasets of the pool in `zfs get` output with compression, dedup, recordsize, sync."""
+    pool = before.get("pool")
+    ids: list[int] = []
+    ashift, source = before.get("ashift"), "the manifest's ashift label" if before.get("ashift") else None
+    mine = vdevs.filter(pl.col("pool") == pool) if pool and vdevs.height else vdevs.clear()
+    got = props.filter((pl.col("property") == "ashift") & (pl.col("name") == pool)) if pool else props.clear()
+    if mine.height:
+        shifts = sorted(set(mine["ashift"].to_list()))
+        ashift, source = (
+            shifts[-1],
+            f"zdb -C, {mine['path'][0].split('/')[-1]}"
+            + (f"; its vdevs differ: {', '.join(map(str, shifts))}" if len(shifts) > 1 else ""),
+        )
+        ids += mine["file_id"].to_list()
+    elif got.height and got["value_count"][0] is not None:
+        ashift, source = int(got["value_count"][0]), f"zpool get ashift, {got['path'][0].split('/')[-1]}"
+        ids += got["file_id"].to_list()
+    datasets = []
+    if pool and props.height:
+        ds = props.filter(
+            (pl.col("kind") == "dataset") & ((pl.col("name") == pool) | pl.col("name").str.starts_with(pool + "/"))
+        )
+        ids += ds["file_id"].to_list()
+        for (name,), g in ds.group_by("name", maintain_order=True):
+            v = dict(zip(g["property"], g["value"]))
+            datasets.append(Dataset(name, v.get("compression"), v.get("dedup"), v.get("recordsize"), v.get("sync")))
+    return PoolSettings(pool, int(ashift) if ashift else None, source, tuple(datasets), tuple(ids))
 
 
 def pair_runs(frames: AlignmentFrames, legacy: int, sector: int, physical: int):
@@ -420,7 +484,7 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     n.ratios = ba
     n.memory_reads = memory_reads(ba)
     n.anomalies = anomalies(ba, n.memory_reads)
-    n.settings = pool_settings(b)
+    n.settings = pool_settings(b, frames.props, frames.vdevs)
     n.other_ashift = ashift_evidence(frames.pool_stats, b.get("host"), b.get("pool"))
     if b["pool"]:
         n.pool_states = frames.zpool.filter(pl.col("pool") == b["pool"])
@@ -453,5 +517,6 @@ def analyse(
             }
         )
     res.file_ids = frames.file_ids() + (n.pool_states["file_id"].to_list() if n.pool_states.height else [])
+    res.file_ids += list(n.settings.file_ids) if n.settings else []
     alignment_findings.write(res, n, sel)
     return res

@@ -236,7 +236,6 @@ def _anomaly_words(a: Anomalies) -> list[str]:
 def _explanations(res, n: AlignmentNumbers) -> None:
     """Which explanations the data supports or excludes: ashift, compression and dedup of the tested dataset."""
     s, pool = n.settings, n.before.get("pool")
-    target = f"{pool}/DATASET" if pool else "POOL/DATASET"
     if s.ashift:
         res.findings.append(
             f"ashift of pool {pool or '(unnamed)'}: {s.ashift} ({s.ashift_source}). "
@@ -250,12 +249,15 @@ def _explanations(res, n: AlignmentNumbers) -> None:
     else:
         _ashift_unknown(res, n, pool)
     a = n.anomalies
-    if a and a.any():
+    if s.datasets:
+        _dataset_settings(res, n, pool)
+    elif a and a.any():
+        target = f"{pool}/DATASET" if pool else "POOL/DATASET"
         dedup_seen = [r["dedup_ratio"] for r in n.pool_states.iter_rows(named=True) if (r["dedup_ratio"] or 0) > 1]
         res.findings.append(
             "Hypothesis, not tested by these logs: bonnie++ writes near-zero data (docs/formats/zfs-facts.md F24), so "
-            f"compression or dedup on the 'before' run's dataset would explain at once {' , '.join(_anomaly_words(a))}"
-            " (frees of deduplicated blocks update the dedup table). "
+            f"compression or dedup on the 'before' run's dataset would explain at once {_anomaly_list(a)} (frees of "
+            "deduplicated blocks update the dedup table). "
             + (
                 f"`zpool list` shows pool {pool} deduplicating (DEDUP {max(dedup_seen):.2f}x), so dedup was on for "
                 "some of its data; whether for the dataset bonnie++ wrote to, "
@@ -268,6 +270,43 @@ def _explanations(res, n: AlignmentNumbers) -> None:
             f"the tested dataset's settings: `{ZFS_GET} {target}` (the dataset bonnie++ wrote to) would settle "
             "whether compression or dedup explains the anomalies above"
         )
+
+
+def _anomaly_list(a: Anomalies) -> str:
+    words = _anomaly_words(a)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _dataset_settings(res, n: AlignmentNumbers, pool: str | None) -> None:
+    """zfs get output of the pool's datasets: whether compression or dedup can explain the anomalies."""
+    s, a = n.settings, n.anomalies
+    shown = "; ".join(
+        f"{d.name}: compression={d.compression or '?'}, dedup={d.dedup or '?'}, recordsize={d.recordsize or '?'}, "
+        f"sync={d.sync or '?'}"
+        for d in s.datasets
+    )
+    on = [d.name for d in s.datasets if d.shrinks_data]
+    off = [d.name for d in s.datasets if d.shrinks_data is False]
+    what = _anomaly_list(a) if a and a.any() else "the block speeds"
+    if on and not off:
+        judged = (
+            f"compression or dedup is on for {prose.listing(on)}: bonnie++'s near-zero data (F24) shrink to almost "
+            f"nothing on disk, so the data support that explanation of {what}"
+        )
+    elif off and not on:
+        judged = (
+            f"compression and dedup are off for {prose.listing(off)}: the data exclude them as the explanation of "
+            f"{what}"
+        )
+    else:
+        judged = (
+            f"compression or dedup is on for {prose.listing(on)} and off for {prose.listing(off)}: which dataset "
+            "bonnie++ wrote to, the logs do not say"
+        )
+    res.findings.append(
+        f"`zfs get` of pool {pool}'s datasets: {shown}. So {judged} (if the settings were the same when the runs "
+        "were made: the output does not say when it was taken)."
+    )
 
 
 def _ashift_unknown(res, n: AlignmentNumbers, pool: str | None) -> None:
