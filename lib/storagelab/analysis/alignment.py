@@ -397,7 +397,7 @@ def anomalies(ba: pl.DataFrame, reads: list[MemoryRead]) -> Anomalies:
 
 def ashift_evidence(pool_stats: pl.DataFrame, host: str | None, pool: str | None) -> list[AshiftEvidence]:
     """Other raidz pools of the same host: which ashift their zdb -b allocated / physical matches."""
-    from .recordsize import DEFAULT_RECORDSIZE, raidz_overhead
+    from .recordsize import DEFAULT_RECORDSIZE, nearest_ashift, raidz_overhead
 
     out = []
     if not host:
@@ -407,8 +407,7 @@ def ashift_evidence(pool_stats: pl.DataFrame, host: str | None, pool: str | None
         if not expected:
             continue
         measured = r["bp_allocated_bytes"] / r["bp_physical_bytes"]
-        tie = abs(expected[9] - expected[12]) < 0.005
-        nearest = None if tie else min(expected, key=lambda a: abs(expected[a] - measured))
+        nearest = nearest_ashift(expected, measured)
         layout = f"{r['vdev_width']}-wide {r['vdev_type']}"
         out.append(AshiftEvidence(r["pool"], host, layout, measured, expected, nearest))
     return out
