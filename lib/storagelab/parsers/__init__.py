@@ -58,6 +58,7 @@ def _code_hash(module: ModuleType) -> str:
         here = Path(__file__).parent
         src = Path(module.__file__)
         files = sorted(src.parent.glob("*.py")) if src.name == "__init__.py" and src.parent != here else [src]
+        files += [here / f"{m}.py" for m in getattr(module, "HELPER_MODULES", ())]  # modules a parser is made of
         files += [here / "base.py", here.parent / "units.py"]
         _CODE_HASHES[name] = source_hash(files, here.parent)[:10]
     return _CODE_HASHES[name]

@@ -22,11 +22,13 @@ import math
 import re
 
 from ..units import UnitError, zfs_nicenum
+from . import zdb_config
 from .base import LINES, Parsed, ParseError, lines_of, table
 
 TOOL = "zdb"
 PARSER_VERSION = 1
-FORMATS = ("zdb-b", "zdb-S", "zdb-DD")
+FORMATS = ("zdb-b", "zdb-S", "zdb-DD", "zdb-C")
+HELPER_MODULES = ("zdb_config",)  # part of this parser: its code is in the parser version too
 
 _HUMAN = (
     "human_units",
@@ -249,6 +251,7 @@ TABLES = {
         *LINES,
     ),
 }
+TABLES.update(zdb_config.TABLES)
 
 # --- line patterns ----------------------------------------------------------------------
 
@@ -364,6 +367,8 @@ def sniff(text: str) -> str | None:
         return "zdb-S"
     if _SNIFF_DD.search(head):
         return "zdb-DD"
+    if zdb_config.sniff(head):
+        return "zdb-C"
     return None
 
 
@@ -1151,4 +1156,12 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             )
     elif fmt not in FORMATS:
         raise ParseError(f"unknown zdb format {fmt!r}", kind="invalid", expected=" or ".join(FORMATS))
-    return _Reader(text, fmt).run()
+    if fmt == "zdb-C":  # configurations only (zdb -C, zdb -l)
+        parsed = Parsed(tool=TOOL, format=fmt)
+        if not zdb_config.add_configs([strip_progress(ln) for ln in lines_of(text)], parsed):
+            raise ParseError("no vdev_tree in the zdb configuration", kind="truncated", expected="a vdev_tree")
+        return parsed
+    parsed = _Reader(text, fmt).run()
+    if "vdev_tree" in text:  # the configuration printed before other output (zdb POOL, zdb -C -b ...)
+        zdb_config.add_configs([strip_progress(ln) for ln in lines_of(text)], parsed)
+    return parsed
