@@ -279,3 +279,17 @@ def test_01_sets_a_pool_only_against_one_of_its_own_disks(tmp_path):
     )
     (line,) = found["one of its disks"]
     assert "model 1x (random I/O: 1 raidz2 vdev(s), about one disk's I/O each)" in line, line
+
+
+def test_thumper_plateau_is_not_controllers_or_bus(seed_db):
+    """analyses-2 N8: the 46-way mirror sent 46 x 63.2 MiB/s to its disks, four times what 23x2 mirrors send at the
+    ~340 MiB/s plateau: controllers and bus are not the limit."""
+    res = analyse_study(seed_db, scaling.analyse, "thumper-x4500")
+    p = res.numbers.physical
+    assert (p["one_layout"], p["one_disks"], p["fastest_layout"], p["fastest_copies"]) == ("1x46", 46, "23x2", 2)
+    assert round(p["one_physical"] / MiB, 1) == round(46 * 63.2, 1) and round(p["fastest_physical"] / MiB, 1) == 684.8
+    text = "\n".join(res.findings)
+    assert (
+        "46 x 63.2 = 2,907.2 MiB/s to its disks; the fastest mirror layout (23x2) sends 2 x 342.4 = 684.8 MiB/s" in text
+    )
+    assert "The controllers and bus carried more, so they do not cap the plateau" in text

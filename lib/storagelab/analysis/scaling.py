@@ -313,6 +313,7 @@ class ScalingNumbers:
     rejected: pl.DataFrame = field(default_factory=pl.DataFrame)  # single-disk runs that stand for no pool's disk
     one_mirror_disk: float | None = None  # dd write of the one-vdev mirror: one disk's speed
     one_disk_picks: pl.DataFrame = field(default_factory=pl.DataFrame)
+    physical: dict | None = None  # mirror dd writes as physical bytes/s: the one-vdev mirror against the fastest
     stated: pl.DataFrame = field(default_factory=pl.DataFrame)  # the Ars n = 2 figures against the rule
 
 
@@ -362,6 +363,29 @@ def one_disk_writes(layouts: pl.DataFrame, scaled: pl.DataFrame, top: pl.DataFra
     return one_mirror["speed_bytes_per_s"][0], picks.filter(pl.col("speed_bytes_per_s").is_not_null())
 
 
+def mirror_physical_writes(layouts: pl.DataFrame) -> dict | None:
+    """Mirror dd writes as bytes/s reaching the disks (each block to every disk of its vdev: speed x disks per vdev):
+    the one-vdev mirror's against the fastest mirror layout's. When the widest mirror moved more to its disks than
+    the fastest layout does, controllers and bus carried more than the plateau needs."""
+    m = layouts.filter(
+        (pl.col("test") == "dd_write") & (pl.col("vdev_type") == "mirror") & pl.col("speed_bytes_per_s").is_not_null()
+    ).with_columns(physical=pl.col("speed_bytes_per_s") * pl.col("disks") / pl.col("vdev_count"))
+    one = m.filter(pl.col("vdev_count") == 1)
+    if one.is_empty() or m.height < 2:
+        return None
+    o, f = one.row(0, named=True), m.sort("speed_bytes_per_s", descending=True).row(0, named=True)
+    return dict(
+        one_layout=o["layout"],
+        one_disks=o["disks"],
+        one_speed=o["speed_bytes_per_s"],
+        one_physical=o["physical"],
+        fastest_layout=f["layout"],
+        fastest_speed=f["speed_bytes_per_s"],
+        fastest_copies=f["disks"] / f["vdev_count"],
+        fastest_physical=f["physical"],
+    )
+
+
 def compute(frames: ScalingFrames, baseline: int, serial_test: str, record_bytes: int) -> ScalingNumbers:
     """Frames -> named numbers: layouts against one vdev, the serial-reader fit, fio runs across vdev counts, each
     layout against one of its own disks, and the study's stated figures."""
@@ -381,6 +405,7 @@ def compute(frames: ScalingFrames, baseline: int, serial_test: str, record_bytes
             except ValueError as e:
                 n.serial_error = str(e)
         n.one_mirror_disk, n.one_disk_picks = one_disk_writes(layouts, n.scaled, n.best)
+        n.physical = mirror_physical_writes(layouts)
     labelled = runs.filter(pl.col("vdev_type").is_not_null() & pl.col("vdev_count").is_not_null())
     n.labelled_runs = labelled.height
     scaled_fio = fio(labelled, baseline, by=FIO_SCALING_GROUP) if labelled.height else labelled

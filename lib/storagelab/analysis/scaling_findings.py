@@ -158,7 +158,23 @@ def _single(res, n: ScalingNumbers, sel) -> None:
             )
 
 
+def _physical(res, n: ScalingNumbers) -> None:
+    p = n.physical
+    if not p or p["one_physical"] <= p["fastest_physical"] * 1.1:
+        return
+    res.findings.append(
+        f"Physical writes: the one-vdev mirror ({p['one_layout']}) sent every block to all {p['one_disks']} disks, "
+        f"{p['one_disks']} x {p['one_speed'] / MiB:.1f} = {p['one_physical'] / MiB:,.1f} MiB/s to its disks; the "
+        f"fastest mirror layout ({p['fastest_layout']}) sends {p['fastest_copies']:g} x "
+        f"{p['fastest_speed'] / MiB:.1f} = {p['fastest_physical'] / MiB:,.1f} MiB/s, "
+        f"{p['one_physical'] / p['fastest_physical']:.1f}x less. The controllers and bus carried more, so they do not "
+        "cap the plateau: the limit lies on the logical path (one writer stream, CPU, checksums, transaction groups), "
+        "which these logs do not separate."
+    )
+
+
 def _one_mirror(res, n: ScalingNumbers) -> None:
+    _physical(res, n)
     if n.one_mirror_disk is None:
         return
     disk = n.one_mirror_disk
