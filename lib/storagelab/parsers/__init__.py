@@ -20,7 +20,7 @@ from .base import Parsed, lines_of
 from .compressed import decompress
 
 # Order matters only where two tools could both claim a text; each sniffer is specific.
-MODULES = ("fio", "bonnie", "zdb", "partitions", "zfs_get", "zpool", "mbuffer", "transcribed")
+MODULES = ("fio", "bonnie", "zdb", "partitions", "zfs_get", "arcstats", "zpool", "mbuffer", "transcribed")
 # control characters other than \t \n \r \x0c (form feed) and \x1b (colour codes)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
 
