@@ -99,6 +99,11 @@ SELECT o.file_id, o.ddt_no, f.path, f.host,
 FROM zdb_ddt_objects o JOIN files f USING (file_id) WHERE {where} AND o.kind = 'object' AND o.entries IS NOT NULL
 GROUP BY ALL ORDER BY f.path, o.ddt_no
 """
+ARC_SQL = """
+SELECT a.file_id, f.path, f.host, a.name, a.value, a.exact FROM arc_stats a JOIN files f USING (file_id)
+WHERE {where} AND a.name IN ('c_max', 'arc_meta_limit', 'memory_all_bytes', 'size', 'arc_meta_used', 'meta')
+ORDER BY f.path, a.line_start
+"""
 ZPOOL_SQL = """
 SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path, f.host
 FROM zpool_list z JOIN files f USING (file_id)
@@ -236,9 +241,11 @@ class DedupFrames:
     objects: pl.DataFrame  # zdb -DD DDT objects (entries, in-core bytes)
     zpool: pl.DataFrame  # zpool list rows with a DEDUP ratio
     l2arc_bytes: float | None  # the largest cache device of zpool iostat -v
+    arc: pl.DataFrame  # ARC statistics (arcstats, sysctl, arc_summary): c_max, arc_meta_limit, memory, size
 
     def file_ids(self) -> list[int]:
-        return [i for f in (self.stats, self.ddt, self.objects, self.zpool) for i in f["file_id"].to_list()]
+        frames = (self.stats, self.ddt, self.objects, self.zpool, self.arc)
+        return [i for f in frames for i in f["file_id"].to_list()]
 
 
 def query(con, sel, measures_frame: pl.DataFrame) -> DedupFrames:
@@ -255,6 +262,7 @@ def query(con, sel, measures_frame: pl.DataFrame) -> DedupFrames:
         objects=frame(con, OBJECTS_SQL.format(where=where), params),
         zpool=frame(con, ZPOOL_SQL.format(where=where), params),
         l2arc_bytes=cache["value"].max() if cache.height else None,
+        arc=frame(con, ARC_SQL.format(where=where), params),
     )
 
 
@@ -292,6 +300,10 @@ class Budget:
     arc_max_bytes: float
     metadata_fraction: float
     source: str  # "parameters", or the log it was read from
+    rule: str = "metadata_fraction parameter"  # where the metadata share comes from
+    ram_source: str = "parameter"
+    arc_size_bytes: float | None = None  # the ARC's size when the statistics were taken
+    meta_used_bytes: float | None = None
 
     @property
     def bytes(self) -> float:
@@ -317,6 +329,7 @@ class Estimate:
     fits_at_most: int | None  # whole bytes per entry under which it fits (None: bytes per entry measured)
     fits_at_most_low: int | None  # ... with the DEDUP ratio's rounding
     fits_at_most_high: int | None
+    budget_bytes: float = 0.0  # the metadata budget of its machine (ARC statistics, else the parameters)
 
     @property
     def measured(self) -> bool:
@@ -377,6 +390,50 @@ class DedupNumbers:
     recordsize: list[RecordsizeGain]
     l2arc_bytes: float | None
     unhosted: list[str] = field(default_factory=list)  # pools without a host label: not summed with any other
+    budgets: dict = field(default_factory=dict)  # host label (None: any) -> Budget read from ARC statistics
+
+
+def arc_budget(g: pl.DataFrame, p: DedupParams) -> Budget:
+    """The metadata budget from one ARC statistics output: c_max, and arc_meta_limit where the ARC has one (up to
+    OpenZFS 2.1); from 2.2 on there is no metadata cap (F7), so the whole ARC maximum bounds the table. RAM from
+    memory_all_bytes, else the parameter."""
+    v = dict(zip(g["name"], g["value"]))
+    c_max = v["c_max"]
+    ram, ram_source = (
+        (v["memory_all_bytes"], "memory_all_bytes")
+        if v.get("memory_all_bytes")
+        else (
+            p.ram_gib * GiB,
+            "parameter",
+        )
+    )
+    if v.get("arc_meta_limit"):
+        fraction, rule = v["arc_meta_limit"] / c_max, "arc_meta_limit"
+    elif "meta" in v:
+        fraction, rule = 1.0, "no metadata cap (OpenZFS 2.2+: the ARC balances data and metadata)"
+    else:
+        fraction, rule = p.metadata_fraction, "metadata_fraction parameter (no arc_meta_limit in the output)"
+    return Budget(
+        ram_bytes=ram,
+        arc_max_bytes=c_max,
+        metadata_fraction=fraction,
+        source=f"ARC statistics, {g['path'][0].split('/')[-1]}",
+        rule=rule,
+        ram_source=ram_source,
+        arc_size_bytes=v.get("size"),
+        meta_used_bytes=v.get("arc_meta_used"),
+    )
+
+
+def arc_budgets(arc: pl.DataFrame, p: DedupParams) -> dict[str | None, Budget]:
+    """Per host label, the budget of its (first) ARC statistics output with a c_max; an output without a host label
+    stands for every pool when it is the only one (key None)."""
+    out: dict[str | None, Budget] = {}
+    for _, g in arc.group_by("path", maintain_order=True) if arc.height else []:
+        if "c_max" not in g["name"].to_list():
+            continue
+        out.setdefault(g["host"][0], arc_budget(g, p))
+    return out
 
 
 def whole_bytes(limit: float) -> int:
@@ -411,6 +468,7 @@ def best_estimate(g: pl.DataFrame, host: str | None, budget: Budget) -> Estimate
         fits_at_most=whole_bytes(budget.bytes / b["entries"]) if assumed else None,
         fits_at_most_low=whole_bytes(budget.bytes / b["entries_high"]) if assumed and b["entries_high"] else None,
         fits_at_most_high=whole_bytes(budget.bytes / b["entries_low"]) if assumed and b["entries_low"] else None,
+        budget_bytes=budget.bytes,
     )
 
 
@@ -423,13 +481,14 @@ def other_dedup_pools(zpool: pl.DataFrame, host: str, estimated: set[str], momen
     return tuple((r["pool"], r["dedup_ratio"]) for r in rows.iter_rows(named=True) if r["dedup_ratio"] > 1)
 
 
-def machines(best: list[Estimate], zpool: pl.DataFrame, moment: set[int], budget: Budget) -> list[Machine]:
-    """Per host label: its pools' best estimates summed against its one ARC budget."""
+def machines(best: list[Estimate], zpool: pl.DataFrame, moment: set[int], budget_of) -> list[Machine]:
+    """Per host label: its pools' best estimates summed against its one ARC budget (``budget_of(host)``)."""
     out = []
     for host in dict.fromkeys(e.host for e in best if e.host):
         mine = [e for e in best if e.host == host]
         low, high = sum(e.ddt_low for e in mine), sum(e.ddt_high for e in mine)
         entries = sum(e.entries for e in mine)
+        budget = budget_of(host)
         out.append(
             Machine(
                 host=host,
@@ -502,18 +561,34 @@ def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
     arc = arc_max(p.ram_gib, p.arc_max_gib)
     budget = Budget(p.ram_gib * GiB, arc * GiB, p.metadata_fraction, "parameters")
     stats = frames.stats
+    budgets = arc_budgets(frames.arc, p)
+    if set(budgets) == {None}:
+        budget = budgets[None]
+
+    def budget_of(host):
+        return budgets.get(host, budget)
+
     memory = pl.DataFrame()
     if stats.height:
         memory = memory_table(stats, p.bytes_per_entry, p.ram_gib * GiB, arc / p.ram_gib, p.metadata_fraction)
-        memory = memory.with_columns(
-            crossover_bytes_per_entry=budget.bytes / pl.col("bp_count"),
-            fits_at_most=(budget.bytes / pl.col("bp_count")).floor().cast(pl.Int64),
+        per_pool = pl.Series("budget_bytes", [budget_of(h).bytes for h in stats["host"]], pl.Float64)
+        memory = (
+            memory.with_columns(per_pool)
+            .with_columns(
+                metadata_budget_gib=pl.col("budget_bytes") / GiB,
+                fits=pl.col("ddt_bytes") <= pl.col("budget_bytes"),
+                crossover_bytes_per_entry=pl.col("budget_bytes") / pl.col("bp_count"),
+            )
+            .with_columns(fits_at_most=pl.col("crossover_bytes_per_entry").floor().cast(pl.Int64))
         )
     lad = ladder(stats, frames.zpool, frames.ddt, frames.objects, p.bytes_per_entry)
     hosts = _hosts(frames)
-    best = [best_estimate(g, hosts.get(pool), budget) for (pool,), g in lad.group_by("pool", maintain_order=True)]
+    best = [
+        best_estimate(g, hosts.get(pool), budget_of(hosts.get(pool)))
+        for (pool,), g in lad.group_by("pool", maintain_order=True)
+    ]
     tracked = tracked_shares(stats, frames.zpool)
-    machines_ = machines(best, frames.zpool, {t.file_id for t in tracked}, budget)
+    machines_ = machines(best, frames.zpool, {t.file_id for t in tracked}, budget_of)
     return DedupNumbers(
         params=p,
         budget=budget,
@@ -526,6 +601,7 @@ def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
         recordsize=recordsize_gains(stats),
         l2arc_bytes=frames.l2arc_bytes,
         unhosted=[e.pool for e in best if not e.host],
+        budgets=budgets,
     )
 
 

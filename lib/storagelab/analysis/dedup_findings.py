@@ -46,17 +46,33 @@ def write(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
 
 
 def _budget(res, n: DedupNumbers) -> None:
+    for host, b in n.budgets.items():
+        who = f"host {host}" if host else "the machine (no host label)"
+        meta = f" x {b.metadata_fraction:.3g} ({b.rule})" if b.metadata_fraction != 1 else f" ({b.rule})"
+        state = (
+            f"; the ARC held {prose.size(b.arc_size_bytes)}"
+            + (f", {prose.size(b.meta_used_bytes)} of it metadata" if b.meta_used_bytes else "")
+            + " when the statistics were taken"
+            if b.arc_size_bytes
+            else ""
+        )
+        res.findings.append(
+            f"Metadata budget of {who}: ARC maximum (c_max) {prose.size(b.arc_max_bytes)}{meta} = "
+            f"{prose.size(b.bytes)} (RAM {prose.size(b.ram_bytes)}, {b.ram_source}; {b.source}){state}."
+        )
+    hosts = {e.host for e in n.best}
+    if set(n.budgets) >= hosts or None in n.budgets:
+        return
     b = n.budget
     res.findings.append(
         f"Metadata budget: {b.arc_max_bytes / GiB:g} GiB ARC max x {b.metadata_fraction:g} = "
         f"{b.bytes / GiB:.2f} GiB (RAM {b.ram_bytes / GiB:g} GiB; {b.source})."
     )
-    if b.source == "parameters":
-        res.missing.append(
-            "the machine's RAM, ARC maximum and metadata limit are parameters here (ram_gib, arc_max_gib, "
-            f"metadata_fraction), not read from the machine: {ARC_COMMANDS} on it, saved beside the zdb logs with "
-            "the same host label, give them (c_max, arc_meta_limit, physical memory)"
-        )
+    res.missing.append(
+        "the machine's RAM, ARC maximum and metadata limit are parameters here (ram_gib, arc_max_gib, "
+        f"metadata_fraction), not read from the machine: {ARC_COMMANDS} on it, saved beside the zdb logs with "
+        "the same host label, give them (c_max, arc_meta_limit, physical memory)"
+    )
 
 
 def _upper_bounds(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
@@ -144,7 +160,7 @@ def _shared(n: DedupNumbers, e: Estimate) -> Machine | None:
 
 def _best(res, n: DedupNumbers, e: Estimate) -> None:
     rng = _range(e.ddt_low, e.ddt_bytes, e.ddt_high)
-    budget = n.budget.bytes
+    budget = e.budget_bytes
     alone = " alone" if _shared(n, e) else ""
     res.findings.append(
         f"Pool {e.pool}, best estimate ({e.estimate}): {e.entries:,.0f} entries, {rng} at {e.bytes_per_entry:.0f} "
@@ -280,8 +296,10 @@ def _verdict(res, n: DedupNumbers) -> None:
         else:
             pools.append(f"{e.pool} {e.fits} ({rng}; not above {e.fits_at_most} B/entry)")
     each = "each pool alone: " if parts else ""
+    budgets = sorted({e.budget_bytes for e in n.best})
+    against = f"the {prose.size(budgets[0])} metadata budget" if len(budgets) == 1 else "each machine's metadata budget"
     res.verdict = (
-        f"Best DDT estimate per pool against the {n.budget.bytes / GiB:.2f} GiB metadata budget, at {bpe:g} B/entry "
+        f"Best DDT estimate per pool against {against}, at {bpe:g} B/entry "
         "unless measured: " + "; ".join(parts + [each + "; ".join(pools)]) + "."
     )
     if n.unhosted and len(n.best) > 1:

@@ -1,0 +1,74 @@
+"""Notebook 04 with the machine's own ARC statistics (issue 25): the budget from c_max and arc_meta_limit (ZoL 0.8
+arcstats) or c_max alone (OpenZFS 2.2+ has no metadata cap), the RAM from memory_all_bytes; on a study of the
+ztest pool's real zdb -b / -S / -DD labelled with the same host as a published arcstats."""
+
+import shutil
+
+import pytest
+from conftest import FIXTURES
+
+from storagelab.analysis import Selection, dedup, open_db
+from storagelab.units import GiB
+
+
+@pytest.fixture(scope="module")
+def studies(tmp_path_factory):
+    from storagelab.store import ingest
+
+    raw = tmp_path_factory.mktemp("t04") / "raw"
+    rows = ["path,study,label,host,pool"]
+    for study, arc in (("zol08", "linux-0.8/arcstats"), ("oz22", "linux-2.2/arcstats")):
+        (raw / study).mkdir(parents=True)
+        for name in ("b.txt", "S.txt", "DD.txt"):
+            text = (FIXTURES / "zdb" / "2.1" / name).read_text()
+            # one stored copy per study: the same bytes in two studies would be stored once
+            (raw / study / f"zdb-{name}").write_text(text if study == "zol08" else text + "\n")
+            rows.append(f"{study}/zdb-{name},{study},zdb {name[:-4]},vm,ztest")
+        shutil.copy(FIXTURES / "arcstats" / arc, raw / study / "arcstats.txt")
+        rows.append(f"{study}/arcstats.txt,{study},arcstats,vm,")
+    (raw / "manifest.csv").write_text("\n".join(rows) + "\n")
+    s = ingest([raw], db_path=raw.parent / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(raw.parent / "x.duckdb") as con:
+        yield {st: dedup.analyse(con, Selection(study=st)) for st in ("zol08", "oz22")}
+
+
+def test_the_budget_from_arc_meta_limit(studies):
+    res = studies["zol08"]
+    b = res.numbers.budgets["vm"]
+    # node_exporter's arcstats: c_max 8,367,976,448 B, arc_meta_limit 6,275,982,336 B (3/4 of c_max)
+    assert (b.arc_max_bytes, b.bytes, b.rule) == (8367976448, pytest.approx(6275982336), "arc_meta_limit")
+    assert b.metadata_fraction == pytest.approx(0.75) and b.ram_source == "parameter"  # no memory_all_bytes there
+    text = "\n".join(res.findings)
+    assert (
+        "Metadata budget of host vm: ARC maximum (c_max) 7.79 GiB x 0.75 (arc_meta_limit) = 5.84 GiB (RAM 32.00 GiB, "
+        "parameter; ARC statistics, arcstats.txt); the ARC held 1.49 GiB, 293.8 MiB of it metadata"
+    ) in text
+    assert not any("are parameters here" in m for m in res.missing)
+    assert res.verdict.endswith("ztest fits (151.8 KiB, measured bytes per entry).")
+    assert "against the 5.84 GiB metadata budget" in res.verdict
+
+
+def test_openzfs_2_2_has_no_metadata_cap(studies):
+    b = studies["oz22"].numbers.budgets["vm"]
+    # telegraf's 2.2 arcstats: c_max 32,458,756,096 B, memory_all_bytes 33,532,497,920 B, no arc_meta_limit
+    assert (b.arc_max_bytes, b.metadata_fraction, b.ram_bytes, b.ram_source) == (
+        32458756096,
+        1.0,
+        33532497920,
+        "memory_all_bytes",
+    )
+    assert b.rule.startswith("no metadata cap (OpenZFS 2.2+")
+    assert round(b.bytes / GiB, 2) == 30.23
+    text = "\n".join(studies["oz22"].findings)
+    assert "Metadata budget of host vm: ARC maximum (c_max) 30.23 GiB (no metadata cap (OpenZFS 2.2+" in text
+
+
+def test_without_arc_statistics_the_missing_line_names_the_commands(seed_db):
+    with open_db(seed_db) as con:
+        res = dedup.analyse(con, Selection(study="freebsd-bonnie-dedup"))
+    assert res.numbers.budgets == {}
+    assert any(
+        "`cat /proc/spl/kstat/zfs/arcstats` (Linux), `sysctl kstat.zfs.misc.arcstats` (FreeBSD) or `arc_summary`" in m
+        for m in res.missing
+    )
