@@ -17,20 +17,26 @@ def studies(tmp_path_factory):
 
     raw = tmp_path_factory.mktemp("t04") / "raw"
     rows = ["path,study,label,host,pool"]
-    for study, arc in (("zol08", "linux-0.8/arcstats"), ("oz22", "linux-2.2/arcstats")):
+    for i, (study, arc, pool) in enumerate(
+        (("zol08", "linux-0.8/arcstats", "ztest"), ("oz22", "linux-2.2/arcstats", "ztest"), ("zg", None, "zpool1"))
+    ):
         (raw / study).mkdir(parents=True)
         for name in ("b.txt", "S.txt", "DD.txt"):
             text = (FIXTURES / "zdb" / "2.1" / name).read_text()
             # one stored copy per study: the same bytes in two studies would be stored once
-            (raw / study / f"zdb-{name}").write_text(text if study == "zol08" else text + "\n")
-            rows.append(f"{study}/zdb-{name},{study},zdb {name[:-4]},vm,ztest")
-        shutil.copy(FIXTURES / "arcstats" / arc, raw / study / "arcstats.txt")
-        rows.append(f"{study}/arcstats.txt,{study},arcstats,vm,")
+            (raw / study / f"zdb-{name}").write_text(text + "\n" * i)
+            rows.append(f"{study}/zdb-{name},{study},zdb {name[:-4]},vm,{pool}")
+        if arc:
+            shutil.copy(FIXTURES / "arcstats" / arc, raw / study / "arcstats.txt")
+            rows.append(f"{study}/arcstats.txt,{study},arcstats,vm,")
+    # the ztest pool's zdb labelled as pool zpool1, beside a published `zfs get all zpool1 -p` (recordsize 131072)
+    shutil.copy(FIXTURES / "zfs-get" / "linux-0.8" / "get-all-p.txt", raw / "zg" / "zfs-get.txt")
+    rows.append("zg/zfs-get.txt,zg,zfs get,vm,zpool1")
     (raw / "manifest.csv").write_text("\n".join(rows) + "\n")
     s = ingest([raw], db_path=raw.parent / "x.duckdb", parquet_dir=False, progress=False, workers=1)
     assert s.failed == 0, s.errors
     with open_db(raw.parent / "x.duckdb") as con:
-        yield {st: dedup.analyse(con, Selection(study=st)) for st in ("zol08", "oz22")}
+        yield {st: dedup.analyse(con, Selection(study=st)) for st in ("zol08", "oz22", "zg")}
 
 
 def test_the_budget_from_arc_meta_limit(studies):
@@ -72,3 +78,10 @@ def test_without_arc_statistics_the_missing_line_names_the_commands(seed_db):
         "`cat /proc/spl/kstat/zfs/arcstats` (Linux), `sysctl kstat.zfs.misc.arcstats` (FreeBSD) or `arc_summary`" in m
         for m in res.missing
     )
+
+
+def test_the_recordsize_from_zfs_get(studies):
+    (g,) = studies["zg"].numbers.recordsize
+    assert (g.pool, g.recordsize_bytes, g.recordsize_source, g.max_gain) == ("zpool1", 131072, "zfs get", 8.0)
+    text = "\n".join(studies["zg"].findings)
+    assert "at most 8x fewer entries (1 MiB / the 128.0 KiB recordsize, `zfs get recordsize` of its datasets)" in text

@@ -104,6 +104,10 @@ SELECT a.file_id, f.path, f.host, a.name, a.value, a.exact FROM arc_stats a JOIN
 WHERE {where} AND a.name IN ('c_max', 'arc_meta_limit', 'memory_all_bytes', 'size', 'arc_meta_used', 'meta')
 ORDER BY f.path, a.line_start
 """
+RECORDSIZE_SQL = """
+SELECT p.file_id, p.name, p.value_bytes FROM zfs_properties p JOIN files f USING (file_id)
+WHERE {where} AND p.kind = 'dataset' AND p.property = 'recordsize' AND p.value_bytes IS NOT NULL
+"""
 ZPOOL_SQL = """
 SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path, f.host
 FROM zpool_list z JOIN files f USING (file_id)
@@ -242,9 +246,10 @@ class DedupFrames:
     zpool: pl.DataFrame  # zpool list rows with a DEDUP ratio
     l2arc_bytes: float | None  # the largest cache device of zpool iostat -v
     arc: pl.DataFrame  # ARC statistics (arcstats, sysctl, arc_summary): c_max, arc_meta_limit, memory, size
+    recordsizes: pl.DataFrame  # zfs get recordsize of datasets (name, value_bytes)
 
     def file_ids(self) -> list[int]:
-        frames = (self.stats, self.ddt, self.objects, self.zpool, self.arc)
+        frames = (self.stats, self.ddt, self.objects, self.zpool, self.arc, self.recordsizes)
         return [i for f in frames for i in f["file_id"].to_list()]
 
 
@@ -263,6 +268,7 @@ def query(con, sel, measures_frame: pl.DataFrame) -> DedupFrames:
         zpool=frame(con, ZPOOL_SQL.format(where=where), params),
         l2arc_bytes=cache["value"].max() if cache.height else None,
         arc=frame(con, ARC_SQL.format(where=where), params),
+        recordsizes=frame(con, RECORDSIZE_SQL.format(where=where), params),
     )
 
 
@@ -372,7 +378,7 @@ class RecordsizeGain:
     pool: str
     avg_logical_bytes: float
     recordsize_bytes: int
-    recordsize_source: str  # "label" or "default"
+    recordsize_source: str  # "zfs get", "label" or "default"
     max_gain: float  # LARGE_RECORDSIZE / recordsize_bytes
     naive_gain: float  # LARGE_RECORDSIZE / avg_logical_bytes (what dividing by the average would claim)
 
@@ -526,18 +532,31 @@ def tracked_shares(stats: pl.DataFrame, zpool: pl.DataFrame) -> list[Tracked]:
     return out
 
 
-def recordsize_gains(stats: pl.DataFrame) -> list[RecordsizeGain]:
+def pool_recordsize(pool: str, label: int | None, got: pl.DataFrame) -> tuple[int, str]:
+    """A pool's recordsize and where it comes from: `zfs get` of its datasets when they agree, else its
+    recordsize label, else ZFS's default."""
+    mine = got.filter((pl.col("name") == pool) | pl.col("name").str.starts_with(pool + "/")) if got.height else got
+    sizes = sorted(set(mine["value_bytes"].to_list())) if mine.height else []
+    if len(sizes) == 1:
+        return int(sizes[0]), "zfs get"
+    if label:
+        return int(label), "label"
+    return DEFAULT_RECORDSIZE, "default" if not sizes else "default (its datasets differ)"
+
+
+def recordsize_gains(stats: pl.DataFrame, got: pl.DataFrame | None = None) -> list[RecordsizeGain]:
     out = []
     for s in stats.iter_rows(named=True) if stats.height else []:
         if s["bp_logical_avg_bytes"]:
-            rs = s.get("recordsize_label")
-            record = int(rs) if rs else DEFAULT_RECORDSIZE
+            record, source = pool_recordsize(
+                s["pool"], s.get("recordsize_label"), got if got is not None else stats.clear()
+            )
             out.append(
                 RecordsizeGain(
                     pool=s["pool"],
                     avg_logical_bytes=s["bp_logical_avg_bytes"],
                     recordsize_bytes=record,
-                    recordsize_source="label" if rs else "default",
+                    recordsize_source=source,
                     max_gain=LARGE_RECORDSIZE / record,
                     naive_gain=LARGE_RECORDSIZE / s["bp_logical_avg_bytes"],
                 )
@@ -598,7 +617,7 @@ def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
         best=best,
         machines=machines_,
         tracked=tracked,
-        recordsize=recordsize_gains(stats),
+        recordsize=recordsize_gains(stats, frames.recordsizes),
         l2arc_bytes=frames.l2arc_bytes,
         unhosted=[e.pool for e in best if not e.host],
         budgets=budgets,

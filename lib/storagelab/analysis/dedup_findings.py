@@ -197,10 +197,12 @@ def _savings(res, n: DedupNumbers, frames: DedupFrames) -> None:
 
 def _recordsize(res, n: DedupNumbers) -> None:
     for g in n.recordsize:
-        source = (
-            "its recordsize label"
-            if g.recordsize_source == "label"
-            else "ZFS's default; no recordsize label nor `zfs get recordsize` output says otherwise"
+        source = {
+            "zfs get": "`zfs get recordsize` of its datasets",
+            "label": "its recordsize label",
+        }.get(
+            g.recordsize_source,
+            f"ZFS's default; no recordsize label nor `zfs get recordsize {g.pool}` output says otherwise",
         )
         below = (
             f"; its average logical block, {prose.size(g.avg_logical_bytes)}, is below the recordsize, so many of "
@@ -209,6 +211,12 @@ def _recordsize(res, n: DedupNumbers) -> None:
             if g.avg_logical_bytes < g.recordsize_bytes * 0.9
             else f"; its average logical block is {prose.size(g.avg_logical_bytes)}"
         )
+        if g.recordsize_bytes >= LARGE_RECORDSIZE:
+            res.findings.append(
+                f"Pool {g.pool}: its recordsize is already {prose.size(g.recordsize_bytes)} ({source}): a larger "
+                "recordsize has nothing to save here."
+            )
+            continue
         res.findings.append(
             f"Pool {g.pool}: at recordsize={LARGE_RECORDSIZE // 1024 // 1024}M, files of 1 MiB and more would need "
             f"at most {g.max_gain:.0f}x fewer entries (1 MiB / the {prose.size(g.recordsize_bytes)} recordsize, "
