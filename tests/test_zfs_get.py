@@ -137,3 +137,13 @@ def test_refusals_name_the_line():
         zfs_get.parse("NAME  PROPERTY  VALUE  SOURCE\n")
     assert e.value.kind == "truncated"
     assert zfs_get.sniff("NAME   SIZE  ALLOC   FREE  HEALTH\ntank  1T  1G  1T  ONLINE\n") is None
+
+
+def test_zpool_get_all_of_zol_065():
+    p, rows = rows_of("zol-0.6.5/zpool-get-all.txt")
+    assert len(rows) == 12 and {r["kind"] for r in rows.values()} == {"pool"}
+    assert rows[("pool", "size")]["value_bytes"] == pytest.approx(79.5 * GiB)
+    assert rows[("pool", "capacity")]["value_pct"] == 0 and rows[("pool", "health")]["value"] == "ONLINE"
+    assert rows[("pool", "guid")]["value"] == "15250584081627153650" and rows[("pool", "guid")]["source"] == "default"
+    assert rows[("pool", "altroot")]["value"] == "-" and rows[("pool", "altroot")]["source_kind"] == "default"
+    assert rows[("pool", "failmode")]["command"] == "zpool get all"

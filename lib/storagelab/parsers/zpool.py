@@ -39,11 +39,13 @@ import math
 import re
 
 from ..units import UnitError, zfs_nicenum
+from . import zpool_status
 from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "zpool"
 PARSER_VERSION = 1
-FORMATS = ("zpool-list", "zpool-iostat")
+FORMATS = ("zpool-list", "zpool-iostat", "zpool-status")
+HELPER_MODULES = ("zpool_status",)  # zpool status is read there; its code is in the parser version too
 
 _COMMON = (
     (
@@ -101,6 +103,7 @@ TABLES = {
         *LINES,
     ),
 }
+TABLES.update(zpool_status.TABLES)
 
 _SECTIONS = {
     "logs": "log",
@@ -187,6 +190,8 @@ def _list_header_ok(tokens: list[str]) -> bool:
 
 def sniff(text: str) -> str | None:
     head = text[:200000]
+    if zpool_status.SNIFF.search(head):
+        return "zpool-status"
     lines = head.splitlines()
     for i, line in enumerate(lines):
         if _IOSTAT_GROUPS.match(line) and i + 1 < len(lines) and _IOSTAT_COLS.match(lines[i + 1]):
@@ -424,6 +429,10 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     if not text.strip():
         raise ParseError("file is empty", kind="empty", expected="zpool list or zpool iostat output")
     fmt = fmt or sniff(text)
+    if fmt == "zpool-status":
+        parsed = Parsed(tool=TOOL, format=fmt)
+        zpool_status.read_status(lines_of(text), parsed)
+        return parsed
     if fmt not in FORMATS:
         first = next((i for i, ln in enumerate(lines_of(text), 1) if ln.strip()), 1)
         raise ParseError(
