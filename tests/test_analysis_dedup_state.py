@@ -85,3 +85,30 @@ def test_the_recordsize_from_zfs_get(studies):
     assert (g.pool, g.recordsize_bytes, g.recordsize_source, g.max_gain) == ("zpool1", 131072, "zfs get", 8.0)
     text = "\n".join(studies["zg"].findings)
     assert "at most 8x fewer entries (1 MiB / the 128.0 KiB recordsize, `zfs get recordsize` of its datasets)" in text
+
+
+def test_the_ddt_from_zpool_status_D(tmp_path):
+    """A published `zpool status -D` (ZoL 0.6: 'DDT entries 3255693, size 311 on disk, 179 in core', per entry)
+    beside the ZoL 0.8 arcstats of the same host: rung 7, measured, against arc_meta_limit."""
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(FIXTURES / "zpool-status" / "zol-0.6" / "status-D.txt", raw / "status-D.txt")
+    shutil.copy(FIXTURES / "arcstats" / "linux-0.8" / "arcstats", raw / "arcstats.txt")
+    (raw / "manifest.csv").write_text("path,study,host\nstatus-D.txt,sd,box\narcstats.txt,sd,box\n")
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = dedup.analyse(con, Selection(study="sd"))
+    (e,) = res.numbers.best
+    # 3,255,693 entries x 179 B = 582,769,047 B = 555.8 MiB, against 6,275,982,336 B (5.84 GiB)
+    assert (e.pool, e.rung, e.entries, e.bytes_per_entry, e.ddt_bytes) == ("backup", 7, 3255693, 179.0, 582769047.0)
+    assert (e.fits, e.host, e.budget_bytes) == ("fits", "box", 6275982336.0)
+    text = "\n".join(res.findings)
+    assert (
+        "Pool backup, `zpool status -D`: 3,255,693 DDT entries, 555.8 MiB in core = 179 B per entry (measured; "
+        "printed per entry)."
+    ) in text
+    assert res.verdict.endswith("backup fits (555.8 MiB, measured bytes per entry).")
+    assert not any("no `zdb -S` or `zdb -DD` output" in m for m in res.missing)

@@ -104,6 +104,12 @@ SELECT a.file_id, f.path, f.host, a.name, a.value, a.exact FROM arc_stats a JOIN
 WHERE {where} AND a.name IN ('c_max', 'arc_meta_limit', 'memory_all_bytes', 'size', 'arc_meta_used', 'meta')
 ORDER BY f.path, a.line_start
 """
+STATUS_SQL = """
+SELECT z.file_id, f.path, f.host, z.pool AS pool_name, z.ddt_entries AS entries, z.ddt_sizes,
+       CASE WHEN z.ddt_sizes = 'total' THEN z.ddt_core_bytes ELSE z.ddt_core_bytes * z.ddt_entries END AS core_bytes
+FROM zpool_status_pools z JOIN files f USING (file_id)
+WHERE {where} AND z.ddt_entries > 0 AND z.ddt_core_bytes IS NOT NULL ORDER BY f.path, z.report_no
+"""
 RECORDSIZE_SQL = """
 SELECT p.file_id, p.name, p.value_bytes FROM zfs_properties p JOIN files f USING (file_id)
 WHERE {where} AND p.kind = 'dataset' AND p.property = 'recordsize' AND p.value_bytes IS NOT NULL
@@ -130,8 +136,9 @@ RUNGS = {
     4: "zdb -S simulated entries",
     5: "zdb -DD entries",
     6: "zdb -DD entries x measured in-core size",
+    7: "zpool status -D entries x measured in-core size",
 }
-MEASURED_RUNGS = (6,)  # bytes per entry measured on the pool itself, not assumed
+MEASURED_RUNGS = (6, 7)  # bytes per entry measured on the pool itself, not assumed
 
 
 def dedup_tracked(deduped_bytes: float, ratio: float, avg_asize: float, ratio_step: float = 0.01) -> dict:
@@ -165,7 +172,12 @@ def matching_zpool(s: dict, zpool: pl.DataFrame) -> dict | None:
 
 
 def ladder(
-    stats: pl.DataFrame, zpool: pl.DataFrame, ddt: pl.DataFrame, objects: pl.DataFrame, bytes_per_entry: float
+    stats: pl.DataFrame,
+    zpool: pl.DataFrame,
+    ddt: pl.DataFrame,
+    objects: pl.DataFrame,
+    bytes_per_entry: float,
+    status: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Per pool, every DDT estimate the logs allow, crude to good: (pool, rung, estimate, entries, low, high,
     bytes_per_entry, ddt_bytes, basis); ``rung`` is the number of RUNGS, ``estimate`` its words. ``zpool`` rows are
@@ -194,6 +206,9 @@ def ladder(
             rows.append(
                 (r["pool_name"], 6, r["entries"], None, None, per, "zdb -DD DDT objects: entries, in-core bytes")
             )
+    for r in status.iter_rows(named=True) if status is not None and status.height else []:
+        per = r["core_bytes"] / r["entries"]
+        rows.append((r["pool_name"], 7, r["entries"], None, None, per, "zpool status -D: entries, in-core bytes"))
     schema = {
         "pool": pl.String,
         "rung": pl.Int64,
@@ -247,9 +262,10 @@ class DedupFrames:
     l2arc_bytes: float | None  # the largest cache device of zpool iostat -v
     arc: pl.DataFrame  # ARC statistics (arcstats, sysctl, arc_summary): c_max, arc_meta_limit, memory, size
     recordsizes: pl.DataFrame  # zfs get recordsize of datasets (name, value_bytes)
+    status: pl.DataFrame  # zpool status -D: DDT entries and in-core bytes per pool
 
     def file_ids(self) -> list[int]:
-        frames = (self.stats, self.ddt, self.objects, self.zpool, self.arc, self.recordsizes)
+        frames = (self.stats, self.ddt, self.objects, self.zpool, self.arc, self.recordsizes, self.status)
         return [i for f in frames for i in f["file_id"].to_list()]
 
 
@@ -269,6 +285,7 @@ def query(con, sel, measures_frame: pl.DataFrame) -> DedupFrames:
         l2arc_bytes=cache["value"].max() if cache.height else None,
         arc=frame(con, ARC_SQL.format(where=where), params),
         recordsizes=frame(con, RECORDSIZE_SQL.format(where=where), params),
+        status=frame(con, STATUS_SQL.format(where=where), params),
     )
 
 
@@ -600,7 +617,7 @@ def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
             )
             .with_columns(fits_at_most=pl.col("crossover_bytes_per_entry").floor().cast(pl.Int64))
         )
-    lad = ladder(stats, frames.zpool, frames.ddt, frames.objects, p.bytes_per_entry)
+    lad = ladder(stats, frames.zpool, frames.ddt, frames.objects, p.bytes_per_entry, frames.status)
     hosts = _hosts(frames)
     best = [
         best_estimate(g, hosts.get(pool), budget_of(hosts.get(pool)))
@@ -627,7 +644,13 @@ def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
 def _hosts(frames: DedupFrames) -> dict[str, str]:
     """pool -> host label, from whichever of its logs carries one."""
     out: dict[str, str] = {}
-    for f, col in ((frames.stats, "pool"), (frames.ddt, "pool_name"), (frames.objects, "pool_name")):
+    named = (
+        (frames.stats, "pool"),
+        (frames.ddt, "pool_name"),
+        (frames.objects, "pool_name"),
+        (frames.status, "pool_name"),
+    )
+    for f, col in named:
         for r in f.iter_rows(named=True) if f.height else []:
             if r.get("host"):
                 out.setdefault(r[col], r["host"])

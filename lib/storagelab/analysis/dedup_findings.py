@@ -114,7 +114,7 @@ def _zdb_tables(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
             f"{prose.size(r['alloc_blocks'] * bpe)} at {bpe:g} B/entry."
         )
         res.headline[f"DDT entries {r['pool_name']} ({r['source']})"] = f"{r['alloc_blocks']:,}"
-    if frames.ddt.is_empty():
+    if frames.ddt.is_empty() and frames.status.is_empty():
         res.missing.append(
             f"no `zdb -S` or `zdb -DD` output for {sel.describe()}: `zdb -S POOL` (before enabling "
             "dedup) counts the entries a DDT would hold; `zdb -DD POOL` or `zpool status -D POOL` (after) the real "
@@ -128,6 +128,13 @@ def _zdb_tables(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
                 + (", from zdb's truncated per-entry figure" if r["derived"] else "")
                 + ")."
             )
+    for r in frames.status.iter_rows(named=True):
+        res.findings.append(
+            f"Pool {r['pool_name']}, `zpool status -D`: {r['entries']:,} DDT entries, {prose.size(r['core_bytes'])} in "
+            f"core = {r['core_bytes'] / r['entries']:.0f} B per entry (measured; "
+            + ("printed per entry" if r["ddt_sizes"] == "per_entry" else "printed as a total")
+            + ")."
+        )
     if frames.stats.height and frames.ddt.height:
         both = frames.stats.join(frames.ddt.rename({"pool_name": "pool"}), on="pool", how="inner")
         for r in both.iter_rows(named=True):
