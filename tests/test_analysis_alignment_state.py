@@ -151,3 +151,37 @@ def test_compression_and_dedup_from_zfs_get(lab):
         "compression and dedup are off for test2: the data exclude them as the explanation of"
     ) in text
     assert not any("zfs get" in m for m in lab["zg"].missing)
+
+
+def test_an_ashift_label_is_used(seed_db, tmp_path):
+    """The FreeBSD study's runs labelled ashift=12 (as `zdb -C raid1` would show): 03 says the data exclude ashift=9
+    and asks for no zdb -C."""
+    import csv
+
+    from conftest import RAW
+
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    shutil.copytree(RAW / "freebsd-bonnie-dedup", raw / "freebsd-bonnie-dedup")
+    with open(RAW / "manifest.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["study"] == "freebsd-bonnie-dedup"]
+    for r in rows:
+        if r["path"].split("/")[-1].startswith("bonnie-raid1"):
+            r["ashift"] = "12"
+    with open(raw / "manifest.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = alignment.analyse(con, Selection(study="freebsd-bonnie-dedup"))
+    s = res.numbers.settings
+    assert (s.pool, s.ashift, s.ashift_source) == ("raid1", 12, "the manifest's ashift label")
+    text = "\n".join(res.findings)
+    assert (
+        "ashift of pool raid1: 12 (the manifest's ashift label). ashift 12 writes whole physical sectors: the " in text
+    )
+    assert "the data exclude ashift=9 as the cause." in text
+    assert not any("`zdb -C raid1`" in m for m in res.missing)
