@@ -109,6 +109,11 @@ def test_the_chart_unit_fits_the_values():
     from storagelab import charts
 
     assert charts.byte_unit(155_466) == (1024, "KiB") and charts.byte_unit(16.7e9) == (GiB, "GiB")
+    # new-user-2: the ztest pool's 151.8 KiB table against a 7.75 GiB budget was drawn in GiB (bars invisible)
+    div, unit, draw, note = charts._budget_scale(155_466, 7.75 * GiB)
+    assert (div, unit, draw) == (1024, "KiB", False)
+    assert note == "metadata budget 7.75 GiB, 53,526x the largest estimate: off the scale"
+    assert charts._budget_scale(9.44e9, 7.75 * GiB)[:3] == (GiB, "GiB", True)
 
 
 def test_the_ddt_tracks_part_of_the_pool_and_both_logs_fit_one_moment(res):

@@ -437,12 +437,28 @@ def byte_unit(largest: float) -> tuple[float, str]:
     return 1.0, "B"
 
 
+def _budget_scale(largest: float, budget_bytes: float) -> tuple[float, str, bool, str]:
+    """(divisor, unit, draw the budget line, subtitle) for DDT sizes up to ``largest`` against a budget: the unit fits
+    the values; a budget more than 10x the largest value is named in the subtitle, not drawn (it would flatten them)."""
+    from .analysis import prose
+
+    draw = budget_bytes <= 10 * largest
+    div, unit = byte_unit(max(largest, budget_bytes) if draw else largest)
+    note = (
+        f"dashed: metadata budget {budget_bytes / div:.2f} {unit}"
+        if draw
+        else f"metadata budget {prose.size(budget_bytes)}, {budget_bytes / largest:,.0f}x the largest estimate: off the "
+        "scale"
+    )
+    return div, unit, draw, note
+
+
 def ddt_sensitivity(sens, budget_bytes: float, sel):
     """The estimate the verdict uses (each pool's best, a machine's pools together) over bytes per entry, in a unit
     that fits the values, against the metadata budget."""
     import polars as pl
 
-    div, unit = byte_unit(max(sens["ddt_bytes"].max() or 0, budget_bytes))
+    div, unit, draw, note = _budget_scale(sens["ddt_bytes"].max() or 1, budget_bytes)
     df = sens.with_columns(ddt=pl.col("ddt_bytes") / div)
     chart = (
         alt.Chart(df)
@@ -455,10 +471,7 @@ def ddt_sensitivity(sens, budget_bytes: float, sel):
         .properties(
             title=alt.TitleParams(
                 "DDT memory (best estimate of the entries) vs bytes per entry",
-                subtitle=[
-                    caption(sel, "zdb -b, zpool list, zdb -S/-DD"),
-                    f"dashed: metadata budget {budget_bytes / div:.2f} {unit}",
-                ],
+                subtitle=[caption(sel, "zdb -b, zpool list, zdb -S/-DD"), note],
             )
         )
     )
@@ -508,7 +521,7 @@ def ddt_ladder(ladder, budget_bytes: float, sel):
     that fits the values."""
     import polars as pl
 
-    div, unit = byte_unit(max(ladder["ddt_bytes"].max() or 0, budget_bytes))
+    div, unit, draw, note = _budget_scale(ladder["ddt_bytes"].max() or 1, budget_bytes)
     df = ladder.with_columns(
         size=pl.col("ddt_bytes") / div, low=pl.col("ddt_bytes_low") / div, high=pl.col("ddt_bytes_high") / div
     )
@@ -519,16 +532,13 @@ def ddt_ladder(ladder, budget_bytes: float, sel):
     whisk = base.mark_rule(color="#222").encode(x="low:Q", x2="high:Q")
     rule = alt.Chart(pl.DataFrame({"x": [budget_bytes / div]})).mark_rule(strokeDash=[4, 4], color="#a31515")
     return (
-        (bars + whisk + rule.encode(x="x:Q"))
+        ((bars + whisk + rule.encode(x="x:Q")) if draw else (bars + whisk))
         .properties(width=420)
         .facet(row=alt.Row("pool:N", title=None))
         .properties(
             title=alt.TitleParams(
                 "DDT size per pool, crude to good estimates",
-                subtitle=[
-                    caption(sel, "zdb -b, zpool list, zdb -S/-DD"),
-                    f"dashed: metadata budget {budget_bytes / div:.2f} {unit}",
-                ],
+                subtitle=[caption(sel, "zdb -b, zpool list, zdb -S/-DD"), note],
             )
         )
     )

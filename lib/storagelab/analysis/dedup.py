@@ -415,6 +415,12 @@ class DedupNumbers:
     unhosted: list[str] = field(default_factory=list)  # pools without a host label: not summed with any other
     budgets: dict = field(default_factory=dict)  # host label (None: any) -> Budget read from ARC statistics
 
+    @property
+    def chart_budget(self) -> float:
+        """The budget a chart draws: the one every pool is judged against, else the parameters'."""
+        got = {e.budget_bytes for e in self.best}
+        return got.pop() if len(got) == 1 else self.budget.bytes
+
 
 def arc_budget(g: pl.DataFrame, p: DedupParams) -> Budget:
     """The metadata budget from one ARC statistics output: c_max, and arc_meta_limit where the ARC has one (up to
