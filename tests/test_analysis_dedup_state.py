@@ -75,7 +75,7 @@ def test_without_arc_statistics_the_missing_line_names_the_commands(seed_db):
         res = dedup.analyse(con, Selection(study="freebsd-bonnie-dedup"))
     assert res.numbers.budgets == {}
     assert any(
-        "`cat /proc/spl/kstat/zfs/arcstats` (Linux), `sysctl kstat.zfs.misc.arcstats` (FreeBSD) or `arc_summary`" in m
+        "`cat /proc/spl/kstat/zfs/arcstats` (Linux), `sysctl kstat.zfs.misc.arcstats` (BSD) or `arc_summary`" in m
         for m in res.missing
     )
 

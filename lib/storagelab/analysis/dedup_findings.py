@@ -18,7 +18,7 @@ from .dedup import (
     Machine,
 )
 
-ARC_COMMANDS = "`cat /proc/spl/kstat/zfs/arcstats` (Linux), `sysctl kstat.zfs.misc.arcstats` (FreeBSD) or `arc_summary`"
+ARC_COMMANDS = "`cat /proc/spl/kstat/zfs/arcstats` (Linux), `sysctl kstat.zfs.misc.arcstats` (BSD) or `arc_summary`"
 
 
 def write(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
