@@ -155,3 +155,10 @@ def test_a_run_with_nothing_known_raises_nothing():
     assert not f.flagged and set(f.unknown) == {"overran", "long_io", "too_short", "fits_in_cache"}
     empty = design.with_design(pl.DataFrame({"label": []}, schema={"label": pl.String}))
     assert empty.height == 0 and "design_marker" in empty.columns and "design_overran" in empty.columns
+
+
+def test_a_run_without_a_runtime_limit_cannot_overrun():
+    # fio's default runtime=none (a JSON job lists no runtime): it runs until its size is done
+    f = design.check(dict(elapsed_ns=0.272e9, wl_runtime="none"))
+    assert f.overran is False and "overran" not in f.unknown and f.sub_second
+    assert design.check(dict(elapsed_ns=2e9, wl_runtime=None)).overran is None

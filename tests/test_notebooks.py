@@ -10,7 +10,7 @@ from storagelab.nbtools import CHECK, IGNORE
 NBS = report.list_notebooks()
 
 
-def test_the_nine_notebooks_exist():
+def test_the_ten_notebooks_exist():
     assert [nb.stem for nb in NBS] == [
         "01_vdev_scaling",
         "02_recordsize",
@@ -21,6 +21,7 @@ def test_the_nine_notebooks_exist():
         "07_explore",
         "08_fio",
         "09_bonnie",
+        "10_disk_card",
     ]
 
 

@@ -75,6 +75,8 @@ def test_bootstrap_from_five_runs_is_seeded():
     xs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     a, b = stats.summarise(xs), stats.summarise(xs)
     assert a.bootstrap == b.bootstrap  # deterministic
+    assert stats.summarise(list(reversed(xs))).bootstrap == a.bootstrap  # whatever order the runs come in
+    assert (round(a.bootstrap.low, 4), round(a.bootstrap.high, 4)) == (2.1667, 4.8333)
     assert a.bootstrap.low < a.mean < a.bootstrap.high
     assert a.bootstrap.low >= 1.0 and a.bootstrap.high <= 6.0
     assert stats.summarise(xs[:4]).bootstrap is None  # n < 5

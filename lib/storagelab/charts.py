@@ -8,10 +8,13 @@ JavaScript and no network.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
 import altair as alt
+
+from . import excerpts
 
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
@@ -81,7 +84,10 @@ def save(chart: alt.TopLevelMixin, name: str, notebook: str, out_dir: Path | Non
     spec = chart.to_dict()
     base = out / _slug(name)
     files = {"vl.json": base.with_suffix(".vl.json"), "svg": base.with_suffix(".svg"), "png": base.with_suffix(".png")}
-    files["vl.json"].write_text(json.dumps(spec, indent=1, sort_keys=True), encoding="utf-8")
+    # the interactive spec: tooltips with each mark's data, links to the raw lines (pages in <report>/raw/);
+    # the static SVG and PNG are drawn from the chart as built
+    interactive = excerpts.enrich(spec, out.parent.parent)
+    files["vl.json"].write_text(json.dumps(interactive, indent=1, sort_keys=True), encoding="utf-8")
     files["svg"].write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
     files["png"].write_bytes(vlc.vegalite_to_png(spec, scale=2))
     return files
@@ -125,27 +131,56 @@ def caption(sel, what: str) -> str:
 
 
 def run_bandwidth(runs, direction: str, sel, margin: float):
-    """Bars of each run's bandwidth (MiB/s), coloured by the cache-inflation flag, one panel per workload;
-    ticks at each run's device limit x margin where it is labelled."""
+    """Bars of each run's bandwidth (MiB/s), coloured by its flag, one panel per workload, in 05's ranking order
+    (unflagged runs first: a flagged run never heads it), each flagged run's label carrying its ⚠ mark; ticks at
+    each run's device limit x margin where it is labelled. A log axis where the bandwidths span a decade or more
+    (a linear one would hide all but the largest)."""
     import polars as pl
 
-    from .analysis.stacks import FLAGS
+    from .analysis.stacks import DESIGN_STATUS, FLAGS
     from .units import MiB
 
     df = runs.select(
-        "label", "workload", "bw_mib_s", inflated="flag", limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB
+        pl.col("label_marked").alias("label"),
+        "workload",
+        "bw_mib_s",
+        "rank",
+        status="status",
+        limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB,
     )
-    base = alt.Chart(df).encode(y=alt.Y("label:N", sort="-x", title=None, axis=alt.Axis(labelLimit=360)))
+    positive = df.filter(pl.col("bw_mib_s") > 0)["bw_mib_s"]
+    log = positive.len() > 1 and positive.max() / positive.min() >= 10
+    # a log axis has no zero: bars start at the power of ten below the smallest value (zero-width bars dropped)
+    floor = 10 ** math.floor(math.log10(positive.min())) if log else 0.0
+    df = df.filter(pl.col("bw_mib_s") > 0) if log else df
+    df = df.with_columns(floor_mib_s=pl.lit(floor))
+    scale = alt.Scale(type="log", domain=[floor, positive.max() * 1.5]) if log else alt.Scale(zero=True)
+    base = alt.Chart(df).encode(
+        y=alt.Y(
+            "label:N",
+            sort=alt.EncodingSortField("rank", op="min", order="ascending"),
+            title=None,
+            axis=alt.Axis(labelLimit=420),
+        )
+    )
     bars = base.mark_bar().encode(
-        x=alt.X("bw_mib_s:Q", title=f"{direction} bandwidth (MiB/s)"),
+        x=alt.X("bw_mib_s:Q", title=f"{direction} bandwidth (MiB/s{', log scale' if log else ''})", scale=scale),
+        x2="floor_mib_s:Q",
         color=alt.Color(
-            "inflated:N",
-            title="plausibility",
-            scale=alt.Scale(domain=list(FLAGS), range=["#d62728", "#ff7f0e", "#e377c2", "#1f77b4", "#9e9e9e"]),
+            "status:N",
+            title="flag",
+            scale=alt.Scale(
+                domain=[*FLAGS, DESIGN_STATUS],
+                range=["#d62728", "#ff7f0e", "#e377c2", "#1f77b4", "#9e9e9e", "#fdd0a2", "#8c564b"],
+            ),
         ),
-        tooltip=["label", "workload", alt.Tooltip("bw_mib_s:Q", format=".1f")],
+        tooltip=["label", "workload", "status", alt.Tooltip("bw_mib_s:Q", format=".1f")],
     )
-    ticks = base.mark_tick(color="#222", thickness=2, size=14).encode(x="limit_mib_s:Q")
+    ticks = (
+        base.transform_filter("isValid(datum.limit_mib_s)")
+        .mark_tick(color="#222", thickness=2, size=14)
+        .encode(x=alt.X("limit_mib_s:Q", scale=scale))
+    )
     return (
         (bars + ticks)
         .properties(width=460)
@@ -157,8 +192,9 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
             title=alt.TitleParams(
                 f"fio {direction} bandwidth per run, by workload",
                 subtitle=[
-                    caption(sel, "fio runs, final report, Run status group bandwidth"),
-                    f"black ticks: the run's device limit x {margin:g}; 1 MiB = 2^20 bytes",
+                    caption(sel, "fio runs, final report, group bandwidth (total I/O over elapsed time)"),
+                    f"black ticks: the run's device limit x {margin:g}; ⚠: a flagged run (cache, stall, short run), "
+                    "ranked after the others; 1 MiB = 2^20 bytes",
                 ],
             )
         )

@@ -8,7 +8,7 @@ The checks, each with its threshold (a parameter of ``check``/``with_design``):
 * **overran** (a stall): the run's elapsed time (``fio_runs``' ``elapsed_ns``, the group's longest job) is more
   than ``OVERRUN_TOLERANCE`` (5 %) above its ``runtime`` option. fio stops issuing at ``runtime``; it finishes
   late only when I/O it had in flight did not complete (the homelab btrfs raid1 run: 76,061 ms against
-  ``runtime=60``).
+  ``runtime=60``). A run with no runtime limit (fio's default: until its size is done) cannot overrun.
 * **long_io** (a stall): the slowest I/O's completion latency (clat max, lat max where fio printed no clat) is at
   least ``LONG_IO_SHARE`` (10 %) of the runtime (of the elapsed time where no runtime is known): one I/O waited a
   tenth of the test (the same run: clat max 44,735 ms, 74 % of 60 s).
@@ -134,6 +134,16 @@ def _ns_to_s(ns) -> float | None:
     return None if ns is None else float(ns) / 1e9
 
 
+def _overran(elapsed: float | None, runtime: float | None, option, tolerance: float) -> bool | None:
+    """elapsed above runtime x (1 + tolerance); False for a run with no runtime limit (fio's default
+    ``runtime=none``: it runs until its size is done, so it cannot overrun); None where either is unknown."""
+    if elapsed is None:
+        return None
+    if runtime is None:
+        return False if option is not None and str(option).lower() in ("none", "0") else None
+    return elapsed > runtime * (1 + tolerance)
+
+
 def check(
     row: dict,
     min_elapsed_s: float = MIN_ELAPSED_S,
@@ -156,7 +166,7 @@ def check(
         slowest_io_s=slowest,
         working_set_bytes=size,
         cache_bytes=cache["cache_bytes"] if cache else None,
-        overran=None if elapsed is None or runtime is None else elapsed > runtime * (1 + overrun_tolerance),
+        overran=_overran(elapsed, runtime, row.get("wl_runtime"), overrun_tolerance),
         long_io=None if slowest is None or not span else slowest >= long_io_share * span,
         too_short=None if elapsed is None else elapsed < min_elapsed_s,
         sub_second=None if elapsed is None else elapsed < 1.0,

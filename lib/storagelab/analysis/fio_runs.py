@@ -344,6 +344,18 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
     return out.join(table, on=inputs, how="left", nulls_equal=True, maintain_order="left")
 
 
+# a 'run N' mark in a label ('x (run 2)', 'x, run 3', as ``storagelab lab --repeat`` writes them)
+RUN_MARK = r"(?i)\s*\(run\s*#?\d+\)|[,;]?\s*\brun\s*#?\d+\b"
+
+
+def config_label() -> pl.Expr:
+    """What repeats of one configuration share: the run's label (its file name where it has none) with a 'run N'
+    mark taken out. Runs appended in one file share their label, so they are repeats; two files without labels are
+    two configurations, never pooled as repeats."""
+    label = pl.coalesce(pl.col("label"), pl.col("path").str.split("/").list.last())
+    return label.str.replace_all(RUN_MARK, "").str.replace_all(r"\(\s*\)", "").str.strip_chars(" ,")
+
+
 def comparable(df: pl.DataFrame, by: tuple[str, ...] = ("workload", "direction")) -> pl.DataFrame:
     """Add ``runs_in_workload``: how many runs share this run's workload and direction (1 = nothing to compare)."""
     if df.is_empty():

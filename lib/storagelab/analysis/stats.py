@@ -184,8 +184,9 @@ class Repeats:
 
 def bootstrap_mean(values: Sequence[float], level: float = LEVEL, seed: int = BOOTSTRAP_SEED) -> Interval:
     """The percentile bootstrap interval of the mean: BOOTSTRAP_RESAMPLES resamples with replacement, drawn by
-    ``random.Random(seed)`` (deterministic)."""
+    ``random.Random(seed)`` from the values in sorted order (deterministic, whatever order the runs come in)."""
     rng = random.Random(seed)
+    values = sorted(values)  # the same runs in any order give the same interval
     n = len(values)
     means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(BOOTSTRAP_RESAMPLES))
     tail = (1.0 - level) / 2.0
