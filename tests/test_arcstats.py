@@ -132,3 +132,14 @@ def test_refusals():
         arcstats.parse(text)
     assert e.value.line == 6
     assert arcstats.sniff("name type data\nfoo 4 1\n") is None  # another kstat (no hits, misses, c_max)
+
+
+def test_solaris_arcstat_pl_on_a_thumper():
+    p = parse("solaris-arcstat.pl/arcstat-thumper-cached-read.txt")
+    rows = p.rows("arcstat_samples")
+    assert len(rows) == 12 * 11
+    first = {r["field"]: r for r in rows if r["sample"] == 0}
+    assert (first["read"]["time"], first["read"]["value"], first["read"]["exact"]) == ("18:15:21", 985e6, False)
+    assert (first["miss%"]["value"], first["dmis"]["value"], first["arcsz"]["value"]) == (10, 47e6, 11 * GiB)
+    last = {r["field"]: r["value"] for r in rows if r["sample"] == 11}
+    assert (last["read"], last["miss"]) == (33e3, 0)

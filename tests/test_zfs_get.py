@@ -147,3 +147,14 @@ def test_zpool_get_all_of_zol_065():
     assert rows[("pool", "guid")]["value"] == "15250584081627153650" and rows[("pool", "guid")]["source"] == "default"
     assert rows[("pool", "altroot")]["value"] == "-" and rows[("pool", "altroot")]["source_kind"] == "default"
     assert rows[("pool", "failmode")]["command"] == "zpool get all"
+
+
+def test_H_o_value_takes_name_and_property_from_the_command():
+    p, rows = rows_of("solaris-2009/get-H-o-value.txt")
+    assert p.format == "zfs-get-H"
+    assert [(k, r["value"], r["source"], r["line_start"]) for k, r in rows.items()] == [
+        (("pool/home/bob", "compression"), "on", None, 2)
+    ]
+    with pytest.raises(ParseError) as e:  # -o value of several properties: which is which cannot be known
+        zfs_get.parse("# zfs get -H -o value all tank\nlz4\n")
+    assert e.value.line == 2 and "property" in e.value.expected

@@ -181,3 +181,37 @@ def test_refusals_name_the_line():
     with pytest.raises(ParseError) as e:
         zpool.parse("  pool: tank\n state: ONLINE\n\n dedup: DDT entries many\n")
     assert e.value.line == 4
+
+
+def test_vdev_rows_with_rounded_counts_and_spares():
+    """Rows of a real draid pool (GitHub openzfs/zfs issue 12090, OpenZFS 2.1): a 1.88K CKSUM count, spares."""
+    rep = zpool_status._Report(1, "pool-oss0", 1, None)
+    rep.base = 8
+    for k, line in enumerate(
+        [
+            "        pool-oss0                    DEGRADED     0     0     0",
+            "          draid2:11d:15c:2s-0        DEGRADED     0     0     0",
+            "            /root/test/files/file1   DEGRADED     0     0 1.88K  too many errors",
+            "            /root/test/files/file2   ONLINE       0     0     0",
+            "        spares",
+            "          draid2-0-0                 AVAIL",
+        ],
+        10,
+    ):
+        zpool_status._vdev_row(rep, line, k)
+    pool, draid, f1, f2, spare = rep.vdevs
+    assert (draid["name"], draid["depth"], draid["leaf"]) == ("draid2:11d:15c:2s-0", 1, False)
+    assert (f1["cksum_errors"], f1["exact"], f1["note"], f1["line_start"]) == (
+        pytest.approx(1.88 * 1024),
+        False,
+        "too many errors",
+        12,
+    )
+    assert (spare["class"], spare["state"], spare["read_errors"], spare["depth"], spare["exact"]) == (
+        "spare",
+        "AVAIL",
+        None,
+        1,
+        True,
+    )
+    assert f2["class"] == "normal" and f2["leaf"] is True

@@ -114,7 +114,7 @@ def unit_of(name: str) -> str:
 
 
 def _arcstat_header(line: str) -> list[str] | None:
-    words = line.split()
+    words = [w if w != "Time" else "time" for w in line.split()]  # Solaris' arcstat.pl (2007) prints 'Time'
     if len(words) >= 2 and all(w in _ARCSTAT_FIELDS for w in words) and sum(w != "time" for w in words) >= 2:
         return words
     return None

@@ -8,8 +8,9 @@ Format (OpenZFS ``cmd/zdb/zdb.c: dump_config/dump_label`` -> ``lib/libnvpair: du
 tests/fixtures/zdb-config, 2.1 and 2.3):
 
 * One pair a line, indented by the nesting (4 spaces a level in OpenZFS, 8 for the members of a
-  ``children[N]`` array in older releases): ``key: value`` (OpenZFS) or ``key=value`` (Solaris and early ZFS
-  on Linux); strings are quoted (``'ztest'``), numbers are decimal. A nested list is a line ``key:`` (or a
+  ``children[N]`` array in older releases): ``key: value`` (OpenZFS, FreeBSD 9+, ZFS on Linux 0.6+) or, in
+  Solaris' older zdb, ``key=value`` (read the same way, but no published output of that form was found to test
+  it); strings are quoted (``'ztest'``), numbers are decimal. A nested list is a line ``key:`` (or a
   bare ``key``) followed by deeper lines; a bare word with nothing deeper is a flag
   (``com.delphix:has_per_vdev_zaps``, the names under ``features_for_read:``).
 * Every configuration holds a ``vdev_tree``: the pool's ``root`` vdev with its ``children[N]`` in a pool

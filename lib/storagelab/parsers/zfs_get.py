@@ -171,6 +171,33 @@ def _prompt_columns(cmd: str) -> list[str] | None:
     return None
 
 
+def _command_targets(cmd: str) -> tuple[str | None, str | None]:
+    """(the one property, the one dataset) a zfs/zpool get command names, None where it names all or several:
+    what rows print without their PROPERTY or NAME column (-o value, -o name,value ...)."""
+    words, positional, k = cmd.split()[2:], [], 0
+    while k < len(words):
+        w = words[k]
+        if w.startswith("-") and len(w) > 1:
+            if w[-1] in "ostd" and k + 1 < len(words):  # an option whose argument is the next word
+                k += 1
+        elif w[0] in "|;&<>":
+            break
+        else:
+            positional.append(w)
+        k += 1
+    prop = positional[0] if positional and positional[0] != "all" and "," not in positional[0] else None
+    target = positional[1] if len(positional) == 2 else None
+    return prop, target
+
+
+def _sniff_o(lines: list[str]) -> bool:
+    """zfs get -H -o COLS after its prompt line: every other line has one field per column."""
+    m = next((_PROMPT.match(ln.strip()) for ln in lines[:3] if _PROMPT.match(ln.strip())), None)
+    cols = _prompt_columns(m.group(1)) if m else None
+    rows = [ln for ln in lines if not _PROMPT.match(ln.strip())]
+    return bool(cols and rows) and all(len(ln.split("\t")) == len(cols) for ln in rows)
+
+
 def sniff(text: str) -> str | None:
     """'zfs-get' for a NAME PROPERTY VALUE header, 'zfs-get-H' for tab rows NAME\\tPROPERTY\\tVALUE\\tSOURCE."""
     lines = [ln for ln in text[:200_000].split("\n")[:400] if ln.strip()]
@@ -178,6 +205,8 @@ def sniff(text: str) -> str | None:
         s = ln.strip()
         if _HEADER.match(s) and "PROPERTY" in s and "VALUE" in s:
             return "zfs-get"
+    if _sniff_o(lines):
+        return "zfs-get-H"
     rows = [ln.rstrip("\r").split("\t") for ln in lines if "\t" in ln]
     if len(rows) < max(1, len(lines) - 2):
         return None
@@ -195,10 +224,16 @@ class _State:
 
 
 def _row(cells: dict[str, str], st: _State, lineno: int) -> dict:
+    if st.command and ("property" not in cells or "name" not in cells):
+        prop, target = _command_targets(st.command)
+        cells = {"property": prop, "name": target, **cells}
     prop = cells.get("property")
     if prop is None or not _PROPERTY.match(prop):
         raise ParseError(
-            f"not a property name: {prop!r}", line=lineno, expected="a zfs/zpool property name in the PROPERTY column"
+            f"not a property name: {prop!r}",
+            line=lineno,
+            expected="a zfs/zpool property name in the PROPERTY column (-o without property: one property named "
+            "on the command line)",
         )
     value = cells.get("value")
     try:
@@ -242,7 +277,7 @@ def _row(cells: dict[str, str], st: _State, lineno: int) -> dict:
 
 def _cells(line: str, st: _State, lineno: int) -> dict[str, str] | None:
     """The cells of a data line, or None when the line is not a row of the current table."""
-    if "\t" in line and st.cols is None:
+    if ("\t" in line or st.tab_cols) and st.cols is None:
         fields = line.split("\t")
         cols = st.tab_cols or (list(_COLUMNS[:3]) + ["source"] if len(fields) == 4 else list(_COLUMNS))
         if len(fields) != len(cols):
