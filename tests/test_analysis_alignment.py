@@ -110,7 +110,7 @@ def test_03_takes_no_other_machine_for_the_single_disk_and_says_what_is_missing(
         "no single-disk bonnie++ run of host ceph-admin for study t: without one, block speeds cannot be checked "
         "against what the disks can deliver" in text
     )
-    assert "No other 'after' run of this layout: no noise band" in text
+    assert "The 'after' configuration ran once: there is no run-to-run estimate" in text
     assert "5 partition(s) in the selection's partition tables; every one starts on a 512 B boundary." in text
     with open_db(tmp_path / "x.duckdb") as con:
         default = alignment.analyse(con, Selection(study="t"))

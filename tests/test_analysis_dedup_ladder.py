@@ -16,7 +16,7 @@ def res(seed_db):
 
 
 def rung(res, pool, n):
-    return res["ladder"].filter((pl.col("pool") == pool) & pl.col("rung").str.starts_with(f"{n}.")).row(0, named=True)
+    return res["ladder"].filter((pl.col("pool") == pool) & (pl.col("rung") == n)).row(0, named=True)
 
 
 def test_bp_count_and_crude_fix(res):
@@ -50,6 +50,8 @@ def test_ddt_tracked_blocks_from_zpool_dedup(res):
 def test_the_break_even_entry_size(res):
     mem = dict(zip(res["memory"]["pool"], res["memory"]["crossover_bytes_per_entry"]))
     assert round(mem["raid1"]) == 235 and round(mem["archiv"]) == 75  # 7.75 GiB / bp count
+    # one rounding rule for the table and the sentences (new-user-2: "fits at 1308617 B" beside "break-even 1308618")
+    assert dict(zip(res["memory"]["pool"], res["memory"]["fits_at_most"])) == {"raid1": 234, "archiv": 74}
     # in whole bytes, rounded down: 234.94 B fits, 235 would not
     text = "\n".join(res.findings)
     assert "does not fit the 7.75 GiB budget; it would fit at 234 B per entry or less." in text
@@ -60,13 +62,58 @@ def test_the_verdict_as_a_range_and_where_it_flips(res):
     text = "\n".join(res.findings)
     # raid1: 7.75 GiB / 22,622,993 entries; the DEDUP ratio's rounding (1.165-1.175) moves it by about 3 %
     # at most 367.8 B: 367 in whole bytes (368 would not fit)
-    assert "It fits while an entry costs at most 367 B (357-378 B with the ratio's rounding)" in text
+    assert "Alone it fits while an entry costs at most 367 B (357-378 B with the ratio's rounding)" in text
     assert "over the in-core sizes seen in zdb -DD outputs (141-392 B per entry) it spans 2.97 GiB to 8.26 GiB" in text
     assert res.verdict == (
-        "Best DDT estimate per pool against the 7.75 GiB metadata budget, at 320 B/entry unless measured: archiv does "
-        "not fit (8.49 GiB to 9.12 GiB; it would fit at 282 B/entry or less); raid1 fits (6.55 GiB to 6.95 GiB; not "
-        "above 367 B/entry)."
+        "Best DDT estimate per pool against the 7.75 GiB metadata budget, at 320 B/entry unless measured: host "
+        "alpina's archiv + raid1 together do not fit (15.53 GiB (15.04 GiB to 16.06 GiB); they would fit at 159 "
+        "B/entry or less; WD14TB, root dedup too, not counted); each pool alone: archiv does not fit (8.49 GiB to "
+        "9.12 GiB; it would fit at 282 B/entry or less); raid1 fits (6.55 GiB to 6.95 GiB; not above 367 B/entry)."
     )
+
+
+def test_one_machine_s_pools_together_against_its_one_arc(res):
+    """analyses-2 N3: raid1 and archiv share alpina's ARC: 6.74 + 8.79 = 15.5 GiB against 7.75 GiB."""
+    (m,) = res.numbers.machines
+    assert (m.host, m.pools, m.fits) == ("alpina", ("archiv", "raid1"), "does not fit")
+    assert round(m.ddt_bytes / GiB, 2) == 15.53 and round(m.ddt_bytes / m.budget.bytes, 2) == 2.00
+    # 7.75 GiB / (22,622,993 + 29,500,816) entries = 159.66 B
+    assert m.fits_at_most == 159
+    # zpool list (after), the listing that matched both zdb -b: WD14TB 1.11x and root 1.03x dedup too
+    assert m.other_dedup_pools == (("WD14TB", 1.11), ("root", 1.03))
+    text = "\n".join(res.findings)
+    assert (
+        "Host alpina: its pools archiv, raid1 share one ARC. Their best estimates together: 15.53 GiB (15.04 GiB to "
+        "16.06 GiB), 2.00x the 7.75 GiB metadata budget: together they do not fit"
+    ) in text
+    assert "Host alpina: `zpool list` shows WD14TB (1.11x), root (1.03x) deduplicating too." in text
+    assert "`zpool status -D WD14TB`, `zpool status -D root`" in res.markdown()
+    # the pool alone is still stated, as alone
+    assert "22,622,993 entries, 6.55 GiB to 6.95 GiB at 320 B/entry: alone fits the 7.75 GiB budget" in text
+
+
+def test_the_sensitivity_chart_draws_the_verdict_s_estimate(res):
+    """analyses-2 low: the chart plotted bp count x bytes while the verdict used the better estimate."""
+    s = res["sensitivity"].filter(pl.col("bytes_per_entry") == 320.0)
+    got = dict(zip(s["series"], s["ddt_bytes"]))
+    assert got == {
+        "archiv": pytest.approx(rung(res, "archiv", 3)["ddt_bytes"]),
+        "raid1": pytest.approx(rung(res, "raid1", 3)["ddt_bytes"]),
+        "alpina (all its pools)": pytest.approx(
+            rung(res, "archiv", 3)["ddt_bytes"] + rung(res, "raid1", 3)["ddt_bytes"]
+        ),
+    }
+
+
+def test_the_chart_unit_fits_the_values():
+    from storagelab import charts
+
+    assert charts.byte_unit(155_466) == (1024, "KiB") and charts.byte_unit(16.7e9) == (GiB, "GiB")
+    # new-user-2: the ztest pool's 151.8 KiB table against a 7.75 GiB budget was drawn in GiB (bars invisible)
+    div, unit, draw, note = charts._budget_scale(155_466, 7.75 * GiB)
+    assert (div, unit, draw) == (1024, "KiB", False)
+    assert note == "metadata budget 7.75 GiB, 53,526x the largest estimate: off the scale"
+    assert charts._budget_scale(9.44e9, 7.75 * GiB)[:3] == (GiB, "GiB", True)
 
 
 def test_the_ddt_tracks_part_of_the_pool_and_both_logs_fit_one_moment(res):
@@ -78,8 +125,21 @@ def test_the_ddt_tracks_part_of_the_pool_and_both_logs_fit_one_moment(res):
         "pool's allocation"
     ) in text
     assert "by DEDUP 1.14x the DDT tracks 4.62 TiB (5.08 TB), 27.5% of the pool's allocation" in text
-    assert "Arithmetic at about 216 B per in-core entry: archiv 5.93 GiB, raid1 4.55 GiB" in text
     assert "`zpool prefetch -t ddt`" in text and "`zpool status -D`" in text
+
+
+def test_fast_dedup_is_stated_from_what_the_cached_table_is(res):
+    """analyses-2 N4: entries x the live ddt_entry_t (216 B) is not the table's RAM, which is ZAP leaf blocks."""
+    text = "\n".join(res.findings)
+    assert "216 B per in-core entry" not in text and "5.93 GiB" not in text
+    assert "The cached table is still ZAP leaf blocks (F2, F3): its RAM is the leaves' bytes" in text
+    assert "not the entries x the 216 B of a live `ddt_entry_t`" in text
+
+
+def test_the_recordsize_gain_is_bounded_by_the_recordsize_ratio(res):
+    (r1,) = [g for g in res.numbers.recordsize if g.pool == "raid1"]
+    assert (r1.recordsize_bytes, r1.recordsize_source, r1.max_gain) == (131072, "default", 8.0)
+    assert "files of 1 MiB and more would need at most 8x fewer entries" in "\n".join(res.findings)
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +151,7 @@ def ztest(ztest_db):
 
 def test_zdb_S_and_DD_rungs_on_a_real_pool(ztest):
     """Review H1: the zdb -S / -DD path on real zdb 2.1.11 outputs (pool name from the manifest)."""
-    lad = {r["rung"][:1]: r for r in ztest["ladder"].iter_rows(named=True)}
+    lad = {str(r["rung"]): r for r in ztest["ladder"].iter_rows(named=True)}
     assert sorted(lad) == ["1", "2", "4", "5", "6"]  # no zpool list: no rung 3; -b and -bb of the pool count once
     assert lad["1"]["entries"] == 5321 and lad["4"]["entries"] == 1649 and lad["5"]["entries"] == 659
     # the DDT objects' in-core bytes: 155,466 B for 659 entries
@@ -101,6 +161,21 @@ def test_zdb_S_and_DD_rungs_on_a_real_pool(ztest):
     assert "Pool ztest: bp count 5,321 is 8.1x the 659 entries zdb counted (ddt)." in text
     assert "Pool ztest, DDT objects: 659 entries use 151.8 KiB in core = 236 B per entry" in text
     assert ztest.verdict.endswith("ztest fits (151.8 KiB, measured bytes per entry).")
+
+
+def test_the_recordsize_gain_on_a_pool_of_small_blocks(ztest):
+    """analyses-2 N4: the ztest pool averages 60.1 KiB per block; 1 MiB / 60.1 KiB = 17x is no gain it can have:
+    at most 1 MiB / 128 KiB = 8x, for files of 1 MiB and more."""
+    (g,) = ztest.numbers.recordsize
+    assert (round(g.avg_logical_bytes / 1024, 1), g.max_gain, round(g.naive_gain)) == (60.1, 8.0, 17)
+    text = "\n".join(ztest.findings)
+    assert "would need at most 8x fewer entries" in text
+    assert "1 MiB / that average (17x) is not a gain it can have" in text
+    assert "about 17x fewer" not in text
+
+
+def test_pools_without_a_host_label_are_judged_alone(ztest):
+    assert ztest.numbers.machines == [] and ztest.numbers.unhosted == ["ztest"]
 
 
 def test_the_arc_maximum_follows_the_ram_unless_given():

@@ -63,7 +63,7 @@ def test_get_block_before_is_a_cache_artefact(con):
     pb = res["ratios"].filter(pl.col("test") == "put_block").row(0, named=True)
     assert pb["beyond_disks"] is None and round(pb["single_disk_value"] / MiB, 1) == 105.0
     assert "block read after/before" not in res.headline  # no headline from a cache artefact
-    assert res.headline["block write after/before"] == "7.59x ('after' variants: 1.15x among themselves)"
+    assert res.headline["block write after/before"] == "7.59x (one 'after' run: noise unknown)"
     assert "a run faster than its disks: cache artefact" in res.caveats
     assert any(
         f.startswith("**Cache artefact**, block read: the before run's 2764.8 MiB/s is 15.4x") for f in res.findings
@@ -82,16 +82,11 @@ def test_sector63_noise_band_confounders_and_no_cause(con):
     that names no cause."""
     res = alignment.analyse(con, Selection(study="freebsd-bonnie-dedup"))
     band = {r["test"]: r for r in res["ratios"].iter_rows(named=True)}
-    # block write 68.9-78.9 MiB/s ('68.9m' ... '78.9m'), seeks 220.6-241.0/s over the three aligned raid1 runs
-    assert (band["put_block"]["after_min"], band["put_block"]["after_max"]) == (68.9 * MiB, 78.9 * MiB)
-    assert (band["seeks"]["after_min"], band["seeks"]["after_max"], band["seeks"]["after_runs"]) == (220.6, 241.0, 3)
-    assert band["seeks"]["within_noise"] is False and band["putc"]["within_noise"] is True
+    # the cache+log configuration ran once after; no cache and cache are other configurations (analyses-2 N5)
+    assert band["seeks"]["after_runs"] == 1 and band["seeks"]["within_noise"] is None
     text = "\n".join(res.findings)
-    assert (
-        "random seeks: 200.0/s before, 229.2/s after = 1.15x; the 3 'after' variants spread 220.6/s to 241.0/s "
-        "(1.09x among themselves), the 'before' value lies outside that band."
-    ) in text
-    assert res.headline["random seeks after/before"] == "1.15x ('after' variants: 1.09x among themselves)"
+    assert "random seeks: 200.0/s before, 229.2/s after = 1.15x." in text
+    assert res.headline["random seeks after/before"] == "1.15x (one 'after' run: noise unknown)"
     # zpool list (before): raid1 CAP 95 %, FRAG 47 %, DEDUP 1.17x
     assert "zpool list (before reorganisation): 95 % full, 47 % fragmented, DEDUP 1.17x" in text
     assert "pool raid1 full, fragmented or deduplicating: confounders" in res.caveats

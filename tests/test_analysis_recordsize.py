@@ -2,6 +2,7 @@ import polars as pl
 import pytest
 from conftest import analyse_study
 
+from storagelab.analysis import Selection, open_db
 from storagelab.analysis import recordsize as rs
 from storagelab.units import KiB, MiB
 
@@ -241,3 +242,42 @@ def test_02_refuses_parameters_no_pool_has(tmp_path, kwargs, message):
     with open_db(tmp_path / "x.duckdb") as con, pytest.raises(ValueError) as e:
         recordsize.analyse(con, Selection(), **kwargs)
     assert str(e.value).startswith(message)
+
+
+def test_ashift_expectations_that_tie_say_so_and_the_model_uses_the_labelled_layout(tmp_path):
+    """new-user-2 lows: the ztest pool labelled raidz1, 2 wide: full 128 KiB records allocate 2.000x at ashift 9 and
+    at 12, so the measured ratio cannot tell them ('closest to ashift 9' had been printed); the RAIDZ model takes the
+    labelled 2-wide raidz1, not the default 8-wide RAIDz2."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(FIXTURES / "zdb" / "2.1" / "b.txt", raw / "zdb-b.txt")
+    (raw / "manifest.csv").write_text("path,study,pool,vdev_type,vdev_width\nzdb-b.txt,t,ztest,raidz1,2\n")
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = rs.analyse(con, Selection(study="t"))
+    (p,) = res.numbers.pools
+    assert p.expected == {9: 2.0, 12: 2.0} and p.nearest is None
+    text = "\n".join(res.findings)
+    assert f"2.000 at ashift 9, 2.000 at ashift 12: the expectations tie, so the measured {p.measured:.3f}" in text
+    assert "closest to ashift" not in text
+    m = res.numbers.model
+    assert (m.width, m.parity, m.ashift, m.source) == (2, 1, 12, "the labelled layout of ztest; ashift 12 assumed")
+    # 1 MiB = 256 sectors of 4 KiB over 1 data disk: 256 rows, 256 parity, 1 MiB on the busiest disk
+    assert "Model (the labelled layout of ztest; ashift 12 assumed): a 1 MiB block on a 2-wide RAIDz1" in text
+    assert res.headline["model: 1 MiB block per disk (2-wide RAIDz1)"] == "1024 KiB"
+    assert res.verdict.endswith("(the ashift expectations tie).")
+
+
+def test_the_serial_read_model_states_the_computed_column(seed_db):
+    """analyses-2 low: '176 KiB' per disk was written while 172 KiB was computed (43 sectors of 4 KiB)."""
+    with open_db(seed_db) as con:
+        res = rs.analyse(con, Selection(study="ars-zfs-vs-raid"))
+    text = "\n".join(res.findings)
+    assert "6 disks read 172 KiB each (RAIDz2, 1M record, ashift 12)" in text and "176 KiB" not in text

@@ -212,8 +212,9 @@ def test_thumper_verdict_and_headline_use_the_disk_model(seed_db):
         (
             "homelab-mergerfs",
             {
-                ("btrfs raid1", "write"): (438 / 902, 1, 1),
-                ("mergerfs over btrfs raid1", "write"): (296 / 771, 1, 1),
+                # a mirror of unequal legs writes at its slower leg: at most 1x the NVMe (analyses-2 low)
+                ("btrfs raid1", "write"): (438 / 902, 0, 1),
+                ("mergerfs over btrfs raid1", "write"): (296 / 771, 0, 1),
             },
         ),
     ],
@@ -227,6 +228,10 @@ def test_layouts_against_one_disk(seed_db, study, expected):
         assert got[key]["ratio"] == pytest.approx(ratio, abs=5e-4)
         assert (got[key]["model_low"], got[key]["model_high"]) == (low, high)
     assert res.verdict.startswith("Measured: against one disk: ")
+    if study == "homelab-mergerfs":
+        text = "\n".join(res.findings)
+        assert "model at most 1x (a mirror of unequal disks (nvme0n1 (Samsung SSD 950 PRO 256GB) + sdb (QEMU" in text
+        assert "outside the model" not in text
 
 
 def test_01_sets_a_pool_only_against_one_of_its_own_disks(tmp_path):
@@ -245,7 +250,7 @@ def test_01_sets_a_pool_only_against_one_of_its_own_disks(tmp_path):
         "k8s-homelab-zfs-raidz2x6-noslog-scale-fio3.25-randwrite4k.txt",
         "k8s-homelab-zfs-optane-single-scale-fio3.25-randwrite4k.txt",
     )
-    found = {}
+    found, why = {}, {}
     for case, single_devices in (("other device", "Intel Optane M10 16GB"), ("one of its disks", "HDD")):
         raw = tmp_path / case.replace(" ", "-")
         raw.mkdir()
@@ -258,7 +263,33 @@ def test_01_sets_a_pool_only_against_one_of_its_own_disks(tmp_path):
         )
         ingest([raw], db_path=raw / "x.duckdb", parquet_dir=False, progress=False, workers=1)
         with open_db(raw / "x.duckdb") as con:
-            found[case] = [f for f in scaling.analyse(con, Selection(study="t")).findings if "against one disk" in f]
+            res = scaling.analyse(con, Selection(study="t"))
+        found[case] = [f for f in res.findings if "against one disk" in f]
+        why[case] = res.findings + res.missing
     assert found["other device"] == []
+    # new-user-2 #6: a run labelled single/1/1 is there; 01 says why it was not used, not "label it single"
+    assert (
+        "fio single-disk run one disk is not used as one disk for raidz2x6: its disk (Intel Optane M10 16GB) is not one "
+        "of the pool's (6x HDD)."
+    ) in why["other device"]
+    assert not any("label it vdev_type=single" in m for m in why["other device"])
+    assert any(
+        m.startswith("no single-disk run of the pools' own disks for study t: the single-disk run(s) one disk stand")
+        for m in why["other device"]
+    )
     (line,) = found["one of its disks"]
     assert "model 1x (random I/O: 1 raidz2 vdev(s), about one disk's I/O each)" in line, line
+
+
+def test_thumper_plateau_is_not_controllers_or_bus(seed_db):
+    """analyses-2 N8: the 46-way mirror sent 46 x 63.2 MiB/s to its disks, four times what 23x2 mirrors send at the
+    ~340 MiB/s plateau: controllers and bus are not the limit."""
+    res = analyse_study(seed_db, scaling.analyse, "thumper-x4500")
+    p = res.numbers.physical
+    assert (p["one_layout"], p["one_disks"], p["fastest_layout"], p["fastest_copies"]) == ("1x46", 46, "23x2", 2)
+    assert round(p["one_physical"] / MiB, 1) == round(46 * 63.2, 1) and round(p["fastest_physical"] / MiB, 1) == 684.8
+    text = "\n".join(res.findings)
+    assert (
+        "46 x 63.2 = 2,907.2 MiB/s to its disks; the fastest mirror layout (23x2) sends 2 x 342.4 = 684.8 MiB/s" in text
+    )
+    assert "The controllers and bus carried more, so they do not cap the plateau" in text

@@ -99,8 +99,17 @@ def test_receivers_are_shown_without_their_wait(seed_db):
     assert round(waits["netcat (receiver)"]["wait_s"], 1) == 13.8
     assert round(waits["netcat (receiver)"]["corrected_rate_bytes_per_s"] / MiB, 1) == 98.9
     assert round(waits["socat (receiver)"]["corrected_rate_bytes_per_s"] / MiB, 1) == 230.9
-    assert res.headline["netcat (receiver)"] == "98.9 MiB/s without its 13.8 s start-up wait (printed 83.5)"
+    assert res.headline["netcat (receiver)"] == (
+        "98.9 MiB/s without its 13.8 s start-up wait (the sender's rate, by construction; printed 83.5)"
+    )
     assert not any("match" in f for f in res.findings)
+    # analyses-2 low: amount / the sender's time is the sender's rate (98.9 MiB/s both), and is said to be
+    sender = res["rates"].filter(pl.col("label") == "netcat (sender)")["rate_bytes_per_s"][0]
+    assert round(sender / MiB, 1) == 98.9
+    assert (
+        "That is the amount over netcat (sender)'s time, so it equals the sender's rate by construction"
+        in "\n".join(res.findings)
+    )
 
 
 def test_06_points_at_failed_files_when_it_has_no_mbuffer_summary(tmp_path):

@@ -32,7 +32,7 @@ def test_html_keeps_too_fast_and_units(res):
     assert ">0.0<" not in page  # no rate shown as zero (a 0 %CP is bonnie++'s own)
     assert "<th>MiB/s</th><th>%CP</th>" in page and "<th>seeks/s</th>" in page and "<th>files/s</th>" in page
     assert '<th colspan="6">Sequential Output</th>' in page and '<th colspan="4">Sequential Input</th>' in page
-    assert ">105.0<" in page and ">2764.8<" in page
+    assert ">105.0<" in page and ">2764.8 (from memory)<" in page
 
 
 def test_shading_best_green_worst_red(res):
@@ -40,6 +40,40 @@ def test_shading_best_green_worst_red(res):
     assert 'hsl(120, 60%, 85%)"><td style="background: hsl(' not in page  # a value cell, then its %CP cell
     assert '<td style="background: hsl(120, 60%, 85%)">105.0</td>' in page  # best block write
     assert '<td style="background: hsl(0, 60%, 85%)">10.4</td>' in page  # worst block write
+
+
+def test_the_cache_artefact_is_not_shaded_best(res):
+    """analyses-2 low: the '2.7g' block read (99 %CP) had been shaded green as the best block read."""
+    tab = res["table"]
+    flagged = tab.filter(pl.col("get_block_flag").is_not_null())
+    assert flagged["label"].to_list() == ["raid1, sector 63 (cache+log)"] and flagged["get_block_cpu"][0] == 99.0
+    page = bonnie_table.html_table(tab)
+    assert '<td class="flagged" title="from memory">2764.8 (from memory)</td>' in page
+    assert '<td style="background: hsl(120, 60%, 85%)">235.0</td>' in page  # the best block read ranked
+    assert (
+        "get_block (Block, MiB/s): 179.0 (single disk (aligned)) to 235.0 (raid1 (aligned, cache)); not ranked: "
+        "2,764.8 (raid1, sector 63 (cache+log): a block read at 90 %CP or more, served from memory)."
+    ) in res.findings
+
+
+def test_a_rate_the_ingest_warned_about_is_not_named_best(tmp_path):
+    """new-user-2 low: bonnie++ 2.00a -q prints the text table (stderr) with file-creation rates through an integer
+    conversion (1024 for 1924/s in its CSV); without the CSV line the ingest flags them, and 09 ranks them no more
+    (combined_sync's 871 random creates/s is the only rankable one)."""
+    from conftest import FIXTURES, ingest_unlabelled
+
+    src = FIXTURES / "bonnie" / "2.00a"
+    db = ingest_unlabelled([src / "quiet.err.txt", src / "combined_sync.txt"], tmp_path)
+    with open_db(db) as con:
+        res = bonnie_table.analyse(con, Selection(study=""))
+    rows = {r["path"].split("/")[-1]: r for r in res["table"].iter_rows(named=True)}
+    assert (rows["quiet.err.txt"]["ran_create"], rows["quiet.err.txt"]["ran_create_flag"]) == (1024.0, "unreliable")
+    assert (rows["combined_sync.txt"]["ran_create"], rows["combined_sync.txt"]["ran_create_flag"]) == (871.0, None)
+    text = "\n".join(res.findings)
+    assert "ran_create (Create, files/s): not ranked: 1,024.0 (tests/fixtures/bonnie/2.00a/quiet.err.txt: " in text
+    assert "a rate bonnie++ printed through an integer conversion, with no CSV line to correct it)." in text
+    page = bonnie_table.html_table(res["table"])
+    assert '<td class="flagged" title="unreliable">1,024 (unreliable)</td>' in page
 
 
 def test_labels_are_escaped():

@@ -39,9 +39,12 @@ def test_the_study_commentary_states_no_cause_the_data_cannot_carry():
     DDT figure notebook 04 now gives (not 'larger than the budget')."""
     text = present.commentary("03_sector63", Selection(study="freebsd-bonnie-dedup")).data
     assert "whole-disk vdev starts allocating past its labels and boot area, so it cannot have a sector-63" in text
-    assert "FreeBSD picks\nashift from the reported physical sector size" in text
-    assert "6.6-7.0 GiB by the best estimate" in text and "SMR" in text and "95 % full and 47 %" in text
-    assert "the logs cannot show which of these, if any, caused it" in text
+    # analyses-2 N6: archiv's ratio as evidence for the other pool, the read served from memory, the zfs get asked for
+    assert "archiv, made by the same admin on the same FreeBSD\nmachine, allocates 1.378x" in text
+    assert "evidence, not proof" in text and "ran at 99 %CP (8 %CP after): it was served from memory" in text
+    assert "`zfs get compression,dedup,recordsize,sync` of the dataset was not posted" in text
+    assert "6.6-7.0 GiB by the" in text and "SMR" in text and "95 % full and 47 %" in text
+    assert "The logs cannot show which of\nthese, if any, caused the difference." in text
     assert present.commentary("03_sector63", Selection(study="fixturelab")) is None  # another study: none
 
 

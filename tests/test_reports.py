@@ -670,3 +670,31 @@ def test_a_parameter_given_its_default_value_is_not_shown_as_set():
         ("baseline_vdev_count", "1", False),
         ("ram_gib", "16.0", True),
     ]
+
+
+@pytest.mark.browser
+def test_a_chart_mark_names_its_raw_lines_and_a_click_opens_them(built, browser):
+    """Issue 29: from a number in a chart to the lines it came from. In 05's bandwidth chart a bar's tooltip
+    names its raw file and line, and a click opens the excerpt beside the report with those lines highlighted:
+    the file's own lines, verbatim."""
+    v = Visit(browser, paths.REPORTS / "homelab-mergerfs" / "05_stacks.html")
+    page = v.page
+    page.wait_for_function(_ALL_INTERACTIVE_JS, timeout=60_000)
+    bar = page.locator(".sl-vega svg g.mark-rect path").first
+    bar.scroll_into_view_if_needed()
+    bar.hover()
+    page.wait_for_selector("#vg-tooltip-element.visible", timeout=10_000)
+    tip = page.locator("#vg-tooltip-element").inner_text().split("\n")
+    cells = [t.strip() for t in tip if t.strip()]
+    raw_file = cells[cells.index("raw file") + 1]
+    lines = cells[cells.index("lines") + 1]
+    assert raw_file.startswith("data/raw/homelab-mergerfs/fio-") and lines.isdigit()
+    bar.click()
+    page.wait_for_url("**/raw/**", timeout=10_000)
+    assert page.url.endswith(f"#L{lines}")
+    highlighted = [t.rstrip("\n") for t in page.locator(".hl").all_inner_texts()]
+    text = (paths.ROOT / raw_file).read_text(encoding="utf-8").split("\n")
+    assert highlighted == [f"{int(lines):>6}  {text[int(lines) - 1]}"]
+    assert "Run status group" in text[int(lines) - 2] or "WRITE: bw=" in highlighted[0]  # fio's group line
+    assert v.problems() == []  # nothing left the machine, no error on either page
+    page.close()

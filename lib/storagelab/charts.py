@@ -125,6 +125,16 @@ def show(chart: alt.TopLevelMixin, name: str, notebook: str):
 # ----------------------------------------------------------------------------- chart builders (notebooks call these)
 
 
+# the columns that tie a chart's row to its raw lines: excerpts.enrich turns them into the tooltip's raw file and
+# lines, and a link to the excerpt (a builder that selects its columns keeps these)
+PROVENANCE = ("path", "sha256", "line_start", "line_end")
+
+
+def provenance(df) -> list[str]:
+    """The provenance columns ``df`` has, to add to a builder's selection."""
+    return [c for c in PROVENANCE if c in df.columns]
+
+
 def caption(sel, what: str) -> str:
     """A subtitle naming the data: 'Source: study mylab (fio runs); ...'."""
     return source_caption(f"{sel.describe()} ({what})")
@@ -145,6 +155,7 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
         "workload",
         "bw_mib_s",
         "rank",
+        *provenance(runs),
         status="status",
         limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB,
     )
@@ -463,26 +474,56 @@ def before_after(ratios, sel, before_label: str, after_label: str):
     return chart + rule
 
 
-def ddt_sensitivity(sens, budget_gib: float, sel):
+def byte_unit(largest: float) -> tuple[float, str]:
+    """The binary unit that fits values up to ``largest`` bytes: (divisor, name), B to TiB."""
+    from .units import GiB, KiB, MiB, TiB
+
+    for div, name in ((TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
+        if largest >= div:
+            return div, name
+    return 1.0, "B"
+
+
+def _budget_scale(largest: float, budget_bytes: float) -> tuple[float, str, bool, str]:
+    """(divisor, unit, draw the budget line, subtitle) for DDT sizes up to ``largest`` against a budget: the unit fits
+    the values; a budget more than 10x the largest value is named in the subtitle, not drawn (it would flatten them)."""
+    from .analysis import prose
+
+    draw = budget_bytes <= 10 * largest
+    div, unit = byte_unit(max(largest, budget_bytes) if draw else largest)
+    note = (
+        f"dashed: metadata budget {budget_bytes / div:.2f} {unit}"
+        if draw
+        else f"metadata budget {prose.size(budget_bytes)}, {budget_bytes / largest:,.0f}x the largest estimate: off the "
+        "scale"
+    )
+    return div, unit, draw, note
+
+
+def ddt_sensitivity(sens, budget_bytes: float, sel):
+    """The estimate the verdict uses (each pool's best, a machine's pools together) over bytes per entry, in a unit
+    that fits the values, against the metadata budget."""
     import polars as pl
 
+    div, unit, draw, note = _budget_scale(sens["ddt_bytes"].max() or 1, budget_bytes)
+    df = sens.with_columns(ddt=pl.col("ddt_bytes") / div)
     chart = (
-        alt.Chart(sens)
+        alt.Chart(df)
         .mark_line(point=True)
         .encode(
             x=alt.X("bytes_per_entry:Q", title="ARC bytes per DDT entry (B)"),
-            y=alt.Y("ddt_gib:Q", title="DDT in RAM (GiB)"),
-            color=alt.Color("pool:N", title="pool"),
+            y=alt.Y("ddt:Q", title=f"DDT in RAM ({unit})"),
+            color=alt.Color("series:N", title="best estimate of"),
         )
         .properties(
             title=alt.TitleParams(
-                "DDT memory (bp count x bytes per entry) vs bytes per entry",
-                subtitle=[caption(sel, "zdb -b"), f"dashed: metadata budget {budget_gib:.2f} GiB"],
+                "DDT memory (best estimate of the entries) vs bytes per entry",
+                subtitle=[caption(sel, "zdb -b, zpool list, zdb -S/-DD"), note],
             )
         )
     )
-    rule = alt.Chart(pl.DataFrame({"y": [budget_gib]})).mark_rule(strokeDash=[4, 4], color="#a31515").encode(y="y:Q")
-    return chart + rule
+    rule = alt.Chart(pl.DataFrame({"y": [budget_bytes / div]})).mark_rule(strokeDash=[4, 4], color="#a31515")
+    return chart + rule.encode(y="y:Q")
 
 
 def transport_rates(rates, waits, baseline_label: str, sel):
@@ -522,30 +563,29 @@ def transport_rates(rates, waits, baseline_label: str, sel):
     )
 
 
-def ddt_ladder(ladder, budget_gib: float, sel):
-    """Every DDT estimate per pool (bars, GiB; whiskers: the range a rounded ratio allows) against the budget."""
+def ddt_ladder(ladder, budget_bytes: float, sel):
+    """Every DDT estimate per pool (bars; whiskers: the range a rounded ratio allows) against the budget, in a unit
+    that fits the values."""
     import polars as pl
 
-    from .units import GiB
-
+    div, unit, draw, note = _budget_scale(ladder["ddt_bytes"].max() or 1, budget_bytes)
     df = ladder.with_columns(
-        gib=pl.col("ddt_bytes") / GiB, low=pl.col("ddt_bytes_low") / GiB, high=pl.col("ddt_bytes_high") / GiB
+        size=pl.col("ddt_bytes") / div, low=pl.col("ddt_bytes_low") / div, high=pl.col("ddt_bytes_high") / div
     )
-    base = alt.Chart(df).encode(y=alt.Y("rung:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)))
-    bars = base.mark_bar().encode(x=alt.X("gib:Q", title="DDT in RAM (GiB)"), color=alt.Color("pool:N", legend=None))
+    base = alt.Chart(df).encode(y=alt.Y("estimate:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)))
+    bars = base.mark_bar().encode(
+        x=alt.X("size:Q", title=f"DDT in RAM ({unit})"), color=alt.Color("pool:N", legend=None)
+    )
     whisk = base.mark_rule(color="#222").encode(x="low:Q", x2="high:Q")
-    rule = alt.Chart(pl.DataFrame({"x": [budget_gib]})).mark_rule(strokeDash=[4, 4], color="#a31515").encode(x="x:Q")
+    rule = alt.Chart(pl.DataFrame({"x": [budget_bytes / div]})).mark_rule(strokeDash=[4, 4], color="#a31515")
     return (
-        (bars + whisk + rule)
+        ((bars + whisk + rule.encode(x="x:Q")) if draw else (bars + whisk))
         .properties(width=420)
         .facet(row=alt.Row("pool:N", title=None))
         .properties(
             title=alt.TitleParams(
                 "DDT size per pool, crude to good estimates",
-                subtitle=[
-                    caption(sel, "zdb -b, zpool list, zdb -S/-DD"),
-                    f"dashed: metadata budget {budget_gib:.2f} GiB",
-                ],
+                subtitle=[caption(sel, "zdb -b, zpool list, zdb -S/-DD"), note],
             )
         )
     )

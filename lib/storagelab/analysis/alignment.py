@@ -1,5 +1,8 @@
 """Sector alignment (notebook 03): offsets, verdicts, and before/after benchmark ratios.
 
+Three steps: ``query`` (SQL -> frames), ``compute`` (frames -> ``AlignmentNumbers``) and
+``alignment_findings.write`` (sentences); ``analyse`` runs them.
+
 A partition starting at LBA 63 on 512-byte sectors starts 32,256 bytes into the disk:
 32,256 mod 4,096 = 3,584, so every 4 KiB block inside it straddles two physical sectors of a
 512e/4Kn drive and each write becomes a read-modify-write (docs/formats/zfs-facts.md F9/F10). LBA 2048 =
@@ -7,6 +10,8 @@ A partition starting at LBA 63 on 512-byte sectors starts 32,256 bytes into the 
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -142,22 +147,40 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float
     return pl.DataFrame(rows, schema=DEVICE_SCHEMA, orient="row")
 
 
-# ----------------------------------------------------------------------------- notebook 03 on any selection
+# ----------------------------------------------------------------------------- notebook 03: query
 
 BONNIE_SQL = """
 SELECT f.path, f.file_id, coalesce(f.label, f.path) AS label, f.host, f.phase, f.partition_start_sector, f.vdev_type,
-       f.vdev_count, f.vdev_width, f.cache_devices, f.log_devices, f.devices, f.pool, f.command, f.notes, f.ram_bytes, b.run_index,
-       b.size_bytes AS file_size_bytes,
+       f.vdev_count, f.vdev_width, f.cache_devices, f.log_devices, f.devices, f.pool, f.ashift, f.command, f.notes,
+       f.ram_bytes, b.run_index, b.size_bytes AS file_size_bytes,
        r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.too_fast, r.cpu_pct, r.latency_ns, r.line_start
 FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
 WHERE {where} AND b.preferred
-  AND b.run_index = (SELECT min(run_index) FROM bonnie_runs b2 WHERE b2.file_id = b.file_id AND b2.preferred)
-ORDER BY f.path, r.test
+ORDER BY f.path, b.run_index, r.test
 """
 PARTITIONS_SQL = """
 SELECT f.path, p.file_id, p.disk, p.table_type, p.index, p.start_sector, p.abs_start_sector, p.size_bytes,
        p.logical_sector_bytes, p.align_4k_rem_bytes, p.aligned_4k, p.aligned_1m, p.line_start
 FROM partitions p JOIN files f USING (file_id) WHERE {where} ORDER BY f.path, p.disk, p.index
+"""
+ZPOOL_STATE_SQL = """
+SELECT coalesce(f.label, f.path) AS label, z.file_id, z.pool, z.cap_pct, z.frag_pct, z.dedup_ratio, z.line_start
+FROM zpool_list z JOIN files f USING (file_id)
+WHERE {where} AND z.vdev IS NULL ORDER BY f.path, z.sample
+"""
+POOL_STATS_SQL = """
+SELECT s.file_id, f.path, f.host, coalesce(s.pool, f.pool, f.label) AS pool, f.vdev_type, f.vdev_width,
+       f.recordsize_bytes, f.ashift, s.bp_count, s.bp_physical_bytes, s.bp_allocated_bytes
+FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} AND s.bp_count > 0 ORDER BY f.path
+"""
+PROPS_SQL = """
+SELECT p.file_id, f.path, p.name, p.kind, p.property, p.value, p.value_count, p.line_start
+FROM zfs_properties p JOIN files f USING (file_id)
+WHERE {where} AND p.property IN ('compression', 'dedup', 'recordsize', 'sync', 'ashift') ORDER BY f.path, p.line_start
+"""
+VDEVS_SQL = """
+SELECT v.file_id, f.path, v.pool, v.ashift, v.type FROM zdb_config_vdevs v JOIN files f USING (file_id)
+WHERE {where} AND v.top_level AND v.ashift IS NOT NULL AND NOT coalesce(v.is_log, false) ORDER BY f.path
 """
 HEADLINE_TESTS = ("put_block", "rewrite", "get_block", "seeks")
 _TEST_WORDS = {
@@ -169,15 +192,139 @@ _TEST_WORDS = {
     "seeks": "random seeks",
 }
 _LAYOUT = ("vdev_type", "vdev_count", "vdev_width", "cache_devices", "log_devices")
+MEMORY_CPU_PCT = 90.0  # a block read that keeps the CPU this busy is copying from memory, not waiting on disks
+SLOW_DELETE_RATIO = 2.0  # deletes this many times slower before than after: an anomaly worth explaining
+SLOW_WRITE_LATENCY_NS = 1e9  # a block write whose worst latency passes 1 s
+ZFS_GET = "zfs get compression,dedup,recordsize,sync"
 
 
-def _value(test: str, v: float | None) -> str:
-    """A bonnie++ value as a reader expects it: MiB/s for throughput, per second for seeks and file tests."""
-    from ..units import MiB
+@dataclass
+class AlignmentFrames:
+    partitions: pl.DataFrame
+    runs: pl.DataFrame  # every preferred bonnie++ run of the selection (repeats in one file: run_index)
+    zpool: pl.DataFrame  # zpool list rows (pool state)
+    pool_stats: pl.DataFrame  # zdb -b summaries (allocated / physical: the ashift of raidz pools)
+    props: pl.DataFrame  # zfs get / zpool get: compression, dedup, recordsize, sync, ashift
+    vdevs: pl.DataFrame  # zdb -C: the ashift of each top-level vdev
 
-    if v is None:
-        return "+++++"
-    return f"{v / MiB:.1f} MiB/s" if test in ("putc", "put_block", "rewrite", "getc", "get_block") else f"{v:.1f}/s"
+    def file_ids(self) -> list[int]:
+        return [i for f in (self.partitions, self.runs, self.pool_stats) for i in f["file_id"].to_list()]
+
+
+def query(con, sel) -> AlignmentFrames:
+    from .db import frame
+
+    where, params = sel.sql("f")
+    return AlignmentFrames(
+        partitions=frame(con, PARTITIONS_SQL.format(where=where), params),
+        runs=frame(con, BONNIE_SQL.format(where=where), params),
+        zpool=frame(con, ZPOOL_STATE_SQL.format(where=where), params),
+        pool_stats=frame(con, POOL_STATS_SQL.format(where=where), params),
+        props=frame(con, PROPS_SQL.format(where=where), params),
+        vdevs=_optional(con, "zdb_config_vdevs", VDEVS_SQL.format(where=where), params),
+    )
+
+
+def _optional(con, table: str, sql: str, params: list) -> pl.DataFrame:
+    """A query on a table a database of an earlier schema may lack (empty frame then)."""
+    from .db import frame
+
+    found = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
+    return frame(con, sql, params) if found else pl.DataFrame(schema={"file_id": pl.Int64, "pool": pl.String})
+
+
+# ----------------------------------------------------------------------------- notebook 03: compute
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The run-to-run noise of the 'after' configuration: its repeats (same host and layout labels; runs appended
+    in one file count), and the other 'after' runs, which are other configurations and no noise band."""
+
+    repeats: int
+    other_configs: tuple[str, ...]
+    level: float | None  # of the prediction intervals (None: no repeats)
+
+
+@dataclass(frozen=True)
+class MemoryRead:
+    """A block read at MEMORY_CPU_PCT or more CPU: served from memory."""
+
+    side: str
+    value: float
+    cpu_pct: float
+    other_cpu_pct: float | None
+
+
+@dataclass(frozen=True)
+class Anomalies:
+    """What compression or dedup of bonnie++'s near-zero data would explain at once (F24), as the data shows it."""
+
+    fast_read: MemoryRead | None
+    slow_write: tuple[float, float] | None  # (block write bytes/s, its latency ns) of the 'before' run
+    slow_delete: tuple[str, float] | None  # (test, after/before ratio) of the most slowed delete test
+
+    def any(self) -> bool:
+        return bool(self.fast_read or self.slow_write or self.slow_delete)
+
+
+@dataclass(frozen=True)
+class AshiftEvidence:
+    """A raidz pool's zdb -b allocated / physical against the full-record expectation at ashift 9 and 12."""
+
+    pool: str
+    host: str | None
+    layout: str
+    measured: float
+    expected: dict  # ashift -> allocated / physical
+    nearest: int | None  # None when the expectations tie
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One dataset's settings as `zfs get` printed them (None: not in the output)."""
+
+    name: str
+    compression: str | None
+    dedup: str | None
+    recordsize: str | None
+    sync: str | None
+
+    @property
+    def shrinks_data(self) -> bool | None:
+        """Whether compression or dedup is on (None when neither is printed)."""
+        seen = [v for v in (self.compression, self.dedup) if v is not None]
+        return None if not seen else any(v != "off" for v in seen)
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """What the data says of the tested pool: its ashift (zdb -C, zpool get, else the ashift label) and its
+    datasets' compression and dedup (zfs get)."""
+
+    pool: str | None
+    ashift: int | None
+    ashift_source: str | None
+    datasets: tuple[Dataset, ...] = ()
+    file_ids: tuple[int, ...] = ()
+
+
+@dataclass
+class AlignmentNumbers:
+    arithmetic: list[dict]
+    partitions: pl.DataFrame
+    runs: pl.DataFrame = field(default_factory=pl.DataFrame)
+    before: dict | None = None
+    after: dict | None = None
+    same_layout: bool = False
+    ratios: pl.DataFrame = field(default_factory=pl.DataFrame)
+    noise: Noise | None = None
+    memory_reads: list[MemoryRead] = field(default_factory=list)
+    anomalies: Anomalies | None = None
+    settings: PoolSettings | None = None
+    other_ashift: list[AshiftEvidence] = field(default_factory=list)
+    pool_states: pl.DataFrame = field(default_factory=pl.DataFrame)
+    phases: dict = field(default_factory=dict)
 
 
 def _phase_of(r: dict, legacy: int, sector: int, physical: int) -> str | None:
@@ -188,248 +335,187 @@ def _phase_of(r: dict, legacy: int, sector: int, physical: int) -> str | None:
     return None
 
 
+def _same(col_values: dict, cols) -> pl.Expr:
+    return pl.all_horizontal(pl.col(c).eq_missing(col_values[c]) for c in cols)
+
+
+def noise_band(runs: pl.DataFrame, before: dict, after: dict, info: pl.DataFrame) -> tuple[pl.DataFrame, Noise]:
+    """Per test, the 'after' configuration's repeats (stats.summarise: mean and the prediction interval for one new
+    run) and whether the 'before' value lies inside it; the other 'after' runs are named, not used."""
+    from . import stats
+
+    config = runs.filter(_same(after, ("host", *_LAYOUT)) & (pl.col("side") == "after"))
+    repeats = config.select("path", "run_index").unique().height
+    others = info.filter((pl.col("side") == "after") & ~_same(after, ("host", *_LAYOUT)))
+    rows = []
+    for (test,), g in config.group_by("test", maintain_order=True):
+        vals = [v for v in g["value"].to_list() if v is not None]
+        r = stats.summarise(vals) if len(vals) >= 2 else None
+        mine = runs.filter((pl.col("path") == before["path"]) & (pl.col("test") == test) & pl.col("first"))["value"]
+        value = mine[0] if mine.len() else None
+        inside = None if r is None or value is None else r.pi.contains(value)
+        rows.append((test, len(vals), r.mean if r else None, r.pi.low if r else None, r.pi.high if r else None, inside))
+    schema = {
+        "test": pl.String,
+        "after_runs": pl.Int64,
+        "after_mean": pl.Float64,
+        "pi_low": pl.Float64,
+        "pi_high": pl.Float64,
+        "within_noise": pl.Boolean,
+    }
+    level = stats.LEVEL if repeats >= 2 else None
+    return pl.DataFrame(rows, schema=schema, orient="row"), Noise(repeats, tuple(others["label"].to_list()), level)
+
+
+def memory_reads(ba: pl.DataFrame) -> list[MemoryRead]:
+    out = []
+    row = ba.filter(pl.col("test") == "get_block")
+    if row.height:
+        r = row.row(0, named=True)
+        for side, other in (("before", "after"), ("after", "before")):
+            cpu = r[f"cpu_pct_{side}"]
+            if cpu is not None and cpu >= MEMORY_CPU_PCT and r[f"value_{side}"]:
+                out.append(MemoryRead(side, r[f"value_{side}"], cpu, r[f"cpu_pct_{other}"]))
+    return out
+
+
+def anomalies(ba: pl.DataFrame, reads: list[MemoryRead]) -> Anomalies:
+    rows = {r["test"]: r for r in ba.iter_rows(named=True)}
+    beyond = rows.get("get_block", {}).get("beyond_disks")
+    fast = next((m for m in reads if m.side == "before"), None)
+    if fast is None and beyond == "before":
+        g = rows["get_block"]
+        fast = MemoryRead("before", g["value_before"], g["cpu_pct_before"], g["cpu_pct_after"])
+    pb = rows.get("put_block")
+    slow_write = None
+    if pb and pb["latency_ns_before"] and pb["latency_ns_before"] >= SLOW_WRITE_LATENCY_NS and (pb["ratio"] or 0) > 1:
+        slow_write = (pb["value_before"], pb["latency_ns_before"])
+    deletes = [(t, rows[t]["ratio"]) for t in ("seq_delete", "ran_delete") if t in rows and rows[t]["ratio"]]
+    worst = max(deletes, key=lambda d: d[1], default=None)
+    return Anomalies(fast, slow_write, worst if worst and worst[1] >= SLOW_DELETE_RATIO else None)
+
+
+def ashift_evidence(pool_stats: pl.DataFrame, host: str | None, pool: str | None) -> list[AshiftEvidence]:
+    """Other raidz pools of the same host: which ashift their zdb -b allocated / physical matches."""
+    from .recordsize import DEFAULT_RECORDSIZE, nearest_ashift, raidz_overhead
+
+    out = []
+    if not host:
+        return out
+    for r in pool_stats.filter((pl.col("host") == host) & pl.col("pool").ne_missing(pool)).iter_rows(named=True):
+        expected = raidz_overhead({**r, "ashift": None}, DEFAULT_RECORDSIZE)
+        if not expected:
+            continue
+        measured = r["bp_allocated_bytes"] / r["bp_physical_bytes"]
+        nearest = nearest_ashift(expected, measured)
+        layout = f"{r['vdev_width']}-wide {r['vdev_type']}"
+        out.append(AshiftEvidence(r["pool"], host, layout, measured, expected, nearest))
+    return out
+
+
+def pool_settings(before: dict, props: pl.DataFrame, vdevs: pl.DataFrame) -> PoolSettings:
+    """The 'before' run's pool: ashift from zdb -C (its top-level data vdevs), else `zpool get ashift`, else the
+    run's ashift label; the datasets of the pool in `zfs get` output with compression, dedup, recordsize, sync."""
+    pool = before.get("pool")
+    ids: list[int] = []
+    ashift, source = before.get("ashift"), "the manifest's ashift label" if before.get("ashift") else None
+    mine = vdevs.filter(pl.col("pool") == pool) if pool and vdevs.height else vdevs.clear()
+    got = props.filter((pl.col("property") == "ashift") & (pl.col("name") == pool)) if pool else props.clear()
+    if mine.height:
+        shifts = sorted(set(mine["ashift"].to_list()))
+        ashift, source = (
+            shifts[-1],
+            f"zdb -C, {mine['path'][0].split('/')[-1]}"
+            + (f"; its vdevs differ: {', '.join(map(str, shifts))}" if len(shifts) > 1 else ""),
+        )
+        ids += mine["file_id"].to_list()
+    elif got.height and got["value_count"][0] is not None:
+        ashift, source = int(got["value_count"][0]), f"zpool get ashift, {got['path'][0].split('/')[-1]}"
+        ids += got["file_id"].to_list()
+    datasets = []
+    if pool and props.height:
+        ds = props.filter(
+            (pl.col("kind") == "dataset") & ((pl.col("name") == pool) | pl.col("name").str.starts_with(pool + "/"))
+        )
+        ids += ds["file_id"].to_list()
+        for (name,), g in ds.group_by("name", maintain_order=True):
+            v = dict(zip(g["property"], g["value"]))
+            datasets.append(Dataset(name, v.get("compression"), v.get("dedup"), v.get("recordsize"), v.get("sync")))
+    return PoolSettings(pool, int(ashift) if ashift else None, source, tuple(datasets), tuple(ids))
+
+
+def pair_runs(frames: AlignmentFrames, legacy: int, sector: int, physical: int):
+    """The runs with their side (before/after) and whether each is its file's first run; the per-file info."""
+    runs = frames.runs.with_columns(first=pl.col("run_index") == pl.col("run_index").min().over("path"))
+    info = runs.filter(pl.col("first")).unique("path", keep="first").sort("path")
+    phases = {r["path"]: _phase_of(r, legacy, sector, physical) for r in info.iter_rows(named=True)}
+    side = pl.col("path").replace_strict(phases, default=None, return_dtype=pl.String)
+    return runs.with_columns(side=side), info.with_columns(side=side), phases
+
+
+def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) -> AlignmentNumbers:
+    """Frames -> named numbers: arithmetic, partition verdicts, the before/after pair with its ratios, the after
+    configuration's noise, what a cache or compression/dedup would explain, and the ashift evidence."""
+    parts = frames.partitions
+    if parts.height:  # each partition against the physical sector size asked for (the table's own: 4 KiB, 1 MiB)
+        rem = pl.col("abs_start_sector") * pl.col("logical_sector_bytes") % physical
+        parts = parts.with_columns(rem_physical_bytes=rem, aligned_physical=rem == 0)
+    arithmetic = [
+        dict(verdict(lba, sector, physical), sector_bytes=sector, physical_bytes=physical) for lba in (legacy, 2048)
+    ]
+    n = AlignmentNumbers(arithmetic, parts)
+    if frames.runs.is_empty():
+        return n
+    runs, info, n.phases = pair_runs(frames, legacy, sector, physical)
+    n.runs = runs
+    before, after = info.filter(pl.col("side") == "before"), info.filter(pl.col("side") == "after")
+    if before.is_empty() or after.is_empty():
+        return n
+    b = before.row(0, named=True)
+    same = after.filter(_same(b, _LAYOUT))
+    a = (same if same.height else after).row(0, named=True)
+    n.before, n.after, n.same_layout = b, a, bool(same.height)
+    ba = before_after(runs.filter(pl.col("first")).rename({"path": "run"}), b["path"], a["path"])
+    band, n.noise = noise_band(runs, b, a, info)
+    ba = ba.join(band, on="test", how="left").join(
+        device_check(runs.filter(pl.col("first")), b, a), on="test", how="left"
+    )
+    n.ratios = ba
+    n.memory_reads = memory_reads(ba)
+    n.anomalies = anomalies(ba, n.memory_reads)
+    n.settings = pool_settings(b, frames.props, frames.vdevs)
+    n.other_ashift = ashift_evidence(frames.pool_stats, b.get("host"), b.get("pool"))
+    if b["pool"]:
+        n.pool_states = frames.zpool.filter(pl.col("pool") == b["pool"])
+    return n
+
+
 def analyse(
     con, sel, legacy_start_sector: int = 63, logical_sector_bytes: int = 512, physical_sector_bytes: int = 4096
 ):
     """Notebook 03 on any selection: bonnie++ before/after a change (manifest ``phase``, else the partition start's
-    alignment), every metric as a ratio, the spread of other "after" runs as a noise band, and the partition tables."""
-    from . import measures, prose
-    from .db import frame
+    alignment), every metric as a ratio, the 'after' configuration's repeats as the noise band, and the partition
+    tables."""
+    from . import alignment_findings, measures
     from .result import Result
 
-    where, params = sel.sql("f")
     res = Result.start(con, sel, measures.per_file(con, sel))
-    parts = frame(con, PARTITIONS_SQL.format(where=where), params)
-    if parts.height:  # each partition against the physical sector size asked for (the table's own: 4 KiB, 1 MiB)
-        rem = pl.col("abs_start_sector") * pl.col("logical_sector_bytes") % physical_sector_bytes
-        parts = parts.with_columns(rem_physical_bytes=rem, aligned_physical=rem == 0)
-    res.frames["partitions"] = parts
-    for lba in (legacy_start_sector, 2048):
-        v = verdict(lba, logical_sector_bytes, physical_sector_bytes)
-        res.findings.append(
-            f"Arithmetic: LBA {lba} x {logical_sector_bytes} B = {v['start_bytes']:,} B, "
-            f"{v['rem_physical']:,} B past a {physical_sector_bytes} B boundary: "
-            + ("aligned." if v["aligned_physical"] else "misaligned (each physical sector write straddles two).")
+    frames = query(con, sel)
+    n = compute(frames, legacy_start_sector, logical_sector_bytes, physical_sector_bytes)
+    res.numbers = n
+    res.frames["partitions"] = n.partitions
+    if n.runs.height:
+        res.frames["runs"] = n.runs
+    if n.ratios.height:
+        res.frames["ratios"] = n.ratios
+        res.frames["pair"] = pl.DataFrame(
+            {
+                "side": ["before", "after"],
+                "run": [n.before["path"], n.after["path"]],
+                "label": [n.before["label"], n.after["label"]],
+            }
         )
-    if parts.height:
-        bad = parts.filter(~pl.col("aligned_physical").fill_null(True))
-        named = [f"{r[0]} p{r[1]} at LBA {r[2]}" for r in bad.select("disk", "index", "start_sector").iter_rows()]
-        res.findings.append(
-            f"{parts.height} partition(s) in the selection's partition tables; "
-            + (
-                f"misaligned to {physical_sector_bytes:,} B physical sectors: {prose.listing(named)}."
-                if bad.height
-                else f"every one starts on a {physical_sector_bytes:,} B boundary."
-            )
-        )
-    else:
-        res.missing.append(
-            f"no partition table for {sel.describe()}: save `gpart show`, `fdisk -l`, `sfdisk -d` or "
-            "`parted -m ... print` of the disks beside the benchmark logs"
-        )
-    runs = frame(con, BONNIE_SQL.format(where=where), params)
-    if runs.is_empty():
-        res.missing.append(
-            f"no bonnie++ runs for {sel.describe()}: run bonnie++ before and after the change "
-            "(e.g. `bonnie++ -d /pool/dir -s <2 x RAM>`), save each output under data/raw/<study>/ and "
-            "label them in the manifest with phase=before / phase=after (or partition_start_sector)"
-        )
-        res.file_ids = parts["file_id"].to_list()
-        return res
-    info = runs.unique("path", keep="first").sort("path")
-    phases = {
-        r["path"]: _phase_of(r, legacy_start_sector, logical_sector_bytes, physical_sector_bytes)
-        for r in info.iter_rows(named=True)
-    }
-    runs = runs.with_columns(side=pl.col("path").replace_strict(phases, default=None))
-    res.frames["runs"] = runs
-    before = info.filter(pl.col("path").is_in([p for p, s in phases.items() if s == "before"]))
-    after = info.filter(pl.col("path").is_in([p for p, s in phases.items() if s == "after"]))
-    if before.is_empty() or after.is_empty():
-        res.missing.append(
-            f"{info.height} bonnie++ run(s) for {sel.describe()}, but "
-            + ("none" if before.is_empty() else "no 'after' one")
-            + " labelled phase=before/after "
-            "(nor with a partition_start_sector to tell misaligned from aligned): label the pair in "
-            "the manifest"
-        )
-        res.file_ids = runs["file_id"].to_list() + parts["file_id"].to_list()
-        return res
-    b = before.row(0, named=True)
-    same = after.filter(pl.all_horizontal(pl.col(c).eq_missing(b[c]) for c in _LAYOUT))
-    a = (same if same.height else after).row(0, named=True)
-    how = (
-        "the 'after' run with the same layout labels (vdev type, count, width, cache, log)"
-        if same.height
-        else "the first 'after' run (none has the same layout labels)"
-    )
-    res.frames["pair"] = pl.DataFrame(
-        {"side": ["before", "after"], "run": [b["path"], a["path"]], "label": [b["label"], a["label"]]}
-    )
-    ba = before_after(runs.rename({"path": "run"}), b["path"], a["path"])
-    # the noise band: every 'after' run of the same vdev type, count and width (other cache/log variants)
-    peers = after.filter(pl.all_horizontal(pl.col(c).eq_missing(b[c]) for c in _LAYOUT[:3]))
-    band = (
-        runs.filter(pl.col("path").is_in(peers["path"].to_list()))
-        .group_by("test")
-        .agg(
-            pl.col("value").min().alias("after_min"),
-            pl.col("value").max().alias("after_max"),
-            pl.col("value").count().alias("after_runs"),
-        )
-    )
-    ba = ba.join(band, on="test", how="left").with_columns(
-        within_noise=pl.when(pl.col("after_runs") > 1).then(
-            (pl.col("value_before") >= pl.col("after_min")) & (pl.col("value_before") <= pl.col("after_max"))
-        )
-    )
-    ba = ba.join(device_check(runs, b, a), on="test", how="left")
-    res.frames["ratios"] = ba
-    res.file_ids = runs["file_id"].to_list() + parts["file_id"].to_list()
-    res.findings.append(
-        f"Before: {b['label']}; after: {a['label']} ({how}). "
-        + (
-            f"{peers.height} 'after' runs of the same vdev layout give the noise band."
-            if peers.height > 1
-            else "No other 'after' run of this layout: no noise band (repeat bonnie++ on the 'after' layout to get "
-            "one), so no difference below can be told from run-to-run noise."
-        )
-    )
-    for r in ba.filter(pl.col("test").is_in(list(_TEST_WORDS))).iter_rows(named=True):
-        if r["ratio"] is None:
-            continue
-        noise = ""
-        if r["after_runs"] and r["after_runs"] > 1:
-            noise = (
-                f"; the {r['after_runs']} 'after' variants spread {_value(r['test'], r['after_min'])} to "
-                f"{_value(r['test'], r['after_max'])} ({r['after_max'] / r['after_min']:.2f}x among themselves)"
-                + (
-                    ", so the 'before' value is **within noise**"
-                    if r["within_noise"]
-                    else ", the 'before' value lies outside that band"
-                )
-            )
-        res.findings.append(
-            f"{_TEST_WORDS[r['test']]}: {_value(r['test'], r['value_before'])} before, "
-            f"{_value(r['test'], r['value_after'])} after = {r['ratio']:.2f}x{noise}."
-        )
-    for r in ba.filter(pl.col("beyond_disks").is_not_null()).iter_rows(named=True):
-        res.findings.append(
-            f"**Cache artefact**, {_TEST_WORDS.get(r['test'], r['test'])}: the {r['beyond_disks']} run's "
-            f"{_value(r['test'], r['value_' + r['beyond_disks']])} is {r['disk_multiple']:.1f}x the single-disk "
-            f"run's {_value(r['test'], r['single_disk_value'])}, more than its layout can draw from its disks "
-            f"({r['disk_model']}): a cache answered, so its ratio ({r['ratio']:.2f}x) says nothing about the disks."
-        )
-        other, mine = ("after", a) if r["beyond_disks"] == "before" else ("before", b)
-        theirs = a if other == "after" else b
-        if r["both_beyond"]:
-            res.findings.append(
-                f"  The {other} run measured {_value(r['test'], r['value_' + other])}, beyond its disks too: both "
-                "runs measured a cache, and their ratio says nothing about the partition offset."
-            )
-        elif all(theirs[c] == mine[c] for c in ("cache_devices", "log_devices")):
-            res.findings.append(
-                f"  The {other} run, with the same cache and log device labels, measured "
-                f"{_value(r['test'], r['value_' + other])}, within what its disks can draw: why a cache answered one "
-                "run and not the other, the logs do not say."
-            )
-    if "single_disk_value" in ba.columns and ba["single_disk_value"].is_null().all():
-        host = b.get("host") if b.get("host") == a.get("host") else None
-        res.missing.append(
-            (
-                f"no single-disk bonnie++ run of host {host} for {sel.describe()}"
-                if host
-                else "the before and after runs have no (or different) host labels, so no single-disk run can be "
-                "matched to their machine"
-            )
-            + ": without one, block speeds cannot be checked against what the disks can deliver (a run of one of "
-            "its disks, labelled with the same host and vdev_count=1, vdev_width=1)"
-        )
-    _cache_findings(res, b, a)
-    _pool_state_findings(res, con, sel, b)
-    res.findings.append(
-        "A before/after pair measures everything that changed between the two runs (pool contents and "
-        "fill, fragmentation, cache state, software), not only the partition offset; the logs alone "
-        "cannot attribute the change to alignment."
-    )
-    if b["partition_start_sector"] is None:
-        res.missing.append(
-            f"the 'before' run ({b['label']}) has no partition_start_sector label: its offset is unknown"
-        )
-    res.headline = {
-        f"{_TEST_WORDS[r['test']]} after/before": f"{r['ratio']:.2f}x"
-        + (
-            f" ('after' variants: {r['after_max'] / r['after_min']:.2f}x among themselves)"
-            if r["after_runs"] and r["after_runs"] > 1 and r["after_min"]
-            else " (one 'after' run: noise unknown)"
-        )
-        for r in ba.iter_rows(named=True)
-        if r["ratio"] is not None and r["test"] in HEADLINE_TESTS and r["beyond_disks"] is None
-    }
-    if ba["beyond_disks"].is_not_null().any():
-        res.caveats.append("a run faster than its disks: cache artefact")
-    res.caveats.append("the runs differ in more than the change: no cause shown")
-    pb = ba.filter(pl.col("test") == "put_block")
-    if pb.height and pb["ratio"][0] is not None:
-        res.verdict = (
-            f"Block writes ran {pb['ratio'][0]:.2f}x faster after than before; the two runs differ in "
-            "more than the partition offset, so the data do not show what caused it."
-        )
+    res.file_ids = frames.file_ids() + (n.pool_states["file_id"].to_list() if n.pool_states.height else [])
+    res.file_ids += list(n.settings.file_ids) if n.settings else []
+    alignment_findings.write(res, n, sel)
     return res
-
-
-ZPOOL_STATE_SQL = """
-SELECT coalesce(f.label, f.path) AS label, z.file_id, z.cap_pct, z.frag_pct, z.dedup_ratio, z.line_start
-FROM zpool_list z JOIN files f USING (file_id)
-WHERE {where} AND z.pool = ? AND z.vdev IS NULL ORDER BY f.path, z.sample
-"""
-
-
-def _cache_findings(res, before: dict, after: dict) -> None:
-    """Each run's bonnie++ file against the RAM it was told (-r) or labelled with, and its L2ARC label."""
-    from . import plausibility, prose
-
-    seen = {}
-    for side, r in (("before", before), ("after", after)):
-        ram, where = plausibility.ram_bytes(r["command"], r["notes"], r.get("ram_bytes"))
-        check = plausibility.against_cache(r["file_size_bytes"], ram)
-        if check is not None:
-            seen.setdefault((r["file_size_bytes"], ram, where, r["cache_devices"]), []).append(side)
-    for (size, ram, where, l2arc), sides in seen.items():
-        check = plausibility.against_cache(size, ram)
-        res.findings.append(
-            f"Test size, {' and '.join(sides)} run{'s' if len(sides) > 1 else ''}: a {prose.size(size)} file, "
-            f"{check['size_over_ram']:.1f}x the {prose.size(ram)} of RAM ({where})"
-            + (f"; an L2ARC (labelled {l2arc}) adds to what can be cached" if l2arc else "")
-            + ": "
-            + (
-                "the whole file fits in memory, so the block numbers can be cache speeds."
-                if check["fits_in_cache"]
-                else "the file is larger than RAM, yet reads of recently written data can still come partly from cache."
-            )
-        )
-
-
-def _pool_state_findings(res, con, sel, before: dict) -> None:
-    """What other logs of the selection say about the 'before' run's pool (fill, fragmentation, dedup): each changes
-    write speed, and a before/after pair cannot tell them from the change under study."""
-    from .db import frame
-
-    if not before["pool"]:
-        return
-    where, params = sel.sql("f")
-    states = frame(con, ZPOOL_STATE_SQL.format(where=where), [*params, before["pool"]])
-    res.file_ids += states["file_id"].to_list()
-    parts = [
-        f"{r['label']}: {r['cap_pct']:.0f} % full, "
-        + ("fragmentation unknown" if r["frag_pct"] is None else f"{r['frag_pct']:.0f} % fragmented")
-        + ("" if r["dedup_ratio"] is None else f", DEDUP {r['dedup_ratio']:.2f}x")
-        for r in states.iter_rows(named=True)
-    ]
-    if parts:
-        res.findings.append(
-            f"Other logs of pool {before['pool']} in the selection (`zpool list`): {'; '.join(parts)}. A full, "
-            "fragmented or deduplicating pool writes slower; when these were taken relative to the benchmark runs "
-            "the logs do not say, so they are possible causes beside the change, not measured ones."
-        )
-        res.caveats.append(f"pool {before['pool']} full, fragmented or deduplicating: confounders")

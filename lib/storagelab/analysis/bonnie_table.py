@@ -96,9 +96,33 @@ def table(results: pl.DataFrame) -> pl.DataFrame:
             pl.col("cpu_pct").alias(f"{test}_cpu"),
             pl.col("latency_ns").alias(f"{test}_latency_ns"),
             pl.col("too_fast").alias(f"{test}_too_fast"),
+            pl.col("suspect").fill_null(False).alias(f"{test}_suspect"),
         )
         out = out.join(t, on=keys, how="left")
     return out
+
+
+MEMORY_CPU_PCT = 90.0  # a block read at this %CP or more copies from memory (notebook 03's rule)
+BLOCK_TESTS = ("put_block", "rewrite", "get_block")
+
+
+def flags(tab: pl.DataFrame, small_files: set[tuple[int, int]] | None = None) -> pl.DataFrame:
+    """Per test a ``<test>_flag``: why a value is not ranked (None: it is). 'from memory': a block read at
+    MEMORY_CPU_PCT %CP or more; 'cache': a block test of a run whose file is below twice the RAM (``small_files``:
+    (file_id, run_index)); 'unreliable': a rate the ingest warned about (bonnie++ 1.98+ prints file-creation rates
+    through an integer conversion, and no CSV line corrects it)."""
+    small = pl.struct("file_id", "run_index").map_elements(
+        lambda k: (k["file_id"], k["run_index"]) in (small_files or set()), return_dtype=pl.Boolean
+    )
+    out = tab.with_columns(_small=small) if tab.height else tab.with_columns(_small=pl.lit(False))
+    for _, t, _ in COLUMNS:
+        flag = pl.when(pl.col(f"{t}_suspect").fill_null(False)).then(pl.lit("unreliable"))
+        if t == "get_block":
+            flag = flag.when(pl.col(f"{t}_cpu") >= MEMORY_CPU_PCT).then(pl.lit("from memory"))
+        if t in BLOCK_TESTS:
+            flag = flag.when(pl.col("_small")).then(pl.lit("cache"))
+        out = out.with_columns(flag.otherwise(pl.lit(None, pl.String)).alias(f"{t}_flag"))
+    return out.drop("_small")
 
 
 def block_lines(tab: pl.DataFrame) -> list[str]:
@@ -131,7 +155,7 @@ def html_table(tab: pl.DataFrame) -> str:
     head1 = "".join(f'<th colspan="{n * 2}">{e(g)}</th>' for g, n in groups)
     head2 = "".join(f'<th colspan="2">{e(h)}</th>' for _, _, h in COLUMNS)
     head3 = "".join(f"<th>{e(unit(t))}</th><th>%CP</th>" for _, t, _ in COLUMNS)
-    shades = {t: _shade(tab[t].to_list(), True) for _, t, _ in COLUMNS}
+    shades = {t: _shade(_ranked(tab, t), True) for _, t, _ in COLUMNS}
     cpu_shades = {t: _shade(tab[f"{t}_cpu"].to_list(), False) for _, t, _ in COLUMNS}
     lat_shades = {t: _shade(tab[f"{t}_latency_ns"].to_list(), False) for _, t, _ in COLUMNS}
 
@@ -152,7 +176,11 @@ def html_table(tab: pl.DataFrame) -> str:
             else:
                 value = _value(r[t]) if t in RATE_TESTS or r[t] < 1000 else f"{r[t]:,.0f}"
                 cpu = "" if r[f"{t}_cpu"] is None else f"{r[f'{t}_cpu']:g}"
-                row.append(cell(value, shades[t][i]) + cell(cpu, cpu_shades[t][i]))
+                flag = r.get(f"{t}_flag")
+                if flag:  # not ranked: no green or red, and the reason beside the value
+                    row.append(f'<td class="flagged" title="{e(flag)}">{e(value)} ({e(flag)})</td>{cell(cpu, None)}')
+                else:
+                    row.append(cell(value, shades[t][i]) + cell(cpu, cpu_shades[t][i]))
             lat.append(cell(_latency(r[f"{t}_latency_ns"]), lat_shades[t][i]).replace("<td", '<td colspan="2"', 1))
         body.append("<tr>" + "".join(row) + "</tr>")
         if any(r[f"{t}_latency_ns"] is not None for _, t, _ in COLUMNS):
@@ -162,8 +190,29 @@ def html_table(tab: pl.DataFrame) -> str:
         f'<tr><th rowspan="3">run</th><th rowspan="3">machine</th><th rowspan="3">size</th>{head1}</tr>'
         f"<tr>{head2}</tr><tr>{head3}</tr></thead><tbody>{''.join(body)}</tbody></table>"
         "<p>Shading per column among these runs: green best, red worst (rates: higher; %CP and latency: lower). "
-        "+++++: too fast for bonnie++ to measure.</p>"
+        "+++++: too fast for bonnie++ to measure. Not shaded nor ranked: a value marked (from memory), a block read "
+        "at 90 %CP or more; (cache), a block test of a file below twice the RAM; (unreliable), a rate the ingest "
+        "warned about.</p>"
     )
+
+
+def _ranked(tab: pl.DataFrame, test: str) -> list[float | None]:
+    """A column's values with the flagged ones left out (None): what shading and 'best' rank."""
+    if f"{test}_flag" not in tab.columns:
+        return tab[test].to_list()
+    return [None if f else v for v, f in zip(tab[test].to_list(), tab[f"{test}_flag"].to_list(), strict=True)]
+
+
+def small_files(results: pl.DataFrame) -> set[tuple[int, int]]:
+    """(file_id, run_index) of the runs whose file is below twice the RAM they were labelled or told (-r)."""
+    from . import plausibility
+
+    out = set()
+    for r in results.unique(["file_id", "run_index"], keep="first").iter_rows(named=True):
+        ram, _ = plausibility.ram_bytes(r["command"], r["notes"], r["ram_bytes"])
+        if ram and r["size_bytes"] and r["size_bytes"] < 2 * ram:
+            out.add((r["file_id"], r["run_index"]))
+    return out
 
 
 def _size_findings(res, results: pl.DataFrame, tab: pl.DataFrame) -> None:
@@ -201,6 +250,41 @@ def _size_findings(res, results: pl.DataFrame, tab: pl.DataFrame) -> None:
             )
 
 
+_FLAG_WORDS = {
+    "from memory": "a block read at 90 %CP or more, served from memory",
+    "cache": "a file below twice the RAM",
+    "unreliable": "a rate bonnie++ printed through an integer conversion, with no CSV line to correct it",
+}
+
+
+def _column_finding(res, tab: pl.DataFrame, test: str, heading: str) -> None:
+    """The range of one column over the runs it can rank; the flagged values named apart, with why."""
+    col = tab.filter(pl.col(test).is_not_null() & pl.col(f"{test}_flag").is_null())
+    flagged = tab.filter(pl.col(test).is_not_null() & pl.col(f"{test}_flag").is_not_null())
+    fast = tab.filter(pl.col(f"{test}_too_fast").fill_null(False)).height
+    aside = (
+        "; not ranked: "
+        + "; ".join(
+            f"{_value(r[test], ',')} ({r['label']}: {_FLAG_WORDS[r[f'{test}_flag']]})"
+            for r in flagged.iter_rows(named=True)
+        )
+        if flagged.height
+        else ""
+    )
+    if col.height > 1:
+        best = col.sort(test, descending=True).row(0, named=True)
+        worst = col.sort(test).row(0, named=True)
+        res.findings.append(
+            f"{test} ({heading}, {unit(test)}): {_value(worst[test], ',')} ({worst['label']}) to "
+            f"{_value(best[test], ',')} ({best['label']})"
+            + (f"; {fast} run(s) too fast to measure" if fast else "")
+            + aside
+            + "."
+        )
+    elif flagged.height:
+        res.findings.append(f"{test} ({heading}, {unit(test)}): {aside[2:]}.")
+
+
 def analyse(con, sel):
     """Notebook 09 on any selection: every preferred bonnie++ run as one row of a bon_csv2html table."""
     from . import measures
@@ -216,7 +300,7 @@ def analyse(con, sel):
             "DIR`), save its output under data/raw/<study>/ and label it"
         )
         return res
-    tab = table(results)
+    tab = flags(table(results), small_files(results))
     res.frames.update(results=results, table=tab)
     res.file_ids = sorted(set(results["file_id"].to_list()))
     res.findings.append(f"{tab.height} bonnie++ run(s) from {len(res.file_ids)} file(s) for {sel.describe()}.")
@@ -228,31 +312,23 @@ def analyse(con, sel):
             + "): a size below twice the RAM can be answered from cache, so compare like sizes."
         )
     for _, test, heading in COLUMNS:
-        col = tab.filter(pl.col(test).is_not_null())
-        fast = tab.filter(pl.col(f"{test}_too_fast").fill_null(False)).height
-        if col.height > 1:
-            best = col.sort(test, descending=True).row(0, named=True)
-            worst = col.sort(test).row(0, named=True)
-            res.findings.append(
-                f"{test} ({heading}, {unit(test)}): {_value(worst[test], ',')} ({worst['label']}) to "
-                f"{_value(best[test], ',')} ({best['label']})"
-                + (f"; {fast} run(s) too fast to measure" if fast else "")
-                + "."
-            )
+        _column_finding(res, tab, test, heading)
     res.headline["bonnie++ runs"] = str(tab.height)
-    blocks = tab.filter(pl.col("put_block").is_not_null())
+    blocks = tab.filter(pl.col("put_block").is_not_null() & pl.col("put_block_flag").is_null())
     if blocks.height:
         best = blocks.sort("put_block", descending=True).row(0, named=True)
         res.headline["fastest block write"] = f"{best['label']}: {best['put_block']:.1f} MiB/s"
         res.verdict = (
             f"{tab.height} bonnie++ run(s) side by side; fastest block write {best['label']} at "
-            f"{best['put_block']:.1f} MiB/s (measured, one run each unless repeated)."
+            f"{best['put_block']:.1f} MiB/s (measured, one run each unless repeated; values read from memory, cache "
+            "or flagged unreliable are not ranked)."
         )
     _size_findings(res, results, tab)
     suspect = results.filter(pl.col("suspect").fill_null(False))
     if suspect.height:
         res.findings.append(
             f"{suspect.height} file-operation rate(s) printed as whole numbers without a CSV line to "
-            "check them against: taken as printed (bonnie++ 1.98 rounds them in its text table)."
+            "check them against: shown as printed, marked unreliable and not ranked (bonnie++ 1.98+ prints them "
+            "through an integer conversion in its text table)."
         )
     return res

@@ -1,5 +1,8 @@
 """Dedup table (DDT) memory estimates (notebook 04).
 
+Three steps: ``query`` (SQL -> frames), ``compute`` (frames -> ``DedupNumbers``, named numbers) and
+``dedup_findings.write`` (sentences from those numbers); ``analyse`` runs them.
+
 Rule of thumb (OpenZFS tuning guide; docs/formats/zfs-facts.md F1): each DDT entry cached in the ARC costs
 "slightly more than 320 bytes", so RAM ~= entries x 320 B. Estimates, from crude to good:
 
@@ -16,6 +19,7 @@ the ARC maximum (1/4 on Solaris/illumos/FreeBSD <= 12, 3/4 on ZoL 0.7 - OpenZFS 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -71,39 +75,70 @@ def memory_table(
     )
 
 
-# ----------------------------------------------------------------------------- notebook 04 on any selection
+# ----------------------------------------------------------------------------- notebook 04: query
 
 STATS_SQL = """
-SELECT s.*, f.path, coalesce(s.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name,
+SELECT s.*, f.path, f.host, f.recordsize_bytes AS recordsize_label,
+       coalesce(s.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name,
        s.pool IS NULL AND f.pool IS NOT NULL AS pool_from_manifest
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY s.bp_count
 """
 DDT_SQL = """
 SELECT h.file_id, h.ddt_no, h.source, h.alloc_blocks, h.ref_blocks, h.alloc_dsize_bytes, h.ref_dsize_bytes, f.path,
-       coalesce((SELECT any_value(r.pool) FROM zdb_ddt_ratios r WHERE r.file_id = h.file_id AND r.ddt_no = h.ddt_no),
-                f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name
+       f.host, coalesce((SELECT any_value(r.pool) FROM zdb_ddt_ratios r WHERE r.file_id = h.file_id
+                         AND r.ddt_no = h.ddt_no), f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name
 FROM zdb_ddt_histogram h JOIN files f USING (file_id)
 WHERE {where} AND h.is_total AND h.object IS NULL
 ORDER BY f.path, h.ddt_no
 """
 OBJECTS_SQL = """
-SELECT o.file_id, o.ddt_no, f.path, coalesce(o.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name,
+SELECT o.file_id, o.ddt_no, f.path, f.host,
+       coalesce(o.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name,
        sum(o.entries) AS entries, sum(o.core_bytes_total) AS core_bytes, sum(o.disk_bytes_total) AS disk_bytes,
        bool_or(o.totals_derived) AS derived
 FROM zdb_ddt_objects o JOIN files f USING (file_id) WHERE {where} AND o.kind = 'object' AND o.entries IS NOT NULL
 GROUP BY ALL ORDER BY f.path, o.ddt_no
 """
-
-
-L2ARC_HEADER_BYTES = 96  # RAM per block held in L2ARC (arc_buf_hdr_t l2 part, approximate)
-DDT_LEAF_BYTES = 4096  # legacy ZAP leaf block holding DDT entries
-FLAT_PHYS_BYTES = 72  # OpenZFS 2.3 flat DDT entry on disk (docs/formats/zfs-facts.md F6)
-FAST_ENTRY_CORE_BYTES = 216  # OpenZFS 2.3 ddt_entry_t in core, as module/zfs/ddt.c states it (F6)
-
-ZPOOL_SQL = """
-SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path FROM zpool_list z JOIN files f USING (file_id)
-WHERE {where} AND z.vdev IS NULL AND z.dedup_ratio IS NOT NULL
+ARC_SQL = """
+SELECT a.file_id, f.path, f.host, a.name, a.value, a.exact FROM arc_stats a JOIN files f USING (file_id)
+WHERE {where} AND a.name IN ('c_max', 'arc_meta_limit', 'memory_all_bytes', 'size', 'arc_meta_used', 'meta')
+ORDER BY f.path, a.line_start
 """
+STATUS_SQL = """
+SELECT z.file_id, f.path, f.host, z.pool AS pool_name, z.ddt_entries AS entries, z.ddt_sizes,
+       CASE WHEN z.ddt_sizes = 'total' THEN z.ddt_core_bytes ELSE z.ddt_core_bytes * z.ddt_entries END AS core_bytes
+FROM zpool_status_pools z JOIN files f USING (file_id)
+WHERE {where} AND z.ddt_entries > 0 AND z.ddt_core_bytes IS NOT NULL ORDER BY f.path, z.report_no
+"""
+RECORDSIZE_SQL = """
+SELECT p.file_id, p.name, p.value_bytes FROM zfs_properties p JOIN files f USING (file_id)
+WHERE {where} AND p.kind = 'dataset' AND p.property = 'recordsize' AND p.value_bytes IS NOT NULL
+"""
+ZPOOL_SQL = """
+SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path, f.host
+FROM zpool_list z JOIN files f USING (file_id)
+WHERE {where} AND z.vdev IS NULL AND z.dedup_ratio IS NOT NULL ORDER BY f.path, z.pool
+"""
+
+L2ARC_HEADER_BYTES = 96  # RAM per block held in L2ARC (arc_buf_hdr_t l2 part, approximate; F8)
+DDT_LEAF_BYTES = 4096  # legacy ZAP leaf block holding DDT entries (F3)
+FLAT_PHYS_BYTES = 72  # OpenZFS 2.3 flat DDT entry on disk (docs/formats/zfs-facts.md F6)
+LEGACY_PHYS_BYTES = 256  # four 64 B phys slots of a legacy entry (F2)
+LIVE_ENTRY_BYTES = 216  # OpenZFS 2.3 ddt_entry_t: a live entry being changed in a txg, not the cached table (F6)
+DEFAULT_RECORDSIZE = 128 * 1024  # ZFS's default recordsize (zfsprops.7)
+LARGE_RECORDSIZE = 1024 * 1024
+
+# the ladder's rungs, crude to good (column ``rung``: the number; ``estimate``: these words)
+RUNGS = {
+    1: "bp count (upper bound)",
+    2: "bp count less embedded bps and extra references",
+    3: "DDT-tracked blocks (zpool list DEDUP + zdb -b deduped)",
+    4: "zdb -S simulated entries",
+    5: "zdb -DD entries",
+    6: "zdb -DD entries x measured in-core size",
+    7: "zpool status -D entries x measured in-core size",
+}
+MEASURED_RUNGS = (6, 7)  # bytes per entry measured on the pool itself, not assumed
 
 
 def dedup_tracked(deduped_bytes: float, ratio: float, avg_asize: float, ratio_step: float = 0.01) -> dict:
@@ -137,63 +172,46 @@ def matching_zpool(s: dict, zpool: pl.DataFrame) -> dict | None:
 
 
 def ladder(
-    stats: pl.DataFrame, zpool: pl.DataFrame, ddt: pl.DataFrame, objects: pl.DataFrame, bytes_per_entry: float
+    stats: pl.DataFrame,
+    zpool: pl.DataFrame,
+    ddt: pl.DataFrame,
+    objects: pl.DataFrame,
+    bytes_per_entry: float,
+    status: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """Per pool, every DDT estimate the logs allow, crude to good: (pool, rung, entries, low, high, bytes_per_entry,
-    ddt_bytes, basis). ``zpool`` rows are matched to a zdb -b by pool and nearest ALLOC (``matching_zpool``)."""
+    """Per pool, every DDT estimate the logs allow, crude to good: (pool, rung, estimate, entries, low, high,
+    bytes_per_entry, ddt_bytes, basis); ``rung`` is the number of RUNGS, ``estimate`` its words. ``zpool`` rows are
+    matched to a zdb -b by pool and nearest ALLOC (``matching_zpool``)."""
     rows = []
-    for s in stats.iter_rows(named=True):
-        pool, bpe = s["pool"], bytes_per_entry
-        rows.append((pool, "1. bp count (upper bound)", s["bp_count"], None, None, bpe, "zdb -b: every block pointer"))
+    bpe = bytes_per_entry
+    for s in stats.iter_rows(named=True) if stats.height else []:
+        pool = s["pool"]
+        rows.append((pool, 1, s["bp_count"], None, None, bpe, "zdb -b: every block pointer"))
         extra = (s["bp_deduped_bytes"] or 0) / s["bp_allocated_avg_bytes"] if s["bp_allocated_avg_bytes"] else 0
         less = s["bp_count"] - (s["embedded_bp_count"] or 0) - extra
-        rows.append(
-            (
-                pool,
-                "2. bp count less embedded bps and extra references",
-                less,
-                None,
-                None,
-                bpe,
-                "zdb -b: bp count - embedded - deduped / average ASIZE",
-            )
-        )
+        rows.append((pool, 2, less, None, None, bpe, "zdb -b: bp count - embedded - deduped / average ASIZE"))
         zr = matching_zpool(s, zpool)
         if zr and s["bp_deduped_bytes"] and s["bp_allocated_avg_bytes"]:
-            t = dedup_tracked(
-                s["bp_deduped_bytes"], zr["dedup_ratio"], s["bp_allocated_avg_bytes"], 0.0 if zr["exact"] else 0.01
-            )
+            step = 0.0 if zr["exact"] else 0.01
+            t = dedup_tracked(s["bp_deduped_bytes"], zr["dedup_ratio"], s["bp_allocated_avg_bytes"], step)
             if t["entries"] is not None:
-                rows.append(
-                    (
-                        pool,
-                        "3. DDT-tracked blocks (zpool list DEDUP + zdb -b deduped)",
-                        t["entries"],
-                        t["entries_low"],
-                        t["entries_high"],
-                        bpe,
-                        f"deduped / (DEDUP {zr['dedup_ratio']:.2f} - 1) / average ASIZE",
-                    )
-                )
+                basis = f"deduped / (DEDUP {zr['dedup_ratio']:.2f} - 1) / average ASIZE"
+                rows.append((pool, 3, t["entries"], t["entries_low"], t["entries_high"], bpe, basis))
     for r in ddt.iter_rows(named=True):
-        rung = "4. zdb -S simulated entries" if r["source"] == "simulated" else "5. zdb -DD entries"
-        rows.append((r["pool_name"], rung, r["alloc_blocks"], None, None, bytes_per_entry, "zdb DDT histogram Total"))
+        rung = 4 if r["source"] == "simulated" else 5
+        rows.append((r["pool_name"], rung, r["alloc_blocks"], None, None, bpe, "zdb DDT histogram Total"))
     for r in objects.iter_rows(named=True):
         if r["entries"] and r["core_bytes"]:
+            per = r["core_bytes"] / r["entries"]
             rows.append(
-                (
-                    r["pool_name"],
-                    "6. zdb -DD entries x measured in-core size",
-                    r["entries"],
-                    None,
-                    None,
-                    r["core_bytes"] / r["entries"],
-                    "zdb -DD DDT objects: entries and in-core bytes",
-                )
+                (r["pool_name"], 6, r["entries"], None, None, per, "zdb -DD DDT objects: entries, in-core bytes")
             )
+    for r in status.iter_rows(named=True) if status is not None and status.height else []:
+        per = r["core_bytes"] / r["entries"]
+        rows.append((r["pool_name"], 7, r["entries"], None, None, per, "zpool status -D: entries, in-core bytes"))
     schema = {
         "pool": pl.String,
-        "rung": pl.String,
+        "rung": pl.Int64,
         "entries": pl.Float64,
         "entries_low": pl.Float64,
         "entries_high": pl.Float64,
@@ -201,11 +219,16 @@ def ladder(
         "basis": pl.String,
     }
     df = pl.DataFrame(rows, schema=schema, orient="row")
-    return df.with_columns(
-        ddt_bytes=pl.col("entries") * pl.col("bytes_per_entry"),
-        ddt_bytes_low=pl.col("entries_low") * pl.col("bytes_per_entry"),
-        ddt_bytes_high=pl.col("entries_high") * pl.col("bytes_per_entry"),
-    ).sort("pool", "rung")
+    return (
+        df.with_columns(
+            estimate=pl.col("rung").replace_strict(RUNGS, return_dtype=pl.String),
+            ddt_bytes=pl.col("entries") * pl.col("bytes_per_entry"),
+            ddt_bytes_low=pl.col("entries_low") * pl.col("bytes_per_entry"),
+            ddt_bytes_high=pl.col("entries_high") * pl.col("bytes_per_entry"),
+        )
+        .select("pool", "rung", "estimate", pl.exclude("pool", "rung", "estimate"))
+        .sort("pool", "rung")
+    )
 
 
 def one_summary_per_pool(stats: pl.DataFrame, pool: str = "pool_name") -> pl.DataFrame:
@@ -228,9 +251,419 @@ def arc_max(ram_gib: float, arc_max_gib: float) -> float:
     return arc_max_gib if arc_max_gib else ram_gib - 1
 
 
-def _whole_bytes(limit: float) -> int:
-    """A bytes-per-entry limit in whole bytes, rounded down: 'fits at 479 B or less' for 479.6 (480 would not fit)."""
+@dataclass
+class DedupFrames:
+    """What the selection holds for notebook 04, one frame per kind of log."""
+
+    stats: pl.DataFrame  # zdb -b summaries, one per pool
+    ddt: pl.DataFrame  # zdb -S / -DD histogram Totals
+    objects: pl.DataFrame  # zdb -DD DDT objects (entries, in-core bytes)
+    zpool: pl.DataFrame  # zpool list rows with a DEDUP ratio
+    l2arc_bytes: float | None  # the largest cache device of zpool iostat -v
+    arc: pl.DataFrame  # ARC statistics (arcstats, sysctl, arc_summary): c_max, arc_meta_limit, memory, size
+    recordsizes: pl.DataFrame  # zfs get recordsize of datasets (name, value_bytes)
+    status: pl.DataFrame  # zpool status -D: DDT entries and in-core bytes per pool
+
+    def file_ids(self) -> list[int]:
+        frames = (self.stats, self.ddt, self.objects, self.zpool, self.arc, self.recordsizes, self.status)
+        return [i for f in frames for i in f["file_id"].to_list()]
+
+
+def query(con, sel, measures_frame: pl.DataFrame) -> DedupFrames:
+    from .db import frame
+
+    where, params = sel.sql("f")
+    stats = one_summary_per_pool(frame(con, STATS_SQL.format(where=where), params))
+    if stats.height:
+        stats = stats.with_columns(pool=pl.col("pool_name"))
+    cache = measures_frame.filter(pl.col("metric") == "cache.size_bytes")
+    return DedupFrames(
+        stats=stats,
+        ddt=frame(con, DDT_SQL.format(where=where), params),
+        objects=frame(con, OBJECTS_SQL.format(where=where), params),
+        zpool=frame(con, ZPOOL_SQL.format(where=where), params),
+        l2arc_bytes=cache["value"].max() if cache.height else None,
+        arc=frame(con, ARC_SQL.format(where=where), params),
+        recordsizes=frame(con, RECORDSIZE_SQL.format(where=where), params),
+        status=frame(con, STATUS_SQL.format(where=where), params),
+    )
+
+
+# ----------------------------------------------------------------------------- notebook 04: compute
+
+
+@dataclass(frozen=True)
+class DedupParams:
+    bytes_per_entry: float = 320.0
+    per_entry_sizes: tuple[float, ...] = tuple(float(x) for x in OBSERVED_IN_CORE)
+    ram_gib: float = 32.0
+    arc_max_gib: float = 0.0  # 0: RAM less 1 GiB (FreeBSD's legacy default)
+    metadata_fraction: float = 0.25
+
+    def check(self) -> None:
+        arc = arc_max(self.ram_gib, self.arc_max_gib)
+        if (
+            self.ram_gib <= 0
+            or not 0 < arc <= self.ram_gib
+            or not 0 < self.metadata_fraction <= 1
+            or self.bytes_per_entry <= 0
+        ):
+            raise ValueError(
+                "need ram_gib > 0, 0 < arc_max_gib <= ram_gib (0: RAM less 1 GiB), 0 < metadata_fraction <= 1, "
+                f"bytes_per_entry > 0; got ram_gib {self.ram_gib:g}, arc_max_gib {arc:g}, metadata_fraction "
+                f"{self.metadata_fraction:g}, bytes_per_entry {self.bytes_per_entry:g}"
+            )
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The ARC metadata a machine's DDTs may use: ARC maximum x metadata fraction."""
+
+    ram_bytes: float
+    arc_max_bytes: float
+    metadata_fraction: float
+    source: str  # "parameters", or the log it was read from
+    rule: str = "metadata_fraction parameter"  # where the metadata share comes from
+    ram_source: str = "parameter"
+    arc_size_bytes: float | None = None  # the ARC's size when the statistics were taken
+    meta_used_bytes: float | None = None
+
+    @property
+    def bytes(self) -> float:
+        return self.arc_max_bytes * self.metadata_fraction
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A pool's best DDT estimate (the highest rung the logs allow) and its verdict against its machine's budget."""
+
+    pool: str
+    host: str | None
+    rung: int
+    estimate: str
+    entries: float
+    entries_low: float | None
+    entries_high: float | None
+    bytes_per_entry: float
+    ddt_bytes: float
+    ddt_low: float
+    ddt_high: float
+    fits: str  # "fits", "does not fit", "may or may not fit"
+    fits_at_most: int | None  # whole bytes per entry under which it fits (None: bytes per entry measured)
+    fits_at_most_low: int | None  # ... with the DEDUP ratio's rounding
+    fits_at_most_high: int | None
+    budget_bytes: float = 0.0  # the metadata budget of its machine (ARC statistics, else the parameters)
+
+    @property
+    def measured(self) -> bool:
+        return self.rung in MEASURED_RUNGS
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The pools of one host (label) against its one ARC."""
+
+    host: str
+    pools: tuple[str, ...]
+    ddt_bytes: float
+    ddt_low: float
+    ddt_high: float
+    entries: float
+    budget: Budget
+    fits: str
+    fits_at_most: int  # whole bytes per entry under which all its estimated pools fit together
+    other_dedup_pools: tuple[tuple[str, float], ...]  # (pool, DEDUP) of zpool list: deduplicating, not estimated
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """What `zpool list` DEDUP and zdb -b say together about one pool."""
+
+    pool: str
+    zpool_alloc: float
+    zdb_alloc: float
+    alloc_gap: float
+    dedup_ratio: float
+    tracked_bytes: float
+    file_id: int
+
+
+@dataclass(frozen=True)
+class RecordsizeGain:
+    """Entries saved at recordsize=1M: at most 1 MiB / the current recordsize, for files of 1 MiB and more."""
+
+    pool: str
+    avg_logical_bytes: float
+    recordsize_bytes: int
+    recordsize_source: str  # "zfs get", "label" or "default"
+    max_gain: float  # LARGE_RECORDSIZE / recordsize_bytes
+    naive_gain: float  # LARGE_RECORDSIZE / avg_logical_bytes (what dividing by the average would claim)
+
+
+@dataclass
+class DedupNumbers:
+    params: DedupParams
+    budget: Budget
+    memory: pl.DataFrame  # bp count x bytes per entry, per pool (rung 1 against the budget)
+    ladder: pl.DataFrame
+    sensitivity: pl.DataFrame  # the verdict's estimate over per_entry_sizes: (series, bytes_per_entry, ddt_bytes)
+    best: list[Estimate]
+    machines: list[Machine]
+    tracked: list[Tracked]
+    recordsize: list[RecordsizeGain]
+    l2arc_bytes: float | None
+    unhosted: list[str] = field(default_factory=list)  # pools without a host label: not summed with any other
+    budgets: dict = field(default_factory=dict)  # host label (None: any) -> Budget read from ARC statistics
+
+    @property
+    def chart_budget(self) -> float:
+        """The budget a chart draws: the one every pool is judged against, else the parameters'."""
+        got = {e.budget_bytes for e in self.best}
+        return got.pop() if len(got) == 1 else self.budget.bytes
+
+
+def arc_budget(g: pl.DataFrame, p: DedupParams) -> Budget:
+    """The metadata budget from one ARC statistics output: c_max, and arc_meta_limit where the ARC has one (up to
+    OpenZFS 2.1); from 2.2 on there is no metadata cap (F7), so the whole ARC maximum bounds the table. RAM from
+    memory_all_bytes, else the parameter."""
+    v = dict(zip(g["name"], g["value"]))
+    c_max = v["c_max"]
+    ram, ram_source = (
+        (v["memory_all_bytes"], "memory_all_bytes")
+        if v.get("memory_all_bytes")
+        else (
+            p.ram_gib * GiB,
+            "parameter",
+        )
+    )
+    if v.get("arc_meta_limit"):
+        fraction, rule = v["arc_meta_limit"] / c_max, "arc_meta_limit"
+    elif "meta" in v:
+        fraction, rule = 1.0, "no metadata cap (OpenZFS 2.2+: the ARC balances data and metadata)"
+    else:
+        fraction, rule = p.metadata_fraction, "metadata_fraction parameter (no arc_meta_limit in the output)"
+    return Budget(
+        ram_bytes=ram,
+        arc_max_bytes=c_max,
+        metadata_fraction=fraction,
+        source=f"ARC statistics, {g['path'][0].split('/')[-1]}",
+        rule=rule,
+        ram_source=ram_source,
+        arc_size_bytes=v.get("size"),
+        meta_used_bytes=v.get("arc_meta_used"),
+    )
+
+
+def arc_budgets(arc: pl.DataFrame, p: DedupParams) -> dict[str | None, Budget]:
+    """Per host label, the budget of its (first) ARC statistics output with a c_max; an output without a host label
+    stands for every pool when it is the only one (key None)."""
+    out: dict[str | None, Budget] = {}
+    for _, g in arc.group_by("path", maintain_order=True) if arc.height else []:
+        if "c_max" not in g["name"].to_list():
+            continue
+        out.setdefault(g["host"][0], arc_budget(g, p))
+    return out
+
+
+def whole_bytes(limit: float) -> int:
+    """A bytes-per-entry limit in whole bytes, rounded down: 'fits at 479 B or less' for 479.6 (480 would not fit).
+    The one rounding rule of every 'fits at' figure (findings and tables)."""
     return math.floor(limit)
+
+
+def _verdict(low: float, high: float, budget: float) -> str:
+    return "fits" if high <= budget else "does not fit" if low > budget else "may or may not fit"
+
+
+def best_estimate(g: pl.DataFrame, host: str | None, budget: Budget) -> Estimate:
+    """The highest rung of one pool's ladder rows, judged against ``budget``."""
+    b = g.sort("rung").row(-1, named=True)
+    lo = b["ddt_bytes_low"] if b["ddt_bytes_low"] is not None else b["ddt_bytes"]
+    hi = b["ddt_bytes_high"] if b["ddt_bytes_high"] is not None else b["ddt_bytes"]
+    assumed = b["rung"] not in MEASURED_RUNGS
+    return Estimate(
+        pool=b["pool"],
+        host=host,
+        rung=b["rung"],
+        estimate=b["estimate"],
+        entries=b["entries"],
+        entries_low=b["entries_low"],
+        entries_high=b["entries_high"],
+        bytes_per_entry=b["bytes_per_entry"],
+        ddt_bytes=b["ddt_bytes"],
+        ddt_low=lo,
+        ddt_high=hi,
+        fits=_verdict(lo, hi, budget.bytes),
+        fits_at_most=whole_bytes(budget.bytes / b["entries"]) if assumed else None,
+        fits_at_most_low=whole_bytes(budget.bytes / b["entries_high"]) if assumed and b["entries_high"] else None,
+        fits_at_most_high=whole_bytes(budget.bytes / b["entries_low"]) if assumed and b["entries_low"] else None,
+        budget_bytes=budget.bytes,
+    )
+
+
+def other_dedup_pools(zpool: pl.DataFrame, host: str, estimated: set[str], moment: set[int]) -> tuple:
+    """Pools of ``host``'s `zpool list` that deduplicate (DEDUP above 1.00x) and have no DDT estimate: from the
+    listings that matched a zdb -b (``moment``: file ids), else from every listing of the host."""
+    rows = zpool.filter((pl.col("host") == host) & ~pl.col("pool").is_in(list(estimated)))
+    same = rows.filter(pl.col("file_id").is_in(list(moment)))
+    rows = (same if same.height else rows).unique("pool", keep="last", maintain_order=True)
+    return tuple((r["pool"], r["dedup_ratio"]) for r in rows.iter_rows(named=True) if r["dedup_ratio"] > 1)
+
+
+def machines(best: list[Estimate], zpool: pl.DataFrame, moment: set[int], budget_of) -> list[Machine]:
+    """Per host label: its pools' best estimates summed against its one ARC budget (``budget_of(host)``)."""
+    out = []
+    for host in dict.fromkeys(e.host for e in best if e.host):
+        mine = [e for e in best if e.host == host]
+        low, high = sum(e.ddt_low for e in mine), sum(e.ddt_high for e in mine)
+        entries = sum(e.entries for e in mine)
+        budget = budget_of(host)
+        out.append(
+            Machine(
+                host=host,
+                pools=tuple(e.pool for e in mine),
+                ddt_bytes=sum(e.ddt_bytes for e in mine),
+                ddt_low=low,
+                ddt_high=high,
+                entries=entries,
+                budget=budget,
+                fits=_verdict(low, high, budget.bytes),
+                fits_at_most=whole_bytes(budget.bytes / entries),
+                other_dedup_pools=other_dedup_pools(zpool, host, {e.pool for e in mine}, moment),
+            )
+        )
+    return out
+
+
+def tracked_shares(stats: pl.DataFrame, zpool: pl.DataFrame) -> list[Tracked]:
+    """Per zdb -b pool with blocks deduped and a `zpool list` of the same moment: the bytes its DDT tracks."""
+    out = []
+    for s in stats.iter_rows(named=True) if stats.height else []:
+        z = matching_zpool(s, zpool) if s["bp_deduped_bytes"] else None
+        if z and z["dedup_ratio"] and z["dedup_ratio"] > 1:
+            out.append(
+                Tracked(
+                    pool=s["pool"],
+                    zpool_alloc=z["alloc_bytes"],
+                    zdb_alloc=net_allocated(s),
+                    alloc_gap=z["alloc_gap"],
+                    dedup_ratio=z["dedup_ratio"],
+                    tracked_bytes=s["bp_deduped_bytes"] / (z["dedup_ratio"] - 1),
+                    file_id=z["file_id"],
+                )
+            )
+    return out
+
+
+def pool_recordsize(pool: str, label: int | None, got: pl.DataFrame) -> tuple[int, str]:
+    """A pool's recordsize and where it comes from: `zfs get` of its datasets when they agree, else its
+    recordsize label, else ZFS's default."""
+    mine = got.filter((pl.col("name") == pool) | pl.col("name").str.starts_with(pool + "/")) if got.height else got
+    sizes = sorted(set(mine["value_bytes"].to_list())) if mine.height else []
+    if len(sizes) == 1:
+        return int(sizes[0]), "zfs get"
+    if label:
+        return int(label), "label"
+    return DEFAULT_RECORDSIZE, "default" if not sizes else "default (its datasets differ)"
+
+
+def recordsize_gains(stats: pl.DataFrame, got: pl.DataFrame | None = None) -> list[RecordsizeGain]:
+    out = []
+    for s in stats.iter_rows(named=True) if stats.height else []:
+        if s["bp_logical_avg_bytes"]:
+            record, source = pool_recordsize(
+                s["pool"], s.get("recordsize_label"), got if got is not None else stats.clear()
+            )
+            out.append(
+                RecordsizeGain(
+                    pool=s["pool"],
+                    avg_logical_bytes=s["bp_logical_avg_bytes"],
+                    recordsize_bytes=record,
+                    recordsize_source=source,
+                    max_gain=LARGE_RECORDSIZE / record,
+                    naive_gain=LARGE_RECORDSIZE / s["bp_logical_avg_bytes"],
+                )
+            )
+    return out
+
+
+def best_sensitivity(best: list[Estimate], machines_: list[Machine], sizes) -> pl.DataFrame:
+    """The estimate the verdict uses (each pool's best, and a machine's pools together) over ``sizes`` bytes/entry."""
+    series = [(e.pool, e.entries) for e in best]
+    series += [(f"{m.host} (all its pools)", m.entries) for m in machines_ if len(m.pools) > 1]
+    rows = [(name, float(b), n * float(b)) for name, n in series for b in sorted(sizes)]
+    return pl.DataFrame(
+        rows, schema={"series": pl.String, "bytes_per_entry": pl.Float64, "ddt_bytes": pl.Float64}, orient="row"
+    )
+
+
+def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
+    """Frames -> named numbers: the ladder, each pool's best estimate, each machine's pools together."""
+    p.check()
+    arc = arc_max(p.ram_gib, p.arc_max_gib)
+    budget = Budget(p.ram_gib * GiB, arc * GiB, p.metadata_fraction, "parameters")
+    stats = frames.stats
+    budgets = arc_budgets(frames.arc, p)
+    if set(budgets) == {None}:
+        budget = budgets[None]
+
+    def budget_of(host):
+        return budgets.get(host, budget)
+
+    memory = pl.DataFrame()
+    if stats.height:
+        memory = memory_table(stats, p.bytes_per_entry, p.ram_gib * GiB, arc / p.ram_gib, p.metadata_fraction)
+        per_pool = pl.Series("budget_bytes", [budget_of(h).bytes for h in stats["host"]], pl.Float64)
+        memory = (
+            memory.with_columns(per_pool)
+            .with_columns(
+                metadata_budget_gib=pl.col("budget_bytes") / GiB,
+                fits=pl.col("ddt_bytes") <= pl.col("budget_bytes"),
+                crossover_bytes_per_entry=pl.col("budget_bytes") / pl.col("bp_count"),
+            )
+            .with_columns(fits_at_most=pl.col("crossover_bytes_per_entry").floor().cast(pl.Int64))
+        )
+    lad = ladder(stats, frames.zpool, frames.ddt, frames.objects, p.bytes_per_entry, frames.status)
+    hosts = _hosts(frames)
+    best = [
+        best_estimate(g, hosts.get(pool), budget_of(hosts.get(pool)))
+        for (pool,), g in lad.group_by("pool", maintain_order=True)
+    ]
+    tracked = tracked_shares(stats, frames.zpool)
+    machines_ = machines(best, frames.zpool, {t.file_id for t in tracked}, budget_of)
+    return DedupNumbers(
+        params=p,
+        budget=budget,
+        memory=memory,
+        ladder=lad,
+        sensitivity=best_sensitivity(best, machines_, p.per_entry_sizes),
+        best=best,
+        machines=machines_,
+        tracked=tracked,
+        recordsize=recordsize_gains(stats, frames.recordsizes),
+        l2arc_bytes=frames.l2arc_bytes,
+        unhosted=[e.pool for e in best if not e.host],
+        budgets=budgets,
+    )
+
+
+def _hosts(frames: DedupFrames) -> dict[str, str]:
+    """pool -> host label, from whichever of its logs carries one."""
+    out: dict[str, str] = {}
+    named = (
+        (frames.stats, "pool"),
+        (frames.ddt, "pool_name"),
+        (frames.objects, "pool_name"),
+        (frames.status, "pool_name"),
+    )
+    for f, col in named:
+        for r in f.iter_rows(named=True) if f.height else []:
+            if r.get("host"):
+                out.setdefault(r[col], r["host"])
+    return out
+
+
+# ----------------------------------------------------------------------------- notebook 04: the orchestrator
 
 
 def analyse(
@@ -243,196 +676,22 @@ def analyse(
     metadata_fraction: float = 0.25,
 ):
     """Notebook 04 on any selection: per pool, the DDT estimates the logs allow (bp count x bytes/entry, zdb -S
-    entries, zdb -DD entries x their measured in-core size) against the ARC's metadata budget."""
-    from . import measures, prose
-    from .db import frame
+    entries, zdb -DD entries x their measured in-core size), and per machine its pools together against its one
+    ARC's metadata budget."""
+    from . import dedup_findings, measures
     from .result import Result
 
-    where, params = sel.sql("f")
+    p = DedupParams(bytes_per_entry, tuple(float(x) for x in per_entry_sizes), ram_gib, arc_max_gib, metadata_fraction)
+    p.check()
     res = Result.start(con, sel, measures.per_file(con, sel))
-    arc_max_gib = arc_max(ram_gib, arc_max_gib)
-    if ram_gib <= 0 or not 0 < arc_max_gib <= ram_gib or not 0 < metadata_fraction <= 1 or bytes_per_entry <= 0:
-        raise ValueError(
-            "need ram_gib > 0, 0 < arc_max_gib <= ram_gib (0: RAM less 1 GiB), 0 < metadata_fraction <= 1, "
-            f"bytes_per_entry > 0; got ram_gib {ram_gib:g}, arc_max_gib {arc_max_gib:g}, metadata_fraction "
-            f"{metadata_fraction:g}, bytes_per_entry {bytes_per_entry:g}"
-        )
-    budget = arc_max_gib * GiB * metadata_fraction
-    stats = one_summary_per_pool(frame(con, STATS_SQL.format(where=where), params))
-    ddt = frame(con, DDT_SQL.format(where=where), params)
-    objects = frame(con, OBJECTS_SQL.format(where=where), params)
-    res.frames.update(stats=stats, ddt=ddt, objects=objects)
-    res.file_ids = stats["file_id"].to_list() + ddt["file_id"].to_list() + objects["file_id"].to_list()
-    res.findings.append(
-        f"Metadata budget: {arc_max_gib:g} GiB ARC max x {metadata_fraction:g} = "
-        f"{budget / GiB:.2f} GiB (RAM {ram_gib:g} GiB; parameters)."
-    )
-    if stats.is_empty():
-        res.missing.append(
-            f"no `zdb -b` output for {sel.describe()}: run `zdb -b POOL > zdb-b-POOL.txt`, add it under "
-            "data/raw/<study>/ and label it (study, pool) in the manifest"
-        )
-    else:
-        stats = stats.with_columns(pool=pl.col("pool_name"))
-        table = memory_table(stats, bytes_per_entry, ram_gib * GiB, arc_max_gib / ram_gib, metadata_fraction)
-        table = table.with_columns(crossover_bytes_per_entry=budget / pl.col("bp_count"))
-        res.frames["memory"] = table
-        res.frames["sensitivity"] = sensitivity(stats, list(per_entry_sizes))
-        for r in table.iter_rows(named=True):
-            res.findings.append(
-                f"Pool {r['pool']}: {r['bp_count']:,} block pointers x {bytes_per_entry:g} B = {prose.size(r['ddt_bytes'])} "
-                f"({r['ddt_bytes'] / 1e9:.3g} GB), an upper bound (bp count includes metadata and embedded bps); "
-                + ("fits" if r["fits"] else "does not fit")
-                + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would "
-                f"fit at {_whole_bytes(r['crossover_bytes_per_entry'])} B per entry or less."
-            )
-        from_manifest = stats.filter(pl.col("pool_from_manifest"))
-        if from_manifest.height:
-            res.findings.append(
-                f"Pool names from the manifest (the zdb output has no prompt line): "
-                f"{prose.listing(from_manifest['pool'].to_list())}."
-            )
-        unnamed = stats.filter(pl.col("pool").is_null() | (pl.col("pool") == pl.col("path").str.split("/").list.last()))
-        if unnamed.height:
-            res.missing.append(
-                "the pool of " + prose.listing(unnamed["path"].to_list()) + " is not in the log nor the "
-                "manifest: add the pool name (column pool)"
-            )
-        res.headline = {
-            f"DDT {r['pool']} (bp count x {bytes_per_entry:g} B)": prose.size(r["ddt_bytes"])
-            for r in table.iter_rows(named=True)
-        }
-    if ddt.height:
-        for r in ddt.iter_rows(named=True):
-            kind = "zdb -S (simulated)" if r["source"] == "simulated" else "zdb -D/-DD (existing DDT)"
-            res.findings.append(
-                f"Pool {r['pool_name']}, {kind}: {r['alloc_blocks']:,} entries -> "
-                f"{prose.size(r['alloc_blocks'] * bytes_per_entry)} at {bytes_per_entry:g} B/entry."
-            )
-            res.headline[f"DDT entries {r['pool_name']} ({r['source']})"] = f"{r['alloc_blocks']:,}"
-    else:
-        res.missing.append(
-            f"no `zdb -S` or `zdb -DD` output for {sel.describe()}: `zdb -S POOL` (before enabling "
-            "dedup) counts the entries a DDT would hold; `zdb -DD POOL` (after) the real ones with their size"
-        )
-    for r in objects.iter_rows(named=True):
-        if r["entries"] and r["core_bytes"] is not None:
-            res.findings.append(
-                f"Pool {r['pool_name']}, DDT objects: {r['entries']:,} entries use {prose.size(r['core_bytes'])} "
-                f"in core = {r['core_bytes'] / r['entries']:.0f} B per entry (measured"
-                + (", from zdb's truncated per-entry figure" if r["derived"] else "")
-                + ")."
-            )
-    if stats.height and ddt.height:
-        both = stats.join(ddt.rename({"pool_name": "pool"}), on="pool", how="inner")
-        for r in both.iter_rows(named=True):
-            res.findings.append(
-                f"Pool {r['pool']}: bp count {r['bp_count']:,} is {r['bp_count'] / r['alloc_blocks']:.1f}x "
-                f"the {r['alloc_blocks']:,} entries zdb counted ({r['source']})."
-            )
-    zpool = frame(con, ZPOOL_SQL.format(where=where), params)
-    lad = ladder(
-        stats.with_columns(pool=pl.col("pool_name")) if stats.height else stats, zpool, ddt, objects, bytes_per_entry
-    )
-    res.frames["ladder"] = lad
-    res.file_ids += zpool["file_id"].to_list()
-    verdicts = []
-    for (pool,), g in lad.group_by("pool", maintain_order=True):
-        best = g.sort("rung").row(-1, named=True)
-        lo = best["ddt_bytes_low"] if best["ddt_bytes_low"] is not None else best["ddt_bytes"]
-        hi = best["ddt_bytes_high"] if best["ddt_bytes_high"] is not None else best["ddt_bytes"]
-        fits = "fits" if hi <= budget else "does not fit" if lo > budget else "may or may not fit"
-        rng = prose.size(best["ddt_bytes"]) if lo == hi else f"{prose.size(lo)} to {prose.size(hi)}"
-        res.findings.append(
-            f"Pool {pool}, best estimate ({best['rung'][3:]}): {best['entries']:,.0f} entries, "
-            f"{rng} at {best['bytes_per_entry']:.0f} B/entry: {fits} the {budget / GiB:.2f} GiB budget."
-        )
-        if not best["rung"].startswith("6."):  # bytes per entry assumed, not measured: where the verdict flips
-            flip = budget / best["entries"]
-            flips = (
-                f"{_whole_bytes(flip)} B"
-                if best["entries_low"] is None
-                else f"{_whole_bytes(flip)} B ({_whole_bytes(budget / best['entries_high'])}-"
-                f"{_whole_bytes(budget / best['entries_low'])} B with the ratio's rounding)"
-            )
-            sizes = sorted(per_entry_sizes)
-            res.findings.append(
-                f"  It fits while an entry costs at most {flips}; over the in-core sizes seen in zdb -DD "
-                f"outputs ({sizes[0]:g}-{sizes[-1]:g} B per entry) it spans {prose.size(best['entries'] * sizes[0])} "
-                f"to {prose.size(best['entries'] * sizes[-1])}: the verdict rests on the bytes per entry, which "
-                "only `zdb -DD` or `zpool status -D` on the pool itself measure."
-            )
-        res.headline[f"DDT {pool}, best estimate"] = f"{rng} ({best['rung'][3:]})"
-        if best["rung"].startswith(("1.", "2.")):
-            res.caveats.append(f"{pool}: only an upper bound (no zdb -S/-DD, no zpool DEDUP)")
-        if best["rung"].startswith("6."):
-            verdicts.append(f"{pool} {fits} ({rng}, measured bytes per entry)")
-        else:
-            flip = budget / best["entries"]
-            verdicts.append(
-                f"{pool} {fits} ({rng}; "
-                + (
-                    f"it would fit at {_whole_bytes(flip)} B/entry or less)"
-                    if fits == "does not fit"
-                    else f"not above {_whole_bytes(flip)} B/entry)"
-                )
-            )
-        s_row = stats.filter(pl.col("pool_name") == pool) if stats.height else stats
-        if s_row.height:
-            sr = s_row.row(0, named=True)
-            z = matching_zpool(sr, zpool) if sr["bp_deduped_bytes"] else None
-            if z and z["dedup_ratio"] and z["dedup_ratio"] > 1:
-                tracked, net = sr["bp_deduped_bytes"] / (z["dedup_ratio"] - 1), net_allocated(sr)
-                res.findings.append(
-                    f"Pool {pool}: `zpool list` ALLOC {prose.size(z['alloc_bytes'])} and zdb's allocation "
-                    f"{prose.size(net)} (bp allocated less deduped) differ by {z['alloc_gap']:.1%}, so the two "
-                    f"outputs fit one moment; by DEDUP {z['dedup_ratio']:.2f}x the DDT tracks "
-                    f"{prose.size(tracked)} ({tracked / 1e12:.2f} TB), {tracked / net:.1%} of the pool's allocation: "
-                    "the rest was written without dedup and has no entry."
-                )
-            if sr["bp_deduped_bytes"]:
-                res.findings.append(
-                    f"Pool {pool}: dedup saves {prose.size(sr['bp_deduped_bytes'])} of disk for about "
-                    f"{prose.size(best['ddt_bytes'])} of RAM."
-                )
-            if sr["bp_logical_avg_bytes"]:
-                res.findings.append(
-                    f"Pool {pool}: its average logical block is {sr['bp_logical_avg_bytes'] / 1024:.0f} KiB; "
-                    f"at recordsize=1M large files would need about {1024 * 1024 / sr['bp_logical_avg_bytes']:.0f}x "
-                    "fewer entries (small files and metadata do not shrink)."
-                )
-    cache = res.measures.filter(pl.col("metric") == "cache.size_bytes")
-    if cache.height and lad.height:
-        best_bytes = lad.sort("rung").group_by("pool", maintain_order=True).last()["ddt_bytes"].max()
-        res.findings.append(
-            f"An L2ARC of {prose.size(cache['value'].max())} is in the data: DDT blocks it holds leave "
-            f"the ARC but keep a header in RAM each (about {L2ARC_HEADER_BYTES} B per "
-            f"{DDT_LEAF_BYTES // 1024} KiB DDT block), about {prose.size(best_bytes / DDT_LEAF_BYTES * L2ARC_HEADER_BYTES)} "
-            f"for a {prose.size(best_bytes)} table: it relieves RAM, at the price of reads from the cache device."
-        )
-    if verdicts:
-        res.verdict = (
-            f"Best DDT estimate per pool against the {budget / GiB:.2f} GiB metadata budget, at "
-            f"{bytes_per_entry:g} B/entry unless measured: " + "; ".join(verdicts) + "."
-        )
-    res.findings.append(
-        "OpenZFS 2.3 fast dedup (new tables only; docs/formats/zfs-facts.md F6) changes the arithmetic: flat "
-        f"on-disk entries of {FLAT_PHYS_BYTES} B instead of 256 B, a slimmer in-core entry (about "
-        f"{FAST_ENTRY_CORE_BYTES} B), a dedup log that batches table updates, `dedup_table_quota` to cap the table, "
-        "`zpool ddtprune` to drop old unique entries and `zpool prefetch -t ddt` to load the table into the ARC. "
-        "On a pool that already dedups, `zpool status -D` prints its entries and in-core size."
-    )
-    if lad.height:
-        best_entries = lad.sort("rung").group_by("pool", maintain_order=True).last()
-        res.findings.append(
-            "  Arithmetic at about "
-            f"{FAST_ENTRY_CORE_BYTES} B per in-core entry: "
-            + prose.listing(
-                [
-                    f"{r['pool']} {prose.size(r['entries'] * FAST_ENTRY_CORE_BYTES)}"
-                    for r in best_entries.iter_rows(named=True)
-                ]
-            )
-            + " (best estimate of the entries)."
-        )
+    frames = query(con, sel, res.measures)
+    numbers = compute(frames, p)
+    res.frames.update(stats=frames.stats, ddt=frames.ddt, objects=frames.objects, ladder=numbers.ladder)
+    if numbers.memory.height:
+        res.frames["memory"] = numbers.memory
+    if numbers.sensitivity.height:
+        res.frames["sensitivity"] = numbers.sensitivity
+    res.file_ids = frames.file_ids()
+    res.numbers = numbers
+    dedup_findings.write(res, numbers, frames, sel)
     return res

@@ -23,7 +23,7 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
     jobs = frame(
         con,
         f"""
-        SELECT f.file_id, f.path, f.label, j.job_index, j.doc_index, j.jobname, j.groupid, j.rw, j.block_size_bytes,
+        SELECT f.file_id, f.path, f.sha256, j.line_start, j.line_end, f.label, j.job_index, j.doc_index, j.jobname, j.groupid, j.rw, j.block_size_bytes,
                j.iodepth,
                coalesce(j.numjobs, j.jobs) AS numjobs, j.ioengine, j.options_json,
                coalesce(f.command, c.command) AS command, r.direction, r.iops,

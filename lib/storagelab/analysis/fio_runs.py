@@ -68,7 +68,7 @@ SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type
        coalesce(f.command, c.command) AS command, f.notes, f.ram_bytes, f.phase, f.sha256,
        f.tool_version,
        g.doc_index, g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,
-       g.run_max_ns, g.run_max_ns AS elapsed_ns, g.derived, g.exact, g.line_start,
+       g.run_max_ns, g.run_max_ns AS elapsed_ns, g.derived, g.exact, g.line_start, g.line_end,
        r.ios, r.ios / (g.run_max_ns / 1e9) AS iops, r.clat_max_ns, r.lat_max_ns,
        j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json, j.jobname
 FROM fio_groups g JOIN files f USING (file_id)

@@ -16,6 +16,7 @@ takes ceil(d / (w - p)) rows, p parity sectors per row, and is padded to a multi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -59,6 +60,7 @@ def write_speedup_model(width: int = 8, parity: int = 2, ashift: int = 12) -> tu
 def ars_ratio_specs(width: int = 8, parity: int = 2, ashift: int = 12) -> list[tuple]:
     """(claim, numerator claim id, denominator claim id, model ratio or None, what the model says)."""
     write_model, write_basis = write_speedup_model(width, parity, ashift)
+    per_disk = raidz_alloc(1024 * KiB, width, parity, ashift)["max_data_bytes_per_disk"]
     return [
         ("1M recordsize speed-up of RAIDz2 1 MiB writes", RS1M_WRITE, RS128K_WRITE, write_model, write_basis),
         (
@@ -80,9 +82,10 @@ def ars_ratio_specs(width: int = 8, parity: int = 2, ashift: int = 12) -> list[t
             RAIDZ2_SERIAL_READ,
             RAID6_SERIAL_READ,
             3.0,
-            "transfer-bound end of the serial-reader model: 6 disks read 176 KiB each (RAIDz2, 1M record) vs 2 read "
-            "512 KiB each (RAID6, 512 KiB chunks). Positioning time (seek, rotation), which striping does not shorten, "
-            "pulls the ratio toward 1x: the model gives a range 1-3x, not a ceiling on speed",
+            f"transfer-bound end of the serial-reader model: {width - parity} disks read {per_disk // KiB} KiB each "
+            f"(RAIDz{parity}, 1M record, ashift {ashift}) vs 2 read 512 KiB each (RAID6, 512 KiB chunks). Positioning "
+            "time (seek, rotation), which striping does not shorten, pulls the ratio toward 1x: the model gives a range "
+            "1-3x, not a ceiling on speed",
         ),
     ]
 
@@ -198,6 +201,14 @@ def tuned_vs_default(
     )
 
 
+def nearest_ashift(expected: dict[int, float], measured: float, tie: float = 0.005) -> int | None:
+    """The ashift whose expected allocated / physical ratio is nearest ``measured``; None when the expectations
+    differ by less than ``tie`` (then the ratio cannot tell them apart), or there is only one."""
+    if len(expected) < 2 or max(expected.values()) - min(expected.values()) < tie:
+        return None
+    return min(expected, key=lambda a: abs(expected[a] - measured))
+
+
 # ----------------------------------------------------------------------------- notebook 02 on any selection
 
 TUNED_GROUP = ("stack", "pool", "vdev_type", "vdev_count", "vdev_width", "workload", "direction")
@@ -243,145 +254,6 @@ def raidz_overhead(labels: dict, default_recordsize: int) -> dict[int, float]:
     return out
 
 
-def analyse(
-    con,
-    sel,
-    recordsizes=(4096, 16384, 131072, 1048576),
-    io_sizes=(4096, 8192, 16384, 65536, 131072, 1048576),
-    default_recordsize: int = DEFAULT_RECORDSIZE,
-    raidz_width: int = 8,
-    raidz_parity: int = 2,
-    ashift: int = 12,
-    raid6_chunk_bytes: int = 524288,
-):
-    """Notebook 02 on any selection: the record model (parameters), measured block sizes from zdb, and fio runs
-    at different recordsizes compared within one workload."""
-    from . import fio_runs, measures, prose
-    from .db import frame
-    from .result import Result
-
-    if not 9 <= ashift <= 16:  # what ZFS takes: sectors of 512 B to 64 KiB
-        raise ValueError(f"ashift must be 9 to 16 (sectors of 512 B to 64 KiB), got {ashift}")
-    if not recordsizes or not io_sizes:
-        raise ValueError(
-            f"recordsizes and io_sizes need at least one size each, e.g. [4096, 131072]; got {list(recordsizes)} "
-            f"and {list(io_sizes)}"
-        )
-    where, params = sel.sql("f")
-    runs = fio_runs.runs(con, sel)
-    amp = amplification_table(list(recordsizes), list(io_sizes))
-    one = raidz_alloc(1024 * KiB, raidz_width, raidz_parity, ashift)
-    three = raidz_alloc(3 * 1024 * KiB, raidz_width, raidz_parity, ashift)
-    md6 = chunked_disks_touched(1024 * KiB, raid6_chunk_bytes)
-    model = model_measures(one, three, md6, raidz_width, raidz_parity, raid6_chunk_bytes, ashift)
-    res = Result.start(con, sel, pl.concat([measures.per_file(con, sel, runs), measures.study_level(model)]))
-    res.frames.update(amplification=amp, raidz_1m=pl.DataFrame([one]), raidz_3m=pl.DataFrame([three]))
-    a = amplification(default_recordsize, 4 * KiB)
-    res.findings.append(
-        f"Model: an uncached 4 KiB read from a {default_recordsize // KiB} KiB record reads the whole record "
-        f"({a['read_amp']:.0f}x); I/O of a record or more moves what it asks for. For writes, "
-        f"{a['write_amp']:.0f}x is the worst case: partial writes to one record within a transaction "
-        "group are merged in memory before the record is written once."
-    )
-    res.findings.append(
-        f"Model: a 1 MiB block on a {raidz_width}-wide RAIDz{raidz_parity} at ashift {ashift} takes "
-        f"{one['data_sectors']} data + {one['parity_sectors']} parity + {one['pad_sectors']} pad sectors "
-        f"({one['efficiency']:.1%} efficient), {one['max_data_bytes_per_disk'] // KiB} KiB on the busiest disk."
-    )
-    sizes = one_summary_per_pool(frame(con, ZDB_SIZES_SQL.format(where=where), params), "pool")
-    res.frames["zdb_sizes"] = sizes
-    res.file_ids += sizes["file_id"].to_list()
-    for r in sizes.iter_rows(named=True):
-        if r["bp_count"]:
-            measured = r["bp_allocated_bytes"] / r["bp_physical_bytes"]
-            res.findings.append(
-                f"Measured ({r['pool'] or r['path']}, zdb -b): {r['bp_logical_bytes'] / r['bp_count'] / KiB:.1f} KiB "
-                f"logical per block pointer on average; allocated / physical = {measured:.3f} "
-                "(parity, padding and copies)."
-            )
-            expected = raidz_overhead(r, default_recordsize)
-            if expected:
-                res.findings.append(
-                    f"  Expected for full {(r['recordsize_bytes'] or default_recordsize) // KiB} KiB records on "
-                    f"this {r['vdev_width']}-wide {r['vdev_type']}: "
-                    + ", ".join(f"{v:.3f} at ashift {a}" for a, v in expected.items())
-                    + f"; the measured {measured:.3f} is closest to ashift "
-                    f"{min(expected, key=lambda a: abs(expected[a] - measured))}."
-                )
-    if sizes.is_empty():
-        res.missing.append(
-            f"no `zdb -b` output for {sel.describe()}: its average block sizes show what recordsize the "
-            "data really has (`zdb -b POOL > zdb-b-POOL.txt`, labelled with pool and recordsize_bytes)"
-        )
-    _histogram_findings(res, frame(con, HISTOGRAM_SQL.format(where=where), params), default_recordsize, sel)
-    tuned = tuned_vs_default(runs, default_recordsize, by=TUNED_GROUP) if runs.height else runs
-    res.frames["tuned"] = tuned
-    res.file_ids += tuned["file_id"].to_list() if tuned.height else []
-    compared = (
-        tuned.filter(pl.col("ratio").is_not_null() & (pl.col("recordsize_bytes") != default_recordsize))
-        if tuned.height
-        else tuned
-    )
-    for r in compared.iter_rows(named=True):
-        res.findings.append(
-            f"fio {r['label']}: recordsize {r['recordsize_bytes'] // KiB} KiB, "
-            f"{prose.rate(r['bw_bytes_per_s'])} = {prose.change(r['bw_bytes_per_s'], r['default_bw_bytes_per_s'])} "
-            f"against {default_recordsize // KiB} KiB records in the same workload."
-        )
-    if compared.is_empty():
-        unlabelled = (  # runs, not their directions: a randrw run has a read and a write row
-            runs.filter(pl.col("recordsize_bytes").is_null()).select("file_id", "doc_index", "groupid").n_unique()
-            if runs.height
-            else 0
-        )
-        res.missing.append(
-            f"no fio runs of one workload at two recordsizes, one of them the default {default_recordsize // KiB} "
-            f"KiB, for {sel.describe()}"
-            + (f" ({unlabelled} fio run(s) carry no recordsize label)" if unlabelled else "")
-            + ": label each run's recordsize_bytes in the manifest"
-        )
-    res.headline.update(
-        {
-            f"model: read amplification 4 KiB at {default_recordsize // KiB} KiB records": f"{a['read_amp']:.0f}x",
-            f"model: 1 MiB block per disk ({raidz_width}-wide RAIDz{raidz_parity})": (
-                f"{one['max_data_bytes_per_disk'] // KiB} KiB"
-            ),
-        }
-    )
-    from ..claims import study_claims
-
-    stated = study_claims(sel.study)
-    figures = dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list()))
-    if all(cid in figures for cid in ARS_CLAIM_IDS):
-        ratios = ars_ratios(figures)
-        res.frames["stated_ratios"] = ratios
-        for r in ratios.iter_rows(named=True):
-            model = (
-                f"; model {r['theory']:.3f} ({r['theory_basis']}): measured {r['vs_theory_pct']:+.1f} %"
-                if r["theory"] is not None
-                else f" ({r['theory_basis']})"
-            )
-            res.findings.append(
-                f"Stated by the study (no raw data), {r['claim']}: {r['numerator_mib_s']:.0f} / "
-                f"{r['denominator_mib_s']:.0f} MiB/s = {r['ratio']:.3f}{model}."
-            )
-    if compared.height:
-        best_r = compared.sort("ratio", descending=True).row(0, named=True)
-        res.headline["best tuned recordsize vs default"] = f"{best_r['label']}: {best_r['ratio']:.2f}x"
-        res.verdict = (
-            f"Measured: {best_r['label']} at {best_r['ratio']:.2f}x the default-recordsize run of the same workload."
-        )
-    elif sizes.height:
-        res.verdict = "Measured (zdb): " + "; ".join(_measured_sizes(sizes, default_recordsize)) + "."
-    elif res.has("stated_ratios"):
-        w = res["stated_ratios"].row(0, named=True)
-        res.verdict = (
-            f"Stated by the study, not measured here: {w['claim']} {w['ratio']:.3f}x, of which the models explain "
-            f"{w['theory']:.3f}x; the remaining {w['unexplained']:.2f}x is not explained by them."
-        )
-    return res
-
-
 HISTOGRAM_SQL = """
 SELECT f.path, h.file_id, coalesce(s.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool,
        f.recordsize_bytes, h.block_size_bytes, h.lsize_count, h.lsize_bytes, h.psize_bytes, h.asize_bytes,
@@ -390,24 +262,6 @@ FROM zdb_block_size_histogram h JOIN files f USING (file_id)
 LEFT JOIN zdb_block_stats s ON s.file_id = h.file_id AND s.block_no = h.block_no
 WHERE {where} ORDER BY f.path, h.block_size_bytes
 """
-
-
-def _measured_sizes(sizes: pl.DataFrame, default_recordsize: int) -> list[str]:
-    out = []
-    for r in sizes.filter(pl.col("bp_count") > 0).iter_rows(named=True):
-        measured = r["bp_allocated_bytes"] / r["bp_physical_bytes"]
-        expected = raidz_overhead(r, default_recordsize)
-        near = min(expected, key=lambda a: abs(expected[a] - measured)) if expected else None
-        out.append(
-            f"{r['pool'] or r['path']} holds {r['bp_logical_bytes'] / r['bp_count'] / KiB:.1f} KiB per block pointer"
-            + (
-                f", allocated / physical {measured:.3f} against {expected[near]:.3f} expected for full records at "
-                f"ashift {near}"
-                if near is not None
-                else ""
-            )
-        )
-    return out
 
 
 def block_sizes(hist: pl.DataFrame, recordsize: int) -> dict:
@@ -427,38 +281,207 @@ def block_sizes(hist: pl.DataFrame, recordsize: int) -> dict:
     )
 
 
-def _histogram_findings(res, hist: pl.DataFrame, default_recordsize: int, sel) -> None:
-    from . import prose
+# ----------------------------------------------------------------------------- notebook 02: query and compute
 
-    seen, kept = set(), []
+LAYOUT_SQL = """
+SELECT DISTINCT coalesce(f.pool, f.label, f.path) AS pool, f.vdev_type, f.vdev_width, f.ashift
+FROM files f WHERE {where} AND f.vdev_type LIKE 'raidz%' AND f.vdev_width IS NOT NULL ORDER BY 1
+"""
+DEFAULT_RAIDZ = (8, 2)  # the parameters' default layout: 8-wide RAIDZ2 (the Ars Technica article's)
+
+
+@dataclass
+class RecordsizeFrames:
+    runs: pl.DataFrame  # fio runs (fio_runs.runs)
+    sizes: pl.DataFrame  # zdb -b summaries, one per pool
+    hist: pl.DataFrame  # zdb -bb block size histograms
+    layouts: pl.DataFrame  # the selection's labelled RAIDZ layouts
+    figures: dict  # the study's stated figures (claim id -> value in base units)
+
+
+@dataclass(frozen=True)
+class RaidzModel:
+    width: int
+    parity: int
+    ashift: int
+    source: str  # "parameters", or the labelled layout it was taken from
+    one: dict  # raidz_alloc of a 1 MiB block
+    three: dict  # raidz_alloc of a 3 MiB block
+
+
+@dataclass(frozen=True)
+class PoolSizes:
+    """A pool's zdb -b: average logical block and allocated / physical against the full-record expectation."""
+
+    pool: str
+    avg_logical_bytes: float
+    measured: float
+    expected: dict
+    nearest: int | None  # None: no expectation, or the expectations tie
+    recordsize_bytes: int
+    layout: str | None
+
+
+@dataclass
+class RecordsizeNumbers:
+    default_recordsize: int
+    amplification: pl.DataFrame
+    default_amp: dict
+    model: RaidzModel
+    measures: dict
+    pools: list[PoolSizes] = field(default_factory=list)
+    tuned: pl.DataFrame = field(default_factory=pl.DataFrame)
+    compared: pl.DataFrame = field(default_factory=pl.DataFrame)
+    unlabelled_runs: int = 0
+    stated: pl.DataFrame = field(default_factory=pl.DataFrame)
+    histograms: list[tuple[str, int, dict]] = field(default_factory=list)  # (pool, recordsize, block_sizes)
+    hist: pl.DataFrame = field(default_factory=pl.DataFrame)  # the histograms kept (one per pool and moment)
+
+
+def histogram_summaries(hist: pl.DataFrame, default_recordsize: int) -> tuple[list, pl.DataFrame]:
+    """One block_sizes summary per distinct histogram (-bb and -bbb of one pool print the same one)."""
+    seen, kept, out = set(), [], []
     for (path,), g in hist.group_by("path", maintain_order=True):
         record = g["recordsize_bytes"][0] or default_recordsize
         b = block_sizes(g, record)
         key = (g["pool"][0], b["blocks"], b["logical_bytes"])
-        if not b["logical_bytes"] or key in seen:  # -bb and -bbb of one pool print the same histogram
+        if not b["logical_bytes"] or key in seen:
             continue
         seen.add(key)
         kept.append(path)
-        res.findings.append(
-            f"Measured ({g['pool'][0]}, zdb -bb block size histogram): {b['blocks']:,} blocks, "
-            f"{prose.size(b['logical_bytes'])} logical; {b['full_record_share']:.0%} of the logical bytes are in "
-            f"blocks of at least the {record // KiB} KiB recordsize; the most bytes ({b['top_bucket_share']:.0%}) sit "
-            f"in blocks of {_bucket(b['top_bucket_bytes'])}"
-            + (" (zdb printed K/M suffixes: counts and sizes to 3 significant digits)." if b["approximate"] else ".")
+        out.append((g["pool"][0], record, b))
+    return out, hist.filter(pl.col("path").is_in(kept))
+
+
+def query(con, sel) -> RecordsizeFrames:
+    from ..claims import study_claims
+    from . import fio_runs
+    from .db import frame
+
+    where, params = sel.sql("f")
+    stated = study_claims(sel.study)
+    return RecordsizeFrames(
+        runs=fio_runs.runs(con, sel),
+        sizes=one_summary_per_pool(frame(con, ZDB_SIZES_SQL.format(where=where), params), "pool"),
+        hist=frame(con, HISTOGRAM_SQL.format(where=where), params),
+        layouts=frame(con, LAYOUT_SQL.format(where=where), params),
+        figures=dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list())),
+    )
+
+
+def raidz_model(layouts: pl.DataFrame, width: int, parity: int, ashift: int) -> RaidzModel:
+    """The RAIDZ layout the model uses: the parameters when they differ from the default, else the selection's
+    labelled layout (its first, by pool), else the default parameters."""
+    source = "parameters"
+    if (width, parity) == DEFAULT_RAIDZ and layouts.height:
+        r = layouts.row(0, named=True)
+        vt = r["vdev_type"]
+        width, parity = int(r["vdev_width"]), int(vt[-1]) if vt[-1].isdigit() else 1
+        ashift = int(r["ashift"]) if r["ashift"] else ashift
+        source = f"the labelled layout of {r['pool']}" + ("" if r["ashift"] else f"; ashift {ashift} assumed")
+    one = raidz_alloc(1024 * KiB, width, parity, ashift)
+    return RaidzModel(width, parity, ashift, source, one, raidz_alloc(3 * 1024 * KiB, width, parity, ashift))
+
+
+def pool_sizes(sizes: pl.DataFrame, default_recordsize: int) -> list[PoolSizes]:
+    out = []
+    for r in sizes.filter(pl.col("bp_count") > 0).iter_rows(named=True) if sizes.height else []:
+        measured = r["bp_allocated_bytes"] / r["bp_physical_bytes"]
+        expected = raidz_overhead(r, default_recordsize)
+        out.append(
+            PoolSizes(
+                pool=r["pool"] or r["path"],
+                avg_logical_bytes=r["bp_logical_bytes"] / r["bp_count"],
+                measured=measured,
+                expected=expected,
+                nearest=nearest_ashift(expected, measured),
+                recordsize_bytes=r["recordsize_bytes"] or default_recordsize,
+                layout=f"{r['vdev_width']}-wide {r['vdev_type']}" if expected else None,
+            )
         )
-        res.headline[f"{g['pool'][0]}: logical bytes in full records"] = f"{b['full_record_share']:.0%}"
-    hist = hist.filter(pl.col("path").is_in(kept))
-    res.frames["block_sizes"] = hist
-    res.file_ids += hist["file_id"].to_list()
-    if hist.is_empty():
-        res.missing.append(
-            f"no `zdb -bb` block size histogram for {sel.describe()}: it shows how the data's block sizes spread "
-            "against the recordsize (`zdb -bb POOL > zdb-bb-POOL.txt`, OpenZFS 2.0+)"
+    return out
+
+
+def compute(
+    frames: RecordsizeFrames,
+    recordsizes,
+    io_sizes,
+    default_recordsize: int,
+    raidz: tuple[int, int, int],
+    raid6_chunk_bytes: int,
+) -> RecordsizeNumbers:
+    """Frames -> named numbers: the models, the pools' measured block sizes, tuned-vs-default fio runs, the study's
+    stated ratios."""
+    model = raidz_model(frames.layouts, *raidz)
+    md6 = chunked_disks_touched(1024 * KiB, raid6_chunk_bytes)
+    n = RecordsizeNumbers(
+        default_recordsize=default_recordsize,
+        amplification=amplification_table(list(recordsizes), list(io_sizes)),
+        default_amp=amplification(default_recordsize, 4 * KiB),
+        model=model,
+        measures=model_measures(
+            model.one, model.three, md6, model.width, model.parity, raid6_chunk_bytes, model.ashift
+        ),
+        pools=pool_sizes(frames.sizes, default_recordsize),
+    )
+    runs = frames.runs
+    n.tuned = tuned_vs_default(runs, default_recordsize, by=TUNED_GROUP) if runs.height else runs
+    n.compared = (
+        n.tuned.filter(pl.col("ratio").is_not_null() & (pl.col("recordsize_bytes") != default_recordsize))
+        if n.tuned.height
+        else n.tuned
+    )
+    if runs.height:  # runs, not their directions: a randrw run has a read and a write row
+        n.unlabelled_runs = runs.filter(pl.col("recordsize_bytes").is_null()).select("file_id", "doc_index", "groupid")
+        n.unlabelled_runs = n.unlabelled_runs.n_unique()
+    if all(cid in frames.figures for cid in ARS_CLAIM_IDS):
+        n.stated = ars_ratios(frames.figures)
+    n.histograms, n.hist = histogram_summaries(frames.hist, default_recordsize)
+    return n
+
+
+def analyse(
+    con,
+    sel,
+    recordsizes=(4096, 16384, 131072, 1048576),
+    io_sizes=(4096, 8192, 16384, 65536, 131072, 1048576),
+    default_recordsize: int = DEFAULT_RECORDSIZE,
+    raidz_width: int = 8,
+    raidz_parity: int = 2,
+    ashift: int = 12,
+    raid6_chunk_bytes: int = 524288,
+):
+    """Notebook 02 on any selection: the record model (parameters, or the selection's labelled RAIDZ layout),
+    measured block sizes from zdb, and fio runs at different recordsizes compared within one workload."""
+    from . import measures, recordsize_findings
+    from .result import Result
+
+    if not 9 <= ashift <= 16:  # what ZFS takes: sectors of 512 B to 64 KiB
+        raise ValueError(f"ashift must be 9 to 16 (sectors of 512 B to 64 KiB), got {ashift}")
+    if not recordsizes or not io_sizes:
+        raise ValueError(
+            f"recordsizes and io_sizes need at least one size each, e.g. [4096, 131072]; got {list(recordsizes)} "
+            f"and {list(io_sizes)}"
         )
-
-
-def _bucket(n: int) -> str:
-    def one(v: int) -> str:
-        return f"{v // MiB} MiB" if v >= MiB else f"{v // KiB} KiB" if v >= KiB else f"{v} B"
-
-    return f"{one(n)} to {one(2 * n)}"
+    frames = query(con, sel)
+    n = compute(
+        frames, recordsizes, io_sizes, default_recordsize, (raidz_width, raidz_parity, ashift), raid6_chunk_bytes
+    )
+    res = Result.start(
+        con, sel, pl.concat([measures.per_file(con, sel, frames.runs), measures.study_level(n.measures)])
+    )
+    res.numbers = n
+    res.frames.update(
+        amplification=n.amplification,
+        raidz_1m=pl.DataFrame([n.model.one]),
+        raidz_3m=pl.DataFrame([n.model.three]),
+        zdb_sizes=frames.sizes,
+        tuned=n.tuned,
+    )
+    res.file_ids += frames.sizes["file_id"].to_list() + (n.tuned["file_id"].to_list() if n.tuned.height else [])
+    if n.stated.height:
+        res.frames["stated_ratios"] = n.stated
+    res.frames["block_sizes"] = n.hist
+    res.file_ids += n.hist["file_id"].to_list()
+    recordsize_findings.write(res, n, frames, sel)
+    return res

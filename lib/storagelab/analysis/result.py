@@ -4,6 +4,7 @@ named values its claims are checked against. A notebook shows these; it computes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -23,7 +24,7 @@ class Result:
     measures: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=MEASURE_SCHEMA))
     reasons: dict[str, str] = field(default_factory=dict)  # metric -> why it cannot be computed
     file_ids: list[int] = field(default_factory=list)
-    numbers: object = None  # the analysis's typed result of named numbers (a dataclass), where it has one
+    numbers: Any = None  # the analysis's typed result (a dataclass of named numbers), when it has one
 
     @classmethod
     def start(cls, con, sel: Selection, measures: pl.DataFrame) -> Result:

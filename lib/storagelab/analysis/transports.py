@@ -167,7 +167,9 @@ def analyse(con, sel, baseline_label: str = ""):
         res.findings.append(
             f"{w['receiver']}: its clock ran {w['wait_s']:.1f} s longer than {w['sender']} for the same "
             f"{prose.size(w['amount_bytes'])}; without that wait it received at "
-            f"{prose.rate(w['corrected_rate_bytes_per_s'])} (printed: {prose.rate(w['receiver_rate_bytes_per_s'])})."
+            f"{prose.rate(w['corrected_rate_bytes_per_s'])} (printed: {prose.rate(w['receiver_rate_bytes_per_s'])}). "
+            f"That is the amount over {w['sender']}'s time, so it equals the sender's rate by construction: it "
+            "shows what the receiver's printed rate lost to waiting, not a second measurement of the transfer."
         )
     for s in status.iter_rows(named=True):
         if s["buffer_fill_pct"] is not None:
@@ -190,7 +192,7 @@ def analyse(con, sel, baseline_label: str = ""):
     for w in waits.iter_rows(named=True):  # a receiver's printed rate includes its wait for the sender
         res.headline[w["receiver"]] = (
             f"{w['corrected_rate_bytes_per_s'] / MiB:.1f} MiB/s without its {w['wait_s']:.1f} s start-up wait "
-            f"(printed {w['receiver_rate_bytes_per_s'] / MiB:.1f})"
+            f"(the sender's rate, by construction; printed {w['receiver_rate_bytes_per_s'] / MiB:.1f})"
         )
     slow = r.row(-1, named=True)
     res.verdict = (

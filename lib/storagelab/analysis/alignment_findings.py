@@ -1,0 +1,360 @@
+"""Notebook 03's sentences, written only from ``alignment.AlignmentNumbers``."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from . import prose
+from .alignment import _TEST_WORDS, HEADLINE_TESTS, ZFS_GET, AlignmentNumbers, Anomalies
+
+_THROUGHPUT = ("putc", "put_block", "rewrite", "getc", "get_block")
+
+
+def _value(test: str, v: float | None) -> str:
+    """A bonnie++ value as a reader expects it: MiB/s for throughput, per second for seeks and file tests."""
+    from ..units import MiB
+
+    if v is None:
+        return "+++++"
+    return f"{v / MiB:.1f} MiB/s" if test in _THROUGHPUT else f"{v:.1f}/s"
+
+
+def write(res, n: AlignmentNumbers, sel) -> None:
+    _arithmetic(res, n, sel)
+    if n.runs.is_empty():
+        res.missing.append(
+            f"no bonnie++ runs for {sel.describe()}: run bonnie++ before and after the change "
+            "(e.g. `bonnie++ -d /pool/dir -s <2 x RAM>`), save each output under data/raw/<study>/ and "
+            "label them in the manifest with phase=before / phase=after (or partition_start_sector)"
+        )
+        return
+    if n.before is None:
+        files = len(n.phases)
+        none_before = not any(s == "before" for s in n.phases.values())
+        res.missing.append(
+            f"{files} bonnie++ run(s) for {sel.describe()}, but "
+            + ("none" if none_before else "no 'after' one")
+            + " labelled phase=before/after "
+            "(nor with a partition_start_sector to tell misaligned from aligned): label the pair in "
+            "the manifest"
+        )
+        return
+    _pair_and_noise(res, n)
+    _metrics(res, n)
+    _cache_artefacts(res, n)
+    _memory_reads(res, n)
+    _cache_findings(res, n.before, n.after)
+    _pool_states(res, n)
+    _explanations(res, n)
+    res.findings.append(
+        "A before/after pair measures everything that changed between the two runs (pool contents and "
+        "fill, fragmentation, cache state, software), not only the partition offset; the logs alone "
+        "cannot attribute the change to alignment."
+    )
+    if n.before["partition_start_sector"] is None:
+        res.missing.append(
+            f"the 'before' run ({n.before['label']}) has no partition_start_sector label: its offset is unknown"
+        )
+    _summary(res, n)
+
+
+def _arithmetic(res, n: AlignmentNumbers, sel) -> None:
+    for v in n.arithmetic:
+        res.findings.append(
+            f"Arithmetic: LBA {v['start_sector']} x {v['sector_bytes']} B = {v['start_bytes']:,} B, "
+            f"{v['rem_physical']:,} B past a {v['physical_bytes']} B boundary: "
+            + ("aligned." if v["aligned_physical"] else "misaligned (each physical sector write straddles two).")
+        )
+    parts = n.partitions
+    if parts.height:
+        phys = n.arithmetic[0]["physical_bytes"]
+        bad = parts.filter(~pl.col("aligned_physical").fill_null(True))
+        named = [f"{r[0]} p{r[1]} at LBA {r[2]}" for r in bad.select("disk", "index", "start_sector").iter_rows()]
+        res.findings.append(
+            f"{parts.height} partition(s) in the selection's partition tables; "
+            + (
+                f"misaligned to {phys:,} B physical sectors: {prose.listing(named)}."
+                if bad.height
+                else f"every one starts on a {phys:,} B boundary."
+            )
+        )
+    else:
+        res.missing.append(
+            f"no partition table for {sel.describe()}: save `gpart show`, `fdisk -l`, `sfdisk -d` or "
+            "`parted -m ... print` of the disks beside the benchmark logs"
+        )
+
+
+def _pair_and_noise(res, n: AlignmentNumbers) -> None:
+    how = (
+        "the 'after' run with the same layout labels (vdev type, count, width, cache, log)"
+        if n.same_layout
+        else "the first 'after' run (none has the same layout labels)"
+    )
+    noise = n.noise
+    others = (
+        f" The other 'after' runs ({prose.listing(list(noise.other_configs))}) are other configurations: their "
+        "spread is not run-to-run noise and is not used as such."
+        if noise.other_configs
+        else ""
+    )
+    if noise.repeats >= 2:
+        band = (
+            f"{noise.repeats} runs of the 'after' configuration give the noise band: the {noise.level:.0%} "
+            "prediction interval for one new run (t distribution, analysis/stats.py)."
+        )
+    else:
+        band = (
+            "The 'after' configuration ran once: there is no run-to-run estimate, so no difference below can be told "
+            "from noise (repeat bonnie++ on it, or append the repeats to one file, to get one)."
+        )
+    res.findings.append(f"Before: {n.before['label']}; after: {n.after['label']} ({how}). {band}{others}")
+
+
+def _metrics(res, n: AlignmentNumbers) -> None:
+    for r in n.ratios.filter(pl.col("test").is_in(list(_TEST_WORDS))).iter_rows(named=True):
+        if r["ratio"] is None:
+            continue
+        noise = ""
+        if r["within_noise"] is not None:
+            noise = (
+                f"; the {r['after_runs']} 'after' runs predict {_value(r['test'], r['pi_low'])} to "
+                f"{_value(r['test'], r['pi_high'])} for a new run, so the 'before' value is "
+                + ("**within noise**" if r["within_noise"] else "outside that interval")
+            )
+        res.findings.append(
+            f"{_TEST_WORDS[r['test']]}: {_value(r['test'], r['value_before'])} before, "
+            f"{_value(r['test'], r['value_after'])} after = {r['ratio']:.2f}x{noise}."
+        )
+
+
+def _cache_artefacts(res, n: AlignmentNumbers) -> None:
+    b, a = n.before, n.after
+    ba = n.ratios
+    for r in ba.filter(pl.col("beyond_disks").is_not_null()).iter_rows(named=True):
+        res.findings.append(
+            f"**Cache artefact**, {_TEST_WORDS.get(r['test'], r['test'])}: the {r['beyond_disks']} run's "
+            f"{_value(r['test'], r['value_' + r['beyond_disks']])} is {r['disk_multiple']:.1f}x the single-disk "
+            f"run's {_value(r['test'], r['single_disk_value'])}, more than its layout can draw from its disks "
+            f"({r['disk_model']}): a cache answered, so its ratio ({r['ratio']:.2f}x) says nothing about the disks."
+        )
+        other, mine = ("after", a) if r["beyond_disks"] == "before" else ("before", b)
+        theirs = a if other == "after" else b
+        if r["both_beyond"]:
+            res.findings.append(
+                f"  The {other} run measured {_value(r['test'], r['value_' + other])}, beyond its disks too: both "
+                "runs measured a cache, and their ratio says nothing about the partition offset."
+            )
+        elif all(theirs[c] == mine[c] for c in ("cache_devices", "log_devices")):
+            res.findings.append(
+                f"  The {other} run, with the same cache and log device labels, measured "
+                f"{_value(r['test'], r['value_' + other])}, within what its disks can draw: why a cache answered one "
+                "run and not the other, the logs do not say."
+            )
+    if "single_disk_value" in ba.columns and ba["single_disk_value"].is_null().all():
+        host = b.get("host") if b.get("host") == a.get("host") else None
+        res.missing.append(
+            (
+                f"no single-disk bonnie++ run of host {host} for {res.selection.describe()}"
+                if host
+                else "the before and after runs have no (or different) host labels, so no single-disk run can be "
+                "matched to their machine"
+            )
+            + ": without one, block speeds cannot be checked against what the disks can deliver (a run of one of "
+            "its disks, labelled with the same host and vdev_count=1, vdev_width=1)"
+        )
+
+
+def _memory_reads(res, n: AlignmentNumbers) -> None:
+    for m in n.memory_reads:
+        other = "" if m.other_cpu_pct is None else f" (the other run's: {m.other_cpu_pct:.0f} %CP)"
+        res.findings.append(
+            f"The {m.side} run's block read of {_value('get_block', m.value)} ran at {m.cpu_pct:.0f} %CP{other}: "
+            "a read that keeps the CPU busy is copying data from memory, not waiting on disks, so it was served from "
+            "memory (the ARC), not read from the pool's disks."
+        )
+
+
+def _cache_findings(res, before: dict, after: dict) -> None:
+    """Each run's bonnie++ file against the RAM it was told (-r) or labelled with, and its L2ARC label."""
+    from . import plausibility
+
+    seen = {}
+    for side, r in (("before", before), ("after", after)):
+        ram, where = plausibility.ram_bytes(r["command"], r["notes"], r.get("ram_bytes"))
+        check = plausibility.against_cache(r["file_size_bytes"], ram)
+        if check is not None:
+            seen.setdefault((r["file_size_bytes"], ram, where, r["cache_devices"]), []).append(side)
+    for (size, ram, where, l2arc), sides in seen.items():
+        check = plausibility.against_cache(size, ram)
+        res.findings.append(
+            f"Test size, {' and '.join(sides)} run{'s' if len(sides) > 1 else ''}: a {prose.size(size)} file, "
+            f"{check['size_over_ram']:.1f}x the {prose.size(ram)} of RAM ({where})"
+            + (f"; an L2ARC (labelled {l2arc}) adds to what can be cached" if l2arc else "")
+            + ": "
+            + (
+                "the whole file fits in memory, so the block numbers can be cache speeds."
+                if check["fits_in_cache"]
+                else "the file is larger than RAM, yet reads of recently written data can still come partly from cache."
+            )
+        )
+
+
+def _pool_states(res, n: AlignmentNumbers) -> None:
+    """What other logs of the selection say about the 'before' run's pool (fill, fragmentation, dedup)."""
+    parts = [
+        f"{r['label']}: {r['cap_pct']:.0f} % full, "
+        + ("fragmentation unknown" if r["frag_pct"] is None else f"{r['frag_pct']:.0f} % fragmented")
+        + ("" if r["dedup_ratio"] is None else f", DEDUP {r['dedup_ratio']:.2f}x")
+        for r in n.pool_states.iter_rows(named=True)
+    ]
+    if parts:
+        pool = n.before["pool"]
+        res.findings.append(
+            f"Other logs of pool {pool} in the selection (`zpool list`): {'; '.join(parts)}. A full, "
+            "fragmented or deduplicating pool writes slower; when these were taken relative to the benchmark runs "
+            "the logs do not say, so they are possible causes beside the change, not measured ones."
+        )
+        res.caveats.append(f"pool {pool} full, fragmented or deduplicating: confounders")
+
+
+def _anomaly_words(a: Anomalies) -> list[str]:
+    words = []
+    if a.fast_read:
+        words.append(f"the {_value('get_block', a.fast_read.value)} block read (served from memory)")
+    if a.slow_write:
+        words.append(
+            f"the {_value('put_block', a.slow_write[0])} block write with a worst latency of "
+            f"{a.slow_write[1] / 1e9:,.0f} s"
+        )
+    if a.slow_delete:
+        test, ratio = a.slow_delete
+        words.append(f"{ratio:.1f}x slower {'sequential' if test == 'seq_delete' else 'random'} deletes")
+    return words
+
+
+def _explanations(res, n: AlignmentNumbers) -> None:
+    """Which explanations the data supports or excludes: ashift, compression and dedup of the tested dataset."""
+    s, pool = n.settings, n.before.get("pool")
+    if s.ashift:
+        res.findings.append(
+            f"ashift of pool {pool or '(unnamed)'}: {s.ashift} ({s.ashift_source}). "
+            + (
+                "ashift 9 on 512e drives makes every sub-4 KiB write a read-modify-write inside the drive "
+                "(docs/formats/zfs-facts.md F11): the data support that explanation beside the partition offset."
+                if s.ashift == 9
+                else f"ashift {s.ashift} writes whole physical sectors: the data exclude ashift=9 as the cause."
+            )
+        )
+    else:
+        _ashift_unknown(res, n, pool)
+    a = n.anomalies
+    if s.datasets:
+        _dataset_settings(res, n, pool)
+    elif a and a.any():
+        target = f"{pool}/DATASET" if pool else "POOL/DATASET"
+        dedup_seen = [r["dedup_ratio"] for r in n.pool_states.iter_rows(named=True) if (r["dedup_ratio"] or 0) > 1]
+        res.findings.append(
+            "Hypothesis, not tested by these logs: bonnie++ writes near-zero data (docs/formats/zfs-facts.md F24), so "
+            f"compression or dedup on the 'before' run's dataset would explain at once {_anomaly_list(a)} (frees of "
+            "deduplicated blocks update the dedup table). "
+            + (
+                f"`zpool list` shows pool {pool} deduplicating (DEDUP {max(dedup_seen):.2f}x), so dedup was on for "
+                "some of its data; whether for the dataset bonnie++ wrote to, "
+                if dedup_seen
+                else "Whether either was on, "
+            )
+            + f"only `{ZFS_GET} {target}` says."
+        )
+        res.missing.append(
+            f"the tested dataset's settings: `{ZFS_GET} {target}` (the dataset bonnie++ wrote to) would settle "
+            "whether compression or dedup explains the anomalies above"
+        )
+
+
+def _anomaly_list(a: Anomalies) -> str:
+    words = _anomaly_words(a)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _dataset_settings(res, n: AlignmentNumbers, pool: str | None) -> None:
+    """zfs get output of the pool's datasets: whether compression or dedup can explain the anomalies."""
+    s, a = n.settings, n.anomalies
+    shown = "; ".join(
+        f"{d.name}: compression={d.compression or '?'}, dedup={d.dedup or '?'}, recordsize={d.recordsize or '?'}, "
+        f"sync={d.sync or '?'}"
+        for d in s.datasets
+    )
+    on = [d.name for d in s.datasets if d.shrinks_data]
+    off = [d.name for d in s.datasets if d.shrinks_data is False]
+    what = _anomaly_list(a) if a and a.any() else "the block speeds"
+    if on and not off:
+        judged = (
+            f"compression or dedup is on for {prose.listing(on)}: bonnie++'s near-zero data (F24) shrink to almost "
+            f"nothing on disk, so the data support that explanation of {what}"
+        )
+    elif off and not on:
+        judged = (
+            f"compression and dedup are off for {prose.listing(off)}: the data exclude them as the explanation of "
+            f"{what}"
+        )
+    else:
+        judged = (
+            f"compression or dedup is on for {prose.listing(on)} and off for {prose.listing(off)}: which dataset "
+            "bonnie++ wrote to, the logs do not say"
+        )
+    res.findings.append(
+        f"`zfs get` of pool {pool}'s datasets: {shown}. So {judged} (if the settings were the same when the runs "
+        "were made: the output does not say when it was taken)."
+    )
+
+
+def _ashift_unknown(res, n: AlignmentNumbers, pool: str | None) -> None:
+    res.findings.append(
+        f"ashift of pool {pool or '(unnamed)'} is not in the data (no `ashift` label, no `zdb -C` output), so "
+        "whether ashift=9 on 512e drives (every sub-4 KiB write a read-modify-write inside the drive) explains the "
+        "'before' run cannot be settled from its own logs."
+    )
+    for e in n.other_ashift:
+        exp = ", ".join(f"{v:.3f} at ashift {k}" for k, v in e.expected.items())
+        match = (
+            "the expectations tie, so it says nothing about ashift"
+            if e.nearest is None
+            else f"it matches ashift {e.nearest}"
+        )
+        res.findings.append(
+            f"  Evidence from another pool of host {e.host}: {e.pool} ({e.layout}) allocates {e.measured:.3f}x its "
+            f"physical bytes by zdb -b, against {exp} for full records: {match}. A pool created on the same machine "
+            f"(same OS, likely the same admin) suggests how pools were created there; it is evidence about {e.pool}, "
+            f"not proof for {pool or 'this pool'}."
+        )
+    res.missing.append(
+        f"the ashift of pool {pool or 'POOL'}: `zdb -C {pool or 'POOL'}` (its `ashift:` lines), or an `ashift` label "
+        "on the runs in the manifest"
+    )
+
+
+def _summary(res, n: AlignmentNumbers) -> None:
+    ba = n.ratios
+    repeats = n.noise.repeats if n.noise else 0
+    res.headline = {
+        f"{_TEST_WORDS[r['test']]} after/before": f"{r['ratio']:.2f}x"
+        + (
+            (" (within noise)" if r["within_noise"] else " (outside the after runs' prediction interval)")
+            if r["within_noise"] is not None
+            else " (one 'after' run: noise unknown)"
+        )
+        for r in ba.iter_rows(named=True)
+        if r["ratio"] is not None and r["test"] in HEADLINE_TESTS and r["beyond_disks"] is None
+    }
+    if ba["beyond_disks"].is_not_null().any():
+        res.caveats.append("a run faster than its disks: cache artefact")
+    if repeats < 2:
+        res.caveats.append("no repeats of the 'after' configuration: noise unknown")
+    res.caveats.append("the runs differ in more than the change: no cause shown")
+    pb = ba.filter(pl.col("test") == "put_block")
+    if pb.height and pb["ratio"][0] is not None:
+        res.verdict = (
+            f"Block writes ran {pb['ratio'][0]:.2f}x faster after than before; the two runs differ in "
+            "more than the partition offset, so the data do not show what caused it."
+        )

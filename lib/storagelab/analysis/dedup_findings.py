@@ -1,0 +1,324 @@
+"""Notebook 04's sentences, written only from ``dedup.DedupNumbers`` (and the frames it was computed from): no
+arithmetic here beyond putting the named numbers into words."""
+
+from __future__ import annotations
+
+from ..units import GiB
+from . import prose
+from .dedup import (
+    DDT_LEAF_BYTES,
+    FLAT_PHYS_BYTES,
+    L2ARC_HEADER_BYTES,
+    LARGE_RECORDSIZE,
+    LEGACY_PHYS_BYTES,
+    LIVE_ENTRY_BYTES,
+    DedupFrames,
+    DedupNumbers,
+    Estimate,
+    Machine,
+)
+
+ARC_COMMANDS = "`cat /proc/spl/kstat/zfs/arcstats` (Linux), `sysctl kstat.zfs.misc.arcstats` (BSD) or `arc_summary`"
+
+
+def write(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
+    """Every finding, missing line, headline, caveat and the verdict of notebook 04."""
+    _budget(res, n)
+    _upper_bounds(res, n, frames, sel)
+    _zdb_tables(res, n, frames, sel)
+    for e in n.best:
+        _best(res, n, e)
+    for t in n.tracked:
+        res.findings.append(
+            f"Pool {t.pool}: `zpool list` ALLOC {prose.size(t.zpool_alloc)} and zdb's allocation "
+            f"{prose.size(t.zdb_alloc)} (bp allocated less deduped) differ by {t.alloc_gap:.1%}, so the two "
+            f"outputs fit one moment; by DEDUP {t.dedup_ratio:.2f}x the DDT tracks {prose.size(t.tracked_bytes)} "
+            f"({t.tracked_bytes / 1e12:.2f} TB), {t.tracked_bytes / t.zdb_alloc:.1%} of the pool's allocation: "
+            "the rest was written without dedup and has no entry."
+        )
+    _savings(res, n, frames)
+    _recordsize(res, n)
+    for m in n.machines:
+        _machine(res, m)
+    _l2arc(res, n)
+    _fast_dedup(res, n)
+    _verdict(res, n)
+
+
+def _budget(res, n: DedupNumbers) -> None:
+    for host, b in n.budgets.items():
+        who = f"host {host}" if host else "the machine (no host label)"
+        meta = f" x {b.metadata_fraction:.3g} ({b.rule})" if b.metadata_fraction != 1 else f" ({b.rule})"
+        state = (
+            f"; the ARC held {prose.size(b.arc_size_bytes)}"
+            + (f", {prose.size(b.meta_used_bytes)} of it metadata" if b.meta_used_bytes else "")
+            + " when the statistics were taken"
+            if b.arc_size_bytes
+            else ""
+        )
+        res.findings.append(
+            f"Metadata budget of {who}: ARC maximum (c_max) {prose.size(b.arc_max_bytes)}{meta} = "
+            f"{prose.size(b.bytes)} (RAM {prose.size(b.ram_bytes)}, {b.ram_source}; {b.source}){state}."
+        )
+    hosts = {e.host for e in n.best}
+    if set(n.budgets) >= hosts or None in n.budgets:
+        return
+    b = n.budget
+    res.findings.append(
+        f"Metadata budget: {b.arc_max_bytes / GiB:g} GiB ARC max x {b.metadata_fraction:g} = "
+        f"{b.bytes / GiB:.2f} GiB (RAM {b.ram_bytes / GiB:g} GiB; {b.source})."
+    )
+    res.missing.append(
+        "the machine's RAM, ARC maximum and metadata limit are parameters here (ram_gib, arc_max_gib, "
+        f"metadata_fraction), not read from the machine: {ARC_COMMANDS} on it, saved beside the zdb logs with "
+        "the same host label, give them (c_max, arc_meta_limit, physical memory)"
+    )
+
+
+def _upper_bounds(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
+    stats = frames.stats
+    if stats.is_empty():
+        res.missing.append(
+            f"no `zdb -b` output for {sel.describe()}: run `zdb -b POOL > zdb-b-POOL.txt`, add it under "
+            "data/raw/<study>/ and label it (study, pool, host) in the manifest"
+        )
+        return
+    bpe = n.params.bytes_per_entry
+    for r in n.memory.iter_rows(named=True):
+        res.findings.append(
+            f"Pool {r['pool']}: {r['bp_count']:,} block pointers x {bpe:g} B = {prose.size(r['ddt_bytes'])} "
+            f"({r['ddt_bytes'] / 1e9:.3g} GB), an upper bound (bp count includes metadata and embedded bps); "
+            + ("fits" if r["fits"] else "does not fit")
+            + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would fit at {r['fits_at_most']} B per entry or less."
+        )
+        res.headline[f"DDT {r['pool']} (bp count x {bpe:g} B)"] = prose.size(r["ddt_bytes"])
+    named = stats.filter(stats["pool_from_manifest"])["pool"].to_list()
+    if named:
+        res.findings.append(
+            f"Pool names from the manifest (the zdb output has no prompt line): {prose.listing(named)}."
+        )
+    unnamed = stats.filter(stats["pool"].is_null() | (stats["pool"] == stats["path"].str.split("/").list.last()))
+    if unnamed.height:
+        res.missing.append(
+            "the pool of " + prose.listing(unnamed["path"].to_list()) + " is not in the log nor the "
+            "manifest: add the pool name (column pool)"
+        )
+
+
+def _zdb_tables(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
+    bpe = n.params.bytes_per_entry
+    for r in frames.ddt.iter_rows(named=True):
+        kind = "zdb -S (simulated)" if r["source"] == "simulated" else "zdb -D/-DD (existing DDT)"
+        res.findings.append(
+            f"Pool {r['pool_name']}, {kind}: {r['alloc_blocks']:,} entries -> "
+            f"{prose.size(r['alloc_blocks'] * bpe)} at {bpe:g} B/entry."
+        )
+        res.headline[f"DDT entries {r['pool_name']} ({r['source']})"] = f"{r['alloc_blocks']:,}"
+    if frames.ddt.is_empty() and frames.status.is_empty():
+        res.missing.append(
+            f"no `zdb -S` or `zdb -DD` output for {sel.describe()}: `zdb -S POOL` (before enabling "
+            "dedup) counts the entries a DDT would hold; `zdb -DD POOL` or `zpool status -D POOL` (after) the real "
+            "ones with their in-core size"
+        )
+    for r in frames.objects.iter_rows(named=True):
+        if r["entries"] and r["core_bytes"] is not None:
+            res.findings.append(
+                f"Pool {r['pool_name']}, DDT objects: {r['entries']:,} entries use {prose.size(r['core_bytes'])} "
+                f"in core = {r['core_bytes'] / r['entries']:.0f} B per entry (measured"
+                + (", from zdb's truncated per-entry figure" if r["derived"] else "")
+                + ")."
+            )
+    for r in frames.status.iter_rows(named=True):
+        res.findings.append(
+            f"Pool {r['pool_name']}, `zpool status -D`: {r['entries']:,} DDT entries, {prose.size(r['core_bytes'])} in "
+            f"core = {r['core_bytes'] / r['entries']:.0f} B per entry (measured; "
+            + ("printed per entry" if r["ddt_sizes"] == "per_entry" else "printed as a total")
+            + ")."
+        )
+    if frames.stats.height and frames.ddt.height:
+        both = frames.stats.join(frames.ddt.rename({"pool_name": "pool"}), on="pool", how="inner")
+        for r in both.iter_rows(named=True):
+            res.findings.append(
+                f"Pool {r['pool']}: bp count {r['bp_count']:,} is {r['bp_count'] / r['alloc_blocks']:.1f}x "
+                f"the {r['alloc_blocks']:,} entries zdb counted ({r['source']})."
+            )
+
+
+def _range(lo: float, mid: float, hi: float) -> str:
+    return prose.size(mid) if lo == hi else f"{prose.size(lo)} to {prose.size(hi)}"
+
+
+def _plural(fits: str) -> str:
+    return {"fits": "fit", "does not fit": "do not fit"}.get(fits, fits)
+
+
+def _total(m: Machine) -> str:
+    """A machine's pools together: the sum of their best estimates, with the range their ratios' rounding allows."""
+    if m.ddt_low == m.ddt_high:
+        return prose.size(m.ddt_bytes)
+    return f"{prose.size(m.ddt_bytes)} ({prose.size(m.ddt_low)} to {prose.size(m.ddt_high)})"
+
+
+def _shared(n: DedupNumbers, e: Estimate) -> Machine | None:
+    """The machine whose ARC ``e``'s pool shares with other deduplicating pools (None: it is alone, or unknown)."""
+    m = next((m for m in n.machines if m.host == e.host), None)
+    return m if m and (len(m.pools) > 1 or m.other_dedup_pools) else None
+
+
+def _best(res, n: DedupNumbers, e: Estimate) -> None:
+    rng = _range(e.ddt_low, e.ddt_bytes, e.ddt_high)
+    budget = e.budget_bytes
+    alone = " alone" if _shared(n, e) else ""
+    res.findings.append(
+        f"Pool {e.pool}, best estimate ({e.estimate}): {e.entries:,.0f} entries, {rng} at {e.bytes_per_entry:.0f} "
+        f"B/entry: {alone.strip() + ' ' if alone else ''}{e.fits} the {budget / GiB:.2f} GiB budget"
+        + (f" (it shares host {e.host}'s ARC: below)." if alone else ".")
+    )
+    if e.fits_at_most is not None:  # bytes per entry assumed, not measured: where the verdict flips
+        flips = f"{e.fits_at_most} B" + (
+            f" ({e.fits_at_most_low}-{e.fits_at_most_high} B with the ratio's rounding)"
+            if e.fits_at_most_low is not None
+            else ""
+        )
+        sizes = sorted(n.params.per_entry_sizes)
+        res.findings.append(
+            f"  Alone it fits while an entry costs at most {flips}; over the in-core sizes seen in zdb -DD "
+            f"outputs ({sizes[0]:g}-{sizes[-1]:g} B per entry) it spans {prose.size(e.entries * sizes[0])} "
+            f"to {prose.size(e.entries * sizes[-1])}: the verdict rests on the bytes per entry, which "
+            f"only `zdb -DD {e.pool}` or `zpool status -D {e.pool}` on the pool itself measure."
+        )
+    res.headline[f"DDT {e.pool}, best estimate"] = f"{rng} ({e.estimate})"
+    if e.rung in (1, 2):
+        res.caveats.append(f"{e.pool}: only an upper bound (no zdb -S/-DD, no zpool DEDUP)")
+
+
+def _savings(res, n: DedupNumbers, frames: DedupFrames) -> None:
+    best = {e.pool: e for e in n.best}
+    for s in frames.stats.iter_rows(named=True) if frames.stats.height else []:
+        if s["bp_deduped_bytes"] and s["pool"] in best:
+            res.findings.append(
+                f"Pool {s['pool']}: dedup saves {prose.size(s['bp_deduped_bytes'])} of disk for about "
+                f"{prose.size(best[s['pool']].ddt_bytes)} of RAM."
+            )
+
+
+def _recordsize(res, n: DedupNumbers) -> None:
+    for g in n.recordsize:
+        source = {
+            "zfs get": "`zfs get recordsize` of its datasets",
+            "label": "its recordsize label",
+        }.get(
+            g.recordsize_source,
+            f"ZFS's default; no recordsize label nor `zfs get recordsize {g.pool}` output says otherwise",
+        )
+        below = (
+            f"; its average logical block, {prose.size(g.avg_logical_bytes)}, is below the recordsize, so many of "
+            f"its blocks are small files or file tails that keep one entry each: 1 MiB / that average "
+            f"({g.naive_gain:.0f}x) is not a gain it can have"
+            if g.avg_logical_bytes < g.recordsize_bytes * 0.9
+            else f"; its average logical block is {prose.size(g.avg_logical_bytes)}"
+        )
+        if g.recordsize_bytes >= LARGE_RECORDSIZE:
+            res.findings.append(
+                f"Pool {g.pool}: its recordsize is already {prose.size(g.recordsize_bytes)} ({source}): a larger "
+                "recordsize has nothing to save here."
+            )
+            continue
+        res.findings.append(
+            f"Pool {g.pool}: at recordsize={LARGE_RECORDSIZE // 1024 // 1024}M, files of 1 MiB and more would need "
+            f"at most {g.max_gain:.0f}x fewer entries (1 MiB / the {prose.size(g.recordsize_bytes)} recordsize, "
+            f"{source}){below}. Small files and metadata do not shrink, and only data written after the change "
+            "gets the larger records, so the pool as a whole gains less."
+        )
+
+
+def _machine(res, m: Machine) -> None:
+    others = [f"{p} ({r:.2f}x)" for p, r in m.other_dedup_pools]
+    if len(m.pools) > 1:
+        b = m.budget.bytes
+        res.findings.append(
+            f"Host {m.host}: its pools {prose.listing(list(m.pools))} share one ARC. Their best estimates together: "
+            f"{_total(m)}, {m.ddt_bytes / b:.2f}x the {b / GiB:.2f} GiB metadata "
+            f"budget: together they {_plural(m.fits)}"
+            f" (they would fit at {m.fits_at_most} B per entry or less)."
+        )
+    if others:
+        res.findings.append(
+            f"Host {m.host}: `zpool list` shows {prose.listing(others)} deduplicating too. Their tables share the "
+            "same ARC and have no estimate here (no zdb output of them), so the machine's total above is a lower "
+            "bound."
+        )
+        res.missing.append(
+            f"DDT sizes of host {m.host}'s other deduplicating pools: "
+            + ", ".join(f"`zpool status -D {p}`" for p, _ in m.other_dedup_pools)
+            + " (or `zdb -DD POOL`) print their entries and in-core size"
+        )
+        res.caveats.append(f"{m.host}: {len(others)} more deduplicating pool(s) not counted")
+    if len(m.pools) > 1:
+        res.headline[f"DDT host {m.host} ({' + '.join(m.pools)})"] = (
+            f"{_total(m)} vs {m.budget.bytes / GiB:.2f} GiB: {_plural(m.fits)}"
+        )
+
+
+def _l2arc(res, n: DedupNumbers) -> None:
+    if n.l2arc_bytes is None or not n.best:
+        return
+    table = max([m.ddt_bytes for m in n.machines] + [e.ddt_bytes for e in n.best])
+    res.findings.append(
+        f"An L2ARC of {prose.size(n.l2arc_bytes)} is in the data: DDT blocks it holds leave "
+        f"the ARC but keep a header in RAM each (about {L2ARC_HEADER_BYTES} B per "
+        f"{DDT_LEAF_BYTES // 1024} KiB DDT block), about {prose.size(table / DDT_LEAF_BYTES * L2ARC_HEADER_BYTES)} "
+        f"for a {prose.size(table)} table: it relieves RAM, at the price of reads from the cache device."
+    )
+
+
+def _fast_dedup(res, n: DedupNumbers) -> None:
+    res.findings.append(
+        "OpenZFS 2.3 fast dedup (new tables only; docs/formats/zfs-facts.md F6): an entry's phys part is one "
+        f"{FLAT_PHYS_BYTES} B slot instead of four 64 B slots ({LEGACY_PHYS_BYTES} B), a dedup log batches table "
+        "updates, `dedup_table_quota` caps the table, `zpool ddtprune` drops old unique entries and "
+        "`zpool prefetch -t ddt` loads the table into the ARC. The cached table is still ZAP leaf blocks (F2, F3): "
+        "its RAM is the leaves' bytes, what `zdb -DD` and `zpool status -D` print as 'in core', not the entries x "
+        f"the {LIVE_ENTRY_BYTES} B of a live `ddt_entry_t` (only entries being changed in the current transaction "
+        "group are held as such). How many flat entries a leaf holds, and so a 2.3 table's RAM, these logs "
+        "cannot say: `zpool status -D POOL` on a pool with a 2.3 table measures it."
+    )
+
+
+def _verdict(res, n: DedupNumbers) -> None:
+    if not n.best:
+        return
+    bpe = n.params.bytes_per_entry
+    parts = []
+    for m in n.machines:
+        if len(m.pools) > 1:
+            others = (
+                f"; {prose.listing([p for p, _ in m.other_dedup_pools])} dedup too, not counted"
+                if (m.other_dedup_pools)
+                else ""
+            )
+            parts.append(
+                f"host {m.host}'s {' + '.join(m.pools)} together {_plural(m.fits)} "
+                f"({_total(m)}; they would fit at {m.fits_at_most} B/entry or less{others})"
+            )
+    pools = []
+    for e in n.best:
+        rng = _range(e.ddt_low, e.ddt_bytes, e.ddt_high)
+        if e.fits_at_most is None:
+            pools.append(f"{e.pool} {e.fits} ({rng}, measured bytes per entry)")
+        elif e.fits == "does not fit":
+            pools.append(f"{e.pool} {e.fits} ({rng}; it would fit at {e.fits_at_most} B/entry or less)")
+        else:
+            pools.append(f"{e.pool} {e.fits} ({rng}; not above {e.fits_at_most} B/entry)")
+    each = "each pool alone: " if parts else ""
+    budgets = sorted({e.budget_bytes for e in n.best})
+    against = f"the {prose.size(budgets[0])} metadata budget" if len(budgets) == 1 else "each machine's metadata budget"
+    res.verdict = (
+        f"Best DDT estimate per pool against {against}, at {bpe:g} B/entry "
+        "unless measured: " + "; ".join(parts + [each + "; ".join(pools)]) + "."
+    )
+    if n.unhosted and len(n.best) > 1:
+        res.missing.append(
+            f"pools {prose.listing(n.unhosted)} have no host label: each is judged alone against a whole ARC; "
+            "label the host of each log so that the pools of one machine are summed against its one ARC"
+        )

@@ -1,0 +1,226 @@
+"""Notebook 01's sentences, written only from ``scaling.ScalingNumbers``."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ..units import MiB
+from . import prose
+from .scaling import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
+
+
+def write(res, n: ScalingNumbers, frames: ScalingFrames, sel) -> None:
+    if n.scaled.height:
+        _layouts(res, n)
+    if n.serial:
+        _serial(res, n)
+    elif n.serial_error:
+        res.missing.append(f"no serial-reader fit: {n.serial_error}")
+    _fio(res, n, frames, sel)
+    _single(res, n, sel)
+    _one_mirror(res, n)
+    for r in n.stated.iter_rows(named=True):
+        res.findings.append(
+            f"Stated by the study (no raw data): {r['vdev_class']}, n = 2 {r['n_counts']}: "
+            f"{r['pct_of_one']:.0f} % of one = {r['ratio']:.2f}x against the rule's {r['ideal']:.1f}x "
+            f"({r['deviation_pct']:+.1f} %)."
+        )
+    res.verdict = _verdict(n)
+
+
+def _layouts(res, n: ScalingNumbers) -> None:
+    fixed, base = n.fixed_disks is not None, n.baseline
+    if fixed:
+        res.findings.append(
+            f"Every layout uses the same {n.fixed_disks} disks: more vdevs means narrower vdevs, so the "
+            "sum-of-vdevs rule (which assumes added disks) is not the model for this sweep. The disk model "
+            "per direction is: a write goes to every disk of a mirror (one disk's worth per mirror vdev) and to "
+            "the data disks of RAIDZ; a read can come from every disk of a mirror, whatever the layout, and from "
+            "the data disks of RAIDZ."
+        )
+    for r in n.best.iter_rows(named=True):
+        two = n.scaled.filter(
+            (pl.col("test") == r["test"]) & (pl.col("vdev_type") == r["vdev_type"]) & (pl.col("vdev_count") == base * 2)
+        )
+        model = (
+            f"the disk model's {r['disk_model_ratio']:.2f}x"
+            if fixed and r["disk_model_ratio"] is not None
+            else f"the sum-of-vdevs rule's {r['ideal']:.0f}x"
+        )
+        two_txt = (
+            f"{two['relative'][0]:.2f}x at {base * 2} vdevs" + ("" if fixed else f" (rule {2:.0f}x)")
+            if two.height and two["relative"][0] is not None
+            else f"no layout with {base * 2} vdevs"
+        )
+        res.findings.append(
+            f"Layout table, {r['test']} {r['vdev_type']}: {r['baseline'] / MiB:.1f} MiB/s with {base} "
+            f"vdev; {two_txt}; best {r['layout']} ({r['vdev_count']} vdevs) {r['speed_bytes_per_s'] / MiB:.1f} MiB/s = "
+            f"{r['relative']:.2f}x against {model}."
+        )
+        res.headline[f"{r['test']} {r['vdev_type']}"] = f"best {r['layout']}: {r['relative']:.2f}x one vdev" + (
+            f" (disk model {r['disk_model_ratio']:.2g}x)" if fixed else f" (rule {r['ideal']:.0f}x)"
+        )
+
+
+def _serial(res, n: ScalingNumbers) -> None:
+    fitted, terms = n.serial
+    test = fitted["test"][0]
+    res.headline[f"{test} as one serial reader"] = (
+        f"fitted model, mean error {terms['mean_error_pct']:.1f} % over {terms['layouts']} layouts"
+    )
+    rate = terms["disk_rate_bytes_per_s"]
+    transfer = f"the bytes each disk reads at {rate / MiB:.1f} MiB/s" if rate else "no transfer term (fitted <= 0)"
+    res.findings.append(
+        f"Model (fitted, not measured), {test} as one serial reader of {terms['record_bytes'] // 1024} KiB records: "
+        f"per record {terms['fixed_s'] * 1e3:.3f} ms + {terms['per_disk_s'] * 1e3:.4f} ms per disk it waits for + "
+        f"{transfer}; fitted to {terms['layouts']} layouts, mean error {terms['mean_error_pct']:.1f} %, worst "
+        f"{terms['worst_error_pct']:.1f} %."
+    )
+    for vt in sorted(set(fitted["vdev_type"].to_list())):
+        f = fitted.filter(pl.col("vdev_type") == vt).sort("vdev_count")
+        top = f.sort("speed_bytes_per_s", descending=True).row(0, named=True)
+        lo, hi = f["model_bytes_per_s"].min(), f["model_bytes_per_s"].max()
+        model = (
+            f"model {lo / MiB:.1f} MiB/s at every vdev count"
+            if hi - lo < 1e-9 * hi
+            else f"model {lo / MiB:.1f}-{hi / MiB:.1f} MiB/s (best at "
+            f"{f.sort('model_bytes_per_s', descending=True)['vdev_count'][0]} vdevs)"
+        )
+        res.findings.append(
+            f"  {vt}: measured {f['speed_bytes_per_s'].min() / MiB:.1f}-{f['speed_bytes_per_s'].max() / MiB:.1f} MiB/s "
+            f"(best at {top['vdev_count']} vdevs), {model}."
+        )
+    res.findings.append(
+        "  A mirror reads each record from one disk, so its reader waits for one disk's transfer "
+        "whatever the layout; RAIDZ splits the record over its data disks: wide vdevs wait for many "
+        "disks, narrow ones move more bytes per disk, so speed rises and then falls. The fit shows the "
+        "shape is consistent with a serial reader; it does not identify the hardware behind each term."
+    )
+
+
+def _fio(res, n: ScalingNumbers, frames: ScalingFrames, sel) -> None:
+    multi, runs = n.fio_multi, frames.runs
+    if runs.height:
+        groups = multi.select("stack", "vdev_type", "vdev_width", "workload", "direction").unique().height
+        res.findings.append(
+            f"{runs.height} fio run(s) for {sel.describe()}, {n.labelled_runs} labelled with vdev_type "
+            f"and vdev_count; {groups if multi.height else 0} "
+            "group(s) (same stack, vdev type and width, workload, direction) hold more than one vdev count."
+        )
+    for r in multi.iter_rows(named=True):
+        if r["relative"] is None:
+            continue
+        res.findings.append(
+            f"fio {r['label']}: {r['vdev_count']} x {r['vdev_type']} {prose.rate(r['bw_bytes_per_s'])} = "
+            f"{r['relative']:.2f}x the {n.baseline}-vdev run of the same workload (rule {r['ideal']:.1f}x)."
+        )
+    if multi.height == 0:
+        res.missing.append(
+            f"no fio runs of one workload on pools with different vdev counts for {sel.describe()}: run "
+            "the same fio job on 1, 2, 4 ... vdevs and label each run with vdev_type, vdev_count and "
+            "vdev_width in the manifest" + ("" if n.scaled.height else "; nor a layout table")
+        )
+
+
+def _model(r: dict) -> str:
+    lo, hi = r["model_low"], r["model_high"]
+    if lo == 0:
+        return f"at most {hi:g}x"
+    return f"{lo:g}x" if lo == hi else f"{lo:g}-{hi:g}x"
+
+
+def _single(res, n: ScalingNumbers, sel) -> None:
+    for r in n.single.iter_rows(named=True):
+        unit = (lambda v: f"{v:.1f}/s") if r["direction"] == "seeks" else prose.rate
+        res.findings.append(
+            f"{r['tool']} {r['direction']}: {r['label']} {unit(r['value'])} against one disk "
+            f"({r['single']}) {unit(r['single_value'])} = {r['ratio']:.2f}x; model {_model(r)} ({r['model']})"
+            + ("." if r["within_model"] else ": **outside the model**, something else limits it.")
+        )
+    if n.single.height and not n.single["within_model"].all():
+        res.caveats.append("layouts outside the disk model: another limit")
+    for r in n.rejected.iter_rows(named=True):
+        against = f" for {r['layout']}" if r["layout"] else ""
+        res.findings.append(
+            f"{r['tool']} single-disk run {r['single']} is not used as one disk{against}: {r['reason']}."
+        )
+    if n.scaled.is_empty() and n.single.is_empty():
+        if n.rejected.height:
+            res.missing.append(
+                f"no single-disk run of the pools' own disks for {sel.describe()}: the single-disk run(s) "
+                f"{prose.listing(n.rejected['single'].to_list())} stand for none of them (why: above); benchmark one "
+                "of the pool's disks alone on its host with the same workload"
+            )
+        else:
+            res.missing.append(
+                f"no single-disk run to compare layouts with for {sel.describe()}: benchmark one of the disks "
+                "alone with the same workload and label it vdev_type=single (or vdev_count=1, vdev_width=1)"
+            )
+
+
+def _physical(res, n: ScalingNumbers) -> None:
+    p = n.physical
+    if not p or p["one_physical"] <= p["fastest_physical"] * 1.1:
+        return
+    res.findings.append(
+        f"Physical writes: the one-vdev mirror ({p['one_layout']}) sent every block to all {p['one_disks']} disks, "
+        f"{p['one_disks']} x {p['one_speed'] / MiB:.1f} = {p['one_physical'] / MiB:,.1f} MiB/s to its disks; the "
+        f"fastest mirror layout ({p['fastest_layout']}) sends {p['fastest_copies']:g} x "
+        f"{p['fastest_speed'] / MiB:.1f} = {p['fastest_physical'] / MiB:,.1f} MiB/s, "
+        f"{p['one_physical'] / p['fastest_physical']:.1f}x less. The controllers and bus carried more, so they do not "
+        "cap the plateau: the limit lies on the logical path (one writer stream, CPU, checksums, transaction groups), "
+        "which these logs do not separate."
+    )
+
+
+def _one_mirror(res, n: ScalingNumbers) -> None:
+    _physical(res, n)
+    if n.one_mirror_disk is None:
+        return
+    disk = n.one_mirror_disk
+    res.findings.append(
+        f"A one-vdev mirror writes every block to all its disks, so its dd write "
+        f"({disk / MiB:.1f} MiB/s) is one disk's speed. Against it:"
+    )
+    for r in n.one_disk_picks.iter_rows(named=True):
+        dd = _data_disks_or_none(r["vdev_type"], widths(r["vdev_widths"]))
+        res.findings.append(
+            f"  {r['vdev_type']} {r['layout']} ({r['vdev_count']} vdev{'s' if r['vdev_count'] > 1 else ''}): "
+            f"{r['speed_bytes_per_s'] / disk:.1f} disks' worth of writes ({dd} in theory)."
+        )
+
+
+def _verdict(n: ScalingNumbers) -> str:
+    """One sentence from what the selection measured: the fastest layout of each write test against the disk model,
+    the serial-reader fit, the layouts against one disk; else the study's stated figures (said to be stated)."""
+    parts = []
+    if n.best.height:
+        writes = n.best.filter(pl.col("test").map_elements(direction_of, return_dtype=pl.String) == "write")
+        for (test,), g in writes.group_by("test", maintain_order=True):
+            r = g.sort("speed_bytes_per_s", descending=True).row(0, named=True)
+            model = (
+                f"the disk model's {r['disk_model_ratio']:.2g}x"
+                if r["layouts_disks"] == 1
+                else f"the sum-of-vdevs rule's {r['ideal']:.0f}x"
+            )
+            parts.append(
+                f"{test} at best {r['speed_bytes_per_s'] / MiB:.1f} MiB/s ({r['vdev_type']} {r['layout']}), "
+                f"{r['relative']:.2f}x its one-vdev layout against {model}"
+            )
+    if n.serial:
+        fit = n.serial[0]
+        parts.append(
+            f"{fit['test'][0]} fits a serial-reader model (fitted, mean error {fit['error_pct'].abs().mean():.1f} %)"
+        )
+    if n.single.height:
+        items = [
+            f"{r['label']} {r['direction']} {r['ratio']:.2f}x (model {_model(r)})"
+            for r in n.single.iter_rows(named=True)
+        ]
+        parts.append("against one disk: " + prose.listing(items, limit=4))
+    if parts:
+        return "Measured: " + "; ".join(parts) + "."
+    if n.stated.height:
+        items = [f"{r['vdev_class']} n = 2 {r['ratio']:.2f}x ({r['n_counts']})" for r in n.stated.iter_rows(named=True)]
+        return "Stated by the study, not measured here: " + prose.listing(items) + " against the rule's 2x."
+    return ""
