@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from ..units import MB, MiB
-from . import design
+from . import arc, design
 from .db import frame
 from .fio_runs import runs as fio_runs
 from .result import Result
@@ -236,6 +236,7 @@ def analyse(con, sel: Selection) -> tuple[Result, list[DiskCard]]:
     cards = compute(runs)
     res = Result(selection=sel)
     res.findings, res.missing = findings(cards, sel)
+    res.missing += arc.missing(runs) if not runs.is_empty() else []
     unmatched = sel.unmatched(con)  # no stored file has the selection's labels: said first
     res.missing[:0] = [unmatched] if unmatched else []
     res.file_ids = sorted({f for c in cards for r in c.results.values() for f in r.file_ids})

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import design, fio_compare, fio_depth, fio_durable
+from . import arc, design, fio_compare, fio_depth, fio_durable
 from .fio_compare import comparison_sentence, point_comparisons, repeats_sentence  # noqa: F401
 from .fio_depth import (  # noqa: F401
     PERCENTILES,
@@ -363,4 +363,6 @@ def analyse(
     numbers = compute(data, steady)
     res.numbers = numbers
     findings(numbers, res, steady)
+    res.findings += arc.notes(data.runs)  # ARC ratios the flag does not show (below it, since boot), what is missing
+    res.missing += arc.missing(data.runs) + arc.untied(con, sel)
     return res

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..units import MiB
-from . import design, fio_runs, measures, prose, stats
+from . import arc, design, fio_runs, measures, prose, stats
 from .result import Result
 from .selection import Selection
 
@@ -576,7 +576,10 @@ def analyse(
             f"set the parameter direction to one of them"
         )
         return res
-    return findings(res, compute(d, disks, direction, inflation_margin, min_elapsed_s))
+    res = findings(res, compute(d, disks, direction, inflation_margin, min_elapsed_s))
+    res.findings += arc.notes(d)  # ARC hit ratios the flag does not show (below it, since boot), and what is missing
+    res.missing += arc.missing(d) + arc.untied(con, sel)
+    return res
 
 
 # ---- findings: sentences from StacksResult only ---------------------------------------------------------------
