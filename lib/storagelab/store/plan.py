@@ -77,6 +77,7 @@ class Plan:
     _gone_by_sha: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a gone file
     _stored_by_sha: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a stored file not re-read
     _seen: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a file of this run
+    _versions: dict[str, str] = field(default_factory=dict)  # tool -> the current parser version
 
     @classmethod
     def make(
@@ -93,6 +94,7 @@ class Plan:
         stored = dict(stored)
         gone = {k: stored.pop(k) for k in [k for k in stored if k not in listed and in_scope(k, scopes)]}
         plan = cls(stored, copies, gone, [k for k in copies if k not in listed and in_scope(k, scopes)])
+        plan._versions = dict(versions)
         plan._gone_by_sha = {v.sha256: k for k, v in gone.items() if versions.get(v.tool) == v.parser_version}
 
         def current(f: StoredFile) -> bool:
@@ -137,7 +139,11 @@ class Plan:
                 self.unique.append(key)
             return Action.RENAMED
         same = self._stored_by_sha.get(sha256) or self._seen.get(sha256)
-        if same and same != key and not old:
+        if same and same != key:
+            if old:  # a stored file now holding another stored file's bytes: its own rows go, it is a copy
+                self.gone[key] = self.stored.pop(key)
+                if self._versions.get(old.tool) == old.parser_version and old.sha256 not in self._seen:
+                    self._gone_by_sha.setdefault(old.sha256, key)
             self.found.append(Copy(key, sha256, size, mtime_ns, same))
             return Action.COPY
         self._seen[sha256] = key
