@@ -280,7 +280,7 @@ def export(con, out: Path | str) -> dict:
 
 def sweep(out: Path, parts: dict[str, dict[str, int]]) -> int:
     """Delete what a dataset's meta.json does not list: part files of former generations or of a killed run,
-    temporary files, Spark's ``_temporary`` and ``_SUCCESS``, staging folders, a former version's stamps.json;
+    temporary files, Spark's ``_temporary``, staging folders, a former version's stamps.json;
     then empty partition folders. Returns how many files went."""
     listed = {rel for files in parts.values() for rel in files}
     gone = 0
@@ -314,9 +314,9 @@ def sweep(out: Path, parts: dict[str, dict[str, int]]) -> int:
 
 
 def _ours(name: str) -> bool:
-    """A file a dataset writer puts in a table's folder (part files, their temporary names, Spark's markers)."""
+    """A file a dataset writer puts in a table's folder: part files (and Spark's .crc of them), temporary files."""
     plain = name.lstrip(".")
-    return plain.startswith("part-") or name in ("_SUCCESS", "._SUCCESS.crc") or name.endswith(".tmp")
+    return plain.startswith("part-") or name.endswith(".tmp")
 
 
 def is_dataset(path: Path | str) -> bool:

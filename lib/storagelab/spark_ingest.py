@@ -410,7 +410,7 @@ def _old_file_ids(spark, output: str, old: dict) -> dict[tuple[str, str], int]:
 
 
 def _sweep(spark, output: str, parts: dict) -> None:
-    """After meta.json: the part files it does not list go (a former run's, a killed run's), and Spark's markers."""
+    """After meta.json: the part files it does not list go (a former run's, a killed run's), and Spark's _temporary."""
     from urllib.parse import unquote, urlparse
 
     from . import dataset
@@ -425,8 +425,7 @@ def _sweep(spark, output: str, parts: dict) -> None:
         for rel in _listing(spark, output, name):
             if rel not in listed:
                 fs.delete(root.suffix(f"/{rel}"), False)
-        for marker in ("_SUCCESS", "_temporary"):
-            fs.delete(root.suffix(f"/{name}/{marker}"), True)
+        fs.delete(root.suffix(f"/{name}/_temporary"), True)
 
 
 def all_table_names() -> list[str]:
