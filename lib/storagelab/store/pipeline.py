@@ -99,7 +99,15 @@ def ingest(
         summary.warnings.append(f"no manifest at {manifest.path}: the files under {manifest.root} are unlabelled")
     outside: list[str] = []
     clashes: list[str] = []
-    listing, ignored, summary.ignore_files = ignore.split(unique(list_files(targets, outside), clashes), targets)
+    unreadable: list[tuple[str, str, str]] = []
+    listing, ignored, summary.ignore_files = ignore.split(
+        unique(list_files(targets, outside, unreadable), clashes), targets
+    )
+    summary.warnings += [
+        f"{printable(path)}: cannot read this folder ({why}): its files were not looked at (stored ones stay)"
+        for _key, path, why in unreadable
+        if not ignore.folder_ignored(path, targets)
+    ]
     summary.warnings += clashes
     summary.ignored = len(ignored)
     summary.warnings += outside[: labels.WARN_MAX] + (
@@ -114,6 +122,8 @@ def ingest(
             gc.disable()  # the batches are many small objects without cycles: a collector pass only rescans them
             stream.remove_leftovers(db_file)
             run = _Run(con, db_file, manifest, summary, ctrl_c)
+            # not looked at, so not gone: ignored files, and the files of folders that cannot be read
+            run.kept = _kept({f.key for f in ignored}, [key + "/" for key, _, _ in unreadable], targets)
             summary.rebuilt_schema = db.ensure_schema(con, run.code)
             faults.inject("schema-ready")
             writer.forget_errors(con, [f.key for f in ignored])  # an ignored file's old failure is not listed
@@ -135,6 +145,18 @@ def ingest(
             gc.enable()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _kept(keys: set[str], prefixes: list[str], targets: list) -> Callable[[str], bool]:
+    """Whether a stored file that is not listed stays: it is one of ``keys``, under one of ``prefixes``, or a
+    path the ignore files exclude (an ignored file that was deleted is not looked at either)."""
+
+    def kept(key: str) -> bool:
+        if key in keys or any(key.startswith(p) for p in prefixes):
+            return True
+        return ignore.path_ignored(key if key.startswith("/") else paths.ROOT / key, targets)
+
+    return kept
 
 
 def _promote_copies(con, plan: Plan) -> dict[str, dict]:
@@ -192,6 +214,7 @@ class _Run:
         self.con, self.db_file, self.manifest, self.summary, self.ctrl_c = con, db_file, manifest, summary, ctrl_c
         self.code = db.code_signature()
         self.labels_of = labels.labels_by_key(manifest)
+        self.kept: Callable[[str], bool] = lambda key: False  # stored files not listed that are not gone
 
     def ingest(self, listing: list[ListedFile], scope_list: list[str], workers, batch_files, batch_rows, progress):
         con, summary = self.con, self.summary
@@ -206,7 +229,7 @@ class _Run:
             r[0]: StoredCopy(*r[1:])
             for r in con.execute("SELECT path, sha256, size_bytes, mtime_ns, same_as FROM duplicates").fetchall()
         }
-        plan = Plan.make(listing, stored, copies, versions, scope_list)
+        plan = Plan.make(listing, stored, copies, versions, scope_list, self.kept)
         summary.skipped += plan.skipped
         summary.duplicates += plan.skipped_copies
         self._parse_and_write(plan, versions, workers, batch_files, batch_rows, progress)
