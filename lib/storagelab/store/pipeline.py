@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -100,8 +101,9 @@ def ingest(
     outside: list[str] = []
     clashes: list[str] = []
     unreadable: list[tuple[str, str, str]] = []
+    own = _own_files(db_file, None if parquet_dir is False else Path(parquet_dir or parquet_dir_for(db_file)))
     listing, ignored, summary.ignore_files = ignore.split(
-        unique(list_files(targets, outside, unreadable), clashes), targets
+        unique((f for f in list_files(targets, outside, unreadable) if not own(f.path)), clashes), targets
     )
     summary.warnings += [
         f"{printable(path)}: cannot read this folder ({why}): its files were not looked at (stored ones stay)"
@@ -145,6 +147,23 @@ def ingest(
             gc.enable()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _own_files(db_file: Path, parquet: Path | None) -> Callable[[str], bool]:
+    """Whether a listed file is the database's own (a database inside the folder it ingests): the database, its
+    write-ahead log, its Parquet folder's files, a staging database of a huge file."""
+    folder = os.path.realpath(db_file.parent)
+    name = db_file.name
+    mine = {os.path.join(folder, name), os.path.join(folder, name + ".wal")}
+    pq = os.path.realpath(parquet) + os.sep if parquet else None
+
+    def own(path: str) -> bool:
+        real = os.path.realpath(path)
+        if real in mine or (pq and real.startswith(pq)):
+            return True
+        return os.path.dirname(real) == folder and os.path.basename(real).startswith(stream.STAGE_PREFIX + name)
+
+    return own
 
 
 def _kept(keys: set[str], prefixes: list[str], targets: list) -> Callable[[str], bool]:
