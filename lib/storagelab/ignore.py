@@ -268,9 +268,21 @@ class IgnoreList:
         return self._decide(rel, False)
 
 
-def path_ignored(path: Path | str, targets: Iterable[Path | str], raw: Path | None = None) -> bool:
-    """Whether the ignore file of its root (see split) excludes the file at ``path`` (which may be gone)."""
-    return bool(split([("", str(path))], targets, raw)[1])
+def path_matcher(targets: Iterable[Path | str], raw: Path | None = None):
+    """A function telling whether the ignore file of its root (see split) excludes the file at a path (which may
+    be gone); the ignore files are read once."""
+    from . import paths
+
+    roots = _roots(list(targets), raw or paths.RAW)
+
+    def ignored(path: Path | str) -> bool:
+        a = os.path.abspath(path)
+        for root, il in roots:  # deepest root first
+            if a.startswith(root + os.sep):
+                return il.ignored(a[len(root) + 1 :].replace(os.sep, "/"))
+        return False
+
+    return ignored
 
 
 def folder_ignored(folder: Path | str, targets: Iterable[Path | str], raw: Path | None = None) -> bool:

@@ -170,10 +170,12 @@ def _kept(keys: set[str], prefixes: list[str], targets: list) -> Callable[[str],
     """Whether a stored file that is not listed stays: it is one of ``keys``, under one of ``prefixes``, or a
     path the ignore files exclude (an ignored file that was deleted is not looked at either)."""
 
+    ignored = ignore.path_matcher(targets)
+
     def kept(key: str) -> bool:
         if key in keys or any(key.startswith(p) for p in prefixes):
             return True
-        return ignore.path_ignored(key if key.startswith("/") else paths.ROOT / key, targets)
+        return ignored(key if key.startswith("/") else paths.ROOT / key)
 
     return kept
 
