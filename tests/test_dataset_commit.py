@@ -177,3 +177,19 @@ def test_labels_that_make_no_folder_name_are_kept_whole(tmp_path, label):
     assert len(folders) == 2 and f"study={dataset.NULL_PARTITION}" in folders
     assert all(len(f.encode()) <= 200 for f in folders)
     assert any(f.startswith("study=" + dataset._escape(label[:20])) for f in folders)  # readable: the label's start
+
+
+def test_two_exports_into_one_folder_at_once_leave_one_whole_dataset(exported):
+    """One writer at a time (a lock in _storagelab/): else one run's sweep deletes the other's new part files."""
+    db, out = exported
+    shutil.rmtree(out)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    cmd = [sys.executable, "-m", "storagelab", "export", "--dataset", str(out), "--db", str(db)]
+    procs = [subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in "ab"]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    assert unlisted(out) == []
+    con = duckdb.connect(str(db), read_only=True)
+    assert joined(out)["ids"] == sorted(con.execute("SELECT path, file_id FROM files").fetchall())
+    con.close()

@@ -32,6 +32,7 @@ Incremental: a partition is rewritten only when its stamp (a hash of its ``files
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -250,6 +251,12 @@ def export(con, out: Path | str) -> dict:
     out = Path(out)
     _check_database(con)
     (out / META_DIR).mkdir(parents=True, exist_ok=True)
+    with open(out / META_DIR / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time: another's sweep would delete this one's new parts
+        return _export(con, out)
+
+
+def _export(con, out: Path) -> dict:
     old = read_meta(out) or {}
     tables = _tables()
     part = f"part-{uuid.uuid4().hex[:16]}.parquet"
@@ -308,7 +315,7 @@ def sweep(out: Path, parts: dict[str, dict[str, int]]) -> int:
             shutil.rmtree(leftover, ignore_errors=True)
         else:
             leftover.unlink(missing_ok=True)
-    for tmp in (out / META_DIR).glob(".*.tmp"):
+    for tmp in (out / META_DIR).glob(".*.tmp"):  # (.lock is not one)
         tmp.unlink(missing_ok=True)
     return gone
 
