@@ -179,7 +179,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     from pyspark.sql import functions as F
 
     from . import dataset
-    from .manifest import LABEL_COLUMNS, load
+    from .manifest import load
     from .schema import all_tables, tool_tables
     from .store import current_parser_versions, labels_by_key, schema_signature
 
@@ -202,45 +202,10 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
 
     # which files are stored (first path per SHA-256, in the local order), their ids, the copies and the errors
     now = datetime.now(UTC)
-    month = now.strftime("%Y-%m")
     ok = sorted((r for r in info if not r["error"]), key=lambda r: _sort_key(r["key"]))
     labels_of = labels_by_key(load(Path(manifest))) if manifest else {}
-    stored, copies, first = [], [], {}
-    for r in ok:
-        if r["sha256"] in first:
-            own = labels_of.get(r["key"]) or {}
-            copies.append(
-                (r["key"], r["sha256"], r["size"], r["mtime_ns"], first[r["sha256"]], now)
-                + tuple(own.get(c) for c in LABEL_COLUMNS)
-            )
-        else:
-            first[r["sha256"]] = r["key"]
-            stored.append(r)
-    file_rows, id_rows = [], []
-    next_id = max(old_ids.values(), default=0) + 1
-    for r in stored:
-        lab = labels_of.get(r["key"]) or {}
-        file_id = old_ids.get((r["key"], r["sha256"]))
-        if file_id is None:
-            file_id, next_id = next_id, next_id + 1
-        given = dict(
-            file_id=file_id,
-            path=r["key"],
-            sha256=r["sha256"],
-            size_bytes=r["size"],
-            mtime_ns=r["mtime_ns"],
-            tool=r["tool"],
-            tool_version=r["tool_version"],
-            format=r["format"],
-            parser_version=r["parser_version"],
-            ingested_at=now,
-            n_rows=r["n_rows"],
-            warnings="\n".join(r["warnings"]) or None,
-            **{c: lab.get(c) for c in LABEL_COLUMNS},
-        )
-        given["study"] = dataset.folder_value(lab.get("study"))  # the partition folder's (open_dataset maps back)
-        file_rows.append(tuple(given.get(c.name) for c in tabs["files"].columns) + (month,))
-        id_rows.append((r["key"], file_id, r["tool"], given["study"], month))
+    stored, copies = _stored_and_copies(ok, labels_of, now)
+    file_rows, id_rows = _file_rows(stored, old_ids, labels_of, tabs["files"], now)
     cols = [(c.name, c.type) for c in tabs["files"].columns]
     parts = {}
     parts["files"] = _write(spark, spark.createDataFrame(file_rows, _spark_schema(cols, ("month",))), out_root, "files")
@@ -293,6 +258,59 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     counts.update(errors=len(errors), duplicates=len(copies))
     counts["error_lines"] = sorted(_error_line(r["key"], r["error"]) for r in info if r["error"])
     return counts
+
+
+def _stored_and_copies(ok: list[dict], labels_of: dict, now: datetime) -> tuple[list[dict], list[tuple]]:
+    """The files stored (the first path of each SHA-256, in the local order) and the ``duplicates`` rows."""
+    from .manifest import LABEL_COLUMNS
+
+    stored, copies, first = [], [], {}
+    for r in ok:
+        if r["sha256"] in first:
+            own = labels_of.get(r["key"]) or {}
+            copies.append(
+                (r["key"], r["sha256"], r["size"], r["mtime_ns"], first[r["sha256"]], now)
+                + tuple(own.get(c) for c in LABEL_COLUMNS)
+            )
+        else:
+            first[r["sha256"]] = r["key"]
+            stored.append(r)
+    return stored, copies
+
+
+def _file_rows(stored: list[dict], old_ids: dict, labels_of: dict, files_table, now: datetime) -> tuple[list, list]:
+    """The ``files`` rows of the stored files (with their month) and (key, file_id, tool, study folder, month) per
+    file: a file the dataset held (same path and SHA-256) keeps its file_id, the others take the next ones."""
+    from . import dataset
+    from .manifest import LABEL_COLUMNS
+
+    month = now.strftime("%Y-%m")
+    file_rows, id_rows = [], []
+    next_id = max(old_ids.values(), default=0) + 1
+    for r in stored:
+        lab = labels_of.get(r["key"]) or {}
+        file_id = old_ids.get((r["key"], r["sha256"]))
+        if file_id is None:
+            file_id, next_id = next_id, next_id + 1
+        given = dict(
+            file_id=file_id,
+            path=r["key"],
+            sha256=r["sha256"],
+            size_bytes=r["size"],
+            mtime_ns=r["mtime_ns"],
+            tool=r["tool"],
+            tool_version=r["tool_version"],
+            format=r["format"],
+            parser_version=r["parser_version"],
+            ingested_at=now,
+            n_rows=r["n_rows"],
+            warnings="\n".join(r["warnings"]) or None,
+            **{c: lab.get(c) for c in LABEL_COLUMNS},
+        )
+        given["study"] = dataset.folder_value(lab.get("study"))  # the partition folder's (open_dataset maps back)
+        file_rows.append(tuple(given.get(c.name) for c in files_table.columns) + (month,))
+        id_rows.append((r["key"], file_id, r["tool"], given["study"], month))
+    return file_rows, id_rows
 
 
 def _error_line(path: str, error: dict) -> str:
