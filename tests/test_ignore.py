@@ -51,6 +51,17 @@ CASES = [
     (["trailing.txt   "], "trailing.txt", True),  # trailing spaces dropped
     (["space\\ "], "space ", True),  # unless escaped
     (["a+b(c).txt"], "a+b(c).txt", True),  # regex characters are literal
+    (["**/**/zdb-*"], "a/b/zdb-x.txt", True),  # **/**/ is **/
+    (["a/**/**/b"], "a/b", True),
+    (["**/" * 12 + "x"], "a/b/x", True),
+    (["[[:digit:]]*.txt"], "1a.txt", True),
+    (["[[:digit:]]*.txt"], "a1.txt", False),
+    (["a[]]b"], "a]b", True),  # ] first in a class is literal
+    (["a[!]]b"], "a]b", False),
+    (["[a-c]x"], "bx", True),
+    (["[a-c]x"], "dx", False),
+    (["\\[abc"], "[abc", True),
+    (["*a*a*a*b"], "xaaaab", True),
 ]
 
 
@@ -150,3 +161,105 @@ def test_matching_agrees_with_git(tmp_path):
         (repo / ".gitignore").write_text("\n".join(patterns) + "\n")
         r = subprocess.run(["git", "-C", str(repo), "check-ignore", "-q", "--no-index", path])
         assert (r.returncode == 0) is expected, (patterns, path)
+
+
+def test_a_crafted_pattern_on_a_deep_tree_is_fast(tmp_path):
+    """reliability-2 high 6: '**/' x 12 + 'x' on a tree 30 levels deep ran past 100 s (exponential matching)."""
+    import time
+
+    from storagelab.ignore import IgnoreList
+
+    deep = tmp_path / "logs" / "/".join(f"d{i}" for i in range(30))
+    deep.mkdir(parents=True)
+    (deep / "y.txt").write_text(BAD)
+    il = IgnoreList(["**/" * 12 + "x", "**/a/" * 12 + "x", "*a" * 20 + "b"])
+    rel = "/".join(f"d{i}" for i in range(30)) + "/y.txt"
+    t0 = time.perf_counter()
+    assert il.ignored(rel) is False and il.ignored("a/" * 29 + "y") is False and il.ignored("a" * 200) is False
+    assert time.perf_counter() - t0 < 0.5
+    (tmp_path / "logs" / IGNORE_FILE).write_text("**/" * 12 + "x\n")
+    t0 = time.perf_counter()
+    r = _cli("ingest", str(tmp_path / "logs"), "--db", str(tmp_path / "x.duckdb"), "--no-parquet", "--quiet")
+    assert r.returncode == 1 and "failed 1" in r.stdout  # the one file, read (not ignored), fails to parse
+    assert time.perf_counter() - t0 < 60
+
+
+def test_an_unclosed_class_is_an_error():
+    from storagelab.ignore import IgnoreError
+
+    with pytest.raises(IgnoreError) as e:
+        IgnoreList(["ok.txt", "[abc"], "x/.storagelabignore")
+    assert str(e.value) == "x/.storagelabignore:2: a [ without its closing ] (\\[ is a literal [) in '[abc': fix or delete that line"
+
+
+def test_a_bad_pattern_is_one_line_naming_the_file_and_line(raw_copy, tmp_path):
+    (raw_copy / IGNORE_FILE).write_text("# fine\n*.tmp\n[z-a]\n")
+    r = _cli("ingest", str(raw_copy), "--db", str(tmp_path / "x.duckdb"), "--no-parquet")
+    assert r.returncode == 2
+    assert r.stderr == (
+        f"storagelab ingest: {raw_copy / IGNORE_FILE}:3: bad character range z-a in '[z-a]': fix or delete that line\n"
+    )
+
+
+def test_ignoring_a_stored_folder_keeps_its_rows(raw_copy, tmp_path):
+    """The README's rule: ignored files are not looked at; a file already in the database stays there (before:
+    '9 removed, ignored 9')."""
+    db = tmp_path / "x.duckdb"
+    args = ("ingest", str(raw_copy), "--db", str(db), "--no-parquet", "--quiet")
+    assert _cli(*args).returncode == 0
+
+    def state():
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return con.execute("SELECT path, file_id, study FROM files ORDER BY path").fetchall()
+        finally:
+            con.close()
+
+    before = state()
+    n = sum(1 for p, _, _ in before if "/thumper-x4500/" in p)
+    assert n > 0
+    (raw_copy / IGNORE_FILE).write_text("thumper-x4500/\n")
+    r = _cli(*args)
+    assert r.returncode == 0 and f"ignored {n} (" in r.stdout and "removed" not in r.stdout, r.stdout
+    assert state() == before
+    (raw_copy / "thumper-x4500" / sorted(os.listdir(raw_copy / "thumper-x4500"))[0]).unlink()
+    r = _cli(*args)  # still not looked at: the deleted file stays too, until the folder is no longer ignored
+    assert state() == before
+    (raw_copy / IGNORE_FILE).unlink()
+    r = _cli(*args)
+    assert r.returncode == 0 and "1 removed" in r.stdout and len(state()) == len(before) - 1
+
+
+def test_an_unreadable_subfolder_is_skipped_with_a_warning_unless_ignored(raw_copy, tmp_path):
+    """reliability-2: a chmod-000 subfolder aborted the whole ingest (exit 2), even when the ignore file listed it.
+    Run without the capabilities that let root read anything (as an ordinary user is)."""
+    import shutil
+
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv (util-linux) is needed to drop root's read-anything capabilities")
+    db = tmp_path / "x.duckdb"
+    args = ("ingest", str(raw_copy), "--db", str(db), "--no-parquet", "--quiet")
+    assert _cli(*args).returncode == 0
+    con = duckdb.connect(str(db), read_only=True)
+    before = con.execute("SELECT path, file_id FROM files ORDER BY path").fetchall()
+    con.close()
+    locked = raw_copy / "thumper-x4500"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", sys.executable, "-m", "storagelab", *args]
+    locked.chmod(0)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr
+        assert (
+            f"warning: {locked}: cannot read this folder (Permission denied): its files were not looked at "
+            "(stored ones stay)"
+        ) in r.stderr.splitlines()
+        assert "removed" not in r.stdout
+        (raw_copy / IGNORE_FILE).write_text("thumper-x4500/\n")
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        assert r.returncode == 0 and "cannot read" not in r.stderr, r.stderr
+    finally:
+        locked.chmod(0o755)
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT path, file_id FROM files ORDER BY path").fetchall() == before
+    con.close()

@@ -129,3 +129,82 @@ def test_a_notebook_runs_on_the_spark_dataset(both):
     tmp, _, _ = both
     r = cli("run", "05_stacks", "-p", "db_path", str(tmp / "spark-ds"), "--output", str(tmp / "rep"), "--no-report")
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def _joined(path) -> dict:
+    """Each tool table's rows by the path and tool of the file they join to, and each file's id."""
+    con = dataset.open_dataset(path)
+    out = {"ids": sorted(con.execute("SELECT path, file_id FROM files").fetchall())}
+    for name in all_tables():
+        if name not in ("files", "ingest_errors", "duplicates"):
+            out[name] = sorted(
+                con.execute(
+                    f'SELECT f.path, f.tool, count(*) FROM "{name}" t JOIN files f USING (file_id) GROUP BY ALL'
+                ).fetchall()
+            )
+    con.close()
+    return out
+
+
+@pytest.mark.slow
+def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(raw_copy, tmp_path):
+    """reliability-2 high 2: spark-ingest; add in/aaa/first.txt (sorts first); SIGKILL the re-run just after
+    files/_SUCCESS changes. The dataset is the old one (or refused), never the new files under the old meta.json;
+    the next run finishes, cleans the staging folder, and the old files keep their ids."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    from storagelab.store.faults import StoreError
+
+    out = tmp_path / "ds"
+    args = ["spark-ingest", str(raw_copy), str(out), "--manifest", str(raw_copy / "manifest.csv")]
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr[-3000:]
+    before = _joined(out)
+    (raw_copy / "aaa").mkdir()
+    shutil.copy(FIXTURES / "fio" / "3.33" / "normal_only.txt", raw_copy / "aaa" / "first.txt")
+    success = out / "files" / "_SUCCESS"
+    stamp = success.stat().st_mtime_ns
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and p.poll() is None:
+            if success.exists() and success.stat().st_mtime_ns != stamp:
+                break
+            time.sleep(0.02)
+        assert p.poll() is None, "the re-run ended before files/_SUCCESS changed"
+        time.sleep(0.3)
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)  # the CLI and its JVM (its own session)
+        p.wait()
+    assert list((out / "_storagelab").glob("staging-*"))  # the killed run's
+    try:
+        assert _joined(out) == before
+    except StoreError:
+        pass  # refused with what to run: also never joined wrong
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert not list((out / "_storagelab").glob("staging-*"))
+    after = _joined(out)
+    assert set(before["ids"]) < set(after["ids"])  # the old files keep their ids
+    assert (str(raw_copy / "aaa" / "first.txt"), max(i for _, i in before["ids"]) + 1) in after["ids"]
+    info = json.loads((out / "_storagelab" / "meta.json").read_text())
+    listed = {rel for files in info["parts"].values() for rel in files}
+    on_disk = {
+        p.relative_to(out).as_posix()
+        for p in out.rglob("*.parquet")
+        if not any(x.startswith((".", "_")) for x in p.relative_to(out).parts)
+    }
+    assert on_disk == listed  # the killed run's part files are gone

@@ -31,6 +31,7 @@ def cmd_parse(args) -> int:
 
     from .errors import ParseError
     from .parsers import parse_bytes, parser_version
+    from .store.listing import printable  # a name that is not UTF-8: \xNN, as ingest stores it
 
     files = _parse_targets(args.files)
     if files is None:
@@ -43,16 +44,17 @@ def cmd_parse(args) -> int:
             data = path.read_bytes()
             parsed, mod = parse_bytes(data, str(path))
         except ParseError as e:
+            e.path = printable(str(path))
             print(f"storagelab parse: {e}", file=sys.stderr)
             failed += 1
             continue
         except OSError as e:
-            print(f"storagelab parse: {path}: {e.strerror or e}", file=sys.stderr)
+            print(f"storagelab parse: {printable(str(path))}: {e.strerror or e}", file=sys.stderr)
             failed += 1
             continue
         head = dict(
             table="files",
-            path=str(path),
+            path=printable(str(path)),
             sha256=hashlib.sha256(data).hexdigest(),
             size_bytes=len(data),
             tool=parsed.tool,
@@ -69,7 +71,7 @@ def cmd_parse(args) -> int:
                 rec.update({k: _jsonable(v) for k, v in row.items()})
                 out.write(json.dumps(rec) + "\n")
         for w in parsed.warnings:
-            print(f"warning: {path}: {w}", file=sys.stderr)
+            print(f"warning: {printable(str(path))}: {w}", file=sys.stderr)
     if failed and len(files) > 1:
         print(f"storagelab parse: {failed} of {len(files)} files failed", file=sys.stderr)
     return 1 if failed else 0

@@ -64,7 +64,8 @@ examples:
   storagelab export --dataset /srv/storagelab-dataset              # data/parsed/storagelab.duckdb -> Parquet dataset
   storagelab ingest ~/logs --dataset /srv/storagelab-dataset       # ingest, then bring the dataset up to date
   storagelab run 05_stacks -p db_path /srv/storagelab-dataset      # a notebook on the dataset
-Layout: DIR/<table>/tool=<tool>/study=<study>/month=<YYYY-MM>/part-0.parquet, DIR/_storagelab/meta.json.""",
+Layout: DIR/<table>/tool=<tool>/study=<study>/month=<YYYY-MM>/part-<generation>.parquet, and
+DIR/_storagelab/meta.json, written last: it lists the dataset's part files (a killed run leaves the old dataset).""",
     "spark-ingest": """\
 examples:
   storagelab spark-ingest data/raw /srv/storagelab-dataset --manifest data/raw/manifest.csv

@@ -3,43 +3,55 @@
 
 Layout::
 
-    DIR/_storagelab/meta.json                     schema signature, parser versions, tables and their columns
-    DIR/_storagelab/stamps.json                   one stamp per partition (what was last written there)
-    DIR/files/tool=fio/study=my-nas/month=2026-11/part-0.parquet
-    DIR/fio_groups/tool=fio/study=my-nas/month=2026-11/part-0.parquet
+    DIR/_storagelab/meta.json                     the commit point: generation, schema, tables, the part files
+    DIR/files/tool=fio/study=my-nas/month=2026-11/part-<generation>.parquet
+    DIR/fio_groups/tool=fio/study=my-nas/month=2026-11/part-<generation>.parquet
     ...
-    DIR/ingest_errors/part-0.parquet              tables without a file of their own: one file
-    DIR/duplicates/part-0.parquet
+    DIR/ingest_errors/part-<generation>.parquet   tables without a file of their own: one file
+    DIR/duplicates/part-<generation>.parquet
 
 Every tool table and ``files`` are partitioned by the file's ``tool``, its ``study`` label and the month it was
 ingested (``month=YYYY-MM``, from ``files.ingested_at``); a file with no study label is in
 ``study=__HIVE_DEFAULT_PARTITION__`` (read back as NULL, as Hive and Spark write it). The partition values live in
 the folder names only: ``files``' own ``tool`` and ``study`` columns are not repeated inside its Parquet files,
-and readers get them back from the path (as strings). Tool tables gain ``tool``, ``study`` and ``month`` columns
-when read with hive partitioning; ``open_dataset`` selects each table's own columns, in schema order.
+and readers get them back from the path (as strings). A study label that would not make a folder name (longer
+than ``MAX_FOLDER_VALUE`` bytes once escaped, or the NULL folder's own name) is kept readable but shortened and
+suffixed with a hash of the whole label (``folder_value``); ``meta.json`` maps it back (``study_folders``), and
+``open_dataset`` shows the whole label.
 
-Incremental: a partition is rewritten only when its stamp (a hash of its ``files`` rows and the schema) changed;
-a partition whose files are gone is removed. Each Parquet file is written under a temporary name and renamed,
-and a partition's stamp is recorded only after all its tables are in place, so a killed export leaves readable
-files and the next export rewrites what it had not finished.
+Written as the database is: a run writes new part files (named by its generation, never over an old one), then
+``_storagelab/meta.json`` (temporary name, fsync, rename) listing every part file of the new dataset with its
+size, then deletes the part files no longer listed. A run killed at any point leaves the old ``meta.json`` over the
+old files (still there): the old dataset, whole; the next run removes what the killed one left. ``open_dataset``
+reads exactly the listed files and refuses, with what to run, a dataset whose listed files are missing or of
+another size, or one written by another version of storagelab. Readers that glob the folders (Spark, Trino,
+``read_parquet('DIR/t/**')``) see a consistent dataset whenever no write is running and none was cut short.
+
+Incremental: a partition is rewritten only when its stamp (a hash of its ``files`` rows and the schema) changed.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import uuid
 from pathlib import Path
 
 import duckdb
 
+from .store.faults import StoreError, inject
+
+FORMAT = "storagelab-dataset/2"
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 META_DIR = "_storagelab"
-PART = "part-0.parquet"
 PARTITION_KEYS = ("tool", "study", "month")
 UNPARTITIONED = ("ingest_errors", "duplicates")
 MONTH_SQL = "strftime(f.ingested_at AT TIME ZONE 'UTC', '%Y-%m')"
+MAX_FOLDER_VALUE = 120  # bytes of an escaped partition value (a folder name is at most 255 bytes)
+_ESCAPED = "/%=\\\n\r\t:"
 
 
 def _tables() -> dict:
@@ -52,17 +64,41 @@ def _q(v: str) -> str:
     return "'" + v.replace("'", "''") + "'"
 
 
-def partition_value(v: str | None) -> str:
-    """A partition folder's value: NULL as Hive writes it; '/' and '%' escaped as Hive escapes them."""
+def _escape(v: str) -> str:
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED or ord(c) < 32 else c for c in v)
+
+
+def folder_value(v: str | None) -> str | None:
+    """The label a partition folder carries for the label ``v``: ``v`` itself, unless ``v`` is the NULL folder's
+    name or too long for a folder name once escaped; then its readable start, ``~`` and a hash of all of it."""
     if v is None or v == "":
-        return NULL_PARTITION
-    return "".join(f"%{ord(c):02X}" if c in "/%=\\\n\r\t:" or ord(c) < 32 else c for c in v)
+        return None
+    if v != NULL_PARTITION and len(_escape(v).encode()) <= MAX_FOLDER_VALUE:
+        return v
+    digest = hashlib.sha256(v.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    head = ""
+    for c in v:
+        if len(_escape(head + c).encode()) > MAX_FOLDER_VALUE - 17:
+            break
+        head += c
+    return f"{head}~{digest}"
+
+
+def partition_value(v: str | None) -> str:
+    """A partition folder's value: NULL as Hive writes it; '/', '%', ... escaped as Hive escapes them."""
+    v = folder_value(v)
+    return NULL_PARTITION if v is None else _escape(v)
 
 
 def partition_dir(table: str, tool: str | None, study: str | None, month: str | None) -> Path:
     return Path(
         table, f"tool={partition_value(tool)}", f"study={partition_value(study)}", f"month={partition_value(month)}"
     )
+
+
+def study_folders(labels) -> dict[str, str]:
+    """folder value -> label, for the labels whose folder carries another value (see folder_value)."""
+    return {fv: v for v in labels if v and (fv := folder_value(v)) != v}
 
 
 def partitions(con) -> dict[tuple, str]:
@@ -77,20 +113,21 @@ def partitions(con) -> dict[tuple, str]:
     return {(t, s, m): hashlib.sha256(f"{sig}|{h}".encode()).hexdigest()[:32] for t, s, m, h in rows}
 
 
-def _copy(con, query: str, dest: Path) -> bool:
-    """Write ``query`` to ``dest`` (temporary name, then rename); nothing, and no file, when it has no rows."""
+def _copy(con, query: str, dest: Path) -> int | None:
+    """Write ``query`` to ``dest`` (temporary name, then rename); returns its size, None (and no file) when the
+    query has no rows."""
     n = con.execute(f"SELECT count(*) FROM ({query})").fetchone()[0]
     if not n:
-        dest.unlink(missing_ok=True)
-        return False
+        return None
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
         con.execute(f"COPY ({query}) TO {_q(tmp.as_posix())} (FORMAT PARQUET)")
+        inject("dataset-part-copied")
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
-    return True
+    return dest.stat().st_size
 
 
 def _where(key: tuple) -> str:
@@ -104,13 +141,14 @@ def _where(key: tuple) -> str:
     )
 
 
-def _write_partition(con, out: Path, key: tuple, tables: dict) -> int:
-    written = 0
+def _write_partition(con, out: Path, key: tuple, tables: dict, part: str) -> dict[str, tuple[str, int]]:
+    """The partition's Parquet files, one per table with rows: table -> (path relative to ``out``, size)."""
+    written = {}
     where = _where(key)
     for name, tab in tables.items():
         if name in UNPARTITIONED:
             continue
-        dest = out / partition_dir(name, *key) / PART
+        rel = (partition_dir(name, *key) / part).as_posix()
         if name == "files":
             cols = ", ".join(f'f."{c.name}"' for c in tab.columns if c.name not in ("tool", "study"))
             query = f"SELECT {cols} FROM files f WHERE {where} ORDER BY f.file_id"
@@ -118,26 +156,19 @@ def _write_partition(con, out: Path, key: tuple, tables: dict) -> int:
             cols = ", ".join(f't."{c.name}"' for c in tab.columns)
             order = ", ".join(f't."{c}"' for c in ("file_id", "line_start") if c in {x.name for x in tab.columns})
             query = f'SELECT {cols} FROM "{name}" t JOIN files f USING (file_id) WHERE {where} ORDER BY {order}'
-        written += _copy(con, query, dest)
+        size = _copy(con, query, out / rel)
+        if size is not None:
+            written[name] = (rel, size)
     return written
 
 
-def _remove_partition(out: Path, key: tuple, tables: dict) -> None:
-    for name in tables:
-        if name in UNPARTITIONED:
-            continue
-        folder = out / partition_dir(name, *key)
-        shutil.rmtree(folder, ignore_errors=True)
-        for parent in (folder.parent, folder.parent.parent):  # empty study=, tool= folders
-            try:
-                parent.rmdir()
-            except OSError:
-                break
-
-
-def _save_json(path: Path, data) -> None:
+def save_json(path: Path, data) -> None:
+    """Replace ``path`` with ``data`` atomically and durably: temporary name, fsync, rename."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    with open(tmp, "w") as f:
+        f.write(json.dumps(data, indent=1, sort_keys=True))
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
@@ -146,90 +177,222 @@ def meta(con) -> dict:
 
     tables = _tables()
     versions = dict(con.execute("SELECT DISTINCT tool, parser_version FROM files WHERE tool IS NOT NULL").fetchall())
+    studies = [s for (s,) in con.execute("SELECT DISTINCT study FROM files").fetchall()]
     return {
-        "format": "storagelab-dataset/1",
+        "format": FORMAT,
         "schema_signature": schema_signature(),
         "parser_versions": versions,
         "partition_keys": list(PARTITION_KEYS),
         "null_partition": NULL_PARTITION,
+        "study_folders": study_folders(studies),
         "tables": {n: [[c.name, c.type] for c in t.columns] for n, t in tables.items()},
     }
 
 
-def export(con, out: Path | str) -> dict:
-    """Bring the dataset at ``out`` up to date with the database ``con``. Returns counts: partitions written,
-    removed and unchanged, and Parquet files written."""
-    out = Path(out)
-    (out / META_DIR).mkdir(parents=True, exist_ok=True)
-    stamps_file = out / META_DIR / "stamps.json"
+def read_meta(path: Path | str) -> dict | None:
+    """The dataset's meta.json when it is one this version wrote (it lists its part files), else None."""
     try:
-        old = json.loads(stamps_file.read_text())
-        old = old if isinstance(old, dict) else {}
+        info = json.loads((Path(path) / META_DIR / "meta.json").read_text())
     except (OSError, ValueError):
-        old = {}
-    tables = _tables()
+        return None
+    ok = isinstance(info, dict) and info.get("format") == FORMAT and isinstance(info.get("parts"), dict)
+    return info if ok else None
+
+
+def _check_database(con) -> None:
+    """A database built by another version of storagelab is refused (its columns are not the schema's)."""
+    from .store import schema_signature
+
+    rows = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchall()
+    if rows and rows[0][0] != schema_signature():
+        raise StoreError(
+            "the database was built by another version of storagelab (its tables differ from this one's): run "
+            "`storagelab ingest` (with the same --db) to rebuild it, then export again"
+        )
+
+
+def _partitioned_parts(con, out: Path, old: dict, tables: dict, part: str, counts: dict) -> tuple[dict, dict]:
+    """Every partition's part files: the old ones where its stamp is unchanged and they are all there, else new
+    ones. Returns (table -> {path: size}, stamps)."""
+    parts: dict[str, dict[str, int]] = {n: {} for n in tables}
+    old_stamps = old.get("stamps") or {}
+    old_parts = old.get("parts") or {}
     current = {json.dumps(k): v for k, v in partitions(con).items()}
-    counts = dict(written=0, removed=0, unchanged=0, files=0)
-    for key in [k for k in old if k not in current and k != "_unpartitioned"]:
-        _remove_partition(out, tuple(json.loads(key)), tables)
-        del old[key]
-        counts["removed"] += 1
-        _save_json(stamps_file, old)
+    counts["removed"] = sum(1 for k in old_stamps if k not in current)
     for key, stamp in sorted(current.items()):
-        if old.get(key) == stamp:
+        dirs = {n: partition_dir(n, *json.loads(key)).as_posix() + "/" for n in tables if n not in UNPARTITIONED}
+        kept = {n: {r: z for r, z in (old_parts.get(n) or {}).items() if r.startswith(d)} for n, d in dirs.items()}
+        if old_stamps.get(key) == stamp and all(_present(out, p) for p in kept.values()):
+            for n, files in kept.items():
+                parts[n].update(files)
             counts["unchanged"] += 1
             continue
-        counts["files"] += _write_partition(con, out, tuple(json.loads(key)), tables)
-        old[key] = stamp
+        for n, (rel, size) in _write_partition(con, out, tuple(json.loads(key)), tables, part).items():
+            parts[n][rel] = size
+            counts["files"] += 1
         counts["written"] += 1
-        _save_json(stamps_file, old)
-    # the small unpartitioned tables: rewritten when they differ
-    sig = {}
-    for name in UNPARTITIONED:
+    return parts, current
+
+
+def _present(out: Path, files: dict[str, int]) -> bool:
+    for rel, size in files.items():
+        try:
+            if (out / rel).stat().st_size != size:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def export(con, out: Path | str) -> dict:
+    """Bring the dataset at ``out`` up to date with the database ``con`` (see the module's docstring: new part
+    files, then meta.json, then the old part files go). Returns counts: partitions written, removed and unchanged,
+    and Parquet files written."""
+    out = Path(out)
+    _check_database(con)
+    (out / META_DIR).mkdir(parents=True, exist_ok=True)
+    with open(out / META_DIR / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time: another's sweep would delete this one's new parts
+        return _export(con, out)
+
+
+def _export(con, out: Path) -> dict:
+    old = read_meta(out) or {}
+    tables = _tables()
+    part = f"part-{uuid.uuid4().hex[:16]}.parquet"
+    counts = dict(written=0, removed=0, unchanged=0, files=0)
+    parts, stamps = _partitioned_parts(con, out, old, tables, part, counts)
+    hashes = {}
+    for name in UNPARTITIONED:  # the small unpartitioned tables: rewritten when they differ
         cols = ", ".join(f'"{c.name}"' for c in tables[name].columns)
-        (h,) = con.execute(
+        (hashes[name],) = con.execute(
             f"SELECT md5(coalesce(string_agg(CAST(t AS VARCHAR), '|' ORDER BY CAST(t AS VARCHAR)), '')) "
             f'FROM (SELECT {cols} FROM "{name}") t'
         ).fetchone()
-        sig[name] = h
-        if (old.get("_unpartitioned") or {}).get(name) != h or not (out / name / PART).exists():
-            if _copy(con, f'SELECT {cols} FROM "{name}" ORDER BY ALL', out / name / PART):
-                counts["files"] += 1
-    old["_unpartitioned"] = sig
-    _save_json(stamps_file, old)
-    _save_json(out / META_DIR / "meta.json", meta(con))
+        before = (old.get("parts") or {}).get(name) or {}
+        if (old.get("hashes") or {}).get(name) == hashes[name] and _present(out, before):
+            parts[name] = dict(before)
+            continue
+        size = _copy(con, f'SELECT {cols} FROM "{name}" ORDER BY ALL', out / name / part)
+        if size is not None:
+            parts[name] = {f"{name}/{part}": size}
+            counts["files"] += 1
+    info = meta(con) | {"generation": part[5:-8], "parts": parts, "stamps": stamps, "hashes": hashes}
+    inject("dataset-before-commit")
+    save_json(out / META_DIR / "meta.json", info)
+    inject("dataset-committed")
+    sweep(out, parts)
     return counts
+
+
+def sweep(out: Path, parts: dict[str, dict[str, int]]) -> int:
+    """Delete what a dataset's meta.json does not list: part files of former generations or of a killed run,
+    temporary files, Spark's ``_temporary``, staging folders, a former version's stamps.json;
+    then empty partition folders. Returns how many files went."""
+    listed = {rel for files in parts.values() for rel in files}
+    gone = 0
+    for name in _tables():
+        top = out / name
+        if not top.is_dir():
+            continue
+        for dirpath, _dirs, filenames in os.walk(top, topdown=False):
+            here = Path(dirpath)
+            if here.name == "_temporary":
+                shutil.rmtree(here, ignore_errors=True)
+                continue
+            for fn in filenames:
+                rel = (here / fn).relative_to(out).as_posix()
+                if rel not in listed and _ours(fn):
+                    (here / fn).unlink(missing_ok=True)
+                    gone += 1
+            if here != top:
+                try:
+                    here.rmdir()  # only when empty
+                except OSError:
+                    pass
+    for leftover in [*(out / META_DIR).glob("staging-*"), out / META_DIR / "stamps.json"]:
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+    for tmp in (out / META_DIR).glob(".*.tmp"):  # (.lock is not one)
+        tmp.unlink(missing_ok=True)
+    return gone
+
+
+def _ours(name: str) -> bool:
+    """A file a dataset writer puts in a table's folder: part files (and Spark's .crc of them), temporary files."""
+    plain = name.lstrip(".")
+    return plain.startswith("part-") or name.endswith(".tmp")
 
 
 def is_dataset(path: Path | str) -> bool:
     return (Path(path) / META_DIR / "meta.json").is_file()
 
 
+def _refuse_if_unreadable(path: Path, info: dict | None) -> dict:
+    """The dataset's meta.json if its listed part files are all there as written, else a one-line StoreError
+    saying what to run."""
+    rerun = f"run `storagelab export --dataset {path}` (or the `storagelab spark-ingest` that wrote it) again"
+    if info is None:
+        raise StoreError(
+            f"{path} was written by another version of storagelab (its meta.json lists no part files): {rerun}"
+        )
+    from .store import schema_signature
+
+    if info.get("schema_signature") != schema_signature():
+        raise StoreError(
+            f"{path} was written by another version of storagelab (its tables differ from this one's): rebuild the "
+            f"database with `storagelab ingest`, then {rerun}"
+        )
+    for files in info["parts"].values():
+        for rel, size in files.items():
+            try:
+                ok = (path / rel).stat().st_size == size
+            except OSError:
+                ok = False
+            if not ok:
+                raise StoreError(
+                    f"{path}: {rel} is missing or not the file _storagelab/meta.json lists (a write was cut short, "
+                    f"or the folder was edited): {rerun}"
+                )
+    return info
+
+
 def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with one view per table over the dataset's Parquet files (each table's own
-    columns in schema order, ``files``' tool and study from the folder names), so the analyses run on it as on
-    the database."""
+    """An in-memory DuckDB connection with one view per table over exactly the Parquet files the dataset's
+    meta.json lists (each table's own columns in schema order, ``files``' tool and study from the folder names,
+    shortened study labels shown whole), so the analyses run on it as on the database. A dataset whose files do
+    not match its meta.json, or of another version, is refused (StoreError, one line)."""
     path = Path(path)
     if not is_dataset(path):
         raise FileNotFoundError(f"{path}: not a storagelab dataset (no {META_DIR}/meta.json)")
-    info = json.loads((path / META_DIR / "meta.json").read_text())
+    info = _refuse_if_unreadable(path, read_meta(path))
     con = duckdb.connect(":memory:")
     con.execute('CREATE TABLE "meta" (key VARCHAR PRIMARY KEY, value VARCHAR)')
     con.execute(
         "INSERT INTO meta VALUES ('dataset', ?), ('schema_signature', ?)", [str(path), info["schema_signature"]]
     )
+    folders = info.get("study_folders") or {}
+    con.execute("CREATE TABLE _study_folders (folder VARCHAR, study VARCHAR)")
+    if folders:
+        con.executemany("INSERT INTO _study_folders VALUES (?, ?)", list(folders.items()))
     for name, cols in info["tables"].items():
-        files = sorted((path / name).rglob("*.parquet")) if (path / name).is_dir() else []
-        files = [f for f in files if not f.name.startswith(".")]
+        files = sorted((path / rel).as_posix() for rel in (info["parts"].get(name) or {}))
         if not files:
             spec = ", ".join(f'"{c}" {t}' for c, t in cols)
             con.execute(f'CREATE TABLE "{name}" ({spec})')
             continue
-        glob = (path / name).as_posix() + ("/*.parquet" if name in UNPARTITIONED else "/**/*.parquet")
-        select = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in cols)
+        select = ", ".join(f'CAST(t."{c}" AS {t}) AS "{c}"' for c, t in cols)
         hive = "false" if name in UNPARTITIONED else "true"
-        con.execute(
-            f'CREATE VIEW "{name}" AS SELECT {select} FROM read_parquet({_q(glob)}, '
+        source = (
+            f"read_parquet([{', '.join(_q(f) for f in files)}], "
             f"hive_partitioning={hive}, hive_types_autocast=false, union_by_name=true)"
         )
+        if name == "files" and folders:
+            select = select.replace('CAST(t."study" AS', 'CAST(coalesce(s.study, t."study") AS')
+            source += " t LEFT JOIN _study_folders s ON s.folder = t.study"
+        else:
+            source += " t"
+        con.execute(f'CREATE VIEW "{name}" AS SELECT {select} FROM {source}')
     return con

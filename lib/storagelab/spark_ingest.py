@@ -169,20 +169,25 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
 def run(spark, input_path: str, output: str, manifest: str | None = None) -> dict:
     """Parse every log under ``input_path`` on ``spark`` and write the dataset to ``output`` (replaced).
 
-    One pass parses (executors, Python); the driver then numbers the stored files as a new database would; each
-    table is joined to those numbers and written partitioned by Spark alone (JVM, no Python rows)."""
+    One pass parses (executors, Python); the driver then numbers the stored files as a new database would (a file
+    the dataset already holds, same path and bytes, keeps its file_id); each table is joined to those numbers and
+    written partitioned by Spark alone (JVM, no Python rows). As ``export --dataset`` does (dataset.py): the new
+    part files are added beside the old ones, ``_storagelab/meta.json`` listing them is written last, then the old
+    ones go; a run killed before that leaves the old dataset whole."""
     import uuid
 
     from pyspark.sql import functions as F
 
     from . import dataset
-    from .manifest import LABEL_COLUMNS, load
+    from .manifest import load
     from .schema import all_tables, tool_tables
     from .store import current_parser_versions, labels_by_key, schema_signature
 
     tabs = all_tables()
     owner = {name: tool for name, (tool, _t) in tool_tables().items()}
     out_root = output.rstrip("/")
+    old = _old_meta(spark, out_root)
+    old_ids = _old_file_ids(spark, out_root, old)
     staging = f"{out_root}/_storagelab/staging-{uuid.uuid4().hex[:12]}"
     if "://" not in staging:
         staging = Path(staging).resolve().as_uri()
@@ -197,42 +202,13 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
 
     # which files are stored (first path per SHA-256, in the local order), their ids, the copies and the errors
     now = datetime.now(UTC)
-    month = now.strftime("%Y-%m")
     ok = sorted((r for r in info if not r["error"]), key=lambda r: _sort_key(r["key"]))
     labels_of = labels_by_key(load(Path(manifest))) if manifest else {}
-    stored, copies, first = [], [], {}
-    for r in ok:
-        if r["sha256"] in first:
-            own = labels_of.get(r["key"]) or {}
-            copies.append(
-                (r["key"], r["sha256"], r["size"], r["mtime_ns"], first[r["sha256"]], now)
-                + tuple(own.get(c) for c in LABEL_COLUMNS)
-            )
-        else:
-            first[r["sha256"]] = r["key"]
-            stored.append(r)
-    file_rows, id_rows = [], []
-    for file_id, r in enumerate(stored, start=1):
-        lab = labels_of.get(r["key"]) or {}
-        given = dict(
-            file_id=file_id,
-            path=r["key"],
-            sha256=r["sha256"],
-            size_bytes=r["size"],
-            mtime_ns=r["mtime_ns"],
-            tool=r["tool"],
-            tool_version=r["tool_version"],
-            format=r["format"],
-            parser_version=r["parser_version"],
-            ingested_at=now,
-            n_rows=r["n_rows"],
-            warnings="\n".join(r["warnings"]) or None,
-            **{c: lab.get(c) for c in LABEL_COLUMNS},
-        )
-        file_rows.append(tuple(given.get(c.name) for c in tabs["files"].columns) + (month,))
-        id_rows.append((r["key"], file_id, r["tool"], lab.get("study"), month))
+    stored, copies = _stored_and_copies(ok, labels_of, now)
+    file_rows, id_rows = _file_rows(stored, old_ids, labels_of, tabs["files"], now)
     cols = [(c.name, c.type) for c in tabs["files"].columns]
-    _write(spark.createDataFrame(file_rows, _spark_schema(cols, ("month",))), out_root, "files")
+    parts = {}
+    parts["files"] = _write(spark, spark.createDataFrame(file_rows, _spark_schema(cols, ("month",))), out_root, "files")
     ids = F.broadcast(
         spark.createDataFrame(id_rows, "_key string, file_id int, tool string, study string, month string")
     )
@@ -242,10 +218,8 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     for name in (n for n in tabs if n in owner and n in present):
         rows = spark.read.parquet(f"{staging}/{name}").drop("file_id").join(ids, "_key")
         select = [F.col(c.name).cast(SPARK_TYPES[c.type]).alias(c.name) for c in tabs[name].columns]
-        _write(rows.select(*select, "tool", "study", "month"), out_root, name)
+        parts[name] = _write(spark, rows.select(*select, "tool", "study", "month"), out_root, name)
         counts[name] = sum(1 for r in stored if name in r["tables"])
-    for name in (n for n in tabs if n in owner and n not in present):
-        _delete(spark, f"{out_root}/{name}")  # a table this input has no rows for: no stale files from a former run
     errors = [
         (
             r["key"],
@@ -262,15 +236,16 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     for name, data in (("ingest_errors", errors), ("duplicates", copies)):
         if data:
             df = spark.createDataFrame(data, _spark_schema([(c.name, c.type) for c in tabs[name].columns]))
-            df.coalesce(1).write.mode("overwrite").parquet(f"{out_root}/{name}")
-        else:
-            _delete(spark, f"{out_root}/{name}")
+            parts[name] = _write(spark, df.coalesce(1), out_root, name, partitioned=False)
     _delete(spark, staging)
     _write_meta(
         spark,
         output,
         dict(
-            format="storagelab-dataset/1",
+            format=dataset.FORMAT,
+            generation=uuid.uuid4().hex[:16],
+            parts=parts,
+            study_folders=dataset.study_folders({(labels_of.get(r["key"]) or {}).get("study") for r in stored}),
             schema_signature=schema_signature(),
             parser_versions=current_parser_versions(),
             partition_keys=list(dataset.PARTITION_KEYS),
@@ -279,9 +254,63 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
             tables={n: [[c.name, c.type] for c in t.columns] for n, t in tabs.items()},
         ),
     )
+    _sweep(spark, out_root, parts)
     counts.update(errors=len(errors), duplicates=len(copies))
     counts["error_lines"] = sorted(_error_line(r["key"], r["error"]) for r in info if r["error"])
     return counts
+
+
+def _stored_and_copies(ok: list[dict], labels_of: dict, now: datetime) -> tuple[list[dict], list[tuple]]:
+    """The files stored (the first path of each SHA-256, in the local order) and the ``duplicates`` rows."""
+    from .manifest import LABEL_COLUMNS
+
+    stored, copies, first = [], [], {}
+    for r in ok:
+        if r["sha256"] in first:
+            own = labels_of.get(r["key"]) or {}
+            copies.append(
+                (r["key"], r["sha256"], r["size"], r["mtime_ns"], first[r["sha256"]], now)
+                + tuple(own.get(c) for c in LABEL_COLUMNS)
+            )
+        else:
+            first[r["sha256"]] = r["key"]
+            stored.append(r)
+    return stored, copies
+
+
+def _file_rows(stored: list[dict], old_ids: dict, labels_of: dict, files_table, now: datetime) -> tuple[list, list]:
+    """The ``files`` rows of the stored files (with their month) and (key, file_id, tool, study folder, month) per
+    file: a file the dataset held (same path and SHA-256) keeps its file_id, the others take the next ones."""
+    from . import dataset
+    from .manifest import LABEL_COLUMNS
+
+    month = now.strftime("%Y-%m")
+    file_rows, id_rows = [], []
+    next_id = max(old_ids.values(), default=0) + 1
+    for r in stored:
+        lab = labels_of.get(r["key"]) or {}
+        file_id = old_ids.get((r["key"], r["sha256"]))
+        if file_id is None:
+            file_id, next_id = next_id, next_id + 1
+        given = dict(
+            file_id=file_id,
+            path=r["key"],
+            sha256=r["sha256"],
+            size_bytes=r["size"],
+            mtime_ns=r["mtime_ns"],
+            tool=r["tool"],
+            tool_version=r["tool_version"],
+            format=r["format"],
+            parser_version=r["parser_version"],
+            ingested_at=now,
+            n_rows=r["n_rows"],
+            warnings="\n".join(r["warnings"]) or None,
+            **{c: lab.get(c) for c in LABEL_COLUMNS},
+        )
+        given["study"] = dataset.folder_value(lab.get("study"))  # the partition folder's (open_dataset maps back)
+        file_rows.append(tuple(given.get(c.name) for c in files_table.columns) + (month,))
+        id_rows.append((r["key"], file_id, r["tool"], given["study"], month))
+    return file_rows, id_rows
 
 
 def _error_line(path: str, error: dict) -> str:
@@ -331,25 +360,119 @@ def _empty_files(spark, input_path: str) -> list[dict]:
     return found
 
 
-def _write(df, output: str, name: str) -> None:
-    (df.write.mode("overwrite").partitionBy(*("tool", "study", "month")).parquet(f"{output.rstrip('/')}/{name}"))
+def _write(spark, df, output: str, name: str, partitioned: bool = True) -> dict[str, int]:
+    """Add ``df``'s part files to the table's folder (beside the ones the dataset lists now); returns them (path
+    relative to ``output``: size)."""
+    before = _listing(spark, output, name)
+    from . import dataset
+
+    writer = df.write.mode("append")
+    if partitioned:
+        writer = writer.partitionBy(*dataset.PARTITION_KEYS)
+    writer.parquet(f"{output}/{name}")
+    return {rel: size for rel, size in _listing(spark, output, name).items() if rel not in before}
+
+
+def _fs(spark, target: str):
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(target)
+    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    return fs, fs.makeQualified(path)
+
+
+def _listing(spark, output: str, name: str) -> dict[str, int]:
+    """The part files under ``output/name`` (not Spark's hidden ``_``/``.`` files): path relative to output, as
+    named on the storage (decoded) -> size."""
+    fs, root = _fs(spark, output)
+    top = root.toUri().getPath().rstrip("/")
+    table = root.suffix(f"/{name}")
+    found: dict[str, int] = {}
+    if not fs.exists(table):
+        return found
+    it = fs.listFiles(table, True)
+    while it.hasNext():
+        st = it.next()
+        rel = st.getPath().toUri().getPath()[len(top) + 1 :]
+        if not any(p.startswith(("_", ".")) for p in rel.split("/")):
+            found[rel] = st.getLen()
+    return found
+
+
+def _old_meta(spark, output: str) -> dict:
+    """The meta.json of the dataset already at ``output``, when this version wrote it; else {}."""
+    fs, root = _fs(spark, output)
+    target = root.suffix("/_storagelab/meta.json")
+    if not fs.exists(target):
+        return {}
+    stream = fs.open(target)
+    try:
+        data = bytes(spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+    finally:
+        stream.close()
+    try:
+        info = json.loads(data)
+    except ValueError:
+        return {}
+    from . import dataset
+
+    return info if isinstance(info, dict) and info.get("format") == dataset.FORMAT else {}
+
+
+def _old_file_ids(spark, output: str, old: dict) -> dict[tuple[str, str], int]:
+    """(path, sha256) -> file_id of the files the dataset at ``output`` holds now (kept by a re-run)."""
+    listed = sorted((old.get("parts") or {}).get("files") or {})
+    if not listed:
+        return {}
+    rows = spark.read.parquet(*[f"{output}/{rel}" for rel in listed]).select("path", "sha256", "file_id").collect()
+    return {(r["path"], r["sha256"]): r["file_id"] for r in rows}
+
+
+def _sweep(spark, output: str, parts: dict) -> None:
+    """After meta.json: the part files it does not list go (a former run's, a killed run's), and Spark's _temporary."""
+    from urllib.parse import unquote, urlparse
+
+    from . import dataset
+
+    u = urlparse(output)
+    if u.scheme in ("", "file"):
+        dataset.sweep(Path(unquote(u.path)), parts)
+        return
+    fs, root = _fs(spark, output)
+    for name in all_table_names():
+        listed = parts.get(name) or {}
+        for rel in _listing(spark, output, name):
+            if rel not in listed:
+                fs.delete(root.suffix(f"/{rel}"), False)
+        fs.delete(root.suffix(f"/{name}/_temporary"), True)
+
+
+def all_table_names() -> list[str]:
+    from .schema import all_tables
+
+    return list(all_tables())
 
 
 def _write_meta(spark, output: str, meta: dict) -> None:
-    """meta.json beside the tables: for an output given as a local path, written under a temporary name and
-    renamed; for a URI (hdfs://, s3a://, file:// ...) through Hadoop's file system, as Spark writes the tables."""
-    from urllib.parse import urlparse
+    """meta.json beside the tables, the dataset's commit point: for a local path or a ``file:`` URI written under
+    a temporary name, fsynced and renamed (dataset.save_json); on other schemes (hdfs://, s3a:// ...) through
+    Hadoop's file system: a temporary file, then renamed over the old one."""
+    from urllib.parse import unquote, urlparse
 
-    text = json.dumps(meta, indent=1, sort_keys=True)
+    from . import dataset
+
     u = urlparse(output)
-    if u.scheme:
-        _hadoop_write(spark, f"{output.rstrip('/')}/_storagelab/meta.json", text.encode())
+    if u.scheme in ("", "file"):
+        folder = Path(unquote(u.path)) / dataset.META_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        dataset.save_json(folder / "meta.json", meta)
         return
-    folder = Path(u.path) / "_storagelab"
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".meta.json.{os.getpid()}.tmp"
-    tmp.write_text(text)
-    os.replace(tmp, folder / "meta.json")
+    text = json.dumps(meta, indent=1, sort_keys=True)
+    tmp = f"{output.rstrip('/')}/_storagelab/.meta.json.tmp"
+    _hadoop_write(spark, tmp, text.encode())
+    fs, root = _fs(spark, output)
+    target = root.suffix("/_storagelab/meta.json")
+    fs.delete(target, False)
+    fs.rename(root.suffix("/_storagelab/.meta.json.tmp"), target)
 
 
 def _hadoop_write(spark, target: str, data: bytes) -> None:

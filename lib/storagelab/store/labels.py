@@ -4,6 +4,7 @@ match no file, files with no row, copies whose own row cannot be applied."""
 from __future__ import annotations
 
 import hashlib
+import os
 
 import pyarrow as pa
 
@@ -83,6 +84,15 @@ def apply(con, manifest: Manifest, applied: str | None = None) -> int:
     return changed
 
 
+def _hidden(key: str) -> bool:
+    """A file that is there but hidden (it, or a folder it is in, starts with '.'): the listing leaves it out."""
+    from .. import paths
+
+    if not any(p.startswith(".") and p not in (".", "..") for p in key.split("/")):
+        return False
+    return os.path.isfile(key if key.startswith("/") else paths.ROOT / key)
+
+
 def manifest_warnings(manifest: Manifest, listing: list[ListedFile], present: set[str], scopes: list[str]) -> list[str]:
     """Rows that match no file (``present``: every path the database now holds or lists as a copy),
     and listed files with no row (under the manifest's folder)."""
@@ -94,6 +104,12 @@ def manifest_warnings(manifest: Manifest, listing: list[ListedFile], present: se
     where = manifest.path
     ghosts = [(manifest.lines.get(k[len(prefix) :], 0), k) for k in rows if k not in present and in_scope(k, scopes)]
     for line, k in sorted(ghosts)[:WARN_MAX]:
+        if _hidden(k):
+            out.append(
+                f"{where}:{line}: {k[len(prefix) :]}: a hidden file (a name starting with '.'): ingest does not "
+                "look at hidden files and folders; rename it to have it stored"
+            )
+            continue
         out.append(
             f"{where}:{line}: {k[len(prefix) :]}: no such file under {manifest.root} "
             "(a typo, or a file that was moved or deleted?)"

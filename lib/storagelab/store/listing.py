@@ -24,12 +24,17 @@ class ListedFile(NamedTuple):
     mtime_ns: int
 
 
-def list_files(targets: Iterable[Path | str], skipped: list[str] | None = None) -> Iterator[ListedFile]:
+def list_files(
+    targets: Iterable[Path | str],
+    skipped: list[str] | None = None,
+    unreadable: list[tuple[str, str, str]] | None = None,
+) -> Iterator[ListedFile]:
     """Every file to ingest, sorted by relative path, with one scandir per folder and one stat per
     file. Hidden entries, manifest/README/.gitkeep and .md/.ipynb files are skipped; keys are made
     from the folder's key unless a symlink is involved (then resolved one by one, as ``key_for``
     does). A symlink in a folder to a file outside that folder is not followed (said in
-    ``skipped``): a folder's logs are the files in it. A target that does not exist:
+    ``skipped``): a folder's logs are the files in it. A folder inside a target that cannot be read is
+    left out and said in ``unreadable`` as (key, path, reason). A target that does not exist:
     FileNotFoundError."""
     for t in targets:
         p = Path(t)
@@ -37,7 +42,10 @@ def list_files(targets: Iterable[Path | str], skipped: list[str] | None = None) 
             top = key_for(p)
             prefix = "" if top == "." else top + "/"
             real_top = p.resolve()
-            found = _scan(p)
+            bad: list[tuple[str, str, str]] = []
+            found = _scan(p, bad)
+            if unreadable is not None:
+                unreadable += [(printable(prefix + rel), path, why) for rel, path, why in bad]
             found.sort(key=lambda f: f[0].replace("/", "\0"))  # part by part, as Path.rglob's sorted tuples
             for rel, path, size, mtime_ns, link in found:
                 if link:
@@ -100,16 +108,23 @@ def in_scope(key: str, scope_list: list[str]) -> bool:
     return any(key.startswith(s) if s else not key.startswith("/") for s in scope_list)
 
 
-def _scan(top: Path | str) -> list[tuple[str, str, int, int, bool]]:
+def _scan(top: Path | str, unreadable: list | None = None) -> list[tuple[str, str, int, int, bool]]:
     """Like Path.rglob: symlinked folders are not entered, symlinked files are kept. Hidden
     entries (and everything under them) and the skipped names are left out. Gives (relative
-    path, path, size, mtime_ns, is a symlink). Iterative: any depth of folders."""
+    path, path, size, mtime_ns, is a symlink). Iterative: any depth of folders. A folder below ``top``
+    that cannot be read is left out and added to ``unreadable`` as (relative path, path, reason)."""
     found = []
     todo = [(top, "")]
     while todo:
         folder, rel = todo.pop()
-        with os.scandir(folder) as it:
-            entries = list(it)
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError as e:
+            if not rel or unreadable is None:
+                raise
+            unreadable.append((rel.rstrip("/"), str(folder), e.strerror or type(e).__name__))
+            continue
         for e in entries:
             name = e.name
             if name.startswith("."):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -99,7 +100,16 @@ def ingest(
         summary.warnings.append(f"no manifest at {manifest.path}: the files under {manifest.root} are unlabelled")
     outside: list[str] = []
     clashes: list[str] = []
-    listing, ignored, summary.ignore_files = ignore.split(unique(list_files(targets, outside), clashes), targets)
+    unreadable: list[tuple[str, str, str]] = []
+    own = _own_files(db_file, None if parquet_dir is False else Path(parquet_dir or parquet_dir_for(db_file)))
+    listing, ignored, summary.ignore_files = ignore.split(
+        unique((f for f in list_files(targets, outside, unreadable) if not own(f.path)), clashes), targets
+    )
+    summary.warnings += [
+        f"{printable(path)}: cannot read this folder ({why}): its files were not looked at (stored ones stay)"
+        for _key, path, why in unreadable
+        if not ignore.folder_ignored(path, targets)
+    ]
     summary.warnings += clashes
     summary.ignored = len(ignored)
     summary.warnings += outside[: labels.WARN_MAX] + (
@@ -114,6 +124,8 @@ def ingest(
             gc.disable()  # the batches are many small objects without cycles: a collector pass only rescans them
             stream.remove_leftovers(db_file)
             run = _Run(con, db_file, manifest, summary, ctrl_c)
+            # not looked at, so not gone: ignored files, and the files of folders that cannot be read
+            run.kept = _kept({f.key for f in ignored}, [key + "/" for key, _, _ in unreadable], targets)
             summary.rebuilt_schema = db.ensure_schema(con, run.code)
             faults.inject("schema-ready")
             writer.forget_errors(con, [f.key for f in ignored])  # an ignored file's old failure is not listed
@@ -135,6 +147,37 @@ def ingest(
             gc.enable()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _own_files(db_file: Path, parquet: Path | None) -> Callable[[str], bool]:
+    """Whether a listed file is the database's own (a database inside the folder it ingests): the database, its
+    write-ahead log, its Parquet folder's files, a staging database of a huge file."""
+    folder = os.path.realpath(db_file.parent)
+    name = db_file.name
+    mine = {os.path.join(folder, name), os.path.join(folder, name + ".wal")}
+    pq = os.path.realpath(parquet) + os.sep if parquet else None
+
+    def own(path: str) -> bool:
+        real = os.path.realpath(path)
+        if real in mine or (pq and real.startswith(pq)):
+            return True
+        return os.path.dirname(real) == folder and os.path.basename(real).startswith(stream.STAGE_PREFIX + name)
+
+    return own
+
+
+def _kept(keys: set[str], prefixes: list[str], targets: list) -> Callable[[str], bool]:
+    """Whether a stored file that is not listed stays: it is one of ``keys``, under one of ``prefixes``, or a
+    path the ignore files exclude (an ignored file that was deleted is not looked at either)."""
+
+    ignored = ignore.path_matcher(targets)
+
+    def kept(key: str) -> bool:
+        if key in keys or any(key.startswith(p) for p in prefixes):
+            return True
+        return ignored(key if key.startswith("/") else paths.ROOT / key)
+
+    return kept
 
 
 def _promote_copies(con, plan: Plan) -> dict[str, dict]:
@@ -192,6 +235,7 @@ class _Run:
         self.con, self.db_file, self.manifest, self.summary, self.ctrl_c = con, db_file, manifest, summary, ctrl_c
         self.code = db.code_signature()
         self.labels_of = labels.labels_by_key(manifest)
+        self.kept: Callable[[str], bool] = lambda key: False  # stored files not listed that are not gone
 
     def ingest(self, listing: list[ListedFile], scope_list: list[str], workers, batch_files, batch_rows, progress):
         con, summary = self.con, self.summary
@@ -206,7 +250,7 @@ class _Run:
             r[0]: StoredCopy(*r[1:])
             for r in con.execute("SELECT path, sha256, size_bytes, mtime_ns, same_as FROM duplicates").fetchall()
         }
-        plan = Plan.make(listing, stored, copies, versions, scope_list)
+        plan = Plan.make(listing, stored, copies, versions, scope_list, self.kept)
         summary.skipped += plan.skipped
         summary.duplicates += plan.skipped_copies
         self._parse_and_write(plan, versions, workers, batch_files, batch_rows, progress)

@@ -2,11 +2,18 @@
 (path, size and mtime unchanged, or a known copy), read it, and once its SHA-256 is known store it,
 keep it (same bytes), move its stored rows to its new path (a rename), or list it as a copy.
 
-The database mirrors the listed folders: a stored file under one of them that is no longer listed
-is gone, and is either found again under a new path (same SHA-256: renamed) or removed."""
+The database mirrors the listed folders: a stored file under one of them that is no longer
+listed is gone, and is either found again under a new path (same SHA-256: renamed) or removed; a stored file
+that is not looked at (ignored, or in a folder that cannot be read) stays as stored.
+
+One rule decides what a file's bytes are, whatever order files change in: bytes no stored file holds are
+stored (a new file, or new bytes under a stored path); bytes a gone file held move that file's rows (a rename);
+bytes another stored file holds are a copy (listed in ``duplicates``), also when the path was itself a stored
+file holding other bytes: its own rows go, as a fresh ingest of the same tree would not have stored them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
@@ -77,6 +84,7 @@ class Plan:
     _gone_by_sha: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a gone file
     _stored_by_sha: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a stored file not re-read
     _seen: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a file of this run
+    _versions: dict[str, str] = field(default_factory=dict)  # tool -> the current parser version
 
     @classmethod
     def make(
@@ -86,13 +94,20 @@ class Plan:
         copies: dict[str, StoredCopy],
         versions: dict[str, str],
         scopes: list[str],
+        kept: Callable[[str], bool] | None = None,
     ) -> Plan:
         """``versions``: tool -> the parser version of the current code (a file stored by another one is read
-        again)."""
+        again). ``kept``: whether a stored file that is not listed stays all the same (it was not looked at:
+        ignored, or in a folder that cannot be read)."""
         listed = {f.key for f in listing}
         stored = dict(stored)
-        gone = {k: stored.pop(k) for k in [k for k in stored if k not in listed and in_scope(k, scopes)]}
-        plan = cls(stored, copies, gone, [k for k in copies if k not in listed and in_scope(k, scopes)])
+
+        def gone_key(k: str) -> bool:
+            return k not in listed and in_scope(k, scopes) and not (kept and kept(k))
+
+        gone = {k: stored.pop(k) for k in [k for k in stored if gone_key(k)]}
+        plan = cls(stored, copies, gone, [k for k in copies if gone_key(k)])
+        plan._versions = dict(versions)
         plan._gone_by_sha = {v.sha256: k for k, v in gone.items() if versions.get(v.tool) == v.parser_version}
 
         def current(f: StoredFile) -> bool:
@@ -137,7 +152,11 @@ class Plan:
                 self.unique.append(key)
             return Action.RENAMED
         same = self._stored_by_sha.get(sha256) or self._seen.get(sha256)
-        if same and same != key and not old:
+        if same and same != key:
+            if old:  # a stored file now holding another stored file's bytes: its own rows go, it is a copy
+                self.gone[key] = self.stored.pop(key)
+                if self._versions.get(old.tool) == old.parser_version and old.sha256 not in self._seen:
+                    self._gone_by_sha.setdefault(old.sha256, key)
             self.found.append(Copy(key, sha256, size, mtime_ns, same))
             return Action.COPY
         self._seen[sha256] = key

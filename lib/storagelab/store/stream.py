@@ -71,11 +71,15 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
     no known tool's output) and how to stream it (None: parse it whole)."""
     out = Outcome(*job)
     try:
-        h = hashlib.sha256()
+        h, n = hashlib.sha256(), 0
         with open(job.path, "rb") as fh:
             while block := fh.read(_BLOCK):
                 h.update(block)
+                n += len(block)
         out.sha256 = h.hexdigest()
+        if (changed := _changed(job, n)) is not None:
+            out.error = changed
+            return out, None
         head, encoding = _head(job.path)
         module, fmt = detect(head)
     except OSError as e:
@@ -90,6 +94,25 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
         return out, None
     out.tool, out.format, out.parser_version = module.TOOL, fmt, version_of(module)
     return out, StreamJob(module, fmt, encoding)
+
+
+def _changed(job: ListedFile | Outcome, n_read: int | None = None) -> dict | None:
+    """The error of a file that changed while it was read (an appended log): its size or mtime is no longer
+    the listed one (or not the bytes hashed); None when it did not."""
+    try:
+        st = os.stat(job.path)
+        now = (st.st_size, st.st_mtime_ns)
+    except OSError:
+        now = None
+    if now == (job.size, job.mtime_ns) and n_read in (None, job.size):
+        return None
+    return dict(
+        kind="io",
+        line=None,
+        expected=None,
+        message=f"the file changed while it was read ({job.size} bytes when listed, "
+        f"{now[0] if now else 'gone'} now): not stored this time; the next ingest reads it again",
+    )
 
 
 def _head(path: str) -> tuple[str, str]:
@@ -295,6 +318,8 @@ def write_file(
             if faults.environmental(e) or isinstance(e, duckdb.Error):
                 raise
             out.error = _bug(f"{type(e).__name__}: {e}")  # a parser bug must not lose the others
+        if not out.error:
+            out.error = _changed(out)  # appended to while it was parsed: its rows are not those of its SHA-256
         if out.error:
             writer.record_error(con, out)
             return True

@@ -78,17 +78,29 @@ HIST_COLUMNS = (
 )
 
 
+SNIFF_CHARS = 1 << 16  # what sniff_log judges: the same for a whole text and a streamed file's head
+
+
 def sniff_log(text: str) -> str | None:
-    """``fio-log`` or ``fio-hist-log`` when the first lines (up to 3) all have one of the shapes."""
+    """``fio-log`` or ``fio-hist-log`` when the first lines (up to 3) all have one of the shapes. Judged on the
+    first SNIFF_CHARS characters only, so that a whole text and the head of a huge file (the streamed path) get
+    one verdict: a line cut there is judged on its whole fields (and not on its column count)."""
     if not text[:1].isdigit():
         return None
-    lines = [ln.rstrip("\r") for ln in text.split("\n", 3)[:3] if ln.strip()]
-    if not lines:
+    head = text[:SNIFF_CHARS]
+    parts = head.split("\n", 3)
+    lines = [ln.rstrip("\r") for ln in parts[:3]]
+    cut = None
+    if len(parts) < 4 and len(text) > len(head) and text[len(head)] != "\n":
+        last = lines.pop()  # runs past the window
+        cut = last[: last.rfind(", ")] if ", " in last else None
+    lines = [ln for ln in lines if ln.strip()]
+    if cut is None and not lines:
         return None
-    if all(_HIST_LINE.match(ln) for ln in lines) and len({ln.count(",") for ln in lines}) == 1:
-        return "fio-hist-log"
-    if all(_SAMPLE_LINE.match(ln) for ln in lines) and len({ln.count(",") for ln in lines}) == 1:
-        return "fio-log"
+    for fmt, shape in (("fio-hist-log", _HIST_LINE), ("fio-log", _SAMPLE_LINE)):
+        whole = all(shape.match(ln) for ln in lines) and len({ln.count(",") for ln in lines}) <= 1
+        if whole and (cut is None or shape.match(cut)) and (cut is None or not lines or fmt == "fio-hist-log"):
+            return fmt
     return None
 
 
@@ -380,12 +392,29 @@ def bin_edges(index: int, n_bins: int) -> tuple[float, float, float]:
     return float(lo * factor), float(mid * factor), float(hi * factor)
 
 
+def _check_bins(lines: Iterator[str]) -> None:
+    """The first line's number of bins, counted before it is split (a 200 MB line of 70 million bins must not
+    become 70 million strings first): not one fio writes, a ParseError."""
+    for lineno, ln in enumerate(lines, 1):
+        if ln.strip():
+            n_bins = ln.strip().count(", ") + 1 - 3
+            if n_bins < 1 or not any(full % n_bins == 0 for full in _FULL_BINS):
+                raise ParseError(
+                    f"{n_bins} histogram bins",
+                    line=lineno,
+                    kind="unsupported-version",
+                    expected="1856 bins (fio >= 3.0) or 1216 (fio 2.x), divided by 2^log_hist_coarseness",
+                )
+            return
+
+
 def _parse_hist(open_lines: Callable[[], Iterator[str]], name: str | None, parsed: Parsed) -> Parsed:
     prefix, kind, job = name_parts(name)
     rows = parsed.tuples("fio_hist_samples", HIST_COLUMNS)
     if kind not in (None, "clat_hist"):
         parsed.warnings.append(f"a histogram log named like a {kind} log")
         prefix = job = None
+    _check_bins(open_lines())
     edges = None
     for lineno, t in _rows(open_lines, _extent(open_lines)):
         if edges is None:
