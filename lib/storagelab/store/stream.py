@@ -86,8 +86,10 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
         out.error = dict(kind="io", line=None, message=str(e), expected=None)
         return out, None
     except ParseError as e:
-        if e.kind == "unknown-format" and common_indent(head)[0]:
-            return out, None  # a pasted code block, indented alike: the whole-file parse reads it without the indent
+        if e.kind == "unknown-format" and (common_indent(head)[0] or common_indent(head, skip_first=True)[0]):
+            # a pasted code block (every line indented alike, or a command line indented one way above output
+            # indented another): the whole-file parse reads it without the indent, as detection does
+            return out, None
         out.error = dict(kind=e.kind, line=e.line, message=e.message, expected=e.expected)
         return out, None
     if fmt not in getattr(module, "STREAM_FORMATS", ()):
