@@ -31,6 +31,10 @@ from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "arcstats"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 FORMATS = ("arcstats-kstat", "arcstats-sysctl", "arc_summary", "arcstat")
 HELPER_MODULES = ("arc_summary",)  # part of this parser: its code is in the parser version too
 

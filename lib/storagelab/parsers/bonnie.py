@@ -48,6 +48,11 @@ from .base import LINES, Parsed, ParseError, lines_of, table
 
 TOOL = "bonnie++"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+HELPER_MODULES: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 FORMATS = ("bonnie-text", "bonnie-csv", "bonnie-text+csv")
 
 IO_TESTS = ("putc", "put_block", "rewrite", "getc", "get_block", "seeks")

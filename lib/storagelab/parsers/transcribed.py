@@ -29,6 +29,11 @@ from .base import LINES, Parsed, ParseError, lines_of, table
 
 TOOL = "transcribed"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+HELPER_MODULES: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 MARK = "# storagelab transcribed table "
 VERSION = "v1"
 

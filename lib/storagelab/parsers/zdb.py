@@ -27,6 +27,10 @@ from .base import LINES, Parsed, ParseError, lines_of, table
 
 TOOL = "zdb"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 FORMATS = ("zdb-b", "zdb-S", "zdb-DD", "zdb-C")
 HELPER_MODULES = ("zdb_config",)  # part of this parser: its code is in the parser version too
 

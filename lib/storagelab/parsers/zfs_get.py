@@ -27,6 +27,11 @@ from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "zfs"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+HELPER_MODULES: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 FORMATS = ("zfs-get", "zfs-get-H")
 
 TABLES = {

@@ -45,6 +45,10 @@ from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "zpool"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 FORMATS = ("zpool-list", "zpool-iostat", "zpool-status", zpool_hist.FORMAT, zpool_hist.W_FORMAT)
 # zpool status and the histograms / -l -q groups are read there; their code is in the parser version too
 HELPER_MODULES = ("zpool_status", "zpool_hist")

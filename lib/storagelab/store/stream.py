@@ -86,7 +86,7 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
             return out, None  # a pasted code block, indented alike: the whole-file parse reads it without the indent
         out.error = dict(kind=e.kind, line=e.line, message=e.message, expected=e.expected)
         return out, None
-    if fmt not in getattr(module, "STREAM_FORMATS", ()):
+    if fmt not in module.STREAM_FORMATS:
         return out, None
     out.tool, out.format, out.parser_version = module.TOOL, fmt, version_of(module)
     return out, StreamJob(module, fmt, encoding)

@@ -67,6 +67,11 @@ from .tables import TABLES  # noqa: F401
 
 TOOL = "partitions"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+HELPER_MODULES: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 FORMATS = ("gpart", "fdisk", "sfdisk", "sfdisk-l", "parted", "gdisk", "fdisk-localized")
 
 
