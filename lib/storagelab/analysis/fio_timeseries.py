@@ -149,7 +149,7 @@ def snia_window(
         if not mean or any(math.isnan(v) for v in w):
             continue
         excursion = 100.0 * (max(w) - min(w)) / abs(mean)
-        slope = sum((x - x_mean) * (v - mean) for x, v in zip(xs, w)) / sxx
+        slope = sum((x - x_mean) * (v - mean) for x, v in zip(xs, w, strict=True)) / sxx
         rise = 100.0 * abs(slope) * (rounds - 1) / abs(mean)
         if excursion <= excursion_pct and rise <= slope_pct:
             return i, mean, excursion, rise

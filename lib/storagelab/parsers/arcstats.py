@@ -228,7 +228,7 @@ def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
                 )
             continue
         time = cells[0] if cols[0] == "time" else None
-        for field, cell in zip(cols, cells):
+        for field, cell in zip(cols, cells, strict=True):
             if field == "time":
                 continue
             value, unit, exact = _arcstat_value(field, cell, lineno)

@@ -136,7 +136,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                 kind="truncated" if last and len(cells) < len(header) else "invalid",
                 expected=",".join(header),
             )
-        row = convert(dict(zip(header, cells)), no)
+        row = convert(dict(zip(header, cells, strict=True)), no)
         key = tuple(row[k] for k in KEYS[name])
         if key in seen:
             raise ParseError(

@@ -287,7 +287,7 @@ def _cells(line: str, st: _State, lineno: int) -> dict[str, str] | None:
         cols = st.tab_cols or (list(_COLUMNS[:3]) + ["source"] if len(fields) == 4 else list(_COLUMNS))
         if len(fields) != len(cols):
             return None
-        return dict(zip(cols, (f.strip() for f in fields)))
+        return dict(zip(cols, (f.strip() for f in fields), strict=True))
     if st.cols is None:
         return None
     cells = _cut(line, st.cols)

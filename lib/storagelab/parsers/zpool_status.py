@@ -364,7 +364,7 @@ def _ddt_row(rep: _Report, line: str, lineno: int) -> bool:
             "pool": rep.row["pool"],
             "refcnt_bucket": None if bucket == "Total" else round(nicebytes(bucket)[0]),
             "is_total": bucket == "Total",
-            **{n: v for n, (v, _) in zip(names, values)},
+            **{n: v for n, (v, _) in zip(names, values, strict=True)},
             "exact": all(ex for _, ex in values),
             "line_start": lineno,
             "line_end": lineno,

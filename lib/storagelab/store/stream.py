@@ -213,6 +213,8 @@ class StageSink:
                 raise _Unfit(_bug(f"parser produced unknown table {name}"))
             try:
                 part = arrow.table(tabs[name], arrow.columns(name, [rows], cols[name]))
+            except arrow.RowShapeError as e:
+                raise _Unfit(_bug(str(e))) from None
             except KeyError as e:
                 raise _Unfit(_bug(f"parser produced unknown columns {e.args[0]} for {name}")) from None
             except arrow.UNFIT as e:

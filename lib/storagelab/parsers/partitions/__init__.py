@@ -149,7 +149,9 @@ def _busybox_mixed(lines: list[str]) -> tuple[list[str], list[str]] | None:
         owners.append(owner)
     if not {"gdisk", "fdisk"} <= set(owners):
         return None
-    return tuple([ln if o in (kind, None) else "" for ln, o in zip(lines, owners)] for kind in ("gdisk", "fdisk"))
+    return tuple(
+        [ln if o in (kind, None) else "" for ln, o in zip(lines, owners, strict=True)] for kind in ("gdisk", "fdisk")
+    )
 
 
 def parse(text: str, fmt: str | None = None) -> Parsed:
@@ -175,7 +177,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     elif fmt == "fdisk-localized":
         refuse_localized(lines)
     elif fmt == "gdisk" and (split := _busybox_mixed(lines)):
-        for part, parser in zip(split, (parse_gdisk, _parse_fdisk)):
+        for part, parser in zip(split, (parse_gdisk, _parse_fdisk), strict=True):
             parser(part, parsed, max((i for i, ln in enumerate(part, 1) if ln.strip()), default=1))
     elif fmt == "gdisk":
         parse_gdisk(lines, parsed, last)

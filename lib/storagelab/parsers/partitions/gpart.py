@@ -71,7 +71,7 @@ def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
             )
         same = next((d for d, _ in geoms if _same_layout(d, cur)), None)
         if same is not None and labels:  # `gpart show -l` of a table shown before: its labels join that table
-            for part, labelled in zip(same.parts, cur.parts):
+            for part, labelled in zip(same.parts, cur.parts, strict=True):
                 part["name"] = labelled.get("name")
             return
         _gpart_sector_size(cur, pairs, parsed)

@@ -69,7 +69,7 @@ def _parted_part(index: int, start: str, end: str, size: str, lsec: int, lineno:
             "size_sectors": _parted_sectors(end, lsec, lineno, end=True) - first + 1,
         }
     values = [_parted_rounded(v) or _exact_bytes(v, lsec) for v in (start, end, size)]
-    bad = next((v for v, got in zip((start, end, size), values) if got is None), None)
+    bad = next((v for v, got in zip((start, end, size), values, strict=True) if got is None), None)
     if bad is not None:
         raise _not_exact(bad, lineno)
     if _ROUNDED_WARNING not in " ".join(parsed.warnings):
