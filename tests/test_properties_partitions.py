@@ -456,7 +456,7 @@ def test_gpart_bsd_label_inside_an_mbr_slice_is_placed_on_the_disk(slice_start, 
     """``gpart show`` of an MBR disk and the BSD label in its slice: the label's offsets are relative to the
     slice, so the partitions' disk position (and their alignment) add the slice's start."""
     parts, pos = [], 0
-    for size, gap in zip(sizes, gaps, strict=True):
+    for size, gap in zip(sizes, gaps[: len(sizes)], strict=True):  # one gap before each partition
         parts.append((pos + gap, size))
         pos += gap + size
     slice_size = pos + 16

@@ -313,7 +313,7 @@ def render_row(r: dict, raw: bool, tabs: bool, level: int | None = None) -> tupl
     name = r["name"] if level is None else f"    L{level} {r['name']}"
     want = {"type_name": r["name"], "level": level}
     for col, tok, v in zip(
-        ("blocks", "lsize_bytes", "psize_bytes", "asize_bytes", "avg_bytes"), cells, vals, strict=True
+        ("blocks", "lsize_bytes", "psize_bytes", "asize_bytes", "avg_bytes"), cells[:5], vals, strict=True
     ):
         if raw:
             want[col] = (v, 0)
