@@ -56,6 +56,7 @@ def _code_hash(module: ModuleType) -> str:
     name = module.__name__
     if name not in _CODE_HASHES:
         here = Path(__file__).parent
+        assert module.__file__ is not None  # a parser module is a file
         src = Path(module.__file__)
         files = sorted(src.parent.glob("*.py")) if src.name == "__init__.py" and src.parent != here else [src]
         files += [here / f"{m}.py" for m in module.HELPER_MODULES]  # modules a parser is made of
@@ -124,11 +125,11 @@ def check_sample(text: str) -> None:
     sample = text[:65536]
     first = _CONTROL.search(sample)
     ctrl = len(_CONTROL.findall(sample)) if first else 0
-    if ctrl > max(8, len(sample) // 100):
-        first = first.start()
+    if first is not None and ctrl > max(8, len(sample) // 100):
+        at = first.start()
         raise ParseError(
             f"binary data: {ctrl} control characters in the first {len(sample)} characters",
-            line=sample.count("\n", 0, first) + 1,
+            line=sample.count("\n", 0, at) + 1,
             kind="binary",
             expected="a text log",
         )

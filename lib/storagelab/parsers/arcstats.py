@@ -128,7 +128,7 @@ def sniff(text: str) -> str | None:
     head = text[:1_000_000]
     lines = [ln.strip() for ln in head.split("\n")[:2000]]
     rows = [ln for ln in lines if _KSTAT_ROW.match(ln)]
-    names = {_KSTAT_ROW.match(ln).group(1) for ln in rows}
+    names = {m.group(1) for ln in rows if (m := _KSTAT_ROW.match(ln))}
     if any(_KSTAT_COLS.match(ln) for ln in lines[:5]) and {"hits", "misses", "c_max"} <= names:
         return "arcstats-kstat"
     if sum(1 for ln in lines if _SYSCTL.match(ln)) >= 5:

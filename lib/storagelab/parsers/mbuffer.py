@@ -250,7 +250,9 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                 continue
             left = _LEFTOVER.search(body)
             m = left and _STATUS.match(body[: left.end(1)])
-            if m:  # a longer status line overwritten by \r left its last letters on the screen: 'buffer 0% fullll'
+            if (
+                m and left
+            ):  # a longer status line overwritten by \r left its last letters on the screen: 'buffer 0% fullll'
                 parsed.warnings.append(
                     f"line {lineno}: {body[left.end(1) :].strip()!r} after the status line ignored "
                     "(left over from a longer status line the \\r overwrote)"

@@ -221,7 +221,7 @@ def sniff(text: str) -> str | None:
     if rows and len(rows) + len(sections) >= len(data) - 1:
         if all(any(_HEALTH.match(f.strip()) for f in ln.split("\t")) for ln in rows):
             return "zpool-list"
-        props = _prompt_flags(prompt.group(1))[1] if cmd == "list" else None
+        props = _prompt_flags(prompt.group(1))[1] if prompt and cmd == "list" else None
         if props and all(len(ln.lstrip("\t").split("\t")) <= len(props) for ln in rows):
             return "zpool-list"  # zpool list -H -o ... without a HEALTH column
         if cmd == "iostat" and all(len(ln.split("\t")) == 7 for ln in rows):
@@ -300,7 +300,7 @@ class _State:
     section: str = "normal"
     command: str | None = None
     timestamp: str | None = None
-    samples: dict[tuple[str, str], int] = field(default_factory=dict)
+    samples: dict[tuple[str, str | None], int] = field(default_factory=dict)
     ignored_from: int | None = None
     groups: list[str] = field(default_factory=list)  # the -l/-q column groups of the open iostat table
 
@@ -332,7 +332,7 @@ def _list_row(st: _State, line: str, lineno: int) -> dict | None:
     if len(values) > len(cols) or (not vdev_row and len(values) != len(cols)):
         raise _Bad(line)
     cells = dict(zip(cols, values, strict=False))  # a vdev row may stop short of the pool row's columns
-    row = {"pool": name, "vdev": None, "depth": 0, "class": None}
+    row: dict[str, Any] = {"pool": name, "vdev": None, "depth": 0, "class": None}
     if vdev_row:
         if st.pool is None:
             raise _Bad(line)

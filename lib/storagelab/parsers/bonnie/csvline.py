@@ -41,7 +41,7 @@ def _csv_width(fields: list[str]) -> int | None:
     """
     if len(fields) > 1 and _CSV_FV.match(fields[0]) and re.match(r"^[0-9](\.|$)", fields[1]):
         fam = _family(fields[0])
-        return {"1.98+": 50, "1.9x": 48}.get(fam)
+        return {"1.98+": 50, "1.9x": 48}.get(fam or "")
     if len(fields) == 27 and _looks_103(fields):
         return 27
     return None

@@ -50,7 +50,8 @@ def _row_cells_by_position(line: str, ntests: int):
         nxt = line.find(" ", end)
         end = len(line) if nxt < 0 else nxt
     prefix, tail = line[:end], line[end:]
-    cells, pos = [], 0
+    cells: list[tuple[str, str] | None] = []
+    pos = 0
     pair = re.compile(r"\s*(\S+)\s+(\S+)")
     for _ in range(ntests):
         if len(tail) >= pos + _PAIR and not tail[pos : pos + _PAIR].strip():

@@ -149,9 +149,11 @@ def _busybox_mixed(lines: list[str]) -> tuple[list[str], list[str]] | None:
         owners.append(owner)
     if not {"gdisk", "fdisk"} <= set(owners):
         return None
-    return tuple(
-        [ln if o in (kind, None) else "" for ln, o in zip(lines, owners, strict=True)] for kind in ("gdisk", "fdisk")
-    )
+
+    def kept(kind: str) -> list[str]:
+        return [ln if o in (kind, None) else "" for ln, o in zip(lines, owners, strict=True)]
+
+    return kept("gdisk"), kept("fdisk")
 
 
 def parse(text: str, fmt: str | None = None) -> Parsed:
