@@ -73,3 +73,30 @@ def test_module_functions_have_the_declared_signatures(mod):
 
 def test_tools_are_distinct():
     assert len({m.TOOL for m in MODULES}) == len(MODULES)
+
+
+KINDS = (
+    "empty",
+    "binary",
+    "encoding",
+    "unknown-format",
+    "truncated",
+    "invalid",
+    "unsupported-version",
+    "compression",
+    "too-large",
+)
+
+
+def test_the_nine_error_kinds_are_the_ones_parse_error_documents():
+    from storagelab.errors import ParseError
+
+    doc = " ".join(ParseError.__doc__.split())
+    assert [k for k in KINDS if k not in doc] == []
+
+
+def test_writing_a_parser_names_the_whole_contract_and_every_error_kind():
+    text = (Path(__file__).parent.parent / "docs" / "writing-a-parser.md").read_text()
+    assert [k for k in KINDS if f"| `{k}` |" not in text] == []
+    assert [n for n in sorted(_declared()) if f"`{n}" not in text] == []
+    assert "ParserModule" in text and "../" not in text  # no file outside the repository

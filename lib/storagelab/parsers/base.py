@@ -1,6 +1,6 @@
-"""The contract every parser module follows.
+"""The contract every parser module follows (written down as ``contract.ParserModule``, a Protocol).
 
-A parser module (``storagelab.parsers.<tool>``) exposes:
+A parser module (``storagelab.parsers.<tool>``) exposes (optional hooks: see ``contract.py``):
 
 * ``TOOL``: the tool name stored in ``files.tool``.
 * ``TABLES``: ``{table_name: Table(...)}`` - the columns it fills, in base units.
