@@ -4,6 +4,7 @@ spacing was squeezed) and its Latency row."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .cells import _LAT_CELL, _OPS_CELL, _PLUS, _RATE_CELL, _err
 
@@ -19,6 +20,30 @@ _LAT = re.compile(r"^Latency(\s|$)")
 _TEXT_SNIFF = re.compile(r"(?m)^(?:Version +\S+ +|\s{12,})------Sequential (?:Output|Create)------ +--")
 _FIELD = 19  # name+size (IO row) / files cell (file row) width
 _PAIR = 10  # one value cell (6) + its CPU cell (4)
+
+
+@dataclass
+class TextRow:
+    """A result row of the text table (and the Latency row under it, when there is one)."""
+
+    line: int  # 1-based
+    prefix: str  # the name/size (IO row) or files (file row) field
+    cells: list[tuple[str, str] | None]  # (value, CPU) per test, None where blank
+    name: str | None  # a machine name printed on a header line above the row
+    lat: list[str] | None = None  # the Latency row's 6 cells
+    lat_line: int | None = None
+
+
+@dataclass
+class Block:
+    """The IO block or the file block of a text table: its header's facts and its result rows."""
+
+    version: str | None
+    rows: list[TextRow]
+    start: int  # 0-based index of its first header line
+    concurrency: str | None = None  # IO block: the 1.9x Concurrency cell
+    new: bool = False  # IO block: the 'Name:Size etc' header of 1.98+
+    csv2txt: bool = False  # IO block: a table rebuilt by bon_csv2txt
 
 
 def _row_cells(line: str, ntests: int = 6):

@@ -22,16 +22,20 @@ from .cells import (
     _size_bytes,
 )
 from .csv2txt import _CSV2TXT_ZERO, _csv2txt_size
-from .rows import _FIELD
+from .rows import _FIELD, Block, TextRow
 
 
-def _text_run(io, io_row, f_row, version, warnings) -> Run:
-    first = (io_row or f_row)["line"]
-    last = max(r["lat_line"] or r["line"] for r in (io_row, f_row) if r)
+def _text_run(
+    io: Block | None, io_row: TextRow | None, f_row: TextRow | None, version: str | None, warnings: list[str]
+) -> Run:
+    head = io_row or f_row
+    assert head is not None  # a run has an IO row, a file row or both
+    first = head.line
+    last = max(r.lat_line or r.line for r in (io_row, f_row) if r)
     run = Run("text", first, last)
-    fam = _family(version) or ("1.98+" if io and io["new"] else None)
-    if io and not io["new"] and fam == "1.98+":
-        warnings.append(f"line {io['start'] + 1}: version {version} with an old 'Machine Size' header")
+    fam = _family(version) or ("1.98+" if io and io.new else None)
+    if io and not io.new and fam == "1.98+":
+        warnings.append(f"line {io.start + 1}: version {version} with an old 'Machine Size' header")
     run.family = fam
     info = run.info
     info.update(
@@ -53,14 +57,15 @@ def _text_run(io, io_row, f_row, version, warnings) -> Run:
     )
     names = []
     if io_row:
-        toks = io_row["prefix"].split()
+        assert io is not None  # an IO row comes with its block
+        toks = io_row.prefix.split()
         size = None
         if toks and _SIZE.match(toks[-1].split(":")[0]):
             size = toks.pop()
         elif toks:
-            warnings.append(f"line {io_row['line']}: no size cell after the machine name (cut from the table)")
-        ln = io_row["line"]
-        if size and io.get("csv2txt"):
+            warnings.append(f"line {io_row.line}: no size cell after the machine name (cut from the table)")
+        ln = io_row.line
+        if size and io.csv2txt:
             _csv2txt_size(info, size.split(":"), ln)
         elif size:
             parts = size.split(":")
@@ -75,28 +80,28 @@ def _text_run(io, io_row, f_row, version, warnings) -> Run:
                 info["seeks"] = _int(parts[3], ln, "seek count") if len(parts) > 3 and parts[3] else DEFAULT_SEEKS
                 info["seekers"] = _int(parts[4], ln, "seeker count") if len(parts) > 4 and parts[4] else None
         if fam == "1.9x":
-            info["concurrency"] = int(io["concurrency"]) if io["concurrency"] else None
+            info["concurrency"] = int(io.concurrency) if io.concurrency else None
         name = " ".join(toks) or None
         if name:
             room = _FIELD - 1 - len(size) if size else None  # the name keeps 18 - len(size) characters
             names.append((name, room))
         for k, test in enumerate(IO_TESTS):
-            _text_result(run, test, io_row, k, csv2txt=bool(io.get("csv2txt")))
+            _text_result(run, test, io_row, k, csv2txt=io.csv2txt)
     if f_row:
-        toks = f_row["prefix"].split()
+        toks = f_row.prefix.split()
         named = None
-        if len(toks) > 1 and not f_row["name"] and _FILES.match(toks[-1]):
+        if len(toks) > 1 and not f_row.name and _FILES.match(toks[-1]):
             # bon_csv2txt of several machines prints each machine's name before its files cell
             named, toks = " ".join(toks[:-1]), toks[-1:]
         if len(toks) != 1:
-            raise _err(f"bad files cell {f_row['prefix'].strip()!r}", f_row["line"], "files[:max[:min]][/dirs]")
-        info.update(_files_spec(toks[0], f_row["line"]))
-        if f_row["name"]:
-            names.append((f_row["name"], _FIELD))
+            raise _err(f"bad files cell {f_row.prefix.strip()!r}", f_row.line, "files[:max[:min]][/dirs]")
+        info.update(_files_spec(toks[0], f_row.line))
+        if f_row.name:
+            names.append((f_row.name, _FIELD))
         elif named:
             names.append((named, _FIELD - 1 - len(toks[0])))
         for k, test in enumerate(FILE_TESTS):
-            _text_result(run, test, f_row, k, csv2txt=bool(io and io.get("csv2txt")))  # its rates are the CSV's
+            _text_result(run, test, f_row, k, csv2txt=bool(io and io.csv2txt))  # its rates are the CSV's
     # the machine name: the longest printed form; the others must be its prefixes
     if names:
         best = max(names, key=lambda nr: len(nr[0]))[0]
@@ -111,9 +116,9 @@ def _text_run(io, io_row, f_row, version, warnings) -> Run:
     return run
 
 
-def _text_result(run: Run, test: str, row: dict, k: int, csv2txt: bool = False) -> None:
-    cell = row["cells"][k]
-    lat = row["lat"][k] if row["lat"] else ""
+def _text_result(run: Run, test: str, row: TextRow, k: int, csv2txt: bool = False) -> None:
+    cell = row.cells[k]
+    lat = row.lat[k] if row.lat else ""
     if cell is None and not lat:
         return
     res = Res(
@@ -122,12 +127,12 @@ def _text_result(run: Run, test: str, row: dict, k: int, csv2txt: bool = False) 
         cpu_text=cell[1] if cell else "",
         latency_text=lat,
         value_from="text",
-        lines=(row["line"], row["lat_line"] or row["line"]),
+        lines=(row.line, row.lat_line or row.line),
     )
     zero = csv2txt and _CSV2TXT_ZERO.match(res.value_text)  # bon_csv2txt prints +++++ (and 0) as '0k'
     if zero:
         res.value_text, res.too_fast = "", bool(_PLUS.match(res.cpu_text))
-    _fill_value(res, row["line"])
+    _fill_value(res, row.line)
     if zero:
         res.value_text = zero.group()
     if (

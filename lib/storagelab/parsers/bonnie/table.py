@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .cells import Run, _err, _family
-from .rows import _F_H2, _F_H3, _IO_H2, _IO_H3, _LAT, _V_FILE, _V_IO, _latency_cells, _row_cells
+from .rows import _F_H2, _F_H3, _IO_H2, _IO_H3, _LAT, _V_FILE, _V_IO, Block, TextRow, _latency_cells, _row_cells
 from .runs import _text_run
 
 
@@ -68,18 +68,18 @@ class _Text:
                         f"result row cut short ({len(cells)} of 6 tests)", i + 1, "6 value/CPU cells", kind="truncated"
                     )
                 return rows, i
-            row = {"line": i + 1, "prefix": prefix, "cells": cells, "lat": None, "lat_line": None, "name": name}
+            row = TextRow(i + 1, prefix, cells, name)
             name = None
             i += 1
             ln = self.line(i)
             if ln is not None and _LAT.match(ln):
-                row["lat"] = _latency_cells(ln, i + 1)
-                row["lat_line"] = i + 1
+                row.lat = _latency_cells(ln, i + 1)
+                row.lat_line = i + 1
                 i += 1
             elif latency:  # 1.9x+ print a Latency row under every result row
                 if self.next_nonblank(i) >= len(self.lines):
-                    raise _err("the output stops after a result row", row["line"], "its Latency row", kind="truncated")
-                self.w.append(f"line {row['line']}: no Latency row under this result row")
+                    raise _err("the output stops after a result row", row.line, "its Latency row", kind="truncated")
+                self.w.append(f"line {row.line}: no Latency row under this result row")
             rows.append(row)
 
     @staticmethod
@@ -129,8 +129,7 @@ class _Text:
         new_style = h3.group(1) == "Name:Size etc"
         latency = new_style or _family(version) in ("1.9x", "1.98+")
         rows, j = self.read_rows(i + 1, "io", i + 1, latency=latency)
-        io = {"version": version, "concurrency": concurrency, "new": new_style, "rows": rows, "start": start}
-        return io | {"csv2txt": csv2txt}, j
+        return Block(version, rows, start, concurrency=concurrency, new=new_style, csv2txt=csv2txt), j
 
     def file_block(self, i):
         start = i
@@ -150,7 +149,7 @@ class _Text:
         if label and not label.startswith("files"):
             name = label
         rows, j = self.read_rows(i + 1, "file", i + 1, name, latency=_family(version) in ("1.9x", "1.98+"))
-        return {"version": version, "rows": rows, "start": start}, j
+        return Block(version, rows, start), j
 
     def tables(self):
         """Yield (io_block or None, file_block or None) per table, in order."""
@@ -166,8 +165,8 @@ class _Text:
                     fv = _V_FILE.match(self.lines[k]).group(1)
                     # 1.03 prints a Version line over the file block only when no IO test ran: such a
                     # block is another run (-s 0), not the file half of this one
-                    same_run = fv == io["version"] and _family(fv) != "1.0x"
-                    if fv is None or io["version"] is None or same_run:
+                    same_run = fv == io.version and _family(fv) != "1.0x"
+                    if fv is None or io.version is None or same_run:
                         fb, i = self.file_block(k)
                 yield io, fb
             elif _V_FILE.match(ln) or (_F_H2.match(ln) and _F_H3.match(self.line(i + 1) or "")):
@@ -180,14 +179,14 @@ class _Text:
 def _text_runs(lines: list[str], warnings: list[str]) -> list[Run]:
     runs = []
     for io, fb in _Text(lines, warnings).tables():
-        io_rows = io["rows"] if io else []
-        f_rows = fb["rows"] if fb else []
+        io_rows = io.rows if io else []
+        f_rows = fb.rows if fb else []
         if io_rows and f_rows and len(io_rows) != len(f_rows):
             warnings.append(
-                f"line {io['start'] + 1}: {len(io_rows)} IO rows but {len(f_rows)} file rows "
+                f"line {io.start + 1}: {len(io_rows)} IO rows but {len(f_rows)} file rows "
                 "under one table; joined by order"
             )
-        version = (io and io["version"]) or (fb and fb["version"])
+        version = (io and io.version) or (fb and fb.version)
         for k in range(max(len(io_rows), len(f_rows))):
             runs.append(
                 _text_run(
