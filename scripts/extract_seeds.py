@@ -513,9 +513,9 @@ def transcribe_layout_sweep() -> bytes:
     tables = flattened_tables(lines)
     if len(tables) != len(LAYOUT_TESTS):
         raise SystemExit(f"{S001}: expected {len(LAYOUT_TESTS)} flattened tables, found {len(tables)}")
-    where = " and ".join(f"{a}-{b} ({name})" for (a, b, _), (_, name) in zip(tables, LAYOUT_TESTS))
+    where = " and ".join(f"{a}-{b} ({name})" for (a, b, _), (_, name) in zip(tables, LAYOUT_TESTS, strict=True))
     out = [f"{MARK}v1: {S001} lines {where}", ",".join(LAYOUT_HEADER)]
-    for (_, _, rows), (test, _) in zip(tables, LAYOUT_TESTS):
+    for (_, _, rows), (test, _) in zip(tables, LAYOUT_TESTS, strict=True):
         for line, cells in rows:
             widths = [int(w) for w in cells[6].split()]
             if sum(widths) != THUMPER_DISKS:

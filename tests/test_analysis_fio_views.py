@@ -168,7 +168,7 @@ def test_bin_percentiles_are_fios_on_json_plus_bins(con):
                     & (pl.col("direction") == d)
                 )
                 theirs = {float(k): float(x) for k, x in job[d]["clat_ns"]["percentile"].items()}
-                assert dict(zip(mine["percentile"], mine["latency_ns"])) == theirs, (run, j, d)
+                assert dict(zip(mine["percentile"], mine["latency_ns"], strict=True)) == theirs, (run, j, d)
                 assert mine["total"][0] == job[d]["clat_ns"]["N"]
                 n += 1
     assert n == 7  # raw: 2 jobs x 2 directions, avg: 2 jobs, single: 1
@@ -385,7 +385,7 @@ def test_threads_of_one_job_are_one_run(con):
         p99 = max(j[d]["clat_ns"]["percentile"]["99.000000"] for j in js)
         assert row["p99_ns"] == p99 and row["pct_kind"] == "clat, slowest of 2 threads"
         w = [j[d]["iops"] for j in js]
-        mean = sum(wi * j[d]["clat_ns"]["mean"] for wi, j in zip(w, js)) / sum(w)
+        mean = sum(wi * j[d]["clat_ns"]["mean"] for wi, j in zip(w, js, strict=True)) / sum(w)
         assert row["clat_mean_ns"] == pytest.approx(mean, rel=1e-12)
     one = v.per_run(v.load_summary(con)).filter(pl.col("path").str.ends_with("/avg.txt"))
     assert one["threads"].to_list() == [2]  # avg.txt: 2 threads of one write job

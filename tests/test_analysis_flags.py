@@ -23,7 +23,7 @@ def test_printed_precision_bounds():
 
 
 def test_flags_on_the_homelab_runs(res):
-    flag = dict(zip(res["runs"]["label"], res["runs"]["flag"]))
+    flag = dict(zip(res["runs"]["label"], res["runs"]["flag"], strict=True))
     assert flag["ZFS mirror (0.8.4)"] == "above the device's limit"  # 1300.2 MB/s vs 900 x 1.1
     # 944 MiB/s = 989.3-990.4 MB/s against 990 MB/s: the printed figure cannot tell
     assert flag["mergerfs over ZFS mirror (2.1.4)"] == "at the limit, within rounding"
@@ -32,7 +32,7 @@ def test_flags_on_the_homelab_runs(res):
     assert res["runs"]["shared_file"].all()  # numjobs=8 on one --filename in every run
     # 194.0 MB/s against the author's 'about 170 MB/s' (1.14x): a weak flag, marked, not red (analyses-2)
     assert flag["mergerfs over 2 HDDs (18TB + 8TB)"] == "just above the labelled limit (weak)"
-    mark = dict(zip(res["runs"]["label"], res["runs"]["mark"]))
+    mark = dict(zip(res["runs"]["label"], res["runs"]["mark"], strict=True))
     assert mark["mergerfs over 2 HDDs (18TB + 8TB)"] == "⚠ above limit?"
     assert mark["ZFS mirror (0.8.4)"] == "⚠ above limit, direct ignored"
     assert mark["btrfs raid1"] == "⚠ overran, stall"  # 76,061 ms against runtime=60 (analyses-2 N7)
@@ -61,7 +61,7 @@ def test_layer_costs_only_like_for_like(res):
 
 def test_device_latency_shows_unlike_mirror_members(res):
     lat = res["device_latency"].filter(pl.col("label") == "mdadm raid1 ext4 (bitmap internal)")
-    ms = dict(zip(lat["disk"], lat["ms_per_io"]))
+    ms = dict(zip(lat["disk"], lat["ms_per_io"], strict=True))
     assert set(ms) == {"nvme0n1", "sdb"}  # md127's aggregate row is left out
     assert ms["nvme0n1"] == pytest.approx(13717574 / 230087)  # write ticks (ms) / write I/Os
     assert ms["sdb"] == pytest.approx(78753 / 230087)

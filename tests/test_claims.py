@@ -177,8 +177,8 @@ def test_compare_homelab_stacks_from_the_fio_logs(claims):
         reproduced,
         {"homelab-hdd-write-limit-8tb": "no log of a single-disk run"},
     )
-    status = dict(zip(table["claim_id"], table["status"]))
-    rel = dict(zip(table["claim_id"], table["rel_diff"]))
+    status = dict(zip(table["claim_id"], table["status"], strict=True))
+    rel = dict(zip(table["claim_id"], table["rel_diff"], strict=True))
     assert status["homelab-zfs-mirror-write"] == status["homelab-mergerfs-zfs-write"] == "reproduced"
     assert rel["homelab-zfs-mirror-write"] == 0.0
     assert status["homelab-btrfs-mergerfs-penalty-pct"] == "reproduced"  # 14.5 % vs ~15 %
@@ -250,7 +250,7 @@ def test_compare_percent_and_arithmetic_claims(claims):
     table = compare(
         sub, {"ars-raid6-efficiency-pct": 100 * 6 / 8, "ars-disk-size-tib": 12e12, "ars-raidz2-1m-column": MiB / 6}
     )
-    got = dict(zip(table["claim_id"], table["status"]))
+    got = dict(zip(table["claim_id"], table["status"], strict=True))
     assert got["ars-raid6-efficiency-pct"] == "reproduced"
     assert got["ars-disk-size-tib"] == "reproduced"  # 12e12 B = 10.91 TiB
     assert got["ars-raidz2-1m-column"] == "reproduced"  # 170.7 KiB vs 'roughly 176KiB': -3.0 %

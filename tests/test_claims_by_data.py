@@ -39,7 +39,7 @@ def checked(seed_db):
 
 
 def test_every_checkable_claim_is_reproduced_or_differs_as_pinned(checked):
-    got = dict(zip(checked["claim_id"], checked["status"]))
+    got = dict(zip(checked["claim_id"], checked["status"], strict=True))
     checkable = claims.load_claims().filter(pl.col("check") != "none")["claim_id"].to_list()
     assert len(checkable) == 78
     for cid in checkable:
@@ -47,7 +47,7 @@ def test_every_checkable_claim_is_reproduced_or_differs_as_pinned(checked):
 
 
 def test_values_are_exact_where_the_log_prints_them(checked):
-    v = dict(zip(checked["claim_id"], checked["reproduced"]))
+    v = dict(zip(checked["claim_id"], checked["reproduced"], strict=True))
     assert v["homelab-zfs-mirror-write"] == 1240 * 2**20  # WRITE: bw=1240MiB/s
     assert v["freebsd-bp-count-archiv"] == 111_509_014
     assert v["freebsd-ddt-raid1"] == 35_419_785 * 320  # bp count x the stated 320 B
@@ -55,7 +55,7 @@ def test_values_are_exact_where_the_log_prints_them(checked):
     assert v["thumper-socat-amount"] == 10000 * 2**20  # '1e+04 Byte' resolved by rate x time
     assert v["homelab-fio-size"] == 16 * 2**30  # --size=16Gb from the manifest command (fio: GiB)
     assert v["freebsd-raidz1-disk-size"] == pytest.approx(21.8 * 2**40 / 4)
-    basis = dict(zip(checked["claim_id"], checked["basis"]))
+    basis = dict(zip(checked["claim_id"], checked["basis"], strict=True))
     assert basis["freebsd-recv-rate"] == "arithmetic" and basis["freebsd-bp-count-raid1"] == "raw"
 
 

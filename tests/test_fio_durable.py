@@ -135,7 +135,7 @@ def test_runs_of_different_devices_are_ranked_not_set_against_each_other(result)
         "write() p99 (page cache)",
         "flag",
     ]
-    flags = dict(zip(result["durable"]["run"], result["durable"]["flag"]))
+    flags = dict(zip(result["durable"]["run"], result["durable"]["flag"], strict=True))
     assert flags["fio-3.25-zfs-optane-fdatasync.txt"] == "⚠ sub-second"
     assert flags["fio-3.33-ext4-fdatasync4-3s.txt"] == "⚠ short"
     assert flags["fio-3.25-raw-nvme-tforce-fdatasync.txt"] == ""

@@ -150,7 +150,7 @@ def _same_run(name: str):
 def test_terse_matches_the_json_of_the_same_run(name):
     t, j = _same_run(name)
     assert [r["direction"] for r in t.rows("fio_results")] == [r["direction"] for r in j.rows("fio_results")]
-    for tr, jr in zip(t.rows("fio_results"), j.rows("fio_results")):
+    for tr, jr in zip(t.rows("fio_results"), j.rows("fio_results"), strict=True):
         assert tr["io_bytes"] == jr["io_bytes"] // 1024 * 1024
         assert tr["bw_bytes_per_s"] == jr["bw_bytes_per_s"] // 1024 * 1024
         assert tr["iops"] == int(jr["iops"]) and tr["runtime_ns"] == jr["runtime_ns"]

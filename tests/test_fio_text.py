@@ -283,7 +283,7 @@ def test_text_numbers_match_the_json_of_the_same_run(name):
     assert p.tool_version == doc["fio version"] == "fio-3.33"
     jobs = p.rows("fio_jobs")
     assert len(jobs) == len(doc["jobs"])
-    for job, jj in zip(jobs, doc["jobs"]):
+    for job, jj in zip(jobs, doc["jobs"], strict=True):
         assert (job["jobname"], job["groupid"], job["error"]) == (jj["jobname"], jj["groupid"], jj["error"])
         assert abs(job["cpu_usr_pct"] - jj["usr_cpu"]) <= 0.005 + 1e-9
         assert abs(job["cpu_sys_pct"] - jj["sys_cpu"]) <= 0.005 + 1e-9

@@ -81,7 +81,9 @@ def test_golden_output(rel):
     want = path.read_text().splitlines()
     got = render(rel).splitlines()
     if got != want:
-        diff = next(i for i, (a, b) in enumerate(zip(got + [""] * len(want), want + [""] * len(got))) if a != b)
+        diff = next(
+            i for i, (a, b) in enumerate(zip(got + [""] * len(want), want + [""] * len(got), strict=True)) if a != b
+        )
         want_line = want[diff] if diff < len(want) else "(none)"
         got_line = got[diff] if diff < len(got) else "(none)"
         pytest.fail(

@@ -205,7 +205,7 @@ def test_parted_rounded_units_human_and_4096():
         (9_437_000, 16_800_000, 100_000, None, None),
     ]
     # each printed value is within half its last digit of the exact one (unit s listing of the same disk)
-    for r, (_, start, _, _, size, _, _) in zip(rows, GPT):
+    for r, (_, start, _, _, size, _, _) in zip(rows, GPT, strict=True):
         assert abs(r["start_bytes"] - start * 512) <= r["rounded_to_bytes"] / 2
         assert abs(r["size_bytes"] - size) <= r["rounded_to_bytes"] / 2
     p = parse(LT / "parted-m-default-units-4k.txt")

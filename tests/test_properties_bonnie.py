@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import pairwise
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -458,7 +459,7 @@ def document(draw):
     if FAMILY[version] != "1.0x":
         # an IO-only run (-n 0) pasted right above a files-only run (-s 0) reads like one run whose two
         # blocks were pasted apart (as in seed 004): the parser joins them, so the generator avoids it
-        for a, b in zip(runs, runs[1:]):
+        for a, b in pairwise(runs):
             if a["io"] and not a["files"] and b["files"] and not b["io"]:
                 a["files"] = b["files"]
     layout = draw(st.sampled_from(["text", "text+csv", "csv", "csv-x"]))
@@ -506,7 +507,7 @@ def test_bonnie_tables_and_csv_round_trip(doc):
     parsed = bonnie.parse(text)
     got_runs = parsed.rows("bonnie_runs")
     assert [r["source"] for r in got_runs] == [w[0] for w in want], parsed.warnings
-    for i, (g, (source, run, size, paired)) in enumerate(zip(got_runs, want)):
+    for i, (g, (source, run, size, paired)) in enumerate(zip(got_runs, want, strict=True)):
         exp = expected_run(run, source, size)
         if source == "csv" and layout == "text+csv":
             exp.pop("version" if fam == "1.0x" else "chunk_bytes", None)

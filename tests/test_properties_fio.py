@@ -317,7 +317,7 @@ def percentile_lines(title: str, values: list[int], legacy: bool = False) -> tup
     width = 5 if legacy or maxv // 1000**scale_down == 0 else max(5, int(math.log10(maxv // 1000**scale_down) + 1))
     per_line = 73 // (2 + (14 if legacy else 10 + width))
     lines, cur, expected = [f"    {title} percentiles ({unit}):"], "     |", []
-    for j, (p, v) in enumerate(zip(PERCENTILES, values)):
+    for j, (p, v) in enumerate(zip(PERCENTILES, values, strict=True)):
         if j and j % per_line == 0:
             cur = "     |"
         for _ in range(scale_down):
@@ -513,9 +513,9 @@ def render_v3(spec: dict) -> tuple[str, dict]:
             f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
             f"majf={job['majf']}, minf={job['minf']}"
         )
-        for (kind, head, keys), vals in zip(DEPTH_LINES, job["depths"]):
-            out.append(head + ",".join(f" {k}={v:3.1f}%" for k, v in zip(keys, vals)))
-            exp["depths"] += [(ji, kind, k, float(f"{v:.1f}")) for k, v in zip(keys, vals)]
+        for (kind, head, keys), vals in zip(DEPTH_LINES, job["depths"], strict=True):
+            out.append(head + ",".join(f" {k}={v:3.1f}%" for k, v in zip(keys, vals, strict=True)))
+            exp["depths"] += [(ji, kind, k, float(f"{v:.1f}")) for k, v in zip(keys, vals, strict=True)]
         tot = {d["dir"]: d for d in job["dirs"]}
         cnt = [tot[x]["ios"] if x in tot else 0 for x in ("read", "write", "trim")]
         sh = [tot[x]["short"] if x in tot else 0 for x in ("read", "write", "trim")]
@@ -658,14 +658,14 @@ def _check_value(got, want, what):
 def check_report(parsed, exp: dict, group_header: bool = True) -> None:
     jobs = parsed.rows("fio_jobs")
     assert len(jobs) == len(exp["jobs"])
-    for got, want in zip(jobs, exp["jobs"]):
+    for got, want in zip(jobs, exp["jobs"], strict=True):
         for k, v in want.items():
             _check_value(got[k], v, f"job {k}")
     results = parsed.rows("fio_results")
     assert [(r["job_index"], r["direction"]) for r in results] == [
         (r["job_index"], r["direction"]) for r in exp["results"]
     ]
-    for got, want in zip(results, exp["results"]):
+    for got, want in zip(results, exp["results"], strict=True):
         for k, v in want.items():
             _check_value(got[k], v, f"job {want['job_index']} {want['direction']} {k}")
     got_pct = [
@@ -681,7 +681,7 @@ def check_report(parsed, exp: dict, group_header: bool = True) -> None:
     assert got_d == exp["depths"]
     groups = parsed.rows("fio_groups")
     assert len(groups) == len(exp["groups"])
-    for got, want in zip(groups, exp["groups"]):
+    for got, want in zip(groups, exp["groups"], strict=True):
         assert got["direction"] == want["direction"]
         assert got["groupid"] == (want["groupid"] if group_header else 0)
         for col, key in (
@@ -701,7 +701,7 @@ def check_report(parsed, exp: dict, group_header: bool = True) -> None:
     # has no doc_index): the last report's rows are checked
     disks = parsed.rows("fio_disk_stats")
     assert len(disks) == len(exp["disks"]) * exp.get("reports", 1)
-    for got, want in zip(disks[len(disks) - len(exp["disks"]) :], exp["disks"]):
+    for got, want in zip(disks[len(disks) - len(exp["disks"]) :], exp["disks"], strict=True):
         for k, v in want.items():
             _check_value(got[k], v, f"disk {want['disk']} {k}")
 
@@ -815,9 +815,9 @@ def render_v2(spec: dict) -> tuple[str, dict]:
             f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
             f"majf={job['majf']}, minf={job['minf']}"
         )
-        for (kind, head, keys), vals in zip(DEPTH_LINES, job["depths"]):
-            out.append(head + ",".join(f" {k}={v:3.1f}%" for k, v in zip(keys, vals)))
-            exp["depths"] += [(ji, kind, k, float(f"{v:.1f}")) for k, v in zip(keys, vals)]
+        for (kind, head, keys), vals in zip(DEPTH_LINES, job["depths"], strict=True):
+            out.append(head + ",".join(f" {k}={v:3.1f}%" for k, v in zip(keys, vals, strict=True)))
+            exp["depths"] += [(ji, kind, k, float(f"{v:.1f}")) for k, v in zip(keys, vals, strict=True)]
         tot = {d["dir"]: d for d in job["dirs"]}
         c = [[tot[x][key] if x in tot else 0 for x in ("read", "write", "trim")] for key in ("ios", "short", "drop")]
         line = f"     issued    : total=r={c[0][0]}/w={c[0][1]}/d={c[0][2]}, short=r={c[1][0]}/w={c[1][1]}/d={c[1][2]}"
@@ -897,7 +897,7 @@ def test_fio2_normal_output_round_trips(spec, v20):
     got_groups = parsed.tables.pop("fio_groups", [])
     check_report(parsed, {**exp, "groups": []})
     assert [(g["groupid"], g["direction"]) for g in got_groups] == [(g["groupid"], g["direction"]) for g in exp_groups]
-    for got, want in zip(got_groups, exp_groups):
+    for got, want in zip(got_groups, exp_groups, strict=True):
         for k, v in want.items():
             _check_value(got[k], v, f"2.x group {k}")
 
@@ -967,7 +967,7 @@ def json_direction(draw, used: bool, version):
         if version >= (3, 18):
             obj["N"] = n
         if k == "clat" and pct and used:
-            p = {f"{q:f}": v // scale for q, v in zip(PERCENTILES, pct)}
+            p = {f"{q:f}": v // scale for q, v in zip(PERCENTILES, pct, strict=True)}
             if version < (3, 4):  # padding "0.00" : 0 up to 20 entries (duplicate keys)
                 p = list(p.items()) + [("0.00", 0)] * 3
             obj["percentile"] = p
@@ -1018,18 +1018,20 @@ def json_direction(draw, used: bool, version):
                 float("%f" % (mean / scale)) * scale,
                 float("%f" % (dev / scale)) * scale,
             )
-            for col, v in zip(("min", "max", "mean", "stdev"), vals):
+            for col, v in zip(("min", "max", "mean", "stdev"), vals, strict=True):
                 exp[f"{k}_{col}_ns"] = None if empty else v
             exp[f"{k}_samples"] = n if version >= (3, 18) else None
         measured = version < (2, 99) or bw_samples != 0
         kb = 1024
-        for col, v in zip(("min", "max", "mean", "stdev"), (bw_stats[0], bw_stats[1], bw_stats[3], bw_stats[4])):
+        for col, v in zip(
+            ("min", "max", "mean", "stdev"), (bw_stats[0], bw_stats[1], bw_stats[3], bw_stats[4]), strict=True
+        ):
             exp[f"bw_{col}_bytes_per_s"] = float("%f" % v) * kb if measured else None
         exp["bw_agg_pct"] = float("%f" % bw_stats[2]) if measured else None
         iops_measured = version < (2, 99) or iops_samples != 0
-        for col, v in zip(("min", "max", "mean", "stdev"), iops_stats):
+        for col, v in zip(("min", "max", "mean", "stdev"), iops_stats, strict=True):
             exp[f"iops_{col}"] = (float("%f" % v) if iops_measured else None) if version >= (2, 99) else None
-        exp["pct"] = [(float(q), float(v // scale * scale)) for q, v in zip(PERCENTILES, pct)]
+        exp["pct"] = [(float(q), float(v // scale * scale)) for q, v in zip(PERCENTILES, pct, strict=True)]
     return ddir, exp
 
 
@@ -1050,7 +1052,7 @@ def json_doc(draw, version_name: str, njobs: int, disks: bool):
             },
         }
         exp = {"dirs": {}}
-        for name, u in zip(("read", "write", "trim"), used):
+        for name, u in zip(("read", "write", "trim"), used, strict=True):
             job[name], e = draw(json_direction(u, version))
             if e:
                 exp["dirs"][name] = e
@@ -1192,7 +1194,7 @@ def test_fio_json_round_trips(version_name, njobs, ndocs, data):
     pcts = iter(parsed.rows("fio_percentiles"))
     buckets = iter(parsed.rows("fio_latency_buckets"))
     depths = iter(r for r in parsed.rows("fio_iodepths") if r["kind"] == "depth")
-    for ji, (got, (doc_index, want)) in enumerate(zip(jobs, want_jobs)):
+    for ji, (got, (doc_index, want)) in enumerate(zip(jobs, want_jobs, strict=True)):
         assert got["doc_index"] == doc_index and got["is_final"] == (doc_index == ndocs - 1)
         for k in (
             "jobname",
@@ -1231,7 +1233,7 @@ def test_fio_json_round_trips(version_name, njobs, ndocs, data):
     assert next(results, None) is None and next(pcts, None) is None and next(buckets, None) is None
     disks = parsed.rows("fio_disk_stats")
     assert len(disks) == len(docs[-1][2])
-    for got, want in zip(disks, docs[-1][2]):
+    for got, want in zip(disks, docs[-1][2], strict=True):
         for k, v in want.items():
             _check_value(got[k], v, f"disk {k}")
     # run status groups are recomputed as fio does: bytes summed, bw = io x 1000 / longest runtime
@@ -1279,7 +1281,7 @@ def terse_job(draw, version: int, gid: int, disks: list):
                 "%f" % (lats[k][3] / 1000),
             ]
         pct = sorted(draw(st.lists(st.integers(0, 10**7), min_size=17, max_size=17))) if used else [0] * 17
-        fields += ["%f%%=%d" % (q, v) for q, v in zip(PERCENTILES, pct)] + ["0%=0"] * 3
+        fields += ["%f%%=%d" % (q, v) for q, v in zip(PERCENTILES, pct, strict=True)] + ["0%=0"] * 3
         lats["lat"] = draw(latency()) if used else (0, 0, 0.0, 0.0)
         fields += [
             str(lats["lat"][0] // 1000),
@@ -1338,20 +1340,20 @@ def terse_job(draw, version: int, gid: int, disks: list):
                 float("%f" % (dev / 1000)) * 1e3,
             )
             empty = not any(vals)
-            for col, v in zip(("min", "max", "mean", "stdev"), vals):
+            for col, v in zip(("min", "max", "mean", "stdev"), vals, strict=True):
                 r[f"{k}_{col}_ns"] = None if empty else v
         measured = samples != 0 and (samples is not None or any(bw[i] for i in (0, 1, 3, 4)))
-        for col, v in zip(("min", "max", "mean", "stdev"), (bw[0], bw[1], bw[3], bw[4])):
+        for col, v in zip(("min", "max", "mean", "stdev"), (bw[0], bw[1], bw[3], bw[4]), strict=True):
             r[f"bw_{col}_bytes_per_s"] = float("%f" % v) * 1024 if measured else None
         r["bw_agg_pct"] = float("%f" % bw[2]) if measured else None
         r["bw_samples"] = samples
         if version == 5:
-            for col, v in zip(("min", "max", "mean", "stdev"), iops_stats[:4]):
+            for col, v in zip(("min", "max", "mean", "stdev"), iops_stats[:4], strict=True):
                 r[f"iops_{col}"] = float("%f" % v) if iops_stats[4] else None
             r["iops_samples"] = iops_stats[4]
         exp["results"].append(r)
         if lats["clat"][1] // 1000 or lats["lat"][1] // 1000:
-            exp["percentiles"] += [(d, float("%f" % q), v * 1e3) for q, v in zip(PERCENTILES, pct)]
+            exp["percentiles"] += [(d, float("%f" % q), v * 1e3) for q, v in zip(PERCENTILES, pct, strict=True)]
     cpu = [draw(pcts), draw(pcts)]
     counts = [draw(st.integers(0, 10**9)) for _ in range(3)]
     fields += ["%f%%" % cpu[0], "%f%%" % cpu[1]] + [str(c) for c in counts]
@@ -1369,7 +1371,7 @@ def terse_job(draw, version: int, gid: int, disks: list):
     )
     edges = [e * 1e3 for e in EDGES] + [e * 1e6 for e in EDGES] + [2000e6, None]
     buckets, lo = [], 0.0
-    for v, hi in zip(dist, edges):
+    for v, hi in zip(dist, edges, strict=True):
         if float("%.2f" % v):
             buckets.append((lo, hi, float("%.2f" % v)))
         lo = hi if hi is not None else lo
@@ -1422,7 +1424,7 @@ def test_fio_terse_round_trips(version, data):
     pct = iter(parsed.rows("fio_percentiles"))
     buckets = iter(parsed.rows("fio_latency_buckets"))
     depths = iter(parsed.rows("fio_iodepths"))
-    for ji, (got, (_, want)) in enumerate(zip(got_jobs, jobs)):
+    for ji, (got, (_, want)) in enumerate(zip(got_jobs, jobs, strict=True)):
         for k in ("groupid", "cpu_usr_pct", "cpu_sys_pct", "ctx", "majf", "minf"):
             _check_value(got[k], want[k], f"terse job {k}")
         assert got["options_json"] == (
@@ -1445,7 +1447,7 @@ def test_fio_terse_round_trips(version, data):
     if version >= 3:
         got_disks = parsed.rows("fio_disk_stats")
         assert [d["disk"] for d in got_disks] == [d[0] for d in disks]
-        for g, (_name, v, util, aggr) in zip(got_disks, disks):
+        for g, (_name, v, util, aggr) in zip(got_disks, disks, strict=True):
             assert (g["read_ios"], g["write_ios"], g["read_merges"], g["write_merges"]) == tuple(v[:4])
             assert g["in_queue_ns"] == v[6] * 1e6 and g["util_pct"] == float("%.2f" % util)
             assert g["has_slaves"] == (aggr is not None)

@@ -132,7 +132,7 @@ def test_mbuffer_status_and_summary_round_trip(iec, new_time, outputs, layout, d
     parsed = mbuffer.parse(text)
     got = parsed.rows("mbuffer_status")
     assert len(got) == len(statuses)
-    for k, (g, (_, want, truth)) in enumerate(zip(got, statuses)):
+    for k, (g, (_, want, truth)) in enumerate(zip(got, statuses, strict=True)):
         assert g["seq"] == k
         for col, v in want.items():
             assert g[col] == v, f"status {k} {col}: {g[col]!r} != {v!r}"

@@ -102,7 +102,7 @@ def expected_parts(lay: dict, disk: str, device=None) -> list[dict]:
 def check(parsed, want_parts: list[dict], want_disk: dict) -> None:
     got = parsed.rows("partitions")
     assert len(got) == len(want_parts)
-    for g, w in zip(got, want_parts):
+    for g, w in zip(got, want_parts, strict=True):
         for k, v in w.items():
             assert g[k] == v, f"partition {w['index']} {k}: {g[k]!r} != {v!r}"
     disks = [d for d in parsed.rows("disks") if d["partitions"]]
@@ -156,7 +156,7 @@ def test_gpart_show_round_trips(lay, providers, prompt, data):
     parsed = partitions.parse("\n".join(lines) + "\n\n")
     assert parsed.format == "gpart"
     want = expected_parts(lay, geom, (lambda i: f"{geom}{sep}{i}") if providers else None)
-    for w, p in zip(want, lay["parts"]):
+    for w, p in zip(want, lay["parts"], strict=True):
         w.update(
             type=p["type"],
             flags=p["attrs"],
@@ -199,7 +199,7 @@ def table(header: list[str], rows: list[list[str]], left: set[str]) -> list[str]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     out = []
     for r in [header] + rows:
-        cells = [f"{c:<{w}s}" if h in left else f"{c:>{w}s}" for c, w, h in zip(r, widths, header)]
+        cells = [f"{c:<{w}s}" if h in left else f"{c:>{w}s}" for c, w, h in zip(r, widths, header, strict=True)]
         out.append(" ".join(cells).rstrip())
     return out
 
@@ -278,7 +278,7 @@ def test_fdisk_l_round_trips(lay, version, disk, data):
     parsed = partitions.parse("\n".join(lines) + "\n")
     assert parsed.format == "fdisk"
     want = expected_parts(lay, disk, dev)
-    for w, (t, tid, flags) in zip(want, want_types):
+    for w, (t, tid, flags) in zip(want, want_types, strict=True):
         w.update(type=t, type_id=tid, flags=flags, physical_sector_bytes=lay["psec"], logical_sector_source="printed")
     check(
         parsed,
@@ -341,7 +341,7 @@ def test_sfdisk_d_round_trips(lay, old, data):
     parsed = partitions.parse("\n".join(lines) + "\n")
     assert parsed.format == "sfdisk"
     want = expected_parts(lay, disk, lambda i: f"{disk}{i}")
-    for w, extra in zip(want, want_extra):
+    for w, extra in zip(want, want_extra, strict=True):
         w.update(extra, logical_sector_source="assumed" if old else "printed")
     disk_want = {"disk": disk, "logical_sector_bytes": lsec}
     if lay["scheme"] == "gpt" and not old:
@@ -430,13 +430,13 @@ def test_parted_round_trips(lay, form, free_lines, data):
             "Disk Flags: ",
             "",
         ]
-        lines.append("".join(f"{c:<{w}s}" for c, w in zip(cols, widths)).rstrip())
-        lines += ["".join(f"{c:<{w}s}" for c, w in zip(r, widths)).rstrip() for r in table_rows]
+        lines.append("".join(f"{c:<{w}s}" for c, w in zip(cols, widths, strict=True)).rstrip())
+        lines += ["".join(f"{c:<{w}s}" for c, w in zip(r, widths, strict=True)).rstrip() for r in table_rows]
         lines.append("")
     parsed = partitions.parse("\n".join(lines) + "\n")
     assert parsed.format == "parted"
     want = expected_parts(lay, path)
-    for w, extra in zip(want, want_extra):
+    for w, extra in zip(want, want_extra, strict=True):
         w.update(extra, physical_sector_bytes=lay["psec"])
     check(
         parsed,
@@ -456,7 +456,7 @@ def test_gpart_bsd_label_inside_an_mbr_slice_is_placed_on_the_disk(slice_start, 
     """``gpart show`` of an MBR disk and the BSD label in its slice: the label's offsets are relative to the
     slice, so the partitions' disk position (and their alignment) add the slice's start."""
     parts, pos = [], 0
-    for size, gap in zip(sizes, gaps):
+    for size, gap in zip(sizes, gaps[: len(sizes)], strict=True):  # one gap before each partition
         parts.append((pos + gap, size))
         pos += gap + size
     slice_size = pos + 16
@@ -479,7 +479,7 @@ def test_gpart_bsd_label_inside_an_mbr_slice_is_placed_on_the_disk(slice_start, 
     assert rows[0]["disk"] == "ada0" and rows[0]["abs_start_sector"] == slice_start
     label_rows = rows[1:]
     assert len(label_rows) == len(parts)
-    for row, (start, size) in zip(label_rows, parts):
+    for row, (start, size) in zip(label_rows, parts, strict=True):
         assert (row["disk"], row["start_sector"], row["size_sectors"]) == ("ada0s1", start, size)
         assert row["abs_start_sector"] == slice_start + start
         assert row["start_bytes"] == (slice_start + start) * 512
@@ -563,7 +563,7 @@ def test_legacy_sfdisk_l_sizes_exact_starts_where_printed_exactly(parts, fmt):
     assert [(r["device"], r["size_sectors"], r["type_id"]) for r in rows] == [
         (f"/dev/sdz{i}", size, t) for i, (_, size, t) in enumerate(parts, 1)
     ]
-    for r, (start, size, _) in zip(rows, parts):
+    for r, (start, size, _) in zip(rows, parts, strict=True):
         if start % unit:  # printed 'N+': not known to the sector
             assert (r["start_sector"], r["aligned_4k"], r["start_bytes"]) == (None, None, None)
         else:

@@ -96,7 +96,7 @@ def test_layout_tables_round_trip(rows, quote, pad, comments, crlf):
     assert mod is transcribed
     got = parsed.rows("thumper_layouts")
     assert len(got) == len(rows)
-    for g, r in zip(got, rows):
+    for g, r in zip(got, rows, strict=True):
         w = r["widths"]
         assert (g["test"], g["layout"], g["vdev_count"], g["vdev_widths"], g["vdev_type"]) == (
             r["test"],

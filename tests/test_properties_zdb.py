@@ -237,7 +237,7 @@ def test_zdb_b_summaries_round_trip(specs, progress, indent):
     parsed = zdb.parse("\n".join(lines) + "\n")
     got = parsed.rows("zdb_block_stats")
     assert len(got) == len(want_rows)
-    for k, (g, w) in enumerate(zip(got, want_rows)):
+    for k, (g, w) in enumerate(zip(got, want_rows, strict=True)):
         assert g["block_no"] == k + 1
         for col, v in w.items():
             assert g[col] == v, f"block {k + 1} {col}: {g[col]!r} != {v!r}"
@@ -301,7 +301,7 @@ def table_row(draw, name: str):
 
 def table_line(cells: list[str], name: str, tabs: bool) -> str:
     widths = (6, 5, 5, 5, 5, 5, 6)
-    parts = [f"{c:>{w}s}" for c, w in zip(cells, widths)]
+    parts = [f"{c:>{w}s}" for c, w in zip(cells, widths, strict=True)]
     return ("\t".join(parts) + "\t" + name) if tabs else (" ".join(parts) + " " + name).expandtabs()
 
 
@@ -312,7 +312,9 @@ def render_row(r: dict, raw: bool, tabs: bool, level: int | None = None) -> tupl
     cells = [fmt(v) for v in vals] + ["%5.2f" % (r["lsize"] / r["psize"]), "%6.2f" % r["pct"]]
     name = r["name"] if level is None else f"    L{level} {r['name']}"
     want = {"type_name": r["name"], "level": level}
-    for col, tok, v in zip(("blocks", "lsize_bytes", "psize_bytes", "asize_bytes", "avg_bytes"), cells, vals):
+    for col, tok, v in zip(
+        ("blocks", "lsize_bytes", "psize_bytes", "asize_bytes", "avg_bytes"), cells[:5], vals, strict=True
+    ):
         if raw:
             want[col] = (v, 0)
         else:
@@ -381,7 +383,7 @@ def test_zdb_bb_table_round_trips(rows, raw, layout, bbb, metadata_total):
     parsed = zdb.parse("\n".join(lines) + "\n\n")
     got = parsed.rows("zdb_block_types")
     assert len(got) == len(want)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         for col, v in w.items():
             if isinstance(v, tuple):
                 assert g[col] == v[0], f"{w['type_name']} L{w['level']} {col}: {g[col]} != {v[0]}"
@@ -422,7 +424,7 @@ def test_zdb_block_size_histogram_round_trips(cells, raw, notes):
         head = f"{toks[0]:>7s}:" if not raw else f"{toks[0]}:"
         lines.append(head + "".join(f"{sep}{t:>6s}" for t in toks[1:]))
         want.append([nice_value(t)[0] if not raw else int(t) for t in toks])
-        for t, v in zip(toks, row_vals):
+        for t, v in zip(toks, row_vals, strict=True):
             assert raw or abs(nice_value(t)[0] - v) <= nice_value(t)[1]
     # printed under the -bb table; alone (a pasted snippet) it is read as zdb -b output when told so
     parsed = zdb.parse("\n".join(lines) + "\n\n", "zdb-b")
@@ -477,7 +479,7 @@ def ddt_lines(rows, total, nbytes: bool) -> tuple[list[str], list]:
             f"{toks[5]:>5s}   {toks[6]:>5s}   {toks[7]:>5s}"
         )
         values = [nice_value(t)[0] for t in toks]
-        for t, v in zip(toks, vals):
+        for t, v in zip(toks, vals, strict=True):
             assert abs(nice_value(t)[0] - v) <= nice_value(t)[1]
         want.append((None if h is None else 2**h, h is None, values))
     return lines, want
@@ -571,7 +573,7 @@ def test_zdb_ddt_outputs_round_trip(outputs):
         for o in parsed.rows("zdb_ddt_objects")
     ]
     assert len(got_o) == len(want_objects)
-    for g, w in zip(got_o, want_objects):
+    for g, w in zip(got_o, want_objects, strict=True):
         assert g[:4] == w[:4]
         assert (g[4] is None and w[4] is None) or math.isclose(g[4], w[4], rel_tol=1e-12)
         assert (g[5] is None and w[5] is None) or math.isclose(g[5], w[5], rel_tol=1e-12)

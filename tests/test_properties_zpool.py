@@ -168,7 +168,7 @@ def test_zpool_iostat_round_trips(pools, verbose, exact, samples, timestamps, ol
     parsed = zpool.parse("\n".join(lines) + "\n")
     got = parsed.rows("zpool_iostat")
     assert len(got) == len(want)
-    for g, ((pool, name, depth, cls, leaf, nums, sample), cells) in zip(got, want):
+    for g, ((pool, name, depth, cls, leaf, nums, sample), cells) in zip(got, want, strict=True):
         assert (g["pool"], g["vdev"], g["depth"], g["sample"]) == (pool, None if depth == 0 else name, depth, sample)
         assert g["class"] == (None if depth == 0 else cls)
         role = (
@@ -186,6 +186,7 @@ def test_zpool_iostat_round_trips(pools, verbose, exact, samples, timestamps, ol
             ("alloc_bytes", "free_bytes", "read_ops_per_s", "write_ops_per_s", "read_bytes_per_s", "write_bytes_per_s"),
             nums,
             cells,
+            strict=True,
         ):
             want_value = None if (exact and depth > 1 and col in ("alloc_bytes", "free_bytes")) else value(tok)
             assert g[col] == want_value, f"{name} {col}: {g[col]} != {tok}"
@@ -276,7 +277,7 @@ def test_zpool_list_round_trips(pools, columns, verbose, scripted, exact, data):
     got = parsed.rows("zpool_list")
     wanted = [r for r in rows if r[3] is not None]
     assert len(got) == len(wanted)
-    for g, (name, depth, cells, (pool, _, _, cls, vals)) in zip(got, wanted):
+    for g, (name, depth, cells, (pool, _, _, cls, vals)) in zip(got, wanted, strict=True):
         assert (g["pool"], g["vdev"]) == (pool, None if depth == 0 else name)
         assert g["depth"] == (None if scripted and depth else depth)
         assert g["class"] == (None if depth == 0 else cls)

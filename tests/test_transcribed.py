@@ -142,7 +142,7 @@ def test_round_trip_to_the_seed_cells():
             cells.append(m["vdev_widths"])
         body = [ln.rstrip()[:-1].strip() for ln in seed[first - 1 + 11 : last]]
         assert len(body) == len(cells)
-        for got, want in zip(cells, body):
+        for got, want in zip(cells, body, strict=True):
             assert (float(want) == got) if isinstance(got, float | int) else (want == got)
 
 

@@ -657,12 +657,12 @@ def test_human_table_agrees_with_P(d):
     human = parse(d / "bb.txt").rows("zdb_block_types")
     raw = parse(d / "Pbb.txt").rows("zdb_block_types")
     assert [r["type_name"] for r in human] == [r["type_name"] for r in raw]
-    for h, r in zip(human, raw):
+    for h, r in zip(human, raw, strict=True):
         for col in ("blocks", "lsize_bytes", "psize_bytes", "asize_bytes", "avg_bytes"):
             assert abs(h[col] - r[col]) <= 0.005 * r[col] + 0.5, (h["type_name"], col, h[col], r[col])
     hh = parse(d / "bb.txt").rows("zdb_block_size_histogram")
     rh = parse(d / "Pbb.txt").rows("zdb_block_size_histogram")
-    for h, r in zip(hh, rh):
+    for h, r in zip(hh, rh, strict=True):
         for col in h:
             if col.endswith(("_count", "_bytes")):
                 assert abs(h[col] - r[col]) <= 0.005 * r[col] + 0.5, (col, h[col], r[col])

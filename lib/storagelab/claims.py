@@ -109,7 +109,7 @@ def _read(path: Path, study: str) -> list[dict]:
                     continue
                 if len(cells) != len(header):
                     raise ClaimsError(f"{where}: {len(cells)} fields, the header has {len(header)}")
-                row = {k: v.strip() for k, v in zip(header, cells)}
+                row = {k: v.strip() for k, v in zip(header, cells, strict=True)}
                 rows.append(_validate(row, study, where, path))
         except csv.Error as e:
             raise ClaimsError(f"{path}:{reader.line_num}: not valid CSV: {e}") from None

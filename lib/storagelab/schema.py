@@ -76,7 +76,7 @@ def tool_tables() -> dict[str, tuple[str, Table]]:
     """table name -> (tool, Table) for every parser module."""
     out: dict[str, tuple[str, Table]] = {}
     for mod in modules():
-        for name, tab in getattr(mod, "TABLES", {}).items():
+        for name, tab in mod.TABLES.items():
             if name in out or name in CORE:
                 raise RuntimeError(f"table {name} declared twice")
             out[name] = (mod.TOOL, tab)

@@ -100,7 +100,7 @@ def write_json(cur, out: TextIO, limit: int | None) -> int:
     names = _names(cur)
     n = 0
     for row in _rows(cur, limit):
-        out.write(json.dumps(dict(zip(names, (_json_value(v) for v in row))), ensure_ascii=False) + "\n")
+        out.write(json.dumps(dict(zip(names, (_json_value(v) for v in row), strict=True)), ensure_ascii=False) + "\n")
         n += 1
     return n
 
@@ -131,7 +131,8 @@ def write_table(cur, out: TextIO, limit: int | None, *, terminal: bool) -> tuple
 
     def line(cells, is_header=False) -> str:
         parts = [
-            c.rjust(w) if right[i] and not is_header else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            c.rjust(w) if right[i] and not is_header else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ]
         return "  ".join(parts).rstrip()
 

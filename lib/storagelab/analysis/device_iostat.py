@@ -22,6 +22,8 @@ time; pool-level counts include I/O of anything else the pool served.
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from .db import frame
@@ -107,7 +109,7 @@ def device_beside_fio(con, sel: Selection) -> dict:
     """The device-side tables beside the fio runs of ``sel``, and sentences saying what they show and cannot."""
     req = req_size_summary(con, sel)
     fio = fio_runs(con, sel)
-    out = {
+    out: dict[str, Any] = {
         "req_size": req,
         "waits": _table(con, sel, "zpool_iostat_latency"),
         "queues": _table(con, sel, "zpool_iostat_queues"),

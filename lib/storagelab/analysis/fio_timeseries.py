@@ -4,8 +4,10 @@ and the steady state of each series by SNIA PTS (``snia_window``, ``judge_steady
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from typing import Any, cast
 
 import polars as pl
 
@@ -15,7 +17,8 @@ def load_log_samples(con, file_ids: Sequence[int] | None = None, kinds: Sequence
     run's logs after its output file, ``RUNID.txt`` beside ``RUNID_bw.N.log``)."""
     from . import frame
 
-    cond, params = [], []
+    cond: list[str] = []
+    params: list[Any] = []
     if file_ids is not None:
         cond.append("list_contains(?::INTEGER[], l.file_id)")
         params.append(sorted({int(i) for i in file_ids}))
@@ -71,7 +74,7 @@ def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.Data
             .with_columns(pl.col("time_ns").diff().over([*by, "job_index"]).alias("gap"))
             .filter(pl.col("gap") > 0)["gap"]
         )
-        window_ns = int(gaps.median()) if gaps.len() else 1_000_000_000
+        window_ns = int(cast(float, gaps.median())) if gaps.len() else 1_000_000_000
         window_ns = max(1_000_000, int(round(window_ns / 1_000_000)) * 1_000_000)
     per_s = 1e9 / window_ns
     df = df.with_columns(((pl.col("time_ns") + window_ns // 2) // window_ns * window_ns).alias("t"))
@@ -149,7 +152,7 @@ def snia_window(
         if not mean or any(math.isnan(v) for v in w):
             continue
         excursion = 100.0 * (max(w) - min(w)) / abs(mean)
-        slope = sum((x - x_mean) * (v - mean) for x, v in zip(xs, w)) / sxx
+        slope = sum((x - x_mean) * (v - mean) for x, v in zip(xs, w, strict=True)) / sxx
         rise = 100.0 * abs(slope) * (rounds - 1) / abs(mean)
         if excursion <= excursion_pct and rise <= slope_pct:
             return i, mean, excursion, rise
@@ -158,11 +161,11 @@ def snia_window(
 
 def judge_steady(
     series: pl.DataFrame,
-    maxima_runs: set[str] = frozenset(),
+    maxima_runs: AbstractSet[str] = frozenset(),
     rounds: int = ROUNDS,
     excursion_pct: float = EXCURSION_PCT,
     slope_pct: float = SLOPE_PCT,
-    short_runs: dict[str, float] | None = None,
+    short_runs: Mapping[str, float | None] | None = None,
 ) -> tuple[pl.DataFrame, list[SteadyVerdict]]:
     """``series`` (``combine_jobs``) with ``phase`` per round ('ramp' before the steady window, 'steady window',
     'after' it, 'not steady', 'too short', 'maxima') and one ``SteadyVerdict`` per series. ``short_runs``: log run

@@ -108,7 +108,7 @@ def query(con, sel) -> FioData:
 
 def _log_outputs(con) -> dict[str, int]:
     runs = load_log_runs(con).filter(pl.col("output_file_id").is_not_null())
-    return dict(zip(runs["run"].to_list(), runs["output_file_id"].cast(pl.Int64).to_list()))
+    return dict(zip(runs["run"].to_list(), runs["output_file_id"].cast(pl.Int64).to_list(), strict=True))
 
 
 def _maxima_runs(con) -> set[str]:
@@ -210,7 +210,7 @@ def _flags(runs: pl.DataFrame) -> dict[int, str]:
     from .stacks import CLEAN_FLAGS, with_flags
 
     flagged = with_flags(runs).filter(~pl.col("flag").is_in(CLEAN_FLAGS))
-    return dict(zip(flagged["file_id"], flagged["flag"]))
+    return dict(zip(flagged["file_id"], flagged["flag"], strict=True))
 
 
 def _design_by_file(d: pl.DataFrame) -> dict[int, design.DesignFlags]:
@@ -263,7 +263,7 @@ def _depth(data: FioData, n: FioNumbers) -> None:
     summ = _with_flags(summ, n)
     n.depth = against_depth(summ, by=("workload", "direction", "setup"))
     n.curves = fio_depth.curves(n.depth)
-    n.comparisons = fio_compare.points(n.depth, dict(zip(data.runs["file_id"], data.runs["zfs_version"])))
+    n.comparisons = fio_compare.points(n.depth, dict(zip(data.runs["file_id"], data.runs["zfs_version"], strict=True)))
     _headline(n)
 
 

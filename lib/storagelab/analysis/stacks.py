@@ -74,11 +74,12 @@ def with_flags(df: pl.DataFrame, margin: float = 1.0, weak_below: float = WEAK_B
     ``flag`` is the first of FLAGS that applies."""
     from . import design, plausibility
 
-    ranges = [printed_range(b, e) for b, e in zip(df["bw_bytes_per_s"], df["exact"])]
+    ranges = [printed_range(b, e) for b, e in zip(df["bw_bytes_per_s"], df["exact"], strict=True)]
     ignored = [
-        bool(plausibility.direct_ignored(d, s, v)) for d, s, v in zip(df["wl_direct"], df["stack"], df["zfs_version"])
+        bool(plausibility.direct_ignored(d, s, v))
+        for d, s, v in zip(df["wl_direct"], df["stack"], df["zfs_version"], strict=True)
     ]
-    shared = [design.shares_one_file(c, j) for c, j in zip(df["command"], df["wl_numjobs"])]
+    shared = [design.shares_one_file(c, j) for c, j in zip(df["command"], df["wl_numjobs"], strict=True)]
     limit = pl.col("device_limit_bytes_per_s")
     return (
         df.with_columns(
@@ -382,7 +383,7 @@ def marked(d: pl.DataFrame, margin: float, weak_below: float = WEAK_BELOW, **thr
     fastest first."""
     d = design.with_design(with_flags(d, margin, weak_below), **thresholds)
     marks = []
-    for flag, codes in zip(d["flag"], d["design_flags"]):
+    for flag, codes in zip(d["flag"], d["design_flags"], strict=True):
         parts = [SHORT_FLAG[flag]] if flag in SHORT_FLAG else []
         parts += [c for c in codes if c not in parts]
         marks.append(f"{design.MARK} {', '.join(parts)}" if parts else "")
@@ -438,7 +439,7 @@ def device_spreads(disks: pl.DataFrame) -> list[DeviceSpread]:
             out.append(
                 DeviceSpread(
                     label,
-                    tuple(zip(g["disk"].to_list(), g["ms_per_io"].to_list())),
+                    tuple(zip(g["disk"].to_list(), g["ms_per_io"].to_list(), strict=True)),
                     fast["disk"],
                     g["ms_per_io"].max() / fast["ms_per_io"],
                 )
@@ -484,7 +485,7 @@ def costs_of(costs: pl.DataFrame, d: pl.DataFrame) -> list[LayerCost]:
     """``layer_costs`` rows (their own bandwidths) with the marks of the runs they name (a label that several runs
     share, as runs appended to one file do, carries every mark they have)."""
     marks: dict[str, list[str]] = {}
-    for label, mark in zip(d["label"], d["mark"]):
+    for label, mark in zip(d["label"], d["mark"], strict=True):
         if mark and mark not in marks.setdefault(label, []):
             marks[label].append(mark)
 

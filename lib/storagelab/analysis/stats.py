@@ -179,7 +179,7 @@ class Repeats:
     @property
     def cv_pct(self) -> float | None:
         """sd in percent of the mean."""
-        return 100.0 * self.sd / abs(self.mean) if self.has_spread and self.mean else None
+        return 100.0 * self.sd / abs(self.mean) if self.sd is not None and self.has_spread and self.mean else None
 
 
 def bootstrap_mean(values: Sequence[float], level: float = LEVEL, seed: int = BOOTSTRAP_SEED) -> Interval:
@@ -285,6 +285,7 @@ def welch(a: Repeats, b: Repeats, level: float = LEVEL) -> Comparison:
     """Welch's t test of A's mean against B's (both need n >= 2 and a spread that is not zero on both)."""
     if not (a.has_spread and b.has_spread):
         raise ValueError("Welch's t test needs two or more repeats on each side")
+    assert a.sd is not None and b.sd is not None  # has_spread
     va, vb = a.sd**2 / a.n, b.sd**2 / b.n
     diff = a.mean - b.mean
     se = math.sqrt(va + vb)
@@ -315,6 +316,7 @@ def against_prediction(single: Repeats, ref: Repeats, level: float = LEVEL, sing
     if ref.pi is None:
         raise ValueError("a prediction interval needs two or more repeats")
     pi = ref.pi if ref.level == level else from_moments(ref.n, ref.mean, ref.sd, level).pi
+    assert pi is not None  # ref has two or more repeats (checked above)
     a, b = (single, ref) if single_side == "a" else (ref, single)
     diff = a.mean - b.mean
     return Comparison(

@@ -56,9 +56,10 @@ def _code_hash(module: ModuleType) -> str:
     name = module.__name__
     if name not in _CODE_HASHES:
         here = Path(__file__).parent
+        assert module.__file__ is not None  # a parser module is a file
         src = Path(module.__file__)
         files = sorted(src.parent.glob("*.py")) if src.name == "__init__.py" and src.parent != here else [src]
-        files += [here / f"{m}.py" for m in getattr(module, "HELPER_MODULES", ())]  # modules a parser is made of
+        files += [here / f"{m}.py" for m in module.HELPER_MODULES]  # modules a parser is made of
         files += [here / "base.py", here.parent / "units.py"]
         _CODE_HASHES[name] = source_hash(files, here.parent)[:10]
     return _CODE_HASHES[name]
@@ -67,10 +68,7 @@ def _code_hash(module: ModuleType) -> str:
 def parser_version(module: ModuleType) -> str:
     from .. import __version__
 
-    return (
-        f"storagelab {__version__}; {module.TOOL} parser {getattr(module, 'PARSER_VERSION', 1)} "
-        f"(code {_code_hash(module)})"
-    )
+    return f"storagelab {__version__}; {module.TOOL} parser {module.PARSER_VERSION} (code {_code_hash(module)})"
 
 
 def decode(data: bytes) -> str:
@@ -127,11 +125,11 @@ def check_sample(text: str) -> None:
     sample = text[:65536]
     first = _CONTROL.search(sample)
     ctrl = len(_CONTROL.findall(sample)) if first else 0
-    if ctrl > max(8, len(sample) // 100):
-        first = first.start()
+    if first is not None and ctrl > max(8, len(sample) // 100):
+        at = first.start()
         raise ParseError(
             f"binary data: {ctrl} control characters in the first {len(sample)} characters",
-            line=sample.count("\n", 0, first) + 1,
+            line=sample.count("\n", 0, at) + 1,
             kind="binary",
             expected="a text log",
         )
@@ -204,7 +202,7 @@ def common_indent(text: str, skip_first: bool = False) -> tuple[str, str]:
 
 def _parse_detected(text: str, mod: ModuleType, fmt: str, name: str | None) -> tuple[Parsed, ModuleType]:
     try:
-        if name is not None and getattr(mod, "PARSE_TAKES_NAME", False):
+        if name is not None and mod.PARSE_TAKES_NAME:
             return mod.parse(text, fmt, name=name), mod  # fio log files: the kind is in the name only
         return mod.parse(text, fmt), mod
     except ValueError as e:
@@ -273,5 +271,5 @@ def _fast_paths() -> list[tuple]:
     """The ``parse_bytes`` functions of the parser modules that have one, with their module, in ``MODULES`` order."""
     global _FAST
     if _FAST is None:
-        _FAST = [(mod.parse_bytes, mod) for mod in modules() if hasattr(mod, "parse_bytes")]
+        _FAST = [(mod.parse_bytes, mod) for mod in modules() if mod.parse_bytes is not None]
     return _FAST

@@ -31,6 +31,10 @@ from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "arcstats"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 FORMATS = ("arcstats-kstat", "arcstats-sysctl", "arc_summary", "arcstat")
 HELPER_MODULES = ("arc_summary",)  # part of this parser: its code is in the parser version too
 
@@ -124,7 +128,7 @@ def sniff(text: str) -> str | None:
     head = text[:1_000_000]
     lines = [ln.strip() for ln in head.split("\n")[:2000]]
     rows = [ln for ln in lines if _KSTAT_ROW.match(ln)]
-    names = {_KSTAT_ROW.match(ln).group(1) for ln in rows}
+    names = {m.group(1) for ln in rows if (m := _KSTAT_ROW.match(ln))}
     if any(_KSTAT_COLS.match(ln) for ln in lines[:5]) and {"hits", "misses", "c_max"} <= names:
         return "arcstats-kstat"
     if sum(1 for ln in lines if _SYSCTL.match(ln)) >= 5:
@@ -224,7 +228,7 @@ def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
                 )
             continue
         time = cells[0] if cols[0] == "time" else None
-        for field, cell in zip(cols, cells):
+        for field, cell in zip(cols, cells, strict=True):
             if field == "time":
                 continue
             value, unit, exact = _arcstat_value(field, cell, lineno)

@@ -1,6 +1,6 @@
-"""The contract every parser module follows.
+"""The contract every parser module follows (written down as ``contract.ParserModule``, a Protocol).
 
-A parser module (``storagelab.parsers.<tool>``) exposes:
+A parser module (``storagelab.parsers.<tool>``) exposes (optional hooks: see ``contract.py``):
 
 * ``TOOL``: the tool name stored in ``files.tool``.
 * ``TABLES``: ``{table_name: Table(...)}`` - the columns it fills, in base units.
@@ -101,16 +101,16 @@ class Tuples:
 
     def __iter__(self):
         names = self.names
-        return (dict(zip(names, t)) for t in self.data)
+        return (dict(zip(names, t, strict=True)) for t in self.data)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [dict(zip(self.names, t)) for t in self.data[i]]
-        return dict(zip(self.names, self.data[i]))
+            return [dict(zip(self.names, t, strict=True)) for t in self.data[i]]
+        return dict(zip(self.names, self.data[i], strict=True))
 
     def __eq__(self, other) -> bool:
         if isinstance(other, (Tuples, list)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
     def __repr__(self) -> str:

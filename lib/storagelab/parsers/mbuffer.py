@@ -29,6 +29,11 @@ from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "mbuffer"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+HELPER_MODULES: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 FORMATS = ("mbuffer-summary",)
 
 _UNITS_BINARY = (
@@ -245,7 +250,9 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                 continue
             left = _LEFTOVER.search(body)
             m = left and _STATUS.match(body[: left.end(1)])
-            if m:  # a longer status line overwritten by \r left its last letters on the screen: 'buffer 0% fullll'
+            if (
+                m and left
+            ):  # a longer status line overwritten by \r left its last letters on the screen: 'buffer 0% fullll'
                 parsed.warnings.append(
                     f"line {lineno}: {body[left.end(1) :].strip()!r} after the status line ignored "
                     "(left over from a longer status line the \\r overwrote)"

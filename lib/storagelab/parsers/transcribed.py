@@ -29,6 +29,11 @@ from .base import LINES, Parsed, ParseError, lines_of, table
 
 TOOL = "transcribed"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+HELPER_MODULES: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 MARK = "# storagelab transcribed table "
 VERSION = "v1"
 
@@ -131,7 +136,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                 kind="truncated" if last and len(cells) < len(header) else "invalid",
                 expected=",".join(header),
             )
-        row = convert(dict(zip(header, cells)), no)
+        row = convert(dict(zip(header, cells, strict=True)), no)
         key = tuple(row[k] for k in KEYS[name])
         if key in seen:
             raise ParseError(

@@ -21,12 +21,19 @@ the man page example of Solaris 2009 and published Linux, FreeBSD/TrueNAS output
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from ..units import UnitError, zfs_nicenum
 from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "zfs"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+HELPER_MODULES: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 FORMATS = ("zfs-get", "zfs-get-H")
 
 TABLES = {
@@ -195,7 +202,9 @@ def _sniff_o(lines: list[str]) -> bool:
     m = next((_PROMPT.match(ln.strip()) for ln in lines[:3] if _PROMPT.match(ln.strip())), None)
     cols = _prompt_columns(m.group(1)) if m else None
     rows = [ln for ln in lines if not _PROMPT.match(ln.strip())]
-    return bool(cols and rows) and all(len(ln.split("\t")) == len(cols) for ln in rows)
+    if not cols or not rows:
+        return False
+    return all(len(ln.split("\t")) == len(cols) for ln in rows)
 
 
 def sniff(text: str) -> str | None:
@@ -223,7 +232,7 @@ class _State:
         self.kind: str | None = None  # from the prompt line
 
 
-def _row(cells: dict[str, str], st: _State, lineno: int) -> dict:
+def _row(cells: Mapping[str, str | None], st: _State, lineno: int) -> dict:
     if st.command and ("property" not in cells or "name" not in cells):
         prop, target = _command_targets(st.command)
         cells = {"property": prop, "name": target, **cells}
@@ -252,7 +261,7 @@ def _row(cells: dict[str, str], st: _State, lineno: int) -> dict:
             line=lineno,
             expected="-, default, local, temporary, received or 'inherited from DATASET'",
         )
-    row = {
+    row: dict[str, Any] = {
         "name": cells.get("name"),
         "kind": st.kind,
         "property": prop,
@@ -282,7 +291,7 @@ def _cells(line: str, st: _State, lineno: int) -> dict[str, str] | None:
         cols = st.tab_cols or (list(_COLUMNS[:3]) + ["source"] if len(fields) == 4 else list(_COLUMNS))
         if len(fields) != len(cols):
             return None
-        return dict(zip(cols, (f.strip() for f in fields)))
+        return dict(zip(cols, (f.strip() for f in fields), strict=True))
     if st.cols is None:
         return None
     cells = _cut(line, st.cols)

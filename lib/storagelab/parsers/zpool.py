@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..units import UnitError, zfs_nicenum
 from . import zpool_hist, zpool_status
@@ -45,6 +47,10 @@ from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "zpool"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 FORMATS = ("zpool-list", "zpool-iostat", "zpool-status", zpool_hist.FORMAT, zpool_hist.W_FORMAT)
 # zpool status and the histograms / -l -q groups are read there; their code is in the parser version too
 HELPER_MODULES = ("zpool_status", "zpool_hist")
@@ -215,7 +221,7 @@ def sniff(text: str) -> str | None:
     if rows and len(rows) + len(sections) >= len(data) - 1:
         if all(any(_HEALTH.match(f.strip()) for f in ln.split("\t")) for ln in rows):
             return "zpool-list"
-        props = _prompt_flags(prompt.group(1))[1] if cmd == "list" else None
+        props = _prompt_flags(prompt.group(1))[1] if prompt and cmd == "list" else None
         if props and all(len(ln.lstrip("\t").split("\t")) <= len(props) for ln in rows):
             return "zpool-list"  # zpool list -H -o ... without a HEALTH column
         if cmd == "iostat" and all(len(ln.split("\t")) == 7 for ln in rows):
@@ -280,21 +286,23 @@ def _prompt_flags(cmd: str | None) -> tuple[set[str], list[str] | None]:
 # --- the line loop ---------------------------------------------------------------------------
 
 
+@dataclass
 class _State:
-    def __init__(self):
-        self.kind = None  # "list" | "iostat" | None
-        self.cols = None  # list: normalised names; iostat: number of value columns
-        self.scripted = False
-        self.in_table = False  # the previous line belonged to a table
-        self.after_header = False  # the iostat column line was just read: a dash rule follows
-        self.table_no = 0
-        self.pool = None
-        self.section = "normal"
-        self.command = None
-        self.timestamp = None
-        self.samples: dict[tuple[str, str], int] = {}
-        self.ignored_from = None
-        self.groups: list[str] = []  # the -l/-q column groups of the open iostat table
+    """Where a read of zpool list/iostat output is."""
+
+    kind: str | None = None  # "list" | "iostat" | None
+    cols: Any = None  # list: normalised names; iostat: number of value columns
+    scripted: bool = False
+    in_table: bool = False  # the previous line belonged to a table
+    after_header: bool = False  # the iostat column line was just read: a dash rule follows
+    table_no: int = 0
+    pool: str | None = None
+    section: str = "normal"
+    command: str | None = None
+    timestamp: str | None = None
+    samples: dict[tuple[str, str | None], int] = field(default_factory=dict)
+    ignored_from: int | None = None
+    groups: list[str] = field(default_factory=list)  # the -l/-q column groups of the open iostat table
 
 
 def _sample(st: _State, kind: str, pool: str) -> int:
@@ -323,8 +331,8 @@ def _list_row(st: _State, line: str, lineno: int) -> dict | None:
     cols = st.cols[1:]
     if len(values) > len(cols) or (not vdev_row and len(values) != len(cols)):
         raise _Bad(line)
-    cells = dict(zip(cols, values))
-    row = {"pool": name, "vdev": None, "depth": 0, "class": None}
+    cells = dict(zip(cols, values, strict=False))  # a vdev row may stop short of the pool row's columns
+    row: dict[str, Any] = {"pool": name, "vdev": None, "depth": 0, "class": None}
     if vdev_row:
         if st.pool is None:
             raise _Bad(line)
@@ -448,6 +456,150 @@ def _emit(parsed: Parsed, rows: dict[str, list[dict]]) -> None:
                 zpool_hist.add_group_rows(parsed, row, *extra)
 
 
+class _Reader:
+    """One read through zpool list/iostat output: prompt lines, headers and rows, a line at a time."""
+
+    def __init__(self, parsed: Parsed, fmt: str, lines: list[str]):
+        self.parsed, self.fmt, self.lines = parsed, fmt, lines
+        self.last = max(i for i, ln in enumerate(lines, 1) if ln.strip())
+        self.st = _State()
+        self.rows: dict[str, list[dict]] = {"zpool_list": [], "zpool_iostat": []}
+
+    def flush_ignored(self, lineno: int) -> None:
+        st = self.st
+        if st.ignored_from is not None:
+            first, end = st.ignored_from, lineno - 1
+            span = f"line {first}" if first == end else f"lines {first}-{end}"
+            self.parsed.warnings.append(f"{span}: text that is not zpool output ignored")
+            st.ignored_from = None
+
+    def open_table(self, kind: str, cols: Any, scripted: bool, lineno: int) -> None:
+        self.flush_ignored(lineno)
+        st = self.st
+        st.kind, st.cols, st.scripted, st.in_table = kind, cols, scripted, True
+        st.pool, st.section, st.after_header = None, "normal", False
+        st.table_no += 1
+
+    def line(self, lineno: int, line: str) -> None:
+        st = self.st
+        s = line.strip()
+        if not s:
+            st.in_table = False
+            return
+        m = _PROMPT.match(s)
+        if m and "\t" not in s:
+            self.prompt(m, lineno)
+            return
+        if SHELL_PROMPT.match(s) and "\t" not in s:  # another command's prompt line, or a bare one after the output
+            self.flush_ignored(lineno)
+            st.command, st.kind, st.in_table, st.timestamp = None, None, False, None
+            return
+        if _TIMESTAMP.match(s):
+            st.timestamp = s
+            return
+        if not self.header(lineno, line, s):
+            self.data(lineno, line, s)
+
+    def prompt(self, m: re.Match, lineno: int) -> None:
+        """A `zpool list`/`zpool iostat` prompt line: with -H, the table it opens (no header follows)."""
+        st = self.st
+        self.flush_ignored(lineno)
+        st.command, st.kind, st.in_table, st.timestamp = m.group(1).strip(), None, False, None
+        flags, props = _prompt_flags(st.command)
+        if "H" not in flags:
+            return
+        if m.group(2) != "iostat":
+            self.open_table("list", [_LIST_KEYS.get(p, p) for p in props] if props else None, True, lineno)
+            return
+        if flags & {"v", "l", "q", "r", "w"}:
+            raise ParseError(
+                "zpool iostat -H with -v/-l/-q/-r/-w cannot be parsed",
+                line=lineno,
+                kind="unsupported-version",
+                expected="zpool iostat -H [-p] (pool rows) or zpool iostat -v without -H",
+            )
+        self.open_table("iostat", 6, True, lineno)
+
+    def header(self, lineno: int, line: str, s: str) -> bool:
+        """A header line or rule of a table (True when the line was one)."""
+        st = self.st
+        nxt = self.lines[lineno] if lineno < len(self.lines) else ""
+        if _HISTOGRAM.match(nxt) and len(s.split()) > 1:
+            raise ParseError(
+                "zpool iostat latency histograms (-w) are not read; request-size histograms (-r) are, alone in a file",
+                line=lineno,
+                kind="unsupported-version",
+                expected="zpool iostat [-v] [-p] tables",
+            )
+        if (
+            line.startswith(" ")
+            and _IOSTAT_COLS.match(nxt)
+            and (_IOSTAT_GROUPS.match(line) or all(w in _GROUPS for w in s.split()))
+        ):
+            self.open_table("iostat", _iostat_columns(line, nxt, lineno), False, lineno)
+            st.groups = line.split()[3:]  # -l/-q groups after capacity, operations, bandwidth
+            return True
+        if st.kind == "iostat" and _IOSTAT_COLS.match(line):
+            st.after_header = True
+            return True
+        if _LIST_HEADER.match(line) and _list_header_ok(line.split()):
+            cols = [_LIST_KEYS.get(t.lower(), t.lower()) for t in line.split()]
+            unknown = [t for t, c in zip(line.split(), cols, strict=True) if c not in _LIST_KEYS.values()]
+            if unknown:
+                self.parsed.warnings.append(f"line {lineno}: zpool list columns not stored: {', '.join(unknown)}")
+            self.open_table("list", cols, False, lineno)
+            return True
+        if st.kind == "iostat" and _DASHES.match(s):
+            st.in_table, st.after_header = st.after_header, False  # header rule, or the end of a -v pool block
+            return True
+        return False
+
+    def data(self, lineno: int, line: str, s: str) -> None:
+        """A row of the open table, or text around the output (ignored, with a warning)."""
+        st = self.st
+        if st.kind is None and self.fmt == "zpool-list" and "\t" in s and not self.parsed.n_rows:
+            self.open_table("list", None, True, lineno)  # zpool list -H without a prompt line
+        if st.kind is None:
+            if st.ignored_from is None and not (self.rows["zpool_list"] or self.rows["zpool_iostat"]):
+                raise ParseError(
+                    f"not zpool output: {s[:80]!r}",
+                    line=lineno,
+                    expected="a prompt line, a zpool list header or a zpool iostat header",
+                )
+            st.ignored_from = st.ignored_from or lineno
+            return
+        try:
+            if st.kind == "list":
+                if st.cols is None:  # scripted without -o: the number of fields tells the default columns
+                    n = len(line.split("\t"))
+                    if n not in _SCRIPTED_DEFAULTS:
+                        raise _Bad(line)
+                    st.cols = [_LIST_KEYS[c] for c in _SCRIPTED_DEFAULTS[n]]
+                row, table_name = _list_row(st, line, lineno), "zpool_list"
+            else:
+                row, table_name = _iostat_row(st, line, lineno), "zpool_iostat"
+        except _Bad:
+            if st.in_table:
+                kind = "truncated" if lineno >= self.last else "invalid"
+                raise ParseError(
+                    f"not a zpool {st.kind} row: {s[:80]!r}",
+                    line=lineno,
+                    kind=kind,
+                    expected=f"a {st.kind} row with the header's columns",
+                ) from None
+            st.ignored_from = st.ignored_from or lineno
+            return
+        self.flush_ignored(lineno)
+        st.in_table = True
+        if row is not None:
+            row.update(
+                timestamp=st.timestamp, command=st.command, line_start=lineno, line_end=lineno, _table=st.table_no
+            )
+            if "p" in _prompt_flags(st.command)[0]:
+                row["exact"] = True
+            self.rows[table_name].append(row)
+
+
 def parse(text: str, fmt: str | None = None) -> Parsed:
     if not text.strip():
         raise ParseError("file is empty", kind="empty", expected="zpool list or zpool iostat output")
@@ -468,128 +620,13 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     if fmt == zpool_hist.W_FORMAT:
         zpool_hist.refuse_latency(text)
     parsed = Parsed(tool=TOOL, format=fmt)
-    lines = [ln.rstrip() for ln in lines_of(text)]
-    last = max(i for i, ln in enumerate(lines, 1) if ln.strip())
-    st = _State()
-    rows: dict[str, list[dict]] = {"zpool_list": [], "zpool_iostat": []}
-
-    def flush_ignored(lineno):
-        if st.ignored_from is not None:
-            first, end = st.ignored_from, lineno - 1
-            span = f"line {first}" if first == end else f"lines {first}-{end}"
-            parsed.warnings.append(f"{span}: text that is not zpool output ignored")
-            st.ignored_from = None
-
-    def open_table(kind, cols, scripted, lineno):
-        flush_ignored(lineno)
-        st.kind, st.cols, st.scripted, st.in_table = kind, cols, scripted, True
-        st.pool, st.section, st.after_header = None, "normal", False
-        st.table_no += 1
-
-    for lineno, line in enumerate(lines, 1):
-        s = line.strip()
-        if not s:
-            st.in_table = False
-            continue
-        m = _PROMPT.match(s)
-        if m and "\t" not in s:
-            flush_ignored(lineno)
-            st.command, st.kind, st.in_table, st.timestamp = m.group(1).strip(), None, False, None
-            flags, props = _prompt_flags(st.command)
-            if "H" in flags:  # scripted: no header follows
-                if m.group(2) == "iostat":
-                    if flags & {"v", "l", "q", "r", "w"}:
-                        raise ParseError(
-                            "zpool iostat -H with -v/-l/-q/-r/-w cannot be parsed",
-                            line=lineno,
-                            kind="unsupported-version",
-                            expected="zpool iostat -H [-p] (pool rows) or zpool iostat -v without -H",
-                        )
-                    open_table("iostat", 6, True, lineno)
-                else:
-                    open_table("list", [_LIST_KEYS.get(p, p) for p in props] if props else None, True, lineno)
-            continue
-        if SHELL_PROMPT.match(s) and "\t" not in s:  # another command's prompt line, or a bare one after the output
-            flush_ignored(lineno)
-            st.command, st.kind, st.in_table, st.timestamp = None, None, False, None
-            continue
-        if _TIMESTAMP.match(s):
-            st.timestamp = s
-            continue
-        nxt = lines[lineno] if lineno < len(lines) else ""
-        if _HISTOGRAM.match(nxt) and len(s.split()) > 1:
-            raise ParseError(
-                "zpool iostat latency histograms (-w) are not read; request-size histograms (-r) are, alone in a file",
-                line=lineno,
-                kind="unsupported-version",
-                expected="zpool iostat [-v] [-p] tables",
-            )
-        if (
-            line.startswith(" ")
-            and _IOSTAT_COLS.match(nxt)
-            and (_IOSTAT_GROUPS.match(line) or all(w in _GROUPS for w in s.split()))
-        ):
-            open_table("iostat", _iostat_columns(line, nxt, lineno), False, lineno)
-            st.groups = line.split()[3:]  # -l/-q groups after capacity, operations, bandwidth
-            continue
-        if st.kind == "iostat" and _IOSTAT_COLS.match(line):
-            st.after_header = True
-            continue
-        if _LIST_HEADER.match(line) and _list_header_ok(line.split()):
-            cols = [_LIST_KEYS.get(t.lower(), t.lower()) for t in line.split()]
-            unknown = [t for t, c in zip(line.split(), cols) if c not in _LIST_KEYS.values()]
-            if unknown:
-                parsed.warnings.append(f"line {lineno}: zpool list columns not stored: {', '.join(unknown)}")
-            open_table("list", cols, False, lineno)
-            continue
-        if st.kind == "iostat" and _DASHES.match(s):
-            st.in_table, st.after_header = st.after_header, False  # header rule, or the end of a -v pool block
-            continue
-        if st.kind is None and fmt == "zpool-list" and "\t" in s and not parsed.n_rows:
-            open_table("list", None, True, lineno)  # zpool list -H without a prompt line
-        if st.kind is None:
-            if st.ignored_from is None and not (rows["zpool_list"] or rows["zpool_iostat"]):
-                raise ParseError(
-                    f"not zpool output: {s[:80]!r}",
-                    line=lineno,
-                    expected="a prompt line, a zpool list header or a zpool iostat header",
-                )
-            st.ignored_from = st.ignored_from or lineno
-            continue
-        try:
-            if st.kind == "list":
-                if st.cols is None:  # scripted without -o: the number of fields tells the default columns
-                    n = len(line.split("\t"))
-                    if n not in _SCRIPTED_DEFAULTS:
-                        raise _Bad(line)
-                    st.cols = [_LIST_KEYS[c] for c in _SCRIPTED_DEFAULTS[n]]
-                row, table_name = _list_row(st, line, lineno), "zpool_list"
-            else:
-                row, table_name = _iostat_row(st, line, lineno), "zpool_iostat"
-        except _Bad:
-            if st.in_table:
-                kind = "truncated" if lineno >= last else "invalid"
-                raise ParseError(
-                    f"not a zpool {st.kind} row: {s[:80]!r}",
-                    line=lineno,
-                    kind=kind,
-                    expected=f"a {st.kind} row with the header's columns",
-                ) from None
-            st.ignored_from = st.ignored_from or lineno
-            continue
-        flush_ignored(lineno)
-        st.in_table = True
-        if row is not None:
-            row.update(
-                timestamp=st.timestamp, command=st.command, line_start=lineno, line_end=lineno, _table=st.table_no
-            )
-            if "p" in _prompt_flags(st.command)[0]:
-                row["exact"] = True
-            rows[table_name].append(row)
-    flush_ignored(last + 1)
-    _emit(parsed, rows)
+    reader = _Reader(parsed, fmt, [ln.rstrip() for ln in lines_of(text)])
+    for lineno, line in enumerate(reader.lines, 1):
+        reader.line(lineno, line)
+    reader.flush_ignored(reader.last + 1)
+    _emit(parsed, reader.rows)
     if not parsed.n_rows and not re.search(r"^no pools available", text, re.M):
         raise ParseError(
-            "zpool output without rows", line=last, kind="truncated", expected="pool rows under the header"
+            "zpool output without rows", line=reader.last, kind="truncated", expected="pool rows under the header"
         )
     return parsed

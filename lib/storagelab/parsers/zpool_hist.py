@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import pairwise
 
 from ..units import UnitError, zfs_nicenum
 from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
@@ -66,7 +67,7 @@ W_FORMAT = "zpool-iostat-w"
 def sniff_latency(lines: list[str]) -> bool:
     """Whether a latency-histogram header (``zpool iostat -w``: a name and wait groups over 'latency read write
     ...') is among the lines."""
-    return any(_LATENCY_HEAD.match(b) and len(a.split()) > 1 for a, b in zip(lines, lines[1:]))
+    return any(_LATENCY_HEAD.match(b) and len(a.split()) > 1 for a, b in pairwise(lines))
 
 
 def refuse_latency(text: str) -> None:
@@ -84,7 +85,7 @@ def refuse_latency(text: str) -> None:
 
 def sniff(lines: list[str]) -> bool:
     """Whether a request-size header (a name and I/O classes over 'req_size ind agg ...') is among the lines."""
-    return any(_KINDS.match(b) and len(a.split()) > 1 for a, b in zip(lines, lines[1:]))
+    return any(_KINDS.match(b) and len(a.split()) > 1 for a, b in pairwise(lines))
 
 
 def _count(cell: str, lineno: int) -> tuple[float, bool]:
@@ -266,7 +267,7 @@ def add_group_rows(parsed: Parsed, row: dict, groups: list[str], values: list[st
                 "zpool_iostat_latency", base | {"wait": group, "op": None, "latency_ns": _latency_ns(cells[0], lineno)}
             )
         else:
-            for op, cell in zip(("read", "write"), cells):
+            for op, cell in zip(("read", "write"), cells, strict=False):  # a row cut short keeps the ops it has
                 parsed.add(
                     "zpool_iostat_latency", base | {"wait": group, "op": op, "latency_ns": _latency_ns(cell, lineno)}
                 )

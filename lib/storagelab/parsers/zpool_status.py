@@ -271,6 +271,7 @@ def _vdev_row(rep: _Report, line: str, lineno: int) -> None:
     """A line of the config table (tabs expanded)."""
     indent = len(line) - len(line.lstrip(" "))
     words = line.split()
+    assert rep.base is not None  # the table's header line set it
     depth = max(0, (indent - rep.base) // 2)
     if depth == 0 and words[0] in _CLASSES and rep.vdevs:
         rep.section = _CLASSES[words[0]]
@@ -279,7 +280,8 @@ def _vdev_row(rep: _Report, line: str, lineno: int) -> None:
     if len(words) < 2:
         raise _Bad(line)
     name, state, rest = words[0], words[1], words[2:]
-    counts, exact = [None, None, None], True
+    counts: list[float | None] = [None, None, None]
+    exact = True
     if len(rest) >= 3 and all(re.fullmatch(r"\d+(?:\.\d+)?[KMGTPE]?", c) for c in rest[:3]):
         for k in range(3):
             counts[k], ex = _count(rest[k])
@@ -364,7 +366,7 @@ def _ddt_row(rep: _Report, line: str, lineno: int) -> bool:
             "pool": rep.row["pool"],
             "refcnt_bucket": None if bucket == "Total" else round(nicebytes(bucket)[0]),
             "is_total": bucket == "Total",
-            **{n: v for n, (v, _) in zip(names, values)},
+            **{n: v for n, (v, _) in zip(names, values, strict=True)},
             "exact": all(ex for _, ex in values),
             "line_start": lineno,
             "line_end": lineno,
@@ -456,8 +458,8 @@ def read_status(lines: list[str], parsed: Parsed) -> None:
             elif rep is None:
                 ignored.append(lineno)
                 continue
-            elif _HEADER.match(line) and rep.field in ("config", None):
-                rep.base, rep.field = len(_HEADER.match(line).group(1)), "table"
+            elif (header := _HEADER.match(line)) and rep.field in ("config", None):
+                rep.base, rep.field = len(header.group(1)), "table"
             elif field and rep.field != "files":
                 _field_line(rep, field.group(1), field.group(2).strip(), line, lineno)
             elif not _continued(rep, line, lineno):

@@ -76,6 +76,11 @@ def columns(table_name: str, row_sets: list, names: list[str]) -> dict[str, list
     return out
 
 
+class RowShapeError(Exception):
+    """A parser bug: a row of a Tuples table with more or fewer fields than the table's names (a positional
+    row that would put values under the wrong columns, or leave a column NULL)."""
+
+
 _CHECKED_SHAPES: set[tuple] = set()  # (table, Tuples names) whose names were checked against the table
 
 
@@ -88,12 +93,19 @@ def _transpose(table_name: str, shape: tuple | None, data: list, wanted: list[st
             if bad:
                 raise KeyError(sorted(bad))
             _CHECKED_SHAPES.add((table_name, shape))
-        got = dict(zip(shape, zip(*data)))
+        width = len(shape)
+        short = next((i for i, row in enumerate(data) if len(row) != width), None)
+        if short is not None:
+            raise RowShapeError(
+                f"parser produced a row of {len(data[short])} fields for {table_name}, whose rows have {width} "
+                f"({', '.join(shape)}): row {short + 1}"
+            )
+        got = dict(zip(shape, zip(*data, strict=True), strict=True)) if n else {}
         return {c: got[c] if c in got else [None] * n for c in wanted}
     k = len(wanted)
     if k >= 2 and all(len(r) == k for r in data):
         try:  # every row has exactly every column (the usual case): one C-level pass per row
-            return dict(zip(wanted, zip(*map(itemgetter(*wanted), data))))
+            return dict(zip(wanted, zip(*map(itemgetter(*wanted), data), strict=True), strict=True))
         except KeyError:
             pass
     bad = set().union(*(r.keys() for r in data)) - set(wanted)
@@ -104,7 +116,7 @@ def _transpose(table_name: str, shape: tuple | None, data: list, wanted: list[st
 
 def unfit_error(tab: Table, table_name: str, rows, e: BaseException) -> dict:
     """The error of a file one of whose values its column cannot hold, with the row's line."""
-    records = [dict(zip(rows.names, r)) for r in rows.data] if isinstance(rows, Tuples) else rows
+    records = [dict(zip(rows.names, r, strict=True)) for r in rows.data] if isinstance(rows, Tuples) else rows
     types = {c.name: c.type for c in tab.columns}
     for r in records:
         for name, v in r.items():

@@ -201,7 +201,7 @@ def _promote_copies(con, plan: Plan) -> dict[str, dict]:
             if st.st_size != copy.size or st.st_mtime_ns != copy.mtime_ns:
                 continue  # changed since it was found a copy: the next ingest of its folder reads it
             row = con.execute(f"SELECT {label_sql} FROM duplicates WHERE path = ?", [key]).fetchall()
-            labels_of[key] = dict(zip(LABEL_COLUMNS, row[0])) if row else {}
+            labels_of[key] = dict(zip(LABEL_COLUMNS, row[0], strict=True)) if row else {}
             plan.renames.append(Rename(key, copy.size, copy.mtime_ns, gone.file_id, gone_key))
             plan.gone_copies.append(key)  # no longer a copy: the stored file
             del plan.gone[gone_key]

@@ -92,7 +92,7 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
             return out, None
         out.error = dict(kind=e.kind, line=e.line, message=e.message, expected=e.expected)
         return out, None
-    if fmt not in getattr(module, "STREAM_FORMATS", ()):
+    if fmt not in module.STREAM_FORMATS:
         return out, None
     out.tool, out.format, out.parser_version = module.TOOL, fmt, version_of(module)
     return out, StreamJob(module, fmt, encoding)
@@ -238,6 +238,8 @@ class StageSink:
                 raise _Unfit(_bug(f"parser produced unknown table {name}"))
             try:
                 part = arrow.table(tabs[name], arrow.columns(name, [rows], cols[name]))
+            except arrow.RowShapeError as e:
+                raise _Unfit(_bug(str(e))) from None
             except KeyError as e:
                 raise _Unfit(_bug(f"parser produced unknown columns {e.args[0]} for {name}")) from None
             except arrow.UNFIT as e:

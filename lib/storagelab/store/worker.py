@@ -122,11 +122,14 @@ def typed_tables(row_sets: dict[str, list], on_error) -> dict[str, pa.Table]:
         try:
             built[name] = arrow.table(tabs[name], arrow.columns(name, [rows for _, rows in got], cols[name]))
             continue
-        except (KeyError, *arrow.UNFIT):  # the files whose rows are wrong fail, the others go on
+        except (KeyError, arrow.RowShapeError, *arrow.UNFIT):  # the files whose rows are wrong fail, the others go on
             pass
         for seq, rows in got:
             try:
                 arrow.table(tabs[name], arrow.columns(name, [rows], cols[name]))
+            except arrow.RowShapeError as e:  # a parser bug
+                failed.add(seq)
+                on_error(seq, dict(kind="parser-bug", line=None, expected=None, message=str(e)))
             except KeyError as e:  # a parser bug
                 failed.add(seq)
                 message = f"parser produced unknown columns {e.args[0]} for {name}"

@@ -126,7 +126,7 @@ def _rows_by_table(batch: list[Outcome], file_ids: list[int]) -> dict[str, pa.Ta
     are not in this batch (unchanged, copies, or in another batch) are simply not taken."""
     tabs = all_tables()
     chunks: dict[int, tuple[dict, list]] = {}  # id(chunk tables) -> (tables, [(file_id, spans)] in order)
-    for out, fid in zip(batch, file_ids):
+    for out, fid in zip(batch, file_ids, strict=True):
         if out.rows is not None:
             chunks.setdefault(id(out.rows.tables), (out.rows.tables, []))[1].append((fid, out.rows.spans))
     per_table: dict[str, list[pa.Table]] = {}
@@ -265,7 +265,10 @@ def record_copies(con, found: list[Copy], unique: list[str], labels_of: dict) ->
     con.execute("DELETE FROM duplicates WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[f.key for f in found] + unique])
     if found:
         cols = {
-            name: list(col) for name, col in zip(("path", "sha256", "size_bytes", "mtime_ns", "same_as"), zip(*found))
+            name: list(col)
+            for name, col in zip(
+                ("path", "sha256", "size_bytes", "mtime_ns", "same_as"), zip(*found, strict=True), strict=True
+            )
         }
         cols["found_at"] = [now] * len(found)
         for c in LABEL_COLUMNS:

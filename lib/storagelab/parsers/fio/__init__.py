@@ -15,6 +15,8 @@ from ..base import Parsed, ParseError
 from .schema import TABLES  # noqa: F401  (the parser contract: each tool module names its TABLES)
 
 TOOL = "fio"
+PARSER_VERSION = 1
+HELPER_MODULES: tuple[str, ...] = ()  # a package: its own files are its code
 FORMATS = ("fio-normal", "fio-terse", "fio-json", "fio-json+normal", "fio-log", "fio-hist-log")
 PARSE_TAKES_NAME = True  # parse(text, fmt, name): log files say their kind only in their name
 STREAM_FORMATS = ("fio-normal", "fio-log", "fio-hist-log")  # parse_stream reads these a line at a time

@@ -67,6 +67,11 @@ from .tables import TABLES  # noqa: F401
 
 TOOL = "partitions"
 PARSER_VERSION = 1
+PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
+STREAM_FORMATS: tuple[str, ...] = ()
+HELPER_MODULES: tuple[str, ...] = ()
+parse_bytes = None
+parse_stream = None
 FORMATS = ("gpart", "fdisk", "sfdisk", "sfdisk-l", "parted", "gdisk", "fdisk-localized")
 
 
@@ -144,7 +149,11 @@ def _busybox_mixed(lines: list[str]) -> tuple[list[str], list[str]] | None:
         owners.append(owner)
     if not {"gdisk", "fdisk"} <= set(owners):
         return None
-    return tuple([ln if o in (kind, None) else "" for ln, o in zip(lines, owners)] for kind in ("gdisk", "fdisk"))
+
+    def kept(kind: str) -> list[str]:
+        return [ln if o in (kind, None) else "" for ln, o in zip(lines, owners, strict=True)]
+
+    return kept("gdisk"), kept("fdisk")
 
 
 def parse(text: str, fmt: str | None = None) -> Parsed:
@@ -170,7 +179,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     elif fmt == "fdisk-localized":
         refuse_localized(lines)
     elif fmt == "gdisk" and (split := _busybox_mixed(lines)):
-        for part, parser in zip(split, (parse_gdisk, _parse_fdisk)):
+        for part, parser in zip(split, (parse_gdisk, _parse_fdisk), strict=True):
             parser(part, parsed, max((i for i, ln in enumerate(part, 1) if ln.strip()), default=1))
     elif fmt == "gdisk":
         parse_gdisk(lines, parsed, last)

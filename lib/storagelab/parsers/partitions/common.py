@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..base import Parsed, ParseError
 
@@ -39,20 +41,31 @@ def _is_command(line: str, tool: str) -> bool:
     return re.search(rf"(?:^|[\s$#>%])(?:sudo\s+)?{tool}(?:\s|$)", line) is not None
 
 
+@dataclass(eq=False)  # two disks are the same only when they are one object
 class _Disk:
     """Collects one disk/geom and its partitions before rows are made."""
 
-    def __init__(self, name: str | None, lineno: int):
-        self.name = name
-        self.line_start = self.line_end = lineno
-        self.table_type = self.label_id = self.media = self.state = None
-        self.size_sectors = self.size_bytes = self.first = self.usable = self.free = None
-        self.size_source = "printed"
-        self.size_rounded_to = None  # bytes: the disk size was printed rounded (parted's default unit)
-        self.lsec = None
-        self.psec = None
-        self.source = None
-        self.parts: list[dict] = []
+    name: str | None
+    line_start: int
+    line_end: int = 0  # the line_start until a later line belongs to the disk
+    table_type: str | None = None
+    label_id: str | None = None
+    media: str | None = None
+    state: str | None = None
+    size_sectors: int | None = None
+    size_bytes: int | None = None
+    first: int | None = None
+    usable: int | None = None
+    free: int | None = None
+    size_source: str | None = "printed"
+    size_rounded_to: int | None = None  # bytes: the disk size was printed rounded (parted's default unit)
+    lsec: int | None = None
+    psec: int | None = None
+    source: str | None = None
+    parts: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.line_end = self.line_start
 
     def add_free(self, sectors: int) -> None:
         self.free = (self.free or 0) + sectors
@@ -86,7 +99,7 @@ class _Disk:
                 "line_start": p["line"],
                 "line_end": p["line"],
             }
-            row.update(alignment(abs_start, lsec) if known else _UNKNOWN_ALIGNMENT)
+            row.update(alignment(abs_start, lsec) if abs_start is not None else _UNKNOWN_ALIGNMENT)
             row["rounded_to_bytes"] = p.get("rounded_to_bytes")
             if row["rounded_to_bytes"]:
                 row["start_bytes"] = p["start_bytes"]  # as printed, rounded: its sector is not known

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from ...units import UnitError, zfs_nicenum
 from ..base import Parsed, ParseError
@@ -30,7 +31,7 @@ def _human_fits(pairs: list[tuple[int, str]], sector_bytes: int) -> bool:
         actual = sectors * sector_bytes
         digits = re.match(r"\d+", human)
         whole = digits is not None and digits.end() == len(human.rstrip("BKMGTPEkb").rstrip()) and len(digits[0]) >= 2
-        truncated = whole and printed <= actual < printed * (int(digits[0]) + 1) / int(digits[0])
+        truncated = whole and digits is not None and printed <= actual < printed * (int(digits[0]) + 1) / int(digits[0])
         if abs(actual / printed - 1) > 0.06 and not truncated:
             return False
     return True
@@ -71,7 +72,7 @@ def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
             )
         same = next((d for d, _ in geoms if _same_layout(d, cur)), None)
         if same is not None and labels:  # `gpart show -l` of a table shown before: its labels join that table
-            for part, labelled in zip(same.parts, cur.parts):
+            for part, labelled in zip(same.parts, cur.parts, strict=True):
                 part["name"] = labelled.get("name")
             return
         _gpart_sector_size(cur, pairs, parsed)
@@ -118,7 +119,7 @@ def _parse_gpart(lines: list[str], parsed: Parsed, last: int) -> None:
         if attrs:
             desc = desc[: attrs.start()].strip()
         ident = m.group(3)
-        part = {
+        part: dict[str, Any] = {
             "start_sector": int(m.group(1)),
             "size_sectors": int(m.group(2)),
             "type": None if labels else desc,

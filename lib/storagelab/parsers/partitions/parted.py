@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from typing import cast
 
 from ..base import Parsed, ParseError
 from .common import _cut, _Disk, _is_command, _table_type
@@ -69,18 +70,19 @@ def _parted_part(index: int, start: str, end: str, size: str, lsec: int, lineno:
             "size_sectors": _parted_sectors(end, lsec, lineno, end=True) - first + 1,
         }
     values = [_parted_rounded(v) or _exact_bytes(v, lsec) for v in (start, end, size)]
-    bad = next((v for v, got in zip((start, end, size), values) if got is None), None)
+    bad = next((v for v, got in zip((start, end, size), values, strict=True) if got is None), None)
     if bad is not None:
         raise _not_exact(bad, lineno)
     if _ROUNDED_WARNING not in " ".join(parsed.warnings):
         parsed.warnings.append(f"line {lineno}: {_ROUNDED_WARNING}")
+    printed = cast(list[tuple[int, int]], values)  # none is None (checked above)
     return {
         "index": index,
         "start_sector": None,
         "size_sectors": None,
-        "start_bytes": values[0][0],
-        "size_bytes": values[2][0],
-        "rounded_to_bytes": max(v[1] for v in values),
+        "start_bytes": printed[0][0],
+        "size_bytes": printed[2][0],
+        "rounded_to_bytes": max(v[1] for v in printed),
     }
 
 
@@ -160,6 +162,7 @@ def _parse_parted_machine(lines: list[str], parsed: Parsed, last: int) -> None:
                 f"not a parted -m partition line: {s[:80]!r}",
                 "number:start:end:size:filesystem:name:flags;",
             )
+        assert cur.lsec is not None  # read from the disk line
         part = _parted_part(int(fields[0]), fields[1], fields[2], fields[3], cur.lsec, lineno, parsed)
         cur.parts.append(
             part

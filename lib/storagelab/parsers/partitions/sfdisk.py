@@ -36,11 +36,12 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
     cur: _Disk | None = None
     first = lastlba = None
 
-    def new(lineno):
+    def new(lineno: int) -> _Disk:
         nonlocal cur, first, lastlba
         if cur is not None:
             disks.append(cur)
         cur, first, lastlba = _Disk(None, lineno), None, None
+        return cur
 
     for lineno, line in enumerate(lines, 1):
         s = line.strip()
@@ -48,14 +49,14 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
             continue
         m = _SFDISK_OLD.match(s)
         if m:
-            new(lineno)
+            cur = new(lineno)
             cur.name, cur.table_type = m.group(1).strip(), "MBR"
             continue
         m = _SFDISK_KEY.match(s)
         if m:
             key, value = m.group(1), m.group(2).strip()
             if cur is None or cur.parts or (key == "label" and cur.table_type is not None):
-                new(lineno)
+                cur = new(lineno)
             cur.line_end = lineno
             if key == "label":
                 cur.table_type = _table_type(value)
@@ -91,7 +92,7 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
                 "'label: ...' header lines or 'DEV : start=N, size=N, type=...'",
             )
         if cur is None:
-            new(lineno)
+            cur = new(lineno)
         cur.line_end = lineno
         fields = _sfdisk_fields(m.group(2), lineno, last)
         try:
@@ -166,7 +167,8 @@ _SFL_NOTE = re.compile(
 def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
     disks: list[_Disk] = []
     cur: _Disk | None = None
-    unit = inc = None  # sectors per unit of Start/End, 'counting from'
+    unit: int | None = None  # sectors per unit of Start/End
+    inc: int | None = None  # 'counting from'
     columns = None
     unknown: list[str] = []
     for lineno, line in enumerate(lines, 1):
@@ -222,6 +224,7 @@ def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
                 "'DEV [*] Start End [#cyls|MiB] [#blocks|#sectors] Id System' after the column header",
             )
         device, boot, start, plus, end, middle, size, odd, type_id, system = m.groups()
+        assert unit is not None and inc is not None  # the column header comes after the Units line
         cur.line_end = lineno
         size = int(size)
         if columns != "#sectors":  # the size column is #blocks of 1024 bytes; '+' marks an odd sector
