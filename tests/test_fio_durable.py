@@ -66,7 +66,7 @@ def _run(result, name):
             "fio-3.35-windows-ntfs-970evo-fdatasync.txt",
             ("0.963 ms", "1.98 ms", "4.11 ms"),
             981.7,
-            "the run's time",
+            "writes / 1 (fdatasync=1)",
             None,
         ),
         # NTFS through ntfs-3g here: fdatasync=1, 850 ms, JSON lat_ns N = 2047 calls

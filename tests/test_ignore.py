@@ -189,7 +189,10 @@ def test_an_unclosed_class_is_an_error():
 
     with pytest.raises(IgnoreError) as e:
         IgnoreList(["ok.txt", "[abc"], "x/.storagelabignore")
-    assert str(e.value) == "x/.storagelabignore:2: a [ without its closing ] (\\[ is a literal [) in '[abc': fix or delete that line"
+    assert (
+        str(e.value)
+        == "x/.storagelabignore:2: a [ without its closing ] (\\[ is a literal [) in '[abc': fix or delete that line"
+    )
 
 
 def test_a_bad_pattern_is_one_line_naming_the_file_and_line(raw_copy, tmp_path):

@@ -439,7 +439,7 @@ def pool_settings(before: dict, props: pl.DataFrame, vdevs: pl.DataFrame) -> Poo
         )
         ids += ds["file_id"].to_list()
         for (name,), g in ds.group_by("name", maintain_order=True):
-            v = dict(zip(g["property"], g["value"]))
+            v = dict(zip(g["property"], g["value"], strict=True))
             datasets.append(Dataset(name, v.get("compression"), v.get("dedup"), v.get("recordsize"), v.get("sync")))
     return PoolSettings(pool, int(ashift) if ashift else None, source, tuple(datasets), tuple(ids))
 

@@ -33,6 +33,7 @@ exact command that would measure it.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import polars as pl
@@ -181,7 +182,7 @@ def _ordered(snaps: list[dict]) -> tuple[list[dict] | None, str | None]:
     order = sorted(snaps, key=lambda s: (rank.get((s["phase"] or "").strip().lower(), 1), _accesses(s["counters"])))
     if len({"iohits" in s["counters"] for s in order}) > 1:
         return None, "its arcstats snapshots come from two ZFS releases (iohits in one only): not one machine's boot"
-    for a, b in zip(order, order[1:]):
+    for a, b in itertools.pairwise(order):
         if any(b["counters"][k] < a["counters"][k] for k in a["counters"]):
             return None, (
                 f"its arcstats counters went down from {a['path']} to {b['path']}: a reboot between them, or "
@@ -251,7 +252,10 @@ def with_arc(con, runs: pl.DataFrame) -> pl.DataFrame:
     source, the since-boot ratio of a single snapshot and why a tied log gave nothing (None without ARC logs)."""
     found = ratios(con) if not runs.is_empty() else {}
     rows = (
-        [found.get(fid) if direction in READING else None for fid, direction in zip(runs["file_id"], runs["direction"])]
+        [
+            found.get(fid) if direction in READING else None
+            for fid, direction in zip(runs["file_id"], runs["direction"], strict=True)
+        ]
         if found
         else [None] * runs.height
     )

@@ -426,7 +426,7 @@ def arc_budget(g: pl.DataFrame, p: DedupParams) -> Budget:
     """The metadata budget from one ARC statistics output: c_max, and arc_meta_limit where the ARC has one (up to
     OpenZFS 2.1); from 2.2 on there is no metadata cap (F7), so the whole ARC maximum bounds the table. RAM from
     memory_all_bytes, else the parameter."""
-    v = dict(zip(g["name"], g["value"]))
+    v = dict(zip(g["name"], g["value"], strict=True))
     c_max = v["c_max"]
     ram, ram_source = (
         (v["memory_all_bytes"], "memory_all_bytes")
