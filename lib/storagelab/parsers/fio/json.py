@@ -696,10 +696,31 @@ def _add_buckets(out: _Out, job: dict, job_index: int, lo: int, hi: int) -> None
 
 
 def bucket_rows(rows: list, families: list[tuple[list, list, float]], job_index: int, lo: int, hi: int) -> None:
-    """(labels, percentages, scale to ns) of latency_ns/us/ms -> (lo, hi] edges in ns; a bucket starts where
-    the previous one ended."""
-    edge = 0.0
-    for labels, pcts, scale in families:
+    """(labels, percentages, scale to ns) of latency_ns/us/ms -> bucket rows, (lo, hi] edges in ns. The edges
+    depend on the labels only, which every job of a fio version repeats: they are worked out once."""
+    key = tuple((tuple(labels), scale) for labels, _, scale in families)
+    plan = _BUCKET_PLANS.get(key)
+    if plan is None:
+        plan = _bucket_plan(families, lo)
+        if len(_BUCKET_PLANS) < 1024:
+            _BUCKET_PLANS[key] = plan
+    order, edges = plan
+    pcts = [p for _, values, _ in families for p in values]
+    if order is not None:
+        pcts = [pcts[i] for i in order]
+    rows.extend((job_index, b_lo, b_hi, pct * 1.0, lo, hi) for (b_lo, b_hi), pct in zip(edges, pcts) if pct)
+
+
+_BUCKET_PLANS: dict[tuple, tuple] = {}
+
+
+def _bucket_plan(families: list[tuple[list, list, float]], where: int) -> tuple[list | None, list]:
+    """(the order of the percentages, None when it is the labels' own; the (lo, hi) edges in ns in that order):
+    a bucket starts where the previous one ended."""
+    edge, offset = 0.0, 0
+    order: list[int] = []
+    out = []
+    for labels, _, scale in families:
         try:  # the usual family: plain edges, in order, then at most one '>=' label last
             tail = labels[-1].startswith(">=")
             edges = list(map(float, labels[:-1] if tail else labels))
@@ -707,24 +728,23 @@ def bucket_rows(rows: list, families: list[tuple[list, list, float]], job_index:
                 raise ValueError
             if tail:
                 edges.append(float(labels[-1][2:]))
-        except ValueError:  # anything else: by (is '>=', edge), ties in file order
-            ordered = sorted((label.startswith(">="), _edge(label, lo), i) for i, label in enumerate(labels))
-            tail = False
-            pcts = [pcts[i] for _, _, i in ordered]
-            edges = [e for _, e, _ in ordered]
-            at_least = [a for a, _, _ in ordered]
-        else:
             at_least = [False] * len(edges)
             if tail:
                 at_least[-1] = True
-        for is_at_least, label_edge, pct in zip(at_least, edges, pcts):
+            order += range(offset, offset + len(labels))
+        except ValueError:  # anything else: by (is '>=', edge), ties in file order
+            ordered = sorted((label.startswith(">="), _edge(label, where), i) for i, label in enumerate(labels))
+            order += [offset + i for _, _, i in ordered]
+            edges = [e for _, e, _ in ordered]
+            at_least = [a for a, _, _ in ordered]
+        offset += len(labels)
+        for is_at_least, label_edge in zip(at_least, edges):
             if is_at_least:
-                bucket_lo, bucket_hi = label_edge * scale, None
+                out.append((label_edge * scale, None))
             else:
-                bucket_lo, bucket_hi = edge, label_edge * scale
-                edge = bucket_hi
-            if pct:
-                rows.append((job_index, bucket_lo, bucket_hi, pct * 1.0, lo, hi))
+                out.append((edge, label_edge * scale))
+                edge = label_edge * scale
+    return (None if order == list(range(offset)) else order), out
 
 
 def _edge(label: str, where: int) -> float:
