@@ -875,10 +875,12 @@ def bounds(rows: list[dict], parts: list[dict], measured: dict) -> list[str]:
             if shares
             else ""
         )
-        + "The parsing phase is the workers' Python; what would close it: "
-        "(1) an extractor in compiled code (or DuckDB's own JSON reader over whole chunks, with the provenance "
-        "rebuilt), since what is left per file is one Python operation per stored value; (2) more cores: the "
-        "parsing phase divides by them, the one-process phases do not.",
+        + "What is left of the parsing phase (issue 27): a fio JSON file's compiled steps (orjson, the check, "
+        "msgspec) and its Python (spans, rows) in the step table above; a text file's parser in Python. What "
+        "would close the rest: the rows built in compiled code too, DuckDB inserts in fewer transactions "
+        "(see below), or more cores: the parsing phase divides by them, the one-process phases do not.",
+        "",
+        *ISSUE_27_NOTES,
         "",
         "Done (2026-11-24, second session): the fio JSON fast path checks the decoded document against the bytes "
         "by encoding it again in C and counting colons, instead of walking every key in Python (on that day's "
@@ -894,6 +896,32 @@ def bounds(rows: list[dict], parts: list[dict], measured: dict) -> list[str]:
         "transactions 0.33 s, in 80 transactions 1.46 s), so batches must stay large.",
     ]
     return lines
+
+
+# What was done and tried for issue 27 (2026-11-26), measured in one process, CPU time per file (medians or best of
+# several runs over the same files; the machine was shared by other work at a load of 7-11 on 2 cores throughout)
+ISSUE_27_NOTES = [
+    "Done (2026-11-26, issue 27): fio JSON has one fast path and one general path. The fast path "
+    "(`parsers/fio/fastjson.py`) decodes with orjson, checks the decoded object against the bytes in C (as "
+    "before), types it with msgspec `Struct`s (a count that is not whole, a string where a number belongs, an "
+    "integer past 64 bits, an unknown layout: declined) and builds the rows from typed values, with the job "
+    "options' derived values kept per option set (runs of a study repeat them) and the latency bucket edges "
+    "worked out once per label set. The general path decodes with the regex token pass alone (the C-scanner "
+    "walk `_Document._fast` and `parse_plain` are gone). Same process, same files, old code against new: "
+    "fio-json 290-307 -> 219-244 µs a file, fio-json-3.1 130-149 -> 114-120 µs.",
+    "",
+    "Tried (2026-11-26): the spans found with bytes.find instead of one regex pass (slower: 9 -> 15 µs a file); "
+    "the text parser's percentile and IO depth loops as list comprehensions (3-5 % slower: the comprehension "
+    "turns the method's locals into cells); a cheaper first test for a JSON line inside the text (no change "
+    "beyond the noise). Rows built column-wise (no tuples) would save at most the transposition, 4-16 µs a "
+    "file of the 14-43 µs that rows to Arrow take (the rest is pyarrow converting Python numbers), so it was "
+    "not done. Batches of 400,000 rows instead of 100,000 (fewer, larger transactions: each commit of the "
+    "eight fio tables costs about 45 ms of the main process's CPU, 21 commits for 10,000 fio-json files): the "
+    "writer's CPU went from 2.3 to 1.3 s, but the whole ingest was slower (17.1-18.2 -> 20.0-20.1 s wall at a "
+    "load of 8-9, CPU 6.0-6.2 -> 5.6-5.8 s) and its peak memory higher (234-237 -> 264-276 MiB at 10,000 files), "
+    "so batches stay at 100,000 rows. DuckDB's checkpoint_threshold raised to 1 GB only moved the checkpoints' "
+    "CPU from the commits to the close.",
+]
 
 
 def rows_note(by: dict) -> str:
