@@ -6,6 +6,9 @@ terminal transcript, a shell prompt and another time between them: the last of e
 duplicate ``"0.00"`` percentile keys (fio <= 3.3), and the 2.x layout (latencies in µs under
 ``slat``/``clat``/``lat``; ``io_bytes`` in KiB before fio 2.21). Rows carry the line span of
 their job object (or document) in the raw file.
+
+This is the general path, the reference for every file; a file that is one fio JSON document and
+nothing else takes the fast path first (``fastjson.py``), which gives exactly these rows or declines.
 """
 
 from __future__ import annotations
