@@ -347,7 +347,7 @@ def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) ->
             if row is not None and direction != "sync":
                 group_results.append((job.groupid, direction, row, in_kib))
         families = [
-            (list(f), list(f.values()), scale)
+            (tuple(f), list(f.values()), scale)
             for f, scale in ((job.latency_ns, 1.0), (job.latency_us, 1e3), (job.latency_ms, 1e6))
             if f
         ]
@@ -397,6 +397,7 @@ def _options(options: dict[str, str], lo: int, warnings: list[str]) -> tuple:
 
 
 _NO_LATENCY = (None,) * 5
+_MS = units.TIME_NS_FACTORS["ms"]
 
 
 def _direction(
@@ -409,7 +410,7 @@ def _direction(
     if io is not None and in_kib:
         io *= units.KiB
     bw = general.bandwidth(out, job_index, direction, d.bw_bytes, d.bw, lo)
-    runtime_ns = None if d.runtime is None else units.time_to_ns(d.runtime, "ms")
+    runtime_ns = None if d.runtime is None else d.runtime * _MS  # units.time_to_ns(runtime, "ms"), runtime a float
     row = [job_index, direction, io, bw, d.iops, runtime_ns, total_ios, d.short_ios, d.drop_ios]
     for kind, ns, us in (("slat", d.slat_ns, d.slat), ("clat", d.clat_ns, d.clat), ("lat", d.lat_ns, d.lat)):
         lat, scale = (ns, 1.0) if ns is not None else (us, 1e3)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json as _json
 import re
+from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
 
@@ -698,7 +699,9 @@ def _add_buckets(out: _Out, job: dict, job_index: int, lo: int, hi: int) -> None
     bucket_rows(out.buckets, families, job_index, lo, hi)
 
 
-def bucket_rows(rows: list, families: list[tuple[list, list, float]], job_index: int, lo: int, hi: int) -> None:
+def bucket_rows(
+    rows: list, families: list[tuple[Sequence[str], list, float]], job_index: int, lo: int, hi: int
+) -> None:
     """(labels, percentages, scale to ns) of latency_ns/us/ms -> bucket rows, (lo, hi] edges in ns. The edges
     depend on the labels only, which every job of a fio version repeats: they are worked out once."""
     key = tuple((tuple(labels), scale) for labels, _, scale in families)
@@ -717,7 +720,7 @@ def bucket_rows(rows: list, families: list[tuple[list, list, float]], job_index:
 _BUCKET_PLANS: dict[tuple, tuple] = {}
 
 
-def _bucket_plan(families: list[tuple[list, list, float]], where: int) -> tuple[list | None, list]:
+def _bucket_plan(families: list[tuple[Sequence[str], list, float]], where: int) -> tuple[list | None, list]:
     """(the order of the percentages, None when it is the labels' own; the (lo, hi) edges in ns in that order):
     a bucket starts where the previous one ended."""
     edge, offset = 0.0, 0
