@@ -930,3 +930,19 @@ def test_fio_2_1_bw_agg_is_the_mean_not_a_percentage():
     real = parse_json((FIX / "clones_nogroup.txt").read_text())
     assert [r["bw_agg_pct"] for r in real.rows("fio_results")] == [50.239453, 50.239453]
     assert real.warnings == []
+
+
+def test_fast_path_warns_for_job_options_every_time():
+    """The fast path keeps what it made of a job's options for the next file with the same options, but only
+    when they warned of nothing: an option it cannot read warns in every file, as on the general path."""
+    from storagelab.parsers import decode
+
+    data = json_part("json_only.txt").encode().replace(b'"bs" : "4k"', b'"bs" : "4q"', 1)
+    want = ["line 12: option bs='4q' not understood"]
+    for _ in range(2):
+        fast = fast_path(data)
+        _same(fast, parse_json(decode(data)))
+        assert fast.warnings == want
+        assert fast.rows("fio_jobs")[0]["block_size_bytes"] is None
+    plain = json_part("json_only.txt").encode()
+    assert fast_path(plain).rows("fio_jobs")[0]["block_size_bytes"] == 4096
