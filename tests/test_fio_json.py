@@ -15,6 +15,7 @@ import pytest
 from storagelab import units
 from storagelab.errors import ParseError
 from storagelab.parsers import fio
+from storagelab.parsers.fio.fastjson import parse_bytes as fast_path
 from storagelab.parsers.fio.json import parse_json
 
 FIX = Path(__file__).parent / "fixtures" / "fio" / "3.33"
@@ -488,7 +489,7 @@ def test_disk_with_slaves_and_sectors():
     assert lines[nvme["line_start"]].strip() == '"name" : "nvme0n1",'
 
 
-# --- the bytes fast path (parse_plain) ----------------------------------------------------------
+# --- the bytes fast path (fastjson.parse_bytes) -------------------------------------------------
 
 
 def _documents():
@@ -515,10 +516,9 @@ def test_fast_path_equals_general_path_on_real_documents(name):
     """Every real document is taken by the fast path (orjson, spans from fio's indentation) and
     gives exactly the general path's rows, value types included, warnings and format."""
     from storagelab.parsers import decode
-    from storagelab.parsers.fio.json import parse_plain
 
     data = DOCUMENTS[name]
-    fast, slow = parse_plain(data), parse_json(decode(data))
+    fast, slow = fast_path(data), parse_json(decode(data))
     assert fast is not None
     assert (fast.format, fast.tool_version, fast.warnings) == (slow.format, slow.tool_version, slow.warnings)
     assert list(fast.tables) == list(slow.tables)
@@ -526,6 +526,59 @@ def test_fast_path_equals_general_path_on_real_documents(name):
         got = list(fast.tables[table])
         assert got == list(rows), table
         assert [{k: type(v) for k, v in r.items()} for r in got] == [{k: type(v) for k, v in r.items()} for r in rows]
+
+
+def _same(fast, slow):
+    """Exactly the same Parsed: format, version, warnings, tables in order, every value and its type."""
+    assert fast is not None
+    assert (fast.format, fast.tool_version, fast.warnings) == (slow.format, slow.tool_version, slow.warnings)
+    assert list(fast.tables) == list(slow.tables)
+    for table, rows in slow.tables.items():
+        got = list(fast.tables[table])
+        assert got == list(rows), table
+        assert [{k: type(v) for k, v in r.items()} for r in got] == [{k: type(v) for k, v in r.items()} for r in rows]
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+@pytest.mark.parametrize("layout", ["indent=2", "one line", "indent=3, sorted keys"])
+def test_both_paths_agree_on_every_document_in_other_layouts(name, layout):
+    """Each real document re-serialized (as the benchmark's corpora are): the typed fast path takes it and gives
+    exactly the general path's rows."""
+    from storagelab.parsers import decode
+
+    obj = json.loads(DOCUMENTS[name])
+    data = {
+        "indent=2": lambda: json.dumps(obj, indent=2),
+        "one line": lambda: json.dumps(obj),
+        "indent=3, sorted keys": lambda: json.dumps(obj, indent=3, sort_keys=True),
+    }[layout]().encode()
+    _same(fast_path(data), parse_json(decode(data)))
+
+
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        (lambda d: d.replace(b'"total_ios" : 1024', b'"total_ios" : 1024.5', 1), "a count that is not whole"),
+        (lambda d: d.replace(b'"ctx" : 1020', b'"ctx" : "1020"', 1), "a string where a number belongs"),
+        (lambda d: d.replace(b'"jobname" : "jsononly"', b'"jobname" : 7', 1), "a name that is not a string"),
+        (lambda d: d.replace(b'"eta" : 2147483647', b'"eta" : 123456789012345678901234', 1), "past 64 bits, unread"),
+        (lambda d: d.replace(b'"1.000000" : ', b'"one" : ', 1), "a percentile key that is not a number"),
+        (lambda d: d.replace(b'"fio version" : "fio-3.33"', b'"fio version" : "3.33"', 1), "no version"),
+    ],
+)
+def test_typed_fast_path_declines_what_it_cannot_type(change, why):
+    """What the Struct types do not hold exactly (or the general path reads with a warning or an error) is
+    declined; the general path then gives its rows or its error."""
+    from storagelab.parsers import decode
+
+    data = json_part("json_only.txt").encode()
+    changed = change(data)
+    assert changed != data, why
+    assert fast_path(changed) is None, why
+    try:
+        parse_json(decode(changed))
+    except ParseError as e:
+        assert e.line is not None, why
 
 
 @pytest.mark.parametrize(
@@ -547,13 +600,12 @@ def test_fast_path_declines_what_it_does_not_know(change, why):
     """Anything but one document as fio prints it goes to the general path, which gives the same
     rows (or the error) for it."""
     from storagelab.parsers import parse_bytes
-    from storagelab.parsers.fio.json import parse_plain
 
     data = json_part("json_only.txt").encode()
-    assert parse_plain(data) is not None
+    assert fast_path(data) is not None
     changed = change(data)
     assert changed != data, why
-    assert parse_plain(changed) is None, why
+    assert fast_path(changed) is None, why
     try:
         parse_bytes(changed)  # the general path still reads it (or says why not)
     except ParseError as e:
@@ -668,11 +720,10 @@ def test_any_layout_is_detected_by_content_and_gives_the_same_rows(name, job_spa
 
 def test_general_path_gives_the_same_spans_as_the_fast_path_in_every_layout():
     from storagelab.parsers import decode
-    from storagelab.parsers.fio.json import parse_plain
 
     for path in sorted(RELAYOUT.glob("*.json")):
         data = path.read_bytes()
-        fast, slow = parse_plain(data), parse_json(decode(data))
+        fast, slow = fast_path(data), parse_json(decode(data))
         assert fast is not None, path.name
         assert {t: list(r) for t, r in fast.tables.items()} == {t: list(r) for t, r in slow.tables.items()}, path.name
 
@@ -680,10 +731,9 @@ def test_general_path_gives_the_same_spans_as_the_fast_path_in_every_layout():
 def test_other_indent_widths_keep_exact_spans():
     """json.dumps(indent=4) puts the job objects 8 columns in: still exact spans on both paths."""
     from storagelab.parsers import decode
-    from storagelab.parsers.fio.json import parse_plain
 
     data = json.dumps(json.loads((RELAYOUT / "fio-layout.json").read_bytes()), indent=4).encode()
-    fast, slow = parse_plain(data), parse_json(decode(data))
+    fast, slow = fast_path(data), parse_json(decode(data))
     assert fast is not None
     assert [(j["line_start"], j["line_end"]) for j in fast.rows("fio_jobs")] == [(12, 277), (278, 543)]
     assert {t: list(r) for t, r in fast.tables.items()} == {t: list(r) for t, r in slow.tables.items()}
@@ -694,12 +744,11 @@ def test_fio_3_1_duplicate_zero_keys_take_the_fast_path():
     '"0.00" : 0' keys. orjson keeps the last of them, the general path the first; neither is stored,
     so the fast path takes the file and gives the same rows, with no warning."""
     from storagelab.parsers import decode
-    from storagelab.parsers.fio.json import parse_plain
 
     path = Path(__file__).parent / "fixtures" / "fio" / "3.1" / "fioplot-randread-1-1.json"
     data = path.read_bytes()
     assert data.count(b'"0.00" : 0') == 9
-    fast, slow = parse_plain(data), parse_json(decode(data))
+    fast, slow = fast_path(data), parse_json(decode(data))
     assert fast is not None
     assert (fast.format, fast.tool_version, fast.warnings) == ("fio-json", "fio-3.1", [])
     assert {t: list(r) for t, r in fast.tables.items()} == {t: list(r) for t, r in slow.tables.items()}
@@ -722,24 +771,22 @@ def test_what_the_fast_path_declines_reads_the_same_on_the_general_path():
     back as its character) and an integer past 2^53 - 1 (orjson's strict encoding): the general path reads both,
     the escaped name as its character and the integer exactly."""
     from storagelab.parsers import parse_bytes
-    from storagelab.parsers.fio.json import parse_plain
 
     data = json_part("json_only.txt").encode()
     escaped = data.replace(b'"jobname" : "jsononly"', b'"jobname" : "\\u006asononly"')
-    assert parse_plain(escaped) is None
+    assert fast_path(escaped) is None
     assert parse_bytes(escaped)[0].rows("fio_jobs")[0]["jobname"] == "jsononly"
     big = data.replace(b'"total_ios" : 1024', b'"total_ios" : 9007199254740993', 1)
-    assert parse_plain(big) is None
+    assert fast_path(big) is None
     assert parse_bytes(big)[0].rows("fio_results")[0]["total_ios"] == 9007199254740993
-    assert parse_plain(data.replace(b'"total_ios" : 1024', b'"total_ios" : 9007199254740991', 1)) is not None
+    assert fast_path(data.replace(b'"total_ios" : 1024', b'"total_ios" : 9007199254740991', 1)) is not None
 
 
 def test_a_duplicate_key_other_than_zero_padding_takes_the_general_path():
     from storagelab.parsers import parse_bytes
-    from storagelab.parsers.fio.json import parse_plain
 
     data = (RELAYOUT / "oneline.json").read_bytes().replace(b'"error": 0,', b'"error": 0, "error": 7,', 1)
-    assert parse_plain(data) is None
+    assert fast_path(data) is None
     p = parse_bytes(data)[0]
     assert p.warnings == ["line 1: duplicate JSON keys kept first value: error"]
     assert p.rows("fio_jobs")[0]["error"] == 0
@@ -850,11 +897,10 @@ def test_keys_in_another_order_keep_each_objects_own_span():
     """json.dumps(indent=2, sort_keys=True) puts "disk_util" before "jobs": each job and disk row still
     points at its own object's lines, on both paths."""
     from storagelab.parsers import decode
-    from storagelab.parsers.fio.json import parse_plain
 
     data = json.dumps(json.loads((RELAYOUT / "fio-layout.json").read_bytes()), indent=2, sort_keys=True).encode()
     lines = data.decode().split("\n")
-    for p in (parse_plain(data), parse_json(decode(data))):
+    for p in (fast_path(data), parse_json(decode(data))):
         assert [(j["line_start"], j["line_end"]) for j in p.rows("fio_jobs")] == [(22, 287), (288, 553)]
         (disk,) = p.rows("fio_disk_stats")
         assert (disk["line_start"], disk["line_end"]) == (3, 13)
@@ -884,3 +930,19 @@ def test_fio_2_1_bw_agg_is_the_mean_not_a_percentage():
     real = parse_json((FIX / "clones_nogroup.txt").read_text())
     assert [r["bw_agg_pct"] for r in real.rows("fio_results")] == [50.239453, 50.239453]
     assert real.warnings == []
+
+
+def test_fast_path_warns_for_job_options_every_time():
+    """The fast path keeps what it made of a job's options for the next file with the same options, but only
+    when they warned of nothing: an option it cannot read warns in every file, as on the general path."""
+    from storagelab.parsers import decode
+
+    data = json_part("json_only.txt").encode().replace(b'"bs" : "4k"', b'"bs" : "4q"', 1)
+    want = ["line 12: option bs='4q' not understood"]
+    for _ in range(2):
+        fast = fast_path(data)
+        _same(fast, parse_json(decode(data)))
+        assert fast.warnings == want
+        assert fast.rows("fio_jobs")[0]["block_size_bytes"] is None
+    plain = json_part("json_only.txt").encode()
+    assert fast_path(plain).rows("fio_jobs")[0]["block_size_bytes"] == 4096

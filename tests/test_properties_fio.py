@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from storagelab.errors import ParseError
 from storagelab.parsers import fio
-from storagelab.parsers.fio.json import parse_plain
+from storagelab.parsers.fio.fastjson import parse_bytes as parse_plain
 
 SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))  # more examples for a deep local run
 PROPS = settings(

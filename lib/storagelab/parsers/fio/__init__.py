@@ -55,12 +55,12 @@ def sniff(text: str) -> str | None:
 
 def parse_bytes(data: bytes) -> Parsed | None:
     """The fast path (see ``parsers.parse_bytes``): one fio JSON document, whatever its layout, decoded
-    from the bytes; None (decline) for anything else, which then takes ``sniff``/``parse``."""
+    and typed from the bytes (fastjson.py); None (decline) for anything else, which then takes ``sniff``/``parse``."""
     if data[:1] != b"{":
         return None
-    from .json import parse_plain
+    from .fastjson import parse_bytes as parse_json_bytes
 
-    return parse_plain(data)
+    return parse_json_bytes(data)
 
 
 def parse_stream(open_lines, fmt: str, parsed: Parsed, name: str | None = None) -> Parsed:

@@ -6,19 +6,18 @@ terminal transcript, a shell prompt and another time between them: the last of e
 duplicate ``"0.00"`` percentile keys (fio <= 3.3), and the 2.x layout (latencies in µs under
 ``slat``/``clat``/``lat``; ``io_bytes`` in KiB before fio 2.21). Rows carry the line span of
 their job object (or document) in the raw file.
+
+This is the general path, the reference for every file; a file that is one fio JSON document and
+nothing else takes the fast path first (``fastjson.py``), which gives exactly these rows or declines.
 """
 
 from __future__ import annotations
 
 import json as _json
 import re
+from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
-
-try:
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is a dependency; without it every file takes parse_json
-    _orjson = None
 
 from ... import units
 from ..base import SHELL_PROMPT, Parsed, ParseError, lines_of
@@ -34,7 +33,6 @@ _DEPTHS = (("iodepth_level", "depth"), ("iodepth_submit", "submit"), ("iodepth_c
 # One pass over a document: strings (kept as they are), bare nan/inf (fio's %f), brackets, newlines.
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w.])(-?)(nan|inf)\b|[{}\[\]]|\n', re.S)
 _VERSION = re.compile(r"fio-(\d+)\.(\d+)(?:\.(\d+))?")
-_WS = re.compile(r"[ \t\n\r]*").match  # JSON white space
 
 
 def parse_json(text: str) -> Parsed:
@@ -99,100 +97,6 @@ def _opens_document(line: str) -> bool:
     return rest[:1] == "{" and rest[1:].lstrip(" \t")[:1] in ("", '"')
 
 
-def parse_plain(data: bytes) -> Parsed | None:
-    """The fast path: a file that is one fio JSON document and nothing else, whatever its layout (fio's
-    own, re-serialized with ``json.dumps(indent=N)``, compacted onto one line, keys in any order): the
-    same Parsed as ``parse_json(decode(data))``, or None when the file is anything else (then the caller
-    takes the general path, which also gives the error messages).
-
-    orjson decodes the whole file; it refuses bare nan/inf, a cut document and anything after the
-    document (a second one, a text part), and those decline. orjson keeps the last of duplicate keys
-    where the general path keeps the first and warns, and turns an integer past 64 bits into a float:
-    _decoded_as_written compares the decoded object with the bytes, and the only difference let
-    through is fio <= 3.3's ``"0.00"`` percentile padding, whose rows are never stored. Line spans
-    of the job and disk objects: with no newline in the document every row is line 1; in an indented
-    layout (``{`` alone on line 1, keys indented by N spaces, the objects of the top-level arrays
-    opening and closing on lines of their own at 2N: fio's printer and json.dumps(indent=N)) they
-    are read from the bytes; any other layout declines, and the general path, which finds the braces
-    of each object while decoding, gives the same exact spans."""
-    if _orjson is None or data[:1] != b"{" or b"\r" in data or b'"fio version"' not in data or b"(groupid=" in data:
-        return None
-    try:
-        obj = _orjson.loads(data)
-    except _orjson.JSONDecodeError:
-        return None
-    if type(obj) is not dict or type(obj.get("jobs")) is not list:
-        return None
-    if not _decoded_as_written(data, obj):
-        return None  # a duplicate key other than "0.00", or an integer orjson cannot keep: the general path
-    n_objects = sum(1 for v in obj.values() if type(v) is list for x in v if type(x) is dict)
-    end = data.rindex(b"}")
-    if data.find(b"\n", 0, end) < 0:  # one line
-        spans, line_end = [(1, 1)] * n_objects, 1
-    else:
-        indent = _FIRST_KEY_INDENT(data)
-        if indent is None:
-            return None
-        width = 2 * len(indent.group(1))  # the objects of a top-level array: two levels in
-        pattern = _INDENTED.get(width)
-        if pattern is None:
-            pattern = _INDENTED[width] = re.compile(rb"\n" + b" " * width + rb"([{}])")
-        spans = []
-        line, at = 1, 0
-        opened = None
-        for m in pattern.finditer(data):
-            pos = m.end() - 1  # the brace
-            line += data.count(b"\n", at, pos)
-            at = pos
-            if m.group(1) == b"{":
-                if opened is not None:
-                    return None
-                opened = line
-            else:
-                if opened is None:
-                    return None
-                spans.append((opened, line))
-                opened = None
-        if opened is not None or len(spans) != n_objects:
-            return None
-        line_end = line + data.count(b"\n", at, end)
-    parsed = Parsed(tool=TOOL, format="fio-json")
-    doc = _Document.decoded(obj, spans, 1, line_end, parsed.warnings)
-    _add_document(parsed, doc, 0, True, 0)
-    parsed.tool_version = doc.version_string
-    if parsed.rows("fio_latency_bins"):
-        parsed.format = "fio-json+"
-    return parsed
-
-
-_FIRST_KEY_INDENT = re.compile(rb"\{\n( +)\"").match  # '{' alone on line 1, the first key indented by spaces
-_INDENTED = {4: re.compile(rb"\n    ([{}])")}  # '{' or '}' alone after an indent of exactly N spaces
-
-
-def _decoded_as_written(data: bytes, obj: dict) -> bool:
-    """Whether orjson's ``obj`` holds every key and number of ``data`` as the general path reads them. ``obj``
-    is encoded again (orjson, in C) and compared with the bytes:
-
-    - a colon ends a key or is inside a string, and strings come back byte for byte (unless the bytes hold
-      a ``\\u`` escape, which comes back as the character: declined). So the colons lost are keys orjson
-      dropped, duplicates of which it kept the last where the general path keeps the first and warns;
-      only fio <= 3.3's ``"0.00"`` percentile padding (never stored) is let through, when the colons lost
-      are exactly the ``"0.00"`` lost.
-    - an integer beyond +-(2^53 - 1) fails OPT_STRICT_INTEGER (the general path keeps those up to 64 bits exactly),
-      and one past 64 bits, which orjson decodes as a float, comes back with an exponent (``1.2e+22``)
-      that the bytes do not have (the general path refuses it by name)."""
-    if b"\\" in data and b"\\u" in data:  # (a one-byte search first: a backslash is rare)
-        return False
-    try:
-        again = _orjson.dumps(obj, option=_orjson.OPT_STRICT_INTEGER)
-    except _orjson.JSONEncodeError:
-        return False
-    if b"+" in again and again.count(b"e+") != data.count(b"e+"):
-        return False
-    lost = data.count(b":") - again.count(b":")
-    return lost == 0 or lost == data.count(b'"0.00"') - again.count(b'"0.00"')
-
-
 def _refuse_past_64_bits(obj: Any, text: str, offset: int, first_line: int) -> None:
     """A ParseError on the line of the first integer no 64-bit column holds (every quantity is stored as
     BIGINT or DOUBLE, and a DOUBLE would keep only its first 16 digits)."""
@@ -239,10 +143,7 @@ class _Document:
         self.duplicates: set[str] = set()
         self.nonfinite = 0
         decoder = _json.JSONDecoder(object_pairs_hook=self._pairs, parse_constant=self._constant, strict=False)
-        if not self._fast(decoder, text, offset, first_line):
-            self.duplicates.clear()
-            self.nonfinite = 0
-            self._tokens(decoder, text, offset, first_line)
+        self._tokens(decoder, text, offset, first_line)
         _refuse_past_64_bits(self.obj, text, offset, first_line)
         if not isinstance(self.obj, dict) or not isinstance(self.obj.get("jobs"), list):
             raise ParseError(
@@ -259,17 +160,6 @@ class _Document:
             )
         self._versions(warnings)
 
-    @classmethod
-    def decoded(
-        cls, obj: dict, spans: list[tuple[int, int]], line_start: int, line_end: int, warnings: list[str]
-    ) -> _Document:
-        """A document decoded elsewhere (the fast path), with the line spans of its array objects."""
-        doc = cls.__new__(cls)
-        doc.obj, doc.spans, doc.line_start, doc.line_end = obj, spans, line_start, line_end
-        doc.duplicates, doc.nonfinite, doc._by_key = set(), 0, None
-        doc._versions(warnings)
-        return doc
-
     def _versions(self, warnings: list[str]) -> None:
         first_line = self.line_start
         version = self.obj.get("fio version")
@@ -278,73 +168,6 @@ class _Document:
         self.version = tuple(int(g) for g in m.groups() if g is not None) if m else None
         if self.version is None:
             warnings.append(f'line {first_line}: no "fio version"; io_bytes units inferred from the keys present')
-
-    def _fast(self, decoder: _json.JSONDecoder, text: str, offset: int, first_line: int) -> bool:
-        """The usual document, decoded by the C scanner: the top-level object and its arrays are
-        walked here (for the line spans of their objects), every value below them is one scanner
-        call. Anything that is not valid JSON (bare nan/inf, a cut or broken document) returns
-        False and the token pass below does the work, with its error messages. Valid JSON has no
-        bare nan/inf for the token pass to rewrite, so both give the same result."""
-        scan, ws = decoder.scan_once, _WS
-        obj: dict[str, Any] = {}
-        ends: list[tuple[int, int]] = []  # offsets of '{' and '}' of each object in a top-level array
-        try:
-            i = ws(text, offset + 1).end()
-            if text[i] == "}":
-                end = i + 1
-            while text[i] != "}":
-                if text[i] != '"':
-                    return False
-                key, i = scan(text, i)
-                i = ws(text, i).end()
-                if text[i] != ":":
-                    return False
-                i = ws(text, i + 1).end()
-                mark = len(ends)
-                if text[i] == "[":
-                    value, i = [], ws(text, i + 1).end()
-                    while text[i] != "]":
-                        item, j = scan(text, i)
-                        if text[i] == "{":
-                            ends.append((i, j - 1))
-                        value.append(item)
-                        i = ws(text, j).end()
-                        if text[i] == ",":
-                            i = ws(text, i + 1).end()
-                            if text[i] == "]":
-                                return False
-                        elif text[i] != "]":
-                            return False
-                    i += 1
-                else:
-                    value, i = scan(text, i)
-                if key in obj:
-                    if key != "0.00":
-                        self.duplicates.add(key)
-                    del ends[mark:]  # the first value is kept: so are its objects' spans
-                else:
-                    obj[key] = value
-                i = ws(text, i).end()
-                if text[i] == ",":
-                    i = ws(text, i + 1).end()
-                    if text[i] == "}":
-                        return False
-                elif text[i] == "}":
-                    end = i + 1
-                else:
-                    return False
-        except (ValueError, StopIteration, IndexError, RecursionError):
-            return False
-        spans, line, at = [], first_line, offset
-        for lo, hi in ends:
-            line += text.count("\n", at, lo)
-            opened = line
-            line += text.count("\n", lo, hi)
-            spans.append((opened, line))
-            at = hi
-        self.obj, self.spans, self.end_offset = obj, spans, end
-        self.line_end = line + text.count("\n", at, end)
-        return True
 
     def _tokens(self, decoder: _json.JSONDecoder, text: str, offset: int, first_line: int) -> None:
         """One regex pass over the document: line spans, bare nan/inf made JSON, then decoded."""
@@ -708,17 +531,7 @@ def _add_direction(
         return None  # a direction without I/O; a sync section counts its fdatasync calls in lat_ns N only (total_ios 0)
     if io is not None and _io_in_kib(doc, ddir):
         io *= units.KiB
-    if bw is not None:
-        # fio prints bw = bw_bytes / 1024 (integer division, whatever kb_base): anything else is a
-        # document edited or damaged by hand; bw_bytes is kept
-        if bw_kib is not None and abs(bw - bw_kib * 1024) >= 1024:
-            out.parsed.warnings.append(
-                f"line {lo}: job {job_index} {direction}: bw_bytes={bw:g} B/s and "
-                f"bw={bw_kib:g} KiB/s disagree; bw_bytes stored"
-            )
-        bw *= 1.0
-    elif bw_kib is not None:
-        bw = bw_kib * float(units.KiB)
+    bw = bandwidth(out, job_index, direction, bw, bw_kib, lo)
     for key in ddir:
         if "lat" in key and key not in _KNOWN_LATENCY or key == "prios":
             out.unknown_latency.add(key)
@@ -762,15 +575,7 @@ def _add_direction(
     # per-sample bandwidth statistics are in units of kb_base bytes/s (KiB/s, or kB/s with kb_base=1000)
     if bw_n is not None:
         bw_n = int(bw_n)
-    if bw_agg is not None and (bw_agg > 100 or bw_agg == bw_mean and bw_agg not in (0, 100)):
-        # fio caps its share of the group at 100 %; fio 2.1 wrote the mean bandwidth under "bw_agg"
-        out.parsed.warnings.append(
-            f"line {lo}: job {job_index} {direction}: bw_agg={bw_agg:g} is not a percentage (it equals bw_mean "
-            "or passes 100: fio 2.1 wrote the mean bandwidth there); bw_agg_pct not stored"
-            if bw_agg == bw_mean
-            else f"line {lo}: job {job_index} {direction}: bw_agg={bw_agg:g} passes 100 %; bw_agg_pct not stored"
-        )
-        bw_agg = None
+    bw_agg = agg_pct(out, job_index, direction, bw_agg, bw_mean, lo)
     if bw_n != 0:
         row += (
             None if bw_min is None else bw_min * kb_base,
@@ -797,6 +602,34 @@ def _add_direction(
     row += (True, lo, hi)
     out.results.append(tuple(row))
     return {"runtime_ns": runtime_ns, "io_bytes": io}
+
+
+def bandwidth(out: _Out, job_index: int, direction: str, bw: float | None, bw_kib: float | None, lo: int):
+    """Bytes/s from bw_bytes, else from bw (KiB/s)."""
+    if bw is not None:
+        # fio prints bw = bw_bytes / 1024 (integer division, whatever kb_base): anything else is a
+        # document edited or damaged by hand; bw_bytes is kept
+        if bw_kib is not None and abs(bw - bw_kib * 1024) >= 1024:
+            out.parsed.warnings.append(
+                f"line {lo}: job {job_index} {direction}: bw_bytes={bw:g} B/s and "
+                f"bw={bw_kib:g} KiB/s disagree; bw_bytes stored"
+            )
+        return bw * 1.0
+    return None if bw_kib is None else bw_kib * float(units.KiB)
+
+
+def agg_pct(out: _Out, job_index: int, direction: str, bw_agg: float | None, bw_mean: float | None, lo: int):
+    """bw_agg, the job's share of its group's bandwidth, unless it is not a percentage (then None, and a warning)."""
+    if bw_agg is not None and (bw_agg > 100 or bw_agg == bw_mean and bw_agg not in (0, 100)):
+        # fio caps its share of the group at 100 %; fio 2.1 wrote the mean bandwidth under "bw_agg"
+        out.parsed.warnings.append(
+            f"line {lo}: job {job_index} {direction}: bw_agg={bw_agg:g} is not a percentage (it equals bw_mean "
+            "or passes 100: fio 2.1 wrote the mean bandwidth there); bw_agg_pct not stored"
+            if bw_agg == bw_mean
+            else f"line {lo}: job {job_index} {direction}: bw_agg={bw_agg:g} passes 100 %; bw_agg_pct not stored"
+        )
+        return None
+    return bw_agg
 
 
 def _add_percentiles(
@@ -864,14 +697,43 @@ _INT = frozenset((int,))
 
 
 def _add_buckets(out: _Out, job: dict, job_index: int, lo: int, hi: int) -> None:
-    """latency_ns/us/ms -> (lo, hi] edges in ns; a bucket starts where the previous one ended."""
-    edge = 0.0
+    """The job's latency_ns/us/ms families, checked to be maps of numbers, as bucket rows."""
+    families = []
     for key, scale in _LAT_FAMILIES:
         family = _dict(job, key, lo)
-        if not family:
-            continue
-        pcts = _check_numbers(family, lo)
-        labels = list(family)
+        if family:
+            families.append((list(family), _check_numbers(family, lo), scale))
+    bucket_rows(out.buckets, families, job_index, lo, hi)
+
+
+def bucket_rows(
+    rows: list, families: list[tuple[Sequence[str], list, float]], job_index: int, lo: int, hi: int
+) -> None:
+    """(labels, percentages, scale to ns) of latency_ns/us/ms -> bucket rows, (lo, hi] edges in ns. The edges
+    depend on the labels only, which every job of a fio version repeats: they are worked out once."""
+    key = tuple((tuple(labels), scale) for labels, _, scale in families)
+    plan = _BUCKET_PLANS.get(key)
+    if plan is None:
+        plan = _bucket_plan(families, lo)
+        if len(_BUCKET_PLANS) < 1024:
+            _BUCKET_PLANS[key] = plan
+    order, edges = plan
+    pcts = [p for _, values, _ in families for p in values]
+    if order is not None:
+        pcts = [pcts[i] for i in order]
+    rows.extend((job_index, b_lo, b_hi, pct * 1.0, lo, hi) for (b_lo, b_hi), pct in zip(edges, pcts) if pct)
+
+
+_BUCKET_PLANS: dict[tuple, tuple] = {}
+
+
+def _bucket_plan(families: list[tuple[Sequence[str], list, float]], where: int) -> tuple[list | None, list]:
+    """(the order of the percentages, None when it is the labels' own; the (lo, hi) edges in ns in that order):
+    a bucket starts where the previous one ended."""
+    edge, offset = 0.0, 0
+    order: list[int] = []
+    out = []
+    for labels, _, scale in families:
         try:  # the usual family: plain edges, in order, then at most one '>=' label last
             tail = labels[-1].startswith(">=")
             edges = list(map(float, labels[:-1] if tail else labels))
@@ -879,26 +741,23 @@ def _add_buckets(out: _Out, job: dict, job_index: int, lo: int, hi: int) -> None
                 raise ValueError
             if tail:
                 edges.append(float(labels[-1][2:]))
-        except ValueError:  # anything else: by (is '>=', edge), ties in file order
-            ordered = sorted((label.startswith(">="), _edge(label, lo), i) for i, label in enumerate(labels))
-            tail = False
-            labels = [labels[i] for _, _, i in ordered]
-            pcts = [pcts[i] for _, _, i in ordered]
-            edges = [e for _, e, _ in ordered]
-            at_least = [a for a, _, _ in ordered]
-        else:
             at_least = [False] * len(edges)
             if tail:
                 at_least[-1] = True
-        rows = out.buckets
-        for is_at_least, label_edge, pct in zip(at_least, edges, pcts):
+            order += range(offset, offset + len(labels))
+        except ValueError:  # anything else: by (is '>=', edge), ties in file order
+            ordered = sorted((label.startswith(">="), _edge(label, where), i) for i, label in enumerate(labels))
+            order += [offset + i for _, _, i in ordered]
+            edges = [e for _, e, _ in ordered]
+            at_least = [a for a, _, _ in ordered]
+        offset += len(labels)
+        for is_at_least, label_edge in zip(at_least, edges):
             if is_at_least:
-                bucket_lo, bucket_hi = label_edge * scale, None
+                out.append((label_edge * scale, None))
             else:
-                bucket_lo, bucket_hi = edge, label_edge * scale
-                edge = bucket_hi
-            if pct:
-                rows.append((job_index, bucket_lo, bucket_hi, pct * 1.0, lo, hi))
+                out.append((edge, label_edge * scale))
+                edge = label_edge * scale
+    return (None if order == list(range(offset)) else order), out
 
 
 def _edge(label: str, where: int) -> float:
