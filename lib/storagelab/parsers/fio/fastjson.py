@@ -400,13 +400,19 @@ _NO_LATENCY = (None,) * 5
 _MS = units.TIME_NS_FACTORS["ms"]
 
 
+def _timed_syncs(d: _Dir) -> bool:
+    """``json._timed_syncs`` on the typed section: its latency object counts fdatasync calls (fio 3.x: total_ios 0,
+    lat_ns N > 0)."""
+    return d.lat_ns is not None and d.lat_ns.N is not None and d.lat_ns.N > 0
+
+
 def _direction(
     out: _Out, job_index: int, direction: str, d: _Dir, kb_base: int, in_kib: bool, lo: int, hi: int
 ) -> dict | None:
     """One fio_results row (plus percentiles and JSON+ bins), as ``json._add_direction`` makes it."""
     total_ios, io = d.total_ios, d.io_bytes
-    if not (total_ios or io):
-        return None
+    if not (total_ios or io) and not (direction == "sync" and _timed_syncs(d)):
+        return None  # as json._add_direction: a sync section counts its fdatasync calls in lat_ns N only
     if io is not None and in_kib:
         io *= units.KiB
     bw = general.bandwidth(out, job_index, direction, d.bw_bytes, d.bw, lo)
