@@ -632,6 +632,9 @@ def kill(*_):
     os._exit(0)
 
 signal.signal(signal.SIGTERM, kill)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked until now: a SIGTERM sent meanwhile waited
+if os.getppid() != int(sys.argv[2]):  # the lab died before this guard was ready
+    kill()
 while True:
     signal.pause()
 """
@@ -639,14 +642,18 @@ while True:
 
 def _guard(pid: int) -> subprocess.Popen:
     """A watcher that kills process ``pid`` and its descendants when this process dies, however it dies; ended
-    with ``.kill()`` (SIGKILL: it does not fire) once the benchmark is over."""
-    from functools import partial
+    with ``.kill()`` (SIGKILL: it does not fire) once the benchmark is over. It ignores Ctrl-C (the lab stops
+    fio itself), and SIGTERM is blocked until its handler is set: a lab killed while the guard starts up still
+    has its fio killed."""
+    return subprocess.Popen([sys.executable, "-c", _GUARD, str(pid), str(os.getpid())], preexec_fn=_guard_preexec)
 
+
+def _guard_preexec() -> None:
     from .procs import die_with_parent
 
-    return subprocess.Popen(
-        [sys.executable, "-c", _GUARD, str(pid)], preexec_fn=partial(die_with_parent, signal.SIGTERM, os.getpid())
-    )
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # stays ignored through exec: no KeyboardInterrupt traceback
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    die_with_parent(signal.SIGTERM)
 
 
 def _fmt_s(s: float) -> str:

@@ -306,20 +306,59 @@ def run_notebooks(
 
 
 def _notebook_worker_init(parent: int) -> None:
-    """A notebook worker leaves Ctrl-C to the build, ends (shutting its kernel down) on SIGTERM, and dies
-    with the build however it dies."""
+    """A notebook worker leaves Ctrl-C to the build, and ends on SIGTERM: sent by the build when it stops
+    (Ctrl-C), and by the kernel when the build dies, however it dies (PR_SET_PDEATHSIG)."""
     import signal
 
     from .procs import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGTERM, _end_notebook_worker)
     die_with_parent(signal.SIGTERM, parent)
+
+
+def _end_notebook_worker(signum, frame) -> None:
+    """Kill this worker's kernel (and whatever it started) and exit at once. Never sys.exit: the pool's worker
+    loop would take the SystemExit for the notebook's result and wait for the next notebook, for ever, holding
+    the build's stdout (the reliability campaign's `build | tee` that never ended)."""
+    import os
+    import shutil
+
+    from .procs import kill_descendants
+
+    kill_descendants()
+    for folder in list(_KERNEL_DIRS):
+        shutil.rmtree(folder, ignore_errors=True)
+    os._exit(128 + signum)
+
+
+_KERNEL_DIRS: list[str] = []  # the private folders of this process's running kernels (see _kernel_manager)
+
+
+def _kernel_manager(folder: str):
+    """A kernel manager class whose kernel talks over Unix sockets in ``folder`` (private: mkdtemp, 0700), with
+    its connection file there too. TCP would need free ports, which jupyter_client finds by binding and
+    releasing them before the kernel binds them again: two builds at once raced for them ("Address already in
+    use", issue 28)."""
+    import os
+
+    from jupyter_client import AsyncKernelManager
+
+    class IpcKernelManager(AsyncKernelManager):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.transport = "ipc"
+            self.connection_file = os.path.join(folder, "kernel.json")
+            self.ip = os.path.join(folder, "kernel-ipc")
+
+    return IpcKernelManager
 
 
 def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     """Execute one notebook into its report folder (see run_notebooks)."""
     import os
+    import shutil
+    import tempfile
 
     import papermill as pm
 
@@ -339,6 +378,8 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     print(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/", flush=True)
     old = os.environ.get(REPORT_DIR_ENV)
     os.environ[REPORT_DIR_ENV] = str(folder)
+    kernel_dir = tempfile.mkdtemp(prefix="storagelab-kernel-")
+    _KERNEL_DIRS.append(kernel_dir)
     try:
         with _StderrFilter():
             pm.execute_notebook(
@@ -349,6 +390,7 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
                 progress_bar=False,
                 kernel_name="python3",
                 log_output=False,
+                kernel_manager_class=_kernel_manager(kernel_dir),
             )
         ok, error = True, None
     except Exception as e:  # noqa: BLE001 - any failure of one notebook is reported, the others still run
@@ -369,6 +411,8 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
             ),
         )
     finally:
+        shutil.rmtree(kernel_dir, ignore_errors=True)
+        _KERNEL_DIRS.remove(kernel_dir)
         if old is None:
             os.environ.pop(REPORT_DIR_ENV, None)
         else:

@@ -1,0 +1,180 @@
+"""Process hygiene (issue 26, high 1): every child a command starts (ingest's parser workers, the notebook workers
+and their kernels, fio and its job processes) dies with it, whatever signal ends it, and nothing keeps its stdout
+or stderr open: `storagelab build | tee` ends when build ends.
+
+Each test starts the command as a user would (its output on pipes), waits until its children are running, sends
+SIGKILL or SIGTERM to the command's own process (not its group: as `kill PID`, `timeout` or the OOM killer do),
+and then checks, to deadlines: no process of its tree is left, and both pipes reach EOF."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import FIXTURES, ROOT
+
+DEADLINE = 30.0  # seconds for the tree to die and the pipes to close (a loaded machine; normally well under 2)
+
+
+class Running:
+    """`storagelab ARGS` with stdout and stderr on pipes, each read to EOF by a thread."""
+
+    def __init__(self, args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None):
+        env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), PYTHONUNBUFFERED="1", **(env or {}))
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "storagelab", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+        )
+        self.text = {"stdout": [], "stderr": []}
+        self.eof = {name: threading.Event() for name in self.text}
+        for name in self.text:
+            threading.Thread(target=self._read, args=(name,), daemon=True).start()
+
+    def _read(self, name: str) -> None:
+        for line in getattr(self.p, name):
+            self.text[name].append(line.decode(errors="replace"))
+        self.eof[name].set()
+
+    def output(self) -> str:
+        return "".join(self.text["stdout"] + self.text["stderr"])
+
+    def tree(self) -> list[psutil.Process]:
+        try:
+            return psutil.Process(self.p.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+
+    def wait_for(self, what: str, ready, timeout: float = 120.0) -> list[psutil.Process]:
+        """Poll the command's process tree until ``ready(tree)`` holds; the tree then."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            tree = self.tree()
+            if ready(tree):
+                return tree
+            if self.p.poll() is not None:
+                pytest.fail(f"ended ({self.p.returncode}) before {what}:\n{self.output()}")
+            time.sleep(0.05)
+        self.p.kill()
+        pytest.fail(f"no {what} within {timeout} s:\n{self.output()}")
+
+    def kill_and_check(self, sig: int, tree: list[psutil.Process]) -> None:
+        """Send ``sig`` to the command alone; then nothing of ``tree`` survives and both pipes reach EOF."""
+        assert tree, "the command had no child to check"
+        self.p.send_signal(sig)
+        assert self.p.wait(DEADLINE) in (-sig, 128 + sig)  # killed, or (lab) it ended its run and exited
+        end = time.monotonic() + DEADLINE
+        while time.monotonic() < end and _alive(tree):
+            time.sleep(0.05)
+        survivors = [f"{p.pid} {' '.join(_cmdline(p))}" for p in _alive(tree)]
+        for p in _alive(tree):  # leave nothing behind for the next test
+            p.kill()
+        assert survivors == []
+        for name, done in self.eof.items():
+            assert done.wait(max(0.0, end - time.monotonic())), f"{name} still open after {DEADLINE} s"
+
+
+def _alive(tree: list[psutil.Process]) -> list[psutil.Process]:
+    alive = []
+    for p in tree:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                alive.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
+
+
+def _cmdline(p: psutil.Process) -> list[str]:
+    try:
+        return p.cmdline()
+    except psutil.Error:
+        return []
+
+
+def _kernels(tree: list[psutil.Process]) -> list[psutil.Process]:
+    return [p for p in tree if "ipykernel_launcher" in _cmdline(p)]
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """A project of its own (STORAGELAB_ROOT): two notebooks and one real fio output."""
+    root = tmp_path / "project"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "papers").mkdir()
+    for nb in ("07_explore.ipynb", "08_fio.ipynb"):
+        shutil.copy(ROOT / "notebooks" / nb, root / "notebooks" / nb)
+    raw = root / "data" / "raw" / "mine"
+    raw.mkdir(parents=True)
+    shutil.copy(FIXTURES / "fio" / "3.33" / "seq_write_group.txt", raw / "seq-write.txt")
+    return root
+
+
+SIGNALS = [pytest.param(signal.SIGKILL, id="SIGKILL"), pytest.param(signal.SIGTERM, id="SIGTERM")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_killed_build_takes_its_notebook_workers_and_kernels_with_it(project, sig):
+    """The campaign: after SIGKILL or SIGTERM of build two build workers were alive 600 s later (parent 1),
+    holding build's stdout: `build | tee` waited for ever."""
+    tmp = project.parent / "tmp"
+    tmp.mkdir()
+    run = Running(["build"], env={"STORAGELAB_ROOT": str(project), "TMPDIR": str(tmp)})
+    tree = run.wait_for("two kernels running", lambda t: len(_kernels(t)) == 2)
+    assert len(tree) == 4, [_cmdline(p) for p in tree]  # two notebook workers, a kernel each
+    assert len(list(tmp.glob("storagelab-kernel-*/kernel.json"))) == 2  # their connection files (Unix sockets)
+    run.kill_and_check(sig, tree)
+    assert sorted(tmp.iterdir()) == []  # the workers removed their kernels' folders before they ended
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_killed_run_takes_its_kernels_with_it(project, sig):
+    db = project / "data" / "parsed" / "storagelab.duckdb"
+    subprocess.run(
+        [sys.executable, "-m", "storagelab", "ingest", "--quiet"],
+        env=dict(os.environ, PYTHONPATH=str(ROOT / "lib"), STORAGELAB_ROOT=str(project)),
+        check=True,
+        capture_output=True,
+    )
+    assert db.exists()
+    run = Running(["run", "07_explore", "08_fio"], env={"STORAGELAB_ROOT": str(project)})
+    tree = run.wait_for("two kernels running", lambda t: len(_kernels(t)) == 2)
+    run.kill_and_check(sig, tree)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_killed_ingest_takes_its_parser_workers_with_it(tmp_path, sig):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    src = (FIXTURES / "fio" / "3.33" / "seq_write_group.txt").read_bytes()
+    for i in range(3000):  # distinct files (a comment line each), enough to keep two workers busy
+        (logs / f"{i:04d}.txt").write_bytes(src + f"\n# copy {i}\n".encode())
+    run = Running(["ingest", str(logs), "--db", str(tmp_path / "t.duckdb"), "--workers", "2", "--no-parquet"])
+    tree = run.wait_for("two parser workers", lambda t: len(t) >= 2)
+    run.kill_and_check(sig, tree)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_killed_lab_fio_takes_fio_and_its_guard_with_it(tmp_path, sig):
+    target, out = tmp_path / "target", tmp_path / "out"
+    args = ["lab", "fio", "--rw", "write", "--depth-jobs", "1x1", "--runtime", "30", "--size", "4M", "--no-ingest"]
+    run = Running([*args, "--target", str(target), "--out", str(out)])
+    tree = run.wait_for(
+        "fio, its job process and the guard", lambda t: sum("fio" in (_cmdline(p) or [""])[0] for p in t) >= 2
+    )
+    run.kill_and_check(sig, tree)
