@@ -183,20 +183,42 @@ REPORT_DIR_ENV = "STORAGELAB_REPORT_DIR"  # where a running notebook writes its 
 
 def report_dir(nb_path: Path, params: dict[str, Any]) -> Path:
     """reports/<selection>/: the study (or 'all') and any other label filter; a run whose other parameters
-    differ from the notebook's defaults gets a suffix of their hash, so no run overwrites another's report."""
+    differ from the notebook's defaults gets a suffix of their hash, so no run overwrites another's report.
+    Two selections never share a folder: a name that the folder cannot spell as it is (``my nas``, ``my_nas``'s
+    twin; ``(unlabelled)``; a study called ``all``) gets ``~`` and a hash of the selection."""
+    return paths.REPORTS / _folder_and_identity(nb_path, params)[0]
+
+
+def _folder_and_identity(nb_path: Path, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The report folder's name and what it holds: the selection's filters and the run's other parameters."""
     import hashlib
 
     from .analysis.selection import FILTERS, Selection
 
+    def digest(value) -> str:
+        return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
     defaults = notebook_parameters(nb_path)
     effective = {**defaults, **params}
-    folder = Selection.from_params(effective).folder()
+    selection = Selection.from_params(effective)
+    folder = selection.folder()
+    filters = selection.filters()
+    if not _spelled_as_is(folder, selection.study, filters):
+        folder += "~" + digest(filters)
     other = {k: v for k, v in params.items() if k not in FILTERS and k != "db_path" and v != defaults.get(k)}
     if effective.get("db_path"):
         other["db_path"] = effective["db_path"]
     if other:
-        folder += "--" + hashlib.sha256(json.dumps(other, sort_keys=True, default=str).encode()).hexdigest()[:8]
-    return paths.REPORTS / folder
+        folder += "--" + digest(other)
+    return folder, {"selection": filters, "parameters": other}
+
+
+def _spelled_as_is(folder: str, study: str, filters: dict[str, str]) -> bool:
+    """True when ``folder`` names the selection unambiguously: every label kept as it is, none holding the
+    separator '--' or ending in '-', and no study called 'all' (the folder of no study)."""
+    values = [study or "all", *[v for k, v in filters.items() if k != "study"]]
+    readable = "--".join([study or "all", *[f"{k}-{v}" for k, v in filters.items() if k != "study"]])
+    return folder == readable and study != "all" and not any("--" in v or v.endswith("-") for v in values)
 
 
 def current_report_dir() -> Path:
@@ -278,6 +300,8 @@ def run_notebooks(
     if plans is None:
         nbs = [resolve(n) for n in names] if names else list_notebooks()
         plans = [(nb, validate(nb, params or {}, raw_params)) for nb in nbs]
+    if out_dir is None:
+        _claim_folders(plans)
     n = max(1, min(jobs if jobs is not None else (os.cpu_count() or 1), len(plans)))
     if n == 1:
         return [_run_one(nb, p, out_dir) for nb, p in plans]
@@ -303,6 +327,42 @@ def run_notebooks(
         raise
     pool.shutdown(wait=True)
     return results
+
+
+SELECTION_FILE = ".selection.json"  # in each report folder: the selection (and parameters) whose reports it holds
+
+
+def _claim_folders(plans: list[tuple[Path, dict[str, Any]]]) -> None:
+    """Check, before anything runs, that no report folder would hold two selections' reports (two in this run,
+    or this run's and the one a folder already holds), and record each folder's selection in it. A collision is
+    a ParameterError, never a silent overwrite."""
+    claimed: dict[str, dict[str, Any]] = {}
+    for nb, p in plans:
+        folder, identity = _folder_and_identity(nb, p)
+        if claimed.setdefault(folder, identity) != identity:
+            raise ParameterError(
+                f"reports/{folder}/ would hold the reports of two selections, {_shown(claimed[folder])} and "
+                f"{_shown(identity)}: run them one at a time with --output"
+            )
+    for folder, identity in claimed.items():
+        marker = paths.REPORTS / folder / SELECTION_FILE
+        try:
+            held = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            held = None  # a new folder, or one written before folders recorded their selection
+        if held is not None and held != identity:
+            raise ParameterError(
+                f"{marker.parent} holds the reports of {_shown(held)}, not of {_shown(identity)}: "
+                "move that folder away, or run with --output"
+            )
+        if held is None:
+            _write_json(marker, identity)
+
+
+def _shown(identity: dict[str, Any]) -> str:
+    sel = ", ".join(f"{k} {v!r}" for k, v in identity["selection"].items()) or "every study"
+    other = ", ".join(f"{k}={v!r}" for k, v in identity["parameters"].items())
+    return sel + (f" ({other})" if other else "")
 
 
 def _notebook_worker_init(parent: int) -> None:
@@ -483,8 +543,10 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
 
 
 def _write_json(dest: Path, data: dict) -> Path:
+    import os
+
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(".tmp")
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")  # one per process: two builds at once both write
     tmp.write_text(json.dumps(data, indent=1, default=str))
     tmp.replace(dest)
     return dest
@@ -690,6 +752,20 @@ def render_reports(
     return pages
 
 
+def _folder_title(folder: Path) -> str:
+    """A report folder's heading: its selection as recorded (``study my nas``), else its name."""
+    try:
+        identity = json.loads((folder / SELECTION_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "every study" if folder.name == "all" else folder.name
+    if not isinstance(identity, dict) or not isinstance(identity.get("selection"), dict):
+        return folder.name
+    sel = identity["selection"]
+    title = str(sel["study"]) if list(sel) == ["study"] else ", ".join(f"{k} {v}" for k, v in sel.items())
+    title = title or "every study"
+    return title + (f" ({folder.name})" if identity.get("parameters") else "")
+
+
 _STATUS_CLASS = {"reproduced": "ok", "cannot": "na", "differs": "bad"}
 _BASIS = {"raw": "recomputed from raw logs", "arithmetic": "arithmetic on stated figures", "none": "not checkable"}
 
@@ -782,7 +858,7 @@ def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dic
     for k in keys:
         folders.setdefault(k.split("/", 1)[0], []).append(k)
     for folder, ks in sorted(folders.items(), key=lambda t: (t[0] == "all", t[0])):
-        parts.append(f"<h2 id='{e(folder)}'>{e('every study' if folder == 'all' else folder)}</h2>")
+        parts.append(f"<h2 id='{e(folder)}'>{e(_folder_title(root / folder))}</h2>")
         for k in ks:
             s = summaries.get(k, {})
             page = pages.get(k, {})
