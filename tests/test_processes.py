@@ -28,6 +28,7 @@ class Running:
     """`storagelab ARGS` with stdout and stderr on pipes, each read to EOF by a thread."""
 
     def __init__(self, args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None):
+        """(In a session of its own: a Ctrl-C is SIGINT to its process group, as a terminal sends it.)"""
         env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), PYTHONUNBUFFERED="1", **(env or {}))
         self.p = subprocess.Popen(
             [sys.executable, "-m", "storagelab", *args],
@@ -35,6 +36,7 @@ class Running:
             stderr=subprocess.PIPE,
             env=env,
             cwd=cwd,
+            start_new_session=True,
         )
         self.text = {"stdout": [], "stderr": []}
         self.eof = {name: threading.Event() for name in self.text}
@@ -178,3 +180,20 @@ def test_killed_lab_fio_takes_fio_and_its_guard_with_it(tmp_path, sig):
         "fio, its job process and the guard", lambda t: sum("fio" in (_cmdline(p) or [""])[0] for p in t) >= 2
     )
     run.kill_and_check(sig, tree)
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
+def test_ctrl_c_on_lab_fio_is_130_without_a_traceback(tmp_path):
+    """The campaign: Ctrl-C on `lab fio` printed a traceback from File "<string>", line 30 (the fio guard, which
+    got the terminal's SIGINT too)."""
+    target, out = tmp_path / "target", tmp_path / "out"
+    args = ["lab", "fio", "--rw", "write", "--depth-jobs", "1x1", "--runtime", "30", "--size", "4M", "--no-ingest"]
+    run = Running([*args, "--target", str(target), "--out", str(out)])
+    tree = run.wait_for("the fio guard", lambda t: any(c[1:2] == ["-c"] for c in map(_cmdline, t)))
+    os.killpg(run.p.pid, signal.SIGINT)
+    assert run.p.wait(DEADLINE) == 130
+    for done in run.eof.values():
+        assert done.wait(DEADLINE)
+    assert "Traceback" not in run.output() and "KeyboardInterrupt" not in run.output()
+    assert "interrupted: write-4k-qd1-nj1 discarded" in run.output(), run.output()
+    assert _alive(tree) == []

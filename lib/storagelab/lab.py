@@ -817,11 +817,14 @@ def run_fio_matrix(
             log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
             return
         if p.returncode != 0:
-            # kept outside OUT: under data/raw/ every file needs a manifest row and must parse
+            # kept outside OUT (under data/raw/ every file needs a manifest row and must parse), in a folder of
+            # this run's own (mkdtemp: a new name, mode 0700): never a fixed path another user could plant a
+            # symlink at, which the lab (as root) would write through
             import tempfile
 
-            keep = Path(tempfile.gettempdir()) / "storagelab-lab-failed" / f"{run.run_id}.txt"
-            keep.parent.mkdir(parents=True, exist_ok=True)
+            if not failed_dir:
+                failed_dir.append(Path(tempfile.mkdtemp(prefix="storagelab-lab-failed-")))
+            keep = failed_dir[0] / f"{run.run_id}.txt"
             shutil.move(str(part), keep)
             log(f"  fio failed ({p.returncode}), output kept in {keep}: {err.decode(errors='replace').strip()[-500:]}")
             failed.append(run.run_id)
@@ -849,6 +852,7 @@ def run_fio_matrix(
         done_files.extend(files)
 
     failed: list[str] = []
+    failed_dir: list[Path] = []  # where failed runs' output is kept (made at the first failure)
     stop: list[int] = []  # Ctrl-C: the running fio is stopped and its run discarded; completed runs stay
     current: list[subprocess.Popen] = []
 
