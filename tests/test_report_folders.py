@@ -80,3 +80,58 @@ def test_build_of_studies_my_nas_and_my_underscore_nas_keeps_both_reports(tmp_pa
         f"storagelab run: {reports / 'my_nas'} holds the reports of study 'x', not of study 'my_nas': "
         "move that folder away, or run with --output\n"
     )
+
+
+@pytest.mark.slow
+def test_report_after_a_killed_run_says_the_page_is_unfinished(tmp_path):
+    """reliability-2 low: `report` after a killed `run` rendered a notebook whose cells were still "running" as
+    a normal page. Here `run` is SIGKILLed in the middle of a cell, then `report` renders."""
+    import signal
+    import time
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    project = tmp_path / "project"
+    (project / "notebooks").mkdir(parents=True)
+    (project / "papers").mkdir()
+    nb = new_notebook(
+        cells=[
+            new_code_cell("answer = 42  # a number", metadata={"tags": ["parameters"]}),
+            new_code_cell("print('first')"),
+            new_code_cell("import time\ntime.sleep(120)"),
+            new_code_cell("print('never')"),
+        ],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    nbformat.write(nb, project / "notebooks" / "slow.ipynb")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), STORAGELAB_ROOT=str(project))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", "run", "slow"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    executed = project / "reports" / "all" / "executed" / "slow.ipynb"
+    end = time.monotonic() + 120
+    while time.monotonic() < end:  # papermill saves the notebook as each cell starts
+        if executed.exists() and "time.sleep(120)" in executed.read_text():
+            cells = nbformat.read(executed, as_version=4).cells
+            if cells[-2].metadata.get("papermill", {}).get("status") == "running":
+                break
+        time.sleep(0.1)
+    else:
+        p.kill()
+        pytest.fail("the slow cell never started")
+    p.send_signal(signal.SIGKILL)
+    p.wait(30)
+    r = _cli(project, "report")
+    assert r.returncode == 0, r.stderr
+    notice = (
+        "This run did not finish: it stopped at code cell 3 of 4 (killed or interrupted), and 2 cell(s) did not "
+        "run; what follows is incomplete. Run the notebook again."
+    )
+    page = (project / "reports" / "all" / "slow.html").read_text()
+    assert f'<div class="sl-unfinished" style="color:#a31515;font-weight:bold">{notice}</div>' in page
+    index = (project / "reports" / "index.html").read_text()
+    assert "UNFINISHED</span>" in index and notice in index

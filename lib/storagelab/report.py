@@ -670,6 +670,21 @@ def _run_info(nb, name: str) -> dict[str, Any]:
         end=pm.get("end_time"),
         duration=pm.get("duration"),
         papermill=pm.get("version"),
+        unfinished=_unfinished(nb),
+    )
+
+
+def _unfinished(nb) -> str | None:
+    """A sentence when papermill left cells running or never started (the run was killed or interrupted: the
+    executed notebook was saved as each cell started); None when every cell ran."""
+    code = [c for c in nb.cells if c.get("cell_type") == "code"]
+    states = [(c.get("metadata", {}).get("papermill") or {}).get("status") for c in code]
+    stopped = [i for i, st in enumerate(states) if st in ("running", "pending")]
+    if not stopped:
+        return None
+    return (
+        f"This run did not finish: it stopped at code cell {stopped[0] + 1} of {len(code)} (killed or "
+        f"interrupted), and {len(stopped)} cell(s) did not run; what follows is incomplete. Run the notebook again."
     )
 
 
@@ -865,11 +880,16 @@ def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dic
             nb = k.split("/", 1)[1]
             title = str(s.get("title") or page.get("title") or nb)
             failed = s.get("status") == "failed" or page.get("render_error")
+            unfinished = None if failed else page.get("unfinished")
             parts.append(
                 f"<div class='card'><h3><a href='{e(k)}.html'>{e(title)}</a>"
                 + (" <span class='failed'>FAILED</span>" if failed else "")
+                + (" <span class='failed'>UNFINISHED</span>" if unfinished else "")
                 + "</h3>"
             )
+            if unfinished:
+                parts.append(f"<p class='failed'>{e(unfinished)}</p></div>")
+                continue
             if failed:
                 parts.append(f"<p class='failed'>{e(str(s.get('error') or page.get('render_error')))}</p></div>")
                 continue
