@@ -1048,3 +1048,27 @@ def test_lab_names_a_file_given_as_target_or_out(tmp_path):
     assert (
         r.stderr.strip() == f"storagelab lab bonnie: --out {f} is a file, not a folder: give the folder for the outputs"
     )
+
+
+def test_a_benchmark_that_ignores_sigterm_is_killed_with_its_children_after_the_grace(monkeypatch):
+    """fio signalled during its start-up was seen to hang for ever after SIGTERM (its main in a futex wait, its
+    job running on), and the lab waited with it: past STOP_GRACE_S the benchmark and its children are killed.
+    Here a real process that ignores SIGTERM stands in for the hung fio, with a child as its job."""
+    import signal
+    import time
+
+    import psutil
+
+    monkeypatch.setattr(lab, "STOP_GRACE_S", 1.0)
+    p = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 300 & echo started >&2; wait"], stderr=subprocess.PIPE)
+    end = time.monotonic() + 30
+    while time.monotonic() < end and not psutil.Process(p.pid).children():
+        time.sleep(0.05)
+    job = psutil.Process(p.pid).children()[0]
+    p.terminate()  # what the lab's Ctrl-C/SIGTERM handler does, and sh ignores
+    t0 = time.monotonic()
+    err = lab._wait_for_fio(p, [signal.SIGTERM])
+    assert 1.0 <= time.monotonic() - t0 < 15
+    assert err == b"started\n" and p.returncode == -signal.SIGKILL
+    job.wait(10)
+    assert not job.is_running()

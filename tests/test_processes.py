@@ -8,6 +8,7 @@ and then checks, to deadlines: no process of its tree is left, and both pipes re
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -197,3 +198,29 @@ def test_ctrl_c_on_lab_fio_is_130_without_a_traceback(tmp_path):
     assert "Traceback" not in run.output() and "KeyboardInterrupt" not in run.output()
     assert "interrupted: write-4k-qd1-nj1 discarded" in run.output(), run.output()
     assert _alive(tree) == []
+
+
+@pytest.mark.slow
+def test_two_builds_at_once_both_succeed(tmp_path):
+    """Issue 28: a kernel start hit "Address already in use" when several builds ran at once (jupyter_client
+    finds free TCP ports by binding and releasing them; another process can take one before the kernel binds
+    it). Kernels now talk over Unix sockets in a private folder each."""
+    projects = []
+    for name in ("one", "two"):
+        root = tmp_path / name
+        (root / "notebooks").mkdir(parents=True)
+        (root / "papers").mkdir()
+        shutil.copy(ROOT / "notebooks" / "08_fio.ipynb", root / "notebooks")
+        (root / "data" / "raw").mkdir(parents=True)
+        shutil.copy(FIXTURES / "fio" / "3.33" / "seq_write_group.txt", root / "data" / "raw" / "a.txt")
+        projects.append(root)
+    runs = [Running(["build"], env={"STORAGELAB_ROOT": str(root)}) for root in projects]
+    kernels = [r.wait_for("a kernel", lambda t: len(_kernels(t)) == 1) for r in runs]  # both kernels up at once
+    for tree in kernels:
+        cmd = _cmdline(_kernels(tree)[0])
+        connection = json.loads(Path(cmd[cmd.index("-f") + 1]).read_text())
+        assert connection["transport"] == "ipc" and connection["ip"].endswith("/kernel-ipc")
+    for r in runs:
+        assert r.p.wait(300) == 0, r.output()
+        assert "Address already in use" not in r.output()
+        assert r.text["stdout"][-1].startswith("built 1 reports (1 notebooks ran, 0 failed)"), r.output()

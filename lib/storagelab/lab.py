@@ -656,6 +656,27 @@ def _guard_preexec() -> None:
     die_with_parent(signal.SIGTERM)
 
 
+STOP_GRACE_S = 10.0  # seconds fio has to end after SIGTERM (Ctrl-C, kill) before it and its jobs are killed
+
+
+def _wait_for_fio(p: subprocess.Popen, stop: list[int]) -> bytes:
+    """fio's stderr once it has ended. Once the lab is told to stop (``stop``), fio gets STOP_GRACE_S to end:
+    fio signalled during its start-up was seen to hang for ever (main in a futex wait, its job running on), and
+    the lab with it; then fio and its jobs are killed."""
+    from .procs import kill_descendants
+
+    stopped_at = None
+    while True:
+        try:
+            return p.communicate(timeout=0.5)[1] or b""
+        except subprocess.TimeoutExpired:
+            if stop and stopped_at is None:
+                stopped_at = time.monotonic()
+            if stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE_S:
+                kill_descendants(p.pid)
+                p.kill()
+
+
 def _fmt_s(s: float) -> str:
     s = int(round(s))
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else (f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
@@ -806,7 +827,7 @@ def run_fio_matrix(
             guard = _guard(p.pid)
             current[:] = [p]
             try:
-                _, err = p.communicate()
+                err = _wait_for_fio(p, stop)
             finally:
                 guard.kill()
                 guard.wait()
