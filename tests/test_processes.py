@@ -224,3 +224,43 @@ def test_two_builds_at_once_both_succeed(tmp_path):
         assert r.p.wait(300) == 0, r.output()
         assert "Address already in use" not in r.output()
         assert r.text["stdout"][-1].startswith("built 1 reports (1 notebooks ran, 0 failed)"), r.output()
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_build_ends_its_kernels_and_is_130(project):
+    run = Running(["build"], env={"STORAGELAB_ROOT": str(project)})
+    tree = run.wait_for("two kernels running", lambda t: len(_kernels(t)) == 2)
+    os.killpg(run.p.pid, signal.SIGINT)  # a terminal's Ctrl-C
+    assert run.p.wait(DEADLINE) == 130
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end and _alive(tree):
+        time.sleep(0.05)
+    assert _alive(tree) == []
+    for done in run.eof.values():
+        assert done.wait(DEADLINE)
+    assert run.text["stderr"][-1] == "storagelab build: interrupted\n", run.output()
+    assert "Traceback" not in run.output()
+
+
+def test_ctrl_c_while_ingest_brings_its_dataset_up_to_date_is_130_and_one_line(tmp_path):
+    """The campaign: Ctrl-C during `ingest --dataset` printed 47 lines, exit 1. The signal comes once the
+    ingest has printed its summary, that is while the dataset is written."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    src = (FIXTURES / "fio" / "3.33" / "seq_read_group_jsonplus.txt").read_bytes()
+    for i in range(600):
+        (logs / f"{i:04d}.txt").write_bytes(src + f"\n# copy {i}\n".encode())
+    run = Running(["ingest", str(logs), "--db", str(tmp_path / "t.duckdb"), "--dataset", str(tmp_path / "ds")])
+    end = time.monotonic() + 300
+    while time.monotonic() < end and not any(line.startswith("ingested ") for line in run.text["stdout"]):
+        assert run.p.poll() is None, run.output()
+        time.sleep(0.01)
+    os.killpg(run.p.pid, signal.SIGINT)
+    rc = run.p.wait(DEADLINE)
+    for done in run.eof.values():
+        assert done.wait(DEADLINE)
+    if rc == 0:
+        pytest.skip("the dataset was written before the signal came (a fast machine): nothing to interrupt")
+    assert rc == 130, run.output()
+    assert "Traceback" not in run.output()
+    assert run.text["stderr"][-1] == "storagelab ingest: interrupted\n", run.output()
