@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from storagelab.analysis import Selection, fio_views, open_db, prose, stacks
@@ -56,13 +57,19 @@ def test_05_labels_the_groups_of_one_run_apart_and_pools_none_as_repeats(results
     )
     assert r5.findings[0] == (
         "10 fio read runs for every study, in 4 workloads and 3 of unknown workload; runs are compared only within "
-        "a workload."
+        "a workload, and a flagged run (⚠) never heads a ranking."
     )
 
 
 def test_05_compares_no_run_of_unknown_workload(results):
     r5, _ = results
-    assert not any("pkb-fio" in f for f in r5.findings)  # had been one '? bs=?' workload, 'fastest ... 0.01x'
+    # had been one '? bs=?' workload, 'fastest ... 0.01x'; its runs' design checks are still made
+    assert not any("pkb-fio" in f for f in r5.findings if not f.startswith("Test design:"))
+    assert (
+        "Test design: pkb-fio-2.1.4-five-jobs.json (group 1: sequential_read): its slowest I/O took 529 ms (19 % of "
+        "the run); it ran 2.79 s, under 5 s: too short to measure a sustained rate. Such runs are marked ⚠ and never "
+        "head a ranking."
+    ) in r5.findings
     assert r5.missing[0] == (
         "3 run(s) have no rw mode or block size in their output or command (pkb-fio-2.1.4-five-jobs.json (group 1: "
         "sequential_read), pkb-fio-2.1.4-five-jobs.json (group 3: random_read_test), pkb-fio-2.1.4-five-jobs.json "
@@ -77,14 +84,21 @@ def test_05_compares_no_run_of_unknown_workload(results):
 def test_08_counts_jobs_of_one_run_and_names_what_differs(results):
     _, r8 = results
     assert (
-        "`rw rwmixread=? bs=1MiB libaio direct=? size=? runtime=?` read: 4 jobs of 1 fio run(s), all with QD 32 x 1 jobs: "
-        "IOPS 24 to 58; nothing varies the depth." in r8.findings
+        "`rw rwmixread=? bs=1MiB libaio direct=? size=? runtime=?` read on file fio-2.2.10-ceph-four-disks-one-group.txt "
+        "(host not labelled): 4 jobs of 1 fio run(s), all with 32 I/Os in flight: 46.7 MiB/s (48.9 MB/s) (mean of 4 "
+        "jobs, 24.4 MiB/s (25.5 MB/s) to 58.2 MiB/s (61.0 MB/s)); nothing varies the depth." in r8.findings
     )
+    # M1 (8 in flight) and Ryzen (64): two machines without host labels, two fio versions: two setups, no line and
+    # no ratio across them (08 had said "from 8 to 64 I/Os in flight, IOPS 59,600 -> 30,900 (0.52x)")
     assert (
-        "`randread bs=4KiB posixaio direct=? size=? runtime=?` read: from 8 to 64 I/Os in flight, IOPS 59,600 -> "
-        "30,900 (0.52x), p99 latency 0.194 -> 4.817 ms. Not one setup: by different fio versions (fio-3.16, "
-        "fio-3.19), so the depth is not the only difference." in r8.findings
+        "`randread bs=4KiB posixaio direct=? size=? runtime=?` read ran on 2 setups (file "
+        "fio-3.16-ryzen-randread-64-threads.txt (host not labelled), file fio-3.19-m1-randread-8-threads.txt (host not "
+        "labelled)): a depth curve is drawn and a ratio stated within one setup only; across them the depth is not the "
+        "only difference." in r8.findings
     )
+    assert not any("I/Os in flight, IOPS" in f for f in r8.findings)
+    depth = r8["depth"].filter(r8["depth"]["workload"].str.starts_with("randread"))
+    assert depth["setup"].n_unique() == 2
     unknown = [f for f in r8.findings if f.startswith("`? bs=?")]
     assert len(unknown) == 5 and all(": one run (" in f for f in unknown)  # each job alone, none pooled
 
@@ -126,10 +140,11 @@ def test_08_sets_the_means_of_repeated_runs_against_each_other(tmp_path):
     assert (s.ingested, s.failed) == (9, 0), s.errors
     with open_db(tmp_path / "x.duckdb") as con:
         r8 = fio_views.analyse(con, Selection())
-    assert r8.findings[0] == (
-        "`randread bs=4KiB libaio direct=1 size=16MiB runtime=2s` read: from 1 to 16 I/Os in flight, IOPS 15,424 "
-        "(mean of 3 runs, 13,856-16,738) -> 78,473 (mean of 3 runs, 73,585-83,074) (5.09x), p99 latency 0.077 -> "
-        "0.285 ms (medians)."  # one host labelled: no 'not one setup' sentence
+    assert r8.findings[0].startswith(
+        "`randread bs=4KiB libaio direct=1 size=16MiB runtime=2s` read on vm | ext4 | layout not labelled: from 1 to 16 "
+        "I/Os in flight, IOPS 15,424 (mean of 3 runs, 13,856-16,738) -> 78,473 (mean of 3 runs, 73,585-83,074) "
+        "(5.09x), p99 latency 0.0773 ms -> 0.285 ms (medians). Flagged run(s) on it: randread-4k-qd1-nj1-2.txt (⚠ "
+        "short)"  # one host labelled: one setup; 2 s runs are under the design checks' 5 s, marked
     )
 
 
@@ -166,5 +181,45 @@ def test_05_says_the_test_size_is_missing_when_the_ram_is_labelled(tmp_path):
     assert not any("RAM of the machine" in m for m in r5.missing)
     assert (
         "the test size of 1 run(s) is not in their output or command (m1): whether the file fits in the RAM they "
-        "are labelled with cannot be checked; give the fio command line in the manifest's command column"
+        "are labelled with cannot be checked; give the fio command line in the manifest's command column (fio prints "
+        "the size in 'Laying out IO file (1 file / NMiB)', which the parser does not store)"
     ) in r5.missing
+
+
+def test_05_chart_uses_a_log_axis_where_bandwidths_span_decades(results):
+    """0.5 to 233 MiB/s (the ceph groups beside the M1 run): a linear axis hid all but the largest; on the log axis
+    every bar starts at 0.1 MiB/s, so none is dropped, and the ranking order puts flagged runs last."""
+    from storagelab import charts
+
+    r5, _ = results
+    spec = charts.run_bandwidth(r5["runs"], "read", Selection(), 1.1).to_dict()
+    bars, ticks = spec["spec"]["layer"]
+    assert bars["encoding"]["x"]["scale"] == {"type": "log", "domain": [0.1, pytest.approx(233.0 * 1.5)]}
+    assert bars["encoding"]["x2"] == {"field": "floor_mib_s"}
+    assert bars["encoding"]["y"]["sort"] == {"field": "rank", "op": "min", "order": "ascending"}
+    homelab_like = r5["runs"].with_columns(bw_mib_s=pl.lit(100.0))  # one decade or less: linear, from zero
+    linear = charts.run_bandwidth(homelab_like, "read", Selection(), 1.1).to_dict()
+    assert linear["spec"]["layer"][0]["encoding"]["x"]["scale"] == {"zero": True}
+
+
+def test_08_draws_no_depth_curve_across_labelled_hosts(tmp_path):
+    """The M1 (8 in flight) and the Ryzen (64) labelled as two hosts: two setups. new-user-2 defect 5: 08 had drawn
+    a line and stated "from 128 to 512 I/Os in flight, IOPS 19,567 -> 1,891 (0.10x)" across hosts, with only a
+    caveat."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    m1, ryzen = "fio-3.19-m1-randread-8-threads.txt", "fio-3.16-ryzen-randread-64-threads.txt"
+    for name in (m1, ryzen):
+        shutil.copy(PUB / name, raw / name)
+    (raw / "manifest.csv").write_text(f"path,host,stack\n{m1},mba,apfs\n{ryzen},ryzen,ext4\n")
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (2, 0), s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        r8 = fio_views.analyse(con, Selection())
+    assert r8.findings[0] == (
+        "`randread bs=4KiB posixaio direct=? size=? runtime=?` read ran on 2 setups (mba | apfs | layout not labelled, "
+        "ryzen | ext4 | layout not labelled): a depth curve is drawn and a ratio stated within one setup only; across "
+        "them the depth is not the only difference."
+    )
+    assert [len(c.levels) for c in r8.numbers.curves] == [1, 1]
+    assert not any("x)" in f and "I/Os in flight, IOPS" in f for f in r8.findings)

@@ -110,3 +110,25 @@ def test_json_reports_of_two_runs_in_a_terminal_transcript_are_both_final():
     real = FIX / "published" / "fio-3.12-json-terminal-transcript.txt"
     parsed, _ = parse_bytes(real.read_bytes(), str(real))
     assert [(j["doc_index"], j["is_final"]) for j in parsed.rows("fio_jobs")] == [(0, False), (1, True)]
+
+
+def test_05_takes_the_five_appended_runs_as_repeats_with_a_bootstrap(db):
+    """Five runs appended to one file are five repeats of one configuration: mean, sd, the intervals and, from
+    five runs, the seeded bootstrap interval of the mean (issue 24)."""
+    from storagelab.analysis import Selection, stats
+
+    con = open_db(db)
+    try:
+        res = stacks.analyse(con, Selection(study="vps"), direction="read", min_elapsed_s=1.0)
+    finally:
+        con.close()
+    (r,) = res["repeats"].iter_rows(named=True)
+    values = [bw * KiB for bw in GROUP_BW_KIB]
+    expected = stats.summarise(values)
+    assert (r["config"], r["n"]) == ("do-5bucks randread", 5)
+    assert r["mean"] == pytest.approx(2909755 * KiB / 5)
+    assert r["pi95_bytes_per_s"] == pytest.approx(expected.pi.half)
+    assert (r["boot_low_bytes_per_s"], r["boot_high_bytes_per_s"]) == (expected.bootstrap.low, expected.bootstrap.high)
+    assert expected.bootstrap.low < r["mean"] < expected.bootstrap.high
+    line = next(f for f in res.findings if f.startswith("do-5bucks randread: 5 repeated runs"))
+    assert "bootstrap interval of the mean" in line and "few runs" not in line

@@ -448,11 +448,82 @@ def test_combined_streams():
     assert res(p, 0)["seq_create"]["ops_per_s"] == 816 and res(p, 0)["ran_create"]["ops_per_s"] == 871
 
 
-def test_bon_csv2txt_output_is_refused():
+CSV2TXT_WARNING = (
+    "line 1: a table rebuilt by bon_csv2txt from CSV lines: its size cell is size:chunk:seeks:seekers, and a '0k' "
+    "cell is the script's rendering of +++++ (or 0): stored NULL"
+)
+
+
+def test_bon_csv2txt_table_is_read_and_agrees_with_its_csv():
+    """bon_csv2txt of x2.out.txt (2.00a; issue 25: it was refused). Every value is the CSV's: rates the script printed
+    as '1305k' are 1305 KiB/s; its '0k' cells (+++++ in the CSV, CPU '+++' kept) are NULL and too_fast."""
     text = (B200 / "csv2txt_x2.txt").read_text()
     assert bonnie.sniff(text) == "bonnie-text"
-    e = perr(text)
-    assert e.line == 1 and "bon_csv2txt" in e.message
+    p = parse_text(text)
+    assert p.warnings == [CSV2TXT_WARNING]
+    csv = parse(B200 / "x2.out.txt")
+    cols = ("bytes_per_s", "ops_per_s", "cpu_pct", "too_fast", "latency_ns")
+    for k in (0, 1):
+        got, want = res(p, k), res(csv, k)
+        assert sorted(got) == sorted(want)
+        assert {t: tuple(got[t][c] for c in cols) for t in got} == {t: tuple(want[t][c] for c in cols) for t in want}
+    assert [
+        (r["machine"], r["size_bytes"], r["seeks"], r["seekers"], r["num_files"], r["concurrency"]) for r in runs(p)
+    ] == [
+        ("lab", 67_108_864, 8192, 5, 1024, None),  # concurrency: bon_csv2txt does not print it
+        ("lab", 67_108_864, 8192, 5, 1024, None),
+    ]
+    r0 = res(p, 0)
+    assert (r0["putc"]["bytes_per_s"], r0["putc"]["value_text"]) == (1305 * 1024, "1305k")
+    assert (r0["put_block"]["value_text"], r0["put_block"]["bytes_per_s"], r0["put_block"]["too_fast"]) == (
+        "0k",
+        None,
+        True,
+    )
+    assert r0["seq_create"]["suspect"] is False  # the script prints the CSV's rate, not 2.00a's text garbage
+
+
+def test_bon_csv2txt_rates_in_m_and_g_blank_cells_and_cut_names():
+    p = parse(B200 / "csv2txt_big_n16.txt")
+    r = res(p, 0)
+    assert sorted(r) == [
+        "get_block",
+        "put_block",
+        "ran_create",
+        "ran_delete",
+        "ran_read",
+        "rewrite",
+        "seeks",
+        "seq_create",
+        "seq_delete",
+        "seq_read",
+    ]  # -f: no putc/getc
+    assert (r["put_block"]["bytes_per_s"], r["rewrite"]["bytes_per_s"]) == (361 * 1024**2, 1.7 * 1024**3)
+    assert (r["get_block"]["value_text"], r["get_block"]["bytes_per_s"], r["get_block"]["too_fast"]) == (
+        "0k",
+        None,
+        True,
+    )
+    assert (r["seq_create"]["ops_per_s"], r["seq_create"]["latency_ns"]) == (7186, 35_269_000)
+    assert [(x["size_bytes"], x["num_files"]) for x in runs(p)] == [(1_073_741_824, 16_384)]
+    p = parse(B200 / "csv2txt_fast_longname.txt")
+    (run,) = runs(p)
+    assert (run["machine"], run["machine_truncated"]) == ("averyveryverylong", None)  # the CSV has 28 characters
+    assert [t for t, x in res(p, 0).items() if x["too_fast"]] == [
+        "put_block",
+        "rewrite",
+        "get_block",
+        "seeks",
+        "seq_create",
+        "seq_read",
+        "seq_delete",
+        "ran_create",
+        "ran_read",
+        "ran_delete",
+    ]
+    p = parse(B200 / "csv2txt_chunk_c2.txt")
+    assert p.warnings == [CSV2TXT_WARNING]
+    assert (res(p, 0)["getc"]["bytes_per_s"], res(p, 0)["getc"]["cpu_pct"]) == (2158 * 1024, 98)
 
 
 # --- older versions and the 2.00a sample (docs/formats/log-formats.md) -------------------------------------------------------

@@ -56,17 +56,29 @@ def test_lab_runs_beside_the_study(db):
     mine = table.filter(pl.col("side") == "mine").row(0, named=True)
     assert (mine["runs"], mine["sizes"]) == (1, "16MiB")
     assert mine["per_disk_bytes_per_s"] is None  # the lab run on a plain directory has no pool layout
-    study = {r["label_set"]: r for r in table.filter(pl.col("side") == "study").iter_rows(named=True)}
-    assert len(study) == 10  # the homelab study's 10 configurations of this workload
-    md = study["mdadm-raid1+ext4 | mirror 1 2"]
-    assert md["runs"] == 4 and md["sizes"] == "16GiB"
-    assert round(md["bw_mean_bytes_per_s"] / MiB, 1) == 478.8
+    study = {r["config"]: r for r in table.filter(pl.col("side") == "study").iter_rows(named=True)}
+    # the homelab study's 13 configurations of this workload: its labels without 'run N' (the mdadm bitmap
+    # settings are three configurations, not four repeats of one)
+    assert len(study) == 13
+    md = study["mdadm raid1 ext4 (bitmap none)"]
+    assert md["label_set"] == "mdadm-raid1+ext4 | mirror 1 2" and md["runs"] == 2 and md["sizes"] == "16GiB"
+    assert md["bw_mean_bytes_per_s"] == 554 * MiB and round(md["bw_sd_bytes_per_s"] / MiB, 1) == 19.8
     assert md["per_disk_bytes_per_s"] == md["bw_mean_bytes_per_s"] / 2  # one 2-way mirror: 2 disks
-    assert study["zfs | mirror 1 2"]["bw_mean_bytes_per_s"] == 1240 * MiB
-    texts = res["verdicts"]["text"].to_list()
-    assert len(texts) == 10
-    assert all("no run-to-run noise to judge it by" in t for t in texts)  # one lab run
-    assert all(v.startswith("yours 16MiB, the study's 16GiB (they differ") for v in res["verdicts"]["sizes"])
+    assert study["ZFS mirror (0.8.4)"]["bw_mean_bytes_per_s"] == 1240 * MiB
+    assert study["btrfs raid1"]["design_flags"] == ["overran", "stall"]  # 76 s against runtime=60
+    v = res["verdicts"]
+    assert v.height == 13
+    # one lab run against the two bitmap-none runs: the prediction interval for one new run; else no test
+    assert sorted(v["test"].unique().to_list()) == ["none", "prediction_interval"]
+    assert v.filter(pl.col("test") == "prediction_interval")["study"].to_list() == [
+        "mdadm raid1 ext4 (bitmap none) (mdadm-raid1+ext4 | mirror 1 2)"
+    ]
+    assert v.filter(pl.col("test") == "none")["differs"].is_null().all()
+    assert all("no test: one run each" in f for f in res.findings if "bitmap none" not in f)
+    assert all(
+        "Sizes: yours 16MiB, the study's 16GiB (they differ: the smaller file may be answered by a cache)." in f
+        for f in res.findings
+    )
     assert any("compared as measured, not per disk" in m for m in res.missing)
 
 
@@ -78,9 +90,13 @@ def test_compare_command_prints_both_sides(db):
     assert lines[0] == f"{WORKLOAD} (write)"
     assert lines[1].startswith("  yours ")
     assert any(
-        " mdadm-raid1+ext4 | mirror 1 2 " in x and " 4 run(s) 478.8 MiB/s" in x and "per disk 239.4 MiB/s" in x
+        " mdadm-raid1+ext4 | mirror 1 2 " in x
+        and " mdadm raid1 ext4 (bitmap none) " in x
+        and " 2 run(s) 554.0 MiB/s (580.9 MB/s) sd 19.8 MiB/s" in x
+        and "per disk 277.0 MiB/s" in x
         for x in lines
     )
+    assert any(" btrfs raid1 " in x and x.endswith("size 16GiB  ⚠ overran, stall") for x in lines)
     r = cli("compare", "--study", "thumper-x4500", "--mine", "lab", "--db", str(db))
     assert r.returncode == 1 and "missing: no fio runs for study thumper-x4500" in r.stdout
 
@@ -92,7 +108,7 @@ def test_no_common_workload_names_both(seed_db):
     res = compare.analyse(con, Selection(study="homelab-mergerfs", stack="btrfs"), "homelab-mergerfs")
     con.close()
     assert res["beside"].filter(pl.col("side") == "mine")["label_set"].to_list() == ["btrfs | ? 1 1"]
-    assert res["beside"].filter(pl.col("side") == "study").height == 9  # your own file is not the study's
+    assert res["beside"].filter(pl.col("side") == "study").height == 12  # your own file is not the study's
 
 
 @needs_fio
@@ -135,11 +151,20 @@ def test_any_two_selections_side_by_side(seed_db):
             compare.analyse(con, Selection(study="x"), Selection.parse("study=x"))
     finally:
         con.close()
+    mine, theirs = "[study homelab-mergerfs, stack mdadm-raid1+ext4]", "[study homelab-mergerfs, stack btrfs-raid1]"
+    sizes = f" Sizes: {mine} 16GiB, {theirs} 16GiB."
+    head = "write bs=1MiB iodepth=8 numjobs=8 libaio direct=1 (write), per disk: "
+    stall = f"{theirs} btrfs raid1 (btrfs-raid1 | mirror 1 2) ⚠ overran, stall"
     assert res.findings == [
-        "write bs=1MiB iodepth=8 numjobs=8 libaio direct=1 (write), per disk: [study homelab-mergerfs, stack "
-        "mdadm-raid1+ext4] (mdadm-raid1+ext4 | mirror 1 2) is 9 % faster than [study homelab-mergerfs, stack "
-        "btrfs-raid1] (btrfs-raid1 | mirror 1 2); one run on one side: no run-to-run noise to judge it by. Sizes: "
-        "[study homelab-mergerfs, stack mdadm-raid1+ext4] 16GiB, [study homelab-mergerfs, stack btrfs-raid1] 16GiB."
+        f"{head}{mine} mdadm raid1 ext4 (bitmap chunk 128 MiB) (mdadm-raid1+ext4 | mirror 1 2) against {stall}: "
+        f"-24.9 % (0.75x); no test: one run each, so run-to-run noise is unknown.{sizes}",
+        f"{head}{mine} mdadm raid1 ext4 (bitmap internal) (mdadm-raid1+ext4 | mirror 1 2) against {stall}: "
+        f"+9.1 % (1.09x); no test: one run each, so run-to-run noise is unknown.{sizes}",
+        # the one btrfs raid1 run against the prediction interval of the two bitmap-none runs (per disk, 277 MiB/s)
+        f"{head}{mine} mdadm raid1 ext4 (bitmap none) (mdadm-raid1+ext4 | mirror 1 2) against {stall}: +26.5 % "
+        f"(1.26x); tested: the one run of {theirs} against the 95 % prediction interval for one new run from the 2 "
+        f"runs of {mine} (122.9 MiB/s to 431.1 MiB/s, ±55.6 %), inside it: 2 runs cannot tell it from run-to-run "
+        f"noise.{sizes}",
     ]
     for bad in ("host", "colour=red", "host=", "host=a,,stack=b"):
         with pytest.raises(ValueError, match="key=value pairs separated by commas, keys study, stack, vdev_type, host"):
@@ -170,4 +195,7 @@ def test_notebook_08_with_compare_with(seed_db, tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     page = " ".join((out / "08_fio.html").read_text().split())
     assert "Beside a study or another selection" in page
-    assert "is 9 % faster than [study homelab-mergerfs, stack btrfs-raid1] (btrfs-raid1 | mirror 1 2)" in page
+    assert (
+        "against [study homelab-mergerfs, stack btrfs-raid1] btrfs raid1 (btrfs-raid1 | mirror 1 2) ⚠ overran, stall: +9.1 %"
+        in page
+    )

@@ -141,3 +141,33 @@ def test_per_job_view_reads_the_command_too(db):
         "vol_base_test",
         "fio --name=vol_base_test --ioengine=rbd --rw=read --direct=1 --bs=256K --size=2G",
     ) in commands
+
+
+@pytest.mark.parametrize(
+    "line, command",
+    [
+        # cmd.exe, published: https://github.com/MysticFoxDE/WINDOWS-OPTIMIZATIONS/issues/9 (fio-3.20, 2023)
+        (r"C:\Program Files\fio>fio rndtest", "fio rndtest"),
+        # PowerShell (the prompt a PowerShell window shows before the command of axboe/fio issue 1364, fio-3.27)
+        (
+            r"PS C:\Users\lsg> fio.exe -bs=64k -ioengine=windowsaio -iodepth=1 -direct=1 -rw=read -name=fio-multi-file",
+            "fio.exe -bs=64k -ioengine=windowsaio -iodepth=1 -direct=1 -rw=read -name=fio-multi-file",
+        ),
+        (r"C:\tools\fio\fio.exe --name=x --rw=read", r"C:\tools\fio\fio.exe --name=x --rw=read"),
+        (r"C:\Users\me>echo fio --name=x", None),
+    ],
+)
+def test_windows_prompts(line, command):
+    assert fio_command(line) == command
+
+
+def test_windows_prompt_line_before_a_report_is_kept_in_fio_commands():
+    """The published cmd.exe line (above) put before a real fio 3.33 text report (tests/fixtures/fio/3.33): the run
+    keeps it as its command, as it keeps a Unix prompt line."""
+    from conftest import FIXTURES
+
+    from storagelab.parsers import parse_text
+
+    body = (FIXTURES / "fio" / "3.33" / "normal_only.txt").read_text()
+    parsed, _ = parse_text("C:\\Program Files\\fio>fio rndtest\n" + body)
+    assert parsed.rows("fio_commands") == [{"doc_index": 0, "command": "fio rndtest", "line_start": 1, "line_end": 1}]

@@ -10,7 +10,7 @@ from storagelab.nbtools import CHECK, IGNORE
 NBS = report.list_notebooks()
 
 
-def test_the_nine_notebooks_exist():
+def test_the_ten_notebooks_exist():
     assert [nb.stem for nb in NBS] == [
         "01_vdev_scaling",
         "02_recordsize",
@@ -21,6 +21,7 @@ def test_the_nine_notebooks_exist():
         "07_explore",
         "08_fio",
         "09_bonnie",
+        "10_disk_card",
     ]
 
 
@@ -72,6 +73,19 @@ def test_analysis_notebooks_share_the_selection_contract(path):
     assert all(params[k] == "" for k in FILTERS if k != "study")
     docs = {p["name"]: p["meaning"] for p in report.parameter_docs(path)}
     assert all(docs[k] for k in params), f"{path.name}: every parameter has a comment saying what it means"
+
+
+@pytest.mark.parametrize("path", NBS, ids=lambda p: p.stem)
+def test_every_notebook_takes_the_selection(path):
+    """`storagelab run -p study X` (every notebook) had exited 2 with nothing run: "07_explore.ipynb: unknown
+    parameter 'study'" (new-user-2). Every notebook takes db_path and the label filters, first, in one order."""
+    from storagelab.analysis.selection import FILTERS
+
+    params = report.notebook_parameters(path)
+    assert list(params)[:5] == ["db_path", *FILTERS]
+    assert all(params[k] == "" for k in FILTERS if k != "study")
+    body = "\n".join(c.source for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code")
+    assert "Selection(study=study, stack=stack, vdev_type=vdev_type, host=host)" in body  # and uses it
 
 
 def test_every_claim_is_checked_by_an_existing_notebook():

@@ -304,9 +304,22 @@ def test_parted_bytes_free_rows_and_rounded_units():
     assert [(r["start_sector"], r["size_sectors"]) for r in b] == [(r["start_sector"], r["size_sectors"]) for r in s]
     assert parse(PT / "parted-m-gpt-bytes.txt").rows("disks")[0]["size_bytes"] == 67_108_864
     assert parse(PT / "parted-m-gpt-free.txt").rows("disks")[0]["free_sectors"] == 71_647
-    with pytest.raises(ParseError) as e:
-        parse(PT / "parted-m-compact.txt")
-    assert e.value.kind == "unsupported-version" and e.value.line == 2
+    # parted's default unit: rounded values are stored as printed, with the bytes their coarsest last digit stands
+    # for; sectors and alignment unknown (issue 25: they were refused)
+    c = parse(PT / "parted-m-compact.txt")
+    rows = c.rows("partitions")
+    assert [(r["start_bytes"], r["size_bytes"], r["rounded_to_bytes"]) for r in rows] == [
+        (32_300, 16_700_000, 100_000),
+        (16_800_000, 50_300_000, 100_000),
+    ]
+    assert all(r[k] is None for r in rows for k in ("start_sector", "end_sector", "size_sectors", "aligned_4k"))
+    assert abs(rows[0]["start_bytes"] - 63 * 512) <= 50  # 32.3kB: LBA 63 is 32,256 bytes, within half the last digit
+    disk = c.rows("disks")[0]
+    assert (disk["size_bytes"], disk["size_rounded_to_bytes"], disk["size_sectors"]) == (67_100_000, 100_000, None)
+    assert c.warnings == [
+        "line 3: parted printed rounded sizes (its default unit): start_bytes/size_bytes are stored as printed, with "
+        "rounded_to_bytes; their sectors and alignment are not known (run parted DEV unit s print)"
+    ]
 
 
 @pytest.mark.parametrize("image", ["dos63", "dos2048", "gpt"])

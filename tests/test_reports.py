@@ -76,7 +76,8 @@ class Page(HTMLParser):
     def __init__(self, text: str):
         super().__init__(convert_charrefs=True)
         self.resources: list[tuple[str, str]] = []  # (where, url)
-        self.scripts: list[str] = []  # inline script bodies
+        self.scripts: list[str] = []  # inline script bodies (code)
+        self.data_blocks: list[str] = []  # <script type="application/json">: data, never run (the charts' specs)
         self.script_srcs: list[str] = []
         self.figures: list[str | None] = []  # data-figure of each .sl-figure (None when missing)
         self.attrs_seen: set[str] = set()
@@ -106,6 +107,7 @@ class Page(HTMLParser):
             self.headers.append([])
         if tag in ("script", "style", "th"):
             self._in, self._buf = tag, []
+            self._data = tag == "script" and (a.get("type") or "").lower() == "application/json"
 
     def handle_data(self, data):
         if self._in:
@@ -122,7 +124,7 @@ class Page(HTMLParser):
             return
         body = "".join(self._buf)
         if tag == "script":
-            self.scripts.append(body)
+            (self.data_blocks if self._data else self.scripts).append(body)
         elif tag == "style":
             self.resources += [("<style>", m.group(1) or m.group(2)) for m in _CSS_URL.finditer(body)]
         elif tag == "th" and self.headers:
@@ -139,7 +141,10 @@ def offline_problems(text: str) -> list[str]:
         for where, url in page.resources
         if not (url.startswith("data:") or url.startswith("#"))
     ]
-    out += [f"inline script loads code: {m.group(0)!r}" for s in page.scripts for m in _URL_IN_JS.finditer(s)]
+    # Vega/Vega-Lite/vega-embed, inlined as vl-convert bundles them, hold URLs in strings (schemas, docs) and a
+    # loader: the browser tests show that they fetch nothing; every other script is checked here
+    code = [s for s in page.scripts if s != report.vega_bundle()]
+    out += [f"inline script loads code: {m.group(0)!r}" for s in code for m in _URL_IN_JS.finditer(s)]
     return out
 
 
@@ -211,11 +216,18 @@ def test_reports_need_nothing_outside_the_file(built):
     assert problems == []
 
 
-def test_only_the_code_toggle_script_runs(built):
+def test_only_the_code_toggle_and_the_chart_scripts_run(built):
     for page in built:
         p = Page(page.read_text(encoding="utf-8"))
         assert p.script_srcs == [], page.name
-        assert len(p.scripts) == 1 and "sl-hide-code" in p.scripts[0], page.name
+        assert "sl-hide-code" in p.scripts[0], page.name
+        if p.figures:  # charts: the Vega bundle, once, and the script that draws each figure's spec with it
+            assert len(p.scripts) == 3 and p.scripts[1] == report.vega_bundle(), page.name
+            assert p.scripts[2].lstrip().startswith("/* interactive charts"), page.name
+            assert len(p.data_blocks) == len(p.figures), page.name  # one spec per figure, as data
+            assert all("<" not in d for d in p.data_blocks), page.name  # no '</script' can end a spec early
+        else:
+            assert len(p.scripts) == 1 and p.data_blocks == [], page.name
         assert not [a for a in p.attrs_seen if a.startswith("on")], page.name
 
 
@@ -512,15 +524,19 @@ class Visit:
 
 
 _CHARTS_JS = """els => els.map(e => {
-  const s = e.querySelector(':scope > svg'), img = e.querySelector(':scope > img');
+  const live = e.classList.contains('sl-interactive') ? e.querySelector('.sl-vega svg') : null;
+  const s = live || e.querySelector(':scope > svg'), img = live ? null : e.querySelector(':scope > img');
   if (s) { const r = s.getBoundingClientRect();
-           return {figure: e.dataset.figure, w: r.width, h: r.height,
+           return {figure: e.dataset.figure, w: r.width, h: r.height, interactive: !!live,
                    marks: s.querySelectorAll('path,rect,line,symbol,circle').length,
                    texts: Array.from(s.querySelectorAll('text')).filter(t => t.textContent.trim()).length}; }
   if (img) return {figure: e.dataset.figure, w: img.naturalWidth, h: img.naturalHeight,
                    marks: img.complete ? 99 : 0, texts: 99};
   return {figure: e.dataset.figure, w: 0, h: 0, marks: 0, texts: 0};
 })"""
+
+_ALL_INTERACTIVE_JS = """() => Array.from(document.querySelectorAll('.sl-figure'))
+  .every(e => e.classList.contains('sl-interactive'))"""
 
 _INPUTS_VISIBLE_JS = """() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-Cell-inputWrapper'))
   .map(e => e.getClientRects().length > 0)"""
@@ -545,14 +561,20 @@ def test_reports_in_chromium(built, browser):
         v.screenshot(f"{path.parent.name}-{path.stem}")
         page, name = v.page, path.name
         failures += [f"{name}: {p}" for p in v.problems()]
-        # every exported chart is drawn, with marks and text, at a readable size
+        # every exported chart is drawn, interactive (Vega, from its spec), with marks and text, at a readable size
+        page.wait_for_function(_ALL_INTERACTIVE_JS, timeout=60_000)
         charts = page.eval_on_selector_all(".sl-figure", _CHARTS_JS)
+        failures += [f"{name}: chart {c['figure']} is not interactive" for c in charts if not c.get("interactive")]
         n_exported = len(list(figure_dir(path.stem, path.parent / "figures").glob("*.svg")))
         if len(charts) != n_exported:
             failures.append(f"{name}: {len(charts)} charts drawn, {n_exported} exported")
         for c in charts:
             if c["w"] < 200 or c["h"] < 100 or c["marks"] < 5 or c["texts"] < 2:
                 failures.append(f"{name}: chart {c['figure']} not drawn properly: {c}")
+        # no page scrolls sideways: a wide table (09's) or chart scrolls in its own box
+        wide = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        if wide > 1:
+            failures.append(f"{name}: the page is {wide} px wider than the window")
         # code hidden at load, shown by the button, hidden again
         shown = page.evaluate(_INPUTS_VISIBLE_JS)
         if not shown or any(shown):
@@ -586,7 +608,9 @@ def test_log_text_shows_as_text_in_chromium(xss_build, browser):
         v.screenshot(f"escaping-{name}")
         assert v.problems() == [], name  # no dialog fired, no request for the <img src=x>
         page = v.page
-        assert page.evaluate("() => document.querySelectorAll('script').length") == (1 if name != "index" else 0)
+        # the toggle, the Vega bundle and the chart script on the report (the chart's spec is data); none on the index
+        scripts = "() => document.querySelectorAll('script:not([type=\"application/json\"])').length"
+        assert page.evaluate(scripts) == (3 if name != "index" else 0)
         assert page.evaluate("() => document.querySelectorAll('img[src=\"x\"], [onerror]').length") == 0
         assert page.get_by_text(XSS_LABEL).first.is_visible(), name
         if name != "index":
@@ -646,3 +670,31 @@ def test_a_parameter_given_its_default_value_is_not_shown_as_set():
         ("baseline_vdev_count", "1", False),
         ("ram_gib", "16.0", True),
     ]
+
+
+@pytest.mark.browser
+def test_a_chart_mark_names_its_raw_lines_and_a_click_opens_them(built, browser):
+    """Issue 29: from a number in a chart to the lines it came from. In 05's bandwidth chart a bar's tooltip
+    names its raw file and line, and a click opens the excerpt beside the report with those lines highlighted:
+    the file's own lines, verbatim."""
+    v = Visit(browser, paths.REPORTS / "homelab-mergerfs" / "05_stacks.html")
+    page = v.page
+    page.wait_for_function(_ALL_INTERACTIVE_JS, timeout=60_000)
+    bar = page.locator(".sl-vega svg g.mark-rect path").first
+    bar.scroll_into_view_if_needed()
+    bar.hover()
+    page.wait_for_selector("#vg-tooltip-element.visible", timeout=10_000)
+    tip = page.locator("#vg-tooltip-element").inner_text().split("\n")
+    cells = [t.strip() for t in tip if t.strip()]
+    raw_file = cells[cells.index("raw file") + 1]
+    lines = cells[cells.index("lines") + 1]
+    assert raw_file.startswith("data/raw/homelab-mergerfs/fio-") and lines.isdigit()
+    bar.click()
+    page.wait_for_url("**/raw/**", timeout=10_000)
+    assert page.url.endswith(f"#L{lines}")
+    highlighted = [t.rstrip("\n") for t in page.locator(".hl").all_inner_texts()]
+    text = (paths.ROOT / raw_file).read_text(encoding="utf-8").split("\n")
+    assert highlighted == [f"{int(lines):>6}  {text[int(lines) - 1]}"]
+    assert "Run status group" in text[int(lines) - 2] or "WRITE: bw=" in highlighted[0]  # fio's group line
+    assert v.problems() == []  # nothing left the machine, no error on either page
+    page.close()

@@ -311,8 +311,10 @@ def test_exactly_one_parser_claims_each_real_output(path):
 
     text = decode(path.read_bytes())
     claimants = [m.TOOL for m in modules() if m.sniff(text)]
-    if not claimants:  # a pasted code block, indented alike: detection reads it without the indent
+    if not claimants:  # a pasted code block, indented alike (or all but its command line): read without the indent
         indent, text = common_indent(text)
+        if not indent:
+            indent, text = common_indent(text, skip_first=True)
         assert indent, f"{path.name} claimed by no parser"
         claimants = [m.TOOL for m in modules() if m.sniff(text)]
     assert len(claimants) == 1, f"{path.name} claimed by {claimants}"

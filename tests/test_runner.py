@@ -72,7 +72,8 @@ def test_unknown_parameter_of_a_real_notebook(tmp_path):
     r = storagelab(tmp_path, "run", str(paths.NOTEBOOKS / "07_explore.ipynb"), "-p", "db", "x.duckdb")
     assert r.returncode == 2
     assert r.stderr.strip() == (
-        "storagelab run: 07_explore.ipynb: unknown parameter 'db'; parameters are: db_path (default '')"
+        "storagelab run: 07_explore.ipynb: unknown parameter 'db'; parameters are: db_path (default ''), study "
+        "(default ''), stack (default ''), vdev_type (default ''), host (default '')"
     )
     assert executed(tmp_path) == []
 

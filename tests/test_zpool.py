@@ -215,7 +215,7 @@ def test_sniff_and_detect():
         "\ttank        ONLINE       0     0     0\n\t  sda       ONLINE       0     0     0\n"
     )
     zfs_list = "NAME   USED  AVAIL  REFER  MOUNTPOINT\ntank  4.33T  6.4T    96K  /tank\n"
-    assert zpool.sniff(status) is None and zpool.sniff(zfs_list) is None
+    assert zpool.sniff(status) == "zpool-status" and zpool.sniff(zfs_list) is None  # status: zpool_status.py
     for other in ("gpart-ada3.txt", "zdb-b-raid1.txt", "bonnie-single-disk.txt"):
         assert zpool.sniff(read(SEED / other)) is None
     assert zpool.sniff(read(RAW / "thumper-x4500" / "mbuffer-socat-sender.txt")) is None

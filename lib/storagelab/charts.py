@@ -8,10 +8,13 @@ JavaScript and no network.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
 import altair as alt
+
+from . import excerpts
 
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
@@ -81,7 +84,10 @@ def save(chart: alt.TopLevelMixin, name: str, notebook: str, out_dir: Path | Non
     spec = chart.to_dict()
     base = out / _slug(name)
     files = {"vl.json": base.with_suffix(".vl.json"), "svg": base.with_suffix(".svg"), "png": base.with_suffix(".png")}
-    files["vl.json"].write_text(json.dumps(spec, indent=1, sort_keys=True), encoding="utf-8")
+    # the interactive spec: tooltips with each mark's data, links to the raw lines (pages in <report>/raw/);
+    # the static SVG and PNG are drawn from the chart as built
+    interactive = excerpts.enrich(spec, out.parent.parent)
+    files["vl.json"].write_text(json.dumps(interactive, indent=1, sort_keys=True), encoding="utf-8")
     files["svg"].write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
     files["png"].write_bytes(vlc.vegalite_to_png(spec, scale=2))
     return files
@@ -119,33 +125,73 @@ def show(chart: alt.TopLevelMixin, name: str, notebook: str):
 # ----------------------------------------------------------------------------- chart builders (notebooks call these)
 
 
+# the columns that tie a chart's row to its raw lines: excerpts.enrich turns them into the tooltip's raw file and
+# lines, and a link to the excerpt (a builder that selects its columns keeps these)
+PROVENANCE = ("path", "sha256", "line_start", "line_end")
+
+
+def provenance(df) -> list[str]:
+    """The provenance columns ``df`` has, to add to a builder's selection."""
+    return [c for c in PROVENANCE if c in df.columns]
+
+
 def caption(sel, what: str) -> str:
     """A subtitle naming the data: 'Source: study mylab (fio runs); ...'."""
     return source_caption(f"{sel.describe()} ({what})")
 
 
 def run_bandwidth(runs, direction: str, sel, margin: float):
-    """Bars of each run's bandwidth (MiB/s), coloured by the cache-inflation flag, one panel per workload;
-    ticks at each run's device limit x margin where it is labelled."""
+    """Bars of each run's bandwidth (MiB/s), coloured by its flag, one panel per workload, in 05's ranking order
+    (unflagged runs first: a flagged run never heads it), each flagged run's label carrying its ⚠ mark; ticks at
+    each run's device limit x margin where it is labelled. A log axis where the bandwidths span a decade or more
+    (a linear one would hide all but the largest)."""
     import polars as pl
 
-    from .analysis.stacks import FLAGS
+    from .analysis.stacks import DESIGN_STATUS, FLAGS
     from .units import MiB
 
     df = runs.select(
-        "label", "workload", "bw_mib_s", inflated="flag", limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB
+        pl.col("label_marked").alias("label"),
+        "workload",
+        "bw_mib_s",
+        "rank",
+        *provenance(runs),
+        status="status",
+        limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB,
     )
-    base = alt.Chart(df).encode(y=alt.Y("label:N", sort="-x", title=None, axis=alt.Axis(labelLimit=360)))
+    positive = df.filter(pl.col("bw_mib_s") > 0)["bw_mib_s"]
+    log = positive.len() > 1 and positive.max() / positive.min() >= 10
+    # a log axis has no zero: bars start at the power of ten below the smallest value (zero-width bars dropped)
+    floor = 10 ** math.floor(math.log10(positive.min())) if log else 0.0
+    df = df.filter(pl.col("bw_mib_s") > 0) if log else df
+    df = df.with_columns(floor_mib_s=pl.lit(floor))
+    scale = alt.Scale(type="log", domain=[floor, positive.max() * 1.5]) if log else alt.Scale(zero=True)
+    base = alt.Chart(df).encode(
+        y=alt.Y(
+            "label:N",
+            sort=alt.EncodingSortField("rank", op="min", order="ascending"),
+            title=None,
+            axis=alt.Axis(labelLimit=420),
+        )
+    )
     bars = base.mark_bar().encode(
-        x=alt.X("bw_mib_s:Q", title=f"{direction} bandwidth (MiB/s)"),
+        x=alt.X("bw_mib_s:Q", title=f"{direction} bandwidth (MiB/s{', log scale' if log else ''})", scale=scale),
+        x2="floor_mib_s:Q",
         color=alt.Color(
-            "inflated:N",
-            title="plausibility",
-            scale=alt.Scale(domain=list(FLAGS), range=["#d62728", "#ff7f0e", "#e377c2", "#1f77b4", "#9e9e9e"]),
+            "status:N",
+            title="flag",
+            scale=alt.Scale(
+                domain=[*FLAGS, DESIGN_STATUS],
+                range=["#d62728", "#ff7f0e", "#e377c2", "#1f77b4", "#9e9e9e", "#fdd0a2", "#8c564b"],
+            ),
         ),
-        tooltip=["label", "workload", alt.Tooltip("bw_mib_s:Q", format=".1f")],
+        tooltip=["label", "workload", "status", alt.Tooltip("bw_mib_s:Q", format=".1f")],
     )
-    ticks = base.mark_tick(color="#222", thickness=2, size=14).encode(x="limit_mib_s:Q")
+    ticks = (
+        base.transform_filter("isValid(datum.limit_mib_s)")
+        .mark_tick(color="#222", thickness=2, size=14)
+        .encode(x=alt.X("limit_mib_s:Q", scale=scale))
+    )
     return (
         (bars + ticks)
         .properties(width=460)
@@ -157,8 +203,9 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
             title=alt.TitleParams(
                 f"fio {direction} bandwidth per run, by workload",
                 subtitle=[
-                    caption(sel, "fio runs, final report, Run status group bandwidth"),
-                    f"black ticks: the run's device limit x {margin:g}; 1 MiB = 2^20 bytes",
+                    caption(sel, "fio runs, final report, group bandwidth (total I/O over elapsed time)"),
+                    f"black ticks: the run's device limit x {margin:g}; ⚠: a flagged run (cache, stall, short run), "
+                    "ranked after the others; 1 MiB = 2^20 bytes",
                 ],
             )
         )
@@ -549,11 +596,19 @@ DASHES = {"p50": [1, 0], "p99": [6, 3], "p99.9": [1, 3]}  # solid, dashed, dotte
 
 
 def fio_depth(depth, sel):
-    """IOPS, and p50/p99/p99.9 latency, against I/Os in flight (iodepth x numjobs), one line per workload and
-    direction (latency: one dash per percentile); ticks at the depths measured."""
+    """IOPS (or bandwidth, for blocks of 64 KiB and more), and p50/p99/p99.9 latency, against I/Os in flight
+    (iodepth x numjobs): one line per workload, direction and setup (a setup's repeats at one depth are averaged
+    on the line and drawn as points), never across setups; a flagged run is drawn as a cross."""
     import polars as pl
 
-    df = depth.with_columns(series=pl.concat_str([pl.col("workload"), pl.col("direction")], separator=" | "))
+    df = depth.with_columns(
+        series=pl.concat_str([pl.col("workload"), pl.col("direction"), pl.col("setup")], separator=" | "),
+        flagged=pl.when(pl.col("flag").is_not_null())
+        .then(pl.lit("flagged (see the table)"))
+        .otherwise(pl.lit("not flagged")),
+        flag_text=pl.col("flag").fill_null(""),
+        mib_s=pl.col("bw_bytes_per_s") / 2**20,
+    )
     ticks = sorted({int(v) for v in df["outstanding"].drop_nulls().to_list()})
     x = alt.X(
         "outstanding:Q",
@@ -563,16 +618,36 @@ def fio_depth(depth, sel):
     )
     color = alt.Color(
         "series:N",
-        title="workload | direction",
-        legend=alt.Legend(orient="bottom", columns=1, labelLimit=700),
-        scale=alt.Scale(scheme="tableau20"),  # 20 distinct colours: 10 had repeated from the 11th series on
+        title="workload | direction | setup",
+        legend=alt.Legend(orient="bottom", columns=1, labelLimit=900),
+        scale=alt.Scale(scheme="tableau20"),
     )
-    iops = alt.Chart(df).mark_line(point=True).encode(x=x, y=alt.Y("iops:Q", title="IOPS"), color=color)
+    shape = alt.Shape(
+        "flagged:N",
+        title="flag",
+        scale=alt.Scale(domain=["not flagged", "flagged (see the table)"], range=["circle", "cross"]),
+        legend=alt.Legend(orient="bottom"),
+    )
+    means = df.group_by("series", "outstanding").agg(pl.col("iops").mean(), pl.col("mib_s").mean())
+    rate_charts = []
+    for col, title in (("iops", "IOPS"), ("mib_s", "bandwidth (MiB/s)")):
+        line = alt.Chart(means).mark_line().encode(x=x, y=alt.Y(f"{col}:Q", title=title), color=color)
+        points = (
+            alt.Chart(df)
+            .mark_point(filled=True, size=50)
+            .encode(
+                x=x, y=f"{col}:Q", color=color, shape=shape, tooltip=["label:N", "setup:N", "flag_text:N", f"{col}:Q"]
+            )
+        )
+        rate_charts.append((line + points).properties(width=260, height=220))
     names = {"p50_ns": "p50", "p99_ns": "p99", "p99_9_ns": "p99.9"}
     lat_df = (
         df.unpivot(index=["series", "outstanding", "label"], on=list(names), variable_name="pct", value_name="ns")
         .with_columns(pl.col("pct").replace_strict(names), (pl.col("ns") / 1e6).alias("ms"))
         .drop_nulls("ms")
+        .group_by("series", "outstanding", "pct")
+        .agg(pl.col("ms").median(), pl.col("label").first())
+        .sort("series", "pct", "outstanding")
     )
     lat = (
         alt.Chart(lat_df)
@@ -581,19 +656,21 @@ def fio_depth(depth, sel):
             x=x,
             y=alt.Y("ms:Q", title="latency (ms, log scale)", scale=alt.Scale(type="log")),
             color=color,
-            # the dash patterns named in the subtitle: a legend of dashes drew no samples beside the colour legend
             strokeDash=alt.StrokeDash(
                 "pct:N", scale=alt.Scale(domain=list(DASHES), range=list(DASHES.values())), legend=None
             ),
+            detail="pct:N",
             tooltip=["label:N", "pct:N", alt.Tooltip("ms:Q", format=".3f"), "outstanding:Q"],
         )
+        .properties(width=260, height=220)
     )
-    return alt.hconcat(iops.properties(width=300, height=220), lat.properties(width=300, height=220)).properties(
+    return alt.hconcat(*rate_charts, lat).properties(
         title=alt.TitleParams(
-            "IOPS and latency percentiles against I/Os in flight",
+            "IOPS, bandwidth and latency percentiles against I/Os in flight",
             subtitle=[
-                caption(sel, "fio results and percentiles; clat, else total latency"),
-                "latency lines: p50 solid, p99 dashed, p99.9 dotted",
+                caption(sel, "fio results; bandwidth of each run's reporting group"),
+                "one line per setup (host | stack | layout | devices): never across setups; crosses: flagged runs",
+                "latency: clat, else total; the sync calls for fsync/fdatasync jobs; p50 solid, p99 dashed, p99.9 dotted",
             ],
         )
     )
@@ -604,9 +681,12 @@ def fio_latency_histogram(hist, sel):
     I/Os per latency bucket, latency on a log scale, one panel per run and direction."""
     import polars as pl
 
-    df = hist.with_columns(
-        lo_ms=pl.col("bucket_lo_ns") / 1e6,
-        hi_ms=pl.coalesce(pl.col("bucket_hi_ns"), pl.col("bucket_lo_ns") * 2) / 1e6,
+    # fio's first printed bucket starts at 0 ('2=0.01%': up to 2 us), which a log axis cannot place: it dropped
+    # every panel of the figure. It is drawn from half its upper edge (the factor of fio's next bucket).
+    hi = pl.coalesce(pl.col("bucket_hi_ns"), pl.col("bucket_lo_ns") * 2)
+    df = hist.filter(pl.col("pct").is_not_null()).with_columns(
+        lo_ms=pl.when(pl.col("bucket_lo_ns") > 0).then(pl.col("bucket_lo_ns")).otherwise(hi / 2) / 1e6,
+        hi_ms=hi / 1e6,
         panel=pl.concat_str([pl.col("label"), pl.col("direction"), pl.col("source")], separator=" | "),
     )
     chart = (
@@ -633,7 +713,8 @@ def fio_latency_histogram(hist, sel):
         "Latency histograms",
         [
             caption(sel, "fio's latency bins (JSON+ or write_hist_log) or its printed distribution"),
-            "bins grouped 10 per factor of 10; printed distributions in fio's own buckets",
+            "bins grouped 10 per factor of 10; printed distributions in fio's own buckets (the first, from 0, drawn from"
+            " half its upper edge)",
         ],
     )
 
@@ -665,9 +746,10 @@ def fio_time_series(series, sel):
                 pl.col("kind"),
                 pl.col("direction"),
                 pl.lit("(") + unit + pl.lit(")"),
+                pl.col("flag") if "flag" in series.columns else pl.lit(""),  # the design checks' marker
             ],
             separator=" ",
-        ),
+        ).str.strip_chars(),
     )
     panels = df["panel"].unique(maintain_order=True).to_list()
     shown_note = []
@@ -685,14 +767,17 @@ def fio_time_series(series, sel):
             color=alt.Color(
                 "phase:N",
                 title="phase",
-                scale=alt.Scale(domain=["ramp", "steady", "unsteady"], range=["#ff7f0e", "#1f77b4", "#9e9e9e"]),
+                scale=alt.Scale(
+                    domain=["ramp", "steady window", "after", "not steady", "too short", "maxima"],
+                    range=["#ff7f0e", "#1f77b4", "#6baed6", "#9e9e9e", "#bdbdbd", "#9467bd"],
+                ),
             ),
         )
     )
     return _panels(
         chart,
         150,
-        "fio logs over time: ramp and steady state",
+        "fio logs over time: steady state by SNIA PTS",
         [caption(sel, "fio bw/iops/lat logs, jobs combined"), "bw in MiB/s, iops per second, latencies in ms"]
         + shown_note,
     ).resolve_axis(x="independent")  # each panel its own time axis, labelled

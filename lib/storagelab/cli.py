@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import __version__, clihelp, paths
+from .labhelp import DESCRIPTION as LAB_DESCRIPTION
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
 
@@ -361,10 +362,12 @@ def cmd_compare(args) -> int:
             print(f"{match} ({direction})")
             for r in g.iter_rows(named=True):
                 per_disk = "" if r["per_disk_bytes_per_s"] is None else f"  per disk {rate(r['per_disk_bytes_per_s'])}"
-                sd = f" ±{rate(r['bw_sd_bytes_per_s'])}" if r["bw_sd_bytes_per_s"] else ""
+                sd = f" sd {rate(r['bw_sd_bytes_per_s'])}" if r["bw_sd_bytes_per_s"] else ""
+                flags = f"  ⚠ {', '.join(r['design_flags'])}" if r["design_flags"] else ""
                 print(
                     f"  {'yours' if r['side'] == 'mine' else (args.study or args.other):<20.20} {r['label_set']:<34.34} "
-                    f"{r['runs']:>2} run(s) {rate(r['bw_mean_bytes_per_s'])}{sd}{per_disk}  size {r['sizes']}"
+                    f"{r['config']:<40.40} {r['runs']:>2} run(s) {rate(r['bw_mean_bytes_per_s'])}{sd}{per_disk}  "
+                    f"size {r['sizes']}{flags}"
                 )
         print()
     for f in res.findings:
@@ -478,6 +481,9 @@ def cmd_build(args) -> int:
     return rc or run_rc
 
 
+NEVER_CHECK = "jupyterlab.NeverCheckForUpdate"
+
+
 def cmd_lab(args) -> int:
     """JupyterLab as a child that ends with this process: SIGTERM/SIGINT/SIGHUP are passed on to it
     and waited for; if this process is killed outright, the kernel ends the server
@@ -492,6 +498,10 @@ def cmd_lab(args) -> int:
     extra = list(args.extra)
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         extra.append("--allow-root")  # containers and CI machines often run as root
+    # offline: no news feed and no update check from the server (JupyterLab fetches both from the web)
+    for option, value in (("--LabApp.news_url", "None"), ("--LabApp.check_for_updates_class", NEVER_CHECK)):
+        if not any(e.startswith(option + "=") for e in extra):
+            extra.append(f"{option}={value}")
     parent = os.getpid()
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra,
@@ -678,6 +688,7 @@ def main(argv: list[str] | None = None) -> int:
         help="open JupyterLab on the project with its kernel and the database ready "
         "(other options go to JupyterLab, e.g. --no-browser --port 8888); "
         "`lab fio|bonnie|zfs-sweep --help`: measure your own disks",
+        description=LAB_DESCRIPTION,
     )
     s.set_defaults(func=cmd_lab)
 

@@ -34,7 +34,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import paths
+from .devices import beyond_class, classify
+from .labhelp import SUBCOMMANDS
 from .manifest import COLUMNS as MANIFEST_COLUMNS
+from .repeat_auto import repeat_until_settled
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -57,6 +60,18 @@ class Preset:
     log_avg_msec: int = 500  # 500 = fio's own bw/iops sampling window: the logs are its samples
     log_hist_msec: int = 1000
     shared_file: bool = False  # all numjobs clones on one --filename (as the homelab study did)
+    # named tests (rw, bs, iodepth, numjobs) instead of the rw x bs x depth_jobs matrix; --rw/--bs/--depth-jobs
+    # then choose among them
+    points: tuple[tuple[str, str, int, int], ...] = ()
+
+
+# CrystalDiskMark's and KDiskMark's four tests, each read and write: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1
+STANDARD_TESTS = (
+    ("SEQ1M Q8T1", "1M", 8, 1),
+    ("SEQ1M Q1T1", "1M", 1, 1),
+    ("RND4K Q32T1", "4k", 32, 1),
+    ("RND4K Q1T1", "4k", 1, 1),
+)
 
 
 PRESETS: dict[str, Preset] = {
@@ -69,6 +84,21 @@ PRESETS: dict[str, Preset] = {
         2,
         log_avg_msec=250,
         log_hist_msec=500,
+    ),
+    "standard": Preset(
+        "the classic disk test of CrystalDiskMark/KDiskMark: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1 and RND4K Q1T1, "
+        "each read and write, 1 GiB file, 5 s each, direct I/O (--size and --runtime change them); "
+        "notebook 10_disk_card shows them as one card per machine and device",
+        ("read", "write"),
+        ("1M", "4k"),
+        ((8, 1), (1, 1), (32, 1)),
+        "1G",
+        5,
+        points=tuple(
+            ((("rand" if bs == "4k" else "") + rw), bs, qd, nj)
+            for _name, bs, qd, nj in STANDARD_TESTS
+            for rw in ("read", "write")
+        ),
     ),
     "homelab-seq-write": Preset(
         "the homelab-mergerfs study: sequential 1M write, numjobs 8 x iodepth 8 on one shared "
@@ -132,6 +162,23 @@ def _size_bytes(text: str) -> int:
     return int(fio_option_bytes(text))
 
 
+def plan_points(preset: Preset, rw=None, bs=None, depth_jobs=None) -> list[tuple[str, str, int, int]]:
+    """(rw, bs, iodepth, numjobs) of each run: the preset's named tests, kept where they match the --rw/--bs/
+    --depth-jobs given (the standard preset's --rw randread is its two RND4K reads); else the matrix of the
+    preset's parts, each replaced by the option given for it."""
+    if preset.points:
+        return [
+            (r, b, qd, nj)
+            for r, b, qd, nj in preset.points
+            if (not rw or r in rw)
+            and (not bs or b.lower() in {x.lower() for x in bs})
+            and (not depth_jobs or (qd, nj) in depth_jobs)
+        ]
+    return [
+        (r, b, qd, nj) for r in rw or preset.rw for b in bs or preset.bs for qd, nj in depth_jobs or preset.depth_jobs
+    ]
+
+
 def build_runs(
     preset: Preset,
     *,
@@ -163,42 +210,40 @@ def build_runs(
     direct = preset.direct if direct is None else direct
     log_avg_msec = log_avg_msec or preset.log_avg_msec
     log_hist_msec = log_hist_msec or preset.log_hist_msec
-    for r in rw or preset.rw:
-        for b in bs or preset.bs:
-            for qd, nj in depth_jobs or preset.depth_jobs:
-                run_id = f"{r}-{b}-qd{qd}-nj{nj}".lower()
-                log = str(out / run_id)
-                argv = [
-                    fio,
-                    f"--name={run_id}",
-                    f"--directory={target}",
-                    f"--rw={r}",
-                    f"--bs={b}",
-                    f"--size={size}",
-                    f"--ioengine={ioengine}",
-                    f"--iodepth={qd}",
-                    f"--numjobs={nj}",
-                    f"--direct={direct}",
-                    f"--runtime={runtime_s}",
-                    "--time_based",
-                    "--group_reporting",
-                    "--unlink=1",
-                ]
-                shared = filename or (f"{run_id}.data" if preset.shared_file else None)
-                if shared:
-                    argv.append(f"--filename={shared}")
-                argv += [
-                    f"--write_bw_log={log}",
-                    f"--write_iops_log={log}",
-                    f"--write_lat_log={log}",
-                    f"--log_avg_msec={log_avg_msec}",
-                    f"--write_hist_log={log}",
-                    f"--log_hist_msec={log_hist_msec}",
-                    *preset.extra,
-                    *extra,
-                    "--output-format=normal,json+",
-                ]
-                runs.append(Run(run_id, r, b, qd, nj, size, runtime_s, direct, argv, bool(shared)))
+    for r, b, qd, nj in plan_points(preset, rw, bs, depth_jobs):
+        run_id = f"{r}-{b}-qd{qd}-nj{nj}".lower()
+        log = str(out / run_id)
+        argv = [
+            fio,
+            f"--name={run_id}",
+            f"--directory={target}",
+            f"--rw={r}",
+            f"--bs={b}",
+            f"--size={size}",
+            f"--ioengine={ioengine}",
+            f"--iodepth={qd}",
+            f"--numjobs={nj}",
+            f"--direct={direct}",
+            f"--runtime={runtime_s}",
+            "--time_based",
+            "--group_reporting",
+            "--unlink=1",
+        ]
+        shared = filename or (f"{run_id}.data" if preset.shared_file else None)
+        if shared:
+            argv.append(f"--filename={shared}")
+        argv += [
+            f"--write_bw_log={log}",
+            f"--write_iops_log={log}",
+            f"--write_lat_log={log}",
+            f"--log_avg_msec={log_avg_msec}",
+            f"--write_hist_log={log}",
+            f"--log_hist_msec={log_hist_msec}",
+            *preset.extra,
+            *extra,
+            "--output-format=normal,json+",
+        ]
+        runs.append(Run(run_id, r, b, qd, nj, size, runtime_s, direct, argv, bool(shared)))
     return runs
 
 
@@ -381,18 +426,23 @@ def pool_layout(status: str) -> dict:
 def describe_device(dev: str) -> dict:
     """Model, rotational flag and sector sizes of a block device (of its disk for a partition)."""
     d = {"device": dev}
-    out = _cmd(["lsblk", "-ndJ", "-o", "NAME,PKNAME,MODEL,ROTA,LOG-SEC,PHY-SEC,SIZE,TYPE", dev])
+    out = _cmd(["lsblk", "-ndJ", "-o", "NAME,PKNAME,MODEL,ROTA,TRAN,REV,LOG-SEC,PHY-SEC,SIZE,TYPE", dev])
     if out:
         try:
             row = json.loads(out)["blockdevices"][0]
-            d.update({k: row.get(k) for k in ("name", "pkname", "model", "rota", "log-sec", "phy-sec", "size", "type")})
+            keys = ("name", "pkname", "model", "rota", "tran", "rev", "log-sec", "phy-sec", "size", "type")
+            d.update({k: row.get(k) for k in keys})
         except (ValueError, KeyError, IndexError):
             pass
     name = (d.get("pkname") or d.get("name") or Path(os.path.realpath(dev)).name).strip()
     q = f"/sys/block/{name}"
+    driver = os.path.realpath(f"{q}/device/driver") if os.path.exists(f"{q}/device/driver") else None
+    d["driver"] = Path(driver).name if driver else None  # virtio_blk, nvme, sd ...: what lsblk does not say
     for key, f in (
         ("model", "device/model"),
         ("rota", "queue/rotational"),
+        ("rev", "device/firmware_rev"),
+        ("rev", "device/rev"),
         ("log-sec", "queue/logical_block_size"),
         ("phy-sec", "queue/physical_block_size"),
     ):
@@ -400,8 +450,9 @@ def describe_device(dev: str) -> dict:
             v = _read(f"{q}/{f}")
             if v is not None:
                 d[key] = v
-    if isinstance(d.get("model"), str):
-        d["model"] = d["model"].strip() or None
+    for key in ("model", "rev"):
+        if isinstance(d.get(key), str):
+            d[key] = d[key].strip() or None
     if isinstance(d.get("rota"), bool):
         d["rota"] = int(d["rota"])
     return d
@@ -413,7 +464,14 @@ def describe_system() -> dict:
     m = re.search(r'^PRETTY_NAME="?([^"\n]*)', rel, re.M)
     if m:
         os_name = m.group(1)
-    return {"host": socket.gethostname(), "os": os_name, "kernel": os.uname().release, "ram_bytes": ram_bytes()}
+    cpu = re.search(r"^model name\s*:\s*(.+)$", _read("/proc/cpuinfo") or "", re.M)
+    return {
+        "host": socket.gethostname(),
+        "os": os_name,
+        "kernel": os.uname().release,
+        "ram_bytes": ram_bytes(),
+        "cpu": f"{cpu.group(1).strip()} x {os.cpu_count()}" if cpu else None,
+    }
 
 
 def sanity_flags(
@@ -468,6 +526,8 @@ def _notes(
     system: dict, target_info: dict, tool_version: str | None, flags: list[str], extra: dict | None = None
 ) -> str:
     parts = [f"kernel={system['kernel']}"]  # (the RAM has a column of its own: ram_bytes)
+    if system.get("cpu"):
+        parts.append(f"cpu={system['cpu']}")
     if tool_version:  # "fio-3.33" -> fio_version=3.33; "bonnie++ 2.00a" -> bonnie++_version=2.00a
         tool, _, ver = tool_version.replace(" ", "-").partition("-")
         parts.append(f"{tool}_version={ver}")
@@ -477,7 +537,8 @@ def _notes(
     for d in target_info.get("devices", []):
         parts.append(
             f"{d.get('device')}: rotational={d.get('rota')} logical_sector_bytes={d.get('log-sec')} "
-            f"physical_sector_bytes={d.get('phy-sec')}"
+            f"physical_sector_bytes={d.get('phy-sec')} transport={d.get('tran')} driver={d.get('driver')} "
+            f"firmware={d.get('rev')} device_class={classify(d).name}"
         )
     for k, v in sorted((target_info.get("zfs") or {}).items()):
         parts.append(f"zfs {k}={v}")
@@ -859,7 +920,7 @@ def run_fio_matrix(
         for f in empty:  # e.g. slat with a synchronous ioengine: fio writes the file, with no line
             f.unlink()
         files = [f for f in files if f not in empty]
-        for f in cache_flags(out / f"{run.run_id}.txt", device_limit):
+        for f in cache_flags(out / f"{run.run_id}.txt", device_limit, tinfo.get("devices"), _size_bytes(run.bs)):
             log(f"  sanity: {f}")
             flags.append(f)
         notes = _notes(
@@ -906,9 +967,53 @@ def run_fio_matrix(
     return 128 + stop[0] if stop else (1 if failed else rc)  # 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
 
 
-def cache_flags(output: Path, device_limit: float | None) -> list[str]:
-    """Flags for directions of a saved fio output whose bandwidth exceeds what the devices can deliver."""
-    if not device_limit:
+def run_fio_auto(
+    runs: list[Run],
+    *,
+    out: Path,
+    db: Path | None,
+    ingest: bool,
+    tolerance_pct: float,
+    min_runs: int,
+    max_runs: int,
+    log=print,
+    **matrix,
+) -> int:
+    """``--repeat auto``: each run repeated until the spread of its bandwidth settles (``repeat_auto``), then the
+    saved runs ingested once. ``matrix``: the other arguments of ``run_fio_matrix``."""
+    by_id = {r.run_id: r for r in runs}
+    manifest = manifest_for(out)
+
+    def run_round(ids: list[str], k: int) -> int:
+        return run_fio_matrix([by_id[i] for i in ids], out=out, db=db, ingest=False, repeat=k, log=log, **matrix)
+
+    def outputs_of(rid: str, k: int) -> list[Path]:
+        slots = run_slots(by_id[rid], out, saved_commands(manifest), k, log=lambda *_: None)
+        return [out / f"{slot.run_id}.txt" for slot, _ in slots if (out / f"{slot.run_id}.txt").exists()]
+
+    rc, states = repeat_until_settled(
+        list(by_id),
+        run_round=run_round,
+        outputs_of=outputs_of,
+        tolerance_pct=tolerance_pct,
+        min_runs=min_runs,
+        max_runs=max_runs,
+        log=log,
+    )
+    if not ingest:
+        return rc
+    files = [f for s in states for p in outputs_of(s.run_id, s.n) for f in _run_files(out, p.name.removesuffix(".txt"))]
+    ingest_rc = _ingest(files, db, manifest) if files else 0
+    return rc or ingest_rc
+
+
+def cache_flags(
+    output: Path, device_limit: float | None, devices: list[dict] | None = None, bs_bytes: int | None = None
+) -> list[str]:
+    """Flags for directions of a saved fio output whose bandwidth exceeds what the devices can deliver: the
+    typed ``device_limit`` (bytes/s), and without typing, the physical range of the devices' class (a rotational
+    disk, SATA, NVMe ... ``devices.beyond_class``; a virtual disk is said to be one)."""
+    if not device_limit and not devices:
         return []
     from .errors import ParseError
     from .parsers import parse_bytes
@@ -919,14 +1024,25 @@ def cache_flags(output: Path, device_limit: float | None) -> list[str]:
         return [f"could not read the run's output to check it against the device limit: {e}"]
     final = {r["job_index"] for r in parsed.rows("fio_jobs") if r.get("is_final", True)}
     bw: dict[str, float] = {}
+    iops: dict[str, float] = {}
     for r in parsed.rows("fio_results"):
         if r["job_index"] in final and r.get("bw_bytes_per_s"):
             bw[r["direction"]] = bw.get(r["direction"], 0.0) + r["bw_bytes_per_s"]
-    return [
+            iops[r["direction"]] = iops.get(r["direction"], 0.0) + (r.get("iops") or 0.0)
+    flags = [
         f"{d} at {v:.0f} B/s, faster than the devices can deliver ({device_limit:.0f} B/s): cache"
         for d, v in sorted(bw.items())
-        if v > device_limit
+        if device_limit and v > device_limit
     ]
+    if devices and not device_limit:  # a typed limit is the exact figure: the class's range only without one
+        rw = {r.get("rw") for r in parsed.rows("fio_jobs")} - {None}
+        random = any(str(m).startswith("rand") for m in rw)
+        for d, v in sorted(bw.items()):
+            mode = ("rand" if random else "") + d
+            for f in beyond_class(devices, rw=mode, bs_bytes=bs_bytes, bw_bytes_per_s=v, iops=iops.get(d)):
+                if f not in flags:
+                    flags.append(f)
+    return flags
 
 
 def _catch_stop_signals(handler) -> dict:
@@ -1269,6 +1385,16 @@ def _fio_sizes(text: str) -> list[str]:
     return [_fio_size(t) for t in _csv(text)]
 
 
+def _repeat(text: str) -> int | str:
+    """--repeat: a count, or 'auto'."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a count nor 'auto'") from None
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -1319,7 +1445,7 @@ def parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser(
         "fio",
-        help="run a fio matrix against a directory, save, label and ingest it",
+        help=SUBCOMMANDS["fio"],
         description=f"Presets - {presets}",
     )
     f.add_argument("--preset", default="smoke", choices=sorted(PRESETS), help="the plan to start from (default smoke)")
@@ -1348,14 +1474,19 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--log-hist-msec", type=_positive_int, help="histogram log interval, ms (default 1000; smoke 500)")
     f.add_argument(
         "--repeat",
-        type=int,
+        type=_repeat,
         default=1,
-        help="runs of each matrix point (RUNID, RUNID-2, ...): repeats give the run-to-run noise comparisons need",
+        help="runs of each matrix point (RUNID, RUNID-2, ...): repeats give the run-to-run noise comparisons need; "
+        "'auto': repeat each point until its bandwidth's spread (sd/mean) is at most --repeat-tolerance, "
+        "between --repeat-min and --repeat-max runs",
     )
+    f.add_argument("--repeat-tolerance", type=float, default=5.0, help="--repeat auto: spread to reach, %% (default 5)")
+    f.add_argument("--repeat-min", type=_positive_int, default=3, help="--repeat auto: runs at least (default 3)")
+    f.add_argument("--repeat-max", type=_positive_int, default=10, help="--repeat auto: runs at most (default 10)")
     f.add_argument("--no-ingest", action="store_true")
     f.add_argument("--dry-run", action="store_true", help="print the fio commands only")
 
-    b = sub.add_parser("bonnie", help="run bonnie++ against a directory, save, label and ingest it")
+    b = sub.add_parser("bonnie", help=SUBCOMMANDS["bonnie"])
     b.add_argument("--target", required=True, help="directory to test (bonnie++ works in a folder of its own there)")
     b.add_argument("--out", default=None, help="where the outputs go (default data/raw/lab/<host>/<date>/)")
     b.add_argument("--db", default=None, help="database to ingest into (default data/parsed/storagelab.duckdb)")
@@ -1368,7 +1499,7 @@ def parser() -> argparse.ArgumentParser:
 
     z = sub.add_parser(
         "zfs-sweep",
-        help="Ars-style ZFS topology x recordsize sweep (prints its commands; runs only with --yes and --disks)",
+        help=SUBCOMMANDS["zfs-sweep"],
     )
     z.add_argument(
         "--disks", type=_csv, required=True, help="disks to DESTROY, comma separated (e.g. /dev/sdb,/dev/sdc)"
@@ -1474,8 +1605,22 @@ def main(argv: list[str]) -> int:
             log_avg_msec=args.log_avg_msec,
             log_hist_msec=args.log_hist_msec,
         )
-        if args.repeat < 1:
-            print("storagelab lab fio: --repeat must be 1 or more", file=sys.stderr)
+        if not runs:
+            print(
+                f"storagelab lab fio: no test of the {args.preset} preset matches --rw/--bs/--depth-jobs "
+                f"(its tests: {', '.join(f'{r} {b} {q}x{j}' for r, b, q, j in plan_points(PRESETS[args.preset]))})",
+                file=sys.stderr,
+            )
+            return 2
+        auto = args.repeat == "auto"
+        if not auto and args.repeat < 1:
+            print("storagelab lab fio: --repeat must be 1 or more, or auto", file=sys.stderr)
+            return 2
+        if auto and not (args.repeat_min <= args.repeat_max and args.repeat_tolerance > 0):
+            print(
+                "storagelab lab fio: --repeat auto needs --repeat-min <= --repeat-max and --repeat-tolerance > 0",
+                file=sys.stderr,
+            )
             return 2
         small = sorted({(r.size, r.bs) for r in runs if _size_bytes(r.size) < _size_bytes(r.bs.split(",")[-1])})
         if small:  # fio would refuse each run after it started ("size too small")
@@ -1488,19 +1633,28 @@ def main(argv: list[str]) -> int:
         if args.dry_run:
             for r in runs:
                 print(shlex.join(r.argv))
-            if args.repeat > 1:
+            if auto:
+                print(
+                    f"# each {args.repeat_min} to {args.repeat_max} times, until its spread is at most "
+                    f"{args.repeat_tolerance:g} % (RUNID, RUNID-2, ...)",
+                    file=sys.stderr,
+                )
+            elif args.repeat > 1:
                 print(f"# each {args.repeat} times (RUNID, RUNID-2, ...)", file=sys.stderr)
             return 0
-        return run_fio_matrix(
-            runs,
-            target=target,
-            out=out.resolve(),
-            db=db,
-            ingest=not args.no_ingest,
-            shared_file=bool(args.filename),
-            device_limit=args.device_limit,
-            repeat=args.repeat,
-        )
+        common = dict(target=target, shared_file=bool(args.filename), device_limit=args.device_limit)
+        if auto:
+            return run_fio_auto(
+                runs,
+                out=out.resolve(),
+                db=db,
+                ingest=not args.no_ingest,
+                tolerance_pct=args.repeat_tolerance,
+                min_runs=args.repeat_min,
+                max_runs=args.repeat_max,
+                **common,
+            )
+        return run_fio_matrix(runs, out=out.resolve(), db=db, ingest=not args.no_ingest, repeat=args.repeat, **common)
     if args.what == "bonnie":
         if not shutil.which("bonnie++"):
             print(

@@ -32,7 +32,7 @@ def code(src: str, *tags: str):
 def new(cells, path: Path) -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata = {
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "kernelspec": {"display_name": "storagelab (Python 3)", "language": "python", "name": "storagelab"},
         "language_info": {"name": "python"},
     }
     nb.cells = list(cells)

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import html
 import json
 import math
@@ -487,7 +488,7 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
       those its data can feed (``analysis.relevance``);
     * any other study in the database (the user's own logs), and the files no study label covers:
       every analysis notebook, each saying what its data lack;
-    * the notebooks without a study parameter (07_explore) once.
+    * the notebooks without a study parameter (07_explore), or whose default is every study (10_disk_card), once.
     """
     from .analysis import open_db
     from .analysis.selection import UNLABELLED
@@ -523,7 +524,7 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
 
     studies = sorted(set(curated) | set(in_db), key=lambda s: (s == UNLABELLED, s))
     for stem, nb in nbs.items():
-        if "study" not in notebook_parameters(nb):
+        if notebook_parameters(nb).get("study", "") == "":  # no study parameter, or every study by default (10)
             add(stem, {})
     for study in studies:
         if study in curated:
@@ -588,6 +589,15 @@ def write_summary(
 
 
 # ----------------------------------------------------------------------------- HTML
+
+
+@functools.cache
+def vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script (vl-convert's bundle: no network), inlined in each report
+    page that has a chart, so the page stays one file that works offline."""
+    import vl_convert as vlc
+
+    return vlc.javascript_bundle()
 
 
 def _exporter():
@@ -688,8 +698,22 @@ def _unfinished(nb) -> str | None:
     )
 
 
-def _prepare(nb, name: str) -> tuple[dict[str, Any], list[str]]:
-    """Set the page title, inline the charts' SVG; return the run info and the figure ids shown."""
+def _spec_text(folder: Path | None, fig: str) -> str | None:
+    """The figure's interactive Vega-Lite spec (saved beside its SVG) as text safe inside a <script> element:
+    every '<' written as its JSON escape, so no '</script' or '<!--' can occur."""
+    path = (folder / "figures" / f"{fig}.vl.json") if folder is not None else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return json.dumps(spec, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def _prepare(nb, name: str, folder: Path | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Set the page title, inline the charts' SVG and attach their interactive specs (from ``folder``/figures/);
+    return the run info and the figure ids shown."""
     nb.metadata["title"] = _title(nb, name)
     figures, n = [], 0
     for cell in nb.cells:
@@ -705,6 +729,9 @@ def _prepare(nb, name: str) -> tuple[dict[str, Any], list[str]]:
             fig = (out.get("metadata", {}).get("storagelab") or {}).get("figure")
             if fig:
                 figures.append(fig)
+                spec = _spec_text(folder, fig)
+                if spec is not None:
+                    out["metadata"]["storagelab_spec"] = spec
     return _run_info(nb, name), figures
 
 
@@ -749,10 +776,14 @@ def render_reports(
             dest = folder / f"{nb_path.stem}.html"
             try:
                 nb = nbformat.read(str(nb_path), as_version=4)
-                run, figures = _prepare(nb, nb_path.stem)
-                body, _ = exp.from_notebook_node(
-                    nb, resources={"storagelab_built": built, "storagelab_run": run, "metadata": {"name": nb_path.stem}}
+                run, figures = _prepare(nb, nb_path.stem, folder)
+                interactive = any(
+                    "storagelab_spec" in (o.get("metadata") or {}) for c in nb.cells for o in c.get("outputs", [])
                 )
+                resources = {"storagelab_built": built, "storagelab_run": run, "metadata": {"name": nb_path.stem}}
+                if interactive:
+                    resources["storagelab_vega"] = vega_bundle()
+                body, _ = exp.from_notebook_node(nb, resources=resources)
                 runs[key] = dict(run, title=nb.metadata["title"], figures=figures)
             except Exception as e:  # noqa: BLE001 - one unreadable notebook must not stop the index
                 error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"

@@ -27,6 +27,8 @@ GiB = 1024**3
 TiB = 1024**4
 PiB = 1024**5
 EiB = 1024**6
+MB = 1000**2  # SI: what drive datasheets, link rates and CrystalDiskMark/KDiskMark mean by MB/s
+GB = 1000**3
 
 _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _IEC_STEP = {"": 0, "K": 1, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}

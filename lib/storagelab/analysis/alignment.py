@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..parsers.partitions import alignment
+from .partition_alignment import alignment
 
 TESTS_ORDER = [
     "putc",

@@ -57,14 +57,23 @@ def run_bandwidths(groups: pl.DataFrame, files: pl.DataFrame, jobs: pl.DataFrame
     return groups_apart(out).drop("jobname")
 
 
-def fastest_unflagged(con, direction: str = "write", margin: float = 1.1) -> tuple[dict | None, int]:
-    """The fastest fio run of ``direction`` in the whole database that carries no plausibility flag of
-    ``stacks.with_flags`` (above or at its labelled device limit, direct=1 ignored by ZFS), and how many faster runs
+def selected_files(con, sel) -> pl.DataFrame:
+    """The files table, only the files of the selection ``sel`` (every column, as ``SELECT * FROM files``)."""
+    from .db import frame
+
+    where, params = sel.sql("f")
+    return frame(con, f"SELECT f.* FROM files f WHERE {where} ORDER BY f.path", params)
+
+
+def fastest_unflagged(con, direction: str = "write", margin: float = 1.1, sel=None) -> tuple[dict | None, int]:
+    """The fastest fio run of ``direction`` in the selection ``sel`` (default: the whole database) that carries no
+    plausibility flag of ``stacks.with_flags`` (above or at its labelled device limit, direct=1 ignored by ZFS), and
+    how many faster runs
     are flagged: a headline should not promote a run that measured a cache."""
     from . import fio_runs, stacks
     from .selection import Selection
 
-    runs = fio_runs.runs(con, Selection())
+    runs = fio_runs.runs(con, sel or Selection())
     if runs.is_empty():
         return None, 0
     d = stacks.with_flags(runs.filter(pl.col("direction") == direction), margin)

@@ -1,8 +1,18 @@
 """fio runs of a selection, with the workload each ran, so that only like is compared with like.
 
 A *run* is one (file, reporting group, direction) of a file's final report (a file saved with
---status-interval holds several reports; the last covers the whole run). Its headline number is the
-group's bandwidth (``fio_groups``).
+--status-interval holds several reports; the last covers the whole run).
+
+**A run's bandwidth and IOPS** (one definition, used by every analysis): the group's total I/O over the group's
+elapsed time, as fio's group line ("Run status group N": ``bw=`` = io / run, with run the longest job's runtime;
+stat.c ``show_group_stats``). ``bw_bytes_per_s`` is that figure: printed by fio (text) or recomputed the same way
+from the jobs' ``io_bytes`` and ``runtime`` where fio prints no group line (JSON, terse: ``fio_groups.derived``).
+``iops`` is the group's completed I/Os (``total_ios`` summed over its jobs) over the same elapsed time
+(``elapsed_ns``). Several jobs without ``group_reporting`` are one run: their per-job rates are not added (two jobs
+of 128 MiB in 0.113 s and 0.196 s ran at 256 MiB / 0.196 s = 1306 MiB/s, not 653 + 1132 = 1785 MiB/s). fio's
+per-sample ``bw`` avg/stdev (``fio_results.bw_mean/stdev``) are the spread of the bandwidth log within one run
+(with group_reporting fio even adds the jobs' means and variances, stat.c ``sum_stat``): they are shown only as
+per-sample figures, never as a run's bandwidth or as run-to-run noise (that comes from repeats: ``stats``).
 
 The *workload* is what fio was asked to do: rw (and the read share of a mixed mode), bs, iodepth,
 numjobs, ioengine, direct, sync/fsync, size and runtime. It comes from the output where fio printed it (JSON job options, the text
@@ -57,7 +67,8 @@ SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type
        coalesce(f.command, c.command) AS command, f.notes, f.ram_bytes, f.phase, f.sha256,
        f.tool_version,
        g.doc_index, g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,
-       g.run_max_ns, g.derived, g.exact, g.line_start,
+       g.run_max_ns, g.run_max_ns AS elapsed_ns, g.derived, g.exact, g.line_start, g.line_end,
+       r.ios, r.ios / (g.run_max_ns / 1e9) AS iops, r.clat_max_ns, r.lat_max_ns,
        j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json, j.jobname
 FROM fio_groups g JOIN files f USING (file_id)
 LEFT JOIN (SELECT file_id, doc_index, groupid, any_value(rw) AS rw, max(block_size_bytes) AS block_size_bytes,
@@ -70,6 +81,12 @@ LEFT JOIN (SELECT file_id, doc_index, groupid, any_value(rw) AS rw, max(block_si
                  FROM fio_jobs WHERE is_final)
            GROUP BY file_id, doc_index, groupid) j
        ON j.file_id = g.file_id AND j.doc_index = g.doc_index AND j.groupid = g.groupid
+-- the group's completed I/Os and its slowest I/O (final reports' jobs)
+LEFT JOIN (SELECT res.file_id, jj.doc_index, jj.groupid, res.direction, sum(res.total_ios) AS ios,
+                  max(res.clat_max_ns) AS clat_max_ns, max(res.lat_max_ns) AS lat_max_ns
+           FROM fio_results res JOIN fio_jobs jj ON jj.file_id = res.file_id AND jj.job_index = res.job_index
+           WHERE jj.is_final GROUP BY ALL) r
+       ON r.file_id = g.file_id AND r.doc_index = g.doc_index AND r.groupid = g.groupid AND r.direction = g.direction
 -- the manifest's command, else the fio command line the log shows before this run (a terminal transcript)
 LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
        ON c.file_id = g.file_id AND g.doc_index >= c.doc_index AND (c.next_doc IS NULL OR g.doc_index < c.next_doc)
@@ -79,6 +96,19 @@ WHERE {where}
            AND NOT EXISTS (SELECT 1 FROM fio_jobs j2 WHERE j2.file_id = g.file_id AND j2.is_final)))
 ORDER BY f.path, g.doc_index, g.groupid, g.direction
 """
+
+
+def run_bandwidth(io_bytes: float | None, elapsed_ns: float | None) -> float | None:
+    """A run's bandwidth, bytes/s: the group's total I/O over its elapsed time (the longest job's runtime), as
+    fio's group line (module doc). None when either is unknown or the time is zero."""
+    if io_bytes is None or not elapsed_ns:
+        return None
+    return float(io_bytes) / (float(elapsed_ns) / 1e9)
+
+
+def run_iops(ios: float | None, elapsed_ns: float | None) -> float | None:
+    """A run's IOPS: the group's completed I/Os over its elapsed time (the same time as ``run_bandwidth``)."""
+    return run_bandwidth(ios, elapsed_ns)
 
 
 def parse_command(command: str | None) -> dict[str, str]:
@@ -312,6 +342,18 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
     table = pl.DataFrame(rows, schema=schema, orient="row")
     out = df.drop([c for c in names[len(inputs) :] if c in df.columns])
     return out.join(table, on=inputs, how="left", nulls_equal=True, maintain_order="left")
+
+
+# a 'run N' mark in a label ('x (run 2)', 'x, run 3', as ``storagelab lab --repeat`` writes them)
+RUN_MARK = r"(?i)\s*\(run\s*#?\d+\)|[,;]?\s*\brun\s*#?\d+\b"
+
+
+def config_label() -> pl.Expr:
+    """What repeats of one configuration share: the run's label (its file name where it has none) with a 'run N'
+    mark taken out. Runs appended in one file share their label, so they are repeats; two files without labels are
+    two configurations, never pooled as repeats."""
+    label = pl.coalesce(pl.col("label"), pl.col("path").str.split("/").list.last())
+    return label.str.replace_all(RUN_MARK, "").str.replace_all(r"\(\s*\)", "").str.strip_chars(" ,")
 
 
 def comparable(df: pl.DataFrame, by: tuple[str, ...] = ("workload", "direction")) -> pl.DataFrame:

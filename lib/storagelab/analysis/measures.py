@@ -4,7 +4,8 @@
 value, file_id), whatever tool wrote it. A claim names a target (the file's path under data/raw/)
 and a metric from this list, or a formula over them (see ``claims.check``):
 
-* fio: ``<direction>.bw_bytes_per_s`` (the final report's first reporting group), ``numjobs``,
+* fio: ``<direction>.bw_bytes_per_s``, ``<direction>.iops`` and ``<direction>.elapsed_ns`` (the final report's
+  first reporting group: the one run bandwidth of ``fio_runs``, total I/O over elapsed time), ``numjobs``,
   ``iodepth``, ``bs_bytes``, ``size_bytes`` (workload options, output first, then the manifest command);
 * bonnie++: one metric per test of the file's first preferred run: ``put_block``, ``rewrite``,
   ``get_block`` (bytes/s), ``seeks`` (1/s), ``seq_create`` ... (files/s), and ``<test>.latency_ns``;
@@ -44,6 +45,9 @@ def fio(runs: pl.DataFrame) -> pl.DataFrame:
         for r in first.iter_rows(named=True):
             t = raw_target(r["path"])
             rows.append((t, f"{r['direction']}.bw_bytes_per_s", r["bw_bytes_per_s"], r["file_id"]))
+            for metric in ("iops", "elapsed_ns"):
+                if r.get(metric) is not None:
+                    rows.append((t, f"{r['direction']}.{metric}", float(r[metric]), r["file_id"]))
         for r in first.unique("file_id", keep="first").iter_rows(named=True):
             t = raw_target(r["path"])
             for metric, col in (

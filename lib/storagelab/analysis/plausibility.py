@@ -55,6 +55,20 @@ def direct_bypasses_page_cache(direct, filesystem: str | None, zfs_version: str 
     return bool(version) and version >= (2, 3)
 
 
+def direct_ignored(direct, filesystem: str | None, zfs_version: str | None) -> bool | None:
+    """Whether ``direct=1`` was asked of a filesystem that ignores it (ZFS before 2.3: the ARC still caches). None
+    where it cannot be told (ZFS of an unknown version, or no filesystem label); False for buffered I/O."""
+    if str(direct) != "1":
+        return False
+    if not filesystem:
+        return None
+    if "zfs" not in filesystem.lower():
+        return False
+    if not re.findall(r"\d+", zfs_version or ""):
+        return None
+    return not direct_bypasses_page_cache(direct, filesystem, zfs_version)
+
+
 def against_cache(size_bytes: float | None, ram: float | None, l2arc: float | None = None) -> dict | None:
     """The test size against RAM (+ L2ARC): ratios and whether the file fits in the cache that can hold it.
     None when the size or the RAM is unknown."""

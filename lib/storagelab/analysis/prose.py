@@ -40,28 +40,39 @@ def change(new: float, old: float) -> str:
     return f"{(r - 1) * 100:+.1f} % ({r:.2f}x)"
 
 
-def compared(
-    new: float, old: float, noise_pct: float | None, ci_pct: float | None = None, runs: int | None = None
-) -> str:
-    """The change of ``new`` against ``old`` (the mean of repeated runs), against ``noise_pct`` (the repeats' spread,
-    half their range in percent of the mean) and ``ci_pct`` (the 95 % confidence interval of the mean, in percent):
-    inside the spread is "within noise"; outside the spread but inside the interval, a few runs cannot tell it from
-    noise; outside both, a difference. Without repeats, says that noise is unknown."""
-    c = change(new, old)
-    if noise_pct is None:
-        return f"{c}; one run each, so run-to-run noise is unknown"
-    d = abs(new / old - 1) * 100
-    if d <= noise_pct:
-        return f"{c}, within noise (repeats spread ±{noise_pct:.1f} %)"
-    if ci_pct is not None and d <= ci_pct:
-        n = f"{runs} runs" if runs else "the repeats"
-        return (
-            f"{c}, outside the repeats' spread (±{noise_pct:.1f} %) but inside the 95 % confidence interval of their "
-            f"mean (±{ci_pct:.1f} %): {n} cannot tell it from noise"
+def mib(bytes_per_s: float) -> str:
+    """'308.1 MiB/s' (signed values keep their sign)."""
+    return f"{bytes_per_s / MiB:,.1f} MiB/s"
+
+
+def comparison(c, a: str, b: str, fmt=mib) -> str:
+    """A sentence for a ``stats.Comparison`` of ``a`` against ``b`` that states the test it used and its numbers:
+    the change, then Welch's t (t, df, p, the interval of the difference), the single run against the prediction
+    interval of the other side's repeats, or that no test is possible. ``fmt`` formats a rate or difference."""
+    from . import stats
+
+    ch = change(c.a.mean, c.b.mean)
+    level = f"{c.level * 100:.0f} %"
+    if c.test == stats.PREDICTION:
+        one, ref, reps = (a, b, c.b) if c.single == "a" else (b, a, c.a)
+        verdict = (
+            "outside it: a difference beyond run-to-run noise"
+            if c.differs
+            else f"inside it: {reps.n} runs cannot tell it from run-to-run noise"
         )
-    if ci_pct is not None:
-        return f"{c}, outside the repeats' spread (±{noise_pct:.1f} %) and their 95 % confidence interval (±{ci_pct:.1f} %)"
-    return f"{c}, outside run-to-run noise (±{noise_pct:.1f} %)"
+        return (
+            f"{ch}; tested: the one run of {one} against the {level} prediction interval for one new run from the "
+            f"{reps.n} runs of {ref} ({fmt(c.interval.low)} to {fmt(c.interval.high)}, ±{c.interval_pct:.1f} %), "
+            + verdict
+        )
+    if c.test == stats.WELCH:
+        verdict = "a difference" if c.differs else "it includes no difference: the runs cannot tell it from noise"
+        return (
+            f"{ch}; tested: Welch's t test on {c.a.n} and {c.b.n} runs (t = {c.t:.2f}, df = {c.df:.1f}, "
+            f"p = {c.p_value:.2g}); the {level} confidence interval of the difference is {fmt(c.interval.low)} to "
+            f"{fmt(c.interval.high)}: {verdict}"
+        )
+    return f"{ch}; no test: {'one run each' if c.a.n == c.b.n == 1 else 'no spread'}, so run-to-run noise is unknown"
 
 
 def spread_pct(values: list[float]) -> float | None:

@@ -23,6 +23,7 @@ class Result:
     measures: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=MEASURE_SCHEMA))
     reasons: dict[str, str] = field(default_factory=dict)  # metric -> why it cannot be computed
     file_ids: list[int] = field(default_factory=list)
+    numbers: object = None  # the analysis's typed result of named numbers (a dataclass), where it has one
 
     @classmethod
     def start(cls, con, sel: Selection, measures: pl.DataFrame) -> Result:

@@ -20,7 +20,7 @@ from .base import Parsed, lines_of
 from .compressed import decompress
 
 # Order matters only where two tools could both claim a text; each sniffer is specific.
-MODULES = ("fio", "bonnie", "zdb", "partitions", "zpool", "mbuffer", "transcribed")
+MODULES = ("fio", "bonnie", "zdb", "partitions", "zfs_get", "arcstats", "zpool", "mbuffer", "transcribed")
 # control characters other than \t \n \r \x0c (form feed) and \x1b (colour codes)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
 
@@ -58,6 +58,7 @@ def _code_hash(module: ModuleType) -> str:
         here = Path(__file__).parent
         src = Path(module.__file__)
         files = sorted(src.parent.glob("*.py")) if src.name == "__init__.py" and src.parent != here else [src]
+        files += [here / f"{m}.py" for m in getattr(module, "HELPER_MODULES", ())]  # modules a parser is made of
         files += [here / "base.py", here.parent / "units.py"]
         _CODE_HASHES[name] = source_hash(files, here.parent)[:10]
     return _CODE_HASHES[name]
@@ -158,6 +159,10 @@ def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
     except ParseError as e:
         # a pasted code block (markdown, reST): every line indented alike; read it without the indent, same lines
         indent, dedented = common_indent(text)
+        what = None
+        if not indent:  # a command line indented one way above output indented another (4 spaces, then tabs)
+            indent, dedented = common_indent(text, skip_first=True)
+            what = "every line after the first" if indent else None
         if e.kind != "unknown-format" or not indent:
             raise
         try:
@@ -165,16 +170,32 @@ def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
         except ParseError:
             raise e from None
         parsed, mod = _parse_detected(dedented, mod, fmt, name)
-        what = "a tab" if indent == "\t" else f"{len(indent)} spaces" if indent.strip(" ") == "" else repr(indent)
-        parsed.warnings.insert(0, f"line 1: every line is indented by {what} (a pasted code block): read without it")
+        how = (
+            "a tab"
+            if indent == "\t"
+            else f"{len(indent)} tabs"
+            if indent.strip("\t") == ""
+            else f"{len(indent)} spaces"
+            if indent.strip(" ") == ""
+            else repr(indent)
+        )
+        parsed.warnings.insert(
+            0, f"line 1: {what or 'every line'} is indented by {how} (a pasted code block): read without it"
+        )
         return parsed, mod
     return _parse_detected(text, mod, fmt, name)
 
 
-def common_indent(text: str) -> tuple[str, str]:
-    """The blanks that start every non-blank line, and the text without them ('' and the text when none)."""
+def common_indent(text: str, skip_first: bool = False) -> tuple[str, str]:
+    """The blanks that start every non-blank line, and the text without them ('' and the text when none). With
+    ``skip_first``, those of every non-blank line after the first, which must itself be indented (a command line
+    indented by 4 spaces above output indented by tabs): the first line loses its own blanks."""
     lines = text.split("\n")
     heads = [ln[: len(ln) - len(ln.lstrip(" \t"))] for ln in lines if ln.strip()]
+    if skip_first:
+        if len(heads) < 2 or not heads[0]:
+            return "", text
+        heads = heads[1:]
     indent = os.path.commonprefix(heads) if heads else ""
     if not indent:
         return "", text

@@ -31,8 +31,10 @@ Known defects absorbed here:
 * num_dirs sits one slot right of its header name in 1.96+ CSV; the 1.98+ CSV never records the
   IO chunk size (taken from the paired text row when there is one); the 1.96 ``-s 0`` line misses
   one comma (repaired); 2.00a drops a one-digit non-default seeker count from the text size cell.
-* bon_csv2txt output (a table rebuilt from CSV by the perl script shipped with bonnie++) is refused:
-  it prints ``+++++`` as ``0k`` and reorders the size-cell parts.
+* bon_csv2txt output (a table rebuilt from CSV by the perl script shipped with bonnie++; 2.00a's is told by the
+  width of its ``Version`` line) is read, with a warning: its size cell is the CSV's ``size:chunk:seeks:seekers``
+  (not the text table's ``size:chunk:concurrency:seeks:seekers``), and it prints ``+++++`` as ``0k``: such a cell
+  is stored NULL (``too_fast`` when its CPU cell is ``+++``, which the script copies unchanged), with a warning.
 """
 
 from __future__ import annotations
@@ -615,14 +617,15 @@ class _Text:
         start = i
         version = concurrency = None
         m = _V_IO.match(self.lines[i])
+        csv2txt = False
         if m:
             version = m.group(2)
             lead = len(m.group(1))
-            if lead == 1 + max(0, 9 - len(version)) and lead != 1 + max(0, 5 - len(version)):
-                raise _err(
-                    "a table rebuilt by bon_csv2txt (it prints +++++ as 0k and reorders the size cell)",
-                    i + 1,
-                    "bonnie++'s own text table or its CSV lines",
+            csv2txt = lead == 1 + max(0, 9 - len(version)) and lead != 1 + max(0, 5 - len(version))
+            if csv2txt:
+                self.w.append(
+                    f"line {i + 1}: a table rebuilt by bon_csv2txt from CSV lines: its size cell is "
+                    "size:chunk:seeks:seekers, and a '0k' cell is the script's rendering of +++++ (or 0): stored NULL"
                 )
             i += 1
             if _IO_H2.match(self.line(i) or ""):
@@ -636,7 +639,8 @@ class _Text:
         new_style = h3.group(1) == "Name:Size etc"
         latency = new_style or _family(version) in ("1.9x", "1.98+")
         rows, j = self.read_rows(i + 1, "io", i + 1, latency=latency)
-        return {"version": version, "concurrency": concurrency, "new": new_style, "rows": rows, "start": start}, j
+        io = {"version": version, "concurrency": concurrency, "new": new_style, "rows": rows, "start": start}
+        return io | {"csv2txt": csv2txt}, j
 
     def file_block(self, i):
         start = i
@@ -742,7 +746,9 @@ def _text_run(io, io_row, f_row, version, warnings) -> _Run:
         elif toks:
             warnings.append(f"line {io_row['line']}: no size cell after the machine name (cut from the table)")
         ln = io_row["line"]
-        if size:
+        if size and io.get("csv2txt"):
+            _csv2txt_size(info, size.split(":"), ln)
+        elif size:
             parts = size.split(":")
             info["size_bytes"] = _size_bytes(parts[0], ln)
             info["chunk_bytes"] = _chunk_bytes(parts[1], ln) if len(parts) > 1 and parts[1] else DEFAULT_CHUNK
@@ -761,7 +767,7 @@ def _text_run(io, io_row, f_row, version, warnings) -> _Run:
             room = _FIELD - 1 - len(size) if size else None  # the name keeps 18 - len(size) characters
             names.append((name, room))
         for k, test in enumerate(IO_TESTS):
-            _text_result(run, test, io_row, k)
+            _text_result(run, test, io_row, k, csv2txt=bool(io.get("csv2txt")))
     if f_row:
         toks = f_row["prefix"].split()
         named = None
@@ -776,7 +782,7 @@ def _text_run(io, io_row, f_row, version, warnings) -> _Run:
         elif named:
             names.append((named, _FIELD - 1 - len(toks[0])))
         for k, test in enumerate(FILE_TESTS):
-            _text_result(run, test, f_row, k)
+            _text_result(run, test, f_row, k, csv2txt=bool(io and io.get("csv2txt")))  # its rates are the CSV's
     # the machine name: the longest printed form; the others must be its prefixes
     if names:
         best = max(names, key=lambda nr: len(nr[0]))[0]
@@ -791,7 +797,23 @@ def _text_run(io, io_row, f_row, version, warnings) -> _Run:
     return run
 
 
-def _text_result(run: _Run, test: str, row: dict, k: int) -> None:
+def _csv2txt_size(info: dict, parts: list[str], ln: int) -> None:
+    """bon_csv2txt's size cell: the CSV's size, chunk, seeks and seekers joined with ':' (2.00a's 50-field CSV)."""
+    if len(parts) > 4:
+        raise _err(
+            f"bon_csv2txt size cell {':'.join(parts)!r} has {len(parts)} parts", ln, "size[:chunk[:seeks[:seekers]]]"
+        )
+    parts += [""] * (4 - len(parts))
+    info["size_bytes"] = _size_bytes(parts[0], ln)
+    info["chunk_bytes"] = _chunk_bytes(parts[1], ln) if parts[1] else None
+    info["seeks"] = _int(parts[2], ln, "seek count") if parts[2] else None
+    info["seekers"] = _int(parts[3], ln, "seeker count") if parts[3] else None
+
+
+_CSV2TXT_ZERO = re.compile(r"^0+k?$")
+
+
+def _text_result(run: _Run, test: str, row: dict, k: int, csv2txt: bool = False) -> None:
     cell = row["cells"][k]
     lat = row["lat"][k] if row["lat"] else ""
     if cell is None and not lat:
@@ -804,8 +826,19 @@ def _text_result(run: _Run, test: str, row: dict, k: int) -> None:
         value_from="text",
         lines=(row["line"], row["lat_line"] or row["line"]),
     )
+    zero = csv2txt and _CSV2TXT_ZERO.match(res.value_text)  # bon_csv2txt prints +++++ (and 0) as '0k'
+    if zero:
+        res.value_text, res.too_fast = "", bool(_PLUS.match(res.cpu_text))
     _fill_value(res, row["line"])
-    if test in FILE_TESTS and run.family == "1.98+" and res.value is not None and "." not in res.value_text:
+    if zero:
+        res.value_text = zero.group()
+    if (
+        test in FILE_TESTS
+        and run.family == "1.98+"
+        and res.value is not None
+        and "." not in res.value_text
+        and not csv2txt
+    ):
         res.suspect = True
     run.results[test] = res
 

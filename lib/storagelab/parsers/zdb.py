@@ -22,11 +22,13 @@ import math
 import re
 
 from ..units import UnitError, zfs_nicenum
+from . import zdb_config
 from .base import LINES, Parsed, ParseError, lines_of, table
 
 TOOL = "zdb"
 PARSER_VERSION = 1
-FORMATS = ("zdb-b", "zdb-S", "zdb-DD")
+FORMATS = ("zdb-b", "zdb-S", "zdb-DD", "zdb-C")
+HELPER_MODULES = ("zdb_config",)  # part of this parser: its code is in the parser version too
 
 _HUMAN = (
     "human_units",
@@ -249,6 +251,7 @@ TABLES = {
         *LINES,
     ),
 }
+TABLES.update(zdb_config.TABLES)
 
 # --- line patterns ----------------------------------------------------------------------
 
@@ -364,6 +367,8 @@ def sniff(text: str) -> str | None:
         return "zdb-S"
     if _SNIFF_DD.search(head):
         return "zdb-DD"
+    if zdb_config.sniff(head):
+        return "zdb-C"
     return None
 
 
@@ -379,6 +384,9 @@ def strip_progress(line: str) -> str:
         if seg.strip():
             kept.append(seg)
     return "".join(kept)
+
+
+_ELIDED = ("...", "[...]", "…", "[…]")  # rows an author left out of a pasted table
 
 
 def _ratio(tok: str) -> float | None:
@@ -754,7 +762,7 @@ class _Reader:
     def h_table(self, i, m):
         block_no = self.block["block_no"] if self.block else None
         n = len(self.lines)
-        j, last, total_seen = i + 1, None, False
+        j, last, total_seen, stored = i + 1, None, False, 0
         while j < n:
             raw, s = self.lines[j], self.s(j)
             if not s:
@@ -767,7 +775,9 @@ class _Reader:
                 j = k
                 continue
             g = _GANGED.match(s)
-            if g and last is not None:
+            if s in _ELIDED:  # the author left rows out ('[...]'): the rows printed are kept
+                self.out.warnings.append(f"line {j + 1}: {s!r} in the zdb -bb table: rows left out by the author")
+            elif g and last is not None:
                 last["ganged_blocks"] = int(g[1])
             elif _STAR_ROW.match(s) or _STAR_HEAD.match(s):
                 pass
@@ -776,9 +786,12 @@ class _Reader:
                 if cells is None:
                     break
                 last = self.table_row(j, cells, block_no)
+                stored += last is not None
                 if last is not None and last["type_name"] == "Total" and last["level"] is None:
                     total_seen = True
             j += 1
+        if not total_seen and self.block is not None and self.rest_blank(j):
+            return self.cut_table(j, stored)
         if not total_seen:
             kind = "truncated" if self.rest_blank(j - 1) else "invalid"
             raise self.err(
@@ -788,6 +801,17 @@ class _Reader:
                 kind=kind,
             )
         return j
+
+    def cut_table(self, j: int, rows: int) -> int:
+        """A -bb table that stops before its Total row at the end of the file, under a complete -b summary: cut
+        where it was pasted. The summary and the complete rows are kept; a last row cut inside is dropped."""
+        n = len(self.lines)
+        partial = j < n and bool(self.s(j))
+        self.out.warnings.append(
+            f"line {j + 1 if partial else j}: the zdb -bb table stops before its Total row"
+            f"{' inside a row (dropped)' if partial else ''}: the -b summary and the {rows} complete rows (of blocks) are kept"
+        )
+        return j + 1 if partial else j
 
     @staticmethod
     def row_cells(raw: str) -> list[str] | None:
@@ -1151,4 +1175,12 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             )
     elif fmt not in FORMATS:
         raise ParseError(f"unknown zdb format {fmt!r}", kind="invalid", expected=" or ".join(FORMATS))
-    return _Reader(text, fmt).run()
+    if fmt == "zdb-C":  # configurations only (zdb -C, zdb -l)
+        parsed = Parsed(tool=TOOL, format=fmt)
+        if not zdb_config.add_configs([strip_progress(ln) for ln in lines_of(text)], parsed):
+            raise ParseError("no vdev_tree in the zdb configuration", kind="truncated", expected="a vdev_tree")
+        return parsed
+    parsed = _Reader(text, fmt).run()
+    if "vdev_tree" in text:  # the configuration printed before other output (zdb POOL, zdb -C -b ...)
+        zdb_config.add_configs([strip_progress(ln) for ln in lines_of(text)], parsed)
+    return parsed

@@ -14,9 +14,9 @@ Format (OpenZFS ``cmd/zpool/zpool_main.c``: ``print_header``/``print_pool``/``pr
   default, 10: 0.6.4-0.7, 8: 0.6.0-0.6.3, 7: Solaris ``SIZE USED AVAIL CAP HEALTH ALTROOT``).
   ``-v`` adds vdev rows (indented; with ``-H`` they start with a tab) and ``logs``/``dedup``/
   ``special``/``cache``/``spare`` section lines.
-* ``zpool iostat``: a group line (``capacity operations bandwidth``, with ``-l``/``-q``
-  more groups, which are not stored) over a column line (``pool alloc free read write read
-  write``; ``used avail`` before 2010). With ``-v`` the vdev tree is indented two spaces per
+* ``zpool iostat``: a group line (``capacity operations bandwidth``, with ``-l``/``-q`` more
+  groups, stored by ``zpool_hist.py`` in zpool_iostat_latency / zpool_iostat_queues) over a column
+  line (``pool alloc free read write read write``; ``used avail`` before 2010). With ``-v`` the vdev tree is indented two spaces per
   level, each pool ends with a dash line, and class sections start with ``logs``/``cache``/...
   lines of dashes. Interval output repeats the rows: ``sample`` counts the reports of each pool
   (0 = the first, which covers the time since the pool was imported).
@@ -29,7 +29,8 @@ Format (OpenZFS ``cmd/zpool/zpool_main.c``: ``print_header``/``print_pool``/``pr
   stored. ``-T u|d`` timestamp lines are stored with the rows that follow. Text after a
   complete table (the seed's prose) is ignored with a warning; a broken row inside a table is
   an error (``truncated`` on the last line).
-* Not supported (ParseError): histograms (``-r``/``-w``), ``zpool iostat -H -v`` (scripted
+* ``zpool iostat -r`` request-size histograms: ``zpool_hist.py`` (table ``zpool_iostat_req_size``).
+* Not supported (ParseError): latency histograms (``-w``), ``zpool iostat -H -v`` (scripted
   mode drops the indentation and section lines, so pools and vdevs cannot be told apart).
 """
 
@@ -39,11 +40,14 @@ import math
 import re
 
 from ..units import UnitError, zfs_nicenum
+from . import zpool_hist, zpool_status
 from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
 
 TOOL = "zpool"
 PARSER_VERSION = 1
-FORMATS = ("zpool-list", "zpool-iostat")
+FORMATS = ("zpool-list", "zpool-iostat", "zpool-status", zpool_hist.FORMAT, zpool_hist.W_FORMAT)
+# zpool status and the histograms / -l -q groups are read there; their code is in the parser version too
+HELPER_MODULES = ("zpool_status", "zpool_hist")
 
 _COMMON = (
     (
@@ -101,6 +105,9 @@ TABLES = {
         *LINES,
     ),
 }
+TABLES.update(zpool_status.TABLES)
+
+TABLES.update(zpool_hist.TABLES)
 
 _SECTIONS = {
     "logs": "log",
@@ -187,7 +194,13 @@ def _list_header_ok(tokens: list[str]) -> bool:
 
 def sniff(text: str) -> str | None:
     head = text[:200000]
+    if zpool_status.SNIFF.search(head):
+        return "zpool-status"
     lines = head.splitlines()
+    if zpool_hist.sniff(lines):
+        return zpool_hist.FORMAT
+    if zpool_hist.sniff_latency(lines):
+        return zpool_hist.W_FORMAT
     for i, line in enumerate(lines):
         if _IOSTAT_GROUPS.match(line) and i + 1 < len(lines) and _IOSTAT_COLS.match(lines[i + 1]):
             return "zpool-iostat"
@@ -281,6 +294,7 @@ class _State:
         self.timestamp = None
         self.samples: dict[tuple[str, str], int] = {}
         self.ignored_from = None
+        self.groups: list[str] = []  # the -l/-q column groups of the open iostat table
 
 
 def _sample(st: _State, kind: str, pool: str) -> int:
@@ -349,6 +363,7 @@ def _iostat_row(st: _State, line: str, lineno: int) -> dict | None:
         indent = len(line) - len(line.lstrip(" "))
     if len(values) != st.cols:
         raise _Bad(line)
+    extra = (st.groups, values[6:]) if len(values) > 6 else None
     depth = indent // 2
     if depth == 0 and name in _SECTIONS and all(v == "-" for v in values) and st.pool:
         st.section = _SECTIONS[name]
@@ -376,6 +391,7 @@ def _iostat_row(st: _State, line: str, lineno: int) -> dict | None:
         "write_bytes_per_s": wbw,
         "sample": sample,
         "exact": exact,
+        "_groups": extra,
     }
 
 
@@ -420,10 +436,26 @@ def _finish(rows: list[dict], iostat: bool) -> None:
             row["alloc_bytes"] = row["free_bytes"] = None  # -p prints 0 for "not applicable"
 
 
+def _emit(parsed: Parsed, rows: dict[str, list[dict]]) -> None:
+    """The rows of both tables, finished, and the -l/-q groups of each iostat row into their own tables."""
+    _finish(rows["zpool_list"], iostat=False)
+    _finish(rows["zpool_iostat"], iostat=True)
+    for name, table_rows in rows.items():
+        for row in table_rows:
+            extra = row.pop("_groups", None)
+            parsed.add(name, row)
+            if extra:
+                zpool_hist.add_group_rows(parsed, row, *extra)
+
+
 def parse(text: str, fmt: str | None = None) -> Parsed:
     if not text.strip():
         raise ParseError("file is empty", kind="empty", expected="zpool list or zpool iostat output")
     fmt = fmt or sniff(text)
+    if fmt == "zpool-status":
+        parsed = Parsed(tool=TOOL, format=fmt)
+        zpool_status.read_status(lines_of(text), parsed)
+        return parsed
     if fmt not in FORMATS:
         first = next((i for i, ln in enumerate(lines_of(text), 1) if ln.strip()), 1)
         raise ParseError(
@@ -431,6 +463,10 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             line=first,
             expected="a 'NAME SIZE ALLOC ...' or 'capacity operations bandwidth' header",
         )
+    if fmt == zpool_hist.FORMAT:
+        return zpool_hist.parse(text, TOOL)
+    if fmt == zpool_hist.W_FORMAT:
+        zpool_hist.refuse_latency(text)
     parsed = Parsed(tool=TOOL, format=fmt)
     lines = [ln.rstrip() for ln in lines_of(text)]
     last = max(i for i, ln in enumerate(lines, 1) if ln.strip())
@@ -483,7 +519,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         nxt = lines[lineno] if lineno < len(lines) else ""
         if _HISTOGRAM.match(nxt) and len(s.split()) > 1:
             raise ParseError(
-                "zpool iostat histograms (-r/-w) are not supported",
+                "zpool iostat latency histograms (-w) are not read; request-size histograms (-r) are, alone in a file",
                 line=lineno,
                 kind="unsupported-version",
                 expected="zpool iostat [-v] [-p] tables",
@@ -494,6 +530,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             and (_IOSTAT_GROUPS.match(line) or all(w in _GROUPS for w in s.split()))
         ):
             open_table("iostat", _iostat_columns(line, nxt, lineno), False, lineno)
+            st.groups = line.split()[3:]  # -l/-q groups after capacity, operations, bandwidth
             continue
         if st.kind == "iostat" and _IOSTAT_COLS.match(line):
             st.after_header = True
@@ -550,11 +587,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                 row["exact"] = True
             rows[table_name].append(row)
     flush_ignored(last + 1)
-    _finish(rows["zpool_list"], iostat=False)
-    _finish(rows["zpool_iostat"], iostat=True)
-    for name, table_rows in rows.items():
-        for row in table_rows:
-            parsed.add(name, row)
+    _emit(parsed, rows)
     if not parsed.n_rows and not re.search(r"^no pools available", text, re.M):
         raise ParseError(
             "zpool output without rows", line=last, kind="truncated", expected="pool rows under the header"

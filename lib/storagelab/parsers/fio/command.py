@@ -12,6 +12,8 @@ from ..base import SHELL_PROMPT
 # VAR=value assignments
 _WRAPPERS = frozenset(("sudo", "time", "nice", "ionice", "env", "command", "exec", "nohup"))
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# Windows prompts: cmd.exe's 'C:\\Program Files\\fio>' (no space before the command) and PowerShell's 'PS C:\\Users\\me> '
+_WINDOWS_PROMPT = re.compile(r"^(?:PS )?[A-Za-z]:\\[^>\n]*>\s*")
 
 
 def fio_command(line: str) -> str | None:
@@ -21,7 +23,7 @@ def fio_command(line: str) -> str | None:
     rest = line.strip()
     if "fio" not in rest:
         return None
-    m = SHELL_PROMPT.match(rest)
+    m = SHELL_PROMPT.match(rest) or _WINDOWS_PROMPT.match(rest)
     if m:
         rest = rest[m.end() :].strip()
     words = rest.split()
@@ -30,7 +32,7 @@ def fio_command(line: str) -> str | None:
         words[i] in _WRAPPERS or words[i].startswith("-") and i > 0 or _ASSIGNMENT.match(words[i])
     ):
         i += 1
-    if i >= len(words) - 1 or words[i].rsplit("/", 1)[-1] != "fio":
+    if i >= len(words) - 1 or re.split(r"[/\\]", words[i])[-1].lower() not in ("fio", "fio.exe"):
         return None
     at = rest.index(words[i], sum(len(w) for w in words[:i]))
     return rest[at:]

@@ -667,6 +667,13 @@ _KNOWN_LATENCY = frozenset(f"{kind}{suffix}" for kind in _LAT_KINDS for suffix i
 _NO_LATENCY = (None,) * 5
 
 
+def _timed_syncs(ddir: dict) -> bool:
+    """True for a sync section whose latency object counts calls: fio 3.x JSON gives fdatasync=N runs
+    ``"sync": {"total_ios": 0, "lat_ns": {"N": 2047, ...}}`` (fsync=N counts them in total_ios too)."""
+    lat = ddir.get("lat_ns")
+    return isinstance(lat, dict) and isinstance(lat.get("N"), int | float) and lat["N"] > 0
+
+
 def _add_direction(
     out: _Out, doc: _Document, job_index: int, direction: str, ddir: dict, kb_base: int, lo: int, hi: int
 ) -> dict | None:
@@ -697,8 +704,8 @@ def _add_direction(
         total_ios = int(total_ios)
     if io is not None:
         io *= 1.0
-    if not (total_ios or io):
-        return None
+    if not (total_ios or io) and not (direction == "sync" and _timed_syncs(ddir)):
+        return None  # a direction without I/O; a sync section counts its fdatasync calls in lat_ns N only (total_ios 0)
     if io is not None and _io_in_kib(doc, ddir):
         io *= units.KiB
     if bw is not None:

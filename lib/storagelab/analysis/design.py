@@ -1,0 +1,269 @@
+"""Test-design checks on every fio run: whether a run could measure what it is used for. A compute step that
+every analysis shares: ``check`` returns typed flags per run, ``with_design`` adds them to a runs frame
+(``fio_runs.runs``), ``marker`` gives the short mark tables and charts show beside a flagged run, and
+``sentences`` writes the findings from the flags alone.
+
+The checks, each with its threshold (a parameter of ``check``/``with_design``):
+
+* **overran** (a stall): the run's elapsed time (``fio_runs``' ``elapsed_ns``, the group's longest job) is more
+  than ``OVERRUN_TOLERANCE`` (5 %) above its ``runtime`` option. fio stops issuing at ``runtime``; it finishes
+  late only when I/O it had in flight did not complete (the homelab btrfs raid1 run: 76,061 ms against
+  ``runtime=60``). A run with no runtime limit (fio's default: until its size is done) cannot overrun.
+* **long_io** (a stall): the slowest I/O's completion latency (clat max, lat max where fio printed no clat) is at
+  least ``LONG_IO_SHARE`` (10 %) of the runtime (of the elapsed time where no runtime is known): one I/O waited a
+  tenth of the test (the same run: clat max 44,735 ms, 74 % of 60 s).
+* **too_short**: elapsed time under ``MIN_ELAPSED_S`` (5 s: shorter than ZFS's default transaction group
+  interval, ``zfs_txg_timeout`` = 5 s, and than ten of fio's default 500 ms bandwidth samples); ``sub_second``
+  under 1 s. Such a run measures start-up and caches, not a rate the device sustains.
+* **fits_in_cache**: the working set (``size`` per job, x numjobs unless the jobs share one ``--filename``)
+  fits in the RAM (+ L2ARC) the run's labels give, and its I/O goes through a cache: buffered I/O anywhere, and
+  ``direct=1`` where it does not bypass the cache. Both rules live in ``plausibility`` (``against_cache``,
+  ``direct_bypasses_page_cache``), used here and nowhere else.
+* **direct_ignored**: ``direct=1`` on a filesystem that ignores it (ZFS before 2.3: the ARC still serves it;
+  ``plausibility.direct_ignored``).
+
+A check that cannot be made (runtime, size or RAM not in the logs or labels) is None, never False, and
+``unknown`` names it. Hook: where a run carries a measured ARC hit ratio (column ``arc_hit_ratio``, from
+arcstats once they are parsed) at or above ``ARC_HIT_FLAG`` (0.5), ``arc_served`` is True and counts as a cache
+flag, whatever the size arithmetic says; until then ``arc_served`` is None.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+
+import polars as pl
+
+from . import plausibility
+
+OVERRUN_TOLERANCE = 0.05
+LONG_IO_SHARE = 0.10
+MIN_ELAPSED_S = 5.0
+ARC_HIT_FLAG = 0.5
+
+# the short name of each flag, in the order a marker lists them
+CODES = {
+    "overran": "overran",
+    "long_io": "stall",
+    "sub_second": "sub-second",
+    "too_short": "short",
+    "fits_in_cache": "cache",
+    "arc_served": "ARC",
+    "direct_ignored": "direct ignored",
+}
+MARK = "⚠"
+
+
+@dataclass(frozen=True)
+class DesignFlags:
+    """The design checks of one run: the numbers they read (seconds, bytes) and each flag (None: not checkable)."""
+
+    elapsed_s: float | None
+    runtime_s: float | None
+    slowest_io_s: float | None
+    working_set_bytes: float | None
+    cache_bytes: float | None
+    overran: bool | None
+    long_io: bool | None
+    too_short: bool | None
+    sub_second: bool | None
+    fits_in_cache: bool | None
+    direct_ignored: bool | None
+    arc_served: bool | None = None
+
+    @property
+    def overrun_ratio(self) -> float | None:
+        """elapsed / runtime."""
+        return self.elapsed_s / self.runtime_s if self.elapsed_s and self.runtime_s else None
+
+    @property
+    def slowest_io_share(self) -> float | None:
+        """The slowest I/O over the runtime (the elapsed time where no runtime is known)."""
+        span = self.runtime_s or self.elapsed_s
+        return self.slowest_io_s / span if self.slowest_io_s is not None and span else None
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """The short names of the flags raised (``CODES``); sub-second implies short, which is left out then."""
+        raised = [code for name, code in CODES.items() if getattr(self, name)]
+        return tuple(c for c in raised if not (c == "short" and "sub-second" in raised))
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.codes)
+
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        """The checks that could not be made."""
+        return tuple(
+            name for name in ("overran", "long_io", "too_short", "fits_in_cache") if getattr(self, name) is None
+        )
+
+
+def seconds(runtime) -> float | None:
+    """fio's ``runtime`` option in seconds ('60', '60s', '2m', '1h', '500ms'; fio's default unit is seconds)."""
+    if runtime is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*", str(runtime).lower())
+    if not m:
+        return None
+    scale = {"us": 1e-6, "ms": 1e-3, "s": 1.0, None: 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}[m.group(2)]
+    value = float(m.group(1)) * scale
+    return value or None  # runtime=0: no limit
+
+
+def shares_one_file(command: str | None, numjobs) -> bool:
+    """numjobs > 1 all on one ``--filename`` (no ``filename_format``): the jobs' working set is one file."""
+    from .fio_runs import parse_command
+
+    opts = parse_command(command)
+    jobs = int(numjobs) if str(numjobs or "").isdigit() else 1
+    return bool(opts.get("filename")) and jobs > 1 and "filename_format" not in opts
+
+
+def working_set(row: dict) -> float | None:
+    """Bytes a fio run's jobs read or write: ``size`` per job (``wl_size``), once when they share one file."""
+    if row.get("wl_size") is None:
+        return None
+    jobs = int(row["wl_numjobs"]) if str(row.get("wl_numjobs") or "").isdigit() else 1
+    return float(row["wl_size"]) * (1 if shares_one_file(row.get("command"), jobs) else jobs)
+
+
+def _ns_to_s(ns) -> float | None:
+    return None if ns is None else float(ns) / 1e9
+
+
+def _overran(elapsed: float | None, runtime: float | None, option, tolerance: float) -> bool | None:
+    """elapsed above runtime x (1 + tolerance); False for a run with no runtime limit (fio's default
+    ``runtime=none``: it runs until its size is done, so it cannot overrun); None where either is unknown."""
+    if elapsed is None:
+        return None
+    if runtime is None:
+        return False if option is not None and str(option).lower() in ("none", "0") else None
+    return elapsed > runtime * (1 + tolerance)
+
+
+def check(
+    row: dict,
+    min_elapsed_s: float = MIN_ELAPSED_S,
+    overrun_tolerance: float = OVERRUN_TOLERANCE,
+    long_io_share: float = LONG_IO_SHARE,
+) -> DesignFlags:
+    """The design checks of one run (a row of ``fio_runs.runs``; see the module doc for each check)."""
+    elapsed = _ns_to_s(row.get("elapsed_ns", row.get("run_max_ns")))
+    runtime = seconds(row.get("wl_runtime"))
+    slowest = _ns_to_s(row.get("clat_max_ns") if row.get("clat_max_ns") is not None else row.get("lat_max_ns"))
+    span = runtime or elapsed
+    ram, _ = plausibility.ram_bytes(row.get("command"), row.get("notes"), row.get("ram_bytes"))
+    size = working_set(row)
+    cache = plausibility.against_cache(size, ram, row.get("l2arc_bytes"))
+    bypass = plausibility.direct_bypasses_page_cache(row.get("wl_direct"), row.get("stack"), row.get("zfs_version"))
+    hit = row.get("arc_hit_ratio")
+    return DesignFlags(
+        elapsed_s=elapsed,
+        runtime_s=runtime,
+        slowest_io_s=slowest,
+        working_set_bytes=size,
+        cache_bytes=cache["cache_bytes"] if cache else None,
+        overran=_overran(elapsed, runtime, row.get("wl_runtime"), overrun_tolerance),
+        long_io=None if slowest is None or not span else slowest >= long_io_share * span,
+        too_short=None if elapsed is None else elapsed < min_elapsed_s,
+        sub_second=None if elapsed is None else elapsed < 1.0,
+        fits_in_cache=None if cache is None else cache["fits_in_cache"] and not bypass,
+        direct_ignored=plausibility.direct_ignored(row.get("wl_direct"), row.get("stack"), row.get("zfs_version")),
+        arc_served=None if hit is None else float(hit) >= ARC_HIT_FLAG,
+    )
+
+
+def marker(flags: DesignFlags) -> str:
+    """'' for a run with no flag, else '⚠ stall, overran' (the flags' short names): for table cells and chart
+    labels."""
+    return f"{MARK} {', '.join(flags.codes)}" if flags.flagged else ""
+
+
+# the columns with_design adds: DesignFlags' fields (prefixed ``design_``) and the summary of its flags
+_FIELDS = tuple(f.name for f in fields(DesignFlags))
+
+
+def _dtype(name: str) -> pl.DataType:
+    return pl.Float64 if name.endswith(("_s", "_bytes")) else pl.Boolean
+
+
+def with_design(df: pl.DataFrame, **thresholds) -> pl.DataFrame:
+    """``df`` (rows of ``fio_runs.runs``) with every DesignFlags field as a column ``design_<field>`` (seconds,
+    bytes, booleans with None where not checkable), ``design_flags`` (the short names of the flags raised),
+    ``design_flagged`` and ``design_marker`` ('' or '⚠ stall, ...'). ``thresholds``: ``check``'s keyword
+    arguments. ``flags_of(row)`` gives a row's DesignFlags back."""
+    flags = [check(r, **thresholds) for r in df.iter_rows(named=True)]
+    return df.with_columns(
+        *(pl.Series(f"design_{n}", [getattr(f, n) for f in flags], dtype=_dtype(n)) for n in _FIELDS),
+        pl.Series("design_flags", [list(f.codes) for f in flags], dtype=pl.List(pl.String)),
+        pl.Series("design_flagged", [f.flagged for f in flags], dtype=pl.Boolean),
+        pl.Series("design_marker", [marker(f) for f in flags], dtype=pl.String),
+    )
+
+
+def flags_of(row: dict) -> DesignFlags:
+    """The DesignFlags of a row of ``with_design``'s frame."""
+    return DesignFlags(**{n: row.get(f"design_{n}") for n in _FIELDS})
+
+
+def labelled(label: str, flags: DesignFlags) -> str:
+    """A run's label with its marker: 'btrfs raid1 ⚠ overran, stall'."""
+    m = marker(flags)
+    return f"{label} {m}" if m else label
+
+
+def _gib(n: float) -> str:
+    from . import prose
+
+    return prose.size(n)
+
+
+def sentence(label: str, f: DesignFlags, min_elapsed_s: float = MIN_ELAPSED_S) -> str | None:
+    """One sentence naming what is wrong with a run's design, from its flags and numbers; None if nothing is."""
+    parts = []
+    if f.overran:
+        parts.append(
+            f"ran {f.elapsed_s * 1000:,.0f} ms against runtime={f.runtime_s:g} s ({f.overrun_ratio:.2f}x): I/O it "
+            "had issued did not complete in time (a stall)"
+        )
+    if f.long_io:
+        parts.append(
+            f"its slowest I/O took {f.slowest_io_s * 1000:,.0f} ms ({100 * f.slowest_io_share:.0f} % of the "
+            f"{'runtime' if f.runtime_s else 'run'})"
+        )
+    if f.sub_second:
+        parts.append(f"it ran {f.elapsed_s:.3g} s: sub-second, too short to measure a sustained rate")
+    elif f.too_short:
+        parts.append(f"it ran {f.elapsed_s:.3g} s, under {min_elapsed_s:g} s: too short to measure a sustained rate")
+    if f.fits_in_cache:
+        parts.append(
+            f"its working set of {_gib(f.working_set_bytes)} fits in the {_gib(f.cache_bytes)} of RAM (+ L2ARC) that "
+            "can cache it, and its I/O goes through that cache"
+        )
+    if f.arc_served:
+        parts.append("the ARC answered most of its reads (arcstats)")
+    if f.direct_ignored:
+        parts.append("direct=1 on ZFS before 2.3, which ignores it (the ARC still caches)")
+    return f"{label}: " + "; ".join(parts) + "." if parts else None
+
+
+def sentences(df: pl.DataFrame, label: str = "label", min_elapsed_s: float = MIN_ELAPSED_S) -> list[str]:
+    """One sentence per flagged run of ``with_design``'s frame, in its order."""
+    out = []
+    for row in df.iter_rows(named=True):
+        s = sentence(str(row[label]), flags_of(row), min_elapsed_s)
+        if s:
+            out.append(s)
+    return out
+
+
+def not_checked(df: pl.DataFrame, label: str = "label") -> dict[str, list[str]]:
+    """Check name -> labels of the runs it could not be made on (what the logs or labels lack)."""
+    out: dict[str, list[str]] = {}
+    for row in df.iter_rows(named=True):
+        for check_name in flags_of(row).unknown:
+            out.setdefault(check_name, []).append(str(row[label]))
+    return out

@@ -1,0 +1,167 @@
+"""What the devices saw beside what fio asked for (issue 25): ``zpool iostat -r`` request-size histograms, ``-l``
+wait times and ``-q`` queue depths next to the fio runs of the same selection.
+
+``device_beside_fio(con, sel)`` returns the tables and sentences computed from them:
+
+* ``req_size``: per zpool iostat -r block (file, pool or vdev, sample) and I/O class, the I/Os counted (ind + agg),
+  the share that ZFS aggregated (agg / all), the share of I/Os of at most 4 KiB, and the median bucket (the lower
+  bound, bytes, of the size bucket holding the middle I/O). Counts are zpool's nicenum values (1.68M = 1.68 x 2^20):
+  shares of them are rounded like the counts.
+* ``waits`` / ``queues``: the -l and -q rows as stored (ns; counts).
+* ``fio``: the final fio runs (rw, block size, iodepth, the time fio printed, its end in epoch seconds when the JSON
+  output gave one, the run's length).
+* ``aligned``: zpool samples whose ``-T u`` time stamp falls inside a fio run's time span on the same host label;
+  empty unless both sides carry epoch times.
+* ``lines``: what the data shows and, as plainly, what it cannot show.
+
+What this cannot do, and says: a ``zpool iostat -r`` without an interval (the usual paste) counts every I/O since the
+pool was imported, so it cannot be laid over one fio run; a histogram sample covers its interval, not the run; fio's
+text time stamp carries no time zone, so only fio JSON (``timestamp``) and ``zpool iostat -T u`` can be aligned in
+time; pool-level counts include I/O of anything else the pool served.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from .db import frame
+from .selection import Selection
+
+_SMALL = 4096  # bytes: requests of at most one 4 KiB block
+
+
+def req_size_summary(con, sel: Selection) -> pl.DataFrame:
+    """One row per -r block (file, name, sample) and I/O class: I/Os, aggregated share, small share, median bucket."""
+    where, params = sel.sql("f")
+    cells = frame(
+        con,
+        f"""SELECT f.path, f.host, r.name, r.sample, r.timestamp, r.io_class, r.bucket_bytes,
+                   sum(r.count) AS ios, sum(CASE WHEN r.kind = 'agg' THEN r.count ELSE 0 END) AS agg
+            FROM zpool_iostat_req_size r JOIN files f USING (file_id)
+            WHERE {where}
+            GROUP BY ALL ORDER BY f.path, r.name, r.sample, r.io_class, r.bucket_bytes""",
+        params,
+    )
+    keys = ["path", "host", "name", "sample", "timestamp", "io_class"]
+    if cells.is_empty():
+        return pl.DataFrame(schema={**{k: pl.Utf8 for k in keys}, "sample": pl.Int64, "ios": pl.Float64})
+    cells = cells.with_columns(cum=pl.col("ios").cum_sum().over(keys), total=pl.col("ios").sum().over(keys))
+    return cells.group_by(keys, maintain_order=True).agg(
+        ios=pl.col("ios").sum(),
+        agg_share=pl.col("agg").sum() / pl.col("ios").sum(),
+        small_share=pl.col("ios").filter(pl.col("bucket_bytes") <= _SMALL).sum() / pl.col("ios").sum(),
+        median_bucket_bytes=pl.col("bucket_bytes")
+        .filter(pl.col("total") > 0, pl.col("cum") >= pl.col("total") / 2)
+        .first(),
+    )
+
+
+def fio_runs(con, sel: Selection) -> pl.DataFrame:
+    """The final fio runs of the selection: what was asked, when fio printed its report, and for how long it ran."""
+    where, params = sel.sql("f")
+    return frame(
+        con,
+        f"""SELECT f.path, f.host, f.label, j.job_index, j.rw, j.block_size_bytes, j.iodepth, j.report_time,
+                   j.report_epoch_s, max(r.runtime_ns) / 1e9 AS runtime_s
+            FROM fio_jobs j JOIN files f USING (file_id)
+            LEFT JOIN fio_results r ON r.file_id = j.file_id AND r.job_index = j.job_index
+            WHERE j.is_final AND {where}
+            GROUP BY ALL ORDER BY f.path, j.job_index""",
+        params,
+    )
+
+
+def _table(con, sel: Selection, name: str) -> pl.DataFrame:
+    where, params = sel.sql("f")
+    return frame(
+        con,
+        f"SELECT f.path, f.host, t.* EXCLUDE (file_id) FROM {name} t JOIN files f USING (file_id) WHERE {where} "
+        "ORDER BY f.path, t.line_start",
+        params,
+    )
+
+
+def aligned_samples(req: pl.DataFrame, fio: pl.DataFrame) -> pl.DataFrame:
+    """-r samples whose -T u epoch time stamp lies inside a fio run's span (its end minus its runtime .. its end) on
+    the same host label. Runs or samples without epoch times, or without a host label, are not aligned."""
+    cols = ["path", "name", "sample", "timestamp", "fio_path", "job_index", "rw"]
+    if req.is_empty() or fio.is_empty():
+        return pl.DataFrame(schema={c: pl.Utf8 for c in cols})
+    samples = (
+        req.select("path", "host", "name", "sample", "timestamp")
+        .unique(maintain_order=True)
+        .filter(pl.col("timestamp").str.contains(r"^\d{9,11}$"), pl.col("host").is_not_null())
+        .with_columns(epoch=pl.col("timestamp").cast(pl.Int64))
+    )
+    runs = fio.filter(
+        pl.col("report_epoch_s").is_not_null(), pl.col("runtime_s").is_not_null(), pl.col("host").is_not_null()
+    ).select(pl.col("path").alias("fio_path"), "host", "job_index", "rw", "report_epoch_s", "runtime_s")
+    both = samples.join(runs, on="host")
+    inside = (pl.col("epoch") <= pl.col("report_epoch_s")) & (
+        pl.col("epoch") >= pl.col("report_epoch_s") - pl.col("runtime_s")
+    )
+    return both.filter(inside).select(cols)
+
+
+def device_beside_fio(con, sel: Selection) -> dict:
+    """The device-side tables beside the fio runs of ``sel``, and sentences saying what they show and cannot."""
+    req = req_size_summary(con, sel)
+    fio = fio_runs(con, sel)
+    out = {
+        "req_size": req,
+        "waits": _table(con, sel, "zpool_iostat_latency"),
+        "queues": _table(con, sel, "zpool_iostat_queues"),
+        "fio": fio,
+        "aligned": aligned_samples(req, fio),
+    }
+    out["lines"] = _lines(out, sel)
+    return out
+
+
+def _lines(out: dict, sel: Selection) -> list[str]:
+    req, fio, aligned = out["req_size"], out["fio"], out["aligned"]
+    lines = []
+    if req.is_empty():
+        lines.append(
+            f"no `zpool iostat -r` output for {sel.describe()}: run `zpool iostat -r -T u POOL 10` during the fio "
+            "runs (and keep its output) to see the request sizes the disks received"
+        )
+    else:
+        for r in req.filter(pl.col("ios") > 0).iter_rows(named=True):
+            lines.append(
+                f"{r['name']} (sample {r['sample']}, {r['io_class']}): {r['ios']:,.0f} I/Os counted, "
+                f"{r['agg_share']:.0%} of them aggregated by ZFS, {r['small_share']:.0%} of at most 4 KiB, "
+                f"median request in the {_size(r['median_bucket_bytes'])} bucket"
+            )
+        since_import = req.filter(pl.col("timestamp").is_null()).select("path", "name").unique()
+        if since_import.height:
+            lines.append(
+                f"{since_import.height} -r block(s) carry no time stamp: a histogram without an interval counts "
+                "every I/O since the pool was imported, so it is shown beside the fio runs, not laid over them"
+            )
+    if fio.is_empty():
+        lines.append(f"no fio run for {sel.describe()}: nothing to set the device view beside")
+    if not aligned.is_empty():
+        n = aligned.select("path", "name", "sample").unique().height
+        lines.append(
+            f"{n} zpool sample(s) fall inside a fio run's time span on the same host: their counts are the pool's, "
+            "fio's and anything else it served then"
+        )
+    elif not req.is_empty() and not fio.is_empty():
+        lines.append(
+            "no zpool sample could be placed inside a fio run: that needs `zpool iostat -T u` time stamps, fio JSON "
+            "output (its `timestamp`) and the same host label on both; fio's text time has no time zone"
+        )
+    if out["waits"].is_empty() and out["queues"].is_empty():
+        lines.append("no `zpool iostat -l`/`-q` columns: run `zpool iostat -lq -T u POOL 10` for wait times and queues")
+    return lines
+
+
+def _size(n) -> str:
+    if n is None:
+        return "unknown"
+    n = int(n)
+    for unit, step in (("MiB", 2**20), ("KiB", 2**10)):
+        if n >= step:
+            return f"{n // step} {unit}"
+    return f"{n} B"

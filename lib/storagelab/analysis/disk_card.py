@@ -1,0 +1,323 @@
+"""The classic disk card (notebook 10): CrystalDiskMark's and KDiskMark's four tests, each read and write, as one
+card per machine and device, side by side.
+
+The tests are recognised by the workload fio ran (never by a file name or label): SEQ1M Q8T1 is a sequential
+read or write of 1 MiB blocks at iodepth 8 with one job; SEQ1M Q1T1 the same at iodepth 1; RND4K Q32T1 random
+4 KiB at iodepth 32, one job; RND4K Q1T1 at iodepth 1. ``storagelab lab fio --preset standard`` runs exactly
+these; runs of the same workload from any other source count as well.
+
+Three steps: ``query`` (SQL -> frames), ``compute`` (pure: frames -> ``DiskCard``s of named numbers), ``findings``
+(sentences from those numbers). Rates are shown in MB/s (10^6 bytes/s), as CrystalDiskMark and KDiskMark show
+them, and the database keeps bytes/s. A result's spread is that of its repeats (runs of the same test on the
+same machine and device), never fio's per-sample spread; one run says it has no run-to-run estimate.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import statistics
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from ..units import MB, MiB
+from . import design
+from .db import frame
+from .fio_runs import runs as fio_runs
+from .result import Result
+from .selection import Selection
+
+# (name, sequential?, block size bytes, iodepth, numjobs), in the card's order
+TESTS = (
+    ("SEQ1M Q8T1", True, MiB, 8, 1),
+    ("SEQ1M Q1T1", True, MiB, 1, 1),
+    ("RND4K Q32T1", False, 4096, 32, 1),
+    ("RND4K Q1T1", False, 4096, 1, 1),
+)
+DIRECTIONS = ("read", "write")
+SYSTEM_FACTS = ("cpu", "kernel", "os", "filesystem", "device", "model", "firmware", "class", "ram")
+
+P99_SQL = """
+SELECT p.file_id, j.doc_index, j.groupid, p.direction, max(p.latency_ns) AS p99_ns
+FROM fio_percentiles p JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
+WHERE {where} AND j.is_final AND p.kind = 'clat' AND p.percentile = 99.0
+GROUP BY ALL
+"""
+IOPS_SQL = """
+SELECT r.file_id, j.doc_index, j.groupid, r.direction, sum(r.iops) AS iops
+FROM fio_results r JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
+WHERE {where} AND j.is_final
+GROUP BY ALL
+"""
+
+
+# ----------------------------------------------------------------------------- query
+
+
+def query(con, sel: Selection) -> pl.DataFrame:
+    """One row per run and direction of the selection's fio runs, with the group's bandwidth (fio's group line),
+    the jobs' IOPS and worst p99 completion latency, and the workload."""
+    runs = fio_runs(con, sel)
+    if runs.is_empty():
+        return runs
+    where, params = sel.sql("f")
+    keys = ["file_id", "doc_index", "groupid", "direction"]
+    p99 = frame(con, P99_SQL.format(where=where), params)
+    iops = frame(con, IOPS_SQL.format(where=where), params)
+    labels = frame(con, "SELECT f.file_id, f.os FROM files f WHERE " + where, params)
+    out = runs.join(labels, on="file_id", how="left") if "os" not in runs.columns else runs
+    for extra in (p99, iops):
+        if not extra.is_empty():
+            out = out.join(extra, on=keys, how="left")
+    for col in ("p99_ns", "iops"):
+        if col not in out.columns:
+            out = out.with_columns(pl.lit(None, pl.Float64).alias(col))
+    return design.with_design(out)  # the test-design checks every analysis shares (too short, stall, cache ...)
+
+
+# ----------------------------------------------------------------------------- compute
+
+
+@dataclass(frozen=True)
+class CardResult:
+    test: str
+    direction: str
+    n: int  # runs of this test on this machine and device
+    bw_bytes_per_s: float  # mean of the runs' group bandwidths
+    bw_min: float
+    bw_max: float
+    sd_bytes_per_s: float | None  # run-to-run sample sd; None for one run
+    iops: float | None
+    p99_ns: float | None
+    flags: tuple[str, ...] = ()
+    file_ids: tuple[int, ...] = ()
+
+
+@dataclass
+class DiskCard:
+    machine: str
+    device: str
+    system: dict[str, str | None]
+    results: dict[tuple[str, str], CardResult] = field(default_factory=dict)
+
+    @property
+    def missing(self) -> list[str]:
+        return [f"{t} {d}" for t, *_ in TESTS for d in DIRECTIONS if (t, d) not in self.results]
+
+    @property
+    def flagged(self) -> list[CardResult]:
+        return [r for r in self.results.values() if r.flags]
+
+
+def test_of(row: dict) -> str | None:
+    """The classic test a run is, from its workload (rw, bs, iodepth, numjobs), or None."""
+    rw = (row.get("wl_rw") or "").lower()
+    if rw not in ("read", "write", "randread", "randwrite"):
+        return None
+    try:
+        bs, qd, nj = (int(row.get(k) or 0) for k in ("wl_bs", "wl_iodepth", "wl_numjobs"))
+    except ValueError:
+        return None
+    for name, sequential, t_bs, t_qd, t_nj in TESTS:
+        if sequential == (not rw.startswith("rand")) and (bs, qd, nj) == (t_bs, t_qd, t_nj):
+            return name
+    return None
+
+
+def _note(notes: str | None, key: str) -> str | None:
+    m = re.search(rf"(?:^|; |: | ){re.escape(key)}=([^;]*?)(?=;| \w+=|$)", notes or "")
+    return m.group(1).strip() if m and m.group(1).strip() not in ("", "None") else None
+
+
+def system_of(row: dict) -> dict[str, str | None]:
+    """The system table of a run from what the lab recorded (its manifest row: host, os, stack, devices, RAM and
+    the notes' key=value facts); None where nothing says."""
+    notes = row.get("notes")
+    devices = row.get("devices") or ""
+    model = re.search(r"\(([^)]*)\)", devices)
+    ram = row.get("ram_bytes")
+    return {
+        "cpu": _note(notes, "cpu"),
+        "kernel": _note(notes, "kernel"),
+        "os": row.get("os"),
+        "filesystem": row.get("stack") or _note(notes, "fstype"),
+        "device": devices.split(" (")[0] or None,
+        "model": model.group(1) if model and model.group(1) != "unknown model" else None,
+        "firmware": _note(notes, "firmware"),
+        "class": _note(notes, "device_class"),
+        "ram": f"{float(ram) / 2**30:.1f} GiB" if ram else None,
+    }
+
+
+def flags_of(row: dict) -> tuple[str, ...]:
+    """A run's flags: the lab's sanity flags (its notes' 'sanity:' entries: a virtual disk, beyond the device
+    class, cache), then the design checks' (``design.sentence``: too short, a stall, a working set in cache ...)."""
+    lab = tuple(m.strip() for m in re.findall(r"sanity: ([^;]*)", row.get("notes") or ""))
+    checked = design.sentence("run", design.flags_of(row)) if "design_flagged" in row else None
+    return lab + ((checked.removeprefix("run: ").rstrip("."),) if checked else ())
+
+
+def compute(runs: pl.DataFrame) -> list[DiskCard]:
+    """Cards of the runs that are one of the classic tests, one per (machine, device), in machine order."""
+    cards: dict[tuple[str, str], DiskCard] = {}
+    groups: dict[tuple[str, str, str, str], list[dict]] = {}
+    for row in runs.iter_rows(named=True) if not runs.is_empty() else ():
+        test = test_of(row)
+        direction = row.get("direction")
+        if test is None or direction not in DIRECTIONS or not row.get("bw_bytes_per_s"):
+            continue
+        machine = row.get("host") or "host not labelled"
+        device = (row.get("devices") or "device not labelled") + (f" | {row['stack']}" if row.get("stack") else "")
+        cards.setdefault((machine, device), DiskCard(machine, device, system_of(row)))
+        groups.setdefault((machine, device, test, direction), []).append(row)
+    for (machine, device, test, direction), rows in groups.items():
+        bws = [r["bw_bytes_per_s"] for r in rows]
+        iops = [r["iops"] for r in rows if r.get("iops")]
+        p99 = [r["p99_ns"] for r in rows if r.get("p99_ns")]
+        cards[(machine, device)].results[(test, direction)] = CardResult(
+            test=test,
+            direction=direction,
+            n=len(bws),
+            bw_bytes_per_s=statistics.fmean(bws),
+            bw_min=min(bws),
+            bw_max=max(bws),
+            sd_bytes_per_s=statistics.stdev(bws) if len(bws) > 1 else None,
+            iops=statistics.fmean(iops) if iops else None,
+            p99_ns=statistics.median(p99) if p99 else None,
+            flags=tuple(dict.fromkeys(f for r in rows for f in flags_of(r))),
+            file_ids=tuple(sorted({r["file_id"] for r in rows})),
+        )
+    return [cards[k] for k in sorted(cards)]
+
+
+# ----------------------------------------------------------------------------- findings
+
+
+def mb_s(x: float) -> str:
+    return f"{x / MB:,.1f}" if x < 100 * MB else f"{x / MB:,.0f}"
+
+
+def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str]]:
+    """(findings, missing): sentences from the cards' numbers only."""
+    run_it = "storagelab lab fio --preset standard --target DIR (a folder on the device)"
+    if not cards:
+        return [], [f"no run of the classic tests (SEQ1M Q8T1/Q1T1, RND4K Q32T1/Q1T1) in {sel.describe()}: {run_it}"]
+    out, missing = [], []
+    for c in cards:
+        done = [c.results[(t, d)] for t, *_ in TESTS for d in DIRECTIONS if (t, d) in c.results]
+        best = max(done, key=lambda r: r.bw_bytes_per_s)
+        reps = sorted({r.n for r in done})
+        noise = (
+            "one run per test: no run-to-run estimate (--repeat auto repeats until the spread settles)"
+            if reps == [1]
+            else f"{'/'.join(map(str, reps))} runs per test: the spread shown is run to run"
+        )
+        line = (
+            f"**{c.machine}, {c.device}:** {len(done)} of 8 results; the highest is {best.test} {best.direction} at "
+            f"{mb_s(best.bw_bytes_per_s)} MB/s; {noise}."
+        )
+        if c.flagged:
+            line += f" {len(c.flagged)} flagged, e.g. {c.flagged[0].test} {c.flagged[0].direction}: {c.flagged[0].flags[0]}."
+        out.append(line)
+        if c.missing:
+            missing.append(f"{c.machine}, {c.device}: no {', '.join(c.missing)} ({run_it})")
+        unknown = [k for k in SYSTEM_FACTS if not c.system.get(k)]
+        if unknown:
+            missing.append(
+                f"{c.machine}, {c.device}: the system table lacks {', '.join(unknown)} (the lab records them; "
+                "for other logs add host/devices/os/notes columns to the manifest)"
+            )
+    return out, missing
+
+
+def analyse(con, sel: Selection) -> tuple[Result, list[DiskCard]]:
+    runs = query(con, sel)
+    cards = compute(runs)
+    res = Result(selection=sel)
+    res.findings, res.missing = findings(cards, sel)
+    unmatched = sel.unmatched(con)  # no stored file has the selection's labels: said first
+    res.missing[:0] = [unmatched] if unmatched else []
+    res.file_ids = sorted({f for c in cards for r in c.results.values() for f in r.file_ids})
+    res.headline = {"cards (machine x device)": str(len(cards))}
+    return res, cards
+
+
+# ----------------------------------------------------------------------------- display (HTML, escaped)
+
+
+def _cell(r: CardResult | None, sequential: bool) -> str:
+    if r is None:
+        return '<td class="na">not run</td>'
+    spread = (
+        f"<br><small>±{r.sd_bytes_per_s / MB:,.1f} sd, n={r.n}</small>"
+        if r.sd_bytes_per_s is not None
+        else "<br><small>n=1</small>"
+    )
+    iops = "" if sequential or r.iops is None else f"<br><small>{r.iops:,.0f} IOPS</small>"
+    p99 = "" if r.p99_ns is None else f"<br><small>p99 {r.p99_ns / 1e6:,.3g} ms</small>"
+    mark = ' class="flagged" title="' + html.escape("; ".join(r.flags)) + '"' if r.flags else ""
+    return f"<td{mark}><b>{mb_s(r.bw_bytes_per_s)}</b>{'⚑' if r.flags else ''}{iops}{p99}{spread}</td>"
+
+
+def card_html(c: DiskCard) -> str:
+    rows = "".join(
+        f"<tr><th>{name}</th>{''.join(_cell(c.results.get((name, d)), seq) for d in DIRECTIONS)}</tr>"
+        for name, seq, *_ in TESTS
+    )
+    system = "".join(f"<tr><th>{k}</th><td>{html.escape(str(c.system.get(k) or '?'))}</td></tr>" for k in SYSTEM_FACTS)
+    flags = sorted({f for r in c.flagged for f in r.flags})
+    flag_list = "".join(f"<li>{html.escape(f)}</li>" for f in flags)
+    return (
+        '<div class="disk-card" style="border:1px solid #999;border-radius:6px;padding:8px;margin:6px;'
+        'min-width:320px;max-width:480px;flex:1">'
+        f"<h4>{html.escape(c.machine)}<br><small>{html.escape(c.device)}</small></h4>"
+        '<table class="card"><tr><th>MB/s</th><th>Read</th><th>Write</th></tr>'
+        f"{rows}</table>"
+        f'<table class="system">{system}</table>'
+        + (f"<p>⚑ flagged:</p><ul>{flag_list}</ul>" if flags else "<p>no flag</p>")
+        + "</div>"
+    )
+
+
+def cards_html(cards: list[DiskCard]) -> str:
+    """Every card side by side (they wrap on a narrow page)."""
+    return '<div style="display:flex;flex-wrap:wrap;overflow-x:auto">' + "".join(card_html(c) for c in cards) + "</div>"
+
+
+def card_lines(cards: list[DiskCard]) -> list[str]:
+    """The cards as text, one line per result in the card's order (the notebook's checked output)."""
+    lines = []
+    for c in cards:
+        lines.append(f"{c.machine} | {c.device}")
+        for name, *_ in TESTS:
+            for d in DIRECTIONS:
+                r = c.results.get((name, d))
+                if r is None:
+                    lines.append(f"  {name} {d}: not run")
+                    continue
+                iops = f", {r.iops:,.0f} IOPS" if r.iops and name.startswith("RND") else ""
+                p99 = f", p99 {r.p99_ns / 1e6:.3g} ms" if r.p99_ns else ""
+                flag = ", FLAGGED" if r.flags else ""
+                lines.append(f"  {name} {d}: {mb_s(r.bw_bytes_per_s)} MB/s{iops}{p99}, n={r.n}{flag}")
+    return lines
+
+
+def cards_frame(cards: list[DiskCard]) -> pl.DataFrame:
+    """The cards as one table (the checked output and the CSV-like view): one row per machine, device, test."""
+    rows = [
+        {
+            "machine": c.machine,
+            "device": c.device,
+            "test": r.test,
+            "direction": r.direction,
+            "runs": r.n,
+            "MB/s": round(r.bw_bytes_per_s / MB, 1),
+            "IOPS": None if r.iops is None else round(r.iops),
+            "p99 ms": None if r.p99_ns is None else float(f"{r.p99_ns / 1e6:.3g}"),
+            "flagged": bool(r.flags),
+        }
+        for c in cards
+        for r in c.results.values()
+    ]
+    return pl.DataFrame(rows) if rows else pl.DataFrame()

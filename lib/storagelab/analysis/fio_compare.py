@@ -1,0 +1,156 @@
+"""Comparing fio runs of one workload at one depth (notebook 08), with run-to-run noise from repeats only
+(``stats``): fio's per-sample bandwidth spread within a run is never used as noise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from .fio_depth import qd_label
+
+
+@dataclass(frozen=True)
+class Point:
+    """The runs of one workload at one iodepth x numjobs, as the comparison found them (named numbers)."""
+
+    workload: str
+    direction: str
+    iodepth: int | None
+    numjobs: int | None
+    flagged: list[str]  # labels of the flagged runs left out
+    flagged_runs: int
+    setups: int  # setups with unflagged runs
+    a: str | None = None  # the fastest setup (or the one setup)
+    b: str | None = None  # the second fastest
+    repeats: object = None  # stats.Repeats of ``a`` when it is the only setup
+    comparison: object = None  # stats.Comparison of a against b
+    zfs_a: str = ""
+    zfs_b: str = ""
+
+
+def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
+    """Runs of one workload at one iodepth x numjobs (``fio_depth`` rows with ``workload``, ``setup``, ``flag``
+    and the run's bandwidth: its reporting group's):
+
+    * a run is one fio run (file and report): repeats are the runs of one setup, whether in several files or
+      appended to one (``doc_index``);
+    * two or more setups: the two fastest by mean bandwidth, by the test their repeats allow (``stats.compare``:
+      Welch's t test where both have repeats, a single run against the other's prediction interval, else no test);
+      fio's per-sample bandwidth spread is never used as noise;
+    * one setup run more than once: its ``stats.Repeats`` (mean, confidence and prediction intervals);
+    * flagged runs (``suspect``: a design flag, or 05's plausibility flag unless it is weak) are left out, and
+      counted.
+
+    ``zfs_of``: file_id -> ZFS version (two setups on different versions are not like for like).
+    """
+    from . import stats
+
+    out = []
+    key = ["workload", "direction", "iodepth", "numjobs"]
+    zfs_of = zfs_of or {}
+    rows = depth.filter(pl.col("bw_bytes_per_s").is_not_null()).with_columns(
+        pl.col("file_id").map_elements(lambda f: zfs_of.get(f) or "", return_dtype=pl.String).alias("zfs")
+    )
+    for (workload, direction, qd, nj), g in rows.group_by(key, maintain_order=True):
+        if g.select("file_id", "doc_index").n_unique() < 2:
+            continue
+        suspect = pl.col("suspect") if "suspect" in g.columns else pl.col("flag").is_not_null()
+        flagged = g.filter(suspect)
+        per = (
+            g.filter(~suspect)
+            .group_by("setup", "file_id", "doc_index", maintain_order=True)
+            .agg(pl.col("bw_bytes_per_s").sum(), pl.col("zfs").first())  # one figure per run and direction
+            .group_by("setup", maintain_order=True)
+            .agg(
+                pl.col("bw_bytes_per_s").alias("values"),
+                pl.col("zfs").filter(pl.col("zfs") != "").unique().sort().str.join("/").alias("zfs"),
+            )
+            .with_columns(mean=pl.col("values").list.mean())
+            .sort("mean", descending=True)
+        )
+        p = dict(
+            workload=workload,
+            direction=direction,
+            iodepth=qd,
+            numjobs=nj,
+            flagged=sorted(set(flagged["label"].to_list())),
+            flagged_runs=flagged.select("file_id", "doc_index").n_unique(),
+            setups=per.height,
+        )
+        if per.height == 1 and per["values"].list.len()[0] >= 2:
+            r = per.row(0, named=True)
+            p.update(a=r["setup"], repeats=stats.summarise(r["values"]))
+        elif per.height >= 2:
+            a, b = per.row(0, named=True), per.row(1, named=True)
+            c = stats.compare(stats.summarise(a["values"]), stats.summarise(b["values"]))
+            p.update(a=a["setup"], b=b["setup"], comparison=c, zfs_a=a["zfs"], zfs_b=b["zfs"])
+        elif not p["flagged"]:
+            continue
+        out.append(Point(**p))
+    return out
+
+
+def point_sentence(p: Point) -> str:
+    """One sentence per ``Point``, naming the test its comparison used."""
+    from . import stats
+
+    head = f"`{p.workload}` {p.direction} at QD {qd_label(p.iodepth, p.numjobs)}"
+    left_out = f" {p.flagged_runs} flagged run(s) left out ({', '.join(p.flagged)})." if p.flagged else ""
+    if p.comparison is None and p.repeats is None:
+        return f"{head}: nothing left to compare.{left_out}"
+    if p.repeats is not None:
+        return f"{head}: {repeats_sentence(p.a, p.repeats)}{left_out}"
+    c = p.comparison
+    more = f" ({p.setups} setups, the two fastest)" if p.setups > 2 else ""
+    unlike = (
+        f" Not like for like: ZFS {p.zfs_a} against {p.zfs_b}." if p.zfs_a and p.zfs_b and p.zfs_a != p.zfs_b else ""
+    )
+    repeat = (
+        " Repeat the runs (`storagelab lab fio --repeat 3`) for a run-to-run estimate." if c.test == stats.NONE else ""
+    )
+    return f"{head}{more}: {comparison_sentence(p.a, p.b, c)}{unlike}{repeat}{left_out}"
+
+
+def point_comparisons(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[str]:
+    """``points`` as sentences (``point_sentence``)."""
+    return [point_sentence(p) for p in points(depth, zfs_of)]
+
+
+def repeats_sentence(setup: str, r) -> str:
+    """'3 runs of SETUP: mean 8.0 MiB/s (...), 95 % confidence interval of the mean ±x %, prediction interval for
+    one more run ±y %'."""
+    from . import prose
+
+    text = f"{r.n} runs of {setup}: mean {prose.rate(r.mean)}"
+    if r.ci is None:
+        return text + "."
+    boot = (
+        ""
+        if r.bootstrap is None
+        else f"; bootstrap interval of the mean {prose.rate(r.bootstrap.low)} to {prose.rate(r.bootstrap.high)}"
+    )
+    return (
+        f"{text}, range {prose.rate(r.low)} to {prose.rate(r.high)}; {100 * r.level:.0f} % confidence interval of the "
+        f"mean ±{r.ci.half_pct:.1f} %, prediction interval for one more run ±{r.pi.half_pct:.1f} % (t distribution, "
+        f"{r.n - 1} degree(s) of freedom){boot}."
+    )
+
+
+def comparison_sentence(a: str, b: str, c) -> str:
+    """A against B from a ``stats.Comparison``, naming the test."""
+    from . import prose, stats
+
+    faster = "faster" if c.diff > 0 else "slower"
+    head = (
+        f"{a} ({c.a.n} run(s), mean {prose.rate(c.a.mean)}) is {abs(c.diff_pct):.1f} % {faster} than {b} "
+        f"({c.b.n} run(s), mean {prose.rate(c.b.mean)})"
+    )
+    if c.test == stats.NONE:
+        return f"{head}; {stats.TESTS[stats.NONE]}."
+    verdict = "a difference beyond run-to-run noise" if c.differs else "not distinguishable from run-to-run noise"
+    if c.test == stats.WELCH:
+        detail = f"p = {c.p_value:.3g}, {100 * c.level:.0f} % interval of the difference ±{c.interval_pct:.1f} %"
+    else:
+        detail = f"{100 * c.level:.0f} % prediction interval ±{c.interval_pct:.1f} %"
+    return f"{head}: {verdict} ({c.test_name}; {detail})."

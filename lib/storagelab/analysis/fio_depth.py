@@ -1,0 +1,360 @@
+"""fio results per run and direction against I/Os in flight (notebook 08): the job rows of the final
+reports with their clat (else lat) percentiles (``load_summary``, ``summary``), the threads of one job as one run
+(``per_run``), each job's workload (``with_job_workloads``), and per workload the rows ordered by iodepth x
+numjobs (``against_depth``, fio-plot's iodepth/numjobs charts)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+PERCENTILES = {50.0: "p50_ns", 99.0: "p99_ns", 99.9: "p99_9_ns"}
+WORKLOAD = ("rw", "block_size_bytes", "direction")
+
+
+def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
+    """fio_jobs x fio_results (final reports) with the clat (else lat) percentiles 50/99/99.9 pivoted."""
+    from . import frame
+
+    where = "" if file_ids is None else "AND list_contains(?::INTEGER[], j.file_id)"
+    params = [] if file_ids is None else [sorted({int(i) for i in file_ids})]
+    jobs = frame(
+        con,
+        f"""
+        SELECT f.file_id, f.path, f.sha256, j.line_start, j.line_end, f.label, j.job_index, j.doc_index, j.jobname, j.groupid, j.rw, j.block_size_bytes,
+               j.iodepth,
+               coalesce(j.numjobs, j.jobs) AS numjobs, j.ioengine, j.options_json,
+               coalesce(f.command, c.command) AS command, r.direction, r.iops,
+               r.bw_bytes_per_s,
+               r.bw_stdev_bytes_per_s, r.bw_mean_bytes_per_s, r.bw_samples, r.iops_stdev, r.iops_mean,
+               r.iops_samples, r.clat_mean_ns, r.lat_mean_ns, r.total_ios, r.io_bytes,
+               -- fio's IO depths distribution: 100 % at 1 = never more than one I/O in flight (a synchronous engine)
+               (SELECT d.pct FROM fio_iodepths d WHERE d.file_id = j.file_id AND d.job_index = j.job_index
+                  AND d.kind = 'depth' AND d.bucket = '1') AS depth1_pct
+        FROM fio_jobs j JOIN fio_results r USING (file_id, job_index) JOIN files f USING (file_id)
+        LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
+          ON c.file_id = j.file_id AND j.doc_index >= c.doc_index AND (c.next_doc IS NULL OR j.doc_index < c.next_doc)
+        WHERE j.is_final {where} ORDER BY f.path, j.job_index, r.direction""",
+        params,
+    )
+    pct = frame(
+        con,
+        f"""
+        SELECT p.file_id, p.job_index, p.direction, p.kind, p.percentile, p.latency_ns
+        FROM fio_percentiles p JOIN fio_jobs j USING (file_id, job_index)
+        WHERE j.is_final AND p.percentile IN (50, 99, 99.9) {where.replace("j.file_id", "p.file_id")}""",
+        params,
+    )
+    return summary(jobs, pct)
+
+
+def summary(jobs: pl.DataFrame, percentiles: pl.DataFrame) -> pl.DataFrame:
+    """Add p50_ns, p99_ns, p99_9_ns (and ``pct_kind``: clat, or lat where a job has no clat percentiles)
+    to rows keyed by file_id, job_index, direction."""
+    key = ["file_id", "job_index", "direction"]
+    if percentiles.is_empty():
+        return jobs.with_columns(
+            *(pl.lit(None, pl.Float64).alias(c) for c in PERCENTILES.values()), pl.lit(None, pl.Utf8).alias("pct_kind")
+        )
+    p = percentiles.filter(pl.col("kind").is_in(["clat", "lat"]))
+    # clat first; lat only for (job, direction) without clat percentiles
+    best = p.group_by(key).agg(pl.col("kind").sort().first().alias("pct_kind"))  # 'clat' < 'lat'
+    p = p.join(best, on=key).filter(pl.col("kind") == pl.col("pct_kind"))
+    wide = (
+        p.with_columns(pl.col("percentile").replace_strict(PERCENTILES, default=None).alias("col"))
+        .filter(pl.col("col").is_not_null())
+        .pivot(on="col", index=[*key, "pct_kind"], values="latency_ns", aggregate_function="first")
+    )
+    for c in PERCENTILES.values():
+        if c not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, pl.Float64).alias(c))
+    return jobs.join(wide.select(*key, *PERCENTILES.values(), "pct_kind"), on=key, how="left")
+
+
+def qd_label(iodepth, numjobs) -> str:
+    """'8 x 4' (I/O depth x jobs), '?' for what the output does not say (terse output, no command)."""
+    return f"{or_unknown(iodepth)} x {or_unknown(numjobs)}"
+
+
+def or_unknown(value) -> str:
+    return "?" if value is None else str(value)
+
+
+def per_run(summary_df: pl.DataFrame) -> pl.DataFrame:
+    """One row per run and direction: the threads of one job (fio prints one object per thread of
+    ``numjobs=N`` unless group_reporting is on; they share file, report, reporting group and job name)
+    combined: fio runs appended to one file (the final report of each, ``doc_index``) stay apart.
+    IOPS and bandwidth (and their per-sample means) are summed and their per-sample stdevs combined as
+    independent (root of the summed variances); mean latencies are weighted by IOPS; the percentiles are
+    the slowest thread's (percentiles of threads cannot be added: ``pct_kind`` says "clat, slowest of N
+    threads"). ``threads`` = the job objects combined (1 for a group-reported job)."""
+    if summary_df.is_empty():
+        return summary_df.with_columns(pl.lit(None, pl.UInt32).alias("threads"))
+    key = [c for c in ("file_id", "doc_index", "groupid", "jobname", "direction") if c in summary_df.columns]
+    rest = [c for c in summary_df.columns if c not in key]
+    summed = ["iops", "bw_bytes_per_s", "bw_mean_bytes_per_s", "iops_mean", "total_ios", "io_bytes"]
+    slowest = list(PERCENTILES.values())
+    iops = pl.col("iops")
+    weighted = {
+        c: pl.when(iops.sum() > 0).then((pl.col(c) * iops).sum() / iops.sum()).otherwise(pl.col(c).mean())
+        for c in ("clat_mean_ns", "lat_mean_ns")
+    }
+    aggs = []
+    for c in rest:
+        if c in summed:
+            aggs.append(pl.when(pl.col(c).is_null().all()).then(None).otherwise(pl.col(c).sum()).alias(c))
+        elif c in ("bw_stdev_bytes_per_s", "iops_stdev"):
+            aggs.append(pl.when(pl.col(c).is_null().all()).then(None).otherwise((pl.col(c) ** 2).sum().sqrt()).alias(c))
+        elif c in ("bw_samples", "iops_samples"):
+            aggs.append(pl.col(c).min().alias(c))
+        elif c in weighted:
+            aggs.append(weighted[c].alias(c))
+        elif c in slowest:
+            aggs.append(pl.col(c).max().alias(c))
+        elif c == "numjobs":  # N thread records of a job without group_reporting: N jobs, whatever each says
+            aggs.append(
+                pl.when(pl.len() > 1)
+                .then(pl.max_horizontal(pl.col(c).max(), pl.len()))
+                .otherwise(pl.col(c).first())
+                .alias(c)
+            )
+        else:
+            aggs.append(pl.col(c).first().alias(c))
+    out = summary_df.group_by(key, maintain_order=True).agg(*aggs, pl.len().cast(pl.UInt32).alias("threads"))
+    return out.with_columns(
+        pl.when(pl.col("threads") > 1)
+        .then(pl.col("pct_kind") + pl.lit(", slowest of ") + pl.col("threads").cast(pl.String) + pl.lit(" threads"))
+        .otherwise(pl.col("pct_kind"))
+        .alias("pct_kind")
+    ).select(summary_df.columns + ["threads"])
+
+
+def with_job_workloads(summary_df: pl.DataFrame) -> pl.DataFrame:
+    """Each job's own workload (``workload``: rw, bs, ioengine, direct, sync, size, runtime; not the depth) from
+    its own options, then the file's command (a file may hold jobs of several workloads: a kbench output runs 12
+    in one group), and the iodepth and numjobs it runs at where the output does not print them (fio's
+    defaults, the command); ``label`` falls back to the path."""
+    from . import fio_runs
+
+    with_wl = fio_runs.with_workloads(summary_df)
+    label = pl.coalesce("label", pl.col("path").str.split("/").list.last())
+    return summary_df.with_columns(
+        # a job whose mode or block size is unknown is set against no other: its workload names it alone
+        workload=pl.when(with_wl["workload_known"])
+        .then(with_wl["workload_at_any_depth"])
+        .otherwise(
+            with_wl["workload_at_any_depth"]
+            + pl.lit(" (")
+            + pl.coalesce("label", pl.col("path").str.split("/").list.last())
+            + pl.lit(": ")
+            + pl.col("jobname")
+            + pl.lit(")")
+        ),
+        iodepth=pl.coalesce(pl.col("iodepth").cast(pl.Int64), with_wl["wl_iodepth"].cast(pl.Int64, strict=False)),
+        block_size_bytes=pl.coalesce(
+            pl.col("block_size_bytes").cast(pl.Int64), with_wl["wl_bs"].cast(pl.Int64, strict=False)
+        ),
+        numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), with_wl["wl_numjobs"].cast(pl.Int64, strict=False)),
+        label=label,
+    )
+
+
+def against_depth(summary_df: pl.DataFrame, by: Sequence[str] = WORKLOAD) -> pl.DataFrame:
+    """Per workload (rw, block size, direction), rows ordered by iodepth then numjobs, with
+    ``outstanding`` = iodepth x numjobs (I/Os in flight) and IOPS/bandwidth relative to the workload's
+    row with the fewest I/Os in flight (``x_iops``, ``x_bw``)."""
+    df = summary_df.with_columns((pl.col("iodepth") * pl.col("numjobs")).alias("outstanding"))
+    df = df.sort([*by, "outstanding", "iodepth", "numjobs"], nulls_last=True)
+    first = pl.col("iops").first().over(list(by))
+    first_bw = pl.col("bw_bytes_per_s").first().over(list(by))
+    return df.with_columns(
+        (pl.col("iops") / first).alias("x_iops"), (pl.col("bw_bytes_per_s") / first_bw).alias("x_bw")
+    )
+
+
+def depth_lines(depth: pl.DataFrame) -> list[str]:
+    """``against_depth`` as text, one line per run and direction: label, QD iodepth x numjobs, IOPS and MiB/s of the
+    run (its reporting group's), the p50/p99/p99.9 latency in ms where fio printed percentiles ('sync': of the
+    fsync/fdatasync calls, one per durable write), and a flagged run's marker ('⚠ overran, stall')."""
+    out = []
+    for r in depth.iter_rows(named=True):
+        line = (
+            f"{(r['label'] or r['path'])[:36]:<36} {r['direction']:<5} QD {qd_label(r['iodepth'], r['numjobs'])}: "
+            f"{r['iops']:>10,.0f} IOPS {r['bw_bytes_per_s'] / 2**20:9.1f} MiB/s"
+        )
+        if any(r[c] is not None for c in PERCENTILES.values()):
+            line += f"  {'sync ' if r.get('pct_kind') == 'sync' else ''}p50/p99/p99.9 " + " / ".join(
+                "n/a" if r[c] is None else f"{r[c] / 1e6:.3f}" for c in PERCENTILES.values()
+            )
+            line += " ms"
+        if r.get("flag"):
+            line += f"  {r['flag'] if r['flag'].startswith('⚠') else '⚠ ' + r['flag']}"
+        out.append(line)
+    return out
+
+
+def config(df: pl.DataFrame) -> pl.Expr:
+    """What one run was measured on: 'host | stack | layout | devices' (devices where labelled), naming a label
+    that is missing ('host not labelled', 'layout not labelled'; was '? | ? 1 1')."""
+    host = pl.col("host").cast(pl.Utf8).fill_null("host not labelled")
+    stack = pl.col("stack").cast(pl.Utf8).fill_null("stack not labelled")
+    known = pl.all_horizontal(pl.col(c).is_not_null() for c in ("vdev_type", "vdev_count", "vdev_width"))
+    layout = (
+        pl.when(known)
+        .then(
+            pl.concat_str(
+                [
+                    pl.col("vdev_type"),
+                    pl.lit(" "),
+                    pl.col("vdev_count").cast(pl.Utf8),
+                    pl.lit("x"),
+                    pl.col("vdev_width").cast(pl.Utf8),
+                ]
+            )
+        )
+        .when(pl.col("vdev_type").is_not_null())
+        .then(pl.col("vdev_type").cast(pl.Utf8) + pl.lit(" (vdev count or width not labelled)"))
+        .otherwise(pl.lit("layout not labelled"))
+    )
+    devices = pl.col("devices").cast(pl.Utf8) if "devices" in df.columns else pl.lit(None, pl.Utf8)
+    return pl.concat_str([host, stack, layout, devices], separator=" | ", ignore_nulls=True)
+
+
+def with_run_bandwidth(summ: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """Each run's bandwidth as fio's group line gives it (``runs``: one row per file, report, group and
+    direction; total I/O over the group's elapsed time), and its IOPS as the group's I/Os over that time, where
+    the reporting group holds this job alone (its threads, without group_reporting: 2 jobs of 653 and 1132 MiB/s
+    are 1306.1 MiB/s for 256 MiB in 0.196 s, not 1785.8). ``bw_basis`` says which: 'group' or, where a group ran
+    several different jobs, 'job' (fio's per-job rate, the only figure of that job alone). Adds ``config`` and
+    ``setup`` (config and fio version: a depth curve is drawn within one setup only)."""
+    key = ["file_id", "doc_index", "groupid", "direction"]
+    group = runs.select(
+        *key,
+        pl.col("bw_bytes_per_s").alias("group_bw"),
+        pl.col("run_max_ns").alias("group_ns"),
+        "host",
+        "tool_version",
+        config(runs).alias("config"),
+    ).unique(key, keep="first")
+    alone = pl.col("jobname").n_unique().over("file_id", "doc_index", "groupid") == 1
+    out = summ.join(group.cast({k: summ.schema[k] for k in key if k in summ.columns}), on=key, how="left")
+    use = alone & pl.col("group_bw").is_not_null()
+    return out.with_columns(
+        bw_bytes_per_s=pl.when(use).then(pl.col("group_bw")).otherwise(pl.col("bw_bytes_per_s")),
+        iops=pl.when(use & pl.col("total_ios").is_not_null() & (pl.col("group_ns") > 0))
+        .then(pl.col("total_ios") / (pl.col("group_ns") / 1e9))
+        .otherwise(pl.col("iops")),
+        bw_basis=pl.when(use).then(pl.lit("group")).otherwise(pl.lit("job")),
+        # one setup: one labelled host, configuration and fio version; a file without a host label is a setup of
+        # its own (two unlabelled files may be two machines)
+        # one setup: one labelled host and configuration; a file without a host label is a setup of its own (two
+        # unlabelled files may be two machines)
+        setup=pl.when(pl.col("host").is_null())
+        .then(pl.lit("file ") + pl.col("path").str.split("/").list.last() + pl.lit(" (host not labelled)"))
+        .otherwise(pl.col("config").fill_null("not in a run")),
+    ).drop("group_bw", "group_ns")
+
+
+def with_durable_percentiles(summ: pl.DataFrame, durable_pct: pl.DataFrame) -> pl.DataFrame:
+    """For the write rows of jobs with fsync/fdatasync, the percentiles of the sync calls (one per durable write)
+    instead of write()'s completion into the page cache; ``pct_kind`` 'sync (fsync/fdatasync)'."""
+    sync = durable_pct.filter(pl.col("direction") == "sync")
+    if sync.is_empty():
+        return summ
+    names = {p: c for p, c in PERCENTILES.items()}
+    wide = (
+        sync.filter(pl.col("percentile").is_in(list(names)))
+        .with_columns(pl.col("percentile").replace_strict(names).alias("col"))
+        .pivot(on="col", index=["file_id", "job_index"], values="latency_ns", aggregate_function="first")
+    )
+    for c in PERCENTILES.values():
+        if c not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, pl.Float64).alias(c))
+    wide = wide.select("file_id", "job_index", *(pl.col(c).alias(f"sync_{c}") for c in PERCENTILES.values()))
+    out = summ.join(
+        wide.cast({k: summ.schema[k] for k in ("file_id", "job_index")}), on=["file_id", "job_index"], how="left"
+    )
+    durable = (pl.col("direction") == "write") & pl.col("sync_p99_ns").is_not_null()
+    return out.with_columns(
+        *(pl.when(durable).then(pl.col(f"sync_{c}")).otherwise(pl.col(c)).alias(c) for c in PERCENTILES.values()),
+        pct_kind=pl.when(durable).then(pl.lit("sync")).otherwise(pl.col("pct_kind")),
+    ).drop(*(f"sync_{c}" for c in PERCENTILES.values()))
+
+
+@dataclass(frozen=True)
+class DepthLevel:
+    outstanding: int | None
+    runs: int
+    iops: float
+    iops_low: float
+    iops_high: float
+    bw: float
+    bw_low: float
+    bw_high: float
+    p99_ns: float | None  # the median of the runs' p99 (percentiles are not averaged)
+
+
+@dataclass(frozen=True)
+class DepthCurve:
+    """One workload and direction on one setup (config and fio version), its depths in order."""
+
+    workload: str
+    direction: str
+    setup: str
+    metric: str  # 'IOPS' (blocks below 64 KiB, or unknown) or 'bandwidth'
+    runs: int  # fio runs (file, report)
+    jobs: int  # rows (a run of several jobs has several)
+    levels: list[DepthLevel]
+    labels: list[str]
+    other_setups: list[str]  # the same workload on other setups: no line or ratio across them
+    unlabelled_files: int  # files without a host label among the curve's
+    files: int
+    flagged: list[str]  # labels of flagged runs on the curve
+    pct_kind: str | None
+
+
+def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve]:
+    out = []
+    for (workload, direction), w in depth.group_by(["workload", "direction"], maintain_order=True):
+        setups = w["setup"].unique(maintain_order=True).to_list()
+        for setup, g in w.group_by("setup", maintain_order=True):
+            levels = (
+                g.group_by("outstanding")
+                .agg(
+                    runs=pl.len(),
+                    iops=pl.col("iops").mean(),
+                    iops_low=pl.col("iops").min(),
+                    iops_high=pl.col("iops").max(),
+                    bw=pl.col("bw_bytes_per_s").mean(),
+                    bw_low=pl.col("bw_bytes_per_s").min(),
+                    bw_high=pl.col("bw_bytes_per_s").max(),
+                    p99_ns=pl.col("p99_ns").median(),
+                )
+                .sort("outstanding", nulls_last=True)
+            )
+            bs = g["block_size_bytes"].max()
+            out.append(
+                DepthCurve(
+                    workload=workload,
+                    direction=direction,
+                    setup=setup[0],
+                    metric="bandwidth" if bs is not None and bs >= large_block else "IOPS",
+                    runs=g.select("file_id", "doc_index").n_unique(),
+                    jobs=g.height,
+                    levels=[DepthLevel(**r) for r in levels.iter_rows(named=True)],
+                    labels=g["label"].to_list(),
+                    other_setups=[s for s in setups if s != setup[0]],
+                    unlabelled_files=g.filter(pl.col("host").is_null())["file_id"].n_unique(),
+                    files=g["file_id"].n_unique(),
+                    flagged=sorted(
+                        {
+                            f"{r['label']} ({r['flag']})"
+                            for r in g.filter(pl.col("flag").is_not_null()).iter_rows(named=True)
+                        }
+                    ),
+                    pct_kind=g["pct_kind"].drop_nulls().first() if g["pct_kind"].drop_nulls().len() else None,
+                )
+            )
+    return out

@@ -1,0 +1,351 @@
+"""Durable writes of fio runs with fsync/fdatasync (notebook 08).
+
+A job run with ``fsync=N`` or ``fdatasync=N`` calls fsync(2)/fdatasync(2) after every N writes; fio times those
+calls apart and prints them as the ``fsync/fdatasync/sync_file_range:`` section (JSON ``sync``; stored as
+direction ``sync``, kind ``lat``). The write lines of such a run time only ``write()`` into the page cache: the
+latency of one durable write is the ``sync`` distribution, and the rate of durable writes is the sync calls over
+the run's time.
+
+* ``load`` (query): one row per job of the final reports that has a sync section, with its write direction, the
+  printed sync percentiles, the options and labels.
+* ``compute`` (pure): a ``DurableRun`` per job: its percentiles as fio printed them, the sync calls (JSON ``N``,
+  else ``total_ios``, else writes / N from the fsync/fdatasync option, else the calls its time holds), durable
+  writes per second, the workload they match on, and the ``DurablePair`` comparisons of one workload on two
+  configurations (SLOG against none where ``log_devices`` is labelled).
+* ``findings``: sentences from those numbers only.
+
+A run whose command line is not in the log (a pasted transcript) is matched by what its output shows: rw, block
+size, engine and depth, and a sync section; how many writes each sync covered comes from its time when a single
+job at depth 1 leaves no doubt (the run's time = writes x write latency + syncs x sync latency).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from . import fio_runs
+
+SHOWN_PERCENTILES = (50.0, 99.0, 99.9)
+# a sync per write from the run's time: the syncs its time holds within this share of its writes
+ONE_PER_WRITE = 0.1
+
+
+@dataclass(frozen=True)
+class DurableRun:
+    file_id: int
+    label: str
+    config: str
+    workload: str
+    percentiles_ns: dict[float, float]  # as fio printed them
+    sync_mean_ns: float | None
+    sync_max_ns: float | None
+    writes: int | None
+    syncs: float | None
+    syncs_from: str  # 'fio's count', 'writes / N (fdatasync=N)', 'the run's time', 'unknown'
+    every: int | None  # writes per sync call
+    runtime_ns: float | None
+    durable_per_s: float | None
+    write_p99_ns: float | None  # write() completion, page cache: not durable
+    log_devices: str | None
+    pool: str | None = None
+    too_short: str | None = None  # the design checks' reason (sub-second, under 5 s), None when long enough
+    flag: str = ""  # the design checks' marker ('⚠ sub-second'), '' for a run they do not flag
+
+    @property
+    def p99_ns(self) -> float | None:
+        return self.percentiles_ns.get(99.0)
+
+
+@dataclass(frozen=True)
+class DurablePair:
+    workload: str
+    faster: DurableRun
+    slower: DurableRun
+    p99_ratio: float | None  # slower p99 / faster p99
+    rate_ratio: float | None  # faster durable/s / slower durable/s
+    slog: bool  # the two differ in their log_devices label (one has a SLOG, the other none)
+
+
+@dataclass
+class Durable:
+    runs: list[DurableRun] = field(default_factory=list)
+    pairs: list[DurablePair] = field(default_factory=list)
+
+
+QUERY = """
+SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.host, f.stack, f.pool, f.vdev_type,
+       f.vdev_count, f.vdev_width, f.log_devices, coalesce(f.command, c.command) AS command,
+       j.job_index, j.doc_index, j.jobname, j.rw, j.block_size_bytes, j.ioengine, j.iodepth, j.numjobs, j.jobs,
+       j.options_json,
+       s.lat_mean_ns AS sync_mean_ns, s.lat_max_ns AS sync_max_ns, s.lat_samples AS sync_samples,
+       s.total_ios AS sync_total_ios,
+       w.total_ios AS writes, w.runtime_ns, w.lat_mean_ns AS write_lat_mean_ns
+FROM fio_results s JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
+LEFT JOIN fio_results w ON w.file_id = s.file_id AND w.job_index = s.job_index AND w.direction = 'write'
+LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
+  ON c.file_id = j.file_id AND j.doc_index >= c.doc_index AND (c.next_doc IS NULL OR j.doc_index < c.next_doc)
+WHERE j.is_final AND s.direction = 'sync' AND {where}
+ORDER BY f.path, j.job_index
+"""
+
+
+def load(con, sel) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The jobs with a sync section (``QUERY``) and their printed sync and write percentiles (long form)."""
+    from .db import frame
+
+    where, params = sel.sql("f")
+    jobs = frame(con, QUERY.format(where=where), params)
+    pct = frame(
+        con,
+        f"""
+        SELECT p.file_id, p.job_index, p.direction, p.kind, p.percentile, p.latency_ns
+        FROM fio_percentiles p JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
+        WHERE j.is_final AND ((p.direction = 'sync' AND p.kind = 'lat') OR (p.direction = 'write' AND p.kind = 'clat'))
+          AND {where}""",
+        params,
+    )
+    return jobs, pct
+
+
+def _options(row: dict) -> dict[str, str]:
+    opts = {}
+    if row.get("options_json"):
+        try:
+            opts = {k: str(v) for k, v in json.loads(row["options_json"]).items()}
+        except ValueError:
+            opts = {}
+    return {**fio_runs.parse_command(row.get("command")), **opts}
+
+
+def _every(opts: dict[str, str]) -> tuple[int | None, str | None]:
+    """Writes per sync call and the option that says so (fsync=N, fdatasync=N), or (None, None)."""
+    for key in ("fdatasync", "fsync"):
+        try:
+            n = int(opts.get(key, ""))
+        except ValueError:
+            continue
+        if n > 0:
+            return n, f"{key}={n}"
+    return None, None
+
+
+def _syncs(row: dict, every: int | None, option: str | None) -> tuple[float | None, str, int | None]:
+    """The sync calls of one job, where the count comes from, and the writes per call."""
+    writes = row.get("writes")
+    for col, src in (("sync_samples", "fio's count"), ("sync_total_ios", "fio's count")):
+        if row.get(col):
+            n = float(row[col])
+            return n, src, every if every else (round(writes / n) if writes and n else None)
+    if every and writes:
+        return writes / every, f"writes / {every} ({option})", every
+    single = (row.get("jobs") or 1) == 1 and (row.get("iodepth") or 1) == 1
+    parts = (row.get("runtime_ns"), writes, row.get("write_lat_mean_ns"), row.get("sync_mean_ns"))
+    if single and all(parts):
+        runtime, writes, wlat, slat = parts
+        implied = (runtime - writes * wlat) / slat
+        if abs(implied - writes) <= ONE_PER_WRITE * writes:
+            return float(writes), "the run's time", 1
+    return None, "unknown", every
+
+
+def _marker(flags) -> str:
+    from . import design
+
+    return "" if flags is None else design.marker(flags)
+
+
+def _too_short(flags) -> str | None:
+    from . import design
+
+    if flags is None or not flags.too_short:
+        return None
+    what = "sub-second" if flags.sub_second else f"under {design.MIN_ELAPSED_S:g} s"
+    return (
+        f"it ran {flags.elapsed_s * 1000:,.0f} ms ({what}): its tail percentiles rest on few calls, and a rate over "
+        "so short a time is not one the device sustains"
+    )
+
+
+def _config(row: dict) -> str:
+    """host | stack | layout | log devices, naming what is not labelled."""
+    layout = (
+        f"{row['vdev_type']} {row['vdev_count']}x{row['vdev_width']}"
+        if row.get("vdev_type") and row.get("vdev_count") and row.get("vdev_width")
+        else (row.get("vdev_type") or "layout not labelled")
+    )
+    slog = f"SLOG {row['log_devices']}" if row.get("log_devices") else "no log device labelled"
+    return " | ".join([row.get("host") or "host not labelled", row.get("stack") or "stack not labelled", layout, slog])
+
+
+def _workload(row: dict, every: int | None) -> str:
+    bs = row.get("block_size_bytes")
+    size = fio_runs.fmt_bytes(int(bs)) if bs else "?"
+    per = (
+        "a sync per ? writes"
+        if not every
+        else ("a sync after every write" if every == 1 else f"a sync per {every} writes")
+    )
+    depth = row.get("iodepth") or (1 if row.get("options_json") else "?")  # a JSON job lists the options given
+    return f"{row.get('rw') or '?'} bs={size} {row.get('ioengine') or 'ioengine=?'} iodepth={depth}, {per}"
+
+
+def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None) -> Durable:
+    """Each job's ``DurableRun``; then per workload a pool with and without a SLOG (``DurablePair``).
+    ``design_of``: file_id -> ``design.DesignFlags`` (a sub-second or short run is said to be too short)."""
+    design_of = design_of or {}
+    out = Durable()
+    printed: dict[tuple, dict[float, float]] = {}
+    write_p99: dict[tuple, float] = {}
+    for r in pct.iter_rows(named=True):
+        key = (r["file_id"], r["job_index"])
+        if r["direction"] == "sync":
+            printed.setdefault(key, {})[r["percentile"]] = r["latency_ns"]
+        elif r["percentile"] == 99.0:
+            write_p99[key] = r["latency_ns"]
+    for row in jobs.iter_rows(named=True):
+        every, option = _every(_options(row))
+        syncs, source, every = _syncs(row, every, option)
+        runtime = row.get("runtime_ns")
+        key = (row["file_id"], row["job_index"])
+        out.runs.append(
+            DurableRun(
+                file_id=row["file_id"],
+                label=row["label"].rsplit("/", 1)[-1] if row["label"] == row["path"] else row["label"],
+                config=_config(row),
+                workload=_workload(row, every),
+                percentiles_ns=printed.get(key, {}),
+                sync_mean_ns=row.get("sync_mean_ns"),
+                sync_max_ns=row.get("sync_max_ns"),
+                writes=row.get("writes"),
+                syncs=syncs,
+                syncs_from=source,
+                every=every,
+                runtime_ns=runtime,
+                durable_per_s=syncs / (runtime / 1e9) if syncs and runtime else None,
+                write_p99_ns=write_p99.get(key),
+                log_devices=row.get("log_devices"),
+                pool=row.get("pool"),
+                too_short=_too_short(design_of.get(row["file_id"])),
+                flag=_marker(design_of.get(row["file_id"])),
+            )
+        )
+    out.pairs = pairs(out.runs)
+    return out
+
+
+def pairs(runs: list[DurableRun]) -> list[DurablePair]:
+    """Runs of one durable workload (whose sync interval is known) on one pool (``pool`` label) with and without
+    a SLOG (``log_devices`` labelled on one, not on the other), the lower p99 first. Runs on other pools or
+    machines are only ranked (``ranking``): what differs between them is not one change."""
+    out = []
+    for workload, rs in _by_workload(runs).items():
+        with_slog = [r for r in rs if r.log_devices]
+        without = [r for r in rs if not r.log_devices]
+        for a in with_slog:
+            for b in without:
+                if a.pool is None or a.pool != b.pool:
+                    continue
+                fast, slow = (a, b) if a.p99_ns <= b.p99_ns else (b, a)
+                out.append(
+                    DurablePair(
+                        workload=workload,
+                        faster=fast,
+                        slower=slow,
+                        p99_ratio=slow.p99_ns / fast.p99_ns,
+                        rate_ratio=fast.durable_per_s / slow.durable_per_s
+                        if fast.durable_per_s and slow.durable_per_s
+                        else None,
+                        slog=True,
+                    )
+                )
+    return out
+
+
+def _by_workload(runs: list[DurableRun]) -> dict[str, list[DurableRun]]:
+    out: dict[str, list[DurableRun]] = {}
+    for r in runs:
+        if r.every is not None and r.p99_ns:
+            out.setdefault(r.workload, []).append(r)
+    return out
+
+
+def ranking(runs: list[DurableRun]) -> list[tuple[str, list[DurableRun]]]:
+    """Per durable workload with more than one run: its runs by durable-write p99, lowest first."""
+    return [(w, sorted(rs, key=lambda r: r.p99_ns)) for w, rs in _by_workload(runs).items() if len(rs) > 1]
+
+
+def fmt_latency(ns: float | None) -> str:
+    """A latency to three significant figures, in ms (s from 1,000 ms): fio prints its percentiles to about
+    three (its histogram bins are ~1.6 % wide), so more digits would claim what it did not measure."""
+    if ns is None:
+        return "n/a"
+    ms = ns / 1e6
+    if ms >= 1000:
+        return f"{_sig3(ms / 1000)} s"
+    return f"{_sig3(ms)} ms"
+
+
+def _sig3(v: float) -> str:
+    text = f"{v:#.3g}"
+    if "e" in text:
+        return f"{v:,.0f}"
+    return text.rstrip(".")
+
+
+def table(d: Durable) -> pl.DataFrame:
+    """The runs for a reader: one row per run, latencies in ms as strings of three significant figures."""
+    rows = [
+        {
+            "run": r.label,
+            "configuration": r.config,
+            "workload": r.workload,
+            **{f"sync p{p:g}": fmt_latency(r.percentiles_ns.get(p)) for p in SHOWN_PERCENTILES},
+            "sync max": fmt_latency(r.sync_max_ns),
+            "durable writes/s": None if r.durable_per_s is None else round(r.durable_per_s, 1),
+            "syncs counted from": r.syncs_from,
+            "run time (s)": None if r.runtime_ns is None else round(r.runtime_ns / 1e9, 3),
+            "write() p99 (page cache)": fmt_latency(r.write_p99_ns),
+            "flag": r.flag,
+        }
+        for r in d.runs
+    ]
+    return pl.DataFrame(rows) if rows else pl.DataFrame()
+
+
+def run_sentence(r: DurableRun, too_short: str | None) -> str:
+    pcts = "/".join(fmt_latency(r.percentiles_ns.get(p)).split(" ")[0] for p in SHOWN_PERCENTILES)
+    unit = fmt_latency(r.percentiles_ns.get(99.9)).split(" ")[-1] if r.percentiles_ns else ""
+    rate = (
+        f"{r.durable_per_s:,.1f} durable writes/s ({r.syncs_from})"
+        if r.durable_per_s is not None
+        else "durable writes/s unknown (neither the command nor the output says how many writes each sync covered)"
+    )
+    wp99 = "" if r.write_p99_ns is None else f"; its write() p99 {fmt_latency(r.write_p99_ns)} is the page cache"
+    short = f" **Too short to judge:** {too_short}." if too_short else ""
+    return (
+        f"{r.label} (`{r.workload}`): latency per durable write (fio's sync percentiles) p50/p99/p99.9 "
+        f"{pcts} {unit}, max {fmt_latency(r.sync_max_ns)}; {rate}{wp99}.{short}"
+    )
+
+
+def pair_sentence(p: DurablePair) -> str:
+    what = f"pool {p.faster.pool} with a SLOG against without"
+    rate = "" if p.rate_ratio is None else f", and {p.rate_ratio:.3g}x the durable writes per second"
+    return (
+        f"`{p.workload}`, {what}: {p.faster.label} ({p.faster.config}) has a durable-write p99 of "
+        f"{fmt_latency(p.faster.p99_ns)} against {fmt_latency(p.slower.p99_ns)} for {p.slower.label} "
+        f"({p.slower.config}): {p.p99_ratio:.3g}x lower{rate}. One run each: no run-to-run spread to judge "
+        "the difference by."
+    )
+
+
+def ranking_sentence(workload: str, rs: list[DurableRun]) -> str:
+    low, high = rs[0], rs[-1]
+    return (
+        f"`{workload}`: {len(rs)} runs, durable-write p99 from {fmt_latency(low.p99_ns)} ({low.label}) to "
+        f"{fmt_latency(high.p99_ns)} ({high.label}). Set side by side only: they differ in more than one thing "
+        "(device, filesystem, machine), so no ratio is stated as the effect of one change."
+    )

@@ -1,0 +1,257 @@
+"""Notebook 08's sentences, written only from the named numbers of ``fio_views.FioNumbers`` (no query, no
+arithmetic beyond formatting a ratio of two named numbers)."""
+
+from __future__ import annotations
+
+from . import design, fio_durable, prose
+from .fio_compare import point_sentence
+from .fio_depth import DepthCurve, DepthLevel, or_unknown, qd_label
+
+
+def _level(level: DepthLevel, metric: str, noun: str = "runs", unit: bool = True) -> str:
+    """'16,738 IOPS', '1240.0 MiB/s (...)', or the mean of several runs with their range."""
+    if metric == "bandwidth":
+        one = prose.rate(level.bw)
+        span = f"{prose.rate(level.bw_low)} to {prose.rate(level.bw_high)}"
+    else:
+        one = f"{level.iops:,.0f}" + (" IOPS" if unit else "")
+        span = f"{level.iops_low:,.0f}-{level.iops_high:,.0f}"
+    return one if level.runs == 1 else f"{one} (mean of {level.runs} {noun}, {span})"
+
+
+def curve_sentence(c: DepthCurve) -> str:
+    what = f"`{c.workload}` {c.direction} on {c.setup}"
+    flagged = f" Flagged run(s) on it: {prose.listing(c.flagged)}." if c.flagged else ""
+    lat = " per durable write (fio's sync percentiles)" if c.pct_kind == "sync" else ""
+    if len(c.levels) == 1 and c.jobs > 1:
+        lv = c.levels[0]
+        counted = f"{c.jobs} runs" if c.runs == c.jobs else f"{c.jobs} jobs of {c.runs} fio run(s)"
+        return (
+            f"{what}: {counted}, all with {or_unknown(lv.outstanding)} I/Os in flight: "
+            f"{_level(lv, c.metric, 'runs' if c.runs == c.jobs else 'jobs')}; "
+            f"nothing varies the depth.{flagged}"
+        )
+    if len(c.levels) == 1:
+        lv = c.levels[0]
+        p99 = "" if lv.p99_ns is None else f", p99 latency{lat} {fio_durable.fmt_latency(lv.p99_ns)}"
+        return f"{what}: one run ({c.labels[0]}, {or_unknown(lv.outstanding)} I/Os in flight): {_level(lv, c.metric)}{p99}.{flagged}"
+    lo, hi = c.levels[0], c.levels[-1]
+    a, b = (lo.bw, hi.bw) if c.metric == "bandwidth" else (lo.iops, hi.iops)
+    p99 = (
+        ""
+        if lo.p99_ns is None or hi.p99_ns is None
+        else f", p99 latency{lat} {fio_durable.fmt_latency(lo.p99_ns)} -> {fio_durable.fmt_latency(hi.p99_ns)}"
+        + (" (medians)" if lo.runs > 1 or hi.runs > 1 else "")
+    )
+    unlabelled = (
+        f" {c.unlabelled_files} of its {c.files} files have no host label: if they ran on different machines, the "
+        "depth is not the only difference (label host in the manifest)."
+        if c.unlabelled_files and c.files > 1
+        else ""
+    )
+    return (
+        f"{what}: from {or_unknown(lo.outstanding)} to {or_unknown(hi.outstanding)} I/Os in flight, {c.metric} "
+        f"{_level(lo, c.metric, unit=False)} -> {_level(hi, c.metric, unit=False)} ({b / a:.2f}x){p99}.{unlabelled}{flagged}"
+    )
+
+
+def test_design(n, res) -> None:
+    """The design checks' sentences (h1-core's ``design``), one per flagged run."""
+    if n.design_sentences:
+        res.findings.append(
+            f"Test design: {len(n.design_sentences)} run(s) flagged (marked ⚠ in the tables and as crosses in the "
+            "charts; none heads a headline):"
+        )
+        res.findings += n.design_sentences
+
+
+def depth(n, res) -> None:
+    if getattr(n, "latency_only_count", 0):
+        res.findings.append(
+            f"{n.latency_only_count} section(s) without IOPS or bandwidth ({', '.join(n.latency_only)}: fio prints "
+            "only their latencies) are left out of IOPS against depth; the sync sections are the durable writes below."
+        )
+    if n.capped_jobs:
+        res.findings.append(
+            f"{n.capped_jobs} job(s) set iodepth above 1, but fio kept one I/O in flight per job (its IO depths: "
+            "1=100%; a synchronous engine such as psync caps the depth at 1): they are set at their real depth, 1."
+        )
+    if n.depth.height == 0:
+        if n.runs:
+            res.missing.append(f"the fio outputs of {res.selection.describe()} have no per-job results to chart")
+        return
+    res.frames["depth"] = n.depth
+    res.file_ids += sorted(set(n.depth["file_id"].to_list()))
+    seen = set()
+    for c in n.curves:
+        if c.other_setups and (c.workload, c.direction) not in seen:
+            seen.add((c.workload, c.direction))
+            setups = [c.setup, *c.other_setups]
+            res.findings.append(
+                f"`{c.workload}` {c.direction} ran on {len(setups)} setups ({prose.listing(setups)}): a depth curve "
+                "is drawn and a ratio stated within one setup only; across them the depth is not the only difference."
+            )
+        res.findings.append(curve_sentence(c))
+    job_basis = n.depth.filter(n.depth["bw_basis"] == "job").height
+    if job_basis:
+        res.findings.append(
+            f"{job_basis} row(s) come from reporting groups that ran several different jobs: their bandwidth is fio's "
+            "per-job rate (the group's line covers all its jobs together)."
+        )
+    res.findings += [point_sentence(p) for p in n.comparisons]
+
+
+def durable(n, res) -> None:
+    d = n.durable
+    if not d.runs:
+        return
+    res.frames["durable"] = fio_durable.table(d)
+    res.file_ids += sorted({r.file_id for r in d.runs})
+    res.findings.append(
+        f"Durable writes ({len(d.runs)} job(s) with fsync/fdatasync): the latency of one durable write is fio's "
+        "sync percentiles, as printed (three significant figures); write()'s own latency is the page cache."
+    )
+    for r in d.runs:
+        res.findings.append(fio_durable.run_sentence(r, r.too_short))
+    for p in d.pairs:
+        res.findings.append(fio_durable.pair_sentence(p))
+    for workload, rs in fio_durable.ranking(d.runs):
+        if len(rs) > 2 or not d.pairs:
+            res.findings.append(fio_durable.ranking_sentence(workload, rs))
+    if not d.pairs and any(r.log_devices for r in d.runs) != all(r.log_devices for r in d.runs):
+        res.missing.append(
+            "a SLOG comparison needs runs of one pool with and without a log device: label `pool` (and "
+            "`log_devices`) in the manifest"
+        )
+
+
+def time_series(n, res, steady) -> None:
+    if n.unitless_logs:
+        res.missing.append(
+            f"{prose.listing(n.unitless_logs)}: latency logs without fio's priority column (fio 2.x logged usec, early "
+            "fio 3.x ns; the log does not say which), not charted"
+        )
+    if not n.log_ids:
+        res.missing.append(
+            f"no fio log files for {res.selection.describe()}: add --write_bw_log=NAME --write_iops_log=NAME "
+            "--write_lat_log=NAME --log_avg_msec=1000 to fio and keep the NAME_*.log files beside "
+            "its output (storagelab lab fio does this)"
+        )
+        return
+    if n.partial_windows:
+        res.findings.append(
+            f"{n.partial_windows} window(s) of summed bandwidth or IOPS in which only some of the run's jobs logged a "
+            f"sample ({prose.listing(n.partial_runs)}; fio logs each job's last sample when that job ends) are left "
+            "out: their sum is not the run's total."
+        )
+    if n.series.height:
+        res.frames["series"] = n.series
+        res.file_ids += n.log_ids
+    rule = (
+        f"SNIA PTS: {steady.rounds} consecutive log windows (rounds) whose max - min is at most "
+        f"{steady.excursion_pct:g} % of their mean and whose best-fit line moves at most {steady.slope_pct:g} %"
+    )
+    res.findings.append(f"Steady state by {rule}.")
+    for v in n.steady:
+        res.findings.append(steady_sentence(v, steady))
+
+
+def _value(kind: str, v: float) -> str:
+    if kind == "bw":
+        return prose.rate(v)
+    if kind == "iops":
+        return f"{v:,.0f} IOPS"
+    return fio_durable.fmt_latency(v)
+
+
+def steady_sentence(v, steady) -> str:
+    name = f"{v.run.rsplit('/', 1)[-1]} {v.kind} {v.direction}"
+    if v.state == "maxima":
+        return (
+            f"{name}: the log holds each window's maximum (log_max_value=1), not its mean: {v.rounds} windows, "
+            f"maxima {_value(v.kind, v.low)} to {_value(v.kind, v.high)}; a steady state of means cannot be judged from it."
+        )
+    if v.state == "too short" and v.run_s is not None:
+        return (
+            f"{name}: the run lasted {v.run_s:.3g} s, shorter than the design checks' {design.MIN_ELAPSED_S:g} s: too "
+            "short to judge a steady state."
+        )
+    if v.state == "too short":
+        return (
+            f"{name}: {v.rounds} log window(s), fewer than the {steady.rounds} rounds of one SNIA PTS window: too "
+            "short to judge a steady state (run longer, or log shorter windows with log_avg_msec)."
+        )
+    if v.state == "not steady":
+        return f"{name}: not steady: no {steady.rounds} consecutive windows of its {v.rounds} meet both criteria."
+    return (
+        f"{name}: steady in the windows from {v.start_s:g} to {v.end_s:g} s at {_value(v.kind, v.mean)} (excursion "
+        f"{v.excursion_pct:.1f} %, slope {v.slope_pct:.1f} % of the mean; {v.rounds} windows logged)."
+    )
+
+
+def histograms(n, res) -> None:
+    if n.histogram.is_empty():
+        return
+    res.frames["histogram"] = n.histogram
+    how = {
+        "JSON+ clat": "fio's JSON+ completion latency bins",
+        "JSON+ lat": "fio's JSON+ total latency bins",
+        "clat_hist log": "write_hist_log completion latency logs",
+    }
+    res.findings.append(
+        "Latency histograms (share of each run's I/Os per latency bucket): "
+        + "; ".join(
+            f"{k} from {how[src]}, 10 buckets per factor of 10"
+            if src in how
+            else f"{k} from fio's printed distribution (its own buckets, all directions together)"
+            for src, k in n.histogram_sources.items()
+        )
+        + "."
+    )
+    if n.durable.runs:
+        res.findings.append(
+            f"For the {len(n.durable.runs)} fsync/fdatasync run(s) the histogram is write()'s latency into the page "
+            "cache (fio prints no distribution of its sync calls): the latency of a durable write is the sync "
+            "percentiles above."
+        )
+
+
+def _weak(row: dict) -> str:
+    """' (⚠ just above the labelled limit (weak))' for a headline run whose only flag is weak, else ''."""
+    return f" ({row['flag']})" if row.get("flag") else ""
+
+
+def headline(n, res) -> None:
+    """The headline: the highest IOPS (blocks under 64 KiB) and bandwidth (64 KiB and more), the lowest durable-write
+    p99, each of a run no design check or firm plausibility flag marks (a weak flag is shown beside it)."""
+    if n.depth.height == 0 and not n.durable.runs:
+        return
+    res.headline = {"runs": str(n.runs)}
+    parts = []
+    if n.best_iops is not None:
+        b = n.best_iops
+        res.headline["highest IOPS (blocks under 64 KiB)"] = (
+            f"{b['label']}: {b['iops']:,.0f} IOPS ({b['workload'].split(' ')[0]}, QD "
+            f"{qd_label(b['iodepth'], b['numjobs'])}){_weak(b)}"
+        )
+        parts.append(f"highest IOPS {b['label']} at {b['iops']:,.0f} ({b['workload'].split(' ')[0]}){_weak(b)}")
+    if n.best_bw is not None:
+        b = n.best_bw
+        res.headline["highest bandwidth (blocks of 64 KiB and more)"] = (
+            f"{b['label']}: {prose.rate(b['bw_bytes_per_s'])} ({b['workload'].split(' ')[0]}){_weak(b)}"
+        )
+        parts.append(f"highest bandwidth {b['label']} at {prose.rate(b['bw_bytes_per_s'])}{_weak(b)}")
+    durable = [r for r in n.durable.runs if r.p99_ns and not r.flag]
+    if durable:
+        best = min(durable, key=lambda r: r.p99_ns)
+        res.headline["lowest durable-write p99"] = f"{best.label}: {fio_durable.fmt_latency(best.p99_ns)}"
+    elif n.durable.runs:
+        res.headline["lowest durable-write p99"] = "every durable-write run is flagged (too short): none heads it"
+    above = sum(n.flagged_above.values())
+    if above:
+        res.caveats.append(f"{above} faster run(s) flagged (test design: stall, short, cache; or 05's plausibility)")
+    text = "; ".join(parts)
+    res.verdict = (
+        (text[:1].upper() + text[1:] + "." if parts else "")
+        + (f" {above} faster run(s) are flagged and left out of the headline." if above else "")
+    ).strip()

@@ -1,0 +1,203 @@
+"""fio log files over time (notebook 08): per-job log lines combined into one series per run (``combine_jobs``),
+and the steady state of each series by SNIA PTS (``snia_window``, ``judge_steady``): a log window is a round."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+
+def load_log_samples(con, file_ids: Sequence[int] | None = None, kinds: Sequence[str] | None = None) -> pl.DataFrame:
+    """fio_log_samples with the run they belong to: ``run`` = folder + '/' + prefix (the lab names each
+    run's logs after its output file, ``RUNID.txt`` beside ``RUNID_bw.N.log``)."""
+    from . import frame
+
+    cond, params = [], []
+    if file_ids is not None:
+        cond.append("list_contains(?::INTEGER[], l.file_id)")
+        params.append(sorted({int(i) for i in file_ids}))
+    if kinds is not None:
+        cond.append("list_contains(?::VARCHAR[], l.kind)")
+        params.append(list(kinds))
+    where = ("WHERE " + " AND ".join(cond)) if cond else ""
+    return frame(
+        con,
+        f"""
+        SELECT parse_dirpath(f.path) || '/' || coalesce(l.prefix, f.path) AS run, l.file_id, l.kind, l.job_index,
+               l.time_ns, l.direction, l.bw_bytes_per_s, l.iops, l.latency_ns, l.block_size_bytes, l.windowed,
+               l.line_start
+        FROM fio_log_samples l JOIN files f USING (file_id) {where}
+        ORDER BY run, l.kind, l.job_index, l.time_ns, l.line_start""",
+        params,
+    )
+
+
+VALUE = {"bw": "bw_bytes_per_s", "iops": "iops", "lat": "latency_ns", "clat": "latency_ns", "slat": "latency_ns"}
+
+
+def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.DataFrame:
+    """One time series per (run, kind, direction) from the per-job logs.
+
+    Samples are put in windows of ``window_ns`` (default: the median gap between a job's consecutive
+    samples, i.e. log_avg_msec, in whole ms; fio's window ends jitter by a few ms) by rounding their time
+    to the nearest window end. Per job and window: windowed logs give their value; per-I/O logs
+    (no log_avg_msec) give, for iops, the I/Os counted per second, for bw the bytes moved per second,
+    for latencies the mean. Per window over the jobs: ``value`` = the sum for bw and iops (the run's
+    total), the mean for latencies; ``jobs`` = jobs seen, ``n`` = log lines. Time in ns.
+    """
+    by = ["run", "kind", "direction"]
+    schema = {
+        "run": pl.Utf8,
+        "kind": pl.Utf8,
+        "direction": pl.Utf8,
+        "time_ns": pl.Int64,
+        "value": pl.Float64,
+        "jobs": pl.UInt32,
+        "n": pl.UInt32,
+    }
+    df = samples.filter(pl.col("kind").is_not_null())
+    if df.is_empty():
+        return pl.DataFrame(schema=schema)
+    df = df.with_columns(
+        pl.coalesce(pl.col("bw_bytes_per_s"), pl.col("iops"), pl.col("latency_ns")).alias("value"),
+        pl.col("job_index").fill_null(0),
+    )
+    if window_ns is None:
+        gaps = (
+            df.sort([*by, "job_index", "time_ns"])
+            .with_columns(pl.col("time_ns").diff().over([*by, "job_index"]).alias("gap"))
+            .filter(pl.col("gap") > 0)["gap"]
+        )
+        window_ns = int(gaps.median()) if gaps.len() else 1_000_000_000
+        window_ns = max(1_000_000, int(round(window_ns / 1_000_000)) * 1_000_000)
+    per_s = 1e9 / window_ns
+    df = df.with_columns(((pl.col("time_ns") + window_ns // 2) // window_ns * window_ns).alias("t"))
+    raw = ~pl.col("windowed").first()
+    kind = pl.col("kind").first()
+    per_job = df.group_by([*by, "job_index", "t"]).agg(
+        pl.when(raw & (kind == "iops"))
+        .then(pl.len().cast(pl.Float64) * per_s)
+        .when(raw & (kind == "bw"))
+        .then(pl.col("block_size_bytes").sum().cast(pl.Float64) * per_s)
+        .otherwise(pl.col("value").mean())
+        .alias("value"),
+        pl.len().alias("n"),
+    )
+    out = per_job.group_by([*by, "t"]).agg(
+        pl.when(pl.col("kind").first().is_in(["bw", "iops"]))
+        .then(pl.col("value").sum())
+        .otherwise(pl.col("value").mean())
+        .alias("value"),
+        pl.col("job_index").n_unique().cast(pl.UInt32).alias("jobs"),
+        pl.col("n").sum().cast(pl.UInt32).alias("n"),
+    )
+    return out.rename({"t": "time_ns"}).select(list(schema)).sort([*by, "time_ns"])
+
+
+def partial_windows(series: pl.DataFrame) -> pl.Series:
+    """True for the windows of a summed series (bw, iops) where fewer jobs logged than the run has: fio writes
+    each job's last sample when that job ends, so one job's extra last sample alone is not the run's total (it
+    would show as a drop to 1/N at the end)."""
+    all_jobs = pl.col("jobs").max().over("run", "kind", "direction")
+    return series.select(pl.col("kind").is_in(["bw", "iops"]) & (pl.col("jobs") < all_jobs)).to_series()
+
+
+# ----------------------------------------------------------------------------- steady state per SNIA PTS
+
+ROUNDS = 5  # SNIA PTS: the measurement window is five consecutive rounds
+EXCURSION_PCT = 20.0  # max - min within the window, at most this share of the window's mean
+SLOPE_PCT = 10.0  # the best-fit line's rise over the window, at most this share of the window's mean
+
+
+@dataclass(frozen=True)
+class SteadyVerdict:
+    """Steady state of one series (run, kind, direction) by SNIA PTS (SSS PTS 2.0.2, section 2.1: "Steady State"):
+    the first window of ``rounds`` consecutive rounds (here: log windows) whose data excursion (max - min) is at
+    most ``excursion_pct`` % and whose best-fit line rises or falls by at most ``slope_pct`` % of the window's
+    mean across it. ``state``: 'steady', 'not steady', 'too short' (fewer rounds than a window), 'maxima' (the
+    log holds per-window maxima: log_max_value=1, not averages to judge)."""
+
+    run: str
+    kind: str
+    direction: str
+    rounds: int
+    state: str
+    start_s: float | None = None  # the window's first round
+    end_s: float | None = None
+    mean: float | None = None  # the window's mean
+    excursion_pct: float | None = None
+    slope_pct: float | None = None
+    low: float | None = None  # the series' smallest and largest values (for maxima)
+    high: float | None = None
+    run_s: float | None = None  # the run's elapsed time where the design checks call it too short
+
+
+def snia_window(
+    values: Sequence[float], rounds: int = ROUNDS, excursion_pct: float = EXCURSION_PCT, slope_pct: float = SLOPE_PCT
+) -> tuple[int, float, float, float] | None:
+    """(first index, mean, excursion %, slope %) of the first window of ``rounds`` values meeting both SNIA PTS
+    criteria; None when no window does (or there are fewer values than one window)."""
+    xs = list(range(rounds))
+    x_mean = (rounds - 1) / 2
+    sxx = sum((x - x_mean) ** 2 for x in xs)
+    for i in range(len(values) - rounds + 1):
+        w = [float(v) for v in values[i : i + rounds]]
+        mean = sum(w) / rounds
+        if not mean or any(math.isnan(v) for v in w):
+            continue
+        excursion = 100.0 * (max(w) - min(w)) / abs(mean)
+        slope = sum((x - x_mean) * (v - mean) for x, v in zip(xs, w)) / sxx
+        rise = 100.0 * abs(slope) * (rounds - 1) / abs(mean)
+        if excursion <= excursion_pct and rise <= slope_pct:
+            return i, mean, excursion, rise
+    return None
+
+
+def judge_steady(
+    series: pl.DataFrame,
+    maxima_runs: set[str] = frozenset(),
+    rounds: int = ROUNDS,
+    excursion_pct: float = EXCURSION_PCT,
+    slope_pct: float = SLOPE_PCT,
+    short_runs: dict[str, float] | None = None,
+) -> tuple[pl.DataFrame, list[SteadyVerdict]]:
+    """``series`` (``combine_jobs``) with ``phase`` per round ('ramp' before the steady window, 'steady window',
+    'after' it, 'not steady', 'too short', 'maxima') and one ``SteadyVerdict`` per series. ``short_runs``: log run
+    -> its elapsed seconds, for runs the design checks call too short (``design.MIN_ELAPSED_S``): not judged."""
+    short_runs = short_runs or {}
+    parts, verdicts = [], []
+    by = ["run", "kind", "direction"]
+    for (run, kind, direction), g in series.sort([*by, "time_ns"]).group_by(by, maintain_order=True):
+        vals = g["value"].to_list()
+        t = (g["time_ns"] / 1e9).to_list()
+        base = dict(run=run, kind=kind, direction=direction, rounds=len(vals))
+        if run in maxima_runs:
+            v = SteadyVerdict(**base, state="maxima", low=min(vals), high=max(vals))
+            phases = ["maxima"] * len(vals)
+        elif len(vals) < rounds or run in short_runs:
+            v = SteadyVerdict(**base, state="too short", run_s=short_runs.get(run))
+            phases = ["too short"] * len(vals)
+        else:
+            hit = snia_window(vals, rounds, excursion_pct, slope_pct)
+            if hit is None:
+                v = SteadyVerdict(**base, state="not steady")
+                phases = ["not steady"] * len(vals)
+            else:
+                i, mean, exc, rise = hit
+                v = SteadyVerdict(
+                    **base,
+                    state="steady",
+                    start_s=t[i],
+                    end_s=t[i + rounds - 1],
+                    mean=mean,
+                    excursion_pct=exc,
+                    slope_pct=rise,
+                )
+                phases = ["ramp"] * i + ["steady window"] * rounds + ["after"] * (len(vals) - i - rounds)
+        verdicts.append(v)
+        parts.append(g.with_columns(pl.Series("phase", phases, dtype=pl.String)))
+    out = pl.concat(parts) if parts else series.with_columns(pl.lit(None, pl.String).alias("phase"))
+    return out, verdicts

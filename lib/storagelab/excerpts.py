@@ -1,0 +1,164 @@
+"""From a number in a chart to the raw lines it came from.
+
+A chart whose data rows carry their provenance (``path`` of the stored file, ``line_start`` and, where known,
+``line_end``; ``sha256`` when the frame has it) gets, per row, ``raw_file`` and ``raw_lines`` (what the tooltip
+shows) and ``raw_href``: a page beside the report, ``raw/<file>-L<start>-<end>.html``, that shows those lines of
+the file highlighted with some context, numbered as the database numbers them (lines of the decompressed text).
+The page is written when the chart is saved, from the file on disk; a file whose bytes are no longer the stored
+ones (its SHA-256 differs) gets no page, and its rows no link: the excerpt would not be the lines that were
+parsed. Every chart's tooltip shows its mark's data (value, labels, raw file and lines).
+
+Excerpts are plain escaped text: nothing in a log can run in the page.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import html
+import re
+from pathlib import Path
+
+from . import paths
+from .parsers import decode
+from .parsers.compressed import decompress
+
+CONTEXT_LINES = 8
+MAX_HIGHLIGHT_LINES = 400  # a longer range is shown from its start, with a note
+
+
+def _resolve(path: str) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() else paths.ROOT / p
+
+
+def _name(path: str, start: int, end: int) -> str:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(path).name)[:60]
+    digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{stem}-{digest}-L{start}-{end}.html"
+
+
+def excerpt_page(path: str, sha256: str | None, lines: list[str], start: int, end: int) -> str:
+    """The page of one excerpt: lines ``start..end`` (1-based, inclusive) highlighted, with context."""
+    shown_end = min(end, start + MAX_HIGHLIGHT_LINES - 1)
+    lo, hi = max(1, start - CONTEXT_LINES), min(len(lines), shown_end + CONTEXT_LINES)
+    rows = []
+    for n in range(lo, hi + 1):
+        cls = ' class="hl"' if start <= n <= shown_end else ""
+        rows.append(f'<span id="L{n}"{cls}><b>{n:>6}</b>  {html.escape(lines[n - 1])}\n</span>')
+    cut = (
+        f"<p>Lines {shown_end + 1}-{end} of the range are not shown (at most {MAX_HIGHLIGHT_LINES}).</p>"
+        if shown_end < end
+        else ""
+    )
+    e = html.escape
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{e(Path(path).name)}: lines {start}-{end}</title><style>"
+        "body{font:13px DejaVu Sans,Helvetica,Arial,sans-serif;margin:1em 2em}"
+        "pre{font:12px DejaVu Sans Mono,monospace;background:#fafafa;border:1px solid #ddd;padding:6px;overflow-x:auto}"
+        "pre span{display:block;white-space:pre}pre b{color:#999;font-weight:normal}"
+        ".hl{background:#fff3a8}</style></head><body>"
+        f"<h1 style='font-size:16px'>{e(path)}: lines {start}&ndash;{end}</h1>"
+        f"<p>SHA-256 <code>{e(sha256 or 'not given')}</code>. Line numbers are the database's (lines of the "
+        "decompressed text). The highlighted lines are the rows behind the number you came from.</p>"
+        f"{cut}<pre>{''.join(rows)}</pre></body></html>"
+    )
+
+
+class Excerpts:
+    """Writes excerpt pages into ``folder``/raw/ (the report folder), each file read once."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self._lines: dict[str, list[str] | None] = {}
+
+    def _file_lines(self, path: str, sha256: str | None) -> list[str] | None:
+        if path not in self._lines:
+            try:
+                data = _resolve(path).read_bytes()
+            except OSError:
+                self._lines[path] = None
+                return None
+            if sha256 and hashlib.sha256(data).hexdigest() != sha256:
+                self._lines[path] = None  # not the bytes that were parsed
+                return None
+            try:
+                text = decode(decompress(data))  # as the parsers decode it: the same line numbers
+            except Exception:  # noqa: BLE001 - an unreadable file gets no excerpt, the chart still draws
+                self._lines[path] = None
+                return None
+            self._lines[path] = text.split("\n")
+        return self._lines[path]
+
+    def href(self, path: str, sha256: str | None, start: int, end: int | None) -> str | None:
+        """``raw/<page>#L<start>`` for the lines, written if missing; None when the file cannot be shown."""
+        end = end if end is not None and end >= start else start
+        lines = self._file_lines(path, sha256)
+        if lines is None or start < 1 or start > len(lines):
+            return None
+        name = _name(path, start, end)
+        dest = self.folder / "raw" / name
+        if not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(excerpt_page(path, sha256, lines, start, min(end, len(lines))), encoding="utf-8")
+        return f"raw/{name}#L{start}"
+
+
+def _int(v) -> int | None:
+    try:
+        return None if v is None else int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def enrich(spec: dict, folder: Path | None) -> dict:
+    """A copy of a Vega-Lite spec whose data rows with provenance carry ``raw_file``, ``raw_lines`` and
+    ``raw_href`` (their excerpt pages written under ``folder``/raw/), whose marks link to them, and whose every
+    mark's tooltip shows its data. ``folder`` None: tooltips only."""
+    spec = copy.deepcopy(spec)
+    writer = Excerpts(folder) if folder is not None else None
+    linked = False
+    for rows in (spec.get("datasets") or {}).values():
+        for row in rows if isinstance(rows, list) else ():
+            if not isinstance(row, dict) or not row.get("path") or _int(row.get("line_start")) is None:
+                continue
+            start, end = _int(row["line_start"]), _int(row.get("line_end"))
+            row["raw_file"] = row["path"]
+            row["raw_lines"] = f"{start}-{end}" if end is not None and end != start else str(start)
+            href = writer.href(str(row["path"]), row.get("sha256"), start, end) if writer else None
+            if href:
+                row["raw_href"] = href
+                linked = True
+    config = spec.setdefault("config", {})
+    config.setdefault("mark", {}).setdefault("tooltip", {"content": "data"})
+    if any("raw_file" in row for rows in (spec.get("datasets") or {}).values() for row in rows or ()):
+        _link_marks(spec, linked)
+    return spec
+
+
+RAW_TOOLTIP = [
+    {"field": "raw_file", "type": "nominal", "title": "raw file"},
+    {"field": "raw_lines", "type": "nominal", "title": "lines"},
+]
+
+
+def _link_marks(node, linked: bool) -> None:
+    """Each unit spec (one with a mark): a tooltip it lists itself gains the raw file and lines, and its marks link
+    to ``raw_href`` (where its rows have one)."""
+    if isinstance(node, dict):
+        if "mark" in node:
+            enc = node.setdefault("encoding", {})
+            tip = enc.get("tooltip")
+            if isinstance(tip, dict) and "field" in tip:
+                tip = [tip]
+            if isinstance(tip, list):
+                enc["tooltip"] = tip + [t for t in RAW_TOOLTIP if t not in tip]
+            if linked:
+                enc.setdefault("href", {"field": "raw_href", "type": "nominal"})
+        for key, value in node.items():
+            if key not in ("datasets", "data", "encoding"):
+                _link_marks(value, linked)
+    elif isinstance(node, list):
+        for item in node:
+            _link_marks(item, linked)

@@ -1,0 +1,127 @@
+"""What the partition-tool parsers share: the disk collector that makes the rows, and small helpers."""
+
+from __future__ import annotations
+
+import re
+
+from ..base import Parsed, ParseError
+
+# --- shared helpers --------------------------------------------------------------------------
+
+_TABLE_TYPES = {"dos": "MBR", "msdos": "MBR", "mbr": "MBR", "gpt": "GPT"}
+
+
+def _table_type(label: str | None) -> str | None:
+    if not label or label.lower() in ("unknown", "none"):
+        return None
+    return _TABLE_TYPES.get(label.lower(), label.upper())
+
+
+def _index_of(device: str) -> int | None:
+    m = re.search(r"(\d+)$", device)
+    if m:
+        return int(m.group(1))
+    m = re.search(r"\d([a-h])$", device)  # BSD label partitions: ada0s1a .. ada0s1h
+    return ord(m.group(1)) - ord("a") + 1 if m else None
+
+
+def _disk_of(device: str) -> str:
+    m = re.match(r"^(.*\d)p\d+$", device) or re.match(r"^(.*?)\d+$", device)
+    return m.group(1) if m else device
+
+
+def _cut(lineno: int, last: int, message: str, expected: str) -> ParseError:
+    """A malformed row: 'truncated' on the file's last line, else 'invalid'."""
+    return ParseError(message, line=lineno, expected=expected, kind="truncated" if lineno >= last else "invalid")
+
+
+def _is_command(line: str, tool: str) -> bool:
+    return re.search(rf"(?:^|[\s$#>%])(?:sudo\s+)?{tool}(?:\s|$)", line) is not None
+
+
+class _Disk:
+    """Collects one disk/geom and its partitions before rows are made."""
+
+    def __init__(self, name: str | None, lineno: int):
+        self.name = name
+        self.line_start = self.line_end = lineno
+        self.table_type = self.label_id = self.media = self.state = None
+        self.size_sectors = self.size_bytes = self.first = self.usable = self.free = None
+        self.size_source = "printed"
+        self.size_rounded_to = None  # bytes: the disk size was printed rounded (parted's default unit)
+        self.lsec = None
+        self.psec = None
+        self.source = None
+        self.parts: list[dict] = []
+
+    def add_free(self, sectors: int) -> None:
+        self.free = (self.free or 0) + sectors
+
+    def emit(self, parsed: Parsed, offset: int = 0) -> None:
+        from ...analysis.partition_alignment import alignment  # on first use: the analysis package loads polars
+
+        lsec = self.lsec or 512
+        source = self.source or ("printed" if self.lsec else "assumed")
+        for p in self.parts:
+            known = p["start_sector"] is not None  # unknown: a legacy sfdisk -l start printed as 'N+'
+            abs_start = p["start_sector"] + offset if known else None
+            row = {
+                "disk": self.name,
+                "table_type": self.table_type,
+                "index": p.get("index"),
+                "device": p.get("device"),
+                "start_sector": p["start_sector"],
+                "end_sector": p["start_sector"] + p["size_sectors"] - 1 if known else None,
+                "size_sectors": p["size_sectors"],
+                "abs_start_sector": abs_start,
+                "logical_sector_bytes": lsec,
+                "physical_sector_bytes": self.psec,
+                "logical_sector_source": source,
+                "size_bytes": p["size_bytes"] if p.get("rounded_to_bytes") else p["size_sectors"] * lsec,
+                "type": p.get("type"),
+                "type_id": p.get("type_id"),
+                "name": p.get("name"),
+                "filesystem": p.get("filesystem"),
+                "flags": p.get("flags"),
+                "line_start": p["line"],
+                "line_end": p["line"],
+            }
+            row.update(alignment(abs_start, lsec) if known else _UNKNOWN_ALIGNMENT)
+            row["rounded_to_bytes"] = p.get("rounded_to_bytes")
+            if row["rounded_to_bytes"]:
+                row["start_bytes"] = p["start_bytes"]  # as printed, rounded: its sector is not known
+            parsed.add("partitions", row)
+        if self.size_bytes is None and self.size_sectors is not None:
+            self.size_bytes = self.size_sectors * lsec
+        parsed.add(
+            "disks",
+            {
+                "disk": self.name,
+                "table_type": self.table_type,
+                "label_id": self.label_id,
+                "size_sectors": self.size_sectors,
+                "size_bytes": self.size_bytes,
+                "size_source": self.size_source if self.size_bytes is not None else None,
+                "usable_first_sector": self.first,
+                "usable_sectors": self.usable,
+                "free_sectors": self.free,
+                "partitions": len(self.parts),
+                "logical_sector_bytes": lsec,
+                "physical_sector_bytes": self.psec,
+                "logical_sector_source": source,
+                "media_size_text": self.media,
+                "state": self.state,
+                "size_rounded_to_bytes": self.size_rounded_to,
+                "line_start": self.line_start,
+                "line_end": self.line_end,
+            },
+        )
+
+
+_UNKNOWN_ALIGNMENT = {
+    "start_bytes": None,
+    "align_4k_rem_bytes": None,
+    "align_1m_rem_bytes": None,
+    "aligned_4k": None,
+    "aligned_1m": None,
+}

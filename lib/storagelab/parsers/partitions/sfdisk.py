@@ -1,0 +1,262 @@
+"""util-linux ``sfdisk -d`` (both forms) and the old ``sfdisk -l`` (util-linux <= 2.25). See the package docstring for the format."""
+
+from __future__ import annotations
+
+import re
+
+from ..base import Parsed, ParseError
+from .common import _cut, _Disk, _disk_of, _index_of, _is_command, _table_type
+
+# --- sfdisk -d -------------------------------------------------------------------------------
+
+_SFDISK_KEY = re.compile(r"^(label|label-id|device|unit|first-lba|last-lba|sector-size|table-length|grain):\s*(.*)$")
+_SFDISK_ROW = re.compile(r"^(\S.*?)\s*:\s*(start\s*=.*)$")
+_SFDISK_OLD = re.compile(r"^# partition table of (.+)$")
+
+
+def _sfdisk_fields(text: str, lineno: int, last: int) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    if text.replace('\\"', "").count('"') % 2:
+        raise _cut(lineno, last, f"unterminated quoted value in {text[:80]!r}", 'key="value"')
+    for item in re.findall(r'(?:[^,"]|"(?:[^"\\]|\\.)*")+', text):
+        item = item.strip()
+        if "=" in item:
+            key, value = item.split("=", 1)
+            value = value.strip()
+            if value.startswith('"') and value.endswith('"') and len(value) >= 2:
+                value = value[1:-1].replace('\\"', '"')
+            fields[key.strip().lower()] = value
+        elif item:
+            fields[item.lower()] = ""
+    return fields
+
+
+def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
+    disks: list[_Disk] = []
+    cur: _Disk | None = None
+    first = lastlba = None
+
+    def new(lineno):
+        nonlocal cur, first, lastlba
+        if cur is not None:
+            disks.append(cur)
+        cur, first, lastlba = _Disk(None, lineno), None, None
+
+    for lineno, line in enumerate(lines, 1):
+        s = line.strip()
+        if not s:
+            continue
+        m = _SFDISK_OLD.match(s)
+        if m:
+            new(lineno)
+            cur.name, cur.table_type = m.group(1).strip(), "MBR"
+            continue
+        m = _SFDISK_KEY.match(s)
+        if m:
+            key, value = m.group(1), m.group(2).strip()
+            if cur is None or cur.parts or (key == "label" and cur.table_type is not None):
+                new(lineno)
+            cur.line_end = lineno
+            if key == "label":
+                cur.table_type = _table_type(value)
+            elif key == "label-id":
+                cur.label_id = value
+            elif key == "device":
+                cur.name = value
+            elif key == "unit" and value != "sectors":
+                raise ParseError(
+                    f"sfdisk unit {value!r}", line=lineno, kind="unsupported-version", expected="unit: sectors"
+                )
+            elif key == "sector-size":
+                cur.lsec = int(value) if value.isdigit() else None
+                if cur.lsec is None:
+                    raise ParseError(f"unreadable sector-size {value!r}", line=lineno, expected="an integer")
+            elif key in ("first-lba", "last-lba"):
+                if not value.isdigit():
+                    raise ParseError(f"unreadable {key} {value!r}", line=lineno, expected="an integer")
+                first, lastlba = (int(value), lastlba) if key == "first-lba" else (first, int(value))
+                cur.first = first
+                cur.usable = lastlba - first + 1 if first is not None and lastlba is not None else None
+                if lastlba is not None:
+                    cur.size_sectors, cur.size_source = lastlba + 1, "usable-end"
+            continue
+        m = _SFDISK_ROW.match(s)
+        if not m:
+            if cur is None and (_is_command(s, "sfdisk") or s.startswith("#")):
+                continue
+            raise _cut(
+                lineno,
+                last,
+                f"not an sfdisk dump line: {s[:80]!r}",
+                "'label: ...' header lines or 'DEV : start=N, size=N, type=...'",
+            )
+        if cur is None:
+            new(lineno)
+        cur.line_end = lineno
+        fields = _sfdisk_fields(m.group(2), lineno, last)
+        try:
+            start, size = int(fields["start"]), int(fields["size"])
+        except (KeyError, ValueError):
+            raise _cut(
+                lineno,
+                last,
+                f"sfdisk row without readable start=/size=: {s[:80]!r}",
+                "'DEV : start=N, size=N, type=...'",
+            ) from None
+        if size == 0:
+            continue  # unused slot of the old format: start=0, size=0, Id= 0
+        device = m.group(1)
+        flags = [f for f in ("bootable",) if f in fields]
+        flags = ["boot"] if flags else []
+        if fields.get("attrs"):
+            flags.append(fields["attrs"])
+        cur.parts.append(
+            {
+                "device": device,
+                "index": _index_of(device),
+                "start_sector": start,
+                "size_sectors": size,
+                "type_id": fields.get("type", fields.get("id")),
+                "name": fields.get("name"),
+                "flags": ", ".join(flags) or None,
+                "line": lineno,
+            }
+        )
+    if cur is None:
+        raise ParseError("no sfdisk dump found", line=1, expected="sfdisk -d output")
+    disks.append(cur)
+    _emit_dumps(disks, parsed)
+
+
+def _emit_dumps(disks: list[_Disk], parsed: Parsed) -> None:
+    """Each dump's rows: its disk named after its first partition when no 'device:' line said, 512 assumed (and
+    said) when no 'sector-size:' line did."""
+    for d in disks:
+        if d.name is None and d.parts:
+            d.name = _disk_of(d.parts[0]["device"])
+        if d.lsec is None:
+            d.lsec, d.source = 512, "assumed"
+            parsed.warnings.append(f"line {d.line_start}: sfdisk printed no sector-size: 512 assumed")
+        d.emit(parsed)
+
+
+# --- sfdisk -l of util-linux <= 2.25 --------------------------------------------------------
+
+_SFL_DISK = re.compile(r"^Disk (\S+): (\d+) cylinders, (\d+) heads, (\d+) sectors/track\s*$")
+_SFL_UNITS = re.compile(
+    r"^Units(?::| =) (?:(cylinders) of (\d+) bytes|(sectors) of (\d+) bytes|(blocks) of 1024 bytes|"
+    r"(1MiB) = 1024\*1024 bytes)(?:, blocks of 1024 bytes)?, counting from (\d+)\s*$"
+)
+_SFL_HEADER = re.compile(
+    r"^\s*Device\s+Boot\s+Start\s+End\s+(#cyls\s+#blocks|#sectors|#blocks|MiB\s+#blocks)"
+    r"\s+Id\s+System\s*$"
+)
+_SFL_ROW = re.compile(
+    r"^(/\S+)\s+(\*\s+)?(\d+)([+ ]?)\s+(?:(\d+)[- ]?|-)\s+(?:(\d+)[+-]?\s+)?(\d+)(\+?)\s+"
+    r"([0-9a-fA-F]{1,2})\s+(.*?)\s*$"
+)
+# what sfdisk prints besides tables: its own messages and warnings, geometry notes, empty disks
+_SFL_NOTE = re.compile(
+    r"^(sfdisk:|Warning|WARNING|\s+for C/H/S=|For this listing|No partitions found|/\S+: "
+    r"unrecognized partition|\s+start: |\s+end: |Checking that no-one|OK$|DOS and Linux will "
+    r"interpret)"
+)
+
+
+def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
+    disks: list[_Disk] = []
+    cur: _Disk | None = None
+    unit = inc = None  # sectors per unit of Start/End, 'counting from'
+    columns = None
+    unknown: list[str] = []
+    for lineno, line in enumerate(lines, 1):
+        s = line.rstrip()
+        if not s.strip():
+            continue
+        m = _SFL_DISK.match(s)
+        if m:
+            cur = _Disk(m.group(1), lineno)
+            disks.append(cur)
+            unit = columns = None
+            continue
+        if cur is None:
+            if _is_command(s, "sfdisk") or _SFL_NOTE.match(s):
+                continue
+            raise ParseError(
+                f"not an sfdisk -l disk line: {s.strip()[:80]!r}",
+                line=lineno,
+                expected="'Disk DEV: N cylinders, N heads, N sectors/track'",
+            )
+        m = _SFL_UNITS.match(s)
+        if m:
+            cyl, cyl_bytes, sec, sec_bytes, blocks, mib, counting = m.groups()
+            if sec is not None:
+                cur.lsec, unit = int(sec_bytes), 1
+            else:
+                cur.lsec = 512  # the old sfdisk counts 512-byte sectors whatever the disk
+                unit = int(cyl_bytes) // 512 if cyl else 2 if blocks else 2048
+            inc = int(counting)
+            cur.source = "printed" if sec else "assumed"
+            cur.table_type = "MBR"
+            cur.line_end = lineno
+            continue
+        m = _SFL_HEADER.match(s)
+        if m:
+            if unit is None:
+                raise ParseError(
+                    "sfdisk -l column header before its Units line",
+                    line=lineno,
+                    expected="'Units: ... counting from N'",
+                )
+            columns = m.group(1).split()[0]
+            cur.line_end = lineno
+            continue
+        if _SFL_NOTE.match(s):
+            continue
+        m = _SFL_ROW.match(s)
+        if not m or columns is None:
+            raise _cut(
+                lineno,
+                last,
+                f"not an sfdisk -l partition row: {s.strip()[:80]!r}",
+                "'DEV [*] Start End [#cyls|MiB] [#blocks|#sectors] Id System' after the column header",
+            )
+        device, boot, start, plus, end, middle, size, odd, type_id, system = m.groups()
+        cur.line_end = lineno
+        size = int(size)
+        if columns != "#sectors":  # the size column is #blocks of 1024 bytes; '+' marks an odd sector
+            size = size * 2 + (odd == "+")
+        if size == 0:
+            continue  # unused slot
+        start_sector = None if plus == "+" else (int(start) - inc) * unit
+        if start_sector is None:
+            unknown.append(f"{device} ({start}+)")
+        elif start_sector < 0:
+            raise ParseError(f"start {start} before the first unit", line=lineno, expected="a start >= counting from")
+        cur.parts.append(
+            {
+                "device": device,
+                "index": _index_of(device),
+                "start_sector": start_sector,
+                "size_sectors": size,
+                "type_id": type_id.lower(),
+                "type": system or None,
+                "flags": "boot" if boot else None,
+                "line": lineno,
+            }
+        )
+    if not disks:
+        raise ParseError(
+            "no sfdisk -l disk found", line=1, expected="'Disk DEV: N cylinders, N heads, N sectors/track'"
+        )
+    if unknown:
+        parsed.warnings.append(
+            "starts not on a unit boundary ('N+'), so their sector and alignment are unknown "
+            "(sfdisk -luS prints sectors): " + ", ".join(unknown)
+        )
+    for disk in disks:
+        disk.size_source = None
+        disk.emit(parsed)
+
+
+# --- parted ----------------------------------------------------------------------------------

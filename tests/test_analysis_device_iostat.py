@@ -1,0 +1,86 @@
+"""analysis.device_iostat: zpool iostat -r/-l/-q beside the fio runs of a selection (issue 25), on published zpool
+outputs and a real fio 3.33 JSON run (tests/fixtures), labelled as a user would."""
+
+import pytest
+from conftest import FIXTURES
+
+from storagelab.analysis import Selection, device_iostat, open_db
+from storagelab.store import ingest
+
+PUB = FIXTURES / "zpool" / "published"
+FIO = FIXTURES / "fio" / "3.33" / "json_only.txt"  # fio JSON: report_epoch_s 1795263894, runtime 49 ms
+
+
+def build(tmp_path, files: dict[str, str], host="nas1"):
+    raw = tmp_path / "raw"
+    (raw / "dev").mkdir(parents=True)
+    rows = ["path,study,host,label"]
+    for name, text in files.items():
+        (raw / "dev" / name).write_text(text, encoding="utf-8")
+        rows.append(f"dev/{name},dev,{host},{name[:-4]}")
+    (raw / "manifest.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    s = ingest(
+        [raw],
+        db_path=tmp_path / "d.duckdb",
+        manifest_path=raw / "manifest.csv",
+        parquet_dir=False,
+        progress=False,
+        workers=1,
+    )
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "d.duckdb") as con:
+        return device_iostat.device_beside_fio(con, Selection(study="dev"))
+
+
+def test_request_sizes_beside_fio_without_time_stamps(tmp_path):
+    res = build(
+        tmp_path,
+        {"r.txt": (PUB / "iostat-r-2.4.4-rebuild-NVME1.txt").read_text(), "fio.txt": FIO.read_text()},
+    )
+    req = res["req_size"]
+    sync_read = req.filter(req["io_class"] == "sync_read").row(0, named=True)
+    ind = [1.68 * 2**20, 261 * 1024, 566 * 1024, 730 * 1024, 13.5 * 2**20, 25.6 * 2**20, 167 * 1024, 3.13 * 1024]
+    agg = [0, 0, 11, 318, 846, 4.99 * 1024, 5.63 * 1024, 659, 10]
+    assert sync_read["ios"] == pytest.approx(sum(ind) + sum(agg))
+    assert sync_read["agg_share"] == pytest.approx(sum(agg) / (sum(ind) + sum(agg)))
+    small = 1.68 * 2**20 + 261 * 1024 + 566 * 1024 + 730 * 1024 + 11 + 318
+    assert sync_read["small_share"] == pytest.approx(small / (sum(ind) + sum(agg)))
+    assert sync_read["median_bucket_bytes"] == 16384  # 512..8K hold 39 % of the I/Os, 16K brings them to 99 %
+    rebuild = req.filter(req["io_class"] == "rebuild").row(0, named=True)
+    assert (rebuild["ios"], rebuild["median_bucket_bytes"]) == (0, None)
+    assert res["fio"].height == 1 and res["aligned"].is_empty()
+    assert (
+        "1 -r block(s) carry no time stamp: a histogram without an interval counts every I/O since the pool was "
+        "imported, so it is shown beside the fio runs, not laid over them" in res["lines"]
+    )
+    assert (
+        "no `zpool iostat -l`/`-q` columns: run `zpool iostat -lq -T u POOL 10` for wait times and queues"
+        in res["lines"]
+    )
+
+
+def test_a_time_stamped_sample_inside_the_fio_run_is_aligned(tmp_path):
+    """-T u time stamps put before two published -r blocks (each verbatim): one at fio's report time, one an hour
+    earlier; only the first lies inside the run."""
+    block = (PUB / "iostat-r-trim-data.txt").read_text()
+    text = "1795260294\n" + block + "1795263894\n" + block
+    res = build(
+        tmp_path,
+        {"r.txt": text, "fio.txt": FIO.read_text(), "lq.txt": (PUB / "iostat-lq-2.0-intervals-pool2.txt").read_text()},
+    )
+    assert res["aligned"].select("name", "sample", "timestamp", "rw").unique().rows() == [
+        ("data", 1, "1795263894", "read")
+    ]
+    assert (
+        "1 zpool sample(s) fall inside a fio run's time span on the same host: their counts are the pool's, fio's "
+        "and anything else it served then"
+    ) in res["lines"]
+    assert res["waits"].height == 20 and res["queues"].height == 12
+
+
+def test_nothing_to_show_says_what_to_run(tmp_path):
+    res = build(tmp_path, {"fio.txt": FIO.read_text()})
+    assert res["lines"][0] == (
+        "no `zpool iostat -r` output for study dev: run `zpool iostat -r -T u POOL 10` during the fio runs (and keep "
+        "its output) to see the request sizes the disks received"
+    )

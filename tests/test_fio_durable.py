@@ -1,0 +1,154 @@
+"""Durable writes (notebook 08, fio_durable) on real fsync/fdatasync runs the project had not seen
+(tests/fixtures/fio/durable/COMMANDS.md): ZFS on an Optane, two raw NVMe devices, NTFS on Windows (published), and
+NTFS (ntfs-3g) and ext4 run here. Each run's durable-write percentiles are fio's sync percentiles as printed, to
+three significant figures; sub-second runs are called too short."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from storagelab.analysis import Selection, fio_durable, fio_views, open_db
+from storagelab.store import ingest
+
+DURABLE = Path(__file__).resolve().parent / "fixtures" / "fio" / "durable"
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    raw = tmp_path_factory.mktemp("raw")
+    names = sorted(p.name for p in DURABLE.glob("*.txt"))
+    for name in names:
+        shutil.copy(DURABLE / name, raw / name)
+    (raw / "manifest.csv").write_text("path,study\n" + "".join(f"{n},durable\n" for n in names))
+    s = ingest([raw], db_path=raw.parent / "d.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (8, 0), s.errors
+    with open_db(raw.parent / "d.duckdb") as con:
+        yield fio_views.analyse(con, Selection(study="durable"))
+
+
+def _run(result, name):
+    (r,) = [r for r in result.numbers.durable.runs if r.label == name]
+    return r
+
+
+@pytest.mark.parametrize(
+    "name, p50_p99_p999, writes_per_s, counted_from, short",
+    [
+        # ZFS on an Optane M10, 961 ms: sync p50/p99/p99.9 153/206/239 usec as printed
+        (
+            "fio-3.25-zfs-optane-fdatasync.txt",
+            ("0.153 ms", "0.206 ms", "0.239 ms"),
+            5860.6,
+            "writes / 1 (fdatasync=1)",
+            "961 ms (sub-second)",
+        ),
+        # the same Optane raw (/dev/nvme1n1), 302 ms: 47/68/94 usec
+        (
+            "fio-3.25-raw-nvme-optane-fdatasync.txt",
+            ("0.0470 ms", "0.0680 ms", "0.0940 ms"),
+            18649.0,
+            "writes / 1 (fdatasync=1)",
+            "302 ms (sub-second)",
+        ),
+        # a T-FORCE NVMe raw (/dev/nvme0n1), 39 s: 6783/11731/16188 usec
+        (
+            "fio-3.25-raw-nvme-tforce-fdatasync.txt",
+            ("6.78 ms", "11.7 ms", "16.2 ms"),
+            144.1,
+            "writes / 1 (fdatasync=1)",
+            None,
+        ),
+        # NTFS on Windows (fio 3.35, a pasted transcript, CRLF): 963/1975/4113 usec, 5,737 ms
+        (
+            "fio-3.35-windows-ntfs-970evo-fdatasync.txt",
+            ("0.963 ms", "1.98 ms", "4.11 ms"),
+            981.7,
+            "the run's time",
+            None,
+        ),
+        # NTFS through ntfs-3g here: fdatasync=1, 850 ms, JSON lat_ns N = 2047 calls
+        (
+            "fio-3.33-ntfs-fdatasync.txt",
+            ("0.247 ms", "2.34 ms", "6.65 ms"),
+            2408.2,
+            "fio's count",
+            "850 ms (sub-second)",
+        ),
+        ("fio-3.33-ntfs-fsync-5s.txt", ("0.251 ms", "2.80 ms", "8.09 ms"), 2388.1, "fio's count", None),
+        ("fio-3.33-ext4-fsync.txt", ("0.125 ms", "0.469 ms", "3.59 ms"), 6457.4, "fio's count", "317 ms (sub-second)"),
+        # fdatasync=4: one sync per 4 writes (9,799 syncs of 39,197 writes in 3,001 ms: under the design checks' 5 s)
+        (
+            "fio-3.33-ext4-fdatasync4-3s.txt",
+            ("0.132 ms", "3.10 ms", "19.8 ms"),
+            3265.2,
+            "fio's count",
+            "3,001 ms (under 5 s)",
+        ),
+    ],
+)
+def test_each_runs_durable_write_percentiles_as_fio_printed_them(
+    result, name, p50_p99_p999, writes_per_s, counted_from, short
+):
+    r = _run(result, name)
+    assert tuple(fio_durable.fmt_latency(r.percentiles_ns[p]) for p in (50.0, 99.0, 99.9)) == p50_p99_p999
+    assert (round(r.durable_per_s, 1), r.syncs_from) == (writes_per_s, counted_from)
+    sentence = [f for f in result.findings if f.startswith(f"{name} (")][0]
+    pcts = "/".join(v.split(" ")[0] for v in p50_p99_p999)
+    assert f"p50/p99/p99.9 {pcts} " in sentence
+    if short is None:
+        assert "Too short" not in sentence
+    else:
+        assert sentence.endswith(
+            f"**Too short to judge:** it ran {short}: its tail percentiles rest on few calls, and a "
+            "rate over so short a time is not one the device sustains."
+        )
+
+
+def test_fdatasync_every_four_writes(result):
+    r = _run(result, "fio-3.33-ext4-fdatasync4-3s.txt")
+    assert (r.every, r.writes, r.syncs) == (4, 39197, 9799.0)
+    assert r.workload == "write bs=4KiB sync iodepth=1, a sync per 4 writes"
+
+
+def test_runs_of_different_devices_are_ranked_not_set_against_each_other(result):
+    assert result.numbers.durable.pairs == []  # no pool labelled with and without a SLOG
+    assert (
+        "`write bs=4KiB sync iodepth=1, a sync after every write`: 7 runs, durable-write p99 from 0.0680 ms "
+        "(fio-3.25-raw-nvme-optane-fdatasync.txt) to 11.7 ms (fio-3.25-raw-nvme-tforce-fdatasync.txt). Set side by "
+        "side only: they differ in more than one thing (device, filesystem, machine), so no ratio is stated as the "
+        "effect of one change." in result.findings
+    )
+    assert list(result["durable"].columns) == [
+        "run",
+        "configuration",
+        "workload",
+        "sync p50",
+        "sync p99",
+        "sync p99.9",
+        "sync max",
+        "durable writes/s",
+        "syncs counted from",
+        "run time (s)",
+        "write() p99 (page cache)",
+        "flag",
+    ]
+    flags = dict(zip(result["durable"]["run"], result["durable"]["flag"]))
+    assert flags["fio-3.25-zfs-optane-fdatasync.txt"] == "⚠ sub-second"
+    assert flags["fio-3.33-ext4-fdatasync4-3s.txt"] == "⚠ short"
+    assert flags["fio-3.25-raw-nvme-tforce-fdatasync.txt"] == ""
+    # the raw Optane's 0.0680 ms is lower, but from a 302 ms run (flagged sub-second): it heads nothing
+    assert result.headline["lowest durable-write p99"] == "fio-3.35-windows-ntfs-970evo-fdatasync.txt: 1.98 ms"
+
+
+def test_three_significant_figures():
+    assert [fio_durable.fmt_latency(ns) for ns in (62e6, 260e3, 47e3, 818e6, 4244636e3, 2376e3)] == [
+        "62.0 ms",
+        "0.260 ms",
+        "0.0470 ms",
+        "818 ms",
+        "4.24 s",
+        "2.38 ms",
+    ]
