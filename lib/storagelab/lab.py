@@ -684,8 +684,10 @@ def tree(root):
         todo += children.get(pid, [])
     return found
 
+TARGET = []  # the benchmark's pid, sent on stdin once it has started
+
 def kill(*_):
-    for pid in tree(int(sys.argv[1])):
+    for pid in tree(TARGET[0]) if TARGET else []:
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -694,19 +696,32 @@ def kill(*_):
 
 signal.signal(signal.SIGTERM, kill)
 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked until now: a SIGTERM sent meanwhile waited
-if os.getppid() != int(sys.argv[2]):  # the lab died before this guard was ready
+line = sys.stdin.readline()
+if line.strip().isdigit():
+    TARGET.append(int(line))
+if not TARGET or os.getppid() != int(sys.argv[1]):  # the lab died before this guard was ready
     kill()
 while True:
     signal.pause()
 """
 
 
-def _guard(pid: int) -> subprocess.Popen:
-    """A watcher that kills process ``pid`` and its descendants when this process dies, however it dies; ended
-    with ``.kill()`` (SIGKILL: it does not fire) once the benchmark is over. It ignores Ctrl-C (the lab stops
-    fio itself), and SIGTERM is blocked until its handler is set: a lab killed while the guard starts up still
-    has its fio killed."""
-    return subprocess.Popen([sys.executable, "-c", _GUARD, str(pid), str(os.getpid())], preexec_fn=_guard_preexec)
+def _guard() -> subprocess.Popen:
+    """A watcher that kills a process and its descendants when this process dies, however it dies; started
+    before the benchmark (so it is ready when fio forks its jobs), then told the benchmark's pid with
+    ``_guard_on``; ended with ``.kill()`` (SIGKILL: it does not fire) once the benchmark is over. It ignores
+    Ctrl-C (the lab stops fio itself), and SIGTERM is blocked until its handler is set."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _GUARD, str(os.getpid())], stdin=subprocess.PIPE, preexec_fn=_guard_preexec
+    )
+
+
+def _guard_on(guard: subprocess.Popen, pid: int) -> None:
+    try:
+        guard.stdin.write(f"{pid}\n".encode())
+        guard.stdin.close()
+    except OSError:  # pragma: no cover - the guard is gone
+        pass
 
 
 def _guard_preexec() -> None:
@@ -884,10 +899,11 @@ def run_fio_matrix(
         t0 = time.monotonic()
         with open(part, "wb") as fh:
             # fio and its job processes are killed by a guard should this process be killed outright
-            p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
-            guard = _guard(p.pid)
-            current[:] = [p]
+            guard = _guard()
             try:
+                p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
+                _guard_on(guard, p.pid)
+                current[:] = [p]
                 err = _wait_for_fio(p, stop)
             finally:
                 guard.kill()
