@@ -694,11 +694,11 @@ def kill(*_):
             pass
     os._exit(0)
 
-signal.signal(signal.SIGTERM, kill)
-signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked until now: a SIGTERM sent meanwhile waited
-line = sys.stdin.readline()
+line = sys.stdin.readline()  # SIGTERM is still blocked: a lab killed meanwhile is seen below
 if line.strip().isdigit():
     TARGET.append(int(line))
+signal.signal(signal.SIGTERM, kill)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked until now: a SIGTERM sent meanwhile waited
 if not TARGET or os.getppid() != int(sys.argv[1]):  # the lab died before this guard was ready
     kill()
 while True:
