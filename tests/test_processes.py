@@ -264,3 +264,23 @@ def test_ctrl_c_while_ingest_brings_its_dataset_up_to_date_is_130_and_one_line(t
     assert rc == 130, run.output()
     assert "Traceback" not in run.output()
     assert run.text["stderr"][-1] == "storagelab ingest: interrupted\n", run.output()
+
+
+def _spark_ready() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("pyspark") is not None and bool(shutil.which("java") or os.environ.get("JAVA_HOME"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _spark_ready(), reason="needs the spark extra (pyspark) and Java 17")
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_killed_spark_ingest_takes_the_jvm_and_its_python_workers_with_it(tmp_path, sig):
+    """Spark's JVM reads the driver's pipe and exits at its end; its Python workers end with the JVM."""
+    run = Running(["spark-ingest", str(ROOT / "data" / "raw"), str(tmp_path / "out")])
+    tree = run.wait_for(
+        "the JVM and a Python worker",
+        lambda t: any(p.name() == "java" for p in t) and any("pyspark.daemon" in _cmdline(p) for p in t),
+        timeout=240,
+    )
+    run.kill_and_check(sig, tree)
