@@ -284,3 +284,14 @@ def test_killed_spark_ingest_takes_the_jvm_and_its_python_workers_with_it(tmp_pa
         timeout=240,
     )
     run.kill_and_check(sig, tree)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_killed_lab_bonnie_takes_bonnie_with_it(tmp_path, sig):
+    target, out = tmp_path / "target", tmp_path / "out"
+    args = ["lab", "bonnie", "--target", str(target), "--out", str(out), "--db", str(tmp_path / "lab.duckdb")]
+    run = Running([*args, "--size", "1G", "--files", "0"])
+    tree = run.wait_for("bonnie++", lambda t: any(p.name() == "bonnie++" for p in t))
+    run.kill_and_check(sig, tree)
