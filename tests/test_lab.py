@@ -174,7 +174,8 @@ def test_lab_fio_smoke_for_real(tmp_path):
     assert figures == ["iops-latency-vs-depth.svg", "latency-histograms.svg", "time-series.svg"]
     series = json.loads(next((rep / "figures").rglob("time-series.vl.json")).read_text())
     panels = {d["panel"] for d in next(iter(series["datasets"].values()))}
-    assert {f"{run} bw {'read' if run.startswith('randread') else 'write'} (MiB/s)" for run in runs} <= panels
+    # 2 s smoke runs carry the design checks' mark in their panel titles: too short to measure a sustained rate
+    assert {f"{run} bw {'read' if run.startswith('randread') else 'write'} (MiB/s) ⚠ short" for run in runs} <= panels
 
 
 @pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
