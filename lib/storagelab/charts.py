@@ -135,6 +135,18 @@ def provenance(df) -> list[str]:
     return [c for c in PROVENANCE if c in df.columns]
 
 
+def spans_decades(values, decades: float = 1.0) -> bool:
+    """Whether the positive ``values`` span ``decades`` factors of ten or more: a chart of them then takes a log
+    axis (a linear one shows the largest and hides the rest near zero)."""
+    positive = [float(v) for v in values if v is not None and v > 0]
+    return len(positive) > 1 and max(positive) / min(positive) >= 10**decades
+
+
+def log_or_linear(values, zero: bool = True) -> alt.Scale:
+    """A log scale where ``values`` span a decade or more (``spans_decades``), else a linear one."""
+    return alt.Scale(type="log") if spans_decades(values) else alt.Scale(zero=zero)
+
+
 def caption(sel, what: str) -> str:
     """A subtitle naming the data: 'Source: study mylab (fio runs); ...'."""
     return source_caption(f"{sel.describe()} ({what})")
@@ -160,7 +172,7 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
         limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB,
     )
     positive = df.filter(pl.col("bw_mib_s") > 0)["bw_mib_s"]
-    log = positive.len() > 1 and positive.max() / positive.min() >= 10
+    log = spans_decades(positive)
     # a log axis has no zero: bars start at the power of ten below the smallest value (zero-width bars dropped)
     floor = 10 ** math.floor(math.log10(positive.min())) if log else 0.0
     df = df.filter(pl.col("bw_mib_s") > 0) if log else df
@@ -820,3 +832,93 @@ def _panels(chart, height: int, title: str, subtitle: list[str]):
         .resolve_scale(y="independent")
         .properties(title=alt.TitleParams(title, subtitle=subtitle))
     )
+
+
+def _short_number(v: float) -> str:
+    """A cell's label: 6,614 -> '6.6k', 138,906 -> '139k', 812.4 -> '812'."""
+    if v >= 1e5:
+        return f"{v / 1e3:.0f}k"
+    if v >= 1e3:
+        return f"{v / 1e3:.1f}k"
+    return f"{v:.0f}" if v >= 10 else f"{v:.2g}"
+
+
+def _split_header(**kw) -> alt.Header:
+    """A facet header whose ' | '-separated parts are lines of their own (long setup names were cut)."""
+    return alt.Header(labelExpr="split(datum.label, ' | ')", labelLimit=400, **kw)
+
+
+def fio_depth_grid(depth, sel, large_block: int = 64 * 1024):
+    """fio-plot's iodepth x numjobs view across setups: one heatmap per workload, direction and setup (rows numjobs,
+    columns iodepth), each cell coloured by its IOPS (bandwidth for blocks of ``large_block`` and more) and
+    labelled with it; repeats at one cell are averaged (their count in the tooltip), a cell holding a flagged run
+    is outlined. A cell's raw lines are its first run's (the runs behind a mean are in the table above)."""
+    import polars as pl
+
+    bandwidth = pl.col("block_size_bytes").max().over("workload") >= large_block
+    df = depth.filter(pl.col("iodepth").is_not_null() & pl.col("numjobs").is_not_null()).with_columns(
+        metric=pl.when(bandwidth).then(pl.lit("MiB/s")).otherwise(pl.lit("IOPS")),
+        panel=pl.concat_str([pl.col("workload"), pl.col("direction")], separator=" | "),
+    )
+    df = df.with_columns(
+        value=pl.when(pl.col("metric") == "MiB/s").then(pl.col("bw_bytes_per_s") / 2**20).otherwise("iops")
+    )
+    cells = (
+        df.group_by("panel", "setup", "metric", "iodepth", "numjobs", maintain_order=True)
+        .agg(
+            pl.col("value").mean(),
+            pl.col("p99_ns").median().truediv(1e6).alias("p99_ms"),
+            pl.len().alias("runs"),
+            pl.col("flag").is_not_null().any().alias("flagged"),
+            *(pl.col(c).first() for c in provenance(df)),
+        )
+        .with_columns(text=pl.col("value").map_elements(_short_number, pl.String))
+    )
+    mixed = cells["metric"].n_unique() > 1
+    colour = alt.Color(
+        "value:Q",
+        title=cells["metric"][0] if not mixed else "IOPS or MiB/s (panel)",
+        scale=alt.Scale(scheme="viridis", type="log" if spans_decades(cells["value"]) else "linear"),
+    )
+    base = alt.Chart().encode(
+        x=alt.X("iodepth:O", title="iodepth", sort="ascending", axis=alt.Axis(grid=False)),
+        y=alt.Y("numjobs:O", title="numjobs", sort="descending", axis=alt.Axis(grid=False)),
+    )
+    rect = base.mark_rect(stroke="#d62728").encode(
+        color=colour,
+        strokeWidth=alt.condition("datum.flagged", alt.value(2), alt.value(0)),
+        tooltip=[
+            "panel:N",
+            "setup:N",
+            "iodepth:O",
+            "numjobs:O",
+            "metric:N",
+            alt.Tooltip("value:Q", format=",.1f"),
+            alt.Tooltip("p99_ms:Q", format=".3f", title="p99 ms (median)"),
+            "runs:Q",
+            "flagged:N",
+        ],
+    )
+    text = base.mark_text(fontSize=9).encode(
+        text="text:N",
+        color=alt.condition(f"datum.value < {cells['value'].median() or 0}", alt.value("white"), alt.value("black")),
+    )
+    chart = (
+        alt.layer(rect, text, data=cells)
+        .properties(width=alt.Step(40), height=alt.Step(22))
+        .facet(
+            row=alt.Row("panel:N", title=None, header=_split_header(labelAngle=0, labelAlign="left")),
+            column=alt.Column("setup:N", title=None, header=_split_header()),
+        )
+        .properties(
+            title=alt.TitleParams(
+                "iodepth x numjobs: IOPS (bandwidth for large blocks) per setup",
+                subtitle=[
+                    caption(sel, "fio results; bandwidth of each run's reporting group"),
+                    "rows: workload | direction; columns: setup (host | stack | layout | devices); repeats averaged; "
+                    "red outline: a cell with a flagged run; k = thousand",
+                ],
+            )
+        )
+    )
+    return chart.resolve_scale(color="independent") if mixed else chart
