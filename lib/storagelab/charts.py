@@ -136,16 +136,17 @@ def provenance(df) -> list[str]:
 
 
 def with_provenance(frame, source, on: list[str], where=None):
-    """``frame`` with the provenance columns of ``source``'s first row per key ``on`` (a mark drawn from one row of
-    a file: its lines), on the rows ``where`` holds (a polars expression; None: every row). Rows ``where`` leaves
-    out (a model's line, arithmetic on stated numbers) get none: they have no raw line."""
+    """``frame`` with the provenance columns of ``source``'s row per key ``on`` (a mark drawn from one row of a
+    file: its lines), on the rows ``where`` holds (a polars expression; None: every row). A key with several rows in
+    ``source`` (two layouts of one vdev count) gets none, as do the rows ``where`` leaves out (a model's line,
+    arithmetic on stated numbers): they have no one raw line."""
     import polars as pl
 
     cols = [c for c in provenance(source) if c not in on]
     if not cols:
         return frame
-    first = source.select(*on, *cols).unique(on, keep="first", maintain_order=True)
-    out = frame.join(first, on=on, how="left", nulls_equal=True)
+    only = source.filter(pl.len().over(on) == 1).select(*on, *cols)
+    out = frame.join(only, on=on, how="left", nulls_equal=True)
     if where is None:
         return out
     return out.with_columns(pl.when(where).then(pl.col(c)).alias(c) for c in cols)
