@@ -761,9 +761,11 @@ def fio_depth(depth, sel):
     means = df.group_by("series", "series_colour", "outstanding").agg(pl.col("iops").mean(), pl.col("mib_s").mean())
     rate_charts = []
     for col, title in (("iops", "IOPS"), ("mib_s", "bandwidth (MiB/s)")):
-        line = (
-            alt.Chart(means).mark_line().encode(x=x, y=alt.Y(f"{col}:Q", title=title), color=color, detail="series:N")
+        log = spans_decades(df[col])  # 6.6k to 139k IOPS: a linear axis flattens the shallow depths
+        y = alt.Y(
+            f"{col}:Q", title=title + (", log scale" if log else ""), scale=alt.Scale(type="log" if log else "linear")
         )
+        line = alt.Chart(means).mark_line().encode(x=x, y=y, color=color, detail="series:N")
         points = (
             alt.Chart(df)
             .mark_point(filled=True, size=50)
