@@ -135,6 +135,62 @@ def provenance(df) -> list[str]:
     return [c for c in PROVENANCE if c in df.columns]
 
 
+def with_provenance(frame, source, on: list[str], where=None):
+    """``frame`` with the provenance columns of ``source``'s row per key ``on`` (a mark drawn from one row of a
+    file: its lines), on the rows ``where`` holds (a polars expression; None: every row). A key with several rows in
+    ``source`` (two layouts of one vdev count) gets none, as do the rows ``where`` leaves out (a model's line,
+    arithmetic on stated numbers): they have no one raw line."""
+    import polars as pl
+
+    cols = [c for c in provenance(source) if c not in on]
+    if not cols:
+        return frame
+    only = source.filter(pl.len().over(on) == 1).select(*on, *cols)
+    out = frame.join(only, on=on, how="left", nulls_equal=True)
+    if where is None:
+        return out
+    return out.with_columns(pl.when(where).then(pl.col(c)).alias(c) for c in cols)
+
+
+def spans_decades(values, decades: float = 1.0) -> bool:
+    """Whether the positive ``values`` span ``decades`` factors of ten or more: a chart of them then takes a log
+    axis (a linear one shows the largest and hides the rest near zero)."""
+    positive = [float(v) for v in values if v is not None and v > 0]
+    return len(positive) > 1 and max(positive) / min(positive) >= 10**decades
+
+
+def bar_scale(values) -> tuple[bool, float, alt.Scale]:
+    """The axis of bars of ``values``: (log, floor, scale). A log scale where the positive values span a decade or
+    more (``spans_decades``); a log axis has no zero, so bars start at ``floor``, the power of ten below the
+    smallest value (draw them with ``x2`` at it, and leave out zero-width bars); else a linear scale from 0."""
+    positive = [float(v) for v in values if v is not None and v > 0]
+    if not spans_decades(positive):
+        return False, 0.0, alt.Scale(zero=True)
+    floor = 10 ** math.floor(math.log10(min(positive)))
+    return True, floor, alt.Scale(type="log", domain=[floor, max(positive) * 1.5])
+
+
+OTHERS_COLOUR = "#bdbdbd"
+
+
+def top_categories(df, col: str, label: str = "others"):
+    """Distinct colours for the categories of ``col``: up to ``len(PALETTE)`` categories each get a colour of their
+    own; beyond that (25 workloads had reused near-identical colours) the ``len(PALETTE) - 1`` with the most rows
+    do, and the rest share grey as '<label> (n)'. Returns ``df`` with ``<col>_colour`` and the colour scale."""
+    import polars as pl
+
+    counts = df.group_by(col).len().sort(["len", col], descending=[True, False], nulls_last=True)
+    names = [v for v in counts[col].to_list() if v is not None]
+    keep = names if len(names) <= len(PALETTE) else names[: len(PALETTE) - 1]
+    rest = len(names) - len(keep)
+    other = f"{label} ({rest})"
+    out = df.with_columns(
+        pl.when(pl.col(col).is_in(keep)).then(pl.col(col)).otherwise(pl.lit(other)).alias(f"{col}_colour")
+    )
+    domain = sorted(keep) + ([other] if rest else [])
+    return out, alt.Scale(domain=domain, range=PALETTE[: len(keep)] + ([OTHERS_COLOUR] if rest else []))
+
+
 def caption(sel, what: str) -> str:
     """A subtitle naming the data: 'Source: study mylab (fio runs); ...'."""
     return source_caption(f"{sel.describe()} ({what})")
@@ -159,13 +215,9 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
         status="status",
         limit_mib_s=pl.col("device_limit_bytes_per_s") * margin / MiB,
     )
-    positive = df.filter(pl.col("bw_mib_s") > 0)["bw_mib_s"]
-    log = positive.len() > 1 and positive.max() / positive.min() >= 10
-    # a log axis has no zero: bars start at the power of ten below the smallest value (zero-width bars dropped)
-    floor = 10 ** math.floor(math.log10(positive.min())) if log else 0.0
+    log, floor, scale = bar_scale(df["bw_mib_s"])
     df = df.filter(pl.col("bw_mib_s") > 0) if log else df
     df = df.with_columns(floor_mib_s=pl.lit(floor))
-    scale = alt.Scale(type="log", domain=[floor, positive.max() * 1.5]) if log else alt.Scale(zero=True)
     base = alt.Chart(df).encode(
         y=alt.Y(
             "label:N",
@@ -212,15 +264,42 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
     )
 
 
+def explore_run_bandwidth(runs, direction: str):
+    """07's bars: each fio run's group bandwidth (``bw_mib_s``), coloured by stack (distinct colours, or the stacks
+    with most runs and grey for the rest), on a log axis where the bandwidths span a decade or more."""
+    import polars as pl
+
+    df, colours = top_categories(runs, "stack", "other stacks")
+    log, floor, scale = bar_scale(df["bw_mib_s"])
+    df = (df.filter(pl.col("bw_mib_s") > 0) if log else df).with_columns(floor_mib_s=pl.lit(floor))
+    return (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("bw_mib_s:Q", title=f"{direction} bandwidth (MiB/s{', log scale' if log else ''})", scale=scale),
+            x2="floor_mib_s:Q",
+            y=alt.Y("label:N", sort="-x", title=None, axis=alt.Axis(labelLimit=360)),
+            color=alt.Color("stack_colour:N", title="stack", scale=colours),
+            tooltip=["label", "stack", "path", alt.Tooltip("bw_mib_s:Q", format=".1f")],
+        )
+        .properties(
+            title=alt.TitleParams(
+                f"fio {direction} bandwidth per run",
+                subtitle=["Run status group bandwidth of each file's final report; 1 MiB = 2^20 bytes"],
+            )
+        )
+    )
+
+
 def vdev_scaling(scaled, baseline_vdev_count: int, sel):
     """Layout-table speed relative to the baseline vdev count, per test and vdev type, with the two models."""
     import polars as pl
 
     from .analysis import scaling
 
-    cf = scaling.chart_frame(scaled).with_columns(
-        vdev_type=pl.when(pl.col("vdev_type") == "all").then(pl.lit("any")).otherwise(pl.col("vdev_type"))
-    )
+    cf = with_provenance(  # a measured point: its layout table's line; the two models are arithmetic
+        scaling.chart_frame(scaled), scaled, ["test", "vdev_type", "vdev_count"], pl.col("series") == "measured"
+    ).with_columns(vdev_type=pl.when(pl.col("vdev_type") == "all").then(pl.lit("any")).otherwise(pl.col("vdev_type")))
     disks = sorted(set(scaled["disks"].to_list()))
     return (
         alt.Chart(cf)
@@ -266,10 +345,15 @@ def serial_reader(fitted, terms_test: str, sel):
 
     from .units import MiB
 
-    df = pl.concat(
+    df = pl.concat(  # diagonal: the model rows have no provenance columns
         [
-            fitted.select(
-                "vdev_type", "vdev_count", "layout", mib_s=pl.col("speed_bytes_per_s") / MiB, series=pl.lit("measured")
+            fitted.select(  # a measured point: its layout table's line (the fitted model has none)
+                "vdev_type",
+                "vdev_count",
+                "layout",
+                *provenance(fitted),
+                mib_s=pl.col("speed_bytes_per_s") / MiB,
+                series=pl.lit("measured"),
             ),
             fitted.select(
                 "vdev_type",
@@ -278,7 +362,8 @@ def serial_reader(fitted, terms_test: str, sel):
                 mib_s=pl.col("model_bytes_per_s") / MiB,
                 series=pl.lit("serial-reader model (fitted)"),
             ),
-        ]
+        ],
+        how="diagonal",
     )
     base = alt.Chart(df).encode(
         x=alt.X("vdev_count:Q", title="top-level vdevs (same disks, narrower vdevs)"),
@@ -308,6 +393,7 @@ def fio_vdev_scaling(fio_scaled, sel):
     df = fio_scaled.filter(pl.col("relative").is_not_null()).with_columns(
         group=pl.concat_str([pl.col("vdev_type"), pl.col("workload")], separator=" | ")
     )
+    df, colours = top_categories(df, "group", "other groups")
     return (
         alt.Chart(df)
         .mark_line(point=True)
@@ -315,8 +401,13 @@ def fio_vdev_scaling(fio_scaled, sel):
             x=alt.X("vdev_count:Q", title="top-level vdevs"),
             y=alt.Y("relative:Q", title="bandwidth relative to baseline (x)"),
             color=alt.Color(
-                "group:N", title="vdev type | workload", legend=alt.Legend(labelLimit=600, orient="bottom")
+                "group_colour:N",
+                title="vdev type | workload",
+                legend=alt.Legend(labelLimit=600, orient="bottom", columns=1),
+                scale=colours,
             ),
+            detail="group:N",
+            tooltip=["group:N", "vdev_count:Q", alt.Tooltip("relative:Q", format=".2f")],
         )
         .properties(
             title=alt.TitleParams("fio runs: bandwidth vs number of vdevs", subtitle=[caption(sel, "fio runs")])
@@ -342,7 +433,8 @@ def ratio_bars(df, y: str, x: str, title: str, subtitle: list[str], rule_at: flo
 
 
 def stated_vs_model(ratios, sel):
-    """The study's stated ratios (dots) against the model (red ticks)."""
+    """The study's stated ratios (dots) against the model (red ticks). No raw lines: a stated figure comes from
+    the study's text (claims.csv), a model from arithmetic."""
     import polars as pl
 
     dots = (
@@ -370,6 +462,7 @@ def stated_vs_model(ratios, sel):
 
 
 def amplification(amp, recordsizes, sel):
+    """The record model's read amplification per I/O size and recordsize: arithmetic, no raw lines."""
     import polars as pl
 
     from .units import KiB
@@ -434,7 +527,8 @@ def block_sizes(hist, recordsize: int, sel):
 
 
 def before_after(ratios, sel, before_label: str, after_label: str):
-    """bonnie++ after / before per test, bars from 1x on a log axis."""
+    """bonnie++ after / before per test, bars from 1x on a log axis. A bar is a ratio of two runs' lines (two
+    files): no one raw line to link; the provenance table names both."""
     import polars as pl
 
     from .analysis.alignment import TESTS_ORDER
@@ -502,7 +596,7 @@ def _budget_scale(largest: float, budget_bytes: float) -> tuple[float, str, bool
 
 def ddt_sensitivity(sens, budget_bytes: float, sel):
     """The estimate the verdict uses (each pool's best, a machine's pools together) over bytes per entry, in a unit
-    that fits the values, against the metadata budget."""
+    that fits the values, against the metadata budget. A model over bytes per entry: no raw lines."""
     import polars as pl
 
     div, unit, draw, note = _budget_scale(sens["ddt_bytes"].max() or 1, budget_bytes)
@@ -532,17 +626,20 @@ def transport_rates(rates, waits, baseline_label: str, sel):
 
     from .units import MiB
 
-    df = rates.select("label", rate_mib_s=pl.col("rate_bytes_per_s") / MiB, kind=pl.lit("as printed"))
+    df = rates.select(
+        "label", *provenance(rates), rate_mib_s=pl.col("rate_bytes_per_s") / MiB, kind=pl.lit("as printed")
+    )
     if waits.height:
         df = pl.concat(
             [
                 df,
-                waits.select(
+                waits.select(  # arithmetic on two files' lines (receiver's bytes over sender's time): no raw line
                     label="receiver",
                     rate_mib_s=pl.col("corrected_rate_bytes_per_s") / MiB,
                     kind=pl.lit("receiver without its start-up wait"),
                 ),
-            ]
+            ],
+            how="diagonal",
         )
     return (
         alt.Chart(df)
@@ -565,7 +662,8 @@ def transport_rates(rates, waits, baseline_label: str, sel):
 
 def ddt_ladder(ladder, budget_bytes: float, sel):
     """Every DDT estimate per pool (bars; whiskers: the range a rounded ratio allows) against the budget, in a unit
-    that fits the values."""
+    that fits the values. An estimate is arithmetic on counts from several outputs (zdb -b, zpool list, zdb -S/-DD):
+    no one raw line; the provenance table lists the files."""
     import polars as pl
 
     div, unit, draw, note = _budget_scale(ladder["ddt_bytes"].max() or 1, budget_bytes)
@@ -592,7 +690,9 @@ def ddt_ladder(ladder, budget_bytes: float, sel):
 
 
 def single_disk(one, sel):
-    """Each layout against one disk of the same family and workload (dots), with the model's range (bars)."""
+    """Each layout against one disk of the same family and workload (dots), with the model's range (bars). A dot
+    is a ratio of two runs (the layout's and the single disk's files): no one raw line to link; the provenance
+    table names both."""
     import polars as pl
 
     df = one.with_columns(what=pl.concat_str([pl.col("tool"), pl.col("direction"), pl.col("label")], separator=" | "))
@@ -638,6 +738,7 @@ def fio_depth(depth, sel):
         flag_text=pl.col("flag").fill_null(""),
         mib_s=pl.col("bw_bytes_per_s") / 2**20,
     )
+    df, colours = top_categories(df, "series", "other series")  # 25 workloads: 9 colours and grey, each its line
     ticks = sorted({int(v) for v in df["outstanding"].drop_nulls().to_list()})
     x = alt.X(
         "outstanding:Q",
@@ -646,10 +747,10 @@ def fio_depth(depth, sel):
         axis=alt.Axis(values=ticks, format="d"),
     )
     color = alt.Color(
-        "series:N",
+        "series_colour:N",
         title="workload | direction | setup",
         legend=alt.Legend(orient="bottom", columns=1, labelLimit=900),
-        scale=alt.Scale(scheme="tableau20"),
+        scale=colours,
     )
     shape = alt.Shape(
         "flagged:N",
@@ -657,25 +758,39 @@ def fio_depth(depth, sel):
         scale=alt.Scale(domain=["not flagged", "flagged (see the table)"], range=["circle", "cross"]),
         legend=alt.Legend(orient="bottom"),
     )
-    means = df.group_by("series", "outstanding").agg(pl.col("iops").mean(), pl.col("mib_s").mean())
+    means = df.group_by("series", "series_colour", "outstanding").agg(pl.col("iops").mean(), pl.col("mib_s").mean())
     rate_charts = []
     for col, title in (("iops", "IOPS"), ("mib_s", "bandwidth (MiB/s)")):
-        line = alt.Chart(means).mark_line().encode(x=x, y=alt.Y(f"{col}:Q", title=title), color=color)
+        log = spans_decades(df[col])  # 6.6k to 139k IOPS: a linear axis flattens the shallow depths
+        y = alt.Y(
+            f"{col}:Q", title=title + (", log scale" if log else ""), scale=alt.Scale(type="log" if log else "linear")
+        )
+        line = alt.Chart(means).mark_line().encode(x=x, y=y, color=color, detail="series:N")
         points = (
             alt.Chart(df)
             .mark_point(filled=True, size=50)
             .encode(
-                x=x, y=f"{col}:Q", color=color, shape=shape, tooltip=["label:N", "setup:N", "flag_text:N", f"{col}:Q"]
+                x=x,
+                y=f"{col}:Q",
+                color=color,
+                shape=shape,
+                tooltip=["label:N", "series:N", "flag_text:N", f"{col}:Q"],
             )
         )
         rate_charts.append((line + points).properties(width=260, height=220))
     names = {"p50_ns": "p50", "p99_ns": "p99", "p99_9_ns": "p99.9"}
     lat_df = (
-        df.unpivot(index=["series", "outstanding", "label"], on=list(names), variable_name="pct", value_name="ns")
+        df.unpivot(
+            index=["series", "series_colour", "outstanding", "label", *provenance(df)],
+            on=list(names),
+            variable_name="pct",
+            value_name="ns",
+        )
         .with_columns(pl.col("pct").replace_strict(names), (pl.col("ns") / 1e6).alias("ms"))
         .drop_nulls("ms")
-        .group_by("series", "outstanding", "pct")
-        .agg(pl.col("ms").median(), pl.col("label").first())
+        .group_by("series", "series_colour", "outstanding", "pct")
+        # the median of a setup's repeats: its raw lines are its first run's (the table above lists every run)
+        .agg(pl.col("ms").median(), pl.col("label").first(), *(pl.col(c).first() for c in provenance(df)))
         .sort("series", "pct", "outstanding")
     )
     lat = (
@@ -688,8 +803,8 @@ def fio_depth(depth, sel):
             strokeDash=alt.StrokeDash(
                 "pct:N", scale=alt.Scale(domain=list(DASHES), range=list(DASHES.values())), legend=None
             ),
-            detail="pct:N",
-            tooltip=["label:N", "pct:N", alt.Tooltip("ms:Q", format=".3f"), "outstanding:Q"],
+            detail=["pct:N", "series:N"],
+            tooltip=["label:N", "series:N", "pct:N", alt.Tooltip("ms:Q", format=".3f"), "outstanding:Q"],
         )
         .properties(width=260, height=220)
     )
@@ -820,3 +935,94 @@ def _panels(chart, height: int, title: str, subtitle: list[str]):
         .resolve_scale(y="independent")
         .properties(title=alt.TitleParams(title, subtitle=subtitle))
     )
+
+
+def _short_number(v: float) -> str:
+    """A cell's label: 6,614 -> '6.6k', 138,906 -> '139k', 812.4 -> '812'."""
+    if v >= 1e5:
+        return f"{v / 1e3:.0f}k"
+    if v >= 1e3:
+        return f"{v / 1e3:.1f}k"
+    return f"{v:.0f}" if v >= 10 else f"{v:.2g}"
+
+
+def _split_header(limit: int, **kw) -> alt.Header:
+    """A facet header whose ' | '-separated parts are lines of their own, each cut at ``limit`` pixels."""
+    return alt.Header(labelExpr="split(datum.label, ' | ')", labelLimit=limit, **kw)
+
+
+def fio_depth_grid(depth, sel, large_block: int = 64 * 1024):
+    """fio-plot's iodepth x numjobs view across setups: one heatmap per workload, direction and setup (rows numjobs,
+    columns iodepth), each cell coloured by its IOPS (bandwidth for blocks of ``large_block`` and more) and
+    labelled with it; repeats at one cell are averaged (their count in the tooltip), a cell holding a flagged run
+    is outlined. A cell's raw lines are its first run's (the runs behind a mean are in the table above)."""
+    import polars as pl
+
+    bandwidth = pl.col("block_size_bytes").max().over("workload") >= large_block
+    df = depth.filter(pl.col("iodepth").is_not_null() & pl.col("numjobs").is_not_null()).with_columns(
+        metric=pl.when(bandwidth).then(pl.lit("MiB/s")).otherwise(pl.lit("IOPS")),
+        panel=pl.concat_str([pl.col("workload"), pl.col("direction")], separator=" | "),
+    )
+    df = df.with_columns(
+        value=pl.when(pl.col("metric") == "MiB/s").then(pl.col("bw_bytes_per_s") / 2**20).otherwise("iops")
+    )
+    cells = (
+        df.group_by("panel", "setup", "metric", "iodepth", "numjobs", maintain_order=True)
+        .agg(
+            pl.col("value").mean(),
+            pl.col("p99_ns").median().truediv(1e6).alias("p99_ms"),
+            pl.len().alias("runs"),
+            pl.col("flag").is_not_null().any().alias("flagged"),
+            *(pl.col(c).first() for c in provenance(df)),
+        )
+        .with_columns(text=pl.col("value").map_elements(_short_number, pl.String))
+    )
+    mixed = cells["metric"].n_unique() > 1
+    colour = alt.Color(
+        "value:Q",
+        title=cells["metric"][0] if not mixed else "IOPS or MiB/s (panel)",
+        scale=alt.Scale(scheme="viridis", type="log" if spans_decades(cells["value"]) else "linear"),
+    )
+    base = alt.Chart().encode(
+        x=alt.X("iodepth:O", title="iodepth", sort="ascending", axis=alt.Axis(grid=False)),
+        y=alt.Y("numjobs:O", title="numjobs", sort="descending", axis=alt.Axis(grid=False)),
+    )
+    rect = base.mark_rect(stroke="#d62728").encode(
+        color=colour,
+        strokeWidth=alt.condition("datum.flagged", alt.value(2), alt.value(0)),
+        tooltip=[
+            "panel:N",
+            "setup:N",
+            "iodepth:O",
+            "numjobs:O",
+            "metric:N",
+            alt.Tooltip("value:Q", format=",.1f"),
+            alt.Tooltip("p99_ms:Q", format=".3f", title="p99 ms (median)"),
+            "runs:Q",
+            "flagged:N",
+        ],
+    )
+    text = base.mark_text(fontSize=9).encode(
+        text="text:N",
+        color=alt.condition(f"datum.value < {cells['value'].median() or 0}", alt.value("white"), alt.value("black")),
+    )
+    chart = (
+        alt.layer(rect, text, data=cells)
+        # a panel at least wide enough for its setup's name, line by line (one-cell panels had overlapping names)
+        .properties(width=max(150, 40 * cells["iodepth"].n_unique()), height=max(44, 22 * cells["numjobs"].n_unique()))
+        .facet(
+            row=alt.Row("panel:N", title=None, header=_split_header(300, labelAngle=0, labelAlign="left")),
+            column=alt.Column("setup:N", title=None, header=_split_header(150)),
+        )
+        .properties(
+            title=alt.TitleParams(
+                "iodepth x numjobs: IOPS (bandwidth for large blocks) per setup",
+                subtitle=[
+                    caption(sel, "fio results; bandwidth of each run's reporting group"),
+                    "rows: workload | direction; columns: setup (host | stack | layout | devices); repeats averaged; "
+                    "red outline: a cell with a flagged run; k = thousand",
+                ],
+            )
+        )
+    )
+    return chart.resolve_scale(color="independent") if mixed else chart

@@ -39,9 +39,19 @@ def run_bandwidths(groups: pl.DataFrame, files: pl.DataFrame, jobs: pl.DataFrame
             {"file_id": groups.schema["file_id"], "doc_index": groups.schema["doc_index"]}
         )
     final = groups.join(finals, on=["file_id", "doc_index"]).select(
-        "file_id", "doc_index", "groupid", "direction", "bw_bytes_per_s", "io_bytes", "run_max_ns", "exact"
+        "file_id",
+        "doc_index",
+        "groupid",
+        "direction",
+        "bw_bytes_per_s",
+        "io_bytes",
+        "run_max_ns",
+        "exact",
+        *(c for c in ("line_start", "line_end") if c in groups.columns),  # the group's lines: a bar's raw lines
     )
-    labels = files.filter(pl.col("duplicate_of").is_null()).select("file_id", "path", "study", "label", "stack", "host")
+    labels = files.filter(pl.col("duplicate_of").is_null()).select(
+        "file_id", "path", *(c for c in ("sha256",) if c in files.columns), "study", "label", "stack", "host"
+    )
     out = final.join(labels, on="file_id", how="inner").sort("path", "doc_index", "groupid", "direction")
     if jobs is not None and {"jobname", "job_index", "groupid"} <= set(jobs.columns):  # each group's first job
         first = jobs.sort("job_index").group_by("file_id", "doc_index", "groupid").agg(pl.col("jobname").first())

@@ -5,6 +5,7 @@ numjobs (``against_depth``, fio-plot's iodepth/numjobs charts)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -357,4 +358,86 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
                     pct_kind=g["pct_kind"].drop_nulls().first() if g["pct_kind"].drop_nulls().len() else None,
                 )
             )
+    return out
+
+
+KNEE_GAIN = 0.10  # a doubling of the I/Os in flight that adds less than 10 % is the knee (fio-plot's reading)
+KNEE_MIN_DEPTHS = 3  # a knee needs a rise and then a flattening: three depths at least
+
+
+@dataclass(frozen=True)
+class Knee:
+    """Where one workload's IOPS (or bandwidth) stop rising with the I/Os in flight on one setup, from its
+    unflagged runs (a flagged run, a cache or a stall, does not set a knee). ``depth`` is None where the data
+    cannot show one: ``reason`` says why ('too few depths', 'still rising')."""
+
+    workload: str
+    direction: str
+    setup: str
+    numjobs: int | None  # one knee per numjobs: the depth varies at a fixed number of jobs (fio-plot's rows)
+    metric: str  # 'IOPS' or 'bandwidth', as the curve's
+    gain: float  # the threshold: the least gain per doubling that counts as still rising
+    depths: list[int]  # the unflagged depths, in order
+    gains: list[float]  # gain per doubling between consecutive depths (len(depths) - 1)
+    flagged_left_out: int  # flagged runs not used
+    depth: int | None = None  # the knee: the depth after which every doubling gains less than ``gain``
+    next_depth: int | None = None  # the depth after it
+    value: float | None = None  # the metric at the knee (mean of its runs)
+    next_value: float | None = None
+    p99_ns: float | None = None  # median p99 at the knee and at the next depth
+    next_p99_ns: float | None = None
+    reason: str | None = None
+
+    @property
+    def p99_climbs(self) -> bool | None:
+        if self.p99_ns is None or self.next_p99_ns is None:
+            return None
+        return self.next_p99_ns > self.p99_ns
+
+
+def per_doubling(a: float, b: float, depth_a: int, depth_b: int) -> float:
+    """The gain of ``b`` over ``a`` per doubling of the depth: from 1 to 16 (four doublings) at 5.09x is 50 %."""
+    doublings = math.log2(depth_b / depth_a)
+    return (b / a) ** (1 / doublings) - 1
+
+
+def knees(depth: pl.DataFrame, large_block: int = 64 * 1024, gain: float = KNEE_GAIN) -> list[Knee]:
+    """One ``Knee`` per workload, direction, setup and numjobs of ``against_depth``'s rows: the mean IOPS (bandwidth
+    for blocks of ``large_block`` and more) and median p99 of the unflagged runs at each depth (I/Os in flight,
+    iodepth x numjobs), the gain per doubling between consecutive depths, and the first depth after which it falls
+    below ``gain``."""
+    if not 0 < gain < 1:
+        raise ValueError(f"knee_gain must be between 0 and 1 (0.10: 10 % per doubling), got {gain}")
+    out = []
+    keys = ["workload", "direction", "setup", "numjobs"]
+    for (workload, direction, setup, numjobs), g in depth.group_by(keys, maintain_order=True):
+        bs = g["block_size_bytes"].max()
+        metric = "bandwidth" if bs is not None and bs >= large_block else "IOPS"
+        col = "bw_bytes_per_s" if metric == "bandwidth" else "iops"
+        ok = g.filter(pl.col("flag").is_null() & (pl.col("outstanding") > 0) & (pl.col(col) > 0))
+        levels = ok.group_by("outstanding").agg(v=pl.col(col).mean(), p99=pl.col("p99_ns").median()).sort("outstanding")
+        ds, vs, ps = (levels[c].to_list() for c in ("outstanding", "v", "p99"))
+        gains = [per_doubling(vs[i], vs[i + 1], ds[i], ds[i + 1]) for i in range(len(ds) - 1)]
+        base = dict(workload=workload, direction=direction, setup=setup, numjobs=numjobs, metric=metric, gain=gain)
+        base |= dict(depths=ds, gains=gains, flagged_left_out=g.height - ok.height)
+        if len(ds) < KNEE_MIN_DEPTHS:
+            out.append(Knee(**base, reason="too few depths"))
+            continue
+        # the knee: the depth after which every further doubling gains less than ``gain`` (one flat step between
+        # two rises, 2 -> 4 at +15 % then 4 -> 8 at +99 %, is not where the IOPS stop rising)
+        at = next(i for i in range(len(gains) + 1) if all(x < gain for x in gains[i:]))
+        if at == len(gains):
+            out.append(Knee(**base, reason="still rising"))
+            continue
+        out.append(
+            Knee(
+                **base,
+                depth=ds[at],
+                next_depth=ds[at + 1],
+                value=vs[at],
+                next_value=vs[at + 1],
+                p99_ns=ps[at],
+                next_p99_ns=ps[at + 1],
+            )
+        )
     return out

@@ -3,9 +3,11 @@ arithmetic beyond formatting a ratio of two named numbers)."""
 
 from __future__ import annotations
 
+import itertools
+
 from . import design, fio_durable, prose
 from .fio_compare import point_sentence
-from .fio_depth import DepthCurve, DepthLevel, or_unknown, qd_label
+from .fio_depth import KNEE_MIN_DEPTHS, DepthCurve, DepthLevel, Knee, or_unknown, qd_label
 
 
 def _level(level: DepthLevel, metric: str, noun: str = "runs", unit: bool = True) -> str:
@@ -55,6 +57,49 @@ def curve_sentence(c: DepthCurve) -> str:
     )
 
 
+def _knee_value(k: Knee, v: float | None) -> str:
+    if v is None:
+        return "not measured"
+    return prose.rate(v) if k.metric == "bandwidth" else f"{v:,.0f} IOPS"
+
+
+def knee_sentence(k: Knee) -> str:
+    """The saturation knee of one curve, or why the data cannot show one."""
+    what = f"Saturation knee of `{k.workload}` {k.direction} on {k.setup}, numjobs {or_unknown(k.numjobs)}"
+    left = f" ({k.flagged_left_out} flagged run(s) left out)" if k.flagged_left_out else ""
+    if k.reason == "too few depths":
+        alone = (
+            " Each file without a host label is a setup of its own: label host in the manifest to join a sweep."
+            if k.setup.startswith("file ")
+            else ""
+        )
+        return (
+            f"{what}: not shown: {len(k.depths)} depth(s) of unflagged runs{left}; a knee needs "
+            f"{KNEE_MIN_DEPTHS} or more (a rise, then a flattening) within one setup.{alone}"
+        )
+    gains = ", ".join(
+        f"{a}->{b}: {round(g * 100):+d} %" for (a, b), g in zip(itertools.pairwise(k.depths), k.gains, strict=True)
+    )
+    threshold = f"{k.gain * 100:g} %"
+    if k.reason == "still rising":
+        return (
+            f"{what}: none in the measured range: {k.metric} still rise by {threshold} or more per doubling of the "
+            f"I/Os in flight up to {k.depths[-1]} (gain per doubling: {gains}){left}."
+        )
+    climbs = k.p99_climbs
+    p99 = (
+        "p99 was not printed"
+        if climbs is None
+        else f"p99 goes {fio_durable.fmt_latency(k.p99_ns)} -> {fio_durable.fmt_latency(k.next_p99_ns)}"
+        + ("" if climbs else " (it does not climb)")
+    )
+    return (
+        f"{what}: {k.depth} I/Os in flight: beyond it {k.metric} rise by less than {threshold} per doubling "
+        f"({_knee_value(k, k.value)} at {k.depth}, {_knee_value(k, k.next_value)} at {k.next_depth}) while {p99} "
+        f"(gain per doubling: {gains}){left}."
+    )
+
+
 def test_design(n, res) -> None:
     """The design checks' sentences (h1-core's ``design``), one per flagged run."""
     if n.design_sentences:
@@ -92,6 +137,9 @@ def depth(n, res) -> None:
                 "is drawn and a ratio stated within one setup only; across them the depth is not the only difference."
             )
         res.findings.append(curve_sentence(c))
+    for k in getattr(n, "knees", []):
+        if len(k.depths) > 1 or k.flagged_left_out:  # a workload run at one depth has no curve to read
+            res.findings.append(knee_sentence(k))
     job_basis = n.depth.filter(n.depth["bw_basis"] == "job").height
     if job_basis:
         res.findings.append(

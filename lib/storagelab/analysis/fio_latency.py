@@ -78,7 +78,8 @@ def load_hist_samples(con, file_ids: Sequence[int] | None = None) -> pl.DataFram
         con,
         f"""
         SELECT parse_dirpath(f.path) || '/' || coalesce(h.prefix, f.path) AS run, h.file_id, h.job_index, h.time_ns,
-               h.direction, h.bin_index, h.latency_lo_ns, h.latency_ns, h.latency_hi_ns, h.count
+               h.direction, h.bin_index, h.latency_lo_ns, h.latency_ns, h.latency_hi_ns, h.count,
+               f.path, f.sha256, h.line_start, h.line_end
         FROM fio_hist_samples h JOIN files f USING (file_id) {where}
         ORDER BY run, h.job_index, h.time_ns, h.bin_index""",
         params,
@@ -101,6 +102,11 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
         "source": pl.Utf8,
         "latency_ns": pl.Float64,
         "count": pl.Int64,
+        # provenance: the output's final job lines (the JSON+ bins are inside them), or the log's lines
+        "path": pl.Utf8,
+        "sha256": pl.Utf8,
+        "line_start": pl.Int64,
+        "line_end": pl.Int64,
     }
     parts = []
     if file_ids:
@@ -112,10 +118,12 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
                 FROM fio_latency_bins b JOIN fio_jobs j USING (file_id, job_index)
                 WHERE j.is_final AND b.kind IN ('clat', 'lat') AND list_contains(?::INTEGER[], b.file_id)
                 GROUP BY ALL),
-            best AS (SELECT file_id, direction, min(kind) AS kind FROM b GROUP BY ALL)  -- 'clat' < 'lat'
+            best AS (SELECT file_id, direction, min(kind) AS kind FROM b GROUP BY ALL),  -- 'clat' < 'lat'
+            lines AS (SELECT file_id, min(line_start) AS line_start, max(line_end) AS line_end FROM fio_jobs
+                      WHERE is_final GROUP BY file_id)
             SELECT coalesce(f.label, regexp_extract(f.path, '[^/]+$')) AS label, b.file_id, b.direction, 'JSON+ ' || b.kind AS source,
-                   b.latency_ns, b.count
-            FROM b JOIN best USING (file_id, direction, kind) JOIN files f USING (file_id)
+                   b.latency_ns, b.count, f.path, f.sha256, lines.line_start, lines.line_end
+            FROM b JOIN best USING (file_id, direction, kind) JOIN files f USING (file_id) LEFT JOIN lines USING (file_id)
             ORDER BY label, b.file_id, b.direction, b.latency_ns""",
             [sorted({int(i) for i in file_ids})],
         )
@@ -130,7 +138,12 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
             )
             parts.append(
                 h.group_by("run", "file_id", "direction", "latency_ns")
-                .agg(pl.col("count").sum())
+                .agg(
+                    pl.col("count").sum(),
+                    pl.col("path", "sha256").first(),
+                    pl.col("line_start").min(),
+                    pl.col("line_end").max(),
+                )
                 .with_columns(
                     pl.col("run").str.split("/").list.last().alias("label"), pl.lit("clat_hist log").alias("source")
                 )
@@ -138,6 +151,9 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
             )
     parts = [x.select([pl.col(c).cast(t) for c, t in cols.items()]) for x in parts if x.height]
     return pl.concat(parts) if parts else pl.DataFrame(schema=cols)
+
+
+PROVENANCE = ("path", "sha256", "line_start", "line_end")
 
 
 def histogram_buckets(hist: pl.DataFrame, per_decade: int = 10) -> pl.DataFrame:
@@ -155,7 +171,7 @@ def histogram_buckets(hist: pl.DataFrame, per_decade: int = 10) -> pl.DataFrame:
     out = (
         hist.with_columns(step.alias("_b"))
         .group_by([*by, "_b"])
-        .agg(pl.col("count").sum())
+        .agg(pl.col("count").sum(), *(pl.col(c).first() for c in PROVENANCE if c in hist.columns))
         .with_columns(
             (10 ** (pl.col("_b") / per_decade)).alias("bucket_lo_ns"),
             (10 ** ((pl.col("_b") + 1) / per_decade)).alias("bucket_hi_ns"),
@@ -181,7 +197,7 @@ def load_printed_buckets(con, file_ids: Sequence[int]) -> pl.DataFrame:
                    || CASE WHEN count(*) OVER (PARTITION BY b.file_id, b.bucket_lo_ns) > 1
                            THEN ' (job ' || b.job_index || ')' ELSE '' END AS label,
                'all' AS direction, 'fio''s printed buckets' AS source, CAST(NULL AS BIGINT) AS count,
-               b.bucket_lo_ns, b.bucket_hi_ns, b.pct
+               b.bucket_lo_ns, b.bucket_hi_ns, b.pct, f.path, f.sha256, b.line_start, b.line_end
         FROM fio_latency_buckets b JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
         WHERE j.is_final AND list_contains(?::INTEGER[], b.file_id)
           AND b.file_id NOT IN (SELECT file_id FROM fio_latency_bins)

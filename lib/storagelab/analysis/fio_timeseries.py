@@ -31,13 +31,14 @@ def load_log_samples(con, file_ids: Sequence[int] | None = None, kinds: Sequence
         f"""
         SELECT parse_dirpath(f.path) || '/' || coalesce(l.prefix, f.path) AS run, l.file_id, l.kind, l.job_index,
                l.time_ns, l.direction, l.bw_bytes_per_s, l.iops, l.latency_ns, l.block_size_bytes, l.windowed,
-               l.line_start
+               l.line_start, l.line_end, f.path, f.sha256
         FROM fio_log_samples l JOIN files f USING (file_id) {where}
         ORDER BY run, l.kind, l.job_index, l.time_ns, l.line_start""",
         params,
     )
 
 
+PROVENANCE = {"path": pl.Utf8, "sha256": pl.Utf8, "line_start": pl.Int64, "line_end": pl.Int64}
 VALUE = {"bw": "bw_bytes_per_s", "iops": "iops", "lat": "latency_ns", "clat": "latency_ns", "slat": "latency_ns"}
 
 
@@ -61,6 +62,9 @@ def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.Data
         "jobs": pl.UInt32,
         "n": pl.UInt32,
     }
+    # a window's raw lines: its first job's log lines in that window (the other jobs' logs are files of their own)
+    prov = {c: t for c, t in PROVENANCE.items() if c in samples.columns}
+    schema |= prov
     df = samples.filter(pl.col("kind").is_not_null())
     if df.is_empty():
         return pl.DataFrame(schema=schema)
@@ -88,14 +92,22 @@ def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.Data
         .otherwise(pl.col("value").mean())
         .alias("value"),
         pl.len().alias("n"),
+        *(pl.col(c).first() for c in prov if c in ("path", "sha256")),
+        *(pl.col(c).min() for c in prov if c == "line_start"),
+        *(pl.col(c).max() for c in prov if c == "line_end"),
     )
-    out = per_job.group_by([*by, "t"]).agg(
-        pl.when(pl.col("kind").first().is_in(["bw", "iops"]))
-        .then(pl.col("value").sum())
-        .otherwise(pl.col("value").mean())
-        .alias("value"),
-        pl.col("job_index").n_unique().cast(pl.UInt32).alias("jobs"),
-        pl.col("n").sum().cast(pl.UInt32).alias("n"),
+    out = (
+        per_job.sort("job_index")
+        .group_by([*by, "t"])
+        .agg(
+            pl.when(pl.col("kind").first().is_in(["bw", "iops"]))
+            .then(pl.col("value").sum())
+            .otherwise(pl.col("value").mean())
+            .alias("value"),
+            pl.col("job_index").n_unique().cast(pl.UInt32).alias("jobs"),
+            pl.col("n").sum().cast(pl.UInt32).alias("n"),
+            *(pl.col(c).first() for c in prov),
+        )
     )
     return out.rename({"t": "time_ns"}).select(list(schema)).sort([*by, "time_ns"])
 

@@ -152,6 +152,7 @@ class FioNumbers:
     capped_jobs: int = 0  # iodepth > 1 on a synchronous engine: fio kept one I/O in flight
     depth: pl.DataFrame = field(default_factory=pl.DataFrame)
     curves: list[fio_depth.DepthCurve] = field(default_factory=list)
+    knees: list[fio_depth.Knee] = field(default_factory=list)  # per curve: where IOPS stop rising
     comparisons: list[fio_compare.Point] = field(default_factory=list)
     durable: fio_durable.Durable = field(default_factory=fio_durable.Durable)
     unitless_logs: list[str] = field(default_factory=list)
@@ -184,7 +185,7 @@ class SteadyParams:
             )
 
 
-def compute(data: FioData, steady: SteadyParams = SteadyParams()) -> FioNumbers:
+def compute(data: FioData, steady: SteadyParams = SteadyParams(), knee_gain: float = fio_depth.KNEE_GAIN) -> FioNumbers:
     n = FioNumbers(runs=data.runs.select("file_id", "doc_index").n_unique() if data.runs.height else 0)
     n.flags = _flags(data.runs)
     if data.runs.height:
@@ -194,7 +195,7 @@ def compute(data: FioData, steady: SteadyParams = SteadyParams()) -> FioNumbers:
         n.design_sentences = list(dict.fromkeys(design.sentences(n.design)))  # a run's directions share one sentence
     n.durable = fio_durable.compute(data.durable_jobs, data.durable_pct, _design_by_file(n.design))
     if data.summary.height:
-        _depth(data, n)
+        _depth(data, n, knee_gain)
     if data.log_ids and data.samples.height:
         _time_series(data, n, steady)
     n.histogram, n.histogram_sources = _histograms(data)
@@ -247,7 +248,7 @@ def _with_flags(summ: pl.DataFrame, n: FioNumbers) -> pl.DataFrame:
     return summ.with_columns(flag=pl.when(flag != "").then(flag), suspect=suspect).drop("design_marker")
 
 
-def _depth(data: FioData, n: FioNumbers) -> None:
+def _depth(data: FioData, n: FioNumbers, knee_gain: float = fio_depth.KNEE_GAIN) -> None:
     summ = data.summary
     latency_only = summ.filter(pl.col("iops").is_null() | pl.col("bw_bytes_per_s").is_null())
     n.latency_only = sorted(set(latency_only["direction"].to_list()))
@@ -263,6 +264,7 @@ def _depth(data: FioData, n: FioNumbers) -> None:
     summ = _with_flags(summ, n)
     n.depth = against_depth(summ, by=("workload", "direction", "setup"))
     n.curves = fio_depth.curves(n.depth)
+    n.knees = fio_depth.knees(n.depth, gain=knee_gain)
     n.comparisons = fio_compare.points(n.depth, dict(zip(data.runs["file_id"], data.runs["zfs_version"], strict=True)))
     _headline(n)
 
@@ -344,6 +346,7 @@ def analyse(
     steady_rounds: int = ROUNDS,
     excursion_pct: float = EXCURSION_PCT,
     slope_pct: float = SLOPE_PCT,
+    knee_gain_pct: float = fio_depth.KNEE_GAIN * 100,
 ):
     """Notebook 08 on any selection: ``query``, ``compute``, ``findings``."""
     from . import measures
@@ -351,6 +354,8 @@ def analyse(
 
     steady = SteadyParams(steady_rounds, excursion_pct, slope_pct)
     steady.check()
+    if not 0 < knee_gain_pct < 100:
+        raise ValueError(f"knee_gain_pct must be between 0 and 100 (10: 10 % per doubling), got {knee_gain_pct}")
     data = query(con, sel)
     res = Result.start(con, sel, measures.per_file(con, sel, data.runs))
     if data.runs.is_empty() and not data.log_ids:
@@ -360,7 +365,7 @@ def analyse(
             "and label it"
         )
         return res
-    numbers = compute(data, steady)
+    numbers = compute(data, steady, knee_gain_pct / 100)
     res.numbers = numbers
     findings(numbers, res, steady)
     res.findings += arc.notes(data.runs)  # ARC ratios the flag does not show (below it, since boot), what is missing

@@ -255,7 +255,8 @@ def raidz_overhead(labels: dict, default_recordsize: int) -> dict[int, float]:
 
 
 HISTOGRAM_SQL = """
-SELECT f.path, h.file_id, coalesce(s.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool,
+SELECT f.path, f.sha256, h.line_start, h.line_end, h.file_id,
+       coalesce(s.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool,
        f.recordsize_bytes, h.block_size_bytes, h.lsize_count, h.lsize_bytes, h.psize_bytes, h.asize_bytes,
        h.human_units
 FROM zdb_block_size_histogram h JOIN files f USING (file_id)

@@ -256,7 +256,7 @@ def serial_reader(layouts: pl.DataFrame, record_bytes: int = 131072) -> tuple[pl
 # ----------------------------------------------------------------------------- notebook 01 on any selection
 
 LAYOUTS_SQL = """
-SELECT t.*, f.path FROM thumper_layouts t JOIN files f USING (file_id)
+SELECT t.*, f.path, f.sha256 FROM thumper_layouts t JOIN files f USING (file_id)
 WHERE {where} AND list_contains(?::VARCHAR[], t.test) ORDER BY t.test, t.vdev_type, t.vdev_count
 """
 FIO_SCALING_GROUP = ("stack", "vdev_type", "vdev_width", "workload", "direction")

@@ -1,0 +1,128 @@
+"""Every chart whose marks come from a file's lines links each such mark to them: the saved ``.vl.json`` rows carry
+``raw_href``, and the excerpt page it opens highlights the file's own lines (as tests/test_excerpts.py). One test
+per notebook family, on the project's data (data/raw) and real fixtures; 05's bars are in tests/test_reports.py,
+08's iodepth x numjobs grid in tests/test_fio_knee.py. Marks drawn from a model, a stated figure or a ratio of
+two files have no raw line (charts.py says so per builder)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+from pathlib import Path
+
+import polars as pl
+
+from storagelab import charts
+from storagelab.analysis import Selection, explore, fio_views, open_db, recordsize, scaling, transports
+from storagelab.excerpts import MAX_HIGHLIGHT_LINES
+from storagelab.paths import ROOT
+from storagelab.store import ingest
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _linked(chart, name: str, notebook: str, report: Path) -> list[dict]:
+    """The rows of ``chart`` saved as a report's figure that link to an excerpt, each excerpt checked: the page
+    exists and its highlighted lines are the file's own lines ``line_start``..``line_end``."""
+    charts.setup()
+    out = charts.save(chart, name, notebook, report / "figures")
+    spec = json.loads(out["vl.json"].read_text())
+    rows = [r for rs in spec["datasets"].values() for r in rs if "raw_href" in r]
+    for r in rows:
+        page_name, anchor = r["raw_href"].split("#")
+        assert anchor == f"L{r['line_start']}"
+        page = (report / page_name).read_text()
+        marked = re.findall(r'<span id="L(\d+)" class="hl"><b>\s*\d+</b>  (.*)\n</span>', page)
+        path = Path(r["path"]) if Path(r["path"]).is_absolute() else ROOT / r["path"]
+        lines = path.read_text().split("\n")
+        end = min(r.get("line_end") or r["line_start"], r["line_start"] + MAX_HIGHLIGHT_LINES - 1)
+        assert [int(n) for n, _ in marked] == list(range(r["line_start"], end + 1))
+        assert [html.unescape(t) for _, t in marked] == lines[r["line_start"] - 1 : end]
+    return rows
+
+
+def _res(db, analyse, study="", **kw):
+    with open_db(db) as con:
+        return analyse(con, Selection(study=study), **kw)
+
+
+LAYOUTS = "data/raw/thumper-x4500/layout-sweep.csv"
+
+
+def test_01_layout_points_link_to_their_table_rows(seed_db, tmp_path):
+    res = _res(seed_db, scaling.analyse, "thumper-x4500")
+    rows = _linked(charts.vdev_scaling(res["scaled"], 1, Selection()), "scaling", "01_vdev_scaling", tmp_path)
+    # every measured point (a layout with a relative speed); the models' lines have no raw line
+    assert len(rows) == res["scaled"]["relative"].drop_nulls().len() == 95
+    assert {r["series"] for r in rows} == {"measured"}
+    one = next(r for r in rows if (r["test"], r["vdev_type"], r["vdev_count"]) == ("dd_write", "raidz2", 1))
+    assert (one["path"], one["raw_lines"], one["raw_href"][-4:]) == (LAYOUTS, "65", "#L65")
+    rows = _linked(charts.serial_reader(res["serial_reader"], "zfs_send_read", Selection()), "s", "01", tmp_path)
+    assert len(rows) == res["serial_reader"].height == 46
+    assert {(r["layout"], r["raw_lines"]) for r in rows if r["vdev_count"] == 1 and r["vdev_type"] == "mirror"} == {
+        ("1x46", "3")
+    }
+
+
+def test_02_block_size_bars_link_to_their_histogram_lines(ztest_db, tmp_path):
+    res = _res(ztest_db, recordsize.analyse, "ztestlab")
+    rows = _linked(charts.block_sizes(res["block_sizes"], 128 * 1024, Selection()), "bs", "02_recordsize", tmp_path)
+    assert len(rows) == res["block_sizes"].filter(pl.col("lsize_bytes") > 0).height > 0
+    first = min(rows, key=lambda r: r["line_start"])
+    assert (Path(first["path"]).name, first["block_size_bytes"], first["lsize_count"], first["raw_lines"]) == (
+        "zdb-bb.txt",
+        512,
+        116,
+        "83",
+    )
+
+
+def test_06_mbuffer_rates_link_to_their_summary_lines(seed_db, tmp_path):
+    res = _res(seed_db, transports.analyse, "thumper-x4500")
+    chart = charts.transport_rates(res["rates"], res.frames.get("waits", pl.DataFrame()), "x", Selection())
+    rows = _linked(chart, "rates", "06_zfs_send_transports", tmp_path)
+    assert len(rows) == res["rates"].height
+    assert [(r["label"], Path(r["path"]).name, r["raw_lines"]) for r in rows][:3] == [
+        ("/dev/zero to /dev/null", "mbuffer-zero-to-null.txt", "1"),
+        ("socat (network)", "mbuffer-socat-network.txt", "1"),
+        ("socat (sender, local)", "mbuffer-socat-sender.txt", "2"),
+    ]
+
+
+def test_07_run_bars_link_to_their_group_lines(seed_db, tmp_path):
+    with open_db(seed_db) as con:
+        groups = con.sql("SELECT * FROM fio_groups").pl()
+        runs = explore.run_bandwidths(
+            groups,
+            explore.selected_files(con, Selection()),
+            con.sql("SELECT file_id, doc_index, is_final FROM fio_jobs").pl(),
+        )
+    runs = runs.filter(pl.col("direction") == "write").with_columns(
+        bw_mib_s=pl.col("bw_bytes_per_s") / 2**20,
+        stack=pl.col("stack").fill_null("(no stack label)"),
+        label=pl.coalesce("label", "path"),
+    )
+    rows = _linked(charts.explore_run_bandwidth(runs, "write"), "bw", "07_explore", tmp_path)
+    assert len(rows) == runs.height
+    assert sorted((r["label"], r["path"], r["raw_lines"]) for r in rows if r["label"].startswith("autotier")) == [
+        ("autotier over ZFS (0.8.4)", "data/raw/homelab-mergerfs/fio-autotier-zfs.txt", "26"),
+        ("autotier over ext4", "data/raw/homelab-mergerfs/fio-autotier-ext4.txt", "29"),
+    ]  # each run's group line ('WRITE: bw=...')
+    assert all("WRITE: bw=" in (ROOT / r["path"]).read_text().split("\n")[r["line_start"] - 1] for r in rows)
+
+
+def test_08_histograms_and_log_windows_link_to_their_lines(tmp_path):
+    raw = tmp_path / "raw"
+    shutil.copytree(FIXTURES / "fio" / "3.33" / "logs", raw, ignore=shutil.ignore_patterns("*.md", "*.jsonl"))
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (26, 3), s.errors  # three slat logs are empty (COMMANDS.md)
+    res = _res(tmp_path / "x.duckdb", fio_views.analyse)
+    rows = _linked(charts.fio_latency_histogram(res["histogram"], Selection()), "h", "08_fio", tmp_path / "r")
+    assert len(rows) == res["histogram"].height == 67  # every bucket: the run's final jobs' lines (JSON+ bins)
+    assert {(Path(r["path"]).name, r["raw_lines"]) for r in rows if r["label"] == "avg.txt"} == {("avg.txt", "18-769")}
+    rows = _linked(charts.fio_time_series(res["series"], Selection()), "t", "08_fio", tmp_path / "r")
+    assert len(rows) == res["series"].height == 85  # every window: its first job's log lines in it
+    one = next(r for r in rows if (r["kind"], r["time_ns"]) == ("bw", 1_000_000_000) and "avg" in r["panel"])
+    assert (Path(one["path"]).name, one["raw_lines"], one["jobs"]) == ("avg_bw.1.log", "2", 2)
