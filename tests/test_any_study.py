@@ -111,7 +111,7 @@ def project(tmp_path_factory):
 def test_build_with_a_second_study_renders_every_page(project):
     root = project["root"]
     out = project["build"].stdout
-    assert "built 22 reports (22 notebooks ran, 0 failed); open reports/index.html" in out
+    assert "built 25 reports (25 notebooks ran, 0 failed); open reports/index.html" in out
     for nb in ANALYSES:
         assert f"==> running {nb}.ipynb with {{'study': '{STUDY}'}} -> reports/{STUDY}/" in out
         page = (root / "reports" / STUDY / f"{nb}.html").read_text()
