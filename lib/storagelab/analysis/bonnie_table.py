@@ -16,6 +16,9 @@ import html
 import polars as pl
 
 from ..units import MiB
+from . import measures, plausibility, prose
+from .db import frame
+from .result import Result
 
 # (group, test, heading) in bon_csv2html's order
 COLUMNS = (
@@ -205,7 +208,6 @@ def _ranked(tab: pl.DataFrame, test: str) -> list[float | None]:
 
 def small_files(results: pl.DataFrame) -> set[tuple[int, int]]:
     """(file_id, run_index) of the runs whose file is below twice the RAM they were labelled or told (-r)."""
-    from . import plausibility
 
     out = set()
     for r in results.unique(["file_id", "run_index"], keep="first").iter_rows(named=True):
@@ -219,7 +221,6 @@ def _size_findings(res, results: pl.DataFrame, tab: pl.DataFrame) -> None:
     """Each run's file size against twice the RAM (bonnie++'s own rule: a smaller file is answered from cache),
     with the RAM from the manifest (ram_bytes, as `storagelab lab` writes it) or bonnie++'s -r; runs whose
     block tests were all too fast to measure; what is missing where the RAM is unknown."""
-    from . import plausibility, prose
 
     runs = results.unique(["file_id", "run_index"], keep="first", maintain_order=True)
     unknown = []
@@ -287,9 +288,6 @@ def _column_finding(res, tab: pl.DataFrame, test: str, heading: str) -> None:
 
 def analyse(con, sel):
     """Notebook 09 on any selection: every preferred bonnie++ run as one row of a bon_csv2html table."""
-    from . import measures
-    from .db import frame
-    from .result import Result
 
     where, params = sel.sql("f")
     res = Result.start(con, sel, measures.per_file(con, sel))

@@ -9,43 +9,12 @@ recovers it (``resolve_unitless``).
 
 from __future__ import annotations
 
-import math
-
 import polars as pl
 
 from ..units import MiB
-
-MAX_POWER = 4  # k, M, G, T
-
-
-def resolve_unitless(printed: float, implied_bytes: float) -> tuple[float, int]:
-    """The amount ``printed`` x 1024**k nearest (in ratio) to ``implied_bytes``; returns (bytes, k)."""
-    if printed <= 0 or implied_bytes <= 0:
-        raise ValueError("printed and implied amounts must be > 0")
-    k = min(range(MAX_POWER + 1), key=lambda p: abs(math.log(printed * 1024**p / implied_bytes)))
-    return printed * 1024**k, k
-
-
-def rates(summaries: pl.DataFrame) -> pl.DataFrame:
-    """Per summary line: rate in MiB/s, seconds, the amount rate x time implies, and the amount resolved
-    for unit-less (``suspect``) lines; ``amount_vs_implied`` = stored bytes / implied (1.0 = consistent)."""
-    out = summaries.with_columns(
-        rate_mib_s=pl.col("rate_bytes_per_s") / MiB,
-        seconds=pl.col("duration_ns") / 1e9,
-        implied_bytes=pl.col("rate_bytes_per_s") * pl.col("duration_ns") / 1e9 / pl.col("outputs"),
-    ).with_columns(amount_vs_implied=pl.col("bytes") / pl.col("implied_bytes"))
-    resolved, power = [], []
-    for r in out.select("bytes", "implied_bytes", "suspect").iter_rows(named=True):
-        if r["suspect"] and r["bytes"] and r["implied_bytes"]:
-            b, k = resolve_unitless(r["bytes"], r["implied_bytes"])
-        else:
-            b, k = r["bytes"], 0
-        resolved.append(b)
-        power.append(k)
-    return out.with_columns(
-        resolved_bytes=pl.Series(resolved, dtype=pl.Float64),
-        unit_power_lost=pl.Series(power, dtype=pl.Int64),
-    ).with_columns(resolved_vs_implied=pl.col("resolved_bytes") / pl.col("implied_bytes"))
+from . import measures, prose
+from .mbuffer import rates
+from .result import Result
 
 
 def relative_to(
@@ -115,8 +84,6 @@ def receiver_waits(rates_df: pl.DataFrame) -> pl.DataFrame:
 def analyse(con, sel, baseline_label: str = ""):
     """Notebook 06 on any selection: each mbuffer run's rate, relative to a baseline run (``baseline_label``, else
     the fastest), unit-less amounts resolved, receivers' start-up waits taken out."""
-    from . import measures, prose
-    from .result import Result
 
     res = Result.start(con, sel, measures.per_file(con, sel))
     summ, status = measures.mbuffer_frames(con, sel)

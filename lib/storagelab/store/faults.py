@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from pathlib import Path
 
 import duckdb
@@ -134,7 +135,6 @@ class CtrlC:
         self._old = None
 
     def __enter__(self) -> CtrlC:
-        import threading
 
         if threading.current_thread() is threading.main_thread():
             old = signal.getsignal(signal.SIGINT)
