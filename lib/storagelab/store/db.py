@@ -14,8 +14,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from .. import paths
+from .. import __version__, paths
 from ..errors import DatabaseBusyError
+from ..parsers import modules, parser_version, source_hash
 from ..schema import ddl
 from . import faults
 from .faults import StoreError
@@ -83,8 +84,6 @@ def code_signature() -> str:
     base.py, units.py, schema.py, manifest.py and the package version): while it is unchanged,
     the schema and parser versions recorded in ``meta`` hold, and an ingest with nothing to parse
     need not import (and compile the regular expressions of) every parser."""
-    from .. import __version__
-    from ..parsers import source_hash
 
     here = Path(__file__).parent.parent
     files = sorted((here / "parsers").rglob("*.py")) + [here / n for n in ("units.py", "schema.py", "manifest.py")]
@@ -133,7 +132,6 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, code: str | None = None) -> bo
 
 def current_parser_versions() -> dict[str, str]:
     """tool -> parser_version of the code as it is now (imports every parser)."""
-    from ..parsers import modules, parser_version
 
     return {m.TOOL: parser_version(m) for m in modules()}
 
