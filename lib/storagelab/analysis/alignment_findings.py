@@ -6,7 +6,7 @@ import polars as pl
 
 from ..units import MiB
 from . import plausibility, prose
-from .alignment import _TEST_WORDS, HEADLINE_TESTS, ZFS_GET, AlignmentNumbers, Anomalies
+from .alignment_numbers import _TEST_WORDS, HEADLINE_TESTS, ZFS_GET, AlignmentNumbers, Anomalies
 
 _THROUGHPUT = ("putc", "put_block", "rewrite", "getc", "get_block")
 

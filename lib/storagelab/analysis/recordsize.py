@@ -16,15 +16,15 @@ takes ceil(d / (w - p)) rows, p parity sectors per row, and is padded to a multi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import polars as pl
 
 from ..claims import study_claims
 from ..units import KiB, MiB
-from . import fio_runs, measures
+from . import fio_runs, measures, recordsize_findings
 from .db import frame
 from .dedup import one_summary_per_pool
+from .recordsize_numbers import PoolSizes, RaidzModel, RecordsizeFrames, RecordsizeNumbers
 from .result import Result
 
 DEFAULT_RECORDSIZE = 128 * KiB
@@ -294,54 +294,6 @@ FROM files f WHERE {where} AND f.vdev_type LIKE 'raidz%' AND f.vdev_width IS NOT
 DEFAULT_RAIDZ = (8, 2)  # the parameters' default layout: 8-wide RAIDZ2 (the Ars Technica article's)
 
 
-@dataclass
-class RecordsizeFrames:
-    runs: pl.DataFrame  # fio runs (fio_runs.runs)
-    sizes: pl.DataFrame  # zdb -b summaries, one per pool
-    hist: pl.DataFrame  # zdb -bb block size histograms
-    layouts: pl.DataFrame  # the selection's labelled RAIDZ layouts
-    figures: dict  # the study's stated figures (claim id -> value in base units)
-
-
-@dataclass(frozen=True)
-class RaidzModel:
-    width: int
-    parity: int
-    ashift: int
-    source: str  # "parameters", or the labelled layout it was taken from
-    one: dict  # raidz_alloc of a 1 MiB block
-    three: dict  # raidz_alloc of a 3 MiB block
-
-
-@dataclass(frozen=True)
-class PoolSizes:
-    """A pool's zdb -b: average logical block and allocated / physical against the full-record expectation."""
-
-    pool: str
-    avg_logical_bytes: float
-    measured: float
-    expected: dict
-    nearest: int | None  # None: no expectation, or the expectations tie
-    recordsize_bytes: int
-    layout: str | None
-
-
-@dataclass
-class RecordsizeNumbers:
-    default_recordsize: int
-    amplification: pl.DataFrame
-    default_amp: dict
-    model: RaidzModel
-    measures: dict
-    pools: list[PoolSizes] = field(default_factory=list)
-    tuned: pl.DataFrame = field(default_factory=pl.DataFrame)
-    compared: pl.DataFrame = field(default_factory=pl.DataFrame)
-    unlabelled_runs: int = 0
-    stated: pl.DataFrame = field(default_factory=pl.DataFrame)
-    histograms: list[tuple[str, int, dict]] = field(default_factory=list)  # (pool, recordsize, block_sizes)
-    hist: pl.DataFrame = field(default_factory=pl.DataFrame)  # the histograms kept (one per pool and moment)
-
-
 def histogram_summaries(hist: pl.DataFrame, default_recordsize: int) -> tuple[list, pl.DataFrame]:
     """One block_sizes summary per distinct histogram (-bb and -bbb of one pool print the same one)."""
     seen, kept, out = set(), [], []
@@ -482,8 +434,5 @@ def analyse(
         res.frames["stated_ratios"] = n.stated
     res.frames["block_sizes"] = n.hist
     res.file_ids += n.hist["file_id"].to_list()
-    # recordsize_findings imports this module's numbers and constants: a known cycle, listed in tests/test_import_cycles.py
-    from . import recordsize_findings  # noqa: PLC0415
-
     recordsize_findings.write(res, n, frames, sel)
     return res
