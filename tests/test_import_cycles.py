@@ -2,9 +2,13 @@
 alike (an import inside a function is still a dependency; moving it there hides a cycle, it does not break it)."""
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 LIB = Path(__file__).resolve().parent.parent / "lib"
+ENV = dict(os.environ, PYTHONPATH=str(LIB))
 
 # cycles that run through files other helpers are editing, each to go when its helper lands
 KNOWN = {
@@ -123,3 +127,11 @@ def test_former_cycles_stay_broken():
     assert "storagelab.analysis.design" not in edges["storagelab.analysis.arc"]
     assert "storagelab.analysis.measures" not in edges["storagelab.analysis.result"]
     assert "storagelab.analysis.transports" not in edges["storagelab.analysis.measures"]
+
+
+def test_read_side_loads_no_ingest():
+    """Opening the database for the analyses (analysis.db, dataset) goes through storagelab.database, not the
+    store package, whose __init__ loads the whole ingest (pipeline, worker, writer)."""
+    code = "import sys, storagelab.analysis; print(sorted(m for m in sys.modules if m.startswith('storagelab.store')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=ENV)
+    assert out.stdout.strip() == "[]"

@@ -42,9 +42,9 @@ from pathlib import Path
 
 import duckdb
 
+from .database import inject, schema_signature
+from .errors import StoreError
 from .schema import all_tables
-from .store import schema_signature
-from .store.faults import StoreError, inject
 
 FORMAT = "storagelab-dataset/2"
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"

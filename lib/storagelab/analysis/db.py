@@ -7,9 +7,9 @@ from pathlib import Path
 
 import polars as pl
 
-from .. import dataset, paths, store
-from ..store.db import schema_signature
-from ..store.faults import StoreError
+from .. import dataset, paths
+from ..database import connect, schema_signature
+from ..errors import StoreError
 
 
 def open_db(db_path: str | Path | None = None, wait: float = 30.0):
@@ -18,7 +18,7 @@ def open_db(db_path: str | Path | None = None, wait: float = 30.0):
 
     if db_path and Path(db_path).is_dir() and dataset.is_dataset(db_path):
         return dataset.open_dataset(db_path)
-    con = store.connect(db_path or paths.DB, read_only=True, wait=wait)
+    con = connect(db_path or paths.DB, read_only=True, wait=wait)
     _same_schema(con, Path(db_path or paths.DB))
     return con
 
