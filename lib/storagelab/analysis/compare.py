@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from . import design, fio_runs, prose, stats
+from .result import Result
 from .selection import Selection
 
 
@@ -206,7 +207,6 @@ def analyse(con, mine: Selection, other: str | Selection):
     """Your selection's fio runs beside ``other``'s runs of the same workload: a study (its name), or any
     selection (``Selection.parse("host=nas2")``), whose runs that are also yours are left out. ``query``, then
     ``beside`` and ``verdicts`` (compute), then sentences from them."""
-    from .result import Result
 
     a, b, names, study = query(con, mine, other)
     res = Result(mine)
