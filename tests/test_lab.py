@@ -696,6 +696,49 @@ def test_lab_fio_failed_run_leaves_nothing_in_out(tmp_path):
     assert not [f for f in out.iterdir() if f.name != "manifest.csv"]
 
 
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root: the attack is another user's symlink that root writes through"
+)
+def test_lab_fio_failed_run_never_writes_through_another_users_symlink(tmp_path):
+    """reliability-2 high 5: a failed run's output went to $TMPDIR/storagelab-lab-failed/RUN.txt, a fixed path:
+    another local user planted a symlink there and the lab, as root, overwrote its target (a 0600 file of
+    root's became 0644 with fio's error text). Here the user nobody plants it, in a shared sticky /tmp folder."""
+    import pwd
+    import stat
+    import tempfile
+
+    nobody = pwd.getpwnam("nobody")
+    shared = Path(tempfile.mkdtemp(prefix="storagelab-shared-tmp-", dir="/tmp"))
+    try:
+        shared.chmod(0o1777)
+        secret = tmp_path / "secret"
+        secret.write_text("root's\n")
+        secret.chmod(0o600)
+        plant = f"mkdir {shared}/storagelab-lab-failed && ln -s {secret} {shared}/storagelab-lab-failed/write-4k-qd1-nj1.txt"
+        subprocess.run(
+            ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups", "sh", "-c", plant],
+            check=True,
+        )
+        assert (shared / "storagelab-lab-failed" / "write-4k-qd1-nj1.txt").is_symlink()
+        assert (shared / "storagelab-lab-failed").stat().st_uid == nobody.pw_uid
+        env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), TMPDIR=str(shared))
+        args = ["lab", "fio", "--preset", "smoke", "--rw", "write", "--depth-jobs", "1x1", "--ioengine", "nosuchengine"]
+        args += ["--target", str(tmp_path / "t"), "--out", str(tmp_path / "out"), "--db", str(tmp_path / "db.duckdb")]
+        p = subprocess.run(
+            [sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env, timeout=300
+        )
+        assert p.returncode == 1, p.stdout + p.stderr
+        assert secret.read_text() == "root's\n" and stat.S_IMODE(secret.stat().st_mode) == 0o600
+        kept = [d for d in shared.iterdir() if d.name.startswith("storagelab-lab-failed-")]
+        assert len(kept) == 1 and stat.S_IMODE(kept[0].stat().st_mode) == 0o700 and kept[0].stat().st_uid == 0
+        assert [f.name for f in kept[0].iterdir()] == ["write-4k-qd1-nj1.txt"]
+        assert f"output kept in {kept[0] / 'write-4k-qd1-nj1.txt'}" in p.stdout
+        assert "nosuchengine" in (kept[0] / "write-4k-qd1-nj1.txt").read_text()  # fio's own words on the failure
+    finally:
+        shutil.rmtree(shared)
+
+
 ZDB_CONFIG = ROOT / "tests" / "fixtures" / "zdb-config" / "2.1"
 
 
@@ -1005,3 +1048,27 @@ def test_lab_names_a_file_given_as_target_or_out(tmp_path):
     assert (
         r.stderr.strip() == f"storagelab lab bonnie: --out {f} is a file, not a folder: give the folder for the outputs"
     )
+
+
+def test_a_benchmark_that_ignores_sigterm_is_killed_with_its_children_after_the_grace(monkeypatch):
+    """fio signalled during its start-up was seen to hang for ever after SIGTERM (its main in a futex wait, its
+    job running on), and the lab waited with it: past STOP_GRACE_S the benchmark and its children are killed.
+    Here a real process that ignores SIGTERM stands in for the hung fio, with a child as its job."""
+    import signal
+    import time
+
+    import psutil
+
+    monkeypatch.setattr(lab, "STOP_GRACE_S", 1.0)
+    p = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 300 & echo started >&2; wait"], stderr=subprocess.PIPE)
+    end = time.monotonic() + 30
+    while time.monotonic() < end and not psutil.Process(p.pid).children():
+        time.sleep(0.05)
+    job = psutil.Process(p.pid).children()[0]
+    p.terminate()  # what the lab's Ctrl-C/SIGTERM handler does, and sh ignores
+    t0 = time.monotonic()
+    err = lab._wait_for_fio(p, [signal.SIGTERM])
+    assert 1.0 <= time.monotonic() - t0 < 15
+    assert err == b"started\n" and p.returncode == -signal.SIGKILL
+    job.wait(10)
+    assert not job.is_running()

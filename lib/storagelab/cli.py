@@ -8,6 +8,7 @@ import math
 import os
 import re
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import __version__, clihelp, paths
@@ -155,16 +156,17 @@ def cmd_ingest(args) -> int:
     from .store import StoreError, ingest
 
     try:
-        s = ingest(
-            args.paths or None,
-            db_path=args.db,
-            manifest_path=args.manifest,
-            parquet_dir=False if args.no_parquet else None,
-            workers=workers,
-            wait=wait,
-            batch_files=batch,
-            progress=False if args.quiet or not sys.stderr.isatty() else None,
-        )  # no bar when piped
+        with _python_sigint():
+            s = ingest(
+                args.paths or None,
+                db_path=args.db,
+                manifest_path=args.manifest,
+                parquet_dir=False if args.no_parquet else None,
+                workers=workers,
+                wait=wait,
+                batch_files=batch,
+                progress=False if args.quiet or not sys.stderr.isatty() else None,
+            )  # no bar when piped
     except (DatabaseBusyError, ManifestError, StoreError, FileNotFoundError, NotADirectoryError) as e:
         return refuse(str(e))
     except OSError as e:  # e.g. a folder that cannot be read
@@ -291,6 +293,12 @@ def cmd_sql(args) -> int:
     from .store import StoreError, connect
 
     query = sys.stdin.read() if args.query == "-" else args.query
+    refused = _unreadable(args.db) or (
+        _parquet_target_refused(args.parquet, args.db, args.force) if args.parquet else None
+    )
+    if refused:
+        print(f"storagelab sql: {refused}", file=sys.stderr)
+        return 2
     try:
         con = connect(args.db, read_only=True)
     except (FileNotFoundError, DatabaseBusyError, StoreError) as e:
@@ -310,6 +318,27 @@ def cmd_sql(args) -> int:
     finally:
         con.close()
     return 0
+
+
+def _unreadable(db: str | None) -> str | None:
+    """The line for a database file that exists but this user cannot read (e.g. chmod 000)."""
+    path = Path(db or paths.DB)
+    if path.is_file() and not os.access(path, os.R_OK):
+        return f"{path}: cannot be read (permission denied): ask its owner for read access, or use --db with a copy"
+    return None
+
+
+def _parquet_target_refused(target: str, db: str | None, force: bool) -> str | None:
+    """Why ``sql --parquet TARGET`` must not write: TARGET is the database itself (never, even with --force),
+    a folder, or an existing file (unless --force)."""
+    dest, database = Path(target), Path(db or paths.DB)
+    if dest.exists() and database.exists() and os.path.samefile(dest, database):
+        return f"--parquet {target} is the database itself: write the result to another file"
+    if dest.is_dir():
+        return f"--parquet {target} is a folder: give a file name, e.g. {dest / 'result.parquet'}"
+    if dest.exists() and not force:
+        return f"--parquet {target} exists: add --force to replace it, or give another file name"
+    return None
 
 
 def cmd_compare(args) -> int:
@@ -630,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
     fmt.add_argument("--csv", action="store_true", help="CSV with a header row (NULL as an empty field)")
     fmt.add_argument("--json", action="store_true", help="JSON lines: one object per row, keys in column order")
     fmt.add_argument("--parquet", metavar="FILE", help="write the result to a Parquet file (nothing on stdout)")
+    s.add_argument("--force", action="store_true", help="let --parquet replace an existing file (never the database)")
     s.add_argument(
         "--limit",
         type=_count,
@@ -688,14 +718,48 @@ def _count(text: str) -> int:
     return n
 
 
-def _guarded(args) -> int:
-    """Run a command; a closed pipe, Ctrl-C, or a storagelab error or OSError (missing database,
-    unreadable file) that the command did not catch is a clean exit (0, 130, 2) with at most one
-    line, never a traceback."""
-    from .errors import StoragelabError
+_SIGINT_SEEN: list[int] = []  # Ctrl-C arrived (see _guarded)
 
+
+def _on_sigint(signum, frame) -> None:
+    """Python's Ctrl-C (KeyboardInterrupt), remembered: DuckDB turns it into RuntimeError('Query interrupted')
+    and other libraries into their own errors; the command still ends as interrupted (130)."""
+    _SIGINT_SEEN.append(signum)
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _python_sigint():
+    """Python's own Ctrl-C handler for a block that installs its latch over it (the ingest's store.faults.CtrlC
+    takes over only Python's default handler)."""
+    import signal
+
+    old = signal.getsignal(signal.SIGINT)
+    if old is _on_sigint:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        return args.func(args)
+        yield
+    finally:
+        if old is _on_sigint:
+            signal.signal(signal.SIGINT, old)
+
+
+def _guarded(args) -> int:
+    """Run a command; a closed pipe, Ctrl-C (whatever error a library made of it), or a storagelab error or
+    OSError (missing database, unreadable file) that the command did not catch is a clean exit (0, 130, 2) with
+    at most one line, never a traceback; running out of memory is one line and 2."""
+    import signal
+    import threading
+
+    from .errors import StoragelabError
+    from .store.faults import interrupted
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is (
+        signal.default_int_handler
+    ):
+        signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        rc = args.func(args)
     except BrokenPipeError:
         # the reader went away (| head): stop quietly, and keep Python's exit-time flush quiet too
         import os
@@ -706,15 +770,48 @@ def _guarded(args) -> int:
             pass
         return 0
     except KeyboardInterrupt:
-        print(f"storagelab {args.cmd}: interrupted", file=sys.stderr)
+        return _interrupted(args)
+    except Exception as e:
+        if _SIGINT_SEEN or interrupted(e):
+            return _interrupted(args)
+        if isinstance(e, StoragelabError):
+            print(f"storagelab {args.cmd}: {e}", file=sys.stderr)
+            return 2
+        if isinstance(e, OSError):  # a missing, unreadable or unwritable file or folder named by the user
+            text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
+            print(f"storagelab {args.cmd}: {text}", file=sys.stderr)
+            return 2
+        if isinstance(e, MemoryError) or _out_of_memory(e):
+            print(f"storagelab {args.cmd}: out of memory ({_one_line(e)}): {MEMORY_HINT}", file=sys.stderr)
+            return 2
+        raise
+    if _SIGINT_SEEN and rc != 130:  # the command caught what Ctrl-C became and said so: still interrupted
         return 130
-    except StoragelabError as e:
-        print(f"storagelab {args.cmd}: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:  # a missing, unreadable or unwritable file or folder named by the user
-        text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
-        print(f"storagelab {args.cmd}: {text}", file=sys.stderr)
-        return 2
+    return rc
+
+
+MEMORY_HINT = "raise the memory limit (ulimit -v), or give fewer files at a time or fewer --workers"
+
+
+def _out_of_memory(e: BaseException) -> bool:
+    """Running out of memory, as Python, DuckDB or a process pool report it (a worker killed by the limit)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    import duckdb
+
+    return isinstance(e, (MemoryError, BrokenProcessPool, duckdb.OutOfMemoryException)) or (
+        e.__cause__ is not None and _out_of_memory(e.__cause__)
+    )
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+
+
+def _interrupted(args) -> int:
+    print(f"storagelab {args.cmd}: interrupted", file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":

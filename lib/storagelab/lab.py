@@ -684,30 +684,73 @@ def tree(root):
         todo += children.get(pid, [])
     return found
 
+TARGET = []  # the benchmark's pid, sent on stdin once it has started
+
 def kill(*_):
-    for pid in tree(int(sys.argv[1])):
+    for pid in tree(TARGET[0]) if TARGET else []:
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
     os._exit(0)
 
+line = sys.stdin.readline()  # SIGTERM is still blocked: a lab killed meanwhile is seen below
+if line.strip().isdigit():
+    TARGET.append(int(line))
 signal.signal(signal.SIGTERM, kill)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked until now: a SIGTERM sent meanwhile waited
+if not TARGET or os.getppid() != int(sys.argv[1]):  # the lab died before this guard was ready
+    kill()
 while True:
     signal.pause()
 """
 
 
-def _guard(pid: int) -> subprocess.Popen:
-    """A watcher that kills process ``pid`` and its descendants when this process dies, however it dies; ended
-    with ``.kill()`` (SIGKILL: it does not fire) once the benchmark is over."""
-    from functools import partial
+def _guard() -> subprocess.Popen:
+    """A watcher that kills a process and its descendants when this process dies, however it dies; started
+    before the benchmark (so it is ready when fio forks its jobs), then told the benchmark's pid with
+    ``_guard_on``; ended with ``.kill()`` (SIGKILL: it does not fire) once the benchmark is over. It ignores
+    Ctrl-C (the lab stops fio itself), and SIGTERM is blocked until its handler is set."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _GUARD, str(os.getpid())], stdin=subprocess.PIPE, preexec_fn=_guard_preexec
+    )
 
+
+def _guard_on(guard: subprocess.Popen, pid: int) -> None:
+    try:
+        guard.stdin.write(f"{pid}\n".encode())
+        guard.stdin.close()
+    except OSError:  # pragma: no cover - the guard is gone
+        pass
+
+
+def _guard_preexec() -> None:
     from .procs import die_with_parent
 
-    return subprocess.Popen(
-        [sys.executable, "-c", _GUARD, str(pid)], preexec_fn=partial(die_with_parent, signal.SIGTERM, os.getpid())
-    )
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # stays ignored through exec: no KeyboardInterrupt traceback
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    die_with_parent(signal.SIGTERM)
+
+
+STOP_GRACE_S = 10.0  # seconds fio has to end after SIGTERM (Ctrl-C, kill) before it and its jobs are killed
+
+
+def _wait_for_fio(p: subprocess.Popen, stop: list[int]) -> bytes:
+    """fio's stderr once it has ended. Once the lab is told to stop (``stop``), fio gets STOP_GRACE_S to end:
+    fio signalled during its start-up was seen to hang for ever (main in a futex wait, its job running on), and
+    the lab with it; then fio and its jobs are killed."""
+    from .procs import kill_descendants
+
+    stopped_at = None
+    while True:
+        try:
+            return p.communicate(timeout=0.5)[1] or b""
+        except subprocess.TimeoutExpired:
+            if stop and stopped_at is None:
+                stopped_at = time.monotonic()
+            if stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE_S:
+                kill_descendants(p.pid)
+                p.kill()
 
 
 def _fmt_s(s: float) -> str:
@@ -856,11 +899,12 @@ def run_fio_matrix(
         t0 = time.monotonic()
         with open(part, "wb") as fh:
             # fio and its job processes are killed by a guard should this process be killed outright
-            p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
-            guard = _guard(p.pid)
-            current[:] = [p]
+            guard = _guard()
             try:
-                _, err = p.communicate()
+                p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
+                _guard_on(guard, p.pid)
+                current[:] = [p]
+                err = _wait_for_fio(p, stop)
             finally:
                 guard.kill()
                 guard.wait()
@@ -871,11 +915,14 @@ def run_fio_matrix(
             log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
             return
         if p.returncode != 0:
-            # kept outside OUT: under data/raw/ every file needs a manifest row and must parse
+            # kept outside OUT (under data/raw/ every file needs a manifest row and must parse), in a folder of
+            # this run's own (mkdtemp: a new name, mode 0700): never a fixed path another user could plant a
+            # symlink at, which the lab (as root) would write through
             import tempfile
 
-            keep = Path(tempfile.gettempdir()) / "storagelab-lab-failed" / f"{run.run_id}.txt"
-            keep.parent.mkdir(parents=True, exist_ok=True)
+            if not failed_dir:
+                failed_dir.append(Path(tempfile.mkdtemp(prefix="storagelab-lab-failed-")))
+            keep = failed_dir[0] / f"{run.run_id}.txt"
             shutil.move(str(part), keep)
             log(f"  fio failed ({p.returncode}), output kept in {keep}: {err.decode(errors='replace').strip()[-500:]}")
             failed.append(run.run_id)
@@ -903,6 +950,7 @@ def run_fio_matrix(
         done_files.extend(files)
 
     failed: list[str] = []
+    failed_dir: list[Path] = []  # where failed runs' output is kept (made at the first failure)
     stop: list[int] = []  # Ctrl-C: the running fio is stopped and its run discarded; completed runs stay
     current: list[subprocess.Popen] = []
 

@@ -39,3 +39,36 @@ def worker_init(parent: int) -> None:
     terminal sends SIGINT to the whole process group; the parent stops the workers)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(signal.SIGKILL, parent)
+
+
+def descendants(root: int) -> list[int]:
+    """The pids of every process below ``root`` (children, their children, ...), read from /proc; [] where
+    there is no /proc."""
+    children: dict[int, list[int]] = {}
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:  # pragma: no cover - no /proc
+        return []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:  # "pid (comm) state ppid ...": comm may hold ')' and spaces
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def kill_descendants(root: int | None = None) -> None:
+    """SIGKILL every process below ``root`` (default: this one), e.g. a notebook's kernel, which runs in a
+    session of its own that no signal to our process group reaches."""
+    for pid in descendants(os.getpid() if root is None else root):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass

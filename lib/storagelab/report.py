@@ -184,20 +184,42 @@ REPORT_DIR_ENV = "STORAGELAB_REPORT_DIR"  # where a running notebook writes its 
 
 def report_dir(nb_path: Path, params: dict[str, Any]) -> Path:
     """reports/<selection>/: the study (or 'all') and any other label filter; a run whose other parameters
-    differ from the notebook's defaults gets a suffix of their hash, so no run overwrites another's report."""
+    differ from the notebook's defaults gets a suffix of their hash, so no run overwrites another's report.
+    Two selections never share a folder: a name that the folder cannot spell as it is (``my nas``, ``my_nas``'s
+    twin; ``(unlabelled)``; a study called ``all``) gets ``~`` and a hash of the selection."""
+    return paths.REPORTS / _folder_and_identity(nb_path, params)[0]
+
+
+def _folder_and_identity(nb_path: Path, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The report folder's name and what it holds: the selection's filters and the run's other parameters."""
     import hashlib
 
     from .analysis.selection import FILTERS, Selection
 
+    def digest(value) -> str:
+        return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
     defaults = notebook_parameters(nb_path)
     effective = {**defaults, **params}
-    folder = Selection.from_params(effective).folder()
+    selection = Selection.from_params(effective)
+    folder = selection.folder()
+    filters = selection.filters()
+    if not _spelled_as_is(folder, selection.study, filters):
+        folder += "~" + digest(filters)
     other = {k: v for k, v in params.items() if k not in FILTERS and k != "db_path" and v != defaults.get(k)}
     if effective.get("db_path"):
         other["db_path"] = effective["db_path"]
     if other:
-        folder += "--" + hashlib.sha256(json.dumps(other, sort_keys=True, default=str).encode()).hexdigest()[:8]
-    return paths.REPORTS / folder
+        folder += "--" + digest(other)
+    return folder, {"selection": filters, "parameters": other}
+
+
+def _spelled_as_is(folder: str, study: str, filters: dict[str, str]) -> bool:
+    """True when ``folder`` names the selection unambiguously: every label kept as it is, none holding the
+    separator '--' or ending in '-', and no study called 'all' (the folder of no study)."""
+    values = [study or "all", *[v for k, v in filters.items() if k != "study"]]
+    readable = "--".join([study or "all", *[f"{k}-{v}" for k, v in filters.items() if k != "study"]])
+    return folder == readable and study != "all" and not any("--" in v or v.endswith("-") for v in values)
 
 
 def current_report_dir() -> Path:
@@ -279,6 +301,8 @@ def run_notebooks(
     if plans is None:
         nbs = [resolve(n) for n in names] if names else list_notebooks()
         plans = [(nb, validate(nb, params or {}, raw_params)) for nb in nbs]
+    if out_dir is None:
+        _claim_folders(plans)
     n = max(1, min(jobs if jobs is not None else (os.cpu_count() or 1), len(plans)))
     if n == 1:
         return [_run_one(nb, p, out_dir) for nb, p in plans]
@@ -306,21 +330,96 @@ def run_notebooks(
     return results
 
 
+SELECTION_FILE = ".selection.json"  # in each report folder: the selection (and parameters) whose reports it holds
+
+
+def _claim_folders(plans: list[tuple[Path, dict[str, Any]]]) -> None:
+    """Check, before anything runs, that no report folder would hold two selections' reports (two in this run,
+    or this run's and the one a folder already holds), and record each folder's selection in it. A collision is
+    a ParameterError, never a silent overwrite."""
+    claimed: dict[str, dict[str, Any]] = {}
+    for nb, p in plans:
+        folder, identity = _folder_and_identity(nb, p)
+        if claimed.setdefault(folder, identity) != identity:
+            raise ParameterError(
+                f"reports/{folder}/ would hold the reports of two selections, {_shown(claimed[folder])} and "
+                f"{_shown(identity)}: run them one at a time with --output"
+            )
+    for folder, identity in claimed.items():
+        marker = paths.REPORTS / folder / SELECTION_FILE
+        try:
+            held = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            held = None  # a new folder, or one written before folders recorded their selection
+        if held is not None and held != identity:
+            raise ParameterError(
+                f"{marker.parent} holds the reports of {_shown(held)}, not of {_shown(identity)}: "
+                "move that folder away, or run with --output"
+            )
+        if held is None:
+            _write_json(marker, identity)
+
+
+def _shown(identity: dict[str, Any]) -> str:
+    sel = ", ".join(f"{k} {v!r}" for k, v in identity["selection"].items()) or "every study"
+    other = ", ".join(f"{k}={v!r}" for k, v in identity["parameters"].items())
+    return sel + (f" ({other})" if other else "")
+
+
 def _notebook_worker_init(parent: int) -> None:
-    """A notebook worker leaves Ctrl-C to the build, ends (shutting its kernel down) on SIGTERM, and dies
-    with the build however it dies."""
+    """A notebook worker leaves Ctrl-C to the build, and ends on SIGTERM: sent by the build when it stops
+    (Ctrl-C), and by the kernel when the build dies, however it dies (PR_SET_PDEATHSIG)."""
     import signal
 
     from .procs import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGTERM, _end_notebook_worker)
     die_with_parent(signal.SIGTERM, parent)
+
+
+def _end_notebook_worker(signum, frame) -> None:
+    """Kill this worker's kernel (and whatever it started) and exit at once. Never sys.exit: the pool's worker
+    loop would take the SystemExit for the notebook's result and wait for the next notebook, for ever, holding
+    the build's stdout (the reliability campaign's `build | tee` that never ended)."""
+    import os
+    import shutil
+
+    from .procs import kill_descendants
+
+    kill_descendants()
+    for folder in list(_KERNEL_DIRS):
+        shutil.rmtree(folder, ignore_errors=True)
+    os._exit(128 + signum)
+
+
+_KERNEL_DIRS: list[str] = []  # the private folders of this process's running kernels (see _kernel_manager)
+
+
+def _kernel_manager(folder: str):
+    """A kernel manager class whose kernel talks over Unix sockets in ``folder`` (private: mkdtemp, 0700), with
+    its connection file there too. TCP would need free ports, which jupyter_client finds by binding and
+    releasing them before the kernel binds them again: two builds at once raced for them ("Address already in
+    use", issue 28)."""
+    import os
+
+    from jupyter_client import AsyncKernelManager
+
+    class IpcKernelManager(AsyncKernelManager):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.transport = "ipc"
+            self.connection_file = os.path.join(folder, "kernel.json")
+            self.ip = os.path.join(folder, "kernel-ipc")
+
+    return IpcKernelManager
 
 
 def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     """Execute one notebook into its report folder (see run_notebooks)."""
     import os
+    import shutil
+    import tempfile
 
     import papermill as pm
 
@@ -340,6 +439,8 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     print(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/", flush=True)
     old = os.environ.get(REPORT_DIR_ENV)
     os.environ[REPORT_DIR_ENV] = str(folder)
+    kernel_dir = tempfile.mkdtemp(prefix="storagelab-kernel-")
+    _KERNEL_DIRS.append(kernel_dir)
     try:
         with _StderrFilter():
             pm.execute_notebook(
@@ -350,6 +451,7 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
                 progress_bar=False,
                 kernel_name="python3",
                 log_output=False,
+                kernel_manager_class=_kernel_manager(kernel_dir),
             )
         ok, error = True, None
     except Exception as e:  # noqa: BLE001 - any failure of one notebook is reported, the others still run
@@ -370,6 +472,8 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
             ),
         )
     finally:
+        shutil.rmtree(kernel_dir, ignore_errors=True)
+        _KERNEL_DIRS.remove(kernel_dir)
         if old is None:
             os.environ.pop(REPORT_DIR_ENV, None)
         else:
@@ -440,8 +544,10 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
 
 
 def _write_json(dest: Path, data: dict) -> Path:
+    import os
+
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(".tmp")
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")  # one per process: two builds at once both write
     tmp.write_text(json.dumps(data, indent=1, default=str))
     tmp.replace(dest)
     return dest
@@ -574,6 +680,21 @@ def _run_info(nb, name: str) -> dict[str, Any]:
         end=pm.get("end_time"),
         duration=pm.get("duration"),
         papermill=pm.get("version"),
+        unfinished=_unfinished(nb),
+    )
+
+
+def _unfinished(nb) -> str | None:
+    """A sentence when papermill left cells running or never started (the run was killed or interrupted: the
+    executed notebook was saved as each cell started); None when every cell ran."""
+    code = [c for c in nb.cells if c.get("cell_type") == "code"]
+    states = [(c.get("metadata", {}).get("papermill") or {}).get("status") for c in code]
+    stopped = [i for i, st in enumerate(states) if st in ("running", "pending")]
+    if not stopped:
+        return None
+    return (
+        f"This run did not finish: it stopped at code cell {stopped[0] + 1} of {len(code)} (killed or "
+        f"interrupted), and {len(stopped)} cell(s) did not run; what follows is incomplete. Run the notebook again."
     )
 
 
@@ -677,6 +798,20 @@ def render_reports(
     return pages
 
 
+def _folder_title(folder: Path) -> str:
+    """A report folder's heading: its selection as recorded (``study my nas``), else its name."""
+    try:
+        identity = json.loads((folder / SELECTION_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "every study" if folder.name == "all" else folder.name
+    if not isinstance(identity, dict) or not isinstance(identity.get("selection"), dict):
+        return folder.name
+    sel = identity["selection"]
+    title = str(sel["study"]) if list(sel) == ["study"] else ", ".join(f"{k} {v}" for k, v in sel.items())
+    title = title or "every study"
+    return title + (f" ({folder.name})" if identity.get("parameters") else "")
+
+
 _STATUS_CLASS = {"reproduced": "ok", "cannot": "na", "differs": "bad"}
 _BASIS = {"raw": "recomputed from raw logs", "arithmetic": "arithmetic on stated figures", "none": "not checkable"}
 
@@ -769,18 +904,23 @@ def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dic
     for k in keys:
         folders.setdefault(k.split("/", 1)[0], []).append(k)
     for folder, ks in sorted(folders.items(), key=lambda t: (t[0] == "all", t[0])):
-        parts.append(f"<h2 id='{e(folder)}'>{e('every study' if folder == 'all' else folder)}</h2>")
+        parts.append(f"<h2 id='{e(folder)}'>{e(_folder_title(root / folder))}</h2>")
         for k in ks:
             s = summaries.get(k, {})
             page = pages.get(k, {})
             nb = k.split("/", 1)[1]
             title = str(s.get("title") or page.get("title") or nb)
             failed = s.get("status") == "failed" or page.get("render_error")
+            unfinished = None if failed else page.get("unfinished")
             parts.append(
                 f"<div class='card'><h3><a href='{e(k)}.html'>{e(title)}</a>"
                 + (" <span class='failed'>FAILED</span>" if failed else "")
+                + (" <span class='failed'>UNFINISHED</span>" if unfinished else "")
                 + "</h3>"
             )
+            if unfinished:
+                parts.append(f"<p class='failed'>{e(unfinished)}</p></div>")
+                continue
             if failed:
                 parts.append(f"<p class='failed'>{e(str(s.get('error') or page.get('render_error')))}</p></div>")
                 continue

@@ -21,6 +21,7 @@ import math
 import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TextIO
 
 TERMINAL_ROWS = 40
@@ -178,7 +179,7 @@ def run(
             raise ValueError("the query returns no result to write")
         if limit:
             rel = rel.limit(limit)
-        rel.write_parquet(str(parquet))
+        _write_parquet(rel, Path(parquet))
         if terminal:
             n = con.execute("SELECT count(*) FROM read_parquet(?)", [str(parquet)]).fetchone()[0]
             err.write(f"wrote {n} rows to {parquet}\n")
@@ -203,3 +204,19 @@ def run(
             else:
                 err.write(f"({shown} row{'s' if shown != 1 else ''})\n")
     return 0
+
+
+def _write_parquet(rel, dest: Path) -> None:
+    """The result into ``dest`` through a new temporary file beside it (mkstemp), renamed over it when whole: a
+    failed or interrupted write leaves what was there."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    os.close(fd)
+    try:
+        rel.write_parquet(tmp)
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -77,13 +77,14 @@ def _one_type(dtype: pl.DataType) -> pl.DataType | None:
 
 
 def provenance(con, file_ids) -> pl.DataFrame:
-    """The raw files behind a result: path, sha256, tool version, parser version, ingest time."""
+    """The raw files behind a result: path, sha256, tool version, parser version, ingest time (in UTC, as
+    labelled, whatever the session's time zone: strftime of a TIMESTAMPTZ alone writes local time)."""
     ids = sorted({int(i) for i in file_ids if i is not None})
     return frame(
         con,
         """
         SELECT file_id, path, substr(sha256, 1, 16) AS sha256_16, tool, tool_version, format,
-               parser_version, strftime(ingested_at, '%Y-%m-%d %H:%M:%S UTC') AS ingested_at
+               parser_version, strftime(timezone('UTC', ingested_at), '%Y-%m-%d %H:%M:%S UTC') AS ingested_at
         FROM files WHERE list_contains(?::INTEGER[], file_id) ORDER BY path""",
         [ids],
     )

@@ -1,0 +1,146 @@
+"""Exit codes and one-line errors under the second attack campaign's conditions (issue 26, reliability-2
+mediums): Ctrl-C during a query, a memory limit, a database this user cannot read, `sql --parquet` naming the
+database. Each test does what the attack did: a real SIGINT to the process group, a real `ulimit -v`, a real
+unprivileged user."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import RAW, ROOT
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(ROOT / "lib"), PYTHONUNBUFFERED="1")
+
+
+def _sql(*args: str, **run) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "storagelab", "sql", *args], capture_output=True, text=True, env=_env(), **run
+    )
+
+
+@pytest.fixture
+def victim(seed_db, tmp_path) -> Path:
+    db = tmp_path / "victim.duckdb"
+    shutil.copy(seed_db, db)
+    return db
+
+
+# a query of a few seconds (a nested-loop join DuckDB runs in many tasks, checking for Ctrl-C between them)
+LONG_QUERY = "SELECT count(*) FROM range(15000) a(x), range(15000) b(y) WHERE (x * y) % 7 = 3"
+
+
+def test_ctrl_c_during_sql_is_130_and_one_line(victim):
+    """The campaign: a 17-line traceback (RuntimeError: Query interrupted), exit 1."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", "sql", LONG_QUERY, "--db", str(victim)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        start_new_session=True,  # a terminal's Ctrl-C: SIGINT to the process group
+    )
+    proc, end = psutil.Process(p.pid), time.monotonic() + 60
+    while time.monotonic() < end and proc.cpu_times().user < 1.0:  # the query is running (imports take < 1 s)
+        time.sleep(0.05)
+    assert p.poll() is None, p.communicate()
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert (p.returncode, out, err) == (130, "", "storagelab sql: interrupted\n")
+
+
+def test_sql_parquet_never_writes_over_the_database_and_asks_before_replacing_a_file(victim, tmp_path):
+    """The campaign: `sql "select 1 as x" --db victim.duckdb --parquet victim.duckdb` exited 0 and the database
+    was a Parquet file."""
+    before = victim.read_bytes()
+    r = _sql("select 1 as x", "--db", str(victim), "--parquet", str(victim))
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == f"storagelab sql: --parquet {victim} is the database itself: write the result to another file\n"
+    alias = tmp_path / "alias.parquet"
+    alias.symlink_to(victim)
+    r = _sql("select 1 as x", "--db", str(victim), "--parquet", str(alias), "--force")  # not even with --force
+    assert r.returncode == 2 and "is the database itself" in r.stderr
+    assert victim.read_bytes() == before
+
+    other = tmp_path / "mine.txt"
+    other.write_text("keep me\n")
+    r = _sql("select 1 as x", "--db", str(victim), "--parquet", str(other))
+    assert (r.returncode, r.stderr) == (
+        2,
+        f"storagelab sql: --parquet {other} exists: add --force to replace it, or give another file name\n",
+    )
+    assert other.read_text() == "keep me\n"
+    r = _sql("select 1 as x", "--db", str(victim), "--parquet", str(other), "--force")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    r = _sql(f"select x from read_parquet('{other}')", "--db", str(victim), "--csv")
+    assert r.stdout == "x\n1\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alias.parquet", "mine.txt", "victim.duckdb"]  # no temp
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the command as the user nobody")
+def test_sql_on_a_database_this_user_cannot_read_says_so(seed_db):
+    """The campaign: on a chmod-000 database sql said the notebooks 'can still read it'."""
+    nobody = pwd.getpwnam("nobody")
+    shared = Path(tempfile.mkdtemp(prefix="storagelab-unreadable-", dir="/tmp"))
+    try:
+        shared.chmod(0o755)
+        db = shared / "locked.duckdb"
+        shutil.copy(seed_db, db)
+        db.chmod(0o000)
+        r = subprocess.run(
+            ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+            + [sys.executable, "-m", "storagelab", "sql", "select 1", "--db", str(db)],
+            capture_output=True,
+            text=True,
+            env=_env(),
+            cwd="/",
+        )
+        assert (r.returncode, r.stdout) == (2, "")
+        assert r.stderr == (
+            f"storagelab sql: {db}: cannot be read (permission denied): ask its owner for read access, "
+            "or use --db with a copy\n"
+        )
+    finally:
+        shutil.rmtree(shared)
+
+
+def test_ingest_under_a_memory_limit_is_one_line(tmp_path):
+    """The campaign: `ulimit -v 1000000` then ingest gave a 46-line traceback (MemoryError, BrokenProcessPool).
+    Under 700 MB of address space the database itself cannot get its memory here: one line, exit 2 (nothing
+    done); under 1,000,000 KiB this corpus is ingested whole."""
+
+    def limit(kib: int):
+        return lambda: resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, kib * 1024))
+
+    cmd = [sys.executable, "-m", "storagelab", "ingest", str(RAW), "--no-parquet", "--quiet", "--workers", "2"]
+    r = subprocess.run(
+        [*cmd, "--db", str(tmp_path / "small.duckdb")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        preexec_fn=limit(700_000),
+    )
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("storagelab ingest: ") and "Traceback" not in r.stderr
+    assert "Out of Memory" in r.stderr or "out of memory" in r.stderr
+    r = subprocess.run(
+        [*cmd, "--db", str(tmp_path / "enough.duckdb")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        preexec_fn=limit(1_000_000),
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("ingested ") and "failed 0;" in r.stdout
