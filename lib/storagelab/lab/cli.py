@@ -264,111 +264,120 @@ def main(argv: list[str]) -> int:
     out = Path(args.out) if getattr(args, "out", None) else default_out(host)
     db = Path(args.db) if getattr(args, "db", None) else None
     if args.what == "fio":
-        if not args.dry_run and not shutil.which("fio"):
-            print("storagelab lab fio: fio is not installed (Debian: apt-get install fio)", file=sys.stderr)
-            return 2
-        target = Path(args.target).resolve()
-        if args.filename and "/" in args.filename:  # fio puts it under --directory: /a/b would become TARGET/a/b
-            print(
-                f"storagelab lab fio: --filename {args.filename}: a file name inside --target, without a folder; "
-                f"for a file elsewhere give its folder as --target (--target {Path(args.filename).parent} "
-                f"--filename {Path(args.filename).name})",
-                file=sys.stderr,
-            )
-            return 2
-        if not args.dry_run and not (_target_ok(target, "fio") and _out_ok(out, "fio")):
-            return 2
-        if not args.dry_run and not args.no_ingest and not _db_ok(db, "fio"):
-            return 2
-        runs = build_runs(
-            PRESETS[args.preset],
-            target=target,
-            out=out.resolve(),
-            rw=args.rw,
-            bs=args.bs,
-            depth_jobs=args.depth_jobs,
-            size=args.size,
-            runtime_s=args.runtime,
-            direct=args.direct,
-            ioengine=args.ioengine,
-            filename=args.filename,
-            log_avg_msec=args.log_avg_msec,
-            log_hist_msec=args.log_hist_msec,
-        )
-        if not runs:
-            print(
-                f"storagelab lab fio: no test of the {args.preset} preset matches --rw/--bs/--depth-jobs "
-                f"(its tests: {', '.join(f'{r} {b} {q}x{j}' for r, b, q, j in plan_points(PRESETS[args.preset]))})",
-                file=sys.stderr,
-            )
-            return 2
-        auto = args.repeat == "auto"
-        if not auto and args.repeat < 1:
-            print("storagelab lab fio: --repeat must be 1 or more, or auto", file=sys.stderr)
-            return 2
-        if auto and not (args.repeat_min <= args.repeat_max and args.repeat_tolerance > 0):
-            print(
-                "storagelab lab fio: --repeat auto needs --repeat-min <= --repeat-max and --repeat-tolerance > 0",
-                file=sys.stderr,
-            )
-            return 2
-        small = sorted({(r.size, r.bs) for r in runs if _size_bytes(r.size) < _size_bytes(r.bs.split(",")[-1])})
-        if small:  # fio would refuse each run after it started ("size too small")
-            print(
-                f"storagelab lab fio: --size {small[0][0]} is below the block size {small[0][1]}: each job's file must "
-                "hold at least one block",
-                file=sys.stderr,
-            )
-            return 2
-        if args.dry_run:
-            for r in runs:
-                print(shlex.join(r.argv))
-            if auto:
-                print(
-                    f"# each {args.repeat_min} to {args.repeat_max} times, until its spread is at most "
-                    f"{args.repeat_tolerance:g} % (RUNID, RUNID-2, ...)",
-                    file=sys.stderr,
-                )
-            elif args.repeat > 1:
-                print(f"# each {args.repeat} times (RUNID, RUNID-2, ...)", file=sys.stderr)
-            return 0
-        common = dict(target=target, shared_file=bool(args.filename), device_limit=args.device_limit)
-        if auto:
-            return run_fio_auto(
-                runs,
-                out=out.resolve(),
-                db=db,
-                ingest=not args.no_ingest,
-                tolerance_pct=args.repeat_tolerance,
-                min_runs=args.repeat_min,
-                max_runs=args.repeat_max,
-                **common,
-            )
-        return run_fio_matrix(runs, out=out.resolve(), db=db, ingest=not args.no_ingest, repeat=args.repeat, **common)
+        return _main_fio(args, out, db)
     if args.what == "bonnie":
-        if not shutil.which("bonnie++"):
-            print(
-                "storagelab lab bonnie: bonnie++ is not installed (Debian: apt-get install bonnie++)", file=sys.stderr
-            )
-            return 2
-        if args.repeat < 1:
-            print("storagelab lab bonnie: --repeat must be 1 or more", file=sys.stderr)
-            return 2
-        size = _size_bytes(args.size) if args.size else None
-        if not (_target_ok(Path(args.target).resolve(), "bonnie") and _out_ok(out, "bonnie")):
-            return 2
-        if not args.no_ingest and not _db_ok(db, "bonnie"):
-            return 2
-        return run_bonnie(
-            target=Path(args.target).resolve(),
-            out=out.resolve(),
-            size_bytes=size,
-            db=db,
-            files=args.files,
-            ingest=not args.no_ingest,
-            repeat=args.repeat,
+        return _main_bonnie(args, out, db)
+    return _main_sweep(args, out, db)
+
+
+def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
+    if not args.dry_run and not shutil.which("fio"):
+        print("storagelab lab fio: fio is not installed (Debian: apt-get install fio)", file=sys.stderr)
+        return 2
+    target = Path(args.target).resolve()
+    if args.filename and "/" in args.filename:  # fio puts it under --directory: /a/b would become TARGET/a/b
+        print(
+            f"storagelab lab fio: --filename {args.filename}: a file name inside --target, without a folder; "
+            f"for a file elsewhere give its folder as --target (--target {Path(args.filename).parent} "
+            f"--filename {Path(args.filename).name})",
+            file=sys.stderr,
         )
-    # zfs-sweep
+        return 2
+    if not args.dry_run and not (_target_ok(target, "fio") and _out_ok(out, "fio")):
+        return 2
+    if not args.dry_run and not args.no_ingest and not _db_ok(db, "fio"):
+        return 2
+    runs = build_runs(
+        PRESETS[args.preset],
+        target=target,
+        out=out.resolve(),
+        rw=args.rw,
+        bs=args.bs,
+        depth_jobs=args.depth_jobs,
+        size=args.size,
+        runtime_s=args.runtime,
+        direct=args.direct,
+        ioengine=args.ioengine,
+        filename=args.filename,
+        log_avg_msec=args.log_avg_msec,
+        log_hist_msec=args.log_hist_msec,
+    )
+    if not runs:
+        print(
+            f"storagelab lab fio: no test of the {args.preset} preset matches --rw/--bs/--depth-jobs "
+            f"(its tests: {', '.join(f'{r} {b} {q}x{j}' for r, b, q, j in plan_points(PRESETS[args.preset]))})",
+            file=sys.stderr,
+        )
+        return 2
+    auto = args.repeat == "auto"
+    if not auto and args.repeat < 1:
+        print("storagelab lab fio: --repeat must be 1 or more, or auto", file=sys.stderr)
+        return 2
+    if auto and not (args.repeat_min <= args.repeat_max and args.repeat_tolerance > 0):
+        print(
+            "storagelab lab fio: --repeat auto needs --repeat-min <= --repeat-max and --repeat-tolerance > 0",
+            file=sys.stderr,
+        )
+        return 2
+    small = sorted({(r.size, r.bs) for r in runs if _size_bytes(r.size) < _size_bytes(r.bs.split(",")[-1])})
+    if small:  # fio would refuse each run after it started ("size too small")
+        print(
+            f"storagelab lab fio: --size {small[0][0]} is below the block size {small[0][1]}: each job's file must "
+            "hold at least one block",
+            file=sys.stderr,
+        )
+        return 2
+    if args.dry_run:
+        for r in runs:
+            print(shlex.join(r.argv))
+        if auto:
+            print(
+                f"# each {args.repeat_min} to {args.repeat_max} times, until its spread is at most "
+                f"{args.repeat_tolerance:g} % (RUNID, RUNID-2, ...)",
+                file=sys.stderr,
+            )
+        elif args.repeat > 1:
+            print(f"# each {args.repeat} times (RUNID, RUNID-2, ...)", file=sys.stderr)
+        return 0
+    common = dict(target=target, shared_file=bool(args.filename), device_limit=args.device_limit)
+    if auto:
+        return run_fio_auto(
+            runs,
+            out=out.resolve(),
+            db=db,
+            ingest=not args.no_ingest,
+            tolerance_pct=args.repeat_tolerance,
+            min_runs=args.repeat_min,
+            max_runs=args.repeat_max,
+            **common,
+        )
+    return run_fio_matrix(runs, out=out.resolve(), db=db, ingest=not args.no_ingest, repeat=args.repeat, **common)
+
+
+def _main_bonnie(args: argparse.Namespace, out: Path, db: Path | None) -> int:
+    if not shutil.which("bonnie++"):
+        print("storagelab lab bonnie: bonnie++ is not installed (Debian: apt-get install bonnie++)", file=sys.stderr)
+        return 2
+    if args.repeat < 1:
+        print("storagelab lab bonnie: --repeat must be 1 or more", file=sys.stderr)
+        return 2
+    size = _size_bytes(args.size) if args.size else None
+    if not (_target_ok(Path(args.target).resolve(), "bonnie") and _out_ok(out, "bonnie")):
+        return 2
+    if not args.no_ingest and not _db_ok(db, "bonnie"):
+        return 2
+    return run_bonnie(
+        target=Path(args.target).resolve(),
+        out=out.resolve(),
+        size_bytes=size,
+        db=db,
+        files=args.files,
+        ingest=not args.no_ingest,
+        repeat=args.repeat,
+    )
+
+
+def _main_sweep(args: argparse.Namespace, out: Path, db: Path | None) -> int:
     plan = sweep_plan(
         args.disks,
         pool=args.pool,
