@@ -136,9 +136,17 @@ def test_killed_build_takes_its_notebook_workers_and_kernels_with_it(project, si
     run = Running(["build"], env={"STORAGELAB_ROOT": str(project), "TMPDIR": str(tmp)})
     tree = run.wait_for("two kernels running", lambda t: len(_kernels(t)) == 2)
     assert len(tree) == 4, [_cmdline(p) for p in tree]  # two notebook workers, a kernel each
-    assert len(list(tmp.glob("storagelab-kernel-*/kernel.json"))) == 2  # their connection files (Unix sockets)
+    for kernel in _kernels(tree):  # connection file and Unix sockets in a folder of the worker's own
+        cmd = _cmdline(kernel)
+        connection = Path(cmd[cmd.index("-f") + 1])
+        # (in /tmp: this TMPDIR is too long a path for a Unix socket)
+        assert connection.parent.parent == Path("/tmp")
+        assert connection.parent.name.startswith(f"storagelab-kernel-{kernel.ppid()}-")
+        assert oct(connection.parent.stat().st_mode & 0o777) == "0o700"
+    kernel_dirs = [Path(_cmdline(k)[_cmdline(k).index("-f") + 1]).parent for k in _kernels(tree)]
     run.kill_and_check(sig, tree)
-    assert sorted(tmp.iterdir()) == []  # the workers removed their kernels' folders before they ended
+    assert sorted(tmp.iterdir()) == []
+    assert [d for d in kernel_dirs if d.exists()] == []  # the workers removed their kernels' folders as they ended
 
 
 @pytest.mark.slow
@@ -298,3 +306,28 @@ def test_killed_lab_bonnie_takes_bonnie_with_it(tmp_path, sig):
     run = Running([*args, "--size", "1G", "--files", "0"])
     tree = run.wait_for("bonnie++", lambda t: any(p.name() == "bonnie++" for p in t))
     run.kill_and_check(sig, tree)
+
+
+def test_a_run_removes_the_kernel_folders_of_runs_killed_outright(tmp_path, monkeypatch):
+    """A single-notebook run killed with SIGKILL cannot remove its kernel's folder (Unix sockets and connection
+    file); the next run removes the folders of processes that are gone, and only those."""
+    import tempfile
+
+    from storagelab import report
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert len(str(tmp_path / "storagelab-kernel-1-12345678" / "kernel-ipc-99")) > report.UNIX_SOCKET_PATH_MAX
+    made = Path(report._new_kernel_dir())  # too long a path for a socket under this TMPDIR: in /tmp
+    assert made.parent == Path("/tmp") and made.name.startswith(f"storagelab-kernel-{os.getpid()}-")
+    made.rmdir()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = tmp_path / f"storagelab-kernel-{gone.pid}-abc"
+    live = tmp_path / f"storagelab-kernel-{os.getpid()}-def"
+    other = tmp_path / "storagelab-kernel-x"  # not a name this program makes
+    for d in (dead, live, other):
+        d.mkdir()
+        (d / "kernel.json").write_text("{}")
+    removed = report.sweep_kernel_dirs()
+    assert dead in removed and live not in removed
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name])

@@ -19,11 +19,12 @@ def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> Non
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
         except (OSError, AttributeError):  # pragma: no cover - no libc prctl
             pass
-    if parent is not None and os.getppid() != parent and not _alive(parent):
+    if parent is not None and os.getppid() != parent and not alive(parent):
         os._exit(1)  # (a forkserver's child has another parent: then only a dead ``parent`` counts)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """True while process ``pid`` exists (a zombie counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -393,6 +393,47 @@ def _end_notebook_worker(signum, frame) -> None:
     os._exit(128 + signum)
 
 
+UNIX_SOCKET_PATH_MAX = 100  # bytes of a Unix socket's path (Linux: 108 with the final NUL; macOS: 104)
+
+
+def _new_kernel_dir() -> str:
+    """A new private folder (mkdtemp, 0700) for a kernel's Unix sockets, named with this process id (see
+    sweep_kernel_dirs); in /tmp when $TMPDIR is too long a path for a socket ("File name too long")."""
+    import os
+    import tempfile
+
+    prefix = f"storagelab-kernel-{os.getpid()}-"
+    folder = tempfile.mkdtemp(prefix=prefix)
+    if len(os.path.join(folder, "kernel-ipc-99").encode()) > UNIX_SOCKET_PATH_MAX:
+        os.rmdir(folder)
+        folder = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    return folder
+
+
+def sweep_kernel_dirs() -> list[Path]:
+    """Remove the kernel folders (see _kernel_manager) of storagelab processes that are gone: one killed outright
+    (SIGKILL) could not remove its own. Only this user's; the folder's name holds its process id. Returns those
+    removed."""
+    import os
+    import shutil
+    import tempfile
+
+    from .procs import alive
+
+    removed = []
+    places = {Path(tempfile.gettempdir()), Path("/tmp")}
+    for folder in (f for place in sorted(places) for f in place.glob("storagelab-kernel-*-*")):
+        pid = folder.name.split("-")[2]
+        try:
+            mine = folder.is_dir() and not folder.is_symlink() and folder.stat().st_uid == os.getuid()
+        except OSError:
+            continue
+        if mine and pid.isdigit() and not alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
 _KERNEL_DIRS: list[str] = []  # the private folders of this process's running kernels (see _kernel_manager)
 
 
@@ -419,7 +460,6 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     """Execute one notebook into its report folder (see run_notebooks)."""
     import os
     import shutil
-    import tempfile
 
     import papermill as pm
 
@@ -439,7 +479,8 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     print(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/", flush=True)
     old = os.environ.get(REPORT_DIR_ENV)
     os.environ[REPORT_DIR_ENV] = str(folder)
-    kernel_dir = tempfile.mkdtemp(prefix="storagelab-kernel-")
+    sweep_kernel_dirs()
+    kernel_dir = _new_kernel_dir()
     _KERNEL_DIRS.append(kernel_dir)
     try:
         with _StderrFilter():
