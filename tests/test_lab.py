@@ -425,7 +425,7 @@ def test_zfs_sweep_stops_when_zpool_create_or_destroy_fails(tmp_path, monkeypatc
     assert said[-1] == "sweep: single-1x1: zpool create failed (status 1): sweep stopped, nothing to destroy"
     calls.clear(), said.clear()
     monkeypatch.setattr(lab.subprocess, "run", _fake_zfs(calls, fail=["zpool", "destroy"]))
-    monkeypatch.setattr(lab, "run_fio_matrix", lambda runs, **kw: 0)
+    monkeypatch.setattr(lab.sweep, "run_fio_matrix", lambda runs, **kw: 0)
     assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 1
     assert calls[-1] == ["zpool", "destroy", "labsweep"] and len([c for c in calls if c[1] == "create"]) == 2
     assert said[-1] == "sweep: single-1x1: zpool destroy labsweep failed (status 1): destroy it by hand"
@@ -435,7 +435,7 @@ def test_zfs_sweep_ctrl_c_stops_the_sweep(tmp_path, monkeypatch):
     """Ctrl-C during a fio run (run_fio_matrix returns 130) ends the sweep after destroying the pool."""
     calls, said, matrices = [], [], []
     monkeypatch.setattr(lab.subprocess, "run", _fake_zfs(calls))
-    monkeypatch.setattr(lab, "run_fio_matrix", lambda runs, **kw: matrices.append(kw["labels"]) or 130)
+    monkeypatch.setattr(lab.sweep, "run_fio_matrix", lambda runs, **kw: matrices.append(kw["labels"]) or 130)
     plan = lab.sweep_plan(["/dev/sdx", "/dev/sdy"], out=tmp_path)
     assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 130
     assert matrices == [
@@ -468,7 +468,7 @@ def test_zfs_sweep_resumes_without_recreating_finished_layouts(tmp_path, monkeyp
         )
     calls, said = [], []
     monkeypatch.setattr(lab.subprocess, "run", _fake_zfs(calls))
-    monkeypatch.setattr(lab, "run_fio_matrix", lambda runs, **kw: 0)
+    monkeypatch.setattr(lab.sweep, "run_fio_matrix", lambda runs, **kw: 0)
     assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 0
     assert said[0] == "sweep: single-1x1: every run already saved: skipped (resume)"
     assert [c for c in calls if c[1] == "create" and c[0] == "zpool"] == [
@@ -773,8 +773,8 @@ def test_describe_target_on_zfs_reads_ashift_from_zdb_and_l2arc_size(monkeypatch
         seen.append(argv)
         return outputs.get(tuple(argv[:2]))
 
-    monkeypatch.setattr(lab, "_cmd", fake_cmd)
-    monkeypatch.setattr(lab, "zfs_version", lambda: "2.1.11")
+    monkeypatch.setattr(lab.system, "_cmd", fake_cmd)
+    monkeypatch.setattr(lab.system, "zfs_version", lambda: "2.1.11")
     info = lab.describe_target(tmp_path)
     assert info["ashift"] == 9 and ["zdb", "-C", "tank"] in seen
     assert info["l2arc_bytes"] == 256060514304 and ["lsblk", "-bndo", "SIZE", "/dev/nvme0n1p2"] in seen
@@ -1060,7 +1060,7 @@ def test_a_benchmark_that_ignores_sigterm_is_killed_with_its_children_after_the_
 
     import psutil
 
-    monkeypatch.setattr(lab, "STOP_GRACE_S", 1.0)
+    monkeypatch.setattr(lab.fio, "STOP_GRACE_S", 1.0)
     p = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 300 & echo started >&2; wait"], stderr=subprocess.PIPE)
     end = time.monotonic() + 30
     while time.monotonic() < end and not psutil.Process(p.pid).children():
