@@ -240,7 +240,8 @@ def _of_run(con, tied: list[dict], from_arcstat: dict[int, ArcRatio]) -> ArcRati
 
 def ratios(con) -> dict[int, ArcRatio]:
     """fio output file id -> what its tied ARC logs say (module doc); outputs without a tied log are absent."""
-    if not con.execute("SELECT count(*) FROM files WHERE tool = 'arcstats'").fetchall()[0][0]:  # fetched whole: no result left open
+    stored = con.execute("SELECT count(*) FROM files WHERE tool = 'arcstats'").fetchall()  # whole: no result left open
+    if not stored[0][0]:
         return {}
     by_run: dict[int, list[dict]] = {}
     for r in logs(con).filter(pl.col("tie").is_null()).iter_rows(named=True):
