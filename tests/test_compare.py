@@ -55,7 +55,9 @@ def test_lab_runs_beside_the_study(db):
     assert table["match"].unique().to_list() == [WORKLOAD]
     mine = table.filter(pl.col("side") == "mine").row(0, named=True)
     assert (mine["runs"], mine["sizes"]) == (1, "16MiB")
-    assert mine["per_disk_bytes_per_s"] is None  # the lab run on a plain directory has no pool layout
+    # the lab labels a target on one block device (ext4 on /dev/vda here) single 1 1: per disk is the run itself
+    assert mine["label_set"].endswith("| single 1 1")
+    assert mine["per_disk_bytes_per_s"] == mine["bw_mean_bytes_per_s"]
     study = {r["config"]: r for r in table.filter(pl.col("side") == "study").iter_rows(named=True)}
     # the homelab study's 13 configurations of this workload: its labels without 'run N' (the mdadm bitmap
     # settings are three configurations, not four repeats of one)

@@ -43,13 +43,19 @@ def _with_match(runs: pl.DataFrame, side: str) -> pl.DataFrame:
             label_set=pl.lit(None, pl.String),
             config=pl.lit(None, pl.String),
         )
-    layout = pl.concat_str(
-        [
-            pl.col("vdev_type").fill_null("?"),
-            pl.col("vdev_count").cast(pl.String).fill_null("?"),
-            pl.col("vdev_width").cast(pl.String).fill_null("?"),
-        ],
-        separator=" ",
+    layout = (
+        pl.when(pl.col("vdev_type").is_null() & pl.col("vdev_count").is_null() & pl.col("vdev_width").is_null())
+        .then(pl.lit("layout not labelled"))  # as 08 says it (a new user had read 'ext4 | ? ? ?')
+        .otherwise(
+            pl.concat_str(
+                [
+                    pl.col("vdev_type").fill_null("?"),
+                    pl.col("vdev_count").cast(pl.String).fill_null("?"),
+                    pl.col("vdev_width").cast(pl.String).fill_null("?"),
+                ],
+                separator=" ",
+            )
+        )
     )
     return design.with_design(runs).with_columns(
         side=pl.lit(side),

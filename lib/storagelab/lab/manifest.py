@@ -97,6 +97,17 @@ def manifest_for(out: Path) -> Path:
         return out / "manifest.csv"
 
 
+def single_device_layout(tinfo: dict) -> dict:
+    """The layout of a target that is one block device and no pool (ext4, xfs, btrfs on /dev/sdb): single, 1 vdev of
+    width 1, so the analyses compare it as a layout; {} for anything else (a pool says its own; md/LVM are not one
+    device)."""
+    devices = tinfo.get("devices") or []
+    name = str((devices[0] or {}).get("name") or "") if len(devices) == 1 else ""
+    if tinfo.get("pool") or not name or name.startswith(("md", "dm-")):
+        return {}
+    return {"vdev_type": "single", "vdev_count": 1, "vdev_width": 1}
+
+
 def manifest_row(
     file: Path,
     root: Path,
@@ -108,7 +119,7 @@ def manifest_row(
     labels: dict | None = None,
 ) -> dict:
     """The manifest row of one saved file: what the lab knows of the system and target, ``labels`` on top."""
-    layout = tinfo.get("layout") or {}
+    layout = tinfo.get("layout") or single_device_layout(tinfo)
     return {
         "path": file.resolve().relative_to(root.resolve()).as_posix(),
         "study": "lab",
