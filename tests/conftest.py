@@ -5,11 +5,30 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "data" / "raw"
 FIXTURES = ROOT / "tests" / "fixtures"
 SEEDS = ROOT.parent / "shared" / "seeds"
+
+# The property tests' Hypothesis settings, in one place: fixed examples (derandomized) unless
+# STORAGELAB_HYPOTHESIS_RANDOM is set, and each test's example count times STORAGELAB_HYPOTHESIS_SCALE
+# (10 for a deep local run; `./run test-quick` uses 0.2).
+HYPOTHESIS_SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
+settings.register_profile(
+    "storagelab",
+    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile("storagelab")
+
+
+def props(examples: int) -> settings:
+    """The project's Hypothesis settings with ``examples`` (scaled by STORAGELAB_HYPOTHESIS_SCALE, at least 1)."""
+    return settings(max_examples=max(1, round(examples * HYPOTHESIS_SCALE)))
 
 
 def storagelab_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
