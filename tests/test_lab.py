@@ -42,6 +42,24 @@ def _lab_process(args: list[str], **popen) -> subprocess.Popen:
     )
 
 
+def _within(seconds: float, check) -> bool:
+    """Poll ``check()`` every 50 ms until it is true (True) or ``seconds`` have passed (False): waits as long as
+    a loaded machine needs, and no longer than an idle one does."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _running(pattern: str) -> bool:
+    """A process whose command line matches ``pattern`` (pgrep -f) is running."""
+    return subprocess.run(["pgrep", "-f", "--", pattern], capture_output=True).returncode == 0
+
+
 def _sigterm_during_first_run(args: list[str], part: Path) -> tuple[int, str]:
     """Start `storagelab ARGS`, send it SIGTERM about a second into its first run (once the run's hidden partial
     output exists), and return its exit code and output."""
@@ -52,10 +70,7 @@ def _sigterm_during_first_run(args: list[str], part: Path) -> tuple[int, str]:
     for line in p.stdout:
         lines.append(line)
         if line.startswith("[1/1]"):
-            for _ in range(100):  # the benchmark has started writing its output
-                if part.exists():
-                    break
-                time.sleep(0.05)
+            _within(60, part.exists)  # the benchmark has started writing its output
             time.sleep(1.0)
             p.send_signal(signal.SIGTERM)
             break
@@ -578,6 +593,7 @@ def test_lab_fio_ctrl_c_keeps_completed_runs_and_resumes(tmp_path):
     for line in p.stdout:
         lines.append(line)
         if line.startswith("[2/2]"):
+            assert _within(60, lambda: _running(f"--name=write-4k-qd2-nj2 --directory={target}")), "run 2 never ran"
             time.sleep(1.0)  # fio of run 2 is running
             os.killpg(p.pid, signal.SIGINT)
             break
@@ -939,23 +955,14 @@ def test_lab_fio_killed_outright_takes_fio_with_it(tmp_path):
     args += ["--target", str(target), "--out", str(out)]
     p = _lab_process(args)
     part = out / ".write-4k-qd1-nj1.txt.part"
-    for _ in range(200):
-        if part.exists():
-            break
-        time.sleep(0.05)
-    time.sleep(1.0)
-    fio = subprocess.run(
-        ["pgrep", "-f", "--", f"--name=write-4k-qd1-nj1 --directory={target}"], capture_output=True, text=True
-    )
-    assert fio.stdout.split(), "fio is not running"
+    # polled to deadlines, not slept: under load fio may take seconds to start, and to be reaped
+    assert _within(60, part.exists), "the run never started"
+    assert _within(60, lambda: _running(f"--name=write-4k-qd1-nj1 --directory={target}")), "fio is not running"
+    time.sleep(1.0)  # fio has been writing for a moment: an orphan would go on and write its logs into OUT
     p.send_signal(signal.SIGKILL)
     p.communicate(timeout=30)
-    for _ in range(100):  # the kernel ends fio at once; give it a moment to be reaped
-        if subprocess.run(["pgrep", "-f", "--", f"--directory={target}"], capture_output=True).returncode != 0:
-            break
-        time.sleep(0.05)
-    assert subprocess.run(["pgrep", "-f", "--", f"--directory={target}"], capture_output=True).returncode != 0
-    time.sleep(0.5)
+    # the kernel ends fio at once; give it time to be reaped
+    assert _within(30, lambda: not _running(f"--directory={target}")), "fio outlived the lab"
     assert not list(out.glob("write-4k-qd1-nj1*")), sorted(out.iterdir())  # no log written by an orphan
 
 
