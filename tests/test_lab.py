@@ -83,6 +83,7 @@ def _fstype(path: Path) -> str | None:
     return out.stdout.strip() or None
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(
     not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio); ./run test installs it"
 )
@@ -192,6 +193,7 @@ def test_lab_fio_smoke_for_real(tmp_path):
     assert {f"{run} bw {'read' if run.startswith('randread') else 'write'} (MiB/s)" for run in runs} <= panels
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
 def test_lab_bonnie_for_real(tmp_path):
     target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
@@ -564,6 +566,7 @@ def test_plain_lab_is_still_jupyterlab(monkeypatch):
     assert seen == [["--no-browser"]]
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_ctrl_c_keeps_completed_runs_and_resumes(tmp_path):
     import signal
@@ -682,6 +685,7 @@ def test_pool_layout():
     assert row["log_devices"] == "/dev/nvme0n1p1 /dev/nvme1n1p1" and row["cache_devices"] == "/dev/nvme0n1p2"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_failed_run_leaves_nothing_in_out(tmp_path):
     out = tmp_path / "out"
@@ -782,6 +786,7 @@ def test_run_renamed_changes_only_name_and_logs():
     ]  # the shared data file keeps its name: it is fio's scratch file in the target, deleted after each run
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_resumes_only_runs_made_by_the_same_command(tmp_path):
     """A saved run of the same id but another size is not taken for this one (it is kept, this one saved as -2);
@@ -850,6 +855,7 @@ def test_a_manifest_written_before_a_column_existed_gains_it(tmp_path):
     assert rows["lab/x.txt"]["ram_bytes"] == 8 * 2**30 and rows["lab/x.txt"]["notes"] == "a, b"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_sigterm_discards_the_running_run(tmp_path):
     """kill PID (SIGTERM, as `timeout` or a service manager sends it, to storagelab only): the running fio is
@@ -927,6 +933,7 @@ def test_cache_flag_says_what_a_cache_does_to_the_direction():
     assert flag("randrw") == flag("readwrite") == "reads may come from, and writes be absorbed by, the page cache/ARC"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
 def test_lab_bonnie_sigterm_discards_the_running_run(tmp_path):
     """kill PID: bonnie++ is stopped, its partial output removed, nothing labelled or ingested; exit 128 + 15."""
@@ -943,6 +950,7 @@ def test_lab_bonnie_sigterm_discards_the_running_run(tmp_path):
     assert not list(target.rglob("Bonnie.*")) and not (target / ".storagelab-bonnie").exists()
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_killed_outright_takes_fio_with_it(tmp_path):
     """kill -9 of the lab (or the OOM killer): its fio dies with it, so no orphaned fio writes logs into OUT after
@@ -966,6 +974,7 @@ def test_lab_fio_killed_outright_takes_fio_with_it(tmp_path):
     assert not list(out.glob("write-4k-qd1-nj1*")), sorted(out.iterdir())  # no log written by an orphan
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_rerun_ingests_runs_saved_but_not_ingested(tmp_path):
     """Runs saved while the database could not take them (--no-ingest here; a busy or bad --db, or Ctrl-C during the

@@ -34,6 +34,7 @@ pytestmark = pytest.mark.skipif(
         + "; ./run test installs both"
     ),
 )
+pytestmark = [pytestmark, pytest.mark.e2e]  # the Spark job and a local ingest of every fixture
 
 # what differs by design: when each side ran, and Spark's millisecond modification times
 NOT_COMPARED = {"ingested_at", "attempted_at", "found_at", "mtime_ns"}
