@@ -252,6 +252,7 @@ def test_no_classic_run_says_what_to_run(tmp_path):
 # ----------------------------------------------------------------------------- for real
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(FIO is None, reason="fio is not installed (apt-get install fio)")
 def test_lab_fio_standard_for_real_renders_a_disk_card(tmp_path):
     out, db = tmp_path / "out", tmp_path / "lab.duckdb"
@@ -281,6 +282,7 @@ def test_lab_fio_standard_for_real_renders_a_disk_card(tmp_path):
     assert page.count('class="disk-card"') == 1
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(FIO is None, reason="fio is not installed (apt-get install fio)")
 def test_lab_fio_repeat_auto_for_real(tmp_path):
     out = tmp_path / "out"
