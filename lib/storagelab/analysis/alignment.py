@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..sectors import alignment
 from . import alignment_findings, measures, stats
 from .alignment_numbers import (
     AlignmentFrames,
@@ -25,7 +26,6 @@ from .alignment_numbers import (
     PoolSettings,
 )
 from .db import frame
-from .partition_alignment import alignment
 from .recordsize import DEFAULT_RECORDSIZE, nearest_ashift, raidz_overhead
 from .result import Result
 from .scaling import disk_model, is_single_disk

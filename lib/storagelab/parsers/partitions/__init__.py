@@ -2,7 +2,7 @@
 
 One row per real partition (free-space rows are summed into ``disks.free_sectors``) and one row
 per disk/geom. Sectors are the table's logical sectors; ``*_bytes`` columns multiply by the
-logical sector size. ``alignment()`` (analysis/partition_alignment.py) is the verdict (4 KiB and 1 MiB) every row
+logical sector size. ``alignment()`` (storagelab/sectors.py) is the verdict (4 KiB and 1 MiB) every row
 carries. One module per tool (gpart, fdisk, sfdisk, parted, ...); ``common`` holds the disk collector, ``tables``
 the tables.
 
@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import re
 
+from ...sectors import alignment  # noqa: F401 - re-exported: parsers.partitions.alignment, as before
 from ..base import SHELL_PROMPT, Parsed, ParseError, lines_of
 from .common import _is_command
 from .fdisk import _FDISK_DISK as _FDISK_DISK_LINE
@@ -190,13 +191,3 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     else:
         _parse_parted_human(lines, parsed, last)
     return parsed
-
-
-def __getattr__(name: str):
-    """``alignment`` lives in analysis/partition_alignment.py; imported here on first use (importing the analysis
-    package loads polars, which parsing otherwise never needs)."""
-    if name == "alignment":
-        from ...analysis.partition_alignment import alignment
-
-        return alignment
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...sectors import alignment
 from ..base import Parsed, ParseError
 
 # --- shared helpers --------------------------------------------------------------------------
@@ -71,8 +72,6 @@ class _Disk:
         self.free = (self.free or 0) + sectors
 
     def emit(self, parsed: Parsed, offset: int = 0) -> None:
-        from ...analysis.partition_alignment import alignment  # on first use: the analysis package loads polars
-
         lsec = self.lsec or 512
         source = self.source or ("printed" if self.lsec else "assumed")
         for p in self.parts:

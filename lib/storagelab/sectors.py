@@ -1,12 +1,13 @@
 """The alignment verdict of a partition start (4 KiB and 1 MiB), which every ``partitions`` row carries.
 
-Moved here from the partition parser: the parser fills the row's columns by calling it, and analysis/alignment.py
-(notebook 03) builds its verdicts on it.
+Pure arithmetic on sizes (like ``units``), so that the partition parsers, which fill each row's columns with it, and
+analysis/alignment.py (notebook 03), which builds its verdicts on it, both import it without either loading the other
+(importing the analysis package loads polars into every parsing worker).
 """
 
 from __future__ import annotations
 
-from ..units import MiB
+from .units import MiB
 
 
 def alignment(start_sector: int, logical_sector_bytes: int = 512) -> dict:
