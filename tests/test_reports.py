@@ -644,7 +644,7 @@ def test_index_answers_at_a_glance(built):
         "Block writes ran 7.59x faster after than before; the two runs differ in more than the partition offset, so "
         "the data do not show what caused it."
     ) in free
-    assert "block write after/before7.59x ('after' variants: 1.15x among themselves)" in free.replace(" | ", "")
+    assert "block write after/before7.59x (one 'after' run: noise unknown)" in free.replace(" | ", "")
     assert "raid1 fits (6.55 GiB to 6.95 GiB; not above 367 B/entry)" in free
     for badge in (
         "pool raid1 full, fragmented or deduplicating: confounders",

@@ -751,13 +751,23 @@ def _guarded(args) -> int:
     import signal
     import threading
 
+    _SIGINT_SEEN.clear()  # a command run in this process before (tests, the build's ingest) is not this one
+    previous = signal.getsignal(signal.SIGINT)
+    installed = threading.current_thread() is threading.main_thread() and previous is signal.default_int_handler
+    if installed:
+        signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        return _run_guarded(args)
+    finally:
+        if installed:  # the caller's own Ctrl-C handling again (a library or test that calls main())
+            signal.signal(signal.SIGINT, previous)
+
+
+def _run_guarded(args) -> int:
+    """``_guarded``'s body, with its Ctrl-C latch installed."""
     from .errors import StoragelabError
     from .store.faults import interrupted
 
-    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is (
-        signal.default_int_handler
-    ):
-        signal.signal(signal.SIGINT, _on_sigint)
     try:
         rc = args.func(args)
     except BrokenPipeError:
