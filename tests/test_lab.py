@@ -187,7 +187,12 @@ def test_lab_fio_smoke_for_real(tmp_path):
         or "4 from fio's JSON+ completion latency bins" in page
     )
     figures = sorted(p.name for p in (rep / "figures").rglob("*.svg"))
-    assert figures == ["iops-latency-vs-depth.svg", "latency-histograms.svg", "time-series.svg"]
+    assert figures == [
+        "iodepth-numjobs-grid.svg",
+        "iops-latency-vs-depth.svg",
+        "latency-histograms.svg",
+        "time-series.svg",
+    ]
     series = json.loads(next((rep / "figures").rglob("time-series.vl.json")).read_text())
     panels = {d["panel"] for d in next(iter(series["datasets"].values()))}
     # 2 s smoke runs carry the design checks' mark in their panel titles: too short to measure a sustained rate
