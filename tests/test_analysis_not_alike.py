@@ -85,8 +85,10 @@ def test_08_counts_jobs_of_one_run_and_names_what_differs(results):
     _, r8 = results
     assert (
         "`rw rwmixread=? bs=1MiB libaio direct=? size=? runtime=?` read on file fio-2.2.10-ceph-four-disks-one-group.txt "
-        "(host not labelled): 4 jobs of 1 fio run(s), all with 32 I/Os in flight: 46.7 MiB/s (48.9 MB/s) (mean of 4 "
-        "jobs, 24.4 MiB/s (25.5 MB/s) to 58.2 MiB/s (61.0 MB/s)); nothing varies the depth." in r8.findings
+        "(host not labelled): 4 jobs of 1 fio run(s), all with 32 I/Os in flight: the run (its reporting group's I/O "
+        "over its elapsed time) 183.5 MiB/s (192.4 MB/s); per job (fio's per-job rate, each job alone): 46.7 MiB/s "
+        "(48.9 MB/s) (mean of 4 jobs, 24.4 MiB/s (25.5 MB/s) to 58.2 MiB/s (61.0 MB/s)); nothing varies the depth."
+        in r8.findings
     )
     # M1 (8 in flight) and Ryzen (64): two machines without host labels, two fio versions: two setups, no line and
     # no ratio across them (08 had said "from 8 to 64 I/Os in flight, IOPS 59,600 -> 30,900 (0.52x)")
@@ -101,6 +103,19 @@ def test_08_counts_jobs_of_one_run_and_names_what_differs(results):
     assert depth["setup"].n_unique() == 2
     unknown = [f for f in r8.findings if f.startswith("`? bs=?")]
     assert len(unknown) == 5 and all(": one run (" in f for f in unknown)  # each job alone, none pooled
+
+
+def test_08_states_the_group_figure_05_gives(results):
+    """O4 (issue 24): 08 had said only "46.7 MiB/s (mean of 4 jobs)" for the four-disk group, 05 183.5 / 175.1 MiB/s:
+    one definition of a run's bandwidth (the group's I/O over its elapsed time) in both."""
+    r5, r8 = results
+    four = r5["runs"].filter(r5["runs"]["path"].str.ends_with("four-disks-one-group.txt"))
+    assert [round(b / 2**20, 1) for b in four["bw_bytes_per_s"]] == [183.5]  # 05 read (its write: 175.1)
+    write = [f for f in r8.findings if "four-disks" in f and "` write on" in f]
+    assert len(write) == 1 and (
+        "32 I/Os in flight: the run (its reporting group's I/O over its elapsed time) 175.1 MiB/s (183.6 MB/s); "
+        "per job (fio's per-job rate, each job alone): 44.5 MiB/s (46.7 MB/s) (mean of 4 jobs," in write[0]
+    )
 
 
 def test_figure_keeps_small_intervals_visible():
