@@ -31,6 +31,8 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
                r.bw_bytes_per_s,
                r.bw_stdev_bytes_per_s, r.bw_mean_bytes_per_s, r.bw_samples, r.iops_stdev, r.iops_mean,
                r.iops_samples, r.clat_mean_ns, r.lat_mean_ns, r.total_ios, r.io_bytes,
+               j.layout_bytes, EXISTS (SELECT 1 FROM fio_results s WHERE s.file_id = j.file_id
+                                         AND s.job_index = j.job_index AND s.direction = 'sync') AS has_sync,
                -- fio's IO depths distribution: 100 % at 1 = never more than one I/O in flight (a synchronous engine)
                (SELECT d.pct FROM fio_iodepths d WHERE d.file_id = j.file_id AND d.job_index = j.job_index
                   AND d.kind = 'depth' AND d.bucket = '1') AS depth1_pct
@@ -159,6 +161,7 @@ def with_job_workloads(summary_df: pl.DataFrame) -> pl.DataFrame:
         ),
         numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), with_wl["wl_numjobs"].cast(pl.Int64, strict=False)),
         label=label,
+        workload_inferred=with_wl["workload_inferred"],
     )
 
 

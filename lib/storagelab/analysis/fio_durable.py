@@ -53,6 +53,7 @@ class DurableRun:
     pool: str | None = None
     too_short: str | None = None  # the design checks' reason (sub-second, under 5 s), None when long enough
     flag: str = ""  # the design checks' marker ('⚠ sub-second'), '' for a run they do not flag
+    inferred: str | None = None  # what its workload took from its output, not an option (fio_runs.with_workloads)
 
     @property
     def p99_ns(self) -> float | None:
@@ -78,8 +79,8 @@ class Durable:
 QUERY = """
 SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.host, f.stack, f.pool, f.vdev_type,
        f.vdev_count, f.vdev_width, f.log_devices, coalesce(f.command, c.command) AS command,
-       j.job_index, j.doc_index, j.jobname, j.rw, j.block_size_bytes, j.ioengine, j.iodepth, j.numjobs, j.jobs,
-       j.options_json,
+       j.job_index, j.doc_index, j.jobname, j.rw, j.block_size_bytes, j.ioengine, j.iodepth, coalesce(j.numjobs, j.jobs) AS numjobs, j.jobs,
+       j.options_json, j.layout_bytes, TRUE AS has_sync,
        s.lat_mean_ns AS sync_mean_ns, s.lat_max_ns AS sync_max_ns, s.lat_samples AS sync_samples,
        s.total_ios AS sync_total_ios,
        w.total_ios AS writes, w.runtime_ns, w.lat_mean_ns AS write_lat_mean_ns
@@ -205,6 +206,8 @@ def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None
             printed.setdefault(key, {})[r["percentile"]] = r["latency_ns"]
         elif r["percentile"] == 99.0:
             write_p99[key] = r["latency_ns"]
+    if not jobs.is_empty():  # the workload as 05 and 08 see it: a run without a command matched by its output
+        jobs = fio_runs.with_workloads(jobs)
     for row in jobs.iter_rows(named=True):
         every, option = _every(_options(row))
         syncs, source, every = _syncs(row, every, option)
@@ -230,6 +233,7 @@ def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None
                 pool=row.get("pool"),
                 too_short=_too_short(design_of.get(row["file_id"])),
                 flag=_marker(design_of.get(row["file_id"])),
+                inferred=row.get("workload_inferred"),
             )
         )
     out.pairs = pairs(out.runs)
@@ -325,9 +329,10 @@ def run_sentence(r: DurableRun, too_short: str | None) -> str:
     )
     wp99 = "" if r.write_p99_ns is None else f"; its write() p99 {fmt_latency(r.write_p99_ns)} is the page cache"
     short = f" **Too short to judge:** {too_short}." if too_short else ""
+    inferred = f" Its workload: {r.inferred}." if r.inferred else ""
     return (
         f"{r.label} (`{r.workload}`): latency per durable write (fio's sync percentiles) p50/p99/p99.9 "
-        f"{pcts} {unit}, max {fmt_latency(r.sync_max_ns)}; {rate}{wp99}.{short}"
+        f"{pcts} {unit}, max {fmt_latency(r.sync_max_ns)}; {rate}{wp99}.{short}{inferred}"
     )
 
 

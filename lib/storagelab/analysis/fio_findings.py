@@ -153,6 +153,10 @@ def depth(n, res) -> None:
     for k in getattr(n, "knees", []):
         if len(k.depths) > 1 or k.flagged_left_out:  # a workload run at one depth has no curve to read
             res.findings.append(knee_sentence(k))
+    if "workload_inferred" in n.depth.columns:
+        inferred = n.depth.filter(n.depth["workload_inferred"].is_not_null())
+        for label, note in inferred.select("label", "workload_inferred").unique(maintain_order=True).iter_rows():
+            res.findings.append(f"{label}: {note}.")
     job_basis = n.depth.filter(n.depth["bw_basis"] == "job").height
     if job_basis:
         res.findings.append(
