@@ -189,6 +189,11 @@ def durable(n, res) -> None:
             "a SLOG comparison needs runs of one pool with and without a log device: label `pool` (and "
             "`log_devices`) in the manifest"
         )
+    if all(r.zfs_sync is None and r.zfs_logbias is None for r in d.runs):
+        res.missing.append(
+            "the sync and logbias settings of the durable-write runs' datasets are not known, so no pair is compared by "
+            "them: add `zfs get sync,logbias` output labelled with the run's host and pool"
+        )
 
 
 def time_series(n, res, steady) -> None:
