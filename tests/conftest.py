@@ -2,14 +2,36 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "data" / "raw"
 FIXTURES = ROOT / "tests" / "fixtures"
 SEEDS = ROOT.parent / "shared" / "seeds"
+
+# The property tests' Hypothesis settings, in one place: fixed examples (derandomized) unless
+# STORAGELAB_HYPOTHESIS_RANDOM is set, and each test's example count times STORAGELAB_HYPOTHESIS_SCALE
+# (10 for a deep local run; `./run test-quick` uses 0.2).
+HYPOTHESIS_SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
+settings.register_profile(
+    "storagelab",
+    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile("storagelab")
+
+
+def props(examples: int) -> settings:
+    """The project's Hypothesis settings with ``examples`` (scaled by STORAGELAB_HYPOTHESIS_SCALE, at least 1)."""
+    return settings(max_examples=max(1, round(examples * HYPOTHESIS_SCALE)))
 
 
 def storagelab_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -87,3 +109,64 @@ def analyse_study(db, analyse, study: str, **kwargs):
         return analyse(con, Selection(study=study), **kwargs)
     finally:
         con.close()
+
+
+# ----------------------------------------------------------------------------- long builds beside the suite
+# A test module may list in BACKGROUND functions ``fn(root: Path) -> value`` that take minutes and need nothing from
+# any other test: a project of their own under an empty temporary ``root``, driven through subprocesses (the second
+# study's build and runs, tests/test_any_study.py). Once the tests are collected, each starts in a thread beside the
+# rest of the suite, which alone keeps about one core of two busy, and that module's tests are moved to the end;
+# the `background` fixture waits for the value. At the end of the session the thread is waited for (a -x stop too).
+_BACKGROUND: dict[Callable, Future] = {}
+_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="storagelab-background")
+_ROOTS: list[str] = []
+
+
+def _background_functions(item) -> list[Callable]:
+    return list(getattr(getattr(item, "module", None), "BACKGROUND", ()))
+
+
+def pytest_itemcollected(item):
+    """slow and browser tests are end to end too: `-m "not e2e"` (./run test-quick) leaves them out."""
+    if item.get_closest_marker("slow") or item.get_closest_marker("browser"):
+        item.add_marker(pytest.mark.e2e)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    late = [it for it in items if _background_functions(it)]
+    if late:
+        items[:] = [it for it in items if not _background_functions(it)] + late
+
+
+def _in_new_root(fn: Callable):
+    root = tempfile.mkdtemp(prefix=f"storagelab-{fn.__name__}-")
+    _ROOTS.append(root)
+    return fn(Path(root))
+
+
+def pytest_collection_finish(session):
+    if session.config.option.collectonly:
+        return
+    for item in session.items:
+        for fn in _background_functions(item):
+            if fn not in _BACKGROUND:
+                _BACKGROUND[fn] = _POOL.submit(_in_new_root, fn)
+
+
+def pytest_sessionfinish(session):
+    _POOL.shutdown(wait=True, cancel_futures=True)
+    for root in _ROOTS:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def background():
+    """``background(fn)``: the value of a BACKGROUND function started when the tests were collected."""
+
+    def wait(fn: Callable):
+        if fn not in _BACKGROUND:  # not collected through this module (e.g. called from another): start it now
+            _BACKGROUND[fn] = _POOL.submit(_in_new_root, fn)
+        return _BACKGROUND[fn].result()
+
+    return wait

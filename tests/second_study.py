@@ -17,6 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 STUDY = "fixturelab"
+# the environment as the session started: the build may run in a thread beside tests that set variables in-process
+# (report.run_notebooks sets the report folder's), and must not inherit them
+ENV = dict(os.environ)
 
 CMD_SEQ = "fio --directory=. --ioengine=psync --direct=1 --name=seqwrite --rw=write --bs=1M --size=32M --rate=16m --numjobs=2 --group_reporting"
 
@@ -139,7 +142,7 @@ def make_project(root: Path, with_seeds: bool = True) -> Path:
 
 
 def storagelab(root: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    env = dict(os.environ, STORAGELAB_ROOT=str(root), PYTHONPATH=str(ROOT / "lib"))
+    env = dict(ENV, STORAGELAB_ROOT=str(root), PYTHONPATH=str(ROOT / "lib"))
     return subprocess.run(
         [sys.executable, "-m", "storagelab", *args], env=env, cwd=root, capture_output=True, text=True, timeout=timeout
     )

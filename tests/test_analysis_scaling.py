@@ -2,7 +2,7 @@ import polars as pl
 import pytest
 from conftest import RAW, analyse_study
 
-from storagelab.analysis import scaling
+from storagelab.analysis import scaling, scaling_numbers
 from storagelab.parsers import transcribed
 from storagelab.units import MiB
 
@@ -16,15 +16,15 @@ def layouts():
 
 def test_widths_and_data_disks():
     assert scaling.widths("16 15 15") == [16, 15, 15]
-    assert scaling.data_disks("raidz2", [16, 15, 15]) == 40
-    assert scaling.data_disks("raidz1", [46]) == 45
-    assert scaling.data_disks("mirror", [2] * 23) == 23
-    assert scaling.data_disks("single", [1, 1, 1]) == 3
-    assert scaling.data_disks("raidz3", [11]) == 8
+    assert scaling_numbers.data_disks("raidz2", [16, 15, 15]) == 40
+    assert scaling_numbers.data_disks("raidz1", [46]) == 45
+    assert scaling_numbers.data_disks("mirror", [2] * 23) == 23
+    assert scaling_numbers.data_disks("single", [1, 1, 1]) == 3
+    assert scaling_numbers.data_disks("raidz3", [11]) == 8
     with pytest.raises(ValueError):
-        scaling.data_disks("raidz2", [2, 2])
+        scaling_numbers.data_disks("raidz2", [2, 2])
     with pytest.raises(ValueError):
-        scaling.data_disks("draid", [10])
+        scaling_numbers.data_disks("draid", [10])
     for bad in ("", "3 x", "0 4"):
         with pytest.raises(ValueError):
             scaling.widths(bad)

@@ -2,6 +2,7 @@ import polars as pl
 import pytest
 from conftest import RAW, analyse_study
 
+from storagelab.analysis import mbuffer as mbuffer_rates
 from storagelab.analysis import transports
 from storagelab.parsers import mbuffer
 from storagelab.units import MiB
@@ -26,7 +27,7 @@ def summaries():
 
 
 def test_rates_in_mib_s_and_consistency(summaries):
-    out = transports.rates(summaries)
+    out = mbuffer_rates.rates(summaries)
     got = dict(zip(out["label"], out["rate_mib_s"]))
     assert got["/dev/zero to /dev/null"] == 583.0
     assert got["ssh (default cipher)"] == 32.5
@@ -39,7 +40,7 @@ def test_rates_in_mib_s_and_consistency(summaries):
 
 
 def test_unitless_amount_is_resolved_to_10000_mib(summaries):
-    out = transports.rates(summaries).filter(pl.col("suspect"))
+    out = mbuffer_rates.rates(summaries).filter(pl.col("suspect"))
     assert sorted(out["label"].to_list()) == ["socat (receiver)", "socat (sender, local)"]
     assert out["bytes"].to_list() == [10000.0, 10000.0]  # as printed: "1e+04 Byte"
     assert out["resolved_bytes"].to_list() == [10000.0 * MiB] * 2  # dd bs=1024k count=10000
@@ -48,15 +49,15 @@ def test_unitless_amount_is_resolved_to_10000_mib(summaries):
 
 
 def test_resolve_unitless():
-    assert transports.resolve_unitless(10000, 204 * MiB * 49.0) == (10000 * MiB, 2)
-    assert transports.resolve_unitless(10000, 9.9e3) == (10000, 0)
-    assert transports.resolve_unitless(1e4, 1e4 * 1024**3 * 0.9) == (1e4 * 1024**3, 3)
+    assert mbuffer_rates.resolve_unitless(10000, 204 * MiB * 49.0) == (10000 * MiB, 2)
+    assert mbuffer_rates.resolve_unitless(10000, 9.9e3) == (10000, 0)
+    assert mbuffer_rates.resolve_unitless(1e4, 1e4 * 1024**3 * 0.9) == (1e4 * 1024**3, 3)
     with pytest.raises(ValueError):
-        transports.resolve_unitless(0, 1.0)
+        mbuffer_rates.resolve_unitless(0, 1.0)
 
 
 def test_relative_to_baseline(summaries):
-    out = transports.relative_to(transports.rates(summaries), "/dev/zero to /dev/null")
+    out = transports.relative_to(mbuffer_rates.rates(summaries), "/dev/zero to /dev/null")
     got = dict(zip(out["label"], out["vs_baseline"]))
     assert got["/dev/zero to /dev/null"] == 1.0
     assert got["ssh (default cipher)"] == pytest.approx(32.5 / 583, rel=1e-12)

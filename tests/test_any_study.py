@@ -16,6 +16,7 @@ import nbformat
 import pytest
 from second_study import STUDY, make_project, storagelab
 
+pytestmark = pytest.mark.e2e
 ANALYSES = [
     "01_vdev_scaling",
     "02_recordsize",
@@ -93,9 +94,10 @@ def digest(folder: Path) -> dict[str, str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    root = make_project(tmp_path_factory.mktemp("anyone"))
+def second_study_build(root: Path) -> dict:
+    """The second study's project under ``root``: built, then every analysis run with non-default parameters,
+    then an empty study; the source studies' report digests before and after those runs."""
+    root = make_project(root)
     r = storagelab(root, "build")
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
     assert "Traceback" not in r.stderr and "Kernel is running over TCP" not in r.stderr
@@ -106,6 +108,16 @@ def project(tmp_path_factory):
     runs["empty"] = storagelab(root, "run", *ANALYSES, "-p", "study", "nobody-labelled-this")
     after = {s: digest(root / "reports" / s) for s in SOURCE_STUDIES}
     return dict(root=root, build=r, runs=runs, before=before, after=after)
+
+
+# minutes of subprocesses in a project of its own: started when the tests are collected, beside the rest of the
+# suite (tests/conftest.py), and waited for here
+BACKGROUND = [second_study_build]
+
+
+@pytest.fixture(scope="module")
+def project(background):
+    return background(second_study_build)
 
 
 def test_build_with_a_second_study_renders_every_page(project):

@@ -18,7 +18,7 @@ def test_help_lists_every_task():
     for cmd in ("ingest", "parse", "run", "report", "build", "schema", "sql", "lab"):
         assert cmd in out
     tasks = subprocess.run([str(ROOT / "run"), "help"], capture_output=True, text=True, check=True).stdout
-    for task in ("build", "test", "ingest", "parse", "notebooks", "report", "lab", "bench"):
+    for task in ("build", "test", "test-quick", "ingest", "parse", "notebooks", "report", "lab", "bench"):
         assert f"  {task}" in tasks
 
 

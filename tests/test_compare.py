@@ -46,6 +46,7 @@ def db(tmp_path_factory):
     return db
 
 
+@pytest.mark.e2e
 @needs_fio
 def test_lab_runs_beside_the_study(db):
     con = open_db(db)
@@ -55,7 +56,9 @@ def test_lab_runs_beside_the_study(db):
     assert table["match"].unique().to_list() == [WORKLOAD]
     mine = table.filter(pl.col("side") == "mine").row(0, named=True)
     assert (mine["runs"], mine["sizes"]) == (1, "16MiB")
-    assert mine["per_disk_bytes_per_s"] is None  # the lab run on a plain directory has no pool layout
+    # the lab labels a target on one block device (ext4 on /dev/vda here) single 1 1: per disk is the run itself
+    assert mine["label_set"].endswith("| single 1 1")
+    assert mine["per_disk_bytes_per_s"] == mine["bw_mean_bytes_per_s"]
     study = {r["config"]: r for r in table.filter(pl.col("side") == "study").iter_rows(named=True)}
     # the homelab study's 13 configurations of this workload: its labels without 'run N' (the mdadm bitmap
     # settings are three configurations, not four repeats of one)
@@ -82,6 +85,7 @@ def test_lab_runs_beside_the_study(db):
     assert any("compared as measured, not per disk" in m for m in res.missing)
 
 
+@pytest.mark.e2e
 @needs_fio
 def test_compare_command_prints_both_sides(db):
     r = cli("compare", "--study", "homelab-mergerfs", "--mine", "lab", "--db", str(db))
@@ -111,6 +115,7 @@ def test_no_common_workload_names_both(seed_db):
     assert res["beside"].filter(pl.col("side") == "study").height == 12  # your own file is not the study's
 
 
+@pytest.mark.e2e
 @needs_fio
 def test_notebook_08_with_compare_study_into_an_outside_folder(db, tmp_path):
     out = tmp_path / "rep"
@@ -185,6 +190,7 @@ def test_compare_command_with_a_selection(seed_db):
     assert r.returncode == 2 and "key=value pairs" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.e2e
 def test_notebook_08_with_compare_with(seed_db, tmp_path):
     out = tmp_path / "rep"
     r = cli(

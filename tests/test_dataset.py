@@ -88,6 +88,7 @@ def test_incremental_rewrites_only_changed_partitions(tmp_path):
         assert rows(view, t) == rows(con, t), t
 
 
+@pytest.mark.e2e
 def test_a_notebook_gives_the_same_results_on_the_dataset(exported, seed_db, tmp_path):
     _, out, _ = exported
     texts = {}

@@ -18,6 +18,7 @@ import pytest
 from storagelab import lab
 from storagelab.analysis import Selection, disk_card, open_db
 from storagelab.devices import beyond_class, classify
+from storagelab.lab.manifest import single_device_layout
 from storagelab.repeat_auto import key_figure, repeat_until_settled
 from storagelab.store import ingest
 
@@ -251,6 +252,7 @@ def test_no_classic_run_says_what_to_run(tmp_path):
 # ----------------------------------------------------------------------------- for real
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(FIO is None, reason="fio is not installed (apt-get install fio)")
 def test_lab_fio_standard_for_real_renders_a_disk_card(tmp_path):
     out, db = tmp_path / "out", tmp_path / "lab.duckdb"
@@ -280,6 +282,7 @@ def test_lab_fio_standard_for_real_renders_a_disk_card(tmp_path):
     assert page.count('class="disk-card"') == 1
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(FIO is None, reason="fio is not installed (apt-get install fio)")
 def test_lab_fio_repeat_auto_for_real(tmp_path):
     out = tmp_path / "out"
@@ -306,3 +309,12 @@ def test_lab_help_lists_its_subcommands_one_line_each():
     start = lines.index("measure your own disks (each has --help):")
     assert [ln.split()[0] for ln in lines[start + 1 : start + 4]] == ["fio", "bonnie", "zfs-sweep"]
     assert "standard = CrystalDiskMark's four tests" in lines[start + 1]
+
+
+def test_a_single_device_target_is_labelled_a_single_layout():
+    """new-user-2: a single-device ext4 target had no layout label, so comparisons showed 'ext4 | ? ? ?'."""
+    one = {"fstype": "ext4", "devices": [VIRTIO]}
+    assert single_device_layout(one) == {"vdev_type": "single", "vdev_count": 1, "vdev_width": 1}
+    assert single_device_layout({"fstype": "ext4", "devices": [{"name": "md0"}]}) == {}  # an md array is not one disk
+    assert single_device_layout({"fstype": "zfs", "pool": "tank", "devices": [VIRTIO]}) == {}  # a pool says its own
+    assert single_device_layout({"fstype": "tmpfs", "devices": []}) == {}

@@ -42,6 +42,24 @@ def _lab_process(args: list[str], **popen) -> subprocess.Popen:
     )
 
 
+def _within(seconds: float, check) -> bool:
+    """Poll ``check()`` every 50 ms until it is true (True) or ``seconds`` have passed (False): waits as long as
+    a loaded machine needs, and no longer than an idle one does."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _running(pattern: str) -> bool:
+    """A process whose command line matches ``pattern`` (pgrep -f) is running."""
+    return subprocess.run(["pgrep", "-f", "--", pattern], capture_output=True).returncode == 0
+
+
 def _sigterm_during_first_run(args: list[str], part: Path) -> tuple[int, str]:
     """Start `storagelab ARGS`, send it SIGTERM about a second into its first run (once the run's hidden partial
     output exists), and return its exit code and output."""
@@ -52,10 +70,7 @@ def _sigterm_during_first_run(args: list[str], part: Path) -> tuple[int, str]:
     for line in p.stdout:
         lines.append(line)
         if line.startswith("[1/1]"):
-            for _ in range(100):  # the benchmark has started writing its output
-                if part.exists():
-                    break
-                time.sleep(0.05)
+            _within(60, part.exists)  # the benchmark has started writing its output
             time.sleep(1.0)
             p.send_signal(signal.SIGTERM)
             break
@@ -68,6 +83,7 @@ def _fstype(path: Path) -> str | None:
     return out.stdout.strip() or None
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(
     not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio); ./run test installs it"
 )
@@ -178,6 +194,7 @@ def test_lab_fio_smoke_for_real(tmp_path):
     assert {f"{run} bw {'read' if run.startswith('randread') else 'write'} (MiB/s) ⚠ short" for run in runs} <= panels
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
 def test_lab_bonnie_for_real(tmp_path):
     target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
@@ -425,7 +442,7 @@ def test_zfs_sweep_stops_when_zpool_create_or_destroy_fails(tmp_path, monkeypatc
     assert said[-1] == "sweep: single-1x1: zpool create failed (status 1): sweep stopped, nothing to destroy"
     calls.clear(), said.clear()
     monkeypatch.setattr(lab.subprocess, "run", _fake_zfs(calls, fail=["zpool", "destroy"]))
-    monkeypatch.setattr(lab, "run_fio_matrix", lambda runs, **kw: 0)
+    monkeypatch.setattr(lab.sweep, "run_fio_matrix", lambda runs, **kw: 0)
     assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 1
     assert calls[-1] == ["zpool", "destroy", "labsweep"] and len([c for c in calls if c[1] == "create"]) == 2
     assert said[-1] == "sweep: single-1x1: zpool destroy labsweep failed (status 1): destroy it by hand"
@@ -435,7 +452,7 @@ def test_zfs_sweep_ctrl_c_stops_the_sweep(tmp_path, monkeypatch):
     """Ctrl-C during a fio run (run_fio_matrix returns 130) ends the sweep after destroying the pool."""
     calls, said, matrices = [], [], []
     monkeypatch.setattr(lab.subprocess, "run", _fake_zfs(calls))
-    monkeypatch.setattr(lab, "run_fio_matrix", lambda runs, **kw: matrices.append(kw["labels"]) or 130)
+    monkeypatch.setattr(lab.sweep, "run_fio_matrix", lambda runs, **kw: matrices.append(kw["labels"]) or 130)
     plan = lab.sweep_plan(["/dev/sdx", "/dev/sdy"], out=tmp_path)
     assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 130
     assert matrices == [
@@ -468,7 +485,7 @@ def test_zfs_sweep_resumes_without_recreating_finished_layouts(tmp_path, monkeyp
         )
     calls, said = [], []
     monkeypatch.setattr(lab.subprocess, "run", _fake_zfs(calls))
-    monkeypatch.setattr(lab, "run_fio_matrix", lambda runs, **kw: 0)
+    monkeypatch.setattr(lab.sweep, "run_fio_matrix", lambda runs, **kw: 0)
     assert lab.run_sweep(plan, pool="labsweep", ashift=12, db=None, log=said.append) == 0
     assert said[0] == "sweep: single-1x1: every run already saved: skipped (resume)"
     assert [c for c in calls if c[1] == "create" and c[0] == "zpool"] == [
@@ -550,6 +567,7 @@ def test_plain_lab_is_still_jupyterlab(monkeypatch):
     assert seen == [["--no-browser"]]
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_ctrl_c_keeps_completed_runs_and_resumes(tmp_path):
     import signal
@@ -579,6 +597,7 @@ def test_lab_fio_ctrl_c_keeps_completed_runs_and_resumes(tmp_path):
     for line in p.stdout:
         lines.append(line)
         if line.startswith("[2/2]"):
+            assert _within(60, lambda: _running(f"--name=write-4k-qd2-nj2 --directory={target}")), "run 2 never ran"
             time.sleep(1.0)  # fio of run 2 is running
             os.killpg(p.pid, signal.SIGINT)
             break
@@ -667,6 +686,7 @@ def test_pool_layout():
     assert row["log_devices"] == "/dev/nvme0n1p1 /dev/nvme1n1p1" and row["cache_devices"] == "/dev/nvme0n1p2"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_failed_run_leaves_nothing_in_out(tmp_path):
     out = tmp_path / "out"
@@ -773,8 +793,8 @@ def test_describe_target_on_zfs_reads_ashift_from_zdb_and_l2arc_size(monkeypatch
         seen.append(argv)
         return outputs.get(tuple(argv[:2]))
 
-    monkeypatch.setattr(lab, "_cmd", fake_cmd)
-    monkeypatch.setattr(lab, "zfs_version", lambda: "2.1.11")
+    monkeypatch.setattr(lab.system, "_cmd", fake_cmd)
+    monkeypatch.setattr(lab.system, "zfs_version", lambda: "2.1.11")
     info = lab.describe_target(tmp_path)
     assert info["ashift"] == 9 and ["zdb", "-C", "tank"] in seen
     assert info["l2arc_bytes"] == 256060514304 and ["lsblk", "-bndo", "SIZE", "/dev/nvme0n1p2"] in seen
@@ -810,6 +830,7 @@ def test_run_renamed_changes_only_name_and_logs():
     ]  # the shared data file keeps its name: it is fio's scratch file in the target, deleted after each run
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_resumes_only_runs_made_by_the_same_command(tmp_path):
     """A saved run of the same id but another size is not taken for this one (it is kept, this one saved as -2);
@@ -878,6 +899,7 @@ def test_a_manifest_written_before_a_column_existed_gains_it(tmp_path):
     assert rows["lab/x.txt"]["ram_bytes"] == 8 * 2**30 and rows["lab/x.txt"]["notes"] == "a, b"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_sigterm_discards_the_running_run(tmp_path):
     """kill PID (SIGTERM, as `timeout` or a service manager sends it, to storagelab only): the running fio is
@@ -955,6 +977,7 @@ def test_cache_flag_says_what_a_cache_does_to_the_direction():
     assert flag("randrw") == flag("readwrite") == "reads may come from, and writes be absorbed by, the page cache/ARC"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
 def test_lab_bonnie_sigterm_discards_the_running_run(tmp_path):
     """kill PID: bonnie++ is stopped, its partial output removed, nothing labelled or ingested; exit 128 + 15."""
@@ -971,6 +994,7 @@ def test_lab_bonnie_sigterm_discards_the_running_run(tmp_path):
     assert not list(target.rglob("Bonnie.*")) and not (target / ".storagelab-bonnie").exists()
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_killed_outright_takes_fio_with_it(tmp_path):
     """kill -9 of the lab (or the OOM killer): its fio dies with it, so no orphaned fio writes logs into OUT after
@@ -983,26 +1007,18 @@ def test_lab_fio_killed_outright_takes_fio_with_it(tmp_path):
     args += ["--target", str(target), "--out", str(out)]
     p = _lab_process(args)
     part = out / ".write-4k-qd1-nj1.txt.part"
-    for _ in range(200):
-        if part.exists():
-            break
-        time.sleep(0.05)
-    time.sleep(1.0)
-    fio = subprocess.run(
-        ["pgrep", "-f", "--", f"--name=write-4k-qd1-nj1 --directory={target}"], capture_output=True, text=True
-    )
-    assert fio.stdout.split(), "fio is not running"
+    # polled to deadlines, not slept: under load fio may take seconds to start, and to be reaped
+    assert _within(60, part.exists), "the run never started"
+    assert _within(60, lambda: _running(f"--name=write-4k-qd1-nj1 --directory={target}")), "fio is not running"
+    time.sleep(1.0)  # fio has been writing for a moment: an orphan would go on and write its logs into OUT
     p.send_signal(signal.SIGKILL)
     p.communicate(timeout=30)
-    for _ in range(100):  # the kernel ends fio at once; give it a moment to be reaped
-        if subprocess.run(["pgrep", "-f", "--", f"--directory={target}"], capture_output=True).returncode != 0:
-            break
-        time.sleep(0.05)
-    assert subprocess.run(["pgrep", "-f", "--", f"--directory={target}"], capture_output=True).returncode != 0
-    time.sleep(0.5)
+    # the kernel ends fio at once; give it time to be reaped
+    assert _within(30, lambda: not _running(f"--directory={target}")), "fio outlived the lab"
     assert not list(out.glob("write-4k-qd1-nj1*")), sorted(out.iterdir())  # no log written by an orphan
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_rerun_ingests_runs_saved_but_not_ingested(tmp_path):
     """Runs saved while the database could not take them (--no-ingest here; a busy or bad --db, or Ctrl-C during the
@@ -1060,7 +1076,7 @@ def test_a_benchmark_that_ignores_sigterm_is_killed_with_its_children_after_the_
 
     import psutil
 
-    monkeypatch.setattr(lab, "STOP_GRACE_S", 1.0)
+    monkeypatch.setattr(lab.fio, "STOP_GRACE_S", 1.0)
     p = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 300 & echo started >&2; wait"], stderr=subprocess.PIPE)
     end = time.monotonic() + 30
     while time.monotonic() < end and not psutil.Process(p.pid).children():

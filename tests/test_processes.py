@@ -198,7 +198,10 @@ def test_ctrl_c_on_lab_fio_is_130_without_a_traceback(tmp_path):
     target, out = tmp_path / "target", tmp_path / "out"
     args = ["lab", "fio", "--rw", "write", "--depth-jobs", "1x1", "--runtime", "30", "--size", "4M", "--no-ingest"]
     run = Running([*args, "--target", str(target), "--out", str(out)])
-    tree = run.wait_for("the fio guard", lambda t: any(c[1:2] == ["-c"] for c in map(_cmdline, t)))
+    tree = run.wait_for(
+        "the fio guard",
+        lambda t: any(c[1:2] == ["-I"] and c[2:3] and c[2].endswith("procs.py") for c in map(_cmdline, t)),
+    )
     os.killpg(run.p.pid, signal.SIGINT)
     assert run.p.wait(DEADLINE) == 130
     for done in run.eof.values():

@@ -11,23 +11,16 @@ with 2.00a's lost one-digit seeker count, and the CSV lines (27, 48 and 50 field
 
 from __future__ import annotations
 
-import os
 import re
 from itertools import pairwise
 
-from hypothesis import HealthCheck, given, settings
+from conftest import props
+from hypothesis import given
 from hypothesis import strategies as st
 
 from storagelab.parsers import bonnie
 
-SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(
-    max_examples=round(80 * SCALE),
-    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+PROPS = props(80)
 
 KiB, MiB, GiB = 1024, 1024**2, 1024**3
 IO_TESTS = ("putc", "put_block", "rewrite", "getc", "get_block", "seeks")

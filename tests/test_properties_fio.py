@@ -12,26 +12,19 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import props
+from hypothesis import given
 from hypothesis import strategies as st
 
 from storagelab.errors import ParseError
 from storagelab.parsers import fio
 from storagelab.parsers.fio.fastjson import parse_bytes as parse_plain
 
-SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))  # more examples for a deep local run
-PROPS = settings(
-    max_examples=round(60 * SCALE),
-    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+PROPS = props(60)
 
 KiB, MiB = 1024, 1024**2
 SI = ["", "k", "M", "G", "T", "P", "E"]

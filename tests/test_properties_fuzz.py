@@ -11,26 +11,18 @@ NaN (NaN is NULL) and carry line numbers inside the input.
 from __future__ import annotations
 
 import math
-import os
 from functools import cache
 
 import pytest
-from conftest import FIXTURES, RAW
-from hypothesis import HealthCheck, given, settings
+from conftest import FIXTURES, RAW, props
+from hypothesis import given
 from hypothesis import strategies as st
 
 from storagelab.errors import ParseError
 from storagelab.parsers import decode, detect, modules, parse_bytes
 from storagelab.parsers.base import Parsed, lines_of
 
-SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))  # more examples for a deep local run
-PROPS = settings(
-    max_examples=round(150 * SCALE),
-    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+PROPS = props(150)
 FORMATS = {"fio": ("fio-normal", "fio-terse", "fio-json", "fio-json+normal")}
 MODULES = {m.TOOL: m for m in modules()}
 
@@ -222,7 +214,7 @@ def mutation(draw, text: str) -> str:
 
 
 @pytest.mark.parametrize("tool", sorted(MODULES))
-@settings(PROPS, max_examples=round(80 * SCALE))
+@props(80)
 @given(data=st.data())
 def test_mutated_real_outputs(tool, data):
     texts = real_outputs().get(tool)

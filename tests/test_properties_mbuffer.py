@@ -10,21 +10,13 @@ before 2018 (``MB/s``, ``GByte``) and after (``MiB/s``, ``GiByte``), as stderr (
 
 from __future__ import annotations
 
-import os
-
-from hypothesis import HealthCheck, given, settings
+from conftest import props
+from hypothesis import given
 from hypothesis import strategies as st
 
 from storagelab.parsers import mbuffer
 
-SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(
-    max_examples=round(100 * SCALE),
-    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+PROPS = props(100)
 
 
 def kb2str(kib: float, iec: bool) -> tuple[str, float, float, bool]:

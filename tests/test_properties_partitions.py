@@ -11,21 +11,13 @@ partitions (gpart ``- free -`` rows, parted ``free`` lines), human sizes rounded
 
 from __future__ import annotations
 
-import os
-
-from hypothesis import HealthCheck, given, settings
+from conftest import props
+from hypothesis import given
 from hypothesis import strategies as st
 
 from storagelab.parsers import partitions
 
-SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(
-    max_examples=round(60 * SCALE),
-    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+PROPS = props(60)
 MiB = 1024**2
 
 

@@ -6,24 +6,17 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import props
+from hypothesis import given
 from hypothesis import strategies as st
 
 from storagelab.errors import ParseError
 from storagelab.parsers import parse_bytes, transcribed
 
-SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(
-    max_examples=round(100 * SCALE),
-    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+PROPS = props(100)
 HEADER = ["test", "layout", "vdev_count", "vdev_widths", "vdev_type", "size_tb", "speed_mb_per_s", "speed_text"]
 MiB = 1024**2
 

@@ -6,11 +6,11 @@ printed, within the printed precision of the one generated, and the IEC (powers 
 from __future__ import annotations
 
 import math
-import os
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import props
+from hypothesis import given
 from hypothesis import strategies as st
 from test_properties_bonnie import latency_text, rate_cell
 from test_properties_fio import num2str, num2str_legacy, value_of
@@ -19,14 +19,7 @@ from test_properties_zdb import nice_value, nicenum
 
 from storagelab import units as u
 
-SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(
-    max_examples=round(300 * SCALE),
-    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+PROPS = props(300)
 numbers = st.integers(0, 18).flatmap(lambda e: st.integers(10**e if e else 0, 10 ** (e + 1) - 1))
 IEC = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
 SI = ["k", "M", "G", "T", "P", "E"]
@@ -145,7 +138,7 @@ def test_fio_option_sizes(n, prefix, tail, kb_base, upper):
     ),
     st.integers(0, 3),
 )
-@settings(PROPS, max_examples=round(50 * SCALE))
+@props(50)
 def test_fio_bandwidth_labels(label, pad):
     step = {"k": 1, "K": 1, "M": 2, "G": 3, "T": 4}[label[0]]
     base = 1024 if "i" in label[:2] else 1000

@@ -13,21 +13,14 @@ nicenum/nicebytes cells.
 from __future__ import annotations
 
 import math
-import os
 
-from hypothesis import HealthCheck, given, settings
+from conftest import props
+from hypothesis import given
 from hypothesis import strategies as st
 
 from storagelab.parsers import zdb
 
-SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(
-    max_examples=round(80 * SCALE),
-    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+PROPS = props(80)
 UNITS = ["", "K", "M", "G", "T", "P", "E"]
 
 

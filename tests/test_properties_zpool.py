@@ -11,22 +11,14 @@ a prompt line before the table.
 
 from __future__ import annotations
 
-import os
-
-from hypothesis import HealthCheck, given, settings
+from conftest import props
+from hypothesis import given
 from hypothesis import strategies as st
 from test_properties_zdb import nicenum
 
 from storagelab.parsers import zpool
 
-SCALE = float(os.environ.get("STORAGELAB_HYPOTHESIS_SCALE", "1"))
-PROPS = settings(
-    max_examples=round(80 * SCALE),
-    derandomize=not os.environ.get("STORAGELAB_HYPOTHESIS_RANDOM"),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+PROPS = props(80)
 UNITS = ["", "K", "M", "G", "T", "P", "E"]
 
 

@@ -195,6 +195,7 @@ def built():
     return pages
 
 
+@pytest.mark.e2e
 def test_every_notebook_has_a_report(built):
     assert {p.stem for p in built} == {nb.stem for nb in report.list_notebooks()}
     # grouped by study: each source study's page for each notebook its claims name
@@ -209,6 +210,7 @@ def test_every_notebook_has_a_report(built):
     }
 
 
+@pytest.mark.e2e
 def test_reports_need_nothing_outside_the_file(built):
     problems = []
     for page in [*built, paths.REPORTS / "index.html"]:
@@ -216,6 +218,7 @@ def test_reports_need_nothing_outside_the_file(built):
     assert problems == []
 
 
+@pytest.mark.e2e
 def test_only_the_code_toggle_and_the_chart_scripts_run(built):
     for page in built:
         p = Page(page.read_text(encoding="utf-8"))
@@ -253,6 +256,7 @@ def _svg_content(svg: str) -> list:
     ]
 
 
+@pytest.mark.e2e
 def test_every_chart_is_exported_as_svg_png_and_vega_lite(built):
     for page in built:
         text = page.read_text(encoding="utf-8")
@@ -296,6 +300,7 @@ def _drawn(el) -> bool:
     return bool(d) and "NaN" not in d
 
 
+@pytest.mark.e2e
 def test_every_chart_draws_its_data(built):
     """A chart whose marks are all empty (e.g. bars on a log axis with no base) renders as bare axes."""
     for svg_file in sorted(paths.REPORTS.glob("*/figures/*/*.svg")):
@@ -319,6 +324,7 @@ def test_degenerate_bars_are_caught():
     assert _drawn(ok) and not _drawn(empty)
 
 
+@pytest.mark.e2e
 def test_reports_show_parameters_run_times_and_provenance(built):
     for page in built:
         text = page.read_text(encoding="utf-8")
@@ -435,6 +441,7 @@ def xss_build(tmp_path_factory):
     return root / "reports"
 
 
+@pytest.mark.e2e
 def test_log_text_is_escaped_in_the_html(xss_build):
     page = next(xss_build.glob("all--*/07_explore.html")).read_text(encoding="utf-8")
     index = (xss_build / "index.html").read_text(encoding="utf-8")
@@ -620,6 +627,7 @@ def test_log_text_shows_as_text_in_chromium(xss_build, browser):
         page.close()
 
 
+@pytest.mark.e2e
 def test_index_answers_at_a_glance(built):
     """Issue 12: per study, a verdict per report that states no cause the data cannot carry, a thumbnail of the
     report's first chart, claims counted by basis, caveat badges on inflated or confounded headlines, and an

@@ -246,6 +246,7 @@ def test_one_tools_log_under_another_tools_extension(tmp_path):
     assert tools == {"fio-looking.json": "bonnie++", "bonnie.csv": "zdb", "zdb.fio": "fio", "run.parquet": "partitions"}
 
 
+@pytest.mark.e2e
 def test_a_second_ingest_while_one_runs_gets_a_clear_message(tmp_path):
     corpus = tmp_path / "corpus"
     _corpus(corpus, 1200)

@@ -122,6 +122,7 @@ def test_wrong_type_is_an_error_and_nothing_runs(run_cli, project, args, message
     assert executed(project) == []
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("value, want", [("-1e5", "-300000.0"), ("-2.5E-3", "-0.0075"), ("-7", "-21.0")])
 def test_negative_numbers_in_any_notation_are_values_not_options(project, value, want):
     """argparse alone takes '-1e5' for an option ('expected 2 arguments')."""
@@ -154,6 +155,7 @@ def test_every_notebook_declares_literal_parameters():
 # ----------------------------------------------------------------------------- a valid run
 
 
+@pytest.mark.e2e
 def test_valid_parameters_are_injected_and_used(project):
     r = storagelab(
         project,
@@ -197,6 +199,7 @@ def test_valid_parameters_are_injected_and_used(project):
 # ----------------------------------------------------------------------------- failures, folders, listing
 
 
+@pytest.mark.e2e
 def test_a_failing_notebook_is_recorded_and_the_others_still_run(project):
     new(
         [code("x = 1  # a number", "parameters"), code("raise ValueError('no such pool: tank')")],
@@ -272,6 +275,7 @@ def test_build_plan_leaves_out_a_notebook_that_is_gone(monkeypatch, seed_db):
     assert "01_vdev_scaling" not in stems and {"05_stacks", "07_explore"} <= stems
 
 
+@pytest.mark.e2e
 def test_a_relative_db_path_is_from_where_the_command_runs(seed_db, tmp_path):
     """`storagelab run 07_explore -p db_path my.duckdb` from the database's folder (new-user trial: the notebook
     looked for my.duckdb in notebooks/ and failed)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, RAW
@@ -34,14 +35,14 @@ pytestmark = pytest.mark.skipif(
         + "; ./run test installs both"
     ),
 )
+pytestmark = [pytestmark, pytest.mark.e2e]  # the Spark job and a local ingest of every fixture
 
 # what differs by design: when each side ran, and Spark's millisecond modification times
 NOT_COMPARED = {"ingested_at", "attempted_at", "found_at", "mtime_ns"}
 
 
-@pytest.fixture(scope="module")
-def both(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("spark")
+def spark_and_local(tmp: Path):
+    """Every real fixture and the seed logs ingested under ``tmp`` locally and by the Spark job."""
     logs = tmp / "logs"
     # every real fixture (not the goldens, scripts and notes beside them) and the seed logs with their manifest
     shutil.copytree(FIXTURES, logs / "fixtures", ignore=shutil.ignore_patterns("*.expected.jsonl", "*.sh", "*.md"))
@@ -75,6 +76,16 @@ def both(tmp_path_factory):
     )
     assert spark.returncode == 1, spark.stdout[-2000:] + spark.stderr[-4000:]  # 1: the same fixtures fail
     return tmp, local, spark
+
+
+# minutes (a JVM and every fixture twice) in a folder of its own: started when the tests are collected, beside the
+# rest of the suite (tests/conftest.py), and waited for here
+BACKGROUND = [spark_and_local] if JAVA and HAVE_SPARK else []
+
+
+@pytest.fixture(scope="module")
+def both(background):
+    return background(spark_and_local)
 
 
 def test_spark_dataset_equals_the_local_ingest_row_by_row(both):

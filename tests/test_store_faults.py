@@ -132,6 +132,7 @@ STAGES = [
 ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("stage,rebuild", STAGES, ids=[s for s, _ in STAGES])
 def test_a_kill_at_any_stage_then_a_rerun_gives_the_uninterrupted_state(stage, rebuild, tmp_path, reference):
     raw = tmp_path / "raw"
@@ -230,6 +231,7 @@ def _pooled_ingest(tmp_path, **popen) -> tuple[subprocess.Popen, list[int], Path
     return p, workers, db
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG")
 def test_pool_workers_die_with_a_killed_ingest(tmp_path):
     """#6: SIGKILL of the main process (the OOM killer) takes its pool workers with it."""
@@ -253,6 +255,7 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.e2e
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     """#7: SIGINT to the process group (what Ctrl-C sends) during an ingest with a pool."""
     p, workers, db = _pooled_ingest(
@@ -380,6 +383,7 @@ def test_lab_passes_signals_on_and_its_server_ends_with_it(tmp_path):
     assert out.read_text() == "SIGTERM\n"
 
 
+@pytest.mark.e2e
 def test_a_disk_full_mid_ingest_then_a_rerun_gives_the_uninterrupted_state(tmp_path, reference, monkeypatch):
     """The disk fills while the second batch is written (DuckDB's IOException, as a real full disk
     gives; a real one is in test_store.py): the ingest stops with StoreError, the database keeps

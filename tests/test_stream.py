@@ -57,6 +57,7 @@ def whole(corpus, tmp_path_factory):
     return _tables(db)
 
 
+@pytest.mark.e2e
 def test_every_real_fixture_streamed_gives_the_whole_file_rows(corpus, whole, tmp_path, monkeypatch):
     """Streaming forced on every file (threshold 0, a flush at every checkpoint): the same
     rows, files rows, warnings and errors as the whole-file parse. Formats that do not stream, and fio
@@ -114,6 +115,7 @@ def test_a_kill_while_a_huge_file_is_written_leaves_none_of_it(tmp_path, monkeyp
     assert _complete(db)[0] == 2
 
 
+@pytest.mark.e2e
 def test_a_sigkill_while_a_huge_file_is_moved_in_leaves_the_database_as_it_was(tmp_path):
     """SIGKILL just before the COMMIT that moves a streamed file in: the database holds none of it, the
     staging database is left beside it, and the next ingest deletes that and stores the file."""

@@ -8,8 +8,10 @@ in their stated unit (``value``, ``unit``). See papers/README.md.
 
 from __future__ import annotations
 
+import ast
 import csv
 import math
+import operator
 import re
 from pathlib import Path
 
@@ -274,7 +276,6 @@ def is_formula(metric: str) -> bool:
 
 
 def _formula(text: str):
-    import ast
 
     try:
         tree = ast.parse(text, mode="eval")
@@ -324,8 +325,6 @@ class _Missing(Exception):
 
 
 def _eval(tree, measure, stated):
-    import ast
-    import operator
 
     ops = {
         ast.Add: operator.add,

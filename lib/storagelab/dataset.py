@@ -42,7 +42,9 @@ from pathlib import Path
 
 import duckdb
 
-from .store.faults import StoreError, inject
+from .database import inject, schema_signature
+from .errors import StoreError
+from .schema import all_tables
 
 FORMAT = "storagelab-dataset/2"
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -55,7 +57,6 @@ _ESCAPED = "/%=\\\n\r\t:"
 
 
 def _tables() -> dict:
-    from .schema import all_tables
 
     return all_tables()
 
@@ -104,7 +105,6 @@ def study_folders(labels) -> dict[str, str]:
 def partitions(con) -> dict[tuple, str]:
     """(tool, study, month) -> stamp: a hash of that partition's files rows (labels, sha256, parser version, ingest
     time) and the schema signature."""
-    from .store import schema_signature
 
     sig = schema_signature()
     rows = con.execute(f"""
@@ -173,7 +173,6 @@ def save_json(path: Path, data) -> None:
 
 
 def meta(con) -> dict:
-    from .store import schema_signature
 
     tables = _tables()
     versions = dict(con.execute("SELECT DISTINCT tool, parser_version FROM files WHERE tool IS NOT NULL").fetchall())
@@ -201,7 +200,6 @@ def read_meta(path: Path | str) -> dict | None:
 
 def _check_database(con) -> None:
     """A database built by another version of storagelab is refused (its columns are not the schema's)."""
-    from .store import schema_signature
 
     rows = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchall()
     if rows and rows[0][0] != schema_signature():
@@ -338,7 +336,6 @@ def _refuse_if_unreadable(path: Path, info: dict | None) -> dict:
         raise StoreError(
             f"{path} was written by another version of storagelab (its meta.json lists no part files): {rerun}"
         )
-    from .store import schema_signature
 
     if info.get("schema_signature") != schema_signature():
         raise StoreError(

@@ -55,3 +55,8 @@ class DatabaseBusyError(StoragelabError):
 
 class ParameterError(StoragelabError):
     """A notebook parameter is unknown or has the wrong type."""
+
+
+class StoreError(StoragelabError):
+    """The database cannot be opened or written: corrupt or not a DuckDB file, a folder, read-only,
+    disk full. The message is one line and says what to do."""

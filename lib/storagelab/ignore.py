@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import paths
 from .errors import StoragelabError
 
 IGNORE_FILE = ".storagelabignore"
@@ -271,7 +272,6 @@ class IgnoreList:
 def path_matcher(targets: Iterable[Path | str], raw: Path | None = None):
     """A function telling whether the ignore file of its root (see split) excludes the file at a path (which may
     be gone); the ignore files are read once."""
-    from . import paths
 
     roots = _roots(list(targets), raw or paths.RAW)
 
@@ -287,7 +287,6 @@ def path_matcher(targets: Iterable[Path | str], raw: Path | None = None):
 
 def folder_ignored(folder: Path | str, targets: Iterable[Path | str], raw: Path | None = None) -> bool:
     """Whether the ignore file of its root (see split) excludes the folder ``folder``."""
-    from . import paths
 
     a = os.path.abspath(folder)
     for root, il in _roots(list(targets), raw or paths.RAW):  # deepest root first
@@ -299,7 +298,6 @@ def folder_ignored(folder: Path | str, targets: Iterable[Path | str], raw: Path 
 
 def _roots(targets: Iterable[Path | str], raw: Path) -> list[tuple[str, IgnoreList]]:
     """(absolute folder, its ignore list) for data/raw/ and every folder target outside it that has one."""
-    from . import paths
 
     raw_abs = os.path.abspath(raw)
     roots: dict[str, IgnoreList | None] = {}
@@ -324,7 +322,6 @@ def split(
     """(kept, ignored, ignore files used) of a store listing of (key, path, ...) tuples: an entry
     is ignored when the ignore file of its root (data/raw/, or a folder target outside it)
     matches its path relative to that root."""
-    from . import paths
 
     listing = list(listing)
     roots = _roots(list(targets), raw or paths.RAW)

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 import nbformat
+import papermill as pm
 
 CHECK = "nbval-check-output"
 IGNORE = "nbval-ignore-output"
@@ -76,7 +77,6 @@ def write(nb, path: Path) -> None:
 
 def refresh(path: Path) -> None:
     """Execute with the default parameters and keep only the checked outputs."""
-    import papermill as pm
 
     path = Path(path)
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,6 +7,7 @@ import html
 import re
 
 import polars as pl
+from IPython.display import Markdown
 
 from . import claims as claims_mod
 from . import paths, report
@@ -16,7 +17,6 @@ from .units import GiB, KiB, MiB, TiB
 
 
 def _md(text: str):
-    from IPython.display import Markdown
 
     return Markdown(text)
 
@@ -165,7 +165,6 @@ class Table:
         self.df = df
 
     def _repr_html_(self) -> str:
-        import html
 
         e = html.escape
         head = "".join(f"<th>{e(c)}</th>" for c in self.df.columns)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import sys
@@ -15,8 +16,6 @@ def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> Non
     already gone (it died before this ran), exit at once. No-op outside Linux."""
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
-
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
         except (OSError, AttributeError):  # pragma: no cover - no libc prctl
             pass
@@ -73,3 +72,37 @@ def kill_descendants(root: int | None = None) -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+
+
+# The process guard of ``storagelab lab``: run as ``python -I procs.py LAB_PID`` (lab/fio.py starts it; it needs
+# only the standard library). It kills a process and all its descendants when the lab dies (SIGTERM from the
+# kernel, set up by the lab's preexec_fn): fio's job processes are its forks, each in a session of its own, which
+# no signal to fio or its group reaches. The benchmark's pid comes on stdin once the benchmark has started.
+
+
+def guard(lab_pid: int) -> None:
+    """Wait (SIGTERM blocked by the lab's preexec_fn) for the benchmark's pid on stdin, then kill its tree on
+    SIGTERM, or at once if the lab died before this guard was ready."""
+    target: list[int] = []
+
+    def kill(*_) -> None:
+        for pid in [target[0], *descendants(target[0])] if target else []:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        os._exit(0)
+
+    line = sys.stdin.readline()  # SIGTERM is still blocked: a lab killed meanwhile is seen below
+    if line.strip().isdigit():
+        target.append(int(line))
+    signal.signal(signal.SIGTERM, kill)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked until now: a SIGTERM sent meanwhile waited
+    if not target or os.getppid() != lab_pid:  # the lab died before this guard was ready
+        kill()
+    while True:
+        signal.pause()
+
+
+if __name__ == "__main__":
+    guard(int(sys.argv[1]))

@@ -24,8 +24,20 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyarrow import fs as pafs
+
+from . import dataset
+from .manifest import LABEL_COLUMNS, load
+from .schema import all_tables, tool_tables
+from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
 SPARK_TYPES = {
@@ -40,9 +52,6 @@ SPARK_TYPES = {
 
 def local_key(uri: str) -> str:
     """The path the local ingest would store for a file Spark names ``uri``."""
-    from urllib.parse import unquote, urlparse
-
-    from .store import key_for
 
     u = urlparse(uri)
     if u.scheme in ("", "file"):
@@ -52,7 +61,6 @@ def local_key(uri: str) -> str:
 
 def skipped(key: str) -> bool:
     """Left out as the local ingest's folder walk leaves it out."""
-    from .store import SKIP_NAMES
 
     parts = key.split("/")
     name = parts[-1]
@@ -68,13 +76,6 @@ def parse_partition(rows, staging: str):
     ``store.parse_chunk``. Each chunk's rows go, one Parquet file per table (typed as the database types them, with
     a ``_key`` column naming the file), to ``staging/<table>/``; what comes back is one small record per file:
     its key, size, mtime, outcome fields and error."""
-    import uuid
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from pyarrow import fs as pafs
-
-    from .store import parse_chunk
 
     filesystem, base = pafs.FileSystem.from_uri(staging)
     batch = []
@@ -117,7 +118,7 @@ def parse_partition(rows, staging: str):
 
 
 def _spark_schema(columns: list[tuple[str, str]], extra: tuple[str, ...] = ()):
-    from pyspark.sql.types import (
+    from pyspark.sql.types import (  # noqa: PLC0415 - optional dependency (spark extra)
         BooleanType,
         DoubleType,
         IntegerType,
@@ -144,9 +145,8 @@ def _spark_schema(columns: list[tuple[str, str]], extra: tuple[str, ...] = ()):
 def session(master: str = "local[2]", conf: dict[str, str] | None = None):
     """A Spark session for the job; the Python workers run this interpreter (the one with storagelab). ``conf``:
     more Spark settings (``--conf KEY=VALUE``), e.g. ``spark.jars.packages`` for S3's hadoop-aws."""
-    import sys
 
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession  # noqa: PLC0415 - optional dependency (spark extra)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -174,14 +174,8 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     written partitioned by Spark alone (JVM, no Python rows). As ``export --dataset`` does (dataset.py): the new
     part files are added beside the old ones, ``_storagelab/meta.json`` listing them is written last, then the old
     ones go; a run killed before that leaves the old dataset whole."""
-    import uuid
 
-    from pyspark.sql import functions as F
-
-    from . import dataset
-    from .manifest import load
-    from .schema import all_tables, tool_tables
-    from .store import current_parser_versions, labels_by_key, schema_signature
+    from pyspark.sql import functions as F  # noqa: PLC0415 - optional dependency (spark extra)
 
     tabs = all_tables()
     owner = {name: tool for name, (tool, _t) in tool_tables().items()}
@@ -262,7 +256,6 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
 
 def _stored_and_copies(ok: list[dict], labels_of: dict, now: datetime) -> tuple[list[dict], list[tuple]]:
     """The files stored (the first path of each SHA-256, in the local order) and the ``duplicates`` rows."""
-    from .manifest import LABEL_COLUMNS
 
     stored, copies, first = [], [], {}
     for r in ok:
@@ -281,8 +274,6 @@ def _stored_and_copies(ok: list[dict], labels_of: dict, now: datetime) -> tuple[
 def _file_rows(stored: list[dict], old_ids: dict, labels_of: dict, files_table, now: datetime) -> tuple[list, list]:
     """The ``files`` rows of the stored files (with their month) and (key, file_id, tool, study folder, month) per
     file: a file the dataset held (same path and SHA-256) keeps its file_id, the others take the next ones."""
-    from . import dataset
-    from .manifest import LABEL_COLUMNS
 
     month = now.strftime("%Y-%m")
     file_rows, id_rows = [], []
@@ -330,7 +321,6 @@ def _delete(spark, target: str) -> None:
 def _empty_files(spark, input_path: str) -> list[dict]:
     """binaryFile gives no row for a zero-length file; the local ingest records it as an 'empty' error. The
     driver lists them through Hadoop's file system (any scheme Spark reads) and records the same error."""
-    from .store import parse_one
 
     jvm = spark.sparkContext._jvm
     root = jvm.org.apache.hadoop.fs.Path(input_path)
@@ -364,7 +354,6 @@ def _write(spark, df, output: str, name: str, partitioned: bool = True) -> dict[
     """Add ``df``'s part files to the table's folder (beside the ones the dataset lists now); returns them (path
     relative to ``output``: size)."""
     before = _listing(spark, output, name)
-    from . import dataset
 
     writer = df.write.mode("append")
     if partitioned:
@@ -413,7 +402,6 @@ def _old_meta(spark, output: str) -> dict:
         info = json.loads(data)
     except ValueError:
         return {}
-    from . import dataset
 
     return info if isinstance(info, dict) and info.get("format") == dataset.FORMAT else {}
 
@@ -429,9 +417,6 @@ def _old_file_ids(spark, output: str, old: dict) -> dict[tuple[str, str], int]:
 
 def _sweep(spark, output: str, parts: dict) -> None:
     """After meta.json: the part files it does not list go (a former run's, a killed run's), and Spark's _temporary."""
-    from urllib.parse import unquote, urlparse
-
-    from . import dataset
 
     u = urlparse(output)
     if u.scheme in ("", "file"):
@@ -447,7 +432,6 @@ def _sweep(spark, output: str, parts: dict) -> None:
 
 
 def all_table_names() -> list[str]:
-    from .schema import all_tables
 
     return list(all_tables())
 
@@ -456,9 +440,6 @@ def _write_meta(spark, output: str, meta: dict) -> None:
     """meta.json beside the tables, the dataset's commit point: for a local path or a ``file:`` URI written under
     a temporary name, fsynced and renamed (dataset.save_json); on other schemes (hdfs://, s3a:// ...) through
     Hadoop's file system: a temporary file, then renamed over the old one."""
-    from urllib.parse import unquote, urlparse
-
-    from . import dataset
 
     u = urlparse(output)
     if u.scheme in ("", "file"):

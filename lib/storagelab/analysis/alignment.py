@@ -11,11 +11,24 @@ A partition starting at LBA 63 on 512-byte sectors starts 32,256 bytes into the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import polars as pl
 
+from . import alignment_findings, measures, stats
+from .alignment_numbers import (
+    AlignmentFrames,
+    AlignmentNumbers,
+    Anomalies,
+    AshiftEvidence,
+    Dataset,
+    MemoryRead,
+    Noise,
+    PoolSettings,
+)
+from .db import frame
 from .partition_alignment import alignment
+from .recordsize import DEFAULT_RECORDSIZE, nearest_ashift, raidz_overhead
+from .result import Result
+from .scaling import disk_model, is_single_disk
 
 TESTS_ORDER = [
     "putc",
@@ -97,7 +110,6 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float
     judged: another machine's disk, or an unknown layout, says nothing about these disks.
     ``beyond_disks``: 'before', 'after' (the faster offender) or None; ``disk_multiple``: its value / the single disk;
     ``both_beyond``: both runs are above their disks."""
-    from .scaling import disk_model, is_single_disk
 
     host = before.get("host")
     singles = runs.filter(
@@ -182,37 +194,13 @@ VDEVS_SQL = """
 SELECT v.file_id, f.path, v.pool, v.ashift, v.type FROM zdb_config_vdevs v JOIN files f USING (file_id)
 WHERE {where} AND v.top_level AND v.ashift IS NOT NULL AND NOT coalesce(v.is_log, false) ORDER BY f.path
 """
-HEADLINE_TESTS = ("put_block", "rewrite", "get_block", "seeks")
-_TEST_WORDS = {
-    "putc": "per-char write",
-    "put_block": "block write",
-    "rewrite": "rewrite",
-    "getc": "per-char read",
-    "get_block": "block read",
-    "seeks": "random seeks",
-}
 _LAYOUT = ("vdev_type", "vdev_count", "vdev_width", "cache_devices", "log_devices")
 MEMORY_CPU_PCT = 90.0  # a block read that keeps the CPU this busy is copying from memory, not waiting on disks
 SLOW_DELETE_RATIO = 2.0  # deletes this many times slower before than after: an anomaly worth explaining
 SLOW_WRITE_LATENCY_NS = 1e9  # a block write whose worst latency passes 1 s
-ZFS_GET = "zfs get compression,dedup,recordsize,sync"
-
-
-@dataclass
-class AlignmentFrames:
-    partitions: pl.DataFrame
-    runs: pl.DataFrame  # every preferred bonnie++ run of the selection (repeats in one file: run_index)
-    zpool: pl.DataFrame  # zpool list rows (pool state)
-    pool_stats: pl.DataFrame  # zdb -b summaries (allocated / physical: the ashift of raidz pools)
-    props: pl.DataFrame  # zfs get / zpool get: compression, dedup, recordsize, sync, ashift
-    vdevs: pl.DataFrame  # zdb -C: the ashift of each top-level vdev
-
-    def file_ids(self) -> list[int]:
-        return [i for f in (self.partitions, self.runs, self.pool_stats) for i in f["file_id"].to_list()]
 
 
 def query(con, sel) -> AlignmentFrames:
-    from .db import frame
 
     where, params = sel.sql("f")
     return AlignmentFrames(
@@ -227,104 +215,12 @@ def query(con, sel) -> AlignmentFrames:
 
 def _optional(con, table: str, sql: str, params: list) -> pl.DataFrame:
     """A query on a table a database of an earlier schema may lack (empty frame then)."""
-    from .db import frame
 
     found = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
     return frame(con, sql, params) if found else pl.DataFrame(schema={"file_id": pl.Int64, "pool": pl.String})
 
 
 # ----------------------------------------------------------------------------- notebook 03: compute
-
-
-@dataclass(frozen=True)
-class Noise:
-    """The run-to-run noise of the 'after' configuration: its repeats (same host and layout labels; runs appended
-    in one file count), and the other 'after' runs, which are other configurations and no noise band."""
-
-    repeats: int
-    other_configs: tuple[str, ...]
-    level: float | None  # of the prediction intervals (None: no repeats)
-
-
-@dataclass(frozen=True)
-class MemoryRead:
-    """A block read at MEMORY_CPU_PCT or more CPU: served from memory."""
-
-    side: str
-    value: float
-    cpu_pct: float
-    other_cpu_pct: float | None
-
-
-@dataclass(frozen=True)
-class Anomalies:
-    """What compression or dedup of bonnie++'s near-zero data would explain at once (F24), as the data shows it."""
-
-    fast_read: MemoryRead | None
-    slow_write: tuple[float, float] | None  # (block write bytes/s, its latency ns) of the 'before' run
-    slow_delete: tuple[str, float] | None  # (test, after/before ratio) of the most slowed delete test
-
-    def any(self) -> bool:
-        return bool(self.fast_read or self.slow_write or self.slow_delete)
-
-
-@dataclass(frozen=True)
-class AshiftEvidence:
-    """A raidz pool's zdb -b allocated / physical against the full-record expectation at ashift 9 and 12."""
-
-    pool: str
-    host: str | None
-    layout: str
-    measured: float
-    expected: dict  # ashift -> allocated / physical
-    nearest: int | None  # None when the expectations tie
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """One dataset's settings as `zfs get` printed them (None: not in the output)."""
-
-    name: str
-    compression: str | None
-    dedup: str | None
-    recordsize: str | None
-    sync: str | None
-
-    @property
-    def shrinks_data(self) -> bool | None:
-        """Whether compression or dedup is on (None when neither is printed)."""
-        seen = [v for v in (self.compression, self.dedup) if v is not None]
-        return None if not seen else any(v != "off" for v in seen)
-
-
-@dataclass(frozen=True)
-class PoolSettings:
-    """What the data says of the tested pool: its ashift (zdb -C, zpool get, else the ashift label) and its
-    datasets' compression and dedup (zfs get)."""
-
-    pool: str | None
-    ashift: int | None
-    ashift_source: str | None
-    datasets: tuple[Dataset, ...] = ()
-    file_ids: tuple[int, ...] = ()
-
-
-@dataclass
-class AlignmentNumbers:
-    arithmetic: list[dict]
-    partitions: pl.DataFrame
-    runs: pl.DataFrame = field(default_factory=pl.DataFrame)
-    before: dict | None = None
-    after: dict | None = None
-    same_layout: bool = False
-    ratios: pl.DataFrame = field(default_factory=pl.DataFrame)
-    noise: Noise | None = None
-    memory_reads: list[MemoryRead] = field(default_factory=list)
-    anomalies: Anomalies | None = None
-    settings: PoolSettings | None = None
-    other_ashift: list[AshiftEvidence] = field(default_factory=list)
-    pool_states: pl.DataFrame = field(default_factory=pl.DataFrame)
-    phases: dict = field(default_factory=dict)
 
 
 def _phase_of(r: dict, legacy: int, sector: int, physical: int) -> str | None:
@@ -342,7 +238,6 @@ def _same(col_values: dict, cols) -> pl.Expr:
 def noise_band(runs: pl.DataFrame, before: dict, after: dict, info: pl.DataFrame) -> tuple[pl.DataFrame, Noise]:
     """Per test, the 'after' configuration's repeats (stats.summarise: mean and the prediction interval for one new
     run) and whether the 'before' value lies inside it; the other 'after' runs are named, not used."""
-    from . import stats
 
     config = runs.filter(_same(after, ("host", *_LAYOUT)) & (pl.col("side") == "after"))
     repeats = config.select("path", "run_index").unique().height
@@ -397,7 +292,6 @@ def anomalies(ba: pl.DataFrame, reads: list[MemoryRead]) -> Anomalies:
 
 def ashift_evidence(pool_stats: pl.DataFrame, host: str | None, pool: str | None) -> list[AshiftEvidence]:
     """Other raidz pools of the same host: which ashift their zdb -b allocated / physical matches."""
-    from .recordsize import DEFAULT_RECORDSIZE, nearest_ashift, raidz_overhead
 
     out = []
     if not host:
@@ -496,8 +390,6 @@ def analyse(
     """Notebook 03 on any selection: bonnie++ before/after a change (manifest ``phase``, else the partition start's
     alignment), every metric as a ratio, the 'after' configuration's repeats as the noise band, and the partition
     tables."""
-    from . import alignment_findings, measures
-    from .result import Result
 
     res = Result.start(con, sel, measures.per_file(con, sel))
     frames = query(con, sel)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import polars as pl
 
-from . import prose
-from .alignment import _TEST_WORDS, HEADLINE_TESTS, ZFS_GET, AlignmentNumbers, Anomalies
+from ..units import MiB
+from . import plausibility, prose
+from .alignment_numbers import _TEST_WORDS, HEADLINE_TESTS, ZFS_GET, AlignmentNumbers, Anomalies
 
 _THROUGHPUT = ("putc", "put_block", "rewrite", "getc", "get_block")
 
 
 def _value(test: str, v: float | None) -> str:
     """A bonnie++ value as a reader expects it: MiB/s for throughput, per second for seeks and file tests."""
-    from ..units import MiB
 
     if v is None:
         return "+++++"
@@ -177,7 +177,6 @@ def _memory_reads(res, n: AlignmentNumbers) -> None:
 
 def _cache_findings(res, before: dict, after: dict) -> None:
     """Each run's bonnie++ file against the RAM it was told (-r) or labelled with, and its L2ARC label."""
-    from . import plausibility
 
     seen = {}
     for side, r in (("before", before), ("after", after)):

@@ -26,7 +26,7 @@ c. One snapshot (or only ``arc_summary``, whose counts are rounded: a difference
 
 ``with_arc`` adds ``arc_hit_ratio`` (a or b, else None), ``arc_source`` ("arcstat, 60 samples, hits and misses
 summed"), ``arc_since_boot`` (c) and ``arc_note`` (why a log tied to the run gave no ratio) to ``fio_runs.runs``;
-``design.check`` flags a run whose ``arc_hit_ratio`` is at least ``design.ARC_HIT_FLAG``. ``notes`` and ``missing``
+``design.check`` flags a run whose ``arc_hit_ratio`` is at least ``ARC_HIT_FLAG``. ``notes`` and ``missing``
 give the sentences: what the ARC logs say beyond the flag, and for ZFS reads without a ratio during the run the
 exact command that would measure it.
 """
@@ -40,6 +40,9 @@ import polars as pl
 
 from .db import frame
 from .selection import Selection
+
+# an ARC hit ratio at or above this: the ARC answered most reads from RAM (``design.check`` flags the run)
+ARC_HIT_FLAG = 0.5
 
 ARCSTAT_COMMAND = "arcstat -f time,read,hit%,miss%,arcsz,c 1 > arcstat.txt"
 KSTAT_COMMAND = "cat /proc/spl/kstat/zfs/arcstats"
@@ -237,7 +240,8 @@ def _of_run(con, tied: list[dict], from_arcstat: dict[int, ArcRatio]) -> ArcRati
 
 def ratios(con) -> dict[int, ArcRatio]:
     """fio output file id -> what its tied ARC logs say (module doc); outputs without a tied log are absent."""
-    if not con.execute("SELECT count(*) FROM files WHERE tool = 'arcstats'").fetchall()[0][0]:  # fetched whole: no result left open
+    stored = con.execute("SELECT count(*) FROM files WHERE tool = 'arcstats'").fetchall()  # whole: no result left open
+    if not stored[0][0]:
         return {}
     by_run: dict[int, list[dict]] = {}
     for r in logs(con).filter(pl.col("tie").is_null()).iter_rows(named=True):
@@ -279,8 +283,6 @@ def _names(labels: list[str], most: int = 4) -> str:
 def notes(df: pl.DataFrame, label: str = "label") -> list[str]:
     """Sentences for reading runs whose ARC logs say something the flag does not: a ratio below the flag, a
     since-boot ratio (not the run's), or why a log tied to the run gave no ratio."""
-    from .design import ARC_HIT_FLAG
-
     out = []
     for r in df.iter_rows(named=True) if "arc_source" in df.columns else ():
         name = str(r[label])

@@ -12,10 +12,15 @@ did not do is empty.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 import polars as pl
 
 from ..units import MiB
+from . import measures, plausibility, prose
+from .db import frame
+from .result import Result
+from .selection import Selection
 
 # (group, test, heading) in bon_csv2html's order
 COLUMNS = (
@@ -205,7 +210,6 @@ def _ranked(tab: pl.DataFrame, test: str) -> list[float | None]:
 
 def small_files(results: pl.DataFrame) -> set[tuple[int, int]]:
     """(file_id, run_index) of the runs whose file is below twice the RAM they were labelled or told (-r)."""
-    from . import plausibility
 
     out = set()
     for r in results.unique(["file_id", "run_index"], keep="first").iter_rows(named=True):
@@ -219,7 +223,6 @@ def _size_findings(res, results: pl.DataFrame, tab: pl.DataFrame) -> None:
     """Each run's file size against twice the RAM (bonnie++'s own rule: a smaller file is answered from cache),
     with the RAM from the manifest (ram_bytes, as `storagelab lab` writes it) or bonnie++'s -r; runs whose
     block tests were all too fast to measure; what is missing where the RAM is unknown."""
-    from . import plausibility, prose
 
     runs = results.unique(["file_id", "run_index"], keep="first", maintain_order=True)
     unknown = []
@@ -285,50 +288,77 @@ def _column_finding(res, tab: pl.DataFrame, test: str, heading: str) -> None:
         res.findings.append(f"{test} ({heading}, {unit(test)}): {aside[2:]}.")
 
 
-def analyse(con, sel):
-    """Notebook 09 on any selection: every preferred bonnie++ run as one row of a bon_csv2html table."""
-    from . import measures
-    from .db import frame
-    from .result import Result
+@dataclass
+class BonnieNumbers:
+    results: pl.DataFrame  # every preferred run's results (RUNS_SQL)
+    table: pl.DataFrame  # one row per run, flagged (table + flags)
+    file_ids: list[int]
+    sizes: list[int]  # the distinct file sizes of the runs, bytes
+    fastest_block_write: dict | None  # the table row with the highest unflagged block write
+    suspect_rates: int  # file-operation rates printed as whole numbers with no CSV line to check them
 
+
+def query(con, sel: Selection) -> pl.DataFrame:
     where, params = sel.sql("f")
-    res = Result.start(con, sel, measures.per_file(con, sel))
-    results = frame(con, RUNS_SQL.format(where=where), params)
-    if results.is_empty():
-        res.missing.append(
-            f"no bonnie++ runs for {sel.describe()}: run bonnie++ (e.g. `storagelab lab bonnie --target "
-            "DIR`), save its output under data/raw/<study>/ and label it"
-        )
-        return res
+    return frame(con, RUNS_SQL.format(where=where), params)
+
+
+def compute(results: pl.DataFrame) -> BonnieNumbers:
     tab = flags(table(results), small_files(results))
-    res.frames.update(results=results, table=tab)
-    res.file_ids = sorted(set(results["file_id"].to_list()))
-    res.findings.append(f"{tab.height} bonnie++ run(s) from {len(res.file_ids)} file(s) for {sel.describe()}.")
-    sizes = sorted({s for s in tab["size_bytes"].to_list() if s})
-    if len(sizes) > 1:
+    blocks = tab.filter(pl.col("put_block").is_not_null() & pl.col("put_block_flag").is_null())
+    return BonnieNumbers(
+        results=results,
+        table=tab,
+        file_ids=sorted(set(results["file_id"].to_list())),
+        sizes=sorted({s for s in tab["size_bytes"].to_list() if s}),
+        fastest_block_write=blocks.sort("put_block", descending=True).row(0, named=True) if blocks.height else None,
+        suspect_rates=results.filter(pl.col("suspect").fill_null(False)).height,
+    )
+
+
+def findings(res: Result, n: BonnieNumbers, sel: Selection) -> None:
+    """Sentences, headline and verdict from the numbers only."""
+    tab = n.table
+    res.findings.append(f"{tab.height} bonnie++ run(s) from {len(n.file_ids)} file(s) for {sel.describe()}.")
+    if len(n.sizes) > 1:
         res.findings.append(
             "The runs use different file sizes ("
-            + ", ".join(f"{s / 2**30:g} GiB" for s in sizes)
+            + ", ".join(f"{s / 2**30:g} GiB" for s in n.sizes)
             + "): a size below twice the RAM can be answered from cache, so compare like sizes."
         )
     for _, test, heading in COLUMNS:
         _column_finding(res, tab, test, heading)
     res.headline["bonnie++ runs"] = str(tab.height)
-    blocks = tab.filter(pl.col("put_block").is_not_null() & pl.col("put_block_flag").is_null())
-    if blocks.height:
-        best = blocks.sort("put_block", descending=True).row(0, named=True)
+    best = n.fastest_block_write
+    if best is not None:
         res.headline["fastest block write"] = f"{best['label']}: {best['put_block']:.1f} MiB/s"
         res.verdict = (
             f"{tab.height} bonnie++ run(s) side by side; fastest block write {best['label']} at "
             f"{best['put_block']:.1f} MiB/s (measured, one run each unless repeated; values read from memory, cache "
             "or flagged unreliable are not ranked)."
         )
-    _size_findings(res, results, tab)
-    suspect = results.filter(pl.col("suspect").fill_null(False))
-    if suspect.height:
+    _size_findings(res, n.results, tab)
+    if n.suspect_rates:
         res.findings.append(
-            f"{suspect.height} file-operation rate(s) printed as whole numbers without a CSV line to "
+            f"{n.suspect_rates} file-operation rate(s) printed as whole numbers without a CSV line to "
             "check them against: shown as printed, marked unreliable and not ranked (bonnie++ 1.98+ prints them "
             "through an integer conversion in its text table)."
         )
+
+
+def analyse(con, sel: Selection) -> Result:
+    """Notebook 09 on any selection: every preferred bonnie++ run as one row of a bon_csv2html table.
+    query -> compute -> findings."""
+    res = Result.start(con, sel, measures.per_file(con, sel))
+    results = query(con, sel)
+    if results.is_empty():
+        res.missing.append(
+            f"no bonnie++ runs for {sel.describe()}: run bonnie++ (e.g. `storagelab lab bonnie --target "
+            "DIR`), save its output under data/raw/<study>/ and label it"
+        )
+        return res
+    n = compute(results)
+    res.frames.update(results=n.results, table=n.table)
+    res.file_ids = n.file_ids
+    findings(res, n, sel)
     return res

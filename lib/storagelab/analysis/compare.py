@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from . import design, fio_runs, prose, stats
+from .result import Result
 from .selection import Selection
 
 
@@ -42,13 +43,19 @@ def _with_match(runs: pl.DataFrame, side: str) -> pl.DataFrame:
             label_set=pl.lit(None, pl.String),
             config=pl.lit(None, pl.String),
         )
-    layout = pl.concat_str(
-        [
-            pl.col("vdev_type").fill_null("?"),
-            pl.col("vdev_count").cast(pl.String).fill_null("?"),
-            pl.col("vdev_width").cast(pl.String).fill_null("?"),
-        ],
-        separator=" ",
+    layout = (
+        pl.when(pl.col("vdev_type").is_null() & pl.col("vdev_count").is_null() & pl.col("vdev_width").is_null())
+        .then(pl.lit("layout not labelled"))  # as 08 says it (a new user had read 'ext4 | ? ? ?')
+        .otherwise(
+            pl.concat_str(
+                [
+                    pl.col("vdev_type").fill_null("?"),
+                    pl.col("vdev_count").cast(pl.String).fill_null("?"),
+                    pl.col("vdev_width").cast(pl.String).fill_null("?"),
+                ],
+                separator=" ",
+            )
+        )
     )
     return design.with_design(runs).with_columns(
         side=pl.lit(side),
@@ -206,7 +213,6 @@ def analyse(con, mine: Selection, other: str | Selection):
     """Your selection's fio runs beside ``other``'s runs of the same workload: a study (its name), or any
     selection (``Selection.parse("host=nas2")``), whose runs that are also yours are left out. ``query``, then
     ``beside`` and ``verdicts`` (compute), then sentences from them."""
-    from .result import Result
 
     a, b, names, study = query(con, mine, other)
     res = Result(mine)

@@ -7,17 +7,18 @@ from pathlib import Path
 
 import polars as pl
 
-from .. import paths, store
+from .. import dataset, paths
+from ..database import connect, schema_signature
+from ..errors import StoreError
 
 
 def open_db(db_path: str | Path | None = None, wait: float = 30.0):
     """A read-only connection: notebooks never write the database (ingest may wait for them). A dataset folder
     (``storagelab export --dataset``) works too: views over its Parquet files, the same tables and columns."""
-    from .. import dataset
 
     if db_path and Path(db_path).is_dir() and dataset.is_dataset(db_path):
         return dataset.open_dataset(db_path)
-    con = store.connect(db_path or paths.DB, read_only=True, wait=wait)
+    con = connect(db_path or paths.DB, read_only=True, wait=wait)
     _same_schema(con, Path(db_path or paths.DB))
     return con
 
@@ -25,8 +26,6 @@ def open_db(db_path: str | Path | None = None, wait: float = 30.0):
 def _same_schema(con, db: Path) -> None:
     """A database built by another version of storagelab (other tables or columns) is refused with what to do,
     instead of failing in the middle of a query ('Table with name fio_commands does not exist')."""
-    from ..store.db import schema_signature
-    from ..store.faults import StoreError
 
     try:
         # fetchall: a result left unfinished would stop the caller's next con.sql() (DuckDB 2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..units import GiB
 from . import prose
-from .dedup import (
+from .dedup_numbers import (
     DDT_LEAF_BYTES,
     FLAT_PHYS_BYTES,
     L2ARC_HEADER_BYTES,

@@ -39,12 +39,13 @@ from dataclasses import dataclass, fields
 
 import polars as pl
 
-from . import arc, plausibility
+from . import arc, plausibility, prose
+from .arc import ARC_HIT_FLAG
+from .fio_runs import parse_command
 
 OVERRUN_TOLERANCE = 0.05
 LONG_IO_SHARE = 0.10
 MIN_ELAPSED_S = 5.0
-ARC_HIT_FLAG = 0.5
 
 # the short name of each flag, in the order a marker lists them
 CODES = {
@@ -121,7 +122,6 @@ def seconds(runtime) -> float | None:
 
 def shares_one_file(command: str | None, numjobs) -> bool:
     """numjobs > 1 all on one ``--filename`` (no ``filename_format``): the jobs' working set is one file."""
-    from .fio_runs import parse_command
 
     opts = parse_command(command)
     jobs = int(numjobs) if str(numjobs or "").isdigit() else 1
@@ -226,7 +226,6 @@ def labelled(label: str, flags: DesignFlags) -> str:
 
 
 def _gib(n: float) -> str:
-    from . import prose
 
     return prose.size(n)
 

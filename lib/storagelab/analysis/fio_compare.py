@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from . import prose, stats
 from .fio_depth import qd_label
 
 
@@ -44,7 +45,6 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
 
     ``zfs_of``: file_id -> ZFS version (two setups on different versions are not like for like).
     """
-    from . import stats
 
     out = []
     key = ["workload", "direction", "iodepth", "numjobs"]
@@ -93,7 +93,6 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
 
 def point_sentence(p: Point) -> str:
     """One sentence per ``Point``, naming the test its comparison used."""
-    from . import stats
 
     head = f"`{p.workload}` {p.direction} at QD {qd_label(p.iodepth, p.numjobs)}"
     left_out = f" {p.flagged_runs} flagged run(s) left out ({', '.join(p.flagged)})." if p.flagged else ""
@@ -120,7 +119,6 @@ def point_comparisons(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[s
 def repeats_sentence(setup: str, r) -> str:
     """'3 runs of SETUP: mean 8.0 MiB/s (...), 95 % confidence interval of the mean ±x %, prediction interval for
     one more run ±y %'."""
-    from . import prose
 
     text = f"{r.n} runs of {setup}: mean {prose.rate(r.mean)}"
     if r.ci is None:
@@ -139,7 +137,6 @@ def repeats_sentence(setup: str, r) -> str:
 
 def comparison_sentence(a: str, b: str, c) -> str:
     """A against B from a ``stats.Comparison``, naming the test."""
-    from . import prose, stats
 
     faster = "faster" if c.diff > 0 else "slower"
     head = (

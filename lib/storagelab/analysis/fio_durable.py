@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import fio_runs
+from . import design, fio_runs
+from .db import frame
 
 SHOWN_PERCENTILES = (50.0, 99.0, 99.9)
 # a sync per write from the run's time: the syncs its time holds within this share of its writes
@@ -111,7 +112,6 @@ ORDER BY f.path, j.job_index
 
 def load(con, sel) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The jobs with a sync section (``QUERY``) and their printed sync and write percentiles (long form)."""
-    from .db import frame
 
     where, params = sel.sql("f")
     jobs = frame(con, QUERY.format(where=where), params)
@@ -169,13 +169,11 @@ def _syncs(row: dict, every: int | None, option: str | None) -> tuple[float | No
 
 
 def _marker(flags) -> str:
-    from . import design
 
     return "" if flags is None else design.marker(flags)
 
 
 def _too_short(flags) -> str | None:
-    from . import design
 
     if flags is None or not flags.too_short:
         return None

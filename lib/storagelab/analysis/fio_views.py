@@ -18,11 +18,13 @@ The names of those modules are re-exported here (``fio_views.per_run`` ...), as 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import arc, design, fio_compare, fio_depth, fio_durable
+from . import arc, design, fio_compare, fio_depth, fio_durable, fio_findings, fio_runs, measures
+from .db import frame
 from .fio_compare import comparison_sentence, point_comparisons, repeats_sentence  # noqa: F401
 from .fio_depth import (  # noqa: F401
     PERCENTILES,
@@ -55,6 +57,8 @@ from .fio_timeseries import (  # noqa: F401
     partial_windows,
     snia_window,
 )
+from .result import Result
+from .stacks import CLEAN_FLAGS, FLAGS, SUSPECT_FLAGS, with_flags
 
 LARGE_BLOCK = 64 * 1024  # from this block size a run's headline figure is its bandwidth, below it its IOPS
 
@@ -79,8 +83,6 @@ class FioData:
 
 
 def query(con, sel) -> FioData:
-    from . import fio_runs
-    from .db import frame
 
     runs = fio_runs.runs(con, sel)
     where, params = sel.sql("f")
@@ -114,8 +116,6 @@ def _log_outputs(con) -> dict[str, int]:
 def _maxima_runs(con) -> set[str]:
     """Log runs (``load_log_runs``' ``run``) whose fio output says log_max_value=1 (JSON job options, or the
     command): their log windows hold each window's maximum, not its mean."""
-    from . import fio_runs
-    from .db import frame
 
     runs = load_log_runs(con).filter(pl.col("output_file_id").is_not_null())
     if runs.is_empty():
@@ -131,8 +131,6 @@ def _maxima_runs(con) -> set[str]:
     for r in opts.iter_rows(named=True):
         given = {**fio_runs.parse_command(r["command"])}
         if r["options_json"]:
-            import json
-
             given.update({k: str(v) for k, v in json.loads(r["options_json"]).items()})
         if str(given.get("log_max_value", "0")).lower() in ("1", "true", "max"):
             maxima |= set(runs.filter(pl.col("output_file_id") == r["file_id"])["run"].to_list())
@@ -208,7 +206,6 @@ def _flags(runs: pl.DataFrame) -> dict[int, str]:
     it, direct=1 ignored); a working set a cache can hold is the design checks' ``cache`` flag (``design``)."""
     if runs.is_empty():
         return {}
-    from .stacks import CLEAN_FLAGS, with_flags
 
     flagged = with_flags(runs).filter(~pl.col("flag").is_in(CLEAN_FLAGS))
     return dict(zip(flagged["file_id"], flagged["flag"], strict=True))
@@ -230,7 +227,6 @@ def _with_flags(summ: pl.DataFrame, n: FioNumbers) -> pl.DataFrame:
         summ = summ.join(marks.cast({k: summ.schema[k] for k in key}), on=key, how="left")
     else:
         summ = summ.with_columns(design_marker=pl.lit(None, pl.String))
-    from .stacks import FLAGS, SUSPECT_FLAGS
 
     plaus = pl.col("file_id").replace_strict(n.flags, default=None, return_dtype=pl.String)
     # 05's "direct=1 ignored" is the design check's "direct ignored": said once
@@ -330,7 +326,6 @@ def _histograms(data: FioData) -> tuple[pl.DataFrame, dict[str, int]]:
 
 def findings(n: FioNumbers, res, steady: SteadyParams) -> None:
     """Sentences from ``n`` into ``res`` (findings, missing, headline, verdict, caveats, frames)."""
-    from . import fio_findings
 
     fio_findings.depth(n, res)
     fio_findings.durable(n, res)
@@ -349,8 +344,6 @@ def analyse(
     knee_gain_pct: float = fio_depth.KNEE_GAIN * 100,
 ):
     """Notebook 08 on any selection: ``query``, ``compute``, ``findings``."""
-    from . import measures
-    from .result import Result
 
     steady = SteadyParams(steady_rounds, excursion_pct, slope_pct)
     steady.check()

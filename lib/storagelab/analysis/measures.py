@@ -22,11 +22,11 @@ from __future__ import annotations
 import polars as pl
 
 from ..claims import raw_target
-from . import fio_runs, transports
+from . import fio_runs
 from .db import frame
+from .mbuffer import rates
+from .result import MEASURE_SCHEMA as SCHEMA
 from .selection import Selection
-
-SCHEMA = {"target": pl.String, "metric": pl.String, "value": pl.Float64, "file_id": pl.Int64}
 
 
 def _long(rows: list[tuple]) -> pl.DataFrame:
@@ -167,7 +167,7 @@ def mbuffer(con, sel: Selection) -> pl.DataFrame:
     summ, status = mbuffer_frames(con, sel)
     rows = []
     if summ.height:
-        for r in transports.rates(summ).iter_rows(named=True):
+        for r in rates(summ).iter_rows(named=True):
             t = raw_target(r["path"])
             for k in ("rate_bytes_per_s", "bytes", "resolved_bytes", "duration_ns"):
                 if r[k] is not None:

@@ -4,6 +4,7 @@ their direction, and "within noise" where a difference is inside the spread of r
 from __future__ import annotations
 
 from ..units import GiB, MiB, TiB
+from . import stats
 
 
 def rate(bytes_per_s: float | None) -> str:
@@ -49,7 +50,6 @@ def comparison(c, a: str, b: str, fmt=mib) -> str:
     """A sentence for a ``stats.Comparison`` of ``a`` against ``b`` that states the test it used and its numbers:
     the change, then Welch's t (t, df, p, the interval of the difference), the single run against the prediction
     interval of the other side's repeats, or that no test is possible. ``fmt`` formats a rate or difference."""
-    from . import stats
 
     ch = change(c.a.mean, c.b.mean)
     level = f"{c.level * 100:.0f} %"

@@ -16,12 +16,16 @@ takes ceil(d / (w - p)) rows, p parity sectors per row, and is padded to a multi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import polars as pl
 
+from ..claims import study_claims
 from ..units import KiB, MiB
+from . import fio_runs, measures, recordsize_findings
+from .db import frame
 from .dedup import one_summary_per_pool
+from .recordsize_numbers import PoolSizes, RaidzModel, RecordsizeFrames, RecordsizeNumbers
+from .result import Result
 
 DEFAULT_RECORDSIZE = 128 * KiB
 
@@ -291,54 +295,6 @@ FROM files f WHERE {where} AND f.vdev_type LIKE 'raidz%' AND f.vdev_width IS NOT
 DEFAULT_RAIDZ = (8, 2)  # the parameters' default layout: 8-wide RAIDZ2 (the Ars Technica article's)
 
 
-@dataclass
-class RecordsizeFrames:
-    runs: pl.DataFrame  # fio runs (fio_runs.runs)
-    sizes: pl.DataFrame  # zdb -b summaries, one per pool
-    hist: pl.DataFrame  # zdb -bb block size histograms
-    layouts: pl.DataFrame  # the selection's labelled RAIDZ layouts
-    figures: dict  # the study's stated figures (claim id -> value in base units)
-
-
-@dataclass(frozen=True)
-class RaidzModel:
-    width: int
-    parity: int
-    ashift: int
-    source: str  # "parameters", or the labelled layout it was taken from
-    one: dict  # raidz_alloc of a 1 MiB block
-    three: dict  # raidz_alloc of a 3 MiB block
-
-
-@dataclass(frozen=True)
-class PoolSizes:
-    """A pool's zdb -b: average logical block and allocated / physical against the full-record expectation."""
-
-    pool: str
-    avg_logical_bytes: float
-    measured: float
-    expected: dict
-    nearest: int | None  # None: no expectation, or the expectations tie
-    recordsize_bytes: int
-    layout: str | None
-
-
-@dataclass
-class RecordsizeNumbers:
-    default_recordsize: int
-    amplification: pl.DataFrame
-    default_amp: dict
-    model: RaidzModel
-    measures: dict
-    pools: list[PoolSizes] = field(default_factory=list)
-    tuned: pl.DataFrame = field(default_factory=pl.DataFrame)
-    compared: pl.DataFrame = field(default_factory=pl.DataFrame)
-    unlabelled_runs: int = 0
-    stated: pl.DataFrame = field(default_factory=pl.DataFrame)
-    histograms: list[tuple[str, int, dict]] = field(default_factory=list)  # (pool, recordsize, block_sizes)
-    hist: pl.DataFrame = field(default_factory=pl.DataFrame)  # the histograms kept (one per pool and moment)
-
-
 def histogram_summaries(hist: pl.DataFrame, default_recordsize: int) -> tuple[list, pl.DataFrame]:
     """One block_sizes summary per distinct histogram (-bb and -bbb of one pool print the same one)."""
     seen, kept, out = set(), [], []
@@ -355,9 +311,6 @@ def histogram_summaries(hist: pl.DataFrame, default_recordsize: int) -> tuple[li
 
 
 def query(con, sel) -> RecordsizeFrames:
-    from ..claims import study_claims
-    from . import fio_runs
-    from .db import frame
 
     where, params = sel.sql("f")
     stated = study_claims(sel.study)
@@ -454,8 +407,6 @@ def analyse(
 ):
     """Notebook 02 on any selection: the record model (parameters, or the selection's labelled RAIDZ layout),
     measured block sizes from zdb, and fio runs at different recordsizes compared within one workload."""
-    from . import measures, recordsize_findings
-    from .result import Result
 
     if not 9 <= ashift <= 16:  # what ZFS takes: sectors of 512 B to 64 KiB
         raise ValueError(f"ashift must be 9 to 16 (sectors of 512 B to 64 KiB), got {ashift}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..units import KiB, MiB
 from . import prose
-from .recordsize import RecordsizeFrames, RecordsizeNumbers
+from .recordsize_numbers import RecordsizeFrames, RecordsizeNumbers
 
 
 def write(res, n: RecordsizeNumbers, frames: RecordsizeFrames, sel) -> None:

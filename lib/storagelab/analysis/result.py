@@ -8,8 +8,10 @@ from typing import Any
 
 import polars as pl
 
-from .measures import SCHEMA as MEASURE_SCHEMA
 from .selection import Selection
+
+# the long form of ``measures.per_file``: one named value per raw file
+MEASURE_SCHEMA = {"target": pl.String, "metric": pl.String, "value": pl.Float64, "file_id": pl.Int64}
 
 
 @dataclass

@@ -14,10 +14,14 @@ Thumper sweep), that model predicts *less* speed per added vdev, the sum-of-vdev
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import polars as pl
 
+from ..claims import study_claims
+from . import fio_runs, measures, scaling_findings, single_disk
+from .db import frame
+from .result import Result
+from .scaling_numbers import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
 from .single_disk import (  # noqa: F401 - re-exported: the disk model lives in single_disk
     PARITY,
     against_single_disk,
@@ -29,35 +33,6 @@ from .single_disk import (  # noqa: F401 - re-exported: the disk model lives in 
 )
 
 FIO_GROUP = ("stack", "vdev_type", "vdev_width", "rw", "block_size_bytes", "direction")
-
-
-def widths(text: str) -> list[int]:
-    """``'16 15 15'`` -> ``[16, 15, 15]`` (disks per vdev, as the manifest and transcriptions list them)."""
-    try:
-        out = [int(w) for w in text.split()]
-    except ValueError:
-        raise ValueError(f"vdev widths must be whole numbers separated by spaces, got {text!r}") from None
-    if not out or min(out) < 1:
-        raise ValueError(f"vdev widths must be >= 1, got {text!r}")
-    return out
-
-
-def data_disks(vdev_type: str, vdev_widths: Sequence[int]) -> int:
-    """Disks' worth of data a pool streams (and stores): RAIDZ-p vdevs width - p each, a mirror one."""
-    if vdev_type == "mirror":
-        return len(vdev_widths)
-    if vdev_type not in PARITY:
-        raise ValueError(f"no data-disk model for vdev type {vdev_type!r}")
-    p = PARITY[vdev_type]
-    if min(vdev_widths) <= p:
-        raise ValueError(f"a {vdev_type} vdev needs more than {p} disks, got widths {list(vdev_widths)}")
-    return sum(w - p for w in vdev_widths)
-
-
-def _data_disks_or_none(vdev_type: str, vdev_widths: Sequence[int]) -> int | None:
-    """data_disks, or None for a layout the vdev type cannot build (e.g. a raidz2 vdev of 2 disks)."""
-    p = PARITY.get(vdev_type, 0)
-    return None if vdev_type != "mirror" and min(vdev_widths) <= p else data_disks(vdev_type, vdev_widths)
 
 
 def relative(
@@ -82,12 +57,6 @@ def relative(
         relative=pl.col(value) / pl.col("baseline"),
         ideal=pl.col(count) / baseline_count,
     ).with_columns(efficiency=pl.col("relative") / pl.col("ideal"))
-
-
-def direction_of(test: str) -> str | None:
-    """'read' or 'write' from a layout table's test name (zfs_send_read, dd_write, ...); None when it says neither."""
-    t = test.lower()
-    return "read" if "read" in t else "write" if "write" in t else None
 
 
 def disk_worth(direction: str | None, vdev_type: str, vdev_widths: Sequence[int]) -> int | None:
@@ -291,36 +260,7 @@ def ars_two_vdevs(claims_df: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
 
 
-@dataclass
-class ScalingFrames:
-    layouts: pl.DataFrame  # transcribed layout tables (thumper_layouts) of the selected tests
-    runs: pl.DataFrame  # fio runs (fio_runs.runs)
-    single_parts: list  # single_disk.single_disk_rows: (tool, rows, group)
-    claims: pl.DataFrame  # the study's claims.csv (stated figures)
-
-
-@dataclass
-class ScalingNumbers:
-    baseline: int
-    scaled: pl.DataFrame = field(default_factory=pl.DataFrame)  # layouts relative to the baseline vdev count
-    best: pl.DataFrame = field(default_factory=pl.DataFrame)
-    fixed_disks: int | None = None  # every layout uses this many disks (None: they differ)
-    serial: tuple | None = None  # (fitted rows, terms) of the serial-reader model
-    serial_error: str | None = None
-    labelled_runs: int = 0
-    fio_multi: pl.DataFrame = field(default_factory=pl.DataFrame)  # fio groups holding more than one vdev count
-    single: pl.DataFrame = field(default_factory=pl.DataFrame)  # layouts against one of their disks
-    rejected: pl.DataFrame = field(default_factory=pl.DataFrame)  # single-disk runs that stand for no pool's disk
-    one_mirror_disk: float | None = None  # dd write of the one-vdev mirror: one disk's speed
-    one_disk_picks: pl.DataFrame = field(default_factory=pl.DataFrame)
-    physical: dict | None = None  # mirror dd writes as physical bytes/s: the one-vdev mirror against the fastest
-    stated: pl.DataFrame = field(default_factory=pl.DataFrame)  # the Ars n = 2 figures against the rule
-
-
 def query(con, sel, tests) -> ScalingFrames:
-    from ..claims import study_claims
-    from . import fio_runs, single_disk
-    from .db import frame
 
     where, params = sel.sql("f")
     runs = fio_runs.runs(con, sel)
@@ -389,7 +329,6 @@ def mirror_physical_writes(layouts: pl.DataFrame) -> dict | None:
 def compute(frames: ScalingFrames, baseline: int, serial_test: str, record_bytes: int) -> ScalingNumbers:
     """Frames -> named numbers: layouts against one vdev, the serial-reader fit, fio runs across vdev counts, each
     layout against one of its own disks, and the study's stated figures."""
-    from . import single_disk
 
     n = ScalingNumbers(baseline)
     layouts, runs = frames.layouts, frames.runs
@@ -426,8 +365,6 @@ def analyse(
 ):
     """Notebook 01 on any selection: layout tables (speed per vdev count), fio runs labelled with a vdev layout
     compared within one workload, against the sum-of-vdevs rule, and each layout against one of its own disks."""
-    from . import measures, scaling_findings
-    from .result import Result
 
     if baseline_vdev_count < 1:
         raise ValueError("baseline_vdev_count must be >= 1")

@@ -1,4 +1,4 @@
-"""Notebook 01's sentences, written only from ``scaling.ScalingNumbers``."""
+"""Notebook 01's sentences, written only from ``scaling_numbers.ScalingNumbers``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import polars as pl
 
 from ..units import MiB
 from . import prose
-from .scaling import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
+from .scaling_numbers import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
 
 
 def write(res, n: ScalingNumbers, frames: ScalingFrames, sel) -> None:

@@ -14,6 +14,7 @@ and parsed fields only, never by file names.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 
 UNLABELLED = "(unlabelled)"
@@ -122,7 +123,6 @@ class Selection:
 
     def folder(self) -> str:
         """A folder name for this selection's reports: the study, or 'all'."""
-        import re
 
         name = self.study or "all"
         extra = [f"{k}-{v}" for k, v in self.filters().items() if k != "study"]

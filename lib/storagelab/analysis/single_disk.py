@@ -12,6 +12,8 @@ import re
 
 import polars as pl
 
+from .db import frame
+
 PARITY = {"single": 0, "raidz1": 1, "raidz2": 2, "raidz3": 3}
 
 
@@ -194,7 +196,6 @@ def rejections(rows: pl.DataFrame, group: list[str]) -> pl.DataFrame:
 def single_disk_rows(con, sel, runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame, list[str]]]:
     """(tool, rows, group) for fio runs (by workload and direction) and bonnie++ runs (by size, chunk, concurrency,
     cache and log devices; block write, block read, seeks), each row with its filesystem family."""
-    from .db import frame
 
     parts = []
     if runs.height:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..units import MiB
-from . import arc, design, fio_runs, measures, prose, stats
+from . import arc, design, fio_runs, measures, plausibility, prose, stats
+from .db import frame
 from .result import Result
 from .selection import Selection
 
@@ -72,7 +73,6 @@ def with_flags(df: pl.DataFrame, margin: float = 1.0, weak_below: float = WEAK_B
       them in a transaction group while O_DIRECT stacks send every one to the device.
 
     ``flag`` is the first of FLAGS that applies."""
-    from . import design, plausibility
 
     ranges = [printed_range(b, e) for b, e in zip(df["bw_bytes_per_s"], df["exact"], strict=True)]
     ignored = [
@@ -152,7 +152,6 @@ WHERE list_contains(?::INTEGER[], d.file_id) AND NOT coalesce(d.has_slaves, fals
 def device_latency(con, sel: Selection, file_ids: list[int]) -> pl.DataFrame:
     """Per run and member device (md/dm aggregates left out): write I/Os and mean write time per I/O (ms),
     from fio's disk statistics."""
-    from .db import frame
 
     return frame(con, DISK_SQL, [sorted(set(file_ids))])
 
@@ -449,7 +448,6 @@ def device_spreads(disks: pl.DataFrame) -> list[DeviceSpread]:
 
 def test_sizes(d: pl.DataFrame) -> TestSizes:
     """Each run's working set against the RAM its labels give (the design checks' numbers)."""
-    from . import plausibility
 
     fits, sizeless, unknown = [], [], {}
     for r in d.iter_rows(named=True):

@@ -9,43 +9,15 @@ recovers it (``resolve_unitless``).
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
 import polars as pl
 
 from ..units import MiB
-
-MAX_POWER = 4  # k, M, G, T
-
-
-def resolve_unitless(printed: float, implied_bytes: float) -> tuple[float, int]:
-    """The amount ``printed`` x 1024**k nearest (in ratio) to ``implied_bytes``; returns (bytes, k)."""
-    if printed <= 0 or implied_bytes <= 0:
-        raise ValueError("printed and implied amounts must be > 0")
-    k = min(range(MAX_POWER + 1), key=lambda p: abs(math.log(printed * 1024**p / implied_bytes)))
-    return printed * 1024**k, k
-
-
-def rates(summaries: pl.DataFrame) -> pl.DataFrame:
-    """Per summary line: rate in MiB/s, seconds, the amount rate x time implies, and the amount resolved
-    for unit-less (``suspect``) lines; ``amount_vs_implied`` = stored bytes / implied (1.0 = consistent)."""
-    out = summaries.with_columns(
-        rate_mib_s=pl.col("rate_bytes_per_s") / MiB,
-        seconds=pl.col("duration_ns") / 1e9,
-        implied_bytes=pl.col("rate_bytes_per_s") * pl.col("duration_ns") / 1e9 / pl.col("outputs"),
-    ).with_columns(amount_vs_implied=pl.col("bytes") / pl.col("implied_bytes"))
-    resolved, power = [], []
-    for r in out.select("bytes", "implied_bytes", "suspect").iter_rows(named=True):
-        if r["suspect"] and r["bytes"] and r["implied_bytes"]:
-            b, k = resolve_unitless(r["bytes"], r["implied_bytes"])
-        else:
-            b, k = r["bytes"], 0
-        resolved.append(b)
-        power.append(k)
-    return out.with_columns(
-        resolved_bytes=pl.Series(resolved, dtype=pl.Float64),
-        unit_power_lost=pl.Series(power, dtype=pl.Int64),
-    ).with_columns(resolved_vs_implied=pl.col("resolved_bytes") / pl.col("implied_bytes"))
+from . import measures, prose
+from .mbuffer import rates
+from .result import Result
+from .selection import Selection
 
 
 def relative_to(
@@ -112,46 +84,85 @@ def receiver_waits(rates_df: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def analyse(con, sel, baseline_label: str = ""):
-    """Notebook 06 on any selection: each mbuffer run's rate, relative to a baseline run (``baseline_label``, else
-    the fastest), unit-less amounts resolved, receivers' start-up waits taken out."""
-    from . import measures, prose
-    from .result import Result
+@dataclass
+class TransportFrames:
+    summaries: pl.DataFrame  # mbuffer summary lines, labelled (measures.mbuffer_frames)
+    status: pl.DataFrame  # each run's last status line
+    failed_files: int  # files of this database that failed to parse (any tool)
 
-    res = Result.start(con, sel, measures.per_file(con, sel))
-    summ, status = measures.mbuffer_frames(con, sel)
-    if summ.is_empty():
-        (failed,) = con.execute("SELECT count(*) FROM ingest_errors").fetchone()
-        res.missing.append(
-            f"no mbuffer summary for {sel.describe()}: pipe the transfer through mbuffer "
-            "(`zfs send ... | mbuffer -s 128k -m 1G 2> mbuffer.log | ...`), save its output under "
-            "data/raw/<study>/ and label each run (label names the transport)"
-            + (
-                f"; {failed} file(s) in this database failed to parse: if this study's mbuffer logs are among them, "
-                '`storagelab sql "SELECT path, line, message FROM ingest_errors"` says why'
-                if failed
-                else ""
-            )
-        )
-        return res
-    r = rates(summ)
+
+@dataclass
+class TransportNumbers:
+    rates: pl.DataFrame  # mbuffer.rates + vs_baseline, fastest first
+    status: pl.DataFrame
+    waits: pl.DataFrame  # receiver_waits
+    baseline_label: str  # the run the others are relative to
+    baseline_rate_bytes_per_s: float
+    asked_baseline: str  # the label asked for ("" when none)
+    slowest: dict  # the slowest run's row of ``rates``
+
+    @property
+    def baseline_asked_and_missing(self) -> bool:
+        return bool(self.asked_baseline) and self.asked_baseline != self.baseline_label
+
+
+def query(con, sel: Selection) -> TransportFrames:
+    summaries, status = measures.mbuffer_frames(con, sel)
+    (failed,) = con.execute("SELECT count(*) FROM ingest_errors").fetchone()
+    return TransportFrames(summaries, status, failed)
+
+
+def compute(frames: TransportFrames, baseline_label: str = "") -> TransportNumbers:
+    """Rates relative to the run labelled ``baseline_label`` (exactly one), else to the fastest."""
+    r = rates(frames.summaries)
     base = r.filter(pl.col("label") == baseline_label) if baseline_label else r.head(0)
-    if base.height != 1:
-        fastest = r.sort("rate_bytes_per_s", descending=True)["label"][0]
-        if baseline_label:
-            res.findings.append(
-                f"No single run labelled '{baseline_label}' in the selection: rates are relative to the "
-                f"fastest run, {fastest}."
-            )
-        baseline_label = fastest
-    r = relative_to(r, baseline_label).sort("rate_bytes_per_s", descending=True)
-    res.frames.update(rates=r, status=status)
-    res.file_ids = r["file_id"].to_list() + status["file_id"].to_list()
-    res.findings.append(
-        f"{r.height} mbuffer run(s) for {sel.describe()}; baseline {baseline_label} at "
-        f"{prose.rate(r.filter(pl.col('label') == baseline_label)['rate_bytes_per_s'][0])}."
+    chosen = baseline_label if base.height == 1 else r.sort("rate_bytes_per_s", descending=True)["label"][0]
+    r = relative_to(r, chosen).sort("rate_bytes_per_s", descending=True)
+    return TransportNumbers(
+        rates=r,
+        status=frames.status,
+        waits=receiver_waits(r),
+        baseline_label=chosen,
+        baseline_rate_bytes_per_s=r.filter(pl.col("label") == chosen)["rate_bytes_per_s"][0],
+        asked_baseline=baseline_label,
+        slowest=r.row(-1, named=True),
     )
-    for x in r.filter(pl.col("label") != baseline_label).iter_rows(named=True):
+
+
+def missing(frames: TransportFrames, sel: Selection) -> str:
+    return (
+        f"no mbuffer summary for {sel.describe()}: pipe the transfer through mbuffer "
+        "(`zfs send ... | mbuffer -s 128k -m 1G 2> mbuffer.log | ...`), save its output under "
+        "data/raw/<study>/ and label each run (label names the transport)"
+        + (
+            f"; {frames.failed_files} file(s) in this database failed to parse: if this study's mbuffer logs are "
+            'among them, `storagelab sql "SELECT path, line, message FROM ingest_errors"` says why'
+            if frames.failed_files
+            else ""
+        )
+    )
+
+
+def _buffer_words(pct: float) -> str:
+    if pct >= 90:
+        return " (full: the consumer after mbuffer was the limit)"
+    if pct <= 10:
+        return " (empty: the producer before mbuffer was the limit)"
+    return ""
+
+
+def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
+    """Sentences, headline and verdict from the numbers only."""
+    base, r = n.baseline_label, n.rates
+    if n.baseline_asked_and_missing:
+        res.findings.append(
+            f"No single run labelled '{n.asked_baseline}' in the selection: rates are relative to the "
+            f"fastest run, {base}."
+        )
+    res.findings.append(
+        f"{r.height} mbuffer run(s) for {sel.describe()}; baseline {base} at {prose.rate(n.baseline_rate_bytes_per_s)}."
+    )
+    for x in r.filter(pl.col("label") != base).iter_rows(named=True):
         res.findings.append(
             f"{x['label']}: {prose.rate(x['rate_bytes_per_s'])}, {x['vs_baseline']:.1%} of the baseline."
         )
@@ -161,9 +172,7 @@ def analyse(con, sel, baseline_label: str = ""):
             f"{prose.size(x['implied_bytes'])}, so the amount is 10000 x 1024^{x['unit_power_lost']} B = "
             f"{prose.size(x['resolved_bytes'])}."
         )
-    waits = receiver_waits(r)
-    res.frames["waits"] = waits
-    for w in waits.iter_rows(named=True):
+    for w in n.waits.iter_rows(named=True):
         res.findings.append(
             f"{w['receiver']}: its clock ran {w['wait_s']:.1f} s longer than {w['sender']} for the same "
             f"{prose.size(w['amount_bytes'])}; without that wait it received at "
@@ -171,32 +180,36 @@ def analyse(con, sel, baseline_label: str = ""):
             f"That is the amount over {w['sender']}'s time, so it equals the sender's rate by construction: it "
             "shows what the receiver's printed rate lost to waiting, not a second measurement of the transfer."
         )
-    for s in status.iter_rows(named=True):
+    for s in n.status.iter_rows(named=True):
         if s["buffer_fill_pct"] is not None:
             res.findings.append(
                 f"{s['label']}: last status line in {prose.rate(s['in_rate_bytes_per_s'])}, buffer "
-                f"{s['buffer_fill_pct']:.0f} % full"
-                + (
-                    " (full: the consumer after mbuffer was the limit)"
-                    if s["buffer_fill_pct"] >= 90
-                    else " (empty: the producer before mbuffer was the limit)"
-                    if s["buffer_fill_pct"] <= 10
-                    else ""
-                )
-                + "."
+                f"{s['buffer_fill_pct']:.0f} % full{_buffer_words(s['buffer_fill_pct'])}."
             )
     res.headline = {
-        x["label"]: f"{x['rate_mib_s']:.1f} MiB/s ({x['vs_baseline']:.0%} of {baseline_label})"
-        for x in r.iter_rows(named=True)
+        x["label"]: f"{x['rate_mib_s']:.1f} MiB/s ({x['vs_baseline']:.0%} of {base})" for x in r.iter_rows(named=True)
     }
-    for w in waits.iter_rows(named=True):  # a receiver's printed rate includes its wait for the sender
+    for w in n.waits.iter_rows(named=True):  # a receiver's printed rate includes its wait for the sender
         res.headline[w["receiver"]] = (
             f"{w['corrected_rate_bytes_per_s'] / MiB:.1f} MiB/s without its {w['wait_s']:.1f} s start-up wait "
             f"(the sender's rate, by construction; printed {w['receiver_rate_bytes_per_s'] / MiB:.1f})"
         )
-    slow = r.row(-1, named=True)
+    slow = n.slowest
     res.verdict = (
-        f"Slowest transport: {slow['label']} at {slow['rate_mib_s']:.1f} MiB/s, {slow['vs_baseline']:.1%} "
-        f"of {baseline_label}."
+        f"Slowest transport: {slow['label']} at {slow['rate_mib_s']:.1f} MiB/s, {slow['vs_baseline']:.1%} of {base}."
     )
+
+
+def analyse(con, sel: Selection, baseline_label: str = "") -> Result:
+    """Notebook 06 on any selection: each mbuffer run's rate, relative to a baseline run (``baseline_label``, else
+    the fastest), unit-less amounts resolved, receivers' start-up waits taken out. query -> compute -> findings."""
+    res = Result.start(con, sel, measures.per_file(con, sel))
+    frames = query(con, sel)
+    if frames.summaries.is_empty():
+        res.missing.append(missing(frames, sel))
+        return res
+    n = compute(frames, baseline_label)
+    res.frames.update(rates=n.rates, status=n.status, waits=n.waits)
+    res.file_ids = n.rates["file_id"].to_list() + n.status["file_id"].to_list()
+    findings(res, n, sel)
     return res

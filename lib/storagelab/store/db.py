@@ -4,9 +4,7 @@ are inserted (an Arrow table per statement)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import time
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,68 +12,16 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from .. import paths
-from ..errors import DatabaseBusyError
+from .. import __version__
+from ..database import EXTRA_DDL, connect, schema_signature  # noqa: F401 - store.connect, store.schema_signature
+from ..parsers import modules, parser_version, source_hash
 from ..schema import ddl
 from . import faults
-from .faults import StoreError
 
-# created with the tables (and part of the schema signature): a path is stored once
-EXTRA_DDL = ["CREATE UNIQUE INDEX IF NOT EXISTS files_path ON files (path)"]
 # DuckDB keeps written pages cached up to its limit (default 80 % of RAM): an ingest would hold the database in
 # memory; pages past this limit are read back from the file when needed. 160 MB: 100,000 fio JSON files peak at
 # 455 MiB for the whole ingest (537 MiB at 256 MB), in the same time; a 500 MB log at 281 MiB (benchmarks/)
 INGEST_MEMORY_MB = 160
-
-
-def connect(
-    db_path: Path | str | None = None, *, read_only: bool = False, wait: float = 0.0, wait_option: str | None = None
-) -> duckdb.DuckDBPyConnection:
-    """Open the database. Another process holding it gives DatabaseBusyError (after waiting up to
-    ``wait`` s; its message names ``wait_option`` when the command has one); a database that
-    cannot be opened (a folder, not DuckDB, corrupt, read-only) gives StoreError."""
-    db = Path(db_path or paths.DB)
-    if db.is_dir():
-        raise StoreError(f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}")
-    if read_only and not db.exists():
-        raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
-    if not read_only:
-        try:
-            db.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise StoreError(f"cannot create the folder {db.parent}: {e.strerror or e}") from None
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            return _database_file(duckdb.connect(str(db), read_only=read_only), db)
-        except duckdb.IOException as e:
-            if "could not set lock" not in str(e).lower() and "conflicting lock" not in str(e).lower():
-                raise StoreError(faults.describe(db, e)) from None
-            if time.monotonic() >= deadline:
-                retry = f"retry with {wait_option} SECONDS" if wait_option else "retry when it has finished"
-                raise DatabaseBusyError(
-                    f"{db} is in use by another process ({'a writer' if read_only else 'an ingest or an open notebook'}); "
-                    f"close it or {retry}. DuckDB said: {faults.first_line(e)}"
-                ) from None
-            time.sleep(0.2)
-        except duckdb.Error as e:
-            raise StoreError(faults.describe(db, e)) from None
-
-
-def _database_file(con: duckdb.DuckDBPyConnection, db: Path) -> duckdb.DuckDBPyConnection:
-    """``con``, when it is the database file ``db``. DuckDB opens a path ending in .csv, .parquet or .json as
-    an in-memory database holding that file as a table: an ingest there would report success and keep
-    nothing."""
-    # fetchall: a result left unfinished would stop the caller's next con.sql() (DuckDB 2)
-    path = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
-    if not path or path[0][0] is None:
-        con.close()
-        raise StoreError(faults.data_file_given(db))
-    return con
-
-
-def schema_signature() -> str:
-    return hashlib.sha256("\n".join(ddl() + EXTRA_DDL).encode()).hexdigest()[:16]
 
 
 def code_signature() -> str:
@@ -83,8 +29,6 @@ def code_signature() -> str:
     base.py, units.py, schema.py, manifest.py and the package version): while it is unchanged,
     the schema and parser versions recorded in ``meta`` hold, and an ingest with nothing to parse
     need not import (and compile the regular expressions of) every parser."""
-    from .. import __version__
-    from ..parsers import source_hash
 
     here = Path(__file__).parent.parent
     files = sorted((here / "parsers").rglob("*.py")) + [here / n for n in ("units.py", "schema.py", "manifest.py")]
@@ -133,7 +77,6 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, code: str | None = None) -> bo
 
 def current_parser_versions() -> dict[str, str]:
     """tool -> parser_version of the code as it is now (imports every parser)."""
-    from ..parsers import modules, parser_version
 
     return {m.TOOL: parser_version(m) for m in modules()}
 

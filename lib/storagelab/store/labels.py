@@ -8,6 +8,7 @@ import os
 
 import pyarrow as pa
 
+from .. import paths
 from ..manifest import LABEL_COLUMNS, Manifest
 from ..schema import all_tables
 from . import arrow, db, faults
@@ -86,7 +87,6 @@ def apply(con, manifest: Manifest, applied: str | None = None) -> int:
 
 def _hidden(key: str) -> bool:
     """A file that is there but hidden (it, or a folder it is in, starts with '.'): the listing leaves it out."""
-    from .. import paths
 
     if not any(p.startswith(".") and p not in (".", "..") for p in key.split("/")):
         return False

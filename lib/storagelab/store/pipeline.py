@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+from tqdm import tqdm
 
 from .. import ignore, paths
 from ..manifest import LABEL_COLUMNS, Manifest, ManifestError
@@ -427,7 +428,6 @@ def _progress(total: int, progress) -> Callable[[int], None]:
         return step
     if progress is False or total < 20:
         return lambda n: None
-    from tqdm import tqdm
 
     bar = tqdm(total=total, unit="file", file=sys.stderr, mininterval=0.5, leave=False)
     return bar.update

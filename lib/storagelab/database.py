@@ -1,0 +1,138 @@
+"""Opening the database file, the one piece the ingest (``store``) and the read side (``analysis.db``, ``dataset``)
+share: ``connect`` with its one-line errors, the schema signature a database is checked against, and the fault
+injection the tests use. Nothing here loads the ingest or a parser."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import time
+from pathlib import Path
+
+import duckdb
+
+from . import paths
+from .errors import DatabaseBusyError, StoreError
+from .schema import ddl
+
+# created with the tables (and part of the schema signature): a path is stored once
+EXTRA_DDL = ["CREATE UNIQUE INDEX IF NOT EXISTS files_path ON files (path)"]
+
+
+_FAULT = os.environ.get("STORAGELAB_FAULT")  # tests only: "stage" or "stage:N" (see inject)
+_FAULT_SEEN: dict[str, int] = {}
+
+
+def inject(stage: str) -> None:
+    """Fault injection for tests/test_store_faults.py: with STORAGELAB_FAULT=stage[:N] the process
+    SIGKILLs itself the N-th time (default 1st) it reaches ``stage``. A no-op otherwise. Callers
+    call it as ``faults.inject(...)`` so that a test may replace it."""
+    if _FAULT is None:
+        return
+    name, _, n = _FAULT.partition(":")
+    if name == stage:
+        _FAULT_SEEN[stage] = k = _FAULT_SEEN.get(stage, 0) + 1
+        if k >= int(n or 1):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def data_file_given(db: Path) -> str:
+    """The line for a --db that names a CSV, Parquet or JSON file (DuckDB opens one as an in-memory database)."""
+    return (
+        f"{db} is not a DuckDB database file: DuckDB reads it as a data file (CSV, Parquet, JSON). --db takes "
+        f"a database file, e.g. {db.with_suffix('.duckdb')}"
+    )
+
+
+def describe(db: Path, e: BaseException, *, opening: bool = True) -> str:
+    """One line for a database or disk fault: what happened and what to do. ``opening``: the
+    database could not be opened (else: it failed while an ingest wrote it)."""
+    said = first_line(e)
+    low = str(e).lower()
+    if (
+        "no space left" in low
+        or "file too large" in low
+        or "disk is full" in low
+        or getattr(e, "errno", None) in (28, 27)
+    ):
+        return (
+            f"{db}: disk full ({said}). Every file committed before it is in the database; free some "
+            "space and run ingest again to finish"
+        )
+    if "in-memory database in read-only mode" in low:  # DuckDB's answer to a CSV/JSON/Parquet file given as --db
+        return data_file_given(db)
+    if "read-only" in low or "read only" in low or "permission denied" in low or getattr(e, "errno", None) in (13, 30):
+        return (
+            f"{db}: cannot write ({said}): the file, its folder or the filesystem is read-only. "
+            "Use --db with a writable place; `storagelab sql` and the notebooks can still read it"
+        )
+    if "is a directory" in low:
+        return f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}"
+    damaged = ("corrupt", "checksum", "not a valid", "could not read enough bytes", "truncated")
+    if isinstance(e, duckdb.Error) and (opening or any(w in low for w in damaged)):
+        return (
+            f"{db} is not a usable DuckDB database ({said}): it may be truncated, corrupt or another kind "
+            "of file. Move it away (or delete it: ingest rebuilds the database from the raw files)"
+        )
+    if isinstance(e, duckdb.Error):
+        return (
+            f"{db}: the database failed during the ingest ({said}). Every file committed before it is in "
+            "the database; run ingest again"
+        )
+    return f"{db}: {said}"
+
+
+def connect(
+    db_path: Path | str | None = None, *, read_only: bool = False, wait: float = 0.0, wait_option: str | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Open the database. Another process holding it gives DatabaseBusyError (after waiting up to
+    ``wait`` s; its message names ``wait_option`` when the command has one); a database that
+    cannot be opened (a folder, not DuckDB, corrupt, read-only) gives StoreError."""
+    db = Path(db_path or paths.DB)
+    if db.is_dir():
+        raise StoreError(f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}")
+    if read_only and not db.exists():
+        raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
+    if not read_only:
+        try:
+            db.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the folder {db.parent}: {e.strerror or e}") from None
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return _database_file(duckdb.connect(str(db), read_only=read_only), db)
+        except duckdb.IOException as e:
+            if "could not set lock" not in str(e).lower() and "conflicting lock" not in str(e).lower():
+                raise StoreError(describe(db, e)) from None
+            if time.monotonic() >= deadline:
+                retry = f"retry with {wait_option} SECONDS" if wait_option else "retry when it has finished"
+                raise DatabaseBusyError(
+                    f"{db} is in use by another process ({'a writer' if read_only else 'an ingest or an open notebook'}); "
+                    f"close it or {retry}. DuckDB said: {first_line(e)}"
+                ) from None
+            time.sleep(0.2)
+        except duckdb.Error as e:
+            raise StoreError(describe(db, e)) from None
+
+
+def _database_file(con: duckdb.DuckDBPyConnection, db: Path) -> duckdb.DuckDBPyConnection:
+    """``con``, when it is the database file ``db``. DuckDB opens a path ending in .csv, .parquet or .json as
+    an in-memory database holding that file as a table: an ingest there would report success and keep
+    nothing."""
+    # fetchall: a result left unfinished would stop the caller's next con.sql() (DuckDB 2)
+    path = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    if not path or path[0][0] is None:
+        con.close()
+        raise StoreError(data_file_given(db))
+    return con
+
+
+def schema_signature() -> str:
+    return hashlib.sha256("\n".join(ddl() + EXTRA_DDL).encode()).hexdigest()[:16]

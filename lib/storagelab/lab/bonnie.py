@@ -1,0 +1,129 @@
+"""``storagelab lab bonnie``: bonnie++ runs saved, labelled and ingested."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+from ..units import MiB
+from .fio import (
+    _catch_stop_signals,
+    _dies_with_us,
+    _ingest,
+    _restore_signals,
+    output_slots,
+    saved_commands,
+    slot_labels,
+)
+from .manifest import _notes, append_manifest, manifest_for, manifest_row, sanity_flags
+from .system import describe_system, describe_target
+
+
+def run_bonnie(
+    *,
+    target: Path,
+    out: Path,
+    size_bytes: int | None,
+    db: Path | None,
+    files: int = 16,
+    bonnie="bonnie++",
+    ingest: bool = True,
+    labels: dict | None = None,
+    repeat: int = 1,
+    log=print,
+) -> int:
+    """``repeat`` bonnie++ runs (file size 2 x RAM unless ``size_bytes``), saved as OUT/bonnie-<size>m-n<files>.txt,
+    then -2, -3 ...; an output already saved by the same command counts (a re-run resumes), one made by another
+    command (other target) is kept. Ctrl-C discards the running one and keeps, labels and ingests the others."""
+    system = describe_system()
+    ram = system["ram_bytes"]
+    size = size_bytes or 2 * ram
+    size_mib = max(1, size // MiB if size_bytes else -(-size // MiB))  # the default: 2 x RAM, rounded up to MiB
+    # bonnie++ refuses a file size below twice the RAM it is told: tell it half the file size
+    ram_mib = min(ram // MiB, size_mib // 2) or 1
+    target.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    # bonnie++ works in a folder of its own under the target, removed after each run: a run killed mid-way
+    # (Ctrl-C) leaves no Bonnie.NNNN file of twice the RAM behind
+    work = target / ".storagelab-bonnie"
+    argv = [bonnie, "-d", str(work), "-s", str(size_mib), "-r", str(ram_mib), "-n", str(files), "-m", system["host"]]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv += ["-u", "root"]
+    tinfo = describe_target(target)
+    flags = sanity_flags(
+        target_info=tinfo,
+        direct=0,
+        total_bytes=size_mib * MiB,
+        ram=ram,
+        numjobs=1,
+        shared_file=False,
+        l2arc_bytes=tinfo.get("l2arc_bytes", 0),
+        rw="readwrite",
+    )
+    if size_mib * MiB < 2 * ram:
+        flags.append(f"bonnie++ file size {size_mib} MiB below 2 x RAM ({2 * ram // MiB} MiB), set with --size")
+    manifest = manifest_for(out)
+    stem = f"bonnie-{size_mib}m-n{files}"
+    slots = output_slots(stem, out, saved_commands(manifest), repeat, lambda _: shlex.join(argv), "bonnie", log)
+    todo = [rid for rid, done in slots if not done]
+    labels_of = slot_labels(f"bonnie++ {size_mib} MiB", stem, [rid for rid, _ in slots])
+    if len(todo) < len(slots):
+        log(f"lab bonnie: {len(slots) - len(todo)} of {len(slots)} runs already saved in {out}: skipped (resume)")
+    for f in flags if todo else ():
+        log(f"  sanity: {f}")
+    saved: list[Path] = []
+    rc = 0
+    stop: list[int] = []
+
+    def on_signal(signum, frame):  # SIGTERM and SIGHUP as Ctrl-C: the running bonnie++ is killed, its run discarded
+        stop.append(signum)
+        raise KeyboardInterrupt
+
+    old_handlers = _catch_stop_signals(on_signal)
+    try:
+        for i, rid in enumerate(todo, 1):
+            dest = out / f"{rid}.txt"
+            log(f"[{i}/{len(todo)}] lab bonnie: {shlex.join(argv)} > {dest.name}")
+            part = out / f".{rid}.txt.part"  # hidden: an ingest skips it should this process be killed outright
+            try:
+                work.mkdir(exist_ok=True)
+                with open(part, "wb") as fh:
+                    # killed on KeyboardInterrupt, and with this process however it dies
+                    p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE, preexec_fn=_dies_with_us())
+            except KeyboardInterrupt:
+                part.unlink(missing_ok=True)
+                log(f"interrupted: {rid} discarded; {len(saved)} completed runs kept (a re-run resumes)")
+                rc = 128 + (stop[0] if stop else 2)
+                break
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            if p.returncode != 0:
+                log(f"bonnie++ failed ({p.returncode}): {p.stderr.decode(errors='replace').strip()[-500:]}")
+                part.unlink(missing_ok=True)
+                rc = 1
+                continue
+            saved.append(
+                _keep_bonnie(part, dest, rid, labels_of, size_mib, system, tinfo, flags, argv, manifest, labels)
+            )
+    finally:
+        _restore_signals(old_handlers)
+    outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
+    ingested = _ingest(outputs, db, manifest) if ingest else 0  # the new ones, and any saved but not yet ingested
+    return rc or ingested
+
+
+def _keep_bonnie(part, dest, rid, labels_of, size_mib, system, tinfo, flags, argv, manifest, labels) -> Path:
+    """A finished bonnie++ run: its output under its name, its manifest row written."""
+    part.rename(dest)
+    version = None
+    m = re.search(r"Version\s+([0-9][0-9.a-z]*)", dest.read_text(errors="replace"))
+    if m:
+        version = f"bonnie++ {m.group(1)}"
+    notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MiB})
+    label = labels_of[rid]
+    append_manifest(manifest, [manifest_row(dest, manifest.parent, label, system, tinfo, argv, notes, labels)])
+    return dest

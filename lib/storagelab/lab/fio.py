@@ -1,0 +1,392 @@
+"""``storagelab lab fio``: the fio matrix (each run saved, labelled, checked against the devices, ingested)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from functools import partial
+from pathlib import Path
+
+from .. import paths, procs
+from ..devices import beyond_class
+from ..errors import DatabaseBusyError, ParseError
+from ..parsers import parse_bytes
+from ..procs import die_with_parent, kill_descendants
+from ..repeat_auto import repeat_until_settled
+from ..store import ingest
+from .manifest import _notes, append_manifest, manifest_for, manifest_row, sanity_flags
+from .presets import Run, _size_bytes
+from .system import _cmd, describe_system, describe_target
+
+
+def _dies_with_us():
+    """A preexec_fn for a benchmark child: the kernel kills it when this process dies, however it dies (SIGKILL,
+    the OOM killer), so no orphaned benchmark goes on writing into OUT after the lab is gone."""
+    return partial(die_with_parent, signal.SIGKILL, os.getpid())
+
+
+def _guard() -> subprocess.Popen:
+    """A watcher that kills a process and its descendants when this process dies, however it dies; started
+    before the benchmark (so it is ready when fio forks its jobs), then told the benchmark's pid with
+    ``_guard_on``; ended with ``.kill()`` (SIGKILL: it does not fire) once the benchmark is over. It ignores
+    Ctrl-C (the lab stops fio itself), and SIGTERM is blocked until its handler is set."""
+    argv = [sys.executable, "-I", procs.__file__, str(os.getpid())]  # -I: the standard library only, quick to start
+    return subprocess.Popen(argv, stdin=subprocess.PIPE, preexec_fn=_guard_preexec)
+
+
+def _guard_on(guard: subprocess.Popen, pid: int) -> None:
+    try:
+        guard.stdin.write(f"{pid}\n".encode())
+        guard.stdin.close()
+    except OSError:  # pragma: no cover - the guard is gone
+        pass
+
+
+def _guard_preexec() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # stays ignored through exec: no KeyboardInterrupt traceback
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    die_with_parent(signal.SIGTERM)
+
+
+STOP_GRACE_S = 10.0  # seconds fio has to end after SIGTERM (Ctrl-C, kill) before it and its jobs are killed
+
+
+def _wait_for_fio(p: subprocess.Popen, stop: list[int]) -> bytes:
+    """fio's stderr once it has ended. Once the lab is told to stop (``stop``), fio gets STOP_GRACE_S to end:
+    fio signalled during its start-up was seen to hang for ever (main in a futex wait, its job running on), and
+    the lab with it; then fio and its jobs are killed."""
+    stopped_at = None
+    while True:
+        try:
+            return p.communicate(timeout=0.5)[1] or b""
+        except subprocess.TimeoutExpired:
+            if stop and stopped_at is None:
+                stopped_at = time.monotonic()
+            if stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE_S:
+                kill_descendants(p.pid)
+                p.kill()
+
+
+def _fmt_s(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else (f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
+
+
+def _ingest(files: list[Path], db: Path | None, manifest: Path) -> int:
+    if not files:
+        return 0
+
+    db_path = Path(db) if db else paths.DB
+    try:
+        s = ingest([str(f) for f in files], db_path=db_path, manifest_path=manifest, progress=False)
+    except DatabaseBusyError:
+        print(
+            f"storagelab lab: the runs are saved but not ingested: {db_path} is in use by another process; run this "
+            "lab command again when it is free (it ingests the saved runs and runs nothing again)",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"ingest: {s.line()}")
+    for e in s.errors:
+        print(f"error: {e}", file=sys.stderr)
+    return 1 if s.failed else 0
+
+
+def _run_files(out: Path, run_id: str) -> list[Path]:
+    return sorted(
+        p
+        for p in out.glob(f"{run_id}*")
+        if p.name == f"{run_id}.txt"
+        or re.fullmatch(re.escape(run_id) + r"_(bw|iops|lat|clat|slat|clat_hist)(\.\d+)?\.log", p.name)
+    )
+
+
+def saved_commands(manifest: Path) -> dict[str, str]:
+    """path -> command of the manifest's rows (paths relative to the manifest's folder); {} without a manifest."""
+    if not manifest.exists():
+        return {}
+    with open(manifest, newline="", encoding="utf-8") as fh:
+        return {(r.get("path") or "").strip(): r.get("command") or "" for r in csv.DictReader(fh)}
+
+
+def output_slots(stem: str, out: Path, saved: dict[str, str], repeat: int, command_of, tool: str, log=print):
+    """Where ``repeat`` outputs of one command go in OUT, and whether each is already saved: ``(id, done)`` for ids
+    STEM, STEM-2, STEM-3 ... (output ``OUT/<id>.txt``); an id whose saved output was made by another command (its
+    manifest row says) is skipped over, one whose output has no manifest row is taken as this command's.
+    ``command_of(id)``: the command line that id's run would have."""
+    root = manifest_for(out).parent.resolve()
+    slots: list[tuple[str, bool]] = []
+    k = 1
+    while len(slots) < repeat:
+        rid = stem if k == 1 else f"{stem}-{k}"
+        output = out / f"{rid}.txt"
+        k += 1
+        if not output.exists():
+            slots.append((rid, False))
+            continue
+        command = saved.get(output.resolve().relative_to(root).as_posix())
+        if command is None or command == command_of(rid):
+            slots.append((rid, True))
+        else:
+            log(f"lab {tool}: {output.name} in {out} was made by another command: kept, this run gets the next id")
+    return slots
+
+
+def slot_labels(name: str, stem: str, ids: list[str]) -> dict[str, str]:
+    """The labels of one command's runs, saved as ``ids`` (its slots, in order): ``name``, then ``name (run 2)``
+    ..., the form the analyses take out to find repeats of one configuration (stacks.repeats). When the command's
+    first id is not ``stem`` (a run of another command holds it: another target, size ...), its runs are
+    ``name [ID]``, ``name [ID] (run 2)`` ...: not taken for repeats of that other command."""
+    base = name if not ids or ids[0] == stem else f"{name} [{ids[0]}]"
+    return {rid: base if k == 0 else f"{base} (run {k + 1})" for k, rid in enumerate(ids)}
+
+
+def run_slots(run: Run, out: Path, saved: dict[str, str], repeat: int = 1, log=print) -> list[tuple[Run, bool]]:
+    """``output_slots`` of one fio run: the run under each id (its name and logs follow the id)."""
+
+    def named(rid: str) -> Run:
+        return run if rid == run.run_id else run.renamed(rid, out)
+
+    slots = output_slots(run.run_id, out, saved, repeat, lambda rid: shlex.join(named(rid).argv), "fio", log)
+    return [(named(rid), done) for rid, done in slots]
+
+
+def run_fio_matrix(
+    runs: list[Run],
+    *,
+    target: Path,
+    out: Path,
+    db: Path | None = None,
+    labels: dict | None = None,
+    ingest: bool = True,
+    shared_file: bool = False,
+    fio: str = "fio",
+    device_limit: float | None = None,
+    repeat: int = 1,
+    log=print,
+) -> int:
+    """Run each fio command ``repeat`` times, save and label its files, ingest them. A run already saved in OUT
+    with the same command is not run again (a re-run resumes); a saved run of the same id made with another command
+    (other size, runtime, target ...) is kept, and this one is saved as ``RUNID-2`` (the next free id).
+    ``device_limit``: what the devices can deliver, bytes/s; a run measured faster is flagged (cache)."""
+    target.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    version = _cmd([fio, "--version"])
+    system = describe_system()
+    tinfo = describe_target(target)
+    manifest = manifest_for(out)
+    root = manifest.parent
+    saved = saved_commands(manifest)
+    planned = [(slot, done, r.run_id) for r in runs for slot, done in run_slots(r, out, saved, repeat, log=log)]
+    todo = [r for r, done, _ in planned if not done]
+    label_of: dict[str, str] = {}
+    for stem in dict.fromkeys(stem for _, _, stem in planned):  # each command's slots, in order
+        label_of.update(slot_labels(stem, stem, [r.run_id for r, _, s in planned if s == stem]))
+    if len(todo) < len(planned):
+        log(f"lab fio: {len(planned) - len(todo)} of {len(planned)} runs already saved in {out}: skipped (resume)")
+    done_files: list[Path] = []
+    started = time.monotonic()
+    spent: list[float] = []
+
+    def _run_one(i: int, run: Run) -> None:
+        est_each = (sum(spent) / len(spent)) if spent else run.runtime_s + 2
+        left = len(todo) - i
+        log(f"[{i}/{len(todo)}] {run.run_id}: {left} left after this, about {_fmt_s(est_each * (left + 1))} to go")
+        shared = shared_file or run.shared_file
+        total = _size_bytes(run.size) * (1 if shared else run.numjobs)
+        flags = sanity_flags(
+            target_info=tinfo,
+            direct=run.direct,
+            total_bytes=total,
+            ram=system["ram_bytes"],
+            numjobs=run.numjobs,
+            shared_file=shared,
+            l2arc_bytes=tinfo.get("l2arc_bytes", 0),
+            rw=run.rw,
+        )
+        for f in flags:
+            log(f"  sanity: {f}")
+        part = out / f".{run.run_id}.txt.part"  # hidden: an ingest skips it should this process be killed outright
+        t0 = time.monotonic()
+        with open(part, "wb") as fh:
+            # fio and its job processes are killed by a guard should this process be killed outright
+            guard = _guard()
+            try:
+                p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
+                _guard_on(guard, p.pid)
+                current[:] = [p]
+                err = _wait_for_fio(p, stop)
+            finally:
+                guard.kill()
+                guard.wait()
+            current.clear()
+        if stop:  # fio may have stopped early and still written everything: not a complete run
+            for f in _run_files(out, run.run_id) + [part]:
+                f.unlink(missing_ok=True)
+            log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
+            return
+        if p.returncode != 0:
+            # kept outside OUT (under data/raw/ every file needs a manifest row and must parse), in a folder of
+            # this run's own (mkdtemp: a new name, mode 0700): never a fixed path another user could plant a
+            # symlink at, which the lab (as root) would write through
+
+            if not failed_dir:
+                failed_dir.append(Path(tempfile.mkdtemp(prefix="storagelab-lab-failed-")))
+            keep = failed_dir[0] / f"{run.run_id}.txt"
+            shutil.move(str(part), keep)
+            log(f"  fio failed ({p.returncode}), output kept in {keep}: {err.decode(errors='replace').strip()[-500:]}")
+            failed.append(run.run_id)
+            for f in _run_files(out, run.run_id):
+                f.unlink(missing_ok=True)
+            return
+        part.rename(out / f"{run.run_id}.txt")
+        spent.append(time.monotonic() - t0)
+        files = _run_files(out, run.run_id)
+        empty = [f for f in files if f.stat().st_size == 0]
+        for f in empty:  # e.g. slat with a synchronous ioengine: fio writes the file, with no line
+            f.unlink()
+        files = [f for f in files if f not in empty]
+        for f in cache_flags(out / f"{run.run_id}.txt", device_limit, tinfo.get("devices"), _size_bytes(run.bs)):
+            log(f"  sanity: {f}")
+            flags.append(f)
+        notes = _notes(
+            system, tinfo, version, flags, {"empty logs not kept": ",".join(f.name for f in empty)} if empty else None
+        )
+        extra = {**({"device_limit_bytes_per_s": device_limit} if device_limit else {}), **(labels or {})}
+        append_manifest(
+            manifest,
+            [manifest_row(f, root, label_of[run.run_id], system, tinfo, run.argv, notes, extra) for f in files],
+        )
+        done_files.extend(files)
+
+    failed: list[str] = []
+    failed_dir: list[Path] = []  # where failed runs' output is kept (made at the first failure)
+    stop: list[int] = []  # Ctrl-C: the running fio is stopped and its run discarded; completed runs stay
+    current: list[subprocess.Popen] = []
+
+    def on_sigint(signum, frame):
+        stop.append(signum)
+        for proc in current:
+            if proc.poll() is None:
+                proc.terminate()
+
+    old_handler = _catch_stop_signals(on_sigint)
+    try:
+        for i, run in enumerate(todo, 1):
+            if stop:
+                break
+            _run_one(i, run)
+    finally:
+        _restore_signals(old_handler)
+    log(
+        f"lab fio: {len(done_files)} files from {len(spent)} runs in {_fmt_s(time.monotonic() - started)}; "
+        + (f"manifest {manifest}" if done_files else "nothing new to label")
+    )
+    # the new runs, and any saved before but not yet in the database (an ingest that failed or was stopped: a
+    # re-run resumes it; the ingest skips the files it already has)
+    saved_files = [
+        f for slot, _, _ in planned if (out / f"{slot.run_id}.txt").exists() for f in _run_files(out, slot.run_id)
+    ]
+    rc = _ingest(saved_files, db, manifest) if ingest else 0
+    if failed:
+        log(f"lab fio: {len(failed)} runs failed: {', '.join(failed)}")
+    return 128 + stop[0] if stop else (1 if failed else rc)  # 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
+
+
+def run_fio_auto(
+    runs: list[Run],
+    *,
+    out: Path,
+    db: Path | None,
+    ingest: bool,
+    tolerance_pct: float,
+    min_runs: int,
+    max_runs: int,
+    log=print,
+    **matrix,
+) -> int:
+    """``--repeat auto``: each run repeated until the spread of its bandwidth settles (``repeat_auto``), then the
+    saved runs ingested once. ``matrix``: the other arguments of ``run_fio_matrix``."""
+    by_id = {r.run_id: r for r in runs}
+    manifest = manifest_for(out)
+
+    def run_round(ids: list[str], k: int) -> int:
+        return run_fio_matrix([by_id[i] for i in ids], out=out, db=db, ingest=False, repeat=k, log=log, **matrix)
+
+    def outputs_of(rid: str, k: int) -> list[Path]:
+        slots = run_slots(by_id[rid], out, saved_commands(manifest), k, log=lambda *_: None)
+        return [out / f"{slot.run_id}.txt" for slot, _ in slots if (out / f"{slot.run_id}.txt").exists()]
+
+    rc, states = repeat_until_settled(
+        list(by_id),
+        run_round=run_round,
+        outputs_of=outputs_of,
+        tolerance_pct=tolerance_pct,
+        min_runs=min_runs,
+        max_runs=max_runs,
+        log=log,
+    )
+    if not ingest:
+        return rc
+    files = [f for s in states for p in outputs_of(s.run_id, s.n) for f in _run_files(out, p.name.removesuffix(".txt"))]
+    ingest_rc = _ingest(files, db, manifest) if files else 0
+    return rc or ingest_rc
+
+
+def cache_flags(
+    output: Path, device_limit: float | None, devices: list[dict] | None = None, bs_bytes: int | None = None
+) -> list[str]:
+    """Flags for directions of a saved fio output whose bandwidth exceeds what the devices can deliver: the
+    typed ``device_limit`` (bytes/s), and without typing, the physical range of the devices' class (a rotational
+    disk, SATA, NVMe ... ``devices.beyond_class``; a virtual disk is said to be one)."""
+    if not device_limit and not devices:
+        return []
+
+    try:
+        parsed, _ = parse_bytes(output.read_bytes(), str(output))
+    except (ParseError, OSError) as e:
+        return [f"could not read the run's output to check it against the device limit: {e}"]
+    final = {r["job_index"] for r in parsed.rows("fio_jobs") if r.get("is_final", True)}
+    bw: dict[str, float] = {}
+    iops: dict[str, float] = {}
+    for r in parsed.rows("fio_results"):
+        if r["job_index"] in final and r.get("bw_bytes_per_s"):
+            bw[r["direction"]] = bw.get(r["direction"], 0.0) + r["bw_bytes_per_s"]
+            iops[r["direction"]] = iops.get(r["direction"], 0.0) + (r.get("iops") or 0.0)
+    flags = [
+        f"{d} at {v:.0f} B/s, faster than the devices can deliver ({device_limit:.0f} B/s): cache"
+        for d, v in sorted(bw.items())
+        if device_limit and v > device_limit
+    ]
+    if devices and not device_limit:  # a typed limit is the exact figure: the class's range only without one
+        rw = {r.get("rw") for r in parsed.rows("fio_jobs")} - {None}
+        random = any(str(m).startswith("rand") for m in rw)
+        for d, v in sorted(bw.items()):
+            mode = ("rand" if random else "") + d
+            for f in beyond_class(devices, rw=mode, bs_bytes=bs_bytes, bw_bytes_per_s=v, iops=iops.get(d)):
+                if f not in flags:
+                    flags.append(f)
+    return flags
+
+
+def _catch_stop_signals(handler) -> dict:
+    """Install ``handler`` for SIGINT, SIGTERM and SIGHUP (Ctrl-C, kill, a closed terminal: each stops the
+    running benchmark and discards its partial output); the former handlers, for ``_restore_signals``.
+    Main thread only; elsewhere the signals keep Python's defaults (and {} is returned)."""
+    try:
+        return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    except ValueError:
+        return {}
+
+
+def _restore_signals(old: dict) -> None:
+    for sig, handler in old.items():
+        signal.signal(sig, handler)
