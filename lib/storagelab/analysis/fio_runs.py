@@ -17,7 +17,11 @@ per-sample figures, never as a run's bandwidth or as run-to-run noise (that come
 The *workload* is what fio was asked to do: rw (and the read share of a mixed mode), bs, iodepth,
 numjobs, ioengine, direct, sync/fsync, size and runtime. It comes from the output where fio printed it (JSON job options, the text
 preamble), and otherwise from the manifest's ``command`` (the fio command line the run was made
-with). ``workload`` is one string of all of them ("?" for what neither says); runs are compared
+with); the size, where no option gives it, from fio's "Laying out IO file (1 file / 22MiB)" line. A run with
+neither options nor command (a pasted transcript) takes the one workload of the selection that fits all its output
+shows (``match_by_output``: rw, bs, ioengine, iodepth, numjobs, a fsync/fdatasync section), and
+``workload_inferred`` says what came from the output. ``workload`` is one string of all of them ("?" for what
+neither says); runs are compared
 only within one workload (``comparable``), and reports show it.
 """
 
