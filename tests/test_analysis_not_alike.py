@@ -77,7 +77,8 @@ def test_05_compares_no_run_of_unknown_workload(results):
         "to the manifest column `command`"
     )
     assert r5.missing[-1].startswith(
-        "the RAM of the machine is not in the logs or labels of 10 run(s) (test size not known for 10)"
+        "the RAM of the machine is not in the logs or labels of 10 run(s) (test size not known for 8, 64.00 GiB for 1, "
+        "8.00 GiB for 1)"
     )
 
 
@@ -85,13 +86,15 @@ def test_08_counts_jobs_of_one_run_and_names_what_differs(results):
     _, r8 = results
     assert (
         "`rw rwmixread=? bs=1MiB libaio direct=? size=? runtime=?` read on file fio-2.2.10-ceph-four-disks-one-group.txt "
-        "(host not labelled): 4 jobs of 1 fio run(s), all with 32 I/Os in flight: 46.7 MiB/s (48.9 MB/s) (mean of 4 "
-        "jobs, 24.4 MiB/s (25.5 MB/s) to 58.2 MiB/s (61.0 MB/s)); nothing varies the depth." in r8.findings
+        "(host not labelled): 4 jobs of 1 fio run(s), all with 32 I/Os in flight: the run (its reporting group's I/O "
+        "over its elapsed time) 183.5 MiB/s (192.4 MB/s); per job (fio's per-job rate, each job alone): 46.7 MiB/s "
+        "(48.9 MB/s) (mean of 4 jobs, 24.4 MiB/s (25.5 MB/s) to 58.2 MiB/s (61.0 MB/s)); nothing varies the depth."
+        in r8.findings
     )
     # M1 (8 in flight) and Ryzen (64): two machines without host labels, two fio versions: two setups, no line and
     # no ratio across them (08 had said "from 8 to 64 I/Os in flight, IOPS 59,600 -> 30,900 (0.52x)")
     assert (
-        "`randread bs=4KiB posixaio direct=? size=? runtime=?` read ran on 2 setups (file "
+        "`randread bs=4KiB posixaio direct=? size=1GiB runtime=?` read ran on 2 setups (file "
         "fio-3.16-ryzen-randread-64-threads.txt (host not labelled), file fio-3.19-m1-randread-8-threads.txt (host not "
         "labelled)): a depth curve is drawn and a ratio stated within one setup only; across them the depth is not the "
         "only difference." in r8.findings
@@ -101,6 +104,19 @@ def test_08_counts_jobs_of_one_run_and_names_what_differs(results):
     assert depth["setup"].n_unique() == 2
     unknown = [f for f in r8.findings if f.startswith("`? bs=?")]
     assert len(unknown) == 5 and all(": one run (" in f for f in unknown)  # each job alone, none pooled
+
+
+def test_08_states_the_group_figure_05_gives(results):
+    """O4 (issue 24): 08 had said only "46.7 MiB/s (mean of 4 jobs)" for the four-disk group, 05 183.5 / 175.1 MiB/s:
+    one definition of a run's bandwidth (the group's I/O over its elapsed time) in both."""
+    r5, r8 = results
+    four = r5["runs"].filter(r5["runs"]["path"].str.ends_with("four-disks-one-group.txt"))
+    assert [round(b / 2**20, 1) for b in four["bw_bytes_per_s"]] == [183.5]  # 05 read (its write: 175.1)
+    write = [f for f in r8.findings if "four-disks" in f and "` write on" in f]
+    assert len(write) == 1 and (
+        "32 I/Os in flight: the run (its reporting group's I/O over its elapsed time) 175.1 MiB/s (183.6 MB/s); "
+        "per job (fio's per-job rate, each job alone): 44.5 MiB/s (46.7 MB/s) (mean of 4 jobs," in write[0]
+    )
 
 
 def test_figure_keeps_small_intervals_visible():
@@ -167,9 +183,10 @@ def test_the_read_share_of_a_mixed_mode_is_part_of_the_workload(tmp_path):
     assert not any("run-to-run spread" in f for f in r8.findings)
 
 
-def test_05_says_the_test_size_is_missing_when_the_ram_is_labelled(tmp_path):
-    """The M1 run labelled with its RAM (16 GiB) but whose output and labels give no size: 05 had asked to fill
-    ram_bytes, which was filled; what is missing is the test size."""
+def test_05_reads_the_test_size_from_the_laid_out_file(tmp_path):
+    """O8 (issue 24): the M1 run labelled with its RAM (16 GiB), no command line: its output's "random-read-4KB-8Thread:
+    Laying out IO file (1 file / 1024MiB)" is the size (05 had said size=? and asked for the command line): 8 jobs
+    of 1 GiB each fit in 16 GiB of RAM, and 05 says where the size came from."""
     raw = tmp_path / "raw"
     raw.mkdir()
     name = "fio-3.19-m1-randread-8-threads.txt"
@@ -177,13 +194,18 @@ def test_05_says_the_test_size_is_missing_when_the_ram_is_labelled(tmp_path):
     (raw / "manifest.csv").write_text(f"path,label,ram_bytes\n{name},m1,17179869184\n")
     ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
     with open_db(tmp_path / "x.duckdb") as con:
+        (laid,) = con.execute("SELECT layout_files, layout_bytes FROM fio_jobs").fetchall()
         r5 = stacks.analyse(con, Selection(), direction="read")
-    assert not any("RAM of the machine" in m for m in r5.missing)
+    assert laid == (1, 1024 * 2**20)
+    assert r5["runs"]["workload"].to_list() == [
+        "randread bs=4KiB iodepth=1 numjobs=8 posixaio direct=? size=1GiB runtime=?"
+    ]
+    assert not any("test size of" in m for m in r5.missing)
     assert (
-        "the test size of 1 run(s) is not in their output or command (m1): whether the file fits in the RAM they "
-        "are labelled with cannot be checked; give the fio command line in the manifest's command column (fio prints "
-        "the size in 'Laying out IO file (1 file / NMiB)', which the parser does not store)"
-    ) in r5.missing
+        "Test size below RAM (reads and, on ZFS, writes can be served from the page cache or ARC): m1 (8.00 GiB in "
+        "16.00 GiB of RAM)." in r5.findings
+    )
+    assert "m1: size 1GiB from fio's 'Laying out IO file' line (whole MiB, rounded down)." in r5.findings
 
 
 def test_05_chart_uses_a_log_axis_where_bandwidths_span_decades(results):
@@ -217,7 +239,7 @@ def test_08_draws_no_depth_curve_across_labelled_hosts(tmp_path):
     with open_db(tmp_path / "x.duckdb") as con:
         r8 = fio_views.analyse(con, Selection())
     assert r8.findings[0] == (
-        "`randread bs=4KiB posixaio direct=? size=? runtime=?` read ran on 2 setups (mba | apfs | layout not labelled, "
+        "`randread bs=4KiB posixaio direct=? size=1GiB runtime=?` read ran on 2 setups (mba | apfs | layout not labelled, "
         "ryzen | ext4 | layout not labelled): a depth curve is drawn and a ratio stated within one setup only; across "
         "them the depth is not the only difference."
     )

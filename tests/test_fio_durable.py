@@ -152,3 +152,41 @@ def test_three_significant_figures():
         "4.24 s",
         "2.38 ms",
     ]
+
+
+def test_a_pair_that_differs_in_sync_is_compared_naming_the_setting(tmp_path):
+    """O7 (issue 24): durable writes were compared only by the SLOG label. Here the pairing is CONSTRUCTED: the two
+    real TrueNAS fdatasync=1 runs (fixtures/fio/published) and two real published `zfs get all` outputs
+    (fixtures/zfs-get: TrueNAS tank/downloads sync=disabled, OpenZFS 2.x btr/foo sync=standard) are tied by
+    host/pool labels of a made-up study, so the pair differs in `sync` only (no log device labelled on either,
+    logbias latency on both). The ratio is the two runs' own; it is not a measured effect of sync."""
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    files = {
+        "noslog.txt": (fixtures / "fio/published/fio-3.25-fsync-raidz2-noslog.txt", "standard run", "hostA"),
+        "slog.txt": (fixtures / "fio/published/fio-3.25-fsync-raidz2-slog.txt", "disabled run", "hostB"),
+        "get-standard.txt": (fixtures / "zfs-get/linux-2.1/get-all.txt", "zfs get A", "hostA"),
+        "get-disabled.txt": (fixtures / "zfs-get/truenas-core-13/get-all.txt", "zfs get B", "hostB"),
+    }
+    for name, (src, _, _) in files.items():
+        shutil.copy(src, raw / name)
+    (raw / "manifest.csv").write_text(
+        "path,study,label,host,stack,pool\n"
+        + "".join(f"{n},o7,{label},{host},zfs,main\n" for n, (_, label, host) in files.items())
+    )
+    s = ingest([raw], db_path=tmp_path / "o7.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (4, 0), s.errors
+    with open_db(tmp_path / "o7.duckdb") as con:
+        res = fio_views.analyse(con, Selection(study="o7"))
+    got = {r.label: (r.zfs_sync, r.zfs_logbias, r.log_devices) for r in res.numbers.durable.runs}
+    assert got == {"standard run": ("standard", "latency", None), "disabled run": ("disabled", "latency", None)}
+    (pair,) = res.numbers.durable.pairs
+    assert (pair.setting, pair.slog, pair.faster.label, round(pair.p99_ratio)) == ("sync", False, "disabled run", 238)
+    assert (
+        "`write bs=4KiB sync iodepth=1, a sync after every write`, pool main with sync=disabled against "
+        "sync=standard (`zfs get` of the same host and pool; the only setting that differs): disabled run (hostB | "
+        "zfs | layout not labelled | no log device labelled) has a durable-write p99 of 0.260 ms against 62.0 ms for "
+        "standard run (hostA | zfs | layout not labelled | no log device labelled): 238x lower, and 50.3x the "
+        "durable writes per second. One run each: no run-to-run spread to judge the difference by."
+    ) in res.findings

@@ -1011,3 +1011,16 @@ def test_terse_lines_beside_the_normal_output_are_named_not_stored():
     ]
     (res,) = p.rows("fio_results")
     assert (res["direction"], res["bw_bytes_per_s"], res["iops"]) == ("read", 14.4 * MiB, 3697.0)
+
+
+def test_laid_out_file_size_is_the_jobs_size_in_mib():
+    """O8 (issue 24): "Laying out IO file (1 file / 22MiB)" (3.x) and "Laying out IO file(s) (1 file(s) / 512MB)" (2.x,
+    the same extend_size >> 20 of filesetup.c: MiB) are stored in bytes, for the run that printed them only: of five
+    runs appended to one log only the first laid the file out (the others found it)."""
+    pub = Path(__file__).resolve().parent / "fixtures" / "fio" / "published"
+    noslog = parse_text(read(pub / "fio-3.25-fsync-raidz2-noslog.txt")).rows("fio_jobs")
+    assert [(j["layout_files"], j["layout_bytes"]) for j in noslog] == [(1, 22 * 2**20)]
+    slog = parse_text(read(pub / "fio-3.25-fsync-raidz2-slog.txt")).rows("fio_jobs")
+    assert [(j["layout_files"], j["layout_bytes"]) for j in slog] == [(None, None)]  # the file was there already
+    five = parse_text(read(pub / "fio-2.2.10-five-runs-appended.txt")).rows("fio_jobs")
+    assert [(j["doc_index"], j["layout_bytes"]) for j in five] == [(0, 512 * 2**20)] + [(i, None) for i in range(1, 5)]

@@ -129,7 +129,7 @@ def test_notebook_05_counts_the_threads_fio_printed_as_numjobs(result):
     assert four["workload"] == "randwrite bs=32MiB iodepth=1 numjobs=4 posixaio direct=0 size=1GiB runtime=60s"
     assert four["workload_source"] == "command+output"
     (one,) = runs.filter(runs["label"] == "raidz2 fsync").iter_rows(named=True)
-    assert one["workload"] == "write bs=4KiB iodepth=1 numjobs=1 sync direct=0 size=22MiB runtime=none"
+    assert one["workload"] == "write bs=4KiB iodepth=1 numjobs=1 sync direct=0 fdatasync=1 size=22MiB runtime=none"
 
 
 def test_two_layouts_are_compared_by_their_run_bandwidth_without_a_noise_they_do_not_have(tmp_path):
@@ -182,9 +182,33 @@ def test_runs_appended_to_one_file_are_repeats(tmp_path):
     assert (round(ci, 1), round(pi, 1)) == (13.2, 32.4)
     (sentence,) = [f for f in res.findings if "5 runs of file" in f]
     assert sentence.startswith(
-        "`randread bs=4KiB libaio direct=? size=? runtime=?` read at QD 16 x 8: 5 runs of file "
+        "`randread bs=4KiB libaio direct=? size=512MiB runtime=?` read at QD 16 x 8: 5 runs of file "
         "fio-2.2.10-five-runs-appended.txt (host not labelled): mean 568.3 MiB/s (595.9 MB/s), range 490.5 MiB/s "
         "(514.3 MB/s) to 646.7 MiB/s (678.1 MB/s); 95 % confidence interval of the mean ±13.2 %, prediction interval "
         "for one more run ±32.4 % (t distribution, 4 degree(s) of freedom); bootstrap interval of the mean "
     )
     assert not any("--repeat" in f for f in res.findings)
+
+
+def test_the_slog_transcript_is_matched_to_its_workload_by_its_output_in_05_08_and_durable(result):
+    """O3 (issue 24): the SLOG run's transcript has no command line and no manifest command; 05 and 08's depth
+    section had made it a workload of its own ("write bs=4KiB iodepth=1 numjobs=1 sync direct=? size=? runtime=?"),
+    while the durable section paired it with the no-SLOG run by its output. Now fio_runs matches it once (rw write,
+    bs 4 KiB, sync engine, depth 1, one job, a fsync/fdatasync section: only the fdatasync=1 run fits) and every
+    section shows the same workload and says what was taken from the match."""
+    key = "write bs=4KiB iodepth=1 numjobs=1 sync direct=0 fdatasync=1 size=22MiB runtime=none"
+    note = (
+        "no command line or options: matched by what its output shows (rw, bs, iodepth, numjobs, ioengine, a "
+        f"fsync/fdatasync section) to `{key}`, the one workload of the selection it fits; direct, fdatasync, size, "
+        "runtime taken from that workload (not in its output)"
+    )
+    runs = result["runs"].filter(result["runs"]["label"].str.contains("fsync"))
+    got = {
+        r["label"]: (r["workload"], r["workload_source"], r["workload_inferred"]) for r in runs.iter_rows(named=True)
+    }
+    assert got == {"raidz2 fsync": (key, "command+output", None), "raidz2+slog fsync": (key, "output (matched)", note)}
+    depth = result["depth"].filter(result["depth"]["label"].str.contains("fsync"))
+    assert depth["workload"].unique().to_list() == ["write bs=4KiB sync direct=0 fdatasync=1 size=22MiB runtime=none"]
+    assert f"raidz2+slog fsync: {note}." in result.findings
+    (durable,) = [f for f in result.findings if f.startswith("raidz2+slog fsync (`write bs=4KiB sync iodepth=1")]
+    assert durable.endswith(f" Its workload: {note}.")

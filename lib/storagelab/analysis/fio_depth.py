@@ -31,6 +31,8 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
                r.bw_bytes_per_s,
                r.bw_stdev_bytes_per_s, r.bw_mean_bytes_per_s, r.bw_samples, r.iops_stdev, r.iops_mean,
                r.iops_samples, r.clat_mean_ns, r.lat_mean_ns, r.total_ios, r.io_bytes,
+               j.layout_bytes, EXISTS (SELECT 1 FROM fio_results s WHERE s.file_id = j.file_id
+                                         AND s.job_index = j.job_index AND s.direction = 'sync') AS has_sync,
                -- fio's IO depths distribution: 100 % at 1 = never more than one I/O in flight (a synchronous engine)
                (SELECT d.pct FROM fio_iodepths d WHERE d.file_id = j.file_id AND d.job_index = j.job_index
                   AND d.kind = 'depth' AND d.bucket = '1') AS depth1_pct
@@ -159,6 +161,7 @@ def with_job_workloads(summary_df: pl.DataFrame) -> pl.DataFrame:
         ),
         numjobs=pl.coalesce(pl.col("numjobs").cast(pl.Int64), with_wl["wl_numjobs"].cast(pl.Int64, strict=False)),
         label=label,
+        workload_inferred=with_wl["workload_inferred"],
     )
 
 
@@ -228,13 +231,17 @@ def with_run_bandwidth(summ: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     direction; total I/O over the group's elapsed time), and its IOPS as the group's I/Os over that time, where
     the reporting group holds this job alone (its threads, without group_reporting: 2 jobs of 653 and 1132 MiB/s
     are 1306.1 MiB/s for 256 MiB in 0.196 s, not 1785.8). ``bw_basis`` says which: 'group' or, where a group ran
-    several different jobs, 'job' (fio's per-job rate, the only figure of that job alone). Adds ``config`` and
-    ``setup`` (config and fio version: a depth curve is drawn within one setup only)."""
+    several different jobs, 'job' (fio's per-job rate, the only figure of that job alone). Every row also keeps its
+    run's own figures (``run_bw_bytes_per_s``, ``run_iops``: the group's, ``fio_runs.run_bandwidth``) and
+    ``group_rows`` (the rows of its group and direction), so that a group of several jobs is stated by its group
+    figure too. Adds ``config`` and ``setup`` (config and fio version: a depth curve is drawn within one setup
+    only)."""
     key = ["file_id", "doc_index", "groupid", "direction"]
     group = runs.select(
         *key,
         pl.col("bw_bytes_per_s").alias("group_bw"),
         pl.col("run_max_ns").alias("group_ns"),
+        pl.col("iops").alias("group_iops"),
         "host",
         "tool_version",
         config(runs).alias("config"),
@@ -248,6 +255,9 @@ def with_run_bandwidth(summ: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         .then(pl.col("total_ios") / (pl.col("group_ns") / 1e9))
         .otherwise(pl.col("iops")),
         bw_basis=pl.when(use).then(pl.lit("group")).otherwise(pl.lit("job")),
+        run_bw_bytes_per_s=pl.col("group_bw"),
+        run_iops=pl.col("group_iops"),
+        group_rows=pl.len().over(key),
         # one setup: one labelled host, configuration and fio version; a file without a host label is a setup of
         # its own (two unlabelled files may be two machines)
         # one setup: one labelled host and configuration; a file without a host label is a setup of its own (two
@@ -255,7 +265,7 @@ def with_run_bandwidth(summ: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         setup=pl.when(pl.col("host").is_null())
         .then(pl.lit("file ") + pl.col("path").str.split("/").list.last() + pl.lit(" (host not labelled)"))
         .otherwise(pl.col("config").fill_null("not in a run")),
-    ).drop("group_bw", "group_ns")
+    ).drop("group_bw", "group_ns", "group_iops")
 
 
 def with_durable_percentiles(summ: pl.DataFrame, durable_pct: pl.DataFrame) -> pl.DataFrame:
@@ -314,6 +324,28 @@ class DepthCurve:
     files: int
     flagged: list[str]  # labels of flagged runs on the curve
     pct_kind: str | None
+    # (run label, its group's bandwidth, its group's IOPS) for each reporting group of several different jobs whose
+    # jobs are all on this curve: the run's own figure, where the levels give per-job rates
+    groups: tuple[tuple[str, float | None, float | None], ...] = ()
+
+
+def _whole_groups(g: pl.DataFrame) -> tuple[tuple[str, float | None, float | None], ...]:
+    """The reporting groups of several jobs (``bw_basis`` 'job') all of whose rows are in ``g``, with the group's
+    bandwidth and IOPS (``with_run_bandwidth``)."""
+    if "bw_basis" not in g.columns:
+        return ()
+    key = ["file_id", "doc_index", "groupid"]
+    several = g.filter(pl.col("bw_basis") == "job")
+    whole = several.group_by(key, maintain_order=True).agg(
+        pl.col("path").first().str.split("/").list.last().alias("name"),
+        pl.col("run_bw_bytes_per_s").first(),
+        pl.col("run_iops").first(),
+        (pl.len() == pl.col("group_rows").first()).alias("whole"),
+    )
+    return tuple(
+        (r["name"], r["run_bw_bytes_per_s"], r["run_iops"])
+        for r in whole.filter(pl.col("whole") & pl.col("run_bw_bytes_per_s").is_not_null()).iter_rows(named=True)
+    )
 
 
 def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve]:
@@ -356,6 +388,7 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
                         }
                     ),
                     pct_kind=g["pct_kind"].drop_nulls().first() if g["pct_kind"].drop_nulls().len() else None,
+                    groups=_whole_groups(g),
                 )
             )
     return out

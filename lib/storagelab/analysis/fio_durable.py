@@ -21,6 +21,7 @@ job at depth 1 leaves no doubt (the run's time = writes x write latency + syncs 
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 
@@ -54,6 +55,9 @@ class DurableRun:
     pool: str | None = None
     too_short: str | None = None  # the design checks' reason (sub-second, under 5 s), None when long enough
     flag: str = ""  # the design checks' marker ('⚠ sub-second'), '' for a run they do not flag
+    inferred: str | None = None  # what its workload took from its output, not an option (fio_runs.with_workloads)
+    zfs_sync: str | None = None  # sync of its pool's datasets in `zfs get` of the same host and pool (one value)
+    zfs_logbias: str | None = None  # logbias, likewise
 
     @property
     def p99_ns(self) -> float | None:
@@ -68,6 +72,7 @@ class DurablePair:
     p99_ratio: float | None  # slower p99 / faster p99
     rate_ratio: float | None  # faster durable/s / slower durable/s
     slog: bool  # the two differ in their log_devices label (one has a SLOG, the other none)
+    setting: str = "SLOG"  # the one setting that differs: 'SLOG', 'sync' or 'logbias'
 
 
 @dataclass
@@ -79,15 +84,27 @@ class Durable:
 QUERY = """
 SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.host, f.stack, f.pool, f.vdev_type,
        f.vdev_count, f.vdev_width, f.log_devices, coalesce(f.command, c.command) AS command,
-       j.job_index, j.doc_index, j.jobname, j.rw, j.block_size_bytes, j.ioengine, j.iodepth, j.numjobs, j.jobs,
-       j.options_json,
+       j.job_index, j.doc_index, j.jobname, j.rw, j.block_size_bytes, j.ioengine, j.iodepth, coalesce(j.numjobs, j.jobs) AS numjobs, j.jobs,
+       j.options_json, j.layout_bytes, TRUE AS has_sync,
        s.lat_mean_ns AS sync_mean_ns, s.lat_max_ns AS sync_max_ns, s.lat_samples AS sync_samples,
        s.total_ios AS sync_total_ios,
-       w.total_ios AS writes, w.runtime_ns, w.lat_mean_ns AS write_lat_mean_ns
+       w.total_ios AS writes, w.runtime_ns, w.lat_mean_ns AS write_lat_mean_ns,
+       z.zfs_sync, z.zfs_logbias
 FROM fio_results s JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
 LEFT JOIN fio_results w ON w.file_id = s.file_id AND w.job_index = s.job_index AND w.direction = 'write'
 LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
   ON c.file_id = j.file_id AND j.doc_index >= c.doc_index AND (c.next_doc IS NULL OR j.doc_index < c.next_doc)
+-- `zfs get` sync and logbias of the files labelled with the same host, pool and study: the value where its datasets
+-- agree (several values: unknown)
+LEFT JOIN (SELECT zf.host, zf.pool, zf.study,
+                  CASE WHEN count(DISTINCT p.value) FILTER (p.property = 'sync') = 1
+                       THEN any_value(p.value) FILTER (p.property = 'sync') END AS zfs_sync,
+                  CASE WHEN count(DISTINCT p.value) FILTER (p.property = 'logbias') = 1
+                       THEN any_value(p.value) FILTER (p.property = 'logbias') END AS zfs_logbias
+           FROM zfs_properties p JOIN files zf USING (file_id)
+           WHERE p.kind = 'dataset' AND p.property IN ('sync', 'logbias') AND zf.host IS NOT NULL AND zf.pool IS NOT NULL
+           GROUP BY zf.host, zf.pool, zf.study) z
+  ON z.host = f.host AND z.pool = f.pool AND z.study IS NOT DISTINCT FROM f.study
 WHERE j.is_final AND s.direction = 'sync' AND {where}
 ORDER BY f.path, j.job_index
 """
@@ -203,6 +220,8 @@ def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None
             printed.setdefault(key, {})[r["percentile"]] = r["latency_ns"]
         elif r["percentile"] == 99.0:
             write_p99[key] = r["latency_ns"]
+    if not jobs.is_empty():  # the workload as 05 and 08 see it: a run without a command matched by its output
+        jobs = fio_runs.with_workloads(jobs)
     for row in jobs.iter_rows(named=True):
         every, option = _every(_options(row))
         syncs, source, every = _syncs(row, every, option)
@@ -228,37 +247,55 @@ def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None
                 pool=row.get("pool"),
                 too_short=_too_short(design_of.get(row["file_id"])),
                 flag=_marker(design_of.get(row["file_id"])),
+                inferred=row.get("workload_inferred"),
+                zfs_sync=row.get("zfs_sync"),
+                zfs_logbias=row.get("zfs_logbias"),
             )
         )
     out.pairs = pairs(out.runs)
     return out
 
 
+# the settings a durable-write pair may differ in, and how each run states it (None: not known)
+SETTINGS = (
+    ("SLOG", lambda r: "a SLOG" if r.log_devices else "no SLOG"),
+    ("sync", lambda r: r.zfs_sync),
+    ("logbias", lambda r: r.zfs_logbias),
+)
+
+
+def _one_difference(a: DurableRun, b: DurableRun) -> str | None:
+    """The one setting (``SETTINGS``) two runs differ in, None where they differ in none or in more than one (a
+    setting not known for either is not counted as a difference)."""
+    differ = [name for name, of in SETTINGS if of(a) is not None and of(b) is not None and of(a) != of(b)]
+    return differ[0] if len(differ) == 1 else None
+
+
 def pairs(runs: list[DurableRun]) -> list[DurablePair]:
-    """Runs of one durable workload (whose sync interval is known) on one pool (``pool`` label) with and without
-    a SLOG (``log_devices`` labelled on one, not on the other), the lower p99 first. Runs on other pools or
-    machines are only ranked (``ranking``): what differs between them is not one change."""
+    """Runs of one durable workload (whose sync interval is known) on one pool (``pool`` label) that differ in one
+    setting: a SLOG (``log_devices`` labelled on one, not on the other), or the dataset's ``sync`` or ``logbias``
+    (``zfs get`` of the same host and pool), the lower p99 first. Runs on other pools or machines are only ranked
+    (``ranking``): what differs between them is not one change."""
     out = []
     for workload, rs in _by_workload(runs).items():
-        with_slog = [r for r in rs if r.log_devices]
-        without = [r for r in rs if not r.log_devices]
-        for a in with_slog:
-            for b in without:
-                if a.pool is None or a.pool != b.pool:
-                    continue
-                fast, slow = (a, b) if a.p99_ns <= b.p99_ns else (b, a)
-                out.append(
-                    DurablePair(
-                        workload=workload,
-                        faster=fast,
-                        slower=slow,
-                        p99_ratio=slow.p99_ns / fast.p99_ns,
-                        rate_ratio=fast.durable_per_s / slow.durable_per_s
-                        if fast.durable_per_s and slow.durable_per_s
-                        else None,
-                        slog=True,
-                    )
+        for a, b in itertools.combinations(rs, 2):
+            setting = _one_difference(a, b)
+            if setting is None or a.pool is None or a.pool != b.pool:
+                continue
+            fast, slow = (a, b) if a.p99_ns <= b.p99_ns else (b, a)
+            out.append(
+                DurablePair(
+                    workload=workload,
+                    faster=fast,
+                    slower=slow,
+                    p99_ratio=slow.p99_ns / fast.p99_ns,
+                    rate_ratio=fast.durable_per_s / slow.durable_per_s
+                    if fast.durable_per_s and slow.durable_per_s
+                    else None,
+                    slog=setting == "SLOG",
+                    setting=setting,
                 )
+            )
     return out
 
 
@@ -323,14 +360,22 @@ def run_sentence(r: DurableRun, too_short: str | None) -> str:
     )
     wp99 = "" if r.write_p99_ns is None else f"; its write() p99 {fmt_latency(r.write_p99_ns)} is the page cache"
     short = f" **Too short to judge:** {too_short}." if too_short else ""
+    inferred = f" Its workload: {r.inferred}." if r.inferred else ""
     return (
         f"{r.label} (`{r.workload}`): latency per durable write (fio's sync percentiles) p50/p99/p99.9 "
-        f"{pcts} {unit}, max {fmt_latency(r.sync_max_ns)}; {rate}{wp99}.{short}"
+        f"{pcts} {unit}, max {fmt_latency(r.sync_max_ns)}; {rate}{wp99}.{short}{inferred}"
     )
 
 
 def pair_sentence(p: DurablePair) -> str:
-    what = f"pool {p.faster.pool} with a SLOG against without"
+    if p.slog:
+        what = f"pool {p.faster.pool} with a SLOG against without"
+    else:
+        of = dict(SETTINGS)[p.setting]
+        what = (
+            f"pool {p.faster.pool} with {p.setting}={of(p.faster)} against {p.setting}={of(p.slower)} (`zfs get` of "
+            f"the same host and pool; the only setting that differs)"
+        )
     rate = "" if p.rate_ratio is None else f", and {p.rate_ratio:.3g}x the durable writes per second"
     return (
         f"`{p.workload}`, {what}: {p.faster.label} ({p.faster.config}) has a durable-write p99 of "

@@ -21,6 +21,16 @@ def _level(level: DepthLevel, metric: str, noun: str = "runs", unit: bool = True
     return one if level.runs == 1 else f"{one} (mean of {level.runs} {noun}, {span})"
 
 
+def _group_figures(c: DepthCurve) -> str:
+    """'the run (its reporting group's I/O over its elapsed time) 183.5 MiB/s (192.4 MB/s)' per group of several
+    jobs on the curve: the run's bandwidth as every analysis defines it (``fio_runs.run_bandwidth``)."""
+    shown = [
+        prose.rate(bw) if c.metric == "bandwidth" or iops is None else f"{iops:,.0f} IOPS" for _, bw, iops in c.groups
+    ]
+    names = "" if len(c.groups) == 1 else f" ({prose.listing([name for name, _, _ in c.groups])})"
+    return f"the run{names} (its reporting group's I/O over its elapsed time) {prose.listing(shown)}"
+
+
 def curve_sentence(c: DepthCurve) -> str:
     what = f"`{c.workload}` {c.direction} on {c.setup}"
     flagged = f" Flagged run(s) on it: {prose.listing(c.flagged)}." if c.flagged else ""
@@ -28,9 +38,12 @@ def curve_sentence(c: DepthCurve) -> str:
     if len(c.levels) == 1 and c.jobs > 1:
         lv = c.levels[0]
         counted = f"{c.jobs} runs" if c.runs == c.jobs else f"{c.jobs} jobs of {c.runs} fio run(s)"
+        per = _level(lv, c.metric, "runs" if c.runs == c.jobs else "jobs")
+        figure = (
+            f"{per}" if not c.groups else f"{_group_figures(c)}; per job (fio's per-job rate, each job alone): {per}"
+        )
         return (
-            f"{what}: {counted}, all with {or_unknown(lv.outstanding)} I/Os in flight: "
-            f"{_level(lv, c.metric, 'runs' if c.runs == c.jobs else 'jobs')}; "
+            f"{what}: {counted}, all with {or_unknown(lv.outstanding)} I/Os in flight: {figure}; "
             f"nothing varies the depth.{flagged}"
         )
     if len(c.levels) == 1:
@@ -140,11 +153,16 @@ def depth(n, res) -> None:
     for k in getattr(n, "knees", []):
         if len(k.depths) > 1 or k.flagged_left_out:  # a workload run at one depth has no curve to read
             res.findings.append(knee_sentence(k))
+    if "workload_inferred" in n.depth.columns:
+        inferred = n.depth.filter(n.depth["workload_inferred"].is_not_null())
+        for label, note in inferred.select("label", "workload_inferred").unique(maintain_order=True).iter_rows():
+            res.findings.append(f"{label}: {note}.")
     job_basis = n.depth.filter(n.depth["bw_basis"] == "job").height
     if job_basis:
         res.findings.append(
-            f"{job_basis} row(s) come from reporting groups that ran several different jobs: their bandwidth is fio's "
-            "per-job rate (the group's line covers all its jobs together)."
+            f"{job_basis} row(s) come from reporting groups that ran several different jobs: a row's bandwidth is fio's "
+            "per-job rate, labelled per job; the run's bandwidth is its group's (the group's I/O over its elapsed "
+            "time, as in 05), stated with the curve."
         )
     res.findings += [point_sentence(p) for p in n.comparisons]
 
@@ -170,6 +188,11 @@ def durable(n, res) -> None:
         res.missing.append(
             "a SLOG comparison needs runs of one pool with and without a log device: label `pool` (and "
             "`log_devices`) in the manifest"
+        )
+    if all(r.zfs_sync is None and r.zfs_logbias is None for r in d.runs):
+        res.missing.append(
+            "the sync and logbias settings of the durable-write runs' datasets are not known, so no pair is compared by "
+            "them: add `zfs get sync,logbias` output labelled with the run's host and pool"
         )
 
 

@@ -17,7 +17,11 @@ per-sample figures, never as a run's bandwidth or as run-to-run noise (that come
 The *workload* is what fio was asked to do: rw (and the read share of a mixed mode), bs, iodepth,
 numjobs, ioengine, direct, sync/fsync, size and runtime. It comes from the output where fio printed it (JSON job options, the text
 preamble), and otherwise from the manifest's ``command`` (the fio command line the run was made
-with). ``workload`` is one string of all of them ("?" for what neither says); runs are compared
+with); the size, where no option gives it, from fio's "Laying out IO file (1 file / 22MiB)" line. A run with
+neither options nor command (a pasted transcript) takes the one workload of the selection that fits all its output
+shows (``match_by_output``: rw, bs, ioengine, iodepth, numjobs, a fsync/fdatasync section), and
+``workload_inferred`` says what came from the output. ``workload`` is one string of all of them ("?" for what
+neither says); runs are compared
 only within one workload (``comparable``), and reports show it.
 """
 
@@ -43,6 +47,7 @@ WORKLOAD_OPTIONS = (
     "direct",
     "sync",
     "fsync",
+    "fdatasync",
     "size",
     "runtime",
     "rwmixread",  # the read share of a mixed mode (shown for rw/readwrite/randrw only)
@@ -70,15 +75,19 @@ SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type
        g.doc_index, g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,
        g.run_max_ns, g.run_max_ns AS elapsed_ns, g.derived, g.exact, g.line_start, g.line_end,
        r.ios, r.ios / (g.run_max_ns / 1e9) AS iops, r.clat_max_ns, r.lat_max_ns,
-       j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json, j.jobname
+       j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json, j.jobname,
+       j.layout_bytes, j.has_sync
 FROM fio_groups g JOIN files f USING (file_id)
 LEFT JOIN (SELECT file_id, doc_index, groupid, any_value(rw) AS rw, max(block_size_bytes) AS block_size_bytes,
                   -- numjobs: the option (JSON), else the threads fio counted for a job (text: jobs=N of a
                   -- group-reported block, or N blocks of one job name without group_reporting)
                   max(iodepth) AS iodepth, coalesce(max(numjobs), max(threads)) AS numjobs, sum(jobs) AS jobs,
                   any_value(ioengine) AS ioengine, any_value(options_json) AS options_json,
+                  max(layout_bytes) AS layout_bytes, bool_or(has_sync) AS has_sync,
                   arg_min(jobname, job_index) AS jobname  -- the group's first job
-           FROM (SELECT *, sum(jobs) OVER (PARTITION BY file_id, doc_index, groupid, jobname) AS threads
+           FROM (SELECT *, sum(jobs) OVER (PARTITION BY file_id, doc_index, groupid, jobname) AS threads,
+                        EXISTS (SELECT 1 FROM fio_results s WHERE s.file_id = fio_jobs.file_id
+                                  AND s.job_index = fio_jobs.job_index AND s.direction = 'sync') AS has_sync
                  FROM fio_jobs WHERE is_final)
            GROUP BY file_id, doc_index, groupid) j
        ON j.file_id = g.file_id AND j.doc_index = g.doc_index AND j.groupid = g.groupid
@@ -169,7 +178,7 @@ def _option_value(key: str, text: str | None):
             return fio_option_bytes(text.split(",")[0].split("-")[0])
         except Exception:  # noqa: BLE001 - an option fio would read and we cannot: leave it unknown
             return None
-    if key in ("iodepth", "numjobs", "direct", "sync", "fsync", "rwmixread"):
+    if key in ("iodepth", "numjobs", "direct", "sync", "fsync", "fdatasync", "rwmixread"):
         try:
             return int(text)
         except ValueError:
@@ -183,7 +192,17 @@ def _option_value(key: str, text: str | None):
 
 
 # the columns of a run that workload_of reads
-WORKLOAD_INPUTS = ("options_json", "rw", "block_size_bytes", "iodepth", "numjobs", "ioengine", "command")
+WORKLOAD_INPUTS = (
+    "options_json",
+    "rw",
+    "block_size_bytes",
+    "iodepth",
+    "numjobs",
+    "ioengine",
+    "command",
+    "layout_bytes",  # the file fio laid out ("Laying out IO file (1 file / 22MiB)"): the size where no option says
+    "has_sync",  # the output has a fsync/fdatasync section: fsync or fdatasync was on
+)
 
 
 def workload_of(row: dict) -> tuple[dict, str]:
@@ -207,7 +226,7 @@ def workload_of(row: dict) -> tuple[dict, str]:
         else _option_value("numjobs", opts.get("numjobs")),
         "ioengine": row.get("ioengine") or opts.get("ioengine"),
     }
-    for k in ("direct", "sync", "fsync", "size", "runtime"):
+    for k in ("direct", "sync", "fsync", "fdatasync", "size", "runtime"):
         from_output[k] = _option_value(k, opts.get(k))
     from_output["rwmixread"] = _read_share(opts)
     if opts:  # fio lists every option it was given: an absent one took fio's default
@@ -222,6 +241,8 @@ def workload_of(row: dict) -> tuple[dict, str]:
     if job_on_command_line(row.get("command")):  # it lists every option given: an absent one took fio's default
         for k, default in FIO_DEFAULTS.items():
             cmd.setdefault(k, default)
+    if from_output["size"] is None and cmd.get("size") is None and row.get("layout_bytes"):
+        from_output["size"] = int(row["layout_bytes"])  # 0 MiB printed (under 1 MiB): not a size
     out, sources = {}, set()
     for k in WORKLOAD_OPTIONS:
         if from_output.get(k) is not None:
@@ -233,7 +254,30 @@ def workload_of(row: dict) -> tuple[dict, str]:
         else:
             out[k] = None
     source = "+".join(sorted(sources)) if sources else "unknown"
+    if row.get("has_sync") and not out.get("fsync") and not out.get("fdatasync"):
+        out["sync_section"] = True  # neither option known, but fio timed sync calls: one of them was on
     return out, source
+
+
+def output_notes(row: dict, w: dict) -> list[str]:
+    """What ``workload_of`` read from the output's other lines rather than from an option (said with the workload)."""
+    notes = []
+    if w.get("sync_section"):
+        notes.append(
+            "its output has a fsync/fdatasync section: fsync or fdatasync was on (which, and how often, "
+            "its output does not say)"
+        )
+    if row.get("layout_bytes") and w.get("size") == int(row["layout_bytes"]):
+        if not parse_command(row.get("command")).get("size") and not _json_size(row.get("options_json")):
+            notes.append(f"size {fmt_bytes(w['size'])} from fio's 'Laying out IO file' line (whole MiB, rounded down)")
+    return notes
+
+
+def _json_size(options_json: str | None) -> str | None:
+    try:
+        return json.loads(options_json).get("size") if options_json else None
+    except (ValueError, AttributeError):
+        return None
 
 
 def fmt_bytes(n: int) -> str:
@@ -265,6 +309,10 @@ def workload_key(w: dict, without: tuple[str, ...] = ()) -> str:
         parts.append(f"sync={show('sync')}")
     if w.get("fsync"):
         parts.append(f"fsync={show('fsync')}")
+    if w.get("fdatasync"):
+        parts.append(f"fdatasync={show('fdatasync')}")
+    if w.get("sync_section"):
+        parts.append("fsync/fdatasync=on")
     parts += [f"{k}={show(k)}" for k in ("size", "runtime") if k not in without]
     return " ".join(parts)
 
@@ -301,31 +349,44 @@ def runs(con, sel: Selection) -> pl.DataFrame:
             workload_source=pl.lit(None, pl.String),
             workload_at_any_depth=pl.lit(None, pl.String),
             workload_at_any_size=pl.lit(None, pl.String),
+            workload_inferred=pl.lit(None, pl.String),
         )
     return arc.with_arc(con, with_workloads(df))
 
 
 def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
     """``df`` (rows holding the WORKLOAD_INPUTS columns: one per run, or per job) with each row's workload options
-    (``wl_*``), ``workload`` key, ``workload_source``, the keys without the depth and without the size, and
-    ``workload_known`` (rw mode and block size known: runs are compared only then). Worked out once per distinct
-    set of inputs (a study of 100,000 runs has a few dozen), then joined back to every row."""
+    (``wl_*``), ``workload`` key, ``workload_source``, the keys without the depth and without the size,
+    ``workload_known`` (rw mode and block size known: runs are compared only then) and ``workload_inferred`` (what
+    was read from the output rather than an option: ``output_notes``, ``match_by_output``). Worked out once per
+    distinct set of inputs (a study of 100,000 runs has a few dozen), then joined back to every row."""
     inputs = [c for c in WORKLOAD_INPUTS if c in df.columns]
     distinct = df.select(inputs).unique(maintain_order=True)
-    rows = []
+    entries = []
     for values in distinct.iter_rows():
-        w, src = workload_of(dict(zip(inputs, values)))
-        options = [None if w[k] is None else str(w[k]) for k in WORKLOAD_OPTIONS]
+        row = dict(zip(inputs, values))
+        w, src = workload_of(row)
+        notes = output_notes(row, w)
+        # options given (JSON, a command line), or a size fio printed laying out the file: a workload to match
+        given = bool(row.get("options_json")) or bool(parse_command(row.get("command")))
+        given = given or any(n.startswith("size ") for n in notes)
+        entries.append({"values": values, "w": w, "source": src, "notes": notes, "given": given})
+    match_by_output(entries)
+    rows = []
+    for e in entries:
+        w = e["w"]
+        options = [None if w.get(k) is None else str(w[k]) for k in WORKLOAD_OPTIONS]
         rows.append(
             [
-                *values,
+                *e["values"],
                 *options,
                 # '? bs=?' runs are not one workload: compared only where the mode and block size are known
                 options[0] is not None and options[1] is not None,
                 workload_key(w),
-                src,
+                e["source"],
                 workload_key(w, without=("iodepth", "numjobs")),
                 workload_key(w, without=("size", "runtime")),
+                "; ".join(e["notes"]) or None,
             ]
         )
     names = [
@@ -336,6 +397,7 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
         "workload_source",
         "workload_at_any_depth",
         "workload_at_any_size",
+        "workload_inferred",
     ]
     schema = {
         **distinct.schema,
@@ -345,6 +407,46 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
     table = pl.DataFrame(rows, schema=schema, orient="row")
     out = df.drop([c for c in names[len(inputs) :] if c in df.columns])
     return out.join(table, on=inputs, how="left", nulls_equal=True, maintain_order="left")
+
+
+# what a run's output always shows of its workload (the text preamble, a JSON job): the least a match needs
+SHOWN_BY_OUTPUT = ("rw", "bs", "ioengine", "iodepth")
+
+
+def _synced(w: dict) -> bool:
+    return bool(w.get("fsync") or w.get("fdatasync") or w.get("sync_section"))
+
+
+def match_by_output(entries: list[dict]) -> None:
+    """A run with no options but its output's (no command line, manifest or JSON options: a pasted transcript) takes
+    the workload of the runs whose options are given (or whose size fio printed laying out the file: a later run of
+    one log finds the file laid out and prints no size) where exactly one such workload fits all it shows: rw, bs,
+    ioengine and iodepth (required), every other option its output gives (numjobs, a laid-out size), and a sync
+    section exactly where fsync/fdatasync was on. ``entries``: dicts of ``w`` (``workload_of``), ``source``,
+    ``notes`` and ``given`` (options given), changed in place; what came from the match is said in ``notes``."""
+    given = [e for e in entries if e["given"]]
+    for e in entries:
+        w = e["w"]
+        if e["given"] or any(w.get(k) is None for k in SHOWN_BY_OUTPUT):
+            continue
+        shown = [k for k in WORKLOAD_OPTIONS if w.get(k) is not None]
+        fits = {
+            workload_key(g["w"]): g["w"]
+            for g in given
+            if _synced(g["w"]) == _synced(w) and all(str(g["w"].get(k)) == str(w[k]) for k in shown)
+        }
+        if len(fits) != 1:
+            continue
+        ((key, match),) = fits.items()
+        taken = [k for k in WORKLOAD_OPTIONS if w.get(k) is None and match.get(k) is not None]
+        e["w"] = dict(match)
+        e["source"] = "output (matched)"
+        sync = ", a fsync/fdatasync section" if w.get("sync_section") else ""
+        e["notes"] = [
+            f"no command line or options: matched by what its output shows ({', '.join(shown)}{sync}) to `{key}`, the "
+            f"one workload of the selection it fits; {', '.join(taken)} taken from that workload (not in its output)",
+            *(n for n in e["notes"] if not n.startswith("its output has a fsync")),
+        ]
 
 
 # a 'run N' mark in a label ('x (run 2)', 'x, run 3', as ``storagelab lab --repeat`` writes them)

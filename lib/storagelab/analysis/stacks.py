@@ -578,6 +578,9 @@ def analyse(
     res = findings(res, compute(d, disks, direction, inflation_margin, min_elapsed_s))
     res.findings += arc.notes(d)  # ARC hit ratios the flag does not show (below it, since boot), and what is missing
     res.missing += arc.missing(d) + arc.untied(con, sel)
+    if "workload_inferred" in d.columns:  # what a workload took from the output, not an option (fio_runs)
+        inferred = d.filter(pl.col("workload_inferred").is_not_null()).select("label", "workload_inferred")
+        res.findings += [f"{label}: {note}." for label, note in inferred.unique(maintain_order=True).iter_rows()]
     return res
 
 
@@ -692,8 +695,8 @@ def _size_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
         missing.append(
             f"the test size of {len(s.sizeless)} run(s) is not in their output or command ({prose.listing(list(s.sizeless))}): "
             "whether the file fits in the RAM they are labelled with cannot be checked; give the fio command line "
-            "in the manifest's command column (fio prints the size in 'Laying out IO file (1 file / NMiB)', which "
-            "the parser does not store)"
+            "in the manifest's command column (fio prints the size, 'Laying out IO file (1 file / NMiB)', only where "
+            "it created the file: their outputs have no such line)"
         )
     if s.fits:
         found.append(

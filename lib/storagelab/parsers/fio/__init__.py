@@ -15,7 +15,7 @@ from ..base import Parsed, ParseError
 from .schema import TABLES  # noqa: F401  (the parser contract: each tool module names its TABLES)
 
 TOOL = "fio"
-PARSER_VERSION = 1
+PARSER_VERSION = 2  # 2: fio_jobs.layout_files, layout_bytes ("Laying out IO file" line)
 HELPER_MODULES: tuple[str, ...] = ()  # a package: its own files are its code
 FORMATS = ("fio-normal", "fio-terse", "fio-json", "fio-json+normal", "fio-log", "fio-hist-log")
 PARSE_TAKES_NAME = True  # parse(text, fmt, name): log files say their kind only in their name

@@ -326,6 +326,8 @@ def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) ->
                 iodepth,
                 numjobs,
                 options_json,
+                None,  # layout_files, layout_bytes: text output only
+                None,
                 job.usr_cpu,
                 job.sys_cpu,
                 job.ctx,

@@ -379,6 +379,8 @@ def _add_document(parsed: Parsed, doc: _Document, doc_index: int, is_final: bool
                 _option_int(options, ("iodepth",), kb_base, lo, parsed.warnings),
                 numjobs,
                 _json.dumps(options) if options else None,
+                None,  # layout_files, layout_bytes: text output only
+                None,
                 None if usr is None else usr * 1.0,
                 None if sys_ is None else sys_ * 1.0,
                 None if ctx is None else int(ctx),

@@ -47,6 +47,17 @@ TABLES = {
         ("iodepth", "INTEGER", "iodepth= option"),
         ("numjobs", "INTEGER", "numjobs= option where known (JSON job options)"),
         ("options_json", "VARCHAR", "all job + global options as a JSON object of strings, where known"),
+        (
+            "layout_files",
+            "INTEGER",
+            "files fio laid out for this job before its run (text 'Laying out IO file (1 file / 1024MiB)')",
+        ),
+        (
+            "layout_bytes",
+            "BIGINT",
+            "bytes fio laid out for this job, as printed (MiB x 2^20, rounded down to a whole MiB by fio; 2.x "
+            "prints MB for the same >> 20): the file's size where it did not exist; null where fio printed no such line",
+        ),
         ("cpu_usr_pct", "DOUBLE", "user CPU, percent"),
         ("cpu_sys_pct", "DOUBLE", "system CPU, percent"),
         ("ctx", "BIGINT", "context switches"),

@@ -75,6 +75,11 @@ _DEPTH_COLUMNS = TABLES["fio_iodepths"].row_columns
 _JOBS_STATUS = re.compile(r"^\s*Jobs: \d+ \(f=\d+\)")
 _JOBS_ETA = re.compile(r"^\s*Jobs: \d+ \(f=\d+\).*?\[eta [^\]]*\]\s*")
 _VERSION = re.compile(r"^\s*fio[- ](\d+)\.(\d+)(?:\.\d+)?\S*\s*$")
+# filesetup.c: 3.x "name: Laying out IO file (1 file / 1024MiB)" ("files (2 files / total 2048MiB)"), 2.x
+# "name: Laying out IO file(s) (1 file(s) / 512MB)"; both print extend_size >> 20: MiB in either spelling
+_LAYOUT = re.compile(
+    r"^(?P<name>.*?): Laying out IO file(?:s|\(s\))? \((?P<files>\d+) file(?:s|\(s\))? / (?:total )?(?P<mib>\d+)Mi?B\)"
+)
 _PREAMBLE = re.compile(
     r"^(?P<name>.*?): \(g=(?P<g>\d+)\): rw=(?P<rw>[^,]+), bs=(?P<bs>.*?), "
     r"ioengine=(?P<engine>[^,]+?), iodepth=(?P<depth>\d+)\s*$"
@@ -285,6 +290,8 @@ class _TextParser:
         self.prio_warned = False
         self.terse_lines: list[int] = []  # fio terse lines beside the normal output (--output-format=terse,normal)
         self.commands: list[tuple[int, str, int, int]] = []  # (doc_index of the next report, fio command, lines)
+        self.layout: dict[str, tuple[int, int, int]] = {}  # job name -> (doc_index of its run, files, bytes laid out)
+        self.run_start = 0  # doc_index of the current run's first report
 
     # ---- errors and numbers ---------------------------------------------------------------
     def is_last(self, ln: int) -> bool:
@@ -474,6 +481,11 @@ class _TextParser:
             self.version = (int(m.group(1)), int(m.group(2)))
             self.p.tool_version = "fio-" + s.strip()[4:]
             return
+        m = "Laying out IO" in s and _LAYOUT.match(s)
+        if m:  # fio prints the MiB count rounded down (>> 20): bytes = MiB x 2^20
+            doc = self.report + 1 if self.report_tail else self.report
+            self.layout[m["name"]] = (doc, int(m["files"]), int(m["mib"]) * units.MiB)
+            return
         if c in "2345" and s[1:6] == ";fio-":
             self.terse_lines.append(ln)
             return
@@ -513,11 +525,14 @@ class _TextParser:
             if self.new_run:  # the report before was the last of its run
                 self.run_ends.append(self.report)
                 self.new_run = False
+                self.run_start = self.report + 1
             self.report += 1
             self.report_tail = False
         self.group, self.disks, self.found = None, False, True
         name, gid = m["name"], int(m["gid"])
         pre = self.preamble.get((name, gid)) or self.preamble.get(name) or {}
+        laid = self.layout.get(name)
+        laid = laid if laid is not None and laid[0] >= self.run_start else None  # this run's, not an earlier one's
         self.job = {
             "job_index": self.p.count("fio_jobs"),
             "doc_index": self.report,
@@ -535,6 +550,8 @@ class _TextParser:
             "iodepth": pre.get("iodepth"),
             "numjobs": None,
             "options_json": None,
+            "layout_files": None if laid is None else laid[1],
+            "layout_bytes": None if laid is None else laid[2],
             "cpu_usr_pct": None,
             "cpu_sys_pct": None,
             "ctx": None,
