@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 
 import altair as alt
 
-from . import excerpts
+from . import excerpts, paths
+from .paths import figure_dir
 
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
@@ -61,18 +61,7 @@ def source_caption(study: str, extra: str = "") -> str:
     return f"{text} — {extra}" if extra else text
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "figure"
-
-
-def figure_dir(notebook: str, out_dir: Path | None = None) -> Path:
-    """The folder a notebook's figures are saved in: <report folder>/figures/<notebook>/ (the report folder
-    of the run, reports/<study>/, set by ``report.run_notebooks``)."""
-    if out_dir is None:
-        from .report import current_report_dir
-
-        out_dir = current_report_dir() / "figures"
-    return Path(out_dir) / _slug(notebook)
+_slug = paths.slug
 
 
 def save(chart: alt.TopLevelMixin, name: str, notebook: str, out_dir: Path | None = None) -> dict[str, Path]:

@@ -179,7 +179,7 @@ def validate(nb_path: Path, params: dict[str, Any], raw: dict[str, str] | None =
     return out
 
 
-REPORT_DIR_ENV = "STORAGELAB_REPORT_DIR"  # where a running notebook writes its figures and summary
+REPORT_DIR_ENV = paths.REPORT_DIR_ENV
 
 
 def report_dir(nb_path: Path, params: dict[str, Any]) -> Path:
@@ -222,12 +222,7 @@ def _spelled_as_is(folder: str, study: str, filters: dict[str, str]) -> bool:
     return folder == readable and study != "all" and not any("--" in v or v.endswith("-") for v in values)
 
 
-def current_report_dir() -> Path:
-    """The report folder of the notebook being run (set by run_notebooks); a notebook run by hand (JupyterLab,
-    nbval) writes to reports/_interactive/, which the index leaves out."""
-    import os
-
-    return Path(os.environ.get(REPORT_DIR_ENV) or paths.REPORTS / "_interactive")
+current_report_dir = paths.current_report_dir
 
 
 class _StderrFilter:
@@ -463,12 +458,10 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
 
     import papermill as pm
 
-    from .charts import figure_dir
-
     folder = Path(out_dir) if out_dir else report_dir(nb, p)
     dest = folder / "executed" / nb.name
     dest.parent.mkdir(parents=True, exist_ok=True)
-    figs = figure_dir(nb.stem, folder / "figures")
+    figs = paths.figure_dir(nb.stem, folder / "figures")
     if figs.is_dir():  # figures are the last run's only: no stale chart survives a renamed or removed one
         for f in figs.iterdir():
             if f.is_file() and f.name.endswith((".svg", ".png", ".vl.json")):
