@@ -24,6 +24,21 @@ LONG_FUNCTIONS = {
 }
 
 
+def functions(node: ast.AST, rel: str, prefix: str = "") -> dict[str, int]:
+    """'rel:qualified.name' -> lines for every function under ``node``, nested ones included."""
+    out = {}
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            name = f"{prefix}{child.name}"
+            if not isinstance(child, ast.ClassDef):
+                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                out[f"{rel}:{name}"] = child.end_lineno - first + 1
+            out |= functions(child, rel, name + ".")
+        else:
+            out |= functions(child, rel, prefix)
+    return out
+
+
 def sizes(lib: Path = LIB) -> tuple[dict[str, int], dict[str, int]]:
     """(module -> lines, 'module:qualified.function' -> lines) for every .py under ``lib``."""
     mods, funcs = {}, {}
@@ -31,19 +46,7 @@ def sizes(lib: Path = LIB) -> tuple[dict[str, int], dict[str, int]]:
         rel = path.relative_to(lib.parent).as_posix()
         text = path.read_text(encoding="utf-8")
         mods[rel] = len(text.splitlines())
-
-        def walk(node: ast.AST, prefix: str) -> None:
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                    name = f"{prefix}{child.name}"
-                    if not isinstance(child, ast.ClassDef):
-                        first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                        funcs[f"{rel}:{name}"] = child.end_lineno - first + 1
-                    walk(child, name + ".")
-                else:
-                    walk(child, prefix)
-
-        walk(ast.parse(text, str(path)), "")
+        funcs |= functions(ast.parse(text, str(path)), rel)
     return mods, funcs
 
 
