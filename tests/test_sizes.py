@@ -14,7 +14,6 @@ LONG_MODULES = {
     "storagelab/cli.py",  # 818: parser and commands; split parser/commands (issue 28)
     "storagelab/parsers/fio/json.py",  # 873: fio JSON parser
     "storagelab/parsers/fio/text.py",  # ~1,080: fio text parser
-    "storagelab/report.py",  # ~990: running + rendering + summaries; split (issue 28)
 }
 LONG_FUNCTIONS = {
     "storagelab/cli.py:main",  # 144: the argument parser built inline

@@ -19,6 +19,7 @@ REPORTS = ROOT / "reports"
 FIGURES = REPORTS / "figures"
 DOCS = ROOT / "docs"
 
+SELECTION_FILE = ".selection.json"  # in each report folder: the selection (and parameters) whose reports it holds
 REPORT_DIR_ENV = "STORAGELAB_REPORT_DIR"  # where a running notebook writes its figures and summary
 
 
