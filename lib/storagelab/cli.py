@@ -6,11 +6,15 @@ import argparse
 import json
 import math
 import os
+import signal
+import stat
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 from . import cli_parser, paths
+from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
 
@@ -26,11 +30,10 @@ def _jsonable(v):
 def cmd_parse(args) -> int:
     """Each file's records as JSON lines; folders are listed as ingest lists them (ignore list
     included). Missing paths: exit 2 before any output; files that fail: reported, exit 1."""
-    import hashlib
+    import hashlib  # noqa: PLC0415  (2.5 ms: kept out of the CLI's start-up)
 
-    from .errors import ParseError
-    from .parsers import parse_bytes, parser_version
-    from .store.listing import printable  # a name that is not UTF-8: \xNN, as ingest stores it
+    from .parsers import parse_bytes, parser_version  # noqa: PLC0415  (every parser: kept out of the CLI's start-up (18 ms))
+    from .store.listing import printable  # noqa: PLC0415  duckdb and the store: kept out of the CLI's start-up (130 ms); a name that is not UTF-8: \xNN, as ingest stores it
 
     files = _parse_targets(args.files)
     if files is None:
@@ -89,8 +92,8 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
     files: list[str] = []
     for t in targets:
         if Path(t).is_dir():
-            from .ignore import split
-            from .store import list_files
+            from .ignore import split  # noqa: PLC0415  (kept out of the CLI's start-up (10 ms))
+            from .store import list_files  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
             found = [f.path for f in split(list_files([t]), [t])[0]]  # ignore list included
             if not found:
@@ -105,7 +108,6 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
 def _special_files(targets: list[str]) -> str | None:
     """What is wrong with a named path that is neither a regular file nor a folder (a FIFO would block the read
     forever, a device such as /dev/zero never ends); None when every one is a file or a folder (or missing)."""
-    import stat
 
     for t in targets:
         try:
@@ -121,9 +123,6 @@ def _special_files(targets: list[str]) -> str | None:
 def cmd_ingest(args) -> int:
     """Exit 0: done; 1: some files failed (the others are in) or the Parquet export failed;
     2: nothing done (bad option, manifest, database, disk); 130: interrupted (Ctrl-C)."""
-    import os
-
-    from .errors import DatabaseBusyError, ManifestError
 
     def refuse(message: str) -> int:
         print(f"storagelab ingest: {message}", file=sys.stderr)
@@ -151,7 +150,7 @@ def cmd_ingest(args) -> int:
     if (special := _special_files(args.paths or [])) is not None:
         return refuse(special)
     # imported before the try: a Ctrl-C during the import must not leave StoreError unbound in the except clause
-    from .store import StoreError, ingest
+    from .store import StoreError, ingest  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     try:
         with _python_sigint():
@@ -200,9 +199,8 @@ def cmd_ingest(args) -> int:
 
 
 def _export_dataset(db, out: str, verb: str) -> int:
-    from . import dataset
-    from .errors import DatabaseBusyError
-    from .store import StoreError, connect
+    from . import dataset  # noqa: PLC0415  (duckdb/pyarrow: kept out of the CLI's start-up (80 ms))
+    from .store import StoreError, connect  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     try:
         con = connect(db or paths.DB, read_only=True, wait=30.0)
@@ -225,10 +223,8 @@ def cmd_export(args) -> int:
 
 
 def cmd_spark_ingest(args) -> int:
-    import shutil
-
     try:
-        import pyspark  # noqa: F401
+        import pyspark  # noqa: F401, PLC0415  (the optional spark extra: only to say whether it is installed)
     except ImportError:
         print(
             "storagelab spark-ingest: pyspark is not installed: "
@@ -236,6 +232,8 @@ def cmd_spark_ingest(args) -> int:
             file=sys.stderr,
         )
         return 2
+    import shutil  # noqa: PLC0415  (2 ms: kept out of the CLI's start-up)
+
     if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
         print(
             "storagelab spark-ingest: Spark needs Java 17: apt-get install openjdk-17-jre-headless (Debian)",
@@ -252,7 +250,7 @@ def cmd_spark_ingest(args) -> int:
             print(f"storagelab spark-ingest: --conf {item!r}: expected KEY=VALUE", file=sys.stderr)
             return 2
         conf[key.strip()] = value
-    from . import spark_ingest
+    from . import spark_ingest  # noqa: PLC0415  (pyspark, optional: kept out of the CLI's start-up)
 
     spark = spark_ingest.session(args.master, conf)
     spark.sparkContext.setLogLevel("ERROR")
@@ -271,7 +269,7 @@ def cmd_spark_ingest(args) -> int:
 
 
 def cmd_schema(args) -> int:
-    from .schema import markdown
+    from .schema import markdown  # noqa: PLC0415  (kept out of the CLI's start-up (20 ms))
 
     text = markdown()
     if args.write:
@@ -284,11 +282,10 @@ def cmd_schema(args) -> int:
 
 
 def cmd_sql(args) -> int:
-    import duckdb
+    import duckdb  # noqa: PLC0415  (kept out of the CLI's start-up (65 ms))
 
-    from . import sqlout
-    from .errors import DatabaseBusyError
-    from .store import StoreError, connect
+    from . import sqlout  # noqa: PLC0415  (kept out of the CLI's start-up (12 ms))
+    from .store import StoreError, connect  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     query = sys.stdin.read() if args.query == "-" else args.query
     refused = _unreadable(args.db) or (
@@ -340,8 +337,8 @@ def _parquet_target_refused(target: str, db: str | None, force: bool) -> str | N
 
 
 def cmd_compare(args) -> int:
-    from .analysis import Selection, compare, open_db
-    from .analysis.prose import rate
+    from .analysis import Selection, compare, open_db  # noqa: PLC0415  (duckdb/polars: kept out of the CLI's start-up (0.5 s))
+    from .analysis.prose import rate  # noqa: PLC0415  (duckdb/polars: kept out of the CLI's start-up (0.5 s))
 
     con = open_db(args.db)
     try:
@@ -385,8 +382,7 @@ def _print_runs(results) -> int:
 
 
 def cmd_run(args) -> int:
-    from .errors import ParameterError
-    from .report import list_notebooks, notebook_listing, render_reports, run_notebooks
+    from .report import list_notebooks, notebook_listing, render_reports, run_notebooks  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
     if args.list:
         print(notebook_listing(list_notebooks()))
@@ -432,7 +428,7 @@ def _parameter_mistake(params: dict) -> str | None:
     if db and not Path(db).exists():
         return f"-p db_path {db}: no such database (make one with: storagelab ingest DIR --db {db})"
     if params.get("compare_with"):
-        from .analysis.selection import Selection
+        from .analysis.selection import Selection  # noqa: PLC0415  (duckdb/polars: kept out of the CLI's start-up (0.5 s))
 
         try:
             Selection.parse(params["compare_with"])
@@ -442,7 +438,7 @@ def _parameter_mistake(params: dict) -> str | None:
 
 
 def cmd_report(args) -> int:
-    from .report import render_reports
+    from .report import render_reports  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
     failures: list[str] = []
     pages = render_reports(failures=failures)
@@ -468,7 +464,7 @@ def cmd_build(args) -> int:
     if rc == 2:
         print("storagelab build: the ingest did not run; no report was built", file=sys.stderr)
         return 2
-    from .report import build_plan, render_reports, run_notebooks
+    from .report import build_plan, render_reports, run_notebooks  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
     results = run_notebooks(plans=build_plan())
     run_rc = _print_runs(results)
@@ -488,11 +484,9 @@ def cmd_lab(args) -> int:
     """JupyterLab as a child that ends with this process: SIGTERM/SIGINT/SIGHUP are passed on to it
     and waited for; if this process is killed outright, the kernel ends the server
     (PR_SET_PDEATHSIG)."""
-    import os
-    import signal
-    import subprocess
+    import subprocess  # noqa: PLC0415  (4 ms: kept out of the CLI's start-up)
 
-    from .procs import die_with_parent
+    from .procs import die_with_parent  # noqa: PLC0415  (ctypes, 3.5 ms: kept out of the CLI's start-up)
 
     env = dict(os.environ, STORAGELAB_ROOT=str(paths.ROOT))
     extra = list(args.extra)
@@ -546,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     argv = sys.argv[1:] if argv is None else list(argv)
     if len(argv) >= 2 and argv[0] == "lab" and argv[1] in ("fio", "bonnie", "zfs-sweep"):
-        from .lab import main as lab_main  # storagelab lab fio|bonnie|zfs-sweep: measure your own disks
+        from .lab import main as lab_main  # noqa: PLC0415  kept out of the CLI's start-up (0.25 s); storagelab lab fio|bonnie|zfs-sweep: measure your own disks
 
         return _guarded(argparse.Namespace(cmd="lab " + argv[1], func=lambda _: lab_main(argv[1:])))
     args, unknown = p.parse_known_args(argv)
@@ -571,7 +565,6 @@ def _on_sigint(signum, frame) -> None:
 def _python_sigint():
     """Python's own Ctrl-C handler for a block that installs its latch over it (the ingest's store.faults.CtrlC
     takes over only Python's default handler)."""
-    import signal
 
     old = signal.getsignal(signal.SIGINT)
     if old is _on_sigint:
@@ -587,11 +580,8 @@ def _guarded(args) -> int:
     """Run a command; a closed pipe, Ctrl-C (whatever error a library made of it), or a storagelab error or
     OSError (missing database, unreadable file) that the command did not catch is a clean exit (0, 130, 2) with
     at most one line, never a traceback; running out of memory is one line and 2."""
-    import signal
-    import threading
 
-    from .errors import StoragelabError
-    from .store.faults import interrupted
+    from .store.faults import interrupted  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is (
         signal.default_int_handler
@@ -601,7 +591,6 @@ def _guarded(args) -> int:
         rc = args.func(args)
     except BrokenPipeError:
         # the reader went away (| head): stop quietly, and keep Python's exit-time flush quiet too
-        import os
 
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -634,9 +623,9 @@ MEMORY_HINT = "raise the memory limit (ulimit -v), or give fewer files at a time
 
 def _out_of_memory(e: BaseException) -> bool:
     """Running out of memory, as Python, DuckDB or a process pool report it (a worker killed by the limit)."""
-    from concurrent.futures.process import BrokenProcessPool
+    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415  (only to recognise a broken pool after a failure)
 
-    import duckdb
+    import duckdb  # noqa: PLC0415  (kept out of the CLI's start-up (65 ms))
 
     return isinstance(e, (MemoryError, BrokenProcessPool, duckdb.OutOfMemoryException)) or (
         e.__cause__ is not None and _out_of_memory(e.__cause__)
