@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 
 import altair as alt
+import polars as pl
 
-from . import excerpts
+from . import excerpts, paths
+from .analysis import prose, scaling
+from .analysis.alignment import TESTS_ORDER
+from .analysis.stacks import DESIGN_STATUS, FLAGS
+from .paths import figure_dir
+from .units import GiB, KiB, MiB, TiB
 
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
@@ -47,8 +52,6 @@ def setup() -> None:
 
 def display_tables() -> None:
     """Reports show whole tables (claims, provenance): no elided rows or cut strings."""
-    import polars as pl
-
     pl.Config.set_tbl_rows(200)
     pl.Config.set_fmt_str_lengths(160)
     pl.Config.set_tbl_cols(30)
@@ -61,23 +64,12 @@ def source_caption(study: str, extra: str = "") -> str:
     return f"{text} — {extra}" if extra else text
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "figure"
-
-
-def figure_dir(notebook: str, out_dir: Path | None = None) -> Path:
-    """The folder a notebook's figures are saved in: <report folder>/figures/<notebook>/ (the report folder
-    of the run, reports/<study>/, set by ``report.run_notebooks``)."""
-    if out_dir is None:
-        from .report import current_report_dir
-
-        out_dir = current_report_dir() / "figures"
-    return Path(out_dir) / _slug(notebook)
+_slug = paths.slug
 
 
 def save(chart: alt.TopLevelMixin, name: str, notebook: str, out_dir: Path | None = None) -> dict[str, Path]:
     """Save ``chart`` as <name>.svg, .png and .vl.json under reports/figures/<notebook>/; return the paths."""
-    import vl_convert as vlc
+    import vl_convert as vlc  # noqa: PLC0415  (heavy: only when a chart is saved)
 
     out = figure_dir(notebook, out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -140,8 +132,6 @@ def with_provenance(frame, source, on: list[str], where=None):
     file: its lines), on the rows ``where`` holds (a polars expression; None: every row). A key with several rows in
     ``source`` (two layouts of one vdev count) gets none, as do the rows ``where`` leaves out (a model's line,
     arithmetic on stated numbers): they have no one raw line."""
-    import polars as pl
-
     cols = [c for c in provenance(source) if c not in on]
     if not cols:
         return frame
@@ -177,8 +167,6 @@ def top_categories(df, col: str, label: str = "others"):
     """Distinct colours for the categories of ``col``: up to ``len(PALETTE)`` categories each get a colour of their
     own; beyond that (25 workloads had reused near-identical colours) the ``len(PALETTE) - 1`` with the most rows
     do, and the rest share grey as '<label> (n)'. Returns ``df`` with ``<col>_colour`` and the colour scale."""
-    import polars as pl
-
     counts = df.group_by(col).len().sort(["len", col], descending=[True, False], nulls_last=True)
     names = [v for v in counts[col].to_list() if v is not None]
     keep = names if len(names) <= len(PALETTE) else names[: len(PALETTE) - 1]
@@ -201,11 +189,6 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
     (unflagged runs first: a flagged run never heads it), each flagged run's label carrying its ⚠ mark; ticks at
     each run's device limit x margin where it is labelled. A log axis where the bandwidths span a decade or more
     (a linear one would hide all but the largest)."""
-    import polars as pl
-
-    from .analysis.stacks import DESIGN_STATUS, FLAGS
-    from .units import MiB
-
     df = runs.select(
         pl.col("label_marked").alias("label"),
         "workload",
@@ -267,8 +250,6 @@ def run_bandwidth(runs, direction: str, sel, margin: float):
 def explore_run_bandwidth(runs, direction: str):
     """07's bars: each fio run's group bandwidth (``bw_mib_s``), coloured by stack (distinct colours, or the stacks
     with most runs and grey for the rest), on a log axis where the bandwidths span a decade or more."""
-    import polars as pl
-
     df, colours = top_categories(runs, "stack", "other stacks")
     log, floor, scale = bar_scale(df["bw_mib_s"])
     df = (df.filter(pl.col("bw_mib_s") > 0) if log else df).with_columns(floor_mib_s=pl.lit(floor))
@@ -293,10 +274,6 @@ def explore_run_bandwidth(runs, direction: str):
 
 def vdev_scaling(scaled, baseline_vdev_count: int, sel):
     """Layout-table speed relative to the baseline vdev count, per test and vdev type, with the two models."""
-    import polars as pl
-
-    from .analysis import scaling
-
     cf = with_provenance(  # a measured point: its layout table's line; the two models are arithmetic
         scaling.chart_frame(scaled), scaled, ["test", "vdev_type", "vdev_count"], pl.col("series") == "measured"
     ).with_columns(vdev_type=pl.when(pl.col("vdev_type") == "all").then(pl.lit("any")).otherwise(pl.col("vdev_type")))
@@ -341,10 +318,6 @@ def vdev_scaling(scaled, baseline_vdev_count: int, sel):
 
 def serial_reader(fitted, terms_test: str, sel):
     """One reader's measured speed per layout (points) against the fitted serial-reader model (lines)."""
-    import polars as pl
-
-    from .units import MiB
-
     df = pl.concat(  # diagonal: the model rows have no provenance columns
         [
             fitted.select(  # a measured point: its layout table's line (the fitted model has none)
@@ -388,8 +361,6 @@ def serial_reader(fitted, terms_test: str, sel):
 
 def fio_vdev_scaling(fio_scaled, sel):
     """fio runs: bandwidth relative to the baseline vdev count within one group (stack, vdev type, workload)."""
-    import polars as pl
-
     df = fio_scaled.filter(pl.col("relative").is_not_null()).with_columns(
         group=pl.concat_str([pl.col("vdev_type"), pl.col("workload")], separator=" | ")
     )
@@ -417,8 +388,6 @@ def fio_vdev_scaling(fio_scaled, sel):
 
 def ratio_bars(df, y: str, x: str, title: str, subtitle: list[str], rule_at: float, x_title: str):
     """Horizontal bars of ratios with a dashed reference rule (e.g. the sum-of-vdevs rule at 2.0x)."""
-    import polars as pl
-
     bars = (
         alt.Chart(df)
         .mark_bar()
@@ -435,8 +404,6 @@ def ratio_bars(df, y: str, x: str, title: str, subtitle: list[str], rule_at: flo
 def stated_vs_model(ratios, sel):
     """The study's stated ratios (dots) against the model (red ticks). No raw lines: a stated figure comes from
     the study's text (claims.csv), a model from arithmetic."""
-    import polars as pl
-
     dots = (
         alt.Chart(ratios)
         .mark_point(filled=True, size=90)
@@ -463,10 +430,6 @@ def stated_vs_model(ratios, sel):
 
 def amplification(amp, recordsizes, sel):
     """The record model's read amplification per I/O size and recordsize: arithmetic, no raw lines."""
-    import polars as pl
-
-    from .units import KiB
-
     ach = amp.with_columns(
         io_kib=pl.col("io_bytes") / KiB, recordsize=(pl.col("recordsize_bytes") // KiB).cast(pl.String) + " KiB"
     )
@@ -496,10 +459,6 @@ def amplification(amp, recordsizes, sel):
 
 def block_sizes(hist, recordsize: int, sel):
     """zdb -bb block size histogram: logical bytes per block-size bucket and pool (bars), the recordsize (rule)."""
-    import polars as pl
-
-    from .units import KiB, MiB
-
     df = hist.filter(pl.col("lsize_bytes") > 0).with_columns(
         size_kib=pl.col("block_size_bytes") / KiB, logical_mib=pl.col("lsize_bytes") / MiB
     )
@@ -529,10 +488,6 @@ def block_sizes(hist, recordsize: int, sel):
 def before_after(ratios, sel, before_label: str, after_label: str):
     """bonnie++ after / before per test, bars from 1x on a log axis. A bar is a ratio of two runs' lines (two
     files): no one raw line to link; the provenance table names both."""
-    import polars as pl
-
-    from .analysis.alignment import TESTS_ORDER
-
     artefact = pl.col("beyond_disks").is_not_null() if "beyond_disks" in ratios.columns else pl.lit(False)
     plot = ratios.filter(pl.col("ratio").is_not_null()).select(
         "test",
@@ -570,8 +525,6 @@ def before_after(ratios, sel, before_label: str, after_label: str):
 
 def byte_unit(largest: float) -> tuple[float, str]:
     """The binary unit that fits values up to ``largest`` bytes: (divisor, name), B to TiB."""
-    from .units import GiB, KiB, MiB, TiB
-
     for div, name in ((TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
         if largest >= div:
             return div, name
@@ -581,8 +534,6 @@ def byte_unit(largest: float) -> tuple[float, str]:
 def _budget_scale(largest: float, budget_bytes: float) -> tuple[float, str, bool, str]:
     """(divisor, unit, draw the budget line, subtitle) for DDT sizes up to ``largest`` against a budget: the unit fits
     the values; a budget more than 10x the largest value is named in the subtitle, not drawn (it would flatten them)."""
-    from .analysis import prose
-
     draw = budget_bytes <= 10 * largest
     div, unit = byte_unit(max(largest, budget_bytes) if draw else largest)
     note = (
@@ -597,8 +548,6 @@ def _budget_scale(largest: float, budget_bytes: float) -> tuple[float, str, bool
 def ddt_sensitivity(sens, budget_bytes: float, sel):
     """The estimate the verdict uses (each pool's best, a machine's pools together) over bytes per entry, in a unit
     that fits the values, against the metadata budget. A model over bytes per entry: no raw lines."""
-    import polars as pl
-
     div, unit, draw, note = _budget_scale(sens["ddt_bytes"].max() or 1, budget_bytes)
     df = sens.with_columns(ddt=pl.col("ddt_bytes") / div)
     chart = (
@@ -622,10 +571,6 @@ def ddt_sensitivity(sens, budget_bytes: float, sel):
 
 def transport_rates(rates, waits, baseline_label: str, sel):
     """mbuffer rates per run (label: share of the baseline); receivers also without their start-up wait."""
-    import polars as pl
-
-    from .units import MiB
-
     df = rates.select(
         "label", *provenance(rates), rate_mib_s=pl.col("rate_bytes_per_s") / MiB, kind=pl.lit("as printed")
     )
@@ -664,8 +609,6 @@ def ddt_ladder(ladder, budget_bytes: float, sel):
     """Every DDT estimate per pool (bars; whiskers: the range a rounded ratio allows) against the budget, in a unit
     that fits the values. An estimate is arithmetic on counts from several outputs (zdb -b, zpool list, zdb -S/-DD):
     no one raw line; the provenance table lists the files."""
-    import polars as pl
-
     div, unit, draw, note = _budget_scale(ladder["ddt_bytes"].max() or 1, budget_bytes)
     df = ladder.with_columns(
         size=pl.col("ddt_bytes") / div, low=pl.col("ddt_bytes_low") / div, high=pl.col("ddt_bytes_high") / div
@@ -693,8 +636,6 @@ def single_disk(one, sel):
     """Each layout against one disk of the same family and workload (dots), with the model's range (bars). A dot
     is a ratio of two runs (the layout's and the single disk's files): no one raw line to link; the provenance
     table names both."""
-    import polars as pl
-
     df = one.with_columns(what=pl.concat_str([pl.col("tool"), pl.col("direction"), pl.col("label")], separator=" | "))
     base = alt.Chart(df).encode(y=alt.Y("what:N", title=None, axis=alt.Axis(labelLimit=460)))
     x_title = "relative to one disk (x)"
@@ -728,8 +669,6 @@ def fio_depth(depth, sel):
     """IOPS (or bandwidth, for blocks of 64 KiB and more), and p50/p99/p99.9 latency, against I/Os in flight
     (iodepth x numjobs): one line per workload, direction and setup (a setup's repeats at one depth are averaged
     on the line and drawn as points), never across setups; a flagged run is drawn as a cross."""
-    import polars as pl
-
     df = depth.with_columns(
         series=pl.concat_str([pl.col("workload"), pl.col("direction"), pl.col("setup")], separator=" | "),
         flagged=pl.when(pl.col("flag").is_not_null())
@@ -823,8 +762,6 @@ def fio_depth(depth, sel):
 def fio_latency_histogram(hist, sel):
     """Each run's latency histogram (``fio_views.histogram_buckets`` / ``load_printed_buckets``): the share of its
     I/Os per latency bucket, latency on a log scale, one panel per run and direction."""
-    import polars as pl
-
     # fio's first printed bucket starts at 0 ('2=0.01%': up to 2 us), which a log axis cannot place: it dropped
     # every panel of the figure. It is drawn from half its upper edge (the factor of fio's next bucket).
     hi = pl.coalesce(pl.col("bucket_hi_ns"), pl.col("bucket_lo_ns") * 2)
@@ -868,8 +805,6 @@ MAX_TIME_PANELS = 36  # panels of the time-series figure: 18 rows of two
 
 def fio_time_series(series, sel):
     """bandwidth/IOPS/latency over time from fio's logs, ramp and steady state coloured, one panel per kind."""
-    import polars as pl
-
     unit = (
         pl.when(pl.col("kind") == "bw")
         .then(pl.lit("MiB/s"))
@@ -956,8 +891,6 @@ def fio_depth_grid(depth, sel, large_block: int = 64 * 1024):
     columns iodepth), each cell coloured by its IOPS (bandwidth for blocks of ``large_block`` and more) and
     labelled with it; repeats at one cell are averaged (their count in the tooltip), a cell holding a flagged run
     is outlined. A cell's raw lines are its first run's (the runs behind a mean are in the table above)."""
-    import polars as pl
-
     bandwidth = pl.col("block_size_bytes").max().over("workload") >= large_block
     df = depth.filter(pl.col("iodepth").is_not_null() & pl.col("numjobs").is_not_null()).with_columns(
         metric=pl.when(bandwidth).then(pl.lit("MiB/s")).otherwise(pl.lit("IOPS")),

@@ -6,13 +6,15 @@ import argparse
 import json
 import math
 import os
-import re
+import signal
+import stat
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import __version__, clihelp, paths
-from .labhelp import DESCRIPTION as LAB_DESCRIPTION
+from . import cli_parser, paths
+from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
 
@@ -28,11 +30,10 @@ def _jsonable(v):
 def cmd_parse(args) -> int:
     """Each file's records as JSON lines; folders are listed as ingest lists them (ignore list
     included). Missing paths: exit 2 before any output; files that fail: reported, exit 1."""
-    import hashlib
+    import hashlib  # noqa: PLC0415  (2.5 ms: kept out of the CLI's start-up)
 
-    from .errors import ParseError
-    from .parsers import parse_bytes, parser_version
-    from .store.listing import printable  # a name that is not UTF-8: \xNN, as ingest stores it
+    from .parsers import parse_bytes, parser_version  # noqa: PLC0415  (every parser: kept out of the CLI's start-up (18 ms))
+    from .store.listing import printable  # noqa: PLC0415  duckdb and the store: kept out of the CLI's start-up (130 ms); a name that is not UTF-8: \xNN, as ingest stores it
 
     files = _parse_targets(args.files)
     if files is None:
@@ -91,8 +92,8 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
     files: list[str] = []
     for t in targets:
         if Path(t).is_dir():
-            from .ignore import split
-            from .store import list_files
+            from .ignore import split  # noqa: PLC0415  (kept out of the CLI's start-up (10 ms))
+            from .store import list_files  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
             found = [f.path for f in split(list_files([t]), [t])[0]]  # ignore list included
             if not found:
@@ -107,7 +108,6 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
 def _special_files(targets: list[str]) -> str | None:
     """What is wrong with a named path that is neither a regular file nor a folder (a FIFO would block the read
     forever, a device such as /dev/zero never ends); None when every one is a file or a folder (or missing)."""
-    import stat
 
     for t in targets:
         try:
@@ -123,9 +123,6 @@ def _special_files(targets: list[str]) -> str | None:
 def cmd_ingest(args) -> int:
     """Exit 0: done; 1: some files failed (the others are in) or the Parquet export failed;
     2: nothing done (bad option, manifest, database, disk); 130: interrupted (Ctrl-C)."""
-    import os
-
-    from .errors import DatabaseBusyError, ManifestError
 
     def refuse(message: str) -> int:
         print(f"storagelab ingest: {message}", file=sys.stderr)
@@ -153,7 +150,7 @@ def cmd_ingest(args) -> int:
     if (special := _special_files(args.paths or [])) is not None:
         return refuse(special)
     # imported before the try: a Ctrl-C during the import must not leave StoreError unbound in the except clause
-    from .store import StoreError, ingest
+    from .store import StoreError, ingest  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     try:
         with _python_sigint():
@@ -202,9 +199,8 @@ def cmd_ingest(args) -> int:
 
 
 def _export_dataset(db, out: str, verb: str) -> int:
-    from . import dataset
-    from .errors import DatabaseBusyError
-    from .store import StoreError, connect
+    from . import dataset  # noqa: PLC0415  (duckdb/pyarrow: kept out of the CLI's start-up (80 ms))
+    from .store import StoreError, connect  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     try:
         con = connect(db or paths.DB, read_only=True, wait=30.0)
@@ -227,10 +223,8 @@ def cmd_export(args) -> int:
 
 
 def cmd_spark_ingest(args) -> int:
-    import shutil
-
     try:
-        import pyspark  # noqa: F401
+        import pyspark  # noqa: F401, PLC0415  (the optional spark extra: only to say whether it is installed)
     except ImportError:
         print(
             "storagelab spark-ingest: pyspark is not installed: "
@@ -238,6 +232,8 @@ def cmd_spark_ingest(args) -> int:
             file=sys.stderr,
         )
         return 2
+    import shutil  # noqa: PLC0415  (2 ms: kept out of the CLI's start-up)
+
     if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
         print(
             "storagelab spark-ingest: Spark needs Java 17: apt-get install openjdk-17-jre-headless (Debian)",
@@ -254,7 +250,7 @@ def cmd_spark_ingest(args) -> int:
             print(f"storagelab spark-ingest: --conf {item!r}: expected KEY=VALUE", file=sys.stderr)
             return 2
         conf[key.strip()] = value
-    from . import spark_ingest
+    from . import spark_ingest  # noqa: PLC0415  (pyspark, optional: kept out of the CLI's start-up)
 
     spark = spark_ingest.session(args.master, conf)
     spark.sparkContext.setLogLevel("ERROR")
@@ -273,7 +269,7 @@ def cmd_spark_ingest(args) -> int:
 
 
 def cmd_schema(args) -> int:
-    from .schema import markdown
+    from .schema import markdown  # noqa: PLC0415  (kept out of the CLI's start-up (20 ms))
 
     text = markdown()
     if args.write:
@@ -286,11 +282,10 @@ def cmd_schema(args) -> int:
 
 
 def cmd_sql(args) -> int:
-    import duckdb
+    import duckdb  # noqa: PLC0415  (kept out of the CLI's start-up (65 ms))
 
-    from . import sqlout
-    from .errors import DatabaseBusyError
-    from .store import StoreError, connect
+    from . import sqlout  # noqa: PLC0415  (kept out of the CLI's start-up (12 ms))
+    from .store import StoreError, connect  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     query = sys.stdin.read() if args.query == "-" else args.query
     refused = _unreadable(args.db) or (
@@ -342,8 +337,8 @@ def _parquet_target_refused(target: str, db: str | None, force: bool) -> str | N
 
 
 def cmd_compare(args) -> int:
-    from .analysis import Selection, compare, open_db
-    from .analysis.prose import rate
+    from .analysis import Selection, compare, open_db  # noqa: PLC0415  (duckdb/polars: kept out of the CLI's start-up (0.5 s))
+    from .analysis.prose import rate  # noqa: PLC0415  (duckdb/polars: kept out of the CLI's start-up (0.5 s))
 
     con = open_db(args.db)
     try:
@@ -387,8 +382,7 @@ def _print_runs(results) -> int:
 
 
 def cmd_run(args) -> int:
-    from .errors import ParameterError
-    from .report import list_notebooks, notebook_listing, render_reports, run_notebooks
+    from .report import list_notebooks, notebook_listing, render_reports, run_notebooks  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
     if args.list:
         print(notebook_listing(list_notebooks()))
@@ -434,7 +428,7 @@ def _parameter_mistake(params: dict) -> str | None:
     if db and not Path(db).exists():
         return f"-p db_path {db}: no such database (make one with: storagelab ingest DIR --db {db})"
     if params.get("compare_with"):
-        from .analysis.selection import Selection
+        from .analysis.selection import Selection  # noqa: PLC0415  (duckdb/polars: kept out of the CLI's start-up (0.5 s))
 
         try:
             Selection.parse(params["compare_with"])
@@ -444,7 +438,7 @@ def _parameter_mistake(params: dict) -> str | None:
 
 
 def cmd_report(args) -> int:
-    from .report import render_reports
+    from .report import render_reports  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
     failures: list[str] = []
     pages = render_reports(failures=failures)
@@ -470,7 +464,7 @@ def cmd_build(args) -> int:
     if rc == 2:
         print("storagelab build: the ingest did not run; no report was built", file=sys.stderr)
         return 2
-    from .report import build_plan, render_reports, run_notebooks
+    from .report import build_plan, render_reports, run_notebooks  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
     results = run_notebooks(plans=build_plan())
     run_rc = _print_runs(results)
@@ -490,11 +484,9 @@ def cmd_lab(args) -> int:
     """JupyterLab as a child that ends with this process: SIGTERM/SIGINT/SIGHUP are passed on to it
     and waited for; if this process is killed outright, the kernel ends the server
     (PR_SET_PDEATHSIG)."""
-    import os
-    import signal
-    import subprocess
+    import subprocess  # noqa: PLC0415  (4 ms: kept out of the CLI's start-up)
 
-    from .procs import die_with_parent
+    from .procs import die_with_parent  # noqa: PLC0415  (ctypes, 3.5 ms: kept out of the CLI's start-up)
 
     env = dict(os.environ, STORAGELAB_ROOT=str(paths.ROOT))
     extra = list(args.extra)
@@ -530,174 +522,25 @@ def cmd_lab(args) -> int:
     return 128 - rc if rc < 0 else rc
 
 
-def _run_options(s) -> None:
-    s.add_argument("notebooks", nargs="*", help="notebook names or paths (default: all in notebooks/)")
-    s.add_argument(
-        "--list", action="store_true", help="list every notebook with its parameters, types, defaults and meaning"
-    )
-    s.add_argument(
-        "-p",
-        "--param",
-        nargs=2,
-        action="append",
-        metavar=("NAME", "VALUE"),
-        help="parameter (value parsed as a Python/JSON literal and checked against the default's type; "
-        "string parameters are taken as is)",
-    )
-    s.add_argument(
-        "-r", "--raw", nargs=2, action="append", metavar=("NAME", "VALUE"), help="string parameter, taken as is"
-    )
-    s.add_argument("--output", default=None, help="report folder (default reports/<study>/, one per selection)")
-    s.add_argument("--no-report", action="store_true", help="do not render HTML after running")
-    s.set_defaults(func=cmd_run)
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but ``-p threshold -1e5`` and ``-p floor -inf`` read as values: argparse takes only
-    ``-5`` and ``-.5`` for negative numbers, any other word starting with '-' for an option (this
-    program has no option that looks like a number)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$|^-inf(inity)?$", re.I)
-
-
 def main(argv: list[str] | None = None) -> int:
-    p = _Parser(
-        prog="storagelab",
-        description=(
-            "Storage benchmark logs (fio, bonnie++, zdb, partition tables, zpool, mbuffer) into DuckDB, "
-            "and the studies' analyses as parameterized notebooks."
-        ),
+    p = cli_parser.build(
+        {
+            "add_ingest": cmd_ingest,
+            "add_parse": cmd_parse,
+            "add_run": cmd_run,
+            "add_report": cmd_report,
+            "add_build": cmd_build,
+            "add_schema": cmd_schema,
+            "add_export": cmd_export,
+            "add_spark_ingest": cmd_spark_ingest,
+            "add_sql": cmd_sql,
+            "add_compare": cmd_compare,
+            "add_lab": cmd_lab,
+        }
     )
-    p.add_argument("--version", action="version", version=f"storagelab {__version__}")
-    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
-
-    s = sub.add_parser(
-        "ingest", help="parse raw logs into the database (default: data/raw/ -> data/parsed/storagelab.duckdb)"
-    )
-    s.add_argument("paths", nargs="*", help="files or folders (default data/raw/)")
-    s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
-    s.add_argument("--manifest", default=None, help="labels CSV (default data/raw/manifest.csv)")
-    s.add_argument("--no-parquet", action="store_true", help="do not write data/parsed/*.parquet")
-    s.add_argument("--workers", type=int, default=None, help="parser processes (default: CPU count)")
-    s.add_argument("--wait", type=float, default=0.0, help="seconds to wait if another process holds the database")
-    s.add_argument("--quiet", action="store_true", help="no progress bar")
-    s.add_argument("--dataset", metavar="DIR", help="also bring this Parquet dataset up to date (see `export`)")
-    s.add_argument(
-        "--batch-files",
-        type=int,
-        default=5000,
-        help="most files per transaction batch (default 5000; a batch also ends at 100,000 rows)",
-    )
-    s.set_defaults(func=cmd_ingest)
-
-    s = sub.add_parser("parse", help="print files' normalized records as JSON lines (one object per row, key 'table')")
-    s.add_argument(
-        "files",
-        nargs="+",
-        metavar="PATH",
-        help="log files (plain or .gz/.xz/.bz2/.zst) or folders (walked as ingest walks them)",
-    )
-    s.set_defaults(func=cmd_parse)
-
-    for verb in ("run", "notebooks"):
-        s = sub.add_parser(
-            verb,
-            help="execute notebooks with papermill (all by default) into reports/<study>/; "
-            "-p NAME VALUE sets a parameter; --list shows every notebook's parameters",
-            epilog="examples: storagelab run --list; storagelab run 05_stacks -p study mylab; "
-            "storagelab run 03_sector63 -p study mylab -p stack zfs",
-        )
-        _run_options(s)
-
-    s = sub.add_parser(
-        "report", help="render executed notebooks to offline HTML in reports/ (with index.html and figures)"
-    )
-    s.set_defaults(func=cmd_report)
-
-    s = sub.add_parser("build", help="the main job: ingest data/raw/, run every notebook, render reports/")
-    s.add_argument("--wait", type=float, default=0.0)
-    s.set_defaults(func=cmd_build)
-
-    s = sub.add_parser("schema", help="print the database schema as Markdown (--write updates docs/schema.md)")
-    s.add_argument("--write", action="store_true")
-    s.set_defaults(func=cmd_schema)
-
-    s = sub.add_parser(
-        "export",
-        help="write the database as a hive-partitioned Parquet dataset (tool=/study=/month=) "
-        "that DuckDB, Spark and Trino read; incremental",
-    )
-    s.add_argument("--dataset", required=True, metavar="DIR", help="the dataset folder (created or brought up to date)")
-    s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
-    s.set_defaults(func=cmd_export)
-
-    s = sub.add_parser(
-        "spark-ingest",
-        help="parse logs on Spark (binaryFile source: local, HDFS, S3) into the "
-        "Parquet dataset `export --dataset` writes (needs the spark extra and Java)",
-    )
-    s.add_argument("input", help="folder (or any path Spark reads) with the logs")
-    s.add_argument("output", help="the dataset folder (replaced)")
-    s.add_argument("--manifest", default=None, help="labels CSV, paths relative to INPUT (as data/raw/manifest.csv)")
-    s.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
-    s.add_argument(
-        "--conf",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a Spark setting, as spark-submit's --conf (repeatable), e.g. "
-        "spark.jars.packages=org.apache.hadoop:hadoop-aws:3.4.1 to read s3a:// paths",
-    )
-    s.set_defaults(func=cmd_spark_ingest)
-
-    s = sub.add_parser("sql", help="run a read-only SQL query on the database: a table, CSV, JSON lines or Parquet")
-    s.add_argument("query", help="the SQL (DuckDB dialect); - reads it from standard input")
-    s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
-    fmt = s.add_mutually_exclusive_group()
-    fmt.add_argument("--csv", action="store_true", help="CSV with a header row (NULL as an empty field)")
-    fmt.add_argument("--json", action="store_true", help="JSON lines: one object per row, keys in column order")
-    fmt.add_argument("--parquet", metavar="FILE", help="write the result to a Parquet file (nothing on stdout)")
-    s.add_argument("--force", action="store_true", help="let --parquet replace an existing file (never the database)")
-    s.add_argument(
-        "--limit",
-        type=_count,
-        metavar="N",
-        help="at most N rows (0: all). Default: all rows, except the table on a terminal (40)",
-    )
-    s.set_defaults(func=cmd_sql)
-
-    s = sub.add_parser(
-        "compare",
-        help="your fio runs beside a study's (or another selection's) runs of the same workload, per disk, with noise",
-    )
-    s.add_argument("--study", help="the study to compare with (e.g. homelab-mergerfs)")
-    s.add_argument(
-        "--with",
-        dest="other",
-        help="or another selection to compare with, as key=value pairs (e.g. host=nas2,stack=zfs)",
-    )
-    s.add_argument("--mine", default="", help="your runs: the study label of your files ('' = every study)")
-    s.add_argument("--stack", help="only your files with this stack label")
-    s.add_argument("--vdev-type", dest="vdev_type", help="only your files with this vdev_type label")
-    s.add_argument("--host", help="only your files with this host label")
-    s.add_argument("--db", default=None, help=f"database file (default {paths.DB.relative_to(paths.ROOT)})")
-    s.set_defaults(func=cmd_compare)
-
-    s = sub.add_parser(
-        "lab",
-        help="open JupyterLab on the project with its kernel and the database ready "
-        "(other options go to JupyterLab, e.g. --no-browser --port 8888); "
-        "`lab fio|bonnie|zfs-sweep --help`: measure your own disks",
-        description=LAB_DESCRIPTION,
-    )
-    s.set_defaults(func=cmd_lab)
-
-    clihelp.decorate(p, sub)
     argv = sys.argv[1:] if argv is None else list(argv)
     if len(argv) >= 2 and argv[0] == "lab" and argv[1] in ("fio", "bonnie", "zfs-sweep"):
-        from .lab import main as lab_main  # storagelab lab fio|bonnie|zfs-sweep: measure your own disks
+        from .lab import main as lab_main  # noqa: PLC0415  kept out of the CLI's start-up (0.25 s); storagelab lab fio|bonnie|zfs-sweep: measure your own disks
 
         return _guarded(argparse.Namespace(cmd="lab " + argv[1], func=lambda _: lab_main(argv[1:])))
     args, unknown = p.parse_known_args(argv)
@@ -706,16 +549,6 @@ def main(argv: list[str] | None = None) -> int:
     elif unknown:
         p.error(f"unrecognized arguments: {' '.join(unknown)}")
     return _guarded(args)
-
-
-def _count(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return n
 
 
 _SIGINT_SEEN: list[int] = []  # Ctrl-C arrived (see _guarded)
@@ -732,7 +565,6 @@ def _on_sigint(signum, frame) -> None:
 def _python_sigint():
     """Python's own Ctrl-C handler for a block that installs its latch over it (the ingest's store.faults.CtrlC
     takes over only Python's default handler)."""
-    import signal
 
     old = signal.getsignal(signal.SIGINT)
     if old is _on_sigint:
@@ -748,8 +580,6 @@ def _guarded(args) -> int:
     """Run a command; a closed pipe, Ctrl-C (whatever error a library made of it), or a storagelab error or
     OSError (missing database, unreadable file) that the command did not catch is a clean exit (0, 130, 2) with
     at most one line, never a traceback; running out of memory is one line and 2."""
-    import signal
-    import threading
 
     _SIGINT_SEEN.clear()  # a command run in this process before (tests, the build's ingest) is not this one
     previous = signal.getsignal(signal.SIGINT)
@@ -765,14 +595,12 @@ def _guarded(args) -> int:
 
 def _run_guarded(args) -> int:
     """``_guarded``'s body, with its Ctrl-C latch installed."""
-    from .errors import StoragelabError
-    from .store.faults import interrupted
+    from .store.faults import interrupted  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     try:
         rc = args.func(args)
     except BrokenPipeError:
         # the reader went away (| head): stop quietly, and keep Python's exit-time flush quiet too
-        import os
 
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -805,9 +633,9 @@ MEMORY_HINT = "raise the memory limit (ulimit -v), or give fewer files at a time
 
 def _out_of_memory(e: BaseException) -> bool:
     """Running out of memory, as Python, DuckDB or a process pool report it (a worker killed by the limit)."""
-    from concurrent.futures.process import BrokenProcessPool
+    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415  (only to recognise a broken pool after a failure)
 
-    import duckdb
+    import duckdb  # noqa: PLC0415  (kept out of the CLI's start-up (65 ms))
 
     return isinstance(e, (MemoryError, BrokenProcessPool, duckdb.OutOfMemoryException)) or (
         e.__cause__ is not None and _out_of_memory(e.__cause__)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 # lib/storagelab/paths.py -> project root is two levels above lib/
@@ -17,3 +18,25 @@ PAPERS = ROOT / "papers"
 REPORTS = ROOT / "reports"
 FIGURES = REPORTS / "figures"
 DOCS = ROOT / "docs"
+
+SELECTION_FILE = ".selection.json"  # in each report folder: the selection (and parameters) whose reports it holds
+REPORT_DIR_ENV = "STORAGELAB_REPORT_DIR"  # where a running notebook writes its figures and summary
+
+
+def current_report_dir() -> Path:
+    """The report folder of the notebook being run (set by run_notebooks); a notebook run by hand (JupyterLab,
+    nbval) writes to reports/_interactive/, which the index leaves out."""
+    return Path(os.environ.get(REPORT_DIR_ENV) or REPORTS / "_interactive")
+
+
+def slug(text: str) -> str:
+    """``text`` as a file name: lower case, runs of anything but a-z0-9 as one '-'."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "figure"
+
+
+def figure_dir(notebook: str, out_dir: Path | None = None) -> Path:
+    """The folder a notebook's figures are saved in: <report folder>/figures/<notebook>/ (the report folder
+    of the run, reports/<study>/, set by ``report.run_notebooks``)."""
+    if out_dir is None:
+        out_dir = current_report_dir() / "figures"
+    return Path(out_dir) / slug(notebook)

@@ -18,7 +18,9 @@ import datetime as dt
 import decimal
 import json
 import math
+import os
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -210,8 +212,6 @@ def run(
 def _write_parquet(rel, dest: Path) -> None:
     """The result into ``dest`` through a new temporary file beside it (mkstemp), renamed over it when whole: a
     failed or interrupted write leaves what was there."""
-    import os
-    import tempfile
 
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
     os.close(fd)

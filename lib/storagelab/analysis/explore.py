@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import polars as pl
 
+from . import fio_runs, stacks
+from .db import frame
+from .fio_runs import groups_apart
+from .selection import Selection
+
 
 def table_counts(con) -> pl.DataFrame:
     """Every data table of the database with its row count, by name (not ``meta``, the store's own bookkeeping,
@@ -62,15 +67,11 @@ def run_bandwidths(groups: pl.DataFrame, files: pl.DataFrame, jobs: pl.DataFrame
         )
     else:
         out = out.with_columns(jobname=pl.lit(None, pl.String))
-    from .fio_runs import groups_apart
-
     return groups_apart(out).drop("jobname")
 
 
 def selected_files(con, sel) -> pl.DataFrame:
     """The files table, only the files of the selection ``sel`` (every column, as ``SELECT * FROM files``)."""
-    from .db import frame
-
     where, params = sel.sql("f")
     return frame(con, f"SELECT f.* FROM files f WHERE {where} ORDER BY f.path", params)
 
@@ -80,9 +81,6 @@ def fastest_unflagged(con, direction: str = "write", margin: float = 1.1, sel=No
     plausibility flag of ``stacks.with_flags`` (above or at its labelled device limit, direct=1 ignored by ZFS), and
     how many faster runs
     are flagged: a headline should not promote a run that measured a cache."""
-    from . import fio_runs, stacks
-    from .selection import Selection
-
     runs = fio_runs.runs(con, sel or Selection())
     if runs.is_empty():
         return None, 0

@@ -11,14 +11,15 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from . import fio_runs
+from .db import frame
+
 PERCENTILES = {50.0: "p50_ns", 99.0: "p99_ns", 99.9: "p99_9_ns"}
 WORKLOAD = ("rw", "block_size_bytes", "direction")
 
 
 def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
     """fio_jobs x fio_results (final reports) with the clat (else lat) percentiles 50/99/99.9 pivoted."""
-    from . import frame
-
     where = "" if file_ids is None else "AND list_contains(?::INTEGER[], j.file_id)"
     params = [] if file_ids is None else [sorted({int(i) for i in file_ids})]
     jobs = frame(
@@ -139,8 +140,6 @@ def with_job_workloads(summary_df: pl.DataFrame) -> pl.DataFrame:
     its own options, then the file's command (a file may hold jobs of several workloads: a kbench output runs 12
     in one group), and the iodepth and numjobs it runs at where the output does not print them (fio's
     defaults, the command); ``label`` falls back to the path."""
-    from . import fio_runs
-
     with_wl = fio_runs.with_workloads(summary_df)
     label = pl.coalesce("label", pl.col("path").str.split("/").list.last())
     return summary_df.with_columns(

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from .db import frame
+
 
 def bin_percentiles(
     bins: pl.DataFrame,
@@ -46,8 +48,6 @@ def load_log_runs(con) -> pl.DataFrame:
     ``prefix``, and ``output_file_id``/``output_path`` of the fio output in the same folder with a job
     named like the prefix (NULL when there is none: logs saved without their output, or write_*_log=
     given another name than the job's). The lab names job, logs and output after the run, so they match."""
-    from . import frame
-
     return frame(
         con,
         """
@@ -69,8 +69,6 @@ def load_log_runs(con) -> pl.DataFrame:
 
 def load_hist_samples(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
     """fio_hist_samples with their run (folder + '/' + prefix), as ``load_log_samples``."""
-    from . import frame
-
     where, params = "", []
     if file_ids is not None:
         where, params = "WHERE list_contains(?::INTEGER[], h.file_id)", [sorted({int(i) for i in file_ids})]
@@ -93,8 +91,6 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
     path; the log prefix for logs), ``file_id`` (the output's, or the log file's: one row per log file and bin),
     ``direction``,
     ``source`` ('JSON+ clat', 'JSON+ lat' or 'clat_hist log'), ``latency_ns`` (fio's bin value), ``count``."""
-    from . import frame
-
     cols = {
         "label": pl.Utf8,
         "file_id": pl.Int64,
@@ -186,8 +182,6 @@ def load_printed_buckets(con, file_ids: Sequence[int]) -> pl.DataFrame:
     without JSON+ bins: per file (and job, without group_reporting) the buckets as printed, all directions
     together (``direction`` 'all'), in ``histogram_buckets``' columns (``count`` NULL: fio prints shares only;
     ``bucket_hi_ns`` NULL for the open '>=2000 ms' bucket)."""
-    from . import frame
-
     if not file_ids:
         return pl.DataFrame()
     return frame(

@@ -11,12 +11,12 @@ from typing import Any, cast
 
 import polars as pl
 
+from .db import frame
+
 
 def load_log_samples(con, file_ids: Sequence[int] | None = None, kinds: Sequence[str] | None = None) -> pl.DataFrame:
     """fio_log_samples with the run they belong to: ``run`` = folder + '/' + prefix (the lab names each
     run's logs after its output file, ``RUNID.txt`` beside ``RUNID_bw.N.log``)."""
-    from . import frame
-
     cond: list[str] = []
     params: list[Any] = []
     if file_ids is not None:

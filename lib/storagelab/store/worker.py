@@ -13,6 +13,7 @@ import hashlib
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import NamedTuple
@@ -20,10 +21,11 @@ from typing import NamedTuple
 import pyarrow as pa
 
 from ..errors import ParseError
-from ..parsers import parse_bytes, parser_version
+from ..parsers import modules, parse_bytes, parser_version
+from ..procs import worker_init
 from ..schema import all_tables, tool_tables
 from . import arrow
-from .listing import ListedFile
+from .listing import ListedFile, printable
 
 POOL_MIN_FILES = 200  # fewer files are parsed in this process: a pool's start-up costs more than it saves
 CHUNK_FILES_MIN, CHUNK_FILES_MAX = 8, 128  # files per chunk (one pool task) ...
@@ -203,11 +205,6 @@ def parse_all(jobs: list[ListedFile], workers: int | None) -> Iterator[Outcome]:
     if not pooled:
         yield from _with_rows(map(parse_chunk, chunks))
         return
-    from concurrent.futures import ProcessPoolExecutor
-
-    from ..parsers import modules
-    from ..procs import worker_init
-
     modules()  # imported before the fork: the workers share them
     pool = ProcessPoolExecutor(max_workers=n, initializer=worker_init, initargs=(os.getpid(),))
     finished = False
@@ -250,8 +247,6 @@ def _with_rows(results: Iterable[tuple[list[Outcome], dict]]) -> Iterator[Outcom
 
 def error_text(out: Outcome) -> str:
     """How a failed file is reported: path[:line]: kind: message (expected ...)."""
-    from .listing import printable
-
     e = out.error or {}
     return str(
         ParseError(

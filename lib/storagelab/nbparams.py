@@ -1,0 +1,172 @@
+"""The notebooks in notebooks/ and their parameters: listing, resolving a name, reading the ``parameters``
+cell, and checking a run's parameters against it (papermill itself only warns)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import math
+import re
+import tokenize
+from pathlib import Path
+from typing import Any
+
+from . import paths
+from .errors import ParameterError
+
+# ----------------------------------------------------------------------------- notebooks and parameters
+
+
+def list_notebooks() -> list[Path]:
+    return sorted(p for p in paths.NOTEBOOKS.glob("*.ipynb") if not p.name.startswith("_"))
+
+
+def resolve(name: str) -> Path:
+    p = Path(name)
+    if p.suffix == ".ipynb" and p.exists():
+        return p.resolve()
+    stem = p.stem if p.suffix else p.name
+    matches = [
+        nb
+        for nb in list_notebooks()
+        if nb.stem == stem or nb.stem.split("_", 1)[-1] == stem or nb.stem.startswith(stem + "_")
+    ]
+    if len(matches) != 1:
+        known = ", ".join(nb.stem for nb in list_notebooks())
+        raise ParameterError(f"no single notebook matches {name!r}; known: {known}")
+    return matches[0]
+
+
+def notebook_parameters(nb_path: Path) -> dict[str, Any]:
+    """name -> default value, from the cell tagged ``parameters`` (literals only)."""
+    import nbformat  # noqa: PLC0415  (0.9 s to import: kept out of the CLI's start-up)
+
+    nb = nbformat.read(str(nb_path), as_version=4)
+    cells = _parameter_cells(nb)
+    if len(cells) != 1:
+        raise ParameterError(f"{nb_path.name}: expected exactly one cell tagged 'parameters', found {len(cells)}")
+    return _literal_assignments(cells[0].source, nb_path.name)
+
+
+def _parameter_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
+
+
+def _literal_assignments(source: str, nb_name: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if isinstance(target, ast.Name) and node.value is not None:
+                try:
+                    out[target.id] = ast.literal_eval(node.value)
+                except ValueError:
+                    raise ParameterError(f"{nb_name}: parameter {target.id} must have a literal default") from None
+    return out
+
+
+def parameter_docs(nb_path: Path) -> list[dict[str, Any]]:
+    """Every parameter of a notebook: name, type, default and meaning (the comment after it)."""
+
+    import nbformat  # noqa: PLC0415  (0.9 s to import: kept out of the CLI's start-up)
+
+    nb = nbformat.read(str(nb_path), as_version=4)
+    cells = _parameter_cells(nb)
+    if len(cells) != 1:
+        raise ParameterError(f"{nb_path.name}: expected exactly one cell tagged 'parameters', found {len(cells)}")
+    source = cells[0].source
+    comments = {}
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.string.lstrip("# ").strip()
+    out = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if isinstance(target, ast.Name) and node.value is not None:
+                default = ast.literal_eval(node.value)
+                out.append(
+                    dict(
+                        name=target.id,
+                        type=type(default).__name__,
+                        default=default,
+                        meaning=comments.get(node.lineno, ""),
+                    )
+                )
+    return out
+
+
+def notebook_listing(nbs: list[Path]) -> str:
+    """`storagelab run --list`: each notebook, its question and its parameters."""
+    import nbformat  # noqa: PLC0415  (0.9 s to import: kept out of the CLI's start-up)
+
+    lines = []
+    for nb_path in nbs:
+        nb = nbformat.read(str(nb_path), as_version=4)
+        lines.append(f"{nb_path.stem}: {_title(nb, nb_path.stem)}")
+        for p in parameter_docs(nb_path):
+            lines.append(f"    {p['name']:<24} {p['type']:<6} default {p['default']!r:<28} {p['meaning']}")
+        lines.append("")
+    lines.append("Run one: storagelab run NAME -p PARAM VALUE ... (reports go to reports/<study>/)")
+    return "\n".join(lines)
+
+
+def coerce(name: str, value: Any, default: Any, nb_name: str) -> Any:
+    """Check (and convert from CLI text) a parameter value against its default's type."""
+    if isinstance(value, str) and not isinstance(default, str):
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise ParameterError(
+                f"{nb_name}: parameter {name} expects {type(default).__name__} "
+                f"(default {default!r}); got {value!r}, which is not a literal"
+            ) from None
+    expected = type(default)
+    ok = (
+        default is None
+        or (expected is bool and isinstance(value, bool))
+        or (expected is int and isinstance(value, int) and not isinstance(value, bool))
+        or (expected is float and isinstance(value, (int, float)) and not isinstance(value, bool))
+        or (expected in (str, list, dict, tuple) and isinstance(value, expected))
+    )
+    if not ok:
+        raise ParameterError(
+            f"{nb_name}: parameter {name} expects {expected.__name__} (default {default!r}); "
+            f"got {type(value).__name__} {value!r}"
+        )
+    if expected is float:
+        value = float(value)
+        if math.isnan(value):
+            raise ParameterError(f"{nb_name}: parameter {name} may not be NaN")
+        if math.isinf(value):  # 1e999 is a literal: a report of "inf GiB" and "+inf %" helps no one
+            raise ParameterError(f"{nb_name}: parameter {name} must be a finite number, got {value}")
+    return value
+
+
+def validate(nb_path: Path, params: dict[str, Any], raw: dict[str, str] | None = None) -> dict[str, Any]:
+    defaults = notebook_parameters(nb_path)
+    out = {}
+    for name, value in {**params, **(raw or {})}.items():
+        if name not in defaults:
+            raise ParameterError(
+                f"{nb_path.name}: unknown parameter {name!r}; parameters are: "
+                f"{', '.join(f'{k} (default {v!r})' for k, v in defaults.items())}"
+            )
+        if raw and name in raw:
+            if not isinstance(defaults[name], str):
+                raise ParameterError(
+                    f"{nb_path.name}: -r gives a string, but {name} expects {type(defaults[name]).__name__}"
+                )
+            out[name] = raw[name]
+        else:
+            out[name] = coerce(name, value, defaults[name], nb_path.name)
+    return out
+
+
+def _title(nb, default: str) -> str:
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return re.sub(r"[`*_]", "", line[2:]).strip()
+    return default
