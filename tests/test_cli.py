@@ -1,5 +1,6 @@
 """The command line's task list and the JupyterLab entry point."""
 
+import argparse
 import json
 import socket
 import subprocess
@@ -9,6 +10,8 @@ import urllib.request
 
 import pytest
 from conftest import ROOT
+
+from storagelab import cli
 
 
 def test_help_lists_every_task():
@@ -111,4 +114,26 @@ def test_ingest_prints_the_parsers_warnings_by_file_and_line(tmp_path, monkeypat
     assert err[:2] == warned[:2] and err[2:] == [
         'warning: 3 more parser warnings; all of them: storagelab sql "SELECT path, warnings FROM files WHERE '
         'warnings IS NOT NULL"'
+    ]
+
+
+def test_the_main_command_says_the_parser_warnings_in_one_line(tmp_path, capsys):
+    """Issue 29: `build` printed 9 per-file parser warnings on the project's own demo data; it prints one line with
+    their count and where they are (the ingest command alone still lists them by file and line)."""
+    args = argparse.Namespace(
+        paths=[str(ROOT / "data" / "raw")],
+        db=str(tmp_path / "demo.duckdb"),
+        manifest=None,
+        no_parquet=True,
+        workers=1,
+        wait=0,
+        quiet=True,
+        batch_files=5000,
+        one_warning_line=True,
+    )
+    assert cli.cmd_ingest(args) == 0
+    warned = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning: ")]
+    assert warned == [
+        "warning: 9 parser warnings (what a parser kept aside or assumed, by line); all of them: "
+        'storagelab sql "SELECT path, warnings FROM files WHERE warnings IS NOT NULL"'
     ]

@@ -179,11 +179,13 @@ def cmd_ingest(args) -> int:
         print(f"error: {err}", file=sys.stderr)
     for w in s.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    for w in s.file_warnings[:FILE_WARNINGS_SHOWN]:  # what a parser kept aside or had to assume, by file and line
+    shown = 0 if getattr(args, "one_warning_line", False) else FILE_WARNINGS_SHOWN  # build: one line, not a list
+    for w in s.file_warnings[:shown]:  # what a parser kept aside or had to assume, by file and line
         print(f"warning: {w}", file=sys.stderr)
-    if s.file_warning_count > FILE_WARNINGS_SHOWN:
+    if s.file_warning_count > shown:
+        what = "more parser warnings" if shown else "parser warnings (what a parser kept aside or assumed, by line)"
         print(
-            f"warning: {s.file_warning_count - FILE_WARNINGS_SHOWN} more parser warnings; all of them: "
+            f"warning: {s.file_warning_count - shown} {what}; all of them: "
             'storagelab sql "SELECT path, warnings FROM files WHERE warnings IS NOT NULL"',
             file=sys.stderr,
         )
@@ -459,6 +461,7 @@ def cmd_build(args) -> int:
             wait=args.wait,
             quiet=False,
             batch_files=5000,
+            one_warning_line=True,  # the main command: one summary line for the parsers' warnings
         )
     )
     if rc == 2:
