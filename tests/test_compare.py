@@ -184,6 +184,8 @@ def test_compare_command_with_a_selection(seed_db):
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == "write bs=1MiB iodepth=8 numjobs=8 libaio direct=1 (write)"
+    # the other side's whole selection, never cut (new-user-2: "study=myfleet,host=v")
+    assert any(ln.startswith("  study=homelab-mergerfs,stack=btrfs-raid1 ") for ln in r.stdout.splitlines())
     r = cli("compare", "--mine", "lab", "--db", str(seed_db))
     assert r.returncode == 2 and "--study NAME or --with KEY=VALUE" in r.stderr
     r = cli("compare", "--mine", "lab", "--with", "colour=red", "--db", str(seed_db))

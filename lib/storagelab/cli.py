@@ -357,6 +357,8 @@ def cmd_compare(args) -> int:
     finally:
         con.close()
     if res.has("beside"):
+        theirs = args.study or args.other
+        side_width = max(len("yours"), len(theirs))  # the whole selection's name, never cut (study=myfleet,host=v)
         for (match, direction), g in res["beside"].group_by("match", "direction", maintain_order=True):
             print(f"{match} ({direction})")
             for r in g.iter_rows(named=True):
@@ -364,7 +366,7 @@ def cmd_compare(args) -> int:
                 sd = f" sd {rate(r['bw_sd_bytes_per_s'])}" if r["bw_sd_bytes_per_s"] else ""
                 flags = f"  ⚠ {', '.join(r['design_flags'])}" if r["design_flags"] else ""
                 print(
-                    f"  {'yours' if r['side'] == 'mine' else (args.study or args.other):<20.20} {r['label_set']:<34.34} "
+                    f"  {'yours' if r['side'] == 'mine' else theirs:<{side_width}} {r['label_set']:<34.34} "
                     f"{r['config']:<40.40} {r['runs']:>2} run(s) {rate(r['bw_mean_bytes_per_s'])}{sd}{per_disk}  "
                     f"size {r['sizes']}{flags}"
                 )
