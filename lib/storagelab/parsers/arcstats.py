@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from ..units import UnitError, zfs_nicenum
-from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
+from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, not_this_format, table
 
 TOOL = "arcstats"
 PARSER_VERSION = 1
@@ -255,11 +255,10 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         raise ParseError("file is empty", kind="empty", expected="ARC statistics")
     fmt = fmt or sniff(text)
     if fmt not in FORMATS:
-        first = next((i for i, ln in enumerate(lines_of(text), 1) if ln.strip()), 1)
-        raise ParseError(
+        raise not_this_format(
+            text,
             "no ARC statistics found",
-            line=first,
-            expected="/proc/spl/kstat/zfs/arcstats, sysctl kstat.zfs.misc.arcstats, arc_summary or arcstat output",
+            "/proc/spl/kstat/zfs/arcstats, sysctl kstat.zfs.misc.arcstats, arc_summary or arcstat output",
         )
     parsed = Parsed(tool=TOOL, format=fmt)
     lines = lines_of(text)

@@ -221,6 +221,12 @@ SHELL_PROMPT = re.compile(
 )
 
 
+def not_this_format(text: str, message: str, expected: str) -> ParseError:
+    """The error of a parser given text that is not its tool's output: ``message``, at the first non-blank line."""
+    first = next((i for i, ln in enumerate(lines_of(text), 1) if ln.strip()), 1)
+    return ParseError(message, line=first, expected=expected)
+
+
 def lines_of(text: str) -> list[str]:
     """Split into lines without losing line numbering (``\\r\\n`` and ``\\n`` end a line; a bare
     ``\\r`` stays inside its line, as progress output of fio/zdb leaves it)."""

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..units import UnitError, zfs_nicenum
-from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
+from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, not_this_format, table
 
 TOOL = "zfs"
 PARSER_VERSION = 1
@@ -305,11 +305,8 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         raise ParseError("file is empty", kind="empty", expected="zfs get output")
     fmt = fmt or sniff(text)
     if fmt not in FORMATS:
-        first = next((i for i, ln in enumerate(lines_of(text), 1) if ln.strip()), 1)
-        raise ParseError(
-            "no zfs get output found",
-            line=first,
-            expected="a 'NAME PROPERTY VALUE SOURCE' header or tab-separated zfs get -H rows",
+        raise not_this_format(
+            text, "no zfs get output found", "a 'NAME PROPERTY VALUE SOURCE' header or tab-separated zfs get -H rows"
         )
     parsed = Parsed(tool=TOOL, format=fmt)
     st = _State()

@@ -43,7 +43,7 @@ from typing import Any
 
 from ..units import UnitError, zfs_nicenum
 from . import zpool_hist, zpool_status
-from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
+from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, not_this_format, table
 
 TOOL = "zpool"
 PARSER_VERSION = 1
@@ -609,11 +609,10 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         zpool_status.read_status(lines_of(text), parsed)
         return parsed
     if fmt not in FORMATS:
-        first = next((i for i, ln in enumerate(lines_of(text), 1) if ln.strip()), 1)
-        raise ParseError(
+        raise not_this_format(
+            text,
             "no zpool list/iostat table found",
-            line=first,
-            expected="a 'NAME SIZE ALLOC ...' or 'capacity operations bandwidth' header",
+            "a 'NAME SIZE ALLOC ...' or 'capacity operations bandwidth' header",
         )
     if fmt == zpool_hist.FORMAT:
         return zpool_hist.parse(text, TOOL)

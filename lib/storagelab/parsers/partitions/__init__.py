@@ -54,7 +54,7 @@ from __future__ import annotations
 import re
 
 from ...sectors import alignment  # noqa: F401 - re-exported: parsers.partitions.alignment, as before
-from ..base import SHELL_PROMPT, Parsed, ParseError, lines_of
+from ..base import SHELL_PROMPT, Parsed, ParseError, lines_of, not_this_format
 from .common import _is_command
 from .fdisk import _FDISK_DISK as _FDISK_DISK_LINE
 from .fdisk import SNIFF_LOCALIZED, _parse_fdisk, refuse_localized
@@ -162,11 +162,8 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         raise ParseError("file is empty", kind="empty", expected="gpart show, fdisk -l, sfdisk -d or parted output")
     fmt = fmt or sniff(text)
     if fmt not in FORMATS:
-        first = next((i for i, ln in enumerate(lines_of(text), 1) if ln.strip()), 1)
-        raise ParseError(
-            "not a partition table listing",
-            line=first,
-            expected="gpart show, fdisk -l, sfdisk -d or parted (-m) unit s print output",
+        raise not_this_format(
+            text, "not a partition table listing", "gpart show, fdisk -l, sfdisk -d or parted (-m) unit s print output"
         )
     parsed = Parsed(tool=TOOL, format=fmt)
     lines = _only_the_tools_output(lines_of(text), _TOOLS[fmt])
