@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import cli_parser, paths
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
+from .interrupts import interrupt_all
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
 
@@ -563,6 +564,7 @@ def _on_sigint(signum, frame) -> None:
     """Python's Ctrl-C (KeyboardInterrupt), remembered: DuckDB turns it into RuntimeError('Query interrupted')
     and other libraries into their own errors; the command still ends as interrupted (130)."""
     _SIGINT_SEEN.append(signum)
+    interrupt_all()  # the statement's DuckDB worker threads stop too, not only the main thread
     raise KeyboardInterrupt
 
 

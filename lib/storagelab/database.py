@@ -14,6 +14,7 @@ import duckdb
 
 from . import paths
 from .errors import DatabaseBusyError, StoreError
+from .interrupts import track
 from .schema import ddl
 
 # created with the tables (and part of the schema signature): a path is stored once
@@ -107,7 +108,7 @@ def connect(
     deadline = time.monotonic() + wait
     while True:
         try:
-            return _database_file(duckdb.connect(str(db), read_only=read_only), db)
+            return track(_database_file(duckdb.connect(str(db), read_only=read_only), db))
         except duckdb.IOException as e:
             if "could not set lock" not in str(e).lower() and "conflicting lock" not in str(e).lower():
                 raise StoreError(describe(db, e)) from None

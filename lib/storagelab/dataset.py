@@ -44,6 +44,7 @@ import duckdb
 
 from .database import inject, schema_signature
 from .errors import StoreError
+from .interrupts import track
 from .schema import all_tables
 
 FORMAT = "storagelab-dataset/2"
@@ -365,7 +366,7 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
     if not is_dataset(path):
         raise FileNotFoundError(f"{path}: not a storagelab dataset (no {META_DIR}/meta.json)")
     info = _refuse_if_unreadable(path, read_meta(path))
-    con = duckdb.connect(":memory:")
+    con = track(duckdb.connect(":memory:"))
     con.execute('CREATE TABLE "meta" (key VARCHAR PRIMARY KEY, value VARCHAR)')
     con.execute(
         "INSERT INTO meta VALUES ('dataset', ?), ('schema_signature', ?)", [str(path), info["schema_signature"]]

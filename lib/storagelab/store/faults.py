@@ -10,6 +10,7 @@ import duckdb
 
 from ..database import data_file_given, describe, first_line, inject  # noqa: F401 - faults.inject etc., as callers name them
 from ..errors import StoreError  # noqa: F401 - faults.StoreError
+from ..interrupts import interrupt_all
 
 
 def environmental(e: BaseException) -> bool:
@@ -71,6 +72,7 @@ class CtrlC:
 
     def _handler(self, signum, frame) -> None:
         self.pressed = True
+        interrupt_all()  # DuckDB's worker threads stop too (see interrupts.py)
         raise KeyboardInterrupt
 
     def check(self) -> None:
