@@ -212,6 +212,14 @@ def _export_dataset(db, out: str, verb: str) -> int:
         return 2
     try:
         c = dataset.export(con, Path(out))
+    except KeyboardInterrupt:
+        if verb != "ingest":
+            raise
+        return _dataset_interrupted(out)
+    except Exception as e:
+        if verb != "ingest" or not (_SIGINT_SEEN or _interrupted_error(e)):
+            raise
+        return _dataset_interrupted(out)
     finally:
         con.close()
     print(
@@ -219,6 +227,23 @@ def _export_dataset(db, out: str, verb: str) -> int:
         f"({c['files']} Parquet files)"
     )
     return 0
+
+
+def _interrupted_error(e: BaseException) -> bool:
+    from .store.faults import interrupted  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
+
+    return interrupted(e)
+
+
+def _dataset_interrupted(out: str) -> int:
+    """Ctrl-C while ``ingest --dataset`` wrote the dataset: the database is complete, the dataset is the former
+    one or the new one, each whole (meta.json is the commit point)."""
+    print(
+        f"storagelab ingest: interrupted while writing the dataset {out}: the database is complete and the dataset "
+        f"whole (the former one if the stop came first); run `storagelab export --dataset {out}` to update it",
+        file=sys.stderr,
+    )
+    return 130
 
 
 def cmd_export(args) -> int:

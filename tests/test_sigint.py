@@ -1,0 +1,217 @@
+"""Ctrl-C and SIGTERM of long commands, as reliability-3 did them (issue 26): a real signal to a real process
+whose SIGINT is at its default disposition (Python's handler installed, as in a terminal), then the exit code,
+stderr (one line, no traceback) and, for the dataset writers, the dataset read back with storagelab's own reader:
+either the old one whole or the new one whole, compared per table with the databases."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import psutil
+import pytest
+from conftest import RAW, ROOT
+
+from storagelab.dataset import open_dataset
+
+pytestmark = pytest.mark.e2e
+
+STUDIES = 40  # partitions of the dataset: each one a COPY per table, so an export runs for seconds
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(ROOT / "lib"), PYTHONUNBUFFERED="1")
+
+
+def _default_sigint() -> None:
+    """In the child before exec: Ctrl-C as a terminal gives it (a shell's background job has it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "storagelab", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=ROOT,
+        start_new_session=True,
+        preexec_fn=_default_sigint,
+    )
+
+
+def _wait_for(p: subprocess.Popen, ready, what: str, timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and p.poll() is None and not ready():
+        time.sleep(0.02)
+    assert p.poll() is None, f"ended before {what}: {p.communicate()}"
+    assert ready(), f"never {what}"
+
+
+def _stop(p: subprocess.Popen, sig: int, within: float = 10) -> tuple[float, str, str]:
+    """Send ``sig`` to the process group (what a terminal's Ctrl-C does); (seconds to exit, stdout, stderr)."""
+    t = time.monotonic()
+    os.killpg(p.pid, sig)
+    try:
+        out, err = p.communicate(timeout=within)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail(f"still running {within} s after signal {sig}")
+    return time.monotonic() - t, out, err
+
+
+def _assert_one_line(err: str, cmd: str, rc: int, p: subprocess.Popen) -> None:
+    """One line for the stop (an ingest's parser warnings and notes, printed before, aside)."""
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    if cmd == "ingest":
+        err = "".join(x for x in err.splitlines(keepends=True) if not x.startswith(("warning: ", "note: ")))
+    if rc == 130:
+        assert p.returncode == 130 and len(err.splitlines()) == 1, (p.returncode, err)
+        assert err.startswith(f"storagelab {cmd}: interrupted"), err
+    else:  # SIGTERM at its default disposition: the process ends at once, as the shell's 143
+        assert p.returncode == -signal.SIGTERM and len(err.splitlines()) <= 1, (p.returncode, err)
+
+
+def _corpus(dest: Path, studies: int, first: bool = False) -> None:
+    """``studies`` folders of 6 real bonnie++ outputs each (data/raw, each copy made unique by trailing newlines),
+    one study per folder in manifest.csv. ``first``: also a file per folder that sorts before the others (new
+    files shift every later file_id, the export analogue of reliability-2's high 2)."""
+    srcs = sorted(p for p in (RAW / "freebsd-bonnie-dedup").iterdir() if p.suffix == ".txt")[:6]
+    rows = []
+    for i in range(studies):
+        for j, src in enumerate(srcs[:1] if first else srcs):
+            rel = f"s{i:03d}/{'0first-' if first else ''}{j}-{src.name}"
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(src.read_bytes() + b"\n" * (i + 1 + (100 if first else 0)))
+            rows.append((rel, f"study{i:03d}"))
+    with open(dest / "manifest.csv", "a", newline="") as f:
+        w = csv.writer(f)
+        if not first:
+            w.writerow(["path", "study"])
+        w.writerows(rows)
+
+
+def _ingest(corpus: Path, db: Path) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "ingest", str(corpus), "--db", str(db), "--no-parquet"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
+    assert r.returncode == 0, r.stderr
+
+
+def _per_table(con) -> dict[str, dict[str, int]]:
+    """table -> {path: rows} for every table keyed by file_id (reliability-3's dscheck2)."""
+    out = {}
+    for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall():
+        if t in ("files", "duplicates", "ingest_errors", "meta"):
+            continue
+        if "file_id" not in [r[0] for r in con.execute(f'DESCRIBE "{t}"').fetchall()]:
+            continue
+        rows = con.execute(f'SELECT f.path, count(*) FROM "{t}" JOIN files f USING (file_id) GROUP BY 1').fetchall()
+        if rows:
+            out[t] = dict(rows)
+    return out
+
+
+def _db_state(db: Path) -> dict:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return _per_table(con)
+    finally:
+        con.close()
+
+
+def _dataset_state(ds: Path) -> dict:
+    con = open_dataset(ds)
+    try:
+        return _per_table(con)
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def two_databases(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """(corpus, old database, new database): the new one has one more file per study, sorting first."""
+    root = tmp_path_factory.mktemp("sigint")
+    corpus = root / "corpus"
+    _corpus(corpus, STUDIES)
+    old = root / "old.duckdb"
+    _ingest(corpus, old)
+    _corpus(corpus, STUDIES, first=True)
+    new = root / "new.duckdb"
+    _ingest(corpus, new)
+    return corpus, old, new
+
+
+def test_ctrl_c_stops_a_long_sql_query_within_a_second(tmp_path, two_databases):
+    """reliability-3 medium 1: SIGINT 3 s into this query, and it was still running 10 s later (it ran 4 m 41 s)."""
+    p = _start("sql", "select sum(hash(range)) from range(100000000000)", "--db", str(two_databases[1]))
+    proc = psutil.Process(p.pid)
+    _wait_for(p, lambda: proc.cpu_times().user > 1.5, "the query ran")
+    took, out, err = _stop(p, signal.SIGINT)
+    assert (p.returncode, out, err) == (130, "", "storagelab sql: interrupted\n")
+    assert took < 3, took
+
+
+def _writing(ds: Path, before: set[Path]):
+    """True once the export writes this run's part files (a .tmp or a part file the old dataset did not have)."""
+
+    def ready() -> bool:
+        return any(f not in before for f in ds.rglob("*") if f.is_file() and f.parent.name != "_storagelab")
+
+    return ready
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("verb", ["export", "ingest"])
+def test_a_dataset_stopped_mid_write_is_the_old_one_whole(verb, sig, tmp_path, two_databases):
+    """reliability-3's `export --dataset` kills, with Ctrl-C and SIGTERM: the old dataset, whole, then the next
+    export gives the new one, whole; `ingest --dataset` the same (the database is complete, the dataset old)."""
+    corpus, old, new = two_databases
+    ds = tmp_path / "ds"
+    db = tmp_path / "t.duckdb"
+    shutil.copy(old, db)
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "export", "--db", str(db), "--dataset", str(ds)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
+    assert r.returncode == 0, r.stderr
+    old_state = _dataset_state(ds)
+    assert old_state == _db_state(old)
+    if verb == "export":
+        shutil.copy(new, db)
+        p = _start("export", "--db", str(db), "--dataset", str(ds))
+    else:  # the ingest adds the new files to the database, then writes the dataset
+        p = _start("ingest", str(corpus), "--db", str(db), "--no-parquet", "--dataset", str(ds))
+    before = {f for f in ds.rglob("*") if f.is_file()}
+    _wait_for(p, _writing(ds, before), "the dataset was being written")
+    took, out, err = _stop(p, sig)
+    _assert_one_line(err, verb, 130 if sig == signal.SIGINT else 143, p)
+    assert took < 5, took
+    if verb == "ingest" and sig == signal.SIGINT:
+        assert f"interrupted while writing the dataset {ds}: the database is complete" in err, err
+    assert _dataset_state(ds) == old_state  # the old dataset, whole: no row joined to another file
+    if verb == "ingest":
+        assert _db_state(db) == _db_state(new)  # the database was complete before the export began
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "export", "--db", str(db), "--dataset", str(ds)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
+    assert r.returncode == 0, r.stderr
+    assert _dataset_state(ds) == _db_state(new)
+    assert not [f for f in ds.rglob("*.tmp")]
