@@ -7,6 +7,8 @@ import os
 import signal
 import sys
 
+from .errors import StoragelabError
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -106,3 +108,44 @@ def guard(lab_pid: int) -> None:
 
 if __name__ == "__main__":
     guard(int(sys.argv[1]))
+
+
+class WorkerDied(StoragelabError):
+    """A process-pool worker ended in the middle of its work (killed, or out of memory): what is known of it."""
+
+
+def worker_died(pool, doing: str, fewer: str) -> WorkerDied:
+    """The error for a pool broken by a worker that ended while ``doing`` (e.g. 'it parsed files'): its pid and
+    the signal or exit code that ended it; ``fewer``: how to run fewer at once. The pool has already stopped the
+    other workers (SIGTERM), so a worker ended otherwise is named first; when all ended by SIGTERM, which one
+    went first is not known. Not only advice about memory: reliability-3 killed a worker by hand and was told
+    'out of memory'."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:  # the pool is ending them (its manager thread reaps them): their exit codes, once known
+        p.join(timeout=10)
+    ended = [(p.pid, p.exitcode) for p in procs]
+    ours = (-signal.SIGTERM, 128 + signal.SIGTERM)  # how the pool's own terminate() ends them
+    ended.sort(key=lambda pc: (pc[1] is None, pc[1] in ours))
+    pid, code = ended[0] if ended else (None, None)
+    if code is not None and (code < 0 or code in ours):
+        how = f"was killed by {_signal_name(-code if code < 0 else code - 128)}"
+    else:
+        how = f"exited with code {code}" if code is not None else "ended"
+    alike = sorted(p for p, c in ended if c in ours) if code in ours else [pid]
+    if pid is None:
+        who = "a worker process"
+    elif len(alike) > 1:  # which of them went first is not known
+        who = f"a worker process (one of pids {', '.join(map(str, alike))})"
+    else:
+        who = f"a worker process (pid {pid})"
+    return WorkerDied(
+        f"{who} {how} while {doing}: someone or something killed it, or it ran out of memory (the kernel's "
+        f"out-of-memory killer sends SIGKILL); if memory: raise the limit (ulimit -v) or {fewer}"
+    )
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"

@@ -23,6 +23,7 @@ import signal
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,7 +43,7 @@ from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     resolve,
     validate,
 )
-from .procs import alive, die_with_parent, kill_descendants
+from .procs import alive, die_with_parent, kill_descendants, worker_died
 from .rendering import (  # noqa: F401  (re-exported)
     _BASIS,
     _STATUS_CLASS,
@@ -199,10 +200,17 @@ def run_notebooks(
     try:
         futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
         results = [f.result() for f in futures]
-    except BaseException:
+    except BaseException as e:
+        died = (
+            worker_died(pool, "it ran a notebook", "run one notebook at a time (storagelab run NAME)")
+            if isinstance(e, BrokenProcessPool)
+            else None
+        )
         for proc in list((getattr(pool, "_processes", None) or {}).values()):
             proc.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
+        if died is not None:
+            raise died from e
         raise
     pool.shutdown(wait=True)
     return results

@@ -14,6 +14,7 @@ import os
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import NamedTuple
@@ -22,7 +23,7 @@ import pyarrow as pa
 
 from ..errors import ParseError
 from ..parsers import modules, parse_bytes, parser_version
-from ..procs import worker_init
+from ..procs import worker_died, worker_init
 from ..schema import all_tables, tool_tables
 from . import arrow
 from .listing import ListedFile, printable
@@ -213,10 +214,13 @@ def parse_all(jobs: list[ListedFile], workers: int | None) -> Iterator[Outcome]:
 
         def results():
             while pending:
-                done = pending.popleft().result()
-                nxt = next(chunks, None)
-                if nxt is not None:
-                    pending.append(pool.submit(parse_chunk_ipc, nxt))
+                try:  # a worker that died breaks the pool: the result, or the next submit, raises
+                    done = pending.popleft().result()
+                    nxt = next(chunks, None)
+                    if nxt is not None:
+                        pending.append(pool.submit(parse_chunk_ipc, nxt))
+                except BrokenProcessPool as e:
+                    raise worker_died(pool, "it parsed files", "give fewer --workers") from e
                 yield done
 
         yield from _with_rows(results())
