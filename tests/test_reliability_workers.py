@@ -137,3 +137,46 @@ def test_a_killed_notebook_worker_is_named_with_its_signal(tmp_path):
     ), r.stderr
     _nothing_left(below)
     shutil.rmtree(out, ignore_errors=True)
+
+
+def _big(n: int) -> bytes:
+    return b"x" * n
+
+
+def _slow() -> int:
+    time.sleep(60)
+    return 1
+
+
+def test_a_worker_killed_while_it_sends_its_result_does_not_hang_the_pool():
+    """Seen in 2 of 16 ingests with one worker SIGKILLed: killed in the middle of sending its result, the pool's
+    manager thread waited for the rest of the message for ever (the other worker kept the pipe open), and the
+    ingest with it. Here the kill comes exactly there: once the worker blocks writing to the result pipe."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from storagelab.procs import WorkerDied, pool_result
+
+    pool = ProcessPoolExecutor(max_workers=2)
+    other = pool.submit(_slow)
+    fut = pool.submit(_big, 1 << 30)
+    procs = list(pool._processes.values())
+    killed, end = None, time.monotonic() + 60
+    while killed is None and time.monotonic() < end:
+        for p in procs:
+            try:
+                with open(f"/proc/{p.pid}/wchan") as fh:
+                    sending = "pipe_write" in fh.read()
+            except OSError:
+                sending = False
+            if sending:
+                os.kill(p.pid, signal.SIGKILL)
+                killed = p.pid
+                break
+    assert killed is not None, "the worker never blocked sending its result"
+    t = time.monotonic()
+    with pytest.raises(WorkerDied) as e:
+        pool_result(fut, pool, "it sent a result", "use fewer")
+    pool.shutdown(wait=True, cancel_futures=True)  # returns: the pool broke and its thread ended
+    assert time.monotonic() - t < 30
+    assert str(e.value).startswith(f"a worker process (pid {killed}) was killed by SIGKILL while it sent a result: ")
+    assert other.done() and not any(map(_alive, [p.pid for p in procs]))

@@ -6,6 +6,7 @@ import ctypes
 import os
 import signal
 import sys
+import time
 
 from .errors import StoragelabError
 
@@ -149,3 +150,41 @@ def _signal_name(sig: int) -> str:
         return signal.Signals(sig).name
     except ValueError:
         return f"signal {sig}"
+
+
+NOTICE_S = 5.0  # how long the pool may take to notice a dead worker itself before pool_result does
+
+
+def pool_result(future, pool, doing: str, fewer: str):
+    """``future.result()``, or WorkerDied when one of ``pool``'s workers has died. The pool notices a dead
+    worker itself, except when the worker died in the middle of sending a result: then the pool's manager
+    thread waits for the rest of the message for ever (the other workers keep the pipe open), and so would
+    this process, and its exit (seen: 2 of 16 ingests with one worker SIGKILLed). Then the other workers are
+    ended and the pipe closed, which lets the pool break and its thread end."""
+    from concurrent.futures import TimeoutError as FutureTimeout  # noqa: PLC0415  (only where a pool runs)
+    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415  (only where a pool runs)
+
+    dead_since = None
+    while True:
+        try:
+            return future.result(timeout=0.5)
+        except BrokenProcessPool as e:
+            raise worker_died(pool, doing, fewer) from e
+        except FutureTimeout:
+            procs = list((getattr(pool, "_processes", None) or {}).values())
+            if not any(p.exitcode is not None for p in procs):
+                dead_since = None
+                continue
+            dead_since = dead_since or time.monotonic()
+            if time.monotonic() - dead_since < NOTICE_S:
+                continue
+            for p in procs:
+                if p.exitcode is None:
+                    p.terminate()
+            for p in procs:
+                p.join(timeout=10)
+            died = worker_died(pool, doing, fewer)
+            queue = getattr(pool, "_result_queue", None)
+            if queue is not None:
+                queue._writer.close()  # the pipe's last writer: the stuck read ends (EOF) and the pool breaks
+            raise died from None

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from ..errors import ParseError
 from ..parsers import modules, parse_bytes, parser_version
-from ..procs import worker_died, worker_init
+from ..procs import pool_result, worker_died, worker_init
 from ..schema import all_tables, tool_tables
 from . import arrow
 from .listing import ListedFile, printable
@@ -214,13 +214,14 @@ def parse_all(jobs: list[ListedFile], workers: int | None) -> Iterator[Outcome]:
 
         def results():
             while pending:
-                try:  # a worker that died breaks the pool: the result, or the next submit, raises
-                    done = pending.popleft().result()
-                    nxt = next(chunks, None)
-                    if nxt is not None:
+                # a worker that died breaks the pool: the result (see pool_result), or the next submit, raises
+                done = pool_result(pending.popleft(), pool, "it parsed files", "give fewer --workers")
+                nxt = next(chunks, None)
+                if nxt is not None:
+                    try:
                         pending.append(pool.submit(parse_chunk_ipc, nxt))
-                except BrokenProcessPool as e:
-                    raise worker_died(pool, "it parsed files", "give fewer --workers") from e
+                    except BrokenProcessPool as e:
+                        raise worker_died(pool, "it parsed files", "give fewer --workers") from e
                 yield done
 
         yield from _with_rows(results())
