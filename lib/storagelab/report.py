@@ -43,7 +43,7 @@ from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     resolve,
     validate,
 )
-from .procs import alive, die_with_parent, kill_descendants, worker_died
+from .procs import alive, die_with_parent, kill_descendants, pool_result, worker_died
 from .rendering import (  # noqa: F401  (re-exported)
     _BASIS,
     _STATUS_CLASS,
@@ -199,13 +199,9 @@ def run_notebooks(
     )
     try:
         futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
-        results = [f.result() for f in futures]
+        results = [pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS) for f in futures]
     except BaseException as e:
-        died = (
-            worker_died(pool, "it ran a notebook", "run one notebook at a time (storagelab run NAME)")
-            if isinstance(e, BrokenProcessPool)
-            else None
-        )
+        died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if isinstance(e, BrokenProcessPool) else None
         for proc in list((getattr(pool, "_processes", None) or {}).values()):
             proc.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
@@ -217,6 +213,7 @@ def run_notebooks(
 
 
 SELECTION_FILE = paths.SELECTION_FILE
+_FEWER_NOTEBOOKS = "run one notebook at a time (storagelab run NAME)"
 
 
 def _claim_folders(plans: list[tuple[Path, dict[str, Any]]]) -> None:
