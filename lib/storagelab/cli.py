@@ -495,17 +495,34 @@ def cmd_build(args) -> int:
     if rc == 2:
         print("storagelab build: the ingest did not run; no report was built", file=sys.stderr)
         return 2
-    from .report import build_plan, render_reports, run_notebooks  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
+    from . import report  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
-    results = run_notebooks(plans=build_plan())
+    plan, studies = report.build_plan(), report.labelled_studies()
+    for study in report.studies_without_files(plan, studies):  # a paper's study, its files relabelled or removed
+        print(
+            f"note: no file is labelled study {study!r}: its reports show papers/{study}/'s claims without data",
+            file=sys.stderr,
+        )
+    stale = report.stale_folders(plan, studies)
+    for folder in stale:
+        print(
+            f"note: {folder} holds reports of study {_recorded_study(folder)!r}, which no file is labelled with now: "
+            "left out of index.html (delete the folder if it is not needed)",
+            file=sys.stderr,
+        )
+    results = report.run_notebooks(plans=plan)
     run_rc = _print_runs(results)
-    pages = render_reports()
+    pages = report.render_reports(skip={f.name for f in stale})
     n_failed = sum(not r.ok for r in results)
     print(
         f"built {len(pages)} reports ({len(results) - n_failed} notebooks ran, {n_failed} failed); "
         f"open {paths.REPORTS.relative_to(paths.ROOT) / 'index.html'}"
     )
     return rc or run_rc
+
+
+def _recorded_study(folder: Path) -> str:
+    return json.loads((folder / paths.SELECTION_FILE).read_text())["selection"]["study"]
 
 
 NEVER_CHECK = "jupyterlab.NeverCheckForUpdate"

@@ -227,13 +227,17 @@ def report_folders(reports_dir: Path | None = None) -> list[Path]:
 
 
 def render_reports(
-    reports_dir: Path | None = None, only: Path | None = None, failures: list[str] | None = None
+    reports_dir: Path | None = None,
+    only: Path | None = None,
+    failures: list[str] | None = None,
+    skip: set[str] = frozenset(),
 ) -> list[Path]:
     """reports/<folder>/<name>.html for every executed notebook of every report folder, and reports/index.html.
     ``only``: render that one report folder (e.g. a ``run --output`` outside reports/) and no index.
 
     An executed notebook that cannot be read (a run killed while saving) becomes a page that says so,
-    and the index marks it failed; ``failures`` gets a line for each ("folder/name: error")."""
+    and the index marks it failed; ``failures`` gets a line for each ("folder/name: error"). ``skip``: report
+    folders (names) neither rendered nor listed (build: a study no file carries any more)."""
     import nbformat  # noqa: PLC0415  (0.9 s to import: kept out of the CLI's start-up)
 
     root = Path(reports_dir or paths.REPORTS)
@@ -242,7 +246,7 @@ def render_reports(
     built = datetime.now(UTC).isoformat(timespec="seconds")
     exp = _exporter()
     pages, runs = [], {}
-    for folder in [Path(only)] if only is not None else report_folders(root):
+    for folder in [Path(only)] if only is not None else [f for f in report_folders(root) if f.name not in skip]:
         for nb_path in sorted((folder / "executed").glob("*.ipynb")):
             key = f"{folder.name}/{nb_path.stem}"
             dest = folder / f"{nb_path.stem}.html"
@@ -266,7 +270,7 @@ def render_reports(
             dest.write_text(body, encoding="utf-8")
             pages.append(dest)
     if only is None:
-        (root / "index.html").write_text(index_html(built, root, pages=runs), encoding="utf-8")
+        (root / "index.html").write_text(index_html(built, root, pages=runs, skip=skip), encoding="utf-8")
     return pages
 
 
@@ -342,9 +346,12 @@ def _thumbnail(root: Path, key: str, figures: list[str]) -> str:
     )
 
 
-def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dict] | None = None) -> str:
+def index_html(
+    built: str, reports_dir: Path | None = None, pages: dict[str, dict] | None = None, skip: set[str] = frozenset()
+) -> str:
     """The index page: per report folder (a study or another selection), one card per notebook run with its
-    status, verdict, headline and claim counts by basis. Every text from the summaries is escaped."""
+    status, verdict, headline and claim counts by basis. Every text from the summaries is escaped. ``skip``:
+    report folders (names) left out."""
     root = Path(reports_dir or paths.REPORTS)
     summaries = _summaries(root)
     pages = pages or {}
@@ -370,7 +377,7 @@ def index_html(built: str, reports_dir: Path | None = None, pages: dict[str, dic
         "<span class='na'>cannot be reproduced</span>, counted by basis: recomputed from raw logs, arithmetic on "
         "the study's stated figures, or not checkable.</p>",
     ]
-    keys = sorted(set(summaries) | set(pages))
+    keys = sorted(k for k in set(summaries) | set(pages) if k.split("/", 1)[0] not in skip)
     folders: dict[str, list[str]] = {}
     for k in keys:
         folders.setdefault(k.split("/", 1)[0], []).append(k)

@@ -443,3 +443,39 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
             default = notebook_parameters(nbs[stem]).get("study")
             add(stem, {} if study == default else {"study": study})
     return sorted(plan, key=lambda t: (report_dir(t[0], t[1]).name, t[0].stem))
+
+
+def labelled_studies(db_path: Path | None = None) -> set[str]:
+    """The study labels the database's files carry now."""
+    from .analysis import open_db  # noqa: PLC0415  (duckdb/polars, 0.5 s: only when a build is planned)
+
+    con = open_db(db_path)
+    try:
+        rows = con.execute(
+            "SELECT study FROM files WHERE study IS NOT NULL UNION SELECT study FROM duplicates WHERE study IS NOT NULL"
+        ).fetchall()
+    finally:
+        con.close()
+    return {r[0] for r in rows}
+
+
+def studies_without_files(plan: list[tuple[Path, dict[str, Any]]], studies: set[str]) -> list[str]:
+    """The studies the build runs notebooks for (a paper's, papers/<study>/) that no file is labelled with."""
+    named = {_folder_and_identity(nb, p)[1]["selection"].get("study") for nb, p in plan}
+    return sorted(s for s in named if s and s not in studies)
+
+
+def stale_folders(plan: list[tuple[Path, dict[str, Any]]], studies: set[str]) -> list[Path]:
+    """Report folders under reports/ that this build does not fill and whose recorded selection names a study no
+    file carries any more (relabelled or removed since the build or run that made them): not current, so left
+    out of the index."""
+    planned = {_folder_and_identity(nb, p)[0] for nb, p in plan}
+    stale = []
+    for folder in report_folders():
+        try:
+            study = json.loads((folder / SELECTION_FILE).read_text())["selection"].get("study")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue  # no recorded selection: kept as it was
+        if folder.name not in planned and study and study not in studies:
+            stale.append(folder)
+    return stale
