@@ -215,3 +215,77 @@ def test_a_dataset_stopped_mid_write_is_the_old_one_whole(verb, sig, tmp_path, t
     assert r.returncode == 0, r.stderr
     assert _dataset_state(ds) == _db_state(new)
     assert not [f for f in ds.rglob("*.tmp")]
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(c) for c in fh.read().split()]
+    except OSError:
+        return []
+
+
+def _below(pid: int) -> list[int]:
+    """Every process under ``pid`` (children, their children, ...)."""
+    kids = _children(pid)
+    return kids + [g for k in kids for g in _below(k)]
+
+
+def _depth(pid: int, depth: int):
+    """True once ``pid`` has a process ``depth`` levels below it (2: a pool worker's kernel; 1: fio)."""
+
+    def ready() -> bool:
+        level = [pid]
+        for _ in range(depth):
+            level = [c for q in level for c in _children(q)]
+        return bool(level)
+
+    return ready
+
+
+def _cpu(pid: int, seconds: float):
+    proc = psutil.Process(pid)
+    return lambda: proc.cpu_times().user > seconds
+
+
+def _long(kind: str, tmp_path: Path, two_databases) -> tuple[list[str], object]:
+    """(storagelab arguments, a readiness test taking the pid) for a long run of ``kind``."""
+    corpus, old, _new = two_databases
+    if kind == "ingest":
+        big = tmp_path / "big"
+        big.mkdir()
+        srcs = sorted(p for p in (RAW / "freebsd-bonnie-dedup").iterdir() if p.suffix == ".txt")
+        for i in range(1500):
+            (big / f"{i:04d}.txt").write_bytes(srcs[i % len(srcs)].read_bytes() + b"\n" * (i + 1))
+        args = ["ingest", str(big), "--db", str(tmp_path / "t.duckdb"), "--no-parquet", "--batch-files", "1"]
+        return args, lambda pid: _cpu(pid, 1.0)
+    if kind == "run":
+        args = ["run", "09_bonnie", "01_vdev_scaling", "-p", "db_path", str(old), "--output", str(tmp_path / "r")]
+        return args, lambda pid: _depth(pid, 2)  # a notebook's kernel runs
+    if kind == "sql-parquet":
+        query = "select sum(hash(range)) as s from range(100000000000)"
+        return ["sql", query, "--db", str(old), "--parquet", str(tmp_path / "o.parquet")], lambda pid: _cpu(pid, 1.5)
+    if kind == "lab fio":
+        args = ["lab", "fio", "--preset", "smoke", "--target", str(tmp_path / "t"), "--out", str(tmp_path / "out")]
+        return [*args, "--db", str(tmp_path / "lab.duckdb")], lambda pid: _depth(pid, 1)  # fio runs
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind", ["ingest", "run", "sql-parquet", "lab fio"])
+def test_ctrl_c_of_a_long_command_is_130_and_one_line(kind, tmp_path, two_databases):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) while each long command works: exit 130 within
+    a few seconds, one line that says it was interrupted, no traceback, nothing left running.
+    (sql, export --dataset and ingest --dataset: above.)"""
+    if kind == "lab fio" and not shutil.which("fio"):
+        pytest.skip("fio is not installed")
+    args, ready = _long(kind, tmp_path, two_databases)
+    p = _start(*args)
+    _wait_for(p, ready(p.pid), f"{kind} was at work", timeout=120)
+    below = _below(p.pid)
+    took, _out, err = _stop(p, signal.SIGINT, within=20)
+    said = [ln for ln in err.splitlines() if not ln.startswith(("warning: ", "note: "))]
+    assert p.returncode == 130 and "Traceback" not in err and len(said) == 1, (p.returncode, err)
+    assert "interrupted" in said[0], said
+    assert took < 10, took
+    time.sleep(1)
+    assert not [q for q in below if psutil.pid_exists(q) and psutil.Process(q).status() != psutil.STATUS_ZOMBIE]
