@@ -9,17 +9,24 @@ import polars as pl
 from .analysis import prose
 from .analysis.alignment import TESTS_ORDER
 from .chartkit import byte_unit, caption
-from .chartsource import provenance
+from .chartsource import SOURCE_STRUCT, SOURCES, derived, no_source, provenance, source, sources
 from .units import MiB
 
 
 def before_after(ratios, sel, before_label: str, after_label: str):
     """bonnie++ after / before per test, bars from 1x on a log axis. A bar is a ratio of two runs' lines (two
-    files): no one raw line to link; the provenance table names both."""
+    files): its tooltip names both (``path_before``/``line_before``, ``path_after``/``line_after``), a click opens
+    both lines."""
     artefact = pl.col("beyond_disks").is_not_null() if "beyond_disks" in ratios.columns else pl.lit(False)
-    plot = ratios.filter(pl.col("ratio").is_not_null()).select(
+    plot = derived(
+        ratios.filter(pl.col("ratio").is_not_null()),
+        pl.format("{}: after / before ({} / {})", "test", "value_after", "value_before"),
+        sources(source("path_before", "line_before"), source("path_after", "line_after")),
+    ).select(
         "test",
         "ratio",
+        "derivation",
+        "sources",
         reading=pl.when(artefact)
         .then(pl.lit("cache artefact (faster than the disks)"))
         .when(pl.col("ratio") >= 1)
@@ -47,8 +54,8 @@ def before_after(ratios, sel, before_label: str, after_label: str):
             title=alt.TitleParams(f"{after_label} vs {before_label}", subtitle=[caption(sel, "bonnie++ runs")]),
         )
     )
-    rule = alt.Chart(pl.DataFrame({"x": [1.0]})).mark_rule().encode(x="x:Q")
-    return chart + rule
+    rule = alt.Chart(no_source(pl.DataFrame({"x": [1.0]}), "reference line (1x: no change)")).mark_rule()
+    return chart + rule.encode(x="x:Q")
 
 
 def _budget_scale(largest: float, budget_bytes: float) -> tuple[float, str, bool, str]:
@@ -67,9 +74,15 @@ def _budget_scale(largest: float, budget_bytes: float) -> tuple[float, str, bool
 
 def ddt_sensitivity(sens, budget_bytes: float, sel):
     """The estimate the verdict uses (each pool's best, a machine's pools together) over bytes per entry, in a unit
-    that fits the values, against the metadata budget. A model over bytes per entry: no raw lines."""
+    that fits the values, against the metadata budget. A model over bytes per entry: each point names the inputs of
+    its estimate (``sources``, from the ladder) and its arithmetic."""
     div, unit, draw, note = _budget_scale(sens["ddt_bytes"].max() or 1, budget_bytes)
-    df = sens.with_columns(ddt=pl.col("ddt_bytes") / div)
+    df = derived(
+        sens.with_columns(ddt=pl.col("ddt_bytes") / div),
+        pl.format("{} entries x {} bytes per entry", pl.col("entries").round(0), "bytes_per_entry")
+        if "entries" in sens.columns
+        else pl.lit("entries x bytes per entry"),
+    )
     chart = (
         alt.Chart(df)
         .mark_line(point=True)
@@ -85,24 +98,29 @@ def ddt_sensitivity(sens, budget_bytes: float, sel):
             )
         )
     )
-    rule = alt.Chart(pl.DataFrame({"y": [budget_bytes / div]})).mark_rule(strokeDash=[4, 4], color="#a31515")
+    budget = no_source(pl.DataFrame({"y": [budget_bytes / div]}), "the metadata budget (ARC statistics or parameters)")
+    rule = alt.Chart(budget).mark_rule(strokeDash=[4, 4], color="#a31515")
     return chart + rule.encode(y="y:Q")
 
 
 def ddt_ladder(ladder, budget_bytes: float, sel):
     """Every DDT estimate per pool (bars; whiskers: the range a rounded ratio allows) against the budget, in a unit
     that fits the values. An estimate is arithmetic on counts from several outputs (zdb -b, zpool list, zdb -S/-DD):
-    no one raw line; the provenance table lists the files."""
+    each bar names its inputs' lines (``sources``) and its arithmetic (``basis``)."""
     div, unit, draw, note = _budget_scale(ladder["ddt_bytes"].max() or 1, budget_bytes)
-    df = ladder.with_columns(
-        size=pl.col("ddt_bytes") / div, low=pl.col("ddt_bytes_low") / div, high=pl.col("ddt_bytes_high") / div
+    df = derived(
+        ladder.with_columns(
+            size=pl.col("ddt_bytes") / div, low=pl.col("ddt_bytes_low") / div, high=pl.col("ddt_bytes_high") / div
+        ),
+        pl.format("{} x {} bytes per entry", "basis", "bytes_per_entry"),
     )
     base = alt.Chart(df).encode(y=alt.Y("estimate:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)))
     bars = base.mark_bar().encode(
         x=alt.X("size:Q", title=f"DDT in RAM ({unit})"), color=alt.Color("pool:N", legend=None)
     )
     whisk = base.mark_rule(color="#222").encode(x="low:Q", x2="high:Q")
-    rule = alt.Chart(pl.DataFrame({"x": [budget_bytes / div]})).mark_rule(strokeDash=[4, 4], color="#a31515")
+    budget = no_source(pl.DataFrame({"x": [budget_bytes / div]}), "the metadata budget (ARC statistics or parameters)")
+    rule = alt.Chart(budget).mark_rule(strokeDash=[4, 4], color="#a31515")
     return (
         ((bars + whisk + rule.encode(x="x:Q")) if draw else (bars + whisk))
         .properties(width=420)
@@ -116,6 +134,18 @@ def ddt_ladder(ladder, budget_bytes: float, sel):
     )
 
 
+def _receiver_sources(corrected, rates):
+    """The corrected receivers with their arithmetic and both runs' lines (the receiver's and the sender's)."""
+    lines = {
+        r["label"]: {"path": r["path"], "line_start": r["line_start"], "line_end": r.get("line_end") or r["line_start"]}
+        for r in (rates.iter_rows(named=True) if "path" in rates.columns and "line_start" in rates.columns else ())
+    }
+    inputs = [[lines[x] for x in (r["receiver"], r["sender"]) if x in lines] for r in corrected.iter_rows(named=True)]
+    return derived(corrected, "the receiver's bytes over the sender's seconds").with_columns(
+        pl.Series(SOURCES, inputs, dtype=pl.List(SOURCE_STRUCT))
+    )
+
+
 def transport_rates(rates, waits, baseline_label: str, sel):
     """mbuffer rates per run (label: share of the baseline); receivers also without their start-up wait."""
     df = rates.select(
@@ -125,10 +155,15 @@ def transport_rates(rates, waits, baseline_label: str, sel):
         df = pl.concat(
             [
                 df,
-                waits.select(  # arithmetic on two files' lines (receiver's bytes over sender's time): no raw line
-                    label="receiver",
-                    rate_mib_s=pl.col("corrected_rate_bytes_per_s") / MiB,
-                    kind=pl.lit("receiver without its start-up wait"),
+                _receiver_sources(  # arithmetic on two files' lines (receiver's bytes over sender's time): both named
+                    waits.select(
+                        "receiver",
+                        "sender",
+                        label="receiver",
+                        rate_mib_s=pl.col("corrected_rate_bytes_per_s") / MiB,
+                        kind=pl.lit("receiver without its start-up wait"),
+                    ),
+                    rates,
                 ),
             ],
             how="diagonal",

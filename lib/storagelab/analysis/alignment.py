@@ -374,6 +374,13 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     ba = ba.join(band, on="test", how="left").join(
         device_check(runs.filter(pl.col("first")), b, a), on="test", how="left"
     )
+    for side, run in (("before", b), ("after", a)):  # each ratio's two lines (its chart bar names them)
+        lines = runs.filter(pl.col("first") & (pl.col("path") == run["path"]))
+        ba = ba.join(
+            lines.select("test", pl.col("path").alias(f"path_{side}"), pl.col("line_start").alias(f"line_{side}")),
+            on="test",
+            how="left",
+        )
     n.ratios = ba
     n.memory_reads = memory_reads(ba)
     n.anomalies = anomalies(ba, n.memory_reads)
