@@ -708,3 +708,68 @@ def test_a_chart_mark_names_its_raw_lines_and_a_click_opens_them(built, browser)
     assert "Run status group" in text[int(lines) - 2] or "WRITE: bw=" in highlighted[0]  # fio's group line
     assert v.problems() == []  # nothing left the machine, no error on either page
     page.close()
+
+
+def _rows_without_raw_file(spec: dict) -> list[dict]:
+    """The data rows of a saved figure's spec (every dataset its marks draw) without ``raw_file``."""
+    return [r for rows in (spec.get("datasets") or {}).values() for r in rows if "raw_file" not in r]
+
+
+@pytest.mark.e2e
+def test_every_chart_mark_names_its_raw_files(built):
+    """Issue 29: every mark of every chart of every report names where it came from: one file's lines, the inputs
+    of a number computed from several ('from: a.txt:4, b.txt:5', with its arithmetic), or why no log is behind it
+    (a reference line, a model on the parameters alone: 'none: ...'). A computed number links to its inputs' page."""
+    specs = sorted(paths.REPORTS.glob("*/figures/*/*.vl.json"))
+    assert len(specs) >= 15
+    missing, computed = {}, 0
+    for f in specs:
+        spec = json.loads(f.read_text(encoding="utf-8"))
+        if bad := _rows_without_raw_file(spec):
+            missing[str(f.relative_to(paths.REPORTS))] = sorted(bad[0])
+        for r in (r for rows in spec["datasets"].values() for r in rows):
+            if r.get("raw_file", "").startswith("from: "):
+                computed += 1
+                assert r.get("derivation") and r["raw_lines"].endswith(("input", "inputs")), (f.name, r)
+                page = (f.parents[2] / r["raw_href"]).read_text(encoding="utf-8")
+                assert page.count("<pre>") == int(r["raw_lines"].split()[0]), (f.name, r["raw_href"])
+    assert missing == {}
+    assert computed > 0
+
+
+def test_a_computed_number_names_its_inputs_and_opens_them(tmp_path):
+    """03's after/before bar: one ratio of two bonnie++ lines names both files and lines in its tooltip and opens
+    one page with both lines highlighted."""
+    from storagelab import excerpts
+
+    a, b = tmp_path / "before.txt", tmp_path / "after.txt"
+    a.write_text("x\nputc 100\n", encoding="utf-8")
+    b.write_text("y\nz\nputc 150\n", encoding="utf-8")
+    spec = {
+        "datasets": {
+            "d": [
+                {
+                    "ratio": 1.5,
+                    "derivation": "putc: after / before (150 / 100)",
+                    "sources": [
+                        {"path": str(a), "line_start": 2, "line_end": 2},
+                        {"path": str(b), "line_start": 3, "line_end": 3},
+                    ],
+                }
+            ]
+        },
+        "mark": "bar",
+        "encoding": {"tooltip": [{"field": "ratio", "type": "quantitative"}]},
+    }
+    out = excerpts.enrich(spec, tmp_path / "report")
+    row = out["datasets"]["d"][0]
+    assert (row["raw_file"], row["raw_lines"]) == ("from: before.txt:2, after.txt:3", "2 inputs")
+    assert "sources" not in row
+    assert [t["field"] for t in out["encoding"]["tooltip"]] == ["ratio", "raw_file", "raw_lines", "derivation"]
+    page = (tmp_path / "report" / row["raw_href"]).read_text(encoding="utf-8")
+    assert re.findall(r'class="hl"><b>\s*(\d+)</b>  ([^\n]*)', page) == [("2", "putc 100"), ("3", "putc 150")]
+    assert "Arithmetic: putc: after / before (150 / 100)." in page
+    many = [{"path": f"d/f{i}.txt", "line_start": i, "line_end": i + 1} for i in range(1, 7)]
+    assert (
+        excerpts.from_text(many) == "from: f1.txt:1-2, f2.txt:2-3, f3.txt:3-4, f4.txt:4-5, and 2 more (6 files in all)"
+    )

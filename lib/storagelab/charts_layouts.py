@@ -8,7 +8,7 @@ import polars as pl
 
 from .analysis import scaling
 from .chartkit import caption, source_caption, top_categories
-from .chartsource import provenance, with_provenance
+from .chartsource import derived, no_source, provenance, source_rows, sources_by, with_provenance
 from .units import KiB, MiB
 
 
@@ -16,6 +16,22 @@ def vdev_scaling(scaled, baseline_vdev_count: int, sel):
     """Layout-table speed relative to the baseline vdev count, per test and vdev type, with the two models."""
     cf = with_provenance(  # a measured point: its layout table's line; the two models are arithmetic
         scaling.chart_frame(scaled), scaled, ["test", "vdev_type", "vdev_count"], pl.col("series") == "measured"
+    )
+    models = pl.col("series") != "measured"  # arithmetic: named, with the layout rows it was computed at
+    cf = derived(
+        cf,
+        pl.when(pl.col("series") == "disk model")
+        .then(pl.lit("disk model: the disks that serve this test in the layout over the baseline's (layout table)"))
+        .when(models)
+        .then(pl.format("sum of vdevs: {} / {} vdevs", "vdev_count", pl.lit(baseline_vdev_count)))
+        .otherwise(pl.lit(None)),
+    )
+    cf = pl.concat(
+        [
+            sources_by(cf.filter(pl.col("vdev_type") != "all"), scaled, ["test", "vdev_type", "vdev_count"], models),
+            sources_by(cf.filter(pl.col("vdev_type") == "all"), scaled, ["test", "vdev_count"], models),
+        ],
+        how="diagonal_relaxed",
     ).with_columns(vdev_type=pl.when(pl.col("vdev_type") == "all").then(pl.lit("any")).otherwise(pl.col("vdev_type")))
     disks = sorted(set(scaled["disks"].to_list()))
     return (
@@ -68,12 +84,16 @@ def serial_reader(fitted, terms_test: str, sel):
                 mib_s=pl.col("speed_bytes_per_s") / MiB,
                 series=pl.lit("measured"),
             ),
-            fitted.select(
-                "vdev_type",
-                "vdev_count",
-                "layout",
-                mib_s=pl.col("model_bytes_per_s") / MiB,
-                series=pl.lit("serial-reader model (fitted)"),
+            derived(  # arithmetic: the model fitted to every measured point
+                fitted.select(
+                    "vdev_type",
+                    "vdev_count",
+                    "layout",
+                    mib_s=pl.col("model_bytes_per_s") / MiB,
+                    series=pl.lit("serial-reader model (fitted)"),
+                ),
+                "serial-reader model: 3 terms fitted by least squares to the measured points",
+                source_rows(fitted),
             ),
         ],
         how="diagonal",
@@ -128,6 +148,7 @@ def fio_vdev_scaling(fio_scaled, sel):
 
 def ratio_bars(df, y: str, x: str, title: str, subtitle: list[str], rule_at: float, x_title: str):
     """Horizontal bars of ratios with a dashed reference rule (e.g. the sum-of-vdevs rule at 2.0x)."""
+    df = df if "raw_file" in df.columns else no_source(df, "figures stated in the study's text (claims.csv)")
     bars = (
         alt.Chart(df)
         .mark_bar()
@@ -136,7 +157,9 @@ def ratio_bars(df, y: str, x: str, title: str, subtitle: list[str], rule_at: flo
         )
     )
     rule = (
-        alt.Chart(pl.DataFrame({"x": [rule_at]})).mark_rule(strokeDash=[4, 4], color="#222", size=1.5).encode(x="x:Q")
+        alt.Chart(no_source(pl.DataFrame({"x": [rule_at]}), f"reference line ({rule_at:g}x)"))
+        .mark_rule(strokeDash=[4, 4], color="#222", size=1.5)
+        .encode(x="x:Q")
     )
     return (bars + rule).properties(width=420, title=alt.TitleParams(title, subtitle=subtitle))
 
@@ -174,6 +197,7 @@ def single_disk(one, sel):
 def stated_vs_model(ratios, sel):
     """The study's stated ratios (dots) against the model (red ticks). No raw lines: a stated figure comes from
     the study's text (claims.csv), a model from arithmetic."""
+    ratios = no_source(ratios, "figures stated in the study's text (claims.csv); the model is arithmetic")
     dots = (
         alt.Chart(ratios)
         .mark_point(filled=True, size=90)
@@ -188,7 +212,9 @@ def stated_vs_model(ratios, sel):
         .mark_tick(color="#a31515", thickness=2, size=18)
         .encode(y=alt.Y("claim:N", sort=None), x="theory:Q")
     )
-    one = alt.Chart(pl.DataFrame({"x": [1.0]})).mark_rule(color="#999").encode(x="x:Q")
+    one = (
+        alt.Chart(no_source(pl.DataFrame({"x": [1.0]}), "reference line (1x)")).mark_rule(color="#999").encode(x="x:Q")
+    )
     return (one + dots + ticks).properties(
         width=420,
         title=alt.TitleParams(
@@ -200,8 +226,15 @@ def stated_vs_model(ratios, sel):
 
 def amplification(amp, recordsizes, sel):
     """The record model's read amplification per I/O size and recordsize: arithmetic, no raw lines."""
-    ach = amp.with_columns(
-        io_kib=pl.col("io_bytes") / KiB, recordsize=(pl.col("recordsize_bytes") // KiB).cast(pl.String) + " KiB"
+    ach = no_source(
+        derived(
+            amp.with_columns(
+                io_kib=pl.col("io_bytes") / KiB,
+                recordsize=(pl.col("recordsize_bytes") // KiB).cast(pl.String) + " KiB",
+            ),
+            "bytes read per byte asked for = whole records read (recordsize each) / the I/O size",
+        ),
+        "arithmetic on the parameters (record model, zfs-facts F17): no log",
     )
     return (
         alt.Chart(ach)
@@ -232,6 +265,7 @@ def block_sizes(hist, recordsize: int, sel):
     df = hist.filter(pl.col("lsize_bytes") > 0).with_columns(
         size_kib=pl.col("block_size_bytes") / KiB, logical_mib=pl.col("lsize_bytes") / MiB
     )
+    df = df if "raw_file" in df.columns else no_source(df, "figures stated in the study's text (claims.csv)")
     bars = (
         alt.Chart(df)
         .mark_bar()
