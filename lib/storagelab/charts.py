@@ -27,6 +27,7 @@ from .chartkit import (  # noqa: F401  (re-exported: notebooks and tests use cha
     top_categories,
 )
 from .charts_fio import (  # noqa: F401
+    disk_card,
     explore_run_bandwidth,
     fio_depth,
     fio_depth_grid,

@@ -373,3 +373,59 @@ def fio_depth_grid(depth, sel, large_block: int = 64 * 1024):
         )
     )
     return chart.resolve_scale(color="independent") if mixed else chart
+
+
+CARD_TESTS = ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]  # analysis.disk_card.TESTS, in order
+
+
+def disk_card(results, sel):
+    """10's cards side by side: the eight classic results (``disk_card.chart_frame``) in MB/s, one panel per machine
+    and device, read and write next to each other per test; a log axis where the results span a decade or more;
+    a flagged result outlined in red and marked ⚑ (its flags in the tooltip)."""
+    log, floor, scale = bar_scale(results["mb_s"])
+    df = (results.filter(pl.col("mb_s") > 0) if log else results).with_columns(
+        floor_mb_s=pl.lit(floor), mark=pl.when(pl.col("flagged")).then(pl.lit("⚑")).otherwise(pl.lit(""))
+    )
+    x = alt.X(
+        "mb_s:Q",
+        title=f"MB/s (10^6 bytes/s{', log scale' if log else ''})",
+        scale=scale,
+        axis=alt.Axis(labelOverlap="greedy"),
+    )
+    base = alt.Chart().encode(
+        y=alt.Y("test:N", sort=CARD_TESTS, title=None), yOffset=alt.YOffset("direction:N", sort=["read", "write"])
+    )
+    bars = base.mark_bar(stroke="#d62728").encode(
+        x=x,
+        x2="floor_mb_s:Q",
+        color=alt.Color(
+            "direction:N", title=None, scale=alt.Scale(domain=["read", "write"], range=["#1f77b4", "#ff7f0e"])
+        ),
+        strokeWidth=alt.condition("datum.flagged", alt.value(2), alt.value(0)),
+        tooltip=[
+            "card:N",
+            "test:N",
+            "direction:N",
+            alt.Tooltip("mb_s:Q", format=",.1f", title="MB/s"),
+            alt.Tooltip("iops:Q", format=",.0f", title="IOPS"),
+            alt.Tooltip("p99_ms:Q", format=".3g", title="p99 ms"),
+            "runs:Q",
+            "flags:N",
+        ],
+    )
+    marks = base.mark_text(align="left", dx=3, color="#d62728").encode(x=x, text="mark:N")
+    return (
+        alt.layer(bars, marks, data=df)
+        .properties(width=300, height=alt.Step(12))
+        .facet(column=alt.Column("card:N", title=None, header=_split_header(300)))
+        .properties(
+            title=alt.TitleParams(
+                "The disk card: SEQ1M and RND4K, read and write, per machine and device",
+                subtitle=[
+                    caption(sel, "fio runs recognised by their workload; group bandwidth, the mean of repeats"),
+                    "⚑ and red outline: a flagged result (a virtual disk, beyond the device class, cache, too short); "
+                    "1 MB = 10^6 bytes",
+                ],
+            )
+        )
+    )
