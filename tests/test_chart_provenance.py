@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from storagelab import charts
+from storagelab import charts, excerpts
 from storagelab.analysis import Selection, explore, fio_views, open_db, recordsize, scaling, transports
 from storagelab.excerpts import MAX_HIGHLIGHT_LINES
 from storagelab.paths import ROOT
@@ -24,12 +24,16 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def _linked(chart, name: str, notebook: str, report: Path) -> list[dict]:
-    """The rows of ``chart`` saved as a report's figure that link to an excerpt, each excerpt checked: the page
-    exists and its highlighted lines are the file's own lines ``line_start``..``line_end``."""
+    """The rows of ``chart`` saved as a report's figure that link to one file's excerpt, each excerpt checked: the
+    page exists and its highlighted lines are the file's own lines ``line_start``..``line_end`` (a row computed from
+    several inputs links to one page with an excerpt of each: their count checked)."""
     charts.setup()
     out = charts.save(chart, name, notebook, report / "figures")
     spec = json.loads(out["vl.json"].read_text())
-    rows = [r for rs in spec["datasets"].values() for r in rs if "raw_href" in r]
+    rows = [r for rs in spec["datasets"].values() for r in rs if "#" in r.get("raw_href", "")]
+    for r in (r for rs in spec["datasets"].values() for r in rs if "#" not in r.get("raw_href", "#")):
+        page = (report / r["raw_href"]).read_text()  # a number computed from several inputs: one excerpt each
+        assert r["raw_file"].startswith("from: ") and page.count("<pre>") == int(r["raw_lines"].split()[0])
     for r in rows:
         page_name, anchor = r["raw_href"].split("#")
         assert anchor == f"L{r['line_start']}"
@@ -54,15 +58,28 @@ LAYOUTS = "data/raw/thumper-x4500/layout-sweep.csv"
 def test_01_layout_points_link_to_their_table_rows(seed_db, tmp_path):
     res = _res(seed_db, scaling.analyse, "thumper-x4500")
     rows = _linked(charts.vdev_scaling(res["scaled"], 1, Selection()), "scaling", "01_vdev_scaling", tmp_path)
-    # every measured point (a layout with a relative speed); the models' lines have no raw line
-    assert len(rows) == res["scaled"]["relative"].drop_nulls().len() == 95
-    assert {r["series"] for r in rows} == {"measured"}
+    # every measured point (a layout with a relative speed), and the disk model at a layout: that row's line
+    measured = [r for r in rows if r["series"] == "measured"]
+    assert len(measured) == res["scaled"]["relative"].drop_nulls().len() == 95
+    assert {r["series"] for r in rows} == {"measured", "disk model"}
+    assert all(r["derivation"].startswith("disk model: ") for r in rows if r["series"] == "disk model")
     one = next(r for r in rows if (r["test"], r["vdev_type"], r["vdev_count"]) == ("dd_write", "raidz2", 1))
     assert (one["path"], one["raw_lines"], one["raw_href"][-4:]) == (LAYOUTS, "65", "#L65")
     rows = _linked(charts.serial_reader(res["serial_reader"], "zfs_send_read", Selection()), "s", "01", tmp_path)
     assert len(rows) == res["serial_reader"].height == 46
     assert {(r["layout"], r["raw_lines"]) for r in rows if r["vdev_count"] == 1 and r["vdev_type"] == "mirror"} == {
         ("1x46", "3")
+    }
+    # the models are arithmetic: the rule over the layouts at its vdev count, the fit over every measured point
+    spec = excerpts.enrich(charts.vdev_scaling(res["scaled"], 1, Selection()).to_dict(), None)
+    rule = [r for rs in spec["datasets"].values() for r in rs if r["series"] == "sum of vdevs (n x)"]
+    two = next(r for r in rule if (r["test"], r["vdev_count"]) == ("dd_write", 2))
+    assert (two["raw_file"], two["raw_lines"]) == ("from: layout-sweep.csv:66, 67, 68", "3 inputs")
+    assert two["derivation"] == "sum of vdevs: 2 vdevs / 1 (the baseline), at the layouts of that count"
+    spec = excerpts.enrich(charts.serial_reader(res["serial_reader"], "zfs_send_read", Selection()).to_dict(), None)
+    fit = [r for rs in spec["datasets"].values() for r in rs if r["series"] != "measured"]
+    assert len(fit) == 46 and {(r["raw_file"], r["raw_lines"]) for r in fit} == {
+        ("from: layout-sweep.csv:3, 6, 9, 12 and 42 more", "46 inputs")
     }
 
 

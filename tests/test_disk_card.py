@@ -388,7 +388,7 @@ def test_disk_cards_side_by_side_and_a_mean_names_every_run():
     spec = excerpts.enrich(charts.disk_card(f, Selection()).to_dict(), None)
     rows = next(iter(spec["datasets"].values()))
     assert [(r["raw_file"], r["raw_lines"]) for r in rows] == [
-        ("from: a1.txt:3-9, a2.txt:4-10", "2 inputs"),
+        ("from: a1.txt:3-9; a2.txt:4-10", "2 inputs"),
         ("b.txt", "7"),
     ]
     assert spec["facet"]["column"]["field"] == "card"

@@ -718,7 +718,7 @@ def _rows_without_raw_file(spec: dict) -> list[dict]:
 @pytest.mark.e2e
 def test_every_chart_mark_names_its_raw_files(built):
     """Issue 29: every mark of every chart of every report names where it came from: one file's lines, the inputs
-    of a number computed from several ('from: a.txt:4, b.txt:5', with its arithmetic), or why no log is behind it
+    of a number computed from several ('from: a.txt:4; b.txt:5', with its arithmetic), or why no log is behind it
     (a reference line, a model on the parameters alone: 'none: ...'). A computed number links to its inputs' page."""
     specs = sorted(paths.REPORTS.glob("*/figures/*/*.vl.json"))
     assert len(specs) >= 15
@@ -763,13 +763,18 @@ def test_a_computed_number_names_its_inputs_and_opens_them(tmp_path):
     }
     out = excerpts.enrich(spec, tmp_path / "report")
     row = out["datasets"]["d"][0]
-    assert (row["raw_file"], row["raw_lines"]) == ("from: before.txt:2, after.txt:3", "2 inputs")
+    assert (row["raw_file"], row["raw_lines"]) == ("from: before.txt:2; after.txt:3", "2 inputs")
     assert "sources" not in row
     assert [t["field"] for t in out["encoding"]["tooltip"]] == ["ratio", "raw_file", "raw_lines", "derivation"]
     page = (tmp_path / "report" / row["raw_href"]).read_text(encoding="utf-8")
     assert re.findall(r'class="hl"><b>\s*(\d+)</b>  ([^\n]*)', page) == [("2", "putc 100"), ("3", "putc 150")]
     assert "Arithmetic: putc: after / before (150 / 100)." in page
     many = [{"path": f"d/f{i}.txt", "line_start": i, "line_end": i + 1} for i in range(1, 7)]
-    assert (
-        excerpts.from_text(many) == "from: f1.txt:1-2, f2.txt:2-3, f3.txt:3-4, f4.txt:4-5, and 2 more (6 files in all)"
+    assert excerpts.from_text(many) == (
+        "from: f1.txt:1-2; f2.txt:2-3; f3.txt:3-4; f4.txt:4-5; and 2 more files (6 in all)"
+    )
+    lines = [{"path": "d/t.csv", "line_start": n} for n in (3, 6, 9, 12, 15, 18)]
+    assert excerpts.from_text(lines) == "from: t.csv:3, 6, 9, 12 and 2 more"
+    two = [{"path": "a/x.txt", "line_start": 1}, {"path": "b/x.txt", "line_start": 2}]
+    assert excerpts.from_text(two) == "from: a/x.txt:1; b/x.txt:2"  # the same name twice: the paths
     )

@@ -8,7 +8,7 @@ import polars as pl
 
 from .analysis.stacks import DESIGN_STATUS, FLAGS
 from .chartkit import _panels, _short_number, _split_header, bar_scale, caption, spans_decades, top_categories
-from .chartsource import provenance
+from .chartsource import DERIVATION, SOURCES, provenance, source
 from .units import MiB
 
 
@@ -100,6 +100,18 @@ def explore_run_bandwidth(runs, direction: str):
     )
 
 
+def runs_of(df, what: str) -> list[pl.Expr]:
+    """Aggregations naming the runs behind a ``what`` (mean, median) of a group's rows: ``sources`` (every run's
+    lines) and ``derivation`` ('mean of 3 runs'); none where ``df`` has no raw lines."""
+    if "path" not in df.columns or "line_start" not in df.columns:
+        return []
+    end = "line_end" if "line_end" in df.columns else None
+    return [
+        source("path", "line_start", end).unique(maintain_order=True).alias(SOURCES),
+        pl.when(pl.len() > 1).then(pl.format("{} of {} runs", pl.lit(what), pl.len())).alias(DERIVATION),
+    ]
+
+
 DASHES = {"p50": [1, 0], "p99": [6, 3], "p99.9": [1, 3]}  # solid, dashed, dotted
 
 
@@ -135,7 +147,9 @@ def fio_depth(depth, sel):
         scale=alt.Scale(domain=["not flagged", "flagged (see the table)"], range=["circle", "cross"]),
         legend=alt.Legend(orient="bottom"),
     )
-    means = df.group_by("series", "series_colour", "outstanding").agg(pl.col("iops").mean(), pl.col("mib_s").mean())
+    means = df.group_by("series", "series_colour", "outstanding").agg(
+        pl.col("iops").mean(), pl.col("mib_s").mean(), *runs_of(df, "mean")
+    )
     rate_charts = []
     for col, title in (("iops", "IOPS"), ("mib_s", "bandwidth (MiB/s)")):
         log = spans_decades(df[col])  # 6.6k to 139k IOPS: a linear axis flattens the shallow depths
@@ -166,8 +180,8 @@ def fio_depth(depth, sel):
         .with_columns(pl.col("pct").replace_strict(names), (pl.col("ns") / 1e6).alias("ms"))
         .drop_nulls("ms")
         .group_by("series", "series_colour", "outstanding", "pct")
-        # the median of a setup's repeats: its raw lines are its first run's (the table above lists every run)
-        .agg(pl.col("ms").median(), pl.col("label").first(), *(pl.col(c).first() for c in provenance(df)))
+        # the median of a setup's repeats: every run's lines
+        .agg(pl.col("ms").median(), pl.col("label").first(), *runs_of(df, "median"))
         .sort("series", "pct", "outstanding")
     )
     lat = (
@@ -304,7 +318,7 @@ def fio_depth_grid(depth, sel, large_block: int = 64 * 1024):
     """fio-plot's iodepth x numjobs view across setups: one heatmap per workload, direction and setup (rows numjobs,
     columns iodepth), each cell coloured by its IOPS (bandwidth for blocks of ``large_block`` and more) and
     labelled with it; repeats at one cell are averaged (their count in the tooltip), a cell holding a flagged run
-    is outlined. A cell's raw lines are its first run's (the runs behind a mean are in the table above)."""
+    is outlined. A cell names the lines of every run behind its mean."""
     bandwidth = pl.col("block_size_bytes").max().over("workload") >= large_block
     df = depth.filter(pl.col("iodepth").is_not_null() & pl.col("numjobs").is_not_null()).with_columns(
         metric=pl.when(bandwidth).then(pl.lit("MiB/s")).otherwise(pl.lit("IOPS")),
@@ -320,7 +334,7 @@ def fio_depth_grid(depth, sel, large_block: int = 64 * 1024):
             pl.col("p99_ns").median().truediv(1e6).alias("p99_ms"),
             pl.len().alias("runs"),
             pl.col("flag").is_not_null().any().alias("flagged"),
-            *(pl.col(c).first() for c in provenance(df)),
+            *runs_of(df, "mean"),
         )
         .with_columns(text=pl.col("value").map_elements(_short_number, pl.String))
     )

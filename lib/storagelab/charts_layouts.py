@@ -8,7 +8,7 @@ import polars as pl
 
 from .analysis import scaling
 from .chartkit import caption, source_caption, top_categories
-from .chartsource import derived, no_source, provenance, source_rows, sources_by, with_provenance
+from .chartsource import derived, no_source, provenance, source, source_rows, sources, sources_by, with_provenance
 from .units import KiB, MiB
 
 
@@ -23,7 +23,13 @@ def vdev_scaling(scaled, baseline_vdev_count: int, sel):
         pl.when(pl.col("series") == "disk model")
         .then(pl.lit("disk model: the disks that serve this test in the layout over the baseline's (layout table)"))
         .when(models)
-        .then(pl.format("sum of vdevs: {} / {} vdevs", "vdev_count", pl.lit(baseline_vdev_count)))
+        .then(
+            pl.format(
+                "sum of vdevs: {} vdevs / {} (the baseline), at the layouts of that count",
+                "vdev_count",
+                pl.lit(baseline_vdev_count),
+            )
+        )
         .otherwise(pl.lit(None)),
     )
     cf = pl.concat(
@@ -166,9 +172,17 @@ def ratio_bars(df, y: str, x: str, title: str, subtitle: list[str], rule_at: flo
 
 def single_disk(one, sel):
     """Each layout against one disk of the same family and workload (dots), with the model's range (bars). A dot
-    is a ratio of two runs (the layout's and the single disk's files): no one raw line to link; the provenance
-    table names both."""
+    is a ratio of two runs (the layout's and the single disk's files): it names both runs' lines and the arithmetic; a
+    model's range is drawn at the same rows (the same names: its inputs are the layout labels)."""
     df = one.with_columns(what=pl.concat_str([pl.col("tool"), pl.col("direction"), pl.col("label")], separator=" | "))
+    if {"path", "single_path"} <= set(df.columns):  # a ratio of two runs: both lines, and the arithmetic
+        df = derived(
+            df,
+            pl.format("the layout's {} / the single disk's {}", "value", "single_value"),
+            sources(
+                source("path", "line_start", "line_end"), source("single_path", "single_line_start", "single_line_end")
+            ),
+        ).drop("path", "line_start", "line_end")
     base = alt.Chart(df).encode(y=alt.Y("what:N", title=None, axis=alt.Axis(labelLimit=460)))
     x_title = "relative to one disk (x)"
     ranges = alt.Chart(df.filter(pl.col("model_high") > pl.col("model_low"))).encode(y=alt.Y("what:N"))

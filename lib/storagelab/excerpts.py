@@ -158,26 +158,31 @@ def _int(v) -> int | None:
         return None
 
 
-MAX_NAMED = 4  # inputs named in a tooltip; the rest counted
+MAX_FILES, MAX_SPANS = 4, 4  # files named in a tooltip, line ranges per file; the rest counted
 
 
 def _span(s: dict) -> str:
     start, end = _int(s.get("line_start")), _int(s.get("line_end"))
     if start is None:
-        return ""
-    return f":{start}-{end}" if end is not None and end != start else f":{start}"
+        return "?"
+    return f"{start}-{end}" if end is not None and end != start else f"{start}"
 
 
 def from_text(inputs: list[dict]) -> str:
-    """'from: a.txt:12-40, b.txt:3-9' (base names where they tell the files apart, else paths), the first
-    ``MAX_NAMED`` inputs and a count of the rest."""
-    names = [Path(str(s["path"])).name for s in inputs]
-    distinct = len(set(names)) == len({str(s["path"]) for s in inputs})
-    shown = [(n if distinct else str(s["path"])) + _span(s) for n, s in zip(names, inputs, strict=True)]
-    rest = len(shown) - MAX_NAMED
-    files = len({str(s["path"]) for s in inputs})
-    more = f", and {rest} more ({files} files in all)" if rest > 0 else ""
-    return "from: " + ", ".join(shown[:MAX_NAMED]) + more
+    """'from: a.txt:12-40, b.txt:3-9' (base names where they tell the files apart, else paths), each file once with
+    its line ranges; the first ``MAX_FILES`` files and ``MAX_SPANS`` ranges each, with a count of the rest."""
+    spans: dict[str, list[str]] = {}
+    for s in inputs:
+        spans.setdefault(str(s["path"]), []).append(_span(s))
+    names = {p: Path(p).name for p in spans}
+    if len(set(names.values())) < len(names):
+        names = {p: p for p in spans}
+    parts = []
+    for p, lines in list(spans.items())[:MAX_FILES]:
+        more = f" and {len(lines) - MAX_SPANS} more" if len(lines) > MAX_SPANS else ""
+        parts.append(f"{names[p]}:{', '.join(lines[:MAX_SPANS])}{more}")
+    rest = len(spans) - MAX_FILES
+    return "from: " + "; ".join(parts) + (f"; and {rest} more files ({len(spans)} in all)" if rest > 0 else "")
 
 
 def _one_source(row: dict, writer: Excerpts | None) -> bool:
@@ -193,10 +198,13 @@ def _one_source(row: dict, writer: Excerpts | None) -> bool:
 
 def _many_sources(row: dict, writer: Excerpts | None) -> bool:
     """A row computed from several inputs (``sources``): 'from: ...' as its raw file, the count as its lines, a link
-    to one page of every input's lines. Whether it got a link."""
+    to one page of every input's lines (one input: its file, lines and excerpt). Whether it got a link."""
     inputs = [s for s in row.pop(SOURCES) or () if isinstance(s, dict) and s.get("path")]
     if not inputs:
         return False
+    if len(inputs) == 1 and _int(inputs[0].get("line_start")) is not None:  # one input: as a row of one file
+        row.update({k: inputs[0].get(k) for k in ("path", "line_start", "line_end")})
+        return _one_source(row, writer)
     row["raw_file"] = from_text(inputs)
     row["raw_lines"] = f"{len(inputs)} input{'s' if len(inputs) > 1 else ''}"
     href = writer.href_many(inputs, row.get(DERIVATION)) if writer else None

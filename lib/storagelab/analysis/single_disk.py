@@ -20,7 +20,7 @@ PARITY = {"single": 0, "raidz1": 1, "raidz2": 2, "raidz3": 3}
 BONNIE_SQL = """
 SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.stack, f.vdev_type, f.vdev_count, f.vdev_width,
        f.host, f.devices, f.cache_devices, f.log_devices, f.phase, b.size_bytes, b.chunk_bytes, b.concurrency, r.test,
-       coalesce(r.bytes_per_s, r.ops_per_s) AS value
+       coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.line_start, r.line_end
 FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
 WHERE {where} AND b.preferred AND r.test IN ('put_block', 'get_block', 'seeks')
   AND b.run_index = (SELECT min(run_index) FROM bonnie_runs b2 WHERE b2.file_id = b.file_id AND b2.preferred)
@@ -70,6 +70,13 @@ SINGLE_SCHEMA = {
     "unequal": pl.Boolean,
     "file_id": pl.Int64,
     "single_file_id": pl.Int64,
+    # each ratio's two lines (its chart dot names both): the layout's run and the single disk's
+    "path": pl.String,
+    "line_start": pl.Int64,
+    "line_end": pl.Int64,
+    "single_path": pl.String,
+    "single_line_start": pl.Int64,
+    "single_line_end": pl.Int64,
 }
 
 
@@ -153,6 +160,12 @@ def against_single_disk(rows: pl.DataFrame, group: list[str]) -> pl.DataFrame:
                 unequal=unequal_mirror(r),
                 file_id=r["file_id"],
                 single_file_id=b["file_id"],
+                path=r.get("path"),
+                line_start=r.get("line_start"),
+                line_end=r.get("line_end"),
+                single_path=b.get("path"),
+                single_line_start=b.get("line_start"),
+                single_line_end=b.get("line_end"),
             )
         )
     return pl.DataFrame(out, schema=SINGLE_SCHEMA, orient="row") if out else pl.DataFrame(schema=SINGLE_SCHEMA)
@@ -201,6 +214,7 @@ def single_disk_rows(con, sel, runs: pl.DataFrame) -> list[tuple[str, pl.DataFra
     if runs.height:
         fio_rows = runs.select(
             "file_id",
+            *[c for c in ("path", "line_start", "line_end") if c in runs.columns],
             "label",
             "vdev_type",
             "vdev_count",
