@@ -777,4 +777,3 @@ def test_a_computed_number_names_its_inputs_and_opens_them(tmp_path):
     assert excerpts.from_text(lines) == "from: t.csv:3, 6, 9, 12 and 2 more"
     two = [{"path": "a/x.txt", "line_start": 1}, {"path": "b/x.txt", "line_start": 2}]
     assert excerpts.from_text(two) == "from: a/x.txt:1; b/x.txt:2"  # the same name twice: the paths
-    )
