@@ -240,13 +240,13 @@ def ladder(
             (r["pool_name"], 7, r["entries"], None, None, per, "zpool status -D: entries, in-core bytes", _lines(r))
         )
     schema = {
-        "pool": pl.String,
-        "rung": pl.Int64,
-        "entries": pl.Float64,
-        "entries_low": pl.Float64,
-        "entries_high": pl.Float64,
-        "bytes_per_entry": pl.Float64,
-        "basis": pl.String,
+        "pool": pl.String(),
+        "rung": pl.Int64(),
+        "entries": pl.Float64(),
+        "entries_low": pl.Float64(),
+        "entries_high": pl.Float64(),
+        "bytes_per_entry": pl.Float64(),
+        "basis": pl.String(),
         "sources": pl.List(pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})),
     }
     df = pl.DataFrame(rows, schema=schema, orient="row")
@@ -486,10 +486,10 @@ def best_sensitivity(
     ]
     rows = [(name, float(b), n * float(b), n, src) for name, n, src in series for b in sorted(sizes)]
     schema = {
-        "series": pl.String,
-        "bytes_per_entry": pl.Float64,
-        "ddt_bytes": pl.Float64,
-        "entries": pl.Float64,
+        "series": pl.String(),
+        "bytes_per_entry": pl.Float64(),
+        "ddt_bytes": pl.Float64(),
+        "entries": pl.Float64(),
         "sources": pl.List(pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})),
     }
     return pl.DataFrame(rows, schema=schema, orient="row")

@@ -317,20 +317,20 @@ def chart_frame(cards: list[DiskCard]) -> pl.DataFrame:
     (``sources``) and the arithmetic (``derivation``)."""
     source = pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})
     schema = {
-        "card": pl.String,
-        "test": pl.String,
-        "direction": pl.String,
-        "mb_s": pl.Float64,
-        "runs": pl.Int64,
-        "iops": pl.Float64,
-        "p99_ms": pl.Float64,
-        "flagged": pl.Boolean,
-        "flags": pl.String,
-        "path": pl.String,
-        "line_start": pl.Int64,
-        "line_end": pl.Int64,
+        "card": pl.String(),
+        "test": pl.String(),
+        "direction": pl.String(),
+        "mb_s": pl.Float64(),
+        "runs": pl.Int64(),
+        "iops": pl.Float64(),
+        "p99_ms": pl.Float64(),
+        "flagged": pl.Boolean(),
+        "flags": pl.String(),
+        "path": pl.String(),
+        "line_start": pl.Int64(),
+        "line_end": pl.Int64(),
         "sources": pl.List(source),
-        "derivation": pl.String,
+        "derivation": pl.String(),
     }
     rows = []
     for c in cards:
