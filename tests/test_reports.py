@@ -777,3 +777,34 @@ def test_a_computed_number_names_its_inputs_and_opens_them(tmp_path):
     assert excerpts.from_text(lines) == "from: t.csv:3, 6, 9, 12 and 2 more"
     two = [{"path": "a/x.txt", "line_start": 1}, {"path": "b/x.txt", "line_start": 2}]
     assert excerpts.from_text(two) == "from: a/x.txt:1; b/x.txt:2"  # the same name twice: the paths
+
+
+@pytest.mark.browser
+def test_a_computed_bar_names_its_inputs_and_a_click_opens_both(built, browser):
+    """Issue 29: a number computed from two files. In 03's after/before chart a bar (one ratio of two bonnie++ runs)
+    names both files and lines and its arithmetic in its tooltip, and a click opens one page with each run's line
+    highlighted: the files' own lines, verbatim."""
+    v = Visit(browser, paths.REPORTS / "freebsd-bonnie-dedup" / "03_sector63.html")
+    page = v.page
+    page.wait_for_function(_ALL_INTERACTIVE_JS, timeout=60_000)
+    bar = page.locator(".sl-vega svg g.mark-rect path").first
+    bar.scroll_into_view_if_needed()
+    bar.hover()
+    page.wait_for_selector("#vg-tooltip-element.visible", timeout=10_000)
+    cells = [t.strip() for t in page.locator("#vg-tooltip-element").inner_text().split("\n") if t.strip()]
+    raw_file, how = cells[cells.index("raw file") + 1], cells[cells.index("arithmetic") + 1]
+    assert cells[cells.index("lines") + 1] == "2 inputs"
+    m = re.fullmatch(r"from: (bonnie-[^:]+\.txt):(\d+); (bonnie-[^:]+\.txt):(\d+)", raw_file)
+    assert m, raw_file
+    assert re.fullmatch(r"\w+: after / before \([\d.]+ / [\d.]+\)", how), how
+    bar.click()
+    page.wait_for_url("**/raw/from-*.html", timeout=10_000)
+    highlighted = [t.rstrip("\n") for t in page.locator(".hl").all_inner_texts()]
+    folder = paths.ROOT / "data" / "raw" / "freebsd-bonnie-dedup"
+    expected = []
+    for name, line in ((m.group(1), int(m.group(2))), (m.group(3), int(m.group(4)))):
+        text = (folder / name).read_text(encoding="utf-8").split("\n")
+        expected.append(f"{line:>6}  {text[line - 1]}")
+    assert highlighted == expected
+    assert v.problems() == []  # nothing left the machine, no error on either page
+    page.close()
