@@ -8,6 +8,7 @@ virtio disk), and the lab run for real here when fio is installed.
 from __future__ import annotations
 
 import csv
+import json
 import re
 import shutil
 import subprocess
@@ -281,6 +282,11 @@ def test_lab_fio_standard_for_real_renders_a_disk_card(tmp_path):
     for name in ("SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"):
         assert f"<th>{name}</th>" in page
     assert page.count('class="disk-card"') == 1
+    # the chart beside the card: eight bars, each naming its run's output file and linking to its lines
+    spec = json.loads((tmp_path / "r" / "figures" / "10-disk-card" / "disk-card.vl.json").read_text())
+    rows = next(iter(spec["datasets"].values()))
+    assert sorted(Path(r["raw_file"]).name for r in rows) == sorted(x.name for x in out.glob("*.txt"))
+    assert all(r["raw_href"].startswith("raw/") for r in rows) and 'data-figure="10-disk-card/disk-card"' in page
 
 
 @pytest.mark.e2e
@@ -325,8 +331,6 @@ def test_the_disk_card_chart_of_the_real_standard_run(tmp_path):
     """Issue 29: 10's chart draws the eight results of the real preset run in MB/s on a log axis (38 to 3,096 MB/s
     span two decades), each bar flagged (a virtual disk, 1 s runs) and naming its fio output and the lines of its
     result; the saved figure's link opens those lines, highlighted."""
-    import json
-
     from storagelab import charts
 
     with open_db(_ingest_standard(tmp_path)) as con:
