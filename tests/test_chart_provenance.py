@@ -1,8 +1,9 @@
 """Every chart whose marks come from a file's lines links each such mark to them: the saved ``.vl.json`` rows carry
 ``raw_href``, and the excerpt page it opens highlights the file's own lines (as tests/test_excerpts.py). One test
 per notebook family, on the project's data (data/raw) and real fixtures; 05's bars are in tests/test_reports.py,
-08's iodepth x numjobs grid in tests/test_fio_knee.py. Marks drawn from a model, a stated figure or a ratio of
-two files have no raw line (charts.py says so per builder)."""
+08's iodepth x numjobs grid in tests/test_fio_knee.py. A mark computed from several inputs (a ratio of two runs, a
+model's line) names them all and links to one page of their lines; every chart of a build is walked in
+tests/test_reports.py::test_every_chart_mark_names_its_raw_files."""
 
 from __future__ import annotations
 
@@ -143,3 +144,42 @@ def test_08_histograms_and_log_windows_link_to_their_lines(tmp_path):
     assert len(rows) == res["series"].height == 85  # every window: its first job's log lines in it
     one = next(r for r in rows if (r["kind"], r["time_ns"]) == ("bw", 1_000_000_000) and "avg" in r["panel"])
     assert (Path(one["path"]).name, one["raw_lines"], one["jobs"]) == ("avg_bw.1.log", "2", 2)
+
+
+def test_01_fio_relative_speed_names_the_run_and_its_baseline(tmp_path):
+    """A fio point of 01's speed-vs-vdevs chart is a ratio: the run's bandwidth over the mean of its group's baseline
+    runs. It names both lines and links to one page of them. Two real published outputs of one workload (random 4 KiB
+    writes, fio 3.25), labelled here as one and two raidz2 vdevs of one group: the labels are the test's, the lines
+    the files' own."""
+    pub = FIXTURES / "fio" / "published"
+    raid, other = (
+        "k8s-homelab-zfs-raidz2x6-noslog-scale-fio3.25-randwrite4k.txt",
+        "k8s-homelab-zfs-optane-single-scale-fio3.25-randwrite4k.txt",
+    )
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in (raid, other):
+        shutil.copy(pub / name, raw / name)
+    (raw / "manifest.csv").write_text(
+        "path,study,label,stack,vdev_type,vdev_count,vdev_width\n"
+        f"{raid},t,one vdev,zfs,raidz2,1,6\n{other},t,two vdevs,zfs,raidz2,2,6\n"
+    )
+    ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    res = _res(tmp_path / "x.duckdb", scaling.analyse, "t")
+    chart = charts.fio_vdev_scaling(res["fio"], Selection())
+    rows = _linked(chart, "fio", "01_vdev_scaling", tmp_path / "r")  # the baseline: its own line (its mean of one)
+    assert [(r["label"], Path(r["raw_file"]).name, r["raw_lines"]) for r in rows] == [("one vdev", raid, "32")]
+    spec = json.loads((tmp_path / "r" / "figures" / "01-vdev-scaling" / "fio.vl.json").read_text())
+    (two,) = [r for rs in spec["datasets"].values() for r in rs if r["label"] == "two vdevs"]
+    assert (two["raw_file"], two["raw_lines"], round(two["relative"], 3)) == (
+        f"from: {other}:33; {raid}:32",
+        "2 inputs",
+        6.746,
+    )
+    assert two["derivation"] == "this run's bandwidth / the mean of its baseline's 1 run(s)"
+    page = (tmp_path / "r" / two["raw_href"]).read_text()
+    marked = re.findall(r'<span id="L(\d+)" class="hl"><b>\s*\d+</b>  (.*)\n</span>', page)
+    assert marked == [
+        ("33", html.escape((raw / other).read_text().split("\n")[32])),
+        ("32", html.escape((raw / raid).read_text().split("\n")[31])),
+    ]

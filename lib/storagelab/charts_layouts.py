@@ -125,10 +125,35 @@ def serial_reader(fitted, terms_test: str, sel):
     )
 
 
+def _with_baseline_runs(df):
+    """fio runs relative to their group's baseline with ``sources``: the run's own lines and those of the baseline's
+    runs (the mean it is divided by), and the arithmetic. The baseline runs are the group's rows at the baseline
+    vdev count (``vdev_count / ideal``: ``scaling.relative``'s rule)."""
+    if not {"path", "line_start", "baseline", "ideal"} <= set(df.columns) or df.is_empty():
+        return df
+    by = [c for c in scaling.FIO_SCALING_GROUP if c in df.columns]
+    end = "line_end" if "line_end" in df.columns else None
+    base = (
+        df.filter(pl.col("vdev_count") == (pl.col("vdev_count") / pl.col("ideal")).round(0))
+        .group_by(by)
+        .agg(source("path", "line_start", end).unique(maintain_order=True).alias("baseline_sources"))
+    )
+    out = df.join(base, on=by, how="left", nulls_equal=True)
+    own = pl.concat_list(source("path", "line_start", end))
+    return derived(
+        out,
+        pl.format("this run's bandwidth / the mean of its baseline's {} run(s)", pl.col("baseline_sources").list.len()),
+        pl.concat_list(own, pl.col("baseline_sources").fill_null([])).list.unique(maintain_order=True),
+    ).drop("baseline_sources", "path", "line_start", *([end] if end else []))
+
+
 def fio_vdev_scaling(fio_scaled, sel):
-    """fio runs: bandwidth relative to the baseline vdev count within one group (stack, vdev type, workload)."""
-    df = fio_scaled.filter(pl.col("relative").is_not_null()).with_columns(
-        group=pl.concat_str([pl.col("vdev_type"), pl.col("workload")], separator=" | ")
+    """fio runs: bandwidth relative to the baseline vdev count within one group (stack, vdev type, workload); a point
+    names its run's lines and its baseline's."""
+    df = _with_baseline_runs(
+        fio_scaled.filter(pl.col("relative").is_not_null()).with_columns(
+            group=pl.concat_str([pl.col("vdev_type"), pl.col("workload")], separator=" | ")
+        )
     )
     df, colours = top_categories(df, "group", "other groups")
     return (
