@@ -14,7 +14,6 @@ LONG_MODULES = {
     "storagelab/parsers/fio/text.py",  # ~1,080: fio text parser
 }
 LONG_FUNCTIONS = {
-    "storagelab/lab/fio.py:run_fio_matrix",  # 140 (its inner _run_one 70)
     "storagelab/parsers/fio/agree.py:disagreements",  # 138
     "storagelab/parsers/fio/json.py:_add_direction",  # 105
 }
