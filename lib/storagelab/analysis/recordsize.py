@@ -319,7 +319,7 @@ def query(con, sel) -> RecordsizeFrames:
         sizes=one_summary_per_pool(frame(con, ZDB_SIZES_SQL.format(where=where), params), "pool"),
         hist=frame(con, HISTOGRAM_SQL.format(where=where), params),
         layouts=frame(con, LAYOUT_SQL.format(where=where), params),
-        figures=dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list())),
+        figures=dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list(), strict=True)),
     )
 
 

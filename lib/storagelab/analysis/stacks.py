@@ -108,8 +108,8 @@ def repeats(df: pl.DataFrame) -> pl.DataFrame:
     summaries = [stats.summarise(v) for v in g["values"].to_list()]
     return g.with_columns(
         spread_pct=(pl.col("high") - pl.col("low")) / 2 / pl.col("mean") * 100,
-        ci95_bytes_per_s=pl.Series([r.ci.half for r in summaries], dtype=pl.Float64),
-        pi95_bytes_per_s=pl.Series([r.pi.half for r in summaries], dtype=pl.Float64),
+        ci95_bytes_per_s=pl.Series([r.ci and r.ci.half for r in summaries], dtype=pl.Float64),  # n > 1: never None
+        pi95_bytes_per_s=pl.Series([r.pi and r.pi.half for r in summaries], dtype=pl.Float64),
         boot_low_bytes_per_s=pl.Series([r.bootstrap and r.bootstrap.low for r in summaries], dtype=pl.Float64),
         boot_high_bytes_per_s=pl.Series([r.bootstrap and r.bootstrap.high for r in summaries], dtype=pl.Float64),
     )
@@ -216,18 +216,19 @@ def rankings(known: pl.DataFrame) -> tuple[pl.DataFrame, list[Ranking]]:
 
 def device_spreads(disks: pl.DataFrame) -> list[DeviceSpread]:
     """Runs whose member devices' write times per I/O differ by 10x or more."""
-    out = []
+    out: list[DeviceSpread] = []
     if disks.is_empty():
         return out
     for (label,), g in disks.filter(pl.col("ms_per_io").is_not_null()).group_by("label", maintain_order=True):
-        if g.height > 1 and g["ms_per_io"].min() > 0 and g["ms_per_io"].max() / g["ms_per_io"].min() >= 10:
+        ms: list[float] = g["ms_per_io"].to_list()
+        if len(ms) > 1 and min(ms) > 0 and max(ms) / min(ms) >= 10:
             fast = g.sort("ms_per_io").row(0, named=True)
             out.append(
                 DeviceSpread(
-                    label,
-                    tuple(zip(g["disk"].to_list(), g["ms_per_io"].to_list(), strict=True)),
+                    str(label),
+                    tuple(zip(g["disk"].to_list(), ms, strict=True)),
                     fast["disk"],
-                    g["ms_per_io"].max() / fast["ms_per_io"],
+                    max(ms) / fast["ms_per_io"],
                 )
             )
     return out
@@ -236,7 +237,9 @@ def device_spreads(disks: pl.DataFrame) -> list[DeviceSpread]:
 def test_sizes(d: pl.DataFrame) -> TestSizes:
     """Each run's working set against the RAM its labels give (the design checks' numbers)."""
 
-    fits, sizeless, unknown = [], [], {}
+    fits: list[tuple[str, float, float]] = []
+    sizeless: list[str] = []
+    unknown: dict[float | None, int] = {}
     for r in d.iter_rows(named=True):
         ram, _ = plausibility.ram_bytes(r["command"], r["notes"], r.get("ram_bytes"))
         size = r["design_working_set_bytes"]

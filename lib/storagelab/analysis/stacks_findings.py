@@ -86,11 +86,12 @@ def _limit_sentences(r: StacksResult) -> list[str]:
 def _design_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
     """Findings naming each run whose test design is flagged, and what could not be checked."""
     # direct=1 on ZFS < 2.3 has its own finding (_limit_sentences): a run flagged for that alone is not repeated
-    flagged = [
+    sentences = [
         design.sentence(label, f, r.min_elapsed_s)
         for label, f in r.design
         if f.flagged and f.codes != ("direct ignored",)
     ]
+    flagged = [s for s in sentences if s]  # a flagged run always has its sentence
     out = []
     if flagged:
         out.append("Test design: " + " ".join(flagged) + " Such runs are marked ⚠ and never head a ranking.")
@@ -140,7 +141,8 @@ def _size_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
 def _repeat_sentences(r: StacksResult) -> list[str]:
     out = []
     for t in r.repeat_tests:
-        rep = t.repeats
+        rep, ci, pi = t.repeats, t.repeats.ci, t.repeats.pi
+        assert ci is not None and pi is not None, "repeats are two or more runs: both intervals are known"
         boot = (
             f", bootstrap interval of the mean {prose.mib(rep.bootstrap.low)} to {prose.mib(rep.bootstrap.high)}"
             if rep.bootstrap
@@ -148,9 +150,9 @@ def _repeat_sentences(r: StacksResult) -> list[str]:
         )
         out.append(
             f"{t.config}: {rep.n} repeated runs, mean {prose.rate(rep.mean)}, spread ±{t.spread_pct:.1f} % (95 % "
-            f"confidence interval of the mean ±{prose.figure(rep.ci.half / MiB)} MiB/s, ±{rep.ci.half_pct:.1f} %; "
-            f"95 % prediction interval for one new run ±{prose.figure(rep.pi.half / MiB)} MiB/s, "
-            f"±{rep.pi.half_pct:.1f} %{boot}"
+            f"confidence interval of the mean ±{prose.figure(ci.half / MiB)} MiB/s, ±{ci.half_pct:.1f} %; "
+            f"95 % prediction interval for one new run ±{prose.figure(pi.half / MiB)} MiB/s, "
+            f"±{pi.half_pct:.1f} %{boot}"
             f"{'; few runs, so the noise is only roughly known' if rep.n < 5 else ''})."
         )
         for ref, c in t.peers:
@@ -166,7 +168,7 @@ def _repeat_sentences(r: StacksResult) -> list[str]:
 def _cost_sentences(r: StacksResult) -> list[str]:
     out = []
     for c in r.costs:
-        if c.zfs_version_differs:
+        if c.base is None:  # its base ran only with another ZFS version
             out.append(
                 f"{c.over.label}: its base stack ran only with another ZFS version ({c.base_labels}), "
                 "so its cost is not measured (not like for like)."
@@ -197,7 +199,7 @@ def _headline(res: Result, r: StacksResult) -> None:
             f"{r.fastest.label}: {r.fastest.bytes_per_s / MiB:.0f} MiB/s {r.fastest.mark}"
         )
     for c in r.costs:
-        if not c.zfs_version_differs:
+        if c.base is not None:  # None: its base ran only with another ZFS version
             res.headline[f"{c.layer} cost over {c.base.label}"] = f"{c.penalty_pct:.1f} %" + (
                 f" (base run flagged: {c.base.mark})" if c.base.mark else ""
             )
