@@ -211,7 +211,9 @@ def _verdict(n: ScalingNumbers) -> str:
             )
     if n.serial:
         fit, terms = n.serial
-        parts.append(f"{fit['test'][0]} fits a serial-reader model (fitted, mean error {terms['mean_error_pct']:.1f} %)")
+        parts.append(
+            f"{fit['test'][0]} fits a serial-reader model (fitted, mean error {terms['mean_error_pct']:.1f} %)"
+        )
     if n.single.height:
         items = [
             f"{r['label']} {r['direction']} {r['ratio']:.2f}x (model {_model(r)})"
