@@ -187,18 +187,19 @@ _RESULT_ROW = dict.fromkeys(TABLES["fio_results"].row_columns)
 _DIRS = ("read", "write", "trim")
 
 
-def parse_text(text: str) -> Parsed:
-    """Parse fio's normal output (any part of a file that is not fio's normal text is skipped)."""
+def parse_text(text: str, fast: bool = True) -> Parsed:
+    """Parse fio's normal output (any part of a file that is not fio's normal text is skipped). ``fast=False``:
+    the plain path alone, every line read the general way (the reference the fast paths are tested against)."""
     if not text.strip():
         raise ParseError("empty input", line=1, kind="empty", expected="fio normal output")
-    return _TextParser(lines_of(text), Parsed(tool="fio", format=FORMAT)).run()
+    return _TextParser(lines_of(text), Parsed(tool="fio", format=FORMAT), fast).run()
 
 
-def parse_lines(lines: Iterable[str], parsed: Parsed) -> Parsed:
+def parse_lines(lines: Iterable[str], parsed: Parsed, fast: bool = True) -> Parsed:
     """``parse_text`` over lines read one at a time (a log of any size, see base.py "Streaming"): the rows
     go to ``parsed`` and, with a sink, on to the database as each job block ends. A JSON document in the
     output (``--output-format=normal,json``) raises NotStreamable: its exact values need the whole file."""
-    return _TextParser(lines, parsed).run()
+    return _TextParser(lines, parsed, fast).run()
 
 
 class _Ahead:
@@ -266,7 +267,8 @@ def _legacy_to_iec(text: str) -> str:
 
 
 class _TextParser:
-    def __init__(self, lines: Iterable[str], parsed: Parsed):
+    def __init__(self, lines: Iterable[str], parsed: Parsed, fast: bool = True):
+        self.fast = fast  # the fast paths on (the usual form of a line in one regular expression)
         self.lines = lines  # a list (a whole text), or any iterable (a stream: read once, ahead when needed)
         self.ahead: _Ahead | None = None  # (a stream)
         self.p = parsed
@@ -697,7 +699,7 @@ class _TextParser:
             row["io_bytes"] = self.size(ln, m["io"], legacy=True)
 
     def lat_stat(self, ln: int, s: str) -> None:
-        m = _LAT_FAST.match(s)
+        m = self.fast and _LAT_FAST.match(s)
         if m:
             label, unit, mn, mn_sfx, mx, mx_sfx, avg, stdev = m.groups()
             factor = _TIME[unit]
@@ -803,7 +805,7 @@ class _TextParser:
         return factor
 
     def bw(self, ln: int, s: str) -> None:
-        m = _BW_FAST.match(s)
+        m = self.fast and _BW_FAST.match(s)
         if m:
             label, mn, mx, per, avg, stdev, samples = m.groups()
             factor = self.bw_factor(ln, label.replace(" ", ""))
@@ -842,7 +844,7 @@ class _TextParser:
             row["bw_samples"] = self.integer(ln, f["samples"], "a sample count")
 
     def iops(self, ln: int, s: str) -> None:
-        m = _IOPS_FAST.match(s)
+        m = self.fast and _IOPS_FAST.match(s)
         if m:
             mn, mx, avg, stdev, samples = m.groups()
             row = self.touch(ln)
@@ -919,7 +921,7 @@ class _TextParser:
             "'issued rwts: total=R,W,T,S short=R,W,T,0 dropped=R,W,T,0' (or an older form: "
             "'total=R,W,T, short=...', 'total=r=R/w=W/d=T, short=...', 'issued r/w/d: total=R/W/T, ...')"
         )
-        m = _ISSUED_FAST.match(s)
+        m = self.fast and _ISSUED_FAST.match(s)
         if m:
             n = [int(c) for c in m.groups()]
             self.jstate["issued"] = (n[0:4], n[4:8], n[8:12])
