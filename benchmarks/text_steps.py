@@ -133,7 +133,9 @@ def main() -> None:
     before = revision_parser(args.rev)
     real, texts = corpus(before, args.copies)
     lines = sum(t.count("\n") for t in texts) / len(texts)
-    print(f"{len(real)} real fio normal-text outputs, {len(texts)} texts with the varied copies, {lines:.0f} lines a file")
+    print(
+        f"{len(real)} real fio normal-text outputs, {len(texts)} texts with the varied copies, {lines:.0f} lines a file"
+    )
     parsers = {
         f"{args.rev}": before.parse_text,
         "now": text.parse_text,
@@ -142,7 +144,9 @@ def main() -> None:
     for label, group in (("real outputs", real), ("real + varied", texts)):
         us = compare(parsers, group, args.rounds)
         cells = ", ".join(f"{name} {v:.1f}" for name, v in us.items())
-        print(f"{label}: µs/file (CPU, best of {args.rounds}): {cells}; now/{args.rev} = {us['now'] / us[args.rev]:.2f}")
+        print(
+            f"{label}: µs/file (CPU, best of {args.rounds}): {cells}; now/{args.rev} = {us['now'] / us[args.rev]:.2f}"
+        )
     if args.profile:
         prof = cProfile.Profile()
         prof.enable()

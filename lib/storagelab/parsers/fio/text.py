@@ -166,12 +166,21 @@ _ISSUED_FAST = re.compile(
     r"short=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
     r"dropped=([0-9]+),([0-9]+),([0-9]+),([0-9]+)\s*$"
 )
+_P = r"\s*([0-9]+(?:\.[0-9]*)?)th=\[\s*([0-9]+)\]"  # one percentile entry
+_PCT_FAST = re.compile(rf"\s*\|{_P},{_P},{_P},{_P}(,?)\s*$")  # a full line of four
+_E = r"([0-9]+)=([0-9]+(?:\.[0-9]*)?)%"  # one IO depth entry
+_DEPTHS_FAST = re.compile(rf"\s*(IO depths|submit|complete)\s*: {_E}, {_E}, {_E}, {_E}, {_E}, {_E}, >={_E}\s*$")
+_DEPTH_KINDS = {"IO depths": "depth", "submit": "submit", "complete": "complete"}
+_CPU_FAST = re.compile(
+    r"\s*cpu\s*: usr=([0-9]+(?:\.[0-9]*)?)%, sys=([0-9]+(?:\.[0-9]*)?)%, ctx=([0-9]+), majf=([0-9]+), minf=([0-9]+)\s*$"
+)
 _STATES = re.compile(r"^\s*states\s*:")
 _LEGACY_LABEL = re.compile(r"([KMGPE])(B|bit)/s")
 _LEGACY_SIZE = re.compile(r"\s*([0-9.]+)\s*([KMGPE]?)\s*(B|bit)?(\s*/s)?\s*")
 _ISSUED_RWD = re.compile(r"r=(\d+)/w=(\d+)(?:/d=(\d+))?")
 _ISSUED_COUNTS = re.compile(r"\d+(?:,\d+){2,3}|\d+(?:/\d+){1,2}")
 _COMMA_SLASH = re.compile(r"[,/]")
+_BS_RANGE = re.compile(r"([0-9.]+\s*[A-Za-z]*)-([0-9.]+\s*[A-Za-z]*)")
 
 # values of number() and bucket edges by their text: the same few strings ('0.01%', '99.90', '2=')
 # come back in every file; bounded so that odd input cannot grow them without end
@@ -180,6 +189,7 @@ _SIZES: dict[tuple, float] = {}
 _PAIRS_SEEN: dict[tuple, float] = {}
 _BW_FACTORS: dict[tuple, float] = {}
 _BUCKET_EDGES: dict[tuple, tuple] = {}
+_BLOCK_SIZES: dict[str, tuple[int | None, tuple[str, ...]]] = {}
 _CACHE_MAX = 20_000
 _EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000)
 # a fio_results row before its values: every column None, in the table's order
@@ -264,6 +274,19 @@ def _legacy_to_iec(text: str) -> str:
         return text
     prefix = "KMGTP"[_LEGACY_STEP[m.group(2)] - 1] + "i"
     return f"{m.group(1)}{prefix}{m.group(3) or 'B'}{'/s' if m.group(4) else ''}"
+
+
+def _block_size(bs: str) -> tuple[int | None, tuple[str, ...]]:
+    """A preamble's ``bs=(R) 4096B-4096B, (W) ...``: (the largest size, the tokens not understood)."""
+    sizes, bad = [], []
+    for lo, hi in _BS_RANGE.findall(bs)[:2]:  # (R) and (W)
+        for tok in (lo, hi):
+            legacy = "B" not in tok  # 2.x prints 4K, 1M: powers of 1024
+            try:
+                sizes.append(units.fio_bytes(_legacy_to_iec(tok) if legacy else tok))
+            except UnitError:
+                bad.append(tok)
+    return (int(max(sizes)) if sizes else None), tuple(bad)
 
 
 class _TextParser:
@@ -382,7 +405,7 @@ class _TextParser:
             if in_json:
                 in_json = s.rstrip() != "}"
                 continue
-            if s.rstrip() == "{":
+            if s[:1] == "{" and s.rstrip() == "{":
                 if self.ahead is not None:
                     raise NotStreamable("a JSON document inside fio's normal output")
                 in_json = True
@@ -457,7 +480,8 @@ class _TextParser:
                 return
             self.disks = False
         if self.job is not None:
-            self.job_line(ln, s, c)
+            if not (self.fast and self.job_line_fast(ln, s, c)):
+                self.job_line(ln, s, c)
             self.jstate["last"] = ln
             return
         self.outside(ln, s, c)
@@ -505,16 +529,15 @@ class _TextParser:
         # anything else outside a job block (stderr, notes, terse lines, ...) is not fio's report
 
     def block_size(self, ln: int, bs: str) -> int | None:
-        ranges = re.findall(r"([0-9.]+\s*[A-Za-z]*)-([0-9.]+\s*[A-Za-z]*)", bs)[:2]  # (R) and (W)
-        sizes = []
-        for lo, hi in ranges:
-            for tok in (lo, hi):
-                legacy = "B" not in tok  # 2.x prints 4K, 1M: powers of 1024
-                try:
-                    sizes.append(units.fio_bytes(_legacy_to_iec(tok) if legacy else tok))
-                except UnitError:
-                    self.p.warnings.append(f"line {ln}: block size {tok!r} not understood")
-        return int(max(sizes)) if sizes else None
+        known = _BLOCK_SIZES.get(bs)
+        if known is None:
+            known = _block_size(bs)
+            if len(_BLOCK_SIZES) < _CACHE_MAX:
+                _BLOCK_SIZES[bs] = known
+        size, bad = known
+        for tok in bad:
+            self.p.warnings.append(f"line {ln}: block size {tok!r} not understood")
+        return size
 
     # ---- job blocks ---------------------------------------------------------------------------
     def header(self, ln: int, s: str) -> None:
@@ -670,8 +693,9 @@ class _TextParser:
             self.res["line_end"] = ln
         return self.res
 
-    def direction(self, ln: int, s: str) -> None:
-        m3 = _DIR3.match(s)
+    def direction(self, ln: int, s: str, m3: re.Match | None = None) -> None:
+        """``m3``: the line's ``_DIR3`` match when the fast path made it."""
+        m3 = m3 or _DIR3.match(s)
         m2 = None if m3 else _DIR2.match(s)
         if not (m3 or m2):
             self.fail(
@@ -698,23 +722,23 @@ class _TextParser:
             row["bw_bytes_per_s"] = self.size(ln, m["bw"], legacy=True)
             row["io_bytes"] = self.size(ln, m["io"], legacy=True)
 
+    def lat_fast(self, ln: int, m: re.Match) -> None:
+        """A latency line in its usual form (``_LAT_FAST``)."""
+        label, unit, mn, mn_sfx, mx, mx_sfx, avg, stdev = m.groups()
+        factor = _TIME[unit]
+        values = (
+            _r(float(mn) * _SI[mn_sfx] * factor),
+            _r(float(mx) * _SI[mx_sfx] * factor),
+            _r(float(avg) * factor),
+            _r(float(stdev) * factor),
+        )
+        row = self.touch(ln)
+        if row is None:
+            self.fail(ln, "latency line outside a direction section", "a 'read:'/'write:' line before it")
+        kind = "lat" if label == "sync" else label
+        (row[f"{kind}_min_ns"], row[f"{kind}_max_ns"], row[f"{kind}_mean_ns"], row[f"{kind}_stdev_ns"]) = values
+
     def lat_stat(self, ln: int, s: str) -> None:
-        m = self.fast and _LAT_FAST.match(s)
-        if m:
-            label, unit, mn, mn_sfx, mx, mx_sfx, avg, stdev = m.groups()
-            factor = _TIME[unit]
-            values = (
-                _r(float(mn) * _SI[mn_sfx] * factor),
-                _r(float(mx) * _SI[mx_sfx] * factor),
-                _r(float(avg) * factor),
-                _r(float(stdev) * factor),
-            )
-            row = self.touch(ln)
-            if row is None:
-                self.fail(ln, "latency line outside a direction section", "a 'read:'/'write:' line before it")
-            kind = "lat" if label == "sync" else label
-            (row[f"{kind}_min_ns"], row[f"{kind}_max_ns"], row[f"{kind}_mean_ns"], row[f"{kind}_stdev_ns"]) = values
-            return
         m = _LAT.match(s)
         label = " ".join(m["label"].split())
         if label in ("slat", "clat", "lat", "sync"):
@@ -760,6 +784,14 @@ class _TextParser:
 
     def pct_line(self, ln: int, s: str) -> None:
         pct = self.pct
+        m = self.fast and pct["open"] and _PCT_FAST.match(s)
+        if m:  # a full line of four entries
+            g = m.groups()
+            pct["open"] = g[8] == ","
+            self.touch(ln)
+            if pct["kind"] is not None:
+                self.pct_rows(ln, pct, zip(g[0:8:2], g[1:8:2], strict=True))
+            return
         if not pct["open"] or not _PCT_LINE.match(s):
             self.fail(
                 ln,
@@ -768,11 +800,14 @@ class _TextParser:
             )
         pct["open"] = s.rstrip().endswith(",")
         self.touch(ln)
-        if pct["kind"] is None:
-            return
+        if pct["kind"] is not None:
+            self.pct_rows(ln, pct, _PCT_ENTRY.findall(s))
+
+    def pct_rows(self, ln: int, pct: dict, entries: Iterable[tuple[str, str]]) -> None:
+        """The rows of one percentile line's (percentile, value) texts."""
         job, direction, kind, factor = self.job["job_index"], pct["row"]["direction"], pct["kind"], pct["factor"]
         rows = self.p.tuples("fio_percentiles", _PCT_COLUMNS)
-        for p, v in _PCT_ENTRY.findall(s):
+        for p, v in entries:
             percentile = _NUMBERS.get(p)
             if percentile is None:
                 percentile = self.number(ln, p, "a percentile like 99.90")
@@ -804,22 +839,22 @@ class _TextParser:
             _BW_FACTORS[key] = factor
         return factor
 
+    def bw_fast(self, ln: int, m: re.Match) -> None:
+        """A bw line in its usual form (``_BW_FAST``)."""
+        label, mn, mx, per, avg, stdev, samples = m.groups()
+        factor = self.bw_factor(ln, label.replace(" ", ""))
+        row = self.touch(ln)
+        if row is None:
+            self.fail(ln, "bw line outside a direction section", "a 'read:'/'write:' line before it")
+        row["bw_min_bytes_per_s"] = _r(float(mn) * factor)
+        row["bw_max_bytes_per_s"] = _r(float(mx) * factor)
+        row["bw_mean_bytes_per_s"] = _r(float(avg) * factor)
+        row["bw_stdev_bytes_per_s"] = _r(float(stdev) * factor)
+        row["bw_agg_pct"] = float(per)
+        if samples:
+            row["bw_samples"] = int(samples)
+
     def bw(self, ln: int, s: str) -> None:
-        m = self.fast and _BW_FAST.match(s)
-        if m:
-            label, mn, mx, per, avg, stdev, samples = m.groups()
-            factor = self.bw_factor(ln, label.replace(" ", ""))
-            row = self.touch(ln)
-            if row is None:
-                self.fail(ln, "bw line outside a direction section", "a 'read:'/'write:' line before it")
-            row["bw_min_bytes_per_s"] = _r(float(mn) * factor)
-            row["bw_max_bytes_per_s"] = _r(float(mx) * factor)
-            row["bw_mean_bytes_per_s"] = _r(float(avg) * factor)
-            row["bw_stdev_bytes_per_s"] = _r(float(stdev) * factor)
-            row["bw_agg_pct"] = float(per)
-            if samples:
-                row["bw_samples"] = int(samples)
-            return
         m = _BW.match(s)
         factor = self.bw_factor(ln, m["label"].replace(" ", ""))
         f = self.fields(
@@ -843,22 +878,22 @@ class _TextParser:
         if f.get("samples"):
             row["bw_samples"] = self.integer(ln, f["samples"], "a sample count")
 
+    def iops_fast(self, ln: int, m: re.Match) -> None:
+        """An iops line in its usual form (``_IOPS_FAST``)."""
+        mn, mx, avg, stdev, samples = m.groups()
+        row = self.touch(ln)
+        if row is None:
+            self.fail(ln, "iops line outside a direction section", "a 'read:'/'write:' line before it")
+        row["iops_min"], row["iops_max"], row["iops_mean"], row["iops_stdev"] = (
+            float(mn),
+            float(mx),
+            float(avg),
+            float(stdev),
+        )
+        if samples:
+            row["iops_samples"] = int(samples)
+
     def iops(self, ln: int, s: str) -> None:
-        m = self.fast and _IOPS_FAST.match(s)
-        if m:
-            mn, mx, avg, stdev, samples = m.groups()
-            row = self.touch(ln)
-            if row is None:
-                self.fail(ln, "iops line outside a direction section", "a 'read:'/'write:' line before it")
-            row["iops_min"], row["iops_max"], row["iops_mean"], row["iops_stdev"] = (
-                float(mn),
-                float(mx),
-                float(avg),
-                float(stdev),
-            )
-            if samples:
-                row["iops_samples"] = int(samples)
-            return
         f = self.fields(
             ln,
             _IOPS.match(s)["rest"],
@@ -907,25 +942,57 @@ class _TextParser:
     def depths(self, ln: int, m: re.Match) -> None:
         if not _BUCKETS.match(m["rest"]):
             self.fail(ln, "malformed IO depth line", "'IO depths : 1=0.1%, 2=0.1%, ..., >=64=0.0%'")
-        kind = {"IO depths": "depth", "submit": "submit", "complete": "complete"}[m["kind"]]
+        kind = _DEPTH_KINDS[m["kind"]]
+        self.depth_rows(ln, kind, ((ge + key, pct) for ge, key, pct in _BUCKET.findall(m["rest"])))
+
+    def depths_fast(self, ln: int, m: re.Match) -> None:
+        """An IO depths, submit or complete line in fio 3.x's usual form (``_DEPTHS_FAST``)."""
+        self.res = None
+        g = m.groups()
+        keys = (*g[1:13:2], ">=" + g[13])
+        self.depth_rows(ln, _DEPTH_KINDS[g[0]], zip(keys, g[2:15:2], strict=True))
+
+    def depth_rows(self, ln: int, kind: str, entries: Iterable[tuple[str, str]]) -> None:
+        """The rows of one IO depth line's (bucket, percentage) texts."""
         job = self.job["job_index"]
         rows = self.p.tuples("fio_iodepths", _DEPTH_COLUMNS)
-        for ge, key, pct in _BUCKET.findall(m["rest"]):
+        for key, pct in entries:
             value = _NUMBERS.get(pct)
             if value is None:
                 value = self.number(ln, pct, "a percentage")
-            rows.append((job, kind, ge + key, value, ln, ln))
+            rows.append((job, kind, key, value, ln, ln))
+
+    def issued_fast(self, ln: int, m: re.Match) -> None:
+        """An issued line in fio 3.4+'s form (``_ISSUED_FAST``)."""
+        self.res = None
+        n = [int(c) for c in m.groups()]
+        self.jstate["issued"] = (n[0:4], n[4:8], n[8:12])
+
+    def cpu_fast(self, ln: int, m: re.Match) -> None:
+        """A cpu line in its usual form (``_CPU_FAST``)."""
+        self.res = None
+        usr, sys, ctx, majf, minf = m.groups()
+        self.job.update(cpu_usr_pct=float(usr), cpu_sys_pct=float(sys), ctx=int(ctx), majf=int(majf), minf=int(minf))
+
+    def lat_dist_fast(self, ln: int, m: re.Match) -> None:
+        self.res = None
+        self.lat_dist(ln, m)
+
+    def job_line_fast(self, ln: int, s: str, c: str) -> bool:
+        """The usual lines of a job block, each read by one regular expression that a first character picks
+        (``_FAST_LINES``); False: not one of them, the general way reads the line."""
+        for rx, read in _FAST_LINES.get(c, ()):
+            m = rx.match(s)
+            if m:
+                read(self, ln, m)
+                return True
+        return False
 
     def issued(self, ln: int, s: str) -> None:
         expected = (
             "'issued rwts: total=R,W,T,S short=R,W,T,0 dropped=R,W,T,0' (or an older form: "
             "'total=R,W,T, short=...', 'total=r=R/w=W/d=T, short=...', 'issued r/w/d: total=R/W/T, ...')"
         )
-        m = self.fast and _ISSUED_FAST.match(s)
-        if m:
-            n = [int(c) for c in m.groups()]
-            self.jstate["issued"] = (n[0:4], n[4:8], n[8:12])
-            return
         m = _ISSUED.match(s)
         parts = {}
         if m:
@@ -1095,3 +1162,27 @@ class _TextParser:
             job["is_final"] = job["doc_index"] in finals
         for doc_index in sorted(finals):
             self.p.update_flushed("fio_jobs", {"is_final": True}, {"doc_index": doc_index})
+
+
+def _direction_fast(tp: _TextParser, ln: int, m: re.Match) -> None:
+    tp.direction(ln, m.string, m)
+
+
+def _open_pct_fast(tp: _TextParser, ln: int, m: re.Match) -> None:
+    tp.open_pct(ln, m)
+
+
+# the fast paths of a job block's lines by their first non-blank character: (the line's usual form, its reader),
+# tried in order; each form is one that the general way (job_line) reads the same
+_LAT_READ = (_LAT_FAST, _TextParser.lat_fast)
+_TITLE_READ = (_PCT_TITLE, _open_pct_fast)
+_SUBMIT_READ = (_DEPTHS_FAST, _TextParser.depths_fast)
+_FAST_LINES = {
+    "c": (_LAT_READ, _TITLE_READ, _SUBMIT_READ, (_CPU_FAST, _TextParser.cpu_fast)),
+    "l": (_LAT_READ, _TITLE_READ, (_LATDIST, _TextParser.lat_dist_fast)),
+    "s": (_LAT_READ, _TITLE_READ, _SUBMIT_READ),
+    "b": ((_BW_FAST, _TextParser.bw_fast),),
+    "i": ((_IOPS_FAST, _TextParser.iops_fast), (_ISSUED_FAST, _TextParser.issued_fast)),
+    "I": ((_DEPTHS_FAST, _TextParser.depths_fast),),
+    **dict.fromkeys("rwtm", ((_DIR3, _direction_fast),)),
+}
