@@ -12,7 +12,6 @@ LONG_MODULES = {
     "storagelab/analysis/stacks.py",  # 877: stack models and their flags
     "storagelab/charts.py",  # 961: one function per chart; split by area (issue 28)
     "storagelab/parsers/fio/json.py",  # 873: fio JSON parser
-    "storagelab/parsers/fio/text.py",  # ~1,080: fio text parser
 }
 LONG_FUNCTIONS = {
     "storagelab/lab/fio.py:run_fio_matrix",  # 140 (its inner _run_one 70)
