@@ -159,9 +159,8 @@ def _syncs(row: dict, every: int | None, option: str | None) -> tuple[float | No
     if every and writes:
         return writes / every, f"writes / {every} ({option})", every
     single = (row.get("jobs") or 1) == 1 and (row.get("iodepth") or 1) == 1
-    parts = (row.get("runtime_ns"), writes, row.get("write_lat_mean_ns"), row.get("sync_mean_ns"))
-    if single and all(parts):
-        runtime, writes, wlat, slat = parts
+    runtime, wlat, slat = row.get("runtime_ns"), row.get("write_lat_mean_ns"), row.get("sync_mean_ns")
+    if single and runtime and writes and wlat and slat:
         implied = (runtime - writes * wlat) / slat
         if abs(implied - writes) <= ONE_PER_WRITE * writes:
             return float(writes), "the run's time", 1
@@ -282,13 +281,13 @@ def pairs(runs: list[DurableRun]) -> list[DurablePair]:
             setting = _one_difference(a, b)
             if setting is None or a.pool is None or a.pool != b.pool:
                 continue
-            fast, slow = (a, b) if a.p99_ns <= b.p99_ns else (b, a)
+            fast, slow = (a, b) if _p99(a) <= _p99(b) else (b, a)
             out.append(
                 DurablePair(
                     workload=workload,
                     faster=fast,
                     slower=slow,
-                    p99_ratio=slow.p99_ns / fast.p99_ns,
+                    p99_ratio=_p99(slow) / _p99(fast),
                     rate_ratio=fast.durable_per_s / slow.durable_per_s
                     if fast.durable_per_s and slow.durable_per_s
                     else None,
@@ -307,9 +306,15 @@ def _by_workload(runs: list[DurableRun]) -> dict[str, list[DurableRun]]:
     return out
 
 
+def _p99(r: DurableRun) -> float:
+    """The durable p99 of a run ``_by_workload`` kept (it keeps only runs that have one)."""
+    assert r.p99_ns is not None
+    return r.p99_ns
+
+
 def ranking(runs: list[DurableRun]) -> list[tuple[str, list[DurableRun]]]:
     """Per durable workload with more than one run: its runs by durable-write p99, lowest first."""
-    return [(w, sorted(rs, key=lambda r: r.p99_ns)) for w, rs in _by_workload(runs).items() if len(rs) > 1]
+    return [(w, sorted(rs, key=_p99)) for w, rs in _by_workload(runs).items() if len(rs) > 1]
 
 
 def fmt_latency(ns: float | None) -> str:
