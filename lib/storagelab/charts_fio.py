@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from .analysis.stacks import DESIGN_STATUS, FLAGS
+from .analysis.stacks_flags import DESIGN_STATUS, FLAGS
 from .chartkit import _panels, _short_number, _split_header, bar_scale, caption, spans_decades, top_categories
 from .chartsource import DERIVATION, SOURCES, provenance, source
 from .units import MiB
