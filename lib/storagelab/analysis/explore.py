@@ -107,7 +107,7 @@ FROM fio_jobs j JOIN files f USING (file_id) WHERE j.is_final AND {where}
 
 def empty_workload_note(con, sel: Selection) -> str | None:
     """Why ``fio_jobs`` rw, block_size_bytes and iodepth are empty for some jobs, counted on the selection: fio
-    prints them only in its text output's job line ('name: (g=0): rw=write, bs=...') and in JSON's 'job options';
+    prints them only in its text output's job line ('name: (g=0): rw=write, bs=...') and in JSON's 'global options' and 'job options';
     an output without them (a report pasted without its preamble, JSON of options given on the command line) has
     none. The analyses then take the workload from the command line: the manifest's command column or a command line
     in the transcript (fio_commands). None when every final job has them."""
@@ -119,7 +119,7 @@ def empty_workload_note(con, sel: Selection) -> str | None:
     return (
         f"rw, block_size_bytes and iodepth are empty for {r['empty_jobs']} of {r['jobs']} final fio jobs "
         f"({r['empty_files']} of {r['files']} files): their output has no job line ('name: (g=0): rw=..., bs=..., "
-        "iodepth=...', the preamble of fio's text output) and no 'job options' (JSON), so fio did not print the "
+        "iodepth=...', the preamble of fio's text output) and no 'global options' or 'job options' (JSON): fio did not print the "
         f"workload. The analyses take it from the command line instead: {r['with_command']} of these files have one "
         "(the manifest's command column, or a 'fio ...' line in the transcript, table fio_commands)"
         + (f"; {no_command} have none, and their workload is unknown." if no_command else ".")
