@@ -147,7 +147,7 @@ def fio_depth(depth, sel):
         scale=alt.Scale(domain=["not flagged", "flagged (see the table)"], range=["circle", "cross"]),
         legend=alt.Legend(orient="bottom"),
     )
-    means = df.group_by("series", "series_colour", "outstanding").agg(
+    means = df.group_by("series", "series_colour", "outstanding", maintain_order=True).agg(
         pl.col("iops").mean(), pl.col("mib_s").mean(), *runs_of(df, "mean")
     )
     rate_charts = []
