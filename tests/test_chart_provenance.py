@@ -16,7 +16,17 @@ from pathlib import Path
 import polars as pl
 
 from storagelab import charts, excerpts
-from storagelab.analysis import Selection, explore, fio_views, open_db, recordsize, scaling, transports
+from storagelab.analysis import (
+    Selection,
+    alignment,
+    dedup,
+    explore,
+    fio_views,
+    open_db,
+    recordsize,
+    scaling,
+    transports,
+)
 from storagelab.excerpts import MAX_HIGHLIGHT_LINES
 from storagelab.paths import ROOT
 from storagelab.store import ingest
@@ -182,4 +192,65 @@ def test_01_fio_relative_speed_names_the_run_and_its_baseline(tmp_path):
     assert marked == [
         ("33", html.escape((raw / other).read_text().split("\n")[32])),
         ("32", html.escape((raw / raid).read_text().split("\n")[31])),
+    ]
+
+
+BONNIE = "data/raw/freebsd-bonnie-dedup/"
+
+
+def test_03_after_before_bars_name_both_runs_lines(seed_db, tmp_path):
+    """A bar of 03 is a ratio of two bonnie++ result lines (the sector-63 run's and the aligned run's): it names both,
+    with the arithmetic, and links to one page of both lines."""
+    res = _res(seed_db, alignment.analyse, "freebsd-bonnie-dedup")
+    chart = charts.before_after(res["ratios"], Selection(), "before", "after")
+    assert _linked(chart, "ratios", "03_sector63", tmp_path) == []  # no bar is one file's line
+    spec = json.loads((tmp_path / "figures" / "03-sector63" / "ratios.vl.json").read_text())
+    bars = {r["test"]: r for rs in spec["datasets"].values() for r in rs if "test" in r}
+    put = bars["put_block"]
+    assert (put["raw_file"], put["raw_lines"], put["derivation"], round(put["ratio"], 3)) == (
+        "from: bonnie-raid1-sec63-cache-log.txt:4; bonnie-raid1-aligned-cache-log.txt:5",
+        "2 inputs",
+        "put_block: after / before (82732646.4 / 10905190.4)",
+        7.587,
+    )
+    page = (tmp_path / put["raw_href"]).read_text()
+    marked = re.findall(r'<span id="L(\d+)" class="hl"><b>\s*\d+</b>  (.*)\n</span>', page)
+    before = (ROOT / BONNIE / "bonnie-raid1-sec63-cache-log.txt").read_text().split("\n")[3]
+    after = (ROOT / BONNIE / "bonnie-raid1-aligned-cache-log.txt").read_text().split("\n")[4]
+    assert marked == [("4", html.escape(before)), ("5", html.escape(after))]
+
+
+def test_04_ddt_estimates_name_their_inputs(seed_db, ztest_db, tmp_path):
+    """Each DDT estimate names the outputs it is computed from: zdb -b alone (rungs 1, 2), zdb -b and zpool list's
+    DEDUP (rung 3), the DDT histogram's Total line (zdb -S, zdb -DD), the DDT object lines (zdb -DD); the
+    sensitivity line of a machine names its pools' inputs together."""
+    res = _res(seed_db, dedup.analyse, "freebsd-bonnie-dedup")
+    spec = excerpts.enrich(charts.ddt_ladder(res["ladder"], res.numbers.chart_budget, Selection()).to_dict(), None)
+    got = [
+        (r["pool"], r["rung"], r["raw_file"], r["raw_lines"])
+        for rs in spec["datasets"].values()
+        for r in rs
+        if "pool" in r
+    ]
+    zdb_b = BONNIE + "zdb-b-archiv.txt"
+    assert got[:3] + [g[:3] for g in got if g[1] == 3] == [
+        ("archiv", 1, zdb_b, "9-15"),
+        ("archiv", 2, zdb_b, "9-15"),
+        ("archiv", 3, "from: zdb-b-archiv.txt:9-15; zpool-list-before.txt:4", "2 inputs"),
+        ("archiv", 3, "from: zdb-b-archiv.txt:9-15; zpool-list-before.txt:4"),
+        ("raid1", 3, "from: zdb-b-raid1.txt:9-15; zpool-list-before.txt:6"),
+    ]
+    sens = charts.ddt_sensitivity(res["sensitivity"], res.numbers.chart_budget, Selection())
+    rows = [r for rs in excerpts.enrich(sens.to_dict(), None)["datasets"].values() for r in rs if "series" in r]
+    assert {r["series"]: r["raw_file"] for r in rows}["alpina (all its pools)"] == (
+        "from: zdb-b-archiv.txt:9-15; zpool-list-before.txt:4, 6; zdb-b-raid1.txt:9-15"
+    )
+    res = _res(ztest_db, dedup.analyse, "ztestlab")
+    rows = _linked(charts.ddt_ladder(res["ladder"], res.numbers.chart_budget, Selection()), "l", "04", tmp_path)
+    assert [(r["rung"], Path(r["path"]).name, r["raw_lines"]) for r in rows] == [
+        (1, "zdb-b.txt", "7-14"),
+        (2, "zdb-b.txt", "7-14"),
+        (4, "zdb-S.txt", "9"),  # ' Total    1.61K    172M ...'
+        (5, "zdb-DD.txt", "15"),
+        (6, "zdb-DD.txt", "1-5"),  # 'DDT-sha256-zap-unique: 374 entries, ...' and the four objects after it
     ]
