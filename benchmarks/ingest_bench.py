@@ -42,6 +42,7 @@ import os
 import platform
 import random
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -56,6 +57,16 @@ FIO_31 = "fio-json-3.1"  # fio-plot's real fio 3.1 JSON (duplicate keys), 9,800 
 KINDS = "fio-json,fio-json-indent2,fio-json-oneline,fio-json-copies,fio-json-3.1,fio-text,mixed"
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "lib"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import fioplot_compare  # noqa: E402
+import msgspec  # noqa: E402
+import orjson  # noqa: E402
+
+from storagelab import store  # noqa: E402
+from storagelab.parsers import decode, detect, parse_bytes  # noqa: E402
+from storagelab.parsers.base import Parsed  # noqa: E402
+from storagelab.parsers.fio import fastjson  # noqa: E402
 
 NUM = re.compile(rb"(?<![\w.])([1-9][0-9]+)(?![\w])")
 # in JSON: a quoted string (kept as it is) or a number of two or more digits outside strings (varied)
@@ -73,7 +84,6 @@ def _candidates() -> list[Path]:
 
 
 def templates(kind: str) -> list[bytes]:
-    from storagelab.parsers import decode, detect
 
     if kind.startswith("fio-json"):
         return json_templates()[0]
@@ -109,7 +119,6 @@ def json_templates() -> tuple[list[bytes], list[str]]:
     """The JSON document of every real fio JSON/JSON+ output (one per file), and why others were left
     out: each must parse with storagelab's parser and with json.loads (the floor), which refuses the
     bare nan/inf that fio can print."""
-    from storagelab.parsers import parse_bytes
 
     out, left, other_layouts = [], [], []
     for p in _candidates():
@@ -177,7 +186,6 @@ def vary_json(data: bytes, rng: random.Random) -> bytes:
 
 
 def _parses(data: bytes) -> bool:
-    from storagelab.parsers import parse_bytes
 
     try:
         parse_bytes(data)
@@ -199,7 +207,6 @@ def choose_variation(tmpl: list[bytes], rng: random.Random) -> list[tuple[bytes,
 
 
 def describe(kind: str, kept: list[tuple[bytes, str]], dropped: int, left: list[str] = ()) -> str:
-    from storagelab.parsers import decode, detect, parse_bytes
 
     if kind.startswith("fio-json"):
         formats: dict[str, int] = {}
@@ -232,8 +239,6 @@ COPIES_DISTINCT = 300  # the mostly-identical corpus: this many distinct files, 
 
 def build(kind: str, n: int) -> tuple[Path, str]:
     if kind == FIO_31:
-        import fioplot_compare
-
         folders = fioplot_compare.corpus(CORPUS)
         return folders[0].parent, (
             f"{FIO_31}: the 392 real fio 3.1 JSON files of fio-plot's published benchmark "
@@ -369,16 +374,10 @@ def breakdown(d: Path, kind: str, sample: int = 2000) -> dict:
     SHA-256, parse (decode + detect + parse: parse_bytes), and a whole worker chunk (read, hash, parse,
     rows to typed Arrow columns: store.parse_chunk); with the floor's json.loads for comparison. The
     chunk time x files / cores bounds the cold ingest from below whatever the writer does."""
-    import hashlib
-
-    import orjson
-
-    from storagelab import store
-    from storagelab.parsers import parse_bytes
 
     files = files_of(d)[:sample]
     datas = [p.read_bytes() for p in files]
-    jobs = [(str(p), str(p), len(b), 0) for p, b in zip(files, datas)]
+    jobs = [(str(p), str(p), len(b), 0) for p, b in zip(files, datas, strict=True)]
 
     def read():
         for p in files:
@@ -416,26 +415,19 @@ def parse_steps(datas: list[bytes], kind: str) -> dict:
     """Each step of a file's parse on its own, over the same files (each step's input made beforehand): for fio
     JSON, the fast path's orjson decode (``orjson`` above), its check of the decoded object against the bytes, the
     line spans from the bytes, the msgspec typing and the row building; for text, decode, detect and the parser."""
-    from storagelab.parsers import decode, detect
-    from storagelab.parsers.base import Parsed
 
     if kind.startswith("fio-json"):
-        import msgspec
-        import orjson
-
-        from storagelab.parsers.fio import fastjson
-
         objs = [orjson.loads(b) for b in datas]
-        spans = [fastjson._spans(b, o) for b, o in zip(datas, objs)]
+        spans = [fastjson._spans(b, o) for b, o in zip(datas, objs, strict=True)]
         docs = [msgspec.convert(o, fastjson._Doc) for o in objs]
 
         def rows():
-            for doc, o, sp in zip(docs, objs, spans):
+            for doc, o, sp in zip(docs, objs, spans, strict=True):
                 fastjson._rows(Parsed(tool="fio", format="fio-json"), doc, o, (3, 0), sp)
 
         return {
-            "check": lambda: [fastjson._decoded_as_written(b, o) for b, o in zip(datas, objs)],
-            "spans": lambda: [fastjson._spans(b, o) for b, o in zip(datas, objs)],
+            "check": lambda: [fastjson._decoded_as_written(b, o) for b, o in zip(datas, objs, strict=True)],
+            "spans": lambda: [fastjson._spans(b, o) for b, o in zip(datas, objs, strict=True)],
             "typed": lambda: [msgspec.convert(o, fastjson._Doc) for o in objs],
             "rows": rows,
         }
@@ -444,7 +436,7 @@ def parse_steps(datas: list[bytes], kind: str) -> dict:
     return {
         "decode": lambda: [decode(b) for b in datas],
         "detect": lambda: [detect(t) for t in texts],
-        "parse text": lambda: [mod.parse(t, fmt) for t, (mod, fmt) in zip(texts, found)],
+        "parse text": lambda: [mod.parse(t, fmt) for t, (mod, fmt) in zip(texts, found, strict=True)],
     }
 
 
@@ -503,7 +495,6 @@ def run_ingest(d: Path, db: Path, workers: int | None) -> tuple[float, float, fl
 
 def _children_cpu() -> float:
     """User + system CPU seconds of the waited-for child processes (and their waited-for children)."""
-    import resource
 
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -616,8 +607,6 @@ def main() -> None:
                 )
     extra, measured = [], {}
     if FIO_31 in args.kinds.split(",") and not args.no_fioplot:
-        import fioplot_compare
-
         exe = fioplot_compare.fioplot()
         if exe:
             folders = fioplot_compare.corpus(CORPUS)

@@ -11,13 +11,10 @@ MAX_FUNCTION, MAX_MODULE = 100, 800
 LONG_MODULES = {
     "storagelab/analysis/stacks.py",  # 877: stack models and their flags
     "storagelab/charts.py",  # 961: one function per chart; split by area (issue 28)
-    "storagelab/parsers/fio/json.py",  # 873: fio JSON parser
     "storagelab/parsers/fio/text.py",  # ~1,080: fio text parser
 }
 LONG_FUNCTIONS = {
     "storagelab/lab/fio.py:run_fio_matrix",  # 140 (its inner _run_one 70)
-    "storagelab/parsers/fio/agree.py:disagreements",  # 138
-    "storagelab/parsers/fio/json.py:_add_direction",  # 105
 }
 
 
