@@ -316,12 +316,17 @@ class _Run:
         bar = _progress(len(plan.jobs), progress)
         batches = _Batches(self, plan, batch_files, batch_rows)
         outcomes = parse_all(jobs, workers)
+        # while the workers parse, they hold the cores: DuckDB's own threads only compete with them for the batches'
+        # inserts (10,000 fio JSON files: 0.3 s less CPU in this process); the last batch, the export and the close
+        # have the machine to themselves
+        self.con.execute("SET threads = 1")
         try:
             for out in outcomes:
                 bar(1)
                 batches.take(out, versions)
         finally:
             outcomes.close()  # a pool's workers end here, also on an error or Ctrl-C
+        self.con.execute("RESET threads")
         for job in huge:
             bar(1)
             out, how = stream.prepare(job)
