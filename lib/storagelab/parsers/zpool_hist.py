@@ -16,8 +16,7 @@ The top-left cell names the pool or vdev; each I/O class (``sync_read`` ... ``sc
 ``rebuild`` from 2.0, fewer when an author cut columns) has two columns: ``ind`` (individual I/Os) and ``agg``
 (aggregated I/Os). A row's label is the bucket's lower bound in bytes (``zfs_nicenum(1 << j)``: 512, 1K ... 16M),
 a bucket holding requests of 2^j up to 2^(j+1)-1 bytes. Counts are nicenum (K, M = powers of 1024, so ``1.68M`` is
-about 1,761,608 and not exact) or exact with ``-p``. Latency histograms (``-w``) are not read (no complete published
-output was found to test against).
+about 1,761,608 and not exact) or exact with ``-p``. Latency histograms (``-w``) are read by zpool_latency_hist.py.
 
 The ``-l`` wait-time groups (``total_wait`` ... ``asyncq_wait`` read/write, ``scrub``/``trim``/``rebuild`` wait) and
 the ``-q`` queue groups (``syncq_read`` ... ``rebuildq_write``: ``pend``/``activ``) of an ordinary zpool iostat
@@ -58,29 +57,6 @@ _KINDS = re.compile(r"^req_size(\s+(?:ind|agg))+\s*$")
 _RULE = re.compile(r"^-+(\s+-+)*\s*$")
 _TIMESTAMP = re.compile(r"^(\d{9,11}|\w{3}\s+\w{3}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s.*\d{4})\s*$")
 _COMMAND = re.compile(r"(zpool\s+iostat\b.*)$")
-
-
-_LATENCY_HEAD = re.compile(r"^latency(\s+(?:read|write|scrub|trim|rebuild))+\s*$")
-W_FORMAT = "zpool-iostat-w"
-
-
-def sniff_latency(lines: list[str]) -> bool:
-    """Whether a latency-histogram header (``zpool iostat -w``: a name and wait groups over 'latency read write
-    ...') is among the lines."""
-    return any(_LATENCY_HEAD.match(b) and len(a.split()) > 1 for a, b in pairwise(lines))
-
-
-def refuse_latency(text: str) -> None:
-    """zpool iostat -w is not read: a clear refusal naming the line and what to run instead."""
-    lines = lines_of(text)
-    line = next((n for n, ln in enumerate(lines, 1) if _LATENCY_HEAD.match(ln.strip())), 1)
-    raise ParseError(
-        "zpool iostat -w latency histograms are not read yet (no complete published output to check a reader against)",
-        line=max(1, line - 1),
-        kind="unsupported-version",
-        expected="zpool iostat -l -T u POOL INTERVAL (average waits per interval, read) or zpool iostat -r "
-        "(request-size histograms, read)",
-    )
 
 
 def sniff(lines: list[str]) -> bool:
