@@ -154,8 +154,7 @@ def device_beside_fio(con, sel: Selection) -> dict:
         "fio": fio,
         "aligned": aligned_samples(pl.concat(timed) if timed else req, fio),
     }
-    out["lines"] = _lines(out, sel)
-    out["lines"][1:1] = _latency_lines(lat, sel)
+    out["lines"] = _latency_lines(lat, sel) + _lines(out, sel)
     return out
 
 
