@@ -41,16 +41,17 @@ def req_size_summary(con, sel: Selection) -> pl.DataFrame:
     where, params = sel.sql("f")
     cells = frame(
         con,
-        f"""SELECT f.path, f.host, r.name, r.sample, r.timestamp, r.io_class, r.bucket_bytes,
+        f"""SELECT f.path, f.host, r.name, r.sample, r.block, r.timestamp, r.io_class, r.bucket_bytes,
                    sum(r.count) AS ios, sum(CASE WHEN r.kind = 'agg' THEN r.count ELSE 0 END) AS agg
             FROM zpool_iostat_req_size r JOIN files f USING (file_id)
             WHERE {where}
-            GROUP BY ALL ORDER BY f.path, r.name, r.sample, r.io_class, r.bucket_bytes""",
+            GROUP BY ALL ORDER BY f.path, r.sample, r.block, r.io_class, r.bucket_bytes""",
         params,
     )
-    keys = ["path", "host", "name", "sample", "timestamp", "io_class"]
+    keys = ["path", "host", "name", "sample", "block", "timestamp", "io_class"]
     if cells.is_empty():
-        return pl.DataFrame(schema={**{k: pl.Utf8 for k in keys}, "sample": pl.Int64, "ios": pl.Float64})
+        schema = {**{k: pl.Utf8 for k in keys}, "sample": pl.Int64, "block": pl.Int64, "ios": pl.Float64}
+        return pl.DataFrame(schema=schema)
     cells = cells.with_columns(cum=pl.col("ios").cum_sum().over(keys), total=pl.col("ios").sum().over(keys))
     return cells.group_by(keys, maintain_order=True).agg(
         ios=pl.col("ios").sum(),
@@ -127,7 +128,8 @@ def latency_summary(cells: pl.DataFrame) -> pl.DataFrame:
     and the 99th-percentile I/O (None when the column counted nothing)."""
     keys = ["path", "host", "name", "sample", "block", "timestamp", "wait", "op"]
     if cells.is_empty():
-        return pl.DataFrame(schema={**{k: pl.Utf8 for k in keys}, "sample": pl.Int64, "ios": pl.Float64})
+        schema = {**{k: pl.Utf8 for k in keys}, "sample": pl.Int64, "block": pl.Int64, "ios": pl.Float64}
+        return pl.DataFrame(schema=schema)
     cells = cells.with_columns(cum=pl.col("count").cum_sum().over(keys), total=pl.col("count").sum().over(keys))
 
     def bound(q: float) -> pl.Expr:

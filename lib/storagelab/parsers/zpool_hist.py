@@ -40,7 +40,12 @@ TABLES = {
     "zpool_iostat_req_size": table(
         "zpool iostat -r: one row per histogram cell (pool or vdev, interval, size bucket, I/O class, ind/agg).",
         ("name", "VARCHAR", "the pool or vdev the block is of (its top-left cell)"),
-        ("sample", "INTEGER", "0-based number of this name's block in the file (each interval repeats the blocks)"),
+        ("sample", "INTEGER", "0-based report number: a report starts where the file's first block name comes again"),
+        (
+            "block",
+            "INTEGER",
+            "0-based place of the block in its report (-v: pool, then its vdevs; names like mirror repeat)",
+        ),
         ("bucket_bytes", "BIGINT", "bytes: the size bucket's lower bound (2^j; the bucket holds 2^j .. 2^(j+1)-1)"),
         ("bucket_label", "VARCHAR", "the bucket as printed (512, 1K, ... 16M)"),
         ("io_class", "VARCHAR", "sync_read, sync_write, async_read, async_write, scrub, trim or rebuild"),
@@ -57,6 +62,23 @@ _KINDS = re.compile(r"^req_size(\s+(?:ind|agg))+\s*$")
 _RULE = re.compile(r"^-+(\s+-+)*\s*$")
 _TIMESTAMP = re.compile(r"^(\d{9,11}|\w{3}\s+\w{3}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s.*\d{4})\s*$")
 _COMMAND = re.compile(r"(zpool\s+iostat\b.*)$")
+
+
+class Reports:
+    """Report and block numbers of histogram blocks (-r, -w): a report starts where the file's first block name (its
+    first pool) comes again; vdev names such as ``mirror`` repeat inside one report."""
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+        self.sample, self.block = -1, 0
+
+    def start(self, name: str) -> dict:
+        if self.first is None or name == self.first:
+            self.first = self.first or name
+            self.sample, self.block = self.sample + 1, 0
+        else:
+            self.block += 1
+        return {"name": name, "sample": self.sample, "block": self.block}
 
 
 def sniff(lines: list[str]) -> bool:
@@ -106,7 +128,7 @@ def parse(text: str, tool: str) -> Parsed:
     parsed = Parsed(tool=tool, format=FORMAT)
     lines = [ln.rstrip() for ln in lines_of(text)]
     last = max(i for i, ln in enumerate(lines, 1) if ln.strip())
-    samples: dict[str, int] = {}
+    reports = Reports()
     command = timestamp = None
     i = 0
     while i < len(lines):
@@ -122,9 +144,7 @@ def parse(text: str, tool: str) -> Parsed:
                     line=lineno + 1,
                     expected="two columns (ind, agg) under each class",
                 )
-            sample = samples.get(name, 0)
-            samples[name] = sample + 1
-            meta = {"name": name, "sample": sample, "timestamp": timestamp, "command": command}
+            meta = reports.start(name) | {"timestamp": timestamp, "command": command}
             i = _block(lines, i + 2, classes, meta, parsed, last)
         elif _TIMESTAMP.match(s):
             timestamp, i = s, i + 1

@@ -39,7 +39,7 @@ import math
 import re
 
 from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, table
-from .zpool_hist import _COMMAND, _RULE, _TIMESTAMP, _count
+from .zpool_hist import _COMMAND, _RULE, _TIMESTAMP, Reports, _count
 
 FORMAT = "zpool-iostat-w"
 BUCKETS = 37  # VDEV_L_HISTO_BUCKETS
@@ -110,17 +110,8 @@ class _Reader:
         self.parsed = Parsed(tool=tool, format=FORMAT)
         self.lines = [ln.rstrip() for ln in lines_of(text)]
         self.last = max((i for i, ln in enumerate(self.lines, 1) if ln.strip()), default=0)
-        self.first_name: str | None = None
-        self.sample, self.block = -1, 0
+        self.reports = Reports()
         self.command = self.timestamp = None
-
-    def start_block(self, name: str) -> dict:
-        if self.first_name is None or name == self.first_name:
-            self.first_name = self.first_name or name
-            self.sample, self.block = self.sample + 1, 0
-        else:
-            self.block += 1
-        return {"name": name, "sample": self.sample, "block": self.block}
 
     def read(self) -> Parsed:
         i = 0
@@ -153,7 +144,7 @@ class _Reader:
         name = self.lines[i].split()[0]
         single = _BOTTOM.match(self.lines[i + 1].strip()).group(2).split()
         cols = columns(single)
-        meta = self.start_block(name)
+        meta = self.reports.start(name)
         i += 2
         width = None
         if i < len(self.lines) and _RULE.match(self.lines[i].strip()):
@@ -181,7 +172,7 @@ class _Reader:
 
     def scripted_block(self, i: int) -> int:
         """A -H block: the name line at index i, then tab-separated bucket lines."""
-        meta = self.start_block(self.lines[i].strip())
+        meta = self.reports.start(self.lines[i].strip())
         i += 1
         rows: list[tuple[int, list[str], int, str]] = []
         cols = None
