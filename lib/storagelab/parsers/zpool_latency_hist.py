@@ -111,7 +111,8 @@ class _Reader:
         self.lines = [ln.rstrip() for ln in lines_of(text)]
         self.last = max((i for i, ln in enumerate(self.lines, 1) if ln.strip()), default=0)
         self.reports = Reports()
-        self.command = self.timestamp = None
+        self.command: str | None = None
+        self.timestamp: str | None = None
 
     def read(self) -> Parsed:
         i = 0
@@ -142,7 +143,9 @@ class _Reader:
     def human_block(self, i: int) -> int:
         """The block whose header starts at line index i; the index after it."""
         name = self.lines[i].split()[0]
-        single = _BOTTOM.match(self.lines[i + 1].strip()).group(2).split()
+        bottom = _BOTTOM.match(self.lines[i + 1].strip())
+        assert bottom is not None  # read() dispatched here on this match
+        single = bottom.group(2).split()
         cols = columns(single)
         meta = self.reports.start(name)
         i += 2
