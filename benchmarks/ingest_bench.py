@@ -312,7 +312,7 @@ def floor(d: Path, kind: str) -> float:
 STAGES = ("read", "sha256", "json.loads", "orjson", "parse", "chunk")
 # the parse of one file, step by step: a fio JSON file's fast path (parsers/fio/fastjson.py), a text file's general path
 JSON_STEPS = ("orjson", "check", "spans", "typed", "rows")
-TEXT_STEPS = ("decode", "detect", "parse text")
+TEXT_STEPS = ("decode", "detect", "parse text", "text plain")  # the last two: text_steps.steps()
 TARGET_X_FLOOR = 1.5  # issue 27 (issue 6 had 2x)
 
 
@@ -441,11 +441,11 @@ def parse_steps(datas: list[bytes], kind: str) -> dict:
         }
     texts = [decode(b) for b in datas]
     found = [detect(t) for t in texts]
-    return {
-        "decode": lambda: [decode(b) for b in datas],
-        "detect": lambda: [detect(t) for t in texts],
-        "parse text": lambda: [mod.parse(t, fmt) for t, (mod, fmt) in zip(texts, found)],
-    }
+    from text_steps import steps  # benchmarks/text_steps.py: the text parser, and its plain path alone
+
+    return {"decode": lambda: [decode(b) for b in datas], "detect": lambda: [detect(t) for t in texts]} | steps(
+        texts, found
+    )
 
 
 def _tree_pss_kib(pid: int) -> int:

@@ -11,7 +11,6 @@ MAX_FUNCTION, MAX_MODULE = 100, 800
 LONG_MODULES = {
     "storagelab/charts.py",  # 961: one function per chart; split by area (issue 28)
     "storagelab/parsers/fio/json.py",  # 873: fio JSON parser
-    "storagelab/parsers/fio/text.py",  # ~1,080: fio text parser
 }
 LONG_FUNCTIONS = {
     "storagelab/parsers/fio/agree.py:disagreements",  # 138
