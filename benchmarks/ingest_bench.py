@@ -62,13 +62,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import fioplot_compare  # noqa: E402
 import msgspec  # noqa: E402
 import orjson  # noqa: E402
+from text_steps import steps  # noqa: E402  (benchmarks/text_steps.py: the text parser, and its plain path alone)
+from variation import NUM, vary  # noqa: E402
 
 from storagelab import store  # noqa: E402
 from storagelab.parsers import decode, detect, parse_bytes  # noqa: E402
 from storagelab.parsers.base import Parsed  # noqa: E402
 from storagelab.parsers.fio import fastjson  # noqa: E402
 
-NUM = re.compile(rb"(?<![\w.])([1-9][0-9]+)(?![\w])")
 # in JSON: a quoted string (kept as it is) or a number of two or more digits outside strings (varied)
 JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|' + NUM.pattern, re.S)
 CORPUS_VERSION = 2  # bump when vary()/vary_json() or the way files are made changes
@@ -162,14 +163,6 @@ _RELAYOUT = {
 
 def _refuse(name: str):
     raise ValueError(f"bare {name}")
-
-
-def vary(data: bytes, rng: random.Random) -> bytes:
-    def sub(m):
-        s = m.group(1)
-        return str(rng.randrange(10 ** (len(s) - 1), 10 ** len(s))).encode()
-
-    return NUM.sub(sub, data)
 
 
 def vary_json(data: bytes, rng: random.Random) -> bytes:
@@ -317,7 +310,7 @@ def floor(d: Path, kind: str) -> float:
 STAGES = ("read", "sha256", "json.loads", "orjson", "parse", "chunk")
 # the parse of one file, step by step: a fio JSON file's fast path (parsers/fio/fastjson.py), a text file's general path
 JSON_STEPS = ("orjson", "check", "spans", "typed", "rows")
-TEXT_STEPS = ("decode", "detect", "parse text")
+TEXT_STEPS = ("decode", "detect", "parse text", "text plain")  # the last two: text_steps.steps()
 TARGET_X_FLOOR = 1.5  # issue 27 (issue 6 had 2x)
 
 
@@ -433,11 +426,9 @@ def parse_steps(datas: list[bytes], kind: str) -> dict:
         }
     texts = [decode(b) for b in datas]
     found = [detect(t) for t in texts]
-    return {
-        "decode": lambda: [decode(b) for b in datas],
-        "detect": lambda: [detect(t) for t in texts],
-        "parse text": lambda: [mod.parse(t, fmt) for t, (mod, fmt) in zip(texts, found, strict=True)],
-    }
+    return {"decode": lambda: [decode(b) for b in datas], "detect": lambda: [detect(t) for t in texts]} | steps(
+        texts, found
+    )
 
 
 def _tree_pss_kib(pid: int) -> int:

@@ -264,7 +264,7 @@ def query(con, sel, measures_frame: pl.DataFrame) -> DedupFrames:
         ddt=frame(con, DDT_SQL.format(where=where), params),
         objects=frame(con, OBJECTS_SQL.format(where=where), params),
         zpool=frame(con, ZPOOL_SQL.format(where=where), params),
-        l2arc_bytes=cache["value"].max() if cache.height else None,
+        l2arc_bytes=cache.select(pl.col("value").max()).item() if cache.height else None,
         arc=frame(con, ARC_SQL.format(where=where), params),
         recordsizes=frame(con, RECORDSIZE_SQL.format(where=where), params),
         status=frame(con, STATUS_SQL.format(where=where), params),
@@ -391,13 +391,14 @@ def tracked_shares(stats: pl.DataFrame, zpool: pl.DataFrame) -> list[Tracked]:
     """Per zdb -b pool with blocks deduped and a `zpool list` of the same moment: the bytes its DDT tracks."""
     out = []
     for s in stats.iter_rows(named=True) if stats.height else []:
-        z = matching_zpool(s, zpool) if s["bp_deduped_bytes"] else None
-        if z and z["dedup_ratio"] and z["dedup_ratio"] > 1:
+        net = net_allocated(s)
+        z = matching_zpool(s, zpool) if s["bp_deduped_bytes"] else None  # None too where net is unknown
+        if z and net and z["dedup_ratio"] and z["dedup_ratio"] > 1:
             out.append(
                 Tracked(
                     pool=s["pool"],
                     zpool_alloc=z["alloc_bytes"],
-                    zdb_alloc=net_allocated(s),
+                    zdb_alloc=net,
                     alloc_gap=z["alloc_gap"],
                     dedup_ratio=z["dedup_ratio"],
                     tracked_bytes=s["bp_deduped_bytes"] / (z["dedup_ratio"] - 1),

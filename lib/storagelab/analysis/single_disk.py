@@ -113,16 +113,16 @@ def against_single_disk(rows: pl.DataFrame, group: list[str]) -> pl.DataFrame:
     its own disks (``one_of_its_disks``): measured ratio and the model's range. ``rows``: label, family, direction,
     value, vdev_type/count/width + group (+ host, devices, random where known). Random I/O on a RAIDZ vdev is
     modelled as one disk per vdev (every block touches all its disks), not as its data disks streaming."""
-    out = []
+    out: list[dict] = []
     labelled = rows.filter(pl.col("vdev_count").is_not_null() | pl.col("vdev_type").is_not_null())
     for r in labelled.iter_rows(named=True):
         if is_single_disk(r) or r["value"] is None:
             continue
         base = labelled.filter(pl.all_horizontal(pl.col(c).eq_missing(r[c]) for c in ["family", "direction", *group]))
-        base = [b for b in base.iter_rows(named=True) if is_single_disk(b) and b["value"] and one_of_its_disks(b, r)]
-        if not base:
+        singles = [b for b in base.iter_rows(named=True) if is_single_disk(b) and b["value"] and one_of_its_disks(b, r)]
+        if not singles:
             continue
-        b = base[0]
+        b = singles[0]
         random_raidz = bool(r.get("random")) and r["vdev_type"] in PARITY and r["vdev_type"] != "single"
         lo, hi, why = disk_model(
             "seeks" if random_raidz else r["direction"], r["vdev_type"], r["vdev_count"] or 1, r["vdev_width"] or 1
