@@ -9,7 +9,7 @@ machine is shared) divided by the files. The working tree's parser is timed twic
 
 The texts: every real fio normal-text output (tests/fixtures/fio, data/raw, /work/shared/seeds: each file
 whose sniff says ``fio-normal`` and that the revision's parser reads), and as many copies of each with every
-number of two or more digits redrawn at the same width (ingest_bench.vary: what the bench's fio-text corpus
+number of two or more digits redrawn at the same width (variation.vary: what the bench's fio-text corpus
 holds), so that no cache of printed values can flatter the result.
 
 Usage: PYTHONPATH=lib python benchmarks/text_steps.py [--rev main] [--rounds 7] [--copies 20] [--profile]
@@ -31,6 +31,12 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from variation import vary
+
+from storagelab.parsers import decode
+from storagelab.parsers.fio import sniff
+from storagelab.parsers.fio import text as fio_text
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (ROOT / "tests" / "fixtures" / "fio", ROOT / "data" / "raw", Path("/work/shared/seeds"))
 TEXT = "lib/storagelab/parsers/fio/text.py"
@@ -39,20 +45,15 @@ TEXT = "lib/storagelab/parsers/fio/text.py"
 def steps(texts: list[str], found: list) -> dict[str, Callable[[], object]]:
     """The bench's text steps over decoded texts (``found``: detect() of each): the parser, and the plain
     path alone (its fast paths off), for the step table of ingest_bench.py."""
-    from storagelab.parsers.fio import text
-
     normal = [t for t, (_mod, fmt) in zip(texts, found, strict=True) if fmt == "fio-normal"]
     return {
         "parse text": lambda: [mod.parse(t, fmt) for t, (mod, fmt) in zip(texts, found, strict=True)],
-        "text plain": lambda: [text.parse_text(t, fast=False) for t in normal],
+        "text plain": lambda: [fio_text.parse_text(t, fast=False) for t in normal],
     }
 
 
 def real_outputs() -> list[tuple[Path, str]]:
     """(path, text) of every real fio output whose sniff says fio-normal."""
-    from storagelab.parsers import decode
-    from storagelab.parsers.fio import sniff
-
     out = []
     for src in SOURCES:
         for p in sorted(src.rglob("*")) if src.is_dir() else []:
@@ -84,9 +85,6 @@ def revision_parser(rev: str) -> ModuleType:
 def corpus(before: ModuleType, copies: int, seed: int = 27) -> tuple[list[str], list[str]]:
     """(the real texts that the revision's parser reads, those plus ``copies`` varied copies of each that it
     reads too)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from ingest_bench import vary
-
     rng = random.Random(seed)
     real, texts = [], []
     for _p, text in real_outputs():
@@ -128,8 +126,6 @@ def main() -> None:
     ap.add_argument("--copies", type=int, default=20, help="varied copies of each real output")
     ap.add_argument("--profile", action="store_true", help="also cProfile the working tree's parser")
     args = ap.parse_args()
-    from storagelab.parsers.fio import text
-
     before = revision_parser(args.rev)
     real, texts = corpus(before, args.copies)
     lines = sum(t.count("\n") for t in texts) / len(texts)
@@ -138,8 +134,8 @@ def main() -> None:
     )
     parsers = {
         f"{args.rev}": before.parse_text,
-        "now": text.parse_text,
-        "now, plain path": lambda t: text.parse_text(t, fast=False),
+        "now": fio_text.parse_text,
+        "now, plain path": lambda t: fio_text.parse_text(t, fast=False),
     }
     for label, group in (("real outputs", real), ("real + varied", texts)):
         us = compare(parsers, group, args.rounds)
@@ -151,7 +147,7 @@ def main() -> None:
         prof = cProfile.Profile()
         prof.enable()
         for t in texts:
-            text.parse_text(t)
+            fio_text.parse_text(t)
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
 

@@ -386,6 +386,7 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     n.memory_reads = memory_reads(ba)
     n.anomalies = anomalies(ba, n.memory_reads)
     n.settings = pool_settings(b, frames.props, frames.vdevs)
+    n.after_settings = pool_settings(a, frames.props, frames.vdevs)
     n.other_ashift = ashift_evidence(frames.pool_stats, b.get("host"), b.get("pool"))
     if b["pool"]:
         n.pool_states = frames.zpool.filter(pl.col("pool") == b["pool"])

@@ -240,13 +240,7 @@ def _explanations(res, n: AlignmentNumbers, pair: Pair) -> None:
     s, pool = pair.settings, pair.before.get("pool")
     if s.ashift:
         res.findings.append(
-            f"ashift of pool {pool or '(unnamed)'}: {s.ashift} ({s.ashift_source}). "
-            + (
-                "ashift 9 on 512e drives makes every sub-4 KiB write a read-modify-write inside the drive "
-                "(docs/formats/zfs-facts.md F11): the data support that explanation beside the partition offset."
-                if s.ashift == 9
-                else f"ashift {s.ashift} writes whole physical sectors: the data exclude ashift=9 as the cause."
-            )
+            f"ashift of pool {pool or '(unnamed)'}: {s.ashift} ({s.ashift_source}). " + _ashift_judged(n, pair)
         )
     else:
         _ashift_unknown(res, n, pool)
@@ -272,6 +266,39 @@ def _explanations(res, n: AlignmentNumbers, pair: Pair) -> None:
             f"the tested dataset's settings: `{ZFS_GET} {target}` (the dataset bonnie++ wrote to) would settle "
             "whether compression or dedup explains the anomalies above"
         )
+
+
+def _ashift_judged(n: AlignmentNumbers, pair: Pair) -> str:
+    """What a known 'before' ashift says: 12 and up excludes ashift=9; 9 supports it only on drives with larger
+    physical sectors (a parameter: the logs do not show the drives' sector size) and only if the 'after' run's
+    pool is not at ashift 9 too."""
+    s = pair.settings
+    if s.ashift != 9:
+        return f"ashift {s.ashift} writes whole physical sectors: the data exclude ashift=9 as the cause."
+    physical = n.arithmetic[0]["physical_bytes"] if n.arithmetic else 4096
+    if physical <= 512:
+        return (
+            f"With {physical} B physical sectors (physical_sector_bytes) ashift 9 writes whole sectors: the data "
+            "exclude ashift=9 as the cause."
+        )
+    after, after_pool = n.after_settings, pair.after.get("pool")
+    if after is not None and after.ashift == 9:
+        where = "the same pool" if after_pool == pair.before.get("pool") else f"pool {after_pool}"
+        return (
+            f"The 'after' run ({pair.after['label']}) ran on {where}, also at ashift 9 ({after.ashift_source}): "
+            "ashift is the same on both sides, so it cannot explain the difference between them."
+        )
+    return (
+        f"ashift 9 on drives with {physical} B physical sectors (physical_sector_bytes, a parameter: the logs do not "
+        "show the drives' sector size) makes every sub-4 KiB write a read-modify-write inside the drive "
+        "(docs/formats/zfs-facts.md F11): if the drives are 512e, the data support that explanation beside the "
+        "partition offset"
+        + (
+            f"; the 'after' run's pool has ashift {after.ashift} ({after.ashift_source})."
+            if after is not None and after.ashift
+            else "; the 'after' run's pool's ashift is not in the data."
+        )
+    )
 
 
 def _anomaly_list(a: Anomalies) -> str:

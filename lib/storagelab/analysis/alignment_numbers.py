@@ -132,6 +132,7 @@ class AlignmentNumbers:
     memory_reads: list[MemoryRead] = field(default_factory=list)
     anomalies: Anomalies | None = None
     settings: PoolSettings | None = None
+    after_settings: PoolSettings | None = None  # the 'after' run's pool (its ashift may differ from the 'before' one's)
     other_ashift: list[AshiftEvidence] = field(default_factory=list)
     pool_states: pl.DataFrame = field(default_factory=pl.DataFrame)
     phases: dict = field(default_factory=dict)

@@ -56,8 +56,11 @@ class DurableRun:
     too_short: str | None = None  # the design checks' reason (sub-second, under 5 s), None when long enough
     flag: str = ""  # the design checks' marker ('⚠ sub-second'), '' for a run they do not flag
     inferred: str | None = None  # what its workload took from its output, not an option (fio_runs.with_workloads)
-    zfs_sync: str | None = None  # sync of its pool's datasets in `zfs get` of the same host and pool (one value)
-    zfs_logbias: str | None = None  # logbias, likewise
+    # sync of its pool's datasets in `zfs get` of the same host and pool (one value), else its zfs_sync label
+    zfs_sync: str | None = None
+    zfs_logbias: str | None = None  # logbias, likewise (zfs get, else the zfs_logbias label)
+    sync_from: str | None = None  # where zfs_sync comes from: 'zfs get' or 'label'
+    logbias_from: str | None = None  # likewise for zfs_logbias
 
     @property
     def p99_ns(self) -> float | None:
@@ -89,7 +92,10 @@ SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.host, f.stack, f
        s.lat_mean_ns AS sync_mean_ns, s.lat_max_ns AS sync_max_ns, s.lat_samples AS sync_samples,
        s.total_ios AS sync_total_ios,
        w.total_ios AS writes, w.runtime_ns, w.lat_mean_ns AS write_lat_mean_ns,
-       z.zfs_sync, z.zfs_logbias
+       coalesce(z.zfs_sync, f.zfs_sync) AS zfs_sync, coalesce(z.zfs_logbias, f.zfs_logbias) AS zfs_logbias,
+       CASE WHEN z.zfs_sync IS NOT NULL THEN 'zfs get' WHEN f.zfs_sync IS NOT NULL THEN 'label' END AS sync_from,
+       CASE WHEN z.zfs_logbias IS NOT NULL THEN 'zfs get' WHEN f.zfs_logbias IS NOT NULL THEN 'label' END
+           AS logbias_from
 FROM fio_results s JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
 LEFT JOIN fio_results w ON w.file_id = s.file_id AND w.job_index = s.job_index AND w.direction = 'write'
 LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
@@ -249,6 +255,8 @@ def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None
                 inferred=row.get("workload_inferred"),
                 zfs_sync=row.get("zfs_sync"),
                 zfs_logbias=row.get("zfs_logbias"),
+                sync_from=row.get("sync_from"),
+                logbias_from=row.get("logbias_from"),
             )
         )
     out.pairs = pairs(out.runs)
@@ -273,7 +281,8 @@ def _one_difference(a: DurableRun, b: DurableRun) -> str | None:
 def pairs(runs: list[DurableRun]) -> list[DurablePair]:
     """Runs of one durable workload (whose sync interval is known) on one pool (``pool`` label) that differ in one
     setting: a SLOG (``log_devices`` labelled on one, not on the other), or the dataset's ``sync`` or ``logbias``
-    (``zfs get`` of the same host and pool), the lower p99 first. Runs on other pools or machines are only ranked
+    (``zfs get`` of the same host and pool, else the ``zfs_sync``/``zfs_logbias`` manifest labels), the lower p99
+    first. Runs on other pools or machines are only ranked
     (``ranking``): what differs between them is not one change."""
     out = []
     for workload, rs in _by_workload(runs).items():
@@ -372,14 +381,24 @@ def run_sentence(r: DurableRun, too_short: str | None) -> str:
     )
 
 
+def _setting_source(p: DurablePair) -> str:
+    """Where a pair's differing setting was read: `zfs get` of the same host and pool, the manifest label, or both."""
+    froms = {getattr(r, f"{p.setting}_from") for r in (p.faster, p.slower)}
+    if froms == {"zfs get"}:
+        return "`zfs get` of the same host and pool"
+    if froms == {"label"}:
+        return f"the manifest's zfs_{p.setting} labels, not `zfs get`"
+    return f"`zfs get` for one run, the manifest's zfs_{p.setting} label for the other"
+
+
 def pair_sentence(p: DurablePair) -> str:
     if p.slog:
         what = f"pool {p.faster.pool} with a SLOG against without"
     else:
         of = dict(SETTINGS)[p.setting]
         what = (
-            f"pool {p.faster.pool} with {p.setting}={of(p.faster)} against {p.setting}={of(p.slower)} (`zfs get` of "
-            f"the same host and pool; the only setting that differs)"
+            f"pool {p.faster.pool} with {p.setting}={of(p.faster)} against {p.setting}={of(p.slower)} "
+            f"({_setting_source(p)}; the only setting that differs)"
         )
     rate = "" if p.rate_ratio is None else f", and {p.rate_ratio:.3g}x the durable writes per second"
     return (
