@@ -6,7 +6,8 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from .charts import _panels, caption, provenance
+from .chartkit import _panels, caption
+from .chartsource import provenance
 
 MAX_PANELS = 24  # blocks x wait kinds drawn; the table has them all
 
