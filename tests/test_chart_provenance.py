@@ -210,9 +210,10 @@ def test_03_after_before_bars_name_both_runs_lines(seed_db, tmp_path):
     assert (put["raw_file"], put["raw_lines"], put["derivation"], round(put["ratio"], 3)) == (
         "from: bonnie-raid1-sec63-cache-log.txt:4; bonnie-raid1-aligned-cache-log.txt:5",
         "2 inputs",
-        "put_block: after / before (82732646.4 / 10905190.4)",
+        "put_block: after / before (78.9 MiB/s / 10.4 MiB/s)",  # stored in bytes/s, shown in MiB/s
         7.587,
     )
+    assert bars["seeks"]["derivation"].endswith("/s)") and "MiB" not in bars["seeks"]["derivation"]  # ops/s
     page = (tmp_path / put["raw_href"]).read_text()
     marked = re.findall(r'<span id="L(\d+)" class="hl"><b>\s*\d+</b>  (.*)\n</span>', page)
     before = (ROOT / BONNIE / "bonnie-raid1-sec63-cache-log.txt").read_text().split("\n")[3]

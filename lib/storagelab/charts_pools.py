@@ -13,6 +13,17 @@ from .chartsource import SOURCE_STRUCT, SOURCES, derived, no_source, provenance,
 from .units import MiB
 
 
+# bonnie++'s throughput tests are stored in bytes/s, the others (seeks, file creates/reads/deletes) in operations/s
+_BYTE_TESTS = ("putc", "put_block", "rewrite", "getc", "get_block")
+
+
+def _rate(column: str) -> pl.Expr:
+    """A bonnie++ value with its unit for a tooltip: MiB/s for the throughput tests, /s for the rest."""
+    mib = pl.format("{} MiB/s", (pl.col(column) / MiB).round(2))
+    ops = pl.format("{}/s", pl.col(column).round(1))
+    return pl.when(pl.col("test").is_in(_BYTE_TESTS)).then(mib).otherwise(ops)
+
+
 def before_after(ratios, sel, before_label: str, after_label: str):
     """bonnie++ after / before per test, bars from 1x on a log axis. A bar is a ratio of two runs' lines (two
     files): its tooltip names both (``path_before``/``line_before``, ``path_after``/``line_after``), a click opens
@@ -20,7 +31,7 @@ def before_after(ratios, sel, before_label: str, after_label: str):
     artefact = pl.col("beyond_disks").is_not_null() if "beyond_disks" in ratios.columns else pl.lit(False)
     plot = derived(
         ratios.filter(pl.col("ratio").is_not_null()),
-        pl.format("{}: after / before ({} / {})", "test", "value_after", "value_before"),
+        pl.format("{}: after / before ({} / {})", "test", _rate("value_after"), _rate("value_before")),
         sources(source("path_before", "line_before"), source("path_after", "line_after")),
     ).select(
         "test",
