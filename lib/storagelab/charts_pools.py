@@ -12,7 +12,6 @@ from .chartkit import byte_unit, caption
 from .chartsource import SOURCE_STRUCT, SOURCES, derived, no_source, provenance, source, sources
 from .units import MiB
 
-
 # bonnie++'s throughput tests are stored in bytes/s, the others (seeks, file creates/reads/deletes) in operations/s
 _BYTE_TESTS = ("putc", "put_block", "rewrite", "getc", "get_block")
 
