@@ -1,0 +1,207 @@
+"""fio normal text: a whole job block of fio 3.x's usual layout read at once (issue 27).
+
+After a job header, two compiled expressions match the rest of the block in the text itself: ``_SECTION``
+one direction section (``read: IOPS=`` line, slat/clat/lat lines, a percentile block, bw, iops) as often
+as it repeats, then ``_JOB_WIDE`` the job-wide lines (latency distribution, cpu, IO depths, submit,
+complete, issued, latency target). Only when both match is anything stored: the rows, the line numbers
+and the parser's state are then those the line-by-line reading gives for the same lines (the general
+readers' rules, tests/test_fio_text.py compares both on every real output). Anything else (fio 2.x,
+fsync or per-priority lines, errors, steady state, a line out of the usual order, a number in an unusual
+form) declines: the block is read line by line, as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ... import units
+from ...units import SI_FACTORS as _SI
+from ...units import TIME_NS_FACTORS as _TIME
+from .text_blocks import JobBlock
+from .text_shapes import _DEPTH_COLUMNS, _IEC_UNIT, _LATDIST, _PCT_COLUMNS, _SI_UNIT
+from .text_state import _r
+
+_B = r" *"  # blanks inside one line (a tab, which fio never prints, declines)
+_D = r"(-?[0-9]+(?:\.[0-9]*)?)"
+_U = r"([0-9]+(?:\.[0-9]*)?)"
+_V = rf"{_B}{_D}{_B}"
+_LAT_LINE = (
+    rf"(?:{_B}(slat|clat|lat) ?\((nsec|usec|msec)\): min={_B}{_U}([kKMGTPE]?){_B}, "
+    rf"max={_B}{_U}([kKMGTPE]?){_B}, avg={_V}, stdev={_V}\n)?"
+)
+_P = rf"{_B}[0-9]+\.[0-9]+th=\[{_B}[0-9]+\]"  # one percentile entry
+_SECTION = re.compile(
+    # the direction line: 3.x (as _DIR3): groups 0-5; or 2.x (as _DIR2): groups 6-10
+    rf"{_B}(?:(read|write|trim|mixed): IOPS=([^,\n]+), BW=([^\s(]+) \(([^)\n]*)\)\(([^/)\n]+)/([0-9]+)msec\)"
+    rf"(?:;[^\n]*)?|(read|write|trim|mixed) ?: io=([^,\n]+), bw=([^,\n]+), iops=([^,\n]+), runt= *([0-9]+) *msec)"
+    rf"{_B}\n"
+    # up to three latency lines (as _LAT_FAST): groups 11-34
+    + _LAT_LINE
+    * 3
+    # a percentile block, its lines all full but the last (which ends without a comma): groups 35-37
+    + rf"(?:{_B}(clat|lat|slat) percentiles \((nsec|usec|msec)\){_B}:{_B}\n"
+    rf"((?:{_B}\|{_P},{_P},{_P},{_P},{_B}\n)*{_B}\|{_P}(?:,{_P}(?:,{_P}(?:,{_P})?)?)?{_B}\n))?"
+    # bw (as _BW_FAST): groups 38-44; iops (as _IOPS_FAST): groups 45-49
+    rf"(?:{_B}bw \(([^)\n]*)\): min={_V}, max={_V}, per={_B}{_D}%{_B}, avg={_V}, stdev={_V}"
+    rf"(?:, samples={_B}([0-9]+){_B})?\n)?"
+    rf"(?:{_B}iops{_B}: min={_V}, max={_V}, avg={_V}, stdev={_V}(?:, samples={_B}([0-9]+){_B})?\n)?"
+)
+_SI_EXPECTED = "a number with an optional k/M suffix"
+_E = r"([0-9]+)=([0-9]+(?:\.[0-9]*)?)%"  # one IO depth entry
+_DEPTHS = rf", {_E}" * 5 + rf", >={_E}{_B}\n"
+_JOB_WIDE = re.compile(
+    # the latency distribution lines: group 0
+    rf"((?:{_B}lat \((?:nsec|usec|msec)\){_B}:[^\n]*\n)*)"
+    # cpu (as _CPU_FAST): groups 1-5
+    rf"{_B}cpu{_B}: usr={_U}%, sys={_U}%, ctx=([0-9]+), majf=([0-9]+), minf=([0-9]+){_B}\n"
+    # IO depths, submit, complete (as _DEPTHS_FAST): groups 6-19, 20-33, 34-47
+    rf"{_B}IO depths{_B}: {_E}{_DEPTHS}{_B}submit{_B}: {_E}{_DEPTHS}{_B}complete{_B}: {_E}{_DEPTHS}"
+    # issued: fio 3.4+'s form (groups 48-59), or another one for the general reader (group 60)
+    rf"(?:{_B}issued rwts: total=([0-9]+),([0-9]+),([0-9]+),([0-9]+) short=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
+    rf"dropped=([0-9]+),([0-9]+),([0-9]+),([0-9]+){_B}|({_B}issued(?: rwts?| r/w(?:/d)?)?{_B}:[^\n]*))\n"
+    # the latency target line (not stored): group 61
+    rf"({_B}latency{_B}: [^\n]*\n)?"
+)
+
+
+class BlockFast(JobBlock):
+    """The whole-block reader: ``block_fast`` after a job header."""
+
+    text: str | None = None  # the whole text when its lines are exactly its '\n'-separated parts (else None)
+    at_pos = 0  # a place in the text at a line start ...
+    at_ln = 0  # ... and the number of lines before it
+    skip = 0  # lines of the block read here, for the line loop to pass over
+    blocks = 0  # job blocks met and, of them, read here whole
+    blocks_fast = 0
+
+    def block_fast(self, ln: int, s: str) -> None:
+        """After the header line ``ln`` (text ``s``): the rest of its block at once, if in the usual form."""
+        self.blocks += 1
+        text = self.text
+        if text is None:
+            return
+        pos = text.find(s, self.at_pos)
+        if pos < 0:
+            return
+        self.at_ln += text.count("\n", self.at_pos, pos)
+        self.at_pos = pos
+        if self.at_ln != ln - 1 or (pos and text[pos - 1] != "\n"):
+            return  # (not this line: an equal text before it)
+        pos += len(s) + 1
+        sections = []
+        m = _SECTION.match(text, pos)
+        while m:
+            sections.append(m.groups())
+            pos = m.end()
+            m = _SECTION.match(text, pos)
+        wide = _JOB_WIDE.match(text, pos)
+        if wide is None:
+            return
+        last = ln
+        for g in sections:
+            last = self.section(last, g)
+        last = self.job_wide(last, wide.groups())
+        self.at_pos, self.at_ln = wide.end(), last
+        self.jstate["last"] = last
+        self.res = None
+        self.skip = last - ln
+        self.blocks_fast += 1
+
+    def section(self, ln: int, g: tuple) -> int:
+        """The rows of one direction section (``_SECTION``'s groups ``g``) after line ``ln``; its last line."""
+        ln += 1
+        if g[0] is None:  # fio 2.x
+            return self.section2(ln, g)
+        row = self.new_result(ln, g[0])
+        row["iops"] = _r(self.conv(ln, units.si_number, g[1].strip(), _SI_EXPECTED))
+        row["runtime_ns"] = _r(int(g[5]) * 1e6)
+        bw = g[2]
+        row["bw_bytes_per_s"] = self.pair(ln, bw, g[3])
+        row["io_bytes"] = self.size(ln, g[4])
+        if _SI_UNIT.search(bw):
+            self.jstate["kb_base"] = 1000
+        elif _IEC_UNIT.search(bw):
+            self.jstate["kb_base"] = 1024
+        return self.section_lines(ln, row, g)
+
+    def section2(self, ln: int, g: tuple) -> int:
+        """A fio 2.x direction section (its line ``ln``, as direction() reads it); its last line."""
+        row = self.new_result(ln, g[6])
+        row["iops"] = _r(self.conv(ln, units.si_number, g[9].strip(), _SI_EXPECTED))
+        row["runtime_ns"] = _r(int(g[10]) * 1e6)
+        self.jstate["legacy"] = True
+        row["bw_bytes_per_s"] = self.size(ln, g[8], legacy=True)
+        row["io_bytes"] = self.size(ln, g[7], legacy=True)
+        return self.section_lines(ln, row, g)
+
+    def section_lines(self, ln: int, row: dict, g: tuple) -> int:
+        """The lines of a direction section after its direction line ``ln``; its last line."""
+        for base in (11, 19, 27):
+            if g[base] is not None:
+                ln += 1
+                kind, unit, mn, mn_sfx, mx, mx_sfx, avg, stdev = g[base : base + 8]
+                factor = _TIME[unit]
+                row[f"{kind}_min_ns"] = _r(float(mn) * _SI[mn_sfx] * factor)
+                row[f"{kind}_max_ns"] = _r(float(mx) * _SI[mx_sfx] * factor)
+                row[f"{kind}_mean_ns"] = _r(float(avg) * factor)
+                row[f"{kind}_stdev_ns"] = _r(float(stdev) * factor)
+        if g[35] is not None:
+            ln = self.percentiles(ln + 1, row, g[35], _TIME[g[36]], g[37])
+        if g[38] is not None:
+            ln += 1
+            label, mn, mx, per, avg, stdev, samples = g[38:45]
+            factor = self.bw_factor(ln, label.replace(" ", ""))
+            row["bw_min_bytes_per_s"] = _r(float(mn) * factor)
+            row["bw_max_bytes_per_s"] = _r(float(mx) * factor)
+            row["bw_mean_bytes_per_s"] = _r(float(avg) * factor)
+            row["bw_stdev_bytes_per_s"] = _r(float(stdev) * factor)
+            row["bw_agg_pct"] = float(per)
+            if samples:
+                row["bw_samples"] = int(samples)
+        if g[45] is not None:
+            ln += 1
+            row["iops_min"], row["iops_max"], row["iops_mean"], row["iops_stdev"] = map(float, g[45:49])
+            if g[49]:
+                row["iops_samples"] = int(g[49])
+        row["line_end"] = ln
+        return ln
+
+    def percentiles(self, title: int, row: dict, kind: str, factor: float, block: str) -> int:
+        """The rows of a percentile block (``block``: its lines after the title line ``title``, each of four
+        entries but the last, as _SECTION matched them); its last line."""
+        assert self.job is not None  # (inside a job block)
+        job, direction = self.job["job_index"], row["direction"]
+        # '|  1.00th=[   52],  5.00th=[ 1234],' -> '1.00', '52', '5.00', '1234': percentile, value, ...
+        cells = block.replace("th=[", " ").replace("],", " ").replace("]", " ").replace("|", " ").split()
+        first = title + 1
+        self.p.tuples("fio_percentiles", _PCT_COLUMNS).extend(
+            (job, direction, kind, float(p), int(v) * factor if len(v) < 10 else _r(int(v) * factor), ln, ln)
+            for p, v, ln in zip(cells[0::2], cells[1::2], [first + i // 4 for i in range(len(cells) // 2)], strict=True)
+        )
+        return title + block.count("\n")
+
+    def job_wide(self, ln: int, w: tuple) -> int:
+        """The job-wide lines (``_JOB_WIDE``'s groups ``w``) after line ``ln``; their last line."""
+        assert self.job is not None  # (inside a job block)
+        if w[0]:
+            for line in w[0].split("\n")[:-1]:
+                ln += 1
+                m = _LATDIST.match(line)
+                assert m is not None  # (_JOB_WIDE matched the line)
+                self.lat_dist(ln, m)
+        ln += 1
+        self.job.update(cpu_usr_pct=float(w[1]), cpu_sys_pct=float(w[2]), ctx=int(w[3]), majf=int(w[4]), minf=int(w[5]))
+        job = self.job["job_index"]
+        rows = self.p.tuples("fio_iodepths", _DEPTH_COLUMNS)
+        for kind, lo in (("depth", 6), ("submit", 20), ("complete", 34)):
+            ln += 1
+            g = w[lo : lo + 14]  # (bucket, percentage) * 7, as _DEPTH_FAST's: float() reads them as number() does
+            keys = (*g[0:12:2], ">=" + g[12])
+            rows.extend([(job, kind, key, float(pct), ln, ln) for key, pct in zip(keys, g[1:14:2], strict=True)])
+        ln += 1
+        if w[48] is not None:
+            n = [int(c) for c in w[48:60]]
+            self.jstate["issued"] = (n[0:4], n[4:8], n[8:12])
+        else:
+            self.issued(ln, w[60])
+        return ln + 1 if w[61] else ln
