@@ -51,6 +51,18 @@ from .text_shapes import (
 from .text_state import _BUCKET_EDGES, _CACHE_MAX, _EDGES, _NUMBERS, TextState, _r
 
 
+def _bw_values(row: dict, factor: float, texts: tuple) -> None:
+    """A bw line's values in its usual form (min, max, per, avg, stdev, samples: texts of numbers) into ``row``."""
+    mn, mx, per, avg, stdev, samples = texts
+    row["bw_min_bytes_per_s"] = _r(float(mn) * factor)
+    row["bw_max_bytes_per_s"] = _r(float(mx) * factor)
+    row["bw_mean_bytes_per_s"] = _r(float(avg) * factor)
+    row["bw_stdev_bytes_per_s"] = _r(float(stdev) * factor)
+    row["bw_agg_pct"] = float(per)
+    if samples:
+        row["bw_samples"] = int(samples)
+
+
 class JobBlock(TextState):
     """The readers of a job block's lines."""
 
@@ -252,18 +264,11 @@ class JobBlock(TextState):
 
     def bw_fast(self, ln: int, m: re.Match) -> None:
         """A bw line in its usual form (``_BW_FAST``)."""
-        label, mn, mx, per, avg, stdev, samples = m.groups()
-        factor = self.bw_factor(ln, label.replace(" ", ""))
+        factor = self.bw_factor(ln, m[1].replace(" ", ""))
         row = self.touch(ln)
         if row is None:
             self.fail(ln, "bw line outside a direction section", "a 'read:'/'write:' line before it")
-        row["bw_min_bytes_per_s"] = _r(float(mn) * factor)
-        row["bw_max_bytes_per_s"] = _r(float(mx) * factor)
-        row["bw_mean_bytes_per_s"] = _r(float(avg) * factor)
-        row["bw_stdev_bytes_per_s"] = _r(float(stdev) * factor)
-        row["bw_agg_pct"] = float(per)
-        if samples:
-            row["bw_samples"] = int(samples)
+        _bw_values(row, factor, m.groups()[1:])
 
     def bw(self, ln: int, s: str) -> None:
         m = _BW.match(s)

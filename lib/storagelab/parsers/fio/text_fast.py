@@ -17,7 +17,7 @@ import re
 from ... import units
 from ...units import SI_FACTORS as _SI
 from ...units import TIME_NS_FACTORS as _TIME
-from .text_blocks import JobBlock
+from .text_blocks import JobBlock, _bw_values
 from .text_shapes import _DEPTH_COLUMNS, _IEC_UNIT, _LATDIST, _PCT_COLUMNS, _SI_UNIT
 from .text_state import _r
 
@@ -30,6 +30,8 @@ _LAT_LINE = (
     rf"max={_B}{_U}([kKMGTPE]?){_B}, avg={_V}, stdev={_V}\n)?"
 )
 _P = rf"{_B}[0-9]+\.[0-9]+th=\[{_B}[0-9]+\]"  # one percentile entry
+# a percentile block's lines: all full (four entries, or three of wide values) but the last (without a comma)
+_PCT_LINES = rf"(?:{_B}\|{_P},{_P},{_P},(?:{_P},)?{_B}\n)*{_B}\|{_P}(?:,{_P}(?:,{_P}(?:,{_P})?)?)?{_B}\n"
 _SECTION = re.compile(
     # the direction line: 3.x (as _DIR3): groups 0-5; or 2.x (as _DIR2): groups 6-10
     rf"{_B}(?:(read|write|trim|mixed): IOPS=([^,\n]+), BW=([^\s(]+) \(([^)\n]*)\)\(([^/)\n]+)/([0-9]+)msec\)"
@@ -40,7 +42,7 @@ _SECTION = re.compile(
     * 3
     # a percentile block, its lines all full but the last (which ends without a comma): groups 35-37
     + rf"(?:{_B}(clat|lat|slat) percentiles \((nsec|usec|msec)\){_B}:{_B}\n"
-    rf"((?:{_B}\|{_P},{_P},{_P},{_P},{_B}\n)*{_B}\|{_P}(?:,{_P}(?:,{_P}(?:,{_P})?)?)?{_B}\n))?"
+    rf"({_PCT_LINES}))?"
     # bw (as _BW_FAST): groups 38-44; iops (as _IOPS_FAST): groups 45-49
     rf"(?:{_B}bw \(([^)\n]*)\): min={_V}, max={_V}, per={_B}{_D}%{_B}, avg={_V}, stdev={_V}"
     rf"(?:, samples={_B}([0-9]+){_B})?\n)?"
@@ -49,17 +51,25 @@ _SECTION = re.compile(
 _SI_EXPECTED = "a number with an optional k/M suffix"
 _E = r"([0-9]+)=([0-9]+(?:\.[0-9]*)?)%"  # one IO depth entry
 _DEPTHS = rf", {_E}" * 5 + rf", >={_E}{_B}\n"
+# the latency distribution lines
+_DIST = re.compile(rf"(?:{_B}lat \((?:nsec|usec|msec)\){_B}:[^\n]*\n)*")
+# the fsync/fdatasync section of a job (as _SYNC_HEAD and _LAT_FAST): the latency line (groups 0-6) and
+# percentile block (groups 7-8)
+_SYNC = re.compile(
+    rf"{_B}fsync/[a-z_/]+:{_B}\n"
+    rf"(?:{_B}sync ?\((nsec|usec|msec)\): min={_B}{_U}([kKMGTPE]?){_B}, max={_B}{_U}([kKMGTPE]?){_B}, "
+    rf"avg={_V}, stdev={_V}\n)?"
+    rf"(?:{_B}sync percentiles \((nsec|usec|msec)\){_B}:{_B}\n({_PCT_LINES}))?"
+)
 _JOB_WIDE = re.compile(
-    # the latency distribution lines: group 0
-    rf"((?:{_B}lat \((?:nsec|usec|msec)\){_B}:[^\n]*\n)*)"
-    # cpu (as _CPU_FAST): groups 1-5
+    # cpu (as _CPU_FAST): groups 0-4
     rf"{_B}cpu{_B}: usr={_U}%, sys={_U}%, ctx=([0-9]+), majf=([0-9]+), minf=([0-9]+){_B}\n"
-    # IO depths, submit, complete (as _DEPTHS_FAST): groups 6-19, 20-33, 34-47
+    # IO depths, submit, complete (as _DEPTHS_FAST): groups 5-18, 19-32, 33-46
     rf"{_B}IO depths{_B}: {_E}{_DEPTHS}{_B}submit{_B}: {_E}{_DEPTHS}{_B}complete{_B}: {_E}{_DEPTHS}"
-    # issued: fio 3.4+'s form (groups 48-59), or another one for the general reader (group 60)
+    # issued: fio 3.4+'s form (groups 47-58), or another one for the general reader (group 59)
     rf"(?:{_B}issued rwts: total=([0-9]+),([0-9]+),([0-9]+),([0-9]+) short=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
     rf"dropped=([0-9]+),([0-9]+),([0-9]+),([0-9]+){_B}|({_B}issued(?: rwts?| r/w(?:/d)?)?{_B}:[^\n]*))\n"
-    # the latency target line (not stored): group 61
+    # the latency target line (not stored): group 60
     rf"({_B}latency{_B}: [^\n]*\n)?"
 )
 
@@ -94,12 +104,18 @@ class BlockFast(JobBlock):
             sections.append(m.groups())
             pos = m.end()
             m = _SECTION.match(text, pos)
-        wide = _JOB_WIDE.match(text, pos)
+        dist = _DIST.match(text, pos)
+        assert dist is not None  # (it matches nothing, if nothing else)
+        sync = _SYNC.match(text, dist.end())
+        wide = _JOB_WIDE.match(text, dist.end() if sync is None else sync.end())
         if wide is None:
             return
         last = ln
         for g in sections:
             last = self.section(last, g)
+        last = self.lat_dists(last, dist[0])
+        if sync is not None:
+            last = self.sync_section(last + 1, sync.groups())
         last = self.job_wide(last, wide.groups())
         self.at_pos, self.at_ln = wide.end(), last
         self.jstate["last"] = last
@@ -139,25 +155,12 @@ class BlockFast(JobBlock):
         for base in (11, 19, 27):
             if g[base] is not None:
                 ln += 1
-                kind, unit, mn, mn_sfx, mx, mx_sfx, avg, stdev = g[base : base + 8]
-                factor = _TIME[unit]
-                row[f"{kind}_min_ns"] = _r(float(mn) * _SI[mn_sfx] * factor)
-                row[f"{kind}_max_ns"] = _r(float(mx) * _SI[mx_sfx] * factor)
-                row[f"{kind}_mean_ns"] = _r(float(avg) * factor)
-                row[f"{kind}_stdev_ns"] = _r(float(stdev) * factor)
+                self.lat_values(row, g[base], g[base + 1 : base + 8])
         if g[35] is not None:
             ln = self.percentiles(ln + 1, row, g[35], _TIME[g[36]], g[37])
         if g[38] is not None:
             ln += 1
-            label, mn, mx, per, avg, stdev, samples = g[38:45]
-            factor = self.bw_factor(ln, label.replace(" ", ""))
-            row["bw_min_bytes_per_s"] = _r(float(mn) * factor)
-            row["bw_max_bytes_per_s"] = _r(float(mx) * factor)
-            row["bw_mean_bytes_per_s"] = _r(float(avg) * factor)
-            row["bw_stdev_bytes_per_s"] = _r(float(stdev) * factor)
-            row["bw_agg_pct"] = float(per)
-            if samples:
-                row["bw_samples"] = int(samples)
+            _bw_values(row, self.bw_factor(ln, g[38].replace(" ", "")), g[39:45])
         if g[45] is not None:
             ln += 1
             row["iops_min"], row["iops_max"], row["iops_mean"], row["iops_stdev"] = map(float, g[45:49])
@@ -166,42 +169,68 @@ class BlockFast(JobBlock):
         row["line_end"] = ln
         return ln
 
+    @staticmethod
+    def lat_values(row: dict, kind: str, g: tuple) -> None:
+        """A latency line's values (unit, min, its suffix, max, its suffix, avg, stdev: as _LAT_FAST's) into ``row``."""
+        unit, mn, mn_sfx, mx, mx_sfx, avg, stdev = g
+        factor = _TIME[unit]
+        row[f"{kind}_min_ns"] = _r(float(mn) * _SI[mn_sfx] * factor)
+        row[f"{kind}_max_ns"] = _r(float(mx) * _SI[mx_sfx] * factor)
+        row[f"{kind}_mean_ns"] = _r(float(avg) * factor)
+        row[f"{kind}_stdev_ns"] = _r(float(stdev) * factor)
+
     def percentiles(self, title: int, row: dict, kind: str, factor: float, block: str) -> int:
         """The rows of a percentile block (``block``: its lines after the title line ``title``, each of four
-        entries but the last, as _SECTION matched them); its last line."""
+        entries, or three, but the last, as _PCT_LINES matched them); its last line."""
         assert self.job is not None  # (inside a job block)
         job, direction = self.job["job_index"], row["direction"]
         # '|  1.00th=[   52],  5.00th=[ 1234],' -> '1.00', '52', '5.00', '1234': percentile, value, ...
         cells = block.replace("th=[", " ").replace("],", " ").replace("]", " ").replace("|", " ").split()
-        first = title + 1
+        lines = []  # the line of each entry
+        for i, line in enumerate(block.split("\n")[:-1], title + 1):
+            lines += [i] * line.count("th=[")
         self.p.tuples("fio_percentiles", _PCT_COLUMNS).extend(
             (job, direction, kind, float(p), int(v) * factor if len(v) < 10 else _r(int(v) * factor), ln, ln)
-            for p, v, ln in zip(cells[0::2], cells[1::2], [first + i // 4 for i in range(len(cells) // 2)], strict=True)
+            for p, v, ln in zip(cells[0::2], cells[1::2], lines, strict=True)
         )
         return title + block.count("\n")
 
     def job_wide(self, ln: int, w: tuple) -> int:
         """The job-wide lines (``_JOB_WIDE``'s groups ``w``) after line ``ln``; their last line."""
         assert self.job is not None  # (inside a job block)
-        if w[0]:
-            for line in w[0].split("\n")[:-1]:
-                ln += 1
-                m = _LATDIST.match(line)
-                assert m is not None  # (_JOB_WIDE matched the line)
-                self.lat_dist(ln, m)
         ln += 1
-        self.job.update(cpu_usr_pct=float(w[1]), cpu_sys_pct=float(w[2]), ctx=int(w[3]), majf=int(w[4]), minf=int(w[5]))
+        self.job.update(cpu_usr_pct=float(w[0]), cpu_sys_pct=float(w[1]), ctx=int(w[2]), majf=int(w[3]), minf=int(w[4]))
         job = self.job["job_index"]
         rows = self.p.tuples("fio_iodepths", _DEPTH_COLUMNS)
-        for kind, lo in (("depth", 6), ("submit", 20), ("complete", 34)):
+        for kind, lo in (("depth", 5), ("submit", 19), ("complete", 33)):
             ln += 1
             g = w[lo : lo + 14]  # (bucket, percentage) * 7, as _DEPTH_FAST's: float() reads them as number() does
             keys = (*g[0:12:2], ">=" + g[12])
             rows.extend([(job, kind, key, float(pct), ln, ln) for key, pct in zip(keys, g[1:14:2], strict=True)])
         ln += 1
-        if w[48] is not None:
-            n = [int(c) for c in w[48:60]]
+        if w[47] is not None:
+            n = [int(c) for c in w[47:59]]
             self.jstate["issued"] = (n[0:4], n[4:8], n[8:12])
         else:
-            self.issued(ln, w[60])
-        return ln + 1 if w[61] else ln
+            self.issued(ln, w[59])
+        return ln + 1 if w[60] else ln
+
+    def lat_dists(self, ln: int, lines: str) -> int:
+        """The latency distribution ``lines`` (as _DIST matched them) after line ``ln``; their last line."""
+        for line in lines.split("\n")[:-1]:
+            ln += 1
+            m = _LATDIST.match(line)
+            assert m is not None  # (_DIST matched the line)
+            self.lat_dist(ln, m)
+        return ln
+
+    def sync_section(self, ln: int, g: tuple) -> int:
+        """The fsync/fdatasync section (its head line ``ln``, ``_SYNC``'s groups ``g``); its last line."""
+        row = self.new_result(ln, "sync")
+        if g[0] is not None:
+            ln += 1
+            self.lat_values(row, "lat", g[0:7])
+        if g[7] is not None:
+            ln = self.percentiles(ln + 1, row, "lat", _TIME[g[7]], g[8])
+        row["line_end"] = ln
+        return ln
