@@ -22,34 +22,32 @@ from .text_shapes import _DEPTH_COLUMNS, _IEC_UNIT, _LATDIST, _PCT_COLUMNS, _SI_
 from .text_state import _r
 
 _B = r" *"  # blanks inside one line (a tab, which fio never prints, declines)
-_D = r"(-?[0-9]+(?:\.[0-9]*)?)"
-_U = r"([0-9]+(?:\.[0-9]*)?)"
+# numbers as _DECIMAL reads them; no optional group inside (an optional group makes the regular expression engine
+# save every capture group so far at each step: with dozens of groups, that cost dominated)
+_D = r"(-?[0-9]+\.?[0-9]*)"
+_U = r"([0-9]+\.?[0-9]*)"
 _V = rf"{_B}{_D}{_B}"
-_LAT_LINE = (
-    rf"(?:{_B}(slat|clat|lat) ?\((nsec|usec|msec)\): min={_B}{_U}([kKMGTPE]?){_B}, "
-    rf"max={_B}{_U}([kKMGTPE]?){_B}, avg={_V}, stdev={_V}\n)?"
-)
 _P = rf"{_B}[0-9]+\.[0-9]+th=\[{_B}[0-9]+\]"  # one percentile entry
 # a percentile block's lines: all full (four entries, or three of wide values) but the last (without a comma)
 _PCT_LINES = rf"(?:{_B}\|{_P},{_P},{_P},(?:{_P},)?{_B}\n)*{_B}\|{_P}(?:,{_P}(?:,{_P}(?:,{_P})?)?)?{_B}\n"
-_SECTION = re.compile(
-    # the direction line: 3.x (as _DIR3): groups 0-5; or 2.x (as _DIR2): groups 6-10
+# a direction section, one line after the other (each expression small: few groups to save at each step)
+_DIR = re.compile(  # 3.x (as _DIR3): groups 0-5; or 2.x (as _DIR2): groups 6-10
     rf"{_B}(?:(read|write|trim|mixed): IOPS=([^,\n]+), BW=([^\s(]+) \(([^)\n]*)\)\(([^/)\n]+)/([0-9]+)msec\)"
     rf"(?:;[^\n]*)?|(read|write|trim|mixed) ?: io=([^,\n]+), bw=([^,\n]+), iops=([^,\n]+), runt= *([0-9]+) *msec)"
     rf"{_B}\n"
-    # up to three latency lines (as _LAT_FAST): groups 11-34
-    + _LAT_LINE
-    * 3
-    # a percentile block, its lines all full but the last (which ends without a comma): groups 35-37
-    + rf"(?:{_B}(clat|lat|slat) percentiles \((nsec|usec|msec)\){_B}:{_B}\n"
-    rf"({_PCT_LINES}))?"
-    # bw (as _BW_FAST): groups 38-44; iops (as _IOPS_FAST): groups 45-49
-    rf"(?:{_B}bw \(([^)\n]*)\): min={_V}, max={_V}, per={_B}{_D}%{_B}, avg={_V}, stdev={_V}"
-    rf"(?:, samples={_B}([0-9]+){_B})?\n)?"
-    rf"(?:{_B}iops{_B}: min={_V}, max={_V}, avg={_V}, stdev={_V}(?:, samples={_B}([0-9]+){_B})?\n)?"
 )
+_LAT_LINE = re.compile(  # as _LAT_FAST
+    rf"{_B}(slat|clat|lat) ?\(([num]sec)\): min={_B}{_U}([kKMGTPE]?){_B}, "
+    rf"max={_B}{_U}([kKMGTPE]?){_B}, avg={_V}, stdev={_V}\n"
+)
+_PCT_BLOCK = re.compile(rf"{_B}(clat|lat|slat) percentiles \(([num]sec)\){_B}:{_B}\n({_PCT_LINES})")
+_BW_LINE = re.compile(  # as _BW_FAST
+    rf"{_B}bw \(([^)\n]*)\): min={_V}, max={_V}, per={_B}{_D}%{_B}, avg={_V}, stdev={_V}"
+    rf"(?:, samples={_B}([0-9]+){_B})?\n"
+)
+_IOPS_LINE = re.compile(rf"{_B}iops{_B}: min={_V}, max={_V}, avg={_V}, stdev={_V}(?:, samples={_B}([0-9]+){_B})?\n")
 _SI_EXPECTED = "a number with an optional k/M suffix"
-_E = r"([0-9]+)=([0-9]+(?:\.[0-9]*)?)%"  # one IO depth entry
+_E = r"([0-9]+)=([0-9]+\.?[0-9]*)%"  # one IO depth entry
 _DEPTHS = rf", {_E}" * 5 + rf", >={_E}{_B}\n"
 # the latency distribution lines
 _DIST = re.compile(rf"(?:{_B}lat \((?:nsec|usec|msec)\){_B}:[^\n]*\n)*")
@@ -57,9 +55,9 @@ _DIST = re.compile(rf"(?:{_B}lat \((?:nsec|usec|msec)\){_B}:[^\n]*\n)*")
 # percentile block (groups 7-8)
 _SYNC = re.compile(
     rf"{_B}fsync/[a-z_/]+:{_B}\n"
-    rf"(?:{_B}sync ?\((nsec|usec|msec)\): min={_B}{_U}([kKMGTPE]?){_B}, max={_B}{_U}([kKMGTPE]?){_B}, "
+    rf"(?:{_B}sync ?\(([num]sec)\): min={_B}{_U}([kKMGTPE]?){_B}, max={_B}{_U}([kKMGTPE]?){_B}, "
     rf"avg={_V}, stdev={_V}\n)?"
-    rf"(?:{_B}sync percentiles \((nsec|usec|msec)\){_B}:{_B}\n({_PCT_LINES}))?"
+    rf"(?:{_B}sync percentiles \(([num]sec)\){_B}:{_B}\n({_PCT_LINES}))?"
 )
 _JOB_WIDE = re.compile(
     # cpu (as _CPU_FAST): groups 0-4
@@ -72,6 +70,10 @@ _JOB_WIDE = re.compile(
     # the latency target line (not stored): group 60
     rf"({_B}latency{_B}: [^\n]*\n)?"
 )
+
+
+# a direction section: the groups of its direction line, of its latency lines, of its percentile block, bw and iops lines
+Section = tuple[tuple, list[tuple], tuple | None, tuple | None, tuple | None]
 
 
 class BlockFast(JobBlock):
@@ -99,11 +101,11 @@ class BlockFast(JobBlock):
             return  # (not this line: an equal text before it)
         pos += len(s) + 1
         sections = []
-        m = _SECTION.match(text, pos)
+        m = _DIR.match(text, pos)
         while m:
-            sections.append(m.groups())
-            pos = m.end()
-            m = _SECTION.match(text, pos)
+            section, pos = _section(text, m)
+            sections.append(section)
+            m = _DIR.match(text, pos)
         dist = _DIST.match(text, pos)
         assert dist is not None  # (it matches nothing, if nothing else)
         sync = _SYNC.match(text, dist.end())
@@ -111,8 +113,8 @@ class BlockFast(JobBlock):
         if wide is None:
             return
         last = ln
-        for g in sections:
-            last = self.section(last, g)
+        for section in sections:
+            last = self.section(last, section)
         last = self.lat_dists(last, dist[0])
         if sync is not None:
             last = self.sync_section(last + 1, sync.groups())
@@ -123,11 +125,12 @@ class BlockFast(JobBlock):
         self.skip = last - ln
         self.blocks_fast += 1
 
-    def section(self, ln: int, g: tuple) -> int:
-        """The rows of one direction section (``_SECTION``'s groups ``g``) after line ``ln``; its last line."""
+    def section(self, ln: int, parts: Section) -> int:
+        """The rows of one direction section (``_section``'s parts) after line ``ln``; its last line."""
         ln += 1
+        g = parts[0]
         if g[0] is None:  # fio 2.x
-            return self.section2(ln, g)
+            return self.section2(ln, parts)
         row = self.new_result(ln, g[0])
         row["iops"] = _r(self.conv(ln, units.si_number, g[1].strip(), _SI_EXPECTED))
         row["runtime_ns"] = _r(int(g[5]) * 1e6)
@@ -138,34 +141,35 @@ class BlockFast(JobBlock):
             self.jstate["kb_base"] = 1000
         elif _IEC_UNIT.search(bw):
             self.jstate["kb_base"] = 1024
-        return self.section_lines(ln, row, g)
+        return self.section_lines(ln, row, parts)
 
-    def section2(self, ln: int, g: tuple) -> int:
+    def section2(self, ln: int, parts: Section) -> int:
         """A fio 2.x direction section (its line ``ln``, as direction() reads it); its last line."""
+        g = parts[0]
         row = self.new_result(ln, g[6])
         row["iops"] = _r(self.conv(ln, units.si_number, g[9].strip(), _SI_EXPECTED))
         row["runtime_ns"] = _r(int(g[10]) * 1e6)
         self.jstate["legacy"] = True
         row["bw_bytes_per_s"] = self.size(ln, g[8], legacy=True)
         row["io_bytes"] = self.size(ln, g[7], legacy=True)
-        return self.section_lines(ln, row, g)
+        return self.section_lines(ln, row, parts)
 
-    def section_lines(self, ln: int, row: dict, g: tuple) -> int:
-        """The lines of a direction section after its direction line ``ln``; its last line."""
-        for base in (11, 19, 27):
-            if g[base] is not None:
-                ln += 1
-                self.lat_values(row, g[base], g[base + 1 : base + 8])
-        if g[35] is not None:
-            ln = self.percentiles(ln + 1, row, g[35], _TIME[g[36]], g[37])
-        if g[38] is not None:
+    def section_lines(self, ln: int, row: dict, parts: Section) -> int:
+        """The lines of a direction section after its direction line ``ln`` (``_section``'s parts); its last line."""
+        _g, lats, pct, bw, iops = parts
+        for lat in lats:
             ln += 1
-            _bw_values(row, self.bw_factor(ln, g[38].replace(" ", "")), g[39:45])
-        if g[45] is not None:
+            self.lat_values(row, lat[0], lat[1:])
+        if pct is not None:
+            ln = self.percentiles(ln + 1, row, pct[0], _TIME[pct[1]], pct[2])
+        if bw is not None:
             ln += 1
-            row["iops_min"], row["iops_max"], row["iops_mean"], row["iops_stdev"] = map(float, g[45:49])
-            if g[49]:
-                row["iops_samples"] = int(g[49])
+            _bw_values(row, self.bw_factor(ln, bw[0].replace(" ", "")), bw[1:])
+        if iops is not None:
+            ln += 1
+            row["iops_min"], row["iops_max"], row["iops_mean"], row["iops_stdev"] = map(float, iops[:4])
+            if iops[4]:
+                row["iops_samples"] = int(iops[4])
         row["line_end"] = ln
         return ln
 
@@ -234,3 +238,29 @@ class BlockFast(JobBlock):
             ln = self.percentiles(ln + 1, row, "lat", _TIME[g[7]], g[8])
         row["line_end"] = ln
         return ln
+
+
+def _section(text: str, m: re.Match) -> tuple[Section, int]:
+    """The lines of the direction section whose direction line ``m`` matched, in their usual order: (its groups,
+    those of up to three latency lines, of a percentile block, a bw line, an iops line), and where it ends."""
+    pos = m.end()
+    lats: list[tuple] = []
+    for _ in range(3):
+        lat = _LAT_LINE.match(text, pos)
+        if lat is None:
+            break
+        lats.append(lat.groups())
+        pos = lat.end()
+    pct = _PCT_BLOCK.match(text, pos)
+    pos = pos if pct is None else pct.end()
+    bw = _BW_LINE.match(text, pos)
+    pos = pos if bw is None else bw.end()
+    iops = _IOPS_LINE.match(text, pos)
+    pos = pos if iops is None else iops.end()
+    return (
+        m.groups(),
+        lats,
+        None if pct is None else pct.groups(),
+        None if bw is None else bw.groups(),
+        None if iops is None else iops.groups(),
+    ), pos
