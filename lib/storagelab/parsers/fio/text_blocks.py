@@ -63,6 +63,21 @@ def _bw_values(row: dict, factor: float, texts: tuple) -> None:
         row["bw_samples"] = int(samples)
 
 
+def _bucket_edges(ge: str, key: str, factor: float, base_lo: float) -> tuple[float, float | None]:
+    """The (lower, upper) edges in ns of the latency distribution bucket ``key`` (``ge``: '>=' or '') of a line
+    in a unit of ``factor`` ns whose first bucket starts at ``base_lo``."""
+    k = int(key)
+    if ge:
+        lo, hi = k * factor, None
+    else:
+        lower = [e for e in _EDGES if e < k]
+        lo, hi = (lower[-1] * factor if lower else base_lo), k * factor
+    edges = _r(lo), None if hi is None else _r(hi)
+    if len(_BUCKET_EDGES) < _CACHE_MAX:
+        _BUCKET_EDGES[(ge, key, factor, base_lo)] = edges
+    return edges
+
+
 class JobBlock(TextState):
     """The readers of a job block's lines."""
 
@@ -332,28 +347,21 @@ class JobBlock(TextState):
         if f.get("samples"):
             row["iops_samples"] = self.integer(ln, f["samples"], "a sample count")
 
+    def dist_base(self, unit: str) -> float:
+        """The lower edge (ns) of the first latency distribution bucket of ``unit``: see the module doc of text.py."""
+        ns_era = self.version >= (2, 99) if self.version else not self.jstate["legacy"]
+        return {"nsec": 0.0, "usec": 1e3 if ns_era else 0.0, "msec": 1e6}[unit]
+
     def lat_dist(self, ln: int, m: re.Match) -> None:
         assert self.job is not None  # (inside a job block)
         if not _BUCKETS.match(m["rest"]):
             self.fail(ln, "malformed latency distribution line", "'lat (usec) : 2=1.81%, 4=6.08%, ...'")
         unit = m["unit"]
-        factor = _TIME[unit]
-        ns_era = self.version >= (2, 99) if self.version else not self.jstate["legacy"]
-        base_lo = {"nsec": 0.0, "usec": 1e3 if ns_era else 0.0, "msec": 1e6}[unit]
+        factor, base_lo = _TIME[unit], self.dist_base(unit)
         job = self.job["job_index"]
         rows = self.p.tuples("fio_latency_buckets", _BUCKET_COLUMNS)
         for ge, key, pct in _BUCKET.findall(m["rest"]):
-            edges = _BUCKET_EDGES.get((ge, key, factor, base_lo))
-            if edges is None:
-                k = int(key)
-                if ge:
-                    lo, hi = k * factor, None
-                else:
-                    lower = [e for e in _EDGES if e < k]
-                    lo, hi = (lower[-1] * factor if lower else base_lo), k * factor
-                edges = _r(lo), None if hi is None else _r(hi)
-                if len(_BUCKET_EDGES) < _CACHE_MAX:
-                    _BUCKET_EDGES[(ge, key, factor, base_lo)] = edges
+            edges = _BUCKET_EDGES.get((ge, key, factor, base_lo)) or _bucket_edges(ge, key, factor, base_lo)
             value = _NUMBERS.get(pct)
             if value is None:
                 value = self.number(ln, pct, "a percentage")

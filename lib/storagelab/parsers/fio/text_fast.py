@@ -17,9 +17,9 @@ import re
 from ... import units
 from ...units import SI_FACTORS as _SI
 from ...units import TIME_NS_FACTORS as _TIME
-from .text_blocks import JobBlock, _bw_values
-from .text_shapes import _DEPTH_COLUMNS, _IEC_UNIT, _LATDIST, _PCT_COLUMNS, _SI_UNIT
-from .text_state import _r
+from .text_blocks import JobBlock, _bucket_edges, _bw_values
+from .text_shapes import _BUCKET_COLUMNS, _DEPTH_COLUMNS, _IEC_UNIT, _PCT_COLUMNS, _SI_UNIT
+from .text_state import _BUCKET_EDGES, _r
 
 _B = r" *"  # blanks inside one line (a tab, which fio never prints, declines)
 # numbers as _DECIMAL reads them; no optional group inside (an optional group makes the regular expression engine
@@ -50,7 +50,8 @@ _SI_EXPECTED = "a number with an optional k/M suffix"
 _E = r"([0-9]+)=([0-9]+\.?[0-9]*)%"  # one IO depth entry
 _DEPTHS = rf", {_E}" * 5 + rf", >={_E}{_B}\n"
 # the latency distribution lines
-_DIST = re.compile(rf"(?:{_B}lat \((?:nsec|usec|msec)\){_B}:[^\n]*\n)*")
+_BUCKET_ENTRY = r"(?:>=)?[0-9]+=[0-9]+\.?[0-9]*%"  # as _BUCKET's, its number as number() reads it
+_DIST = re.compile(rf"(?:{_B}lat \([num]sec\){_B}: {_BUCKET_ENTRY}(?:, {_BUCKET_ENTRY})*{_B}\n)*")
 # the fsync/fdatasync section of a job (as _SYNC_HEAD and _LAT_FAST): the latency line (groups 0-6) and
 # percentile block (groups 7-8)
 _SYNC = re.compile(
@@ -193,9 +194,14 @@ class BlockFast(JobBlock):
         lines = []  # the line of each entry
         for i, line in enumerate(block.split("\n")[:-1], title + 1):
             lines += [i] * line.count("th=[")
+        values = cells[1::2]
+        n = len(values)
+        if max(map(len, values)) < 10:  # below 10**9 the product is exact, nothing for _r to round (as pct_rows)
+            latency = [v * factor for v in map(int, values)]
+        else:
+            latency = [int(v) * factor if len(v) < 10 else _r(int(v) * factor) for v in values]
         self.p.tuples("fio_percentiles", _PCT_COLUMNS).extend(
-            (job, direction, kind, float(p), int(v) * factor if len(v) < 10 else _r(int(v) * factor), ln, ln)
-            for p, v, ln in zip(cells[0::2], cells[1::2], lines, strict=True)
+            zip([job] * n, [direction] * n, [kind] * n, map(float, cells[0::2]), latency, lines, lines, strict=True)
         )
         return title + block.count("\n")
 
@@ -221,11 +227,22 @@ class BlockFast(JobBlock):
 
     def lat_dists(self, ln: int, lines: str) -> int:
         """The latency distribution ``lines`` (as _DIST matched them) after line ``ln``; their last line."""
+        assert self.job is not None  # (inside a job block)
+        if not lines:
+            return ln  # (no table made: as the general way, which makes it at its first line)
+        job = self.job["job_index"]
+        rows = self.p.tuples("fio_latency_buckets", _BUCKET_COLUMNS)
         for line in lines.split("\n")[:-1]:
             ln += 1
-            m = _LATDIST.match(line)
-            assert m is not None  # (_DIST matched the line)
-            self.lat_dist(ln, m)
+            head, _, body = line.partition(":")
+            unit = head.strip()[5:9]  # 'lat (usec)'
+            factor, base_lo = _TIME[unit], self.dist_base(unit)
+            for entry in body.split(","):
+                entry = entry.strip()
+                ge = ">=" if entry[0] == ">" else ""
+                key, _, pct = entry[len(ge) :].partition("=")
+                edges = _BUCKET_EDGES.get((ge, key, factor, base_lo)) or _bucket_edges(ge, key, factor, base_lo)
+                rows.append((job, edges[0], edges[1], float(pct[:-1]), ln, ln))
         return ln
 
     def sync_section(self, ln: int, g: tuple) -> int:
