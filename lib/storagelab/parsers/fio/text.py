@@ -81,12 +81,24 @@ FORMAT = "fio-normal"
 def parse_text(text: str, fast: bool = True) -> Parsed:
     """Parse fio's normal output (any part of a file that is not fio's normal text is skipped). ``fast=False``:
     the plain path alone, every line read the general way (the reference the fast paths are tested against)."""
+    return _parser(text, fast).run()
+
+
+def block_paths(text: str) -> tuple[int, int]:
+    """(the job blocks that the whole-block fast path read, all job blocks) when ``parse_text(text)`` reads
+    ``text`` (for the tests and the benchmark: which path an output takes)."""
+    parser = _parser(text, True)
+    parser.run()
+    return parser.blocks_fast, parser.blocks
+
+
+def _parser(text: str, fast: bool) -> _TextParser:
     if not text.strip():
         raise ParseError("empty input", line=1, kind="empty", expected="fio normal output")
     parser = _TextParser(lines_of(text), Parsed(tool="fio", format=FORMAT), fast)
-    if fast and "\r" not in text:
+    if fast and "\r" not in text and "Jobs: " not in text:
         parser.text = text  # its lines are exactly its '\n'-separated parts: whole job blocks can be read in it
-    return parser.run()
+    return parser
 
 
 def parse_lines(lines: Iterable[str], parsed: Parsed, fast: bool = True) -> Parsed:
@@ -102,11 +114,12 @@ class _TextParser(BlockFast, ReportTail):
     def run(self) -> Parsed:
         clean = self.clean
         if isinstance(self.lines, list):
-            whole = (
-                self.lines
-                if self.text is not None and "Jobs: " not in self.text
-                else [raw if "\r" not in raw and "Jobs: " not in raw else clean(raw) for raw in self.lines]
-            )
+            if self.text is not None:
+                whole = self.lines
+            else:
+                whole = [raw if "\r" not in raw and "Jobs: " not in raw else clean(raw) for raw in self.lines]
+                if self.fast:
+                    self.text = "\n".join(whole)  # (live status lines dropped) for whole job blocks
             for ln in range(len(whole), 0, -1):
                 if whole[ln - 1].strip():
                     self.last = ln

@@ -46,6 +46,7 @@ _BW_LINE = re.compile(  # as _BW_FAST
     rf"(?:, samples={_B}([0-9]+){_B})?\n"
 )
 _IOPS_LINE = re.compile(rf"{_B}iops{_B}: min={_V}, max={_V}, avg={_V}, stdev={_V}(?:, samples={_B}([0-9]+){_B})?\n")
+_LAT_KEYS = {k: (f"{k}_min_ns", f"{k}_max_ns", f"{k}_mean_ns", f"{k}_stdev_ns") for k in ("slat", "clat", "lat")}
 _SI_EXPECTED = "a number with an optional k/M suffix"
 _E = r"([0-9]+)=([0-9]+\.?[0-9]*)%"  # one IO depth entry
 _DEPTHS = rf", {_E}" * 5 + rf", >={_E}{_B}\n"
@@ -179,10 +180,12 @@ class BlockFast(JobBlock):
         """A latency line's values (unit, min, its suffix, max, its suffix, avg, stdev: as _LAT_FAST's) into ``row``."""
         unit, mn, mn_sfx, mx, mx_sfx, avg, stdev = g
         factor = _TIME[unit]
-        row[f"{kind}_min_ns"] = _r(float(mn) * _SI[mn_sfx] * factor)
-        row[f"{kind}_max_ns"] = _r(float(mx) * _SI[mx_sfx] * factor)
-        row[f"{kind}_mean_ns"] = _r(float(avg) * factor)
-        row[f"{kind}_stdev_ns"] = _r(float(stdev) * factor)
+        k_min, k_max, k_mean, k_stdev = _LAT_KEYS[kind]
+        # round(x, 6) of a float is _r(x)
+        row[k_min] = round(float(mn) * _SI[mn_sfx] * factor, 6)
+        row[k_max] = round(float(mx) * _SI[mx_sfx] * factor, 6)
+        row[k_mean] = round(float(avg) * factor, 6)
+        row[k_stdev] = round(float(stdev) * factor, 6)
 
     def percentiles(self, title: int, row: dict, kind: str, factor: float, block: str) -> int:
         """The rows of a percentile block (``block``: its lines after the title line ``title``, each of four
