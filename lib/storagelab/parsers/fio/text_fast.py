@@ -69,13 +69,14 @@ _JOB_WIDE = re.compile(
     # issued: fio 3.4+'s form (groups 47-58), or another one for the general reader (group 59)
     rf"(?:{_B}issued rwts: total=([0-9]+),([0-9]+),([0-9]+),([0-9]+) short=([0-9]+),([0-9]+),([0-9]+),([0-9]+) "
     rf"dropped=([0-9]+),([0-9]+),([0-9]+),([0-9]+){_B}|({_B}issued(?: rwts?| r/w(?:/d)?)?{_B}:[^\n]*))\n"
-    # the latency target line (not stored): group 60
-    rf"({_B}latency{_B}: [^\n]*\n)?"
 )
+# lines that the general way passes over (_KNOWN_SKIPPED), without a '(' (a job header's '(groupid=' is not one)
+_DESCRIPTION = re.compile(rf"{_B}Description{_B}: [^\n(]*\n")
+_PASSED = re.compile(rf"(?:{_B}(?:errors|latency){_B}: [^\n(]*\n)*")
 
 
-# a direction section: the groups of its direction line, of its latency lines, of its percentile block, bw and iops lines
-Section = tuple[tuple, list[tuple], tuple | None, tuple | None, tuple | None]
+# a direction section: the groups of its direction line, of its latency lines, of its percentile blocks, bw and iops lines
+Section = tuple[tuple, list[tuple], list[tuple], tuple | None, tuple | None]
 
 
 class BlockFast(JobBlock):
@@ -102,6 +103,10 @@ class BlockFast(JobBlock):
         if self.at_ln != ln - 1 or (pos and text[pos - 1] != "\n"):
             return  # (not this line: an equal text before it)
         pos += len(s) + 1
+        first = ln  # the line before the first section
+        description = _DESCRIPTION.match(text, pos)
+        if description is not None:
+            pos, first = description.end(), ln + 1
         sections = []
         m = _DIR.match(text, pos)
         while m:
@@ -114,14 +119,16 @@ class BlockFast(JobBlock):
         wide = _JOB_WIDE.match(text, dist.end() if sync is None else sync.end())
         if wide is None:
             return
-        last = ln
+        passed = _PASSED.match(text, wide.end())
+        assert passed is not None  # (it matches nothing, if nothing else)
+        last = first
         for section in sections:
             last = self.section(last, section)
         last = self.lat_dists(last, dist[0])
         if sync is not None:
             last = self.sync_section(last + 1, sync.groups())
-        last = self.job_wide(last, wide.groups())
-        self.at_pos, self.at_ln = wide.end(), last
+        last = self.job_wide(last, wide.groups()) + passed[0].count("\n")
+        self.at_pos, self.at_ln = passed.end(), last
         self.jstate["last"] = last
         self.res = None
         self.skip = last - ln
@@ -158,12 +165,12 @@ class BlockFast(JobBlock):
 
     def section_lines(self, ln: int, row: dict, parts: Section) -> int:
         """The lines of a direction section after its direction line ``ln`` (``_section``'s parts); its last line."""
-        _g, lats, pct, bw, iops = parts
+        _g, lats, pcts, bw, iops = parts
         for lat in lats:
             ln += 1
             self.lat_values(row, lat[0], lat[1:])
-        if pct is not None:
-            ln = self.percentiles(ln + 1, row, pct[0], _TIME[pct[1]], pct[2])
+        for kind, unit, block in pcts:
+            ln = self.percentiles(ln + 1, row, kind, _TIME[unit], block)
         if bw is not None:
             ln += 1
             _bw_values(row, self.bw_factor(ln, bw[0].replace(" ", "")), bw[1:])
@@ -226,7 +233,7 @@ class BlockFast(JobBlock):
             self.jstate["issued"] = (n[0:4], n[4:8], n[8:12])
         else:
             self.issued(ln, w[59])
-        return ln + 1 if w[60] else ln
+        return ln
 
     def lat_dists(self, ln: int, lines: str) -> int:
         """The latency distribution ``lines`` (as _DIST matched them) after line ``ln``; their last line."""
@@ -271,8 +278,13 @@ def _section(text: str, m: re.Match) -> tuple[Section, int]:
             break
         lats.append(lat.groups())
         pos = lat.end()
-    pct = _PCT_BLOCK.match(text, pos)
-    pos = pos if pct is None else pct.end()
+    pcts: list[tuple] = []
+    for _ in range(3):
+        pct = _PCT_BLOCK.match(text, pos)
+        if pct is None:
+            break
+        pcts.append(pct.groups())
+        pos = pct.end()
     bw = _BW_LINE.match(text, pos)
     pos = pos if bw is None else bw.end()
     iops = _IOPS_LINE.match(text, pos)
@@ -280,7 +292,7 @@ def _section(text: str, m: re.Match) -> tuple[Section, int]:
     return (
         m.groups(),
         lats,
-        None if pct is None else pct.groups(),
+        pcts,
         None if bw is None else bw.groups(),
         None if iops is None else iops.groups(),
     ), pos
