@@ -269,22 +269,10 @@ class BlockFast(JobBlock):
 
 def _section(text: str, m: re.Match) -> tuple[Section, int]:
     """The lines of the direction section whose direction line ``m`` matched, in their usual order: (its groups,
-    those of up to three latency lines, of a percentile block, a bw line, an iops line), and where it ends."""
-    pos = m.end()
-    lats: list[tuple] = []
-    for _ in range(3):
-        lat = _LAT_LINE.match(text, pos)
-        if lat is None:
-            break
-        lats.append(lat.groups())
-        pos = lat.end()
-    pcts: list[tuple] = []
-    for _ in range(3):
-        pct = _PCT_BLOCK.match(text, pos)
-        if pct is None:
-            break
-        pcts.append(pct.groups())
-        pos = pct.end()
+    those of up to three latency lines, of up to three percentile blocks, a bw line, an iops line), and where it
+    ends."""
+    lats, pos = _repeated(_LAT_LINE, text, m.end())
+    pcts, pos = _repeated(_PCT_BLOCK, text, pos)
     bw = _BW_LINE.match(text, pos)
     pos = pos if bw is None else bw.end()
     iops = _IOPS_LINE.match(text, pos)
@@ -296,3 +284,15 @@ def _section(text: str, m: re.Match) -> tuple[Section, int]:
         None if bw is None else bw.groups(),
         None if iops is None else iops.groups(),
     ), pos
+
+
+def _repeated(rx: re.Pattern, text: str, pos: int) -> tuple[list[tuple], int]:
+    """The groups of up to three matches of ``rx`` one after the other from ``pos``, and where they end."""
+    found = []
+    for _ in range(3):
+        m = rx.match(text, pos)
+        if m is None:
+            break
+        found.append(m.groups())
+        pos = m.end()
+    return found, pos
