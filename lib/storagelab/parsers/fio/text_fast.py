@@ -18,7 +18,7 @@ from ... import units
 from ...units import SI_FACTORS as _SI
 from ...units import TIME_NS_FACTORS as _TIME
 from .text_blocks import JobBlock, _bucket_edges, _bw_values
-from .text_shapes import _BUCKET_COLUMNS, _DEPTH_COLUMNS, _IEC_UNIT, _PCT_COLUMNS, _SI_UNIT
+from .text_shapes import _BUCKET, _BUCKET_COLUMNS, _DEPTH_COLUMNS, _IEC_UNIT, _PCT_COLUMNS, _SI_UNIT
 from .text_state import _BUCKET_EDGES, _r
 
 _B = r" *"  # blanks inside one line (a tab, which fio never prints, declines)
@@ -242,17 +242,18 @@ class BlockFast(JobBlock):
             return ln  # (no table made: as the general way, which makes it at its first line)
         job = self.job["job_index"]
         rows = self.p.tuples("fio_latency_buckets", _BUCKET_COLUMNS)
+        bases: dict[str, float] = {}
         for line in lines.split("\n")[:-1]:
             ln += 1
-            head, _, body = line.partition(":")
-            unit = head.strip()[5:9]  # 'lat (usec)'
-            factor, base_lo = _TIME[unit], self.dist_base(unit)
-            for entry in body.split(","):
-                entry = entry.strip()
-                ge = ">=" if entry[0] == ">" else ""
-                key, _, pct = entry[len(ge) :].partition("=")
-                edges = _BUCKET_EDGES.get((ge, key, factor, base_lo)) or _bucket_edges(ge, key, factor, base_lo)
-                rows.append((job, edges[0], edges[1], float(pct[:-1]), ln, ln))
+            unit = line[line.index("(") + 1 :][:4]  # 'lat (usec)'
+            factor = _TIME[unit]
+            base_lo = bases.get(unit)
+            if base_lo is None:
+                base_lo = bases[unit] = self.dist_base(unit)
+            edges = _BUCKET_EDGES.get
+            for ge, key, pct in _BUCKET.findall(line):
+                lo, hi = edges((ge, key, factor, base_lo)) or _bucket_edges(ge, key, factor, base_lo)
+                rows.append((job, lo, hi, float(pct), ln, ln))
         return ln
 
     def sync_section(self, ln: int, g: tuple) -> int:
