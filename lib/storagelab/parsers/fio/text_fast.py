@@ -1,13 +1,17 @@
-"""fio normal text: a whole job block of fio 3.x's usual layout read at once (issue 27).
+"""fio normal text: a whole job block of fio 3.x's or 2.x's usual layout read at once (issue 27).
 
-After a job header, two compiled expressions match the rest of the block in the text itself: ``_SECTION``
-one direction section (``read: IOPS=`` line, slat/clat/lat lines, a percentile block, bw, iops) as often
-as it repeats, then ``_JOB_WIDE`` the job-wide lines (latency distribution, cpu, IO depths, submit,
-complete, issued, latency target). Only when both match is anything stored: the rows, the line numbers
-and the parser's state are then those the line-by-line reading gives for the same lines (the general
-readers' rules, tests/test_fio_text.py compares both on every real output). Anything else (fio 2.x,
-fsync or per-priority lines, errors, steady state, a line out of the usual order, a number in an unusual
-form) declines: the block is read line by line, as before.
+After a job header (text.py's ``header``), small compiled expressions match the rest of the block in the
+text itself, one after the other from the header's end: an optional ``Description`` line; each direction
+section (``_DIR``: 3.x ``read: IOPS=`` or 2.x ``read : io=``; up to three slat/clat/lat lines, up to three
+percentile blocks, bw, iops); the latency distribution lines (``_DIST``); an fsync/fdatasync section
+(``_SYNC``); cpu, IO depths, submit, complete and issued (``_JOB_WIDE``); errors/latency lines. Each
+expression stays small: one large expression with optional parts made the engine save its dozens of groups
+at every step (20 µs a section). Only when all of it matches is anything stored, and the rows are built in
+bulk (percentile and IO depth rows by columns): the rows, warnings, line numbers and the parser's state are
+then those that the line-by-line reading gives for the same lines (tests/test_fio_text.py compares both on
+every real output), and the line loop passes over the lines read here. Anything else (per-priority lines,
+fio 2.0's spacing, a line out of the usual order, a number in an unusual form, a tab) declines: the block
+is read line by line, as before. A stream (``parse_lines``) is always read line by line.
 """
 
 from __future__ import annotations
