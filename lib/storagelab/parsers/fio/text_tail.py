@@ -2,36 +2,11 @@
 
 from __future__ import annotations
 
+from .schema import TABLES
 from .text_shapes import _DISK, _GROUP2, _GROUP3
 from .text_state import TextState, _r
 
-# the fio_disk_stats columns in the order disk() gives their values
-_DISK_KEYS = (
-    "disk",
-    "read_ios",
-    "write_ios",
-    "read_sectors",
-    "write_sectors",
-    "read_merges",
-    "write_merges",
-    "read_ticks_ns",
-    "write_ticks_ns",
-    "in_queue_ns",
-    "util_pct",
-    "has_slaves",
-    "aggr_read_ios",
-    "aggr_write_ios",
-    "aggr_read_sectors",
-    "aggr_write_sectors",
-    "aggr_read_merges",
-    "aggr_write_merges",
-    "aggr_read_ticks_ns",
-    "aggr_write_ticks_ns",
-    "aggr_in_queue_ns",
-    "aggr_util_pct",
-    "line_start",
-    "line_end",
-)
+_DISK_KEYS = TABLES["fio_disk_stats"].row_columns  # the order disk() gives its values in
 
 
 class ReportTail(TextState):
