@@ -1021,6 +1021,46 @@ def test_fast_paths_give_the_plain_paths_rows_on_every_real_output():
     assert sum(whole for _v, whole, _b in paths.values()) >= 45  # job blocks read whole
 
 
+def test_fast_and_plain_paths_agree_on_damaged_outputs():
+    """Real outputs of fio 3.16, 3.25 (fsync), 3.33 and 2.2.10 damaged at random (lines deleted, cut, a character
+    changed, a line repeated): the whole-block fast path gives the plain path's rows, warnings and version, or
+    the same error at the same line. 2,000 cases: 1,210 refused by both, 790 read alike. (It found the per-line
+    fast path reading a cut 'lat (usec): min=...' line as a latency distribution line: a different error.)"""
+    rng = random.Random(27)
+    sources = [
+        read(SEEDS / "fio-btrfs-raid1.txt"),
+        read(ROOT / "tests" / "fixtures" / "fio" / "published" / "fio-3.25-fsync-raidz2-slog.txt"),
+        read(F333 / "text-slat-lat-pct.txt"),
+        read(F333 / "text-status-interval.txt"),
+        read(ROOT / "tests" / "fixtures" / "fio" / "published" / "fio-2.2.10-five-runs-appended.txt"),
+    ]
+    refused = 0
+    for _ in range(2000):
+        lines = rng.choice(sources).split("\n")
+        for _ in range(rng.randint(1, 3)):
+            k = rng.randrange(len(lines))
+            action = rng.randrange(4)
+            if action == 0:
+                del lines[k]
+            elif action == 1:
+                lines[k] = lines[k][: rng.randrange(len(lines[k]) + 1)]
+            elif action == 2 and lines[k]:
+                j = rng.randrange(len(lines[k]))
+                lines[k] = lines[k][:j] + rng.choice("x9,=:%()[]|-. \t") + lines[k][j + 1 :]
+            else:
+                lines.insert(k, rng.choice(lines))
+        text = "\n".join(lines)
+        fast, plain = _parse_or_error(text, True), _parse_or_error(text, False)
+        if isinstance(plain, tuple):
+            assert fast == plain, text
+            refused += 1
+            continue
+        assert not isinstance(fast, tuple), (fast, text)
+        assert {k: list(v) for k, v in fast.tables.items()} == {k: list(v) for k, v in plain.tables.items()}, text
+        assert (fast.warnings, fast.tool_version) == (plain.warnings, plain.tool_version), text
+    assert refused == 1210
+
+
 def test_fast_and_plain_paths_read_a_varied_output_alike():
     """The same on fio 3.33's normal output with every number of two or more digits redrawn (as the benchmark's
     corpus varies it): percentile and IO depth keys that fio never prints take the fast path too, with the same

@@ -40,6 +40,7 @@ from .text_shapes import (
     _LAT_CUE,
     _LAT_FAST,
     _LATDIST,
+    _LATDIST_FAST,
     _PCT_COLUMNS,
     _PCT_ENTRY,
     _PCT_FAST,
@@ -447,7 +448,7 @@ _TITLE_READ = (_PCT_TITLE, _open_pct_fast)
 _SUBMIT_READ = (_DEPTHS_FAST, JobBlock.depths_fast)
 _FAST_LINES = {
     "c": (_LAT_READ, _TITLE_READ, _SUBMIT_READ, (_CPU_FAST, JobBlock.cpu_fast)),
-    "l": (_LAT_READ, _TITLE_READ, (_LATDIST, JobBlock.lat_dist_fast)),
+    "l": (_LAT_READ, _TITLE_READ, (_LATDIST_FAST, JobBlock.lat_dist_fast)),
     "s": (_LAT_READ, _TITLE_READ, _SUBMIT_READ),
     "b": ((_BW_FAST, JobBlock.bw_fast),),
     "i": ((_IOPS_FAST, JobBlock.iops_fast), (_ISSUED_FAST, JobBlock.issued_fast)),
