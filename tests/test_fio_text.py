@@ -820,6 +820,25 @@ def test_new_header_before_the_block_ended():
     assert "issued" in err.expected
 
 
+def _damaged(rng: random.Random, text: str, most: int, chars: str) -> str:
+    """``text`` with 1 to ``most`` random edits: a line deleted, cut, one character made one of ``chars``, or
+    a line repeated elsewhere."""
+    lines = text.split("\n")
+    for _ in range(rng.randint(1, most)):
+        k = rng.randrange(len(lines))
+        action = rng.randrange(4)
+        if action == 0:
+            del lines[k]
+        elif action == 1:
+            lines[k] = lines[k][: rng.randrange(len(lines[k]) + 1)]
+        elif action == 2 and lines[k]:
+            j = rng.randrange(len(lines[k]))
+            lines[k] = lines[k][:j] + rng.choice(chars) + lines[k][j + 1 :]
+        else:
+            lines.insert(k, rng.choice(lines))
+    return "\n".join(lines)
+
+
 def test_random_damage_gives_rows_or_parse_error():
     rng = random.Random(20221104)
     sources = [
@@ -829,21 +848,8 @@ def test_random_damage_gives_rows_or_parse_error():
         read(F333 / "text-status-interval.txt"),
     ]
     for _ in range(300):
-        lines = rng.choice(sources).split("\n")
-        for _ in range(rng.randint(1, 4)):
-            k = rng.randrange(len(lines))
-            action = rng.randrange(4)
-            if action == 0:
-                del lines[k]
-            elif action == 1:
-                lines[k] = lines[k][: rng.randrange(len(lines[k]) + 1)]
-            elif action == 2 and lines[k]:
-                j = rng.randrange(len(lines[k]))
-                lines[k] = lines[k][:j] + rng.choice("x9,=:%()[]|-\r ") + lines[k][j + 1 :]
-            else:
-                lines.insert(k, rng.choice(lines))
         try:
-            parse_text("\n".join(lines))
+            parse_text(_damaged(rng, rng.choice(sources), 4, "x9,=:%()[]|-\r "))
         except ParseError as e:
             assert e.kind in ("empty", "truncated", "invalid") and (e.line is None or e.line >= 1)
 
@@ -1024,7 +1030,7 @@ def test_fast_paths_give_the_plain_paths_rows_on_every_real_output():
 def test_fast_and_plain_paths_agree_on_damaged_outputs():
     """Real outputs of fio 3.16, 3.25 (fsync), 3.33 and 2.2.10 damaged at random (lines deleted, cut, a character
     changed, a line repeated): the whole-block fast path gives the plain path's rows, warnings and version, or
-    the same error at the same line. 2,000 cases: 1,210 refused by both, 790 read alike. (It found the per-line
+    the same error at the same line. 2,000 cases: 1,215 refused by both, 785 read alike. (It found the per-line
     fast path reading a cut 'lat (usec): min=...' line as a latency distribution line: a different error.)"""
     rng = random.Random(27)
     sources = [
@@ -1036,20 +1042,7 @@ def test_fast_and_plain_paths_agree_on_damaged_outputs():
     ]
     refused = 0
     for _ in range(2000):
-        lines = rng.choice(sources).split("\n")
-        for _ in range(rng.randint(1, 3)):
-            k = rng.randrange(len(lines))
-            action = rng.randrange(4)
-            if action == 0:
-                del lines[k]
-            elif action == 1:
-                lines[k] = lines[k][: rng.randrange(len(lines[k]) + 1)]
-            elif action == 2 and lines[k]:
-                j = rng.randrange(len(lines[k]))
-                lines[k] = lines[k][:j] + rng.choice("x9,=:%()[]|-. \t") + lines[k][j + 1 :]
-            else:
-                lines.insert(k, rng.choice(lines))
-        text = "\n".join(lines)
+        text = _damaged(rng, rng.choice(sources), 3, "x9,=:%()[]|-. \t")
         fast, plain = _parse_or_error(text, True), _parse_or_error(text, False)
         if isinstance(plain, tuple):
             assert fast == plain, text
@@ -1058,7 +1051,7 @@ def test_fast_and_plain_paths_agree_on_damaged_outputs():
         assert not isinstance(fast, tuple), (fast, text)
         assert {k: list(v) for k, v in fast.tables.items()} == {k: list(v) for k, v in plain.tables.items()}, text
         assert (fast.warnings, fast.tool_version) == (plain.warnings, plain.tool_version), text
-    assert refused == 1210
+    assert refused == 1215
 
 
 def test_fast_and_plain_paths_read_a_varied_output_alike():
