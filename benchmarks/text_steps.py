@@ -12,6 +12,8 @@ whose sniff says ``fio-normal`` and that the revision's parser reads), and as ma
 number of two or more digits redrawn at the same width (variation.vary: what the bench's fio-text corpus
 holds), so that no cache of printed values can flatter the result.
 
+It prints, too, how many job blocks the whole-block fast path (text_fast.py) read.
+
 Usage: PYTHONPATH=lib python benchmarks/text_steps.py [--rev main] [--rounds 7] [--copies 20] [--profile]
 
 ``ingest_bench.py`` takes its step table's text steps from ``steps()``.
@@ -132,6 +134,9 @@ def main() -> None:
     print(
         f"{len(real)} real fio normal-text outputs, {len(texts)} texts with the varied copies, {lines:.0f} lines a file"
     )
+    for label, group in (("real outputs", real), ("real + varied", texts)):
+        whole, blocks = (sum(n) for n in zip(*(text.block_paths(t) for t in group), strict=True))
+        print(f"{label}: {whole} of {blocks} job blocks read whole by the block fast path ({whole / blocks:.0%})")
     parsers = {
         f"{args.rev}": before.parse_text,
         "now": fio_text.parse_text,

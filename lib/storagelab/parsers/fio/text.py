@@ -52,11 +52,12 @@ Text numbers carry 3-4 significant figures, so every row has ``exact=False``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 
 from ... import units
 from ..base import SHELL_PROMPT, NotStreamable, Parsed, ParseError, lines_of
 from .command import continued, fio_command
-from .text_blocks import JobBlock
+from .text_fast import BlockFast
 from .text_shapes import (
     _DISK_CUE,
     _DISK_HEAD,
@@ -80,9 +81,24 @@ FORMAT = "fio-normal"
 def parse_text(text: str, fast: bool = True) -> Parsed:
     """Parse fio's normal output (any part of a file that is not fio's normal text is skipped). ``fast=False``:
     the plain path alone, every line read the general way (the reference the fast paths are tested against)."""
+    return _parser(text, fast).run()
+
+
+def block_paths(text: str) -> tuple[int, int]:
+    """(the job blocks that the whole-block fast path read, all job blocks) when ``parse_text(text)`` reads
+    ``text`` (for the tests and the benchmark: which path an output takes)."""
+    parser = _parser(text, True)
+    parser.run()
+    return parser.blocks_fast, parser.blocks
+
+
+def _parser(text: str, fast: bool) -> _TextParser:
     if not text.strip():
         raise ParseError("empty input", line=1, kind="empty", expected="fio normal output")
-    return _TextParser(lines_of(text), Parsed(tool="fio", format=FORMAT), fast).run()
+    parser = _TextParser(lines_of(text), Parsed(tool="fio", format=FORMAT), fast)
+    if fast and "\r" not in text and "Jobs: " not in text:
+        parser.text = text  # its lines are exactly its '\n'-separated parts: whole job blocks can be read in it
+    return parser
 
 
 def parse_lines(lines: Iterable[str], parsed: Parsed, fast: bool = True) -> Parsed:
@@ -92,13 +108,18 @@ def parse_lines(lines: Iterable[str], parsed: Parsed, fast: bool = True) -> Pars
     return _TextParser(lines, parsed, fast).run()
 
 
-class _TextParser(JobBlock, ReportTail):
+class _TextParser(BlockFast, ReportTail):
     """The state machine over the lines (the module doc): outside a report, in a job block, in the report's tail."""
 
     def run(self) -> Parsed:
         clean = self.clean
         if isinstance(self.lines, list):
-            whole = [raw if "\r" not in raw and "Jobs: " not in raw else clean(raw) for raw in self.lines]
+            if self.text is not None:
+                whole = self.lines
+            else:
+                whole = [raw if "\r" not in raw and "Jobs: " not in raw else clean(raw) for raw in self.lines]
+                if self.fast:
+                    self.text = "\n".join(whole)  # (live status lines dropped) for whole job blocks
             for ln in range(len(whole), 0, -1):
                 if whole[ln - 1].strip():
                     self.last = ln
@@ -110,7 +131,8 @@ class _TextParser(JobBlock, ReportTail):
             )
         in_json = False
         line = self.line
-        for ln, s in enumerate(lines, 1):
+        numbered = enumerate(lines, 1)
+        for ln, s in numbered:
             if in_json:
                 in_json = s.rstrip() != "}"
                 continue
@@ -120,6 +142,9 @@ class _TextParser(JobBlock, ReportTail):
                 in_json = True
                 continue
             line(ln, s)
+            if self.skip:  # the lines of a job block that block_fast read
+                next(islice(numbered, self.skip - 1, None), None)
+                self.skip = 0
         if self.ahead is not None:
             self.last = self.ahead.seen
         self.finish()
@@ -296,6 +321,8 @@ class _TextParser(JobBlock, ReportTail):
         self.p.add("fio_jobs", self.job)
         self.jstate = {"issued": None, "results": {}, "last": ln, "kb_base": None, "legacy": False}
         self.res = None
+        if self.fast:
+            self.block_fast(ln, s)
 
     def finish(self) -> None:
         self.end_disks()

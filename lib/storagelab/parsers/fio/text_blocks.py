@@ -40,6 +40,7 @@ from .text_shapes import (
     _LAT_CUE,
     _LAT_FAST,
     _LATDIST,
+    _LATDIST_FAST,
     _PCT_COLUMNS,
     _PCT_ENTRY,
     _PCT_FAST,
@@ -49,6 +50,33 @@ from .text_shapes import (
     _SYNC_HEAD,
 )
 from .text_state import _BUCKET_EDGES, _CACHE_MAX, _EDGES, _NUMBERS, TextState, _r
+
+
+def _bw_values(row: dict, factor: float, texts: tuple) -> None:
+    """A bw line's values in its usual form (min, max, per, avg, stdev, samples: texts of numbers) into ``row``."""
+    mn, mx, per, avg, stdev, samples = texts
+    row["bw_min_bytes_per_s"] = _r(float(mn) * factor)
+    row["bw_max_bytes_per_s"] = _r(float(mx) * factor)
+    row["bw_mean_bytes_per_s"] = _r(float(avg) * factor)
+    row["bw_stdev_bytes_per_s"] = _r(float(stdev) * factor)
+    row["bw_agg_pct"] = float(per)
+    if samples:
+        row["bw_samples"] = int(samples)
+
+
+def _bucket_edges(ge: str, key: str, factor: float, base_lo: float) -> tuple[float, float | None]:
+    """The (lower, upper) edges in ns of the latency distribution bucket ``key`` (``ge``: '>=' or '') of a line
+    in a unit of ``factor`` ns whose first bucket starts at ``base_lo``."""
+    k = int(key)
+    if ge:
+        lo, hi = k * factor, None
+    else:
+        lower = [e for e in _EDGES if e < k]
+        lo, hi = (lower[-1] * factor if lower else base_lo), k * factor
+    edges = _r(lo), None if hi is None else _r(hi)
+    if len(_BUCKET_EDGES) < _CACHE_MAX:
+        _BUCKET_EDGES[(ge, key, factor, base_lo)] = edges
+    return edges
 
 
 class JobBlock(TextState):
@@ -252,18 +280,11 @@ class JobBlock(TextState):
 
     def bw_fast(self, ln: int, m: re.Match) -> None:
         """A bw line in its usual form (``_BW_FAST``)."""
-        label, mn, mx, per, avg, stdev, samples = m.groups()
-        factor = self.bw_factor(ln, label.replace(" ", ""))
+        factor = self.bw_factor(ln, m[1].replace(" ", ""))
         row = self.touch(ln)
         if row is None:
             self.fail(ln, "bw line outside a direction section", "a 'read:'/'write:' line before it")
-        row["bw_min_bytes_per_s"] = _r(float(mn) * factor)
-        row["bw_max_bytes_per_s"] = _r(float(mx) * factor)
-        row["bw_mean_bytes_per_s"] = _r(float(avg) * factor)
-        row["bw_stdev_bytes_per_s"] = _r(float(stdev) * factor)
-        row["bw_agg_pct"] = float(per)
-        if samples:
-            row["bw_samples"] = int(samples)
+        _bw_values(row, factor, m.groups()[1:])
 
     def bw(self, ln: int, s: str) -> None:
         m = _BW.match(s)
@@ -327,28 +348,21 @@ class JobBlock(TextState):
         if f.get("samples"):
             row["iops_samples"] = self.integer(ln, f["samples"], "a sample count")
 
+    def dist_base(self, unit: str) -> float:
+        """The lower edge (ns) of the first latency distribution bucket of ``unit``: see the module doc of text.py."""
+        ns_era = self.version >= (2, 99) if self.version else not self.jstate["legacy"]
+        return {"nsec": 0.0, "usec": 1e3 if ns_era else 0.0, "msec": 1e6}[unit]
+
     def lat_dist(self, ln: int, m: re.Match) -> None:
         assert self.job is not None  # (inside a job block)
         if not _BUCKETS.match(m["rest"]):
             self.fail(ln, "malformed latency distribution line", "'lat (usec) : 2=1.81%, 4=6.08%, ...'")
         unit = m["unit"]
-        factor = _TIME[unit]
-        ns_era = self.version >= (2, 99) if self.version else not self.jstate["legacy"]
-        base_lo = {"nsec": 0.0, "usec": 1e3 if ns_era else 0.0, "msec": 1e6}[unit]
+        factor, base_lo = _TIME[unit], self.dist_base(unit)
         job = self.job["job_index"]
         rows = self.p.tuples("fio_latency_buckets", _BUCKET_COLUMNS)
         for ge, key, pct in _BUCKET.findall(m["rest"]):
-            edges = _BUCKET_EDGES.get((ge, key, factor, base_lo))
-            if edges is None:
-                k = int(key)
-                if ge:
-                    lo, hi = k * factor, None
-                else:
-                    lower = [e for e in _EDGES if e < k]
-                    lo, hi = (lower[-1] * factor if lower else base_lo), k * factor
-                edges = _r(lo), None if hi is None else _r(hi)
-                if len(_BUCKET_EDGES) < _CACHE_MAX:
-                    _BUCKET_EDGES[(ge, key, factor, base_lo)] = edges
+            edges = _BUCKET_EDGES.get((ge, key, factor, base_lo)) or _bucket_edges(ge, key, factor, base_lo)
             value = _NUMBERS.get(pct)
             if value is None:
                 value = self.number(ln, pct, "a percentage")
@@ -434,7 +448,7 @@ _TITLE_READ = (_PCT_TITLE, _open_pct_fast)
 _SUBMIT_READ = (_DEPTHS_FAST, JobBlock.depths_fast)
 _FAST_LINES = {
     "c": (_LAT_READ, _TITLE_READ, _SUBMIT_READ, (_CPU_FAST, JobBlock.cpu_fast)),
-    "l": (_LAT_READ, _TITLE_READ, (_LATDIST, JobBlock.lat_dist_fast)),
+    "l": (_LAT_READ, _TITLE_READ, (_LATDIST_FAST, JobBlock.lat_dist_fast)),
     "s": (_LAT_READ, _TITLE_READ, _SUBMIT_READ),
     "b": ((_BW_FAST, JobBlock.bw_fast),),
     "i": ((_IOPS_FAST, JobBlock.iops_fast), (_ISSUED_FAST, JobBlock.issued_fast)),

@@ -106,35 +106,37 @@ def _block_size(bs: str) -> tuple[int | None, tuple[str, ...]]:
 
 
 class TextState:
-    """What the reading of one fio output holds between lines, and the readers of its numbers."""
+    """What the reading of one fio output holds between lines, and the readers of its numbers. The values that
+    every reading starts from and that are replaced, never changed in place, are class attributes (set-up once)."""
+
+    ahead: Ahead | None = None  # (a stream)
+    last = 0  # last non-blank line (1-based): a failure there is truncation (a stream: known at the end)
+    version: tuple[int, int] | None = None
+    job: dict | None = None  # current fio_jobs row
+    res: dict | None = None  # current fio_results row (direction section)
+    pct: dict | None = None  # open percentile block
+    lifetime = False  # inside a 'block lifetime percentiles' block
+    group: int | None = None  # groupid of the last 'Run status group' header
+    disks = False  # inside 'Disk stats'
+    disk_part: tuple[int, str] | None = None  # (line, text) of a disk line that ends in ',' (wrapped)
+    report = 0  # doc_index of the current report
+    new_run = False  # a preamble/version/Starting line after a complete report: another fio run
+    report_tail = False  # group/disk lines seen since the last job block
+    started = False  # preamble / version / Jobs lines seen
+    found = False  # any report line seen
+    prio_warned = False
+    run_start = 0  # doc_index of the current run's first report
 
     def __init__(self, lines: Iterable[str], parsed: Parsed, fast: bool = True):
         self.fast = fast  # the fast paths on (the usual form of a line in one regular expression)
         self.lines = lines  # a list (a whole text), or any iterable (a stream: read once, ahead when needed)
-        self.ahead: Ahead | None = None  # (a stream)
         self.p = parsed
-        self.last = 0  # last non-blank line (1-based): a failure there is truncation (a stream: known at the end)
-        self.version: tuple[int, int] | None = None
         self.preamble: dict[tuple[str, int] | str, dict] = {}
-        self.job: dict | None = None  # current fio_jobs row
         self.jstate: dict = {}  # per-job working state (issued counts, results, ...)
-        self.res: dict | None = None  # current fio_results row (direction section)
-        self.pct: dict | None = None  # open percentile block
-        self.lifetime = False  # inside a 'block lifetime percentiles' block
-        self.group: int | None = None  # groupid of the last 'Run status group' header
-        self.disks = False  # inside 'Disk stats'
-        self.disk_part: tuple[int, str] | None = None  # (line, text) of a disk line that ends in ',' (wrapped)
-        self.report = 0  # doc_index of the current report
-        self.new_run = False  # a preamble/version/Starting line after a complete report: another fio run
         self.run_ends: list[int] = []  # doc_index of the last report of each run before the current one
-        self.report_tail = False  # group/disk lines seen since the last job block
-        self.started = False  # preamble / version / Jobs lines seen
-        self.found = False  # any report line seen
-        self.prio_warned = False
         self.terse_lines: list[int] = []  # fio terse lines beside the normal output (--output-format=terse,normal)
         self.commands: list[tuple[int, str, int, int]] = []  # (doc_index of the next report, fio command, lines)
         self.layout: dict[str, tuple[int, int, int]] = {}  # job name -> (doc_index of its run, files, bytes laid out)
-        self.run_start = 0  # doc_index of the current run's first report
 
     def is_last(self, ln: int) -> bool:
         """No non-blank line follows line ``ln``."""

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from .schema import TABLES
 from .text_shapes import _DISK, _GROUP2, _GROUP3
 from .text_state import TextState, _r
+
+_DISK_KEYS = TABLES["fio_disk_stats"].row_columns  # the order disk() gives its values in
 
 
 class ReportTail(TextState):
@@ -74,43 +77,22 @@ class ReportTail(TextState):
                 "malformed disk stats line",
                 "'name: ios=R/W, [sectors=R/W, ]merge=R/W, ticks=R/W, in_queue=N, util=N%[, aggr...]'",
             )
-        g = m.groupdict()
-
-        def i(k):
-            return None if g[k] is None else int(g[k])
-
-        def ms(k):
-            return None if g[k] is None else _r(int(g[k]) * 1e6)
-
-        self.p.add(
-            "fio_disk_stats",
-            {
-                "disk": g["name"],
-                "read_ios": i("rio"),
-                "write_ios": i("wio"),
-                "read_sectors": i("rsec"),
-                "write_sectors": i("wsec"),
-                "read_merges": i("rm"),
-                "write_merges": i("wm"),
-                "read_ticks_ns": ms("rt"),
-                "write_ticks_ns": ms("wt"),
-                "in_queue_ns": ms("q"),
-                "util_pct": float(g["util"]),
-                "has_slaves": g["ario"] is not None,
-                "aggr_read_ios": i("ario"),
-                "aggr_write_ios": i("awio"),
-                "aggr_read_sectors": i("arsec"),
-                "aggr_write_sectors": i("awsec"),
-                "aggr_read_merges": i("arm"),
-                "aggr_write_merges": i("awm"),
-                "aggr_read_ticks_ns": ms("art"),
-                "aggr_write_ticks_ns": ms("awt"),
-                "aggr_in_queue_ns": ms("aq"),
-                "aggr_util_pct": None if g["autil"] is None else float(g["autil"]),
-                "line_start": ln,
-                "line_end": end or ln,
-            },
+        g = m.groups()  # name; ios, sectors, merges (read/write); ticks; in_queue; util; the same of the aggregate
+        counts = [None if c is None else int(c) for c in (*g[1:7], *g[11:17])]
+        ticks = [None if t is None else _r(int(t) * 1e6) for t in (*g[7:10], *g[17:20])]
+        values = (
+            g[0],
+            *counts[:6],
+            *ticks[:3],
+            float(g[10]),
+            g[11] is not None,
+            *counts[6:],
+            *ticks[3:],
+            None if g[20] is None else float(g[20]),
+            ln,
+            end or ln,
         )
+        self.p.add("fio_disk_stats", dict(zip(_DISK_KEYS, values, strict=True)))
 
     def end_disks(self) -> None:
         """A disk line that ended in ',' and was not continued: cut (the file ends there) or malformed."""
