@@ -135,7 +135,7 @@ def main() -> None:
         f"{len(real)} real fio normal-text outputs, {len(texts)} texts with the varied copies, {lines:.0f} lines a file"
     )
     for label, group in (("real outputs", real), ("real + varied", texts)):
-        whole, blocks = (sum(n) for n in zip(*(text.block_paths(t) for t in group), strict=True))
+        whole, blocks = (sum(n) for n in zip(*(fio_text.block_paths(t) for t in group), strict=True))
         print(f"{label}: {whole} of {blocks} job blocks read whole by the block fast path ({whole / blocks:.0%})")
     parsers = {
         f"{args.rev}": before.parse_text,
