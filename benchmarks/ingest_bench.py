@@ -42,6 +42,7 @@ import os
 import platform
 import random
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -56,8 +57,19 @@ FIO_31 = "fio-json-3.1"  # fio-plot's real fio 3.1 JSON (duplicate keys), 9,800 
 KINDS = "fio-json,fio-json-indent2,fio-json-oneline,fio-json-copies,fio-json-3.1,fio-text,mixed"
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "lib"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-NUM = re.compile(rb"(?<![\w.])([1-9][0-9]+)(?![\w])")
+import fioplot_compare  # noqa: E402
+import msgspec  # noqa: E402
+import orjson  # noqa: E402
+from text_steps import steps  # noqa: E402  (benchmarks/text_steps.py: the text parser, and its plain path alone)
+from variation import NUM, vary  # noqa: E402
+
+from storagelab import store  # noqa: E402
+from storagelab.parsers import decode, detect, parse_bytes  # noqa: E402
+from storagelab.parsers.base import Parsed  # noqa: E402
+from storagelab.parsers.fio import fastjson  # noqa: E402
+
 # in JSON: a quoted string (kept as it is) or a number of two or more digits outside strings (varied)
 JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|' + NUM.pattern, re.S)
 CORPUS_VERSION = 2  # bump when vary()/vary_json() or the way files are made changes
@@ -73,7 +85,6 @@ def _candidates() -> list[Path]:
 
 
 def templates(kind: str) -> list[bytes]:
-    from storagelab.parsers import decode, detect
 
     if kind.startswith("fio-json"):
         return json_templates()[0]
@@ -109,7 +120,6 @@ def json_templates() -> tuple[list[bytes], list[str]]:
     """The JSON document of every real fio JSON/JSON+ output (one per file), and why others were left
     out: each must parse with storagelab's parser and with json.loads (the floor), which refuses the
     bare nan/inf that fio can print."""
-    from storagelab.parsers import parse_bytes
 
     out, left, other_layouts = [], [], []
     for p in _candidates():
@@ -155,14 +165,6 @@ def _refuse(name: str):
     raise ValueError(f"bare {name}")
 
 
-def vary(data: bytes, rng: random.Random) -> bytes:
-    def sub(m):
-        s = m.group(1)
-        return str(rng.randrange(10 ** (len(s) - 1), 10 ** len(s))).encode()
-
-    return NUM.sub(sub, data)
-
-
 def vary_json(data: bytes, rng: random.Random) -> bytes:
     """vary() for a JSON document: only numbers outside quoted strings, so that keys (percentiles,
     JSON+ bins) and string values ("bs" : "64k") stay as fio wrote them, and no key can repeat."""
@@ -177,7 +179,6 @@ def vary_json(data: bytes, rng: random.Random) -> bytes:
 
 
 def _parses(data: bytes) -> bool:
-    from storagelab.parsers import parse_bytes
 
     try:
         parse_bytes(data)
@@ -199,7 +200,6 @@ def choose_variation(tmpl: list[bytes], rng: random.Random) -> list[tuple[bytes,
 
 
 def describe(kind: str, kept: list[tuple[bytes, str]], dropped: int, left: list[str] = ()) -> str:
-    from storagelab.parsers import decode, detect, parse_bytes
 
     if kind.startswith("fio-json"):
         formats: dict[str, int] = {}
@@ -232,8 +232,6 @@ COPIES_DISTINCT = 300  # the mostly-identical corpus: this many distinct files, 
 
 def build(kind: str, n: int) -> tuple[Path, str]:
     if kind == FIO_31:
-        import fioplot_compare
-
         folders = fioplot_compare.corpus(CORPUS)
         return folders[0].parent, (
             f"{FIO_31}: the 392 real fio 3.1 JSON files of fio-plot's published benchmark "
@@ -312,7 +310,7 @@ def floor(d: Path, kind: str) -> float:
 STAGES = ("read", "sha256", "json.loads", "orjson", "parse", "chunk")
 # the parse of one file, step by step: a fio JSON file's fast path (parsers/fio/fastjson.py), a text file's general path
 JSON_STEPS = ("orjson", "check", "spans", "typed", "rows")
-TEXT_STEPS = ("decode", "detect", "parse text")
+TEXT_STEPS = ("decode", "detect", "parse text", "text plain")  # the last two: text_steps.steps()
 TARGET_X_FLOOR = 1.5  # issue 27 (issue 6 had 2x)
 
 
@@ -369,16 +367,10 @@ def breakdown(d: Path, kind: str, sample: int = 2000) -> dict:
     SHA-256, parse (decode + detect + parse: parse_bytes), and a whole worker chunk (read, hash, parse,
     rows to typed Arrow columns: store.parse_chunk); with the floor's json.loads for comparison. The
     chunk time x files / cores bounds the cold ingest from below whatever the writer does."""
-    import hashlib
-
-    import orjson
-
-    from storagelab import store
-    from storagelab.parsers import parse_bytes
 
     files = files_of(d)[:sample]
     datas = [p.read_bytes() for p in files]
-    jobs = [(str(p), str(p), len(b), 0) for p, b in zip(files, datas)]
+    jobs = [(str(p), str(p), len(b), 0) for p, b in zip(files, datas, strict=True)]
 
     def read():
         for p in files:
@@ -416,36 +408,27 @@ def parse_steps(datas: list[bytes], kind: str) -> dict:
     """Each step of a file's parse on its own, over the same files (each step's input made beforehand): for fio
     JSON, the fast path's orjson decode (``orjson`` above), its check of the decoded object against the bytes, the
     line spans from the bytes, the msgspec typing and the row building; for text, decode, detect and the parser."""
-    from storagelab.parsers import decode, detect
-    from storagelab.parsers.base import Parsed
 
     if kind.startswith("fio-json"):
-        import msgspec
-        import orjson
-
-        from storagelab.parsers.fio import fastjson
-
         objs = [orjson.loads(b) for b in datas]
-        spans = [fastjson._spans(b, o) for b, o in zip(datas, objs)]
+        spans = [fastjson._spans(b, o) for b, o in zip(datas, objs, strict=True)]
         docs = [msgspec.convert(o, fastjson._Doc) for o in objs]
 
         def rows():
-            for doc, o, sp in zip(docs, objs, spans):
+            for doc, o, sp in zip(docs, objs, spans, strict=True):
                 fastjson._rows(Parsed(tool="fio", format="fio-json"), doc, o, (3, 0), sp)
 
         return {
-            "check": lambda: [fastjson._decoded_as_written(b, o) for b, o in zip(datas, objs)],
-            "spans": lambda: [fastjson._spans(b, o) for b, o in zip(datas, objs)],
+            "check": lambda: [fastjson._decoded_as_written(b, o) for b, o in zip(datas, objs, strict=True)],
+            "spans": lambda: [fastjson._spans(b, o) for b, o in zip(datas, objs, strict=True)],
             "typed": lambda: [msgspec.convert(o, fastjson._Doc) for o in objs],
             "rows": rows,
         }
     texts = [decode(b) for b in datas]
     found = [detect(t) for t in texts]
-    return {
-        "decode": lambda: [decode(b) for b in datas],
-        "detect": lambda: [detect(t) for t in texts],
-        "parse text": lambda: [mod.parse(t, fmt) for t, (mod, fmt) in zip(texts, found)],
-    }
+    return {"decode": lambda: [decode(b) for b in datas], "detect": lambda: [detect(t) for t in texts]} | steps(
+        texts, found
+    )
 
 
 def _tree_pss_kib(pid: int) -> int:
@@ -503,7 +486,6 @@ def run_ingest(d: Path, db: Path, workers: int | None) -> tuple[float, float, fl
 
 def _children_cpu() -> float:
     """User + system CPU seconds of the waited-for child processes (and their waited-for children)."""
-    import resource
 
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -616,8 +598,6 @@ def main() -> None:
                 )
     extra, measured = [], {}
     if FIO_31 in args.kinds.split(",") and not args.no_fioplot:
-        import fioplot_compare
-
         exe = fioplot_compare.fioplot()
         if exe:
             folders = fioplot_compare.corpus(CORPUS)
@@ -921,6 +901,55 @@ ISSUE_27_NOTES = [
     "load of 8-9, CPU 6.0-6.2 -> 5.6-5.8 s) and its peak memory higher (234-237 -> 264-276 MiB at 10,000 files), "
     "so batches stay at 100,000 rows. DuckDB's checkpoint_threshold raised to 1 GB only moved the checkpoints' "
     "CPU from the commits to the close.",
+    "",
+    "Done (2026-11-26, evening, issue 27: the main process). Measured by phase in the main process alone "
+    "(CPU time, `time.process_time`, the ingest run in-process with its stages timed; load 1.3, one other "
+    "process on one core): the 9,800 fio-plot files cost it 1.03 s (imports 0.09, before 0.26, parsing "
+    "0.42 of which batch writes 0.40 in 4 batches, after 0.26: the last batch 0.09, the Parquet export "
+    "0.11, the close about 0.06) beside the workers' 1.40 s; 10,000 fio-json files 2.35 s (batch writes "
+    "1.58 s in 16 batches: inserts 0.91, commits 0.67; the export 0.30 s) beside the workers' 3.1 s. "
+    "Three cuts, each measured against the code before it in interleaved runs: (1) the database's own "
+    "files (a database inside the folder it ingests) were found with a `realpath` of every listed file, "
+    "0.13 s for 9,800 files; now a folder's real path is resolved once, and when no folder listed holds "
+    "the database or its Parquet folder only a file named on the command line is checked: main process "
+    "1.28 -> 1.12 s (medians of 5). (2) DuckDB on one thread while the workers parse (on 2026-11-24 for "
+    "the whole ingest: within the run-to-run range of whole runs; here in interleaved pairs of the main "
+    "process alone): the workers hold the cores, and DuckDB's own threads only compete with them; its "
+    "default again for the last batch, the export and the close: the batch writes of 10,000 fio-json "
+    "files 1.69/1.54/1.81 -> 1.40/1.33/1.52 s (interleaved pairs), of the 9,800 fio-plot files "
+    "0.61/0.51/0.59 -> 0.48/0.45/0.42 s. (3) 8 chunks in flight per worker instead of 3: while the main "
+    "process wrote a batch (100-150 ms), the workers ran out of submitted chunks (3 chunks are 50-100 ms "
+    "of parsing); the submit and start times of every chunk of the 9,800 fio-plot files showed the two "
+    "workers waiting 1.1-1.9 s in all for a chunk with 3, 0-0.1 s with 8 (at a load of 10, which "
+    "stretches the writer), for 3 MiB more peak memory in the main process (10,000 fio-json files: 217 -> "
+    "221 MiB). All three together against the code before them, interleaved, CPU of the whole `storagelab "
+    "ingest` process and its workers (load 7-10): the 9,800 fio-plot files 2.80 -> 2.58 s (main process "
+    "1.19 -> 0.95 s; medians of 4), 10,000 fio-json files 5.49 -> 4.91 s (main 2.50 -> 2.08 s; medians of "
+    "2).",
+    "",
+    "Tried (2026-11-26, evening), not adopted: the Parquet export (44 tables, 36 of them empty after a "
+    "fio ingest, about 0.9 ms each) as one `EXPORT DATABASE` (0.067-0.085 s against 0.084-0.095 s for the "
+    "44 COPYs of 9,800 files' tables), as one multi-statement string (0.080-0.090 s), from two threads "
+    "with a cursor each (same CPU, no shorter), with `preserve_insertion_order=false` (no parallel write: "
+    "0.235-0.238 against 0.243-0.281 s for 10,000 fio-json files) or another compression (uncompressed "
+    "0.243-0.247, lz4 0.249-0.254, zstd 0.293-0.296, snappy 0.245-0.279 s): the export's cost is DuckDB "
+    "writing 1.6 million rows, and it is part of every ingest by design (README: the Parquet copy is "
+    "checked on every run), so it stays (`--no-parquet` skips it); a CHECKPOINT in a thread while "
+    "exporting (no overlap). Strings dictionary-encoded before the insert (400,000 rows: 0.138-0.141 "
+    "against 0.141-0.142 s). The schema's DDL in one statement (13 against 14 ms: ensure_schema's 58 ms "
+    "are the parsers' import, 60 ms of `re.compile` under the profiler, which the forked workers share). "
+    "checkpoint_threshold 1 KB (a checkpoint at every commit: main process 2.66-2.86 against 2.32-2.63 s "
+    "for 10,000 fio-json files; with auto_checkpoint_skip_wal_threshold 0, 2.73-3.06 s) and 1 GB (the "
+    "checkpoints' CPU moves to the close: after 0.39 -> 0.66-0.77 s). Batches of 250,000 rows (7 commits "
+    "instead of 16: main process 2.35/2.24 -> 2.09/1.97 s, but a larger last batch and close after the "
+    "parsing, 0.39 -> 0.49-0.52 s, and more memory at 100,000 files, whose 459 MiB of 2026-11-25 leave 41 "
+    "MiB to the target). fsync_mode NONE (no change: the commits do not wait for the disk here). "
+    "`gc.freeze()` before the interpreter's exit (the exit 37 -> 20 ms) made duckdb's bindings report "
+    "leaked instances on stderr (tests/test_store_verdicts.py caught it). The start-up: `python -X "
+    "importtime -m storagelab ingest` spends 84 ms in `storagelab.store` (duckdb 50 ms, of which its own "
+    "importlib.metadata 9, pyarrow 17, tqdm 4) and 15 ms in the CLI: nothing left to defer. On the "
+    "workers' side a fio-json-3.1 file's parse is 82-84 µs (json.loads: 50 µs), a whole chunk 123-143 µs "
+    "a file (read 8, SHA-256 4, rows to Arrow about 25); fio-json 143-164 µs (json.loads 79).",
 ]
 
 

@@ -41,11 +41,11 @@ def test_before_after_ratios_and_too_fast():
     )
     out = alignment.before_after(df, "old", "new")
     assert out["test"].to_list() == ["put_block", "rewrite", "seq_create"]
-    r = dict(zip(out["test"], out["ratio"]))
+    r = dict(zip(out["test"], out["ratio"], strict=True))
     assert r["put_block"] == pytest.approx(78.9 / 10.4)
     assert r["rewrite"] == pytest.approx(46.4 * 1024 / 8373)
     assert r["seq_create"] is None
-    lat = dict(zip(out["test"], out["latency_ratio"]))
+    lat = dict(zip(out["test"], out["latency_ratio"], strict=True))
     assert lat["put_block"] == pytest.approx(7278e6 / 437e9)
 
 

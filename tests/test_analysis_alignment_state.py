@@ -131,7 +131,11 @@ def test_repeats_appended_in_one_file_are_the_noise_band(lab):
 def test_ashift_from_zdb_C(lab):
     s = lab["zs"].numbers.settings
     assert (s.pool, s.ashift) == ("ztest", 9) and s.ashift_source.startswith("zdb -C, zdb-C.txt")
-    assert "ashift of pool ztest: 9 (zdb -C, zdb-C.txt). ashift 9 on 512e drives" in "\n".join(lab["zs"].findings)
+    # both runs are labelled pool ztest: one ashift on both sides cannot explain their difference
+    assert (
+        "ashift of pool ztest: 9 (zdb -C, zdb-C.txt). The 'after' run (x2) ran on the same pool, also at ashift 9 "
+        "(zdb -C, zdb-C.txt): ashift is the same on both sides, so it cannot explain the difference between them."
+    ) in "\n".join(lab["zs"].findings)
     assert not any("`zdb -C" in m for m in lab["zs"].missing)
 
 
@@ -185,3 +189,37 @@ def test_an_ashift_label_is_used(seed_db, tmp_path):
     )
     assert "the data exclude ashift=9 as the cause." in text
     assert not any("`zdb -C raid1`" in m for m in res.missing)
+
+
+def test_ashift_9_before_supports_the_explanation_only_on_larger_physical_sectors(tmp_path):
+    """The 'before' run on pool ztest (zdb -C: ashift 9), the 'after' run on another pool whose ashift is not in
+    the data: ashift 9 supports the read-modify-write explanation if the drives are 512e (physical_sector_bytes
+    4096, a parameter), and is excluded with 512 B physical sectors."""
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    bonnie = FIXTURES / "bonnie" / "2.00a"
+    shutil.copy(bonnie / "x1.out.txt", raw / "x1.out.txt")
+    shutil.copy(bonnie / "x2.out.txt", raw / "x2.out.txt")
+    shutil.copy(FIXTURES / "zdb-config" / "2.1" / "C-ashift9.txt", raw / "zdb-C.txt")
+    (raw / "manifest.csv").write_text(
+        "path,study,label,host,pool,phase\n"
+        "x1.out.txt,a9,x1,lab,ztest,before\nx2.out.txt,a9,x2,lab,newpool,after\nzdb-C.txt,a9,zdb -C,lab,ztest,\n"
+    )
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = alignment.analyse(con, Selection(study="a9"))
+        res512 = alignment.analyse(con, Selection(study="a9"), physical_sector_bytes=512)
+    assert (res.numbers.after_settings.pool, res.numbers.after_settings.ashift) == ("newpool", None)
+    assert (
+        "ashift of pool ztest: 9 (zdb -C, zdb-C.txt). ashift 9 on drives with 4096 B physical sectors "
+        "(physical_sector_bytes, a parameter: the logs do not show the drives' sector size) makes every sub-4 KiB "
+        "write a read-modify-write inside the drive (docs/formats/zfs-facts.md F11): if the drives are 512e, the data "
+        "support that explanation beside the partition offset; the 'after' run's pool's ashift is not in the data."
+    ) in res.findings
+    assert (
+        "ashift of pool ztest: 9 (zdb -C, zdb-C.txt). With 512 B physical sectors (physical_sector_bytes) ashift 9 "
+        "writes whole sectors: the data exclude ashift=9 as the cause."
+    ) in res512.findings

@@ -48,10 +48,10 @@ def test_ddt_tracked_blocks_from_zpool_dedup(res):
 
 
 def test_the_break_even_entry_size(res):
-    mem = dict(zip(res["memory"]["pool"], res["memory"]["crossover_bytes_per_entry"]))
+    mem = dict(zip(res["memory"]["pool"], res["memory"]["crossover_bytes_per_entry"], strict=True))
     assert round(mem["raid1"]) == 235 and round(mem["archiv"]) == 75  # 7.75 GiB / bp count
     # one rounding rule for the table and the sentences (new-user-2: "fits at 1308617 B" beside "break-even 1308618")
-    assert dict(zip(res["memory"]["pool"], res["memory"]["fits_at_most"])) == {"raid1": 234, "archiv": 74}
+    assert dict(zip(res["memory"]["pool"], res["memory"]["fits_at_most"], strict=True)) == {"raid1": 234, "archiv": 74}
     # in whole bytes, rounded down: 234.94 B fits, 235 would not
     text = "\n".join(res.findings)
     assert "does not fit the 7.75 GiB budget; it would fit at 234 B per entry or less." in text
@@ -95,7 +95,7 @@ def test_one_machine_s_pools_together_against_its_one_arc(res):
 def test_the_sensitivity_chart_draws_the_verdict_s_estimate(res):
     """analyses-2 low: the chart plotted bp count x bytes while the verdict used the better estimate."""
     s = res["sensitivity"].filter(pl.col("bytes_per_entry") == 320.0)
-    got = dict(zip(s["series"], s["ddt_bytes"]))
+    got = dict(zip(s["series"], s["ddt_bytes"], strict=True))
     assert got == {
         "archiv": pytest.approx(rung(res, "archiv", 3)["ddt_bytes"]),
         "raid1": pytest.approx(rung(res, "raid1", 3)["ddt_bytes"]),

@@ -80,7 +80,66 @@ def test_a_time_stamped_sample_inside_the_fio_run_is_aligned(tmp_path):
 
 def test_nothing_to_show_says_what_to_run(tmp_path):
     res = build(tmp_path, {"fio.txt": FIO.read_text()})
-    assert res["lines"][0] == (
+    assert (
         "no `zpool iostat -r` output for study dev: run `zpool iostat -r -T u POOL 10` during the fio runs (and keep "
         "its output) to see the request sizes the disks received"
+    ) in res["lines"]
+
+
+def test_latency_histograms_beside_fio(tmp_path):
+    """The published -wvHp output (verbatim, no time stamps) beside a fio JSON run: bucket bounds of the median and
+    99th-percentile I/O per wait kind, and the plain statement that it cannot be laid over the run."""
+    res = build(
+        tmp_path,
+        {"w.txt": (PUB / "iostat-wvHp-0.8-backup-rpool.txt").read_text(), "fio.txt": FIO.read_text()},
     )
+    lat = res["latency"]
+    backup = {(r["wait"], r["op"]): r for r in lat.filter(lat["block"] == 0).iter_rows(named=True)}
+    w = backup["disk_wait", "write"]
+    # disk_wait write of pool backup, summed by hand (awk) over its 37 rows: 2,173,279; half of it is reached in
+    # the bucket up to 4194303 ns (1,862,742 by then), 99 % in the one up to 8388607 ns (2,167,733)
+    assert w["ios"] == 2173279 and (w["median_max_ns"], w["p99_max_ns"]) == (4194303, 8388607)
+    r = backup["total_wait", "read"]
+    assert (r["ios"], r["median_max_ns"], r["p99_max_ns"]) == (608312, 2097151, 8388607)
+    assert lat.height == 6 * 10 and res["latency_cells"].height == 6 * 37 * 10
+    assert (
+        "backup (report 0), disk_wait write: 2,173,279 I/Os counted; the median one took at most 4.19 ms, 99 % at "
+        "most 8.39 ms (bucket bounds)" in res["lines"]
+    )
+    assert (
+        "6 -w block(s) carry no time stamp: without `-T u` (or `-T d`) a block cannot be placed in time, and the "
+        "first report of `zpool iostat -w` counts every I/O since the pool was imported" in res["lines"]
+    )
+    assert res["aligned"].is_empty()
+
+
+def test_a_time_stamped_w_block_inside_the_fio_run_is_aligned(tmp_path):
+    """-T u time stamps put before two copies of a published -w block (each verbatim): one at fio's report time, one
+    an hour earlier; only the second report lies inside the run."""
+    lines = (PUB / "iostat-wvHp-0.8-concat-mirrors.txt").read_text().splitlines(keepends=True)
+    block = "".join(lines[1:39])  # tank: its name line and 37 buckets
+    res = build(tmp_path, {"w.txt": "1795260294\n" + block + "1795263894\n" + block, "fio.txt": FIO.read_text()})
+    assert res["aligned"].select("name", "sample", "timestamp").unique().rows() == [("tank", 1, "1795263894")]
+    assert res["latency"].select("sample").unique().sort("sample")["sample"].to_list() == [0, 1]
+
+
+def test_no_w_output_names_the_command(tmp_path):
+    res = build(tmp_path, {"fio.txt": FIO.read_text()})
+    assert res["lines"][0] == (
+        "no `zpool iostat -w` output for study dev: run `zpool iostat -wv -T u POOL 5` during the fio runs (and keep "
+        "its output) to see the latency each I/O had in the queues and on the disks"
+    )
+
+
+def test_the_latency_chart_draws_each_column_share_per_bucket(tmp_path):
+    from storagelab import charts_device
+    from storagelab.analysis import Selection
+
+    res = build(tmp_path, {"w.txt": (PUB / "iostat-wvHp-0.8-backup-rpool.txt").read_text()})
+    chart = charts_device.zpool_latency_histogram(res["latency_cells"], Selection(study="dev"))
+    rows = chart.data.to_dicts() if hasattr(chart.data, "to_dicts") else chart.to_dict()["datasets"]
+    panel = [r for r in rows if r["panel"] == "backup | report 0 | disk_wait | write"]
+    bucket = next(r for r in panel if r["hi_ms"] == 4194304 / 1e6)
+    assert bucket["count"] == 1327446 and bucket["pct"] == pytest.approx(1327446 / 2173279 * 100)
+    assert bucket["lo_ms"] == 2097152 / 1e6 and bucket["line_start"] == 24
+    assert len({r["panel"] for r in rows}) == 10  # all ten of backup's columns counted something (asyncq read: 19)

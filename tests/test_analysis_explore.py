@@ -120,3 +120,21 @@ def test_fastest_unflagged_run_of_the_study_logs(seed_db):
         "within the limit",
         2,
     )
+
+
+def test_07_says_why_the_workload_columns_are_empty(seed_db):
+    """docs/reviews-status.md O9: eight homelab logs are fio reports without their job line ('name: (g=0): rw=...',
+    only fio-mergerfs-hdd.txt has one) and are not JSON: rw, bs and iodepth are NULL for them, and 07 says so,
+    counted, with where the analyses take the workload from (the manifest's command column)."""
+    from storagelab.analysis import Selection
+
+    con = open_db(seed_db)
+    note = explore.empty_workload_note(con, Selection())
+    none = explore.empty_workload_note(con, Selection(study="thumper-x4500"))  # no fio job there: nothing to say
+    con.close()
+    assert note.startswith("rw, block_size_bytes and iodepth are empty for 8 of 9 final fio jobs (8 of 9 files): ")
+    assert note.endswith(
+        "The analyses take it from the command line instead: 8 of these files have one (the "
+        "manifest's command column, or a 'fio ...' line in the transcript, table fio_commands)."
+    )
+    assert none is None

@@ -11,7 +11,7 @@ def _ars_figures():
     from storagelab.claims import load_claims
 
     c = load_claims("ars-zfs-vs-raid")
-    return dict(zip(c["claim_id"], c["value_base"]))
+    return dict(zip(c["claim_id"], c["value_base"], strict=True))
 
 
 def test_ars_ratios_exact():

@@ -28,7 +28,7 @@ def summaries():
 
 def test_rates_in_mib_s_and_consistency(summaries):
     out = mbuffer_rates.rates(summaries)
-    got = dict(zip(out["label"], out["rate_mib_s"]))
+    got = dict(zip(out["label"], out["rate_mib_s"], strict=True))
     assert got["/dev/zero to /dev/null"] == 583.0
     assert got["ssh (default cipher)"] == 32.5
     null = out.filter(pl.col("label") == "/dev/zero to /dev/null").row(0, named=True)
@@ -58,7 +58,7 @@ def test_resolve_unitless():
 
 def test_relative_to_baseline(summaries):
     out = transports.relative_to(mbuffer_rates.rates(summaries), "/dev/zero to /dev/null")
-    got = dict(zip(out["label"], out["vs_baseline"]))
+    got = dict(zip(out["label"], out["vs_baseline"], strict=True))
     assert got["/dev/zero to /dev/null"] == 1.0
     assert got["ssh (default cipher)"] == pytest.approx(32.5 / 583, rel=1e-12)
     assert got["socat (sender, local)"] == pytest.approx(231 / 583, rel=1e-12)

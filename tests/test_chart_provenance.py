@@ -1,8 +1,9 @@
 """Every chart whose marks come from a file's lines links each such mark to them: the saved ``.vl.json`` rows carry
 ``raw_href``, and the excerpt page it opens highlights the file's own lines (as tests/test_excerpts.py). One test
 per notebook family, on the project's data (data/raw) and real fixtures; 05's bars are in tests/test_reports.py,
-08's iodepth x numjobs grid in tests/test_fio_knee.py. Marks drawn from a model, a stated figure or a ratio of
-two files have no raw line (charts.py says so per builder)."""
+08's iodepth x numjobs grid in tests/test_fio_knee.py. A mark computed from several inputs (a ratio of two runs, a
+model's line) names them all and links to one page of their lines; every chart of a build is walked in
+tests/test_reports.py::test_every_chart_mark_names_its_raw_files."""
 
 from __future__ import annotations
 
@@ -14,8 +15,18 @@ from pathlib import Path
 
 import polars as pl
 
-from storagelab import charts
-from storagelab.analysis import Selection, explore, fio_views, open_db, recordsize, scaling, transports
+from storagelab import charts, excerpts
+from storagelab.analysis import (
+    Selection,
+    alignment,
+    dedup,
+    explore,
+    fio_views,
+    open_db,
+    recordsize,
+    scaling,
+    transports,
+)
 from storagelab.excerpts import MAX_HIGHLIGHT_LINES
 from storagelab.paths import ROOT
 from storagelab.store import ingest
@@ -24,12 +35,16 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def _linked(chart, name: str, notebook: str, report: Path) -> list[dict]:
-    """The rows of ``chart`` saved as a report's figure that link to an excerpt, each excerpt checked: the page
-    exists and its highlighted lines are the file's own lines ``line_start``..``line_end``."""
+    """The rows of ``chart`` saved as a report's figure that link to one file's excerpt, each excerpt checked: the
+    page exists and its highlighted lines are the file's own lines ``line_start``..``line_end`` (a row computed from
+    several inputs links to one page with an excerpt of each: their count checked)."""
     charts.setup()
     out = charts.save(chart, name, notebook, report / "figures")
     spec = json.loads(out["vl.json"].read_text())
-    rows = [r for rs in spec["datasets"].values() for r in rs if "raw_href" in r]
+    rows = [r for rs in spec["datasets"].values() for r in rs if "#" in r.get("raw_href", "")]
+    for r in (r for rs in spec["datasets"].values() for r in rs if "#" not in r.get("raw_href", "#")):
+        page = (report / r["raw_href"]).read_text()  # a number computed from several inputs: one excerpt each
+        assert r["raw_file"].startswith("from: ") and page.count("<pre>") == int(r["raw_lines"].split()[0])
     for r in rows:
         page_name, anchor = r["raw_href"].split("#")
         assert anchor == f"L{r['line_start']}"
@@ -54,15 +69,28 @@ LAYOUTS = "data/raw/thumper-x4500/layout-sweep.csv"
 def test_01_layout_points_link_to_their_table_rows(seed_db, tmp_path):
     res = _res(seed_db, scaling.analyse, "thumper-x4500")
     rows = _linked(charts.vdev_scaling(res["scaled"], 1, Selection()), "scaling", "01_vdev_scaling", tmp_path)
-    # every measured point (a layout with a relative speed); the models' lines have no raw line
-    assert len(rows) == res["scaled"]["relative"].drop_nulls().len() == 95
-    assert {r["series"] for r in rows} == {"measured"}
+    # every measured point (a layout with a relative speed), and the disk model at a layout: that row's line
+    measured = [r for r in rows if r["series"] == "measured"]
+    assert len(measured) == res["scaled"]["relative"].drop_nulls().len() == 95
+    assert {r["series"] for r in rows} == {"measured", "disk model"}
+    assert all(r["derivation"].startswith("disk model: ") for r in rows if r["series"] == "disk model")
     one = next(r for r in rows if (r["test"], r["vdev_type"], r["vdev_count"]) == ("dd_write", "raidz2", 1))
     assert (one["path"], one["raw_lines"], one["raw_href"][-4:]) == (LAYOUTS, "65", "#L65")
     rows = _linked(charts.serial_reader(res["serial_reader"], "zfs_send_read", Selection()), "s", "01", tmp_path)
     assert len(rows) == res["serial_reader"].height == 46
     assert {(r["layout"], r["raw_lines"]) for r in rows if r["vdev_count"] == 1 and r["vdev_type"] == "mirror"} == {
         ("1x46", "3")
+    }
+    # the models are arithmetic: the rule over the layouts at its vdev count, the fit over every measured point
+    spec = excerpts.enrich(charts.vdev_scaling(res["scaled"], 1, Selection()).to_dict(), None)
+    rule = [r for rs in spec["datasets"].values() for r in rs if r["series"] == "sum of vdevs (n x)"]
+    two = next(r for r in rule if (r["test"], r["vdev_count"]) == ("dd_write", 2))
+    assert (two["raw_file"], two["raw_lines"]) == ("from: layout-sweep.csv:66, 67, 68", "3 inputs")
+    assert two["derivation"] == "sum of vdevs: 2 vdevs / 1 (the baseline), at the layouts of that count"
+    spec = excerpts.enrich(charts.serial_reader(res["serial_reader"], "zfs_send_read", Selection()).to_dict(), None)
+    fit = [r for rs in spec["datasets"].values() for r in rs if r["series"] != "measured"]
+    assert len(fit) == 46 and {(r["raw_file"], r["raw_lines"]) for r in fit} == {
+        ("from: layout-sweep.csv:3, 6, 9, 12 and 42 more", "46 inputs")
     }
 
 
@@ -126,3 +154,104 @@ def test_08_histograms_and_log_windows_link_to_their_lines(tmp_path):
     assert len(rows) == res["series"].height == 85  # every window: its first job's log lines in it
     one = next(r for r in rows if (r["kind"], r["time_ns"]) == ("bw", 1_000_000_000) and "avg" in r["panel"])
     assert (Path(one["path"]).name, one["raw_lines"], one["jobs"]) == ("avg_bw.1.log", "2", 2)
+
+
+def test_01_fio_relative_speed_names_the_run_and_its_baseline(tmp_path):
+    """A fio point of 01's speed-vs-vdevs chart is a ratio: the run's bandwidth over the mean of its group's baseline
+    runs. It names both lines and links to one page of them. Two real published outputs of one workload (random 4 KiB
+    writes, fio 3.25), labelled here as one and two raidz2 vdevs of one group: the labels are the test's, the lines
+    the files' own."""
+    pub = FIXTURES / "fio" / "published"
+    raid, other = (
+        "k8s-homelab-zfs-raidz2x6-noslog-scale-fio3.25-randwrite4k.txt",
+        "k8s-homelab-zfs-optane-single-scale-fio3.25-randwrite4k.txt",
+    )
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in (raid, other):
+        shutil.copy(pub / name, raw / name)
+    (raw / "manifest.csv").write_text(
+        "path,study,label,stack,vdev_type,vdev_count,vdev_width\n"
+        f"{raid},t,one vdev,zfs,raidz2,1,6\n{other},t,two vdevs,zfs,raidz2,2,6\n"
+    )
+    ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    res = _res(tmp_path / "x.duckdb", scaling.analyse, "t")
+    chart = charts.fio_vdev_scaling(res["fio"], Selection())
+    rows = _linked(chart, "fio", "01_vdev_scaling", tmp_path / "r")  # the baseline: its own line (its mean of one)
+    assert [(r["label"], Path(r["raw_file"]).name, r["raw_lines"]) for r in rows] == [("one vdev", raid, "32")]
+    spec = json.loads((tmp_path / "r" / "figures" / "01-vdev-scaling" / "fio.vl.json").read_text())
+    (two,) = [r for rs in spec["datasets"].values() for r in rs if r["label"] == "two vdevs"]
+    assert (two["raw_file"], two["raw_lines"], round(two["relative"], 3)) == (
+        f"from: {other}:33; {raid}:32",
+        "2 inputs",
+        6.746,
+    )
+    assert two["derivation"] == "this run's bandwidth / the mean of its baseline's 1 run(s)"
+    page = (tmp_path / "r" / two["raw_href"]).read_text()
+    marked = re.findall(r'<span id="L(\d+)" class="hl"><b>\s*\d+</b>  (.*)\n</span>', page)
+    assert marked == [
+        ("33", html.escape((raw / other).read_text().split("\n")[32])),
+        ("32", html.escape((raw / raid).read_text().split("\n")[31])),
+    ]
+
+
+BONNIE = "data/raw/freebsd-bonnie-dedup/"
+
+
+def test_03_after_before_bars_name_both_runs_lines(seed_db, tmp_path):
+    """A bar of 03 is a ratio of two bonnie++ result lines (the sector-63 run's and the aligned run's): it names both,
+    with the arithmetic, and links to one page of both lines."""
+    res = _res(seed_db, alignment.analyse, "freebsd-bonnie-dedup")
+    chart = charts.before_after(res["ratios"], Selection(), "before", "after")
+    assert _linked(chart, "ratios", "03_sector63", tmp_path) == []  # no bar is one file's line
+    spec = json.loads((tmp_path / "figures" / "03-sector63" / "ratios.vl.json").read_text())
+    bars = {r["test"]: r for rs in spec["datasets"].values() for r in rs if "test" in r}
+    put = bars["put_block"]
+    assert (put["raw_file"], put["raw_lines"], put["derivation"], round(put["ratio"], 3)) == (
+        "from: bonnie-raid1-sec63-cache-log.txt:4; bonnie-raid1-aligned-cache-log.txt:5",
+        "2 inputs",
+        "put_block: after / before (78.9 MiB/s / 10.4 MiB/s)",  # stored in bytes/s, shown in MiB/s
+        7.587,
+    )
+    assert bars["seeks"]["derivation"].endswith("/s)") and "MiB" not in bars["seeks"]["derivation"]  # ops/s
+    page = (tmp_path / put["raw_href"]).read_text()
+    marked = re.findall(r'<span id="L(\d+)" class="hl"><b>\s*\d+</b>  (.*)\n</span>', page)
+    before = (ROOT / BONNIE / "bonnie-raid1-sec63-cache-log.txt").read_text().split("\n")[3]
+    after = (ROOT / BONNIE / "bonnie-raid1-aligned-cache-log.txt").read_text().split("\n")[4]
+    assert marked == [("4", html.escape(before)), ("5", html.escape(after))]
+
+
+def test_04_ddt_estimates_name_their_inputs(seed_db, ztest_db, tmp_path):
+    """Each DDT estimate names the outputs it is computed from: zdb -b alone (rungs 1, 2), zdb -b and zpool list's
+    DEDUP (rung 3), the DDT histogram's Total line (zdb -S, zdb -DD), the DDT object lines (zdb -DD); the
+    sensitivity line of a machine names its pools' inputs together."""
+    res = _res(seed_db, dedup.analyse, "freebsd-bonnie-dedup")
+    spec = excerpts.enrich(charts.ddt_ladder(res["ladder"], res.numbers.chart_budget, Selection()).to_dict(), None)
+    got = [
+        (r["pool"], r["rung"], r["raw_file"], r["raw_lines"])
+        for rs in spec["datasets"].values()
+        for r in rs
+        if "pool" in r
+    ]
+    zdb_b = BONNIE + "zdb-b-archiv.txt"
+    assert got[:3] + [g[:3] for g in got if g[1] == 3] == [
+        ("archiv", 1, zdb_b, "9-15"),
+        ("archiv", 2, zdb_b, "9-15"),
+        ("archiv", 3, "from: zdb-b-archiv.txt:9-15; zpool-list-before.txt:4", "2 inputs"),
+        ("archiv", 3, "from: zdb-b-archiv.txt:9-15; zpool-list-before.txt:4"),
+        ("raid1", 3, "from: zdb-b-raid1.txt:9-15; zpool-list-before.txt:6"),
+    ]
+    sens = charts.ddt_sensitivity(res["sensitivity"], res.numbers.chart_budget, Selection())
+    rows = [r for rs in excerpts.enrich(sens.to_dict(), None)["datasets"].values() for r in rs if "series" in r]
+    assert {r["series"]: r["raw_file"] for r in rows}["alpina (all its pools)"] == (
+        "from: zdb-b-archiv.txt:9-15; zpool-list-before.txt:4, 6; zdb-b-raid1.txt:9-15"
+    )
+    res = _res(ztest_db, dedup.analyse, "ztestlab")
+    rows = _linked(charts.ddt_ladder(res["ladder"], res.numbers.chart_budget, Selection()), "l", "04", tmp_path)
+    assert [(r["rung"], Path(r["path"]).name, r["raw_lines"]) for r in rows] == [
+        (1, "zdb-b.txt", "7-14"),
+        (2, "zdb-b.txt", "7-14"),
+        (4, "zdb-S.txt", "9"),  # ' Total    1.61K    172M ...'
+        (5, "zdb-DD.txt", "15"),
+        (6, "zdb-DD.txt", "1-5"),  # 'DDT-sha256-zap-unique: 374 entries, ...' and the four objects after it
+    ]

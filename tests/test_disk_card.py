@@ -8,6 +8,8 @@ virtio disk), and the lab run for real here when fio is installed.
 from __future__ import annotations
 
 import csv
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -280,6 +282,11 @@ def test_lab_fio_standard_for_real_renders_a_disk_card(tmp_path):
     for name in ("SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"):
         assert f"<th>{name}</th>" in page
     assert page.count('class="disk-card"') == 1
+    # the chart beside the card: eight bars, each naming its run's output file and linking to its lines
+    spec = json.loads((tmp_path / "r" / "figures" / "10-disk-card" / "disk-card.vl.json").read_text())
+    rows = next(iter(spec["datasets"].values()))
+    assert sorted(Path(r["raw_file"]).name for r in rows) == sorted(x.name for x in out.glob("*.txt"))
+    assert all(r["raw_href"].startswith("raw/") for r in rows) and 'data-figure="10-disk-card/disk-card"' in page
 
 
 @pytest.mark.e2e
@@ -318,3 +325,75 @@ def test_a_single_device_target_is_labelled_a_single_layout():
     assert single_device_layout({"fstype": "ext4", "devices": [{"name": "md0"}]}) == {}  # an md array is not one disk
     assert single_device_layout({"fstype": "zfs", "pool": "tank", "devices": [VIRTIO]}) == {}  # a pool says its own
     assert single_device_layout({"fstype": "tmpfs", "devices": []}) == {}
+
+
+def test_the_disk_card_chart_of_the_real_standard_run(tmp_path):
+    """Issue 29: 10's chart draws the eight results of the real preset run in MB/s on a log axis (38 to 3,096 MB/s
+    span two decades), each bar flagged (a virtual disk, 1 s runs) and naming its fio output and the lines of its
+    result; the saved figure's link opens those lines, highlighted."""
+    from storagelab import charts
+
+    with open_db(_ingest_standard(tmp_path)) as con:
+        _, cards = disk_card.analyse(con, Selection(study="lab"))
+    f = disk_card.chart_frame(cards)
+    got = [
+        (r["test"], r["direction"], round(r["mb_s"], 1), r["flagged"], Path(r["path"]).name, r["line_start"])
+        for r in f.iter_rows(named=True)
+    ]
+    assert got == [
+        ("SEQ1M Q8T1", "read", 1147.5, True, "read-1m-qd8-nj1.txt", 5),
+        ("SEQ1M Q8T1", "write", 2512.6, True, "write-1m-qd8-nj1.txt", 5),
+        ("SEQ1M Q1T1", "read", 1055.9, True, "read-1m-qd1-nj1.txt", 5),
+        ("SEQ1M Q1T1", "write", 3096.5, True, "write-1m-qd1-nj1.txt", 5),
+        ("RND4K Q32T1", "read", 274.7, True, "randread-4k-qd32-nj1.txt", 5),
+        ("RND4K Q32T1", "write", 199.8, True, "randwrite-4k-qd32-nj1.txt", 5),
+        ("RND4K Q1T1", "read", 46.6, True, "randread-4k-qd1-nj1.txt", 5),
+        ("RND4K Q1T1", "write", 37.9, True, "randwrite-4k-qd1-nj1.txt", 5),
+    ]
+    assert f["line_end"].to_list() == [438, 564, 379, 514, 550, 623, 519, 625]
+    assert f["card"].unique().to_list() == ["vm | /dev/vda (unknown model) | ext4"]
+    charts.setup()
+    out = charts.save(
+        charts.disk_card(f, Selection(study="lab")), "disk-card", "10_disk_card", tmp_path / "r" / "figures"
+    )
+    spec = json.loads(out["vl.json"].read_text())
+    assert spec["spec"]["layer"][0]["encoding"]["x"]["scale"] == {"type": "log", "domain": [10, 3096.494161 * 1.5]}
+    rows = next(iter(spec["datasets"].values()))
+    one = rows[-1]
+    assert (Path(one["raw_file"]).name, one["raw_lines"], one["mark"]) == ("randwrite-4k-qd1-nj1.txt", "5-625", "⚑")
+    page = (tmp_path / "r" / one["raw_href"].split("#")[0]).read_text(encoding="utf-8")
+    text = Path(one["raw_file"]).read_text(encoding="utf-8").split("\n")
+    assert f'<span id="L5" class="hl"><b>     5</b>  {text[4]}' in page  # the JSON job's first line: '{'
+    marked = [int(n) for n in re.findall(r'<span id="L(\d+)" class="hl">', page)]
+    assert marked == list(range(5, 405)) and "Lines 405-625 of the range are not shown (at most 400)." in page
+    assert one["flags"].startswith("virtual disk (driver virtio_blk (vda))")
+
+
+def test_disk_cards_side_by_side_and_a_mean_names_every_run():
+    """Two machines' cards in one chart, one panel each; a result measured twice is the mean of the two runs, named
+    with both runs' lines and its arithmetic; results within a decade keep a linear axis."""
+    from storagelab import charts, excerpts
+
+    def card(machine, results):
+        c = disk_card.DiskCard(machine, "/dev/sda", {})
+        for test, d, bws, lines, flags in results:
+            c.results[(test, d)] = disk_card.CardResult(
+                test, d, len(bws), sum(bws) / len(bws), min(bws), max(bws), None, None, None, flags, (), lines
+            )
+        return c
+
+    a = card("a", [("SEQ1M Q8T1", "read", [200e6, 300e6], (("a1.txt", 3, 9), ("a2.txt", 4, 10)), ())])
+    b = card("b", [("RND4K Q1T1", "write", [100e6], (("b.txt", 7, 7),), ("cache",))])
+    f = disk_card.chart_frame([a, b])
+    assert f.select("card", "test", "mb_s", "runs", "flagged", "flags", "path", "derivation").rows() == [
+        ("a | /dev/sda", "SEQ1M Q8T1", 250.0, 2, False, "none", None, "mean of 2 runs' group bandwidths"),
+        ("b | /dev/sda", "RND4K Q1T1", 100.0, 1, True, "cache", "b.txt", None),
+    ]
+    spec = excerpts.enrich(charts.disk_card(f, Selection()).to_dict(), None)
+    rows = next(iter(spec["datasets"].values()))
+    assert [(r["raw_file"], r["raw_lines"]) for r in rows] == [
+        ("from: a1.txt:3-9; a2.txt:4-10", "2 inputs"),
+        ("b.txt", "7"),
+    ]
+    assert spec["facet"]["column"]["field"] == "card"
+    assert spec["spec"]["layer"][0]["encoding"]["x"]["scale"] == {"zero": True}

@@ -190,3 +190,40 @@ def test_a_pair_that_differs_in_sync_is_compared_naming_the_setting(tmp_path):
         "standard run (hostA | zfs | layout not labelled | no log device labelled): 238x lower, and 50.3x the "
         "durable writes per second. One run each: no run-to-run spread to judge the difference by."
     ) in res.findings
+
+
+def test_a_pair_labelled_with_sync_and_no_zfs_get_is_compared_naming_the_labels(tmp_path):
+    """O7's label route: the same two real TrueNAS fdatasync=1 runs, with no `zfs get` output, labelled zfs_sync in
+    the manifest (a CONSTRUCTED pairing, as above); the sentence says the setting comes from the labels."""
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(fixtures / "fio/published/fio-3.25-fsync-raidz2-noslog.txt", raw / "a.txt")
+    shutil.copy(fixtures / "fio/published/fio-3.25-fsync-raidz2-slog.txt", raw / "b.txt")
+    (raw / "manifest.csv").write_text(
+        "path,study,label,host,stack,pool,zfs_sync,zfs_logbias\n"
+        "a.txt,o7l,standard run,hostA,zfs,main,standard,latency\n"
+        "b.txt,o7l,disabled run,hostB,zfs,main,Disabled,latency\n"
+    )
+    s = ingest([raw], db_path=tmp_path / "o7l.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (2, 0), s.errors
+    with open_db(tmp_path / "o7l.duckdb") as con:
+        res = fio_views.analyse(con, Selection(study="o7l"))
+    got = {r.label: (r.zfs_sync, r.sync_from, r.zfs_logbias) for r in res.numbers.durable.runs}
+    assert got == {"standard run": ("standard", "label", "latency"), "disabled run": ("disabled", "label", "latency")}
+    (pair,) = res.numbers.durable.pairs
+    assert (pair.setting, pair.faster.label, round(pair.p99_ratio)) == ("sync", "disabled run", 238)
+    assert any(
+        "pool main with sync=disabled against sync=standard (the manifest's zfs_sync labels, not `zfs get`; the only "
+        "setting that differs): disabled run" in f
+        for f in res.findings
+    )
+
+
+def test_a_sync_label_outside_its_values_is_refused(tmp_path):
+    from storagelab.manifest import ManifestError, load
+
+    (tmp_path / "manifest.csv").write_text("path,zfs_sync\na.txt,sometimes\n")
+    with pytest.raises(ManifestError) as e:
+        load(tmp_path / "manifest.csv")
+    assert "column zfs_sync must be one of standard, always, disabled, got 'sometimes'" in str(e.value)

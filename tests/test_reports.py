@@ -708,3 +708,103 @@ def test_a_chart_mark_names_its_raw_lines_and_a_click_opens_them(built, browser)
     assert "Run status group" in text[int(lines) - 2] or "WRITE: bw=" in highlighted[0]  # fio's group line
     assert v.problems() == []  # nothing left the machine, no error on either page
     page.close()
+
+
+def _rows_without_raw_file(spec: dict) -> list[dict]:
+    """The data rows of a saved figure's spec (every dataset its marks draw) without ``raw_file``."""
+    return [r for rows in (spec.get("datasets") or {}).values() for r in rows if "raw_file" not in r]
+
+
+@pytest.mark.e2e
+def test_every_chart_mark_names_its_raw_files(built):
+    """Issue 29: every mark of every chart of every report names where it came from: one file's lines, the inputs
+    of a number computed from several ('from: a.txt:4; b.txt:5', with its arithmetic), or why no log is behind it
+    (a reference line, a model on the parameters alone: 'none: ...'). A computed number links to its inputs' page."""
+    specs = sorted(paths.REPORTS.glob("*/figures/*/*.vl.json"))
+    assert len(specs) >= 15
+    missing, computed = {}, 0
+    for f in specs:
+        spec = json.loads(f.read_text(encoding="utf-8"))
+        if bad := _rows_without_raw_file(spec):
+            missing[str(f.relative_to(paths.REPORTS))] = sorted(bad[0])
+        for r in (r for rows in spec["datasets"].values() for r in rows):
+            if r.get("raw_file", "").startswith("from: "):
+                computed += 1
+                assert r.get("derivation") and r["raw_lines"].endswith(("input", "inputs")), (f.name, r)
+                page = (f.parents[2] / r["raw_href"]).read_text(encoding="utf-8")
+                assert page.count("<pre>") == int(r["raw_lines"].split()[0]), (f.name, r["raw_href"])
+    assert missing == {}
+    assert computed > 0
+
+
+def test_a_computed_number_names_its_inputs_and_opens_them(tmp_path):
+    """03's after/before bar: one ratio of two bonnie++ lines names both files and lines in its tooltip and opens
+    one page with both lines highlighted."""
+    from storagelab import excerpts
+
+    a, b = tmp_path / "before.txt", tmp_path / "after.txt"
+    a.write_text("x\nputc 100\n", encoding="utf-8")
+    b.write_text("y\nz\nputc 150\n", encoding="utf-8")
+    spec = {
+        "datasets": {
+            "d": [
+                {
+                    "ratio": 1.5,
+                    "derivation": "putc: after / before (150 / 100)",
+                    "sources": [
+                        {"path": str(a), "line_start": 2, "line_end": 2},
+                        {"path": str(b), "line_start": 3, "line_end": 3},
+                    ],
+                }
+            ]
+        },
+        "mark": "bar",
+        "encoding": {"tooltip": [{"field": "ratio", "type": "quantitative"}]},
+    }
+    out = excerpts.enrich(spec, tmp_path / "report")
+    row = out["datasets"]["d"][0]
+    assert (row["raw_file"], row["raw_lines"]) == ("from: before.txt:2; after.txt:3", "2 inputs")
+    assert "sources" not in row
+    assert [t["field"] for t in out["encoding"]["tooltip"]] == ["ratio", "raw_file", "raw_lines", "derivation"]
+    page = (tmp_path / "report" / row["raw_href"]).read_text(encoding="utf-8")
+    assert re.findall(r'class="hl"><b>\s*(\d+)</b>  ([^\n]*)', page) == [("2", "putc 100"), ("3", "putc 150")]
+    assert "Arithmetic: putc: after / before (150 / 100)." in page
+    many = [{"path": f"d/f{i}.txt", "line_start": i, "line_end": i + 1} for i in range(1, 7)]
+    assert excerpts.from_text(many) == (
+        "from: f1.txt:1-2; f2.txt:2-3; f3.txt:3-4; f4.txt:4-5; and 2 more files (6 in all)"
+    )
+    lines = [{"path": "d/t.csv", "line_start": n} for n in (3, 6, 9, 12, 15, 18)]
+    assert excerpts.from_text(lines) == "from: t.csv:3, 6, 9, 12 and 2 more"
+    two = [{"path": "a/x.txt", "line_start": 1}, {"path": "b/x.txt", "line_start": 2}]
+    assert excerpts.from_text(two) == "from: a/x.txt:1; b/x.txt:2"  # the same name twice: the paths
+
+
+@pytest.mark.browser
+def test_a_computed_bar_names_its_inputs_and_a_click_opens_both(built, browser):
+    """Issue 29: a number computed from two files. In 03's after/before chart a bar (one ratio of two bonnie++ runs)
+    names both files and lines and its arithmetic in its tooltip, and a click opens one page with each run's line
+    highlighted: the files' own lines, verbatim."""
+    v = Visit(browser, paths.REPORTS / "freebsd-bonnie-dedup" / "03_sector63.html")
+    page = v.page
+    page.wait_for_function(_ALL_INTERACTIVE_JS, timeout=60_000)
+    bar = page.locator(".sl-vega svg g.mark-rect path").first
+    bar.scroll_into_view_if_needed()
+    bar.hover()
+    page.wait_for_selector("#vg-tooltip-element.visible", timeout=10_000)
+    cells = [t.strip() for t in page.locator("#vg-tooltip-element").inner_text().split("\n") if t.strip()]
+    raw_file, how = cells[cells.index("raw file") + 1], cells[cells.index("arithmetic") + 1]
+    assert cells[cells.index("lines") + 1] == "2 inputs"
+    m = re.fullmatch(r"from: (bonnie-[^:]+\.txt):(\d+); (bonnie-[^:]+\.txt):(\d+)", raw_file)
+    assert m, raw_file
+    assert re.fullmatch(r"\w+: after / before \([\d.]+ / [\d.]+\)", how), how
+    bar.click()
+    page.wait_for_url("**/raw/from-*.html", timeout=10_000)
+    highlighted = [t.rstrip("\n") for t in page.locator(".hl").all_inner_texts()]
+    folder = paths.ROOT / "data" / "raw" / "freebsd-bonnie-dedup"
+    expected = []
+    for name, line in ((m.group(1), int(m.group(2))), (m.group(3), int(m.group(4)))):
+        text = (folder / name).read_text(encoding="utf-8").split("\n")
+        expected.append(f"{line:>6}  {text[line - 1]}")
+    assert highlighted == expected
+    assert v.problems() == []  # nothing left the machine, no error on either page
+    page.close()

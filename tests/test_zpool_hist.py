@@ -154,23 +154,3 @@ def test_wait_times_and_queues_together():
     assert (lat[1, "total_wait", "write"], lat[1, "scrub", None], lat[1, "trim", None]) == (3_000_000, None, 1_000_000)
     q = {(r["sample"], r["queue"]): (r["pending"], r["active"]) for r in p.rows("zpool_iostat_queues")}
     assert q[0, "trimq_write"] == (7, 2) and q[1, "syncq_read"] == (0, 3) and len(q) == 12
-
-
-def test_latency_histograms_are_refused_with_what_to_run():
-    """The beginning of a published `zpool iostat -w` (behlendorf, https://github.com/openzfs/zfs/issues/4788,
-    2016-06-27; the text available here stops in its histogram): refused by name, not as an unknown format."""
-    text = (
-        "$ zpool iostat -w\n"
-        "dozer           total_wait     disk_wait    sync_queue    async_queue\n"
-        "latency         read  write   read  write   read  write   read  write  scrub\n"
-        "-------------  -----  -----  -----  -----  -----  -----  -----  -----  -----\n"
-        "1ns                0      0      0      0      0      0      0      0      0\n"
-        "3ns                0      0      0      0      0      0      0      0      0\n"
-    )
-    mod, fmt = detect(text)
-    assert (mod.TOOL, fmt) == ("zpool", "zpool-iostat-w")
-    with pytest.raises(ParseError) as e:
-        zpool.parse(text, fmt)
-    assert (e.value.kind, e.value.line) == ("unsupported-version", 2)
-    assert "zpool iostat -w latency histograms are not read yet" in e.value.message
-    assert "zpool iostat -l -T u POOL INTERVAL" in e.value.expected

@@ -9,7 +9,6 @@ import os
 import signal
 import stat
 import sys
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -632,9 +631,12 @@ def _guarded(args) -> int:
 
     _SIGINT_SEEN.clear()  # a command run in this process before (tests, the build's ingest) is not this one
     previous = signal.getsignal(signal.SIGINT)
-    installed = threading.current_thread() is threading.main_thread() and previous is signal.default_int_handler
+    installed = previous is signal.default_int_handler
     if installed:
-        signal.signal(signal.SIGINT, _on_sigint)
+        try:
+            signal.signal(signal.SIGINT, _on_sigint)
+        except ValueError:  # not the main thread, where alone handlers can be set (no threading import: start-up)
+            installed = False
     try:
         return _run_guarded(args)
     finally:

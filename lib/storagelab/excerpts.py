@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from . import paths
+from .chartsource import DERIVATION, SOURCES
 from .parsers import decode
 from .parsers.compressed import decompress
 
@@ -38,8 +39,16 @@ def _name(path: str, start: int, end: int) -> str:
     return f"{stem}-{digest}-L{start}-{end}.html"
 
 
-def excerpt_page(path: str, sha256: str | None, lines: list[str], start: int, end: int) -> str:
-    """The page of one excerpt: lines ``start..end`` (1-based, inclusive) highlighted, with context."""
+STYLE = (
+    "body{font:13px DejaVu Sans,Helvetica,Arial,sans-serif;margin:1em 2em}"
+    "pre{font:12px DejaVu Sans Mono,monospace;background:#fafafa;border:1px solid #ddd;padding:6px;overflow-x:auto}"
+    "pre span{display:block;white-space:pre}pre b{color:#999;font-weight:normal}"
+    ".hl{background:#fff3a8}"
+)
+
+
+def _excerpt(lines: list[str], start: int, end: int) -> str:
+    """Lines ``start..end`` (1-based, inclusive) highlighted, with context, as a <pre> (and a note when cut)."""
     shown_end = min(end, start + MAX_HIGHLIGHT_LINES - 1)
     lo, hi = max(1, start - CONTEXT_LINES), min(len(lines), shown_end + CONTEXT_LINES)
     rows = []
@@ -51,18 +60,25 @@ def excerpt_page(path: str, sha256: str | None, lines: list[str], start: int, en
         if shown_end < end
         else ""
     )
-    e = html.escape
+    return f"{cut}<pre>{''.join(rows)}</pre>"
+
+
+def _page(title: str, body: str) -> str:
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{e(Path(path).name)}: lines {start}-{end}</title><style>"
-        "body{font:13px DejaVu Sans,Helvetica,Arial,sans-serif;margin:1em 2em}"
-        "pre{font:12px DejaVu Sans Mono,monospace;background:#fafafa;border:1px solid #ddd;padding:6px;overflow-x:auto}"
-        "pre span{display:block;white-space:pre}pre b{color:#999;font-weight:normal}"
-        ".hl{background:#fff3a8}</style></head><body>"
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>{body}</body></html>"
+    )
+
+
+def excerpt_page(path: str, sha256: str | None, lines: list[str], start: int, end: int) -> str:
+    """The page of one excerpt: lines ``start..end`` (1-based, inclusive) highlighted, with context."""
+    e = html.escape
+    return _page(
+        f"{Path(path).name}: lines {start}-{end}",
         f"<h1 style='font-size:16px'>{e(path)}: lines {start}&ndash;{end}</h1>"
         f"<p>SHA-256 <code>{e(sha256 or 'not given')}</code>. Line numbers are the database's (lines of the "
         "decompressed text). The highlighted lines are the rows behind the number you came from.</p>"
-        f"{cut}<pre>{''.join(rows)}</pre></body></html>"
+        + _excerpt(lines, start, end),
     )
 
 
@@ -104,6 +120,36 @@ class Excerpts:
             dest.write_text(excerpt_page(path, sha256, lines, start, min(end, len(lines))), encoding="utf-8")
         return f"raw/{name}#L{start}"
 
+    def href_many(self, inputs: list[dict], derivation: str | None) -> str | None:
+        """``raw/<page>`` of one page with every input's lines (each {path, line_start, line_end}), written if
+        missing; None when no input's file can be shown."""
+        parts = []
+        for s in inputs:
+            start = _int(s.get("line_start"))
+            end = _int(s.get("line_end"))
+            end = end if end is not None and start is not None and end >= start else start
+            lines = self._file_lines(str(s["path"]), s.get("sha256"))
+            head = f"<h2 style='font-size:14px'>{html.escape(str(s['path']))}: lines {start}&ndash;{end}</h2>"
+            if lines is None or start is None or not 1 <= start <= len(lines):
+                parts.append(head + "<p>not shown: the file is not readable here, or its lines are not recorded</p>")
+                continue
+            parts.append(head + _excerpt(lines, start, min(end, len(lines))))
+        if not any("<pre>" in p for p in parts):
+            return None
+        key = "\n".join(f"{s['path']}:{s.get('line_start')}-{s.get('line_end')}" for s in inputs)
+        name = f"from-{hashlib.sha256(key.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}.html"
+        dest = self.folder / "raw" / name
+        if not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            how = f"<p>Arithmetic: {html.escape(derivation)}.</p>" if derivation else ""
+            body = (
+                f"<h1 style='font-size:16px'>The {len(inputs)} inputs of one computed number</h1>{how}"
+                "<p>Line numbers are the database's (lines of the decompressed text); highlighted: the rows each "
+                "input came from.</p>" + "".join(parts)
+            )
+            dest.write_text(_page(f"{len(inputs)} inputs", body), encoding="utf-8")
+        return f"raw/{name}"
+
 
 def _int(v) -> int | None:
     try:
@@ -112,28 +158,83 @@ def _int(v) -> int | None:
         return None
 
 
+MAX_FILES, MAX_SPANS = 4, 4  # files named in a tooltip, line ranges per file; the rest counted
+
+
+def _span(s: dict) -> str:
+    start, end = _int(s.get("line_start")), _int(s.get("line_end"))
+    if start is None:
+        return "?"
+    return f"{start}-{end}" if end is not None and end != start else f"{start}"
+
+
+def from_text(inputs: list[dict]) -> str:
+    """'from: a.txt:12-40, b.txt:3-9' (base names where they tell the files apart, else paths), each file once with
+    its line ranges; the first ``MAX_FILES`` files and ``MAX_SPANS`` ranges each, with a count of the rest."""
+    spans: dict[str, list[str]] = {}
+    for s in inputs:
+        spans.setdefault(str(s["path"]), []).append(_span(s))
+    names = {p: Path(p).name for p in spans}
+    if len(set(names.values())) < len(names):
+        names = {p: p for p in spans}
+    parts = []
+    for p, lines in list(spans.items())[:MAX_FILES]:
+        more = f" and {len(lines) - MAX_SPANS} more" if len(lines) > MAX_SPANS else ""
+        parts.append(f"{names[p]}:{', '.join(lines[:MAX_SPANS])}{more}")
+    rest = len(spans) - MAX_FILES
+    return "from: " + "; ".join(parts) + (f"; and {rest} more files ({len(spans)} in all)" if rest > 0 else "")
+
+
+def _one_source(row: dict, writer: Excerpts | None) -> bool:
+    """A row drawn from one file's lines: its raw file, lines and link. Whether it got a link."""
+    start, end = _int(row["line_start"]), _int(row.get("line_end"))
+    row["raw_file"] = row["path"]
+    row["raw_lines"] = f"{start}-{end}" if end is not None and end != start else str(start)
+    href = writer.href(str(row["path"]), row.get("sha256"), start, end) if writer else None
+    if href:
+        row["raw_href"] = href
+    return bool(href)
+
+
+def _many_sources(row: dict, writer: Excerpts | None) -> bool:
+    """A row computed from several inputs (``sources``): 'from: ...' as its raw file, the count as its lines, a link
+    to one page of every input's lines (one input: its file, lines and excerpt). Whether it got a link."""
+    inputs = [s for s in row.pop(SOURCES) or () if isinstance(s, dict) and s.get("path")]
+    if not inputs:
+        return False
+    if len(inputs) == 1 and _int(inputs[0].get("line_start")) is not None:  # one input: as a row of one file
+        row.update({k: inputs[0].get(k) for k in ("path", "line_start", "line_end")})
+        return _one_source(row, writer)
+    row["raw_file"] = from_text(inputs)
+    row["raw_lines"] = f"{len(inputs)} input{'s' if len(inputs) > 1 else ''}"
+    href = writer.href_many(inputs, row.get(DERIVATION)) if writer else None
+    if href:
+        row["raw_href"] = href
+    return bool(href)
+
+
 def enrich(spec: dict, folder: Path | None) -> dict:
     """A copy of a Vega-Lite spec whose data rows with provenance carry ``raw_file``, ``raw_lines`` and
     ``raw_href`` (their excerpt pages written under ``folder``/raw/), whose marks link to them, and whose every
-    mark's tooltip shows its data. ``folder`` None: tooltips only."""
+    mark's tooltip shows its data. A row drawn from one file's lines has ``path`` and ``line_start``; a row computed
+    from several inputs has ``sources`` (chartsource.derived) and names them all. ``folder`` None: tooltips only."""
     spec = copy.deepcopy(spec)
     writer = Excerpts(folder) if folder is not None else None
     linked = False
     for rows in (spec.get("datasets") or {}).values():
         for row in rows if isinstance(rows, list) else ():
-            if not isinstance(row, dict) or not row.get("path") or _int(row.get("line_start")) is None:
+            if not isinstance(row, dict):
                 continue
-            start, end = _int(row["line_start"]), _int(row.get("line_end"))
-            row["raw_file"] = row["path"]
-            row["raw_lines"] = f"{start}-{end}" if end is not None and end != start else str(start)
-            href = writer.href(str(row["path"]), row.get("sha256"), start, end) if writer else None
-            if href:
-                row["raw_href"] = href
-                linked = True
+            if row.get(SOURCES):
+                linked = _many_sources(row, writer) or linked
+            elif row.get("path") and _int(row.get("line_start")) is not None:
+                linked = _one_source(row, writer) or linked
+            row.pop(SOURCES, None)
     config = spec.setdefault("config", {})
     config.setdefault("mark", {}).setdefault("tooltip", {"content": "data"})
-    if any("raw_file" in row for rows in (spec.get("datasets") or {}).values() for row in rows or ()):
-        _link_marks(spec, linked)
+    every = [row for rows in (spec.get("datasets") or {}).values() for row in rows or () if isinstance(row, dict)]
+    if any("raw_file" in row for row in every):
+        _link_marks(spec, linked, any(DERIVATION in row for row in every))
     return spec
 
 
@@ -143,7 +244,10 @@ RAW_TOOLTIP = [
 ]
 
 
-def _link_marks(node, linked: bool) -> None:
+HOW_TOOLTIP = {"field": DERIVATION, "type": "nominal", "title": "arithmetic"}
+
+
+def _link_marks(node, linked: bool, how: bool = False) -> None:
     """Each unit spec (one with a mark): a tooltip it lists itself gains the raw file and lines, and its marks link
     to ``raw_href`` (where its rows have one)."""
     if isinstance(node, dict):
@@ -153,12 +257,13 @@ def _link_marks(node, linked: bool) -> None:
             if isinstance(tip, dict) and "field" in tip:
                 tip = [tip]
             if isinstance(tip, list):
-                enc["tooltip"] = tip + [t for t in RAW_TOOLTIP if t not in tip]
+                extra = [*RAW_TOOLTIP, HOW_TOOLTIP] if how else RAW_TOOLTIP
+                enc["tooltip"] = tip + [t for t in extra if t not in tip]
             if linked:
                 enc.setdefault("href", {"field": "raw_href", "type": "nominal"})
         for key, value in node.items():
             if key not in ("datasets", "data", "encoding"):
-                _link_marks(value, linked)
+                _link_marks(value, linked, how)
     elif isinstance(node, list):
         for item in node:
-            _link_marks(item, linked)
+            _link_marks(item, linked, how)

@@ -43,6 +43,8 @@ FIELDS: list[tuple[str, str, str]] = [
     ),
     ("recordsize_bytes", "BIGINT", "ZFS recordsize, bytes"),
     ("ashift", "INTEGER", "ZFS ashift (sector size = 2^ashift bytes)"),
+    ("zfs_sync", "VARCHAR", "the dataset's ZFS sync property: standard, always or disabled (zfs get sync wins)"),
+    ("zfs_logbias", "VARCHAR", "the dataset's ZFS logbias property: latency or throughput (zfs get logbias wins)"),
     ("partition_start_sector", "BIGINT", "start LBA of the data partition (512-byte sectors); 63 = legacy MBR offset"),
     ("phase", "VARCHAR", "before / after a change the study is about"),
     ("zfs_version", "VARCHAR", "ZFS version"),
@@ -62,6 +64,7 @@ _TYPES = {f[0]: f[1] for f in FIELDS}
 
 _LIMITS = {"INTEGER": 2**31 - 1, "BIGINT": 2**63 - 1}
 _RANGES = {"ashift": (0, 16, "ZFS takes 9-16, 0 = detect")}
+_CHOICES = {"zfs_sync": ("standard", "always", "disabled"), "zfs_logbias": ("latency", "throughput")}
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 
 
@@ -87,7 +90,9 @@ def _convert(name: str, value: str, where: str):
         return None
     typ = _TYPES[name]
     if typ == "VARCHAR":
-        return value
+        if name in _CHOICES and value.lower() not in _CHOICES[name]:
+            raise ManifestError(f"{where}: column {name} must be one of {', '.join(_CHOICES[name])}, got {value!r}")
+        return value.lower() if name in _CHOICES else value
     whole = typ != "DOUBLE"
     bad = f"{where}: column {name} must be a {'whole ' if whole else ''}number (>= 0), got {value!r}"
     if whole:

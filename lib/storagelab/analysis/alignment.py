@@ -117,7 +117,7 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float
         & pl.lit(host is not None and host == after.get("host"))
         & (pl.col("host") == (host or ""))
     )
-    rows = []
+    rows: list[dict] = []
     for test, direction in DEVICE_TESTS.items():
         one = singles.filter((pl.col("test") == test) & pl.col("value").is_not_null())
         if one.is_empty():
@@ -132,7 +132,7 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float
                 )
             )
             continue
-        disk = float(one["value"].max())
+        disk = float(max(one["value"].to_list()))  # the values are not null
         worst, why, beyond = None, None, 0
         for side, run in (("before", before), ("after", after)):
             if is_single_disk(run) or (run["vdev_type"] is None and run["vdev_count"] is None):
@@ -246,10 +246,11 @@ def noise_band(runs: pl.DataFrame, before: dict, after: dict, info: pl.DataFrame
     for (test,), g in config.group_by("test", maintain_order=True):
         vals = [v for v in g["value"].to_list() if v is not None]
         r = stats.summarise(vals) if len(vals) >= 2 else None
+        pi = r.pi if r else None  # two values or more: it is known
         mine = runs.filter((pl.col("path") == before["path"]) & (pl.col("test") == test) & pl.col("first"))["value"]
         value = mine[0] if mine.len() else None
-        inside = None if r is None or value is None else r.pi.contains(value)
-        rows.append((test, len(vals), r.mean if r else None, r.pi.low if r else None, r.pi.high if r else None, inside))
+        inside = None if pi is None or value is None else pi.contains(value)
+        rows.append((test, len(vals), r.mean if r else None, pi.low if pi else None, pi.high if pi else None, inside))
     schema = {
         "test": pl.String,
         "after_runs": pl.Int64,
@@ -293,7 +294,7 @@ def anomalies(ba: pl.DataFrame, reads: list[MemoryRead]) -> Anomalies:
 def ashift_evidence(pool_stats: pl.DataFrame, host: str | None, pool: str | None) -> list[AshiftEvidence]:
     """Other raidz pools of the same host: which ashift their zdb -b allocated / physical matches."""
 
-    out = []
+    out: list[AshiftEvidence] = []
     if not host:
         return out
     for r in pool_stats.filter((pl.col("host") == host) & pl.col("pool").ne_missing(pool)).iter_rows(named=True):
@@ -374,10 +375,18 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     ba = ba.join(band, on="test", how="left").join(
         device_check(runs.filter(pl.col("first")), b, a), on="test", how="left"
     )
+    for side, run in (("before", b), ("after", a)):  # each ratio's two lines (its chart bar names them)
+        lines = runs.filter(pl.col("first") & (pl.col("path") == run["path"]))
+        ba = ba.join(
+            lines.select("test", pl.col("path").alias(f"path_{side}"), pl.col("line_start").alias(f"line_{side}")),
+            on="test",
+            how="left",
+        )
     n.ratios = ba
     n.memory_reads = memory_reads(ba)
     n.anomalies = anomalies(ba, n.memory_reads)
     n.settings = pool_settings(b, frames.props, frames.vdevs)
+    n.after_settings = pool_settings(a, frames.props, frames.vdevs)
     n.other_ashift = ashift_evidence(frames.pool_stats, b.get("host"), b.get("pool"))
     if b["pool"]:
         n.pool_states = frames.zpool.filter(pl.col("pool") == b["pool"])
@@ -398,13 +407,14 @@ def analyse(
     res.frames["partitions"] = n.partitions
     if n.runs.height:
         res.frames["runs"] = n.runs
-    if n.ratios.height:
+    pair = n.pair()
+    if n.ratios.height and pair:
         res.frames["ratios"] = n.ratios
         res.frames["pair"] = pl.DataFrame(
             {
                 "side": ["before", "after"],
-                "run": [n.before["path"], n.after["path"]],
-                "label": [n.before["label"], n.after["label"]],
+                "run": [pair.before["path"], pair.after["path"]],
+                "label": [pair.before["label"], pair.after["label"]],
             }
         )
     res.file_ids = frames.file_ids() + (n.pool_states["file_id"].to_list() if n.pool_states.height else [])

@@ -6,7 +6,7 @@ import polars as pl
 
 from ..units import MiB
 from . import plausibility, prose
-from .alignment_numbers import _TEST_WORDS, HEADLINE_TESTS, ZFS_GET, AlignmentNumbers, Anomalies
+from .alignment_numbers import _TEST_WORDS, HEADLINE_TESTS, ZFS_GET, AlignmentNumbers, Anomalies, Pair, PoolSettings
 
 _THROUGHPUT = ("putc", "put_block", "rewrite", "getc", "get_block")
 
@@ -28,7 +28,8 @@ def write(res, n: AlignmentNumbers, sel) -> None:
             "label them in the manifest with phase=before / phase=after (or partition_start_sector)"
         )
         return
-    if n.before is None:
+    pair = n.pair()
+    if pair is None:
         files = len(n.phases)
         none_before = not any(s == "before" for s in n.phases.values())
         res.missing.append(
@@ -39,21 +40,21 @@ def write(res, n: AlignmentNumbers, sel) -> None:
             "the manifest"
         )
         return
-    _pair_and_noise(res, n)
+    _pair_and_noise(res, n, pair)
     _metrics(res, n)
-    _cache_artefacts(res, n)
+    _cache_artefacts(res, n, pair)
     _memory_reads(res, n)
-    _cache_findings(res, n.before, n.after)
-    _pool_states(res, n)
-    _explanations(res, n)
+    _cache_findings(res, pair.before, pair.after)
+    _pool_states(res, n, pair.before["pool"])
+    _explanations(res, n, pair)
     res.findings.append(
         "A before/after pair measures everything that changed between the two runs (pool contents and "
         "fill, fragmentation, cache state, software), not only the partition offset; the logs alone "
         "cannot attribute the change to alignment."
     )
-    if n.before["partition_start_sector"] is None:
+    if pair.before["partition_start_sector"] is None:
         res.missing.append(
-            f"the 'before' run ({n.before['label']}) has no partition_start_sector label: its offset is unknown"
+            f"the 'before' run ({pair.before['label']}) has no partition_start_sector label: its offset is unknown"
         )
     _summary(res, n)
 
@@ -85,13 +86,13 @@ def _arithmetic(res, n: AlignmentNumbers, sel) -> None:
         )
 
 
-def _pair_and_noise(res, n: AlignmentNumbers) -> None:
+def _pair_and_noise(res, n: AlignmentNumbers, pair: Pair) -> None:
     how = (
         "the 'after' run with the same layout labels (vdev type, count, width, cache, log)"
         if n.same_layout
         else "the first 'after' run (none has the same layout labels)"
     )
-    noise = n.noise
+    noise = pair.noise
     others = (
         f" The other 'after' runs ({prose.listing(list(noise.other_configs))}) are other configurations: their "
         "spread is not run-to-run noise and is not used as such."
@@ -108,7 +109,7 @@ def _pair_and_noise(res, n: AlignmentNumbers) -> None:
             "The 'after' configuration ran once: there is no run-to-run estimate, so no difference below can be told "
             "from noise (repeat bonnie++ on it, or append the repeats to one file, to get one)."
         )
-    res.findings.append(f"Before: {n.before['label']}; after: {n.after['label']} ({how}). {band}{others}")
+    res.findings.append(f"Before: {pair.before['label']}; after: {pair.after['label']} ({how}). {band}{others}")
 
 
 def _metrics(res, n: AlignmentNumbers) -> None:
@@ -128,8 +129,8 @@ def _metrics(res, n: AlignmentNumbers) -> None:
         )
 
 
-def _cache_artefacts(res, n: AlignmentNumbers) -> None:
-    b, a = n.before, n.after
+def _cache_artefacts(res, n: AlignmentNumbers, pair: Pair) -> None:
+    b, a = pair.before, pair.after
     ba = n.ratios
     for r in ba.filter(pl.col("beyond_disks").is_not_null()).iter_rows(named=True):
         res.findings.append(
@@ -178,14 +179,17 @@ def _memory_reads(res, n: AlignmentNumbers) -> None:
 def _cache_findings(res, before: dict, after: dict) -> None:
     """Each run's bonnie++ file against the RAM it was told (-r) or labelled with, and its L2ARC label."""
 
-    seen = {}
+    seen: dict[tuple, list[str]] = {}  # (size, RAM, where it is from, L2ARC) -> the sides that have it
+    checks: dict[tuple, dict] = {}  # the same -> plausibility.against_cache
     for side, r in (("before", before), ("after", after)):
         ram, where = plausibility.ram_bytes(r["command"], r["notes"], r.get("ram_bytes"))
         check = plausibility.against_cache(r["file_size_bytes"], ram)
         if check is not None:
-            seen.setdefault((r["file_size_bytes"], ram, where, r["cache_devices"]), []).append(side)
-    for (size, ram, where, l2arc), sides in seen.items():
-        check = plausibility.against_cache(size, ram)
+            key = (r["file_size_bytes"], ram, where, r["cache_devices"])
+            seen.setdefault(key, []).append(side)
+            checks[key] = check
+    for key, sides in seen.items():
+        (size, ram, where, l2arc), check = key, checks[key]
         res.findings.append(
             f"Test size, {' and '.join(sides)} run{'s' if len(sides) > 1 else ''}: a {prose.size(size)} file, "
             f"{check['size_over_ram']:.1f}x the {prose.size(ram)} of RAM ({where})"
@@ -199,7 +203,7 @@ def _cache_findings(res, before: dict, after: dict) -> None:
         )
 
 
-def _pool_states(res, n: AlignmentNumbers) -> None:
+def _pool_states(res, n: AlignmentNumbers, pool: str | None) -> None:
     """What other logs of the selection say about the 'before' run's pool (fill, fragmentation, dedup)."""
     parts = [
         f"{r['label']}: {r['cap_pct']:.0f} % full, "
@@ -208,7 +212,6 @@ def _pool_states(res, n: AlignmentNumbers) -> None:
         for r in n.pool_states.iter_rows(named=True)
     ]
     if parts:
-        pool = n.before["pool"]
         res.findings.append(
             f"Other logs of pool {pool} in the selection (`zpool list`): {'; '.join(parts)}. A full, "
             "fragmented or deduplicating pool writes slower; when these were taken relative to the benchmark runs "
@@ -232,24 +235,18 @@ def _anomaly_words(a: Anomalies) -> list[str]:
     return words
 
 
-def _explanations(res, n: AlignmentNumbers) -> None:
+def _explanations(res, n: AlignmentNumbers, pair: Pair) -> None:
     """Which explanations the data supports or excludes: ashift, compression and dedup of the tested dataset."""
-    s, pool = n.settings, n.before.get("pool")
+    s, pool = pair.settings, pair.before.get("pool")
     if s.ashift:
         res.findings.append(
-            f"ashift of pool {pool or '(unnamed)'}: {s.ashift} ({s.ashift_source}). "
-            + (
-                "ashift 9 on 512e drives makes every sub-4 KiB write a read-modify-write inside the drive "
-                "(docs/formats/zfs-facts.md F11): the data support that explanation beside the partition offset."
-                if s.ashift == 9
-                else f"ashift {s.ashift} writes whole physical sectors: the data exclude ashift=9 as the cause."
-            )
+            f"ashift of pool {pool or '(unnamed)'}: {s.ashift} ({s.ashift_source}). " + _ashift_judged(n, pair)
         )
     else:
         _ashift_unknown(res, n, pool)
     a = n.anomalies
     if s.datasets:
-        _dataset_settings(res, n, pool)
+        _dataset_settings(res, s, n.anomalies, pool)
     elif a and a.any():
         target = f"{pool}/DATASET" if pool else "POOL/DATASET"
         dedup_seen = [r["dedup_ratio"] for r in n.pool_states.iter_rows(named=True) if (r["dedup_ratio"] or 0) > 1]
@@ -271,14 +268,46 @@ def _explanations(res, n: AlignmentNumbers) -> None:
         )
 
 
+def _ashift_judged(n: AlignmentNumbers, pair: Pair) -> str:
+    """What a known 'before' ashift says: 12 and up excludes ashift=9; 9 supports it only on drives with larger
+    physical sectors (a parameter: the logs do not show the drives' sector size) and only if the 'after' run's
+    pool is not at ashift 9 too."""
+    s = pair.settings
+    if s.ashift != 9:
+        return f"ashift {s.ashift} writes whole physical sectors: the data exclude ashift=9 as the cause."
+    physical = n.arithmetic[0]["physical_bytes"] if n.arithmetic else 4096
+    if physical <= 512:
+        return (
+            f"With {physical} B physical sectors (physical_sector_bytes) ashift 9 writes whole sectors: the data "
+            "exclude ashift=9 as the cause."
+        )
+    after, after_pool = n.after_settings, pair.after.get("pool")
+    if after is not None and after.ashift == 9:
+        where = "the same pool" if after_pool == pair.before.get("pool") else f"pool {after_pool}"
+        return (
+            f"The 'after' run ({pair.after['label']}) ran on {where}, also at ashift 9 ({after.ashift_source}): "
+            "ashift is the same on both sides, so it cannot explain the difference between them."
+        )
+    return (
+        f"ashift 9 on drives with {physical} B physical sectors (physical_sector_bytes, a parameter: the logs do not "
+        "show the drives' sector size) makes every sub-4 KiB write a read-modify-write inside the drive "
+        "(docs/formats/zfs-facts.md F11): if the drives are 512e, the data support that explanation beside the "
+        "partition offset"
+        + (
+            f"; the 'after' run's pool has ashift {after.ashift} ({after.ashift_source})."
+            if after is not None and after.ashift
+            else "; the 'after' run's pool's ashift is not in the data."
+        )
+    )
+
+
 def _anomaly_list(a: Anomalies) -> str:
     words = _anomaly_words(a)
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def _dataset_settings(res, n: AlignmentNumbers, pool: str | None) -> None:
+def _dataset_settings(res, s: PoolSettings, a: Anomalies | None, pool: str | None) -> None:
     """zfs get output of the pool's datasets: whether compression or dedup can explain the anomalies."""
-    s, a = n.settings, n.anomalies
     shown = "; ".join(
         f"{d.name}: compression={d.compression or '?'}, dedup={d.dedup or '?'}, recordsize={d.recordsize or '?'}, "
         f"sync={d.sync or '?'}"

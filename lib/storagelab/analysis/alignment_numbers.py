@@ -108,6 +108,17 @@ class PoolSettings:
     file_ids: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True)
+class Pair:
+    """The 'before' run, the 'after' run it is compared with (rows of ``alignment.pair_runs``' info), and what is
+    known once there is a pair: the 'after' configuration's noise and the tested pool's settings."""
+
+    before: dict
+    after: dict
+    noise: Noise
+    settings: PoolSettings
+
+
 @dataclass
 class AlignmentNumbers:
     arithmetic: list[dict]
@@ -121,6 +132,13 @@ class AlignmentNumbers:
     memory_reads: list[MemoryRead] = field(default_factory=list)
     anomalies: Anomalies | None = None
     settings: PoolSettings | None = None
+    after_settings: PoolSettings | None = None  # the 'after' run's pool (its ashift may differ from the 'before' one's)
     other_ashift: list[AshiftEvidence] = field(default_factory=list)
     pool_states: pl.DataFrame = field(default_factory=pl.DataFrame)
     phases: dict = field(default_factory=dict)
+
+    def pair(self) -> Pair | None:
+        """The before/after pair (``compute`` sets its four fields together); None when there is none."""
+        if self.before is None or self.after is None or self.noise is None or self.settings is None:
+            return None
+        return Pair(self.before, self.after, self.noise, self.settings)

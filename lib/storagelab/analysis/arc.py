@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -109,12 +110,22 @@ def _in(ids: list[int]) -> str:
     return ", ".join(str(int(i)) for i in ids) or "NULL"
 
 
+def _every(values: list[float | None]) -> list[float] | None:
+    """The values, or None when any of them is missing."""
+    known = [v for v in values if v is not None]
+    return known if len(known) == len(values) else None
+
+
 def arcstat_ratio(rows: pl.DataFrame, method: str | None = None) -> tuple[float | None, str]:
     """Σhits / Σreads of arcstat rows (one per sample: columns of ``_ARCSTAT_FIELDS``, absent or null where the
     output has no such column) and how: 'hits and misses summed' or 'hit% weighted by reads'; (None, why) where
     the columns give neither. ``method`` forces one ('counts' or 'pct')."""
-    col = {c: rows[c].to_list() if c in rows.columns else [None] * rows.height for c in _ARCSTAT_FIELDS}
-    reads, counted, weighted = [], [], []
+    col: dict[str, list[Any]] = {
+        c: rows[c].to_list() if c in rows.columns else [None] * rows.height for c in _ARCSTAT_FIELDS
+    }
+    reads: list[float | None] = []
+    counted: list[float | None] = []
+    weighted: list[float | None] = []
     for i in range(rows.height):
         read, hits, miss, iohs = (col[c][i] for c in ("read", "hits", "miss", "iohs"))
         if read is None and hits is not None and miss is not None:
@@ -129,12 +140,13 @@ def arcstat_ratio(rows: pl.DataFrame, method: str | None = None) -> tuple[float 
         weighted.append(None if read is None or hit_pct is None else read * hit_pct / 100)
     if not rows.height:
         return None, "arcstat printed no interval after its first (since boot) row"
-    for name, hits in (("counts", counted), ("pct", weighted)):
-        if method in (None, name) and None not in hits and None not in reads:
-            if not sum(reads):
+    all_reads = _every(reads)
+    for name, hits in (("counts", _every(counted)), ("pct", _every(weighted))):
+        if method in (None, name) and hits is not None and all_reads is not None:
+            if not sum(all_reads):
                 return None, "the ARC had no reads during the run"
             how = "hits and misses summed" if name == "counts" else "hit% weighted by reads"
-            return sum(hits) / sum(reads), how
+            return sum(hits) / sum(all_reads), how
     return None, f"arcstat without its read and hit or miss columns: run `{ARCSTAT_COMMAND}`"
 
 

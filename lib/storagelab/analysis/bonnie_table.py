@@ -15,6 +15,7 @@ import html
 from dataclasses import dataclass
 
 import polars as pl
+from polars.expr.whenthen import ChainedThen, Then
 
 from ..units import MiB
 from . import measures, plausibility, prose
@@ -121,7 +122,7 @@ def flags(tab: pl.DataFrame, small_files: set[tuple[int, int]] | None = None) ->
     )
     out = tab.with_columns(_small=small) if tab.height else tab.with_columns(_small=pl.lit(False))
     for _, t, _ in COLUMNS:
-        flag = pl.when(pl.col(f"{t}_suspect").fill_null(False)).then(pl.lit("unreliable"))
+        flag: Then | ChainedThen = pl.when(pl.col(f"{t}_suspect").fill_null(False)).then(pl.lit("unreliable"))
         if t == "get_block":
             flag = flag.when(pl.col(f"{t}_cpu") >= MEMORY_CPU_PCT).then(pl.lit("from memory"))
         if t in BLOCK_TESTS:

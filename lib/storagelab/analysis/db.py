@@ -6,6 +6,7 @@ import warnings
 from pathlib import Path
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from .. import dataset, paths
 from ..database import connect, schema_signature
@@ -50,6 +51,7 @@ def frame(con, sql: str, params: list | None = None) -> pl.DataFrame:
         warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
         # con.execute (not con.sql): it runs whatever an earlier statement left unfetched on the connection
         df = pl.from_arrow(con.execute(sql, params or []).to_arrow_table())
+    assert isinstance(df, pl.DataFrame)  # from an Arrow table (a Series comes only from an Arrow array)
     return df.with_columns(
         pl.col(name).cast(dtype) for name, old in df.schema.items() if (dtype := _one_type(old)) is not None
     )
@@ -63,7 +65,7 @@ def frame_by_rows(con, sql: str, params: list | None = None) -> pl.DataFrame:
     return pl.DataFrame(cur.fetchall(), schema=cols, orient="row", infer_schema_length=None)
 
 
-def _one_type(dtype: pl.DataType) -> pl.DataType | None:
+def _one_type(dtype: pl.DataType | DataTypeClass) -> pl.DataType | DataTypeClass | None:
     """The type ``frame`` gives a column that Arrow delivers as ``dtype`` (None: keep it)."""
     if dtype.is_integer():
         return None if dtype == pl.Int64 else pl.Int64

@@ -98,6 +98,7 @@ FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY s.bp_
 """
 DDT_SQL = """
 SELECT h.file_id, h.ddt_no, h.source, h.alloc_blocks, h.ref_blocks, h.alloc_dsize_bytes, h.ref_dsize_bytes, f.path,
+       h.line_start, h.line_end,
        f.host, coalesce((SELECT any_value(r.pool) FROM zdb_ddt_ratios r WHERE r.file_id = h.file_id
                          AND r.ddt_no = h.ddt_no), f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name
 FROM zdb_ddt_histogram h JOIN files f USING (file_id)
@@ -108,7 +109,7 @@ OBJECTS_SQL = """
 SELECT o.file_id, o.ddt_no, f.path, f.host,
        coalesce(o.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name,
        sum(o.entries) AS entries, sum(o.core_bytes_total) AS core_bytes, sum(o.disk_bytes_total) AS disk_bytes,
-       bool_or(o.totals_derived) AS derived
+       bool_or(o.totals_derived) AS derived, min(o.line_start) AS line_start, max(o.line_end) AS line_end
 FROM zdb_ddt_objects o JOIN files f USING (file_id) WHERE {where} AND o.kind = 'object' AND o.entries IS NOT NULL
 GROUP BY ALL ORDER BY f.path, o.ddt_no
 """
@@ -119,7 +120,8 @@ ORDER BY f.path, a.line_start
 """
 STATUS_SQL = """
 SELECT z.file_id, f.path, f.host, z.pool AS pool_name, z.ddt_entries AS entries, z.ddt_sizes,
-       CASE WHEN z.ddt_sizes = 'total' THEN z.ddt_core_bytes ELSE z.ddt_core_bytes * z.ddt_entries END AS core_bytes
+       CASE WHEN z.ddt_sizes = 'total' THEN z.ddt_core_bytes ELSE z.ddt_core_bytes * z.ddt_entries END AS core_bytes,
+       z.line_start, z.line_end
 FROM zpool_status_pools z JOIN files f USING (file_id)
 WHERE {where} AND z.ddt_entries > 0 AND z.ddt_core_bytes IS NOT NULL ORDER BY f.path, z.report_no
 """
@@ -128,7 +130,7 @@ SELECT p.file_id, p.name, p.value_bytes FROM zfs_properties p JOIN files f USING
 WHERE {where} AND p.kind = 'dataset' AND p.property = 'recordsize' AND p.value_bytes IS NOT NULL
 """
 ZPOOL_SQL = """
-SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path, f.host
+SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path, f.host, z.line_start, z.line_end
 FROM zpool_list z JOIN files f USING (file_id)
 WHERE {where} AND z.vdev IS NULL AND z.dedup_ratio IS NOT NULL ORDER BY f.path, z.pool
 """
@@ -177,6 +179,15 @@ def matching_zpool(s: dict, zpool: pl.DataFrame) -> dict | None:
     return {**zr, "alloc_gap": zr["gap"] / net}
 
 
+def _lines(*rows: dict) -> list[dict]:
+    """The raw lines of the rows an estimate was computed from (path, line_start, line_end; for its chart)."""
+    return [
+        {"path": r.get("path"), "line_start": r.get("line_start"), "line_end": r.get("line_end") or r.get("line_start")}
+        for r in rows
+        if r.get("path")
+    ]
+
+
 def ladder(
     stats: pl.DataFrame,
     zpool: pl.DataFrame,
@@ -192,37 +203,51 @@ def ladder(
     bpe = bytes_per_entry
     for s in stats.iter_rows(named=True) if stats.height else []:
         pool = s["pool"]
-        rows.append((pool, 1, s["bp_count"], None, None, bpe, "zdb -b: every block pointer"))
+        rows.append((pool, 1, s["bp_count"], None, None, bpe, "zdb -b: every block pointer", _lines(s)))
         extra = (s["bp_deduped_bytes"] or 0) / s["bp_allocated_avg_bytes"] if s["bp_allocated_avg_bytes"] else 0
         less = s["bp_count"] - (s["embedded_bp_count"] or 0) - extra
-        rows.append((pool, 2, less, None, None, bpe, "zdb -b: bp count - embedded - deduped / average ASIZE"))
+        rows.append(
+            (pool, 2, less, None, None, bpe, "zdb -b: bp count - embedded - deduped / average ASIZE", _lines(s))
+        )
         zr = matching_zpool(s, zpool)
         if zr and s["bp_deduped_bytes"] and s["bp_allocated_avg_bytes"]:
             step = 0.0 if zr["exact"] else 0.01
             t = dedup_tracked(s["bp_deduped_bytes"], zr["dedup_ratio"], s["bp_allocated_avg_bytes"], step)
             if t["entries"] is not None:
                 basis = f"deduped / (DEDUP {zr['dedup_ratio']:.2f} - 1) / average ASIZE"
-                rows.append((pool, 3, t["entries"], t["entries_low"], t["entries_high"], bpe, basis))
+                rows.append((pool, 3, t["entries"], t["entries_low"], t["entries_high"], bpe, basis, _lines(s, zr)))
     for r in ddt.iter_rows(named=True):
         rung = 4 if r["source"] == "simulated" else 5
-        rows.append((r["pool_name"], rung, r["alloc_blocks"], None, None, bpe, "zdb DDT histogram Total"))
+        rows.append((r["pool_name"], rung, r["alloc_blocks"], None, None, bpe, "zdb DDT histogram Total", _lines(r)))
     for r in objects.iter_rows(named=True):
         if r["entries"] and r["core_bytes"]:
             per = r["core_bytes"] / r["entries"]
             rows.append(
-                (r["pool_name"], 6, r["entries"], None, None, per, "zdb -DD DDT objects: entries, in-core bytes")
+                (
+                    r["pool_name"],
+                    6,
+                    r["entries"],
+                    None,
+                    None,
+                    per,
+                    "zdb -DD DDT objects: entries, in-core bytes",
+                    _lines(r),
+                )
             )
     for r in status.iter_rows(named=True) if status is not None and status.height else []:
         per = r["core_bytes"] / r["entries"]
-        rows.append((r["pool_name"], 7, r["entries"], None, None, per, "zpool status -D: entries, in-core bytes"))
+        rows.append(
+            (r["pool_name"], 7, r["entries"], None, None, per, "zpool status -D: entries, in-core bytes", _lines(r))
+        )
     schema = {
-        "pool": pl.String,
-        "rung": pl.Int64,
-        "entries": pl.Float64,
-        "entries_low": pl.Float64,
-        "entries_high": pl.Float64,
-        "bytes_per_entry": pl.Float64,
-        "basis": pl.String,
+        "pool": pl.String(),
+        "rung": pl.Int64(),
+        "entries": pl.Float64(),
+        "entries_low": pl.Float64(),
+        "entries_high": pl.Float64(),
+        "bytes_per_entry": pl.Float64(),
+        "basis": pl.String(),
+        "sources": pl.List(pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})),
     }
     df = pl.DataFrame(rows, schema=schema, orient="row")
     return (
@@ -264,7 +289,7 @@ def query(con, sel, measures_frame: pl.DataFrame) -> DedupFrames:
         ddt=frame(con, DDT_SQL.format(where=where), params),
         objects=frame(con, OBJECTS_SQL.format(where=where), params),
         zpool=frame(con, ZPOOL_SQL.format(where=where), params),
-        l2arc_bytes=cache["value"].max() if cache.height else None,
+        l2arc_bytes=cache.select(pl.col("value").max()).item() if cache.height else None,
         arc=frame(con, ARC_SQL.format(where=where), params),
         recordsizes=frame(con, RECORDSIZE_SQL.format(where=where), params),
         status=frame(con, STATUS_SQL.format(where=where), params),
@@ -391,13 +416,14 @@ def tracked_shares(stats: pl.DataFrame, zpool: pl.DataFrame) -> list[Tracked]:
     """Per zdb -b pool with blocks deduped and a `zpool list` of the same moment: the bytes its DDT tracks."""
     out = []
     for s in stats.iter_rows(named=True) if stats.height else []:
-        z = matching_zpool(s, zpool) if s["bp_deduped_bytes"] else None
-        if z and z["dedup_ratio"] and z["dedup_ratio"] > 1:
+        net = net_allocated(s)
+        z = matching_zpool(s, zpool) if s["bp_deduped_bytes"] else None  # None too where net is unknown
+        if z and net and z["dedup_ratio"] and z["dedup_ratio"] > 1:
             out.append(
                 Tracked(
                     pool=s["pool"],
                     zpool_alloc=z["alloc_bytes"],
-                    zdb_alloc=net_allocated(s),
+                    zdb_alloc=net,
                     alloc_gap=z["alloc_gap"],
                     dedup_ratio=z["dedup_ratio"],
                     tracked_bytes=s["bp_deduped_bytes"] / (z["dedup_ratio"] - 1),
@@ -439,14 +465,35 @@ def recordsize_gains(stats: pl.DataFrame, got: pl.DataFrame | None = None) -> li
     return out
 
 
-def best_sensitivity(best: list[Estimate], machines_: list[Machine], sizes) -> pl.DataFrame:
-    """The estimate the verdict uses (each pool's best, and a machine's pools together) over ``sizes`` bytes/entry."""
-    series = [(e.pool, e.entries) for e in best]
-    series += [(f"{m.host} (all its pools)", m.entries) for m in machines_ if len(m.pools) > 1]
-    rows = [(name, float(b), n * float(b)) for name, n in series for b in sorted(sizes)]
-    return pl.DataFrame(
-        rows, schema={"series": pl.String, "bytes_per_entry": pl.Float64, "ddt_bytes": pl.Float64}, orient="row"
-    )
+def best_sensitivity(
+    best: list[Estimate], machines_: list[Machine], sizes, lad: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """The estimate the verdict uses (each pool's best, and a machine's pools together) over ``sizes`` bytes/entry,
+    with its entries and, given the ladder ``lad``, the lines of its inputs (``sources``: the best rung's; a machine's:
+    its pools' together)."""
+
+    def lines(pools: list[tuple[str, int]]) -> list[dict]:
+        if lad is None or "sources" not in lad.columns:
+            return []
+        keys = set(pools)
+        return [s for r in lad.iter_rows(named=True) if (r["pool"], r["rung"]) in keys for s in r["sources"] or ()]
+
+    rung = {e.pool: e.rung for e in best}
+    series = [(e.pool, e.entries, lines([(e.pool, e.rung)])) for e in best]
+    series += [
+        (f"{m.host} (all its pools)", m.entries, lines([(p, rung[p]) for p in m.pools if p in rung]))
+        for m in machines_
+        if len(m.pools) > 1
+    ]
+    rows = [(name, float(b), n * float(b), n, src) for name, n, src in series for b in sorted(sizes)]
+    schema = {
+        "series": pl.String(),
+        "bytes_per_entry": pl.Float64(),
+        "ddt_bytes": pl.Float64(),
+        "entries": pl.Float64(),
+        "sources": pl.List(pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})),
+    }
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
@@ -488,7 +535,7 @@ def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
         budget=budget,
         memory=memory,
         ladder=lad,
-        sensitivity=best_sensitivity(best, machines_, p.per_entry_sizes),
+        sensitivity=best_sensitivity(best, machines_, p.per_entry_sizes, lad),
         best=best,
         machines=machines_,
         tracked=tracked,

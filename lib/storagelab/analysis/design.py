@@ -38,6 +38,7 @@ import re
 from dataclasses import dataclass, fields
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from . import arc, plausibility, prose
 from .arc import ARC_HIT_FLAG
@@ -194,7 +195,7 @@ def marker(flags: DesignFlags) -> str:
 _FIELDS = tuple(f.name for f in fields(DesignFlags))
 
 
-def _dtype(name: str) -> pl.DataType:
+def _dtype(name: str) -> DataTypeClass:
     if name == "arc_source":
         return pl.String
     return pl.Float64 if name.endswith(("_s", "_bytes", "_ratio")) else pl.Boolean
@@ -233,12 +234,13 @@ def _gib(n: float) -> str:
 def sentence(label: str, f: DesignFlags, min_elapsed_s: float = MIN_ELAPSED_S) -> str | None:
     """One sentence naming what is wrong with a run's design, from its flags and numbers; None if nothing is."""
     parts = []
-    if f.overran:
+    # each flag is raised only from its numbers: the checks below that a flag's numbers are known never fail
+    if f.overran and f.elapsed_s is not None:
         parts.append(
             f"ran {f.elapsed_s * 1000:,.0f} ms against runtime={f.runtime_s:g} s ({f.overrun_ratio:.2f}x): I/O it "
             "had issued did not complete in time (a stall)"
         )
-    if f.long_io:
+    if f.long_io and f.slowest_io_s is not None and f.slowest_io_share is not None:
         parts.append(
             f"its slowest I/O took {f.slowest_io_s * 1000:,.0f} ms ({100 * f.slowest_io_share:.0f} % of the "
             f"{'runtime' if f.runtime_s else 'run'})"
@@ -247,12 +249,12 @@ def sentence(label: str, f: DesignFlags, min_elapsed_s: float = MIN_ELAPSED_S) -
         parts.append(f"it ran {f.elapsed_s:.3g} s: sub-second, too short to measure a sustained rate")
     elif f.too_short:
         parts.append(f"it ran {f.elapsed_s:.3g} s, under {min_elapsed_s:g} s: too short to measure a sustained rate")
-    if f.fits_in_cache:
+    if f.fits_in_cache and f.working_set_bytes is not None and f.cache_bytes is not None:
         parts.append(
             f"its working set of {_gib(f.working_set_bytes)} fits in the {_gib(f.cache_bytes)} of RAM (+ L2ARC) that "
             "can cache it, and its I/O goes through that cache"
         )
-    if f.arc_served:
+    if f.arc_served and f.arc_hit_ratio is not None:
         parts.append(f"the ARC answered {arc.pct(f.arc_hit_ratio)} of reads during the run ({f.arc_source})")
     if f.direct_ignored:
         parts.append("direct=1 on ZFS before 2.3, which ignores it (the ARC still caches)")

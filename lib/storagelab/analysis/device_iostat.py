@@ -1,5 +1,5 @@
-"""What the devices saw beside what fio asked for (issue 25): ``zpool iostat -r`` request-size histograms, ``-l``
-wait times and ``-q`` queue depths next to the fio runs of the same selection.
+"""What the devices saw beside what fio asked for (issue 25): ``zpool iostat -w`` latency and ``-r`` request-size
+histograms, ``-l`` wait times and ``-q`` queue depths next to the fio runs of the same selection.
 
 ``device_beside_fio(con, sel)`` returns the tables and sentences computed from them:
 
@@ -7,10 +7,14 @@ wait times and ``-q`` queue depths next to the fio runs of the same selection.
   the share that ZFS aggregated (agg / all), the share of I/Os of at most 4 KiB, and the median bucket (the lower
   bound, bytes, of the size bucket holding the middle I/O). Counts are zpool's nicenum values (1.68M = 1.68 x 2^20):
   shares of them are rounded like the counts.
+* ``latency``: per zpool iostat -w block (file, pool or vdev, sample, block) and wait kind (total_wait, disk_wait,
+  syncq_wait, asyncq_wait read/write; scrub, trim, rebuild), the I/Os counted and the upper bound (ns) of the bucket
+  holding the median and the 99th-percentile I/O (a bucket holds waits up to 2^(j+1)-1 ns, so these are bounds,
+  not measured percentiles); ``latency_cells`` are the -w cells themselves (for the chart).
 * ``waits`` / ``queues``: the -l and -q rows as stored (ns; counts).
 * ``fio``: the final fio runs (rw, block size, iodepth, the time fio printed, its end in epoch seconds when the JSON
   output gave one, the run's length).
-* ``aligned``: zpool samples whose ``-T u`` time stamp falls inside a fio run's time span on the same host label;
+* ``aligned``: zpool -r and -w samples whose ``-T u`` time stamp falls inside a fio run's time span on the same host label;
   empty unless both sides carry epoch times.
 * ``lines``: what the data shows and, as plainly, what it cannot show.
 
@@ -37,16 +41,17 @@ def req_size_summary(con, sel: Selection) -> pl.DataFrame:
     where, params = sel.sql("f")
     cells = frame(
         con,
-        f"""SELECT f.path, f.host, r.name, r.sample, r.timestamp, r.io_class, r.bucket_bytes,
+        f"""SELECT f.path, f.host, r.name, r.sample, r.block, r.timestamp, r.io_class, r.bucket_bytes,
                    sum(r.count) AS ios, sum(CASE WHEN r.kind = 'agg' THEN r.count ELSE 0 END) AS agg
             FROM zpool_iostat_req_size r JOIN files f USING (file_id)
             WHERE {where}
-            GROUP BY ALL ORDER BY f.path, r.name, r.sample, r.io_class, r.bucket_bytes""",
+            GROUP BY ALL ORDER BY f.path, r.sample, r.block, r.io_class, r.bucket_bytes""",
         params,
     )
-    keys = ["path", "host", "name", "sample", "timestamp", "io_class"]
+    keys = ["path", "host", "name", "sample", "block", "timestamp", "io_class"]
     if cells.is_empty():
-        return pl.DataFrame(schema={**{k: pl.Utf8 for k in keys}, "sample": pl.Int64, "ios": pl.Float64})
+        schema = {**{k: pl.Utf8 for k in keys}, "sample": pl.Int64, "block": pl.Int64, "ios": pl.Float64}
+        return pl.DataFrame(schema=schema)
     cells = cells.with_columns(cum=pl.col("ios").cum_sum().over(keys), total=pl.col("ios").sum().over(keys))
     return cells.group_by(keys, maintain_order=True).agg(
         ios=pl.col("ios").sum(),
@@ -105,19 +110,94 @@ def aligned_samples(req: pl.DataFrame, fio: pl.DataFrame) -> pl.DataFrame:
     return both.filter(inside).select(cols)
 
 
+def latency_cells(con, sel: Selection) -> pl.DataFrame:
+    """The zpool iostat -w cells of the selection, with their file's path, host label and hash (provenance)."""
+    where, params = sel.sql("f")
+    return frame(
+        con,
+        f"""SELECT f.path, f.host, f.sha256, w.name, w.sample, w.block, w.timestamp, w.bucket, w.bucket_max_ns,
+                   w.wait, w.op, w.count, w.exact, w.line_start, w.line_end
+            FROM zpool_iostat_latency_hist w JOIN files f USING (file_id)
+            WHERE {where} ORDER BY f.path, w.sample, w.block, w.wait, w.op, w.bucket""",
+        params,
+    )
+
+
+def latency_summary(cells: pl.DataFrame) -> pl.DataFrame:
+    """One row per -w block and wait kind: I/Os counted, and the upper bound (ns) of the bucket holding the median
+    and the 99th-percentile I/O (None when the column counted nothing)."""
+    keys = ["path", "host", "name", "sample", "block", "timestamp", "wait", "op"]
+    if cells.is_empty():
+        schema = {**{k: pl.Utf8 for k in keys}, "sample": pl.Int64, "block": pl.Int64, "ios": pl.Float64}
+        return pl.DataFrame(schema=schema)
+    cells = cells.with_columns(cum=pl.col("count").cum_sum().over(keys), total=pl.col("count").sum().over(keys))
+
+    def bound(q: float) -> pl.Expr:
+        return pl.col("bucket_max_ns").filter(pl.col("total") > 0, pl.col("cum") >= pl.col("total") * q).first()
+
+    return cells.group_by(keys, maintain_order=True).agg(
+        ios=pl.col("count").sum(), median_max_ns=bound(0.5), p99_max_ns=bound(0.99)
+    )
+
+
 def device_beside_fio(con, sel: Selection) -> dict:
     """The device-side tables beside the fio runs of ``sel``, and sentences saying what they show and cannot."""
     req = req_size_summary(con, sel)
     fio = fio_runs(con, sel)
+    cells = latency_cells(con, sel)
+    lat = latency_summary(cells)
+    timed = [t.select("path", "host", "name", "sample", "timestamp") for t in (req, lat) if t.height]
     out: dict[str, Any] = {
         "req_size": req,
+        "latency": lat,
+        "latency_cells": cells,
         "waits": _table(con, sel, "zpool_iostat_latency"),
         "queues": _table(con, sel, "zpool_iostat_queues"),
         "fio": fio,
-        "aligned": aligned_samples(req, fio),
+        "aligned": aligned_samples(pl.concat(timed) if timed else req, fio),
     }
-    out["lines"] = _lines(out, sel)
+    out["lines"] = _latency_lines(lat, sel) + _lines(out, sel)
     return out
+
+
+def _latency_lines(lat: pl.DataFrame, sel: Selection) -> list[str]:
+    """What the -w histograms show (the first block of each report: the pool, or the first one named), and what a
+    missing or untimed one cannot."""
+    if lat.is_empty():
+        return [
+            f"no `zpool iostat -w` output for {sel.describe()}: run `zpool iostat -wv -T u POOL 5` during the fio "
+            "runs (and keep its output) to see the latency each I/O had in the queues and on the disks"
+        ]
+    lines = []
+    first = lat.filter(pl.col("block") == 0, pl.col("ios") > 0, pl.col("wait").is_in(["total_wait", "disk_wait"]))
+    for r in first.iter_rows(named=True):
+        lines.append(
+            f"{r['name']} (report {r['sample']}), {r['wait']} {r['op']}: {r['ios']:,.0f} I/Os counted; the median "
+            f"one took at most {_ns(r['median_max_ns'])}, 99 % at most {_ns(r['p99_max_ns'])} (bucket bounds)"
+        )
+    blocks = lat.select("path", "name", "sample", "block", "timestamp").unique()
+    untimed = blocks.filter(pl.col("timestamp").is_null()).height
+    if untimed:
+        lines.append(
+            f"{untimed} -w block(s) carry no time stamp: without `-T u` (or `-T d`) a block cannot be placed in time, "
+            "and the first report of `zpool iostat -w` counts every I/O since the pool was imported"
+        )
+    dated = blocks.filter(pl.col("timestamp").is_not_null(), ~pl.col("timestamp").str.contains(r"^\d{9,11}$")).height
+    if dated:
+        lines.append(
+            f"{dated} -w block(s) carry `-T d` dates: printed in the machine's local time with no zone, they cannot be "
+            "set against fio's epoch time; `-T u` can"
+        )
+    return lines
+
+
+def _ns(n) -> str:
+    if n is None:
+        return "unknown"
+    for unit, step in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if n >= step:
+            return f"{n / step:.3g} {unit}"
+    return f"{n} ns"
 
 
 def _lines(out: dict, sel: Selection) -> list[str]:

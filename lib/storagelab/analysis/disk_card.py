@@ -92,6 +92,7 @@ class CardResult:
     p99_ns: float | None
     flags: tuple[str, ...] = ()
     file_ids: tuple[int, ...] = ()
+    lines: tuple[tuple[str, int, int], ...] = ()  # each run's group line: (path, line_start, line_end)
 
 
 @dataclass
@@ -187,6 +188,11 @@ def compute(runs: pl.DataFrame) -> list[DiskCard]:
             p99_ns=statistics.median(p99) if p99 else None,
             flags=tuple(dict.fromkeys(f for r in rows for f in flags_of(r))),
             file_ids=tuple(sorted({r["file_id"] for r in rows})),
+            lines=tuple(
+                sorted(
+                    {(r["path"], r["line_start"], r.get("line_end") or r["line_start"]) for r in rows if r.get("path")}
+                )
+            ),
         )
     return [cards[k] for k in sorted(cards)]
 
@@ -302,6 +308,58 @@ def card_lines(cards: list[DiskCard]) -> list[str]:
                 flag = ", FLAGGED" if r.flags else ""
                 lines.append(f"  {name} {d}: {mb_s(r.bw_bytes_per_s)} MB/s{iops}{p99}, n={r.n}{flag}")
     return lines
+
+
+def chart_frame(cards: list[DiskCard]) -> pl.DataFrame:
+    """The cards' results for their chart, one row per machine and device, test and direction, in the card's order:
+    MB/s (the mean of its runs), the card's name ('machine | device'), whether it is flagged and why, and where it
+    came from: one run's group line (path, line_start, line_end), or for the mean of several runs their lines
+    (``sources``) and the arithmetic (``derivation``)."""
+    source = pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})
+    schema = {
+        "card": pl.String(),
+        "test": pl.String(),
+        "direction": pl.String(),
+        "mb_s": pl.Float64(),
+        "runs": pl.Int64(),
+        "iops": pl.Float64(),
+        "p99_ms": pl.Float64(),
+        "flagged": pl.Boolean(),
+        "flags": pl.String(),
+        "path": pl.String(),
+        "line_start": pl.Int64(),
+        "line_end": pl.Int64(),
+        "sources": pl.List(source),
+        "derivation": pl.String(),
+    }
+    rows = []
+    for c in cards:
+        for name, *_ in TESTS:
+            for d in DIRECTIONS:
+                r = c.results.get((name, d))
+                if r is None:
+                    continue
+                one = r.lines[0] if len(r.lines) == 1 else (None, None, None)
+                many = len(r.lines) > 1
+                rows.append(
+                    (
+                        f"{c.machine} | {c.device}",
+                        name,
+                        d,
+                        r.bw_bytes_per_s / MB,
+                        r.n,
+                        r.iops,
+                        None if r.p99_ns is None else r.p99_ns / 1e6,
+                        bool(r.flags),
+                        "; ".join(r.flags) or "none",
+                        *one,
+                        [dict(zip(("path", "line_start", "line_end"), x, strict=True)) for x in r.lines]
+                        if many
+                        else None,
+                        f"mean of {r.n} runs' group bandwidths" if r.n > 1 else None,
+                    )
+                )
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def cards_frame(cards: list[DiskCard]) -> pl.DataFrame:

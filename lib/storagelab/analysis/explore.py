@@ -91,3 +91,36 @@ def fastest_unflagged(con, direction: str = "write", margin: float = 1.1, sel=No
         return None, d.height
     best = ok.row(0, named=True)
     return best, d.filter(pl.col("bw_bytes_per_s") > best["bw_bytes_per_s"]).height
+
+
+EMPTY_WORKLOAD_SQL = """
+SELECT count(*) AS jobs, count(DISTINCT j.file_id) AS files,
+       count(*) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL AND j.iodepth IS NULL) AS empty_jobs,
+       count(DISTINCT j.file_id) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL AND j.iodepth IS NULL)
+           AS empty_files,
+       count(DISTINCT j.file_id) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL AND j.iodepth IS NULL
+           AND (nullif(trim(f.command), '') IS NOT NULL
+                OR EXISTS (SELECT 1 FROM fio_commands c WHERE c.file_id = j.file_id))) AS with_command
+FROM fio_jobs j JOIN files f USING (file_id) WHERE j.is_final AND {where}
+"""
+
+
+def empty_workload_note(con, sel: Selection) -> str | None:
+    """Why ``fio_jobs`` rw, block_size_bytes and iodepth are empty for some jobs, counted on the selection: fio
+    prints them only in its text output's job line ('name: (g=0): rw=write, bs=...') and in JSON's 'global options' and 'job options';
+    an output without them (a report pasted without its preamble, JSON of options given on the command line) has
+    none. The analyses then take the workload from the command line: the manifest's command column or a command line
+    in the transcript (fio_commands). None when every final job has them."""
+    where, params = sel.sql("f")
+    r = frame(con, EMPTY_WORKLOAD_SQL.format(where=where), params).row(0, named=True)
+    if not r["empty_jobs"]:
+        return None
+    no_command = r["empty_files"] - r["with_command"]
+    return (
+        f"rw, block_size_bytes and iodepth are empty for {r['empty_jobs']} of {r['jobs']} final fio jobs "
+        f"({r['empty_files']} of {r['files']} files): their output has no job line ('name: (g=0): rw=..., bs=..., "
+        "iodepth=...', the preamble of fio's text output) and no 'global options' or 'job options' (JSON): fio did not print the "
+        f"workload. The analyses take it from the command line instead: {r['with_command']} of these files have one "
+        "(the manifest's command column, or a 'fio ...' line in the transcript, table fio_commands)"
+        + (f"; {no_command} have none, and their workload is unknown." if no_command else ".")
+    )

@@ -24,8 +24,8 @@ class Point:
     setups: int  # setups with unflagged runs
     a: str | None = None  # the fastest setup (or the one setup)
     b: str | None = None  # the second fastest
-    repeats: object = None  # stats.Repeats of ``a`` when it is the only setup
-    comparison: object = None  # stats.Comparison of a against b
+    repeats: stats.Repeats | None = None  # of ``a`` when it is the only setup
+    comparison: stats.Comparison | None = None  # of a against b
     zfs_a: str = ""
     zfs_b: str = ""
 
@@ -96,11 +96,11 @@ def point_sentence(p: Point) -> str:
 
     head = f"`{p.workload}` {p.direction} at QD {qd_label(p.iodepth, p.numjobs)}"
     left_out = f" {p.flagged_runs} flagged run(s) left out ({', '.join(p.flagged)})." if p.flagged else ""
-    if p.comparison is None and p.repeats is None:
-        return f"{head}: nothing left to compare.{left_out}"
-    if p.repeats is not None:
+    if p.repeats is not None and p.a is not None:
         return f"{head}: {repeats_sentence(p.a, p.repeats)}{left_out}"
     c = p.comparison
+    if c is None or p.a is None or p.b is None:
+        return f"{head}: nothing left to compare.{left_out}"
     more = f" ({p.setups} setups, the two fastest)" if p.setups > 2 else ""
     unlike = (
         f" Not like for like: ZFS {p.zfs_a} against {p.zfs_b}." if p.zfs_a and p.zfs_b and p.zfs_a != p.zfs_b else ""
@@ -116,12 +116,12 @@ def point_comparisons(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[s
     return [point_sentence(p) for p in points(depth, zfs_of)]
 
 
-def repeats_sentence(setup: str, r) -> str:
+def repeats_sentence(setup: str, r: stats.Repeats) -> str:
     """'3 runs of SETUP: mean 8.0 MiB/s (...), 95 % confidence interval of the mean ±x %, prediction interval for
     one more run ±y %'."""
 
     text = f"{r.n} runs of {setup}: mean {prose.rate(r.mean)}"
-    if r.ci is None:
+    if r.ci is None or r.pi is None:  # one run: both are None
         return text + "."
     boot = (
         ""
@@ -135,12 +135,13 @@ def repeats_sentence(setup: str, r) -> str:
     )
 
 
-def comparison_sentence(a: str, b: str, c) -> str:
+def comparison_sentence(a: str, b: str, c: stats.Comparison) -> str:
     """A against B from a ``stats.Comparison``, naming the test."""
 
     faster = "faster" if c.diff > 0 else "slower"
+    by = "" if c.diff_pct is None else f"{abs(c.diff_pct):.1f} % "  # None: B's mean is 0, no percentage of it
     head = (
-        f"{a} ({c.a.n} run(s), mean {prose.rate(c.a.mean)}) is {abs(c.diff_pct):.1f} % {faster} than {b} "
+        f"{a} ({c.a.n} run(s), mean {prose.rate(c.a.mean)}) is {by}{faster} than {b} "
         f"({c.b.n} run(s), mean {prose.rate(c.b.mean)})"
     )
     if c.test == stats.NONE:

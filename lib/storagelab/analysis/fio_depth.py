@@ -347,6 +347,12 @@ def _whole_groups(g: pl.DataFrame) -> tuple[tuple[str, float | None, float | Non
     )
 
 
+def _metric(g: pl.DataFrame, large_block: int) -> str:
+    """What a curve of runs ``g`` plots: 'bandwidth' where its largest block is ``large_block`` or more, else 'IOPS'."""
+    bs = g.select(pl.col("block_size_bytes").max()).item()
+    return "bandwidth" if bs is not None and bs >= large_block else "IOPS"
+
+
 def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve]:
     out = []
     for (workload, direction), w in depth.group_by(["workload", "direction"], maintain_order=True):
@@ -366,13 +372,12 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
                 )
                 .sort("outstanding", nulls_last=True)
             )
-            bs = g["block_size_bytes"].max()
             out.append(
                 DepthCurve(
                     workload=workload,
                     direction=direction,
                     setup=setup[0],
-                    metric="bandwidth" if bs is not None and bs >= large_block else "IOPS",
+                    metric=_metric(g, large_block),
                     runs=g.select("file_id", "doc_index").n_unique(),
                     jobs=g.height,
                     levels=[DepthLevel(**r) for r in levels.iter_rows(named=True)],
@@ -386,7 +391,7 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
                             for r in g.filter(pl.col("flag").is_not_null()).iter_rows(named=True)
                         }
                     ),
-                    pct_kind=g["pct_kind"].drop_nulls().first() if g["pct_kind"].drop_nulls().len() else None,
+                    pct_kind=next(iter(g["pct_kind"].drop_nulls().to_list()), None),
                     groups=_whole_groups(g),
                 )
             )
@@ -443,8 +448,7 @@ def knees(depth: pl.DataFrame, large_block: int = 64 * 1024, gain: float = KNEE_
     out = []
     keys = ["workload", "direction", "setup", "numjobs"]
     for (workload, direction, setup, numjobs), g in depth.group_by(keys, maintain_order=True):
-        bs = g["block_size_bytes"].max()
-        metric = "bandwidth" if bs is not None and bs >= large_block else "IOPS"
+        metric = _metric(g, large_block)
         col = "bw_bytes_per_s" if metric == "bandwidth" else "iops"
         ok = g.filter(pl.col("flag").is_null() & (pl.col("outstanding") > 0) & (pl.col(col) > 0))
         levels = ok.group_by("outstanding").agg(v=pl.col(col).mean(), p99=pl.col("p99_ns").median()).sort("outstanding")

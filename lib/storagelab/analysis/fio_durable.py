@@ -56,8 +56,11 @@ class DurableRun:
     too_short: str | None = None  # the design checks' reason (sub-second, under 5 s), None when long enough
     flag: str = ""  # the design checks' marker ('⚠ sub-second'), '' for a run they do not flag
     inferred: str | None = None  # what its workload took from its output, not an option (fio_runs.with_workloads)
-    zfs_sync: str | None = None  # sync of its pool's datasets in `zfs get` of the same host and pool (one value)
-    zfs_logbias: str | None = None  # logbias, likewise
+    # sync of its pool's datasets in `zfs get` of the same host and pool (one value), else its zfs_sync label
+    zfs_sync: str | None = None
+    zfs_logbias: str | None = None  # logbias, likewise (zfs get, else the zfs_logbias label)
+    sync_from: str | None = None  # where zfs_sync comes from: 'zfs get' or 'label'
+    logbias_from: str | None = None  # likewise for zfs_logbias
 
     @property
     def p99_ns(self) -> float | None:
@@ -89,7 +92,10 @@ SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.host, f.stack, f
        s.lat_mean_ns AS sync_mean_ns, s.lat_max_ns AS sync_max_ns, s.lat_samples AS sync_samples,
        s.total_ios AS sync_total_ios,
        w.total_ios AS writes, w.runtime_ns, w.lat_mean_ns AS write_lat_mean_ns,
-       z.zfs_sync, z.zfs_logbias
+       coalesce(z.zfs_sync, f.zfs_sync) AS zfs_sync, coalesce(z.zfs_logbias, f.zfs_logbias) AS zfs_logbias,
+       CASE WHEN z.zfs_sync IS NOT NULL THEN 'zfs get' WHEN f.zfs_sync IS NOT NULL THEN 'label' END AS sync_from,
+       CASE WHEN z.zfs_logbias IS NOT NULL THEN 'zfs get' WHEN f.zfs_logbias IS NOT NULL THEN 'label' END
+           AS logbias_from
 FROM fio_results s JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
 LEFT JOIN fio_results w ON w.file_id = s.file_id AND w.job_index = s.job_index AND w.direction = 'write'
 LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
@@ -159,9 +165,8 @@ def _syncs(row: dict, every: int | None, option: str | None) -> tuple[float | No
     if every and writes:
         return writes / every, f"writes / {every} ({option})", every
     single = (row.get("jobs") or 1) == 1 and (row.get("iodepth") or 1) == 1
-    parts = (row.get("runtime_ns"), writes, row.get("write_lat_mean_ns"), row.get("sync_mean_ns"))
-    if single and all(parts):
-        runtime, writes, wlat, slat = parts
+    runtime, wlat, slat = row.get("runtime_ns"), row.get("write_lat_mean_ns"), row.get("sync_mean_ns")
+    if single and runtime and writes and wlat and slat:
         implied = (runtime - writes * wlat) / slat
         if abs(implied - writes) <= ONE_PER_WRITE * writes:
             return float(writes), "the run's time", 1
@@ -250,6 +255,8 @@ def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None
                 inferred=row.get("workload_inferred"),
                 zfs_sync=row.get("zfs_sync"),
                 zfs_logbias=row.get("zfs_logbias"),
+                sync_from=row.get("sync_from"),
+                logbias_from=row.get("logbias_from"),
             )
         )
     out.pairs = pairs(out.runs)
@@ -274,7 +281,8 @@ def _one_difference(a: DurableRun, b: DurableRun) -> str | None:
 def pairs(runs: list[DurableRun]) -> list[DurablePair]:
     """Runs of one durable workload (whose sync interval is known) on one pool (``pool`` label) that differ in one
     setting: a SLOG (``log_devices`` labelled on one, not on the other), or the dataset's ``sync`` or ``logbias``
-    (``zfs get`` of the same host and pool), the lower p99 first. Runs on other pools or machines are only ranked
+    (``zfs get`` of the same host and pool, else the ``zfs_sync``/``zfs_logbias`` manifest labels), the lower p99
+    first. Runs on other pools or machines are only ranked
     (``ranking``): what differs between them is not one change."""
     out = []
     for workload, rs in _by_workload(runs).items():
@@ -282,13 +290,13 @@ def pairs(runs: list[DurableRun]) -> list[DurablePair]:
             setting = _one_difference(a, b)
             if setting is None or a.pool is None or a.pool != b.pool:
                 continue
-            fast, slow = (a, b) if a.p99_ns <= b.p99_ns else (b, a)
+            fast, slow = (a, b) if _p99(a) <= _p99(b) else (b, a)
             out.append(
                 DurablePair(
                     workload=workload,
                     faster=fast,
                     slower=slow,
-                    p99_ratio=slow.p99_ns / fast.p99_ns,
+                    p99_ratio=_p99(slow) / _p99(fast),
                     rate_ratio=fast.durable_per_s / slow.durable_per_s
                     if fast.durable_per_s and slow.durable_per_s
                     else None,
@@ -307,9 +315,15 @@ def _by_workload(runs: list[DurableRun]) -> dict[str, list[DurableRun]]:
     return out
 
 
+def _p99(r: DurableRun) -> float:
+    """The durable p99 of a run ``_by_workload`` kept (it keeps only runs that have one)."""
+    assert r.p99_ns is not None
+    return r.p99_ns
+
+
 def ranking(runs: list[DurableRun]) -> list[tuple[str, list[DurableRun]]]:
     """Per durable workload with more than one run: its runs by durable-write p99, lowest first."""
-    return [(w, sorted(rs, key=lambda r: r.p99_ns)) for w, rs in _by_workload(runs).items() if len(rs) > 1]
+    return [(w, sorted(rs, key=_p99)) for w, rs in _by_workload(runs).items() if len(rs) > 1]
 
 
 def fmt_latency(ns: float | None) -> str:
@@ -367,14 +381,24 @@ def run_sentence(r: DurableRun, too_short: str | None) -> str:
     )
 
 
+def _setting_source(p: DurablePair) -> str:
+    """Where a pair's differing setting was read: `zfs get` of the same host and pool, the manifest label, or both."""
+    froms = {getattr(r, f"{p.setting}_from") for r in (p.faster, p.slower)}
+    if froms == {"zfs get"}:
+        return "`zfs get` of the same host and pool"
+    if froms == {"label"}:
+        return f"the manifest's zfs_{p.setting} labels, not `zfs get`"
+    return f"`zfs get` for one run, the manifest's zfs_{p.setting} label for the other"
+
+
 def pair_sentence(p: DurablePair) -> str:
     if p.slog:
         what = f"pool {p.faster.pool} with a SLOG against without"
     else:
         of = dict(SETTINGS)[p.setting]
         what = (
-            f"pool {p.faster.pool} with {p.setting}={of(p.faster)} against {p.setting}={of(p.slower)} (`zfs get` of "
-            f"the same host and pool; the only setting that differs)"
+            f"pool {p.faster.pool} with {p.setting}={of(p.faster)} against {p.setting}={of(p.slower)} "
+            f"({_setting_source(p)}; the only setting that differs)"
         )
     rate = "" if p.rate_ratio is None else f", and {p.rate_ratio:.3g}x the durable writes per second"
     return (

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import dataclass
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from ..units import KiB, fio_option_bytes
 from . import arc
@@ -154,7 +156,7 @@ def parse_command(command: str | None) -> dict[str, str]:
 def job_on_command_line(command: str | None) -> bool:
     """True for a fio command that defines its job on the command line (``--name=...`` and no job file):
     then an option it does not give has fio's default. A job file's options are not in the command."""
-    if not parse_command(command):
+    if command is None or not parse_command(command):
         return False
     try:
         words = shlex.split(command)
@@ -364,29 +366,29 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
     distinct = df.select(inputs).unique(maintain_order=True)
     entries = []
     for values in distinct.iter_rows():
-        row = dict(zip(inputs, values))
+        row = dict(zip(inputs, values, strict=True))
         w, src = workload_of(row)
         notes = output_notes(row, w)
         # options given (JSON, a command line), or a size fio printed laying out the file: a workload to match
         given = bool(row.get("options_json")) or bool(parse_command(row.get("command")))
         given = given or any(n.startswith("size ") for n in notes)
-        entries.append({"values": values, "w": w, "source": src, "notes": notes, "given": given})
+        entries.append(WorkloadEntry(values, w, src, notes, given))
     match_by_output(entries)
     rows = []
     for e in entries:
-        w = e["w"]
+        w = e.w
         options = [None if w.get(k) is None else str(w[k]) for k in WORKLOAD_OPTIONS]
         rows.append(
             [
-                *e["values"],
+                *e.values,
                 *options,
                 # '? bs=?' runs are not one workload: compared only where the mode and block size are known
                 options[0] is not None and options[1] is not None,
                 workload_key(w),
-                e["source"],
+                e.source,
                 workload_key(w, without=("iodepth", "numjobs")),
                 workload_key(w, without=("size", "runtime")),
-                "; ".join(e["notes"]) or None,
+                "; ".join(e.notes) or None,
             ]
         )
     names = [
@@ -399,7 +401,7 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
         "workload_at_any_size",
         "workload_inferred",
     ]
-    schema = {
+    schema: dict[str, pl.DataType | DataTypeClass] = {
         **distinct.schema,
         **{n: pl.String for n in names[len(inputs) :]},
         "workload_known": pl.Boolean,
@@ -417,35 +419,47 @@ def _synced(w: dict) -> bool:
     return bool(w.get("fsync") or w.get("fdatasync") or w.get("sync_section"))
 
 
-def match_by_output(entries: list[dict]) -> None:
+@dataclass
+class WorkloadEntry:
+    """One distinct set of a run's workload inputs (``values``, in ``WORKLOAD_INPUTS`` order) and what was made of
+    it: the workload ``w`` (``workload_of``), where it came from (``source``), ``notes`` on what was read from the
+    output, and ``given``: whether its options were given (JSON, a command line) or its size printed."""
+
+    values: tuple
+    w: dict
+    source: str
+    notes: list[str]
+    given: bool
+
+
+def match_by_output(entries: list[WorkloadEntry]) -> None:
     """A run with no options but its output's (no command line, manifest or JSON options: a pasted transcript) takes
     the workload of the runs whose options are given (or whose size fio printed laying out the file: a later run of
     one log finds the file laid out and prints no size) where exactly one such workload fits all it shows: rw, bs,
     ioengine and iodepth (required), every other option its output gives (numjobs, a laid-out size), and a sync
-    section exactly where fsync/fdatasync was on. ``entries``: dicts of ``w`` (``workload_of``), ``source``,
-    ``notes`` and ``given`` (options given), changed in place; what came from the match is said in ``notes``."""
-    given = [e for e in entries if e["given"]]
+    section exactly where fsync/fdatasync was on. ``entries`` are changed in place; what came from the match is said in ``notes``."""
+    given = [e for e in entries if e.given]
     for e in entries:
-        w = e["w"]
-        if e["given"] or any(w.get(k) is None for k in SHOWN_BY_OUTPUT):
+        w = e.w
+        if e.given or any(w.get(k) is None for k in SHOWN_BY_OUTPUT):
             continue
         shown = [k for k in WORKLOAD_OPTIONS if w.get(k) is not None]
         fits = {
-            workload_key(g["w"]): g["w"]
+            workload_key(g.w): g.w
             for g in given
-            if _synced(g["w"]) == _synced(w) and all(str(g["w"].get(k)) == str(w[k]) for k in shown)
+            if _synced(g.w) == _synced(w) and all(str(g.w.get(k)) == str(w[k]) for k in shown)
         }
         if len(fits) != 1:
             continue
         ((key, match),) = fits.items()
         taken = [k for k in WORKLOAD_OPTIONS if w.get(k) is None and match.get(k) is not None]
-        e["w"] = dict(match)
-        e["source"] = "output (matched)"
+        e.w = dict(match)
+        e.source = "output (matched)"
         sync = ", a fsync/fdatasync section" if w.get("sync_section") else ""
-        e["notes"] = [
+        e.notes = [
             f"no command line or options: matched by what its output shows ({', '.join(shown)}{sync}) to `{key}`, the "
             f"one workload of the selection it fits; {', '.join(taken)} taken from that workload (not in its output)",
-            *(n for n in e["notes"] if not n.startswith("its output has a fsync")),
+            *(n for n in e.notes if not n.startswith("its output has a fsync")),
         ]
 
 

@@ -277,7 +277,10 @@ def block_sizes(hist: pl.DataFrame, recordsize: int) -> dict:
     return dict(
         logical_bytes=total,
         blocks=hist["lsize_count"].sum(),
-        full_record_share=hist.filter(pl.col("block_size_bytes") >= recordsize)["lsize_bytes"].sum() / total
+        full_record_share=hist.filter(pl.col("block_size_bytes") >= recordsize)
+        .select(pl.col("lsize_bytes").sum())
+        .item()
+        / total
         if total
         else None,
         top_bucket_bytes=top["block_size_bytes"],
@@ -319,7 +322,7 @@ def query(con, sel) -> RecordsizeFrames:
         sizes=one_summary_per_pool(frame(con, ZDB_SIZES_SQL.format(where=where), params), "pool"),
         hist=frame(con, HISTOGRAM_SQL.format(where=where), params),
         layouts=frame(con, LAYOUT_SQL.format(where=where), params),
-        figures=dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list())),
+        figures=dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list(), strict=True)),
     )
 
 
@@ -386,8 +389,8 @@ def compute(
         else n.tuned
     )
     if runs.height:  # runs, not their directions: a randrw run has a read and a write row
-        n.unlabelled_runs = runs.filter(pl.col("recordsize_bytes").is_null()).select("file_id", "doc_index", "groupid")
-        n.unlabelled_runs = n.unlabelled_runs.n_unique()
+        unlabelled = runs.filter(pl.col("recordsize_bytes").is_null()).select("file_id", "doc_index", "groupid")
+        n.unlabelled_runs = unlabelled.n_unique()
     if all(cid in frames.figures for cid in ARS_CLAIM_IDS):
         n.stated = ars_ratios(frames.figures)
     n.histograms, n.hist = histogram_summaries(frames.hist, default_recordsize)

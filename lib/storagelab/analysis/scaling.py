@@ -73,10 +73,10 @@ def thumper(layouts: pl.DataFrame, baseline_count: int = 1) -> pl.DataFrame:
     """The Thumper sweep (table thumper_layouts): speed relative to the 1-vdev layout per test and vdev
     type, against both models: ``ideal`` (sum of vdevs) and ``data_disk_ratio`` (streaming ~ data disks)."""
     out = relative(layouts, "speed_bytes_per_s", ["test", "vdev_type"], baseline_count=baseline_count)
-    dd = [_data_disks_or_none(t, widths(w)) for t, w in zip(out["vdev_type"], out["vdev_widths"])]
+    dd = [_data_disks_or_none(t, widths(w)) for t, w in zip(out["vdev_type"], out["vdev_widths"], strict=True)]
     worth = [
         disk_worth(direction_of(test), t, widths(w))
-        for test, t, w in zip(out["test"], out["vdev_type"], out["vdev_widths"])
+        for test, t, w in zip(out["test"], out["vdev_type"], out["vdev_widths"], strict=True)
     ]
     out = out.with_columns(data_disks=pl.Series(dd, dtype=pl.Int64), disk_worth=pl.Series(worth, dtype=pl.Int64))
     base_dd = (
@@ -173,7 +173,7 @@ def record_disks(vdev_type: str, vdev_widths: Sequence[int]) -> list[tuple[float
 
 def _solve3(a: list[list[float]], b: list[float]) -> list[float]:
     """Gaussian elimination with partial pivoting for the 3 x 3 normal equations."""
-    m = [row[:] + [v] for row, v in zip(a, b)]
+    m = [row[:] + [v] for row, v in zip(a, b, strict=True)]
     for i in range(3):
         p = max(range(i, 3), key=lambda r: abs(m[r][i]))
         m[i], m[p] = m[p], m[i]
@@ -181,7 +181,7 @@ def _solve3(a: list[list[float]], b: list[float]) -> list[float]:
             raise ValueError("the layouts do not determine the three terms (too few distinct geometries)")
         for r in range(i + 1, 3):
             f = m[r][i] / m[i][i]
-            m[r] = [x - f * y for x, y in zip(m[r], m[i])]
+            m[r] = [x - f * y for x, y in zip(m[r], m[i], strict=True)]
     x = [0.0, 0.0, 0.0]
     for i in (2, 1, 0):
         x[i] = (m[i][3] - sum(m[i][j] * x[j] for j in range(i + 1, 3))) / m[i][i]
@@ -203,7 +203,7 @@ def serial_reader(layouts: pl.DataFrame, record_bytes: int = 131072) -> tuple[pl
     if len({tuple(f) for f in feats}) < 3:
         raise ValueError("a serial-reader fit needs at least three distinct layouts")
     ata = [[sum(f[i] * f[j] for f in feats) for j in range(3)] for i in range(3)]
-    aty = [sum(f[i] * t for f, t in zip(feats, times)) for i in range(3)]
+    aty = [sum(f[i] * t for f, t in zip(feats, times, strict=True)) for i in range(3)]
     fixed, per_disk, inv_rate = _solve3(ata, aty)
     model = [record_bytes / (fixed + per_disk * f[1] + inv_rate * f[2]) for f in feats]
     out = rows.with_columns(
@@ -216,8 +216,8 @@ def serial_reader(layouts: pl.DataFrame, record_bytes: int = 131072) -> tuple[pl
         disk_rate_bytes_per_s=1 / inv_rate if inv_rate > 0 else None,
         record_bytes=record_bytes,
         layouts=len(feats),
-        worst_error_pct=float(out["error_pct"].abs().max()),
-        mean_error_pct=float(out["error_pct"].abs().mean()),
+        worst_error_pct=float(out.select(pl.col("error_pct").abs().max()).item()),
+        mean_error_pct=float(out.select(pl.col("error_pct").abs().mean()).item()),
     )
     return out, terms
 

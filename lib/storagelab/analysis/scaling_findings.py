@@ -13,7 +13,7 @@ def write(res, n: ScalingNumbers, frames: ScalingFrames, sel) -> None:
     if n.scaled.height:
         _layouts(res, n)
     if n.serial:
-        _serial(res, n)
+        _serial(res, n.serial)
     elif n.serial_error:
         res.missing.append(f"no serial-reader fit: {n.serial_error}")
     _fio(res, n, frames, sel)
@@ -62,8 +62,8 @@ def _layouts(res, n: ScalingNumbers) -> None:
         )
 
 
-def _serial(res, n: ScalingNumbers) -> None:
-    fitted, terms = n.serial
+def _serial(res, serial: tuple[pl.DataFrame, dict]) -> None:
+    fitted, terms = serial
     test = fitted["test"][0]
     res.headline[f"{test} as one serial reader"] = (
         f"fitted model, mean error {terms['mean_error_pct']:.1f} % over {terms['layouts']} layouts"
@@ -79,7 +79,9 @@ def _serial(res, n: ScalingNumbers) -> None:
     for vt in sorted(set(fitted["vdev_type"].to_list())):
         f = fitted.filter(pl.col("vdev_type") == vt).sort("vdev_count")
         top = f.sort("speed_bytes_per_s", descending=True).row(0, named=True)
-        lo, hi = f["model_bytes_per_s"].min(), f["model_bytes_per_s"].max()
+        models: list[float] = f["model_bytes_per_s"].to_list()
+        speeds: list[float] = f["speed_bytes_per_s"].to_list()  # the fit's rows all have a measured speed
+        lo, hi = min(models), max(models)
         model = (
             f"model {lo / MiB:.1f} MiB/s at every vdev count"
             if hi - lo < 1e-9 * hi
@@ -87,7 +89,7 @@ def _serial(res, n: ScalingNumbers) -> None:
             f"{f.sort('model_bytes_per_s', descending=True)['vdev_count'][0]} vdevs)"
         )
         res.findings.append(
-            f"  {vt}: measured {f['speed_bytes_per_s'].min() / MiB:.1f}-{f['speed_bytes_per_s'].max() / MiB:.1f} MiB/s "
+            f"  {vt}: measured {min(speeds) / MiB:.1f}-{max(speeds) / MiB:.1f} MiB/s "
             f"(best at {top['vdev_count']} vdevs), {model}."
         )
     res.findings.append(
@@ -208,9 +210,9 @@ def _verdict(n: ScalingNumbers) -> str:
                 f"{r['relative']:.2f}x its one-vdev layout against {model}"
             )
     if n.serial:
-        fit = n.serial[0]
+        fit, terms = n.serial
         parts.append(
-            f"{fit['test'][0]} fits a serial-reader model (fitted, mean error {fit['error_pct'].abs().mean():.1f} %)"
+            f"{fit['test'][0]} fits a serial-reader model (fitted, mean error {terms['mean_error_pct']:.1f} %)"
         )
     if n.single.height:
         items = [

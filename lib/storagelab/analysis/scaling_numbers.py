@@ -67,7 +67,7 @@ class ScalingNumbers:
     scaled: pl.DataFrame = field(default_factory=pl.DataFrame)  # layouts relative to the baseline vdev count
     best: pl.DataFrame = field(default_factory=pl.DataFrame)
     fixed_disks: int | None = None  # every layout uses this many disks (None: they differ)
-    serial: tuple | None = None  # (fitted rows, terms) of the serial-reader model
+    serial: tuple[pl.DataFrame, dict] | None = None  # (fitted rows, terms) of the serial-reader model
     serial_error: str | None = None
     labelled_runs: int = 0
     fio_multi: pl.DataFrame = field(default_factory=pl.DataFrame)  # fio groups holding more than one vdev count

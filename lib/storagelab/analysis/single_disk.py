@@ -20,7 +20,7 @@ PARITY = {"single": 0, "raidz1": 1, "raidz2": 2, "raidz3": 3}
 BONNIE_SQL = """
 SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.stack, f.vdev_type, f.vdev_count, f.vdev_width,
        f.host, f.devices, f.cache_devices, f.log_devices, f.phase, b.size_bytes, b.chunk_bytes, b.concurrency, r.test,
-       coalesce(r.bytes_per_s, r.ops_per_s) AS value
+       coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.line_start, r.line_end
 FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
 WHERE {where} AND b.preferred AND r.test IN ('put_block', 'get_block', 'seeks')
   AND b.run_index = (SELECT min(run_index) FROM bonnie_runs b2 WHERE b2.file_id = b.file_id AND b2.preferred)
@@ -70,6 +70,13 @@ SINGLE_SCHEMA = {
     "unequal": pl.Boolean,
     "file_id": pl.Int64,
     "single_file_id": pl.Int64,
+    # each ratio's two lines (its chart dot names both): the layout's run and the single disk's
+    "path": pl.String,
+    "line_start": pl.Int64,
+    "line_end": pl.Int64,
+    "single_path": pl.String,
+    "single_line_start": pl.Int64,
+    "single_line_end": pl.Int64,
 }
 
 
@@ -113,16 +120,16 @@ def against_single_disk(rows: pl.DataFrame, group: list[str]) -> pl.DataFrame:
     its own disks (``one_of_its_disks``): measured ratio and the model's range. ``rows``: label, family, direction,
     value, vdev_type/count/width + group (+ host, devices, random where known). Random I/O on a RAIDZ vdev is
     modelled as one disk per vdev (every block touches all its disks), not as its data disks streaming."""
-    out = []
+    out: list[dict] = []
     labelled = rows.filter(pl.col("vdev_count").is_not_null() | pl.col("vdev_type").is_not_null())
     for r in labelled.iter_rows(named=True):
         if is_single_disk(r) or r["value"] is None:
             continue
         base = labelled.filter(pl.all_horizontal(pl.col(c).eq_missing(r[c]) for c in ["family", "direction", *group]))
-        base = [b for b in base.iter_rows(named=True) if is_single_disk(b) and b["value"] and one_of_its_disks(b, r)]
-        if not base:
+        singles = [b for b in base.iter_rows(named=True) if is_single_disk(b) and b["value"] and one_of_its_disks(b, r)]
+        if not singles:
             continue
-        b = base[0]
+        b = singles[0]
         random_raidz = bool(r.get("random")) and r["vdev_type"] in PARITY and r["vdev_type"] != "single"
         lo, hi, why = disk_model(
             "seeks" if random_raidz else r["direction"], r["vdev_type"], r["vdev_count"] or 1, r["vdev_width"] or 1
@@ -153,6 +160,12 @@ def against_single_disk(rows: pl.DataFrame, group: list[str]) -> pl.DataFrame:
                 unequal=unequal_mirror(r),
                 file_id=r["file_id"],
                 single_file_id=b["file_id"],
+                path=r.get("path"),
+                line_start=r.get("line_start"),
+                line_end=r.get("line_end"),
+                single_path=b.get("path"),
+                single_line_start=b.get("line_start"),
+                single_line_end=b.get("line_end"),
             )
         )
     return pl.DataFrame(out, schema=SINGLE_SCHEMA, orient="row") if out else pl.DataFrame(schema=SINGLE_SCHEMA)
@@ -201,6 +214,7 @@ def single_disk_rows(con, sel, runs: pl.DataFrame) -> list[tuple[str, pl.DataFra
     if runs.height:
         fio_rows = runs.select(
             "file_id",
+            *[c for c in ("path", "line_start", "line_end") if c in runs.columns],
             "label",
             "vdev_type",
             "vdev_count",

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -159,6 +161,121 @@ def run_slots(run: Run, out: Path, saved: dict[str, str], repeat: int = 1, log=p
     return [(named(rid), done) for rid, done in slots]
 
 
+@dataclass
+class _Matrix:
+    """One ``run_fio_matrix`` call: where runs go, what they are checked against, and what has happened so far."""
+
+    out: Path
+    manifest: Path
+    label_of: dict[str, str]  # run id -> label of its configuration
+    system: dict
+    tinfo: dict
+    version: str | None
+    labels: dict | None
+    shared_file: bool
+    device_limit: float | None
+    log: Callable[[str], object]
+    done_files: list[Path] = field(default_factory=list)
+    spent: list[float] = field(default_factory=list)  # seconds each completed run took
+    failed: list[str] = field(default_factory=list)
+    failed_dir: list[Path] = field(default_factory=list)  # where failed runs' output is kept (made at the first)
+    stop: list[int] = field(default_factory=list)  # Ctrl-C: the running fio is stopped and its run discarded
+    current: list[subprocess.Popen] = field(default_factory=list)
+
+    def on_signal(self, signum, frame) -> None:
+        self.stop.append(signum)
+        for proc in self.current:
+            if proc.poll() is None:
+                proc.terminate()
+
+    def run_one(self, i: int, n: int, run: Run) -> None:
+        """Run ``run`` (the ``i``-th of ``n``): save, label and list its files; discard it if stopped, keep its
+        output outside OUT if fio failed."""
+        est_each = (sum(self.spent) / len(self.spent)) if self.spent else run.runtime_s + 2
+        left = n - i
+        self.log(f"[{i}/{n}] {run.run_id}: {left} left after this, about {_fmt_s(est_each * (left + 1))} to go")
+        flags = self.sanity(run)
+        part = self.out / f".{run.run_id}.txt.part"  # hidden: an ingest skips it should this process be killed
+        t0 = time.monotonic()
+        rc, err = self.execute(run, part)
+        if self.stop:  # fio may have stopped early and still written everything: not a complete run
+            for f in _run_files(self.out, run.run_id) + [part]:
+                f.unlink(missing_ok=True)
+            self.log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
+        elif rc != 0:
+            self.keep_failed(run, part, rc, err)
+        else:
+            part.rename(self.out / f"{run.run_id}.txt")
+            self.spent.append(time.monotonic() - t0)
+            self.save(run, flags)
+
+    def sanity(self, run: Run) -> list[str]:
+        """The run's sanity flags before it runs (its size against RAM and caches, direct I/O, shared file), logged."""
+        shared = self.shared_file or run.shared_file
+        flags = sanity_flags(
+            target_info=self.tinfo,
+            direct=run.direct,
+            total_bytes=_size_bytes(run.size) * (1 if shared else run.numjobs),
+            ram=self.system["ram_bytes"],
+            numjobs=run.numjobs,
+            shared_file=shared,
+            l2arc_bytes=self.tinfo.get("l2arc_bytes", 0),
+            rw=run.rw,
+        )
+        for f in flags:
+            self.log(f"  sanity: {f}")
+        return flags
+
+    def execute(self, run: Run, part: Path) -> tuple[int | None, bytes]:
+        """fio's return code and stderr; its output written to ``part``."""
+        with open(part, "wb") as fh:
+            # fio and its job processes are killed by a guard should this process be killed outright
+            guard = _guard()
+            try:
+                p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
+                _guard_on(guard, p.pid)
+                self.current[:] = [p]
+                err = _wait_for_fio(p, self.stop)
+            finally:
+                guard.kill()
+                guard.wait()
+            self.current.clear()
+        return p.returncode, err
+
+    def keep_failed(self, run: Run, part: Path, rc: int | None, err: bytes) -> None:
+        """A failed run's output moved out of OUT (under data/raw/ every file needs a manifest row and must parse),
+        into a folder of this call's own (mkdtemp: a new name, mode 0700): never a fixed path another user could
+        plant a symlink at, which the lab (as root) would write through."""
+        if not self.failed_dir:
+            self.failed_dir.append(Path(tempfile.mkdtemp(prefix="storagelab-lab-failed-")))
+        keep = self.failed_dir[0] / f"{run.run_id}.txt"
+        shutil.move(str(part), keep)
+        self.log(f"  fio failed ({rc}), output kept in {keep}: {err.decode(errors='replace').strip()[-500:]}")
+        self.failed.append(run.run_id)
+        for f in _run_files(self.out, run.run_id):
+            f.unlink(missing_ok=True)
+
+    def save(self, run: Run, flags: list[str]) -> None:
+        """A completed run's files (empty logs dropped) checked against the device limit and given manifest rows."""
+        files = _run_files(self.out, run.run_id)
+        empty = [f for f in files if f.stat().st_size == 0]
+        for f in empty:  # e.g. slat with a synchronous ioengine: fio writes the file, with no line
+            f.unlink()
+        files = [f for f in files if f not in empty]
+        output = self.out / f"{run.run_id}.txt"
+        for f in cache_flags(output, self.device_limit, self.tinfo.get("devices"), _size_bytes(run.bs)):
+            self.log(f"  sanity: {f}")
+            flags.append(f)
+        empties = {"empty logs not kept": ",".join(f.name for f in empty)} if empty else None
+        notes = _notes(self.system, self.tinfo, self.version, flags, empties)
+        limit = {"device_limit_bytes_per_s": self.device_limit} if self.device_limit else {}
+        extra = {**limit, **(self.labels or {})}
+        root, label = self.manifest.parent, self.label_of[run.run_id]
+        rows = [manifest_row(f, root, label, self.system, self.tinfo, run.argv, notes, extra) for f in files]
+        append_manifest(self.manifest, rows)
+        self.done_files.extend(files)
+
+
 def run_fio_matrix(
     runs: list[Run],
     *,
@@ -183,7 +300,6 @@ def run_fio_matrix(
     system = describe_system()
     tinfo = describe_target(target)
     manifest = manifest_for(out)
-    root = manifest.parent
     saved = saved_commands(manifest)
     planned = [(slot, done, r.run_id) for r in runs for slot, done in run_slots(r, out, saved, repeat, log=log)]
     todo = [r for r, done, _ in planned if not done]
@@ -192,103 +308,19 @@ def run_fio_matrix(
         label_of.update(slot_labels(stem, stem, [r.run_id for r, _, s in planned if s == stem]))
     if len(todo) < len(planned):
         log(f"lab fio: {len(planned) - len(todo)} of {len(planned)} runs already saved in {out}: skipped (resume)")
-    done_files: list[Path] = []
+    m = _Matrix(out, manifest, label_of, system, tinfo, version, labels, shared_file, device_limit, log)
     started = time.monotonic()
-    spent: list[float] = []
-
-    def _run_one(i: int, run: Run) -> None:
-        est_each = (sum(spent) / len(spent)) if spent else run.runtime_s + 2
-        left = len(todo) - i
-        log(f"[{i}/{len(todo)}] {run.run_id}: {left} left after this, about {_fmt_s(est_each * (left + 1))} to go")
-        shared = shared_file or run.shared_file
-        total = _size_bytes(run.size) * (1 if shared else run.numjobs)
-        flags = sanity_flags(
-            target_info=tinfo,
-            direct=run.direct,
-            total_bytes=total,
-            ram=system["ram_bytes"],
-            numjobs=run.numjobs,
-            shared_file=shared,
-            l2arc_bytes=tinfo.get("l2arc_bytes", 0),
-            rw=run.rw,
-        )
-        for f in flags:
-            log(f"  sanity: {f}")
-        part = out / f".{run.run_id}.txt.part"  # hidden: an ingest skips it should this process be killed outright
-        t0 = time.monotonic()
-        with open(part, "wb") as fh:
-            # fio and its job processes are killed by a guard should this process be killed outright
-            guard = _guard()
-            try:
-                p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
-                _guard_on(guard, p.pid)
-                current[:] = [p]
-                err = _wait_for_fio(p, stop)
-            finally:
-                guard.kill()
-                guard.wait()
-            current.clear()
-        if stop:  # fio may have stopped early and still written everything: not a complete run
-            for f in _run_files(out, run.run_id) + [part]:
-                f.unlink(missing_ok=True)
-            log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
-            return
-        if p.returncode != 0:
-            # kept outside OUT (under data/raw/ every file needs a manifest row and must parse), in a folder of
-            # this run's own (mkdtemp: a new name, mode 0700): never a fixed path another user could plant a
-            # symlink at, which the lab (as root) would write through
-
-            if not failed_dir:
-                failed_dir.append(Path(tempfile.mkdtemp(prefix="storagelab-lab-failed-")))
-            keep = failed_dir[0] / f"{run.run_id}.txt"
-            shutil.move(str(part), keep)
-            log(f"  fio failed ({p.returncode}), output kept in {keep}: {err.decode(errors='replace').strip()[-500:]}")
-            failed.append(run.run_id)
-            for f in _run_files(out, run.run_id):
-                f.unlink(missing_ok=True)
-            return
-        part.rename(out / f"{run.run_id}.txt")
-        spent.append(time.monotonic() - t0)
-        files = _run_files(out, run.run_id)
-        empty = [f for f in files if f.stat().st_size == 0]
-        for f in empty:  # e.g. slat with a synchronous ioengine: fio writes the file, with no line
-            f.unlink()
-        files = [f for f in files if f not in empty]
-        for f in cache_flags(out / f"{run.run_id}.txt", device_limit, tinfo.get("devices"), _size_bytes(run.bs)):
-            log(f"  sanity: {f}")
-            flags.append(f)
-        notes = _notes(
-            system, tinfo, version, flags, {"empty logs not kept": ",".join(f.name for f in empty)} if empty else None
-        )
-        extra = {**({"device_limit_bytes_per_s": device_limit} if device_limit else {}), **(labels or {})}
-        append_manifest(
-            manifest,
-            [manifest_row(f, root, label_of[run.run_id], system, tinfo, run.argv, notes, extra) for f in files],
-        )
-        done_files.extend(files)
-
-    failed: list[str] = []
-    failed_dir: list[Path] = []  # where failed runs' output is kept (made at the first failure)
-    stop: list[int] = []  # Ctrl-C: the running fio is stopped and its run discarded; completed runs stay
-    current: list[subprocess.Popen] = []
-
-    def on_sigint(signum, frame):
-        stop.append(signum)
-        for proc in current:
-            if proc.poll() is None:
-                proc.terminate()
-
-    old_handler = _catch_stop_signals(on_sigint)
+    old_handler = _catch_stop_signals(m.on_signal)
     try:
         for i, run in enumerate(todo, 1):
-            if stop:
+            if m.stop:
                 break
-            _run_one(i, run)
+            m.run_one(i, len(todo), run)
     finally:
         _restore_signals(old_handler)
     log(
-        f"lab fio: {len(done_files)} files from {len(spent)} runs in {_fmt_s(time.monotonic() - started)}; "
-        + (f"manifest {manifest}" if done_files else "nothing new to label")
+        f"lab fio: {len(m.done_files)} files from {len(m.spent)} runs in {_fmt_s(time.monotonic() - started)}; "
+        + (f"manifest {manifest}" if m.done_files else "nothing new to label")
     )
     # the new runs, and any saved before but not yet in the database (an ingest that failed or was stopped: a
     # re-run resumes it; the ingest skips the files it already has)
@@ -296,9 +328,9 @@ def run_fio_matrix(
         f for slot, _, _ in planned if (out / f"{slot.run_id}.txt").exists() for f in _run_files(out, slot.run_id)
     ]
     rc = _ingest(saved_files, db, manifest) if ingest else 0
-    if failed:
-        log(f"lab fio: {len(failed)} runs failed: {', '.join(failed)}")
-    return 128 + stop[0] if stop else (1 if failed else rc)  # 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
+    if m.failed:
+        log(f"lab fio: {len(m.failed)} runs failed: {', '.join(m.failed)}")
+    return 128 + m.stop[0] if m.stop else (1 if m.failed else rc)  # 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
 
 
 def run_fio_auto(

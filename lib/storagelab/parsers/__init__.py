@@ -12,9 +12,11 @@ import hashlib
 import importlib
 import os
 import re
+import sys
 from pathlib import Path
 from types import ModuleType
 
+from .. import __version__
 from ..errors import ParseError
 from .base import Parsed, lines_of
 from .compressed import decompress
@@ -66,8 +68,6 @@ def _code_hash(module: ModuleType) -> str:
 
 
 def parser_version(module: ModuleType) -> str:
-    from .. import __version__
-
     return f"storagelab {__version__}; {module.TOOL} parser {module.PARSER_VERSION} (code {_code_hash(module)})"
 
 
@@ -223,8 +223,6 @@ def too_many_digits(text: str) -> ParseError:
 
 def too_many_digits_in(lines) -> ParseError:
     """``too_many_digits`` over the lines of a log (``lines_of``'s, read one at a time)."""
-    import sys
-
     limit = sys.get_int_max_str_digits() or 4300
     long_number = re.compile(r"\d{%d,}" % (limit + 1))
     line = digits = None

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from ..units import UnitError, zfs_nicenum
+from .arc_summary import parse_summary  # the arc_summary reader: its own module
 from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, not_this_format, table
 
 TOOL = "arcstats"
@@ -249,8 +250,6 @@ def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
 
 
 def parse(text: str, fmt: str | None = None) -> Parsed:
-    from .arc_summary import parse_summary  # the arc_summary reader: its own module
-
     if not text.strip():
         raise ParseError("file is empty", kind="empty", expected="ARC statistics")
     fmt = fmt or sniff(text)

@@ -14,7 +14,10 @@ of the decompressed text.
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
+import lzma
 from typing import BinaryIO
 
 from ..errors import ParseError
@@ -48,19 +51,13 @@ def kind_of(data: bytes) -> str | None:
 def _reader(kind: str, data: bytes | BinaryIO):
     buf = io.BytesIO(data) if isinstance(data, bytes) else data
     if kind == "gzip":
-        import gzip
-
         return gzip.GzipFile(fileobj=buf, mode="rb")
     if kind == "xz":
-        import lzma
-
         return lzma.LZMAFile(buf, mode="rb")
     if kind == "bzip2":
-        import bz2
-
         return bz2.BZ2File(buf, mode="rb")
     try:
-        import zstandard
+        import zstandard  # noqa: PLC0415 - optional: without it only zstd logs are refused (the message below)
     except ImportError:
         raise ParseError(
             "zstd-compressed log, but the 'zstandard' Python package is not installed "

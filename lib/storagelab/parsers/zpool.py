@@ -29,8 +29,9 @@ Format (OpenZFS ``cmd/zpool/zpool_main.c``: ``print_header``/``print_pool``/``pr
   stored. ``-T u|d`` timestamp lines are stored with the rows that follow. Text after a
   complete table (the seed's prose) is ignored with a warning; a broken row inside a table is
   an error (``truncated`` on the last line).
-* ``zpool iostat -r`` request-size histograms: ``zpool_hist.py`` (table ``zpool_iostat_req_size``).
-* Not supported (ParseError): latency histograms (``-w``), ``zpool iostat -H -v`` (scripted
+* ``zpool iostat -r`` request-size histograms: ``zpool_hist.py`` (table ``zpool_iostat_req_size``); ``-w``
+  latency histograms (also ``-wH``): ``zpool_latency_hist.py`` (table ``zpool_iostat_latency_hist``).
+* Not supported (ParseError): ``zpool iostat -H -v`` without -w (scripted
   mode drops the indentation and section lines, so pools and vdevs cannot be told apart).
 """
 
@@ -42,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..units import UnitError, zfs_nicenum
-from . import zpool_hist, zpool_status
+from . import zpool_hist, zpool_latency_hist, zpool_status
 from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, not_this_format, table
 
 TOOL = "zpool"
@@ -51,9 +52,9 @@ PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
 STREAM_FORMATS: tuple[str, ...] = ()
 parse_bytes = None
 parse_stream = None
-FORMATS = ("zpool-list", "zpool-iostat", "zpool-status", zpool_hist.FORMAT, zpool_hist.W_FORMAT)
+FORMATS = ("zpool-list", "zpool-iostat", "zpool-status", zpool_hist.FORMAT, zpool_latency_hist.FORMAT)
 # zpool status and the histograms / -l -q groups are read there; their code is in the parser version too
-HELPER_MODULES = ("zpool_status", "zpool_hist")
+HELPER_MODULES = ("zpool_status", "zpool_hist", "zpool_latency_hist")
 
 _COMMON = (
     (
@@ -114,6 +115,7 @@ TABLES = {
 TABLES.update(zpool_status.TABLES)
 
 TABLES.update(zpool_hist.TABLES)
+TABLES.update(zpool_latency_hist.TABLES)
 
 _SECTIONS = {
     "logs": "log",
@@ -205,8 +207,8 @@ def sniff(text: str) -> str | None:
     lines = head.splitlines()
     if zpool_hist.sniff(lines):
         return zpool_hist.FORMAT
-    if zpool_hist.sniff_latency(lines):
-        return zpool_hist.W_FORMAT
+    if zpool_latency_hist.sniff(lines):
+        return zpool_latency_hist.FORMAT
     for i, line in enumerate(lines):
         if _IOSTAT_GROUPS.match(line) and i + 1 < len(lines) and _IOSTAT_COLS.match(lines[i + 1]):
             return "zpool-iostat"
@@ -526,7 +528,7 @@ class _Reader:
         nxt = self.lines[lineno] if lineno < len(self.lines) else ""
         if _HISTOGRAM.match(nxt) and len(s.split()) > 1:
             raise ParseError(
-                "zpool iostat latency histograms (-w) are not read; request-size histograms (-r) are, alone in a file",
+                "zpool iostat histograms (-w, -r) are read alone in a file, not after an iostat table",
                 line=lineno,
                 kind="unsupported-version",
                 expected="zpool iostat [-v] [-p] tables",
@@ -616,8 +618,8 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
         )
     if fmt == zpool_hist.FORMAT:
         return zpool_hist.parse(text, TOOL)
-    if fmt == zpool_hist.W_FORMAT:
-        zpool_hist.refuse_latency(text)
+    if fmt == zpool_latency_hist.FORMAT:
+        return zpool_latency_hist.parse(text, TOOL)
     parsed = Parsed(tool=TOOL, format=fmt)
     reader = _Reader(parsed, fmt, [ln.rstrip() for ln in lines_of(text)])
     for lineno, line in enumerate(reader.lines, 1):

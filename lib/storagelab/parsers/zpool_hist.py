@@ -16,8 +16,7 @@ The top-left cell names the pool or vdev; each I/O class (``sync_read`` ... ``sc
 ``rebuild`` from 2.0, fewer when an author cut columns) has two columns: ``ind`` (individual I/Os) and ``agg``
 (aggregated I/Os). A row's label is the bucket's lower bound in bytes (``zfs_nicenum(1 << j)``: 512, 1K ... 16M),
 a bucket holding requests of 2^j up to 2^(j+1)-1 bytes. Counts are nicenum (K, M = powers of 1024, so ``1.68M`` is
-about 1,761,608 and not exact) or exact with ``-p``. Latency histograms (``-w``) are not read (no complete published
-output was found to test against).
+about 1,761,608 and not exact) or exact with ``-p``. Latency histograms (``-w``) are read by zpool_latency_hist.py.
 
 The ``-l`` wait-time groups (``total_wait`` ... ``asyncq_wait`` read/write, ``scrub``/``trim``/``rebuild`` wait) and
 the ``-q`` queue groups (``syncq_read`` ... ``rebuildq_write``: ``pend``/``activ``) of an ordinary zpool iostat
@@ -41,7 +40,12 @@ TABLES = {
     "zpool_iostat_req_size": table(
         "zpool iostat -r: one row per histogram cell (pool or vdev, interval, size bucket, I/O class, ind/agg).",
         ("name", "VARCHAR", "the pool or vdev the block is of (its top-left cell)"),
-        ("sample", "INTEGER", "0-based number of this name's block in the file (each interval repeats the blocks)"),
+        ("sample", "INTEGER", "0-based report number: a report starts where the file's first block name comes again"),
+        (
+            "block",
+            "INTEGER",
+            "0-based place of the block in its report (-v: pool, then its vdevs; names like mirror repeat)",
+        ),
         ("bucket_bytes", "BIGINT", "bytes: the size bucket's lower bound (2^j; the bucket holds 2^j .. 2^(j+1)-1)"),
         ("bucket_label", "VARCHAR", "the bucket as printed (512, 1K, ... 16M)"),
         ("io_class", "VARCHAR", "sync_read, sync_write, async_read, async_write, scrub, trim or rebuild"),
@@ -60,27 +64,21 @@ _TIMESTAMP = re.compile(r"^(\d{9,11}|\w{3}\s+\w{3}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s.
 _COMMAND = re.compile(r"(zpool\s+iostat\b.*)$")
 
 
-_LATENCY_HEAD = re.compile(r"^latency(\s+(?:read|write|scrub|trim|rebuild))+\s*$")
-W_FORMAT = "zpool-iostat-w"
+class Reports:
+    """Report and block numbers of histogram blocks (-r, -w): a report starts where the file's first block name (its
+    first pool) comes again; vdev names such as ``mirror`` repeat inside one report."""
 
+    def __init__(self) -> None:
+        self.first: str | None = None
+        self.sample, self.block = -1, 0
 
-def sniff_latency(lines: list[str]) -> bool:
-    """Whether a latency-histogram header (``zpool iostat -w``: a name and wait groups over 'latency read write
-    ...') is among the lines."""
-    return any(_LATENCY_HEAD.match(b) and len(a.split()) > 1 for a, b in pairwise(lines))
-
-
-def refuse_latency(text: str) -> None:
-    """zpool iostat -w is not read: a clear refusal naming the line and what to run instead."""
-    lines = lines_of(text)
-    line = next((n for n, ln in enumerate(lines, 1) if _LATENCY_HEAD.match(ln.strip())), 1)
-    raise ParseError(
-        "zpool iostat -w latency histograms are not read yet (no complete published output to check a reader against)",
-        line=max(1, line - 1),
-        kind="unsupported-version",
-        expected="zpool iostat -l -T u POOL INTERVAL (average waits per interval, read) or zpool iostat -r "
-        "(request-size histograms, read)",
-    )
+    def start(self, name: str) -> dict:
+        if self.first is None or name == self.first:
+            self.first = self.first or name
+            self.sample, self.block = self.sample + 1, 0
+        else:
+            self.block += 1
+        return {"name": name, "sample": self.sample, "block": self.block}
 
 
 def sniff(lines: list[str]) -> bool:
@@ -130,7 +128,7 @@ def parse(text: str, tool: str) -> Parsed:
     parsed = Parsed(tool=tool, format=FORMAT)
     lines = [ln.rstrip() for ln in lines_of(text)]
     last = max(i for i, ln in enumerate(lines, 1) if ln.strip())
-    samples: dict[str, int] = {}
+    reports = Reports()
     command = timestamp = None
     i = 0
     while i < len(lines):
@@ -146,9 +144,7 @@ def parse(text: str, tool: str) -> Parsed:
                     line=lineno + 1,
                     expected="two columns (ind, agg) under each class",
                 )
-            sample = samples.get(name, 0)
-            samples[name] = sample + 1
-            meta = {"name": name, "sample": sample, "timestamp": timestamp, "command": command}
+            meta = reports.start(name) | {"timestamp": timestamp, "command": command}
             i = _block(lines, i + 2, classes, meta, parsed, last)
         elif _TIMESTAMP.match(s):
             timestamp, i = s, i + 1

@@ -12,7 +12,14 @@ from __future__ import annotations
 import re
 
 from ..base import Parsed, ParseError
+from .agree import check_text_against_json
+from .fastjson import parse_bytes as parse_json_bytes
+from .json import parse_json
+from .logs import parse_log, sniff_log
+from .logs import parse_stream as parse_log_stream
 from .schema import TABLES  # noqa: F401  (the parser contract: each tool module names its TABLES)
+from .terse import parse_terse
+from .text import parse_lines, parse_text
 
 TOOL = "fio"
 PARSER_VERSION = 2  # 2: fio_jobs.layout_files, layout_bytes ("Laying out IO file" line)
@@ -48,9 +55,7 @@ def sniff(text: str) -> str | None:
         return "fio-normal"
     if ";" in head and _TERSE.search(head):
         return "fio-terse"
-    from .logs import sniff_log  # write_bw_log/..._hist_log files: lines of numbers
-
-    return sniff_log(text)
+    return sniff_log(text)  # write_bw_log/..._hist_log files: lines of numbers
 
 
 def parse_bytes(data: bytes) -> Parsed | None:
@@ -58,19 +63,13 @@ def parse_bytes(data: bytes) -> Parsed | None:
     and typed from the bytes (fastjson.py); None (decline) for anything else, which then takes ``sniff``/``parse``."""
     if data[:1] != b"{":
         return None
-    from .fastjson import parse_bytes as parse_json_bytes
-
     return parse_json_bytes(data)
 
 
 def parse_stream(open_lines, fmt: str, parsed: Parsed, name: str | None = None) -> Parsed:
     """A log of any size in bounded memory (base.py "Streaming"): normal output and the log files."""
     if fmt == "fio-normal":
-        from .text import parse_lines
-
         return parse_lines(open_lines(), parsed)
-    from .logs import parse_stream as parse_log_stream
-
     return parse_log_stream(open_lines, fmt, parsed, name)
 
 
@@ -78,8 +77,6 @@ def parse(text: str, fmt: str | None = None, name: str | None = None) -> Parsed:
     """``name``: the file's name, which alone says what a log file measures (``x_bw.1.log``)."""
     fmt = fmt or sniff(text)
     if fmt in ("fio-log", "fio-hist-log"):
-        from .logs import parse_log
-
         return parse_log(text, fmt, name)
     if fmt is None:
         raise ParseError(
@@ -89,20 +86,12 @@ def parse(text: str, fmt: str | None = None, name: str | None = None) -> Parsed:
             'a JSON document with "fio version", or a terse line',
         )
     if fmt == "fio-normal":
-        from .text import parse_text
-
         return parse_text(text)
     if fmt == "fio-terse":
-        from .terse import parse_terse
-
         return parse_terse(text)
     if fmt in ("fio-json", "fio-json+normal"):
-        from .json import parse_json
-
         parsed = parse_json(text)
         if fmt == "fio-json+normal":
-            from .agree import check_text_against_json
-
             check_text_against_json(text, parsed)
         return parsed
     raise ParseError(f"unknown fio format {fmt!r}")

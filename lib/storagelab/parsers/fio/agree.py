@@ -22,15 +22,18 @@ from __future__ import annotations
 import json as _json
 import math
 import re
+from collections.abc import Callable, Iterator
 
-from ..base import Parsed
+from ..base import Parsed, Tuples
+from .json import parse_json
+from .text import parse_text
+
+Rows = list[dict] | Tuples  # a table's rows as Parsed.rows gives them (Tuples read as dicts)
 
 
 def check_text_against_json(text: str, parsed: Parsed) -> list[str]:
     """Parse the text part of ``text`` and append a warning to ``parsed.warnings`` for every
     disagreement with the JSON rows in ``parsed``; returns the disagreements."""
-    from .text import parse_text
-
     found = disagreements(parse_text(text), parsed)  # a text part cut short is a ParseError of the file
     parsed.warnings.extend(found)
     return found
@@ -38,158 +41,177 @@ def check_text_against_json(text: str, parsed: Parsed) -> list[str]:
 
 def compare_text_and_json(text: str) -> list[str]:
     """Parse both parts of a ``normal,json`` file and return their disagreements."""
-    from .json import parse_json
-    from .text import parse_text
-
     return disagreements(parse_text(text), parse_json(text))
 
 
 def disagreements(text: Parsed, js: Parsed) -> list[str]:
     """Every number of the text report that the JSON report of the same run contradicts."""
-    out: list[str] = []
-    legacy = _version(js.tool_version) < (2, 99)  # 2.x printed usec or msec, never nsec
     tjobs = _final(text.rows("fio_jobs"))
     jjobs = _final(js.rows("fio_jobs"))
     if len(tjobs) != len(jjobs):
         return [f"fio_jobs: text has {len(tjobs)} job records, JSON {len(jjobs)}"]
-    jmap = {t["job_index"]: j["job_index"] for t, j in zip(tjobs, jjobs)}
-    jinfo = {j["job_index"]: j for j in jjobs}
-    for t, j in zip(tjobs, jjobs):
+    pairs = _Pairs(text, js, tjobs, jjobs)
+    _jobs(pairs.out, tjobs, jjobs)
+    legacy = _version(js.tool_version) < (2, 99)  # 2.x printed usec or msec, never nsec
+    _results(pairs, legacy)
+    _percentiles_and_buckets(pairs, legacy)
+    text_depths = {(pairs.jmap.get(r["job_index"]), r["kind"]) for r in text.rows("fio_iodepths")}
+    for t, j, where in pairs.both(
+        "fio_iodepths", ("job_index", "kind", "bucket"), missing_ok=lambda k: (k[0], k[1]) not in text_depths
+    ):
+        _cmp(pairs.out, where, "pct", t["pct"], j["pct"], 0.051)
+    _groups_and_disks(pairs)
+    return pairs.out
+
+
+class _Pairs:
+    """The rows of a table in both reports, paired by key (text job indexes mapped to the JSON's), and the
+    disagreements found so far (``out``)."""
+
+    def __init__(self, text: Parsed, js: Parsed, tjobs: list[dict], jjobs: list[dict]):
+        self.text, self.js = text, js
+        self.out: list[str] = []
+        self.jmap = {t["job_index"]: j["job_index"] for t, j in zip(tjobs, jjobs, strict=True)}
+        self.jinfo = {j["job_index"]: j for j in jjobs}
+
+    def keyed(self, rows: Rows, key: tuple[str, ...], from_text: bool) -> dict:
+        out_rows = {}
+        for r in rows:
+            if "job_index" in key and r["job_index"] not in (self.jmap if from_text else self.jinfo):
+                continue  # a job of an earlier report (status-interval)
+            k = tuple(_key(self.jmap[r[c]] if c == "job_index" and from_text else r[c]) for c in key)
+            out_rows[k] = r
+        return out_rows
+
+    def both(
+        self,
+        table: str,
+        key: tuple[str, ...],
+        trows: Rows | None = None,
+        jrows: Rows | None = None,
+        missing_ok: Callable[[tuple], bool] = lambda k: False,
+    ) -> Iterator[tuple[dict, dict, str]]:
+        """(text row, JSON row, where) of each key in both; a key in one report only is a disagreement."""
+        tkeyed = self.keyed(self.text.rows(table) if trows is None else trows, key, True)
+        jkeyed = self.keyed(self.js.rows(table) if jrows is None else jrows, key, False)
+        for k in sorted(set(tkeyed) | set(jkeyed), key=str):
+            what = f"{table} {dict(zip(key, k, strict=True))}"
+            if k not in tkeyed:
+                if not missing_ok(k):
+                    self.out.append(f"{what}: in the JSON report only")
+            elif k not in jkeyed:
+                if not missing_ok(k):
+                    self.out.append(f"{what}: in the text report only (text line {tkeyed[k].get('line_start')})")
+            else:
+                yield tkeyed[k], jkeyed[k], f"{what} (text line {tkeyed[k].get('line_start')})"
+
+
+_JOB_COLUMNS = (
+    "jobname",
+    "groupid",
+    "jobs",
+    "error",
+    "ctx",
+    "majf",
+    "minf",
+    "rw",
+    "block_size_bytes",
+    "ioengine",
+    "iodepth",
+)
+_EXACT_RESULT_COLUMNS = (
+    "runtime_ns",
+    "total_ios",
+    "short_ios",
+    "dropped_ios",
+    "bw_samples",
+    "iops_samples",
+    "iops_min",
+    "iops_max",
+)
+
+
+def _jobs(out: list[str], tjobs: list[dict], jjobs: list[dict]) -> None:
+    for t, j in zip(tjobs, jjobs, strict=True):
         where = f"fio_jobs job {j['job_index']} (text line {t.get('line_start')})"
-        for col in (
-            "jobname",
-            "groupid",
-            "jobs",
-            "error",
-            "ctx",
-            "majf",
-            "minf",
-            "rw",
-            "block_size_bytes",
-            "ioengine",
-            "iodepth",
-        ):
+        for col in _JOB_COLUMNS:
             _cmp(out, where, col, t.get(col), j.get(col), 0)
         for col in ("cpu_usr_pct", "cpu_sys_pct"):
             _cmp(out, where, col, t.get(col), j.get(col), 0.0051)
 
-    def keyed(rows: list[dict], key: tuple[str, ...], from_text: bool) -> dict:
-        out_rows = {}
-        for r in rows:
-            if "job_index" in key and r["job_index"] not in (jmap if from_text else jinfo):
-                continue  # a job of an earlier report (status-interval)
-            k = tuple(_key(jmap[r[c]] if c == "job_index" and from_text else r[c]) for c in key)
-            out_rows[k] = r
-        return out_rows
 
-    def both(table: str, key: tuple[str, ...], trows=None, jrows=None, missing_ok=lambda k: False):
-        trows = keyed(text.rows(table) if trows is None else trows, key, True)
-        jrows = keyed(js.rows(table) if jrows is None else jrows, key, False)
-        for k in sorted(set(trows) | set(jrows), key=str):
-            what = f"{table} {dict(zip(key, k))}"
-            if k not in trows:
-                if not missing_ok(k):
-                    out.append(f"{what}: in the JSON report only")
-            elif k not in jrows:
-                if not missing_ok(k):
-                    out.append(f"{what}: in the text report only (text line {trows[k].get('line_start')})")
-            else:
-                yield trows[k], jrows[k], f"{what} (text line {trows[k].get('line_start')})"
-
-    for t, j, where in both("fio_results", ("job_index", "direction")):
-        kb_base = _kb_base(jinfo[j["job_index"]])
+def _results(pairs: _Pairs, legacy: bool) -> None:
+    out = pairs.out
+    for t, j, where in pairs.both("fio_results", ("job_index", "direction")):
+        kb_base = _kb_base(pairs.jinfo[j["job_index"]])
         for col in ("io_bytes", "bw_bytes_per_s"):
             _cmp(out, where, col, t.get(col), j.get(col), _size_tol(j.get(col)))
         _cmp(out, where, "iops", t.get("iops"), j.get("iops"), _num2str_ulp(j.get("iops"), 4, 1000))
-        for col in (
-            "runtime_ns",
-            "total_ios",
-            "short_ios",
-            "dropped_ios",
-            "bw_samples",
-            "iops_samples",
-            "iops_min",
-            "iops_max",
-        ):
+        for col in _EXACT_RESULT_COLUMNS:
             _cmp(out, where, col, t.get(col), j.get(col), 0)
         for kind in ("slat", "clat", "lat"):
-            unit = _lat_unit(j.get(f"{kind}_min_ns"), j.get(f"{kind}_max_ns"), j.get(f"{kind}_stdev_ns"), legacy)
-            for col in ("min", "max"):
-                v = j.get(f"{kind}_{col}_ns")
-                tol = max(unit, _num2str_ulp(v / unit, 6, 1000) * unit) if v is not None else 0
-                _cmp(out, where, f"{kind}_{col}_ns", t.get(f"{kind}_{col}_ns"), v, tol)
-            for col in ("mean", "stdev"):
-                _cmp(
-                    out, where, f"{kind}_{col}_ns", t.get(f"{kind}_{col}_ns"), j.get(f"{kind}_{col}_ns"), 0.0051 * unit
-                )
-            _cmp(out, where, f"{kind}_samples", t.get(f"{kind}_samples"), j.get(f"{kind}_samples"), 0)
+            _latency(out, where, kind, t, j, legacy)
         # bw (KiB/s) line: integers min/max, 2 decimals avg/stdev; MiB/s once the mean passes kb_base^2 KiB/s
         mean = j.get("bw_mean_bytes_per_s")
         bw_unit = kb_base * (kb_base if mean is not None and mean > kb_base**3 else 1)
-        for col in ("min", "max"):
-            _cmp(
-                out,
-                where,
-                f"bw_{col}_bytes_per_s",
-                t.get(f"bw_{col}_bytes_per_s"),
-                j.get(f"bw_{col}_bytes_per_s"),
-                bw_unit,
-            )
-        for col in ("mean", "stdev"):
-            _cmp(
-                out,
-                where,
-                f"bw_{col}_bytes_per_s",
-                t.get(f"bw_{col}_bytes_per_s"),
-                j.get(f"bw_{col}_bytes_per_s"),
-                0.0051 * bw_unit,
-            )
+        for col, tol in (("min", bw_unit), ("max", bw_unit), ("mean", 0.0051 * bw_unit), ("stdev", 0.0051 * bw_unit)):
+            name = f"bw_{col}_bytes_per_s"
+            _cmp(out, where, name, t.get(name), j.get(name), tol)
         agg = j.get("bw_agg_pct")
         _cmp(out, where, "bw_agg_pct", t.get("bw_agg_pct"), None if agg is None else min(agg, 100.0), 0.0051)
         for col in ("iops_mean", "iops_stdev"):
             _cmp(out, where, col, t.get(col), j.get(col), 0.0051)
 
+
+def _latency(out: list[str], where: str, kind: str, t: dict, j: dict, legacy: bool) -> None:
+    """A latency line (slat, clat, lat): min/max to its unit, avg/stdev to half a unit in the 2nd decimal."""
+    unit = _lat_unit(j.get(f"{kind}_min_ns"), j.get(f"{kind}_max_ns"), j.get(f"{kind}_stdev_ns"), legacy)
+    for col in ("min", "max"):
+        v = j.get(f"{kind}_{col}_ns")
+        tol = max(unit, _num2str_ulp(v / unit, 6, 1000) * unit) if v is not None else 0
+        _cmp(out, where, f"{kind}_{col}_ns", t.get(f"{kind}_{col}_ns"), v, tol)
+    for col in ("mean", "stdev"):
+        _cmp(out, where, f"{kind}_{col}_ns", t.get(f"{kind}_{col}_ns"), j.get(f"{kind}_{col}_ns"), 0.0051 * unit)
+    _cmp(out, where, f"{kind}_samples", t.get(f"{kind}_samples"), j.get(f"{kind}_samples"), 0)
+
+
+def _percentiles_and_buckets(pairs: _Pairs, legacy: bool) -> None:
+    out = pairs.out
     blocks: dict[tuple, list[float]] = {}
-    for r in js.rows("fio_percentiles"):
+    for r in pairs.js.rows("fio_percentiles"):
         blocks.setdefault((r["job_index"], r["direction"], r["kind"]), []).append(r["latency_ns"])
-    for t, j, where in both("fio_percentiles", ("job_index", "direction", "kind", "percentile")):
+    for t, j, where in pairs.both("fio_percentiles", ("job_index", "direction", "kind", "percentile")):
         unit = _percentile_unit(blocks[(j["job_index"], j["direction"], j["kind"])], legacy)
         _cmp(out, where, "latency_ns", t["latency_ns"], j["latency_ns"], unit)
-
-    for t, j, where in both("fio_latency_buckets", ("job_index", "bucket_hi_ns")):
+    for t, j, where in pairs.both("fio_latency_buckets", ("job_index", "bucket_hi_ns")):
         _cmp(out, where, "bucket_lo_ns", t["bucket_lo_ns"], j["bucket_lo_ns"], 0)
         _cmp(out, where, "pct", t["pct"], j["pct"], 0.0051)
 
-    text_depths = {(jmap.get(r["job_index"]), r["kind"]) for r in text.rows("fio_iodepths")}
-    for t, j, where in both(
-        "fio_iodepths", ("job_index", "kind", "bucket"), missing_ok=lambda k: (k[0], k[1]) not in text_depths
-    ):
-        _cmp(out, where, "pct", t["pct"], j["pct"], 0.051)
 
-    for t, j, where in both(
+def _groups_and_disks(pairs: _Pairs) -> None:
+    out = pairs.out
+    for t, j, where in pairs.both(
         "fio_groups",
         ("groupid", "direction"),
-        trows=_last_doc(text.rows("fio_groups")),
-        jrows=_last_doc(js.rows("fio_groups")),
+        trows=_last_doc(pairs.text.rows("fio_groups")),
+        jrows=_last_doc(pairs.js.rows("fio_groups")),
     ):
         for col in ("bw_bytes_per_s", "bw_min_bytes_per_s", "bw_max_bytes_per_s", "io_bytes"):
             _cmp(out, where, col, t.get(col), j.get(col), _size_tol(j.get(col)))
         for col in ("run_min_ns", "run_max_ns"):
             _cmp(out, where, col, t.get(col), j.get(col), 0)
-
-    for t, j, where in both("fio_disk_stats", ("disk",)):
+    for t, j, where in pairs.both("fio_disk_stats", ("disk",)):
         for col, value in j.items():
             if col not in ("disk", "line_start", "line_end"):
                 _cmp(out, where, col, t.get(col), value, 0.0051 if col.endswith("_pct") else 0)
-    return out
 
 
-def _last_doc(rows: list[dict]) -> list[dict]:
+def _last_doc(rows: Rows) -> list[dict]:
     last = max((r.get("doc_index") or 0 for r in rows), default=0)
     return [r for r in rows if (r.get("doc_index") or 0) == last]
 
 
-def _final(jobs: list[dict]) -> list[dict]:
+def _final(jobs: Rows) -> list[dict]:
     final = [r for r in jobs if r.get("is_final")]
     return sorted(final or jobs, key=lambda r: r["job_index"])
 

@@ -33,8 +33,13 @@ from msgspec import Meta, Struct
 
 from ... import units
 from ..base import Parsed
-from . import json as general
-from .json import DIRECTIONS, TOOL, _Out
+from .buckets import bucket_rows
+from .directions import KNOWN_LATENCY, agg_pct, bandwidth
+from .groups import add_derived_groups
+from .json import TOOL
+from .jsonrows import Out
+from .options import block_size, jobs_in_record, option_int, option_kb_base
+from .schema import DIRECTIONS, TABLES
 
 I64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]  # what a BIGINT holds; past it the general path refuses
 Num = I64 | float  # a number kept as JSON wrote it (int or float), where the general path keeps it so
@@ -262,7 +267,7 @@ def _indented_spans(data: bytes, indent: bytes, end: int) -> tuple[list, int] | 
 def _disks(parsed: Parsed, disks: list[_Disk], raw: list[dict], spans: list) -> None:
     """fio_disk_stats rows, as ``json._add_disk`` makes them."""
     rows = parsed.tuples("fio_disk_stats", DISK_COLUMNS)
-    for d, keys, (lo, hi) in zip(disks, raw, spans):
+    for d, keys, (lo, hi) in zip(disks, raw, spans, strict=True):
         rows.append(
             (
                 d.name,
@@ -289,14 +294,14 @@ def _disks(parsed: Parsed, disks: list[_Disk], raw: list[dict], spans: list) -> 
         )
 
 
-DISK_COLUMNS = general.TABLES["fio_disk_stats"].row_columns
+DISK_COLUMNS = TABLES["fio_disk_stats"].row_columns
 _PLAIN_DISK_KEYS = frozenset(k for k in _Disk.__struct_fields__ if not k.startswith("aggr_"))
 
 
 def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) -> None:
     """The rows of the document, in the general path's order (``json._add_document``)."""
     job_spans, _, line_end = spans
-    out = _Out(parsed)
+    out = Out(parsed)
     global_opts = doc.global_options or {}
     report_time = obj.get("time") if isinstance(obj.get("time"), str) else None
     group_sizes: dict[int, int] = {}
@@ -305,7 +310,7 @@ def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) ->
     in_kib = version < (2, 21)
     group_results: list[tuple[int, str, dict, bool]] = []
     warnings = parsed.warnings
-    for job_index, (job, raw, (lo, hi)) in enumerate(zip(doc.jobs, obj["jobs"], job_spans)):
+    for job_index, (job, raw, (lo, hi)) in enumerate(zip(doc.jobs, obj["jobs"], job_spans, strict=True)):
         options = {**global_opts, **job.options} if job.options else global_opts
         kb_base, numjobs, block_size, iodepth, options_json = _options(options, lo, warnings)
         out.jobs.append(
@@ -315,7 +320,7 @@ def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) ->
                 True,
                 job.jobname,
                 job.groupid,
-                general._jobs_in_record(group_sizes[job.groupid], numjobs),
+                jobs_in_record(group_sizes[job.groupid], numjobs),
                 job.error,
                 None,
                 report_time,
@@ -343,7 +348,7 @@ def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) ->
             ddir = getattr(job, direction)
             if not _DIR_KEYS.issuperset(raw[direction]):
                 out.unknown_latency.update(
-                    k for k in raw[direction] if "lat" in k and k not in general._KNOWN_LATENCY or k == "prios"
+                    k for k in raw[direction] if "lat" in k and k not in KNOWN_LATENCY or k == "prios"
                 )
             row = _direction(out, job_index, direction, ddir, kb_base, in_kib, lo, hi)
             if row is not None and direction != "sync":
@@ -353,7 +358,7 @@ def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) ->
             for f, scale in ((job.latency_ns, 1.0), (job.latency_us, 1e3), (job.latency_ms, 1e6))
             if f
         ]
-        general.bucket_rows(out.buckets, families, job_index, lo, hi)
+        bucket_rows(out.buckets, families, job_index, lo, hi)
         for depths, kind in (
             (job.iodepth_level, "depth"),
             (job.iodepth_submit, "submit"),
@@ -365,7 +370,7 @@ def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) ->
                 )
     if out.unknown_latency:
         warnings.append("line 1: latency keys not understood, not stored: " + ", ".join(sorted(out.unknown_latency)))
-    general.add_derived_groups(parsed, 0, group_results, 1, line_end)
+    add_derived_groups(parsed, 0, group_results, 1, line_end)
     for name in ("fio_jobs", "fio_results", "fio_percentiles", "fio_latency_buckets", "fio_iodepths"):
         if not parsed.tables[name]:
             del parsed.tables[name]
@@ -383,12 +388,12 @@ def _options(options: dict[str, str], lo: int, warnings: list[str]) -> tuple:
     if got is not None:
         return got
     before = len(warnings)
-    kb_base = general._kb_base(options, lo, warnings)
+    kb_base = option_kb_base(options, lo, warnings)
     got = (
         kb_base,
-        general._option_int(options, ("numjobs",), kb_base, lo, warnings),
-        general._block_size(options, kb_base, lo, warnings),
-        general._option_int(options, ("iodepth",), kb_base, lo, warnings),
+        option_int(options, ("numjobs",), kb_base, lo, warnings),
+        block_size(options, kb_base, lo, warnings),
+        option_int(options, ("iodepth",), kb_base, lo, warnings),
         _json.dumps(options) if options else None,
     )
     if len(warnings) == before:
@@ -409,7 +414,7 @@ def _timed_syncs(d: _Dir) -> bool:
 
 
 def _direction(
-    out: _Out, job_index: int, direction: str, d: _Dir, kb_base: int, in_kib: bool, lo: int, hi: int
+    out: Out, job_index: int, direction: str, d: _Dir, kb_base: int, in_kib: bool, lo: int, hi: int
 ) -> dict | None:
     """One fio_results row (plus percentiles and JSON+ bins), as ``json._add_direction`` makes it."""
     total_ios, io = d.total_ios, d.io_bytes
@@ -417,7 +422,7 @@ def _direction(
         return None  # as json._add_direction: a sync section counts its fdatasync calls in lat_ns N only
     if io is not None and in_kib:
         io *= units.KiB
-    bw = general.bandwidth(out, job_index, direction, d.bw_bytes, d.bw, lo)
+    bw = bandwidth(out, job_index, direction, d.bw_bytes, d.bw, lo)
     runtime_ns = None if d.runtime is None else d.runtime * _MS  # units.time_to_ns(runtime, "ms"), runtime a float
     row = [job_index, direction, io, bw, d.iops, runtime_ns, total_ios, d.short_ios, d.drop_ios]
     for kind, ns, us in (("slat", d.slat_ns, d.slat), ("clat", d.clat_ns, d.clat), ("lat", d.lat_ns, d.lat)):
@@ -446,10 +451,10 @@ def _direction(
     return {"runtime_ns": runtime_ns, "io_bytes": io}
 
 
-def _bandwidth(out: _Out, job_index: int, direction: str, d: _Dir, kb_base: int, lo: int) -> tuple:
+def _bandwidth(out: Out, job_index: int, direction: str, d: _Dir, kb_base: int, lo: int) -> tuple:
     """The per-sample bandwidth columns (in kb_base bytes/s in the document), with the general path's bw_agg check."""
     bw_mean = d.bw_mean
-    bw_agg = general.agg_pct(out, job_index, direction, d.bw_agg, bw_mean, lo)
+    bw_agg = agg_pct(out, job_index, direction, d.bw_agg, bw_mean, lo)
     if d.bw_samples == 0:
         return (None, None, None, None, None, 0)
     return (
@@ -463,21 +468,21 @@ def _bandwidth(out: _Out, job_index: int, direction: str, d: _Dir, kb_base: int,
 
 
 def _percentiles(
-    out: _Out, job_index: int, direction: str, kind: str, pdict: dict, scale: float, lo: int, hi: int
+    out: Out, job_index: int, direction: str, kind: str, pdict: dict, scale: float, lo: int, hi: int
 ) -> None:
     pcts = list(map(float, pdict))  # a key that is not a number: ValueError, the caller declines
     values = list(pdict.values()) if scale == 1.0 else list(map(scale.__mul__, pdict.values()))
     if 0.0 in pcts:  # a 0 percentile is an unused slot ("0.00" padding of fio <= 3.3)
-        pcts, values = [p for p in pcts if p != 0.0], [v for p, v in zip(pcts, values) if p != 0.0]
+        pcts, values = [p for p in pcts if p != 0.0], [v for p, v in zip(pcts, values, strict=True) if p != 0.0]
     out.percentiles.extend(
         zip(repeat(job_index), repeat(direction), repeat(kind), pcts, values, repeat(lo), repeat(hi))
     )
 
 
-def _bins(out: _Out, job_index: int, direction: str, kind: str, bins: dict, scale: float) -> None:
+def _bins(out: Out, job_index: int, direction: str, kind: str, bins: dict, scale: float) -> None:
     values = list(map(scale.__mul__, map(float, bins)))  # bins keyed by index (fio < 2.20): ValueError, declined
     counts = list(bins.values())
     if 0 not in counts:  # fio's own: only the counts that are not 0
         out.bins.extend(zip(repeat(job_index), repeat(direction), repeat(kind), values, counts))
     else:
-        out.bins.extend((job_index, direction, kind, v, c) for v, c in zip(values, counts) if c)
+        out.bins.extend((job_index, direction, kind, v, c) for v, c in zip(values, counts, strict=True) if c)

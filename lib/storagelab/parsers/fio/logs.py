@@ -218,10 +218,10 @@ def parse_stream(
     parsed.restart()
     rows = parsed.tuples("fio_log_samples", SAMPLE_COLUMNS)
     extent = _extent(open_lines)
-    first = width = None
+    first = width = 0  # set by the first row (_rows raises on a log without one)
     fifth_is_offset = False  # 5 columns: priority (fio 3.x) unless some value is not 0/1/hex: an offset (fio 2.x)
     for lineno, t in _rows(open_lines, extent):  # every line checked before any row is built
-        if first is None:
+        if not first:
             first, width = lineno, len(t)
         if width == 5 and t[4] not in ("0", "1") and not t[4].startswith("0x"):
             fifth_is_offset = True

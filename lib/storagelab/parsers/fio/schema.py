@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ..base import LINES, table
 
+DIRECTIONS = ("read", "write", "trim", "mixed", "sync")  # fio_results.direction, in fio's order
+
 _LAT = []
 for _k, _what in (("slat", "submission"), ("clat", "completion"), ("lat", "total")):
     _LAT += [

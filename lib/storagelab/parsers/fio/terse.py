@@ -20,7 +20,7 @@ import re
 
 from ... import units
 from ..base import Parsed, ParseError, lines_of
-from .json import add_derived_groups
+from .groups import add_derived_groups
 
 TOOL = "fio"
 _START = re.compile(r"^([2-5]);")
@@ -89,7 +89,7 @@ def parse_terse(text: str) -> Parsed:
         raise ParseError("empty input", line=1, kind="empty", expected="fio terse output")
     parsed = Parsed(tool=TOOL, format="fio-terse")
     lines = lines_of(text)
-    results = []
+    results: list[tuple[int, str, dict, bool]] = []
     group_sizes: dict[int, int] = {}
     n = 0
     for no, line in enumerate(lines, 1):
@@ -232,17 +232,17 @@ def _direction(parsed: Parsed, c: _Fields, job_index: int, direction: str, versi
         return None
     for kind, values in lat.items():
         empty = not any(values)  # fio prints 0;0;0.000000;0.000000 when there were no samples
-        for col, value in zip(("min", "max", "mean", "stdev"), values):
+        for col, value in zip(("min", "max", "mean", "stdev"), values, strict=True):
             row[f"{kind}_{col}_ns"] = None if empty else value
         row[f"{kind}_samples"] = None
     # per-sample bandwidth is in kb_base units; terse does not record kb_base, 1024 is the default
     measured = bw_samples != 0 and (bw_samples is not None or any(bw[i] for i in (0, 1, 3, 4)))
-    for col, value in zip(("min", "max", "mean", "stdev"), (bw[0], bw[1], bw[3], bw[4])):
+    for col, value in zip(("min", "max", "mean", "stdev"), (bw[0], bw[1], bw[3], bw[4]), strict=True):
         row[f"bw_{col}_bytes_per_s"] = value * units.KiB if measured else None
     row["bw_agg_pct"] = bw[2] if measured else None
     row["bw_samples"] = bw_samples
-    for col, value in zip(("min", "max", "mean", "stdev"), iops):
-        row[f"iops_{col}"] = value if iops_samples else None
+    for col, iops_value in zip(("min", "max", "mean", "stdev"), iops, strict=True):
+        row[f"iops_{col}"] = iops_value if iops_samples else None
     row.update(iops_samples=iops_samples, exact=True, line_start=no, line_end=no)
     parsed.add("fio_results", row)
     if lat["clat"][1] or lat["lat"][1]:  # percentiles only describe directions with latency samples

@@ -193,10 +193,14 @@ def _finish(cur: _Disk, parsed: Parsed) -> None:
 # --- fdisk in another language ---------------------------------------------------------------
 # 'Festplatte dos63.img: 64 MiB, 67108864 Bytes, 131072 Sektoren' / 'Disque X : 64 MiB, 67108864 octets, 131072
 # secteurs' and a units line 'Einheiten: Sektoren von 1 * 512 = 512 Bytes' ('1 × 512'): the layout of fdisk -l with
-# every word translated
+# every word translated. util-linux 2.33+ prints the disk's model between the two on a real disk ('Festplattenmodell:
+# SanDisk SD8SBAT2'), image files have none
 _SP = "[ \\xa0\\u202f]"  # a space; French puts no-break spaces before units and colons
 _DISK_LOCALIZED = rf"^\S+ .+?{_SP}?: [\d.,]+{_SP}\S+, \d+{_SP}\S+, \d+{_SP}\S+[ \t]*$"
-SNIFF_LOCALIZED = re.compile(rf"{_DISK_LOCALIZED}\n[^\n:]+{_SP}?: [^\n]*\b1 [*×] \d+ = \d+{_SP}", re.M)
+_MODEL_LOCALIZED = rf"(?:[^\n:]+{_SP}?: [^\n]*\n)?"
+SNIFF_LOCALIZED = re.compile(
+    rf"{_DISK_LOCALIZED}\n{_MODEL_LOCALIZED}[^\n:]+{_SP}?: [^\n]*\b1 [*×] \d+ = \d+{_SP}", re.M
+)
 
 
 def refuse_localized(lines: list[str]) -> None:

@@ -1,0 +1,287 @@
+"""Notebook 05's findings step: frames, sentences, headline, verdict and caveats, from a ``StacksResult`` alone."""
+
+from __future__ import annotations
+
+from ..units import MiB
+from . import design, prose
+from .result import Result
+from .stacks_flags import WEAK_BELOW
+from .stacks_numbers import RunRef, StacksResult
+
+
+def _name(ref: RunRef) -> str:
+    return f"{ref.label} ({prose.rate(ref.bytes_per_s)})"
+
+
+def _ranking_sentences(r: StacksResult) -> list[str]:
+    out = []
+    for k in r.rankings:
+        if k.runs == 1:
+            only = k.slowest
+            out.append(
+                f"`{k.workload}`: one run ({only.label}, {prose.rate(only.bytes_per_s)}"
+                f"{', ' + only.mark if only.mark else ''}), nothing to compare it with."
+            )
+            continue
+        if k.fastest is None:
+            out.append(
+                f"`{k.workload}`: all {k.runs} runs are flagged "
+                f"({prose.listing([f'{x.label} {x.mark}' for x in k.flagged_faster])}), so none is ranked first."
+            )
+            continue
+        text = (
+            f"`{k.workload}`: fastest run with no flag {k.fastest.label} at {prose.rate(k.fastest.bytes_per_s)}, "
+            f"slowest {k.slowest.label} at {prose.rate(k.slowest.bytes_per_s)} "
+            f"({k.slowest.bytes_per_s / k.fastest.bytes_per_s:.2f}x of it)"
+        )
+        if k.flagged_faster:
+            text += "; faster but flagged: " + prose.listing(
+                [f"{x.label} at {prose.rate(x.bytes_per_s)} {x.mark}" for x in k.flagged_faster]
+            )
+        out.append(text + ".")
+    return out
+
+
+def _limit_sentences(r: StacksResult) -> list[str]:
+    out = []
+    strong = [o for o in r.over_limit if not o.weak]
+    weak = [o for o in r.over_limit if o.weak]
+
+    def names(items):
+        return [
+            f"{o.label} {o.bytes_per_s / 1e6:.1f} MB/s = {o.ratio:.2f}x its {o.limit_bytes_per_s / 1e6:.1f} MB/s limit"
+            for o in items
+        ]
+
+    if strong:
+        out.append(
+            f"Faster than the device limit labelled in the manifest x {r.margin:g}, even at the lowest value the "
+            f"printed figure stands for: {prose.listing(names(strong))}. If the labelled limit is right, a cache "
+            "answered, not the device."
+        )
+    if weak:
+        out.append(
+            f"Above the labelled limit x {r.margin:g} by less than {WEAK_BELOW:g}x it: {prose.listing(names(weak))}. "
+            "A weak flag, only as good as the limit (one quoted as 'about', or a datasheet figure, can be that far "
+            "off): marked, but it does not keep the run from a ranking."
+        )
+    if r.at_limit:
+        out.append(
+            f"At the device's limit x {r.margin:g} within the printed figure's rounding, so the log cannot tell "
+            f"whether a cache helped: {prose.listing([_name(x) for x in r.at_limit])}."
+        )
+    if r.direct_ignored:
+        out.append(
+            f"`direct=1` on ZFS before 2.3, which accepts O_DIRECT and still goes through the ARC: "
+            f"{prose.listing(r.direct_ignored)}: these measured the cache as much as the disks."
+        )
+    if r.shared_file:
+        out.append(
+            f"numjobs > 1 on one `--filename` (the jobs overwrite the same blocks at once; buffered ZFS "
+            f"merges them in a transaction group, O_DIRECT stacks write each): {prose.listing(r.shared_file)}."
+        )
+    return out
+
+
+def _design_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
+    """Findings naming each run whose test design is flagged, and what could not be checked."""
+    # direct=1 on ZFS < 2.3 has its own finding (_limit_sentences): a run flagged for that alone is not repeated
+    sentences = [
+        design.sentence(label, f, r.min_elapsed_s)
+        for label, f in r.design
+        if f.flagged and f.codes != ("direct ignored",)
+    ]
+    flagged = [s for s in sentences if s]  # a flagged run always has its sentence
+    out = []
+    if flagged:
+        out.append("Test design: " + " ".join(flagged) + " Such runs are marked ⚠ and never head a ranking.")
+    missing = []
+    no_runtime = [label for label, f in r.design if f.overran is None and f.elapsed_s is not None]
+    if no_runtime:
+        missing.append(
+            f"the runtime option of {len(no_runtime)} run(s) is not in their output or command "
+            f"({prose.listing(no_runtime)}): whether they overran it (a stall) cannot be checked"
+        )
+    no_slowest = [label for label, f in r.design if f.slowest_io_s is None]
+    if no_slowest:
+        missing.append(
+            f"{len(no_slowest)} run(s) have no completion latency maximum in their output "
+            f"({prose.listing(no_slowest)}): a single stalled I/O cannot be seen"
+        )
+    return out, missing
+
+
+def _size_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
+    found, missing = [], []
+    s = r.sizes
+    if s.sizeless:
+        missing.append(
+            f"the test size of {len(s.sizeless)} run(s) is not in their output or command ({prose.listing(list(s.sizeless))}): "
+            "whether the file fits in the RAM they are labelled with cannot be checked; give the fio command line "
+            "in the manifest's command column (fio prints the size, 'Laying out IO file (1 file / NMiB)', only where "
+            "it created the file: their outputs have no such line)"
+        )
+    if s.fits:
+        found.append(
+            "Test size below RAM (reads and, on ZFS, writes can be served from the page cache or ARC): "
+            + prose.listing([f"{label} ({prose.size(b)} in {prose.size(ram)} of RAM)" for label, b, ram in s.fits])
+            + "."
+        )
+    if s.ram_unknown:
+        n = sum(k for _, k in s.ram_unknown)
+        missing.append(
+            f"the RAM of the machine is not in the logs or labels of {n} run(s) (test size "
+            + prose.listing([f"{prose.size(b) if b else 'not known'} for {k}" for b, k in s.ram_unknown])
+            + "): whether a file fits in the page cache or ARC cannot be checked; fill the manifest's "
+            "ram_bytes column (storagelab lab does)"
+        )
+    return found, missing
+
+
+def _repeat_sentences(r: StacksResult) -> list[str]:
+    out = []
+    for t in r.repeat_tests:
+        rep, ci, pi = t.repeats, t.repeats.ci, t.repeats.pi
+        assert ci is not None and pi is not None, "repeats are two or more runs: both intervals are known"
+        boot = (
+            f", bootstrap interval of the mean {prose.mib(rep.bootstrap.low)} to {prose.mib(rep.bootstrap.high)}"
+            if rep.bootstrap
+            else ""
+        )
+        out.append(
+            f"{t.config}: {rep.n} repeated runs, mean {prose.rate(rep.mean)}, spread ±{t.spread_pct:.1f} % (95 % "
+            f"confidence interval of the mean ±{prose.figure(ci.half / MiB)} MiB/s, ±{ci.half_pct:.1f} %; "
+            f"95 % prediction interval for one new run ±{prose.figure(pi.half / MiB)} MiB/s, "
+            f"±{pi.half_pct:.1f} %{boot}"
+            f"{'; few runs, so the noise is only roughly known' if rep.n < 5 else ''})."
+        )
+        for ref, c in t.peers:
+            out.append(f"  {ref.label} against it: {prose.comparison(c, ref.label, t.config)}.")
+    if not r.repeat_tests:
+        out.append(
+            "No configuration was run more than once: run-to-run noise is unknown, so small "
+            "differences between runs cannot be told from noise."
+        )
+    return out
+
+
+def _cost_sentences(r: StacksResult) -> list[str]:
+    out = []
+    for c in r.costs:
+        if c.base is None:  # its base ran only with another ZFS version
+            out.append(
+                f"{c.over.label}: its base stack ran only with another ZFS version ({c.base_labels}), "
+                "so its cost is not measured (not like for like)."
+            )
+            continue
+        caveat = f" (the base run is flagged: {c.base.mark}; the cost is measured against it)" if c.base.mark else ""
+        out.append(
+            f"{c.over.label} against {c.base.label} (the cost of the {c.layer} layer): "
+            f"{prose.change(c.over.bytes_per_s, c.base.bytes_per_s)}{caveat}."
+        )
+    if not r.costs:
+        out.append(
+            "No run of a layered stack (`layer+base` in the manifest's stack column) has a base run "
+            "of the same workload to measure the layer's cost against."
+        )
+    return out
+
+
+def _headline(res: Result, r: StacksResult) -> None:
+    d = r.direction
+    res.headline = {f"runs ({d})": str(r.runs.height), "workloads": str(r.workloads.height)}
+    if r.best_clean:
+        res.headline[f"fastest {d} run with no flag"] = (
+            f"{r.best_clean.label}: {r.best_clean.bytes_per_s / MiB:.0f} MiB/s"
+        )
+    if r.fastest.mark:
+        res.headline[f"fastest {d} run (flagged)"] = (
+            f"{r.fastest.label}: {r.fastest.bytes_per_s / MiB:.0f} MiB/s {r.fastest.mark}"
+        )
+    for c in r.costs:
+        if c.base is not None:  # None: its base ran only with another ZFS version
+            res.headline[f"{c.layer} cost over {c.base.label}"] = f"{c.penalty_pct:.1f} %" + (
+                f" (base run flagged: {c.base.mark})" if c.base.mark else ""
+            )
+    if r.best_clean:
+        res.verdict = (
+            f"Fastest {d} run with no flag: {r.best_clean.label} at {r.best_clean.bytes_per_s / MiB:.0f} MiB/s"
+            + (
+                f"; the {r.flagged_above_best} faster run(s) are flagged (cache, rounding, ZFS ignoring direct=1 or "
+                "test design)."
+                if r.flagged_above_best
+                else "."
+            )
+        )
+    else:
+        res.verdict = (
+            f"Every {d} run is flagged (cache, rounding, ZFS ignoring direct=1 or test design): none is ranked."
+        )
+
+
+def _caveats(res: Result, r: StacksResult) -> None:
+    strong = sum(not o.weak for o in r.over_limit)
+    if strong:
+        res.caveats.append(f"{strong} run(s) above the device's limit")
+    if r.direct_ignored:
+        res.caveats.append("direct=1 ignored by ZFS < 2.3")
+    stalls = sum(bool(f.overran or f.long_io) for _, f in r.design)
+    if stalls:
+        res.caveats.append(f"{stalls} run(s) stalled")
+    short = sum(bool(f.too_short) for _, f in r.design)
+    if short:
+        res.caveats.append(f"{short} run(s) under {r.min_elapsed_s:g} s")
+    if r.sizes.fits:
+        res.caveats.append("test size below RAM")
+    if not r.repeat_tests:
+        res.caveats.append("one run per configuration: noise unknown")
+
+
+def write(res: Result, r: StacksResult) -> Result:
+    """The findings step: frames, sentences, headline, verdict and caveats, written from ``r`` alone."""
+    res.frames.update(
+        runs=r.runs,
+        workloads=r.workloads,
+        device_latency=r.device_latency,
+        repeats=r.repeats,
+        layer_costs=r.layer_costs,
+    )
+    res.file_ids = r.runs["file_id"].to_list()
+    n, k, u = r.runs.height, r.workloads.height, len(r.unknown_workload)
+    res.findings.append(
+        f"{n} fio {r.direction} run{'s' if n != 1 else ''} for {res.selection.describe()}, in {k} "
+        f"workload{'s' if k != 1 else ''}{f' and {u} of unknown workload' if u else ''}; runs are compared only "
+        "within a workload, and a flagged run (⚠) never heads a ranking."
+    )
+    res.findings += _ranking_sentences(r)
+    if u:
+        res.missing.append(
+            f"{u} run(s) have no rw mode or block size in their output or command "
+            f"({prose.listing(r.unknown_workload)}), so they are compared with no other run: add the fio "
+            "command line to the manifest column `command`"
+        )
+    res.findings += _limit_sentences(r)
+    if r.no_limit:
+        res.missing.append(
+            f"{r.no_limit} of {n} runs have no `device_limit_bytes_per_s` label, so cache "
+            "inflation cannot be flagged for them: label each run with its device's sequential limit"
+        )
+    said, lacking = _design_sentences(r)
+    res.findings += said
+    res.missing += lacking
+    for s in r.device_spreads:
+        parts = [f"{disk} {ms:.2f} ms" for disk, ms in s.ms_per_io]
+        res.findings.append(
+            f"{s.label}: fio's disk stats give very different write times per I/O for its devices "
+            f"({prose.listing(parts)}; {s.fastest_disk} answers {s.factor:.0f}x "
+            "faster): the members are not alike, a mirrored write completes only when its slowest member has "
+            f"it, and what lets {s.fastest_disk} answer that fast the logs do not say."
+        )
+    said, lacking = _size_sentences(r)
+    res.findings += said
+    res.missing += lacking
+    res.findings += _repeat_sentences(r)
+    res.findings += _cost_sentences(r)
+    _headline(res, r)
+    _caveats(res, r)
+    return res

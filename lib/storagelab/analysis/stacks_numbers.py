@@ -1,0 +1,118 @@
+"""Notebook 05's numbers: the named results of ``stacks.compute`` that ``stacks_findings`` writes sentences from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from . import design, stats
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """One run as a finding names it: label, bandwidth (bytes/s) and its mark ('' or '⚠ ...')."""
+
+    label: str
+    bytes_per_s: float
+    mark: str = ""
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One workload's runs: the fastest run with no flag (None when every run is flagged), the slowest run, and the
+    flagged runs faster than that fastest one (a flagged run never heads the ranking)."""
+
+    workload: str
+    runs: int
+    fastest: RunRef | None
+    slowest: RunRef
+    flagged_faster: tuple[RunRef, ...]
+
+
+@dataclass(frozen=True)
+class OverLimit:
+    """A run faster than its labelled device limit x margin; ``weak``: by less than WEAK_BELOW x the limit."""
+
+    label: str
+    bytes_per_s: float
+    limit_bytes_per_s: float
+    weak: bool
+
+    @property
+    def ratio(self) -> float:
+        return self.bytes_per_s / self.limit_bytes_per_s
+
+
+@dataclass(frozen=True)
+class DeviceSpread:
+    """Member devices of one run whose write times per I/O differ >= 10x (fio's disk stats)."""
+
+    label: str
+    ms_per_io: tuple[tuple[str, float], ...]
+    fastest_disk: str
+    factor: float
+
+
+@dataclass(frozen=True)
+class TestSizes:
+    """Runs whose working set fits the RAM they are labelled with (label, bytes, RAM), runs with RAM but no size,
+    and the test sizes of the runs without RAM (size or None -> how many runs)."""
+
+    fits: tuple[tuple[str, float, float], ...]
+    sizeless: tuple[str, ...]
+    ram_unknown: tuple[tuple[float | None, int], ...]
+
+
+@dataclass(frozen=True)
+class RepeatTest:
+    """Repeats of one configuration (``stats.Repeats`` of their bandwidths) and every other run of its workload and
+    stack tested against them (``stats.compare``: one run against the prediction interval)."""
+
+    config: str
+    workload: str
+    labels: tuple[str, ...]
+    repeats: stats.Repeats
+    spread_pct: float
+    peers: tuple[tuple[RunRef, stats.Comparison], ...]
+
+
+@dataclass(frozen=True)
+class LayerCost:
+    """A layer over its base stack (``layer_costs``), with both runs' marks."""
+
+    layer: str
+    over: RunRef
+    base: RunRef | None
+    base_labels: str
+    penalty_pct: float | None
+    zfs_version_differs: bool
+
+
+@dataclass
+class StacksResult:
+    """Everything notebook 05 says, as named numbers (the frames are for its tables and chart)."""
+
+    direction: str
+    margin: float
+    min_elapsed_s: float
+    runs: pl.DataFrame
+    workloads: pl.DataFrame
+    rankings: list[Ranking]
+    unknown_workload: list[str]
+    over_limit: list[OverLimit]
+    at_limit: list[RunRef]
+    direct_ignored: list[str]
+    shared_file: list[str]
+    no_limit: int
+    design: list[tuple[str, design.DesignFlags]]  # every run's design checks
+    device_spreads: list[DeviceSpread]
+    device_latency: pl.DataFrame
+    sizes: TestSizes
+    repeats: pl.DataFrame
+    repeat_tests: list[RepeatTest]
+    layer_costs: pl.DataFrame
+    costs: list[LayerCost]
+    fastest: RunRef  # the fastest run, flagged or not
+    best_clean: RunRef | None  # the fastest run with no flag
+    flagged_above_best: int  # runs faster than best_clean, all flagged

@@ -1,0 +1,165 @@
+"""One fio JSON document as the general path decodes it: the regex token pass (line spans of the job and
+disk objects, bare nan/inf made JSON), duplicate keys, integers past 64 bits, fio's version."""
+
+from __future__ import annotations
+
+import json as _json
+import re
+from typing import Any
+
+from ..base import ParseError
+
+# One pass over a document: strings (kept as they are), bare nan/inf (fio's %f), brackets, newlines.
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w.])(-?)(nan|inf)\b|[{}\[\]]|\n', re.S)
+_VERSION = re.compile(r"fio-(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def _refuse_past_64_bits(obj: Any, text: str, offset: int, first_line: int) -> None:
+    """A ParseError on the line of the first integer no 64-bit column holds (every quantity is stored as
+    BIGINT or DOUBLE, and a DOUBLE would keep only its first 16 digits)."""
+    found = _past_64_bits(obj, None)
+    if found is None:
+        return
+    key, value = found
+    digits = str(value)
+    at = text.find(digits, offset)
+    shown = digits if len(digits) <= 30 else f"{digits[:12]}... ({len(digits)} digits)"
+    raise ParseError(
+        f"field {key!r}: {shown} is out of range",
+        line=first_line + text.count("\n", offset, max(at, offset)),
+        kind="invalid",
+        expected="an integer of at most 64 bits",
+    )
+
+
+def _past_64_bits(value: Any, key: str | None) -> tuple[str | None, int] | None:
+    """(key, value) of the first integer inside value whose magnitude needs more than 63 bits, else None."""
+    t = type(value)
+    if t is int:
+        return (key, value) if value.bit_length() > 63 else None
+    if t is dict:
+        for k, v in value.items():
+            if type(v) is not float and type(v) is not str:
+                found = _past_64_bits(v, k)
+                if found is not None:
+                    return found
+    elif t is list:
+        for v in value:
+            found = _past_64_bits(v, key)
+            if found is not None:
+                return found
+    return None
+
+
+class Document:
+    """One JSON document: decoded object plus the raw line spans of its job and disk objects."""
+
+    def __init__(self, text: str, offset: int, first_line: int, warnings: list[str]):
+        self._by_key: dict[str, list[tuple[int, int]]] | None = None
+        self.new_run = False  # set by parse_json: a later fio run in the same file starts here
+        self.line_start = first_line
+        self.duplicates: set[str] = set()
+        self.nonfinite = 0
+        decoder = _json.JSONDecoder(object_pairs_hook=self._pairs, parse_constant=self._constant, strict=False)
+        self._tokens(decoder, text, offset, first_line)
+        _refuse_past_64_bits(self.obj, text, offset, first_line)
+        if not isinstance(self.obj, dict) or not isinstance(self.obj.get("jobs"), list):
+            raise ParseError(
+                'JSON document has no "jobs" array',
+                line=first_line,
+                kind="invalid",
+                expected='a fio JSON report with "fio version" and "jobs"',
+            )
+        if self.nonfinite:
+            warnings.append(f"line {first_line}: {self.nonfinite} nan/inf value(s) stored as NULL")
+        if self.duplicates:
+            warnings.append(
+                f"line {first_line}: duplicate JSON keys kept first value: " + ", ".join(sorted(self.duplicates))
+            )
+        self._versions(warnings)
+
+    def _versions(self, warnings: list[str]) -> None:
+        first_line = self.line_start
+        version = self.obj.get("fio version")
+        self.version_string = version if isinstance(version, str) else None
+        m = _VERSION.search(self.version_string or "")
+        self.version = tuple(int(g) for g in m.groups() if g is not None) if m else None
+        if self.version is None:
+            warnings.append(f'line {first_line}: no "fio version"; io_bytes units inferred from the keys present')
+
+    def _tokens(self, decoder: _json.JSONDecoder, text: str, offset: int, first_line: int) -> None:
+        """One regex pass over the document: line spans, bare nan/inf made JSON, then decoded."""
+        pieces, spans, stack = [], [], []
+        line, last, end = first_line, offset, None
+        for m in _TOKENS.finditer(text, offset):
+            tok = m.group(0)
+            if tok == "\n":
+                line += 1
+            elif tok[0] == '"':
+                line += tok.count("\n")
+            elif m.group(2):
+                pieces += [text[last : m.start()], "NaN" if m.group(2) == "nan" else m.group(1) + "Infinity"]
+                last = m.end()
+            elif tok in "{[":
+                stack.append((tok, line))
+            else:
+                if not stack or {"}": "{", "]": "["}[tok] != stack[-1][0]:
+                    raise ParseError(
+                        f"unbalanced '{tok}' in JSON document", line=line, kind="invalid", expected="well-formed JSON"
+                    )
+                opener, opened_at = stack.pop()
+                if opener == "{" and len(stack) == 2 and stack[-1][0] == "[":
+                    spans.append((opened_at, line))
+                if not stack:
+                    end = m.end()
+                    break
+        if end is None:
+            raise ParseError(
+                "JSON document is cut short (unclosed '{')",
+                line=line,
+                kind="truncated",
+                expected=f"the '}}' closing the document opened on line {first_line}",
+            )
+        pieces.append(text[last:end])
+        self.end_offset, self.line_end, self.spans = end, line, spans
+        try:
+            self.obj = decoder.decode("".join(pieces))
+        except _json.JSONDecodeError as e:
+            raise ParseError(
+                f"invalid JSON: {e.msg}", line=first_line + e.lineno - 1, kind="invalid", expected="fio's JSON syntax"
+            ) from None
+        except RecursionError:
+            raise ParseError("JSON nested too deeply", line=first_line, kind="invalid") from None
+
+    def _pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) == len(pairs):
+            return obj
+        obj = {}
+        for key, value in pairs:
+            if key in obj:
+                if key != "0.00":  # fio <= 3.3 pads percentile lists with "0.00": 0
+                    self.duplicates.add(key)
+                continue
+            obj[key] = value
+        return obj
+
+    def _constant(self, name: str) -> None:
+        self.nonfinite += 1
+        return None
+
+    def span(self, key: str, i: int) -> tuple[int, int]:
+        """Lines of object i of the top-level array ``key`` ("jobs", "disk_util"), else the document's.
+
+        ``spans`` holds the objects of all top-level arrays in file order, which is the decoded dict's
+        order (keys may come in any order: json.dumps(sort_keys=True) puts "disk_util" before "jobs")."""
+        by_key = self._by_key
+        if by_key is None:
+            by_key, k = {}, 0
+            for name, value in self.obj.items():
+                if type(value) is list:
+                    n = sum(1 for x in value if type(x) is dict)
+                    by_key[name], k = self.spans[k : k + n], k + n
+            self._by_key = by_key
+        spans = by_key.get(key, ())
+        return spans[i] if i < len(spans) else (self.line_start, self.line_end)
