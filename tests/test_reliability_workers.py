@@ -58,7 +58,12 @@ def _kill_one_worker(args: list[str], sig: int) -> tuple[subprocess.CompletedPro
     time.sleep(0.5)  # at work
     below = _tree(p.pid)
     os.kill(workers[-1], sig)
-    out, err = p.communicate(timeout=120)
+    try:
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:  # hung (a worker killed while it sent its result, before pool_result)
+        p.kill()  # its workers die with it (PR_SET_PDEATHSIG)
+        p.communicate()
+        pytest.fail(f"still running 120 s after {signal.Signals(sig).name} of worker {workers[-1]}")
     return subprocess.CompletedProcess(p.args, p.returncode, out, err), workers[-1], below
 
 
