@@ -100,3 +100,67 @@ def test_export_on_a_full_disk_is_one_line_and_leaves_the_old_dataset_and_no_par
 
         assert _per_path(open_dataset(ds)) == _per_path(duckdb.connect(str(db), read_only=True))
         assert _per_path(open_dataset(ds)) != old
+
+
+def _excerpt_spec(path: str, sha: str) -> dict:
+    rows = [{"v": 1, "path": path, "sha256": sha, "line_start": 4, "line_end": 24}]
+    return {"datasets": {"d": rows}, "data": {"name": "d"}, "mark": "bar", "encoding": {}}
+
+
+def test_a_changed_log_never_links_to_the_old_bytes_excerpt(tmp_path):
+    """Attack: a report's raw/ excerpt page outlived a change of its log. fio-btrfs-single.txt's line 5 edited from
+    BW=902MiB/s to 102MiB/s (same line count), re-ingested, 05_stacks run again: the chart (102 MiB/s) linked to
+    raw/fio-btrfs-single.txt-8cf76397-L4-24.html, which still showed BW=902MiB/s and the old SHA-256 (a page that
+    exists was never rewritten)."""
+    from storagelab.excerpts import enrich
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    log = raw / "fio-btrfs-single.txt"
+    shutil.copy(ROOT / "data" / "raw" / "homelab-mergerfs" / log.name, log)
+    report = tmp_path / "report"
+
+    def page_for_stored_bytes() -> str:
+        store.ingest(
+            [raw],
+            db_path=tmp_path / "t.duckdb",
+            manifest_path=tmp_path / "none.csv",
+            parquet_dir=False,
+            progress=False,
+            workers=1,
+        )
+        import duckdb
+
+        (sha,) = (
+            duckdb.connect(str(tmp_path / "t.duckdb"), read_only=True).execute("SELECT sha256 FROM files").fetchone()
+        )
+        href = enrich(_excerpt_spec(str(log), sha), report)["datasets"]["d"][0]["raw_href"]
+        page = (report / href.split("#")[0]).read_text()
+        assert sha in page
+        return page
+
+    assert "BW=902MiB/s" in page_for_stored_bytes()
+    log.write_text(log.read_text().replace("IOPS=901, BW=902MiB/s", "IOPS=101, BW=102MiB/s"))
+    page = page_for_stored_bytes()
+    assert "BW=102MiB/s" in page and "BW=902MiB/s" not in page
+
+
+@ROOT_ONLY
+def test_an_excerpt_page_cut_by_a_full_disk_is_not_left_to_be_trusted(tmp_path):
+    """Attack: a report run on a full disk (tmpfs). An excerpt page cut short kept its final name, and every later
+    run took it as written (a page that exists is never rewritten)."""
+    from storagelab.excerpts import enrich
+
+    log = ROOT / "data" / "raw" / "homelab-mergerfs" / "fio-btrfs-single.txt"
+    import hashlib
+
+    sha = hashlib.sha256(log.read_bytes()).hexdigest()
+    with _tmpfs(tmp_path / "mnt", "64k") as mnt:
+        (mnt / "raw").mkdir()
+        filler = _fill(mnt, 1024)  # the page is about 3.7 KB
+        with pytest.raises(OSError):
+            enrich(_excerpt_spec(str(log), sha), mnt)
+        assert list((mnt / "raw").iterdir()) == []
+        filler.unlink()
+        href = enrich(_excerpt_spec(str(log), sha), mnt)["datasets"]["d"][0]["raw_href"]
+        assert (mnt / href.split("#")[0]).read_text().endswith("</body></html>")
