@@ -195,3 +195,31 @@ def test_an_ingest_under_a_low_memory_limit_never_hangs(tmp_path):
         lines = [x for x in err.splitlines() if not x.startswith(("warning:", "error: "))]
         if p.returncode in (0, 1, 2):
             assert "Traceback" not in err and len(lines) <= 2, (limit, err[-3000:])
+
+
+@ROOT_ONLY
+def test_a_report_page_cut_by_a_full_disk_leaves_the_old_page(tmp_path):
+    """Attack: build with reports/ on a 20 MB tmpfs. It ended with `storagelab build: [Errno 28] No space left on
+    device` (which file?), no index.html, and reports/ev_script_il_script~754b2792/02_recordsize.html cut at 495,616
+    bytes under its final name."""
+    import nbformat
+
+    from storagelab.rendering import render_reports
+
+    with _tmpfs(tmp_path / "mnt", "1m") as mnt:
+        folder = mnt / "mine"
+        (folder / "executed").mkdir(parents=True)
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# a report\n\n" + "text " * 20000)])
+        nbformat.write(nb, str(folder / "executed" / "x.ipynb"))
+        (folder / "x.html").write_text("<html>the last whole page</html>")
+        filler = _fill(mnt, 16 * 1024)
+        with pytest.raises(OSError) as e:
+            render_reports(only=folder)
+        assert e.value.filename == str(folder / "x.html") and e.value.errno == 28
+        assert (folder / "x.html").read_text() == "<html>the last whole page</html>"
+        assert sorted(p.name for p in folder.iterdir()) == ["executed", "x.html"]  # no temporary file left
+        filler.unlink()
+        render_reports(only=folder)
+        assert (folder / "x.html").read_text().rstrip().endswith("</html>") and "a report" in (
+            folder / "x.html"
+        ).read_text()
