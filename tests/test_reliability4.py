@@ -223,3 +223,19 @@ def test_a_report_page_cut_by_a_full_disk_leaves_the_old_page(tmp_path):
         assert (folder / "x.html").read_text().rstrip().endswith("</html>") and "a report" in (
             folder / "x.html"
         ).read_text()
+
+
+@pytest.mark.e2e
+def test_08_on_an_unlabelled_fio_text_log_says_why_there_is_no_grid(tmp_path):
+    """Attack: build on a study with fio logs nobody labelled. 08_fio failed (IndexError in charts.fio_depth_grid):
+    fio's normal output prints neither iodepth nor numjobs, so the grid had no cell."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(ROOT / "data" / "raw" / "homelab-mergerfs" / "fio-btrfs-single.txt", raw / "a.txt")
+    db = tmp_path / "u.duckdb"
+    store.ingest([raw], db_path=db, manifest_path=tmp_path / "none.csv", parquet_dir=False, progress=False)
+    r = _cli("run", "08_fio", "-p", "study", "(unlabelled)", "-p", "db_path", str(db), "--output", str(tmp_path / "rep"),
+             timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    page = (tmp_path / "rep" / "08_fio.html").read_text()
+    assert "no iodepth x numjobs grid: no run of the selection gives both its iodepth and numjobs" in page
