@@ -239,3 +239,23 @@ def test_08_on_an_unlabelled_fio_text_log_says_why_there_is_no_grid(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     page = (tmp_path / "rep" / "08_fio.html").read_text()
     assert "no iodepth x numjobs grid: no run of the selection gives both its iodepth and numjobs" in page
+
+
+def test_04_on_a_zdb_S_of_an_empty_pool_does_not_divide_by_zero(tmp_path):
+    """Attack: build with a study holding every fixture (an ingest ran while build ran). 04_dedup_ddt failed:
+    ZeroDivisionError in dedup.best_estimate, 'fits at most' = budget / 0 entries for a real `zdb -S` of a pool
+    with no deduplicated blocks (tests/fixtures/zdb/2.3.1-published/S-empty-histogram.txt)."""
+    import duckdb
+
+    from storagelab.analysis import Selection
+    from storagelab.analysis.dedup import analyse
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "zdb" / "2.3.1-published" / "S-empty-histogram.txt", raw)
+    db = tmp_path / "t.duckdb"
+    store.ingest([raw], db_path=db, manifest_path=tmp_path / "none.csv", parquet_dir=False, progress=False)
+    res = analyse(duckdb.connect(str(db), read_only=True), Selection(study="(unlabelled)"))
+    ladder = res.frames["ladder"]
+    assert ladder.select("pool", "entries").rows() == [("S-empty-histogram.txt", 0.0)]
+    assert "S-empty-histogram.txt" in res.markdown()
