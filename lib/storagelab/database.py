@@ -51,17 +51,23 @@ def data_file_given(db: Path) -> str:
     )
 
 
+def disk_full(e: BaseException) -> bool:
+    """The error is a full disk (or a file over the filesystem's size limit), as Python or DuckDB say it."""
+    low = str(e).lower()
+    return (
+        "no space left" in low
+        or "file too large" in low
+        or "disk is full" in low
+        or getattr(e, "errno", None) in (28, 27)
+    )
+
+
 def describe(db: Path, e: BaseException, *, opening: bool = True) -> str:
     """One line for a database or disk fault: what happened and what to do. ``opening``: the
     database could not be opened (else: it failed while an ingest wrote it)."""
     said = first_line(e)
     low = str(e).lower()
-    if (
-        "no space left" in low
-        or "file too large" in low
-        or "disk is full" in low
-        or getattr(e, "errno", None) in (28, 27)
-    ):
+    if disk_full(e):
         return (
             f"{db}: disk full ({said}). Every file committed before it is in the database; free some "
             "space and run ingest again to finish"

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import duckdb
 
-from .database import inject, schema_signature
+from .database import disk_full, first_line, inject, schema_signature
 from .errors import StoreError
 from .interrupts import track
 from .schema import all_tables
@@ -252,13 +252,31 @@ def export(con, out: Path | str) -> dict:
     (out / META_DIR).mkdir(parents=True, exist_ok=True)
     with open(out / META_DIR / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time: another's sweep would delete this one's new parts
-        return _export(con, out)
+        part = f"part-{uuid.uuid4().hex[:16]}.parquet"
+        try:
+            return _export(con, out, part)
+        except (OSError, duckdb.Error) as e:
+            if (read_meta(out) or {}).get("generation") != part[5:-8]:  # not committed: its parts are no one's
+                _drop_generation(out, part)
+            if disk_full(e):
+                raise StoreError(
+                    f"{out}: disk full ({first_line(e)}). The dataset is as it was before this run; free some space "
+                    "and run the export again"
+                ) from e
+            raise
 
 
-def _export(con, out: Path) -> dict:
+def _drop_generation(out: Path, part: str) -> None:
+    """Delete the part files (and temporary files) of an uncommitted run named ``part``: on a full disk they would
+    hold the space the next run needs."""
+    for name in _tables():
+        for f in (out / name).rglob(f"*{part}*") if (out / name).is_dir() else ():
+            f.unlink(missing_ok=True)
+
+
+def _export(con, out: Path, part: str) -> dict:
     old = read_meta(out) or {}
     tables = _tables()
-    part = f"part-{uuid.uuid4().hex[:16]}.parquet"
     counts = dict(written=0, removed=0, unchanged=0, files=0)
     parts, stamps = _partitioned_parts(con, out, old, tables, part, counts)
     hashes = {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import html
+import os
 import re
 from pathlib import Path
 
@@ -33,10 +34,12 @@ def _resolve(path: str) -> Path:
     return p if p.is_absolute() else paths.ROOT / p
 
 
-def _name(path: str, start: int, end: int) -> str:
+def _name(path: str, content_sha256: str, start: int, end: int) -> str:
+    """The page's name: the file's name, then a hash of its path and of its bytes (a file whose bytes change gets
+    new pages: an old page, kept for another report, is never taken for the new bytes' lines), then the lines."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(path).name)[:60]
-    digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    return f"{stem}-{digest}-L{start}-{end}.html"
+    digest = hashlib.sha256(path.encode("utf-8", "surrogateescape") + b"\0" + content_sha256.encode()).hexdigest()
+    return f"{stem}-{digest[:8]}-L{start}-{end}.html"
 
 
 STYLE = (
@@ -88,6 +91,7 @@ class Excerpts:
     def __init__(self, folder: Path):
         self.folder = Path(folder)
         self._lines: dict[str, list[str] | None] = {}
+        self._sha256: dict[str, str] = {}  # path -> SHA-256 of the bytes its lines were read from
 
     def _file_lines(self, path: str, sha256: str | None) -> list[str] | None:
         if path not in self._lines:
@@ -96,7 +100,8 @@ class Excerpts:
             except OSError:
                 self._lines[path] = None
                 return None
-            if sha256 and hashlib.sha256(data).hexdigest() != sha256:
+            self._sha256[path] = hashlib.sha256(data).hexdigest()
+            if sha256 and self._sha256[path] != sha256:
                 self._lines[path] = None  # not the bytes that were parsed
                 return None
             try:
@@ -113,11 +118,19 @@ class Excerpts:
         lines = self._file_lines(path, sha256)
         if lines is None or start < 1 or start > len(lines):
             return None
-        name = _name(path, start, end)
+        name = _name(path, self._sha256[path], start, end)
         dest = self.folder / "raw" / name
-        if not dest.exists():
+        if not dest.exists():  # written whole or not at all (a full disk): a page that exists is complete
             dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_text(excerpt_page(path, sha256, lines, start, min(end, len(lines))), encoding="utf-8")
+            tmp = dest.with_name(f".{name}.{os.getpid()}.tmp")
+            try:
+                tmp.write_text(
+                    excerpt_page(path, sha256 or self._sha256[path], lines, start, min(end, len(lines))),
+                    encoding="utf-8",
+                )
+                os.replace(tmp, dest)
+            finally:
+                tmp.unlink(missing_ok=True)
         return f"raw/{name}#L{start}"
 
     def href_many(self, inputs: list[dict], derivation: str | None) -> str | None:

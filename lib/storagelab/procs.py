@@ -155,12 +155,13 @@ def _signal_name(sig: int) -> str:
 NOTICE_S = 5.0  # how long the pool may take to notice a dead worker itself before pool_result does
 
 
-def pool_result(future, pool, doing: str, fewer: str):
+def pool_result(future, pool, doing: str, fewer: str, check=None):
     """``future.result()``, or WorkerDied when one of ``pool``'s workers has died. The pool notices a dead
     worker itself, except when the worker died in the middle of sending a result: then the pool's manager
     thread waits for the rest of the message for ever (the other workers keep the pipe open), and so would
     this process, and its exit (seen: 2 of 16 ingests with one worker SIGKILLed). Then the other workers are
-    ended and the pipe closed, which lets the pool break and its thread end."""
+    ended and the pipe closed, which lets the pool break and its thread end. ``check``: called at each wait
+    (it may raise)."""
     from concurrent.futures import TimeoutError as FutureTimeout  # noqa: PLC0415  (only where a pool runs)
     from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415  (only where a pool runs)
 
@@ -171,6 +172,8 @@ def pool_result(future, pool, doing: str, fewer: str):
         except BrokenProcessPool as e:
             raise worker_died(pool, doing, fewer) from e
         except FutureTimeout:
+            if check is not None:
+                check()
             procs = list((getattr(pool, "_processes", None) or {}).values())
             if not any(p.exitcode is not None for p in procs):
                 dead_since = None

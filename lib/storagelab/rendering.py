@@ -27,11 +27,21 @@ current_report_dir = paths.current_report_dir
 
 
 def _write_json(dest: Path, data: dict) -> Path:
+    return write_whole(dest, json.dumps(data, indent=1, default=str))
 
+
+def write_whole(dest: Path, text: str) -> Path:
+    """``text`` into ``dest`` whole or not at all (temporary name, then rename): a full disk leaves the old file (or
+    none), never a page cut short, and says which file it could not write."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")  # one per process: two builds at once both write
-    tmp.write_text(json.dumps(data, indent=1, default=str))
-    tmp.replace(dest)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(dest)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(dest)) from e
+    finally:
+        tmp.unlink(missing_ok=True)
     return dest
 
 
@@ -267,10 +277,10 @@ def render_reports(
                 runs[key] = dict(params=[], title=nb_path.stem, figures=[], render_error=error)
                 if failures is not None:
                     failures.append(f"{key}: {error}")
-            dest.write_text(body, encoding="utf-8")
+            write_whole(dest, body)
             pages.append(dest)
     if only is None:
-        (root / "index.html").write_text(index_html(built, root, pages=runs, skip=skip), encoding="utf-8")
+        write_whole(root / "index.html", index_html(built, root, pages=runs, skip=skip))
     return pages
 
 

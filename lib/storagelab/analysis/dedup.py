@@ -371,7 +371,7 @@ def best_estimate(g: pl.DataFrame, host: str | None, budget: Budget) -> Estimate
         ddt_low=lo,
         ddt_high=hi,
         fits=_verdict(lo, hi, budget.bytes),
-        fits_at_most=whole_bytes(budget.bytes / b["entries"]) if assumed else None,
+        fits_at_most=whole_bytes(budget.bytes / b["entries"]) if assumed and b["entries"] else None,
         fits_at_most_low=whole_bytes(budget.bytes / b["entries_high"]) if assumed and b["entries_high"] else None,
         fits_at_most_high=whole_bytes(budget.bytes / b["entries_low"]) if assumed and b["entries_low"] else None,
         budget_bytes=budget.bytes,

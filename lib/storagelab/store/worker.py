@@ -11,9 +11,10 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from itertools import islice
@@ -211,19 +212,17 @@ def parse_all(jobs: list[ListedFile], workers: int | None) -> Iterator[Outcome]:
     modules()  # imported before the fork: the workers share them
     pool = ProcessPoolExecutor(max_workers=n, initializer=worker_init, initargs=(os.getpid(),))
     finished = False
+    hook = threading.excepthook
+    threading.excepthook = _quiet_no_thread(hook)
     try:
-        pending: deque = deque(pool.submit(parse_chunk_ipc, c) for c in islice(chunks, IN_FLIGHT_PER_WORKER * n))
+        pending: deque = deque(_submit(pool, c) for c in islice(chunks, IN_FLIGHT_PER_WORKER * n))
 
         def results():
             while pending:
-                # a worker that died breaks the pool: the result (see pool_result), or the next submit, raises
-                done = pool_result(pending.popleft(), pool, "it parsed files", "give fewer --workers")
+                done = _result(pool, pending.popleft())
                 nxt = next(chunks, None)
                 if nxt is not None:
-                    try:
-                        pending.append(pool.submit(parse_chunk_ipc, nxt))
-                    except BrokenProcessPool as e:
-                        raise worker_died(pool, "it parsed files", "give fewer --workers") from e
+                    pending.append(_submit(pool, nxt))
                 yield done
 
         yield from _with_rows(results())
@@ -232,7 +231,65 @@ def parse_all(jobs: list[ListedFile], workers: int | None) -> Iterator[Outcome]:
         # stopped early (an error, Ctrl-C): the chunks not started are cancelled and the few in flight finish
         # (a worker ended while it sends its result would leave shutdown waiting for the rest of the message
         # for ever; the workers ignore Ctrl-C, and die with this process however it dies)
-        pool.shutdown(wait=True, cancel_futures=not finished)
+        try:
+            pool.shutdown(wait=True, cancel_futures=not finished)
+        except RuntimeError:  # its manager thread never started (out of memory): nothing to wait for
+            _kill_workers(pool)
+        threading.excepthook = hook
+
+
+NO_THREAD = "can't start new thread"
+
+
+def _submit(pool: ProcessPoolExecutor, chunk: list[ListedFile]) -> Future:
+    """``pool.submit``; a thread the pool could not start (out of memory under ``ulimit -v``) is a broken pool."""
+    try:
+        return pool.submit(parse_chunk_ipc, chunk)
+    except BrokenProcessPool as e:  # a worker died (killed, or out of memory): which, and how
+        raise worker_died(pool, DOING, FEWER) from e
+    except RuntimeError as e:
+        if NO_THREAD not in str(e):
+            raise
+        _kill_workers(pool)
+        raise BrokenProcessPool(f"out of memory: the process pool {e}") from e
+
+
+def _result(pool: ProcessPoolExecutor, fut: Future):
+    """The chunk's result, or WorkerDied for a worker that died (procs.pool_result: also when the pool cannot
+    notice it). The pool's manager thread can die too (a thread it could not start, out of memory under
+    ``ulimit -v``): its futures then never end, and the ingest waited for ever. Checked every half second."""
+
+    def manager_gone() -> None:
+        manager = getattr(pool, "_executor_manager_thread", None)
+        if manager is not None and not manager.is_alive() and not fut.done():
+            _kill_workers(pool)
+            raise BrokenProcessPool(
+                "out of memory: the process pool's manager thread ended (it could not start a thread)"
+            ) from None
+
+    return pool_result(fut, pool, DOING, FEWER, check=manager_gone)
+
+
+DOING, FEWER = "it parsed files", "give fewer --workers"  # what a worker did, and the advice (procs.worker_died)
+
+
+def _quiet_no_thread(hook):
+    """``hook`` but silent for a pool thread that could not start a thread (its traceback on stderr; _result says it
+    in one line)."""
+
+    def quiet(args) -> None:
+        if not (isinstance(args.exc_value, RuntimeError) and NO_THREAD in str(args.exc_value)):
+            hook(args)
+
+    return quiet
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """End the workers of a pool whose manager is gone: they wait for work that will never come, and Python's exit
+    waits for them (the ingest printed its line, then hung)."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.kill()
+        proc.join(5)
 
 
 def _with_rows(results: Iterable[tuple[list[Outcome], dict]]) -> Iterator[Outcome]:
