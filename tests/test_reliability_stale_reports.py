@@ -75,3 +75,13 @@ def test_a_relabelled_study_is_said_in_one_line_and_its_old_reports_leave_the_in
     assert "<h2 id='lab2'>lab2</h2>" in index
     assert spaced not in index and "my nas" not in index
     assert (reports / spaced / "executed").is_dir()  # kept: the user's to delete
+
+
+def test_a_papers_study_that_ships_no_logs_gets_no_note(tmp_path, monkeypatch):
+    """ars-zfs-vs-raid has claims and no data/raw/ars-zfs-vs-raid/: its reports are claims alone by design, so the
+    build says nothing of it; a study whose logs folder exists but whose files carry no label is named."""
+    (tmp_path / "homelab-mergerfs").mkdir()
+    monkeypatch.setattr(report.paths, "RAW", tmp_path)
+    monkeypatch.setattr(report, "_folder_and_identity", lambda nb, p: (None, {"selection": {"study": p["study"]}}))
+    plan = [(Path(f"{s}.ipynb"), {"study": s}) for s in ("ars-zfs-vs-raid", "homelab-mergerfs", "thumper-x4500")]
+    assert report.studies_without_files(plan, {"thumper-x4500"}) == ["homelab-mergerfs"]

@@ -460,9 +460,11 @@ def labelled_studies(db_path: Path | None = None) -> set[str]:
 
 
 def studies_without_files(plan: list[tuple[Path, dict[str, Any]]], studies: set[str]) -> list[str]:
-    """The studies the build runs notebooks for (a paper's, papers/<study>/) that no file is labelled with."""
+    """The studies the build runs notebooks for (a paper's, papers/<study>/) whose logs folder data/raw/<study>/
+    exists but whose files no file is labelled with (relabelled or removed). A paper's study that ships no logs
+    (no data/raw/<study>/: its claims alone, as ars-zfs-vs-raid) is built as it always is, without a note."""
     named = {_folder_and_identity(nb, p)[1]["selection"].get("study") for nb, p in plan}
-    return sorted(s for s in named if s and s not in studies)
+    return sorted(s for s in named if s and s not in studies and (paths.RAW / s).is_dir())
 
 
 def stale_folders(plan: list[tuple[Path, dict[str, Any]]], studies: set[str]) -> list[Path]:
