@@ -132,7 +132,7 @@ def test_ingest_under_a_memory_limit_is_one_line(tmp_path):
             [*cmd, "--db", str(tmp_path / f"limit-{kib}.duckdb")],
             capture_output=True,
             text=True,
-            env=_env(),
+            env=dict(_env(), STORAGELAB_MIN_ADDRESS_SPACE="0"),  # past the start-up floor: the failure inside the run
             preexec_fn=limit(kib),
         )
         said = [ln for ln in r.stderr.splitlines() if not ln.startswith("warning: ")]  # the parsers' own notes
@@ -146,3 +146,40 @@ def test_ingest_under_a_memory_limit_is_one_line(tmp_path):
             assert "Out of Memory" in said[0] or "out of memory" in said[0]
         outcomes.append(r.returncode)
     assert outcomes[-1] == 0  # 2 GB: the corpus whole
+
+
+def test_a_limit_below_the_floor_is_refused_before_anything_starts(tmp_path):
+    """Below about 1 GB of address space (2 cores) DuckDB's or the pool's threads crash in native code (SIGSEGV,
+    glibc's abort: reliability-4 medium 5), with no line of ours: every command refuses to start there, one line
+    naming the limit and the floor, exit 2, and nothing written."""
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (850_000 * 1024, 850_000 * 1024))
+
+    env = dict(_env())
+    env.pop("STORAGELAB_MIN_ADDRESS_SPACE", None)
+    db = tmp_path / "t.duckdb"
+    for args in (["ingest", str(RAW), "--db", str(db)], ["sql", "select 1", "--db", str(db)]):
+        r = subprocess.run(
+            [sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env, preexec_fn=limit
+        )
+        floor = (704 + 160 * max(os.cpu_count() or 1, 2)) * 1024
+        assert (r.returncode, r.stdout, r.stderr.splitlines()) == (
+            2,
+            "",
+            [
+                f"storagelab {args[0]}: the address-space limit (ulimit -v 850000) is below the {floor // 1024} MiB "
+                f"storagelab needs on {os.cpu_count()} cores (below it DuckDB's and the worker pool's threads crash in "
+                f"native code): raise it (ulimit -v {floor}), or set STORAGELAB_MIN_ADDRESS_SPACE=MiB to try a lower "
+                "floor"
+            ],
+        )
+    assert not db.exists()
+    bad = subprocess.run(
+        [sys.executable, "-m", "storagelab", "sql", "select 1", "--db", str(db)],
+        capture_output=True, text=True, env=dict(env, STORAGELAB_MIN_ADDRESS_SPACE="lots"),
+    )  # fmt: skip
+    assert (bad.returncode, bad.stderr) == (
+        2,
+        "storagelab sql: STORAGELAB_MIN_ADDRESS_SPACE must be a number of MiB, not 'lots'\n",
+    )

@@ -12,7 +12,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import cli_parser, paths
+from . import cli_parser, memfloor, paths
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
 from .interrupts import interrupt_all
 
@@ -648,6 +648,10 @@ def _run_guarded(args) -> int:
     """``_guarded``'s body, with its Ctrl-C latch installed."""
     from .store.faults import interrupted  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
+    low = memfloor.too_low()
+    if low:
+        print(f"storagelab {args.cmd}: {low}", file=sys.stderr)
+        return 2
     try:
         rc = args.func(args)
     except BrokenPipeError:
