@@ -170,3 +170,39 @@ def background():
         return _BACKGROUND[fn].result()
 
     return wait
+
+
+# ----------------------------------------------------------------------------- the build's own notebook runs
+def _default_run(nb: Path):
+    """The executed copy of ``nb`` that a build or `storagelab run NB` wrote with its default parameters, or None
+    when there is none or its code is not the committed notebook's."""
+    import nbformat
+
+    from storagelab import report
+
+    executed = report.report_dir(nb, {}) / "executed" / nb.name
+    if not executed.exists():
+        return None
+    ran = nbformat.read(str(executed), as_version=4)
+    code = [(c.get("id"), c.source) for c in nbformat.read(str(nb), as_version=4).cells if c.cell_type == "code"]
+    sources = {c.get("id"): c.source for c in ran.cells if c.cell_type == "code"}
+    return ran if all(sources.get(i) == s for i, s in code) else None
+
+
+@pytest.fixture(scope="session")
+def default_runs():
+    """{notebook: executed notebook} of every committed notebook run with its default parameters, as the last
+    build ran it (`./run test` builds first); the notebooks without such a copy, or whose code has changed since,
+    are run once here (`storagelab run NAME ...`)."""
+    from storagelab import report
+
+    nbs = report.list_notebooks()
+    runs = {nb.stem: _default_run(nb) for nb in nbs}
+    stale = [stem for stem, ran in runs.items() if ran is None]
+    if stale:
+        from storagelab import paths
+
+        r = storagelab_cli(*(("run", *stale) if paths.DB.exists() else ("build",)), timeout=1800)
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+        runs.update({nb.stem: _default_run(nb) for nb in nbs if nb.stem in stale})
+    return runs
