@@ -3,6 +3,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -139,10 +140,28 @@ def pytest_collection_modifyitems(session, config, items):
         items[:] = [it for it in items if not _background_functions(it)] + late
 
 
+_TIMES: dict[str, tuple[float, float]] = {}  # background function -> (started, ended), seconds into the session
+_T0 = time.monotonic()
+
+
 def _in_new_root(fn: Callable):
     root = tempfile.mkdtemp(prefix=f"storagelab-{fn.__name__}-")
     _ROOTS.append(root)
-    return fn(Path(root))
+    started = time.monotonic() - _T0
+    try:
+        return fn(Path(root))
+    finally:
+        _TIMES[fn.__name__] = (started, time.monotonic() - _T0)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """When each background function ran: one that ends after the tests in the main thread is the critical path,
+    one that ends long before leaves the second core idle for the rest (move more work into BACKGROUND)."""
+    for name, (started, ended) in _TIMES.items():
+        terminalreporter.write_line(
+            f"background {name}: {started:.0f} s to {ended:.0f} s into the session "
+            f"(the tests ended at {time.monotonic() - _T0:.0f} s)"
+        )
 
 
 def pytest_collection_finish(session):
