@@ -116,7 +116,8 @@ def analyse_study(db, analyse, study: str, **kwargs):
 # A test module may list in BACKGROUND functions ``fn(root: Path) -> value`` that take minutes and need nothing from
 # any other test: a project of their own under an empty temporary ``root``, driven through subprocesses (the second
 # study's build and runs, tests/test_any_study.py). Once the tests are collected, each starts in a thread beside the
-# rest of the suite, which alone keeps about one core of two busy, and that module's tests are moved to the end;
+# rest of the suite, which alone keeps about one core of two busy, and the tests that wait for one (through the
+# `background` fixture) are moved to the end;
 # the `background` fixture waits for the value. At the end of the session the thread is waited for (a -x stop too).
 _BACKGROUND: dict[Callable, Future] = {}
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="storagelab-background")
@@ -124,6 +125,10 @@ _ROOTS: list[str] = []
 
 
 def _background_functions(item) -> list[Callable]:
+    """The module's BACKGROUND functions, for a test that waits for them (uses the `background` fixture): the
+    other tests of that module (`./run test-quick` selects some) start nothing."""
+    if "background" not in getattr(item, "fixturenames", ()):
+        return []
     return list(getattr(getattr(item, "module", None), "BACKGROUND", ()))
 
 

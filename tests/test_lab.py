@@ -21,6 +21,8 @@ from conftest import RAW, ROOT
 from storagelab import lab
 from storagelab.manifest import load as load_manifest
 
+ENV = dict(os.environ)
+
 
 def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
@@ -78,6 +80,28 @@ def _sigterm_during_first_run(args: list[str], part: Path) -> tuple[int, str]:
     return p.returncode, text
 
 
+def fio_smoke(root: Path) -> tuple[Path, Path, Path, subprocess.CompletedProcess | None]:
+    """`lab fio --preset smoke` for real under ``root`` (target, out, db and the finished command; None without
+    fio): half a minute of fio, started beside the rest of the suite (BACKGROUND, tests/conftest.py)."""
+    target, out, db = root / "target", root / "out", root / "lab.duckdb"
+    if not shutil.which("fio"):
+        return target, out, db, None
+    # the environment as the session started (tests beside this thread may set variables in-process)
+    env = dict(ENV, PYTHONPATH=str(ROOT / "lib"))
+    args = ["lab", "fio", "--preset", "smoke", "--target", str(target), "--out", str(out), "--db", str(db)]
+    p = subprocess.run(
+        [sys.executable, "-m", "storagelab", *args, "--device-limit", "1kB/s"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    return target, out, db, p
+
+
+BACKGROUND = [fio_smoke]
+
+
 def _fstype(path: Path) -> str | None:
     out = subprocess.run(["findmnt", "-no", "FSTYPE", "-T", str(path)], capture_output=True, text=True)
     return out.stdout.strip() or None
@@ -87,22 +111,8 @@ def _fstype(path: Path) -> str | None:
 @pytest.mark.skipif(
     not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio); ./run test installs it"
 )
-def test_lab_fio_smoke_for_real(tmp_path):
-    target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
-    p = _cli(
-        "lab",
-        "fio",
-        "--preset",
-        "smoke",
-        "--target",
-        str(target),
-        "--out",
-        str(out),
-        "--db",
-        str(db),
-        "--device-limit",
-        "1kB/s",
-    )
+def test_lab_fio_smoke_for_real(background, tmp_path):
+    target, out, db, p = background(fio_smoke)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "[1/4] randread-4k-qd1-nj1: 3 left after this" in p.stdout
     assert "[4/4] write-4k-qd2-nj2: 0 left after this" in p.stdout
