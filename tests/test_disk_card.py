@@ -68,6 +68,23 @@ def _cli(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
     )
 
 
+def fio_standard(root: Path):
+    """The standard preset run for real under ``root`` (8 MiB, 1 s each), then notebook 10 on it: root and both
+    finished commands (None without fio). Self-contained: started beside the suite (BACKGROUND, tests/conftest.py)."""
+    if FIO is None:
+        return root, None, None
+    out, db = root / "out", root / "lab.duckdb"
+    p = _cli(
+        "lab", "fio", "--preset", "standard", "--target", str(root / "t"), "--out", str(out), "--db", str(db),
+        "--size", "8M", "--runtime", "1",
+    )  # fmt: skip
+    rendered = _cli("run", "10_disk_card", "-p", "db_path", str(db), "-p", "study", "lab", "--output", str(root / "r"))
+    return root, p, rendered
+
+
+BACKGROUND = [fio_standard]
+
+
 def test_standard_preset_refuses_a_choice_matching_none_of_its_tests(tmp_path):
     p = _cli("lab", "fio", "--preset", "standard", "--target", str(tmp_path), "--depth-jobs", "4x1", "--dry-run")
     assert p.returncode == 2
@@ -256,12 +273,9 @@ def test_no_classic_run_says_what_to_run(tmp_path):
 
 @pytest.mark.e2e
 @pytest.mark.skipif(FIO is None, reason="fio is not installed (apt-get install fio)")
-def test_lab_fio_standard_for_real_renders_a_disk_card(tmp_path):
-    out, db = tmp_path / "out", tmp_path / "lab.duckdb"
-    p = _cli(
-        "lab", "fio", "--preset", "standard", "--target", str(tmp_path / "t"), "--out", str(out), "--db", str(db),
-        "--size", "8M", "--runtime", "1",
-    )  # fmt: skip
+def test_lab_fio_standard_for_real_renders_a_disk_card(background):
+    root, p, rendered = background(fio_standard)
+    out, db = root / "out", root / "lab.duckdb"
     assert p.returncode == 0, p.stderr
     assert sorted(x.name for x in out.glob("*.txt")) == sorted(
         f"{r}.txt"
@@ -274,11 +288,8 @@ def test_lab_fio_standard_for_real_renders_a_disk_card(tmp_path):
         res, cards = disk_card.analyse(con, Selection(study="lab"))
     assert len(cards) == 1 and len(cards[0].results) == 8 and cards[0].missing == []
     assert cards[0].system["cpu"] and cards[0].system["kernel"] and cards[0].system["class"]
-    rendered = _cli(
-        "run", "10_disk_card", "-p", "db_path", str(db), "-p", "study", "lab", "--output", str(tmp_path / "r")
-    )
     assert rendered.returncode == 0, rendered.stderr
-    page = (tmp_path / "r" / "10_disk_card.html").read_text()
+    page = (root / "r" / "10_disk_card.html").read_text()
     for name in ("SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"):
         assert f"<th>{name}</th>" in page
     assert page.count('class="disk-card"') == 1

@@ -21,6 +21,8 @@ from conftest import RAW, ROOT
 from storagelab import lab
 from storagelab.manifest import load as load_manifest
 
+ENV = dict(os.environ)
+
 
 def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
@@ -78,6 +80,57 @@ def _sigterm_during_first_run(args: list[str], part: Path) -> tuple[int, str]:
     return p.returncode, text
 
 
+def fio_smoke(root: Path) -> tuple[Path, Path, Path, subprocess.CompletedProcess | None]:
+    """`lab fio --preset smoke` for real under ``root`` (target, out, db and the finished command; None without
+    fio): half a minute of fio, started beside the rest of the suite (BACKGROUND, tests/conftest.py)."""
+    target, out, db = root / "target", root / "out", root / "lab.duckdb"
+    if not shutil.which("fio"):
+        return target, out, db, None
+    # the environment as the session started (tests beside this thread may set variables in-process)
+    env = dict(ENV, PYTHONPATH=str(ROOT / "lib"))
+    args = ["lab", "fio", "--preset", "smoke", "--target", str(target), "--out", str(out), "--db", str(db)]
+    p = subprocess.run(
+        [sys.executable, "-m", "storagelab", *args, "--device-limit", "1kB/s"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    return target, out, db, p
+
+
+def bonnie_runs(root: Path) -> dict:
+    """bonnie++ for real under ``root`` (32 MiB, no file tests): one run, what it left (its output and the manifest
+    copied, the database's files and result count), then --repeat 2 of the same command and a run on another
+    target. Self-contained: started beside the suite (BACKGROUND, tests/conftest.py); None without bonnie++."""
+    if not shutil.which("bonnie++"):
+        return None
+    target, out, db = root / "target", root / "out", root / "lab.duckdb"
+    env = dict(ENV, PYTHONPATH=str(ROOT / "lib"))
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "storagelab", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+
+    args = ["lab", "bonnie", "--out", str(out), "--db", str(db), "--size", "32M", "--files", "0"]
+    runs = dict(target=target, out=out, db=db, first=cli(*args, "--target", str(target)))
+    runs["first_saved"], runs["first_manifest"] = root / "first-run.txt", root / "first-manifest.csv"
+    for src, dest in ((out / "bonnie-32m-n0.txt", runs["first_saved"]), (out / "manifest.csv", runs["first_manifest"])):
+        if src.exists():
+            shutil.copyfile(src, dest)
+    if db.exists():
+        con = duckdb.connect(str(db), read_only=True)
+        files = con.execute("SELECT tool, label FROM files").fetchall()
+        runs["first_db"] = (files, con.execute("SELECT count(*) FROM bonnie_results").fetchone()[0])
+        con.close()
+    runs["again"] = cli(*args, "--target", str(target), "--repeat", "2")
+    runs["other"] = cli(*args, "--target", str(root / "elsewhere"))
+    return runs
+
+
+BACKGROUND = [fio_smoke, bonnie_runs]
+
+
 def _fstype(path: Path) -> str | None:
     out = subprocess.run(["findmnt", "-no", "FSTYPE", "-T", str(path)], capture_output=True, text=True)
     return out.stdout.strip() or None
@@ -87,22 +140,8 @@ def _fstype(path: Path) -> str | None:
 @pytest.mark.skipif(
     not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio); ./run test installs it"
 )
-def test_lab_fio_smoke_for_real(tmp_path):
-    target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
-    p = _cli(
-        "lab",
-        "fio",
-        "--preset",
-        "smoke",
-        "--target",
-        str(target),
-        "--out",
-        str(out),
-        "--db",
-        str(db),
-        "--device-limit",
-        "1kB/s",
-    )
+def test_lab_fio_smoke_for_real(background, tmp_path):
+    target, out, db, p = background(fio_smoke)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "[1/4] randread-4k-qd1-nj1: 3 left after this" in p.stdout
     assert "[4/4] write-4k-qd2-nj2: 0 left after this" in p.stdout
@@ -201,30 +240,25 @@ def test_lab_fio_smoke_for_real(tmp_path):
 
 @pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("bonnie++"), reason="bonnie++ is not installed (Debian: apt-get install bonnie++)")
-def test_lab_bonnie_for_real(tmp_path):
-    target, out, db = tmp_path / "target", tmp_path / "out", tmp_path / "lab.duckdb"
-    p = _cli(
-        "lab", "bonnie", "--target", str(target), "--out", str(out), "--db", str(db), "--size", "32M", "--files", "0"
-    )
+def test_lab_bonnie_for_real(background):
+    runs = background(bonnie_runs)
+    target, out, db, p = runs["target"], runs["out"], runs["db"], runs["first"]
     assert p.returncode == 0, p.stdout + p.stderr
-    saved = out / "bonnie-32m-n0.txt"
+    saved = runs["first_saved"]  # bonnie-32m-n0.txt and the manifest as the first run left them
     assert "Version" in saved.read_text()
-    row = load_manifest(out / "manifest.csv").rows["bonnie-32m-n0.txt"]
+    row = load_manifest(runs["first_manifest"]).rows["bonnie-32m-n0.txt"]
     assert row["host"] == socket.gethostname() and row["stack"] == _fstype(target)
     assert "file_size_bytes=33554432" in row["notes"] and "below 2 x RAM" in row["notes"]
     assert "bonnie++_version=" in row["notes"]
     assert row["command"].startswith("bonnie++ -d ") and " -s 32 -r 16 -n 0 " in row["command"]
-    con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT tool, label FROM files").fetchall() == [("bonnie++", "bonnie++ 32 MiB")]
-    assert con.execute("SELECT count(*) FROM bonnie_results").fetchone()[0] >= 1
-    con.close()
+    files, results = runs["first_db"]  # the database's answers after the first run
+    assert files == [("bonnie++", "bonnie++ 32 MiB")]
+    assert results >= 1
 
     # --repeat 2 of the same command: one saved, one more run; another target: kept apart, not taken as done
-    args = ["lab", "bonnie", "--out", str(out), "--db", str(db), "--size", "32M", "--files", "0"]
-    again = _cli(*args, "--target", str(target), "--repeat", "2")
+    again, other = runs["again"], runs["other"]
     assert again.returncode == 0, again.stdout + again.stderr
     assert "lab bonnie: 1 of 2 runs already saved" in again.stdout and "> bonnie-32m-n0-2.txt" in again.stdout
-    other = _cli(*args, "--target", str(tmp_path / "elsewhere"))
     assert other.returncode == 0, other.stdout + other.stderr
     assert f"lab bonnie: bonnie-32m-n0.txt in {out} was made by another command" in other.stdout
     assert "> bonnie-32m-n0-3.txt" in other.stdout

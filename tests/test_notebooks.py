@@ -1,4 +1,5 @@
-"""Committed notebooks stay thin and diff-friendly (nbval runs them in CI; this checks their shape)."""
+"""Committed notebooks stay thin and diff-friendly (the build runs them; tests/test_notebook_outputs.py compares
+their checked outputs as nbval does; this checks their shape)."""
 
 import nbformat
 import pytest
