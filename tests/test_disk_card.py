@@ -294,7 +294,7 @@ def test_lab_fio_standard_for_real_renders_a_disk_card(background):
         assert f"<th>{name}</th>" in page
     assert page.count('class="disk-card"') == 1
     # the chart beside the card: eight bars, each naming its run's output file and linking to its lines
-    spec = json.loads((tmp_path / "r" / "figures" / "10-disk-card" / "disk-card.vl.json").read_text())
+    spec = json.loads((root / "r" / "figures" / "10-disk-card" / "disk-card.vl.json").read_text())
     rows = next(iter(spec["datasets"].values()))
     assert sorted(Path(r["raw_file"]).name for r in rows) == sorted(x.name for x in out.glob("*.txt"))
     assert all(r["raw_href"].startswith("raw/") for r in rows) and 'data-figure="10-disk-card/disk-card"' in page
