@@ -85,3 +85,15 @@ def test_04_takes_the_measured_ddt_size_of_each_pool(tmp_path):
         "Pool tplaindedup, `zpool status -D`: 12,426 DDT entries, 2.0 MiB in core = 169 B per entry (measured; "
         "printed per entry)."
     ) in res.findings
+
+
+def test_padded_leaf_lines_are_depth_1_under_the_pool(parsed):
+    # '\t       /plaindedup.zfs  ONLINE ...': the author padded the leaf 7 spaces, not zpool's 2 per level
+    # (print_status_config: depth + 2); a row sits one level under the nearest open row indented less
+    got = [(r["pool"], r["name"], r["depth"], r["leaf"]) for r in parsed.rows("zpool_status_vdevs")]
+    assert got == [
+        ("tplaindedup", "tplaindedup", 0, False),
+        ("tplaindedup", "/plaindedup.zfs", 1, True),
+        ("tzstddedup", "tzstddedup", 0, False),
+        ("tzstddedup", "/zstddedup.zfs", 1, True),
+    ]

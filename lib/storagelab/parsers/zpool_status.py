@@ -16,7 +16,7 @@ tests/fixtures/zpool-status):
   ``zfs_nicebytes`` (powers of 1024; a locale may print ``10,2T``), durations ``HH:MM:SS``, ``N days HH:MM:SS`` or
   (<= 0.7) ``14h7m``.
 * The vdev table: ``NAME STATE READ WRITE CKSUM`` (more columns with ``-s``/``-c`` are not stored), rows indented
-  two spaces a level under the pool, class lines ``logs``/``cache``/``spares``/``special``/``dedup`` at the pool's
+  two spaces a level under the pool (depth counts the open rows indented less, so hand-padded lines still nest), class lines ``logs``/``cache``/``spares``/``special``/``dedup`` at the pool's
   level, spares ``AVAIL``/``INUSE`` without counts; error counts are nicenums (``1.88K``) or, with ``-p``, exact;
   text after the counts (``too many errors``, ``(resilvering)``, ``was /dev/sdb1``) is kept as the row's note.
 * `` dedup: DDT entries N, size X on disk, Y in core``: up to 2.2 X and Y are bytes per entry; 2.3+ prints totals
@@ -159,6 +159,7 @@ class _Report:
         self.field: str | None = None  # the paragraph being continued (status, action, scan, errors)
         self.vdevs: list[dict] = []
         self.base: int | None = None  # the indent of the NAME column
+        self.open: list[int] = []  # indents of the rows the next row may sit under
         self.section = "normal"
         self.files: list[dict] = []
         self.ddt: list[dict] = []
@@ -272,7 +273,12 @@ def _vdev_row(rep: _Report, line: str, lineno: int) -> None:
     indent = len(line) - len(line.lstrip(" "))
     words = line.split()
     assert rep.base is not None  # the table's header line set it
-    depth = max(0, (indent - rep.base) // 2)
+    # zpool prints each child 2 spaces deeper than its parent (print_status_config: depth + 2), but published
+    # outputs pad lines by hand: a row's depth is how many open rows are indented less than it
+    while rep.open and rep.open[-1] >= indent:
+        rep.open.pop()
+    depth = len(rep.open) if indent > rep.base else 0
+    rep.open.append(indent)
     if depth == 0 and words[0] in _CLASSES and rep.vdevs:
         rep.section = _CLASSES[words[0]]
         if len(words) == 1:
