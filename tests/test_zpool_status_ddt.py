@@ -85,6 +85,12 @@ def test_04_takes_the_measured_ddt_size_of_each_pool(tmp_path):
         "Pool tplaindedup, `zpool status -D`: 12,426 DDT entries, 2.0 MiB in core = 169 B per entry (measured; "
         "printed per entry)."
     ) in res.findings
+    assert (
+        "Pool tplaindedup, `zpool status -D` histogram: dedup ratio 1.96x measured on the pool (referenced / "
+        "allocated DSIZE); 5,806 entries (47%) are referenced once: they cost DDT memory and save nothing; 12,390 "
+        "entries in its Total, agreeing with the summary line's 12,426 within the printed rounding. It is one "
+        "moment's table: it cannot say how the ratio or the unique share will change as data is written."
+    ) in res.findings
 
 
 def test_padded_leaf_lines_are_depth_1_under_the_pool(parsed):
@@ -97,3 +103,35 @@ def test_padded_leaf_lines_are_depth_1_under_the_pool(parsed):
         ("tzstddedup", "tzstddedup", 0, False),
         ("tzstddedup", "/zstddedup.zfs", 1, True),
     ]
+
+
+def test_the_histogram_measures_ratio_unique_entries_and_agrees_with_the_summary(tmp_path):
+    from storagelab.analysis import dedup_histogram
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(REL, raw / "status-Dv.txt")
+    (raw / "manifest.csv").write_text("path,study,host\nstatus-Dv.txt,dv,box\n")
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        m = dedup_histogram.query(con, Selection(study="dv"))
+    got = m.select("pool_name", "summary_entries", "entries", "unique_entries", "summary_agrees").rows()
+    # ' Total    12.1K ...' stands for 12,339.2 .. 12,441.6 entries; the summary line says 12426: they agree
+    # '     1    5.67K ...': 5.67K entries referenced once
+    assert got == [
+        ("tplaindedup", 12426, pytest.approx(12.1 * 1024), pytest.approx(5.67 * 1024), True),
+        ("tzstddedup", 12426, pytest.approx(12.1 * 1024), pytest.approx(5.67 * 1024), True),
+    ]
+    # tplaindedup Total: referenced DSIZE 1.15G / allocated DSIZE 601M
+    assert m["ratio"][0] == pytest.approx(1.15 * 1024 / 601)
+    assert m["unique_share"][0] == pytest.approx(5.67 / 12.1)
+
+
+def test_nicenum_bounds_allow_the_third_digit():
+    from storagelab.analysis.dedup_histogram import nicenum_bounds
+
+    assert nicenum_bounds(12.1 * 1024, False) == pytest.approx((12.05 * 1024, 12.15 * 1024))
+    assert nicenum_bounds(601 * 1024**2, False) == pytest.approx((600.5 * 1024**2, 601.5 * 1024**2))
+    assert nicenum_bounds(12426, True) == (12426, 12426)

@@ -23,7 +23,7 @@ import math
 import polars as pl
 
 from ..units import GiB
-from . import dedup_findings, measures
+from . import dedup_findings, dedup_histogram, measures
 from .db import frame
 from .dedup_numbers import (
     LARGE_RECORDSIZE,
@@ -591,4 +591,8 @@ def analyse(
     res.file_ids = frames.file_ids()
     res.numbers = numbers
     dedup_findings.write(res, numbers, frames, sel)
+    histogram = dedup_histogram.query(con, sel)  # zpool status -D tables: measured ratio, unique entries
+    if histogram.height:
+        res.frames["status_histogram"] = histogram
+        res.findings.extend(dedup_histogram.sentences(histogram))
     return res
