@@ -66,7 +66,8 @@ def test_the_histogram_buckets_and_total_in_bytes_and_counts(parsed):
     assert (len(z), z[0]["alloc_lsize_bytes"], z[0]["alloc_psize_bytes"]) == (8, 359 * MiB, 109 * MiB)
 
 
-def test_04_takes_the_measured_ddt_size_of_each_pool(tmp_path):
+def _ingested(tmp_path):
+    """The fixture ingested as study 'dv' on host 'box'."""
     from storagelab.store import ingest
 
     raw = tmp_path / "raw"
@@ -75,6 +76,11 @@ def test_04_takes_the_measured_ddt_size_of_each_pool(tmp_path):
     (raw / "manifest.csv").write_text("path,study,host\nstatus-Dv.txt,dv,box\n")
     s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
     assert s.failed == 0, s.errors
+    return tmp_path / "x.duckdb"
+
+
+def test_04_takes_the_measured_ddt_size_of_each_pool(tmp_path):
+    _ingested(tmp_path)
     with open_db(tmp_path / "x.duckdb") as con:
         res = dedup.analyse(con, Selection(study="dv"))
     best = {e.pool: e for e in res.numbers.best}
@@ -107,14 +113,8 @@ def test_padded_leaf_lines_are_depth_1_under_the_pool(parsed):
 
 def test_the_histogram_measures_ratio_unique_entries_and_agrees_with_the_summary(tmp_path):
     from storagelab.analysis import dedup_histogram
-    from storagelab.store import ingest
 
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    shutil.copy(REL, raw / "status-Dv.txt")
-    (raw / "manifest.csv").write_text("path,study,host\nstatus-Dv.txt,dv,box\n")
-    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
-    assert s.failed == 0, s.errors
+    _ingested(tmp_path)
     with open_db(tmp_path / "x.duckdb") as con:
         m = dedup_histogram.query(con, Selection(study="dv"))
     got = m.select("pool_name", "summary_entries", "entries", "unique_entries", "summary_agrees").rows()
