@@ -331,3 +331,14 @@ def test_a_run_removes_the_kernel_folders_of_runs_killed_outright(tmp_path, monk
     removed = report.sweep_kernel_dirs()
     assert dead in removed and live not in removed
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name])
+
+
+def test_the_fio_guard_module_runs_outside_the_package():
+    """procs.py is run as a script (`python -I procs.py PID`: the lab's fio guard), where a relative import fails:
+    a `from .errors import ...` added at its top once made every `lab fio` end with an ImportError traceback
+    after its runs (and the guard never watched fio). Its body must run with the standard library alone."""
+    from storagelab import procs
+
+    code = f"import runpy; runpy.run_path({procs.__file__!r}, run_name='guard_check'); print('ok')"
+    r = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", "")

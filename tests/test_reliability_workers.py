@@ -159,7 +159,7 @@ def test_a_worker_killed_while_it_sends_its_result_does_not_hang_the_pool():
     ingest with it. Here the kill comes exactly there: once the worker blocks writing to the result pipe."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from storagelab.procs import WorkerDied, pool_result
+    from storagelab.pool_deaths import WorkerDied, pool_result
 
     pool = ProcessPoolExecutor(max_workers=2)
     other = pool.submit(_slow)

@@ -1,4 +1,7 @@
-"""Child processes that end with their parent (Linux: prctl PR_SET_PDEATHSIG)."""
+"""Child processes that end with their parent (Linux: prctl PR_SET_PDEATHSIG).
+
+This file is also run as a script, outside the package (``python -I procs.py PID``: the lab's fio guard), so it
+imports the standard library only; a pool worker's death is told by pool_deaths.py."""
 
 from __future__ import annotations
 
@@ -6,9 +9,6 @@ import ctypes
 import os
 import signal
 import sys
-import time
-
-from .errors import StoragelabError
 
 PR_SET_PDEATHSIG = 1
 
@@ -109,85 +109,3 @@ def guard(lab_pid: int) -> None:
 
 if __name__ == "__main__":
     guard(int(sys.argv[1]))
-
-
-class WorkerDied(StoragelabError):
-    """A process-pool worker ended in the middle of its work (killed, or out of memory): what is known of it."""
-
-
-def worker_died(pool, doing: str, fewer: str) -> WorkerDied:
-    """The error for a pool broken by a worker that ended while ``doing`` (e.g. 'it parsed files'): its pid and
-    the signal or exit code that ended it; ``fewer``: how to run fewer at once. The pool has already stopped the
-    other workers (SIGTERM), so a worker ended otherwise is named first; when all ended by SIGTERM, which one
-    went first is not known. Not only advice about memory: reliability-3 killed a worker by hand and was told
-    'out of memory'."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    for p in procs:  # the pool is ending them (its manager thread reaps them): their exit codes, once known
-        p.join(timeout=10)
-    ended = [(p.pid, p.exitcode) for p in procs]
-    ours = (-signal.SIGTERM, 128 + signal.SIGTERM)  # how the pool's own terminate() ends them
-    ended.sort(key=lambda pc: (pc[1] is None, pc[1] in ours))
-    pid, code = ended[0] if ended else (None, None)
-    if code is not None and (code < 0 or code in ours):
-        how = f"was killed by {_signal_name(-code if code < 0 else code - 128)}"
-    else:
-        how = f"exited with code {code}" if code is not None else "ended"
-    alike = sorted(p for p, c in ended if c in ours) if code in ours else [pid]
-    if pid is None:
-        who = "a worker process"
-    elif len(alike) > 1:  # which of them went first is not known
-        who = f"a worker process (one of pids {', '.join(map(str, alike))})"
-    else:
-        who = f"a worker process (pid {pid})"
-    return WorkerDied(
-        f"{who} {how} while {doing}: someone or something killed it, or it ran out of memory (the kernel's "
-        f"out-of-memory killer sends SIGKILL); if memory: raise the limit (ulimit -v) or {fewer}"
-    )
-
-
-def _signal_name(sig: int) -> str:
-    try:
-        return signal.Signals(sig).name
-    except ValueError:
-        return f"signal {sig}"
-
-
-NOTICE_S = 5.0  # how long the pool may take to notice a dead worker itself before pool_result does
-
-
-def pool_result(future, pool, doing: str, fewer: str, check=None):
-    """``future.result()``, or WorkerDied when one of ``pool``'s workers has died. The pool notices a dead
-    worker itself, except when the worker died in the middle of sending a result: then the pool's manager
-    thread waits for the rest of the message for ever (the other workers keep the pipe open), and so would
-    this process, and its exit (seen: 2 of 16 ingests with one worker SIGKILLed). Then the other workers are
-    ended and the pipe closed, which lets the pool break and its thread end. ``check``: called at each wait
-    (it may raise)."""
-    from concurrent.futures import TimeoutError as FutureTimeout  # noqa: PLC0415  (only where a pool runs)
-    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415  (only where a pool runs)
-
-    dead_since = None
-    while True:
-        try:
-            return future.result(timeout=0.5)
-        except BrokenProcessPool as e:
-            raise worker_died(pool, doing, fewer) from e
-        except FutureTimeout:
-            if check is not None:
-                check()
-            procs = list((getattr(pool, "_processes", None) or {}).values())
-            if not any(p.exitcode is not None for p in procs):
-                dead_since = None
-                continue
-            dead_since = dead_since or time.monotonic()
-            if time.monotonic() - dead_since < NOTICE_S:
-                continue
-            for p in procs:
-                if p.exitcode is None:
-                    p.terminate()
-            for p in procs:
-                p.join(timeout=10)
-            died = worker_died(pool, doing, fewer)
-            queue = getattr(pool, "_result_queue", None)
-            if queue is not None:
-                queue._writer.close()  # the pipe's last writer: the stuck read ends (EOF) and the pool breaks
-            raise died from None

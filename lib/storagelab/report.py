@@ -43,7 +43,8 @@ from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     resolve,
     validate,
 )
-from .procs import alive, die_with_parent, kill_descendants, pool_result, worker_died
+from .pool_deaths import pool_result, worker_died
+from .procs import alive, die_with_parent, kill_descendants
 from .rendering import (  # noqa: F401  (re-exported)
     _BASIS,
     _STATUS_CLASS,

@@ -24,7 +24,8 @@ import pyarrow as pa
 
 from ..errors import ParseError
 from ..parsers import modules, parse_bytes, parser_version
-from ..procs import pool_result, worker_died, worker_init
+from ..pool_deaths import pool_result, worker_died
+from ..procs import worker_init
 from ..schema import all_tables, tool_tables
 from . import arrow
 from .listing import ListedFile, printable
@@ -255,7 +256,7 @@ def _submit(pool: ProcessPoolExecutor, chunk: list[ListedFile]) -> Future:
 
 
 def _result(pool: ProcessPoolExecutor, fut: Future):
-    """The chunk's result, or WorkerDied for a worker that died (procs.pool_result: also when the pool cannot
+    """The chunk's result, or WorkerDied for a worker that died (pool_deaths.pool_result: also when the pool cannot
     notice it). The pool's manager thread can die too (a thread it could not start, out of memory under
     ``ulimit -v``): its futures then never end, and the ingest waited for ever. Checked every half second."""
 
@@ -270,7 +271,7 @@ def _result(pool: ProcessPoolExecutor, fut: Future):
     return pool_result(fut, pool, DOING, FEWER, check=manager_gone)
 
 
-DOING, FEWER = "it parsed files", "give fewer --workers"  # what a worker did, and the advice (procs.worker_died)
+DOING, FEWER = "it parsed files", "give fewer --workers"  # what a worker did, and the advice (pool_deaths.worker_died)
 
 
 def _quiet_no_thread(hook):
