@@ -796,7 +796,7 @@ def test_a_computed_bar_names_its_inputs_and_a_click_opens_both(built, browser):
     assert cells[cells.index("lines") + 1] == "2 inputs"
     m = re.fullmatch(r"from: (bonnie-[^:]+\.txt):(\d+); (bonnie-[^:]+\.txt):(\d+)", raw_file)
     assert m, raw_file
-    assert re.fullmatch(r"\w+: after / before \([\d.]+ / [\d.]+\)", how), how
+    assert re.fullmatch(r"\w+: after / before \([\d.]+( MiB)?/s / [\d.]+( MiB)?/s\)", how), how
     bar.click()
     page.wait_for_url("**/raw/from-*.html", timeout=10_000)
     highlighted = [t.rstrip("\n") for t in page.locator(".hl").all_inner_texts()]
