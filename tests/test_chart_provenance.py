@@ -255,3 +255,113 @@ def test_04_ddt_estimates_name_their_inputs(seed_db, ztest_db, tmp_path):
         (5, "zdb-DD.txt", "15"),
         (6, "zdb-DD.txt", "1-5"),  # 'DDT-sha256-zap-unique: 374 entries, ...' and the four objects after it
     ]
+
+
+CLAIMS = "papers/ars-zfs-vs-raid/claims.csv"
+
+
+def _claims_line(n: int) -> str:
+    return (ROOT / CLAIMS).read_text(encoding="utf-8").split("\n")[n - 1]
+
+
+def test_01_stated_figures_link_to_their_claims_lines(seed_db, tmp_path):
+    """01's stated n = 2 bars are figures from the study's text: each names its claims.csv line and the passage it
+    cites, and opens that line highlighted (the excerpt is read from the repository's file, checked by its SHA-256)."""
+    res = _res(seed_db, scaling.analyse, "ars-zfs-vs-raid")
+    chart = charts.ratio_bars(res["stated_two_vdevs"], "vdev_class", "ratio", "t", ["s"], 2.0, "x")
+    rows = _linked(chart, "stated", "01_vdev_scaling", tmp_path)
+    assert [(r["vdev_class"], r["raw_file"], r["raw_lines"], r["stated_in"]) for r in rows] == [
+        (
+            "single disk",
+            CLAIMS,
+            "2",
+            'ars-2vdev-single-pct: 002_3eed05af777586bc.txt:104 "202 percent, 203 percent, and 207 percent"',
+        ),
+        (
+            "2-wide mirror",
+            CLAIMS,
+            "3",
+            'ars-2vdev-mirror-pct: 002_3eed05af777586bc.txt:104 "202 percent, 203 percent, and 207 percent"',
+        ),
+        (
+            "4-wide RAIDz2",
+            CLAIMS,
+            "4",
+            'ars-2vdev-raidz2-pct: 002_3eed05af777586bc.txt:104 "202 percent, 203 percent, and 207 percent"',
+        ),
+        (
+            "RAIDz2 joker (one vdev, 4 wide)",
+            CLAIMS,
+            "5",
+            'ars-raidz2-joker-n2-pct: 002_3eed05af777586bc.txt:107 "with only 160 percent the performance of a single"',
+        ),
+    ]
+    assert [round(r["ratio"], 6) for r in rows] == [2.02, 2.03, 2.07, 1.6]  # 202 % / 100, ...
+    assert _claims_line(3).startswith("ars-2vdev-mirror-pct,ars-zfs-vs-raid,") and ",203,%," in _claims_line(3)
+    spec = json.loads((tmp_path / "figures" / "01-vdev-scaling" / "stated.vl.json").read_text())
+    assert [r["raw_file"] for rs in spec["datasets"].values() for r in rs if "vdev_class" not in r] == [
+        "none: reference line (2x)"
+    ]
+
+
+def test_02_stated_ratios_name_both_claims_and_the_model_its_formula(seed_db, tmp_path):
+    """02's stated ratios: a dot divides two figures stated in the study's text, so it names both claims.csv lines
+    (and their passages) with the arithmetic, and opens one page with both lines highlighted; a red tick is the
+    model, arithmetic on its parameters: 'none: arithmetic ...' with its formula."""
+    res = _res(seed_db, recordsize.analyse, "ars-zfs-vs-raid")
+    chart = charts.stated_vs_model(res["stated_ratios"], Selection(study="ars-zfs-vs-raid"))
+    assert _linked(chart, "stated", "02_recordsize", tmp_path) == []  # no dot is one line: each is two claims
+    spec = json.loads((tmp_path / "figures" / "02-recordsize" / "stated.vl.json").read_text())
+    every = [r for rs in spec["datasets"].values() for r in rs]
+    dots = [r for r in every if r.get("raw_lines") == "2 inputs"]
+    assert [(r["claim"], r["raw_file"]) for r in dots] == [
+        ("1M recordsize speed-up of RAIDz2 1 MiB writes", f"from: {CLAIMS}:19, 18"),
+        ("first (discarded) run vs steady state", f"from: {CLAIMS}:20, 19"),
+        ("2 x 4-wide RAIDz2 vs 8-wide RAID6, 1 MiB reads", f"from: {CLAIMS}:23, 24"),
+        ("RAIDz2 vs RAID6, single-process 1 MiB reads", f"from: {CLAIMS}:25, 26"),
+    ]
+    write = dots[0]
+    assert (round(write["ratio"], 4), write["derivation"], write["stated_in"]) == (
+        1.6725,  # 950 / 568
+        "stated ars-raidz2-1m-write-rs1m / stated ars-raidz2-1m-write-rs128k (950.0 MiB/s / 568.0 MiB/s)",
+        'ars-raidz2-1m-write-rs1m: 002_3eed05af777586bc.txt:208 "leap from 568MiB/sec to 950MiB/sec"; '
+        'ars-raidz2-1m-write-rs128k: 002_3eed05af777586bc.txt:208 "leap from 568MiB/sec to 950MiB/sec"',
+    )
+    page = (tmp_path / write["raw_href"]).read_text()
+    marked = re.findall(r'<span id="L(\d+)" class="hl"><b>\s*\d+</b>  (.*)\n</span>', page)
+    assert marked == [("19", html.escape(_claims_line(19))), ("18", html.escape(_claims_line(18)))]
+    assert _claims_line(19).startswith("ars-raidz2-1m-write-rs1m,") and ",950,MiB/s," in _claims_line(19)
+    ticks = [r for r in every if r.get("raw_file", "").startswith("none: arithmetic")]
+    assert [(r["raw_file"], r["theory"], r["derivation"][:40]) for r in ticks] == [
+        ("none: arithmetic on the model's parameters", 1.0526315789473684, "models explain 1.053x: no amplification "),
+        ("none: arithmetic on the model's parameters", 4 / 6, "streaming model, data disks: 2 x (4 - 2)"),
+        ("none: arithmetic on the model's parameters", 3.0, "transfer-bound end of the serial-reader "),
+    ]
+    assert "raw_href" not in ticks[0]
+
+
+def test_a_stated_figure_whose_file_changed_gets_no_excerpt(tmp_path):
+    """stated_where: the claims file's path (as read: outside the repository, its own path), line and the SHA-256 of
+    the bytes read; a file changed since gets no excerpt page (its lines may no longer be the claim's)."""
+    import hashlib
+
+    from storagelab.claims import load_claims, stated_where
+
+    study = tmp_path / "papers" / "s"
+    study.mkdir(parents=True)
+    head = (ROOT / CLAIMS).read_text(encoding="utf-8").split("\n")[:3]
+    (study / "claims.csv").write_text("\n".join(head).replace("ars-zfs-vs-raid", "s") + "\n", encoding="utf-8")
+    where = stated_where(load_claims(papers_dir=tmp_path / "papers"))
+    path = (study / "claims.csv").as_posix()
+    digest = hashlib.sha256((study / "claims.csv").read_bytes()).hexdigest()
+    assert where.select("claim_id", "path", "line_start", "line_end", "sha256").rows() == [
+        ("ars-2vdev-single-pct", path, 2, 2, digest),
+        ("ars-2vdev-mirror-pct", path, 3, 3, digest),
+    ]
+    spec = {"datasets": {"d": where.to_dicts()}, "mark": "bar"}
+    assert all(
+        r["raw_href"].endswith("#L" + r["raw_lines"]) for r in excerpts.enrich(spec, tmp_path / "a")["datasets"]["d"]
+    )
+    (study / "claims.csv").write_text("\n".join(head).replace("202", "220") + "\n", encoding="utf-8")
+    rows = excerpts.enrich(spec, tmp_path / "b")["datasets"]["d"]
+    assert [(r["raw_file"], r["raw_lines"], r.get("raw_href")) for r in rows] == [(path, "2", None), (path, "3", None)]

@@ -9,7 +9,10 @@ import polars as pl
 from .analysis import scaling
 from .chartkit import caption, source_caption, top_categories
 from .chartsource import derived, no_source, provenance, source, source_rows, sources, sources_by, with_provenance
+from .claims import ClaimsError, load_claims, stated_where
 from .units import KiB, MiB
+
+STATED = "figures stated in the study's text (claims.csv)"
 
 
 def vdev_scaling(scaled, baseline_vdev_count: int, sel):
@@ -177,9 +180,25 @@ def fio_vdev_scaling(fio_scaled, sel):
     )
 
 
+def _stated(df, on: str, prefix: str = ""):
+    """``df`` with the claims.csv line of the claim its column ``on`` names (claims.stated_where: path, line_start,
+    line_end, sha256, stated_in; each named with ``prefix``). A claim id is unique across the studies' files; one no
+    file has (or every file, when one cannot be read: its error is the claims table's to report) gets nulls."""
+    if on not in df.columns:
+        return df
+    try:
+        where = stated_where(load_claims())
+    except ClaimsError:
+        return df
+    where = where.rename({c: prefix + c for c in where.columns if c != "claim_id"})
+    return df.join(where, left_on=on, right_on="claim_id", how="left", coalesce=True)
+
+
 def ratio_bars(df, y: str, x: str, title: str, subtitle: list[str], rule_at: float, x_title: str):
-    """Horizontal bars of ratios with a dashed reference rule (e.g. the sum-of-vdevs rule at 2.0x)."""
-    df = df if "raw_file" in df.columns else no_source(df, "figures stated in the study's text (claims.csv)")
+    """Horizontal bars of ratios with a dashed reference rule (e.g. the sum-of-vdevs rule at 2.0x). A bar of a
+    stated figure (a ``claim_id`` column) names its claims.csv line and the passage it cites, and links to it."""
+    if "raw_file" not in df.columns:
+        df = no_source(_stated(df, "claim_id"), f"{STATED}: no claims.csv line found for it")
     bars = (
         alt.Chart(df)
         .mark_bar()
@@ -233,23 +252,49 @@ def single_disk(one, sel):
     )
 
 
+def _stated_ratios(ratios):
+    """The stated ratios (numerator claim / denominator claim): each names both claims' claims.csv lines and the
+    passages they cite, with the arithmetic; one whose claims no file has says so."""
+    df = _stated(_stated(ratios, "numerator", "num_"), "denominator", "den_")
+    if "num_path" not in df.columns or "den_path" not in df.columns:
+        return no_source(ratios, f"{STATED}: no claims.csv line found for them")
+    return derived(
+        no_source(df, f"{STATED}: no claims.csv line found for them"),
+        pl.format(
+            "stated {} / stated {} ({} MiB/s / {} MiB/s)",
+            "numerator",
+            "denominator",
+            pl.col("numerator_mib_s").round(1),
+            pl.col("denominator_mib_s").round(1),
+        ),
+        sources(
+            source("num_path", "num_line_start", "num_line_end", "num_sha256"),
+            source("den_path", "den_line_start", "den_line_end", "den_sha256"),
+        ),
+    ).with_columns(stated_in=pl.concat_str("num_stated_in", "den_stated_in", separator="; "))
+
+
 def stated_vs_model(ratios, sel):
-    """The study's stated ratios (dots) against the model (red ticks). No raw lines: a stated figure comes from
-    the study's text (claims.csv), a model from arithmetic."""
-    ratios = no_source(ratios, "figures stated in the study's text (claims.csv); the model is arithmetic")
+    """The study's stated ratios (dots) against the model (red ticks). A dot is a ratio of two figures stated in the
+    study's text: it names both claims.csv lines (and the passages they cite) and links to them; a tick is the model,
+    arithmetic on its parameters: no lines, its formula."""
     dots = (
-        alt.Chart(ratios)
+        alt.Chart(_stated_ratios(ratios))
         .mark_point(filled=True, size=90)
         .encode(
             y=alt.Y("claim:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)),
             x=alt.X("ratio:Q", title="ratio (x)"),
-            tooltip=["claim", "ratio", "theory"],
+            tooltip=["claim", "ratio", "theory", alt.Tooltip("stated_in:N", title="stated in")],
         )
     )
+    model = derived(
+        no_source(ratios.filter(pl.col("theory").is_not_null()), "arithmetic on the model's parameters"),
+        pl.col("theory_basis"),
+    )
     ticks = (
-        alt.Chart(ratios)
+        alt.Chart(model)
         .mark_tick(color="#a31515", thickness=2, size=18)
-        .encode(y=alt.Y("claim:N", sort=None), x="theory:Q")
+        .encode(y=alt.Y("claim:N", sort=None), x="theory:Q", tooltip=["claim", "theory"])
     )
     one = (
         alt.Chart(no_source(pl.DataFrame({"x": [1.0]}), "reference line (1x)")).mark_rule(color="#999").encode(x="x:Q")
@@ -304,7 +349,7 @@ def block_sizes(hist, recordsize: int, sel):
     df = hist.filter(pl.col("lsize_bytes") > 0).with_columns(
         size_kib=pl.col("block_size_bytes") / KiB, logical_mib=pl.col("lsize_bytes") / MiB
     )
-    df = df if "raw_file" in df.columns else no_source(df, "figures stated in the study's text (claims.csv)")
+    df = df if "raw_file" in df.columns else no_source(df, "the histogram row's zdb output is not recorded")
     bars = (
         alt.Chart(df)
         .mark_bar()

@@ -38,15 +38,20 @@ SOURCES, DERIVATION = "sources", "derivation"
 SOURCE_STRUCT = pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})
 
 
-def source(path: str, line_start=None, line_end=None) -> pl.Expr:
-    """One input's lines as a struct (column names or expressions; a missing end is the start)."""
+def source(path: str, line_start=None, line_end=None, sha256=None) -> pl.Expr:
+    """One input's lines as a struct (column names or expressions; a missing end is the start). ``sha256``, given,
+    is the file's as read (a file read outside the database, e.g. a study's claims.csv): its excerpt is shown only
+    while the file's bytes are those."""
 
     def col(v):
         return pl.col(v) if isinstance(v, str) else (v if isinstance(v, pl.Expr) else pl.lit(v))
 
     start = col(line_start).cast(pl.Int64)
     end = pl.coalesce(col(line_end).cast(pl.Int64), start) if line_end is not None else start
-    return pl.struct(path=col(path).cast(pl.String), line_start=start, line_end=end)
+    fields = {"path": col(path).cast(pl.String), "line_start": start, "line_end": end}
+    if sha256 is not None:
+        fields["sha256"] = col(sha256).cast(pl.String)
+    return pl.struct(**fields)
 
 
 def sources(*inputs: pl.Expr) -> pl.Expr:
@@ -88,6 +93,9 @@ def sources_by(frame, src, on: list[str], where: pl.Expr | None = None):
     return out if where is None else out.with_columns(pl.when(where).then(pl.col(SOURCES)).alias(SOURCES))
 
 
-def no_source(df, why: str):
-    """``df`` (a reference line, a model on the parameters alone) with ``raw_file`` saying why no log is behind it."""
-    return df.with_columns(pl.lit(f"none: {why}").alias("raw_file"))
+def no_source(df, why: str | pl.Expr):
+    """``df`` (a reference line, a model on the parameters alone) with ``raw_file`` saying why no log is behind it
+    (``why``: words, or an expression per row)."""
+    return df.with_columns(
+        pl.concat_str(pl.lit("none: "), why if isinstance(why, pl.Expr) else pl.lit(why)).alias("raw_file")
+    )

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import csv
+import hashlib
+import io
 import math
 import operator
 import re
@@ -68,6 +70,7 @@ SCHEMA = {
     "metric": pl.Utf8,
     "file": pl.Utf8,
     "line": pl.Int64,
+    "sha256": pl.Utf8,
 }
 
 
@@ -91,7 +94,14 @@ def _number(text: str, column: str, where: str, *, optional: bool = False) -> fl
 
 def _read(path: Path, study: str) -> list[dict]:
     rows = []
-    with open(path, newline="", encoding="utf-8") as fh:
+    data = path.read_bytes()
+    sha256 = hashlib.sha256(data).hexdigest()  # the bytes the claims were read from: a chart's excerpt checks them
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise ClaimsError(f"{path}:{line}: not UTF-8 text (byte {e.start})") from None
+    with io.StringIO(text, newline="") as fh:
         reader = csv.reader(fh, strict=True)
         try:
             header = next(reader, None)
@@ -112,7 +122,7 @@ def _read(path: Path, study: str) -> list[dict]:
                 if len(cells) != len(header):
                     raise ClaimsError(f"{where}: {len(cells)} fields, the header has {len(header)}")
                 row = {k: v.strip() for k, v in zip(header, cells, strict=True)}
-                rows.append(_validate(row, study, where, path))
+                rows.append({**_validate(row, study, where, path), "sha256": sha256})
         except csv.Error as e:
             raise ClaimsError(f"{path}:{reader.line_num}: not valid CSV: {e}") from None
     return rows
@@ -159,7 +169,8 @@ def _validate(row: dict, study: str, where: str, path: Path) -> dict:
 
 
 def load_claims(study: str | None = None, *, papers_dir: Path | str | None = None) -> pl.DataFrame:
-    """Every claim of papers/*/claims.csv (or of one study), validated; ``file``/``line`` say where each stands."""
+    """Every claim of papers/*/claims.csv (or of one study), validated; ``file``/``line`` say where each stands,
+    ``sha256`` the bytes of its file that were read."""
     root = Path(papers_dir) if papers_dir else paths.PAPERS
     files = sorted(root.glob("*/claims.csv"))
     if study is not None:
@@ -177,6 +188,29 @@ def load_claims(study: str | None = None, *, papers_dir: Path | str | None = Non
             seen[r["claim_id"]] = f"{r['file']}:{r['line']}"
             rows.append(r)
     return pl.DataFrame(rows, schema=SCHEMA, orient="row") if rows else pl.DataFrame(schema=SCHEMA)
+
+
+def _repo_path(file: str) -> str:
+    """A claims file's path relative to the repository when it is in it (papers/<study>/claims.csv), else as read."""
+    try:
+        return Path(file).resolve().relative_to(paths.ROOT.resolve()).as_posix()
+    except ValueError:
+        return file
+
+
+def stated_where(claims_df: pl.DataFrame) -> pl.DataFrame:
+    """Where each claim of ``claims_df`` is stated, as a chart's provenance columns (chartsource.PROVENANCE): per
+    ``claim_id``, its claims.csv (``path``, relative to the repository when in it), ``line_start`` = ``line_end`` =
+    its line, the file's ``sha256`` as read (an excerpt of changed bytes is not shown), and ``stated_in``: the claim
+    id and the study's passage it cites (column source)."""
+    return claims_df.select(
+        "claim_id",
+        path=pl.col("file").map_elements(_repo_path, return_dtype=pl.Utf8),
+        line_start=pl.col("line"),
+        line_end=pl.col("line"),
+        sha256="sha256",
+        stated_in=pl.format("{}: {}", "claim_id", "source"),
+    )
 
 
 def _status(claimed: float, got: float | None, tol: float, reason: str) -> tuple[float | None, str]:

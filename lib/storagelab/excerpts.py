@@ -80,8 +80,8 @@ def excerpt_page(path: str, sha256: str | None, lines: list[str], start: int, en
         f"{Path(path).name}: lines {start}-{end}",
         f"<h1 style='font-size:16px'>{e(path)}: lines {start}&ndash;{end}</h1>"
         f"<p>SHA-256 <code>{e(sha256 or 'not given')}</code>. Line numbers are the database's (lines of the "
-        "decompressed text). The highlighted lines are the rows behind the number you came from.</p>"
-        + _excerpt(lines, start, end),
+        "decompressed text; a study's claims.csv: its own lines). The highlighted lines are the rows behind the "
+        "number you came from.</p>" + _excerpt(lines, start, end),
     )
 
 
@@ -182,12 +182,13 @@ def _span(s: dict) -> str:
 
 
 def from_text(inputs: list[dict]) -> str:
-    """'from: a.txt:12-40, b.txt:3-9' (base names where they tell the files apart, else paths), each file once with
+    """'from: a.txt:12-40, b.txt:3-9' (base names where they tell the files apart, else paths; a study's claims.csv:
+    its path, papers/<study>/claims.csv), each file once with
     its line ranges; the first ``MAX_FILES`` files and ``MAX_SPANS`` ranges each, with a count of the rest."""
     spans: dict[str, list[str]] = {}
     for s in inputs:
         spans.setdefault(str(s["path"]), []).append(_span(s))
-    names = {p: Path(p).name for p in spans}
+    names = {p: p if p.startswith("papers/") else Path(p).name for p in spans}  # every study's file is claims.csv
     if len(set(names.values())) < len(names):
         names = {p: p for p in spans}
     parts = []
@@ -216,7 +217,7 @@ def _many_sources(row: dict, writer: Excerpts | None) -> bool:
     if not inputs:
         return False
     if len(inputs) == 1 and _int(inputs[0].get("line_start")) is not None:  # one input: as a row of one file
-        row.update({k: inputs[0].get(k) for k in ("path", "line_start", "line_end")})
+        row.update({k: inputs[0].get(k) for k in ("path", "line_start", "line_end", "sha256") if k in inputs[0]})
         return _one_source(row, writer)
     row["raw_file"] = from_text(inputs)
     row["raw_lines"] = f"{len(inputs)} input{'s' if len(inputs) > 1 else ''}"
