@@ -198,6 +198,51 @@ def test_an_ingest_under_a_low_memory_limit_never_hangs(tmp_path):
             assert "Traceback" not in err and len(lines) <= 2, (limit, err[-3000:])
 
 
+# The pool's queue feeder thread out of memory, as CI saw it at ulimit -v 790000 and here at 920000: a MemoryError
+# while it pickles a chunk (then another while the pool formats that error) or a worker's stop.
+_FEEDER_DIES = """
+import concurrent.futures.process as cfp, multiprocessing.reduction as red, sys
+dumps, seen, what = red.ForkingPickler.dumps.__func__, [], sys.argv.pop(1)
+def failing(cls, obj, protocol=None):
+    if (isinstance(obj, cfp._CallItem) and what == "chunk") or (obj is None and what == "stop"):
+        seen.append(obj)
+        if len(seen) == (3 if what == "chunk" else 1):
+            raise MemoryError
+    return dumps(cls, obj, protocol)
+def no_memory(*args):
+    raise MemoryError
+red.ForkingPickler.dumps, cfp.format_exception = classmethod(failing), no_memory
+from storagelab.cli import main
+sys.argv[0] = "storagelab"
+sys.exit(main())
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("what", ["chunk", "stop"])
+def test_an_ingest_whose_pool_feeder_thread_dies_of_memory_ends(tmp_path, what):
+    """CI: "ulimit -v 790000: the ingest hung", after a feeder thread's traceback ending in MemoryError. A chunk the
+    feeder could not send left its future pending for ever (no worker had died); a stop it could not send left
+    the pool's shutdown waiting for that worker. Now: a chunk is one line, exit 2; a stop ends the workers and
+    the ingest ends as it would have (exit 1: the fixtures hold files of no known format). No traceback."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    p = subprocess.run(
+        [sys.executable, "-c", _FEEDER_DIES, what, "ingest", str(ROOT / "data" / "raw"), str(ROOT / "tests" / "fixtures"),
+         "--db", str(tmp_path / "t.duckdb"), "--quiet", "--workers", "2"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    lines = [x for x in p.stderr.splitlines() if not x.startswith(("warning:", "error: ", "note: "))]
+    assert "Traceback" not in p.stderr and "Exception in thread" not in p.stderr
+    if what == "chunk":
+        assert (p.returncode, lines) == (2, [
+            "storagelab ingest: out of memory (FeederDied: out of memory: the process pool's feeder thread ended (it "
+            "could not pickle a task to send to the workers)): raise the memory limit (ulimit -v), or give fewer "
+            "files at a time or fewer --workers"
+        ])  # fmt: skip
+    else:
+        assert (p.returncode, lines) == (1, [])
+
+
 @ROOT_ONLY
 def test_a_report_page_cut_by_a_full_disk_leaves_the_old_page(tmp_path):
     """Attack: build with reports/ on a 20 MB tmpfs. It ended with `storagelab build: [Errno 28] No space left on

@@ -71,6 +71,7 @@ def pool_result(future, pool, doing: str, fewer: str, check=None):
         except FutureTimeout:
             if check is not None:
                 check()
+            _check_feeder(future, pool)
             procs = list((getattr(pool, "_processes", None) or {}).values())
             if not any(p.exitcode is not None for p in procs):
                 dead_since = None
@@ -88,3 +89,30 @@ def pool_result(future, pool, doing: str, fewer: str, check=None):
             if queue is not None:
                 queue._writer.close()  # the pipe's last writer: the stuck read ends (EOF) and the pool breaks
             raise died from None
+
+
+class FeederDied(BrokenProcessPool):
+    """The pool's queue feeder thread (it pickles each task and sends it to the workers) ended: out of memory."""
+
+
+def _check_feeder(future, pool) -> None:
+    """FeederDied when ``pool``'s queue feeder thread has ended while ``future`` is not done. Under ``ulimit -v`` the
+    thread can die of a MemoryError while it pickles a task (and again while the pool formats that error): the task
+    is never sent, its future never ends, no worker dies, and the wait was for ever (reliability-4, ulimit -v
+    790000). The workers are ended: they wait for work the dead thread will never send, and the pool's shutdown (and
+    Python's exit) would wait for them; their ends let the pool's manager thread break the pool and end."""
+    feeder = getattr(getattr(pool, "_call_queue", None), "_thread", None)
+    if feeder is None or feeder.is_alive() or future.done():
+        return
+    time.sleep(0.1)  # the pool closes the queue (the thread ends) only after it has ended every future: let it
+    if future.done():
+        return
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:
+        if p.exitcode is None:
+            p.kill()
+    for p in procs:
+        p.join(timeout=10)
+    raise FeederDied(
+        "out of memory: the process pool's feeder thread ended (it could not pickle a task to send to the workers)"
+    ) from None

@@ -43,7 +43,7 @@ from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     resolve,
     validate,
 )
-from .pool_deaths import pool_result, worker_died
+from .pool_deaths import FeederDied, pool_result, worker_died
 from .procs import alive, die_with_parent, kill_descendants
 from .rendering import (  # noqa: F401  (re-exported)
     _BASIS,
@@ -202,7 +202,8 @@ def run_notebooks(
         futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
         results = [pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS) for f in futures]
     except BaseException as e:
-        died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if isinstance(e, BrokenProcessPool) else None
+        broken = isinstance(e, BrokenProcessPool) and not isinstance(e, FeederDied)  # FeederDied: no worker died
+        died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if broken else None
         for proc in list((getattr(pool, "_processes", None) or {}).values()):
             proc.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
