@@ -20,6 +20,8 @@ import psutil
 import pytest
 from conftest import RAW, ROOT
 
+from storagelab import memfloor
+
 
 def _env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(ROOT / "lib"), PYTHONUNBUFFERED="1")
@@ -120,19 +122,21 @@ def test_ingest_under_a_memory_limit_is_one_line(tmp_path):
     """The campaign: `ulimit -v 1000000` then ingest gave a 46-line traceback (MemoryError, BrokenProcessPool).
     Where a limit lets the ingest fail is not stable on a loaded machine (DuckDB's buffers, thread stacks and malloc
     arenas vary: 450 MB succeeded where 700 MB failed here), so each limit may end either way: ingested whole, or
-    one line saying the memory ran out (exit 2), never a traceback; 2 GB of address space is enough."""
+    one line saying the memory ran out (exit 2), never a traceback; 2 GB of address space is enough. Below the floor
+    (memfloor.py: 1 GiB on 2 cores, where DuckDB's and the pool's threads crash in native code with no line of ours)
+    the command refuses to start, in one line."""
 
     def limit(kib: int):
         return lambda: resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, kib * 1024))
 
     cmd = [sys.executable, "-m", "storagelab", "ingest", str(RAW), "--no-parquet", "--quiet", "--workers", "2"]
     outcomes = []
-    for kib in (700_000, 1_000_000, 2_000_000):
+    for kib in (700_000, 1_000_000, 1_200_000, 2_000_000):
         r = subprocess.run(
             [*cmd, "--db", str(tmp_path / f"limit-{kib}.duckdb")],
             capture_output=True,
             text=True,
-            env=dict(_env(), STORAGELAB_MIN_ADDRESS_SPACE="0"),  # past the start-up floor: the failure inside the run
+            env=_env(),
             preexec_fn=limit(kib),
         )
         said = [ln for ln in r.stderr.splitlines() if not ln.startswith("warning: ")]  # the parsers' own notes
@@ -143,7 +147,9 @@ def test_ingest_under_a_memory_limit_is_one_line(tmp_path):
             assert said == ["cannot allocate memory for thread-local data: ABORT"], r.stderr
         else:
             assert r.returncode == 2 and len(said) == 1 and said[0].startswith("storagelab ingest: "), r.stderr
-            assert "Out of Memory" in said[0] or "out of memory" in said[0]
+            floor = "the address-space limit (ulimit -v" in said[0]
+            assert floor or "Out of Memory" in said[0] or "out of memory" in said[0], said
+            assert floor or kib * 1024 >= memfloor.floor_bytes(), said  # below the floor: refused before it starts
         outcomes.append(r.returncode)
     assert outcomes[-1] == 0  # 2 GB: the corpus whole
 
