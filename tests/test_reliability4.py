@@ -194,7 +194,9 @@ def test_an_ingest_under_a_low_memory_limit_never_hangs(tmp_path):
             p.kill()
             pytest.fail(f"ulimit -v {limit}: the ingest hung")
         lines = [x for x in err.splitlines() if not x.startswith(("warning:", "error: "))]
-        if p.returncode in (0, 1, 2):
+        # with the floor bypassed, a native extension may fail to load (ImportError: "failed to map segment from
+        # shared object"): the failure memfloor.py refuses to start into; this test is about never hanging
+        if p.returncode in (0, 1, 2) and "failed to map segment from shared object" not in err:
             assert "Traceback" not in err and len(lines) <= 2, (limit, err[-3000:])
 
 
