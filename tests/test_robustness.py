@@ -97,6 +97,25 @@ def test_empty_and_binary_are_named(blob, kind):
     assert e.value.kind == kind and "x.log" in str(e.value)
 
 
+def test_control_characters_counted_in_the_first_64ki_characters_only():
+    """decode looks at the bytes first (issue 27: a C-level pass) and counts control characters in the text's first
+    65,536 characters only when the bytes hold one: text with many of them there (no NUL) is binary, with few it is
+    read; many placed after the first 65,536 characters of UTF-8 text (where the bytes run past 65,536) are not
+    looked at, as before."""
+    line = "fio-3.33 \u00e9\u00e9\u00e9\n"  # 13 characters, 16 bytes in UTF-8
+    with pytest.raises(ParseError) as e:
+        decode(("\x01\x02 text\n" * 200).encode())
+    assert (e.value.kind, e.value.line, str(e.value)) == (
+        "binary",
+        1,
+        "<input>:1: binary: binary data: 400 control characters in the first 1600 characters (expected a text log)",
+    )
+    few = "a line\x07 with a bell\n" + "plain text\n" * 100
+    assert decode(few.encode()) == few
+    late = line * 5100 + "\x01\x02\x03\n" * 2000  # 66,300 characters before them, 81,600 bytes
+    assert len(line * 5100) > 65536 and decode(late.encode("utf-8")) == late
+
+
 def test_random_bytes_never_crash():
     rng = random.Random(7)
     for i in range(300):
