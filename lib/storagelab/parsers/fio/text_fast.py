@@ -291,8 +291,8 @@ class BlockFast(JobBlock):
 
 def _section(text: str, m: re.Match) -> tuple[Section, int]:
     """The lines of the direction section whose direction line ``m`` matched, in their usual order: (its groups,
-    those of up to three latency lines, of up to three percentile blocks, a bw line, an iops line), and where it
-    ends."""
+    those of up to three latency lines, of up to three percentile blocks, a bw line, an iops line, and the
+    per-priority latency lines and percentile blocks after the direction's own), and where it ends."""
     lats, pos = _repeated(_LAT_LINE, text, m.end())
     prio_lats, pos = _repeated(_PRIO_LAT, text, pos, _PRIO_MAX)
     pcts, pos = _repeated(_PCT_BLOCK, text, pos)
