@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import proctree
 import psutil
 import pytest
 from conftest import RAW, ROOT
@@ -217,27 +218,13 @@ def test_a_dataset_stopped_mid_write_is_the_old_one_whole(verb, sig, tmp_path, t
     assert not [f for f in ds.rglob("*.tmp")]
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            return [int(c) for c in fh.read().split()]
-    except OSError:
-        return []
-
-
-def _below(pid: int) -> list[int]:
-    """Every process under ``pid`` (children, their children, ...)."""
-    kids = _children(pid)
-    return kids + [g for k in kids for g in _below(k)]
-
-
 def _depth(pid: int, depth: int):
     """True once ``pid`` has a process ``depth`` levels below it (2: a pool worker's kernel; 1: fio)."""
 
     def ready() -> bool:
         level = [pid]
         for _ in range(depth):
-            level = [c for q in level for c in _children(q)]
+            level = [c for q in level for c in proctree.children(q)]
         return bool(level)
 
     return ready
@@ -281,11 +268,11 @@ def test_ctrl_c_of_a_long_command_is_130_and_one_line(kind, tmp_path, two_databa
     args, ready = _long(kind, tmp_path, two_databases)
     p = _start(*args)
     _wait_for(p, ready(p.pid), f"{kind} was at work", timeout=120)
-    below = _below(p.pid)
+    below = proctree.below(p.pid)
     took, _out, err = _stop(p, signal.SIGINT, within=20)
     said = [ln for ln in err.splitlines() if not ln.startswith(("warning: ", "note: "))]
     assert p.returncode == 130 and "Traceback" not in err and len(said) == 1, (p.returncode, err)
     assert "interrupted" in said[0], said
     assert took < 10, took
     time.sleep(1)
-    assert not [q for q in below if psutil.pid_exists(q) and psutil.Process(q).status() != psutil.STATUS_ZOMBIE]
+    assert not [q for q in below if proctree.alive(q)]
