@@ -356,6 +356,22 @@ def ctime(pid: int) -> str:
     return f"{days[pid % 7]} Nov {pid % 28 + 1:2d} 12:{pid % 60:02d}:{pid % 59:02d} 2026"
 
 
+def expected_job(job: dict, error: int) -> dict:
+    """The fio_jobs row the parser should give for a generated ``job`` whose report says ``err=error``."""
+    return {
+        "jobname": job["name"],
+        "groupid": job["gid"],
+        "jobs": job["jobs"],
+        "error": error,
+        "pid": job["pid"],
+        "cpu_usr_pct": float(f"{job['usr']:.2f}"),
+        "cpu_sys_pct": float(f"{job['sys']:.2f}"),
+        "ctx": job["ctx"],
+        "majf": job["majf"],
+        "minf": job["minf"],
+    }
+
+
 def render_v3(spec: dict) -> tuple[str, dict]:
     kb = spec["kb_base"]
     i2p = kb == 1024
@@ -382,20 +398,7 @@ def render_v3(spec: dict) -> tuple[str, dict]:
         )
         if job["desc"]:
             out.append(f"  Description  : [{job['desc']}]")
-        exp["jobs"].append(
-            {
-                "jobname": job["name"],
-                "groupid": job["gid"],
-                "jobs": job["jobs"],
-                "error": job["err"],
-                "pid": job["pid"],
-                "cpu_usr_pct": float(f"{job['usr']:.2f}"),
-                "cpu_sys_pct": float(f"{job['sys']:.2f}"),
-                "ctx": job["ctx"],
-                "majf": job["majf"],
-                "minf": job["minf"],
-            }
-        )
+        exp["jobs"].append(expected_job(job, job["err"]))
         for d in job["dirs"]:
             r = {"job_index": ji, "direction": d["dir"]}
             bw = 1000 * d["io"] // d["runt"]
@@ -740,20 +743,7 @@ def render_v2(spec: dict) -> tuple[str, dict]:
     for ji, job in enumerate(spec["jobs"]):
         date = "" if v20 and job["pid"] % 2 else f": {ctime(job['pid'])}"
         out.append(f"{job['name']}: (groupid={job['gid']}, jobs={job['jobs']}): err= 0: pid={job['pid']}{date}")
-        exp["jobs"].append(
-            {
-                "jobname": job["name"],
-                "groupid": job["gid"],
-                "jobs": job["jobs"],
-                "error": 0,
-                "pid": job["pid"],
-                "cpu_usr_pct": float(f"{job['usr']:.2f}"),
-                "cpu_sys_pct": float(f"{job['sys']:.2f}"),
-                "ctx": job["ctx"],
-                "majf": job["majf"],
-                "minf": job["minf"],
-            }
-        )
+        exp["jobs"].append(expected_job(job, 0))
         for d in job["dirs"]:
             r = {"job_index": ji, "direction": d["dir"]}
             bw = 1000 * d["io"] // d["runt"]
