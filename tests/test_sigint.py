@@ -174,6 +174,17 @@ def _writing(ds: Path, before: set[Path]):
     return ready
 
 
+def _export(db: Path, ds: Path) -> None:
+    """``storagelab export --db DB --dataset DS``, run to its end: it succeeds."""
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "export", "--db", str(db), "--dataset", str(ds)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
+    assert r.returncode == 0, r.stderr
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("verb", ["export", "ingest"])
 def test_a_dataset_stopped_mid_write_is_the_old_one_whole(verb, sig, tmp_path, two_databases):
@@ -183,13 +194,7 @@ def test_a_dataset_stopped_mid_write_is_the_old_one_whole(verb, sig, tmp_path, t
     ds = tmp_path / "ds"
     db = tmp_path / "t.duckdb"
     shutil.copy(old, db)
-    r = subprocess.run(
-        [sys.executable, "-m", "storagelab", "export", "--db", str(db), "--dataset", str(ds)],
-        capture_output=True,
-        text=True,
-        env=_env(),
-    )
-    assert r.returncode == 0, r.stderr
+    _export(db, ds)
     old_state = _dataset_state(ds)
     assert old_state == _db_state(old)
     if verb == "export":
@@ -207,13 +212,7 @@ def test_a_dataset_stopped_mid_write_is_the_old_one_whole(verb, sig, tmp_path, t
     assert _dataset_state(ds) == old_state  # the old dataset, whole: no row joined to another file
     if verb == "ingest":
         assert _db_state(db) == _db_state(new)  # the database was complete before the export began
-    r = subprocess.run(
-        [sys.executable, "-m", "storagelab", "export", "--db", str(db), "--dataset", str(ds)],
-        capture_output=True,
-        text=True,
-        env=_env(),
-    )
-    assert r.returncode == 0, r.stderr
+    _export(db, ds)
     assert _dataset_state(ds) == _db_state(new)
     assert not [f for f in ds.rglob("*.tmp")]
 
