@@ -193,12 +193,9 @@ def _complete(db: Path) -> tuple[int, int]:
         con.close()
 
 
-@pytest.mark.slow
-def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
-    corpus = tmp_path / "corpus"
-    _corpus(corpus, 1200)
-    ref = tmp_path / "ref.duckdb"
-    cmd = [
+def _ingest_cmd(corpus: Path) -> list[str]:
+    """A one-worker ingest of ``corpus`` (with its manifest) in batches of 7 files, as a command line."""
+    return [
         sys.executable,
         "-m",
         "storagelab",
@@ -213,6 +210,14 @@ def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
         "--workers",
         "1",
     ]
+
+
+@pytest.mark.slow
+def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
+    corpus = tmp_path / "corpus"
+    _corpus(corpus, 1200)
+    ref = tmp_path / "ref.duckdb"
+    cmd = _ingest_cmd(corpus)
     t0 = time.monotonic()
     subprocess.run(cmd + ["--db", str(ref)], check=True, capture_output=True)
     full = time.monotonic() - t0  # kill somewhere inside a run of about this length
@@ -270,23 +275,7 @@ def test_a_second_ingest_while_one_runs_gets_a_clear_message(tmp_path):
     corpus = tmp_path / "corpus"
     _corpus(corpus, 1200)
     db = tmp_path / "busy.duckdb"
-    cmd = [
-        sys.executable,
-        "-m",
-        "storagelab",
-        "ingest",
-        str(corpus),
-        "--manifest",
-        str(corpus / "manifest.csv"),
-        "--quiet",
-        "--no-parquet",
-        "--batch-files",
-        "7",
-        "--workers",
-        "1",
-        "--db",
-        str(db),
-    ]
+    cmd = [*_ingest_cmd(corpus), "--db", str(db)]
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not Path(str(db) + ".wal").exists() and not db.exists() and time.monotonic() < deadline:
