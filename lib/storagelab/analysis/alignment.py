@@ -408,6 +408,18 @@ def pair_runs(frames: AlignmentFrames, legacy: int, sector: int, physical: int):
     return runs.with_columns(side=side), info.with_columns(side=side), phases
 
 
+def _before_row(before: pl.DataFrame, after: pl.DataFrame) -> dict:
+    """The 'before' configuration to compare: one with an 'after' run of the same layout labels if any, then the one
+    with the most files; the first file by path only between configurations that tie (the pair sentence names the
+    others)."""
+
+    def rank(r: dict) -> tuple:
+        files = before.filter(_same(r, ("host", *_LAYOUT))).height
+        return (0 if after.filter(_same(r, _LAYOUT)).height else 1, -files, r["path"])
+
+    return min(before.iter_rows(named=True), key=rank)
+
+
 def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) -> AlignmentNumbers:
     """Frames -> named numbers: arithmetic, partition verdicts, the before/after pair with its ratios, the after
     configuration's noise, what a cache or compression/dedup would explain, and the ashift evidence."""
@@ -426,7 +438,7 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     before, after = info.filter(pl.col("side") == "before"), info.filter(pl.col("side") == "after")
     if before.is_empty() or after.is_empty():
         return n
-    b = before.row(0, named=True)
+    b = _before_row(before, after)
     same = after.filter(_same(b, _LAYOUT))
     a = (same if same.height else after).row(0, named=True)
     n.before, n.after, n.same_layout = b, a, bool(same.height)
