@@ -28,6 +28,7 @@ from .db import frame
 from .dedup_numbers import (
     LARGE_RECORDSIZE,
     MEASURED_RUNGS,
+    NO_META_CAP,
     OBSERVED_IN_CORE,
     Budget,
     DedupFrames,
@@ -114,7 +115,8 @@ FROM zdb_ddt_objects o JOIN files f USING (file_id) WHERE {where} AND o.kind = '
 GROUP BY ALL ORDER BY f.path, o.ddt_no
 """
 ARC_SQL = """
-SELECT a.file_id, f.path, f.host, a.name, a.value, a.exact FROM arc_stats a JOIN files f USING (file_id)
+SELECT a.file_id, f.path, f.host, f.ram_bytes AS ram_label, f.zfs_version AS zfs_version_label, a.name, a.value,
+       a.exact FROM arc_stats a JOIN files f USING (file_id)
 WHERE {where} AND a.name IN ('c_max', 'arc_meta_limit', 'memory_all_bytes', 'size', 'arc_meta_used', 'meta')
 ORDER BY f.path, a.line_start
 """
@@ -316,7 +318,7 @@ def arc_budget(g: pl.DataFrame, p: DedupParams) -> Budget:
     if v.get("arc_meta_limit"):
         fraction, rule = v["arc_meta_limit"] / c_max, "arc_meta_limit"
     elif "meta" in v:
-        fraction, rule = 1.0, "no metadata cap (OpenZFS 2.2+: the ARC balances data and metadata)"
+        fraction, rule = 1.0, NO_META_CAP
     else:
         fraction, rule = p.metadata_fraction, "metadata_fraction parameter (no arc_meta_limit in the output)"
     return Budget(
@@ -328,6 +330,8 @@ def arc_budget(g: pl.DataFrame, p: DedupParams) -> Budget:
         ram_source=ram_source,
         arc_size_bytes=v.get("size"),
         meta_used_bytes=v.get("arc_meta_used"),
+        ram_label_bytes=g["ram_label"][0] if "ram_label" in g.columns else None,
+        zfs_version_label=g["zfs_version_label"][0] if "zfs_version_label" in g.columns else None,
     )
 
 

@@ -12,6 +12,7 @@ from .dedup_numbers import (
     LARGE_RECORDSIZE,
     LEGACY_PHYS_BYTES,
     LIVE_ENTRY_BYTES,
+    Budget,
     DedupFrames,
     DedupNumbers,
     Estimate,
@@ -60,6 +61,8 @@ def _budget(res, n: DedupNumbers) -> None:
             f"Metadata budget of {who}: ARC maximum (c_max) {prose.size(b.arc_max_bytes)}{meta} = "
             f"{prose.size(b.bytes)} (RAM {prose.size(b.ram_bytes)}, {b.ram_source}; {b.source}){state}."
         )
+        _params_replaced(res, n, who, b)
+        _labels_disagree(res, host, who, b)
     hosts = {e.host for e in n.best}
     if set(n.budgets) >= hosts or None in n.budgets:
         return
@@ -73,6 +76,43 @@ def _budget(res, n: DedupNumbers) -> None:
         f"metadata_fraction), not read from the machine: {ARC_COMMANDS} on it, saved beside the zdb logs with "
         "the same host label, give them (c_max, arc_meta_limit, physical memory)"
     )
+
+
+def _params_replaced(res, n: DedupNumbers, who: str, b: Budget) -> None:
+    """Which of this run's parameters the machine's own ARC statistics replace for ``who`` (said, not silent)."""
+    p = n.params
+    unused = [f"arc_max_gib {p.arc_max_gib:g}" + (" (0: RAM less 1 GiB)" if not p.arc_max_gib else "")]
+    if b.rule != "metadata_fraction parameter (no arc_meta_limit in the output)":
+        unused.append(f"metadata_fraction {p.metadata_fraction:g}")
+    if b.ram_source == "memory_all_bytes":
+        unused.insert(0, f"ram_gib {p.ram_gib:g}")
+    said = unused[0] if len(unused) == 1 else ", ".join(unused[:-1]) + " and " + unused[-1]
+    res.findings.append(
+        f"  The parameter{'s' if len(unused) > 1 else ''} {said} {'are' if len(unused) > 1 else 'is'} not used for {who}: its ARC statistics "
+        f"({b.source.removeprefix('ARC statistics, ')}) measure what they stand for."
+    )
+
+
+def _labels_disagree(res, host: str | None, who: str, b: Budget) -> None:
+    """The manifest's RAM and ZFS version labels of the statistics' file, where the statistics contradict them."""
+    if b.ram_disagrees:
+        res.findings.append(
+            f"  The manifest labels the RAM of {who} {prose.size(b.ram_label_bytes)} (ram_bytes), its ARC statistics "
+            f"show {prose.size(b.ram_bytes)} of memory (memory_all_bytes): the statistics may be of another machine, "
+            "or the label is wrong; the budget above uses the statistics."
+        )
+        res.caveats.append(f"{host or 'the machine'}: RAM label and ARC statistics disagree")
+    if b.version_disagrees:
+        shown = (
+            "an arc_meta_limit (OpenZFS 2.1 and older)"
+            if b.rule == "arc_meta_limit"
+            else ("no arc_meta_limit and a 'meta' field (OpenZFS 2.2 and newer)")
+        )
+        res.findings.append(
+            f"  The manifest labels {who} ZFS {b.zfs_version_label} (zfs_version), its ARC statistics show {shown}: "
+            "the statistics may be of another machine or another ZFS, or the label is wrong."
+        )
+        res.caveats.append(f"{host or 'the machine'}: ZFS version label and ARC statistics disagree")
 
 
 def _upper_bounds(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
