@@ -171,3 +171,42 @@ def test_labels_that_agree_with_the_arc_statistics_are_not_questioned(studies):
         "ARC statistics (arcstats.txt) measure what they stand for."
     ) in text
     assert "The manifest labels" not in text and not any("disagree" in c for c in res.caveats)
+
+
+def test_a_pool_no_log_nor_manifest_names_is_not_named_after_its_file(tmp_path):
+    """h7 finding 8: unlabelled zdb -b and zdb -DD outputs (no prompt line, no manifest) gave 'Pool b.txt' and
+    'Pool DD.txt', and the advice `zdb -DD b.txt`. The file stands for the pool in words, never as a name in a
+    command."""
+    from storagelab.analysis.selection import UNLABELLED
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in ("b.txt", "DD.txt"):
+        shutil.copy(FIXTURES / "zdb" / "2.1" / name, raw / name)
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = dedup.analyse(con, Selection(study=UNLABELLED))
+    assert [e.pool for e in res.numbers.best] == ["(unnamed; file DD.txt)", "(unnamed; file b.txt)"]
+    text = "\n".join(res.findings)
+    assert (
+        "Pool (unnamed; file b.txt): 5,321 block pointers x 320 B = 1.6 MiB (0.0017 GB), an upper bound (bp count "
+        "includes metadata and embedded bps); fits the 7.75 GiB budget; it would fit at 1,563,897 B per entry or less."
+    ) in text  # h7 finding 20: whole bytes with thousands separators, as every count
+    assert "Pool (unnamed; file DD.txt), zdb -D/-DD (existing DDT): 659 entries -> 205.9 KiB at 320 B/entry." in text
+    assert "  Alone it fits while an entry costs at most 1,634,318 B; over the in-core sizes" in text
+    assert "b.txt`" not in text and "DD.txt`" not in text  # no command names a file as a pool
+    assert (
+        "the verdict rests on the bytes per entry, which only `zdb -DD POOL` or `zpool status -D POOL` on the pool "
+        "itself measure (its name is in neither the log nor the manifest)."
+    ) in text
+    assert "no recordsize label nor `zfs get recordsize POOL` output says otherwise" in text
+    assert any(
+        m.startswith("the pool of ")
+        and m.endswith(
+            "/raw/b.txt, " + str(raw / "DD.txt") + " is not in the log nor the manifest: add the pool name "
+            "(column pool)"
+        )
+        for m in res.missing
+    ), res.missing

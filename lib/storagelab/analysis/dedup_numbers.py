@@ -27,6 +27,15 @@ LARGE_RECORDSIZE = 1024 * 1024
 
 MEASURED_RUNGS = (6, 7)  # bytes per entry measured on the pool itself, not assumed
 
+# the start of the name a pool gets where neither its log nor the manifest names it: '(unnamed; file b.txt)'
+UNNAMED_POOL = "(unnamed; "
+
+
+def named(pool: str) -> bool:
+    """Whether ``pool`` is a pool's name (from its log or the manifest), one a command can be given."""
+    return not pool.startswith(UNNAMED_POOL)
+
+
 # in-core bytes per entry seen in practice (zdb -DD "in core" field; docs/formats/zfs-facts.md F3)
 OBSERVED_IN_CORE = (141, 154, 165, 320, 392)
 
