@@ -60,3 +60,22 @@ def test_reports_of_another_database_are_judged_by_its_labels(tmp_path, monkeypa
         "Built now from the raw logs in <code>data/raw/</code> (a heading that names another database: reports run on "
         "it with <code>-p db_path</code>), grouped by study"
     ) in page
+
+
+def test_a_progress_line_is_one_write(monkeypatch):
+    """h7 finding 16: `==> running 07_explore.ipynb -> reports/all/==> running 10_disk_card.ipynb -> reports/all/`
+    then an empty line: print wrote the text and its newline apart, and another notebook worker's line came
+    between them. The line and its newline go out in one write."""
+    import io
+
+    class Writes(io.StringIO):
+        calls: list[str] = []
+
+        def write(self, s):
+            self.calls.append(s)
+            return super().write(s)
+
+    out = Writes()
+    monkeypatch.setattr("sys.stdout", out)
+    report._say("==> running 10_disk_card.ipynb -> reports/all/")
+    assert out.calls == ["==> running 10_disk_card.ipynb -> reports/all/\n"]

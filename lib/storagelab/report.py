@@ -326,6 +326,13 @@ def _kernel_manager(folder: str):
     return IpcKernelManager
 
 
+def _say(line: str) -> None:
+    """One progress line in one write: print's text and newline are two, and the notebook workers share stdout, so
+    two workers' lines ran together ('... -> reports/all/==> running 10_disk_card.ipynb ...')."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     """Execute one notebook into its report folder (see run_notebooks)."""
 
@@ -342,7 +349,7 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     summary = folder / "summaries" / f"{nb.stem}.json"
     summary.unlink(missing_ok=True)
     shown = os.path.relpath(folder, paths.ROOT) if folder.is_relative_to(paths.ROOT) else str(folder)
-    print(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/", flush=True)
+    _say(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/")
     old = os.environ.get(REPORT_DIR_ENV)
     os.environ[REPORT_DIR_ENV] = str(folder)
     sweep_kernel_dirs()
