@@ -451,3 +451,5 @@ def test_a_result_pooling_runs_of_two_setups_says_so(tmp_path):
         "run-to-run noise; notebook 08 keeps them apart."
     ]
     assert "n=4, 2 setups pooled</small>" in disk_card.cards_html(cards)
+    chart = disk_card.chart_frame(cards).filter(test="RND4K Q1T1", direction="read")
+    assert chart["derivation"].to_list() == ["mean of 4 runs' group bandwidths (2 setups pooled)"]

@@ -392,7 +392,10 @@ def chart_frame(cards: list[DiskCard]) -> pl.DataFrame:
                         [dict(zip(("path", "line_start", "line_end"), x, strict=True)) for x in r.lines]
                         if many
                         else None,
-                        f"mean of {r.n} runs' group bandwidths" if r.n > 1 else None,
+                        f"mean of {r.n} runs' group bandwidths"
+                        + (f" ({len(r.setups)} setups pooled)" if len(r.setups) > 1 else "")
+                        if r.n > 1
+                        else None,
                     )
                 )
     return pl.DataFrame(rows, schema=schema, orient="row")
