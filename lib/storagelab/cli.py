@@ -504,11 +504,7 @@ def cmd_build(args) -> int:
         )
     stale = report.stale_folders(plan, studies)
     for folder in stale:
-        print(
-            f"note: {folder} holds reports of study {_recorded_study(folder)!r}, which no file is labelled with now: "
-            "left out of index.html (delete the folder if it is not needed)",
-            file=sys.stderr,
-        )
+        print(report.stale_note(folder, _recorded_study(folder)), file=sys.stderr)
     results = report.run_notebooks(plans=plan)
     run_rc = _print_runs(results)
     pages = report.render_reports(skip={f.name for f in stale})
