@@ -642,7 +642,10 @@ def _guarded(args) -> int:
 
 def _run_guarded(args) -> int:
     """``_guarded``'s body, with its Ctrl-C latch installed."""
-    from .store.faults import interrupted  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
+    try:  # a Ctrl-C while the store is imported is a Ctrl-C like any other
+        from .store.faults import interrupted  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
+    except KeyboardInterrupt:
+        return _interrupted(args)
 
     low = memfloor.too_low()
     if low:
