@@ -36,7 +36,7 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
                                          AND s.job_index = j.job_index AND s.direction = 'sync') AS has_sync,
                -- fio's IO depths distribution: 100 % at 1 = never more than one I/O in flight (a synchronous engine)
                (SELECT d.pct FROM fio_iodepths d WHERE d.file_id = j.file_id AND d.job_index = j.job_index
-                  AND d.kind = 'depth' AND d.bucket = '1') AS depth1_pct
+                  AND d.kind = 'depth' AND d.bucket = '1') AS depth1_pct, {fio_runs.SETUP_OF_OPTIONS_SQL}
         FROM fio_jobs j JOIN fio_results r USING (file_id, job_index) JOIN files f USING (file_id)
         LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
           ON c.file_id = j.file_id AND j.doc_index >= c.doc_index AND (c.next_doc IS NULL OR j.doc_index < c.next_doc)

@@ -1,0 +1,107 @@
+"""Notebook 08 on a second, differently labelled data set (the h7 new-user trial, /work/h7-findings.md): real fio
+and zpool outputs from tests/fixtures/, labelled as that user labelled them (hosts boreas and atlas, other fio
+versions with the study label only), analysed with non-default parameters."""
+
+from __future__ import annotations
+
+import shutil
+
+import polars as pl
+import pytest
+from conftest import FIXTURES
+
+from storagelab.analysis import Selection, device_iostat, fio_views, open_db
+
+STUDY = "coldlab-b"
+BOREAS = "boreas,Debian 12 (6.18),ext4,,vda (virtio disk),8589934592"
+ATLAS = "atlas,Debian 12,zfs,tank,,17179869184"
+STD = FIXTURES / "fio" / "3.33" / "lab-standard"
+REP = FIXTURES / "fio" / "3.33" / "lab-repeats"
+# file under the study -> (real output under tests/fixtures/, label, setup labels)
+FILES = {
+    **{
+        f"boreas/{n}.txt": (STD / f"{n}.txt", f"cdm {n}", BOREAS)
+        for n in ("randread-4k-qd1-nj1", "randread-4k-qd32-nj1", "randwrite-4k-qd1-nj1", "read-1m-qd1-nj1")
+    },
+    "boreas/rep-randread-4k-qd1-nj1-2.txt": (REP / "randread-4k-qd1-nj1-2.txt", "qd1 repeat (run 2)", BOREAS),
+    "boreas/rep-randread-4k-qd16-nj1.txt": (REP / "randread-4k-qd16-nj1.txt", "qd16 repeat", BOREAS),
+    "misc/fio-2.2-two-groups.txt": (FIXTURES / "fio" / "text-variants" / "fio-2.2-two-groups.txt", "", ",,,,,"),
+    "misc/fio-2.0-randrw.txt": (FIXTURES / "fio" / "text-variants" / "fio-2.0-randrw.txt", "", ",,,,,"),
+    "misc/fio-2.21-issued-rwt.txt": (FIXTURES / "fio" / "text-variants" / "fio-2.21-issued-rwt.txt", "", ",,,,,"),
+    "misc/randrw_libaio_jsonplus.txt": (FIXTURES / "fio" / "3.33" / "randrw_libaio_jsonplus.txt", "", ",,,,,"),
+    "atlas/iostat-w.txt": (FIXTURES / "zpool" / "published" / "iostat-w-0.8-trim-slag4-cut.txt", "latency hist", ATLAS),
+    "atlas/iostat-l.txt": (FIXTURES / "zpool" / "iostat-l-openzfs2.txt", "wait times", ATLAS),
+}
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    from storagelab.store import ingest
+
+    raw = tmp_path_factory.mktemp("coldlab") / "raw"
+    rows = ["path,study,label,host,os,stack,pool,devices,ram_bytes"]
+    for name, (src, label, setup) in FILES.items():
+        (raw / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, raw / name)
+        rows.append(f"{name},{STUDY},{label},{setup}")
+    (raw / "manifest.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    dest = raw.parent / "cold.duckdb"
+    s = ingest([raw], db_path=dest, manifest_path=raw / "manifest.csv", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (len(FILES), 0), s.errors
+    return dest
+
+
+@pytest.fixture(scope="module")
+def res(db):
+    con = open_db(db)
+    try:
+        yield fio_views.analyse(con, Selection(study=STUDY), steady_rounds=3, excursion_pct=10, knee_gain_pct=20)
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def dev(db):
+    con = open_db(db)
+    try:
+        yield device_iostat.device_beside_fio(con, Selection(study=STUDY))
+    finally:
+        con.close()
+
+
+def test_a_transcript_borrows_no_option_from_another_machine(res):
+    """h7 finding 4: fio-2.2-two-groups.txt (fio 2.2.10, no labels, no runtime in its output) took runtime=1s from
+    boreas' fio 3.33 run and was flagged 'ran 20,026 ms against runtime=1 s (20.03x) ... a stall'; fio-2.0-randrw.txt
+    took direct=1 size=8MiB from another unlabelled file. A run without a host or pool label borrows nothing."""
+    assert not any("matched by what its output shows" in f for f in res.findings)
+    runs = res.numbers.design.filter(pl.col("path").str.ends_with("fio-2.2-two-groups.txt"))
+    assert runs.select("groupid", "workload", "workload_source").unique().sort("groupid").rows() == [
+        (0, "randwrite bs=4KiB iodepth=1 numjobs=1 libaio direct=? size=? runtime=?", "output"),
+        (1, "read bs=4KiB iodepth=32 numjobs=1 libaio direct=? size=? runtime=?", "output"),
+    ]
+    (flagged,) = [f for f in res.findings if f.startswith("fio-2.2-two-groups.txt (group 0")]
+    assert flagged == "fio-2.2-two-groups.txt (group 0: randwrite): its slowest I/O took 44,735 ms (223 % of the run)."
+    assert not any("runtime=1 s (20.03x)" in f for f in res.findings)
+    randrw = res.numbers.design.filter(pl.col("path").str.ends_with("fio-2.0-randrw.txt"))
+    assert set(randrw["workload"]) == {
+        "randrw rwmixread=? bs=4KiB iodepth=4 numjobs=1 libaio direct=? size=? runtime=?"
+    }
+
+
+def test_a_cut_zpool_histogram_gives_no_quantiles_and_says_so(dev):
+    """h7 finding 5: atlas/iostat-w.txt (zpool 0.8, pool slag4) stops at the 8us row; the table gave p99 'at most
+    8191 ns' from the rows that survived and 0 I/Os for disk and total waits (their I/Os are above the cut), with no
+    caveat. Now every row of the cut block has cut_at '8us' and no median or p99, and a line says what is missing."""
+    lat = dev["latency"].sort("wait", "op", nulls_last=True)
+    assert set(lat["cut_at"]) == {"8us"}
+    assert lat["median_max_ns"].null_count() == lat["p99_max_ns"].null_count() == lat.height == 10
+    assert lat.filter(pl.col("wait") == "asyncq_wait", pl.col("op") == "write")["ios"].to_list() == [
+        18.0 * 2**10 + 1.72 * 2**20 + 10.0 * 2**20 + 10.9 * 2**20 + 3.81 * 2**20
+    ]
+    assert dev["lines"][0] == (
+        "slag4 (report 0, iostat-w.txt): the `zpool iostat -w` histogram stops at the 8us row (the paste is cut; 37 "
+        "rows run to 137s): I/Os that waited longer are not in it, so its counts are only those up to 8us and no "
+        "median or p99 is given; disk_wait read, disk_wait write, total_wait read, total_wait write show 0 I/Os up "
+        "to it: their I/Os, if any, are all above the cut"
+    )
+    assert not any("99 % at most" in line for line in dev["lines"])
