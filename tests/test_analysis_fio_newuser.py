@@ -105,3 +105,32 @@ def test_a_cut_zpool_histogram_gives_no_quantiles_and_says_so(dev):
         "to it: their I/Os, if any, are all above the cut"
     )
     assert not any("99 % at most" in line for line in dev["lines"])
+
+
+def test_a_flag_resting_on_options_of_the_same_host_says_they_are_borrowed(tmp_path):
+    """h7 finding 4, second half: where a transcript does borrow (the same host label on both files), a design flag
+    computed from the borrowed runtime says the runtime is not the run's own."""
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copyfile(STD / "randwrite-4k-qd1-nj1.txt", raw / "json.txt")
+    shutil.copyfile(FIXTURES / "fio" / "text-variants" / "fio-2.2-two-groups.txt", raw / "transcript.txt")
+    (raw / "manifest.csv").write_text("path,study,host\njson.txt,one,lab9\ntranscript.txt,one,lab9\n")
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", manifest_path=raw / "manifest.csv", parquet_dir=False, workers=1)
+    assert (s.ingested, s.failed) == (2, 0), s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = fio_views.analyse(con, Selection(study="one"))
+    assert (
+        "transcript.txt: no command line or options: matched by what its output shows (rw, bs, iodepth, numjobs, "
+        "ioengine) to `randwrite bs=4KiB iodepth=1 numjobs=1 libaio direct=1 size=16MiB runtime=1s`, the one "
+        "workload of host lab9 it fits; direct, size, runtime, rwmixread taken from that workload (not in its "
+        "output)." in res.findings
+    )
+    (flagged,) = [f for f in res.findings if f.startswith("transcript.txt (group 0")]
+    assert flagged == (
+        "transcript.txt (group 0: randwrite): ran 20,026 ms against runtime=1 s (20.03x): I/O it had issued did not "
+        "complete in time (a stall); its slowest I/O took 44,735 ms (4474 % of the runtime); the runtime and size "
+        "these checks use are not in its output: they are the options of the workload it was matched to (same "
+        "setup)."
+    )

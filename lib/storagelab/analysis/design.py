@@ -271,8 +271,8 @@ def sentences(df: pl.DataFrame, label: str = "label", min_elapsed_s: float = MIN
         s = sentence(str(row[label]), f, min_elapsed_s)
         if s and row.get("workload_source") == "output (matched)" and _rests_on_options(f):
             s = s[:-1] + (
-                "; the runtime and size these checks use are not in its output: they are the matched workload's "
-                "(same setup), not measured for this run."
+                "; the runtime and size these checks use are not in its output: they are the options of the "
+                "workload it was matched to (same setup)."
             )
         if s:
             out.append(s)
