@@ -134,3 +134,21 @@ def test_a_flag_resting_on_options_of_the_same_host_says_they_are_borrowed(tmp_p
         "these checks use are not in its output: they are the options of the workload it was matched to (same "
         "setup)."
     )
+
+
+def test_no_ratio_across_depths_from_flagged_runs(res):
+    """h7 finding 14: every run behind '11,368 -> 67,054 (5.90x)' was flagged 'short' (1 s runs), yet the ratio was
+    stated as a finding while the Test design paragraph said none heads a headline. A ratio now comes from unflagged
+    runs only; with fewer than two depths of them, the sentence names the depths and flags and states none."""
+    (qd,) = [f for f in res.findings if f.startswith("`randread bs=4KiB libaio direct=1 size=16MiB runtime=1s` read")]
+    assert qd == (
+        "`randread bs=4KiB libaio direct=1 size=16MiB runtime=1s` read on boreas | ext4 | layout not labelled | vda "
+        "(virtio disk): runs at 1, 32 I/Os in flight, but every run on it is flagged: no ratio across depths is "
+        "stated (a flagged run measures its test design, not the depth); their figures are in the table and chart, "
+        "marked ⚠. Flagged run(s) on it: cdm randread-4k-qd1-nj1 (⚠ short), cdm randread-4k-qd32-nj1 (⚠ short)."
+    )
+    assert not any("5.90x" in f for f in res.findings)
+    assert any(
+        f.startswith("Test design: ") and f.endswith("none heads a headline or a ratio across depths):")
+        for f in res.findings
+    )
