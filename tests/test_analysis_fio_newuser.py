@@ -152,3 +152,26 @@ def test_no_ratio_across_depths_from_flagged_runs(res):
         f.startswith("Test design: ") and f.endswith("none heads a headline or a ratio across depths):")
         for f in res.findings
     )
+
+
+def test_the_headline_ranks_no_runs_of_different_workloads(res):
+    """h7 finding 10: 'highest IOPS: fio-2.2-two-groups.txt: 84,648 IOPS (read, QD 32 x 1)' ranked a QD 32 read of
+    an unlabelled machine against QD 4 random read/writes of others; runs are compared within one workload only.
+    The large-block side has one unflagged run (boreas' 1 MiB reads are 'short'): it may head its line."""
+    assert res.headline == {
+        "runs": "10",
+        "highest IOPS (blocks under 64 KiB)": "not ranked: the unflagged runs are of 3 workloads; runs are compared "
+        "within one workload only (the findings above, per workload)",
+        "highest bandwidth (blocks of 64 KiB and more)": "fio-2.21-issued-rwt.txt: 460.0 MiB/s (482.3 MB/s) (read)",
+    }
+    assert res.numbers.unranked == {
+        "iops": [
+            "`randrw rwmixread=? bs=4KiB libaio direct=? size=? runtime=?` read",
+            "`randrw rwmixread=? bs=4KiB libaio direct=? size=? runtime=?` write",
+            "`read bs=4KiB libaio direct=? size=? runtime=?` read",
+        ]
+    }
+    assert res.verdict == (
+        "Highest bandwidth fio-2.21-issued-rwt.txt at 460.0 MiB/s (482.3 MB/s); highest IOPS (blocks under 64 KiB): "
+        "not ranked across 3 workloads."  # boreas' faster 1 MiB reads are of another workload
+    )

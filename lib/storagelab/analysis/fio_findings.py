@@ -334,6 +334,17 @@ def headline(n, res) -> None:
             f"{b['label']}: {prose.rate(b['bw_bytes_per_s'])} ({b['workload'].split(' ')[0]}){_weak(b)}"
         )
         parts.append(f"highest bandwidth {b['label']} at {prose.rate(b['bw_bytes_per_s'])}{_weak(b)}")
+    for key, title in (
+        ("iops", "highest IOPS (blocks under 64 KiB)"),
+        ("bw", "highest bandwidth (blocks of 64 KiB and more)"),
+    ):
+        kinds = getattr(n, "unranked", {}).get(key)
+        if kinds:
+            res.headline[title] = (
+                f"not ranked: the unflagged runs are of {len(kinds)} workloads; runs are compared within one "
+                "workload only (the findings above, per workload)"
+            )
+            parts.append(f"{title}: not ranked across {len(kinds)} workloads")
     durable = [r for r in n.durable.runs if r.p99_ns and not r.flag]
     if durable:
         best = min(durable, key=lambda r: r.p99_ns)
