@@ -31,6 +31,7 @@ FILES = {
     "misc/randrw_libaio_jsonplus.txt": (FIXTURES / "fio" / "3.33" / "randrw_libaio_jsonplus.txt", "", ",,,,,"),
     "atlas/iostat-w.txt": (FIXTURES / "zpool" / "published" / "iostat-w-0.8-trim-slag4-cut.txt", "latency hist", ATLAS),
     "atlas/iostat-l.txt": (FIXTURES / "zpool" / "iostat-l-openzfs2.txt", "wait times", ATLAS),
+    "atlas/iostat-lq.txt": (FIXTURES / "zpool" / "published" / "iostat-lq-2.0-intervals-pool2.txt", "lq", ATLAS),
 }
 
 
@@ -175,3 +176,33 @@ def test_the_headline_ranks_no_runs_of_different_workloads(res):
         "Highest bandwidth fio-2.21-issued-rwt.txt at 460.0 MiB/s (482.3 MB/s); highest IOPS (blocks under 64 KiB): "
         "not ranked across 3 workloads."  # boreas' faster 1 MiB reads are of another workload
     )
+
+
+def test_the_device_section_shows_the_average_waits_and_queues(dev):
+    """h7 finding 9: atlas/iostat-l.txt was ingested (10 rows) but the section neither showed nor mentioned it."""
+    assert dev["waits_table"].filter(pl.col("path").str.ends_with("iostat-l.txt")).drop("path").rows() == [
+        ("tank", None, 0, None, "total_wait", 12e6, 3e6, None),
+        ("tank", None, 0, None, "disk_wait", 8e6, 1e6, None),
+        ("tank", None, 0, None, "syncq_wait", 45e3, 2e3, None),
+        ("tank", None, 0, None, "asyncq_wait", 500e3, 2e6, None),
+        ("tank", None, 0, None, "scrub", None, None, None),
+        ("tank", None, 0, None, "trim", None, None, None),
+    ]
+    waits = [line for line in dev["lines"] if "average waits" in line or "queues (" in line]
+    assert waits == [
+        "tank (pool row, report 0 of iostat-l.txt, no time stamp: averages since the pool was imported): average "
+        "waits (`zpool iostat -l`, as printed): total_wait read 12 ms, write 3 ms; disk_wait read 8 ms, write 1 ms; "
+        "syncq_wait read 45 us, write 2 us; asyncq_wait read 500 us, write 2 ms; scrub not printed ('-'); trim not "
+        "printed ('-')",
+        "pool2 (pool row, report 0 of iostat-lq.txt, no time stamp: averages since the pool was imported): average "
+        "waits (`zpool iostat -l`, as printed): total_wait read 252 us, write 800 us; disk_wait read 242 us, write "
+        "113 us; syncq_wait read 6 us, write 1 us; asyncq_wait read 155 us, write 732 us; scrub 452 us; trim 2 ms",
+        "pool2 (pool row, report 1 of iostat-lq.txt, no time stamp): average waits (`zpool iostat -l`, as printed): "
+        "total_wait read 314 us, write 3 ms; disk_wait read 292 us, write 189 us; syncq_wait read 14 us, write 3 us; "
+        "asyncq_wait read 133 us, write 3 ms; scrub not printed ('-'); trim 1 ms",
+        "pool2 (pool row, report 0 of iostat-lq.txt, no time stamp): queues (`zpool iostat -q`, I/Os at the moment it printed): trimq_write 7 pending, 2 active (the other 5 queues "
+        "empty)",
+        "pool2 (pool row, report 1 of iostat-lq.txt, no time stamp): queues (`zpool iostat -q`, I/Os at the moment "
+        "it printed): syncq_read 0 pending, 3 active (the other 5 queues empty)",
+    ]
+    assert not any("no `zpool iostat -l`" in line for line in dev["lines"])

@@ -165,8 +165,80 @@ def device_beside_fio(con, sel: Selection) -> dict:
         "fio": fio,
         "aligned": aligned_samples(pl.concat(timed) if timed else req, fio),
     }
-    out["lines"] = _latency_lines(lat, sel) + _lines(out, sel)
+    out["waits_table"] = waits_table(out["waits"])
+    out["queues_table"] = queues_table(out["queues"])
+    out["lines"] = _latency_lines(lat, sel) + _lines(out, sel) + _wait_lines(out["waits_table"], out["queues_table"])
     return out
+
+
+_ROW = ["path", "pool", "vdev", "sample", "timestamp"]
+WAIT_ORDER = {
+    w: i for i, w in enumerate(("total_wait", "disk_wait", "syncq_wait", "asyncq_wait", "scrub", "trim", "rebuild"))
+}
+
+
+def waits_table(waits: pl.DataFrame) -> pl.DataFrame:
+    """The -l rows side by side: one row per pool/vdev row of a report and wait kind (in zpool's column order), its
+    average read and write wait (ns, as zpool printed them, rounded; None for '-'); scrub, trim and rebuild, which
+    have one column and no direction, in ``wait_ns``."""
+    cols = [*_ROW, "wait", "read_ns", "write_ns", "wait_ns"]
+    if waits.is_empty():
+        return pl.DataFrame(schema={c: pl.Float64 if c.endswith("_ns") else pl.Utf8 for c in cols})
+    order = pl.col("wait").replace_strict(WAIT_ORDER, default=len(WAIT_ORDER), return_dtype=pl.Int64)
+    first = waits.sort([*_ROW, order], nulls_last=True).group_by([*_ROW, "wait"], maintain_order=True)
+    return first.agg(
+        read_ns=pl.col("latency_ns").filter(pl.col("op") == "read").first(),
+        write_ns=pl.col("latency_ns").filter(pl.col("op") == "write").first(),
+        wait_ns=pl.col("latency_ns").filter(pl.col("op").is_null()).first(),
+    ).select(cols)
+
+
+def queues_table(queues: pl.DataFrame) -> pl.DataFrame:
+    """The -q rows: one row per pool/vdev row of a report and queue, I/Os pending and active."""
+    cols = [*_ROW, "queue", "pending", "active"]
+    if queues.is_empty():
+        return pl.DataFrame(schema={c: pl.Float64 if c in ("pending", "active") else pl.Utf8 for c in cols})
+    return queues.select(cols)
+
+
+def _wait_lines(waits: pl.DataFrame, queues: pl.DataFrame) -> list[str]:
+    """One line per -l and per -q row (a pool or vdev in one report): what it shows, and that a report without an
+    interval is an average since import."""
+    lines = []
+    for key, rows in waits.group_by(_ROW, maintain_order=True):
+        shown = []
+        for r in rows.iter_rows(named=True):
+            if r["wait_ns"] is not None or (r["read_ns"] is None and r["write_ns"] is None):
+                shown.append(f"{r['wait']} {_ns_or_dash(r['wait_ns'])}")
+            else:
+                shown.append(f"{r['wait']} read {_ns_or_dash(r['read_ns'])}, write {_ns_or_dash(r['write_ns'])}")
+        lines.append(f"{_row_name(key)}: average waits (`zpool iostat -l`, as printed): {'; '.join(shown)}")
+    for key, rows in queues.group_by(_ROW, maintain_order=True):
+        busy = rows.filter((pl.col("pending") > 0) | (pl.col("active") > 0))
+        shown = [
+            f"{r['queue']} {r['pending']:,.0f} pending, {r['active']:,.0f} active" for r in busy.iter_rows(named=True)
+        ]
+        said = (
+            f"{'; '.join(shown)} (the other {rows.height - busy.height} queues empty)" if shown else "every queue empty"
+        )
+        lines.append(f"{_row_name(key, False)}: queues (`zpool iostat -q`, I/Os at the moment it printed): {said}")
+    return lines
+
+
+def _row_name(key: tuple, averages: bool = True) -> str:
+    """'tank (pool row, report 0 of iostat-l.txt, no time stamp: averages since the pool was imported)' (report 0
+    of ``averages``, the -l waits: since import; -q queues are counts at the moment zpool printed them)."""
+    path, pool, vdev, sample, timestamp = key
+    where = f"vdev {vdev} of {pool}" if vdev else "pool row"
+    if timestamp:
+        when = f"at {timestamp}"
+    else:
+        when = "no time stamp" + (": averages since the pool was imported" if sample == 0 and averages else "")
+    return f"{pool} ({where}, report {sample} of {str(path).rsplit('/', 1)[-1]}, {when})"
+
+
+def _ns_or_dash(n) -> str:
+    return "not printed ('-')" if n is None else _ns(n)
 
 
 def _latency_lines(lat: pl.DataFrame, sel: Selection) -> list[str]:
