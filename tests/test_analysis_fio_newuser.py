@@ -54,20 +54,14 @@ def db(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def res(db):
-    con = open_db(db)
-    try:
-        yield fio_views.analyse(con, Selection(study=STUDY), steady_rounds=3, excursion_pct=10, knee_gain_pct=20)
-    finally:
-        con.close()
+    with open_db(db) as con:
+        return fio_views.analyse(con, Selection(study=STUDY), steady_rounds=3, excursion_pct=10, knee_gain_pct=20)
 
 
 @pytest.fixture(scope="module")
 def dev(db):
-    con = open_db(db)
-    try:
-        yield device_iostat.device_beside_fio(con, Selection(study=STUDY))
-    finally:
-        con.close()
+    with open_db(db) as con:
+        return device_iostat.device_beside_fio(con, Selection(study=STUDY))
 
 
 def test_a_transcript_borrows_no_option_from_another_machine(res):
