@@ -277,7 +277,7 @@ def _without(config: pl.DataFrame, test: str) -> list[str]:
     return list(_file_names(lacking.sort("path", "run_index")))
 
 
-NOISE_SCHEMA = {
+NOISE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "test": pl.String,
     "before_runs": pl.Int64,
     "after_runs": pl.Int64,

@@ -143,7 +143,7 @@ def _metrics(res, n: AlignmentNumbers) -> None:
         noise = ""
         if r["band_too_wide"]:
             noise = (
-                f"; {runs} are too few or too far apart to bound the noise: their {n.noise.level:.0%} prediction "
+                f"; {runs} are too few or too far apart to bound the noise: their {_level(n)}prediction "
                 f"interval reaches below zero (up to {_value(test, r['pi_high'])}), and a rate cannot be negative, so "
                 "the data cannot tell the 'before' value from noise"
             )
@@ -304,11 +304,18 @@ def _explanations(res, n: AlignmentNumbers, pair: Pair) -> None:
         )
 
 
+def _level(n: AlignmentNumbers) -> str:
+    """The prediction interval's confidence level, as a sentence says it ("95% "), or nothing when unknown."""
+    return f"{n.noise.level:.0%} " if n.noise is not None and n.noise.level is not None else ""
+
+
 def _ashift_judged(n: AlignmentNumbers, pair: Pair) -> str:
     """What a known 'before' ashift says against the drives' physical sector size (physical_sector_bytes, a
     parameter: the logs do not show it): blocks of 2^ashift bytes that are whole sectors exclude a too-small ashift;
     smaller blocks support it, unless the 'after' run's pool has the same ashift."""
     s = pair.settings
+    if s.ashift is None:  # the caller judges only a known ashift
+        return ""
     physical = n.arithmetic[0]["physical_bytes"] if n.arithmetic else 4096
     block, where = 2**s.ashift, "(physical_sector_bytes, a parameter: the logs do not show the drives' sector size)"
     if block >= physical and block % physical == 0:

@@ -296,7 +296,7 @@ def _section(text: str, m: re.Match) -> tuple[Section, int]:
     lats, pos = _repeated(_LAT_LINE, text, m.end())
     prio_lats, pos = _repeated(_PRIO_LAT, text, pos, _PRIO_MAX)
     pcts, pos = _repeated(_PCT_BLOCK, text, pos)
-    prio_pcts = []
+    prio_pcts: list[str] = []
     while len(prio_pcts) < _PRIO_MAX and (prio := _PRIO_PCT.match(text, pos)) is not None:
         prio_pcts.append(prio[0])
         pos = prio.end()
