@@ -1,0 +1,71 @@
+"""The fifth attack campaign's data-side findings (docs/reliability-5-store.md), each re-run as the attack ran:
+real logs, real ingests, each state compared with a clean ingest of the same tree."""
+
+import shutil
+from pathlib import Path
+
+import duckdb
+from conftest import RAW
+
+from storagelab import store
+from storagelab.analysis.selection import Selection
+
+LOG = RAW / "homelab-mergerfs" / "fio-btrfs-single.txt"  # real fio output (data/raw)
+
+
+def _ingest(raw: Path, db: Path) -> store.Summary:
+    return store.ingest([raw], db_path=db, manifest_path=raw / "manifest.csv", parquet_dir=False, progress=False)
+
+
+def _state(db: Path) -> dict:
+    """Where every path is on record, and the fio rows a notebook on study ``sb`` selects."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        where, params = Selection(study="sb").sql("f")
+        return {
+            "files": sorted(p.rsplit("/", 1)[1] for (p,) in con.execute("SELECT path FROM files").fetchall()),
+            "duplicates": sorted(
+                (p.rsplit("/", 1)[1], s.rsplit("/", 1)[1])
+                for p, s in con.execute("SELECT path, same_as FROM duplicates").fetchall()
+            ),
+            "ingest_errors": sorted(
+                p.rsplit("/", 1)[1] for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()
+            ),
+            "study sb fio_groups": con.execute(
+                f"SELECT count(*) FROM fio_groups g JOIN files f USING (file_id) WHERE {where}", params
+            ).fetchone()[0],
+        }
+    finally:
+        con.close()
+
+
+def test_a_copy_overwritten_with_junk_and_a_failure_turned_copy_match_a_clean_ingest(tmp_path):
+    """reliability-5 High 1: b.txt, a labelled copy of the stored a.txt, is overwritten with bytes no parser reads;
+    c.txt, a failure, is overwritten with a.txt's bytes. The re-ingest kept b.txt in ``duplicates`` (so study sb
+    still selected a.txt's rows, which no file of sb holds any more) and c.txt in ``ingest_errors`` beside its
+    ``duplicates`` row. A clean ingest of the same tree has neither."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copyfile(LOG, logs / "a.txt")
+    shutil.copyfile(LOG, logs / "b.txt")
+    (logs / "c.txt").write_text("not a log\n")
+    (logs / "manifest.csv").write_text("path,study,label\na.txt,sa,A\nb.txt,sb,B\n")
+    db = tmp_path / "inc.duckdb"
+    _ingest(logs, db)
+    assert _state(db) == {
+        "files": ["a.txt"],
+        "duplicates": [("b.txt", "a.txt")],
+        "ingest_errors": ["c.txt"],
+        "study sb fio_groups": 1,
+    }
+    (logs / "b.txt").write_text("not a log either\n")
+    shutil.copyfile(LOG, logs / "c.txt")
+    s = _ingest(logs, db)
+    assert (s.ingested, s.failed) == (0, 1)
+    expected = {"files": ["a.txt"], "duplicates": [("c.txt", "a.txt")], "ingest_errors": ["b.txt"]}
+    assert _state(db) == {**expected, "study sb fio_groups": 0}
+    clean = tmp_path / "clean.duckdb"
+    _ingest(logs, clean)
+    assert _state(clean) == _state(db)
+    _ingest(logs, db)  # and it stays so
+    assert _state(db) == _state(clean)
