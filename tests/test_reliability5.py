@@ -5,6 +5,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 from conftest import RAW
 
 from storagelab import store
@@ -69,3 +70,42 @@ def test_a_copy_overwritten_with_junk_and_a_failure_turned_copy_match_a_clean_in
     assert _state(clean) == _state(db)
     _ingest(logs, db)  # and it stays so
     assert _state(db) == _state(clean)
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_the_cli_starts_is_one_line(tmp_path):
+    """reliability-5 Medium 2: Ctrl-C (SIGINT to the group, default disposition) in the first half second of
+    `export`, while Python imports the CLI and duckdb: a 29- to 39-line traceback (KeyboardInterrupt, or duckdb's
+    ImportError made of it), exit 1 or -2. Only the interpreter's own start-up (site, before storagelab runs)
+    is out of reach; no traceback may pass through storagelab's code."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    db = tmp_path / "t.duckdb"
+    _ingest(RAW, db)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    seen = []
+    for i in range(20):
+        p = subprocess.Popen(
+            [sys.executable, "-m", "storagelab", "export", "--dataset", str(tmp_path / "ds"), "--db", str(db)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        time.sleep(0.08 + 0.025 * i)
+        os.killpg(p.pid, signal.SIGINT)
+        err = p.communicate(timeout=60)[1]
+        seen.append(p.returncode)
+        ours = any(f"storagelab/{m}" in err for m in ("cli.py", "__main__.py", "store/"))
+        assert not ("Traceback" in err and ours), (0.08 + 0.025 * i, err[-3000:])
+        if p.returncode not in (0, 1):
+            assert p.returncode in (130, -signal.SIGINT), err
+    assert set(seen) & {130, -signal.SIGINT}  # some were interrupted (a machine too fast to reach any is no test)

@@ -309,12 +309,11 @@ def _on_spark(args, conf: dict) -> dict:
     try:
         # Ctrl-C while the JVM starts waits until the session is there (and pyspark's handler replaced): pyspark
         # gave up on a half-launched JVM, which went on running, orphaned
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            spark = spark_ingest.session(args.master, conf)
-        finally:
-            signal.signal(signal.SIGINT, ours)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        with _sigint_held():
+            try:
+                spark = spark_ingest.session(args.master, conf)
+            finally:
+                signal.signal(signal.SIGINT, ours)
         spark.sparkContext.setLogLevel("ERROR")
         try:
             return spark_ingest.run(spark, args.input, args.output, args.manifest)
@@ -660,6 +659,17 @@ def _python_sigint():
             signal.signal(signal.SIGINT, old)
 
 
+@contextmanager
+def _sigint_held():
+    """Ctrl-C waits until the block is done: in duckdb's native import it became an ImportError, or a nanobind
+    "Critical error" abort (exit -6); delivered after it, it is the usual KeyboardInterrupt."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _guarded(args) -> int:
     """Run a command; a closed pipe, Ctrl-C (whatever error a library made of it), or a storagelab error or
     OSError (missing database, unreadable file) that the command did not catch is a clean exit (0, 130, 2) with
@@ -682,7 +692,11 @@ def _guarded(args) -> int:
 
 def _run_guarded(args) -> int:
     """``_guarded``'s body, with its Ctrl-C latch installed."""
-    from .store.faults import interrupted  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
+    try:  # Ctrl-C during this import (duckdb and the store: about 0.3 s) is an interruption too, not a traceback
+        with _sigint_held():
+            from .store.faults import interrupted  # noqa: PLC0415  (kept out of the CLI's start-up (130 ms))
+    except KeyboardInterrupt:
+        return _interrupted(args)
 
     low = memfloor.too_low()
     if low:
