@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import RAW
+from conftest import FIXTURES, RAW
 
 from storagelab import store
 from storagelab.analysis.selection import Selection
@@ -109,3 +109,38 @@ def test_ctrl_c_while_the_cli_starts_is_one_line(tmp_path):
         if p.returncode not in (0, 1):
             assert p.returncode in (130, -signal.SIGINT), err
     assert set(seen) & {130, -signal.SIGINT}  # some were interrupted (a machine too fast to reach any is no test)
+
+
+def test_an_ingest_under_ulimit_n_16_ends_with_one_line_and_does_not_hang(tmp_path):
+    """reliability-5 High 3: `ulimit -n 16; storagelab ingest` printed "[Errno 24] Too many open files" and then
+    never exited (a 120 s timeout): the pool's first submit failed after forking a worker, no manager thread had
+    started to stop it, and Python's exit joined it for ever (multiprocessing.util._exit_function)."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16))
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    # the fixtures: over POOL_MIN_FILES files, so they are parsed on a process pool
+    args = ["ingest", str(FIXTURES), "--db", str(tmp_path / "t.duckdb"), "--quiet", "--workers", "2", "--no-parquet"]
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "storagelab", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=limit,
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("ulimit -n 16: the ingest hung")
+    assert (r.returncode, r.stderr.strip().splitlines()[-1]) == (
+        2,
+        f"storagelab ingest: {tmp_path / 't.duckdb'}: [Errno 24] Too many open files",
+    ), r.stderr[-2000:]
