@@ -1,4 +1,5 @@
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -116,12 +117,17 @@ def analyse_study(db, analyse, study: str, **kwargs):
 # A test module may list in BACKGROUND functions ``fn(root: Path) -> value`` that take minutes and need nothing from
 # any other test: a project of their own under an empty temporary ``root``, driven through subprocesses (the second
 # study's build and runs, tests/test_any_study.py). Once the tests are collected, each starts in a thread beside the
-# rest of the suite, which alone keeps about one core of two busy, and the tests that wait for one (through the
-# `background` fixture) are moved to the end;
+# rest of the suite, and the tests that wait for one (through the `background` fixture) are moved to the end;
 # the `background` fixture waits for the value. At the end of the session the thread is waited for (a -x stop too).
+# Under pytest-xdist (`-n 2`, ./run test) each runs once per session, not once per worker: worker gw0 runs them in
+# its thread and leaves each value, pickled, in a folder the controller made for the session; the other workers'
+# `background` fixture waits for that file. The controller prints the times and removes the folder at the end.
 _BACKGROUND: dict[Callable, Future] = {}
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="storagelab-background")
 _ROOTS: list[str] = []
+_SHARED: dict[str, Path] = {}  # "dir": the session's folder shared by the controller and the workers (xdist)
+_FROM_GW0: set[str] = set()  # on a worker other than gw0: the functions gw0 runs (every worker collects the same)
+_WAIT_FOR_GW0 = 3600.0  # seconds; a lost gw0 fails the waiting test instead of hanging it
 
 
 def _background_functions(item) -> list[Callable]:
@@ -130,6 +136,29 @@ def _background_functions(item) -> list[Callable]:
     if "background" not in getattr(item, "fixturenames", ()):
         return []
     return list(getattr(getattr(item, "module", None), "BACKGROUND", ()))
+
+
+def _key(fn: Callable) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def _worker_id(config) -> str | None:
+    """The pytest-xdist worker's id ("gw0", ...), None in a serial run and in the controller."""
+    return getattr(config, "workerinput", {}).get("workerid")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist's controller, for each worker it starts: the session's shared folder."""
+    if "dir" not in _SHARED:
+        _SHARED["dir"] = Path(tempfile.mkdtemp(prefix="storagelab-session-"))
+    node.workerinput["storagelab_shared"] = str(_SHARED["dir"])
+
+
+def pytest_configure(config):
+    shared = getattr(config, "workerinput", {}).get("storagelab_shared")
+    if shared:
+        _SHARED["dir"] = Path(shared)
 
 
 # the longest tests that are not e2e by their own marks, left out of the edit loop too (./run test-quick); CPU seconds
@@ -156,37 +185,81 @@ def pytest_collection_modifyitems(session, config, items):
         items[:] = [it for it in items if not _background_functions(it)] + late
 
 
-_TIMES: dict[str, tuple[float, float]] = {}  # background function -> (started, ended), seconds into the session
-_T0 = time.monotonic()
+_TIMES: dict[str, tuple[float, float]] = {}  # background function -> (started, ended), seconds since the epoch
+_T0 = time.time()
 
 
 def _in_new_root(fn: Callable):
-    root = tempfile.mkdtemp(prefix=f"storagelab-{fn.__name__}-")
-    _ROOTS.append(root)
-    started = time.monotonic() - _T0
+    shared = _SHARED.get("dir")  # under xdist the controller removes it, after every worker has ended
+    root = tempfile.mkdtemp(prefix=f"storagelab-{fn.__name__}-", dir=shared)
+    if shared is None:
+        _ROOTS.append(root)
+    started = time.time()
     try:
-        return fn(Path(root))
+        value = fn(Path(root))
+    except BaseException as e:
+        _publish(fn, ("raised", e))
+        raise
     finally:
-        _TIMES[fn.__name__] = (started, time.monotonic() - _T0)
+        _TIMES[fn.__name__] = (started, time.time())
+    _publish(fn, ("returned", value))
+    return value
+
+
+def _publish(fn: Callable, outcome: tuple[str, object]) -> None:
+    """Under xdist: ``fn``'s outcome and times, for the other workers and the controller (written whole, then
+    renamed)."""
+    if "dir" not in _SHARED:
+        return
+    try:
+        data = pickle.dumps((outcome, _TIMES.get(fn.__name__)))
+    except Exception as e:  # an unpicklable value or exception: the other workers get its description
+        data = pickle.dumps((("raised", RuntimeError(f"{_key(fn)}: {outcome[0]} {outcome[1]!r} ({e})")), None))
+    part = _SHARED["dir"] / f"{_key(fn)}.part"
+    part.write_bytes(data)
+    part.rename(_SHARED["dir"] / f"{_key(fn)}.pickle")
+
+
+def _from_gw0(fn: Callable):
+    """``fn``'s value once worker gw0 has published it (another worker under xdist)."""
+    done, deadline = _SHARED["dir"] / f"{_key(fn)}.pickle", time.monotonic() + _WAIT_FOR_GW0
+    while not done.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"worker gw0 never published {_key(fn)} ({done})")
+        time.sleep(0.5)
+    (how, value), _ = pickle.loads(done.read_bytes())
+    if how == "raised":
+        raise value
+    return value
 
 
 def pytest_terminal_summary(terminalreporter):
     """When each background function ran: one that ends after the tests in the main thread is the critical path,
     one that ends long before leaves the second core idle for the rest (move more work into BACKGROUND)."""
-    for name, (started, ended) in _TIMES.items():
+    times = dict(_TIMES)
+    if not times and "dir" in _SHARED:  # the controller under xdist: the times gw0 published
+        for f in sorted(_SHARED["dir"].glob("*.pickle"), key=lambda f: f.stat().st_mtime):
+            when = pickle.loads(f.read_bytes())[1]
+            if when:
+                times[f.stem.rsplit(".", 1)[-1]] = when
+    for name, (started, ended) in times.items():
         terminalreporter.write_line(
-            f"background {name}: {started:.0f} s to {ended:.0f} s into the session "
-            f"(the tests ended at {time.monotonic() - _T0:.0f} s)"
+            f"background {name}: {started - _T0:.0f} s to {ended - _T0:.0f} s into the session "
+            f"(the tests ended at {time.time() - _T0:.0f} s)"
         )
 
 
 def pytest_collection_finish(session):
-    if session.config.option.collectonly or os.environ.get("PYTEST_XDIST_WORKER"):
-        return  # under pytest-xdist every worker collects every test: each starts a function when a test waits for it
+    if session.config.option.collectonly:
+        return
+    worker = _worker_id(session.config)
     for item in session.items:
         for fn in _background_functions(item):
-            if fn not in _BACKGROUND:
-                _BACKGROUND[fn] = _POOL.submit(_in_new_root, fn)
+            if worker in (None, "gw0"):  # serial, or the one worker that runs them for all
+                if fn not in _BACKGROUND:
+                    _BACKGROUND[fn] = _POOL.submit(_in_new_root, fn)
+            else:
+                _FROM_GW0.add(_key(fn))
 
 
 def pytest_sessionfinish(session):
@@ -195,11 +268,19 @@ def pytest_sessionfinish(session):
         shutil.rmtree(root, ignore_errors=True)
 
 
+def pytest_unconfigure(config):
+    """The controller under xdist, after every worker has ended and the summary has read the times."""
+    if _worker_id(config) is None and "dir" in _SHARED:
+        shutil.rmtree(_SHARED["dir"], ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def background():
     """``background(fn)``: the value of a BACKGROUND function started when the tests were collected."""
 
     def wait(fn: Callable):
+        if fn not in _BACKGROUND and _key(fn) in _FROM_GW0:
+            return _from_gw0(fn)
         if fn not in _BACKGROUND:  # not collected through this module (e.g. called from another): start it now
             _BACKGROUND[fn] = _POOL.submit(_in_new_root, fn)
         return _BACKGROUND[fn].result()
