@@ -43,7 +43,7 @@ from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     resolve,
     validate,
 )
-from .pool_deaths import FeederDied, pool_result, worker_died
+from .pool_deaths import FeederDied, pool_result, stopped_at_the_end, worker_died
 from .procs import alive, die_with_parent, kill_descendants
 from .rendering import (  # noqa: F401  (re-exported)
     _BASIS,
@@ -198,20 +198,18 @@ def run_notebooks(
         initializer=_notebook_worker_init,
         initargs=(os.getpid(),),
     )
-    try:
-        futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
-        results = [pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS) for f in futures]
-    except BaseException as e:
-        broken = isinstance(e, BrokenProcessPool) and not isinstance(e, FeederDied)  # FeederDied: no worker died
-        died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if broken else None
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            proc.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
-        if died is not None:
-            raise died from e
-        raise
-    pool.shutdown(wait=True)
-    return results
+    with stopped_at_the_end(pool):  # never hangs on a lost stop (pool_deaths.shut_down)
+        try:
+            futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
+            return [pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS) for f in futures]
+        except BaseException as e:
+            broken = isinstance(e, BrokenProcessPool) and not isinstance(e, FeederDied)  # FeederDied: no worker died
+            died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if broken else None
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()
+            if died is not None:
+                raise died from e
+            raise
 
 
 SELECTION_FILE = paths.SELECTION_FILE
