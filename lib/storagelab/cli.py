@@ -89,13 +89,12 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
     if (special := _special_files(targets)) is not None:
         print(f"storagelab parse: {special}", file=sys.stderr)
         return None
-    files: list[str] = []
-    for t in targets:
-        if Path(t).is_dir():
-            from .ignore import split  # noqa: PLC0415  (kept out of the CLI's start-up (10 ms))
-            from .store import list_files  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
+    from .store import files_to_read  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
-            found = [f.path for f in split(list_files([t]), [t])[0]]  # ignore list included
+    files: list[str] = []
+    for t in targets:  # one record per file named; a folder's files as ingest reads them (each once, ignore list)
+        if Path(t).is_dir():
+            found = [f.path for f in files_to_read([t])[0]]
             if not found:
                 print(f"storagelab parse: {t}: no log files in this folder", file=sys.stderr)
                 return None
