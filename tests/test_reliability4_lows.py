@@ -34,3 +34,40 @@ def test_parse_of_a_folder_reads_a_symlinked_file_once_as_ingest_stores_it(tmp_p
     with duckdb.connect(str(tmp_path / "t.duckdb"), read_only=True) as con:
         stored = con.execute("SELECT path, sha256 FROM files").fetchall()
     assert stored == [(str((folder / "sub" / "a.txt").resolve()), heads[0]["sha256"])]
+
+
+def _odd_names(folder):
+    """The attack's names: a real bonnie++ log named with a newline and a tab (its parser warns about 2 lines), and
+    a file named with the escape sequence that sets a terminal's title (no known format: an error line)."""
+    folder.mkdir()
+    (folder / "fio-nl\nname\ttab.txt").write_bytes(BONNIE.read_bytes())
+    (folder / "\x1b]0;TITLE\x07esc.txt").write_text("not a log\n")
+
+
+def test_control_characters_in_file_names_reach_the_terminal_escaped(tmp_path):
+    """Low 1: `warning: data/raw/evil/fio-nl` on one line and `name	tab.txt: ...` on the next, and ESC ] 0 ; ... BEL
+    written to stderr as it is, which a terminal takes as a command."""
+    folder = tmp_path / "in"
+    _odd_names(folder)
+    cut = "no size cell after the machine name (cut from the table)"
+    unknown = "\\x1b]0;TITLE\\x07esc.txt:1: unknown-format: no known tool output found (expected output of fio"
+    i = _cli("ingest", str(folder), "--db", str(tmp_path / "t.duckdb"), "--no-parquet")
+    p = _cli("parse", str(folder))
+    for r, said in ((i, "error"), (p, "storagelab parse")):
+        assert "\x1b" not in r.stderr and "\x07" not in r.stderr and "\t" not in r.stderr, r.stderr
+        lines = r.stderr.splitlines()
+        assert f"warning: {folder}/fio-nl\\nname\\ttab.txt: line 4: {cut}" in lines
+        assert f"warning: {folder}/fio-nl\\nname\\ttab.txt: line 6: {cut}" in lines
+        assert [ln for ln in lines if ln.startswith(f"{said}: {folder}/{unknown} (normal/JSON")], lines
+    assert i.returncode == p.returncode == 1
+    assert i.stdout.startswith("ingested 1 (of which 0 replaced), skipped 0 unchanged, failed 1; 26 rows in ")
+
+
+def test_one_line_escapes_every_control_character_and_nothing_else():
+    from storagelab.terminal import one_line
+
+    assert (
+        one_line("a\nb\tc\rd\x1b]0;T\x07e\x00\x7f\x9b ü € 日本")
+        == "a\\nb\\tc\\rd\\x1b]0;T\\x07e\\x00\\x7f\\x9b ü € 日本"
+    )
+    assert one_line("data/raw/study 1/fio.txt") == "data/raw/study 1/fio.txt"

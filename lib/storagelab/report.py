@@ -70,6 +70,7 @@ from .rendering import (  # noqa: F401  (re-exported)
     vega_bundle,
     write_summary,
 )
+from .terminal import say
 
 REPORT_DIR_ENV = paths.REPORT_DIR_ENV
 
@@ -340,7 +341,7 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     summary = folder / "summaries" / f"{nb.stem}.json"
     summary.unlink(missing_ok=True)
     shown = os.path.relpath(folder, paths.ROOT) if folder.is_relative_to(paths.ROOT) else str(folder)
-    print(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/", flush=True)
+    say(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/", sys.stdout)
     old = os.environ.get(REPORT_DIR_ENV)
     os.environ[REPORT_DIR_ENV] = str(folder)
     sweep_kernel_dirs()
@@ -361,7 +362,7 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
         ok, error = True, None
     except Exception as e:  # noqa: BLE001 - any failure of one notebook is reported, the others still run
         ok, error = False, _error_of(e)
-        print(f"    FAILED: {error}", file=sys.stderr, flush=True)
+        say(f"    FAILED: {error}")
         _write_json(
             summary,
             dict(
