@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import duckdb
+import pytest
 from conftest import RAW, ROOT
 
 BONNIE = sorted((RAW / "freebsd-bonnie-dedup").glob("*.txt"))[0]  # a real bonnie++ log of the seed data
@@ -71,3 +72,53 @@ def test_one_line_escapes_every_control_character_and_nothing_else():
         == "a\\nb\\tc\\rd\\x1b]0;T\\x07e\\x00\\x7f\\x9b ü € 日本"
     )
     assert one_line("data/raw/study 1/fio.txt") == "data/raw/study 1/fio.txt"
+
+
+@pytest.mark.e2e
+def test_a_notebook_out_of_file_descriptors_says_so_in_one_line(tmp_path):
+    """Low 3: `(ulimit -n 64; storagelab run 09_bonnie --output DIR)` gave `FAILED: CellExecutionError:` (empty),
+    or a polars panic naming `Os { code: 24 }`, after the kernel's tracebacks. Now one line naming the limit and
+    what to do, twice (as the notebook fails, and in the run's list of failures), and no traceback. At 64 a run on
+    this smaller database (no Parquet files) goes through; at 40 it fails as the attack's did."""
+    import resource
+
+    db = tmp_path / "t.duckdb"
+    i = _cli("ingest", str(RAW), "--db", str(db), "--no-parquet", "--quiet")
+    assert i.returncode == 0, i.stderr
+    out = tmp_path / "out"
+    r = _cli(
+        "run", "09_bonnie", "-p", "db_path", str(db), "--output", str(out),
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40)), timeout=300,
+    )  # fmt: skip
+    said = (
+        "too many open files (EMFILE): the notebook's run ran out of file descriptors under a limit of 40 "
+        "(ulimit -n): raise the limit (e.g. ulimit -n 1024) and run again"
+    )
+    assert (r.returncode, r.stderr.splitlines()) == (1, [f"    FAILED: {said}", f"failed: 09_bonnie (out): {said}"])
+
+
+def test_a_notebook_failure_that_does_not_say_why_names_a_low_file_limit():
+    """At `ulimit -n 48` the kernel died before it replied, with nothing about files on its stderr: the line keeps
+    the error and names the limit as what may be the cause."""
+    import resource
+
+    from storagelab import report
+
+    died = RuntimeError("Kernel died before replying to kernel_info")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (48, hard))
+    try:
+        low = report._out_of_files(died, report._StderrFilter())
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert low == (
+        "RuntimeError: Kernel died before replying to kernel_info (the limit of open files is 48, ulimit -n: a "
+        "notebook's run may need more; raise it, e.g. ulimit -n 1024, and run again)"
+    )
+    if hard != resource.RLIM_INFINITY and hard < report.FEW_FILES:
+        return  # no limit that is not low can be set here
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, report.FEW_FILES), hard))
+    try:
+        assert report._out_of_files(died, report._StderrFilter()) is None  # a limit that is not low: not named
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

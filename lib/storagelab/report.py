@@ -141,8 +141,10 @@ class _StderrFilter:
         os.dup2(self.saved, 2)
         os.close(self.saved)
         self.tmp.seek(0)
-        text = self.tmp.read().decode("utf-8", "replace")
+        self.text = text = self.tmp.read().decode("utf-8", "replace")  # read after a failure (_out_of_files)
         self.tmp.close()
+        if exc[0] is not None and any(m in text for m in _EMFILE):
+            return False  # the kernel's tracebacks of it: _out_of_files says it in one line
         for line in text.splitlines():
             if line.strip() and not any(n in line for n in self.NOISE):
                 print(line, file=sys.stderr)
@@ -154,6 +156,37 @@ def _error_of(exc: Exception) -> str:
     ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
     text = f"{ename}: {evalue}" if ename else f"{type(exc).__name__}: {exc}"
     return re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()[0][:500] if text.strip() else type(exc).__name__
+
+
+_EMFILE = ("Too many open files", "EMFILE", "[Errno 24]", "code: 24,")  # Python's, zmq's and Rust's words for it
+
+
+def _out_of_files(exc: Exception, kernel_stderr: _StderrFilter) -> str | None:
+    """One line for a notebook that failed because a process ran out of file descriptors (``ulimit -n 64``: a panic in
+    polars' thread pool, an empty CellExecutionError after zmq's 'Too many open files' on the kernel's stderr). A
+    failure that does not say so (a kernel that died before it replied) under a limit below FEW_FILES: its own
+    line with the limit named as a possible cause. Otherwise None."""
+    import resource  # noqa: PLC0415  (only after a failure)
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    said = f"{exc!r} {getattr(exc, 'evalue', '')} {getattr(kernel_stderr, 'text', '')}"
+    if any(m in said for m in _EMFILE):
+        limit = "" if soft == resource.RLIM_INFINITY else f" under a limit of {soft}"
+        return (
+            f"too many open files (EMFILE): the notebook's run ran out of file descriptors{limit} (ulimit -n): "
+            "raise the limit (e.g. ulimit -n 1024) and run again"
+        )
+    if soft != resource.RLIM_INFINITY and soft < FEW_FILES:
+        return (
+            f"{_error_of(exc)} (the limit of open files is {soft}, ulimit -n: a notebook's run may need more; "
+            "raise it, e.g. ulimit -n 1024, and run again)"
+        )
+    return None
+
+
+FEW_FILES = (
+    256  # open files (ulimit -n) below which a failed notebook names the limit: 09_bonnie failed at 48, ran at 96
+)
 
 
 @dataclass
@@ -347,8 +380,9 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     sweep_kernel_dirs()
     kernel_dir = _new_kernel_dir()
     _KERNEL_DIRS.append(kernel_dir)
+    kernel_stderr = _StderrFilter()
     try:
-        with _StderrFilter():
+        with kernel_stderr:
             pm.execute_notebook(
                 str(nb),
                 str(dest),
@@ -361,7 +395,7 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
             )
         ok, error = True, None
     except Exception as e:  # noqa: BLE001 - any failure of one notebook is reported, the others still run
-        ok, error = False, _error_of(e)
+        ok, error = False, _out_of_files(e, kernel_stderr) or _error_of(e)
         say(f"    FAILED: {error}")
         _write_json(
             summary,
