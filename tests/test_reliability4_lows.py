@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -122,3 +123,29 @@ def test_a_notebook_failure_that_does_not_say_why_names_a_low_file_limit():
         assert report._out_of_files(died, report._StderrFilter()) is None  # a limit that is not low: not named
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _mine(signum, frame) -> None:  # a caller's own Ctrl-C handler
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("handler", [signal.default_int_handler, signal.SIG_IGN, signal.SIG_DFL, _mine])
+def test_commands_run_in_process_leave_sigint_as_they_found_it(tmp_path, handler):
+    """Issue 26: `storagelab.cli.main([...])` from a notebook or a script: whatever handled Ctrl-C before handles it
+    after, as each command ends normally or with an error (the conftest guard checks every other test too)."""
+    from storagelab import cli
+
+    db = str(tmp_path / "t.duckdb")
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        rcs = [
+            cli.main(["ingest", str(RAW), "--db", db, "--no-parquet", "--quiet"]),
+            cli.main(["parse", str(BONNIE)]),
+            cli.main(["sql", "--db", db, "SELECT count(*) FROM files"]),
+            cli.main(["sql", "--db", db, "SELECT * FROM no_such_table"]),
+            cli.main(["run", "09_bonnie", "-p", "no_such_parameter", "1"]),
+        ]
+        after = signal.getsignal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert (rcs, after) == ([0, 0, 0, 2, 2], handler)
