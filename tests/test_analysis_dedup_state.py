@@ -112,3 +112,101 @@ def test_the_ddt_from_zpool_status_D(tmp_path):
     ) in text
     assert res.verdict.endswith("backup fits (555.8 MiB, measured bytes per entry).")
     assert not any("no `zdb -S` or `zdb -DD` output" in m for m in res.missing)
+
+
+def test_parameters_the_arc_statistics_replace_are_named_and_labels_they_contradict(tmp_path):
+    """h7 finding 7: ram_gib 16, arc_max_gib 12 and metadata_fraction 0.75 set for the run were silently unused
+    (the host's arcstats give the budget), and its manifest labels (ram_bytes 16 GiB, zfs_version 2.1.11) against
+    telegraf's OpenZFS 2.2 arcstats (memory_all_bytes 31.23 GiB, no arc_meta_limit) were not mentioned."""
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    rows = ["path,study,host,pool,ram_bytes,zfs_version"]
+    for name in ("b.txt", "DD.txt"):
+        shutil.copy(FIXTURES / "zdb" / "2.1" / name, raw / f"zdb-{name}")
+        rows.append(f"zdb-{name},cold,atlas,tank,17179869184,2.1.11")
+    shutil.copy(FIXTURES / "arcstats" / "linux-2.2" / "arcstats", raw / "arcstats.txt")
+    rows.append("arcstats.txt,cold,atlas,,17179869184,2.1.11")
+    (raw / "manifest.csv").write_text("\n".join(rows) + "\n")
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = dedup.analyse(con, Selection(study="cold"), ram_gib=16, arc_max_gib=12, metadata_fraction=0.75)
+    b = res.numbers.budgets["atlas"]
+    assert (b.ram_label_bytes, b.zfs_version_label, b.ram_disagrees, b.version_disagrees) == (
+        17179869184,
+        "2.1.11",
+        True,
+        True,
+    )
+    text = "\n".join(res.findings)
+    assert (
+        "  The parameters ram_gib 16, arc_max_gib 12 and metadata_fraction 0.75 are not used for host atlas: its ARC "
+        "statistics (arcstats.txt) measure what they stand for."
+    ) in text
+    assert (
+        "  The manifest labels the RAM of host atlas 16.00 GiB (ram_bytes), its ARC statistics show 31.23 GiB of "
+        "memory (memory_all_bytes): the statistics may be of another machine, or the label is wrong; the budget "
+        "above uses the statistics."
+    ) in text
+    assert (
+        "  The manifest labels host atlas ZFS 2.1.11 (zfs_version), its ARC statistics show no arc_meta_limit and a "
+        "'meta' field (OpenZFS 2.2 and newer): the statistics may be of another machine or another ZFS, or the label "
+        "is wrong."
+    ) in text
+    assert res.caveats[:2] == [
+        "atlas: RAM label and ARC statistics disagree",
+        "atlas: ZFS version label and ARC statistics disagree",
+    ]
+
+
+def test_labels_that_agree_with_the_arc_statistics_are_not_questioned(studies):
+    """The ZoL 0.8 arcstats (an arc_meta_limit, no memory_all_bytes) of a host without RAM or version labels: only
+    the parameters it replaces are named (ram_gib stays in use: the output has no memory_all_bytes)."""
+    res = studies["zol08"]
+    text = "\n".join(res.findings)
+    assert (
+        "  The parameters arc_max_gib 0 (0: RAM less 1 GiB) and metadata_fraction 0.25 are not used for host vm: its "
+        "ARC statistics (arcstats.txt) measure what they stand for."
+    ) in text
+    assert "The manifest labels" not in text and not any("disagree" in c for c in res.caveats)
+
+
+def test_a_pool_no_log_nor_manifest_names_is_not_named_after_its_file(tmp_path):
+    """h7 finding 8: unlabelled zdb -b and zdb -DD outputs (no prompt line, no manifest) gave 'Pool b.txt' and
+    'Pool DD.txt', and the advice `zdb -DD b.txt`. The file stands for the pool in words, never as a name in a
+    command."""
+    from storagelab.analysis.selection import UNLABELLED
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in ("b.txt", "DD.txt"):
+        shutil.copy(FIXTURES / "zdb" / "2.1" / name, raw / name)
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = dedup.analyse(con, Selection(study=UNLABELLED))
+    assert [e.pool for e in res.numbers.best] == ["(unnamed; file DD.txt)", "(unnamed; file b.txt)"]
+    text = "\n".join(res.findings)
+    assert (
+        "Pool (unnamed; file b.txt): 5,321 block pointers x 320 B = 1.6 MiB (0.0017 GB), an upper bound (bp count "
+        "includes metadata and embedded bps); fits the 7.75 GiB budget; it would fit at 1,563,897 B per entry or less."
+    ) in text  # h7 finding 20: whole bytes with thousands separators, as every count
+    assert "Pool (unnamed; file DD.txt), zdb -D/-DD (existing DDT): 659 entries -> 205.9 KiB at 320 B/entry." in text
+    assert "  Alone it fits while an entry costs at most 1,634,318 B; over the in-core sizes" in text
+    assert "b.txt`" not in text and "DD.txt`" not in text  # no command names a file as a pool
+    assert (
+        "the verdict rests on the bytes per entry, which only `zdb -DD POOL` or `zpool status -D POOL` on the pool "
+        "itself measure (its name is in neither the log nor the manifest)."
+    ) in text
+    assert "no recordsize label nor `zfs get recordsize POOL` output says otherwise" in text
+    assert any(
+        m.startswith("the pool of ")
+        and m.endswith(
+            "/raw/b.txt, " + str(raw / "DD.txt") + " is not in the log nor the manifest: add the pool name "
+            "(column pool)"
+        )
+        for m in res.missing
+    ), res.missing

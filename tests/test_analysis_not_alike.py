@@ -9,13 +9,14 @@ project had not seen; fixtures/fio/published/*.md say where each comes from):
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from storagelab.analysis import Selection, fio_views, open_db, prose, stacks
+from storagelab.analysis import Selection, fio_durable, fio_findings, fio_views, open_db, prose, stacks
 from storagelab.store import ingest
 
 PUB = Path(__file__).resolve().parent / "fixtures" / "fio" / "published"
@@ -146,7 +147,9 @@ def test_08_sets_a_synchronous_engine_at_its_real_depth(tmp_path):
 
 def test_08_sets_the_means_of_repeated_runs_against_each_other(tmp_path):
     """Three real lab runs at each of depths 1, 4 and 16 (fixtures/fio/3.33/lab-repeats): the depth finding takes
-    the mean IOPS at each end, with the range, and the median p99 (it had taken one run at each end)."""
+    the mean IOPS at each end, with the range, and the median p99 (it had taken one run at each end). Every one of
+    these runs is 2 s long, under the design checks' 5 s: flagged 'short', so no ratio is stated from them (h7
+    finding 14); the levels still hold the means."""
     src = PUB.parent / "3.33" / "lab-repeats"
     raw = tmp_path / "raw"
     shutil.copytree(src, raw, ignore=shutil.ignore_patterns("*.md", "*.jsonl"))
@@ -157,10 +160,39 @@ def test_08_sets_the_means_of_repeated_runs_against_each_other(tmp_path):
     with open_db(tmp_path / "x.duckdb") as con:
         r8 = fio_views.analyse(con, Selection())
     assert r8.findings[0].startswith(
-        "`randread bs=4KiB libaio direct=1 size=16MiB runtime=2s` read on vm | ext4 | layout not labelled: from 1 to 16 "
-        "I/Os in flight, IOPS 15,424 (mean of 3 runs, 13,856-16,738) -> 78,473 (mean of 3 runs, 73,585-83,074) "
-        "(5.09x), p99 latency 0.0773 ms -> 0.285 ms (medians). Flagged run(s) on it: randread-4k-qd1-nj1-2.txt (⚠ "
-        "short)"  # one host labelled: one setup; 2 s runs are under the design checks' 5 s, marked
+        "`randread bs=4KiB libaio direct=1 size=16MiB runtime=2s` read on vm | ext4 | layout not labelled: runs at 1, "
+        "4, 16 I/Os in flight, but every run on it is flagged: no ratio across depths is stated (a flagged run "
+        "measures its test design, not the depth); their figures are in the table and chart, marked ⚠. Flagged "
+        "run(s) on it: randread-4k-qd1-nj1-2.txt (⚠ short)"  # one host labelled: one setup
+    )
+    (curve,) = r8.numbers.curves
+    lo, hi = curve.levels[0], curve.levels[-1]
+    assert curve.clean_levels == []
+    assert [round(x) for x in (lo.iops, lo.iops_low, lo.iops_high, hi.iops, hi.iops_low, hi.iops_high)] == [
+        15424,
+        13856,
+        16738,
+        78473,
+        73585,
+        83074,
+    ]
+    assert (lo.runs, hi.runs, fio_durable.fmt_latency(lo.p99_ns), fio_durable.fmt_latency(hi.p99_ns)) == (
+        3,
+        3,
+        "0.0773 ms",
+        "0.285 ms",
+    )
+    # the sentence's rule on these levels: were the runs at 4 and 16 unflagged, the ratio would be theirs alone
+    partly = dataclasses.replace(curve, clean_levels=curve.levels[1:])
+    assert fio_findings.curve_sentence(partly).startswith(
+        "`randread bs=4KiB libaio direct=1 size=16MiB runtime=2s` read on vm | ext4 | layout not labelled: from 4 to "
+        f"16 I/Os in flight, IOPS {curve.levels[1].iops:,.0f} (mean of 3 runs, {curve.levels[1].iops_low:,.0f}-"
+        f"{curve.levels[1].iops_high:,.0f}) -> 78,473 (mean of 3 runs, 73,585-83,074) "
+        f"({78473.0 / curve.levels[1].iops:.2f}x) (unflagged runs only: 3 flagged run(s) left out), p99 latency "
+    )
+    only_one = dataclasses.replace(curve, clean_levels=curve.levels[2:])
+    assert ": runs at 1, 4, 16 I/Os in flight, but only the run(s) at 16 I/Os in flight are unflagged: no ratio " in (
+        fio_findings.curve_sentence(only_one)
     )
 
 

@@ -37,7 +37,8 @@ def _subcommands() -> list[str]:
 def test_main_help_documents_the_exit_codes():
     out = storagelab("--help").stdout
     assert (
-        "exit codes:\n  0    ok\n  1    some files failed to parse (the others were processed; see the messages)\n"
+        "exit codes:\n  0    ok\n  1    some files failed to parse (the others were processed; see the messages);\n"
+        "       compare: nothing of yours and theirs to put side by side (the lines say what is missing)\n"
         "  2    usage or environment error"
     ) in out
     assert "  130  interrupted (Ctrl-C)" in out
@@ -134,6 +135,8 @@ def test_ctrl_c_while_ingest_imports_the_store_is_one_line(monkeypatch, capsys, 
 
     class Interrupted(types.ModuleType):
         def __getattr__(self, name):
+            if name.startswith("__") and name != "__path__":  # pytest's traceback rendering asks every module for
+                raise AttributeError(name)  # __file__ (inspect.getmodule): a Ctrl-C there would end the whole session
             raise KeyboardInterrupt
 
     monkeypatch.setitem(sys.modules, "storagelab.store", Interrupted("storagelab.store"))

@@ -408,3 +408,48 @@ def test_disk_cards_side_by_side_and_a_mean_names_every_run():
     ]
     assert spec["facet"]["column"]["field"] == "card"
     assert spec["spec"]["layer"][0]["encoding"]["x"]["scale"] == {"zero": True}
+
+
+def test_a_result_pooling_runs_of_two_setups_says_so(tmp_path):
+    """h7 finding 11: RND4K Q1T1 read averaged the lab-standard run (label 'cdm randread-4k-qd1-nj1', runtime=1s)
+    with three lab-repeats runs ('randread-4k-qd1-nj1 repeat (run N)', runtime=2s) as one result, n=4 ±9.6 sd,
+    where notebook 08 sees two workloads. The card keeps the mean and says that it pools two setups."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    rows = [["path", "study", "label", "host", "stack", "devices"]]
+    for n in ("randread-4k-qd1-nj1.txt", "randread-4k-qd32-nj1.txt"):
+        shutil.copy(STANDARD / n, raw / n)
+        rows.append([n, "cold", f"cdm {n[:-4]}", "boreas", "ext4", "vda (virtio disk)"])
+    for k in (2, 3, 4):
+        n = f"randread-4k-qd1-nj1-{k}.txt"
+        shutil.copy(STANDARD.parent / "lab-repeats" / n, raw / f"rep-{n}")
+        rows.append(
+            [f"rep-{n}", "cold", f"randread-4k-qd1-nj1 repeat (run {k})", "boreas", "ext4", "vda (virtio disk)"]
+        )
+    with open(raw / "manifest.csv", "w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    with open_db(tmp_path / "x.duckdb") as con:
+        res, cards = disk_card.analyse(con, Selection(study="cold"))
+    r = cards[0].results[("RND4K Q1T1", "read")]
+    assert r.setups == (
+        ("cdm randread-4k-qd1-nj1", "randread bs=4KiB iodepth=1 numjobs=1 libaio direct=1 size=16MiB runtime=1s", 1),
+        ("randread-4k-qd1-nj1 repeat", "randread bs=4KiB iodepth=1 numjobs=1 libaio direct=1 size=16MiB runtime=2s", 3),
+    )
+    assert cards[0].results[("RND4K Q32T1", "read")].setups == (
+        ("cdm randread-4k-qd32-nj1", "randread bs=4KiB iodepth=32 numjobs=1 libaio direct=1 size=16MiB runtime=1s", 1),
+    )
+    lines = disk_card.card_lines(cards)
+    assert "  RND4K Q1T1 read: 59.0 MB/s, 14,410 IOPS, p99 0.084 ms, n=4 (2 setups pooled), FLAGGED" in lines
+    assert "  RND4K Q32T1 read: 275 MB/s, 67,054 IOPS, p99 4.01 ms, n=1, FLAGGED" in lines
+    assert res.findings[1:] == [
+        "RND4K Q1T1 read on boreas, vda (virtio disk) | ext4: its 4 runs are of 2 setups, pooled as one result: "
+        "'cdm randread-4k-qd1-nj1' (1 run: randread bs=4KiB iodepth=1 numjobs=1 libaio direct=1 size=16MiB "
+        "runtime=1s), 'randread-4k-qd1-nj1 repeat' (3 runs: randread bs=4KiB iodepth=1 numjobs=1 libaio direct=1 "
+        "size=16MiB runtime=2s). Its mean and spread (±9.6 MB/s sd) mix the difference between the setups with "
+        "run-to-run noise; notebook 08 keeps them apart."
+    ]
+    assert "n=4, 2 setups pooled</small>" in disk_card.cards_html(cards)
+    chart = disk_card.chart_frame(cards).filter(test="RND4K Q1T1", direction="read")
+    assert chart["derivation"].to_list() == ["mean of 4 runs' group bandwidths (2 setups pooled)"]

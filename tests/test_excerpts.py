@@ -69,3 +69,27 @@ def test_rows_without_provenance_keep_only_the_tooltip(tmp_path):
     out = enrich(_spec([{"v": 1, "label": "<b>x</b>"}]), tmp_path)
     assert out["datasets"]["d1"] == [{"v": 1, "label": "<b>x</b>"}]
     assert "href" not in out["encoding"] and len(out["encoding"]["tooltip"]) == 1
+
+
+def test_numbers_computed_differently_from_the_same_inputs_open_their_own_arithmetic(tmp_path):
+    # h7 finding 3: every bar of 03's ratio chart has the same two bonnie lines as inputs; the page was named by the
+    # inputs only, so each bar opened the first bar's page ("putc: after / before ..."), whatever it computed
+    rel = LOG.relative_to(ROOT).as_posix()
+    sha = hashlib.sha256(LOG.read_bytes()).hexdigest()
+    inputs = [
+        {"path": rel, "sha256": sha, "line_start": 21, "line_end": 23},
+        {"path": rel, "sha256": sha, "line_start": 5, "line_end": 5},
+    ]
+    rows = [
+        {"v": 1, "sources": [dict(s) for s in inputs], "derivation": "putc: after / before (0.25 MiB/s / 0.28 MiB/s)"},
+        {"v": 7.59, "sources": [dict(s) for s in inputs], "derivation": "put_block: after / before (78.9 / 10.4)"},
+        {"v": 2, "sources": [dict(s) for s in inputs], "derivation": "putc: after / before (0.25 MiB/s / 0.28 MiB/s)"},
+    ]
+    out = enrich(_spec(rows), tmp_path)
+    hrefs = [r["raw_href"] for r in out["datasets"]["d1"]]
+    assert hrefs[0] != hrefs[1] and hrefs[0] == hrefs[2]  # one page per computation, not per set of inputs
+    first, second = ((tmp_path / h).read_text() for h in hrefs[:2])
+    assert "<p>Arithmetic: putc: after / before (0.25 MiB/s / 0.28 MiB/s).</p>" in first
+    assert "<p>Arithmetic: put_block: after / before (78.9 / 10.4).</p>" in second
+    assert "putc" not in second and "put_block" not in first
+    assert all('<span id="L21" class="hl">' in p and '<span id="L5" class="hl">' in p for p in (first, second))

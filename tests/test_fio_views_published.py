@@ -199,7 +199,7 @@ def test_the_slog_transcript_is_matched_to_its_workload_by_its_output_in_05_08_a
     key = "write bs=4KiB iodepth=1 numjobs=1 sync direct=0 fdatasync=1 size=22MiB runtime=none"
     note = (
         "no command line or options: matched by what its output shows (rw, bs, iodepth, numjobs, ioengine, a "
-        f"fsync/fdatasync section) to `{key}`, the one workload of the selection it fits; direct, fdatasync, size, "
+        f"fsync/fdatasync section) to `{key}`, the one workload of pool main (no host label) it fits; direct, fdatasync, size, "
         "runtime taken from that workload (not in its output)"
     )
     runs = result["runs"].filter(result["runs"]["label"].str.contains("fsync"))

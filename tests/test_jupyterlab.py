@@ -8,7 +8,6 @@ Needs the database `./run test` builds first (data/parsed/storagelab.duckdb) and
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -18,21 +17,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from headless import CHROMIUM, CHROMIUM_ARGS
 
 from storagelab import paths
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TOKEN = "storagelab-test-" + os.urandom(8).hex()
 
 pytestmark = [pytest.mark.browser]

@@ -351,9 +351,50 @@ def latdist_lines(entries, legacy: bool = False) -> tuple[list[str], list]:
     return lines, expected
 
 
+def cpu_and_depth_lines(job: dict, ji: int, exp: dict) -> list[str]:
+    """A job's cpu line and IO depths lines (alike in fio 2.x and 3.x); the depths rows they should give join exp."""
+    out = [
+        f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
+        f"majf={job['majf']}, minf={job['minf']}"
+    ]
+    for (kind, head, keys), vals in zip(DEPTH_LINES, job["depths"], strict=True):
+        out.append(head + ",".join(f" {k}={v:3.1f}%" for k, v in zip(keys, vals, strict=True)))
+        exp["depths"] += [(ji, kind, k, float(f"{v:.1f}")) for k, v in zip(keys, vals, strict=True)]
+    return out
+
+
+def draw_bw_stats(draw, used: bool) -> list:
+    """A direction's bandwidth statistics: min, max, share of its group (%), mean, deviation; zeros when unused."""
+    if not used:
+        return [0, 0, 0.0, 0.0, 0.0]
+    return [
+        draw(st.integers(0, 10**8)),
+        draw(st.integers(0, 10**8)),
+        draw(pcts),
+        draw(st.floats(0, 1e8)),
+        draw(st.floats(0, 1e6)),
+    ]
+
+
 def ctime(pid: int) -> str:
     days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     return f"{days[pid % 7]} Nov {pid % 28 + 1:2d} 12:{pid % 60:02d}:{pid % 59:02d} 2026"
+
+
+def expected_job(job: dict, error: int) -> dict:
+    """The fio_jobs row the parser should give for a generated ``job`` whose report says ``err=error``."""
+    return {
+        "jobname": job["name"],
+        "groupid": job["gid"],
+        "jobs": job["jobs"],
+        "error": error,
+        "pid": job["pid"],
+        "cpu_usr_pct": float(f"{job['usr']:.2f}"),
+        "cpu_sys_pct": float(f"{job['sys']:.2f}"),
+        "ctx": job["ctx"],
+        "majf": job["majf"],
+        "minf": job["minf"],
+    }
 
 
 def render_v3(spec: dict) -> tuple[str, dict]:
@@ -382,20 +423,7 @@ def render_v3(spec: dict) -> tuple[str, dict]:
         )
         if job["desc"]:
             out.append(f"  Description  : [{job['desc']}]")
-        exp["jobs"].append(
-            {
-                "jobname": job["name"],
-                "groupid": job["gid"],
-                "jobs": job["jobs"],
-                "error": job["err"],
-                "pid": job["pid"],
-                "cpu_usr_pct": float(f"{job['usr']:.2f}"),
-                "cpu_sys_pct": float(f"{job['sys']:.2f}"),
-                "ctx": job["ctx"],
-                "majf": job["majf"],
-                "minf": job["minf"],
-            }
-        )
+        exp["jobs"].append(expected_job(job, job["err"]))
         for d in job["dirs"]:
             r = {"job_index": ji, "direction": d["dir"]}
             bw = 1000 * d["io"] // d["runt"]
@@ -502,13 +530,7 @@ def render_v3(spec: dict) -> tuple[str, dict]:
             out += lines
             exp["percentiles"] += [(ji, "sync", "lat", p, v) for p, v in pe]
             exp["results"].append(r)
-        out.append(
-            f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
-            f"majf={job['majf']}, minf={job['minf']}"
-        )
-        for (kind, head, keys), vals in zip(DEPTH_LINES, job["depths"], strict=True):
-            out.append(head + ",".join(f" {k}={v:3.1f}%" for k, v in zip(keys, vals, strict=True)))
-            exp["depths"] += [(ji, kind, k, float(f"{v:.1f}")) for k, v in zip(keys, vals, strict=True)]
+        out += cpu_and_depth_lines(job, ji, exp)
         tot = {d["dir"]: d for d in job["dirs"]}
         cnt = [tot[x]["ios"] if x in tot else 0 for x in ("read", "write", "trim")]
         sh = [tot[x]["short"] if x in tot else 0 for x in ("read", "write", "trim")]
@@ -740,20 +762,7 @@ def render_v2(spec: dict) -> tuple[str, dict]:
     for ji, job in enumerate(spec["jobs"]):
         date = "" if v20 and job["pid"] % 2 else f": {ctime(job['pid'])}"
         out.append(f"{job['name']}: (groupid={job['gid']}, jobs={job['jobs']}): err= 0: pid={job['pid']}{date}")
-        exp["jobs"].append(
-            {
-                "jobname": job["name"],
-                "groupid": job["gid"],
-                "jobs": job["jobs"],
-                "error": 0,
-                "pid": job["pid"],
-                "cpu_usr_pct": float(f"{job['usr']:.2f}"),
-                "cpu_sys_pct": float(f"{job['sys']:.2f}"),
-                "ctx": job["ctx"],
-                "majf": job["majf"],
-                "minf": job["minf"],
-            }
-        )
+        exp["jobs"].append(expected_job(job, 0))
         for d in job["dirs"]:
             r = {"job_index": ji, "direction": d["dir"]}
             bw = 1000 * d["io"] // d["runt"]
@@ -804,13 +813,7 @@ def render_v2(spec: dict) -> tuple[str, dict]:
         lines, be = latdist_lines(job["latdist"], legacy=True)
         out += lines
         exp["buckets"] += [(ji, *b) for b in be]
-        out.append(
-            f"  cpu          : usr={job['usr']:3.2f}%, sys={job['sys']:3.2f}%, ctx={job['ctx']}, "
-            f"majf={job['majf']}, minf={job['minf']}"
-        )
-        for (kind, head, keys), vals in zip(DEPTH_LINES, job["depths"], strict=True):
-            out.append(head + ",".join(f" {k}={v:3.1f}%" for k, v in zip(keys, vals, strict=True)))
-            exp["depths"] += [(ji, kind, k, float(f"{v:.1f}")) for k, v in zip(keys, vals, strict=True)]
+        out += cpu_and_depth_lines(job, ji, exp)
         tot = {d["dir"]: d for d in job["dirs"]}
         c = [[tot[x][key] if x in tot else 0 for x in ("read", "write", "trim")] for key in ("ios", "short", "drop")]
         line = f"     issued    : total=r={c[0][0]}/w={c[0][1]}/d={c[0][2]}, short=r={c[1][0]}/w={c[1][1]}/d={c[1][2]}"
@@ -966,17 +969,7 @@ def json_direction(draw, used: bool, version):
             obj["percentile"] = p
         ddir[f"{k}_ns" if lat_ns else k] = obj
     bw_samples = draw(st.integers(0, 10**5)) if used else 0
-    bw_stats = (
-        [
-            draw(st.integers(0, 10**8)),
-            draw(st.integers(0, 10**8)),
-            draw(pcts),
-            draw(st.floats(0, 1e8)),
-            draw(st.floats(0, 1e6)),
-        ]
-        if used
-        else [0, 0, 0.0, 0.0, 0.0]
-    )
+    bw_stats = draw_bw_stats(draw, used)
     ddir.update(bw_min=bw_stats[0], bw_max=bw_stats[1], bw_agg=bw_stats[2], bw_mean=bw_stats[3], bw_dev=bw_stats[4])
     iops_stats = (
         [draw(st.integers(0, 10**7)), draw(st.integers(0, 10**7)), draw(st.floats(0, 1e7)), draw(st.floats(0, 1e5))]
@@ -1282,17 +1275,7 @@ def terse_job(draw, version: int, gid: int, disks: list):
             "%f" % (lats["lat"][2] / 1000),
             "%f" % (lats["lat"][3] / 1000),
         ]
-        bw = (
-            [
-                draw(st.integers(0, 10**8)),
-                draw(st.integers(0, 10**8)),
-                draw(pcts),
-                draw(st.floats(0, 1e8)),
-                draw(st.floats(0, 1e6)),
-            ]
-            if used
-            else [0, 0, 0.0, 0.0, 0.0]
-        )
+        bw = draw_bw_stats(draw, used)
         fields += [str(bw[0]), str(bw[1]), "%f%%" % bw[2], "%f" % bw[3], "%f" % bw[4]]
         samples = iops_stats = None
         if version == 5:

@@ -11,31 +11,11 @@ import subprocess
 import sys
 import time
 
+import proctree
 import pytest
 from conftest import RAW, ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")]
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            return [int(c) for c in fh.read().split()]
-    except OSError:
-        return []
-
-
-def _tree(pid: int) -> list[int]:
-    kids = _children(pid)
-    return kids + [g for k in kids for g in _tree(k)]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
 
 def _kill_one_worker(args: list[str], sig: int) -> tuple[subprocess.CompletedProcess, int, list[int]]:
@@ -49,14 +29,10 @@ def _kill_one_worker(args: list[str], sig: int) -> tuple[subprocess.CompletedPro
         env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")),
         cwd=ROOT,
     )
-    workers: list[int] = []
-    end = time.monotonic() + 60
-    while time.monotonic() < end and p.poll() is None and len(workers) < 2:
-        workers = _children(p.pid)
-        time.sleep(0.02)
+    workers = proctree.wait_for_children(p, 2, pause=0.02)
     assert len(workers) >= 2, f"no pool of 2 workers: {p.communicate()}"
     time.sleep(0.5)  # at work
-    below = _tree(p.pid)
+    below = proctree.below(p.pid)
     os.kill(workers[-1], sig)
     try:
         out, err = p.communicate(timeout=120)
@@ -72,13 +48,7 @@ def _said(err: str) -> list[str]:
 
 
 def _nothing_left(pids: list[int]) -> None:
-    end = time.monotonic() + 10
-    while time.monotonic() < end and any(map(_alive, pids)):
-        time.sleep(0.1)
-    left = [q for q in pids if _alive(q)]
-    for q in left:
-        os.kill(q, signal.SIGKILL)
-    assert not left
+    assert not proctree.survivors(pids)
 
 
 def _corpus(dest, n: int) -> None:
@@ -184,4 +154,4 @@ def test_a_worker_killed_while_it_sends_its_result_does_not_hang_the_pool():
     pool.shutdown(wait=True, cancel_futures=True)  # returns: the pool broke and its thread ended
     assert time.monotonic() - t < 30
     assert str(e.value).startswith(f"a worker process (pid {killed}) was killed by SIGKILL while it sent a result: ")
-    assert other.done() and not any(map(_alive, [p.pid for p in procs]))
+    assert other.done() and not any(map(proctree.alive, [p.pid for p in procs]))

@@ -20,6 +20,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from headless import CHROMIUM, CHROMIUM_ARGS
 
 from storagelab import paths, report
 from storagelab.charts import figure_dir
@@ -27,17 +28,6 @@ from storagelab.charts import figure_dir
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 SHOTS = ROOT / "tests" / "_artifacts" / "screenshots"
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 XSS_JOB = "<script>alert(1)</script>"
 XSS_LABEL = "<img src=x onerror=alert(2)>"
 XSS_HOST = '"><script>alert(3)</script>'

@@ -97,6 +97,25 @@ def test_empty_and_binary_are_named(blob, kind):
     assert e.value.kind == kind and "x.log" in str(e.value)
 
 
+def test_control_characters_counted_in_the_first_64ki_characters_only():
+    """decode looks at the bytes first (issue 27: a C-level pass) and counts control characters in the text's first
+    65,536 characters only when the bytes hold one: text with many of them there (no NUL) is binary, with few it is
+    read; many placed after the first 65,536 characters of UTF-8 text (where the bytes run past 65,536) are not
+    looked at, as before."""
+    line = "fio-3.33 \u00e9\u00e9\u00e9\n"  # 13 characters, 16 bytes in UTF-8
+    with pytest.raises(ParseError) as e:
+        decode(("\x01\x02 text\n" * 200).encode())
+    assert (e.value.kind, e.value.line, str(e.value)) == (
+        "binary",
+        1,
+        "<input>:1: binary: binary data: 400 control characters in the first 1600 characters (expected a text log)",
+    )
+    few = "a line\x07 with a bell\n" + "plain text\n" * 100
+    assert decode(few.encode()) == few
+    late = line * 5100 + "\x01\x02\x03\n" * 2000  # 66,300 characters before them, 81,600 bytes
+    assert len(line * 5100) > 65536 and decode(late.encode("utf-8")) == late
+
+
 def test_random_bytes_never_crash():
     rng = random.Random(7)
     for i in range(300):
@@ -174,12 +193,9 @@ def _complete(db: Path) -> tuple[int, int]:
         con.close()
 
 
-@pytest.mark.slow
-def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
-    corpus = tmp_path / "corpus"
-    _corpus(corpus, 1200)
-    ref = tmp_path / "ref.duckdb"
-    cmd = [
+def _ingest_cmd(corpus: Path) -> list[str]:
+    """A one-worker ingest of ``corpus`` (with its manifest) in batches of 7 files, as a command line."""
+    return [
         sys.executable,
         "-m",
         "storagelab",
@@ -194,6 +210,14 @@ def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
         "--workers",
         "1",
     ]
+
+
+@pytest.mark.slow
+def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
+    corpus = tmp_path / "corpus"
+    _corpus(corpus, 1200)
+    ref = tmp_path / "ref.duckdb"
+    cmd = _ingest_cmd(corpus)
     t0 = time.monotonic()
     subprocess.run(cmd + ["--db", str(ref)], check=True, capture_output=True)
     full = time.monotonic() - t0  # kill somewhere inside a run of about this length
@@ -251,23 +275,7 @@ def test_a_second_ingest_while_one_runs_gets_a_clear_message(tmp_path):
     corpus = tmp_path / "corpus"
     _corpus(corpus, 1200)
     db = tmp_path / "busy.duckdb"
-    cmd = [
-        sys.executable,
-        "-m",
-        "storagelab",
-        "ingest",
-        str(corpus),
-        "--manifest",
-        str(corpus / "manifest.csv"),
-        "--quiet",
-        "--no-parquet",
-        "--batch-files",
-        "7",
-        "--workers",
-        "1",
-        "--db",
-        str(db),
-    ]
+    cmd = [*_ingest_cmd(corpus), "--db", str(db)]
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not Path(str(db) + ".wal").exists() and not db.exists() and time.monotonic() < deadline:

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import proctree
 import psutil
 import pytest
 from conftest import RAW, ROOT
@@ -173,6 +174,17 @@ def _writing(ds: Path, before: set[Path]):
     return ready
 
 
+def _export(db: Path, ds: Path) -> None:
+    """``storagelab export --db DB --dataset DS``, run to its end: it succeeds."""
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "export", "--db", str(db), "--dataset", str(ds)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
+    assert r.returncode == 0, r.stderr
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("verb", ["export", "ingest"])
 def test_a_dataset_stopped_mid_write_is_the_old_one_whole(verb, sig, tmp_path, two_databases):
@@ -182,13 +194,7 @@ def test_a_dataset_stopped_mid_write_is_the_old_one_whole(verb, sig, tmp_path, t
     ds = tmp_path / "ds"
     db = tmp_path / "t.duckdb"
     shutil.copy(old, db)
-    r = subprocess.run(
-        [sys.executable, "-m", "storagelab", "export", "--db", str(db), "--dataset", str(ds)],
-        capture_output=True,
-        text=True,
-        env=_env(),
-    )
-    assert r.returncode == 0, r.stderr
+    _export(db, ds)
     old_state = _dataset_state(ds)
     assert old_state == _db_state(old)
     if verb == "export":
@@ -206,29 +212,9 @@ def test_a_dataset_stopped_mid_write_is_the_old_one_whole(verb, sig, tmp_path, t
     assert _dataset_state(ds) == old_state  # the old dataset, whole: no row joined to another file
     if verb == "ingest":
         assert _db_state(db) == _db_state(new)  # the database was complete before the export began
-    r = subprocess.run(
-        [sys.executable, "-m", "storagelab", "export", "--db", str(db), "--dataset", str(ds)],
-        capture_output=True,
-        text=True,
-        env=_env(),
-    )
-    assert r.returncode == 0, r.stderr
+    _export(db, ds)
     assert _dataset_state(ds) == _db_state(new)
     assert not [f for f in ds.rglob("*.tmp")]
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            return [int(c) for c in fh.read().split()]
-    except OSError:
-        return []
-
-
-def _below(pid: int) -> list[int]:
-    """Every process under ``pid`` (children, their children, ...)."""
-    kids = _children(pid)
-    return kids + [g for k in kids for g in _below(k)]
 
 
 def _depth(pid: int, depth: int):
@@ -237,7 +223,7 @@ def _depth(pid: int, depth: int):
     def ready() -> bool:
         level = [pid]
         for _ in range(depth):
-            level = [c for q in level for c in _children(q)]
+            level = [c for q in level for c in proctree.children(q)]
         return bool(level)
 
     return ready
@@ -281,11 +267,11 @@ def test_ctrl_c_of_a_long_command_is_130_and_one_line(kind, tmp_path, two_databa
     args, ready = _long(kind, tmp_path, two_databases)
     p = _start(*args)
     _wait_for(p, ready(p.pid), f"{kind} was at work", timeout=120)
-    below = _below(p.pid)
+    below = proctree.below(p.pid)
     took, _out, err = _stop(p, signal.SIGINT, within=20)
     said = [ln for ln in err.splitlines() if not ln.startswith(("warning: ", "note: "))]
     assert p.returncode == 130 and "Traceback" not in err and len(said) == 1, (p.returncode, err)
     assert "interrupted" in said[0], said
     assert took < 10, took
     time.sleep(1)
-    assert not [q for q in below if psutil.pid_exists(q) and psutil.Process(q).status() != psutil.STATUS_ZOMBIE]
+    assert not [q for q in below if proctree.alive(q)]

@@ -219,3 +219,64 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(raw_cop
         if not any(x.startswith((".", "_")) for x in p.relative_to(out).parts)
     }
     assert on_disk == listed  # the killed run's part files are gone
+
+
+def _still_running(mark: str) -> list[int]:
+    """Processes whose environment carries ``mark`` (the CLI and the JVM it started)."""
+    pids = []
+    for env in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if mark.encode() in env.read_bytes():
+                pids.append(int(env.parent.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_spark_ingest_is_one_line_and_leaves_no_jvm(raw_copy, tmp_path):
+    """reliability-5: Ctrl-C (SIGINT to the process group, as a terminal sends it) on spark-ingest. While the JVM
+    started, the CLI ended (130) but pyspark left the half-launched JVM running with parent 1, holding stderr (a
+    pipe reader hung); during the job, pyspark's own SIGINT handler called the JVM from inside the interrupted py4j
+    call: up to 270 lines of py4j tracebacks, exit 1. Now both are exit 130, one line, nothing left running."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    out = tmp_path / "ds"
+    mark = f"STORAGELAB_TEST_RUN={tmp_path}"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), STORAGELAB_TEST_RUN=str(tmp_path))
+    args = [sys.executable, "-m", "storagelab", "spark-ingest", str(raw_copy), str(out)]
+    for when in ("JVM starting", "job running"):
+        p = subprocess.Popen(
+            args,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a terminal's foreground job
+        )
+        if when == "JVM starting":
+            time.sleep(1.5)
+        else:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not list(out.glob("_storagelab/staging-*/*")):
+                time.sleep(0.05)
+        os.killpg(p.pid, signal.SIGINT)
+        try:
+            stdout, stderr = p.communicate(timeout=60)  # the pipes close only when every holder has gone
+        except subprocess.TimeoutExpired:
+            for pid in _still_running(mark):
+                os.kill(pid, signal.SIGKILL)
+            pytest.fail(f"{when}: a process still held the output pipes 60 s after Ctrl-C")
+        lines = [x for x in stderr.splitlines() if "WARN" not in x and "log4j" not in x and "setLogLevel" not in x]
+        assert (p.returncode, lines) == (130, ["storagelab spark-ingest: interrupted"]), (when, stderr[-2000:])
+        deadline = time.monotonic() + 10  # a JVM may take a moment to go once its pipes are closed
+        while _still_running(mark) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _still_running(mark) == [], when

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import proctree
 import pytest
 from conftest import RAW
 from test_robustness import _complete, _corpus
@@ -183,22 +184,6 @@ def test_a_full_disk_during_the_parquet_export_is_redone_by_the_next_run(raw_cop
     _parquet_equals_db(db, pq)
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            return [int(c) for c in fh.read().split()]
-    except OSError:
-        return []
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
 def _pooled_ingest(tmp_path, **popen) -> tuple[subprocess.Popen, list[int], Path]:
     """An ingest of 1,500 files with a pool of 2 workers, once both workers run: (process, workers, db).
     One transaction per file: it runs for seconds, whatever the machine."""
@@ -223,11 +208,7 @@ def _pooled_ingest(tmp_path, **popen) -> tuple[subprocess.Popen, list[int], Path
         ],
         **popen,
     )
-    workers: list[int] = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and p.poll() is None and len(workers) < 2:
-        workers = _children(p.pid)
-        time.sleep(0.05)
+    workers = proctree.wait_for_children(p, 2, pause=0.05)
     assert len(workers) >= 2, "no pool started"
     return p, workers, db
 
@@ -239,13 +220,7 @@ def test_pool_workers_die_with_a_killed_ingest(tmp_path):
     p, workers, db = _pooled_ingest(tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     p.send_signal(signal.SIGKILL)
     p.wait()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(map(_alive, workers)):
-        time.sleep(0.1)
-    left = [w for w in workers if _alive(w)]
-    for w in left:  # never leave one behind, even when the test fails
-        os.kill(w, signal.SIGKILL)
-    assert not left
+    assert not proctree.survivors(workers)
     _complete(db)
 
 
@@ -276,7 +251,7 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     assert err.strip().splitlines()[-1].startswith("storagelab ingest: interrupted")
     assert len(err.strip().splitlines()) <= 2, err  # (+ the schema note)
     time.sleep(0.5)
-    assert not [w for w in workers if _alive(w)]
+    assert not [w for w in workers if proctree.alive(w)]
     _complete(db)
 
 
@@ -371,15 +346,11 @@ def test_lab_passes_signals_on_and_its_server_ends_with_it(tmp_path):
     p, out, server = _fake_lab(tmp_path, "term")
     p.send_signal(signal.SIGTERM)
     assert p.wait(30) == 0
-    assert out.read_text() == "SIGTERM\n" and not _alive(server)
+    assert out.read_text() == "SIGTERM\n" and not proctree.alive(server)
     p, out, server = _fake_lab(tmp_path, "kill")
     p.send_signal(signal.SIGKILL)
     p.wait(30)
-    deadline = time.monotonic() + 10
-    while _alive(server) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if _alive(server):
-        os.kill(server, signal.SIGKILL)
+    if proctree.survivors([server]):
         pytest.fail("the server outlived a killed `storagelab lab`")
     assert out.read_text() == "SIGTERM\n"
 

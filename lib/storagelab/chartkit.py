@@ -115,6 +115,23 @@ def _panels(chart, height: int, title: str, subtitle: list[str]):
     )
 
 
+def latency_histogram_panels(df, colour: str, share: str, tooltip: list, title: str, subtitle: list[str]):
+    """Latency histograms, one panel per value of ``panel`` (``_panels``): each bucket a bar from ``lo_ms`` to
+    ``hi_ms`` on a log latency axis, ``pct`` high (``share``: what it is a percentage of)."""
+    chart = (
+        alt.Chart(df)
+        .mark_rect(color=colour)
+        .encode(
+            x=alt.X("lo_ms:Q", title="latency (ms, log scale)", scale=alt.Scale(type="log")),
+            x2="hi_ms:Q",
+            y=alt.Y("pct:Q", title=share),
+            y2=alt.datum(0),
+            tooltip=tooltip,
+        )
+    )
+    return _panels(chart, 110, title, subtitle)
+
+
 def _short_number(v: float) -> str:
     """A cell's label: 6,614 -> '6.6k', 138,906 -> '139k', 812.4 -> '812'."""
     if v >= 1e5:

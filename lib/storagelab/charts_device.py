@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from .chartkit import _panels, caption
+from .chartkit import caption, latency_histogram_panels
 from .chartsource import provenance
 
 MAX_PANELS = 24  # blocks x wait kinds drawn; the table has them all
@@ -35,20 +35,11 @@ def zpool_latency_histogram(cells: pl.DataFrame, sel):
     df = df.filter(pl.col("panel").is_in(keep.implode())).select(
         "panel", "name", "wait", "op", "lo_ms", "hi_ms", "pct", "count", *provenance(df)
     )
-    chart = (
-        alt.Chart(df)
-        .mark_rect(color="#d62728")
-        .encode(
-            x=alt.X("lo_ms:Q", title="latency (ms, log scale)", scale=alt.Scale(type="log")),
-            x2="hi_ms:Q",
-            y=alt.Y("pct:Q", title="% of the column's I/Os"),
-            y2=alt.datum(0),
-            tooltip=["name:N", "wait:N", "op:N", alt.Tooltip("hi_ms:Q", format=".4f", title="up to ms"), "count:Q"],
-        )
-    )
-    return _panels(
-        chart,
-        110,
+    return latency_histogram_panels(
+        df,
+        "#d62728",
+        "% of the column's I/Os",
+        ["name:N", "wait:N", "op:N", alt.Tooltip("hi_ms:Q", format=".4f", title="up to ms"), "count:Q"],
         "zpool iostat -w latency histograms",
         [
             caption(sel, "zpool iostat -w"),

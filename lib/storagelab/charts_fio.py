@@ -7,7 +7,16 @@ import altair as alt
 import polars as pl
 
 from .analysis.stacks_flags import DESIGN_STATUS, FLAGS
-from .chartkit import _panels, _short_number, _split_header, bar_scale, caption, spans_decades, top_categories
+from .chartkit import (
+    _panels,
+    _short_number,
+    _split_header,
+    bar_scale,
+    caption,
+    latency_histogram_panels,
+    spans_decades,
+    top_categories,
+)
 from .chartsource import DERIVATION, SOURCES, provenance, source
 from .units import MiB
 
@@ -222,27 +231,18 @@ def fio_latency_histogram(hist, sel):
         hi_ms=hi / 1e6,
         panel=pl.concat_str([pl.col("label"), pl.col("direction"), pl.col("source")], separator=" | "),
     )
-    chart = (
-        alt.Chart(df)
-        .mark_rect(color="#1f77b4")
-        .encode(
-            x=alt.X("lo_ms:Q", title="latency (ms, log scale)", scale=alt.Scale(type="log")),
-            x2="hi_ms:Q",
-            y=alt.Y("pct:Q", title="% of I/Os"),
-            y2=alt.datum(0),
-            tooltip=[
-                "label:N",
-                "direction:N",
-                alt.Tooltip("lo_ms:Q", format=".4f", title="from ms"),
-                alt.Tooltip("hi_ms:Q", format=".4f", title="to ms"),
-                alt.Tooltip("pct:Q", format=".2f"),
-                "count:Q",
-            ],
-        )
-    )
-    return _panels(
-        chart,
-        110,
+    return latency_histogram_panels(
+        df,
+        "#1f77b4",
+        "% of I/Os",
+        [
+            "label:N",
+            "direction:N",
+            alt.Tooltip("lo_ms:Q", format=".4f", title="from ms"),
+            alt.Tooltip("hi_ms:Q", format=".4f", title="to ms"),
+            alt.Tooltip("pct:Q", format=".2f"),
+            "count:Q",
+        ],
         "Latency histograms",
         [
             caption(sel, "fio's latency bins (JSON+ or write_hist_log) or its printed distribution"),

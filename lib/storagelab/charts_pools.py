@@ -23,15 +23,30 @@ def _rate(column: str) -> pl.Expr:
     return pl.when(pl.col("test").is_in(_BYTE_TESTS)).then(mib).otherwise(ops)
 
 
+def _of(column: str) -> pl.Expr:
+    """', mean of N runs' where a side's value is the mean of two runs or more."""
+    return pl.when(pl.col(column) > 1).then(pl.format(", mean of {} runs", pl.col(column))).otherwise(pl.lit(""))
+
+
 def before_after(ratios, sel, before_label: str, after_label: str):
-    """bonnie++ after / before per test, bars from 1x on a log axis. A bar is a ratio of two runs' lines (two
-    files): its tooltip names both (``path_before``/``line_before``, ``path_after``/``line_after``), a click opens
-    both lines."""
+    """bonnie++ after / before per test, bars from 1x on a log axis. A bar is a ratio of two configurations' means:
+    a click opens every run's line behind it (``sources_before``/``sources_after``; ``path_before``/``line_before``
+    and ``path_after``/``line_after`` where a frame has only those)."""
     artefact = pl.col("beyond_disks").is_not_null() if "beyond_disks" in ratios.columns else pl.lit(False)
+    both = "sources_before" in ratios.columns  # each side's mean: every run it is computed from
     plot = derived(
         ratios.filter(pl.col("ratio").is_not_null()),
-        pl.format("{}: after / before ({} / {})", "test", _rate("value_after"), _rate("value_before")),
-        sources(source("path_before", "line_before"), source("path_after", "line_after")),
+        pl.format(
+            "{}: after / before ({}{} / {}{})",
+            "test",
+            _rate("value_after"),
+            _of("after_runs") if both else pl.lit(""),
+            _rate("value_before"),
+            _of("before_runs") if both else pl.lit(""),
+        ),
+        sources(pl.col("sources_before"), pl.col("sources_after"))
+        if both
+        else sources(source("path_before", "line_before"), source("path_after", "line_after")),
     ).select(
         "test",
         "ratio",

@@ -268,14 +268,8 @@ def cmd_spark_ingest(args) -> int:
             say(f"storagelab spark-ingest: --conf {item!r}: expected KEY=VALUE")
             return 2
         conf[key.strip()] = value
-    from . import spark_ingest  # noqa: PLC0415  (pyspark, optional: kept out of the CLI's start-up)
 
-    spark = spark_ingest.session(args.master, conf)
-    spark.sparkContext.setLogLevel("ERROR")
-    try:
-        counts = spark_ingest.run(spark, args.input, args.output, args.manifest)
-    finally:
-        spark.stop()
+    counts = _on_spark(args, conf)
     failed = counts.pop("error_lines")
     for line in failed:  # as the local ingest lists them; they are also in OUTPUT/ingest_errors
         say(f"error: {line}")
@@ -284,6 +278,47 @@ def cmd_spark_ingest(args) -> int:
         f"{counts.pop('errors')} failed; {len(counts)} tool tables written -> {args.output}"
     )
     return 1 if failed else 0
+
+
+def _on_spark(args, conf: dict) -> dict:
+    """``spark_ingest.run`` on a local session. Ctrl-C stays this CLI's: pyspark's SparkContext installs its own
+    SIGINT handler, which calls the JVM from inside the py4j call it interrupts (up to 270 lines of py4j
+    tracebacks, exit 1; reliability-5), so the handler that was there is put back; after Ctrl-C the session is
+    stopped with the JVM's log off and py4j's logged errors are kept off stderr (exit 130, one line)."""
+    import logging  # noqa: PLC0415
+
+    from . import spark_ingest  # noqa: PLC0415  (pyspark, optional: kept out of the CLI's start-up)
+
+    ours = signal.getsignal(signal.SIGINT)
+
+    def quiet(record) -> bool:
+        return not _SIGINT_SEEN
+
+    loggers = [logging.getLogger(), *(logging.getLogger(n) for n in ("py4j.clientserver", "py4j.java_gateway"))]
+    for logger in loggers:  # py4j logs both to the root logger and to its own
+        logger.addFilter(quiet)
+    try:
+        # Ctrl-C while the JVM starts waits until the session is there (and pyspark's handler replaced): pyspark
+        # gave up on a half-launched JVM, which went on running, orphaned
+        with _sigint_held():
+            try:
+                spark = spark_ingest.session(args.master, conf)
+            finally:
+                signal.signal(signal.SIGINT, ours)
+        spark.sparkContext.setLogLevel("ERROR")
+        try:
+            return spark_ingest.run(spark, args.input, args.output, args.manifest)
+        finally:
+            try:
+                if _SIGINT_SEEN:  # the running job's abort, logged by the JVM as it stops, is not news
+                    spark.sparkContext.setLogLevel("OFF")
+                spark.stop()
+            except Exception:  # noqa: BLE001  (a JVM that Ctrl-C stopped: nothing left to stop)
+                if not _SIGINT_SEEN:
+                    raise
+    finally:
+        for logger in loggers:
+            logger.removeFilter(quiet)
 
 
 def cmd_schema(args) -> int:
@@ -494,10 +529,7 @@ def cmd_build(args) -> int:
         say(f"note: no file is labelled study {study!r}: its reports show papers/{study}/'s claims without data")
     stale = report.stale_folders(plan, studies)
     for folder in stale:
-        say(
-            f"note: {folder} holds reports of study {_recorded_study(folder)!r}, which no file is labelled with now: "
-            "left out of index.html (delete the folder if it is not needed)"
-        )
+        say(report.stale_note(folder, _recorded_study(folder)))
     results = report.run_notebooks(plans=plan)
     run_rc = _print_runs(results)
     pages = report.render_reports(skip={f.name for f in stale})
@@ -613,6 +645,17 @@ def _python_sigint():
             signal.signal(signal.SIGINT, old)
 
 
+@contextmanager
+def _sigint_held():
+    """Ctrl-C waits until the block is done: in duckdb's native import it became an ImportError, or a nanobind
+    "Critical error" abort (exit -6); delivered after it, it is the usual KeyboardInterrupt."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _guarded(args) -> int:
     """Run a command; a closed pipe, Ctrl-C (whatever error a library made of it), or a storagelab error or
     OSError (missing database, unreadable file) that the command did not catch is a clean exit (0, 130, 2) with
@@ -635,7 +678,11 @@ def _guarded(args) -> int:
 
 def _run_guarded(args) -> int:
     """``_guarded``'s body, with its Ctrl-C latch installed."""
-    from .store.faults import interrupted  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
+    try:  # Ctrl-C during this import (duckdb and the store: about 0.3 s) is an interruption too, not a traceback
+        with _sigint_held():
+            from .store.faults import interrupted  # noqa: PLC0415  (kept out of the CLI's start-up (130 ms))
+    except KeyboardInterrupt:
+        return _interrupted(args)
 
     low = memfloor.too_low()
     if low:

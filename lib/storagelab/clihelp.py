@@ -13,7 +13,8 @@ import textwrap
 EXIT_CODES = """\
 exit codes:
   0    ok
-  1    some files failed to parse (the others were processed; see the messages)
+  1    some files failed to parse (the others were processed; see the messages);
+       compare: nothing of yours and theirs to put side by side (the lines say what is missing)
   2    usage or environment error (bad option, missing file or database, bad SQL, database busy)
   130  interrupted (Ctrl-C)
 A closed output pipe (storagelab parse FILE | head) ends the command quietly with 0."""

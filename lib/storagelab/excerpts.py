@@ -134,8 +134,9 @@ class Excerpts:
         return f"raw/{name}#L{start}"
 
     def href_many(self, inputs: list[dict], derivation: str | None) -> str | None:
-        """``raw/<page>`` of one page with every input's lines (each {path, line_start, line_end}), written if
-        missing; None when no input's file can be shown."""
+        """``raw/<page>`` of one page with every input's lines (each {path, line_start, line_end}) and the
+        arithmetic (``derivation``), written if missing; None when no input's file can be shown. One page per
+        computed number: its name hashes the inputs and the arithmetic."""
         parts = []
         for s in inputs:
             start = _int(s.get("line_start"))
@@ -149,7 +150,9 @@ class Excerpts:
             parts.append(head + _excerpt(lines, start, min(end, len(lines))))
         if not any("<pre>" in p for p in parts):
             return None
+        # the arithmetic is part of the page: numbers computed differently from the same inputs get pages of their own
         key = "\n".join(f"{s['path']}:{s.get('line_start')}-{s.get('line_end')}" for s in inputs)
+        key += f"\n= {derivation or ''}"
         name = f"from-{hashlib.sha256(key.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}.html"
         dest = self.folder / "raw" / name
         if not dest.exists():

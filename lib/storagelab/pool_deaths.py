@@ -160,8 +160,11 @@ def shut_down(pool, finished: bool) -> None:
     except RuntimeError:  # its manager thread never started (out of memory): nothing to wait for
         kill(procs)
         return
+    if manager is None:  # the pool failed before its manager thread started (EMFILE in the first submit under
+        kill(procs)  # ulimit -n 16): no one stops the workers it forked, and Python's exit waited for them for ever
+        return
     feeder_gone = None
-    while manager is not None and manager.is_alive():
+    while manager.is_alive():
         manager.join(0.5)
         feeder = getattr(queue, "_thread", None)
         if feeder is not None and not feeder.is_alive():

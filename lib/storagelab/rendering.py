@@ -295,7 +295,9 @@ def _folder_title(folder: Path) -> str:
     sel = identity["selection"]
     title = str(sel["study"]) if list(sel) == ["study"] else ", ".join(f"{k} {v}" for k, v in sel.items())
     title = title or "every study"
-    return title + (f" ({folder.name})" if identity.get("parameters") else "")
+    params = identity.get("parameters") if isinstance(identity.get("parameters"), dict) else {}
+    db = f", from the database {params['db_path']}" if params.get("db_path") else ""
+    return title + (f" ({folder.name}{db})" if params else "")
 
 
 _STATUS_CLASS = {"reproduced": "ok", "cannot": "na", "differs": "bad"}
@@ -381,8 +383,8 @@ def index_html(
         ".card{overflow:auto}",
         "</style></head><body>",
         "<h1>storagelab reports</h1>",
-        f"<p>Built {e(built)} from the raw logs in <code>data/raw/</code>, grouped by study (the selection each "
-        "report was run on). Every number can be traced to a raw file (sha256) and its lines. "
+        f"<p>Built {e(built)} from the raw logs in <code>data/raw/</code> (a heading that names another database: "
+        "reports run on it with <code>-p db_path</code>), grouped by study (the selection each report was run on). Every number can be traced to a raw file (sha256) and its lines. "
         "Claims: <span class='ok'>reproduced</span>, <span class='bad'>differs</span>, "
         "<span class='na'>cannot be reproduced</span>, counted by basis: recomputed from raw logs, arithmetic on "
         "the study's stated figures, or not checkable.</p>",

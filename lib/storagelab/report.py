@@ -502,17 +502,50 @@ def studies_without_files(plan: list[tuple[Path, dict[str, Any]]], studies: set[
     return sorted(s for s in named if s and s not in studies and (paths.RAW / s).is_dir())
 
 
+def recorded_db(folder: Path) -> str | None:
+    """The database a report folder's reports were made from when it is not the default one (``-p db_path``)."""
+    try:
+        db = json.loads((folder / SELECTION_FILE).read_text())["parameters"].get("db_path")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return str(db) if db and Path(db).resolve() != paths.DB.resolve() else None
+
+
+def _studies_of(db: str, cache: dict[str, set[str] | None]) -> set[str] | None:
+    """The study labels of another database (None: it cannot be read now, e.g. ingest holds it)."""
+    if db not in cache:
+        try:
+            cache[db] = labelled_studies(Path(db)) if Path(db).exists() else set()
+        except Exception:  # noqa: BLE001 - a database that cannot be opened now: its folders are kept as they are
+            cache[db] = None
+    return cache[db]
+
+
 def stale_folders(plan: list[tuple[Path, dict[str, Any]]], studies: set[str]) -> list[Path]:
     """Report folders under reports/ that this build does not fill and whose recorded selection names a study no
     file carries any more (relabelled or removed since the build or run that made them): not current, so left
-    out of the index."""
+    out of the index. A folder made from another database (``-p db_path``) is judged by that database's labels."""
     planned = {_folder_and_identity(nb, p)[0] for nb, p in plan}
-    stale = []
+    stale, others = [], {}
     for folder in report_folders():
         try:
             study = json.loads((folder / SELECTION_FILE).read_text())["selection"].get("study")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue  # no recorded selection: kept as it was
-        if folder.name not in planned and study and study not in studies:
+        db = recorded_db(folder)
+        carried = studies if db is None else _studies_of(db, others)
+        if folder.name not in planned and study and carried is not None and study not in carried:
             stale.append(folder)
     return stale
+
+
+def stale_note(folder: Path, study: str) -> str:
+    """The build's one line on a folder ``stale_folders`` leaves out of the index."""
+    db = recorded_db(folder)
+    why = (
+        "which no file is labelled with now"
+        if db is None
+        else f"made from another database, {db}, "
+        + ("which no file of it is labelled with now" if Path(db).exists() else "which does not exist now")
+    )
+    return f"note: {folder} holds reports of study {study!r}, {why}: left out of index.html (delete the folder if it is not needed)"

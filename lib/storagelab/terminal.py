@@ -20,6 +20,9 @@ def one_line(text: str) -> str:
 
 
 def say(text: str, file: TextIO | None = None) -> None:
-    """Print ``text`` as ``one_line`` (to stderr unless ``file`` is given), flushed: lines of pool workers and
-    of the parent keep their order."""
-    print(one_line(text), file=file or sys.stderr, flush=True)
+    """Write ``text`` as ``one_line`` (to stderr unless ``file`` is given) in one write, flushed: print's text and
+    newline are two writes, and the notebook workers share stdout, so two workers' lines ran together
+    ('... -> reports/all/==> running 10_disk_card.ipynb ...')."""
+    out = file or sys.stderr
+    out.write(one_line(text) + "\n")
+    out.flush()

@@ -11,8 +11,11 @@ A partition starting at LBA 63 on 512-byte sectors starts 32,256 bytes into the 
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
+from ..chartsource import source
 from ..sectors import alignment
 from . import alignment_findings, measures, stats
 from .alignment_numbers import (
@@ -102,12 +105,13 @@ DEVICE_SCHEMA = {
 }
 
 
-def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float = 1.1) -> pl.DataFrame:
+def device_check(runs: pl.DataFrame, before: dict, after: dict, values: dict, tolerance: float = 1.1) -> pl.DataFrame:
     """Block write and read of the before and after runs against a single-disk run of the selection (vdev_count 1,
     width 1, or vdev_type single) on the same host: a layout draws at most ``scaling.disk_model``'s upper bound of
     one disk's speed (x ``tolerance`` for run-to-run noise); a run above that was answered by a cache, not the
     disks. Only a single disk of the pair's own host (labelled) counts, and only a run whose layout is labelled is
-    judged: another machine's disk, or an unknown layout, says nothing about these disks.
+    judged: another machine's disk, or an unknown layout, says nothing about these disks. ``values``: (side, test)
+    -> the side's value (its configuration's mean).
     ``beyond_disks``: 'before', 'after' (the faster offender) or None; ``disk_multiple``: its value / the single disk;
     ``both_beyond``: both runs are above their disks."""
 
@@ -137,11 +141,11 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, tolerance: float
         for side, run in (("before", before), ("after", after)):
             if is_single_disk(run) or (run["vdev_type"] is None and run["vdev_count"] is None):
                 continue  # a single disk itself, or a layout not labelled: nothing to bound it by
-            value = runs.filter((pl.col("path") == run["path"]) & (pl.col("test") == test))["value"]
-            if value.is_empty() or value[0] is None:
+            value = values.get((side, test))
+            if value is None:
                 continue
             low, high, why_run = disk_model(direction, run["vdev_type"], run["vdev_count"] or 1, run["vdev_width"] or 1)
-            multiple = value[0] / disk
+            multiple = value / disk
             if multiple > high * tolerance:
                 beyond += 1
                 if worst is None or multiple > worst[1]:
@@ -235,32 +239,88 @@ def _same(col_values: dict, cols) -> pl.Expr:
     return pl.all_horizontal(pl.col(c).eq_missing(col_values[c]) for c in cols)
 
 
-def noise_band(runs: pl.DataFrame, before: dict, after: dict, info: pl.DataFrame) -> tuple[pl.DataFrame, Noise]:
-    """Per test, the 'after' configuration's repeats (stats.summarise: mean and the prediction interval for one new
-    run) and whether the 'before' value lies inside it; the other 'after' runs are named, not used."""
+def _file_names(runs: pl.DataFrame) -> tuple[str, ...]:
+    """Each file of ``runs`` by its name, with its number of runs where it holds more than one."""
 
-    config = runs.filter(_same(after, ("host", *_LAYOUT)) & (pl.col("side") == "after"))
+    out = []
+    for (path,), g in runs.group_by("path", maintain_order=True):
+        k = g.select("run_index").unique().height
+        out.append(path.split("/")[-1] + (f" ({k} runs)" if k > 1 else ""))
+    return tuple(out)
+
+
+def _config(runs: pl.DataFrame, side: str, run: dict) -> pl.DataFrame:
+    """The runs of ``side`` with ``run``'s host and layout labels: one configuration, its repeats."""
+
+    return runs.filter(_same(run, ("host", *_LAYOUT)) & (pl.col("side") == side))
+
+
+def config_values(config: pl.DataFrame, key: str) -> pl.DataFrame:
+    """Per test, a configuration's repeats as one row for ``before_after``: the mean of the runs that measured it
+    (``n``: how many), too_fast when any run printed '+++++', the mean CPU and the worst latency."""
+
+    return config.group_by("test", maintain_order=True).agg(
+        pl.lit(key).alias("run"),
+        pl.col("value").mean(),
+        pl.col("value").is_not_null().sum().cast(pl.Int64).alias("n"),
+        pl.col("too_fast").fill_null(False).any(),
+        pl.col("cpu_pct").mean(),
+        pl.col("latency_ns").max(),
+    )
+
+
+def _without(config: pl.DataFrame, test: str) -> list[str]:
+    """The files of ``config`` with a run that has no value for ``test`` (no such line, or '+++++')."""
+
+    measured = config.filter((pl.col("test") == test) & pl.col("value").is_not_null()).select("path", "run_index")
+    lacking = config.select("path", "run_index").unique().join(measured, on=["path", "run_index"], how="anti")
+    return list(_file_names(lacking.sort("path", "run_index")))
+
+
+NOISE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "test": pl.String,
+    "before_runs": pl.Int64,
+    "after_runs": pl.Int64,
+    "after_mean": pl.Float64,
+    "pi_low": pl.Float64,
+    "pi_high": pl.Float64,
+    "band_too_wide": pl.Boolean,
+    "within_noise": pl.Boolean,
+    "after_without": pl.List(pl.String),
+}
+
+
+def noise_band(runs: pl.DataFrame, before: dict, after: dict, info: pl.DataFrame) -> tuple[pl.DataFrame, Noise]:
+    """Per test, the 'after' configuration's repeats: their mean and the prediction interval for the mean of as many
+    new runs as the 'before' configuration has (t distribution: mean +- t x sd x sqrt(1/k + 1/n); k = 1 is
+    stats.summarise's interval for one new run), and whether the 'before' configuration's mean lies inside it.
+    An interval that reaches zero or below (``band_too_wide``) bounds nothing (a rate is not negative): the repeats
+    are too few, or too far apart, to tell the 'before' value from noise, and ``within_noise`` is None then. The
+    other 'after' runs are named, not used; ``after_without`` names the repeats with no value for the test."""
+
+    config, mine = _config(runs, "after", after), _config(runs, "before", before)
     repeats = config.select("path", "run_index").unique().height
     others = info.filter((pl.col("side") == "after") & ~_same(after, ("host", *_LAYOUT)))
     rows = []
     for (test,), g in config.group_by("test", maintain_order=True):
         vals = [v for v in g["value"].to_list() if v is not None]
-        r = stats.summarise(vals) if len(vals) >= 2 else None
-        pi = r.pi if r else None  # two values or more: it is known
-        mine = runs.filter((pl.col("path") == before["path"]) & (pl.col("test") == test) & pl.col("first"))["value"]
-        value = mine[0] if mine.len() else None
-        inside = None if pi is None or value is None else pi.contains(value)
-        rows.append((test, len(vals), r.mean if r else None, pi.low if pi else None, pi.high if pi else None, inside))
-    schema = {
-        "test": pl.String,
-        "after_runs": pl.Int64,
-        "after_mean": pl.Float64,
-        "pi_low": pl.Float64,
-        "pi_high": pl.Float64,
-        "within_noise": pl.Boolean,
-    }
+        theirs = [v for v in mine.filter(pl.col("test") == test)["value"].to_list() if v is not None]
+        k = max(len(theirs), 1)
+        r = stats.summarise(vals) if vals else None
+        low = high = inside = None
+        if r is not None and r.sd is not None:  # two values or more: the spread is known
+            half = stats.t_critical(r.n) * r.sd * math.sqrt(1.0 / k + 1.0 / r.n)
+            low, high = r.mean - half, r.mean + half
+            value = sum(theirs) / len(theirs) if theirs else None
+            inside = None if value is None or low <= 0 else low <= value <= high
+        wide = None if low is None else low <= 0
+        rows.append(
+            (test, len(theirs), len(vals), r.mean if r else None, low, high, wide, inside, _without(config, test))
+        )
     level = stats.LEVEL if repeats >= 2 else None
-    return pl.DataFrame(rows, schema=schema, orient="row"), Noise(repeats, tuple(others["label"].to_list()), level)
+    return pl.DataFrame(rows, schema=NOISE_SCHEMA, orient="row"), Noise(
+        repeats, tuple(others["label"].to_list()), level
+    )
 
 
 def memory_reads(ba: pl.DataFrame) -> list[MemoryRead]:
@@ -348,6 +408,18 @@ def pair_runs(frames: AlignmentFrames, legacy: int, sector: int, physical: int):
     return runs.with_columns(side=side), info.with_columns(side=side), phases
 
 
+def _before_row(before: pl.DataFrame, after: pl.DataFrame) -> dict:
+    """The 'before' configuration to compare: one with an 'after' run of the same layout labels if any, then the one
+    with the most files; the first file by path only between configurations that tie (the pair sentence names the
+    others)."""
+
+    def rank(r: dict) -> tuple:
+        files = before.filter(_same(r, ("host", *_LAYOUT))).height
+        return (0 if after.filter(_same(r, _LAYOUT)).height else 1, -files, r["path"])
+
+    return min(before.iter_rows(named=True), key=rank)
+
+
 def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) -> AlignmentNumbers:
     """Frames -> named numbers: arithmetic, partition verdicts, the before/after pair with its ratios, the after
     configuration's noise, what a cache or compression/dedup would explain, and the ashift evidence."""
@@ -366,19 +438,28 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     before, after = info.filter(pl.col("side") == "before"), info.filter(pl.col("side") == "after")
     if before.is_empty() or after.is_empty():
         return n
-    b = before.row(0, named=True)
+    b = _before_row(before, after)
     same = after.filter(_same(b, _LAYOUT))
     a = (same if same.height else after).row(0, named=True)
     n.before, n.after, n.same_layout = b, a, bool(same.height)
-    ba = before_after(runs.filter(pl.col("first")).rename({"path": "run"}), b["path"], a["path"])
+    mine, theirs = _config(runs, "before", b), _config(runs, "after", a)
+    n.before_files, n.after_files = _file_names(mine), _file_names(theirs)
+    n.before_others = tuple(before.filter(~_same(b, ("host", *_LAYOUT)))["label"].unique(maintain_order=True))
+    means = pl.concat([config_values(mine, "before"), config_values(theirs, "after")])
+    ba = before_after(means, "before", "after")
     band, n.noise = noise_band(runs, b, a, info)
+    values = {(r["run"], r["test"]): r["value"] for r in means.iter_rows(named=True)}
     ba = ba.join(band, on="test", how="left").join(
-        device_check(runs.filter(pl.col("first")), b, a), on="test", how="left"
+        device_check(runs.filter(pl.col("first")), b, a, values), on="test", how="left"
     )
-    for side, run in (("before", b), ("after", a)):  # each ratio's two lines (its chart bar names them)
-        lines = runs.filter(pl.col("first") & (pl.col("path") == run["path"]))
+    for side, config in (("before", mine), ("after", theirs)):  # each ratio's lines: every run it is the mean of
+        lines = config.filter(pl.col("value").is_not_null()).group_by("test", maintain_order=True)
         ba = ba.join(
-            lines.select("test", pl.col("path").alias(f"path_{side}"), pl.col("line_start").alias(f"line_{side}")),
+            lines.agg(
+                pl.col("path").first().alias(f"path_{side}"),
+                pl.col("line_start").first().alias(f"line_{side}"),
+                source("path", "line_start").alias(f"sources_{side}"),
+            ),
             on="test",
             how="left",
         )

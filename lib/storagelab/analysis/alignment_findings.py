@@ -70,7 +70,10 @@ def _arithmetic(res, n: AlignmentNumbers, sel) -> None:
     if parts.height:
         phys = n.arithmetic[0]["physical_bytes"]
         bad = parts.filter(~pl.col("aligned_physical").fill_null(True))
-        named = [f"{r[0]} p{r[1]} at LBA {r[2]}" for r in bad.select("disk", "index", "start_sector").iter_rows()]
+        named = [
+            f"{d} p{i} at LBA {lba}" + ("" if lba == absolute else f" of {d} (absolute LBA {absolute})")
+            for d, i, lba, absolute in bad.select("disk", "index", "start_sector", "abs_start_sector").iter_rows()
+        ]
         res.findings.append(
             f"{parts.height} partition(s) in the selection's partition tables; "
             + (
@@ -99,10 +102,30 @@ def _pair_and_noise(res, n: AlignmentNumbers, pair: Pair) -> None:
         if noise.other_configs
         else ""
     )
+    if n.before_others:
+        others += (
+            f" The other 'before' runs ({prose.listing(list(n.before_others))}) have other host or layout labels: "
+            "other configurations, not used."
+        )
+    sides = [
+        f"{side} {len(files)} files ({prose.listing(list(files))})" if len(files) > 1 else f"{side} {files[0]}"
+        for side, files in (("before:", n.before_files), ("after:", n.after_files))
+        if files and (len(files) > 1 or files[0].endswith(" runs)"))
+    ]
+    if sides:  # a side with repeats: its value is their mean (its runs share the host and layout labels)
+        others += (
+            f" Each value below is the mean of its configuration's runs ({'; '.join(sides)}; runs with the same host "
+            "and layout labels), and each ratio is after mean / before mean."
+        )
     if noise.repeats >= 2:
         band = (
             f"{noise.repeats} runs of the 'after' configuration give the noise band: the {noise.level:.0%} "
-            "prediction interval for one new run (t distribution, analysis/stats.py)."
+            "prediction interval for one new run (t distribution, analysis/stats.py)"
+            + (
+                ", or for the mean of as many new runs as the 'before' configuration has."
+                if len(n.before_files) > 1 or any(f.endswith(" runs)") for f in n.before_files)
+                else "."
+            )
         )
     else:
         band = (
@@ -116,16 +139,29 @@ def _metrics(res, n: AlignmentNumbers) -> None:
     for r in n.ratios.filter(pl.col("test").is_in(list(_TEST_WORDS))).iter_rows(named=True):
         if r["ratio"] is None:
             continue
+        test, runs = r["test"], f"the {r['after_runs']} 'after' runs"
         noise = ""
-        if r["within_noise"] is not None:
+        if r["band_too_wide"]:
             noise = (
-                f"; the {r['after_runs']} 'after' runs predict {_value(r['test'], r['pi_low'])} to "
-                f"{_value(r['test'], r['pi_high'])} for a new run, so the 'before' value is "
-                + ("**within noise**" if r["within_noise"] else "outside that interval")
+                f"; {runs} are too few or too far apart to bound the noise: their {_level(n)}prediction "
+                f"interval reaches below zero (up to {_value(test, r['pi_high'])}), and a rate cannot be negative, so "
+                "the data cannot tell the 'before' value from noise"
+            )
+        elif r["within_noise"] is not None:
+            what = "a new run" if r["before_runs"] <= 1 else f"the mean of {r['before_runs']} new runs"
+            noise = (
+                f"; {runs} predict {_value(test, r['pi_low'])} to {_value(test, r['pi_high'])} for {what}, so the "
+                "'before' value is " + ("**within noise**" if r["within_noise"] else "outside that interval")
+            )
+        lacking = r["after_without"] or []
+        if lacking and n.noise and n.noise.repeats > 1:
+            noise += (
+                f" ({prose.listing(lacking)} of the 'after' configuration {'has' if len(lacking) == 1 else 'have'} "
+                f"no {_TEST_WORDS[test]} value, so {r['after_runs']} of its {n.noise.repeats} runs count here)"
             )
         res.findings.append(
-            f"{_TEST_WORDS[r['test']]}: {_value(r['test'], r['value_before'])} before, "
-            f"{_value(r['test'], r['value_after'])} after = {r['ratio']:.2f}x{noise}."
+            f"{_TEST_WORDS[test]}: {_value(test, r['value_before'])} before, "
+            f"{_value(test, r['value_after'])} after = {r['ratio']:.2f}x{noise}."
         )
 
 
@@ -268,31 +304,37 @@ def _explanations(res, n: AlignmentNumbers, pair: Pair) -> None:
         )
 
 
+def _level(n: AlignmentNumbers) -> str:
+    """The prediction interval's confidence level, as a sentence says it ("95% "), or nothing when unknown."""
+    return f"{n.noise.level:.0%} " if n.noise is not None and n.noise.level is not None else ""
+
+
 def _ashift_judged(n: AlignmentNumbers, pair: Pair) -> str:
-    """What a known 'before' ashift says: 12 and up excludes ashift=9; 9 supports it only on drives with larger
-    physical sectors (a parameter: the logs do not show the drives' sector size) and only if the 'after' run's
-    pool is not at ashift 9 too."""
+    """What a known 'before' ashift says against the drives' physical sector size (physical_sector_bytes, a
+    parameter: the logs do not show it): blocks of 2^ashift bytes that are whole sectors exclude a too-small ashift;
+    smaller blocks support it, unless the 'after' run's pool has the same ashift."""
     s = pair.settings
-    if s.ashift != 9:
-        return f"ashift {s.ashift} writes whole physical sectors: the data exclude ashift=9 as the cause."
+    if s.ashift is None:  # the caller judges only a known ashift
+        return ""
     physical = n.arithmetic[0]["physical_bytes"] if n.arithmetic else 4096
-    if physical <= 512:
+    block, where = 2**s.ashift, "(physical_sector_bytes, a parameter: the logs do not show the drives' sector size)"
+    if block >= physical and block % physical == 0:
         return (
-            f"With {physical} B physical sectors (physical_sector_bytes) ashift 9 writes whole sectors: the data "
-            "exclude ashift=9 as the cause."
+            f"ashift {s.ashift} writes blocks of {block:,} B, whole {physical:,} B physical sectors {where}: the data "
+            "exclude a too-small ashift as the cause."
         )
     after, after_pool = n.after_settings, pair.after.get("pool")
-    if after is not None and after.ashift == 9:
-        where = "the same pool" if after_pool == pair.before.get("pool") else f"pool {after_pool}"
+    if after is not None and after.ashift == s.ashift:
+        where_after = "the same pool" if after_pool == pair.before.get("pool") else f"pool {after_pool}"
         return (
-            f"The 'after' run ({pair.after['label']}) ran on {where}, also at ashift 9 ({after.ashift_source}): "
-            "ashift is the same on both sides, so it cannot explain the difference between them."
+            f"The 'after' run ({pair.after['label']}) ran on {where_after}, also at ashift {s.ashift} "
+            f"({after.ashift_source}): ashift is the same on both sides, so it cannot explain the difference between "
+            "them."
         )
     return (
-        f"ashift 9 on drives with {physical} B physical sectors (physical_sector_bytes, a parameter: the logs do not "
-        "show the drives' sector size) makes every sub-4 KiB write a read-modify-write inside the drive "
-        "(docs/formats/zfs-facts.md F11): if the drives are 512e, the data support that explanation beside the "
-        "partition offset"
+        f"ashift {s.ashift} writes blocks of {block:,} B; on drives with {physical:,} B physical sectors {where} every "
+        f"write of less than {physical:,} B is a read-modify-write inside the drive (docs/formats/zfs-facts.md F11): "
+        "if the drives' sectors are that large, the data support that explanation beside the partition offset"
         + (
             f"; the 'after' run's pool has ashift {after.ashift} ({after.ashift_source})."
             if after is not None and after.ashift
@@ -368,7 +410,9 @@ def _summary(res, n: AlignmentNumbers) -> None:
     res.headline = {
         f"{_TEST_WORDS[r['test']]} after/before": f"{r['ratio']:.2f}x"
         + (
-            (" (within noise)" if r["within_noise"] else " (outside the after runs' prediction interval)")
+            " (too few 'after' runs to bound the noise)"
+            if r["band_too_wide"]
+            else (" (within noise)" if r["within_noise"] else " (outside the after runs' prediction interval)")
             if r["within_noise"] is not None
             else " (one 'after' run: noise unknown)"
         )

@@ -1,4 +1,4 @@
-"""Notebook 05's numbers: the typed results ``alignment.compute`` returns and the test names ``alignment_findings`` words them with."""
+"""Notebook 03's numbers: the typed results ``alignment.compute`` returns and the test names ``alignment_findings`` words them with."""
 
 from __future__ import annotations
 
@@ -136,6 +136,9 @@ class AlignmentNumbers:
     other_ashift: list[AshiftEvidence] = field(default_factory=list)
     pool_states: pl.DataFrame = field(default_factory=pl.DataFrame)
     phases: dict = field(default_factory=dict)
+    before_files: tuple[str, ...] = ()  # the files of the 'before' configuration (its repeats), by name
+    after_files: tuple[str, ...] = ()  # the same of the 'after' configuration
+    before_others: tuple[str, ...] = ()  # labels of 'before' runs of other configurations (not used)
 
     def pair(self) -> Pair | None:
         """The before/after pair (``compute`` sets its four fields together); None when there is none."""

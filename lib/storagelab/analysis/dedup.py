@@ -28,7 +28,9 @@ from .db import frame
 from .dedup_numbers import (
     LARGE_RECORDSIZE,
     MEASURED_RUNGS,
+    NO_META_CAP,
     OBSERVED_IN_CORE,
+    UNNAMED_POOL,
     Budget,
     DedupFrames,
     DedupNumbers,
@@ -90,9 +92,11 @@ def memory_table(
 
 # ----------------------------------------------------------------------------- notebook 04: query
 
+# a pool whose name neither its log nor the manifest gives: shown by its file's label or name, never as a pool name
+UNNAMED_SQL = f"'{UNNAMED_POOL}' || coalesce('label ' || f.label, 'file ' || regexp_extract(f.path, '[^/]+$')) || ')'"
 STATS_SQL = """
 SELECT s.*, f.path, f.host, f.recordsize_bytes AS recordsize_label,
-       coalesce(s.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name,
+       coalesce(s.pool, f.pool, {unnamed}) AS pool_name,
        s.pool IS NULL AND f.pool IS NOT NULL AS pool_from_manifest
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY s.bp_count
 """
@@ -100,21 +104,22 @@ DDT_SQL = """
 SELECT h.file_id, h.ddt_no, h.source, h.alloc_blocks, h.ref_blocks, h.alloc_dsize_bytes, h.ref_dsize_bytes, f.path,
        h.line_start, h.line_end,
        f.host, coalesce((SELECT any_value(r.pool) FROM zdb_ddt_ratios r WHERE r.file_id = h.file_id
-                         AND r.ddt_no = h.ddt_no), f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name
+                         AND r.ddt_no = h.ddt_no), f.pool, {unnamed}) AS pool_name
 FROM zdb_ddt_histogram h JOIN files f USING (file_id)
 WHERE {where} AND h.is_total AND h.object IS NULL
 ORDER BY f.path, h.ddt_no
 """
 OBJECTS_SQL = """
 SELECT o.file_id, o.ddt_no, f.path, f.host,
-       coalesce(o.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool_name,
+       coalesce(o.pool, f.pool, {unnamed}) AS pool_name,
        sum(o.entries) AS entries, sum(o.core_bytes_total) AS core_bytes, sum(o.disk_bytes_total) AS disk_bytes,
        bool_or(o.totals_derived) AS derived, min(o.line_start) AS line_start, max(o.line_end) AS line_end
 FROM zdb_ddt_objects o JOIN files f USING (file_id) WHERE {where} AND o.kind = 'object' AND o.entries IS NOT NULL
 GROUP BY ALL ORDER BY f.path, o.ddt_no
 """
 ARC_SQL = """
-SELECT a.file_id, f.path, f.host, a.name, a.value, a.exact FROM arc_stats a JOIN files f USING (file_id)
+SELECT a.file_id, f.path, f.host, f.ram_bytes AS ram_label, f.zfs_version AS zfs_version_label, a.name, a.value,
+       a.exact FROM arc_stats a JOIN files f USING (file_id)
 WHERE {where} AND a.name IN ('c_max', 'arc_meta_limit', 'memory_all_bytes', 'size', 'arc_meta_used', 'meta')
 ORDER BY f.path, a.line_start
 """
@@ -280,14 +285,14 @@ def one_summary_per_pool(stats: pl.DataFrame, pool: str = "pool_name") -> pl.Dat
 def query(con, sel, measures_frame: pl.DataFrame) -> DedupFrames:
 
     where, params = sel.sql("f")
-    stats = one_summary_per_pool(frame(con, STATS_SQL.format(where=where), params))
+    stats = one_summary_per_pool(frame(con, STATS_SQL.format(where=where, unnamed=UNNAMED_SQL), params))
     if stats.height:
         stats = stats.with_columns(pool=pl.col("pool_name"))
     cache = measures_frame.filter(pl.col("metric") == "cache.size_bytes")
     return DedupFrames(
         stats=stats,
-        ddt=frame(con, DDT_SQL.format(where=where), params),
-        objects=frame(con, OBJECTS_SQL.format(where=where), params),
+        ddt=frame(con, DDT_SQL.format(where=where, unnamed=UNNAMED_SQL), params),
+        objects=frame(con, OBJECTS_SQL.format(where=where, unnamed=UNNAMED_SQL), params),
         zpool=frame(con, ZPOOL_SQL.format(where=where), params),
         l2arc_bytes=cache.select(pl.col("value").max()).item() if cache.height else None,
         arc=frame(con, ARC_SQL.format(where=where), params),
@@ -316,7 +321,7 @@ def arc_budget(g: pl.DataFrame, p: DedupParams) -> Budget:
     if v.get("arc_meta_limit"):
         fraction, rule = v["arc_meta_limit"] / c_max, "arc_meta_limit"
     elif "meta" in v:
-        fraction, rule = 1.0, "no metadata cap (OpenZFS 2.2+: the ARC balances data and metadata)"
+        fraction, rule = 1.0, NO_META_CAP
     else:
         fraction, rule = p.metadata_fraction, "metadata_fraction parameter (no arc_meta_limit in the output)"
     return Budget(
@@ -328,6 +333,8 @@ def arc_budget(g: pl.DataFrame, p: DedupParams) -> Budget:
         ram_source=ram_source,
         arc_size_bytes=v.get("size"),
         meta_used_bytes=v.get("arc_meta_used"),
+        ram_label_bytes=g["ram_label"][0] if "ram_label" in g.columns else None,
+        zfs_version_label=g["zfs_version_label"][0] if "zfs_version_label" in g.columns else None,
     )
 
 

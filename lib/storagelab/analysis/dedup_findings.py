@@ -12,10 +12,12 @@ from .dedup_numbers import (
     LARGE_RECORDSIZE,
     LEGACY_PHYS_BYTES,
     LIVE_ENTRY_BYTES,
+    Budget,
     DedupFrames,
     DedupNumbers,
     Estimate,
     Machine,
+    named,
 )
 
 ARC_COMMANDS = "`cat /proc/spl/kstat/zfs/arcstats` (Linux), `sysctl kstat.zfs.misc.arcstats` (BSD) or `arc_summary`"
@@ -25,6 +27,7 @@ def write(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
     """Every finding, missing line, headline, caveat and the verdict of notebook 04."""
     _budget(res, n)
     _upper_bounds(res, n, frames, sel)
+    _unnamed(res, frames)
     _zdb_tables(res, n, frames, sel)
     for e in n.best:
         _best(res, n, e)
@@ -60,6 +63,8 @@ def _budget(res, n: DedupNumbers) -> None:
             f"Metadata budget of {who}: ARC maximum (c_max) {prose.size(b.arc_max_bytes)}{meta} = "
             f"{prose.size(b.bytes)} (RAM {prose.size(b.ram_bytes)}, {b.ram_source}; {b.source}){state}."
         )
+        _params_replaced(res, n, who, b)
+        _labels_disagree(res, host, who, b)
     hosts = {e.host for e in n.best}
     if set(n.budgets) >= hosts or None in n.budgets:
         return
@@ -73,6 +78,43 @@ def _budget(res, n: DedupNumbers) -> None:
         f"metadata_fraction), not read from the machine: {ARC_COMMANDS} on it, saved beside the zdb logs with "
         "the same host label, give them (c_max, arc_meta_limit, physical memory)"
     )
+
+
+def _params_replaced(res, n: DedupNumbers, who: str, b: Budget) -> None:
+    """Which of this run's parameters the machine's own ARC statistics replace for ``who`` (said, not silent)."""
+    p = n.params
+    unused = [f"arc_max_gib {p.arc_max_gib:g}" + (" (0: RAM less 1 GiB)" if not p.arc_max_gib else "")]
+    if b.rule != "metadata_fraction parameter (no arc_meta_limit in the output)":
+        unused.append(f"metadata_fraction {p.metadata_fraction:g}")
+    if b.ram_source == "memory_all_bytes":
+        unused.insert(0, f"ram_gib {p.ram_gib:g}")
+    said = unused[0] if len(unused) == 1 else ", ".join(unused[:-1]) + " and " + unused[-1]
+    res.findings.append(
+        f"  The parameter{'s' if len(unused) > 1 else ''} {said} {'are' if len(unused) > 1 else 'is'} not used for {who}: its ARC statistics "
+        f"({b.source.removeprefix('ARC statistics, ')}) measure what they stand for."
+    )
+
+
+def _labels_disagree(res, host: str | None, who: str, b: Budget) -> None:
+    """The manifest's RAM and ZFS version labels of the statistics' file, where the statistics contradict them."""
+    if b.ram_disagrees:
+        res.findings.append(
+            f"  The manifest labels the RAM of {who} {prose.size(b.ram_label_bytes)} (ram_bytes), its ARC statistics "
+            f"show {prose.size(b.ram_bytes)} of memory (memory_all_bytes): the statistics may be of another machine, "
+            "or the label is wrong; the budget above uses the statistics."
+        )
+        res.caveats.append(f"{host or 'the machine'}: RAM label and ARC statistics disagree")
+    if b.version_disagrees:
+        shown = (
+            "an arc_meta_limit (OpenZFS 2.1 and older)"
+            if b.rule == "arc_meta_limit"
+            else ("no arc_meta_limit and a 'meta' field (OpenZFS 2.2 and newer)")
+        )
+        res.findings.append(
+            f"  The manifest labels {who} ZFS {b.zfs_version_label} (zfs_version), its ARC statistics show {shown}: "
+            "the statistics may be of another machine or another ZFS, or the label is wrong."
+        )
+        res.caveats.append(f"{host or 'the machine'}: ZFS version label and ARC statistics disagree")
 
 
 def _upper_bounds(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
@@ -89,7 +131,7 @@ def _upper_bounds(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
             f"Pool {r['pool']}: {r['bp_count']:,} block pointers x {bpe:g} B = {prose.size(r['ddt_bytes'])} "
             f"({r['ddt_bytes'] / 1e9:.3g} GB), an upper bound (bp count includes metadata and embedded bps); "
             + ("fits" if r["fits"] else "does not fit")
-            + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would fit at {r['fits_at_most']} B per entry or less."
+            + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would fit at {r['fits_at_most']:,} B per entry or less."
         )
         res.headline[f"DDT {r['pool']} (bp count x {bpe:g} B)"] = prose.size(r["ddt_bytes"])
     named = stats.filter(stats["pool_from_manifest"])["pool"].to_list()
@@ -97,10 +139,19 @@ def _upper_bounds(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
         res.findings.append(
             f"Pool names from the manifest (the zdb output has no prompt line): {prose.listing(named)}."
         )
-    unnamed = stats.filter(stats["pool"].is_null() | (stats["pool"] == stats["path"].str.split("/").list.last()))
-    if unnamed.height:
+
+
+def _unnamed(res, frames: DedupFrames) -> None:
+    """The zdb outputs whose pool neither the log (no prompt line) nor the manifest names."""
+    unnamed = [
+        r["path"]
+        for f, col in ((frames.stats, "pool"), (frames.ddt, "pool_name"), (frames.objects, "pool_name"))
+        for r in f.iter_rows(named=True)
+        if not r[col] or not named(r[col])
+    ]
+    if unnamed:
         res.missing.append(
-            "the pool of " + prose.listing(unnamed["path"].to_list()) + " is not in the log nor the "
+            "the pool of " + prose.listing(list(dict.fromkeys(unnamed))) + " is not in the log nor the "
             "manifest: add the pool name (column pool)"
         )
 
@@ -175,8 +226,8 @@ def _best(res, n: DedupNumbers, e: Estimate) -> None:
         + (f" (it shares host {e.host}'s ARC: below)." if alone else ".")
     )
     if e.fits_at_most is not None:  # bytes per entry assumed, not measured: where the verdict flips
-        flips = f"{e.fits_at_most} B" + (
-            f" ({e.fits_at_most_low}-{e.fits_at_most_high} B with the ratio's rounding)"
+        flips = f"{e.fits_at_most:,} B" + (
+            f" ({e.fits_at_most_low:,}-{e.fits_at_most_high:,} B with the ratio's rounding)"
             if e.fits_at_most_low is not None
             else ""
         )
@@ -185,7 +236,12 @@ def _best(res, n: DedupNumbers, e: Estimate) -> None:
             f"  Alone it fits while an entry costs at most {flips}; over the in-core sizes seen in zdb -DD "
             f"outputs ({sizes[0]:g}-{sizes[-1]:g} B per entry) it spans {prose.size(e.entries * sizes[0])} "
             f"to {prose.size(e.entries * sizes[-1])}: the verdict rests on the bytes per entry, which "
-            f"only `zdb -DD {e.pool}` or `zpool status -D {e.pool}` on the pool itself measure."
+            + (
+                f"only `zdb -DD {e.pool}` or `zpool status -D {e.pool}` on the pool itself measure."
+                if named(e.pool)
+                else "only `zdb -DD POOL` or `zpool status -D POOL` on the pool itself measure (its name is in "
+                "neither the log nor the manifest)."
+            )
         )
     res.headline[f"DDT {e.pool}, best estimate"] = f"{rng} ({e.estimate})"
     if e.rung in (1, 2):
@@ -209,7 +265,9 @@ def _recordsize(res, n: DedupNumbers) -> None:
             "label": "its recordsize label",
         }.get(
             g.recordsize_source,
-            f"ZFS's default; no recordsize label nor `zfs get recordsize {g.pool}` output says otherwise",
+            "ZFS's default; no recordsize label nor `zfs get recordsize "
+            + (g.pool if named(g.pool) else "POOL")
+            + "` output says otherwise",
         )
         below = (
             f"; its average logical block, {prose.size(g.avg_logical_bytes)}, is below the recordsize, so many of "
@@ -240,7 +298,7 @@ def _machine(res, m: Machine) -> None:
             f"Host {m.host}: its pools {prose.listing(list(m.pools))} share one ARC. Their best estimates together: "
             f"{_total(m)}, {m.ddt_bytes / b:.2f}x the {b / GiB:.2f} GiB metadata "
             f"budget: together they {_plural(m.fits)}"
-            f" (they would fit at {m.fits_at_most} B per entry or less)."
+            f" (they would fit at {m.fits_at_most:,} B per entry or less)."
         )
     if others:
         res.findings.append(
@@ -299,7 +357,7 @@ def _verdict(res, n: DedupNumbers) -> None:
             )
             parts.append(
                 f"host {m.host}'s {' + '.join(m.pools)} together {_plural(m.fits)} "
-                f"({_total(m)}; they would fit at {m.fits_at_most} B/entry or less{others})"
+                f"({_total(m)}; they would fit at {m.fits_at_most:,} B/entry or less{others})"
             )
     pools = []
     for e in n.best:
@@ -307,9 +365,9 @@ def _verdict(res, n: DedupNumbers) -> None:
         if e.fits_at_most is None:
             pools.append(f"{e.pool} {e.fits} ({rng}, measured bytes per entry)")
         elif e.fits == "does not fit":
-            pools.append(f"{e.pool} {e.fits} ({rng}; it would fit at {e.fits_at_most} B/entry or less)")
+            pools.append(f"{e.pool} {e.fits} ({rng}; it would fit at {e.fits_at_most:,} B/entry or less)")
         else:
-            pools.append(f"{e.pool} {e.fits} ({rng}; not above {e.fits_at_most} B/entry)")
+            pools.append(f"{e.pool} {e.fits} ({rng}; not above {e.fits_at_most:,} B/entry)")
     each = "each pool alone: " if parts else ""
     budgets = sorted({e.budget_bytes for e in n.best})
     against = f"the {prose.size(budgets[0])} metadata budget" if len(budgets) == 1 else "each machine's metadata budget"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -25,6 +26,15 @@ LARGE_RECORDSIZE = 1024 * 1024
 
 
 MEASURED_RUNGS = (6, 7)  # bytes per entry measured on the pool itself, not assumed
+
+# the start of the name a pool gets where neither its log nor the manifest names it: '(unnamed; file b.txt)'
+UNNAMED_POOL = "(unnamed; "
+
+
+def named(pool: str) -> bool:
+    """Whether ``pool`` is a pool's name (from its log or the manifest), one a command can be given."""
+    return not pool.startswith(UNNAMED_POOL)
+
 
 # in-core bytes per entry seen in practice (zdb -DD "in core" field; docs/formats/zfs-facts.md F3)
 OBSERVED_IN_CORE = (141, 154, 165, 320, 392)
@@ -76,6 +86,12 @@ class DedupFrames:
         return [i for f in frames for i in f["file_id"].to_list()]
 
 
+NO_META_CAP = "no metadata cap (OpenZFS 2.2+: the ARC balances data and metadata)"
+
+# memory_all_bytes is the memory the kernel manages: a few per cent below the installed RAM, never 10 % off it
+RAM_LABEL_TOLERANCE = 0.10
+
+
 @dataclass(frozen=True)
 class Budget:
     """The ARC metadata a machine's DDTs may use: ARC maximum x metadata fraction."""
@@ -88,10 +104,29 @@ class Budget:
     ram_source: str = "parameter"
     arc_size_bytes: float | None = None  # the ARC's size when the statistics were taken
     meta_used_bytes: float | None = None
+    ram_label_bytes: float | None = None  # the manifest's ram_bytes label of the statistics' file
+    zfs_version_label: str | None = None  # the manifest's zfs_version label of the statistics' file
 
     @property
     def bytes(self) -> float:
         return self.arc_max_bytes * self.metadata_fraction
+
+    @property
+    def ram_disagrees(self) -> bool:
+        """The manifest's RAM label and the statistics' memory_all_bytes are of different machines (or one is
+        wrong): more than ``RAM_LABEL_TOLERANCE`` apart."""
+        if not self.ram_label_bytes or self.ram_source != "memory_all_bytes":
+            return False
+        return abs(self.ram_bytes - self.ram_label_bytes) > RAM_LABEL_TOLERANCE * self.ram_label_bytes
+
+    @property
+    def version_disagrees(self) -> bool:
+        """The manifest's ZFS version label against the ARC the statistics show: arc_meta_limit up to OpenZFS 2.1,
+        no metadata cap (a 'meta' field) from 2.2 on (docs/formats/zfs-facts.md F7)."""
+        m = re.match(r"\s*(\d+)\.(\d+)", self.zfs_version_label or "")
+        if not m or self.rule not in ("arc_meta_limit", NO_META_CAP):
+            return False
+        return ((int(m[1]), int(m[2])) >= (2, 2)) != (self.rule == NO_META_CAP)
 
 
 @dataclass(frozen=True)

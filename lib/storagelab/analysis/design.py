@@ -262,13 +262,26 @@ def sentence(label: str, f: DesignFlags, min_elapsed_s: float = MIN_ELAPSED_S) -
 
 
 def sentences(df: pl.DataFrame, label: str = "label", min_elapsed_s: float = MIN_ELAPSED_S) -> list[str]:
-    """One sentence per flagged run of ``with_design``'s frame, in its order."""
+    """One sentence per flagged run of ``with_design``'s frame, in its order. A flag that rests on a runtime or size
+    the run's output does not show (taken from the workload it was matched to: ``fio_runs.match_by_output``) says
+    so."""
     out = []
     for row in df.iter_rows(named=True):
-        s = sentence(str(row[label]), flags_of(row), min_elapsed_s)
+        f = flags_of(row)
+        s = sentence(str(row[label]), f, min_elapsed_s)
+        if s and row.get("workload_source") == "output (matched)" and _rests_on_options(f):
+            s = s[:-1] + (
+                "; the runtime and size these checks use are not in its output: they are the options of the "
+                "workload it was matched to (same setup)."
+            )
         if s:
             out.append(s)
     return out
+
+
+def _rests_on_options(f: DesignFlags) -> bool:
+    """A flag raised from the runtime or size option: overran, a long I/O against the runtime, a cached working set."""
+    return bool(f.overran or f.fits_in_cache or (f.long_io and f.runtime_s))
 
 
 def not_checked(df: pl.DataFrame, label: str = "label") -> dict[str, list[str]]:

@@ -30,6 +30,7 @@ from typing import Any
 
 import polars as pl
 
+from ..parsers.zpool_latency_hist import BUCKETS
 from .db import frame
 from .selection import Selection
 
@@ -116,6 +117,7 @@ def latency_cells(con, sel: Selection) -> pl.DataFrame:
     return frame(
         con,
         f"""SELECT f.path, f.host, f.sha256, w.name, w.sample, w.block, w.timestamp, w.bucket, w.bucket_max_ns,
+                   w.bucket_label,
                    w.wait, w.op, w.count, w.exact, w.line_start, w.line_end
             FROM zpool_iostat_latency_hist w JOIN files f USING (file_id)
             WHERE {where} ORDER BY f.path, w.sample, w.block, w.wait, w.op, w.bucket""",
@@ -125,18 +127,25 @@ def latency_cells(con, sel: Selection) -> pl.DataFrame:
 
 def latency_summary(cells: pl.DataFrame) -> pl.DataFrame:
     """One row per -w block and wait kind: I/Os counted, and the upper bound (ns) of the bucket holding the median
-    and the 99th-percentile I/O (None when the column counted nothing)."""
+    and the 99th-percentile I/O (None when the column counted nothing). A block whose paste stops before the last
+    bucket (137s; the parser keeps it with a warning) has ``cut_at`` (the last bucket printed, as printed): its I/Os
+    above that bucket are missing, so ``ios`` counts only those up to it and no median or p99 is given."""
     keys = ["path", "host", "name", "sample", "block", "timestamp", "wait", "op"]
     if cells.is_empty():
         schema = {**{k: pl.Utf8 for k in keys}, "sample": pl.Int64, "block": pl.Int64, "ios": pl.Float64}
-        return pl.DataFrame(schema=schema)
+        return pl.DataFrame(schema={**schema, "cut_at": pl.Utf8})
     cells = cells.with_columns(cum=pl.col("count").cum_sum().over(keys), total=pl.col("count").sum().over(keys))
+    cut = pl.col("bucket").max() < BUCKETS - 1
 
     def bound(q: float) -> pl.Expr:
-        return pl.col("bucket_max_ns").filter(pl.col("total") > 0, pl.col("cum") >= pl.col("total") * q).first()
+        within = pl.col("bucket_max_ns").filter(pl.col("total") > 0, pl.col("cum") >= pl.col("total") * q).first()
+        return pl.when(cut).then(None).otherwise(within)
 
     return cells.group_by(keys, maintain_order=True).agg(
-        ios=pl.col("count").sum(), median_max_ns=bound(0.5), p99_max_ns=bound(0.99)
+        ios=pl.col("count").sum(),
+        median_max_ns=bound(0.5),
+        p99_max_ns=bound(0.99),
+        cut_at=pl.when(cut).then(pl.col("bucket_label").sort_by("bucket").last()),
     )
 
 
@@ -156,8 +165,80 @@ def device_beside_fio(con, sel: Selection) -> dict:
         "fio": fio,
         "aligned": aligned_samples(pl.concat(timed) if timed else req, fio),
     }
-    out["lines"] = _latency_lines(lat, sel) + _lines(out, sel)
+    out["waits_table"] = waits_table(out["waits"])
+    out["queues_table"] = queues_table(out["queues"])
+    out["lines"] = _latency_lines(lat, sel) + _lines(out, sel) + _wait_lines(out["waits_table"], out["queues_table"])
     return out
+
+
+_ROW = ["path", "pool", "vdev", "sample", "timestamp"]
+WAIT_ORDER = {
+    w: i for i, w in enumerate(("total_wait", "disk_wait", "syncq_wait", "asyncq_wait", "scrub", "trim", "rebuild"))
+}
+
+
+def waits_table(waits: pl.DataFrame) -> pl.DataFrame:
+    """The -l rows side by side: one row per pool/vdev row of a report and wait kind (in zpool's column order), its
+    average read and write wait (ns, as zpool printed them, rounded; None for '-'); scrub, trim and rebuild, which
+    have one column and no direction, in ``wait_ns``."""
+    cols = [*_ROW, "wait", "read_ns", "write_ns", "wait_ns"]
+    if waits.is_empty():
+        return pl.DataFrame(schema={c: pl.Float64 if c.endswith("_ns") else pl.Utf8 for c in cols})
+    order = pl.col("wait").replace_strict(WAIT_ORDER, default=len(WAIT_ORDER), return_dtype=pl.Int64)
+    first = waits.sort([*_ROW, order], nulls_last=True).group_by([*_ROW, "wait"], maintain_order=True)
+    return first.agg(
+        read_ns=pl.col("latency_ns").filter(pl.col("op") == "read").first(),
+        write_ns=pl.col("latency_ns").filter(pl.col("op") == "write").first(),
+        wait_ns=pl.col("latency_ns").filter(pl.col("op").is_null()).first(),
+    ).select(cols)
+
+
+def queues_table(queues: pl.DataFrame) -> pl.DataFrame:
+    """The -q rows: one row per pool/vdev row of a report and queue, I/Os pending and active."""
+    cols = [*_ROW, "queue", "pending", "active"]
+    if queues.is_empty():
+        return pl.DataFrame(schema={c: pl.Float64 if c in ("pending", "active") else pl.Utf8 for c in cols})
+    return queues.select(cols)
+
+
+def _wait_lines(waits: pl.DataFrame, queues: pl.DataFrame) -> list[str]:
+    """One line per -l and per -q row (a pool or vdev in one report): what it shows, and that a report without an
+    interval is an average since import."""
+    lines = []
+    for key, rows in waits.group_by(_ROW, maintain_order=True):
+        shown = []
+        for r in rows.iter_rows(named=True):
+            if r["wait_ns"] is not None or (r["read_ns"] is None and r["write_ns"] is None):
+                shown.append(f"{r['wait']} {_ns_or_dash(r['wait_ns'])}")
+            else:
+                shown.append(f"{r['wait']} read {_ns_or_dash(r['read_ns'])}, write {_ns_or_dash(r['write_ns'])}")
+        lines.append(f"{_row_name(key)}: average waits (`zpool iostat -l`, as printed): {'; '.join(shown)}")
+    for key, rows in queues.group_by(_ROW, maintain_order=True):
+        busy = rows.filter((pl.col("pending") > 0) | (pl.col("active") > 0))
+        shown = [
+            f"{r['queue']} {r['pending']:,.0f} pending, {r['active']:,.0f} active" for r in busy.iter_rows(named=True)
+        ]
+        said = (
+            f"{'; '.join(shown)} (the other {rows.height - busy.height} queues empty)" if shown else "every queue empty"
+        )
+        lines.append(f"{_row_name(key, False)}: queues (`zpool iostat -q`, I/Os at the moment it printed): {said}")
+    return lines
+
+
+def _row_name(key: tuple, averages: bool = True) -> str:
+    """'tank (pool row, report 0 of iostat-l.txt, no time stamp: averages since the pool was imported)' (report 0
+    of ``averages``, the -l waits: since import; -q queues are counts at the moment zpool printed them)."""
+    path, pool, vdev, sample, timestamp = key
+    where = f"vdev {vdev} of {pool}" if vdev else "pool row"
+    if timestamp:
+        when = f"at {timestamp}"
+    else:
+        when = "no time stamp" + (": averages since the pool was imported" if sample == 0 and averages else "")
+    return f"{pool} ({where}, report {sample} of {str(path).rsplit('/', 1)[-1]}, {when})"
+
+
+def _ns_or_dash(n) -> str:
+    return "not printed ('-')" if n is None else _ns(n)
 
 
 def _latency_lines(lat: pl.DataFrame, sel: Selection) -> list[str]:
@@ -168,8 +249,13 @@ def _latency_lines(lat: pl.DataFrame, sel: Selection) -> list[str]:
             f"no `zpool iostat -w` output for {sel.describe()}: run `zpool iostat -wv -T u POOL 5` during the fio "
             "runs (and keep its output) to see the latency each I/O had in the queues and on the disks"
         ]
-    lines = []
-    first = lat.filter(pl.col("block") == 0, pl.col("ios") > 0, pl.col("wait").is_in(["total_wait", "disk_wait"]))
+    lines = _cut_lines(lat)
+    first = lat.filter(
+        pl.col("block") == 0,
+        pl.col("ios") > 0,
+        pl.col("wait").is_in(["total_wait", "disk_wait"]),
+        pl.col("cut_at").is_null(),
+    )
     for r in first.iter_rows(named=True):
         lines.append(
             f"{r['name']} (report {r['sample']}), {r['wait']} {r['op']}: {r['ios']:,.0f} I/Os counted; the median "
@@ -187,6 +273,21 @@ def _latency_lines(lat: pl.DataFrame, sel: Selection) -> list[str]:
         lines.append(
             f"{dated} -w block(s) carry `-T d` dates: printed in the machine's local time with no zone, they cannot be "
             "set against fio's epoch time; `-T u` can"
+        )
+    return lines
+
+
+def _cut_lines(lat: pl.DataFrame) -> list[str]:
+    """One line per -w block whose paste is cut: what is missing and what the table cannot give for it."""
+    cut = lat.filter(pl.col("cut_at").is_not_null()).group_by("path", "name", "sample", "block", maintain_order=True)
+    lines = []
+    for (path, name, sample, _), rows in cut:
+        empty = sorted({f"{r['wait']} {r['op'] or ''}".strip() for r in rows.iter_rows(named=True) if not r["ios"]})
+        zero = f"; {', '.join(empty)} show 0 I/Os up to it: their I/Os, if any, are all above the cut" if empty else ""
+        lines.append(
+            f"{name} (report {sample}, {str(path).rsplit('/', 1)[-1]}): the `zpool iostat -w` histogram stops at the "
+            f"{rows['cut_at'][0]} row (the paste is cut; 37 rows run to 137s): I/Os that waited longer are not in it, "
+            f"so its counts are only those up to {rows['cut_at'][0]} and no median or p99 is given{zero}"
         )
     return lines
 

@@ -24,6 +24,7 @@ import polars as pl
 from ..units import MB, MiB
 from . import arc, design
 from .db import frame
+from .fio_runs import RUN_MARK
 from .fio_runs import runs as fio_runs
 from .result import Result
 from .selection import Selection
@@ -93,6 +94,7 @@ class CardResult:
     flags: tuple[str, ...] = ()
     file_ids: tuple[int, ...] = ()
     lines: tuple[tuple[str, int, int], ...] = ()  # each run's group line: (path, line_start, line_end)
+    setups: tuple[tuple[str, str, int], ...] = ()  # (label without 'run N', workload, runs): more than one = pooled
 
 
 @dataclass
@@ -159,6 +161,23 @@ def flags_of(row: dict) -> tuple[str, ...]:
     return lab + ((checked.removeprefix("run: ").rstrip("."),) if checked else ())
 
 
+def setup_of(row: dict) -> tuple[str, str]:
+    """What repeats of one setup share (as notebook 08 groups them): the label without its 'run N' mark (the file
+    name where there is none) and the workload fio ran, runtime and size included."""
+    label = row.get("label") or (row.get("path") or "").split("/")[-1]
+    label = re.sub(r"\(\s*\)", "", re.sub(RUN_MARK, "", label)).strip(" ,")
+    return label, row.get("workload") or "workload unknown"
+
+
+def setups_of(rows: list[dict]) -> tuple[tuple[str, str, int], ...]:
+    """The setups a result's runs come from, in run order, with their run counts."""
+    counts: dict[tuple[str, str], int] = {}
+    for r in rows:
+        key = setup_of(r)
+        counts[key] = counts.get(key, 0) + 1
+    return tuple((label, workload, n) for (label, workload), n in counts.items())
+
+
 def compute(runs: pl.DataFrame) -> list[DiskCard]:
     """Cards of the runs that are one of the classic tests, one per (machine, device), in machine order."""
     cards: dict[tuple[str, str], DiskCard] = {}
@@ -188,6 +207,7 @@ def compute(runs: pl.DataFrame) -> list[DiskCard]:
             p99_ns=statistics.median(p99) if p99 else None,
             flags=tuple(dict.fromkeys(f for r in rows for f in flags_of(r))),
             file_ids=tuple(sorted({r["file_id"] for r in rows})),
+            setups=setups_of(rows),
             lines=tuple(
                 sorted(
                     {(r["path"], r["line_start"], r.get("line_end") or r["line_start"]) for r in rows if r.get("path")}
@@ -202,6 +222,18 @@ def compute(runs: pl.DataFrame) -> list[DiskCard]:
 
 def mb_s(x: float) -> str:
     return f"{x / MB:,.1f}" if x < 100 * MB else f"{x / MB:,.0f}"
+
+
+def pooled_sentence(c: DiskCard, r: CardResult) -> str:
+    """A result whose runs are of several setups (labels or workloads apart): said, since its spread is then not
+    only run to run."""
+    each = ", ".join(f"'{label}' ({n} run{'s' if n > 1 else ''}: {workload})" for label, workload, n in r.setups)
+    spread = f" (±{r.sd_bytes_per_s / MB:,.1f} MB/s sd)" if r.sd_bytes_per_s is not None else ""
+    return (
+        f"{r.test} {r.direction} on {c.machine}, {c.device}: its {r.n} runs are of {len(r.setups)} setups, pooled as "
+        f"one result: {each}. Its mean and spread{spread} mix the difference between the setups with run-to-run "
+        "noise; notebook 08 keeps them apart."
+    )
 
 
 def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str]]:
@@ -226,6 +258,7 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
         if c.flagged:
             line += f" {len(c.flagged)} flagged, e.g. {c.flagged[0].test} {c.flagged[0].direction}: {c.flagged[0].flags[0]}."
         out.append(line)
+        out += [pooled_sentence(c, r) for r in done if len(r.setups) > 1]
         if c.missing:
             missing.append(f"{c.machine}, {c.device}: no {', '.join(c.missing)} ({run_it})")
         unknown = [k for k in SYSTEM_FACTS if not c.system.get(k)]
@@ -261,6 +294,8 @@ def _cell(r: CardResult | None, sequential: bool) -> str:
         if r.sd_bytes_per_s is not None
         else "<br><small>n=1</small>"
     )
+    if len(r.setups) > 1:
+        spread = spread.replace("</small>", f", {len(r.setups)} setups pooled</small>")
     iops = "" if sequential or r.iops is None else f"<br><small>{r.iops:,.0f} IOPS</small>"
     p99 = "" if r.p99_ns is None else f"<br><small>p99 {r.p99_ns / 1e6:,.3g} ms</small>"
     mark = ' class="flagged" title="' + html.escape("; ".join(r.flags)) + '"' if r.flags else ""
@@ -306,7 +341,8 @@ def card_lines(cards: list[DiskCard]) -> list[str]:
                 iops = f", {r.iops:,.0f} IOPS" if r.iops and name.startswith("RND") else ""
                 p99 = f", p99 {r.p99_ns / 1e6:.3g} ms" if r.p99_ns else ""
                 flag = ", FLAGGED" if r.flags else ""
-                lines.append(f"  {name} {d}: {mb_s(r.bw_bytes_per_s)} MB/s{iops}{p99}, n={r.n}{flag}")
+                pooled = f" ({len(r.setups)} setups pooled)" if len(r.setups) > 1 else ""
+                lines.append(f"  {name} {d}: {mb_s(r.bw_bytes_per_s)} MB/s{iops}{p99}, n={r.n}{pooled}{flag}")
     return lines
 
 
@@ -356,7 +392,10 @@ def chart_frame(cards: list[DiskCard]) -> pl.DataFrame:
                         [dict(zip(("path", "line_start", "line_end"), x, strict=True)) for x in r.lines]
                         if many
                         else None,
-                        f"mean of {r.n} runs' group bandwidths" if r.n > 1 else None,
+                        f"mean of {r.n} runs' group bandwidths"
+                        + (f" ({len(r.setups)} setups pooled)" if len(r.setups) > 1 else "")
+                        if r.n > 1
+                        else None,
                     )
                 )
     return pl.DataFrame(rows, schema=schema, orient="row")

@@ -36,7 +36,7 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
                                          AND s.job_index = j.job_index AND s.direction = 'sync') AS has_sync,
                -- fio's IO depths distribution: 100 % at 1 = never more than one I/O in flight (a synchronous engine)
                (SELECT d.pct FROM fio_iodepths d WHERE d.file_id = j.file_id AND d.job_index = j.job_index
-                  AND d.kind = 'depth' AND d.bucket = '1') AS depth1_pct
+                  AND d.kind = 'depth' AND d.bucket = '1') AS depth1_pct, {fio_runs.SETUP_OF_OPTIONS_SQL}
         FROM fio_jobs j JOIN fio_results r USING (file_id, job_index) JOIN files f USING (file_id)
         LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
           ON c.file_id = j.file_id AND j.doc_index >= c.doc_index AND (c.next_doc IS NULL OR j.doc_index < c.next_doc)
@@ -326,6 +326,9 @@ class DepthCurve:
     # (run label, its group's bandwidth, its group's IOPS) for each reporting group of several different jobs whose
     # jobs are all on this curve: the run's own figure, where the levels give per-job rates
     groups: tuple[tuple[str, float | None, float | None], ...] = ()
+    # the levels of the runs no design check or firm plausibility flag marks (column ``suspect``; None where the
+    # frame has no such column): the only runs a ratio across depths is stated from
+    clean_levels: list[DepthLevel] | None = None
 
 
 def _whole_groups(g: pl.DataFrame) -> tuple[tuple[str, float | None, float | None], ...]:
@@ -358,20 +361,6 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
     for (workload, direction), w in depth.group_by(["workload", "direction"], maintain_order=True):
         setups = w["setup"].unique(maintain_order=True).to_list()
         for setup, g in w.group_by("setup", maintain_order=True):
-            levels = (
-                g.group_by("outstanding")
-                .agg(
-                    runs=pl.len(),
-                    iops=pl.col("iops").mean(),
-                    iops_low=pl.col("iops").min(),
-                    iops_high=pl.col("iops").max(),
-                    bw=pl.col("bw_bytes_per_s").mean(),
-                    bw_low=pl.col("bw_bytes_per_s").min(),
-                    bw_high=pl.col("bw_bytes_per_s").max(),
-                    p99_ns=pl.col("p99_ns").median(),
-                )
-                .sort("outstanding", nulls_last=True)
-            )
             out.append(
                 DepthCurve(
                     workload=workload,
@@ -380,7 +369,7 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
                     metric=_metric(g, large_block),
                     runs=g.select("file_id", "doc_index").n_unique(),
                     jobs=g.height,
-                    levels=[DepthLevel(**r) for r in levels.iter_rows(named=True)],
+                    levels=_levels(g),
                     labels=g["label"].to_list(),
                     other_setups=[s for s in setups if s != setup[0]],
                     unlabelled_files=g.filter(pl.col("host").is_null())["file_id"].n_unique(),
@@ -393,9 +382,29 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
                     ),
                     pct_kind=next(iter(g["pct_kind"].drop_nulls().to_list()), None),
                     groups=_whole_groups(g),
+                    clean_levels=_levels(g.filter(~pl.col("suspect"))) if "suspect" in g.columns else None,
                 )
             )
     return out
+
+
+def _levels(g: pl.DataFrame) -> list[DepthLevel]:
+    """One level per number of I/Os in flight: its runs' mean IOPS and bandwidth with their range, median p99."""
+    levels = (
+        g.group_by("outstanding")
+        .agg(
+            runs=pl.len(),
+            iops=pl.col("iops").mean(),
+            iops_low=pl.col("iops").min(),
+            iops_high=pl.col("iops").max(),
+            bw=pl.col("bw_bytes_per_s").mean(),
+            bw_low=pl.col("bw_bytes_per_s").min(),
+            bw_high=pl.col("bw_bytes_per_s").max(),
+            p99_ns=pl.col("p99_ns").median(),
+        )
+        .sort("outstanding", nulls_last=True)
+    )
+    return [DepthLevel(**r) for r in levels.iter_rows(named=True)]
 
 
 KNEE_GAIN = 0.10  # a doubling of the I/Os in flight that adds less than 10 % is the knee (fio-plot's reading)

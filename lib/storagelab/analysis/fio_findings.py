@@ -50,7 +50,12 @@ def curve_sentence(c: DepthCurve) -> str:
         lv = c.levels[0]
         p99 = "" if lv.p99_ns is None else f", p99 latency{lat} {fio_durable.fmt_latency(lv.p99_ns)}"
         return f"{what}: one run ({c.labels[0]}, {or_unknown(lv.outstanding)} I/Os in flight): {_level(lv, c.metric)}{p99}.{flagged}"
-    lo, hi = c.levels[0], c.levels[-1]
+    clean = c.levels if c.clean_levels is None else c.clean_levels
+    if len(clean) < 2:
+        return _flagged_curve_sentence(c, what, clean)
+    lo, hi = clean[0], clean[-1]
+    left = sum(lv.runs for lv in c.levels) - sum(lv.runs for lv in clean)
+    only = f" (unflagged runs only: {left} flagged run(s) left out)" if left else ""
     a, b = (lo.bw, hi.bw) if c.metric == "bandwidth" else (lo.iops, hi.iops)
     p99 = (
         ""
@@ -66,7 +71,24 @@ def curve_sentence(c: DepthCurve) -> str:
     )
     return (
         f"{what}: from {or_unknown(lo.outstanding)} to {or_unknown(hi.outstanding)} I/Os in flight, {c.metric} "
-        f"{_level(lo, c.metric, unit=False)} -> {_level(hi, c.metric, unit=False)} ({b / a:.2f}x){p99}.{unlabelled}{flagged}"
+        f"{_level(lo, c.metric, unit=False)} -> {_level(hi, c.metric, unit=False)} ({b / a:.2f}x){only}{p99}."
+        f"{unlabelled}{flagged}"
+    )
+
+
+def _flagged_curve_sentence(c: DepthCurve, what: str, clean: list[DepthLevel]) -> str:
+    """A curve whose unflagged runs cover fewer than two depths: its depths and flagged runs, and no ratio (a flagged
+    run's figure is not the depth's effect: README, 'never a flagged run')."""
+    depths = prose.listing([str(or_unknown(lv.outstanding)) for lv in c.levels])
+    kept = (
+        f"only the run(s) at {or_unknown(clean[0].outstanding)} I/Os in flight are unflagged"
+        if clean
+        else "every run on it is flagged"
+    )
+    return (
+        f"{what}: runs at {depths} I/Os in flight, but {kept}: no ratio across depths is stated (a flagged run "
+        f"measures its test design, not the depth); their figures are in the table and chart, marked ⚠. "
+        f"Flagged run(s) on it: {prose.listing(c.flagged)}."
     )
 
 
@@ -118,7 +140,7 @@ def test_design(n, res) -> None:
     if n.design_sentences:
         res.findings.append(
             f"Test design: {len(n.design_sentences)} run(s) flagged (marked ⚠ in the tables and as crosses in the "
-            "charts; none heads a headline):"
+            "charts; none heads a headline or a ratio across depths):"
         )
         res.findings += n.design_sentences
 
@@ -312,6 +334,17 @@ def headline(n, res) -> None:
             f"{b['label']}: {prose.rate(b['bw_bytes_per_s'])} ({b['workload'].split(' ')[0]}){_weak(b)}"
         )
         parts.append(f"highest bandwidth {b['label']} at {prose.rate(b['bw_bytes_per_s'])}{_weak(b)}")
+    for key, title in (
+        ("iops", "highest IOPS (blocks under 64 KiB)"),
+        ("bw", "highest bandwidth (blocks of 64 KiB and more)"),
+    ):
+        kinds = getattr(n, "unranked", {}).get(key)
+        if kinds:
+            res.headline[title] = (
+                f"not ranked: the unflagged runs are of {len(kinds)} workloads; runs are compared within one "
+                "workload only (the findings above, per workload)"
+            )
+            parts.append(f"{title}: not ranked across {len(kinds)} workloads")
     durable = [r for r in n.durable.runs if r.p99_ns and not r.flag]
     if durable:
         best = min(durable, key=lambda r: r.p99_ns)

@@ -362,7 +362,9 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
     ``workload_known`` (rw mode and block size known: runs are compared only then) and ``workload_inferred`` (what
     was read from the output rather than an option: ``output_notes``, ``match_by_output``). Worked out once per
     distinct set of inputs (a study of 100,000 runs has a few dozen), then joined back to every row."""
-    inputs = [c for c in WORKLOAD_INPUTS if c in df.columns]
+    given_setup = "setup_of_options" in df.columns  # a frame without host or pool labels (fio_depth) brings it
+    df = df if given_setup else df.with_columns(_setup_expr(df.columns))
+    inputs = [c for c in (*WORKLOAD_INPUTS, "setup_of_options") if c in df.columns]
     distinct = df.select(inputs).unique(maintain_order=True)
     entries = []
     for values in distinct.iter_rows():
@@ -372,7 +374,7 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
         # options given (JSON, a command line), or a size fio printed laying out the file: a workload to match
         given = bool(row.get("options_json")) or bool(parse_command(row.get("command")))
         given = given or any(n.startswith("size ") for n in notes)
-        entries.append(WorkloadEntry(values, w, src, notes, given))
+        entries.append(WorkloadEntry(values, w, src, notes, given, row["setup_of_options"]))
     match_by_output(entries)
     rows = []
     for e in entries:
@@ -408,11 +410,31 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
     }
     table = pl.DataFrame(rows, schema=schema, orient="row")
     out = df.drop([c for c in names[len(inputs) :] if c in df.columns])
-    return out.join(table, on=inputs, how="left", nulls_equal=True, maintain_order="left")
+    out = out.join(table, on=inputs, how="left", nulls_equal=True, maintain_order="left")
+    return out if given_setup else out.drop("setup_of_options")
 
 
 # what a run's output always shows of its workload (the text preamble, a JSON job): the least a match needs
 SHOWN_BY_OUTPUT = ("rw", "bs", "ioengine", "iodepth")
+
+SETUP_OF_OPTIONS_SQL = (
+    "coalesce('host ' || f.host, 'pool ' || f.pool || ' (no host label)', 'file ' || f.path) AS setup_of_options"
+)
+
+
+def _setup_expr(columns: list[str]) -> pl.Expr:
+    """``setup_of_options``: the runs a run may borrow options from (``match_by_output``): 'host X' (its host
+    label), 'pool Y (no host label)' where only a pool is labelled, else 'file F' (its own file: other runs appended
+    to one log); None where the frame has none of these. Another machine's options are never a run's own.
+    ``SETUP_OF_OPTIONS_SQL`` is the same for a query over ``files f``."""
+    parts = []
+    if "host" in columns:
+        parts.append(pl.concat_str(pl.lit("host "), pl.col("host")))
+    if "pool" in columns:
+        parts.append(pl.concat_str(pl.lit("pool "), pl.col("pool"), pl.lit(" (no host label)")))
+    if "path" in columns:
+        parts.append(pl.concat_str(pl.lit("file "), pl.col("path")))
+    return (pl.coalesce(parts) if parts else pl.lit(None, pl.String)).alias("setup_of_options")
 
 
 def _synced(w: dict) -> bool:
@@ -430,24 +452,27 @@ class WorkloadEntry:
     source: str
     notes: list[str]
     given: bool
+    setup: str | None = None  # _setup_expr: the runs it may borrow options from share it
 
 
 def match_by_output(entries: list[WorkloadEntry]) -> None:
     """A run with no options but its output's (no command line, manifest or JSON options: a pasted transcript) takes
-    the workload of the runs whose options are given (or whose size fio printed laying out the file: a later run of
-    one log finds the file laid out and prints no size) where exactly one such workload fits all it shows: rw, bs,
+    the workload of the runs of the same setup (host label; pool label where no host is labelled; else its own
+    file: another machine's options are not its own) whose options are given (or whose size fio printed
+    laying out the file: a later run of one log finds the file laid out and prints no size) where exactly one such
+    workload fits all it shows: rw, bs,
     ioengine and iodepth (required), every other option its output gives (numjobs, a laid-out size), and a sync
     section exactly where fsync/fdatasync was on. ``entries`` are changed in place; what came from the match is said in ``notes``."""
     given = [e for e in entries if e.given]
     for e in entries:
         w = e.w
-        if e.given or any(w.get(k) is None for k in SHOWN_BY_OUTPUT):
+        if e.given or e.setup is None or any(w.get(k) is None for k in SHOWN_BY_OUTPUT):
             continue
         shown = [k for k in WORKLOAD_OPTIONS if w.get(k) is not None]
         fits = {
             workload_key(g.w): g.w
             for g in given
-            if _synced(g.w) == _synced(w) and all(str(g.w.get(k)) == str(w[k]) for k in shown)
+            if g.setup == e.setup and _synced(g.w) == _synced(w) and all(str(g.w.get(k)) == str(w[k]) for k in shown)
         }
         if len(fits) != 1:
             continue
@@ -458,7 +483,7 @@ def match_by_output(entries: list[WorkloadEntry]) -> None:
         sync = ", a fsync/fdatasync section" if w.get("sync_section") else ""
         e.notes = [
             f"no command line or options: matched by what its output shows ({', '.join(shown)}{sync}) to `{key}`, the "
-            f"one workload of the selection it fits; {', '.join(taken)} taken from that workload (not in its output)",
+            f"one workload of {e.setup} it fits; {', '.join(taken)} taken from that workload (not in its output)",
             *(n for n in e.notes if not n.startswith("its output has a fsync")),
         ]
 

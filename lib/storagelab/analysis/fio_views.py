@@ -166,6 +166,8 @@ class FioNumbers:
     best_iops: dict | None = None  # small blocks: the highest IOPS of an unflagged run
     best_bw: dict | None = None  # large blocks: the highest bandwidth of an unflagged run
     flagged_above: dict[str, int] = field(default_factory=dict)  # 'iops'/'bw' -> flagged runs above the best
+    # 'iops'/'bw' -> the workloads (and directions) of the unflagged candidates where there are several: not ranked
+    unranked: dict[str, list[str]] = field(default_factory=dict)
     log_ids: list[int] = field(default_factory=list)
 
 
@@ -267,14 +269,23 @@ def _depth(data: FioData, n: FioNumbers, knee_gain: float = fio_depth.KNEE_GAIN)
 
 def _headline(n: FioNumbers) -> None:
     """The highest IOPS among small-block runs and the highest bandwidth among large-block runs, never a flagged
-    run; how many flagged runs were above each."""
+    run, and only where the unflagged runs are of one workload and direction (runs are compared within one workload
+    only: a 'highest' across workloads would rank a QD 32 read against a QD 1 write); how many flagged runs were above
+    each. Several workloads: ``unranked`` names them and no run heads the headline."""
     d = n.depth
     small = d.filter(pl.col("block_size_bytes").is_null() | (pl.col("block_size_bytes") < LARGE_BLOCK))
     large = d.filter(pl.col("block_size_bytes") >= LARGE_BLOCK)
     for key, rows, col in (("iops", small, "iops"), ("bw", large, "bw_bytes_per_s")):
         ok = rows.filter(~pl.col("suspect")).sort(col, descending=True)
+        kinds = ok.select("workload", "direction").unique(maintain_order=True)
+        if kinds.height > 1:
+            n.unranked[key] = sorted(f"`{w}` {dr}" for w, dr in kinds.iter_rows())
+            ok = ok.clear()
         best = ok.row(0, named=True) if ok.height else None
-        n.flagged_above[key] = rows.filter(pl.col("suspect") & (pl.col(col) > (best[col] if best else -1.0))).height
+        above = pl.col(col) > (best[col] if best else -1.0)
+        if best:  # faster runs of the best's own workload: another workload's are not 'faster' than it
+            above = above & (pl.col("workload") == best["workload"]) & (pl.col("direction") == best["direction"])
+        n.flagged_above[key] = 0 if key in n.unranked else rows.filter(pl.col("suspect") & above).height
         if key == "iops":
             n.best_iops = best
         else:

@@ -93,14 +93,15 @@ def _transpose(table_name: str, shape: tuple | None, data: list, wanted: list[st
             if bad:
                 raise KeyError(sorted(bad))
             _CHECKED_SHAPES.add((table_name, shape))
-        width = len(shape)
-        short = next((i for i, row in enumerate(data) if len(row) != width), None)
-        if short is not None:
+        try:  # the strict zips fail on a row of another width than the others, or than the names
+            got = dict(zip(shape, zip(*data, strict=True), strict=True)) if n else {}
+        except ValueError:
+            width = len(shape)
+            short = next(i for i, row in enumerate(data) if len(row) != width)
             raise RowShapeError(
                 f"parser produced a row of {len(data[short])} fields for {table_name}, whose rows have {width} "
                 f"({', '.join(shape)}): row {short + 1}"
-            )
-        got = dict(zip(shape, zip(*data, strict=True), strict=True)) if n else {}
+            ) from None
         return {c: got[c] if c in got else [None] * n for c in wanted}
     k = len(wanted)
     if k >= 2 and all(len(r) == k for r in data):

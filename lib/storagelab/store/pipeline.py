@@ -393,6 +393,11 @@ class _Batches:
         not be read at all (an I/O error) keeps them."""
         self.run.summary.failure(out)
         writer.record_error(self.run.con, out)
+        copy = self.plan.copies.get(out.key)
+        if copy is not None and (out.error or {}).get("kind") != "io" and copy.sha256 != out.sha256:
+            self.plan.unique.append(
+                out.key
+            )  # a former copy whose new bytes fail: no longer a copy (nor labelled as one)
         old = self.plan.stored.get(out.key)
         if old is not None and (out.error or {}).get("kind") != "io" and old.sha256 != out.sha256:
             writer.remove(self.run.con, {out.key: old}, [])

@@ -258,11 +258,15 @@ def remove(con, gone: dict[str, StoredFile], gone_copies: list[str]) -> int:
 
 
 def record_copies(con, found: list[Copy], unique: list[str], labels_of: dict) -> None:
-    """Copies found in this run are listed in ``duplicates``, with their own labels; paths that no longer hold
-    a copy leave it."""
+    """Copies found in this run are listed in ``duplicates``, with their own labels (and leave ``ingest_errors``);
+    paths that no longer hold a copy leave it."""
     now = datetime.now(UTC)
     con.execute("BEGIN")
     con.execute("DELETE FROM duplicates WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[f.key for f in found] + unique])
+    # a file that failed before and now holds a stored file's bytes is a copy, no longer a failure
+    cleared = con.execute(
+        "DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[f.key for f in found]]
+    ).fetchone()[0]
     if found:
         cols = {
             name: list(col)
@@ -275,5 +279,5 @@ def record_copies(con, found: list[Copy], unique: list[str], labels_of: dict) ->
             cols[c] = [(labels_of.get(f.key) or {}).get(c) for f in found]
         tab = all_tables()["duplicates"]
         db.register_insert(con, "duplicates", arrow.table(tab, cols))
-    db.bump(con, ["duplicates"])
+    db.bump(con, ["duplicates", "ingest_errors"] if cleared else ["duplicates"])
     con.execute("COMMIT")

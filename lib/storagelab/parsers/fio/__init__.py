@@ -32,6 +32,7 @@ _TEXT_CUES = re.compile(
     r"\(groupid=\d+, jobs=\d+\): err=|^Run status group \d+ \(all jobs\):|^\s*(READ|WRITE|TRIM|MIXED): (bw|io)=",
     re.M,
 )
+_JOB_CUE = re.compile(r"\(groupid=\d+, jobs=\d+\): err=")  # the first of _TEXT_CUES
 _TEXT_LITERALS = ("(groupid=", "Run status group ", "bw=", "io=")
 _TERSE = re.compile(r"^(?:[2-5];fio-[^;\n]*;|2;)[^;\n]*;\d+;\d+;", re.M)
 # a JSON document opens with '{' first on a line, whatever follows on that line (fio's own layout has it
@@ -41,12 +42,23 @@ _TERSE = re.compile(r"^(?:[2-5];fio-[^;\n]*;|2;)[^;\n]*;\d+;\d+;", re.M)
 _JSON_CUE = re.compile(r'^(?:[^\n]*\r)?[ \t]*\{[ \t]*(?:"|$)', re.M)
 
 
+def _job_header_in(head: str) -> bool:
+    """Whether ``head`` holds _TEXT_CUES' first cue, a job header's '(groupid=N, jobs=N): err=': found from the
+    literal (the search of all three cues at every character costs more than the rest of sniff)."""
+    at = head.find("(groupid=")
+    while at >= 0:
+        if _JOB_CUE.match(head, at):
+            return True
+        at = head.find("(groupid=", at + 1)
+    return False
+
+
 def sniff(text: str) -> str | None:
     head = text[:200_000]
     # each pattern needs a literal that a plain substring test rules out quickly (a full regex scan
     # of a JSON file for the text cues costs more than decoding the JSON)
     has_json = '"fio version"' in text and bool(_JSON_CUE.search(head))
-    has_text = any(cue in head for cue in _TEXT_LITERALS) and bool(_TEXT_CUES.search(head))
+    has_text = _job_header_in(head) or (any(cue in head for cue in _TEXT_LITERALS) and bool(_TEXT_CUES.search(head)))
     if has_json and has_text:
         return "fio-json+normal"
     if has_json:

@@ -9,9 +9,10 @@ expression stays small: one large expression with optional parts made the engine
 at every step (20 µs a section). Only when all of it matches is anything stored, and the rows are built in
 bulk (percentile and IO depth rows by columns): the rows, warnings, line numbers and the parser's state are
 then those that the line-by-line reading gives for the same lines (tests/test_fio_text.py compares both on
-every real output), and the line loop passes over the lines read here. Anything else (per-priority lines,
-fio 2.0's spacing, a line out of the usual order, a number in an unusual form, a tab) declines: the block
-is read line by line, as before. A stream (``parse_lines``) is always read line by line.
+every real output), and the line loop passes over the lines read here. Per-priority (cmdprio) latency lines
+and percentile blocks after a direction's own are read and not stored, with the general way's warning.
+Anything else (a line out of the usual order, a number in an unusual form, a tab) declines: the block is read
+line by line, as before. A stream (``parse_lines``) is always read line by line.
 """
 
 from __future__ import annotations
@@ -44,9 +45,16 @@ _LAT_LINE = re.compile(  # as _LAT_FAST
     rf"{_B}(slat|clat|lat) ?\(([num]sec)\): min={_B}{_U}([kKMGTPE]?){_B}, "
     rf"max={_B}{_U}([kKMGTPE]?){_B}, avg={_V}, stdev={_V}\n"
 )
+# per-priority (cmdprio) latency lines and percentile blocks, after the direction's own (fio 3.20-3.2x 'high prio_clat',
+# 3.30+ 'clat prio 1/0'): read (their numbers as lat_stat and pct_line check them) but not stored, as the general way
+_PRIO_LAT = re.compile(
+    rf"{_B}(?:(?:high|low) prio_(?:clat|lat|slat)|(?:clat|lat|slat) prio [0-9]+/[0-9]+) \([num]sec\): "
+    rf"min={_B}{_U}[kKMGTPE]?{_B}, max={_B}{_U}[kKMGTPE]?{_B}, avg={_V}, stdev={_V}\n"
+)
+_PRIO_PCT = re.compile(rf"{_B}[a-z][^\n(]*prio[^\n]*? percentiles \([num]sec\){_B}:{_B}\n(?:{_PCT_LINES})")
 _PCT_BLOCK = re.compile(rf"{_B}(clat|lat|slat) percentiles \(([num]sec)\){_B}:{_B}\n({_PCT_LINES})")
-_BW_LINE = re.compile(  # as _BW_FAST
-    rf"{_B}bw \(([^)\n]*)\): min={_V}, max={_V}, per={_B}{_D}%{_B}, avg={_V}, stdev={_V}"
+_BW_LINE = re.compile(  # as _BW_FAST, or fio 2.0's 'bw (KB/s)  : min=' (as _BW and fields() read it)
+    rf"{_B}bw \(([^)\n]*)\){_B}: min={_V}, max={_V}, per={_B}{_D}%{_B}, avg={_V}, stdev={_V}"
     rf"(?:, samples={_B}([0-9]+){_B})?\n"
 )
 _IOPS_LINE = re.compile(rf"{_B}iops{_B}: min={_V}, max={_V}, avg={_V}, stdev={_V}(?:, samples={_B}([0-9]+){_B})?\n")
@@ -79,8 +87,9 @@ _DESCRIPTION = re.compile(rf"{_B}Description{_B}: [^\n(]*\n")
 _PASSED = re.compile(rf"(?:{_B}(?:errors|latency){_B}: [^\n(]*\n)*")
 
 
-# a direction section: the groups of its direction line, of its latency lines, of its percentile blocks, bw and iops lines
-Section = tuple[tuple, list[tuple], list[tuple], tuple | None, tuple | None]
+# a direction section: the groups of its direction line, of its latency lines, of its percentile blocks, bw and iops
+# lines, and its per-priority lines (the number of latency lines, the text of the percentile blocks)
+Section = tuple[tuple, list[tuple], list[tuple], tuple | None, tuple | None, tuple[int, list[str]]]
 
 
 class BlockFast(JobBlock):
@@ -169,12 +178,20 @@ class BlockFast(JobBlock):
 
     def section_lines(self, ln: int, row: dict, parts: Section) -> int:
         """The lines of a direction section after its direction line ``ln`` (``_section``'s parts); its last line."""
-        _g, lats, pcts, bw, iops = parts
+        _g, lats, pcts, bw, iops, (prio_lats, prio_pcts) = parts
         for lat in lats:
             ln += 1
             self.lat_values(row, lat[0], lat[1:])
+        if prio_lats and not self.prio_warned:  # (as lat_stat)
+            self.prio_warned = True
+            self.p.warnings.append(
+                f"line {ln + 1}: per-priority latency lines and percentiles (cmdprio) are not stored"
+            )
+        ln += prio_lats
         for kind, unit, block in pcts:
             ln = self.percentiles(ln + 1, row, kind, _TIME[unit], block)
+        for block in prio_pcts:
+            ln += block.count("\n")
         if bw is not None:
             ln += 1
             _bw_values(row, self.bw_factor(ln, bw[0].replace(" ", "")), bw[1:])
@@ -274,10 +291,15 @@ class BlockFast(JobBlock):
 
 def _section(text: str, m: re.Match) -> tuple[Section, int]:
     """The lines of the direction section whose direction line ``m`` matched, in their usual order: (its groups,
-    those of up to three latency lines, of up to three percentile blocks, a bw line, an iops line), and where it
-    ends."""
+    those of up to three latency lines, of up to three percentile blocks, a bw line, an iops line, and the
+    per-priority latency lines and percentile blocks after the direction's own), and where it ends."""
     lats, pos = _repeated(_LAT_LINE, text, m.end())
+    prio_lats, pos = _repeated(_PRIO_LAT, text, pos, _PRIO_MAX)
     pcts, pos = _repeated(_PCT_BLOCK, text, pos)
+    prio_pcts: list[str] = []
+    while len(prio_pcts) < _PRIO_MAX and (prio := _PRIO_PCT.match(text, pos)) is not None:
+        prio_pcts.append(prio[0])
+        pos = prio.end()
     bw = _BW_LINE.match(text, pos)
     pos = pos if bw is None else bw.end()
     iops = _IOPS_LINE.match(text, pos)
@@ -288,13 +310,17 @@ def _section(text: str, m: re.Match) -> tuple[Section, int]:
         pcts,
         None if bw is None else bw.groups(),
         None if iops is None else iops.groups(),
+        (len(prio_lats), prio_pcts),
     ), pos
 
 
-def _repeated(rx: re.Pattern, text: str, pos: int) -> tuple[list[tuple], int]:
-    """The groups of up to three matches of ``rx`` one after the other from ``pos``, and where they end."""
+_PRIO_MAX = 16  # per-priority lines or blocks of one kind in a section (more: declined)
+
+
+def _repeated(rx: re.Pattern, text: str, pos: int, most: int = 3) -> tuple[list[tuple], int]:
+    """The groups of up to ``most`` matches of ``rx`` one after the other from ``pos``, and where they end."""
     found = []
-    for _ in range(3):
+    for _ in range(most):
         m = rx.match(text, pos)
         if m is None:
             break
