@@ -1,6 +1,7 @@
 import os
 import pickle
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -58,6 +59,23 @@ def ingest_unlabelled(paths, folder: Path) -> Path:
         workers=1,
     )
     return db
+
+
+# SIGINT's handler when pytest started: SIG_IGN when it was started as a background job of a non-interactive shell
+# (its children inherit that), which no test caused; the summary says so (issue 26)
+_SIGINT_AT_START = signal.getsignal(signal.SIGINT)
+
+
+@pytest.fixture(autouse=True)
+def _sigint_handler_kept():
+    """Every test leaves SIGINT's handler as it found it: a command run in-process (``cli.main([...])`` from a
+    notebook or a script) that left Ctrl-C ignored or redirected would break its caller (issue 26)."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)  # the next test starts as this one did
+        pytest.fail(f"the test left SIGINT handled by {after!r}; it found {before!r}", pytrace=False)
 
 
 @pytest.fixture
@@ -236,6 +254,8 @@ def _from_gw0(fn: Callable):
 def pytest_terminal_summary(terminalreporter):
     """When each background function ran: one that ends after the tests in the main thread is the critical path,
     one that ends long before leaves the second core idle for the rest (move more work into BACKGROUND)."""
+    if _SIGINT_AT_START is signal.SIG_IGN:
+        terminalreporter.write_line("pytest started with SIGINT ignored (inherited from whatever started it)")
     times = dict(_TIMES)
     if not times and "dir" in _SHARED:  # the controller under xdist: the times gw0 published
         for f in sorted(_SHARED["dir"].glob("*.pickle"), key=lambda f: f.stat().st_mtime):

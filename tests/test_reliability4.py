@@ -307,3 +307,30 @@ def test_04_on_a_zdb_S_of_an_empty_pool_does_not_divide_by_zero(tmp_path):
     ladder = res.frames["ladder"]
     assert ladder.select("pool", "entries").rows() == [("S-empty-histogram.txt", 0.0)]
     assert "S-empty-histogram.txt" in res.markdown()
+
+
+@pytest.mark.e2e
+def test_a_run_whose_pool_feeder_thread_dies_of_memory_ends(tmp_path):
+    """The notebook pool of `run` and `build` (issue 26): a worker's stop the pool's feeder thread could not send
+    left ``shutdown(wait=True)`` waiting for that worker for ever, after every notebook had run. Now the workers are
+    ended as the ingest's are (pool_deaths.shut_down) and the run ends as it would have: exit 0, no traceback."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    db = tmp_path / "t.duckdb"
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "ingest", str(ROOT / "data" / "raw"), "--db", str(db), "--no-parquet",
+         "--quiet"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "reports"
+    try:
+        p = subprocess.run(
+            [sys.executable, "-c", _FEEDER_DIES, "stop", "run", "01_vdev_scaling", "03_sector63", "-p", "db_path",
+             str(db), "--output", str(out), "--no-report"],
+            capture_output=True, text=True, env=env, timeout=240,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run hung after its notebooks: a worker's stop was lost and shutdown waited for it")
+    assert "Traceback" not in p.stderr and "Exception in thread" not in p.stderr, p.stderr
+    assert p.returncode == 0, p.stderr
+    assert sorted(f.name for f in (out / "executed").iterdir()) == ["01_vdev_scaling.ipynb", "03_sector63.ipynb"]

@@ -440,9 +440,9 @@ def test_a_ctrl_c_that_duckdb_swallows_still_stops_the_ingest(raw_copy, tmp_path
         return real(con, name, tbl)
 
     monkeypatch.setattr(store.db, "register_insert", swallowed)
-    # In the full suite an earlier test left SIGINT ignored in this process (seen in CI: SIG_IGN; which test is not
-    # found yet; the library sets SIG_IGN only in its child processes). A user's process starts with Python's
-    # handler, which is what the latch takes over: put it back (the test ends by checking it is still there).
+    # CI saw SIGINT ignored here (SIG_IGN). No test leaves it so (conftest's guard checks each); pytest inherits it
+    # when started as a background job of a non-interactive shell (issue 26). A user's process starts with
+    # Python's handler, which is what the latch takes over: put it back (the test ends by checking it is still there).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     before = signal.getsignal(signal.SIGINT)  # the latch takes over only Python's default handler
     assert before is signal.default_int_handler, f"an earlier test or thread left SIGINT handled by {before!r}"

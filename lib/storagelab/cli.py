@@ -15,6 +15,7 @@ from pathlib import Path
 from . import cli_parser, memfloor, paths
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
 from .interrupts import interrupt_all
+from .terminal import say
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
 
@@ -47,11 +48,11 @@ def cmd_parse(args) -> int:
             parsed, mod = parse_bytes(data, str(path))
         except ParseError as e:
             e.path = printable(str(path))
-            print(f"storagelab parse: {e}", file=sys.stderr)
+            say(f"storagelab parse: {e}")
             failed += 1
             continue
         except OSError as e:
-            print(f"storagelab parse: {printable(str(path))}: {e.strerror or e}", file=sys.stderr)
+            say(f"storagelab parse: {printable(str(path))}: {e.strerror or e}")
             failed += 1
             continue
         head = dict(
@@ -73,9 +74,9 @@ def cmd_parse(args) -> int:
                 rec.update({k: _jsonable(v) for k, v in row.items()})
                 out.write(json.dumps(rec) + "\n")
         for w in parsed.warnings:
-            print(f"warning: {printable(str(path))}: {w}", file=sys.stderr)
+            say(f"warning: {printable(str(path))}: {w}")
     if failed and len(files) > 1:
-        print(f"storagelab parse: {failed} of {len(files)} files failed", file=sys.stderr)
+        say(f"storagelab parse: {failed} of {len(files)} files failed")
     return 1 if failed else 0
 
 
@@ -84,20 +85,19 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
     missing = [t for t in targets if not Path(t).exists()]
     if missing:
         for t in missing:
-            print(f"storagelab parse: {t}: no such file or directory", file=sys.stderr)
+            say(f"storagelab parse: {t}: no such file or directory")
         return None
     if (special := _special_files(targets)) is not None:
-        print(f"storagelab parse: {special}", file=sys.stderr)
+        say(f"storagelab parse: {special}")
         return None
-    files: list[str] = []
-    for t in targets:
-        if Path(t).is_dir():
-            from .ignore import split  # noqa: PLC0415  (kept out of the CLI's start-up (10 ms))
-            from .store import list_files  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
+    from .store import files_to_read  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
-            found = [f.path for f in split(list_files([t]), [t])[0]]  # ignore list included
+    files: list[str] = []
+    for t in targets:  # one record per file named; a folder's files as ingest reads them (each once, ignore list)
+        if Path(t).is_dir():
+            found = [f.path for f in files_to_read([t])[0]]
             if not found:
-                print(f"storagelab parse: {t}: no log files in this folder", file=sys.stderr)
+                say(f"storagelab parse: {t}: no log files in this folder")
                 return None
             files += found
         else:
@@ -125,17 +125,14 @@ def cmd_ingest(args) -> int:
     2: nothing done (bad option, manifest, database, disk); 130: interrupted (Ctrl-C)."""
 
     def refuse(message: str) -> int:
-        print(f"storagelab ingest: {message}", file=sys.stderr)
+        say(f"storagelab ingest: {message}")
         return 2
 
     workers, wait, batch = args.workers, args.wait, args.batch_files
     if workers is not None and workers < 1:
         return refuse(f"--workers must be at least 1, got {workers}")
     if workers is not None and workers > (os.cpu_count() or 1):
-        print(
-            f"note: --workers {workers} is more than the {os.cpu_count() or 1} CPUs: using {os.cpu_count() or 1}",
-            file=sys.stderr,
-        )
+        say(f"note: --workers {workers} is more than the {os.cpu_count() or 1} CPUs: using {os.cpu_count() or 1}")
         workers = os.cpu_count() or 1
     if batch is not None and batch < 1:
         return refuse(f"--batch-files must be at least 1, got {batch}")
@@ -169,31 +166,29 @@ def cmd_ingest(args) -> int:
     except OSError as e:  # e.g. a folder that cannot be read
         return refuse(f"{e.filename or ''}: {e.strerror or e}")
     except KeyboardInterrupt:
-        print(
+        say(
             "storagelab ingest: interrupted; every file written before the stop is in the database, "
-            "run ingest again to finish",
-            file=sys.stderr,
+            "run ingest again to finish"
         )
         return 130
     for err in s.errors:
-        print(f"error: {err}", file=sys.stderr)
+        say(f"error: {err}")
     for w in s.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        say(f"warning: {w}")
     shown = 0 if getattr(args, "one_warning_line", False) else FILE_WARNINGS_SHOWN  # build: one line, not a list
     for w in s.file_warnings[:shown]:  # what a parser kept aside or had to assume, by file and line
-        print(f"warning: {w}", file=sys.stderr)
+        say(f"warning: {w}")
     if s.file_warning_count > shown:
         what = "more parser warnings" if shown else "parser warnings (what a parser kept aside or assumed, by line)"
-        print(
+        say(
             f"warning: {s.file_warning_count - shown} {what}; all of them: "
-            'storagelab sql "SELECT path, warnings FROM files WHERE warnings IS NOT NULL"',
-            file=sys.stderr,
+            'storagelab sql "SELECT path, warnings FROM files WHERE warnings IS NOT NULL"'
         )
     if s.parquet_error:
-        print(f"error: {s.parquet_error}", file=sys.stderr)
+        say(f"error: {s.parquet_error}")
     if s.rebuilt_schema:
-        print("note: database schema (re)created", file=sys.stderr)
-    print(s.line())
+        say("note: database schema (re)created")
+    say(s.line(), sys.stdout)
     rc = 1 if s.failed or s.parquet_error else 0
     if getattr(args, "dataset", None):  # (build calls this without the option)
         rc = max(rc, _export_dataset(args.db, args.dataset, "ingest"))
@@ -207,7 +202,7 @@ def _export_dataset(db, out: str, verb: str) -> int:
     try:
         con = connect(db or paths.DB, read_only=True, wait=30.0)
     except (FileNotFoundError, DatabaseBusyError, StoreError) as e:
-        print(f"storagelab {verb}: {e}", file=sys.stderr)
+        say(f"storagelab {verb}: {e}")
         return 2
     try:
         c = dataset.export(con, Path(out))
@@ -221,9 +216,10 @@ def _export_dataset(db, out: str, verb: str) -> int:
         return _dataset_interrupted(out)
     finally:
         con.close()
-    print(
+    say(
         f"dataset {out}: {c['written']} partition(s) written, {c['removed']} removed, {c['unchanged']} unchanged "
-        f"({c['files']} Parquet files)"
+        f"({c['files']} Parquet files)",
+        sys.stdout,
     )
     return 0
 
@@ -237,10 +233,9 @@ def _interrupted_error(e: BaseException) -> bool:
 def _dataset_interrupted(out: str) -> int:
     """Ctrl-C while ``ingest --dataset`` wrote the dataset: the database is complete, the dataset is the former
     one or the new one, each whole (meta.json is the commit point)."""
-    print(
+    say(
         f"storagelab ingest: interrupted while writing the dataset {out}: the database is complete and the dataset "
-        f"whole (the former one if the stop came first); run `storagelab export --dataset {out}` to update it",
-        file=sys.stderr,
+        f"whole (the former one if the stop came first); run `storagelab export --dataset {out}` to update it"
     )
     return 130
 
@@ -253,35 +248,31 @@ def cmd_spark_ingest(args) -> int:
     try:
         import pyspark  # noqa: F401, PLC0415  (the optional spark extra: only to say whether it is installed)
     except ImportError:
-        print(
+        say(
             "storagelab spark-ingest: pyspark is not installed: "
-            f"{sys.executable} -m pip install -c requirements.lock -e '.[spark]' (./run test does)",
-            file=sys.stderr,
+            f"{sys.executable} -m pip install -c requirements.lock -e '.[spark]' (./run test does)"
         )
         return 2
     import shutil  # noqa: PLC0415  (2 ms: kept out of the CLI's start-up)
 
     if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        print(
-            "storagelab spark-ingest: Spark needs Java 17: apt-get install openjdk-17-jre-headless (Debian)",
-            file=sys.stderr,
-        )
+        say("storagelab spark-ingest: Spark needs Java 17: apt-get install openjdk-17-jre-headless (Debian)")
         return 2
     if args.manifest and not Path(args.manifest).is_file():
-        print(f"storagelab spark-ingest: --manifest {args.manifest} does not exist", file=sys.stderr)
+        say(f"storagelab spark-ingest: --manifest {args.manifest} does not exist")
         return 2
     conf = {}
     for item in args.conf:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            print(f"storagelab spark-ingest: --conf {item!r}: expected KEY=VALUE", file=sys.stderr)
+            say(f"storagelab spark-ingest: --conf {item!r}: expected KEY=VALUE")
             return 2
         conf[key.strip()] = value
 
     counts = _on_spark(args, conf)
     failed = counts.pop("error_lines")
     for line in failed:  # as the local ingest lists them; they are also in OUTPUT/ingest_errors
-        print(f"error: {line}", file=sys.stderr)
+        say(f"error: {line}")
     print(
         f"spark-ingest: {counts.pop('files')} files stored, {counts.pop('duplicates')} copies, "
         f"{counts.pop('errors')} failed; {len(counts)} tool tables written -> {args.output}"
@@ -354,12 +345,12 @@ def cmd_sql(args) -> int:
         _parquet_target_refused(args.parquet, args.db, args.force) if args.parquet else None
     )
     if refused:
-        print(f"storagelab sql: {refused}", file=sys.stderr)
+        say(f"storagelab sql: {refused}")
         return 2
     try:
         con = connect(args.db, read_only=True)
     except (FileNotFoundError, DatabaseBusyError, StoreError) as e:
-        print(f"storagelab sql: {e}", file=sys.stderr)
+        say(f"storagelab sql: {e}")
         return 2
     try:
         return sqlout.run(
@@ -370,7 +361,7 @@ def cmd_sql(args) -> int:
             parquet=args.parquet,
         )
     except (duckdb.Error, ValueError) as e:
-        print(f"storagelab sql: {e}", file=sys.stderr)
+        say(f"storagelab sql: {e}")
         return 2
     finally:
         con.close()
@@ -412,7 +403,7 @@ def cmd_compare(args) -> int:
             args.study or Selection.parse(args.other),
         )
     except ValueError as e:
-        print(f"storagelab compare: {e}", file=sys.stderr)
+        say(f"storagelab compare: {e}")
         return 2
     finally:
         con.close()
@@ -420,28 +411,29 @@ def cmd_compare(args) -> int:
         theirs = args.study or args.other
         side_width = max(len("yours"), len(theirs))  # the whole selection's name, never cut (study=myfleet,host=v)
         for (match, direction), g in res["beside"].group_by("match", "direction", maintain_order=True):
-            print(f"{match} ({direction})")
+            say(f"{match} ({direction})", sys.stdout)
             for r in g.iter_rows(named=True):
                 per_disk = "" if r["per_disk_bytes_per_s"] is None else f"  per disk {rate(r['per_disk_bytes_per_s'])}"
                 sd = f" sd {rate(r['bw_sd_bytes_per_s'])}" if r["bw_sd_bytes_per_s"] else ""
                 flags = f"  ⚠ {', '.join(r['design_flags'])}" if r["design_flags"] else ""
-                print(
+                say(
                     f"  {'yours' if r['side'] == 'mine' else theirs:<{side_width}} {r['label_set']:<34.34} "
                     f"{r['config']:<40.40} {r['runs']:>2} run(s) {rate(r['bw_mean_bytes_per_s'])}{sd}{per_disk}  "
-                    f"size {r['sizes']}{flags}"
+                    f"size {r['sizes']}{flags}",
+                    sys.stdout,
                 )
         print()
     for f in res.findings:
-        print(f)
+        say(f, sys.stdout)
     for m in res.missing:
-        print(f"missing: {m}")
+        say(f"missing: {m}", sys.stdout)
     return 0 if res.has("beside") else 1
 
 
 def _print_runs(results) -> int:
     failed = [r for r in results if not r.ok]
     for r in failed:
-        print(f"failed: {r.notebook} ({r.folder.name}): {r.error}", file=sys.stderr)
+        say(f"failed: {r.notebook} ({r.folder.name}): {r.error}")
     return 1 if failed else 0
 
 
@@ -458,7 +450,7 @@ def cmd_run(args) -> int:
             given["db_path"] = str(Path(given["db_path"]).resolve())
     mistake = _parameter_mistake({**params, **raw})
     if mistake:  # said before any notebook runs: no failed report is left behind for a typo
-        print(f"storagelab run: {mistake}", file=sys.stderr)
+        say(f"storagelab run: {mistake}")
         return 2
     try:
         results = run_notebooks(
@@ -468,7 +460,7 @@ def cmd_run(args) -> int:
             out_dir=Path(args.output) if args.output else None,
         )
     except ParameterError as e:
-        print(f"storagelab run: {e}", file=sys.stderr)
+        say(f"storagelab run: {e}")
         return 2
     rc = _print_runs(results)
     if not args.no_report:
@@ -478,9 +470,10 @@ def cmd_run(args) -> int:
         else:  # a folder of the user's: its pages only, no index beside it
             render_reports(only=out)
         for r in results:
-            print(
+            say(
                 f"report: {r.folder.relative_to(paths.ROOT) if r.folder.is_relative_to(paths.ROOT) else r.folder}"
-                f"/{r.notebook}.html" + ("" if r.ok else " (failed)")
+                f"/{r.notebook}.html" + ("" if r.ok else " (failed)"),
+                sys.stdout,
             )
     return rc
 
@@ -507,7 +500,7 @@ def cmd_report(args) -> int:
     failures: list[str] = []
     pages = render_reports(failures=failures)
     for f in failures:
-        print(f"error: {f} (the executed notebook cannot be read: run the notebook again)", file=sys.stderr)
+        say(f"error: {f} (the executed notebook cannot be read: run the notebook again)")
     print(f"rendered {len(pages)} reports; open {paths.REPORTS.relative_to(paths.ROOT) / 'index.html'}")
     return 1 if failures else 0
 
@@ -527,19 +520,16 @@ def cmd_build(args) -> int:
         )
     )
     if rc == 2:
-        print("storagelab build: the ingest did not run; no report was built", file=sys.stderr)
+        say("storagelab build: the ingest did not run; no report was built")
         return 2
     from . import report  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
     plan, studies = report.build_plan(), report.labelled_studies()
     for study in report.studies_without_files(plan, studies):  # a paper's study, its files relabelled or removed
-        print(
-            f"note: no file is labelled study {study!r}: its reports show papers/{study}/'s claims without data",
-            file=sys.stderr,
-        )
+        say(f"note: no file is labelled study {study!r}: its reports show papers/{study}/'s claims without data")
     stale = report.stale_folders(plan, studies)
     for folder in stale:
-        print(report.stale_note(folder, _recorded_study(folder)), file=sys.stderr)
+        say(report.stale_note(folder, _recorded_study(folder)))
     results = report.run_notebooks(plans=plan)
     run_rc = _print_runs(results)
     pages = report.render_reports(skip={f.name for f in stale})
@@ -696,7 +686,7 @@ def _run_guarded(args) -> int:
 
     low = memfloor.too_low()
     if low:
-        print(f"storagelab {args.cmd}: {low}", file=sys.stderr)
+        say(f"storagelab {args.cmd}: {low}")
         return 2
     try:
         rc = args.func(args)
@@ -714,14 +704,14 @@ def _run_guarded(args) -> int:
         if _SIGINT_SEEN or interrupted(e):
             return _interrupted(args)
         if isinstance(e, StoragelabError):
-            print(f"storagelab {args.cmd}: {e}", file=sys.stderr)
+            say(f"storagelab {args.cmd}: {e}")
             return 2
         if isinstance(e, OSError):  # a missing, unreadable or unwritable file or folder named by the user
             text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
-            print(f"storagelab {args.cmd}: {text}", file=sys.stderr)
+            say(f"storagelab {args.cmd}: {text}")
             return 2
         if isinstance(e, MemoryError) or _out_of_memory(e):
-            print(f"storagelab {args.cmd}: out of memory ({_one_line(e)}): {MEMORY_HINT}", file=sys.stderr)
+            say(f"storagelab {args.cmd}: out of memory ({_one_line(e)}): {MEMORY_HINT}")
             return 2
         raise
     if _SIGINT_SEEN and rc != 130:  # the command caught what Ctrl-C became and said so: still interrupted
@@ -749,7 +739,7 @@ def _one_line(e: BaseException) -> str:
 
 
 def _interrupted(args) -> int:
-    print(f"storagelab {args.cmd}: interrupted", file=sys.stderr)
+    say(f"storagelab {args.cmd}: interrupted")
     return 130
 
 

@@ -1,12 +1,16 @@
-"""A process-pool worker that died in the middle of its work: what is known of it (pid, signal), and a wait on a
-pool's result that does not hang when the worker died while it sent that result."""
+"""A process-pool worker that died in the middle of its work: what is known of it (pid, signal), a wait on a
+pool's result that does not hang when the worker died while it sent that result, and a pool's end that does not
+hang when a worker's stop was lost (the ingest's parser pool and the notebook pool of `run` and `build`)."""
 
 from __future__ import annotations
 
 import signal
+import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures.process import BrokenProcessPool, _CallItem
+from contextlib import contextmanager
 
 from .errors import StoragelabError
 
@@ -116,3 +120,96 @@ def _check_feeder(future, pool) -> None:
     raise FeederDied(
         "out of memory: the process pool's feeder thread ended (it could not pickle a task to send to the workers)"
     ) from None
+
+
+NO_THREAD = "can't start new thread"
+SHUTDOWN_GRACE_S = 5.0  # a worker's time to finish its task and stop once the feeder sent it its stop
+
+
+@contextmanager
+def stopped_at_the_end(pool) -> Iterator[None]:
+    """Run the block with ``pool``, then end the pool without ever hanging (``shut_down``): its queue feeder
+    thread ends quietly on an error while it pickles a worker's stop (``_quiet_feeder``), and so do the pool's
+    threads that ran out of memory (``_quiet_threads``). Left by an exception (an error, Ctrl-C, a generator
+    closed early): the tasks not started are cancelled."""
+    _quiet_feeder(pool)
+    hook = threading.excepthook
+    threading.excepthook = _quiet_threads(hook)
+    finished = False
+    try:
+        yield
+        finished = True
+    finally:
+        shut_down(pool, finished)
+        threading.excepthook = hook
+
+
+def shut_down(pool, finished: bool) -> None:
+    """``pool.shutdown``. Stopped early (``finished`` false): the tasks not started are cancelled and the few in
+    flight finish (the workers ignore Ctrl-C, and die with this process however it dies). The pool stops its
+    workers by sending each a stop through its queue feeder thread; a feeder that died of a MemoryError while it
+    pickled one (ulimit -v 920000) left the manager thread waiting for workers that never stop, and shutdown(wait=True)
+    waited for ever. So the manager is awaited in steps: once the feeder has ended and the workers still run
+    SHUTDOWN_GRACE_S later, they are ended."""
+    # shutdown() drops the pool's references to these: taken first
+    manager = getattr(pool, "_executor_manager_thread", None)
+    queue = getattr(pool, "_call_queue", None)
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    try:
+        pool.shutdown(wait=False, cancel_futures=not finished)
+    except RuntimeError:  # its manager thread never started (out of memory): nothing to wait for
+        kill(procs)
+        return
+    if manager is None:  # the pool failed before its manager thread started (EMFILE in the first submit under
+        kill(procs)  # ulimit -n 16): no one stops the workers it forked, and Python's exit waited for them for ever
+        return
+    feeder_gone = None
+    while manager.is_alive():
+        manager.join(0.5)
+        feeder = getattr(queue, "_thread", None)
+        if feeder is not None and not feeder.is_alive():
+            feeder_gone = feeder_gone or time.monotonic()
+            if time.monotonic() - feeder_gone >= SHUTDOWN_GRACE_S:
+                kill(procs)
+                feeder_gone = None
+
+
+def kill(procs: list) -> None:
+    """SIGKILL each of a pool's worker processes and reap it."""
+    for proc in procs:
+        proc.kill()
+        proc.join(5)
+
+
+def _quiet_feeder(pool) -> None:
+    """The pool's queue feeder thread, on an error while it pickles a worker's stop (not a task: the pool gives that
+    error to the task's future), printed its traceback (and, out of memory, failed doing it with a second one) and
+    went on without the stop. Now it ends quietly (threading.excepthook, _quiet_threads) and shut_down ends the
+    workers. Set before the thread starts (the pool's first submit), which takes the handler when it starts."""
+    queue = getattr(pool, "_call_queue", None)
+    if queue is None:
+        return
+    loud = queue._on_queue_feeder_error
+
+    def on_error(e: Exception, obj) -> None:
+        if isinstance(obj, _CallItem):
+            loud(e, obj)
+            return
+        raise e
+
+    queue._on_queue_feeder_error = on_error
+
+
+def _quiet_threads(hook):
+    """``hook`` but silent for a pool thread that could not start a thread, that ran out of memory, or the queue
+    feeder thread's end (a MemoryError pickling a task, then often a second one, or "can't allocate read lock", as
+    the pool formats it): Python printed their tracebacks on stderr; pool_result and shut_down say it in one line."""
+
+    def quiet(args) -> None:
+        e = args.exc_value
+        if isinstance(e, MemoryError) or (args.thread is not None and args.thread.name == "QueueFeederThread"):
+            return
+        if not (isinstance(e, RuntimeError) and NO_THREAD in str(e)):
+            hook(args)
+
+    return quiet

@@ -43,7 +43,7 @@ from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     resolve,
     validate,
 )
-from .pool_deaths import FeederDied, pool_result, worker_died
+from .pool_deaths import FeederDied, pool_result, stopped_at_the_end, worker_died
 from .procs import alive, die_with_parent, kill_descendants
 from .rendering import (  # noqa: F401  (re-exported)
     _BASIS,
@@ -70,6 +70,7 @@ from .rendering import (  # noqa: F401  (re-exported)
     vega_bundle,
     write_summary,
 )
+from .terminal import say
 
 REPORT_DIR_ENV = paths.REPORT_DIR_ENV
 
@@ -140,8 +141,10 @@ class _StderrFilter:
         os.dup2(self.saved, 2)
         os.close(self.saved)
         self.tmp.seek(0)
-        text = self.tmp.read().decode("utf-8", "replace")
+        self.text = text = self.tmp.read().decode("utf-8", "replace")  # read after a failure (_out_of_files)
         self.tmp.close()
+        if exc[0] is not None and any(m in text for m in _EMFILE):
+            return False  # the kernel's tracebacks of it: _out_of_files says it in one line
         for line in text.splitlines():
             if line.strip() and not any(n in line for n in self.NOISE):
                 print(line, file=sys.stderr)
@@ -153,6 +156,37 @@ def _error_of(exc: Exception) -> str:
     ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
     text = f"{ename}: {evalue}" if ename else f"{type(exc).__name__}: {exc}"
     return re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()[0][:500] if text.strip() else type(exc).__name__
+
+
+_EMFILE = ("Too many open files", "EMFILE", "[Errno 24]", "code: 24,")  # Python's, zmq's and Rust's words for it
+
+
+def _out_of_files(exc: Exception, kernel_stderr: _StderrFilter) -> str | None:
+    """One line for a notebook that failed because a process ran out of file descriptors (``ulimit -n 64``: a panic in
+    polars' thread pool, an empty CellExecutionError after zmq's 'Too many open files' on the kernel's stderr). A
+    failure that does not say so (a kernel that died before it replied) under a limit below FEW_FILES: its own
+    line with the limit named as a possible cause. Otherwise None."""
+    import resource  # noqa: PLC0415  (only after a failure)
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    said = f"{exc!r} {getattr(exc, 'evalue', '')} {getattr(kernel_stderr, 'text', '')}"
+    if any(m in said for m in _EMFILE):
+        limit = "" if soft == resource.RLIM_INFINITY else f" under a limit of {soft}"
+        return (
+            f"too many open files (EMFILE): the notebook's run ran out of file descriptors{limit} (ulimit -n): "
+            "raise the limit (e.g. ulimit -n 1024) and run again"
+        )
+    if soft != resource.RLIM_INFINITY and soft < FEW_FILES:
+        return (
+            f"{_error_of(exc)} (the limit of open files is {soft}, ulimit -n: a notebook's run may need more; "
+            "raise it, e.g. ulimit -n 1024, and run again)"
+        )
+    return None
+
+
+FEW_FILES = (
+    256  # open files (ulimit -n) below which a failed notebook names the limit: 09_bonnie failed at 48, ran at 96
+)
 
 
 @dataclass
@@ -198,20 +232,18 @@ def run_notebooks(
         initializer=_notebook_worker_init,
         initargs=(os.getpid(),),
     )
-    try:
-        futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
-        results = [pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS) for f in futures]
-    except BaseException as e:
-        broken = isinstance(e, BrokenProcessPool) and not isinstance(e, FeederDied)  # FeederDied: no worker died
-        died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if broken else None
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            proc.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
-        if died is not None:
-            raise died from e
-        raise
-    pool.shutdown(wait=True)
-    return results
+    with stopped_at_the_end(pool):  # never hangs on a lost stop (pool_deaths.shut_down)
+        try:
+            futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
+            return [pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS) for f in futures]
+        except BaseException as e:
+            broken = isinstance(e, BrokenProcessPool) and not isinstance(e, FeederDied)  # FeederDied: no worker died
+            died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if broken else None
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()
+            if died is not None:
+                raise died from e
+            raise
 
 
 SELECTION_FILE = paths.SELECTION_FILE
@@ -326,13 +358,6 @@ def _kernel_manager(folder: str):
     return IpcKernelManager
 
 
-def _say(line: str) -> None:
-    """One progress line in one write: print's text and newline are two, and the notebook workers share stdout, so
-    two workers' lines ran together ('... -> reports/all/==> running 10_disk_card.ipynb ...')."""
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
 def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     """Execute one notebook into its report folder (see run_notebooks)."""
 
@@ -349,14 +374,15 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     summary = folder / "summaries" / f"{nb.stem}.json"
     summary.unlink(missing_ok=True)
     shown = os.path.relpath(folder, paths.ROOT) if folder.is_relative_to(paths.ROOT) else str(folder)
-    _say(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/")
+    say(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/", sys.stdout)
     old = os.environ.get(REPORT_DIR_ENV)
     os.environ[REPORT_DIR_ENV] = str(folder)
     sweep_kernel_dirs()
     kernel_dir = _new_kernel_dir()
     _KERNEL_DIRS.append(kernel_dir)
+    kernel_stderr = _StderrFilter()
     try:
-        with _StderrFilter():
+        with kernel_stderr:
             pm.execute_notebook(
                 str(nb),
                 str(dest),
@@ -369,8 +395,8 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
             )
         ok, error = True, None
     except Exception as e:  # noqa: BLE001 - any failure of one notebook is reported, the others still run
-        ok, error = False, _error_of(e)
-        print(f"    FAILED: {error}", file=sys.stderr, flush=True)
+        ok, error = False, _out_of_files(e, kernel_stderr) or _error_of(e)
+        say(f"    FAILED: {error}")
         _write_json(
             summary,
             dict(

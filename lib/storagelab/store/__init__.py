@@ -32,7 +32,7 @@ from .db import code_signature, connect, current_parser_versions, ensure_schema,
 from .export import STAMP, export_parquet, parquet_dir_for
 from .faults import StoreError
 from .labels import labels_by_key
-from .listing import SKIP_NAMES, ListedFile, key_for, list_files
+from .listing import SKIP_NAMES, ListedFile, files_to_read, key_for, list_files
 from .pipeline import Summary, ingest
 from .worker import Outcome, parse_chunk, parse_one
 
@@ -48,6 +48,7 @@ __all__ = [
     "current_parser_versions",
     "ensure_schema",
     "export_parquet",
+    "files_to_read",
     "ingest",
     "key_for",
     "labels_by_key",

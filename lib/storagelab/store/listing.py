@@ -8,11 +8,11 @@ listed file all give one key. Only four values are kept per file (100,000 stat r
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import paths
+from .. import ignore, paths
 
 SKIP_NAMES = {"manifest.csv", "README", "README.md", "README.txt", ".gitkeep"}
 
@@ -64,6 +64,21 @@ def list_files(
             yield ListedFile(key_for(p), str(p), st.st_size, st.st_mtime_ns)
         else:
             raise FileNotFoundError(f"{p}: no such file or directory")
+
+
+def files_to_read(
+    targets: list[Path | str],
+    own: Callable[[str], bool] | None = None,
+    outside: list[str] | None = None,
+    unreadable: list[tuple[str, str, str]] | None = None,
+    clashes: list[str] | None = None,
+) -> tuple[list[ListedFile], list[ListedFile], list[str]]:
+    """The files an ingest of ``targets`` reads, each once (``unique``: a symlink beside its target, a folder listed
+    twice), the ignore files applied: (kept, ignored, ignore files used). ``storagelab parse`` lists folders with it
+    too, so both commands read the same files. ``own``: paths to leave out (the database's own files); the lists
+    are filled as ``list_files`` and ``unique`` fill them."""
+    listed = (f for f in list_files(targets, outside, unreadable) if own is None or not own(f.path))
+    return ignore.split(unique(listed, clashes), targets)
 
 
 def unique(listing: Iterable[ListedFile], clashes: list[str] | None = None) -> list[ListedFile]:

@@ -19,7 +19,7 @@ from ..manifest import LABEL_COLUMNS, Manifest, ManifestError
 from ..manifest import load as load_manifest
 from . import db, faults, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
-from .listing import ListedFile, in_scope, list_files, printable, scopes, unique
+from .listing import ListedFile, files_to_read, in_scope, printable, scopes
 from .plan import Action, Plan, Rename, StoredCopy, StoredFile
 from .worker import Outcome, error_text, parse_all
 
@@ -103,9 +103,7 @@ def ingest(
     clashes: list[str] = []
     unreadable: list[tuple[str, str, str]] = []
     own = _own_files(db_file, None if parquet_dir is False else Path(parquet_dir or parquet_dir_for(db_file)), targets)
-    listing, ignored, summary.ignore_files = ignore.split(
-        unique((f for f in list_files(targets, outside, unreadable) if not own(f.path)), clashes), targets
-    )
+    listing, ignored, summary.ignore_files = files_to_read(targets, own, outside, unreadable, clashes)
     summary.warnings += [
         f"{printable(path)}: cannot read this folder ({why}): its files were not looked at (stored ones stay)"
         for _key, path, why in unreadable

@@ -11,12 +11,10 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-import threading
-import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool, _CallItem
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import NamedTuple
@@ -25,7 +23,7 @@ import pyarrow as pa
 
 from ..errors import ParseError
 from ..parsers import modules, parse_bytes, parser_version
-from ..pool_deaths import pool_result, worker_died
+from ..pool_deaths import NO_THREAD, kill, pool_result, stopped_at_the_end, worker_died
 from ..procs import worker_init
 from ..schema import all_tables, tool_tables
 from . import arrow
@@ -213,11 +211,7 @@ def parse_all(jobs: list[ListedFile], workers: int | None) -> Iterator[Outcome]:
         return
     modules()  # imported before the fork: the workers share them
     pool = ProcessPoolExecutor(max_workers=n, initializer=worker_init, initargs=(os.getpid(),))
-    _quiet_feeder(pool)
-    finished = False
-    hook = threading.excepthook
-    threading.excepthook = _quiet_no_thread(hook)
-    try:
+    with stopped_at_the_end(pool):  # closed early (an error, Ctrl-C): the chunks not started are cancelled
         pending: deque = deque(_submit(pool, c) for c in islice(chunks, IN_FLIGHT_PER_WORKER * n))
 
         def results():
@@ -229,13 +223,6 @@ def parse_all(jobs: list[ListedFile], workers: int | None) -> Iterator[Outcome]:
                 yield done
 
         yield from _with_rows(results())
-        finished = True
-    finally:
-        _shut_down(pool, finished)
-        threading.excepthook = hook
-
-
-NO_THREAD = "can't start new thread"
 
 
 def _submit(pool: ProcessPoolExecutor, chunk: list[ListedFile]) -> Future:
@@ -271,83 +258,10 @@ def _result(pool: ProcessPoolExecutor, fut: Future):
 DOING, FEWER = "it parsed files", "give fewer --workers"  # what a worker did, and the advice (pool_deaths.worker_died)
 
 
-def _quiet_no_thread(hook):
-    """``hook`` but silent for a pool thread that could not start a thread, that ran out of memory, or the queue
-    feeder thread's end (a MemoryError pickling a chunk, then often a second one, or "can't allocate read lock", as
-    the pool formats it): Python printed their tracebacks on stderr; _result and _shut_down say it in one line."""
-
-    def quiet(args) -> None:
-        e = args.exc_value
-        if isinstance(e, MemoryError) or (args.thread is not None and args.thread.name == "QueueFeederThread"):
-            return
-        if not (isinstance(e, RuntimeError) and NO_THREAD in str(e)):
-            hook(args)
-
-    return quiet
-
-
-def _shut_down(pool: ProcessPoolExecutor, finished: bool) -> None:
-    """``pool.shutdown``. Stopped early (an error, Ctrl-C): the chunks not started are cancelled and the few in
-    flight finish (the workers ignore Ctrl-C, and die with this process however it dies). The pool stops its
-    workers by sending each a stop through its queue feeder thread; a feeder that died of a MemoryError while it
-    pickled one (ulimit -v 920000) left the manager thread waiting for workers that never stop, and shutdown and the
-    ingest waited for ever. So the manager is awaited in steps: once the feeder has ended and the workers still
-    run SHUTDOWN_GRACE_S later, they are ended."""
-    # shutdown() drops the pool's references to these: taken first
-    manager = getattr(pool, "_executor_manager_thread", None)
-    queue = getattr(pool, "_call_queue", None)
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    try:
-        pool.shutdown(wait=False, cancel_futures=not finished)
-    except RuntimeError:  # its manager thread never started (out of memory): nothing to wait for
-        _kill(procs)
-        return
-    if manager is None:  # the pool failed before its manager thread started (EMFILE in the first submit under
-        _kill(procs)  # ulimit -n 16): no one stops the workers it forked, and Python's exit waited for them for ever
-        return
-    feeder_gone = None
-    while manager.is_alive():
-        manager.join(0.5)
-        feeder = getattr(queue, "_thread", None)
-        if feeder is not None and not feeder.is_alive():
-            feeder_gone = feeder_gone or time.monotonic()
-            if time.monotonic() - feeder_gone >= SHUTDOWN_GRACE_S:
-                _kill(procs)
-                feeder_gone = None
-
-
-SHUTDOWN_GRACE_S = 5.0  # a worker's time to finish its chunk and stop once the feeder sent it its stop
-
-
-def _quiet_feeder(pool: ProcessPoolExecutor) -> None:
-    """The pool's queue feeder thread, on an error while it pickles a worker's stop (not a chunk: the pool gives that
-    error to the chunk's future), printed its traceback (and, out of memory, failed doing it with a second one) and
-    went on without the stop. Now it ends quietly (threading.excepthook, _quiet_no_thread) and _shut_down ends the
-    workers. Set before the thread starts (the pool's first submit), which takes the handler when it starts."""
-    queue = getattr(pool, "_call_queue", None)
-    if queue is None:
-        return
-    loud = queue._on_queue_feeder_error
-
-    def on_error(e: Exception, obj) -> None:
-        if isinstance(obj, _CallItem):
-            loud(e, obj)
-            return
-        raise e
-
-    queue._on_queue_feeder_error = on_error
-
-
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
     """End the workers of a pool whose manager is gone: they wait for work that will never come, and Python's exit
     waits for them (the ingest printed its line, then hung)."""
-    _kill(list((getattr(pool, "_processes", None) or {}).values()))
-
-
-def _kill(procs: list) -> None:
-    for proc in procs:
-        proc.kill()
-        proc.join(5)
+    kill(list((getattr(pool, "_processes", None) or {}).values()))
 
 
 def _with_rows(results: Iterable[tuple[list[Outcome], dict]]) -> Iterator[Outcome]:

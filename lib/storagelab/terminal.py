@@ -1,0 +1,28 @@
+"""Text on its way to a terminal: names (files, studies, labels) may hold control characters, which a terminal
+takes as commands (ESC ] 0 ; ... BEL sets its title; other sequences move the cursor or rewrite the screen) and a
+newline or a tab breaks a one-line message in two. Every line the command line prints of its own goes through
+``one_line``; the database keeps names as they are."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import TextIO
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: what a terminal acts on instead of showing
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def one_line(text: str) -> str:
+    """``text`` with each control character written as an escape (``\\n``, ``\\t``, ``\\r``, else ``\\xNN``, as
+    ``ls`` quotes such names): one line, shown as it is."""
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+
+
+def say(text: str, file: TextIO | None = None) -> None:
+    """Write ``text`` as ``one_line`` (to stderr unless ``file`` is given) in one write, flushed: print's text and
+    newline are two writes, and the notebook workers share stdout, so two workers' lines ran together
+    ('... -> reports/all/==> running 10_disk_card.ipynb ...')."""
+    out = file or sys.stderr
+    out.write(one_line(text) + "\n")
+    out.flush()
