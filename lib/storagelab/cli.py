@@ -648,7 +648,7 @@ def _run_guarded(args) -> int:
     """``_guarded``'s body, with its Ctrl-C latch installed."""
     from .store.faults import interrupted  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
-    low = memfloor.too_low()
+    low = memfloor.too_low(args.cmd)
     if low:
         print(f"storagelab {args.cmd}: {low}", file=sys.stderr)
         return 2
