@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
+import signal
 import subprocess
 import sys
+import time
 
+import psutil
+import pytest
 from conftest import ROOT
 
 GiB_KiB = 1024 * 1024
@@ -48,3 +53,43 @@ def test_a_command_that_draws_charts_under_a_memory_limit_is_one_line_not_a_v8_a
             "STORAGELAB_MIN_ADDRESS_SPACE=MiB to try a lower floor\n",
         )
     assert not (tmp_path / "rep").exists()
+
+
+def _marked(marker: str) -> list[psutil.Process]:
+    """Every live process on the machine whose environment carries ``marker`` (re-parented ones too)."""
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if p.environ().get("REL5_MARKER") == marker and p.status() != psutil.STATUS_ZOMBIE:
+                found.append(p)
+        except psutil.Error:
+            pass
+    return found
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
+def test_lab_fio_killed_with_its_whole_process_group_leaves_no_fio_job(tmp_path):
+    """Attack: `lab fio --depth-jobs 2x2` in a session of its own, SIGKILL to its process group once fio's job
+    processes run: both fio jobs (parent 1, sessions of their own) ran on for 30 s and more, writing into the
+    target. The guard was in the group and died too; and fio's main process, killed with the lab, no longer had
+    the jobs as children. Now the guard has a session of its own and notes fio's descendants as they appear."""
+    marker = f"fio-group-kill-{os.getpid()}"
+    env = dict(_env(), REL5_MARKER=marker)
+    args = ["lab", "fio", "--rw", "randread", "--depth-jobs", "2x2", "--runtime", "30", "--size", "16M", "--no-ingest"]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", *args, "--target", str(tmp_path / "t"), "--out", str(tmp_path / "out")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+    )  # fmt: skip
+    end = time.monotonic() + 60
+    while sum(q.name() == "fio" for q in _marked(marker)) < 3:  # fio's main process and its two jobs
+        assert p.poll() is None and time.monotonic() < end, "fio's jobs never ran"
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGKILL)
+    assert p.wait(10) == -signal.SIGKILL
+    end = time.monotonic() + 10
+    while _marked(marker) and time.monotonic() < end:
+        time.sleep(0.1)
+    left = [(q.pid, q.name()) for q in _marked(marker)]
+    for q in _marked(marker):
+        q.kill()
+    assert left == []
