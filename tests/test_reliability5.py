@@ -93,3 +93,31 @@ def test_lab_fio_killed_with_its_whole_process_group_leaves_no_fio_job(tmp_path)
     for q in _marked(marker):
         q.kill()
     assert left == []
+
+
+@pytest.mark.parametrize("ready", [False, True], ids=["starting", "serving"])
+def test_ctrl_c_on_jupyterlab_without_a_terminal_is_130_and_one_line(tmp_path, ready):
+    """Attack: `storagelab lab` with stdin not a terminal (a script, nohup), SIGINT to its process group: exit 130
+    with a 56-line KeyboardInterrupt traceback; on a terminal, Ctrl-C during JupyterLab's start-up did the same.
+    JupyterLab now ignores SIGINT and the lab stops it with SIGTERM: 130, one line of ours, nothing left."""
+    marker = f"lab-ctrl-c-{ready}-{os.getpid()}"
+    home = tmp_path / "home"
+    env = dict(_env(), REL5_MARKER=marker, HOME=str(home), JUPYTER_CONFIG_DIR=str(home / "config"))
+    env["JUPYTER_RUNTIME_DIR"] = str(home / "runtime")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", "lab", "--no-browser", "--ip=127.0.0.1", "--port=0"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
+    )  # fmt: skip
+    end = time.monotonic() + 90
+    while not any("jupyterlab" in q.cmdline() for q in _marked(marker)) or (
+        ready and not list((home / "runtime").glob("jpserver-*.json"))
+    ):
+        assert p.poll() is None and time.monotonic() < end, "JupyterLab never started"
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    left = [(q.pid, q.cmdline()) for q in _marked(marker)]
+    for q in _marked(marker):
+        q.kill()
+    assert (p.returncode, left) == (130, [])
+    assert "Traceback" not in err.decode() and err.decode().splitlines()[-1] == "storagelab lab: interrupted"

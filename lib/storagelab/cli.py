@@ -544,15 +544,24 @@ def cmd_lab(args) -> int:
         if not any(e.startswith(option + "=") for e in extra):
             extra.append(f"{option}={value}")
     parent = os.getpid()
+    # Ctrl-C reached JupyterLab twice (from the terminal, and passed on by this process) and, before its own handler
+    # was set (its start-up: seconds) or without a terminal on stdin (a script, nohup), Python's: a KeyboardInterrupt
+    # traceback (reliability-5). It now ignores SIGINT, and this process stops it with SIGTERM, its clean stop (as
+    # Ctrl-C twice did: no question asked).
+    stopped_by: list[int] = []
+
+    def child_setup():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        die_with_parent(signal.SIGTERM, parent)
+
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra,
-        env=env,
-        preexec_fn=lambda: die_with_parent(signal.SIGTERM, parent),
+        [sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra, env=env, preexec_fn=child_setup
     )
 
     def forward(signum, frame):
         if proc.poll() is None:
-            proc.send_signal(signum)
+            stopped_by.append(signum)
+            proc.send_signal(signal.SIGTERM if signum == signal.SIGINT else signum)
 
     old = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     try:
@@ -566,6 +575,9 @@ def cmd_lab(args) -> int:
                 proc.wait(15)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    if stopped_by[:1] == [signal.SIGINT] and rc in (0, -signal.SIGTERM):
+        print("storagelab lab: interrupted", file=sys.stderr)
+        return 130
     return 128 - rc if rc < 0 else rc
 
 
