@@ -121,3 +121,45 @@ def test_ctrl_c_on_jupyterlab_without_a_terminal_is_130_and_one_line(tmp_path, r
         q.kill()
     assert (p.returncode, left) == (130, [])
     assert "Traceback" not in err.decode() and err.decode().splitlines()[-1] == "storagelab lab: interrupted"
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_a_notebook_run_whose_worker_is_stopped(tmp_path):
+    """Attack: `run` of three notebooks (two workers), one worker stopped (SIGSTOP: a process frozen or stuck in I/O
+    is alike), then Ctrl-C to the group, twice: the run hung in `pool.shutdown(wait=True)`, 40 s and more. Now the
+    worker and its kernel are killed after a grace (report.STOP_GRACE_S): 130, one line, nothing left."""
+    root = tmp_path / "project"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "papers").mkdir()
+    for nb in ("07_explore.ipynb", "08_fio.ipynb"):
+        shutil.copy(ROOT / "notebooks" / nb, root / "notebooks" / nb)
+    raw = root / "data" / "raw" / "mine"
+    raw.mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "fixtures" / "fio" / "3.33" / "seq_write_group.txt", raw / "seq-write.txt")
+    env = dict(_env(), STORAGELAB_ROOT=str(root), TMPDIR=str(tmp_path))
+    subprocess.run([sys.executable, "-m", "storagelab", "ingest", "--quiet"], env=env, check=True, capture_output=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", "run", "07_explore", "08_fio"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
+    )  # fmt: skip
+    end = time.monotonic() + 120
+    while True:
+        tree = psutil.Process(p.pid).children(recursive=True)
+        if sum("ipykernel_launcher" in q.cmdline() for q in tree) == 2:
+            break
+        assert p.poll() is None and time.monotonic() < end, "the notebooks' kernels never ran"
+        time.sleep(0.05)
+    worker = psutil.Process(p.pid).children()[0]
+    worker.suspend()
+    os.killpg(p.pid, signal.SIGINT)
+    time.sleep(1)
+    os.killpg(p.pid, signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=40)
+    finally:
+        p.kill()
+    time.sleep(1)
+    left = [q.pid for q in tree if q.is_running() and q.status() != psutil.STATUS_ZOMBIE]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert (p.returncode, left, err.decode()) == (130, [], "storagelab run: interrupted\n")

@@ -22,6 +22,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -204,14 +205,53 @@ def run_notebooks(
     except BaseException as e:
         broken = isinstance(e, BrokenProcessPool) and not isinstance(e, FeederDied)  # FeederDied: no worker died
         died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if broken else None
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            proc.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        _stop_pool(pool, finished=False)
         if died is not None:
             raise died from e
         raise
-    pool.shutdown(wait=True)
+    _stop_pool(pool, finished=True)
     return results
+
+
+STOP_GRACE_S = 10.0  # a notebook worker's time to end (its kernel shut down) before it and its kernel are killed
+
+
+def _stop_pool(pool: ProcessPoolExecutor, finished: bool) -> None:
+    """End the notebook pool's workers: stopped early (Ctrl-C, an error), each is sent SIGTERM (it kills its kernel
+    and exits); finished, each gets the pool's stop message. A worker still there STOP_GRACE_S later is killed, with
+    its kernel: ``pool.shutdown(wait=True)`` waited for ever on a worker that never ended (reliability-5: one worker
+    stopped (SIGSTOP; a process frozen, or stuck in I/O, is alike), and Ctrl-C, twice, left the run hanging)."""
+    try:  # a further Ctrl-C meanwhile (in the test, the second) must not cut this short: Python's exit would then wait
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # for the pool's manager thread, for ever
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        _end_workers(pool, finished)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _end_workers(pool: ProcessPoolExecutor, finished: bool) -> None:
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() drops the pool's references
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if not finished:
+        for proc in procs:
+            proc.terminate()
+    try:
+        pool.shutdown(wait=False, cancel_futures=not finished)
+    except RuntimeError:  # its manager thread never started: nothing else to wait for
+        pass
+    end = time.monotonic() + STOP_GRACE_S
+    for proc in procs:
+        proc.join(max(0.0, end - time.monotonic()))
+    for proc in procs:
+        if proc.exitcode is None:
+            kill_descendants(proc.pid)
+            proc.kill()
+            proc.join(STOP_GRACE_S)
+    if manager is not None and manager.is_alive():
+        manager.join(STOP_GRACE_S)
 
 
 SELECTION_FILE = paths.SELECTION_FILE
