@@ -13,6 +13,7 @@ import time
 import psutil
 import pytest
 from conftest import ROOT
+from test_processes import project  # noqa: F401, F811  (the fixture: a project of two notebooks and one fio log)
 
 GiB_KiB = 1024 * 1024
 
@@ -124,18 +125,11 @@ def test_ctrl_c_on_jupyterlab_without_a_terminal_is_130_and_one_line(tmp_path, r
 
 
 @pytest.mark.slow
-def test_ctrl_c_ends_a_notebook_run_whose_worker_is_stopped(tmp_path):
-    """Attack: `run` of three notebooks (two workers), one worker stopped (SIGSTOP: a process frozen or stuck in I/O
+def test_ctrl_c_ends_a_notebook_run_whose_worker_is_stopped(project, tmp_path):  # noqa: F811
+    """Attack: `run` of two notebooks (two workers), one worker stopped (SIGSTOP: a process frozen or stuck in I/O
     is alike), then Ctrl-C to the group, twice: the run hung in `pool.shutdown(wait=True)`, 40 s and more. Now the
     worker and its kernel are killed after a grace (report.STOP_GRACE_S): 130, one line, nothing left."""
-    root = tmp_path / "project"
-    (root / "notebooks").mkdir(parents=True)
-    (root / "papers").mkdir()
-    for nb in ("07_explore.ipynb", "08_fio.ipynb"):
-        shutil.copy(ROOT / "notebooks" / nb, root / "notebooks" / nb)
-    raw = root / "data" / "raw" / "mine"
-    raw.mkdir(parents=True)
-    shutil.copy(ROOT / "tests" / "fixtures" / "fio" / "3.33" / "seq_write_group.txt", raw / "seq-write.txt")
+    root = project
     env = dict(_env(), STORAGELAB_ROOT=str(root), TMPDIR=str(tmp_path))
     subprocess.run([sys.executable, "-m", "storagelab", "ingest", "--quiet"], env=env, check=True, capture_output=True)
     p = subprocess.Popen(
