@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import pwd
 import resource
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -157,3 +161,62 @@ def test_ctrl_c_ends_a_notebook_run_whose_worker_is_stopped(project, tmp_path): 
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert (p.returncode, left, err.decode()) == (130, [], "storagelab run: interrupted\n")
+
+
+def _as_user(name: str):
+    """A preexec_fn that runs the child as the unprivileged user ``name``."""
+    user = pwd.getpwnam(name)
+
+    def drop():
+        os.setgid(user.pw_gid)
+        os.setuid(user.pw_uid)
+
+    return drop
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("useradd"), reason="needs root to make a second user")
+def test_lab_refuses_an_out_folder_another_user_can_plant_symlinks_in():
+    """Attack: a second, unprivileged user plants `.randread-4k-qd1-nj1.txt.part -> /root-only-file` in a
+    world-writable folder (1777); `lab fio --out` that folder, run as root, wrote fio's output through the symlink:
+    the 0600 root file held fio's text, then a 40-line ValueError traceback. Now such a folder, and one another user
+    owns, is refused in one line before anything runs."""
+    user = "storagelab-rel5"
+    if subprocess.run(["id", user], capture_output=True).returncode:
+        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", user], check=True)
+    tmp_path = Path(
+        tempfile.mkdtemp(prefix="storagelab-rel5-", dir="/tmp")
+    )  # pytest's is 0700: the user could not enter
+    tmp_path.chmod(0o755)
+    try:
+        _plant_and_run(user, tmp_path)
+    finally:
+        shutil.rmtree(tmp_path)
+
+
+def _plant_and_run(user: str, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("root only\n")
+    victim.chmod(0o600)
+    plant = f"ln -s {shlex.quote(str(victim))} {shlex.quote(str(shared / '.randread-4k-qd1-nj1.txt.part'))} && "
+    plant += f"mkdir -m 755 {shlex.quote(str(shared / 'theirs'))}"
+    subprocess.run(["/bin/sh", "-c", plant], check=True, preexec_fn=_as_user(user))
+    args = ["lab", "fio", "--target", str(tmp_path / "t"), "--rw", "randread", "--depth-jobs", "1x1", "--size", "4M"]
+    for out, why in (
+        (shared, "can be written by every user (mode drwxrwxrwt)"),
+        (shared / "theirs", "is another user's (mode drwxr-xr-x)"),
+    ):
+        r = subprocess.run(
+            [sys.executable, "-m", "storagelab", *args, "--runtime", "1", "--no-ingest", "--out", str(out)],
+            capture_output=True, text=True, env=_env(),
+        )  # fmt: skip
+        assert (r.returncode, r.stdout, r.stderr) == (
+            2,
+            "",
+            f"storagelab lab fio: --out {out} {why}: another user could put a symlink there under a name the lab or "
+            "fio writes, and have them overwrite any file you can write; give a folder of your own (e.g. a new folder "
+            "under it)\n",
+        )
+    assert victim.read_text() == "root only\n"
