@@ -220,3 +220,22 @@ def _plant_and_run(user: str, tmp_path: Path) -> None:
             "under it)\n",
         )
     assert victim.read_text() == "root only\n"
+
+
+def test_a_study_label_longer_than_a_file_name_gets_a_report_folder(project, tmp_path):  # noqa: F811
+    """Attack: `run 07_explore -p study S...S` (300 bytes): `storagelab run: .../reports/SSS...: File name too long`,
+    exit 2 (in `build`, one such label stops every study's reports). Now the folder name is cut to 200 bytes and
+    given the selection's hash: two long labels that share their first 200 bytes still get two folders."""
+    from storagelab import report  # noqa: PLC0415
+
+    nb = project / "notebooks" / "07_explore.ipynb"
+    a, b = (report.report_dir(nb, {"study": "S" * n}).name for n in (300, 301))
+    assert a != b and a.startswith("S" * 200 + "~") and len(a.encode()) == 209
+    env = dict(_env(), STORAGELAB_ROOT=str(project), TMPDIR=str(tmp_path))
+    subprocess.run([sys.executable, "-m", "storagelab", "ingest", "--quiet"], env=env, check=True, capture_output=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "run", "07_explore", "-p", "study", "S" * 300],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (project / "reports" / a / "executed" / "07_explore.ipynb").is_file()
