@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import resource
@@ -239,3 +240,35 @@ def test_a_study_label_longer_than_a_file_name_gets_a_report_folder(project, tmp
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert (project / "reports" / a / "executed" / "07_explore.ipynb").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("java") or os.environ.get("JAVA_HOME")), reason="spark-ingest needs Java")
+def test_ctrl_c_on_spark_ingest_is_130_and_one_line(tmp_path):
+    """Attack: SIGINT to spark-ingest's process group while its job runs: exit 1 and 89 lines of py4j tracebacks.
+    pyspark's SparkContext had put its own Ctrl-C handler in place of storagelab's; it called the JVM from inside
+    the main thread's call ("reentrant call inside <_io.BufferedReader>"). Now: 130, our one line last, no
+    Python or Java traceback."""
+    pytest.importorskip("pyspark")
+    raw = ROOT / "data" / "raw"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", "spark-ingest", str(raw), str(tmp_path / "ds"),
+         "--manifest", str(raw / "manifest.csv")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), start_new_session=True,
+    )  # fmt: skip
+    end = time.monotonic() + 180
+    while not any("pyspark.daemon" in q.cmdline() for q in psutil.Process(p.pid).children(recursive=True)):
+        assert p.poll() is None and time.monotonic() < end, "Spark's Python workers never ran"
+        time.sleep(0.1)
+    tree = psutil.Process(p.pid).children(recursive=True)
+    os.killpg(p.pid, signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=120)
+    finally:
+        for q in [psutil.Process(p.pid), *tree] if p.poll() is None else tree:
+            with contextlib.suppress(psutil.Error):
+                q.kill()
+    text = err.decode(errors="replace")
+    assert p.returncode == 130, text[-3000:]
+    assert "Traceback" not in text and "Exception" not in text, text[-3000:]
+    assert text.splitlines()[-1] == "storagelab spark-ingest: interrupted"

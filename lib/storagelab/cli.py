@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import math
 import os
 import signal
@@ -279,11 +281,22 @@ def cmd_spark_ingest(args) -> int:
         conf[key.strip()] = value
     from . import spark_ingest  # noqa: PLC0415  (pyspark, optional: kept out of the CLI's start-up)
 
+    before = signal.getsignal(signal.SIGINT)
     spark = spark_ingest.session(args.master, conf)
     spark.sparkContext.setLogLevel("ERROR")
+    if signal.getsignal(signal.SIGINT) is not before:
+        # pyspark's SparkContext put its own Ctrl-C handler in place of ours: it calls the JVM (cancelAllJobs) from
+        # inside the call the main thread is making, which broke py4j's connection ("reentrant call"): exit 1 and 89
+        # lines of tracebacks (reliability-5). Ours stops the run (130, one line); spark.stop() ends the jobs.
+        signal.signal(signal.SIGINT, before)
+    # py4j logs the KeyboardInterrupt that stops its call with its traceback (to the root logger): ours is the line
+    logging.getLogger().addFilter(lambda r: not (r.exc_info and isinstance(r.exc_info[1], KeyboardInterrupt)))
     try:
         counts = spark_ingest.run(spark, args.input, args.output, args.manifest)
     finally:
+        if _SIGINT_SEEN:  # the JVM's tasks, ended by the stop, print their Java stack traces: Ctrl-C is one line
+            with contextlib.suppress(Exception):
+                spark.sparkContext.setLogLevel("OFF")
         spark.stop()
     failed = counts.pop("error_lines")
     for line in failed:  # as the local ingest lists them; they are also in OUTPUT/ingest_errors
