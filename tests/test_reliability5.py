@@ -242,6 +242,15 @@ def test_a_study_label_longer_than_a_file_name_gets_a_report_folder(project, tmp
     assert (project / "reports" / a / "executed" / "07_explore.ipynb").is_file()
 
 
+def _runs(pid: int, arg: str) -> bool:
+    """True when a process below ``pid`` has ``arg`` among its arguments (processes that end meanwhile are skipped)."""
+    for q in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if arg in q.cmdline():
+                return True
+    return False
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("java") or os.environ.get("JAVA_HOME")), reason="spark-ingest needs Java")
 def test_ctrl_c_on_spark_ingest_is_130_and_one_line(tmp_path):
@@ -256,18 +265,16 @@ def test_ctrl_c_on_spark_ingest_is_130_and_one_line(tmp_path):
          "--manifest", str(raw / "manifest.csv")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), start_new_session=True,
     )  # fmt: skip
-    end = time.monotonic() + 180
-    while not any("pyspark.daemon" in q.cmdline() for q in psutil.Process(p.pid).children(recursive=True)):
-        assert p.poll() is None and time.monotonic() < end, "Spark's Python workers never ran"
-        time.sleep(0.1)
-    tree = psutil.Process(p.pid).children(recursive=True)
-    os.killpg(p.pid, signal.SIGINT)
     try:
+        end = time.monotonic() + 180
+        while not _runs(p.pid, "pyspark.daemon"):
+            assert p.poll() is None and time.monotonic() < end, "Spark's Python workers never ran"
+            time.sleep(0.1)
+        os.killpg(p.pid, signal.SIGINT)
         out, err = p.communicate(timeout=120)
     finally:
-        for q in [psutil.Process(p.pid), *tree] if p.poll() is None else tree:
-            with contextlib.suppress(psutil.Error):
-                q.kill()
+        with contextlib.suppress(OSError):
+            os.killpg(p.pid, signal.SIGKILL)  # what is left of the session (the JVM ignores SIGINT)
     text = err.decode(errors="replace")
     assert p.returncode == 130, text[-3000:]
     assert "Traceback" not in text and "Exception" not in text, text[-3000:]
