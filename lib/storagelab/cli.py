@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import signal
@@ -285,7 +286,6 @@ def _on_spark(args, conf: dict) -> dict:
     SIGINT handler, which calls the JVM from inside the py4j call it interrupts (up to 270 lines of py4j
     tracebacks, exit 1; reliability-5), so the handler that was there is put back; after Ctrl-C the session is
     stopped with the JVM's log off and py4j's logged errors are kept off stderr (exit 130, one line)."""
-    import logging  # noqa: PLC0415
 
     from . import spark_ingest  # noqa: PLC0415  (pyspark, optional: kept out of the CLI's start-up)
 
@@ -565,15 +565,24 @@ def cmd_lab(args) -> int:
         if not any(e.startswith(option + "=") for e in extra):
             extra.append(f"{option}={value}")
     parent = os.getpid()
+    # Ctrl-C reached JupyterLab twice (from the terminal, and passed on by this process) and, before its own handler
+    # was set (its start-up: seconds) or without a terminal on stdin (a script, nohup), Python's: a KeyboardInterrupt
+    # traceback (reliability-5). It now ignores SIGINT, and this process stops it with SIGTERM, its clean stop (as
+    # Ctrl-C twice did: no question asked).
+    stopped_by: list[int] = []
+
+    def child_setup():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        die_with_parent(signal.SIGTERM, parent)
+
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra,
-        env=env,
-        preexec_fn=lambda: die_with_parent(signal.SIGTERM, parent),
+        [sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra, env=env, preexec_fn=child_setup
     )
 
     def forward(signum, frame):
         if proc.poll() is None:
-            proc.send_signal(signum)
+            stopped_by.append(signum)
+            proc.send_signal(signal.SIGTERM if signum == signal.SIGINT else signum)
 
     old = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     try:
@@ -587,6 +596,9 @@ def cmd_lab(args) -> int:
                 proc.wait(15)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    if stopped_by[:1] == [signal.SIGINT] and rc in (0, -signal.SIGTERM):
+        print("storagelab lab: interrupted", file=sys.stderr)
+        return 130
     return 128 - rc if rc < 0 else rc
 
 
@@ -684,7 +696,7 @@ def _run_guarded(args) -> int:
     except KeyboardInterrupt:
         return _interrupted(args)
 
-    low = memfloor.too_low()
+    low = memfloor.too_low(args.cmd)
     if low:
         say(f"storagelab {args.cmd}: {low}")
         return 2

@@ -13,6 +13,7 @@ from concurrent.futures.process import BrokenProcessPool, _CallItem
 from contextlib import contextmanager
 
 from .errors import StoragelabError
+from .procs import kill_descendants
 
 
 class WorkerDied(StoragelabError):
@@ -163,7 +164,23 @@ def shut_down(pool, finished: bool) -> None:
     if manager is None:  # the pool failed before its manager thread started (EMFILE in the first submit under
         kill(procs)  # ulimit -n 16): no one stops the workers it forked, and Python's exit waited for them for ever
         return
-    feeder_gone = None
+    try:  # a further Ctrl-C meanwhile must not cut this short: Python's exit would then wait for the manager
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # thread, for ever (reliability-5: Ctrl-C twice)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        _await_manager(manager, queue, procs, finished)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _await_manager(manager, queue, procs: list, finished: bool) -> None:
+    """Wait for the pool's manager thread in steps. The workers are killed once the feeder has ended and they still
+    run SHUTDOWN_GRACE_S later, and, stopped early, once they still run SHUTDOWN_GRACE_S after the stop whatever the
+    feeder does: a worker that never ends (stopped by SIGSTOP, frozen, stuck in I/O) left the run hanging in
+    shutdown, 40 s and more (reliability-5)."""
+    feeder_gone, stopped = None, time.monotonic()
     while manager.is_alive():
         manager.join(0.5)
         feeder = getattr(queue, "_thread", None)
@@ -172,11 +189,17 @@ def shut_down(pool, finished: bool) -> None:
             if time.monotonic() - feeder_gone >= SHUTDOWN_GRACE_S:
                 kill(procs)
                 feeder_gone = None
+        if not finished and stopped is not None and time.monotonic() - stopped >= SHUTDOWN_GRACE_S:
+            kill(procs)
+            stopped = None
 
 
 def kill(procs: list) -> None:
-    """SIGKILL each of a pool's worker processes and reap it."""
+    """SIGKILL each of a pool's worker processes, with what it started (a notebook's kernel runs in a session of its
+    own, which no signal to the worker reaches), and reap it."""
     for proc in procs:
+        if proc.exitcode is None:
+            kill_descendants(proc.pid)
         proc.kill()
         proc.join(5)
 

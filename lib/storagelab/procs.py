@@ -77,19 +77,39 @@ def kill_descendants(root: int | None = None) -> None:
             pass
 
 
-# The process guard of ``storagelab lab``: run as ``python -I procs.py LAB_PID`` (lab/fio.py starts it; it needs
-# only the standard library). It kills a process and all its descendants when the lab dies (SIGTERM from the
-# kernel, set up by the lab's preexec_fn): fio's job processes are its forks, each in a session of its own, which
-# no signal to fio or its group reaches. The benchmark's pid comes on stdin once the benchmark has started.
+# The process guard of ``storagelab lab``: run as ``python -I procs.py LAB_PID`` (lab/fio.py starts it, in a session
+# of its own; it needs only the standard library). It kills a process and all its descendants when the lab dies
+# (SIGTERM from the kernel, set up by the lab's preexec_fn): fio's job processes are its forks, each in a session of
+# its own, which no signal to fio or its group reaches. The benchmark's pid comes on stdin once it has started. The
+# benchmark runs with GUARD_ENV=<this guard's pid> in its environment, which its forks inherit: a SIGKILL to the lab's
+# whole process group kills fio's main process with the lab, and its job processes, re-parented to init, are no
+# longer anyone's descendants when the guard acts (reliability-5: two fio jobs ran on for 30 s and more); the guard
+# finds them by that variable.
+
+GUARD_ENV = "STORAGELAB_GUARDED_BY"
+
+
+def guarded(guard_pid: int) -> list[int]:
+    """The pids of this user's processes whose environment holds GUARD_ENV=``guard_pid`` (read from /proc)."""
+    mark = f"{GUARD_ENV}={guard_pid}".encode()
+    found = []
+    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                if mark in fh.read().split(b"\0"):
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
 
 
 def guard(lab_pid: int) -> None:
-    """Wait (SIGTERM blocked by the lab's preexec_fn) for the benchmark's pid on stdin, then kill its tree on
-    SIGTERM, or at once if the lab died before this guard was ready."""
+    """Wait (SIGTERM blocked by the lab's preexec_fn) for the benchmark's pid on stdin, then kill its tree and every
+    process it marked on SIGTERM, or at once if the lab died before this guard was ready."""
     target: list[int] = []
 
     def kill(*_) -> None:
-        for pid in [target[0], *descendants(target[0])] if target else []:
+        for pid in [*target, *(descendants(target[0]) if target else []), *guarded(os.getpid())]:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

@@ -96,7 +96,9 @@ def _folder_and_identity(nb_path: Path, params: dict[str, Any]) -> tuple[str, di
     selection = Selection.from_params(effective)
     folder = selection.folder()
     filters = selection.filters()
-    if not _spelled_as_is(folder, selection.study, filters):
+    if len(folder.encode()) > FOLDER_MAX:  # a file name has at most 255 bytes: a 300-byte study failed every run
+        folder = folder.encode()[:FOLDER_MAX].decode(errors="ignore") + "~" + digest(filters)
+    elif not _spelled_as_is(folder, selection.study, filters):
         folder += "~" + digest(filters)
     other = {k: v for k, v in params.items() if k not in FILTERS and k != "db_path" and v != defaults.get(k)}
     if effective.get("db_path"):
@@ -104,6 +106,9 @@ def _folder_and_identity(nb_path: Path, params: dict[str, Any]) -> tuple[str, di
     if other:
         folder += "--" + digest(other)
     return folder, {"selection": filters, "parameters": other}
+
+
+FOLDER_MAX = 200  # bytes of a report folder's name before ~hash and --hash (255 at most: NAME_MAX)
 
 
 def _spelled_as_is(folder: str, study: str, filters: dict[str, str]) -> bool:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 import shutil
 import socket
+import stat
 import sys
 from pathlib import Path
 
@@ -230,10 +232,25 @@ def _target_ok(target: Path, what: str) -> bool:
 
 
 def _out_ok(out: Path, what: str) -> bool:
-    """--out is a folder, or can be made one (not an existing file)."""
+    """--out is a folder, or can be made one (not an existing file), and no other user can write into it: the lab and
+    fio write there by names known in advance (``.<run>.txt.part``, fio's ``<run>_bw.1.log``), so a symlink another
+    user planted under such a name was written through, as this user (root: any file; reliability-5)."""
     if out.exists() and not out.is_dir():
         print(
             f"storagelab lab {what}: --out {out} is a file, not a folder: give the folder for the outputs",
+            file=sys.stderr,
+        )
+        return False
+    try:
+        st = out.stat()
+    except FileNotFoundError:
+        return True  # made by the lab, as this user
+    if st.st_uid != os.getuid() or st.st_mode & 0o002:
+        owner = "is another user's" if st.st_uid != os.getuid() else "can be written by every user"
+        print(
+            f"storagelab lab {what}: --out {out} {owner} (mode {stat.filemode(st.st_mode)}): another user could "
+            "put a symlink there under a name the lab or fio writes, and have them overwrite any file you can "
+            "write; give a folder of your own (e.g. a new folder under it)",
             file=sys.stderr,
         )
         return False

@@ -41,7 +41,8 @@ def _guard() -> subprocess.Popen:
     ``_guard_on``; ended with ``.kill()`` (SIGKILL: it does not fire) once the benchmark is over. It ignores
     Ctrl-C (the lab stops fio itself), and SIGTERM is blocked until its handler is set."""
     argv = [sys.executable, "-I", procs.__file__, str(os.getpid())]  # -I: the standard library only, quick to start
-    return subprocess.Popen(argv, stdin=subprocess.PIPE, preexec_fn=_guard_preexec)
+    # a session of its own: a signal to the lab's process group (kill -9 -PGID) must not reach the guard
+    return subprocess.Popen(argv, stdin=subprocess.PIPE, preexec_fn=_guard_preexec, start_new_session=True)
 
 
 def _guard_on(guard: subprocess.Popen, pid: int) -> None:
@@ -232,7 +233,8 @@ class _Matrix:
             # fio and its job processes are killed by a guard should this process be killed outright
             guard = _guard()
             try:
-                p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE)
+                guarded = dict(os.environ, **{procs.GUARD_ENV: str(guard.pid)})  # inherited by fio's job processes
+                p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE, env=guarded)
                 _guard_on(guard, p.pid)
                 self.current[:] = [p]
                 err = _wait_for_fio(p, self.stop)
