@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 from conftest import FIXTURES
 
-from storagelab import rendering, report
+from storagelab import rendering, report, terminal
 from storagelab.store import ingest
 
 
@@ -77,5 +78,5 @@ def test_a_progress_line_is_one_write(monkeypatch):
 
     out = Writes()
     monkeypatch.setattr("sys.stdout", out)
-    report._say("==> running 10_disk_card.ipynb -> reports/all/")
+    terminal.say("==> running 10_disk_card.ipynb -> reports/all/", sys.stdout)  # what report's progress line calls
     assert out.calls == ["==> running 10_disk_card.ipynb -> reports/all/\n"]
