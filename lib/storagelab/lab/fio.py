@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import re
@@ -21,7 +22,7 @@ from .. import paths, procs
 from ..devices import beyond_class
 from ..errors import DatabaseBusyError, ParseError
 from ..parsers import parse_bytes
-from ..procs import die_with_parent, kill_descendants
+from ..procs import die_with_parent
 from ..repeat_auto import repeat_until_settled
 from ..store import ingest
 from .manifest import _notes, append_manifest, manifest_for, manifest_row, sanity_flags
@@ -74,8 +75,11 @@ def _wait_for_fio(p: subprocess.Popen, stop: list[int]) -> bytes:
             if stop and stopped_at is None:
                 stopped_at = time.monotonic()
             if stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE_S:
-                kill_descendants(p.pid)
-                p.kill()
+                jobs = procs.descendants(p.pid)  # taken first: once its jobs die, fio (or a shell) may exit 0 on
+                p.kill()  # its own before the kill reaches it, and once it is killed its jobs are no longer below it
+                for pid in jobs:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
 
 
 def _fmt_s(s: float) -> str:
