@@ -92,3 +92,22 @@ def test_a_named_manifest_is_the_only_one_read(tmp_path):
         ("lab/deep/b.txt", None, None),
         ("top.txt", "mine", "desk"),
     ]
+
+
+def test_an_unknown_phase_or_column_is_refused_with_its_line(tmp_path):
+    """h6 F7: `phase=pre` was accepted and 03 then said only 'none labelled phase=before/after'; F1: a spare column
+    stops the ingest, and the message says where free text goes."""
+    from storagelab.manifest import load
+
+    m = tmp_path / "manifest.csv"
+    m.write_text("path,study,phase\nbonnie-256m.txt,H6 VM lab,pre\n")
+    with pytest.raises(ManifestError) as e:
+        load(m)
+    assert str(e.value) == f"{m}:2: column phase must be one of before, after, got 'pre'"
+    m.write_text("path,study,flavour\nbonnie-256m.txt,H6 VM lab,vanilla\n")
+    with pytest.raises(
+        ManifestError, match=r"manifest.csv:1: unknown columns \['flavour'\] \(free text goes in notes\)"
+    ):
+        load(m)
+    m.write_text("path,study,phase\nbonnie-256m.txt,H6 VM lab,After\n")
+    assert load(m).rows["bonnie-256m.txt"]["phase"] == "after"

@@ -64,7 +64,11 @@ _TYPES = {f[0]: f[1] for f in FIELDS}
 
 _LIMITS = {"INTEGER": 2**31 - 1, "BIGINT": 2**63 - 1}
 _RANGES = {"ashift": (0, 16, "ZFS takes 9-16, 0 = detect")}
-_CHOICES = {"zfs_sync": ("standard", "always", "disabled"), "zfs_logbias": ("latency", "throughput")}
+_CHOICES = {
+    "zfs_sync": ("standard", "always", "disabled"),
+    "zfs_logbias": ("latency", "throughput"),
+    "phase": ("before", "after"),  # what 03 compares; another word (pre, baseline) was ignored without a word
+}
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 
 
@@ -197,7 +201,9 @@ def load(path: Path) -> Manifest:
             raise ManifestError(f"{path}:1: the header must have a 'path' column")
         unknown = [c for c in reader.fieldnames if c not in _TYPES]
         if unknown:
-            raise ManifestError(f"{path}:1: unknown columns {unknown}; known: {', '.join(COLUMNS)}")
+            raise ManifestError(  # refused, not dropped: a misspelt ram_byte would lose its labels without a word
+                f"{path}:1: unknown columns {unknown} (free text goes in notes); known: {', '.join(COLUMNS)}"
+            )
         twice = sorted({c for c in reader.fieldnames if reader.fieldnames.count(c) > 1})
         if twice:  # csv keeps the last of two columns of one name: an empty second one would wipe the first
             raise ManifestError(f"{path}:1: the header names {', '.join(map(repr, twice))} twice")
