@@ -143,6 +143,8 @@ def test_design(n, res) -> None:
             "charts; none heads a headline or a ratio across depths):"
         )
         res.findings += n.design_sentences
+    res.findings += getattr(n, "design_notes", [])
+    res.missing += getattr(n, "design_missing", [])
 
 
 def depth(n, res) -> None:
