@@ -1,6 +1,7 @@
-"""The design checks on the new-user trial's logs (tests/fixtures/fio/h6-newuser/COMMANDS.md; /work/h6-findings.md):
-an fdatasync=1 run is not 'cache' (F3), a buffered run without RAM says the cache check was not made (F4), an
-end_fsync=1 run's overrun is its final fsync, not a stall (F10)."""
+"""The design checks and durable writes on the new-user trial's logs (tests/fixtures/fio/h6-newuser/COMMANDS.md;
+/work/h6-findings.md): an fdatasync=1 run is not 'cache' (F3), a buffered run without RAM says the cache check was
+not made (F4), an end_fsync=1 run's overrun is its final fsync, not a stall (F10), an O_SYNC (sync=1) run is a
+durable-write test (F11), a text fsync run says how often it synced from fio's counts (F16)."""
 
 import shutil
 
@@ -8,7 +9,7 @@ import polars as pl
 import pytest
 from conftest import FIXTURES, analyse_study
 
-from storagelab.analysis import design, fio_runs, fio_views
+from storagelab.analysis import design, fio_durable, fio_runs, fio_views
 
 H6 = FIXTURES / "fio" / "h6-newuser"
 RAM = 25275924480  # the trial VM's RAM, as its manifest labels it
@@ -112,3 +113,48 @@ def test_08_names_the_notes_and_the_missing_ram(h6_db):
     zbt = analyse_study(h6_db, fio_views.analyse, "zbt")
     assert not any("(a stall)" in s for s in zbt.findings)
     assert sum("are its final fsync (end_fsync=1" in s for s in zbt.findings) == 2
+
+
+def test_an_o_sync_run_is_a_durable_write_test(h6_db):
+    """F11: slog_punisher (rw=write bs=8k sync=1 direct=1 numjobs=8 ioengine=sync, 60 s) without and with an NVMe
+    SLOG: fio prints no sync section for O_SYNC (JSON sync.total_ios 0); each write's clat is the durable latency:
+    p99 8,978,432 ns and 1,433,600 ns; 527,234 and 571,989 writes in 60.002 s."""
+    res = analyse_study(h6_db, fio_views.analyse, "zbt")
+    runs = {r.label: r for r in res.numbers.durable.runs}
+    assert sorted(runs) == ["noslog slog_punisher", "slog slog_punisher"]  # sync_seq_write (end_fsync only) is not
+    no, yes = runs["noslog slog_punisher"], runs["slog slog_punisher"]
+    assert no.o_sync == "sync=1 (O_SYNC)" and no.every == 1 and no.write_p99_ns is None
+    assert no.percentiles_ns[99.0] == 8978432 and yes.percentiles_ns[99.0] == 1433600
+    assert no.syncs == 527234 and round(no.durable_per_s, 2) == 8786.94 and round(yes.durable_per_s, 2) == 9532.83
+    assert fio_durable.run_sentence(no, no.too_short) == (
+        "noslog slog_punisher (`write bs=8KiB ioengine=sync iodepth=1 numjobs=8, every write O_SYNC (sync=1)`): "
+        "latency per durable write (the writes' own completion latency: with sync=1 (O_SYNC) a write returns once it "
+        "is durable) p50/p99/p99.9 0.602/8.98/19.5 ms, max 163 ms; 8,786.9 durable writes/s (each write, O_SYNC)."
+    )
+    assert (
+        res.findings.count(
+            "Durable writes (2 job(s) with O_SYNC (fio's sync=1): each write returns once it is durable, so its own "
+            "completion latency is the latency of one durable write and every write is one (fio prints no sync "
+            "percentiles for them))."
+        )
+        == 1
+    )
+    # no pool or log device labelled: the two are set side by side, not called the SLOG's effect
+    assert not res.numbers.durable.pairs
+    assert res.headline["lowest durable-write p99"] == "slog slog_punisher: 1.43 ms"
+    # write()'s histogram is the page cache's only for fsync/fdatasync runs: none here
+    assert not any(s.startswith("For the ") and "fsync/fdatasync run(s)" in s for s in res.findings)
+
+
+def test_a_text_fsync_run_says_how_often_from_fios_counts(h6_db):
+    """F16: vda-fsync1.txt (fio 3.33 text, fsync=1 not in the output): 'issued rwts: total=0,1022,0,1022'."""
+    res = analyse_study(h6_db, fio_views.analyse, "h6")
+    (r,) = [r for r in res.numbers.durable.runs if r.label == "vda-fsync1"]
+    assert r.every == 1 and r.syncs == 1022 and r.writes == 1022 and r.syncs_from == "fio's count"
+    note = (
+        "its output has a fsync/fdatasync section: fsync or fdatasync was on (which, its output does not say; how "
+        "often: fio counted 1,022 syncs for 1,022 writes, one per write)"
+    )
+    assert fio_durable.inferred_note(r).startswith(note)
+    assert not any("how often, its output does not say" in s for s in res.findings)
+    assert any(s.startswith(f"vda-fsync1: {note}") for s in res.findings)
