@@ -158,3 +158,28 @@ def test_a_text_fsync_run_says_how_often_from_fios_counts(h6_db):
     assert fio_durable.inferred_note(r).startswith(note)
     assert not any("how often, its output does not say" in s for s in res.findings)
     assert any(s.startswith(f"vda-fsync1: {note}") for s in res.findings)
+
+
+def test_the_depth_chart_joins_no_flagged_run(h6_db):
+    """F8: in study h6 every run is flagged (short): the chart drew a line through them; now crosses only, in the
+    rate panels and in the latency panel."""
+    import vl_convert as vlc
+
+    from storagelab import charts
+    from storagelab.analysis import Selection
+
+    res = analyse_study(h6_db, fio_views.analyse, "h6")
+    depth = res["depth"]
+    assert depth.height == 3 and depth["flag"].is_not_null().all()
+    spec = charts.fio_depth(depth, Selection(study="h6")).to_dict()
+    datasets = spec["datasets"]
+
+    def rows(layer):
+        return len(datasets[layer["data"]["name"]])
+
+    iops, _bw, lat = spec["hconcat"]
+    line, points = iops["layer"]
+    assert line["mark"]["type"] == "line" and rows(line) == 0 and rows(points) == 3
+    lat_line, crosses = lat["layer"]
+    assert rows(lat_line) == 0 and crosses["mark"]["shape"] == "cross" and rows(crosses) == 9  # 3 runs x 3 pcts
+    assert "joined by no line" in vlc.vegalite_to_svg(spec)
