@@ -370,9 +370,10 @@ def _how_synced(synced: str) -> str:
     return f"{key} follows every {n} writes ({synced})" if n else f"{synced} ran during it"
 
 
-def note(label: str, f: DesignFlags, bw_bytes_per_s: float | None = None) -> list[str]:
+def note(label: str, f: DesignFlags, bw_bytes_per_s: float | None = None, direct=None) -> list[str]:
     """What a run's design shows that is not a flag: writes synced as they go on a working set that would fit in
-    RAM (why it is not ``cache``), an overrun that is the run's final fsync (why it is not a stall)."""
+    RAM (why it is not ``cache``), an overrun that is the run's final fsync (why it is not a stall; with ``direct``
+    '1', that its direct writes had left data to flush)."""
     out = []
     ws, cache = f.working_set_bytes, f.cache_bytes
     if f.synced and ws is not None and cache is not None and ws <= cache:
@@ -392,6 +393,12 @@ def note(label: str, f: DesignFlags, bw_bytes_per_s: float | None = None) -> lis
                 f" Its bandwidth, {prose.rate(bw_bytes_per_s)}, is fio's: its I/O over all {f.elapsed_s:.4g} s, "
                 "that fsync included."
             )
+        if str(direct) == "1":
+            text += (
+                " It wrote with direct=1, yet its final fsync had seconds of work: its writes were not all on the "
+                "device when fio counted them complete (so where a filesystem accepts direct=1 and buffers anyway, "
+                "as ZFS before 2.3 does)."
+            )
         out.append(text)
     return out
 
@@ -400,7 +407,7 @@ def notes(df: pl.DataFrame, label: str = "label") -> list[str]:
     """``note`` for every row of ``with_design``'s frame, each sentence once."""
     out = []
     for row in df.iter_rows(named=True):
-        out += note(str(row[label]), flags_of(row), row.get("bw_bytes_per_s"))
+        out += note(str(row[label]), flags_of(row), row.get("bw_bytes_per_s"), row.get("wl_direct"))
     return list(dict.fromkeys(out))
 
 
