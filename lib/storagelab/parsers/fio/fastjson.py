@@ -249,7 +249,9 @@ def _spans(data: bytes, obj: dict) -> Spans | None:
     return Spans(spans[first:stop], spans[d_first:d_stop], None if blocks is None else blocks[first:stop], line_end)
 
 
-_INDENTED: dict[bytes, re.Pattern] = {}  # indent -> an object of a top-level array opening or closing, or a direction
+_DIRECTION_NAMES = {d.encode(): d for d in DIRECTIONS}
+# indent -> (an object of a top-level array opening or closing, or a direction opening; a direction closing)
+_INDENTED: dict[bytes, tuple[re.Pattern, re.Pattern]] = {}
 
 
 def _indented_spans(data: bytes, indent: bytes, end: int) -> tuple[list, list, int] | None:
@@ -257,14 +259,15 @@ def _indented_spans(data: bytes, indent: bytes, end: int) -> tuple[list, list, i
     objects of a top-level array); inside each, those of its direction objects, whose key stands three times
     ``indent`` in (``"read" : {`` ending its line), up to the first ``}`` at that indent after it (what the object
     holds is indented further); and the line of ``end``. None unless the objects' braces alternate."""
-    pattern = _INDENTED.get(indent)
-    if pattern is None:
-        pattern = _INDENTED[indent] = re.compile(
-            rb"\n" + indent * 2 + rb"(?:([{}])|" + indent + rb'"(read|write|trim|mixed|sync)" ?: ?\{\n)'
+    patterns = _INDENTED.get(indent)
+    if patterns is None:
+        patterns = _INDENTED[indent] = (
+            re.compile(rb"\n" + indent * 2 + rb"(?:([{}])|" + indent + rb'"(read|write|trim|mixed|sync)" ?: ?\{\n)'),
+            re.compile(rb"\n" + indent * 3 + rb"\}"),  # (a regex finds it faster than bytes.find here)
         )
-    closing = b"\n" + indent * 3 + b"}"
+    search, closing = (p.search for p in patterns)
     spans, blocks, line, at, opened = [], [], 1, 0, None
-    search, count = pattern.search, data.count
+    count = data.count
     m = search(data)
     while m is not None:
         brace = m.group(1)
@@ -272,10 +275,11 @@ def _indented_spans(data: bytes, indent: bytes, end: int) -> tuple[list, list, i
         line += count(b"\n", at, pos)
         at = pos
         if brace is None:
-            close = data.find(closing, m.end())
-            if opened is not None and close >= 0:  # (outside the arrays' objects: not a job's direction)
+            close = closing(data, m.end())
+            if opened is not None and close is not None:  # (outside the arrays' objects: not a job's direction)
+                close = close.start()
                 last = line + count(b"\n", pos, close + 1)
-                blocks[-1].setdefault(m.group(2).decode(), (line, last))
+                blocks[-1].setdefault(_DIRECTION_NAMES[m.group(2)], (line, last))
                 at, line = close + 1, last
         elif brace == b"{":
             if opened is not None:
