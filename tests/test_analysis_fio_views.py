@@ -241,6 +241,20 @@ def test_histograms_from_json_plus_bins_and_hist_logs(con):
                     want[(f"{run}.txt", d)] = want.get((f"{run}.txt", d), 0) + job[d]["clat_ns"]["N"]
     assert got == want == {("avg.txt", "write"): 384, ("raw.txt", "read"): 57, ("raw.txt", "write"): 71,
                            ("single.txt", "read"): 13198}  # fmt: skip
+    # each histogram opens its direction's objects in the output ("read": {...} of its jobs, first to last), not the
+    # whole jobs (finding 21 of the new-user trial)
+    spans = {
+        (p.split("/")[-1], d, lo, hi) for p, d, lo, hi in h.select("path", "direction", "line_start", "line_end").rows()
+    }
+    assert spans == {
+        ("avg.txt", "write", 82, 640),  # two jobs: the first one's "write" object to the second one's
+        ("raw.txt", "read", 36, 456),
+        ("raw.txt", "write", 124, 553),
+        ("single.txt", "read", 34, 374),
+    }
+    for name, d, lo, hi in spans:
+        text = (LOGS / name).read_text().split("\n")
+        assert text[lo - 1].strip() == f'"{d}" : {{' and text[hi - 1].strip() == "},"
     logs = v.load_histograms(con, [], hists)  # without the output: the write_hist_log bins
     assert set(logs["source"]) == {"clat_hist log"} and set(logs["label"]) == {"avg"}
     assert logs["count"].sum() == 2 * 130 and sorted(set(logs["file_id"])) == hists
