@@ -227,6 +227,7 @@ def _size_findings(res, results: pl.DataFrame, tab: pl.DataFrame) -> None:
 
     runs = results.unique(["file_id", "run_index"], keep="first", maintain_order=True)
     unknown = []
+    small: dict[tuple, int] = {}  # (label, size, RAM, where the RAM is from) -> runs: one sentence for repeats
     for r in runs.iter_rows(named=True):
         ram, where = plausibility.ram_bytes(r["command"], r["notes"], r["ram_bytes"])
         size = r["size_bytes"]
@@ -235,10 +236,14 @@ def _size_findings(res, results: pl.DataFrame, tab: pl.DataFrame) -> None:
         if ram is None:
             unknown.append(r["label"])
         elif size < 2 * ram:
-            res.findings.append(
-                f"{r['label']}: a {prose.size(size)} file, {size / ram:.2f}x the {prose.size(ram)} of RAM ({where}): "
-                "below twice the RAM (bonnie++'s own rule), so its block rates can be cache speeds, not the disks'."
-            )
+            key = (r["label"], size, ram, where)
+            small[key] = small.get(key, 0) + 1
+    for (label, size, ram, where), n in small.items():
+        res.findings.append(
+            f"{label}{f' ({n} runs)' if n > 1 else ''}: a {prose.size(size)} file, {prose.times(size / ram)} the "
+            f"{prose.size(ram)} of RAM ({where}): below twice the RAM (bonnie++'s own rule), so "
+            f"{'their' if n > 1 else 'its'} block rates can be cache speeds, not the disks'."
+        )
     if unknown:
         res.missing.append(
             f"the machine's RAM for {len(unknown)} run(s) ({', '.join(unknown[:3])}{', ...' if len(unknown) > 3 else ''}): "
