@@ -198,9 +198,9 @@ def test_small_per_char_rates_keep_two_significant_digits():
 
 def test_a_small_file_against_a_large_ram_keeps_its_digits_and_repeats_say_so_once(tmp_path):
     """Finding 20 of the new-user trial: 03 and 09 said a 64 MiB file was '0.0x' / '0.00x the 16.00 GiB of RAM', and
-    09 printed the same caveat once per run under the same label. The trial's four bonnie++ 2.00a outputs (two
-    'before realign', two 'after realign', 16 GiB of RAM in the manifest) now give the ratio's digits, and one
-    sentence per label that counts its runs."""
+    09 printed the same caveat once per run under the same label, and 'n/a MiB/s' for a -s 0 run. The trial's four
+    bonnie++ 2.00a outputs (two 'before realign', two 'after realign', 16 GiB of RAM in the manifest) now give the
+    ratio's digits, one sentence per label that counts its runs, and why a run has no block rates."""
     import shutil
 
     from conftest import FIXTURES
@@ -224,7 +224,8 @@ def test_a_small_file_against_a_large_ram_keeps_its_digits_and_repeats_say_so_on
     ingest([raw], db_path=db, manifest_path=raw / "manifest.csv", parquet_dir=False, progress=False, workers=1)
     with open_db(db) as con:
         sizes_03 = [f for f in alignment.analyse(con, Selection(study="cold")).findings if "of RAM" in f]
-        sizes_09 = [f for f in bonnie_table.analyse(con, Selection(study="cold")).findings if "of RAM" in f]
+        res09 = bonnie_table.analyse(con, Selection(study="cold"))
+    sizes_09 = [f for f in res09.findings if "of RAM" in f]
     assert sizes_03 == [  # 64 MiB / 16 GiB = 1/256 = 0.0039
         "Test size, before run: a 64.0 MiB file, 0.0039x the 16.00 GiB of RAM (the manifest's ram_bytes): the whole "
         "file fits in memory, so the block numbers can be cache speeds."
@@ -234,3 +235,8 @@ def test_a_small_file_against_a_large_ram_keeps_its_digits_and_repeats_say_so_on
         "RAM (bonnie++'s own rule), so their block rates can be cache speeds, not the disks'."
         for label in ("before realign", "after realign")
     ]
+    # n32.out.txt ran with -s 0: no block tests, said so (the trial saw 'block write n/a MiB/s' without a reason)
+    assert (
+        "after realign                      no block tests: no file size (bonnie++ -s 0 runs only the file creation "
+        "tests)" in bonnie_table.block_lines(res09["table"])
+    )

@@ -133,18 +133,20 @@ def flags(tab: pl.DataFrame, small_files: set[tuple[int, int]] | None = None) ->
 
 def block_lines(tab: pl.DataFrame) -> list[str]:
     """Per run, block write and block read in MiB/s: '+++++' where bonnie++ was too fast to measure, 'n/a' where
-    the test did not run."""
+    the test did not run; a run with no file size (bonnie++ -s 0) says it ran no block tests."""
 
     def shown(r: dict, test: str, width: int) -> str:
         if r[f"{test}_too_fast"]:
             return f"{'+++++':>{width}}"
         return f"{'n/a':>{width}}" if r[test] is None else f"{r[test]:{width}.1f}"
 
-    return [
-        f"{(r['label'] or r['path'])[:34]:<34} block write {shown(r, 'put_block', 6)} MiB/s, "
-        f"block read {shown(r, 'get_block', 7)} MiB/s"
-        for r in tab.iter_rows(named=True)
-    ]
+    def line(r: dict) -> str:
+        name = f"{(r['label'] or r['path'])[:34]:<34}"
+        if not r["size_bytes"] and all(r[t] is None and not r[f"{t}_too_fast"] for t in ("put_block", "get_block")):
+            return f"{name} no block tests: no file size (bonnie++ -s 0 runs only the file creation tests)"
+        return f"{name} block write {shown(r, 'put_block', 6)} MiB/s, block read {shown(r, 'get_block', 7)} MiB/s"
+
+    return [line(r) for r in tab.iter_rows(named=True)]
 
 
 def html_table(tab: pl.DataFrame) -> str:
