@@ -228,7 +228,7 @@ def _cache_findings(res, before: dict, after: dict) -> None:
         (size, ram, where, l2arc), check = key, checks[key]
         res.findings.append(
             f"Test size, {' and '.join(sides)} run{'s' if len(sides) > 1 else ''}: a {prose.size(size)} file, "
-            f"{check['size_over_ram']:.1f}x the {prose.size(ram)} of RAM ({where})"
+            f"{prose.times(check['size_over_ram'], 1)} the {prose.size(ram)} of RAM ({where})"
             + (f"; an L2ARC (labelled {l2arc}) adds to what can be cached" if l2arc else "")
             + ": "
             + (

@@ -133,18 +133,20 @@ def flags(tab: pl.DataFrame, small_files: set[tuple[int, int]] | None = None) ->
 
 def block_lines(tab: pl.DataFrame) -> list[str]:
     """Per run, block write and block read in MiB/s: '+++++' where bonnie++ was too fast to measure, 'n/a' where
-    the test did not run."""
+    the test did not run; a run with no file size (bonnie++ -s 0) says it ran no block tests."""
 
     def shown(r: dict, test: str, width: int) -> str:
         if r[f"{test}_too_fast"]:
             return f"{'+++++':>{width}}"
         return f"{'n/a':>{width}}" if r[test] is None else f"{r[test]:{width}.1f}"
 
-    return [
-        f"{(r['label'] or r['path'])[:34]:<34} block write {shown(r, 'put_block', 6)} MiB/s, "
-        f"block read {shown(r, 'get_block', 7)} MiB/s"
-        for r in tab.iter_rows(named=True)
-    ]
+    def line(r: dict) -> str:
+        name = f"{(r['label'] or r['path'])[:34]:<34}"
+        if not r["size_bytes"] and all(r[t] is None and not r[f"{t}_too_fast"] for t in ("put_block", "get_block")):
+            return f"{name} no block tests: no file size (bonnie++ -s 0 runs only the file creation tests)"
+        return f"{name} block write {shown(r, 'put_block', 6)} MiB/s, block read {shown(r, 'get_block', 7)} MiB/s"
+
+    return [line(r) for r in tab.iter_rows(named=True)]
 
 
 def html_table(tab: pl.DataFrame) -> str:
@@ -227,6 +229,7 @@ def _size_findings(res, results: pl.DataFrame, tab: pl.DataFrame) -> None:
 
     runs = results.unique(["file_id", "run_index"], keep="first", maintain_order=True)
     unknown = []
+    small: dict[tuple, int] = {}  # (label, size, RAM, where the RAM is from) -> runs: one sentence for repeats
     for r in runs.iter_rows(named=True):
         ram, where = plausibility.ram_bytes(r["command"], r["notes"], r["ram_bytes"])
         size = r["size_bytes"]
@@ -235,10 +238,14 @@ def _size_findings(res, results: pl.DataFrame, tab: pl.DataFrame) -> None:
         if ram is None:
             unknown.append(r["label"])
         elif size < 2 * ram:
-            res.findings.append(
-                f"{r['label']}: a {prose.size(size)} file, {size / ram:.2f}x the {prose.size(ram)} of RAM ({where}): "
-                "below twice the RAM (bonnie++'s own rule), so its block rates can be cache speeds, not the disks'."
-            )
+            key = (r["label"], size, ram, where)
+            small[key] = small.get(key, 0) + 1
+    for (label, size, ram, where), n in small.items():
+        res.findings.append(
+            f"{label}{f' ({n} runs)' if n > 1 else ''}: a {prose.size(size)} file, {prose.times(size / ram)} the "
+            f"{prose.size(ram)} of RAM ({where}): below twice the RAM (bonnie++'s own rule), so "
+            f"{'their' if n > 1 else 'its'} block rates can be cache speeds, not the disks'."
+        )
     if unknown:
         res.missing.append(
             f"the machine's RAM for {len(unknown)} run(s) ({', '.join(unknown[:3])}{', ...' if len(unknown) > 3 else ''}): "

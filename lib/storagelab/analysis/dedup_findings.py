@@ -296,7 +296,7 @@ def _machine(res, m: Machine) -> None:
         b = m.budget.bytes
         res.findings.append(
             f"Host {m.host}: its pools {prose.listing(list(m.pools))} share one ARC. Their best estimates together: "
-            f"{_total(m)}, {m.ddt_bytes / b:.2f}x the {b / GiB:.2f} GiB metadata "
+            f"{_total(m)}, {prose.times(m.ddt_bytes / b)} the {b / GiB:.2f} GiB metadata "
             f"budget: together they {_plural(m.fits)}"
             f" (they would fit at {m.fits_at_most:,} B per entry or less)."
         )
