@@ -266,7 +266,9 @@ def _indented_spans(data: bytes, indent: bytes, end: int) -> tuple[list, list, i
             re.compile(rb"\n" + indent * 3 + rb"\}"),  # (a regex finds it faster than bytes.find here)
         )
     search, closing = (p.search for p in patterns)
-    spans, blocks, line, at, opened = [], [], 1, 0, None
+    spans: list[tuple[int, int]] = []
+    blocks: list[dict[str, tuple[int, int]]] = []
+    line, at, opened = 1, 0, None
     count = data.count
     m = search(data)
     while m is not None:
@@ -275,9 +277,9 @@ def _indented_spans(data: bytes, indent: bytes, end: int) -> tuple[list, list, i
         line += count(b"\n", at, pos)
         at = pos
         if brace is None:
-            close = closing(data, m.end())
-            if opened is not None and close is not None:  # (outside the arrays' objects: not a job's direction)
-                close = close.start()
+            found = closing(data, m.end())
+            if opened is not None and found is not None:  # (outside the arrays' objects: not a job's direction)
+                close = found.start()
                 last = line + count(b"\n", pos, close + 1)
                 blocks[-1].setdefault(_DIRECTION_NAMES[m.group(2)], (line, last))
                 at, line = close + 1, last

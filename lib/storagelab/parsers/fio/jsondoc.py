@@ -96,7 +96,9 @@ class Document:
         """One regex pass over the document: line spans, bare nan/inf made JSON, then decoded. ``blocks`` holds
         the spans of the direction objects one level inside the objects of the top-level arrays, by (index in
         ``spans``, key); the first of a duplicated key, as the decoder keeps."""
-        pieces, spans, stack = [], [], []
+        pieces: list[str] = []
+        spans: list[tuple[int, int]] = []
+        stack: list[tuple[str, int]] = []
         blocks: dict[tuple[int, str], tuple[int, int]] = {}
         inner = None  # (key, line) of the direction object open inside a top-level array's object
         line, last, end = first_line, offset, None
