@@ -18,7 +18,7 @@ import polars as pl
 
 from . import arc, design, fio_runs, measures, plausibility, stacks_findings, stats
 from .db import frame
-from .result import Result
+from .result import Result, lines_of
 from .selection import Selection
 from .stacks_flags import (  # noqa: F401 - re-exported: the flags are read as stacks.FLAGS, stacks.with_flags
     CLEAN_FLAGS,
@@ -192,7 +192,7 @@ def query(con, sel: Selection, direction: str) -> tuple[pl.DataFrame, pl.DataFra
 
 
 def _ref(r: dict) -> RunRef:
-    return RunRef(r["label"], r["bw_bytes_per_s"], r.get("mark") or "")
+    return RunRef(r["label"], r["bw_bytes_per_s"], r.get("mark") or "", lines_of(r))
 
 
 def rankings(known: pl.DataFrame) -> tuple[pl.DataFrame, list[Ranking]]:

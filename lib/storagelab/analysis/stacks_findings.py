@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..units import MiB
 from . import design, prose
-from .result import Result
+from .result import Finding, Result, cite
 from .stacks_flags import WEAK_BELOW
 from .stacks_numbers import RunRef, StacksResult
 
@@ -19,8 +19,11 @@ def _ranking_sentences(r: StacksResult) -> list[str]:
         if k.runs == 1:
             only = k.slowest
             out.append(
-                f"`{k.workload}`: one run ({only.label}, {prose.rate(only.bytes_per_s)}"
-                f"{', ' + only.mark if only.mark else ''}), nothing to compare it with."
+                Finding(
+                    f"`{k.workload}`: one run ({only.label}, {prose.rate(only.bytes_per_s)}"
+                    f"{', ' + only.mark if only.mark else ''}), nothing to compare it with.",
+                    [cite(prose.rate(only.bytes_per_s), only.lines)],
+                )
             )
             continue
         if k.fastest is None:
@@ -29,16 +32,23 @@ def _ranking_sentences(r: StacksResult) -> list[str]:
                 f"({prose.listing([f'{x.label} {x.mark}' for x in k.flagged_faster])}), so none is ranked first."
             )
             continue
+        fast, slow = prose.rate(k.fastest.bytes_per_s), prose.rate(k.slowest.bytes_per_s)
+        share = f"{k.slowest.bytes_per_s / k.fastest.bytes_per_s:.2f}x"
         text = (
-            f"`{k.workload}`: fastest run with no flag {k.fastest.label} at {prose.rate(k.fastest.bytes_per_s)}, "
-            f"slowest {k.slowest.label} at {prose.rate(k.slowest.bytes_per_s)} "
-            f"({k.slowest.bytes_per_s / k.fastest.bytes_per_s:.2f}x of it)"
+            f"`{k.workload}`: fastest run with no flag {k.fastest.label} at {fast}, "
+            f"slowest {k.slowest.label} at {slow} ({share} of it)"
         )
+        cites = [
+            cite(fast, k.fastest.lines),
+            cite(slow, k.slowest.lines),
+            cite(share, k.slowest.lines + k.fastest.lines, "slowest / fastest bandwidth"),
+        ]
         if k.flagged_faster:
             text += "; faster but flagged: " + prose.listing(
                 [f"{x.label} at {prose.rate(x.bytes_per_s)} {x.mark}" for x in k.flagged_faster]
             )
-        out.append(text + ".")
+            cites += [cite(prose.rate(x.bytes_per_s), x.lines) for x in k.flagged_faster]
+        out.append(Finding(text + ".", cites))
     return out
 
 

@@ -16,6 +16,7 @@ class RunRef:
     label: str
     bytes_per_s: float
     mark: str = ""
+    lines: tuple[dict, ...] = ()  # the raw lines of its bandwidth (result.lines_of): what a finding's number links to
 
 
 @dataclass(frozen=True)
