@@ -217,7 +217,7 @@ def _curve_cites(depth, c: DepthCurve) -> list:
     if len(at) == 2 and cites[0].inputs and cites[1].inputs:
         a, b = (at[0].bw, at[1].bw) if c.metric == "bandwidth" else (at[0].iops, at[1].iops)
         cites.append(
-            cite(f"({b / a:.2f}x)", cites[0].inputs + cites[1].inputs, f"{c.metric} at the last / first depth")
+            cite(f"{b / a:.2f}x", cites[0].inputs + cites[1].inputs, f"{c.metric} at the last / first depth")
         )
     return cites
 
