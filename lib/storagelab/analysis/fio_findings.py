@@ -216,9 +216,7 @@ def _curve_cites(depth, c: DepthCurve) -> list:
     ]
     if len(at) == 2 and cites[0].inputs and cites[1].inputs:
         a, b = (at[0].bw, at[1].bw) if c.metric == "bandwidth" else (at[0].iops, at[1].iops)
-        cites.append(
-            cite(f"{b / a:.2f}x", cites[0].inputs + cites[1].inputs, f"{c.metric} at the last / first depth")
-        )
+        cites.append(cite(f"{b / a:.2f}x", cites[0].inputs + cites[1].inputs, f"{c.metric} at the last / first depth"))
     return cites
 
 
@@ -226,11 +224,10 @@ def _knee_cites(depth, k: Knee) -> list:
     """The knee's two figures (at the knee and the next depth) and their runs' lines."""
     if k.depth is None:
         return []
-    return [
-        cite(_knee_value(k, v), _rows_at(depth, k.workload, k.direction, k.setup, d, True))
-        for v, d in ((k.value, k.depth), (k.next_value, k.next_depth))
-        if v is not None
-    ]
+    rows = [_rows_at(depth, k.workload, k.direction, k.setup, d, True) for d in (k.depth, k.next_depth)]
+    if k.numjobs is not None:  # one knee per numjobs: the depth at that numjobs only
+        rows = [r.filter(r["numjobs"] == k.numjobs) for r in rows]
+    return [cite(_knee_value(k, v), r) for v, r in zip((k.value, k.next_value), rows, strict=True) if v is not None]
 
 
 def durable(n, res) -> None:
