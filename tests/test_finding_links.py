@@ -10,13 +10,11 @@ import html
 import re
 from pathlib import Path
 
-import pytest
-
-from storagelab import excerpts, paths, present
-from storagelab.analysis import Selection, alignment, bonnie_table, dedup, disk_card, fio_views, open_db, stacks
-from storagelab.analysis.result import Finding, Result, cite
-
 from test_fio_knee import mx200  # noqa: F401  (the MX200 sweeps database, a fixture)
+
+from storagelab import excerpts, paths
+from storagelab.analysis import Selection, alignment, bonnie_table, dedup, disk_card, fio_views, open_db, stacks
+from storagelab.analysis.result import Finding
 
 LINK = re.compile(r"\[([^\]]+)\]\((raw/[^ )#]+)(?:#L\d+)? \"([^\"]*)\"\)")
 HL = re.compile(r'<span id="L(\d+)" class="hl">')
@@ -30,7 +28,9 @@ def opened(finding: str, folder: Path) -> list[tuple[str, list[tuple[str, list[i
         page = (folder / href).read_text(encoding="utf-8")
         heads = list(HEAD.finditer(page))  # one per file shown: a computed number's page shows each input
         ends = [h.start() for h in heads[1:]] + [len(page)]
-        files = [(html.unescape(h.group(1)), [int(n) for n in HL.findall(page, h.end(), e)]) for h, e in zip(heads, ends)]
+        files = [
+            (html.unescape(h.group(1)), [int(n) for n in HL.findall(page, h.end(), e)]) for h, e in zip(heads, ends)
+        ]
         out.append((text, files))
     return out
 
