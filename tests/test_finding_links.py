@@ -29,7 +29,8 @@ def opened(finding: str, folder: Path) -> list[tuple[str, list[tuple[str, list[i
         heads = list(HEAD.finditer(page))  # one per file shown: a computed number's page shows each input
         ends = [h.start() for h in heads[1:]] + [len(page)]
         files = [
-            (html.unescape(h.group(1)), [int(n) for n in HL.findall(page, h.end(), e)]) for h, e in zip(heads, ends)
+            (html.unescape(h.group(1)), [int(n) for n in HL.findall(page, h.end(), e)])
+            for h, e in zip(heads, ends, strict=True)
         ]
         out.append((text, files))
     return out
@@ -93,7 +94,7 @@ def test_05_a_ranking_opens_each_runs_group_line(seed_db, tmp_path):
     assert raw_line(slow, 26).startswith("  WRITE: bw=184MiB/s (193MB/s)")
 
 
-def test_08_a_curve_opens_its_job_and_a_knee_the_runs_of_its_numjobs(seed_db, mx200, tmp_path):
+def test_08_a_curve_opens_its_job_and_a_knee_the_runs_of_its_numjobs(seed_db, mx200, tmp_path):  # noqa: F811
     with open_db(seed_db) as con:
         res = fio_views.analyse(con, Selection(study="homelab-mergerfs"))
     ext4 = "data/raw/homelab-mergerfs/fio-autotier-ext4.txt"
