@@ -12,9 +12,9 @@ from pathlib import Path
 
 from test_fio_knee import mx200  # noqa: F401  (the MX200 sweeps database, a fixture)
 
-from storagelab import excerpts, paths
+from storagelab import excerpts, paths, present
 from storagelab.analysis import Selection, alignment, bonnie_table, dedup, disk_card, fio_views, open_db, stacks
-from storagelab.analysis.result import Finding
+from storagelab.analysis.result import Finding, Result, cite
 
 LINK = re.compile(r"\[([^\]]+)\]\((raw/[^ )#]+)(?:#L\d+)? \"([^\"]*)\"\)")
 HL = re.compile(r'<span id="L(\d+)" class="hl">')
@@ -133,3 +133,38 @@ def test_10_the_cards_highest_result_opens_its_job(tmp_path):
     ]
     job = (tmp_path / "raw" / "write-1m-qd1-nj1.txt").read_text(encoding="utf-8").split("\n")
     assert job[4] == "{" and job[1] == "fio-3.33"
+
+
+def test_a_finding_links_only_in_a_report_run_and_reads_as_its_sentence(tmp_path, monkeypatch):
+    """The sentence is the finding (a str); a report run (its folder set) links the cited number, a notebook run by
+    hand (JupyterLab: no report folder beside it) shows the same sentence without a link that would lead nowhere."""
+    log = tmp_path / "run.txt"
+    log.write_text("header\n  WRITE: bw=10.5MiB/s\nfooter\n", encoding="utf-8")
+    f = Finding(
+        "A 0.5x share of 10.5x; 10.5 MiB/s measured.", [cite("10.5 MiB/s", {"path": str(log), "line_start": 2})]
+    )
+    assert f == "A 0.5x share of 10.5x; 10.5 MiB/s measured." and isinstance(f, str)
+    res = Result(Selection(), findings=[f, "A plain sentence."])
+    monkeypatch.delenv(paths.REPORT_DIR_ENV, raising=False)
+    assert present.findings(res).data == "* A 0.5x share of 10.5x; 10.5 MiB/s measured.\n* A plain sentence."
+    monkeypatch.setenv(paths.REPORT_DIR_ENV, str(tmp_path / "report"))
+    shown = present.findings(res).data
+    href = f"raw/{excerpts._name(str(log), excerpts.hashlib.sha256(log.read_bytes()).hexdigest(), 2, 2)}#L2"
+    assert shown == f'* A 0.5x share of 10.5x; [10.5 MiB/s]({href} "from: run.txt:2") measured.\n* A plain sentence.'
+    assert opened(f, tmp_path / "report") == [("10.5 MiB/s", [(str(log), [2])])]
+
+
+def test_a_number_is_linked_whole_and_a_cite_without_one_gets_a_lines_link(tmp_path):
+    log = tmp_path / "zdb.txt"
+    log.write_text("a\n\tbp count: 7\nb\n", encoding="utf-8")
+    line = {"path": str(log), "line_start": 2, "line_end": 2}
+    # '0.5x' is not the end of '10.5x'; the number searched is the first after the previous link
+    f = Finding("10.5x then 0.5x", [cite("0.5x", line)])
+    assert LINK.findall(excerpts.linked(f, excerpts.Excerpts(tmp_path)))[0][0] == "0.5x"
+    assert excerpts.linked(f, excerpts.Excerpts(tmp_path)).startswith("10.5x then [0.5x](raw/")
+    # a cite whose number the sentence does not write, or without one: a 'lines' link at the end
+    g = excerpts.linked(Finding("Seven pointers.", [cite("", line)]), excerpts.Excerpts(tmp_path))
+    assert re.fullmatch(r"Seven pointers\. \(\[lines\]\(raw/zdb\.txt-\w{8}-L2-2\.html#L2 \"from: zdb\.txt:2\"\)\)", g)
+    # a file whose bytes are not the ones parsed (its SHA-256 differs) gets no link: it would show other lines
+    moved = Finding("7 pointers", [cite("7", {**line, "sha256": "0" * 64})])
+    assert excerpts.linked(moved, excerpts.Excerpts(tmp_path)) == "7 pointers"
