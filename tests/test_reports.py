@@ -798,3 +798,31 @@ def test_a_computed_bar_names_its_inputs_and_a_click_opens_both(built, browser):
     assert highlighted == expected
     assert v.problems() == []  # nothing left the machine, no error on either page
     page.close()
+
+
+@pytest.mark.browser
+def test_a_findings_number_opens_its_raw_lines(built, browser):
+    """Issue 29: from a number in a finding to the lines it came from. In 03's findings the block write's 'before'
+    value is a link: a click opens the raw log's excerpt with its line highlighted, the file's own line verbatim; its
+    ratio opens the page of both runs' lines, the chart's page for that number."""
+    v = Visit(browser, paths.REPORTS / "freebsd-bonnie-dedup" / "03_sector63.html")
+    page = v.page
+    finding = page.locator("li", has_text="block write: 10.4 MiB/s before").first
+    link = finding.locator("a", has_text="10.4 MiB/s")
+    assert link.get_attribute("title") == "from: bonnie-raid1-sec63-cache-log.txt:4"
+    link.click()
+    page.wait_for_url("**/raw/bonnie-raid1-sec63-cache-log.txt-*.html#L4", timeout=10_000)
+    raw = (paths.RAW / "freebsd-bonnie-dedup" / "bonnie-raid1-sec63-cache-log.txt").read_text(encoding="utf-8")
+    assert [t.rstrip("\n") for t in page.locator(".hl").all_inner_texts()] == [f"     4  {raw.split(chr(10))[3]}"]
+    assert " 10.4m " in raw.split("\n")[3]  # bonnie++'s block write cell
+    page.go_back()
+    page.locator("li", has_text="block write: 10.4 MiB/s before").first.locator("a", has_text="7.59x").click()
+    page.wait_for_url("**/raw/from-*.html", timeout=10_000)
+    after = (paths.RAW / "freebsd-bonnie-dedup" / "bonnie-raid1-aligned-cache-log.txt").read_text(encoding="utf-8")
+    assert [t.rstrip("\n") for t in page.locator(".hl").all_inner_texts()] == [
+        f"     4  {raw.split(chr(10))[3]}",
+        f"     5  {after.split(chr(10))[4]}",
+    ]
+    assert "Arithmetic: put_block: after / before." in page.content()
+    assert v.problems() == []
+    page.close()

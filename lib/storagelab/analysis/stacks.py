@@ -311,7 +311,7 @@ def compute(
         rankings=ranks,
         unknown_workload=in_files.filter(~pl.col("workload_known"))["label"].to_list(),
         over_limit=[
-            OverLimit(r["label"], r["bw_bytes_per_s"], r["device_limit_bytes_per_s"], bool(r["weak"]))
+            OverLimit(r["label"], r["bw_bytes_per_s"], r["device_limit_bytes_per_s"], bool(r["weak"]), lines_of(r))
             for r in over.iter_rows(named=True)
         ],
         at_limit=[_ref(r) for r in d.filter(pl.col("at_limit").fill_null(False)).iter_rows(named=True)],

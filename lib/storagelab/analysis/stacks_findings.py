@@ -63,17 +63,26 @@ def _limit_sentences(r: StacksResult) -> list[str]:
             for o in items
         ]
 
+    def cites(items):  # each run's measured bandwidth, linked to its line
+        return [cite(f"{o.bytes_per_s / 1e6:.1f} MB/s", o.lines) for o in items]
+
     if strong:
         out.append(
-            f"Faster than the device limit labelled in the manifest x {r.margin:g}, even at the lowest value the "
-            f"printed figure stands for: {prose.listing(names(strong))}. If the labelled limit is right, a cache "
-            "answered, not the device."
+            Finding(
+                f"Faster than the device limit labelled in the manifest x {r.margin:g}, even at the lowest value the "
+                f"printed figure stands for: {prose.listing(names(strong))}. If the labelled limit is right, a cache "
+                "answered, not the device.",
+                cites(strong),
+            )
         )
     if weak:
         out.append(
-            f"Above the labelled limit x {r.margin:g} by less than {WEAK_BELOW:g}x it: {prose.listing(names(weak))}. "
-            "A weak flag, only as good as the limit (one quoted as 'about', or a datasheet figure, can be that far "
-            "off): marked, but it does not keep the run from a ranking."
+            Finding(
+                f"Above the labelled limit x {r.margin:g} by less than {WEAK_BELOW:g}x it: "
+                f"{prose.listing(names(weak))}. A weak flag, only as good as the limit (one quoted as 'about', or a "
+                "datasheet figure, can be that far off): marked, but it does not keep the run from a ranking.",
+                cites(weak),
+            )
         )
     if r.at_limit:
         out.append(

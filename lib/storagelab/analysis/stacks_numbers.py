@@ -39,6 +39,7 @@ class OverLimit:
     bytes_per_s: float
     limit_bytes_per_s: float
     weak: bool
+    lines: tuple[dict, ...] = ()  # the raw lines of its bandwidth (result.lines_of)
 
     @property
     def ratio(self) -> float:
