@@ -144,6 +144,8 @@ def test_design(n, res) -> None:
             "charts; none heads a headline or a ratio across depths):"
         )
         res.findings += n.design_sentences
+    res.findings += getattr(n, "design_notes", [])
+    res.missing += getattr(n, "design_missing", [])
 
 
 def depth(n, res) -> None:
@@ -178,8 +180,11 @@ def depth(n, res) -> None:
             res.findings.append(Finding(knee_sentence(k), _knee_cites(n.depth, k)))
     if "workload_inferred" in n.depth.columns:
         inferred = n.depth.filter(n.depth["workload_inferred"].is_not_null())
-        for label, note in inferred.select("label", "workload_inferred").unique(maintain_order=True).iter_rows():
-            res.findings.append(f"{label}: {note}.")
+        durable = {r.file_id: r for r in n.durable.runs}
+        rows = inferred.select("file_id", "label", "workload_inferred").unique(maintain_order=True).iter_rows()
+        for fid, label, note in rows:
+            d = durable.get(fid)
+            res.findings.append(f"{label}: {fio_durable.inferred_note(d) if d else note}.")
     job_basis = n.depth.filter(n.depth["bw_basis"] == "job").height
     if job_basis:
         res.findings.append(
@@ -236,10 +241,21 @@ def durable(n, res) -> None:
         return
     res.frames["durable"] = fio_durable.table(d)
     res.file_ids += sorted({r.file_id for r in d.runs})
-    res.findings.append(
-        f"Durable writes ({len(d.runs)} job(s) with fsync/fdatasync): the latency of one durable write is fio's "
-        "sync percentiles, as printed (three significant figures); write()'s own latency is the page cache."
-    )
+    synced = sum(not r.o_sync for r in d.runs)
+    osync = len(d.runs) - synced
+    parts = []
+    if synced:
+        parts.append(
+            f"{synced} job(s) with fsync/fdatasync: the latency of one durable write is fio's sync percentiles, as "
+            "printed (three significant figures); write()'s own latency is the page cache"
+        )
+    if osync:
+        parts.append(
+            f"{osync} job(s) with O_SYNC (fio's sync=1): each write returns once it is durable, so its own completion "
+            "latency is the latency of one durable write and every write is one (fio prints no sync percentiles "
+            "for them)"
+        )
+    res.findings.append(f"Durable writes ({'; '.join(parts)}).")
     for r in d.runs:
         res.findings.append(fio_durable.run_sentence(r, r.too_short))
     for p in d.pairs:
@@ -342,9 +358,10 @@ def histograms(n, res) -> None:
         )
         + "."
     )
-    if n.durable.runs:
+    synced = [r for r in n.durable.runs if not r.o_sync]
+    if synced:
         res.findings.append(
-            f"For the {len(n.durable.runs)} fsync/fdatasync run(s) the histogram is write()'s latency into the page "
+            f"For the {len(synced)} fsync/fdatasync run(s) the histogram is write()'s latency into the page "
             "cache (fio prints no distribution of its sync calls): the latency of a durable write is the sync "
             "percentiles above."
         )

@@ -114,6 +114,8 @@ def _design_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
     out = []
     if flagged:
         out.append("Test design: " + " ".join(flagged) + " Such runs are marked ⚠ and never head a ranking.")
+    # what is not a flag: a final fsync's overrun (not a stall), synced writes on a working set RAM could hold
+    out += list(dict.fromkeys(s for label, f in r.design for s in design.note(label, f)))
     missing = []
     no_runtime = [label for label, f in r.design if f.overran is None and f.elapsed_s is not None]
     if no_runtime:
