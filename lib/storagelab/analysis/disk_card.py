@@ -246,7 +246,8 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
     run_it = "storagelab lab fio --preset standard --target DIR (a folder on the device)"
     if not cards:
         return [], [f"no run of the classic tests (SEQ1M Q8T1/Q1T1, RND4K Q32T1/Q1T1) in {sel.describe()}: {run_it}"]
-    out, missing = [], []
+    out: list[str] = []
+    missing: list[str] = []
     for c in cards:
         done = [c.results[(t, d)] for t, *_ in TESTS for d in DIRECTIONS if (t, d) in c.results]
         best = max(done, key=lambda r: r.bw_bytes_per_s)

@@ -14,7 +14,7 @@ def _name(ref: RunRef) -> str:
 
 
 def _ranking_sentences(r: StacksResult) -> list[str]:
-    out = []
+    out: list[str] = []
     for k in r.rankings:
         if k.runs == 1:
             only = k.slowest
@@ -53,7 +53,7 @@ def _ranking_sentences(r: StacksResult) -> list[str]:
 
 
 def _limit_sentences(r: StacksResult) -> list[str]:
-    out = []
+    out: list[str] = []
     strong = [o for o in r.over_limit if not o.weak]
     weak = [o for o in r.over_limit if o.weak]
 
