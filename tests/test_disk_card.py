@@ -119,10 +119,12 @@ def test_results_beyond_the_class_are_flagged_without_typing_a_limit():
     # homelab's 18 TB HDD at 194 MB/s is within an HDD's range; 2.7 GB/s is not
     assert beyond_class([hdd], rw="write", bs_bytes=2**20, bw_bytes_per_s=194e6, iops=185) == []
     assert beyond_class([hdd], rw="write", bs_bytes=2**20, bw_bytes_per_s=2.7e9, iops=2575) == [
-        "write at 2,700 MB/s is beyond what 1 hdd device(s) can transfer (300 MB/s): a cache served it"
+        "write at 2,700 MB/s is beyond what 1 hdd device(s) can transfer (300 MB/s; class read from rotational=1): "
+        "likely served by a cache, or the device is not of that class"
     ]
     assert beyond_class([hdd, hdd], rw="randread", bs_bytes=4096, bw_bytes_per_s=8e6, iops=1953) == [
-        "randread at 1,953 IOPS is beyond what 2 hdd device(s) can do (1,200 IOPS): a cache served it"
+        "randread at 1,953 IOPS is beyond what 2 hdd device(s) can do (1,200 IOPS; class read from rotational=1): "
+        "likely served by a cache, or the device is not of that class"
     ]
     # the review's case: direct writes at 2.7 GB/s on a virtio disk passed unflagged
     assert beyond_class([VIRTIO], rw="write", bs_bytes=2**20, bw_bytes_per_s=2.7e9, iops=2575) == [
@@ -136,7 +138,8 @@ def test_lab_cache_flags_use_the_device_class_on_a_real_output():
     out = STANDARD / "write-1m-qd1-nj1.txt"  # 3,096 MB/s
     sata = [{"name": "sda", "rota": "0", "tran": "sata"}]
     assert lab.cache_flags(out, None, sata, 2**20) == [
-        "write at 3,096 MB/s is beyond what 1 sata-ssd device(s) can transfer (600 MB/s): a cache served it"
+        "write at 3,096 MB/s is beyond what 1 sata-ssd device(s) can transfer (600 MB/s; class read from SATA, "
+        "rotational=0): likely served by a cache, or the device is not of that class"
     ]
     # a typed limit is the exact figure: it alone decides
     assert lab.cache_flags(out, 4e9, sata, 2**20) == []

@@ -20,7 +20,7 @@ from polars.expr.whenthen import ChainedThen, Then
 from ..units import MiB
 from . import measures, plausibility, prose
 from .db import frame
-from .result import Result
+from .result import Finding, Result, cite
 from .selection import Selection
 
 # (group, test, heading) in bon_csv2html's order
@@ -268,8 +268,18 @@ _FLAG_WORDS = {
 }
 
 
-def _column_finding(res, tab: pl.DataFrame, test: str, heading: str) -> None:
-    """The range of one column over the runs it can rank; the flagged values named apart, with why."""
+def _lines(results: pl.DataFrame | None, row: dict, test: str) -> pl.DataFrame:
+    """The raw line of one run's value of ``test`` (its results row: file, run index, test)."""
+    if results is None or "line_start" not in results.columns:
+        return pl.DataFrame()
+    return results.filter(
+        (pl.col("file_id") == row["file_id"]) & (pl.col("run_index") == row["run_index"]) & (pl.col("test") == test)
+    )
+
+
+def _column_finding(res, tab: pl.DataFrame, test: str, heading: str, results: pl.DataFrame | None = None) -> None:
+    """The range of one column over the runs it can rank (each value linked to its line); the flagged values named
+    apart, with why."""
     col = tab.filter(pl.col(test).is_not_null() & pl.col(f"{test}_flag").is_null())
     flagged = tab.filter(pl.col(test).is_not_null() & pl.col(f"{test}_flag").is_not_null())
     fast = tab.filter(pl.col(f"{test}_too_fast").fill_null(False)).height
@@ -285,12 +295,15 @@ def _column_finding(res, tab: pl.DataFrame, test: str, heading: str) -> None:
     if col.height > 1:
         best = col.sort(test, descending=True).row(0, named=True)
         worst = col.sort(test).row(0, named=True)
+        low, high = _value(worst[test], ","), _value(best[test], ",")
         res.findings.append(
-            f"{test} ({heading}, {unit(test)}): {_value(worst[test], ',')} ({worst['label']}) to "
-            f"{_value(best[test], ',')} ({best['label']})"
-            + (f"; {fast} run(s) too fast to measure" if fast else "")
-            + aside
-            + "."
+            Finding(
+                f"{test} ({heading}, {unit(test)}): {low} ({worst['label']}) to {high} ({best['label']})"
+                + (f"; {fast} run(s) too fast to measure" if fast else "")
+                + aside
+                + ".",
+                [cite(low, _lines(results, worst, test)), cite(high, _lines(results, best, test))],
+            )
         )
     elif flagged.height:
         res.findings.append(f"{test} ({heading}, {unit(test)}): {aside[2:]}.")
@@ -335,7 +348,7 @@ def findings(res: Result, n: BonnieNumbers, sel: Selection) -> None:
             + "): a size below twice the RAM can be answered from cache, so compare like sizes."
         )
     for _, test, heading in COLUMNS:
-        _column_finding(res, tab, test, heading)
+        _column_finding(res, tab, test, heading, n.results)
     res.headline["bonnie++ runs"] = str(tab.height)
     best = n.fastest_block_write
     if best is not None:
