@@ -219,7 +219,8 @@ def _target_ok(target: Path, what: str) -> bool:
     """A target folder that exists, or whose parent does (it is created there): a mistyped mount point whose
     parent is missing is refused rather than benchmarking whatever filesystem would hold it."""
     if target.is_dir() or (not target.exists() and target.parent.is_dir()):
-        return True
+        writes = "bonnie++'s work folder (.storagelab-bonnie)" if what == "bonnie" else "fio's test files (<run>.0.0)"
+        return _not_shared(target, what, "--target", f"under the name of {writes}")
     if target.exists():
         print(
             f"storagelab lab {what}: --target {target} is a file, not a folder: give the folder to test",
@@ -241,15 +242,25 @@ def _out_ok(out: Path, what: str) -> bool:
             file=sys.stderr,
         )
         return False
+    return _not_shared(out, what, "--out", "under a name the lab or fio writes")
+
+
+def _not_shared(folder: Path, what: str, option: str, writes: str) -> bool:
+    """``folder`` exists (made here, as this user, when missing: checked after it is made, so that another user who
+    makes it first is seen) and no other user can write into it: the lab and its tools write there by names known in
+    advance, so a symlink another user planted under such a name was written through, as this user (root: any file;
+    reliability-5 for --out; reliability-6 for --target, where fio wrote its test data into a root-only file)."""
     try:
-        st = out.stat()
-    except FileNotFoundError:
-        return True  # made by the lab, as this user
+        folder.mkdir(parents=True, exist_ok=True)
+        st = folder.stat()
+    except OSError as e:
+        print(f"storagelab lab {what}: {option} {folder}: {e.strerror}", file=sys.stderr)
+        return False
     if st.st_uid != os.getuid() or st.st_mode & 0o002:
         owner = "is another user's" if st.st_uid != os.getuid() else "can be written by every user"
         print(
-            f"storagelab lab {what}: --out {out} {owner} (mode {stat.filemode(st.st_mode)}): another user could "
-            "put a symlink there under a name the lab or fio writes, and have them overwrite any file you can "
+            f"storagelab lab {what}: {option} {folder} {owner} (mode {stat.filemode(st.st_mode)}): another user could "
+            f"put a symlink there {writes}, and have them overwrite any file you can "
             "write; give a folder of your own (e.g. a new folder under it)",
             file=sys.stderr,
         )

@@ -1,0 +1,67 @@
+"""The sixth reliability campaign, processes side (docs/reliability-6-processes.md): each test repeats an attack that
+broke, as the attack did it (a real second user, a real signal)."""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from test_reliability5_processes import _as_user, _env
+
+USER = "storagelab-rel5"  # an unprivileged user made by the fifth campaign's test (useradd) when missing
+
+
+@pytest.fixture
+def shared_tmp():
+    """A folder under /tmp the second user can enter (pytest's tmp_path is 0700), removed after the test."""
+    if subprocess.run(["id", USER], capture_output=True).returncode:
+        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", USER], check=True)
+    folder = Path(tempfile.mkdtemp(prefix="storagelab-rel6-", dir="/tmp"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_lab_refuses_a_target_folder_another_user_can_plant_symlinks_in(shared_tmp):
+    """Attack: a second, unprivileged user plants `write-4k-qd1-nj1.0.0 -> a 2 MiB root-only file` in a world-writable
+    (1777) --target, and one in a folder of their own; `lab fio --target` there, run as root, opened fio's test file
+    through the symlink and overwrote the first MiB of the root file with fio's data (exit 0). Now both folders are
+    refused in one line before anything runs, for bonnie too, and the root file is untouched."""
+    shared = shared_tmp / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim = shared_tmp / "victim.bin"
+    victim.write_bytes(b"V" * (2 << 20))  # larger than --size: fio writes into it rather than laying it out anew
+    victim.chmod(0o600)
+    link = f"ln -s {shlex.quote(str(victim))} "
+    plant = link + shlex.quote(str(shared / "write-4k-qd1-nj1.0.0"))
+    plant += f" && mkdir -m 755 {shlex.quote(str(shared / 'theirs'))} && "
+    plant += link + shlex.quote(str(shared / "theirs" / "write-4k-qd1-nj1.0.0"))
+    subprocess.run(["/bin/sh", "-c", plant], check=True, preexec_fn=_as_user(USER))
+    fio = ["lab", "fio", "--rw", "write", "--depth-jobs", "1x1", "--size", "1M", "--runtime", "1"]
+    bonnie = ["lab", "bonnie", "--size", "16M", "--files", "0"]
+    for args, target, why in (
+        (fio, shared, "can be written by every user (mode drwxrwxrwt)"),
+        (fio, shared / "theirs", "is another user's (mode drwxr-xr-x)"),
+        (bonnie, shared, "can be written by every user (mode drwxrwxrwt)"),
+    ):
+        r = subprocess.run(
+            [sys.executable, "-m", "storagelab", *args, "--target", str(target), "--out", str(shared_tmp / "out"),
+             "--no-ingest"],
+            capture_output=True, text=True, env=_env(),
+        )  # fmt: skip
+        name = "fio's test files (<run>.0.0)" if args is fio else "bonnie++'s work folder (.storagelab-bonnie)"
+        assert (r.returncode, r.stdout, r.stderr) == (
+            2,
+            "",
+            f"storagelab {args[0]} {args[1]}: --target {target} {why}: another user could put a symlink there under "
+            f"the name of {name}, and have them overwrite any file you can write; give a folder of your own (e.g. a "
+            "new folder under it)\n",
+        )
+    assert hashlib.sha256(victim.read_bytes()).hexdigest() == hashlib.sha256(b"V" * (2 << 20)).hexdigest()
