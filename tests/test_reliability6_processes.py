@@ -4,6 +4,7 @@ broke, as the attack did it (a real second user, a real signal)."""
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
 import shutil
 import subprocess
@@ -12,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from test_reliability5_processes import _as_user, _env
+from test_reliability5_processes import GiB_KiB, _as_user, _env, _limit
 
 USER = "storagelab-rel5"  # an unprivileged user made by the fifth campaign's test (useradd) when missing
 
@@ -65,3 +66,29 @@ def test_lab_refuses_a_target_folder_another_user_can_plant_symlinks_in(shared_t
             "new folder under it)\n",
         )
     assert hashlib.sha256(victim.read_bytes()).hexdigest() == hashlib.sha256(b"V" * (2 << 20)).hexdigest()
+
+
+def test_run_at_the_old_chart_floor_is_refused_in_one_line_not_a_dead_kernel(tmp_path):
+    """Attack: `ulimit -v 69206016` (66 GiB, the floor reliability-5 set for the commands that draw charts), then
+    `run 07_explore -p study homelab-mergerfs`: `failed: 07_explore: DeadKernelError: Kernel died`, exit 1 (the
+    notebook's code alone under that limit: V8's 'Oilpan: CagedHeap reservation' abort); 66.5 GiB the same, 67 and
+    68 GiB ran. vl-convert alone draws at 66 GiB, the kernel around it needs storagelab's own floor too. Now such a
+    limit is refused in one line, exit 2, before any kernel starts (on 2 cores: 68 GiB)."""
+    from storagelab import memfloor  # noqa: PLC0415
+
+    need_kib = memfloor.floor_bytes(command="run") // 1024
+    assert need_kib >= 68 * GiB_KiB if (os.cpu_count() or 1) <= 2 else need_kib > 68 * GiB_KiB
+    for kib in (66 * GiB_KiB, 66 * GiB_KiB + GiB_KiB // 2):
+        r = subprocess.run(
+            [sys.executable, "-m", "storagelab", "run", "07_explore", "--output", str(tmp_path / "rep")],
+            capture_output=True, text=True, env=_env(), preexec_fn=_limit(kib),
+        )  # fmt: skip
+        assert (r.returncode, r.stdout, r.stderr) == (
+            2,
+            "",
+            f"storagelab run: the address-space limit (ulimit -v {kib}) is below the {need_kib // 1024} MiB that "
+            "drawing charts needs: vl-convert's JavaScript engine (V8) reserves that much address space when it "
+            "starts (not memory used), and aborts the process below it; raise the limit (ulimit -v "
+            f"{need_kib}, or unlimited), or set STORAGELAB_MIN_ADDRESS_SPACE=MiB to try a lower floor\n",
+        )
+    assert not (tmp_path / "rep").exists()
