@@ -7,13 +7,15 @@ import hashlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
-from test_reliability5_processes import GiB_KiB, _as_user, _env, _limit
+from test_reliability5_processes import GiB_KiB, _as_user, _env, _limit, _marked
 
 USER = "storagelab-rel5"  # an unprivileged user made by the fifth campaign's test (useradd) when missing
 
@@ -29,6 +31,7 @@ def shared_tmp():
     shutil.rmtree(folder)
 
 
+@pytest.mark.e2e
 def test_lab_refuses_a_target_folder_another_user_can_plant_symlinks_in(shared_tmp):
     """Attack: a second, unprivileged user plants `write-4k-qd1-nj1.0.0 -> a 2 MiB root-only file` in a world-writable
     (1777) --target, and one in a folder of their own; `lab fio --target` there, run as root, opened fio's test file
@@ -92,3 +95,34 @@ def test_run_at_the_old_chart_floor_is_refused_in_one_line_not_a_dead_kernel(tmp
             f"{need_kib}, or unlimited), or set STORAGELAB_MIN_ADDRESS_SPACE=MiB to try a lower floor\n",
         )
     assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
+def test_a_closed_terminal_stops_lab_fio_and_its_jobs(tmp_path):
+    """Attack: `lab fio --depth-jobs 2x2` in a session of its own, SIGHUP to its process group (the terminal closed)
+    once fio's job processes run: fio's main process ended, its two jobs (parent 1) did not and held fio's stderr
+    open, so the lab waited on it for ever (still there 60 s later, 3 runs of 3) and the jobs ran on. Now the lab
+    kills the jobs it finds by the guard's mark at once, and ends with 129 (128 + SIGHUP)."""
+    marker = f"fio-group-hup-{os.getpid()}"
+    env = dict(_env(), REL5_MARKER=marker)
+    args = ["lab", "fio", "--rw", "randread", "--depth-jobs", "2x2", "--runtime", "30", "--size", "16M", "--no-ingest"]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", *args, "--target", str(tmp_path / "t"), "--out", str(tmp_path / "out")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
+    )  # fmt: skip
+    end = time.monotonic() + 60
+    while sum(q.name() == "fio" for q in _marked(marker)) < 3:  # fio's main process and its two jobs
+        assert p.poll() is None and time.monotonic() < end, "fio's jobs never ran"
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGHUP)
+    try:
+        out, err = p.communicate(timeout=30)  # the pipes too: a job left holding them would keep them open
+    finally:
+        left = [(q.pid, q.name()) for q in _marked(marker)]
+        for q in _marked(marker):
+            q.kill()
+    assert (p.returncode, err, left) == (128 + signal.SIGHUP, b"", [])
+    lines = out.decode().splitlines()
+    assert lines[-2] == "interrupted: randread-4k-qd2-nj2 discarded; 0 completed runs kept (a re-run resumes)"
+    assert lines[-1].startswith("lab fio: 0 files from 0 runs in ") and lines[-1].endswith("s; nothing new to label")
