@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_processes import project  # noqa: F401  (the fixture: a project of two notebooks and one fio log)
 from test_reliability5_processes import GiB_KiB, _as_user, _env, _limit, _marked
 
 USER = "storagelab-rel5"  # an unprivileged user made by the fifth campaign's test (useradd) when missing
@@ -126,3 +127,22 @@ def test_a_closed_terminal_stops_lab_fio_and_its_jobs(tmp_path):
     lines = out.decode().splitlines()
     assert lines[-2] == "interrupted: randread-4k-qd2-nj2 discarded; 0 completed runs kept (a re-run resumes)"
     assert lines[-1].startswith("lab fio: 0 files from 0 runs in ") and lines[-1].endswith("s; nothing new to label")
+
+
+@pytest.mark.e2e
+def test_build_whose_reader_went_away_says_it_did_not_finish(project, tmp_path):  # noqa: F811
+    """Attack: `build | head -1`: head ends after the ingest's line, and build, at its next line, stopped quietly
+    with exit 0 and no report built (ten seconds for what takes minutes). Now it says so on stderr and ends 141,
+    as a writer killed by SIGPIPE; a command that only prints (parse) still ends 0."""
+    cmd = f"{shlex.quote(sys.executable)} -m storagelab build | head -1; echo rc=${{PIPESTATUS[0]}} >&2"
+    r = subprocess.run(
+        ["bash", "-c", cmd], capture_output=True, text=True, env=dict(_env(), STORAGELAB_ROOT=str(project)),
+        cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert r.stdout.startswith("ingested 1 (of which 0 replaced), skipped 0 unchanged, failed 0; ")
+    assert r.stderr.splitlines()[-2:] == [
+        "storagelab build: stopped unfinished: the program reading its output ended (| head?); run it again with "
+        "its output on the terminal, in a file, or through | tail",
+        "rc=141",
+    ]
+    assert not (project / "reports" / "index.html").exists()

@@ -10,7 +10,7 @@ import os
 import signal
 import stat
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from . import cli_parser, memfloor, paths
@@ -688,6 +688,23 @@ def _guarded(args) -> int:
             signal.signal(signal.SIGINT, previous)
 
 
+# commands whose work is more than their output: stopped by a reader that went away, they have not done it
+WORKS = frozenset({"build", "ingest", "run", "notebooks", "report", "export", "spark-ingest", "lab"})
+
+
+def _reader_gone(cmd: str) -> int:
+    """The exit of a command whose output's reader went away (``| head -1``): 0 for one that only prints (its reader
+    had what it wanted). One that works (WORKS) is stopped with its work unfinished: `build | head -1` ended 0 after
+    ten seconds with no report built (reliability-6), so it says so on stderr and ends as a writer killed by
+    SIGPIPE would (141)."""
+    if cmd not in WORKS:
+        return 0
+    with suppress(OSError):
+        say(f"storagelab {cmd}: stopped unfinished: the program reading its output ended (| head?); run it again "
+            "with its output on the terminal, in a file, or through | tail")  # fmt: skip
+    return 128 + signal.SIGPIPE
+
+
 def _run_guarded(args) -> int:
     """``_guarded``'s body, with its Ctrl-C latch installed."""
     try:  # Ctrl-C during this import (duckdb and the store: about 0.3 s) is an interruption too, not a traceback
@@ -709,7 +726,7 @@ def _run_guarded(args) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError):
             pass
-        return 0
+        return _reader_gone(args.cmd)
     except KeyboardInterrupt:
         return _interrupted(args)
     except Exception as e:
