@@ -15,7 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from test_processes import project  # noqa: F401  (the fixture: a project of two notebooks and one fio log)
+from test_reliability4 import ROOT_ONLY, _fill, _tmpfs
 from test_reliability5_processes import GiB_KiB, _as_user, _env, _limit, _marked
 
 USER = "storagelab-rel5"  # an unprivileged user made by the fifth campaign's test (useradd) when missing
@@ -146,3 +148,24 @@ def test_build_whose_reader_went_away_says_it_did_not_finish(project, tmp_path):
         "rc=141",
     ]
     assert not (project / "reports" / "index.html").exists()
+
+
+@ROOT_ONLY
+def test_the_page_of_a_computed_numbers_inputs_cut_by_a_full_disk_is_not_kept(tmp_path):
+    """Attack: the page of one computed number's inputs (raw/from-<hash>.html, excerpts.href_many) written onto a
+    full tmpfs (8 KiB left): OSError, and the page stayed cut short (8,192 bytes) under its final name; once there
+    was room again it was taken as written (a page that exists is never rewritten), the link pointing at half a page.
+    reliability-4 made the one-file excerpt page whole-or-nothing; this page was written in place."""
+    from storagelab.excerpts import Excerpts  # noqa: PLC0415
+
+    log = ROOT / "data" / "raw" / "thumper-x4500" / "layout-sweep.csv"
+    n = len(log.read_text().splitlines())
+    inputs = [{"path": str(log), "line_start": 1, "line_end": n}, {"path": str(log), "line_start": 2, "line_end": 3}]
+    with _tmpfs(tmp_path / "mnt", "64k") as mnt:
+        filler = _fill(mnt, 8192)  # the page is about 17 KB
+        with pytest.raises(OSError):
+            Excerpts(mnt).href_many(inputs, "a + b")
+        assert list((mnt / "raw").iterdir()) == []
+        filler.unlink()
+        href = Excerpts(mnt).href_many(inputs, "a + b")
+        assert (mnt / href).read_text().endswith("</body></html>")
