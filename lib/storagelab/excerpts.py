@@ -120,17 +120,8 @@ class Excerpts:
             return None
         name = _name(path, self._sha256[path], start, end)
         dest = self.folder / "raw" / name
-        if not dest.exists():  # written whole or not at all (a full disk): a page that exists is complete
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(f".{name}.{os.getpid()}.tmp")
-            try:
-                tmp.write_text(
-                    excerpt_page(path, sha256 or self._sha256[path], lines, start, min(end, len(lines))),
-                    encoding="utf-8",
-                )
-                os.replace(tmp, dest)
-            finally:
-                tmp.unlink(missing_ok=True)
+        if not dest.exists():
+            _write_whole(dest, excerpt_page(path, sha256 or self._sha256[path], lines, start, min(end, len(lines))))
         return f"raw/{name}#L{start}"
 
     def href_many(self, inputs: list[dict], derivation: str | None) -> str | None:
@@ -156,15 +147,27 @@ class Excerpts:
         name = f"from-{hashlib.sha256(key.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}.html"
         dest = self.folder / "raw" / name
         if not dest.exists():
-            dest.parent.mkdir(parents=True, exist_ok=True)
             how = f"<p>Arithmetic: {html.escape(derivation)}.</p>" if derivation else ""
             body = (
                 f"<h1 style='font-size:16px'>The {len(inputs)} inputs of one computed number</h1>{how}"
                 "<p>Line numbers are the database's (lines of the decompressed text); highlighted: the rows each "
                 "input came from.</p>" + "".join(parts)
             )
-            dest.write_text(_page(f"{len(inputs)} inputs", body), encoding="utf-8")
+            _write_whole(dest, _page(f"{len(inputs)} inputs", body))
         return f"raw/{name}"
+
+
+def _write_whole(dest: Path, text: str) -> None:
+    """``text`` into ``dest`` whole or not at all (a temporary name, then a rename): the pages are written only when
+    missing, so a page that exists must be complete. The inputs' page was written in place, and a full disk left it
+    cut short for good (reliability-6)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _int(v) -> int | None:
