@@ -126,13 +126,16 @@ def test_10_the_cards_highest_result_opens_its_job(tmp_path):
     with open_db(_ingest_standard(tmp_path)) as con:
         res, _ = disk_card.analyse(con, Selection(study="lab"))
     links = opened(the(res.findings, "**vm, /dev/vda"), tmp_path / "report")
-    # fio's JSON document of the run (lines 5-514; a page highlights at most 400 lines: 5-404)
-    assert [(text, [(Path(f).name, lines[0], lines[-1]) for f, lines in files]) for text, files in links] == [
-        ("3,096 MB/s", [("write-1m-qd1-nj1.txt", 5, 404)]),
-        ("RND4K Q1T1 read", [("randread-4k-qd1-nj1.txt", 5, 404)]),
+    # the direction's block of the job in fio's JSON document (its "write": {...} or "read": {...} object)
+    got = [(text, [(Path(f).name, lines[0], lines[-1]) for f, lines in files]) for text, files in links]
+    assert got == [
+        ("3,096 MB/s", [("write-1m-qd1-nj1.txt", 79, 370)]),
+        ("RND4K Q1T1 read", [("randread-4k-qd1-nj1.txt", 36, 332)]),
     ]
-    job = (tmp_path / "raw" / "write-1m-qd1-nj1.txt").read_text(encoding="utf-8").split("\n")
-    assert job[4] == "{" and job[1] == "fio-3.33"
+    for name, first in (("write-1m-qd1-nj1.txt", '"write" : {'), ("randread-4k-qd1-nj1.txt", '"read" : {')):
+        (start, end) = next((a, b) for _, files in got for n, a, b in files if n == name)
+        text = (tmp_path / "raw" / name).read_text(encoding="utf-8").split("\n")
+        assert text[start - 1].strip() == first, (name, start, text[start - 1])
 
 
 def test_a_finding_links_only_in_a_report_run_and_reads_as_its_sentence(tmp_path, monkeypatch):
