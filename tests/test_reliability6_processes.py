@@ -3,6 +3,7 @@ broke, as the attack did it (a real second user, a real signal)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shlex
@@ -14,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from conftest import ROOT
 from test_processes import project  # noqa: F401  (the fixture: a project of two notebooks and one fio log)
@@ -100,6 +102,14 @@ def test_run_at_the_old_chart_floor_is_refused_in_one_line_not_a_dead_kernel(tmp
     assert not (tmp_path / "rep").exists()
 
 
+def _name(q: psutil.Process) -> str | None:
+    """The process's name, or None once it has ended (it may end between the listing and the question)."""
+    try:
+        return q.name()
+    except psutil.Error:
+        return None
+
+
 @pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_a_closed_terminal_stops_lab_fio_and_its_jobs(tmp_path):
@@ -115,16 +125,17 @@ def test_a_closed_terminal_stops_lab_fio_and_its_jobs(tmp_path):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
     )  # fmt: skip
     end = time.monotonic() + 60
-    while sum(q.name() == "fio" for q in _marked(marker)) < 3:  # fio's main process and its two jobs
+    while sum(_name(q) == "fio" for q in _marked(marker)) < 3:  # fio's main process and its two jobs
         assert p.poll() is None and time.monotonic() < end, "fio's jobs never ran"
         time.sleep(0.05)
     os.killpg(p.pid, signal.SIGHUP)
     try:
         out, err = p.communicate(timeout=30)  # the pipes too: a job left holding them would keep them open
     finally:
-        left = [(q.pid, q.name()) for q in _marked(marker)]
+        left = [(q.pid, n) for q in _marked(marker) if (n := _name(q)) is not None]
         for q in _marked(marker):
-            q.kill()
+            with contextlib.suppress(psutil.Error):
+                q.kill()
     assert (p.returncode, err, left) == (128 + signal.SIGHUP, b"", [])
     lines = out.decode().splitlines()
     assert lines[-2] == "interrupted: randread-4k-qd2-nj2 discarded; 0 completed runs kept (a re-run resumes)"
