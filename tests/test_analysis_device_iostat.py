@@ -173,7 +173,7 @@ def test_device_tables_are_formatted_for_reading(tmp_path):
         "2.15 s",
         "\u2014",
     )
-    assert lat.filter(pl.col("wait") == "trim").row(0)[4:8] == ("\u2014", "trim", "\u2014", "43,439")
+    assert lat.filter(pl.col("wait") == "trim").row(0)[3:8] == ("\u2014", 0, "trim", "\u2014", "43,439")
     waits = device_tables.waits(res["waits_table"]).filter(pl.col("file") == "l.txt")
     assert waits.rows()[:5] == [
         ("l.txt", "data3", "\u2014", 0, "\u2014", "total_wait", "6 ms", "not printed ('-')", "\u2014"),

@@ -66,15 +66,18 @@ def _text(v) -> str:
     return EM if _missing(v) else str(v)
 
 
+def _where(r: dict) -> dict:
+    """The row's place: its file, pool/vdev (one column for -w/-r, two for -l/-q), report and time stamp."""
+    place = {"pool/vdev": r["name"]} if "name" in r else {"pool": r["pool"], "vdev": _text(r["vdev"])}
+    return {"file": _file(r["path"]), **place, "report": r["sample"], "time stamp": _text(r["timestamp"])}
+
+
 def latency(lat: pl.DataFrame) -> pl.DataFrame:
     """device_iostat's ``latency`` (-w) summary, one row per block and column, for reading."""
     rows = [
         {
-            "file": _file(r["path"]),
-            "pool/vdev": r["name"],
-            "report": r["sample"],
+            **_where(r),
             "block": r["block"],
-            "time stamp": _text(r["timestamp"]),
             "wait": r["wait"],
             "op": _text(r["op"]),
             "I/Os counted": count_text(r["ios"], r["exact"]),
@@ -91,10 +94,7 @@ def req_size(req: pl.DataFrame) -> pl.DataFrame:
     """device_iostat's ``req_size`` (-r) summary, one row per block and I/O class, for reading."""
     rows = [
         {
-            "file": _file(r["path"]),
-            "pool/vdev": r["name"],
-            "report": r["sample"],
-            "time stamp": _text(r["timestamp"]),
+            **_where(r),
             "I/O class": r["io_class"],
             "I/Os counted": count_text(r["ios"], r["exact"]),
             "aggregated by ZFS": share_text(r["agg_share"]),
@@ -113,11 +113,7 @@ def waits(table: pl.DataFrame) -> pl.DataFrame:
         one = r["wait"] in ("scrub", "trim", "rebuild")
         rows.append(
             {
-                "file": _file(r["path"]),
-                "pool": r["pool"],
-                "vdev": _text(r["vdev"]),
-                "report": r["sample"],
-                "time stamp": _text(r["timestamp"]),
+                **_where(r),
                 "wait": r["wait"],
                 "read": EM if one else ns_text(r["read_ns"], NOT_PRINTED),
                 "write": EM if one else ns_text(r["write_ns"], NOT_PRINTED),
@@ -131,11 +127,7 @@ def queues(table: pl.DataFrame) -> pl.DataFrame:
     """device_iostat's ``queues_table`` (-q): I/Os pending and active, as whole counts."""
     rows = [
         {
-            "file": _file(r["path"]),
-            "pool": r["pool"],
-            "vdev": _text(r["vdev"]),
-            "report": r["sample"],
-            "time stamp": _text(r["timestamp"]),
+            **_where(r),
             "queue": r["queue"],
             "pending": count_text(r["pending"], _whole(r["pending"])),
             "active": count_text(r["active"], _whole(r["active"])),
