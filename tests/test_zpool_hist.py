@@ -199,7 +199,7 @@ def test_wait_times_zol_0_7_with_a_rule_before_the_header():
 
 
 def test_wait_times_openzfs_2_with_rebuild_column_five_reports():
-    """Real `zpool iostat -vl 1` of OpenZFS 2.1+ (rebuild wait column), 5 reports of a one-NVMe pool."""
+    """Real `zpool iostat -vl 1` of OpenZFS 2.x with the rebuild wait column (Ubuntu 24.04), 5 reports of one NVMe."""
     p = iostat("iostat-vl-2.x-rebuild-nvme-intervals.txt")
     assert p.warnings == []
     rows = p.rows("zpool_iostat")
