@@ -229,7 +229,9 @@ def _first_report_skipped(waits: pl.DataFrame) -> set[str]:
     return set(flagged["path"].to_list())
 
 
-def _wait_lines(waits: pl.DataFrame, queues: pl.DataFrame, skipped: set[str] = frozenset()) -> list[str]:
+def _wait_lines(
+    waits: pl.DataFrame, queues: pl.DataFrame, skipped: frozenset[str] | set[str] = frozenset()
+) -> list[str]:
     """One line per -l and per -q row (a pool or vdev in one report): what it shows, and that a report without an
     interval is an average since import (unless zpool ran with -y, which skips that report; ``skipped``)."""
     lines = []
