@@ -19,7 +19,9 @@ def _panel(df: pl.DataFrame, title: str, colours: dict[str, str]):
     df = (df.filter(pl.col("value") > 0) if log else df).with_columns(
         floor=pl.lit(floor), mark=pl.when(pl.col("flag").is_not_null()).then(pl.lit("⚑")).otherwise(pl.lit(""))
     )
-    x = alt.X("value:Q", title=f"{title}{', log scale' if log else ''}", scale=scale)
+    x = alt.X(
+        "value:Q", title=f"{title}{', log scale' if log else ''}", scale=scale, axis=alt.Axis(labelOverlap="greedy")
+    )
     base = alt.Chart(df).encode(
         y=alt.Y("run:N", sort=None, title=None, axis=alt.Axis(labelLimit=320)),
         yOffset=alt.YOffset("measure:N", sort=list(colours)),
