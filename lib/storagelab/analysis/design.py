@@ -310,7 +310,7 @@ def sentence(label: str, f: DesignFlags, min_elapsed_s: float = MIN_ELAPSED_S) -
         )
     if f.long_io and f.slowest_io_s is not None and f.slowest_io_share is not None:
         parts.append(
-            f"its slowest I/O took {f.slowest_io_s * 1000:,.0f} ms ({100 * f.slowest_io_share:.0f} % of the "
+            f"its slowest I/O took {prose.ms(f.slowest_io_s * 1e9)} ({100 * f.slowest_io_share:.0f} % of the "
             f"{'runtime' if f.runtime_s else 'run'})"
         )
     if f.sub_second:

@@ -279,6 +279,7 @@ def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None
         if not row.get("has_sync") and not osync:
             continue  # sync= was among the options, but not O_SYNC (sync=0, none)
         writes_pct = write_pct.get(key, {})
+        every: int | None
         if osync:  # every write returns once durable: its own latency is the durable one, each write counts
             syncs, source, every = (float(row["writes"]) if row.get("writes") else None), "each write, O_SYNC", 1
             percentiles = writes_pct.get("clat") or writes_pct.get("lat") or {}
