@@ -21,9 +21,9 @@ def test_device_tables_are_formatted_for_reading(tmp_path):
     req = device_tables.req_size(res["req_size"])
     assert req.columns[5:] == ["I/Os counted", "aggregated by ZFS", "of at most 4 KiB", "median request bucket"]
     rows = {r[4]: r[5:] for r in req.rows()}
-    assert rows["async_read"] == ("about 2,680,000", "23 %", "14 %", "16 KiB")  # sum 2,683,186.28 of 1.68M, ...
+    assert rows["async_read"] == ("about 2,680,000", "22.7 %", "14.0 %", "16 KiB")  # sum 2,683,186.28 of 1.68M, ...
     assert rows["rebuild"] == ("0", "\u2014", "\u2014", "\u2014")  # 0 of 0: no share, no median (was nan)
-    assert rows["scrub"] == ("28", "64 %", "46 %", "8 KiB")  # every count below 1024: printed whole
+    assert rows["scrub"] == ("28", "64.3 %", "46.4 %", "8 KiB")  # every count below 1024: printed whole
     lat = device_tables.latency(res["latency"]).filter(pl.col("pool/vdev") == "backup")
     assert lat.filter(pl.col("wait") == "total_wait", pl.col("op") == "write").row(0)[7:] == (
         "2,173,279",

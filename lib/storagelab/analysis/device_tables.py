@@ -9,6 +9,8 @@ import math
 
 import polars as pl
 
+from . import prose
+
 EM = "\u2014"
 NOT_PRINTED = "not printed ('-')"
 NICENUM = "zpool printed the counts to 3 significant digits; `-p` prints them whole"
@@ -38,8 +40,8 @@ def ns_text(n, missing: str = EM) -> str:
 
 
 def share_text(x) -> str:
-    """'23 %'; an em dash when nothing was counted (0 of 0)."""
-    return EM if _missing(x) else f"{100 * x:.0f} %"
+    """'22.7 %' (prose.percent); an em dash when nothing was counted (0 of 0)."""
+    return EM if _missing(x) else prose.percent(100 * x)
 
 
 def size_text(n) -> str:
