@@ -54,10 +54,10 @@ def test_device_tables_are_formatted_for_reading(tmp_path):
     lines = res["lines"]
     assert (
         "NVME1 (sample 0, async_read): about 2,680,000 I/Os counted (zpool printed the counts to 3 significant "
-        "digits; `-p` prints them whole), 23% of them aggregated by ZFS, 14% of at most 4 KiB, median request in the "
+        "digits; `-p` prints them whole), 22.7 % of them aggregated by ZFS, 14.0 % of at most 4 KiB, median request in the "
         "16 KiB bucket" in lines
     )
-    assert "NVME1 (sample 0, scrub): 28 I/Os counted, 64% of them aggregated by ZFS" in "\n".join(lines)
+    assert "NVME1 (sample 0, scrub): 28 I/Os counted, 64.3 % of them aggregated by ZFS" in "\n".join(lines)
     assert any(line.startswith("backup (report 0), total_wait write: 2,173,279 I/Os counted;") for line in lines)
     # -y skips the since-import report: report 0 of l.txt is the first 10 s interval, not an average since import
     assert any(line.startswith("data3 (pool row, report 0 of l.txt, no time stamp): average waits") for line in lines)

@@ -32,7 +32,7 @@ import polars as pl
 
 from ..parsers.zpool_latency_hist import BUCKETS
 from .db import frame
-from .device_tables import NICENUM, count_text, ns_text
+from .device_tables import NICENUM, count_text, ns_text, share_text
 from .selection import Selection
 
 _SMALL = 4096  # bytes: requests of at most one 4 KiB block
@@ -346,7 +346,7 @@ def _lines(out: dict, sel: Selection) -> list[str]:
         for r in req.filter(pl.col("ios") > 0).iter_rows(named=True):
             lines.append(
                 f"{r['name']} (sample {r['sample']}, {r['io_class']}): {_ios(r)}, "
-                f"{r['agg_share']:.0%} of them aggregated by ZFS, {r['small_share']:.0%} of at most 4 KiB, "
+                f"{share_text(r['agg_share'])} of them aggregated by ZFS, {share_text(r['small_share'])} of at most 4 KiB, "
                 f"median request in the {_size(r['median_bucket_bytes'])} bucket"
             )
         since_import = req.filter(pl.col("timestamp").is_null()).select("path", "name").unique()
