@@ -6,7 +6,7 @@ import pytest
 from conftest import FIXTURES
 
 from storagelab import present
-from storagelab.analysis import Selection, device_iostat, open_db
+from storagelab.analysis import Selection, device_iostat, device_tables, open_db
 from storagelab.store import ingest
 
 PUB = FIXTURES / "zpool" / "published"
@@ -150,7 +150,8 @@ def test_the_latency_chart_draws_each_column_share_per_bucket(tmp_path):
 def test_the_tables_show_whole_counts_and_shares_as_percentages(tmp_path):
     """Finding 20 of the new-user trial: 08's -r table showed the published -r output's counts rebuilt from zpool's
     nicenum values with decimals (3867873.28 I/Os), its shares as raw floats (0.24991763339055642) and the share of
-    the trim class, which counted nothing, as 'nan'. Shown: whole counts, percentages, and an empty cell."""
+    the trim class, which counted nothing, as 'nan'. Shown (analysis.device_tables, which replaced h5's
+    device_iostat.shown): counts to the precision zpool printed, percentages, and an em dash."""
     res = build(tmp_path, {"r.txt": (PUB / "iostat-r-trim-data.txt").read_text(), "fio.txt": FIO.read_text()})
     raw = res["req_size"].filter(pl.col("io_class").is_in(["async_read", "async_write", "trim"]))
     assert raw.select("io_class", "ios").rows() == [
@@ -158,10 +159,10 @@ def test_the_tables_show_whole_counts_and_shares_as_percentages(tmp_path):
         ("async_write", pytest.approx(3867873.28)),
         ("trim", 0.0),
     ]
-    shown = device_iostat.shown(raw.drop("path", "host"))
-    assert shown.select("io_class", "ios", "agg_share", "small_share").rows() == [
-        ("async_read", 4614, "25.0 %", "66.1 %"),
-        ("async_write", 3867873, "42.6 %", "53.7 %"),
-        ("trim", 0, None, None),
+    shown = device_tables.req_size(raw)  # counts to zpool's 3 significant digits unless printed whole
+    assert shown.select("I/O class", "I/Os counted", "aggregated by ZFS", "of at most 4 KiB").rows() == [
+        ("async_read", "about 4,610", "25.0 %", "66.1 %"),
+        ("async_write", "about 3,870,000", "42.6 %", "53.7 %"),
+        ("trim", "0", "\u2014", "\u2014"),
     ]
     assert "nan" not in present.table(shown)._repr_html_()
