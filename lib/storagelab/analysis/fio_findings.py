@@ -353,9 +353,20 @@ def headline(n, res) -> None:
         res.headline["lowest durable-write p99"] = "every durable-write run is flagged (too short): none heads it"
     above = sum(n.flagged_above.values())
     if above:
-        res.caveats.append(f"{above} faster run(s) flagged (test design: stall, short, cache; or 05's plausibility)")
+        res.caveats.append(
+            f"{above} run(s) of the headline's workload faster than it are flagged (test design: stall, short, "
+            "cache; or 05's plausibility)"
+        )
+    for key, title in (
+        ("iops", "highest IOPS (blocks under 64 KiB)"),
+        ("bw", "highest bandwidth (blocks of 64 KiB and more)"),
+    ):
+        if getattr(n, "all_flagged", {}).get(key):
+            runs = n.all_flagged[key]
+            res.headline[title] = f"none: every one of its {runs} run(s) is flagged (Test design above)"
+            parts.append(f"{title}: none, all {runs} run(s) flagged")
     text = "; ".join(parts)
     res.verdict = (
         (text[:1].upper() + text[1:] + "." if parts else "")
-        + (f" {above} faster run(s) are flagged and left out of the headline." if above else "")
+        + (f" {above} faster run(s) of its workload are flagged and left out of the headline." if above else "")
     ).strip()

@@ -166,6 +166,7 @@ class FioNumbers:
     best_iops: dict | None = None  # small blocks: the highest IOPS of an unflagged run
     best_bw: dict | None = None  # large blocks: the highest bandwidth of an unflagged run
     flagged_above: dict[str, int] = field(default_factory=dict)  # 'iops'/'bw' -> flagged runs above the best
+    all_flagged: dict[str, int] = field(default_factory=dict)  # 'iops'/'bw' -> runs, every one flagged: no best
     # 'iops'/'bw' -> the workloads (and directions) of the unflagged candidates where there are several: not ranked
     unranked: dict[str, list[str]] = field(default_factory=dict)
     log_ids: list[int] = field(default_factory=list)
@@ -189,9 +190,7 @@ def compute(data: FioData, steady: SteadyParams = SteadyParams(), knee_gain: flo
     n = FioNumbers(runs=data.runs.select("file_id", "doc_index").n_unique() if data.runs.height else 0)
     n.flags = _flags(data.runs)
     if data.runs.height:
-        n.design = design.with_design(
-            data.runs.with_columns(label=pl.coalesce("label", pl.col("path").str.split("/").list.last()))
-        )
+        n.design = design.with_design(data.runs.with_columns(label=fio_runs.run_label(data.runs)))
         n.design_sentences = list(dict.fromkeys(design.sentences(n.design)))  # a run's directions share one sentence
     n.durable = fio_durable.compute(data.durable_jobs, data.durable_pct, _design_by_file(n.design))
     if data.summary.height:
@@ -282,14 +281,30 @@ def _headline(n: FioNumbers) -> None:
             n.unranked[key] = sorted(f"`{w}` {dr}" for w, dr in kinds.iter_rows())
             ok = ok.clear()
         best = ok.row(0, named=True) if ok.height else None
-        above = pl.col(col) > (best[col] if best else -1.0)
-        if best:  # faster runs of the best's own workload: another workload's are not 'faster' than it
-            above = above & (pl.col("workload") == best["workload"]) & (pl.col("direction") == best["direction"])
-        n.flagged_above[key] = 0 if key in n.unranked else rows.filter(pl.col("suspect") & above).height
+        n.flagged_above[key] = _flagged_faster(rows, best, col)
+        if best is None and key not in n.unranked:
+            n.all_flagged[key] = _run_count(rows.filter(pl.col("suspect")))
         if key == "iops":
             n.best_iops = best
         else:
             n.best_bw = best
+
+
+RUN_KEY = ("file_id", "doc_index", "groupid")  # one run: a reporting group of one report (a row per job, direction)
+
+
+def _run_count(rows: pl.DataFrame) -> int:
+    """How many runs ``rows`` (``against_depth``: one row per job and direction) hold: a randrw run is one run."""
+    return rows.select(*RUN_KEY).n_unique() if rows.height else 0
+
+
+def _flagged_faster(rows: pl.DataFrame, best: dict | None, col: str) -> int:
+    """Flagged runs of the headline run's own workload and direction faster than it (another workload's are not
+    'faster' than it); 0 where no run heads the headline."""
+    if best is None:
+        return 0
+    same = (pl.col("workload") == best["workload"]) & (pl.col("direction") == best["direction"])
+    return _run_count(rows.filter(pl.col("suspect") & same & (pl.col(col) > best[col])))
 
 
 def _time_series(data: FioData, n: FioNumbers, steady: SteadyParams) -> None:

@@ -85,15 +85,20 @@ def device_latency(con, sel: Selection, file_ids: list[int]) -> pl.DataFrame:
     return frame(con, DISK_SQL, [sorted(set(file_ids))])
 
 
+# what repeats share besides the workload and the label: one target (host, pool, layout, stack, devices, ZFS version)
+SAME_TARGET = ("host", "pool", "stack", "vdev_type", "vdev_count", "vdev_width", "devices", "zfs_version")
+
+
 def repeats(df: pl.DataFrame) -> pl.DataFrame:
-    """Repeated runs: the same workload, stack and ZFS version, labels equal once a 'run N' mark is taken out.
+    """Repeated runs: the same workload and target labels (``SAME_TARGET``), labels equal once a 'run N' mark is
+    taken out (a file without a label is named by its path: ``fio_runs.config_label``).
     Per group of two or more: n, mean, sd, min, max, the spread (half the range, % of the mean), and from
     ``stats.summarise`` the 95 % confidence interval of the mean (``ci95_bytes_per_s``, half-width), the 95 %
     prediction interval for one new run (``pi95_bytes_per_s``) and, from five runs, a seeded bootstrap interval of
     the mean (``boot_low/high_bytes_per_s``); ``values``: the runs' bandwidths."""
     g = (
-        df.with_columns(config=fio_runs.config_label())
-        .group_by("config", "workload", "stack", "zfs_version", maintain_order=True)
+        df.with_columns(config=fio_runs.config_label(df))
+        .group_by("config", "workload", *(c for c in SAME_TARGET if c in df.columns), maintain_order=True)
         .agg(
             n=pl.len(),
             mean=pl.col("bw_bytes_per_s").mean(),
@@ -184,9 +189,7 @@ def query(con, sel: Selection, direction: str) -> tuple[pl.DataFrame, pl.DataFra
     all_runs = fio_runs.comparable(fio_runs.runs(con, sel))
     if all_runs.is_empty():
         return all_runs, all_runs, pl.DataFrame()
-    d = all_runs.filter(pl.col("direction") == direction).with_columns(
-        label=pl.coalesce("label", pl.col("path").str.split("/").list.last())
-    )
+    d = all_runs.filter(pl.col("direction") == direction).with_columns(label=fio_runs.run_label(all_runs))
     disks = device_latency(con, sel, d["file_id"].to_list()) if d.height else pl.DataFrame()
     return all_runs, d, disks
 
