@@ -43,23 +43,37 @@ def bin_percentiles(
     return res.select(*by, "percentile", "latency_ns", "total").sort([*by, "percentile"])
 
 
+LOG_OPTIONS = ("write_bw_log", "write_iops_log", "write_lat_log", "write_hist_log")
+
+
 def load_log_runs(con) -> pl.DataFrame:
     """Which fio output each run of logs belongs to: ``run`` (as ``load_log_samples``), the log files'
     ``prefix``, and ``output_file_id``/``output_path`` of the fio output in the same folder with a job
     named like the prefix (NULL when there is none: logs saved without their output, or write_*_log=
-    given another name than the job's). The lab names job, logs and output after the run, so they match."""
+    given another name than the job's and than its write_*_log= values). The lab names job, logs and output after the
+    run, so they match; a job's write_bw_log=/path/NAME (JSON options, the command line) names its logs NAME_bw.N.log
+    (fio's HOWTO): the last part of that value matches too."""
+    names = " UNION ".join(
+        f"SELECT file_id, job_index, regexp_extract(coalesce(json_extract_string(options_json, '$.{o}'), "
+        f"regexp_extract(command, '--{o}[= ](\\S+)', 1)), '[^/]*$') AS name FROM fio_jobs JOIN files USING (file_id)"
+        for o in LOG_OPTIONS
+    )
     return frame(
         con,
-        """
+        f"""
         WITH logs AS (
             SELECT DISTINCT parse_dirpath(f.path) AS dir, l.prefix FROM fio_log_samples l JOIN files f USING (file_id)
             WHERE l.prefix IS NOT NULL
             UNION
             SELECT DISTINCT parse_dirpath(f.path), h.prefix FROM fio_hist_samples h JOIN files f USING (file_id)
             WHERE h.prefix IS NOT NULL),
+        log_names AS ({names}),
         outputs AS (
-            SELECT DISTINCT parse_dirpath(f.path) AS dir, j.jobname, f.file_id, f.path
-            FROM fio_jobs j JOIN files f USING (file_id) WHERE j.is_final)
+            SELECT DISTINCT parse_dirpath(f.path) AS dir, n.jobname, f.file_id, f.path
+            FROM fio_jobs j JOIN files f USING (file_id),
+                 LATERAL (SELECT j.jobname UNION SELECT name FROM log_names ln
+                          WHERE ln.file_id = j.file_id AND ln.job_index = j.job_index AND name <> '') n(jobname)
+            WHERE j.is_final)
         SELECT logs.dir || '/' || logs.prefix AS run, logs.prefix, min(o.file_id) AS output_file_id,
                min(o.path) AS output_path, count(o.file_id) AS candidates
         FROM logs LEFT JOIN outputs o ON o.dir = logs.dir AND o.jobname = logs.prefix
