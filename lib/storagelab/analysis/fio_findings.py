@@ -382,8 +382,9 @@ def headline(n, res) -> None:
     ):
         if getattr(n, "all_flagged", {}).get(key):
             runs = n.all_flagged[key]
-            res.headline[title] = f"none: every one of its {runs} run(s) is flagged (Test design above)"
-            parts.append(f"{title}: none, all {runs} run(s) flagged")
+            which = "its one run is" if runs == 1 else f"all {runs} of its runs are"
+            res.headline[title] = f"none: {which} flagged (Test design above)"
+            parts.append(f"{title}: none, {which} flagged")
     text = "; ".join(parts)
     res.verdict = (
         (text[:1].upper() + text[1:] + "." if parts else "")

@@ -189,9 +189,28 @@ def query(con, sel: Selection, direction: str) -> tuple[pl.DataFrame, pl.DataFra
     all_runs = fio_runs.comparable(fio_runs.runs(con, sel))
     if all_runs.is_empty():
         return all_runs, all_runs, pl.DataFrame()
-    d = all_runs.filter(pl.col("direction") == direction).with_columns(label=fio_runs.run_label(all_runs))
+    d = all_runs.filter(pl.col("direction") == direction).with_columns(
+        labelled=pl.col("label").is_not_null(), label=fio_runs.run_label(all_runs)
+    )
     disks = device_latency(con, sel, d["file_id"].to_list()) if d.height else pl.DataFrame()
     return all_runs, d, disks
+
+
+def _mixed_note(all_runs: pl.DataFrame) -> str:
+    """What direction 'mixed' is, and the mixed-mode runs (randrw, readwrite) present, for a selection without
+    'mixed' rows: those runs are under read and write."""
+    modes = all_runs.filter(pl.col("wl_rw").is_in(list(fio_runs.MIXED_MODES)))
+    runs = modes.with_columns(name=fio_runs.run_label(all_runs)).unique(["file_id", "doc_index", "groupid"])
+    named = [f"{r['name']} (rw={r['wl_rw']}, rwmixread={r['wl_rwmixread'] or '?'})" for r in runs.iter_rows(named=True)]
+    present = (
+        f"; the mixed-mode runs here are under read and write: {', '.join(sorted(named))}"
+        if named
+        else "; no run here is of a mixed mode (randrw, readwrite) either"
+    )
+    return (
+        ". 'mixed' is fio's unified_rw_reporting (reads and writes reported as one row), not a randrw workload"
+        + present
+    )
 
 
 def _ref(r: dict) -> RunRef:
@@ -365,7 +384,7 @@ def analyse(
         dirs = ", ".join(sorted(set(all_runs["direction"].to_list())))
         res.missing.append(
             f"no fio {direction} runs for {sel.describe()} (the runs there are {dirs}): "
-            f"set the parameter direction to one of them"
+            f"set the parameter direction to one of them{_mixed_note(all_runs) if direction == 'mixed' else ''}"
         )
         return res
     res = stacks_findings.write(res, compute(d, disks, direction, inflation_margin, min_elapsed_s))
