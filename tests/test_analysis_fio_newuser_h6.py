@@ -86,6 +86,14 @@ def test_08_never_pools_same_named_files_of_three_pools_as_repeats(res_b):
         assert f"on file {pool}/sync_rand_write/sync_rand_write.log (host not labelled): one run" in text
     pair = [f for f in res_b.findings if " write at QD 1 x 8: " in f]
     assert len(pair) == 1
+    # one histogram per run (had been one per file name: '5 from fio's printed distribution' for 10 runs)
+    assert (
+        res_b.findings.count(
+            "Latency histograms (share of each run's I/Os per latency bucket): 6 from fio's printed distribution (its own "
+            "buckets, all directions together)."
+        )
+        == 1
+    )
     slog, noslog = (f"file tank_raidz2_nospecial_{p}/slog_punisher/slog_punisher.log" for p in ("slog", "noslog"))
     expected = (
         f"{slog} (host not labelled) (1 run(s), mean 74.5 MiB/s (78.1 MB/s)) is 8.5 % faster than {noslog} (host not "

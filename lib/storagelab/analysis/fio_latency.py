@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from .db import frame
+from .fio_runs import file_names
 
 
 def bin_percentiles(
@@ -131,13 +132,13 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
             best AS (SELECT file_id, direction, min(kind) AS kind FROM b GROUP BY ALL),  -- 'clat' < 'lat'
             lines AS (SELECT file_id, min(line_start) AS line_start, max(line_end) AS line_end FROM fio_jobs
                       WHERE is_final GROUP BY file_id)
-            SELECT coalesce(f.label, regexp_extract(f.path, '[^/]+$')) AS label, b.file_id, b.direction, 'JSON+ ' || b.kind AS source,
+            SELECT f.label, b.file_id, b.direction, 'JSON+ ' || b.kind AS source,
                    b.latency_ns, b.count, f.path, f.sha256, lines.line_start, lines.line_end
             FROM b JOIN best USING (file_id, direction, kind) JOIN files f USING (file_id) LEFT JOIN lines USING (file_id)
             ORDER BY label, b.file_id, b.direction, b.latency_ns""",
             [sorted({int(i) for i in file_ids})],
         )
-        parts.append(bins)
+        parts.append(_named(con, bins, file_ids).sort("label", "file_id", "direction", "latency_ns"))
     if hist_ids:
         h = load_hist_samples(con, hist_ids)
         if h.height:
@@ -155,7 +156,8 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
                     pl.col("line_end").max(),
                 )
                 .with_columns(
-                    pl.col("run").str.split("/").list.last().alias("label"), pl.lit("clat_hist log").alias("source")
+                    pl.col("run").replace_strict(file_names(h["run"].to_list()), return_dtype=pl.String).alias("label"),
+                    pl.lit("clat_hist log").alias("source"),
                 )
                 .sort("run", "direction", "latency_ns", "file_id")
             )
@@ -198,17 +200,31 @@ def load_printed_buckets(con, file_ids: Sequence[int]) -> pl.DataFrame:
     ``bucket_hi_ns`` NULL for the open '>=2000 ms' bucket)."""
     if not file_ids:
         return pl.DataFrame()
-    return frame(
+    printed = frame(
         con,
         """
-        SELECT coalesce(f.label, regexp_extract(f.path, '[^/]+$'))
-                   || CASE WHEN count(*) OVER (PARTITION BY b.file_id, b.bucket_lo_ns) > 1
-                           THEN ' (job ' || b.job_index || ')' ELSE '' END AS label,
+        SELECT f.label, b.file_id, CASE WHEN count(*) OVER (PARTITION BY b.file_id, b.bucket_lo_ns) > 1
+                                        THEN ' (job ' || b.job_index || ')' ELSE '' END AS job,
                'all' AS direction, 'fio''s printed buckets' AS source, CAST(NULL AS BIGINT) AS count,
                b.bucket_lo_ns, b.bucket_hi_ns, b.pct, f.path, f.sha256, b.line_start, b.line_end
         FROM fio_latency_buckets b JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
         WHERE j.is_final AND list_contains(?::INTEGER[], b.file_id)
-          AND b.file_id NOT IN (SELECT file_id FROM fio_latency_bins)
-        ORDER BY label, b.bucket_lo_ns""",
+          AND b.file_id NOT IN (SELECT file_id FROM fio_latency_bins)""",
         [sorted({int(i) for i in file_ids})],
     )
+    if printed.is_empty():
+        return printed.drop("file_id", "job")
+    out = _named(con, printed, file_ids).with_columns(label=pl.col("label") + pl.col("job"))
+    return out.drop("file_id", "job").sort("label", "bucket_lo_ns", maintain_order=True)
+
+
+def _named(con, df: pl.DataFrame, file_ids: Sequence[int]) -> pl.DataFrame:
+    """``df``'s ``label`` filled, where a file has none, with its ``fio_runs.file_names`` name among the files of
+    ``file_ids`` (the selection's runs): three pools' sync_rand_write.log are three histograms, not one."""
+    paths = frame(
+        con, "SELECT file_id, path FROM files WHERE list_contains(?::INTEGER[], file_id)", [sorted(map(int, file_ids))]
+    )
+    names = file_names(paths["path"].to_list())
+    by_id = {i: names[p] for i, p in paths.iter_rows()}
+    fallback = pl.col("file_id").replace_strict(by_id, default=None, return_dtype=pl.String)
+    return df.with_columns(label=pl.coalesce(pl.col("label"), fallback))
