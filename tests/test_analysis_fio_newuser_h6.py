@@ -143,6 +143,9 @@ def test_08_a_run_of_two_regimes_is_flagged_with_both_figures_and_never_steady(r
     ]
     assert row["suspect"].to_list() == [True]
     assert round(row["bw_bytes_per_s"][0] / 2**20, 1) == 720.8
+    panel = res_b["series"].filter(pl.col("name") == "large_read_bw")
+    assert panel["flag"].unique().to_list() == ["⚠ two regimes"]  # in the chart panel's title too
+    assert panel["phase"].value_counts().sort("phase").rows() == [("high regime", 9), ("other regime", 50)]
 
 
 def test_08_draws_one_line_per_run_in_panels_named_by_folder(res_b):

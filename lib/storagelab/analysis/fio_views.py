@@ -229,6 +229,7 @@ def compute(data: FioData, steady: SteadyParams = SteadyParams(), knee_gain: flo
     if data.log_ids and data.samples.height:  # first: a run whose logs show two regimes is flagged in the depth rows
         _time_series(data, n, steady)
         n.regimes = _regimes(n.steady, data.log_outputs)
+        n.series = _mark_regimes(n.series, n.steady)
     if data.summary.height:
         _depth(data, n, knee_gain)
     n.histogram, n.histogram_sources = _histograms(data)
@@ -259,6 +260,19 @@ def _regimes(verdicts: list[SteadyVerdict], log_outputs: dict[str, int]) -> dict
                 f"{figure(v.rest_mean)} in the other {v.rounds - v.segment_rounds}"
             )
     return out
+
+
+def _mark_regimes(series: pl.DataFrame, verdicts: list[SteadyVerdict]) -> pl.DataFrame:
+    """The chart's ``flag`` of each log run with a series of two regimes gets 'two regimes' (its panels' titles)."""
+    runs = sorted({v.run for v in verdicts if v.state == "two regimes"})
+    if not runs or "flag" not in series.columns:
+        return series
+    mark = (
+        pl.when(pl.col("flag").fill_null("") == "")
+        .then(pl.lit(f"{design.MARK} two regimes"))
+        .otherwise(pl.col("flag") + pl.lit(", two regimes"))
+    )
+    return series.with_columns(flag=pl.when(pl.col("run").is_in(runs)).then(mark).otherwise(pl.col("flag")))
 
 
 def _design_by_file(d: pl.DataFrame) -> dict[int, design.DesignFlags]:
