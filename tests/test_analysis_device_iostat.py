@@ -1,9 +1,11 @@
 """analysis.device_iostat: zpool iostat -r/-l/-q beside the fio runs of a selection (issue 25), on published zpool
 outputs and a real fio 3.33 JSON run (tests/fixtures), labelled as a user would."""
 
+import polars as pl
 import pytest
 from conftest import FIXTURES
 
+from storagelab import present
 from storagelab.analysis import Selection, device_iostat, open_db
 from storagelab.store import ingest
 
@@ -143,3 +145,23 @@ def test_the_latency_chart_draws_each_column_share_per_bucket(tmp_path):
     assert bucket["count"] == 1327446 and bucket["pct"] == pytest.approx(1327446 / 2173279 * 100)
     assert bucket["lo_ms"] == 2097152 / 1e6 and bucket["line_start"] == 24
     assert len({r["panel"] for r in rows}) == 10  # all ten of backup's columns counted something (asyncq read: 19)
+
+
+def test_the_tables_show_whole_counts_and_shares_as_percentages(tmp_path):
+    """Finding 20 of the new-user trial: 08's -r table showed the published -r output's counts rebuilt from zpool's
+    nicenum values with decimals (3867873.28 I/Os), its shares as raw floats (0.24991763339055642) and the share of
+    the trim class, which counted nothing, as 'nan'. Shown: whole counts, percentages, and an empty cell."""
+    res = build(tmp_path, {"r.txt": (PUB / "iostat-r-trim-data.txt").read_text(), "fio.txt": FIO.read_text()})
+    raw = res["req_size"].filter(pl.col("io_class").is_in(["async_read", "async_write", "trim"]))
+    assert raw.select("io_class", "ios").rows() == [
+        ("async_read", pytest.approx(4613.52)),
+        ("async_write", pytest.approx(3867873.28)),
+        ("trim", 0.0),
+    ]
+    shown = device_iostat.shown(raw.drop("path", "host"))
+    assert shown.select("io_class", "ios", "agg_share", "small_share").rows() == [
+        ("async_read", 4614, "25.0 %", "66.1 %"),
+        ("async_write", 3867873, "42.6 %", "53.7 %"),
+        ("trim", 0, None, None),
+    ]
+    assert "nan" not in present.table(shown)._repr_html_()

@@ -284,3 +284,41 @@ def _link_marks(node, linked: bool, how: bool = False) -> None:
     elif isinstance(node, list):
         for item in node:
             _link_marks(item, linked, how)
+
+
+def href_of(writer: Excerpts, inputs, derivation: str | None = None) -> str | None:
+    """The link to the raw lines of a number drawn from ``inputs`` (each {path, line_start, line_end}): one input,
+    its file's page at its lines; several, the one page of every input's lines with the arithmetic (as a chart's
+    computed mark). None when no input's file can be shown."""
+    inputs = [s for s in inputs if isinstance(s, dict) and s.get("path") and _int(s.get("line_start")) is not None]
+    if len(inputs) == 1:
+        s = inputs[0]
+        return writer.href(str(s["path"]), s.get("sha256"), _int(s["line_start"]), _int(s.get("line_end")))
+    return writer.href_many(inputs, derivation) if inputs else None
+
+
+def _title(inputs, derivation: str | None) -> str:
+    """A link's title (shown on hover): the files and lines, and the arithmetic; no quote or line break."""
+    text = from_text(list(inputs)) + (f" ({derivation})" if derivation and len(inputs) > 1 else "")
+    return re.sub(r'["\n\r\\]+', " ", text)
+
+
+def linked(finding: str, writer: Excerpts) -> str:
+    """A finding (analysis.result.Finding) as Markdown whose cited numbers link to their raw lines (the excerpt
+    pages, written under the writer's folder as a chart's are): each cited number where the sentence first writes it
+    after the previous one, else (a cite without a number, or a number not found) a 'lines' link at the end. A plain
+    str, or a number whose file cannot be shown, stays as it is."""
+    out, at, tail = [], 0, []
+    for c in getattr(finding, "cites", ()):
+        href = href_of(writer, c.inputs, c.derivation)
+        if not href:
+            continue
+        title = _title(c.inputs, c.derivation)
+        m = re.compile(rf"(?<![\w.,]){re.escape(c.text)}(?!\w)").search(finding, at) if c.text else None
+        if m is None:
+            tail.append(f'[lines]({href} "{title}")')
+            continue
+        out.append(str.__str__(finding)[at : m.start()] + f'[{m.group(0)}]({href} "{title}")')
+        at = m.end()
+    text = "".join(out) + str.__str__(finding)[at:]
+    return text + (f" ({', '.join(tail)})" if tail else "")

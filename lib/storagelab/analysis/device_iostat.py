@@ -31,6 +31,7 @@ from typing import Any
 import polars as pl
 
 from ..parsers.zpool_latency_hist import BUCKETS
+from . import prose
 from .db import frame
 from .selection import Selection
 
@@ -191,6 +192,21 @@ def waits_table(waits: pl.DataFrame) -> pl.DataFrame:
         write_ns=pl.col("latency_ns").filter(pl.col("op") == "write").first(),
         wait_ns=pl.col("latency_ns").filter(pl.col("op").is_null()).first(),
     ).select(cols)
+
+
+def shown(df: pl.DataFrame) -> pl.DataFrame:
+    """A table of this module as a report shows it: I/O counts (``ios``) and times (``*_ns``) as whole numbers
+    (zpool's counts are nicenum values, 697K = 697 x 1024, and its times are rounded: decimals such as 714466.8 would
+    claim a precision they do not have), shares (``*_share``) as percentages (``prose.percent``), and the share of a
+    class that counted no I/O (0/0) empty rather than 'nan'."""
+    exprs = []
+    for name, dtype in df.schema.items():
+        if dtype.is_float() and (name == "ios" or name.endswith("_ns")):
+            exprs.append(pl.col(name).fill_nan(None).round(0).cast(pl.Int64))
+        elif dtype.is_float() and name.endswith("_share"):
+            share = pl.col(name).fill_nan(None) * 100
+            exprs.append(share.map_elements(prose.percent, return_dtype=pl.Utf8, skip_nulls=True))
+    return df.with_columns(exprs)
 
 
 def queues_table(queues: pl.DataFrame) -> pl.DataFrame:
