@@ -201,7 +201,7 @@ def test_a_flagged_run_is_not_promoted_unmarked(seed_db):
     # btrfs (single NVMe): 945.8 MB/s is 1.05x its labelled 900 MB/s: 05 calls that flag weak (shown; it may head)
     assert res.verdict == (
         "Highest bandwidth btrfs (single NVMe) at 902.0 MiB/s (945.8 MB/s) (just above the labelled limit (weak)). 2 "
-        "faster run(s) are flagged and left out of the headline."
+        "faster run(s) of its workload are flagged and left out of the headline."
     )
     assert list(res.headline) == ["runs", "highest bandwidth (blocks of 64 KiB and more)"]
     lines = v.depth_lines(res["depth"])

@@ -270,6 +270,17 @@ def fio_latency_histogram(hist, sel):
     )
 
 
+# the phases of a time series (fio_timeseries.judge_steady) and their colours
+PHASES = {
+    "ramp": "#ff7f0e",
+    "steady window": "#1f77b4",
+    "after": "#6baed6",
+    "not steady": "#9e9e9e",
+    "too short": "#bdbdbd",
+    "maxima": "#9467bd",
+    "high regime": "#d62728",
+    "other regime": "#8c564b",
+}
 MAX_TIME_PANELS = 36  # panels of the time-series figure: 18 rows of two
 
 
@@ -291,7 +302,7 @@ def fio_time_series(series, sel):
         .otherwise(pl.col("value") / 1e6),
         panel=pl.concat_str(
             [
-                pl.col("run").str.split("/").list.last(),
+                pl.col("name") if "name" in series.columns else pl.col("run").str.split("/").list.last(),
                 pl.col("kind"),
                 pl.col("direction"),
                 pl.lit("(") + unit + pl.lit(")"),
@@ -299,6 +310,11 @@ def fio_time_series(series, sel):
             ],
             separator=" ",
         ).str.strip_chars(),
+    )
+    # a line per run and stretch of one phase: the windows before and after a high regime are not joined across it
+    by = ["run", "kind", "direction"]
+    df = df.sort([*by, "time_ns"]).with_columns(
+        stretch=(pl.col("phase") != pl.col("phase").shift()).fill_null(True).cum_sum().over(by).cast(pl.Int64)
     )
     panels = df["panel"].unique(maintain_order=True).to_list()
     shown_note = []
@@ -317,10 +333,12 @@ def fio_time_series(series, sel):
                 "phase:N",
                 title="phase",
                 scale=alt.Scale(
-                    domain=["ramp", "steady window", "after", "not steady", "too short", "maxima"],
-                    range=["#ff7f0e", "#1f77b4", "#6baed6", "#9e9e9e", "#bdbdbd", "#9467bd"],
+                    domain=[*PHASES],
+                    range=[*PHASES.values()],
                 ),
             ),
+            # one line per run and phase stretch: runs of one log name in other folders are never joined
+            detail=["run:N", "stretch:Q"],
         )
     )
     return _panels(

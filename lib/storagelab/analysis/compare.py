@@ -65,7 +65,7 @@ def _with_match(runs: pl.DataFrame, side: str) -> pl.DataFrame:
         per_disk=pl.col("bw_bytes_per_s") / (pl.col("vdev_count") * pl.col("vdev_width")),
         # runs of one layout and stack are repeats of one configuration
         label_set=pl.concat_str([pl.col("stack").fill_null("?"), layout], separator=" | "),
-        config=fio_runs.config_label(),
+        config=fio_runs.config_label(runs),
     )
 
 

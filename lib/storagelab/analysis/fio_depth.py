@@ -141,18 +141,13 @@ def with_job_workloads(summary_df: pl.DataFrame) -> pl.DataFrame:
     in one group), and the iodepth and numjobs it runs at where the output does not print them (fio's
     defaults, the command); ``label`` falls back to the path."""
     with_wl = fio_runs.with_workloads(summary_df)
-    label = pl.coalesce("label", pl.col("path").str.split("/").list.last())
+    label = fio_runs.run_label(summary_df)
     return summary_df.with_columns(
         # a job whose mode or block size is unknown is set against no other: its workload names it alone
         workload=pl.when(with_wl["workload_known"])
         .then(with_wl["workload_at_any_depth"])
         .otherwise(
-            with_wl["workload_at_any_depth"]
-            + pl.lit(" (")
-            + pl.coalesce("label", pl.col("path").str.split("/").list.last())
-            + pl.lit(": ")
-            + pl.col("jobname")
-            + pl.lit(")")
+            with_wl["workload_at_any_depth"] + pl.lit(" (") + label + pl.lit(": ") + pl.col("jobname") + pl.lit(")")
         ),
         iodepth=pl.coalesce(pl.col("iodepth").cast(pl.Int64), with_wl["wl_iodepth"].cast(pl.Int64, strict=False)),
         block_size_bytes=pl.coalesce(
@@ -257,12 +252,10 @@ def with_run_bandwidth(summ: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         run_bw_bytes_per_s=pl.col("group_bw"),
         run_iops=pl.col("group_iops"),
         group_rows=pl.len().over(key),
-        # one setup: one labelled host, configuration and fio version; a file without a host label is a setup of
-        # its own (two unlabelled files may be two machines)
         # one setup: one labelled host and configuration; a file without a host label is a setup of its own (two
-        # unlabelled files may be two machines)
+        # unlabelled files may be two machines, also two of one name in different folders: named by their path)
         setup=pl.when(pl.col("host").is_null())
-        .then(pl.lit("file ") + pl.col("path").str.split("/").list.last() + pl.lit(" (host not labelled)"))
+        .then(pl.lit("file ") + fio_runs.short_name(summ) + pl.lit(" (host not labelled)"))
         .otherwise(pl.col("config").fill_null("not in a run")),
     ).drop("group_bw", "group_ns", "group_iops")
 

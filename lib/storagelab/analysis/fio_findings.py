@@ -8,6 +8,7 @@ import itertools
 from . import design, fio_durable, prose
 from .fio_compare import point_sentence
 from .fio_depth import KNEE_MIN_DEPTHS, DepthCurve, DepthLevel, Knee, or_unknown, qd_label
+from .fio_timeseries import REGIME_FACTOR, REGIME_MIN_ROUNDS
 from .result import Finding, cite
 
 
@@ -281,12 +282,22 @@ def time_series(n, res, steady) -> None:
             f"{prose.listing(n.unitless_logs)}: latency logs without fio's priority column (fio 2.x logged usec, early "
             "fio 3.x ns; the log does not say which), not charted"
         )
-    if not n.log_ids:
+    untied = getattr(n, "untied_logs", [])
+    if untied:
+        names = sorted({p.rsplit("/", 1)[-1] for p in untied})
+        res.missing.append(
+            f"{len(untied)} fio log file(s) sit in the folder of a selected run but are tied to no run "
+            f"({prose.listing(names)}): their name's prefix is neither a job "
+            "name nor a write_*_log= value of the fio output beside them; give them that run's labels in the "
+            "manifest, or keep the name fio gives them (NAME_bw.N.log for --write_bw_log=NAME)"
+        )
+    if not n.log_ids and not untied:
         res.missing.append(
             f"no fio log files for {res.selection.describe()}: add --write_bw_log=NAME --write_iops_log=NAME "
             "--write_lat_log=NAME --log_avg_msec=1000 to fio and keep the NAME_*.log files beside "
             "its output (storagelab lab fio does this)"
         )
+    if not n.log_ids:
         return
     if n.partial_windows:
         res.findings.append(
@@ -315,7 +326,15 @@ def _value(kind: str, v: float) -> str:
 
 
 def steady_sentence(v, steady) -> str:
-    name = f"{v.run.rsplit('/', 1)[-1]} {v.kind} {v.direction}"
+    name = f"{v.name or v.run.rsplit('/', 1)[-1]} {v.kind} {v.direction}"
+    if v.state == "two regimes":
+        return (
+            f"{name}: two regimes, not steady: {v.segment_rounds} windows from {v.start_s:g} to {v.end_s:g} s at "
+            f"{_value(v.kind, v.mean)}, {v.mean / v.rest_mean:.1f}x the other {v.rounds - v.segment_rounds} windows' "
+            f"{_value(v.kind, v.rest_mean)} (log windows; a segment of {REGIME_MIN_ROUNDS} or more windows at "
+            f"{REGIME_FACTOR:g}x the median or more); the run's average describes neither, and the log cannot say which "
+            "is the devices' own rate (one the devices cannot sustain points to a cache)."
+        )
     if v.state == "maxima":
         return (
             f"{name}: the log holds each window's maximum (log_max_value=1), not its mean: {v.rounds} windows, "
@@ -411,9 +430,21 @@ def headline(n, res) -> None:
         res.headline["lowest durable-write p99"] = "every durable-write run is flagged (too short): none heads it"
     above = sum(n.flagged_above.values())
     if above:
-        res.caveats.append(f"{above} faster run(s) flagged (test design: stall, short, cache; or 05's plausibility)")
+        res.caveats.append(
+            f"{above} run(s) of the headline's workload faster than it are flagged (test design: stall, short, "
+            "cache; or 05's plausibility)"
+        )
+    for key, title in (
+        ("iops", "highest IOPS (blocks under 64 KiB)"),
+        ("bw", "highest bandwidth (blocks of 64 KiB and more)"),
+    ):
+        if getattr(n, "all_flagged", {}).get(key):
+            runs = n.all_flagged[key]
+            which = "its one run is" if runs == 1 else f"all {runs} of its runs are"
+            res.headline[title] = f"none: {which} flagged (Test design above)"
+            parts.append(f"{title}: none, {which} flagged")
     text = "; ".join(parts)
     res.verdict = (
         (text[:1].upper() + text[1:] + "." if parts else "")
-        + (f" {above} faster run(s) are flagged and left out of the headline." if above else "")
+        + (f" {above} faster run(s) of its workload are flagged and left out of the headline." if above else "")
     ).strip()

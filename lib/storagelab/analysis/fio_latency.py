@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from .db import frame
+from .fio_runs import file_names
 
 
 def bin_percentiles(
@@ -43,23 +44,37 @@ def bin_percentiles(
     return res.select(*by, "percentile", "latency_ns", "total").sort([*by, "percentile"])
 
 
+LOG_OPTIONS = ("write_bw_log", "write_iops_log", "write_lat_log", "write_hist_log")
+
+
 def load_log_runs(con) -> pl.DataFrame:
     """Which fio output each run of logs belongs to: ``run`` (as ``load_log_samples``), the log files'
     ``prefix``, and ``output_file_id``/``output_path`` of the fio output in the same folder with a job
     named like the prefix (NULL when there is none: logs saved without their output, or write_*_log=
-    given another name than the job's). The lab names job, logs and output after the run, so they match."""
+    given another name than the job's and than its write_*_log= values). The lab names job, logs and output after the
+    run, so they match; a job's write_bw_log=/path/NAME (JSON options, the command line) names its logs NAME_bw.N.log
+    (fio's HOWTO): the last part of that value matches too."""
+    names = " UNION ".join(
+        f"SELECT file_id, job_index, regexp_extract(coalesce(json_extract_string(options_json, '$.{o}'), "
+        f"regexp_extract(command, '--{o}[= ](\\S+)', 1)), '[^/]*$') AS name FROM fio_jobs JOIN files USING (file_id)"
+        for o in LOG_OPTIONS
+    )
     return frame(
         con,
-        """
+        f"""
         WITH logs AS (
             SELECT DISTINCT parse_dirpath(f.path) AS dir, l.prefix FROM fio_log_samples l JOIN files f USING (file_id)
             WHERE l.prefix IS NOT NULL
             UNION
             SELECT DISTINCT parse_dirpath(f.path), h.prefix FROM fio_hist_samples h JOIN files f USING (file_id)
             WHERE h.prefix IS NOT NULL),
+        log_names AS ({names}),
         outputs AS (
-            SELECT DISTINCT parse_dirpath(f.path) AS dir, j.jobname, f.file_id, f.path
-            FROM fio_jobs j JOIN files f USING (file_id) WHERE j.is_final)
+            SELECT DISTINCT parse_dirpath(f.path) AS dir, n.jobname, f.file_id, f.path
+            FROM fio_jobs j JOIN files f USING (file_id),
+                 LATERAL (SELECT j.jobname UNION SELECT name FROM log_names ln
+                          WHERE ln.file_id = j.file_id AND ln.job_index = j.job_index AND name <> '') n(jobname)
+            WHERE j.is_final)
         SELECT logs.dir || '/' || logs.prefix AS run, logs.prefix, min(o.file_id) AS output_file_id,
                min(o.path) AS output_path, count(o.file_id) AS candidates
         FROM logs LEFT JOIN outputs o ON o.dir = logs.dir AND o.jobname = logs.prefix
@@ -118,14 +133,14 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
             best AS (SELECT file_id, direction, min(kind) AS kind FROM b GROUP BY ALL),  -- 'clat' < 'lat'
             lines AS (SELECT r.file_id, r.direction, min(r.line_start) AS line_start, max(r.line_end) AS line_end
                       FROM fio_results r JOIN fio_jobs j USING (file_id, job_index) WHERE j.is_final GROUP BY ALL)
-            SELECT coalesce(f.label, regexp_extract(f.path, '[^/]+$')) AS label, b.file_id, b.direction, 'JSON+ ' || b.kind AS source,
+            SELECT f.label, b.file_id, b.direction, 'JSON+ ' || b.kind AS source,
                    b.latency_ns, b.count, f.path, f.sha256, lines.line_start, lines.line_end
             FROM b JOIN best USING (file_id, direction, kind) JOIN files f USING (file_id)
             LEFT JOIN lines USING (file_id, direction)
             ORDER BY label, b.file_id, b.direction, b.latency_ns""",
             [sorted({int(i) for i in file_ids})],
         )
-        parts.append(bins)
+        parts.append(_named(con, bins, file_ids).sort("label", "file_id", "direction", "latency_ns"))
     if hist_ids:
         h = load_hist_samples(con, hist_ids)
         if h.height:
@@ -143,7 +158,8 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
                     pl.col("line_end").max(),
                 )
                 .with_columns(
-                    pl.col("run").str.split("/").list.last().alias("label"), pl.lit("clat_hist log").alias("source")
+                    pl.col("run").replace_strict(file_names(h["run"].to_list()), return_dtype=pl.String).alias("label"),
+                    pl.lit("clat_hist log").alias("source"),
                 )
                 .sort("run", "direction", "latency_ns", "file_id")
             )
@@ -186,17 +202,31 @@ def load_printed_buckets(con, file_ids: Sequence[int]) -> pl.DataFrame:
     ``bucket_hi_ns`` NULL for the open '>=2000 ms' bucket)."""
     if not file_ids:
         return pl.DataFrame()
-    return frame(
+    printed = frame(
         con,
         """
-        SELECT coalesce(f.label, regexp_extract(f.path, '[^/]+$'))
-                   || CASE WHEN count(*) OVER (PARTITION BY b.file_id, b.bucket_lo_ns) > 1
-                           THEN ' (job ' || b.job_index || ')' ELSE '' END AS label,
+        SELECT f.label, b.file_id, CASE WHEN count(*) OVER (PARTITION BY b.file_id, b.bucket_lo_ns) > 1
+                                        THEN ' (job ' || b.job_index || ')' ELSE '' END AS job,
                'all' AS direction, 'fio''s printed buckets' AS source, CAST(NULL AS BIGINT) AS count,
                b.bucket_lo_ns, b.bucket_hi_ns, b.pct, f.path, f.sha256, b.line_start, b.line_end
         FROM fio_latency_buckets b JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
         WHERE j.is_final AND list_contains(?::INTEGER[], b.file_id)
-          AND b.file_id NOT IN (SELECT file_id FROM fio_latency_bins)
-        ORDER BY label, b.bucket_lo_ns""",
+          AND b.file_id NOT IN (SELECT file_id FROM fio_latency_bins)""",
         [sorted({int(i) for i in file_ids})],
     )
+    if printed.is_empty():
+        return printed.drop("file_id", "job")
+    out = _named(con, printed, file_ids).with_columns(label=pl.col("label") + pl.col("job"))
+    return out.drop("file_id", "job").sort("label", "bucket_lo_ns", maintain_order=True)
+
+
+def _named(con, df: pl.DataFrame, file_ids: Sequence[int]) -> pl.DataFrame:
+    """``df``'s ``label`` filled, where a file has none, with its ``fio_runs.file_names`` name among the files of
+    ``file_ids`` (the selection's runs): three pools' sync_rand_write.log are three histograms, not one."""
+    paths = frame(
+        con, "SELECT file_id, path FROM files WHERE list_contains(?::INTEGER[], file_id)", [sorted(map(int, file_ids))]
+    )
+    names = file_names(paths["path"].to_list())
+    by_id = {i: names[p] for i, p in paths.iter_rows()}
+    fallback = pl.col("file_id").replace_strict(by_id, default=None, return_dtype=pl.String)
+    return df.with_columns(label=pl.coalesce(pl.col("label"), fallback))

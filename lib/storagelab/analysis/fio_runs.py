@@ -319,6 +319,33 @@ def workload_key(w: dict, without: tuple[str, ...] = ()) -> str:
     return " ".join(parts)
 
 
+def file_names(paths) -> dict[str, str]:
+    """Each path's name as reports show a file without a label: its base name, or as many of its last folders as
+    tell it from every other path of ``paths`` (three pools' 'sync_rand_write.log' are
+    'tank_a/sync_rand_write/sync_rand_write.log', ...). The folder is part of an unlabelled file's identity: two
+    files of one name in different folders may be two machines or two pools."""
+    parts = {p: p.split("/") for p in set(paths) if p is not None}
+    names = {}
+    for path, words in parts.items():
+        for k in range(1, len(words) + 1):
+            tail = words[-k:]
+            if not any(o != path and other[-k:] == tail for o, other in parts.items()):
+                break
+        names[path] = "/".join(tail)
+    return names
+
+
+def short_name(df: pl.DataFrame, column: str = "path") -> pl.Expr:
+    """``file_names`` of ``df``'s paths, as an expression over ``column``."""
+    names = file_names(df[column].to_list()) if column in df.columns and df.height else {}
+    return pl.col(column).replace_strict(names, default=None, return_dtype=pl.String)
+
+
+def run_label(df: pl.DataFrame) -> pl.Expr:
+    """A run's name in a report: its label, else its file's ``short_name`` among ``df``'s files."""
+    return pl.coalesce(pl.col("label"), short_name(df))
+
+
 def groups_apart(df: pl.DataFrame) -> pl.DataFrame:
     """Several reporting groups of one fio run (one file and report) are different jobs run by one command,
     not repeats of one run: each gets its group in its label ('ceph.out (group 2: kern-replicated)'), so that
@@ -327,7 +354,7 @@ def groups_apart(df: pl.DataFrame) -> pl.DataFrame:
         return df
     several = pl.col("groupid").n_unique().over("file_id", "doc_index") > 1
     named = pl.concat_str(
-        pl.coalesce("label", pl.col("path").str.split("/").list.last()),
+        run_label(df),
         pl.lit(" (group "),
         pl.col("groupid").cast(pl.String),
         pl.when(pl.col("jobname").is_not_null()).then(pl.lit(": ") + pl.col("jobname")).otherwise(pl.lit("")),
@@ -492,12 +519,11 @@ def match_by_output(entries: list[WorkloadEntry]) -> None:
 RUN_MARK = r"(?i)\s*\(run\s*#?\d+\)|[,;]?\s*\brun\s*#?\d+\b"
 
 
-def config_label() -> pl.Expr:
-    """What repeats of one configuration share: the run's label (its file name where it has none) with a 'run N'
-    mark taken out. Runs appended in one file share their label, so they are repeats; two files without labels are
-    two configurations, never pooled as repeats."""
-    label = pl.coalesce(pl.col("label"), pl.col("path").str.split("/").list.last())
-    return label.str.replace_all(RUN_MARK, "").str.replace_all(r"\(\s*\)", "").str.strip_chars(" ,")
+def config_label(df: pl.DataFrame) -> pl.Expr:
+    """What repeats of one configuration share: the run's label (its file's path where it has none: ``run_label``)
+    with a 'run N' mark taken out. Runs appended in one file share their label, so they are repeats; two files
+    without labels are two configurations (also two of one name in different folders), never pooled as repeats."""
+    return run_label(df).str.replace_all(RUN_MARK, "").str.replace_all(r"\(\s*\)", "").str.strip_chars(" ,")
 
 
 def comparable(df: pl.DataFrame, by: tuple[str, ...] = ("workload", "direction")) -> pl.DataFrame:

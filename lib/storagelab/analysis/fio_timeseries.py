@@ -12,6 +12,7 @@ from typing import Any, cast
 import polars as pl
 
 from .db import frame
+from .fio_runs import file_names
 
 
 def load_log_samples(con, file_ids: Sequence[int] | None = None, kinds: Sequence[str] | None = None) -> pl.DataFrame:
@@ -148,6 +149,50 @@ class SteadyVerdict:
     low: float | None = None  # the series' smallest and largest values (for maxima)
     high: float | None = None
     run_s: float | None = None  # the run's elapsed time where the design checks call it too short
+    name: str = ""  # the run as reports name it (its folder where another run has its prefix: ``run_names``)
+    rest_mean: float | None = None  # 'two regimes': the other windows' mean (``mean``: the segment's)
+    segment_rounds: int | None = None  # 'two regimes': the windows of the high segment
+
+
+REGIME_FACTOR = 3.0  # a sustained segment at 3x the series' median or more is a regime of its own
+REGIME_MIN_ROUNDS = 3  # ... when it lasts this many consecutive windows (one spike is not a regime)
+
+
+def high_regime(values: Sequence[float]) -> tuple[int, int, float, float] | None:
+    """(first, last index, segment mean, rest mean) of the longest run of at least ``REGIME_MIN_ROUNDS`` consecutive
+    windows each at ``REGIME_FACTOR`` x the series' median or more, where the rest's mean is under a third of the
+    segment's (a run of two rates: ~390 MiB/s, then 9 s at ~2,550 MiB/s that five HDDs cannot deliver: a cache).
+    None where there is none, or the segment is the whole series. Bandwidth and IOPS only: a mean over such a series
+    describes neither rate."""
+    vals = [float(v) for v in values]
+    ordered = sorted(vals)
+    if len(vals) <= REGIME_MIN_ROUNDS or any(math.isnan(v) for v in vals):
+        return None
+    median = ordered[len(vals) // 2] if len(vals) % 2 else (ordered[len(vals) // 2 - 1] + ordered[len(vals) // 2]) / 2
+    if median <= 0:
+        return None
+    best, start = None, None
+    for i, v in enumerate([*vals, -math.inf]):
+        if v >= REGIME_FACTOR * median and start is None:
+            start = i
+        elif v < REGIME_FACTOR * median and start is not None:
+            if i - start >= REGIME_MIN_ROUNDS and (best is None or i - start > best[1] - best[0] + 1):
+                best = (start, i - 1)
+            start = None
+    if best is None or best[1] - best[0] + 1 == len(vals):
+        return None
+    seg = vals[best[0] : best[1] + 1]
+    rest = vals[: best[0]] + vals[best[1] + 1 :]
+    seg_mean, rest_mean = sum(seg) / len(seg), sum(rest) / len(rest)
+    if rest_mean > 0 and seg_mean < REGIME_FACTOR * rest_mean:
+        return None
+    return best[0], best[1], seg_mean, rest_mean
+
+
+def run_names(runs: Sequence[str]) -> dict[str, str]:
+    """Each log run (folder + '/' + prefix) as reports name it: the prefix, or as many of its folders as tell it from
+    the other runs' (three pools' 'sync_rand_write_bw' logs are three runs: never one line, panel or sentence)."""
+    return file_names(runs)
 
 
 def snia_window(
@@ -180,16 +225,32 @@ def judge_steady(
     short_runs: Mapping[str, float | None] | None = None,
 ) -> tuple[pl.DataFrame, list[SteadyVerdict]]:
     """``series`` (``combine_jobs``) with ``phase`` per round ('ramp' before the steady window, 'steady window',
-    'after' it, 'not steady', 'too short', 'maxima') and one ``SteadyVerdict`` per series. ``short_runs``: log run
-    -> its elapsed seconds, for runs the design checks call too short (``design.MIN_ELAPSED_S``): not judged."""
+    'after' it, 'not steady', 'too short', 'maxima'; 'high regime' and 'other regime' for a bandwidth or IOPS series
+    with a sustained segment several times the rest: ``high_regime``, never called steady) and one ``SteadyVerdict``
+    per series, named by ``run_names``. ``short_runs``: log run -> its elapsed seconds, for runs the design checks
+    call too short (``design.MIN_ELAPSED_S``): not judged."""
     short_runs = short_runs or {}
     parts, verdicts = [], []
     by = ["run", "kind", "direction"]
+    names = run_names(series["run"].unique().to_list()) if series.height else {}
     for (run, kind, direction), g in series.sort([*by, "time_ns"]).group_by(by, maintain_order=True):
         vals = g["value"].to_list()
         t = (g["time_ns"] / 1e9).to_list()
-        base = dict(run=run, kind=kind, direction=direction, rounds=len(vals))
-        if run in maxima_runs:
+        base = dict(run=run, kind=kind, direction=direction, rounds=len(vals), name=names.get(run, run))
+        regime = high_regime(vals) if kind in ("bw", "iops") and run not in maxima_runs else None
+        if regime is not None and run not in short_runs:
+            i, j, seg_mean, rest_mean = regime
+            v = SteadyVerdict(
+                **base,
+                state="two regimes",
+                start_s=t[i],
+                end_s=t[j],
+                mean=seg_mean,
+                rest_mean=rest_mean,
+                segment_rounds=j - i + 1,
+            )
+            phases = ["other regime"] * i + ["high regime"] * (j - i + 1) + ["other regime"] * (len(vals) - j - 1)
+        elif run in maxima_runs:
             v = SteadyVerdict(**base, state="maxima", low=min(vals), high=max(vals))
             phases = ["maxima"] * len(vals)
         elif len(vals) < rounds or run in short_runs:

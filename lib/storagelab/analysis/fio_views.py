@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import arc, design, fio_compare, fio_depth, fio_durable, fio_findings, fio_runs, measures
+from . import arc, design, fio_compare, fio_depth, fio_durable, fio_findings, fio_runs, measures, prose
 from .db import frame
 from .fio_compare import comparison_sentence, point_comparisons, repeats_sentence  # noqa: F401
 from .fio_depth import (  # noqa: F401
@@ -55,6 +55,7 @@ from .fio_timeseries import (  # noqa: F401
     judge_steady,
     load_log_samples,
     partial_windows,
+    run_names,
     snia_window,
 )
 from .result import Result
@@ -80,6 +81,7 @@ class FioData:
     printed: pl.DataFrame  # load_printed_buckets
     durable_jobs: pl.DataFrame
     durable_pct: pl.DataFrame
+    untied_logs: list[str] = field(default_factory=list)  # log files beside a selected run, tied to none
 
 
 def query(con, sel) -> FioData:
@@ -92,7 +94,9 @@ def query(con, sel) -> FioData:
         return frame(con, sql, params)["file_id"].to_list()
 
     file_ids = sorted(set(runs["file_id"].to_list())) if runs.height else []
-    log_ids, hist_ids = ids("fio-log"), ids("fio-hist-log")
+    tied, untied = _logs_beside(con, file_ids)
+    log_ids = sorted(set(ids("fio-log")) | set(tied.get("fio-log", [])))
+    hist_ids = sorted(set(ids("fio-hist-log")) | set(tied.get("fio-hist-log", [])))
     djobs, dpct = fio_durable.load(con, sel)
     return FioData(
         runs=runs,
@@ -105,7 +109,34 @@ def query(con, sel) -> FioData:
         printed=load_printed_buckets(con, file_ids),
         durable_jobs=djobs,
         durable_pct=dpct,
+        untied_logs=untied,
     )
+
+
+LOGS_BESIDE_SQL = """
+SELECT DISTINCT f.file_id, f.format, f.path, parse_dirpath(f.path) || '/' || s.prefix AS run
+FROM files f JOIN (SELECT DISTINCT file_id, prefix FROM fio_log_samples
+                   UNION SELECT DISTINCT file_id, prefix FROM fio_hist_samples) s USING (file_id)
+WHERE parse_dirpath(f.path) IN (SELECT parse_dirpath(path) FROM files WHERE list_contains(?::INTEGER[], file_id))
+ORDER BY f.path
+"""
+
+
+def _logs_beside(con, file_ids: list[int]) -> tuple[dict[str, list[int]], list[str]]:
+    """The log files in the folders of the selection's fio outputs: those tied to one of them (``load_log_runs``:
+    same folder, prefix = a job name or write_*_log= value) by format ('fio-log', 'fio-hist-log'), which join the
+    run whatever their labels (README: logs join their run by folder and prefix), and the paths of the others."""
+    if not file_ids:
+        return {}, []
+    beside = frame(con, LOGS_BESIDE_SQL, [file_ids])
+    if beside.is_empty():
+        return {}, []
+    owners = load_log_runs(con)
+    tied = beside.filter(pl.col("run").is_in(owners.filter(pl.col("output_file_id").is_in(file_ids))["run"].implode()))
+    by_format = {fmt: g["file_id"].to_list() for (fmt,), g in tied.group_by("format")}
+    orphans = owners.filter(pl.col("output_file_id").is_null())["run"]
+    untied = beside.filter(pl.col("run").is_in(orphans.implode()))["path"].unique(maintain_order=True)
+    return by_format, untied.to_list()
 
 
 def _log_outputs(con) -> dict[str, int]:
@@ -168,9 +199,12 @@ class FioNumbers:
     best_iops: dict | None = None  # small blocks: the highest IOPS of an unflagged run
     best_bw: dict | None = None  # large blocks: the highest bandwidth of an unflagged run
     flagged_above: dict[str, int] = field(default_factory=dict)  # 'iops'/'bw' -> flagged runs above the best
+    regimes: dict[int, str] = field(default_factory=dict)  # file_id -> '⚠ two regimes' (its logs: _regimes)
+    all_flagged: dict[str, int] = field(default_factory=dict)  # 'iops'/'bw' -> runs, every one flagged: no best
     # 'iops'/'bw' -> the workloads (and directions) of the unflagged candidates where there are several: not ranked
     unranked: dict[str, list[str]] = field(default_factory=dict)
     log_ids: list[int] = field(default_factory=list)
+    untied_logs: list[str] = field(default_factory=list)  # FioData.untied_logs
 
 
 @dataclass(frozen=True)
@@ -191,18 +225,19 @@ def compute(data: FioData, steady: SteadyParams = SteadyParams(), knee_gain: flo
     n = FioNumbers(runs=data.runs.select("file_id", "doc_index").n_unique() if data.runs.height else 0)
     n.flags = _flags(data.runs)
     if data.runs.height:
-        n.design = design.with_design(
-            data.runs.with_columns(label=pl.coalesce("label", pl.col("path").str.split("/").list.last()))
-        )
+        n.design = design.with_design(data.runs.with_columns(label=fio_runs.run_label(data.runs)))
         n.design_sentences = list(dict.fromkeys(design.sentences(n.design)))  # a run's directions share one sentence
         n.design_notes, n.design_missing = design.notes(n.design), design.missing(n.design)
     n.durable = fio_durable.compute(data.durable_jobs, data.durable_pct, _design_by_file(n.design))
+    if data.log_ids and data.samples.height:  # first: a run whose logs show two regimes is flagged in the depth rows
+        _time_series(data, n, steady)
+        n.regimes = _regimes(n.steady, data.log_outputs)
+        n.series = _mark_regimes(n.series, n.steady)
     if data.summary.height:
         _depth(data, n, knee_gain)
-    if data.log_ids and data.samples.height:
-        _time_series(data, n, steady)
     n.histogram, n.histogram_sources = _histograms(data)
     n.log_ids = data.log_ids
+    n.untied_logs = data.untied_logs
     return n
 
 
@@ -214,6 +249,33 @@ def _flags(runs: pl.DataFrame) -> dict[int, str]:
 
     flagged = with_flags(runs).filter(~pl.col("flag").is_in(CLEAN_FLAGS))
     return dict(zip(flagged["file_id"], flagged["flag"], strict=True))
+
+
+def _regimes(verdicts: list[SteadyVerdict], log_outputs: dict[str, int]) -> dict[int, str]:
+    """file_id of a fio output -> '⚠ two regimes' where its logs' bandwidth or IOPS hold a sustained segment several
+    times the rest (``fio_timeseries.high_regime``): its average describes neither rate, so it heads nothing."""
+    out: dict[int, str] = {}
+    for v in sorted(verdicts, key=lambda v: v.kind != "bw"):  # the bandwidth's figures where both show it
+        if v.state == "two regimes" and v.run in log_outputs and log_outputs[v.run] not in out:
+            figure = prose.rate if v.kind == "bw" else (lambda x: f"{x:,.0f} IOPS")
+            out[log_outputs[v.run]] = (
+                f"{design.MARK} two regimes: {figure(v.mean)} for {v.segment_rounds} log windows, "
+                f"{figure(v.rest_mean)} in the other {v.rounds - v.segment_rounds}"
+            )
+    return out
+
+
+def _mark_regimes(series: pl.DataFrame, verdicts: list[SteadyVerdict]) -> pl.DataFrame:
+    """The chart's ``flag`` of each log run with a series of two regimes gets 'two regimes' (its panels' titles)."""
+    runs = sorted({v.run for v in verdicts if v.state == "two regimes"})
+    if not runs or "flag" not in series.columns:
+        return series
+    mark = (
+        pl.when(pl.col("flag").fill_null("") == "")
+        .then(pl.lit(f"{design.MARK} two regimes"))
+        .otherwise(pl.col("flag") + pl.lit(", two regimes"))
+    )
+    return series.with_columns(flag=pl.when(pl.col("run").is_in(runs)).then(mark).otherwise(pl.col("flag")))
 
 
 def _design_by_file(d: pl.DataFrame) -> dict[int, design.DesignFlags]:
@@ -233,6 +295,7 @@ def _with_flags(summ: pl.DataFrame, n: FioNumbers) -> pl.DataFrame:
     else:
         summ = summ.with_columns(design_marker=pl.lit(None, pl.String))
 
+    regimes = pl.col("file_id").replace_strict(n.regimes, default=None, return_dtype=pl.String)
     plaus = pl.col("file_id").replace_strict(n.flags, default=None, return_dtype=pl.String)
     # 05's "direct=1 ignored" is the design check's "direct ignored": said once
     plaus = (
@@ -241,11 +304,17 @@ def _with_flags(summ: pl.DataFrame, n: FioNumbers) -> pl.DataFrame:
         .otherwise(plaus)
     )
     flag = pl.concat_str(
-        [pl.when(pl.col("design_marker") != "").then(pl.col("design_marker")), plaus], separator="; ", ignore_nulls=True
+        [pl.when(pl.col("design_marker") != "").then(pl.col("design_marker")), regimes, plaus],
+        separator="; ",
+        ignore_nulls=True,
     )
-    # suspect: a design flag or a plausibility flag that is not weak keeps a run out of headlines and comparisons
-    # (a weak flag, 'just above the labelled limit', is shown but does not: as in 05)
-    suspect = (pl.col("design_marker").fill_null("") != "") | plaus.is_in(SUSPECT_FLAGS).fill_null(False)
+    # suspect: a design flag, two regimes in its logs or a plausibility flag that is not weak keeps a run out of
+    # headlines and comparisons (a weak flag, 'just above the labelled limit', is shown but does not: as in 05)
+    suspect = (
+        (pl.col("design_marker").fill_null("") != "")
+        | regimes.is_not_null()
+        | plaus.is_in(SUSPECT_FLAGS).fill_null(False)
+    )
     return summ.with_columns(flag=pl.when(flag != "").then(flag), suspect=suspect).drop("design_marker")
 
 
@@ -285,29 +354,45 @@ def _headline(n: FioNumbers) -> None:
             n.unranked[key] = sorted(f"`{w}` {dr}" for w, dr in kinds.iter_rows())
             ok = ok.clear()
         best = ok.row(0, named=True) if ok.height else None
-        above = pl.col(col) > (best[col] if best else -1.0)
-        if best:  # faster runs of the best's own workload: another workload's are not 'faster' than it
-            above = above & (pl.col("workload") == best["workload"]) & (pl.col("direction") == best["direction"])
-        n.flagged_above[key] = 0 if key in n.unranked else rows.filter(pl.col("suspect") & above).height
+        n.flagged_above[key] = _flagged_faster(rows, best, col)
+        if best is None and key not in n.unranked:
+            n.all_flagged[key] = _run_count(rows.filter(pl.col("suspect")))
         if key == "iops":
             n.best_iops = best
         else:
             n.best_bw = best
 
 
+RUN_KEY = ("file_id", "doc_index", "groupid")  # one run: a reporting group of one report (a row per job, direction)
+
+
+def _run_count(rows: pl.DataFrame) -> int:
+    """How many runs ``rows`` (``against_depth``: one row per job and direction) hold: a randrw run is one run."""
+    return rows.select(*RUN_KEY).n_unique() if rows.height else 0
+
+
+def _flagged_faster(rows: pl.DataFrame, best: dict | None, col: str) -> int:
+    """Flagged runs of the headline run's own workload and direction faster than it (another workload's are not
+    'faster' than it); 0 where no run heads the headline."""
+    if best is None:
+        return 0
+    same = (pl.col("workload") == best["workload"]) & (pl.col("direction") == best["direction"])
+    return _run_count(rows.filter(pl.col("suspect") & same & (pl.col(col) > best[col])))
+
+
 def _time_series(data: FioData, n: FioNumbers, steady: SteadyParams) -> None:
     samples = data.samples
+    names = run_names(samples["run"].unique().to_list())
     unitless = samples.filter(pl.col("kind").is_in(["lat", "clat", "slat"]) & pl.col("latency_ns").is_null())
     n.unitless_logs = [
-        f"{run.rsplit('/', 1)[-1]} {kind}"
-        for run, kind in unitless.select("run", "kind").unique(maintain_order=True).rows()
+        f"{names[run]} {kind}" for run, kind in unitless.select("run", "kind").unique(maintain_order=True).rows()
     ]
     samples = samples.filter(~pl.col("kind").is_in(["lat", "clat", "slat"]) | pl.col("latency_ns").is_not_null())
     combined = combine_jobs(samples)
     partial = partial_windows(combined)
     cut = combined.filter(partial)
     n.partial_windows = cut.height
-    n.partial_runs = sorted({r.rsplit("/", 1)[-1] for r in cut["run"]})
+    n.partial_runs = sorted({names[r] for r in cut["run"]})
     by_file = _design_by_file(n.design)
     short = {
         run: f.elapsed_s for run, fid in data.log_outputs.items() if (f := by_file.get(fid)) is not None and f.too_short
@@ -317,7 +402,8 @@ def _time_series(data: FioData, n: FioNumbers, steady: SteadyParams) -> None:
     )
     marks = {run: design.marker(by_file[fid]) for run, fid in data.log_outputs.items() if fid in by_file}
     n.series = series.with_columns(
-        flag=pl.col("run").replace_strict(marks, default="", return_dtype=pl.String) if marks else pl.lit("")
+        flag=pl.col("run").replace_strict(marks, default="", return_dtype=pl.String) if marks else pl.lit(""),
+        name=pl.col("run").replace_strict(names, default=None, return_dtype=pl.String),
     )
 
 

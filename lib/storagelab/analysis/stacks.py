@@ -85,15 +85,20 @@ def device_latency(con, sel: Selection, file_ids: list[int]) -> pl.DataFrame:
     return frame(con, DISK_SQL, [sorted(set(file_ids))])
 
 
+# what repeats share besides the workload and the label: one target (host, pool, layout, stack, devices, ZFS version)
+SAME_TARGET = ("host", "pool", "stack", "vdev_type", "vdev_count", "vdev_width", "devices", "zfs_version")
+
+
 def repeats(df: pl.DataFrame) -> pl.DataFrame:
-    """Repeated runs: the same workload, stack and ZFS version, labels equal once a 'run N' mark is taken out.
+    """Repeated runs: the same workload and target labels (``SAME_TARGET``), labels equal once a 'run N' mark is
+    taken out (a file without a label is named by its path: ``fio_runs.config_label``).
     Per group of two or more: n, mean, sd, min, max, the spread (half the range, % of the mean), and from
     ``stats.summarise`` the 95 % confidence interval of the mean (``ci95_bytes_per_s``, half-width), the 95 %
     prediction interval for one new run (``pi95_bytes_per_s``) and, from five runs, a seeded bootstrap interval of
     the mean (``boot_low/high_bytes_per_s``); ``values``: the runs' bandwidths."""
     g = (
-        df.with_columns(config=fio_runs.config_label())
-        .group_by("config", "workload", "stack", "zfs_version", maintain_order=True)
+        df.with_columns(config=fio_runs.config_label(df))
+        .group_by("config", "workload", *(c for c in SAME_TARGET if c in df.columns), maintain_order=True)
         .agg(
             n=pl.len(),
             mean=pl.col("bw_bytes_per_s").mean(),
@@ -185,10 +190,27 @@ def query(con, sel: Selection, direction: str) -> tuple[pl.DataFrame, pl.DataFra
     if all_runs.is_empty():
         return all_runs, all_runs, pl.DataFrame()
     d = all_runs.filter(pl.col("direction") == direction).with_columns(
-        label=pl.coalesce("label", pl.col("path").str.split("/").list.last())
+        labelled=pl.col("label").is_not_null(), label=fio_runs.run_label(all_runs)
     )
     disks = device_latency(con, sel, d["file_id"].to_list()) if d.height else pl.DataFrame()
     return all_runs, d, disks
+
+
+def _mixed_note(all_runs: pl.DataFrame) -> str:
+    """What direction 'mixed' is, and the mixed-mode runs (randrw, readwrite) present, for a selection without
+    'mixed' rows: those runs are under read and write."""
+    modes = all_runs.filter(pl.col("wl_rw").is_in(list(fio_runs.MIXED_MODES)))
+    runs = modes.with_columns(name=fio_runs.run_label(all_runs)).unique(["file_id", "doc_index", "groupid"])
+    named = [f"{r['name']} (rw={r['wl_rw']}, rwmixread={r['wl_rwmixread'] or '?'})" for r in runs.iter_rows(named=True)]
+    present = (
+        f"; the mixed-mode runs here are under read and write: {', '.join(sorted(named))}"
+        if named
+        else "; no run here is of a mixed mode (randrw, readwrite) either"
+    )
+    return (
+        ". 'mixed' is fio's unified_rw_reporting (reads and writes reported as one row), not a randrw workload"
+        + present
+    )
 
 
 def _ref(r: dict) -> RunRef:
@@ -362,7 +384,7 @@ def analyse(
         dirs = ", ".join(sorted(set(all_runs["direction"].to_list())))
         res.missing.append(
             f"no fio {direction} runs for {sel.describe()} (the runs there are {dirs}): "
-            f"set the parameter direction to one of them"
+            f"set the parameter direction to one of them{_mixed_note(all_runs) if direction == 'mixed' else ''}"
         )
         return res
     res = stacks_findings.write(res, compute(d, disks, direction, inflation_margin, min_elapsed_s))

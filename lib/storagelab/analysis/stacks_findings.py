@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import polars as pl
+
 from ..units import MiB
 from . import design, prose
 from .result import Finding, Result, cite
@@ -182,6 +184,14 @@ def _repeat_sentences(r: StacksResult) -> list[str]:
         out.append(
             "No configuration was run more than once: run-to-run noise is unknown, so small "
             "differences between runs cannot be told from noise."
+        )
+    unlabelled = r.runs.filter(~pl.col("labelled")).height if "labelled" in r.runs.columns else 0
+    if unlabelled:
+        out.append(
+            f"Repeats are runs of one workload, one target (host, pool, stack, layout, devices, ZFS version) and one "
+            f"label once a 'run N' mark is taken out; {unlabelled} run(s) have no label and are named by their file "
+            "(as much of its path as tells it from the others): runs appended to one file are repeats, files of one "
+            "name in different folders are not. Labels in the manifest would make the grouping certain."
         )
     return out
 
