@@ -260,8 +260,8 @@ def _regimes(verdicts: list[SteadyVerdict], log_outputs: dict[str, int]) -> dict
             figure = prose.rate if v.kind == "bw" else (lambda x: f"{x:,.0f} IOPS")
             out[log_outputs[v.run]] = (
                 f"{design.MARK} two regimes: {figure(v.mean)} for {v.segment_rounds} log windows, "
-                f"{figure(v.rest_mean)} in the other {v.rounds - v.segment_rounds}"
-            )
+                f"{figure(v.rest_mean)} in the other {v.rounds - (v.segment_rounds or 0)}"
+            )  # (a two-regime verdict always has its segment)
     return out
 
 
