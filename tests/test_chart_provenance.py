@@ -148,8 +148,11 @@ def test_08_histograms_and_log_windows_link_to_their_lines(tmp_path):
     assert (s.ingested, s.failed) == (26, 3), s.errors  # three slat logs are empty (COMMANDS.md)
     res = _res(tmp_path / "x.duckdb", fio_views.analyse)
     rows = _linked(charts.fio_latency_histogram(res["histogram"], Selection()), "h", "08_fio", tmp_path / "r")
-    assert len(rows) == res["histogram"].height == 67  # every bucket: the run's final jobs' lines (JSON+ bins)
-    assert {(Path(r["path"]).name, r["raw_lines"]) for r in rows if r["label"] == "avg.txt"} == {("avg.txt", "18-769")}
+    assert len(rows) == res["histogram"].height == 67  # every bucket: its direction's blocks in the final jobs
+    # the "write": {...} objects (JSON+ bins) of the two jobs: the first's opens at line 82, the second's closes at 640
+    assert {(Path(r["path"]).name, r["raw_lines"]) for r in rows if r["label"] == "avg.txt"} == {("avg.txt", "82-640")}
+    avg = (FIXTURES / "fio" / "3.33" / "logs" / "avg.txt").read_text().split("\n")
+    assert (avg[81].strip(), avg[455].strip(), avg[639].strip()) == ('"write" : {', '"write" : {', "},")
     rows = _linked(charts.fio_time_series(res["series"], Selection()), "t", "08_fio", tmp_path / "r")
     assert len(rows) == res["series"].height == 85  # every window: its first job's log lines in it
     one = next(r for r in rows if (r["kind"], r["time_ns"]) == ("bw", 1_000_000_000) and "avg" in r["panel"])
