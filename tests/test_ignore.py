@@ -62,6 +62,8 @@ CASES = [
     (["[a-c]x"], "dx", False),
     (["\\[abc"], "[abc", True),
     (["*a*a*a*b"], "xaaaab", True),
+    (["[[:blank:]]x"], " x", True),  # git's other POSIX classes
+    (["[[:alpha]x"], "ax", True),  # no ":]" before the "]": not a POSIX class but characters
 ]
 
 
@@ -193,6 +195,20 @@ def test_an_unclosed_class_is_an_error():
         str(e.value)
         == "x/.storagelabignore:2: a [ without its closing ] (\\[ is a literal [) in '[abc': fix or delete that line"
     )
+
+
+def test_an_unknown_posix_class_is_an_error():
+    """reliability-5 (store) low 4: `[[:nosuch:]]` was accepted, matching nothing (git's wildmatch fails the whole
+    pattern there). The CLI prints an IgnoreError as its one line (the [z-a] test below)."""
+    from storagelab.ignore import IgnoreError
+
+    for bad in ("[[:nosuch:]]", "x[[::]]"):
+        with pytest.raises(IgnoreError) as e:
+            IgnoreList(["ok.txt", "[[:digit:]]*", bad], "x/.storagelabignore")
+        assert str(e.value) == (
+            f"x/.storagelabignore:3: unknown character class [:{bad.split(':')[1]}:] (known: alnum, alpha, blank, "
+            f"cntrl, digit, graph, lower, print, punct, space, upper, xdigit) in {bad!r}: fix or delete that line"
+        )
 
 
 def test_a_bad_pattern_is_one_line_naming_the_file_and_line(raw_copy, tmp_path):

@@ -49,6 +49,10 @@ _POSIX = {
     "space": str.isspace,
     "xdigit": lambda c: c in "0123456789abcdefABCDEF",
     "punct": lambda c: c.isprintable() and not c.isalnum() and not c.isspace(),
+    "blank": lambda c: c in " \t",
+    "cntrl": lambda c: ord(c) < 32 or ord(c) == 127,
+    "graph": lambda c: c.isprintable() and not c.isspace(),
+    "print": lambda c: c.isprintable(),
 }
 
 
@@ -70,6 +74,15 @@ class CharClass:
 ANY, STAR, DSEG, ALL = "?any", "*star", "**/", "/**"
 
 
+def _posix_name(seg: str, j: int) -> str | None:
+    """The name of the POSIX class ``[:name:]`` at ``seg[j]``, as git's wildmatch reads one: from ``[:`` to the next
+    ``]``, which must follow a ``:``; None when there is none (the ``[`` is then a character of the class)."""
+    if not seg.startswith("[:", j):
+        return None
+    end = seg.find("]", j + 2)
+    return seg[j + 2 : end - 1] if end - 1 >= j + 2 and seg[end - 1] == ":" else None
+
+
 def _class(seg: str, i: int) -> tuple[CharClass, int] | None:
     """The class starting at ``seg[i] == '['``: (class, index after its ``]``), None when it is not closed."""
     j = i + 1
@@ -78,9 +91,11 @@ def _class(seg: str, i: int) -> tuple[CharClass, int] | None:
     chars, ranges, posix, first = set(), [], [], True
     while j < len(seg) and (seg[j] != "]" or first):
         first = False
-        if seg.startswith("[:", j) and (end := seg.find(":]", j + 2)) > 0 and seg[j + 2 : end] in _POSIX:
-            posix.append(seg[j + 2 : end])
-            j = end + 2
+        if (name := _posix_name(seg, j)) is not None:
+            if name not in _POSIX:  # git's wildmatch fails the whole pattern there: said rather than never matching
+                raise ValueError(f"unknown character class [:{name}:] (known: {', '.join(sorted(_POSIX))})")
+            posix.append(name)
+            j += len(name) + 4
             continue
         c = seg[j + 1] if seg[j] == "\\" and j + 1 < len(seg) else seg[j]
         j += 2 if seg[j] == "\\" and j + 1 < len(seg) else 1
