@@ -91,6 +91,42 @@ def test_sql_parquet_never_writes_over_the_database_and_asks_before_replacing_a_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["alias.parquet", "mine.txt", "victim.duckdb"]  # no temp
 
 
+def test_sql_parquet_never_writes_inside_a_dataset_or_the_databases_parquet_copy(victim, tmp_path):
+    """reliability-5 (store) low 3: `sql --parquet DS/files/.../part-X.parquet --force` (or DS/_storagelab/meta.json)
+    replaced the file, exit 0, and the dataset was refused from then on; --force was meant for the user's own files.
+    A table's copy in the database's Parquet folder is never rewritten by the next ingest (its stamp still matches),
+    so it is refused too."""
+    import duckdb
+
+    from storagelab import dataset
+    from storagelab.cli import _parquet_target_refused
+
+    ds = tmp_path / "ds"
+    con = duckdb.connect(str(victim), read_only=True)
+    dataset.export(con, ds)
+    con.close()
+    part = sorted((ds / "files").rglob("*.parquet"))[0]
+    before = {p: p.read_bytes() for p in ds.rglob("*") if p.is_file()}
+    r = _sql("select 1 as x", "--db", str(victim), "--parquet", str(part), "--force")
+    assert (r.returncode, r.stdout, r.stderr) == (
+        2,
+        "",
+        f"storagelab sql: --parquet {part} is inside the dataset {ds}, which storagelab writes: write the result to "
+        "a file outside it\n",
+    )
+    for target in (ds / "_storagelab" / "meta.json", ds / "files" / "new" / "mine.parquet"):
+        assert _parquet_target_refused(str(target), str(victim), True).startswith(f"--parquet {target} is inside")
+    assert {p: p.read_bytes() for p in ds.rglob("*") if p.is_file()} == before
+    dataset.open_dataset(ds).close()  # still whole
+    copies = tmp_path / "victim-parquet"  # the Parquet copy of victim.duckdb (store/export.py)
+    assert _parquet_target_refused(str(copies / "files.parquet"), str(victim), True) == (
+        f"--parquet {copies / 'files.parquet'} is inside {copies}, the Parquet copy of the database {victim}, which "
+        "storagelab writes: write the result to a file outside it"
+    )
+    assert _parquet_target_refused(str(copies / "mine.parquet"), str(victim), True) is None  # not a table's name
+    assert _parquet_target_refused(str(tmp_path / "mine.parquet"), str(victim), True) is None
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the command as the user nobody")
 def test_sql_on_a_database_this_user_cannot_read_says_so(seed_db):
     """The campaign: on a chmod-000 database sql said the notebooks 'can still read it'."""
