@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ..terminal import show
 from ..units import MiB
 from .fio import (
     _catch_stop_signals,
@@ -34,7 +35,7 @@ def run_bonnie(
     ingest: bool = True,
     labels: dict | None = None,
     repeat: int = 1,
-    log=print,
+    log=show,
 ) -> int:
     """``repeat`` bonnie++ runs (file size 2 x RAM unless ``size_bytes``), saved as OUT/bonnie-<size>m-n<files>.txt,
     then -2, -3 ...; an output already saved by the same command counts (a re-run resumes), one made by another
