@@ -243,7 +243,8 @@ def _plant_and_run(user: str, tmp_path: Path) -> None:
 def test_a_group_writable_out_folder_of_this_users_own_group_is_accepted(tmp_path):
     """A group-writable folder whose group has no other user (a user-private group, umask 002) is this user's alone:
     accepted; with the group's write bit it is refused only when another user is in that group (the test above)."""
-    from storagelab.lab.cli import _group_members, _out_ok  # noqa: PLC0415
+    from storagelab.lab.cli import _out_ok  # noqa: PLC0415
+    from storagelab.lab.outdir import _group_members  # noqa: PLC0415
 
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -310,3 +311,31 @@ def test_ctrl_c_on_spark_ingest_is_130_and_one_line(tmp_path):
     assert p.returncode == 130, text[-3000:]
     assert "Traceback" not in text and "Exception" not in text, text[-3000:]
     assert text.splitlines()[-1] == "storagelab spark-ingest: interrupted"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("useradd"), reason="needs root to make a second user")
+def test_an_out_folder_another_user_makes_after_the_check_is_refused_before_fio_runs(tmp_path):
+    """reliability-5 (processes) low 5: a new --out was checked before the lab made it, so another user who made it
+    in between (in a shared parent such as /tmp) was not seen. The lab checks the folder again once it is there:
+    here it is missing at the check, then made by the other user, and the matrix refuses it before running fio."""
+    from storagelab.lab import PRESETS, build_runs, run_fio_matrix  # noqa: PLC0415
+    from storagelab.lab.cli import _out_ok  # noqa: PLC0415
+
+    user = "storagelab-rel5"
+    if subprocess.run(["id", user], capture_output=True).returncode:
+        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", user], check=True)
+    out, target = tmp_path / "out", tmp_path / "t"
+    assert _out_ok(out, "fio") is True  # missing when the command starts
+    out.mkdir()
+    os.chown(out, pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid)  # made by the other user meanwhile
+    runs = build_runs(PRESETS["smoke"], target=target, out=out, rw=["read"])[:1]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = run_fio_matrix(runs, target=target, out=out, ingest=False, fio=str(tmp_path / "fio-never-run"))
+    assert (rc, err.getvalue()) == (
+        2,
+        f"storagelab lab fio: --out {out} is another user's (mode drwxr-xr-x): another user could put a symlink "
+        "there under a name the lab or fio writes, and have them overwrite any file you can write; give a folder of "
+        "your own (e.g. a new folder under it)\n",
+    )
+    assert list(out.iterdir()) == []

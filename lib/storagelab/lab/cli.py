@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import grp
-import os
-import pwd
 import re
 import shlex
 import shutil
 import socket
-import stat
 import sys
 from pathlib import Path
 
@@ -23,6 +19,7 @@ from ..units import UnitError
 from .bonnie import run_bonnie
 from .fio import run_fio_auto, run_fio_matrix
 from .manifest import default_out
+from .outdir import refusal
 from .presets import PRESETS, _size_bytes, build_runs, plan_points
 from .sweep import run_sweep, sweep_plan
 
@@ -239,55 +236,13 @@ def _out_ok(out: Path, what: str) -> bool:
         say(f"storagelab lab {what}: --out {out} is a file, not a folder: give the folder for the outputs")
         return False
     try:
-        st = out.stat()
+        why = refusal(what, out)
     except FileNotFoundError:
-        return True  # made by the lab, as this user
-    owner = _others_can_write(st)
-    if owner:
-        say(
-            f"storagelab lab {what}: --out {out} {owner} (mode {stat.filemode(st.st_mode)}): another user could "
-            "put a symlink there under a name the lab or fio writes, and have them overwrite any file you can "
-            "write; give a folder of your own (e.g. a new folder under it)"
-        )
+        return True  # made by the lab, as this user (and checked again then: outdir.made_ours)
+    if why:
+        say(why)
         return False
     return True
-
-
-def _others_can_write(st: os.stat_result) -> str | None:
-    """How users other than this one can write into the folder of stat ``st`` (another owns it, every user may,
-    or its group may and has another user in it), as the words after its name; None when only this user can. A
-    group-writable folder of this user's own group (Debian's user-private groups, umask 002) is this user's alone."""
-    if st.st_uid != os.getuid():
-        return "is another user's"
-    if st.st_mode & 0o002:
-        return "can be written by every user"
-    if st.st_mode & 0o020 and (others := _group_members(st.st_gid) - {_user_name(os.getuid())}):
-        users = ", ".join(sorted(others)[:3])
-        return f"can be written by its group {_group_name(st.st_gid)}, which has other users ({users})"
-    return None
-
-
-def _group_members(gid: int) -> set[str]:
-    """The users in group ``gid``: its listed members and the users whose primary group it is."""
-    try:
-        members = set(grp.getgrgid(gid).gr_mem)
-    except KeyError:  # a group without a name: its users are unknown, so assume there are others
-        return {f"gid {gid}"}
-    return members | {u.pw_name for u in pwd.getpwall() if u.pw_gid == gid}
-
-
-def _group_name(gid: int) -> str:
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return str(gid)
-
-
-def _user_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
 
 
 def _db_ok(db: Path | None, what: str) -> bool:

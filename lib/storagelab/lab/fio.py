@@ -27,6 +27,7 @@ from ..repeat_auto import repeat_until_settled
 from ..store import ingest
 from ..terminal import say, show
 from .manifest import _notes, append_manifest, manifest_for, manifest_row, sanity_flags
+from .outdir import made_ours
 from .presets import Run, _size_bytes
 from .system import _cmd, describe_system, describe_target
 
@@ -301,7 +302,9 @@ def run_fio_matrix(
     (other size, runtime, target ...) is kept, and this one is saved as ``RUNID-2`` (the next free id).
     ``device_limit``: what the devices can deliver, bytes/s; a run measured faster is flagged (cache)."""
     target.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+    if why := made_ours("fio", out):  # made by another user since the command checked it
+        say(why)
+        return 2
     version = _cmd([fio, "--version"])
     system = describe_system()
     tinfo = describe_target(target)
