@@ -1,10 +1,12 @@
 """analysis.device_iostat: zpool iostat -r/-l/-q beside the fio runs of a selection (issue 25), on published zpool
 outputs and a real fio 3.33 JSON run (tests/fixtures), labelled as a user would."""
 
+import polars as pl
 import pytest
 from conftest import FIXTURES
 
-from storagelab.analysis import Selection, device_iostat, open_db
+from storagelab import present
+from storagelab.analysis import Selection, device_iostat, device_tables, open_db
 from storagelab.store import ingest
 
 PUB = FIXTURES / "zpool" / "published"
@@ -143,3 +145,24 @@ def test_the_latency_chart_draws_each_column_share_per_bucket(tmp_path):
     assert bucket["count"] == 1327446 and bucket["pct"] == pytest.approx(1327446 / 2173279 * 100)
     assert bucket["lo_ms"] == 2097152 / 1e6 and bucket["line_start"] == 24
     assert len({r["panel"] for r in rows}) == 10  # all ten of backup's columns counted something (asyncq read: 19)
+
+
+def test_the_tables_show_whole_counts_and_shares_as_percentages(tmp_path):
+    """Finding 20 of the new-user trial: 08's -r table showed the published -r output's counts rebuilt from zpool's
+    nicenum values with decimals (3867873.28 I/Os), its shares as raw floats (0.24991763339055642) and the share of
+    the trim class, which counted nothing, as 'nan'. Shown (analysis.device_tables, which replaced h5's
+    device_iostat.shown): counts to the precision zpool printed, percentages, and an em dash."""
+    res = build(tmp_path, {"r.txt": (PUB / "iostat-r-trim-data.txt").read_text(), "fio.txt": FIO.read_text()})
+    raw = res["req_size"].filter(pl.col("io_class").is_in(["async_read", "async_write", "trim"]))
+    assert raw.select("io_class", "ios").rows() == [
+        ("async_read", pytest.approx(4613.52)),
+        ("async_write", pytest.approx(3867873.28)),
+        ("trim", 0.0),
+    ]
+    shown = device_tables.req_size(raw)  # counts to zpool's 3 significant digits unless printed whole
+    assert shown.select("I/O class", "I/Os counted", "aggregated by ZFS", "of at most 4 KiB").rows() == [
+        ("async_read", "about 4,610", "25.0 %", "66.1 %"),
+        ("async_write", "about 3,870,000", "42.6 %", "53.7 %"),
+        ("trim", "0", "\u2014", "\u2014"),
+    ]
+    assert "nan" not in present.table(shown)._repr_html_()

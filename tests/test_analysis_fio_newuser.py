@@ -30,7 +30,7 @@ FILES = {
     "misc/fio-2.21-issued-rwt.txt": (FIXTURES / "fio" / "text-variants" / "fio-2.21-issued-rwt.txt", "", ",,,,,"),
     "misc/randrw_libaio_jsonplus.txt": (FIXTURES / "fio" / "3.33" / "randrw_libaio_jsonplus.txt", "", ",,,,,"),
     "atlas/iostat-w.txt": (FIXTURES / "zpool" / "published" / "iostat-w-0.8-trim-slag4-cut.txt", "latency hist", ATLAS),
-    "atlas/iostat-l.txt": (FIXTURES / "zpool" / "iostat-l-openzfs2.txt", "wait times", ATLAS),
+    "atlas/iostat-l.txt": (FIXTURES / "zpool" / "iostat-l-openzfs2.txt", "wait times", ATLAS),  # CONSTRUCTED by hand
     "atlas/iostat-lq.txt": (FIXTURES / "zpool" / "published" / "iostat-lq-2.0-intervals-pool2.txt", "lq", ATLAS),
 }
 

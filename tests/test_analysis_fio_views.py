@@ -241,6 +241,20 @@ def test_histograms_from_json_plus_bins_and_hist_logs(con):
                     want[(f"{run}.txt", d)] = want.get((f"{run}.txt", d), 0) + job[d]["clat_ns"]["N"]
     assert got == want == {("avg.txt", "write"): 384, ("raw.txt", "read"): 57, ("raw.txt", "write"): 71,
                            ("single.txt", "read"): 13198}  # fmt: skip
+    # each histogram opens its direction's objects in the output ("read": {...} of its jobs, first to last), not the
+    # whole jobs (finding 21 of the new-user trial)
+    spans = {
+        (p.split("/")[-1], d, lo, hi) for p, d, lo, hi in h.select("path", "direction", "line_start", "line_end").rows()
+    }
+    assert spans == {
+        ("avg.txt", "write", 82, 640),  # two jobs: the first one's "write" object to the second one's
+        ("raw.txt", "read", 36, 456),
+        ("raw.txt", "write", 124, 553),
+        ("single.txt", "read", 34, 374),
+    }
+    for name, d, lo, hi in spans:
+        text = (LOGS / name).read_text().split("\n")
+        assert text[lo - 1].strip() == f'"{d}" : {{' and text[hi - 1].strip() == "},"
     logs = v.load_histograms(con, [], hists)  # without the output: the write_hist_log bins
     assert set(logs["source"]) == {"clat_hist log"} and set(logs["label"]) == {"avg"}
     assert logs["count"].sum() == 2 * 130 and sorted(set(logs["file_id"])) == hists
@@ -342,6 +356,17 @@ def test_point_comparisons_at_one_depth_with_their_noise():
         "is unknown. Repeat the runs (`storagelab lab fio --repeat 3`) for "
         "a run-to-run estimate."
     ]
+    # finding 20 of the new-user trial: a difference that rounds to 0.0 % is '< 0.1 %', equal means have no direction
+    close = pl.DataFrame([_point("a | zfs", 1, 100.04 * mib), _point("b | zfs", 2, 100 * mib)])
+    assert v.point_comparisons(close)[0].startswith(
+        "`write bs=4KiB` write at QD 1 x 1: a | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)) is < 0.1 % faster than "
+        "b | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)); no test:"
+    )
+    same = pl.DataFrame([_point("a | zfs", 1, 100 * mib), _point("b | zfs", 2, 100 * mib)])
+    assert v.point_comparisons(same)[0].startswith(
+        "`write bs=4KiB` write at QD 1 x 1: a | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)) has the same mean as "
+        "b | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)); no test:"
+    )
     one = pl.DataFrame([_point("a | xfs", 1, bw * mib, doc_index=i) for i, bw in enumerate((100, 104, 96))])
     # n = 3, sd 4: CI = 4.303 x 4 / sqrt(3) = 9.94 (9.9 %), PI = 4.303 x 4 x sqrt(4/3) = 19.87 (19.9 %)
     assert v.point_comparisons(one) == [

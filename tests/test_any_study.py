@@ -79,7 +79,8 @@ def outputs(executed: Path) -> str:
                 v = o.get("data", {}).get(mime)
                 if v:
                     parts.append(v if isinstance(v, str) else "".join(v))
-    return "\n".join(parts)
+    # a finding's number linked to its raw lines ([10.4 MiB/s](raw/... "from: ...")) reads as the number
+    return re.sub(r'\[([^\]]+)\]\(raw/[^ )]+ "[^"]*"\)', r"\1", "\n".join(parts))
 
 
 def digest(folder: Path) -> dict[str, str]:

@@ -194,3 +194,49 @@ def test_small_per_char_rates_keep_two_significant_digits():
     """53, 115 and 139 K/s per-char rates had all been shown as '0.1' MiB/s."""
     assert [bonnie_table._value(k * 1024 / 2**20) for k in (53, 115, 139)] == ["0.052", "0.11", "0.14"]
     assert bonnie_table._value(2764.8) == "2764.8" and bonnie_table._value(2764.8, ",") == "2,764.8"
+
+
+def test_a_small_file_against_a_large_ram_keeps_its_digits_and_repeats_say_so_once(tmp_path):
+    """Finding 20 of the new-user trial: 03 and 09 said a 64 MiB file was '0.0x' / '0.00x the 16.00 GiB of RAM', and
+    09 printed the same caveat once per run under the same label, and 'n/a MiB/s' for a -s 0 run. The trial's four
+    bonnie++ 2.00a outputs (two 'before realign', two 'after realign', 16 GiB of RAM in the manifest) now give the
+    ratio's digits, one sentence per label that counts its runs, and why a run has no block rates."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    from storagelab.analysis import alignment
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    rows = ["path,study,label,host,phase,partition_start_sector,ram_bytes"]
+    for name, label, phase, sector in (
+        ("plain.out.txt", "before realign", "before", 63),
+        ("x1.out.txt", "before realign", "before", 63),
+        ("x2.out.txt", "after realign", "after", 2048),
+        ("n32.out.txt", "after realign", "after", 2048),
+    ):
+        shutil.copy(FIXTURES / "bonnie" / "2.00a" / name, raw / name)
+        rows.append(f"{name},cold,{label},atlas,{phase},{sector},{16 * 2**30}")
+    (raw / "manifest.csv").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "b.duckdb"
+    ingest([raw], db_path=db, manifest_path=raw / "manifest.csv", parquet_dir=False, progress=False, workers=1)
+    with open_db(db) as con:
+        sizes_03 = [f for f in alignment.analyse(con, Selection(study="cold")).findings if "of RAM" in f]
+        res09 = bonnie_table.analyse(con, Selection(study="cold"))
+    sizes_09 = [f for f in res09.findings if "of RAM" in f]
+    assert sizes_03 == [  # 64 MiB / 16 GiB = 1/256 = 0.0039
+        "Test size, before run: a 64.0 MiB file, 0.0039x the 16.00 GiB of RAM (the manifest's ram_bytes): the whole "
+        "file fits in memory, so the block numbers can be cache speeds."
+    ]
+    assert sizes_09 == [
+        f"{label} (2 runs): a 64.0 MiB file, 0.0039x the 16.00 GiB of RAM (the manifest's ram_bytes): below twice the "
+        "RAM (bonnie++'s own rule), so their block rates can be cache speeds, not the disks'."
+        for label in ("before realign", "after realign")
+    ]
+    # n32.out.txt ran with -s 0: no block tests, said so (the trial saw 'block write n/a MiB/s' without a reason)
+    assert (
+        "after realign                      no block tests: no file size (bonnie++ -s 0 runs only the file creation "
+        "tests)" in bonnie_table.block_lines(res09["table"])
+    )

@@ -125,7 +125,7 @@ def test_a_dataset_of_an_older_version_is_refused_with_what_to_run(exported, tmp
     r = cli("run", "08_fio", "-p", "db_path", str(out), "--output", str(tmp_path / "rep"), "--no-report")
     assert r.returncode != 0
     assert "Table with name" not in r.stdout + r.stderr
-    assert f"failed: 08_fio (rep): StoreError: {out} was written by another version of storagelab" in r.stderr
+    assert r.stderr.startswith(f"storagelab run: {out} was written by another version of storagelab")
     with pytest.raises(StoreError) as e:
         dataset.open_dataset(out)
     assert str(e.value) == (

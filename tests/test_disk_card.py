@@ -8,6 +8,7 @@ virtio disk), and the lab run for real here when fio is installed.
 from __future__ import annotations
 
 import csv
+import html
 import json
 import re
 import shutil
@@ -118,10 +119,12 @@ def test_results_beyond_the_class_are_flagged_without_typing_a_limit():
     # homelab's 18 TB HDD at 194 MB/s is within an HDD's range; 2.7 GB/s is not
     assert beyond_class([hdd], rw="write", bs_bytes=2**20, bw_bytes_per_s=194e6, iops=185) == []
     assert beyond_class([hdd], rw="write", bs_bytes=2**20, bw_bytes_per_s=2.7e9, iops=2575) == [
-        "write at 2,700 MB/s is beyond what 1 hdd device(s) can transfer (300 MB/s): a cache served it"
+        "write at 2,700 MB/s is beyond what 1 hdd device(s) can transfer (300 MB/s; class read from rotational=1): "
+        "likely served by a cache, or the device is not of that class"
     ]
     assert beyond_class([hdd, hdd], rw="randread", bs_bytes=4096, bw_bytes_per_s=8e6, iops=1953) == [
-        "randread at 1,953 IOPS is beyond what 2 hdd device(s) can do (1,200 IOPS): a cache served it"
+        "randread at 1,953 IOPS is beyond what 2 hdd device(s) can do (1,200 IOPS; class read from rotational=1): "
+        "likely served by a cache, or the device is not of that class"
     ]
     # the review's case: direct writes at 2.7 GB/s on a virtio disk passed unflagged
     assert beyond_class([VIRTIO], rw="write", bs_bytes=2**20, bw_bytes_per_s=2.7e9, iops=2575) == [
@@ -135,7 +138,8 @@ def test_lab_cache_flags_use_the_device_class_on_a_real_output():
     out = STANDARD / "write-1m-qd1-nj1.txt"  # 3,096 MB/s
     sata = [{"name": "sda", "rota": "0", "tran": "sata"}]
     assert lab.cache_flags(out, None, sata, 2**20) == [
-        "write at 3,096 MB/s is beyond what 1 sata-ssd device(s) can transfer (600 MB/s): a cache served it"
+        "write at 3,096 MB/s is beyond what 1 sata-ssd device(s) can transfer (600 MB/s; class read from SATA, "
+        "rotational=0): likely served by a cache, or the device is not of that class"
     ]
     # a typed limit is the exact figure: it alone decides
     assert lab.cache_flags(out, 4e9, sata, 2**20) == []
@@ -341,7 +345,8 @@ def test_a_single_device_target_is_labelled_a_single_layout():
 def test_the_disk_card_chart_of_the_real_standard_run(tmp_path):
     """Issue 29: 10's chart draws the eight results of the real preset run in MB/s on a log axis (38 to 3,096 MB/s
     span two decades), each bar flagged (a virtual disk, 1 s runs) and naming its fio output and the lines of its
-    result; the saved figure's link opens those lines, highlighted."""
+    result (its JSON "read" or "write" object: finding 21 of the new-user trial); the saved figure's link opens those
+    lines, highlighted."""
     from storagelab import charts
 
     with open_db(_ingest_standard(tmp_path)) as con:
@@ -352,16 +357,16 @@ def test_the_disk_card_chart_of_the_real_standard_run(tmp_path):
         for r in f.iter_rows(named=True)
     ]
     assert got == [
-        ("SEQ1M Q8T1", "read", 1147.5, True, "read-1m-qd8-nj1.txt", 5),
-        ("SEQ1M Q8T1", "write", 2512.6, True, "write-1m-qd8-nj1.txt", 5),
-        ("SEQ1M Q1T1", "read", 1055.9, True, "read-1m-qd1-nj1.txt", 5),
-        ("SEQ1M Q1T1", "write", 3096.5, True, "write-1m-qd1-nj1.txt", 5),
-        ("RND4K Q32T1", "read", 274.7, True, "randread-4k-qd32-nj1.txt", 5),
-        ("RND4K Q32T1", "write", 199.8, True, "randwrite-4k-qd32-nj1.txt", 5),
-        ("RND4K Q1T1", "read", 46.6, True, "randread-4k-qd1-nj1.txt", 5),
-        ("RND4K Q1T1", "write", 37.9, True, "randwrite-4k-qd1-nj1.txt", 5),
+        ("SEQ1M Q8T1", "read", 1147.5, True, "read-1m-qd8-nj1.txt", 36),
+        ("SEQ1M Q8T1", "write", 2512.6, True, "write-1m-qd8-nj1.txt", 79),
+        ("SEQ1M Q1T1", "read", 1055.9, True, "read-1m-qd1-nj1.txt", 36),
+        ("SEQ1M Q1T1", "write", 3096.5, True, "write-1m-qd1-nj1.txt", 79),
+        ("RND4K Q32T1", "read", 274.7, True, "randread-4k-qd32-nj1.txt", 36),
+        ("RND4K Q32T1", "write", 199.8, True, "randwrite-4k-qd32-nj1.txt", 79),
+        ("RND4K Q1T1", "read", 46.6, True, "randread-4k-qd1-nj1.txt", 36),
+        ("RND4K Q1T1", "write", 37.9, True, "randwrite-4k-qd1-nj1.txt", 79),
     ]
-    assert f["line_end"].to_list() == [438, 564, 379, 514, 550, 623, 519, 625]
+    assert f["line_end"].to_list() == [251, 420, 192, 370, 363, 479, 332, 481]
     assert f["card"].unique().to_list() == ["vm | /dev/vda (unknown model) | ext4"]
     charts.setup()
     out = charts.save(
@@ -371,12 +376,15 @@ def test_the_disk_card_chart_of_the_real_standard_run(tmp_path):
     assert spec["spec"]["layer"][0]["encoding"]["x"]["scale"] == {"type": "log", "domain": [10, 3096.494161 * 1.5]}
     rows = next(iter(spec["datasets"].values()))
     one = rows[-1]
-    assert (Path(one["raw_file"]).name, one["raw_lines"], one["mark"]) == ("randwrite-4k-qd1-nj1.txt", "5-625", "⚑")
+    assert (Path(one["raw_file"]).name, one["raw_lines"], one["mark"]) == ("randwrite-4k-qd1-nj1.txt", "79-481", "⚑")
     page = (tmp_path / "r" / one["raw_href"].split("#")[0]).read_text(encoding="utf-8")
     text = Path(one["raw_file"]).read_text(encoding="utf-8").split("\n")
-    assert f'<span id="L5" class="hl"><b>     5</b>  {text[4]}' in page  # the JSON job's first line: '{'
+    assert text[78] == '      "write" : {' and text[81] == '        "bw_bytes" : 37853253,'  # the bar's value
+    assert f'<span id="L79" class="hl"><b>    79</b>  {html.escape(text[78])}' in page
+    assert f'<span id="L82" class="hl"><b>    82</b>  {html.escape(text[81])}' in page
     marked = [int(n) for n in re.findall(r'<span id="L(\d+)" class="hl">', page)]
-    assert marked == list(range(5, 405)) and "Lines 405-625 of the range are not shown (at most 400)." in page
+    # a JSON+ direction holds its latency bins: 403 lines, of which the page shows 400 (the value is on the 4th)
+    assert marked == list(range(79, 479)) and "Lines 479-481 of the range are not shown (at most 400)." in page
     assert one["flags"].startswith("virtual disk (driver virtio_blk (vda))")
 
 
@@ -453,3 +461,55 @@ def test_a_result_pooling_runs_of_two_setups_says_so(tmp_path):
     assert "n=4, 2 setups pooled</small>" in disk_card.cards_html(cards)
     chart = disk_card.chart_frame(cards).filter(test="RND4K Q1T1", direction="read")
     assert chart["derivation"].to_list() == ["mean of 4 runs' group bandwidths (2 setups pooled)"]
+
+
+def test_each_bar_of_a_multi_job_json_opens_its_own_jobs_lines(tmp_path):
+    """Finding 21 of the new-user trial: a bar opened the whole JSON document. In one real fio JSON document of four
+    jobs (one group each: fixtures/fio/3.33/card-four-groups), each bar of the card opens the lines of its own job's
+    "read" or "write" object, where its value is, highlighted; so does the run's row every fio notebook charts."""
+    from storagelab import charts
+    from storagelab.analysis import fio_runs
+
+    fixture = ROOT / "tests" / "fixtures" / "fio" / "3.33" / "card-four-groups" / "card.json"
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(fixture, raw / "card.json")
+    (raw / "manifest.csv").write_text("path,study,host,devices\ncard.json,card,vm,/dev/vda\n", encoding="utf-8")
+    db = tmp_path / "x.duckdb"
+    s = ingest([raw], db_path=db, parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (1, 0), s.errors
+    with open_db(db) as con:
+        runs = fio_runs.runs(con, Selection(study="card"))
+        _, cards = disk_card.analyse(con, Selection(study="card"))
+    expected = [  # (test, direction, MB/s, the lines of its job's direction object)
+        ("SEQ1M Q8T1", "read", 975.7, 28, 89),
+        ("SEQ1M Q8T1", "write", 1900.4, 316, 377),
+        ("RND4K Q32T1", "read", 146.9, 518, 579),
+        ("RND4K Q1T1", "write", 10.1, 806, 867),
+    ]
+    assert runs.select("groupid", "direction", "line_start", "line_end").rows() == [
+        (0, "read", 28, 89),
+        (1, "write", 316, 377),
+        (2, "read", 518, 579),
+        (3, "write", 806, 867),
+    ]
+    f = disk_card.chart_frame(cards)
+    assert [
+        (r["test"], r["direction"], round(r["mb_s"], 1), r["line_start"], r["line_end"])
+        for r in f.iter_rows(named=True)
+    ] == expected
+    charts.setup()
+    out = charts.save(
+        charts.disk_card(f, Selection(study="card")), "disk-card", "10_disk_card", tmp_path / "r" / "figures"
+    )
+    rows = next(iter(json.loads(out["vl.json"].read_text())["datasets"].values()))
+    text = fixture.read_text(encoding="utf-8").split("\n")
+    for row, (_, direction, mb_s, lo, hi) in zip(rows, expected, strict=True):
+        assert (Path(row["raw_file"]).name, row["raw_lines"]) == ("card.json", f"{lo}-{hi}")
+        page = (tmp_path / "r" / row["raw_href"].split("#")[0]).read_text(encoding="utf-8")
+        marked = [int(n) for n in re.findall(r'<span id="L(\d+)" class="hl">', page)]
+        assert marked == list(range(lo, hi + 1))
+        assert text[lo - 1] == f'      "{direction}" : {{' and text[hi - 1] == "      },"
+        bw = text[lo + 2]  # the bar's value, 3 lines into its object
+        assert bw.strip().startswith('"bw_bytes" : ') and round(int(bw.split(":")[1].strip(" ,")) / 1e6, 1) == mb_s
+        assert f'<span id="L{lo + 3}" class="hl"><b>{lo + 3:>6}</b>  {html.escape(bw)}' in page

@@ -110,13 +110,13 @@ def test_each_runs_durable_write_percentiles_as_fio_printed_them(
 def test_fdatasync_every_four_writes(result):
     r = _run(result, "fio-3.33-ext4-fdatasync4-3s.txt")
     assert (r.every, r.writes, r.syncs) == (4, 39197, 9799.0)
-    assert r.workload == "write bs=4KiB sync iodepth=1, a sync per 4 writes"
+    assert r.workload == "write bs=4KiB ioengine=sync iodepth=1, a sync per 4 writes"
 
 
 def test_runs_of_different_devices_are_ranked_not_set_against_each_other(result):
     assert result.numbers.durable.pairs == []  # no pool labelled with and without a SLOG
     assert (
-        "`write bs=4KiB sync iodepth=1, a sync after every write`: 7 runs, durable-write p99 from 0.0680 ms "
+        "`write bs=4KiB ioengine=sync iodepth=1, a sync after every write`: 7 runs, durable-write p99 from 0.0680 ms "
         "(fio-3.25-raw-nvme-optane-fdatasync.txt) to 11.7 ms (fio-3.25-raw-nvme-tforce-fdatasync.txt). Set side by "
         "side only: they differ in more than one thing (device, filesystem, machine), so no ratio is stated as the "
         "effect of one change." in result.findings
@@ -184,7 +184,7 @@ def test_a_pair_that_differs_in_sync_is_compared_naming_the_setting(tmp_path):
     (pair,) = res.numbers.durable.pairs
     assert (pair.setting, pair.slog, pair.faster.label, round(pair.p99_ratio)) == ("sync", False, "disabled run", 238)
     assert (
-        "`write bs=4KiB sync iodepth=1, a sync after every write`, pool main with sync=disabled against "
+        "`write bs=4KiB ioengine=sync iodepth=1, a sync after every write`, pool main with sync=disabled against "
         "sync=standard (`zfs get` of the same host and pool; the only setting that differs): disabled run (hostB | "
         "zfs | layout not labelled | no log device labelled) has a durable-write p99 of 0.260 ms against 62.0 ms for "
         "standard run (hostA | zfs | layout not labelled | no log device labelled): 238x lower, and 50.3x the "

@@ -674,19 +674,26 @@ def _without_spans(parsed) -> dict:
     return {t: sorted((clean(r) for r in rows), key=repr) for t, rows in parsed.tables.items()}
 
 
+# the line spans of job 0's "read" and "write" objects, job 1's, and the group's read and write (job 0's first line to
+# job 1's last) in fio's layout (json.dumps(indent=2) keeps its lines)
+_INDENTED_BLOCKS = [(25, 86), (87, 148), (291, 352), (353, 414)], [(25, 352), (87, 414)]
+
+
 @pytest.mark.parametrize(
-    "name, job_spans, disk_span",
+    "name, job_spans, disk_span, blocks",
     [
-        ("fio-layout.json", [(12, 277), (278, 543)], (546, 556)),
-        ("indent2.json", [(12, 277), (278, 543)], (546, 556)),  # json.dumps(indent=2) keeps fio's line structure
-        ("oneline.json", [(1, 1), (1, 1)], (1, 1)),
-        ("sorted-compact.json", [(1, 1), (1, 1)], (1, 1)),
+        ("fio-layout.json", [(12, 277), (278, 543)], (546, 556), _INDENTED_BLOCKS),
+        ("indent2.json", [(12, 277), (278, 543)], (546, 556), _INDENTED_BLOCKS),
+        ("oneline.json", [(1, 1), (1, 1)], (1, 1), ([(1, 1)] * 4, [(1, 1)] * 2)),
+        ("sorted-compact.json", [(1, 1), (1, 1)], (1, 1), ([(1, 1)] * 4, [(1, 1)] * 2)),
     ],
 )
-def test_any_layout_is_detected_by_content_and_gives_the_same_rows(name, job_spans, disk_span):
+def test_any_layout_is_detected_by_content_and_gives_the_same_rows(name, job_spans, disk_span, blocks):
     """fio 3.33's randrw document (2 jobs, numjobs=2) as fio printed it and re-serialized three ways:
     detected as fio JSON by content, the same rows whatever the layout (sort_keys=True reorders the
-    percentile rows and the options), line spans where known."""
+    percentile rows and the options), line spans where known: a job's rows its object's, a direction's results
+    and percentiles its direction object's (finding 21 of the new-user trial), a group's its jobs' direction
+    objects'."""
     from storagelab.parsers import decode, detect
 
     mod, fmt = detect(decode((RELAYOUT / name).read_bytes()))
@@ -695,7 +702,17 @@ def test_any_layout_is_detected_by_content_and_gives_the_same_rows(name, job_spa
     assert (p.format, p.tool_version, p.warnings) == ("fio-json", "fio-3.33", [])
     assert _without_spans(p) == _without_spans(_parse_file(RELAYOUT / "fio-layout.json"))
     assert [(j["line_start"], j["line_end"]) for j in p.rows("fio_jobs")] == job_spans
-    assert {(r["line_start"], r["line_end"]) for r in p.rows("fio_results") if r["job_index"] == 0} == {job_spans[0]}
+    assert [(r["line_start"], r["line_end"]) for r in p.rows("fio_results")] == blocks[0]
+    assert [(g["direction"], g["line_start"], g["line_end"]) for g in p.rows("fio_groups")] == [
+        ("read", *blocks[1][0]),
+        ("write", *blocks[1][1]),
+    ]
+    by_direction = {(r["job_index"], r["direction"]): (r["line_start"], r["line_end"]) for r in p.rows("fio_results")}
+    assert all(
+        (r["line_start"], r["line_end"]) == by_direction[r["job_index"], r["direction"]]
+        for r in p.rows("fio_percentiles")
+    )
+    assert {(b["line_start"], b["line_end"]) for b in p.rows("fio_latency_buckets")} == set(job_spans)
     (disk,) = p.rows("fio_disk_stats")
     assert (disk["disk"], disk["line_start"], disk["line_end"]) == ("vda", *disk_span)
     res = [

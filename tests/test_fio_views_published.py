@@ -57,19 +57,19 @@ def test_durable_writes_are_the_sync_percentiles(result):
     transcript has no command line, so it is matched by what its output shows (rw=write, bs 4k, sync engine, depth
     1, a sync section; its 1,173 ms hold 5,632 writes of 13.7 us and 5,700 syncs of 192 us: one sync per write)."""
     no_slog = (
-        "raidz2 fsync (`write bs=4KiB sync iodepth=1, a sync after every write`): latency per durable write (fio's "
+        "raidz2 fsync (`write bs=4KiB ioengine=sync iodepth=1, a sync after every write`): latency per durable write (fio's "
         "sync percentiles) p50/p99/p99.9 9.00/62.0/209 ms, max 821 ms; 95.4 durable writes/s (writes / 1 "
         "(fdatasync=1)); its write() p99 0.0560 ms is the page cache."
     )
     with_slog = (
-        "raidz2+slog fsync (`write bs=4KiB sync iodepth=1, a sync after every write`): latency per durable write "
+        "raidz2+slog fsync (`write bs=4KiB ioengine=sync iodepth=1, a sync after every write`): latency per durable write "
         "(fio's sync percentiles) p50/p99/p99.9 0.186/0.260/0.302 ms, max 0.345 ms; 4,801.4 durable writes/s (the "
         "run's time); its write() p99 0.0232 ms is the page cache."
     )
     assert no_slog in result.findings
     assert any(f.startswith(with_slog) for f in result.findings)
     assert (
-        "`write bs=4KiB sync iodepth=1, a sync after every write`, pool main with a SLOG against without: raidz2+slog "
+        "`write bs=4KiB ioengine=sync iodepth=1, a sync after every write`, pool main with a SLOG against without: raidz2+slog "
         "fsync (host not labelled | zfs | layout not labelled | SLOG Optane M10 16GB) has a durable-write p99 of "
         "0.260 ms against 62.0 ms for raidz2 fsync (host not labelled | zfs | layout not labelled | no log device "
         "labelled): 238x lower, and 50.3x the durable writes per second. One run each: no run-to-run spread to judge "
@@ -210,5 +210,7 @@ def test_the_slog_transcript_is_matched_to_its_workload_by_its_output_in_05_08_a
     depth = result["depth"].filter(result["depth"]["label"].str.contains("fsync"))
     assert depth["workload"].unique().to_list() == ["write bs=4KiB sync direct=0 fdatasync=1 size=22MiB runtime=none"]
     assert f"raidz2+slog fsync: {note}." in result.findings
-    (durable,) = [f for f in result.findings if f.startswith("raidz2+slog fsync (`write bs=4KiB sync iodepth=1")]
+    (durable,) = [
+        f for f in result.findings if f.startswith("raidz2+slog fsync (`write bs=4KiB ioengine=sync iodepth=1")
+    ]
     assert durable.endswith(f" Its workload: {note}.")

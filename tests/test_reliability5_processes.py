@@ -54,9 +54,9 @@ def test_a_command_that_draws_charts_under_a_memory_limit_is_one_line_not_a_v8_a
         assert (r.returncode, r.stdout, r.stderr) == (
             2,
             "",
-            f"storagelab {args[0]}: the address-space limit (ulimit -v 8388608) is below the 67584 MiB that drawing "
+            f"storagelab {args[0]}: the address-space limit (ulimit -v 8388608) is below the 69788 MiB that drawing "
             "charts needs: vl-convert's JavaScript engine (V8) reserves that much address space when it starts (not "
-            "memory used), and aborts the process below it; raise the limit (ulimit -v 69206016, or unlimited), or set "
+            "memory used), and aborts the process below it; raise the limit (ulimit -v 71462912, or unlimited), or set "
             "STORAGELAB_MIN_ADDRESS_SPACE=MiB to try a lower floor\n",
         )
     assert not (tmp_path / "rep").exists()

@@ -798,3 +798,57 @@ def test_a_computed_bar_names_its_inputs_and_a_click_opens_both(built, browser):
     assert highlighted == expected
     assert v.problems() == []  # nothing left the machine, no error on either page
     page.close()
+
+
+@pytest.mark.browser
+def test_a_findings_number_opens_its_raw_lines(built, browser):
+    """Issue 29: from a number in a finding to the lines it came from. In 03's findings the block write's 'before'
+    value is a link: a click opens the raw log's excerpt with its line highlighted, the file's own line verbatim; its
+    ratio opens the page of both runs' lines, the chart's page for that number."""
+    v = Visit(browser, paths.REPORTS / "freebsd-bonnie-dedup" / "03_sector63.html")
+    page = v.page
+    finding = page.locator("li", has_text="block write: 10.4 MiB/s before").first
+    link = finding.locator("a", has_text="10.4 MiB/s")
+    assert link.get_attribute("title") == "from: bonnie-raid1-sec63-cache-log.txt:4"
+    link.click()
+    page.wait_for_url("**/raw/bonnie-raid1-sec63-cache-log.txt-*.html#L4", timeout=10_000)
+    raw = (paths.RAW / "freebsd-bonnie-dedup" / "bonnie-raid1-sec63-cache-log.txt").read_text(encoding="utf-8")
+    assert [t.rstrip("\n") for t in page.locator(".hl").all_inner_texts()] == [f"     4  {raw.split(chr(10))[3]}"]
+    assert " 10.4m " in raw.split("\n")[3]  # bonnie++'s block write cell
+    page.go_back()
+    page.locator("li", has_text="block write: 10.4 MiB/s before").first.locator("a", has_text="7.59x").click()
+    page.wait_for_url("**/raw/from-*.html", timeout=10_000)
+    after = (paths.RAW / "freebsd-bonnie-dedup" / "bonnie-raid1-aligned-cache-log.txt").read_text(encoding="utf-8")
+    assert [t.rstrip("\n") for t in page.locator(".hl").all_inner_texts()] == [
+        f"     4  {raw.split(chr(10))[3]}",
+        f"     5  {after.split(chr(10))[4]}",
+    ]
+    assert "Arithmetic: put_block: after / before." in page.content()
+    assert v.problems() == []
+    page.close()
+
+
+@pytest.mark.browser
+def test_a_one_file_marks_tooltip_leaves_its_empty_fields_out(built, browser):
+    """h7 audit gap 6: 08's iodepth x numjobs grid lists 'arithmetic' in its tooltip (its computed cells have one);
+    a cell from one file's lines has none (null in its data), and its tooltip showed 'arithmetic null'. It shows
+    its value, labels, raw file and lines only."""
+    spec = json.loads((paths.REPORTS / "homelab-mergerfs/figures/08-fio/iodepth-numjobs-grid.vl.json").read_text())
+    assert "arithmetic" in json.dumps(spec["layer"] if "layer" in spec else spec["spec"])
+    v = Visit(browser, paths.REPORTS / "homelab-mergerfs" / "08_fio.html")
+    page = v.page
+    page.wait_for_function(_ALL_INTERACTIVE_JS, timeout=60_000)
+    page.locator('[data-figure="08-fio/iodepth-numjobs-grid"] .sl-vega').scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, -200)")  # clear of the report's top bar
+    box = page.locator('[data-figure="08-fio/iodepth-numjobs-grid"] .sl-vega svg g.mark-rect path').first.bounding_box()
+    x, y = box["x"] + 8, box["y"] + box["height"] - 8  # a corner of the cell, beside its number
+    page.mouse.move(x, y)
+    page.mouse.move(x + 1, y + 1)
+    page.wait_for_selector("#vg-tooltip-element.visible", timeout=10_000)
+    cells = [t.strip() for t in page.locator("#vg-tooltip-element").inner_text().split("\n") if t.strip()]
+    row = next(r for rows in spec["datasets"].values() for r in rows if r.get("raw_file") == cells[-3])
+    assert row.get("derivation", "absent") is None  # the data has the empty field ...
+    assert "arithmetic" not in cells and "null" not in cells  # ... the tooltip does not show it
+    assert cells[-4:] == ["raw file", row["raw_file"], "lines", row["raw_lines"]]
+    assert v.problems() == []
+    page.close()

@@ -987,9 +987,9 @@ def test_a_label_only_change_is_counted(tmp_path):
     assert (first.ingested, first.relabelled) == (2, 0)
     from storagelab import paths
 
+    assert paths.RAW not in raw.parents
     assert first.warnings == [  # no manifest beside them: data/raw/'s cannot label them, and that is said
-        f"2 file(s) outside {paths.RAW} (in {raw}) are stored without labels: put a manifest.csv beside them "
-        "(or name one with --manifest)"
+        f"no manifest at {raw / 'manifest.csv'}: the files under {raw} are unlabelled"
     ]
     (raw / "manifest.csv").write_text("path,study,label\nplain.out.txt,mine,A\nchunk_c2.out.txt,mine,B\n")
     second = ingest([raw], db_path=db, parquet_dir=False, progress=False, workers=1)

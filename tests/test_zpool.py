@@ -177,7 +177,7 @@ def test_iostat_exact_scripted_latency_and_solaris():
     h = parse(ZP / "iostat-H-openzfs2.txt").rows("zpool_iostat")
     assert [(r["pool"], r["role"], r["depth"]) for r in h] == [("rpool", "pool", 0), ("tank", "pool", 0)]
     assert h[0]["read_bytes_per_s"] == pytest.approx(7.11 * KiB)
-    (lat,) = parse(ZP / "iostat-l-openzfs2.txt").rows("zpool_iostat")
+    (lat,) = parse(ZP / "iostat-l-openzfs2.txt").rows("zpool_iostat")  # CONSTRUCTED; real -l: test_zpool_hist
     assert lat["write_bytes_per_s"] == pytest.approx(9.87 * MiB) and lat["read_ops_per_s"] == 12.0
     (sol,) = parse(ZP / "iostat-solaris-2008.txt").rows("zpool_iostat")
     assert sol["alloc_bytes"] == pytest.approx(1.42 * TiB) and sol["write_ops_per_s"] == pytest.approx(1044.48)

@@ -154,3 +154,78 @@ def test_wait_times_and_queues_together():
     assert (lat[1, "total_wait", "write"], lat[1, "scrub", None], lat[1, "trim", None]) == (3_000_000, None, 1_000_000)
     q = {(r["sample"], r["queue"]): (r["pending"], r["active"]) for r in p.rows("zpool_iostat_queues")}
     assert q[0, "trimq_write"] == (7, 2) and q[1, "syncq_read"] == (0, 3) and len(q) == 12
+
+
+def waits(p, sample, vdev=None):
+    rows = p.rows("zpool_iostat_latency")
+    return {(r["wait"], r["op"]): r["latency_ns"] for r in rows if r["sample"] == sample and r["vdev"] == vdev}
+
+
+def test_wait_times_zol_0_7_with_a_rule_before_the_header():
+    """Real `zpool iostat -y data3 -L -lv 10` of ZoL 0.7 (openzfs/zfs#7694, cut after sdaf; published/iostat-l.md).
+    The paste starts with a rule line before the header, as 0.7 printed it: it used to be refused."""
+    p = iostat("iostat-lv-0.7-data3-cut.txt")
+    assert p.warnings == []
+    rows = p.rows("zpool_iostat")
+    assert [(r["vdev"], r["role"], r["line_start"]) for r in rows] == [
+        (None, "pool", 6),
+        ("raidz2", "vdev", 7),
+        ("sdv", "disk", 8),
+        ("sdah", "disk", 9),
+        ("sdw", "disk", 10),
+        ("sdai", "disk", 11),
+        ("sdaf", "disk", 12),
+    ]
+    assert (rows[0]["read_ops_per_s"], rows[0]["read_bytes_per_s"]) == (13.2 * 1024, 1.32 * 2**30)
+    assert (rows[4]["read_ops_per_s"], rows[2]["read_ops_per_s"], rows[2]["write_bytes_per_s"]) == (
+        1.32 * 1024,
+        1012,
+        0,
+    )
+    assert {r["command"] for r in rows} == {"zpool iostat -y data3 -L -lv 10"}
+    assert waits(p, 0) == {
+        ("total_wait", "read"): 6_000_000,
+        ("total_wait", "write"): None,
+        ("disk_wait", "read"): 4_000_000,
+        ("disk_wait", "write"): None,
+        ("syncq_wait", "read"): 133,
+        ("syncq_wait", "write"): None,
+        ("asyncq_wait", "read"): 1_000_000,
+        ("asyncq_wait", "write"): None,
+        ("scrub", None): None,
+    }  # 0.7: no trim column
+    assert waits(p, 0, "sdah")["syncq_wait", "read"] == 105 and waits(p, 0, "sdw")["total_wait", "read"] == 7_000_000
+    assert len(p.rows("zpool_iostat_latency")) == 7 * 9
+
+
+def test_wait_times_openzfs_2_with_rebuild_column_five_reports():
+    """Real `zpool iostat -vl 1` of OpenZFS 2.x with the rebuild wait column (Ubuntu 24.04), 5 reports of one NVMe."""
+    p = iostat("iostat-vl-2.x-rebuild-nvme-intervals.txt")
+    assert p.warnings == []
+    rows = p.rows("zpool_iostat")
+    assert [(r["sample"], r["role"]) for r in rows] == [(s, k) for s in range(5) for k in ("pool", "vdev")]
+    assert rows[1]["vdev"] == "nvme-WD_BLACK_SN850X_4000GB_xxxxxxxxxxx"
+    assert [(r["read_ops_per_s"], r["write_ops_per_s"], r["write_bytes_per_s"]) for r in rows[::2]] == [
+        (41, 16, 155 * 1024),
+        (0, 0, 0),
+        (0, 107, 979 * 1024),
+        (3, 0, 0),
+        (0, 0, 0),
+    ]
+    assert [r["read_bytes_per_s"] for r in rows[::2]] == [4.61 * 2**20, 91.9 * 1024, 104 * 1024, 363 * 1024, 104 * 1024]
+    assert waits(p, 0) == {
+        ("total_wait", "read"): 200_000,
+        ("total_wait", "write"): 98_000,
+        ("disk_wait", "read"): 193_000,
+        ("disk_wait", "write"): 36_000,
+        ("syncq_wait", "read"): 1_000,
+        ("syncq_wait", "write"): 1_000,
+        ("asyncq_wait", "read"): 138_000,
+        ("asyncq_wait", "write"): 64_000,
+        ("scrub", None): 516_000,
+        ("trim", None): None,
+        ("rebuild", None): None,
+    }
+    assert waits(p, 2)["total_wait", "write"] == 86_000 and waits(p, 2)["asyncq_wait", "read"] is None
+    assert waits(p, 3)["asyncq_wait", "read"] == 1_000 and waits(p, 4) == waits(p, 4, rows[1]["vdev"])
+    assert len(p.rows("zpool_iostat_latency")) == 10 * 11

@@ -215,3 +215,28 @@ def test_vdev_rows_with_rounded_counts_and_spares():
         True,
     )
     assert f2["class"] == "normal" and f2["leaf"] is True
+
+
+def test_freebsd_truenas_core_13_two_pools_with_gptid_leaf():
+    """A FreeBSD `zpool status` (TrueNAS CORE 13.0-U5.3): GEOM `gptid/<uuid>` and `ada0p2` device names, no scan."""
+    p = parse("truenas-core/status-13.0-U5.3-two-pools.txt")
+    assert p.warnings == []
+    pools = p.rows("zpool_status_pools")
+    assert [
+        (r["report_no"], r["pool"], r["state"], r["scan_kind"], r["data_errors"], r["line_start"]) for r in pools
+    ] == [
+        (1, "boot-pool", "ONLINE", None, 0, 2),
+        (2, "data", "ONLINE", None, 0, 12),
+    ]
+    assert {r["command"] for r in pools} == {"zpool status"}
+    vdevs = [(v["pool"], v["name"], v["depth"], v["leaf"], v["line_start"]) for v in p.rows("zpool_status_vdevs")]
+    assert vdevs == [
+        ("boot-pool", "boot-pool", 0, False, 7),
+        ("boot-pool", "ada0p2", 1, True, 8),
+        ("data", "data", 0, False, 17),
+        ("data", "gptid/48061457-88a9-11ee-99a1-08002767d85d", 1, True, 18),
+    ]
+    assert all(
+        (v["read_errors"], v["write_errors"], v["cksum_errors"], v["exact"]) == (0, 0, 0, True)
+        for v in p.rows("zpool_status_vdevs")
+    )

@@ -124,10 +124,53 @@ def runs_of(df, what: str) -> list[pl.Expr]:
 DASHES = {"p50": [1, 0], "p99": [6, 3], "p99.9": [1, 3]}  # solid, dashed, dotted
 
 
+def _depth_latency(df, x, color):
+    """The depth chart's latency panel: p50/p99/p99.9 lines through the unflagged runs (a setup's repeats: their
+    median), and every flagged run's percentiles as crosses."""
+    names = {"p50_ns": "p50", "p99_ns": "p99", "p99_9_ns": "p99.9"}
+    long = (
+        df.unpivot(
+            index=["series", "series_colour", "outstanding", "label", "flagged", "flag_text", *provenance(df)],
+            on=list(names),
+            variable_name="pct",
+            value_name="ns",
+        )
+        .with_columns(pl.col("pct").replace_strict(names), (pl.col("ns") / 1e6).alias("ms"))
+        .drop_nulls("ms")
+    )
+    lat_df = (
+        long.filter(pl.col("flagged") == "not flagged")
+        .group_by("series", "series_colour", "outstanding", "pct")
+        # the median of a setup's repeats: every run's lines
+        .agg(pl.col("ms").median(), pl.col("label").first(), *runs_of(df, "median"))
+        .sort("series", "pct", "outstanding")
+    )
+    crosses = (
+        alt.Chart(long.filter(pl.col("flagged") != "not flagged"))
+        .mark_point(shape="cross", filled=True, size=50)
+        .encode(x=x, y="ms:Q", color=color, tooltip=["label:N", "series:N", "pct:N", "flag_text:N", "ms:Q"])
+    )
+    lat = (
+        alt.Chart(lat_df)
+        .mark_line(point=True)
+        .encode(
+            x=x,
+            y=alt.Y("ms:Q", title="latency (ms, log scale)", scale=alt.Scale(type="log")),
+            color=color,
+            strokeDash=alt.StrokeDash(
+                "pct:N", scale=alt.Scale(domain=list(DASHES), range=list(DASHES.values())), legend=None
+            ),
+            detail=["pct:N", "series:N"],
+            tooltip=["label:N", "series:N", "pct:N", alt.Tooltip("ms:Q", format=".3f"), "outstanding:Q"],
+        )
+    )
+    return (lat + crosses).properties(width=260, height=220)
+
+
 def fio_depth(depth, sel):
     """IOPS (or bandwidth, for blocks of 64 KiB and more), and p50/p99/p99.9 latency, against I/Os in flight
     (iodepth x numjobs): one line per workload, direction and setup (a setup's repeats at one depth are averaged
-    on the line and drawn as points), never across setups; a flagged run is drawn as a cross."""
+    on the line and drawn as points), never across setups; a flagged run is drawn as a cross, joined by no line."""
     df = depth.with_columns(
         series=pl.concat_str([pl.col("workload"), pl.col("direction"), pl.col("setup")], separator=" | "),
         flagged=pl.when(pl.col("flag").is_not_null())
@@ -156,8 +199,11 @@ def fio_depth(depth, sel):
         scale=alt.Scale(domain=["not flagged", "flagged (see the table)"], range=["circle", "cross"]),
         legend=alt.Legend(orient="bottom"),
     )
-    means = df.group_by("series", "series_colour", "outstanding", maintain_order=True).agg(
-        pl.col("iops").mean(), pl.col("mib_s").mean(), *runs_of(df, "mean")
+    # lines join unflagged runs only (a flagged run is a cross, never part of a curve: the findings state no ratio
+    # across depths from it, so the chart draws none)
+    clean = df.filter(pl.col("flag").is_null())
+    means = clean.group_by("series", "series_colour", "outstanding", maintain_order=True).agg(
+        pl.col("iops").mean(), pl.col("mib_s").mean(), *runs_of(clean, "mean")
     )
     rate_charts = []
     for col, title in (("iops", "IOPS"), ("mib_s", "bandwidth (MiB/s)")):
@@ -178,42 +224,14 @@ def fio_depth(depth, sel):
             )
         )
         rate_charts.append((line + points).properties(width=260, height=220))
-    names = {"p50_ns": "p50", "p99_ns": "p99", "p99_9_ns": "p99.9"}
-    lat_df = (
-        df.unpivot(
-            index=["series", "series_colour", "outstanding", "label", *provenance(df)],
-            on=list(names),
-            variable_name="pct",
-            value_name="ns",
-        )
-        .with_columns(pl.col("pct").replace_strict(names), (pl.col("ns") / 1e6).alias("ms"))
-        .drop_nulls("ms")
-        .group_by("series", "series_colour", "outstanding", "pct")
-        # the median of a setup's repeats: every run's lines
-        .agg(pl.col("ms").median(), pl.col("label").first(), *runs_of(df, "median"))
-        .sort("series", "pct", "outstanding")
-    )
-    lat = (
-        alt.Chart(lat_df)
-        .mark_line(point=True)
-        .encode(
-            x=x,
-            y=alt.Y("ms:Q", title="latency (ms, log scale)", scale=alt.Scale(type="log")),
-            color=color,
-            strokeDash=alt.StrokeDash(
-                "pct:N", scale=alt.Scale(domain=list(DASHES), range=list(DASHES.values())), legend=None
-            ),
-            detail=["pct:N", "series:N"],
-            tooltip=["label:N", "series:N", "pct:N", alt.Tooltip("ms:Q", format=".3f"), "outstanding:Q"],
-        )
-        .properties(width=260, height=220)
-    )
+    lat = _depth_latency(df, x, color)
     return alt.hconcat(*rate_charts, lat).properties(
         title=alt.TitleParams(
             "IOPS, bandwidth and latency percentiles against I/Os in flight",
             subtitle=[
                 caption(sel, "fio results; bandwidth of each run's reporting group"),
-                "one line per setup (host | stack | layout | devices): never across setups; crosses: flagged runs",
+                "one line per setup (host | stack | layout | devices): never across setups; crosses: flagged runs, "
+                "joined by no line",
                 "latency: clat, else total; the sync calls for fsync/fdatasync jobs; p50 solid, p99 dashed, p99.9 dotted",
             ],
         )

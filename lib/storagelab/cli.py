@@ -10,11 +10,11 @@ import os
 import signal
 import stat
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from . import cli_parser, memfloor, paths
-from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
+from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError, StoreError
 from .interrupts import interrupt_all
 from .terminal import say
 
@@ -505,6 +505,9 @@ def _parameter_mistake(params: dict) -> str | None:
     db = params.get("db_path")
     if db and not Path(db).exists():
         return f"-p db_path {db}: no such database (make one with: storagelab ingest DIR --db {db})"
+    old = _older_database(db)
+    if old:
+        return old
     if params.get("compare_with"):
         from .analysis.selection import Selection  # noqa: PLC0415  (duckdb/polars: kept out of the CLI's start-up (0.5 s))
 
@@ -512,6 +515,23 @@ def _parameter_mistake(params: dict) -> str | None:
             Selection.parse(params["compare_with"])
         except ValueError as e:
             return f"-p compare_with: {e}"
+    return None
+
+
+def _older_database(db: str | None) -> str | None:
+    """What to run when the database the notebooks will read (``db``, or the default one) was built by another
+    version of storagelab: said once, before any kernel starts. Each notebook said it inside its failure, twice,
+    among 4 lines, exit 1 (reliability-5 and -6). A database busy or missing is left to the notebooks."""
+    from .analysis.db import open_db  # noqa: PLC0415  (duckdb/polars: kept out of the CLI's start-up (0.5 s))
+
+    if not db and not paths.DB.exists():
+        return None
+    try:
+        open_db(db or None, wait=0).close()
+    except DatabaseBusyError:
+        return None
+    except StoreError as e:
+        return str(e)
     return None
 
 
@@ -709,6 +729,23 @@ def _guarded(args) -> int:
             signal.signal(signal.SIGINT, previous)
 
 
+# commands whose work is more than their output: stopped by a reader that went away, they have not done it
+WORKS = frozenset({"build", "ingest", "run", "notebooks", "report", "export", "spark-ingest", "lab"})
+
+
+def _reader_gone(cmd: str) -> int:
+    """The exit of a command whose output's reader went away (``| head -1``): 0 for one that only prints (its reader
+    had what it wanted). One that works (WORKS) is stopped with its work unfinished: `build | head -1` ended 0 after
+    ten seconds with no report built (reliability-6), so it says so on stderr and ends as a writer killed by
+    SIGPIPE would (141)."""
+    if cmd not in WORKS:
+        return 0
+    with suppress(OSError):
+        say(f"storagelab {cmd}: stopped unfinished: the program reading its output ended (| head?); run it again "
+            "with its output on the terminal, in a file, or through | tail")  # fmt: skip
+    return 128 + signal.SIGPIPE
+
+
 def _run_guarded(args) -> int:
     """``_guarded``'s body, with its Ctrl-C latch installed."""
     try:  # Ctrl-C during this import (duckdb and the store: about 0.3 s) is an interruption too, not a traceback
@@ -730,7 +767,7 @@ def _run_guarded(args) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError):
             pass
-        return 0
+        return _reader_gone(args.cmd)
     except KeyboardInterrupt:
         return _interrupted(args)
     except Exception as e:

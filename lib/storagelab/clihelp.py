@@ -17,7 +17,8 @@ exit codes:
        compare: nothing of yours and theirs to put side by side (the lines say what is missing)
   2    usage or environment error (bad option, missing file or database, bad SQL, database busy)
   130  interrupted (Ctrl-C)
-A closed output pipe (storagelab parse FILE | head) ends the command quietly with 0."""
+  141  build, ingest, run, report, export, spark-ingest, lab: stopped unfinished, the reader of the output went away
+A closed output pipe (storagelab parse FILE | head) ends a command that only prints quietly with 0."""
 
 EXAMPLES = {
     "ingest": """\

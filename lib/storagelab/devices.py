@@ -96,12 +96,15 @@ def beyond_class(
             "the VM's I/O path, not a device (give --device-limit with the real device's figure)"
         ]
     flags = []
+    # what the data shows is a figure beyond the class's range; a cache is the likely cause, a misread class the other
+    read_as = f"class read from {', '.join(dict.fromkeys(c.why for c in classes))}"
+    cause = "likely served by a cache, or the device is not of that class"
     seq = [c.seq_bytes_per_s for c in classes]
     if bw_bytes_per_s and all(s is not None for s in seq) and bw_bytes_per_s > sum(seq):
         kinds = "+".join(sorted({c.name for c in classes}))
         flags.append(
             f"{rw} at {_mb(bw_bytes_per_s)} is beyond what {len(classes)} {kinds} device(s) can transfer "
-            f"({_mb(sum(seq))}): a cache served it"
+            f"({_mb(sum(seq))}; {read_as}): {cause}"
         )
     rand = [c.rand4k_iops for c in classes]
     small = bs_bytes is not None and bs_bytes <= 16 * 1024
@@ -109,6 +112,6 @@ def beyond_class(
         kinds = "+".join(sorted({c.name for c in classes}))
         flags.append(
             f"{rw} at {iops:,.0f} IOPS is beyond what {len(classes)} {kinds} device(s) can do "
-            f"({sum(rand):,.0f} IOPS): a cache served it"
+            f"({sum(rand):,.0f} IOPS; {read_as}): {cause}"
         )
     return flags

@@ -120,17 +120,8 @@ class Excerpts:
             return None
         name = _name(path, self._sha256[path], start, end)
         dest = self.folder / "raw" / name
-        if not dest.exists():  # written whole or not at all (a full disk): a page that exists is complete
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(f".{name}.{os.getpid()}.tmp")
-            try:
-                tmp.write_text(
-                    excerpt_page(path, sha256 or self._sha256[path], lines, start, min(end, len(lines))),
-                    encoding="utf-8",
-                )
-                os.replace(tmp, dest)
-            finally:
-                tmp.unlink(missing_ok=True)
+        if not dest.exists():
+            _write_whole(dest, excerpt_page(path, sha256 or self._sha256[path], lines, start, min(end, len(lines))))
         return f"raw/{name}#L{start}"
 
     def href_many(self, inputs: list[dict], derivation: str | None) -> str | None:
@@ -156,15 +147,27 @@ class Excerpts:
         name = f"from-{hashlib.sha256(key.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}.html"
         dest = self.folder / "raw" / name
         if not dest.exists():
-            dest.parent.mkdir(parents=True, exist_ok=True)
             how = f"<p>Arithmetic: {html.escape(derivation)}.</p>" if derivation else ""
             body = (
                 f"<h1 style='font-size:16px'>The {len(inputs)} inputs of one computed number</h1>{how}"
                 "<p>Line numbers are the database's (lines of the decompressed text); highlighted: the rows each "
                 "input came from.</p>" + "".join(parts)
             )
-            dest.write_text(_page(f"{len(inputs)} inputs", body), encoding="utf-8")
+            _write_whole(dest, _page(f"{len(inputs)} inputs", body))
         return f"raw/{name}"
+
+
+def _write_whole(dest: Path, text: str) -> None:
+    """``text`` into ``dest`` whole or not at all (a temporary name, then a rename): the pages are written only when
+    missing, so a page that exists must be complete. The inputs' page was written in place, and a full disk left it
+    cut short for good (reliability-6)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _int(v) -> int | None:
@@ -284,3 +287,41 @@ def _link_marks(node, linked: bool, how: bool = False) -> None:
     elif isinstance(node, list):
         for item in node:
             _link_marks(item, linked, how)
+
+
+def href_of(writer: Excerpts, inputs, derivation: str | None = None) -> str | None:
+    """The link to the raw lines of a number drawn from ``inputs`` (each {path, line_start, line_end}): one input,
+    its file's page at its lines; several, the one page of every input's lines with the arithmetic (as a chart's
+    computed mark). None when no input's file can be shown."""
+    inputs = [s for s in inputs if isinstance(s, dict) and s.get("path") and _int(s.get("line_start")) is not None]
+    if len(inputs) == 1:
+        s = inputs[0]
+        return writer.href(str(s["path"]), s.get("sha256"), _int(s["line_start"]), _int(s.get("line_end")))
+    return writer.href_many(inputs, derivation) if inputs else None
+
+
+def _title(inputs, derivation: str | None) -> str:
+    """A link's title (shown on hover): the files and lines, and the arithmetic; no quote or line break."""
+    text = from_text(list(inputs)) + (f" ({derivation})" if derivation and len(inputs) > 1 else "")
+    return re.sub(r'["\n\r\\]+', " ", text)
+
+
+def linked(finding: str, writer: Excerpts) -> str:
+    """A finding (analysis.result.Finding) as Markdown whose cited numbers link to their raw lines (the excerpt
+    pages, written under the writer's folder as a chart's are): each cited number where the sentence first writes it
+    after the previous one, else (a cite without a number, or a number not found) a 'lines' link at the end. A plain
+    str, or a number whose file cannot be shown, stays as it is."""
+    out, at, tail = [], 0, []
+    for c in getattr(finding, "cites", ()):
+        href = href_of(writer, c.inputs, c.derivation)
+        if not href:
+            continue
+        title = _title(c.inputs, c.derivation)
+        m = re.compile(rf"(?<![\w.,]){re.escape(c.text)}(?!\w)").search(finding, at) if c.text else None
+        if m is None:
+            tail.append(f'[lines]({href} "{title}")')
+            continue
+        out.append(str.__str__(finding)[at : m.start()] + f'[{m.group(0)}]({href} "{title}")')
+        at = m.end()
+    text = "".join(out) + str.__str__(finding)[at:]
+    return text + (f" ({', '.join(tail)})" if tail else "")

@@ -64,7 +64,11 @@ _TYPES = {f[0]: f[1] for f in FIELDS}
 
 _LIMITS = {"INTEGER": 2**31 - 1, "BIGINT": 2**63 - 1}
 _RANGES = {"ashift": (0, 16, "ZFS takes 9-16, 0 = detect")}
-_CHOICES = {"zfs_sync": ("standard", "always", "disabled"), "zfs_logbias": ("latency", "throughput")}
+_CHOICES = {
+    "zfs_sync": ("standard", "always", "disabled"),
+    "zfs_logbias": ("latency", "throughput"),
+    "phase": ("before", "after"),  # what 03 compares; another word (pre, baseline) was ignored without a word
+}
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 
 
@@ -75,6 +79,20 @@ class Manifest:
     path: Path | None = None  # the CSV file
     missing: bool = False  # no file at ``path``: every file under ``root`` is unlabelled
     lines: dict[str, int] = field(default_factory=dict)  # key -> line of its row
+    # key -> the CSV its row is in, for rows of a manifest in a subfolder (with_nested); others are ``path``'s
+    sources: dict[str, Path] = field(default_factory=dict)
+    nested: list[Path] = field(default_factory=list)  # the subfolders' manifests read into this one
+
+    def source_of(self, key: str) -> Path | None:
+        """The CSV that holds (or, for a file without a row, would hold) ``key``'s row: the manifest of the
+        nearest folder above it that has one, else ``path``."""
+        if key in self.sources:
+            return self.sources[key]
+        for csv_path in sorted(self.nested, key=lambda p: -len(p.parts)):
+            folder = csv_path.parent.resolve().relative_to(self.root.resolve()).as_posix() + "/"
+            if key.startswith(folder):
+                return csv_path
+        return None if self.missing else self.path
 
     def labels_for(self, file: Path) -> dict | None:
         try:
@@ -183,7 +201,9 @@ def load(path: Path) -> Manifest:
             raise ManifestError(f"{path}:1: the header must have a 'path' column")
         unknown = [c for c in reader.fieldnames if c not in _TYPES]
         if unknown:
-            raise ManifestError(f"{path}:1: unknown columns {unknown}; known: {', '.join(COLUMNS)}")
+            raise ManifestError(  # refused, not dropped: a misspelt ram_byte would lose its labels without a word
+                f"{path}:1: unknown columns {unknown} (free text goes in notes); known: {', '.join(COLUMNS)}"
+            )
         twice = sorted({c for c in reader.fieldnames if reader.fieldnames.count(c) > 1})
         if twice:  # csv keeps the last of two columns of one name: an empty second one would wipe the first
             raise ManifestError(f"{path}:1: the header names {', '.join(map(repr, twice))} twice")
@@ -214,3 +234,37 @@ def load(path: Path) -> Manifest:
             rows[key] = {c: _convert(c, raw.get(c) or "", where) for c in COLUMNS}
             lines[key] = lineno
     return Manifest(root, rows, path=path, lines=lines)
+
+
+def with_nested(top: Manifest, folders: list[Path]) -> Manifest:
+    """``top`` with the manifest.csv of every folder in ``folders`` that lies below ``top.root`` (the folders of
+    the files an ingest lists, and theirs up to the root): a lab run's own ``DIR/lab/manifest.csv`` labels its
+    files when ``DIR`` is ingested. A nested manifest's paths are relative to its folder. One row per file: a file
+    with a row in two manifests is refused, naming both lines."""
+    root = top.root.resolve()
+    found = set()
+    for folder in folders:
+        here = folder.resolve()
+        while here != root and root in here.parents:
+            if (here / "manifest.csv").is_file():
+                found.add(here)
+            here = here.parent
+    if not found:
+        return top
+    rows, lines = dict(top.rows), dict(top.lines)
+    sources: dict[str, Path] = {}
+    nested = []
+    for folder in sorted(found, key=lambda f: (len(f.parts), f.as_posix())):  # the outer ones first
+        sub = load(folder / "manifest.csv")
+        prefix = folder.relative_to(root).as_posix() + "/"
+        for rel, labels in sub.rows.items():
+            key = prefix + rel
+            if key in rows:
+                other = sources.get(key, top.path)
+                raise ManifestError(
+                    f"{folder / 'manifest.csv'}:{sub.lines[rel]}: {rel} also has a row in {other}:{lines[key]}: one row per file "
+                    "(delete one of the two rows)"
+                )
+            rows[key], lines[key], sources[key] = labels, sub.lines[rel], folder / "manifest.csv"
+        nested.append(folder / "manifest.csv")
+    return Manifest(top.root, rows, path=top.path, missing=top.missing, lines=lines, sources=sources, nested=nested)

@@ -18,6 +18,11 @@ reserves its "caged heap" of address space when it starts, and aborts the proces
 stack trace: "Fatal process out of memory: Oilpan: CagedHeap reservation") when the limit does not leave room.
 Measured (docs/reliability-5-processes.md, vl-convert-python 1.9.0): ``ulimit -v`` of 64 GiB and less crashed,
 66 GiB and more drew. Reserved address space is not memory used: the limit that lets it through costs nothing.
+That is vl-convert alone: a notebook's kernel also holds DuckDB, polars and ipykernel, whose threads and arenas need
+the rest of storagelab's own floor beside V8's cage. At the 66 GiB floor `run 07_explore` lost its kernel
+("DeadKernelError: Kernel died", V8's CagedHeap abort underneath), and at 66.5 GiB too; 67 GiB ran
+(docs/reliability-6-processes.md). So the charts' floor is V8's 66 GiB, plus storagelab's own floor (1180 MiB at 2
+cores, more with each core), plus 1 GiB of margin: 68.2 GiB on 2 cores.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from .units import MiB
 
 ENV = "STORAGELAB_MIN_ADDRESS_SPACE"
 BASE_MIB, PER_CORE_MIB = 860, 160  # 860 + 2 x 160 = 1180 MiB on the 2-core machine it was measured on
-CHARTS_MIB = 66 * 1024  # vl-convert's V8 (see above): 64 GiB crashed, 66 GiB drew
+V8_CAGE_MIB = 66 * 1024  # vl-convert's V8 alone (see above): 64 GiB crashed, 66 GiB drew
+MARGIN_MIB = 1024
 DRAWS_CHARTS = frozenset({"run", "notebooks", "report", "build"})
 
 
@@ -38,10 +44,11 @@ def floor_bytes(cores: int | None = None, command: str | None = None) -> int:
     configured = os.environ.get(ENV, "").strip()
     if configured:
         return int(float(configured) * MiB)
-    if command in DRAWS_CHARTS:
-        return CHARTS_MIB * MiB
     n = cores or os.cpu_count() or 1
-    return int((BASE_MIB + PER_CORE_MIB * max(n, 2)) * MiB)
+    own = BASE_MIB + PER_CORE_MIB * max(n, 2)
+    if command in DRAWS_CHARTS:  # V8's cage beside what the rest of the kernel needs (see above)
+        return (V8_CAGE_MIB + own + MARGIN_MIB) * MiB
+    return int(own * MiB)
 
 
 def too_low(command: str | None = None) -> str | None:

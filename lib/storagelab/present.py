@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import html
+import os
 import re
+from pathlib import Path
 
 import polars as pl
 from IPython.display import Markdown
 
 from . import claims as claims_mod
-from . import paths, report
+from . import excerpts, paths, report
 from .analysis.result import Result
 from .analysis.selection import Selection
 from .units import GiB, KiB, MiB, TiB
@@ -22,8 +24,13 @@ def _md(text: str):
 
 
 def findings(res: Result):
-    """The analysis's findings and what its selection lacks, as Markdown."""
-    return _md(escape_html(res.markdown()))
+    """The analysis's findings and what its selection lacks, as Markdown. In a report run (the report folder set,
+    see paths.REPORT_DIR_ENV) each number a finding cites links to its raw lines: the excerpt pages beside the
+    report (raw/...html), written by the code that writes a chart's. A notebook run by hand (JupyterLab) has no
+    report folder beside it, so its findings show without links rather than with links that lead nowhere."""
+    folder = os.environ.get(paths.REPORT_DIR_ENV)
+    writer = excerpts.Excerpts(Path(folder)) if folder else None
+    return _md(escape_html(res.markdown((lambda s: excerpts.linked(s, writer)) if writer else None)))
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)

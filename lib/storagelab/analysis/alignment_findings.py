@@ -7,6 +7,7 @@ import polars as pl
 from ..units import MiB
 from . import plausibility, prose
 from .alignment_numbers import _TEST_WORDS, HEADLINE_TESTS, ZFS_GET, AlignmentNumbers, Anomalies, Pair, PoolSettings
+from .result import Finding, cite
 
 _THROUGHPUT = ("putc", "put_block", "rewrite", "getc", "get_block")
 
@@ -75,11 +76,14 @@ def _arithmetic(res, n: AlignmentNumbers, sel) -> None:
             for d, i, lba, absolute in bad.select("disk", "index", "start_sector", "abs_start_sector").iter_rows()
         ]
         res.findings.append(
-            f"{parts.height} partition(s) in the selection's partition tables; "
-            + (
-                f"misaligned to {phys:,} B physical sectors: {prose.listing(named)}."
-                if bad.height
-                else f"every one starts on a {phys:,} B boundary."
+            Finding(
+                f"{parts.height} partition(s) in the selection's partition tables; "
+                + (
+                    f"misaligned to {phys:,} B physical sectors: {prose.listing(named)}."
+                    if bad.height
+                    else f"every one starts on a {phys:,} B boundary."
+                ),
+                [cite(f"{parts.height} partition(s)", parts, "the partition table rows")],
             )
         )
     else:
@@ -159,21 +163,37 @@ def _metrics(res, n: AlignmentNumbers) -> None:
                 f" ({prose.listing(lacking)} of the 'after' configuration {'has' if len(lacking) == 1 else 'have'} "
                 f"no {_TEST_WORDS[test]} value, so {r['after_runs']} of its {n.noise.repeats} runs count here)"
             )
+        before, after, ratio = _value(test, r["value_before"]), _value(test, r["value_after"]), f"{r['ratio']:.2f}x"
         res.findings.append(
-            f"{_TEST_WORDS[test]}: {_value(test, r['value_before'])} before, "
-            f"{_value(test, r['value_after'])} after = {r['ratio']:.2f}x{noise}."
+            Finding(f"{_TEST_WORDS[test]}: {before} before, {after} after = {ratio}{noise}.", _ratio_cites(r, ratio))
         )
+
+
+def _ratio_cites(r: dict, ratio: str) -> list:
+    """A ratio row's numbers and their lines: each side's value (every run it is the mean of) and the ratio (both)."""
+    test = r["test"]
+    both = [*(r.get("sources_before") or ()), *(r.get("sources_after") or ())]
+    return [
+        cite(_value(test, r["value_before"]), r.get("sources_before") or ()),
+        cite(_value(test, r["value_after"]), r.get("sources_after") or ()),
+        cite(ratio, both, f"{test}: after / before"),
+    ]
 
 
 def _cache_artefacts(res, n: AlignmentNumbers, pair: Pair) -> None:
     b, a = pair.before, pair.after
     ba = n.ratios
     for r in ba.filter(pl.col("beyond_disks").is_not_null()).iter_rows(named=True):
+        side = r["beyond_disks"]
+        fast = _value(r["test"], r["value_" + side])
         res.findings.append(
-            f"**Cache artefact**, {_TEST_WORDS.get(r['test'], r['test'])}: the {r['beyond_disks']} run's "
-            f"{_value(r['test'], r['value_' + r['beyond_disks']])} is {r['disk_multiple']:.1f}x the single-disk "
-            f"run's {_value(r['test'], r['single_disk_value'])}, more than its layout can draw from its disks "
-            f"({r['disk_model']}): a cache answered, so its ratio ({r['ratio']:.2f}x) says nothing about the disks."
+            Finding(
+                f"**Cache artefact**, {_TEST_WORDS.get(r['test'], r['test'])}: the {side} run's "
+                f"{fast} is {r['disk_multiple']:.1f}x the single-disk "
+                f"run's {_value(r['test'], r['single_disk_value'])}, more than its layout can draw from its disks "
+                f"({r['disk_model']}): a cache answered, so its ratio ({r['ratio']:.2f}x) says nothing about the disks.",
+                [cite(fast, r.get("sources_" + side) or ())],
+            )
         )
         other, mine = ("after", a) if r["beyond_disks"] == "before" else ("before", b)
         theirs = a if other == "after" else b
@@ -183,10 +203,13 @@ def _cache_artefacts(res, n: AlignmentNumbers, pair: Pair) -> None:
                 "runs measured a cache, and their ratio says nothing about the partition offset."
             )
         elif all(theirs[c] == mine[c] for c in ("cache_devices", "log_devices")):
+            measured = _value(r["test"], r["value_" + other])
             res.findings.append(
-                f"  The {other} run, with the same cache and log device labels, measured "
-                f"{_value(r['test'], r['value_' + other])}, within what its disks can draw: why a cache answered one "
-                "run and not the other, the logs do not say."
+                Finding(
+                    f"  The {other} run, with the same cache and log device labels, measured {measured}, within what "
+                    "its disks can draw: why a cache answered one run and not the other, the logs do not say.",
+                    [cite(measured, r.get("sources_" + other) or ())],
+                )
             )
     if "single_disk_value" in ba.columns and ba["single_disk_value"].is_null().all():
         host = b.get("host") if b.get("host") == a.get("host") else None
@@ -203,12 +226,17 @@ def _cache_artefacts(res, n: AlignmentNumbers, pair: Pair) -> None:
 
 
 def _memory_reads(res, n: AlignmentNumbers) -> None:
+    reads = n.ratios.filter(pl.col("test") == "get_block").to_dicts() if "sources_before" in n.ratios.columns else []
     for m in n.memory_reads:
         other = "" if m.other_cpu_pct is None else f" (the other run's: {m.other_cpu_pct:.0f} %CP)"
+        lines = (reads[0].get(f"sources_{m.side}") or ()) if reads else ()
         res.findings.append(
-            f"The {m.side} run's block read of {_value('get_block', m.value)} ran at {m.cpu_pct:.0f} %CP{other}: "
-            "a read that keeps the CPU busy is copying data from memory, not waiting on disks, so it was served from "
-            "memory (the ARC), not read from the pool's disks."
+            Finding(
+                f"The {m.side} run's block read of {_value('get_block', m.value)} ran at {m.cpu_pct:.0f} %CP{other}: "
+                "a read that keeps the CPU busy is copying data from memory, not waiting on disks, so it was served "
+                "from memory (the ARC), not read from the pool's disks.",
+                [cite(_value("get_block", m.value), lines), cite(f"{m.cpu_pct:.0f} %CP", lines)],
+            )
         )
 
 
@@ -228,7 +256,7 @@ def _cache_findings(res, before: dict, after: dict) -> None:
         (size, ram, where, l2arc), check = key, checks[key]
         res.findings.append(
             f"Test size, {' and '.join(sides)} run{'s' if len(sides) > 1 else ''}: a {prose.size(size)} file, "
-            f"{check['size_over_ram']:.1f}x the {prose.size(ram)} of RAM ({where})"
+            f"{prose.times(check['size_over_ram'], 1)} the {prose.size(ram)} of RAM ({where})"
             + (f"; an L2ARC (labelled {l2arc}) adds to what can be cached" if l2arc else "")
             + ": "
             + (

@@ -20,7 +20,7 @@ from polars.expr.whenthen import ChainedThen, Then
 from ..units import MiB
 from . import measures, plausibility, prose
 from .db import frame
-from .result import Result
+from .result import Finding, Result, cite
 from .selection import Selection
 
 # (group, test, heading) in bon_csv2html's order
@@ -133,18 +133,20 @@ def flags(tab: pl.DataFrame, small_files: set[tuple[int, int]] | None = None) ->
 
 def block_lines(tab: pl.DataFrame) -> list[str]:
     """Per run, block write and block read in MiB/s: '+++++' where bonnie++ was too fast to measure, 'n/a' where
-    the test did not run."""
+    the test did not run; a run with no file size (bonnie++ -s 0) says it ran no block tests."""
 
     def shown(r: dict, test: str, width: int) -> str:
         if r[f"{test}_too_fast"]:
             return f"{'+++++':>{width}}"
         return f"{'n/a':>{width}}" if r[test] is None else f"{r[test]:{width}.1f}"
 
-    return [
-        f"{(r['label'] or r['path'])[:34]:<34} block write {shown(r, 'put_block', 6)} MiB/s, "
-        f"block read {shown(r, 'get_block', 7)} MiB/s"
-        for r in tab.iter_rows(named=True)
-    ]
+    def line(r: dict) -> str:
+        name = f"{(r['label'] or r['path'])[:34]:<34}"
+        if not r["size_bytes"] and all(r[t] is None and not r[f"{t}_too_fast"] for t in ("put_block", "get_block")):
+            return f"{name} no block tests: no file size (bonnie++ -s 0 runs only the file creation tests)"
+        return f"{name} block write {shown(r, 'put_block', 6)} MiB/s, block read {shown(r, 'get_block', 7)} MiB/s"
+
+    return [line(r) for r in tab.iter_rows(named=True)]
 
 
 def html_table(tab: pl.DataFrame) -> str:
@@ -227,6 +229,7 @@ def _size_findings(res, results: pl.DataFrame, tab: pl.DataFrame) -> None:
 
     runs = results.unique(["file_id", "run_index"], keep="first", maintain_order=True)
     unknown = []
+    small: dict[tuple, int] = {}  # (label, size, RAM, where the RAM is from) -> runs: one sentence for repeats
     for r in runs.iter_rows(named=True):
         ram, where = plausibility.ram_bytes(r["command"], r["notes"], r["ram_bytes"])
         size = r["size_bytes"]
@@ -235,10 +238,14 @@ def _size_findings(res, results: pl.DataFrame, tab: pl.DataFrame) -> None:
         if ram is None:
             unknown.append(r["label"])
         elif size < 2 * ram:
-            res.findings.append(
-                f"{r['label']}: a {prose.size(size)} file, {size / ram:.2f}x the {prose.size(ram)} of RAM ({where}): "
-                "below twice the RAM (bonnie++'s own rule), so its block rates can be cache speeds, not the disks'."
-            )
+            key = (r["label"], size, ram, where)
+            small[key] = small.get(key, 0) + 1
+    for (label, size, ram, where), n in small.items():
+        res.findings.append(
+            f"{label}{f' ({n} runs)' if n > 1 else ''}: a {prose.size(size)} file, {prose.times(size / ram)} the "
+            f"{prose.size(ram)} of RAM ({where}): below twice the RAM (bonnie++'s own rule), so "
+            f"{'their' if n > 1 else 'its'} block rates can be cache speeds, not the disks'."
+        )
     if unknown:
         res.missing.append(
             f"the machine's RAM for {len(unknown)} run(s) ({', '.join(unknown[:3])}{', ...' if len(unknown) > 3 else ''}): "
@@ -261,8 +268,18 @@ _FLAG_WORDS = {
 }
 
 
-def _column_finding(res, tab: pl.DataFrame, test: str, heading: str) -> None:
-    """The range of one column over the runs it can rank; the flagged values named apart, with why."""
+def _lines(results: pl.DataFrame | None, row: dict, test: str) -> pl.DataFrame:
+    """The raw line of one run's value of ``test`` (its results row: file, run index, test)."""
+    if results is None or "line_start" not in results.columns:
+        return pl.DataFrame()
+    return results.filter(
+        (pl.col("file_id") == row["file_id"]) & (pl.col("run_index") == row["run_index"]) & (pl.col("test") == test)
+    )
+
+
+def _column_finding(res, tab: pl.DataFrame, test: str, heading: str, results: pl.DataFrame | None = None) -> None:
+    """The range of one column over the runs it can rank (each value linked to its line); the flagged values named
+    apart, with why."""
     col = tab.filter(pl.col(test).is_not_null() & pl.col(f"{test}_flag").is_null())
     flagged = tab.filter(pl.col(test).is_not_null() & pl.col(f"{test}_flag").is_not_null())
     fast = tab.filter(pl.col(f"{test}_too_fast").fill_null(False)).height
@@ -278,12 +295,15 @@ def _column_finding(res, tab: pl.DataFrame, test: str, heading: str) -> None:
     if col.height > 1:
         best = col.sort(test, descending=True).row(0, named=True)
         worst = col.sort(test).row(0, named=True)
+        low, high = _value(worst[test], ","), _value(best[test], ",")
         res.findings.append(
-            f"{test} ({heading}, {unit(test)}): {_value(worst[test], ',')} ({worst['label']}) to "
-            f"{_value(best[test], ',')} ({best['label']})"
-            + (f"; {fast} run(s) too fast to measure" if fast else "")
-            + aside
-            + "."
+            Finding(
+                f"{test} ({heading}, {unit(test)}): {low} ({worst['label']}) to {high} ({best['label']})"
+                + (f"; {fast} run(s) too fast to measure" if fast else "")
+                + aside
+                + ".",
+                [cite(low, _lines(results, worst, test)), cite(high, _lines(results, best, test))],
+            )
         )
     elif flagged.height:
         res.findings.append(f"{test} ({heading}, {unit(test)}): {aside[2:]}.")
@@ -328,7 +348,7 @@ def findings(res: Result, n: BonnieNumbers, sel: Selection) -> None:
             + "): a size below twice the RAM can be answered from cache, so compare like sizes."
         )
     for _, test, heading in COLUMNS:
-        _column_finding(res, tab, test, heading)
+        _column_finding(res, tab, test, heading, n.results)
     res.headline["bonnie++ runs"] = str(tab.height)
     best = n.fastest_block_write
     if best is not None:

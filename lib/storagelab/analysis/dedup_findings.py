@@ -3,6 +3,8 @@ arithmetic here beyond putting the named numbers into words."""
 
 from __future__ import annotations
 
+import polars as pl
+
 from ..units import GiB
 from . import prose
 from .dedup_numbers import (
@@ -19,6 +21,7 @@ from .dedup_numbers import (
     Machine,
     named,
 )
+from .result import Finding, cite
 
 ARC_COMMANDS = "`cat /proc/spl/kstat/zfs/arcstats` (Linux), `sysctl kstat.zfs.misc.arcstats` (BSD) or `arc_summary`"
 
@@ -127,11 +130,16 @@ def _upper_bounds(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
         return
     bpe = n.params.bytes_per_entry
     for r in n.memory.iter_rows(named=True):
+        lines = stats.filter(pl.col("file_id") == r["file_id"]) if "file_id" in stats.columns else stats.head(0)
         res.findings.append(
-            f"Pool {r['pool']}: {r['bp_count']:,} block pointers x {bpe:g} B = {prose.size(r['ddt_bytes'])} "
-            f"({r['ddt_bytes'] / 1e9:.3g} GB), an upper bound (bp count includes metadata and embedded bps); "
-            + ("fits" if r["fits"] else "does not fit")
-            + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would fit at {r['fits_at_most']:,} B per entry or less."
+            Finding(
+                f"Pool {r['pool']}: {r['bp_count']:,} block pointers x {bpe:g} B = {prose.size(r['ddt_bytes'])} "
+                f"({r['ddt_bytes'] / 1e9:.3g} GB), an upper bound (bp count includes metadata and embedded bps); "
+                + ("fits" if r["fits"] else "does not fit")
+                + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would fit at {r['fits_at_most']:,} B per entry "
+                "or less.",
+                [cite(f"{r['bp_count']:,}", lines.filter(pl.col("pool") == r["pool"]) if lines.height > 1 else lines)],
+            )
         )
         res.headline[f"DDT {r['pool']} (bp count x {bpe:g} B)"] = prose.size(r["ddt_bytes"])
     named = stats.filter(stats["pool_from_manifest"])["pool"].to_list()
@@ -161,8 +169,11 @@ def _zdb_tables(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
     for r in frames.ddt.iter_rows(named=True):
         kind = "zdb -S (simulated)" if r["source"] == "simulated" else "zdb -D/-DD (existing DDT)"
         res.findings.append(
-            f"Pool {r['pool_name']}, {kind}: {r['alloc_blocks']:,} entries -> "
-            f"{prose.size(r['alloc_blocks'] * bpe)} at {bpe:g} B/entry."
+            Finding(
+                f"Pool {r['pool_name']}, {kind}: {r['alloc_blocks']:,} entries -> "
+                f"{prose.size(r['alloc_blocks'] * bpe)} at {bpe:g} B/entry.",
+                [cite(f"{r['alloc_blocks']:,}", r)],
+            )
         )
         res.headline[f"DDT entries {r['pool_name']} ({r['source']})"] = f"{r['alloc_blocks']:,}"
     if frames.ddt.is_empty() and frames.status.is_empty():
@@ -174,17 +185,23 @@ def _zdb_tables(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
     for r in frames.objects.iter_rows(named=True):
         if r["entries"] and r["core_bytes"] is not None:
             res.findings.append(
-                f"Pool {r['pool_name']}, DDT objects: {r['entries']:,} entries use {prose.size(r['core_bytes'])} "
-                f"in core = {r['core_bytes'] / r['entries']:.0f} B per entry (measured"
-                + (", from zdb's truncated per-entry figure" if r["derived"] else "")
-                + ")."
+                Finding(
+                    f"Pool {r['pool_name']}, DDT objects: {r['entries']:,} entries use {prose.size(r['core_bytes'])} "
+                    f"in core = {r['core_bytes'] / r['entries']:.0f} B per entry (measured"
+                    + (", from zdb's truncated per-entry figure" if r["derived"] else "")
+                    + ").",
+                    [cite(f"{r['entries']:,}", r), cite(prose.size(r["core_bytes"]), r)],
+                )
             )
     for r in frames.status.iter_rows(named=True):
         res.findings.append(
-            f"Pool {r['pool_name']}, `zpool status -D`: {r['entries']:,} DDT entries, {prose.size(r['core_bytes'])} in "
-            f"core = {r['core_bytes'] / r['entries']:.0f} B per entry (measured; "
-            + ("printed per entry" if r["ddt_sizes"] == "per_entry" else "printed as a total")
-            + ")."
+            Finding(
+                f"Pool {r['pool_name']}, `zpool status -D`: {r['entries']:,} DDT entries, {prose.size(r['core_bytes'])} "
+                f"in core = {r['core_bytes'] / r['entries']:.0f} B per entry (measured; "
+                + ("printed per entry" if r["ddt_sizes"] == "per_entry" else "printed as a total")
+                + ").",
+                [cite(f"{r['entries']:,}", r), cite(prose.size(r["core_bytes"]), r)],
+            )
         )
     if frames.stats.height and frames.ddt.height:
         both = frames.stats.join(frames.ddt.rename({"pool_name": "pool"}), on="pool", how="inner")
@@ -220,10 +237,14 @@ def _best(res, n: DedupNumbers, e: Estimate) -> None:
     rng = _range(e.ddt_low, e.ddt_bytes, e.ddt_high)
     budget = e.budget_bytes
     alone = " alone" if _shared(n, e) else ""
+    rows = n.ladder.filter((pl.col("pool") == e.pool) & (pl.col("rung") == e.rung)) if n.ladder.height else None
     res.findings.append(
-        f"Pool {e.pool}, best estimate ({e.estimate}): {e.entries:,.0f} entries, {rng} at {e.bytes_per_entry:.0f} "
-        f"B/entry: {alone.strip() + ' ' if alone else ''}{e.fits} the {budget / GiB:.2f} GiB budget"
-        + (f" (it shares host {e.host}'s ARC: below)." if alone else ".")
+        Finding(
+            f"Pool {e.pool}, best estimate ({e.estimate}): {e.entries:,.0f} entries, {rng} at {e.bytes_per_entry:.0f} "
+            f"B/entry: {alone.strip() + ' ' if alone else ''}{e.fits} the {budget / GiB:.2f} GiB budget"
+            + (f" (it shares host {e.host}'s ARC: below)." if alone else "."),
+            [cite(f"{e.entries:,.0f}", rows if rows is not None else (), e.estimate)],
+        )
     )
     if e.fits_at_most is not None:  # bytes per entry assumed, not measured: where the verdict flips
         flips = f"{e.fits_at_most:,} B" + (
@@ -253,8 +274,11 @@ def _savings(res, n: DedupNumbers, frames: DedupFrames) -> None:
     for s in frames.stats.iter_rows(named=True) if frames.stats.height else []:
         if s["bp_deduped_bytes"] and s["pool"] in best:
             res.findings.append(
-                f"Pool {s['pool']}: dedup saves {prose.size(s['bp_deduped_bytes'])} of disk for about "
-                f"{prose.size(best[s['pool']].ddt_bytes)} of RAM."
+                Finding(
+                    f"Pool {s['pool']}: dedup saves {prose.size(s['bp_deduped_bytes'])} of disk for about "
+                    f"{prose.size(best[s['pool']].ddt_bytes)} of RAM.",
+                    [cite(prose.size(s["bp_deduped_bytes"]), s)],
+                )
             )
 
 
@@ -296,7 +320,7 @@ def _machine(res, m: Machine) -> None:
         b = m.budget.bytes
         res.findings.append(
             f"Host {m.host}: its pools {prose.listing(list(m.pools))} share one ARC. Their best estimates together: "
-            f"{_total(m)}, {m.ddt_bytes / b:.2f}x the {b / GiB:.2f} GiB metadata "
+            f"{_total(m)}, {prose.times(m.ddt_bytes / b)} the {b / GiB:.2f} GiB metadata "
             f"budget: together they {_plural(m.fits)}"
             f" (they would fit at {m.fits_at_most:,} B per entry or less)."
         )

@@ -8,7 +8,12 @@ The checks, each with its threshold (a parameter of ``check``/``with_design``):
 * **overran** (a stall): the run's elapsed time (``fio_runs``' ``elapsed_ns``, the group's longest job) is more
   than ``OVERRUN_TOLERANCE`` (5 %) above its ``runtime`` option. fio stops issuing at ``runtime``; it finishes
   late only when I/O it had in flight did not complete (the homelab btrfs raid1 run: 76,061 ms against
-  ``runtime=60``). A run with no runtime limit (fio's default: until its size is done) cannot overrun.
+  ``runtime=60``), or when it ends its write stage with a final fsync (``end_fsync=1`` or ``fsync_on_close=1``:
+  fio's ``do_io`` calls it before the run's time is taken, so the time and the bandwidth include it). A run with
+  a final fsync whose slowest I/O is no stall (``long_io`` False) overran by that fsync, not by a stall: it is
+  ``final_fsync_over``, a note (``notes``), not a flag (the zfs_benchmark_tools sync_seq_write runs: 66,170 ms
+  against ``runtime=60``, slowest write 37.7 ms). A run with no runtime limit (fio's default: until its size is
+  done) cannot overrun.
 * **long_io** (a stall): the slowest I/O's completion latency (clat max, lat max where fio printed no clat) is at
   least ``LONG_IO_SHARE`` (10 %) of the runtime (of the elapsed time where no runtime is known): one I/O waited a
   tenth of the test (the same run: clat max 44,735 ms, 74 % of 60 s).
@@ -18,7 +23,12 @@ The checks, each with its threshold (a parameter of ``check``/``with_design``):
 * **fits_in_cache**: the working set (``size`` per job, x numjobs unless the jobs share one ``--filename``)
   fits in the RAM (+ L2ARC) the run's labels give, and its I/O goes through a cache: buffered I/O anywhere, and
   ``direct=1`` where it does not bypass the cache. Both rules live in ``plausibility`` (``against_cache``,
-  ``direct_bypasses_page_cache``), used here and nowhere else.
+  ``direct_bypasses_page_cache``), used here and nowhere else. Writes made durable as they go (``synced``:
+  ``sync=1`` (O_SYNC), ``fsync=N`` or ``fdatasync=N``, or a sync section in the output) are never ``cache``: all
+  they write reaches the device within the run, so the device's sync path bounds them, not RAM (the h6 fdatasync=1
+  run on ext4: p50 3.19 ms per fdatasync for a 16 MiB file in 23.5 GiB of RAM); ``notes`` says so where the
+  working set would fit. A ZFS dataset labelled ``zfs_sync=disabled`` makes those calls no-ops: no credit there.
+  Direct I/O that bypasses the cache and synced writes need no RAM: their check is False, not None.
 * **direct_ignored**: ``direct=1`` on a filesystem that ignores it (ZFS before 2.3: the ARC still serves it;
   ``plausibility.direct_ignored``).
 
@@ -34,6 +44,7 @@ A check that cannot be made (runtime, size or RAM not in the logs or labels) is 
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, fields
 
@@ -59,6 +70,11 @@ CODES = {
     "direct_ignored": "direct ignored",
 }
 MARK = "⚠"
+# fio's sync= values that open the file O_SYNC (1, sync) or O_DSYNC (dsync): every write returns once durable
+O_SYNC_VALUES = {"1": "O_SYNC", "true": "O_SYNC", "sync": "O_SYNC", "dsync": "O_DSYNC"}
+# options that end a job's write stage with an fsync of its files, timed as part of the run (fio's do_io)
+FINAL_FSYNC_OPTIONS = ("end_fsync", "fsync_on_close")
+_ON = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -79,6 +95,9 @@ class DesignFlags:
     arc_served: bool | None = None
     arc_hit_ratio: float | None = None  # the ARC's hits over reads during the run (arc.with_arc)
     arc_source: str | None = None  # how it was measured: 'arcstat, 60 samples, hits and misses summed'
+    synced: str | None = None  # how its writes are made durable as they go: 'fdatasync=1', 'sync=1 (O_SYNC)'
+    final_fsync: str | None = None  # 'end_fsync=1' / 'fsync_on_close=1' on a run that writes
+    final_fsync_over: bool | None = None  # overran, by its final fsync and not by a slow I/O (a note, not a flag)
 
     @property
     def overrun_ratio(self) -> float | None:
@@ -151,6 +170,47 @@ def _overran(elapsed: float | None, runtime: float | None, option, tolerance: fl
     return elapsed > runtime * (1 + tolerance)
 
 
+def given_options(row: dict) -> dict[str, str]:
+    """The fio options a run was given: its command line, then its JSON job options (which win)."""
+    opts = dict(parse_command(row.get("command")))
+    if row.get("options_json"):
+        try:
+            opts.update({k: str(v) for k, v in json.loads(row["options_json"]).items()})
+        except (ValueError, AttributeError):
+            pass
+    return opts
+
+
+def _writes(row: dict) -> bool:
+    """The row is a run's writes: direction write, or fio's unified (mixed) row of a mode that only writes."""
+    rw = str(row.get("rw") or "")
+    return row.get("direction") == "write" or (row.get("direction") == "mixed" and "read" not in rw and rw != "rw")
+
+
+def synced_writes(row: dict) -> str | None:
+    """How a run's writes are made durable as they go, None where they are not (or the row is not its writes):
+    'sync=1 (O_SYNC)', 'fdatasync=1', 'fsync=4', 'fsync or fdatasync (a sync section in its output)'. A ZFS dataset
+    labelled zfs_sync=disabled makes those calls no-ops: None. A sync interval above the writes it made: None."""
+    if not _writes(row) or str(row.get("zfs_sync") or "").lower() == "disabled":
+        return None
+    sync = str(row.get("wl_sync") or "").lower()
+    if sync in O_SYNC_VALUES:
+        return f"sync={row['wl_sync']} ({O_SYNC_VALUES[sync]})"
+    for key in ("fdatasync", "fsync"):
+        value = str(row.get(f"wl_{key}") or "")
+        if value.isdigit() and int(value) > 0 and not (row.get("ios") and int(value) > row["ios"]):
+            return f"{key}={value}"
+    return "fsync or fdatasync (a sync section in its output)" if row.get("has_sync") else None
+
+
+def final_fsync(row: dict) -> str | None:
+    """'end_fsync=1' or 'fsync_on_close=1' (the option given) on a row of a run's writes, else None."""
+    if not _writes(row):
+        return None
+    opts = given_options(row)
+    return next((f"{k}={opts[k]}" for k in FINAL_FSYNC_OPTIONS if str(opts.get(k, "")).lower() in _ON), None)
+
+
 def check(
     row: dict,
     min_elapsed_s: float = MIN_ELAPSED_S,
@@ -166,22 +226,29 @@ def check(
     size = working_set(row)
     cache = plausibility.against_cache(size, ram, row.get("l2arc_bytes"))
     bypass = plausibility.direct_bypasses_page_cache(row.get("wl_direct"), row.get("stack"), row.get("zfs_version"))
+    synced, final = synced_writes(row), final_fsync(row)
     hit = row.get("arc_hit_ratio")
+    long_io = None if slowest is None or not span else slowest >= long_io_share * span
+    overran = _overran(elapsed, runtime, row.get("wl_runtime"), overrun_tolerance)
+    by_fsync = bool(overran and final and long_io is False)
     return DesignFlags(
         elapsed_s=elapsed,
         runtime_s=runtime,
         slowest_io_s=slowest,
         working_set_bytes=size,
         cache_bytes=cache["cache_bytes"] if cache else None,
-        overran=_overran(elapsed, runtime, row.get("wl_runtime"), overrun_tolerance),
-        long_io=None if slowest is None or not span else slowest >= long_io_share * span,
+        overran=False if by_fsync else overran,
+        long_io=long_io,
         too_short=None if elapsed is None else elapsed < min_elapsed_s,
         sub_second=None if elapsed is None else elapsed < 1.0,
-        fits_in_cache=None if cache is None else cache["fits_in_cache"] and not bypass,
+        fits_in_cache=False if bypass or synced else None if cache is None else cache["fits_in_cache"],
         direct_ignored=plausibility.direct_ignored(row.get("wl_direct"), row.get("stack"), row.get("zfs_version")),
         arc_served=None if hit is None else float(hit) >= ARC_HIT_FLAG,
         arc_hit_ratio=None if hit is None else float(hit),
         arc_source=row.get("arc_source") if hit is not None else None,
+        synced=synced,
+        final_fsync=final,
+        final_fsync_over=by_fsync if overran is not None else None,
     )
 
 
@@ -196,7 +263,7 @@ _FIELDS = tuple(f.name for f in fields(DesignFlags))
 
 
 def _dtype(name: str) -> DataTypeClass:
-    if name == "arc_source":
+    if name in ("arc_source", "synced", "final_fsync"):
         return pl.String
     return pl.Float64 if name.endswith(("_s", "_bytes", "_ratio")) else pl.Boolean
 
@@ -236,13 +303,14 @@ def sentence(label: str, f: DesignFlags, min_elapsed_s: float = MIN_ELAPSED_S) -
     parts = []
     # each flag is raised only from its numbers: the checks below that a flag's numbers are known never fail
     if f.overran and f.elapsed_s is not None:
+        fsync = f" (its final fsync, {f.final_fsync}, is timed inside the run too)" if f.final_fsync else ""
         parts.append(
             f"ran {f.elapsed_s * 1000:,.0f} ms against runtime={f.runtime_s:g} s ({f.overrun_ratio:.2f}x): I/O it "
-            "had issued did not complete in time (a stall)"
+            f"had issued did not complete in time (a stall){fsync}"
         )
     if f.long_io and f.slowest_io_s is not None and f.slowest_io_share is not None:
         parts.append(
-            f"its slowest I/O took {f.slowest_io_s * 1000:,.0f} ms ({100 * f.slowest_io_share:.0f} % of the "
+            f"its slowest I/O took {prose.ms(f.slowest_io_s * 1e9)} ({100 * f.slowest_io_share:.0f} % of the "
             f"{'runtime' if f.runtime_s else 'run'})"
         )
     if f.sub_second:
@@ -290,4 +358,92 @@ def not_checked(df: pl.DataFrame, label: str = "label") -> dict[str, list[str]]:
     for row in df.iter_rows(named=True):
         for check_name in flags_of(row).unknown:
             out.setdefault(check_name, []).append(str(row[label]))
+    return out
+
+
+def _how_synced(synced: str) -> str:
+    if synced.startswith("sync="):
+        return f"every write returns only once it is durable ({synced})"
+    key, _, n = synced.partition("=")
+    if n == "1":
+        return f"every write is followed by {key} ({synced})"
+    return f"{key} follows every {n} writes ({synced})" if n else f"{synced} ran during it"
+
+
+def note(label: str, f: DesignFlags, bw_bytes_per_s: float | None = None, direct=None) -> list[str]:
+    """What a run's design shows that is not a flag: writes synced as they go on a working set that would fit in
+    RAM (why it is not ``cache``), an overrun that is the run's final fsync (why it is not a stall; with ``direct``
+    '1', that its direct writes had left data to flush)."""
+    out = []
+    ws, cache = f.working_set_bytes, f.cache_bytes
+    if f.synced and ws is not None and cache is not None and ws <= cache:
+        out.append(
+            f"{label}: its working set of {_gib(ws)} fits in the {_gib(cache)} of RAM (+ L2ARC), but "
+            f"{_how_synced(f.synced)}: all it writes reaches the device within the run, so the device's sync path "
+            "bounds its writes, not RAM; the cache check does not flag it."
+        )
+    if f.final_fsync_over and f.elapsed_s is not None and f.runtime_s and f.slowest_io_s is not None:
+        text = (
+            f"{label}: ran {f.elapsed_s * 1000:,.0f} ms against runtime={f.runtime_s:g} s: the "
+            f"{f.elapsed_s - f.runtime_s:.3g} s over are its final fsync ({f.final_fsync}, which fio times inside "
+            f"the run), not a stall: its slowest I/O took {f.slowest_io_s * 1000:,.1f} ms."
+        )
+        if bw_bytes_per_s is not None:
+            text += (
+                f" Its bandwidth, {prose.rate(bw_bytes_per_s)}, is fio's: its I/O over all {f.elapsed_s:.4g} s, "
+                "that fsync included."
+            )
+        if str(direct) == "1":
+            text += (
+                " It wrote with direct=1, yet its final fsync had seconds of work: its writes were not all on the "
+                "device when fio counted them complete (so where a filesystem accepts direct=1 and buffers anyway, "
+                "as ZFS before 2.3 does)."
+            )
+        out.append(text)
+    return out
+
+
+def notes(df: pl.DataFrame, label: str = "label") -> list[str]:
+    """``note`` for every row of ``with_design``'s frame, each sentence once."""
+    out = []
+    for row in df.iter_rows(named=True):
+        out += note(str(row[label]), flags_of(row), row.get("bw_bytes_per_s"), row.get("wl_direct"))
+    return list(dict.fromkeys(out))
+
+
+def _through_cache(row: dict) -> str:
+    """How a run whose cache check was not made may go through a cache."""
+    direct = str(row.get("wl_direct") or "")
+    if direct != "1":
+        return "buffered I/O" if direct == "0" else "direct= not known"
+    if not row.get("stack"):
+        return "direct=1 on a stack not labelled"
+    if row.get("zfs_version"):
+        return f"direct=1 on ZFS {row['zfs_version']}, which ignores it"
+    return "direct=1 on ZFS of a version not labelled (before 2.3 ZFS ignores it)"
+
+
+def missing(df: pl.DataFrame, label: str = "label") -> list[str]:
+    """The cache check that could not be made, per thing lacking (the RAM, the working set), naming the runs,
+    how their I/O may go through a cache, and the label or log that would give what is lacking."""
+    no_ram: dict[str, str] = {}
+    no_size: dict[str, str] = {}
+    for row in df.iter_rows(named=True):
+        f = flags_of(row)
+        if f.fits_in_cache is None:
+            (no_size if f.working_set_bytes is None else no_ram)[str(row[label])] = _through_cache(row)
+    out = []
+    if no_ram:
+        runs = prose.listing([f"{k} ({v})" for k, v in no_ram.items()])
+        out.append(
+            f"the cache check (working set against RAM) could not be made for {runs}: the RAM of the machine is not "
+            "in the labels. Add a ram_bytes column (bytes) to the manifest (`storagelab lab` records it; on Linux "
+            "MemTotal in /proc/meminfo, in KiB, or `free -b`), or ram_bytes=N in its notes"
+        )
+    if no_size:
+        runs = prose.listing([f"{k} ({v})" for k, v in no_size.items()])
+        out.append(
+            f"the cache check (working set against RAM) could not be made for {runs}: its size is not in its "
+            "output or command. Put fio's command line (with size=) in the manifest's command column"
+        )
     return out

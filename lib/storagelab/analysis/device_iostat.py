@@ -32,6 +32,7 @@ import polars as pl
 
 from ..parsers.zpool_latency_hist import BUCKETS
 from .db import frame
+from .device_tables import NICENUM, count_text, ns_text, share_text
 from .selection import Selection
 
 _SMALL = 4096  # bytes: requests of at most one 4 KiB block
@@ -43,7 +44,8 @@ def req_size_summary(con, sel: Selection) -> pl.DataFrame:
     cells = frame(
         con,
         f"""SELECT f.path, f.host, r.name, r.sample, r.block, r.timestamp, r.io_class, r.bucket_bytes,
-                   sum(r.count) AS ios, sum(CASE WHEN r.kind = 'agg' THEN r.count ELSE 0 END) AS agg
+                   sum(r.count) AS ios, sum(CASE WHEN r.kind = 'agg' THEN r.count ELSE 0 END) AS agg,
+                   bool_and(r.exact) AS exact
             FROM zpool_iostat_req_size r JOIN files f USING (file_id)
             WHERE {where}
             GROUP BY ALL ORDER BY f.path, r.sample, r.block, r.io_class, r.bucket_bytes""",
@@ -51,11 +53,18 @@ def req_size_summary(con, sel: Selection) -> pl.DataFrame:
     )
     keys = ["path", "host", "name", "sample", "block", "timestamp", "io_class"]
     if cells.is_empty():
-        schema = {**{k: pl.Utf8 for k in keys}, "sample": pl.Int64, "block": pl.Int64, "ios": pl.Float64}
+        schema = {
+            **{k: pl.Utf8 for k in keys},
+            "sample": pl.Int64,
+            "block": pl.Int64,
+            "ios": pl.Float64,
+            "exact": pl.Boolean,
+        }
         return pl.DataFrame(schema=schema)
     cells = cells.with_columns(cum=pl.col("ios").cum_sum().over(keys), total=pl.col("ios").sum().over(keys))
     return cells.group_by(keys, maintain_order=True).agg(
         ios=pl.col("ios").sum(),
+        exact=pl.col("exact").all(),
         agg_share=pl.col("agg").sum() / pl.col("ios").sum(),
         small_share=pl.col("ios").filter(pl.col("bucket_bytes") <= _SMALL).sum() / pl.col("ios").sum(),
         median_bucket_bytes=pl.col("bucket_bytes")
@@ -132,7 +141,13 @@ def latency_summary(cells: pl.DataFrame) -> pl.DataFrame:
     above that bucket are missing, so ``ios`` counts only those up to it and no median or p99 is given."""
     keys = ["path", "host", "name", "sample", "block", "timestamp", "wait", "op"]
     if cells.is_empty():
-        schema = {**{k: pl.Utf8 for k in keys}, "sample": pl.Int64, "block": pl.Int64, "ios": pl.Float64}
+        schema = {
+            **{k: pl.Utf8 for k in keys},
+            "sample": pl.Int64,
+            "block": pl.Int64,
+            "ios": pl.Float64,
+            "exact": pl.Boolean,
+        }
         return pl.DataFrame(schema={**schema, "cut_at": pl.Utf8})
     cells = cells.with_columns(cum=pl.col("count").cum_sum().over(keys), total=pl.col("count").sum().over(keys))
     cut = pl.col("bucket").max() < BUCKETS - 1
@@ -143,6 +158,7 @@ def latency_summary(cells: pl.DataFrame) -> pl.DataFrame:
 
     return cells.group_by(keys, maintain_order=True).agg(
         ios=pl.col("count").sum(),
+        exact=pl.col("exact").all(),
         median_max_ns=bound(0.5),
         p99_max_ns=bound(0.99),
         cut_at=pl.when(cut).then(pl.col("bucket_label").sort_by("bucket").last()),
@@ -167,7 +183,10 @@ def device_beside_fio(con, sel: Selection) -> dict:
     }
     out["waits_table"] = waits_table(out["waits"])
     out["queues_table"] = queues_table(out["queues"])
-    out["lines"] = _latency_lines(lat, sel) + _lines(out, sel) + _wait_lines(out["waits_table"], out["queues_table"])
+    skipped = _first_report_skipped(out["waits"])
+    out["lines"] = (
+        _latency_lines(lat, sel) + _lines(out, sel) + _wait_lines(out["waits_table"], out["queues_table"], skipped)
+    )
     return out
 
 
@@ -185,7 +204,8 @@ def waits_table(waits: pl.DataFrame) -> pl.DataFrame:
     if waits.is_empty():
         return pl.DataFrame(schema={c: pl.Float64 if c.endswith("_ns") else pl.Utf8 for c in cols})
     order = pl.col("wait").replace_strict(WAIT_ORDER, default=len(WAIT_ORDER), return_dtype=pl.Int64)
-    first = waits.sort([*_ROW, order], nulls_last=True).group_by([*_ROW, "wait"], maintain_order=True)
+    in_print_order = waits.sort(["path", "sample", "line_start", order], nulls_last=True)  # zpool's row order
+    first = in_print_order.group_by([*_ROW, "wait"], maintain_order=True)
     return first.agg(
         read_ns=pl.col("latency_ns").filter(pl.col("op") == "read").first(),
         write_ns=pl.col("latency_ns").filter(pl.col("op") == "write").first(),
@@ -201,9 +221,19 @@ def queues_table(queues: pl.DataFrame) -> pl.DataFrame:
     return queues.select(cols)
 
 
-def _wait_lines(waits: pl.DataFrame, queues: pl.DataFrame) -> list[str]:
+def _first_report_skipped(waits: pl.DataFrame) -> set[str]:
+    """Paths of -l logs run with -y: their first report is the first interval, not the averages since import."""
+    if waits.is_empty():
+        return set()
+    flagged = waits.filter(pl.col("command").str.contains(r"(?:^|\s)-[A-Za-z]*y"))
+    return set(flagged["path"].to_list())
+
+
+def _wait_lines(
+    waits: pl.DataFrame, queues: pl.DataFrame, skipped: frozenset[str] | set[str] = frozenset()
+) -> list[str]:
     """One line per -l and per -q row (a pool or vdev in one report): what it shows, and that a report without an
-    interval is an average since import."""
+    interval is an average since import (unless zpool ran with -y, which skips that report; ``skipped``)."""
     lines = []
     for key, rows in waits.group_by(_ROW, maintain_order=True):
         shown = []
@@ -212,7 +242,8 @@ def _wait_lines(waits: pl.DataFrame, queues: pl.DataFrame) -> list[str]:
                 shown.append(f"{r['wait']} {_ns_or_dash(r['wait_ns'])}")
             else:
                 shown.append(f"{r['wait']} read {_ns_or_dash(r['read_ns'])}, write {_ns_or_dash(r['write_ns'])}")
-        lines.append(f"{_row_name(key)}: average waits (`zpool iostat -l`, as printed): {'; '.join(shown)}")
+        name = _row_name(key, key[0] not in skipped)
+        lines.append(f"{name}: average waits (`zpool iostat -l`, as printed): {'; '.join(shown)}")
     for key, rows in queues.group_by(_ROW, maintain_order=True):
         busy = rows.filter((pl.col("pending") > 0) | (pl.col("active") > 0))
         shown = [
@@ -258,7 +289,7 @@ def _latency_lines(lat: pl.DataFrame, sel: Selection) -> list[str]:
     )
     for r in first.iter_rows(named=True):
         lines.append(
-            f"{r['name']} (report {r['sample']}), {r['wait']} {r['op']}: {r['ios']:,.0f} I/Os counted; the median "
+            f"{r['name']} (report {r['sample']}), {r['wait']} {r['op']}: {_ios(r)}; the median "
             f"one took at most {_ns(r['median_max_ns'])}, 99 % at most {_ns(r['p99_max_ns'])} (bucket bounds)"
         )
     blocks = lat.select("path", "name", "sample", "block", "timestamp").unique()
@@ -293,12 +324,14 @@ def _cut_lines(lat: pl.DataFrame) -> list[str]:
 
 
 def _ns(n) -> str:
-    if n is None:
-        return "unknown"
-    for unit, step in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
-        if n >= step:
-            return f"{n / step:.3g} {unit}"
-    return f"{n} ns"
+    return ns_text(n, "unknown")
+
+
+def _ios(r: dict) -> str:
+    """'2,173,279 I/Os counted' when zpool printed every count whole; 'about 2,680,000 I/Os counted (zpool printed
+    ...)' when some were nicenum values such as 1.68M."""
+    said = f"{count_text(r['ios'], r['exact'])} I/Os counted"
+    return said if r["exact"] else f"{said} ({NICENUM})"
 
 
 def _lines(out: dict, sel: Selection) -> list[str]:
@@ -312,8 +345,8 @@ def _lines(out: dict, sel: Selection) -> list[str]:
     else:
         for r in req.filter(pl.col("ios") > 0).iter_rows(named=True):
             lines.append(
-                f"{r['name']} (sample {r['sample']}, {r['io_class']}): {r['ios']:,.0f} I/Os counted, "
-                f"{r['agg_share']:.0%} of them aggregated by ZFS, {r['small_share']:.0%} of at most 4 KiB, "
+                f"{r['name']} (sample {r['sample']}, {r['io_class']}): {_ios(r)}, "
+                f"{share_text(r['agg_share'])} of them aggregated by ZFS, {share_text(r['small_share'])} of at most 4 KiB, "
                 f"median request in the {_size(r['median_bucket_bytes'])} bucket"
             )
         since_import = req.filter(pl.col("timestamp").is_null()).select("path", "name").unique()

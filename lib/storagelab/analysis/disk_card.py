@@ -26,7 +26,7 @@ from . import arc, design
 from .db import frame
 from .fio_runs import RUN_MARK
 from .fio_runs import runs as fio_runs
-from .result import Result
+from .result import Finding, Result, cite
 from .selection import Selection
 
 # (name, sequential?, block size bytes, iodepth, numjobs), in the card's order
@@ -236,12 +236,18 @@ def pooled_sentence(c: DiskCard, r: CardResult) -> str:
     )
 
 
+def _line_dicts(r: CardResult) -> list[dict]:
+    """A result's raw lines (each run's job) as cite inputs."""
+    return [{"path": p, "line_start": a, "line_end": b} for p, a, b in r.lines]
+
+
 def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str]]:
     """(findings, missing): sentences from the cards' numbers only."""
     run_it = "storagelab lab fio --preset standard --target DIR (a folder on the device)"
     if not cards:
         return [], [f"no run of the classic tests (SEQ1M Q8T1/Q1T1, RND4K Q32T1/Q1T1) in {sel.describe()}: {run_it}"]
-    out, missing = [], []
+    out: list[str] = []
+    missing: list[str] = []
     for c in cards:
         done = [c.results[(t, d)] for t, *_ in TESTS for d in DIRECTIONS if (t, d) in c.results]
         best = max(done, key=lambda r: r.bw_bytes_per_s)
@@ -255,9 +261,12 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
             f"**{c.machine}, {c.device}:** {len(done)} of 8 results; the highest is {best.test} {best.direction} at "
             f"{mb_s(best.bw_bytes_per_s)} MB/s; {noise}."
         )
+        cites = [cite(f"{mb_s(best.bw_bytes_per_s)} MB/s", _line_dicts(best), f"mean of {best.n} run(s)")]
         if c.flagged:
-            line += f" {len(c.flagged)} flagged, e.g. {c.flagged[0].test} {c.flagged[0].direction}: {c.flagged[0].flags[0]}."
-        out.append(line)
+            first = c.flagged[0]
+            line += f" {len(c.flagged)} flagged, e.g. {first.test} {first.direction}: {first.flags[0]}."
+            cites.append(cite(f"{first.test} {first.direction}", _line_dicts(first)))
+        out.append(Finding(line, cites))
         out += [pooled_sentence(c, r) for r in done if len(r.setups) > 1]
         if c.missing:
             missing.append(f"{c.machine}, {c.device}: no {', '.join(c.missing)} ({run_it})")

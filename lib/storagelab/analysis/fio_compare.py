@@ -138,12 +138,10 @@ def repeats_sentence(setup: str, r: stats.Repeats) -> str:
 def comparison_sentence(a: str, b: str, c: stats.Comparison) -> str:
     """A against B from a ``stats.Comparison``, naming the test."""
 
-    faster = "faster" if c.diff > 0 else "slower"
-    by = "" if c.diff_pct is None else f"{abs(c.diff_pct):.1f} % "  # None: B's mean is 0, no percentage of it
-    head = (
-        f"{a} ({c.a.n} run(s), mean {prose.rate(c.a.mean)}) is {by}{faster} than {b} "
-        f"({c.b.n} run(s), mean {prose.rate(c.b.mean)})"
-    )
+    # '< 0.1 %' where a difference rounds to nothing (prose.percent), and no direction for equal means
+    by = "" if c.diff_pct is None else f"{prose.percent(abs(c.diff_pct))} "  # None: B's mean is 0, no percentage of it
+    than = "has the same mean as" if c.diff == 0 else f"is {by}{'faster' if c.diff > 0 else 'slower'} than"
+    head = f"{a} ({c.a.n} run(s), mean {prose.rate(c.a.mean)}) {than} {b} ({c.b.n} run(s), mean {prose.rate(c.b.mean)})"
     if c.test == stats.NONE:
         return f"{head}; {stats.TESTS[stats.NONE]}."
     verdict = "a difference beyond run-to-run noise" if c.differs else "not distinguishable from run-to-run noise"

@@ -1,10 +1,14 @@
-"""Durable writes of fio runs with fsync/fdatasync (notebook 08).
+"""Durable writes of fio runs with fsync/fdatasync or O_SYNC (notebook 08).
 
 A job run with ``fsync=N`` or ``fdatasync=N`` calls fsync(2)/fdatasync(2) after every N writes; fio times those
 calls apart and prints them as the ``fsync/fdatasync/sync_file_range:`` section (JSON ``sync``; stored as
 direction ``sync``, kind ``lat``). The write lines of such a run time only ``write()`` into the page cache: the
 latency of one durable write is the ``sync`` distribution, and the rate of durable writes is the sync calls over
 the run's time.
+
+A job run with ``sync=1`` (or ``sync``: O_SYNC; ``dsync``: O_DSYNC) has no sync calls to time: each write()
+returns only once it is durable, so the write's own completion latency (clat, else lat) is the latency of one
+durable write, and every write is a durable write (fio prints no sync section for it).
 
 * ``load`` (query): one row per job of the final reports that has a sync section, with its write direction, the
   printed sync percentiles, the options and labels.
@@ -61,6 +65,7 @@ class DurableRun:
     zfs_logbias: str | None = None  # logbias, likewise (zfs get, else the zfs_logbias label)
     sync_from: str | None = None  # where zfs_sync comes from: 'zfs get' or 'label'
     logbias_from: str | None = None  # likewise for zfs_logbias
+    o_sync: str | None = None  # 'sync=1 (O_SYNC)' for a job whose writes are durable as they return: no sync calls
 
     @property
     def p99_ns(self) -> float | None:
@@ -88,16 +93,18 @@ QUERY = """
 SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.host, f.stack, f.pool, f.vdev_type,
        f.vdev_count, f.vdev_width, f.log_devices, coalesce(f.command, c.command) AS command,
        j.job_index, j.doc_index, j.jobname, j.rw, j.block_size_bytes, j.ioengine, j.iodepth, coalesce(j.numjobs, j.jobs) AS numjobs, j.jobs,
-       j.options_json, j.layout_bytes, TRUE AS has_sync,
+       j.options_json, j.layout_bytes, s.file_id IS NOT NULL AS has_sync,
        s.lat_mean_ns AS sync_mean_ns, s.lat_max_ns AS sync_max_ns, s.lat_samples AS sync_samples,
        s.total_ios AS sync_total_ios,
-       w.total_ios AS writes, w.runtime_ns, w.lat_mean_ns AS write_lat_mean_ns,
+       w.total_ios AS writes, w.runtime_ns, w.lat_mean_ns AS write_lat_mean_ns, w.clat_mean_ns AS write_clat_mean_ns,
+       w.clat_max_ns AS write_clat_max_ns, w.lat_max_ns AS write_lat_max_ns,
        coalesce(z.zfs_sync, f.zfs_sync) AS zfs_sync, coalesce(z.zfs_logbias, f.zfs_logbias) AS zfs_logbias,
        CASE WHEN z.zfs_sync IS NOT NULL THEN 'zfs get' WHEN f.zfs_sync IS NOT NULL THEN 'label' END AS sync_from,
        CASE WHEN z.zfs_logbias IS NOT NULL THEN 'zfs get' WHEN f.zfs_logbias IS NOT NULL THEN 'label' END
            AS logbias_from
-FROM fio_results s JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
-LEFT JOIN fio_results w ON w.file_id = s.file_id AND w.job_index = s.job_index AND w.direction = 'write'
+FROM fio_jobs j JOIN files f USING (file_id)
+LEFT JOIN fio_results s ON s.file_id = j.file_id AND s.job_index = j.job_index AND s.direction = 'sync'
+LEFT JOIN fio_results w ON w.file_id = j.file_id AND w.job_index = j.job_index AND w.direction = 'write'
 LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
   ON c.file_id = j.file_id AND j.doc_index >= c.doc_index AND (c.next_doc IS NULL OR j.doc_index < c.next_doc)
 -- `zfs get` sync and logbias of the files labelled with the same host, pool and study: the value where its datasets
@@ -111,13 +118,17 @@ LEFT JOIN (SELECT zf.host, zf.pool, zf.study,
            WHERE p.kind = 'dataset' AND p.property IN ('sync', 'logbias') AND zf.host IS NOT NULL AND zf.pool IS NOT NULL
            GROUP BY zf.host, zf.pool, zf.study) z
   ON z.host = f.host AND z.pool = f.pool AND z.study IS NOT DISTINCT FROM f.study
-WHERE j.is_final AND s.direction = 'sync' AND {where}
+-- a sync section, or writes that may be O_SYNC (sync= among the options: ``compute`` keeps the O_SYNC ones)
+WHERE j.is_final AND (s.file_id IS NOT NULL OR (w.total_ios > 0 AND (j.options_json ILIKE '%"sync"%'
+      OR coalesce(f.command, c.command) ILIKE '%sync=%' OR coalesce(f.command, c.command) ILIKE '%sync %')))
+  AND {where}
 ORDER BY f.path, j.job_index
 """
 
 
 def load(con, sel) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The jobs with a sync section (``QUERY``) and their printed sync and write percentiles (long form)."""
+    """The jobs with a sync section or writes that may be O_SYNC (``QUERY``) and their printed sync and write
+    percentiles (long form)."""
 
     where, params = sel.sql("f")
     jobs = frame(con, QUERY.format(where=where), params)
@@ -126,7 +137,7 @@ def load(con, sel) -> tuple[pl.DataFrame, pl.DataFrame]:
         f"""
         SELECT p.file_id, p.job_index, p.direction, p.kind, p.percentile, p.latency_ns
         FROM fio_percentiles p JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
-        WHERE j.is_final AND ((p.direction = 'sync' AND p.kind = 'lat') OR (p.direction = 'write' AND p.kind = 'clat'))
+        WHERE j.is_final AND ((p.direction = 'sync' AND p.kind = 'lat') OR (p.direction = 'write' AND p.kind IN ('clat', 'lat')))
           AND {where}""",
         params,
     )
@@ -200,67 +211,130 @@ def _config(row: dict) -> str:
     return " | ".join([row.get("host") or "host not labelled", row.get("stack") or "stack not labelled", layout, slog])
 
 
-def _workload(row: dict, every: int | None) -> str:
+def _workload(row: dict, every: int | None, osync: str | None = None) -> str:
+    """'write bs=4KiB ioengine=sync iodepth=1, a sync after every write' ('ioengine=': fio's sync engine is not
+    O_SYNC, which is 'every write O_SYNC (sync=1)')."""
     bs = row.get("block_size_bytes")
     size = fio_runs.fmt_bytes(int(bs)) if bs else "?"
     per = (
-        "a sync per ? writes"
+        f"every write {osync.split(' ')[-1].strip('()')} ({osync.split(' ')[0]})"
+        if osync
+        else "a sync per ? writes"
         if not every
         else ("a sync after every write" if every == 1 else f"a sync per {every} writes")
     )
     depth = row.get("iodepth") or (1 if row.get("options_json") else "?")  # a JSON job lists the options given
-    return f"{row.get('rw') or '?'} bs={size} {row.get('ioengine') or 'ioengine=?'} iodepth={depth}, {per}"
+    jobs = f" numjobs={row['numjobs']}" if (row.get("numjobs") or 1) > 1 else ""
+    return f"{row.get('rw') or '?'} bs={size} ioengine={row.get('ioengine') or '?'} iodepth={depth}{jobs}, {per}"
 
 
-def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None) -> Durable:
-    """Each job's ``DurableRun``; then per workload a pool with and without a SLOG (``DurablePair``).
-    ``design_of``: file_id -> ``design.DesignFlags`` (a sub-second or short run is said to be too short)."""
-    design_of = design_of or {}
-    out = Durable()
-    printed: dict[tuple, dict[float, float]] = {}
-    write_p99: dict[tuple, float] = {}
+# fio_runs.output_notes' words for a text run's sync section, where fio's own counts say how often it synced
+SECTION_NOTE = "(which, and how often, its output does not say)"
+
+
+def inferred_note(r: DurableRun) -> str | None:
+    """The run's workload note (``fio_runs.output_notes``), saying how often it synced where fio counted its sync
+    calls (the count beside its writes is what says 'a sync after every write')."""
+    if not (r.inferred and r.every and r.syncs_from == "fio's count" and r.syncs and r.writes):
+        return r.inferred
+    per = "one per write" if r.every == 1 else f"one per {r.every} writes"
+    return r.inferred.replace(
+        SECTION_NOTE,
+        f"(which, its output does not say; how often: fio counted {r.syncs:,.0f} syncs for {r.writes:,} writes, {per})",
+    )
+
+
+def o_sync(opts: dict[str, str]) -> str | None:
+    """'sync=1 (O_SYNC)' / 'sync=dsync (O_DSYNC)' where fio's sync option opens the files so, else None."""
+    value = str(opts.get("sync", "")).lower()
+    return f"sync={opts['sync']} ({design.O_SYNC_VALUES[value]})" if value in design.O_SYNC_VALUES else None
+
+
+def _printed(pct: pl.DataFrame) -> tuple[dict[tuple, dict[float, float]], dict[tuple, dict[str, dict]]]:
+    """(file_id, job_index) -> the sync percentiles; and -> {'clat'/'lat': the write percentiles}."""
+    sync: dict[tuple, dict[float, float]] = {}
+    write: dict[tuple, dict[str, dict]] = {}
     for r in pct.iter_rows(named=True):
         key = (r["file_id"], r["job_index"])
         if r["direction"] == "sync":
-            printed.setdefault(key, {})[r["percentile"]] = r["latency_ns"]
-        elif r["percentile"] == 99.0:
-            write_p99[key] = r["latency_ns"]
+            sync.setdefault(key, {})[r["percentile"]] = r["latency_ns"]
+        else:
+            write.setdefault(key, {}).setdefault(r["kind"], {})[r["percentile"]] = r["latency_ns"]
+    return sync, write
+
+
+def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None) -> Durable:
+    """Each job's ``DurableRun`` (a job with sync calls, or with O_SYNC writes); then per workload a pool with and
+    without a SLOG (``DurablePair``). ``design_of``: file_id -> ``design.DesignFlags`` (a sub-second or short run is
+    said to be too short)."""
+    design_of = design_of or {}
+    out = Durable()
+    printed, write_pct = _printed(pct)
     if not jobs.is_empty():  # the workload as 05 and 08 see it: a run without a command matched by its output
         jobs = fio_runs.with_workloads(jobs)
     for row in jobs.iter_rows(named=True):
-        every, option = _every(_options(row))
-        syncs, source, every = _syncs(row, every, option)
-        runtime = row.get("runtime_ns")
         key = (row["file_id"], row["job_index"])
+        opts = _options(row)
+        osync = None if row.get("has_sync") else o_sync(opts)
+        if not row.get("has_sync") and not osync:
+            continue  # sync= was among the options, but not O_SYNC (sync=0, none)
+        writes_pct = write_pct.get(key, {})
+        every: int | None
+        if osync:  # every write returns once durable: its own latency is the durable one, each write counts
+            syncs, source, every = (float(row["writes"]) if row.get("writes") else None), "each write, O_SYNC", 1
+            percentiles = writes_pct.get("clat") or writes_pct.get("lat") or {}
+            mean = row.get("write_clat_mean_ns") or row.get("write_lat_mean_ns")
+            peak = row.get("write_clat_max_ns") or row.get("write_lat_max_ns")
+        else:
+            every, option = _every(opts)
+            syncs, source, every = _syncs(row, every, option)
+            percentiles, mean, peak = printed.get(key, {}), row.get("sync_mean_ns"), row.get("sync_max_ns")
         out.runs.append(
-            DurableRun(
-                file_id=row["file_id"],
-                label=row["label"].rsplit("/", 1)[-1] if row["label"] == row["path"] else row["label"],
-                config=_config(row),
-                workload=_workload(row, every),
-                percentiles_ns=printed.get(key, {}),
-                sync_mean_ns=row.get("sync_mean_ns"),
-                sync_max_ns=row.get("sync_max_ns"),
-                writes=row.get("writes"),
-                syncs=syncs,
-                syncs_from=source,
-                every=every,
-                runtime_ns=runtime,
-                durable_per_s=syncs / (runtime / 1e9) if syncs and runtime else None,
-                write_p99_ns=write_p99.get(key),
-                log_devices=row.get("log_devices"),
-                pool=row.get("pool"),
-                too_short=_too_short(design_of.get(row["file_id"])),
-                flag=_marker(design_of.get(row["file_id"])),
-                inferred=row.get("workload_inferred"),
-                zfs_sync=row.get("zfs_sync"),
-                zfs_logbias=row.get("zfs_logbias"),
-                sync_from=row.get("sync_from"),
-                logbias_from=row.get("logbias_from"),
+            _durable_run(
+                row,
+                design_of.get(row["file_id"]),
+                osync,
+                every,
+                percentiles,
+                mean,
+                peak,
+                syncs,
+                source,
+                None if osync else writes_pct.get("clat", {}).get(99.0),
             )
         )
     out.pairs = pairs(out.runs)
     return out
+
+
+def _durable_run(row, flags, osync, every, percentiles, mean, peak, syncs, source, write_p99) -> DurableRun:
+    runtime = row.get("runtime_ns")
+    return DurableRun(
+        file_id=row["file_id"],
+        label=row["label"].rsplit("/", 1)[-1] if row["label"] == row["path"] else row["label"],
+        config=_config(row),
+        workload=_workload(row, every, osync),
+        percentiles_ns=percentiles,
+        sync_mean_ns=mean,
+        sync_max_ns=peak,
+        writes=row.get("writes"),
+        syncs=syncs,
+        syncs_from=source,
+        every=every,
+        runtime_ns=runtime,
+        durable_per_s=syncs / (runtime / 1e9) if syncs and runtime else None,
+        write_p99_ns=write_p99,
+        log_devices=row.get("log_devices"),
+        pool=row.get("pool"),
+        too_short=_too_short(flags),
+        flag=_marker(flags),
+        inferred=row.get("workload_inferred"),
+        zfs_sync=row.get("zfs_sync"),
+        zfs_logbias=row.get("zfs_logbias"),
+        sync_from=row.get("sync_from"),
+        logbias_from=row.get("logbias_from"),
+        o_sync=osync,
+    )
 
 
 # the settings a durable-write pair may differ in, and how each run states it (None: not known)
@@ -374,9 +448,15 @@ def run_sentence(r: DurableRun, too_short: str | None) -> str:
     )
     wp99 = "" if r.write_p99_ns is None else f"; its write() p99 {fmt_latency(r.write_p99_ns)} is the page cache"
     short = f" **Too short to judge:** {too_short}." if too_short else ""
-    inferred = f" Its workload: {r.inferred}." if r.inferred else ""
+    note = inferred_note(r)
+    inferred = f" Its workload: {note}." if note else ""
+    source = (
+        f"the writes' own completion latency: with {r.o_sync} a write returns once it is durable"
+        if r.o_sync
+        else "fio's sync percentiles"
+    )
     return (
-        f"{r.label} (`{r.workload}`): latency per durable write (fio's sync percentiles) p50/p99/p99.9 "
+        f"{r.label} (`{r.workload}`): latency per durable write ({source}) p50/p99/p99.9 "
         f"{pcts} {unit}, max {fmt_latency(r.sync_max_ns)}; {rate}{wp99}.{short}{inferred}"
     )
 

@@ -8,6 +8,7 @@ import itertools
 from . import design, fio_durable, prose
 from .fio_compare import point_sentence
 from .fio_depth import KNEE_MIN_DEPTHS, DepthCurve, DepthLevel, Knee, or_unknown, qd_label
+from .result import Finding, cite
 
 
 def _level(level: DepthLevel, metric: str, noun: str = "runs", unit: bool = True) -> str:
@@ -143,6 +144,8 @@ def test_design(n, res) -> None:
             "charts; none heads a headline or a ratio across depths):"
         )
         res.findings += n.design_sentences
+    res.findings += getattr(n, "design_notes", [])
+    res.missing += getattr(n, "design_missing", [])
 
 
 def depth(n, res) -> None:
@@ -171,14 +174,17 @@ def depth(n, res) -> None:
                 f"`{c.workload}` {c.direction} ran on {len(setups)} setups ({prose.listing(setups)}): a depth curve "
                 "is drawn and a ratio stated within one setup only; across them the depth is not the only difference."
             )
-        res.findings.append(curve_sentence(c))
+        res.findings.append(Finding(curve_sentence(c), _curve_cites(n.depth, c)))
     for k in getattr(n, "knees", []):
         if len(k.depths) > 1 or k.flagged_left_out:  # a workload run at one depth has no curve to read
-            res.findings.append(knee_sentence(k))
+            res.findings.append(Finding(knee_sentence(k), _knee_cites(n.depth, k)))
     if "workload_inferred" in n.depth.columns:
         inferred = n.depth.filter(n.depth["workload_inferred"].is_not_null())
-        for label, note in inferred.select("label", "workload_inferred").unique(maintain_order=True).iter_rows():
-            res.findings.append(f"{label}: {note}.")
+        durable = {r.file_id: r for r in n.durable.runs}
+        rows = inferred.select("file_id", "label", "workload_inferred").unique(maintain_order=True).iter_rows()
+        for fid, label, note in rows:
+            d = durable.get(fid)
+            res.findings.append(f"{label}: {fio_durable.inferred_note(d) if d else note}.")
     job_basis = n.depth.filter(n.depth["bw_basis"] == "job").height
     if job_basis:
         res.findings.append(
@@ -189,16 +195,67 @@ def depth(n, res) -> None:
     res.findings += [point_sentence(p) for p in n.comparisons]
 
 
+def _rows_at(depth, workload: str, direction: str, setup: str, outstanding=None, clean: bool = False):
+    """The depth table's rows of one curve (at one depth, where given; unflagged only, where asked)."""
+    if depth.is_empty() or "setup" not in depth.columns:
+        return depth.head(0)
+    rows = depth.filter((depth["workload"] == workload) & (depth["direction"] == direction) & (depth["setup"] == setup))
+    if outstanding is not None:
+        rows = rows.filter(rows["outstanding"] == outstanding)
+    return rows.filter(~rows["suspect"]) if clean and "suspect" in rows.columns else rows
+
+
+def _shown(lv: DepthLevel, metric: str) -> str:
+    """A level's figure as _level writes it first (without a unit for IOPS)."""
+    return prose.rate(lv.bw) if metric == "bandwidth" else f"{lv.iops:,.0f}"
+
+
+def _curve_cites(depth, c: DepthCurve) -> list:
+    """The numbers of a curve's sentence and the job rows (their fio output lines) they came from: the first and last
+    unflagged depths' figures and their ratio; a curve of one depth, its figure."""
+    clean = c.levels if c.clean_levels is None else c.clean_levels
+    at = [clean[0], clean[-1]] if len(clean) >= 2 and len(c.levels) > 1 else c.levels[:1]
+    cites = [
+        cite(_shown(lv, c.metric), _rows_at(depth, c.workload, c.direction, c.setup, lv.outstanding, len(at) == 2))
+        for lv in at
+    ]
+    if len(at) == 2 and cites[0].inputs and cites[1].inputs:
+        a, b = (at[0].bw, at[1].bw) if c.metric == "bandwidth" else (at[0].iops, at[1].iops)
+        cites.append(cite(f"{b / a:.2f}x", cites[0].inputs + cites[1].inputs, f"{c.metric} at the last / first depth"))
+    return cites
+
+
+def _knee_cites(depth, k: Knee) -> list:
+    """The knee's two figures (at the knee and the next depth) and their runs' lines."""
+    if k.depth is None:
+        return []
+    rows = [_rows_at(depth, k.workload, k.direction, k.setup, d, True) for d in (k.depth, k.next_depth)]
+    if k.numjobs is not None:  # one knee per numjobs: the depth at that numjobs only
+        rows = [r.filter(r["numjobs"] == k.numjobs) for r in rows]
+    return [cite(_knee_value(k, v), r) for v, r in zip((k.value, k.next_value), rows, strict=True) if v is not None]
+
+
 def durable(n, res) -> None:
     d = n.durable
     if not d.runs:
         return
     res.frames["durable"] = fio_durable.table(d)
     res.file_ids += sorted({r.file_id for r in d.runs})
-    res.findings.append(
-        f"Durable writes ({len(d.runs)} job(s) with fsync/fdatasync): the latency of one durable write is fio's "
-        "sync percentiles, as printed (three significant figures); write()'s own latency is the page cache."
-    )
+    synced = sum(not r.o_sync for r in d.runs)
+    osync = len(d.runs) - synced
+    parts = []
+    if synced:
+        parts.append(
+            f"{synced} job(s) with fsync/fdatasync: the latency of one durable write is fio's sync percentiles, as "
+            "printed (three significant figures); write()'s own latency is the page cache"
+        )
+    if osync:
+        parts.append(
+            f"{osync} job(s) with O_SYNC (fio's sync=1): each write returns once it is durable, so its own completion "
+            "latency is the latency of one durable write and every write is one (fio prints no sync percentiles "
+            "for them)"
+        )
+    res.findings.append(f"Durable writes ({'; '.join(parts)}).")
     for r in d.runs:
         res.findings.append(fio_durable.run_sentence(r, r.too_short))
     for p in d.pairs:
@@ -301,9 +358,10 @@ def histograms(n, res) -> None:
         )
         + "."
     )
-    if n.durable.runs:
+    synced = [r for r in n.durable.runs if not r.o_sync]
+    if synced:
         res.findings.append(
-            f"For the {len(n.durable.runs)} fsync/fdatasync run(s) the histogram is write()'s latency into the page "
+            f"For the {len(synced)} fsync/fdatasync run(s) the histogram is write()'s latency into the page "
             "cache (fio prints no distribution of its sync calls): the latency of a durable write is the sync "
             "percentiles above."
         )

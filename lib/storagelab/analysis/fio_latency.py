@@ -98,7 +98,8 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
         "source": pl.Utf8,
         "latency_ns": pl.Float64,
         "count": pl.Int64,
-        # provenance: the output's final job lines (the JSON+ bins are inside them), or the log's lines
+        # provenance: the output's lines of that direction in its final jobs (the JSON+ bins are inside its
+        # "read"/"write" objects: first to last), or the log's lines
         "path": pl.Utf8,
         "sha256": pl.Utf8,
         "line_start": pl.Int64,
@@ -115,11 +116,12 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
                 WHERE j.is_final AND b.kind IN ('clat', 'lat') AND list_contains(?::INTEGER[], b.file_id)
                 GROUP BY ALL),
             best AS (SELECT file_id, direction, min(kind) AS kind FROM b GROUP BY ALL),  -- 'clat' < 'lat'
-            lines AS (SELECT file_id, min(line_start) AS line_start, max(line_end) AS line_end FROM fio_jobs
-                      WHERE is_final GROUP BY file_id)
+            lines AS (SELECT r.file_id, r.direction, min(r.line_start) AS line_start, max(r.line_end) AS line_end
+                      FROM fio_results r JOIN fio_jobs j USING (file_id, job_index) WHERE j.is_final GROUP BY ALL)
             SELECT coalesce(f.label, regexp_extract(f.path, '[^/]+$')) AS label, b.file_id, b.direction, 'JSON+ ' || b.kind AS source,
                    b.latency_ns, b.count, f.path, f.sha256, lines.line_start, lines.line_end
-            FROM b JOIN best USING (file_id, direction, kind) JOIN files f USING (file_id) LEFT JOIN lines USING (file_id)
+            FROM b JOIN best USING (file_id, direction, kind) JOIN files f USING (file_id)
+            LEFT JOIN lines USING (file_id, direction)
             ORDER BY label, b.file_id, b.direction, b.latency_ns""",
             [sorted({int(i) for i in file_ids})],
         )

@@ -71,7 +71,7 @@ def _read_share(options: dict[str, str]) -> int | None:
 
 RUNS_SQL = """
 SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type, f.vdev_count, f.vdev_width,
-       f.recordsize_bytes, f.zfs_version, f.device_limit_bytes_per_s, f.devices,
+       f.recordsize_bytes, f.zfs_version, f.zfs_sync, f.device_limit_bytes_per_s, f.devices,
        coalesce(f.command, c.command) AS command, f.notes, f.ram_bytes, f.phase, f.sha256,
        f.tool_version,
        g.doc_index, g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,

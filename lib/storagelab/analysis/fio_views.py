@@ -163,6 +163,8 @@ class FioNumbers:
     flags: dict[int, str] = field(default_factory=dict)  # file_id -> 05's plausibility flag (a cache, rounding)
     design: pl.DataFrame = field(default_factory=pl.DataFrame)  # design.with_design(runs): the test-design checks
     design_sentences: list[str] = field(default_factory=list)
+    design_notes: list[str] = field(default_factory=list)  # design.notes: synced writes, a final fsync's overrun
+    design_missing: list[str] = field(default_factory=list)  # design.missing: a cache check that could not be made
     best_iops: dict | None = None  # small blocks: the highest IOPS of an unflagged run
     best_bw: dict | None = None  # large blocks: the highest bandwidth of an unflagged run
     flagged_above: dict[str, int] = field(default_factory=dict)  # 'iops'/'bw' -> flagged runs above the best
@@ -193,6 +195,7 @@ def compute(data: FioData, steady: SteadyParams = SteadyParams(), knee_gain: flo
             data.runs.with_columns(label=pl.coalesce("label", pl.col("path").str.split("/").list.last()))
         )
         n.design_sentences = list(dict.fromkeys(design.sentences(n.design)))  # a run's directions share one sentence
+        n.design_notes, n.design_missing = design.notes(n.design), design.missing(n.design)
     n.durable = fio_durable.compute(data.durable_jobs, data.durable_pct, _design_by_file(n.design))
     if data.summary.height:
         _depth(data, n, knee_gain)

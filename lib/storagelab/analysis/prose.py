@@ -3,6 +3,8 @@ their direction, and "within noise" where a difference is inside the spread of r
 
 from __future__ import annotations
 
+import math
+
 from ..units import GiB, MiB, TiB
 from . import stats
 
@@ -21,6 +23,40 @@ def figure(x: float | None) -> str:
     if x == 0 or abs(x) >= 100:
         return f"{x:,.0f}"
     return f"{x:.2g}" if abs(x) < 10 else f"{x:.0f}"
+
+
+def _places(x: float, decimals: int) -> int:
+    """``decimals``, or more for a value that is not 0 but would round to 0 there: enough for two significant digits
+    (0.0039 at 2 places is 0.00; at 4, 0.0039)."""
+    if x == 0 or abs(x) >= 0.5 * 10**-decimals:
+        return decimals
+    return max(decimals, 1 - math.floor(math.log10(abs(x))))
+
+
+def times(x: float | None, decimals: int = 2) -> str:
+    """A ratio: '2.00x', '15,250x'; one that is not 0 keeps two significant digits where ``decimals`` places would
+    show it as 0 ('0.0039x', not '0.00x': a 64 MiB file against 16 GiB of RAM)."""
+    if x is None:
+        return "n/a"
+    return f"{x:,.{_places(x, decimals)}f}x"
+
+
+def percent(x: float | None, decimals: int = 1) -> str:
+    """A percentage: '12.3 %'; one that is not 0 but rounds to 0 at ``decimals`` places, '< 0.1 %' (its size, not
+    its sign: the words around it say which way); 0 itself, '0 %'."""
+    if x is None:
+        return "n/a"
+    if x == 0:
+        return "0 %"
+    if abs(x) < 0.5 * 10**-decimals:
+        return f"< {10**-decimals:.{decimals}f} %"
+    return f"{x:.{decimals}f} %"
+
+
+def ms(ns: float | None) -> str:
+    """A duration in ms with ``figure``'s digits: '44,735 ms', '12 ms', '0.42 ms' (never '0 ms' for a time that is
+    not 0)."""
+    return "n/a" if ns is None else f"{figure(ns / 1e6)} ms"
 
 
 def size(n_bytes: float | None) -> str:

@@ -18,7 +18,7 @@ import polars as pl
 
 from . import arc, design, fio_runs, measures, plausibility, stacks_findings, stats
 from .db import frame
-from .result import Result
+from .result import Result, lines_of
 from .selection import Selection
 from .stacks_flags import (  # noqa: F401 - re-exported: the flags are read as stacks.FLAGS, stacks.with_flags
     CLEAN_FLAGS,
@@ -192,7 +192,7 @@ def query(con, sel: Selection, direction: str) -> tuple[pl.DataFrame, pl.DataFra
 
 
 def _ref(r: dict) -> RunRef:
-    return RunRef(r["label"], r["bw_bytes_per_s"], r.get("mark") or "")
+    return RunRef(r["label"], r["bw_bytes_per_s"], r.get("mark") or "", lines_of(r))
 
 
 def rankings(known: pl.DataFrame) -> tuple[pl.DataFrame, list[Ranking]]:
@@ -311,7 +311,7 @@ def compute(
         rankings=ranks,
         unknown_workload=in_files.filter(~pl.col("workload_known"))["label"].to_list(),
         over_limit=[
-            OverLimit(r["label"], r["bw_bytes_per_s"], r["device_limit_bytes_per_s"], bool(r["weak"]))
+            OverLimit(r["label"], r["bw_bytes_per_s"], r["device_limit_bytes_per_s"], bool(r["weak"]), lines_of(r))
             for r in over.iter_rows(named=True)
         ],
         at_limit=[_ref(r) for r in d.filter(pl.col("at_limit").fill_null(False)).iter_rows(named=True)],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..units import MiB
 from . import design, prose
-from .result import Result
+from .result import Finding, Result, cite
 from .stacks_flags import WEAK_BELOW
 from .stacks_numbers import RunRef, StacksResult
 
@@ -14,13 +14,16 @@ def _name(ref: RunRef) -> str:
 
 
 def _ranking_sentences(r: StacksResult) -> list[str]:
-    out = []
+    out: list[str] = []
     for k in r.rankings:
         if k.runs == 1:
             only = k.slowest
             out.append(
-                f"`{k.workload}`: one run ({only.label}, {prose.rate(only.bytes_per_s)}"
-                f"{', ' + only.mark if only.mark else ''}), nothing to compare it with."
+                Finding(
+                    f"`{k.workload}`: one run ({only.label}, {prose.rate(only.bytes_per_s)}"
+                    f"{', ' + only.mark if only.mark else ''}), nothing to compare it with.",
+                    [cite(prose.rate(only.bytes_per_s), only.lines)],
+                )
             )
             continue
         if k.fastest is None:
@@ -29,21 +32,28 @@ def _ranking_sentences(r: StacksResult) -> list[str]:
                 f"({prose.listing([f'{x.label} {x.mark}' for x in k.flagged_faster])}), so none is ranked first."
             )
             continue
+        fast, slow = prose.rate(k.fastest.bytes_per_s), prose.rate(k.slowest.bytes_per_s)
+        share = f"{k.slowest.bytes_per_s / k.fastest.bytes_per_s:.2f}x"
         text = (
-            f"`{k.workload}`: fastest run with no flag {k.fastest.label} at {prose.rate(k.fastest.bytes_per_s)}, "
-            f"slowest {k.slowest.label} at {prose.rate(k.slowest.bytes_per_s)} "
-            f"({k.slowest.bytes_per_s / k.fastest.bytes_per_s:.2f}x of it)"
+            f"`{k.workload}`: fastest run with no flag {k.fastest.label} at {fast}, "
+            f"slowest {k.slowest.label} at {slow} ({share} of it)"
         )
+        cites = [
+            cite(fast, k.fastest.lines),
+            cite(slow, k.slowest.lines),
+            cite(share, k.slowest.lines + k.fastest.lines, "slowest / fastest bandwidth"),
+        ]
         if k.flagged_faster:
             text += "; faster but flagged: " + prose.listing(
                 [f"{x.label} at {prose.rate(x.bytes_per_s)} {x.mark}" for x in k.flagged_faster]
             )
-        out.append(text + ".")
+            cites += [cite(prose.rate(x.bytes_per_s), x.lines) for x in k.flagged_faster]
+        out.append(Finding(text + ".", cites))
     return out
 
 
 def _limit_sentences(r: StacksResult) -> list[str]:
-    out = []
+    out: list[str] = []
     strong = [o for o in r.over_limit if not o.weak]
     weak = [o for o in r.over_limit if o.weak]
 
@@ -53,17 +63,26 @@ def _limit_sentences(r: StacksResult) -> list[str]:
             for o in items
         ]
 
+    def cites(items):  # each run's measured bandwidth, linked to its line
+        return [cite(f"{o.bytes_per_s / 1e6:.1f} MB/s", o.lines) for o in items]
+
     if strong:
         out.append(
-            f"Faster than the device limit labelled in the manifest x {r.margin:g}, even at the lowest value the "
-            f"printed figure stands for: {prose.listing(names(strong))}. If the labelled limit is right, a cache "
-            "answered, not the device."
+            Finding(
+                f"Faster than the device limit labelled in the manifest x {r.margin:g}, even at the lowest value the "
+                f"printed figure stands for: {prose.listing(names(strong))}. If the labelled limit is right, a cache "
+                "answered, not the device.",
+                cites(strong),
+            )
         )
     if weak:
         out.append(
-            f"Above the labelled limit x {r.margin:g} by less than {WEAK_BELOW:g}x it: {prose.listing(names(weak))}. "
-            "A weak flag, only as good as the limit (one quoted as 'about', or a datasheet figure, can be that far "
-            "off): marked, but it does not keep the run from a ranking."
+            Finding(
+                f"Above the labelled limit x {r.margin:g} by less than {WEAK_BELOW:g}x it: "
+                f"{prose.listing(names(weak))}. A weak flag, only as good as the limit (one quoted as 'about', or a "
+                "datasheet figure, can be that far off): marked, but it does not keep the run from a ranking.",
+                cites(weak),
+            )
         )
     if r.at_limit:
         out.append(
@@ -95,6 +114,8 @@ def _design_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
     out = []
     if flagged:
         out.append("Test design: " + " ".join(flagged) + " Such runs are marked ⚠ and never head a ranking.")
+    # what is not a flag: a final fsync's overrun (not a stall), synced writes on a working set RAM could hold
+    out += list(dict.fromkeys(s for label, f in r.design for s in design.note(label, f)))
     missing = []
     no_runtime = [label for label, f in r.design if f.overran is None and f.elapsed_s is not None]
     if no_runtime:

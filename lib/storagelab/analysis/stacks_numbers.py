@@ -16,6 +16,7 @@ class RunRef:
     label: str
     bytes_per_s: float
     mark: str = ""
+    lines: tuple[dict, ...] = ()  # the raw lines of its bandwidth (result.lines_of): what a finding's number links to
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class OverLimit:
     bytes_per_s: float
     limit_bytes_per_s: float
     weak: bool
+    lines: tuple[dict, ...] = ()  # the raw lines of its bandwidth (result.lines_of)
 
     @property
     def ratio(self) -> float:

@@ -7,6 +7,7 @@ import re
 import shlex
 import shutil
 import socket
+import stat
 import sys
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from ..units import UnitError
 from .bonnie import run_bonnie
 from .fio import run_fio_auto, run_fio_matrix
 from .manifest import default_out
-from .outdir import refusal
+from .outdir import others_can_write
 from .presets import PRESETS, _size_bytes, build_runs, plan_points
 from .sweep import run_sweep, sweep_plan
 
@@ -215,11 +216,27 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+_TARGET_WRITES = {
+    "bonnie": "under the name of bonnie++'s work folder (.storagelab-bonnie)",
+    "fio": "under the name of fio's test files (<run>.0.0)",
+}
+_OUT_WRITES = "under a name the lab or fio writes"
+
+
+def _made_and_not_shared(target: Path, out: Path, what: str) -> bool:
+    """--target and --out made (when missing, as this user), then checked: made first, so that another user who makes
+    one of them first in a shared parent is seen. Called once every option is checked: a refused option leaves no
+    folder behind."""
+    return _not_shared(target, what, "--target", _TARGET_WRITES[what], make=True) and _not_shared(
+        out, what, "--out", _OUT_WRITES, make=True
+    )
+
+
 def _target_ok(target: Path, what: str) -> bool:
     """A target folder that exists, or whose parent does (it is created there): a mistyped mount point whose
     parent is missing is refused rather than benchmarking whatever filesystem would hold it."""
     if target.is_dir() or (not target.exists() and target.parent.is_dir()):
-        return True
+        return _not_shared(target, what, "--target", _TARGET_WRITES[what])
     if target.exists():
         say(f"storagelab lab {what}: --target {target} is a file, not a folder: give the folder to test")
         return False
@@ -235,12 +252,30 @@ def _out_ok(out: Path, what: str) -> bool:
     if out.exists() and not out.is_dir():
         say(f"storagelab lab {what}: --out {out} is a file, not a folder: give the folder for the outputs")
         return False
+    return _not_shared(out, what, "--out", _OUT_WRITES)
+
+
+def _not_shared(folder: Path, what: str, option: str, writes: str, make: bool = False) -> bool:
+    """No other user can write into ``folder`` (missing: fine, unless ``make``: then it is made first): the lab and
+    its tools write there by names known in advance, so a symlink another user planted under such a name was written
+    through, as this user (root: any file; reliability-5 for --out; reliability-6 for --target, where fio wrote its
+    test data into a root-only file)."""
     try:
-        why = refusal(what, out)
+        if make:
+            folder.mkdir(parents=True, exist_ok=True)
+        st = folder.stat()
     except FileNotFoundError:
-        return True  # made by the lab, as this user (and checked again then: outdir.made_ours)
-    if why:
-        say(why)
+        return True
+    except OSError as e:
+        say(f"storagelab lab {what}: {option} {folder}: {e.strerror}")
+        return False
+    owner = others_can_write(st)
+    if owner:
+        say(
+            f"storagelab lab {what}: {option} {folder} {owner} (mode {stat.filemode(st.st_mode)}): another user could "
+            f"put a symlink there {writes}, and have them overwrite any file you can "
+            "write; give a folder of your own (e.g. a new folder under it)"
+        )
         return False
     return True
 
@@ -337,6 +372,8 @@ def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
         elif args.repeat > 1:
             say(f"# each {args.repeat} times (RUNID, RUNID-2, ...)")
         return 0
+    if not _made_and_not_shared(target, out, "fio"):
+        return 2
     common = dict(target=target, shared_file=bool(args.filename), device_limit=args.device_limit)
     if auto:
         return run_fio_auto(
@@ -363,6 +400,8 @@ def _main_bonnie(args: argparse.Namespace, out: Path, db: Path | None) -> int:
     if not (_target_ok(Path(args.target).resolve(), "bonnie") and _out_ok(out, "bonnie")):
         return 2
     if not args.no_ingest and not _db_ok(db, "bonnie"):
+        return 2
+    if not _made_and_not_shared(Path(args.target).resolve(), out, "bonnie"):
         return 2
     return run_bonnie(
         target=Path(args.target).resolve(),

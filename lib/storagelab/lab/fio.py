@@ -65,10 +65,13 @@ def _guard_preexec() -> None:
 STOP_GRACE_S = 10.0  # seconds fio has to end after SIGTERM (Ctrl-C, kill) before it and its jobs are killed
 
 
-def _wait_for_fio(p: subprocess.Popen, stop: list[int]) -> bytes:
+def _wait_for_fio(p: subprocess.Popen, stop: list[int], guard_pid: int | None = None) -> bytes:
     """fio's stderr once it has ended. Once the lab is told to stop (``stop``), fio gets STOP_GRACE_S to end:
     fio signalled during its start-up was seen to hang for ever (main in a futex wait, its job running on), and
-    the lab with it; then fio and its jobs are killed."""
+    the lab with it; then fio and its jobs are killed. The jobs are found by parent (below fio) and by the guard's
+    mark in their environment (``guard_pid``): a SIGHUP to the lab's group (a closed terminal) ended fio's main
+    process and not its jobs, which, re-parented to init, held fio's stderr open, so the lab waited for ever and
+    they ran on (reliability-6)."""
     stopped_at = None
     while True:
         try:
@@ -76,8 +79,10 @@ def _wait_for_fio(p: subprocess.Popen, stop: list[int]) -> bytes:
         except subprocess.TimeoutExpired:
             if stop and stopped_at is None:
                 stopped_at = time.monotonic()
-            if stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE_S:
-                jobs = procs.descendants(p.pid)  # taken first: once its jobs die, fio (or a shell) may exit 0 on
+            gone = stop and guard_pid and p.poll() is not None  # fio ended, its jobs hold the pipe: no grace
+            if gone or (stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE_S):
+                jobs = set(procs.descendants(p.pid))  # taken first: once its jobs die, fio (or a shell) may exit 0 on
+                jobs.update(procs.guarded(guard_pid) if guard_pid else ())
                 p.kill()  # its own before the kill reaches it, and once it is killed its jobs are no longer below it
                 for pid in jobs:
                     with contextlib.suppress(OSError):
@@ -242,7 +247,7 @@ class _Matrix:
                 p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE, env=guarded)
                 _guard_on(guard, p.pid)
                 self.current[:] = [p]
-                err = _wait_for_fio(p, self.stop)
+                err = _wait_for_fio(p, self.stop, guard.pid)
             finally:
                 guard.kill()
                 guard.wait()

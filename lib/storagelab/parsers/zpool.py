@@ -554,6 +554,8 @@ class _Reader:
         if st.kind == "iostat" and _DASHES.match(s):
             st.in_table, st.after_header = st.after_header, False  # header rule, or the end of a -v pool block
             return True
+        if st.kind is None and _DASHES.match(s) and " iostat" in f" {st.command or ''}":
+            return True  # ZoL 0.7 `zpool iostat -y ... -v N` prints a rule before its first header (openzfs/zfs#7694)
         return False
 
     def data(self, lineno: int, line: str, s: str) -> None:

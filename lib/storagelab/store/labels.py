@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -95,32 +96,40 @@ def _hidden(key: str) -> bool:
 
 def manifest_warnings(manifest: Manifest, listing: list[ListedFile], present: set[str], scopes: list[str]) -> list[str]:
     """Rows that match no file (``present``: every path the database now holds or lists as a copy),
-    and listed files with no row (under the manifest's folder)."""
-    if manifest.missing:
+    and listed files with no row (under the manifest's folder), each named with the manifest it concerns (the
+    folder's own, or the nearest one above it: see ``Manifest.source_of``)."""
+    if manifest.missing and not manifest.nested:
         return []
     out = []
     prefix = _prefix(manifest)
     rows = labels_by_key(manifest)
-    where = manifest.path
     ghosts = [(manifest.lines.get(k[len(prefix) :], 0), k) for k in rows if k not in present and in_scope(k, scopes)]
     for line, k in sorted(ghosts)[:WARN_MAX]:
+        rel = k[len(prefix) :]
+        where = manifest.source_of(rel)
         if _hidden(k):
             out.append(
-                f"{where}:{line}: {k[len(prefix) :]}: a hidden file (a name starting with '.'): ingest does not "
+                f"{where}:{line}: {rel}: a hidden file (a name starting with '.'): ingest does not "
                 "look at hidden files and folders; rename it to have it stored"
             )
             continue
         out.append(
-            f"{where}:{line}: {k[len(prefix) :]}: no such file under {manifest.root} "
-            "(a typo, or a file that was moved or deleted?)"
+            f"{where}:{line}: {rel}: no such file under {manifest.root} (a typo, or a file that was moved or deleted?)"
         )
     if len(ghosts) > WARN_MAX:
-        out.append(f"{where}: {len(ghosts) - WARN_MAX} more rows match no file")
-    unlabelled = [f.key for f in listing if f.key.startswith(prefix) and f.key not in rows]
-    for k in unlabelled[:WARN_MAX]:
-        out.append(f"{k}: no row in {where} (stored without labels)")
-    if len(unlabelled) > WARN_MAX:
-        out.append(f"{len(unlabelled) - WARN_MAX} more files have no row in {where}")
+        out.append(
+            f"{manifest.path if not manifest.nested else 'the manifests'}: {len(ghosts) - WARN_MAX} more rows match no file"
+        )
+    unlabelled: dict[Path | None, list[str]] = {}
+    for f in listing:
+        if f.key.startswith(prefix) and f.key not in rows:
+            unlabelled.setdefault(manifest.source_of(f.key[len(prefix) :]), []).append(f.key)
+    for where, keys in unlabelled.items():
+        if where is None:  # no manifest above it: said once by the ingest ("no manifest at ...")
+            continue
+        out += [f"{k}: no row in {where} (stored without labels)" for k in keys[:WARN_MAX]]
+        if len(keys) > WARN_MAX:
+            out.append(f"{len(keys) - WARN_MAX} more files have no row in {where}")
     outside = [f.key for f in listing if not f.key.startswith(prefix)]
     if outside:
         folders = sorted({k.rsplit("/", 1)[0] if "/" in k else "." for k in outside})

@@ -15,7 +15,7 @@ import duckdb
 from tqdm import tqdm
 
 from .. import ignore, paths
-from ..manifest import LABEL_COLUMNS, Manifest, ManifestError
+from ..manifest import LABEL_COLUMNS, Manifest, ManifestError, with_nested
 from ..manifest import load as load_manifest
 from . import db, faults, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
@@ -97,13 +97,18 @@ def ingest(
     db_file = Path(db_path or paths.DB)
     manifest = load_manifest(Path(manifest_path) if manifest_path else _default_manifest(targets))
     summary = Summary()
-    if manifest.missing:
-        summary.warnings.append(f"no manifest at {manifest.path}: the files under {manifest.root} are unlabelled")
     outside: list[str] = []
     clashes: list[str] = []
     unreadable: list[tuple[str, str, str]] = []
     own = _own_files(db_file, None if parquet_dir is False else Path(parquet_dir or parquet_dir_for(db_file)), targets)
     listing, ignored, summary.ignore_files = files_to_read(targets, own, outside, unreadable, clashes)
+    if not manifest_path:  # the manifests of the listed files' subfolders too (a lab's DIR/lab/manifest.csv)
+        manifest = with_nested(manifest, sorted({Path(f.path).parent for f in listing}))
+    if manifest.missing:
+        summary.warnings.append(
+            f"no manifest at {manifest.path}: the files under {manifest.root} are unlabelled"
+            + (f" (except those under {', '.join(str(n.parent) for n in manifest.nested)})" if manifest.nested else "")
+        )
     summary.warnings += [
         f"{printable(path)}: cannot read this folder ({why}): its files were not looked at (stored ones stay)"
         for _key, path, why in unreadable
@@ -225,10 +230,12 @@ def _promote_copies(con, plan: Plan) -> dict[str, dict]:
 
 def _default_manifest(targets: list) -> Path:
     """data/raw/manifest.csv, or the manifest.csv in the one folder listed (logs kept outside
-    data/raw/ are labelled by a manifest beside them). Several folders listed, some with a manifest.csv of
+    data/raw/ are labelled by a manifest beside them, and by those of its subfolders: ``with_nested``). Several folders listed, some with a manifest.csv of
     their own: refused (only one manifest labels an ingest, and theirs would silently not be read)."""
-    if len(targets) == 1 and Path(targets[0]).is_dir() and (Path(targets[0]) / "manifest.csv").is_file():
-        return Path(targets[0]) / "manifest.csv"
+    if len(targets) == 1 and Path(targets[0]).is_dir():
+        folder, raw = Path(targets[0]), paths.RAW.resolve()
+        if (folder / "manifest.csv").is_file() or not (folder.resolve() == raw or raw in folder.resolve().parents):
+            return folder / "manifest.csv"  # outside data/raw/ and without one: its files are unlabelled, said so
     own = [
         Path(t) / "manifest.csv"
         for t in targets

@@ -22,7 +22,9 @@ from .terse import parse_terse
 from .text import parse_lines, parse_text
 
 TOOL = "fio"
-PARSER_VERSION = 2  # 2: fio_jobs.layout_files, layout_bytes ("Laying out IO file" line)
+# 2: fio_jobs.layout_files, layout_bytes ("Laying out IO file" line); 3: a JSON direction's rows (fio_results,
+# fio_percentiles, derived fio_groups) on the lines of its direction object, not its job's or document's
+PARSER_VERSION = 3
 HELPER_MODULES: tuple[str, ...] = ()  # a package: its own files are its code
 FORMATS = ("fio-normal", "fio-terse", "fio-json", "fio-json+normal", "fio-log", "fio-hist-log")
 PARSE_TAKES_NAME = True  # parse(text, fmt, name): log files say their kind only in their name

@@ -57,10 +57,11 @@ def _timed_syncs(ddir: dict) -> bool:
 
 
 def add_direction(
-    out: Out, doc: Document, job_index: int, direction: str, ddir: dict, kb_base: int, lo: int, hi: int
+    out: Out, doc: Document, job_index: int, direction: str, ddir: dict, kb_base: int, lo: int, lines: tuple[int, int]
 ) -> dict | None:
-    """One fio_results row (plus the direction's percentiles and JSON+ bins); returns the values
-    add_derived_groups needs, or None when the direction did no I/O."""
+    """One fio_results row (plus the direction's percentiles and JSON+ bins), its rows on ``lines`` (the direction
+    object's, ``Document.block``) and its messages on line ``lo`` (the job's); returns the values add_derived_groups
+    needs, or None when the direction did no I/O."""
     (
         total_ios,
         io,
@@ -107,17 +108,17 @@ def add_direction(
         None if drop_ios is None else int(drop_ios),
     ]
     for kind in _LAT_KINDS:
-        row += _latency(out, job_index, direction, kind, ddir, lo, hi)
+        row += _latency(out, job_index, direction, kind, ddir, lo, lines)
     # per-sample bandwidth statistics are in units of kb_base bytes/s (KiB/s, or kB/s with kb_base=1000)
     bw_agg = agg_pct(out, job_index, direction, bw_agg, bw_mean, lo)
     row += _bandwidth_samples(bw_n, bw_min, bw_max, bw_mean, bw_dev, bw_agg, kb_base)
     row += _iops_samples(iops_n, iops_min, iops_max, iops_mean, iops_dev)
-    row += (True, lo, hi)
+    row += (True, *lines)
     out.results.append(tuple(row))
-    return {"runtime_ns": runtime_ns, "io_bytes": io}
+    return {"runtime_ns": runtime_ns, "io_bytes": io, "lines": lines}
 
 
-def _latency(out: Out, job_index: int, direction: str, kind: str, ddir: dict, lo: int, hi: int) -> tuple:
+def _latency(out: Out, job_index: int, direction: str, kind: str, ddir: dict, lo: int, lines: tuple[int, int]) -> tuple:
     """The (min, max, mean, stdev, samples) of latency ``kind`` in ns (None where absent), its percentile and
     JSON+ bin rows added."""
     if f"{kind}_ns" in ddir:
@@ -130,7 +131,7 @@ def _latency(out: Out, job_index: int, direction: str, kind: str, ddir: dict, lo
     if samples is not None:
         samples = int(samples)
     if "percentile" in obj:
-        _add_percentiles(out, job_index, direction, kind, obj, scale, lo, hi)
+        _add_percentiles(out, job_index, direction, kind, obj, scale, lo, lines)
     if "bins" in obj:
         _add_bins(out, job_index, direction, kind, obj, scale, lo)
     if samples == 0 or (samples is None and not (lmin or lmax or lmean)):
@@ -204,7 +205,7 @@ def agg_pct(out: Out, job_index: int, direction: str, bw_agg: float | None, bw_m
 
 
 def _add_percentiles(
-    out: Out, job_index: int, direction: str, kind: str, obj: dict, scale: float, lo: int, hi: int
+    out: Out, job_index: int, direction: str, kind: str, obj: dict, scale: float, lo: int, lines: tuple[int, int]
 ) -> None:
     pdict = object_field(obj, "percentile", lo)
     if not pdict:
@@ -221,7 +222,7 @@ def _add_percentiles(
         pcts, values = [p for p in pcts if p != 0.0], [v for p, v in zip(pcts, values, strict=True) if p != 0.0]
     # the rows are made by zip, in C: a map of a few dozen keys, thousands of maps a second
     out.percentiles.extend(
-        zip(repeat(job_index), repeat(direction), repeat(kind), pcts, values, repeat(lo), repeat(hi))
+        zip(repeat(job_index), repeat(direction), repeat(kind), pcts, values, repeat(lines[0]), repeat(lines[1]))
     )
 
 

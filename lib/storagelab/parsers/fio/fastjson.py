@@ -14,10 +14,11 @@ Three steps, each in compiled code but the last:
 3. The rows are built from the typed values, by the general path's own row builders where they
    take checked values (percentiles, buckets, derived groups, disks).
 
-Line spans of the job and disk objects come from the bytes: with no newline in the document every
-row is line 1; in an indented layout (``{`` alone on line 1, keys indented by N spaces, the objects
-of the top-level arrays opening and closing on lines of their own at 2N: fio's printer and
-json.dumps(indent=N)) they are read from the indentation; any other layout declines.
+Line spans of the job, direction and disk objects come from the bytes: with no newline in the document
+every row is line 1; in an indented layout (``{`` alone on line 1, keys indented by N spaces, the objects
+of the top-level arrays opening and closing on lines of their own at 2N, a job's keys at 3N, a direction's
+``"read" : {`` ending its line and its ``}`` at 3N: fio's printer and json.dumps(indent=N)) they are read
+from the indentation; any other layout declines.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import json as _json
 import re
 from itertools import repeat
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import msgspec
 import orjson
@@ -168,14 +169,14 @@ def parse_bytes(data: bytes) -> Parsed | None:
     except msgspec.ValidationError:
         return None
     m = _VERSION.search(doc.version)
-    if m is None or len(doc.jobs) != len(spans[0]) or len(doc.disk_util or ()) != len(spans[1]):
+    if m is None or len(doc.jobs) != len(spans.jobs) or len(doc.disk_util or ()) != len(spans.disks):
         return None
     version = tuple(int(g) for g in m.groups() if g is not None)
     parsed = Parsed(tool=TOOL, format="fio-json", tool_version=doc.version)
     try:
         _rows(parsed, doc, obj, version, spans)
         if doc.disk_util:
-            _disks(parsed, doc.disk_util, obj["disk_util"], spans[1])
+            _disks(parsed, doc.disk_util, obj["disk_util"], spans.disks)
     except ValueError:  # a ParseError, or a percentile or bin key that is not a number: the general path says why
         return None
     if parsed.rows("fio_latency_bins"):
@@ -210,58 +211,92 @@ def _decoded_as_written(data: bytes, obj: dict) -> bool:
 _FIRST_KEY_INDENT = re.compile(rb"\{\n( +)\"").match  # '{' alone on line 1, the first key indented by spaces
 
 
-def _spans(data: bytes, obj: dict) -> tuple[list, list, int] | None:
-    """(spans of the job objects, spans of the disk_util objects, the document's last line), or None for a
-    layout whose spans the bytes do not show."""
+class Spans(NamedTuple):
+    """Line spans the bytes show: of the job objects, of the disk_util objects, of each job's direction objects
+    (``"read": {...}``, by direction; None for a document on one line, where every span is line 1), and the
+    document's last line."""
+
+    jobs: list[tuple[int, int]]
+    disks: list[tuple[int, int]]
+    blocks: list[dict[str, tuple[int, int]]] | None
+    line_end: int
+
+
+def _spans(data: bytes, obj: dict) -> Spans | None:
+    """The document's line spans (``Spans``), or None for a layout whose spans the bytes do not show."""
     arrays = [v for v in obj.values() if type(v) is list]
     n_objects = sum(1 for v in arrays for x in v if type(x) is dict)
     end = data.rindex(b"}")
     if data.find(b"\n", 0, end) < 0:  # one line
-        spans, line_end = [(1, 1)] * n_objects, 1
+        spans, blocks, line_end = [(1, 1)] * n_objects, None, 1
     else:
         indent = _FIRST_KEY_INDENT(data)
         if indent is None:
             return None
-        found = _indented_spans(data, indent.group(1) * 2, end)
+        found = _indented_spans(data, indent.group(1), end)
         if found is None or len(found[0]) != n_objects:
             return None
-        spans, line_end = found
+        spans, blocks, line_end = found
     by_key, k = {}, 0  # the spans in file order, which is the decoded dict's order
     for name, value in obj.items():
         if type(value) is list:
             n = sum(1 for x in value if type(x) is dict)
             if n != len(value):
                 return None  # a job or disk that is not an object: the general path names it
-            by_key[name], k = spans[k : k + n], k + n
-    return by_key.get("jobs", []), by_key.get("disk_util", []), line_end
+            by_key[name], k = (k, k + n), k + n
+    first, stop = by_key.get("jobs", (0, 0))
+    d_first, d_stop = by_key.get("disk_util", (0, 0))
+    return Spans(spans[first:stop], spans[d_first:d_stop], None if blocks is None else blocks[first:stop], line_end)
 
 
-_INDENTED: dict[bytes, re.Pattern] = {}  # indent -> '{' or '}' alone after a newline and exactly that indent
+_DIRECTION_NAMES = {d.encode(): d for d in DIRECTIONS}
+# indent -> (an object of a top-level array opening or closing, or a direction opening; a direction closing)
+_INDENTED: dict[bytes, tuple[re.Pattern, re.Pattern]] = {}
 
 
-def _indented_spans(data: bytes, indent: bytes, end: int) -> tuple[list, int] | None:
-    """The line spans of the objects whose ``{`` and ``}`` stand alone after a newline and ``indent`` (that of a
-    top-level array's objects), and the line of ``end``; None unless they alternate."""
-    pattern = _INDENTED.get(indent)
-    if pattern is None:
-        pattern = _INDENTED[indent] = re.compile(rb"\n" + indent + rb"([{}])")
-    spans, line, at, opened = [], 1, 0, None
-    for m in pattern.finditer(data):
-        pos = m.end() - 1  # the brace
-        line += data.count(b"\n", at, pos)
+def _indented_spans(data: bytes, indent: bytes, end: int) -> tuple[list, list, int] | None:
+    """The line spans of the objects whose ``{`` and ``}`` stand alone after a newline and twice ``indent`` (the
+    objects of a top-level array); inside each, those of its direction objects, whose key stands three times
+    ``indent`` in (``"read" : {`` ending its line), up to the first ``}`` at that indent after it (what the object
+    holds is indented further); and the line of ``end``. None unless the objects' braces alternate."""
+    patterns = _INDENTED.get(indent)
+    if patterns is None:
+        patterns = _INDENTED[indent] = (
+            re.compile(rb"\n" + indent * 2 + rb"(?:([{}])|" + indent + rb'"(read|write|trim|mixed|sync)" ?: ?\{\n)'),
+            re.compile(rb"\n" + indent * 3 + rb"\}"),  # (a regex finds it faster than bytes.find here)
+        )
+    search, closing = (p.search for p in patterns)
+    spans: list[tuple[int, int]] = []
+    blocks: list[dict[str, tuple[int, int]]] = []
+    line, at, opened = 1, 0, None
+    count = data.count
+    m = search(data)
+    while m is not None:
+        brace = m.group(1)
+        pos = m.end() - 1 if brace else m.start() + 1  # the brace, or the start of the direction's line
+        line += count(b"\n", at, pos)
         at = pos
-        if m.group(1) == b"{":
+        if brace is None:
+            found = closing(data, m.end())
+            if opened is not None and found is not None:  # (outside the arrays' objects: not a job's direction)
+                close = found.start()
+                last = line + count(b"\n", pos, close + 1)
+                blocks[-1].setdefault(_DIRECTION_NAMES[m.group(2)], (line, last))
+                at, line = close + 1, last
+        elif brace == b"{":
             if opened is not None:
                 return None
             opened = line
+            blocks.append({})
         elif opened is None:
             return None
         else:
             spans.append((opened, line))
             opened = None
+        m = search(data, at)
     if opened is not None:
         return None
-    return spans, line + data.count(b"\n", at, end)
+    return spans, blocks, line + count(b"\n", at, end)
 
 
 def _disks(parsed: Parsed, disks: list[_Disk], raw: list[dict], spans: list) -> None:
@@ -298,9 +333,9 @@ DISK_COLUMNS = TABLES["fio_disk_stats"].row_columns
 _PLAIN_DISK_KEYS = frozenset(k for k in _Disk.__struct_fields__ if not k.startswith("aggr_"))
 
 
-def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) -> None:
+def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: Spans) -> None:
     """The rows of the document, in the general path's order (``json._add_document``)."""
-    job_spans, _, line_end = spans
+    blocks = [None] * len(spans.jobs) if spans.blocks is None else spans.blocks
     out = Out(parsed)
     global_opts = doc.global_options or {}
     report_time = obj.get("time") if isinstance(obj.get("time"), str) else None
@@ -310,7 +345,9 @@ def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) ->
     in_kib = version < (2, 21)
     group_results: list[tuple[int, str, dict, bool]] = []
     warnings = parsed.warnings
-    for job_index, (job, raw, (lo, hi)) in enumerate(zip(doc.jobs, obj["jobs"], job_spans, strict=True)):
+    for job_index, (job, raw, (lo, hi), found) in enumerate(
+        zip(doc.jobs, obj["jobs"], spans.jobs, blocks, strict=True)
+    ):
         options = {**global_opts, **job.options} if job.options else global_opts
         kb_base, numjobs, block_size, iodepth, options_json = _options(options, lo, warnings)
         out.jobs.append(
@@ -350,7 +387,8 @@ def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) ->
                 out.unknown_latency.update(
                     k for k in raw[direction] if "lat" in k and k not in KNOWN_LATENCY or k == "prios"
                 )
-            row = _direction(out, job_index, direction, ddir, kb_base, in_kib, lo, hi)
+            lines = (lo, hi) if found is None else found.get(direction)  # one line: the job's
+            row = _direction(out, job_index, direction, ddir, kb_base, in_kib, lo, lines)
             if row is not None and direction != "sync":
                 group_results.append((job.groupid, direction, row, in_kib))
         families = [
@@ -370,7 +408,7 @@ def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: tuple) ->
                 )
     if out.unknown_latency:
         warnings.append("line 1: latency keys not understood, not stored: " + ", ".join(sorted(out.unknown_latency)))
-    add_derived_groups(parsed, 0, group_results, 1, line_end)
+    add_derived_groups(parsed, 0, group_results, 1, spans.line_end)
     for name in ("fio_jobs", "fio_results", "fio_percentiles", "fio_latency_buckets", "fio_iodepths"):
         if not parsed.tables[name]:
             del parsed.tables[name]
@@ -414,12 +452,15 @@ def _timed_syncs(d: _Dir) -> bool:
 
 
 def _direction(
-    out: Out, job_index: int, direction: str, d: _Dir, kb_base: int, in_kib: bool, lo: int, hi: int
+    out: Out, job_index: int, direction: str, d: _Dir, kb_base: int, in_kib: bool, lo: int, lines: tuple | None
 ) -> dict | None:
-    """One fio_results row (plus percentiles and JSON+ bins), as ``json._add_direction`` makes it."""
+    """One fio_results row (plus percentiles and JSON+ bins), as ``json._add_direction`` makes it: its rows on
+    ``lines``, the direction object's (None: the bytes do not show them, and a ValueError declines the file)."""
     total_ios, io = d.total_ios, d.io_bytes
     if not (total_ios or io) and not (direction == "sync" and _timed_syncs(d)):
         return None  # as json._add_direction: a sync section counts its fdatasync calls in lat_ns N only
+    if lines is None:
+        raise ValueError(f"no lines for job {job_index} {direction}")
     if io is not None and in_kib:
         io *= units.KiB
     bw = bandwidth(out, job_index, direction, d.bw_bytes, d.bw, lo)
@@ -438,7 +479,7 @@ def _direction(
         else:
             row += (*(None if v is None else v * scale for v in (lat.min, lat.max, lat.mean, lat.stddev)), samples)
         if lat.percentile:
-            _percentiles(out, job_index, direction, kind, lat.percentile, scale, lo, hi)
+            _percentiles(out, job_index, direction, kind, lat.percentile, scale, *lines)
         if lat.bins:
             _bins(out, job_index, direction, kind, lat.bins, scale)
     row += _bandwidth(out, job_index, direction, d, kb_base, lo)
@@ -446,9 +487,9 @@ def _direction(
         row += (d.iops_min, d.iops_max, d.iops_mean, d.iops_stddev, d.iops_samples)
     else:
         row += (None, None, None, None, 0)
-    row += (True, lo, hi)
+    row += (True, *lines)
     out.results.append(tuple(row))
-    return {"runtime_ns": runtime_ns, "io_bytes": io}
+    return {"runtime_ns": runtime_ns, "io_bytes": io, "lines": lines}
 
 
 def _bandwidth(out: Out, job_index: int, direction: str, d: _Dir, kb_base: int, lo: int) -> tuple:

@@ -14,7 +14,11 @@ def add_derived_groups(
     bytes, bw = io * 1000 / longest runtime (integer, as fio does), min/max of the per-job bw.
     With unified_rw_reporting=both the MIXED line aggregates the group's read/write/trim lines.
     ``results`` holds (groupid, direction, fio_results row, io given in whole KiB); rows computed
-    from KiB counts (terse, fio < 2.21 JSON) are not exact, since fio itself summed bytes."""
+    from KiB counts (terse, fio < 2.21 JSON) are not exact, since fio itself summed bytes.
+
+    A group row's lines are those of its jobs' rows of its direction (a row's ``lines``, JSON: the direction
+    objects), from the first one's first line to the last one's last; ``line_start``/``line_end`` where the
+    rows have none (terse)."""
     groups: dict[tuple[int, str], dict] = {}
     exact = True
     for groupid, direction, row, in_kib in results:
@@ -24,7 +28,8 @@ def add_derived_groups(
         exact = exact and not in_kib
         io = int(row["io_bytes"])
         bw = io * 1000 // int(runtime_ms)
-        g = groups.setdefault((groupid, direction), {"io": 0, "bws": [], "runs": []})
+        g = groups.setdefault((groupid, direction), {"io": 0, "bws": [], "runs": [], "lines": []})
+        g["lines"].append(row.get("lines") or (line_start, line_end))
         g["io"] += io
         g["bws"].append(bw)
         g["runs"].append(int(runtime_ms))
@@ -37,6 +42,7 @@ def add_derived_groups(
             "max": max(g["bws"]),
             "run_min": min(g["runs"]),
             "run_max": max(g["runs"]),
+            "lines": (min(lo for lo, _ in g["lines"]), max(hi for _, hi in g["lines"])),
         }
     for groupid in sorted({gid for gid, _ in rows}):
         parts = [rows[(groupid, d)] for d in ("read", "write", "trim") if (groupid, d) in rows]
@@ -48,6 +54,10 @@ def add_derived_groups(
                 "max": max(p["max"] for p in parts),
                 "run_min": min(p["run_min"] for p in parts),
                 "run_max": max(p["run_max"] for p in parts),
+                "lines": (
+                    min(p["lines"][0] for p in (*parts, rows[(groupid, "mixed")])),
+                    max(p["lines"][1] for p in (*parts, rows[(groupid, "mixed")])),
+                ),
             }
     for (groupid, direction), g in sorted(rows.items(), key=lambda kv: (kv[0][0], DIRECTIONS.index(kv[0][1]))):
         parsed.add(
@@ -64,7 +74,7 @@ def add_derived_groups(
                 "run_max_ns": units.time_to_ns(g["run_max"], "ms"),
                 "derived": True,
                 "exact": exact,
-                "line_start": line_start,
-                "line_end": line_end,
+                "line_start": g["lines"][0],
+                "line_end": g["lines"][1],
             },
         )

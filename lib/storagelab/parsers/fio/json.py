@@ -4,8 +4,10 @@ Tolerates what fio really prints: lines before the first ``{`` line (``note:`` l
 normal-text part), several documents (``--status-interval``: the last is final; separate runs in a
 terminal transcript, a shell prompt and another time between them: the last of each run), bare ``nan``/``inf`` values,
 duplicate ``"0.00"`` percentile keys (fio <= 3.3), and the 2.x layout (latencies in µs under
-``slat``/``clat``/``lat``; ``io_bytes`` in KiB before fio 2.21). Rows carry the line span of
-their job object (or document) in the raw file.
+``slat``/``clat``/``lat``; ``io_bytes`` in KiB before fio 2.21). Rows carry the lines they came from:
+a job's rows its job object, one direction's results and percentiles its direction object
+(``"read": {...}``), a run status group its jobs' direction objects (the first one's first line to the
+last one's last).
 
 This is the general path, the reference for every file; a file that is one fio JSON document and
 nothing else takes the fast path first (``fastjson.py``), which gives exactly these rows or declines.
@@ -153,7 +155,7 @@ def _add_document(parsed: Parsed, doc: Document, doc_index: int, is_final: bool,
             ddir = object_field(job, direction, lo)
             if not ddir:
                 continue
-            row = add_direction(out, doc, job_index, direction, ddir, kb_base, lo, hi)
+            row = add_direction(out, doc, job_index, direction, ddir, kb_base, lo, doc.block("jobs", i, direction))
             if row is not None and direction != "sync":
                 group_results.append((groupid, direction, row, io_in_kib(doc, ddir)))
         add_buckets(out, job, job_index, lo, hi)

@@ -51,11 +51,16 @@ def _past_64_bits(value: Any, key: str | None) -> tuple[str | None, int] | None:
     return None
 
 
+# the keys of a job object whose object value is one direction's results (fio/schema.py DIRECTIONS)
+_DIRECTION_KEYS = frozenset(("read", "write", "trim", "mixed", "sync"))
+
+
 class Document:
-    """One JSON document: decoded object plus the raw line spans of its job and disk objects."""
+    """One JSON document: decoded object plus the raw line spans of its job and disk objects, and of the
+    direction objects ("read": {...}, "write": {...}) inside each job."""
 
     def __init__(self, text: str, offset: int, first_line: int, warnings: list[str]):
-        self._by_key: dict[str, list[tuple[int, int]]] | None = None
+        self._by_key: dict[str, tuple[int, int]] | None = None
         self.new_run = False  # set by parse_json: a later fio run in the same file starts here
         self.line_start = first_line
         self.duplicates: set[str] = set()
@@ -88,8 +93,14 @@ class Document:
             warnings.append(f'line {first_line}: no "fio version"; io_bytes units inferred from the keys present')
 
     def _tokens(self, decoder: _json.JSONDecoder, text: str, offset: int, first_line: int) -> None:
-        """One regex pass over the document: line spans, bare nan/inf made JSON, then decoded."""
-        pieces, spans, stack = [], [], []
+        """One regex pass over the document: line spans, bare nan/inf made JSON, then decoded. ``blocks`` holds
+        the spans of the direction objects one level inside the objects of the top-level arrays, by (index in
+        ``spans``, key); the first of a duplicated key, as the decoder keeps."""
+        pieces: list[str] = []
+        spans: list[tuple[int, int]] = []
+        stack: list[tuple[str, int]] = []
+        blocks: dict[tuple[int, str], tuple[int, int]] = {}
+        inner = None  # (key, line) of the direction object open inside a top-level array's object
         line, last, end = first_line, offset, None
         for m in _TOKENS.finditer(text, offset):
             tok = m.group(0)
@@ -101,6 +112,9 @@ class Document:
                 pieces += [text[last : m.start()], "NaN" if m.group(2) == "nan" else m.group(1) + "Infinity"]
                 last = m.end()
             elif tok in "{[":
+                if len(stack) == 3 and tok == "{" and stack[2][0] == "{" and stack[1][0] == "[":
+                    key = _key_before(text, m.start())
+                    inner = (key, line) if key in _DIRECTION_KEYS else None
                 stack.append((tok, line))
             else:
                 if not stack or {"}": "{", "]": "["}[tok] != stack[-1][0]:
@@ -110,6 +124,9 @@ class Document:
                 opener, opened_at = stack.pop()
                 if opener == "{" and len(stack) == 2 and stack[-1][0] == "[":
                     spans.append((opened_at, line))
+                elif inner is not None and len(stack) == 3:
+                    blocks.setdefault((len(spans), inner[0]), (inner[1], line))
+                    inner = None
                 if not stack:
                     end = m.end()
                     break
@@ -121,7 +138,7 @@ class Document:
                 expected=f"the '}}' closing the document opened on line {first_line}",
             )
         pieces.append(text[last:end])
-        self.end_offset, self.line_end, self.spans = end, line, spans
+        self.end_offset, self.line_end, self.spans, self.blocks = end, line, spans, blocks
         try:
             self.obj = decoder.decode("".join(pieces))
         except _json.JSONDecodeError as e:
@@ -149,7 +166,19 @@ class Document:
         return None
 
     def span(self, key: str, i: int) -> tuple[int, int]:
-        """Lines of object i of the top-level array ``key`` ("jobs", "disk_util"), else the document's.
+        """Lines of object i of the top-level array ``key`` ("jobs", "disk_util"), else the document's."""
+        at = self._index(key, i)
+        return (self.line_start, self.line_end) if at is None else self.spans[at]
+
+    def block(self, key: str, i: int, direction: str) -> tuple[int, int]:
+        """Lines of the ``direction`` object ("read": {...}) of object i of the top-level array ``key``, else
+        those of object i (``span``)."""
+        at = self._index(key, i)
+        found = None if at is None else self.blocks.get((at, direction))
+        return self.span(key, i) if found is None else found
+
+    def _index(self, key: str, i: int) -> int | None:
+        """The index in ``spans`` of object i of the top-level array ``key``, None when there is none.
 
         ``spans`` holds the objects of all top-level arrays in file order, which is the decoded dict's
         order (keys may come in any order: json.dumps(sort_keys=True) puts "disk_util" before "jobs")."""
@@ -159,7 +188,17 @@ class Document:
             for name, value in self.obj.items():
                 if type(value) is list:
                     n = sum(1 for x in value if type(x) is dict)
-                    by_key[name], k = self.spans[k : k + n], k + n
+                    by_key[name], k = (min(k, len(self.spans)), min(k + n, len(self.spans))), k + n
             self._by_key = by_key
-        spans = by_key.get(key, ())
-        return spans[i] if i < len(spans) else (self.line_start, self.line_end)
+        first, stop = by_key.get(key, (0, 0))
+        return first + i if first + i < stop else None
+
+
+def _key_before(text: str, at: int) -> str | None:
+    """The key whose value opens at ``at`` (``"read" : {``): the string that ends before it, or None when the
+    text between them is not a bare colon, or the string holds an escaped quote."""
+    close = text.rfind('"', 0, at)
+    if close < 0 or text[close + 1 : at].strip() != ":":
+        return None
+    start = text.rfind('"', 0, close)
+    return None if start < 0 or text[start - 1] == "\\" else text[start + 1 : close]

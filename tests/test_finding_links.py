@@ -1,0 +1,173 @@
+"""Issue 29: from a number in a finding to the raw lines it came from. Each analysis attaches the lines of the
+numbers it states to its sentence (analysis.result.Finding); present.findings, in a report run, links each number to
+the excerpt page a chart's mark opens (excerpts.linked). These tests render the links as a report run does and
+read the pages they open: the exact lines highlighted, on the demo data (tests/conftest.py seed_db) and on the
+lab's real standard run (fixtures/fio/3.33/lab-standard)."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from test_fio_knee import mx200  # noqa: F401  (the MX200 sweeps database, a fixture)
+
+from storagelab import excerpts, paths, present
+from storagelab.analysis import Selection, alignment, bonnie_table, dedup, disk_card, fio_views, open_db, stacks
+from storagelab.analysis.result import Finding, Result, cite
+
+LINK = re.compile(r"\[([^\]]+)\]\((raw/[^ )#]+)(?:#L\d+)? \"([^\"]*)\"\)")
+HL = re.compile(r'<span id="L(\d+)" class="hl">')
+HEAD = re.compile(r"<h[12] style='font-size:1[46]px'>([^<]*?): lines ")
+
+
+def opened(finding: str, folder: Path) -> list[tuple[str, list[tuple[str, list[int]]]]]:
+    """Each link of ``finding`` as a report renders it: (its text, [(file, the line numbers its page highlights)])."""
+    out = []
+    for text, href, _title in LINK.findall(excerpts.linked(finding, excerpts.Excerpts(folder))):
+        page = (folder / href).read_text(encoding="utf-8")
+        heads = list(HEAD.finditer(page))  # one per file shown: a computed number's page shows each input
+        ends = [h.start() for h in heads[1:]] + [len(page)]
+        files = [
+            (html.unescape(h.group(1)), [int(n) for n in HL.findall(page, h.end(), e)])
+            for h, e in zip(heads, ends, strict=True)
+        ]
+        out.append((text, files))
+    return out
+
+
+def raw_line(path: str, n: int) -> str:
+    return (paths.ROOT / path).read_text(encoding="utf-8").split("\n")[n - 1]
+
+
+def the(findings: list[str], start: str) -> Finding:
+    hits = [f for f in findings if f.startswith(start)]
+    assert len(hits) == 1, [f[:80] for f in findings]
+    return hits[0]
+
+
+BONNIE = "data/raw/freebsd-bonnie-dedup/"
+
+
+def test_03_a_ratio_opens_both_runs_and_each_value_its_own_line(seed_db, tmp_path):
+    with open_db(seed_db) as con:
+        res = alignment.analyse(con, Selection(study="freebsd-bonnie-dedup"))
+    before, after = BONNIE + "bonnie-raid1-sec63-cache-log.txt", BONNIE + "bonnie-raid1-aligned-cache-log.txt"
+    assert opened(the(res.findings, "block write:"), tmp_path) == [
+        ("10.4 MiB/s", [(before, [4])]),
+        ("78.9 MiB/s", [(after, [5])]),
+        ("7.59x", [(before, [4]), (after, [5])]),
+    ]
+    assert " 10.4m " in raw_line(before, 4) and " 78.9m " in raw_line(after, 5)  # bonnie++'s own cells
+    assert opened(the(res.findings, "2 partition(s)"), tmp_path) == [
+        ("2 partition(s)", [(BONNIE + "gpart-ada3.txt", [4]), (BONNIE + "gpart-ada5.txt", [4])])
+    ]
+    # the parameters' arithmetic has no raw line: no link
+    assert opened(the(res.findings, "Arithmetic: LBA 63"), tmp_path) == []
+
+
+def test_04_a_bp_count_and_an_estimate_open_their_zdb_and_zpool_lines(seed_db, tmp_path):
+    with open_db(seed_db) as con:
+        res = dedup.analyse(con, Selection(study="freebsd-bonnie-dedup"))
+    zdb = BONNIE + "zdb-b-raid1.txt"
+    assert opened(the(res.findings, "Pool raid1: 35,419,785 block pointers"), tmp_path) == [
+        ("35,419,785", [(zdb, list(range(9, 16)))])
+    ]
+    assert raw_line(zdb, 9).split() == ["bp", "count:", "35419785"]
+    assert opened(the(res.findings, "Pool raid1, best estimate"), tmp_path) == [
+        ("22,622,993", [(zdb, list(range(9, 16))), (BONNIE + "zpool-list-before.txt", [6])])
+    ]
+    assert raw_line(BONNIE + "zpool-list-before.txt", 6).split()[8] == "1.17x"  # the DEDUP ratio it used
+
+
+def test_05_a_ranking_opens_each_runs_group_line(seed_db, tmp_path):
+    with open_db(seed_db) as con:
+        res = stacks.analyse(con, Selection(study="homelab-mergerfs"))
+    fast, slow = "data/raw/homelab-mergerfs/fio-btrfs-single.txt", "data/raw/homelab-mergerfs/fio-autotier-zfs.txt"
+    links = opened(the(res.findings, "`write bs=1MiB iodepth=8 numjobs=8"), tmp_path)
+    assert links[:3] == [
+        ("902.0 MiB/s (945.8 MB/s)", [(fast, [27])]),
+        ("184.0 MiB/s (192.9 MB/s)", [(slow, [26])]),
+        ("0.20x", [(slow, [26]), (fast, [27])]),
+    ]
+    assert raw_line(fast, 27).startswith("  WRITE: bw=902MiB/s (946MB/s)")
+    assert raw_line(slow, 26).startswith("  WRITE: bw=184MiB/s (193MB/s)")
+
+
+def test_08_a_curve_opens_its_job_and_a_knee_the_runs_of_its_numjobs(seed_db, mx200, tmp_path):  # noqa: F811
+    with open_db(seed_db) as con:
+        res = fio_views.analyse(con, Selection(study="homelab-mergerfs"))
+    ext4 = "data/raw/homelab-mergerfs/fio-autotier-ext4.txt"
+    one = the(res.findings, "`write bs=1MiB libaio direct=1 size=16GiB runtime=60s` write on nas | autotier+ext4")
+    assert opened(one, tmp_path) == [("658.0 MiB/s (690.0 MB/s)", [(ext4, list(range(5, 27)))])]
+    assert raw_line(ext4, 5).startswith("fiotest: (groupid=0, jobs=8)")
+    with open_db(mx200) as con:
+        knees = fio_views.analyse(con, Selection()).findings
+    knee = the(knees, "Saturation knee of `randread bs=4KiB libaio direct=1 size=? runtime=60s` read on HPDL380G8 "
+               "| stack not labelled | layout not labelled | MX200, numjobs 1")  # fmt: skip
+    assert [(text, [Path(f).name for f, _ in files]) for text, files in opened(knee, tmp_path)] == [
+        ("47,423 IOPS", ["mx200-randread-16-1.json"]),
+        ("47,336 IOPS", ["mx200-randread-32-1.json"]),
+    ]
+
+
+def test_09_a_columns_range_opens_its_lowest_and_highest_run(seed_db, tmp_path):
+    with open_db(seed_db) as con:
+        res = bonnie_table.analyse(con, Selection(study="freebsd-bonnie-dedup"))
+    assert opened(the(res.findings, "put_block (Block, MiB/s)"), tmp_path) == [
+        ("10.4", [(BONNIE + "bonnie-raid1-sec63-cache-log.txt", [4])]),
+        ("105.0", [(BONNIE + "bonnie-single-disk.txt", [4])]),
+    ]
+
+
+def test_10_the_cards_highest_result_opens_its_job(tmp_path):
+    from test_disk_card import _ingest_standard
+
+    with open_db(_ingest_standard(tmp_path)) as con:
+        res, _ = disk_card.analyse(con, Selection(study="lab"))
+    links = opened(the(res.findings, "**vm, /dev/vda"), tmp_path / "report")
+    # the direction's block of the job in fio's JSON document (its "write": {...} or "read": {...} object)
+    got = [(text, [(Path(f).name, lines[0], lines[-1]) for f, lines in files]) for text, files in links]
+    assert got == [
+        ("3,096 MB/s", [("write-1m-qd1-nj1.txt", 79, 370)]),
+        ("RND4K Q1T1 read", [("randread-4k-qd1-nj1.txt", 36, 332)]),
+    ]
+    for name, first in (("write-1m-qd1-nj1.txt", '"write" : {'), ("randread-4k-qd1-nj1.txt", '"read" : {')):
+        (start, end) = next((a, b) for _, files in got for n, a, b in files if n == name)
+        text = (tmp_path / "raw" / name).read_text(encoding="utf-8").split("\n")
+        assert text[start - 1].strip() == first, (name, start, text[start - 1])
+
+
+def test_a_finding_links_only_in_a_report_run_and_reads_as_its_sentence(tmp_path, monkeypatch):
+    """The sentence is the finding (a str); a report run (its folder set) links the cited number, a notebook run by
+    hand (JupyterLab: no report folder beside it) shows the same sentence without a link that would lead nowhere."""
+    log = tmp_path / "run.txt"
+    log.write_text("header\n  WRITE: bw=10.5MiB/s\nfooter\n", encoding="utf-8")
+    f = Finding(
+        "A 0.5x share of 10.5x; 10.5 MiB/s measured.", [cite("10.5 MiB/s", {"path": str(log), "line_start": 2})]
+    )
+    assert f == "A 0.5x share of 10.5x; 10.5 MiB/s measured." and isinstance(f, str)
+    res = Result(Selection(), findings=[f, "A plain sentence."])
+    monkeypatch.delenv(paths.REPORT_DIR_ENV, raising=False)
+    assert present.findings(res).data == "* A 0.5x share of 10.5x; 10.5 MiB/s measured.\n* A plain sentence."
+    monkeypatch.setenv(paths.REPORT_DIR_ENV, str(tmp_path / "report"))
+    shown = present.findings(res).data
+    href = f"raw/{excerpts._name(str(log), excerpts.hashlib.sha256(log.read_bytes()).hexdigest(), 2, 2)}#L2"
+    assert shown == f'* A 0.5x share of 10.5x; [10.5 MiB/s]({href} "from: run.txt:2") measured.\n* A plain sentence.'
+    assert opened(f, tmp_path / "report") == [("10.5 MiB/s", [(str(log), [2])])]
+
+
+def test_a_number_is_linked_whole_and_a_cite_without_one_gets_a_lines_link(tmp_path):
+    log = tmp_path / "zdb.txt"
+    log.write_text("a\n\tbp count: 7\nb\n", encoding="utf-8")
+    line = {"path": str(log), "line_start": 2, "line_end": 2}
+    # '0.5x' is not the end of '10.5x'; the number searched is the first after the previous link
+    f = Finding("10.5x then 0.5x", [cite("0.5x", line)])
+    assert LINK.findall(excerpts.linked(f, excerpts.Excerpts(tmp_path)))[0][0] == "0.5x"
+    assert excerpts.linked(f, excerpts.Excerpts(tmp_path)).startswith("10.5x then [0.5x](raw/")
+    # a cite whose number the sentence does not write, or without one: a 'lines' link at the end
+    g = excerpts.linked(Finding("Seven pointers.", [cite("", line)]), excerpts.Excerpts(tmp_path))
+    assert re.fullmatch(r"Seven pointers\. \(\[lines\]\(raw/zdb\.txt-\w{8}-L2-2\.html#L2 \"from: zdb\.txt:2\"\)\)", g)
+    # a file whose bytes are not the ones parsed (its SHA-256 differs) gets no link: it would show other lines
+    moved = Finding("7 pointers", [cite("7", {**line, "sha256": "0" * 64})])
+    assert excerpts.linked(moved, excerpts.Excerpts(tmp_path)) == "7 pointers"
