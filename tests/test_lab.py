@@ -1128,3 +1128,23 @@ def test_a_benchmark_that_ignores_sigterm_is_killed_with_its_children_after_the_
     assert err == b"started\n" and p.returncode == -signal.SIGKILL
     job.wait(10)
     assert not job.is_running()
+
+
+def test_lab_lines_escape_control_characters(tmp_path, capsys):
+    """reliability-4 low 1, left open for `storagelab lab`'s own lines: a --target holding ESC ] 0 ; ... BEL (a
+    terminal's set-title command) and a newline reached the terminal as they are, in an error and in --dry-run's
+    commands. Now every line goes through terminal.one_line, as the rest of the CLI's do."""
+    from storagelab.lab import main
+
+    odd = tmp_path / "t\x1b]0;TITLE\x07\nx"
+    shown = str(tmp_path) + "/t\\x1b]0;TITLE\\x07\\nx"
+    assert main(["fio", "--preset", "smoke", "--target", str(odd / "a" / "b"), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == (
+        f"storagelab lab fio: --target {shown}/a/b does not exist, nor does its parent folder (a mistyped mount "
+        "point?); create it on the filesystem to test\n"
+    )
+    args = ["fio", "--preset", "smoke", "--target", str(odd), "--out", str(tmp_path / "o"), "--rw", "read", "--dry-run"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(ln.startswith("fio --name=read-4k-qd") for ln in lines), lines
+    assert all(f"'--directory={shown}' " in ln and "\x1b" not in ln and "\x07" not in ln for ln in lines)

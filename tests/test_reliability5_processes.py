@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import pwd
 import resource
@@ -53,9 +54,9 @@ def test_a_command_that_draws_charts_under_a_memory_limit_is_one_line_not_a_v8_a
         assert (r.returncode, r.stdout, r.stderr) == (
             2,
             "",
-            f"storagelab {args[0]}: the address-space limit (ulimit -v 8388608) is below the 69632 MiB that drawing "
+            f"storagelab {args[0]}: the address-space limit (ulimit -v 8388608) is below the 69788 MiB that drawing "
             "charts needs: vl-convert's JavaScript engine (V8) reserves that much address space when it starts (not "
-            "memory used), and aborts the process below it; raise the limit (ulimit -v 71303168, or unlimited), or set "
+            "memory used), and aborts the process below it; raise the limit (ulimit -v 71462912, or unlimited), or set "
             "STORAGELAB_MIN_ADDRESS_SPACE=MiB to try a lower floor\n",
         )
     assert not (tmp_path / "rep").exists()
@@ -181,8 +182,9 @@ def _as_user(name: str):
 def test_lab_refuses_an_out_folder_another_user_can_plant_symlinks_in():
     """Attack: a second, unprivileged user plants `.randread-4k-qd1-nj1.txt.part -> /root-only-file` in a
     world-writable folder (1777); `lab fio --out` that folder, run as root, wrote fio's output through the symlink:
-    the 0600 root file held fio's text, then a 40-line ValueError traceback. Now such a folder, and one another user
-    owns, is refused in one line before anything runs."""
+    the 0600 root file held fio's text, then a 40-line ValueError traceback. Now such a folder, one another user
+    owns, and one writable by a group the other user is in (low 5: it was accepted) are refused in one line before
+    anything runs."""
     user = "storagelab-rel5"
     if subprocess.run(["id", user], capture_output=True).returncode:
         subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", user], check=True)
@@ -203,26 +205,54 @@ def _plant_and_run(user: str, tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("root only\n")
     victim.chmod(0o600)
+    grouped = tmp_path / "grouped"  # root's, writable by a group the user is in (reliability-5 processes low 5)
+    grouped.mkdir()
+    os.chown(grouped, 0, pwd.getpwnam(user).pw_gid)
+    grouped.chmod(0o775)
     plant = f"ln -s {shlex.quote(str(victim))} {shlex.quote(str(shared / '.randread-4k-qd1-nj1.txt.part'))} && "
+    plant += f"ln -s {shlex.quote(str(victim))} {shlex.quote(str(grouped / '.randread-4k-qd1-nj1.txt.part'))} && "
     plant += f"mkdir -m 755 {shlex.quote(str(shared / 'theirs'))}"
     subprocess.run(["/bin/sh", "-c", plant], check=True, preexec_fn=_as_user(user))
     args = ["lab", "fio", "--target", str(tmp_path / "t"), "--rw", "randread", "--depth-jobs", "1x1", "--size", "4M"]
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", *args, "--runtime", "1", "--no-ingest", "--out", str(shared)],
+        capture_output=True, text=True, env=_env(),
+    )  # fmt: skip
+    said = (
+        "another user could put a symlink there under a name the lab or fio writes, and have them overwrite any file "
+    )
+    said += "you can write; give a folder of your own (e.g. a new folder under it)\n"
+    assert (r.returncode, r.stdout, r.stderr) == (
+        2,
+        "",
+        f"storagelab lab fio: --out {shared} can be written by every user (mode drwxrwxrwt): {said}",
+    )
+    from storagelab.lab.cli import _out_ok  # noqa: PLC0415  (the same check, in this process: one CLI run is enough)
+
     for out, why in (
-        (shared, "can be written by every user (mode drwxrwxrwt)"),
         (shared / "theirs", "is another user's (mode drwxr-xr-x)"),
+        (grouped, f"can be written by its group {user}, which has other users ({user}) (mode drwxrwxr-x)"),
     ):
-        r = subprocess.run(
-            [sys.executable, "-m", "storagelab", *args, "--runtime", "1", "--no-ingest", "--out", str(out)],
-            capture_output=True, text=True, env=_env(),
-        )  # fmt: skip
-        assert (r.returncode, r.stdout, r.stderr) == (
-            2,
-            "",
-            f"storagelab lab fio: --out {out} {why}: another user could put a symlink there under a name the lab or "
-            "fio writes, and have them overwrite any file you can write; give a folder of your own (e.g. a new folder "
-            "under it)\n",
-        )
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            assert _out_ok(out, "fio") is False
+        assert err.getvalue() == f"storagelab lab fio: --out {out} {why}: {said}"
     assert victim.read_text() == "root only\n"
+
+
+def test_a_group_writable_out_folder_of_this_users_own_group_is_accepted(tmp_path):
+    """A group-writable folder whose group has no other user (a user-private group, umask 002) is this user's alone:
+    accepted; with the group's write bit it is refused only when another user is in that group (the test above)."""
+    from storagelab.lab.cli import _out_ok  # noqa: PLC0415
+    from storagelab.lab.outdir import _group_members  # noqa: PLC0415
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    mine.chmod(0o775)
+    own = {pwd.getpwuid(os.getuid()).pw_name}
+    if _group_members(mine.stat().st_gid) - own:
+        pytest.skip("this user's group has other users")
+    assert _out_ok(mine, "fio") is True
 
 
 def test_a_study_label_longer_than_a_file_name_gets_a_report_folder(project, tmp_path):  # noqa: F811
@@ -281,3 +311,31 @@ def test_ctrl_c_on_spark_ingest_is_130_and_one_line(tmp_path):
     assert p.returncode == 130, text[-3000:]
     assert "Traceback" not in text and "Exception" not in text, text[-3000:]
     assert text.splitlines()[-1] == "storagelab spark-ingest: interrupted"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("useradd"), reason="needs root to make a second user")
+def test_an_out_folder_another_user_makes_after_the_check_is_refused_before_fio_runs(tmp_path):
+    """reliability-5 (processes) low 5: a new --out was checked before the lab made it, so another user who made it
+    in between (in a shared parent such as /tmp) was not seen. The lab checks the folder again once it is there:
+    here it is missing at the check, then made by the other user, and the matrix refuses it before running fio."""
+    from storagelab.lab import PRESETS, build_runs, run_fio_matrix  # noqa: PLC0415
+    from storagelab.lab.cli import _out_ok  # noqa: PLC0415
+
+    user = "storagelab-rel5"
+    if subprocess.run(["id", user], capture_output=True).returncode:
+        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", user], check=True)
+    out, target = tmp_path / "out", tmp_path / "t"
+    assert _out_ok(out, "fio") is True  # missing when the command starts
+    out.mkdir()
+    os.chown(out, pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid)  # made by the other user meanwhile
+    runs = build_runs(PRESETS["smoke"], target=target, out=out, rw=["read"])[:1]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = run_fio_matrix(runs, target=target, out=out, ingest=False, fio=str(tmp_path / "fio-never-run"))
+    assert (rc, err.getvalue()) == (
+        2,
+        f"storagelab lab fio: --out {out} is another user's (mode drwxr-xr-x): another user could put a symlink "
+        "there under a name the lab or fio writes, and have them overwrite any file you can write; give a folder of "
+        "your own (e.g. a new folder under it)\n",
+    )
+    assert list(out.iterdir()) == []

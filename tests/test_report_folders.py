@@ -41,6 +41,19 @@ def test_selections_that_one_folder_name_would_spell_get_folders_of_their_own():
     assert names["my nas"] == report.report_dir(nb, {"study": "my nas"}).name  # the same selection, the same folder
 
 
+def test_folders_never_differ_only_in_case():
+    """reliability-5 (processes) low 3: studies `my_nas` and `My_NAS` got folders `my_nas` and `My_NAS`, one folder
+    on a case-insensitive filesystem (macOS, Windows, an SMB share), where the build then refused the second
+    selection. A name with a capital letter now gets its hash too (keeping its letters), so the folders of two
+    selections differ in more than case."""
+    nb = ROOT / "notebooks" / "08_fio.ipynb"
+    studies = ("my_nas", "My_NAS", "MY_NAS", "my_NAS")
+    names = [report.report_dir(nb, {"study": s}).name for s in studies]
+    assert names[0] == "my_nas" and all(n.startswith(s + "~") for n, s in zip(names[1:], studies[1:], strict=True))
+    assert len({n.lower() for n in names}) == 4
+    assert report.report_dir(nb, {"study": "a", "stack": "ZFS"}).name.startswith("a--stack-ZFS~")
+
+
 @pytest.mark.slow
 def test_build_of_studies_my_nas_and_my_underscore_nas_keeps_both_reports(tmp_path):
     """The campaign's steps: studies `my nas` and `my_nas` in the manifest, then build."""

@@ -154,7 +154,11 @@ def add_sql(sub, func) -> None:
     fmt.add_argument("--csv", action="store_true", help="CSV with a header row (NULL as an empty field)")
     fmt.add_argument("--json", action="store_true", help="JSON lines: one object per row, keys in column order")
     fmt.add_argument("--parquet", metavar="FILE", help="write the result to a Parquet file (nothing on stdout)")
-    s.add_argument("--force", action="store_true", help="let --parquet replace an existing file (never the database)")
+    s.add_argument(
+        "--force",
+        action="store_true",
+        help="let --parquet replace an existing file (never the database, a dataset's files or its Parquet copies)",
+    )
     s.add_argument(
         "--limit",
         type=_count,

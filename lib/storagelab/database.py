@@ -81,6 +81,12 @@ def describe(db: Path, e: BaseException, *, opening: bool = True) -> str:
         )
     if "is a directory" in low:
         return f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}"
+    if opening and ("out of memory" in low or isinstance(e, (MemoryError, duckdb.OutOfMemoryException))):
+        # not a damaged file: under a low `ulimit -v` DuckDB may fail to allocate while it opens a good database
+        return (
+            f"{db}: out of memory while opening it ({said}); the database is unchanged: raise the memory limit "
+            "(ulimit -v), or close other programs, and run the command again"
+        )
     damaged = ("corrupt", "checksum", "not a valid", "could not read enough bytes", "truncated")
     if isinstance(e, duckdb.Error) and (opening or any(w in low for w in damaged)):
         return (

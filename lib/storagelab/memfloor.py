@@ -3,10 +3,13 @@
 Below it, the failure is not Python's to report: a thread that DuckDB, Arrow, glibc or the process pool cannot
 start ends the process in native code (SIGSEGV, ``std::bad_alloc``, glibc's "cannot allocate memory for
 thread-local data: ABORT"), with no line of storagelab's (docs/reliability-4.md, medium 5). Measured on a 2-core
-machine: from 790 to 930 MB an ingest crashed that way in some runs, from about 960 MB up every run finished or
-printed its one "out of memory" line. The floor is that measurement, 1 GiB at 2 cores, and grows by 160 MiB for
-each further core: DuckDB starts a thread per core, and glibc reserves a 64 MiB malloc arena for each of those
-threads and the pool's (an estimate, not measured beyond 2 cores). ``STORAGELAB_MIN_ADDRESS_SPACE`` (MiB) sets
+machine: from 790 to 930 MB an ingest crashed that way in some runs (reliability-4), and once in 17 runs at
+1,060,000 kB = 1035 MiB, just above the first floor of 1 GiB (docs/reliability-5-store.md, medium 3). A sweep of
+300 ingests at 1024, 1100 and 1180 MiB (docs/reliability-5-scripts/memfloor-sweep.py.txt) had no abort: each ended
+whole or with its one "out of memory" line. The floor is 1180 MiB at 2 cores: the highest value swept, 14 % above
+the highest abort seen (the margin the first floor had over reliability-4's), and grows by 160 MiB for each further
+core: DuckDB starts a thread per core, and glibc reserves a 64 MiB malloc arena for each of those threads and the
+pool's (an estimate, not measured beyond 2 cores). ``STORAGELAB_MIN_ADDRESS_SPACE`` (MiB) sets
 another floor; 0 switches the check off.
 
 The commands that draw charts (``run``, ``notebooks``, ``report``, ``build``) need far more: vl-convert, which draws
@@ -18,8 +21,8 @@ Measured (docs/reliability-5-processes.md, vl-convert-python 1.9.0): ``ulimit -v
 That is vl-convert alone: a notebook's kernel also holds DuckDB, polars and ipykernel, whose threads and arenas need
 the rest of storagelab's own floor beside V8's cage. At the 66 GiB floor `run 07_explore` lost its kernel
 ("DeadKernelError: Kernel died", V8's CagedHeap abort underneath), and at 66.5 GiB too; 67 GiB ran
-(docs/reliability-6-processes.md). So the charts' floor is V8's 66 GiB, plus storagelab's own floor (1 GiB at 2
-cores, more with each core), plus 1 GiB of margin: 68 GiB on 2 cores.
+(docs/reliability-6-processes.md). So the charts' floor is V8's 66 GiB, plus storagelab's own floor (1180 MiB at 2
+cores, more with each core), plus 1 GiB of margin: 68.2 GiB on 2 cores.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import resource
 from .units import MiB
 
 ENV = "STORAGELAB_MIN_ADDRESS_SPACE"
-BASE_MIB, PER_CORE_MIB = 704, 160  # 704 + 2 x 160 = 1024 MiB on the 2-core machine it was measured on
+BASE_MIB, PER_CORE_MIB = 860, 160  # 860 + 2 x 160 = 1180 MiB on the 2-core machine it was measured on
 V8_CAGE_MIB = 66 * 1024  # vl-convert's V8 alone (see above): 64 GiB crashed, 66 GiB drew
 MARGIN_MIB = 1024
 DRAWS_CHARTS = frozenset({"run", "notebooks", "report", "build"})

@@ -113,10 +113,13 @@ FOLDER_MAX = 200  # bytes of a report folder's name before ~hash and --hash (255
 
 def _spelled_as_is(folder: str, study: str, filters: dict[str, str]) -> bool:
     """True when ``folder`` names the selection unambiguously: every label kept as it is, none holding the
-    separator '--' or ending in '-', and no study called 'all' (the folder of no study)."""
+    separator '--' or ending in '-', no study called 'all' (the folder of no study), and no capital letter: on a
+    case-insensitive filesystem (macOS, Windows, an SMB share) ``My_NAS`` and ``my_nas`` are one folder, so a name
+    with capitals gets its hash too, and no two folders differ only in case."""
     values = [study or "all", *[v for k, v in filters.items() if k != "study"]]
     readable = "--".join([study or "all", *[f"{k}-{v}" for k, v in filters.items() if k != "study"]])
-    return folder == readable and study != "all" and not any("--" in v or v.endswith("-") for v in values)
+    unique = folder == readable and folder == folder.lower()
+    return unique and study != "all" and not any("--" in v or v.endswith("-") for v in values)
 
 
 current_report_dir = paths.current_report_dir

@@ -26,3 +26,8 @@ def say(text: str, file: TextIO | None = None) -> None:
     out = file or sys.stderr
     out.write(one_line(text) + "\n")
     out.flush()
+
+
+def show(text: str) -> None:
+    """``say`` to stdout: a command's own progress lines (``storagelab lab``'s ``log``)."""
+    say(text, sys.stdout)

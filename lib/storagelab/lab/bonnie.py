@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ..terminal import say, show
 from ..units import MiB
 from .fio import (
     _catch_stop_signals,
@@ -20,6 +21,7 @@ from .fio import (
     slot_labels,
 )
 from .manifest import _notes, append_manifest, manifest_for, manifest_row, sanity_flags
+from .outdir import made_ours
 from .system import describe_system, describe_target
 
 
@@ -34,7 +36,7 @@ def run_bonnie(
     ingest: bool = True,
     labels: dict | None = None,
     repeat: int = 1,
-    log=print,
+    log=show,
 ) -> int:
     """``repeat`` bonnie++ runs (file size 2 x RAM unless ``size_bytes``), saved as OUT/bonnie-<size>m-n<files>.txt,
     then -2, -3 ...; an output already saved by the same command counts (a re-run resumes), one made by another
@@ -46,7 +48,9 @@ def run_bonnie(
     # bonnie++ refuses a file size below twice the RAM it is told: tell it half the file size
     ram_mib = min(ram // MiB, size_mib // 2) or 1
     target.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+    if why := made_ours("bonnie", out):  # made by another user since the command checked it
+        say(why)
+        return 2
     # bonnie++ works in a folder of its own under the target, removed after each run: a run killed mid-way
     # (Ctrl-C) leaves no Bonnie.NNNN file of twice the RAM behind
     work = target / ".storagelab-bonnie"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shlex
 import shutil
@@ -16,10 +15,12 @@ from ..errors import DatabaseBusyError
 from ..labhelp import SUBCOMMANDS
 from ..store import db as store_db
 from ..store.faults import StoreError
+from ..terminal import say
 from ..units import UnitError
 from .bonnie import run_bonnie
 from .fio import run_fio_auto, run_fio_matrix
 from .manifest import default_out
+from .outdir import others_can_write
 from .presets import PRESETS, _size_bytes, build_runs, plan_points
 from .sweep import run_sweep, sweep_plan
 
@@ -237,13 +238,10 @@ def _target_ok(target: Path, what: str) -> bool:
     if target.is_dir() or (not target.exists() and target.parent.is_dir()):
         return _not_shared(target, what, "--target", _TARGET_WRITES[what])
     if target.exists():
-        print(
-            f"storagelab lab {what}: --target {target} is a file, not a folder: give the folder to test",
-            file=sys.stderr,
-        )
+        say(f"storagelab lab {what}: --target {target} is a file, not a folder: give the folder to test")
         return False
     why = "does not exist, nor does its parent folder (a mistyped mount point?)"
-    print(f"storagelab lab {what}: --target {target} {why}; create it on the filesystem to test", file=sys.stderr)
+    say(f"storagelab lab {what}: --target {target} {why}; create it on the filesystem to test")
     return False
 
 
@@ -252,10 +250,7 @@ def _out_ok(out: Path, what: str) -> bool:
     fio write there by names known in advance (``.<run>.txt.part``, fio's ``<run>_bw.1.log``), so a symlink another
     user planted under such a name was written through, as this user (root: any file; reliability-5)."""
     if out.exists() and not out.is_dir():
-        print(
-            f"storagelab lab {what}: --out {out} is a file, not a folder: give the folder for the outputs",
-            file=sys.stderr,
-        )
+        say(f"storagelab lab {what}: --out {out} is a file, not a folder: give the folder for the outputs")
         return False
     return _not_shared(out, what, "--out", _OUT_WRITES)
 
@@ -272,15 +267,14 @@ def _not_shared(folder: Path, what: str, option: str, writes: str, make: bool = 
     except FileNotFoundError:
         return True
     except OSError as e:
-        print(f"storagelab lab {what}: {option} {folder}: {e.strerror}", file=sys.stderr)
+        say(f"storagelab lab {what}: {option} {folder}: {e.strerror}")
         return False
-    if st.st_uid != os.getuid() or st.st_mode & 0o002:
-        owner = "is another user's" if st.st_uid != os.getuid() else "can be written by every user"
-        print(
+    owner = others_can_write(st)
+    if owner:
+        say(
             f"storagelab lab {what}: {option} {folder} {owner} (mode {stat.filemode(st.st_mode)}): another user could "
             f"put a symlink there {writes}, and have them overwrite any file you can "
-            "write; give a folder of your own (e.g. a new folder under it)",
-            file=sys.stderr,
+            "write; give a folder of your own (e.g. a new folder under it)"
         )
         return False
     return True
@@ -293,9 +287,9 @@ def _db_ok(db: Path | None, what: str) -> bool:
     try:
         store_db.connect(db).close()
     except DatabaseBusyError as e:
-        print(f"storagelab lab {what}: note: {e}; the runs will be saved and ingested by a re-run", file=sys.stderr)
+        say(f"storagelab lab {what}: note: {e}; the runs will be saved and ingested by a re-run")
     except StoreError as e:
-        print(f"storagelab lab {what}: {e}", file=sys.stderr)
+        say(f"storagelab lab {what}: {e}")
         return False
     return True
 
@@ -318,15 +312,14 @@ def main(argv: list[str]) -> int:
 
 def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
     if not args.dry_run and not shutil.which("fio"):
-        print("storagelab lab fio: fio is not installed (Debian: apt-get install fio)", file=sys.stderr)
+        say("storagelab lab fio: fio is not installed (Debian: apt-get install fio)")
         return 2
     target = Path(args.target).resolve()
     if args.filename and "/" in args.filename:  # fio puts it under --directory: /a/b would become TARGET/a/b
-        print(
+        say(
             f"storagelab lab fio: --filename {args.filename}: a file name inside --target, without a folder; "
             f"for a file elsewhere give its folder as --target (--target {Path(args.filename).parent} "
-            f"--filename {Path(args.filename).name})",
-            file=sys.stderr,
+            f"--filename {Path(args.filename).name})"
         )
         return 2
     if not args.dry_run and not (_target_ok(target, "fio") and _out_ok(out, "fio")):
@@ -349,41 +342,35 @@ def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
         log_hist_msec=args.log_hist_msec,
     )
     if not runs:
-        print(
+        say(
             f"storagelab lab fio: no test of the {args.preset} preset matches --rw/--bs/--depth-jobs "
-            f"(its tests: {', '.join(f'{r} {b} {q}x{j}' for r, b, q, j in plan_points(PRESETS[args.preset]))})",
-            file=sys.stderr,
+            f"(its tests: {', '.join(f'{r} {b} {q}x{j}' for r, b, q, j in plan_points(PRESETS[args.preset]))})"
         )
         return 2
     auto = args.repeat == "auto"
     if not auto and args.repeat < 1:
-        print("storagelab lab fio: --repeat must be 1 or more, or auto", file=sys.stderr)
+        say("storagelab lab fio: --repeat must be 1 or more, or auto")
         return 2
     if auto and not (args.repeat_min <= args.repeat_max and args.repeat_tolerance > 0):
-        print(
-            "storagelab lab fio: --repeat auto needs --repeat-min <= --repeat-max and --repeat-tolerance > 0",
-            file=sys.stderr,
-        )
+        say("storagelab lab fio: --repeat auto needs --repeat-min <= --repeat-max and --repeat-tolerance > 0")
         return 2
     small = sorted({(r.size, r.bs) for r in runs if _size_bytes(r.size) < _size_bytes(r.bs.split(",")[-1])})
     if small:  # fio would refuse each run after it started ("size too small")
-        print(
+        say(
             f"storagelab lab fio: --size {small[0][0]} is below the block size {small[0][1]}: each job's file must "
-            "hold at least one block",
-            file=sys.stderr,
+            "hold at least one block"
         )
         return 2
     if args.dry_run:
         for r in runs:
-            print(shlex.join(r.argv))
+            say(shlex.join(r.argv), sys.stdout)
         if auto:
-            print(
+            say(
                 f"# each {args.repeat_min} to {args.repeat_max} times, until its spread is at most "
-                f"{args.repeat_tolerance:g} % (RUNID, RUNID-2, ...)",
-                file=sys.stderr,
+                f"{args.repeat_tolerance:g} % (RUNID, RUNID-2, ...)"
             )
         elif args.repeat > 1:
-            print(f"# each {args.repeat} times (RUNID, RUNID-2, ...)", file=sys.stderr)
+            say(f"# each {args.repeat} times (RUNID, RUNID-2, ...)")
         return 0
     if not _made_and_not_shared(target, out, "fio"):
         return 2
@@ -404,10 +391,10 @@ def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
 
 def _main_bonnie(args: argparse.Namespace, out: Path, db: Path | None) -> int:
     if not shutil.which("bonnie++"):
-        print("storagelab lab bonnie: bonnie++ is not installed (Debian: apt-get install bonnie++)", file=sys.stderr)
+        say("storagelab lab bonnie: bonnie++ is not installed (Debian: apt-get install bonnie++)")
         return 2
     if args.repeat < 1:
-        print("storagelab lab bonnie: --repeat must be 1 or more", file=sys.stderr)
+        say("storagelab lab bonnie: --repeat must be 1 or more")
         return 2
     size = _size_bytes(args.size) if args.size else None
     if not (_target_ok(Path(args.target).resolve(), "bonnie") and _out_ok(out, "bonnie")):
@@ -439,17 +426,14 @@ def _main_sweep(args: argparse.Namespace, out: Path, db: Path | None) -> int:
     )
     if args.dry_run or not args.yes:
         for item in plan:
-            print(f"# {item['name']}")
+            say(f"# {item['name']}", sys.stdout)
             for _kind, a in item["steps"]:
-                print(shlex.join(a))
+                say(shlex.join(a), sys.stdout)
         if not args.yes:
-            print(
-                "# dry run: nothing was run. --yes runs it, destroying everything on " + ", ".join(args.disks),
-                file=sys.stderr,
-            )
+            say("# dry run: nothing was run. --yes runs it, destroying everything on " + ", ".join(args.disks))
         return 0
     for tool in ("zpool", "zfs", "fio"):
         if not shutil.which(tool):
-            print(f"storagelab lab zfs-sweep: {tool} not found", file=sys.stderr)
+            say(f"storagelab lab zfs-sweep: {tool} not found")
             return 2
     return run_sweep(plan, pool=args.pool, ashift=args.ashift, db=db)

@@ -25,7 +25,9 @@ from ..parsers import parse_bytes
 from ..procs import die_with_parent
 from ..repeat_auto import repeat_until_settled
 from ..store import ingest
+from ..terminal import say, show
 from .manifest import _notes, append_manifest, manifest_for, manifest_row, sanity_flags
+from .outdir import made_ours
 from .presets import Run, _size_bytes
 from .system import _cmd, describe_system, describe_target
 
@@ -100,15 +102,14 @@ def _ingest(files: list[Path], db: Path | None, manifest: Path) -> int:
     try:
         s = ingest([str(f) for f in files], db_path=db_path, manifest_path=manifest, progress=False)
     except DatabaseBusyError:
-        print(
+        say(
             f"storagelab lab: the runs are saved but not ingested: {db_path} is in use by another process; run this "
-            "lab command again when it is free (it ingests the saved runs and runs nothing again)",
-            file=sys.stderr,
+            "lab command again when it is free (it ingests the saved runs and runs nothing again)"
         )
         return 2
-    print(f"ingest: {s.line()}")
+    say(f"ingest: {s.line()}", sys.stdout)
     for e in s.errors:
-        print(f"error: {e}", file=sys.stderr)
+        say(f"error: {e}")
     return 1 if s.failed else 0
 
 
@@ -129,7 +130,7 @@ def saved_commands(manifest: Path) -> dict[str, str]:
         return {(r.get("path") or "").strip(): r.get("command") or "" for r in csv.DictReader(fh)}
 
 
-def output_slots(stem: str, out: Path, saved: dict[str, str], repeat: int, command_of, tool: str, log=print):
+def output_slots(stem: str, out: Path, saved: dict[str, str], repeat: int, command_of, tool: str, log=show):
     """Where ``repeat`` outputs of one command go in OUT, and whether each is already saved: ``(id, done)`` for ids
     STEM, STEM-2, STEM-3 ... (output ``OUT/<id>.txt``); an id whose saved output was made by another command (its
     manifest row says) is skipped over, one whose output has no manifest row is taken as this command's.
@@ -161,7 +162,7 @@ def slot_labels(name: str, stem: str, ids: list[str]) -> dict[str, str]:
     return {rid: base if k == 0 else f"{base} (run {k + 1})" for k, rid in enumerate(ids)}
 
 
-def run_slots(run: Run, out: Path, saved: dict[str, str], repeat: int = 1, log=print) -> list[tuple[Run, bool]]:
+def run_slots(run: Run, out: Path, saved: dict[str, str], repeat: int = 1, log=show) -> list[tuple[Run, bool]]:
     """``output_slots`` of one fio run: the run under each id (its name and logs follow the id)."""
 
     def named(rid: str) -> Run:
@@ -299,14 +300,16 @@ def run_fio_matrix(
     fio: str = "fio",
     device_limit: float | None = None,
     repeat: int = 1,
-    log=print,
+    log=show,
 ) -> int:
     """Run each fio command ``repeat`` times, save and label its files, ingest them. A run already saved in OUT
     with the same command is not run again (a re-run resumes); a saved run of the same id made with another command
     (other size, runtime, target ...) is kept, and this one is saved as ``RUNID-2`` (the next free id).
     ``device_limit``: what the devices can deliver, bytes/s; a run measured faster is flagged (cache)."""
     target.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+    if why := made_ours("fio", out):  # made by another user since the command checked it
+        say(why)
+        return 2
     version = _cmd([fio, "--version"])
     system = describe_system()
     tinfo = describe_target(target)
@@ -353,7 +356,7 @@ def run_fio_auto(
     tolerance_pct: float,
     min_runs: int,
     max_runs: int,
-    log=print,
+    log=show,
     **matrix,
 ) -> int:
     """``--repeat auto``: each run repeated until the spread of its bandwidth settles (``repeat_auto``), then the

@@ -6,6 +6,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from ..terminal import show
 from .fio import run_fio_matrix, run_slots, saved_commands
 from .manifest import manifest_for
 from .presets import PRESETS, build_runs
@@ -100,7 +101,7 @@ def _all_saved(item: dict) -> bool:
     return True
 
 
-def run_sweep(plan: list[dict], *, pool: str, ashift: int, db: Path | None, log=print) -> int:
+def run_sweep(plan: list[dict], *, pool: str, ashift: int, db: Path | None, log=show) -> int:
     """Run the plan layout by layout; each pool is destroyed after its runs, also when a step fails or on Ctrl-C.
     A failed zpool/zfs step or Ctrl-C stops the sweep (status 1 or 130); a failed fio run does not (status 1).
     Layouts whose runs are all saved are skipped without creating their pool (a re-run resumes)."""
