@@ -123,7 +123,7 @@ def test_ingest_under_a_memory_limit_is_one_line(tmp_path):
     Where a limit lets the ingest fail is not stable on a loaded machine (DuckDB's buffers, thread stacks and malloc
     arenas vary: 450 MB succeeded where 700 MB failed here), so each limit may end either way: ingested whole, or
     one line saying the memory ran out (exit 2), never a traceback; 2 GB of address space is enough. Below the floor
-    (memfloor.py: 1 GiB on 2 cores, where DuckDB's and the pool's threads crash in native code with no line of ours)
+    (memfloor.py: 1152 MiB on 2 cores, where DuckDB's and the pool's threads crash in native code with no line of ours)
     the command refuses to start, in one line."""
 
     def limit(kib: int):
@@ -169,7 +169,7 @@ def test_a_limit_below_the_floor_is_refused_before_anything_starts(tmp_path):
         r = subprocess.run(
             [sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env, preexec_fn=limit
         )
-        floor = (704 + 160 * max(os.cpu_count() or 1, 2)) * 1024
+        floor = (memfloor.BASE_MIB + memfloor.PER_CORE_MIB * max(os.cpu_count() or 1, 2)) * 1024
         assert (r.returncode, r.stdout, r.stderr.splitlines()) == (
             2,
             "",
