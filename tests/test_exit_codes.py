@@ -225,7 +225,7 @@ def test_a_limit_below_the_floor_is_refused_before_anything_starts(tmp_path):
         r = subprocess.run(
             [sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env, preexec_fn=limit
         )
-        floor = (860 + 160 * max(os.cpu_count() or 1, 2)) * 1024
+        floor = (memfloor.BASE_MIB + memfloor.PER_CORE_MIB * max(os.cpu_count() or 1, 2)) * 1024
         assert (r.returncode, r.stdout, r.stderr.splitlines()) == (
             2,
             "",

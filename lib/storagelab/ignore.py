@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,6 +314,14 @@ class IgnoreList:
     def load(cls, folder: Path | str) -> IgnoreList | None:
         """The ignore file at the top of ``folder``, or None when there is none."""
         f = Path(folder) / IGNORE_FILE
+        try:
+            mode = f.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISDIR(mode):
+            return None
+        if not stat.S_ISREG(mode):  # a FIFO waits for a writer, /dev/zero never ends: both hung the ingest
+            raise IgnoreError(f"{f}: not a regular file (a FIFO or a device): make it a text file or remove it")
         try:
             text = f.read_text(encoding="utf-8", errors="replace")
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):

@@ -6,7 +6,8 @@ thread-local data: ABORT"), with no line of storagelab's (docs/reliability-4.md,
 machine: from 790 to 930 MB an ingest crashed that way in some runs (reliability-4), and once in 17 runs at
 1,060,000 kB = 1035 MiB, just above the first floor of 1 GiB (docs/reliability-5-store.md, medium 3). A sweep of
 300 ingests at 1024, 1100 and 1180 MiB (docs/reliability-5-scripts/memfloor-sweep.py.txt) had no abort: each ended
-whole or with its one "out of memory" line. The floor is 1180 MiB at 2 cores: the highest value swept, 14 % above
+whole or with its one "out of memory" line. The sixth campaign saw 2 aborts in 7 runs at 1,060,000 kB
+(docs/reliability-6-store.md), below this floor. The floor is 1180 MiB at 2 cores: the highest value swept, 14 % above
 the highest abort seen (the margin the first floor had over reliability-4's), and grows by 160 MiB for each further
 core: DuckDB starts a thread per core, and glibc reserves a 64 MiB malloc arena for each of those threads and the
 pool's (an estimate, not measured beyond 2 cores). ``STORAGELAB_MIN_ADDRESS_SPACE`` (MiB) sets
