@@ -342,7 +342,7 @@ def cmd_sql(args) -> int:
 
     query = sys.stdin.read() if args.query == "-" else args.query
     refused = _unreadable(args.db) or (
-        _parquet_target_refused(args.parquet, args.db, args.force) if args.parquet else None
+        sqlout.parquet_target_refused(args.parquet, args.db, args.force) if args.parquet else None
     )
     if refused:
         say(f"storagelab sql: {refused}")
@@ -373,40 +373,6 @@ def _unreadable(db: str | None) -> str | None:
     path = Path(db or paths.DB)
     if path.is_file() and not os.access(path, os.R_OK):
         return f"{path}: cannot be read (permission denied): ask its owner for read access, or use --db with a copy"
-    return None
-
-
-def _parquet_target_refused(target: str, db: str | None, force: bool) -> str | None:
-    """Why ``sql --parquet TARGET`` must not write: TARGET is the database itself, a file inside a dataset folder
-    (a part file or its meta.json) or one of the database's own Parquet copies (never, even with --force), a folder,
-    or an existing file (unless --force)."""
-    dest, database = Path(target), Path(db or paths.DB)
-    if dest.exists() and database.exists() and os.path.samefile(dest, database):
-        return f"--parquet {target} is the database itself: write the result to another file"
-    if owner := _store_file_owner(dest, database):
-        return f"--parquet {target} is inside {owner}, which storagelab writes: write the result to a file outside it"
-    if dest.is_dir():
-        return f"--parquet {target} is a folder: give a file name, e.g. {dest / 'result.parquet'}"
-    if dest.exists() and not force:
-        return f"--parquet {target} exists: add --force to replace it, or give another file name"
-    return None
-
-
-def _store_file_owner(dest: Path, database: Path) -> str | None:
-    """The dataset folder ``dest`` is inside (any depth), or the database's Parquet folder when ``dest`` is one of
-    its table copies (``<table>.parquet``), as the user named it; else None. Overwriting either leaves a dataset
-    that is refused, or a copy that the next ingest does not rewrite (its stamp still matches)."""
-    from .dataset import META_DIR  # noqa: PLC0415  (duckdb: kept out of the CLI's start-up)
-    from .schema import all_tables  # noqa: PLC0415
-    from .store.export import parquet_dir_for  # noqa: PLC0415
-
-    where = Path(os.path.realpath(dest))
-    for folder in where.parents:
-        if (folder / META_DIR).is_dir():
-            return f"the dataset {folder}"
-    copies = Path(os.path.realpath(parquet_dir_for(database)))
-    if where.parent == copies and where.name in {f"{t}.parquet" for t in all_tables()}:
-        return f"{copies}, the Parquet copy of the database {database}"
     return None
 
 
