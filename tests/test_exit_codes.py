@@ -99,7 +99,7 @@ def test_sql_parquet_never_writes_inside_a_dataset_or_the_databases_parquet_copy
     import duckdb
 
     from storagelab import dataset
-    from storagelab.cli import _parquet_target_refused
+    from storagelab.sqlout import parquet_target_refused
 
     ds = tmp_path / "ds"
     con = duckdb.connect(str(victim), read_only=True)
@@ -115,16 +115,16 @@ def test_sql_parquet_never_writes_inside_a_dataset_or_the_databases_parquet_copy
         "a file outside it\n",
     )
     for target in (ds / "_storagelab" / "meta.json", ds / "files" / "new" / "mine.parquet"):
-        assert _parquet_target_refused(str(target), str(victim), True).startswith(f"--parquet {target} is inside")
+        assert parquet_target_refused(str(target), str(victim), True).startswith(f"--parquet {target} is inside")
     assert {p: p.read_bytes() for p in ds.rglob("*") if p.is_file()} == before
     dataset.open_dataset(ds).close()  # still whole
     copies = tmp_path / "victim-parquet"  # the Parquet copy of victim.duckdb (store/export.py)
-    assert _parquet_target_refused(str(copies / "files.parquet"), str(victim), True) == (
+    assert parquet_target_refused(str(copies / "files.parquet"), str(victim), True) == (
         f"--parquet {copies / 'files.parquet'} is inside {copies}, the Parquet copy of the database {victim}, which "
         "storagelab writes: write the result to a file outside it"
     )
-    assert _parquet_target_refused(str(copies / "mine.parquet"), str(victim), True) is None  # not a table's name
-    assert _parquet_target_refused(str(tmp_path / "mine.parquet"), str(victim), True) is None
+    assert parquet_target_refused(str(copies / "mine.parquet"), str(victim), True) is None  # not a table's name
+    assert parquet_target_refused(str(tmp_path / "mine.parquet"), str(victim), True) is None
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the command as the user nobody")
