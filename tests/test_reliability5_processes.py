@@ -74,6 +74,30 @@ def _marked(marker: str) -> list[psutil.Process]:
     return found
 
 
+def _name(q: psutil.Process) -> str | None:
+    """The process's name, or None once it has ended (it may end between the listing and the question)."""
+    try:
+        return q.name()
+    except psutil.Error:
+        return None
+
+
+def _lab_fio_with_its_jobs_running(tmp_path, marker: str, output) -> subprocess.Popen:
+    """`lab fio --depth-jobs 2x2` in a session of its own (its processes marked with ``marker``), returned once
+    fio's main process and its two job processes run; ``output`` takes its stdout and stderr."""
+    env = dict(_env(), REL5_MARKER=marker)
+    args = ["lab", "fio", "--rw", "randread", "--depth-jobs", "2x2", "--runtime", "30", "--size", "16M", "--no-ingest"]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", *args, "--target", str(tmp_path / "t"), "--out", str(tmp_path / "out")],
+        stdout=output, stderr=output, env=env, start_new_session=True,
+    )  # fmt: skip
+    end = time.monotonic() + 60
+    while sum(_name(q) == "fio" for q in _marked(marker)) < 3:  # fio's main process and its two jobs
+        assert p.poll() is None and time.monotonic() < end, "fio's jobs never ran"
+        time.sleep(0.05)
+    return p
+
+
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_lab_fio_killed_with_its_whole_process_group_leaves_no_fio_job(tmp_path):
     """Attack: `lab fio --depth-jobs 2x2` in a session of its own, SIGKILL to its process group once fio's job
@@ -81,16 +105,7 @@ def test_lab_fio_killed_with_its_whole_process_group_leaves_no_fio_job(tmp_path)
     target. The guard was in the group and died too; and fio's main process, killed with the lab, no longer had
     the jobs as children. Now the guard has a session of its own and notes fio's descendants as they appear."""
     marker = f"fio-group-kill-{os.getpid()}"
-    env = dict(_env(), REL5_MARKER=marker)
-    args = ["lab", "fio", "--rw", "randread", "--depth-jobs", "2x2", "--runtime", "30", "--size", "16M", "--no-ingest"]
-    p = subprocess.Popen(
-        [sys.executable, "-m", "storagelab", *args, "--target", str(tmp_path / "t"), "--out", str(tmp_path / "out")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
-    )  # fmt: skip
-    end = time.monotonic() + 60
-    while sum(q.name() == "fio" for q in _marked(marker)) < 3:  # fio's main process and its two jobs
-        assert p.poll() is None and time.monotonic() < end, "fio's jobs never ran"
-        time.sleep(0.05)
+    p = _lab_fio_with_its_jobs_running(tmp_path, marker, subprocess.DEVNULL)
     os.killpg(p.pid, signal.SIGKILL)
     assert p.wait(10) == -signal.SIGKILL
     end = time.monotonic() + 10

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import psutil
@@ -20,7 +19,7 @@ import pytest
 from conftest import ROOT
 from test_processes import project  # noqa: F401  (the fixture: a project of two notebooks and one fio log)
 from test_reliability4 import ROOT_ONLY, _fill, _tmpfs
-from test_reliability5_processes import GiB_KiB, _as_user, _env, _limit, _marked
+from test_reliability5_processes import GiB_KiB, _as_user, _env, _lab_fio_with_its_jobs_running, _limit, _marked, _name
 
 USER = "storagelab-rel5"  # an unprivileged user made by the fifth campaign's test (useradd) when missing
 
@@ -102,14 +101,6 @@ def test_run_at_the_old_chart_floor_is_refused_in_one_line_not_a_dead_kernel(tmp
     assert not (tmp_path / "rep").exists()
 
 
-def _name(q: psutil.Process) -> str | None:
-    """The process's name, or None once it has ended (it may end between the listing and the question)."""
-    try:
-        return q.name()
-    except psutil.Error:
-        return None
-
-
 @pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
 def test_a_closed_terminal_stops_lab_fio_and_its_jobs(tmp_path):
@@ -118,16 +109,7 @@ def test_a_closed_terminal_stops_lab_fio_and_its_jobs(tmp_path):
     open, so the lab waited on it for ever (still there 60 s later, 3 runs of 3) and the jobs ran on. Now the lab
     kills the jobs it finds by the guard's mark at once, and ends with 129 (128 + SIGHUP)."""
     marker = f"fio-group-hup-{os.getpid()}"
-    env = dict(_env(), REL5_MARKER=marker)
-    args = ["lab", "fio", "--rw", "randread", "--depth-jobs", "2x2", "--runtime", "30", "--size", "16M", "--no-ingest"]
-    p = subprocess.Popen(
-        [sys.executable, "-m", "storagelab", *args, "--target", str(tmp_path / "t"), "--out", str(tmp_path / "out")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
-    )  # fmt: skip
-    end = time.monotonic() + 60
-    while sum(_name(q) == "fio" for q in _marked(marker)) < 3:  # fio's main process and its two jobs
-        assert p.poll() is None and time.monotonic() < end, "fio's jobs never ran"
-        time.sleep(0.05)
+    p = _lab_fio_with_its_jobs_running(tmp_path, marker, subprocess.PIPE)
     os.killpg(p.pid, signal.SIGHUP)
     try:
         out, err = p.communicate(timeout=30)  # the pipes too: a job left holding them would keep them open
