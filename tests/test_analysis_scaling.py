@@ -293,3 +293,38 @@ def test_thumper_plateau_is_not_controllers_or_bus(seed_db):
         "46 x 63.2 = 2,907.2 MiB/s to its disks; the fastest mirror layout (23x2) sends 2 x 342.4 = 684.8 MiB/s" in text
     )
     assert "The controllers and bus carried more, so they do not cap the plateau" in text
+
+
+def test_01_names_an_unlabelled_single_disk_run_by_its_file(tmp_path):
+    """new user h5 A1: a manifest whose label column is empty (all columns are optional) made 01 fail with
+    "TypeError: sequence item 0: expected str instance, NoneType found" when a single-disk run stood for no pool's
+    disk: its name was its missing label. It is named by its file, as reports name every unlabelled run."""
+    import shutil
+    from pathlib import Path
+
+    from storagelab.analysis import Selection, open_db, scaling
+    from storagelab.store import ingest
+
+    pub = Path(__file__).resolve().parent / "fixtures" / "fio" / "published"
+    raid, single = (
+        "k8s-homelab-zfs-raidz2x6-noslog-scale-fio3.25-randwrite4k.txt",
+        "k8s-homelab-zfs-optane-single-scale-fio3.25-randwrite4k.txt",
+    )
+    for name in (raid, single):
+        shutil.copy(pub / name, tmp_path / name)
+    (tmp_path / "manifest.csv").write_text(
+        "path,study,label,host,stack,vdev_type,vdev_count,vdev_width,devices\n"
+        f"{raid},t,,truenas,zfs,raidz2,1,6,6x HDD\n"
+        f"{single},t,,truenas,zfs,single,1,1,Intel Optane M10 16GB\n"
+    )
+    ingest([tmp_path], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    with open_db(tmp_path / "x.duckdb") as con:
+        res = scaling.analyse(con, Selection(study="t"))
+    assert (
+        f"fio single-disk run {single} is not used as one disk for {raid}: its disk (Intel Optane M10 16GB) is not "
+        "one of the pool's (6x HDD)."
+    ) in res.findings
+    assert any(
+        m.startswith(f"no single-disk run of the pools' own disks for study t: the single-disk run(s) {single} stand")
+        for m in res.missing
+    )
