@@ -297,6 +297,10 @@ class DepthLevel:
     bw_low: float
     bw_high: float
     p99_ns: float | None  # the median of the runs' p99 (percentiles are not averaged)
+    # the configuration (iodepth x numjobs) of the level's runs: two configurations with as many I/Os in flight
+    # (8 x 4 and 4 x 8) are two levels, never one mean (new user h5 B2)
+    iodepth: int | None = None
+    numjobs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -382,9 +386,11 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
 
 
 def _levels(g: pl.DataFrame) -> list[DepthLevel]:
-    """One level per number of I/Os in flight: its runs' mean IOPS and bandwidth with their range, median p99."""
+    """One level per number of I/Os in flight and configuration (iodepth x numjobs): its runs' mean IOPS and
+    bandwidth with their range, median p99."""
+    config = [c for c in ("iodepth", "numjobs") if c in g.columns]
     levels = (
-        g.group_by("outstanding")
+        g.group_by("outstanding", *config)
         .agg(
             runs=pl.len(),
             iops=pl.col("iops").mean(),
@@ -395,7 +401,7 @@ def _levels(g: pl.DataFrame) -> list[DepthLevel]:
             bw_high=pl.col("bw_bytes_per_s").max(),
             p99_ns=pl.col("p99_ns").median(),
         )
-        .sort("outstanding", nulls_last=True)
+        .sort("outstanding", *config, nulls_last=True)
     )
     return [DepthLevel(**r) for r in levels.iter_rows(named=True)]
 

@@ -33,10 +33,40 @@ def _group_figures(c: DepthCurve) -> str:
     return f"the run{names} (its reporting group's I/O over its elapsed time) {prose.listing(shown)}"
 
 
+def _shared_depths(c: DepthCurve) -> set:
+    """The numbers of I/Os in flight that more than one configuration (iodepth x numjobs) of the curve reached."""
+    seen = [lv.outstanding for lv in c.levels]
+    return {d for d in seen if seen.count(d) > 1}
+
+
+def _depth(lv: DepthLevel, shared: set) -> str:
+    """'32', or '32 (QD 8 x 4)' where another configuration of the curve has as many I/Os in flight."""
+    at = or_unknown(lv.outstanding)
+    return f"{at} (QD {qd_label(lv.iodepth, lv.numjobs)})" if lv.outstanding in shared else at
+
+
+def _configurations_sentence(c: DepthCurve, what: str, flagged: str) -> str:
+    """Runs of one number of I/Os in flight in several configurations: each its own figure, never one mean (8 jobs
+    at QD 4 is not a repeat of 4 jobs at QD 8)."""
+    each = "; ".join(
+        f"QD {qd_label(lv.iodepth, lv.numjobs)}: {_level(lv, c.metric, 'runs' if c.runs == c.jobs else 'jobs')}"
+        for lv in c.levels
+    )
+    return (
+        f"{what}: {c.runs} run(s), all with {or_unknown(c.levels[0].outstanding)} I/Os in flight, in "
+        f"{len(c.levels)} configurations (I/O depth x jobs): {each}. They are not repeats of one run, so no mean is "
+        f"stated; the difference is that of spreading the I/Os over more or fewer jobs, nothing varies the depth."
+        f"{flagged}"
+    )
+
+
 def curve_sentence(c: DepthCurve) -> str:
     what = f"`{c.workload}` {c.direction} on {c.setup}"
     flagged = f" Flagged run(s) on it: {prose.listing(c.flagged)}." if c.flagged else ""
     lat = " per durable write (fio's sync percentiles)" if c.pct_kind == "sync" else ""
+    shared = _shared_depths(c)
+    if len(c.levels) > 1 and len({lv.outstanding for lv in c.levels}) == 1:
+        return _configurations_sentence(c, what, flagged)
     if len(c.levels) == 1 and c.jobs > 1:
         lv = c.levels[0]
         counted = f"{c.jobs} runs" if c.runs == c.jobs else f"{c.jobs} jobs of {c.runs} fio run(s)"
@@ -72,7 +102,7 @@ def curve_sentence(c: DepthCurve) -> str:
         else ""
     )
     return (
-        f"{what}: from {or_unknown(lo.outstanding)} to {or_unknown(hi.outstanding)} I/Os in flight, {c.metric} "
+        f"{what}: from {_depth(lo, shared)} to {_depth(hi, shared)} I/Os in flight, {c.metric} "
         f"{_level(lo, c.metric, unit=False)} -> {_level(hi, c.metric, unit=False)} ({b / a:.2f}x){only}{p99}."
         f"{unlabelled}{flagged}"
     )
@@ -196,13 +226,17 @@ def depth(n, res) -> None:
     res.findings += [point_sentence(p) for p in n.comparisons]
 
 
-def _rows_at(depth, workload: str, direction: str, setup: str, outstanding=None, clean: bool = False):
-    """The depth table's rows of one curve (at one depth, where given; unflagged only, where asked)."""
+def _rows_at(depth, workload: str, direction: str, setup: str, outstanding=None, clean: bool = False, level=None):
+    """The depth table's rows of one curve (at one depth, where given; of one level's configuration, iodepth x
+    numjobs, where given; unflagged only, where asked)."""
     if depth.is_empty() or "setup" not in depth.columns:
         return depth.head(0)
     rows = depth.filter((depth["workload"] == workload) & (depth["direction"] == direction) & (depth["setup"] == setup))
     if outstanding is not None:
         rows = rows.filter(rows["outstanding"] == outstanding)
+    for col in ("iodepth", "numjobs"):
+        if level is not None and getattr(level, col) is not None and col in rows.columns:
+            rows = rows.filter(rows[col] == getattr(level, col))
     return rows.filter(~rows["suspect"]) if clean and "suspect" in rows.columns else rows
 
 
@@ -215,9 +249,14 @@ def _curve_cites(depth, c: DepthCurve) -> list:
     """The numbers of a curve's sentence and the job rows (their fio output lines) they came from: the first and last
     unflagged depths' figures and their ratio; a curve of one depth, its figure."""
     clean = c.levels if c.clean_levels is None else c.clean_levels
+    if len(c.levels) > 1 and len({lv.outstanding for lv in c.levels}) == 1:  # configurations at one depth: each
+        return [
+            cite(_shown(lv, c.metric), _rows_at(depth, c.workload, c.direction, c.setup, lv.outstanding, level=lv))
+            for lv in c.levels
+        ]
     at = [clean[0], clean[-1]] if len(clean) >= 2 and len(c.levels) > 1 else c.levels[:1]
     cites = [
-        cite(_shown(lv, c.metric), _rows_at(depth, c.workload, c.direction, c.setup, lv.outstanding, len(at) == 2))
+        cite(_shown(lv, c.metric), _rows_at(depth, c.workload, c.direction, c.setup, lv.outstanding, len(at) == 2, lv))
         for lv in at
     ]
     if len(at) == 2 and cites[0].inputs and cites[1].inputs:
