@@ -160,20 +160,24 @@ def test_two_layouts_are_compared_by_their_run_bandwidth_without_a_noise_they_do
     assert res.numbers.curves[0].other_setups and all(len(c.levels) == 1 for c in res.numbers.curves)
 
 
-def test_runs_appended_to_one_file_are_repeats(tmp_path):
-    """fio-2.2.10-five-runs-appended.txt: one job run five times, appended to one log. They are five repeats (as
-    `storagelab compare` counts them): 08 had ignored them and advised `--repeat 3`. Their bandwidths give the
-    interval (t(0.975, 4) = 2.776: CI = 2.776 sd / sqrt(5), PI = 2.776 sd sqrt(1 + 1/5))."""
-    import math
-
-    name = "fio-2.2.10-five-runs-appended.txt"
+def _08_on_one_published_file(name: str, tmp_path: Path):
+    """08's result (fio_views.analyse) on the published file ``name`` alone, unlabelled."""
     raw = tmp_path / "raw"
     raw.mkdir()
     shutil.copy(PUB / name, raw / name)
     s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
     assert (s.ingested, s.failed) == (1, 0), s.errors
     with open_db(tmp_path / "x.duckdb") as con:
-        res = fio_views.analyse(con, Selection())
+        return fio_views.analyse(con, Selection())
+
+
+def test_runs_appended_to_one_file_are_repeats(tmp_path):
+    """fio-2.2.10-five-runs-appended.txt: one job run five times, appended to one log. They are five repeats (as
+    `storagelab compare` counts them): 08 had ignored them and advised `--repeat 3`. Their bandwidths give the
+    interval (t(0.975, 4) = 2.776: CI = 2.776 sd / sqrt(5), PI = 2.776 sd sqrt(1 + 1/5))."""
+    import math
+
+    res = _08_on_one_published_file("fio-2.2.10-five-runs-appended.txt", tmp_path)
     bw = res["depth"]["bw_bytes_per_s"].to_list()
     assert len(bw) == 5 and res["depth"]["doc_index"].n_unique() == 5
     mean = sum(bw) / 5
@@ -220,14 +224,7 @@ def test_two_configurations_with_as_many_ios_in_flight_are_never_one_mean(tmp_pa
     """New user h5 B2: one NVMe at --numjobs=4 --iodepth=8 (65.5k IOPS) and --numjobs=8 --iodepth=4 (76.8k IOPS),
     both 32 I/Os in flight, published in one page. 08 said '2 runs, all with 32 I/Os in flight: 71,159 IOPS (mean of
     2 runs, 65,550-76,767)', a figure of neither run: each configuration is stated alone, linked to its own lines."""
-    name = "fio-3.35-nvme-qd32-4x8-and-8x4.txt"
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    shutil.copy(PUB / name, raw / name)
-    s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
-    assert (s.ingested, s.failed) == (1, 0), s.errors
-    with open_db(tmp_path / "x.duckdb") as con:
-        res = fio_views.analyse(con, Selection())
+    res = _08_on_one_published_file("fio-3.35-nvme-qd32-4x8-and-8x4.txt", tmp_path)
     (sentence,) = [f for f in res.findings if "I/Os in flight, in 2 configurations" in f]
     # 19,664,989 and 23,030,324 writes in 300.001 s
     assert sentence == (
