@@ -338,6 +338,7 @@ def cmd_sql(args) -> int:
     import duckdb  # noqa: PLC0415  (kept out of the CLI's start-up (65 ms))
 
     from . import sqlout  # noqa: PLC0415  (kept out of the CLI's start-up (12 ms))
+    from .database import unfinished_ingest  # noqa: PLC0415  (duckdb: kept out of the CLI's start-up)
     from .store import StoreError, connect  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     query = sys.stdin.read() if args.query == "-" else args.query
@@ -351,6 +352,11 @@ def cmd_sql(args) -> int:
         con = connect(args.db, read_only=True)
     except (FileNotFoundError, DatabaseBusyError, StoreError) as e:
         say(f"storagelab sql: {e}")
+        return 2
+    stopped = unfinished_ingest(con, args.db or paths.DB)
+    if stopped:
+        con.close()
+        say(f"storagelab sql: {stopped}")
         return 2
     try:
         return sqlout.run(

@@ -5,7 +5,9 @@ injection the tests use. Nothing here loads the ingest or a parser."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shlex
 import signal
 import time
 from pathlib import Path
@@ -149,3 +151,29 @@ def _database_file(con: duckdb.DuckDBPyConnection, db: Path) -> duckdb.DuckDBPyC
 
 def schema_signature() -> str:
     return hashlib.sha256("\n".join(ddl() + EXTRA_DDL).encode()).hexdigest()[:16]
+
+
+UNFINISHED = "unfinished"  # meta key: an ingest that changes stored files began and has not finished (store.db)
+
+
+def unfinished_ingest(con: duckdb.DuckDBPyConnection, db: Path | str) -> str | None:
+    """The line for a database whose last ingest was stopped (killed, Ctrl-C, a full disk) after it began to change
+    files already stored and before it finished: until an ingest of the same paths runs to its end, one content can
+    be stored under two paths, and a failure or a copy be listed beside rows it replaced. Every reader refuses it
+    with this line rather than give a count that can be wrong. None for a database that is whole (or not ours)."""
+    try:
+        rows = con.execute("SELECT value FROM meta WHERE key = ?", [UNFINISHED]).fetchall()
+    except duckdb.Error:  # no meta table: not a storagelab database; its queries will say so
+        return None
+    if not rows:
+        return None
+    try:
+        shown = [str(s) for _, s in json.loads(rows[0][0])]
+    except (ValueError, TypeError):
+        shown = []
+    named = " ".join(shlex.quote(s) for s in shown if s)
+    cmd = f"storagelab ingest {named} --db {shlex.quote(str(db))}".replace("  ", " ")
+    return (
+        f"{db}: its last ingest was stopped before it finished, so a count read from it now can be wrong: run "
+        f"`{cmd}` again (with the same options) to finish it"
+    )

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import duckdb
 
-from .database import disk_full, first_line, inject, schema_signature
+from .database import disk_full, first_line, inject, schema_signature, unfinished_ingest
 from .errors import StoreError
 from .interrupts import track
 from .schema import all_tables
@@ -208,6 +208,10 @@ def _check_database(con) -> None:
             "the database was built by another version of storagelab (its tables differ from this one's): run "
             "`storagelab ingest` (with the same --db) to rebuild it, then export again"
         )
+    db = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    stopped = unfinished_ingest(con, db[0][0] if db and db[0][0] else "the database")
+    if stopped:
+        raise StoreError(stopped)
 
 
 def _partitioned_parts(con, out: Path, old: dict, tables: dict, part: str, counts: dict) -> tuple[dict, dict]:
