@@ -140,7 +140,7 @@ def cmd_ingest(args) -> int:
     if not (math.isfinite(wait) and wait >= 0):
         return refuse(f"--wait takes a number of seconds >= 0, got {wait}")
     if args.manifest is not None and not Path(args.manifest).is_file():
-        what = "is a folder" if Path(args.manifest).is_dir() else "does not exist"
+        what = _not_a_file(Path(args.manifest))
         return refuse(
             f"--manifest {args.manifest} {what}: check the name, or leave --manifest out to use "
             f"the manifest.csv of the folder you ingest ({paths.MANIFEST} by default)"
@@ -260,7 +260,7 @@ def cmd_spark_ingest(args) -> int:
         say("storagelab spark-ingest: Spark needs Java 17: apt-get install openjdk-17-jre-headless (Debian)")
         return 2
     if args.manifest and not Path(args.manifest).is_file():
-        say(f"storagelab spark-ingest: --manifest {args.manifest} does not exist")
+        say(f"storagelab spark-ingest: --manifest {args.manifest} {_not_a_file(Path(args.manifest))}")
         return 2
     conf = {}
     for item in args.conf:
@@ -372,6 +372,13 @@ def cmd_sql(args) -> int:
     finally:
         con.close()
     return 0
+
+
+def _not_a_file(path: Path) -> str:
+    """Why a path the user gave as a file is not one: a folder, a device or FIFO (/dev/null), or nothing at all."""
+    if path.is_dir():
+        return "is a folder"
+    return "is not a regular file (a device, a FIFO or a socket)" if path.exists() else "does not exist"
 
 
 def _unreadable(db: str | None) -> str | None:

@@ -53,6 +53,17 @@ def data_file_given(db: Path) -> str:
     )
 
 
+def folder_given(db: Path) -> str:
+    """The line for a --db that names a folder: a dataset's (``export --dataset``: it has no database file inside)
+    or any other."""
+    if (db / "_storagelab" / "meta.json").is_file():  # dataset.META_DIR
+        return (
+            f"{db} is a dataset folder (storagelab export --dataset), not a database: --db takes the database file "
+            f"it was exported from (by default {paths.DB}); the notebooks read the dataset with -p db_path {db}"
+        )
+    return f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}"
+
+
 def disk_full(e: BaseException) -> bool:
     """The error is a full disk (or a file over the filesystem's size limit), as Python or DuckDB say it."""
     low = str(e).lower()
@@ -82,7 +93,7 @@ def describe(db: Path, e: BaseException, *, opening: bool = True) -> str:
             "Use --db with a writable place; `storagelab sql` and the notebooks can still read it"
         )
     if "is a directory" in low:
-        return f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}"
+        return folder_given(db)
     if opening and ("out of memory" in low or isinstance(e, (MemoryError, duckdb.OutOfMemoryException))):
         # not a damaged file: under a low `ulimit -v` DuckDB may fail to allocate while it opens a good database
         return (
@@ -111,7 +122,7 @@ def connect(
     cannot be opened (a folder, not DuckDB, corrupt, read-only) gives StoreError."""
     db = Path(db_path or paths.DB)
     if db.is_dir():
-        raise StoreError(f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}")
+        raise StoreError(folder_given(db))
     if read_only and not db.exists():
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
     if not read_only:

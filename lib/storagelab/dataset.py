@@ -166,11 +166,15 @@ def _write_partition(con, out: Path, key: tuple, tables: dict, part: str) -> dic
 def save_json(path: Path, data) -> None:
     """Replace ``path`` with ``data`` atomically and durably: temporary name, fsync, rename."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        f.write(json.dumps(data, indent=1, sort_keys=True))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as f:
+            f.write(json.dumps(data, indent=1, sort_keys=True))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # a full disk, Ctrl-C: the part written would hold its space until the next export
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def meta(con) -> dict:
