@@ -3,11 +3,14 @@ ran where that is cheap: real logs, the command line, the exact line a user sees
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import duckdb
 import pytest
@@ -122,3 +125,39 @@ def test_a_symlink_out_of_an_ignored_folder_is_not_ignored_by_its_target(tmp_pat
         assert con.execute("SELECT path FROM files").fetchall() == [(str(tree / "y.txt"),)]
     finally:
         con.close()
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed (Debian: apt-get install fio)")
+@pytest.mark.parametrize("gap", [0.05, 0.3])
+def test_a_second_ctrl_c_within_half_a_second_still_ends_130(tmp_path, gap):
+    """processes Low 8: two SIGINTs to `lab fio`'s group 0.05-0.5 s apart, once fio's jobs run, ended it by Python's
+    default SIGINT (exit -2, its line not always said): Python's exit puts SIGINT back to the default. Now 130."""
+    import psutil
+
+    args = ["lab", "fio", "--rw", "randread", "--depth-jobs", "2x2", "--runtime", "30", "--size", "16M", "--no-ingest"]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", *args, "--target", str(tmp_path / "t"), "--out", str(tmp_path / "out")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")),
+    )  # fmt: skip
+    end = time.monotonic() + 90
+
+    def fio_processes() -> int:  # a process may end between the listing and its name
+        n = 0
+        for q in psutil.Process(p.pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                n += q.name() == "fio"
+        return n
+
+    while fio_processes() < 3:
+        assert p.poll() is None and time.monotonic() < end, "fio's jobs never ran"
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGINT)
+    time.sleep(gap)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (out, err)
+    assert "interrupted: randread-4k-qd2-nj2 discarded; 0 completed runs kept (a re-run resumes)" in out
+    assert "Traceback" not in err

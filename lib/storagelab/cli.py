@@ -638,17 +638,18 @@ def main(argv: list[str] | None = None) -> int:
             "add_lab": cmd_lab,
         }
     )
+    top = argv is None  # the process's own command line (the console script, python -m): it exits after this
     argv = sys.argv[1:] if argv is None else list(argv)
     if len(argv) >= 2 and argv[0] == "lab" and argv[1] in ("fio", "bonnie", "zfs-sweep"):
         from .lab import main as lab_main  # noqa: PLC0415  kept out of the CLI's start-up (0.25 s); storagelab lab fio|bonnie|zfs-sweep: measure your own disks
 
-        return _guarded(argparse.Namespace(cmd="lab " + argv[1], func=lambda _: lab_main(argv[1:])))
+        return _guarded(argparse.Namespace(cmd="lab " + argv[1], func=lambda _: lab_main(argv[1:])), top)
     args, unknown = p.parse_known_args(argv)
     if args.cmd == "lab":
         args.extra = unknown
     elif unknown:
         p.error(f"unrecognized arguments: {' '.join(unknown)}")
-    return _guarded(args)
+    return _guarded(args, top)
 
 
 _SIGINT_SEEN: list[int] = []  # Ctrl-C arrived (see _guarded)
@@ -688,10 +689,13 @@ def _sigint_held():
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def _guarded(args) -> int:
+def _guarded(args, top: bool = False) -> int:
     """Run a command; a closed pipe, Ctrl-C (whatever error a library made of it), or a storagelab error or
     OSError (missing database, unreadable file) that the command did not catch is a clean exit (0, 130, 2) with
-    at most one line, never a traceback; running out of memory is one line and 2."""
+    at most one line, never a traceback; running out of memory is one line and 2. ``top``: the process exits
+    after it; once it has been interrupted, a further Ctrl-C is ignored: Python's exit puts SIGINT back to the
+    system's default, and a second Ctrl-C within half a second killed `build` and `lab fio` by SIGINT (exit -2)
+    before their exit 130, their line said or not (reliability-6 processes, Low 8)."""
 
     _SIGINT_SEEN.clear()  # a command run in this process before (tests, the build's ingest) is not this one
     previous = signal.getsignal(signal.SIGINT)
@@ -701,10 +705,14 @@ def _guarded(args) -> int:
             signal.signal(signal.SIGINT, _on_sigint)
         except ValueError:  # not the main thread, where alone handlers can be set (no threading import: start-up)
             installed = False
+    rc = None
     try:
-        return _run_guarded(args)
+        rc = _run_guarded(args)
+        return rc
     finally:
-        if installed:  # the caller's own Ctrl-C handling again (a library or test that calls main())
+        if top and (_SIGINT_SEEN or rc == 130):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # stopping: the exit is 130 whatever comes now
+        elif installed:  # the caller's own Ctrl-C handling again (a library or test that calls main())
             signal.signal(signal.SIGINT, previous)
 
 
