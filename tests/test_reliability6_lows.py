@@ -161,3 +161,20 @@ def test_a_second_ctrl_c_within_half_a_second_still_ends_130(tmp_path, gap):
     assert p.returncode == 130, (out, err)
     assert "interrupted: randread-4k-qd2-nj2 discarded; 0 completed runs kept (a re-run resumes)" in out
     assert "Traceback" not in err
+
+
+def test_a_low_soft_limit_of_open_files_is_raised_and_a_low_hard_one_said_once(tmp_path):
+    """processes Low 5: `ulimit -n 64` on a notebook run said why twice in 4 lines, exit 1. The check runs before
+    any kernel: a soft limit under a hard one that allows 128 is raised; `ulimit -n 64` (both) is one line, exit 2."""
+    code = (
+        "import resource; from storagelab import checks; resource.setrlimit(resource.RLIMIT_NOFILE, (64, {hard}));"
+        "print(checks.too_few_files('build'), checks.too_few_files('sql'), resource.getrlimit(resource.RLIMIT_NOFILE))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    r = subprocess.run([sys.executable, "-c", code.format(hard=4096)], capture_output=True, text=True, env=env)
+    assert r.stdout == "None None (128, 4096)\n", r.stderr
+    r = subprocess.run([sys.executable, "-c", code.format(hard=64)], capture_output=True, text=True, env=env)
+    assert r.stdout == (
+        "the limit of open files (ulimit -n 64) is below the 128 a notebook's run needs (its kernel, the database and "
+        "the charts each hold files): raise it (e.g. ulimit -n 1024) and run again None (64, 64)\n"
+    ), r.stderr

@@ -8,12 +8,11 @@ import logging
 import math
 import os
 import signal
-import stat
 import sys
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from . import cli_parser, memfloor, paths
+from . import checks, cli_parser, memfloor, paths
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError, StoreError
 from .interrupts import interrupt_all
 from .terminal import say
@@ -88,7 +87,7 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
         for t in missing:
             say(f"storagelab parse: {t}: no such file or directory")
         return None
-    if (special := _special_files(targets)) is not None:
+    if (special := checks.special_files(targets)) is not None:
         say(f"storagelab parse: {special}")
         return None
     from .store import files_to_read  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
@@ -104,21 +103,6 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
         else:
             files.append(t)
     return files
-
-
-def _special_files(targets: list[str]) -> str | None:
-    """What is wrong with a named path that is neither a regular file nor a folder (a FIFO would block the read
-    forever, a device such as /dev/zero never ends); None when every one is a file or a folder (or missing)."""
-
-    for t in targets:
-        try:
-            mode = os.stat(t).st_mode
-        except OSError:
-            continue  # missing or unreadable: said by the caller
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
-            return f"{t}: {kind}, not a log file (save the output to a file first)"
-    return None
 
 
 def cmd_ingest(args) -> int:
@@ -140,12 +124,12 @@ def cmd_ingest(args) -> int:
     if not (math.isfinite(wait) and wait >= 0):
         return refuse(f"--wait takes a number of seconds >= 0, got {wait}")
     if args.manifest is not None and not Path(args.manifest).is_file():
-        what = _not_a_file(Path(args.manifest))
+        what = checks.not_a_file(Path(args.manifest))
         return refuse(
             f"--manifest {args.manifest} {what}: check the name, or leave --manifest out to use "
             f"the manifest.csv of the folder you ingest ({paths.MANIFEST} by default)"
         )
-    if (special := _special_files(args.paths or [])) is not None:
+    if (special := checks.special_files(args.paths or [])) is not None:
         return refuse(special)
     # imported before the try: a Ctrl-C during the import must not leave StoreError unbound in the except clause
     from .store import StoreError, ingest  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
@@ -260,7 +244,7 @@ def cmd_spark_ingest(args) -> int:
         say("storagelab spark-ingest: Spark needs Java 17: apt-get install openjdk-17-jre-headless (Debian)")
         return 2
     if args.manifest and not Path(args.manifest).is_file():
-        say(f"storagelab spark-ingest: --manifest {args.manifest} {_not_a_file(Path(args.manifest))}")
+        say(f"storagelab spark-ingest: --manifest {args.manifest} {checks.not_a_file(Path(args.manifest))}")
         return 2
     conf = {}
     for item in args.conf:
@@ -342,7 +326,7 @@ def cmd_sql(args) -> int:
     from .store import StoreError, connect  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     query = sys.stdin.read() if args.query == "-" else args.query
-    refused = _unreadable(args.db) or (
+    refused = checks.unreadable(args.db) or (
         sqlout.parquet_target_refused(args.parquet, args.db, args.force) if args.parquet else None
     )
     if refused:
@@ -372,21 +356,6 @@ def cmd_sql(args) -> int:
     finally:
         con.close()
     return 0
-
-
-def _not_a_file(path: Path) -> str:
-    """Why a path the user gave as a file is not one: a folder, a device or FIFO (/dev/null), or nothing at all."""
-    if path.is_dir():
-        return "is a folder"
-    return "is not a regular file (a device, a FIFO or a socket)" if path.exists() else "does not exist"
-
-
-def _unreadable(db: str | None) -> str | None:
-    """The line for a database file that exists but this user cannot read (e.g. chmod 000)."""
-    path = Path(db or paths.DB)
-    if path.is_file() and not os.access(path, os.R_OK):
-        return f"{path}: cannot be read (permission denied): ask its owner for read access, or use --db with a copy"
-    return None
 
 
 def cmd_compare(args) -> int:
@@ -741,7 +710,7 @@ def _run_guarded(args) -> int:
     except KeyboardInterrupt:
         return _interrupted(args)
 
-    low = memfloor.too_low(args.cmd)
+    low = memfloor.too_low(args.cmd) or checks.too_few_files(args.cmd)
     if low:
         say(f"storagelab {args.cmd}: {low}")
         return 2
