@@ -268,8 +268,8 @@ def cmd_spark_ingest(args) -> int:
 def _on_spark(args, conf: dict) -> dict:
     """``spark_ingest.run`` on a local session. Ctrl-C stays this CLI's: pyspark's SparkContext installs its own
     SIGINT handler, which calls the JVM from inside the py4j call it interrupts (up to 270 lines of py4j
-    tracebacks, exit 1; reliability-5), so the handler that was there is put back; after Ctrl-C the session is
-    stopped with the JVM's log off and py4j's logged errors are kept off stderr (exit 130, one line)."""
+    tracebacks, exit 1; reliability-5), so the handler that was there is put back; the JVM's log is off once the
+    session is up, and after Ctrl-C py4j's logged errors are kept off stderr (exit 130, one line)."""
 
     from . import spark_ingest  # noqa: PLC0415  (pyspark, optional: kept out of the CLI's start-up)
 
@@ -289,13 +289,14 @@ def _on_spark(args, conf: dict) -> dict:
                 spark = spark_ingest.session(args.master, conf)
             finally:
                 signal.signal(signal.SIGINT, ours)
-        spark.sparkContext.setLogLevel("ERROR")
+        # the JVM's log off for the whole run: killed (SIGKILL of this process, SIGTERM or SIGHUP to the group), no
+        # handler here can turn it off, and the JVM logged 31 to 110 lines of Java stack traces as it went
+        # (reliability-6); a failure of the job still reaches this process as the exception it raises
+        spark.sparkContext.setLogLevel("OFF")
         try:
             return spark_ingest.run(spark, args.input, args.output, args.manifest)
         finally:
             try:
-                if _SIGINT_SEEN:  # the running job's abort, logged by the JVM as it stops, is not news
-                    spark.sparkContext.setLogLevel("OFF")
                 spark.stop()
             except Exception:  # noqa: BLE001  (a JVM that Ctrl-C stopped: nothing left to stop)
                 if not _SIGINT_SEEN:
