@@ -283,7 +283,7 @@ def test_ctrl_c_on_spark_ingest_is_one_line_and_leaves_no_jvm(raw_copy, tmp_path
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["SIGTERM to the group", "SIGKILL to the main process"])
+@pytest.mark.parametrize("how", ["SIGTERM to the group"])  # SIGKILL to the main process: tests/test_processes.py
 def test_a_killed_spark_ingest_puts_no_java_stack_trace_on_the_terminal(raw_copy, tmp_path, how):
     """reliability-6 (store Low 8, processes Low 3): killed during its job, spark-ingest ended (-9, -15) with nothing
     left running, and then the JVM, finding its driver gone, logged 31 to 110 lines of Java stack traces
