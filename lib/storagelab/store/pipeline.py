@@ -17,7 +17,7 @@ from tqdm import tqdm
 from .. import ignore, paths
 from ..manifest import LABEL_COLUMNS, Manifest, ManifestError, with_nested
 from ..manifest import load as load_manifest
-from . import db, faults, labels, stream, writer
+from . import db, documents, faults, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
 from .listing import ListedFile, files_to_read, in_scope, key_for, printable, scopes
 from .plan import Action, Plan, Rename, StoredCopy, StoredFile
@@ -101,7 +101,8 @@ def ingest(
     clashes: list[str] = []
     unreadable: list[tuple[str, str, str]] = []
     own = _own_files(db_file, None if parquet_dir is False else Path(parquet_dir or parquet_dir_for(db_file)), targets)
-    listing, ignored, summary.ignore_files = files_to_read(targets, own, outside, unreadable, clashes)
+    write_ups: list[ListedFile] = []
+    listing, ignored, summary.ignore_files = files_to_read(targets, own, outside, unreadable, clashes, write_ups)
     if not manifest_path:  # the manifests of the listed files' subfolders too (a lab's DIR/lab/manifest.csv)
         manifest = with_nested(manifest, sorted({Path(f.path).parent for f in listing}))
     if manifest.missing:
@@ -115,6 +116,8 @@ def ingest(
         if not ignore.folder_ignored(path, targets)
     ]
     summary.warnings += clashes
+    if said := documents.warning(documents.holding_output(write_ups)):
+        summary.warnings.append(said)
     summary.ignored = len(ignored)
     summary.warnings += outside[: labels.WARN_MAX] + (
         [f"{len(outside) - labels.WARN_MAX} more symlinks not followed"] if len(outside) > labels.WARN_MAX else []
