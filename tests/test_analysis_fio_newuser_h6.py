@@ -115,8 +115,8 @@ def test_05_never_pools_same_named_files_and_says_how_repeats_are_grouped(db_b):
         "(0.92x of it)." in text
     )
     assert (
-        "Repeats are runs of one workload, one target (host, pool, stack, layout, devices, ZFS version) and one label "
-        "once a 'run N' mark is taken out; 5 run(s) have no label and are named by their file (as much of its path "
+        "Repeats are runs of one workload with one label once a 'run N' mark is taken out (the manifest gives no other "
+        "column here); 5 run(s) have no label and are named by their file (as much of its path "
         "as tells it from the others): runs appended to one file are repeats, files of one name in different folders "
         "are not. Labels in the manifest would make the grouping certain." in res.findings
     )
