@@ -47,8 +47,8 @@ LAB = [
 ]
 GROUPED = (
     "Repeats are runs of one workload with one label once a 'run N' mark is taken out and the same value in every "
-    "other column the manifest gives here (host, os, stack, vdev_type, vdev_count, vdev_width, devices, ram_bytes, "
-    "notes; the lab's notes on one run alone, its sanity flags and dropped logs, aside)."
+    "other column the manifest gives here (host, os, stack, vdev_type, vdev_count, vdev_width, devices, ram_bytes; "
+    "not the notes of a label with 'run N' marks, which says its runs are repeats)."
 )
 
 
@@ -89,7 +89,7 @@ def baseline_tuned(tmp_path_factory):
 @pytest.fixture(scope="module")
 def notes_apart(tmp_path_factory):
     notes = [NOTES + SANITY + ("; after a reboot" if i >= 2 else "") for i in range(4)]
-    return _analyses(tmp_path_factory.mktemp("notes"), REPEAT, LAB, notes)
+    return _analyses(tmp_path_factory.mktemp("notes"), REPEAT, ["randread-4k"] * 4, notes)
 
 
 def _line(findings, part):
@@ -143,8 +143,9 @@ def test_labelled_runs_of_two_configurations_on_one_host_are_never_repeats(basel
 
 
 def test_one_label_with_different_notes_is_two_setups(notes_apart):
-    """The lab's labels, but 'after a reboot' added to the notes of runs 3 and 4: two setups in 08 (curves and
-    comparison) and 05, named by the notes entry that differs."""
+    """One label without a 'run N' mark on all four, 'after a reboot' added to the notes of runs 3 and 4: two setups
+    in 08 (curves and comparison) and 05, named by the notes entry that differs. (With 'run N' marks the label says
+    they are repeats and free-text notes do not part them: test_analysis_flags' 'bitmap none, run 1/2'.)"""
     f08, f05, card = notes_apart
     after, before = f"{SETUP} (notes 'after a reboot')", f"{SETUP} (notes without 'after a reboot')"
     assert _line(f08, " read at QD 1 x 1: ").endswith(
@@ -156,9 +157,14 @@ def test_one_label_with_different_notes_is_two_setups(notes_apart):
         "2 runs, all with 1 I/Os in flight: 8,508 IOPS (mean of 2 runs, 8,464-8,551); nothing varies the depth."
     )
     assert _line(f05, "(notes 'after a reboot'): 2 repeated").startswith(
-        "randread-4k-qd1-nj1 (notes 'after a reboot'): 2 repeated runs, mean 33.2 MiB/s (34.8 MB/s)"
+        "randread-4k (notes 'after a reboot'): 2 repeated runs, mean 33.2 MiB/s (34.8 MB/s)"
     )
     assert "its 4 runs are of 2 setups" in _line(card, "pooled as one result")
+    assert (
+        "Repeats are runs of one workload with one label once a 'run N' mark is taken out and the same value in every "
+        "other column the manifest gives here (host, os, stack, vdev_type, vdev_count, vdev_width, devices, "
+        "ram_bytes, notes; the lab's notes on one run alone, its sanity flags and dropped logs, aside)." in f05
+    )
 
 
 def test_the_labs_notes_on_one_run_alone_do_not_part_repeats(tmp_path):

@@ -7,9 +7,10 @@ column the manifest gives that says what a run was made on agrees (``SETUP_COLUM
 devices, recordsize, notes, ...). Two runs labelled 'baseline' and 'tuned', or with different notes or
 recordsize, are two configurations, never pooled as repeats, whatever host and stack they share.
 
-Not compared: where a file came from (study, seed, ...), the command (each repeat's names its own output) and,
-in the notes, what the lab appends about one run alone (its ``sanity:`` flags, the empty logs it dropped):
-outcomes of a run, not its setup.
+Not compared: where a file came from (study, seed, ...), the command (each repeat's names its own output); in the
+notes, what the lab appends about one run alone (its ``sanity:`` flags, the empty logs it dropped: outcomes of a
+run, not its setup); and the notes of a label whose runs carry a 'run N' mark ('x, run 2'): the label itself says
+they are repeats, and free-text notes often describe one run ('second run with bitmap none').
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..manifest import LABEL_COLUMNS
-from .fio_runs import config_label
+from .fio_runs import RUN_MARK, config_label
 
 NOT_SETUP = ("study", "seed", "seed_lines", "also_in", "label", "command", "duplicate_of")
 SETUP_COLUMNS = tuple(c for c in LABEL_COLUMNS if c not in NOT_SETUP)
@@ -29,16 +30,28 @@ NAME_CHARS = 40  # a differing value (notes) is shown up to this many characters
 
 def _setup_values(df: pl.DataFrame) -> list[pl.Expr]:
     """Each ``SETUP_COLUMNS`` column ``df`` has, as text ('' where not labelled), named after the column; the notes
-    without the lab's per-run outcomes."""
+    without the lab's per-run outcomes, and none at all for a label whose runs carry a 'run N' mark (``marked``)."""
     out = []
     for c in SETUP_COLUMNS:
         if c not in df.columns:
             continue
         v = pl.col(c).cast(pl.String)
         if c == "notes":
-            v = v.str.replace_all(LAB_OUTCOMES, "").str.strip_chars("; ")
+            v = (
+                pl.when(marked(df))
+                .then(pl.lit(None))
+                .otherwise(v.str.replace_all(LAB_OUTCOMES, "").str.strip_chars("; "))
+            )
         out.append(v.fill_null("").alias(c))
     return out
+
+
+def marked(df: pl.DataFrame) -> pl.Expr:
+    """True for the runs of a label one of whose runs carries a 'run N' mark ('x, run 2', the lab's 'x (run 2)'):
+    the label itself says they are repeats of x, so their notes (free text, often about one run) do not part them."""
+    if "label" not in df.columns:
+        return pl.lit(False)
+    return pl.col("label").str.contains(RUN_MARK).fill_null(False).any().over(config_label(df).fill_null(""))
 
 
 def given(df: pl.DataFrame) -> list[str]:
@@ -111,11 +124,15 @@ def sentence(df: pl.DataFrame) -> str:
     """How the repeats of ``df``'s runs were grouped, with the manifest columns given and the runs without a
     label (``labelled`` False, or no label)."""
     cols = given(df)
-    lab = "notes" in cols and df["notes"].str.contains(LAB_OUTCOMES).any()
+    notes = pl.col("notes").fill_null("") if "notes" in df.columns else pl.lit("")
+    lab = df.select(notes.str.contains(LAB_OUTCOMES).any()).item()
+    runs_marked = df.select(marked(df) & (notes != "")).to_series().any()
+    if runs_marked:  # the label says they are repeats: free-text notes do not part them
+        aside = "; not the notes of a label with 'run N' marks, which says its runs are repeats"
+    else:
+        aside = "; the lab's notes on one run alone, its sanity flags and dropped logs, aside" if lab else ""
     agree = (
-        f"and the same value in every other column the manifest gives here ({', '.join(cols)}"
-        + ("; the lab's notes on one run alone, its sanity flags and dropped logs, aside" if lab else "")
-        + ")"
+        f"and the same value in every other column the manifest gives here ({', '.join(cols)}{aside})"
         if cols
         else "(the manifest gives no other column here)"
     )
