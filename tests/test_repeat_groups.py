@@ -10,6 +10,7 @@ import csv
 import io
 import shutil
 
+import polars as pl
 import pytest
 from conftest import FIXTURES
 
@@ -175,3 +176,23 @@ def test_the_labs_notes_on_one_run_alone_do_not_part_repeats(tmp_path):
     assert _line(f05, "repeated runs").startswith("read-1m-qd1-nj1: 5 repeated runs, mean 1221.5 MiB/s (1280.8 MB/s)")
     assert GROUPED in f05
     assert "5 runs per test: the spread shown is run to run." in card[0]
+
+
+def test_bonnie_runs_of_one_label_in_two_folders_are_named_by_their_folders():
+    """09's names (bonnie_rates.run_names) had taken the base name of a shared label's files: two 'bonnie.txt' of
+    one label in two folders were both 'x (bonnie.txt)'; now as much of the path as tells them apart."""
+    from storagelab.analysis import bonnie_rates
+
+    tab = pl.DataFrame(
+        {
+            "file_id": [1, 2, 3],
+            "run_index": [0, 0, 0],
+            "path": ["/d/tank_a/bonnie.txt", "/d/tank_b/bonnie.txt", "/d/solo.txt"],
+            "label": ["x", "x", None],
+        }
+    )
+    assert bonnie_rates.run_names(tab)["run"].to_list() == [
+        "x (tank_a/bonnie.txt)",
+        "x (tank_b/bonnie.txt)",
+        "/d/solo.txt",
+    ]

@@ -439,7 +439,8 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
 def _groups_at_a_depth(g: pl.DataFrame) -> int:
     if "repeats_of" not in g.columns or g.is_empty():
         return 1
-    return int(g.group_by("outstanding").agg(pl.col("repeats_of").n_unique())["repeats_of"].max() or 1)
+    counts = g.group_by("outstanding").agg(pl.col("repeats_of").n_unique())["repeats_of"].to_list()
+    return max(counts, default=1)
 
 
 def _levels(g: pl.DataFrame) -> list[DepthLevel]:

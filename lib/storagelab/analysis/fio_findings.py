@@ -334,7 +334,7 @@ def _value(kind: str, v: float) -> str:
 
 
 def steady_sentence(v, steady) -> str:
-    name = f"{v.name or v.run.rsplit('/', 1)[-1]} {v.kind} {v.direction}"
+    name = f"{v.name or v.run} {v.kind} {v.direction}"  # name: as much of its path as tells it apart
     if v.state == "two regimes":
         return (
             f"{name}: two regimes, not steady: {v.segment_rounds} windows from {v.start_s:g} to {v.end_s:g} s at "
