@@ -69,15 +69,43 @@ def test_03_a_ratio_opens_both_runs_and_each_value_its_own_line(seed_db, tmp_pat
 def test_04_a_bp_count_and_an_estimate_open_their_zdb_and_zpool_lines(seed_db, tmp_path):
     with open_db(seed_db) as con:
         res = dedup.analyse(con, Selection(study="freebsd-bonnie-dedup"))
-    zdb = BONNIE + "zdb-b-raid1.txt"
+    zdb, zpool = BONNIE + "zdb-b-raid1.txt", BONNIE + "zpool-list-before.txt"
+    # the bp count and what the parameters (320 B per entry, the 7.75 GiB budget) make of it: its zdb -b lines
+    one = [(zdb, list(range(9, 16)))]
     assert opened(the(res.findings, "Pool raid1: 35,419,785 block pointers"), tmp_path) == [
-        ("35,419,785", [(zdb, list(range(9, 16)))])
+        ("35,419,785", one),
+        ("10.56 GiB", one),
+        ("11.3 GB", one),
+        ("234 B", one),
     ]
     assert raw_line(zdb, 9).split() == ["bp", "count:", "35419785"]
+    both = [(zdb, list(range(9, 16))), (zpool, [6])]
     assert opened(the(res.findings, "Pool raid1, best estimate"), tmp_path) == [
-        ("22,622,993", [(zdb, list(range(9, 16))), (BONNIE + "zpool-list-before.txt", [6])])
+        ("22,622,993", both),
+        ("6.55 GiB to 6.95 GiB", both),
     ]
-    assert raw_line(BONNIE + "zpool-list-before.txt", 6).split()[8] == "1.17x"  # the DEDUP ratio it used
+    assert raw_line(zpool, 6).split()[8] == "1.17x"  # the DEDUP ratio it used
+    # the sensitivity arithmetic on the estimate: each number opens both inputs, its arithmetic on its page
+    sens = the([f for f in res.findings if "22,622,993" in str(getattr(f, "cites", ""))], "  Alone it fits")
+    assert opened(sens, tmp_path) == [
+        ("367 B", both),
+        ("357-378 B", both),
+        ("2.97 GiB", both),
+        ("8.26 GiB", both),
+    ]
+    pages = [href for _, href, _ in LINK.findall(excerpts.linked(sens, excerpts.Excerpts(tmp_path)))]
+    assert "Arithmetic: 22,622,993 entries x 392 B." in (tmp_path / pages[-1]).read_text(encoding="utf-8")
+    # zpool list against zdb -b: each read number its own line, each computed one both
+    tracked = opened(the(res.findings, "Pool raid1: `zpool list` ALLOC"), tmp_path)
+    assert tracked == [
+        ("3.45 TiB", [(zpool, [6])]),
+        ("3.46 TiB", one),
+        ("0.3%", [(zpool, [6]), *one]),
+        ("1.17x", [(zpool, [6])]),
+        ("2.48 TiB", [(zpool, [6]), *one]),
+        ("2.73 TB", [(zpool, [6]), *one]),
+        ("71.7%", [(zpool, [6]), *one]),
+    ]
 
 
 def test_05_a_ranking_opens_each_runs_group_line(seed_db, tmp_path):
