@@ -62,6 +62,34 @@ def test_03_a_ratio_opens_both_runs_and_each_value_its_own_line(seed_db, tmp_pat
     assert opened(the(res.findings, "2 partition(s)"), tmp_path) == [
         ("2 partition(s)", [(BONNIE + "gpart-ada3.txt", [4]), (BONNIE + "gpart-ada5.txt", [4])])
     ]
+    # the test size: the file size each run's bonnie++ line gives, and its ratio to the RAM (-r) with both lines
+    runs = [(before, [4]), (after, [5])]
+    assert opened(the(res.findings, "Test size, before and after runs"), tmp_path) == [
+        ("64.00 GiB", runs),
+        ("2.0x", runs),
+    ]
+    # zpool list states: each figure its pool's line
+    z_after, z_before = BONNIE + "zpool-list-after.txt", BONNIE + "zpool-list-before.txt"
+    assert [(t, f) for t, f in opened(the(res.findings, "Other logs of pool raid1"), tmp_path)] == [
+        ("88 % full", [(z_after, [4])]),
+        ("41 % fragmented", [(z_after, [4])]),
+        ("DEDUP 1.19x", [(z_after, [4])]),
+        ("95 % full", [(z_before, [6])]),
+        ("47 % fragmented", [(z_before, [6])]),
+        ("DEDUP 1.17x", [(z_before, [6])]),
+    ]
+    assert raw_line(z_after, 4).split()[6:9] == ["41%", "88%", "1.19x"]
+    # another pool's allocated / physical: its zdb -b summary
+    assert opened(the(res.findings, "  Evidence from another pool"), tmp_path) == [
+        ("1.378x", [(BONNIE + "zdb-b-archiv.txt", list(range(9, 16)))])
+    ]
+    # the hypothesis: the 'before' values their line, the delete ratio both runs' lines
+    assert opened(the(res.findings, "Hypothesis, not tested"), tmp_path) == [
+        ("2764.8 MiB/s", [(before, [4])]),
+        ("10.4 MiB/s", [(before, [4])]),
+        ("22.1x", [(before, [9]), (after, [10])]),
+        ("1.19x", [(z_after, [4])]),
+    ]
     # the parameters' arithmetic has no raw line: no link
     assert opened(the(res.findings, "Arithmetic: LBA 63"), tmp_path) == []
 

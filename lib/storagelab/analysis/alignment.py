@@ -30,7 +30,7 @@ from .alignment_numbers import (
 )
 from .db import frame
 from .recordsize import DEFAULT_RECORDSIZE, nearest_ashift, raidz_overhead
-from .result import Result
+from .result import Result, lines_of
 from .scaling import disk_model, is_single_disk
 
 TESTS_ORDER = [
@@ -180,13 +180,15 @@ SELECT f.path, p.file_id, p.disk, p.table_type, p.index, p.start_sector, p.abs_s
 FROM partitions p JOIN files f USING (file_id) WHERE {where} ORDER BY f.path, p.disk, p.index
 """
 ZPOOL_STATE_SQL = """
-SELECT coalesce(f.label, f.path) AS label, z.file_id, z.pool, z.cap_pct, z.frag_pct, z.dedup_ratio, z.line_start
+SELECT coalesce(f.label, f.path) AS label, z.file_id, z.pool, z.cap_pct, z.frag_pct, z.dedup_ratio, z.line_start,
+       z.line_end, f.path, f.sha256
 FROM zpool_list z JOIN files f USING (file_id)
 WHERE {where} AND z.vdev IS NULL ORDER BY f.path, z.sample
 """
 POOL_STATS_SQL = """
 SELECT s.file_id, f.path, f.host, coalesce(s.pool, f.pool, f.label) AS pool, f.vdev_type, f.vdev_width,
-       f.recordsize_bytes, f.ashift, s.bp_count, s.bp_physical_bytes, s.bp_allocated_bytes
+       f.recordsize_bytes, f.ashift, s.bp_count, s.bp_physical_bytes, s.bp_allocated_bytes, s.line_start, s.line_end,
+       f.sha256
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} AND s.bp_count > 0 ORDER BY f.path
 """
 PROPS_SQL = """
@@ -364,7 +366,7 @@ def ashift_evidence(pool_stats: pl.DataFrame, host: str | None, pool: str | None
         measured = r["bp_allocated_bytes"] / r["bp_physical_bytes"]
         nearest = nearest_ashift(expected, measured)
         layout = f"{r['vdev_width']}-wide {r['vdev_type']}"
-        out.append(AshiftEvidence(r["pool"], host, layout, measured, expected, nearest))
+        out.append(AshiftEvidence(r["pool"], host, layout, measured, expected, nearest, lines_of(r)))
     return out
 
 
