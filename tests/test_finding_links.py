@@ -10,6 +10,8 @@ import html
 import re
 from pathlib import Path
 
+from test_analysis_fio_newuser_h6 import db_b, res_b  # noqa: F401  (h6's published ZFS logs, non-default steady)
+from test_fio_durable import result as durable  # noqa: F401  (the fsync/fdatasync runs, fixtures/fio/durable)
 from test_fio_knee import mx200  # noqa: F401  (the MX200 sweeps database, a fixture)
 
 from storagelab import excerpts, paths, present
@@ -166,6 +168,81 @@ def test_08_a_curve_opens_its_job_and_a_knee_the_runs_of_its_numjobs(seed_db, mx
     assert [(text, [Path(f).name for f, _ in files]) for text, files in opened(knee, tmp_path)] == [
         ("47,423 IOPS", ["mx200-randread-16-1.json"]),
         ("47,336 IOPS", ["mx200-randread-32-1.json"]),
+    ]
+
+
+def _names(links):
+    """``opened``'s links with each file as its folder and name (a test's raw copy lives in a temporary folder)."""
+    return [(text, [(f"{Path(f).parent.name}/{Path(f).name}", lines) for f, lines in files]) for text, files in links]
+
+
+def test_08_a_durable_writes_numbers_open_its_sync_and_write_sections(durable, tmp_path):  # noqa: F811
+    """fio's sync percentiles and max: the job's sync section; durable writes/s (syncs over the write section's run
+    time): both sections, its arithmetic on the page; write()'s p99: the write section."""
+    (run,) = [f for f in durable.findings if f.startswith("fio-3.33-ext4-fsync.txt (`write")]
+    sync, write = list(range(174, 203)), list(range(69, 131))
+    links = [(t, [(Path(f).name, lines) for f, lines in files]) for t, files in opened(run, tmp_path)]
+    name = "fio-3.33-ext4-fsync.txt"
+    assert links == [
+        ("0.125/0.469/3.59 ms", [(name, sync)]),
+        ("6.52 ms", [(name, sync)]),
+        ("6,457.4 durable writes/s", [(name, sync), (name, write)]),
+        ("0.0165 ms", [(name, write)]),
+    ]
+    log = (tmp_path / "raw").glob("from-*.html")
+    assert any(
+        "Arithmetic: durable writes (fio&#x27;s count) / the write section&#x27;s run time." in p.read_text()
+        for p in log
+    )
+    # the ranking of the runs: each end its run's sync section
+    (ranked,) = [f for f in durable.findings if "runs, durable-write p99 from" in f]
+    assert [(t, [Path(f).name for f, _ in files]) for t, files in opened(ranked, tmp_path)] == [
+        ("0.0680 ms", ["fio-3.25-raw-nvme-optane-fdatasync.txt"]),
+        ("11.7 ms", ["fio-3.25-raw-nvme-tforce-fdatasync.txt"]),
+    ]
+
+
+def test_08_a_steady_window_and_two_regimes_open_their_log_windows(res_b, tmp_path):  # noqa: F811
+    """Non-default steady_rounds=6: the window's six log lines; two regimes: the high segment's lines, the rest's, and
+    the ratio both (one line per 1-s window in the first job's bw log)."""
+    log = "large_read/large_read_bw_bw.1.log"
+    two = the(res_b.findings, "large_read_bw bw read: two regimes")
+    rest = [(log, list(range(1, 22))), (log, list(range(31, 60)))]
+    assert _names(opened(two, tmp_path)) == [
+        ("2486.0 MiB/s (2606.7 MB/s)", [(log, list(range(22, 31)))]),
+        ("6.1x", [(log, list(range(22, 31))), *rest]),
+        ("410.0 MiB/s (429.9 MB/s)", rest),
+    ]
+    steady = the(res_b.findings, "tank_raidz2_nospecial_slog/slog_punisher/slog_punisher_bw bw write: steady")
+    window = [("slog_punisher/slog_punisher_bw_bw.1.log", list(range(7, 13)))]
+    assert _names(opened(steady, tmp_path)) == [
+        ("76.9 MiB/s (80.6 MB/s)", window),
+        ("16.6 %", window),
+        ("0.1 %", window),
+    ]
+
+
+def test_08_a_stall_and_a_grid_comparison_open_their_runs(seed_db, tmp_path):
+    with open_db(seed_db) as con:
+        res = fio_views.analyse(con, Selection(study="homelab-mergerfs"))
+    raid1 = "data/raw/homelab-mergerfs/fio-btrfs-raid1.txt"
+    # the elapsed time: the group line (run=...msec); the slowest I/O: its job's section (clat max)
+    assert opened(the(res.findings, "btrfs raid1: ran"), tmp_path) == [
+        ("76,061 ms", [(raid1, [31])]),
+        ("1.27x", [(raid1, [31])]),
+        ("44,735 ms", [(raid1, list(range(6, 19)))]),
+        ("75 %", [(raid1, list(range(6, 19)))]),
+    ]
+    assert "76061msec" in raw_line(raid1, 31) and "max=44735" in "".join(raw_line(raid1, n) for n in range(6, 19))
+    fast, slow = (
+        "data/raw/homelab-mergerfs/fio-btrfs-single.txt",
+        "data/raw/homelab-mergerfs/fio-mergerfs-btrfs-single.txt",
+    )
+    grid = the(res.findings, "`write bs=1MiB libaio direct=1 size=16GiB runtime=60s` write at QD 8 x 8")
+    assert opened(grid, tmp_path) == [
+        ("902.0 MiB/s (945.8 MB/s)", [(fast, list(range(4, 25)))]),
+        ("17.0 %", [(fast, list(range(4, 25))), (slow, list(range(4, 25)))]),
+        ("771.0 MiB/s (808.5 MB/s)", [(slow, list(range(4, 25)))]),
     ]
 
 
