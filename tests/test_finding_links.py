@@ -152,6 +152,42 @@ def test_05_a_ranking_opens_each_runs_group_line(seed_db, tmp_path):
     assert raw_line(slow, 26).startswith("  WRITE: bw=184MiB/s (193MB/s)")
 
 
+def test_05_repeats_a_run_against_them_and_a_layers_cost_open_their_runs(seed_db, tmp_path):
+    """The repeats' mean and intervals: both runs' group lines with the arithmetic; a run against their prediction
+    interval: the change both sides', the interval the repeats'; a layer's cost: the layered and the base run."""
+    with open_db(seed_db) as con:
+        res = stacks.analyse(con, Selection(study="homelab-mergerfs"))
+    d = "data/raw/homelab-mergerfs/"
+    reps = [
+        (d + "fio-mdadm-raid1-ext4-bitmap-none-run2.txt", [1]),
+        (d + "fio-mdadm-raid1-ext4-bitmap-none-run1.txt", [2]),
+    ]
+    assert opened(the(res.findings, "mdadm raid1 ext4 (bitmap none): 2 repeated runs"), tmp_path) == [
+        ("554.0 MiB/s (580.9 MB/s)", reps),
+        ("±2.5 %", reps),
+        ("±178 MiB/s", reps),
+        ("±32.1 %", reps),
+        ("±308 MiB/s", reps),
+        ("±55.6 %", reps),
+    ]
+    # their group lines: 568 and 540 MiB/s, mean 554
+    assert [raw_line(f, lines[0]).strip().split(",")[0] for f, lines in reps] == [
+        "WRITE: bw=568MiB/s (596MB/s)",
+        "WRITE: bw=540MiB/s (567MB/s)",
+    ]
+    peer = the(res.findings, "  mdadm raid1 ext4 (bitmap internal) against it")
+    assert opened(peer, tmp_path) == [
+        ("-13.7 % (0.86x)", [(d + "fio-mdadm-raid1-ext4-bitmap-internal.txt", [2]), *reps]),
+        ("245.9 MiB/s", reps),
+        ("862.1 MiB/s", reps),
+        ("±55.6 %", reps),
+    ]
+    cost = the(res.findings, "mergerfs over btrfs (single NVMe) against btrfs (single NVMe)")
+    assert opened(cost, tmp_path) == [
+        ("-14.5 % (0.85x)", [(d + "fio-mergerfs-btrfs-single.txt", [27]), (d + "fio-btrfs-single.txt", [27])])
+    ]
+
+
 def test_08_a_curve_opens_its_job_and_a_knee_the_runs_of_its_numjobs(seed_db, mx200, tmp_path):  # noqa: F811
     with open_db(seed_db) as con:
         res = fio_views.analyse(con, Selection(study="homelab-mergerfs"))

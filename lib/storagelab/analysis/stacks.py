@@ -287,7 +287,14 @@ def repeat_tests(reps: pl.DataFrame, d: pl.DataFrame) -> list[RepeatTest]:
         tested = tuple(
             (_ref(p), stats.compare(stats.summarise([p["bw_bytes_per_s"]]), ref)) for p in peers.iter_rows(named=True)
         )
-        out.append(RepeatTest(r["config"], r["workload"], tuple(r["labels"]), ref, r["spread_pct"], tested))
+        mine = d.filter(
+            (pl.col("workload") == r["workload"])
+            & pl.col("stack").eq_missing(r["stack"])
+            & pl.col("label").is_in(r["labels"])
+        )
+        out.append(
+            RepeatTest(r["config"], r["workload"], tuple(r["labels"]), ref, r["spread_pct"], tested, lines_of(mine))
+        )
     return out
 
 
@@ -300,7 +307,8 @@ def costs_of(costs: pl.DataFrame, d: pl.DataFrame) -> list[LayerCost]:
             marks[label].append(mark)
 
     def ref(label: str, bw: float) -> RunRef:
-        return RunRef(label, bw, "; ".join(marks.get(label, [])))
+        runs = d.filter((pl.col("label") == label) & (pl.col("bw_bytes_per_s") == bw))  # the run of that bandwidth
+        return RunRef(label, bw, "; ".join(marks.get(label, [])), lines_of(runs))
 
     out = []
     for c in costs.iter_rows(named=True):

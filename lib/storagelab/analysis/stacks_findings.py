@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..units import MiB
-from . import design, prose
+from . import design, prose, stats
 from .result import Finding, Result, cite
 from .stacks_flags import WEAK_BELOW
 from .stacks_numbers import RunRef, StacksResult
@@ -162,7 +162,7 @@ def _size_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
 
 
 def _repeat_sentences(r: StacksResult) -> list[str]:
-    out = []
+    out: list[str] = []
     for t in r.repeat_tests:
         rep, ci, pi = t.repeats, t.repeats.ci, t.repeats.pi
         assert ci is not None and pi is not None, "repeats are two or more runs: both intervals are known"
@@ -172,14 +172,22 @@ def _repeat_sentences(r: StacksResult) -> list[str]:
             else ""
         )
         out.append(
-            f"{t.config}: {rep.n} repeated runs, mean {prose.rate(rep.mean)}, spread ±{t.spread_pct:.1f} % (95 % "
-            f"confidence interval of the mean ±{prose.figure(ci.half / MiB)} MiB/s, ±{ci.half_pct:.1f} %; "
-            f"95 % prediction interval for one new run ±{prose.figure(pi.half / MiB)} MiB/s, "
-            f"±{pi.half_pct:.1f} %{boot}"
-            f"{'; few runs, so the noise is only roughly known' if rep.n < 5 else ''})."
+            Finding(
+                f"{t.config}: {rep.n} repeated runs, mean {prose.rate(rep.mean)}, spread ±{t.spread_pct:.1f} % (95 % "
+                f"confidence interval of the mean ±{prose.figure(ci.half / MiB)} MiB/s, ±{ci.half_pct:.1f} %; "
+                f"95 % prediction interval for one new run ±{prose.figure(pi.half / MiB)} MiB/s, "
+                f"±{pi.half_pct:.1f} %{boot}"
+                f"{'; few runs, so the noise is only roughly known' if rep.n < 5 else ''}).",
+                _repeat_cites(t),
+            )
         )
         for ref, c in t.peers:
-            out.append(f"  {ref.label} against it: {prose.comparison(c, ref.label, t.config)}.")
+            out.append(
+                Finding(
+                    f"  {ref.label} against it: {prose.comparison(c, ref.label, t.config)}.",
+                    _peer_cites(ref, c, t),
+                )
+            )
     if not r.repeat_tests:
         out.append(
             "No configuration was run more than once: run-to-run noise is unknown, so small "
@@ -196,8 +204,44 @@ def _repeat_sentences(r: StacksResult) -> list[str]:
     return out
 
 
+def _repeat_cites(t) -> list:
+    """A repeat group's numbers, each from the repeats' lines with its arithmetic (t distribution, ``stats``)."""
+    rep, ci, pi, lines = t.repeats, t.repeats.ci, t.repeats.pi, t.lines
+    n = f"{rep.n} runs"
+    out = [
+        cite(prose.rate(rep.mean), lines, f"mean of {n}"),
+        cite(f"±{t.spread_pct:.1f} %", lines, f"half the range of {n} / their mean"),
+        cite(f"±{prose.figure(ci.half / MiB)} MiB/s", lines, f"95 % t interval of the mean of {n}"),
+        cite(f"±{ci.half_pct:.1f} %", lines, f"95 % t interval of the mean of {n} / the mean"),
+        cite(f"±{prose.figure(pi.half / MiB)} MiB/s", lines, f"95 % t prediction interval from {n}"),
+        cite(f"±{pi.half_pct:.1f} %", lines, f"95 % t prediction interval from {n} / the mean"),
+    ]
+    if rep.bootstrap:
+        out += [
+            cite(prose.mib(rep.bootstrap.low), lines, f"bootstrap interval of the mean of {n}, low end"),
+            cite(prose.mib(rep.bootstrap.high), lines, f"bootstrap interval of the mean of {n}, high end"),
+        ]
+    return out
+
+
+def _peer_cites(ref, c, t) -> list:
+    """A run against a repeat group (``prose.comparison``): the change both sides' lines, the interval the group's."""
+    both = ref.lines + tuple(x for x in t.lines if x not in ref.lines)
+    out = [cite(prose.change(c.a.mean, c.b.mean), both, f"{ref.label} / the mean of {t.config}")]
+    if c.test in (stats.PREDICTION, stats.WELCH):
+        out += [
+            cite(prose.mib(c.interval.low), t.lines if c.test == stats.PREDICTION else both, f"{c.test_name}: low end"),
+            cite(
+                prose.mib(c.interval.high), t.lines if c.test == stats.PREDICTION else both, f"{c.test_name}: high end"
+            ),
+        ]
+    if c.test == stats.PREDICTION:
+        out.append(cite(f"±{c.interval_pct:.1f} %", t.lines, f"{c.test_name}, half-width / the mean"))
+    return out
+
+
 def _cost_sentences(r: StacksResult) -> list[str]:
-    out = []
+    out: list[str] = []
     for c in r.costs:
         if c.base is None:  # its base ran only with another ZFS version
             out.append(
@@ -206,9 +250,12 @@ def _cost_sentences(r: StacksResult) -> list[str]:
             )
             continue
         caveat = f" (the base run is flagged: {c.base.mark}; the cost is measured against it)" if c.base.mark else ""
+        change = prose.change(c.over.bytes_per_s, c.base.bytes_per_s)
         out.append(
-            f"{c.over.label} against {c.base.label} (the cost of the {c.layer} layer): "
-            f"{prose.change(c.over.bytes_per_s, c.base.bytes_per_s)}{caveat}."
+            Finding(
+                f"{c.over.label} against {c.base.label} (the cost of the {c.layer} layer): {change}{caveat}.",
+                [cite(change, c.over.lines + c.base.lines, f"{c.over.label} / {c.base.label} bandwidth")],
+            )
         )
     if not r.costs:
         out.append(

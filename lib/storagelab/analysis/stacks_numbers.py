@@ -77,6 +77,7 @@ class RepeatTest:
     repeats: stats.Repeats
     spread_pct: float
     peers: tuple[tuple[RunRef, stats.Comparison], ...]
+    lines: tuple[dict, ...] = ()  # the raw lines of the repeats' bandwidths (result.lines_of)
 
 
 @dataclass(frozen=True)
