@@ -182,6 +182,22 @@ def test_05_repeats_a_run_against_them_and_a_layers_cost_open_their_runs(seed_db
         ("862.1 MiB/s", reps),
         ("±55.6 %", reps),
     ]
+    # the stall (as 08 links it) and a mirror's members' disk stats: each device its line, their ratio both
+    raid1 = d + "fio-btrfs-raid1.txt"
+    assert [t for t, _ in opened(the(res.findings, "Test design: btrfs raid1"), tmp_path)] == [
+        "76,061 ms",
+        "1.27x",
+        "44,735 ms",
+        "75 %",
+    ]
+    assert opened(the(res.findings, "Test design: btrfs raid1"), tmp_path)[0] == ("76,061 ms", [(raid1, [31])])
+    internal = d + "fio-mdadm-raid1-ext4-bitmap-internal.txt"
+    assert opened(the(res.findings, "mdadm raid1 ext4 (bitmap internal): fio's disk stats"), tmp_path) == [
+        ("59.62 ms", [(internal, [6])]),
+        ("0.34 ms", [(internal, [7])]),
+        ("174x", [(internal, [6]), (internal, [7])]),
+    ]
+    assert raw_line(internal, 6).strip().startswith("nvme0n1:") and raw_line(internal, 7).strip().startswith("sdb:")
     cost = the(res.findings, "mergerfs over btrfs (single NVMe) against btrfs (single NVMe)")
     assert opened(cost, tmp_path) == [
         ("-14.5 % (0.85x)", [(d + "fio-mergerfs-btrfs-single.txt", [27]), (d + "fio-btrfs-single.txt", [27])])

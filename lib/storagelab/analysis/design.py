@@ -344,11 +344,11 @@ def sentences(df: pl.DataFrame, label: str = "label", min_elapsed_s: float = MIN
                 "workload it was matched to (same setup)."
             )
         if s:
-            out.append(Finding(s, _cites(f, row)))
+            out.append(Finding(s, cites(f, row)))
     return out
 
 
-def _cites(f: DesignFlags, row: dict) -> list:
+def cites(f: DesignFlags, row: dict) -> list:
     """The numbers of a run's design sentence read from its output: the elapsed time and its ratio to the runtime
     option (the group's line, where fio prints run=...msec), the slowest I/O (its job's section). The runtime, the
     working set and the RAM are options and labels: plain."""

@@ -107,15 +107,17 @@ def _limit_sentences(r: StacksResult) -> list[str]:
 def _design_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
     """Findings naming each run whose test design is flagged, and what could not be checked."""
     # direct=1 on ZFS < 2.3 has its own finding (_limit_sentences): a run flagged for that alone is not repeated
-    sentences = [
-        design.sentence(label, f, r.min_elapsed_s)
-        for label, f in r.design
+    rows = r.design_rows or [{} for _ in r.design]
+    said = [
+        (design.sentence(label, f, r.min_elapsed_s), design.cites(f, row))
+        for (label, f), row in zip(r.design, rows, strict=True)
         if f.flagged and f.codes != ("direct ignored",)
     ]
-    flagged = [s for s in sentences if s]  # a flagged run always has its sentence
-    out = []
+    flagged = [(s, c) for s, c in said if s]  # a flagged run always has its sentence
+    out: list[str] = []
     if flagged:
-        out.append("Test design: " + " ".join(flagged) + " Such runs are marked ⚠ and never head a ranking.")
+        text = "Test design: " + " ".join(s for s, _ in flagged) + " Such runs are marked ⚠ and never head a ranking."
+        out.append(Finding(text, [c for _, cs in flagged for c in cs]))
     # what is not a flag: a final fsync's overrun (not a stall), synced writes on a working set RAM could hold
     out += list(dict.fromkeys(s for label, f in r.design for s in design.note(label, f)))
     missing = []
@@ -349,11 +351,17 @@ def write(res: Result, r: StacksResult) -> Result:
     res.missing += lacking
     for s in r.device_spreads:
         parts = [f"{disk} {ms:.2f} ms" for disk, ms in s.ms_per_io]
+        shown = zip(s.ms_per_io, s.lines or [()] * len(s.ms_per_io), strict=True)
+        each = [cite(f"{ms:.2f} ms", lines, "write ticks / write I/Os") for (_, ms), lines in shown]
+        every = tuple(x for lines in s.lines for x in lines)
         res.findings.append(
-            f"{s.label}: fio's disk stats give very different write times per I/O for its devices "
-            f"({prose.listing(parts)}; {s.fastest_disk} answers {s.factor:.0f}x "
-            "faster): the members are not alike, a mirrored write completes only when its slowest member has "
-            f"it, and what lets {s.fastest_disk} answer that fast the logs do not say."
+            Finding(
+                f"{s.label}: fio's disk stats give very different write times per I/O for its devices "
+                f"({prose.listing(parts)}; {s.fastest_disk} answers {s.factor:.0f}x "
+                "faster): the members are not alike, a mirrored write completes only when its slowest member has "
+                f"it, and what lets {s.fastest_disk} answer that fast the logs do not say.",
+                [*each, cite(f"{s.factor:.0f}x", every, "slowest device's ms per I/O / the fastest's")],
+            )
         )
     said, lacking = _size_sentences(r)
     res.findings += said
