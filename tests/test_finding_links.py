@@ -15,7 +15,17 @@ from test_fio_durable import result as durable  # noqa: F401  (the fsync/fdatasy
 from test_fio_knee import mx200  # noqa: F401  (the MX200 sweeps database, a fixture)
 
 from storagelab import excerpts, paths, present
-from storagelab.analysis import Selection, alignment, bonnie_table, dedup, disk_card, fio_views, open_db, stacks
+from storagelab.analysis import (
+    Selection,
+    alignment,
+    bonnie_table,
+    dedup,
+    disk_card,
+    fio_views,
+    open_db,
+    stacks,
+    transports,
+)
 from storagelab.analysis.result import Finding, Result, cite
 
 LINK = re.compile(r"\[([^\]]+)\]\((raw/[^ )#]+)(?:#L\d+)? \"([^\"]*)\"\)")
@@ -201,6 +211,25 @@ def test_05_repeats_a_run_against_them_and_a_layers_cost_open_their_runs(seed_db
     cost = the(res.findings, "mergerfs over btrfs (single NVMe) against btrfs (single NVMe)")
     assert opened(cost, tmp_path) == [
         ("-14.5 % (0.85x)", [(d + "fio-mergerfs-btrfs-single.txt", [27]), (d + "fio-btrfs-single.txt", [27])])
+    ]
+
+
+def test_06_a_rate_its_summary_line_and_a_receivers_wait_both_runs(seed_db, tmp_path):
+    with open_db(seed_db) as con:
+        res = transports.analyse(con, Selection(study="thumper-x4500"))
+    d = "data/raw/thumper-x4500/"
+    base, net = (d + "mbuffer-zero-to-null.txt", [1]), (d + "mbuffer-socat-network.txt", [1])
+    assert opened(the(res.findings, "socat (network): "), tmp_path) == [
+        ("311.0 MiB/s (326.1 MB/s)", [net]),
+        ("53.3%", [net, base]),
+    ]
+    assert raw_line(net[0], 1) == "summary: 1e+04 Byte in 32.1 sec - average of 311 MB/s"  # mbuffer's MB/s: MiB/s
+    rx, tx = (d + "mbuffer-socat-receiver.txt", [1]), (d + "mbuffer-socat-sender.txt", [2])
+    assert opened(the(res.findings, "socat (receiver): its clock ran"), tmp_path) == [
+        ("5.7 s", [rx, tx]),
+        ("9.77 GiB", [rx]),
+        ("230.9 MiB/s (242.2 MB/s)", [rx, tx]),
+        ("204.0 MiB/s (213.9 MB/s)", [rx]),
     ]
 
 
