@@ -23,6 +23,7 @@ from storagelab.analysis import (
     disk_card,
     fio_views,
     open_db,
+    scaling,
     stacks,
     transports,
 )
@@ -59,6 +60,27 @@ def the(findings: list[str], start: str) -> Finding:
 
 
 BONNIE = "data/raw/freebsd-bonnie-dedup/"
+
+
+def test_01_a_layout_against_one_disk_and_the_layout_tables_ratios_open_their_rows(seed_db, tmp_path):
+    with open_db(seed_db) as con:
+        bonnie = scaling.analyse(con, Selection(study="freebsd-bonnie-dedup")).findings
+        sweep = scaling.analyse(con, Selection(study="thumper-x4500")).findings
+    pool, one = (BONNIE + "bonnie-raid1-aligned.txt", [4, 5]), (BONNIE + "bonnie-single-disk.txt", [4, 5])
+    assert opened(the(bonnie, "bonnie++ seeks: raid1 (aligned)"), tmp_path) == [
+        ("220.6/s", [pool]),
+        ("145.7/s", [one]),
+        ("1.51x", [pool, one]),
+    ]
+    csv = "data/raw/thumper-x4500/layout-sweep.csv"
+    assert opened(the(sweep, "Layout table, dd_write mirror"), tmp_path) == [
+        ("63.2 MiB/s", [(csv, [63])]),  # one vdev (1x46)
+        ("2.09x", [(csv, [66]), (csv, [63])]),  # two vdevs over one
+        ("342.4 MiB/s", [(csv, [129])]),  # 23x2
+        ("5.42x", [(csv, [129]), (csv, [63])]),
+    ]
+    assert raw_line(csv, 63).split(",")[:2] == ["dd_write", "1x46"] and raw_line(csv, 63).endswith(",63.2")
+    assert raw_line(csv, 129).split(",")[:2] == ["dd_write", "23x2"] and raw_line(csv, 129).endswith(",342.4")
 
 
 def test_03_a_ratio_opens_both_runs_and_each_value_its_own_line(seed_db, tmp_path):

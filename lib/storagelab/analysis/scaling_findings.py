@@ -6,6 +6,7 @@ import polars as pl
 
 from ..units import MiB
 from . import prose
+from .result import Finding, cite
 from .scaling_numbers import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
 
 
@@ -53,13 +54,39 @@ def _layouts(res, n: ScalingNumbers) -> None:
             else f"no layout with {base * 2} vdevs"
         )
         res.findings.append(
-            f"Layout table, {r['test']} {r['vdev_type']}: {r['baseline'] / MiB:.1f} MiB/s with {base} "
-            f"vdev; {two_txt}; best {r['layout']} ({r['vdev_count']} vdevs) {r['speed_bytes_per_s'] / MiB:.1f} MiB/s = "
-            f"{r['relative']:.2f}x against {model}."
+            Finding(
+                f"Layout table, {r['test']} {r['vdev_type']}: {r['baseline'] / MiB:.1f} MiB/s with {base} "
+                f"vdev; {two_txt}; best {r['layout']} ({r['vdev_count']} vdevs) {r['speed_bytes_per_s'] / MiB:.1f} "
+                f"MiB/s = {r['relative']:.2f}x against {model}.",
+                _layout_cites(n, r, two),
+            )
         )
         res.headline[f"{r['test']} {r['vdev_type']}"] = f"best {r['layout']}: {r['relative']:.2f}x one vdev" + (
             f" (disk model {r['disk_model_ratio']:.2g}x)" if fixed else f" (rule {r['ideal']:.0f}x)"
         )
+
+
+def _rows(n: ScalingNumbers, test: str, vdev_type: str, **match) -> pl.DataFrame:
+    """The layout rows (``scaled``, with their lines) of one test and vdev type, matching ``match`` (column = value)."""
+    if n.scaled.is_empty():
+        return n.scaled
+    cond = (pl.col("test") == test) & (pl.col("vdev_type") == vdev_type)
+    for k, v in match.items():
+        cond = cond & (pl.col(k) == v)
+    return n.scaled.filter(cond)
+
+
+def _layout_cites(n: ScalingNumbers, r: dict, two: pl.DataFrame) -> list:
+    """A layout sentence's numbers: the baseline (its layout rows), the ratio at twice its vdevs and the best's (both
+    rows, over the baseline's), the best's speed (its row)."""
+    base = _rows(n, r["test"], r["vdev_type"], vdev_count=n.baseline)
+    out = [cite(f"{r['baseline'] / MiB:.1f} MiB/s", base, f"mean of {r['baseline_runs']} row(s)")]
+    if two.height and two["relative"][0] is not None:
+        out.append(cite(f"{two['relative'][0]:.2f}x", [*two.to_dicts(), *base.to_dicts()], "its speed / the baseline"))
+    return out + [
+        cite(f"{r['speed_bytes_per_s'] / MiB:.1f} MiB/s", r),
+        cite(f"{r['relative']:.2f}x", [r, *base.to_dicts()], "the best's speed / the baseline"),
+    ]
 
 
 def _serial(res, serial: tuple[pl.DataFrame, dict]) -> None:
@@ -134,10 +161,19 @@ def _model(r: dict) -> str:
 def _single(res, n: ScalingNumbers, sel) -> None:
     for r in n.single.iter_rows(named=True):
         unit = (lambda v: f"{v:.1f}/s") if r["direction"] == "seeks" else prose.rate
+        pool = {k: r[k] for k in ("path", "line_start", "line_end")}
+        one = {"path": r["single_path"], "line_start": r["single_line_start"], "line_end": r["single_line_end"]}
         res.findings.append(
-            f"{r['tool']} {r['direction']}: {r['label']} {unit(r['value'])} against one disk "
-            f"({r['single']}) {unit(r['single_value'])} = {r['ratio']:.2f}x; model {_model(r)} ({r['model']})"
-            + ("." if r["within_model"] else ": **outside the model**, something else limits it.")
+            Finding(
+                f"{r['tool']} {r['direction']}: {r['label']} {unit(r['value'])} against one disk "
+                f"({r['single']}) {unit(r['single_value'])} = {r['ratio']:.2f}x; model {_model(r)} ({r['model']})"
+                + ("." if r["within_model"] else ": **outside the model**, something else limits it."),
+                [
+                    cite(unit(r["value"]), pool),
+                    cite(unit(r["single_value"]), one),
+                    cite(f"{r['ratio']:.2f}x", [pool, one], f"{r['direction']}: the layout's / the one disk's"),
+                ],
+            )
         )
     if n.single.height and not n.single["within_model"].all():
         res.caveats.append("layouts outside the disk model: another limit")
@@ -180,15 +216,28 @@ def _one_mirror(res, n: ScalingNumbers) -> None:
     if n.one_mirror_disk is None:
         return
     disk = n.one_mirror_disk
+    one = _rows(n, "dd_write", "mirror", vdev_count=1)
     res.findings.append(
-        f"A one-vdev mirror writes every block to all its disks, so its dd write "
-        f"({disk / MiB:.1f} MiB/s) is one disk's speed. Against it:"
+        Finding(
+            f"A one-vdev mirror writes every block to all its disks, so its dd write "
+            f"({disk / MiB:.1f} MiB/s) is one disk's speed. Against it:",
+            [cite(f"{disk / MiB:.1f} MiB/s", one)],
+        )
     )
     for r in n.one_disk_picks.iter_rows(named=True):
         dd = _data_disks_or_none(r["vdev_type"], widths(r["vdev_widths"]))
         res.findings.append(
-            f"  {r['vdev_type']} {r['layout']} ({r['vdev_count']} vdev{'s' if r['vdev_count'] > 1 else ''}): "
-            f"{r['speed_bytes_per_s'] / disk:.1f} disks' worth of writes ({dd} in theory)."
+            Finding(
+                f"  {r['vdev_type']} {r['layout']} ({r['vdev_count']} vdev{'s' if r['vdev_count'] > 1 else ''}): "
+                f"{r['speed_bytes_per_s'] / disk:.1f} disks' worth of writes ({dd} in theory).",
+                [
+                    cite(
+                        f"{r['speed_bytes_per_s'] / disk:.1f}",
+                        [r, *one.to_dicts()],
+                        "its dd write / the one-vdev mirror's",
+                    )
+                ],
+            )
         )
 
 
