@@ -23,6 +23,7 @@ from storagelab.analysis import (
     disk_card,
     fio_views,
     open_db,
+    recordsize,
     scaling,
     stacks,
     transports,
@@ -81,6 +82,25 @@ def test_01_a_layout_against_one_disk_and_the_layout_tables_ratios_open_their_ro
     ]
     assert raw_line(csv, 63).split(",")[:2] == ["dd_write", "1x46"] and raw_line(csv, 63).endswith(",63.2")
     assert raw_line(csv, 129).split(",")[:2] == ["dd_write", "23x2"] and raw_line(csv, 129).endswith(",342.4")
+
+
+def test_02_a_zdb_summary_and_a_block_size_histogram_open_their_lines(ztest_db, tmp_path):
+    """The average logical block and allocated / physical: the zdb -b summary; the histogram's sums: its rows (one
+    range), the top bucket's share its own row too."""
+    with open_db(ztest_db) as con:
+        found = recordsize.analyse(con, Selection(study="ztestlab")).findings
+    got = _names(opened(the(found, "Measured (ztest, zdb -b)"), tmp_path))
+    assert got == [("60.1 KiB", [("ztestlab/zdb-b.txt", list(range(7, 15)))]), ("1.962", got[0][1])]
+    rows = [("ztestlab/zdb-bb.txt", list(range(83, 99)))]
+    assert _names(opened(the(found, "Measured (ztest, zdb -bb block size histogram)"), tmp_path)) == [
+        ("5,089", rows),
+        ("310.5 MiB", rows),
+        ("61%", rows),
+        ("22%", [("ztestlab/zdb-bb.txt", [90]), *rows]),
+    ]
+    page = excerpts.Excerpts(tmp_path)  # the top bucket's row: zdb's 64K line
+    top = LINK.findall(excerpts.linked(the(found, "Measured (ztest, zdb -bb"), page))[-1][1]
+    assert "<b>    90</b>      64K:" in (tmp_path / top).read_text(encoding="utf-8")
 
 
 def test_03_a_ratio_opens_both_runs_and_each_value_its_own_line(seed_db, tmp_path):

@@ -37,6 +37,7 @@ class PoolSizes:
     nearest: int | None  # None: no expectation, or the expectations tie
     recordsize_bytes: int
     layout: str | None
+    lines: tuple[dict, ...] = ()  # the raw lines (result.lines_of) of its zdb -b summary
 
 
 @dataclass
