@@ -95,13 +95,15 @@ def before_after(results: pl.DataFrame, before: str, after: str, key: str = "run
 
 # what each bonnie++ block test asks of the disks (scaling.disk_model's directions)
 DEVICE_TESTS = {"put_block": "write", "get_block": "read"}
-DEVICE_SCHEMA = {
+DEVICE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "test": pl.String,
     "single_disk_value": pl.Float64,
     "disk_model": pl.String,
     "beyond_disks": pl.String,
     "disk_multiple": pl.Float64,
     "both_beyond": pl.Boolean,
+    # the single-disk run's bonnie++ line (its value's), what a finding's figure of it links to
+    "single_sources": pl.List(pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})),
 }
 
 
@@ -133,10 +135,12 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, values: dict, to
                     beyond_disks=None,
                     disk_multiple=None,
                     both_beyond=None,
+                    single_sources=[],
                 )
             )
             continue
         disk = float(max(one["value"].to_list()))  # the values are not null
+        fastest = one.sort("value", descending=True).head(1)
         worst, why, beyond = None, None, 0
         for side, run in (("before", before), ("after", after)):
             if is_single_disk(run) or (run["vdev_type"] is None and run["vdev_count"] is None):
@@ -158,6 +162,7 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, values: dict, to
                 beyond_disks=worst[0] if worst else None,
                 disk_multiple=worst[1] if worst else None,
                 both_beyond=beyond == 2,
+                single_sources=list(lines_of(fastest.select("path", "line_start"))),
             )
         )
     return pl.DataFrame(rows, schema=DEVICE_SCHEMA, orient="row")

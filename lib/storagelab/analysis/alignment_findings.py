@@ -192,7 +192,7 @@ def _cache_artefacts(res, n: AlignmentNumbers, pair: Pair) -> None:
                 f"{fast} is {r['disk_multiple']:.1f}x the single-disk "
                 f"run's {_value(r['test'], r['single_disk_value'])}, more than its layout can draw from its disks "
                 f"({r['disk_model']}): a cache answered, so its ratio ({r['ratio']:.2f}x) says nothing about the disks.",
-                [cite(fast, r.get("sources_" + side) or ())],
+                _artefact_cites(r, side, fast),
             )
         )
         other, mine = ("after", a) if r["beyond_disks"] == "before" else ("before", b)
@@ -225,6 +225,19 @@ def _cache_artefacts(res, n: AlignmentNumbers, pair: Pair) -> None:
         )
 
 
+def _artefact_cites(r: dict, side: str, fast: str) -> list:
+    """A cache artefact's numbers: the fast run's value (its line), its multiple of the single disk (both lines), the
+    single disk's value (its line) and the ratio of the pair (both runs' lines)."""
+    mine, single = tuple(r.get("sources_" + side) or ()), tuple(r.get("single_sources") or ())
+    pair = tuple(r.get("sources_before") or ()) + tuple(r.get("sources_after") or ())
+    return [
+        cite(fast, mine),
+        cite(f"{r['disk_multiple']:.1f}x", mine + single, f"the {side} run's / the single disk's"),
+        cite(_value(r["test"], r["single_disk_value"]), single),
+        cite(f"{r['ratio']:.2f}x", pair, f"{r['test']}: after / before"),
+    ]
+
+
 def _memory_reads(res, n: AlignmentNumbers) -> None:
     reads = n.ratios.filter(pl.col("test") == "get_block").to_dicts() if "sources_before" in n.ratios.columns else []
     for m in n.memory_reads:
@@ -235,9 +248,18 @@ def _memory_reads(res, n: AlignmentNumbers) -> None:
                 f"The {m.side} run's block read of {_value('get_block', m.value)} ran at {m.cpu_pct:.0f} %CP{other}: "
                 "a read that keeps the CPU busy is copying data from memory, not waiting on disks, so it was served "
                 "from memory (the ARC), not read from the pool's disks.",
-                [cite(_value("get_block", m.value), lines), cite(f"{m.cpu_pct:.0f} %CP", lines)],
+                [cite(_value("get_block", m.value), lines), cite(f"{m.cpu_pct:.0f} %CP", lines)]
+                + (
+                    []
+                    if m.other_cpu_pct is None or not reads
+                    else [cite(f"{m.other_cpu_pct:.0f} %CP", reads[0].get(f"sources_{_other(m.side)}") or ())]
+                ),
             )
         )
+
+
+def _other(side: str) -> str:
+    return "after" if side == "before" else "before"
 
 
 def _cache_findings(res, before: dict, after: dict) -> None:

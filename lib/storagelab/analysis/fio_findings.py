@@ -217,7 +217,11 @@ def _curve_cites(depth, c: DepthCurve) -> list:
     clean = c.levels if c.clean_levels is None else c.clean_levels
     at = [clean[0], clean[-1]] if len(clean) >= 2 and len(c.levels) > 1 else c.levels[:1]
     rows = [_rows_at(depth, c.workload, c.direction, c.setup, lv.outstanding, len(at) == 2) for lv in at]
-    cites = [cite(_shown(lv, c.metric), r) for lv, r in zip(at, rows, strict=True)]
+    cites = []
+    for lv, r in zip(at, rows, strict=True):
+        cites.append(cite(_shown(lv, c.metric), r, f"mean of {lv.runs} rows" if lv.runs > 1 else None))
+        if lv.runs > 1 and not (len(c.levels) == 1 and c.jobs > 1 and c.groups):  # '(mean of N runs, low to high)'
+            cites += _span_cites(lv, c.metric, r)
     if len(at) == 2 and cites[0].inputs and cites[1].inputs:
         a, b = (at[0].bw, at[1].bw) if c.metric == "bandwidth" else (at[0].iops, at[1].iops)
         cites.append(cite(f"{b / a:.2f}x", cites[0].inputs + cites[1].inputs, f"{c.metric} at the last / first depth"))
@@ -230,6 +234,17 @@ def _curve_cites(depth, c: DepthCurve) -> list:
         for lv, r in zip(at, rows, strict=True)
         if lv.p99_ns is not None
     ]
+
+
+def _span_cites(lv: DepthLevel, metric: str, rows) -> list:
+    """The lowest and highest of a level's rows (``_level``'s range), each its own row's lines."""
+    col, low, high = (
+        ("bw_bytes_per_s", lv.bw_low, lv.bw_high) if metric == "bandwidth" else ("iops", lv.iops_low, lv.iops_high)
+    )
+    if rows.is_empty() or col not in rows.columns:
+        return []
+    shown = (prose.rate(low), prose.rate(high)) if metric == "bandwidth" else (f"{low:,.0f}", f"{high:,.0f}")
+    return [cite(text, rows.filter(rows[col] == v)) for text, v in zip(shown, (low, high), strict=True)]
 
 
 def _knee_cites(depth, k: Knee) -> list:

@@ -115,9 +115,17 @@ def _serial(res, serial: tuple[pl.DataFrame, dict]) -> None:
             else f"model {lo / MiB:.1f}-{hi / MiB:.1f} MiB/s (best at "
             f"{f.sort('model_bytes_per_s', descending=True)['vdev_count'][0]} vdevs)"
         )
+        ends = f.filter(pl.col("speed_bytes_per_s").is_in([min(speeds), max(speeds)]))  # the slowest and fastest rows
         res.findings.append(
-            f"  {vt}: measured {min(speeds) / MiB:.1f}-{max(speeds) / MiB:.1f} MiB/s "
-            f"(best at {top['vdev_count']} vdevs), {model}."
+            Finding(
+                f"  {vt}: measured {min(speeds) / MiB:.1f}-{max(speeds) / MiB:.1f} MiB/s "
+                f"(best at {top['vdev_count']} vdevs), {model}.",
+                [
+                    cite(
+                        f"{min(speeds) / MiB:.1f}-{max(speeds) / MiB:.1f} MiB/s", ends, "the slowest and fastest layout"
+                    )
+                ],
+            )
         )
     res.findings.append(
         "  A mirror reads each record from one disk, so its reader waits for one disk's transfer "
@@ -200,14 +208,30 @@ def _physical(res, n: ScalingNumbers) -> None:
     p = n.physical
     if not p or p["one_physical"] <= p["fastest_physical"] * 1.1:
         return
+    one = _rows(n, "dd_write", "mirror", layout=p["one_layout"])
+    fast = _rows(n, "dd_write", "mirror", layout=p["fastest_layout"])
+    both = [*one.to_dicts(), *fast.to_dicts()]
     res.findings.append(
-        f"Physical writes: the one-vdev mirror ({p['one_layout']}) sent every block to all {p['one_disks']} disks, "
-        f"{p['one_disks']} x {p['one_speed'] / MiB:.1f} = {p['one_physical'] / MiB:,.1f} MiB/s to its disks; the "
-        f"fastest mirror layout ({p['fastest_layout']}) sends {p['fastest_copies']:g} x "
-        f"{p['fastest_speed'] / MiB:.1f} = {p['fastest_physical'] / MiB:,.1f} MiB/s, "
-        f"{p['one_physical'] / p['fastest_physical']:.1f}x less. The controllers and bus carried more, so they do not "
-        "cap the plateau: the limit lies on the logical path (one writer stream, CPU, checksums, transaction groups), "
-        "which these logs do not separate."
+        Finding(
+            f"Physical writes: the one-vdev mirror ({p['one_layout']}) sent every block to all {p['one_disks']} "
+            f"disks, {p['one_disks']} x {p['one_speed'] / MiB:.1f} = {p['one_physical'] / MiB:,.1f} MiB/s to its "
+            f"disks; the fastest mirror layout ({p['fastest_layout']}) sends {p['fastest_copies']:g} x "
+            f"{p['fastest_speed'] / MiB:.1f} = {p['fastest_physical'] / MiB:,.1f} MiB/s, "
+            f"{p['one_physical'] / p['fastest_physical']:.1f}x less. The controllers and bus carried more, so they do "
+            "not cap the plateau: the limit lies on the logical path (one writer stream, CPU, checksums, transaction "
+            "groups), which these logs do not separate.",
+            [
+                cite(f"{p['one_speed'] / MiB:.1f}", one),
+                cite(f"{p['one_physical'] / MiB:,.1f} MiB/s", one, f"{p['one_disks']} disks x its dd write"),
+                cite(f"{p['fastest_speed'] / MiB:.1f}", fast),
+                cite(
+                    f"{p['fastest_physical'] / MiB:,.1f} MiB/s", fast, f"{p['fastest_copies']:g} copies x its dd write"
+                ),
+                cite(
+                    f"{p['one_physical'] / p['fastest_physical']:.1f}x", both, "the one-vdev mirror's / the fastest's"
+                ),
+            ],
+        )
     )
 
 

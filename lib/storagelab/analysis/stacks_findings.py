@@ -65,8 +65,15 @@ def _limit_sentences(r: StacksResult) -> list[str]:
             for o in items
         ]
 
-    def cites(items):  # each run's measured bandwidth, linked to its line
-        return [cite(f"{o.bytes_per_s / 1e6:.1f} MB/s", o.lines) for o in items]
+    def cites(items):  # each run's measured bandwidth, linked to its line; its ratio to the label the same line
+        return [
+            c
+            for o in items
+            for c in (
+                cite(f"{o.bytes_per_s / 1e6:.1f} MB/s", o.lines),
+                cite(f"{o.ratio:.2f}x", o.lines, "its bandwidth / the device_limit_bytes_per_s label"),
+            )
+        ]
 
     if strong:
         out.append(
@@ -88,8 +95,11 @@ def _limit_sentences(r: StacksResult) -> list[str]:
         )
     if r.at_limit:
         out.append(
-            f"At the device's limit x {r.margin:g} within the printed figure's rounding, so the log cannot tell "
-            f"whether a cache helped: {prose.listing([_name(x) for x in r.at_limit])}."
+            Finding(
+                f"At the device's limit x {r.margin:g} within the printed figure's rounding, so the log cannot tell "
+                f"whether a cache helped: {prose.listing([_name(x) for x in r.at_limit])}.",
+                [cite(prose.rate(x.bytes_per_s), x.lines) for x in r.at_limit],
+            )
         )
     if r.direct_ignored:
         out.append(
