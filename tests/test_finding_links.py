@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 from pathlib import Path
 
+import pytest
+from conftest import FIXTURES
 from test_analysis_fio_newuser_h6 import db_b, res_b  # noqa: F401  (h6's published ZFS logs, non-default steady)
-from test_fio_durable import result as durable  # noqa: F401  (the fsync/fdatasync runs, fixtures/fio/durable)
 from test_fio_knee import mx200  # noqa: F401  (the MX200 sweeps database, a fixture)
 
 from storagelab import excerpts, paths, present
@@ -29,6 +31,7 @@ from storagelab.analysis import (
     transports,
 )
 from storagelab.analysis.result import Finding, Result, cite
+from storagelab.store import ingest
 
 LINK = re.compile(r"\[([^\]]+)\]\((raw/[^ )#]+)(?:#L\d+)? \"([^\"]*)\"\)")
 HL = re.compile(r'<span id="L(\d+)" class="hl">')
@@ -294,12 +297,26 @@ def test_08_a_curve_opens_its_job_and_a_knee_the_runs_of_its_numjobs(seed_db, mx
     ]
 
 
+@pytest.fixture(scope="module")
+def durable(tmp_path_factory):
+    """08 on the real fsync/fdatasync runs of fixtures/fio/durable (its own database: test_fio_durable's fixture
+    writes beside its raw copy, so a second use of it in one session would find the first one's)."""
+    raw = tmp_path_factory.mktemp("durable") / "raw"
+    shutil.copytree(FIXTURES / "fio" / "durable", raw, ignore=shutil.ignore_patterns("*.expected.jsonl", "*.md"))
+    names = sorted(p.name for p in raw.glob("*.txt"))
+    (raw / "manifest.csv").write_text("path,study\n" + "".join(f"{n},durable\n" for n in names), encoding="utf-8")
+    s = ingest([raw], db_path=raw.parent / "d.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert (s.ingested, s.failed) == (8, 0), s.errors
+    with open_db(raw.parent / "d.duckdb") as con:
+        return fio_views.analyse(con, Selection(study="durable"))
+
+
 def _names(links):
     """``opened``'s links with each file as its folder and name (a test's raw copy lives in a temporary folder)."""
     return [(text, [(f"{Path(f).parent.name}/{Path(f).name}", lines) for f, lines in files]) for text, files in links]
 
 
-def test_08_a_durable_writes_numbers_open_its_sync_and_write_sections(durable, tmp_path):  # noqa: F811
+def test_08_a_durable_writes_numbers_open_its_sync_and_write_sections(durable, tmp_path):
     """fio's sync percentiles and max: the job's sync section; durable writes/s (syncs over the write section's run
     time): both sections, its arithmetic on the page; write()'s p99: the write section."""
     (run,) = [f for f in durable.findings if f.startswith("fio-3.33-ext4-fsync.txt (`write")]

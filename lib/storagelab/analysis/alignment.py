@@ -29,6 +29,7 @@ from .alignment_numbers import (
     PoolSettings,
 )
 from .db import frame
+from .fio_runs import file_names
 from .recordsize import DEFAULT_RECORDSIZE, nearest_ashift, raidz_overhead
 from .result import Result, lines_of
 from .scaling import disk_model, is_single_disk
@@ -250,9 +251,10 @@ def _file_names(runs: pl.DataFrame) -> tuple[str, ...]:
     """Each file of ``runs`` by its name, with its number of runs where it holds more than one."""
 
     out = []
+    names = file_names(runs["path"].to_list())  # as much of its path as tells it from the others
     for (path,), g in runs.group_by("path", maintain_order=True):
         k = g.select("run_index").unique().height
-        out.append(path.split("/")[-1] + (f" ({k} runs)" if k > 1 else ""))
+        out.append(names[path] + (f" ({k} runs)" if k > 1 else ""))
     return tuple(out)
 
 

@@ -41,6 +41,7 @@ from .dedup_numbers import (
     Tracked,
     arc_max,
 )
+from .fio_runs import short_name
 from .result import Result, lines_of
 
 
@@ -276,7 +277,7 @@ def one_summary_per_pool(stats: pl.DataFrame, pool: str = "pool_name") -> pl.Dat
     out = stats.unique(subset=[pool, "bp_count", "bp_allocated_bytes"], keep="first", maintain_order=True)
     return out.with_columns(
         pl.when(pl.len().over(pool) > 1)
-        .then(pl.concat_str([pl.col(pool), pl.lit(" ("), pl.col("path").str.split("/").list.last(), pl.lit(")")]))
+        .then(pl.concat_str([pl.col(pool), pl.lit(" ("), short_name(out), pl.lit(")")]))
         .otherwise(pl.col(pool))
         .alias(pool)
     )

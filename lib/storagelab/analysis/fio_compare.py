@@ -37,8 +37,9 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
     """Runs of one workload at one iodepth x numjobs (``fio_depth`` rows with ``workload``, ``setup``, ``flag``
     and the run's bandwidth: its reporting group's):
 
-    * a run is one fio run (file and report): repeats are the runs of one setup, whether in several files or
-      appended to one (``doc_index``);
+    * a run is one fio run (file and report): repeats are the runs of one ``repeats_of`` group (its setup, one
+      label less a 'run N' mark, every manifest column agreeing: ``repeat_groups``; ``setup`` where the frame has
+      none), whether in several files or appended to one (``doc_index``);
     * two or more setups: the two fastest by mean bandwidth, by the test their repeats allow (``stats.compare``:
       Welch's t test where both have repeats, a single run against the other's prediction interval, else no test);
       fio's per-sample bandwidth spread is never used as noise;
@@ -55,6 +56,7 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
     rows = depth.filter(pl.col("bw_bytes_per_s").is_not_null()).with_columns(
         pl.col("file_id").map_elements(lambda f: zfs_of.get(f) or "", return_dtype=pl.String).alias("zfs")
     )
+    by = "repeats_of" if "repeats_of" in rows.columns else "setup"  # a group of repeats (``repeat_groups``)
     for (workload, direction, qd, nj), g in rows.group_by(key, maintain_order=True):
         if g.select("file_id", "doc_index").n_unique() < 2:
             continue
@@ -62,9 +64,9 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
         flagged = g.filter(suspect)
         per = (
             g.filter(~suspect)
-            .group_by("setup", "file_id", "doc_index", maintain_order=True)
+            .group_by(by, "file_id", "doc_index", maintain_order=True)
             .agg(pl.col("bw_bytes_per_s").sum(), pl.col("zfs").first())  # one figure per run and direction
-            .group_by("setup", maintain_order=True)
+            .group_by(by, maintain_order=True)
             .agg(
                 pl.col("bw_bytes_per_s").alias("values"),
                 pl.col("zfs").filter(pl.col("zfs") != "").unique().sort().str.join("/").alias("zfs"),
@@ -84,13 +86,13 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
         clean = g.filter(~suspect)
         if per.height == 1 and per["values"].list.len()[0] >= 2:
             r = per.row(0, named=True)
-            p.update(a=r["setup"], repeats=stats.summarise(r["values"]), a_lines=lines_of(clean))
+            p.update(a=r[by], repeats=stats.summarise(r["values"]), a_lines=lines_of(clean))
         elif per.height >= 2:
             a, b = per.row(0, named=True), per.row(1, named=True)
             c = stats.compare(stats.summarise(a["values"]), stats.summarise(b["values"]))
-            p.update(a=a["setup"], b=b["setup"], comparison=c, zfs_a=a["zfs"], zfs_b=b["zfs"])
-            p.update(a_lines=lines_of(clean.filter(pl.col("setup") == a["setup"])))
-            p.update(b_lines=lines_of(clean.filter(pl.col("setup") == b["setup"])))
+            p.update(a=a[by], b=b[by], comparison=c, zfs_a=a["zfs"], zfs_b=b["zfs"])
+            p.update(a_lines=lines_of(clean.filter(pl.col(by) == a[by])))
+            p.update(b_lines=lines_of(clean.filter(pl.col(by) == b[by])))
         elif not p["flagged"]:
             continue
         out.append(Point(**p))

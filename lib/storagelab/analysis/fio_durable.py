@@ -269,15 +269,22 @@ def _printed(pct: pl.DataFrame) -> tuple[dict[tuple, dict[float, float]], dict[t
     return sync, write
 
 
-def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None) -> Durable:
+def compute(
+    jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None, paths: list[str] | None = None
+) -> Durable:
     """Each job's ``DurableRun`` (a job with sync calls, or with O_SYNC writes); then per workload a pool with and
     without a SLOG (``DurablePair``). ``design_of``: file_id -> ``design.DesignFlags`` (a sub-second or short run is
-    said to be too short)."""
+    said to be too short). A file without a label is named by as much of its path as tells it from ``paths`` (the
+    selection's fio files; default: ``jobs``' own: ``fio_runs.file_names``)."""
     design_of = design_of or {}
     out = Durable()
     printed, write_pct = _printed(pct)
     if not jobs.is_empty():  # the workload as 05 and 08 see it: a run without a command matched by its output
         jobs = fio_runs.with_workloads(jobs)
+        names = fio_runs.file_names([*(paths or []), *jobs["path"].to_list()])
+        unlabelled = pl.col("label") == pl.col("path")  # QUERY's label is the path where the file has none
+        named = pl.col("path").replace_strict(names, default=None, return_dtype=pl.String)
+        jobs = jobs.with_columns(label=pl.when(unlabelled).then(named).otherwise(pl.col("label")))
     for row in jobs.iter_rows(named=True):
         key = (row["file_id"], row["job_index"])
         opts = _options(row)
@@ -317,7 +324,7 @@ def _durable_run(row, flags, osync, every, percentiles, mean, peak, syncs, sourc
     runtime = row.get("runtime_ns")
     return DurableRun(
         file_id=row["file_id"],
-        label=row["label"].rsplit("/", 1)[-1] if row["label"] == row["path"] else row["label"],
+        label=row["label"],
         config=_config(row),
         workload=_workload(row, every, osync),
         percentiles_ns=percentiles,

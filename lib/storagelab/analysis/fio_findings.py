@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from . import design, fio_durable, prose
+from . import design, fio_depth, fio_durable, prose
 from .fio_compare import point_sentence
 from .fio_depth import KNEE_MIN_DEPTHS, DepthCurve, DepthLevel, Knee, or_unknown, qd_label
 from .fio_timeseries import REGIME_FACTOR, REGIME_MIN_ROUNDS
@@ -36,6 +36,11 @@ def _group_figures(c: DepthCurve) -> str:
 def curve_sentence(c: DepthCurve) -> str:
     what = f"`{c.workload}` {c.direction} on {c.setup}"
     flagged = f" Flagged run(s) on it: {prose.listing(c.flagged)}." if c.flagged else ""
+    if getattr(c, "groups_at_a_depth", 1) > 1:  # labels apart at one depth: its mean is not of repeats
+        flagged = (
+            f" One depth pools runs that are not repeats of one another ({c.groups_at_a_depth} groups: labels, files "
+            f"or manifest columns apart; compared at that depth below), so its mean mixes them.{flagged}"
+        )
     lat = " per durable write (fio's sync percentiles)" if c.pct_kind == "sync" else ""
     if len(c.levels) == 1 and c.jobs > 1:
         lv = c.levels[0]
@@ -193,6 +198,9 @@ def depth(n, res) -> None:
             "per-job rate, labelled per job; the run's bandwidth is its group's (the group's I/O over its elapsed "
             "time, as in 05), stated with the curve."
         )
+    rounded = fio_depth.rounded_note(n.depth)
+    res.findings += [rounded] if rounded else []
+    res.findings += [n.repeat_grouping] if getattr(n, "repeat_grouping", "") else []
     res.findings += [point_sentence(p) for p in n.comparisons]
 
 
@@ -347,7 +355,7 @@ def _value(kind: str, v: float) -> str:
 
 
 def steady_sentence(v, steady) -> str:
-    name = f"{v.name or v.run.rsplit('/', 1)[-1]} {v.kind} {v.direction}"
+    name = f"{v.name or v.run} {v.kind} {v.direction}"  # name: as much of its path as tells it apart
     if v.state == "two regimes":
         return (
             f"{name}: two regimes, not steady: {v.segment_rounds} windows from {v.start_s:g} to {v.end_s:g} s at "

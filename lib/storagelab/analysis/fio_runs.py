@@ -73,7 +73,7 @@ RUNS_SQL = """
 SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type, f.vdev_count, f.vdev_width,
        f.recordsize_bytes, f.zfs_version, f.zfs_sync, f.device_limit_bytes_per_s, f.devices,
        coalesce(f.command, c.command) AS command, f.notes, f.ram_bytes, f.phase, f.sha256,
-       f.tool_version,
+       f.tool_version, f.os, f.cache_devices, f.log_devices, f.ashift, f.zfs_logbias, f.partition_start_sector,
        g.doc_index, g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,
        g.run_max_ns, g.run_max_ns AS elapsed_ns, g.derived, g.exact, g.line_start, g.line_end,
        r.ios, r.ios / (g.run_max_ns / 1e9) AS iops, r.clat_max_ns, r.lat_max_ns, r.slowest_line_start,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from . import arc, design, fio_runs, measures, plausibility, stacks_findings, stats
+from . import arc, design, fio_runs, measures, plausibility, repeat_groups, stacks_findings, stats
 from .db import frame
 from .result import Result, lines_of
 from .selection import Selection
@@ -86,21 +86,20 @@ def device_latency(con, sel: Selection, file_ids: list[int]) -> pl.DataFrame:
     return frame(con, DISK_SQL, [sorted(set(file_ids))])
 
 
-# what repeats share besides the workload and the label: one target (host, pool, layout, stack, devices, ZFS version)
-SAME_TARGET = ("host", "pool", "stack", "vdev_type", "vdev_count", "vdev_width", "devices", "zfs_version")
-
-
 def repeats(df: pl.DataFrame) -> pl.DataFrame:
-    """Repeated runs: the same workload and target labels (``SAME_TARGET``), labels equal once a 'run N' mark is
-    taken out (a file without a label is named by its path: ``fio_runs.config_label``).
+    """Repeated runs: the same workload and ``repeat_groups`` key (one label once a 'run N' mark is taken out, a file
+    without a label named by its path, and every setup column the manifest gives agreeing). ``config``: the group's
+    name (its label, and what tells it from another group of that label: ``repeat_groups.names``).
     Per group of two or more: n, mean, sd, min, max, the spread (half the range, % of the mean), and from
     ``stats.summarise`` the 95 % confidence interval of the mean (``ci95_bytes_per_s``, half-width), the 95 %
     prediction interval for one new run (``pi95_bytes_per_s``) and, from five runs, a seeded bootstrap interval of
     the mean (``boot_low/high_bytes_per_s``); ``values``: the runs' bandwidths."""
     g = (
-        df.with_columns(config=fio_runs.config_label(df))
-        .group_by("config", "workload", *(c for c in SAME_TARGET if c in df.columns), maintain_order=True)
+        repeat_groups.with_names(df.with_columns(config_name=fio_runs.config_label(df)), "config_name", "config")
+        .group_by(repeat_groups.KEY, "workload", maintain_order=True)
         .agg(
+            pl.col("config").first(),
+            pl.col("stack").first(),
             n=pl.len(),
             mean=pl.col("bw_bytes_per_s").mean(),
             sd=pl.col("bw_bytes_per_s").std(),

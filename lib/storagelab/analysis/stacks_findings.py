@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..units import MiB
-from . import design, prose, stats
+from . import design, prose, repeat_groups, stats
 from .result import Finding, Result, cite
 from .stacks_flags import WEAK_BELOW
 from .stacks_numbers import RunRef, StacksResult
@@ -206,13 +206,8 @@ def _repeat_sentences(r: StacksResult) -> list[str]:
             "differences between runs cannot be told from noise."
         )
     unlabelled = r.runs.filter(~pl.col("labelled")).height if "labelled" in r.runs.columns else 0
-    if unlabelled:
-        out.append(
-            f"Repeats are runs of one workload, one target (host, pool, stack, layout, devices, ZFS version) and one "
-            f"label once a 'run N' mark is taken out; {unlabelled} run(s) have no label and are named by their file "
-            "(as much of its path as tells it from the others): runs appended to one file are repeats, files of one "
-            "name in different folders are not. Labels in the manifest would make the grouping certain."
-        )
+    if unlabelled or r.repeat_tests:  # how the runs were grouped into repeats, wherever it matters
+        out.append(repeat_groups.sentence(r.runs))
     return out
 
 
