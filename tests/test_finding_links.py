@@ -106,6 +106,25 @@ def test_02_a_zdb_summary_and_a_block_size_histogram_open_their_lines(ztest_db, 
     assert "<b>    90</b>      64K:" in (tmp_path / top).read_text(encoding="utf-8")
 
 
+def test_01_02_a_figure_the_study_only_states_opens_its_claims_line(seed_db, tmp_path):
+    """No raw log behind it: the claims.csv line that states it (as the charts' bars of stated figures link)."""
+    claims = "papers/ars-zfs-vs-raid/claims.csv"
+    with open_db(seed_db) as con:
+        two = scaling.analyse(con, Selection(study="ars-zfs-vs-raid")).findings
+        rs = recordsize.analyse(con, Selection(study="ars-zfs-vs-raid")).findings
+    assert opened(the(two, "Stated by the study (no raw data): single disk"), tmp_path) == [
+        ("202 %", [(claims, [2])]),
+        ("2.02x", [(claims, [2])]),
+        ("+1.0 %", [(claims, [2])]),
+    ]
+    assert raw_line(claims, 2).startswith("ars-2vdev-single-pct,")
+    assert opened(the(rs, "Stated by the study (no raw data), 1M recordsize speed-up"), tmp_path) == [
+        ("950", [(claims, [19])]),
+        ("568 MiB/s", [(claims, [18])]),
+        ("1.673", [(claims, [19]), (claims, [18])]),
+    ]
+
+
 def test_03_a_ratio_opens_both_runs_and_each_value_its_own_line(seed_db, tmp_path):
     with open_db(seed_db) as con:
         res = alignment.analyse(con, Selection(study="freebsd-bonnie-dedup"))

@@ -26,6 +26,7 @@ from .db import frame
 from .dedup import one_summary_per_pool
 from .recordsize_numbers import PoolSizes, RaidzModel, RecordsizeFrames, RecordsizeNumbers
 from .result import Result, lines_of
+from .scaling import claim_lines
 
 DEFAULT_RECORDSIZE = 128 * KiB
 
@@ -324,6 +325,7 @@ def query(con, sel) -> RecordsizeFrames:
         hist=frame(con, HISTOGRAM_SQL.format(where=where), params),
         layouts=frame(con, LAYOUT_SQL.format(where=where), params),
         figures=dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list(), strict=True)),
+        claim_lines=claim_lines(stated),
     )
 
 
@@ -395,6 +397,7 @@ def compute(
         n.unlabelled_runs = unlabelled.n_unique()
     if all(cid in frames.figures for cid in ARS_CLAIM_IDS):
         n.stated = ars_ratios(frames.figures)
+        n.stated_lines = frames.claim_lines
     n.histograms, n.hist = histogram_summaries(frames.hist, default_recordsize)
     return n
 

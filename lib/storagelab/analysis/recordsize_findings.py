@@ -40,9 +40,17 @@ def write(res, n: RecordsizeNumbers, frames: RecordsizeFrames, sel) -> None:
             if r["theory"] is not None
             else f" ({r['theory_basis']})"
         )
+        num, den = n.stated_lines.get(r["numerator"], ()), n.stated_lines.get(r["denominator"], ())
         res.findings.append(
-            f"Stated by the study (no raw data), {r['claim']}: {r['numerator_mib_s']:.0f} / "
-            f"{r['denominator_mib_s']:.0f} MiB/s = {r['ratio']:.3f}{model}."
+            Finding(
+                f"Stated by the study (no raw data), {r['claim']}: {r['numerator_mib_s']:.0f} / "
+                f"{r['denominator_mib_s']:.0f} MiB/s = {r['ratio']:.3f}{model}.",
+                [
+                    cite(f"{r['numerator_mib_s']:.0f}", num),
+                    cite(f"{r['denominator_mib_s']:.0f} MiB/s", den),
+                    cite(f"{r['ratio']:.3f}", num + den, "the two stated figures' ratio"),
+                ],
+            )
         )
     res.verdict = _verdict(n)
 

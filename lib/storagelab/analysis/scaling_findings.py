@@ -21,10 +21,22 @@ def write(res, n: ScalingNumbers, frames: ScalingFrames, sel) -> None:
     _single(res, n, sel)
     _one_mirror(res, n)
     for r in n.stated.iter_rows(named=True):
+        line = n.stated_lines.get(r["claim_id"], ())  # the figure as claims.csv states it, with its passage
         res.findings.append(
-            f"Stated by the study (no raw data): {r['vdev_class']}, n = 2 {r['n_counts']}: "
-            f"{r['pct_of_one']:.0f} % of one = {r['ratio']:.2f}x against the rule's {r['ideal']:.1f}x "
-            f"({r['deviation_pct']:+.1f} %)."
+            Finding(
+                f"Stated by the study (no raw data): {r['vdev_class']}, n = 2 {r['n_counts']}: "
+                f"{r['pct_of_one']:.0f} % of one = {r['ratio']:.2f}x against the rule's {r['ideal']:.1f}x "
+                f"({r['deviation_pct']:+.1f} %).",
+                [
+                    cite(f"{r['pct_of_one']:.0f} %", line),
+                    cite(f"{r['ratio']:.2f}x", line, "the stated % / 100"),
+                    cite(
+                        f"{r['deviation_pct']:+.1f} %",
+                        line,
+                        f"(the stated ratio - {r['ideal']:.1f}) / {r['ideal']:.1f}",
+                    ),
+                ],
+            )
         )
     res.verdict = _verdict(n)
 
