@@ -412,6 +412,11 @@ def test_09_a_columns_range_opens_its_lowest_and_highest_run(seed_db, tmp_path):
         ("10.4", [(BONNIE + "bonnie-raid1-sec63-cache-log.txt", [4])]),
         ("105.0", [(BONNIE + "bonnie-single-disk.txt", [4])]),
     ]
+    # a value left out of the range (a read served from memory) links to its line too
+    assert opened(the(res.findings, "get_block (Block, MiB/s)"), tmp_path)[-1] == (
+        "2,764.8",
+        [(BONNIE + "bonnie-raid1-sec63-cache-log.txt", [4])],
+    )
 
 
 def test_10_the_cards_highest_result_opens_its_job(tmp_path):

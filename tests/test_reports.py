@@ -864,7 +864,7 @@ FINDING_LINKS = {
     "freebsd-bonnie-dedup/03_sector63.html": 40,
     "freebsd-bonnie-dedup/04_dedup_ddt.html": 45,
     "freebsd-bonnie-dedup/06_zfs_send_transports.html": 0,  # no mbuffer log in that study
-    "freebsd-bonnie-dedup/09_bonnie.html": 16,
+    "freebsd-bonnie-dedup/09_bonnie.html": 17,
     "homelab-mergerfs/01_vdev_scaling.html": 6,
     "homelab-mergerfs/05_stacks.html": 35,
     "homelab-mergerfs/08_fio.html": 25,
