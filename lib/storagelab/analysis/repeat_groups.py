@@ -26,23 +26,21 @@ SETUP_COLUMNS = tuple(c for c in LABEL_COLUMNS if c not in NOT_SETUP)
 LAB_OUTCOMES = r"(?:^|;\s*)(?:sanity: |empty logs not kept=)[^;]*"
 KEY = "repeat_key"
 NAME_CHARS = 40  # a differing value (notes) is shown up to this many characters
+NOT_COMPARED = "\x00"  # the notes of a label with 'run N' marks: not compared (``marked``), and never shown
 
 
 def _setup_values(df: pl.DataFrame) -> list[pl.Expr]:
     """Each ``SETUP_COLUMNS`` column ``df`` has, as text ('' where not labelled), named after the column; the notes
-    without the lab's per-run outcomes, and none at all for a label whose runs carry a 'run N' mark (``marked``)."""
+    without the lab's per-run outcomes, and ``NOT_COMPARED`` for a label whose runs carry a 'run N' mark."""
     out = []
     for c in SETUP_COLUMNS:
         if c not in df.columns:
             continue
-        v = pl.col(c).cast(pl.String)
+        v = pl.col(c).cast(pl.String).fill_null("")
         if c == "notes":
-            v = (
-                pl.when(marked(df))
-                .then(pl.lit(None))
-                .otherwise(v.str.replace_all(LAB_OUTCOMES, "").str.strip_chars("; "))
-            )
-        out.append(v.fill_null("").alias(c))
+            cleaned = v.str.replace_all(LAB_OUTCOMES, "").str.strip_chars("; ")
+            v = pl.when(marked(df)).then(pl.lit(NOT_COMPARED)).otherwise(cleaned)
+        out.append(v.alias(c))
     return out
 
 
@@ -60,7 +58,7 @@ def given(df: pl.DataFrame) -> list[str]:
     if df.is_empty():
         return []
     values = df.select(_setup_values(df))
-    return [c for c in values.columns if (values[c] != "").any()]
+    return [c for c in values.columns if (~values[c].is_in(["", NOT_COMPARED])).any()]
 
 
 def with_key(df: pl.DataFrame) -> pl.DataFrame:
@@ -71,20 +69,32 @@ def with_key(df: pl.DataFrame) -> pl.DataFrame:
 
 def names(df: pl.DataFrame, base: str, label: bool = True) -> dict[str, str]:
     """``repeat_key`` -> a name: the group's ``base`` column (08's setup 'host | stack | layout', 05's label), and
-    where several groups share that base, what tells them apart: the label (or file) and each setup column whose
-    value differs between them ('vm | ext4 | single 1x1 (tuned, notes hot)'). ``df`` has ``with_key``'s column.
-    ``label`` False: the label neither names nor parts the groups (08's depth curves: a lab label names the depth)."""
+    where several groups share that base and a workload, what tells them apart: the label (or file) and each setup
+    column whose value differs between them ('vm | ext4 | single 1x1 (tuned, notes hot)'). ``df`` has
+    ``with_key``'s column. ``label`` False: the label neither names nor parts the groups (08's depth curves: a lab
+    label names the depth)."""
     labels = (config_label(df).fill_null("") if label else pl.lit("")).alias("_label")
-    rows = df.select(KEY, pl.col(base).cast(pl.String).fill_null("").alias("_base"), labels, *_setup_values(df))
-    rows = rows.unique(KEY, keep="first", maintain_order=True)
+    within = [c for c in ("workload", "direction") if c in df.columns]
+    rows = df.select(
+        KEY, *within, pl.col(base).cast(pl.String).fill_null("").alias("_base"), labels, *_setup_values(df)
+    ).unique([KEY, *within], keep="first", maintain_order=True)
+    shown: dict[str, list[str]] = {}  # key -> the columns that tell it from another group of its base and workload
+    for _, g in rows.group_by("_base", *within, maintain_order=True):
+        differ = [
+            c
+            for c in g.columns
+            if c not in (KEY, "_base", *within) and g.filter(pl.col(c) != NOT_COMPARED)[c].n_unique() > 1
+        ]
+        for k in g[KEY].to_list():
+            shown[k] = [*shown.get(k, []), *(c for c in differ if c not in shown.get(k, []))]
+    keys = rows.unique(KEY, keep="first", maintain_order=True)
+    entries = {v: _entries(v) for v in keys["notes"].to_list() if v != NOT_COMPARED} if "notes" in keys.columns else {}
     out: dict[str, str] = {}
-    for (b,), g in rows.group_by("_base", maintain_order=True):
-        differ = [c for c in g.columns if c not in (KEY, "_base") and g[c].n_unique() > 1]
-        entries = {v: _entries(v) for v in g["notes"].to_list()} if "notes" in differ else {}
-        common = set.intersection(*entries.values()) if entries else set()
-        for r in g.iter_rows(named=True):
-            bits = [_notes_shown(r[c], entries, common) if c == "notes" else _shown(c, r[c]) for c in differ]
-            out[r[KEY]] = f"{b} ({', '.join(bits)})" if bits else str(b)
+    for r in keys.iter_rows(named=True):
+        cols = [c for c in keys.columns if c in shown.get(r[KEY], [])]
+        bits = [_notes_shown(r[c], entries) if c == "notes" else _shown(c, r[c]) for c in cols]
+        bits = [bit for bit in bits if bit]
+        out[r[KEY]] = f"{r['_base']} ({', '.join(bits)})" if bits else str(r["_base"])
     return out
 
 
@@ -102,8 +112,12 @@ def _entries(notes: str) -> set[str]:
     return {e.strip() for e in notes.split(";") if e.strip()}
 
 
-def _notes_shown(value: str, entries: dict[str, set[str]], common: set[str]) -> str:
-    """Notes by what sets them apart: the entries ('a; b') this group has and not every other group has."""
+def _notes_shown(value: str, entries: dict[str, set[str]]) -> str:
+    """Notes by what sets them apart: the entries ('a; b') this group has and not every other notes have; '' for
+    notes not compared."""
+    if value == NOT_COMPARED:
+        return ""
+    common = set.intersection(*entries.values()) if entries else set()
     own = sorted(entries[value] - common)
     if own:
         return f"notes '{_short('; '.join(own))}'"
