@@ -9,7 +9,7 @@ from . import design, fio_depth, fio_durable, prose
 from .fio_compare import point_sentence
 from .fio_depth import KNEE_MIN_DEPTHS, DepthCurve, DepthLevel, Knee, or_unknown, qd_label
 from .fio_timeseries import REGIME_FACTOR, REGIME_MIN_ROUNDS
-from .result import Finding, cite
+from .result import Finding, cite, lines_of
 
 
 def _level(level: DepthLevel, metric: str, noun: str = "runs", unit: bool = True) -> str:
@@ -263,14 +263,35 @@ def _curve_cites(depth, c: DepthCurve) -> list:
             for lv in c.levels
         ]
     at = [clean[0], clean[-1]] if len(clean) >= 2 and len(c.levels) > 1 else c.levels[:1]
-    cites = [
-        cite(_shown(lv, c.metric), _rows_at(depth, c.workload, c.direction, c.setup, lv.outstanding, len(at) == 2, lv))
-        for lv in at
-    ]
+    rows = [_rows_at(depth, c.workload, c.direction, c.setup, lv.outstanding, len(at) == 2, lv) for lv in at]
+    cites = []
+    for lv, r in zip(at, rows, strict=True):
+        cites.append(cite(_shown(lv, c.metric), r, f"mean of {lv.runs} rows" if lv.runs > 1 else None))
+        if lv.runs > 1 and not (len(c.levels) == 1 and c.jobs > 1 and c.groups):  # '(mean of N runs, low to high)'
+            cites += _span_cites(lv, c.metric, r)
     if len(at) == 2 and cites[0].inputs and cites[1].inputs:
         a, b = (at[0].bw, at[1].bw) if c.metric == "bandwidth" else (at[0].iops, at[1].iops)
         cites.append(cite(f"{b / a:.2f}x", cites[0].inputs + cites[1].inputs, f"{c.metric} at the last / first depth"))
-    return cites
+    one_run = len(c.levels) == 1 and c.jobs <= 1
+    if not (one_run or len(at) == 2) or (len(at) == 2 and (at[0].p99_ns is None or at[1].p99_ns is None)):
+        return cites  # the sentence states a p99 for one run, or for both ends of a curve where both have one
+    p99 = "p99 of one run" if all(lv.runs == 1 for lv in at) else "median p99 of the depth's runs"
+    return cites + [
+        cite(fio_durable.fmt_latency(lv.p99_ns), r, p99)
+        for lv, r in zip(at, rows, strict=True)
+        if lv.p99_ns is not None
+    ]
+
+
+def _span_cites(lv: DepthLevel, metric: str, rows) -> list:
+    """The lowest and highest of a level's rows (``_level``'s range), each its own row's lines."""
+    col, low, high = (
+        ("bw_bytes_per_s", lv.bw_low, lv.bw_high) if metric == "bandwidth" else ("iops", lv.iops_low, lv.iops_high)
+    )
+    if rows.is_empty() or col not in rows.columns:
+        return []
+    shown = (prose.rate(low), prose.rate(high)) if metric == "bandwidth" else (f"{low:,.0f}", f"{high:,.0f}")
+    return [cite(text, rows.filter(rows[col] == v)) for text, v in zip(shown, (low, high), strict=True)]
 
 
 def _knee_cites(depth, k: Knee) -> list:
@@ -361,7 +382,7 @@ def time_series(n, res, steady) -> None:
     )
     res.findings.append(f"Steady state by {rule}.")
     for v in n.steady:
-        res.findings.append(steady_sentence(v, steady))
+        res.findings.append(Finding(steady_sentence(v, steady), _steady_cites(n.series, v)))
 
 
 def _value(kind: str, v: float) -> str:
@@ -403,6 +424,51 @@ def steady_sentence(v, steady) -> str:
         f"{name}: steady in the windows from {v.start_s:g} to {v.end_s:g} s at {_value(v.kind, v.mean)} (excursion "
         f"{v.excursion_pct:.1f} %, slope {v.slope_pct:.1f} % of the mean; {v.rounds} windows logged)."
     )
+
+
+def _windows(series, v, phase: str) -> tuple[dict, ...]:
+    """The log lines of a verdict's windows in ``phase`` ('steady window', 'high regime', ...; judge_steady's marks),
+    consecutive lines of one file as one range."""
+    if series.is_empty() or "phase" not in series.columns or "line_start" not in series.columns:
+        return ()
+    rows = series.filter(
+        (series["run"] == v.run) & (series["kind"] == v.kind) & (series["direction"] == v.direction)
+        & (series["phase"] == phase)
+    )  # fmt: skip
+    out: list[dict] = []
+    for s in sorted(lines_of(rows), key=lambda s: (s["path"], s["line_start"])):
+        last = out[-1] if out else None
+        if last and last["path"] == s["path"] and s["line_start"] <= last["line_end"] + 1:
+            last["line_end"] = max(last["line_end"], s["line_end"])
+        else:
+            out.append(dict(s))
+    return tuple(out)
+
+
+def _steady_cites(series, v) -> list:
+    """A steady-state sentence's numbers and the log lines of the windows they are the mean (or range) of."""
+    kind = "the windows' logged values"
+    if v.state == "two regimes":
+        high, rest = _windows(series, v, "high regime"), _windows(series, v, "other regime")
+        return [
+            cite(_value(v.kind, v.mean), high, f"mean of the {v.segment_rounds} high-regime windows"),
+            cite(f"{v.mean / v.rest_mean:.1f}x", high + rest, "high-regime mean / the other windows' mean"),
+            cite(_value(v.kind, v.rest_mean), rest, f"mean of the other {v.rounds - v.segment_rounds} windows"),
+        ]
+    if v.state == "maxima":
+        every = _windows(series, v, "maxima")
+        return [
+            cite(_value(v.kind, v.low), every, f"lowest of {kind}"),
+            cite(_value(v.kind, v.high), every, f"highest of {kind}"),
+        ]  # noqa: E501
+    if v.state == "steady":
+        window = _windows(series, v, "steady window")
+        return [
+            cite(_value(v.kind, v.mean), window, "mean of the steady window's values"),
+            cite(f"{v.excursion_pct:.1f} %", window, "(max - min) / mean of the window"),
+            cite(f"{v.slope_pct:.1f} %", window, "the best-fit line's rise across the window / its mean"),
+        ]
+    return []
 
 
 def histograms(n, res) -> None:

@@ -72,7 +72,8 @@ def penalty(df: pl.DataFrame, base_label: str, over_label: str, direction: str =
 
 DISK_SQL = """
 SELECT coalesce(f.label, f.path) AS label, d.file_id, d.disk, d.write_ios, d.read_ios,
-       d.write_ticks_ns / nullif(d.write_ios, 0) / 1e6 AS ms_per_io, d.util_pct, d.line_start
+       d.write_ticks_ns / nullif(d.write_ios, 0) / 1e6 AS ms_per_io, d.util_pct, d.line_start, d.line_end, f.path,
+       f.sha256
 FROM fio_disk_stats d JOIN files f USING (file_id)
 WHERE list_contains(?::INTEGER[], d.file_id) AND NOT coalesce(d.has_slaves, false) ORDER BY f.path, d.disk
 """
@@ -250,6 +251,7 @@ def device_spreads(disks: pl.DataFrame) -> list[DeviceSpread]:
                     tuple(zip(g["disk"].to_list(), ms, strict=True)),
                     fast["disk"],
                     max(ms) / fast["ms_per_io"],
+                    tuple(lines_of(r) for r in g.iter_rows(named=True)),
                 )
             )
     return out
@@ -286,7 +288,14 @@ def repeat_tests(reps: pl.DataFrame, d: pl.DataFrame) -> list[RepeatTest]:
         tested = tuple(
             (_ref(p), stats.compare(stats.summarise([p["bw_bytes_per_s"]]), ref)) for p in peers.iter_rows(named=True)
         )
-        out.append(RepeatTest(r["config"], r["workload"], tuple(r["labels"]), ref, r["spread_pct"], tested))
+        mine = d.filter(
+            (pl.col("workload") == r["workload"])
+            & pl.col("stack").eq_missing(r["stack"])
+            & pl.col("label").is_in(r["labels"])
+        )
+        out.append(
+            RepeatTest(r["config"], r["workload"], tuple(r["labels"]), ref, r["spread_pct"], tested, lines_of(mine))
+        )
     return out
 
 
@@ -299,7 +308,8 @@ def costs_of(costs: pl.DataFrame, d: pl.DataFrame) -> list[LayerCost]:
             marks[label].append(mark)
 
     def ref(label: str, bw: float) -> RunRef:
-        return RunRef(label, bw, "; ".join(marks.get(label, [])))
+        runs = d.filter((pl.col("label") == label) & (pl.col("bw_bytes_per_s") == bw))  # the run of that bandwidth
+        return RunRef(label, bw, "; ".join(marks.get(label, [])), lines_of(runs))
 
     out = []
     for c in costs.iter_rows(named=True):
@@ -340,6 +350,11 @@ def compute(
         shared_file=in_files.filter(pl.col("shared_file"))["label"].to_list(),
         no_limit=d.filter(pl.col("device_limit_bytes_per_s").is_null()).height,
         design=[(r["label"], design.flags_of(r)) for r in in_files.iter_rows(named=True)],
+        design_rows=in_files.select(
+            c
+            for c in ("path", "sha256", "line_start", "line_end", "slowest_line_start", "slowest_line_end")
+            if c in in_files.columns
+        ).to_dicts(),
         device_spreads=device_spreads(disks),
         device_latency=disks,
         sizes=test_sizes(in_files),
