@@ -122,7 +122,7 @@ def test_slice_relative_lbas_are_named_with_their_absolute_lba(tmp_path):
     with open_db(tmp_path / "x.duckdb") as con:
         res = alignment.analyse(con, Selection(study="(unlabelled)"))
     assert (
-        "4 partition(s) in the selection's partition tables; misaligned to 4,096 B physical sectors: ada0 p1 at LBA "
+        "4 partition(s) in the selection's 2 partition table(s); misaligned to 4,096 B physical sectors: ada0 p1 at LBA "
         "63, ada0s1 p1 at LBA 0 of ada0s1 (absolute LBA 63), ada0s1 p2 at LBA 8388608 of ada0s1 (absolute LBA "
         "8388671), ada0s1 p4 at LBA 16777216 of ada0s1 (absolute LBA 16777279)."
     ) in res.findings

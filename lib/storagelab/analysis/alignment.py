@@ -28,6 +28,7 @@ from .alignment_numbers import (
     Noise,
     PoolSettings,
 )
+from .alignment_tables import same_tables
 from .db import frame
 from .fio_runs import file_names
 from .recordsize import DEFAULT_RECORDSIZE, nearest_ashift, raidz_overhead
@@ -181,9 +182,14 @@ WHERE {where} AND b.preferred
 ORDER BY f.path, b.run_index, r.test
 """
 PARTITIONS_SQL = """
-SELECT f.path, p.file_id, p.disk, p.table_type, p.index, p.start_sector, p.abs_start_sector, p.size_bytes,
-       p.logical_sector_bytes, p.align_4k_rem_bytes, p.aligned_4k, p.aligned_1m, p.line_start
-FROM partitions p JOIN files f USING (file_id) WHERE {where} ORDER BY f.path, p.disk, p.index
+SELECT f.path, f.host, p.file_id, p.disk, p.table_type, p.index, p.start_sector, p.abs_start_sector, p.end_sector,
+       p.size_bytes, p.logical_sector_bytes, p.align_4k_rem_bytes, p.aligned_4k, p.aligned_1m, p.line_start,
+       d.disk_id, d.disk_size_bytes
+FROM partitions p JOIN files f USING (file_id)
+LEFT JOIN (SELECT file_id, disk, any_value(label_id) AS disk_id,
+                  any_value(size_bytes) FILTER (WHERE size_source = 'printed') AS disk_size_bytes
+           FROM disks GROUP BY file_id, disk) d USING (file_id, disk)
+WHERE {where} ORDER BY f.path, p.disk, p.index
 """
 ZPOOL_STATE_SQL = """
 SELECT coalesce(f.label, f.path) AS label, z.file_id, z.pool, z.cap_pct, z.frag_pct, z.dedup_ratio, z.line_start,
@@ -436,6 +442,7 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     if parts.height:  # each partition against the physical sector size asked for (the table's own: 4 KiB, 1 MiB)
         rem = pl.col("abs_start_sector") * pl.col("logical_sector_bytes") % physical
         parts = parts.with_columns(rem_physical_bytes=rem, aligned_physical=rem == 0)
+    parts = same_tables(parts)  # one disk printed by several tools: one table
     arithmetic = [
         dict(verdict(lba, sector, physical), sector_bytes=sector, physical_bytes=physical) for lba in (legacy, 2048)
     ]

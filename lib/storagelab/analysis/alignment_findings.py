@@ -7,6 +7,7 @@ import polars as pl
 from ..units import MiB
 from . import plausibility, prose
 from .alignment_numbers import _TEST_WORDS, HEADLINE_TESTS, ZFS_GET, AlignmentNumbers, Anomalies, Pair, PoolSettings
+from .alignment_tables import distinct_partitions
 from .result import Finding, cite
 
 _THROUGHPUT = ("putc", "put_block", "rewrite", "getc", "get_block")
@@ -70,20 +71,24 @@ def _arithmetic(res, n: AlignmentNumbers, sel) -> None:
     parts = n.partitions
     if parts.height:
         phys = n.arithmetic[0]["physical_bytes"]
-        bad = parts.filter(~pl.col("aligned_physical").fill_null(True))
+        distinct = distinct_partitions(parts)
+        bad = distinct.filter(~pl.col("aligned_physical").fill_null(True))
         named = [
             f"{d} p{i} at LBA {lba}" + ("" if lba == absolute else f" of {d} (absolute LBA {absolute})")
-            for d, i, lba, absolute in bad.select("disk", "index", "start_sector", "abs_start_sector").iter_rows()
+            for d, i, lba, absolute in bad.select("disk_name", "index", "start_sector", "abs_start_sector").iter_rows()
         ]
+        disks = distinct.unique("table", keep="first", maintain_order=True)
         res.findings.append(
             Finding(
-                f"{parts.height} partition(s) in the selection's partition tables; "
+                f"{distinct.height} partition(s) in the selection's {disks.height} partition table(s)"
+                + _same_table_words(disks, parts)
+                + "; "
                 + (
                     f"misaligned to {phys:,} B physical sectors: {prose.listing(named)}."
                     if bad.height
                     else f"every one starts on a {phys:,} B boundary."
                 ),
-                [cite(f"{parts.height} partition(s)", parts, "the partition table rows")],
+                [cite(f"{distinct.height} partition(s)", parts, "the partition table rows")],
             )
         )
     else:
@@ -91,6 +96,19 @@ def _arithmetic(res, n: AlignmentNumbers, sel) -> None:
             f"no partition table for {sel.describe()}: save `gpart show`, `fdisk -l`, `sfdisk -d` or "
             "`parted -m ... print` of the disks beside the benchmark logs"
         )
+
+
+def _same_table_words(disks: pl.DataFrame, parts: pl.DataFrame) -> str:
+    """' (gpt.img: the same table in 4 outputs, also named ...)' for each disk more than one output printed."""
+    words = []
+    for r in disks.filter(pl.col("outputs") > 1).iter_rows(named=True):
+        others = parts.filter((pl.col("table") == r["table"]) & (pl.col("disk") != r["disk_name"]))["disk"]
+        aka = sorted(set(others.to_list()))
+        words.append(
+            f"{r['disk_name']}: the same table in {r['outputs']} outputs ({prose.listing(r['output_files'])})"
+            + (f", also named {prose.listing(aka)}" if aka else "")
+        )
+    return f" ({'; '.join(words)})" if words else ""
 
 
 def _pair_and_noise(res, n: AlignmentNumbers, pair: Pair) -> None:
