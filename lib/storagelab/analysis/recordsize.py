@@ -297,6 +297,12 @@ LAYOUT_SQL = """
 SELECT DISTINCT coalesce(f.pool, f.label, f.path) AS pool, f.vdev_type, f.vdev_width, f.ashift
 FROM files f WHERE {where} AND f.vdev_type LIKE 'raidz%' AND f.vdev_width IS NOT NULL ORDER BY 1
 """
+ZDB_VDEVS_SQL = """
+SELECT v.file_id, f.path, f.sha256, v.pool, v.type, v.ashift, v.nparity, v.n_children, v.line_start, v.line_end
+FROM zdb_config_vdevs v JOIN files f USING (file_id)
+WHERE {where} AND v.top_level AND v.ashift IS NOT NULL AND NOT coalesce(v.is_log, false)
+  AND coalesce(v.alloc_bias, '') = '' ORDER BY f.path, v.config_no, v.vdev_key
+"""
 DEFAULT_RAIDZ = (8, 2)  # the parameters' default layout: 8-wide RAIDZ2 (the Ars Technica article's)
 
 
@@ -324,23 +330,57 @@ def query(con, sel) -> RecordsizeFrames:
         sizes=one_summary_per_pool(frame(con, ZDB_SIZES_SQL.format(where=where), params), "pool"),
         hist=frame(con, HISTOGRAM_SQL.format(where=where), params),
         layouts=frame(con, LAYOUT_SQL.format(where=where), params),
+        vdevs=_zdb_vdevs(con, where, params),
         figures=dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list(), strict=True)),
         claim_lines=claim_lines(stated),
     )
 
 
-def raidz_model(layouts: pl.DataFrame, width: int, parity: int, ashift: int) -> RaidzModel:
+def _zdb_vdevs(con, where: str, params: list) -> pl.DataFrame:
+    """The selection's zdb -C top-level data vdevs; empty on a database of a schema without the table."""
+    found = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'zdb_config_vdevs'")
+    return frame(con, ZDB_VDEVS_SQL.format(where=where), params) if found.fetchone()[0] else pl.DataFrame()
+
+
+def raidz_model(layouts: pl.DataFrame, width: int, parity: int, ashift: int, vdevs: pl.DataFrame) -> RaidzModel:
     """The RAIDZ layout the model uses: the parameters when they differ from the default, else the selection's
-    labelled layout (its first, by pool), else the default parameters."""
-    source = "parameters"
+    labelled layout (its first, by pool; its ashift from zdb -C of that pool when not labelled), else the first
+    raidz vdev of the selection's zdb -C, else the default parameters (and what zdb -C shows instead, if any)."""
+    source, note = "parameters", ""
+    lines: tuple[dict, ...] = ()
+    raidz = vdevs.filter(pl.col("type") == "raidz") if vdevs.height else vdevs
     if (width, parity) == DEFAULT_RAIDZ and layouts.height:
         r = layouts.row(0, named=True)
         vt = r["vdev_type"]
         width, parity = int(r["vdev_width"]), int(vt[-1]) if vt[-1].isdigit() else 1
-        ashift = int(r["ashift"]) if r["ashift"] else ashift
-        source = f"the labelled layout of {r['pool']}" + ("" if r["ashift"] else f"; ashift {ashift} assumed")
+        own = vdevs.filter(pl.col("pool") == r["pool"]) if vdevs.height else vdevs
+        if r["ashift"]:
+            ashift, how = int(r["ashift"]), ""
+        elif own.height:
+            ashift, how, lines = int(own["ashift"][0]), f"; ashift {own['ashift'][0]} from zdb -C", lines_of(own)
+        else:
+            how = f"; ashift {ashift} assumed"
+        source = f"the labelled layout of {r['pool']}{how}"
+    elif (width, parity) == DEFAULT_RAIDZ and raidz.height:
+        r = raidz.row(0, named=True)
+        width, parity, ashift = int(r["n_children"]), int(r["nparity"] or 1), int(r["ashift"])
+        source, lines = f"zdb -C of pool {r['pool']}", lines_of(raidz.head(1))
+    elif vdevs.height:
+        note, lines = zdb_words(vdevs), lines_of(vdevs)
     one = raidz_alloc(1024 * KiB, width, parity, ashift)
-    return RaidzModel(width, parity, ashift, source, one, raidz_alloc(3 * 1024 * KiB, width, parity, ashift))
+    three = raidz_alloc(3 * 1024 * KiB, width, parity, ashift)
+    return RaidzModel(width, parity, ashift, source, one, three, note, lines)
+
+
+def zdb_words(vdevs: pl.DataFrame) -> str:
+    """'zdb -C of pool lxd shows ashift 9 and 3 top-level vdevs (disk, disk, disk), no raidz'."""
+    out = []
+    for (pool,), g in vdevs.group_by("pool", maintain_order=True):
+        shifts = "/".join(str(a) for a in sorted(set(g["ashift"].to_list())))
+        kinds = ", ".join(f"{t}{p or ''}" if t == "raidz" else t for t, p in g.select("type", "nparity").iter_rows())
+        has = "a raidz vdev" if (g["type"] == "raidz").any() else "no raidz vdev"
+        out.append(f"zdb -C of pool {pool} shows ashift {shifts} and {g.height} top-level vdev(s) ({kinds}), {has}")
+    return "; ".join(out)
 
 
 def pool_sizes(sizes: pl.DataFrame, default_recordsize: int) -> list[PoolSizes]:
@@ -373,7 +413,7 @@ def compute(
 ) -> RecordsizeNumbers:
     """Frames -> named numbers: the models, the pools' measured block sizes, tuned-vs-default fio runs, the study's
     stated ratios."""
-    model = raidz_model(frames.layouts, *raidz)
+    model = raidz_model(frames.layouts, *raidz, frames.vdevs)
     md6 = chunked_disks_touched(1024 * KiB, raid6_chunk_bytes)
     n = RecordsizeNumbers(
         default_recordsize=default_recordsize,

@@ -18,11 +18,14 @@ def write(res, n: RecordsizeNumbers, frames: RecordsizeFrames, sel) -> None:
         f"{a['write_amp']:.0f}x is the worst case: partial writes to one record within a transaction "
         "group are merged in memory before the record is written once."
     )
-    res.findings.append(
+    model = (
         f"Model ({m.source}): a 1 MiB block on a {m.width}-wide RAIDz{m.parity} at ashift {m.ashift} takes "
         f"{m.one['data_sectors']} data + {m.one['parity_sectors']} parity + {m.one['pad_sectors']} pad sectors "
         f"({m.one['efficiency']:.1%} efficient), {m.one['max_data_bytes_per_disk'] // KiB} KiB on the busiest disk."
     )
+    if m.zdb_note:
+        model += f" The selection's {m.zdb_note}: the model uses the parameters instead."
+    res.findings.append(Finding(model, [cite("zdb -C", m.zdb_lines)]) if m.zdb_lines else model)
     _pools(res, n, sel)
     _histograms(res, n, sel)
     _tuned(res, n, sel)

@@ -15,6 +15,7 @@ class RecordsizeFrames:
     layouts: pl.DataFrame  # the selection's labelled RAIDZ layouts
     figures: dict  # the study's stated figures (claim id -> value in base units)
     claim_lines: dict = field(default_factory=dict)  # claim id -> its claims.csv line (scaling.claim_lines)
+    vdevs: pl.DataFrame = field(default_factory=pl.DataFrame)  # zdb -C: top-level data vdevs (type, ashift, width)
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class RaidzModel:
     source: str  # "parameters", or the labelled layout it was taken from
     one: dict  # raidz_alloc of a 1 MiB block
     three: dict  # raidz_alloc of a 3 MiB block
+    zdb_note: str = ""  # what the selection's zdb -C shows when the model does not take its layout from it
+    zdb_lines: tuple[dict, ...] = ()  # the zdb -C lines the model's layout or its note rests on
 
 
 @dataclass(frozen=True)
