@@ -61,6 +61,18 @@ def ingest_unlabelled(paths, folder: Path) -> Path:
     return db
 
 
+def ingest_labelled(raw: Path, manifest: str) -> Path:
+    """``raw`` with ``manifest`` written as its manifest.csv, ingested into a new database beside it (one worker,
+    no Parquet); every file must ingest."""
+    from storagelab.store import ingest
+
+    (raw / "manifest.csv").write_text(manifest, encoding="utf-8")
+    db = raw.parent / "labelled.duckdb"
+    s = ingest([raw], db_path=db, manifest_path=raw / "manifest.csv", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    return db
+
+
 # SIGINT's handler when pytest started: SIG_IGN when it was started as a background job of a non-interactive shell
 # (its children inherit that), which no test caused; the summary says so (issue 26)
 _SIGINT_AT_START = signal.getsignal(signal.SIGINT)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import FIXTURES, analyse_study
+from conftest import FIXTURES, analyse_study, ingest_labelled
 
 from storagelab.analysis import alignment
 
@@ -17,19 +17,13 @@ FILES = ("fdisk-l-gpt.txt", "fdisk-l-mbr.txt", "gdisk-l-gpt.txt", "parted-print-
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
-    from storagelab.store import ingest
-
     raw = tmp_path_factory.mktemp("h5parts") / "raw"
     (raw / "parts").mkdir(parents=True)
     rows = ["path,study,host,notes"]
     for name in FILES:
         shutil.copyfile(SRC / name, raw / "parts" / name)
         rows.append(f"parts/{name},{STUDY},kestrel,disk image file on tmpfs")
-    (raw / "manifest.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    dest = raw.parent / "h5.duckdb"
-    s = ingest([raw], db_path=dest, manifest_path=raw / "manifest.csv", parquet_dir=False, progress=False, workers=1)
-    assert s.failed == 0, s.errors
-    return dest
+    return ingest_labelled(raw, "\n".join(rows) + "\n")
 
 
 def test_one_disk_printed_by_four_tools_is_one_table(db):

@@ -7,7 +7,7 @@ import shutil
 
 import polars as pl
 import pytest
-from conftest import FIXTURES, analyse_study
+from conftest import FIXTURES, analyse_study, ingest_labelled
 
 from storagelab.analysis import recordsize
 
@@ -16,16 +16,10 @@ ZDB = FIXTURES / "zdb-config" / "published" / "ubuntu-zdb-lxd-loop.txt"
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
-    from storagelab.store import ingest
-
     raw = tmp_path_factory.mktemp("h5zfs") / "raw"
     (raw / "zfsbox").mkdir(parents=True)
     shutil.copyfile(ZDB, raw / "zfsbox" / "zdb-lxd.txt")
-    (raw / "manifest.csv").write_text("path,study,host,stack,pool\nzfsbox/zdb-lxd.txt,H5 zfsbox,zfsbox,zfs,lxd\n")
-    dest = raw.parent / "h5.duckdb"
-    s = ingest([raw], db_path=dest, manifest_path=raw / "manifest.csv", parquet_dir=False, progress=False, workers=1)
-    assert s.failed == 0, s.errors
-    return dest
+    return ingest_labelled(raw, "path,study,host,stack,pool\nzfsbox/zdb-lxd.txt,H5 zfsbox,zfsbox,zfs,lxd\n")
 
 
 def test_model_says_what_zdb_shows_when_it_has_no_raidz(db):

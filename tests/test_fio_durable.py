@@ -118,8 +118,8 @@ def test_runs_of_different_devices_are_ranked_not_set_against_each_other(result)
     assert (
         "`write bs=4KiB ioengine=sync iodepth=1, a sync after every write`: 7 runs, durable-write p99 from 0.0680 ms "
         "(fio-3.25-raw-nvme-optane-fdatasync.txt) to 11.7 ms (fio-3.25-raw-nvme-tforce-fdatasync.txt). Set side by "
-        "side only: they differ in more than one thing (device, filesystem, machine), so no ratio is stated as the "
-        "effect of one change." in result.findings
+        "side only (no label says their setups (host, stack, devices), so what differs between them is not known): "
+        "no ratio is stated as the effect of one change." in result.findings
     )
     assert list(result["durable"].columns) == [
         "run",

@@ -38,6 +38,11 @@ from .result import Finding, cite, lines_of
 SHOWN_PERCENTILES = (50.0, 99.0, 99.9)
 # a sync per write from the run's time: the syncs its time holds within this share of its writes
 ONE_PER_WRITE = 0.1
+# the manifest labels that describe a run's setup: what two runs set side by side are compared by
+SETUP_LABELS = (
+    "host", "os", "stack", "pool", "vdev_type", "vdev_count", "vdev_width", "devices", "cache_devices",
+    "log_devices", "ram_bytes", "recordsize_bytes", "ashift", "zfs_version", "zfs_sync", "zfs_logbias",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,8 @@ class DurableRun:
     # and of its write section (writes, run time, write() latency): what a finding's numbers link to
     sync_lines: tuple[dict, ...] = ()
     write_lines: tuple[dict, ...] = ()
+    setup: tuple[tuple[str, str], ...] = ()  # its manifest labels of the setup (``SETUP_LABELS``), as text
+    phase: str | None = None  # its phase label (before / after)
 
     @property
     def p99_ns(self) -> float | None:
@@ -96,7 +103,8 @@ class Durable:
 
 QUERY = """
 SELECT f.file_id, f.path, f.sha256, coalesce(f.label, f.path) AS label, f.host, f.stack, f.pool, f.vdev_type,
-       f.vdev_count, f.vdev_width, f.log_devices, coalesce(f.command, c.command) AS command,
+       f.vdev_count, f.vdev_width, f.log_devices, coalesce(f.command, c.command) AS command, f.os, f.devices,
+       f.cache_devices, f.ram_bytes, f.recordsize_bytes, f.ashift, f.zfs_version, f.phase,
        j.job_index, j.doc_index, j.jobname, j.rw, j.block_size_bytes, j.ioengine, j.iodepth, coalesce(j.numjobs, j.jobs) AS numjobs, j.jobs,
        j.options_json, j.layout_bytes, s.file_id IS NOT NULL AS has_sync,
        s.lat_mean_ns AS sync_mean_ns, s.lat_max_ns AS sync_max_ns, s.lat_samples AS sync_samples,
@@ -349,6 +357,8 @@ def _durable_run(row, flags, osync, every, percentiles, mean, peak, syncs, sourc
         o_sync=osync,
         sync_lines=_lines(row, "write" if osync else "sync"),
         write_lines=_lines(row, "write"),
+        setup=tuple((c, str(row[c])) for c in SETUP_LABELS if row.get(c) is not None),
+        phase=row.get("phase"),
     )
 
 
@@ -542,7 +552,28 @@ def ranking_sentence(workload: str, rs: list[DurableRun]) -> Finding:
     low, high = rs[0], rs[-1]
     return Finding(
         f"`{workload}`: {len(rs)} runs, durable-write p99 from {fmt_latency(low.p99_ns)} ({low.label}) to "
-        f"{fmt_latency(high.p99_ns)} ({high.label}). Set side by side only: they differ in more than one thing "
-        "(device, filesystem, machine), so no ratio is stated as the effect of one change.",
+        f"{fmt_latency(high.p99_ns)} ({high.label}). Set side by side only ({_differences(rs)}): no ratio is stated "
+        "as the effect of one change.",
         [cite(fmt_latency(low.p99_ns), low.sync_lines), cite(fmt_latency(high.p99_ns), high.sync_lines)],
     )
+
+
+def _differences(rs: list[DurableRun]) -> str:
+    """What the runs' labels say differs between them (and what they share), and how the phase labels pair them."""
+    labels = [dict(r.setup) for r in rs]
+    differ = [c for c in SETUP_LABELS if len({lab.get(c) for lab in labels}) > 1]
+    shared = [f"{c} {labels[0][c]}" for c in ("host", "stack") if c not in differ and labels[0].get(c)]
+    if differ:
+        words = f"their labels differ in {', '.join(differ)}" + (
+            f" (the same {' and '.join(shared)})" if shared else ""
+        )
+    elif any(labels):
+        words = "their labels do not say what differs between them"
+    else:
+        words = "no label says their setups (host, stack, devices), so what differs between them is not known"
+    phases = {p: [r.label for r in rs if r.phase == p] for p in ("before", "after")}
+    if phases["before"] and phases["after"]:
+        words += (
+            f"; the phase labels pair them: before {', '.join(phases['before'])}, after {', '.join(phases['after'])}"
+        )
+    return words
