@@ -78,11 +78,36 @@ def test_unknown_parameter_of_a_real_notebook(tmp_path):
     assert executed(tmp_path) == []
 
 
-def test_one_bad_notebook_stops_all(project):
-    # the parameter is valid for tiny but unknown to other: neither runs
-    r = storagelab(project, "run", "tiny", "other", "-p", "factor", "1.5")
-    assert r.returncode == 2 and "other.ipynb: unknown parameter 'factor'" in r.stderr
+def test_parameter_of_one_notebook_is_given_to_it_and_the_other_told(project):
+    # the parameter is valid for tiny but unknown to other: tiny takes it, other runs without it, one line says so
+    r = storagelab(project, "run", "tiny", "other", "-p", "factor", "1.5", "--no-report")
+    assert r.returncode == 0, r.stderr
+    assert "note: parameter factor is given to tiny only; other takes no such parameter" in r.stderr.splitlines()
+    assert executed(project) == ["other.ipynb", "tiny.ipynb"]
+
+
+def test_parameter_no_named_notebook_takes_stops_all(project):
+    r = storagelab(project, "run", "tiny", "other", "-p", "facter", "1.5")
+    assert r.returncode == 2
+    assert r.stderr.strip() == (
+        "storagelab run: unknown parameter 'facter': none of the notebooks to run takes it (tiny, other)"
+    )
     assert executed(project) == []
+
+
+def test_dedup_parameter_with_recordsize_notebook():
+    """h5 L6: `run notebooks 04_dedup_ddt 02_recordsize -p bytes_per_entry 400` was refused whole."""
+    from storagelab.nbparams import resolve, validate_each
+
+    nbs = [resolve("04_dedup_ddt"), resolve("02_recordsize")]
+    plans, notes = validate_each(nbs, {"bytes_per_entry": 400, "study": "H5 zfsbox"})
+    assert [(nb.stem, p) for nb, p in plans] == [
+        ("04_dedup_ddt", {"bytes_per_entry": 400, "study": "H5 zfsbox"}),
+        ("02_recordsize", {"study": "H5 zfsbox"}),
+    ]
+    assert notes == [
+        "note: parameter bytes_per_entry is given to 04_dedup_ddt only; 02_recordsize takes no such parameter"
+    ]
 
 
 # ----------------------------------------------------------------------------- type checks (in-process: fast)

@@ -170,3 +170,32 @@ def _title(nb, default: str) -> str:
                 if line.startswith("# "):
                     return re.sub(r"[`*_]", "", line[2:]).strip()
     return default
+
+
+def validate_each(
+    nbs: list[Path], params: dict[str, Any], raw: dict[str, str] | None = None
+) -> tuple[list[tuple[Path, dict[str, Any]]], list[str]]:
+    """Each notebook with the parameters it takes (``validate``), and one note per parameter that only some of
+    them take. A parameter none of them takes is refused (``ParameterError``), as is a bad value."""
+    if len(nbs) <= 1:
+        return [(nb, validate(nb, params, raw)) for nb in nbs], []
+    known = {nb: notebook_parameters(nb) for nb in nbs}
+    notes = []
+    for name in {**params, **(raw or {})}:
+        takers = [nb.stem for nb in nbs if name in known[nb]]
+        if not takers:
+            raise ParameterError(
+                f"unknown parameter {name!r}: none of the notebooks to run takes it "
+                f"({', '.join(nb.stem for nb in nbs)})"
+            )
+        if len(takers) < len(nbs):
+            others = [nb.stem for nb in nbs if name not in known[nb]]
+            notes.append(
+                f"note: parameter {name} is given to {', '.join(takers)} only; {', '.join(others)} "
+                f"take{'s' if len(others) == 1 else ''} no such parameter"
+            )
+
+    def own(given: dict, nb: Path) -> dict:
+        return {k: v for k, v in given.items() if k in known[nb]}
+
+    return [(nb, validate(nb, own(params, nb), own(raw or {}, nb))) for nb in nbs], notes

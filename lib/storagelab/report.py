@@ -42,6 +42,7 @@ from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     parameter_docs,
     resolve,
     validate,
+    validate_each,
 )
 from .pool_deaths import FeederDied, pool_result, stopped_at_the_end, worker_died
 from .procs import alive, die_with_parent, kill_descendants
@@ -224,7 +225,9 @@ def run_notebooks(
 
     if plans is None:
         nbs = [resolve(n) for n in names] if names else list_notebooks()
-        plans = [(nb, validate(nb, params or {}, raw_params)) for nb in nbs]
+        plans, notes = validate_each(nbs, params or {}, raw_params)
+        for note in notes:  # a parameter of some of the notebooks: given to those, the others told
+            say(note)
     if out_dir is None:
         _claim_folders(plans)
     n = max(1, min(jobs if jobs is not None else (os.cpu_count() or 1), len(plans)))
