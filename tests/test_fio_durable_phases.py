@@ -1,5 +1,6 @@
-"""08's durable-write ranking names the labels that differ and the phase labels that pair the runs (the h5 new-user
-trial, finding A3: tests/fixtures/fio/newuser-h5, sources in its COMMANDS.md), with that user's manifest rows."""
+"""The h5 new-user trial's fsync=1 pair (tests/fixtures/fio/newuser-h5, sources in its COMMANDS.md), with that user's
+manifest rows: 08's durable-write ranking names the labels that differ and the phase labels that pair the runs
+(finding A3), and 02 asks no recordsize label of btrfs runs (L3)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,16 @@ def test_before_after_pair_names_the_labels_that_differ(db):
         "btr-fsync1.json, after btr-fsync1-after.json): no ratio is stated as the effect of one change."
     ]
     assert "machine" not in ranking[0]
+
+
+def test_02_does_not_ask_for_recordsize_labels_on_btrfs(db):
+    """h5 L3: 02 asked to 'label each run's recordsize_bytes' for a btrfs-only study (recordsize is ZFS's)."""
+    from storagelab.analysis import recordsize
+
+    res = analyse_study(db, recordsize.analyse, STUDY)
+    (line,) = [m for m in res.missing if m.startswith("no fio runs of one workload")]
+    assert line == (
+        "no fio runs of one workload at two recordsizes, one of them the default 128 KiB, for study H5 btrfs/raid: "
+        "pre→post (its fio runs are on labelled stack(s) btrfs-raid1, btrfs-single, not ZFS): recordsize is a "
+        "property of ZFS datasets"
+    )

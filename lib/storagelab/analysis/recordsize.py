@@ -403,6 +403,17 @@ def pool_sizes(sizes: pl.DataFrame, default_recordsize: int) -> list[PoolSizes]:
     return out
 
 
+def not_zfs(runs: pl.DataFrame) -> pl.Expr:
+    """The runs labelled with a stack other than ZFS (no 'zfs' in it, no pool, no recordsize): recordsize is a ZFS
+    dataset property, so nothing to label them with."""
+    return (
+        pl.col("stack").is_not_null()
+        & ~pl.col("stack").str.to_lowercase().str.contains("zfs")
+        & pl.col("pool").is_null()
+        & pl.col("recordsize_bytes").is_null()
+    )
+
+
 def compute(
     frames: RecordsizeFrames,
     recordsizes,
@@ -433,8 +444,10 @@ def compute(
         else n.tuned
     )
     if runs.height:  # runs, not their directions: a randrw run has a read and a write row
-        unlabelled = runs.filter(pl.col("recordsize_bytes").is_null()).select("file_id", "doc_index", "groupid")
-        n.unlabelled_runs = unlabelled.n_unique()
+        other = not_zfs(runs)
+        unlabelled = runs.filter(pl.col("recordsize_bytes").is_null() & ~other)
+        n.unlabelled_runs = unlabelled.select("file_id", "doc_index", "groupid").n_unique()
+        n.other_stacks = tuple(sorted(set(runs.filter(other)["stack"].to_list())))
     if all(cid in frames.figures for cid in ARS_CLAIM_IDS):
         n.stated = ars_ratios(frames.figures)
         n.stated_lines = frames.claim_lines

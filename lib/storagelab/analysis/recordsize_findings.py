@@ -149,11 +149,17 @@ def _tuned(res, n: RecordsizeNumbers, sel) -> None:
             f"against {rs // KiB} KiB records in the same workload."
         )
     if n.compared.is_empty():
+        stacks = f"labelled stack(s) {', '.join(n.other_stacks)}, not ZFS" if n.other_stacks else ""
+        if n.unlabelled_runs:
+            also = f"; the others are on {stacks}" if stacks else ""
+            why = f" ({n.unlabelled_runs} fio run(s) carry no recordsize label{also})"
+            advice = ": label each ZFS run's recordsize_bytes in the manifest"
+        else:
+            why = f" (its fio runs are on {stacks})" if stacks else ""
+            advice = ": recordsize is a property of ZFS datasets" if stacks else ""
         res.missing.append(
             f"no fio runs of one workload at two recordsizes, one of them the default {rs // KiB} KiB, for "
-            f"{sel.describe()}"
-            + (f" ({n.unlabelled_runs} fio run(s) carry no recordsize label)" if n.unlabelled_runs else "")
-            + ": label each run's recordsize_bytes in the manifest"
+            f"{sel.describe()}{why}{advice}"
         )
     else:
         best = n.compared.sort("ratio", descending=True).row(0, named=True)

@@ -54,7 +54,8 @@ class RecordsizeNumbers:
     pools: list[PoolSizes] = field(default_factory=list)
     tuned: pl.DataFrame = field(default_factory=pl.DataFrame)
     compared: pl.DataFrame = field(default_factory=pl.DataFrame)
-    unlabelled_runs: int = 0
+    unlabelled_runs: int = 0  # fio runs without a recordsize label, of ZFS or of a stack not labelled
+    other_stacks: tuple[str, ...] = ()  # the labelled stacks of fio runs that are not on ZFS (no recordsize)
     stated: pl.DataFrame = field(default_factory=pl.DataFrame)
     histograms: list[tuple[str, int, dict]] = field(default_factory=list)  # (pool, recordsize, block_sizes)
     hist: pl.DataFrame = field(default_factory=pl.DataFrame)  # the histograms kept (one per pool and moment)
