@@ -67,3 +67,19 @@ def test_same_name_different_identity_stays_two_disks(db):
         "parted-print-gpt.txt": (0, 3),
         "sgdisk-p-gpt.txt": (2, 1),
     }
+
+
+def test_runs_and_files_counted_as_09_counts_them(tmp_path):
+    """h5 L2: 03 said '2 bonnie++ run(s)' of 3 runs in 2 files (tests/fixtures/bonnie/newuser-h5), all phase=before."""
+    raw = tmp_path / "raw"
+    (raw / "kestrel").mkdir(parents=True)
+    rows = ["path,study,host,stack,vdev_type,phase"]
+    for name in ("bonnie-btr.txt", "bonnie-btr-x2.csv"):
+        shutil.copyfile(FIXTURES / "bonnie" / "newuser-h5" / name, raw / "kestrel" / name)
+        rows.append(f"kestrel/{name},{STUDY},kestrel,btrfs-raid1,mirror,before")
+    res = analyse_study(ingest_labelled(raw, "\n".join(rows) + "\n"), alignment.analyse, STUDY)
+    assert [m for m in res.missing if "bonnie++ run(s)" in m] == [
+        "3 bonnie++ run(s) from 2 file(s) for study H5 btrfs/raid: pre→post, but no 'after' one labelled "
+        "phase=before/after (nor with a partition_start_sector to tell misaligned from aligned): label the pair in "
+        "the manifest"
+    ]

@@ -32,10 +32,10 @@ def write(res, n: AlignmentNumbers, sel) -> None:
         return
     pair = n.pair()
     if pair is None:
-        files = len(n.phases)
+        files, runs = len(n.phases), n.runs.select("path", "run_index").n_unique()
         none_before = not any(s == "before" for s in n.phases.values())
         res.missing.append(
-            f"{files} bonnie++ run(s) for {sel.describe()}, but "
+            f"{runs} bonnie++ run(s) from {files} file(s) for {sel.describe()}, but "
             + ("none" if none_before else "no 'after' one")
             + " labelled phase=before/after "
             "(nor with a partition_start_sector to tell misaligned from aligned): label the pair in "
