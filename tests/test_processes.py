@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, SPARK_TEST_CONF
 
 DEADLINE = 30.0  # seconds for the tree to die and the pipes to close (a loaded machine; normally well under 2)
 
@@ -302,7 +302,7 @@ def _spark_ready() -> bool:
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_killed_spark_ingest_takes_the_jvm_and_its_python_workers_with_it(tmp_path, sig):
     """Spark's JVM reads the driver's pipe and exits at its end; its Python workers end with the JVM."""
-    run = Running(["spark-ingest", str(ROOT / "data" / "raw"), str(tmp_path / "out")])
+    run = Running(["spark-ingest", str(ROOT / "data" / "raw"), str(tmp_path / "out"), *SPARK_TEST_CONF])
     tree = run.wait_for(
         "the JVM and a Python worker",
         lambda t: any(p.name() == "java" for p in t) and any("pyspark.daemon" in _cmdline(p) for p in t),
