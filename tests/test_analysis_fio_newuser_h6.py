@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES
 
 from storagelab import charts
-from storagelab.analysis import Selection, fio_runs, fio_views, open_db, stacks
+from storagelab.analysis import Selection, explore, fio_runs, fio_views, open_db, stacks
 
 SRC = FIXTURES / "fio" / "newuser-h6"
 # h6's manifest for (a), as /tmp/h6ds/a/manifest.csv (bonnie row left out); the longw_*.1.log logs have no row
@@ -30,6 +30,8 @@ grid/grid-qd16-nj1.json,H6 VM lab,,ext4/virtio,,,,
 grid/grid-qd16-nj4.json,H6 VM lab,vm h6,ext4/virtio,,,,
 """
 NOT_LOGS = shutil.ignore_patterns("*.expected.jsonl", "*.md")  # the golden files and notes beside the logs
+# (b) as h6's 08/05 trial read it: the end_fsync runs (sync_seq_write, test_design_h6.py's) left out
+NOT_LOGS_B = shutil.ignore_patterns("*.expected.jsonl", "*.md", "sync_seq_write")
 POOLS = ("tank_draid_special_slog", "tank_raidz2_nospecial_noslog", "tank_raidz2_nospecial_slog")
 
 
@@ -55,7 +57,7 @@ def db_a(tmp_path_factory):
 @pytest.fixture(scope="module")
 def db_b(tmp_path_factory):
     raw = tmp_path_factory.mktemp("h6b") / "raw"
-    shutil.copytree(SRC / "b", raw, ignore=NOT_LOGS)
+    shutil.copytree(SRC / "b", raw, ignore=NOT_LOGS_B)
     return _ingest(raw, None)
 
 
@@ -113,8 +115,8 @@ def test_05_never_pools_same_named_files_and_says_how_repeats_are_grouped(db_b):
         "(0.92x of it)." in text
     )
     assert (
-        "Repeats are runs of one workload, one target (host, pool, stack, layout, devices, ZFS version) and one label "
-        "once a 'run N' mark is taken out; 5 run(s) have no label and are named by their file (as much of its path "
+        "Repeats are runs of one workload with one label once a 'run N' mark is taken out (the manifest gives no other "
+        "column here); 5 run(s) have no label and are named by their file (as much of its path "
         "as tells it from the others): runs appended to one file are repeats, files of one name in different folders "
         "are not. Labels in the manifest would make the grouping certain." in res.findings
     )
@@ -217,3 +219,36 @@ def test_05_mixed_names_the_randrw_runs_and_says_what_mixed_is(db_a):
         "workload; the mixed-mode runs here are under read and write: shm-randrw70-nj2.json (rw=randrw, "
         "rwmixread=70)"
     ]
+
+
+def test_08_text_bandwidth_is_marked_as_fio_printed_it(db_a):
+    """F5: vda-randread-repeats.txt run 2 showed '37,055 IOPS 145.0 MiB/s': the IOPS exact (74,147 I/Os / 2.001 s),
+    the MiB/s fio's rounded 'bw=145MiB/s' (74,147 x 4 KiB / 2.001 s = 144.7). The table marks the printed figure
+    and a sentence says so, with the widest gap; JSON runs (exact) carry no mark."""
+    with open_db(db_a) as con:
+        res = fio_views.analyse(con, Selection(study="H6 VM lab"), steady_rounds=4, excursion_pct=15, knee_gain_pct=25)
+    assert (
+        "MiB/s marked * (4 run(s) of fio's text output) are as fio printed them, rounded to 3-4 significant digits "
+        "(its group line's bw=); the IOPS beside them are exact (fio's I/O count over the run time), so the two "
+        "columns can disagree by a fraction of a percent: vda-randread-repeats.txt, 37,055 IOPS x 4 KiB = 144.7 MiB/s "
+        "beside the printed 145.0 MiB/s." in res.findings
+    )
+    lines = fio_views.depth_lines(res["depth"])
+    marked = [ln.split("IOPS")[1].strip().split("  ")[0] for ln in lines if "MiB/s*" in ln]
+    assert marked == ["141.0 MiB/s*", "145.0 MiB/s*", "150.0 MiB/s*", "2360.0 MiB/s*"]
+    assert (
+        [ln for ln in lines if ln.startswith("grid-qd1-nj1.json")][0].split("IOPS")[1].startswith("      70.8 MiB/s  ")
+    )
+
+
+def test_durable_runs_and_07_name_same_named_files_by_their_folders(res_b, db_b):
+    """The F9 naming rule beyond 08's tables: the durable-write section and 07's fastest run had named the two
+    slog_punisher.log (no SLOG: p99 8.98 ms; SLOG: 1.43 ms) and the three sync_rand_write.log by base name alone."""
+    slog, noslog = (f"tank_raidz2_nospecial_{p}/slog_punisher/slog_punisher.log" for p in ("slog", "noslog"))
+    durable = [str(f) for f in res_b.findings if "2 runs, durable-write p99" in str(f)]
+    assert len(durable) == 1 and durable[0].split(": ", 1)[1].startswith(
+        f"2 runs, durable-write p99 from 1.43 ms ({slog}) to 8.98 ms ({noslog})."
+    )
+    with open_db(db_b) as con:
+        best, faster = explore.fastest_unflagged(con, "write", sel=Selection(study="(unlabelled)"))
+    assert (best["label"], round(best["bw_mib_s"], 1), faster) == (slog, 74.5, 0)

@@ -1,3 +1,6 @@
+import shutil
+from pathlib import Path
+
 import polars as pl
 import pytest
 from conftest import RAW, analyse_study
@@ -5,6 +8,8 @@ from conftest import RAW, analyse_study
 from storagelab.analysis import scaling, scaling_numbers
 from storagelab.parsers import transcribed
 from storagelab.units import MiB
+
+PUBLISHED = Path(__file__).resolve().parent / "fixtures" / "fio" / "published"
 
 
 @pytest.fixture(scope="module")
@@ -234,36 +239,39 @@ def test_layouts_against_one_disk(seed_db, study, expected):
         assert "outside the model" not in text
 
 
+RAIDZ2X6, OPTANE = (
+    "k8s-homelab-zfs-raidz2x6-noslog-scale-fio3.25-randwrite4k.txt",
+    "k8s-homelab-zfs-optane-single-scale-fio3.25-randwrite4k.txt",
+)
+
+
+def _scaling_of_pool_and_single(raw: Path, labels: tuple[str, str], single_devices: str):
+    """01's result on two published runs (k8s-homelab): a 6-HDD raidz2 and a single disk labelled with
+    ``single_devices``, with the run labels ``labels`` (raidz2's, single's; empty: no label)."""
+    from storagelab.analysis import Selection, open_db, scaling
+    from storagelab.store import ingest
+
+    raw.mkdir(exist_ok=True)
+    for name in (RAIDZ2X6, OPTANE):
+        shutil.copy(PUBLISHED / name, raw / name)
+    (raw / "manifest.csv").write_text(
+        "path,study,label,host,stack,vdev_type,vdev_count,vdev_width,devices\n"
+        f"{RAIDZ2X6},t,{labels[0]},truenas,zfs,raidz2,1,6,6x HDD\n"
+        f"{OPTANE},t,{labels[1]},truenas,zfs,single,1,1,{single_devices}\n"
+    )
+    ingest([raw], db_path=raw / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    with open_db(raw / "x.duckdb") as con:
+        return scaling.analyse(con, Selection(study="t"))
+
+
 def test_01_sets_a_pool_only_against_one_of_its_own_disks(tmp_path):
     """A 6-HDD raidz2 and an Optane M10 alone, both 4 KiB random writes at QD 1 (published, k8s-homelab): 01 had
     said 'raidz2 ... against one disk (the Optane) = 0.05x; model 4x (4 data disks): outside the model'. The Optane
     is not one of the pool's disks: no comparison. Labelled as one of its disks, the model is random I/O's, one
     disk per raidz vdev, not the data disks streaming."""
-    import shutil
-    from pathlib import Path
-
-    from storagelab.analysis import Selection, open_db, scaling
-    from storagelab.store import ingest
-
-    pub = Path(__file__).resolve().parent / "fixtures" / "fio" / "published"
-    raid, single = (
-        "k8s-homelab-zfs-raidz2x6-noslog-scale-fio3.25-randwrite4k.txt",
-        "k8s-homelab-zfs-optane-single-scale-fio3.25-randwrite4k.txt",
-    )
     found, why = {}, {}
     for case, single_devices in (("other device", "Intel Optane M10 16GB"), ("one of its disks", "HDD")):
-        raw = tmp_path / case.replace(" ", "-")
-        raw.mkdir()
-        for name in (raid, single):
-            shutil.copy(pub / name, raw / name)
-        (raw / "manifest.csv").write_text(
-            "path,study,label,host,stack,vdev_type,vdev_count,vdev_width,devices\n"
-            f"{raid},t,raidz2x6,truenas,zfs,raidz2,1,6,6x HDD\n"
-            f"{single},t,one disk,truenas,zfs,single,1,1,{single_devices}\n"
-        )
-        ingest([raw], db_path=raw / "x.duckdb", parquet_dir=False, progress=False, workers=1)
-        with open_db(raw / "x.duckdb") as con:
-            res = scaling.analyse(con, Selection(study="t"))
+        res = _scaling_of_pool_and_single(tmp_path / case.replace(" ", "-"), ("raidz2x6", "one disk"), single_devices)
         found[case] = [f for f in res.findings if "against one disk" in f]
         why[case] = res.findings + res.missing
     assert found["other device"] == []
@@ -293,3 +301,18 @@ def test_thumper_plateau_is_not_controllers_or_bus(seed_db):
         "46 x 63.2 = 2,907.2 MiB/s to its disks; the fastest mirror layout (23x2) sends 2 x 342.4 = 684.8 MiB/s" in text
     )
     assert "The controllers and bus carried more, so they do not cap the plateau" in text
+
+
+def test_01_names_an_unlabelled_single_disk_run_by_its_file(tmp_path):
+    """new user h5 A1: a manifest whose label column is empty (all columns are optional) made 01 fail with
+    "TypeError: sequence item 0: expected str instance, NoneType found" when a single-disk run stood for no pool's
+    disk: its name was its missing label. It is named by its file, as reports name every unlabelled run."""
+    res = _scaling_of_pool_and_single(tmp_path, ("", ""), "Intel Optane M10 16GB")
+    assert (
+        f"fio single-disk run {OPTANE} is not used as one disk for {RAIDZ2X6}: its disk (Intel Optane M10 16GB) is "
+        "not one of the pool's (6x HDD)."
+    ) in res.findings
+    assert any(
+        m.startswith(f"no single-disk run of the pools' own disks for study t: the single-disk run(s) {OPTANE} stand")
+        for m in res.missing
+    )

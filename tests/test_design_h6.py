@@ -1,4 +1,4 @@
-"""The design checks and durable writes on the new-user trial's logs (tests/fixtures/fio/h6-newuser/COMMANDS.md;
+"""The design checks and durable writes on the new-user trial's logs (tests/fixtures/fio/newuser-h6/COMMANDS.md;
 /work/h6-findings.md): an fdatasync=1 run is not 'cache' (F3), a buffered run without RAM says the cache check was
 not made (F4), an end_fsync=1 run's overrun is its final fsync, not a stall (F10), an O_SYNC (sync=1) run is a
 durable-write test (F11), a text fsync run says how often it synced from fio's counts (F16)."""
@@ -11,7 +11,7 @@ from conftest import FIXTURES, analyse_study
 
 from storagelab.analysis import design, fio_durable, fio_runs, fio_views
 
-H6 = FIXTURES / "fio" / "h6-newuser"
+H6 = FIXTURES / "fio" / "newuser-h6"
 RAM = 25275924480  # the trial VM's RAM, as its manifest labels it
 # path, study, label, stack, ram_bytes: labelled as the trial labelled them (RAM on the fdatasync run only); the
 # published runs get their pool folder as label (the files have one name per test)

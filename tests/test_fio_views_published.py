@@ -160,20 +160,24 @@ def test_two_layouts_are_compared_by_their_run_bandwidth_without_a_noise_they_do
     assert res.numbers.curves[0].other_setups and all(len(c.levels) == 1 for c in res.numbers.curves)
 
 
-def test_runs_appended_to_one_file_are_repeats(tmp_path):
-    """fio-2.2.10-five-runs-appended.txt: one job run five times, appended to one log. They are five repeats (as
-    `storagelab compare` counts them): 08 had ignored them and advised `--repeat 3`. Their bandwidths give the
-    interval (t(0.975, 4) = 2.776: CI = 2.776 sd / sqrt(5), PI = 2.776 sd sqrt(1 + 1/5))."""
-    import math
-
-    name = "fio-2.2.10-five-runs-appended.txt"
+def _08_on_one_published_file(name: str, tmp_path: Path):
+    """08's result (fio_views.analyse) on the published file ``name`` alone, unlabelled."""
     raw = tmp_path / "raw"
     raw.mkdir()
     shutil.copy(PUB / name, raw / name)
     s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
     assert (s.ingested, s.failed) == (1, 0), s.errors
     with open_db(tmp_path / "x.duckdb") as con:
-        res = fio_views.analyse(con, Selection())
+        return fio_views.analyse(con, Selection())
+
+
+def test_runs_appended_to_one_file_are_repeats(tmp_path):
+    """fio-2.2.10-five-runs-appended.txt: one job run five times, appended to one log. They are five repeats (as
+    `storagelab compare` counts them): 08 had ignored them and advised `--repeat 3`. Their bandwidths give the
+    interval (t(0.975, 4) = 2.776: CI = 2.776 sd / sqrt(5), PI = 2.776 sd sqrt(1 + 1/5))."""
+    import math
+
+    res = _08_on_one_published_file("fio-2.2.10-five-runs-appended.txt", tmp_path)
     bw = res["depth"]["bw_bytes_per_s"].to_list()
     assert len(bw) == 5 and res["depth"]["doc_index"].n_unique() == 5
     mean = sum(bw) / 5
@@ -214,3 +218,22 @@ def test_the_slog_transcript_is_matched_to_its_workload_by_its_output_in_05_08_a
         f for f in result.findings if f.startswith("raidz2+slog fsync (`write bs=4KiB ioengine=sync iodepth=1")
     ]
     assert durable.endswith(f" Its workload: {note}.")
+
+
+def test_two_configurations_with_as_many_ios_in_flight_are_never_one_mean(tmp_path):
+    """New user h5 B2: one NVMe at --numjobs=4 --iodepth=8 (65.5k IOPS) and --numjobs=8 --iodepth=4 (76.8k IOPS),
+    both 32 I/Os in flight, published in one page. 08 said '2 runs, all with 32 I/Os in flight: 71,159 IOPS (mean of
+    2 runs, 65,550-76,767)', a figure of neither run: each configuration is stated alone, linked to its own lines."""
+    res = _08_on_one_published_file("fio-3.35-nvme-qd32-4x8-and-8x4.txt", tmp_path)
+    (sentence,) = [f for f in res.findings if "I/Os in flight, in 2 configurations" in f]
+    # 19,664,989 and 23,030,324 writes in 300.001 s
+    assert sentence == (
+        "`write bs=8KiB libaio direct=1 size=? runtime=300s` write on file fio-3.35-nvme-qd32-4x8-and-8x4.txt (host "
+        "not labelled): 2 run(s), all with 32 I/Os in flight, in 2 configurations (I/O depth x jobs): QD 4 x 8: "
+        "76,767 IOPS; QD 8 x 4: 65,550 IOPS. They are not repeats of one run, so no mean is stated; the difference "
+        "is that of spreading the I/Os over more or fewer jobs, nothing varies the depth."
+    )
+    assert not any("mean of 2 runs" in f for f in res.findings)
+    spans = [[(i["line_start"], i["line_end"]) for i in c.inputs] for c in sentence.cites]
+    # each figure links to its own run: QD 4 x 8 is the second block (jobs=8), QD 8 x 4 the first (jobs=4)
+    assert spans == [[(78, 98)], [(26, 46)]]

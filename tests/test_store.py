@@ -3,6 +3,7 @@
 import csv
 import json
 import multiprocessing
+import re
 import subprocess
 import sys
 import time
@@ -681,6 +682,16 @@ def test_manifest_mistakes_are_reported_with_file_and_line(raw_copy, tmp_path):
         with_value(col, value)
         with pytest.raises(ManifestError, match=rf"manifest.csv:2: column {col}"):
             load(m)
+    # awk's print of a byte count (new user h5: ram_bytes 2.52765e+10 for 25276510208, 10,208 bytes lost, and nothing
+    # said): refused, even where no digit was lost
+    for value in ("2.52765e+10", "1.31072e+05"):
+        with_value("recordsize_bytes", value)
+        with pytest.raises(
+            ManifestError, match=rf"manifest.csv:2: column recordsize_bytes: '{re.escape(value)}' is in scientific"
+        ):
+            load(m)
+    with_value("recordsize_bytes", "131072.0")  # a whole number with a decimal point loses nothing
+    assert load(m).rows[rows[1].split(",")[0]]["recordsize_bytes"] == 131072
     with_value("recordsize_bytes", "9007199254740993")
     assert load(m).rows[rows[1].split(",")[0]]["recordsize_bytes"] == 9007199254740993
     cells = rows[1].split(",")

@@ -116,6 +116,12 @@ def _convert(name: str, value: str, where: str):
     if whole:
         if _WHOLE.fullmatch(value):  # exactly, never through a float (2**53 + 1 stays itself)
             n = int(value)
+        elif "e" in value.lower() and value.lower() not in ("inf", "-inf", "infinity"):
+            # awk's and spreadsheets' 2.52765e+10 for 25276510208: rounded to 6 digits, the rest lost (new user h5)
+            raise ManifestError(
+                f"{where}: column {name}: {value!r} is in scientific notation, which awk and spreadsheets print "
+                "after rounding (its last digits are lost): write the whole number"
+            )
         else:
             try:
                 d = Decimal(value)

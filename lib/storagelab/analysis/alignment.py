@@ -29,8 +29,9 @@ from .alignment_numbers import (
     PoolSettings,
 )
 from .db import frame
+from .fio_runs import file_names
 from .recordsize import DEFAULT_RECORDSIZE, nearest_ashift, raidz_overhead
-from .result import Result
+from .result import Result, lines_of
 from .scaling import disk_model, is_single_disk
 
 TESTS_ORDER = [
@@ -95,13 +96,15 @@ def before_after(results: pl.DataFrame, before: str, after: str, key: str = "run
 
 # what each bonnie++ block test asks of the disks (scaling.disk_model's directions)
 DEVICE_TESTS = {"put_block": "write", "get_block": "read"}
-DEVICE_SCHEMA = {
+DEVICE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "test": pl.String,
     "single_disk_value": pl.Float64,
     "disk_model": pl.String,
     "beyond_disks": pl.String,
     "disk_multiple": pl.Float64,
     "both_beyond": pl.Boolean,
+    # the single-disk run's bonnie++ line (its value's), what a finding's figure of it links to
+    "single_sources": pl.List(pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})),
 }
 
 
@@ -133,10 +136,12 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, values: dict, to
                     beyond_disks=None,
                     disk_multiple=None,
                     both_beyond=None,
+                    single_sources=[],
                 )
             )
             continue
         disk = float(max(one["value"].to_list()))  # the values are not null
+        fastest = one.sort("value", descending=True).head(1)
         worst, why, beyond = None, None, 0
         for side, run in (("before", before), ("after", after)):
             if is_single_disk(run) or (run["vdev_type"] is None and run["vdev_count"] is None):
@@ -158,6 +163,7 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, values: dict, to
                 beyond_disks=worst[0] if worst else None,
                 disk_multiple=worst[1] if worst else None,
                 both_beyond=beyond == 2,
+                single_sources=list(lines_of(fastest.select("path", "line_start"))),
             )
         )
     return pl.DataFrame(rows, schema=DEVICE_SCHEMA, orient="row")
@@ -180,13 +186,15 @@ SELECT f.path, p.file_id, p.disk, p.table_type, p.index, p.start_sector, p.abs_s
 FROM partitions p JOIN files f USING (file_id) WHERE {where} ORDER BY f.path, p.disk, p.index
 """
 ZPOOL_STATE_SQL = """
-SELECT coalesce(f.label, f.path) AS label, z.file_id, z.pool, z.cap_pct, z.frag_pct, z.dedup_ratio, z.line_start
+SELECT coalesce(f.label, f.path) AS label, z.file_id, z.pool, z.cap_pct, z.frag_pct, z.dedup_ratio, z.line_start,
+       z.line_end, f.path, f.sha256
 FROM zpool_list z JOIN files f USING (file_id)
 WHERE {where} AND z.vdev IS NULL ORDER BY f.path, z.sample
 """
 POOL_STATS_SQL = """
 SELECT s.file_id, f.path, f.host, coalesce(s.pool, f.pool, f.label) AS pool, f.vdev_type, f.vdev_width,
-       f.recordsize_bytes, f.ashift, s.bp_count, s.bp_physical_bytes, s.bp_allocated_bytes
+       f.recordsize_bytes, f.ashift, s.bp_count, s.bp_physical_bytes, s.bp_allocated_bytes, s.line_start, s.line_end,
+       f.sha256
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} AND s.bp_count > 0 ORDER BY f.path
 """
 PROPS_SQL = """
@@ -243,9 +251,10 @@ def _file_names(runs: pl.DataFrame) -> tuple[str, ...]:
     """Each file of ``runs`` by its name, with its number of runs where it holds more than one."""
 
     out = []
+    names = file_names(runs["path"].to_list())  # as much of its path as tells it from the others
     for (path,), g in runs.group_by("path", maintain_order=True):
         k = g.select("run_index").unique().height
-        out.append(path.split("/")[-1] + (f" ({k} runs)" if k > 1 else ""))
+        out.append(names[path] + (f" ({k} runs)" if k > 1 else ""))
     return tuple(out)
 
 
@@ -364,7 +373,7 @@ def ashift_evidence(pool_stats: pl.DataFrame, host: str | None, pool: str | None
         measured = r["bp_allocated_bytes"] / r["bp_physical_bytes"]
         nearest = nearest_ashift(expected, measured)
         layout = f"{r['vdev_width']}-wide {r['vdev_type']}"
-        out.append(AshiftEvidence(r["pool"], host, layout, measured, expected, nearest))
+        out.append(AshiftEvidence(r["pool"], host, layout, measured, expected, nearest, lines_of(r)))
     return out
 
 

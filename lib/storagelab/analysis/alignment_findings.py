@@ -192,7 +192,7 @@ def _cache_artefacts(res, n: AlignmentNumbers, pair: Pair) -> None:
                 f"{fast} is {r['disk_multiple']:.1f}x the single-disk "
                 f"run's {_value(r['test'], r['single_disk_value'])}, more than its layout can draw from its disks "
                 f"({r['disk_model']}): a cache answered, so its ratio ({r['ratio']:.2f}x) says nothing about the disks.",
-                [cite(fast, r.get("sources_" + side) or ())],
+                _artefact_cites(r, side, fast),
             )
         )
         other, mine = ("after", a) if r["beyond_disks"] == "before" else ("before", b)
@@ -225,6 +225,19 @@ def _cache_artefacts(res, n: AlignmentNumbers, pair: Pair) -> None:
         )
 
 
+def _artefact_cites(r: dict, side: str, fast: str) -> list:
+    """A cache artefact's numbers: the fast run's value (its line), its multiple of the single disk (both lines), the
+    single disk's value (its line) and the ratio of the pair (both runs' lines)."""
+    mine, single = tuple(r.get("sources_" + side) or ()), tuple(r.get("single_sources") or ())
+    pair = tuple(r.get("sources_before") or ()) + tuple(r.get("sources_after") or ())
+    return [
+        cite(fast, mine),
+        cite(f"{r['disk_multiple']:.1f}x", mine + single, f"the {side} run's / the single disk's"),
+        cite(_value(r["test"], r["single_disk_value"]), single),
+        cite(f"{r['ratio']:.2f}x", pair, f"{r['test']}: after / before"),
+    ]
+
+
 def _memory_reads(res, n: AlignmentNumbers) -> None:
     reads = n.ratios.filter(pl.col("test") == "get_block").to_dicts() if "sources_before" in n.ratios.columns else []
     for m in n.memory_reads:
@@ -235,9 +248,18 @@ def _memory_reads(res, n: AlignmentNumbers) -> None:
                 f"The {m.side} run's block read of {_value('get_block', m.value)} ran at {m.cpu_pct:.0f} %CP{other}: "
                 "a read that keeps the CPU busy is copying data from memory, not waiting on disks, so it was served "
                 "from memory (the ARC), not read from the pool's disks.",
-                [cite(_value("get_block", m.value), lines), cite(f"{m.cpu_pct:.0f} %CP", lines)],
+                [cite(_value("get_block", m.value), lines), cite(f"{m.cpu_pct:.0f} %CP", lines)]
+                + (
+                    []
+                    if m.other_cpu_pct is None or not reads
+                    else [cite(f"{m.other_cpu_pct:.0f} %CP", reads[0].get(f"sources_{_other(m.side)}") or ())]
+                ),
             )
         )
+
+
+def _other(side: str) -> str:
+    return "after" if side == "before" else "before"
 
 
 def _cache_findings(res, before: dict, after: dict) -> None:
@@ -245,6 +267,7 @@ def _cache_findings(res, before: dict, after: dict) -> None:
 
     seen: dict[tuple, list[str]] = {}  # (size, RAM, where it is from, L2ARC) -> the sides that have it
     checks: dict[tuple, dict] = {}  # the same -> plausibility.against_cache
+    rows: dict[tuple, list[dict]] = {}  # the same -> the runs' rows (their bonnie++ lines: the file size)
     for side, r in (("before", before), ("after", after)):
         ram, where = plausibility.ram_bytes(r["command"], r["notes"], r.get("ram_bytes"))
         check = plausibility.against_cache(r["file_size_bytes"], ram)
@@ -252,34 +275,46 @@ def _cache_findings(res, before: dict, after: dict) -> None:
             key = (r["file_size_bytes"], ram, where, r["cache_devices"])
             seen.setdefault(key, []).append(side)
             checks[key] = check
+            rows.setdefault(key, []).append(r)
     for key, sides in seen.items():
         (size, ram, where, l2arc), check = key, checks[key]
+        runs = rows[key]
         res.findings.append(
-            f"Test size, {' and '.join(sides)} run{'s' if len(sides) > 1 else ''}: a {prose.size(size)} file, "
-            f"{prose.times(check['size_over_ram'], 1)} the {prose.size(ram)} of RAM ({where})"
-            + (f"; an L2ARC (labelled {l2arc}) adds to what can be cached" if l2arc else "")
-            + ": "
-            + (
-                "the whole file fits in memory, so the block numbers can be cache speeds."
-                if check["fits_in_cache"]
-                else "the file is larger than RAM, yet reads of recently written data can still come partly from cache."
+            Finding(
+                f"Test size, {' and '.join(sides)} run{'s' if len(sides) > 1 else ''}: a {prose.size(size)} file, "
+                f"{prose.times(check['size_over_ram'], 1)} the {prose.size(ram)} of RAM ({where})"
+                + (f"; an L2ARC (labelled {l2arc}) adds to what can be cached" if l2arc else "")
+                + ": "
+                + (
+                    "the whole file fits in memory, so the block numbers can be cache speeds."
+                    if check["fits_in_cache"]
+                    else "the file is larger than RAM, yet reads of recently written data can still come partly from cache."
+                ),
+                [
+                    cite(prose.size(size), runs),
+                    cite(prose.times(check["size_over_ram"], 1), runs, f"bonnie++'s file size / the RAM ({where})"),
+                ],
             )
         )
 
 
 def _pool_states(res, n: AlignmentNumbers, pool: str | None) -> None:
     """What other logs of the selection say about the 'before' run's pool (fill, fragmentation, dedup)."""
-    parts = [
-        f"{r['label']}: {r['cap_pct']:.0f} % full, "
-        + ("fragmentation unknown" if r["frag_pct"] is None else f"{r['frag_pct']:.0f} % fragmented")
-        + ("" if r["dedup_ratio"] is None else f", DEDUP {r['dedup_ratio']:.2f}x")
-        for r in n.pool_states.iter_rows(named=True)
-    ]
+    parts, cites = [], []
+    for r in n.pool_states.iter_rows(named=True):
+        shown = [f"{r['cap_pct']:.0f} % full"]
+        shown.append("fragmentation unknown" if r["frag_pct"] is None else f"{r['frag_pct']:.0f} % fragmented")
+        shown += [] if r["dedup_ratio"] is None else [f"DEDUP {r['dedup_ratio']:.2f}x"]
+        parts.append(f"{r['label']}: {', '.join(shown)}")
+        cites += [cite(x, r) for x in shown if x != "fragmentation unknown"]  # each read from its zpool list line
     if parts:
         res.findings.append(
-            f"Other logs of pool {pool} in the selection (`zpool list`): {'; '.join(parts)}. A full, "
-            "fragmented or deduplicating pool writes slower; when these were taken relative to the benchmark runs "
-            "the logs do not say, so they are possible causes beside the change, not measured ones."
+            Finding(
+                f"Other logs of pool {pool} in the selection (`zpool list`): {'; '.join(parts)}. A full, "
+                "fragmented or deduplicating pool writes slower; when these were taken relative to the benchmark "
+                "runs the logs do not say, so they are possible causes beside the change, not measured ones.",
+                cites,
+            )
         )
         res.caveats.append(f"pool {pool} full, fragmented or deduplicating: confounders")
 
@@ -315,21 +350,46 @@ def _explanations(res, n: AlignmentNumbers, pair: Pair) -> None:
         target = f"{pool}/DATASET" if pool else "POOL/DATASET"
         dedup_seen = [r["dedup_ratio"] for r in n.pool_states.iter_rows(named=True) if (r["dedup_ratio"] or 0) > 1]
         res.findings.append(
-            "Hypothesis, not tested by these logs: bonnie++ writes near-zero data (docs/formats/zfs-facts.md F24), so "
-            f"compression or dedup on the 'before' run's dataset would explain at once {_anomaly_list(a)} (frees of "
-            "deduplicated blocks update the dedup table). "
-            + (
-                f"`zpool list` shows pool {pool} deduplicating (DEDUP {max(dedup_seen):.2f}x), so dedup was on for "
-                "some of its data; whether for the dataset bonnie++ wrote to, "
-                if dedup_seen
-                else "Whether either was on, "
+            Finding(
+                "Hypothesis, not tested by these logs: bonnie++ writes near-zero data (docs/formats/zfs-facts.md F24), so "
+                f"compression or dedup on the 'before' run's dataset would explain at once {_anomaly_list(a)} (frees of "
+                "deduplicated blocks update the dedup table). "
+                + (
+                    f"`zpool list` shows pool {pool} deduplicating (DEDUP {max(dedup_seen):.2f}x), so dedup was on for "
+                    "some of its data; whether for the dataset bonnie++ wrote to, "
+                    if dedup_seen
+                    else "Whether either was on, "
+                )
+                + f"only `{ZFS_GET} {target}` says.",
+                _anomaly_cites(n, a, max(dedup_seen) if dedup_seen else None),
             )
-            + f"only `{ZFS_GET} {target}` says."
         )
         res.missing.append(
             f"the tested dataset's settings: `{ZFS_GET} {target}` (the dataset bonnie++ wrote to) would settle "
             "whether compression or dedup explains the anomalies above"
         )
+
+
+def _anomaly_cites(n: AlignmentNumbers, a: Anomalies, dedup: float | None) -> list:
+    """The anomalies' numbers (``_anomaly_words``, in its order) and the highest DEDUP ratio, each from its lines: a
+    'before' run's value its bonnie++ line, a ratio both runs' with its arithmetic, DEDUP its `zpool list` line."""
+    rows = {r["test"]: r for r in n.ratios.iter_rows(named=True)} if n.ratios.height else {}
+
+    def side(test: str, which: str = "before") -> tuple:
+        return tuple(rows.get(test, {}).get(f"sources_{which}") or ())
+
+    out = []
+    if a.fast_read:
+        out.append(cite(_value("get_block", a.fast_read.value), side("get_block")))
+    if a.slow_write:  # its latency stays plain: the database records the value's line, not the Latency row's
+        out.append(cite(_value("put_block", a.slow_write[0]), side("put_block")))
+    if a.slow_delete:
+        test, ratio = a.slow_delete
+        out.append(cite(f"{ratio:.1f}x", side(test) + side(test, "after"), f"{test}: after / before"))
+    if dedup is not None:
+        states = n.pool_states.filter(pl.col("dedup_ratio") == dedup)
+        out.append(cite(f"{dedup:.2f}x", states.head(1)))
+    return out
 
 
 def _level(n: AlignmentNumbers) -> str:
@@ -421,10 +481,13 @@ def _ashift_unknown(res, n: AlignmentNumbers, pool: str | None) -> None:
             else f"it matches ashift {e.nearest}"
         )
         res.findings.append(
-            f"  Evidence from another pool of host {e.host}: {e.pool} ({e.layout}) allocates {e.measured:.3f}x its "
-            f"physical bytes by zdb -b, against {exp} for full records: {match}. A pool created on the same machine "
-            f"(same OS, likely the same admin) suggests how pools were created there; it is evidence about {e.pool}, "
-            f"not proof for {pool or 'this pool'}."
+            Finding(
+                f"  Evidence from another pool of host {e.host}: {e.pool} ({e.layout}) allocates {e.measured:.3f}x "
+                f"its physical bytes by zdb -b, against {exp} for full records: {match}. A pool created on the same "
+                f"machine (same OS, likely the same admin) suggests how pools were created there; it is evidence "
+                f"about {e.pool}, not proof for {pool or 'this pool'}.",
+                [cite(f"{e.measured:.3f}x", e.lines, "zdb -b bp allocated / bp physical")],
+            )
         )
     res.missing.append(
         f"the ashift of pool {pool or 'POOL'}: `zdb -C {pool or 'POOL'}` (its `ashift:` lines), or an `ashift` label "

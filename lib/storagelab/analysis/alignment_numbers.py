@@ -77,6 +77,7 @@ class AshiftEvidence:
     measured: float
     expected: dict  # ashift -> allocated / physical
     nearest: int | None  # None when the expectations tie
+    lines: tuple[dict, ...] = ()  # the raw lines (result.lines_of) of its zdb -b summary
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from .fio_runs import file_names
+
 # test -> what the chart calls it, in bon_csv2html's order
 CHART_TESTS = {"put_block": "block write", "rewrite": "rewrite", "get_block": "block read", "seeks": "random seeks"}
 KEYS = ["file_id", "run_index"]
@@ -30,7 +32,8 @@ def run_names(tab: pl.DataFrame) -> pl.DataFrame:
     the file's name and, in a file of several runs, 'run N' (1-based) after it."""
     named = tab.select(*KEYS, "path", base=pl.coalesce("label", "path").cast(pl.String))
     runs_in_file = pl.len().over("file_id")
-    file_name = pl.col("path").str.split("/").list.last()
+    # the file as much of its path as tells it from the others (two 'bonnie.txt' in two folders are two files)
+    file_name = pl.col("path").replace_strict(file_names(tab["path"].to_list()), default=None, return_dtype=pl.String)
     where = (
         pl.when(runs_in_file > 1).then(pl.format("{} run {}", file_name, pl.col("run_index") + 1)).otherwise(file_name)
     )

@@ -302,11 +302,17 @@ def _column_finding(res, tab: pl.DataFrame, test: str, heading: str, results: pl
                 + (f"; {fast} run(s) too fast to measure" if fast else "")
                 + aside
                 + ".",
-                [cite(low, _lines(results, worst, test)), cite(high, _lines(results, best, test))],
+                [cite(low, _lines(results, worst, test)), cite(high, _lines(results, best, test))]
+                + [cite(_value(r[test], ","), _lines(results, r, test)) for r in flagged.iter_rows(named=True)],
             )
         )
     elif flagged.height:
-        res.findings.append(f"{test} ({heading}, {unit(test)}): {aside[2:]}.")
+        res.findings.append(
+            Finding(
+                f"{test} ({heading}, {unit(test)}): {aside[2:]}.",
+                [cite(_value(r[test], ","), _lines(results, r, test)) for r in flagged.iter_rows(named=True)],
+            )
+        )
 
 
 @dataclass

@@ -41,7 +41,8 @@ from .dedup_numbers import (
     Tracked,
     arc_max,
 )
-from .result import Result
+from .fio_runs import short_name
+from .result import Result, lines_of
 
 
 def from_bp_count(stats: pl.DataFrame, bytes_per_entry: float = 320.0) -> pl.DataFrame:
@@ -276,7 +277,7 @@ def one_summary_per_pool(stats: pl.DataFrame, pool: str = "pool_name") -> pl.Dat
     out = stats.unique(subset=[pool, "bp_count", "bp_allocated_bytes"], keep="first", maintain_order=True)
     return out.with_columns(
         pl.when(pl.len().over(pool) > 1)
-        .then(pl.concat_str([pl.col(pool), pl.lit(" ("), pl.col("path").str.split("/").list.last(), pl.lit(")")]))
+        .then(pl.concat_str([pl.col(pool), pl.lit(" ("), short_name(out), pl.lit(")")]))
         .otherwise(pl.col(pool))
         .alias(pool)
     )
@@ -388,10 +389,15 @@ def best_estimate(g: pl.DataFrame, host: str | None, budget: Budget) -> Estimate
 def other_dedup_pools(zpool: pl.DataFrame, host: str, estimated: set[str], moment: set[int]) -> tuple:
     """Pools of ``host``'s `zpool list` that deduplicate (DEDUP above 1.00x) and have no DDT estimate: from the
     listings that matched a zdb -b (``moment``: file ids), else from every listing of the host."""
+    return tuple((r["pool"], r["dedup_ratio"]) for r in _other_dedup_rows(zpool, host, estimated, moment))
+
+
+def _other_dedup_rows(zpool: pl.DataFrame, host: str, estimated: set[str], moment: set[int]) -> list[dict]:
+    """The `zpool list` rows ``other_dedup_pools`` reads (with their lines)."""
     rows = zpool.filter((pl.col("host") == host) & ~pl.col("pool").is_in(list(estimated)))
     same = rows.filter(pl.col("file_id").is_in(list(moment)))
     rows = (same if same.height else rows).unique("pool", keep="last", maintain_order=True)
-    return tuple((r["pool"], r["dedup_ratio"]) for r in rows.iter_rows(named=True) if r["dedup_ratio"] > 1)
+    return [r for r in rows.iter_rows(named=True) if r["dedup_ratio"] > 1]
 
 
 def machines(best: list[Estimate], zpool: pl.DataFrame, moment: set[int], budget_of) -> list[Machine]:
@@ -414,6 +420,9 @@ def machines(best: list[Estimate], zpool: pl.DataFrame, moment: set[int], budget
                 fits=_verdict(low, high, budget.bytes),
                 fits_at_most=whole_bytes(budget.bytes / entries),
                 other_dedup_pools=other_dedup_pools(zpool, host, {e.pool for e in mine}, moment),
+                other_dedup_lines=tuple(
+                    lines_of(r) for r in _other_dedup_rows(zpool, host, {e.pool for e in mine}, moment)
+                ),
             )
         )
     return out
@@ -435,6 +444,8 @@ def tracked_shares(stats: pl.DataFrame, zpool: pl.DataFrame) -> list[Tracked]:
                     dedup_ratio=z["dedup_ratio"],
                     tracked_bytes=s["bp_deduped_bytes"] / (z["dedup_ratio"] - 1),
                     file_id=z["file_id"],
+                    zpool_lines=lines_of(z),
+                    zdb_lines=lines_of(s),
                 )
             )
     return out
@@ -467,6 +478,7 @@ def recordsize_gains(stats: pl.DataFrame, got: pl.DataFrame | None = None) -> li
                     recordsize_source=source,
                     max_gain=LARGE_RECORDSIZE / record,
                     naive_gain=LARGE_RECORDSIZE / s["bp_logical_avg_bytes"],
+                    lines=lines_of(s),
                 )
             )
     return out

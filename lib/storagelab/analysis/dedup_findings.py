@@ -19,6 +19,7 @@ from .dedup_numbers import (
     DedupNumbers,
     Estimate,
     Machine,
+    Tracked,
     named,
 )
 from .result import Finding, cite
@@ -35,20 +36,39 @@ def write(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
     for e in n.best:
         _best(res, n, e)
     for t in n.tracked:
-        res.findings.append(
+        _tracked(res, t)
+    _savings(res, n, frames)
+    _recordsize(res, n)
+    for m in n.machines:
+        _machine(res, m, _ladder_rows(n, [(e.pool, e.rung) for e in n.best if e.host == m.host]))
+    _l2arc(res, n)
+    _fast_dedup(res, n)
+    _verdict(res, n)
+
+
+def _tracked(res, t: Tracked) -> None:
+    """`zpool list` and zdb -b of one moment: each number links to its line, a computed one to both with its
+    arithmetic."""
+    both = t.zpool_lines + t.zdb_lines
+    tracked = "zdb -b bp deduped / (zpool list DEDUP - 1)"
+    res.findings.append(
+        Finding(
             f"Pool {t.pool}: `zpool list` ALLOC {prose.size(t.zpool_alloc)} and zdb's allocation "
             f"{prose.size(t.zdb_alloc)} (bp allocated less deduped) differ by {t.alloc_gap:.1%}, so the two "
             f"outputs fit one moment; by DEDUP {t.dedup_ratio:.2f}x the DDT tracks {prose.size(t.tracked_bytes)} "
             f"({t.tracked_bytes / 1e12:.2f} TB), {t.tracked_bytes / t.zdb_alloc:.1%} of the pool's allocation: "
-            "the rest was written without dedup and has no entry."
+            "the rest was written without dedup and has no entry.",
+            [
+                cite(prose.size(t.zpool_alloc), t.zpool_lines),
+                cite(prose.size(t.zdb_alloc), t.zdb_lines, "zdb -b bp allocated - bp deduped"),
+                cite(f"{t.alloc_gap:.1%}", both, "|zpool list ALLOC - zdb's allocation| / zdb's allocation"),
+                cite(f"{t.dedup_ratio:.2f}x", t.zpool_lines),
+                cite(prose.size(t.tracked_bytes), both, tracked),
+                cite(f"{t.tracked_bytes / 1e12:.2f} TB", both, tracked),
+                cite(f"{t.tracked_bytes / t.zdb_alloc:.1%}", both, f"({tracked}) / zdb's allocation"),
+            ],
         )
-    _savings(res, n, frames)
-    _recordsize(res, n)
-    for m in n.machines:
-        _machine(res, m)
-    _l2arc(res, n)
-    _fast_dedup(res, n)
-    _verdict(res, n)
+    )
 
 
 def _budget(res, n: DedupNumbers) -> None:
@@ -138,7 +158,7 @@ def _upper_bounds(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
                 + ("fits" if r["fits"] else "does not fit")
                 + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would fit at {r['fits_at_most']:,} B per entry "
                 "or less.",
-                [cite(f"{r['bp_count']:,}", lines.filter(pl.col("pool") == r["pool"]) if lines.height > 1 else lines)],
+                _bound_cites(r, lines.filter(pl.col("pool") == r["pool"]) if lines.height > 1 else lines, bpe),
             )
         )
         res.headline[f"DDT {r['pool']} (bp count x {bpe:g} B)"] = prose.size(r["ddt_bytes"])
@@ -147,6 +167,18 @@ def _upper_bounds(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
         res.findings.append(
             f"Pool names from the manifest (the zdb output has no prompt line): {prose.listing(named)}."
         )
+
+
+def _bound_cites(r: dict, lines, bpe: float) -> list:
+    """The upper bound's numbers: the bp count (zdb -b's line) and what the parameters make of it, with its
+    arithmetic."""
+    times = f"bp count x {bpe:g} B"
+    return [
+        cite(f"{r['bp_count']:,}", lines),
+        cite(prose.size(r["ddt_bytes"]), lines, times),
+        cite(f"{r['ddt_bytes'] / 1e9:.3g} GB", lines, times),
+        cite(f"{r['fits_at_most']:,} B", lines, f"the {r['metadata_budget_gib']:.2f} GiB budget / bp count"),
+    ]
 
 
 def _unnamed(res, frames: DedupFrames) -> None:
@@ -237,36 +269,85 @@ def _best(res, n: DedupNumbers, e: Estimate) -> None:
     rng = _range(e.ddt_low, e.ddt_bytes, e.ddt_high)
     budget = e.budget_bytes
     alone = " alone" if _shared(n, e) else ""
-    rows = n.ladder.filter((pl.col("pool") == e.pool) & (pl.col("rung") == e.rung)) if n.ladder.height else None
+    rows = _ladder_rows(n, [(e.pool, e.rung)])
+    per = f"{e.bytes_per_entry:.0f} B/entry"
     res.findings.append(
         Finding(
-            f"Pool {e.pool}, best estimate ({e.estimate}): {e.entries:,.0f} entries, {rng} at {e.bytes_per_entry:.0f} "
-            f"B/entry: {alone.strip() + ' ' if alone else ''}{e.fits} the {budget / GiB:.2f} GiB budget"
+            f"Pool {e.pool}, best estimate ({e.estimate}): {e.entries:,.0f} entries, {rng} at {per}: "
+            f"{alone.strip() + ' ' if alone else ''}{e.fits} the {budget / GiB:.2f} GiB budget"
             + (f" (it shares host {e.host}'s ARC: below)." if alone else "."),
-            [cite(f"{e.entries:,.0f}", rows if rows is not None else (), e.estimate)],
+            [
+                cite(f"{e.entries:,.0f}", rows, e.estimate),
+                cite(
+                    rng,
+                    rows,
+                    f"entries x {per}" + (" (the DEDUP ratio's rounding either way)" if " to " in rng else ""),
+                ),
+            ],
         )
     )
     if e.fits_at_most is not None:  # bytes per entry assumed, not measured: where the verdict flips
-        flips = f"{e.fits_at_most:,} B" + (
-            f" ({e.fits_at_most_low:,}-{e.fits_at_most_high:,} B with the ratio's rounding)"
-            if e.fits_at_most_low is not None
-            else ""
-        )
-        sizes = sorted(n.params.per_entry_sizes)
-        res.findings.append(
+        _sensitivity(res, n, e, rows)
+    res.headline[f"DDT {e.pool}, best estimate"] = f"{rng} ({e.estimate})"
+    if e.rung in (1, 2):
+        res.caveats.append(f"{e.pool}: only an upper bound (no zdb -S/-DD, no zpool DEDUP)")
+
+
+def _ladder_rows(n: DedupNumbers, keys: list[tuple[str, int]]) -> pl.DataFrame:
+    """The ladder rows (with the lines of their inputs: ``sources``) of the given (pool, rung)s: what an estimate, or
+    a machine's sum of estimates, was computed from."""
+    if not n.ladder.height:
+        return n.ladder
+    wanted = pl.lit(False)
+    for pool, rung in keys:
+        wanted = wanted | ((pl.col("pool") == pool) & (pl.col("rung") == rung))
+    return n.ladder.filter(wanted)
+
+
+def _sensitivity(res, n: DedupNumbers, e: Estimate, rows) -> None:
+    """Where the verdict flips, and the estimate over the in-core sizes seen: each computed from the estimate's
+    entries (its inputs' lines) and the bytes per entry, with that arithmetic."""
+    assert e.fits_at_most is not None
+    flips = f"{e.fits_at_most:,} B" + (
+        f" ({e.fits_at_most_low:,}-{e.fits_at_most_high:,} B with the ratio's rounding)"
+        if e.fits_at_most_low is not None
+        else ""
+    )
+    sizes = sorted(n.params.per_entry_sizes)
+    low, high = prose.size(e.entries * sizes[0]), prose.size(e.entries * sizes[-1])
+    res.findings.append(
+        Finding(
             f"  Alone it fits while an entry costs at most {flips}; over the in-core sizes seen in zdb -DD "
-            f"outputs ({sizes[0]:g}-{sizes[-1]:g} B per entry) it spans {prose.size(e.entries * sizes[0])} "
-            f"to {prose.size(e.entries * sizes[-1])}: the verdict rests on the bytes per entry, which "
+            f"outputs ({sizes[0]:g}-{sizes[-1]:g} B per entry) it spans {low} "
+            f"to {high}: the verdict rests on the bytes per entry, which "
             + (
                 f"only `zdb -DD {e.pool}` or `zpool status -D {e.pool}` on the pool itself measure."
                 if named(e.pool)
                 else "only `zdb -DD POOL` or `zpool status -D POOL` on the pool itself measure (its name is in "
                 "neither the log nor the manifest)."
-            )
+            ),
+            [
+                cite(
+                    f"{e.fits_at_most:,} B",
+                    rows,
+                    f"the {e.budget_bytes / GiB:.2f} GiB budget / {e.entries:,.0f} entries",
+                ),
+                *(
+                    [
+                        cite(
+                            f"{e.fits_at_most_low:,}-{e.fits_at_most_high:,} B",
+                            rows,
+                            "the same with the DEDUP ratio ± 0.005",
+                        )
+                    ]
+                    if e.fits_at_most_low is not None
+                    else []
+                ),
+                cite(low, rows, f"{e.entries:,.0f} entries x {sizes[0]:g} B"),
+                cite(high, rows, f"{e.entries:,.0f} entries x {sizes[-1]:g} B"),
+            ],
         )
-    res.headline[f"DDT {e.pool}, best estimate"] = f"{rng} ({e.estimate})"
-    if e.rung in (1, 2):
-        res.caveats.append(f"{e.pool}: only an upper bound (no zdb -S/-DD, no zpool DEDUP)")
+    )
 
 
 def _savings(res, n: DedupNumbers, frames: DedupFrames) -> None:
@@ -277,7 +358,14 @@ def _savings(res, n: DedupNumbers, frames: DedupFrames) -> None:
                 Finding(
                     f"Pool {s['pool']}: dedup saves {prose.size(s['bp_deduped_bytes'])} of disk for about "
                     f"{prose.size(best[s['pool']].ddt_bytes)} of RAM.",
-                    [cite(prose.size(s["bp_deduped_bytes"]), s)],
+                    [
+                        cite(prose.size(s["bp_deduped_bytes"]), s),
+                        cite(
+                            prose.size(best[s["pool"]].ddt_bytes),
+                            _ladder_rows(n, [(s["pool"], best[s["pool"]].rung)]),
+                            f"the best estimate's entries x {best[s['pool']].bytes_per_entry:.0f} B",
+                        ),
+                    ],
                 )
             )
 
@@ -293,6 +381,9 @@ def _recordsize(res, n: DedupNumbers) -> None:
             + (g.pool if named(g.pool) else "POOL")
             + "` output says otherwise",
         )
+        cites = [cite(prose.size(g.avg_logical_bytes), g.lines)]
+        if g.avg_logical_bytes < g.recordsize_bytes * 0.9:  # the sentence states the naive gain too
+            cites.append(cite(f"{g.naive_gain:.0f}x", g.lines, "1 MiB / zdb -b's average logical block"))
         below = (
             f"; its average logical block, {prose.size(g.avg_logical_bytes)}, is below the recordsize, so many of "
             f"its blocks are small files or file tails that keep one entry each: 1 MiB / that average "
@@ -307,28 +398,47 @@ def _recordsize(res, n: DedupNumbers) -> None:
             )
             continue
         res.findings.append(
-            f"Pool {g.pool}: at recordsize={LARGE_RECORDSIZE // 1024 // 1024}M, files of 1 MiB and more would need "
-            f"at most {g.max_gain:.0f}x fewer entries (1 MiB / the {prose.size(g.recordsize_bytes)} recordsize, "
-            f"{source}){below}. Small files and metadata do not shrink, and only data written after the change "
-            "gets the larger records, so the pool as a whole gains less."
+            Finding(
+                f"Pool {g.pool}: at recordsize={LARGE_RECORDSIZE // 1024 // 1024}M, files of 1 MiB and more would "
+                f"need at most {g.max_gain:.0f}x fewer entries (1 MiB / the {prose.size(g.recordsize_bytes)} "
+                f"recordsize, {source}){below}. Small files and metadata do not shrink, and only data written after "
+                "the change gets the larger records, so the pool as a whole gains less.",
+                cites,
+            )
         )
 
 
-def _machine(res, m: Machine) -> None:
+def _machine(res, m: Machine, rows) -> None:
+    """A host's pools together (``rows``: the ladder rows of their best estimates), and its other deduplicating
+    pools (each ratio linked to its `zpool list` line)."""
     others = [f"{p} ({r:.2f}x)" for p, r in m.other_dedup_pools]
     if len(m.pools) > 1:
         b = m.budget.bytes
+        total = "the sum of its pools' best estimates"
         res.findings.append(
-            f"Host {m.host}: its pools {prose.listing(list(m.pools))} share one ARC. Their best estimates together: "
-            f"{_total(m)}, {prose.times(m.ddt_bytes / b)} the {b / GiB:.2f} GiB metadata "
-            f"budget: together they {_plural(m.fits)}"
-            f" (they would fit at {m.fits_at_most:,} B per entry or less)."
+            Finding(
+                f"Host {m.host}: its pools {prose.listing(list(m.pools))} share one ARC. Their best estimates "
+                f"together: {_total(m)}, {prose.times(m.ddt_bytes / b)} the {b / GiB:.2f} GiB metadata "
+                f"budget: together they {_plural(m.fits)}"
+                f" (they would fit at {m.fits_at_most:,} B per entry or less).",
+                [
+                    cite(_total(m), rows, total),
+                    cite(prose.times(m.ddt_bytes / b), rows, f"({total}) / the {b / GiB:.2f} GiB budget"),
+                    cite(f"{m.fits_at_most:,} B", rows, f"the budget / {m.entries:,.0f} entries of its pools"),
+                ],
+            )
         )
     if others:
         res.findings.append(
-            f"Host {m.host}: `zpool list` shows {prose.listing(others)} deduplicating too. Their tables share the "
-            "same ARC and have no estimate here (no zdb output of them), so the machine's total above is a lower "
-            "bound."
+            Finding(
+                f"Host {m.host}: `zpool list` shows {prose.listing(others)} deduplicating too. Their tables share "
+                "the same ARC and have no estimate here (no zdb output of them), so the machine's total above is a "
+                "lower bound.",
+                [
+                    cite(f"{r:.2f}x", lines)
+                    for (_, r), lines in zip(m.other_dedup_pools, m.other_dedup_lines, strict=False)
+                ],
+            )
         )
         res.missing.append(
             f"DDT sizes of host {m.host}'s other deduplicating pools: "

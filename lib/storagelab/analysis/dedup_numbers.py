@@ -169,6 +169,7 @@ class Machine:
     fits: str
     fits_at_most: int  # whole bytes per entry under which all its estimated pools fit together
     other_dedup_pools: tuple[tuple[str, float], ...]  # (pool, DEDUP) of zpool list: deduplicating, not estimated
+    other_dedup_lines: tuple[tuple[dict, ...], ...] = ()  # the zpool list line of each (result.lines_of)
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,8 @@ class Tracked:
     dedup_ratio: float
     tracked_bytes: float
     file_id: int
+    zpool_lines: tuple[dict, ...] = ()  # the raw lines (result.lines_of) of its zpool list row (ALLOC, DEDUP)
+    zdb_lines: tuple[dict, ...] = ()  # ... and of its zdb -b summary (bp allocated, bp deduped)
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,7 @@ class RecordsizeGain:
     recordsize_source: str  # "zfs get", "label" or "default"
     max_gain: float  # LARGE_RECORDSIZE / recordsize_bytes
     naive_gain: float  # LARGE_RECORDSIZE / avg_logical_bytes (what dividing by the average would claim)
+    lines: tuple[dict, ...] = ()  # the raw lines (result.lines_of) of its zdb -b summary (the average logical block)
 
 
 @dataclass

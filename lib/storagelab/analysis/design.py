@@ -54,6 +54,7 @@ from polars.datatypes import DataTypeClass
 from . import arc, plausibility, prose
 from .arc import ARC_HIT_FLAG
 from .fio_runs import parse_command
+from .result import Finding, cite, lines_of
 
 OVERRUN_TOLERANCE = 0.05
 LONG_IO_SHARE = 0.10
@@ -333,7 +334,7 @@ def sentences(df: pl.DataFrame, label: str = "label", min_elapsed_s: float = MIN
     """One sentence per flagged run of ``with_design``'s frame, in its order. A flag that rests on a runtime or size
     the run's output does not show (taken from the workload it was matched to: ``fio_runs.match_by_output``) says
     so."""
-    out = []
+    out: list[str] = []
     for row in df.iter_rows(named=True):
         f = flags_of(row)
         s = sentence(str(row[label]), f, min_elapsed_s)
@@ -343,7 +344,38 @@ def sentences(df: pl.DataFrame, label: str = "label", min_elapsed_s: float = MIN
                 "workload it was matched to (same setup)."
             )
         if s:
-            out.append(s)
+            out.append(Finding(s, cites(f, row)))
+    return out
+
+
+def cites(f: DesignFlags, row: dict) -> list:
+    """The numbers of a run's design sentence read from its output: the elapsed time and its ratio to the runtime
+    option (the group's line, where fio prints run=...msec), the slowest I/O (its job's section). The runtime, the
+    working set and the RAM are options and labels: plain."""
+    group = lines_of(row)
+    slowest = lines_of(
+        {
+            "path": row.get("path"),
+            "sha256": row.get("sha256"),
+            "line_start": row.get("slowest_line_start"),
+            "line_end": row.get("slowest_line_end"),
+        }
+    )
+    out = []
+    if f.overran and f.elapsed_s is not None:
+        out += [
+            cite(f"{f.elapsed_s * 1000:,.0f} ms", group),
+            cite(f"{f.overrun_ratio:.2f}x", group, f"elapsed / runtime={f.runtime_s:g} s (the option)"),
+        ]
+    if f.long_io and f.slowest_io_s is not None and f.slowest_io_share is not None:
+        out += [
+            cite(prose.ms(f.slowest_io_s * 1e9), slowest),
+            cite(
+                f"{100 * f.slowest_io_share:.0f} %", slowest, f"slowest I/O / {'runtime' if f.runtime_s else 'elapsed'}"
+            ),
+        ]
+    if f.too_short and f.elapsed_s is not None:
+        out.append(cite(f"{f.elapsed_s:.3g} s", group))
     return out
 
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from ..units import MB, MiB
-from . import arc, design
+from . import arc, design, repeat_groups
 from .db import frame
-from .fio_runs import RUN_MARK
+from .fio_runs import config_label
 from .fio_runs import runs as fio_runs
 from .result import Finding, Result, cite
 from .selection import Selection
@@ -162,11 +162,11 @@ def flags_of(row: dict) -> tuple[str, ...]:
 
 
 def setup_of(row: dict) -> tuple[str, str]:
-    """What repeats of one setup share (as notebook 08 groups them): the label without its 'run N' mark (the file
-    name where there is none) and the workload fio ran, runtime and size included."""
-    label = row.get("label") or (row.get("path") or "").split("/")[-1]
-    label = re.sub(r"\(\s*\)", "", re.sub(RUN_MARK, "", label)).strip(" ,")
-    return label, row.get("workload") or "workload unknown"
+    """What repeats of one setup share (as notebooks 05 and 08 group them: ``repeat_groups``): the label without
+    its 'run N' mark (the file's path, as much as tells it apart, where there is none) with what tells it from another
+    group of that label (a manifest column that differs: 'x (notes hot)'; ``repeats_of``, set by ``compute``), and
+    the workload fio ran, runtime and size included."""
+    return row.get("repeats_of") or "no label", row.get("workload") or "workload unknown"
 
 
 def setups_of(rows: list[dict]) -> tuple[tuple[str, str, int], ...]:
@@ -182,6 +182,8 @@ def compute(runs: pl.DataFrame) -> list[DiskCard]:
     """Cards of the runs that are one of the classic tests, one per (machine, device), in machine order."""
     cards: dict[tuple[str, str], DiskCard] = {}
     groups: dict[tuple[str, str, str, str], list[dict]] = {}
+    if not runs.is_empty():
+        runs = repeat_groups.with_names(runs.with_columns(config_name=config_label(runs)), "config_name", "repeats_of")
     for row in runs.iter_rows(named=True) if not runs.is_empty() else ():
         test = test_of(row)
         direction = row.get("direction")
@@ -236,6 +238,23 @@ def pooled_sentence(c: DiskCard, r: CardResult) -> str:
     )
 
 
+def _noise(reps: list[int], done: list[CardResult]) -> str:
+    """What a card's spreads are: run to run only where a result's runs are of one setup (``pooled_sentence``)."""
+    if reps == [1]:
+        return "one run per test: no run-to-run estimate (--repeat auto repeats until the spread settles)"
+    head = f"{'/'.join(map(str, reps))} runs per test"
+    pooled = sum(1 for r in done if len(r.setups) > 1)
+    if not pooled:
+        return f"{head}: the spread shown is run to run"
+    one = sum(1 for r in done if r.n > 1 and len(r.setups) == 1)
+    if not one:
+        return f"{head}: the results run more than once pool runs of several setups (below), so no spread is run to run only"
+    return (
+        f"{head}: the spread shown is run to run for the {one} result(s) of one setup run more than once; the "
+        f"{pooled} that pool runs of several setups (below) mix the difference between the setups into it"
+    )
+
+
 def _line_dicts(r: CardResult) -> list[dict]:
     """A result's raw lines (each run's job) as cite inputs."""
     return [{"path": p, "line_start": a, "line_end": b} for p, a, b in r.lines]
@@ -252,11 +271,7 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
         done = [c.results[(t, d)] for t, *_ in TESTS for d in DIRECTIONS if (t, d) in c.results]
         best = max(done, key=lambda r: r.bw_bytes_per_s)
         reps = sorted({r.n for r in done})
-        noise = (
-            "one run per test: no run-to-run estimate (--repeat auto repeats until the spread settles)"
-            if reps == [1]
-            else f"{'/'.join(map(str, reps))} runs per test: the spread shown is run to run"
-        )
+        noise = _noise(reps, done)
         line = (
             f"**{c.machine}, {c.device}:** {len(done)} of 8 results; the highest is {best.test} {best.direction} at "
             f"{mb_s(best.bw_bytes_per_s)} MB/s; {noise}."

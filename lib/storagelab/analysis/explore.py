@@ -85,7 +85,7 @@ def fastest_unflagged(con, direction: str = "write", margin: float = 1.1, sel=No
     if runs.is_empty():
         return None, 0
     d = stacks.with_flags(runs.filter(pl.col("direction") == direction), margin)
-    d = d.with_columns(label=pl.coalesce("label", pl.col("path").str.split("/").list.last()))
+    d = d.with_columns(label=fio_runs.run_label(runs))  # a file without a label: as much of its path as tells it apart
     ok = d.filter(pl.col("flag").is_in([stacks.FLAGS[3], stacks.FLAGS[4]])).sort("bw_bytes_per_s", descending=True)
     if ok.is_empty():
         return None, d.height

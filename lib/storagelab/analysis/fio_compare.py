@@ -9,6 +9,7 @@ import polars as pl
 
 from . import prose, stats
 from .fio_depth import qd_label
+from .result import Finding, cite, lines_of
 
 
 @dataclass(frozen=True)
@@ -28,14 +29,17 @@ class Point:
     comparison: stats.Comparison | None = None  # of a against b
     zfs_a: str = ""
     zfs_b: str = ""
+    a_lines: tuple[dict, ...] = ()  # the raw lines (result.lines_of) of a's and b's unflagged runs
+    b_lines: tuple[dict, ...] = ()
 
 
 def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
     """Runs of one workload at one iodepth x numjobs (``fio_depth`` rows with ``workload``, ``setup``, ``flag``
     and the run's bandwidth: its reporting group's):
 
-    * a run is one fio run (file and report): repeats are the runs of one setup, whether in several files or
-      appended to one (``doc_index``);
+    * a run is one fio run (file and report): repeats are the runs of one ``repeats_of`` group (its setup, one
+      label less a 'run N' mark, every manifest column agreeing: ``repeat_groups``; ``setup`` where the frame has
+      none), whether in several files or appended to one (``doc_index``);
     * two or more setups: the two fastest by mean bandwidth, by the test their repeats allow (``stats.compare``:
       Welch's t test where both have repeats, a single run against the other's prediction interval, else no test);
       fio's per-sample bandwidth spread is never used as noise;
@@ -52,6 +56,7 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
     rows = depth.filter(pl.col("bw_bytes_per_s").is_not_null()).with_columns(
         pl.col("file_id").map_elements(lambda f: zfs_of.get(f) or "", return_dtype=pl.String).alias("zfs")
     )
+    by = "repeats_of" if "repeats_of" in rows.columns else "setup"  # a group of repeats (``repeat_groups``)
     for (workload, direction, qd, nj), g in rows.group_by(key, maintain_order=True):
         if g.select("file_id", "doc_index").n_unique() < 2:
             continue
@@ -59,9 +64,9 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
         flagged = g.filter(suspect)
         per = (
             g.filter(~suspect)
-            .group_by("setup", "file_id", "doc_index", maintain_order=True)
+            .group_by(by, "file_id", "doc_index", maintain_order=True)
             .agg(pl.col("bw_bytes_per_s").sum(), pl.col("zfs").first())  # one figure per run and direction
-            .group_by("setup", maintain_order=True)
+            .group_by(by, maintain_order=True)
             .agg(
                 pl.col("bw_bytes_per_s").alias("values"),
                 pl.col("zfs").filter(pl.col("zfs") != "").unique().sort().str.join("/").alias("zfs"),
@@ -78,13 +83,16 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
             flagged_runs=flagged.select("file_id", "doc_index").n_unique(),
             setups=per.height,
         )
+        clean = g.filter(~suspect)
         if per.height == 1 and per["values"].list.len()[0] >= 2:
             r = per.row(0, named=True)
-            p.update(a=r["setup"], repeats=stats.summarise(r["values"]))
+            p.update(a=r[by], repeats=stats.summarise(r["values"]), a_lines=lines_of(clean))
         elif per.height >= 2:
             a, b = per.row(0, named=True), per.row(1, named=True)
             c = stats.compare(stats.summarise(a["values"]), stats.summarise(b["values"]))
-            p.update(a=a["setup"], b=b["setup"], comparison=c, zfs_a=a["zfs"], zfs_b=b["zfs"])
+            p.update(a=a[by], b=b[by], comparison=c, zfs_a=a["zfs"], zfs_b=b["zfs"])
+            p.update(a_lines=lines_of(clean.filter(pl.col(by) == a[by])))
+            p.update(b_lines=lines_of(clean.filter(pl.col(by) == b[by])))
         elif not p["flagged"]:
             continue
         out.append(Point(**p))
@@ -92,12 +100,12 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
 
 
 def point_sentence(p: Point) -> str:
-    """One sentence per ``Point``, naming the test its comparison used."""
+    """One sentence per ``Point``, naming the test its comparison used; its numbers link to the runs' lines."""
 
     head = f"`{p.workload}` {p.direction} at QD {qd_label(p.iodepth, p.numjobs)}"
     left_out = f" {p.flagged_runs} flagged run(s) left out ({', '.join(p.flagged)})." if p.flagged else ""
     if p.repeats is not None and p.a is not None:
-        return f"{head}: {repeats_sentence(p.a, p.repeats)}{left_out}"
+        return Finding(f"{head}: {repeats_sentence(p.a, p.repeats)}{left_out}", repeats_cites(p.repeats, p.a_lines))
     c = p.comparison
     if c is None or p.a is None or p.b is None:
         return f"{head}: nothing left to compare.{left_out}"
@@ -108,7 +116,44 @@ def point_sentence(p: Point) -> str:
     repeat = (
         " Repeat the runs (`storagelab lab fio --repeat 3`) for a run-to-run estimate." if c.test == stats.NONE else ""
     )
-    return f"{head}{more}: {comparison_sentence(p.a, p.b, c)}{unlike}{repeat}{left_out}"
+    text = f"{head}{more}: {comparison_sentence(p.a, p.b, c)}{unlike}{repeat}{left_out}"
+    return Finding(text, comparison_cites(c, p.a_lines, p.b_lines))
+
+
+def comparison_cites(c: stats.Comparison, a: tuple[dict, ...], b: tuple[dict, ...]) -> list:
+    """``comparison_sentence``'s numbers and the runs' lines: each mean its side's runs, the difference and the
+    test's figures both sides', with their arithmetic."""
+    both = a + tuple(x for x in b if x not in a)
+    diff = c.diff_pct is not None and c.diff != 0
+    out = [
+        cite(prose.rate(c.a.mean), a, f"mean of {c.a.n} run(s)"),
+        *([cite(prose.percent(abs(c.diff_pct or 0)), both, "difference of the means / the second's mean")] * diff),
+        cite(prose.rate(c.b.mean), b, f"mean of {c.b.n} run(s)"),
+    ]
+    if c.test == stats.WELCH:
+        out.append(cite(f"p = {c.p_value:.3g}", both, "Welch's t test on both sides' runs"))
+    if c.test != stats.NONE:
+        out.append(cite(f"±{c.interval_pct:.1f} %", both, f"{c.test_name} on both sides' runs"))
+    return out
+
+
+def repeats_cites(r: stats.Repeats, lines: tuple[dict, ...]) -> list:
+    """``repeats_sentence``'s numbers, each from the runs' lines with its arithmetic."""
+    out = [cite(prose.rate(r.mean), lines, f"mean of {r.n} run(s)")]
+    if r.ci is None or r.pi is None:
+        return out
+    out += [
+        cite(prose.rate(r.low), lines, "the lowest run"),
+        cite(prose.rate(r.high), lines, "the highest run"),
+        cite(f"±{r.ci.half_pct:.1f} %", lines, f"t interval of the mean of {r.n} runs"),
+        cite(f"±{r.pi.half_pct:.1f} %", lines, f"t prediction interval from {r.n} runs"),
+    ]
+    if r.bootstrap is not None:
+        out += [
+            cite(prose.rate(r.bootstrap.low), lines, "bootstrap interval of the mean, low end"),
+            cite(prose.rate(r.bootstrap.high), lines, "bootstrap interval of the mean, high end"),
+        ]
+    return out
 
 
 def point_comparisons(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[str]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from . import fio_runs
+from . import fio_runs, repeat_groups
 from .db import frame
 
 PERCENTILES = {50.0: "p50_ns", 99.0: "p99_ns", 99.9: "p99_9_ns"}
@@ -175,12 +175,13 @@ def against_depth(summary_df: pl.DataFrame, by: Sequence[str] = WORKLOAD) -> pl.
 def depth_lines(depth: pl.DataFrame) -> list[str]:
     """``against_depth`` as text, one line per run and direction: label, QD iodepth x numjobs, IOPS and MiB/s of the
     run (its reporting group's), the p50/p99/p99.9 latency in ms where fio printed percentiles ('sync': of the
-    fsync/fdatasync calls, one per durable write), and a flagged run's marker ('⚠ overran, stall')."""
+    fsync/fdatasync calls, one per durable write), and a flagged run's marker ('⚠ overran, stall'); 'MiB/s*': the
+    bandwidth as fio's text output printed it, rounded (``rounded_note``)."""
     out = []
     for r in depth.iter_rows(named=True):
         line = (
             f"{(r['label'] or r['path'])[:36]:<36} {r['direction']:<5} QD {qd_label(r['iodepth'], r['numjobs'])}: "
-            f"{r['iops']:>10,.0f} IOPS {r['bw_bytes_per_s'] / 2**20:9.1f} MiB/s"
+            f"{r['iops']:>10,.0f} IOPS {r['bw_bytes_per_s'] / 2**20:9.1f} MiB/s{'*' if r.get('bw_rounded') else ''}"
         )
         if any(r[c] is not None for c in PERCENTILES.values()):
             line += f"  {'sync ' if r.get('pct_kind') == 'sync' else ''}p50/p99/p99.9 " + " / ".join(
@@ -191,6 +192,37 @@ def depth_lines(depth: pl.DataFrame) -> list[str]:
             line += f"  {r['flag'] if r['flag'].startswith('⚠') else '⚠ ' + r['flag']}"
         out.append(line)
     return out
+
+
+def rounded_note(depth: pl.DataFrame) -> str | None:
+    """A sentence for the table's 'MiB/s*' rows (``bw_rounded``: fio's text output prints the group's bw= to 3-4
+    significant digits), with the widest gap between that figure and the exact IOPS x the block size; None where
+    no row is rounded."""
+    if depth.is_empty() or "bw_rounded" not in depth.columns:
+        return None
+    rounded = depth.filter(pl.col("bw_rounded"))
+    if rounded.is_empty():
+        return None
+    runs = rounded.select("file_id", "doc_index").n_unique()
+    text = (
+        f"MiB/s marked * ({runs} run(s) of fio's text output) are as fio printed them, rounded to 3-4 significant "
+        "digits (its group line's bw=); the IOPS beside them are exact (fio's I/O count over the run time), so the two "
+        "columns can disagree by a fraction of a percent"
+    )
+    group = pl.col("bw_basis") == "group" if "bw_basis" in rounded.columns else pl.lit(True)
+    gap = (
+        rounded.filter(group & (pl.col("block_size_bytes") > 0))
+        .with_columns(implied=pl.col("iops") * pl.col("block_size_bytes"))
+        .with_columns(off=(pl.col("bw_bytes_per_s") / pl.col("implied") - 1).abs())
+    )
+    gap = gap.filter(pl.col("off").is_not_null()).sort("off", descending=True)
+    if gap.is_empty() or gap["off"][0] < 0.0005:
+        return text + "."
+    r = gap.row(0, named=True)
+    return (
+        f"{text}: {r['label']}, {r['iops']:,.0f} IOPS x {r['block_size_bytes'] / 1024:g} KiB = "
+        f"{r['implied'] / 2**20:.1f} MiB/s beside the printed {r['bw_bytes_per_s'] / 2**20:.1f} MiB/s."
+    )
 
 
 def config(df: pl.DataFrame) -> pl.Expr:
@@ -229,10 +261,20 @@ def with_run_bandwidth(summ: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     run's own figures (``run_bw_bytes_per_s``, ``run_iops``: the group's, ``fio_runs.run_bandwidth``) and
     ``group_rows`` (the rows of its group and direction), so that a group of several jobs is stated by its group
     figure too. Adds ``config`` and ``setup`` (config and fio version: a depth curve is drawn within one setup
-    only)."""
+    only; runs of one config whose other manifest columns differ, notes or recordsize, are setups apart, named by
+    what differs), and ``repeats_of``: the run's group of repeats (``repeat_groups``: the setup, and its label and
+    every manifest column agreeing), named by its setup and what tells it from another group of that setup."""
     key = ["file_id", "doc_index", "groupid", "direction"]
-    group = runs.select(
+    named = repeat_groups.with_names(runs.with_columns(setup=_setup(runs, config(runs))), "setup", "repeats_of")
+    named = repeat_groups.with_names(named, "setup", "curve_of", label=False)
+    group = named.select(
         *key,
+        "repeats_of",
+        "curve_of",
+        # fio's text output prints the group's bw= rounded (3-4 significant digits: 'bw=145MiB/s'); JSON is exact
+        (~pl.col("exact")).fill_null(False).alias("bw_rounded")
+        if "exact" in runs.columns
+        else pl.lit(False).alias("bw_rounded"),
         pl.col("bw_bytes_per_s").alias("group_bw"),
         pl.col("run_max_ns").alias("group_ns"),
         pl.col("iops").alias("group_iops"),
@@ -254,10 +296,20 @@ def with_run_bandwidth(summ: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         group_rows=pl.len().over(key),
         # one setup: one labelled host and configuration; a file without a host label is a setup of its own (two
         # unlabelled files may be two machines, also two of one name in different folders: named by their path)
-        setup=pl.when(pl.col("host").is_null())
-        .then(pl.lit("file ") + fio_runs.short_name(summ) + pl.lit(" (host not labelled)"))
-        .otherwise(pl.col("config").fill_null("not in a run")),
-    ).drop("group_bw", "group_ns", "group_iops")
+        # a setup column the manifest gives that differs (notes, recordsize ...) is a setup of its own
+        setup=pl.col("curve_of").fill_null(_setup(summ, pl.col("config"))),
+        repeats_of=pl.col("repeats_of").fill_null(_setup(summ, pl.col("config"))),
+    ).drop("group_bw", "group_ns", "group_iops", "curve_of")
+
+
+def _setup(df: pl.DataFrame, config: pl.Expr) -> pl.Expr:
+    """A run's setup: its ``config``; a file without a host label is a setup of its own (two unlabelled files may be
+    two machines, also two of one name in different folders: named by their path)."""
+    return (
+        pl.when(pl.col("host").is_null())
+        .then(pl.lit("file ") + fio_runs.short_name(df) + pl.lit(" (host not labelled)"))
+        .otherwise(config.fill_null("not in a run"))
+    )
 
 
 def with_durable_percentiles(summ: pl.DataFrame, durable_pct: pl.DataFrame) -> pl.DataFrame:
@@ -297,6 +349,10 @@ class DepthLevel:
     bw_low: float
     bw_high: float
     p99_ns: float | None  # the median of the runs' p99 (percentiles are not averaged)
+    # the configuration (iodepth x numjobs) of the level's runs: two configurations with as many I/Os in flight
+    # (8 x 4 and 4 x 8) are two levels, never one mean (new user h5 B2)
+    iodepth: int | None = None
+    numjobs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -322,6 +378,8 @@ class DepthCurve:
     # the levels of the runs no design check or firm plausibility flag marks (column ``suspect``; None where the
     # frame has no such column): the only runs a ratio across depths is stated from
     clean_levels: list[DepthLevel] | None = None
+    # the most groups of repeats (``repeats_of``: labels apart) whose runs one depth of the curve pools
+    groups_at_a_depth: int = 1
 
 
 def _whole_groups(g: pl.DataFrame) -> tuple[tuple[str, float | None, float | None], ...]:
@@ -332,7 +390,7 @@ def _whole_groups(g: pl.DataFrame) -> tuple[tuple[str, float | None, float | Non
     key = ["file_id", "doc_index", "groupid"]
     several = g.filter(pl.col("bw_basis") == "job")
     whole = several.group_by(key, maintain_order=True).agg(
-        pl.col("path").first().str.split("/").list.last().alias("name"),
+        pl.col("label").first().alias("name"),  # the run's label, or its file named as much as tells it apart
         pl.col("run_bw_bytes_per_s").first(),
         pl.col("run_iops").first(),
         (pl.len() == pl.col("group_rows").first()).alias("whole"),
@@ -376,15 +434,25 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
                     pct_kind=next(iter(g["pct_kind"].drop_nulls().to_list()), None),
                     groups=_whole_groups(g),
                     clean_levels=_levels(g.filter(~pl.col("suspect"))) if "suspect" in g.columns else None,
+                    groups_at_a_depth=_groups_at_a_depth(g),
                 )
             )
     return out
 
 
+def _groups_at_a_depth(g: pl.DataFrame) -> int:
+    if "repeats_of" not in g.columns or g.is_empty():
+        return 1
+    counts = g.group_by("outstanding").agg(pl.col("repeats_of").n_unique())["repeats_of"].to_list()
+    return max(counts, default=1)
+
+
 def _levels(g: pl.DataFrame) -> list[DepthLevel]:
-    """One level per number of I/Os in flight: its runs' mean IOPS and bandwidth with their range, median p99."""
+    """One level per number of I/Os in flight and configuration (iodepth x numjobs): its runs' mean IOPS and
+    bandwidth with their range, median p99."""
+    config = [c for c in ("iodepth", "numjobs") if c in g.columns]
     levels = (
-        g.group_by("outstanding")
+        g.group_by("outstanding", *config)
         .agg(
             runs=pl.len(),
             iops=pl.col("iops").mean(),
@@ -395,7 +463,7 @@ def _levels(g: pl.DataFrame) -> list[DepthLevel]:
             bw_high=pl.col("bw_bytes_per_s").max(),
             p99_ns=pl.col("p99_ns").median(),
         )
-        .sort("outstanding", nulls_last=True)
+        .sort("outstanding", *config, nulls_last=True)
     )
     return [DepthLevel(**r) for r in levels.iter_rows(named=True)]
 

@@ -33,6 +33,7 @@ import polars as pl
 
 from . import design, fio_runs
 from .db import frame
+from .result import Finding, cite, lines_of
 
 SHOWN_PERCENTILES = (50.0, 99.0, 99.9)
 # a sync per write from the run's time: the syncs its time holds within this share of its writes
@@ -66,6 +67,10 @@ class DurableRun:
     sync_from: str | None = None  # where zfs_sync comes from: 'zfs get' or 'label'
     logbias_from: str | None = None  # likewise for zfs_logbias
     o_sync: str | None = None  # 'sync=1 (O_SYNC)' for a job whose writes are durable as they return: no sync calls
+    # the raw lines (result.lines_of) of its durable-write latencies (the sync section; O_SYNC: the write section)
+    # and of its write section (writes, run time, write() latency): what a finding's numbers link to
+    sync_lines: tuple[dict, ...] = ()
+    write_lines: tuple[dict, ...] = ()
 
     @property
     def p99_ns(self) -> float | None:
@@ -90,12 +95,13 @@ class Durable:
 
 
 QUERY = """
-SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.host, f.stack, f.pool, f.vdev_type,
+SELECT f.file_id, f.path, f.sha256, coalesce(f.label, f.path) AS label, f.host, f.stack, f.pool, f.vdev_type,
        f.vdev_count, f.vdev_width, f.log_devices, coalesce(f.command, c.command) AS command,
        j.job_index, j.doc_index, j.jobname, j.rw, j.block_size_bytes, j.ioengine, j.iodepth, coalesce(j.numjobs, j.jobs) AS numjobs, j.jobs,
        j.options_json, j.layout_bytes, s.file_id IS NOT NULL AS has_sync,
        s.lat_mean_ns AS sync_mean_ns, s.lat_max_ns AS sync_max_ns, s.lat_samples AS sync_samples,
-       s.total_ios AS sync_total_ios,
+       s.total_ios AS sync_total_ios, s.line_start AS sync_line_start, s.line_end AS sync_line_end,
+       w.line_start AS write_line_start, w.line_end AS write_line_end,
        w.total_ios AS writes, w.runtime_ns, w.lat_mean_ns AS write_lat_mean_ns, w.clat_mean_ns AS write_clat_mean_ns,
        w.clat_max_ns AS write_clat_max_ns, w.lat_max_ns AS write_lat_max_ns,
        coalesce(z.zfs_sync, f.zfs_sync) AS zfs_sync, coalesce(z.zfs_logbias, f.zfs_logbias) AS zfs_logbias,
@@ -263,15 +269,22 @@ def _printed(pct: pl.DataFrame) -> tuple[dict[tuple, dict[float, float]], dict[t
     return sync, write
 
 
-def compute(jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None) -> Durable:
+def compute(
+    jobs: pl.DataFrame, pct: pl.DataFrame, design_of: dict | None = None, paths: list[str] | None = None
+) -> Durable:
     """Each job's ``DurableRun`` (a job with sync calls, or with O_SYNC writes); then per workload a pool with and
     without a SLOG (``DurablePair``). ``design_of``: file_id -> ``design.DesignFlags`` (a sub-second or short run is
-    said to be too short)."""
+    said to be too short). A file without a label is named by as much of its path as tells it from ``paths`` (the
+    selection's fio files; default: ``jobs``' own: ``fio_runs.file_names``)."""
     design_of = design_of or {}
     out = Durable()
     printed, write_pct = _printed(pct)
     if not jobs.is_empty():  # the workload as 05 and 08 see it: a run without a command matched by its output
         jobs = fio_runs.with_workloads(jobs)
+        names = fio_runs.file_names([*(paths or []), *jobs["path"].to_list()])
+        unlabelled = pl.col("label") == pl.col("path")  # QUERY's label is the path where the file has none
+        named = pl.col("path").replace_strict(names, default=None, return_dtype=pl.String)
+        jobs = jobs.with_columns(label=pl.when(unlabelled).then(named).otherwise(pl.col("label")))
     for row in jobs.iter_rows(named=True):
         key = (row["file_id"], row["job_index"])
         opts = _options(row)
@@ -311,7 +324,7 @@ def _durable_run(row, flags, osync, every, percentiles, mean, peak, syncs, sourc
     runtime = row.get("runtime_ns")
     return DurableRun(
         file_id=row["file_id"],
-        label=row["label"].rsplit("/", 1)[-1] if row["label"] == row["path"] else row["label"],
+        label=row["label"],
         config=_config(row),
         workload=_workload(row, every, osync),
         percentiles_ns=percentiles,
@@ -334,6 +347,20 @@ def _durable_run(row, flags, osync, every, percentiles, mean, peak, syncs, sourc
         sync_from=row.get("sync_from"),
         logbias_from=row.get("logbias_from"),
         o_sync=osync,
+        sync_lines=_lines(row, "write" if osync else "sync"),
+        write_lines=_lines(row, "write"),
+    )
+
+
+def _lines(row: dict, section: str) -> tuple[dict, ...]:
+    """The raw lines of a job's ``section`` ('sync', 'write') as cite inputs (none where it has no such section)."""
+    return lines_of(
+        {
+            "path": row.get("path"),
+            "sha256": row.get("sha256"),
+            "line_start": row.get(f"{section}_line_start"),
+            "line_end": row.get(f"{section}_line_end"),
+        }
     )
 
 
@@ -438,11 +465,14 @@ def table(d: Durable) -> pl.DataFrame:
     return pl.DataFrame(rows) if rows else pl.DataFrame()
 
 
-def run_sentence(r: DurableRun, too_short: str | None) -> str:
+def run_sentence(r: DurableRun, too_short: str | None) -> Finding:
+    """A run's durable-write latencies, max, rate and write() p99; each number links to the section it was read from
+    (the rate: the sync and write sections, its arithmetic)."""
     pcts = "/".join(fmt_latency(r.percentiles_ns.get(p)).split(" ")[0] for p in SHOWN_PERCENTILES)
     unit = fmt_latency(r.percentiles_ns.get(99.9)).split(" ")[-1] if r.percentiles_ns else ""
+    shown_rate = f"{r.durable_per_s:,.1f} durable writes/s" if r.durable_per_s is not None else ""
     rate = (
-        f"{r.durable_per_s:,.1f} durable writes/s ({r.syncs_from})"
+        f"{shown_rate} ({r.syncs_from})"
         if r.durable_per_s is not None
         else "durable writes/s unknown (neither the command nor the output says how many writes each sync covered)"
     )
@@ -455,9 +485,18 @@ def run_sentence(r: DurableRun, too_short: str | None) -> str:
         if r.o_sync
         else "fio's sync percentiles"
     )
-    return (
+    cites = [cite(f"{pcts} {unit}", r.sync_lines)] if r.percentiles_ns else []
+    if r.sync_max_ns is not None:
+        cites.append(cite(fmt_latency(r.sync_max_ns), r.sync_lines))
+    if shown_rate:
+        both = r.sync_lines + tuple(x for x in r.write_lines if x not in r.sync_lines)
+        cites.append(cite(shown_rate, both, f"durable writes ({r.syncs_from}) / the write section's run time"))
+    if wp99:
+        cites.append(cite(fmt_latency(r.write_p99_ns), r.write_lines))
+    return Finding(
         f"{r.label} (`{r.workload}`): latency per durable write ({source}) p50/p99/p99.9 "
-        f"{pcts} {unit}, max {fmt_latency(r.sync_max_ns)}; {rate}{wp99}.{short}{inferred}"
+        f"{pcts} {unit}, max {fmt_latency(r.sync_max_ns)}; {rate}{wp99}.{short}{inferred}",
+        cites,
     )
 
 
@@ -471,7 +510,7 @@ def _setting_source(p: DurablePair) -> str:
     return f"`zfs get` for one run, the manifest's zfs_{p.setting} label for the other"
 
 
-def pair_sentence(p: DurablePair) -> str:
+def pair_sentence(p: DurablePair) -> Finding:
     if p.slog:
         what = f"pool {p.faster.pool} with a SLOG against without"
     else:
@@ -481,18 +520,29 @@ def pair_sentence(p: DurablePair) -> str:
             f"({_setting_source(p)}; the only setting that differs)"
         )
     rate = "" if p.rate_ratio is None else f", and {p.rate_ratio:.3g}x the durable writes per second"
-    return (
-        f"`{p.workload}`, {what}: {p.faster.label} ({p.faster.config}) has a durable-write p99 of "
-        f"{fmt_latency(p.faster.p99_ns)} against {fmt_latency(p.slower.p99_ns)} for {p.slower.label} "
-        f"({p.slower.config}): {p.p99_ratio:.3g}x lower{rate}. One run each: no run-to-run spread to judge "
-        "the difference by."
+    fast, slow = p.faster, p.slower
+    cites = [
+        cite(fmt_latency(fast.p99_ns), fast.sync_lines),
+        cite(fmt_latency(slow.p99_ns), slow.sync_lines),
+        cite(f"{p.p99_ratio:.3g}x", slow.sync_lines + fast.sync_lines, "durable-write p99: slower / faster run"),
+    ]
+    if rate:
+        every = fast.sync_lines + fast.write_lines + slow.sync_lines + slow.write_lines
+        cites.append(cite(f"{p.rate_ratio:.3g}x", every, "durable writes per second: faster / slower run"))
+    return Finding(
+        f"`{p.workload}`, {what}: {fast.label} ({fast.config}) has a durable-write p99 of "
+        f"{fmt_latency(fast.p99_ns)} against {fmt_latency(slow.p99_ns)} for {slow.label} "
+        f"({slow.config}): {p.p99_ratio:.3g}x lower{rate}. One run each: no run-to-run spread to judge "
+        "the difference by.",
+        cites,
     )
 
 
-def ranking_sentence(workload: str, rs: list[DurableRun]) -> str:
+def ranking_sentence(workload: str, rs: list[DurableRun]) -> Finding:
     low, high = rs[0], rs[-1]
-    return (
+    return Finding(
         f"`{workload}`: {len(rs)} runs, durable-write p99 from {fmt_latency(low.p99_ns)} ({low.label}) to "
         f"{fmt_latency(high.p99_ns)} ({high.label}). Set side by side only: they differ in more than one thing "
-        "(device, filesystem, machine), so no ratio is stated as the effect of one change."
+        "(device, filesystem, machine), so no ratio is stated as the effect of one change.",
+        [cite(fmt_latency(low.p99_ns), low.sync_lines), cite(fmt_latency(high.p99_ns), high.sync_lines)],
     )

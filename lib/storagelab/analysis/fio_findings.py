@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import itertools
 
-from . import design, fio_durable, prose
+from . import design, fio_depth, fio_durable, prose
 from .fio_compare import point_sentence
 from .fio_depth import KNEE_MIN_DEPTHS, DepthCurve, DepthLevel, Knee, or_unknown, qd_label
 from .fio_timeseries import REGIME_FACTOR, REGIME_MIN_ROUNDS
-from .result import Finding, cite
+from .result import Finding, cite, lines_of
 
 
 def _level(level: DepthLevel, metric: str, noun: str = "runs", unit: bool = True) -> str:
@@ -33,10 +33,45 @@ def _group_figures(c: DepthCurve) -> str:
     return f"the run{names} (its reporting group's I/O over its elapsed time) {prose.listing(shown)}"
 
 
+def _shared_depths(c: DepthCurve) -> set:
+    """The numbers of I/Os in flight that more than one configuration (iodepth x numjobs) of the curve reached."""
+    seen = [lv.outstanding for lv in c.levels]
+    return {d for d in seen if seen.count(d) > 1}
+
+
+def _depth(lv: DepthLevel, shared: set) -> str:
+    """'32', or '32 (QD 8 x 4)' where another configuration of the curve has as many I/Os in flight."""
+    at = or_unknown(lv.outstanding)
+    return f"{at} (QD {qd_label(lv.iodepth, lv.numjobs)})" if lv.outstanding in shared else at
+
+
+def _configurations_sentence(c: DepthCurve, what: str, flagged: str) -> str:
+    """Runs of one number of I/Os in flight in several configurations: each its own figure, never one mean (8 jobs
+    at QD 4 is not a repeat of 4 jobs at QD 8)."""
+    each = "; ".join(
+        f"QD {qd_label(lv.iodepth, lv.numjobs)}: {_level(lv, c.metric, 'runs' if c.runs == c.jobs else 'jobs')}"
+        for lv in c.levels
+    )
+    return (
+        f"{what}: {c.runs} run(s), all with {or_unknown(c.levels[0].outstanding)} I/Os in flight, in "
+        f"{len(c.levels)} configurations (I/O depth x jobs): {each}. They are not repeats of one run, so no mean is "
+        f"stated; the difference is that of spreading the I/Os over more or fewer jobs, nothing varies the depth."
+        f"{flagged}"
+    )
+
+
 def curve_sentence(c: DepthCurve) -> str:
     what = f"`{c.workload}` {c.direction} on {c.setup}"
     flagged = f" Flagged run(s) on it: {prose.listing(c.flagged)}." if c.flagged else ""
+    if getattr(c, "groups_at_a_depth", 1) > 1:  # labels apart at one depth: its mean is not of repeats
+        flagged = (
+            f" One depth pools runs that are not repeats of one another ({c.groups_at_a_depth} groups: labels, files "
+            f"or manifest columns apart; compared at that depth below), so its mean mixes them.{flagged}"
+        )
     lat = " per durable write (fio's sync percentiles)" if c.pct_kind == "sync" else ""
+    shared = _shared_depths(c)
+    if len(c.levels) > 1 and len({lv.outstanding for lv in c.levels}) == 1:
+        return _configurations_sentence(c, what, flagged)
     if len(c.levels) == 1 and c.jobs > 1:
         lv = c.levels[0]
         counted = f"{c.jobs} runs" if c.runs == c.jobs else f"{c.jobs} jobs of {c.runs} fio run(s)"
@@ -72,7 +107,7 @@ def curve_sentence(c: DepthCurve) -> str:
         else ""
     )
     return (
-        f"{what}: from {or_unknown(lo.outstanding)} to {or_unknown(hi.outstanding)} I/Os in flight, {c.metric} "
+        f"{what}: from {_depth(lo, shared)} to {_depth(hi, shared)} I/Os in flight, {c.metric} "
         f"{_level(lo, c.metric, unit=False)} -> {_level(hi, c.metric, unit=False)} ({b / a:.2f}x){only}{p99}."
         f"{unlabelled}{flagged}"
     )
@@ -193,16 +228,23 @@ def depth(n, res) -> None:
             "per-job rate, labelled per job; the run's bandwidth is its group's (the group's I/O over its elapsed "
             "time, as in 05), stated with the curve."
         )
+    rounded = fio_depth.rounded_note(n.depth)
+    res.findings += [rounded] if rounded else []
+    res.findings += [n.repeat_grouping] if getattr(n, "repeat_grouping", "") else []
     res.findings += [point_sentence(p) for p in n.comparisons]
 
 
-def _rows_at(depth, workload: str, direction: str, setup: str, outstanding=None, clean: bool = False):
-    """The depth table's rows of one curve (at one depth, where given; unflagged only, where asked)."""
+def _rows_at(depth, workload: str, direction: str, setup: str, outstanding=None, clean: bool = False, level=None):
+    """The depth table's rows of one curve (at one depth, where given; of one level's configuration, iodepth x
+    numjobs, where given; unflagged only, where asked)."""
     if depth.is_empty() or "setup" not in depth.columns:
         return depth.head(0)
     rows = depth.filter((depth["workload"] == workload) & (depth["direction"] == direction) & (depth["setup"] == setup))
     if outstanding is not None:
         rows = rows.filter(rows["outstanding"] == outstanding)
+    for col in ("iodepth", "numjobs"):
+        if level is not None and getattr(level, col) is not None and col in rows.columns:
+            rows = rows.filter(rows[col] == getattr(level, col))
     return rows.filter(~rows["suspect"]) if clean and "suspect" in rows.columns else rows
 
 
@@ -215,15 +257,41 @@ def _curve_cites(depth, c: DepthCurve) -> list:
     """The numbers of a curve's sentence and the job rows (their fio output lines) they came from: the first and last
     unflagged depths' figures and their ratio; a curve of one depth, its figure."""
     clean = c.levels if c.clean_levels is None else c.clean_levels
+    if len(c.levels) > 1 and len({lv.outstanding for lv in c.levels}) == 1:  # configurations at one depth: each
+        return [
+            cite(_shown(lv, c.metric), _rows_at(depth, c.workload, c.direction, c.setup, lv.outstanding, level=lv))
+            for lv in c.levels
+        ]
     at = [clean[0], clean[-1]] if len(clean) >= 2 and len(c.levels) > 1 else c.levels[:1]
-    cites = [
-        cite(_shown(lv, c.metric), _rows_at(depth, c.workload, c.direction, c.setup, lv.outstanding, len(at) == 2))
-        for lv in at
-    ]
+    rows = [_rows_at(depth, c.workload, c.direction, c.setup, lv.outstanding, len(at) == 2, lv) for lv in at]
+    cites = []
+    for lv, r in zip(at, rows, strict=True):
+        cites.append(cite(_shown(lv, c.metric), r, f"mean of {lv.runs} rows" if lv.runs > 1 else None))
+        if lv.runs > 1 and not (len(c.levels) == 1 and c.jobs > 1 and c.groups):  # '(mean of N runs, low to high)'
+            cites += _span_cites(lv, c.metric, r)
     if len(at) == 2 and cites[0].inputs and cites[1].inputs:
         a, b = (at[0].bw, at[1].bw) if c.metric == "bandwidth" else (at[0].iops, at[1].iops)
         cites.append(cite(f"{b / a:.2f}x", cites[0].inputs + cites[1].inputs, f"{c.metric} at the last / first depth"))
-    return cites
+    one_run = len(c.levels) == 1 and c.jobs <= 1
+    if not (one_run or len(at) == 2) or (len(at) == 2 and (at[0].p99_ns is None or at[1].p99_ns is None)):
+        return cites  # the sentence states a p99 for one run, or for both ends of a curve where both have one
+    p99 = "p99 of one run" if all(lv.runs == 1 for lv in at) else "median p99 of the depth's runs"
+    return cites + [
+        cite(fio_durable.fmt_latency(lv.p99_ns), r, p99)
+        for lv, r in zip(at, rows, strict=True)
+        if lv.p99_ns is not None
+    ]
+
+
+def _span_cites(lv: DepthLevel, metric: str, rows) -> list:
+    """The lowest and highest of a level's rows (``_level``'s range), each its own row's lines."""
+    col, low, high = (
+        ("bw_bytes_per_s", lv.bw_low, lv.bw_high) if metric == "bandwidth" else ("iops", lv.iops_low, lv.iops_high)
+    )
+    if rows.is_empty() or col not in rows.columns:
+        return []
+    shown = (prose.rate(low), prose.rate(high)) if metric == "bandwidth" else (f"{low:,.0f}", f"{high:,.0f}")
+    return [cite(text, rows.filter(rows[col] == v)) for text, v in zip(shown, (low, high), strict=True)]
 
 
 def _knee_cites(depth, k: Knee) -> list:
@@ -314,7 +382,7 @@ def time_series(n, res, steady) -> None:
     )
     res.findings.append(f"Steady state by {rule}.")
     for v in n.steady:
-        res.findings.append(steady_sentence(v, steady))
+        res.findings.append(Finding(steady_sentence(v, steady), _steady_cites(n.series, v)))
 
 
 def _value(kind: str, v: float) -> str:
@@ -326,7 +394,7 @@ def _value(kind: str, v: float) -> str:
 
 
 def steady_sentence(v, steady) -> str:
-    name = f"{v.name or v.run.rsplit('/', 1)[-1]} {v.kind} {v.direction}"
+    name = f"{v.name or v.run} {v.kind} {v.direction}"  # name: as much of its path as tells it apart
     if v.state == "two regimes":
         return (
             f"{name}: two regimes, not steady: {v.segment_rounds} windows from {v.start_s:g} to {v.end_s:g} s at "
@@ -356,6 +424,51 @@ def steady_sentence(v, steady) -> str:
         f"{name}: steady in the windows from {v.start_s:g} to {v.end_s:g} s at {_value(v.kind, v.mean)} (excursion "
         f"{v.excursion_pct:.1f} %, slope {v.slope_pct:.1f} % of the mean; {v.rounds} windows logged)."
     )
+
+
+def _windows(series, v, phase: str) -> tuple[dict, ...]:
+    """The log lines of a verdict's windows in ``phase`` ('steady window', 'high regime', ...; judge_steady's marks),
+    consecutive lines of one file as one range."""
+    if series.is_empty() or "phase" not in series.columns or "line_start" not in series.columns:
+        return ()
+    rows = series.filter(
+        (series["run"] == v.run) & (series["kind"] == v.kind) & (series["direction"] == v.direction)
+        & (series["phase"] == phase)
+    )  # fmt: skip
+    out: list[dict] = []
+    for s in sorted(lines_of(rows), key=lambda s: (s["path"], s["line_start"])):
+        last = out[-1] if out else None
+        if last and last["path"] == s["path"] and s["line_start"] <= last["line_end"] + 1:
+            last["line_end"] = max(last["line_end"], s["line_end"])
+        else:
+            out.append(dict(s))
+    return tuple(out)
+
+
+def _steady_cites(series, v) -> list:
+    """A steady-state sentence's numbers and the log lines of the windows they are the mean (or range) of."""
+    kind = "the windows' logged values"
+    if v.state == "two regimes":
+        high, rest = _windows(series, v, "high regime"), _windows(series, v, "other regime")
+        return [
+            cite(_value(v.kind, v.mean), high, f"mean of the {v.segment_rounds} high-regime windows"),
+            cite(f"{v.mean / v.rest_mean:.1f}x", high + rest, "high-regime mean / the other windows' mean"),
+            cite(_value(v.kind, v.rest_mean), rest, f"mean of the other {v.rounds - v.segment_rounds} windows"),
+        ]
+    if v.state == "maxima":
+        every = _windows(series, v, "maxima")
+        return [
+            cite(_value(v.kind, v.low), every, f"lowest of {kind}"),
+            cite(_value(v.kind, v.high), every, f"highest of {kind}"),
+        ]  # noqa: E501
+    if v.state == "steady":
+        window = _windows(series, v, "steady window")
+        return [
+            cite(_value(v.kind, v.mean), window, "mean of the steady window's values"),
+            cite(f"{v.excursion_pct:.1f} %", window, "(max - min) / mean of the window"),
+            cite(f"{v.slope_pct:.1f} %", window, "the best-fit line's rise across the window / its mean"),
+        ]
+    return []
 
 
 def histograms(n, res) -> None:

@@ -73,10 +73,11 @@ RUNS_SQL = """
 SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type, f.vdev_count, f.vdev_width,
        f.recordsize_bytes, f.zfs_version, f.zfs_sync, f.device_limit_bytes_per_s, f.devices,
        coalesce(f.command, c.command) AS command, f.notes, f.ram_bytes, f.phase, f.sha256,
-       f.tool_version,
+       f.tool_version, f.os, f.cache_devices, f.log_devices, f.ashift, f.zfs_logbias, f.partition_start_sector,
        g.doc_index, g.groupid, g.direction, g.bw_bytes_per_s, g.bw_min_bytes_per_s, g.bw_max_bytes_per_s, g.io_bytes,
        g.run_max_ns, g.run_max_ns AS elapsed_ns, g.derived, g.exact, g.line_start, g.line_end,
-       r.ios, r.ios / (g.run_max_ns / 1e9) AS iops, r.clat_max_ns, r.lat_max_ns,
+       r.ios, r.ios / (g.run_max_ns / 1e9) AS iops, r.clat_max_ns, r.lat_max_ns, r.slowest_line_start,
+       r.slowest_line_end,
        j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json, j.jobname,
        j.layout_bytes, j.has_sync
 FROM fio_groups g JOIN files f USING (file_id)
@@ -95,7 +96,10 @@ LEFT JOIN (SELECT file_id, doc_index, groupid, any_value(rw) AS rw, max(block_si
        ON j.file_id = g.file_id AND j.doc_index = g.doc_index AND j.groupid = g.groupid
 -- the group's completed I/Os and its slowest I/O (final reports' jobs)
 LEFT JOIN (SELECT res.file_id, jj.doc_index, jj.groupid, res.direction, sum(res.total_ios) AS ios,
-                  max(res.clat_max_ns) AS clat_max_ns, max(res.lat_max_ns) AS lat_max_ns
+                  max(res.clat_max_ns) AS clat_max_ns, max(res.lat_max_ns) AS lat_max_ns,
+                  -- the raw lines of the job section with the slowest I/O (what a design finding links to)
+                  arg_max(res.line_start, coalesce(res.clat_max_ns, res.lat_max_ns)) AS slowest_line_start,
+                  arg_max(res.line_end, coalesce(res.clat_max_ns, res.lat_max_ns)) AS slowest_line_end
            FROM fio_results res JOIN fio_jobs jj ON jj.file_id = res.file_id AND jj.job_index = res.job_index
            WHERE jj.is_final GROUP BY ALL) r
        ON r.file_id = g.file_id AND r.doc_index = g.doc_index AND r.groupid = g.groupid AND r.direction = g.direction

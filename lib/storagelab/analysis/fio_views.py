@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import arc, design, fio_compare, fio_depth, fio_durable, fio_findings, fio_runs, measures, prose
+from . import arc, design, fio_compare, fio_depth, fio_durable, fio_findings, fio_runs, measures, prose, repeat_groups
 from .db import frame
 from .fio_compare import comparison_sentence, point_comparisons, repeats_sentence  # noqa: F401
 from .fio_depth import (  # noqa: F401
@@ -183,6 +183,7 @@ class FioNumbers:
     curves: list[fio_depth.DepthCurve] = field(default_factory=list)
     knees: list[fio_depth.Knee] = field(default_factory=list)  # per curve: where IOPS stop rising
     comparisons: list[fio_compare.Point] = field(default_factory=list)
+    repeat_grouping: str = ""  # how the comparisons' repeats were grouped (``repeat_groups.sentence``)
     durable: fio_durable.Durable = field(default_factory=fio_durable.Durable)
     unitless_logs: list[str] = field(default_factory=list)
     partial_windows: int = 0
@@ -228,7 +229,8 @@ def compute(data: FioData, steady: SteadyParams = SteadyParams(), knee_gain: flo
         n.design = design.with_design(data.runs.with_columns(label=fio_runs.run_label(data.runs)))
         n.design_sentences = list(dict.fromkeys(design.sentences(n.design)))  # a run's directions share one sentence
         n.design_notes, n.design_missing = design.notes(n.design), design.missing(n.design)
-    n.durable = fio_durable.compute(data.durable_jobs, data.durable_pct, _design_by_file(n.design))
+    paths = data.runs["path"].to_list() if data.runs.height else []
+    n.durable = fio_durable.compute(data.durable_jobs, data.durable_pct, _design_by_file(n.design), paths)
     if data.log_ids and data.samples.height:  # first: a run whose logs show two regimes is flagged in the depth rows
         _time_series(data, n, steady)
         n.regimes = _regimes(n.steady, data.log_outputs)
@@ -336,6 +338,7 @@ def _depth(data: FioData, n: FioNumbers, knee_gain: float = fio_depth.KNEE_GAIN)
     n.curves = fio_depth.curves(n.depth)
     n.knees = fio_depth.knees(n.depth, gain=knee_gain)
     n.comparisons = fio_compare.points(n.depth, dict(zip(data.runs["file_id"], data.runs["zfs_version"], strict=True)))
+    n.repeat_grouping = repeat_groups.sentence(data.runs) if n.comparisons else ""
     _headline(n)
 
 

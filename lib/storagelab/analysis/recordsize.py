@@ -25,7 +25,8 @@ from . import fio_runs, measures, recordsize_findings
 from .db import frame
 from .dedup import one_summary_per_pool
 from .recordsize_numbers import PoolSizes, RaidzModel, RecordsizeFrames, RecordsizeNumbers
-from .result import Result
+from .result import Result, lines_of
+from .scaling import claim_lines
 
 DEFAULT_RECORDSIZE = 128 * KiB
 
@@ -218,7 +219,8 @@ def nearest_ashift(expected: dict[int, float], measured: float, tie: float = 0.0
 TUNED_GROUP = ("stack", "pool", "vdev_type", "vdev_count", "vdev_width", "workload", "direction")
 ZDB_SIZES_SQL = """
 SELECT f.path, s.file_id, coalesce(s.pool, f.pool, f.label) AS pool, f.recordsize_bytes, f.vdev_type, f.vdev_width,
-       f.ashift, s.bp_count, s.bp_logical_bytes, s.bp_physical_bytes, s.bp_allocated_bytes
+       f.ashift, s.bp_count, s.bp_logical_bytes, s.bp_physical_bytes, s.bp_allocated_bytes, s.line_start, s.line_end,
+       f.sha256
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY f.path
 """
 
@@ -309,7 +311,7 @@ def histogram_summaries(hist: pl.DataFrame, default_recordsize: int) -> tuple[li
             continue
         seen.add(key)
         kept.append(path)
-        out.append((g["pool"][0], record, b))
+        out.append((g["pool"][0], record, {**b, "path": path}))  # its histogram's rows: ``hist`` of that path
     return out, hist.filter(pl.col("path").is_in(kept))
 
 
@@ -323,6 +325,7 @@ def query(con, sel) -> RecordsizeFrames:
         hist=frame(con, HISTOGRAM_SQL.format(where=where), params),
         layouts=frame(con, LAYOUT_SQL.format(where=where), params),
         figures=dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list(), strict=True)),
+        claim_lines=claim_lines(stated),
     )
 
 
@@ -354,6 +357,7 @@ def pool_sizes(sizes: pl.DataFrame, default_recordsize: int) -> list[PoolSizes]:
                 nearest=nearest_ashift(expected, measured),
                 recordsize_bytes=r["recordsize_bytes"] or default_recordsize,
                 layout=f"{r['vdev_width']}-wide {r['vdev_type']}" if expected else None,
+                lines=lines_of(r),
             )
         )
     return out
@@ -393,6 +397,7 @@ def compute(
         n.unlabelled_runs = unlabelled.n_unique()
     if all(cid in frames.figures for cid in ARS_CLAIM_IDS):
         n.stated = ars_ratios(frames.figures)
+        n.stated_lines = frames.claim_lines
     n.histograms, n.hist = histogram_summaries(frames.hist, default_recordsize)
     return n
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import polars as pl
+
 from ..units import KiB, MiB
 from . import prose
 from .recordsize_numbers import RecordsizeFrames, RecordsizeNumbers
+from .result import Finding, cite, lines_of
 
 
 def write(res, n: RecordsizeNumbers, frames: RecordsizeFrames, sel) -> None:
@@ -37,9 +40,17 @@ def write(res, n: RecordsizeNumbers, frames: RecordsizeFrames, sel) -> None:
             if r["theory"] is not None
             else f" ({r['theory_basis']})"
         )
+        num, den = n.stated_lines.get(r["numerator"], ()), n.stated_lines.get(r["denominator"], ())
         res.findings.append(
-            f"Stated by the study (no raw data), {r['claim']}: {r['numerator_mib_s']:.0f} / "
-            f"{r['denominator_mib_s']:.0f} MiB/s = {r['ratio']:.3f}{model}."
+            Finding(
+                f"Stated by the study (no raw data), {r['claim']}: {r['numerator_mib_s']:.0f} / "
+                f"{r['denominator_mib_s']:.0f} MiB/s = {r['ratio']:.3f}{model}.",
+                [
+                    cite(f"{r['numerator_mib_s']:.0f}", num),
+                    cite(f"{r['denominator_mib_s']:.0f} MiB/s", den),
+                    cite(f"{r['ratio']:.3f}", num + den, "the two stated figures' ratio"),
+                ],
+            )
         )
     res.verdict = _verdict(n)
 
@@ -53,13 +64,21 @@ def _ashift_words(p) -> str:
 
 def _pools(res, n: RecordsizeNumbers, sel) -> None:
     for p in n.pools:
+        ratio = cite(f"{p.measured:.3f}", p.lines, "zdb -b bp allocated / bp physical")
         res.findings.append(
-            f"Measured ({p.pool}, zdb -b): {p.avg_logical_bytes / KiB:.1f} KiB logical per block pointer on average; "
-            f"allocated / physical = {p.measured:.3f} (parity, padding and copies)."
+            Finding(
+                f"Measured ({p.pool}, zdb -b): {p.avg_logical_bytes / KiB:.1f} KiB logical per block pointer on "
+                f"average; allocated / physical = {p.measured:.3f} (parity, padding and copies).",
+                [cite(f"{p.avg_logical_bytes / KiB:.1f} KiB", p.lines, "zdb -b bp logical / bp count"), ratio],
+            )
         )
-        if p.expected:
+        if p.expected:  # the expectations are arithmetic on the layout labels: only the measured figure links
             res.findings.append(
-                f"  Expected for full {p.recordsize_bytes // KiB} KiB records on this {p.layout}: {_ashift_words(p)}."
+                Finding(
+                    f"  Expected for full {p.recordsize_bytes // KiB} KiB records on this {p.layout}: "
+                    f"{_ashift_words(p)}.",
+                    [ratio],
+                )
             )
     if not n.pools:
         res.missing.append(
@@ -75,14 +94,40 @@ def _bucket(n: int) -> str:
     return f"{one(n)} to {one(2 * n)}"
 
 
+def _histogram_cites(n: RecordsizeNumbers, record: int, b: dict) -> list:
+    """A histogram sentence's numbers: sums over its rows (zdb -bb's lines, as one range per file), the top bucket's
+    share its row and the whole."""
+    rows = n.hist.filter(pl.col("path") == b.get("path")) if n.hist.height and "path" in n.hist.columns else n.hist
+    if rows.is_empty() or "line_start" not in rows.columns:
+        return []
+    span = rows.select(
+        "path", "sha256", pl.col("line_start").min(), pl.col("line_end").max()
+    ).head(1)  # fmt: skip
+    top = rows.filter(pl.col("block_size_bytes") == b["top_bucket_bytes"])
+    every = lines_of(span)
+    return [
+        cite(f"{b['blocks']:,}", every, "the histogram's block counts summed"),
+        cite(prose.size(b["logical_bytes"]), every, "the histogram's logical sizes summed"),
+        cite(f"{b['full_record_share']:.0%}", every, f"logical bytes in buckets of {record // KiB} KiB and up / all"),
+        cite(f"{b['top_bucket_share']:.0%}", lines_of(top) + every, "the top bucket's logical bytes / all"),
+    ]
+
+
 def _histograms(res, n: RecordsizeNumbers, sel) -> None:
     for pool, record, b in n.histograms:
         res.findings.append(
-            f"Measured ({pool}, zdb -bb block size histogram): {b['blocks']:,} blocks, "
-            f"{prose.size(b['logical_bytes'])} logical; {b['full_record_share']:.0%} of the logical bytes are in "
-            f"blocks of at least the {record // KiB} KiB recordsize; the most bytes ({b['top_bucket_share']:.0%}) sit "
-            f"in blocks of {_bucket(b['top_bucket_bytes'])}"
-            + (" (zdb printed K/M suffixes: counts and sizes to 3 significant digits)." if b["approximate"] else ".")
+            Finding(
+                f"Measured ({pool}, zdb -bb block size histogram): {b['blocks']:,} blocks, "
+                f"{prose.size(b['logical_bytes'])} logical; {b['full_record_share']:.0%} of the logical bytes are "
+                f"in blocks of at least the {record // KiB} KiB recordsize; the most bytes "
+                f"({b['top_bucket_share']:.0%}) sit in blocks of {_bucket(b['top_bucket_bytes'])}"
+                + (
+                    " (zdb printed K/M suffixes: counts and sizes to 3 significant digits)."
+                    if b["approximate"]
+                    else "."
+                ),
+                _histogram_cites(n, record, b),
+            )
         )
         res.headline[f"{pool}: logical bytes in full records"] = f"{b['full_record_share']:.0%}"
     if not n.histograms:

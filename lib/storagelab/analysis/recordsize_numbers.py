@@ -14,6 +14,7 @@ class RecordsizeFrames:
     hist: pl.DataFrame  # zdb -bb block size histograms
     layouts: pl.DataFrame  # the selection's labelled RAIDZ layouts
     figures: dict  # the study's stated figures (claim id -> value in base units)
+    claim_lines: dict = field(default_factory=dict)  # claim id -> its claims.csv line (scaling.claim_lines)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class PoolSizes:
     nearest: int | None  # None: no expectation, or the expectations tie
     recordsize_bytes: int
     layout: str | None
+    lines: tuple[dict, ...] = ()  # the raw lines (result.lines_of) of its zdb -b summary
 
 
 @dataclass
@@ -53,3 +55,4 @@ class RecordsizeNumbers:
     stated: pl.DataFrame = field(default_factory=pl.DataFrame)
     histograms: list[tuple[str, int, dict]] = field(default_factory=list)  # (pool, recordsize, block_sizes)
     hist: pl.DataFrame = field(default_factory=pl.DataFrame)  # the histograms kept (one per pool and moment)
+    stated_lines: dict = field(default_factory=dict)  # claim id -> its claims.csv line, for ``stated``

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from ..claims import study_claims
+from ..claims import stated_where, study_claims
 from . import fio_runs, measures, scaling_findings, single_disk
 from .db import frame
-from .result import Result
+from .result import Result, lines_of
 from .scaling_numbers import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
 from .single_disk import (  # noqa: F401 - re-exported: the disk model lives in single_disk
     PARITY,
@@ -352,7 +352,15 @@ def compute(frames: ScalingFrames, baseline: int, serial_test: str, record_bytes
     n.single = single_disk.comparisons(frames.single_parts)
     n.rejected = single_disk.rejected(frames.single_parts)
     n.stated = against_sum_rule(ars_two_vdevs(frames.claims))
+    n.stated_lines = claim_lines(frames.claims)
     return n
+
+
+def claim_lines(claims: pl.DataFrame) -> dict[str, tuple[dict, ...]]:
+    """Claim id -> its claims.csv line (result.lines_of), what a stated figure's finding links to."""
+    if claims.is_empty() or "line" not in claims.columns:
+        return {}
+    return {r["claim_id"]: lines_of(r) for r in stated_where(claims).iter_rows(named=True)}
 
 
 def analyse(

@@ -6,6 +6,7 @@ import polars as pl
 
 from ..units import MiB
 from . import prose
+from .result import Finding, cite
 from .scaling_numbers import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
 
 
@@ -20,10 +21,22 @@ def write(res, n: ScalingNumbers, frames: ScalingFrames, sel) -> None:
     _single(res, n, sel)
     _one_mirror(res, n)
     for r in n.stated.iter_rows(named=True):
+        line = n.stated_lines.get(r["claim_id"], ())  # the figure as claims.csv states it, with its passage
         res.findings.append(
-            f"Stated by the study (no raw data): {r['vdev_class']}, n = 2 {r['n_counts']}: "
-            f"{r['pct_of_one']:.0f} % of one = {r['ratio']:.2f}x against the rule's {r['ideal']:.1f}x "
-            f"({r['deviation_pct']:+.1f} %)."
+            Finding(
+                f"Stated by the study (no raw data): {r['vdev_class']}, n = 2 {r['n_counts']}: "
+                f"{r['pct_of_one']:.0f} % of one = {r['ratio']:.2f}x against the rule's {r['ideal']:.1f}x "
+                f"({r['deviation_pct']:+.1f} %).",
+                [
+                    cite(f"{r['pct_of_one']:.0f} %", line),
+                    cite(f"{r['ratio']:.2f}x", line, "the stated % / 100"),
+                    cite(
+                        f"{r['deviation_pct']:+.1f} %",
+                        line,
+                        f"(the stated ratio - {r['ideal']:.1f}) / {r['ideal']:.1f}",
+                    ),
+                ],
+            )
         )
     res.verdict = _verdict(n)
 
@@ -53,13 +66,39 @@ def _layouts(res, n: ScalingNumbers) -> None:
             else f"no layout with {base * 2} vdevs"
         )
         res.findings.append(
-            f"Layout table, {r['test']} {r['vdev_type']}: {r['baseline'] / MiB:.1f} MiB/s with {base} "
-            f"vdev; {two_txt}; best {r['layout']} ({r['vdev_count']} vdevs) {r['speed_bytes_per_s'] / MiB:.1f} MiB/s = "
-            f"{r['relative']:.2f}x against {model}."
+            Finding(
+                f"Layout table, {r['test']} {r['vdev_type']}: {r['baseline'] / MiB:.1f} MiB/s with {base} "
+                f"vdev; {two_txt}; best {r['layout']} ({r['vdev_count']} vdevs) {r['speed_bytes_per_s'] / MiB:.1f} "
+                f"MiB/s = {r['relative']:.2f}x against {model}.",
+                _layout_cites(n, r, two),
+            )
         )
         res.headline[f"{r['test']} {r['vdev_type']}"] = f"best {r['layout']}: {r['relative']:.2f}x one vdev" + (
             f" (disk model {r['disk_model_ratio']:.2g}x)" if fixed else f" (rule {r['ideal']:.0f}x)"
         )
+
+
+def _rows(n: ScalingNumbers, test: str, vdev_type: str, **match) -> pl.DataFrame:
+    """The layout rows (``scaled``, with their lines) of one test and vdev type, matching ``match`` (column = value)."""
+    if n.scaled.is_empty():
+        return n.scaled
+    cond = (pl.col("test") == test) & (pl.col("vdev_type") == vdev_type)
+    for k, v in match.items():
+        cond = cond & (pl.col(k) == v)
+    return n.scaled.filter(cond)
+
+
+def _layout_cites(n: ScalingNumbers, r: dict, two: pl.DataFrame) -> list:
+    """A layout sentence's numbers: the baseline (its layout rows), the ratio at twice its vdevs and the best's (both
+    rows, over the baseline's), the best's speed (its row)."""
+    base = _rows(n, r["test"], r["vdev_type"], vdev_count=n.baseline)
+    out = [cite(f"{r['baseline'] / MiB:.1f} MiB/s", base, f"mean of {r['baseline_runs']} row(s)")]
+    if two.height and two["relative"][0] is not None:
+        out.append(cite(f"{two['relative'][0]:.2f}x", [*two.to_dicts(), *base.to_dicts()], "its speed / the baseline"))
+    return out + [
+        cite(f"{r['speed_bytes_per_s'] / MiB:.1f} MiB/s", r),
+        cite(f"{r['relative']:.2f}x", [r, *base.to_dicts()], "the best's speed / the baseline"),
+    ]
 
 
 def _serial(res, serial: tuple[pl.DataFrame, dict]) -> None:
@@ -88,9 +127,17 @@ def _serial(res, serial: tuple[pl.DataFrame, dict]) -> None:
             else f"model {lo / MiB:.1f}-{hi / MiB:.1f} MiB/s (best at "
             f"{f.sort('model_bytes_per_s', descending=True)['vdev_count'][0]} vdevs)"
         )
+        ends = f.filter(pl.col("speed_bytes_per_s").is_in([min(speeds), max(speeds)]))  # the slowest and fastest rows
         res.findings.append(
-            f"  {vt}: measured {min(speeds) / MiB:.1f}-{max(speeds) / MiB:.1f} MiB/s "
-            f"(best at {top['vdev_count']} vdevs), {model}."
+            Finding(
+                f"  {vt}: measured {min(speeds) / MiB:.1f}-{max(speeds) / MiB:.1f} MiB/s "
+                f"(best at {top['vdev_count']} vdevs), {model}.",
+                [
+                    cite(
+                        f"{min(speeds) / MiB:.1f}-{max(speeds) / MiB:.1f} MiB/s", ends, "the slowest and fastest layout"
+                    )
+                ],
+            )
         )
     res.findings.append(
         "  A mirror reads each record from one disk, so its reader waits for one disk's transfer "
@@ -134,10 +181,19 @@ def _model(r: dict) -> str:
 def _single(res, n: ScalingNumbers, sel) -> None:
     for r in n.single.iter_rows(named=True):
         unit = (lambda v: f"{v:.1f}/s") if r["direction"] == "seeks" else prose.rate
+        pool = {k: r[k] for k in ("path", "line_start", "line_end")}
+        one = {"path": r["single_path"], "line_start": r["single_line_start"], "line_end": r["single_line_end"]}
         res.findings.append(
-            f"{r['tool']} {r['direction']}: {r['label']} {unit(r['value'])} against one disk "
-            f"({r['single']}) {unit(r['single_value'])} = {r['ratio']:.2f}x; model {_model(r)} ({r['model']})"
-            + ("." if r["within_model"] else ": **outside the model**, something else limits it.")
+            Finding(
+                f"{r['tool']} {r['direction']}: {r['label']} {unit(r['value'])} against one disk "
+                f"({r['single']}) {unit(r['single_value'])} = {r['ratio']:.2f}x; model {_model(r)} ({r['model']})"
+                + ("." if r["within_model"] else ": **outside the model**, something else limits it."),
+                [
+                    cite(unit(r["value"]), pool),
+                    cite(unit(r["single_value"]), one),
+                    cite(f"{r['ratio']:.2f}x", [pool, one], f"{r['direction']}: the layout's / the one disk's"),
+                ],
+            )
         )
     if n.single.height and not n.single["within_model"].all():
         res.caveats.append("layouts outside the disk model: another limit")
@@ -164,14 +220,30 @@ def _physical(res, n: ScalingNumbers) -> None:
     p = n.physical
     if not p or p["one_physical"] <= p["fastest_physical"] * 1.1:
         return
+    one = _rows(n, "dd_write", "mirror", layout=p["one_layout"])
+    fast = _rows(n, "dd_write", "mirror", layout=p["fastest_layout"])
+    both = [*one.to_dicts(), *fast.to_dicts()]
     res.findings.append(
-        f"Physical writes: the one-vdev mirror ({p['one_layout']}) sent every block to all {p['one_disks']} disks, "
-        f"{p['one_disks']} x {p['one_speed'] / MiB:.1f} = {p['one_physical'] / MiB:,.1f} MiB/s to its disks; the "
-        f"fastest mirror layout ({p['fastest_layout']}) sends {p['fastest_copies']:g} x "
-        f"{p['fastest_speed'] / MiB:.1f} = {p['fastest_physical'] / MiB:,.1f} MiB/s, "
-        f"{p['one_physical'] / p['fastest_physical']:.1f}x less. The controllers and bus carried more, so they do not "
-        "cap the plateau: the limit lies on the logical path (one writer stream, CPU, checksums, transaction groups), "
-        "which these logs do not separate."
+        Finding(
+            f"Physical writes: the one-vdev mirror ({p['one_layout']}) sent every block to all {p['one_disks']} "
+            f"disks, {p['one_disks']} x {p['one_speed'] / MiB:.1f} = {p['one_physical'] / MiB:,.1f} MiB/s to its "
+            f"disks; the fastest mirror layout ({p['fastest_layout']}) sends {p['fastest_copies']:g} x "
+            f"{p['fastest_speed'] / MiB:.1f} = {p['fastest_physical'] / MiB:,.1f} MiB/s, "
+            f"{p['one_physical'] / p['fastest_physical']:.1f}x less. The controllers and bus carried more, so they do "
+            "not cap the plateau: the limit lies on the logical path (one writer stream, CPU, checksums, transaction "
+            "groups), which these logs do not separate.",
+            [
+                cite(f"{p['one_speed'] / MiB:.1f}", one),
+                cite(f"{p['one_physical'] / MiB:,.1f} MiB/s", one, f"{p['one_disks']} disks x its dd write"),
+                cite(f"{p['fastest_speed'] / MiB:.1f}", fast),
+                cite(
+                    f"{p['fastest_physical'] / MiB:,.1f} MiB/s", fast, f"{p['fastest_copies']:g} copies x its dd write"
+                ),
+                cite(
+                    f"{p['one_physical'] / p['fastest_physical']:.1f}x", both, "the one-vdev mirror's / the fastest's"
+                ),
+            ],
+        )
     )
 
 
@@ -180,15 +252,28 @@ def _one_mirror(res, n: ScalingNumbers) -> None:
     if n.one_mirror_disk is None:
         return
     disk = n.one_mirror_disk
+    one = _rows(n, "dd_write", "mirror", vdev_count=1)
     res.findings.append(
-        f"A one-vdev mirror writes every block to all its disks, so its dd write "
-        f"({disk / MiB:.1f} MiB/s) is one disk's speed. Against it:"
+        Finding(
+            f"A one-vdev mirror writes every block to all its disks, so its dd write "
+            f"({disk / MiB:.1f} MiB/s) is one disk's speed. Against it:",
+            [cite(f"{disk / MiB:.1f} MiB/s", one)],
+        )
     )
     for r in n.one_disk_picks.iter_rows(named=True):
         dd = _data_disks_or_none(r["vdev_type"], widths(r["vdev_widths"]))
         res.findings.append(
-            f"  {r['vdev_type']} {r['layout']} ({r['vdev_count']} vdev{'s' if r['vdev_count'] > 1 else ''}): "
-            f"{r['speed_bytes_per_s'] / disk:.1f} disks' worth of writes ({dd} in theory)."
+            Finding(
+                f"  {r['vdev_type']} {r['layout']} ({r['vdev_count']} vdev{'s' if r['vdev_count'] > 1 else ''}): "
+                f"{r['speed_bytes_per_s'] / disk:.1f} disks' worth of writes ({dd} in theory).",
+                [
+                    cite(
+                        f"{r['speed_bytes_per_s'] / disk:.1f}",
+                        [r, *one.to_dicts()],
+                        "its dd write / the one-vdev mirror's",
+                    )
+                ],
+            )
         )
 
 

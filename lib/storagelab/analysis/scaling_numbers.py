@@ -77,3 +77,4 @@ class ScalingNumbers:
     one_disk_picks: pl.DataFrame = field(default_factory=pl.DataFrame)
     physical: dict | None = None  # mirror dd writes as physical bytes/s: the one-vdev mirror against the fastest
     stated: pl.DataFrame = field(default_factory=pl.DataFrame)  # the Ars n = 2 figures against the rule
+    stated_lines: dict = field(default_factory=dict)  # claim id -> its claims.csv line (scaling.claim_lines)

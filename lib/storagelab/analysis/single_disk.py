@@ -12,6 +12,7 @@ import re
 
 import polars as pl
 
+from . import fio_runs
 from .db import frame
 
 PARITY = {"single": 0, "raidz1": 1, "raidz2": 2, "raidz3": 3}
@@ -215,7 +216,8 @@ def single_disk_rows(con, sel, runs: pl.DataFrame) -> list[tuple[str, pl.DataFra
         fio_rows = runs.select(
             "file_id",
             *[c for c in ("path", "line_start", "line_end") if c in runs.columns],
-            "label",
+            # a run without a label (the manifest's column is optional) is named by its file, as everywhere
+            fio_runs.run_label(runs).alias("label"),
             "vdev_type",
             "vdev_count",
             "vdev_width",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from . import arc, design, fio_runs, measures, plausibility, stacks_findings, stats
+from . import arc, design, fio_runs, measures, plausibility, repeat_groups, stacks_findings, stats
 from .db import frame
 from .result import Result, lines_of
 from .selection import Selection
@@ -72,7 +72,8 @@ def penalty(df: pl.DataFrame, base_label: str, over_label: str, direction: str =
 
 DISK_SQL = """
 SELECT coalesce(f.label, f.path) AS label, d.file_id, d.disk, d.write_ios, d.read_ios,
-       d.write_ticks_ns / nullif(d.write_ios, 0) / 1e6 AS ms_per_io, d.util_pct, d.line_start
+       d.write_ticks_ns / nullif(d.write_ios, 0) / 1e6 AS ms_per_io, d.util_pct, d.line_start, d.line_end, f.path,
+       f.sha256
 FROM fio_disk_stats d JOIN files f USING (file_id)
 WHERE list_contains(?::INTEGER[], d.file_id) AND NOT coalesce(d.has_slaves, false) ORDER BY f.path, d.disk
 """
@@ -85,21 +86,20 @@ def device_latency(con, sel: Selection, file_ids: list[int]) -> pl.DataFrame:
     return frame(con, DISK_SQL, [sorted(set(file_ids))])
 
 
-# what repeats share besides the workload and the label: one target (host, pool, layout, stack, devices, ZFS version)
-SAME_TARGET = ("host", "pool", "stack", "vdev_type", "vdev_count", "vdev_width", "devices", "zfs_version")
-
-
 def repeats(df: pl.DataFrame) -> pl.DataFrame:
-    """Repeated runs: the same workload and target labels (``SAME_TARGET``), labels equal once a 'run N' mark is
-    taken out (a file without a label is named by its path: ``fio_runs.config_label``).
+    """Repeated runs: the same workload and ``repeat_groups`` key (one label once a 'run N' mark is taken out, a file
+    without a label named by its path, and every setup column the manifest gives agreeing). ``config``: the group's
+    name (its label, and what tells it from another group of that label: ``repeat_groups.names``).
     Per group of two or more: n, mean, sd, min, max, the spread (half the range, % of the mean), and from
     ``stats.summarise`` the 95 % confidence interval of the mean (``ci95_bytes_per_s``, half-width), the 95 %
     prediction interval for one new run (``pi95_bytes_per_s``) and, from five runs, a seeded bootstrap interval of
     the mean (``boot_low/high_bytes_per_s``); ``values``: the runs' bandwidths."""
     g = (
-        df.with_columns(config=fio_runs.config_label(df))
-        .group_by("config", "workload", *(c for c in SAME_TARGET if c in df.columns), maintain_order=True)
+        repeat_groups.with_names(df.with_columns(config_name=fio_runs.config_label(df)), "config_name", "config")
+        .group_by(repeat_groups.KEY, "workload", maintain_order=True)
         .agg(
+            pl.col("config").first(),
+            pl.col("stack").first(),
             n=pl.len(),
             mean=pl.col("bw_bytes_per_s").mean(),
             sd=pl.col("bw_bytes_per_s").std(),
@@ -251,6 +251,7 @@ def device_spreads(disks: pl.DataFrame) -> list[DeviceSpread]:
                     tuple(zip(g["disk"].to_list(), ms, strict=True)),
                     fast["disk"],
                     max(ms) / fast["ms_per_io"],
+                    tuple(lines_of(r) for r in g.iter_rows(named=True)),
                 )
             )
     return out
@@ -287,7 +288,14 @@ def repeat_tests(reps: pl.DataFrame, d: pl.DataFrame) -> list[RepeatTest]:
         tested = tuple(
             (_ref(p), stats.compare(stats.summarise([p["bw_bytes_per_s"]]), ref)) for p in peers.iter_rows(named=True)
         )
-        out.append(RepeatTest(r["config"], r["workload"], tuple(r["labels"]), ref, r["spread_pct"], tested))
+        mine = d.filter(
+            (pl.col("workload") == r["workload"])
+            & pl.col("stack").eq_missing(r["stack"])
+            & pl.col("label").is_in(r["labels"])
+        )
+        out.append(
+            RepeatTest(r["config"], r["workload"], tuple(r["labels"]), ref, r["spread_pct"], tested, lines_of(mine))
+        )
     return out
 
 
@@ -300,7 +308,8 @@ def costs_of(costs: pl.DataFrame, d: pl.DataFrame) -> list[LayerCost]:
             marks[label].append(mark)
 
     def ref(label: str, bw: float) -> RunRef:
-        return RunRef(label, bw, "; ".join(marks.get(label, [])))
+        runs = d.filter((pl.col("label") == label) & (pl.col("bw_bytes_per_s") == bw))  # the run of that bandwidth
+        return RunRef(label, bw, "; ".join(marks.get(label, [])), lines_of(runs))
 
     out = []
     for c in costs.iter_rows(named=True):
@@ -341,6 +350,11 @@ def compute(
         shared_file=in_files.filter(pl.col("shared_file"))["label"].to_list(),
         no_limit=d.filter(pl.col("device_limit_bytes_per_s").is_null()).height,
         design=[(r["label"], design.flags_of(r)) for r in in_files.iter_rows(named=True)],
+        design_rows=in_files.select(
+            c
+            for c in ("path", "sha256", "line_start", "line_end", "slowest_line_start", "slowest_line_end")
+            if c in in_files.columns
+        ).to_dicts(),
         device_spreads=device_spreads(disks),
         device_latency=disks,
         sizes=test_sizes(in_files),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..units import MiB
-from . import design, prose
+from . import design, prose, repeat_groups, stats
 from .result import Finding, Result, cite
 from .stacks_flags import WEAK_BELOW
 from .stacks_numbers import RunRef, StacksResult
@@ -65,8 +65,15 @@ def _limit_sentences(r: StacksResult) -> list[str]:
             for o in items
         ]
 
-    def cites(items):  # each run's measured bandwidth, linked to its line
-        return [cite(f"{o.bytes_per_s / 1e6:.1f} MB/s", o.lines) for o in items]
+    def cites(items):  # each run's measured bandwidth, linked to its line; its ratio to the label the same line
+        return [
+            c
+            for o in items
+            for c in (
+                cite(f"{o.bytes_per_s / 1e6:.1f} MB/s", o.lines),
+                cite(f"{o.ratio:.2f}x", o.lines, "its bandwidth / the device_limit_bytes_per_s label"),
+            )
+        ]
 
     if strong:
         out.append(
@@ -88,8 +95,11 @@ def _limit_sentences(r: StacksResult) -> list[str]:
         )
     if r.at_limit:
         out.append(
-            f"At the device's limit x {r.margin:g} within the printed figure's rounding, so the log cannot tell "
-            f"whether a cache helped: {prose.listing([_name(x) for x in r.at_limit])}."
+            Finding(
+                f"At the device's limit x {r.margin:g} within the printed figure's rounding, so the log cannot tell "
+                f"whether a cache helped: {prose.listing([_name(x) for x in r.at_limit])}.",
+                [cite(prose.rate(x.bytes_per_s), x.lines) for x in r.at_limit],
+            )
         )
     if r.direct_ignored:
         out.append(
@@ -107,15 +117,17 @@ def _limit_sentences(r: StacksResult) -> list[str]:
 def _design_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
     """Findings naming each run whose test design is flagged, and what could not be checked."""
     # direct=1 on ZFS < 2.3 has its own finding (_limit_sentences): a run flagged for that alone is not repeated
-    sentences = [
-        design.sentence(label, f, r.min_elapsed_s)
-        for label, f in r.design
+    rows = r.design_rows or [{} for _ in r.design]
+    said = [
+        (design.sentence(label, f, r.min_elapsed_s), design.cites(f, row))
+        for (label, f), row in zip(r.design, rows, strict=True)
         if f.flagged and f.codes != ("direct ignored",)
     ]
-    flagged = [s for s in sentences if s]  # a flagged run always has its sentence
-    out = []
+    flagged = [(s, c) for s, c in said if s]  # a flagged run always has its sentence
+    out: list[str] = []
     if flagged:
-        out.append("Test design: " + " ".join(flagged) + " Such runs are marked ⚠ and never head a ranking.")
+        text = "Test design: " + " ".join(s for s, _ in flagged) + " Such runs are marked ⚠ and never head a ranking."
+        out.append(Finding(text, [c for _, cs in flagged for c in cs]))
     # what is not a flag: a final fsync's overrun (not a stall), synced writes on a working set RAM could hold
     out += list(dict.fromkeys(s for label, f in r.design for s in design.note(label, f)))
     missing = []
@@ -162,7 +174,7 @@ def _size_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
 
 
 def _repeat_sentences(r: StacksResult) -> list[str]:
-    out = []
+    out: list[str] = []
     for t in r.repeat_tests:
         rep, ci, pi = t.repeats, t.repeats.ci, t.repeats.pi
         assert ci is not None and pi is not None, "repeats are two or more runs: both intervals are known"
@@ -172,32 +184,71 @@ def _repeat_sentences(r: StacksResult) -> list[str]:
             else ""
         )
         out.append(
-            f"{t.config}: {rep.n} repeated runs, mean {prose.rate(rep.mean)}, spread ±{t.spread_pct:.1f} % (95 % "
-            f"confidence interval of the mean ±{prose.figure(ci.half / MiB)} MiB/s, ±{ci.half_pct:.1f} %; "
-            f"95 % prediction interval for one new run ±{prose.figure(pi.half / MiB)} MiB/s, "
-            f"±{pi.half_pct:.1f} %{boot}"
-            f"{'; few runs, so the noise is only roughly known' if rep.n < 5 else ''})."
+            Finding(
+                f"{t.config}: {rep.n} repeated runs, mean {prose.rate(rep.mean)}, spread ±{t.spread_pct:.1f} % (95 % "
+                f"confidence interval of the mean ±{prose.figure(ci.half / MiB)} MiB/s, ±{ci.half_pct:.1f} %; "
+                f"95 % prediction interval for one new run ±{prose.figure(pi.half / MiB)} MiB/s, "
+                f"±{pi.half_pct:.1f} %{boot}"
+                f"{'; few runs, so the noise is only roughly known' if rep.n < 5 else ''}).",
+                _repeat_cites(t),
+            )
         )
         for ref, c in t.peers:
-            out.append(f"  {ref.label} against it: {prose.comparison(c, ref.label, t.config)}.")
+            out.append(
+                Finding(
+                    f"  {ref.label} against it: {prose.comparison(c, ref.label, t.config)}.",
+                    _peer_cites(ref, c, t),
+                )
+            )
     if not r.repeat_tests:
         out.append(
             "No configuration was run more than once: run-to-run noise is unknown, so small "
             "differences between runs cannot be told from noise."
         )
     unlabelled = r.runs.filter(~pl.col("labelled")).height if "labelled" in r.runs.columns else 0
-    if unlabelled:
-        out.append(
-            f"Repeats are runs of one workload, one target (host, pool, stack, layout, devices, ZFS version) and one "
-            f"label once a 'run N' mark is taken out; {unlabelled} run(s) have no label and are named by their file "
-            "(as much of its path as tells it from the others): runs appended to one file are repeats, files of one "
-            "name in different folders are not. Labels in the manifest would make the grouping certain."
-        )
+    if unlabelled or r.repeat_tests:  # how the runs were grouped into repeats, wherever it matters
+        out.append(repeat_groups.sentence(r.runs))
+    return out
+
+
+def _repeat_cites(t) -> list:
+    """A repeat group's numbers, each from the repeats' lines with its arithmetic (t distribution, ``stats``)."""
+    rep, ci, pi, lines = t.repeats, t.repeats.ci, t.repeats.pi, t.lines
+    n = f"{rep.n} runs"
+    out = [
+        cite(prose.rate(rep.mean), lines, f"mean of {n}"),
+        cite(f"±{t.spread_pct:.1f} %", lines, f"half the range of {n} / their mean"),
+        cite(f"±{prose.figure(ci.half / MiB)} MiB/s", lines, f"95 % t interval of the mean of {n}"),
+        cite(f"±{ci.half_pct:.1f} %", lines, f"95 % t interval of the mean of {n} / the mean"),
+        cite(f"±{prose.figure(pi.half / MiB)} MiB/s", lines, f"95 % t prediction interval from {n}"),
+        cite(f"±{pi.half_pct:.1f} %", lines, f"95 % t prediction interval from {n} / the mean"),
+    ]
+    if rep.bootstrap:
+        out += [
+            cite(prose.mib(rep.bootstrap.low), lines, f"bootstrap interval of the mean of {n}, low end"),
+            cite(prose.mib(rep.bootstrap.high), lines, f"bootstrap interval of the mean of {n}, high end"),
+        ]
+    return out
+
+
+def _peer_cites(ref, c, t) -> list:
+    """A run against a repeat group (``prose.comparison``): the change both sides' lines, the interval the group's."""
+    both = ref.lines + tuple(x for x in t.lines if x not in ref.lines)
+    out = [cite(prose.change(c.a.mean, c.b.mean), both, f"{ref.label} / the mean of {t.config}")]
+    if c.test in (stats.PREDICTION, stats.WELCH):
+        out += [
+            cite(prose.mib(c.interval.low), t.lines if c.test == stats.PREDICTION else both, f"{c.test_name}: low end"),
+            cite(
+                prose.mib(c.interval.high), t.lines if c.test == stats.PREDICTION else both, f"{c.test_name}: high end"
+            ),
+        ]
+    if c.test == stats.PREDICTION:
+        out.append(cite(f"±{c.interval_pct:.1f} %", t.lines, f"{c.test_name}, half-width / the mean"))
     return out
 
 
 def _cost_sentences(r: StacksResult) -> list[str]:
-    out = []
+    out: list[str] = []
     for c in r.costs:
         if c.base is None:  # its base ran only with another ZFS version
             out.append(
@@ -206,9 +257,12 @@ def _cost_sentences(r: StacksResult) -> list[str]:
             )
             continue
         caveat = f" (the base run is flagged: {c.base.mark}; the cost is measured against it)" if c.base.mark else ""
+        change = prose.change(c.over.bytes_per_s, c.base.bytes_per_s)
         out.append(
-            f"{c.over.label} against {c.base.label} (the cost of the {c.layer} layer): "
-            f"{prose.change(c.over.bytes_per_s, c.base.bytes_per_s)}{caveat}."
+            Finding(
+                f"{c.over.label} against {c.base.label} (the cost of the {c.layer} layer): {change}{caveat}.",
+                [cite(change, c.over.lines + c.base.lines, f"{c.over.label} / {c.base.label} bandwidth")],
+            )
         )
     if not r.costs:
         out.append(
@@ -302,11 +356,17 @@ def write(res: Result, r: StacksResult) -> Result:
     res.missing += lacking
     for s in r.device_spreads:
         parts = [f"{disk} {ms:.2f} ms" for disk, ms in s.ms_per_io]
+        shown = zip(s.ms_per_io, s.lines or [()] * len(s.ms_per_io), strict=True)
+        each = [cite(f"{ms:.2f} ms", lines, "write ticks / write I/Os") for (_, ms), lines in shown]
+        every = tuple(x for lines in s.lines for x in lines)
         res.findings.append(
-            f"{s.label}: fio's disk stats give very different write times per I/O for its devices "
-            f"({prose.listing(parts)}; {s.fastest_disk} answers {s.factor:.0f}x "
-            "faster): the members are not alike, a mirrored write completes only when its slowest member has "
-            f"it, and what lets {s.fastest_disk} answer that fast the logs do not say."
+            Finding(
+                f"{s.label}: fio's disk stats give very different write times per I/O for its devices "
+                f"({prose.listing(parts)}; {s.fastest_disk} answers {s.factor:.0f}x "
+                "faster): the members are not alike, a mirrored write completes only when its slowest member has "
+                f"it, and what lets {s.fastest_disk} answer that fast the logs do not say.",
+                [*each, cite(f"{s.factor:.0f}x", every, "slowest device's ms per I/O / the fastest's")],
+            )
         )
     said, lacking = _size_sentences(r)
     res.findings += said

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -54,6 +54,7 @@ class DeviceSpread:
     ms_per_io: tuple[tuple[str, float], ...]
     fastest_disk: str
     factor: float
+    lines: tuple[tuple[dict, ...], ...] = ()  # each device's disk stats line (result.lines_of), as ms_per_io
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class RepeatTest:
     repeats: stats.Repeats
     spread_pct: float
     peers: tuple[tuple[RunRef, stats.Comparison], ...]
+    lines: tuple[dict, ...] = ()  # the raw lines of the repeats' bandwidths (result.lines_of)
 
 
 @dataclass(frozen=True)
@@ -118,3 +120,5 @@ class StacksResult:
     fastest: RunRef  # the fastest run, flagged or not
     best_clean: RunRef | None  # the fastest run with no flag
     flagged_above_best: int  # runs faster than best_clean, all flagged
+    # each run of ``design``, its row's provenance (the group line, the slowest I/O's section): design.cites reads it
+    design_rows: list[dict] = field(default_factory=list)

@@ -16,7 +16,7 @@ import polars as pl
 from ..units import MiB
 from . import measures, prose
 from .mbuffer import rates
-from .result import Result
+from .result import Finding, Result, cite
 from .selection import Selection
 
 
@@ -159,32 +159,48 @@ def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
             f"No single run labelled '{n.asked_baseline}' in the selection: rates are relative to the "
             f"fastest run, {base}."
         )
+    based = r.filter(pl.col("label") == base)
     res.findings.append(
-        f"{r.height} mbuffer run(s) for {sel.describe()}; baseline {base} at {prose.rate(n.baseline_rate_bytes_per_s)}."
+        Finding(
+            f"{r.height} mbuffer run(s) for {sel.describe()}; baseline {base} at "
+            f"{prose.rate(n.baseline_rate_bytes_per_s)}.",
+            [cite(prose.rate(n.baseline_rate_bytes_per_s), based)],
+        )
     )
     for x in r.filter(pl.col("label") != base).iter_rows(named=True):
         res.findings.append(
-            f"{x['label']}: {prose.rate(x['rate_bytes_per_s'])}, {x['vs_baseline']:.1%} of the baseline."
+            Finding(
+                f"{x['label']}: {prose.rate(x['rate_bytes_per_s'])}, {x['vs_baseline']:.1%} of the baseline.",
+                [
+                    cite(prose.rate(x["rate_bytes_per_s"]), x),
+                    cite(f"{x['vs_baseline']:.1%}", [x, *based.to_dicts()], f"its rate / {base}'s"),
+                ],
+            )
         )
     for x in r.filter(pl.col("suspect")).iter_rows(named=True):
         res.findings.append(
-            f"{x['label']} printed its amount without a unit (`1e+04 Byte`): rate x time = "
-            f"{prose.size(x['implied_bytes'])}, so the amount is 10000 x 1024^{x['unit_power_lost']} B = "
-            f"{prose.size(x['resolved_bytes'])}."
+            Finding(
+                f"{x['label']} printed its amount without a unit (`1e+04 Byte`): rate x time = "
+                f"{prose.size(x['implied_bytes'])}, so the amount is 10000 x 1024^{x['unit_power_lost']} B = "
+                f"{prose.size(x['resolved_bytes'])}.",
+                [
+                    cite(prose.size(x["implied_bytes"]), x, "the printed rate x the printed time"),
+                    cite(
+                        prose.size(x["resolved_bytes"]), x, "the printed 10000 x the power of 1024 nearest rate x time"
+                    ),
+                ],
+            )
         )
     for w in n.waits.iter_rows(named=True):
-        res.findings.append(
-            f"{w['receiver']}: its clock ran {w['wait_s']:.1f} s longer than {w['sender']} for the same "
-            f"{prose.size(w['amount_bytes'])}; without that wait it received at "
-            f"{prose.rate(w['corrected_rate_bytes_per_s'])} (printed: {prose.rate(w['receiver_rate_bytes_per_s'])}). "
-            f"That is the amount over {w['sender']}'s time, so it equals the sender's rate by construction: it "
-            "shows what the receiver's printed rate lost to waiting, not a second measurement of the transfer."
-        )
+        _wait(res, w, r)
     for s in n.status.iter_rows(named=True):
         if s["buffer_fill_pct"] is not None:
             res.findings.append(
-                f"{s['label']}: last status line in {prose.rate(s['in_rate_bytes_per_s'])}, buffer "
-                f"{s['buffer_fill_pct']:.0f} % full{_buffer_words(s['buffer_fill_pct'])}."
+                Finding(
+                    f"{s['label']}: last status line in {prose.rate(s['in_rate_bytes_per_s'])}, buffer "
+                    f"{s['buffer_fill_pct']:.0f} % full{_buffer_words(s['buffer_fill_pct'])}.",
+                    [cite(prose.rate(s["in_rate_bytes_per_s"]), s), cite(f"{s['buffer_fill_pct']:.0f} %", s)],
+                )
             )
     res.headline = {
         x["label"]: f"{x['rate_mib_s']:.1f} MiB/s ({x['vs_baseline']:.0%} of {base})" for x in r.iter_rows(named=True)
@@ -197,6 +213,28 @@ def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
     slow = n.slowest
     res.verdict = (
         f"Slowest transport: {slow['label']} at {slow['rate_mib_s']:.1f} MiB/s, {slow['vs_baseline']:.1%} of {base}."
+    )
+
+
+def _wait(res: Result, w: dict, r: pl.DataFrame) -> None:
+    """A receiver's start-up wait: its numbers from the two runs' summary lines (``r``: the rates, with their lines),
+    each computed one with its arithmetic."""
+    rx, tx = r.filter(pl.col("label") == w["receiver"]), r.filter(pl.col("label") == w["sender"])
+    both = [*rx.to_dicts(), *tx.to_dicts()]
+    res.findings.append(
+        Finding(
+            f"{w['receiver']}: its clock ran {w['wait_s']:.1f} s longer than {w['sender']} for the same "
+            f"{prose.size(w['amount_bytes'])}; without that wait it received at "
+            f"{prose.rate(w['corrected_rate_bytes_per_s'])} (printed: {prose.rate(w['receiver_rate_bytes_per_s'])}). "
+            f"That is the amount over {w['sender']}'s time, so it equals the sender's rate by construction: it "
+            "shows what the receiver's printed rate lost to waiting, not a second measurement of the transfer.",
+            [
+                cite(f"{w['wait_s']:.1f} s", both, "receiver's time - sender's time"),
+                cite(prose.size(w["amount_bytes"]), rx),
+                cite(prose.rate(w["corrected_rate_bytes_per_s"]), both, "receiver's amount / sender's time"),
+                cite(prose.rate(w["receiver_rate_bytes_per_s"]), rx),
+            ],
+        )
     )
 
 

@@ -28,14 +28,15 @@ def list_files(
     targets: Iterable[Path | str],
     skipped: list[str] | None = None,
     unreadable: list[tuple[str, str, str]] | None = None,
+    documents: list[ListedFile] | None = None,
 ) -> Iterator[ListedFile]:
     """Every file to ingest, sorted by relative path, with one scandir per folder and one stat per
     file. Hidden entries, manifest/README/.gitkeep and .md/.ipynb files are skipped; keys are made
     from the folder's key unless a symlink is involved (then resolved one by one, as ``key_for``
     does). A symlink in a folder to a file outside that folder is not followed (said in
     ``skipped``): a folder's logs are the files in it. A folder inside a target that cannot be read is
-    left out and said in ``unreadable`` as (key, path, reason). A target that does not exist:
-    FileNotFoundError."""
+    left out and said in ``unreadable`` as (key, path, reason). The .md files left out are added to ``documents``
+    (a write-up may hold a tool's output: the ingest says so). A target that does not exist: FileNotFoundError."""
     for t in targets:
         p = Path(t)
         if p.is_dir():
@@ -43,9 +44,12 @@ def list_files(
             prefix = "" if top == "." else top + "/"
             real_top = p.resolve()
             bad: list[tuple[str, str, str]] = []
-            found = _scan(p, bad)
+            docs: list[tuple[str, str, int, int, bool]] = []
+            found = _scan(p, bad, docs)
             if unreadable is not None:
                 unreadable += [(printable(prefix + rel), path, why) for rel, path, why in bad]
+            if documents is not None:
+                documents += [ListedFile(printable(prefix + rel), path, size, mt) for rel, path, size, mt, _ in docs]
             found.sort(key=lambda f: f[0].replace("/", "\0"))  # part by part, as Path.rglob's sorted tuples
             for rel, path, size, mtime_ns, link in found:
                 if link:
@@ -72,13 +76,22 @@ def files_to_read(
     outside: list[str] | None = None,
     unreadable: list[tuple[str, str, str]] | None = None,
     clashes: list[str] | None = None,
+    documents: list[ListedFile] | None = None,
 ) -> tuple[list[ListedFile], list[ListedFile], list[str]]:
     """The files an ingest of ``targets`` reads, each once (``unique``: a symlink beside its target, a folder listed
     twice), the ignore files applied: (kept, ignored, ignore files used). ``storagelab parse`` lists folders with it
     too, so both commands read the same files. ``own``: paths to leave out (the database's own files); the lists
-    are filled as ``list_files`` and ``unique`` fill them."""
-    listed = (f for f in list_files(targets, outside, unreadable) if own is None or not own(f.path))
-    return ignore.split(unique(listed, clashes), targets)
+    are filled as ``list_files`` and ``unique`` fill them. The ignore files are applied before ``unique``: a symlink
+    in an ignored folder to a file that is not ignored took that file's place (the first listing of a key) and left
+    with it, and the file was not read. ``documents``: the .md files left out that no ignore file names."""
+    docs: list[ListedFile] = []
+    listed = (f for f in list_files(targets, outside, unreadable, docs) if own is None or not own(f.path))
+    kept, ignored, used = ignore.split(listed, targets)
+    if documents is not None:
+        documents += ignore.split(docs, targets)[0]
+    kept = unique(kept, clashes)
+    keys = {f.key for f in kept}
+    return kept, unique([f for f in ignored if f.key not in keys]), used
 
 
 def unique(listing: Iterable[ListedFile], clashes: list[str] | None = None) -> list[ListedFile]:
@@ -123,11 +136,14 @@ def in_scope(key: str, scope_list: list[str]) -> bool:
     return any(key.startswith(s) if s else not key.startswith("/") for s in scope_list)
 
 
-def _scan(top: Path | str, unreadable: list | None = None) -> list[tuple[str, str, int, int, bool]]:
+def _scan(
+    top: Path | str, unreadable: list | None = None, documents: list | None = None
+) -> list[tuple[str, str, int, int, bool]]:
     """Like Path.rglob: symlinked folders are not entered, symlinked files are kept. Hidden
     entries (and everything under them) and the skipped names are left out. Gives (relative
     path, path, size, mtime_ns, is a symlink). Iterative: any depth of folders. A folder below ``top``
-    that cannot be read is left out and added to ``unreadable`` as (relative path, path, reason)."""
+    that cannot be read is left out and added to ``unreadable`` as (relative path, path, reason); the .md files
+    left out (not READMEs) to ``documents``, as the others."""
     found = []
     todo = [(top, "")]
     while todo:
@@ -153,9 +169,13 @@ def _scan(top: Path | str, unreadable: list | None = None) -> list[tuple[str, st
                     todo.append((e.path, rel + name + "/"))
                 continue
             try:
-                if not e.is_file() or name in SKIP_NAMES or name.endswith((".md", ".ipynb")):
+                if not e.is_file() or name in SKIP_NAMES or name.endswith(".ipynb"):
                     continue
                 st = e.stat()
+                if name.endswith(".md"):
+                    if documents is not None:
+                        documents.append((rel + name, e.path, st.st_size, st.st_mtime_ns, e.is_symlink()))
+                    continue
             except OSError:
                 continue
             found.append((rel + name, e.path, st.st_size, st.st_mtime_ns, e.is_symlink()))
