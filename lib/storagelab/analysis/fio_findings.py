@@ -151,6 +151,7 @@ def test_design(n, res) -> None:
         )
         res.findings += n.design_sentences
     res.findings += getattr(n, "design_notes", [])
+    res.findings += getattr(n, "io_time_sentences", [])  # where clat is not the I/O's time (io_time)
     res.missing += getattr(n, "design_missing", [])
 
 

@@ -23,7 +23,19 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import arc, design, fio_compare, fio_depth, fio_durable, fio_findings, fio_runs, measures, prose, repeat_groups
+from . import (
+    arc,
+    design,
+    fio_compare,
+    fio_depth,
+    fio_durable,
+    fio_findings,
+    fio_runs,
+    io_time,
+    measures,
+    prose,
+    repeat_groups,
+)
 from .db import frame
 from .fio_compare import comparison_sentence, point_comparisons, repeats_sentence  # noqa: F401
 from .fio_depth import (  # noqa: F401
@@ -197,6 +209,7 @@ class FioNumbers:
     design_sentences: list[str] = field(default_factory=list)
     design_notes: list[str] = field(default_factory=list)  # design.notes: synced writes, a final fsync's overrun
     design_missing: list[str] = field(default_factory=list)  # design.missing: a cache check that could not be made
+    io_time_sentences: list[str] = field(default_factory=list)  # io_time.sentences: lat, not clat, is the I/O's time
     best_iops: dict | None = None  # small blocks: the highest IOPS of an unflagged run
     best_bw: dict | None = None  # large blocks: the highest bandwidth of an unflagged run
     flagged_above: dict[str, int] = field(default_factory=dict)  # 'iops'/'bw' -> flagged runs above the best
@@ -335,6 +348,7 @@ def _depth(data: FioData, n: FioNumbers, knee_gain: float = fio_depth.KNEE_GAIN)
     summ = summ.with_columns(iodepth=pl.when(capped).then(pl.lit(1, pl.Int64)).otherwise(pl.col("iodepth")))
     summ = _with_flags(summ, n)
     n.depth = against_depth(summ, by=("workload", "direction", "setup"))
+    n.io_time_sentences = io_time.sentences(n.depth)  # runs whose latency is lat, not clat
     n.curves = fio_depth.curves(n.depth)
     n.knees = fio_depth.knees(n.depth, gain=knee_gain)
     n.comparisons = fio_compare.points(n.depth, dict(zip(data.runs["file_id"], data.runs["zfs_version"], strict=True)))
