@@ -44,6 +44,7 @@ A check that cannot be made (runtime, size or RAM not in the logs or labels) is 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, fields
@@ -241,7 +242,13 @@ def check(
         long_io=long_io,
         too_short=None if elapsed is None else elapsed < min_elapsed_s,
         sub_second=None if elapsed is None else elapsed < 1.0,
-        fits_in_cache=False if bypass or synced else None if cache is None else cache["fits_in_cache"],
+        # direct= not known (fio's normal text does not print it): whether the I/O went through the cache is not
+        # known either: not checkable, never taken as buffered
+        fits_in_cache=False
+        if bypass or synced
+        else None
+        if cache is None or row.get("wl_direct") is None
+        else cache["fits_in_cache"],
         direct_ignored=plausibility.direct_ignored(row.get("wl_direct"), row.get("stack"), row.get("zfs_version")),
         arc_served=None if hit is None else float(hit) >= ARC_HIT_FLAG,
         arc_hit_ratio=None if hit is None else float(hit),
@@ -428,11 +435,26 @@ def missing(df: pl.DataFrame, label: str = "label") -> list[str]:
     how their I/O may go through a cache, and the label or log that would give what is lacking."""
     no_ram: dict[str, str] = {}
     no_size: dict[str, str] = {}
+    no_direct: dict[str, str] = {}  # size and RAM known: only direct= is lacking
     for row in df.iter_rows(named=True):
         f = flags_of(row)
         if f.fits_in_cache is None:
-            (no_size if f.working_set_bytes is None else no_ram)[str(row[label])] = _through_cache(row)
+            if f.working_set_bytes is not None and f.cache_bytes is not None:
+                fits = "fits in" if f.working_set_bytes <= f.cache_bytes else "is larger than"
+                no_direct[str(row[label])] = (
+                    f"its working set of {_gib(f.working_set_bytes)} {fits} the {_gib(f.cache_bytes)} of RAM"
+                )
+            else:
+                (no_size if f.working_set_bytes is None else no_ram)[str(row[label])] = _through_cache(row)
     out = []
+    if no_direct:
+        runs = prose.listing([f"{k} ({v})" for k, v in no_direct.items()])
+        out.append(
+            f"the cache check (working set against RAM) could not be made for {runs}: whether its I/O went "
+            "through the page cache is not known, since direct= is not in its output (fio's normal text does not "
+            "print it), so it may have been served from RAM. Put fio's command line (with --direct=) in the "
+            "manifest's command column, or save fio's output as JSON (its job options list direct)"
+        )
     if no_ram:
         runs = prose.listing([f"{k} ({v})" for k, v in no_ram.items()])
         out.append(
@@ -446,4 +468,35 @@ def missing(df: pl.DataFrame, label: str = "label") -> list[str]:
             f"the cache check (working set against RAM) could not be made for {runs}: its size is not in its "
             "output or command. Put fio's command line (with size=) in the manifest's command column"
         )
+    return out
+
+
+def _workload_fields(workload: str) -> dict[str, str]:
+    """'randread bs=4KiB libaio direct=? size=16MiB' -> {'rw': 'randread', 'bs': '4KiB', 'ioengine': 'libaio', ...}
+    (``fio_runs.workload_key``'s form: the first word is rw, a bare word the ioengine)."""
+    words = workload.split()
+    out = {"rw": words[0]} if words else {}
+    for w in words[1:]:
+        key, eq, value = w.partition("=")
+        out[key if eq else "ioengine"] = value if eq else w
+    return out
+
+
+def unknown_splits(workloads: list[str]) -> list[str]:
+    """Pairs of workloads that differ only in fields one of them does not show ('?'): one fio command may be cut in
+    two where one output lacks a line the other has (btr-grid-qd8-nj2.txt has no 'Laying out IO file' line, so its
+    size is '?' beside its siblings' size=16MiB). Said, not merged: the unknown value may differ."""
+    fields_of = {w: _workload_fields(w) for w in dict.fromkeys(workloads)}
+    out = []
+    for a, b in itertools.combinations(fields_of, 2):
+        fa, fb = fields_of[a], fields_of[b]
+        if fa.keys() != fb.keys():
+            continue
+        apart = [k for k in fa if fa[k] != fb[k]]
+        if apart and all("?" in (fa[k], fb[k]) for k in apart):
+            out.append(
+                f"`{a}` and `{b}` differ only in what one of them does not show ({', '.join(apart)}): they may be "
+                "one workload cut in two, and are kept apart (a depth curve or a mean never joins them). Put fio's "
+                "command line in the manifest's command column (or save fio's output as JSON) to tell"
+            )
     return out

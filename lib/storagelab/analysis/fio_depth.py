@@ -498,6 +498,7 @@ class Knee:
     p99_ns: float | None = None  # median p99 at the knee and at the next depth
     next_p99_ns: float | None = None
     reason: str | None = None
+    unknown_left_out: int = 0  # unflagged runs not used: I/Os in flight (or the rate) not known
 
     @property
     def p99_climbs(self) -> bool | None:
@@ -529,7 +530,8 @@ def knees(depth: pl.DataFrame, large_block: int = 64 * 1024, gain: float = KNEE_
         ds, vs, ps = (levels[c].to_list() for c in ("outstanding", "v", "p99"))
         gains = [per_doubling(vs[i], vs[i + 1], ds[i], ds[i + 1]) for i in range(len(ds) - 1)]
         base = dict(workload=workload, direction=direction, setup=setup, numjobs=numjobs, metric=metric, gain=gain)
-        base |= dict(depths=ds, gains=gains, flagged_left_out=g.height - ok.height)
+        flagged = g.filter(pl.col("flag").is_not_null()).height  # the rest left out have no depth (or no rate)
+        base |= dict(depths=ds, gains=gains, flagged_left_out=flagged, unknown_left_out=g.height - ok.height - flagged)
         if len(ds) < KNEE_MIN_DEPTHS:
             out.append(Knee(**base, reason="too few depths"))
             continue

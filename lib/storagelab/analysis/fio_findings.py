@@ -108,7 +108,10 @@ def _knee_value(k: Knee, v: float | None) -> str:
 def knee_sentence(k: Knee) -> str:
     """The saturation knee of one curve, or why the data cannot show one."""
     what = f"Saturation knee of `{k.workload}` {k.direction} on {k.setup}, numjobs {or_unknown(k.numjobs)}"
-    left = f" ({k.flagged_left_out} flagged run(s) left out)" if k.flagged_left_out else ""
+    left_out = [f"{k.flagged_left_out} flagged run(s)"] if k.flagged_left_out else []
+    unknown = getattr(k, "unknown_left_out", 0)
+    left_out += [f"{unknown} run(s) whose I/Os in flight are not known"] if unknown else []
+    left = f" ({' and '.join(left_out)} left out)" if left_out else ""
     if k.reason == "too few depths":
         alone = (
             " Each file without a host label is a setup of its own: label host in the manifest to join a sweep."
