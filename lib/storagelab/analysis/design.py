@@ -341,9 +341,10 @@ def sentences(df: pl.DataFrame, label: str = "label", min_elapsed_s: float = MIN
     the run's output does not show (taken from the workload it was matched to: ``fio_runs.match_by_output``) says
     so."""
     out = []
-    for row in df.iter_rows(named=True):
+    names = _names_apart(df, label)
+    for row, name in zip(df.iter_rows(named=True), names, strict=True):
         f = flags_of(row)
-        s = sentence(str(row[label]), f, min_elapsed_s)
+        s = sentence(name, f, min_elapsed_s)
         if s and row.get("workload_source") == "output (matched)" and _rests_on_options(f):
             s = s[:-1] + (
                 "; the runtime and size these checks use are not in its output: they are the options of the "
@@ -351,6 +352,24 @@ def sentences(df: pl.DataFrame, label: str = "label", min_elapsed_s: float = MIN
             )
         if s:
             out.append(s)
+    return out
+
+
+def _names_apart(df: pl.DataFrame, label: str = "label") -> list[str]:
+    """Each row's label, and where one label holds several runs (fio runs appended to one file: several reports,
+    ``doc_index``), which run it is: 'btr-after-qd8-repeats.txt (run 2 of 3)'."""
+    if df.is_empty() or "doc_index" not in df.columns:
+        return [str(v) for v in df[label].to_list()] if label in df.columns else []
+    key = [c for c in ("file_id", "doc_index") if c in df.columns]
+    runs = df.select(label, *key).unique(maintain_order=True)
+    order: dict[tuple, tuple[int, int]] = {}
+    for _, g in runs.group_by(label, maintain_order=True):
+        for i, r in enumerate(g.sort(key).iter_rows()):
+            order[r] = (i + 1, g.height)
+    out = []
+    for r in df.select(label, *key).iter_rows():
+        i, n = order[r]
+        out.append(f"{r[0]} (run {i} of {n})" if n > 1 else str(r[0]))
     return out
 
 
