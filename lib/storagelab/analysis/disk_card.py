@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from ..devices import STACKED_PREFIXES, not_a_disk, stacked_why
 from ..units import MB, MiB
 from . import arc, design, io_time, repeat_groups
 from .db import frame
@@ -169,7 +170,19 @@ def flags_of(row: dict) -> tuple[str, ...]:
     class, cache), then the design checks' (``design.sentence``: too short, a stall, a working set in cache ...)."""
     lab = tuple(m.strip() for m in re.findall(r"sanity: ([^;]*)", row.get("notes") or ""))
     checked = design.sentence("run", design.flags_of(row)) if "design_flagged" in row else None
-    return lab + ((checked.removeprefix("run: ").rstrip("."),) if checked else ())
+    stacked = () if any(f.startswith("not a disk") for f in lab) else stacked_flags(row)
+    return lab + stacked + ((checked.removeprefix("run: ").rstrip("."),) if checked else ())
+
+
+def stacked_flags(row: dict) -> tuple[str, ...]:
+    """'not a disk: loop device loop0, ...' where the run's devices label names a loop, md, dm, zram or nbd device
+    (runs the lab recorded before it flagged them, or other logs), with what backs it where the notes say
+    (backing=, backing_fstype=)."""
+    names = [n for n in re.findall(r"/dev/([\w.-]+)", row.get("devices") or "") if n.startswith(STACKED_PREFIXES)]
+    if not names:
+        return ()
+    facts = {"backing": _note(row.get("notes"), "backing"), "backing_fstype": _note(row.get("notes"), "backing_fstype")}
+    return (not_a_disk([stacked_why(n, facts if len(names) == 1 else {}) for n in names]),)
 
 
 def setup_of(row: dict) -> tuple[str, str]:

@@ -186,7 +186,7 @@ def depth(n, res) -> None:
             )
         res.findings.append(Finding(curve_sentence(c), _curve_cites(n.depth, c)))
     for k in getattr(n, "knees", []):
-        if len(k.depths) > 1 or k.flagged_left_out:  # a workload run at one depth has no curve to read
+        if len(k.depths) > 1 or k.flagged_left_out or getattr(k, "unknown_left_out", 0):  # one depth: no curve
             res.findings.append(Finding(knee_sentence(k), _knee_cites(n.depth, k)))
     if "workload_inferred" in n.depth.columns:
         inferred = n.depth.filter(n.depth["workload_inferred"].is_not_null())
