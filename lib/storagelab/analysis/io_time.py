@@ -12,11 +12,14 @@ Two checks, both from what every fio output prints (mean slat, clat and lat) and
 
 * **submission holds the time**: the mean slat (else lat - clat) is above the mean clat. The I/O's latency is
   then lat: its percentiles where fio printed them (``lat_percentiles=1``), else its mean.
-* **Little's law**: with QD x jobs I/Os kept in flight (iodepth x numjobs; QD 1 where fio's IO depths show
-  every I/O at depth 1), each I/O takes in_flight / IOPS on average. A clat p99 under half of that
-  (``LITTLE_SHARE``) is contradicted by the rate: 99 % of I/Os cannot complete in less than half the mean time
-  an I/O takes. Runs paced by fio (``rate``/``rate_iops``/``thinktime`` options) leave I/Os out of flight on
-  purpose: not checked.
+* **Little's law**, where an output gives neither slat nor lat (terse output, ``disable_slat``/``disable_lat``):
+  with one I/O in flight (QD 1, one job; QD 1 also where fio's IO depths show every I/O at depth 1) each I/O takes
+  at most 1 / IOPS. A clat p99 under half of that (``LITTLE_SHARE``) is contradicted by the rate: the time went
+  elsewhere (submission, unmeasured). Not at higher depths: a row may be one thread of several (no group_reporting)
+  and fio may keep fewer I/Os in flight than asked, so QD x jobs / IOPS only bounds the time from above; nor where
+  lat is known (then lat near clat means clat is the I/O's time, and the rest of each cycle is fio's own). Runs paced
+  by fio (``rate``/``rate_iops``/``thinktime`` options) leave I/Os out of flight on purpose: not checked. Where lat
+  is known, the sentence still gives QD x jobs / IOPS beside it, as a check the reader can make.
 
 ``choose`` returns the figure to show and, where clat is not it, the sentence that says why.
 """
@@ -90,7 +93,7 @@ def choose(row: dict, paced: bool = False) -> IoLatency:
         reason = (
             f"submission holds the I/O's time (slat mean {_us(slat)} against clat mean {_us(clat_mean)}{lat}{per_io})"
         )
-    elif little and clat.p99_ns is not None and clat.p99_ns < LITTLE_SHARE * little:
+    elif slat is None and q == (1, 1) and little and clat.p99_ns is not None and clat.p99_ns < LITTLE_SHARE * little:
         reason = f"its clat p99 {_us(clat.p99_ns)} is under half the time each I/O took ({per_io[2:]})"
     if reason is None:
         return clat
