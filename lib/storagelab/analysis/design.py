@@ -465,28 +465,29 @@ def missing(df: pl.DataFrame, label: str = "label") -> list[str]:
                 )
             else:
                 (no_size if f.working_set_bytes is None else no_ram)[str(row[label])] = _through_cache(row)
+    why = (
+        (
+            no_direct,
+            "whether its I/O went through the page cache is not known, since direct= is not in its output (fio's "
+            "normal text does not print it), so it may have been served from RAM. Put fio's command line (with "
+            "--direct=) in the manifest's command column, or save fio's output as JSON (its job options list direct)",
+        ),
+        (
+            no_ram,
+            "the RAM of the machine is not in the labels. Add a ram_bytes column (bytes) to the manifest (`storagelab "
+            "lab` records it; on Linux MemTotal in /proc/meminfo, in KiB, or `free -b`), or ram_bytes=N in its notes",
+        ),
+        (
+            no_size,
+            "its size is not in its output or command. Put fio's command line (with size=) in the manifest's command "
+            "column",
+        ),
+    )
     out = []
-    if no_direct:
-        runs = prose.listing([f"{k} ({v})" for k, v in no_direct.items()])
-        out.append(
-            f"the cache check (working set against RAM) could not be made for {runs}: whether its I/O went "
-            "through the page cache is not known, since direct= is not in its output (fio's normal text does not "
-            "print it), so it may have been served from RAM. Put fio's command line (with --direct=) in the "
-            "manifest's command column, or save fio's output as JSON (its job options list direct)"
-        )
-    if no_ram:
-        runs = prose.listing([f"{k} ({v})" for k, v in no_ram.items()])
-        out.append(
-            f"the cache check (working set against RAM) could not be made for {runs}: the RAM of the machine is not "
-            "in the labels. Add a ram_bytes column (bytes) to the manifest (`storagelab lab` records it; on Linux "
-            "MemTotal in /proc/meminfo, in KiB, or `free -b`), or ram_bytes=N in its notes"
-        )
-    if no_size:
-        runs = prose.listing([f"{k} ({v})" for k, v in no_size.items()])
-        out.append(
-            f"the cache check (working set against RAM) could not be made for {runs}: its size is not in its "
-            "output or command. Put fio's command line (with size=) in the manifest's command column"
-        )
+    for runs, reason in why:
+        if runs:
+            named = prose.listing([f"{k} ({v})" for k, v in runs.items()])
+            out.append(f"the cache check (working set against RAM) could not be made for {named}: {reason}")
     return out
 
 

@@ -85,9 +85,10 @@ class JobBlock(TextState):
 
     def target_depth(self, text: str) -> None:
         """The job's iodepth from fio's latency target line (``_TARGET_DEPTH``) where nothing printed it before."""
-        m = _TARGET_DEPTH.search(text) if self.job is not None and self.job.get("iodepth") is None else None
-        if m:
-            self.job["iodepth"] = int(m["depth"])
+        job = self.job
+        m = _TARGET_DEPTH.search(text) if job is not None and job.get("iodepth") is None else None
+        if job is not None and m:
+            job["iodepth"] = int(m["depth"])
 
     def job_line(self, ln: int, s: str, c: str) -> None:
         """``c``: the first non-blank character of the line."""
