@@ -206,8 +206,18 @@ def test_runs_of_one_file_are_named_apart(h5_db):
 
 def test_iodepth_from_the_latency_target_line(h5_db):
     """B3: rawstor's output starts at its job line (no preamble with iodepth=): 'latency : target=0, window=0,
-    percentile=100.00%, depth=2' gives iodepth 2; the knee line no longer counts the run as flagged."""
+    percentile=100.00%, depth=2' gives iodepth 2; the knee line no longer counts the run as flagged; its bs, not
+    printed, is given as arithmetic (bandwidth / IOPS) and kept '?'."""
     res = analyse_study(h5_db, fio_views.analyse, "b")
     depth = res["depth"]
     assert depth.select("jobname", "iodepth", "flag").rows() == [("randread", 2, None), ("randwrite", 2, None)]
     assert not [s for s in res.findings if s.startswith("Saturation knee")]  # one depth each, none left out
+    assert [s for s in res.missing if "block size" in s] == [
+        f"rawstor-perftest-4k-2-1.txt (job {job}: its block size is not in its output; its bandwidth over its IOPS "
+        f"is {bs} ({rate} / {iops} IOPS): arithmetic on fio's rounded figures, not a setting it printed, so the run "
+        "keeps bs=?. Put fio's command line in the manifest's command column"
+        for job, bs, rate, iops in (
+            ("randread) read", "4,095 B", "35.0 MiB/s (36.7 MB/s)", "8,962"),  # 36,700,160 B/s / 8,962.1 IOPS
+            ("randwrite) write", "4,096 B", "9.5 MiB/s (9.9 MB/s)", "2,424"),  # 9,928,704 B/s / 2,423.96 IOPS
+        )
+    ]

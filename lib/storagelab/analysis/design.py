@@ -520,3 +520,23 @@ def unknown_splits(workloads: list[str]) -> list[str]:
                 "command line in the manifest's command column (or save fio's output as JSON) to tell"
             )
     return out
+
+
+def block_size_arithmetic(depth: pl.DataFrame) -> list[str]:
+    """Runs whose block size fio did not print (an output cut before its preamble line), with bandwidth over IOPS
+    beside them: arithmetic on fio's rounded figures, said so, never taken as the run's bs (rawstor's randread:
+    35.0 MiB/s over 8,962 IOPS is 4,095 B)."""
+    need = {"block_size_bytes", "bw_bytes_per_s", "iops", "label", "direction"}
+    if depth.is_empty() or not need <= set(depth.columns):
+        return []
+    out = []
+    for r in depth.filter(pl.col("block_size_bytes").is_null() & (pl.col("iops") > 0)).iter_rows(named=True):
+        if r["bw_bytes_per_s"]:
+            job = f" (job {r['jobname']})" if r.get("jobname") else ""
+            out.append(
+                f"{r['label']}{job} {r['direction']}: its block size is not in its output; its bandwidth over its "
+                f"IOPS is {r['bw_bytes_per_s'] / r['iops']:,.0f} B ({prose.rate(r['bw_bytes_per_s'])} / "
+                f"{r['iops']:,.0f} IOPS): arithmetic on fio's rounded figures, not a setting it printed, so the run "
+                "keeps bs=?. Put fio's command line in the manifest's command column"
+            )
+    return out
