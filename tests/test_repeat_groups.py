@@ -196,3 +196,16 @@ def test_bonnie_runs_of_one_label_in_two_folders_are_named_by_their_folders():
         "x (tank_b/bonnie.txt)",
         "/d/solo.txt",
     ]
+
+
+def test_the_card_says_which_spreads_are_run_to_run(tmp_path):
+    """F17: a card with one result of one setup run five times (SEQ1M Q1T1 read, the lab's labels) and one pooling
+    two setups (RND4K Q1T1 read, baseline and tuned) says the spread is run to run for the first only."""
+    labels = ["baseline", "baseline (run 2)", "tuned", "tuned (run 2)"]
+    labels += ["read-1m-qd1-nj1", *(f"read-1m-qd1-nj1 (run {i})" for i in range(2, 6))]
+    _, _, card = _analyses(tmp_path, REPEAT + AUTO, labels, [NOTES + SANITY] * 4 + AUTO_NOTES)
+    assert (
+        "; 4/5 runs per test: the spread shown is run to run for the 1 result(s) of one setup run more than once; the "
+        "1 that pool runs of several setups (below) mix the difference between the setups into it." in card[0]
+    )
+    assert _line(card, "pooled as one result").startswith("RND4K Q1T1 read on vm")

@@ -4,8 +4,9 @@ repeats.
 
 A run's figure is its group bandwidth (``fio_runs``: total I/O over elapsed time, never the jobs' rates added nor
 fio's per-sample means). A configuration is a stack | layout and the run's label without its 'run N' mark
-(``fio_runs.config_label``): repeats of one configuration are its runs (also runs appended in one file); different
-labels are different configurations, never pooled as repeats. Each of your configurations is tested against each
+(``fio_runs.config_label``) with every other setup column the manifest gives agreeing (``repeat_groups``):
+repeats of one configuration are its runs (also runs appended in one file); different labels (or notes,
+recordsize, ...) are different configurations, never pooled as repeats. Each of your configurations is tested against each
 of the other side's with ``stats.compare``, which says the test it used: Welch's t where both sides have repeats,
 one run against the other side's prediction interval for one new run, or no test where neither has repeats.
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from . import design, fio_runs, prose, stats
+from . import design, fio_runs, prose, repeat_groups, stats
 from .result import Result
 from .selection import Selection
 
@@ -57,6 +58,8 @@ def _with_match(runs: pl.DataFrame, side: str) -> pl.DataFrame:
             )
         )
     )
+    # repeats of one configuration: one label (less 'run N') and every setup column agreeing (``repeat_groups``)
+    runs = repeat_groups.with_names(runs.with_columns(config_name=fio_runs.config_label(runs)), "config_name", "config")
     return design.with_design(runs).with_columns(
         side=pl.lit(side),
         match=pl.col("workload_at_any_size"),
@@ -65,7 +68,6 @@ def _with_match(runs: pl.DataFrame, side: str) -> pl.DataFrame:
         per_disk=pl.col("bw_bytes_per_s") / (pl.col("vdev_count") * pl.col("vdev_width")),
         # runs of one layout and stack are repeats of one configuration
         label_set=pl.concat_str([pl.col("stack").fill_null("?"), layout], separator=" | "),
-        config=fio_runs.config_label(runs),
     )
 
 

@@ -26,8 +26,6 @@ SETUP_COLUMNS = tuple(c for c in LABEL_COLUMNS if c not in NOT_SETUP)
 LAB_OUTCOMES = r"(?:^|;\s*)(?:sanity: |empty logs not kept=)[^;]*"
 KEY = "repeat_key"
 NAME_CHARS = 40  # a differing value (notes) is shown up to this many characters
-
-
 NOT_COMPARED = "\x00"  # the notes of a label with 'run N' marks: not compared (``marked``), and never shown
 
 
