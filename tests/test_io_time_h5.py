@@ -83,6 +83,14 @@ def test_08_gives_lat_where_submission_holds_the_time(h5_db):
     assert lines["randwrite-4k-qd32-nj"].endswith("p50/p99/p99.9 3.457 / 20.316 / 56.361 ms  ⚠ short")
     depth = res["depth"].filter(pl.col("label") == "randwrite-4k-qd1-nj1")
     assert depth["p99_ns"].to_list() == [None] and depth["pct_kind"].to_list() == ["lat mean"]
+    # its clat histogram (near-zero latencies) is left out; fio wrote no lat bins (no lat_percentiles=1)
+    hist = res.frames["histogram"].select("label", "source").unique().sort("label").rows()
+    assert hist == [("randwrite-4k-qd32-nj1", "JSON+ clat")]
+    loop = analyse_study(h5_db, fio_views.analyse, "loop")  # lat_percentiles=1: fio's JSON+ lat bins
+    assert loop.frames["histogram"].select("label", "source").unique().sort("label").rows() == [
+        ("randwrite-4k-qd1-nj1", "JSON+ lat"),
+        ("write-1m-qd1-nj1", "JSON+ lat"),
+    ]
 
 
 def test_the_card_flags_clat_and_gives_lat(h5_db):

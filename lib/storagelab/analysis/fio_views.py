@@ -110,14 +110,16 @@ def query(con, sel) -> FioData:
     log_ids = sorted(set(ids("fio-log")) | set(tied.get("fio-log", [])))
     hist_ids = sorted(set(ids("fio-hist-log")) | set(tied.get("fio-hist-log", [])))
     djobs, dpct = fio_durable.load(con, sel)
+    runs_summary = per_run(load_summary(con, file_ids)) if file_ids else pl.DataFrame()
+    lat_first = runs_summary.filter(pl.col("io_time_reason").is_not_null())["file_id"].to_list() if file_ids else []
     return FioData(
         runs=runs,
-        summary=per_run(load_summary(con, file_ids)) if file_ids else pl.DataFrame(),
+        summary=runs_summary,
         log_ids=log_ids,
         samples=load_log_samples(con, log_ids) if log_ids else pl.DataFrame(),
         maxima_runs=_maxima_runs(con) if log_ids else set(),
         log_outputs=_log_outputs(con) if log_ids else {},
-        bins=load_histograms(con, file_ids, hist_ids),
+        bins=load_histograms(con, file_ids, hist_ids, lat_first),
         printed=load_printed_buckets(con, file_ids),
         durable_jobs=djobs,
         durable_pct=dpct,
@@ -427,7 +429,14 @@ def _time_series(data: FioData, n: FioNumbers, steady: SteadyParams) -> None:
 
 
 def _histograms(data: FioData) -> tuple[pl.DataFrame, dict[str, int]]:
-    hist = histogram_buckets(data.bins)
+    """The runs' latency histograms; a run whose I/O time is lat (``io_time``) and that has only clat bins is left
+    out (its clat histogram would show near-zero latencies: ``io_time_sentences`` say why)."""
+    bins = data.bins
+    if data.summary.height and bins.height:
+        not_clat = data.summary.filter(pl.col("io_time_reason").is_not_null()).select("file_id", "direction")
+        drop = bins.join(not_clat.cast({"file_id": bins.schema["file_id"]}), on=["file_id", "direction"], how="semi")
+        bins = bins.join(drop.filter(pl.col("source") == "JSON+ clat"), on=bins.columns, how="anti")
+    hist = histogram_buckets(bins)
     if data.printed.height:
         hist = (
             pl.concat([hist, data.printed.select(hist.columns)], how="vertical_relaxed")
