@@ -439,7 +439,9 @@ def cmd_run(args) -> int:
     if mistake:  # said before any notebook runs: no failed report is left behind for a typo
         say(f"storagelab run: {mistake}")
         return 2
-    shared = _output_shared(Path(args.output)) if args.output else None
+    from .runoutput import refusal  # noqa: PLC0415  (the lab package: 1.5 s to import at load, only for run)
+
+    shared = refusal(Path(args.output)) if args.output else None
     if shared:
         say(f"storagelab run: {shared}")
         return 2
@@ -467,29 +469,6 @@ def cmd_run(args) -> int:
                 sys.stdout,
             )
     return rc
-
-
-def _output_shared(out: Path) -> str | None:
-    """Why ``run --output OUT`` is refused when another user can write into OUT or a folder in it, else None.
-    papermill and the report write there by names known in advance (executed/<notebook>.ipynb, <notebook>.html,
-    .<name>.<pid>.tmp), following a symlink another user planted under such a name: as root, any file would be
-    overwritten with the notebook (reliability-7). OUT is made first when missing, then checked: another user may
-    have made it first in a shared parent such as /tmp."""
-    from .lab.outdir import others_can_write  # noqa: PLC0415  (only with --output)
-
-    if out.is_symlink() and out.lstat().st_uid != os.getuid():
-        return f"--output {out} is a symlink of another user's: give a folder of your own"
-    out.mkdir(parents=True, exist_ok=True)
-    for folder, _, _ in os.walk(out):  # its folders too: one of another user's would hold that user's symlinks
-        st = os.stat(folder)
-        owner = others_can_write(st)
-        if owner:
-            return (
-                f"--output {folder} {owner} (mode {stat.filemode(st.st_mode)}): another user could put a symlink "
-                "there under a name the run writes (executed/<notebook>.ipynb, <notebook>.html), and have it "
-                "overwrite any file you can write; give a folder of your own (e.g. a new folder under it)"
-            )
-    return None
 
 
 def _parameter_mistake(params: dict) -> str | None:
