@@ -4,12 +4,17 @@ that broke, as the attack did it (a real second user, a real signal, real concur
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 
+import psutil
 import pytest
-from test_reliability5_processes import _as_user, _env
+from test_processes import project  # noqa: F401  (the fixture: a project of two notebooks and one fio log)
+from test_reliability5_processes import _as_user, _env, _marked
 from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
 
 
@@ -52,3 +57,54 @@ def test_run_refuses_an_output_folder_another_user_can_plant_symlinks_in(shared_
             "a folder of your own (e.g. a new folder under it)\n",
         )
     assert hashlib.sha256(victim.read_bytes()).hexdigest() == hashlib.sha256(b"root secret\n").hexdigest()
+
+
+def _until(condition, what: str, timeout: float = 240) -> None:
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+@pytest.mark.e2e
+def test_a_second_command_killed_beside_a_build_leaves_the_builds_reports_whole(project, tmp_path):  # noqa: F811
+    """Attack: two builds at once in one clone, the second killed (SIGKILL, SIGINT, SIGTERM, SIGHUP to its group once
+    its kernel ran): the first ended "built 15 reports (15 notebooks ran, 0 failed)", but 1 to 3 of its summaries
+    were gone (check-reports: 13 and 14 summaries of 15): each notebook run starts by removing its report's summary
+    and figures, and the second build, killed, never wrote them back. Now build, run and report hold the report tree
+    (flock) while they write: the second waits, says so once, and its kill touches nothing.
+    Here, in the cheapest form of the attack: `run 07_explore` is frozen (SIGSTOP) once its summary is written; a
+    second `run 07_explore` beside it is SIGKILLed once it waits (or, without the lock, once its kernel runs); the
+    first, let go, ends 0 with its summary there. About 20 s idle (67 s at load 26 with a build as the first): one
+    notebook run, and the second command's start; no cheaper way to have two real commands on one report tree."""
+    env = dict(_env(), STORAGELAB_ROOT=str(project), REL5_MARKER=f"rel7-second-{os.getpid()}")
+    cmd = [sys.executable, "-m", "storagelab"]
+    subprocess.run([*cmd, "ingest", "--quiet"], check=True, capture_output=True, env=env, cwd=tmp_path)
+    first = subprocess.Popen([*cmd, "run", "07_explore"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env=env, cwd=tmp_path, start_new_session=True)  # fmt: skip
+    summary = project / "reports" / "all" / "summaries" / "07_explore.json"
+    _until(summary.exists, "the build's summary of 07_explore")
+    os.killpg(first.pid, signal.SIGSTOP)
+    try:
+        err = tmp_path / "second.err"
+        with err.open("w") as to:
+            second = subprocess.Popen([*cmd, "run", "07_explore"], stdout=subprocess.DEVNULL, stderr=to, env=env,
+                                      cwd=tmp_path, start_new_session=True)  # fmt: skip
+
+        def waits_or_runs() -> bool:
+            kids = psutil.Process(second.pid).children(recursive=True)
+            return "waiting for another" in err.read_text() or any("ipykernel" in " ".join(k.cmdline()) for k in kids)
+
+        _until(waits_or_runs, "the second command to wait or run a kernel")
+        os.killpg(second.pid, signal.SIGKILL)
+        second.wait(30)
+    finally:
+        os.killpg(first.pid, signal.SIGCONT)
+    assert first.wait(240) == 0, first.stderr.read().decode()
+    assert summary.exists()  # without the lock: the second run removed it when it started
+    assert err.read_text().strip() == (
+        f"storagelab run: waiting for another storagelab command (pid {first.pid}) to finish writing "
+        f"{project / 'reports'}"
+    )
+    assert "No summary" not in (project / "reports" / "index.html").read_text()
+    assert _marked(env["REL5_MARKER"]) == []

@@ -6,8 +6,6 @@ import os
 import stat
 from pathlib import Path
 
-from .lab.outdir import others_can_write
-
 
 def refusal(out: Path) -> str | None:
     """Why ``run --output OUT`` is refused when another user can write into OUT or a folder in it, else None.
@@ -15,6 +13,8 @@ def refusal(out: Path) -> str | None:
     .<name>.<pid>.tmp), following a symlink another user planted under such a name: as root, any file would be
     overwritten with the notebook (reliability-7). OUT is made first when missing, then checked: another user may
     have made it first in a shared parent such as /tmp."""
+    from .lab.outdir import others_can_write  # noqa: PLC0415  (the lab package: 1.5 s to import at load)
+
     if out.is_symlink() and out.lstat().st_uid != os.getuid():
         return f"--output {out} is a symlink of another user's: give a folder of your own"
     out.mkdir(parents=True, exist_ok=True)
