@@ -57,6 +57,11 @@ def test_run_refuses_an_output_folder_another_user_can_plant_symlinks_in(shared_
             "a folder of your own (e.g. a new folder under it)\n",
         )
     assert hashlib.sha256(victim.read_bytes()).hexdigest() == hashlib.sha256(b"root secret\n").hexdigest()
+    typo = subprocess.run(
+        [sys.executable, "-m", "storagelab", "run", "07_explore", "-p", "nosuch", "1", "--output", str(ours / "new")],
+        capture_output=True, text=True, env=_env(),
+    )  # fmt: skip
+    assert typo.returncode == 2 and not (ours / "new").exists()  # made to be checked, and gone again with the typo
 
 
 def _until(condition, what: str, timeout: float = 240) -> None:

@@ -435,16 +435,17 @@ def cmd_run(args) -> int:
     for given in (params, raw):  # a relative database path means from here, not from the notebook's folder
         if given.get("db_path") and not Path(given["db_path"]).is_absolute():
             given["db_path"] = str(Path(given["db_path"]).resolve())
+    made = bool(args.output) and not Path(args.output).exists()  # by refusal: removed again if no notebook runs
     mistake = _parameter_mistake({**params, **raw}) or (runoutput.refusal(Path(args.output)) if args.output else None)
     if mistake:  # said before any notebook runs: no failed report is left behind for a typo, nor a shared --output
         say(f"storagelab run: {mistake}")
         return 2
     own = Path(args.output).resolve() if args.output else None  # a folder of the user's, or None: in reports/
     own = None if own is None or own.is_relative_to(paths.REPORTS.resolve()) else own
-    return reportlock.run_holding("run", own or paths.REPORTS, lambda: _run(args, params, raw, own))
+    return reportlock.run_holding("run", own or paths.REPORTS, lambda: _run(args, params, raw, own, made))
 
 
-def _run(args, params: dict, raw: dict, own: Path | None) -> int:
+def _run(args, params: dict, raw: dict, own: Path | None, made: bool) -> int:
     from .report import render_reports, run_notebooks  # noqa: PLC0415  (see cmd_run)
 
     try:
@@ -456,6 +457,7 @@ def _run(args, params: dict, raw: dict, own: Path | None) -> int:
         )
     except ParameterError as e:
         say(f"storagelab run: {e}")
+        runoutput.unused(Path(args.output)) if made else None
         return 2
     rc = _print_runs(results)
     if not args.no_report:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import stat
+from contextlib import suppress
 from pathlib import Path
+
+from .reportlock import LOCK
 
 
 def refusal(out: Path) -> str | None:
@@ -28,3 +31,11 @@ def refusal(out: Path) -> str | None:
                 "overwrite any file you can write; give a folder of your own (e.g. a new folder under it)"
             )
     return None
+
+
+def unused(out: Path) -> None:
+    """OUT, made by ``refusal`` for a run that then refused its parameters: its lock file and the folder go, so a
+    typo leaves no empty folder behind (the folder stays if anything else is in it)."""
+    with suppress(OSError):
+        (out / LOCK).unlink()
+        out.rmdir()
