@@ -113,3 +113,51 @@ def test_a_second_command_killed_beside_a_build_leaves_the_builds_reports_whole(
     )
     assert "No summary" not in (project / "reports" / "index.html").read_text()
     assert _marked(env["REL5_MARKER"]) == []
+
+
+_SWAP = """for i in $(seq 1 3000); do
+  if [ -d "$1/mine" ] && [ "$(stat -c %u "$1/mine")" = 0 ]; then
+    mv "$1/mine" "$1/mine.root" && mkdir -m 755 "$1/mine" && ln -s "$2" "$1/mine/write-4k-qd1-nj1.0.0" && exit 0
+  fi
+  sleep 0.005
+done"""
+
+
+@pytest.mark.e2e
+def test_a_target_or_output_another_user_can_swap_after_the_check_is_refused(shared_tmp):  # noqa: F811
+    """Attack: a folder every user can write, without the sticky bit (0777, not /tmp's 1777); root's `lab fio --target
+    DIR/mine` (a new folder of root's, as the lab's own refusal advises) passed the check; the second user, watching,
+    renamed `mine` away and put a folder of theirs in its place holding `write-4k-qd1-nj1.0.0 -> a root-only file`
+    ("swapped at try 298"), and fio overwrote that file (MD5 843000c9... -> b808e2d4..., exit 0). Now a folder above
+    the target (or a run's --output) that another user can write without the sticky bit, or owns, is refused in one
+    line before anything runs, with the user's swap loop running, and the root file is untouched."""
+    victim = shared_tmp / "victim.bin"
+    victim.write_bytes(b"V" * (2 << 20))
+    victim.chmod(0o600)
+    open_dir = shared_tmp / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)
+    swap = subprocess.Popen(["/bin/sh", "-c", _SWAP, "swap", str(open_dir), str(victim)], preexec_fn=_as_user(USER))
+    try:
+        why = (
+            f"is inside {open_dir}, which can be written by every user (mode drwxrwxrwx): another user could rename "
+            "{name} away once it is checked and put a folder of theirs in its place, with symlinks under {writes} "
+            "that would overwrite any file you can write; give a folder whose parent folders only you (or root) can "
+            "change\n"
+        )
+        lab = ["lab", "fio", "--target", str(open_dir / "mine"), "--out", str(shared_tmp / "out"), "--rw", "write",
+               "--depth-jobs", "1x1", "--size", "1M", "--runtime", "1", "--no-ingest"]  # fmt: skip
+        run = ["run", "07_explore", "--output", str(open_dir / "rep")]
+        for args, said in (
+            (lab, f"storagelab lab fio: --target {open_dir / 'mine'} " + why.format(
+                name="mine", writes="the name of fio's test files (<run>.0.0)")),
+            (run, f"storagelab run: --output {open_dir / 'rep'} " + why.format(
+                name="rep", writes="the names the run writes")),
+        ):  # fmt: skip
+            r = subprocess.run([sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=_env())
+            assert (r.returncode, r.stdout, r.stderr) == (2, "", said)
+    finally:
+        swap.kill()
+        swap.wait()
+    assert hashlib.sha256(victim.read_bytes()).hexdigest() == hashlib.sha256(b"V" * (2 << 20)).hexdigest()
+    assert not (open_dir / "rep").exists()
