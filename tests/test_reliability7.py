@@ -1,10 +1,14 @@
 """The seventh attack campaign's data-side findings (docs/reliability-7-store.md), each re-run as the attack ran:
 real logs, a real ingest from the command line, each state compared with what a user must see."""
 
+import os
 import shutil
+import subprocess
+import sys
 
 import duckdb
-from conftest import RAW
+import pytest
+from conftest import RAW, ROOT
 
 from storagelab.store import ingest
 
@@ -41,3 +45,32 @@ def test_ignoring_a_folder_with_its_own_manifest_keeps_its_stored_files_labels(t
         (sub / f.name).unlink()
     assert ingest([logs], db_path=db, parquet_dir=False, progress=False).removed == 0
     assert _studies(db) == labelled  # deleted while ignored: not looked at, stays as it was
+
+
+@pytest.mark.e2e
+def test_sql_parquet_never_writes_over_the_databases_write_ahead_log(tmp_path):
+    """reliability-7 Low: after a killed ingest the database's committed rows can be in its WAL (db.duckdb.wal, not
+    yet checkpointed). `sql ... --parquet db.duckdb.wal --force` replaced it with the Parquet file (exit 0), and DuckDB
+    then opened the database without those rows, without a word (the killed ingest's 259 files back to 268). Now
+    refused like the database itself, even with --force (one CLI run: about 1 s idle, e2e for the loaded machine)."""
+    db = tmp_path / "db.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")
+    con.execute("CREATE TABLE files AS SELECT 7 AS n")
+    con.close()
+    wal = tmp_path / "db.duckdb.wal"
+    before = wal.read_bytes()
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "sql", "select 1 as x", "--db", str(db), "--parquet", str(wal), "--force"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")),
+        timeout=60,
+    )
+    assert (r.returncode, r.stdout, r.stderr) == (
+        2,
+        "",
+        f"storagelab sql: --parquet {wal} is the database's write-ahead log: write the result to another file\n",
+    )
+    assert wal.read_bytes() == before
+    assert duckdb.connect(str(db), read_only=True).execute("SELECT n FROM files").fetchall() == [(7,)]
