@@ -75,27 +75,23 @@ def test_one_line_escapes_every_control_character_and_nothing_else():
     assert one_line("data/raw/study 1/fio.txt") == "data/raw/study 1/fio.txt"
 
 
-@pytest.mark.e2e
 def test_a_notebook_out_of_file_descriptors_says_so_in_one_line(tmp_path):
     """Low 3: `(ulimit -n 64; storagelab run 09_bonnie --output DIR)` gave `FAILED: CellExecutionError:` (empty),
-    or a polars panic naming `Os { code: 24 }`, after the kernel's tracebacks. Now one line naming the limit and
-    what to do, twice (as the notebook fails, and in the run's list of failures), and no traceback. At 64 a run on
-    this smaller database (no Parquet files) goes through; at 40 it fails as the attack's did."""
+    or a polars panic naming `Os { code: 24 }`, after the kernel's tracebacks; then one line naming the limit, twice
+    in 4 lines (reliability-6 processes Low 5). Now the limit is checked before any kernel starts: one line, exit 2
+    (a soft limit below it under a hard one that allows it is raised instead: test_reliability6_lows.py)."""
     import resource
 
-    db = tmp_path / "t.duckdb"
-    i = _cli("ingest", str(RAW), "--db", str(db), "--no-parquet", "--quiet")
-    assert i.returncode == 0, i.stderr
-    out = tmp_path / "out"
     r = _cli(
-        "run", "09_bonnie", "-p", "db_path", str(db), "--output", str(out),
+        "run", "09_bonnie", "--output", str(tmp_path / "out"),
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40)), timeout=300,
     )  # fmt: skip
     said = (
-        "too many open files (EMFILE): the notebook's run ran out of file descriptors under a limit of 40 "
-        "(ulimit -n): raise the limit (e.g. ulimit -n 1024) and run again"
+        "storagelab run: the limit of open files (ulimit -n 40) is below the 128 a notebook's run needs (its kernel, "
+        "the database and the charts each hold files): raise it (e.g. ulimit -n 1024) and run again"
     )
-    assert (r.returncode, r.stderr.splitlines()) == (1, [f"    FAILED: {said}", f"failed: 09_bonnie (out): {said}"])
+    assert (r.returncode, r.stdout, r.stderr.splitlines()) == (2, "", [said])
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_notebook_failure_that_does_not_say_why_names_a_low_file_limit():

@@ -280,3 +280,46 @@ def test_ctrl_c_on_spark_ingest_is_one_line_and_leaves_no_jvm(raw_copy, tmp_path
         while _still_running(mark) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _still_running(mark) == [], when
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["SIGTERM to the group", "SIGKILL to the main process"])
+def test_a_killed_spark_ingest_puts_no_java_stack_trace_on_the_terminal(raw_copy, tmp_path, how):
+    """reliability-6 (store Low 8, processes Low 3): killed during its job, spark-ingest ended (-9, -15) with nothing
+    left running, and then the JVM, finding its driver gone, logged 31 to 110 lines of Java stack traces
+    (`ERROR TaskSetManager: Task 1 in stage 0.0 failed 1 times`, a NullPointerException) on the terminal. The JVM's
+    log is off once the session is up: after the kill, stderr holds nothing but the JVM's start-up notes."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    out = tmp_path / "ds"
+    mark = f"STORAGELAB_TEST_RUN={tmp_path}"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), STORAGELAB_TEST_RUN=str(tmp_path))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "storagelab", "spark-ingest", str(raw_copy), str(out)],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not list(out.glob("_storagelab/staging-*/*")):
+        time.sleep(0.05)
+    if how.startswith("SIGTERM"):
+        os.killpg(p.pid, signal.SIGTERM)
+    else:
+        os.kill(p.pid, signal.SIGKILL)
+    try:
+        _, stderr = p.communicate(timeout=90)  # the pipes close only when the JVM, which holds them too, is gone
+    except subprocess.TimeoutExpired:
+        for pid in _still_running(mark):
+            os.kill(pid, signal.SIGKILL)
+        pytest.fail(f"{how}: a process still held the output pipes 90 s after the kill")
+    lines = [x for x in stderr.splitlines() if "WARN" not in x and "log4j" not in x and "setLogLevel" not in x]
+    assert p.returncode == (-signal.SIGTERM if how.startswith("SIGTERM") else -signal.SIGKILL)
+    assert lines == [], stderr[-3000:]
+    deadline = time.monotonic() + 10
+    while _still_running(mark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _still_running(mark) == []

@@ -8,12 +8,11 @@ import logging
 import math
 import os
 import signal
-import stat
 import sys
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from . import cli_parser, memfloor, paths
+from . import checks, cli_parser, memfloor, paths
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError, StoreError
 from .interrupts import interrupt_all
 from .terminal import say
@@ -88,7 +87,7 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
         for t in missing:
             say(f"storagelab parse: {t}: no such file or directory")
         return None
-    if (special := _special_files(targets)) is not None:
+    if (special := checks.special_files(targets)) is not None:
         say(f"storagelab parse: {special}")
         return None
     from .store import files_to_read  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
@@ -104,21 +103,6 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
         else:
             files.append(t)
     return files
-
-
-def _special_files(targets: list[str]) -> str | None:
-    """What is wrong with a named path that is neither a regular file nor a folder (a FIFO would block the read
-    forever, a device such as /dev/zero never ends); None when every one is a file or a folder (or missing)."""
-
-    for t in targets:
-        try:
-            mode = os.stat(t).st_mode
-        except OSError:
-            continue  # missing or unreadable: said by the caller
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
-            return f"{t}: {kind}, not a log file (save the output to a file first)"
-    return None
 
 
 def cmd_ingest(args) -> int:
@@ -140,12 +124,12 @@ def cmd_ingest(args) -> int:
     if not (math.isfinite(wait) and wait >= 0):
         return refuse(f"--wait takes a number of seconds >= 0, got {wait}")
     if args.manifest is not None and not Path(args.manifest).is_file():
-        what = "is a folder" if Path(args.manifest).is_dir() else "does not exist"
+        what = checks.not_a_file(Path(args.manifest))
         return refuse(
             f"--manifest {args.manifest} {what}: check the name, or leave --manifest out to use "
             f"the manifest.csv of the folder you ingest ({paths.MANIFEST} by default)"
         )
-    if (special := _special_files(args.paths or [])) is not None:
+    if (special := checks.special_files(args.paths or [])) is not None:
         return refuse(special)
     # imported before the try: a Ctrl-C during the import must not leave StoreError unbound in the except clause
     from .store import StoreError, ingest  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
@@ -260,7 +244,7 @@ def cmd_spark_ingest(args) -> int:
         say("storagelab spark-ingest: Spark needs Java 17: apt-get install openjdk-17-jre-headless (Debian)")
         return 2
     if args.manifest and not Path(args.manifest).is_file():
-        say(f"storagelab spark-ingest: --manifest {args.manifest} does not exist")
+        say(f"storagelab spark-ingest: --manifest {args.manifest} {checks.not_a_file(Path(args.manifest))}")
         return 2
     conf = {}
     for item in args.conf:
@@ -284,8 +268,8 @@ def cmd_spark_ingest(args) -> int:
 def _on_spark(args, conf: dict) -> dict:
     """``spark_ingest.run`` on a local session. Ctrl-C stays this CLI's: pyspark's SparkContext installs its own
     SIGINT handler, which calls the JVM from inside the py4j call it interrupts (up to 270 lines of py4j
-    tracebacks, exit 1; reliability-5), so the handler that was there is put back; after Ctrl-C the session is
-    stopped with the JVM's log off and py4j's logged errors are kept off stderr (exit 130, one line)."""
+    tracebacks, exit 1; reliability-5), so the handler that was there is put back; the JVM's log is off once the
+    session is up, and after Ctrl-C py4j's logged errors are kept off stderr (exit 130, one line)."""
 
     from . import spark_ingest  # noqa: PLC0415  (pyspark, optional: kept out of the CLI's start-up)
 
@@ -305,13 +289,14 @@ def _on_spark(args, conf: dict) -> dict:
                 spark = spark_ingest.session(args.master, conf)
             finally:
                 signal.signal(signal.SIGINT, ours)
-        spark.sparkContext.setLogLevel("ERROR")
+        # the JVM's log off for the whole run: killed (SIGKILL of this process, SIGTERM or SIGHUP to the group), no
+        # handler here can turn it off, and the JVM logged 31 to 110 lines of Java stack traces as it went
+        # (reliability-6); a failure of the job still reaches this process as the exception it raises
+        spark.sparkContext.setLogLevel("OFF")
         try:
             return spark_ingest.run(spark, args.input, args.output, args.manifest)
         finally:
             try:
-                if _SIGINT_SEEN:  # the running job's abort, logged by the JVM as it stops, is not news
-                    spark.sparkContext.setLogLevel("OFF")
                 spark.stop()
             except Exception:  # noqa: BLE001  (a JVM that Ctrl-C stopped: nothing left to stop)
                 if not _SIGINT_SEEN:
@@ -338,10 +323,11 @@ def cmd_sql(args) -> int:
     import duckdb  # noqa: PLC0415  (kept out of the CLI's start-up (65 ms))
 
     from . import sqlout  # noqa: PLC0415  (kept out of the CLI's start-up (12 ms))
+    from .database import unfinished_ingest  # noqa: PLC0415  (duckdb: kept out of the CLI's start-up)
     from .store import StoreError, connect  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     query = sys.stdin.read() if args.query == "-" else args.query
-    refused = _unreadable(args.db) or (
+    refused = checks.unreadable(args.db) or (
         sqlout.parquet_target_refused(args.parquet, args.db, args.force) if args.parquet else None
     )
     if refused:
@@ -351,6 +337,11 @@ def cmd_sql(args) -> int:
         con = connect(args.db, read_only=True)
     except (FileNotFoundError, DatabaseBusyError, StoreError) as e:
         say(f"storagelab sql: {e}")
+        return 2
+    stopped = unfinished_ingest(con, args.db or paths.DB)
+    if stopped:
+        con.close()
+        say(f"storagelab sql: {stopped}")
         return 2
     try:
         return sqlout.run(
@@ -366,14 +357,6 @@ def cmd_sql(args) -> int:
     finally:
         con.close()
     return 0
-
-
-def _unreadable(db: str | None) -> str | None:
-    """The line for a database file that exists but this user cannot read (e.g. chmod 000)."""
-    path = Path(db or paths.DB)
-    if path.is_file() and not os.access(path, os.R_OK):
-        return f"{path}: cannot be read (permission denied): ask its owner for read access, or use --db with a copy"
-    return None
 
 
 def cmd_compare(args) -> int:
@@ -625,17 +608,18 @@ def main(argv: list[str] | None = None) -> int:
             "add_lab": cmd_lab,
         }
     )
+    top = argv is None  # the process's own command line (the console script, python -m): it exits after this
     argv = sys.argv[1:] if argv is None else list(argv)
     if len(argv) >= 2 and argv[0] == "lab" and argv[1] in ("fio", "bonnie", "zfs-sweep"):
         from .lab import main as lab_main  # noqa: PLC0415  kept out of the CLI's start-up (0.25 s); storagelab lab fio|bonnie|zfs-sweep: measure your own disks
 
-        return _guarded(argparse.Namespace(cmd="lab " + argv[1], func=lambda _: lab_main(argv[1:])))
+        return _guarded(argparse.Namespace(cmd="lab " + argv[1], func=lambda _: lab_main(argv[1:])), top)
     args, unknown = p.parse_known_args(argv)
     if args.cmd == "lab":
         args.extra = unknown
     elif unknown:
         p.error(f"unrecognized arguments: {' '.join(unknown)}")
-    return _guarded(args)
+    return _guarded(args, top)
 
 
 _SIGINT_SEEN: list[int] = []  # Ctrl-C arrived (see _guarded)
@@ -675,10 +659,13 @@ def _sigint_held():
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def _guarded(args) -> int:
+def _guarded(args, top: bool = False) -> int:
     """Run a command; a closed pipe, Ctrl-C (whatever error a library made of it), or a storagelab error or
     OSError (missing database, unreadable file) that the command did not catch is a clean exit (0, 130, 2) with
-    at most one line, never a traceback; running out of memory is one line and 2."""
+    at most one line, never a traceback; running out of memory is one line and 2. ``top``: the process exits
+    after it; once it has been interrupted, a further Ctrl-C is ignored: Python's exit puts SIGINT back to the
+    system's default, and a second Ctrl-C within half a second killed `build` and `lab fio` by SIGINT (exit -2)
+    before their exit 130, their line said or not (reliability-6 processes, Low 8)."""
 
     _SIGINT_SEEN.clear()  # a command run in this process before (tests, the build's ingest) is not this one
     previous = signal.getsignal(signal.SIGINT)
@@ -688,10 +675,14 @@ def _guarded(args) -> int:
             signal.signal(signal.SIGINT, _on_sigint)
         except ValueError:  # not the main thread, where alone handlers can be set (no threading import: start-up)
             installed = False
+    rc = None
     try:
-        return _run_guarded(args)
+        rc = _run_guarded(args)
+        return rc
     finally:
-        if installed:  # the caller's own Ctrl-C handling again (a library or test that calls main())
+        if top and (_SIGINT_SEEN or rc == 130):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # stopping: the exit is 130 whatever comes now
+        elif installed:  # the caller's own Ctrl-C handling again (a library or test that calls main())
             signal.signal(signal.SIGINT, previous)
 
 
@@ -720,7 +711,7 @@ def _run_guarded(args) -> int:
     except KeyboardInterrupt:
         return _interrupted(args)
 
-    low = memfloor.too_low(args.cmd)
+    low = memfloor.too_low(args.cmd) or checks.too_few_files(args.cmd)
     if low:
         say(f"storagelab {args.cmd}: {low}")
         return 2

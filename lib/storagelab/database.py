@@ -5,7 +5,9 @@ injection the tests use. Nothing here loads the ingest or a parser."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shlex
 import signal
 import time
 from pathlib import Path
@@ -51,6 +53,17 @@ def data_file_given(db: Path) -> str:
     )
 
 
+def folder_given(db: Path) -> str:
+    """The line for a --db that names a folder: a dataset's (``export --dataset``: it has no database file inside)
+    or any other."""
+    if (db / "_storagelab" / "meta.json").is_file():  # dataset.META_DIR
+        return (
+            f"{db} is a dataset folder (storagelab export --dataset), not a database: --db takes the database file "
+            f"it was exported from (by default {paths.DB}); the notebooks read the dataset with -p db_path {db}"
+        )
+    return f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}"
+
+
 def disk_full(e: BaseException) -> bool:
     """The error is a full disk (or a file over the filesystem's size limit), as Python or DuckDB say it."""
     low = str(e).lower()
@@ -80,7 +93,7 @@ def describe(db: Path, e: BaseException, *, opening: bool = True) -> str:
             "Use --db with a writable place; `storagelab sql` and the notebooks can still read it"
         )
     if "is a directory" in low:
-        return f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}"
+        return folder_given(db)
     if opening and ("out of memory" in low or isinstance(e, (MemoryError, duckdb.OutOfMemoryException))):
         # not a damaged file: under a low `ulimit -v` DuckDB may fail to allocate while it opens a good database
         return (
@@ -109,7 +122,7 @@ def connect(
     cannot be opened (a folder, not DuckDB, corrupt, read-only) gives StoreError."""
     db = Path(db_path or paths.DB)
     if db.is_dir():
-        raise StoreError(f"{db} is a folder: --db takes a database file, e.g. {db / 'storagelab.duckdb'}")
+        raise StoreError(folder_given(db))
     if read_only and not db.exists():
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
     if not read_only:
@@ -149,3 +162,29 @@ def _database_file(con: duckdb.DuckDBPyConnection, db: Path) -> duckdb.DuckDBPyC
 
 def schema_signature() -> str:
     return hashlib.sha256("\n".join(ddl() + EXTRA_DDL).encode()).hexdigest()[:16]
+
+
+UNFINISHED = "unfinished"  # meta key: an ingest that changes stored files began and has not finished (store.db)
+
+
+def unfinished_ingest(con: duckdb.DuckDBPyConnection, db: Path | str) -> str | None:
+    """The line for a database whose last ingest was stopped (killed, Ctrl-C, a full disk) after it began to change
+    files already stored and before it finished: until an ingest of the same paths runs to its end, one content can
+    be stored under two paths, and a failure or a copy be listed beside rows it replaced. Every reader refuses it
+    with this line rather than give a count that can be wrong. None for a database that is whole (or not ours)."""
+    try:
+        rows = con.execute("SELECT value FROM meta WHERE key = ?", [UNFINISHED]).fetchall()
+    except duckdb.Error:  # no meta table: not a storagelab database; its queries will say so
+        return None
+    if not rows:
+        return None
+    try:
+        shown = [str(s) for _, s in json.loads(rows[0][0])]
+    except (ValueError, TypeError):
+        shown = []
+    named = " ".join(shlex.quote(s) for s in shown if s)
+    cmd = f"storagelab ingest {named} --db {shlex.quote(str(db))}".replace("  ", " ")
+    return (
+        f"{db}: its last ingest was stopped before it finished, so a count read from it now can be wrong: run "
+        f"`{cmd}` again (with the same options) to finish it"
+    )

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import duckdb
 
-from .database import disk_full, first_line, inject, schema_signature
+from .database import disk_full, first_line, inject, schema_signature, unfinished_ingest
 from .errors import StoreError
 from .interrupts import track
 from .schema import all_tables
@@ -166,11 +166,15 @@ def _write_partition(con, out: Path, key: tuple, tables: dict, part: str) -> dic
 def save_json(path: Path, data) -> None:
     """Replace ``path`` with ``data`` atomically and durably: temporary name, fsync, rename."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        f.write(json.dumps(data, indent=1, sort_keys=True))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as f:
+            f.write(json.dumps(data, indent=1, sort_keys=True))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # a full disk, Ctrl-C: the part written would hold its space until the next export
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def meta(con) -> dict:
@@ -208,6 +212,10 @@ def _check_database(con) -> None:
             "the database was built by another version of storagelab (its tables differ from this one's): run "
             "`storagelab ingest` (with the same --db) to rebuild it, then export again"
         )
+    db = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    stopped = unfinished_ingest(con, db[0][0] if db and db[0][0] else "the database")
+    if stopped:
+        raise StoreError(stopped)
 
 
 def _partitioned_parts(con, out: Path, old: dict, tables: dict, part: str, counts: dict) -> tuple[dict, dict]:

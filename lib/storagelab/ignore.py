@@ -406,21 +406,26 @@ def split(
 ) -> tuple[list[tuple], list[tuple], list[str]]:
     """(kept, ignored, ignore files used) of a store listing of (key, path, ...) tuples: an entry
     is ignored when the ignore file of its root (data/raw/, or a folder target outside it)
-    matches its path relative to that root."""
+    matches its path relative to that root, or the path it is stored under (a symlink's key is its target's: a
+    link beside an ignored folder's file would otherwise store that file under the ignored path)."""
 
     listing = list(listing)
     roots = _roots(list(targets), raw or paths.RAW)
     if not roots:
         return listing, [], []
     kept, ignored, used = [], [], set()
-    for entry in listing:
-        a = os.path.abspath(entry[1])
-        hit = False
+
+    def hit(a: str) -> bool:
         for root, il in roots:  # deepest root first
             if a.startswith(root + os.sep):
-                hit = il.ignored(a[len(root) + 1 :].replace(os.sep, "/"))
-                if hit:
+                if il.ignored(a[len(root) + 1 :].replace(os.sep, "/")):
                     used.add(il.source)
-                break
-        (ignored if hit else kept).append(entry)
+                    return True
+                return False
+        return False
+
+    for entry in listing:
+        a = os.path.abspath(entry[1])
+        key = entry[0] if entry[0].startswith("/") else os.path.join(paths.ROOT.resolve(), entry[0])
+        (ignored if hit(a) or (key != a and hit(key)) else kept).append(entry)
     return kept, ignored, sorted(used)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
 from .. import __version__
-from ..database import EXTRA_DDL, connect, schema_signature  # noqa: F401 - store.connect, store.schema_signature
+from ..database import EXTRA_DDL, UNFINISHED, connect, schema_signature  # noqa: F401 - store.connect, store.schema_signature
 from ..parsers import modules, parser_version, source_hash
 from ..schema import ddl
 from . import faults
@@ -129,3 +129,40 @@ def unregister(con, view: str) -> None:
         con.unregister(view)
     except duckdb.Error:
         pass
+
+
+def mark_unfinished(con, targets: list[tuple[str, str]]) -> None:
+    """Record, in its own transaction before an ingest changes any file already stored, that it has begun:
+    ``targets`` are (key, as the user named it) of what it ingests (the key of a folder ends in "/"; "" as named:
+    the default folder). Added to those of an earlier ingest that was stopped too. Every reader refuses the database
+    while it is there (``database.unfinished_ingest``)."""
+    pending = dict(_pending(con))
+    pending.update((k, v) for k, v in targets if k not in pending)
+    con.execute("BEGIN")
+    con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [UNFINISHED, json.dumps(sorted(pending.items()))])
+    con.execute("COMMIT")
+
+
+def finish_unfinished(con, covered: Callable[[str], bool]) -> None:
+    """An ingest ran to its end: the stopped ingests whose paths it covered (``covered(key)``) are finished by it,
+    as an ingest of a path makes the database hold what a clean ingest of that path would."""
+    pending = _pending(con)
+    if not pending:
+        return
+    left = [(k, v) for k, v in pending if not covered(k)]
+    con.execute("BEGIN")
+    if left:
+        con.execute("UPDATE meta SET value = ? WHERE key = ?", [json.dumps(left), UNFINISHED])
+    else:
+        con.execute("DELETE FROM meta WHERE key = ?", [UNFINISHED])
+    con.execute("COMMIT")
+
+
+def _pending(con) -> list[tuple[str, str]]:
+    rows = con.execute("SELECT value FROM meta WHERE key = ?", [UNFINISHED]).fetchall()
+    if not rows:
+        return []
+    try:
+        return [(str(k), str(v)) for k, v in json.loads(rows[0][0])]
+    except (ValueError, TypeError):
+        return [("", "")]  # unreadable (edited by hand): finished by an ingest of the project's root folder

@@ -76,9 +76,14 @@ def files_to_read(
     """The files an ingest of ``targets`` reads, each once (``unique``: a symlink beside its target, a folder listed
     twice), the ignore files applied: (kept, ignored, ignore files used). ``storagelab parse`` lists folders with it
     too, so both commands read the same files. ``own``: paths to leave out (the database's own files); the lists
-    are filled as ``list_files`` and ``unique`` fill them."""
+    are filled as ``list_files`` and ``unique`` fill them. The ignore files are applied before ``unique``: a symlink
+    in an ignored folder to a file that is not ignored took that file's place (the first listing of a key) and left
+    with it, and the file was not read."""
     listed = (f for f in list_files(targets, outside, unreadable) if own is None or not own(f.path))
-    return ignore.split(unique(listed, clashes), targets)
+    kept, ignored, used = ignore.split(listed, targets)
+    kept = unique(kept, clashes)
+    keys = {f.key for f in kept}
+    return kept, unique([f for f in ignored if f.key not in keys]), used
 
 
 def unique(listing: Iterable[ListedFile], clashes: list[str] | None = None) -> list[ListedFile]:

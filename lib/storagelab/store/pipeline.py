@@ -19,7 +19,7 @@ from ..manifest import LABEL_COLUMNS, Manifest, ManifestError, with_nested
 from ..manifest import load as load_manifest
 from . import db, faults, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
-from .listing import ListedFile, files_to_read, in_scope, printable, scopes
+from .listing import ListedFile, files_to_read, in_scope, key_for, printable, scopes
 from .plan import Action, Plan, Rename, StoredCopy, StoredFile
 from .worker import Outcome, error_text, parse_all
 
@@ -131,6 +131,7 @@ def ingest(
             stream.remove_leftovers(db_file)
             run = _Run(con, db_file, manifest, summary, ctrl_c)
             run.top, run.folders = top, folders
+            run.targets = _target_keys(targets, named=targets != [paths.RAW])
             # not looked at, so not gone: ignored files, and the files of folders that cannot be read
             run.kept = _kept({f.key for f in ignored}, [key + "/" for key, _, _ in unreadable], targets)
             summary.rebuilt_schema = db.ensure_schema(con, run.code)
@@ -154,6 +155,30 @@ def ingest(
             gc.enable()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _target_keys(targets: list, *, named: bool) -> list[tuple[str, str]]:
+    """(key, as named) of each target: a folder's key ends in "/" ("" for the project's root), a file's is its
+    stored key; "as named" is its absolute path, or "" for the default folder (``named`` False)."""
+    out = []
+    for t in targets:
+        p = Path(t)
+        key = key_for(p)
+        if p.is_dir():
+            key = "" if key == "." else key.rstrip("/") + "/"
+        out.append((key, str(p.absolute()) if named else ""))
+    return out
+
+
+def _changes_stored(plan: Plan) -> bool:
+    """Whether the run will change what the database holds for paths it already knows: a stored file or a copy read
+    again (its rows replaced, or it becomes a copy, a failure, a stored file), a stored file or copy gone (removed,
+    or renamed to a new path). Its writes are many transactions (a batch each, then the renames, removals and
+    copies), and between two of them one content can be under two paths. A run that only adds new paths cannot mix:
+    a first ingest, or the re-run of one that was stopped, stays readable after a stop."""
+    if plan.gone or plan.gone_copies:
+        return True
+    return any(j.key in plan.stored or j.key in plan.copies for j in plan.jobs)
 
 
 def _own_files(db_file: Path, parquet: Path | None, targets: list) -> Callable[[str], bool]:
@@ -262,6 +287,7 @@ class _Run:
         self.kept: Callable[[str], bool] = lambda key: False  # stored files not listed that are not gone
         self.top: Manifest | None = None  # the folder's own manifest when subfolders' ones are read too ...
         self.folders: set[Path] = set()  # ... from these folders (with_nested)
+        self.targets: list[tuple[str, str]] = []  # (key, as named) of what is ingested: _target_keys
 
     def ingest(self, listing: list[ListedFile], scope_list: list[str], workers, batch_files, batch_rows, progress):
         con, summary = self.con, self.summary
@@ -280,6 +306,8 @@ class _Run:
         plan = Plan.make(listing, stored, copies, versions, scope_list, self.kept)
         summary.skipped += plan.skipped
         summary.duplicates += plan.skipped_copies
+        if _changes_stored(plan):  # a stop from here on can leave a mix that counts wrong: readers refuse it
+            db.mark_unfinished(con, self.targets)
         self._parse_and_write(plan, versions, workers, batch_files, batch_rows, progress)
         writer.touch(con, plan.touched)
         promoted = _promote_copies(con, plan)
@@ -302,6 +330,10 @@ class _Run:
         if scope_list:  # errors of files no longer in the listed folders are dropped
             errors = [p for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()]
             writer.forget_errors(con, [p for p in errors if p not in listed and in_scope(p, scope_list)])
+        faults.inject("before-finished")
+        run_keys = {k for k, _ in self.targets}
+        dirs = [k for k in run_keys if not k or k.endswith("/")]
+        db.finish_unfinished(con, lambda key: key in run_keys or in_scope(key, dirs))
         present = (
             listed | plan.stored.keys() | (plan.copies.keys() - set(plan.gone_copies)) | {r.key for r in plan.renames}
         )
