@@ -1,5 +1,6 @@
 """The seventh attack campaign's data-side findings (docs/reliability-7-store.md), each re-run as the attack ran:
-real logs, a real ingest from the command line, each state compared with what a user must see."""
+real logs, real ingests (in-process: the code the command line runs) or the real command line, each state compared
+with what a user must see."""
 
 import os
 import shutil
