@@ -196,8 +196,67 @@ def pytest_itemcollected(item):
         item.add_marker(pytest.mark.e2e)
 
 
+# the longest tests, longest first (seconds of one run of `./run test` under load, --junitxml; issue 28): they run
+# first, so that no worker is left with one of them at the end while the other has ended (pytest-xdist hands the
+# tests out one at a time in this order). A prefix of a node id takes every parameter of that test.
+LONG_FIRST = (
+    "tests/test_spark.py::test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay",  # 480 s
+    "tests/test_spark.py::test_ctrl_c_on_spark_ingest_is_one_line_and_leaves_no_jvm",  # 103 s
+    "tests/test_robustness.py::test_sigkill_during_ingest_never_leaves_half_a_file",  # 97 s
+    "tests/test_stream.py::test_a_100_mb_log_is_ingested_in_bounded_memory",  # 85 s
+    "tests/test_stream.py::test_every_real_fixture_streamed_gives_the_whole_file_rows",  # 73 s
+    "tests/test_reliability_stale_reports.py::test_a_relabelled_study_is_said_in_one_line_and_its_old_reports_",  # 69 s
+    "tests/test_lab.py::test_lab_fio_smoke_for_real",  # 67 s
+    "tests/test_store_identity.py::test_any_order_of_changes_ends_as_a_fresh_ingest",  # 66 s
+    "tests/test_reliability_old_versions.py::test_an_older_dataset_gets_one_line_saying_what_to_run",  # 38 s
+    "tests/test_reliability_old_versions.py::test_an_older_database_gets_one_line_saying_what_to_run",  # 33 s
+    "tests/test_store_faults.py::test_a_kill_at_any_stage_then_a_rerun_gives_the_uninterrupted_state",  # 10 x 8-26 s
+    "tests/test_sigint.py::test_a_dataset_stopped_mid_write_is_the_old_one_whole",  # 4 x 16-21 s
+    "tests/test_store.py::test_cli_database_faults_are_one_line",  # 26 s
+    "tests/test_report_folders.py::test_build_of_studies_my_nas_and_my_underscore_nas_keeps_both_reports",  # 25 s
+    "tests/test_robustness.py::test_a_second_ingest_while_one_runs_gets_a_clear_message",  # 24 s
+    "tests/test_reliability5_processes.py::test_ctrl_c_on_spark_ingest_is_130_and_one_line",  # 23 s
+    "tests/test_store.py::test_every_stored_row_belongs_to_the_file_it_came_from",  # 22 s
+    "tests/test_runner.py::test_a_relative_db_path_is_from_where_the_command_runs",  # 21 s
+    "tests/test_reliability5_processes.py::test_a_study_label_longer_than_a_file_name_gets_a_report_folder",  # 21 s
+    "tests/test_processes.py::test_two_builds_at_once_both_succeed",  # 19 s
+    "tests/test_reliability_workers.py::test_a_killed_ingest_worker_is_named_with_its_signal",  # 19 s
+)
+
+
+def _shared_fixtures(item) -> set[str]:
+    """The module- and class-scoped fixtures ``item`` uses (built once for the tests of its module that run
+    one after another on a worker)."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = getattr(info, "name2fixturedefs", {}) if info else {}
+    return {name for name, d in defs.items() if d and d[-1].scope in ("module", "class")}
+
+
+def _sharing(item, items: list) -> list:
+    """``item`` and the tests of its module that share a module- or class-scoped fixture with it."""
+    shared, module = _shared_fixtures(item), getattr(item, "module", None)
+    return [item] + [
+        o for o in items if shared and getattr(o, "module", None) is module and shared & _shared_fixtures(o)
+    ]
+
+
+def _long_first(items: list) -> list:
+    """``items`` with LONG_FIRST's tests first, in its order; each followed by the tests of its module that share
+    a module-scoped fixture with it (so that the fixture is not built once more for them); the rest as collected."""
+    first: list = []
+    taken: set[int] = set()
+    for prefix in LONG_FIRST:
+        for it in (it for it in items if it.nodeid.startswith(prefix) and id(it) not in taken):
+            for other in _sharing(it, items):
+                if id(other) not in taken:
+                    taken.add(id(other))
+                    first.append(other)
+    return first + [it for it in items if id(it) not in taken]
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
+    items[:] = _long_first(items)
     late = [it for it in items if _background_functions(it)]
     if late:
         items[:] = [it for it in items if not _background_functions(it)] + late
