@@ -1,4 +1,4 @@
-"""The h5 new-user trial's fsync=1 pair (tests/fixtures/fio/newuser-h5, sources in its COMMANDS.md), with that user's
+"""The h5 new-user trial's fsync=1 pair (tests/fixtures/fio/durable-h5, sources in its COMMANDS.md), with that user's
 manifest rows: 08's durable-write ranking names the labels that differ and the phase labels that pair the runs
 (finding A3), and 02 asks no recordsize label of btrfs runs (L3)."""
 
@@ -11,7 +11,7 @@ from conftest import FIXTURES, analyse_study, ingest_labelled
 
 from storagelab.analysis import fio_views
 
-SRC = FIXTURES / "fio" / "newuser-h5"
+SRC = FIXTURES / "fio" / "durable-h5"
 STUDY = "H5 btrfs/raid: pre→post"
 MANIFEST = """path,study,label,host,os,stack,pool,vdev_type,vdev_count,vdev_width,devices,ram_bytes,phase
 kestrel/btr-fsync1-after.json,H5 btrfs/raid: pre→post,,kestrel,,btrfs-single,,single,1,1,/dev/loop0 (tmpfs-backed),25276510208,after

@@ -80,8 +80,9 @@ def test_zfs_mirror_run_job_and_write_section():
     assert job["jobname"] == "fiotest" and job["groupid"] == 0 and job["jobs"] == 8 and job["error"] == 0
     assert job["pid"] == 17709 and job["report_time"] == "Thu Nov  3 23:58:41 2022"
     assert job["doc_index"] == 0 and job["is_final"] is True and job["job_index"] == 0
-    # no preamble line in this file: the options are unknown (the IO depths line is not the option)
-    assert job["iodepth"] is None and job["rw"] is None and job["ioengine"] is None
+    # no preamble line in this file: rw and ioengine are unknown (the IO depths line is not the option); the iodepth is
+    # fio's 'latency : target=0, window=0, percentile=100.00%, depth=8' (no target: the depth is the iodepth option)
+    assert job["iodepth"] == 8 and job["rw"] is None and job["ioengine"] is None
     assert (job["cpu_usr_pct"], job["cpu_sys_pct"], job["ctx"], job["majf"], job["minf"]) == (0.70, 2.84, 671054, 0, 92)
     assert (job["line_start"], job["line_end"]) == (2, 23)
 

@@ -303,6 +303,7 @@ def test_smoke_commands_exact(tmp_path):
         "--log_avg_msec=250",
         "--write_hist_log=/o/randread-4k-qd2-nj2",
         "--log_hist_msec=500",
+        "--lat_percentiles=1",
         "--output-format=normal,json+",
     ]
     home = lab.build_runs(lab.PRESETS["homelab-seq-write"], target=Path("/t"), out=Path("/o"))
@@ -353,7 +354,7 @@ def test_lab_fio_dry_run_prints_commands(tmp_path):
         f"--iodepth=8 --numjobs=8 --direct=1 --runtime=60 --time_based --group_reporting --unlink=1 "
         f"--write_bw_log={tmp_path}/randwrite-4k-qd8-nj8 --write_iops_log={tmp_path}/randwrite-4k-qd8-nj8 "
         f"--write_lat_log={tmp_path}/randwrite-4k-qd8-nj8 --log_avg_msec=500 "
-        f"--write_hist_log={tmp_path}/randwrite-4k-qd8-nj8 --log_hist_msec=1000 --output-format=normal,json+"
+        f"--write_hist_log={tmp_path}/randwrite-4k-qd8-nj8 --log_hist_msec=1000 --lat_percentiles=1 --output-format=normal,json+"
     ]
     assert not list(tmp_path.iterdir())
 
@@ -416,7 +417,7 @@ def test_zfs_sweep_dry_run_exact_commands(tmp_path):
         f"--ioengine=libaio --iodepth=8 --numjobs=8 --direct=1 --runtime=10 --time_based --group_reporting "
         f"--unlink=1 --write_bw_log={out}/randwrite-4k-qd8-nj8 --write_iops_log={out}/randwrite-4k-qd8-nj8 "
         f"--write_lat_log={out}/randwrite-4k-qd8-nj8 --log_avg_msec=500 --write_hist_log={out}/randwrite-4k-qd8-nj8 "
-        f"--log_hist_msec=1000 --output-format=normal,json+"
+        f"--log_hist_msec=1000 --lat_percentiles=1 --output-format=normal,json+"
     )
 
 

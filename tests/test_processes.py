@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, SPARK_TEST_CONF
 
 DEADLINE = 30.0  # seconds for the tree to die and the pipes to close (a loaded machine; normally well under 2)
 
@@ -304,7 +304,7 @@ def test_killed_spark_ingest_takes_the_jvm_and_its_python_workers_with_it(tmp_pa
     """Spark's JVM reads the driver's pipe and exits at its end; its Python workers end with the JVM. And it ends
     quietly: the JVM, finding its driver gone, had put 31 to 110 lines of Java stack traces on the terminal
     (reliability-6, store Low 8 and processes Low 3); its log is off once the session is up."""
-    run = Running(["spark-ingest", str(ROOT / "data" / "raw"), str(tmp_path / "out")])
+    run = Running(["spark-ingest", str(ROOT / "data" / "raw"), str(tmp_path / "out"), *SPARK_TEST_CONF])
     tree = run.wait_for(
         "the JVM and a Python worker",
         lambda t: any(p.name() == "java" for p in t) and any("pyspark.daemon" in _cmdline(p) for p in t),

@@ -290,43 +290,8 @@ def test_a_study_label_longer_than_a_file_name_gets_a_report_folder(project, tmp
     assert (project / "reports" / a / "executed" / "07_explore.ipynb").is_file()
 
 
-def _runs(pid: int, arg: str) -> bool:
-    """True when a process below ``pid`` has ``arg`` among its arguments (processes that end meanwhile are skipped)."""
-    for q in psutil.Process(pid).children(recursive=True):
-        with contextlib.suppress(psutil.Error):
-            if arg in q.cmdline():
-                return True
-    return False
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not (shutil.which("java") or os.environ.get("JAVA_HOME")), reason="spark-ingest needs Java")
-def test_ctrl_c_on_spark_ingest_is_130_and_one_line(tmp_path):
-    """Attack: SIGINT to spark-ingest's process group while its job runs: exit 1 and 89 lines of py4j tracebacks.
-    pyspark's SparkContext had put its own Ctrl-C handler in place of storagelab's; it called the JVM from inside
-    the main thread's call ("reentrant call inside <_io.BufferedReader>"). Now: 130, our one line last, no
-    Python or Java traceback."""
-    pytest.importorskip("pyspark")
-    raw = ROOT / "data" / "raw"
-    p = subprocess.Popen(
-        [sys.executable, "-m", "storagelab", "spark-ingest", str(raw), str(tmp_path / "ds"),
-         "--manifest", str(raw / "manifest.csv")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), start_new_session=True,
-    )  # fmt: skip
-    try:
-        end = time.monotonic() + 180
-        while not _runs(p.pid, "pyspark.daemon"):
-            assert p.poll() is None and time.monotonic() < end, "Spark's Python workers never ran"
-            time.sleep(0.1)
-        os.killpg(p.pid, signal.SIGINT)
-        out, err = p.communicate(timeout=120)
-    finally:
-        with contextlib.suppress(OSError):
-            os.killpg(p.pid, signal.SIGKILL)  # what is left of the session (the JVM ignores SIGINT)
-    text = err.decode(errors="replace")
-    assert p.returncode == 130, text[-3000:]
-    assert "Traceback" not in text and "Exception" not in text, text[-3000:]
-    assert text.splitlines()[-1] == "storagelab spark-ingest: interrupted"
+# Ctrl-C on spark-ingest while its job runs (exit 130, one line last, no Python or Java traceback): one Spark run
+# with test_spark's test_ctrl_c_on_spark_ingest_is_one_line_and_leaves_no_jvm, which asserts both (issue 28)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("useradd"), reason="needs root to make a second user")

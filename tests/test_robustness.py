@@ -237,7 +237,7 @@ def test_sigkill_during_ingest_never_leaves_half_a_file(tmp_path):
         if p.returncode == 0:  # it finished before the kill: start over on an empty database
             for f in tmp_path.glob("killed.duckdb*"):
                 f.unlink()
-        if kills >= 6:
+        if kills >= 4:  # random points; the kills at each stage are test_store_faults'
             break
     subprocess.run(cmd + ["--db", str(db)], check=True, capture_output=True)  # a re-run finishes the job
     assert _complete(db) == want

@@ -12,7 +12,7 @@ import sys
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from . import checks, cli_parser, memfloor, paths
+from . import checks, cli_parser, memfloor, paths, reportlock, runoutput
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError, StoreError
 from .interrupts import interrupt_all
 from .terminal import say
@@ -408,7 +408,7 @@ def _print_runs(results) -> int:
 
 
 def cmd_run(args) -> int:
-    from .report import list_notebooks, notebook_listing, render_reports, run_notebooks  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
+    from .report import list_notebooks, notebook_listing  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
     if args.list:
         print(notebook_listing(list_notebooks()))
@@ -418,10 +418,19 @@ def cmd_run(args) -> int:
     for given in (params, raw):  # a relative database path means from here, not from the notebook's folder
         if given.get("db_path") and not Path(given["db_path"]).is_absolute():
             given["db_path"] = str(Path(given["db_path"]).resolve())
-    mistake = _parameter_mistake({**params, **raw})
-    if mistake:  # said before any notebook runs: no failed report is left behind for a typo
+    made = bool(args.output) and not Path(args.output).exists()  # by refusal: removed again if no notebook runs
+    mistake = _parameter_mistake({**params, **raw}) or (runoutput.refusal(Path(args.output)) if args.output else None)
+    if mistake:  # said before any notebook runs: no failed report is left behind for a typo, nor a shared --output
         say(f"storagelab run: {mistake}")
         return 2
+    own = Path(args.output).resolve() if args.output else None  # a folder of the user's, or None: in reports/
+    own = None if own is None or own.is_relative_to(paths.REPORTS.resolve()) else own
+    return reportlock.run_holding("run", own or paths.REPORTS, lambda: _run(args, params, raw, own, made))
+
+
+def _run(args, params: dict, raw: dict, own: Path | None, made: bool) -> int:
+    from .report import render_reports, run_notebooks  # noqa: PLC0415  (see cmd_run)
+
     try:
         results = run_notebooks(
             args.notebooks or None,
@@ -431,14 +440,11 @@ def cmd_run(args) -> int:
         )
     except ParameterError as e:
         say(f"storagelab run: {e}")
+        runoutput.unused(Path(args.output)) if made else None
         return 2
     rc = _print_runs(results)
     if not args.no_report:
-        out = Path(args.output).resolve() if args.output else None
-        if out is None or out.is_relative_to(paths.REPORTS.resolve()):
-            render_reports()
-        else:  # a folder of the user's: its pages only, no index beside it
-            render_reports(only=out)
+        render_reports(only=own) if own else render_reports()  # a folder of the user's: its pages only, no index
         for r in results:
             say(
                 f"report: {r.folder.relative_to(paths.ROOT) if r.folder.is_relative_to(paths.ROOT) else r.folder}"
@@ -485,6 +491,10 @@ def _older_database(db: str | None) -> str | None:
 
 
 def cmd_report(args) -> int:
+    return reportlock.run_holding("report", paths.REPORTS, _report)
+
+
+def _report() -> int:
     from .report import render_reports  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
     failures: list[str] = []
@@ -496,6 +506,11 @@ def cmd_report(args) -> int:
 
 
 def cmd_build(args) -> int:
+    retry = "wait for it to end, or retry with --wait SECONDS"
+    return reportlock.run_holding("build", paths.REPORTS, lambda: _build(args), args.wait, retry)
+
+
+def _build(args) -> int:
     rc = cmd_ingest(
         argparse.Namespace(
             paths=None,

@@ -14,6 +14,7 @@ kind delivers this", never "this device is slow". ``--device-limit`` remains for
 | usb | 1,250 MB/s | - | USB 3.2 Gen 2: 10 Gb/s (USB 2 is 60 MB/s: lsblk does not say which) |
 | nvme | 16,000 MB/s | - | PCIe 5.0 x4: ~15.75 GB/s |
 | virtual | none | none | a virtio/Xen/VMware disk: the host's cache and storage serve it; every figure is the VM's I/O path |
+| stacked | none | none | not a disk: a loop (a file on another filesystem: on tmpfs, RAM), md or dm (other devices), zram (RAM) or nbd (the network) device; every figure is what backs it |
 
 A virtio disk reports ``rotational=1`` (/dev/vda here): the driver decides before the flag does.
 """
@@ -26,11 +27,14 @@ from .units import MB
 
 VIRTUAL_DRIVERS = ("virtio_blk", "virtio_scsi", "xen_blkfront", "xen-blkfront", "vmw_pvscsi", "hv_storvsc")
 VIRTUAL_MODELS = ("QEMU", "VBOX", "VIRTUAL DISK", "VMWARE", "MSFT VIRTUAL", "XEN")
+# block devices the kernel makes of something else: a file (loop), other devices (md, dm), RAM (zram), the network (nbd)
+STACKED_PREFIXES = ("loop", "md", "dm-", "zram", "nbd")
+STACKED_KINDS = {"loop": "loop", "md": "md (software RAID)", "dm-": "device-mapper", "zram": "zram", "nbd": "nbd"}
 
 
 @dataclass(frozen=True)
 class DeviceClass:
-    name: str  # hdd | sata-ssd | sas | usb | nvme | virtual | unknown
+    name: str  # hdd | sata-ssd | sas | usb | nvme | virtual | stacked | unknown
     seq_bytes_per_s: float | None  # no device of the class streams faster (None: no bound known)
     rand4k_iops: float | None  # no device of the class does more random 4K I/Os per second
     why: str  # the fact that decided the class
@@ -43,6 +47,7 @@ CLASSES = {
     "usb": (1_250 * MB, None),
     "nvme": (16_000 * MB, None),
     "virtual": (None, None),
+    "stacked": (None, None),
     "unknown": (None, None),
 }
 
@@ -59,6 +64,8 @@ def classify(device: dict) -> DeviceClass:
     driver = (device.get("driver") or "").lower()
     model = (device.get("model") or "").upper()
     tran = (device.get("tran") or "").lower()
+    if name.startswith(STACKED_PREFIXES):
+        return _make("stacked", stacked_why(name, device))
     if driver in VIRTUAL_DRIVERS or name.startswith(("vd", "xvd")):
         return _make("virtual", f"driver {driver or 'virtio'} ({name})")
     if any(m in model for m in VIRTUAL_MODELS):
@@ -77,6 +84,26 @@ def classify(device: dict) -> DeviceClass:
     return _make("unknown", "no transport or rotational flag known")
 
 
+def stacked_why(name: str, device: dict) -> str:
+    """'loop device loop0, backed by /dev/shm/h5/l0.img on tmpfs (RAM)': what a stacked device is made of, from the
+    lab's facts (``lab.system.backing_of``: ``backing``, ``backing_fstype``); 'what backs it is not recorded'."""
+    kind = next(v for k, v in STACKED_KINDS.items() if name.startswith(k))
+    backing, fs = device.get("backing"), device.get("backing_fstype")
+    if not backing:
+        return f"{kind} device {name} (what backs it is not recorded)"
+    ram = " (RAM)" if fs in ("tmpfs", "ramfs") else ""
+    return f"{kind} device {name}, backed by {backing}" + (f" on {fs}{ram}" if fs else "")
+
+
+def not_a_disk(whys: list[str]) -> str:
+    """The flag of a result measured on stacked devices (``stacked_why`` of each), free of ';' (the lab's notes
+    separate their entries with it)."""
+    return (
+        f"not a disk: {' and '.join(whys)}: these figures measure what backs it through the kernel's block layer, "
+        "not a device of its own (run on the disk itself to measure one)"
+    )
+
+
 def _mb(x: float) -> str:
     return f"{x / MB:,.0f} MB/s"
 
@@ -89,6 +116,9 @@ def beyond_class(
     if not devices:
         return []
     classes = [classify(d) for d in devices]
+    stacked = [c for c in classes if c.name == "stacked"]
+    if stacked:
+        return [not_a_disk([c.why for c in stacked])]
     virtual = [c for c in classes if c.name == "virtual"]
     if virtual:
         return [

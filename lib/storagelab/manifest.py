@@ -242,6 +242,13 @@ def load(path: Path) -> Manifest:
     return Manifest(root, rows, path=path, lines=lines)
 
 
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # in a folder that cannot be read (no permission): as if there were none
+        return False
+
+
 def with_nested(top: Manifest, folders: list[Path]) -> Manifest:
     """``top`` with the manifest.csv of every folder in ``folders`` that lies below ``top.root`` (the folders of
     the files an ingest lists, and theirs up to the root): a lab run's own ``DIR/lab/manifest.csv`` labels its
@@ -252,7 +259,7 @@ def with_nested(top: Manifest, folders: list[Path]) -> Manifest:
     for folder in folders:
         here = folder.resolve()
         while here != root and root in here.parents:
-            if (here / "manifest.csv").is_file():
+            if _is_file(here / "manifest.csv"):
                 found.add(here)
             here = here.parent
     if not found:

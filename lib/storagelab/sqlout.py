@@ -226,12 +226,14 @@ def _write_parquet(rel, dest: Path) -> None:
 
 
 def parquet_target_refused(target: str, db: str | None, force: bool) -> str | None:
-    """Why ``sql --parquet TARGET`` must not write: TARGET is the database itself, a file inside a dataset folder
+    """Why ``sql --parquet TARGET`` must not write: TARGET is the database itself (or its write-ahead log), a file inside a dataset folder
     (a part file or its meta.json) or one of the database's own Parquet copies (never, even with --force), a folder,
     or an existing file (unless --force)."""
     dest, database = Path(target), Path(db or paths.DB)
     if dest.exists() and database.exists() and os.path.samefile(dest, database):
         return f"--parquet {target} is the database itself: write the result to another file"
+    if os.path.realpath(dest) == os.path.realpath(database) + ".wal":  # DuckDB replays it when it opens the database
+        return f"--parquet {target} is the database's write-ahead log: write the result to another file"
     if owner := store_file_owner(dest, database):
         return f"--parquet {target} is inside {owner}, which storagelab writes: write the result to a file outside it"
     if dest.is_dir():

@@ -44,6 +44,7 @@ A check that cannot be made (runtime, size or RAM not in the logs or labels) is 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, fields
@@ -242,7 +243,13 @@ def check(
         long_io=long_io,
         too_short=None if elapsed is None else elapsed < min_elapsed_s,
         sub_second=None if elapsed is None else elapsed < 1.0,
-        fits_in_cache=False if bypass or synced else None if cache is None else cache["fits_in_cache"],
+        # direct= not known (fio's normal text does not print it): whether the I/O went through the cache is not
+        # known either: not checkable, never taken as buffered
+        fits_in_cache=False
+        if bypass or synced
+        else None
+        if cache is None or row.get("wl_direct") is None
+        else cache["fits_in_cache"],
         direct_ignored=plausibility.direct_ignored(row.get("wl_direct"), row.get("stack"), row.get("zfs_version")),
         arc_served=None if hit is None else float(hit) >= ARC_HIT_FLAG,
         arc_hit_ratio=None if hit is None else float(hit),
@@ -335,9 +342,10 @@ def sentences(df: pl.DataFrame, label: str = "label", min_elapsed_s: float = MIN
     the run's output does not show (taken from the workload it was matched to: ``fio_runs.match_by_output``) says
     so."""
     out: list[str] = []
-    for row in df.iter_rows(named=True):
+    names = _names_apart(df, label)
+    for row, name in zip(df.iter_rows(named=True), names, strict=True):
         f = flags_of(row)
-        s = sentence(str(row[label]), f, min_elapsed_s)
+        s = sentence(name, f, min_elapsed_s)
         if s and row.get("workload_source") == "output (matched)" and _rests_on_options(f):
             s = s[:-1] + (
                 "; the runtime and size these checks use are not in its output: they are the options of the "
@@ -376,6 +384,24 @@ def cites(f: DesignFlags, row: dict) -> list:
         ]
     if f.too_short and f.elapsed_s is not None:
         out.append(cite(f"{f.elapsed_s:.3g} s", group))
+    return out
+
+
+def _names_apart(df: pl.DataFrame, label: str = "label") -> list[str]:
+    """Each row's label, and where one label holds several runs (fio runs appended to one file: several reports,
+    ``doc_index``), which run it is: 'btr-after-qd8-repeats.txt (run 2 of 3)'."""
+    if df.is_empty() or "doc_index" not in df.columns:
+        return [str(v) for v in df[label].to_list()] if label in df.columns else []
+    key = [c for c in ("file_id", "doc_index") if c in df.columns]
+    runs = df.select(label, *key).unique(maintain_order=True)
+    order: dict[tuple, tuple[int, int]] = {}
+    for _, g in runs.group_by(label, maintain_order=True):
+        for i, r in enumerate(g.sort(key).iter_rows()):
+            order[r] = (i + 1, g.height)
+    out = []
+    for r in df.select(label, *key).iter_rows():
+        i, n = order[r]
+        out.append(f"{r[0]} (run {i} of {n})" if n > 1 else str(r[0]))
     return out
 
 
@@ -460,22 +486,89 @@ def missing(df: pl.DataFrame, label: str = "label") -> list[str]:
     how their I/O may go through a cache, and the label or log that would give what is lacking."""
     no_ram: dict[str, str] = {}
     no_size: dict[str, str] = {}
+    no_direct: dict[str, str] = {}  # size and RAM known: only direct= is lacking
     for row in df.iter_rows(named=True):
         f = flags_of(row)
         if f.fits_in_cache is None:
-            (no_size if f.working_set_bytes is None else no_ram)[str(row[label])] = _through_cache(row)
+            if f.working_set_bytes is not None and f.cache_bytes is not None:
+                fits = "fits in" if f.working_set_bytes <= f.cache_bytes else "is larger than"
+                no_direct[str(row[label])] = (
+                    f"its working set of {_gib(f.working_set_bytes)} {fits} the {_gib(f.cache_bytes)} of RAM"
+                )
+            else:
+                (no_size if f.working_set_bytes is None else no_ram)[str(row[label])] = _through_cache(row)
+    why = (
+        (
+            no_direct,
+            "whether its I/O went through the page cache is not known, since direct= is not in its output (fio's "
+            "normal text does not print it), so it may have been served from RAM. Put fio's command line (with "
+            "--direct=) in the manifest's command column, or save fio's output as JSON (its job options list direct)",
+        ),
+        (
+            no_ram,
+            "the RAM of the machine is not in the labels. Add a ram_bytes column (bytes) to the manifest (`storagelab "
+            "lab` records it; on Linux MemTotal in /proc/meminfo, in KiB, or `free -b`), or ram_bytes=N in its notes",
+        ),
+        (
+            no_size,
+            "its size is not in its output or command. Put fio's command line (with size=) in the manifest's command "
+            "column",
+        ),
+    )
     out = []
-    if no_ram:
-        runs = prose.listing([f"{k} ({v})" for k, v in no_ram.items()])
-        out.append(
-            f"the cache check (working set against RAM) could not be made for {runs}: the RAM of the machine is not "
-            "in the labels. Add a ram_bytes column (bytes) to the manifest (`storagelab lab` records it; on Linux "
-            "MemTotal in /proc/meminfo, in KiB, or `free -b`), or ram_bytes=N in its notes"
-        )
-    if no_size:
-        runs = prose.listing([f"{k} ({v})" for k, v in no_size.items()])
-        out.append(
-            f"the cache check (working set against RAM) could not be made for {runs}: its size is not in its "
-            "output or command. Put fio's command line (with size=) in the manifest's command column"
-        )
+    for runs, reason in why:
+        if runs:
+            named = prose.listing([f"{k} ({v})" for k, v in runs.items()])
+            out.append(f"the cache check (working set against RAM) could not be made for {named}: {reason}")
+    return out
+
+
+def _workload_fields(workload: str) -> dict[str, str]:
+    """'randread bs=4KiB libaio direct=? size=16MiB' -> {'rw': 'randread', 'bs': '4KiB', 'ioengine': 'libaio', ...}
+    (``fio_runs.workload_key``'s form: the first word is rw, a bare word the ioengine)."""
+    words = workload.split()
+    out = {"rw": words[0]} if words else {}
+    for w in words[1:]:
+        key, eq, value = w.partition("=")
+        out[key if eq else "ioengine"] = value if eq else w
+    return out
+
+
+def unknown_splits(workloads: list[str]) -> list[str]:
+    """Pairs of workloads that differ only in fields one of them does not show ('?'): one fio command may be cut in
+    two where one output lacks a line the other has (btr-grid-qd8-nj2.txt has no 'Laying out IO file' line, so its
+    size is '?' beside its siblings' size=16MiB). Said, not merged: the unknown value may differ."""
+    fields_of = {w: _workload_fields(w) for w in dict.fromkeys(workloads)}
+    out = []
+    for a, b in itertools.combinations(fields_of, 2):
+        fa, fb = fields_of[a], fields_of[b]
+        if fa.keys() != fb.keys():
+            continue
+        apart = [k for k in fa if fa[k] != fb[k]]
+        if apart and all("?" in (fa[k], fb[k]) for k in apart):
+            out.append(
+                f"`{a}` and `{b}` differ only in what one of them does not show ({', '.join(apart)}): they may be "
+                "one workload cut in two, and are kept apart (a depth curve or a mean never joins them). Put fio's "
+                "command line in the manifest's command column (or save fio's output as JSON) to tell"
+            )
+    return out
+
+
+def block_size_arithmetic(depth: pl.DataFrame) -> list[str]:
+    """Runs whose block size fio did not print (an output cut before its preamble line), with bandwidth over IOPS
+    beside them: arithmetic on fio's rounded figures, said so, never taken as the run's bs (rawstor's randread:
+    35.0 MiB/s over 8,962 IOPS is 4,095 B)."""
+    need = {"block_size_bytes", "bw_bytes_per_s", "iops", "label", "direction"}
+    if depth.is_empty() or not need <= set(depth.columns):
+        return []
+    out = []
+    for r in depth.filter(pl.col("block_size_bytes").is_null() & (pl.col("iops") > 0)).iter_rows(named=True):
+        if r["bw_bytes_per_s"]:
+            job = f" (job {r['jobname']})" if r.get("jobname") else ""
+            out.append(
+                f"{r['label']}{job} {r['direction']}: its block size is not in its output; its bandwidth over its "
+                f"IOPS is {r['bw_bytes_per_s'] / r['iops']:,.0f} B ({prose.rate(r['bw_bytes_per_s'])} / "
+                f"{r['iops']:,.0f} IOPS): arithmetic on fio's rounded figures, not a setting it printed, so the run "
+                "keeps bs=?. Put fio's command line in the manifest's command column"
+            )
     return out

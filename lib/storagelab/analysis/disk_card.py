@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from ..devices import STACKED_PREFIXES, not_a_disk, stacked_why
 from ..units import MB, MiB
-from . import arc, design, repeat_groups
+from . import arc, design, io_time, repeat_groups
 from .db import frame
 from .fio_runs import config_label
 from .fio_runs import runs as fio_runs
@@ -39,18 +40,27 @@ TESTS = (
 DIRECTIONS = ("read", "write")
 SYSTEM_FACTS = ("cpu", "kernel", "os", "filesystem", "device", "model", "firmware", "class", "ram")
 
-P99_SQL = """
-SELECT p.file_id, j.doc_index, j.groupid, p.direction, max(p.latency_ns) AS p99_ns
-FROM fio_percentiles p JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
-WHERE {where} AND j.is_final AND p.kind = 'clat' AND p.percentile = 99.0
-GROUP BY ALL
-"""
-IOPS_SQL = """
-SELECT r.file_id, j.doc_index, j.groupid, r.direction, sum(r.iops) AS iops
+# each run's worst p99 of clat and of lat (lat where fio printed it: lat_percentiles=1), its mean slat, clat
+# and lat (IOPS-weighted over its jobs) and fio's IO depths at 1: what ``io_time.choose`` needs to tell which is the
+# I/O's time
+LATENCY_SQL = """
+WITH p AS (SELECT file_id, job_index, direction,
+                  max(latency_ns) FILTER (WHERE kind = 'clat') AS clat_p99_ns,
+                  max(latency_ns) FILTER (WHERE kind = 'lat') AS lat_p99_ns
+           FROM fio_percentiles WHERE percentile = 99.0 GROUP BY ALL)
+SELECT r.file_id, j.doc_index, j.groupid, r.direction,
+       max(p.clat_p99_ns) AS clat_p99_ns, max(p.lat_p99_ns) AS lat_p99_ns,
+       sum(r.slat_mean_ns * r.iops) / nullif(sum(r.iops), 0) AS slat_mean_ns,
+       sum(r.clat_mean_ns * r.iops) / nullif(sum(r.iops), 0) AS clat_mean_ns,
+       sum(r.lat_mean_ns * r.iops) / nullif(sum(r.iops), 0) AS lat_mean_ns,
+       min(d.pct) AS depth1_pct
 FROM fio_results r JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
+LEFT JOIN p USING (file_id, job_index, direction)
+LEFT JOIN fio_iodepths d ON d.file_id = j.file_id AND d.job_index = j.job_index AND d.kind = 'depth' AND d.bucket = '1'
 WHERE {where} AND j.is_final
 GROUP BY ALL
 """
+LATENCY_COLUMNS = ("clat_p99_ns", "lat_p99_ns", "slat_mean_ns", "clat_mean_ns", "lat_mean_ns", "depth1_pct")
 
 
 # ----------------------------------------------------------------------------- query
@@ -58,20 +68,19 @@ GROUP BY ALL
 
 def query(con, sel: Selection) -> pl.DataFrame:
     """One row per run and direction of the selection's fio runs, with the group's bandwidth (fio's group line),
-    the jobs' IOPS and worst p99 completion latency, and the workload."""
+    the jobs' IOPS, worst p99 completion (clat) and total (lat) latency and mean latencies, and the workload."""
     runs = fio_runs(con, sel)
     if runs.is_empty():
         return runs
     where, params = sel.sql("f")
     keys = ["file_id", "doc_index", "groupid", "direction"]
-    p99 = frame(con, P99_SQL.format(where=where), params)
-    iops = frame(con, IOPS_SQL.format(where=where), params)
+    latency = frame(con, LATENCY_SQL.format(where=where), params)
     labels = frame(con, "SELECT f.file_id, f.os FROM files f WHERE " + where, params)
     out = runs.join(labels, on="file_id", how="left") if "os" not in runs.columns else runs
-    for extra in (p99, iops):
-        if not extra.is_empty():
-            out = out.join(extra, on=keys, how="left")
-    for col in ("p99_ns", "iops"):
+    out = out.drop([c for c in LATENCY_COLUMNS if c in out.columns])
+    if not latency.is_empty():
+        out = out.join(latency, on=keys, how="left")
+    for col in ("iops", *LATENCY_COLUMNS):
         if col not in out.columns:
             out = out.with_columns(pl.lit(None, pl.Float64).alias(col))
     return design.with_design(out)  # the test-design checks every analysis shares (too short, stall, cache ...)
@@ -90,11 +99,14 @@ class CardResult:
     bw_max: float
     sd_bytes_per_s: float | None  # run-to-run sample sd; None for one run
     iops: float | None
-    p99_ns: float | None
+    p99_ns: float | None  # of clat, or of lat where clat is not the I/O's time (``latency``)
     flags: tuple[str, ...] = ()
     file_ids: tuple[int, ...] = ()
     lines: tuple[tuple[str, int, int], ...] = ()  # each run's group line: (path, line_start, line_end)
     setups: tuple[tuple[str, str, int], ...] = ()  # (label without 'run N', workload, runs): more than one = pooled
+    latency: str = "clat"  # which latency p99_ns is ('clat', 'lat'), or 'lat mean' (no lat percentiles printed)
+    latency_reasons: tuple[str, ...] = ()  # why its latency is not clat (``io_time``; also among its flags)
+    lat_mean_ns: float | None = None  # the runs' median mean lat, where ``latency`` is 'lat mean'
 
 
 @dataclass
@@ -158,7 +170,19 @@ def flags_of(row: dict) -> tuple[str, ...]:
     class, cache), then the design checks' (``design.sentence``: too short, a stall, a working set in cache ...)."""
     lab = tuple(m.strip() for m in re.findall(r"sanity: ([^;]*)", row.get("notes") or ""))
     checked = design.sentence("run", design.flags_of(row)) if "design_flagged" in row else None
-    return lab + ((checked.removeprefix("run: ").rstrip("."),) if checked else ())
+    stacked = () if any(f.startswith("not a disk") for f in lab) else stacked_flags(row)
+    return lab + stacked + ((checked.removeprefix("run: ").rstrip("."),) if checked else ())
+
+
+def stacked_flags(row: dict) -> tuple[str, ...]:
+    """'not a disk: loop device loop0, ...' where the run's devices label names a loop, md, dm, zram or nbd device
+    (runs the lab recorded before it flagged them, or other logs), with what backs it where the notes say
+    (backing=, backing_fstype=)."""
+    names = [n for n in re.findall(r"/dev/([\w.-]+)", row.get("devices") or "") if n.startswith(STACKED_PREFIXES)]
+    if not names:
+        return ()
+    facts = {"backing": _note(row.get("notes"), "backing"), "backing_fstype": _note(row.get("notes"), "backing_fstype")}
+    return (not_a_disk([stacked_why(n, facts if len(names) == 1 else {}) for n in names]),)
 
 
 def setup_of(row: dict) -> tuple[str, str]:
@@ -176,6 +200,29 @@ def setups_of(rows: list[dict]) -> tuple[tuple[str, str, int], ...]:
         key = setup_of(r)
         counts[key] = counts.get(key, 0) + 1
     return tuple((label, workload, n) for (label, workload), n in counts.items())
+
+
+def run_latency(row: dict) -> io_time.IoLatency:
+    """A run's latency figure (``io_time.choose``): its clat p99, or lat where submission holds the I/O's time or
+    its IOPS contradict the clat p99."""
+    given = {"iodepth": row.get("wl_iodepth"), "numjobs": row.get("wl_numjobs")}
+    return io_time.choose({**row, **given}, io_time.paced(design.given_options(row)))
+
+
+def _latency(rows: list[dict]) -> dict:
+    """A result's latency from its runs': the median p99 of the kind most of them show (clat unless clat is not
+    the I/O's time: ``run_latency``), or, where lat is the I/O's time and fio printed no lat percentiles, no p99
+    and the median of their mean lat; the reasons, each once."""
+    chosen = [run_latency(r) for r in rows]
+    kind = max(("clat", "lat", "lat mean"), key=lambda k: sum(c.kind == k for c in chosen))
+    p99 = [c.p99_ns for c in chosen if c.kind == kind and c.p99_ns is not None]
+    means = [c.mean_ns for c in chosen if c.kind == kind and c.mean_ns is not None]
+    return {
+        "kind": kind,
+        "p99_ns": statistics.median(p99) if p99 and kind != "lat mean" else None,
+        "lat_mean_ns": statistics.median(means) if means and kind == "lat mean" else None,
+        "reasons": list(dict.fromkeys(c.reason for c in chosen if c.reason)),
+    }
 
 
 def compute(runs: pl.DataFrame) -> list[DiskCard]:
@@ -196,7 +243,7 @@ def compute(runs: pl.DataFrame) -> list[DiskCard]:
     for (machine, device, test, direction), rows in groups.items():
         bws = [r["bw_bytes_per_s"] for r in rows]
         iops = [r["iops"] for r in rows if r.get("iops")]
-        p99 = [r["p99_ns"] for r in rows if r.get("p99_ns")]
+        latency = _latency(rows)
         cards[(machine, device)].results[(test, direction)] = CardResult(
             test=test,
             direction=direction,
@@ -206,8 +253,11 @@ def compute(runs: pl.DataFrame) -> list[DiskCard]:
             bw_max=max(bws),
             sd_bytes_per_s=statistics.stdev(bws) if len(bws) > 1 else None,
             iops=statistics.fmean(iops) if iops else None,
-            p99_ns=statistics.median(p99) if p99 else None,
-            flags=tuple(dict.fromkeys(f for r in rows for f in flags_of(r))),
+            p99_ns=latency["p99_ns"],
+            flags=tuple(dict.fromkeys([*(f for r in rows for f in flags_of(r)), *latency["reasons"]])),
+            latency=latency["kind"],
+            latency_reasons=tuple(latency["reasons"]),
+            lat_mean_ns=latency["lat_mean_ns"],
             file_ids=tuple(sorted({r["file_id"] for r in rows})),
             setups=setups_of(rows),
             lines=tuple(
@@ -283,6 +333,11 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
             cites.append(cite(f"{first.test} {first.direction}", _line_dicts(first)))
         out.append(Finding(line, cites))
         out += [pooled_sentence(c, r) for r in done if len(r.setups) > 1]
+        out += [
+            Finding(f"{r.test} {r.direction} on {c.machine}, {c.device}: {why}.", [cite(r.test, _line_dicts(r))])
+            for r in done
+            for why in r.latency_reasons
+        ]
         if c.missing:
             missing.append(f"{c.machine}, {c.device}: no {', '.join(c.missing)} ({run_it})")
         unknown = [k for k in SYSTEM_FACTS if not c.system.get(k)]
@@ -310,6 +365,16 @@ def analyse(con, sel: Selection) -> tuple[Result, list[DiskCard]]:
 # ----------------------------------------------------------------------------- display (HTML, escaped)
 
 
+def latency_text(r: CardResult) -> str:
+    """'p99 6.59 ms' (clat), 'lat p99 0.25 ms' (lat: clat is not the I/O's time), 'lat mean 0.214 ms, no p99' (lat,
+    whose percentiles fio did not print), '' (none)."""
+    if r.latency == "lat mean":
+        return "" if r.lat_mean_ns is None else f"lat mean {r.lat_mean_ns / 1e6:.3g} ms, no p99"
+    if r.p99_ns is None:
+        return ""
+    return f"{'lat ' if r.latency == 'lat' else ''}p99 {r.p99_ns / 1e6:.3g} ms"
+
+
 def _cell(r: CardResult | None, sequential: bool) -> str:
     if r is None:
         return '<td class="na">not run</td>'
@@ -321,9 +386,22 @@ def _cell(r: CardResult | None, sequential: bool) -> str:
     if len(r.setups) > 1:
         spread = spread.replace("</small>", f", {len(r.setups)} setups pooled</small>")
     iops = "" if sequential or r.iops is None else f"<br><small>{r.iops:,.0f} IOPS</small>"
-    p99 = "" if r.p99_ns is None else f"<br><small>p99 {r.p99_ns / 1e6:,.3g} ms</small>"
+    p99 = f"<br><small>{html.escape(latency_text(r))}</small>" if latency_text(r) else ""
     mark = ' class="flagged" title="' + html.escape("; ".join(r.flags)) + '"' if r.flags else ""
     return f"<td{mark}><b>{mb_s(r.bw_bytes_per_s)}</b>{'⚑' if r.flags else ''}{iops}{p99}{spread}</td>"
+
+
+def flag_items(c: DiskCard) -> list[str]:
+    """The card's flag list: each flag once, naming the results it is on ('SEQ1M Q1T1 write, RND4K Q1T1 read: it
+    ran 2 s ...'), in the card's order; two runs' flags that differ only in their numbers stay two lines, each
+    saying which result it is."""
+    on: dict[str, list[str]] = {}
+    for name, *_ in TESTS:
+        for d in DIRECTIONS:
+            r = c.results.get((name, d))
+            for f in r.flags if r else ():
+                on.setdefault(f, []).append(f"{name} {d}")
+    return [f"{', '.join(results)}: {f}" for f, results in on.items()]
 
 
 def card_html(c: DiskCard) -> str:
@@ -332,8 +410,7 @@ def card_html(c: DiskCard) -> str:
         for name, seq, *_ in TESTS
     )
     system = "".join(f"<tr><th>{k}</th><td>{html.escape(str(c.system.get(k) or '?'))}</td></tr>" for k in SYSTEM_FACTS)
-    flags = sorted({f for r in c.flagged for f in r.flags})
-    flag_list = "".join(f"<li>{html.escape(f)}</li>" for f in flags)
+    flag_list = "".join(f"<li>{html.escape(f)}</li>" for f in flag_items(c))
     return (
         '<div class="disk-card" style="border:1px solid #999;border-radius:6px;padding:8px;margin:6px;'
         'min-width:320px;max-width:480px;flex:1">'
@@ -341,7 +418,7 @@ def card_html(c: DiskCard) -> str:
         '<table class="card"><tr><th>MB/s</th><th>Read</th><th>Write</th></tr>'
         f"{rows}</table>"
         f'<table class="system">{system}</table>'
-        + (f"<p>⚑ flagged:</p><ul>{flag_list}</ul>" if flags else "<p>no flag</p>")
+        + (f"<p>⚑ flagged:</p><ul>{flag_list}</ul>" if flag_list else "<p>no flag</p>")
         + "</div>"
     )
 
@@ -363,7 +440,7 @@ def card_lines(cards: list[DiskCard]) -> list[str]:
                     lines.append(f"  {name} {d}: not run")
                     continue
                 iops = f", {r.iops:,.0f} IOPS" if r.iops and name.startswith("RND") else ""
-                p99 = f", p99 {r.p99_ns / 1e6:.3g} ms" if r.p99_ns else ""
+                p99 = f", {latency_text(r)}" if latency_text(r) else ""
                 flag = ", FLAGGED" if r.flags else ""
                 pooled = f" ({len(r.setups)} setups pooled)" if len(r.setups) > 1 else ""
                 lines.append(f"  {name} {d}: {mb_s(r.bw_bytes_per_s)} MB/s{iops}{p99}, n={r.n}{pooled}{flag}")

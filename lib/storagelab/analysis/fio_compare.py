@@ -79,7 +79,7 @@ def points(depth: pl.DataFrame, zfs_of: dict | None = None) -> list[Point]:
             direction=direction,
             iodepth=qd,
             numjobs=nj,
-            flagged=sorted(set(flagged["label"].to_list())),
+            flagged=_named_runs(flagged),
             flagged_runs=flagged.select("file_id", "doc_index").n_unique(),
             setups=per.height,
         )
@@ -195,3 +195,10 @@ def comparison_sentence(a: str, b: str, c: stats.Comparison) -> str:
     else:
         detail = f"{100 * c.level:.0f} % prediction interval ±{c.interval_pct:.1f} %"
     return f"{head}: {verdict} ({c.test_name}; {detail})."
+
+
+def _named_runs(rows: pl.DataFrame) -> list[str]:
+    """The runs of ``rows`` by label, a label that holds several runs (fio runs appended to one file) with their
+    count: 'btr-after-qd8-repeats.txt (3 runs)', so that the names add up to the runs counted."""
+    runs = rows.group_by("label").agg(pl.struct("file_id", "doc_index").n_unique().alias("n"))
+    return sorted(f"{label} ({n} runs)" if n > 1 else str(label) for label, n in runs.iter_rows())

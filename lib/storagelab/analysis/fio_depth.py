@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from . import fio_runs, repeat_groups
+from . import fio_runs, io_time, repeat_groups
 from .db import frame
 
 PERCENTILES = {50.0: "p50_ns", 99.0: "p99_ns", 99.9: "p99_9_ns"}
@@ -31,7 +31,7 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
                coalesce(f.command, c.command) AS command, r.direction, r.iops,
                r.bw_bytes_per_s,
                r.bw_stdev_bytes_per_s, r.bw_mean_bytes_per_s, r.bw_samples, r.iops_stdev, r.iops_mean,
-               r.iops_samples, r.clat_mean_ns, r.lat_mean_ns, r.total_ios, r.io_bytes,
+               r.iops_samples, r.slat_mean_ns, r.clat_mean_ns, r.lat_mean_ns, r.total_ios, r.io_bytes,
                j.layout_bytes, EXISTS (SELECT 1 FROM fio_results s WHERE s.file_id = j.file_id
                                          AND s.job_index = j.job_index AND s.direction = 'sync') AS has_sync,
                -- fio's IO depths distribution: 100 % at 1 = never more than one I/O in flight (a synchronous engine)
@@ -55,12 +55,17 @@ def load_summary(con, file_ids: Sequence[int] | None = None) -> pl.DataFrame:
 
 
 def summary(jobs: pl.DataFrame, percentiles: pl.DataFrame) -> pl.DataFrame:
-    """Add p50_ns, p99_ns, p99_9_ns (and ``pct_kind``: clat, or lat where a job has no clat percentiles)
-    to rows keyed by file_id, job_index, direction."""
+    """Add p50_ns, p99_ns, p99_9_ns (and ``pct_kind``: clat, or lat where a job has no clat percentiles, or where
+    clat is not the I/O's time: ``io_time.apply``, which adds ``io_time_reason``) to rows keyed by file_id,
+    job_index, direction."""
     key = ["file_id", "job_index", "direction"]
     if percentiles.is_empty():
-        return jobs.with_columns(
-            *(pl.lit(None, pl.Float64).alias(c) for c in PERCENTILES.values()), pl.lit(None, pl.Utf8).alias("pct_kind")
+        return io_time.apply(
+            jobs.with_columns(
+                *(pl.lit(None, pl.Float64).alias(c) for c in PERCENTILES.values()),
+                pl.lit(None, pl.Utf8).alias("pct_kind"),
+            ),
+            percentiles,
         )
     p = percentiles.filter(pl.col("kind").is_in(["clat", "lat"]))
     # clat first; lat only for (job, direction) without clat percentiles
@@ -74,7 +79,10 @@ def summary(jobs: pl.DataFrame, percentiles: pl.DataFrame) -> pl.DataFrame:
     for c in PERCENTILES.values():
         if c not in wide.columns:
             wide = wide.with_columns(pl.lit(None, pl.Float64).alias(c))
-    return jobs.join(wide.select(*key, *PERCENTILES.values(), "pct_kind"), on=key, how="left")
+    # where submission holds the I/O's time (or the IOPS contradict clat), lat: io_time
+    return io_time.apply(
+        jobs.join(wide.select(*key, *PERCENTILES.values(), "pct_kind"), on=key, how="left"), percentiles
+    )
 
 
 def qd_label(iodepth, numjobs) -> str:
@@ -188,6 +196,8 @@ def depth_lines(depth: pl.DataFrame) -> list[str]:
                 "n/a" if r[c] is None else f"{r[c] / 1e6:.3f}" for c in PERCENTILES.values()
             )
             line += " ms"
+        elif (r.get("pct_kind") or "").startswith("lat mean") and r.get("lat_mean_ns") is not None:
+            line += f"  lat mean {r['lat_mean_ns'] / 1e6:.3f} ms (clat is not its time: submission holds it)"
         if r.get("flag"):
             line += f"  {r['flag'] if r['flag'].startswith('⚠') else '⚠ ' + r['flag']}"
         out.append(line)
@@ -494,6 +504,7 @@ class Knee:
     p99_ns: float | None = None  # median p99 at the knee and at the next depth
     next_p99_ns: float | None = None
     reason: str | None = None
+    unknown_left_out: int = 0  # unflagged runs not used: I/Os in flight (or the rate) not known
 
     @property
     def p99_climbs(self) -> bool | None:
@@ -525,7 +536,8 @@ def knees(depth: pl.DataFrame, large_block: int = 64 * 1024, gain: float = KNEE_
         ds, vs, ps = (levels[c].to_list() for c in ("outstanding", "v", "p99"))
         gains = [per_doubling(vs[i], vs[i + 1], ds[i], ds[i + 1]) for i in range(len(ds) - 1)]
         base = dict(workload=workload, direction=direction, setup=setup, numjobs=numjobs, metric=metric, gain=gain)
-        base |= dict(depths=ds, gains=gains, flagged_left_out=g.height - ok.height)
+        flagged = g.filter(pl.col("flag").is_not_null()).height  # the rest left out have no depth (or no rate)
+        base |= dict(depths=ds, gains=gains, flagged_left_out=flagged, unknown_left_out=g.height - ok.height - flagged)
         if len(ds) < KNEE_MIN_DEPTHS:
             out.append(Knee(**base, reason="too few depths"))
             continue

@@ -138,7 +138,10 @@ def _knee_value(k: Knee, v: float | None) -> str:
 def knee_sentence(k: Knee) -> str:
     """The saturation knee of one curve, or why the data cannot show one."""
     what = f"Saturation knee of `{k.workload}` {k.direction} on {k.setup}, numjobs {or_unknown(k.numjobs)}"
-    left = f" ({k.flagged_left_out} flagged run(s) left out)" if k.flagged_left_out else ""
+    left_out = [f"{k.flagged_left_out} flagged run(s)"] if k.flagged_left_out else []
+    unknown = getattr(k, "unknown_left_out", 0)
+    left_out += [f"{unknown} run(s) whose I/Os in flight are not known"] if unknown else []
+    left = f" ({' and '.join(left_out)} left out)" if left_out else ""
     if k.reason == "too few depths":
         alone = (
             " Each file without a host label is a setup of its own: label host in the manifest to join a sweep."
@@ -181,6 +184,7 @@ def test_design(n, res) -> None:
         )
         res.findings += n.design_sentences
     res.findings += getattr(n, "design_notes", [])
+    res.findings += getattr(n, "io_time_sentences", [])  # where clat is not the I/O's time (io_time)
     res.missing += getattr(n, "design_missing", [])
 
 
@@ -212,7 +216,7 @@ def depth(n, res) -> None:
             )
         res.findings.append(Finding(curve_sentence(c), _curve_cites(n.depth, c)))
     for k in getattr(n, "knees", []):
-        if len(k.depths) > 1 or k.flagged_left_out:  # a workload run at one depth has no curve to read
+        if len(k.depths) > 1 or k.flagged_left_out or getattr(k, "unknown_left_out", 0):  # one depth: no curve
             res.findings.append(Finding(knee_sentence(k), _knee_cites(n.depth, k)))
     if "workload_inferred" in n.depth.columns:
         inferred = n.depth.filter(n.depth["workload_inferred"].is_not_null())

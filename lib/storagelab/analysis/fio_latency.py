@@ -99,13 +99,16 @@ def load_hist_samples(con, file_ids: Sequence[int] | None = None) -> pl.DataFram
     )
 
 
-def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) -> pl.DataFrame:
+def load_histograms(
+    con, file_ids: Sequence[int], hist_ids: Sequence[int] = (), lat_first: Sequence[int] = ()
+) -> pl.DataFrame:
     """Each run's latency histogram per direction from the stored bins: the JSON+ bins of the final report (clat,
     else lat), summed over the run's jobs; and for write_hist_log logs whose run has no JSON+ bins among
     ``file_ids``, the bins of the logs among ``hist_ids`` summed over their intervals and jobs. Columns: ``label`` (the file's label, else its
     path; the log prefix for logs), ``file_id`` (the output's, or the log file's: one row per log file and bin),
     ``direction``,
-    ``source`` ('JSON+ clat', 'JSON+ lat' or 'clat_hist log'), ``latency_ns`` (fio's bin value), ``count``."""
+    ``source`` ('JSON+ clat', 'JSON+ lat' or 'clat_hist log'), ``latency_ns`` (fio's bin value), ``count``.
+    ``lat_first``: outputs whose I/O time is lat, not clat (``io_time``): their lat bins where fio wrote them."""
     cols = {
         "label": pl.Utf8,
         "file_id": pl.Int64,
@@ -130,7 +133,9 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
                 FROM fio_latency_bins b JOIN fio_jobs j USING (file_id, job_index)
                 WHERE j.is_final AND b.kind IN ('clat', 'lat') AND list_contains(?::INTEGER[], b.file_id)
                 GROUP BY ALL),
-            best AS (SELECT file_id, direction, min(kind) AS kind FROM b GROUP BY ALL),  -- 'clat' < 'lat'
+            best AS (SELECT file_id, direction,  -- 'clat' < 'lat'
+                            CASE WHEN list_contains(?::INTEGER[], file_id) THEN max(kind) ELSE min(kind) END AS kind
+                     FROM b GROUP BY file_id, direction),
             lines AS (SELECT r.file_id, r.direction, min(r.line_start) AS line_start, max(r.line_end) AS line_end
                       FROM fio_results r JOIN fio_jobs j USING (file_id, job_index) WHERE j.is_final GROUP BY ALL)
             SELECT f.label, b.file_id, b.direction, 'JSON+ ' || b.kind AS source,
@@ -138,7 +143,7 @@ def load_histograms(con, file_ids: Sequence[int], hist_ids: Sequence[int] = ()) 
             FROM b JOIN best USING (file_id, direction, kind) JOIN files f USING (file_id)
             LEFT JOIN lines USING (file_id, direction)
             ORDER BY label, b.file_id, b.direction, b.latency_ns""",
-            [sorted({int(i) for i in file_ids})],
+            [sorted({int(i) for i in file_ids}), sorted({int(i) for i in lat_first})],
         )
         parts.append(_named(con, bins, file_ids).sort("label", "file_id", "direction", "latency_ns"))
     if hist_ids:

@@ -23,7 +23,19 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import arc, design, fio_compare, fio_depth, fio_durable, fio_findings, fio_runs, measures, prose, repeat_groups
+from . import (
+    arc,
+    design,
+    fio_compare,
+    fio_depth,
+    fio_durable,
+    fio_findings,
+    fio_runs,
+    io_time,
+    measures,
+    prose,
+    repeat_groups,
+)
 from .db import frame
 from .fio_compare import comparison_sentence, point_comparisons, repeats_sentence  # noqa: F401
 from .fio_depth import (  # noqa: F401
@@ -98,14 +110,16 @@ def query(con, sel) -> FioData:
     log_ids = sorted(set(ids("fio-log")) | set(tied.get("fio-log", [])))
     hist_ids = sorted(set(ids("fio-hist-log")) | set(tied.get("fio-hist-log", [])))
     djobs, dpct = fio_durable.load(con, sel)
+    runs_summary = per_run(load_summary(con, file_ids)) if file_ids else pl.DataFrame()
+    lat_first = runs_summary.filter(pl.col("io_time_reason").is_not_null())["file_id"].to_list() if file_ids else []
     return FioData(
         runs=runs,
-        summary=per_run(load_summary(con, file_ids)) if file_ids else pl.DataFrame(),
+        summary=runs_summary,
         log_ids=log_ids,
         samples=load_log_samples(con, log_ids) if log_ids else pl.DataFrame(),
         maxima_runs=_maxima_runs(con) if log_ids else set(),
         log_outputs=_log_outputs(con) if log_ids else {},
-        bins=load_histograms(con, file_ids, hist_ids),
+        bins=load_histograms(con, file_ids, hist_ids, lat_first),
         printed=load_printed_buckets(con, file_ids),
         durable_jobs=djobs,
         durable_pct=dpct,
@@ -197,6 +211,7 @@ class FioNumbers:
     design_sentences: list[str] = field(default_factory=list)
     design_notes: list[str] = field(default_factory=list)  # design.notes: synced writes, a final fsync's overrun
     design_missing: list[str] = field(default_factory=list)  # design.missing: a cache check that could not be made
+    io_time_sentences: list[str] = field(default_factory=list)  # io_time.sentences: lat, not clat, is the I/O's time
     best_iops: dict | None = None  # small blocks: the highest IOPS of an unflagged run
     best_bw: dict | None = None  # large blocks: the highest bandwidth of an unflagged run
     flagged_above: dict[str, int] = field(default_factory=dict)  # 'iops'/'bw' -> flagged runs above the best
@@ -335,6 +350,9 @@ def _depth(data: FioData, n: FioNumbers, knee_gain: float = fio_depth.KNEE_GAIN)
     summ = summ.with_columns(iodepth=pl.when(capped).then(pl.lit(1, pl.Int64)).otherwise(pl.col("iodepth")))
     summ = _with_flags(summ, n)
     n.depth = against_depth(summ, by=("workload", "direction", "setup"))
+    n.io_time_sentences = io_time.sentences(n.depth)  # runs whose latency is lat, not clat
+    n.design_missing += design.unknown_splits(n.depth["workload"].to_list())  # one command cut in two by a '?'
+    n.design_missing += design.block_size_arithmetic(n.depth)  # bs=?: bandwidth / IOPS, as arithmetic
     n.curves = fio_depth.curves(n.depth)
     n.knees = fio_depth.knees(n.depth, gain=knee_gain)
     n.comparisons = fio_compare.points(n.depth, dict(zip(data.runs["file_id"], data.runs["zfs_version"], strict=True)))
@@ -411,7 +429,14 @@ def _time_series(data: FioData, n: FioNumbers, steady: SteadyParams) -> None:
 
 
 def _histograms(data: FioData) -> tuple[pl.DataFrame, dict[str, int]]:
-    hist = histogram_buckets(data.bins)
+    """The runs' latency histograms; a run whose I/O time is lat (``io_time``) and that has only clat bins is left
+    out (its clat histogram would show near-zero latencies: ``io_time_sentences`` say why)."""
+    bins = data.bins
+    if data.summary.height and bins.height:
+        not_clat = data.summary.filter(pl.col("io_time_reason").is_not_null()).select("file_id", "direction")
+        drop = bins.join(not_clat.cast({"file_id": bins.schema["file_id"]}), on=["file_id", "direction"], how="semi")
+        bins = bins.join(drop.filter(pl.col("source") == "JSON+ clat"), on=bins.columns, how="anti")
+    hist = histogram_buckets(bins)
     if data.printed.height:
         hist = (
             pl.concat([hist, data.printed.select(hist.columns)], how="vertical_relaxed")

@@ -20,7 +20,7 @@ from ..units import UnitError
 from .bonnie import run_bonnie
 from .fio import run_fio_auto, run_fio_matrix
 from .manifest import default_out
-from .outdir import others_can_write
+from .outdir import movable_by_others, others_can_write
 from .presets import PRESETS, _size_bytes, build_runs, plan_points
 from .sweep import run_sweep, sweep_plan
 
@@ -277,7 +277,13 @@ def _not_shared(folder: Path, what: str, option: str, writes: str, make: bool = 
             "write; give a folder of your own (e.g. a new folder under it)"
         )
         return False
-    return True
+    movable = movable_by_others(folder.resolve())
+    if movable:
+        say(
+            f"storagelab lab {what}: {option} {folder} {movable}, with symlinks {writes} that would overwrite any "
+            "file you can write; give a folder whose parent folders only you (or root) can change"
+        )
+    return not movable
 
 
 def _db_ok(db: Path | None, what: str) -> bool:

@@ -79,6 +79,7 @@ def _notes(
             f"{d.get('device')}: rotational={d.get('rota')} logical_sector_bytes={d.get('log-sec')} "
             f"physical_sector_bytes={d.get('phy-sec')} transport={d.get('tran')} driver={d.get('driver')} "
             f"firmware={d.get('rev')} device_class={classify(d).name}"
+            + (f" backing={d['backing']} backing_fstype={d.get('backing_fstype')}" if d.get("backing") else "")
         )
     for k, v in sorted((target_info.get("zfs") or {}).items()):
         parts.append(f"zfs {k}={v}")

@@ -39,6 +39,34 @@ def others_can_write(st: os.stat_result) -> str | None:
     group-writable folder of this user's own group (Debian's user-private groups, umask 002) is this user's alone."""
     if st.st_uid != os.getuid():
         return "is another user's"
+    return _writable_by_others(st)
+
+
+def movable_by_others(folder: Path) -> str | None:
+    """How another user could swap ``folder`` for one of theirs after it was checked (rename it away, put their own
+    folder, holding their symlinks, under its name): a folder above it that another user (not root) owns, or that
+    another user can write and that lacks the sticky bit (/tmp has it: there only a name's owner may rename it).
+    The words to say, naming that folder; None when no such folder is above it (reliability-7: a root-owned --target
+    in a 0777 folder was swapped between the check and fio, and fio overwrote a root-only file)."""
+    for parent in folder.absolute().parents:
+        try:
+            st = parent.stat()
+        except OSError:
+            continue
+        if st.st_uid not in (0, os.getuid()):
+            why = "is another user's"
+        elif st.st_mode & stat.S_ISVTX:
+            continue
+        elif not (why := _writable_by_others(st) or ""):
+            continue
+        return (
+            f"is inside {parent}, which {why} (mode {stat.filemode(st.st_mode)}): another user could rename "
+            f"{folder.name} away once it is checked and put a folder of theirs in its place"
+        )
+    return None
+
+
+def _writable_by_others(st: os.stat_result) -> str | None:
     if st.st_mode & 0o002:
         return "can be written by every user"
     if st.st_mode & 0o020 and (others := _group_members(st.st_gid) - {_user_name(os.getuid())}):

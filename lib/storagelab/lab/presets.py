@@ -200,6 +200,9 @@ def build_runs(
             f"--log_hist_msec={log_hist_msec}",
             *preset.extra,
             *extra,
+            # lat's percentiles too: where submission holds the I/O's time (btrfs on a loop device, libaio), clat's
+            # are near zero and lat's are the I/O's latency (analysis/io_time.py); fio >= 2.x has the option
+            "--lat_percentiles=1",
             "--output-format=normal,json+",
         ]
         runs.append(Run(run_id, r, b, qd, nj, size, runtime_s, direct, argv, bool(shared)))

@@ -186,6 +186,28 @@ def pool_layout(status: str) -> dict:
     }
 
 
+def backing_of(name: str, sys_block: str = "/sys/block") -> dict:
+    """What a stacked block device (``devices.STACKED_PREFIXES``) is made of, from sysfs: a loop device's backing
+    file (``loop/backing_file``) and that file's filesystem (tmpfs: RAM), an md or dm device's members
+    (``slaves/``), zram's RAM, nbd's server; {} for any other device."""
+    q = f"{sys_block}/{name}"
+    if name.startswith("loop"):
+        backing = _read(f"{q}/loop/backing_file")
+        fs = _cmd(["findmnt", "-no", "FSTYPE", "-T", backing]) if backing else None
+        return {"backing": backing, "backing_fstype": fs.splitlines()[0].strip() if fs else None}
+    if name.startswith(("md", "dm-")):
+        try:
+            members = sorted(os.listdir(f"{q}/slaves"))
+        except OSError:
+            members = []
+        return {"backing": " + ".join(f"/dev/{m}" for m in members) or None, "backing_fstype": None}
+    if name.startswith("zram"):
+        return {"backing": "compressed RAM", "backing_fstype": None}
+    if name.startswith("nbd"):
+        return {"backing": "a network block device server", "backing_fstype": None}
+    return {}
+
+
 def describe_device(dev: str) -> dict:
     """Model, rotational flag and sector sizes of a block device (of its disk for a partition)."""
     d = {"device": dev}
@@ -218,6 +240,7 @@ def describe_device(dev: str) -> dict:
             d[key] = d[key].strip() or None
     if isinstance(d.get("rota"), bool):
         d["rota"] = int(d["rota"])
+    d.update(backing_of(name))  # a loop, md, dm, zram or nbd device: what it is made of
     return d
 
 

@@ -103,8 +103,10 @@ def ingest(
     own = _own_files(db_file, None if parquet_dir is False else Path(parquet_dir or parquet_dir_for(db_file)), targets)
     write_ups: list[ListedFile] = []
     listing, ignored, summary.ignore_files = files_to_read(targets, own, outside, unreadable, clashes, write_ups)
-    if not manifest_path:  # the manifests of the listed files' subfolders too (a lab's DIR/lab/manifest.csv)
-        manifest = with_nested(manifest, sorted({Path(f.path).parent for f in listing}))
+    top = None if manifest_path else manifest
+    folders = {Path(f.path).parent for f in (*listing, *ignored)}
+    if top:  # the manifests of the files' subfolders too (a lab's DIR/lab/manifest.csv), ignored files' included
+        manifest = with_nested(top, sorted(folders))
     if manifest.missing:
         summary.warnings.append(
             f"no manifest at {manifest.path}: the files under {manifest.root} are unlabelled"
@@ -131,6 +133,7 @@ def ingest(
             gc.disable()  # the batches are many small objects without cycles: a collector pass only rescans them
             stream.remove_leftovers(db_file)
             run = _Run(con, db_file, manifest, summary, ctrl_c)
+            run.top, run.folders = top, folders
             run.targets = _target_keys(targets, named=targets != [paths.RAW])
             # not looked at, so not gone: ignored files, and the files of folders that cannot be read
             run.kept = _kept({f.key for f in ignored}, [key + "/" for key, _, _ in unreadable], targets)
@@ -285,6 +288,8 @@ class _Run:
         self.code = db.code_signature()
         self.labels_of = labels.labels_by_key(manifest)
         self.kept: Callable[[str], bool] = lambda key: False  # stored files not listed that are not gone
+        self.top: Manifest | None = None  # the folder's own manifest when subfolders' ones are read too ...
+        self.folders: set[Path] = set()  # ... from these folders (with_nested)
         self.targets: list[tuple[str, str]] = []  # (key, as named) of what is ingested: _target_keys
 
     def ingest(self, listing: list[ListedFile], scope_list: list[str], workers, batch_files, batch_rows, progress):
@@ -300,6 +305,7 @@ class _Run:
             r[0]: StoredCopy(*r[1:])
             for r in con.execute("SELECT path, sha256, size_bytes, mtime_ns, same_as FROM duplicates").fetchall()
         }
+        self._nested_of_kept(listing, [*stored, *copies])
         plan = Plan.make(listing, stored, copies, versions, scope_list, self.kept)
         summary.skipped += plan.skipped
         summary.duplicates += plan.skipped_copies
@@ -343,6 +349,18 @@ class _Run:
         )
         summary.warnings += labels.copy_warnings(self.labels_of, copy_of)
         self.ctrl_c.check()
+
+    def _nested_of_kept(self, listing: list[ListedFile], keys: list[str]) -> None:
+        """The manifests of the folders of stored files that are not looked at (ignored, also when deleted since, or in
+        a folder that cannot be read) are read too: such a file stays as it was, with the labels of its folder's
+        manifest (before, ignoring a folder that has its own manifest.csv wiped its stored files' labels)."""
+        if self.top is None:
+            return
+        listed = {f.key for f in listing}
+        folders = {(paths.ROOT / k).parent for k in keys if k not in listed and self.kept(k)}
+        if folders - self.folders:
+            self.manifest = with_nested(self.top, sorted(self.folders | folders))
+            self.labels_of = labels.labels_by_key(self.manifest)
 
     def _parse_and_write(self, plan: Plan, versions, workers, batch_files, batch_rows, progress) -> None:
         """Parse the plan's files and write the ones to store: the huge ones one at a time as they are

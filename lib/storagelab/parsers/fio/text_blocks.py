@@ -48,6 +48,7 @@ from .text_shapes import (
     _PCT_TITLE,
     _SI_UNIT,
     _SYNC_HEAD,
+    _TARGET_DEPTH,
 )
 from .text_state import _BUCKET_EDGES, _CACHE_MAX, _EDGES, _NUMBERS, TextState, _r
 
@@ -81,6 +82,13 @@ def _bucket_edges(ge: str, key: str, factor: float, base_lo: float) -> tuple[flo
 
 class JobBlock(TextState):
     """The readers of a job block's lines."""
+
+    def target_depth(self, text: str) -> None:
+        """The job's iodepth from fio's latency target line (``_TARGET_DEPTH``) where nothing printed it before."""
+        job = self.job
+        m = _TARGET_DEPTH.search(text) if job is not None and job.get("iodepth") is None else None
+        if job is not None and m:
+            job["iodepth"] = int(m["depth"])
 
     def job_line(self, ln: int, s: str, c: str) -> None:
         """``c``: the first non-blank character of the line."""
@@ -126,6 +134,7 @@ class JobBlock(TextState):
             self.lifetime = True
             return
         if c in "Dels" and _KNOWN_SKIPPED.match(s):
+            self.target_depth(s)
             return
         self.p.warnings.append(
             f"line {ln}: unknown line in the job block of {self.job['jobname']!r}: {s.strip()[:80]!r}"

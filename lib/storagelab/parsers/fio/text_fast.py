@@ -134,6 +134,7 @@ class BlockFast(JobBlock):
             return
         passed = _PASSED.match(text, wide.end())
         assert passed is not None  # (it matches nothing, if nothing else)
+        self.target_depth(passed[0])
         last = first
         for section in sections:
             last = self.section(last, section)

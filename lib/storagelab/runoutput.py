@@ -1,0 +1,58 @@
+"""Whether ``storagelab run --output OUT`` may write into OUT: only when no other user can write there."""
+
+from __future__ import annotations
+
+import os
+import stat
+from contextlib import suppress
+from pathlib import Path
+
+from .reportlock import LOCK
+
+
+def refusal(out: Path) -> str | None:
+    """Why ``run --output OUT`` is refused (``_refusal``), else None; a folder made for the check and refused is
+    removed again (rmdir: only while empty)."""
+    made = not out.exists()
+    why = _refusal(out)
+    if why and made:
+        with suppress(OSError):
+            out.rmdir()
+    return why
+
+
+def _refusal(out: Path) -> str | None:
+    """Why ``run --output OUT`` is refused when another user can write into OUT or a folder in it, else None.
+    papermill and the report write there by names known in advance (executed/<notebook>.ipynb, <notebook>.html,
+    .<name>.<pid>.tmp), following a symlink another user planted under such a name: as root, any file would be
+    overwritten with the notebook (reliability-7). OUT is made first when missing, then checked: another user may
+    have made it first in a shared parent such as /tmp."""
+    from .lab.outdir import movable_by_others, others_can_write  # noqa: PLC0415  (the lab package: 1.5 s at load)
+
+    if out.is_symlink() and out.lstat().st_uid != os.getuid():
+        return f"--output {out} is a symlink of another user's: give a folder of your own"
+    out.mkdir(parents=True, exist_ok=True)
+    for folder, _, _ in os.walk(out):  # its folders too: one of another user's would hold that user's symlinks
+        st = os.stat(folder)
+        owner = others_can_write(st)
+        if owner:
+            return (
+                f"--output {folder} {owner} (mode {stat.filemode(st.st_mode)}): another user could put a symlink "
+                "there under a name the run writes (executed/<notebook>.ipynb, <notebook>.html), and have it "
+                "overwrite any file you can write; give a folder of your own (e.g. a new folder under it)"
+            )
+    movable = movable_by_others(out.resolve())
+    if movable:
+        return (
+            f"--output {out} {movable}, with symlinks under the names the run writes that would overwrite any file "
+            "you can write; give a folder whose parent folders only you (or root) can change"
+        )
+    return None
+
+
+def unused(out: Path) -> None:
+    """OUT, made by ``refusal`` for a run that then refused its parameters: its lock file and the folder go, so a
+    typo leaves no empty folder behind (the folder stays if anything else is in it)."""
+    with suppress(OSError):
+        (out / LOCK).unlink()
+        out.rmdir()
