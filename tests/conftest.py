@@ -94,6 +94,11 @@ def ingest_labelled(raw: Path, manifest: str) -> Path:
 # SIGINT's handler when pytest started: SIG_IGN when it was started as a background job of a non-interactive shell
 # (its children inherit that), which no test caused; the summary says so (issue 26)
 _SIGINT_AT_START = signal.getsignal(signal.SIGINT)
+if _SIGINT_AT_START is signal.SIG_IGN:
+    # started as a background job of a non-interactive shell (`cmd &` in a script), which ignores Ctrl-C for all it
+    # starts: the Ctrl-C tests' commands would inherit that and never see their SIGINT. They test what a command
+    # typed at a terminal does, so the tests run with Python's own handler, as such a command has it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
@@ -355,7 +360,10 @@ def pytest_terminal_summary(terminalreporter):
     """When each background function ran: one that ends after the tests in the main thread is the critical path,
     one that ends long before leaves the second core idle for the rest (move more work into BACKGROUND)."""
     if _SIGINT_AT_START is signal.SIG_IGN:
-        terminalreporter.write_line("pytest started with SIGINT ignored (inherited from whatever started it)")
+        terminalreporter.write_line(
+            "pytest started with SIGINT ignored (inherited from whatever started it): the tests ran with Python's own "
+            "Ctrl-C handler, as a command typed at a terminal has it"
+        )
     times = dict(_TIMES)
     if not times and "dir" in _SHARED:  # the controller under xdist: the times gw0 published
         for f in sorted(_SHARED["dir"].glob("*.pickle"), key=lambda f: f.stat().st_mtime):
