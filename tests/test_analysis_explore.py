@@ -132,7 +132,11 @@ def test_07_says_why_the_workload_columns_are_empty(seed_db):
     note = explore.empty_workload_note(con, Selection())
     none = explore.empty_workload_note(con, Selection(study="thumper-x4500"))  # no fio job there: nothing to say
     con.close()
-    assert note.startswith("rw, block_size_bytes and iodepth are empty for 8 of 9 final fio jobs (8 of 9 files): ")
+    # their iodepth is in fio's latency-target line (h5 B3), their rw and bs nowhere in the output
+    assert note.startswith(
+        "rw and block_size_bytes are empty for 8 of 9 final fio jobs, their iodepth is read from fio's 'latency : "
+        "target=0, ..., depth=N' line (8 of 9 files): "
+    )
     assert note.endswith(
         "The analyses take it from the command line instead: 8 of these files have one (the "
         "manifest's command column, or a 'fio ...' line in the transcript, table fio_commands)."

@@ -95,10 +95,10 @@ def fastest_unflagged(con, direction: str = "write", margin: float = 1.1, sel=No
 
 EMPTY_WORKLOAD_SQL = """
 SELECT count(*) AS jobs, count(DISTINCT j.file_id) AS files,
-       count(*) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL AND j.iodepth IS NULL) AS empty_jobs,
-       count(DISTINCT j.file_id) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL AND j.iodepth IS NULL)
-           AS empty_files,
-       count(DISTINCT j.file_id) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL AND j.iodepth IS NULL
+       count(*) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL) AS empty_jobs,
+       count(*) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL AND j.iodepth IS NOT NULL) AS depth_jobs,
+       count(DISTINCT j.file_id) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL) AS empty_files,
+       count(DISTINCT j.file_id) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL
            AND (nullif(trim(f.command), '') IS NOT NULL
                 OR EXISTS (SELECT 1 FROM fio_commands c WHERE c.file_id = j.file_id))) AS with_command
 FROM fio_jobs j JOIN files f USING (file_id) WHERE j.is_final AND {where}
@@ -106,7 +106,7 @@ FROM fio_jobs j JOIN files f USING (file_id) WHERE j.is_final AND {where}
 
 
 def empty_workload_note(con, sel: Selection) -> str | None:
-    """Why ``fio_jobs`` rw, block_size_bytes and iodepth are empty for some jobs, counted on the selection: fio
+    """Why ``fio_jobs`` rw and block_size_bytes (and iodepth, unless fio's latency-target line gives it) are empty for some jobs, counted on the selection: fio
     prints them only in its text output's job line ('name: (g=0): rw=write, bs=...') and in JSON's 'global options' and 'job options';
     an output without them (a report pasted without its preamble, JSON of options given on the command line) has
     none. The analyses then take the workload from the command line: the manifest's command column or a command line
@@ -116,8 +116,15 @@ def empty_workload_note(con, sel: Selection) -> str | None:
     if not r["empty_jobs"]:
         return None
     no_command = r["empty_files"] - r["with_command"]
+    line = "fio's 'latency : target=0, ..., depth=N' line"
+    if not r["depth_jobs"]:
+        depth = "iodepth too"
+    elif r["depth_jobs"] == r["empty_jobs"]:
+        depth = f"their iodepth is read from {line}"
+    else:
+        depth = f"iodepth for {r['empty_jobs'] - r['depth_jobs']} of them (the others' from {line})"
     return (
-        f"rw, block_size_bytes and iodepth are empty for {r['empty_jobs']} of {r['jobs']} final fio jobs "
+        f"rw and block_size_bytes are empty for {r['empty_jobs']} of {r['jobs']} final fio jobs, {depth} "
         f"({r['empty_files']} of {r['files']} files): their output has no job line ('name: (g=0): rw=..., bs=..., "
         "iodepth=...', the preamble of fio's text output) and no 'global options' or 'job options' (JSON): fio did not print the "
         f"workload. The analyses take it from the command line instead: {r['with_command']} of these files have one "
