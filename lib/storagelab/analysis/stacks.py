@@ -261,6 +261,7 @@ def test_sizes(d: pl.DataFrame) -> TestSizes:
     """Each run's working set against the RAM its labels give (the design checks' numbers)."""
 
     fits: list[tuple[str, float, float]] = []
+    direct_unknown: list[tuple[str, float, float]] = []
     sizeless: list[str] = []
     unknown: dict[float | None, int] = {}
     for r in d.iter_rows(named=True):
@@ -272,7 +273,10 @@ def test_sizes(d: pl.DataFrame) -> TestSizes:
             sizeless.append(r["label"])
         elif r["design_fits_in_cache"]:
             fits.append((r["label"], size, r["design_cache_bytes"]))
-    return TestSizes(tuple(fits), tuple(sizeless), tuple(sorted(unknown.items(), key=lambda kv: -kv[1])))
+        elif r["design_fits_in_cache"] is None and r.get("wl_direct") is None and size <= ram:
+            direct_unknown.append((r["label"], size, ram))
+    ram_unknown = tuple(sorted(unknown.items(), key=lambda kv: -kv[1]))
+    return TestSizes(tuple(fits), tuple(sizeless), ram_unknown, tuple(direct_unknown))
 
 
 def repeat_tests(reps: pl.DataFrame, d: pl.DataFrame) -> list[RepeatTest]:

@@ -65,6 +65,9 @@ class TestSizes:
     fits: tuple[tuple[str, float, float], ...]
     sizeless: tuple[str, ...]
     ram_unknown: tuple[tuple[float | None, int], ...]
+    # runs whose working set fits their RAM but whose direct= is not known (fio's normal text does not print it):
+    # whether the page cache served them is not known (label, bytes, RAM)
+    direct_unknown: tuple[tuple[str, float, float], ...] = ()
 
 
 @dataclass(frozen=True)
