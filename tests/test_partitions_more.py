@@ -330,3 +330,18 @@ def test_busybox_fdisk_lists_gpt_and_mbr_disks_together():
         ("/dev/mmcblk0", "GPT", 15269888, 15269888 * 512),
         ("/dev/sda", "MBR", 124822487, 63909113344),
     ]
+
+
+@pytest.mark.parametrize("index", ["9999999999999999999999", "1114200"])
+def test_a_partition_index_past_any_letter_is_no_crash(index):
+    """Found by test_properties_fuzz (hypothesis): the published `gpart show` with a partition index far past
+    'z' made the slice-name lookup fail with OverflowError or ValueError from chr() instead of parsing or a
+    ParseError. A BSD label's letters stop at z: larger indexes name slices and partitions only (da1s<N>, da1p<N>)."""
+    text = decode((PUB / "gpart-show-and-show-l.txt").read_bytes())
+    mutated = text.replace(
+        "         40    8388608    1  freebsd-zfs", f"         40    8388608    {index}  freebsd-zfs", 1
+    )
+    assert mutated != text
+    p = partitions.parse(mutated, partitions.sniff(mutated))
+    rows = p.tables["partitions"]
+    assert [r["index"] for r in rows if r["start_sector"] == 40][0] == int(index)

@@ -165,7 +165,9 @@ def _gpart_offset(name: str, geoms: list[tuple[_Disk, int]]) -> int:
             idx = p.get("index")
             names = {p.get("device")}
             if idx is not None:
-                names |= {f"{disk.name}s{idx}", f"{disk.name}p{idx}", f"{disk.name}{chr(ord('a') + idx - 1)}"}
+                names |= {f"{disk.name}s{idx}", f"{disk.name}p{idx}"}
+                if 1 <= idx <= 26:  # a BSD label's partitions are letters: ada0s1a is index 1 of ada0s1
+                    names.add(f"{disk.name}{chr(ord('a') + idx - 1)}")
             if name in names:
                 return offset + p["start_sector"]
     return 0
