@@ -113,6 +113,17 @@ def _sigint_handler_kept():
         pytest.fail(f"the test left SIGINT handled by {after!r}; it found {before!r}", pytrace=False)
 
 
+@pytest.fixture(scope="session")
+def playwright():
+    """One Playwright (sync API) per test process, for every browser test: its sync API runs an event loop for as
+    long as it is open, and a second one started beside it fails ('Playwright Sync API inside the asyncio loop'), as
+    test_jupyterlab's did once test_reports' session browser ran first (LONG_FIRST)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        yield pw
+
+
 @pytest.fixture
 def raw_copy(tmp_path):
     """A copy of data/raw/ (with its manifest) that a test may change."""

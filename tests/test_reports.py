@@ -462,23 +462,21 @@ def test_log_text_is_escaped_in_the_html(xss_build):
 
 
 @pytest.fixture(scope="session")
-def browser(tmp_path_factory):
+def browser(tmp_path_factory, request):
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        ctx = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=CHROMIUM,
-            args=CHROMIUM_ARGS,
-            headless=True,
-            offline=True,
-            viewport={"width": 1280, "height": 900},
-            java_script_enabled=True,
-        )
-        yield ctx
-        ctx.close()
+    pw = request.getfixturevalue("playwright")  # the process's one Playwright (conftest)
+    ctx = pw.chromium.launch_persistent_context(
+        str(tmp_path_factory.mktemp("chromium-profile")),
+        executable_path=CHROMIUM,
+        args=CHROMIUM_ARGS,
+        headless=True,
+        offline=True,
+        viewport={"width": 1280, "height": 900},
+        java_script_enabled=True,
+    )
+    yield ctx
+    ctx.close()
 
 
 class Visit:
