@@ -171,10 +171,11 @@ def _scan(
             try:
                 if not e.is_file() or name in SKIP_NAMES or name.endswith(".ipynb"):
                     continue
+                if name.endswith(".md") and documents is None:  # no one asks for them: no stat, as before
+                    continue
                 st = e.stat()
                 if name.endswith(".md"):
-                    if documents is not None:
-                        documents.append((rel + name, e.path, st.st_size, st.st_mtime_ns, e.is_symlink()))
+                    documents.append((rel + name, e.path, st.st_size, st.st_mtime_ns, e.is_symlink()))
                     continue
             except OSError:
                 continue
