@@ -301,8 +301,8 @@ def test_sizes(d: pl.DataFrame) -> TestSizes:
             sizeless.append(r["label"])
         elif r["design_fits_in_cache"]:
             fits.append((r["label"], size, r["design_cache_bytes"]))
-        elif r["design_fits_in_cache"] is None and r.get("wl_direct") is None and size <= ram:
-            direct_unknown.append((r["label"], size, ram))
+        elif (known := design.direct_unknown(design.flags_of(r))) is not None:
+            direct_unknown.append((r["label"], *known))
     ram_unknown = tuple(sorted(unknown.items(), key=lambda kv: -kv[1]))
     return TestSizes(tuple(fits), tuple(sizeless), ram_unknown, tuple(direct_unknown))
 

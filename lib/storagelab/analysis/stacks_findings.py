@@ -194,16 +194,8 @@ def _size_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
             + prose.listing([f"{label} ({prose.size(b)} in {prose.size(ram)} of RAM)" for label, b, ram in s.fits])
             + "."
         )
-    if s.direct_unknown:
-        missing.append(
-            "whether the page cache served "
-            + prose.listing(
-                [f"{label} ({prose.size(b)} in {prose.size(ram)} of RAM)" for label, b, ram in s.direct_unknown]
-            )
-            + " is not known: its test size is below the RAM, but direct= is not in its output (fio's normal text does "
-            "not print it); put fio's command line (with --direct=) in the manifest's command column, or save fio's "
-            "output as JSON"
-        )
+    if s.direct_unknown:  # the same verdict and sentence as 08's (design.direct_unknown)
+        missing.append(design.direct_unknown_sentence(s.direct_unknown))
     if s.ram_unknown:
         n = sum(k for _, k in s.ram_unknown)
         missing.append(

@@ -66,7 +66,7 @@ class TestSizes:
     sizeless: tuple[str, ...]
     ram_unknown: tuple[tuple[float | None, int], ...]
     # runs whose working set fits their RAM but whose direct= is not known (fio's normal text does not print it):
-    # whether the page cache served them is not known (label, bytes, RAM)
+    # whether the page cache served them is not known (label, bytes, RAM + L2ARC: design.direct_unknown)
     direct_unknown: tuple[tuple[str, float, float], ...] = ()
 
 
