@@ -14,12 +14,18 @@ from storagelab.analysis import recordsize
 ZDB = FIXTURES / "zdb-config" / "published" / "ubuntu-zdb-lxd-loop.txt"
 
 
+def _zdb_db(tmp_path_factory, src, row: str):
+    """``src`` as the one log of a study (its manifest ``row``: path,study,host,stack,pool), ingested."""
+    raw = tmp_path_factory.mktemp("zdb") / "raw"
+    dest = raw / row.split(",")[0]
+    dest.parent.mkdir(parents=True)
+    shutil.copyfile(src, dest)
+    return ingest_labelled(raw, f"path,study,host,stack,pool\n{row}\n")
+
+
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
-    raw = tmp_path_factory.mktemp("h5zfs") / "raw"
-    (raw / "zfsbox").mkdir(parents=True)
-    shutil.copyfile(ZDB, raw / "zfsbox" / "zdb-lxd.txt")
-    return ingest_labelled(raw, "path,study,host,stack,pool\nzfsbox/zdb-lxd.txt,H5 zfsbox,zfsbox,zfs,lxd\n")
+    return _zdb_db(tmp_path_factory, ZDB, "zfsbox/zdb-lxd.txt,H5 zfsbox,zfsbox,zfs,lxd")
 
 
 def test_model_says_what_zdb_shows_when_it_has_no_raidz(db):
@@ -63,10 +69,7 @@ RAIDZ2 = FIXTURES / "zdb-config" / "2.3" / "C-raidz2.txt"
 def raidz_db(tmp_path_factory):
     """A real `zdb -C` of a raidz pool (ztest's pool of two 6-wide raidz2 top-level vdevs at ashift 12, made here:
     tests/fixtures/zdb-config/COMMANDS.md), labelled as the pool's only log."""
-    raw = tmp_path_factory.mktemp("raidz") / "raw"
-    (raw / "vm").mkdir(parents=True)
-    shutil.copyfile(RAIDZ2, raw / "vm" / "zdb-C.txt")
-    return ingest_labelled(raw, "path,study,host,stack,pool\nvm/zdb-C.txt,R,vm,zfs,ztest\n")
+    return _zdb_db(tmp_path_factory, RAIDZ2, "vm/zdb-C.txt,R,vm,zfs,ztest")
 
 
 def test_model_takes_the_raidz_layout_of_a_real_zdb_C(raidz_db):
