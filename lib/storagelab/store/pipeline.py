@@ -118,8 +118,6 @@ def ingest(
         if not ignore.folder_ignored(path, targets)
     ]
     summary.warnings += clashes
-    if said := documents.warning(documents.holding_output(write_ups)):
-        summary.warnings.append(said)
     summary.ignored = len(ignored)
     summary.warnings += outside[: labels.WARN_MAX] + (
         [f"{len(outside) - labels.WARN_MAX} more symlinks not followed"] if len(outside) > labels.WARN_MAX else []
@@ -138,6 +136,8 @@ def ingest(
             # not looked at, so not gone: ignored files, and the files of folders that cannot be read
             run.kept = _kept({f.key for f in ignored}, [key + "/" for key, _, _ in unreadable], targets)
             summary.rebuilt_schema = db.ensure_schema(con, run.code)
+            if said := documents.warning(documents.checked(con, write_ups, run.code)):  # new or changed .md only
+                summary.warnings.append(said)
             faults.inject("schema-ready")
             writer.forget_errors(con, [f.key for f in ignored])  # an ignored file's old failure is not listed
             run.ingest(listing, scopes(targets), workers, batch_files, batch_rows, progress)
