@@ -30,6 +30,9 @@ from .selection import Selection
 
 
 def _long(rows: list[tuple]) -> pl.DataFrame:
+    """(target, metric, value, file_id[, path, line_start, line_end]) rows as ``SCHEMA``'s frame."""
+    width = len(SCHEMA)
+    rows = [tuple(r) + (None,) * (width - len(r)) for r in rows]
     return pl.DataFrame(rows, schema=SCHEMA, orient="row") if rows else pl.DataFrame(schema=SCHEMA)
 
 
@@ -39,15 +42,15 @@ def _q(con, sel: Selection, sql: str) -> pl.DataFrame:
 
 
 def fio(runs: pl.DataFrame) -> pl.DataFrame:
-    rows = []
+    rows: list[tuple] = []
     if runs.height:
         first = runs.filter(pl.col("groupid") == pl.col("groupid").min().over("file_id"))
         for r in first.iter_rows(named=True):
-            t = raw_target(r["path"])
-            rows.append((t, f"{r['direction']}.bw_bytes_per_s", r["bw_bytes_per_s"], r["file_id"]))
+            t, at = raw_target(r["path"]), (r["path"], r.get("line_start"), r.get("line_end"))
+            rows.append((t, f"{r['direction']}.bw_bytes_per_s", r["bw_bytes_per_s"], r["file_id"], *at))
             for metric in ("iops", "elapsed_ns"):
                 if r.get(metric) is not None:
-                    rows.append((t, f"{r['direction']}.{metric}", float(r[metric]), r["file_id"]))
+                    rows.append((t, f"{r['direction']}.{metric}", float(r[metric]), r["file_id"], *at))
         for r in first.unique("file_id", keep="first").iter_rows(named=True):
             t = raw_target(r["path"])
             for metric, col in (
@@ -70,7 +73,8 @@ def bonnie(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, r.file_id, r.run_index, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.latency_ns
+        SELECT f.path, r.file_id, r.run_index, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.latency_ns,
+               r.line_start, r.line_end
         FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
         WHERE {where} AND b.preferred ORDER BY f.path, r.run_index""",
     )
@@ -78,10 +82,10 @@ def bonnie(con, sel: Selection) -> pl.DataFrame:
     if df.height:
         first = df.filter(pl.col("run_index") == pl.col("run_index").min().over("file_id"))
         for r in first.iter_rows(named=True):
-            t = raw_target(r["path"])
-            rows.append((t, r["test"], r["value"], r["file_id"]))
+            t, at = raw_target(r["path"]), (r["path"], r["line_start"], r["line_end"])
+            rows.append((t, r["test"], r["value"], r["file_id"], *at))
             if r["latency_ns"] is not None:
-                rows.append((t, f"{r['test']}.latency_ns", r["latency_ns"], r["file_id"]))
+                rows.append((t, f"{r['test']}.latency_ns", r["latency_ns"], r["file_id"], *at))
     return _long(rows)
 
 

@@ -1,0 +1,44 @@
+"""The claims table's reproduced values link to the raw lines they were read from (as findings' numbers do): the
+measures carry their lines, ``claims.check`` keeps those of each claim's values (``raw_lines``), and in a report run
+``present.claims_display`` links the value. The FreeBSD study's bonnie++ claims of notebook 03 (data/raw)."""
+
+from __future__ import annotations
+
+import json
+
+from storagelab import paths, present
+from storagelab.analysis import Selection, alignment, open_db
+
+STUDY = "freebsd-bonnie-dedup"
+
+
+def test_03_claims_link_their_bonnie_lines(seed_db, tmp_path, monkeypatch):
+    con = open_db(seed_db)
+    try:
+        sel = Selection(study=STUDY)
+        res = alignment.analyse(con, sel)
+    finally:
+        con.close()
+    table, _ = present.claims_for("03_sector63", sel, res)
+    lines = {r["claim_id"]: json.loads(r["raw_lines"]) for r in table.iter_rows(named=True)}
+    before = "freebsd-bonnie-dedup/bonnie-raid1-sec63-cache-log.txt"
+    after = "freebsd-bonnie-dedup/bonnie-raid1-aligned-cache-log.txt"
+    # bonnie++ 1.98's result row and its Latency row: lines 4-5 ('alpinaR1 64G 287k 99 10.4m ...'), and 5-6 in
+    # the 'after' file (its first line is the shell prompt)
+    assert [
+        (x["path"].split("data/raw/")[-1], x["line_start"], x["line_end"])
+        for x in lines["freebsd-sec63-block-write-before"]
+    ] == [(before, 4, 5)]
+    assert [(x["path"].split("data/raw/")[-1], x["line_start"]) for x in lines["freebsd-sec63-seeks-after"]] == [
+        (after, 5)
+    ]
+    # a report run: the value is a link to that line's excerpt page, written beside the report
+    monkeypatch.setenv(paths.REPORT_DIR_ENV, str(tmp_path))
+    html = present.claims_display(table)._repr_html_()
+    row = next(r for r in html.split("<tr>") if "freebsd-sec63-block-write-before" in r)
+    assert "<a href='raw/" in row and "#L4'>10.4</a>" in row
+    page = next((tmp_path / "raw").glob("*.html")).read_text()
+    assert "alpina" in page
+    # without a report folder (JupyterLab by hand) no link leads nowhere
+    monkeypatch.delenv(paths.REPORT_DIR_ENV)
+    assert "<a href" not in present.claims_display(table)._repr_html_()
