@@ -95,3 +95,14 @@ def test_01_and_02_never_average_a_before_and_an_after_run(one_stack):
         ("after", 2065399.0, 1),
         ("before", 11162162.0, 1),
     ]
+
+
+def test_01_says_the_phases_are_never_one_group(one_stack):
+    from storagelab.analysis import scaling
+
+    res = analyse_study(one_stack, scaling.analyse, "S")
+    assert [f for f in res.findings if f.startswith("2 fio run(s)")] == [
+        "2 fio run(s) for study S, 2 labelled with vdev_type and vdev_count; 0 group(s) (same stack, vdev type and "
+        "width, workload, direction, phase) hold more than one vdev count: runs labelled phase=before and "
+        "phase=after are never one group (a baseline is never the mean of a before and an after run)."
+    ]
