@@ -83,3 +83,16 @@ def test_runs_take_the_writeup_command_and_never_the_previous_runs(tmp_path):
         # two commands before it, neither paired: direct= stays unknown (and run 1's command is not lent to it)
         (None, None, "33554432", "read bs=1MiB iodepth=1 numjobs=1 psync direct=? size=32MiB runtime=?"),
     ]
+
+
+def test_json_after_two_different_commands_pairs_neither():
+    """The JSON write-up with a second, different command pasted above its command line: which one printed the
+    document is not known, so neither is its command (a NULL row stops an earlier one being lent), and the warning
+    names both lines."""
+    text = "Command: fio --name=other --rw=read\n" + JSON.read_text()
+    parsed, _ = parse_bytes(text.encode(), "two-commands.txt")
+    assert parsed.rows("fio_commands") == [{"doc_index": 0, "command": None, "line_start": 1, "line_end": 4}]
+    assert parsed.warnings == [
+        "lines 1, 4: 2 different fio commands before one fio output (line 7): none is paired with it (which one "
+        "printed it the output does not say); put the command in the manifest"
+    ]
