@@ -42,3 +42,29 @@ def test_03_claims_link_their_bonnie_lines(seed_db, tmp_path, monkeypatch):
     # without a report folder (JupyterLab by hand) no link leads nowhere
     monkeypatch.delenv(paths.REPORT_DIR_ENV)
     assert "<a href" not in present.claims_display(table)._repr_html_()
+
+
+LINE = 9  # the zdb -b summary's first line in both files: '\tbp count:   35419785' (raid1), '111509014' (archiv)
+
+
+def test_04_claims_link_their_zdb_and_zpool_lines(seed_db):
+    """A formula's value (bp_count x a stated entry size) links to the zdb -b summary it read bp_count from; the
+    L2ARC size claim to its `zpool iostat -v` cache line (nvd0p7 19.5G alloc + 9.52G free)."""
+    from storagelab.analysis import dedup
+
+    con = open_db(seed_db)
+    try:
+        sel = Selection(study=STUDY)
+        res = dedup.analyse(con, sel)
+    finally:
+        con.close()
+    table, _ = present.claims_for("04_dedup_ddt", sel, res)
+    lines = {r["claim_id"]: json.loads(r["raw_lines"]) for r in table.iter_rows(named=True)}
+
+    def at(claim: str) -> list[tuple[str, int]]:
+        return [(x["path"].rsplit("/", 1)[-1], x["line_start"]) for x in lines[claim]]
+
+    assert at("freebsd-l2arc-size") == [("zpool-iostat-raid5-1.txt", 13)]
+    assert at("freebsd-ddt-raid1") == at("freebsd-bp-count-raid1") == [("zdb-b-raid1.txt", LINE)]
+    assert at("freebsd-ddt-archiv") == [("zdb-b-archiv.txt", LINE)]
+    assert lines["freebsd-ram"] == []  # check=none: nothing reproduced, nothing linked
