@@ -12,15 +12,19 @@ from storagelab.analysis import Selection, alignment, open_db
 STUDY = "freebsd-bonnie-dedup"
 
 
-def test_03_claims_link_their_bonnie_lines(seed_db, tmp_path, monkeypatch):
+def _claims(seed_db, analyse, notebook: str):
+    """The study's claims of ``notebook`` checked against ``analyse``'s measures, and each claim's raw lines."""
     con = open_db(seed_db)
     try:
         sel = Selection(study=STUDY)
-        res = alignment.analyse(con, sel)
+        table, _ = present.claims_for(notebook, sel, analyse(con, sel))
     finally:
         con.close()
-    table, _ = present.claims_for("03_sector63", sel, res)
-    lines = {r["claim_id"]: json.loads(r["raw_lines"]) for r in table.iter_rows(named=True)}
+    return table, {r["claim_id"]: json.loads(r["raw_lines"]) for r in table.iter_rows(named=True)}
+
+
+def test_03_claims_link_their_bonnie_lines(seed_db, tmp_path, monkeypatch):
+    table, lines = _claims(seed_db, alignment.analyse, "03_sector63")
     before = "freebsd-bonnie-dedup/bonnie-raid1-sec63-cache-log.txt"
     after = "freebsd-bonnie-dedup/bonnie-raid1-aligned-cache-log.txt"
     # bonnie++ 1.98's result row and its Latency row: lines 4-5 ('alpinaR1 64G 287k 99 10.4m ...'), and 5-6 in
@@ -52,14 +56,7 @@ def test_04_claims_link_their_zdb_and_zpool_lines(seed_db):
     L2ARC size claim to its `zpool iostat -v` cache line (nvd0p7 19.5G alloc + 9.52G free)."""
     from storagelab.analysis import dedup
 
-    con = open_db(seed_db)
-    try:
-        sel = Selection(study=STUDY)
-        res = dedup.analyse(con, sel)
-    finally:
-        con.close()
-    table, _ = present.claims_for("04_dedup_ddt", sel, res)
-    lines = {r["claim_id"]: json.loads(r["raw_lines"]) for r in table.iter_rows(named=True)}
+    _, lines = _claims(seed_db, dedup.analyse, "04_dedup_ddt")
 
     def at(claim: str) -> list[tuple[str, int]]:
         return [(x["path"].rsplit("/", 1)[-1], x["line_start"]) for x in lines[claim]]
