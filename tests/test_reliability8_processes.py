@@ -1,0 +1,54 @@
+"""The eighth reliability campaign, processes side (docs/reliability-8-processes.md): each test repeats an attack
+that broke, as the attack did it (a real second user, a real signal, real concurrency)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from test_processes import project  # noqa: F401  (the fixture: a project of two notebooks and one fio log)
+from test_reliability5_processes import _as_user, _env
+from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
+
+_TURN = """set -e
+mkdir -p "$1/rep/executed"; ln -s "$4" "$1/rep/executed/07_explore.ipynb"; ln -s "$4" "$1/rep/07_explore.html"
+ln -s "$3" "$2"
+for i in $(seq 1 6000); do
+  if [ -d "$3/rep" ]; then sleep 0.3; ln -s "$1" "$2.new"; mv -T "$2.new" "$2"; exit 0; fi
+  sleep 0.01
+done"""
+
+
+@pytest.mark.e2e
+def test_run_output_through_another_users_symlink_is_written_where_it_was_checked(project, shared_tmp, tmp_path):  # noqa: F811
+    """Attack: the second user's symlink /tmp/.../link points at a folder of root's; root's `run 07_explore --output
+    link/rep` made rep there and checked it (root's, in root's folders: fine); the user, watching, turned the link to
+    a folder of theirs whose rep/ held `executed/07_explore.ipynb -> a root-only file`, and the run, which went on
+    writing through the path it was given, wrote the executed notebook into that file (132 kB of notebook JSON, exit
+    0). Now the run writes only to the folder it checked (the path resolved once): the root file is untouched and the
+    report is in root's folder. One notebook run (about 8 s idle): the turn must come after the check, before papermill
+    writes, and nothing cheaper than a real run writes the executed notebook."""
+    victim = shared_tmp / "victim"
+    victim.write_text("root secret\n")
+    victim.chmod(0o600)
+    ours, theirs = shared_tmp / "ours", shared_tmp / "theirs"
+    ours.mkdir(mode=0o755)
+    theirs.mkdir()
+    subprocess.run(["chown", USER, str(theirs)], check=True)
+    link = theirs / "link"
+    env = dict(_env(), STORAGELAB_ROOT=str(project))
+    cmd = [sys.executable, "-m", "storagelab"]
+    subprocess.run([*cmd, "ingest", "--quiet"], check=True, capture_output=True, env=env, cwd=tmp_path)
+    turn = subprocess.Popen(["/bin/sh", "-c", _TURN, "turn", str(theirs / "own"), str(link), str(ours), str(victim)],
+                            preexec_fn=_as_user(USER))  # fmt: skip
+    try:
+        r = subprocess.run([*cmd, "run", "07_explore", "--output", str(link / "rep")], capture_output=True, text=True,
+                           env=env, cwd=tmp_path, timeout=240)  # fmt: skip
+    finally:
+        assert turn.wait(60) == 0  # the link was turned during the run
+    assert victim.read_text() == "root secret\n"  # without the fix: the executed notebook's JSON
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.splitlines()[-1] == f"report: {ours / 'rep' / '07_explore.html'}"
+    assert link.resolve() == theirs / "own"
+    assert (ours / "rep" / "executed" / "07_explore.ipynb").stat().st_uid == 0
