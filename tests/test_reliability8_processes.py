@@ -52,3 +52,49 @@ def test_run_output_through_another_users_symlink_is_written_where_it_was_checke
     assert r.stdout.splitlines()[-1] == f"report: {ours / 'rep' / '07_explore.html'}"
     assert link.resolve() == theirs / "own"
     assert (ours / "rep" / "executed" / "07_explore.ipynb").stat().st_uid == 0
+
+
+_HOLD = """import fcntl, os, sys, time
+try:
+    fd = os.open(sys.argv[1], os.O_RDONLY)
+except PermissionError:
+    print("cannot open", flush=True)
+    sys.exit()
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("holding", flush=True)
+time.sleep(60)"""
+
+
+def _hold(lock):
+    """The second user's process holding an flock on ``lock``, once it says so (or that it cannot open it)."""
+    hold = subprocess.Popen(["/usr/bin/python3", "-c", _HOLD, str(lock)], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=_as_user(USER))  # fmt: skip
+    return hold, hold.stdout.readline().strip()
+
+
+@pytest.mark.e2e
+def test_another_user_cannot_hold_the_report_tree_from_root(shared_tmp):  # noqa: F811
+    """Attack: the report tree's lock file was 0644, and flock needs only a file open for reading: the second user
+    opened reports/.storagelab.lock and held it; root's `report` then waited for ever ("waiting for another
+    storagelab command (pid ) to finish writing ..."), `build --wait 3` gave up after 3 s. Now the lock file is
+    root's alone (0600, under a new name: the old one may be held open already): with the user holding the old one,
+    root's `report` ends at once, and the user cannot open the new one. Two CLI starts (about 2 s idle)."""
+    root = shared_tmp / "project"
+    reports = root / "reports"
+    reports.mkdir(parents=True)
+    (reports / ".storagelab.lock").write_text("")  # as the old code left it
+    (reports / ".storagelab.lock").chmod(0o644)
+    env = dict(_env(), STORAGELAB_ROOT=str(root))
+    cmd = [sys.executable, "-m", "storagelab", "report"]
+    hold, said = _hold(reports / ".storagelab.lock")
+    try:
+        assert said == "holding"
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=shared_tmp, timeout=30)
+    finally:
+        hold.kill()
+        hold.wait()
+    assert (r.returncode, r.stderr) == (0, "")  # without the fix: still waiting after 30 s (TimeoutExpired)
+    assert oct((reports / ".storagelab-writer.lock").stat().st_mode & 0o777) == "0o600"
+    hold, said = _hold(reports / ".storagelab-writer.lock")
+    hold.wait()
+    assert said == "cannot open"
