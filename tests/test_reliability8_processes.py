@@ -3,6 +3,7 @@ that broke, as the attack did it (a real second user, a real signal, real concur
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -10,6 +11,8 @@ import pytest
 from test_processes import project  # noqa: F401  (the fixture: a project of two notebooks and one fio log)
 from test_reliability5_processes import _as_user, _env
 from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
+
+from storagelab.errors import StoragelabError
 
 _TURN = """set -e
 mkdir -p "$1/rep/executed"; ln -s "$4" "$1/rep/executed/07_explore.ipynb"; ln -s "$4" "$1/rep/07_explore.html"
@@ -98,3 +101,15 @@ def test_another_user_cannot_hold_the_report_tree_from_root(shared_tmp):  # noqa
     hold, said = _hold(reports / ".storagelab-writer.lock")
     hold.wait()
     assert said == "cannot open"
+
+
+def test_a_lock_file_that_is_no_regular_file_is_named_in_one_line(tmp_path):
+    """Attack: a FIFO where the report tree's lock file goes: `report` said "[Errno 22] Invalid argument" (the pid's
+    write), naming nothing. Now the file is named and what to do."""
+    from storagelab import reportlock  # noqa: PLC0415
+
+    os.mkfifo(tmp_path / reportlock.LOCK, 0o644)
+    (tmp_path / reportlock.LOCK).chmod(0o644)  # whatever the umask
+    with pytest.raises(StoragelabError) as e, reportlock.writing(tmp_path):
+        pass
+    assert str(e.value) == f"{tmp_path / reportlock.LOCK} is not a regular file (prw-r--r--): remove it"

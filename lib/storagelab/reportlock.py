@@ -19,6 +19,7 @@ import fcntl
 import math
 import os
 import pwd
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -42,7 +43,10 @@ def writing(tree: Path, wait: float = 0.0, retry: str = "", command: str = "") -
     tree.mkdir(parents=True, exist_ok=True)
     fd = os.open(tree / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        if os.fstat(fd).st_uid == os.getuid():
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO there made the pid's write below "[Errno 22] Invalid argument"
+            raise StoragelabError(f"{tree / LOCK} is not a regular file ({stat.filemode(st.st_mode)}): remove it")
+        if st.st_uid == os.getuid():
             os.fchmod(fd, 0o600)  # made under another umask or mode: others could open it, and hold it
         deadline, said = time.monotonic() + wait, False
         while True:
@@ -57,8 +61,9 @@ def writing(tree: Path, wait: float = 0.0, retry: str = "", command: str = "") -
                     say(f"storagelab {command}: waiting for {holder} to finish writing {tree}")
                     said = True
                 time.sleep(0.2)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with suppress(OSError):  # the pid, for a waiter without /proc/locks; a full disk refused it ("[Errno 28]")
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         with suppress(OSError):  # the old lock file: nothing uses it now, and another user may hold it open
             (tree / OLD_LOCK).unlink()
         yield
