@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from test_processes import project  # noqa: F401  (the fixture: a project of two notebooks and one fio log)
+from test_processes import FIXTURES, project  # noqa: F401  (the fixture: a project of two notebooks and one fio log)
 from test_reliability5_processes import _as_user, _env
 from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
 
@@ -113,3 +113,61 @@ def test_a_lock_file_that_is_no_regular_file_is_named_in_one_line(tmp_path):
     with pytest.raises(StoragelabError) as e, reportlock.writing(tmp_path):
         pass
     assert str(e.value) == f"{tmp_path / reportlock.LOCK} is not a regular file (prw-r--r--): remove it"
+
+
+_PLANT = """end=$(( $(date +%s) + 60 ))
+while [ $(date +%s) -lt $end ]; do
+  for pid in $(pgrep -u 0 -f "$1"); do ln -s "$2" "$3/.$4.$pid.tmp" 2>/dev/null; done
+  sleep 0.01
+done"""
+
+
+@pytest.mark.e2e
+def test_a_parquet_or_dataset_folder_another_user_made_is_refused(shared_tmp, tmp_path):  # noqa: F811
+    """Attack: root's `ingest --db /tmp/x.duckdb` writes the Parquet copy into /tmp/x-parquet, a name known in
+    advance; the second user made that folder first and, watching for root's ingest, put
+    `.parquet-stamp.json.<its pid>.tmp -> a root-only file` in it: the ingest wrote its stamp JSON into that file
+    (1359 bytes, exit 0). `export --dataset DIR` into a folder the user made did the same with
+    `_storagelab/.meta.json.<pid>.tmp` (37 kB of meta.json). Now both folders are refused in one line (the database
+    itself is complete), with the user's planting loop running, and the root file is untouched. Three CLI starts on
+    one fio log (about 4 s idle)."""
+    victim = shared_tmp / "victim"
+    victim.write_text("root secret\n")
+    victim.chmod(0o600)
+    sticky = shared_tmp / "tmp"  # as /tmp: every user may make a folder there
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "seq-write.txt").write_bytes((FIXTURES / "fio" / "3.33" / "seq_write_group.txt").read_bytes())
+    db, parquet, ds = sticky / "x.duckdb", sticky / "x-parquet", sticky / "ds"
+    cmd = [sys.executable, "-m", "storagelab"]
+    for folder, name, pattern in ((parquet, "parquet-stamp.json", f"ingest.*{db}"),
+                                  (ds / "_storagelab", "meta.json", f"export.*{ds}")):  # fmt: skip
+        subprocess.run(["mkdir", "-p", str(folder)], check=True, preexec_fn=_as_user(USER))
+        plant = subprocess.Popen(["/bin/sh", "-c", _PLANT, "plant", pattern, str(victim), str(folder), name],
+                                 preexec_fn=_as_user(USER))  # fmt: skip
+        try:
+            if name == "meta.json":
+                r = subprocess.run([*cmd, "export", "--db", str(db), "--dataset", str(ds)], capture_output=True,
+                                   text=True, env=_env(), timeout=120)  # fmt: skip
+                why = (f"storagelab export: --dataset {ds} is another user's (mode drwxr-xr-x): another user could "
+                       "put a symlink there under a name the export writes (.<part>.<pid>.tmp, "
+                       "_storagelab/.meta.json.<pid>.tmp), and have it overwrite any file you can write; give a folder "
+                       "of your own (e.g. a new folder under it)\n")  # fmt: skip
+                assert (r.returncode, r.stderr) == (2, why)
+            else:
+                r = subprocess.run([*cmd, "ingest", str(raw), "--db", str(db), "--quiet"], capture_output=True,
+                                   text=True, env=_env(), timeout=120)  # fmt: skip
+                assert r.returncode == 1
+                assert r.stderr.splitlines()[1:] == [
+                    f"error: Parquet export refused: {parquet} is another user's (mode drwxr-xr-x): another user "
+                    "could put a symlink there under a name the export writes (.<table>.parquet.<pid>.tmp, "
+                    ".parquet-stamp.json.<pid>.tmp), and have it overwrite any file you can write; remove the folder, "
+                    "give a database in a folder of your own, or use --no-parquet (the database is complete)",
+                    "note: database schema (re)created",
+                ]  # after the manifest's warning
+        finally:
+            plant.kill()
+            plant.wait()
+        assert victim.read_text() == "root secret\n"  # without the fix: the stamp's, then meta.json's JSON

@@ -30,7 +30,7 @@ def _refusal(out: Path) -> tuple[str | None, Path]:
     .<name>.<pid>.tmp), following a symlink another user planted under such a name: as root, any file would be
     overwritten with the notebook (reliability-7). OUT is made first when missing, then checked: another user may
     have made it first in a shared parent such as /tmp."""
-    from .lab.outdir import movable_by_others, others_can_write  # noqa: PLC0415  (the lab package: 1.5 s at load)
+    from .ownership import movable_by_others, others_can_write  # noqa: PLC0415
 
     if out.is_symlink() and out.lstat().st_uid != os.getuid():
         return f"--output {out} is a symlink of another user's: give a folder of your own", out
