@@ -171,3 +171,20 @@ def test_a_parquet_or_dataset_folder_another_user_made_is_refused(shared_tmp, tm
             plant.kill()
             plant.wait()
         assert victim.read_text() == "root secret\n"  # without the fix: the stamp's, then meta.json's JSON
+
+
+def test_the_lab_says_when_its_ingest_refused_the_parquet_folder(shared_tmp, tmp_path, capsys):  # noqa: F811
+    """Attack: `lab fio --db /tmp/x.duckdb` with /tmp/x-parquet made first by the second user: the ingest refused
+    that folder (above), and the lab said only "ingest: ingested 7 ...", exit 0. Now it says the refusal, exit 1."""
+    from storagelab.lab.fio import _ingest  # noqa: PLC0415
+
+    sticky = shared_tmp / "tmp"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    subprocess.run(["mkdir", str(sticky / "x-parquet")], check=True, preexec_fn=_as_user(USER))
+    log = tmp_path / "seq-write.txt"
+    log.write_bytes((FIXTURES / "fio" / "3.33" / "seq_write_group.txt").read_bytes())
+    (tmp_path / "manifest.csv").write_text("path,label\nseq-write.txt,mine\n")
+    assert _ingest([log], sticky / "x.duckdb", tmp_path / "manifest.csv") == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith(f"error: Parquet export refused: {sticky / 'x-parquet'} is another user's")
