@@ -173,6 +173,7 @@ def test_a_parquet_or_dataset_folder_another_user_made_is_refused(shared_tmp, tm
         assert victim.read_text() == "root secret\n"  # without the fix: the stamp's, then meta.json's JSON
 
 
+@pytest.mark.e2e
 def test_the_lab_says_when_its_ingest_refused_the_parquet_folder(shared_tmp, tmp_path, capsys):  # noqa: F811
     """Attack: `lab fio --db /tmp/x.duckdb` with /tmp/x-parquet made first by the second user: the ingest refused
     that folder (above), and the lab said only "ingest: ingested 7 ...", exit 0. Now it says the refusal, exit 1."""
