@@ -17,6 +17,7 @@ from tqdm import tqdm
 from .. import ignore, paths
 from ..manifest import LABEL_COLUMNS, Manifest, ManifestError, with_nested
 from ..manifest import load as load_manifest
+from ..ownership import SharedFolderError
 from . import db, documents, faults, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
 from .listing import ListedFile, files_to_read, in_scope, key_for, printable, scopes
@@ -409,6 +410,8 @@ class _Run:
     def export(self, out_dir: Path) -> None:
         try:
             export_parquet(self.con, out_dir)
+        except SharedFolderError as e:
+            self.summary.parquet_error = f"Parquet export refused: {e} (the database is complete)"
         except (duckdb.Error, OSError) as e:
             if faults.interrupted(e):
                 raise KeyboardInterrupt from None
