@@ -398,6 +398,31 @@ def _value(kind: str, v: float) -> str:
 
 
 def steady_sentence(v, steady) -> str:
+    """One series' steady-state verdict, with its dips far below its median where it has them."""
+    return _verdict_sentence(v, steady) + _dips_sentence(v)
+
+
+def _span(a: float, b: float) -> str:
+    return f"{a:g} s" if a == b else f"{a:g}-{b:g} s"
+
+
+def dips_text(v) -> str:
+    """Where a series dips far below its median (``fio_timeseries.low_dips``): '82.8 MiB/s at 24-25 s, ... (median
+    364.2 MiB/s)'."""
+    where = ", ".join(f"{_value(v.kind, low)} at {_span(a, b)}" for a, b, low in v.dips)
+    return f"{where} (median {_value(v.kind, v.median)})"
+
+
+def _dips_sentence(v) -> str:
+    if not v.dips:
+        return ""
+    return (
+        f" Dips to {dips_text(v)}: a third of its median or less, and it recovers (a stall or a drop, not its start "
+        "or end); the run is flagged and kept out of comparisons."
+    )
+
+
+def _verdict_sentence(v, steady) -> str:
     name = f"{v.name or v.run} {v.kind} {v.direction}"  # name: as much of its path as tells it apart
     if v.state == "two regimes":
         return (
@@ -421,6 +446,14 @@ def steady_sentence(v, steady) -> str:
         return (
             f"{name}: {v.rounds} log window(s), fewer than the {steady.rounds} rounds of one SNIA PTS window: too "
             "short to judge a steady state (run longer, or log shorter windows with log_avg_msec)."
+        )
+    if v.state == "not steady" and v.left_value is not None:
+        way = "falls" if v.left_value < v.mean else "rises"
+        return (
+            f"{name}: not steady: {way} to {_value(v.kind, v.left_value)} at {_span(v.left_from_s, v.left_to_s)}, "
+            f"outside +-{steady.excursion_pct:g} % of the {_value(v.kind, v.mean)} of its windows from {v.start_s:g} "
+            f"to {v.end_s:g} s (the first {steady.rounds} that meet both criteria); no such window holds to the end "
+            f"of its {v.rounds} (SNIA PTS: the steady state lasts to the end of the run)."
         )
     if v.state == "not steady":
         return f"{name}: not steady: no {steady.rounds} consecutive windows of its {v.rounds} meet both criteria."

@@ -270,7 +270,8 @@ def _flags(runs: pl.DataFrame) -> dict[int, str]:
 
 def _regimes(verdicts: list[SteadyVerdict], log_outputs: dict[str, int]) -> dict[int, str]:
     """file_id of a fio output -> '⚠ two regimes' where its logs' bandwidth or IOPS hold a sustained segment several
-    times the rest (``fio_timeseries.high_regime``): its average describes neither rate, so it heads nothing."""
+    times the rest (``fio_timeseries.high_regime``): its average describes neither rate, so it heads nothing; '⚠ dips'
+    where they fall to a third of their median or less and recover (``low_dips``): not a clean run to compare."""
     out: dict[int, str] = {}
     for v in sorted(verdicts, key=lambda v: v.kind != "bw"):  # the bandwidth's figures where both show it
         if v.state == "two regimes" and v.run in log_outputs and log_outputs[v.run] not in out:
@@ -279,6 +280,9 @@ def _regimes(verdicts: list[SteadyVerdict], log_outputs: dict[str, int]) -> dict
                 f"{design.MARK} two regimes: {figure(v.mean)} for {v.segment_rounds} log windows, "
                 f"{figure(v.rest_mean)} in the other {v.rounds - (v.segment_rounds or 0)}"
             )  # (a two-regime verdict always has its segment)
+    for v in sorted(verdicts, key=lambda v: v.kind != "bw"):  # a run that falls far below its median and recovers
+        if v.dips and v.run in log_outputs and log_outputs[v.run] not in out:
+            out[log_outputs[v.run]] = f"{design.MARK} dips: {fio_findings.dips_text(v)}"
     return out
 
 
