@@ -95,3 +95,47 @@ def test_steady_to_end_and_dips_on_plain_series():
     assert ft.steady_to_end([10, 10.5, 11, 11.5, 12]) == (None, None)  # no window meets both criteria
     assert ft.low_dips([1, 10, 10, 3, 10, 10, 1]) == (10.0, [(3, 3, 3.0)])
     assert ft.low_dips([1, 10, 10, 10, 10, 10, 1]) == (10.0, [])
+
+
+def test_10_keeps_fdatasync_buffered_and_direct_unknown_runs_off_the_card_with_the_reason(db):
+    """T2/T5: the card had filed ext4-fdatasync-{before,after}.txt (buffered psync, fdatasync=1) under RND4K Q1T1
+    write with write()'s page-cache p99 (0.007 ms), seqwrite-buffered-256M.txt under SEQ1M Q1T1 write (3,398 MB/s,
+    then its headline), and the btrfs grid's direct-unknown runs under RND4K cells without a word. The card's cells
+    are CrystalDiskMark's tests: direct I/O, no fsync/fdatasync/sync; the others are listed apart with why."""
+    from storagelab.analysis import disk_card
+
+    with open_db(db) as con:
+        res, cards = disk_card.analyse(con, Selection(study="h7 homelab"))
+    (card,) = cards
+    assert card.results == {}
+    assert disk_card.card_lines(cards) == [
+        "h7lab | loop0 (/dev/shm file) | ext4",
+        "  SEQ1M Q8T1 read: not run",
+        "  SEQ1M Q8T1 write: not run",
+        "  SEQ1M Q1T1 read: not run",
+        "  SEQ1M Q1T1 write: not run as this test (1 run below)",
+        "  RND4K Q32T1 read: not run",
+        "  RND4K Q32T1 write: not run",
+        "  RND4K Q1T1 read: not run",
+        "  RND4K Q1T1 write: not run as this test (2 runs below)",
+        "  not on the card: seqwrite-buffered-256M.txt (SEQ1M Q1T1 write, 3,398 MB/s): not this test: buffered "
+        "(direct=0): the page cache, not the device, may have served it",
+        "  not on the card: ext4-fdatasync-after.txt (RND4K Q1T1 write, 75.7 MB/s): not this test: fdatasync=1",
+        "  not on the card: ext4-fdatasync-before.txt (RND4K Q1T1 write, 66.1 MB/s): not this test: fdatasync=1",
+    ]
+    assert res.findings[0] == (
+        "**h7lab, loop0 (/dev/shm file) | ext4:** 0 of 8 results: no run of it is CrystalDiskMark's test (below)."
+    )
+    assert "the highest is" not in "\n".join(res.findings)
+    html = disk_card.card_html(card)
+    assert "0.007" not in html and "<li>ext4-fdatasync-after.txt (RND4K Q1T1 write, 75.7 MB/s): not this test" in html
+
+    with open_db(db) as con:
+        res, cards = disk_card.analyse(con, Selection(study="h7 raid Ω"))
+    (card,) = cards
+    assert card.results == {}
+    assert [disk_card.apart_item(a) for a in card.apart] == [
+        f"grid-nj1-qd{qd}.txt (RND4K Q{qd}T1 read, {mb} MB/s): direct= unknown: the card cannot say the device served "
+        "it (fio's normal text does not print direct=)"
+        for qd, mb in ((1, "68.2"), (32, "243"))
+    ]
