@@ -139,3 +139,84 @@ def test_10_keeps_fdatasync_buffered_and_direct_unknown_runs_off_the_card_with_t
         "it (fio's normal text does not print direct=)"
         for qd, mb in ((1, "68.2"), (32, "243"))
     ]
+
+
+# the lab's manifest rows of the ten --repeat auto runs (/tmp/h7ds/a/lab/manifest.csv; command left out: the outputs'
+# JSON gives every option; notes identical on every row)
+LAB_NOTES = (
+    "kernel=6.18.44-fc-v657; cpu=AMD EPYC x 2; fio_version=3.33; fstype=ext4; mount_options=rw,relatime; /dev/loop0: "
+    "rotational=0 logical_sector_bytes=512 physical_sector_bytes=512 transport=None driver=None firmware=None "
+    "device_class=stacked backing=/dev/shm/h7ext4.img backing_fstype=tmpfs; sanity: not a disk: loop device loop0, "
+    "backed by /dev/shm/h7ext4.img on tmpfs (RAM): these figures measure what backs it through the kernel's block "
+    "layer, not a device of its own (run on the disk itself to measure one)"
+)
+LAB_RUNS = ["", *(f"-{k}" for k in range(2, 11))]
+
+
+@pytest.fixture(scope="module")
+def db_lab(tmp_path_factory):
+    import csv
+    import io
+
+    from storagelab.store import ingest
+
+    raw = tmp_path_factory.mktemp("h7lab") / "raw"
+    shutil.copytree(SRC / "lab", raw, ignore=NOT_LOGS)
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["path", "study", "label", "host", "os", "stack", "vdev_type", "vdev_count", "vdev_width", "devices"]
+               + ["ram_bytes", "notes"])  # fmt: skip
+    fixed = ["vm", "Debian GNU/Linux 12 (bookworm) (kernel 6.18.44-fc-v657)", "ext4", "single", "1", "1"]
+    fixed += ["/dev/loop0 (unknown model)", "25276510208", LAB_NOTES]
+    for s in LAB_RUNS:
+        label = "randread-4k-qd1-nj1" + (f" (run {s[1:]})" if s else "")
+        for f in (f"randread-4k-qd1-nj1{s}.txt", f"randread-4k-qd1-nj1{s}_bw.1.log"):
+            w.writerow([f, "lab", label, *fixed])
+    (raw / "manifest.csv").write_text(out.getvalue(), encoding="utf-8")
+    dest = raw.parent / "lab.duckdb"
+    s = ingest([raw], db_path=dest, parquet_dir=False, progress=False, workers=1, manifest_path=raw / "manifest.csv")
+    assert s.failed == 0, s.errors
+    return dest
+
+
+def test_08_and_10_count_the_same_repeats_and_both_say_they_never_settled(db_lab):
+    """T3: on the ten `lab fio --preset standard --repeat auto` runs of randread-4k-qd1-nj1 (the lab printed 'spread
+    89.2 %: NOT settled at the maximum of 10 runs'), 08 had left run 4 ('two regimes') out (9 runs, 110.6 MiB/s) while
+    the card kept all 10 (110.6 MB/s), and neither said the spread never settled. One rule now
+    (``fio_views.left_out``): both leave out the same five runs (run 4's two regimes, four runs' dips), both count
+    five, the card names each run left out and why, and both say the five's spread is not settled."""
+    from storagelab.analysis import disk_card
+
+    with open_db(db_lab) as con:
+        res08 = fio_views.analyse(con, Selection(study="lab"))
+        res10, (card,) = disk_card.analyse(con, Selection(study="lab"))
+    left = (
+        "randread-4k-qd1-nj1 (run 10), randread-4k-qd1-nj1 (run 2), randread-4k-qd1-nj1 (run 3), randread-4k-qd1-nj1 "
+        "(run 4), randread-4k-qd1-nj1 (run 9)"
+    )
+    unsettled = (
+        "Their spread is 98.9 % (sample sd / mean), above the 5 % tolerance of the lab's repeat-until-settled: not "
+        "settled, so their mean is uncertain."
+    )
+    (rep,) = [f for f in res08.findings if " read at QD 1 x 1: 5 runs of " in f]
+    assert rep.startswith(
+        "`randread bs=4KiB libaio direct=1 size=1GiB runtime=5s` read at QD 1 x 1: 5 runs of vm | ext4 | single 1x1 | "
+        "/dev/loop0 (unknown model): mean 106.3 MiB/s (111.5 MB/s), range 8.5 MiB/s (9.0 MB/s) to 239.7 MiB/s"
+    )
+    assert rep.endswith(f"{unsettled} 5 flagged run(s) left out ({left}).")
+    r = card.results[("RND4K Q1T1", "read")]
+    assert (r.n, round(r.bw_bytes_per_s / 1e6, 1)) == (5, 111.5)  # 08's five runs and mean (106.3 MiB/s)
+    assert [run for run, _ in r.left_out] == [f"randread-4k-qd1-nj1-{k}.txt" for k in (10, 2, 3, 4, 9)]
+    assert dict(r.left_out)["randread-4k-qd1-nj1-4.txt"] == (
+        "⚠ two regimes: 155.8 MiB/s (163.3 MB/s) for 3 log windows, 18.8 MiB/s (19.7 MB/s) in the other 6"
+    )
+    assert (
+        "RND4K Q1T1 read on vm, /dev/loop0 (unknown model) | ext4: 5 of its 10 runs left out of its mean, as notebook "
+        "08 leaves them out of its repeats: randread-4k-qd1-nj1-10.txt (⚠ dips: 7.9 MiB/s (8.3 MB/s) at 1.5 s, 13.6 "
+        "MiB/s (14.2 MB/s) at 2.5 s (median 52.3 MiB/s (54.8 MB/s))); randread-4k-qd1-nj1-2.txt (⚠ dips: 70.3 MiB/s "
+        "(73.8 MB/s) at 3.5 s (median 274.2 MiB/s (287.5 MB/s))); randread-4k-qd1-nj1-3.txt (⚠ dips: 59.7 MiB/s (62.6 "
+        "MB/s) at 2 s (median 198.3 MiB/s (208.0 MB/s))); randread-4k-qd1-nj1-4.txt (⚠ two regimes: 155.8 MiB/s "
+        "(163.3 MB/s) for 3 log windows, 18.8 MiB/s (19.7 MB/s) in the other 6); randread-4k-qd1-nj1-9.txt (⚠ dips: "
+        "0.7 MiB/s (0.8 MB/s) at 2.5 s (median 3.4 MiB/s (3.6 MB/s)))." in res10.findings
+    )
+    assert f"RND4K Q1T1 read on vm, /dev/loop0 (unknown model) | ext4: 5 runs counted. {unsettled}" in res10.findings

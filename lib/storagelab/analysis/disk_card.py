@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from ..devices import STACKED_PREFIXES, not_a_disk, stacked_why
+from ..repeat_auto import not_settled
 from ..units import MB, MiB
-from . import arc, design, io_time, repeat_groups
+from . import arc, design, fio_views, io_time, repeat_groups
 from .db import frame
 from .fio_runs import config_label
 from .fio_runs import runs as fio_runs
@@ -109,6 +110,7 @@ class CardResult:
     latency: str = "clat"  # which latency p99_ns is ('clat', 'lat'), or 'lat mean' (no lat percentiles printed)
     latency_reasons: tuple[str, ...] = ()  # why its latency is not clat (``io_time``; also among its flags)
     lat_mean_ns: float | None = None  # the runs' median mean lat, where ``latency`` is 'lat mean'
+    left_out: tuple[tuple[str, str], ...] = ()  # (run, why): its test's runs notebook 08 leaves out (``counted``)
 
 
 @dataclass(frozen=True)
@@ -256,8 +258,19 @@ def _latency(rows: list[dict]) -> dict:
     }
 
 
-def compute(runs: pl.DataFrame) -> list[DiskCard]:
-    """Cards of the runs that are one of the classic tests, one per (machine, device), in machine order."""
+def counted(rows: list[dict], left: dict[tuple[int, int, str], str]) -> tuple[list[dict], list[tuple[str, str]]]:
+    """The runs of one result that count and those left out with why: notebook 08's rule (``fio_views.left_out``:
+    a design flag, two regimes or dips in its logs, a firm plausibility flag), where at least one run is clean;
+    where none is, all count (the result is flagged: 08 ranks none of them)."""
+    out = [(r, left.get((r["file_id"], r["doc_index"], r["direction"]))) for r in rows]
+    if all(why for _, why in out):
+        return rows, []
+    return [r for r, why in out if not why], [(_run_name(r), why) for r, why in out if why]
+
+
+def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = None) -> list[DiskCard]:
+    """Cards of the runs that are one of the classic tests, one per (machine, device), in machine order. ``left``:
+    the runs notebook 08 leaves out (``fio_views.left_out``), kept out of the results they would be in."""
     cards: dict[tuple[str, str], DiskCard] = {}
     groups: dict[tuple[str, str, str, str], list[dict]] = {}
     if not runs.is_empty():
@@ -275,7 +288,8 @@ def compute(runs: pl.DataFrame) -> list[DiskCard]:
             card.apart.append(Apart(test, direction, _run_name(row), row["bw_bytes_per_s"], why, _lines([row])))
             continue
         groups.setdefault((machine, device, test, direction), []).append(row)
-    for (machine, device, test, direction), rows in groups.items():
+    for (machine, device, test, direction), every in groups.items():
+        rows, dropped = counted(every, left or {})
         bws = [r["bw_bytes_per_s"] for r in rows]
         iops = [r["iops"] for r in rows if r.get("iops")]
         latency = _latency(rows)
@@ -296,6 +310,7 @@ def compute(runs: pl.DataFrame) -> list[DiskCard]:
             file_ids=tuple(sorted({r["file_id"] for r in rows})),
             setups=setups_of(rows),
             lines=_lines(rows),
+            left_out=tuple(dropped),
         )
     return [cards[k] for k in sorted(cards)]
 
@@ -370,6 +385,16 @@ def _card_sentence(c: DiskCard, done: list[CardResult]) -> list[str]:
     return [Finding(line, cites)]
 
 
+def left_out_sentence(c: DiskCard, r: CardResult) -> str:
+    """The runs of a result left out of its mean, each with why (as notebook 08 leaves them out)."""
+    each = "; ".join(f"{run} ({why})" for run, why in r.left_out)
+    k = len(r.left_out)
+    return (
+        f"{r.test} {r.direction} on {c.machine}, {c.device}: {k} of its {r.n + k} runs left out of its mean, as "
+        f"notebook 08 leaves them out of its repeats: {each}."
+    )
+
+
 def apart_item(a: Apart) -> str:
     """'ext4-fdatasync-after.txt (RND4K Q1T1 write, 73.4 MB/s): not this test: fdatasync=1'."""
     return f"{a.run} ({a.test} {a.direction}, {mb_s(a.bw_bytes_per_s)} MB/s): {a.reason}"
@@ -397,6 +422,12 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
         out += _card_sentence(c, done)
         out += [apart_sentence(c)] if c.apart else []
         out += [pooled_sentence(c, r) for r in done if len(r.setups) > 1]
+        out += [left_out_sentence(c, r) for r in done if r.left_out]
+        out += [
+            f"{r.test} {r.direction} on {c.machine}, {c.device}: {r.n} runs counted.{unsettled}"
+            for r in done
+            if len(r.setups) == 1 and (unsettled := not_settled(r.n, r.bw_bytes_per_s, r.sd_bytes_per_s))
+        ]
         out += [
             Finding(f"{r.test} {r.direction} on {c.machine}, {c.device}: {why}.", [cite(r.test, _line_dicts(r))])
             for r in done
@@ -415,7 +446,7 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
 
 def analyse(con, sel: Selection) -> tuple[Result, list[DiskCard]]:
     runs = query(con, sel)
-    cards = compute(runs)
+    cards = compute(runs, fio_views.left_out(con, sel) if not runs.is_empty() else {})
     res = Result(selection=sel)
     res.findings, res.missing = findings(cards, sel)
     res.missing += arc.missing(runs) if not runs.is_empty() else []

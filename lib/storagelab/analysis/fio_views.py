@@ -496,3 +496,14 @@ def analyse(
     res.findings += arc.notes(data.runs)  # ARC ratios the flag does not show (below it, since boot), what is missing
     res.missing += arc.missing(data.runs) + arc.untied(con, sel)
     return res
+
+
+def left_out(con, sel) -> dict[tuple[int, int, str], str]:
+    """(file_id, doc_index, direction) -> why notebook 08 leaves that run out of its repeats, comparisons and
+    headline (``suspect``: a design flag, two regimes or dips in its logs, a firm plausibility flag) -- the one rule
+    for which repeats count, which the disk card (10) applies too (``disk_card.compute``)."""
+    d = compute(query(con, sel)).depth
+    if d.is_empty() or "suspect" not in d.columns:
+        return {}
+    bad = d.filter(pl.col("suspect")).unique(["file_id", "doc_index", "direction"], keep="first", maintain_order=True)
+    return {(r["file_id"], r["doc_index"], r["direction"]): r["flag"] or "flagged" for r in bad.iter_rows(named=True)}
