@@ -220,3 +220,27 @@ def test_08_and_10_count_the_same_repeats_and_both_say_they_never_settled(db_lab
         "0.7 MiB/s (0.8 MB/s) at 2.5 s (median 3.4 MiB/s (3.6 MB/s)))." in res10.findings
     )
     assert f"RND4K Q1T1 read on vm, /dev/loop0 (unknown model) | ext4: 5 runs counted. {unsettled}" in res10.findings
+
+
+def test_08_names_a_host_less_labelled_setup_by_its_labels_and_says_which_option_cuts_its_grid(db):
+    """T4: the six grid-nj{1,4}-qd{1,8,32}.txt runs (btrfs raid10, one label 'btrfs raid10 4 Ω', no host) had been
+    named 'on file grid-nj1-qd1.txt (host not labelled)' in both halves of the grid, also in the one that does not
+    hold that file; the split (size=48MiB where fio printed 'Laying out IO file', size=? elsewhere) was said only as
+    two workloads. Now the setup is named by its labels, and the split by its setup, run counts and option."""
+    with open_db(db) as con:
+        res = fio_views.analyse(con, Selection(study="h7 raid Ω"))
+    setup = "btrfs raid10 4 Ω | host not labelled | btrfs-raid10 | raid10 1x4 | 4x loop (/dev/shm files)"
+    text = "\n".join(res.findings)
+    assert "grid-nj1-qd1.txt" not in text
+    assert (
+        f"`randread bs=4KiB libaio direct=? size=? runtime=?` read on {setup}: runs at 8, 32, 32, 128 I/Os in flight"
+        in text
+    )
+    assert sorted(res["depth"]["setup"].unique().to_list()) == [setup]
+    assert (
+        f"On {setup}: its 2 run(s) of `randread bs=4KiB libaio direct=? size=48MiB runtime=?` and 4 of `randread "
+        "bs=4KiB libaio direct=? size=? runtime=?` share every label and differ only in size, which fio did not print "
+        "for one of them: they may be one workload cut in two, and are kept apart (two depth curves, two knees; a mean "
+        "never joins them). Put fio's command line in the manifest's command column (or save fio's output as JSON) to "
+        "tell"
+    ) in res.missing

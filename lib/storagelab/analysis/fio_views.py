@@ -355,7 +355,7 @@ def _depth(data: FioData, n: FioNumbers, knee_gain: float = fio_depth.KNEE_GAIN)
     summ = _with_flags(summ, n)
     n.depth = against_depth(summ, by=("workload", "direction", "setup"))
     n.io_time_sentences = io_time.sentences(n.depth)  # runs whose latency is lat, not clat
-    n.design_missing += design.unknown_splits(n.depth["workload"].to_list())  # one command cut in two by a '?'
+    n.design_missing += fio_depth.split_sentences(n.depth)  # one command cut in two by a '?'
     n.design_missing += design.block_size_arithmetic(n.depth)  # bs=?: bandwidth / IOPS, as arithmetic
     n.curves = fio_depth.curves(n.depth)
     n.knees = fio_depth.knees(n.depth, gain=knee_gain)
