@@ -74,11 +74,20 @@ def test_08_a_run_that_later_falls_to_a_fifth_is_not_steady_and_is_flagged_for_i
         "drop, not its start or end); the run is flagged and kept out of comparisons." in res_home.findings
     )
     assert not any(f.startswith("long60 bw write: steady") for f in res_home.findings)
+    # its figures link to the log lines they come from: the 24-25 s windows and the 8-12 s windows
+    (f,) = [f for f in res_home.findings if f.startswith("long60 bw write: not steady")]
+    assert [(c.text, [(i["path"].rsplit("/", 1)[-1], i["line_start"], i["line_end"]) for i in c.inputs])
+            for c in f.cites] == [
+        ("82.8 MiB/s (86.8 MB/s)", [("long60_bw.1.log", 24, 25)]),
+        ("436.6 MiB/s (457.8 MB/s)", [("long60_bw.1.log", 8, 12)]),
+    ]  # fmt: skip
     iops = [v for v in res_home.numbers.steady if v.name == "long60" and v.kind == "iops"][0]
     assert (iops.state, iops.left_value, iops.dips) == ("not steady", 21184.0, ((24.0, 25.0, 21184.0),))
     row = res_home["depth"].filter(pl.col("path").str.ends_with("long/randwrite-60s.json"))
     assert row["flag"].to_list() == ["⚠ dips: 82.8 MiB/s (86.8 MB/s) at 24-25 s (median 364.2 MiB/s (381.9 MB/s))"]
     assert row["suspect"].to_list() == [True]
+    panel = res_home["series"].filter(pl.col("name") == "long60")
+    assert panel["flag"].unique().to_list() == ["⚠ dips"]  # in the chart panels' titles too
     # its slat log (submission latency) stays in the band of 27-31 s to the end: steady there, not at 4-8 s
     slat = [v for v in res_home.numbers.steady if v.name == "long60" and v.kind == "slat"][0]
     assert (slat.state, slat.start_s, round(slat.end_s, 3)) == ("steady", 27.0, 31.0)

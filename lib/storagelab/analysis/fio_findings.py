@@ -463,15 +463,16 @@ def _verdict_sentence(v, steady) -> str:
     )
 
 
-def _windows(series, v, phase: str) -> tuple[dict, ...]:
+def _windows(series, v, phase: str, span: tuple[float, float] | None = None) -> tuple[dict, ...]:
     """The log lines of a verdict's windows in ``phase`` ('steady window', 'high regime', ...; judge_steady's marks),
-    consecutive lines of one file as one range."""
+    or from ``span``'s first to its last window (seconds), consecutive lines of one file as one range."""
     if series.is_empty() or "phase" not in series.columns or "line_start" not in series.columns:
         return ()
+    t = series["time_ns"] / 1e9
+    where = (series["phase"] == phase) if span is None else ((t >= span[0] - 1e-6) & (t <= span[1] + 1e-6))
     rows = series.filter(
-        (series["run"] == v.run) & (series["kind"] == v.kind) & (series["direction"] == v.direction)
-        & (series["phase"] == phase)
-    )  # fmt: skip
+        (series["run"] == v.run) & (series["kind"] == v.kind) & (series["direction"] == v.direction) & where
+    )
     out: list[dict] = []
     for s in sorted(lines_of(rows), key=lambda s: (s["path"], s["line_start"])):
         last = out[-1] if out else None
@@ -498,6 +499,13 @@ def _steady_cites(series, v) -> list:
             cite(_value(v.kind, v.low), every, f"lowest of {kind}"),
             cite(_value(v.kind, v.high), every, f"highest of {kind}"),
         ]  # noqa: E501
+    if v.state == "not steady" and v.left_value is not None:
+        first = _windows(series, v, "", (v.start_s, v.end_s))
+        left = _windows(series, v, "", (v.left_from_s, v.left_to_s))
+        return [
+            cite(_value(v.kind, v.left_value), left, "the farthest value outside the band, and its neighbours"),
+            cite(_value(v.kind, v.mean), first, "mean of the first windows that meet both criteria"),
+        ]
     if v.state == "steady":
         window = _windows(series, v, "steady window")
         return [

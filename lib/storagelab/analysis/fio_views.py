@@ -287,16 +287,21 @@ def _regimes(verdicts: list[SteadyVerdict], log_outputs: dict[str, int]) -> dict
 
 
 def _mark_regimes(series: pl.DataFrame, verdicts: list[SteadyVerdict]) -> pl.DataFrame:
-    """The chart's ``flag`` of each log run with a series of two regimes gets 'two regimes' (its panels' titles)."""
-    runs = sorted({v.run for v in verdicts if v.state == "two regimes"})
-    if not runs or "flag" not in series.columns:
-        return series
-    mark = (
-        pl.when(pl.col("flag").fill_null("") == "")
-        .then(pl.lit(f"{design.MARK} two regimes"))
-        .otherwise(pl.col("flag") + pl.lit(", two regimes"))
-    )
-    return series.with_columns(flag=pl.when(pl.col("run").is_in(runs)).then(mark).otherwise(pl.col("flag")))
+    """The chart's ``flag`` of each log run with a series of two regimes gets 'two regimes', of one with dips 'dips'
+    (its panels' titles)."""
+    for word, runs in (
+        ("two regimes", sorted({v.run for v in verdicts if v.state == "two regimes"})),
+        ("dips", sorted({v.run for v in verdicts if v.dips})),
+    ):
+        if not runs or "flag" not in series.columns:
+            continue
+        mark = (
+            pl.when(pl.col("flag").fill_null("") == "")
+            .then(pl.lit(f"{design.MARK} {word}"))
+            .otherwise(pl.col("flag") + pl.lit(f", {word}"))
+        )
+        series = series.with_columns(flag=pl.when(pl.col("run").is_in(runs)).then(mark).otherwise(pl.col("flag")))
+    return series
 
 
 def _design_by_file(d: pl.DataFrame) -> dict[int, design.DesignFlags]:
