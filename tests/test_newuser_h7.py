@@ -253,3 +253,28 @@ def test_08_names_a_host_less_labelled_setup_by_its_labels_and_says_which_option
         "never joins them). Put fio's command line in the manifest's command column (or save fio's output as JSON) to "
         "tell"
     ) in res.missing
+
+
+@pytest.mark.e2e
+def test_notebook_10_on_the_trials_runs_lists_them_off_the_card(db, tmp_path):
+    """T2 end to end: notebook 10 (papermill) on the copied runs prints the card with the three runs apart and no
+    page-cache p99 (0.007 ms) or buffered 3,398 MB/s headline."""
+    import html
+    import re
+    import subprocess
+    import sys
+
+    out = tmp_path / "report"
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "run", "10_disk_card", "-p", "study", "h7 homelab", "-p", "db_path",
+         str(db), "--output", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = html.unescape(re.sub(r"<[^>]+>", " ", (out / "10_disk_card.html").read_text(encoding="utf-8")))
+    text = re.sub(r"\s+", " ", text)
+    assert "RND4K Q1T1 write: not run as this test (2 runs below)" in text
+    assert (
+        "not on the card: ext4-fdatasync-before.txt (RND4K Q1T1 write, 66.1 MB/s): not this test: fdatasync=1" in text
+    )
+    assert "0.007 ms" not in text and "the highest is" not in text
