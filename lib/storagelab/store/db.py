@@ -143,6 +143,11 @@ def mark_unfinished(con, targets: list[tuple[str, str]]) -> None:
     con.execute("COMMIT")
 
 
+def finishes_stopped(con, covered: Callable[[str], bool]) -> bool:
+    """Whether this run covers the paths of a stopped ingest (``finish_unfinished`` will then clear them)."""
+    return any(covered(k) for k, _ in _pending(con))
+
+
 def finish_unfinished(con, covered: Callable[[str], bool]) -> None:
     """An ingest ran to its end: the stopped ingests whose paths it covered (``covered(key)``) are finished by it,
     as an ingest of a path makes the database hold what a clean ingest of that path would."""

@@ -336,7 +336,10 @@ class _Run:
         faults.inject("before-finished")
         run_keys = {k for k, _ in self.targets}
         dirs = [k for k in run_keys if not k or k.endswith("/")]
-        db.finish_unfinished(con, lambda key: key in run_keys or in_scope(key, dirs))
+        covered = lambda key: key in run_keys or in_scope(key, dirs)  # noqa: E731
+        if db.finishes_stopped(con, covered):  # what it did not look at can be as the stopped run left it
+            writer.settle_stopped(con, covered, listed)
+        db.finish_unfinished(con, covered)
         present = (
             listed | plan.stored.keys() | (plan.copies.keys() - set(plan.gone_copies)) | {r.key for r in plan.renames}
         )

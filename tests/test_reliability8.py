@@ -1,0 +1,54 @@
+"""The eighth reliability campaign (docs/reliability-8-store.md), the data side.
+
+Medium 1: a re-ingest killed between its batches leaves one content under two paths (the "unfinished" marker makes
+every reader refuse it); if a file of the mix was then ignored (or its folder made unreadable) before the re-run, the
+re-run cleared the marker while that file kept the rows the stopped run had not replaced yet: the content counted
+twice, and every reader accepted it. The kill is real (the ingest SIGKILLs itself after its first batch)."""
+
+from __future__ import annotations
+
+import signal
+
+import duckdb
+import pytest
+from test_store_unfinished import DOUBLED, KW, NAMES, _a_to_b, _ingest_cmd, _storagelab, _tree
+
+from storagelab import store
+from storagelab.analysis.db import open_db
+
+
+def _state(db) -> tuple[list, list, list]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        doubled = [p for (p,) in con.execute(DOUBLED).fetchall()]
+        stored = con.execute("SELECT path, sha256 FROM files ORDER BY 1").fetchall()
+        copies = con.execute("SELECT path, sha256, same_as FROM duplicates ORDER BY 1").fetchall()
+        return doubled, stored, copies
+    finally:
+        con.close()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("ignored", ["one file of the mix", "every file"])
+def test_a_file_of_a_stopped_mix_ignored_before_the_re_run_is_not_counted_twice(tmp_path, ignored):
+    raw = _tree(tmp_path)
+    db = tmp_path / "t.duckdb"
+    store.ingest([raw], db_path=db, **KW)
+    _a_to_b(raw)  # a and b swap their bytes (and c, d change)
+    killed = _storagelab(*_ingest_cmd(raw, db), STORAGELAB_FAULT="batch-committed:1")
+    assert killed.returncode == -signal.SIGKILL
+    a, b = (str(raw / n) for n in NAMES[:2])
+    doubled, stored, _ = _state(db)
+    assert doubled == [a, b]  # a holds b's old bytes (written), b still holds them (not yet rewritten)
+    b_sha = dict(stored)[b]
+
+    (raw / ".storagelabignore").write_text(NAMES[1] + "\n" if ignored == "one file of the mix" else "*.txt\n")
+    store.ingest([raw], db_path=db, **KW)
+
+    doubled, stored, copies = _state(db)
+    assert doubled == []
+    assert (a, b_sha) in stored and b not in dict(stored)
+    # b is not read (ignored): its stored bytes are a's now, so it is a's copy, with its own labels, as a clean ingest
+    # of a tree holding both would list it; its rows are counted once, under a
+    assert copies == [(b, b_sha, a)]
+    open_db(db).close()  # the stopped ingest is finished: readable
