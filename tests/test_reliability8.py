@@ -52,3 +52,28 @@ def test_a_file_of_a_stopped_mix_ignored_before_the_re_run_is_not_counted_twice(
     # of a tree holding both would list it; its rows are counted once, under a
     assert copies == [(b, b_sha, a)]
     open_db(db).close()  # the stopped ingest is finished: readable
+
+
+@pytest.mark.e2e
+def test_an_ingest_of_other_paths_never_copies_a_stopped_mix_into_the_parquet_copy(tmp_path):
+    """Medium 2: with a stopped re-ingest of T pending, an ingest of another folder U wrote the Parquet copy of every
+    table from the mixed database (T's content twice in files.parquet), exit 0, while every reader of it refused."""
+    raw = _tree(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "u.txt").write_bytes((raw / NAMES[2]).read_bytes() + b"\n")
+    db, pq = tmp_path / "t.duckdb", tmp_path / "pq"
+    kw = dict(KW, parquet_dir=pq)
+    store.ingest([raw], db_path=db, **kw)
+    before = duckdb.sql(f"SELECT path, sha256 FROM '{pq}/files.parquet' ORDER BY 1").fetchall()
+    _a_to_b(raw)
+    killed = _storagelab(*_ingest_cmd(raw, db), STORAGELAB_FAULT="batch-committed:1")
+    assert killed.returncode == -signal.SIGKILL
+
+    s = store.ingest([other], db_path=db, **kw)
+    assert duckdb.sql(f"SELECT path, sha256 FROM '{pq}/files.parquet' ORDER BY 1").fetchall() == before
+    assert s.warnings[-1].startswith(f"the Parquet copy in {pq} is not rewritten (it stays as it was): {db}: its last")
+
+    store.ingest([raw], db_path=db, **kw)  # finishes T: the copy follows the database again
+    copy = duckdb.sql(f"SELECT path, sha256 FROM '{pq}/files.parquet' ORDER BY 1").fetchall()
+    assert copy == _state(db)[1] and len({sha for _, sha in copy}) == len(copy) == 5

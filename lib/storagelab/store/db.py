@@ -13,7 +13,13 @@ import duckdb
 import pyarrow as pa
 
 from .. import __version__
-from ..database import EXTRA_DDL, UNFINISHED, connect, schema_signature  # noqa: F401 - store.connect, store.schema_signature
+from ..database import (  # noqa: F401 - store.connect, store.schema_signature
+    EXTRA_DDL,
+    UNFINISHED,
+    connect,
+    schema_signature,
+    unfinished_ingest,
+)
 from ..parsers import modules, parser_version, source_hash
 from ..schema import ddl
 from . import faults

@@ -410,6 +410,14 @@ class _Run:
         batches.write()
 
     def export(self, out_dir: Path) -> None:
+        """The Parquet copy of every table; not from a database that an earlier ingest of other paths left unfinished
+        (it would copy the mix that every reader refuses: one content counted twice): the copy stays as it was."""
+        stopped = db.unfinished_ingest(self.con, self.db_file)
+        if stopped:
+            self.summary.warnings.append(
+                f"the Parquet copy in {out_dir} is not rewritten (it stays as it was): {stopped}"
+            )
+            return
         try:
             export_parquet(self.con, out_dir)
         except (duckdb.Error, OSError) as e:
