@@ -77,3 +77,25 @@ def test_an_ingest_of_other_paths_never_copies_a_stopped_mix_into_the_parquet_co
     store.ingest([raw], db_path=db, **kw)  # finishes T: the copy follows the database again
     copy = duckdb.sql(f"SELECT path, sha256 FROM '{pq}/files.parquet' ORDER BY 1").fetchall()
     assert copy == _state(db)[1] and len({sha for _, sha in copy}) == len(copy) == 5
+
+
+@pytest.mark.e2e
+def test_a_stopped_ingest_of_a_folder_moved_since_names_a_command_that_finishes_it(tmp_path):
+    """Low 1: the refusal said to run `storagelab ingest T` again, which fails once T is moved or deleted (no such
+    file or directory), and nothing said what else finishes it: the database stayed refused."""
+    raw = _tree(tmp_path)
+    db = tmp_path / "t.duckdb"
+    store.ingest([raw], db_path=db, **KW)
+    _a_to_b(raw)
+    assert _storagelab(*_ingest_cmd(raw, db), STORAGELAB_FAULT="batch-committed:1").returncode == -signal.SIGKILL
+    raw.rename(tmp_path / "moved")
+    r = _storagelab("sql", "SELECT 1", "--db", str(db))
+    assert (r.returncode, r.stderr) == (
+        2,
+        f"storagelab sql: {db}: its last ingest was stopped before it finished, so a count read from it now can be "
+        f"wrong, and {raw} no longer exists: run `storagelab ingest {tmp_path} --db {db}` (a folder holding it) to "
+        "finish it\n",
+    )
+    store.ingest([tmp_path], db_path=db, **KW)  # the command it names
+    assert _state(db)[0] == []
+    open_db(db).close()
