@@ -7,6 +7,7 @@ twice, and every reader accepted it. The kill is real (the ingest SIGKILLs itsel
 
 from __future__ import annotations
 
+import hashlib
 import signal
 
 import duckdb
@@ -52,6 +53,27 @@ def test_a_file_of_a_stopped_mix_ignored_before_the_re_run_is_not_counted_twice(
     # of a tree holding both would list it; its rows are counted once, under a
     assert copies == [(b, b_sha, a)]
     open_db(db).close()  # the stopped ingest is finished: readable
+
+
+@pytest.mark.e2e
+def test_a_copy_of_a_stopped_mix_ignored_before_the_re_run_is_not_left_pointing_at_other_bytes(tmp_path):
+    """Medium 1, the copy case: d a copy of c; c changed, the re-ingest killed after c's batch (d's copy row still
+    says 'same bytes as c'), d then ignored: d stayed listed as c's copy with bytes c no longer holds, so d's labels
+    selected c's new rows."""
+    raw = _tree(tmp_path)
+    c, d = raw / NAMES[0], raw / "z-copy.txt"  # read after c
+    d.write_bytes(c.read_bytes())
+    db = tmp_path / "t.duckdb"
+    store.ingest([raw], db_path=db, **KW)
+    assert _state(db)[2] == [(str(d), hashlib.sha256(c.read_bytes()).hexdigest(), str(c))]
+    c.write_bytes(c.read_bytes() + b"\n")
+    killed = _storagelab(*_ingest_cmd(raw, db), STORAGELAB_FAULT="batch-committed:1")
+    assert killed.returncode == -signal.SIGKILL
+    (raw / ".storagelabignore").write_text(d.name + "\n")
+    s = store.ingest([raw], db_path=db, **KW)
+    assert _state(db)[2] == []  # d's bytes are stored nowhere now: not on record (as in a clean ingest ignoring it)
+    assert s.warnings[-1].endswith(f"settled from what the database holds, without reading them: {d}")
+    open_db(db).close()
 
 
 @pytest.mark.e2e
