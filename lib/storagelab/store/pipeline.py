@@ -338,7 +338,13 @@ class _Run:
         dirs = [k for k in run_keys if not k or k.endswith("/")]
         covered = lambda key: key in run_keys or in_scope(key, dirs)  # noqa: E731
         if db.finishes_stopped(con, covered):  # what it did not look at can be as the stopped run left it
-            writer.settle_stopped(con, covered, listed)
+            if settled := writer.settle_stopped(con, covered, listed):
+                summary.warnings.append(
+                    f"{len(settled)} file(s) that this ingest did not look at (ignored, or in a folder it cannot "
+                    "read) were left half-changed by the stopped ingest it finishes; settled from what the database "
+                    f"holds, without reading them: {', '.join(map(printable, settled[:5]))}"
+                    + (", ..." if len(settled) > 5 else "")
+                )
         db.finish_unfinished(con, covered)
         present = (
             listed | plan.stored.keys() | (plan.copies.keys() - set(plan.gone_copies)) | {r.key for r in plan.renames}
