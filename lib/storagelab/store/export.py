@@ -53,8 +53,12 @@ def _read_stamps(stamp_file: Path) -> dict:
 
 def _write_stamps(stamp_file: Path, stamps: dict) -> None:
     tmp = stamp_file.with_name(f"{STAMP}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(stamps, indent=0, sort_keys=True))
-    os.replace(tmp, stamp_file)
+    try:
+        tmp.write_text(json.dumps(stamps, indent=0, sort_keys=True))
+        os.replace(tmp, stamp_file)
+    except BaseException:  # a full disk, Ctrl-C: not left beside the copy until the next ingest (reliability-7 Low 6)
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _owned_folder(out_dir: Path) -> Path:

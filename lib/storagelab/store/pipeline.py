@@ -337,7 +337,16 @@ class _Run:
         faults.inject("before-finished")
         run_keys = {k for k, _ in self.targets}
         dirs = [k for k in run_keys if not k or k.endswith("/")]
-        db.finish_unfinished(con, lambda key: key in run_keys or in_scope(key, dirs))
+        covered = lambda key: key in run_keys or in_scope(key, dirs)  # noqa: E731
+        if db.finishes_stopped(con, covered):  # what it did not look at can be as the stopped run left it
+            if settled := writer.settle_stopped(con, covered, listed):
+                summary.warnings.append(
+                    f"{len(settled)} file(s) that this ingest did not look at (ignored, or in a folder it cannot "
+                    "read) were left half-changed by the stopped ingest it finishes; settled from what the database "
+                    f"holds, without reading them: {', '.join(map(printable, settled[:5]))}"
+                    + (", ..." if len(settled) > 5 else "")
+                )
+        db.finish_unfinished(con, covered)
         present = (
             listed | plan.stored.keys() | (plan.copies.keys() - set(plan.gone_copies)) | {r.key for r in plan.renames}
         )
@@ -408,6 +417,14 @@ class _Run:
         batches.write()
 
     def export(self, out_dir: Path) -> None:
+        """The Parquet copy of every table; not from a database that an earlier ingest of other paths left unfinished
+        (it would copy the mix that every reader refuses: one content counted twice): the copy stays as it was."""
+        stopped = db.unfinished_ingest(self.con, self.db_file)
+        if stopped:
+            self.summary.warnings.append(
+                f"the Parquet copy in {out_dir} is not rewritten (it stays as it was): {stopped}"
+            )
+            return
         try:
             export_parquet(self.con, out_dir)
         except SharedFolderError as e:
