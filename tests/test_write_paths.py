@@ -143,3 +143,49 @@ def test_a_symlink_the_user_planted_on_the_way_is_refused(shared_tmp):  # noqa: 
     )
     assert foreign_link(ours / ".." / "ours" / "x") is None
     assert file_refusal(ours / "new" / "x.duckdb") is None  # missing folders: this user makes them
+
+
+def test_a_report_tree_in_a_folder_the_user_made_first_is_refused(shared_tmp):  # noqa: F811
+    """Attack: the user makes the folder first (a clone, or STORAGELAB_ROOT, under /tmp) and plants reports/ with the
+    names a build writes (its lock, an executed notebook) as symlinks to a root-only file; `build`, `report` and `run`
+    took the tree unchecked (the lock's O_NOFOLLOW held; the notebooks and pages are written by name). Now the tree is
+    checked as `run --output` is, before anything is opened in it."""
+    from storagelab.errors import StoragelabError  # noqa: PLC0415
+    from storagelab.reportlock import writing  # noqa: PLC0415
+
+    victim, theirs = _victim(shared_tmp), _theirs(shared_tmp)
+    _user("mkdir", "-p", str(theirs / "reports" / "executed"))
+    _user("ln", "-s", str(victim), str(theirs / "reports" / "executed" / "07_explore.ipynb"))
+    with pytest.raises(StoragelabError) as e, writing(theirs / "reports"):
+        pass
+    assert str(e.value) == (
+        f"the report folder {theirs / 'reports'} is another user's (mode drwxr-xr-x); give a folder of your own"
+    )
+    assert victim.read_text() == "root secret\n"
+    assert sorted(p.name for p in (theirs / "reports").iterdir()) == ["executed"]
+
+
+def test_a_parquet_or_dataset_folder_planted_as_the_users_symlink_is_refused(shared_tmp):  # noqa: F811
+    """Attack: `--db /tmp/x.duckdb` (a sticky folder: allowed) derives /tmp/x-parquet; the user plants that name as a
+    symlink to a folder of root's they choose, and `--dataset` the same: the folder was resolved and checked (root's:
+    fine), and the export wrote its <table>.parquet files and stamp where the user pointed. Now a symlink of another
+    user's as the folder (or on its way) is refused, before the folder is made or written."""
+    from storagelab import dataset  # noqa: PLC0415
+    from storagelab.ownership import SharedFolderError  # noqa: PLC0415
+    from storagelab.store.export import export_parquet  # noqa: PLC0415
+
+    ours, pub = shared_tmp / "ours", _theirs(shared_tmp).parent
+    ours.mkdir()
+    _user("ln", "-s", str(ours), str(pub / "x-parquet"))
+    _user("ln", "-s", str(ours), str(pub / "ds"))
+    con = connect(pub / "x.duckdb")
+    try:
+        with pytest.raises(SharedFolderError) as e:
+            export_parquet(con, pub / "x-parquet")
+        assert str(e.value).startswith(f"{pub / 'x-parquet'} is a symlink of another user's ({USER}): another user")
+        with pytest.raises(SharedFolderError) as e:
+            dataset._owned_folder(pub / "ds")  # export's check, before it writes (its queries need a full database)
+        assert str(e.value).startswith(f"--dataset {pub / 'ds'} is a symlink of another user's ({USER}): another ")
+    finally:
+        con.close()
+    assert list(ours.iterdir()) == []
