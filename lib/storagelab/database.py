@@ -126,6 +126,10 @@ def connect(
     if read_only and not db.exists():
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
     if not read_only:
+        from .ownership import file_refusal  # noqa: PLC0415
+
+        if why := file_refusal(db):  # reliability-8 Low 9: another user's symlink as --db was followed
+            raise StoreError(f"{db}: {why}: another user could change what it leads to; give a database of your own")
         try:
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from .. import paths
-from ..ownership import SharedFolderError, shared
+from ..ownership import SharedFolderError, foreign_link, shared
 from ..schema import all_tables
 from . import faults
 
@@ -67,7 +67,7 @@ def _owned_folder(out_dir: Path) -> Path:
     user could make it first; root's ingest then wrote ``.parquet-stamp.json.<pid>.tmp`` through their symlink into a
     root-only file (reliability-8)."""
     real = out_dir.resolve()
-    why = shared(real)
+    why = foreign_link(out_dir) or shared(real)  # another user's symlink on the way: turned at will
     if why:
         raise SharedFolderError(
             f"{why}: another user could put a symlink there under a name the export writes (.<table>.parquet.<pid>.tmp, "
