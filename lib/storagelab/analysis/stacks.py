@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..units import MiB
 from . import arc, design, fio_runs, measures, phases, plausibility, repeat_groups, stacks_findings, stats
 from .db import frame
 from .result import Result, lines_of
@@ -31,6 +32,7 @@ from .stacks_flags import (  # noqa: F401 - re-exported: the flags are read as s
     with_flags,
 )
 from .stacks_numbers import (
+    ConfigRef,
     DeviceSpread,
     LayerCost,
     OverLimit,
@@ -245,22 +247,61 @@ def _ref(r: dict) -> RunRef:
     return RunRef(r["label"], r["bw_bytes_per_s"], r.get("mark") or "", lines_of(r))
 
 
-def rankings(known: pl.DataFrame) -> tuple[pl.DataFrame, list[Ranking]]:
-    """Workloads by number of runs, and each one's ranking (fastest unflagged first)."""
+def configurations(known: pl.DataFrame) -> pl.DataFrame:
+    """One row per workload and configuration (``repeat_groups``: its repeats pooled, never ranked against each
+    other): ``config`` (its name), ``n`` runs, ``mean`` bandwidth, ``ci95`` (half-width of the 95 % interval of the
+    mean; None for one run), ``suspect`` (any of its runs flagged: it never heads a ranking), ``mark`` (its runs'
+    marks), ``runs`` (its rows, for their lines) and ``rank`` in its workload (unflagged first, fastest first)."""
+    named = repeat_groups.with_names(
+        known.with_columns(config_name=fio_runs.config_label(known)), "config_name", "config"
+    )
+    g = named.group_by(repeat_groups.KEY, "workload", maintain_order=True).agg(
+        pl.col("config").first(),
+        n=pl.len(),
+        mean=pl.col("bw_bytes_per_s").mean(),
+        values=pl.col("bw_bytes_per_s"),
+        suspect=pl.col("suspect").any(),
+        mark=pl.col("mark").filter(pl.col("mark") != "").unique(maintain_order=True).str.join("; "),
+        runs=pl.struct(c for c in ("path", "sha256", "line_start", "line_end") if c in named.columns),
+    )
+    ci = [(s.ci.half if s.ci else None) for s in map(stats.summarise, g["values"].to_list())]
+    return (
+        g.with_columns(ci95=pl.Series(ci, dtype=pl.Float64), mark=pl.col("mark").fill_null(""))
+        .sort(["workload", "suspect", "mean"], descending=[False, False, True])
+        .with_columns(rank=pl.int_range(pl.len()).over("workload") + 1)
+    )
+
+
+def _config_ref(r: dict) -> ConfigRef:
+    return ConfigRef(r["config"], r["mean"], r["mark"], lines_of(list(r["runs"])), r["n"], r["ci95"])
+
+
+def table_lines(configs: pl.DataFrame) -> list[str]:
+    """05's table: one line per configuration in ranking order, its mean and the interval its repeats give."""
+    out = []
+    for r in configs.iter_rows(named=True):
+        runs = f"mean of {r['n']} runs, ±{r['ci95'] / MiB:.1f} MiB/s (95 % CI)" if r["n"] > 1 else "1 run"
+        line = f"{r['rank']:>3}. {r['config']:<42} {r['mean'] / MiB:8.1f} MiB/s = {r['mean'] / 1e6:8.1f} MB/s  {runs}"
+        out.append(f"{line}  {r['mark']}".rstrip())
+    return out
+
+
+def rankings(configs: pl.DataFrame) -> tuple[pl.DataFrame, list[Ranking]]:
+    """Workloads by number of runs, and each one's configurations ranked (fastest unflagged first); the repeats of
+    one configuration are its mean, never ranked against each other."""
     workloads = (
-        known.group_by("workload")
-        .agg(pl.len().alias("runs"), pl.col("bw_bytes_per_s").max().alias("best"))
+        configs.group_by("workload")
+        .agg(pl.col("n").sum().alias("runs"), pl.col("mean").max().alias("best"))
         .sort("runs", "best", descending=True)
     )
     out = []
-    for w in workloads["workload"].to_list():
-        g = known.filter(pl.col("workload") == w).sort("bw_bytes_per_s", descending=True)
+    for w, runs in workloads.select("workload", "runs").iter_rows():
+        g = configs.filter(pl.col("workload") == w).sort("mean", descending=True)
         clean = g.filter(~pl.col("suspect"))
-        top = _ref(clean.row(0, named=True)) if clean.height else None
-        faster = g.filter(pl.col("suspect") & (pl.col("bw_bytes_per_s") > (top.bytes_per_s if top else -1)))
-        out.append(
-            Ranking(w, g.height, top, _ref(g.row(-1, named=True)), tuple(map(_ref, faster.iter_rows(named=True))))
-        )
+        top = _config_ref(clean.row(0, named=True)) if clean.height else None
+        faster = g.filter(pl.col("suspect") & (pl.col("mean") > (top.bytes_per_s if top else -1)))
+        refs = tuple(map(_config_ref, faster.iter_rows(named=True)))
+        out.append(Ranking(w, runs, top, _config_ref(g.row(-1, named=True)), refs, g.height))
     return workloads, out
 
 
@@ -358,12 +399,12 @@ def compute(
     runs ``d`` of one direction (``query``'s second frame, not empty)."""
     d = marked(d, margin, min_elapsed_s=min_elapsed_s)
     known = d.filter(pl.col("workload_known"))  # runs of unknown mode or block size are compared with none
-    workloads, ranks = rankings(known)
+    configs = configurations(known)
+    workloads, ranks = rankings(configs)
     reps = repeats(known)
     costs = layer_costs(known)
     over = d.filter(pl.col("inflated").fill_null(False)).sort("bw_bytes_per_s", descending=True)
-    clean = d.filter(~pl.col("suspect")).sort("bw_bytes_per_s", descending=True)
-    best_clean = _ref(clean.row(0, named=True)) if clean.height else None
+    head = headline_ranking(ranks)
     in_files = d.sort("path", "doc_index", "groupid", maintain_order=True)  # lists name runs in file order
     return StacksResult(
         direction=direction,
@@ -372,6 +413,7 @@ def compute(
         runs=d,
         workloads=workloads,
         rankings=ranks,
+        configs=configs,
         unknown_workload=in_files.filter(~pl.col("workload_known"))["label"].to_list(),
         over_limit=[
             OverLimit(r["label"], r["bw_bytes_per_s"], r["device_limit_bytes_per_s"], bool(r["weak"]), lines_of(r))
@@ -395,12 +437,21 @@ def compute(
         repeat_tests=repeat_tests(reps, d),
         layer_costs=costs,
         costs=costs_of(costs, d),
-        fastest=_ref(d.sort("bw_bytes_per_s", descending=True).row(0, named=True)),
-        best_clean=best_clean,
-        flagged_above_best=d.filter(pl.col("bw_bytes_per_s") > best_clean.bytes_per_s).height
-        if best_clean
-        else d.height,
+        fastest=head.flagged_faster[0] if head and head.flagged_faster else None,
+        best_clean=head.fastest if head else None,
+        flagged_above_best=len(head.flagged_faster) if head else 0,
+        unranked=0 if head or len(ranks) < 2 else sum(k.fastest is not None for k in ranks),
     )
+
+
+def headline_ranking(ranks: list[Ranking]) -> Ranking | None:
+    """The one workload a headline may rank (as 08: runs are compared within one workload only): the workload
+    holding every unflagged configuration, or the only workload; None where the unflagged configurations are of
+    several workloads (or none is unflagged in several)."""
+    clean = [k for k in ranks if k.fastest is not None]
+    if len(clean) == 1:
+        return clean[0]
+    return ranks[0] if len(ranks) == 1 else None
 
 
 def analyse(

@@ -1,0 +1,71 @@
+"""The s34 new-user trial's own runs (tests/fixtures/fio/trial-h7, sources in its COMMANDS.md; findings in
+/work/h7-trial-findings.md): 05 gives one line per configuration and ranks repeats never against each other (T11);
+its headline ranks within one workload only, as 08's does (T12)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import FIXTURES, analyse_study, ingest_labelled
+
+from storagelab.analysis import stacks
+
+SRC = FIXTURES / "fio" / "trial-h7"
+STUDY = "h7 homelab"
+SETUP = "h7lab,Debian 12,ext4,single,1,1,loop0 (/dev/shm file),25276510208"
+# the trial's manifest rows for these files (/tmp/h7ds/a/manifest.csv), paths flattened
+MANIFEST = "path,study,label,host,os,stack,vdev_type,vdev_count,vdev_width,devices,ram_bytes,phase,notes\n" + "".join(
+    f"{path},{STUDY},{label},{SETUP},{phase},{notes}\n"
+    for path, label, phase, notes in (
+        ("rr4k-qd16-run1.json", "ext4 rr4k run 1", "", ""),
+        ("rr4k-qd16-run2.json", "ext4 rr4k run 2", "", ""),
+        ("rr4k-qd16-run3.json", "ext4 rr4k run 3", "", ""),
+        ("randread-1200M-direct.json", "ext4 big ENOSPC", "", "fio failed: ENOSPC"),
+        ("randread-900M-direct.json", "ext4 900M 64k", "", ""),
+        ("ext4-fdatasync-before.txt", "ext4 fdatasync", "before", "barrier=1 commit=5"),
+        ("ext4-fdatasync-after.txt", "ext4 fdatasync", "after", "nobarrier commit=30"),
+    )
+)
+RR4K = "`randread bs=4KiB iodepth=16 numjobs=1 libaio direct=1 size=128MiB runtime=3s`"
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    raw = tmp_path_factory.mktemp("h7") / "raw"
+    raw.mkdir()
+    for f in SRC.iterdir():
+        if f.suffix in (".json", ".txt"):
+            shutil.copyfile(f, raw / f.name)
+    return ingest_labelled(raw, MANIFEST)
+
+
+def test_05_gives_repeats_one_line_and_no_ratio_between_them(db):
+    res = analyse_study(db, stacks.analyse, STUDY, direction="read", min_elapsed_s=1.0)
+    text = [str(f) for f in res.findings]
+    assert (
+        f"{RR4K}: 3 repeats of one configuration (ext4 rr4k, mean 461.4 MiB/s (483.8 MB/s)), no other configuration "
+        "to compare it with; repeats are not ranked against each other (their spread is under the repeats below)."
+    ) in text
+    assert not any("fastest run" in t or "0.72x" in t for t in text)  # was: run 3 fastest, run 1 at 0.72x of it
+    assert stacks.table_lines(res["configs"]) == [
+        "  1. ext4 rr4k                                     461.4 MiB/s =    483.8 MB/s  mean of 3 runs, ±194.5 MiB/s "
+        "(95 % CI)",
+        "  1. ext4 900M 64k                                1664.4 MiB/s =   1745.3 MB/s  1 run",
+    ]
+    # (397.3 + 438.2 + 548.6) / 3 = 461.4 MiB/s, the mean's cite names its arithmetic and the three runs' lines
+    (mean,) = [c for f in res.findings if str(f).startswith(RR4K) for c in f.cites]
+    assert (mean.text, mean.derivation, len(mean.inputs)) == ("461.4 MiB/s (483.8 MB/s)", "mean of 3 runs", 3)
+
+
+def test_05_headline_ranks_within_one_workload_only(db):
+    res = analyse_study(db, stacks.analyse, STUDY, direction="read", min_elapsed_s=1.0)
+    # was: "Fastest read run with no flag: ext4 900M 64k at 1664 MiB/s" (a 64 KiB run against 4 KiB randread)
+    assert res.verdict == (
+        "Not ranked across 2 workloads: runs are compared within one workload only (each workload's ranking is in "
+        "the findings)."
+    )
+    assert res.headline["fastest read run with no flag"] == (
+        "not ranked: the unflagged runs are of 2 workloads; runs are compared within one workload only (the "
+        "findings above, per workload)"
+    )
