@@ -1,15 +1,20 @@
 """The s34 new-user trial's own runs (tests/fixtures/fio/trial-h7, sources in its COMMANDS.md; findings in
 /work/h7-trial-findings.md): 05 gives one line per configuration and ranks repeats never against each other (T11);
-its headline ranks within one workload only, as 08's does (T12)."""
+its headline ranks within one workload only, as 08's does (T12); a run fio stopped on an error is named in 05 and 08
+and warned at ingest (T8)."""
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
+import sys
 
 import pytest
 from conftest import FIXTURES, analyse_study, ingest_labelled
 
 from storagelab.analysis import stacks
+from storagelab.parsers.fio import failed
 
 SRC = FIXTURES / "fio" / "trial-h7"
 STUDY = "h7 homelab"
@@ -69,3 +74,37 @@ def test_05_headline_ranks_within_one_workload_only(db):
         "not ranked: the unflagged runs are of 2 workloads; runs are compared within one workload only (the "
         "findings above, per workload)"
     )
+
+
+ENOSPC = "ext4 big ENOSPC: fio reported error 28 (No space left on device) for job bigrr: no results."
+
+
+def test_a_failed_run_is_named_in_05_and_08_and_warned_at_ingest(db):
+    """T8: randread-1200M-direct.json, fio's job 'bigrr' with "error" : 28 (ENOSPC laying out the file), no I/O."""
+    from storagelab.analysis import fio_views, open_db
+
+    for analyse, kw in ((stacks.analyse, dict(direction="read", min_elapsed_s=1.0)), (fio_views.analyse, {})):
+        res = analyse_study(db, analyse, STUDY, **kw)
+        (said,) = [m for m in res.missing if "fio reported" in m]
+        assert said == ENOSPC
+        (c,) = said.cites
+        assert (c.text, c.inputs[0]["line_start"]) == ("error 28 (No space left on device)", 9)
+    with open_db(db) as con:
+        rows = con.execute("SELECT path, warnings FROM files WHERE warnings LIKE '%fio reported%'").fetchall()
+    assert [(p.rsplit("/", 1)[-1], w) for p, w in rows] == [
+        (
+            "randread-1200M-direct.json",
+            "line 9: fio reported error 28 (No space left on device) for job bigrr: it stopped there, its results "
+            "are what it did before (none if it had not started)",
+        )
+    ]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the table names Linux's errno numbers")
+def test_the_errno_table_is_linuxs():
+    # each name is the errno module's constant of that number (EOPNOTSUPP and ENOTSUP are one number on Linux)
+    assert {n: (n if getattr(errno, name) == n else name, msg) for n, (name, msg) in failed.ERRNO.items()} == {
+        n: (n, os.strerror(n)) for n in failed.ERRNO
+    }
+    assert failed.describe(28) == "error 28 (No space left on device)"
+    assert failed.describe(300) == "error 300 (not a Linux errno known here)"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..units import MiB
-from . import arc, design, fio_runs, measures, phases, plausibility, repeat_groups, stacks_findings, stats
+from . import arc, design, fio_failed, fio_runs, measures, phases, plausibility, repeat_groups, stacks_findings, stats
 from .db import frame
 from .result import Result, lines_of
 from .selection import Selection
@@ -471,6 +471,7 @@ def analyse(
         raise ValueError(f"min_elapsed_s must be 0 or more (seconds a run must last), got {min_elapsed_s}")
     all_runs, d, disks = query(con, sel, direction)
     res = Result.start(con, sel, measures.per_file(con, sel, all_runs))
+    res.missing += fio_failed.sentences(con, sel)  # runs fio stopped on an error: named, never silently gone
     if all_runs.is_empty():
         res.missing.append(
             f"no fio runs for {sel.describe()}: run fio (e.g. `fio --name=seq --rw=write --bs=1M --size=4G "
