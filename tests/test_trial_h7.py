@@ -108,3 +108,38 @@ def test_the_errno_table_is_linuxs():
     }
     assert failed.describe(28) == "error 28 (No space left on device)"
     assert failed.describe(300) == "error 300 (not a Linux errno known here)"
+
+
+PAIR = "`randwrite bs=4KiB iodepth=1 numjobs=1 psync direct=0 fdatasync=1 size=32MiB runtime=2s`"
+
+
+def test_a_before_after_pair_shows_its_phase_and_what_its_notes_say(db):
+    """T9: ext4-fdatasync-{before,after}.txt, one label, phase before/after, notes 'barrier=1 commit=5' /
+    'nobarrier commit=30': every table tells the two rows apart, and the notes say what differs."""
+    from storagelab.analysis import alignment, fio_views
+
+    five = analyse_study(db, stacks.analyse, STUDY, direction="write", min_elapsed_s=1.0)
+    assert stacks.table_lines(five["configs"]) == [
+        "  1. ext4 fdatasync (after)                         72.2 MiB/s =     75.7 MB/s  1 run",
+        "  2. ext4 fdatasync (before)                        63.0 MiB/s =     66.1 MB/s  1 run",
+    ]
+    (paired,) = [str(f) for f in five.findings if "the phase labels pair" in f]
+    assert paired.startswith(
+        f"{PAIR}: the phase labels pair its runs as before and after a change (their labels differ in notes "
+        "('barrier=1 commit=5' / 'nobarrier commit=30') (the same host h7lab and stack ext4)), not as two stacks"
+    )
+    eight = analyse_study(db, fio_views.analyse, STUDY)
+    assert eight["durable"]["run"].to_list() == ["ext4 fdatasync (after)", "ext4 fdatasync (before)"]
+    (side,) = [str(f) for f in eight.findings if "Set side by side" in f]
+    assert side == (
+        "`randwrite bs=4KiB ioengine=psync iodepth=1, a sync after every write`: 2 runs, durable-write p99 from "
+        "0.105 ms (ext4 fdatasync (before)) to 0.172 ms (ext4 fdatasync (after)). Set side by side only (their "
+        "labels differ in notes ('barrier=1 commit=5' / 'nobarrier commit=30') (the same host h7lab and stack "
+        "ext4); the phase labels pair them: before ext4 fdatasync (before), after ext4 fdatasync (after)): no "
+        "ratio is stated as the effect of one change."
+    )
+    three = analyse_study(db, alignment.analyse, STUDY)
+    assert (
+        "2 fio output(s) are labelled phase=before/after (ext4 fdatasync): 03 compares bonnie++ runs only; 05 and "
+        "08 set those fio runs side by side by phase"
+    ) in three.missing

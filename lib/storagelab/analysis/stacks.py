@@ -195,7 +195,7 @@ def query(con, sel: Selection, direction: str) -> tuple[pl.DataFrame, pl.DataFra
     d = all_runs.filter(pl.col("direction") == direction).with_columns(
         labelled=pl.col("label").is_not_null(), label=fio_runs.run_label(all_runs)
     )
-    d = phase_named(d)
+    d = phases.named(d)
     disks = device_latency(con, sel, d["file_id"].to_list()) if d.height else pl.DataFrame()
     return all_runs, d, disks
 
@@ -217,15 +217,6 @@ def _mixed_note(all_runs: pl.DataFrame) -> str:
     )
 
 
-def phase_named(d: pl.DataFrame) -> pl.DataFrame:
-    """Runs of one name in both phases named with their phase ('fsync1 (before)', 'fsync1 (after)')."""
-    if "phase" not in d.columns or d.is_empty():
-        return d
-    clash = pl.col("phase").drop_nulls().n_unique().over("label") > 1
-    named = pl.concat_str(pl.col("label"), pl.lit(" ("), pl.col("phase"), pl.lit(")"))
-    return d.with_columns(label=pl.when(clash & pl.col("phase").is_not_null()).then(named).otherwise(pl.col("label")))
-
-
 def phase_pairs(known: pl.DataFrame) -> list[PhasePair]:
     """The workloads whose runs hold both a phase=before and a phase=after run: those runs, fastest first in each
     phase, and what their setup labels say differs."""
@@ -237,7 +228,7 @@ def phase_pairs(known: pl.DataFrame) -> list[PhasePair]:
             continue
         rows = list(g.sort("bw_bytes_per_s", descending=True).iter_rows(named=True))
         side = {p: tuple(_ref(r) for r in rows if r["phase"] == p) for p in phases.PHASES}
-        setups = [phases.setup_of(r) for r in rows if r["phase"] in phases.PHASES]
+        setups = [phases.setup_of(r) for p in phases.PHASES for r in rows if r["phase"] == p]  # before, then after
         only = g["phase"].is_in(list(phases.PHASES)).all()
         out.append(PhasePair(str(w), side["before"], side["after"], phases.differences(setups), bool(only)))
     return out
