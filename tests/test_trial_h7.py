@@ -143,3 +143,68 @@ def test_a_before_after_pair_shows_its_phase_and_what_its_notes_say(db):
         "2 fio output(s) are labelled phase=before/after (ext4 fdatasync): 03 compares bonnie++ runs only; 05 and "
         "08 set those fio runs side by side by phase"
     ) in three.missing
+
+
+def _parse(rel: str):
+    from storagelab.parsers import parse_bytes
+
+    parsed, _ = parse_bytes((FIXTURES / rel).read_bytes(), rel)
+    return parsed
+
+
+def _waits(parsed) -> list[tuple]:
+    return [
+        (r["pool"], r["vdev"], r["sample"], r["wait"], r["op"], r["latency_ns"], r["line_start"])
+        for r in parsed.rows("zpool_iostat_latency")
+        if r["wait"] == "total_wait"
+    ]
+
+
+def test_arcstat_then_zpool_iostat_keeps_both_outputs():
+    """T6: `arcstat 1` (5 rows) then `zpool iostat -vl 1` (2 intervals) in one transcript: both are read, the second
+    with the file's line numbers; 08's device view then has the -l waits it asked for."""
+    p = _parse("arcstats/linux-2.2-arcstat/arcstat-then-zpool-iostat-vl.log")
+    assert (p.tool, p.format, p.count("arcstat_samples")) == ("arcstats", "arcstat", 50)  # 5 rows x 10 fields
+    assert p.warnings == ["lines 9-21: read as `zpool iostat -vl 1` output (zpool-iostat), after the arcstat output"]
+    assert [(r["pool"], r["vdev"], r["write_ops_per_s"], r["line_start"]) for r in p.rows("zpool_iostat")] == [
+        ("default", None, 16.0, 13),
+        ("default", "nvme-WD_BLACK_SN850X_4000GB_xxxxxxxxxxx", 16.0, 14),
+        ("default", None, 107.0, 19),
+        ("default", "nvme-WD_BLACK_SN850X_4000GB_xxxxxxxxxxx", 107.0, 20),
+    ]
+    assert _waits(p)[:2] == [  # 'total_wait 200us 98us' on line 13
+        ("default", None, 0, "total_wait", "read", 200_000.0, 13),
+        ("default", None, 0, "total_wait", "write", 98_000.0, 13),
+    ]
+    assert {r["command"] for r in p.rows("zpool_iostat")} == {"zpool iostat -vl 1"}
+
+
+def test_zpool_iostat_r_then_l_keeps_the_histograms_and_reads_the_table():
+    """T7: `zpool iostat -r` (lines 1-20) then a `zpool iostat -l` table (lines 22-25): was 'invalid: not zpool iostat
+    -r output' at line 22, the whole file lost."""
+    p = _parse("zpool/published/iostat-r-then-l-data.txt")
+    assert (p.format, p.count("zpool_iostat_req_size")) == ("zpool-iostat-r", 192)  # 16 buckets x 6 classes x 2
+    assert p.warnings == [
+        "lines 22-25: read as zpool list/iostat output (zpool-iostat), after the zpool-iostat-r output"
+    ]
+    assert _waits(p) == [
+        ("data", None, 0, "total_wait", "read", 585_000.0, 25),
+        ("data", None, 0, "total_wait", "write", 1_000_000.0, 25),
+    ]
+    same = _parse("zpool/published/iostat-r-trim-data.txt")  # the same -r block alone: the same rows
+    assert [{**r, "line_start": 0} for r in same.rows("zpool_iostat_req_size")] == [
+        {**r, "line_start": 0} for r in p.rows("zpool_iostat_req_size")
+    ]
+
+
+def test_an_unknown_command_after_arcstat_is_named_not_dropped(tmp_path):
+    text = (FIXTURES / "arcstats/linux-2.2-arcstat/arcstat-then-zpool-iostat-vl.log").read_text()
+    f = tmp_path / "t.log"
+    f.write_text(text.replace("zpool iostat -vl 1", "iostat -x 1"))
+    from storagelab.parsers import parse_bytes
+
+    p, _ = parse_bytes(f.read_bytes(), str(f))
+    assert p.warnings == [
+        "lines 9-21: the output of `iostat -x 1` after the arcstat output is not read: save it in its own file"
+    ]
+    assert p.count("arcstat_samples") == 50 and not p.rows("zpool_iostat")
