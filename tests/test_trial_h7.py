@@ -208,3 +208,25 @@ def test_an_unknown_command_after_arcstat_is_named_not_dropped(tmp_path):
         "lines 9-21: the output of `iostat -x 1` after the arcstat output is not read: save it in its own file"
     ]
     assert p.count("arcstat_samples") == 50 and not p.rows("zpool_iostat")
+
+
+def test_a_pool_member_zdb_marks_not_present_is_said_in_02_and_03(tmp_path):
+    """T10: `zdb` of host ninetales, pool Data's first disk printed with `not_present: 1` (lines 74-84)."""
+    from conftest import ingest_unlabelled
+
+    from storagelab.analysis import alignment, recordsize
+
+    db = ingest_unlabelled([FIXTURES / "zdb-config/published/ninetales-zdb-not-present.txt"], tmp_path)
+    said = (
+        "Pool Data: its zdb configuration (ninetales-zdb-not-present.txt) marks disk "
+        "/dev/disk/by-id/ata-TOSHIBA_DT01ACA300_365XDT3KS as not present (its device was missing): when it was read, "
+        "the pool ran with that member missing (degraded), not as the layout its labels give; runs on the pool then "
+        "measured it so (whether the runs were made then, the logs do not say)."
+    )
+    for analyse in (alignment.analyse, recordsize.analyse):
+        res = analyse_study(db, analyse, "(unlabelled)")
+        (f,) = [f for f in res.findings if "zdb configuration" in f]
+        assert str(f) == said
+        assert [(c.text, c.inputs[0]["line_start"], c.inputs[0]["line_end"]) for c in f.cites] == [
+            ("not present (its device was missing)", 74, 84)
+        ]

@@ -17,7 +17,7 @@ import polars as pl
 
 from ..chartsource import source
 from ..sectors import alignment
-from . import alignment_findings, measures, stats
+from . import alignment_findings, measures, pool_members, stats
 from .alignment_numbers import (
     AlignmentFrames,
     AlignmentNumbers,
@@ -525,6 +525,7 @@ def analyse(
     res.file_ids += list(n.settings.file_ids) if n.settings else []
     alignment_findings.write(res, n, sel)
     res.missing += fio_phases(con, sel)
+    res.findings += pool_members.sentences(con, sel)  # a member zdb -C marks missing: a degraded pool
     return res
 
 
