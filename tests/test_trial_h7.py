@@ -230,3 +230,33 @@ def test_a_pool_member_zdb_marks_not_present_is_said_in_02_and_03(tmp_path):
         assert [(c.text, c.inputs[0]["line_start"], c.inputs[0]["line_end"]) for c in f.cites] == [
             ("not present (its device was missing)", 74, 84)
         ]
+
+
+def test_many_steady_state_verdicts_are_one_table(tmp_path):
+    """T10: the lab's ten `--repeat auto` runs of randread QD1 with their bw logs (h8's fixture
+    tests/fixtures/fio/newuser-h7/lab): ten series, one table row each; a sentence only where the cell cannot say it
+    all (where a run left its band, dips, two regimes). The trial's whole lab study gave 400 such sentences."""
+    from conftest import ingest_unlabelled
+
+    from storagelab.analysis import fio_views
+
+    lab = FIXTURES / "fio/newuser-h7/lab"
+    db = ingest_unlabelled(sorted(p for p in lab.iterdir() if p.suffix in (".txt", ".log")), tmp_path)
+    res = analyse_study(db, fio_views.analyse, "(unlabelled)")
+    table = res["steady_states"]
+    assert table.columns == ["run", "direction", "bw"]
+    assert dict(zip(table["run"], table["bw"], strict=True)) == {
+        "randread-4k-qd1-nj1": "not steady",
+        **{f"randread-4k-qd1-nj1-{k}": "not steady, dips" for k in (10, 2, 3, 9)},
+        "randread-4k-qd1-nj1-4": "two regimes",
+        **{f"randread-4k-qd1-nj1-{k}": "not steady" for k in (5, 6, 7, 8)},
+    }
+    said = [f for f in res.findings if " bw read: " in f]
+    assert [f.split(" bw read: ")[0] for f in said] == [
+        "randread-4k-qd1-nj1",  # falls to 65.8 MiB/s at 4.5 s after a window that met both criteria
+        *(f"randread-4k-qd1-nj1-{k}" for k in (10, 2, 3, 4, 9)),
+    ]
+    assert (
+        "Steady-state verdicts of 10 logged series (10 runs and directions x log kinds): 9 not steady, 1 two regimes; "
+        "one row per run in the table of steady states"
+    ) in " ".join(res.findings)
