@@ -55,8 +55,8 @@ def test_05_gives_repeats_one_line_and_no_ratio_between_them(db):
     assert not any("fastest run" in t or "0.72x" in t for t in text)  # was: run 3 fastest, run 1 at 0.72x of it
     assert stacks.table_lines(res["configs"]) == [
         "  1. ext4 rr4k                                     461.4 MiB/s =    483.8 MB/s  mean of 3 runs, ±194.5 MiB/s "
-        "(95 % CI)",
-        "  1. ext4 900M 64k                                1664.4 MiB/s =   1745.3 MB/s  1 run",
+        "(95 % CI)  no device limit labelled",
+        "  1. ext4 900M 64k                                1664.4 MiB/s =   1745.3 MB/s  1 run  no device limit labelled",
     ]
     # (397.3 + 438.2 + 548.6) / 3 = 461.4 MiB/s, the mean's cite names its arithmetic and the three runs' lines
     (mean,) = [c for f in res.findings if str(f).startswith(RR4K) for c in f.cites]
@@ -120,8 +120,8 @@ def test_a_before_after_pair_shows_its_phase_and_what_its_notes_say(db):
 
     five = analyse_study(db, stacks.analyse, STUDY, direction="write", min_elapsed_s=1.0)
     assert stacks.table_lines(five["configs"]) == [
-        "  1. ext4 fdatasync (after)                         72.2 MiB/s =     75.7 MB/s  1 run",
-        "  2. ext4 fdatasync (before)                        63.0 MiB/s =     66.1 MB/s  1 run",
+        "  1. ext4 fdatasync (after)                         72.2 MiB/s =     75.7 MB/s  1 run  no device limit labelled",
+        "  2. ext4 fdatasync (before)                        63.0 MiB/s =     66.1 MB/s  1 run  no device limit labelled",
     ]
     (paired,) = [str(f) for f in five.findings if "the phase labels pair" in f]
     assert paired.startswith(

@@ -242,7 +242,7 @@ def configurations(known: pl.DataFrame) -> pl.DataFrame:
     """One row per workload and configuration (``repeat_groups``: its repeats pooled, never ranked against each
     other): ``config`` (its name), ``n`` runs, ``mean`` bandwidth, ``ci95`` (half-width of the 95 % interval of the
     mean; None for one run), ``suspect`` (any of its runs flagged: it never heads a ranking), ``mark`` (its runs'
-    marks), ``runs`` (its rows, for their lines) and ``rank`` in its workload (unflagged first, fastest first)."""
+    marks), ``flag`` (its runs' plausibility flags: ``with_flags``), ``runs`` (its rows, for their lines) and ``rank`` in its workload (unflagged first, fastest first)."""
     named = repeat_groups.with_names(
         known.with_columns(config_name=fio_runs.config_label(known)), "config_name", "config"
     )
@@ -253,11 +253,14 @@ def configurations(known: pl.DataFrame) -> pl.DataFrame:
         values=pl.col("bw_bytes_per_s"),
         suspect=pl.col("suspect").any(),
         mark=pl.col("mark").filter(pl.col("mark") != "").unique(maintain_order=True).str.join("; "),
+        flag=pl.col("flag").drop_nulls().unique(maintain_order=True).str.join("; "),
         runs=pl.struct(c for c in ("path", "sha256", "line_start", "line_end") if c in named.columns),
     )
     ci = [(s.ci.half if s.ci else None) for s in map(stats.summarise, g["values"].to_list())]
     return (
-        g.with_columns(ci95=pl.Series(ci, dtype=pl.Float64), mark=pl.col("mark").fill_null(""))
+        g.with_columns(
+            ci95=pl.Series(ci, dtype=pl.Float64), mark=pl.col("mark").fill_null(""), flag=pl.col("flag").fill_null("")
+        )
         .sort(["workload", "suspect", "mean"], descending=[False, False, True])
         .with_columns(rank=pl.int_range(pl.len()).over("workload") + 1)
     )
@@ -273,7 +276,7 @@ def table_lines(configs: pl.DataFrame) -> list[str]:
     for r in configs.iter_rows(named=True):
         runs = f"mean of {r['n']} runs, ±{r['ci95'] / MiB:.1f} MiB/s (95 % CI)" if r["n"] > 1 else "1 run"
         line = f"{r['rank']:>3}. {r['config']:<42} {r['mean'] / MiB:8.1f} MiB/s = {r['mean'] / 1e6:8.1f} MB/s  {runs}"
-        out.append(f"{line}  {r['mark']}".rstrip())
+        out.append(f"{line}  {r['flag']}  {r['mark']}".rstrip())
     return out
 
 
