@@ -260,3 +260,23 @@ def test_many_steady_state_verdicts_are_one_table(tmp_path):
         "Steady-state verdicts of 10 logged series (10 runs and directions x log kinds): 9 not steady, 1 two regimes; "
         "one row per run in the table of steady states"
     ) in " ".join(res.findings)
+
+
+@pytest.mark.e2e
+def test_05_notebook_prints_one_line_per_configuration(db, tmp_path):
+    """Notebook 05 run by papermill on the trial's small database: its table prints the repeats' mean, never the
+    three repeats ranked, and its missing list names the failed run."""
+    import json
+
+    from storagelab import report
+
+    params = {"db_path": str(db), "study": STUDY, "direction": "read", "min_elapsed_s": 1.0}
+    (run,) = report.run_notebooks(["05_stacks"], params, out_dir=tmp_path, jobs=1)
+    assert run.ok, run.error
+    nb = json.loads((tmp_path / "executed" / "05_stacks.ipynb").read_text())
+    outs = [o for c in nb["cells"] for o in c.get("outputs", [])]
+    text = "\n".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/markdown", "")) for o in outs)
+    (table,) = ["".join(o["text"]) for o in outs if "mean of 3 runs" in "".join(o.get("text", ""))]
+    assert "  1. ext4 rr4k                                     461.4 MiB/s =    483.8 MB/s  mean of 3 runs" in table
+    assert "run 1" not in table and "run 3" not in table  # was: '1. ext4 rr4k run 3 ... 3. ext4 rr4k run 1'
+    assert ENOSPC in text
