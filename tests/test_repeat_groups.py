@@ -134,8 +134,8 @@ def test_labelled_runs_of_two_configurations_on_one_host_are_never_repeats(basel
     # the card pools them as one result (its tests are kept by machine and device) and says its spread is not
     # run to run (F17: it had said 'the spread shown is run to run' above 'mix the difference between the setups')
     assert (
-        "4 runs per test: every result run more than once pools runs of several setups (below): none of its spreads is "
-        "run to run only." in card[0]
+        "4 runs per test: each result with more than one run pools runs of several setups (listed below), so none of "
+        "the spreads shown is run-to-run noise alone." in card[0]
     )
     assert _line(card, "pooled as one result").startswith(
         "RND4K Q1T1 read on vm, /dev/vda (unknown model) | ext4: its 4 runs are of 2 setups, pooled as one result: "

@@ -355,7 +355,10 @@ def _noise(reps: list[int], done: list[CardResult]) -> str:
         return f"{head}: the spread shown is run to run"
     one = sum(1 for r in done if r.n > 1 and len(r.setups) == 1)
     if not one:
-        return f"{head}: every result run more than once pools runs of several setups (below): none of its spreads is run to run only"
+        return (
+            f"{head}: each result with more than one run pools runs of several setups (listed below), so none of "
+            "the spreads shown is run-to-run noise alone"
+        )
     return (
         f"{head}: the spread shown is run to run for the {one} result(s) of one setup run more than once; the "
         f"{pooled} that pool runs of several setups (below) mix the difference between the setups into it"

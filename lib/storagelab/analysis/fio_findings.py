@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from . import design, fio_depth, fio_durable, prose
+from . import design, fio_depth, fio_durable, fio_steady_table, prose
 from .fio_compare import point_sentence
 from .fio_depth import KNEE_MIN_DEPTHS, DepthCurve, DepthLevel, Knee, or_unknown, qd_label
 from .fio_timeseries import REGIME_FACTOR, REGIME_MIN_ROUNDS
@@ -385,7 +385,12 @@ def time_series(n, res, steady) -> None:
         f"{steady.excursion_pct:g} % of their mean and whose best-fit line moves at most {steady.slope_pct:g} %"
     )
     res.findings.append(f"Steady state by {rule}.")
-    for v in n.steady:
+    said = n.steady
+    if len(n.steady) >= fio_steady_table.TABLE_FROM:  # a lab study's hundreds of series: one table, the rest said
+        res.frames["steady_states"] = fio_steady_table.table(n.steady, _value)
+        res.findings.append(fio_steady_table.summary(n.steady))
+        said = fio_steady_table.said_apart(n.steady)
+    for v in said:
         res.findings.append(Finding(steady_sentence(v, steady), _steady_cites(n.series, v)))
 
 

@@ -29,6 +29,7 @@ from . import (
     fio_compare,
     fio_depth,
     fio_durable,
+    fio_failed,
     fio_findings,
     fio_runs,
     io_time,
@@ -488,6 +489,7 @@ def analyse(
         raise ValueError(f"knee_gain_pct must be between 0 and 100 (10: 10 % per doubling), got {knee_gain_pct}")
     data = query(con, sel)
     res = Result.start(con, sel, measures.per_file(con, sel, data.runs))
+    res.missing += fio_failed.sentences(con, sel)  # runs fio stopped on an error: named, never silently gone
     if data.runs.is_empty() and not data.log_ids:
         res.missing.append(
             f"no fio output for {sel.describe()}: run fio with --output-format=normal,json+ (or "
