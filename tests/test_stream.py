@@ -231,3 +231,39 @@ def test_compressed_logs_stream_as_they_decompress(tmp_path, monkeypatch):
     s = store.ingest([logs], db_path=tmp_path / "streamed.duckdb", **kw)
     assert (s.ingested, s.failed) == (3, 1) and "truncated" in s.errors[0]
     assert _tables(tmp_path / "streamed.duckdb") == _tables(tmp_path / "whole.duckdb")
+
+
+def test_the_staging_database_is_made_in_a_new_private_folder_never_at_a_name_another_user_could_plant(
+    tmp_path, monkeypatch
+):
+    """The staging database of a streamed file is created inside a folder made new (mkdtemp: O_EXCL, mode 0700)
+    beside the database, never at a predictable name: with --db in a folder other users can write to (/tmp), the
+    old name `.stream-stage-DB.PID` could be planted first as a symlink, and DuckDB created the staging database
+    where it pointed (write-paths.md). The planted links below are left alone and point at nothing made."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(RAW / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt", logs / "run.txt")
+    db = tmp_path / "t.duckdb"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    old_name = tmp_path / f"{stream.STAGE_PREFIX}t.duckdb.{os.getpid()}"
+    old_name.symlink_to(elsewhere / "planted.duckdb")
+    seen = []
+    real_init = stream.Stage.__init__
+
+    def watch(self, con, db_file, tool):
+        real_init(self, con, db_file, tool)
+        seen.append((self.folder, oct(self.folder.stat().st_mode & 0o777), self.path.exists()))
+
+    monkeypatch.setattr(stream.Stage, "__init__", watch)
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 1)
+    s = store.ingest([logs], db_path=db, manifest_path=tmp_path / "none.csv", parquet_dir=False, progress=False)
+    assert (s.ingested, s.failed) == (1, 0)
+    assert len(seen) == 1
+    folder, mode, made = seen[0]
+    assert folder.parent == tmp_path and folder.name.startswith(f"{stream.STAGE_PREFIX}t.duckdb.{os.getpid()}.")
+    assert folder != old_name and mode == "0o700" and made
+    assert list(elsewhere.iterdir()) == []  # nothing was created through the planted link
+    assert not folder.exists()  # the staging folder is gone after the move
+    # the planted link itself is a leftover's name: the ingest removed the link, never what it points to
+    assert not old_name.is_symlink()

@@ -205,7 +205,10 @@ def _own_files(db_file: Path, parquet: Path | None, targets: list) -> Callable[[
             real = os.path.join(real_dir, base)
         if real in mine or (pq and real.startswith(pq)):
             return True
-        return os.path.dirname(real) == folder and os.path.basename(real).startswith(stream.STAGE_PREFIX + name)
+        stage_folder = os.path.dirname(real)  # the staging database lives in a private folder beside it
+        return os.path.dirname(stage_folder) == folder and os.path.basename(stage_folder).startswith(
+            stream.STAGE_PREFIX + name
+        )
 
     # a folder's listing holds no symlink to a file outside it (list_files): when no folder listed holds the
     # database's folder or its Parquet folder, only a file named itself can be one of them (10,000 files: 0.13 s
