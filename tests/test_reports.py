@@ -860,7 +860,7 @@ FINDING_LINKS = {
     "freebsd-bonnie-dedup/01_vdev_scaling.html": 9,
     "freebsd-bonnie-dedup/02_recordsize.html": 5,
     "freebsd-bonnie-dedup/03_sector63.html": 40,
-    "freebsd-bonnie-dedup/04_dedup_ddt.html": 45,
+    "freebsd-bonnie-dedup/04_dedup_ddt.html": 48,  # its claims table links the zdb -b / zpool values too
     "freebsd-bonnie-dedup/06_zfs_send_transports.html": 0,  # no mbuffer log in that study
     "freebsd-bonnie-dedup/09_bonnie.html": 17,
     "homelab-mergerfs/01_vdev_scaling.html": 6,
