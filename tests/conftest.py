@@ -297,9 +297,9 @@ def _sharing(item, items: list) -> list:
     ]
 
 
-def _long_first(items: list) -> list:
-    """``items`` with LONG_FIRST's tests first, in its order; each followed by the tests of its module that share
-    a module-scoped fixture with it (so that the fixture is not built once more for them); the rest as collected."""
+def _long_first(items: list) -> tuple[list, list]:
+    """LONG_FIRST's tests, in its order, each followed by the tests of its module that share a module-scoped
+    fixture with it (so that the fixture is not built once more for them); and the rest as collected."""
     first: list = []
     taken: set[int] = set()
     for prefix in LONG_FIRST:
@@ -308,12 +308,17 @@ def _long_first(items: list) -> list:
                 if id(other) not in taken:
                     taken.add(id(other))
                     first.append(other)
-    return first + [it for it in items if id(it) not in taken]
+    return first, [it for it in items if id(it) not in taken]
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    items[:] = _long_first(items)
+    first, rest = _long_first(items)
+    # the tests that wait for the build `./run test` runs beside them start after the longest ones, which keep both
+    # workers busy meanwhile
+    waiting = [it for it in first + rest if _waits_for_the_build(it)]
+    items[:] = [it for it in first if not _waits_for_the_build(it)] + waiting
+    items += [it for it in rest if not _waits_for_the_build(it)]
     late = [it for it in items if _background_functions(it)]
     if late:
         items[:] = [it for it in items if not _background_functions(it)] + late
@@ -428,6 +433,35 @@ def background():
 
 
 # ----------------------------------------------------------------------------- the build's own notebook runs
+# `./run test` starts `storagelab build` beside the tests (issue 28) and names here the folder where it leaves the
+# build's output (build.log) and, once it has ended, its exit code (build.rc); pytest run by itself has no build to
+# wait for (the fixtures below build what is missing)
+BUILD_BESIDE = os.environ.get("STORAGELAB_BUILD_BESIDE")
+_WAIT_FOR_BUILD = 1800.0  # seconds
+
+
+@pytest.fixture(scope="session")
+def project_built():
+    """Waits for the build `./run test` started beside the tests: every test that reads the project's database
+    (data/parsed/) or reports (reports/) uses this fixture, and a failed build fails them with its output."""
+    if not BUILD_BESIDE:
+        return
+    folder = Path(BUILD_BESIDE)
+    done, deadline = folder / "build.rc", time.monotonic() + _WAIT_FOR_BUILD
+    while not done.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"storagelab build beside the tests has not ended after {_WAIT_FOR_BUILD:.0f} s ({folder})")
+        time.sleep(0.5)
+    rc = int(done.read_text())
+    if rc != 0:
+        log = (folder / "build.log").read_text(errors="replace")
+        pytest.fail(f"storagelab build beside the tests failed (exit {rc}):\n{log[-4000:]}", pytrace=False)
+
+
+def _waits_for_the_build(item) -> bool:
+    return bool(BUILD_BESIDE) and "project_built" in getattr(item, "fixturenames", ())
+
+
 def _default_run(nb: Path):
     """The executed copy of ``nb`` that a build or `storagelab run NB` wrote with its default parameters, or None
     when there is none or its code is not the committed notebook's."""
@@ -445,10 +479,10 @@ def _default_run(nb: Path):
 
 
 @pytest.fixture(scope="session")
-def default_runs():
+def default_runs(project_built):
     """{notebook: executed notebook} of every committed notebook run with its default parameters, as the last
-    build ran it (`./run test` builds first); the notebooks without such a copy, or whose code has changed since,
-    are run once here (`storagelab run NAME ...`)."""
+    build ran it (`./run test` builds beside the tests: `project_built` waits for it); the notebooks without such a
+    copy, or whose code has changed since, are run once here (`storagelab run NAME ...`)."""
     from storagelab import report
 
     nbs = report.list_notebooks()
