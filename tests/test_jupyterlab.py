@@ -40,7 +40,7 @@ def lab(tmp_path_factory, project_built):
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
     if not (paths.ROOT / "data" / "parsed" / "storagelab.duckdb").exists():
-        pytest.skip("no database: ./run test builds it first (./run build)")
+        pytest.skip("no database: ./run test builds it beside the tests (./run build)")
     home = tmp_path_factory.mktemp("jupyter")
     env = dict(
         os.environ,
