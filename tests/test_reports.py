@@ -2,8 +2,8 @@
 SVG + PNG + Vega-Lite JSON, pages that work in headless Chromium with the network off, and text from
 logs shown as text, never run (end to end, from a real fio output to the browser).
 
-The reports under reports/ are those of the last build (`./run test` builds first); the session
-fixture builds them when reports/index.html is missing. The browser tests need Debian's chromium
+The reports under reports/ are those of the last build (`./run test` builds beside the tests; `built` waits for
+it); the session fixture builds them when reports/index.html is missing. The browser tests need Debian's chromium
 and are skipped, not failed, without it. Screenshots go to tests/_artifacts/screenshots/.
 """
 
@@ -172,8 +172,9 @@ def test_offline_check_finds_every_kind_of_external_reference():
 
 
 @pytest.fixture(scope="session")
-def built():
-    """reports/: reuse the last build, or ingest data/raw/, run every notebook and render."""
+def built(project_built):
+    """reports/: the build's (`./run test` builds beside the tests: `project_built` waits for it), reuse the last
+    build's, or ingest data/raw/, run every notebook and render."""
     if not (paths.REPORTS / "index.html").exists():
         from storagelab.store import ingest
 
