@@ -40,7 +40,7 @@ def once_per_session(
     shared = shared_folder(config)
     if shared is None:
         return build(tmp_path_factory.mktemp(name))
-    value = shared / f"once-{name}.pickle"
+    value = shared / f"once-{name}.value"  # not *.pickle: the BACKGROUND functions' outcomes (conftest)
     with open(shared / f"once-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed, and by the kernel if the worker dies
         if not value.exists():
