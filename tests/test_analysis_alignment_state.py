@@ -241,3 +241,28 @@ def test_ashift_9_before_supports_the_explanation_only_on_larger_physical_sector
         "(physical_sector_bytes, a parameter: the logs do not show the drives' sector size): the data exclude a "
         "too-small ashift as the cause."
     ) in res512.findings
+
+
+def test_settings_and_noise_sentences_link_their_lines(lab):
+    """03's ashift (zdb -C), `zfs get` and noise-band sentences carry their raw lines (Finding cites): each value
+    links to the lines it was read from, as 08's numbers do."""
+
+    def cited(res, start: str) -> list[tuple[str, list[tuple[str, int, int]]]]:
+        (f,) = [f for f in res.findings if f.startswith(start)]
+        return [
+            (c.text, [(x["path"].rsplit("/", 1)[-1], x["line_start"], x["line_end"]) for x in c.inputs])
+            for c in f.cites
+        ]
+
+    noise = cited(lab["zs"], "Before: x1")
+    assert noise == [("2 runs", [("x2.out.txt", 2, 2), ("x2.out.txt", 3, 3)])]  # its two CSV lines
+    if ZDB_CONFIG:
+        assert cited(lab["zs"], "ashift of pool ztest") == [  # its two top-level vdevs, each with ashift: 9
+            ("9 (zdb -C, zdb-C.txt)", [("zdb-C.txt", 17, 44), ("zdb-C.txt", 45, 58)])
+        ]
+    assert cited(lab["zg"], "`zfs get` of pool test2") == [
+        (  # its recordsize, compression, dedup and sync lines
+            "test2: compression=off, dedup=off, recordsize=128K, sync=standard",
+            [("zfs-get.txt", 10, 10), ("zfs-get.txt", 14, 14), ("zfs-get.txt", 42, 42), ("zfs-get.txt", 44, 44)],
+        )
+    ]

@@ -197,3 +197,25 @@ def test_an_arc_maximum_above_the_ram_is_refused_with_the_values_given(seed_db):
         "need ram_gib > 0, 0 < arc_max_gib <= ram_gib (0: RAM less 1 GiB), 0 < metadata_fraction <= 1, "
         "bytes_per_entry > 0; got ram_gib 16, arc_max_gib 20, metadata_fraction 0.25, bytes_per_entry 320"
     )
+
+
+def test_l2arc_arithmetic_links_its_measured_inputs(res):
+    """04's L2ARC sentence: the cache device's size links to its `zpool iostat -v` line; the header RAM is
+    arithmetic on the best estimate (said in the sentence and in its link's derivation), linked to the estimate's
+    inputs."""
+    (f,) = [f for f in res.findings if f.startswith("An L2ARC of")]
+    assert f == (
+        "An L2ARC of 29.02 GiB is in the data: DDT blocks it holds leave the ARC but keep a header in RAM each (about "
+        "96 B per 4 KiB DDT block), about 372.8 MiB for a 15.53 GiB table (arithmetic on the estimate, not measured): "
+        "it relieves RAM, at the price of reads from the cache device."
+    )
+    cites = {c.text: c for c in f.cites}
+    (iostat,) = cites["29.02 GiB"].inputs
+    assert (iostat["path"].rsplit("/", 1)[-1], iostat["line_start"]) == (
+        "zpool-iostat-raid5-1.txt",
+        13,
+    )  # nvd0p7 19.5G alloc + 9.52G free
+    assert cites["372.8 MiB"].derivation.startswith("arithmetic: the 15.53 GiB table / 4,096 B per DDT block x 96 B")
+    # 6.74 GiB (raid1) + 8.79 GiB (archiv), one host's ARC: their zdb -b summaries and zpool list DEDUP lines
+    got = sorted({x["path"].rsplit("/", 1)[-1] for x in cites["15.53 GiB"].inputs})
+    assert got == ["zdb-b-archiv.txt", "zdb-b-raid1.txt", "zpool-list-before.txt"]

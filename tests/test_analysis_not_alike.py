@@ -236,9 +236,10 @@ def test_05_reads_the_test_size_from_the_laid_out_file(tmp_path):
     # fio's normal text does not print direct=: a test size below RAM may or may not have been served by the page
     # cache, and 05 says which is not known and what gives it (h5 A2: never taken as buffered)
     assert (
-        "whether the page cache served m1 (8.00 GiB in 16.00 GiB of RAM) is not known: its test size is below the RAM, "
-        "but direct= is not in its output (fio's normal text does not print it); put fio's command line (with "
-        "--direct=) in the manifest's command column, or save fio's output as JSON" in r5.missing
+        "the page cache may or may not have served m1 (8.00 GiB in 16.00 GiB of RAM + L2ARC): the working set fits in "
+        "the RAM, but direct= is not in the output (fio's normal text does not print it), so whether the I/O went "
+        "through the page cache is not known. Put fio's command line (with --direct=) in the manifest's command "
+        "column, or save fio's output as JSON (its job options list direct)" in r5.missing
     )
     assert not any(f.startswith("Test size below RAM") for f in r5.findings)
     assert "m1: size 1GiB from fio's 'Laying out IO file' line (whole MiB, rounded down)." in r5.findings

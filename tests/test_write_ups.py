@@ -36,3 +36,48 @@ def test_a_write_up_holding_fio_output_is_named_and_not_ingested(tmp_path):
     (raw / "sub" / "multipath-nvme-results.md").rename(raw / "sub" / "multipath-nvme-results.txt")
     s = ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
     assert (s.ingested, s.failed) == (1, 0) and not [w for w in s.warnings if ".md file(s)" in w]
+
+
+def test_only_new_or_changed_write_ups_are_read_again(tmp_path, monkeypatch):
+    """The write-up check parses a .md only when it is new or changed since the last ingest into the database (the
+    verdicts are kept in its meta): unchanged ones are named from what was kept, without a read."""
+    from storagelab.store import documents
+
+    reads: list[str] = []
+    real = documents.output_format
+
+    def counted(d):
+        reads.append(Path(d.path).name)
+        return real(d)
+
+    monkeypatch.setattr(documents, "output_format", counted)
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(PUB / "fio-3.35-nvme-qd32-4x8-and-8x4.txt", raw / "multipath-nvme-results.md")
+    shutil.copy(PUB / "fio-2.16-ceph-four-groups.md", raw / "about-ceph.md")
+    db = tmp_path / "x.duckdb"
+
+    def again() -> list[str]:
+        reads.clear()
+        s = ingest([raw], db_path=db, parquet_dir=False, progress=False, workers=1)
+        return [w for w in s.warnings if ".md file(s)" in w]
+
+    named = [
+        f"1 .md file(s) hold a tool's output but were left out, as .md files are read as documentation: "
+        f"{raw / 'multipath-nvme-results.md'} (fio-normal); rename them to .txt to ingest them"
+    ]
+    assert again() == named and sorted(reads) == ["about-ceph.md", "multipath-nvme-results.md"]
+    assert again() == named and reads == []  # nothing new or changed: named from the kept verdict, nothing read
+    (raw / "about-ceph.md").write_text((raw / "about-ceph.md").read_text() + "\nedited\n")  # changed: read again
+    shutil.copy(PUB / "fio-3.35-nvme-qd32-4x8-and-8x4.txt", raw / "copy.md")  # new: read
+    both = (
+        f"2 .md file(s) hold a tool's output but were left out, as .md files are read as documentation: "
+        f"{raw / 'copy.md'} (fio-normal), {raw / 'multipath-nvme-results.md'} (fio-normal); rename them to .txt to "
+        "ingest them"
+    )
+    assert again() == [both] and sorted(reads) == ["about-ceph.md", "copy.md"]
+    (raw / "copy.md").unlink()  # gone: no longer named
+    assert again() == named and reads == []
+    # another database knows nothing of them: each is read once
+    db = tmp_path / "y.duckdb"
+    assert again() == named and sorted(reads) == ["about-ceph.md", "multipath-nvme-results.md"]

@@ -12,6 +12,7 @@ import ast
 import csv
 import hashlib
 import io
+import json
 import math
 import operator
 import re
@@ -411,6 +412,8 @@ def check(
 
     ``measures`` has columns target (path under data/raw/, '' for study-level values), metric, value.
     ``reasons`` (by metric name) says why a value the analysis could not compute is missing.
+    ``raw_lines``: JSON, the raw lines ({path, line_start, line_end}) of the measures a reproduced value came from,
+    where the measures record them (what the claims table links its value to).
     ``stated_from``: the claims ``stated()`` may read (default: ``claims_df``).
     """
     reasons = reasons or {}
@@ -419,6 +422,12 @@ def check(
         if measures.height
         else {}
     )
+    where = {  # (target, metric) -> the raw lines the value was read from, where the measures say
+        (r["target"] or "", r["metric"]): {k: r[k] for k in ("path", "line_start", "line_end")}
+        for r in measures.iter_rows(named=True)
+        if r.get("path") and r.get("line_start") is not None
+    }
+    used: dict[str, list[dict]] = {}  # claim id -> the raw lines of the values it was reproduced from
     targets = {t for t, _ in have}
     pool = stated_from if stated_from is not None else claims_df
     stated_values = {
@@ -431,8 +440,10 @@ def check(
         if c["check"] == "none" or not metric:
             continue
 
-        def measure(name, path=None, _target=target):
+        def measure(name, path=None, _target=target, _cid=cid):
             key = (path if path is not None else _target, name)
+            if key in where and where[key] not in used.setdefault(_cid, []):
+                used[_cid].append(where[key])
             if key not in have or have[key] is None:
                 if key[0] and key[0] not in targets:
                     raise _Missing(reasons.get(name) or f"{key[0]} is not in the selection (no such raw file ingested)")
@@ -451,7 +462,8 @@ def check(
             why[cid] = e.reason
         rows.append(cid)
     out = compare(claims_df, reproduced, why)
-    return out.with_columns(basis=pl.col("check"))
+    lines = [json.dumps(used.get(c, []) if c in reproduced else []) for c in out["claim_id"].to_list()]
+    return out.with_columns(basis=pl.col("check"), raw_lines=pl.Series(lines, dtype=pl.String))
 
 
 def study_claims(study: str) -> pl.DataFrame:

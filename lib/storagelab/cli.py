@@ -246,6 +246,14 @@ def cmd_spark_ingest(args) -> int:
     if args.manifest and not Path(args.manifest).is_file():
         say(f"storagelab spark-ingest: --manifest {args.manifest} {checks.not_a_file(Path(args.manifest))}")
         return 2
+    from .ownership import spark_output_refusal  # noqa: PLC0415
+
+    if "://" not in args.output and not args.output.startswith("file:"):  # resolved once: checked, then written
+        args.output = str(Path(args.output).resolve())
+    shared = spark_output_refusal(args.output)
+    if shared:
+        say(f"storagelab spark-ingest: {shared}")
+        return 2
     conf = {}
     for item in args.conf:
         key, eq, value = item.partition("=")
@@ -419,28 +427,27 @@ def cmd_run(args) -> int:
         if given.get("db_path") and not Path(given["db_path"]).is_absolute():
             given["db_path"] = str(Path(given["db_path"]).resolve())
     made = bool(args.output) and not Path(args.output).exists()  # by refusal: removed again if no notebook runs
-    mistake = _parameter_mistake({**params, **raw}) or (runoutput.refusal(Path(args.output)) if args.output else None)
+    mistake = _parameter_mistake({**params, **raw})
+    out = None  # --output resolved once, when checked: the run writes there, not through the given path again
+    if not mistake and args.output:
+        mistake, out = runoutput.refusal(Path(args.output))
     if mistake:  # said before any notebook runs: no failed report is left behind for a typo, nor a shared --output
         say(f"storagelab run: {mistake}")
         return 2
-    own = Path(args.output).resolve() if args.output else None  # a folder of the user's, or None: in reports/
-    own = None if own is None or own.is_relative_to(paths.REPORTS.resolve()) else own
-    return reportlock.run_holding("run", own or paths.REPORTS, lambda: _run(args, params, raw, own, made))
+    own = None if out is None or out.is_relative_to(paths.REPORTS.resolve()) else out  # a folder of the user's
+    return reportlock.run_holding("run", own or paths.REPORTS, lambda: _run(args, params, raw, out, own, made))
 
 
-def _run(args, params: dict, raw: dict, own: Path | None, made: bool) -> int:
+def _run(args, params: dict, raw: dict, out: Path | None, own: Path | None, made: bool) -> int:
+    """The notebooks run into ``out`` (``--output``, resolved and checked) or reports/; ``own``: ``out`` when it is
+    outside reports/."""
     from .report import render_reports, run_notebooks  # noqa: PLC0415  (see cmd_run)
 
     try:
-        results = run_notebooks(
-            args.notebooks or None,
-            params,
-            raw_params=raw,
-            out_dir=Path(args.output) if args.output else None,
-        )
+        results = run_notebooks(args.notebooks or None, params, raw_params=raw, out_dir=out)
     except ParameterError as e:
         say(f"storagelab run: {e}")
-        runoutput.unused(Path(args.output)) if made else None
+        runoutput.unused(out) if made and out else None
         return 2
     rc = _print_runs(results)
     if not args.no_report:

@@ -45,6 +45,7 @@ import duckdb
 from .database import disk_full, first_line, inject, schema_signature, unfinished_ingest
 from .errors import StoreError
 from .interrupts import track
+from .ownership import SharedFolderError, shared
 from .schema import all_tables
 
 FORMAT = "storagelab-dataset/2"
@@ -251,13 +252,29 @@ def _present(out: Path, files: dict[str, int]) -> bool:
     return True
 
 
+def _owned_folder(out: Path) -> Path:
+    """``out`` resolved, when only this user can write into it and its folders (and swap them): the path the export
+    then uses; else SharedFolderError. The export writes there by names known in advance (.<part>.<pid>.tmp,
+    _storagelab/.meta.json.<pid>.tmp), through any symlink another user put under them (reliability-8, as run
+    --output in reliability-7)."""
+    real = out.resolve()
+    why = shared(real)
+    if why:
+        raise SharedFolderError(
+            f"--dataset {why}: another user could put a symlink there under a name the export writes "
+            "(.<part>.<pid>.tmp, _storagelab/.meta.json.<pid>.tmp), and have it overwrite any file you can write; give "
+            "a folder of your own (e.g. a new folder under it)"
+        )
+    return real
+
+
 def export(con, out: Path | str) -> dict:
     """Bring the dataset at ``out`` up to date with the database ``con`` (see the module's docstring: new part
     files, then meta.json, then the old part files go). Returns counts: partitions written, removed and unchanged,
     and Parquet files written."""
-    out = Path(out)
     _check_database(con)
-    (out / META_DIR).mkdir(parents=True, exist_ok=True)
+    (Path(out) / META_DIR).mkdir(parents=True, exist_ok=True)
+    out = _owned_folder(Path(out))
     with open(out / META_DIR / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time: another's sweep would delete this one's new parts
         part = f"part-{uuid.uuid4().hex[:16]}.parquet"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 from pathlib import Path
@@ -130,9 +131,13 @@ def claims_display(table: pl.DataFrame) -> Table:
                 }
             )
         )
-    rows = []
+    rows, hrefs = [], []
+    folder = os.environ.get(paths.REPORT_DIR_ENV)
+    writer = excerpts.Excerpts(Path(folder)) if folder else None  # a report run: values link to their raw lines
     for r in table.iter_rows(named=True):
         number, unit = display_parts(r["reproduced"], r["unit"])
+        inputs = json.loads(r.get("raw_lines") or "[]")
+        hrefs.append(excerpts.href_of(writer, inputs, "the claim's metric") if writer and number and inputs else None)
         rows.append(
             dict(
                 claim=r["claim_id"],
@@ -146,7 +151,7 @@ def claims_display(table: pl.DataFrame) -> Table:
                 status=r["status"],
             )
         )
-    return Table(pl.DataFrame(rows))
+    return Table(pl.DataFrame(rows), {"reproduced": hrefs})
 
 
 def summary(notebook: str, *, title: str, answers: str, res: Result, claims: pl.DataFrame | None = None):
@@ -168,16 +173,22 @@ def summary(notebook: str, *, title: str, answers: str, res: Result, claims: pl.
 class Table:
     """A frame shown as a plain HTML table (strings without quotes, values as given) and as text."""
 
-    def __init__(self, df: pl.DataFrame):
+    def __init__(self, df: pl.DataFrame, hrefs: dict[str, list[str | None]] | None = None):
         self.df = df
+        self.hrefs = hrefs or {}  # column -> per row, the link of its cell (an excerpt page) or None
+
+    def _cell(self, column: str, i: int, v) -> str:
+        text = "" if v is None else html.escape(str(v))
+        href = (self.hrefs.get(column) or [None] * (i + 1))[i]
+        return f"<td><a href='{html.escape(href)}'>{text}</a></td>" if href and text else f"<td>{text}</td>"
 
     def _repr_html_(self) -> str:
 
         e = html.escape
         head = "".join(f"<th>{e(c)}</th>" for c in self.df.columns)
         rows = "".join(
-            "<tr>" + "".join(f"<td>{'' if v is None else e(str(v))}</td>" for v in r) + "</tr>"
-            for r in self.df.iter_rows()
+            "<tr>" + "".join(self._cell(c, i, v) for c, v in zip(self.df.columns, r, strict=True)) + "</tr>"
+            for i, r in enumerate(self.df.iter_rows())
         )
         return f"<table class='sl-table'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 

@@ -6,22 +6,30 @@ build killed in its first notebooks had removed the summaries and figures the fi
 ended "0 failed" with reports saying "No summary" (reliability-7). So ``build``, ``run`` and ``report`` hold an
 exclusive lock (flock on ``<tree>/.storagelab.lock``, released by the kernel however the holder ends) while they
 write; a second one waits for it (``run`` and ``report`` until it is free, ``build`` for ``--wait`` seconds, as for
-the database) and says once that it waits, and for whom."""
+the database) and says once that it waits, and for whom.
+
+The lock file is this user's alone (0600): flock needs only a file open for reading, and the first lock file
+(``.storagelab.lock``, 0644) let any user who could read it hold it, so root's ``report`` and ``run`` waited for ever,
+named "another storagelab command (pid )" (reliability-8). The holder named is the one the kernel lists
+(/proc/locks), with its user when it is not this one."""
 
 from __future__ import annotations
 
 import fcntl
 import math
 import os
+import pwd
+import stat
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .errors import StoragelabError
 from .terminal import say
 
-LOCK = ".storagelab.lock"
+LOCK = ".storagelab-writer.lock"  # 0600; not the old 0644 .storagelab.lock, which other users may hold open
+OLD_LOCK = ".storagelab.lock"
 
 
 class ReportsBusyError(StoragelabError):
@@ -33,26 +41,65 @@ def writing(tree: Path, wait: float = 0.0, retry: str = "", command: str = "") -
     """Hold the report tree ``tree`` for this process (and the notebook workers it forks) until the block ends.
     Another holder: wait up to ``wait`` seconds (saying so once), then ReportsBusyError naming it and ``retry``."""
     tree.mkdir(parents=True, exist_ok=True)
-    fd = os.open(tree / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    fd = os.open(tree / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO there made the pid's write below "[Errno 22] Invalid argument"
+            raise StoragelabError(f"{tree / LOCK} is not a regular file ({stat.filemode(st.st_mode)}): remove it")
+        if st.st_uid == os.getuid():
+            os.fchmod(fd, 0o600)  # made under another umask or mode: others could open it, and hold it
         deadline, said = time.monotonic() + wait, False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                holder = f"another storagelab command (pid {os.pread(fd, 32, 0).decode(errors='replace').strip()})"
+                holder = _holder(fd)
                 if time.monotonic() >= deadline:
                     raise ReportsBusyError(f"{tree} is being written by {holder}: {retry}") from None
                 if not said:
                     say(f"storagelab {command}: waiting for {holder} to finish writing {tree}")
                     said = True
                 time.sleep(0.2)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with suppress(OSError):  # the pid, for a waiter without /proc/locks; a full disk refused it ("[Errno 28]")
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with suppress(OSError):  # the old lock file: nothing uses it now, and another user may hold it open
+            (tree / OLD_LOCK).unlink()
         yield
     finally:
         os.close(fd)
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock on ``fd``'s file, as words: the pid the kernel lists for it (/proc/locks; the pid written
+    in the file may still be the previous holder's for a moment), with the user when it is not this one."""
+    st = os.fstat(fd)
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pid = ""
+    with suppress(OSError):
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if "FLOCK" in fields and "->" not in fields and where in fields:
+                pid = fields[fields.index(where) - 1]
+                break
+    pid = pid or os.pread(fd, 32, 0).decode(errors="replace").strip()
+    if not pid.isdigit():
+        return "another process"
+    try:
+        uid = os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return f"another storagelab command (pid {pid})"
+    if uid == os.getuid():
+        return f"another storagelab command (pid {pid})"
+    return f"another process (pid {pid}, user {_user(uid)})"
+
+
+def _user(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def run_holding(command: str, tree: Path, work: Callable[[], int], wait: float = math.inf, retry: str = "") -> int:

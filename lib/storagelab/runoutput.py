@@ -10,29 +10,33 @@ from pathlib import Path
 from .reportlock import LOCK
 
 
-def refusal(out: Path) -> str | None:
-    """Why ``run --output OUT`` is refused (``_refusal``), else None; a folder made for the check and refused is
-    removed again (rmdir: only while empty)."""
+def refusal(out: Path) -> tuple[str | None, Path]:
+    """Why ``run --output OUT`` is refused (``_refusal``), else None; and the folder the run writes to: OUT resolved
+    once, when it was checked. A folder made for the check and refused is removed again (rmdir: only while empty).
+    The run must write to that resolved folder, never to OUT again: a symlink in OUT's path that another user owns
+    (/tmp/theirs -> a folder of root's) passed the check, was turned to a folder of theirs once the run started, and
+    the executed notebook overwrote a root-only file through their symlinks (reliability-8)."""
     made = not out.exists()
-    why = _refusal(out)
+    why, real = _refusal(out)
     if why and made:
         with suppress(OSError):
-            out.rmdir()
-    return why
+            real.rmdir()
+    return why, real
 
 
-def _refusal(out: Path) -> str | None:
+def _refusal(out: Path) -> tuple[str | None, Path]:
     """Why ``run --output OUT`` is refused when another user can write into OUT or a folder in it, else None.
     papermill and the report write there by names known in advance (executed/<notebook>.ipynb, <notebook>.html,
     .<name>.<pid>.tmp), following a symlink another user planted under such a name: as root, any file would be
     overwritten with the notebook (reliability-7). OUT is made first when missing, then checked: another user may
     have made it first in a shared parent such as /tmp."""
-    from .lab.outdir import movable_by_others, others_can_write  # noqa: PLC0415  (the lab package: 1.5 s at load)
+    from .ownership import movable_by_others, others_can_write  # noqa: PLC0415
 
     if out.is_symlink() and out.lstat().st_uid != os.getuid():
-        return f"--output {out} is a symlink of another user's: give a folder of your own"
+        return f"--output {out} is a symlink of another user's: give a folder of your own", out
     out.mkdir(parents=True, exist_ok=True)
-    for folder, _, _ in os.walk(out):  # its folders too: one of another user's would hold that user's symlinks
+    real = out.resolve()  # checked below, and the only path the run uses: OUT's symlinks may be turned from now on
+    for folder, _, _ in os.walk(real):  # its folders too: one of another user's would hold that user's symlinks
         st = os.stat(folder)
         owner = others_can_write(st)
         if owner:
@@ -40,14 +44,14 @@ def _refusal(out: Path) -> str | None:
                 f"--output {folder} {owner} (mode {stat.filemode(st.st_mode)}): another user could put a symlink "
                 "there under a name the run writes (executed/<notebook>.ipynb, <notebook>.html), and have it "
                 "overwrite any file you can write; give a folder of your own (e.g. a new folder under it)"
-            )
-    movable = movable_by_others(out.resolve())
+            ), real
+    movable = movable_by_others(real)
     if movable:
         return (
             f"--output {out} {movable}, with symlinks under the names the run writes that would overwrite any file "
             "you can write; give a folder whose parent folders only you (or root) can change"
-        )
-    return None
+        ), real
+    return None, real
 
 
 def unused(out: Path) -> None:

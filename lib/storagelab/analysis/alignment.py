@@ -204,12 +204,13 @@ SELECT s.file_id, f.path, f.host, coalesce(s.pool, f.pool, f.label) AS pool, f.v
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} AND s.bp_count > 0 ORDER BY f.path
 """
 PROPS_SQL = """
-SELECT p.file_id, f.path, p.name, p.kind, p.property, p.value, p.value_count, p.line_start
+SELECT p.file_id, f.path, f.sha256, p.name, p.kind, p.property, p.value, p.value_count, p.line_start, p.line_end
 FROM zfs_properties p JOIN files f USING (file_id)
 WHERE {where} AND p.property IN ('compression', 'dedup', 'recordsize', 'sync', 'ashift') ORDER BY f.path, p.line_start
 """
 VDEVS_SQL = """
-SELECT v.file_id, f.path, v.pool, v.ashift, v.type FROM zdb_config_vdevs v JOIN files f USING (file_id)
+SELECT v.file_id, f.path, f.sha256, v.pool, v.ashift, v.type, v.line_start, v.line_end
+FROM zdb_config_vdevs v JOIN files f USING (file_id)
 WHERE {where} AND v.top_level AND v.ashift IS NOT NULL AND NOT coalesce(v.is_log, false) ORDER BY f.path
 """
 _LAYOUT = ("vdev_type", "vdev_count", "vdev_width", "cache_devices", "log_devices")
@@ -333,8 +334,9 @@ def noise_band(runs: pl.DataFrame, before: dict, after: dict, info: pl.DataFrame
             (test, len(theirs), len(vals), r.mean if r else None, low, high, wide, inside, _without(config, test))
         )
     level = stats.LEVEL if repeats >= 2 else None
+    first = config.unique(["path", "run_index"], keep="first", maintain_order=True)  # a line of each repeat
     return pl.DataFrame(rows, schema=NOISE_SCHEMA, orient="row"), Noise(
-        repeats, tuple(others["label"].to_list()), level
+        repeats, tuple(others["label"].to_list()), level, lines_of(first)
     )
 
 
@@ -388,6 +390,7 @@ def pool_settings(before: dict, props: pl.DataFrame, vdevs: pl.DataFrame) -> Poo
     run's ashift label; the datasets of the pool in `zfs get` output with compression, dedup, recordsize, sync."""
     pool = before.get("pool")
     ids: list[int] = []
+    lines: tuple[dict, ...] = ()  # the raw lines the ashift is read from (none for a label)
     ashift, source = before.get("ashift"), "the manifest's ashift label" if before.get("ashift") else None
     mine = vdevs.filter(pl.col("pool") == pool) if pool and vdevs.height else vdevs.clear()
     got = props.filter((pl.col("property") == "ashift") & (pl.col("name") == pool)) if pool else props.clear()
@@ -399,9 +402,11 @@ def pool_settings(before: dict, props: pl.DataFrame, vdevs: pl.DataFrame) -> Poo
             + (f"; its vdevs differ: {', '.join(map(str, shifts))}" if len(shifts) > 1 else ""),
         )
         ids += mine["file_id"].to_list()
+        lines = lines_of(mine.sort("path", "line_start"))
     elif got.height and got["value_count"][0] is not None:
         ashift, source = int(got["value_count"][0]), f"zpool get ashift, {got['path'][0].split('/')[-1]}"
         ids += got["file_id"].to_list()
+        lines = lines_of(got.head(1))
     datasets = []
     if pool and props.height:
         ds = props.filter(
@@ -410,8 +415,10 @@ def pool_settings(before: dict, props: pl.DataFrame, vdevs: pl.DataFrame) -> Poo
         ids += ds["file_id"].to_list()
         for (name,), g in ds.group_by("name", maintain_order=True):
             v = dict(zip(g["property"], g["value"], strict=True))
-            datasets.append(Dataset(name, v.get("compression"), v.get("dedup"), v.get("recordsize"), v.get("sync")))
-    return PoolSettings(pool, int(ashift) if ashift else None, source, tuple(datasets), tuple(ids))
+            datasets.append(
+                Dataset(name, v.get("compression"), v.get("dedup"), v.get("recordsize"), v.get("sync"), lines_of(g))
+            )
+    return PoolSettings(pool, int(ashift) if ashift else None, source, tuple(datasets), tuple(ids), lines)
 
 
 def pair_runs(frames: AlignmentFrames, legacy: int, sector: int, physical: int):

@@ -139,7 +139,9 @@ def _pair_and_noise(res, n: AlignmentNumbers, pair: Pair) -> None:
             f" Each value below is the mean of its configuration's runs ({'; '.join(sides)}; runs with the same host "
             "and layout labels), and each ratio is after mean / before mean."
         )
+    cites = []
     if noise.repeats >= 2:
+        cites.append(cite(f"{noise.repeats} runs", noise.lines, "the 'after' configuration's runs"))
         band = (
             f"{noise.repeats} runs of the 'after' configuration give the noise band: the {noise.level:.0%} "
             "prediction interval for one new run (t distribution, analysis/stats.py)"
@@ -154,7 +156,9 @@ def _pair_and_noise(res, n: AlignmentNumbers, pair: Pair) -> None:
             "The 'after' configuration ran once: there is no run-to-run estimate, so no difference below can be told "
             "from noise (repeat bonnie++ on it, or append the repeats to one file, to get one)."
         )
-    res.findings.append(f"Before: {pair.before['label']}; after: {pair.after['label']} ({how}). {band}{others}")
+    res.findings.append(
+        Finding(f"Before: {pair.before['label']}; after: {pair.after['label']} ({how}). {band}{others}", cites)
+    )
 
 
 def _metrics(res, n: AlignmentNumbers) -> None:
@@ -357,7 +361,10 @@ def _explanations(res, n: AlignmentNumbers, pair: Pair) -> None:
     s, pool = pair.settings, pair.before.get("pool")
     if s.ashift:
         res.findings.append(
-            f"ashift of pool {pool or '(unnamed)'}: {s.ashift} ({s.ashift_source}). " + _ashift_judged(n, pair)
+            Finding(
+                f"ashift of pool {pool or '(unnamed)'}: {s.ashift} ({s.ashift_source}). " + _ashift_judged(n, pair),
+                [cite(f"{s.ashift} ({s.ashift_source})", s.ashift_lines)],
+            )
         )
     else:
         _ashift_unknown(res, n, pool)
@@ -456,11 +463,12 @@ def _anomaly_list(a: Anomalies) -> str:
 
 def _dataset_settings(res, s: PoolSettings, a: Anomalies | None, pool: str | None) -> None:
     """zfs get output of the pool's datasets: whether compression or dedup can explain the anomalies."""
-    shown = "; ".join(
+    each = [
         f"{d.name}: compression={d.compression or '?'}, dedup={d.dedup or '?'}, recordsize={d.recordsize or '?'}, "
         f"sync={d.sync or '?'}"
         for d in s.datasets
-    )
+    ]
+    shown = "; ".join(each)
     on = [d.name for d in s.datasets if d.shrinks_data]
     off = [d.name for d in s.datasets if d.shrinks_data is False]
     what = _anomaly_list(a) if a and a.any() else "the block speeds"
@@ -480,8 +488,11 @@ def _dataset_settings(res, s: PoolSettings, a: Anomalies | None, pool: str | Non
             "bonnie++ wrote to, the logs do not say"
         )
     res.findings.append(
-        f"`zfs get` of pool {pool}'s datasets: {shown}. So {judged} (if the settings were the same when the runs "
-        "were made: the output does not say when it was taken)."
+        Finding(
+            f"`zfs get` of pool {pool}'s datasets: {shown}. So {judged} (if the settings were the same when the runs "
+            "were made: the output does not say when it was taken).",
+            [cite(text, d.lines) for text, d in zip(each, s.datasets, strict=True)],
+        )
     )
 
 

@@ -43,6 +43,7 @@ class Noise:
     repeats: int
     other_configs: tuple[str, ...]
     level: float | None  # of the prediction intervals (None: no repeats)
+    lines: tuple[dict, ...] = ()  # the 'after' configuration's runs' lines (result.lines_of)
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ class Dataset:
     dedup: str | None
     recordsize: str | None
     sync: str | None
+    lines: tuple[dict, ...] = ()  # its `zfs get` lines (result.lines_of)
 
     @property
     def shrinks_data(self) -> bool | None:
@@ -107,6 +109,7 @@ class PoolSettings:
     ashift_source: str | None
     datasets: tuple[Dataset, ...] = ()
     file_ids: tuple[int, ...] = ()
+    ashift_lines: tuple[dict, ...] = ()  # the zdb -C / zpool get lines the ashift is read from (none for a label)
 
 
 @dataclass(frozen=True)

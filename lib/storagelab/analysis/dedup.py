@@ -283,6 +283,14 @@ def one_summary_per_pool(stats: pl.DataFrame, pool: str = "pool_name") -> pl.Dat
     )
 
 
+# the largest cache device of zpool iostat -v (measures' cache.size_bytes: alloc + free), with its line
+L2ARC_SQL = """
+SELECT f.path, f.sha256, i.line_start, i.line_end, i.alloc_bytes + coalesce(i.free_bytes, 0) AS size_bytes
+FROM zpool_iostat i JOIN files f USING (file_id)
+WHERE {where} AND i.role = 'cache' AND i.alloc_bytes IS NOT NULL ORDER BY size_bytes DESC, f.path, i.line_start
+"""
+
+
 def query(con, sel, measures_frame: pl.DataFrame) -> DedupFrames:
 
     where, params = sel.sql("f")
@@ -296,6 +304,7 @@ def query(con, sel, measures_frame: pl.DataFrame) -> DedupFrames:
         objects=frame(con, OBJECTS_SQL.format(where=where, unnamed=UNNAMED_SQL), params),
         zpool=frame(con, ZPOOL_SQL.format(where=where), params),
         l2arc_bytes=cache.select(pl.col("value").max()).item() if cache.height else None,
+        l2arc_lines=lines_of(frame(con, L2ARC_SQL.format(where=where), params).head(1)),
         arc=frame(con, ARC_SQL.format(where=where), params),
         recordsizes=frame(con, RECORDSIZE_SQL.format(where=where), params),
         status=frame(con, STATUS_SQL.format(where=where), params),
@@ -560,6 +569,7 @@ def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
         tracked=tracked,
         recordsize=recordsize_gains(stats, frames.recordsizes),
         l2arc_bytes=frames.l2arc_bytes,
+        l2arc_lines=frames.l2arc_lines,
         unhosted=[e.pool for e in best if not e.host],
         budgets=budgets,
     )

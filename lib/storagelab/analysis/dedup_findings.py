@@ -455,12 +455,29 @@ def _machine(res, m: Machine, rows) -> None:
 def _l2arc(res, n: DedupNumbers) -> None:
     if n.l2arc_bytes is None or not n.best:
         return
-    table = max([m.ddt_bytes for m in n.machines] + [e.ddt_bytes for e in n.best])
+    # the largest table: a machine's sum of its pools' best estimates, or one pool's best estimate
+    sums = [(m.ddt_bytes, [(e.pool, e.rung) for e in n.best if e.host == m.host]) for m in n.machines]
+    table, keys = max(sums + [(e.ddt_bytes, [(e.pool, e.rung)]) for e in n.best], key=lambda t: t[0])
+    rows = _ladder_rows(n, keys)
+    headers = table / DDT_LEAF_BYTES * L2ARC_HEADER_BYTES
     res.findings.append(
-        f"An L2ARC of {prose.size(n.l2arc_bytes)} is in the data: DDT blocks it holds leave "
-        f"the ARC but keep a header in RAM each (about {L2ARC_HEADER_BYTES} B per "
-        f"{DDT_LEAF_BYTES // 1024} KiB DDT block), about {prose.size(table / DDT_LEAF_BYTES * L2ARC_HEADER_BYTES)} "
-        f"for a {prose.size(table)} table: it relieves RAM, at the price of reads from the cache device."
+        Finding(
+            f"An L2ARC of {prose.size(n.l2arc_bytes)} is in the data: DDT blocks it holds leave "
+            f"the ARC but keep a header in RAM each (about {L2ARC_HEADER_BYTES} B per "
+            f"{DDT_LEAF_BYTES // 1024} KiB DDT block), about {prose.size(headers)} for a {prose.size(table)} table "
+            "(arithmetic on the estimate, not measured): it relieves RAM, at the price of reads from the cache "
+            "device.",
+            [
+                cite(prose.size(n.l2arc_bytes), n.l2arc_lines, "zpool iostat -v: the cache device's alloc + free"),
+                cite(
+                    prose.size(headers),
+                    rows,
+                    f"arithmetic: the {prose.size(table)} table / {DDT_LEAF_BYTES:,} B per DDT block x "
+                    f"{L2ARC_HEADER_BYTES} B per header (a constant, not measured)",
+                ),
+                cite(prose.size(table), rows, "the best estimate's table (the ladder's rows)"),
+            ],
+        )
     )
 
 

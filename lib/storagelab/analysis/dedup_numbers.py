@@ -80,6 +80,7 @@ class DedupFrames:
     arc: pl.DataFrame  # ARC statistics (arcstats, sysctl, arc_summary): c_max, arc_meta_limit, memory, size
     recordsizes: pl.DataFrame  # zfs get recordsize of datasets (name, value_bytes)
     status: pl.DataFrame  # zpool status -D: DDT entries and in-core bytes per pool
+    l2arc_lines: tuple[dict, ...] = ()  # the zpool iostat -v line of that cache device (result.lines_of)
 
     def file_ids(self) -> list[int]:
         frames = (self.stats, self.ddt, self.objects, self.zpool, self.arc, self.recordsizes, self.status)
@@ -213,6 +214,7 @@ class DedupNumbers:
     recordsize: list[RecordsizeGain]
     l2arc_bytes: float | None
     unhosted: list[str] = field(default_factory=list)  # pools without a host label: not summed with any other
+    l2arc_lines: tuple[dict, ...] = ()  # the zpool iostat -v line of the largest cache device
     budgets: dict = field(default_factory=dict)  # host label (None: any) -> Budget read from ARC statistics
 
     @property

@@ -47,6 +47,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 import polars as pl
@@ -244,11 +245,12 @@ def check(
         too_short=None if elapsed is None else elapsed < min_elapsed_s,
         sub_second=None if elapsed is None else elapsed < 1.0,
         # direct= not known (fio's normal text does not print it): whether the I/O went through the cache is not
-        # known either: not checkable, never taken as buffered
+        # known either: not checkable, never taken as buffered (a working set larger than the cache fits in it
+        # either way)
         fits_in_cache=False
         if bypass or synced
         else None
-        if cache is None or row.get("wl_direct") is None
+        if cache is None or (row.get("wl_direct") is None and cache["fits_in_cache"])
         else cache["fits_in_cache"],
         direct_ignored=plausibility.direct_ignored(row.get("wl_direct"), row.get("stack"), row.get("zfs_version")),
         arc_served=None if hit is None else float(hit) >= ARC_HIT_FLAG,
@@ -481,29 +483,49 @@ def _through_cache(row: dict) -> str:
     return "direct=1 on ZFS of a version not labelled (before 2.3 ZFS ignores it)"
 
 
+def direct_unknown(f: DesignFlags) -> tuple[float, float] | None:
+    """(working set, RAM + L2ARC) of a run whose cache check waits on direct= alone: its working set fits, but
+    whether its I/O went through the page cache is not known (fio's normal text does not print direct=). None for
+    any other run (checked, or lacking its size or RAM). Notebooks 05 and 08 both judge by this."""
+    ws, cache = f.working_set_bytes, f.cache_bytes
+    if f.fits_in_cache is None and ws is not None and cache is not None and ws <= cache:
+        return ws, cache
+    return None
+
+
+def direct_unknown_sentence(runs: Sequence[tuple[str, float, float]]) -> str:
+    """What 05 and 08 say of the runs ``direct_unknown`` finds: (name, working set, RAM + L2ARC) each."""
+    counts: dict[tuple[str, float, float], int] = {}
+    for run in runs:  # runs appended to one file share its name: named once, with their count
+        counts[run] = counts.get(run, 0) + 1
+    named = prose.listing(
+        [
+            f"{name} ({f'{n} runs, ' if n > 1 else ''}{_gib(ws)} in {_gib(cache)} of RAM + L2ARC)"
+            for (name, ws, cache), n in counts.items()
+        ]
+    )
+    return (
+        f"the page cache may or may not have served {named}: the working set fits in the RAM, but direct= is not in "
+        "the output (fio's normal text does not print it), so whether the I/O went through the page cache is not "
+        "known. Put fio's command line (with --direct=) in the manifest's command column, or save fio's output as "
+        "JSON (its job options list direct)"
+    )
+
+
 def missing(df: pl.DataFrame, label: str = "label") -> list[str]:
-    """The cache check that could not be made, per thing lacking (the RAM, the working set), naming the runs,
-    how their I/O may go through a cache, and the label or log that would give what is lacking."""
+    """The cache check that could not be made, per thing lacking (direct=, the RAM, the working set), naming the
+    runs, how their I/O may go through a cache, and the label or log that would give what is lacking."""
     no_ram: dict[str, str] = {}
     no_size: dict[str, str] = {}
-    no_direct: dict[str, str] = {}  # size and RAM known: only direct= is lacking
+    no_direct: list[tuple[str, float, float]] = []  # size and RAM known and the set fits: only direct= is lacking
     for row in df.iter_rows(named=True):
         f = flags_of(row)
-        if f.fits_in_cache is None:
-            if f.working_set_bytes is not None and f.cache_bytes is not None:
-                fits = "fits in" if f.working_set_bytes <= f.cache_bytes else "is larger than"
-                no_direct[str(row[label])] = (
-                    f"its working set of {_gib(f.working_set_bytes)} {fits} the {_gib(f.cache_bytes)} of RAM"
-                )
-            else:
-                (no_size if f.working_set_bytes is None else no_ram)[str(row[label])] = _through_cache(row)
+        if (known := direct_unknown(f)) is not None:
+            no_direct.append((str(row[label]), *known))
+        elif f.fits_in_cache is None:
+            (no_size if f.working_set_bytes is None else no_ram)[str(row[label])] = _through_cache(row)
+    out = [direct_unknown_sentence(no_direct)] if no_direct else []
     why = (
-        (
-            no_direct,
-            "whether its I/O went through the page cache is not known, since direct= is not in its output (fio's "
-            "normal text does not print it), so it may have been served from RAM. Put fio's command line (with "
-            "--direct=) in the manifest's command column, or save fio's output as JSON (its job options list direct)",
-        ),
         (
             no_ram,
             "the RAM of the machine is not in the labels. Add a ram_bytes column (bytes) to the manifest (`storagelab "
@@ -515,7 +537,6 @@ def missing(df: pl.DataFrame, label: str = "label") -> list[str]:
             "column",
         ),
     )
-    out = []
     for runs, reason in why:
         if runs:
             named = prose.listing([f"{k} ({v})" for k, v in runs.items()])

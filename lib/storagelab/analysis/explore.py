@@ -100,7 +100,7 @@ SELECT count(*) AS jobs, count(DISTINCT j.file_id) AS files,
        count(DISTINCT j.file_id) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL) AS empty_files,
        count(DISTINCT j.file_id) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL
            AND (nullif(trim(f.command), '') IS NOT NULL
-                OR EXISTS (SELECT 1 FROM fio_commands c WHERE c.file_id = j.file_id))) AS with_command
+                OR EXISTS (SELECT 1 FROM fio_commands c WHERE c.file_id = j.file_id AND c.command IS NOT NULL))) AS with_command
 FROM fio_jobs j JOIN files f USING (file_id) WHERE j.is_final AND {where}
 """
 

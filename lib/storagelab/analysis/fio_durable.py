@@ -31,18 +31,13 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import design, fio_runs
+from . import design, fio_runs, phases
 from .db import frame
 from .result import Finding, cite, lines_of
 
 SHOWN_PERCENTILES = (50.0, 99.0, 99.9)
 # a sync per write from the run's time: the syncs its time holds within this share of its writes
 ONE_PER_WRITE = 0.1
-# the manifest labels that describe a run's setup: what two runs set side by side are compared by
-SETUP_LABELS = (
-    "host", "os", "stack", "pool", "vdev_type", "vdev_count", "vdev_width", "devices", "cache_devices",
-    "log_devices", "ram_bytes", "recordsize_bytes", "ashift", "zfs_version", "zfs_sync", "zfs_logbias",
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -76,7 +71,7 @@ class DurableRun:
     # and of its write section (writes, run time, write() latency): what a finding's numbers link to
     sync_lines: tuple[dict, ...] = ()
     write_lines: tuple[dict, ...] = ()
-    setup: tuple[tuple[str, str], ...] = ()  # its manifest labels of the setup (``SETUP_LABELS``), as text
+    setup: tuple[tuple[str, str], ...] = ()  # its manifest labels of the setup (``phases.SETUP_LABELS``), as text
     phase: str | None = None  # its phase label (before / after)
 
     @property
@@ -357,7 +352,7 @@ def _durable_run(row, flags, osync, every, percentiles, mean, peak, syncs, sourc
         o_sync=osync,
         sync_lines=_lines(row, "write" if osync else "sync"),
         write_lines=_lines(row, "write"),
-        setup=tuple((c, str(row[c])) for c in SETUP_LABELS if row.get(c) is not None),
+        setup=tuple(phases.setup_of(row).items()),
         phase=row.get("phase"),
     )
 
@@ -560,20 +555,6 @@ def ranking_sentence(workload: str, rs: list[DurableRun]) -> Finding:
 
 def _differences(rs: list[DurableRun]) -> str:
     """What the runs' labels say differs between them (and what they share), and how the phase labels pair them."""
-    labels = [dict(r.setup) for r in rs]
-    differ = [c for c in SETUP_LABELS if len({lab.get(c) for lab in labels}) > 1]
-    shared = [f"{c} {labels[0][c]}" for c in ("host", "stack") if c not in differ and labels[0].get(c)]
-    if differ:
-        words = f"their labels differ in {', '.join(differ)}" + (
-            f" (the same {' and '.join(shared)})" if shared else ""
-        )
-    elif any(labels):
-        words = "their labels do not say what differs between them"
-    else:
-        words = "no label says their setups (host, stack, devices), so what differs between them is not known"
-    phases = {p: [r.label for r in rs if r.phase == p] for p in ("before", "after")}
-    if phases["before"] and phases["after"]:
-        words += (
-            f"; the phase labels pair them: before {', '.join(phases['before'])}, after {', '.join(phases['after'])}"
-        )
-    return words
+    words = phases.differences([dict(r.setup) for r in rs])
+    pair = phases.pairing([r.label for r in rs], [r.phase for r in rs])
+    return f"{words}; {pair}" if pair else words

@@ -30,7 +30,15 @@ from .selection import Selection
 
 
 def _long(rows: list[tuple]) -> pl.DataFrame:
+    """(target, metric, value, file_id[, path, line_start, line_end]) rows as ``SCHEMA``'s frame."""
+    width = len(SCHEMA)
+    rows = [tuple(r) + (None,) * (width - len(r)) for r in rows]
     return pl.DataFrame(rows, schema=SCHEMA, orient="row") if rows else pl.DataFrame(schema=SCHEMA)
+
+
+def _at(r: dict) -> tuple:
+    """A row's raw lines as a measure's path, line_start, line_end."""
+    return (r["path"], r.get("line_start"), r.get("line_end"))
 
 
 def _q(con, sel: Selection, sql: str) -> pl.DataFrame:
@@ -39,15 +47,15 @@ def _q(con, sel: Selection, sql: str) -> pl.DataFrame:
 
 
 def fio(runs: pl.DataFrame) -> pl.DataFrame:
-    rows = []
+    rows: list[tuple] = []
     if runs.height:
         first = runs.filter(pl.col("groupid") == pl.col("groupid").min().over("file_id"))
         for r in first.iter_rows(named=True):
-            t = raw_target(r["path"])
-            rows.append((t, f"{r['direction']}.bw_bytes_per_s", r["bw_bytes_per_s"], r["file_id"]))
+            t, at = raw_target(r["path"]), (r["path"], r.get("line_start"), r.get("line_end"))
+            rows.append((t, f"{r['direction']}.bw_bytes_per_s", r["bw_bytes_per_s"], r["file_id"], *at))
             for metric in ("iops", "elapsed_ns"):
                 if r.get(metric) is not None:
-                    rows.append((t, f"{r['direction']}.{metric}", float(r[metric]), r["file_id"]))
+                    rows.append((t, f"{r['direction']}.{metric}", float(r[metric]), r["file_id"], *at))
         for r in first.unique("file_id", keep="first").iter_rows(named=True):
             t = raw_target(r["path"])
             for metric, col in (
@@ -70,7 +78,8 @@ def bonnie(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, r.file_id, r.run_index, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.latency_ns
+        SELECT f.path, r.file_id, r.run_index, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.latency_ns,
+               r.line_start, r.line_end
         FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
         WHERE {where} AND b.preferred ORDER BY f.path, r.run_index""",
     )
@@ -78,10 +87,10 @@ def bonnie(con, sel: Selection) -> pl.DataFrame:
     if df.height:
         first = df.filter(pl.col("run_index") == pl.col("run_index").min().over("file_id"))
         for r in first.iter_rows(named=True):
-            t = raw_target(r["path"])
-            rows.append((t, r["test"], r["value"], r["file_id"]))
+            t, at = raw_target(r["path"]), (r["path"], r["line_start"], r["line_end"])
+            rows.append((t, r["test"], r["value"], r["file_id"], *at))
             if r["latency_ns"] is not None:
-                rows.append((t, f"{r['test']}.latency_ns", r["latency_ns"], r["file_id"]))
+                rows.append((t, f"{r['test']}.latency_ns", r["latency_ns"], r["file_id"], *at))
     return _long(rows)
 
 
@@ -91,14 +100,15 @@ def zdb(con, sel: Selection) -> pl.DataFrame:
         sel,
         """
         SELECT f.path, s.file_id, s.bp_count, s.bp_logical_bytes, s.bp_allocated_bytes, s.embedded_bp_count,
-               s.dedup_ratio
+               s.dedup_ratio, s.line_start, s.line_end
         FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY f.path""",
     )
     rows = []
     for r in df.iter_rows(named=True):
+        at = (r["path"], r["line_start"], r["line_end"])
         for k in ("bp_count", "bp_logical_bytes", "bp_allocated_bytes", "embedded_bp_count", "dedup_ratio"):
             if r[k] is not None:
-                rows.append((raw_target(r["path"]), k, float(r[k]), r["file_id"]))
+                rows.append((raw_target(r["path"]), k, float(r[k]), r["file_id"], *at))
     return _long(rows)
 
 
@@ -136,18 +146,20 @@ def zpool(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, z.file_id, z.pool, z.size_bytes FROM zpool_list z JOIN files f USING (file_id)
+        SELECT f.path, z.file_id, z.pool, z.size_bytes, z.line_start, z.line_end FROM zpool_list z
+        JOIN files f USING (file_id)
         WHERE {where} AND z.vdev IS NULL""",
     )
     io = _q(
         con,
         sel,
         """
-        SELECT f.path, i.file_id, i.role, i.vdev, i.alloc_bytes, i.free_bytes FROM zpool_iostat i
+        SELECT f.path, i.file_id, i.role, i.vdev, i.alloc_bytes, i.free_bytes, i.line_start, i.line_end
+        FROM zpool_iostat i
         JOIN files f USING (file_id) WHERE {where} AND i.alloc_bytes IS NOT NULL""",
     )
-    rows = [
-        (raw_target(r["path"]), f"pool:{r['pool']}.size_bytes", r["size_bytes"], r["file_id"])
+    rows: list[tuple] = [
+        (raw_target(r["path"]), f"pool:{r['pool']}.size_bytes", r["size_bytes"], r["file_id"], *_at(r))
         for r in lst.iter_rows(named=True)
         if r["size_bytes"] is not None
     ]
@@ -155,11 +167,11 @@ def zpool(con, sel: Selection) -> pl.DataFrame:
         t, size = raw_target(r["path"]), r["alloc_bytes"] + (r["free_bytes"] or 0)
         if r["role"] == "cache":
             rows += [
-                (t, "cache.size_bytes", size, r["file_id"]),
-                (t, "cache.used_ratio", r["alloc_bytes"] / size, r["file_id"]),
+                (t, "cache.size_bytes", size, r["file_id"], *_at(r)),
+                (t, "cache.used_ratio", r["alloc_bytes"] / size, r["file_id"], *_at(r)),
             ]
         elif r["vdev"]:
-            rows.append((t, f"vdev:{r['vdev']}.size_bytes", size, r["file_id"]))
+            rows.append((t, f"vdev:{r['vdev']}.size_bytes", size, r["file_id"], *_at(r)))
     return _long(rows)
 
 
@@ -171,10 +183,12 @@ def mbuffer(con, sel: Selection) -> pl.DataFrame:
             t = raw_target(r["path"])
             for k in ("rate_bytes_per_s", "bytes", "resolved_bytes", "duration_ns"):
                 if r[k] is not None:
-                    rows.append((t, k, float(r[k]), r["file_id"]))
+                    rows.append((t, k, float(r[k]), r["file_id"], *_at(r)))
     for r in status.iter_rows(named=True):
         if r["in_rate_bytes_per_s"] is not None:
-            rows.append((raw_target(r["path"]), "status.in_rate_bytes_per_s", r["in_rate_bytes_per_s"], r["file_id"]))
+            rows.append(
+                (raw_target(r["path"]), "status.in_rate_bytes_per_s", r["in_rate_bytes_per_s"], r["file_id"], *_at(r))
+            )
     return _long(rows)
 
 

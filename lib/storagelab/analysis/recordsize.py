@@ -21,7 +21,7 @@ import polars as pl
 
 from ..claims import study_claims
 from ..units import KiB, MiB
-from . import fio_runs, measures, recordsize_findings
+from . import fio_runs, measures, phases, recordsize_findings
 from .db import frame
 from .dedup import one_summary_per_pool
 from .recordsize_numbers import PoolSizes, RaidzModel, RecordsizeFrames, RecordsizeNumbers
@@ -188,7 +188,7 @@ def tuned_vs_default(
     """fio runs labelled with recordsize_bytes (manifest): bandwidth relative to the default-recordsize run
     of the same pool, workload and direction (mean of repeats). Unlabelled runs are left out; groups
     without a default run get null ratios. ``matched``: the recordsize equals the I/O size."""
-    by = list(by)
+    by = phases.grouped(by, runs)  # runs before and after a change are never one default run's repeats
     labelled = runs.filter(pl.col("recordsize_bytes").is_not_null())
     base = (
         labelled.filter(pl.col("recordsize_bytes") == default_recordsize)

@@ -12,7 +12,16 @@ import polars as pl
 from .selection import Selection
 
 # the long form of ``measures.per_file``: one named value per raw file
-MEASURE_SCHEMA = {"target": pl.String, "metric": pl.String, "value": pl.Float64, "file_id": pl.Int64}
+MEASURE_SCHEMA = {
+    "target": pl.String,
+    "metric": pl.String,
+    "value": pl.Float64,
+    "file_id": pl.Int64,
+    # the raw lines the value was read from (files.path and its lines), where the producer knows them
+    "path": pl.String,
+    "line_start": pl.Int64,
+    "line_end": pl.Int64,
+}
 
 
 @dataclass(frozen=True)

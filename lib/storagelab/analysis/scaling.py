@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from ..claims import stated_where, study_claims
-from . import fio_runs, measures, scaling_findings, single_disk
+from . import fio_runs, measures, phases, scaling_findings, single_disk
 from .db import frame
 from .result import Result, lines_of
 from .scaling_numbers import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
@@ -120,6 +120,7 @@ def fio(runs: pl.DataFrame, baseline_count: int = 1, by: Sequence[str] = FIO_GRO
     """fio runs labelled with vdev_type / vdev_count (manifest): bandwidth relative to the baseline count
     of the same vdev class, workload and direction. Runs without a vdev_count are left out."""
     labelled = runs.filter(pl.col("vdev_type").is_not_null() & pl.col("vdev_count").is_not_null())
+    by = phases.grouped(by, runs)  # runs before and after a change are never one baseline's repeats
     out = relative(labelled, "bw_bytes_per_s", by, baseline_count=baseline_count)
     counts = out.group_by(list(by)).agg(pl.col("vdev_count").n_unique().alias("vdev_counts_in_group"))
     return out.join(counts, on=list(by), how="left", nulls_equal=True).sort([*by, "vdev_count"], nulls_last=True)

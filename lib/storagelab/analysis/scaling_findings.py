@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..units import MiB
-from . import prose
+from . import phases, prose
 from .result import Finding, cite
 from .scaling_numbers import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
 
@@ -150,11 +150,20 @@ def _serial(res, serial: tuple[pl.DataFrame, dict]) -> None:
 def _fio(res, n: ScalingNumbers, frames: ScalingFrames, sel) -> None:
     multi, runs = n.fio_multi, frames.runs
     if runs.height:
-        groups = multi.select("stack", "vdev_type", "vdev_width", "workload", "direction").unique().height
+        key = phases.grouped(["stack", "vdev_type", "vdev_width", "workload", "direction"], multi)
+        groups = multi.select(key).unique().height
+        paired = "phase" in runs.columns and phases.paired(runs["phase"].to_list())
         res.findings.append(
             f"{runs.height} fio run(s) for {sel.describe()}, {n.labelled_runs} labelled with vdev_type "
             f"and vdev_count; {groups if multi.height else 0} "
-            "group(s) (same stack, vdev type and width, workload, direction) hold more than one vdev count."
+            f"group(s) (same stack, vdev type and width, workload, direction{', phase' if paired else ''}) hold "
+            "more than one vdev count"
+            + (
+                ": runs labelled phase=before and phase=after are never one group (a baseline is never the mean of "
+                "a before and an after run)."
+                if paired
+                else "."
+            )
         )
     for r in multi.iter_rows(named=True):
         if r["relative"] is None:

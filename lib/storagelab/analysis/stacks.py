@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from . import arc, design, fio_runs, measures, plausibility, repeat_groups, stacks_findings, stats
+from . import arc, design, fio_runs, measures, phases, plausibility, repeat_groups, stacks_findings, stats
 from .db import frame
 from .result import Result, lines_of
 from .selection import Selection
@@ -34,6 +34,7 @@ from .stacks_numbers import (
     DeviceSpread,
     LayerCost,
     OverLimit,
+    PhasePair,
     Ranking,
     RepeatTest,
     RunRef,
@@ -192,6 +193,7 @@ def query(con, sel: Selection, direction: str) -> tuple[pl.DataFrame, pl.DataFra
     d = all_runs.filter(pl.col("direction") == direction).with_columns(
         labelled=pl.col("label").is_not_null(), label=fio_runs.run_label(all_runs)
     )
+    d = phase_named(d)
     disks = device_latency(con, sel, d["file_id"].to_list()) if d.height else pl.DataFrame()
     return all_runs, d, disks
 
@@ -211,6 +213,32 @@ def _mixed_note(all_runs: pl.DataFrame) -> str:
         ". 'mixed' is fio's unified_rw_reporting (reads and writes reported as one row), not a randrw workload"
         + present
     )
+
+
+def phase_named(d: pl.DataFrame) -> pl.DataFrame:
+    """Runs of one name in both phases named with their phase ('fsync1 (before)', 'fsync1 (after)')."""
+    if "phase" not in d.columns or d.is_empty():
+        return d
+    clash = pl.col("phase").drop_nulls().n_unique().over("label") > 1
+    named = pl.concat_str(pl.col("label"), pl.lit(" ("), pl.col("phase"), pl.lit(")"))
+    return d.with_columns(label=pl.when(clash & pl.col("phase").is_not_null()).then(named).otherwise(pl.col("label")))
+
+
+def phase_pairs(known: pl.DataFrame) -> list[PhasePair]:
+    """The workloads whose runs hold both a phase=before and a phase=after run: those runs, fastest first in each
+    phase, and what their setup labels say differs."""
+    if "phase" not in known.columns:
+        return []
+    out = []
+    for (w,), g in known.sort("path", "doc_index", "groupid").group_by("workload", maintain_order=True):
+        if not phases.paired(g["phase"].to_list()):
+            continue
+        rows = list(g.sort("bw_bytes_per_s", descending=True).iter_rows(named=True))
+        side = {p: tuple(_ref(r) for r in rows if r["phase"] == p) for p in phases.PHASES}
+        setups = [phases.setup_of(r) for r in rows if r["phase"] in phases.PHASES]
+        only = g["phase"].is_in(list(phases.PHASES)).all()
+        out.append(PhasePair(str(w), side["before"], side["after"], phases.differences(setups), bool(only)))
+    return out
 
 
 def _ref(r: dict) -> RunRef:
@@ -273,8 +301,8 @@ def test_sizes(d: pl.DataFrame) -> TestSizes:
             sizeless.append(r["label"])
         elif r["design_fits_in_cache"]:
             fits.append((r["label"], size, r["design_cache_bytes"]))
-        elif r["design_fits_in_cache"] is None and r.get("wl_direct") is None and size <= ram:
-            direct_unknown.append((r["label"], size, ram))
+        elif (known := design.direct_unknown(design.flags_of(r))) is not None:
+            direct_unknown.append((r["label"], *known))
     ram_unknown = tuple(sorted(unknown.items(), key=lambda kv: -kv[1]))
     return TestSizes(tuple(fits), tuple(sizeless), ram_unknown, tuple(direct_unknown))
 
@@ -354,6 +382,7 @@ def compute(
         shared_file=in_files.filter(pl.col("shared_file"))["label"].to_list(),
         no_limit=d.filter(pl.col("device_limit_bytes_per_s").is_null()).height,
         design=[(r["label"], design.flags_of(r)) for r in in_files.iter_rows(named=True)],
+        phase_pairs=phase_pairs(known),
         design_rows=in_files.select(
             c
             for c in ("path", "sha256", "line_start", "line_end", "slowest_line_start", "slowest_line_end")

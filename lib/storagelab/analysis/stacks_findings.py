@@ -17,7 +17,10 @@ def _name(ref: RunRef) -> str:
 
 def _ranking_sentences(r: StacksResult) -> list[str]:
     out: list[str] = []
+    paired = {p.workload for p in r.phase_pairs if p.only_pair}  # a before/after pair, not stacks to rank
     for k in r.rankings:
+        if k.workload in paired:
+            continue
         if k.runs == 1:
             only = k.slowest
             out.append(
@@ -50,6 +53,35 @@ def _ranking_sentences(r: StacksResult) -> list[str]:
                 [f"{x.label} at {prose.rate(x.bytes_per_s)} {x.mark}" for x in k.flagged_faster]
             )
             cites += [cite(prose.rate(x.bytes_per_s), x.lines) for x in k.flagged_faster]
+        out.append(Finding(text + ".", cites))
+    return out
+
+
+def _phase_sentences(r: StacksResult) -> list[Finding]:
+    """Each workload whose runs the phase labels pair: before and after, the ratio where one unflagged run each."""
+    out = []
+    for p in r.phase_pairs:
+
+        def side(refs: tuple[RunRef, ...]) -> str:
+            return prose.listing(
+                [f"{x.label} at {prose.rate(x.bytes_per_s)}{' ' + x.mark if x.mark else ''}" for x in refs]
+            )
+
+        text = (
+            f"`{p.workload}`: the phase labels pair its runs as before and after a change ({p.differences}), not "
+            f"as two stacks or as repeats of one: before {side(p.before)}; after {side(p.after)}"
+        )
+        cites = [cite(prose.rate(x.bytes_per_s), x.lines) for x in p.before + p.after]
+        one_each = len(p.before) == 1 and len(p.after) == 1
+        if any(x.mark for x in p.before + p.after):
+            text += ". A flagged run (⚠) is set beside the other only: no ratio is stated"
+        elif one_each:
+            (b,), (a,) = p.before, p.after
+            ratio = f"{a.bytes_per_s / b.bytes_per_s:.2f}x"
+            text += f" (after / before: {ratio})"
+            cites.append(cite(ratio, a.lines + b.lines, "after / before bandwidth"))
+        if one_each:
+            text += "; one run per phase: run-to-run noise is unknown, so the change cannot be told from noise"
         out.append(Finding(text + ".", cites))
     return out
 
@@ -162,16 +194,8 @@ def _size_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
             + prose.listing([f"{label} ({prose.size(b)} in {prose.size(ram)} of RAM)" for label, b, ram in s.fits])
             + "."
         )
-    if s.direct_unknown:
-        missing.append(
-            "whether the page cache served "
-            + prose.listing(
-                [f"{label} ({prose.size(b)} in {prose.size(ram)} of RAM)" for label, b, ram in s.direct_unknown]
-            )
-            + " is not known: its test size is below the RAM, but direct= is not in its output (fio's normal text does "
-            "not print it); put fio's command line (with --direct=) in the manifest's command column, or save fio's "
-            "output as JSON"
-        )
+    if s.direct_unknown:  # the same verdict and sentence as 08's (design.direct_unknown)
+        missing.append(design.direct_unknown_sentence(s.direct_unknown))
     if s.ram_unknown:
         n = sum(k for _, k in s.ram_unknown)
         missing.append(
@@ -349,6 +373,7 @@ def write(res: Result, r: StacksResult) -> Result:
         "within a workload, and a flagged run (⚠) never heads a ranking."
     )
     res.findings += _ranking_sentences(r)
+    res.findings += _phase_sentences(r)
     if u:
         res.missing.append(
             f"{u} run(s) have no rw mode or block size in their output or command "

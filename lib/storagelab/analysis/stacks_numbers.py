@@ -66,7 +66,7 @@ class TestSizes:
     sizeless: tuple[str, ...]
     ram_unknown: tuple[tuple[float | None, int], ...]
     # runs whose working set fits their RAM but whose direct= is not known (fio's normal text does not print it):
-    # whether the page cache served them is not known (label, bytes, RAM)
+    # whether the page cache served them is not known (label, bytes, RAM + L2ARC: design.direct_unknown)
     direct_unknown: tuple[tuple[str, float, float], ...] = ()
 
 
@@ -94,6 +94,18 @@ class LayerCost:
     base_labels: str
     penalty_pct: float | None
     zfs_version_differs: bool
+
+
+@dataclass(frozen=True)
+class PhasePair:
+    """One workload's runs that the manifest's phase labels pair as before and after a change (``phases``): never
+    repeats of one configuration, never two stacks side by side."""
+
+    workload: str
+    before: tuple[RunRef, ...]
+    after: tuple[RunRef, ...]
+    differences: str  # what their setup labels say differs (``phases.differences``)
+    only_pair: bool  # every run of the workload has a phase label: the pair replaces its ranking
 
 
 @dataclass
@@ -125,3 +137,4 @@ class StacksResult:
     flagged_above_best: int  # runs faster than best_clean, all flagged
     # each run of ``design``, its row's provenance (the group line, the slowest I/O's section): design.cites reads it
     design_rows: list[dict] = field(default_factory=list)
+    phase_pairs: list[PhasePair] = field(default_factory=list)  # workloads whose runs the phase labels pair

@@ -110,7 +110,9 @@ def _ingest(files: list[Path], db: Path | None, manifest: Path) -> int:
     say(f"ingest: {s.line()}", sys.stdout)
     for e in s.errors:
         say(f"error: {e}")
-    return 1 if s.failed else 0
+    if s.parquet_error:  # as the ingest says it (the lab said nothing: a refused Parquet folder went unnoticed)
+        say(f"error: {s.parquet_error}")
+    return 1 if s.failed or s.parquet_error else 0
 
 
 def _run_files(out: Path, run_id: str) -> list[Path]:

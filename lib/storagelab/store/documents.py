@@ -2,10 +2,14 @@
 
 A benchmark write-up saved as Markdown (a forum or GitHub page with fio's output in fences) is a common way
 outputs arrive; `storagelab parse` reads it, the ingest leaves every .md out as documentation. Each left-out
-.md of a reasonable size is parsed here, and one whose parse gives rows is named in a warning."""
+.md of a reasonable size is parsed here, and one whose parse gives rows is named in a warning. The verdicts are
+kept in the database's ``meta`` (``SEEN_KEY``: each .md's size, mtime and format, with the code that judged
+them): the next ingest parses only the .md files that are new or changed, or all of them once the code changed,
+and names the unchanged ones from what it kept."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from .. import parsers
@@ -16,18 +20,47 @@ MAX_BYTES = 4 * 1024 * 1024  # a write-up larger than this is not looked into
 SHOWN = 5  # names in the warning; the rest counted
 
 
-def holding_output(documents: list[ListedFile]) -> list[tuple[str, str]]:
-    """(path, format) of each document whose whole text parses as a known tool's output with rows."""
+SEEN_KEY = "write_ups"  # meta: {"code": ..., "files": {key: [size, mtime_ns, format or null]}}
+
+
+def output_format(d: ListedFile) -> str | None:
+    """The format of a document whose whole text parses as a known tool's output with rows, else None."""
+    if d.size > MAX_BYTES:
+        return None
+    try:
+        parsed, _ = parsers.parse_bytes(Path(d.path).read_bytes(), d.path)
+    except (ParseError, OSError, UnicodeError, ValueError):
+        return None
+    return parsed.format if any(parsed.tables.values()) else None
+
+
+def holding_output(documents: list[ListedFile], seen: dict | None = None) -> list[tuple[str, str]]:
+    """(path, format) of each document that holds a tool's output. ``seen`` (key -> [size, mtime_ns, format]) gives
+    the verdicts of documents unchanged since they were judged; the others are parsed, and ``seen`` is updated to
+    the documents given (a removed one is dropped)."""
+    known = dict(seen or {})
     found = []
     for d in documents:
-        if d.size > MAX_BYTES:
-            continue
-        try:
-            parsed, _ = parsers.parse_bytes(Path(d.path).read_bytes(), d.path)
-        except (ParseError, OSError, UnicodeError, ValueError):
-            continue
-        if any(parsed.tables.values()):
-            found.append((d.path, parsed.format))
+        was = known.get(d.key)
+        fmt = was[2] if was is not None and was[:2] == [d.size, d.mtime_ns] else output_format(d)
+        if seen is not None:
+            seen[d.key] = [d.size, d.mtime_ns, fmt]
+        if fmt:
+            found.append((d.path, fmt))
+    if seen is not None:
+        for key in set(known) - {d.key for d in documents}:
+            del seen[key]
+    return found
+
+
+def checked(con, documents: list[ListedFile], code: str) -> list[tuple[str, str]]:
+    """``holding_output`` with the verdicts the last ingest into ``con`` kept (when its code was ``code``), and
+    this ingest's kept for the next."""
+    rows = con.execute("SELECT value FROM meta WHERE key = ?", [SEEN_KEY]).fetchall()
+    kept = json.loads(rows[0][0]) if rows else {}
+    seen = kept.get("files", {}) if kept.get("code") == code else {}
+    found = holding_output(documents, seen)
+    con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [SEEN_KEY, json.dumps({"code": code, "files": seen})])
     return found
 
 

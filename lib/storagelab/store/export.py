@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from .. import paths
+from ..ownership import SharedFolderError, shared
 from ..schema import all_tables
 from . import faults
 
@@ -56,6 +57,22 @@ def _write_stamps(stamp_file: Path, stamps: dict) -> None:
     os.replace(tmp, stamp_file)
 
 
+def _owned_folder(out_dir: Path) -> Path:
+    """``out_dir`` resolved, when only this user can write into it (and swap it), the path the export then uses; else
+    SharedFolderError. The folder is named after the database (``--db /tmp/x.duckdb``: /tmp/x-parquet), so another
+    user could make it first; root's ingest then wrote ``.parquet-stamp.json.<pid>.tmp`` through their symlink into a
+    root-only file (reliability-8)."""
+    real = out_dir.resolve()
+    why = shared(real)
+    if why:
+        raise SharedFolderError(
+            f"{why}: another user could put a symlink there under a name the export writes (.<table>.parquet.<pid>.tmp, "
+            f".parquet-stamp.json.<pid>.tmp), and have it overwrite any file you can write; remove the folder, give a "
+            "database in a folder of your own, or use --no-parquet"
+        )
+    return real
+
+
 def export_parquet(con, out_dir: Path) -> list[Path]:
     """Bring ``out_dir/<table>.parquet`` up to date with the database: every table whose export is
     missing or stamped otherwise than the table now is (see table_stamps) is written to a
@@ -64,6 +81,7 @@ def export_parquet(con, out_dir: Path) -> list[Path]:
     temporary file a kill left).
     Returns the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = _owned_folder(out_dir)
     # temporary files of an export that was killed (one ingest at a time holds the database this folder is for)
     for tmp in [*out_dir.glob(".*.parquet.*.tmp"), *out_dir.glob(f"{glob.escape(STAMP)}.*.tmp")]:
         tmp.unlink(missing_ok=True)

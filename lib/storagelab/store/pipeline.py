@@ -17,6 +17,7 @@ from tqdm import tqdm
 from .. import ignore, paths
 from ..manifest import LABEL_COLUMNS, Manifest, ManifestError, with_nested
 from ..manifest import load as load_manifest
+from ..ownership import SharedFolderError
 from . import db, documents, faults, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
 from .listing import ListedFile, files_to_read, in_scope, key_for, printable, scopes
@@ -118,8 +119,6 @@ def ingest(
         if not ignore.folder_ignored(path, targets)
     ]
     summary.warnings += clashes
-    if said := documents.warning(documents.holding_output(write_ups)):
-        summary.warnings.append(said)
     summary.ignored = len(ignored)
     summary.warnings += outside[: labels.WARN_MAX] + (
         [f"{len(outside) - labels.WARN_MAX} more symlinks not followed"] if len(outside) > labels.WARN_MAX else []
@@ -138,6 +137,8 @@ def ingest(
             # not looked at, so not gone: ignored files, and the files of folders that cannot be read
             run.kept = _kept({f.key for f in ignored}, [key + "/" for key, _, _ in unreadable], targets)
             summary.rebuilt_schema = db.ensure_schema(con, run.code)
+            if said := documents.warning(documents.checked(con, write_ups, run.code)):  # new or changed .md only
+                summary.warnings.append(said)
             faults.inject("schema-ready")
             writer.forget_errors(con, [f.key for f in ignored])  # an ignored file's old failure is not listed
             run.ingest(listing, scopes(targets), workers, batch_files, batch_rows, progress)
@@ -409,6 +410,8 @@ class _Run:
     def export(self, out_dir: Path) -> None:
         try:
             export_parquet(self.con, out_dir)
+        except SharedFolderError as e:
+            self.summary.parquet_error = f"Parquet export refused: {e} (the database is complete)"
         except (duckdb.Error, OSError) as e:
             if faults.interrupted(e):
                 raise KeyboardInterrupt from None

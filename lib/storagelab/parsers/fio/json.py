@@ -22,7 +22,7 @@ from typing import Any
 
 from ..base import SHELL_PROMPT, Parsed, ParseError, lines_of
 from .buckets import add_buckets
-from .command import last_command
+from .command import commands_in, paired
 from .directions import add_direction, io_in_kib
 from .groups import add_derived_groups
 from .jsondoc import Document
@@ -71,9 +71,13 @@ def parse_json(text: str) -> Parsed:
         doc.new_run = (
             bool(docs) and _report_time(doc) != _report_time(docs[-1]) and any(SHELL_PROMPT.match(ln) for ln in before)
         )
-        typed = last_command(before, start + 2 - len(before))  # the fio command typed before it, if shown
-        if typed is not None:
-            command, lo, hi = typed
+        # the fio command typed (or pasted in a write-up) before it, if shown: one, never a guess among several
+        found = commands_in(before, start + 2 - len(before))
+        typed, why = paired(found, start + 1)
+        if why:  # a row without a command: the document before it lends it none
+            parsed.warnings.append(why)
+        if found:
+            command, lo, hi = typed or (None, found[0][1], found[-1][2])
             parsed.add("fio_commands", {"doc_index": len(docs), "command": command, "line_start": lo, "line_end": hi})
         pos = doc.end_offset
         docs.append(doc)

@@ -176,11 +176,16 @@ TABLES = {
 # fio's log files (write_bw_log / write_iops_log / write_lat_log / write_hist_log): parsers/fio/logs.py
 TABLES["fio_commands"] = table(
     "The fio command line a terminal transcript shows before a run's report (``root@host:~# fio --name=x ...``, "
-    "or a bare ``fio --name=...`` line): what the user typed, kept because fio's own text output does not "
+    "or a bare ``fio --name=...`` line, or a Markdown write-up's ``Command: `fio ...` ``): what the user typed, kept because fio's own text output does not "
     "print every option (direct, size, ...). The analyses use it for the runs from doc_index on when the "
     "manifest gives no command.",
     ("doc_index", "INTEGER", "the first report of the run it started (fio_jobs.doc_index)"),
-    ("command", "VARCHAR", "the command from its fio word on, as typed (sudo, time, VAR=value before it dropped)"),
+    (
+        "command",
+        "VARCHAR",
+        "the command from its fio word on, as typed (sudo, time, VAR=value before it dropped); NULL where several "
+        "different commands come before the run and none is paired with it (the file's warning names their lines)",
+    ),
     *LINES,
 )
 TABLES["fio_log_samples"] = table(

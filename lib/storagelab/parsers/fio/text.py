@@ -56,7 +56,7 @@ from itertools import islice
 
 from ... import units
 from ..base import SHELL_PROMPT, NotStreamable, Parsed, ParseError, lines_of
-from .command import continued, fio_command
+from .command import continued, fio_command, paired
 from .text_fast import BlockFast
 from .text_shapes import (
     _DISK_CUE,
@@ -207,8 +207,9 @@ class _TextParser(BlockFast, ReportTail):
             if ": ios=" in s and _DISK_CUE.match(s):
                 return self.disk(ln, s)
             self.end_disks()
-            if self.is_last(ln) and not SHELL_PROMPT.match(s):  # the file ends inside the disk stats (not with a
-                # shell prompt after them): after the results, which are kept
+            if self.is_last(ln) and not SHELL_PROMPT.match(s) and not s.startswith("```"):  # the file ends inside
+                # the disk stats (not with a shell prompt or a Markdown fence closing the pasted output after them):
+                # after the results, which are kept
                 self.p.warnings.append(
                     f"line {ln}: disk stats line cut at the end of the file, not stored: {w.strip()[:60]!r}"
                 )
@@ -261,6 +262,20 @@ class _TextParser(BlockFast, ReportTail):
         if (c == "J" and _JOBS_STATUS.match(s)) or s.startswith("Starting "):
             self.started = True
             self.new_run = self.new_run or (self.report_tail and s.startswith("Starting "))
+
+    def add_commands(self) -> None:
+        """Each run's fio command: the one typed or pasted before it (none after the last report; of several
+        different ones, none: ``command.paired`` warns)."""
+        per_doc: dict[int, list[tuple[str, int, int]]] = {}
+        for doc, typed_line, first, last in self.commands:
+            if doc <= self.report:
+                per_doc.setdefault(doc, []).append((typed_line, first, last))
+        for doc, found in sorted(per_doc.items()):
+            typed, why = paired(found)
+            if why:  # a row without a command: the run before it lends it none
+                self.p.warnings.append(why)
+            command, lo, hi = typed or (None, found[0][1], found[-1][2])
+            self.p.add("fio_commands", {"doc_index": doc, "command": command, "line_start": lo, "line_end": hi})
 
     def block_size(self, ln: int, bs: str) -> int | None:
         known = _BLOCK_SIZES.get(bs)
@@ -357,9 +372,7 @@ class _TextParser(BlockFast, ReportTail):
                 f"line {self.terse_lines[0]}: {n} fio terse line{'s' if n > 1 else ''} beside the normal output "
                 "not stored (the normal output is, with its printed rounding)"
             )
-        commands = {doc: (command, lo, hi) for doc, command, lo, hi in self.commands if doc <= self.report}  # the
-        for doc, (command, lo, hi) in sorted(commands.items()):  # last before each run; none after the last report
-            self.p.add("fio_commands", {"doc_index": doc, "command": command, "line_start": lo, "line_end": hi})
+        self.add_commands()
         finals = {*self.run_ends, self.report}
         for job in self.p.rows("fio_jobs"):
             job["is_final"] = job["doc_index"] in finals

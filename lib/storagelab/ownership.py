@@ -1,0 +1,115 @@
+"""Whether a folder this user writes into by names known in advance is this user's alone: no other user can write
+into it, nor swap it (or a folder above it) for one of theirs after it was checked. A symlink another user puts
+under such a name is written through, as this user (root: any file; reliability-5 to -8). Used by the lab's
+--target/--out, run --output, the Parquet folder beside a database and a dataset folder."""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import stat
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from .errors import StoragelabError
+
+
+class SharedFolderError(StoragelabError):
+    """A folder this user would write into by names known in advance that another user can write into, or swap."""
+
+
+def shared(folder: Path) -> str | None:
+    """How another user could plant symlinks in ``folder`` (a resolved path) or a folder in it, or swap it after the
+    check, as words naming the folder ("/x is another user's (mode drwxr-xr-x)", "/x is inside /y, which ..."); None
+    when only this user (or root) can."""
+    for sub, _, _ in os.walk(folder):  # its folders too: one of another user's would hold that user's symlinks
+        st = os.stat(sub)
+        owner = others_can_write(st)
+        if owner:
+            return f"{sub} {owner} (mode {stat.filemode(st.st_mode)})"
+    movable = movable_by_others(folder)
+    return f"{folder} {movable}" if movable else None
+
+
+def spark_output_refusal(output: str) -> str | None:
+    """Why spark-ingest's local OUTPUT is refused: another user can write into it or swap it (the dataset's names are
+    known in advance, as for export --dataset); a URI of another scheme is left to its file system."""
+    u = urlparse(output)
+    if u.scheme not in ("", "file"):
+        return None
+    folder = Path(unquote(u.path))
+    folder.mkdir(parents=True, exist_ok=True)
+    why = shared(folder.resolve())
+    if not why:
+        return None
+    return (
+        f"output {why}: another user could put a symlink there under a name the run writes "
+        "(_storagelab/.meta.json.<pid>.tmp, part files), and have it overwrite any file you can write; give a folder "
+        "of your own (e.g. a new folder under it)"
+    )
+
+
+def others_can_write(st: os.stat_result) -> str | None:
+    """How users other than this one can write into the folder of stat ``st`` (another owns it, every user may,
+    or its group may and has another user in it), as the words after its name; None when only this user can. A
+    group-writable folder of this user's own group (Debian's user-private groups, umask 002) is this user's alone."""
+    if st.st_uid != os.getuid():
+        return "is another user's"
+    return _writable_by_others(st)
+
+
+def movable_by_others(folder: Path) -> str | None:
+    """How another user could swap ``folder`` for one of theirs after it was checked (rename it away, put their own
+    folder, holding their symlinks, under its name): a folder above it that another user (not root) owns, or that
+    another user can write and that lacks the sticky bit (/tmp has it: there only a name's owner may rename it).
+    The words to say, naming that folder; None when no such folder is above it (reliability-7: a root-owned --target
+    in a 0777 folder was swapped between the check and fio, and fio overwrote a root-only file)."""
+    for parent in folder.absolute().parents:
+        try:
+            st = parent.stat()
+        except OSError:
+            continue
+        if st.st_uid not in (0, os.getuid()):
+            why = "is another user's"
+        elif st.st_mode & stat.S_ISVTX:
+            continue
+        elif not (why := _writable_by_others(st) or ""):
+            continue
+        return (
+            f"is inside {parent}, which {why} (mode {stat.filemode(st.st_mode)}): another user could rename "
+            f"{folder.name} away once it is checked and put a folder of theirs in its place"
+        )
+    return None
+
+
+def _writable_by_others(st: os.stat_result) -> str | None:
+    if st.st_mode & 0o002:
+        return "can be written by every user"
+    if st.st_mode & 0o020 and (others := _group_members(st.st_gid) - {_user_name(os.getuid())}):
+        users = ", ".join(sorted(others)[:3])
+        return f"can be written by its group {_group_name(st.st_gid)}, which has other users ({users})"
+    return None
+
+
+def _group_members(gid: int) -> set[str]:
+    """The users in group ``gid``: its listed members and the users whose primary group it is."""
+    try:
+        members = set(grp.getgrgid(gid).gr_mem)
+    except KeyError:  # a group without a name: its users are unknown, so assume there are others
+        return {f"gid {gid}"}
+    return members | {u.pw_name for u in pwd.getpwall() if u.pw_gid == gid}
+
+
+def _group_name(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
