@@ -249,7 +249,7 @@ def pytest_itemcollected(item):
 LONG_FIRST = (
     "tests/test_spark.py::test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay",  # 709 s
     "tests/test_robustness.py::test_sigkill_during_ingest_never_leaves_half_a_file",  # 193 s
-    "tests/test_stream.py::test_a_100_mb_log_is_ingested_in_bounded_memory",  # 130 s
+    "tests/test_stream.py::test_a_70_mb_log_is_ingested_in_bounded_memory",  # 130 s (as 100 MB)
     "tests/test_spark.py::test_ctrl_c_on_spark_ingest_is_one_line_and_leaves_no_jvm",  # 94 s
     "tests/test_reliability_stale_reports.py::test_a_relabelled_study_is_said_in_one_line_and_its_old_reports_",  # 93 s
     "tests/test_reliability4.py::test_an_ingest_under_a_low_memory_limit_never_hangs",  # 84 s
@@ -278,6 +278,17 @@ LONG_FIRST = (
     "tests/test_reliability5.py::test_ctrl_c_while_the_cli_starts_is_one_line",  # 26 s
     "tests/test_runner.py::test_a_relative_db_path_is_from_where_the_command_runs",  # 23 s
     "tests/test_reliability_workers.py::test_a_killed_ingest_worker_is_named_with_its_signal",  # 19 s in another run
+    # the longest of the rest that were collected in the last half (load 8-20, 2026-11-27 07:40): a worker would end
+    # with one of them while the other, done, waits
+    "tests/test_reliability_workers.py::test_a_worker_killed_while_it_sends_its_result_does_not_hang_the_pool",  # 20 s
+    "tests/test_spark.py::test_a_killed_spark_ingest_puts_no_java_stack_trace_on_the_terminal",  # 17 s
+    "tests/test_store_unfinished.py::test_a_re_ingest_killed_at_any_later_stage_is_refused_and_then_finished",  # 4 x 4 s
+    "tests/test_reliability7_processes.py::test_a_second_command_killed_beside_a_build_leaves_the_builds_reports_whole",
+    "tests/test_reliability4.py::test_export_on_a_full_disk_is_one_line_and_leaves_the_old_dataset_and_no_parts",  # 11 s
+    "tests/test_reliability5_processes.py::test_ctrl_c_ends_a_notebook_run_whose_worker_is_stopped",  # 11 s
+    "tests/test_runner.py::test_a_failing_notebook_is_recorded_and_the_others_still_run",  # 8 s
+    "tests/test_store.py::test_each_database_has_its_own_parquet_folder",  # 7 s
+    "tests/test_store_unfinished.py::test_a_killed_re_ingest_is_refused_by_every_reader_until_the_next_ingest",  # 6 s
 )
 
 
@@ -297,9 +308,9 @@ def _sharing(item, items: list) -> list:
     ]
 
 
-def _long_first(items: list) -> list:
-    """``items`` with LONG_FIRST's tests first, in its order; each followed by the tests of its module that share
-    a module-scoped fixture with it (so that the fixture is not built once more for them); the rest as collected."""
+def _long_first(items: list) -> tuple[list, list]:
+    """LONG_FIRST's tests, in its order, each followed by the tests of its module that share a module-scoped
+    fixture with it (so that the fixture is not built once more for them); and the rest as collected."""
     first: list = []
     taken: set[int] = set()
     for prefix in LONG_FIRST:
@@ -308,15 +319,24 @@ def _long_first(items: list) -> list:
                 if id(other) not in taken:
                     taken.add(id(other))
                     first.append(other)
-    return first + [it for it in items if id(it) not in taken]
+    return first, [it for it in items if id(it) not in taken]
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    items[:] = _long_first(items)
+    first, rest = _long_first(items)
+    # the tests that wait for the build `./run test` runs beside them start after the longest ones, which keep both
+    # workers busy meanwhile
+    waiting = [it for it in first + rest if _waits_for_the_build(it)]
+    items[:] = [it for it in first if not _waits_for_the_build(it)] + waiting
+    items += [it for it in rest if not _waits_for_the_build(it)]
+    # the tests that wait for a BACKGROUND function, late (it has ended by then), but before the last quarter of the
+    # rest (short tests, none in LONG_FIRST), which keep both workers busy to the end whatever these take after it
     late = [it for it in items if _background_functions(it)]
     if late:
-        items[:] = [it for it in items if not _background_functions(it)] + late
+        rest = [it for it in items if not _background_functions(it)]
+        tail = len(rest) // 4
+        items[:] = rest[: len(rest) - tail] + late + rest[len(rest) - tail :]
 
 
 _TIMES: dict[str, tuple[float, float]] = {}  # background function -> (started, ended), seconds since the epoch
@@ -428,6 +448,35 @@ def background():
 
 
 # ----------------------------------------------------------------------------- the build's own notebook runs
+# `./run test` starts `storagelab build` beside the tests (issue 28) and names here the folder where it leaves the
+# build's output (build.log) and, once it has ended, its exit code (build.rc); pytest run by itself has no build to
+# wait for (the fixtures below build what is missing)
+BUILD_BESIDE = os.environ.get("STORAGELAB_BUILD_BESIDE")
+_WAIT_FOR_BUILD = 1800.0  # seconds
+
+
+@pytest.fixture(scope="session")
+def project_built():
+    """Waits for the build `./run test` started beside the tests: every test that reads the project's database
+    (data/parsed/) or reports (reports/) uses this fixture, and a failed build fails them with its output."""
+    if not BUILD_BESIDE:
+        return
+    folder = Path(BUILD_BESIDE)
+    done, deadline = folder / "build.rc", time.monotonic() + _WAIT_FOR_BUILD
+    while not done.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"storagelab build beside the tests has not ended after {_WAIT_FOR_BUILD:.0f} s ({folder})")
+        time.sleep(0.5)
+    rc = int(done.read_text())
+    if rc != 0:
+        log = (folder / "build.log").read_text(errors="replace")
+        pytest.fail(f"storagelab build beside the tests failed (exit {rc}):\n{log[-4000:]}", pytrace=False)
+
+
+def _waits_for_the_build(item) -> bool:
+    return bool(BUILD_BESIDE) and "project_built" in getattr(item, "fixturenames", ())
+
+
 def _default_run(nb: Path):
     """The executed copy of ``nb`` that a build or `storagelab run NB` wrote with its default parameters, or None
     when there is none or its code is not the committed notebook's."""
@@ -445,10 +494,10 @@ def _default_run(nb: Path):
 
 
 @pytest.fixture(scope="session")
-def default_runs():
+def default_runs(project_built):
     """{notebook: executed notebook} of every committed notebook run with its default parameters, as the last
-    build ran it (`./run test` builds first); the notebooks without such a copy, or whose code has changed since,
-    are run once here (`storagelab run NAME ...`)."""
+    build ran it (`./run test` builds beside the tests: `project_built` waits for it); the notebooks without such a
+    copy, or whose code has changed since, are run once here (`storagelab run NAME ...`)."""
     from storagelab import report
 
     nbs = report.list_notebooks()

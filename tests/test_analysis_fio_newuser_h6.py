@@ -110,7 +110,7 @@ def test_05_never_pools_same_named_files_and_says_how_repeats_are_grouped(db_b):
     text = "\n".join(res.findings)
     assert "repeated runs" not in text  # had been 'slog_punisher.log: 2 repeated runs, mean 71.6 MiB/s'
     assert (
-        "fastest run with no flag tank_raidz2_nospecial_slog/slog_punisher/slog_punisher.log at 74.5 MiB/s (78.1 "
+        "fastest configuration with no flag tank_raidz2_nospecial_slog/slog_punisher/slog_punisher.log at 74.5 MiB/s (78.1 "
         "MB/s), slowest tank_raidz2_nospecial_noslog/slog_punisher/slog_punisher.log at 68.6 MiB/s (72.0 MB/s) "
         "(0.92x of it)." in text
     )

@@ -145,9 +145,10 @@ def test_ctrl_c_while_ingest_imports_the_store_is_one_line(monkeypatch, capsys, 
     assert capsys.readouterr().err.startswith("storagelab ingest: interrupted")
 
 
-def test_build_whose_ingest_was_refused_runs_no_notebook(monkeypatch, capsys):
+def test_build_whose_ingest_was_refused_runs_no_notebook(monkeypatch, capsys, project_built):
     """Issue 13, case 23: an ingest refused (database in use, a manifest mistake) stops `build` at once
-    (exit 2), rather than rendering every report from the database it did not update."""
+    (exit 2), rather than rendering every report from the database it did not update. It takes reports/' build
+    lock: after the build `./run test` runs beside the tests (`project_built`)."""
     from storagelab import report
 
     monkeypatch.setattr(cli, "cmd_ingest", lambda args: 2)

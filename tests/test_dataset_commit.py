@@ -10,10 +10,11 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, RAW, ROOT
 from conftest import storagelab_cli as cli
 
 from storagelab import dataset
@@ -59,15 +60,30 @@ def unlisted(out) -> list[str]:
     )
 
 
-@pytest.fixture
-def exported(raw_copy, tmp_path):
-    db, out = tmp_path / "x.duckdb", tmp_path / "ds"
+@pytest.fixture(scope="module")
+def exported_once(tmp_path_factory):
+    """(database, dataset): a copy of data/raw/ ingested with --dataset, then one more log (sorting first) ingested
+    into the database alone: the dataset is one file behind. Made once; each test changes a copy (`exported`)."""
+    root = tmp_path_factory.mktemp("exported")
+    raw_copy, db, out = root / "raw", root / "x.duckdb", root / "ds"
+    shutil.copytree(RAW, raw_copy)
     r = cli("ingest", str(raw_copy), "--db", str(db), "--no-parquet", "--dataset", str(out), "--quiet")
     assert r.returncode == 0, r.stderr
     (raw_copy / "aaa").mkdir()
     shutil.copy(NEW_LOG, raw_copy / "aaa" / "first.txt")  # sorts first
     r = cli("ingest", str(raw_copy), "--db", str(db), "--no-parquet", "--quiet")
     assert r.returncode == 0 and "ingested 1 " in r.stdout, r.stdout + r.stderr
+    return db, out
+
+
+@pytest.fixture
+def exported(exported_once, tmp_path):
+    """A copy of ``exported_once``'s database and dataset for one test to change (the two ingests run once per
+    module, not once per test: issue 28)."""
+    db, out = tmp_path / "x.duckdb", tmp_path / "ds"
+    assert not Path(f"{exported_once[0]}.wal").exists()  # the database is whole in its one file
+    shutil.copy(exported_once[0], db)
+    shutil.copytree(exported_once[1], out)
     return db, out
 
 

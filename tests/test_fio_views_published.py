@@ -104,8 +104,8 @@ def test_each_kbench_job_has_its_own_workload(result):
     # 4 KiB random reads at 4 and 64 in flight: the IOPS job against the latency job, not the 128 KiB bandwidth job
     assert any(
         f.startswith(
-            "`randread bs=4KiB libaio direct=1 size=10GiB runtime=20s` read on file kbench-fio-3.16-twelve-jobs.json "
-            "(host not labelled): from 4 to 64 I/Os in flight, IOPS 33,142 -> 97,019 (2.93x)"
+            "`randread bs=4KiB libaio direct=1 size=10GiB runtime=20s` read on kbench ext4 | host not labelled | zfs | "
+            "layout not labelled: from 4 to 64 I/Os in flight, IOPS 33,142 -> 97,019 (2.93x)"
         )
         for f in result.findings
     ), result.findings

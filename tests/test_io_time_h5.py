@@ -199,10 +199,11 @@ def test_an_unknown_direct_is_not_taken_as_buffered(h5_db):
     res5 = analyse_study(h5_db, stacks.analyse, "H5", direction="read")
     assert [s for s in res5.missing if s.startswith("the page cache may or may not")] == [MAYBE_CACHED]
     assert (
-        "`randread bs=4KiB libaio direct=? size=16MiB runtime=?` and `randread bs=4KiB libaio direct=? size=? "
-        "runtime=?` differ only in what one of them does not show (size): they may be one workload cut in two, and "
-        "are kept apart (a depth curve or a mean never joins them). Put fio's command line in the manifest's command "
-        "column (or save fio's output as JSON) to tell"
+        "On kestrel | btrfs-raid1 | mirror 1x2 | /dev/loop0 /dev/loop1 (tmpfs-backed): its 2 run(s) of `randread "
+        "bs=4KiB libaio direct=? size=16MiB runtime=?` and 1 of `randread bs=4KiB libaio direct=? size=? runtime=?` "
+        "share every label and differ only in size, which fio did not print for one of them: they may be one workload "
+        "cut in two, and are kept apart (two depth curves, two knees; a mean never joins them). Put fio's command line "
+        "in the manifest's command column (or save fio's output as JSON) to tell"
     ) in res.missing
 
 

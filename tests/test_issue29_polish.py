@@ -36,10 +36,11 @@ def test_every_notebook_opens_on_the_storagelab_kernel():
     assert {s["display_name"] for s in specs.values()} == {"storagelab (Python 3)"}
 
 
-def test_build_prints_one_warning_line_on_the_demo_data(tmp_path, monkeypatch, capsys):
+def test_build_prints_one_warning_line_on_the_demo_data(tmp_path, monkeypatch, capsys, project_built):
     """`storagelab build`'s own path (cmd_build: the ingest, the notes, the notebooks, the render) on a fresh database
     of data/raw/: the 9 parser warnings are one line. The notebook runs and the render are replaced by nothing here
-    (they print no parser warning; the e2e build runs them): this test adds no build."""
+    (they print no parser warning; the e2e build runs them): this test adds no build. It takes reports/' build lock
+    and reads its folders: after the build `./run test` runs beside the tests (`project_built`)."""
     monkeypatch.setattr(paths, "DB", tmp_path / "demo.duckdb")
     monkeypatch.setattr(report, "run_notebooks", lambda plans: [])
     monkeypatch.setattr(report, "render_reports", lambda skip=(): [])

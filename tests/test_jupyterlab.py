@@ -2,7 +2,7 @@
 opens 07 and 08, runs every cell on the storagelab kernel, and the charts draw, with no cell in error and
 no request leaving the machine.
 
-Needs the database `./run test` builds first (data/parsed/storagelab.duckdb) and Debian's chromium.
+Needs the database `./run test` builds beside the tests (data/parsed/storagelab.duckdb) and Debian's chromium.
 """
 
 from __future__ import annotations
@@ -34,12 +34,13 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """`storagelab lab` on a free loopback port, with its own Jupyter config/runtime folders; yields its URL."""
+def lab(tmp_path_factory, project_built):
+    """`storagelab lab` on a free loopback port, with its own Jupyter config/runtime folders (once the database
+    `./run test` builds beside the tests is there: `project_built`); yields its URL."""
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
     if not (paths.ROOT / "data" / "parsed" / "storagelab.duckdb").exists():
-        pytest.skip("no database: ./run test builds it first (./run build)")
+        pytest.skip("no database: ./run test builds it beside the tests (./run build)")
     home = tmp_path_factory.mktemp("jupyter")
     env = dict(
         os.environ,

@@ -3,7 +3,7 @@ nbval-check-output shows what its committed copy shows, compared as `pytest --nb
 stream merging; the same keys left out). This was `pytest notebooks --nbval-lax`, which ran the ten notebooks in
 kernels a second time after the build had just run them (issue 28); one item per code cell, as nbval had.
 
-The executed copies are those of the last build (`./run test` builds first); the `default_runs` fixture
+The executed copies are those of the last build (`./run test` builds beside the tests); the `default_runs` fixture
 (tests/conftest.py) runs again the notebooks whose copy is missing or whose code has changed since.
 """
 

@@ -133,7 +133,10 @@ def test_a_worker_killed_while_it_sends_its_result_does_not_hang_the_pool():
 
     pool = ProcessPoolExecutor(max_workers=2)
     other = pool.submit(_slow)
-    fut = pool.submit(_big, 1 << 30)
+    # 64 MiB: a result the worker writes 64 KiB (a pipe's buffer) at a time while this thread's loop below keeps the
+    # reading thread waiting for the GIL: seconds in pipe_write, caught in 0.4-0.7 s at load 18 (1 GiB took 17 s
+    # to be made and pickled before it was sent; issue 28)
+    fut = pool.submit(_big, 1 << 26)
     procs = list(pool._processes.values())
     killed, end = None, time.monotonic() + 60
     while killed is None and time.monotonic() < end:

@@ -2,8 +2,8 @@
 SVG + PNG + Vega-Lite JSON, pages that work in headless Chromium with the network off, and text from
 logs shown as text, never run (end to end, from a real fio output to the browser).
 
-The reports under reports/ are those of the last build (`./run test` builds first); the session
-fixture builds them when reports/index.html is missing. The browser tests need Debian's chromium
+The reports under reports/ are those of the last build (`./run test` builds beside the tests; `built` waits for
+it); the session fixture builds them when reports/index.html is missing. The browser tests need Debian's chromium
 and are skipped, not failed, without it. Screenshots go to tests/_artifacts/screenshots/.
 """
 
@@ -173,8 +173,9 @@ def test_offline_check_finds_every_kind_of_external_reference():
 
 
 @pytest.fixture(scope="session")
-def built():
-    """reports/: reuse the last build, or ingest data/raw/, run every notebook and render."""
+def built(project_built):
+    """reports/: the build's (`./run test` builds beside the tests: `project_built` waits for it), reuse the last
+    build's, or ingest data/raw/, run every notebook and render."""
     if not (paths.REPORTS / "index.html").exists():
         from storagelab.store import ingest
 
@@ -865,7 +866,7 @@ FINDING_LINKS = {
     "freebsd-bonnie-dedup/01_vdev_scaling.html": 9,
     "freebsd-bonnie-dedup/02_recordsize.html": 5,
     "freebsd-bonnie-dedup/03_sector63.html": 40,
-    "freebsd-bonnie-dedup/04_dedup_ddt.html": 45,
+    "freebsd-bonnie-dedup/04_dedup_ddt.html": 48,  # its claims table links the zdb -b / zpool values too
     "freebsd-bonnie-dedup/06_zfs_send_transports.html": 0,  # no mbuffer log in that study
     "freebsd-bonnie-dedup/09_bonnie.html": 17,
     "homelab-mergerfs/01_vdev_scaling.html": 6,

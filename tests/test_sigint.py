@@ -190,16 +190,25 @@ def _export(db: Path, ds: Path) -> None:
     assert r.returncode == 0, r.stderr
 
 
+@pytest.fixture(scope="module")
+def old_dataset(two_databases, tmp_path_factory) -> Path:
+    """The old database's dataset, written once by `storagelab export --dataset` (each test stops a writer on a
+    copy of it)."""
+    ds = tmp_path_factory.mktemp("old-dataset") / "ds"
+    _export(two_databases[1], ds)
+    return ds
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("verb", ["export", "ingest"])
-def test_a_dataset_stopped_mid_write_is_the_old_one_whole(verb, sig, tmp_path, two_databases):
+def test_a_dataset_stopped_mid_write_is_the_old_one_whole(verb, sig, tmp_path, two_databases, old_dataset):
     """reliability-3's `export --dataset` kills, with Ctrl-C and SIGTERM: the old dataset, whole, then the next
     export gives the new one, whole; `ingest --dataset` the same (the database is complete, the dataset old)."""
     corpus, old, new = two_databases
     ds = tmp_path / "ds"
     db = tmp_path / "t.duckdb"
     shutil.copy(old, db)
-    _export(db, ds)
+    shutil.copytree(old_dataset, ds)  # the old database's export (one for the four tests)
     old_state = _dataset_state(ds)
     assert old_state == _db_state(old)
     if verb == "export":

@@ -1,6 +1,6 @@
 """Huge logs in bounded memory (issue 13): a file past the stream threshold is parsed a line at a time and
 its rows written in batches, in one transaction. The streamed rows equal the whole-file rows on every real
-fixture; the peak memory of a 100 MB log stays far below the file's whole-file cost."""
+fixture; the peak memory of a 70 MB log stays far below the file's whole-file cost."""
 
 from __future__ import annotations
 
@@ -167,17 +167,18 @@ def test_a_latin1_byte_past_the_head_restarts_the_parse_as_latin1(tmp_path, monk
 
 
 @pytest.mark.slow
-def test_a_100_mb_log_is_ingested_in_bounded_memory(tmp_path):
-    """100 MB of fio text (about 70,000 job blocks, group_reporting off), ingested by the command line:
-    every block stored, and the ingest's peak resident memory under 400 MiB (the whole-file parse of
-    such a file took about 11x its size: 5.5 GB for 500 MB; benchmarks/results/ingest.md has the
-    500 MB figure)."""
+def test_a_70_mb_log_is_ingested_in_bounded_memory(tmp_path):
+    """70 MB of fio text (about 50,000 job blocks, group_reporting off), past the default stream threshold
+    (64 MiB), ingested by the command line: every block stored, and the ingest's peak resident memory under
+    400 MiB. The bound bites: the whole-file parse of this file peaks at 912 MiB (241 MiB streamed; 100 MB:
+    274 MiB streamed, 2026-11-27), about 11x its size as for 500 MB (5.5 GB; benchmarks/results/ingest.md)."""
     src = (RAW / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt").read_bytes().split(b"\n")
     block = b"\n".join(src[1:22]) + b"\n"  # one job block: header .. latency target line
-    n = 100_000_000 // len(block)
+    n = 70_000_000 // len(block)
     big = tmp_path / "logs" / "huge-run.log"
     big.parent.mkdir()
     big.write_bytes(block * n + b"\n" + b"\n".join(src[22:]))
+    assert big.stat().st_size > stream.STREAM_MIN_BYTES  # streamed by the command's default threshold
     db = tmp_path / "big.duckdb"
     cmd = [sys.executable, "-m", "storagelab", "ingest", str(big.parent), "--db", str(db), "--quiet", "--no-parquet"]
     # a fresh parent whose only child is the ingest: its children's peak is the ingest's (one process: one file)
@@ -231,3 +232,39 @@ def test_compressed_logs_stream_as_they_decompress(tmp_path, monkeypatch):
     s = store.ingest([logs], db_path=tmp_path / "streamed.duckdb", **kw)
     assert (s.ingested, s.failed) == (3, 1) and "truncated" in s.errors[0]
     assert _tables(tmp_path / "streamed.duckdb") == _tables(tmp_path / "whole.duckdb")
+
+
+def test_the_staging_database_is_made_in_a_new_private_folder_never_at_a_name_another_user_could_plant(
+    tmp_path, monkeypatch
+):
+    """The staging database of a streamed file is created inside a folder made new (mkdtemp: O_EXCL, mode 0700)
+    beside the database, never at a predictable name: with --db in a folder other users can write to (/tmp), the
+    old name `.stream-stage-DB.PID` could be planted first as a symlink, and DuckDB created the staging database
+    where it pointed (write-paths.md). The planted links below are left alone and point at nothing made."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(RAW / "homelab-mergerfs" / "fio-zfs-mirror-zfs0.8.4.txt", logs / "run.txt")
+    db = tmp_path / "t.duckdb"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    old_name = tmp_path / f"{stream.STAGE_PREFIX}t.duckdb.{os.getpid()}"
+    old_name.symlink_to(elsewhere / "planted.duckdb")
+    seen = []
+    real_init = stream.Stage.__init__
+
+    def watch(self, con, db_file, tool):
+        real_init(self, con, db_file, tool)
+        seen.append((self.folder, oct(self.folder.stat().st_mode & 0o777), self.path.exists()))
+
+    monkeypatch.setattr(stream.Stage, "__init__", watch)
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 1)
+    s = store.ingest([logs], db_path=db, manifest_path=tmp_path / "none.csv", parquet_dir=False, progress=False)
+    assert (s.ingested, s.failed) == (1, 0)
+    assert len(seen) == 1
+    folder, mode, made = seen[0]
+    assert folder.parent == tmp_path and folder.name.startswith(f"{stream.STAGE_PREFIX}t.duckdb.{os.getpid()}.")
+    assert folder != old_name and mode == "0o700" and made
+    assert list(elsewhere.iterdir()) == []  # nothing was created through the planted link
+    assert not folder.exists()  # the staging folder is gone after the move
+    # the planted link itself is a leftover's name: the ingest removed the link, never what it points to
+    assert not old_name.is_symlink()

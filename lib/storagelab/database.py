@@ -126,6 +126,10 @@ def connect(
     if read_only and not db.exists():
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
     if not read_only:
+        from .ownership import file_refusal  # noqa: PLC0415
+
+        if why := file_refusal(db):  # reliability-8 Low 9: another user's symlink as --db was followed
+            raise StoreError(f"{db}: {why}: another user could change what it leads to; give a database of your own")
         try:
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -182,9 +186,24 @@ def unfinished_ingest(con: duckdb.DuckDBPyConnection, db: Path | str) -> str | N
         shown = [str(s) for _, s in json.loads(rows[0][0])]
     except (ValueError, TypeError):
         shown = []
-    named = " ".join(shlex.quote(s) for s in shown if s)
+    gone = [s for s in shown if s and not os.path.lexists(s)]
+    named = " ".join(shlex.quote(_holding(s) if s in gone else s) for s in dict.fromkeys(shown) if s)
     cmd = f"storagelab ingest {named} --db {shlex.quote(str(db))}".replace("  ", " ")
+    if gone:  # moved or deleted since: an ingest of it fails (no such file), one of a folder holding it finishes it
+        return (
+            f"{db}: its last ingest was stopped before it finished, so a count read from it now can be wrong, and "
+            f"{', '.join(gone)} no longer exist{'s' if len(gone) == 1 else ''}: run `{cmd}` (a folder holding it) "
+            "to finish it"
+        )
     return (
         f"{db}: its last ingest was stopped before it finished, so a count read from it now can be wrong: run "
         f"`{cmd}` again (with the same options) to finish it"
     )
+
+
+def _holding(path: str) -> str:
+    """The nearest folder holding ``path`` that exists."""
+    parent = os.path.dirname(path.rstrip("/")) or "/"
+    while not os.path.isdir(parent):
+        parent = os.path.dirname(parent)
+    return parent

@@ -32,6 +32,65 @@ def shared(folder: Path) -> str | None:
     return f"{folder} {movable}" if movable else None
 
 
+def foreign_link(path: Path) -> str | None:
+    """The first symlink on ``path``'s way (a folder's name in it, or its last name) that a user other than this one
+    and root owns, as words naming it; None when there is none (names that do not exist yet end the walk: this user
+    makes them). Another user can turn such a link, after any check, to a folder of theirs holding their symlinks
+    under the names about to be written (reliability-8 High 1); the kernel's fs.protected_symlinks refuses to follow
+    only those in a sticky world-writable folder, and is 0 on some machines."""
+    todo = list(reversed(path.absolute().parts[1:]))
+    here, hops = Path("/"), 0
+    while todo and hops <= 40:  # more hops: a loop, which the write itself reports
+        name = todo.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":  # ``here`` holds no symlink, so its parent is the real one
+            here = here.parent
+            continue
+        try:
+            st = (here / name).lstat()
+        except OSError:
+            return None
+        if not stat.S_ISLNK(st.st_mode):
+            here = here / name
+            continue
+        if st.st_uid not in (0, os.getuid()):
+            return f"{here / name} is a symlink of another user's ({_user_name(st.st_uid)})"
+        hops += 1
+        target = Path(os.readlink(here / name))
+        if target.is_absolute():
+            here = Path("/")
+        todo.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
+    return None
+
+
+def file_refusal(path: Path) -> str | None:
+    """Why this user must not write the file ``path`` by its name (a database, a Parquet result), as words naming
+    what another user could change; None when nothing. Refused: a symlink of another user's on its way
+    (``foreign_link``), the file another user's, its folder (the nearest one that exists; the rest this user makes)
+    one that another user owns or can write and that lacks the sticky bit (they could put a symlink under its name
+    or a temporary one beside it), or a folder above it that another user can swap (``movable_by_others``)."""
+    link = foreign_link(path)
+    if link:
+        return link
+    real = path.resolve()
+    try:
+        st = real.lstat()
+        if st.st_uid not in (0, os.getuid()):
+            return f"{real} is another user's file ({_user_name(st.st_uid)})"
+    except OSError:
+        pass
+    folder = real.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    st = folder.stat()
+    why = _writable_by_others(st) if st.st_uid == 0 else others_can_write(st)  # root can change any folder anyway
+    if why and not st.st_mode & stat.S_ISVTX:
+        return f"{real} is in {folder}, which {why} (mode {stat.filemode(st.st_mode)})"
+    movable = movable_by_others(folder)
+    return f"{real} is in {folder}, which {movable}" if movable else None
+
+
 def spark_output_refusal(output: str) -> str | None:
     """Why spark-ingest's local OUTPUT is refused: another user can write into it or swap it (the dataset's names are
     known in advance, as for export --dataset); a URI of another scheme is left to its file system."""

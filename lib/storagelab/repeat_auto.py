@@ -60,6 +60,21 @@ class Settling:
         return f"{self.run_id}: {self.n} runs, mean {mean}, {spread}: {verdict}"
 
 
+def not_settled(n: int, mean: float | None, sd: float | None, tolerance_pct: float = DEFAULT_TOLERANCE_PCT) -> str:
+    """' Their spread is 89.2 % (sample sd / mean), above the 5 % tolerance of the lab's repeat-until-settled: not
+    settled, so their mean is uncertain.' for repeats whose spread is above the lab's tolerance (notebooks 08 and 10
+    say it of the runs they count, with one wording), '' where it is within it or there is no spread."""
+    if n < 2 or not mean or sd is None:
+        return ""
+    spread = 100.0 * sd / mean
+    if spread <= tolerance_pct:
+        return ""
+    return (
+        f" Their spread is {spread:.1f} % (sample sd / mean), above the {tolerance_pct:g} % tolerance of the lab's "
+        "repeat-until-settled: not settled, so their mean is uncertain."
+    )
+
+
 def key_figure(output: Path) -> float | None:
     """Bandwidth of one saved fio output, bytes/s: the last report's group lines (fio's I/O over elapsed time),
     summed over directions; None when it has none or cannot be read."""

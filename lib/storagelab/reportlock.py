@@ -40,7 +40,14 @@ class ReportsBusyError(StoragelabError):
 def writing(tree: Path, wait: float = 0.0, retry: str = "", command: str = "") -> Iterator[None]:
     """Hold the report tree ``tree`` for this process (and the notebook workers it forks) until the block ends.
     Another holder: wait up to ``wait`` seconds (saying so once), then ReportsBusyError naming it and ``retry``."""
-    tree.mkdir(parents=True, exist_ok=True)
+    from .ownership import foreign_link, shared  # noqa: PLC0415
+
+    why = foreign_link(tree)
+    if not why:
+        tree.mkdir(parents=True, exist_ok=True)
+        why = shared(tree.resolve())
+    if why:  # the notebooks, pages and charts are written there by names known in advance (docs/write-paths.md)
+        raise StoragelabError(f"the report folder {why}; give a folder of your own")
     fd = os.open(tree / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         st = os.fstat(fd)

@@ -30,10 +30,11 @@ def _refusal(out: Path) -> tuple[str | None, Path]:
     .<name>.<pid>.tmp), following a symlink another user planted under such a name: as root, any file would be
     overwritten with the notebook (reliability-7). OUT is made first when missing, then checked: another user may
     have made it first in a shared parent such as /tmp."""
-    from .ownership import movable_by_others, others_can_write  # noqa: PLC0415
+    from .ownership import foreign_link, movable_by_others, others_can_write  # noqa: PLC0415
 
-    if out.is_symlink() and out.lstat().st_uid != os.getuid():
-        return f"--output {out} is a symlink of another user's: give a folder of your own", out
+    link = foreign_link(out)  # anywhere on its way, not only OUT itself: /tmp/theirs-link/rep too
+    if link:
+        return f"--output {out}: {link}, who could turn it once it is checked: give a folder of your own", out
     out.mkdir(parents=True, exist_ok=True)
     real = out.resolve()  # checked below, and the only path the run uses: OUT's symlinks may be turned from now on
     for folder, _, _ in os.walk(real):  # its folders too: one of another user's would hold that user's symlinks

@@ -229,7 +229,11 @@ def parquet_target_refused(target: str, db: str | None, force: bool) -> str | No
     """Why ``sql --parquet TARGET`` must not write: TARGET is the database itself (or its write-ahead log), a file inside a dataset folder
     (a part file or its meta.json) or one of the database's own Parquet copies (never, even with --force), a folder,
     or an existing file (unless --force)."""
+    from .ownership import file_refusal  # noqa: PLC0415
+
     dest, database = Path(target), Path(db or paths.DB)
+    if why := file_refusal(dest):
+        return f"--parquet {target}: {why}: another user could change what it leads to once it is checked; write it to a folder of your own"
     if dest.exists() and database.exists() and os.path.samefile(dest, database):
         return f"--parquet {target} is the database itself: write the result to another file"
     if os.path.realpath(dest) == os.path.realpath(database) + ".wal":  # DuckDB replays it when it opens the database

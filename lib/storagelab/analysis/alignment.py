@@ -17,7 +17,7 @@ import polars as pl
 
 from ..chartsource import source
 from ..sectors import alignment
-from . import alignment_findings, measures, stats
+from . import alignment_findings, measures, pool_members, stats
 from .alignment_numbers import (
     AlignmentFrames,
     AlignmentNumbers,
@@ -524,4 +524,25 @@ def analyse(
     res.file_ids = frames.file_ids() + (n.pool_states["file_id"].to_list() if n.pool_states.height else [])
     res.file_ids += list(n.settings.file_ids) if n.settings else []
     alignment_findings.write(res, n, sel)
+    res.missing += fio_phases(con, sel)
+    res.findings += pool_members.sentences(con, sel)  # a member zdb -C marks missing: a degraded pool
     return res
+
+
+FIO_PHASES_SQL = """
+SELECT count(*) AS files, string_agg(DISTINCT coalesce(f.label, f.path), ', ' ORDER BY coalesce(f.label, f.path))
+FROM files f WHERE {where} AND f.tool = 'fio' AND f.format NOT IN ('fio-log', 'fio-hist-log')
+  AND f.phase IN ('before', 'after')
+"""
+
+
+def fio_phases(con, sel) -> list[str]:
+    """A sentence where fio outputs of the selection carry phase=before/after labels: 03 compares bonnie++ only."""
+    where, params = sel.sql("f")
+    files, labels = con.execute(FIO_PHASES_SQL.format(where=where), params).fetchone()
+    if not files:
+        return []
+    return [
+        f"{files} fio output(s) are labelled phase=before/after ({labels}): 03 compares bonnie++ runs only; 05 and "
+        "08 set those fio runs side by side by phase"
+    ]

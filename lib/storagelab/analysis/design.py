@@ -559,6 +559,16 @@ def unknown_splits(workloads: list[str]) -> list[str]:
     """Pairs of workloads that differ only in fields one of them does not show ('?'): one fio command may be cut in
     two where one output lacks a line the other has (btr-grid-qd8-nj2.txt has no 'Laying out IO file' line, so its
     size is '?' beside its siblings' size=16MiB). Said, not merged: the unknown value may differ."""
+    return [
+        f"`{a}` and `{b}` differ only in what one of them does not show ({', '.join(apart)}): they may be "
+        "one workload cut in two, and are kept apart (a depth curve or a mean never joins them). Put fio's "
+        "command line in the manifest's command column (or save fio's output as JSON) to tell"
+        for a, b, apart in unknown_pairs(workloads)
+    ]
+
+
+def unknown_pairs(workloads: list[str]) -> list[tuple[str, str, list[str]]]:
+    """(a, b, the fields apart) of the workloads that differ only in fields one of them does not show ('?')."""
     fields_of = {w: _workload_fields(w) for w in dict.fromkeys(workloads)}
     out = []
     for a, b in itertools.combinations(fields_of, 2):
@@ -567,11 +577,7 @@ def unknown_splits(workloads: list[str]) -> list[str]:
             continue
         apart = [k for k in fa if fa[k] != fb[k]]
         if apart and all("?" in (fa[k], fb[k]) for k in apart):
-            out.append(
-                f"`{a}` and `{b}` differ only in what one of them does not show ({', '.join(apart)}): they may be "
-                "one workload cut in two, and are kept apart (a depth curve or a mean never joins them). Put fio's "
-                "command line in the manifest's command column (or save fio's output as JSON) to tell"
-            )
+            out.append((a, b, apart))
     return out
 
 

@@ -4,7 +4,9 @@ card per machine and device, side by side.
 The tests are recognised by the workload fio ran (never by a file name or label): SEQ1M Q8T1 is a sequential
 read or write of 1 MiB blocks at iodepth 8 with one job; SEQ1M Q1T1 the same at iodepth 1; RND4K Q32T1 random
 4 KiB at iodepth 32, one job; RND4K Q1T1 at iodepth 1. ``storagelab lab fio --preset standard`` runs exactly
-these; runs of the same workload from any other source count as well.
+these; runs of the same workload from any other source count as well, where they are the test: direct I/O, no
+fsync, fdatasync or sync (``apart_reason``). A buffered run, one synced as it writes, or one whose direct= fio did
+not print is listed apart with the reason, never in a cell or the headline.
 
 Three steps: ``query`` (SQL -> frames), ``compute`` (pure: frames -> ``DiskCard``s of named numbers), ``findings``
 (sentences from those numbers). Rates are shown in MB/s (10^6 bytes/s), as CrystalDiskMark and KDiskMark show
@@ -22,8 +24,9 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from ..devices import STACKED_PREFIXES, not_a_disk, stacked_why
+from ..repeat_auto import not_settled
 from ..units import MB, MiB
-from . import arc, design, io_time, repeat_groups
+from . import arc, design, fio_views, io_time, repeat_groups
 from .db import frame
 from .fio_runs import config_label
 from .fio_runs import runs as fio_runs
@@ -107,6 +110,19 @@ class CardResult:
     latency: str = "clat"  # which latency p99_ns is ('clat', 'lat'), or 'lat mean' (no lat percentiles printed)
     latency_reasons: tuple[str, ...] = ()  # why its latency is not clat (``io_time``; also among its flags)
     lat_mean_ns: float | None = None  # the runs' median mean lat, where ``latency`` is 'lat mean'
+    left_out: tuple[tuple[str, str], ...] = ()  # (run, why): its test's runs notebook 08 leaves out (``counted``)
+
+
+@dataclass(frozen=True)
+class Apart:
+    """A run of a card's workload that is not CrystalDiskMark's test (``apart_reason``): listed, never in a cell."""
+
+    test: str
+    direction: str
+    run: str  # its file name
+    bw_bytes_per_s: float
+    reason: str
+    lines: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass
@@ -115,6 +131,7 @@ class DiskCard:
     device: str
     system: dict[str, str | None]
     results: dict[tuple[str, str], CardResult] = field(default_factory=dict)
+    apart: list[Apart] = field(default_factory=list)
 
     @property
     def missing(self) -> list[str]:
@@ -137,6 +154,22 @@ def test_of(row: dict) -> str | None:
     for name, sequential, t_bs, t_qd, t_nj in TESTS:
         if sequential == (not rw.startswith("rand")) and (bs, qd, nj) == (t_bs, t_qd, t_nj):
             return name
+    return None
+
+
+def apart_reason(row: dict) -> str | None:
+    """Why a run of a card's workload is not CrystalDiskMark's test (direct I/O, no fsync, fdatasync or sync), or
+    None: its writes made durable as they go or at the end (``design.synced_writes``, ``design.final_fsync``: a
+    psync+fdatasync run's write() p99 is the page cache's, its rate the device's sync path), buffered I/O
+    (direct=0), or direct= not in its output (fio's normal text does not print it)."""
+    synced, final = row.get("design_synced"), row.get("design_final_fsync")
+    if synced or final:
+        return f"not this test: {synced or final}"
+    direct = str(row.get("wl_direct") or "")
+    if direct == "0":
+        return "not this test: buffered (direct=0): the page cache, not the device, may have served it"
+    if direct != "1":
+        return "direct= unknown: the card cannot say the device served it (fio's normal text does not print direct=)"
     return None
 
 
@@ -225,8 +258,19 @@ def _latency(rows: list[dict]) -> dict:
     }
 
 
-def compute(runs: pl.DataFrame) -> list[DiskCard]:
-    """Cards of the runs that are one of the classic tests, one per (machine, device), in machine order."""
+def counted(rows: list[dict], left: dict[tuple[int, int, str], str]) -> tuple[list[dict], list[tuple[str, str]]]:
+    """The runs of one result that count and those left out with why: notebook 08's rule (``fio_views.left_out``:
+    a design flag, two regimes or dips in its logs, a firm plausibility flag), where at least one run is clean;
+    where none is, all count (the result is flagged: 08 ranks none of them)."""
+    out = [(r, left.get((r["file_id"], r["doc_index"], r["direction"]))) for r in rows]
+    if all(why for _, why in out):
+        return rows, []
+    return [r for r, why in out if not why], [(_run_name(r), why) for r, why in out if why]
+
+
+def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = None) -> list[DiskCard]:
+    """Cards of the runs that are one of the classic tests, one per (machine, device), in machine order. ``left``:
+    the runs notebook 08 leaves out (``fio_views.left_out``), kept out of the results they would be in."""
     cards: dict[tuple[str, str], DiskCard] = {}
     groups: dict[tuple[str, str, str, str], list[dict]] = {}
     if not runs.is_empty():
@@ -238,9 +282,14 @@ def compute(runs: pl.DataFrame) -> list[DiskCard]:
             continue
         machine = row.get("host") or "host not labelled"
         device = (row.get("devices") or "device not labelled") + (f" | {row['stack']}" if row.get("stack") else "")
-        cards.setdefault((machine, device), DiskCard(machine, device, system_of(row)))
+        card = cards.setdefault((machine, device), DiskCard(machine, device, system_of(row)))
+        why = apart_reason(row)
+        if why is not None:
+            card.apart.append(Apart(test, direction, _run_name(row), row["bw_bytes_per_s"], why, _lines([row])))
+            continue
         groups.setdefault((machine, device, test, direction), []).append(row)
-    for (machine, device, test, direction), rows in groups.items():
+    for (machine, device, test, direction), every in groups.items():
+        rows, dropped = counted(every, left or {})
         bws = [r["bw_bytes_per_s"] for r in rows]
         iops = [r["iops"] for r in rows if r.get("iops")]
         latency = _latency(rows)
@@ -260,13 +309,21 @@ def compute(runs: pl.DataFrame) -> list[DiskCard]:
             lat_mean_ns=latency["lat_mean_ns"],
             file_ids=tuple(sorted({r["file_id"] for r in rows})),
             setups=setups_of(rows),
-            lines=tuple(
-                sorted(
-                    {(r["path"], r["line_start"], r.get("line_end") or r["line_start"]) for r in rows if r.get("path")}
-                )
-            ),
+            lines=_lines(rows),
+            left_out=tuple(dropped),
         )
     return [cards[k] for k in sorted(cards)]
+
+
+def _lines(rows: list[dict]) -> tuple[tuple[str, int, int], ...]:
+    """The runs' group lines: (path, line_start, line_end)."""
+    return tuple(
+        sorted({(r["path"], r["line_start"], r.get("line_end") or r["line_start"]) for r in rows if r.get("path")})
+    )
+
+
+def _run_name(row: dict) -> str:
+    return str(row.get("path") or "").replace("\\", "/").rsplit("/", 1)[-1] or "run"
 
 
 # ----------------------------------------------------------------------------- findings
@@ -298,7 +355,10 @@ def _noise(reps: list[int], done: list[CardResult]) -> str:
         return f"{head}: the spread shown is run to run"
     one = sum(1 for r in done if r.n > 1 and len(r.setups) == 1)
     if not one:
-        return f"{head}: the results run more than once pool runs of several setups (below), so no spread is run to run only"
+        return (
+            f"{head}: each result with more than one run pools runs of several setups (listed below), so none of "
+            "the spreads shown is run-to-run noise alone"
+        )
     return (
         f"{head}: the spread shown is run to run for the {one} result(s) of one setup run more than once; the "
         f"{pooled} that pool runs of several setups (below) mix the difference between the setups into it"
@@ -310,6 +370,49 @@ def _line_dicts(r: CardResult) -> list[dict]:
     return [{"path": p, "line_start": a, "line_end": b} for p, a, b in r.lines]
 
 
+def _card_sentence(c: DiskCard, done: list[CardResult]) -> list[str]:
+    """The card's headline: its results, the highest, what its spreads are, its first flag."""
+    if not done:
+        return [f"**{c.machine}, {c.device}:** 0 of 8 results: no run of it is CrystalDiskMark's test (below)."]
+    best = max(done, key=lambda r: r.bw_bytes_per_s)
+    noise = _noise(sorted({r.n for r in done}), done)
+    line = (
+        f"**{c.machine}, {c.device}:** {len(done)} of 8 results; the highest is {best.test} {best.direction} at "
+        f"{mb_s(best.bw_bytes_per_s)} MB/s; {noise}."
+    )
+    cites = [cite(f"{mb_s(best.bw_bytes_per_s)} MB/s", _line_dicts(best), f"mean of {best.n} run(s)")]
+    if c.flagged:
+        first = c.flagged[0]
+        line += f" {len(c.flagged)} flagged, e.g. {first.test} {first.direction}: {first.flags[0]}."
+        cites.append(cite(f"{first.test} {first.direction}", _line_dicts(first)))
+    return [Finding(line, cites)]
+
+
+def left_out_sentence(c: DiskCard, r: CardResult) -> str:
+    """The runs of a result left out of its mean, each with why (as notebook 08 leaves them out)."""
+    each = "; ".join(f"{run} ({why})" for run, why in r.left_out)
+    k = len(r.left_out)
+    return (
+        f"{r.test} {r.direction} on {c.machine}, {c.device}: {k} of its {r.n + k} runs left out of its mean, as "
+        f"notebook 08 leaves them out of its repeats: {each}."
+    )
+
+
+def apart_item(a: Apart) -> str:
+    """'ext4-fdatasync-after.txt (RND4K Q1T1 write, 73.4 MB/s): not this test: fdatasync=1'."""
+    return f"{a.run} ({a.test} {a.direction}, {mb_s(a.bw_bytes_per_s)} MB/s): {a.reason}"
+
+
+def apart_sentence(c: DiskCard) -> Finding:
+    """The runs of a card's workloads kept off it (``apart_reason``), each with why."""
+    items = "; ".join(apart_item(a) for a in c.apart)
+    return Finding(
+        f"{c.machine}, {c.device}: {len(c.apart)} run(s) of the card's workloads are not CrystalDiskMark's tests "
+        f"(direct I/O, no fsync, fdatasync or sync) and are kept off the card (no cell, no headline): {items}.",
+        [cite(a.run, [{"path": p, "line_start": x, "line_end": y} for p, x, y in a.lines]) for a in c.apart],
+    )
+
+
 def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str]]:
     """(findings, missing): sentences from the cards' numbers only."""
     run_it = "storagelab lab fio --preset standard --target DIR (a folder on the device)"
@@ -319,20 +422,15 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
     missing: list[str] = []
     for c in cards:
         done = [c.results[(t, d)] for t, *_ in TESTS for d in DIRECTIONS if (t, d) in c.results]
-        best = max(done, key=lambda r: r.bw_bytes_per_s)
-        reps = sorted({r.n for r in done})
-        noise = _noise(reps, done)
-        line = (
-            f"**{c.machine}, {c.device}:** {len(done)} of 8 results; the highest is {best.test} {best.direction} at "
-            f"{mb_s(best.bw_bytes_per_s)} MB/s; {noise}."
-        )
-        cites = [cite(f"{mb_s(best.bw_bytes_per_s)} MB/s", _line_dicts(best), f"mean of {best.n} run(s)")]
-        if c.flagged:
-            first = c.flagged[0]
-            line += f" {len(c.flagged)} flagged, e.g. {first.test} {first.direction}: {first.flags[0]}."
-            cites.append(cite(f"{first.test} {first.direction}", _line_dicts(first)))
-        out.append(Finding(line, cites))
+        out += _card_sentence(c, done)
+        out += [apart_sentence(c)] if c.apart else []
         out += [pooled_sentence(c, r) for r in done if len(r.setups) > 1]
+        out += [left_out_sentence(c, r) for r in done if r.left_out]
+        out += [
+            f"{r.test} {r.direction} on {c.machine}, {c.device}: {r.n} runs counted.{unsettled}"
+            for r in done
+            if len(r.setups) == 1 and (unsettled := not_settled(r.n, r.bw_bytes_per_s, r.sd_bytes_per_s))
+        ]
         out += [
             Finding(f"{r.test} {r.direction} on {c.machine}, {c.device}: {why}.", [cite(r.test, _line_dicts(r))])
             for r in done
@@ -351,7 +449,7 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
 
 def analyse(con, sel: Selection) -> tuple[Result, list[DiskCard]]:
     runs = query(con, sel)
-    cards = compute(runs)
+    cards = compute(runs, fio_views.left_out(con, sel) if not runs.is_empty() else {})
     res = Result(selection=sel)
     res.findings, res.missing = findings(cards, sel)
     res.missing += arc.missing(runs) if not runs.is_empty() else []
@@ -375,9 +473,15 @@ def latency_text(r: CardResult) -> str:
     return f"{'lat ' if r.latency == 'lat' else ''}p99 {r.p99_ns / 1e6:.3g} ms"
 
 
-def _cell(r: CardResult | None, sequential: bool) -> str:
+def _not_run(c: DiskCard, test: str, direction: str) -> str:
+    """'not run', or 'not run as this test (2 runs below)' where runs of its workload are kept off the card."""
+    k = sum(1 for a in c.apart if (a.test, a.direction) == (test, direction))
+    return f"not run as this test ({k} run{'s' if k > 1 else ''} below)" if k else "not run"
+
+
+def _cell(r: CardResult | None, sequential: bool, not_run: str = "not run") -> str:
     if r is None:
-        return '<td class="na">not run</td>'
+        return f'<td class="na">{not_run}</td>'
     spread = (
         f"<br><small>±{r.sd_bytes_per_s / MB:,.1f} sd, n={r.n}</small>"
         if r.sd_bytes_per_s is not None
@@ -406,11 +510,12 @@ def flag_items(c: DiskCard) -> list[str]:
 
 def card_html(c: DiskCard) -> str:
     rows = "".join(
-        f"<tr><th>{name}</th>{''.join(_cell(c.results.get((name, d)), seq) for d in DIRECTIONS)}</tr>"
+        f"<tr><th>{name}</th>{''.join(_cell(c.results.get((name, d)), seq, _not_run(c, name, d)) for d in DIRECTIONS)}</tr>"
         for name, seq, *_ in TESTS
     )
     system = "".join(f"<tr><th>{k}</th><td>{html.escape(str(c.system.get(k) or '?'))}</td></tr>" for k in SYSTEM_FACTS)
     flag_list = "".join(f"<li>{html.escape(f)}</li>" for f in flag_items(c))
+    apart_list = "".join(f"<li>{html.escape(apart_item(a))}</li>" for a in c.apart)
     return (
         '<div class="disk-card" style="border:1px solid #999;border-radius:6px;padding:8px;margin:6px;'
         'min-width:320px;max-width:480px;flex:1">'
@@ -419,6 +524,7 @@ def card_html(c: DiskCard) -> str:
         f"{rows}</table>"
         f'<table class="system">{system}</table>'
         + (f"<p>⚑ flagged:</p><ul>{flag_list}</ul>" if flag_list else "<p>no flag</p>")
+        + (f"<p>not on the card:</p><ul>{apart_list}</ul>" if apart_list else "")
         + "</div>"
     )
 
@@ -437,13 +543,14 @@ def card_lines(cards: list[DiskCard]) -> list[str]:
             for d in DIRECTIONS:
                 r = c.results.get((name, d))
                 if r is None:
-                    lines.append(f"  {name} {d}: not run")
+                    lines.append(f"  {name} {d}: {_not_run(c, name, d)}")
                     continue
                 iops = f", {r.iops:,.0f} IOPS" if r.iops and name.startswith("RND") else ""
                 p99 = f", {latency_text(r)}" if latency_text(r) else ""
                 flag = ", FLAGGED" if r.flags else ""
                 pooled = f" ({len(r.setups)} setups pooled)" if len(r.setups) > 1 else ""
                 lines.append(f"  {name} {d}: {mb_s(r.bw_bytes_per_s)} MB/s{iops}{p99}, n={r.n}{pooled}{flag}")
+        lines += [f"  not on the card: {apart_item(a)}" for a in c.apart]
     return lines
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from ..repeat_auto import not_settled
 from . import prose, stats
 from .fio_depth import qd_label
 from .result import Finding, cite, lines_of
@@ -176,7 +177,7 @@ def repeats_sentence(setup: str, r: stats.Repeats) -> str:
     return (
         f"{text}, range {prose.rate(r.low)} to {prose.rate(r.high)}; {100 * r.level:.0f} % confidence interval of the "
         f"mean ±{r.ci.half_pct:.1f} %, prediction interval for one more run ±{r.pi.half_pct:.1f} % (t distribution, "
-        f"{r.n - 1} degree(s) of freedom){boot}."
+        f"{r.n - 1} degree(s) of freedom){boot}." + not_settled(r.n, r.mean, r.sd)
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from . import fio_runs, io_time, repeat_groups
+from . import design, fio_runs, io_time, repeat_groups
 from .db import frame
 
 PERCENTILES = {50.0: "p50_ns", 99.0: "p99_ns", 99.9: "p99_9_ns"}
@@ -314,9 +314,18 @@ def with_run_bandwidth(summ: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
 
 def _setup(df: pl.DataFrame, config: pl.Expr) -> pl.Expr:
     """A run's setup: its ``config``; a file without a host label is a setup of its own (two unlabelled files may be
-    two machines, also two of one name in different folders: named by their path)."""
+    two machines, also two of one name in different folders: named by their path), unless it has a label: then its
+    label and config name it ('btrfs raid10 4 Ω | host not labelled | btrfs-raid10 | raid10 1x4 | ...'), never one
+    of its files (the six grid files of one label had all been named after grid-nj1-qd1.txt, in workloads that do
+    not hold it: ``repeat_groups.names`` names a group by its first run's setup)."""
+    # the label less a 'run N' mark and the group ``fio_runs.groups_apart`` adds (a file's groups are one setup)
+    label = pl.col("label").cast(pl.String).str.replace(r" \(group \d+(: [^)]*)?\)$", "")
+    label = label.str.replace_all(fio_runs.RUN_MARK, "").str.replace_all(r"\(\s*\)", "")
+    label = label.str.strip_chars(" ,") if "label" in df.columns else pl.lit(None, pl.String)
     return (
-        pl.when(pl.col("host").is_null())
+        pl.when(pl.col("host").is_null() & (pl.col("label").is_not_null() if "label" in df.columns else False))
+        .then(label + pl.lit(" | ") + config.fill_null("not in a run"))
+        .when(pl.col("host").is_null())
         .then(pl.lit("file ") + fio_runs.short_name(df) + pl.lit(" (host not labelled)"))
         .otherwise(config.fill_null("not in a run"))
     )
@@ -558,4 +567,32 @@ def knees(depth: pl.DataFrame, large_block: int = 64 * 1024, gain: float = KNEE_
                 next_p99_ns=ps[at + 1],
             )
         )
+    return out
+
+
+def split_sentences(depth: pl.DataFrame) -> list[str]:
+    """Workloads that differ only in options fio did not print for one of them (``design.unknown_pairs``), with the
+    setups where both ran and their run counts: one labelled grid cut in two by a 'size=?' (btrfs raid10 4 Ω: fio
+    printed 'Laying out IO file' only in the two runs that created the file) is said to be so, by the option that
+    splits it, where its depth curves and knees show its two halves apart. Pairs on no common setup: as
+    ``design.unknown_splits`` says them."""
+    if depth.is_empty():
+        return []
+    runs = depth.group_by("setup", "workload", maintain_order=True).agg(
+        pl.struct("file_id", "doc_index").n_unique().alias("n")
+    )
+    count = {(r["setup"], r["workload"]): r["n"] for r in runs.iter_rows(named=True)}
+    out = []
+    for a, b, apart in design.unknown_pairs(depth["workload"].to_list()):
+        both = [s for s in dict.fromkeys(runs["setup"].to_list()) if (s, a) in count and (s, b) in count]
+        if not both:
+            out += design.unknown_splits([a, b])
+            continue
+        for s in both:
+            out.append(
+                f"On {s}: its {count[(s, a)]} run(s) of `{a}` and {count[(s, b)]} of `{b}` share every label and "
+                f"differ only in {', '.join(apart)}, which fio did not print for one of them: they may be one "
+                "workload cut in two, and are kept apart (two depth curves, two knees; a mean never joins them). "
+                "Put fio's command line in the manifest's command column (or save fio's output as JSON) to tell"
+            )
     return out

@@ -99,7 +99,7 @@ class Durable:
 QUERY = """
 SELECT f.file_id, f.path, f.sha256, coalesce(f.label, f.path) AS label, f.host, f.stack, f.pool, f.vdev_type,
        f.vdev_count, f.vdev_width, f.log_devices, coalesce(f.command, c.command) AS command, f.os, f.devices,
-       f.cache_devices, f.ram_bytes, f.recordsize_bytes, f.ashift, f.zfs_version, f.phase,
+       f.cache_devices, f.ram_bytes, f.recordsize_bytes, f.ashift, f.zfs_version, f.phase, f.notes,
        j.job_index, j.doc_index, j.jobname, j.rw, j.block_size_bytes, j.ioengine, j.iodepth, coalesce(j.numjobs, j.jobs) AS numjobs, j.jobs,
        j.options_json, j.layout_bytes, s.file_id IS NOT NULL AS has_sync,
        s.lat_mean_ns AS sync_mean_ns, s.lat_max_ns AS sync_max_ns, s.lat_samples AS sync_samples,
@@ -287,7 +287,8 @@ def compute(
         names = fio_runs.file_names([*(paths or []), *jobs["path"].to_list()])
         unlabelled = pl.col("label") == pl.col("path")  # QUERY's label is the path where the file has none
         named = pl.col("path").replace_strict(names, default=None, return_dtype=pl.String)
-        jobs = jobs.with_columns(label=pl.when(unlabelled).then(named).otherwise(pl.col("label")))
+        jobs = jobs.with_columns(labelled=~unlabelled, label=pl.when(unlabelled).then(named).otherwise(pl.col("label")))
+        jobs = phases.named(jobs)  # the two runs of a before/after pair of one label: told apart in every table
     for row in jobs.iter_rows(named=True):
         key = (row["file_id"], row["job_index"])
         opts = _options(row)

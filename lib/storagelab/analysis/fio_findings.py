@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from . import design, fio_depth, fio_durable, prose
+from . import design, fio_depth, fio_durable, fio_steady_table, prose
 from .fio_compare import point_sentence
 from .fio_depth import KNEE_MIN_DEPTHS, DepthCurve, DepthLevel, Knee, or_unknown, qd_label
 from .fio_timeseries import REGIME_FACTOR, REGIME_MIN_ROUNDS
@@ -385,7 +385,12 @@ def time_series(n, res, steady) -> None:
         f"{steady.excursion_pct:g} % of their mean and whose best-fit line moves at most {steady.slope_pct:g} %"
     )
     res.findings.append(f"Steady state by {rule}.")
-    for v in n.steady:
+    said = n.steady
+    if len(n.steady) >= fio_steady_table.TABLE_FROM:  # a lab study's hundreds of series: one table, the rest said
+        res.frames["steady_states"] = fio_steady_table.table(n.steady, _value)
+        res.findings.append(fio_steady_table.summary(n.steady))
+        said = fio_steady_table.said_apart(n.steady)
+    for v in said:
         res.findings.append(Finding(steady_sentence(v, steady), _steady_cites(n.series, v)))
 
 
@@ -398,6 +403,31 @@ def _value(kind: str, v: float) -> str:
 
 
 def steady_sentence(v, steady) -> str:
+    """One series' steady-state verdict, with its dips far below its median where it has them."""
+    return _verdict_sentence(v, steady) + _dips_sentence(v)
+
+
+def _span(a: float, b: float) -> str:
+    return f"{a:g} s" if a == b else f"{a:g}-{b:g} s"
+
+
+def dips_text(v) -> str:
+    """Where a series dips far below its median (``fio_timeseries.low_dips``): '82.8 MiB/s at 24-25 s, ... (median
+    364.2 MiB/s)'."""
+    where = ", ".join(f"{_value(v.kind, low)} at {_span(a, b)}" for a, b, low in v.dips)
+    return f"{where} (median {_value(v.kind, v.median)})"
+
+
+def _dips_sentence(v) -> str:
+    if not v.dips:
+        return ""
+    return (
+        f" Dips to {dips_text(v)}: a third of its median or less, and it recovers (a stall or a drop, not its start "
+        "or end); the run is flagged and kept out of comparisons."
+    )
+
+
+def _verdict_sentence(v, steady) -> str:
     name = f"{v.name or v.run} {v.kind} {v.direction}"  # name: as much of its path as tells it apart
     if v.state == "two regimes":
         return (
@@ -422,6 +452,14 @@ def steady_sentence(v, steady) -> str:
             f"{name}: {v.rounds} log window(s), fewer than the {steady.rounds} rounds of one SNIA PTS window: too "
             "short to judge a steady state (run longer, or log shorter windows with log_avg_msec)."
         )
+    if v.state == "not steady" and v.left_value is not None:
+        way = "falls" if v.left_value < v.mean else "rises"
+        return (
+            f"{name}: not steady: {way} to {_value(v.kind, v.left_value)} at {_span(v.left_from_s, v.left_to_s)}, "
+            f"outside +-{steady.excursion_pct:g} % of the {_value(v.kind, v.mean)} of its windows from {v.start_s:g} "
+            f"to {v.end_s:g} s (the first {steady.rounds} that meet both criteria); no such window holds to the end "
+            f"of its {v.rounds} (SNIA PTS: the steady state lasts to the end of the run)."
+        )
     if v.state == "not steady":
         return f"{name}: not steady: no {steady.rounds} consecutive windows of its {v.rounds} meet both criteria."
     return (
@@ -430,15 +468,16 @@ def steady_sentence(v, steady) -> str:
     )
 
 
-def _windows(series, v, phase: str) -> tuple[dict, ...]:
+def _windows(series, v, phase: str, span: tuple[float, float] | None = None) -> tuple[dict, ...]:
     """The log lines of a verdict's windows in ``phase`` ('steady window', 'high regime', ...; judge_steady's marks),
-    consecutive lines of one file as one range."""
+    or from ``span``'s first to its last window (seconds), consecutive lines of one file as one range."""
     if series.is_empty() or "phase" not in series.columns or "line_start" not in series.columns:
         return ()
+    t = series["time_ns"] / 1e9
+    where = (series["phase"] == phase) if span is None else ((t >= span[0] - 1e-6) & (t <= span[1] + 1e-6))
     rows = series.filter(
-        (series["run"] == v.run) & (series["kind"] == v.kind) & (series["direction"] == v.direction)
-        & (series["phase"] == phase)
-    )  # fmt: skip
+        (series["run"] == v.run) & (series["kind"] == v.kind) & (series["direction"] == v.direction) & where
+    )
     out: list[dict] = []
     for s in sorted(lines_of(rows), key=lambda s: (s["path"], s["line_start"])):
         last = out[-1] if out else None
@@ -465,6 +504,13 @@ def _steady_cites(series, v) -> list:
             cite(_value(v.kind, v.low), every, f"lowest of {kind}"),
             cite(_value(v.kind, v.high), every, f"highest of {kind}"),
         ]  # noqa: E501
+    if v.state == "not steady" and v.left_value is not None:
+        first = _windows(series, v, "", (v.start_s, v.end_s))
+        left = _windows(series, v, "", (v.left_from_s, v.left_to_s))
+        return [
+            cite(_value(v.kind, v.left_value), left, "the farthest value outside the band, and its neighbours"),
+            cite(_value(v.kind, v.mean), first, "mean of the first windows that meet both criteria"),
+        ]
     if v.state == "steady":
         window = _windows(series, v, "steady window")
         return [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import polars as pl
@@ -133,7 +133,8 @@ class SteadyVerdict:
     """Steady state of one series (run, kind, direction) by SNIA PTS (SSS PTS 2.0.2, section 2.1: "Steady State"):
     the first window of ``rounds`` consecutive rounds (here: log windows) whose data excursion (max - min) is at
     most ``excursion_pct`` % and whose best-fit line rises or falls by at most ``slope_pct`` % of the window's
-    mean across it. ``state``: 'steady', 'not steady', 'too short' (fewer rounds than a window), 'maxima' (the
+    mean across it, and after which every later round stays within ``excursion_pct`` % of that mean (the steady
+    state holds to the end of the run: ``steady_to_end``). ``state``: 'steady', 'not steady', 'too short' (fewer rounds than a window), 'maxima' (the
     log holds per-window maxima: log_max_value=1, not averages to judge)."""
 
     run: str
@@ -152,6 +153,13 @@ class SteadyVerdict:
     name: str = ""  # the run as reports name it (its folder where another run has its prefix: ``run_names``)
     rest_mean: float | None = None  # 'two regimes': the other windows' mean (``mean``: the segment's)
     segment_rounds: int | None = None  # 'two regimes': the windows of the high segment
+    # 'not steady' after a window that met both criteria (start_s, end_s, mean: that window's): where the run
+    # leaves its band farthest (``steady_to_end``)
+    left_value: float | None = None
+    left_from_s: float | None = None
+    left_to_s: float | None = None
+    median: float | None = None  # bandwidth and IOPS: the series' median, and its dips far below it (``low_dips``)
+    dips: tuple[tuple[float, float, float], ...] = ()  # (from s, to s, lowest value)
 
 
 REGIME_FACTOR = 3.0  # a sustained segment at 3x the series' median or more is a regime of its own
@@ -195,25 +203,105 @@ def run_names(runs: Sequence[str]) -> dict[str, str]:
     return file_names(runs)
 
 
+def _criteria(w: Sequence[float]) -> tuple[float, float, float] | None:
+    """(mean, excursion %, slope %) of one window of rounds; None where its mean is 0 or a value is missing."""
+    rounds = len(w)
+    mean = sum(w) / rounds
+    if not mean or any(math.isnan(v) for v in w):
+        return None
+    x_mean = (rounds - 1) / 2
+    sxx = sum((x - x_mean) ** 2 for x in range(rounds))
+    slope = sum((x - x_mean) * (v - mean) for x, v in enumerate(w)) / sxx
+    return mean, 100.0 * (max(w) - min(w)) / abs(mean), 100.0 * abs(slope) * (rounds - 1) / abs(mean)
+
+
 def snia_window(
     values: Sequence[float], rounds: int = ROUNDS, excursion_pct: float = EXCURSION_PCT, slope_pct: float = SLOPE_PCT
 ) -> tuple[int, float, float, float] | None:
     """(first index, mean, excursion %, slope %) of the first window of ``rounds`` values meeting both SNIA PTS
     criteria; None when no window does (or there are fewer values than one window)."""
-    xs = list(range(rounds))
-    x_mean = (rounds - 1) / 2
-    sxx = sum((x - x_mean) ** 2 for x in xs)
     for i in range(len(values) - rounds + 1):
-        w = [float(v) for v in values[i : i + rounds]]
-        mean = sum(w) / rounds
-        if not mean or any(math.isnan(v) for v in w):
-            continue
-        excursion = 100.0 * (max(w) - min(w)) / abs(mean)
-        slope = sum((x - x_mean) * (v - mean) for x, v in zip(xs, w, strict=True)) / sxx
-        rise = 100.0 * abs(slope) * (rounds - 1) / abs(mean)
-        if excursion <= excursion_pct and rise <= slope_pct:
-            return i, mean, excursion, rise
+        c = _criteria([float(v) for v in values[i : i + rounds]])
+        if c is not None and c[1] <= excursion_pct and c[2] <= slope_pct:
+            return i, *c
     return None
+
+
+def steady_to_end(
+    values: Sequence[float], rounds: int = ROUNDS, excursion_pct: float = EXCURSION_PCT, slope_pct: float = SLOPE_PCT
+) -> tuple[tuple[int, float, float, float] | None, tuple[int, int, float] | None]:
+    """SNIA PTS's steady state holds to the end of the run: (window, None) for the first window of ``rounds`` values
+    that meets both criteria (``snia_window``) and after which every value stays in its band (the window's mean
+    +- ``excursion_pct`` %). Where none does: (None, (first, last index, value)): where the run leaves the band of
+    its first window meeting both criteria farthest (the consecutive windows within ``excursion_pct`` % of that
+    value), or (None, None) where no window meets them (a run that is steady for five windows and later falls to a
+    fifth of that rate is not in a steady state)."""
+    vals = [float(v) for v in values]
+    first, leave = None, None
+    for i in range(len(vals) - rounds + 1):
+        c = _criteria(vals[i : i + rounds])
+        if c is None or c[1] > excursion_pct or c[2] > slope_pct:
+            continue
+        mean = c[0]
+        later = vals[i + rounds :]
+        out = [
+            (abs(v - mean), k)
+            for k, v in enumerate(later, i + rounds)
+            if abs(v - mean) > excursion_pct / 100 * abs(mean)
+        ]
+        if not out:
+            return (i, *c), None
+        if first is None:
+            first = i
+            k = max(out)[1]
+            leave = _stretch(vals, k, first + rounds, mean, excursion_pct)
+    return None, leave
+
+
+def _stretch(vals: list[float], k: int, lo: int, mean: float, excursion_pct: float) -> tuple[int, int, float]:
+    """(first, last index, value): window ``k`` and its neighbours from index ``lo`` on that are as far out on its
+    side of ``mean``, within ``excursion_pct`` % of its value (a fall's neighbours as low, a rise's as high)."""
+    v, e = vals[k], excursion_pct / 100
+
+    def near(x: float) -> bool:
+        return x <= v + e * abs(v) if v < mean else x >= v - e * abs(v)
+
+    a, b = k, k
+    while a - 1 >= lo and near(vals[a - 1]):
+        a -= 1
+    while b + 1 < len(vals) and near(vals[b + 1]):
+        b += 1
+    return a, b, v
+
+
+DIP_FACTOR = 3.0  # a window at a third of the series' median or less is a dip (a stall where it is near 0)
+
+
+def low_dips(values: Sequence[float]) -> tuple[float, list[tuple[int, int, float]]]:
+    """(the series' median, [(first, last index, lowest value)]) of each stretch of consecutive windows at
+    1/``DIP_FACTOR`` of the median or less that the run recovers from (a low first or last window is its start or
+    end: a ramp, a partial window, not a dip). Bandwidth and IOPS: a run that falls to a fifth of its rate for two
+    windows and recovers is not a clean run to compare, whatever its average."""
+    vals = [float(v) for v in values]
+    if len(vals) < 3 or any(math.isnan(v) for v in vals):
+        return math.nan, []
+    ordered = sorted(vals)
+    n = len(vals)
+    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    low = [median > 0 and v <= median / DIP_FACTOR for v in vals]
+    dips: list[tuple[int, int, float]] = []
+    i = 0
+    while i < n:
+        if not low[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and low[j + 1]:
+            j += 1
+        if i > 0 and j < n - 1 and any(not x for x in low[:i]):
+            dips.append((i, j, min(vals[i : j + 1])))
+        i = j + 1
+    return median, dips
 
 
 def judge_steady(
@@ -257,23 +345,41 @@ def judge_steady(
             v = SteadyVerdict(**base, state="too short", run_s=short_runs.get(run))
             phases = ["too short"] * len(vals)
         else:
-            hit = snia_window(vals, rounds, excursion_pct, slope_pct)
-            if hit is None:
-                v = SteadyVerdict(**base, state="not steady")
-                phases = ["not steady"] * len(vals)
-            else:
-                i, mean, exc, rise = hit
-                v = SteadyVerdict(
-                    **base,
-                    state="steady",
-                    start_s=t[i],
-                    end_s=t[i + rounds - 1],
-                    mean=mean,
-                    excursion_pct=exc,
-                    slope_pct=rise,
-                )
-                phases = ["ramp"] * i + ["steady window"] * rounds + ["after"] * (len(vals) - i - rounds)
+            v, phases = _steady(base, vals, t, rounds, excursion_pct, slope_pct)
+        if kind in ("bw", "iops") and v.state not in ("two regimes", "maxima") and run not in short_runs:
+            median, dips = low_dips(vals)
+            if dips:
+                v = replace(v, median=median, dips=tuple((t[i], t[j], low) for i, j, low in dips))
         verdicts.append(v)
         parts.append(g.with_columns(pl.Series("phase", phases, dtype=pl.String)))
     out = pl.concat(parts) if parts else series.with_columns(pl.lit(None, pl.String).alias("phase"))
     return out, verdicts
+
+
+def _steady(
+    base: dict, vals: list[float], t: list[float], rounds: int, excursion_pct: float, slope_pct: float
+) -> tuple[SteadyVerdict, list[str]]:
+    """The verdict and per-window phases of a series long enough to judge (``steady_to_end``)."""
+    hit, leave = steady_to_end(vals, rounds, excursion_pct, slope_pct)
+    if hit is None:
+        first = snia_window(vals, rounds, excursion_pct, slope_pct) if leave is not None else None
+        if first is None or leave is None:
+            return SteadyVerdict(**base, state="not steady"), ["not steady"] * len(vals)
+        i, mean, _, _ = first
+        a, b, value = leave
+        v = SteadyVerdict(
+            **base,
+            state="not steady",
+            start_s=t[i],
+            end_s=t[i + rounds - 1],
+            mean=mean,
+            left_value=value,
+            left_from_s=t[a],
+            left_to_s=t[b],
+        )
+        return v, ["not steady"] * len(vals)
+    i, mean, exc, rise = hit
+    v = SteadyVerdict(
+        **base, state="steady", start_s=t[i], end_s=t[i + rounds - 1], mean=mean, excursion_pct=exc, slope_pct=rise
+    )
+    return v, ["ramp"] * i + ["steady window"] * rounds + ["after"] * (len(vals) - i - rounds)

@@ -29,6 +29,7 @@ from . import (
     fio_compare,
     fio_depth,
     fio_durable,
+    fio_failed,
     fio_findings,
     fio_runs,
     io_time,
@@ -270,7 +271,8 @@ def _flags(runs: pl.DataFrame) -> dict[int, str]:
 
 def _regimes(verdicts: list[SteadyVerdict], log_outputs: dict[str, int]) -> dict[int, str]:
     """file_id of a fio output -> '⚠ two regimes' where its logs' bandwidth or IOPS hold a sustained segment several
-    times the rest (``fio_timeseries.high_regime``): its average describes neither rate, so it heads nothing."""
+    times the rest (``fio_timeseries.high_regime``): its average describes neither rate, so it heads nothing; '⚠ dips'
+    where they fall to a third of their median or less and recover (``low_dips``): not a clean run to compare."""
     out: dict[int, str] = {}
     for v in sorted(verdicts, key=lambda v: v.kind != "bw"):  # the bandwidth's figures where both show it
         if v.state == "two regimes" and v.run in log_outputs and log_outputs[v.run] not in out:
@@ -279,20 +281,28 @@ def _regimes(verdicts: list[SteadyVerdict], log_outputs: dict[str, int]) -> dict
                 f"{design.MARK} two regimes: {figure(v.mean)} for {v.segment_rounds} log windows, "
                 f"{figure(v.rest_mean)} in the other {v.rounds - (v.segment_rounds or 0)}"
             )  # (a two-regime verdict always has its segment)
+    for v in sorted(verdicts, key=lambda v: v.kind != "bw"):  # a run that falls far below its median and recovers
+        if v.dips and v.run in log_outputs and log_outputs[v.run] not in out:
+            out[log_outputs[v.run]] = f"{design.MARK} dips: {fio_findings.dips_text(v)}"
     return out
 
 
 def _mark_regimes(series: pl.DataFrame, verdicts: list[SteadyVerdict]) -> pl.DataFrame:
-    """The chart's ``flag`` of each log run with a series of two regimes gets 'two regimes' (its panels' titles)."""
-    runs = sorted({v.run for v in verdicts if v.state == "two regimes"})
-    if not runs or "flag" not in series.columns:
-        return series
-    mark = (
-        pl.when(pl.col("flag").fill_null("") == "")
-        .then(pl.lit(f"{design.MARK} two regimes"))
-        .otherwise(pl.col("flag") + pl.lit(", two regimes"))
-    )
-    return series.with_columns(flag=pl.when(pl.col("run").is_in(runs)).then(mark).otherwise(pl.col("flag")))
+    """The chart's ``flag`` of each log run with a series of two regimes gets 'two regimes', of one with dips 'dips'
+    (its panels' titles)."""
+    for word, runs in (
+        ("two regimes", sorted({v.run for v in verdicts if v.state == "two regimes"})),
+        ("dips", sorted({v.run for v in verdicts if v.dips})),
+    ):
+        if not runs or "flag" not in series.columns:
+            continue
+        mark = (
+            pl.when(pl.col("flag").fill_null("") == "")
+            .then(pl.lit(f"{design.MARK} {word}"))
+            .otherwise(pl.col("flag") + pl.lit(f", {word}"))
+        )
+        series = series.with_columns(flag=pl.when(pl.col("run").is_in(runs)).then(mark).otherwise(pl.col("flag")))
+    return series
 
 
 def _design_by_file(d: pl.DataFrame) -> dict[int, design.DesignFlags]:
@@ -351,7 +361,7 @@ def _depth(data: FioData, n: FioNumbers, knee_gain: float = fio_depth.KNEE_GAIN)
     summ = _with_flags(summ, n)
     n.depth = against_depth(summ, by=("workload", "direction", "setup"))
     n.io_time_sentences = io_time.sentences(n.depth)  # runs whose latency is lat, not clat
-    n.design_missing += design.unknown_splits(n.depth["workload"].to_list())  # one command cut in two by a '?'
+    n.design_missing += fio_depth.split_sentences(n.depth)  # one command cut in two by a '?'
     n.design_missing += design.block_size_arithmetic(n.depth)  # bs=?: bandwidth / IOPS, as arithmetic
     n.curves = fio_depth.curves(n.depth)
     n.knees = fio_depth.knees(n.depth, gain=knee_gain)
@@ -479,6 +489,7 @@ def analyse(
         raise ValueError(f"knee_gain_pct must be between 0 and 100 (10: 10 % per doubling), got {knee_gain_pct}")
     data = query(con, sel)
     res = Result.start(con, sel, measures.per_file(con, sel, data.runs))
+    res.missing += fio_failed.sentences(con, sel)  # runs fio stopped on an error: named, never silently gone
     if data.runs.is_empty() and not data.log_ids:
         res.missing.append(
             f"no fio output for {sel.describe()}: run fio with --output-format=normal,json+ (or "
@@ -492,3 +503,14 @@ def analyse(
     res.findings += arc.notes(data.runs)  # ARC ratios the flag does not show (below it, since boot), what is missing
     res.missing += arc.missing(data.runs) + arc.untied(con, sel)
     return res
+
+
+def left_out(con, sel) -> dict[tuple[int, int, str], str]:
+    """(file_id, doc_index, direction) -> why notebook 08 leaves that run out of its repeats, comparisons and
+    headline (``suspect``: a design flag, two regimes or dips in its logs, a firm plausibility flag) -- the one rule
+    for which repeats count, which the disk card (10) applies too (``disk_card.compute``)."""
+    d = compute(query(con, sel)).depth
+    if d.is_empty() or "suspect" not in d.columns:
+        return {}
+    bad = d.filter(pl.col("suspect")).unique(["file_id", "doc_index", "direction"], keep="first", maintain_order=True)
+    return {(r["file_id"], r["doc_index"], r["direction"]): r["flag"] or "flagged" for r in bad.iter_rows(named=True)}

@@ -21,7 +21,7 @@ import polars as pl
 
 from ..claims import study_claims
 from ..units import KiB, MiB
-from . import fio_runs, measures, phases, recordsize_findings
+from . import fio_runs, measures, phases, pool_members, recordsize_findings
 from .db import frame
 from .dedup import one_summary_per_pool
 from .recordsize_numbers import PoolSizes, RaidzModel, RecordsizeFrames, RecordsizeNumbers
@@ -497,4 +497,5 @@ def analyse(
     res.frames["block_sizes"] = n.hist
     res.file_ids += n.hist["file_id"].to_list()
     recordsize_findings.write(res, n, frames, sel)
+    res.findings += pool_members.sentences(con, sel)  # a member zdb -C marks missing: a degraded pool
     return res

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from . import arc, design, fio_runs, measures, phases, plausibility, repeat_groups, stacks_findings, stats
+from ..units import MiB
+from . import arc, design, fio_failed, fio_runs, measures, phases, plausibility, repeat_groups, stacks_findings, stats
 from .db import frame
 from .result import Result, lines_of
 from .selection import Selection
@@ -31,6 +32,7 @@ from .stacks_flags import (  # noqa: F401 - re-exported: the flags are read as s
     with_flags,
 )
 from .stacks_numbers import (
+    ConfigRef,
     DeviceSpread,
     LayerCost,
     OverLimit,
@@ -193,7 +195,7 @@ def query(con, sel: Selection, direction: str) -> tuple[pl.DataFrame, pl.DataFra
     d = all_runs.filter(pl.col("direction") == direction).with_columns(
         labelled=pl.col("label").is_not_null(), label=fio_runs.run_label(all_runs)
     )
-    d = phase_named(d)
+    d = phases.named(d)
     disks = device_latency(con, sel, d["file_id"].to_list()) if d.height else pl.DataFrame()
     return all_runs, d, disks
 
@@ -215,15 +217,6 @@ def _mixed_note(all_runs: pl.DataFrame) -> str:
     )
 
 
-def phase_named(d: pl.DataFrame) -> pl.DataFrame:
-    """Runs of one name in both phases named with their phase ('fsync1 (before)', 'fsync1 (after)')."""
-    if "phase" not in d.columns or d.is_empty():
-        return d
-    clash = pl.col("phase").drop_nulls().n_unique().over("label") > 1
-    named = pl.concat_str(pl.col("label"), pl.lit(" ("), pl.col("phase"), pl.lit(")"))
-    return d.with_columns(label=pl.when(clash & pl.col("phase").is_not_null()).then(named).otherwise(pl.col("label")))
-
-
 def phase_pairs(known: pl.DataFrame) -> list[PhasePair]:
     """The workloads whose runs hold both a phase=before and a phase=after run: those runs, fastest first in each
     phase, and what their setup labels say differs."""
@@ -235,7 +228,7 @@ def phase_pairs(known: pl.DataFrame) -> list[PhasePair]:
             continue
         rows = list(g.sort("bw_bytes_per_s", descending=True).iter_rows(named=True))
         side = {p: tuple(_ref(r) for r in rows if r["phase"] == p) for p in phases.PHASES}
-        setups = [phases.setup_of(r) for r in rows if r["phase"] in phases.PHASES]
+        setups = [phases.setup_of(r) for p in phases.PHASES for r in rows if r["phase"] == p]  # before, then after
         only = g["phase"].is_in(list(phases.PHASES)).all()
         out.append(PhasePair(str(w), side["before"], side["after"], phases.differences(setups), bool(only)))
     return out
@@ -245,22 +238,64 @@ def _ref(r: dict) -> RunRef:
     return RunRef(r["label"], r["bw_bytes_per_s"], r.get("mark") or "", lines_of(r))
 
 
-def rankings(known: pl.DataFrame) -> tuple[pl.DataFrame, list[Ranking]]:
-    """Workloads by number of runs, and each one's ranking (fastest unflagged first)."""
+def configurations(known: pl.DataFrame) -> pl.DataFrame:
+    """One row per workload and configuration (``repeat_groups``: its repeats pooled, never ranked against each
+    other): ``config`` (its name), ``n`` runs, ``mean`` bandwidth, ``ci95`` (half-width of the 95 % interval of the
+    mean; None for one run), ``suspect`` (any of its runs flagged: it never heads a ranking), ``mark`` (its runs'
+    marks), ``flag`` (its runs' plausibility flags: ``with_flags``), ``runs`` (its rows, for their lines) and ``rank`` in its workload (unflagged first, fastest first)."""
+    named = repeat_groups.with_names(
+        known.with_columns(config_name=fio_runs.config_label(known)), "config_name", "config"
+    )
+    g = named.group_by(repeat_groups.KEY, "workload", maintain_order=True).agg(
+        pl.col("config").first(),
+        n=pl.len(),
+        mean=pl.col("bw_bytes_per_s").mean(),
+        values=pl.col("bw_bytes_per_s"),
+        suspect=pl.col("suspect").any(),
+        mark=pl.col("mark").filter(pl.col("mark") != "").unique(maintain_order=True).str.join("; "),
+        flag=pl.col("flag").drop_nulls().unique(maintain_order=True).str.join("; "),
+        runs=pl.struct(c for c in ("path", "sha256", "line_start", "line_end") if c in named.columns),
+    )
+    ci = [(s.ci.half if s.ci else None) for s in map(stats.summarise, g["values"].to_list())]
+    return (
+        g.with_columns(
+            ci95=pl.Series(ci, dtype=pl.Float64), mark=pl.col("mark").fill_null(""), flag=pl.col("flag").fill_null("")
+        )
+        .sort(["workload", "suspect", "mean"], descending=[False, False, True])
+        .with_columns(rank=pl.int_range(pl.len()).over("workload") + 1)
+    )
+
+
+def _config_ref(r: dict) -> ConfigRef:
+    return ConfigRef(r["config"], r["mean"], r["mark"], lines_of(list(r["runs"])), r["n"], r["ci95"])
+
+
+def table_lines(configs: pl.DataFrame) -> list[str]:
+    """05's table: one line per configuration in ranking order, its mean and the interval its repeats give."""
+    out = []
+    for r in configs.iter_rows(named=True):
+        runs = f"mean of {r['n']} runs, ±{r['ci95'] / MiB:.1f} MiB/s (95 % CI)" if r["n"] > 1 else "1 run"
+        line = f"{r['rank']:>3}. {r['config']:<42} {r['mean'] / MiB:8.1f} MiB/s = {r['mean'] / 1e6:8.1f} MB/s  {runs}"
+        out.append(f"{line}  {r['flag']}  {r['mark']}".rstrip())
+    return out
+
+
+def rankings(configs: pl.DataFrame) -> tuple[pl.DataFrame, list[Ranking]]:
+    """Workloads by number of runs, and each one's configurations ranked (fastest unflagged first); the repeats of
+    one configuration are its mean, never ranked against each other."""
     workloads = (
-        known.group_by("workload")
-        .agg(pl.len().alias("runs"), pl.col("bw_bytes_per_s").max().alias("best"))
+        configs.group_by("workload")
+        .agg(pl.col("n").sum().alias("runs"), pl.col("mean").max().alias("best"))
         .sort("runs", "best", descending=True)
     )
     out = []
-    for w in workloads["workload"].to_list():
-        g = known.filter(pl.col("workload") == w).sort("bw_bytes_per_s", descending=True)
+    for w, runs in workloads.select("workload", "runs").iter_rows():
+        g = configs.filter(pl.col("workload") == w).sort("mean", descending=True)
         clean = g.filter(~pl.col("suspect"))
-        top = _ref(clean.row(0, named=True)) if clean.height else None
-        faster = g.filter(pl.col("suspect") & (pl.col("bw_bytes_per_s") > (top.bytes_per_s if top else -1)))
-        out.append(
-            Ranking(w, g.height, top, _ref(g.row(-1, named=True)), tuple(map(_ref, faster.iter_rows(named=True))))
-        )
+        top = _config_ref(clean.row(0, named=True)) if clean.height else None
+        faster = g.filter(pl.col("suspect") & (pl.col("mean") > (top.bytes_per_s if top else -1)))
+        refs = tuple(map(_config_ref, faster.iter_rows(named=True)))
+        out.append(Ranking(w, runs, top, _config_ref(g.row(-1, named=True)), refs, g.height))
     return workloads, out
 
 
@@ -358,12 +393,12 @@ def compute(
     runs ``d`` of one direction (``query``'s second frame, not empty)."""
     d = marked(d, margin, min_elapsed_s=min_elapsed_s)
     known = d.filter(pl.col("workload_known"))  # runs of unknown mode or block size are compared with none
-    workloads, ranks = rankings(known)
+    configs = configurations(known)
+    workloads, ranks = rankings(configs)
     reps = repeats(known)
     costs = layer_costs(known)
     over = d.filter(pl.col("inflated").fill_null(False)).sort("bw_bytes_per_s", descending=True)
-    clean = d.filter(~pl.col("suspect")).sort("bw_bytes_per_s", descending=True)
-    best_clean = _ref(clean.row(0, named=True)) if clean.height else None
+    head = headline_ranking(ranks)
     in_files = d.sort("path", "doc_index", "groupid", maintain_order=True)  # lists name runs in file order
     return StacksResult(
         direction=direction,
@@ -372,6 +407,7 @@ def compute(
         runs=d,
         workloads=workloads,
         rankings=ranks,
+        configs=configs,
         unknown_workload=in_files.filter(~pl.col("workload_known"))["label"].to_list(),
         over_limit=[
             OverLimit(r["label"], r["bw_bytes_per_s"], r["device_limit_bytes_per_s"], bool(r["weak"]), lines_of(r))
@@ -395,12 +431,21 @@ def compute(
         repeat_tests=repeat_tests(reps, d),
         layer_costs=costs,
         costs=costs_of(costs, d),
-        fastest=_ref(d.sort("bw_bytes_per_s", descending=True).row(0, named=True)),
-        best_clean=best_clean,
-        flagged_above_best=d.filter(pl.col("bw_bytes_per_s") > best_clean.bytes_per_s).height
-        if best_clean
-        else d.height,
+        fastest=head.flagged_faster[0] if head and head.flagged_faster else None,
+        best_clean=head.fastest if head else None,
+        flagged_above_best=len(head.flagged_faster) if head else 0,
+        unranked=0 if head or len(ranks) < 2 else sum(k.fastest is not None for k in ranks),
     )
+
+
+def headline_ranking(ranks: list[Ranking]) -> Ranking | None:
+    """The one workload a headline may rank (as 08: runs are compared within one workload only): the workload
+    holding every unflagged configuration, or the only workload; None where the unflagged configurations are of
+    several workloads (or none is unflagged in several)."""
+    clean = [k for k in ranks if k.fastest is not None]
+    if len(clean) == 1:
+        return clean[0]
+    return ranks[0] if len(ranks) == 1 else None
 
 
 def analyse(
@@ -420,6 +465,7 @@ def analyse(
         raise ValueError(f"min_elapsed_s must be 0 or more (seconds a run must last), got {min_elapsed_s}")
     all_runs, d, disks = query(con, sel, direction)
     res = Result.start(con, sel, measures.per_file(con, sel, all_runs))
+    res.missing += fio_failed.sentences(con, sel)  # runs fio stopped on an error: named, never silently gone
     if all_runs.is_empty():
         res.missing.append(
             f"no fio runs for {sel.describe()}: run fio (e.g. `fio --name=seq --rw=write --bs=1M --size=4G "

@@ -6,13 +6,41 @@ import polars as pl
 
 from ..units import MiB
 from . import design, prose, repeat_groups, stats
-from .result import Finding, Result, cite
+from .result import Cite, Finding, Result, cite
 from .stacks_flags import WEAK_BELOW
-from .stacks_numbers import RunRef, StacksResult
+from .stacks_numbers import ConfigRef, RunRef, StacksResult
 
 
 def _name(ref: RunRef) -> str:
     return f"{ref.label} ({prose.rate(ref.bytes_per_s)})"
+
+
+def _of(ref: ConfigRef) -> str:
+    """' (mean of 3 runs, 95 % CI ±195 MiB/s)' for a configuration run more than once, else ''."""
+    if ref.n < 2 or ref.ci95 is None:
+        return ""
+    return f" (mean of {ref.n} runs, 95 % CI ±{prose.figure(ref.ci95 / MiB)} MiB/s)"
+
+
+def _rate_cite(ref: ConfigRef) -> Cite:
+    return cite(prose.rate(ref.bytes_per_s), ref.lines, f"mean of {ref.n} runs" if ref.n > 1 else None)
+
+
+def _one_config(k) -> Finding:
+    """A workload of one configuration: its run, or its repeats' mean (never ranked against each other)."""
+    only = k.slowest
+    mark = f", {only.mark}" if only.mark else ""
+    if only.n == 1:
+        return Finding(
+            f"`{k.workload}`: one run ({only.label}, {prose.rate(only.bytes_per_s)}{mark}), nothing to compare it with.",
+            [cite(prose.rate(only.bytes_per_s), only.lines)],
+        )
+    return Finding(
+        f"`{k.workload}`: {only.n} repeats of one configuration ({only.label}, mean {prose.rate(only.bytes_per_s)}"
+        f"{mark}), no other configuration to compare it with; repeats are not ranked against each other (their "
+        "spread is under the repeats below).",
+        [_rate_cite(only)],
+    )
 
 
 def _ranking_sentences(r: StacksResult) -> list[str]:
@@ -21,38 +49,31 @@ def _ranking_sentences(r: StacksResult) -> list[str]:
     for k in r.rankings:
         if k.workload in paired:
             continue
-        if k.runs == 1:
-            only = k.slowest
-            out.append(
-                Finding(
-                    f"`{k.workload}`: one run ({only.label}, {prose.rate(only.bytes_per_s)}"
-                    f"{', ' + only.mark if only.mark else ''}), nothing to compare it with.",
-                    [cite(prose.rate(only.bytes_per_s), only.lines)],
-                )
-            )
+        if k.configs == 1:
+            out.append(_one_config(k))
             continue
         if k.fastest is None:
             out.append(
-                f"`{k.workload}`: all {k.runs} runs are flagged "
+                f"`{k.workload}`: all {k.configs} configurations are flagged "
                 f"({prose.listing([f'{x.label} {x.mark}' for x in k.flagged_faster])}), so none is ranked first."
             )
             continue
         fast, slow = prose.rate(k.fastest.bytes_per_s), prose.rate(k.slowest.bytes_per_s)
         share = f"{k.slowest.bytes_per_s / k.fastest.bytes_per_s:.2f}x"
         text = (
-            f"`{k.workload}`: fastest run with no flag {k.fastest.label} at {fast}, "
-            f"slowest {k.slowest.label} at {slow} ({share} of it)"
+            f"`{k.workload}`: fastest configuration with no flag {k.fastest.label} at {fast}{_of(k.fastest)}, "
+            f"slowest {k.slowest.label} at {slow}{_of(k.slowest)} ({share} of it)"
         )
         cites = [
-            cite(fast, k.fastest.lines),
-            cite(slow, k.slowest.lines),
-            cite(share, k.slowest.lines + k.fastest.lines, "slowest / fastest bandwidth"),
+            _rate_cite(k.fastest),
+            _rate_cite(k.slowest),
+            cite(share, k.slowest.lines + k.fastest.lines, "slowest / fastest configuration's bandwidth"),
         ]
         if k.flagged_faster:
             text += "; faster but flagged: " + prose.listing(
                 [f"{x.label} at {prose.rate(x.bytes_per_s)} {x.mark}" for x in k.flagged_faster]
             )
-            cites += [cite(prose.rate(x.bytes_per_s), x.lines) for x in k.flagged_faster]
+            cites += [_rate_cite(x) for x in k.flagged_faster]
         out.append(Finding(text + ".", cites))
     return out
 
@@ -306,31 +327,38 @@ def _cost_sentences(r: StacksResult) -> list[str]:
     return out
 
 
+def _mean(ref: ConfigRef) -> str:
+    return f"{ref.bytes_per_s / MiB:.0f} MiB/s" + (f" (mean of {ref.n} runs)" if ref.n > 1 else "")
+
+
 def _headline(res: Result, r: StacksResult) -> None:
     d = r.direction
     res.headline = {f"runs ({d})": str(r.runs.height), "workloads": str(r.workloads.height)}
-    if r.best_clean:
+    if r.unranked:
         res.headline[f"fastest {d} run with no flag"] = (
-            f"{r.best_clean.label}: {r.best_clean.bytes_per_s / MiB:.0f} MiB/s"
+            f"not ranked: the unflagged runs are of {r.unranked} workloads; runs are compared within one workload "
+            "only (the findings above, per workload)"
         )
-    if r.fastest.mark:
-        res.headline[f"fastest {d} run (flagged)"] = (
-            f"{r.fastest.label}: {r.fastest.bytes_per_s / MiB:.0f} MiB/s {r.fastest.mark}"
-        )
+    if r.best_clean:
+        res.headline[f"fastest {d} run with no flag"] = f"{r.best_clean.label}: {_mean(r.best_clean)}"
+    if r.fastest and r.fastest.mark:
+        res.headline[f"fastest {d} run (flagged)"] = f"{r.fastest.label}: {_mean(r.fastest)} {r.fastest.mark}"
     for c in r.costs:
         if c.base is not None:  # None: its base ran only with another ZFS version
             res.headline[f"{c.layer} cost over {c.base.label}"] = f"{c.penalty_pct:.1f} %" + (
                 f" (base run flagged: {c.base.mark})" if c.base.mark else ""
             )
-    if r.best_clean:
+    if r.unranked:
         res.verdict = (
-            f"Fastest {d} run with no flag: {r.best_clean.label} at {r.best_clean.bytes_per_s / MiB:.0f} MiB/s"
-            + (
-                f"; the {r.flagged_above_best} faster run(s) are flagged (cache, rounding, ZFS ignoring direct=1 or "
-                "test design)."
-                if r.flagged_above_best
-                else "."
-            )
+            f"Not ranked across {r.unranked} workloads: runs are compared within one workload only (each "
+            "workload's ranking is in the findings)."
+        )
+    elif r.best_clean:
+        res.verdict = f"Fastest {d} run with no flag: {r.best_clean.label} at {_mean(r.best_clean)}" + (
+            f"; the {r.flagged_above_best} faster run(s) are flagged (cache, rounding, ZFS ignoring direct=1 or "
+            "test design)."
+            if r.flagged_above_best
+            else "."
         )
     else:
         res.verdict = (
@@ -360,6 +388,7 @@ def write(res: Result, r: StacksResult) -> Result:
     """The findings step: frames, sentences, headline, verdict and caveats, written from ``r`` alone."""
     res.frames.update(
         runs=r.runs,
+        configs=r.configs,
         workloads=r.workloads,
         device_latency=r.device_latency,
         repeats=r.repeats,

@@ -20,15 +20,26 @@ class RunRef:
 
 
 @dataclass(frozen=True)
+class ConfigRef(RunRef):
+    """One configuration as a ranking names it: its name, mean bandwidth over its ``n`` runs (repeats pooled) and
+    the half-width of the 95 % interval of that mean (None for one run)."""
+
+    n: int = 1
+    ci95: float | None = None
+
+
+@dataclass(frozen=True)
 class Ranking:
-    """One workload's runs: the fastest run with no flag (None when every run is flagged), the slowest run, and the
-    flagged runs faster than that fastest one (a flagged run never heads the ranking)."""
+    """One workload's configurations (repeats pooled: ``stacks.configurations``): the fastest with no flag (None when
+    every one is flagged), the slowest, and the flagged ones faster than that fastest one (a flagged run never heads
+    the ranking); ``runs`` runs in ``configs`` configurations."""
 
     workload: str
     runs: int
-    fastest: RunRef | None
-    slowest: RunRef
-    flagged_faster: tuple[RunRef, ...]
+    fastest: ConfigRef | None
+    slowest: ConfigRef
+    flagged_faster: tuple[ConfigRef, ...]
+    configs: int = 1
 
 
 @dataclass(frozen=True)
@@ -132,9 +143,11 @@ class StacksResult:
     repeat_tests: list[RepeatTest]
     layer_costs: pl.DataFrame
     costs: list[LayerCost]
-    fastest: RunRef  # the fastest run, flagged or not
-    best_clean: RunRef | None  # the fastest run with no flag
-    flagged_above_best: int  # runs faster than best_clean, all flagged
+    fastest: ConfigRef | None  # the headline workload's fastest configuration where it is flagged
+    best_clean: ConfigRef | None  # the headline workload's fastest configuration with no flag (``headline_ranking``)
+    flagged_above_best: int  # configurations of that workload faster than best_clean, all flagged
+    unranked: int = 0  # workloads with unflagged runs, where there are several: the headline ranks none
+    configs: pl.DataFrame = field(default_factory=pl.DataFrame)  # ``stacks.configurations``
     # each run of ``design``, its row's provenance (the group line, the slowest I/O's section): design.cites reads it
     design_rows: list[dict] = field(default_factory=list)
     phase_pairs: list[PhasePair] = field(default_factory=list)  # workloads whose runs the phase labels pair

@@ -20,7 +20,7 @@ from ..units import UnitError
 from .bonnie import run_bonnie
 from .fio import run_fio_auto, run_fio_matrix
 from .manifest import default_out
-from .outdir import movable_by_others, others_can_write
+from .outdir import foreign, movable_by_others, others_can_write
 from .presets import PRESETS, _size_bytes, build_runs, plan_points
 from .sweep import run_sweep, sweep_plan
 
@@ -309,6 +309,13 @@ def main(argv: list[str]) -> int:
     host = socket.gethostname()
     out = Path(args.out) if getattr(args, "out", None) else default_out(host)
     db = Path(args.db) if getattr(args, "db", None) else None
+    given = [("--out", out), ("--db", db), ("--target", Path(getattr(args, "target", None) or "."))]
+    if not getattr(args, "dry_run", False) and (why := next(filter(None, (foreign(o, p) for o, p in given)), None)):
+        say(f"storagelab lab {args.what}: {why}")
+        return 2
+    out = out.resolve()  # resolved once: checked, then written (a path walked again may lead elsewhere by then)
+    if getattr(args, "target", None):
+        args.target = str(Path(args.target).resolve())
     if args.what == "fio":
         return _main_fio(args, out, db)
     if args.what == "bonnie":
@@ -320,7 +327,7 @@ def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
     if not args.dry_run and not shutil.which("fio"):
         say("storagelab lab fio: fio is not installed (Debian: apt-get install fio)")
         return 2
-    target = Path(args.target).resolve()
+    target = Path(args.target)
     if args.filename and "/" in args.filename:  # fio puts it under --directory: /a/b would become TARGET/a/b
         say(
             f"storagelab lab fio: --filename {args.filename}: a file name inside --target, without a folder; "
@@ -335,7 +342,7 @@ def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
     runs = build_runs(
         PRESETS[args.preset],
         target=target,
-        out=out.resolve(),
+        out=out,
         rw=args.rw,
         bs=args.bs,
         depth_jobs=args.depth_jobs,
@@ -384,7 +391,7 @@ def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
     if auto:
         return run_fio_auto(
             runs,
-            out=out.resolve(),
+            out=out,
             db=db,
             ingest=not args.no_ingest,
             tolerance_pct=args.repeat_tolerance,
@@ -392,7 +399,7 @@ def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
             max_runs=args.repeat_max,
             **common,
         )
-    return run_fio_matrix(runs, out=out.resolve(), db=db, ingest=not args.no_ingest, repeat=args.repeat, **common)
+    return run_fio_matrix(runs, out=out, db=db, ingest=not args.no_ingest, repeat=args.repeat, **common)
 
 
 def _main_bonnie(args: argparse.Namespace, out: Path, db: Path | None) -> int:
@@ -403,15 +410,15 @@ def _main_bonnie(args: argparse.Namespace, out: Path, db: Path | None) -> int:
         say("storagelab lab bonnie: --repeat must be 1 or more")
         return 2
     size = _size_bytes(args.size) if args.size else None
-    if not (_target_ok(Path(args.target).resolve(), "bonnie") and _out_ok(out, "bonnie")):
+    if not (_target_ok(Path(args.target), "bonnie") and _out_ok(out, "bonnie")):
         return 2
     if not args.no_ingest and not _db_ok(db, "bonnie"):
         return 2
-    if not _made_and_not_shared(Path(args.target).resolve(), out, "bonnie"):
+    if not _made_and_not_shared(Path(args.target), out, "bonnie"):
         return 2
     return run_bonnie(
-        target=Path(args.target).resolve(),
-        out=out.resolve(),
+        target=Path(args.target),
+        out=out,
         size_bytes=size,
         db=db,
         files=args.files,
@@ -426,7 +433,7 @@ def _main_sweep(args: argparse.Namespace, out: Path, db: Path | None) -> int:
         pool=args.pool,
         ashift=args.ashift,
         recordsizes=args.recordsizes,
-        out=out.resolve() / "zfs-sweep",
+        out=out / "zfs-sweep",
         size=args.size,
         runtime_s=args.runtime,
     )
@@ -442,4 +449,6 @@ def _main_sweep(args: argparse.Namespace, out: Path, db: Path | None) -> int:
         if not shutil.which(tool):
             say(f"storagelab lab zfs-sweep: {tool} not found")
             return 2
+    if not _not_shared(out / "zfs-sweep", "zfs-sweep", "--out", _OUT_WRITES, make=True):
+        return 2
     return run_sweep(plan, pool=args.pool, ashift=args.ashift, db=db)

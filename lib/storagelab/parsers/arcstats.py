@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from ..units import UnitError, zfs_nicenum
+from . import handover, zpool
 from .arc_summary import parse_summary  # the arc_summary reader: its own module
 from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, not_this_format, table
 
@@ -37,7 +38,8 @@ STREAM_FORMATS: tuple[str, ...] = ()
 parse_bytes = None
 parse_stream = None
 FORMATS = ("arcstats-kstat", "arcstats-sysctl", "arc_summary", "arcstat")
-HELPER_MODULES = ("arc_summary",)  # part of this parser: its code is in the parser version too
+# part of this parser: its code is in the parser version too (zpool and its helpers read a zpool iostat after arcstat)
+HELPER_MODULES = ("arc_summary", "handover", "zpool", "zpool_hist", "zpool_latency_hist", "zpool_status")
 
 TABLES = {
     "arc_stats": table(
@@ -208,6 +210,18 @@ def _si(cell: str) -> float:
     return float(m.group(1)) * 1000 ** " KMGTPE".index(m.group(2) or " ")
 
 
+def _after(parsed: Parsed, lines: list[str], lineno: int, command: str) -> None:
+    """Another command's prompt line after the arcstat rows: a zpool command's output is read by the zpool parser
+    (``handover``), any other is named as not read."""
+    if re.match(r"(?:sudo\s+)?zpool\s", command):
+        handover.rest(parsed, lines, lineno, zpool.parse, f"`{command}` output")
+        return
+    end = max(i for i, ln in enumerate(lines, 1) if ln.strip())
+    parsed.warnings.append(
+        f"lines {lineno}-{end}: the output of `{command}` after the arcstat output is not read: save it in its own file"
+    )
+
+
 def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
     cols: list[str] | None = None
     sample = 0
@@ -215,6 +229,11 @@ def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
         s = raw.strip()
         if not s:
             continue
+        prompt = SHELL_PROMPT.match(s)
+        command = s[prompt.end() :].strip() if prompt else ""
+        if sample and command and not re.match(r"(?:sudo\s+)?arcstat", command):
+            _after(parsed, lines, lineno, command)
+            return
         header = _arcstat_header(s)
         if header:
             cols = header

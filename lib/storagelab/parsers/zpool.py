@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..units import UnitError, zfs_nicenum
-from . import zpool_hist, zpool_latency_hist, zpool_status
+from . import handover, zpool_hist, zpool_latency_hist, zpool_status
 from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, not_this_format, table
 
 TOOL = "zpool"
@@ -54,7 +54,7 @@ parse_bytes = None
 parse_stream = None
 FORMATS = ("zpool-list", "zpool-iostat", "zpool-status", zpool_hist.FORMAT, zpool_latency_hist.FORMAT)
 # zpool status and the histograms / -l -q groups are read there; their code is in the parser version too
-HELPER_MODULES = ("zpool_status", "zpool_hist", "zpool_latency_hist")
+HELPER_MODULES = ("zpool_status", "zpool_hist", "zpool_latency_hist", "handover")
 
 _COMMON = (
     (
@@ -205,6 +205,8 @@ def sniff(text: str) -> str | None:
     if zpool_status.SNIFF.search(head):
         return "zpool-status"
     lines = head.splitlines()
+    if handover.opens_with_other(lines):  # `arcstat 1` then `zpool iostat`: the arcstats parser's (it hands it on)
+        return None
     if zpool_hist.sniff(lines):
         return zpool_hist.FORMAT
     if zpool_latency_hist.sniff(lines):
@@ -604,6 +606,11 @@ class _Reader:
             self.rows[table_name].append(row)
 
 
+def _tables_after(parsed: Parsed, lines: list[str], start: int) -> None:
+    """A zpool list/iostat table pasted after ``zpool iostat -r`` histograms: read from line ``start`` on."""
+    handover.rest(parsed, lines, start, parse, "zpool list/iostat output")
+
+
 def parse(text: str, fmt: str | None = None) -> Parsed:
     if not text.strip():
         raise ParseError("file is empty", kind="empty", expected="zpool list or zpool iostat output")
@@ -619,7 +626,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             "a 'NAME SIZE ALLOC ...' or 'capacity operations bandwidth' header",
         )
     if fmt == zpool_hist.FORMAT:
-        return zpool_hist.parse(text, TOOL)
+        return zpool_hist.parse(text, TOOL, then=_tables_after)
     if fmt == zpool_latency_hist.FORMAT:
         return zpool_latency_hist.parse(text, TOOL)
     parsed = Parsed(tool=TOOL, format=fmt)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from itertools import pairwise
 
 from ..units import UnitError, zfs_nicenum
@@ -124,7 +125,9 @@ def _header(line: str, lineno: int) -> tuple[str, list[str]]:
     return name, classes
 
 
-def parse(text: str, tool: str) -> Parsed:
+def parse(text: str, tool: str, then: Callable[[Parsed, list[str], int], None] | None = None) -> Parsed:
+    """The histogram blocks of ``text``; at a line that is not one after some were read, ``then(parsed, lines,
+    lineno)`` reads the rest where given (zpool.py: a zpool iostat table pasted after them), else it is an error."""
     parsed = Parsed(tool=tool, format=FORMAT)
     lines = [ln.rstrip() for ln in lines_of(text)]
     last = max(i for i, ln in enumerate(lines, 1) if ln.strip())
@@ -151,6 +154,9 @@ def parse(text: str, tool: str) -> Parsed:
         elif SHELL_PROMPT.match(s) or _COMMAND.search(s):
             m = _COMMAND.search(s)
             command, timestamp, i = (m.group(1).strip() if m else None), None, i + 1
+        elif parsed.n_rows and then is not None:
+            then(parsed, lines, lineno)  # another output after the histograms: its own parser reads it
+            break
         else:
             raise ParseError(
                 f"not zpool iostat -r output: {s[:80]!r}", line=lineno, expected="a request-size histogram block"

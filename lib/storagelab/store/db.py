@@ -13,7 +13,13 @@ import duckdb
 import pyarrow as pa
 
 from .. import __version__
-from ..database import EXTRA_DDL, UNFINISHED, connect, schema_signature  # noqa: F401 - store.connect, store.schema_signature
+from ..database import (  # noqa: F401 - store.connect, store.schema_signature
+    EXTRA_DDL,
+    UNFINISHED,
+    connect,
+    schema_signature,
+    unfinished_ingest,
+)
 from ..parsers import modules, parser_version, source_hash
 from ..schema import ddl
 from . import faults
@@ -141,6 +147,11 @@ def mark_unfinished(con, targets: list[tuple[str, str]]) -> None:
     con.execute("BEGIN")
     con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [UNFINISHED, json.dumps(sorted(pending.items()))])
     con.execute("COMMIT")
+
+
+def finishes_stopped(con, covered: Callable[[str], bool]) -> bool:
+    """Whether this run covers the paths of a stopped ingest (``finish_unfinished`` will then clear them)."""
+    return any(covered(k) for k, _ in _pending(con))
 
 
 def finish_unfinished(con, covered: Callable[[str], bool]) -> None:

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from .. import paths
-from ..ownership import SharedFolderError, shared
+from ..ownership import SharedFolderError, foreign_link, shared
 from ..schema import all_tables
 from . import faults
 
@@ -53,8 +53,12 @@ def _read_stamps(stamp_file: Path) -> dict:
 
 def _write_stamps(stamp_file: Path, stamps: dict) -> None:
     tmp = stamp_file.with_name(f"{STAMP}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(stamps, indent=0, sort_keys=True))
-    os.replace(tmp, stamp_file)
+    try:
+        tmp.write_text(json.dumps(stamps, indent=0, sort_keys=True))
+        os.replace(tmp, stamp_file)
+    except BaseException:  # a full disk, Ctrl-C: not left beside the copy until the next ingest (reliability-7 Low 6)
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _owned_folder(out_dir: Path) -> Path:
@@ -63,7 +67,7 @@ def _owned_folder(out_dir: Path) -> Path:
     user could make it first; root's ingest then wrote ``.parquet-stamp.json.<pid>.tmp`` through their symlink into a
     root-only file (reliability-8)."""
     real = out_dir.resolve()
-    why = shared(real)
+    why = foreign_link(out_dir) or shared(real)  # another user's symlink on the way: turned at will
     if why:
         raise SharedFolderError(
             f"{why}: another user could put a symlink there under a name the export writes (.<table>.parquet.<pid>.tmp, "

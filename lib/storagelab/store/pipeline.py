@@ -205,7 +205,10 @@ def _own_files(db_file: Path, parquet: Path | None, targets: list) -> Callable[[
             real = os.path.join(real_dir, base)
         if real in mine or (pq and real.startswith(pq)):
             return True
-        return os.path.dirname(real) == folder and os.path.basename(real).startswith(stream.STAGE_PREFIX + name)
+        stage_folder = os.path.dirname(real)  # the staging database lives in a private folder beside it
+        return os.path.dirname(stage_folder) == folder and os.path.basename(stage_folder).startswith(
+            stream.STAGE_PREFIX + name
+        )
 
     # a folder's listing holds no symlink to a file outside it (list_files): when no folder listed holds the
     # database's folder or its Parquet folder, only a file named itself can be one of them (10,000 files: 0.13 s
@@ -337,7 +340,16 @@ class _Run:
         faults.inject("before-finished")
         run_keys = {k for k, _ in self.targets}
         dirs = [k for k in run_keys if not k or k.endswith("/")]
-        db.finish_unfinished(con, lambda key: key in run_keys or in_scope(key, dirs))
+        covered = lambda key: key in run_keys or in_scope(key, dirs)  # noqa: E731
+        if db.finishes_stopped(con, covered):  # what it did not look at can be as the stopped run left it
+            if settled := writer.settle_stopped(con, covered, listed):
+                summary.warnings.append(
+                    f"{len(settled)} file(s) that this ingest did not look at (ignored, or in a folder it cannot "
+                    "read) were left half-changed by the stopped ingest it finishes; settled from what the database "
+                    f"holds, without reading them: {', '.join(map(printable, settled[:5]))}"
+                    + (", ..." if len(settled) > 5 else "")
+                )
+        db.finish_unfinished(con, covered)
         present = (
             listed | plan.stored.keys() | (plan.copies.keys() - set(plan.gone_copies)) | {r.key for r in plan.renames}
         )
@@ -408,6 +420,14 @@ class _Run:
         batches.write()
 
     def export(self, out_dir: Path) -> None:
+        """The Parquet copy of every table; not from a database that an earlier ingest of other paths left unfinished
+        (it would copy the mix that every reader refuses: one content counted twice): the copy stays as it was."""
+        stopped = db.unfinished_ingest(self.con, self.db_file)
+        if stopped:
+            self.summary.warnings.append(
+                f"the Parquet copy in {out_dir} is not rewritten (it stays as it was): {stopped}"
+            )
+            return
         try:
             export_parquet(self.con, out_dir)
         except SharedFolderError as e:

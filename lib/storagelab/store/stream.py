@@ -18,6 +18,8 @@ import glob
 import hashlib
 import io
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,13 +185,21 @@ def _bug(message: str) -> dict:
     return dict(kind="parser-bug", line=None, expected=None, message=message)
 
 
-STAGE_PREFIX = ".stream-stage-"  # + the database file's name + pid: a staging database beside it
+# + the database file's name + pid + a random part: a private folder (mkdtemp: made new, mode 0700) beside the
+# database that holds the staging database. Never a fixed name: in a folder other users can write to (--db
+# /tmp/x.duckdb), a name they can predict could be planted first as a symlink that DuckDB would follow.
+STAGE_PREFIX = ".stream-stage-"
+STAGE_FILE = "stage.duckdb"
 
 
 def remove_leftovers(db_file: Path) -> None:
-    """Staging databases of earlier ingests that were killed (only one ingest holds the database at a time)."""
+    """Staging folders (and, from older versions, staging files) of earlier ingests that were killed (only one
+    ingest holds the database at a time); never followed through a symlink."""
     for f in db_file.parent.glob(f"{STAGE_PREFIX}{glob.escape(db_file.name)}.*"):
-        f.unlink(missing_ok=True)
+        if f.is_dir() and not f.is_symlink():
+            shutil.rmtree(f, ignore_errors=True)
+        else:
+            f.unlink(missing_ok=True)
 
 
 class Stage:
@@ -201,8 +211,9 @@ class Stage:
 
     def __init__(self, con, db_file: Path, tool: str):
         self.con = con
-        self.path = db_file.parent / f"{STAGE_PREFIX}{db_file.name}.{os.getpid()}"
-        self.close_files()
+        prefix = f"{STAGE_PREFIX}{db_file.name}.{os.getpid()}."
+        self.folder = Path(tempfile.mkdtemp(prefix=prefix, dir=db_file.parent))
+        self.path = self.folder / STAGE_FILE
         con.execute(f"ATTACH '{self.path.as_posix().replace(chr(39), chr(39) * 2)}' AS {self.SCHEMA}")
         self.tables = [name for name, (t, _tab) in tool_tables().items() if t == tool]
         for name in self.tables:
@@ -216,8 +227,7 @@ class Stage:
         self.close_files()
 
     def close_files(self) -> None:
-        for f in (self.path, self.path.with_name(self.path.name + ".wal")):
-            f.unlink(missing_ok=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class StageSink:

@@ -6,7 +6,7 @@ Parquet export knows what to rewrite."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
 import pyarrow as pa
@@ -281,3 +281,77 @@ def record_copies(con, found: list[Copy], unique: list[str], labels_of: dict) ->
         db.register_insert(con, "duplicates", arrow.table(tab, cols))
     db.bump(con, ["duplicates", "ingest_errors"] if cleared else ["duplicates"])
     con.execute("COMMIT")
+
+
+def settle_stopped(con, covered: Callable[[str], bool], listed: set[str]) -> list[str]:
+    """A run that finishes a stopped ingest leaves no mix behind in its paths (``covered``). It read or checked every
+    file it ``listed``; a file it did not look at (ignored since the stop, or in a folder it cannot read) can still be
+    as the stopped run left it, beside files it changed: one content stored under two paths, a path stored and listed
+    as a copy, or stored and failed, a copy of a file that no longer holds its bytes. Settled here, in the database
+    alone (such a file is not read): of the paths that store one content, the one outside the run, else one listed,
+    else the first keeps the rows, and the run's others become its copies with their own labels (a clean ingest
+    stores one content once); the stored row wins over a copy's or a failure's row left by the stopped run; a copy
+    whose file now holds other bytes is the copy of a file that holds its bytes, or, with none, no longer on record
+    (its labels would select the other bytes' rows). Returns the paths settled."""
+    copy_of, both, failed = _stopped_mix(con, covered, listed)
+    gone = con.execute(
+        "SELECT file_id, tool FROM files WHERE path IN (SELECT unnest(?::VARCHAR[]))", [list(copy_of)]
+    ).fetchall()
+    tables = tables_of({tool for _, tool in gone}) if gone else []
+    labels = ", ".join(f'"{c}"' for c in LABEL_COLUMNS)
+    con.execute("BEGIN")
+    try:
+        con.execute("DELETE FROM duplicates WHERE path IN (SELECT unnest(?::VARCHAR[]))", [both + list(copy_of)])
+        con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [failed])
+        if copy_of:
+            con.execute(
+                f"INSERT INTO duplicates (path, sha256, size_bytes, mtime_ns, same_as, found_at, {labels}) "
+                f"SELECT f.path, f.sha256, f.size_bytes, f.mtime_ns, m.keep, now(), {labels} FROM files f "
+                "JOIN (SELECT unnest(?::VARCHAR[]) AS path, unnest(?::VARCHAR[]) AS keep) m USING (path)",
+                [list(copy_of), list(copy_of.values())],
+            )
+            con.execute(
+                "UPDATE duplicates SET same_as = m.keep FROM (SELECT unnest(?::VARCHAR[]) AS old, "
+                "unnest(?::VARCHAR[]) AS keep) m WHERE duplicates.same_as = m.old",
+                [list(copy_of), list(copy_of.values())],
+            )
+            delete_rows(con, [i for i, _ in gone], [*tables, "files"])
+        stale = _stale_copies(con, covered)
+        db.bump(con, [*tables, "files", "duplicates", "ingest_errors"])
+        con.execute("COMMIT")
+    except BaseException:
+        faults.rollback(con)
+        raise
+    return sorted({*copy_of, *both, *failed, *stale})
+
+
+def _stopped_mix(con, covered: Callable[[str], bool], listed: set[str]) -> tuple[dict[str, str], list, list]:
+    """settle_stopped's paths: (a stored path -> the stored path it becomes a copy of), the stored paths also listed
+    as copies, the stored paths also listed as failed."""
+    groups = con.execute("SELECT list(path ORDER BY path) FROM files GROUP BY sha256 HAVING count(*) > 1").fetchall()
+    copy_of: dict[str, str] = {}
+    for (group,) in groups:
+        mine = [p for p in group if covered(p)]
+        keep = next((p for p in group if not covered(p)), None) or next((p for p in mine if p in listed), mine[0])
+        copy_of.update((p, keep) for p in mine if p != keep)
+    both = [p for (p,) in con.execute("SELECT path FROM files JOIN duplicates USING (path)").fetchall() if covered(p)]
+    failed = [
+        p for (p,) in con.execute("SELECT path FROM files JOIN ingest_errors USING (path)").fetchall() if covered(p)
+    ]
+    return copy_of, both, failed
+
+
+def _stale_copies(con, covered: Callable[[str], bool]) -> list[str]:
+    """In the caller's transaction: the run's copies whose stored file no longer holds their bytes point at one that
+    does, or leave ``duplicates`` when none does. Returns their paths."""
+    rows = con.execute(
+        "SELECT d.path, (SELECT min(s.path) FROM files s WHERE s.sha256 = d.sha256) FROM duplicates d "
+        "LEFT JOIN files f ON f.path = d.same_as WHERE f.sha256 IS DISTINCT FROM d.sha256"
+    ).fetchall()
+    stale = [(p, other) for p, other in rows if covered(p)]
+    for path, other in stale:
+        if other:
+            con.execute("UPDATE duplicates SET same_as = ? WHERE path = ?", [other, path])
+        else:
+            con.execute("DELETE FROM duplicates WHERE path = ?", [path])
+    return [p for p, _ in stale]

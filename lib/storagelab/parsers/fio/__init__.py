@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from ..base import Parsed, ParseError
+from . import failed
 from .agree import check_text_against_json
 from .fastjson import parse_bytes as parse_json_bytes
 from .json import parse_json
@@ -77,13 +78,14 @@ def parse_bytes(data: bytes) -> Parsed | None:
     and typed from the bytes (fastjson.py); None (decline) for anything else, which then takes ``sniff``/``parse``."""
     if data[:1] != b"{":
         return None
-    return parse_json_bytes(data)
+    parsed = parse_json_bytes(data)
+    return None if parsed is None else failed.warn(parsed)
 
 
 def parse_stream(open_lines, fmt: str, parsed: Parsed, name: str | None = None) -> Parsed:
     """A log of any size in bounded memory (base.py "Streaming"): normal output and the log files."""
     if fmt == "fio-normal":
-        return parse_lines(open_lines(), parsed)
+        return failed.warn(parse_lines(open_lines(), parsed))  # the jobs still held (a huge file's first are flushed)
     return parse_log_stream(open_lines, fmt, parsed, name)
 
 
@@ -100,12 +102,12 @@ def parse(text: str, fmt: str | None = None, name: str | None = None) -> Parsed:
             'a JSON document with "fio version", or a terse line',
         )
     if fmt == "fio-normal":
-        return parse_text(text)
+        return failed.warn(parse_text(text))
     if fmt == "fio-terse":
-        return parse_terse(text)
+        return failed.warn(parse_terse(text))
     if fmt in ("fio-json", "fio-json+normal"):
         parsed = parse_json(text)
         if fmt == "fio-json+normal":
             check_text_against_json(text, parsed)
-        return parsed
+        return failed.warn(parsed)
     raise ParseError(f"unknown fio format {fmt!r}")

@@ -1,0 +1,191 @@
+"""Every output path another user could change between the check and the write (docs/write-paths.md): each test
+does the attack with the real second user (a swap loop, a folder they made first, a symlink they planted), as root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+from test_reliability5_processes import _as_user
+from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
+
+from storagelab import runoutput, sqlout
+from storagelab.lab import cli as lab_cli
+from storagelab.ownership import file_refusal, foreign_link
+from storagelab.store import StoreError, connect
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the attacks need root and a second user")
+
+_FLIP = """import os, sys, time
+link, a, b = sys.argv[1:4]
+print("flipping", flush=True)
+end = time.time() + 20
+while time.time() < end and not os.path.exists(sys.argv[4]):
+    for t in (a, b):
+        os.symlink(t, link + ".new")
+        os.replace(link + ".new", link)"""
+
+_FIO_NAMES = [".write-4k-qd1-nj1.txt.part", *(f"write-4k-qd1-nj1_{k}.1.log" for k in ("bw", "iops", "lat", "clat"))]
+
+
+def _user(*argv: str) -> None:
+    subprocess.run(argv, check=True, preexec_fn=_as_user(USER))
+
+
+def _theirs(folder):
+    """A folder the user made in a sticky world-writable one of root's (as /tmp)."""
+    (folder / "pub").mkdir()
+    (folder / "pub").chmod(0o1777)
+    _user("mkdir", "-m", "755", str(folder / "pub" / "theirs"))
+    return folder / "pub" / "theirs"
+
+
+def _victim(folder):
+    victim = folder / "victim"
+    victim.write_text("root secret\n")
+    victim.chmod(0o600)
+    return victim
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="lab fio checks for fio first")
+def test_lab_out_through_a_link_the_user_flips_is_refused(shared_tmp, capsys):  # noqa: F811
+    """Attack (main a18e018): the user flips their link /tmp/.../L between a folder of root's and one of theirs whose
+    fio log names are symlinks to a root-only file; `lab fio --out L`, 12 times: the lab walked L three times (the
+    check, fio's argv, its writer), and at try 7 the check saw root's folder and fio wrote its log into the root file
+    ('251, 2115, 1, 0, 0'). Now another user's link on the way is refused before anything is made."""
+    victim, ours, theirs = _victim(shared_tmp), shared_tmp / "ours", shared_tmp / "theirs"
+    ours.mkdir()
+    theirs.mkdir()
+    shutil.chown(theirs, USER)
+    _user("mkdir", str(theirs / "own"))
+    for name in _FIO_NAMES:
+        _user("ln", "-s", str(victim), str(theirs / "own" / name))
+    link, stop = theirs / "L", shared_tmp / "stop"
+    flip = subprocess.Popen(
+        ["/usr/bin/python3", "-c", _FLIP, str(link), str(ours), str(theirs / "own"), str(stop)],
+        stdout=subprocess.PIPE, text=True, preexec_fn=_as_user(USER),
+    )  # fmt: skip
+    try:
+        assert flip.stdout is not None and flip.stdout.readline() == "flipping\n"
+        time.sleep(0.05)
+        codes = [
+            lab_cli.main(["fio", "--target", str(ours / "t"), "--out", str(link), "--rw", "write",
+                          "--depth-jobs", "1x1", "--size", "1M", "--runtime", "1", "--no-ingest"])
+            for _ in range(5)
+        ]  # fmt: skip
+    finally:
+        stop.touch()
+        flip.wait(30)
+    assert codes == [2] * 5
+    err = capsys.readouterr().err.splitlines()
+    assert (
+        err
+        == [
+            f"storagelab lab fio: --out {link}: {link} is a symlink of another user's ({USER}), who could turn it to a "
+            "folder of theirs once it is checked; give the real path"
+        ]
+        * 5
+    )
+    assert victim.read_text() == "root secret\n"
+    assert not (ours / "t").exists()
+
+
+def test_a_database_or_parquet_result_in_a_folder_the_user_made_first_is_refused(shared_tmp):  # noqa: F811
+    """Attack: the user makes the folder root names first and plants the final names as symlinks to a root-only
+    file; `ingest --db THEIRS/x.duckdb` and `sql --parquet THEIRS/o.parquet` wrote there unchecked (DuckDB held the
+    planted names; a swap of the folder's contents was the user's to make). Now both are refused, as the lab's and
+    run's folders are."""
+    victim, theirs = _victim(shared_tmp), _theirs(shared_tmp)
+    for name in ("x.duckdb.wal", ".o.parquet.tmp"):
+        _user("ln", "-s", str(victim), str(theirs / name))
+    with pytest.raises(StoreError) as e:
+        connect(theirs / "x.duckdb")
+    assert str(e.value) == (
+        f"{theirs / 'x.duckdb'}: {theirs / 'x.duckdb'} is in {theirs}, which is another user's (mode drwxr-xr-x): "
+        "another user could change what it leads to; give a database of your own"
+    )
+    why = sqlout.parquet_target_refused(str(theirs / "o.parquet"), str(shared_tmp / "db.duckdb"), force=False)
+    assert why == (
+        f"--parquet {theirs / 'o.parquet'}: {theirs / 'o.parquet'} is in {theirs}, which is another user's (mode "
+        "drwxr-xr-x): another user could change what it leads to once it is checked; write it to a folder of your own"
+    )
+    assert victim.read_text() == "root secret\n"
+    assert sorted(p.name for p in theirs.iterdir()) == [".o.parquet.tmp", "x.duckdb.wal"]
+
+
+def test_a_symlink_the_user_planted_on_the_way_is_refused(shared_tmp):  # noqa: F811
+    """Attack (reliability-8 Low 9, and High 1 one folder up): the user's symlink /tmp/.../x.duckdb -> a database of
+    root's was followed (root's ingest wrote where the user chose), and `run --output THEIRLINK/rep` was refused only
+    when the link was the last name. Now any symlink of another user's on the way is refused: as --db, as a folder
+    of --output, and reached through a link of root's own."""
+    ours, theirs = shared_tmp / "ours", _theirs(shared_tmp)
+    ours.mkdir()
+    _user("ln", "-s", str(ours / "r.duckdb"), str(theirs / "x.duckdb"))
+    _user("ln", "-s", str(ours), str(theirs / "link"))
+    os.symlink(theirs / "link", shared_tmp / "root-link")  # root's link to the user's link
+    with pytest.raises(StoreError) as e:
+        connect(theirs / "x.duckdb")
+    assert str(e.value).startswith(f"{theirs / 'x.duckdb'}: {theirs / 'x.duckdb'} is a symlink of another user's ")
+    assert not (ours / "r.duckdb").exists()
+    why, _ = runoutput.refusal(theirs / "link" / "rep")
+    assert why == (
+        f"--output {theirs / 'link' / 'rep'}: {theirs / 'link'} is a symlink of another user's ({USER}), who could "
+        "turn it once it is checked: give a folder of your own"
+    )
+    assert not (ours / "rep").exists()
+    assert (
+        foreign_link(shared_tmp / "root-link" / "a" / "b")
+        == f"{theirs / 'link'} is a symlink of another user's ({USER})"
+    )
+    assert foreign_link(ours / ".." / "ours" / "x") is None
+    assert file_refusal(ours / "new" / "x.duckdb") is None  # missing folders: this user makes them
+
+
+def test_a_report_tree_in_a_folder_the_user_made_first_is_refused(shared_tmp):  # noqa: F811
+    """Attack: the user makes the folder first (a clone, or STORAGELAB_ROOT, under /tmp) and plants reports/ with the
+    names a build writes (its lock, an executed notebook) as symlinks to a root-only file; `build`, `report` and `run`
+    took the tree unchecked (the lock's O_NOFOLLOW held; the notebooks and pages are written by name). Now the tree is
+    checked as `run --output` is, before anything is opened in it."""
+    from storagelab.errors import StoragelabError  # noqa: PLC0415
+    from storagelab.reportlock import writing  # noqa: PLC0415
+
+    victim, theirs = _victim(shared_tmp), _theirs(shared_tmp)
+    _user("mkdir", "-p", str(theirs / "reports" / "executed"))
+    _user("ln", "-s", str(victim), str(theirs / "reports" / "executed" / "07_explore.ipynb"))
+    with pytest.raises(StoragelabError) as e, writing(theirs / "reports"):
+        pass
+    assert str(e.value) == (
+        f"the report folder {theirs / 'reports'} is another user's (mode drwxr-xr-x); give a folder of your own"
+    )
+    assert victim.read_text() == "root secret\n"
+    assert sorted(p.name for p in (theirs / "reports").iterdir()) == ["executed"]
+
+
+def test_a_parquet_or_dataset_folder_planted_as_the_users_symlink_is_refused(shared_tmp):  # noqa: F811
+    """Attack: `--db /tmp/x.duckdb` (a sticky folder: allowed) derives /tmp/x-parquet; the user plants that name as a
+    symlink to a folder of root's they choose, and `--dataset` the same: the folder was resolved and checked (root's:
+    fine), and the export wrote its <table>.parquet files and stamp where the user pointed. Now a symlink of another
+    user's as the folder (or on its way) is refused, before the folder is made or written."""
+    from storagelab import dataset  # noqa: PLC0415
+    from storagelab.ownership import SharedFolderError  # noqa: PLC0415
+    from storagelab.store.export import export_parquet  # noqa: PLC0415
+
+    ours, pub = shared_tmp / "ours", _theirs(shared_tmp).parent
+    ours.mkdir()
+    _user("ln", "-s", str(ours), str(pub / "x-parquet"))
+    _user("ln", "-s", str(ours), str(pub / "ds"))
+    con = connect(pub / "x.duckdb")
+    try:
+        with pytest.raises(SharedFolderError) as e:
+            export_parquet(con, pub / "x-parquet")
+        assert str(e.value).startswith(f"{pub / 'x-parquet'} is a symlink of another user's ({USER}): another user")
+        with pytest.raises(SharedFolderError) as e:
+            dataset._owned_folder(pub / "ds")  # export's check, before it writes (its queries need a full database)
+        assert str(e.value).startswith(f"--dataset {pub / 'ds'} is a symlink of another user's ({USER}): another ")
+    finally:
+        con.close()
+    assert list(ours.iterdir()) == []
