@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import polars as pl
 import pytest
 from conftest import RAW
 from conftest import storagelab_cli as cli
+from session_once import once_per_session
 
 from storagelab.analysis import Selection, compare, open_db
 from storagelab.units import MiB
@@ -20,8 +22,13 @@ WORKLOAD = "write bs=1MiB iodepth=8 numjobs=8 libaio direct=1"
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("compare")
+def db(request, tmp_path_factory):
+    """homelab-mergerfs ingested with one `storagelab lab fio` run beside it: built once per session (its tests ran
+    on both workers, each built it: 5 s)."""
+    return once_per_session(request.config, tmp_path_factory, "compare", _study_and_lab_run)
+
+
+def _study_and_lab_run(tmp: Path) -> Path:
     db = tmp / "x.duckdb"
     r = cli("ingest", str(RAW / "homelab-mergerfs"), "--db", str(db), "--quiet")
     assert r.returncode == 0, r.stderr

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from session_once import once_per_session
 
 pytestmark = pytest.mark.e2e
 
@@ -46,9 +47,13 @@ def _storagelab(lib: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def old(tmp_path_factory) -> tuple[Path, Path]:
-    """(a database, a dataset) written by the older code."""
-    root = tmp_path_factory.mktemp("old")
+def old(request, tmp_path_factory) -> tuple[Path, Path]:
+    """(a database, a dataset) written by the older code: built once per session (both tests are among the longest,
+    LONG_FIRST hands them to both workers at the start: each built the two old trees, 2 x 46 s)."""
+    return once_per_session(request.config, tmp_path_factory, "old-versions", _old_db_and_dataset)
+
+
+def _old_db_and_dataset(root: Path) -> tuple[Path, Path]:
     tree = _old_tree(OLD_DB_COMMIT, root / "db-tree")
     db = root / "old.duckdb"
     r = _storagelab(tree / "lib", "ingest", str(tree / "data" / "raw"), "--db", str(db), "--no-parquet")

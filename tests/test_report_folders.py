@@ -70,9 +70,10 @@ def test_build_of_studies_my_nas_and_my_underscore_nas_keeps_both_reports(tmp_pa
     r = _cli(project, "build")
     assert r.returncode == 0, r.stdout + r.stderr
     reports = project / "reports"
-    folders = sorted(d.name for d in reports.iterdir() if d.is_dir())
+    folders = sorted(d.name for d in reports.iterdir() if d.is_dir() and d.name != "_thumbnails")  # the index's
     spaced = report.report_dir(project / "notebooks" / "08_fio.ipynb", {"study": "my nas"}).name
     assert folders == sorted(["my_nas", spaced])
+    assert {d.name for d in reports.iterdir() if d.is_dir()} == {*folders, "_thumbnails"}
     studies = {
         name: json.loads((reports / name / "summaries" / "08_fio.json").read_text())["study"] for name in folders
     }

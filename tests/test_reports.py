@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from headless import CHROMIUM, CHROMIUM_ARGS
+from session_once import once_per_session
 
 from storagelab import paths, report
 from storagelab.charts import figure_dir
@@ -401,10 +402,14 @@ def test_index_escapes_summary_text(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def xss_build(tmp_path_factory):
+def xss_build(request, tmp_path_factory):
     """A project of its own (STORAGELAB_ROOT) holding one real fio output whose job is named
-    <script>alert(1)</script>, with hostile labels; ingested, 07_explore run on it (db_path), rendered."""
-    root = tmp_path_factory.mktemp("xss")
+    <script>alert(1)</script>, with hostile labels; ingested, 07_explore run on it (db_path), rendered. Built once
+    per session: its two tests ran on both workers, each built it (11-12 s)."""
+    return once_per_session(request.config, tmp_path_factory, "xss", _xss_project)
+
+
+def _xss_project(root: Path) -> Path:
     raw = root / "data" / "raw" / "hostile"
     raw.mkdir(parents=True)
     shutil.copy(FIXTURES / "fio" / "3.33" / "xss_jobname.txt", raw / "fio-xss.txt")

@@ -19,6 +19,7 @@ import proctree
 import psutil
 import pytest
 from conftest import RAW, ROOT
+from session_once import once_per_session
 
 from storagelab.dataset import open_dataset
 
@@ -142,9 +143,13 @@ def _dataset_state(ds: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def two_databases(tmp_path_factory) -> tuple[Path, Path, Path]:
-    """(corpus, old database, new database): the new one has one more file per study, sorting first."""
-    root = tmp_path_factory.mktemp("sigint")
+def two_databases(request, tmp_path_factory) -> tuple[Path, Path, Path]:
+    """(corpus, old database, new database): the new one has one more file per study, sorting first. Built once per
+    session (read-only for the tests: they copy what they change; LONG_FIRST hands them to both workers)."""
+    return once_per_session(request.config, tmp_path_factory, "sigint", _two_databases)
+
+
+def _two_databases(root: Path) -> tuple[Path, Path, Path]:
     corpus = root / "corpus"
     _corpus(corpus, STUDIES)
     old = root / "old.duckdb"

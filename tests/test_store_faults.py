@@ -20,6 +20,7 @@ import duckdb
 import proctree
 import pytest
 from conftest import RAW
+from session_once import once_per_session
 from test_robustness import _complete, _corpus
 from test_store import _parquet_equals_db
 
@@ -110,9 +111,13 @@ def _labelled(db: Path, raw: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    """The final state ingested without interruption."""
-    raw = tmp_path_factory.mktemp("ref") / "raw"
+def reference(request, tmp_path_factory):
+    """The final state ingested without interruption: once per session (its tests run on both workers)."""
+    return once_per_session(request.config, tmp_path_factory, "store-faults-reference", _reference)
+
+
+def _reference(root: Path) -> dict:
+    raw = root / "raw"
     shutil.copytree(RAW, raw)
     _change(raw)
     db = raw.parent / "ref.duckdb"

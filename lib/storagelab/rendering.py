@@ -4,12 +4,15 @@ notebooks leave behind, and reports/index.html built from them."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
+import hashlib
 import html
 import json
 import math
 import os
 import re
+import time
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
@@ -280,7 +283,9 @@ def render_reports(
             write_whole(dest, body)
             pages.append(dest)
     if only is None:
+        started = time.time() - 2  # mtimes may be kept to the second (or two: FAT)
         write_whole(root / "index.html", index_html(built, root, pages=runs, skip=skip))
+        prune_thumbnails(root, started)
     return pages
 
 
@@ -346,9 +351,7 @@ def _thumbnail(root: Path, key: str, figures: list[str]) -> str:
     if not spec.is_file():
         return ""
     try:
-        import vl_convert as vlc  # noqa: PLC0415  (heavy, optional at start-up: only when a chart is drawn)
-
-        png = vlc.vegalite_to_png(json.loads(spec.read_text(encoding="utf-8")), scale=0.5)  # a small picture
+        png = _thumbnail_png(root, spec.read_bytes())
     except Exception:  # noqa: BLE001 - a thumbnail is optional
         return ""
     data = base64.b64encode(png).decode("ascii")
@@ -356,6 +359,49 @@ def _thumbnail(root: Path, key: str, figures: list[str]) -> str:
         f"<a href='{html.escape(key)}.html'><img class='thumb' alt='{html.escape(figures[0])}' "
         f"src='data:image/png;base64,{data}'></a>"
     )
+
+
+THUMBNAILS = "_thumbnails"  # reports/_thumbnails/<key>.png: the index's pictures, drawn again only when a chart changes
+THUMBNAIL_SCALE = 0.5  # a small picture
+
+
+def _thumbnail_png(root: Path, spec: bytes) -> bytes:
+    """The PNG of a Vega-Lite ``spec`` (its file's bytes) at THUMBNAIL_SCALE, drawn once: kept in reports/_thumbnails/
+    under the sha256 of the spec, the scale and vl-convert's version (which holds Vega and its renderer), and read
+    from there while all three stay the same. Drawing one takes 0.1-0.8 s of CPU; every build, run and report drew
+    every report's again (issue 28). Pictures no index uses any more are removed (``prune_thumbnails``)."""
+    import vl_convert as vlc  # noqa: PLC0415  (heavy, optional at start-up: only when a chart is drawn)
+
+    key = hashlib.sha256(spec + f"\0scale={THUMBNAIL_SCALE}\0vl-convert={vlc.__version__}".encode()).hexdigest()
+    kept = root / THUMBNAILS / f"{key}.png"
+    try:
+        png = kept.read_bytes()
+    except OSError:
+        png = b""
+    if png:
+        with contextlib.suppress(OSError):
+            os.utime(kept)  # used by this index: kept by prune_thumbnails
+        return png
+    png = vlc.vegalite_to_png(json.loads(spec), scale=THUMBNAIL_SCALE)
+    tmp = kept.with_name(f".{kept.name}.{os.getpid()}.tmp")
+    try:
+        kept.parent.mkdir(exist_ok=True)
+        tmp.write_bytes(png)
+        tmp.replace(kept)
+    except OSError:  # not kept (a read-only or full disk): drawn again next time
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+    return png
+
+
+def prune_thumbnails(root: Path, since: float) -> None:
+    """Remove the kept thumbnails that the index written after ``since`` (a time.time()) did not use."""
+    for f in (root / THUMBNAILS).glob("*.png"):
+        try:
+            if f.stat().st_mtime < since:
+                f.unlink()
+        except OSError:
+            pass
 
 
 def index_html(

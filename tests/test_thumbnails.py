@@ -1,0 +1,109 @@
+"""The index's thumbnails are drawn once and kept (reports/_thumbnails/), drawn again only when their chart, the
+scale or vl-convert's version changes; pictures no index uses any more are removed (issue 28: every build, run and
+report drew every report's thumbnail again)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from pathlib import Path
+
+import vl_convert as vlc
+
+from storagelab import rendering
+
+SPEC = {
+    "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+    "data": {"values": [{"run": "a", "bw": 1.0}, {"run": "b", "bw": 2.5}]},
+    "mark": "bar",
+    "encoding": {"x": {"field": "run", "type": "nominal"}, "y": {"field": "bw", "type": "quantitative"}},
+}
+
+
+DRAW = vlc.vegalite_to_png  # the real one (the tests count the calls of a wrapper)
+
+
+def _project(root: Path, spec: dict) -> dict:
+    figures = root / "lab" / "figures" / "08-fio"
+    figures.mkdir(parents=True, exist_ok=True)
+    (figures / "bw.vl.json").write_text(json.dumps(spec), encoding="utf-8")
+    (root / "lab" / "summaries").mkdir(exist_ok=True)
+    (root / "lab" / "summaries" / "08_fio.json").write_text(json.dumps({"notebook": "08_fio", "title": "fio"}))
+    return {"lab/08_fio": {"title": "fio", "params": [], "figures": ["08-fio/bw"]}}
+
+
+def _pictures(page: str) -> list[bytes]:
+    return [base64.b64decode(d) for d in re.findall(r"src='data:image/png;base64,([^']+)'", page)]
+
+
+def _drawn(monkeypatch) -> list[dict]:
+    calls = []
+
+    def draw(spec, **kw):
+        calls.append(spec)
+        return DRAW(spec, **kw)
+
+    monkeypatch.setattr(vlc, "vegalite_to_png", draw)
+    return calls
+
+
+def test_a_thumbnail_is_drawn_once_then_read_back(tmp_path, monkeypatch):
+    pages, calls = _project(tmp_path, SPEC), _drawn(monkeypatch)
+    first = _pictures(rendering.index_html("t", tmp_path, pages=pages))
+    assert len(calls) == 1 and len(first) == 1 and first[0].startswith(b"\x89PNG\r\n\x1a\n")
+    (kept,) = (tmp_path / rendering.THUMBNAILS).glob("*.png")
+    assert kept.read_bytes() == first[0]
+    again = _pictures(rendering.index_html("t", tmp_path, pages=pages))
+    assert again == first and len(calls) == 1  # read back, not drawn
+    # the same picture as drawing it now
+    assert DRAW(SPEC, scale=rendering.THUMBNAIL_SCALE) == first[0]
+
+
+def test_a_changed_chart_or_vl_convert_is_drawn_again_and_the_old_picture_removed(tmp_path, monkeypatch):
+    pages, calls = _project(tmp_path, SPEC), _drawn(monkeypatch)
+    rendering.index_html("t", tmp_path, pages=pages)
+    (old,) = (tmp_path / rendering.THUMBNAILS).glob("*.png")
+    changed = dict(SPEC, data={"values": [{"run": "a", "bw": 9.0}]})
+    _project(tmp_path, changed)
+    since = os.stat(old).st_mtime + 1
+    new = _pictures(rendering.index_html("t", tmp_path, pages=pages))
+    assert len(calls) == 2 and calls[-1] == changed
+    assert new == [DRAW(changed, scale=rendering.THUMBNAIL_SCALE)]
+    monkeypatch.setattr(vlc, "__version__", vlc.__version__ + "-other")
+    assert _pictures(rendering.index_html("t", tmp_path, pages=pages)) == new and len(calls) == 3
+    assert len(list((tmp_path / rendering.THUMBNAILS).glob("*.png"))) == 3
+    for f in (tmp_path / rendering.THUMBNAILS).glob("*.png"):  # the last two were used after `since`
+        if f != old:
+            os.utime(f, (since + 5, since + 5))
+    rendering.prune_thumbnails(tmp_path, since)
+    assert not old.exists() and len(list((tmp_path / rendering.THUMBNAILS).glob("*.png"))) == 2
+
+
+def test_a_build_keeps_only_the_thumbnails_its_index_shows(tmp_path, monkeypatch):
+    """render_reports: an unused picture (a chart since removed) goes, the index's stay."""
+    pages = _project(tmp_path, SPEC)
+    rendering.index_html("t", tmp_path, pages=pages)
+    (used,) = (tmp_path / rendering.THUMBNAILS).glob("*.png")
+    unused = tmp_path / rendering.THUMBNAILS / ("0" * 64 + ".png")
+    unused.write_bytes(b"\x89PNG old")
+    os.utime(unused, (1, 1))
+    os.utime(used, (1, 1))
+    real = rendering.index_html  # the index of this one report (it has no executed notebook to render)
+    monkeypatch.setattr(
+        rendering, "index_html", lambda built, root, pages=None, skip=(): real(built, root, pages=shown)
+    )
+    shown = pages
+    rendering.render_reports(tmp_path)
+    assert len(_pictures((tmp_path / "index.html").read_text())) == 1
+    assert used.exists() and not unused.exists()
+
+
+def test_a_thumbnail_that_cannot_be_kept_is_still_shown(tmp_path, monkeypatch):
+    pages, calls = _project(tmp_path, SPEC), _drawn(monkeypatch)
+    (tmp_path / rendering.THUMBNAILS).write_text("a file where the folder would be")
+    for _ in range(2):
+        assert len(_pictures(rendering.index_html("t", tmp_path, pages=pages))) == 1
+    assert len(calls) == 2  # drawn each time, nothing left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == [rendering.THUMBNAILS, "lab"]
