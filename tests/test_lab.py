@@ -234,8 +234,12 @@ def test_lab_fio_smoke_for_real(background, tmp_path):
     ]
     series = json.loads(next((rep / "figures").rglob("time-series.vl.json")).read_text())
     panels = {d["panel"] for d in next(iter(series["datasets"].values()))}
-    # 2 s smoke runs carry the design checks' mark in their panel titles: too short to measure a sustained rate
-    assert {f"{run} bw {'read' if run.startswith('randread') else 'write'} (MiB/s) ⚠ short" for run in runs} <= panels
+    # 2 s smoke runs carry the design checks' mark in their panel titles: too short to measure a sustained rate (on a
+    # loaded machine a run's log may also dip, and its mark then names that too: '⚠ short, dips')
+    for run in runs:
+        title = f"{run} bw {'read' if run.startswith('randread') else 'write'} (MiB/s) ⚠ "
+        marks = [p.removeprefix(title).split(", ") for p in panels if p.startswith(title)]
+        assert len(marks) == 1 and "short" in marks[0], (run, sorted(panels))
 
 
 @pytest.mark.e2e
