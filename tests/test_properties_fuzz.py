@@ -21,10 +21,12 @@ from hypothesis import strategies as st
 from storagelab.errors import ParseError
 from storagelab.parsers import decode, detect, modules, parse_bytes
 from storagelab.parsers.base import Parsed, lines_of
+from storagelab.parsers.contract import fillable_tables
 
 PROPS = props(150)
 FORMATS = {"fio": ("fio-normal", "fio-terse", "fio-json", "fio-json+normal")}
 MODULES = {m.TOOL: m for m in modules()}
+TOOL_TABLES = {name: tab for m in modules() for name, tab in m.TABLES.items()}
 
 
 @cache
@@ -52,8 +54,8 @@ def well_formed(parsed: Parsed, mod, text: str) -> None:
     assert isinstance(parsed, Parsed)
     n_lines = len(lines_of(text))
     for table, rows in parsed.tables.items():
-        assert table in mod.TABLES, f"{mod.TOOL}: rows for undeclared table {table}"
-        names = set(mod.TABLES[table].names) - {"file_id"}
+        assert table in fillable_tables(mod, modules()), f"{mod.TOOL}: rows for undeclared table {table}"
+        names = set(TOOL_TABLES[table].names) - {"file_id"}
         for row in rows:
             assert set(row) <= names, f"{table}: unknown columns {set(row) - names}"
             for k, v in row.items():

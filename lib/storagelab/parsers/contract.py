@@ -11,7 +11,9 @@ reads attributes and never guesses with ``getattr``/``hasattr``:
 * ``STREAM_FORMATS = ()`` and ``parse_stream = None``: formats read a line at a time in bounded memory
   (``base.py`` "Streaming");
 * ``HELPER_MODULES = ()``: sibling modules (``parsers/<name>.py``) the parser is made of, hashed into its
-  parser version with it (a package's own files always are).
+  parser version with it (a package's own files always are). A helper that is another tool's parser reads a
+  later section of a transcript (``parsers/handover.py``: ``arcstat`` then ``zpool iostat``), so its tables
+  are tables this parser's rows may fill too (``fillable_tables``).
 """
 
 from __future__ import annotations
@@ -51,3 +53,14 @@ class ParserModule(Protocol):
 
 REQUIRED_FUNCTIONS = ("sniff", "parse")
 OPTIONAL_FUNCTIONS = ("parse_bytes", "parse_stream")
+
+
+def fillable_tables(module: Any, parsers: Iterable[Any]) -> set[str]:
+    """The tables a parser module's ``parse`` may return rows for: its own ``TABLES`` and those of the parser
+    modules among its ``HELPER_MODULES`` (the later section of a transcript it hands to them)."""
+    helpers = set(module.HELPER_MODULES)
+    out = set(module.TABLES)
+    for other in parsers:
+        if other.__name__.rsplit(".", 1)[-1] in helpers:
+            out |= set(other.TABLES)
+    return out
