@@ -17,6 +17,7 @@ from storagelab.analysis import stacks
 from storagelab.parsers.fio import failed
 
 SRC = FIXTURES / "fio" / "trial-h7"
+PHASE_PAIR = FIXTURES / "fio" / "newuser-h7" / "phase"  # the same trial's before/after pair, kept once
 STUDY = "h7 homelab"
 SETUP = "h7lab,Debian 12,ext4,single,1,1,loop0 (/dev/shm file),25276510208"
 # the trial's manifest rows for these files (/tmp/h7ds/a/manifest.csv), paths flattened
@@ -39,7 +40,7 @@ RR4K = "`randread bs=4KiB iodepth=16 numjobs=1 libaio direct=1 size=128MiB runti
 def db(tmp_path_factory):
     raw = tmp_path_factory.mktemp("h7") / "raw"
     raw.mkdir()
-    for f in SRC.iterdir():
+    for f in [*SRC.iterdir(), *PHASE_PAIR.iterdir()]:
         if f.suffix in (".json", ".txt"):
             shutil.copyfile(f, raw / f.name)
     return ingest_labelled(raw, MANIFEST)
