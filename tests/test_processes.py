@@ -22,6 +22,8 @@ import psutil
 import pytest
 from conftest import FIXTURES, ROOT, SPARK_TEST_CONF
 
+from storagelab.nbtools import code, new
+
 DEADLINE = 30.0  # seconds for the tree to die and the pipes to close (a loaded machine; normally well under 2)
 
 
@@ -211,26 +213,41 @@ def test_ctrl_c_on_lab_fio_is_130_without_a_traceback(tmp_path):
     assert _alive(tree) == []
 
 
+# the body of test_two_builds_at_once_both_succeed's notebook: its kernel stays up until the file $HELD_UNTIL exists
+HOLD = """import os, time
+
+end = time.monotonic() + 300
+while not os.path.exists(os.environ["HELD_UNTIL"]) and time.monotonic() < end:
+    time.sleep(0.05)
+"""
+
+
 @pytest.mark.slow
 def test_two_builds_at_once_both_succeed(tmp_path):
     """Issue 28: a kernel start hit "Address already in use" when several builds ran at once (jupyter_client
     finds free TCP ports by binding and releasing them; another process can take one before the kernel binds
     it). Kernels now talk over Unix sockets in a private folder each."""
-    projects = []
+    projects, go = [], tmp_path / "go"
     for name in ("one", "two"):
         root = tmp_path / name
         (root / "notebooks").mkdir(parents=True)
         (root / "papers").mkdir()
-        shutil.copy(ROOT / "notebooks" / "08_fio.ipynb", root / "notebooks")
+        # what is tested is the kernels' start, not a notebook's work: a notebook that holds its kernel until the
+        # test has seen both (08_fio took 2.7 s of CPU per kernel, and a kernel done before the other started
+        # took its connection file with it)
+        new([code('label = "held"', "parameters"), code(HOLD)], root / "notebooks" / "held.ipynb")
         (root / "data" / "raw").mkdir(parents=True)
         shutil.copy(FIXTURES / "fio" / "3.33" / "seq_write_group.txt", root / "data" / "raw" / "a.txt")
         projects.append(root)
-    runs = [Running(["build"], env={"STORAGELAB_ROOT": str(root)}) for root in projects]
-    kernels = [r.wait_for("a kernel", lambda t: len(_kernels(t)) == 1) for r in runs]  # both kernels up at once
-    for tree in kernels:
-        cmd = _cmdline(_kernels(tree)[0])
-        connection = json.loads(Path(cmd[cmd.index("-f") + 1]).read_text())
-        assert connection["transport"] == "ipc" and connection["ip"].endswith("/kernel-ipc")
+    runs = [Running(["build"], env={"STORAGELAB_ROOT": str(root), "HELD_UNTIL": str(go)}) for root in projects]
+    try:
+        kernels = [r.wait_for("a kernel", lambda t: len(_kernels(t)) == 1) for r in runs]  # both kernels up at once
+        for tree in kernels:
+            cmd = _cmdline(_kernels(tree)[0])
+            connection = json.loads(Path(cmd[cmd.index("-f") + 1]).read_text())
+            assert connection["transport"] == "ipc" and connection["ip"].endswith("/kernel-ipc")
+    finally:
+        go.touch()  # the notebooks end
     for r in runs:
         assert r.p.wait(300) == 0, r.output()
         assert "Address already in use" not in r.output()
