@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..units import MiB
-from . import measures, prose
+from . import mbuffer_fill, measures, prose
 from .mbuffer import rates
 from .result import Finding, Result, cite
 from .selection import Selection
@@ -89,6 +89,7 @@ class TransportFrames:
     summaries: pl.DataFrame  # mbuffer summary lines, labelled (measures.mbuffer_frames)
     status: pl.DataFrame  # each run's last status line
     failed_files: int  # files of this database that failed to parse (any tool)
+    status_lines: pl.DataFrame  # every status line of each run, in order (measures.mbuffer_status_lines)
 
 
 @dataclass
@@ -96,6 +97,8 @@ class TransportNumbers:
     rates: pl.DataFrame  # mbuffer.rates + vs_baseline, fastest first
     status: pl.DataFrame
     waits: pl.DataFrame  # receiver_waits
+    fill: pl.DataFrame  # mbuffer_fill.per_transfer: where each run was limited, from its steady status lines
+    status_lines: pl.DataFrame  # every status line (TransportFrames.status_lines)
     baseline_label: str  # the run the others are relative to
     baseline_rate_bytes_per_s: float
     asked_baseline: str  # the label asked for ("" when none)
@@ -109,7 +112,7 @@ class TransportNumbers:
 def query(con, sel: Selection) -> TransportFrames:
     summaries, status = measures.mbuffer_frames(con, sel)
     (failed,) = con.execute("SELECT count(*) FROM ingest_errors").fetchone()
-    return TransportFrames(summaries, status, failed)
+    return TransportFrames(summaries, status, failed, measures.mbuffer_status_lines(con, sel))
 
 
 def compute(frames: TransportFrames, baseline_label: str = "") -> TransportNumbers:
@@ -122,6 +125,8 @@ def compute(frames: TransportFrames, baseline_label: str = "") -> TransportNumbe
         rates=r,
         status=frames.status,
         waits=receiver_waits(r),
+        fill=mbuffer_fill.per_transfer(frames.status_lines),
+        status_lines=frames.status_lines,
         baseline_label=chosen,
         baseline_rate_bytes_per_s=r.filter(pl.col("label") == chosen)["rate_bytes_per_s"][0],
         asked_baseline=baseline_label,
@@ -143,12 +148,54 @@ def missing(frames: TransportFrames, sel: Selection) -> str:
     )
 
 
-def _buffer_words(pct: float) -> str:
-    if pct >= 90:
-        return " (full: the consumer after mbuffer was the limit)"
-    if pct <= 10:
-        return " (empty: the producer before mbuffer was the limit)"
-    return ""
+def _left_out(f: dict) -> str:
+    """The status lines a fill verdict leaves out, by number (``f``: a row of ``mbuffer_fill.per_transfer``)."""
+    n, end = f["n_lines"], f["end_first"]
+    drain = (max(end, 1) + 1, n)
+    parts = ["the start (line 1, also the last line with input)" if end == 1 else "the start (line 1)"]
+    if end > 1:
+        parts.append(f"the last line with input, in which the input ended (line {end})")
+    if drain[0] <= drain[1]:
+        span = f"line {drain[0]}" if drain[0] == drain[1] else f"lines {drain[0]}-{drain[1]}"
+        parts.append(f"the drain after it (`in @ 0`, {span})")
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+
+
+def _fill_sentence(f: dict, lines: pl.DataFrame) -> Finding:
+    """Where one transfer was limited, from the fill of its steady status lines (``lines``: that file's lines)."""
+    a, b, n = f["steady_first"], f["steady_last"], f["n_lines"]
+    steady = lines.filter(pl.col("seq").is_between(a - 1, b - 1))
+    which = f"status lines {a}-{b} of {n}; left out: {_left_out(f)}"
+    if not f["limit"]:
+        shown = "; ".join(
+            f"line {x['seq'] + 1}: in {x['in_rate_bytes_per_s'] / MiB:.1f} MiB/s, out "
+            f"{x['out_rate_bytes_per_s'] / MiB:.1f} MiB/s, {x['buffer_fill_pct']:.0f} % full"
+            for x in lines.head(3).iter_rows(named=True)
+            if x["in_rate_bytes_per_s"] is not None and x["out_rate_bytes_per_s"] is not None
+        )
+        return Finding(
+            f"{f['label']}: no verdict on where the transfer was limited: {f['n_steady']} of its {n} status line(s) "
+            f"from its steady part, {mbuffer_fill.MIN_STEADY} needed (left out: {_left_out(f)})."
+            + (f" Its lines: {shown}." if shown else "")
+            + " A transfer that lasts longer prints more status lines.",
+            [cite(f"{n} status line(s)", lines)],
+        )
+    if f["limit"] == "consumer":
+        how = f"at least {mbuffer_fill.FULL_PCT:.0f} % full on {f['n_full']} of its {f['n_steady']} steady"
+        verdict = "the consumer after mbuffer was the limit"
+    elif f["limit"] == "producer":
+        how = f"at most {mbuffer_fill.EMPTY_PCT:.0f} % full on {f['n_empty']} of its {f['n_steady']} steady"
+        verdict = "the producer before mbuffer was the limit"
+    else:
+        how = (
+            f"{f['min_pct']:.0f}-{f['max_pct']:.0f} % full ({f['n_full']} full, {f['n_empty']} empty) over its "
+            f"{f['n_steady']} steady"
+        )
+        verdict = "neither side was the limit throughout"
+    return Finding(
+        f"{f['label']}: buffer {how} status lines ({which}): {verdict}.",
+        [cite(f"{f['n_steady']} steady", steady, "status lines between the start and the end of the input")],
+    )
 
 
 def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
@@ -193,15 +240,8 @@ def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
         )
     for w in n.waits.iter_rows(named=True):
         _wait(res, w, r)
-    for s in n.status.iter_rows(named=True):
-        if s["buffer_fill_pct"] is not None:
-            res.findings.append(
-                Finding(
-                    f"{s['label']}: last status line in {prose.rate(s['in_rate_bytes_per_s'])}, buffer "
-                    f"{s['buffer_fill_pct']:.0f} % full{_buffer_words(s['buffer_fill_pct'])}.",
-                    [cite(prose.rate(s["in_rate_bytes_per_s"]), s), cite(f"{s['buffer_fill_pct']:.0f} %", s)],
-                )
-            )
+    for f in n.fill.iter_rows(named=True):
+        res.findings.append(_fill_sentence(f, n.status_lines.filter(pl.col("file_id") == f["file_id"])))
     res.headline = {
         x["label"]: f"{x['rate_mib_s']:.1f} MiB/s ({x['vs_baseline']:.0%} of {base})" for x in r.iter_rows(named=True)
     }
@@ -247,7 +287,7 @@ def analyse(con, sel: Selection, baseline_label: str = "") -> Result:
         res.missing.append(missing(frames, sel))
         return res
     n = compute(frames, baseline_label)
-    res.frames.update(rates=n.rates, status=n.status, waits=n.waits)
+    res.frames.update(rates=n.rates, status=n.status, waits=n.waits, fill=n.fill)
     res.file_ids = n.rates["file_id"].to_list() + n.status["file_id"].to_list()
     findings(res, n, sel)
     return res

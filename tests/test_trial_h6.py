@@ -1,0 +1,105 @@
+"""The s35 new-user trial's own runs (tests/fixtures/mbuffer/trial-h6 and tests/fixtures/fio/trial-h6, sources in
+their COMMANDS.md; findings in /work/h6-trial-findings.md): 06 judges where a transfer was limited from its steady
+status lines, not the drain (S1); 01 ... (S4)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import FIXTURES, analyse_study, ingest_labelled
+
+from storagelab.analysis import transports
+
+SEND = FIXTURES / "mbuffer" / "trial-h6"
+FIO = FIXTURES / "fio" / "trial-h6"
+STUDY = "zfs-fuse läb"
+# the trial's manifest rows (/tmp/h6ds/manifest-h6a.csv), paths flattened
+SEND_LABELS = {
+    "send-to-null-mbuffer.log": "send to null",
+    "zero-to-null.mbuffer.log": "/dev/zero to null",
+    "ssh-sender.log": "ssh sender",
+    "ssh-zero-sender.log": "ssh aes128-gcm zero sender",
+    "ssh-zero-receiver.log": "ssh aes128-gcm zero receiver",
+    "nc-sender.log": "netcat (sender)",
+    "nc-receiver.log": "netcat (receiver)",
+    "socat-sender.log": "socat (sender)",
+    "socat-receiver.log": "socat (receiver)",
+    "mbnet-sender.log": "mbuffer net (sender)",
+    "mbnet-receiver.log": "mbuffer net (receiver: zfs receive)",
+    "sink-limited-sender.log": "sink limited 20 MiB/s",
+    "source-limited.log": "source limited 10 MiB/s",
+    "dd-sink-sender.log": "dd sink",
+}
+ZFS = "zfs-fuse 0.7.0 (pool v23),25276510208"
+# path, label, pool, vdev_type, vdev_count, vdev_width, devices, ashift, notes
+FIO_ROWS = (
+    ("seqwrite-on-single.img.log", "1 disk", "single.img", "single", 1, 1, "d1 (256 MiB file)", "", ""),
+    ("seqwrite-on-single.img-repeat-2.log", "1 disk run 2", "single.img", "single", 1, 1, "d1 (256 MiB file)", "", ""),
+    ("seqwrite-on-m2.log", "mirror", "m2", "mirror", 1, 2, "d2 d3", "", ""),
+    ("seqwrite-on-stripe2.log", "2 vdevs", "stripe2", "single", 2, 1, "d4 d5", "", ""),
+    ("seqwrite-on-stripe2-repeat-2.log", "2 vdevs run 2", "stripe2", "single", 2, 1, "d4 d5", "", ""),
+    ("seqwrite-on-dd.tank.log", "raidz1 dedup", "dd.tank", "raidz1", 1, 2, "d6 d7", "12", "dedup=on"),
+)
+MANIFEST = (
+    "path,study,label,stack,pool,vdev_type,vdev_count,vdev_width,devices,ashift,notes,zfs_version,ram_bytes\n"
+    + "".join(f"{p},{STUDY},{lab},,,,,,,,,,\n" for p, lab in SEND_LABELS.items())
+    + "".join(f"{r[0]},{STUDY},{r[1]},zfs,{','.join(map(str, r[2:]))},{ZFS}\n" for r in FIO_ROWS)
+)
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    raw = tmp_path_factory.mktemp("h6") / "raw"
+    raw.mkdir()
+    for f in [*SEND.glob("*.log"), *FIO.glob("*.log")]:
+        shutil.copyfile(f, raw / f.name)
+    return ingest_labelled(raw, MANIFEST)
+
+
+def _said(res, start: str) -> list[str]:
+    return [str(f) for f in res.findings if str(f).startswith(start)]
+
+
+def test_06_judges_the_limit_from_the_steady_status_lines(db):
+    """S1: the last status line is the drain (`in @ 0.0`): a sink-limited run (99 % full on every steady line) was
+    called by its 24 % last line, the receiver into `zfs receive` 'producer-limited' by its 7 % drain line."""
+    res = analyse_study(db, transports.analyse, STUDY)
+    assert _said(res, "sink limited 20 MiB/s: buffer") == [
+        "sink limited 20 MiB/s: buffer at least 90 % full on 9 of its 9 steady status lines (status lines 2-10 of 12; "
+        "left out: the start (line 1), the last line with input, in which the input ended (line 11) and the drain "
+        "after it (`in @ 0`, line 12)): the consumer after mbuffer was the limit."
+    ]  # was: "last status line in 0.0 MiB/s (0.0 MB/s), buffer 24 % full." and no verdict
+    assert _said(res, "mbuffer net (receiver: zfs receive): no verdict") == [
+        "mbuffer net (receiver: zfs receive): no verdict on where the transfer was limited: 0 of its 2 status line(s) "
+        "from its steady part, 2 needed (left out: the start (line 1, also the last line with input) and the drain "
+        "after it (`in @ 0`, line 2)). Its lines: line 1: in 111.0 MiB/s, out 59.3 MiB/s, 59 % full; line 2: in "
+        "0.0 MiB/s, out 66.0 MiB/s, 7 % full. A transfer that lasts longer prints more status lines."
+    ]  # was: "buffer 7 % full (empty: the producer before mbuffer was the limit)", from the drain
+    assert _said(res, "send to null: buffer") == [
+        "send to null: buffer at most 10 % full on 2 of its 2 steady status lines (status lines 2-3 of 4; left out: "
+        "the start (line 1) and the last line with input, in which the input ended (line 4)): the producer before "
+        "mbuffer was the limit."
+    ]
+    assert _said(res, "source limited 10 MiB/s: buffer")[0].endswith("the producer before mbuffer was the limit.")
+    # the ssh sender's last line says 100 % full, its first 54 %: two lines, no steady part, no verdict
+    assert _said(res, "ssh sender: no verdict")
+    assert not any("last status line" in str(f) for f in res.findings)
+    fill = {r["label"]: r for r in res["fill"].iter_rows(named=True)}
+    assert (fill["sink limited 20 MiB/s"]["limit"], fill["sink limited 20 MiB/s"]["n_full"]) == ("consumer", 9)
+    # the steady lines are cited: mbuffer wrote them to stderr separated by carriage returns, on raw line 1
+    (c,) = [f for f in res.findings if str(f).startswith("sink limited 20 MiB/s: buffer")][0].cites
+    assert ([x["line_start"] for x in c.inputs], c.text) == ([1], "9 steady")
+
+
+def test_fill_verdict_rules():
+    """The rules on made-up fills (the real logs are above): the start and the end of the input are left out."""
+    from storagelab.analysis.mbuffer_fill import judge
+
+    f = judge([99, 99, 99, 99, 50, 20], [40e6, 20e6, 20e6, 20e6, 5e6, 0.0])
+    assert (f.steady, f.n_steady, f.n_full, f.limit) == ((2, 4), 3, 3, "consumer")
+    assert judge([0, 95, 0, 0, 0, 0], [1.0] * 6).limit == "neither"  # 3 of 4 empty: below 4 in 5
+    assert judge([0, 95, 0, 0, 0, 0, 0], [1.0] * 7).limit == "producer"  # 4 of 5
+    assert judge([0, 95, 5, 50, 0], [1.0] * 5).limit == "neither"
+    assert judge([0, 99, 0], [1.0, 1.0, 0.0]).limit == ""  # one steady line: too few
+    assert judge([0, 0], [None, None]).n_steady == 0  # no line with input
