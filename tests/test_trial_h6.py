@@ -9,7 +9,7 @@ import shutil
 import pytest
 from conftest import FIXTURES, analyse_study, ingest_labelled
 
-from storagelab.analysis import transports
+from storagelab.analysis import scaling, transports
 
 SEND = FIXTURES / "mbuffer" / "trial-h6"
 FIO = FIXTURES / "fio" / "trial-h6"
@@ -103,3 +103,61 @@ def test_fill_verdict_rules():
     assert judge([0, 95, 5, 50, 0], [1.0] * 5).limit == "neither"
     assert judge([0, 99, 0], [1.0, 1.0, 0.0]).limit == ""  # one steady line: too few
     assert judge([0, 0], [None, None]).n_steady == 0  # no line with input
+
+
+WL = "write bs=1MiB iodepth=1 numjobs=1 psync direct=0 size=48MiB runtime=none"
+
+
+def test_01_pools_repeats_of_a_vdev_count_and_says_the_runs_are_flagged(db):
+    """S4: 01 had stated '2 vdevs run 2 = 2.37x (rule 2.0x)' and '1 disk run 2 = 1.11x' of the baseline, one line per
+    run, from 113-302 ms writes of 48 MiB through the cache, with no spread and no design check."""
+    res = analyse_study(db, scaling.analyse, STUDY)
+    text = [str(f) for f in res.findings]
+    assert not any("1.11x" in t or "2.37x the" in t for t in text)
+    # (200 + 159) / 2 = 179.5; sd 29.0; t(0.975, 1) = 12.706: ±12.706 x 29.0 / sqrt(2) = ±260.5
+    assert (
+        f"fio `{WL}` on single vdevs, the baseline, 1 vdev: mean of 2 runs (1 disk run 2, 1 disk) 179.5 MiB/s "
+        "(188.2 MB/s); runs 159.0-200.0 MiB/s, 95 % CI of the mean ±260.5 MiB/s (Student's t, 1 degree(s) of "
+        "freedom): the runs of one vdev count are repeats of the baseline, not points of the scaling."
+    ) in text
+    # (425 + 312) / 2 = 368.5 = 2.05x 179.5; 312 / 179.5 = 1.74, 425 / 179.5 = 2.37; Welch: +105 %, -160 % to +371 %
+    assert (
+        f"fio `{WL}`: 2 x single, mean of 2 runs (2 vdevs run 2, 2 vdevs) 368.5 MiB/s (386.4 MB/s); runs "
+        "312.0-425.0 MiB/s, 95 % CI of the mean ±717.9 MiB/s (Student's t, 1 degree(s) of freedom) = 2.05x the "
+        "1-vdev mean (rule 2.0x); its runs give 1.74x-2.37x of that mean; Welch's t test on the repeats of both "
+        "sides: the difference of the means is +105 % of the baseline's, 95 % interval -160 % to +371 %; it holds "
+        "0 % (no scaling) and the rule's +100 %: these repeats cannot tell scaling from none. It rests on flagged "
+        "runs: 4 of its 4 runs (this configuration's and the baseline's) are flagged by the design checks (stall, "
+        "sub-second, cache; each run's reasons below), so it does not show how the vdevs scale."
+    ) in text
+    # the design checks 05 and 08 make (design.sentences), one per run
+    assert (
+        "2 vdevs run 2: its slowest I/O took 30 ms (27 % of the run); it ran 0.113 s: sub-second, too short to "
+        "measure a sustained rate; its working set of 48.0 MiB fits in the 23.54 GiB of RAM (+ L2ARC) that can "
+        "cache it, and its I/O goes through that cache."
+    ) in text
+    assert "fio vdev ratios rest on runs the design checks flag" in res.caveats
+    # S4 (5): the runs outside every comparison are named; S4 (4): a stripe of 2 single vdevs is not 'one disk'
+    assert (
+        "Not in any comparison: mirror, raidz1 dedup: no other run of the same workload, vdev type and width has "
+        "another vdev count."
+    ) in text
+    assert not any("single-disk run 2 vdevs" in t for t in text)
+    configs = res["fio_configs"]
+    assert configs.select("vdev_count", "runs", "flagged_runs").rows() == [(1, 2, 2), (2, 2, 2)]
+    assert [round(x, 4) for x in configs["relative"]] == [1.0, round(368.5 / 179.5, 4)]
+
+
+def test_07_headline_promotes_no_run_the_design_checks_flag(db):
+    """S13: 07's index had 'fastest write run with no plausibility flag | 2 vdevs run 2: 425.0 MiB/s', the 113 ms run."""
+    from storagelab.analysis import Selection, explore, open_db
+
+    with open_db(db) as con:
+        best, flagged = explore.fastest_unflagged(con, "write", sel=Selection(study=STUDY))
+        top = explore.flagged_runs(con, "write", sel=Selection(study=STUDY)).row(0, named=True)
+    assert (best, flagged) == (None, 6)
+    assert (top["label"], top["bw_mib_s"], explore.fastest_flags(top)) == (
+        "2 vdevs run 2",
+        425.0,
+        "stall, sub-second, cache",
+    )

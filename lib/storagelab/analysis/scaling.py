@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from ..claims import stated_where, study_claims
-from . import fio_runs, measures, phases, scaling_findings, single_disk
+from . import design, fio_runs, measures, phases, scaling_findings, scaling_repeats, single_disk
 from .db import frame
 from .result import Result, lines_of
 from .scaling_numbers import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
@@ -348,8 +348,12 @@ def compute(frames: ScalingFrames, baseline: int, serial_test: str, record_bytes
         n.physical = mirror_physical_writes(layouts)
     labelled = runs.filter(pl.col("vdev_type").is_not_null() & pl.col("vdev_count").is_not_null())
     n.labelled_runs = labelled.height
-    scaled_fio = fio(labelled, baseline, by=FIO_SCALING_GROUP) if labelled.height else labelled
+    scaled_fio = fio(design.with_design(labelled), baseline, by=FIO_SCALING_GROUP) if labelled.height else labelled
     n.fio_multi = scaled_fio.filter(pl.col("vdev_counts_in_group") > 1) if scaled_fio.height else scaled_fio
+    key = phases.grouped(FIO_SCALING_GROUP, n.fio_multi)  # before and after a change: never one configuration
+    n.fio_configs = scaling_repeats.configurations(n.fio_multi, key, baseline)
+    if scaled_fio.height:  # runs with a layout whose group has one vdev count: nothing to scale against
+        n.fio_alone = scaled_fio.filter(pl.col("vdev_counts_in_group") == 1)["label"].to_list()
     n.single = single_disk.comparisons(frames.single_parts)
     n.rejected = single_disk.rejected(frames.single_parts)
     n.stated = against_sum_rule(ars_two_vdevs(frames.claims))
@@ -387,6 +391,9 @@ def analyse(
     if n.serial:
         res.frames["serial_reader"] = n.serial[0]
     res.frames["fio"] = n.fio_multi  # only groups that compare vdev counts (a lone vdev count has nothing to chart)
+    res.frames["fio_configs"] = scaling_repeats.frame(
+        n.fio_configs, n.fio_multi.schema
+    )  # the runs of one vdev count as repeats
     res.file_ids += n.fio_multi["file_id"].to_list() if n.fio_multi.height else []
     res.frames["single_disk"] = n.single
     res.file_ids += n.single["file_id"].to_list() + n.single["single_file_id"].to_list()
