@@ -15,22 +15,48 @@ SEND = FIXTURES / "mbuffer" / "trial-h6"
 FIO = FIXTURES / "fio" / "trial-h6"
 STUDY = "zfs-fuse läb"
 # the trial's manifest rows (/tmp/h6ds/manifest-h6a.csv), paths flattened
-SEND_LABELS = {
-    "send-to-null-mbuffer.log": "send to null",
-    "zero-to-null.mbuffer.log": "/dev/zero to null",
-    "ssh-sender.log": "ssh sender",
-    "ssh-zero-sender.log": "ssh aes128-gcm zero sender",
-    "ssh-zero-receiver.log": "ssh aes128-gcm zero receiver",
-    "nc-sender.log": "netcat (sender)",
-    "nc-receiver.log": "netcat (receiver)",
-    "socat-sender.log": "socat (sender)",
-    "socat-receiver.log": "socat (receiver)",
-    "mbnet-sender.log": "mbuffer net (sender)",
-    "mbnet-receiver.log": "mbuffer net (receiver: zfs receive)",
-    "sink-limited-sender.log": "sink limited 20 MiB/s",
-    "source-limited.log": "source limited 10 MiB/s",
-    "dd-sink-sender.log": "dd sink",
+SEND_RUNS = {  # file: (label, command)
+    "send-to-null-mbuffer.log": ("send to null", "zfs send single.img@s1 | mbuffer -m 64M -s 128k -o /dev/null"),
+    "zero-to-null.mbuffer.log": (
+        "/dev/zero to null",
+        "dd if=/dev/zero bs=1M count=512 | mbuffer -m 64M -s 128k > /dev/null",
+    ),
+    "ssh-sender.log": (
+        "ssh sender",
+        "zfs send single.img@s1 | mbuffer -m 64M -s 128k | ssh -p 2222 root@127.0.0.1 'cat > /dev/null'",
+    ),
+    "ssh-zero-sender.log": (
+        "ssh aes128-gcm zero sender",
+        "dd if=/dev/zero bs=1M count=512 | mbuffer -m 64M -s 128k | ssh -c aes128-gcm@openssh.com ... "
+        "'mbuffer -m 64M -s 128k -o /dev/null'",
+    ),
+    "ssh-zero-receiver.log": ("ssh aes128-gcm zero receiver", "ssh ... 'mbuffer -m 64M -s 128k -o /dev/null'"),
+    "nc-sender.log": ("netcat (sender)", "zfs send single.img@s1 | mbuffer -m 64M -s 128k | nc -N 127.0.0.1 9091"),
+    "nc-receiver.log": ("netcat (receiver)", "nc -l 127.0.0.1 9091 | mbuffer -m 64M -s 128k -o /dev/null"),
+    "socat-sender.log": (
+        "socat (sender)",
+        "zfs send single.img@s1 | mbuffer -m 64M -s 128k | socat -u STDIN TCP:127.0.0.1:9093",
+    ),
+    "socat-receiver.log": (
+        "socat (receiver)",
+        "socat -u TCP-LISTEN:9093 STDOUT | mbuffer -m 64M -s 128k -o /dev/null",
+    ),
+    "mbnet-sender.log": ("mbuffer net (sender)", "zfs send single.img@s1 | mbuffer -m 64M -s 128k -O 127.0.0.1:9092"),
+    "mbnet-receiver.log": (
+        "mbuffer net (receiver: zfs receive)",
+        "mbuffer -I 127.0.0.1:9092 -m 64M -s 128k | zfs receive -v m2/recv",
+    ),
+    "sink-limited-sender.log": (
+        "sink limited 20 MiB/s",
+        "dd if=/dev/zero bs=1M count=128 | mbuffer -m 16M -s 128k | pv -q -L 20m > /dev/null",
+    ),
+    "source-limited.log": ("source limited 10 MiB/s", "pv -q -L 10m < rand40 | mbuffer -m 16M -s 128k -o /dev/null"),
+    "dd-sink-sender.log": (
+        "dd sink",
+        "zfs send single.img@s1 | mbuffer -m 64M -s 128k | dd of=/dev/null bs=1M iflag=fullblock",
+    ),
 }
+SEND_LABELS = {f: label for f, (label, _) in SEND_RUNS.items()}
 ZFS = "zfs-fuse 0.7.0 (pool v23),25276510208"
 # path, label, pool, vdev_type, vdev_count, vdev_width, devices, ashift, notes
 FIO_ROWS = (
@@ -42,9 +68,9 @@ FIO_ROWS = (
     ("seqwrite-on-dd.tank.log", "raidz1 dedup", "dd.tank", "raidz1", 1, 2, "d6 d7", "12", "dedup=on"),
 )
 MANIFEST = (
-    "path,study,label,stack,pool,vdev_type,vdev_count,vdev_width,devices,ashift,notes,zfs_version,ram_bytes\n"
-    + "".join(f"{p},{STUDY},{lab},,,,,,,,,,\n" for p, lab in SEND_LABELS.items())
-    + "".join(f"{r[0]},{STUDY},{r[1]},zfs,{','.join(map(str, r[2:]))},{ZFS}\n" for r in FIO_ROWS)
+    "path,study,label,stack,pool,vdev_type,vdev_count,vdev_width,devices,ashift,notes,zfs_version,ram_bytes,command\n"
+    + "".join(f'{p},{STUDY},{lab},,,,,,,,,,,"{cmd}"\n' for p, (lab, cmd) in SEND_RUNS.items())
+    + "".join(f"{r[0]},{STUDY},{r[1]},zfs,{','.join(map(str, r[2:]))},{ZFS},\n" for r in FIO_ROWS)
 )
 
 
@@ -160,4 +186,90 @@ def test_07_headline_promotes_no_run_the_design_checks_flag(db):
         "2 vdevs run 2",
         425.0,
         "stall, sub-second, cache",
+    )
+
+
+def test_06_baseline_is_a_run_of_the_same_source_and_shares_above_100_are_flagged(db):
+    """S3: the default baseline had been the fastest run whatever its source: /dev/zero to null (1293 MiB/s) as 100 %
+    of zfs send transports; with `-p baseline_label "send to null"` shares of 141-757 % passed without a word."""
+    res = analyse_study(db, transports.analyse, STUDY)
+    assert str(res.findings[0]) == (
+        "14 mbuffer run(s) for study zfs-fuse läb; baseline send to null at 36.2 MiB/s (38.0 MB/s) (the run of "
+        "`zfs send single.img@s1` with no transport: mbuffer into /dev/null)."
+    )
+    assert str(res.findings[1]) == (
+        "Not compared with the baseline, another source than `zfs send single.img@s1`: /dev/zero to null "
+        "(`/dev/zero`, 1293.0 MiB/s (1355.8 MB/s)), ssh aes128-gcm zero sender (`/dev/zero`, 86.0 MiB/s (90.2 MB/s)), "
+        "sink limited 20 MiB/s (`/dev/zero`, 20.2 MiB/s (21.2 MB/s)), source limited 10 MiB/s (`file rand40`, "
+        "10.1 MiB/s (10.6 MB/s)); a share of another stream's rate would not say what the transport costs."
+    )
+    # 274.0 / 36.2 = 7.569: the cold first send is slower than the same stream through netcat
+    assert _said(res, "netcat (sender):") == [
+        "netcat (sender): 274.0 MiB/s (287.3 MB/s), 756.9% of the baseline. **Above 100 %**: faster than the baseline "
+        "send to null (`zfs send single.img@s1`, no transport): that baseline is not comparable for it (the data show "
+        "that the baseline was slower, not why)."
+    ]
+    assert _said(res, "socat (receiver): 33.1") == ["socat (receiver): 33.1 MiB/s (34.7 MB/s), 91.4% of the baseline."]
+    assert res.verdict == (
+        "Slowest transport: ssh sender at 51.2 MiB/s, 141.4% of send to null (receivers not ranked). 8 run(s) above "
+        "100 % of send to null: that baseline is not comparable for them."
+    )
+    assert res.headline["/dev/zero to null"] == "1293.0 MiB/s (another source: /dev/zero)"
+    # asked for: the same baseline, said to be asked for
+    asked = analyse_study(db, transports.analyse, STUDY, baseline_label="send to null")
+    assert str(asked.findings[0]).endswith("(asked for; source `zfs send single.img@s1`).")
+    assert [str(f) for f in asked.findings[1:]] == [str(f) for f in res.findings[1:]]
+
+
+def test_06_says_when_a_receiver_cannot_be_paired_and_does_not_rank_it(db):
+    """S2: the pairing needs 'NAME (sender)' / 'NAME (receiver)'; a receiver outside that convention (here the
+    trial's 'ssh aes128-gcm zero receiver', command `ssh ... 'mbuffer ... -o /dev/null'`) is said to be unpaired and
+    is not ranked; its source is not known from its command, and its amount differs from the baseline's."""
+    res = analyse_study(db, transports.analyse, STUDY)
+    assert _said(res, "ssh aes128-gcm zero receiver: 103.0") == [
+        "ssh aes128-gcm zero receiver: 103.0 MiB/s (108.0 MB/s), 284.5% of the baseline (its source is not known from "
+        "its command label, and it moved 512.0 MiB, the baseline 80.2 MiB: compared as if it moved the baseline's "
+        "stream). **Above 100 %**: faster than the baseline send to null (`zfs send single.img@s1`, no transport): "
+        "that baseline is not comparable for it (the data show that the baseline was slower, not why). It is a "
+        "receiver (its label or command says so) that could not be paired with a sender (label the two 'NAME "
+        "(sender)' and 'NAME (receiver)'): its printed rate includes any time it waited for its sender, so it is not "
+        "ranked."
+    ]
+    rates = res["rates"]
+    paired = dict(zip(rates["label"], rates["paired"], strict=True))
+    assert [k for k, v in paired.items() if v] == [
+        "netcat (receiver)",
+        "mbuffer net (receiver: zfs receive)",
+        "socat (receiver)",
+    ]
+    assert sorted(rates.filter(rates["receiver"])["label"]) == [
+        "mbuffer net (receiver: zfs receive)",
+        "netcat (receiver)",
+        "socat (receiver)",
+        "ssh aes128-gcm zero receiver",
+    ]
+
+
+def test_06_without_the_label_convention_receivers_are_named_and_not_ranked(tmp_path):
+    """S2, the trial's first run: labels 'netcat sender' / 'netcat receiver' and no command. Nothing pairs them; the
+    receiver (its label says so) is said to be unpaired and never the slowest transport."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for f in ("nc-sender.log", "nc-receiver.log", "send-to-null-mbuffer.log"):
+        shutil.copyfile(SEND / f, raw / f)
+    manifest = "path,study,label\nnc-sender.log,t,netcat sender\nnc-receiver.log,t,netcat receiver\n"
+    db = ingest_labelled(raw, manifest + "send-to-null-mbuffer.log,t,send to null\n")
+    res = analyse_study(db, transports.analyse, "t")
+    assert str(res.findings[0]) == (
+        "3 mbuffer run(s) for study t; baseline netcat sender at 274.0 MiB/s (287.3 MB/s) (the fastest run: no run's "
+        "source is known (label each run's command))."
+    )
+    assert _said(res, "netcat receiver: 61.6") == [
+        "netcat receiver: 61.6 MiB/s (64.6 MB/s), 22.5% of the baseline. It is a receiver (its label or command says "
+        "so) that could not be paired with a sender (label the two 'NAME (sender)' and 'NAME (receiver)'): its printed "
+        "rate includes any time it waited for its sender, so it is not ranked."
+    ]
+    assert res["waits"].is_empty()
+    assert (
+        res.verdict == "Slowest transport: send to null at 36.2 MiB/s, 13.2% of netcat sender (receivers not ranked)."
     )

@@ -9,12 +9,13 @@ recovers it (``resolve_unitless``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import polars as pl
 
 from ..units import MiB
-from . import mbuffer_fill, measures, prose
+from . import mbuffer_fill, measures, prose, transport_sources
 from .mbuffer import rates
 from .result import Finding, Result, cite
 from .selection import Selection
@@ -102,7 +103,8 @@ class TransportNumbers:
     baseline_label: str  # the run the others are relative to
     baseline_rate_bytes_per_s: float
     asked_baseline: str  # the label asked for ("" when none)
-    slowest: dict  # the slowest run's row of ``rates``
+    slowest: dict | None  # the slowest compared run of ``rates`` that is no receiver (None: there is none)
+    baseline_why: str = ""  # how the baseline was chosen (transport_sources.choose_baseline)
 
     @property
     def baseline_asked_and_missing(self) -> bool:
@@ -115,12 +117,42 @@ def query(con, sel: Selection) -> TransportFrames:
     return TransportFrames(summaries, status, failed, measures.mbuffer_status_lines(con, sel))
 
 
+_RECEIVER_WORD = re.compile(r"\breceiver\b", re.I)
+_LISTENS = re.compile(r"^\s*(?:(?:nc|netcat)\b.*\s-l\b|socat\b.*LISTEN|mbuffer\b.*\s-I\s)")
+
+
+def roles(r: pl.DataFrame) -> pl.DataFrame:
+    """``r`` with ``role`` ('sender'/'receiver' of the '<name> (sender)' / '<name> (receiver)' convention), ``pair``
+    (the name without the role), ``receiver`` (a receiver by that convention, by its label's word 'receiver' or by a
+    command whose first stage listens on the network) and ``paired`` (a receiver with a sender of the same name)."""
+    commands = r["command"].to_list() if "command" in r.columns else [None] * r.height
+    listens = [bool(c and _LISTENS.match(transport_sources.stages(c)[0])) for c in commands]
+    out = r.with_columns(
+        role=pl.col("label").str.extract(_ROLE, 1), pair=pl.col("label").str.replace(_ROLE, "")
+    ).with_columns(
+        receiver=(pl.col("role") == "receiver").fill_null(False)
+        | pl.col("label").map_elements(lambda x: bool(_RECEIVER_WORD.search(x)), return_dtype=pl.Boolean)
+        | pl.Series(listens, dtype=pl.Boolean)
+    )
+    senders = set(out.filter(pl.col("role") == "sender")["pair"].to_list())
+    return out.with_columns(paired=(pl.col("role") == "receiver") & pl.col("pair").is_in(list(senders)))
+
+
 def compute(frames: TransportFrames, baseline_label: str = "") -> TransportNumbers:
-    """Rates relative to the run labelled ``baseline_label`` (exactly one), else to the fastest."""
-    r = rates(frames.summaries)
-    base = r.filter(pl.col("label") == baseline_label) if baseline_label else r.head(0)
-    chosen = baseline_label if base.height == 1 else r.sort("rate_bytes_per_s", descending=True)["label"][0]
-    r = relative_to(r, chosen).sort("rate_bytes_per_s", descending=True)
+    """Rates relative to a baseline of the same source (``transport_sources``: the run labelled ``baseline_label``
+    when there is exactly one, else the run of the commonest source with no transport); runs of another source get
+    no share (``vs_baseline`` null); receivers are marked (``roles``) and never the slowest transport."""
+    r = roles(rates(frames.summaries))
+    senders = {x["pair"]: x["label"] for x in r.filter(pl.col("role") == "sender").iter_rows(named=True)}
+    pair_of = {x["label"]: senders[x["pair"]] for x in r.filter(pl.col("paired")).iter_rows(named=True)}
+    r = transport_sources.with_sources(r, pair_of)
+    chosen, why = transport_sources.choose_baseline(r, baseline_label)
+    base = r.filter(pl.col("label") == chosen).row(0, named=True)
+    same = transport_sources.compared(r, base)
+    r = r.with_columns(
+        compared=same, vs_baseline=pl.when(same).then(pl.col("rate_bytes_per_s") / base["rate_bytes_per_s"])
+    ).sort("rate_bytes_per_s", descending=True)
+    ranked = r.filter(pl.col("compared") & ~pl.col("receiver") & (pl.col("label") != chosen))
     return TransportNumbers(
         rates=r,
         status=frames.status,
@@ -128,9 +160,10 @@ def compute(frames: TransportFrames, baseline_label: str = "") -> TransportNumbe
         fill=mbuffer_fill.per_transfer(frames.status_lines),
         status_lines=frames.status_lines,
         baseline_label=chosen,
-        baseline_rate_bytes_per_s=r.filter(pl.col("label") == chosen)["rate_bytes_per_s"][0],
+        baseline_rate_bytes_per_s=base["rate_bytes_per_s"],
         asked_baseline=baseline_label,
-        slowest=r.row(-1, named=True),
+        slowest=ranked.row(-1, named=True) if ranked.height else None,
+        baseline_why=why,
     )
 
 
@@ -198,32 +231,79 @@ def _fill_sentence(f: dict, lines: pl.DataFrame) -> Finding:
     )
 
 
-def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
-    """Sentences, headline and verdict from the numbers only."""
+def _share(x: dict, base: str, based: pl.DataFrame) -> Finding:
+    """One compared run's rate and share of the baseline; a share above 100 % is flagged, a receiver not paired
+    with its sender is said to be one."""
+    pct = f"{x['vs_baseline']:.1%}"
+    text = f"{x['label']}: {prose.rate(x['rate_bytes_per_s'])}, {pct} of the baseline"
+    if x["source"] is None and based["source"][0] is not None:
+        amount = based["resolved_bytes"][0]
+        text += (
+            " (its source is not known from its command label"
+            + (
+                ""
+                if transport_sources.same_amount(x["resolved_bytes"], amount)
+                else f", and it moved {prose.size(x['resolved_bytes'])}, the baseline {prose.size(amount)}"
+            )
+            + ": compared as if it moved the baseline's stream)"
+        )
+    if x["vs_baseline"] > 1:
+        src = based["source"][0]
+        text += (
+            f". **Above 100 %**: faster than the baseline {base} ("
+            + (f"`{src}`, " if src else "")
+            + ("no transport" if based["no_transport"][0] else "through its own transport")
+            + "): that baseline is not comparable for it (the data show that the baseline was slower, not why)"
+        )
+    if x["receiver"] and not x["paired"]:
+        text += (
+            ". It is a receiver (its label or command says so) that could not be paired with a sender (label the two "
+            "'NAME (sender)' and 'NAME (receiver)'): its printed rate includes any time it waited for its sender, so "
+            "it is not ranked"
+        )
+    return Finding(
+        text + ".",
+        [cite(prose.rate(x["rate_bytes_per_s"]), x), cite(pct, [x, *based.to_dicts()], f"its rate / {base}'s")],
+    )
+
+
+def _baseline_sentences(res: Result, n: TransportNumbers, sel: Selection) -> pl.DataFrame:
+    """The baseline, how it was chosen, and the runs of another source (no share); returns the baseline's row."""
     base, r = n.baseline_label, n.rates
     if n.baseline_asked_and_missing:
-        res.findings.append(
-            f"No single run labelled '{n.asked_baseline}' in the selection: rates are relative to the "
-            f"fastest run, {base}."
-        )
+        res.findings.append(f"No single run labelled '{n.asked_baseline}' in the selection: baseline chosen below.")
     based = r.filter(pl.col("label") == base)
+    src = based["source"][0]
     res.findings.append(
         Finding(
             f"{r.height} mbuffer run(s) for {sel.describe()}; baseline {base} at "
-            f"{prose.rate(n.baseline_rate_bytes_per_s)}.",
+            f"{prose.rate(n.baseline_rate_bytes_per_s)} ({n.baseline_why}"
+            + (f"; source `{src}`" if src and src not in n.baseline_why else "")
+            + ").",
             [cite(prose.rate(n.baseline_rate_bytes_per_s), based)],
         )
     )
-    for x in r.filter(pl.col("label") != base).iter_rows(named=True):
+    other = r.filter(~pl.col("compared"))
+    if other.height:
+        items = [
+            f"{x['label']} (`{x['source']}`, {prose.rate(x['rate_bytes_per_s'])})" for x in other.iter_rows(named=True)
+        ]
         res.findings.append(
             Finding(
-                f"{x['label']}: {prose.rate(x['rate_bytes_per_s'])}, {x['vs_baseline']:.1%} of the baseline.",
-                [
-                    cite(prose.rate(x["rate_bytes_per_s"]), x),
-                    cite(f"{x['vs_baseline']:.1%}", [x, *based.to_dicts()], f"its rate / {base}'s"),
-                ],
+                f"Not compared with the baseline, another source than `{src}`: {prose.listing(items, limit=20)}; "
+                "a share of another stream's rate would not say what the transport costs.",
+                [cite(prose.rate(x["rate_bytes_per_s"]), x) for x in other.iter_rows(named=True)],
             )
         )
+    return based
+
+
+def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
+    """Sentences, headline and verdict from the numbers only."""
+    base, r = n.baseline_label, n.rates
+    based = _baseline_sentences(res, n, sel)
+    for x in r.filter(pl.col("compared") & (pl.col("label") != base)).iter_rows(named=True):
+        res.findings.append(_share(x, base, based))
     for x in r.filter(pl.col("suspect")).iter_rows(named=True):
         res.findings.append(
             Finding(
@@ -242,8 +322,16 @@ def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
         _wait(res, w, r)
     for f in n.fill.iter_rows(named=True):
         res.findings.append(_fill_sentence(f, n.status_lines.filter(pl.col("file_id") == f["file_id"])))
+    _headline(res, n)
+
+
+def _headline(res: Result, n: TransportNumbers) -> None:
+    base = n.baseline_label
     res.headline = {
-        x["label"]: f"{x['rate_mib_s']:.1f} MiB/s ({x['vs_baseline']:.0%} of {base})" for x in r.iter_rows(named=True)
+        x["label"]: f"{x['rate_mib_s']:.1f} MiB/s ({x['vs_baseline']:.0%} of {base})"
+        if x["compared"]
+        else f"{x['rate_mib_s']:.1f} MiB/s (another source: {x['source']})"
+        for x in n.rates.iter_rows(named=True)
     }
     for w in n.waits.iter_rows(named=True):  # a receiver's printed rate includes its wait for the sender
         res.headline[w["receiver"]] = (
@@ -251,9 +339,13 @@ def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
             f"(the sender's rate, by construction; printed {w['receiver_rate_bytes_per_s'] / MiB:.1f})"
         )
     slow = n.slowest
+    above = n.rates.filter(pl.col("compared") & (pl.col("vs_baseline") > 1)).height
     res.verdict = (
-        f"Slowest transport: {slow['label']} at {slow['rate_mib_s']:.1f} MiB/s, {slow['vs_baseline']:.1%} of {base}."
-    )
+        f"Slowest transport: {slow['label']} at {slow['rate_mib_s']:.1f} MiB/s, {slow['vs_baseline']:.1%} of {base}"
+        " (receivers not ranked)."
+        if slow
+        else f"No transport to rank against {base}."
+    ) + (f" {above} run(s) above 100 % of {base}: that baseline is not comparable for them." if above else "")
 
 
 def _wait(res: Result, w: dict, r: pl.DataFrame) -> None:
