@@ -169,10 +169,16 @@ def fio_vdev_scaling(fio_scaled, configs, sel):
         at.select("group", "vdev_count", "sources", relative=pl.col("ideal"), series=pl.lit("sum-of-vdevs rule (n x)")),
         "the rule: this vdev count / the baseline's (the runs at that count)",
     )
-    df = pl.concat([runs.with_columns(series=pl.lit("run")), means, rule], how="diagonal_relaxed")
+    flagged = pl.col("design_flagged") if "design_flagged" in runs.columns else pl.lit(None)
+    runs = runs.with_columns(
+        series=pl.lit("run"),
+        design=pl.when(flagged).then(pl.lit("flagged by the design checks")).otherwise(pl.lit("no design flag")),
+    )
+    df = pl.concat([runs, means, rule], how="diagonal_relaxed")
     df, colours = top_categories(df, "group", "other groups")
+    counts = sorted({int(c) for c in df["vdev_count"].drop_nulls()})  # ticks at whole vdevs only
     base = alt.Chart(df).encode(
-        x=alt.X("vdev_count:Q", title="top-level vdevs", axis=alt.Axis(tickMinStep=1, format="d")),
+        x=alt.X("vdev_count:Q", title="top-level vdevs", axis=alt.Axis(values=counts, format="d")),
         y=alt.Y("relative:Q", title="bandwidth relative to the baseline's mean (x)"),
         color=alt.Color(
             "group_colour:N",
@@ -183,7 +189,18 @@ def fio_vdev_scaling(fio_scaled, configs, sel):
         detail="group:N",
         tooltip=["group:N", "series:N", "vdev_count:Q", alt.Tooltip("relative:Q", format=".2f")],
     )
-    points = base.transform_filter("datum.series == 'run'").mark_point(filled=True, size=40)
+    points = (
+        base.transform_filter("datum.series == 'run'")
+        .mark_point(filled=True, size=50)
+        .encode(
+            shape=alt.Shape(
+                "design:N",
+                title="run",
+                legend=alt.Legend(orient="bottom"),
+                scale=alt.Scale(domain=["no design flag", "flagged by the design checks"], range=["circle", "cross"]),
+            )
+        )
+    )
     mean = base.transform_filter("datum.series == 'mean of the runs'").mark_line(
         point=alt.OverlayMarkDef(shape="diamond")
     )
