@@ -273,3 +273,30 @@ def test_06_without_the_label_convention_receivers_are_named_and_not_ranked(tmp_
     assert (
         res.verdict == "Slowest transport: send to null at 36.2 MiB/s, 13.2% of netcat sender (receivers not ranked)."
     )
+
+
+def test_sources_from_the_command_labels():
+    """The first stage of each run's pipeline (the trial's and seed 001's manifest commands)."""
+    from storagelab.analysis.transport_sources import no_transport, source_of
+
+    got = {label: (source_of(cmd), no_transport(cmd)) for label, cmd in SEND_RUNS.values()}
+    assert got == {
+        "send to null": ("zfs send single.img@s1", True),
+        "/dev/zero to null": ("/dev/zero", True),
+        "ssh sender": ("zfs send single.img@s1", False),
+        "ssh aes128-gcm zero sender": ("/dev/zero", False),
+        "ssh aes128-gcm zero receiver": (None, False),
+        "netcat (sender)": ("zfs send single.img@s1", False),
+        "netcat (receiver)": (None, False),  # listens: its stream is its sender's (paired by label)
+        "socat (sender)": ("zfs send single.img@s1", False),
+        "socat (receiver)": (None, False),
+        "mbuffer net (sender)": ("zfs send single.img@s1", False),
+        "mbuffer net (receiver: zfs receive)": (None, False),
+        "sink limited 20 MiB/s": ("/dev/zero", False),
+        "source limited 10 MiB/s": ("file rand40", True),
+        "dd sink": ("zfs send single.img@s1", False),
+    }
+    assert source_of("cat /dev/zero | mbuffer -m 2048M > /dev/null") == "/dev/zero"  # seed 001
+    assert no_transport("cat /dev/zero | mbuffer -m 2048M > /dev/null")
+    assert source_of("socat over the network (command as above)") is None
+    assert (source_of(None), source_of(""), no_transport(None)) == (None, None, False)

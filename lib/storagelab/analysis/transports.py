@@ -249,11 +249,11 @@ def _share(x: dict, base: str, based: pl.DataFrame) -> Finding:
         )
     if x["vs_baseline"] > 1:
         src = based["source"][0]
+        said = [f"`{src}`"] * bool(src) + ["no transport"] * bool(based["no_transport"][0])
         text += (
-            f". **Above 100 %**: faster than the baseline {base} ("
-            + (f"`{src}`, " if src else "")
-            + ("no transport" if based["no_transport"][0] else "through its own transport")
-            + "): that baseline is not comparable for it (the data show that the baseline was slower, not why)"
+            f". **Above 100 %**: faster than the baseline {base}"
+            + (f" ({', '.join(said)})" if said else "")
+            + ": that baseline is not comparable for it (the data show that the baseline was slower, not why)"
         )
     if x["receiver"] and not x["paired"]:
         text += (
