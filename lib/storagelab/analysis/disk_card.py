@@ -26,7 +26,7 @@ import polars as pl
 from ..devices import STACKED_PREFIXES, not_a_disk, stacked_why
 from ..repeat_auto import not_settled
 from ..units import MB, MiB
-from . import arc, design, fio_views, io_time, repeat_groups
+from . import arc, design, io_time, repeat_groups, run_verdicts
 from .db import frame
 from .fio_runs import config_label
 from .fio_runs import runs as fio_runs
@@ -259,7 +259,7 @@ def _latency(rows: list[dict]) -> dict:
 
 
 def counted(rows: list[dict], left: dict[tuple[int, int, str], str]) -> tuple[list[dict], list[tuple[str, str]]]:
-    """The runs of one result that count and those left out with why: notebook 08's rule (``fio_views.left_out``:
+    """The runs of one result that count and those left out with why: the one rule of 05, 08 and 10 (``run_verdicts.left_out``:
     a design flag, two regimes or dips in its logs, a firm plausibility flag), where at least one run is clean;
     where none is, all count (the result is flagged: 08 ranks none of them)."""
     out = [(r, left.get((r["file_id"], r["doc_index"], r["direction"]))) for r in rows]
@@ -270,7 +270,7 @@ def counted(rows: list[dict], left: dict[tuple[int, int, str], str]) -> tuple[li
 
 def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = None) -> list[DiskCard]:
     """Cards of the runs that are one of the classic tests, one per (machine, device), in machine order. ``left``:
-    the runs notebook 08 leaves out (``fio_views.left_out``), kept out of the results they would be in."""
+    the runs notebooks 05 and 08 leave out too (``run_verdicts.left_out``), kept out of the results they would be in."""
     cards: dict[tuple[str, str], DiskCard] = {}
     groups: dict[tuple[str, str, str, str], list[dict]] = {}
     if not runs.is_empty():
@@ -449,7 +449,7 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
 
 def analyse(con, sel: Selection) -> tuple[Result, list[DiskCard]]:
     runs = query(con, sel)
-    cards = compute(runs, fio_views.left_out(con, sel) if not runs.is_empty() else {})
+    cards = compute(runs, run_verdicts.left_out(con, sel) if not runs.is_empty() else {})
     res = Result(selection=sel)
     res.findings, res.missing = findings(cards, sel)
     res.missing += arc.missing(runs) if not runs.is_empty() else []
