@@ -111,6 +111,7 @@ class CardResult:
     latency_reasons: tuple[str, ...] = ()  # why its latency is not clat (``io_time``; also among its flags)
     lat_mean_ns: float | None = None  # the runs' median mean lat, where ``latency`` is 'lat mean'
     left_out: tuple[tuple[str, str], ...] = ()  # (run, why): its test's runs notebook 08 leaves out (``counted``)
+    left_setups: tuple[str, ...] = ()  # the setups of runs left out that no counted run is of (``setup_of``)
 
 
 @dataclass(frozen=True)
@@ -311,8 +312,15 @@ def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = N
             setups=setups_of(rows),
             lines=_lines(rows),
             left_out=tuple(dropped),
+            left_setups=_other_setups(every, rows),
         )
     return [cards[k] for k in sorted(cards)]
+
+
+def _other_setups(every: list[dict], rows: list[dict]) -> tuple[str, ...]:
+    """The setups (labels, ``setup_of``) of the runs of ``every`` left out that none of the counted ``rows`` is of."""
+    kept = {setup_of(r) for r in rows}
+    return tuple(dict.fromkeys(setup_of(r)[0] for r in every if setup_of(r) not in kept))
 
 
 def _lines(rows: list[dict]) -> tuple[tuple[str, int, int], ...]:
@@ -392,9 +400,15 @@ def left_out_sentence(c: DiskCard, r: CardResult) -> str:
     """The runs of a result left out of its mean, each with why (as notebook 08 leaves them out)."""
     each = "; ".join(f"{run} ({why})" for run, why in r.left_out)
     k = len(r.left_out)
+    other = (
+        f" The runs left out include another setup than the runs counted ({', '.join(map(repr, r.left_setups))}): "
+        "notebooks 05 and 08 count them apart."
+        if r.left_setups
+        else ""
+    )
     return (
         f"{r.test} {r.direction} on {c.machine}, {c.device}: {k} of its {r.n + k} runs left out of its mean, as "
-        f"notebook 08 leaves them out of its repeats: {each}."
+        f"notebook 08 leaves them out of its repeats: {each}.{other}"
     )
 
 

@@ -336,14 +336,15 @@ def verdict_diffs(
 ) -> list[VerdictDiff]:
     """With parameters other than the defaults 08 and 10 judge with (``run_verdicts.MARGIN``,
     ``design.MIN_ELAPSED_S``): the runs ``here`` (``judge`` with them) left out or counted where 08 and 10 do the
-    other, with why on each side."""
+    other, or left out for other reasons, with why on each side."""
     if (margin, min_elapsed_s) == (run_verdicts.MARGIN, design.MIN_ELAPSED_S):
         return []
     key = list(run_verdicts.KEY)
     there = judge(d, logs, run_verdicts.MARGIN, design.MIN_ELAPSED_S).select(
         *key, pl.col("suspect").alias("there_suspect"), pl.col("why").alias("there_why")
     )
-    both = here.join(there, on=key, how="left").filter(pl.col("suspect") != pl.col("there_suspect"))
+    differ = (pl.col("suspect") != pl.col("there_suspect")) | ~pl.col("why").eq_missing(pl.col("there_why"))
+    both = here.join(there, on=key, how="left").filter(differ)
     return [
         VerdictDiff(r["label"], r["why"] if r["suspect"] else None, r["there_why"] if r["there_suspect"] else None)
         for r in both.sort("path", "doc_index", "groupid").iter_rows(named=True)

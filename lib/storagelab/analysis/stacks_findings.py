@@ -115,7 +115,7 @@ def _verdict_sentences(r: StacksResult) -> list[Finding]:
         out.append(Finding(text, _runs_cites(x.runs)))
     if r.verdict_diffs:
         each = "; ".join(
-            f"{v.label}: {f'left out here ({v.here})' if v.here else 'counted here'}, "
+            f"{v.label}: {f'left out here ({v.here})' if v.here else 'counted here'}; "
             f"{f'left out there ({v.there})' if v.there else 'counted there'}"
             for v in r.verdict_diffs
         )
@@ -410,9 +410,7 @@ def _headline(res: Result, r: StacksResult) -> None:
             else "."
         )
     else:
-        res.verdict = (
-            f"Every {d} run is flagged (cache, rounding, ZFS ignoring direct=1, test design or their logs): none is ranked."
-        )
+        res.verdict = f"Every {d} run is flagged (cache, rounding, ZFS ignoring direct=1, test design or their logs): none is ranked."
 
 
 def _caveats(res: Result, r: StacksResult) -> None:
@@ -435,6 +433,7 @@ def _caveats(res: Result, r: StacksResult) -> None:
 
 def write(res: Result, r: StacksResult) -> Result:
     """The findings step: frames, sentences, headline, verdict and caveats, written from ``r`` alone."""
+    res.numbers = r
     res.frames.update(
         runs=r.runs,
         configs=r.configs,
