@@ -185,10 +185,10 @@ def disagreements(r05: dict, r08, cards) -> tuple[list[str], list[str]]:
             for d, _, p05, n05, m05, left, name in configs:
                 if d == r.direction and p05 & paths:
                     compared.append(f"05~10 {name} {d}")
-                    mine = (p05, n05, disk_card.mb_s(m05), left)
-                    theirs = (paths, r.n, disk_card.mb_s(r.bw_bytes_per_s), {run for run, _ in r.left_out})
-                    if mine != theirs:
-                        out.append(f"{name} {d}: 05 {mine[1:]}, 10 {theirs[1:]}")
+                    of05 = (p05, n05, disk_card.mb_s(m05), left)
+                    of10 = (paths, r.n, disk_card.mb_s(r.bw_bytes_per_s), {run for run, _ in r.left_out})
+                    if of05 != of10:
+                        out.append(f"{name} {d}: 05 {of05[1:]}, 10 {of10[1:]}")
     return out, compared
 
 

@@ -220,13 +220,10 @@ def judged(runs: pl.DataFrame, by_regime: Mapping[int, str]) -> pl.DataFrame:
     says something against the run, '; '-joined; None for none) and ``suspect`` (left out of repeats, rankings and
     headlines: a design flag, two regimes or dips, or a plausibility flag other than a weak one)."""
     regime = pl.col("file_id").replace_strict(dict(by_regime), default=None, return_dtype=pl.String)
-    plaus = pl.when(~pl.col("flag").is_in(CLEAN_FLAGS)).then(pl.col("flag"))
-    # 05's "direct=1 ignored" is the design check's "direct ignored": said once
-    plaus = (
-        pl.when((pl.col("flag") == FLAGS[2]) & pl.col("design_marker").str.contains("direct ignored"))
-        .then(None)
-        .otherwise(plaus)
-    )
+    # a plausibility flag that says something against the run; 05's "direct=1 ignored" is the design check's
+    # "direct ignored": said once
+    said_twice = (pl.col("flag") == FLAGS[2]) & pl.col("design_marker").str.contains("direct ignored")
+    plaus = pl.when(~pl.col("flag").is_in(CLEAN_FLAGS) & ~said_twice).then(pl.col("flag"))
     why = pl.concat_str(
         [pl.when(pl.col("design_marker") != "").then(pl.col("design_marker")), regime, plaus],
         separator="; ",

@@ -82,10 +82,10 @@ def _runs_cites(runs) -> list[Cite]:
     return [cite(prose.rate(bw), lines) for _, _, bw, lines in runs]
 
 
-def _verdict_sentences(r: StacksResult) -> list[Finding]:
+def _verdict_sentences(r: StacksResult) -> list[Finding | str]:
     """The runs the one rule of 05, 08 and 10 (``run_verdicts``) leaves out of a configuration's mean, those of a
     configuration flagged whole, and the runs 05's own parameters judge otherwise than 08 and 10."""
-    out = []
+    out: list[Finding | str] = []
     for x in r.left_out:
         k = len(x.runs)
         each = "; ".join(f"{label} at {prose.rate(bw)} ({why})" for label, why, bw, _ in x.runs)
@@ -404,8 +404,8 @@ def _headline(res: Result, r: StacksResult) -> None:
         )
     elif r.best_clean:
         res.verdict = f"Fastest {d} run with no flag: {r.best_clean.label} at {_mean(r.best_clean)}" + (
-            f"; the {r.flagged_above_best} faster run(s) are flagged (cache, rounding, ZFS ignoring direct=1 or "
-            "test design)."
+            f"; the {r.flagged_above_best} faster run(s) are flagged (cache, rounding, ZFS ignoring direct=1, test "
+            "design or their logs)."
             if r.flagged_above_best
             else "."
         )
