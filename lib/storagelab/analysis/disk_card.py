@@ -397,7 +397,8 @@ def _card_sentence(c: DiskCard, done: list[CardResult]) -> list[str]:
 
 
 def left_out_sentence(c: DiskCard, r: CardResult) -> str:
-    """The runs of a result left out of its mean, each with why (as notebook 08 leaves them out)."""
+    """The runs of a result left out of its mean, each with why (as notebooks 05 and 08 leave them out: the one rule,
+    ``run_verdicts``)."""
     each = "; ".join(f"{run} ({why})" for run, why in r.left_out)
     k = len(r.left_out)
     other = (
@@ -408,7 +409,7 @@ def left_out_sentence(c: DiskCard, r: CardResult) -> str:
     )
     return (
         f"{r.test} {r.direction} on {c.machine}, {c.device}: {k} of its {r.n + k} runs left out of its mean, as "
-        f"notebook 08 leaves them out of its repeats: {each}.{other}"
+        f"notebooks 05 and 08 leave them out of their repeats: {each}.{other}"
     )
 
 
