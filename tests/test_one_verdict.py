@@ -248,6 +248,34 @@ def test_05_08_and_10_agree_on_our_own_labels_with_other_parameters(h6_db):
         "leave them out of their repeats: grid-qd1-nj1.json (⚠ short). The runs left out include another setup than "
         "the runs counted ('grid on vda'): notebooks 05 and 08 count them apart."
     ) in [str(f) for f in card.findings]
+    # a configuration every run of which is flagged: 05 and 10 count them all and show the mean flagged, 08 compares
+    # none; each says so (the five 1-s 'vda seq read 1M' runs, short and above the 400 MB/s labelled)
+    with open_db(h6_db) as con:
+        r08 = fio_views.analyse(con, Selection(study="h6 own"))
+        r05 = stacks.analyse(con, Selection(study="h6 own"), direction="read")
+        _, (c,) = disk_card.analyse(con, Selection(study="h6 own"))
+    assert (
+        "`read bs=1MiB libaio direct=1 size=32MiB runtime=1s` read at QD 1 x 1: every run is flagged, so none is "
+        "compared (notebooks 05 and 10 show the mean of a configuration whose runs are all flagged, marked flagged). 5 "
+        "flagged run(s) left out (vda seq read 1M run 1, vda seq read 1M run 2, vda seq read 1M run 3, vda seq read 1M "
+        "run 4, vda seq read 1M run 5)."
+    ) in [str(f) for f in r08.findings]
+    flags = c.results[("SEQ1M Q1T1", "read")].flags
+    assert flags[-1].startswith(
+        "5 of 5 runs flagged as notebooks 05 and 08 flag them (08 compares none of them): read-1m-qd1-nj1-2.txt (⚠ "
+        "short; above the device's limit);"
+    )
+    (said,) = [str(f) for f in r05.findings if str(f).startswith("vda seq read 1M (")]
+    assert said.startswith(
+        "vda seq read 1M (`read bs=1MiB iodepth=1 numjobs=1 libaio direct=1 size=32MiB runtime=1s`): all 5 of its "
+        "runs are flagged as in notebooks 08 and 10 (vda seq read 1M run 2 at 1670.3 MiB/s (1751.5 MB/s) (⚠ short; "
+        "above the device's limit);"
+    )
+    assert said.endswith(
+        "so all count in its mean, 1221.5 MiB/s (1280.8 MB/s), shown flagged: it heads no ranking and no headline; "
+        "notebook 08 compares none of them, the disk card (10) shows their mean flagged."
+    )
+    assert disk_card.mb_s(c.results[("SEQ1M Q1T1", "read")].bw_bytes_per_s) == "1,281"  # 1280.8 MB/s, the same 5
     assert (
         "With inflation_margin 1.3 and min_elapsed_s 1 s, 3 run(s) are judged here otherwise than in notebooks 08 and "
         "10 (which judge with 1.1 and 5 s): tmpfs mix: counted here; left out there (⚠ short); tmpfs seq: counted "

@@ -304,7 +304,9 @@ def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = N
             sd_bytes_per_s=statistics.stdev(bws) if len(bws) > 1 else None,
             iops=statistics.fmean(iops) if iops else None,
             p99_ns=latency["p99_ns"],
-            flags=tuple(dict.fromkeys([*(f for r in rows for f in flags_of(r)), *latency["reasons"]])),
+            flags=tuple(
+                dict.fromkeys([*(f for r in rows for f in flags_of(r)), *latency["reasons"], *_all_flagged(rows, left)])
+            ),
             latency=latency["kind"],
             latency_reasons=tuple(latency["reasons"]),
             lat_mean_ns=latency["lat_mean_ns"],
@@ -315,6 +317,19 @@ def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = N
             left_setups=_other_setups(every, rows),
         )
     return [cards[k] for k in sorted(cards)]
+
+
+def _all_flagged(rows: list[dict], left: dict[tuple[int, int, str], str] | None) -> tuple[str, ...]:
+    """A result every run of which the one rule flags (``counted``: then all count): '5 of 5 runs flagged as
+    notebooks 05 and 08 flag them (08 compares none of them): run (why); ...', else nothing (also for one run flagged
+    by its design checks alone, which ``flags_of`` gives)."""
+    whys = [(_run_name(r), w) for r in rows if (w := (left or {}).get((r["file_id"], r["doc_index"], r["direction"])))]
+    if not whys or (len(rows) == 1 and whys[0][1] == (rows[0].get("design_marker") or None)):
+        return ()  # one run whose only verdict is its design flags: the card's own flags say it
+    each = "; ".join(f"{run} ({why})" for run, why in whys)
+    return (
+        f"{len(whys)} of {len(rows)} runs flagged as notebooks 05 and 08 flag them (08 compares none of them): {each}",
+    )
 
 
 def _other_setups(every: list[dict], rows: list[dict]) -> tuple[str, ...]:
