@@ -122,6 +122,28 @@ def h6_db(tmp_path_factory):
     return ingest_labelled(raw, H6_MANIFEST + "\n")
 
 
+STRIPE = FIXTURES / "fio" / "stripe-h5"
+# btrfs raid0 over one and over two loop devices (tests/fixtures/fio/stripe-h5/COMMANDS.md), three runs each
+STRIPE_MANIFEST = "\n".join(
+    [
+        "path,study,label,host,stack,vdev_type,vdev_count,vdev_width,devices,ram_bytes",
+        *(
+            f"{fs}-rr8-run{k}{ext},stripe,btrfs raid0 x{n} run {k},vm5,btrfs-raid0,single,{n},1,{dev},25276510208"
+            for fs, n, dev in (("one", 1, "loop0 (/dev/shm file)"), ("two", 2, "loop1+loop2 (/dev/shm files)"))
+            for k in (1, 2, 3)
+            for ext in (".txt", "_bw.1.log")
+        ),
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def stripe_db(tmp_path_factory):
+    raw = tmp_path_factory.mktemp("stripe") / "raw"
+    shutil.copytree(STRIPE, raw, ignore=NOT_LOGS)
+    return ingest_labelled(raw, STRIPE_MANIFEST + "\n")
+
+
 # ----------------------------------------------------------------------------- the one rule, from each report's numbers
 
 
@@ -334,3 +356,42 @@ def test_05_counts_the_lab_repeats_as_08_and_10_do(trial_db):
     assert said.endswith("Its mean, 106.3 MiB/s (111.5 MB/s), is of the other 5.")
     assert not any("against it" in t for t in text)  # a run left out is not tested against its own repeats
     assert res.verdict == "Fastest read run with no flag: randread-4k-qd1-nj1 at 106 MiB/s (mean of 5 runs)."
+
+
+def test_01s_baseline_counts_the_runs_08_counts(stripe_db):
+    """01's fio baseline (the mean of the 1-vdev runs) had been the mean of all three btrfs raid0 x1 runs, 133.0
+    MiB/s, while 08 leaves run 3 out (its bandwidth log dips to 26.2 MiB/s at 2.5 s) and gives the other two's
+    139.6 MiB/s: two means for one set of runs. 01 now counts the runs 08 counts, flags run 3 and says why."""
+    from storagelab.analysis import scaling
+
+    with open_db(stripe_db) as con:
+        r01 = scaling.analyse(con, Selection(study="stripe"))
+        r08 = fio_views.analyse(con, Selection(study="stripe"))
+    why = "⚠ dips: 26.2 MiB/s (27.5 MB/s) at 2.5 s (median 142.9 MiB/s (149.8 MB/s))"
+    base = r01["fio"].filter(pl.col("vdev_count") == 1)
+    assert base.select("label", "counted", "why").rows() == [
+        ("btrfs raid0 x1 run 1", True, None),
+        ("btrfs raid0 x1 run 2", True, None),
+        ("btrfs raid0 x1 run 3", False, why),
+    ]
+    assert (base["baseline_runs"][0], base["baseline_left"][0], P.rate(base["baseline"][0])) == (
+        2, 1, "139.6 MiB/s (146.4 MB/s)",
+    )  # fmt: skip
+    (point,) = [p for p in r08.numbers.comparisons if p.a and "x1" in p.a or p.b and "x1" in p.b]
+    one = point.comparison.b if "x1" in (point.b or "") else point.comparison.a
+    assert (one.n, P.rate(one.mean)) == (2, "139.6 MiB/s (146.4 MB/s)")  # 08's mean of the same two runs
+    text = [str(f) for f in r01.findings]
+    assert (
+        "fio btrfs raid0 x1 run 3: 1 x single 119.9 MiB/s (125.7 MB/s) = 0.86x the 1-vdev run of the same workload "
+        f"(rule 1.0x); flagged as notebooks 05, 08 and 10 flag it: {why}." in text
+    )
+    assert (
+        "`randread bs=4KiB iodepth=8 numjobs=1 libaio direct=1 size=128MiB runtime=6s`: the 1-vdev baseline is the "
+        "mean of its 2 run(s) that count, 139.6 MiB/s (146.4 MB/s); 1 left out as notebooks 05, 08 and 10 leave them "
+        f"out: btrfs raid0 x1 run 3 at 119.9 MiB/s (125.7 MB/s) ({why})." in text
+    )
+    problems, seen = disagreements(*_reports(stripe_db, "stripe"))
+    assert problems == [] and sorted(set(seen) - {"run read"}) == [
+        "05~08 btrfs raid0 x1 read",
+        "05~08 btrfs raid0 x2 read",
+    ]

@@ -245,6 +245,25 @@ def left_out_of(verdicts: pl.DataFrame) -> dict[tuple[int, int, str], str]:
     return {(r["file_id"], r["doc_index"], r["direction"]): r["why"] or "flagged" for r in bad.iter_rows(named=True)}
 
 
+def with_verdicts(runs: pl.DataFrame, left: Mapping[tuple[int, int, str], str]) -> pl.DataFrame:
+    """``runs`` (rows with file_id, doc_index, direction) with ``why`` (``left_out``'s reason, None) and
+    ``suspect``: what notebooks 01 and 02 read to leave a run out of a baseline as 05, 08 and 10 do."""
+    if left:
+        keys = zip(runs["file_id"], runs["doc_index"], runs["direction"], strict=True)
+        why = [left.get((int(f), int(d), str(r))) for f, d, r in keys]
+    else:  # none left out (frames without run keys too)
+        why = [None] * runs.height
+    return runs.with_columns(
+        why=pl.Series(why, dtype=pl.String), suspect=pl.Series([w is not None for w in why], dtype=pl.Boolean)
+    )
+
+
+def counted(suspect: pl.Expr, over: Sequence[str]) -> pl.Expr:
+    """True for a run that counts in its group's mean (``over``): not suspect, or every run of the group is (then
+    all count, and the group is flagged): the rule of 05's configurations, 08's repeats and 10's cells."""
+    return ~suspect | suspect.all().over(list(over))
+
+
 def verdicts(
     con, runs: pl.DataFrame, margin: float = MARGIN, min_elapsed_s: float = design.MIN_ELAPSED_S
 ) -> pl.DataFrame:
