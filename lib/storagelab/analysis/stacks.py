@@ -4,8 +4,10 @@ bandwidth), cache-inflation flags, test-design checks (``design``), repeats and 
 
 Three steps: ``query`` (SQL to frames), ``compute`` (a ``stacks_numbers.StacksResult`` of named numbers) and
 ``stacks_findings.write`` (sentences from that result only); ``analyse`` runs them. The flags are in ``stacks_flags``
-(re-exported here). A flagged run (a plausibility flag other than a weak one, or a
-design flag) is marked in every table and chart and never heads a ranking.
+(re-exported here). Which runs are flagged is the one rule of 05, 08 and 10 (``run_verdicts``: a design flag, two
+regimes or dips in the run's logs, a plausibility flag other than a weak one); a flagged run is marked in every table
+and chart, never heads a ranking, and is left out of its configuration's mean and repeats where one of its runs is
+clean (all count, flagged, where none is).
 
 Runs are compared only within one workload (``fio_runs.workload``). A layer's cost is measured where
 the selection has a run of ``<layer>+<base>`` and one of ``<base>`` with the same workload and ZFS
