@@ -168,16 +168,38 @@ def _fio(res, n: ScalingNumbers, frames: ScalingFrames, sel) -> None:
     for r in multi.iter_rows(named=True):
         if r["relative"] is None:
             continue
+        flagged = f"; flagged as notebooks 05, 08 and 10 flag it: {r['why']}" if r.get("suspect") else ""
         res.findings.append(
             f"fio {r['label']}: {r['vdev_count']} x {r['vdev_type']} {prose.rate(r['bw_bytes_per_s'])} = "
-            f"{r['relative']:.2f}x the {n.baseline}-vdev run of the same workload (rule {r['ideal']:.1f}x)."
+            f"{r['relative']:.2f}x the {n.baseline}-vdev run of the same workload (rule {r['ideal']:.1f}x){flagged}."
         )
+    res.findings += _baselines_left(multi, n.baseline)
     if multi.height == 0:
         res.missing.append(
             f"no fio runs of one workload on pools with different vdev counts for {sel.describe()}: run "
             "the same fio job on 1, 2, 4 ... vdevs and label each run with vdev_type, vdev_count and "
             "vdev_width in the manifest" + ("" if n.scaled.height else "; nor a layout table")
         )
+
+
+def _baselines_left(multi, baseline: int) -> list[str]:
+    """Each baseline with runs left out of its mean (the one rule of 05, 08 and 10: ``run_verdicts``), each run
+    with why."""
+    if multi.is_empty() or "baseline_left" not in multi.columns:
+        return []
+    out = []
+    left = multi.filter((pl.col("vdev_count") == baseline) & ~pl.col("counted"))
+    for (workload,), g in left.group_by("workload", maintain_order=True):
+        kept = multi.filter((pl.col("vdev_count") == baseline) & pl.col("counted") & (pl.col("workload") == workload))
+        each = "; ".join(
+            f"{r['label']} at {prose.rate(r['bw_bytes_per_s'])} ({r['why']})" for r in g.iter_rows(named=True)
+        )
+        out.append(
+            f"`{workload}`: the {baseline}-vdev baseline is the mean of its {kept.height} run(s) that count, "
+            f"{prose.rate(kept['bw_bytes_per_s'].mean())}; {g.height} left out as notebooks 05, 08 and 10 leave them "
+            f"out: {each}."
+        )
+    return out
 
 
 def _model(r: dict) -> str:
