@@ -153,8 +153,9 @@ def test_01_pools_repeats_of_a_vdev_count_and_says_the_runs_are_flagged(db):
         "1-vdev mean (rule 2.0x); its runs give 1.74x-2.37x of that mean; Welch's t test on the repeats of both "
         "sides: the difference of the means is +105 % of the baseline's, 95 % interval -160 % to +371 %; it holds "
         "0 % (no scaling) and the rule's +100 %: these repeats cannot tell scaling from none. It rests on flagged "
-        "runs: 4 of its 4 runs (this configuration's and the baseline's) are flagged by the design checks (stall, "
-        "sub-second, cache; each run's reasons below), so it does not show how the vdevs scale."
+        "runs: 4 of the 4 runs it is taken from (this configuration's and the baseline's) are flagged as notebooks "
+        "05, 08 and 10 flag them (stall, sub-second, cache; each run's reasons below), so it does not show how the "
+        "vdevs scale."
     ) in text
     # the design checks 05 and 08 make (design.sentences), one per run
     assert (

@@ -28,10 +28,20 @@ class Config:
     repeats: stats.Repeats  # of the runs' bandwidth, bytes/s
     baseline: stats.Repeats | None  # of the baseline configuration's runs (None: the group has none)
     comparison: stats.Comparison | None  # this configuration against the baseline (None for the baseline itself)
-    flagged: int  # runs with a design flag
+    flagged: int  # runs that count in the mean although flagged (every run of the configuration is: _flagged)
     flags: tuple[str, ...]  # the flags raised on any run, in CODES order
     is_baseline: bool  # this is the baseline configuration (its runs are the baseline's repeats)
     baseline_runs: tuple[dict, ...] = ()  # the baseline configuration's runs
+
+    @property
+    def counted(self) -> list[dict]:
+        """The runs its mean is taken over (``_counted``)."""
+        return _counted(list(self.runs))
+
+    @property
+    def left(self) -> list[dict]:
+        """The runs left out of its mean."""
+        return [r for r in self.runs if not r.get("counted", True)]
 
     @property
     def ratio(self) -> float | None:
@@ -54,6 +64,22 @@ class Config:
         return self.repeats.low / self.baseline.mean, self.repeats.high / self.baseline.mean
 
 
+def _counted(runs: list[dict]) -> list[dict]:
+    """The runs that count in their configuration's mean: the rule of 05, 08 and 10 (``run_verdicts.counted``, column
+    ``counted`` of ``scaling.fio``): a flagged run is left out where one of its configuration is clean."""
+    return [r for r in runs if r.get("counted", True)]
+
+
+def _bw(runs: list[dict]) -> list[float]:
+    return [r["bw_bytes_per_s"] for r in runs]
+
+
+def _flagged(run: dict) -> bool:
+    """Left out by the rule of 05, 08 and 10 (``suspect``: a design check, its logs, a firm plausibility flag), or,
+    where that verdict was not made, flagged by the design checks."""
+    return bool(run["suspect"]) if run.get("suspect") is not None else bool(run.get("design_flagged"))
+
+
 def configurations(scaled: pl.DataFrame, key: Sequence[str], baseline_count: int) -> list[Config]:
     """One ``Config`` per group ``key`` and vdev count of ``scaled`` (``scaling.fio`` rows with the ``design_``
     columns), groups in order, vdev counts ascending."""
@@ -67,10 +93,10 @@ def configurations(scaled: pl.DataFrame, key: Sequence[str], baseline_count: int
             for (c,), cg in g.sort("vdev_count").group_by("vdev_count", maintain_order=True)
         }
         base_runs = per_count.get(baseline_count)
-        base = stats.summarise([r["bw_bytes_per_s"] for r in base_runs]) if base_runs else None
+        base = stats.summarise(_bw(_counted(base_runs))) if base_runs else None
         for count, runs in per_count.items():
-            rep = base if count == baseline_count and base else stats.summarise([r["bw_bytes_per_s"] for r in runs])
-            raised = {c for r in runs for c in (r.get("design_flags") or [])}
+            rep = base if count == baseline_count and base else stats.summarise(_bw(_counted(runs)))
+            raised = {c for r in _counted(runs) for c in (r.get("design_flags") or [])}
             out.append(
                 Config(
                     key={k: runs[0][k] for k in key},
@@ -80,7 +106,7 @@ def configurations(scaled: pl.DataFrame, key: Sequence[str], baseline_count: int
                     repeats=rep,
                     baseline=base,
                     comparison=None if count == baseline_count or base is None else stats.compare(rep, base),
-                    flagged=sum(bool(r.get("design_flagged")) for r in runs),
+                    flagged=sum(_flagged(r) for r in _counted(runs)),
                     flags=tuple(c for c in CODES.values() if c in raised),
                     is_baseline=count == baseline_count,
                     baseline_runs=tuple(base_runs or ()),
