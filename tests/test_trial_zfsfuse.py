@@ -108,3 +108,75 @@ def test_02_one_comparison_one_number(con):
         "1.16x (0.52x to 2.59x over 2 file sizes, disagreeing), single runs: noise unknown, 4 run(s) flagged"
     )
     assert "best tuned recordsize vs default" not in res.headline
+
+
+def _dedup(con, **sel):
+    from storagelab.analysis import dedup
+
+    return dedup.analyse(con, Selection(**sel), bytes_per_entry=400, metadata_fraction=0.75)
+
+
+def test_04_host_sums_only_real_tables(con):
+    """S12: host vm's table is dd.tank's alone: single.img's `zdb -S` (a simulation; nothing shows dedup on), stripe2's
+    bp count (`zfs get -p` says dedup off on stripe2 and both children) and the unnamed second `zdb -b` of stripe2
+    are left out, each said; no 'together' sum of four pools."""
+    res = _dedup(con, study=STUDY, host="vm")
+    (m,) = res.numbers.machines
+    assert m.pools == ("dd.tank",)
+    assert [(o.pool, o.why) for o in m.left_out] == [
+        ("(unnamed; label zdb -b stripe2)", "unnamed"),
+        ("single.img", "simulated"),
+        ("stripe2", "dedup off"),
+    ]
+    assert [(o["line_start"], o["line_end"]) for o in m.left_out[2].lines] == [(4, 4), (8, 8), (12, 12)]
+    text = [str(f) for f in res.findings]
+    assert (
+        "Host vm: its one dedup table is dd.tank's. Left out of its sum: (unnamed; label zdb -b stripe2) (its pool "
+        "is not named, so it may be one of the pools counted); single.img (`zdb -S` simulates the table dedup "
+        "would build; nothing in the selection shows dedup on for it); stripe2 (`zfs get dedup` says off on every "
+        "dataset of it)." in text
+    )
+    assert not any("share one ARC" in f for f in text)
+
+
+def test_04_ram_from_the_manifest(con):
+    """S7: the ARC statistics print no memory_all_bytes: the RAM is the manifest's ram_bytes (25276510208 B =
+    23.54 GiB), not the 32 GiB default parameter, and the conflict is said."""
+    res = _dedup(con, study=STUDY, host="vm")
+    b = res.numbers.budgets["vm"]
+    assert (b.ram_bytes, b.ram_source, b.bytes) == (25276510208.0, "the manifest's ram_bytes", 104857600 * 0.75)
+    text = [str(f) for f in res.findings]
+    assert text[0].endswith(
+        "= 75.0 MiB (RAM 23.54 GiB, the manifest's ram_bytes; ARC statistics, arcstats-sysctl-style.txt); the ARC "
+        "held 100.1 MiB when the statistics were taken."
+    )
+    assert (
+        "  RAM of host vm: 23.54 GiB, the manifest's ram_bytes label of its ARC statistics' file (they print no "
+        "memory_all_bytes); the ram_gib parameter (32 GiB) says otherwise and is not used. The budget comes from "
+        "c_max, not from the RAM." in text
+    )
+
+
+def test_04_points_to_ddt_outputs_that_failed(tmp_path):
+    """S10: the cut `zdb -DD` of issue #12255 and `zdb -S` of issue #15420 fail at ingest; 04 names them by file and
+    line with the ingest's reason and the query, instead of 'no zdb -S or zdb -DD output'."""
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in ("zdb-DD-issue12255-cut.log", "zdb-S-issue15420-cut.txt"):
+        shutil.copy(FIXTURES / "zdb" / "published" / name, raw / name)
+    s = ingest([raw], db_path=tmp_path / "db.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 2
+    c = open_db(tmp_path / "db.duckdb")
+    try:
+        res = _dedup(c, study="(unlabelled)")
+    finally:
+        c.close()
+    assert res.missing[-1].endswith(
+        "in the database: `zdb -S POOL` (before enabling dedup) counts the entries a DDT would hold; `zdb -DD POOL` "
+        "or `zpool status -D POOL` (after) the real ones with their in-core size. 2 file(s) in this database failed "
+        "to parse; 2 of them failed on a DDT table: zdb-DD-issue12255-cut.log:24 (DDT histogram row has 7 fields); "
+        "zdb-S-issue15420-cut.txt:8 (DDT histogram ends before its Total row); if this study's DDT outputs are "
+        'among them, `storagelab sql "SELECT path, line, message FROM ingest_errors"` says why'
+    )
