@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 
+import polars as pl
 import pytest
 from conftest import FIXTURES
 
@@ -179,4 +180,57 @@ def test_04_points_to_ddt_outputs_that_failed(tmp_path):
         "to parse; 2 of them failed on a DDT table: zdb-DD-issue12255-cut.log:24 (DDT histogram row has 7 fields); "
         "zdb-S-issue15420-cut.txt:8 (DDT histogram ends before its Total row); if this study's DDT outputs are "
         'among them, `storagelab sql "SELECT path, line, message FROM ingest_errors"` says why'
+    )
+
+
+def test_09_repeats_are_one_setup(con):
+    """S5: 'ext4 1G run 1/2/3' (bonnie++ -s 1024 -r 512 -n 16, three times) are repeats: one sentence with each test's
+    mean and sample sd, ranked by their mean (seq_create 2,220.7 = (4,790 + 531 + 1,341) / 3), never 4,790 against
+    531; the table shades each run by its setup's mean."""
+    from storagelab.analysis import bonnie_table
+
+    res = bonnie_table.analyse(con, Selection(study=STUDY))
+    text = [str(f) for f in res.findings]
+    assert text[2] == (
+        "ext4 1G: 3 runs of one setup (ext4 1G run 1, ext4 1G run 2, ext4 1G run 3; a 1.00 GiB file, 16,384 small "
+        "files, machine vm-ext4): repeats, ranked by their mean and never against each other. Mean ± sample sd over "
+        "the runs that measured each test (% of the mean): putc 0.6 ± 0.13 MiB/s (21 %); put_block 705.4 ± 62.8 "
+        "MiB/s (9 %); rewrite 760.3 ± 375.0 MiB/s (49 %); getc 0.86 ± 0.21 MiB/s (24 %); seeks 8,322.0 ± 1,915.2 "
+        "seeks/s (23 %); seq_create 2,220.7 ± 2,261.7 files/s (102 %); seq_delete 27,339.7 ± 3,526.7 files/s (13 %); "
+        "ran_create 2,401.7 ± 2,118.0 files/s (88 %); ran_delete 16,509.0 ± 1,100.3 files/s (7 %), 1 more too fast "
+        "to measure."
+    )
+    assert (
+        "seq_create (Create, files/s): 170.0 (ext4 1G -b) to 2,220.7 (ext4 1G, mean of 3 runs, 531.0 to 4,790.0); "
+        "1 run(s) too fast to measure." in text
+    )
+    tab = res["table"].filter(pl.col("setup") == "ext4 1G")
+    assert tab["seq_create"].to_list() == [4790.0, 531.0, 1341.0]
+    assert [round(v, 1) for v in tab["seq_create_rank"].to_list()] == [2220.7] * 3
+
+
+def test_09_runs_of_one_csv_named_by_line(con):
+    """S11: the seven runs of all.csv (one CSV line each, no label) are named by file, line and machine, not all
+    'all.csv'; its three runs of one setup (lines 1-3) are repeats."""
+    from storagelab.analysis import bonnie_table
+
+    res = bonnie_table.analyse(con, Selection(study="(unlabelled)"))
+    names = res["table"].filter(pl.col("path").str.ends_with("all.csv"))["label"].to_list()
+    assert names == [
+        "all.csv:1 vm-ext4",
+        "all.csv:2 vm-ext4",
+        "all.csv:3 vm-ext4",
+        "all.csv:4 vm-ext4",
+        "all.csv:5 vm-ext4",
+        "all.csv:6 vm ext4 ünï",
+        "all.csv:7 stripe2-zfs",
+    ]
+    text = [str(f) for f in res.findings]
+    assert any(
+        f.startswith("all.csv: 3 runs of one setup (all.csv:1 vm-ext4, all.csv:2 vm-ext4, all.csv:3 vm-ext4;")
+        for f in text
+    )
+    assert (
+        "seeks (Seeks, seeks/s): 6,874.0 (all.csv:5 vm-ext4) to 13,100.0 (all.csv:6 vm ext4 ünï); 1 run(s) too fast to measure."
+        in text
     )
