@@ -234,3 +234,43 @@ def test_09_runs_of_one_csv_named_by_line(con):
         "seeks (Seeks, seeks/s): 6,874.0 (all.csv:5 vm-ext4) to 13,100.0 (all.csv:6 vm ext4 ünï); 1 run(s) too fast to measure."
         in text
     )
+
+
+def test_03_before_repeats_give_the_noise_and_tables_the_sector_size(con):
+    """S8: the 'after' run ran once, the 'before' side three times: the 'before' repeats give the prediction interval
+    (rewrite 800.0, 1,113.8, 367.0 MiB/s: 760.3 ± t(2) 4.303 x 375.0 x sqrt(4/3) reaches below zero); block write
+    813.2 lies within 393.4-1,017.4. S9: loop1's tables print 512 B physical sectors, so LBA 63 is only 'misaligned'
+    under the 4,096 B parameter, said as such; the runs are ext4, so no ashift question and no literal 'POOL'."""
+    from storagelab.analysis import alignment
+
+    res = alignment.analyse(con, Selection(study=STUDY))
+    n = res.numbers
+    assert (n.noise.side, n.noise.repeats) == ("before", 3)
+    text = [str(f) for f in res.findings]
+    assert text[3].startswith(
+        "Before: ext4 1G run 1 and 2 more run(s) of its configuration; after: ext4 -q ünï (the 'after' run with the "
+        "same layout labels (vdev type, count, width, cache, log)). 3 runs of the 'before' configuration give the "
+        "noise band: the 95% prediction interval for one new run (t distribution, analysis/stats.py); the 'after' run "
+        "is judged against it (the 'after' configuration ran once)."
+    )
+    assert (
+        "block write: 705.4 MiB/s before, 813.2 MiB/s after = 1.15x; the 3 'before' runs predict 393.4 MiB/s to "
+        "1017.4 MiB/s for a new run, so the 'after' value is **within noise**." in text
+    )
+    assert (
+        "rewrite: 760.3 MiB/s before, 1134.6 MiB/s after = 1.49x; the 3 'before' runs are too few or too far apart "
+        "to bound the noise: their 95% prediction interval reaches below zero (up to 2623.5 MiB/s), and a rate cannot "
+        "be negative, so the data cannot tell the 'after' value from noise." in text
+    )
+    assert text[2].endswith(
+        "4 start on the 512 B physical sectors their tables print; /dev/loop1 p1 at LBA 63, /dev/loop1 p2 at LBA "
+        "100001 would be misaligned on 4,096 B physical sectors (the physical_sector_bytes parameter): that holds only "
+        "if the disk's real sectors are larger than its table prints (a 512e drive behind a bridge or a virtual disk "
+        "that reports 512 B), which the tables cannot show."
+    )
+    assert (
+        "The 'before' run is labelled stack ext4, not ZFS: ashift and the dataset settings (compression, dedup) of a "
+        "pool do not apply to it." in text
+    )
+    assert not any("ashift" in m or "POOL" in m for m in res.missing)
+    assert res.headline["block write after/before"] == "1.15x (within noise)"
