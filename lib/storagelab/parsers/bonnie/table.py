@@ -220,7 +220,8 @@ def _text_runs(lines: list[str], warnings: list[str]) -> list[Run]:
         f_rows = fb.rows if fb else []
         pairs = _paired(io_rows, f_rows)
         if io_rows and f_rows and len(io_rows) != len(f_rows):
-            alone = [f"{'IO' if r else 'file'} row at line {(r or f).line}" for r, f in pairs if r is None or f is None]
+            alone = [f"IO row at line {r.line}" for r, f in pairs if r is not None and f is None]
+            alone += [f"file row at line {f.line}" for r, f in pairs if r is None and f is not None]
             warnings.append(
                 f"line {io.start + 1}: {len(io_rows)} IO rows but {len(f_rows)} file rows under one table; paired in "
                 f"order where their machine names agree (a run without file or IO tests has no such row); alone: "
