@@ -326,3 +326,28 @@ def test_parted_align_check_before_3_4():
     lines = ["(parted) align-check optimal 1                                            ", "1 aligned"]
     assert [_align_check(disk, asked, s.strip(), n, parsed) for n, s in enumerate(lines, 1)] == [True, True]
     assert disk.parts[0]["align_check"] == "optimal: aligned" and not parsed.warnings
+
+
+def test_zpool_status_D_of_pool_version_23(con):
+    """P1: zfs-fuse (pool v23) prints 'DDT entries 448, size 438 on disk, 118 in core' without ' dedup: ': the
+    summary and its histogram are kept (no 'not zpool status output' warning) and 04 uses them as the pool's
+    measured in-core size (448 x 118 B = 52,864 B)."""
+    row = con.execute(
+        "SELECT z.ddt_entries, z.ddt_disk_bytes, z.ddt_core_bytes, z.ddt_sizes, f.warnings FROM zpool_status_pools z "
+        "JOIN files f USING (file_id) WHERE f.path LIKE '%zpool-status-D-dd.tank.txt'"
+    ).fetchone()
+    assert row == (448, 438.0, 118.0, "per_entry", None)
+    rows = con.execute(
+        "SELECT refcnt_bucket, alloc_blocks, ref_blocks, line_start FROM zpool_status_ddt ORDER BY line_start"
+    ).fetchall()
+    assert rows == [(1, 128.0, 128.0, 20), (2, 320.0, 960.0, 21), (None, 448.0, 1085.44, 22)]
+    res = _dedup(con, study=STUDY, host="vm")
+    text = [str(f) for f in res.findings]
+    assert (
+        "Pool dd.tank, `zpool status -D`: 448 DDT entries, 51.6 KiB in core = 118 B per entry (measured; printed per "
+        "entry)." in text
+    )
+    assert (
+        "Pool dd.tank, best estimate (zpool status -D entries x measured in-core size): 448 entries, 51.6 KiB at "
+        "118 B/entry: fits the 0.07 GiB budget." in text
+    )
