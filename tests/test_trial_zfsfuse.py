@@ -351,3 +351,39 @@ def test_zpool_status_D_of_pool_version_23(con):
         "Pool dd.tank, best estimate (zpool status -D entries x measured in-core size): 448 entries, 51.6 KiB at "
         "118 B/entry: fits the 0.07 GiB budget." in text
     )
+
+
+def test_04_ram_from_the_manifest_without_arc_statistics(tmp_path):
+    """S7, without ARC statistics: the budget's RAM is the zdb outputs' ram_bytes label (23.54 GiB), the ARC maximum
+    RAM less 1 GiB (arc_max_gib 0), and the 32 GiB ram_gib parameter is said unused."""
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in ("zdb-DD-dd.tank.txt", "zdb-b-dd.tank.txt"):
+        shutil.copy(SRC / name, raw / name)
+    rows = [r for r in MANIFEST.splitlines() if r.startswith(("path,", "zdb-DD-dd.tank.txt", "zdb-b-dd.tank.txt"))]
+    (raw / "manifest.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    s = ingest([raw], db_path=tmp_path / "db.duckdb", parquet_dir=False, progress=False, workers=1,
+               manifest_path=raw / "manifest.csv")  # fmt: skip
+    assert s.failed == 0, s.errors
+    c = open_db(tmp_path / "db.duckdb")
+    try:
+        res = _dedup(c, study=STUDY)
+    finally:
+        c.close()
+    b = res.numbers.budget
+    assert (b.ram_bytes, b.ram_source, b.arc_max_bytes) == (
+        25276510208.0,
+        "the manifest's ram_bytes",
+        25276510208.0 - 2**30,
+    )
+    text = [str(f) for f in res.findings]
+    assert (
+        "Metadata budget: 22.5406 GiB ARC max x 0.75 = 16.91 GiB (RAM 23.54 GiB, the manifest's ram_bytes; "
+        "parameters)." in text
+    )
+    assert (
+        "  RAM: 23.54 GiB, the manifest's ram_bytes label of the zdb outputs; the ram_gib parameter (32 GiB) says "
+        "otherwise and is not used." in text
+    )

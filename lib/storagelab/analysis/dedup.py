@@ -103,7 +103,7 @@ def memory_table(
 # a pool whose name neither its log nor the manifest gives: shown by its file's label or name, never as a pool name
 UNNAMED_SQL = f"'{UNNAMED_POOL}' || coalesce('label ' || f.label, 'file ' || regexp_extract(f.path, '[^/]+$')) || ')'"
 STATS_SQL = """
-SELECT s.*, f.path, f.host, f.recordsize_bytes AS recordsize_label,
+SELECT s.*, f.path, f.host, f.recordsize_bytes AS recordsize_label, f.ram_bytes AS ram_label,
        coalesce(s.pool, f.pool, {unnamed}) AS pool_name,
        s.pool IS NULL AND f.pool IS NOT NULL AS pool_from_manifest
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY s.bp_count
@@ -111,7 +111,7 @@ FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY s.bp_
 DDT_SQL = """
 SELECT h.file_id, h.ddt_no, h.source, h.alloc_blocks, h.ref_blocks, h.alloc_dsize_bytes, h.ref_dsize_bytes, f.path,
        h.line_start, h.line_end,
-       f.host, coalesce((SELECT any_value(r.pool) FROM zdb_ddt_ratios r WHERE r.file_id = h.file_id
+       f.host, f.ram_bytes AS ram_label, coalesce((SELECT any_value(r.pool) FROM zdb_ddt_ratios r WHERE r.file_id = h.file_id
                          AND r.ddt_no = h.ddt_no), f.pool, {unnamed}) AS pool_name
 FROM zdb_ddt_histogram h JOIN files f USING (file_id)
 WHERE {where} AND h.is_total AND h.object IS NULL
@@ -604,11 +604,21 @@ def best_sensitivity(
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+def labelled_ram(frames: DedupFrames, p: DedupParams) -> tuple[float, str]:
+    """The machine's RAM where no ARC statistics give it: the manifest's ram_bytes of the selection's zdb outputs
+    when they agree on one value (over the ram_gib parameter), else the parameter."""
+    labels = {
+        float(v) for f in (frames.stats, frames.ddt) if "ram_label" in f.columns for v in f["ram_label"].drop_nulls()
+    }
+    return (labels.pop(), RAM_LABEL) if len(labels) == 1 else (p.ram_gib * GiB, "parameter")
+
+
 def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
     """Frames -> named numbers: the ladder, each pool's best estimate, each machine's pools together."""
     p.check()
-    arc = arc_max(p.ram_gib, p.arc_max_gib)
-    budget = Budget(p.ram_gib * GiB, arc * GiB, p.metadata_fraction, "parameters")
+    ram, ram_source = labelled_ram(frames, p)
+    arc = arc_max(ram / GiB, p.arc_max_gib)  # on the RAM used
+    budget = Budget(ram, arc * GiB, p.metadata_fraction, "parameters", ram_source=ram_source)
     stats = frames.stats
     budgets = arc_budgets(frames.arc, p)
     if set(budgets) == {None}:
@@ -619,7 +629,7 @@ def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
 
     memory = pl.DataFrame()
     if stats.height:
-        memory = memory_table(stats, p.bytes_per_entry, p.ram_gib * GiB, arc / p.ram_gib, p.metadata_fraction)
+        memory = memory_table(stats, p.bytes_per_entry, ram, arc * GiB / ram, p.metadata_fraction)
         per_pool = pl.Series("budget_bytes", [budget_of(h).bytes for h in stats["host"]], pl.Float64)
         memory = (
             memory.with_columns(per_pool)

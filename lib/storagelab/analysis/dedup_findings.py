@@ -98,13 +98,26 @@ def _budget(res, n: DedupNumbers) -> None:
     if set(n.budgets) >= hosts or None in n.budgets:
         return
     b = n.budget
+    labelled = b.ram_source == RAM_LABEL
+    ram = f"{prose.size(b.ram_bytes)}, the manifest's ram_bytes" if labelled else f"{b.ram_bytes / GiB:g} GiB"
     res.findings.append(
         f"Metadata budget: {b.arc_max_bytes / GiB:g} GiB ARC max x {b.metadata_fraction:g} = "
-        f"{b.bytes / GiB:.2f} GiB (RAM {b.ram_bytes / GiB:g} GiB; {b.source})."
+        f"{b.bytes / GiB:.2f} GiB (RAM {ram}; {b.source})."
     )
+    if labelled and n.params.ram_gib * GiB != b.ram_bytes:
+        res.findings.append(
+            f"  RAM: {prose.size(b.ram_bytes)}, the manifest's ram_bytes label of the zdb outputs; the ram_gib "
+            f"parameter ({n.params.ram_gib:g} GiB) says otherwise and is not used."
+        )
     res.missing.append(
-        "the machine's RAM, ARC maximum and metadata limit are parameters here (ram_gib, arc_max_gib, "
-        f"metadata_fraction), not read from the machine: {ARC_COMMANDS} on it, saved beside the zdb logs with "
+        (
+            "the machine's ARC maximum and metadata limit are parameters here (arc_max_gib, metadata_fraction; the RAM "
+            "is the manifest's ram_bytes)"
+            if labelled
+            else "the machine's RAM, ARC maximum and metadata limit are "
+            "parameters here (ram_gib, arc_max_gib, metadata_fraction)"
+        )
+        + f", not read from the machine: {ARC_COMMANDS} on it, saved beside the zdb logs with "
         "the same host label, give them (c_max, arc_meta_limit, physical memory)"
     )
 
