@@ -128,8 +128,14 @@ def connect(
     if not read_only:
         from .ownership import file_refusal  # noqa: PLC0415
 
-        if why := file_refusal(db):  # reliability-8 Low 9: another user's symlink as --db was followed
-            raise StoreError(f"{db}: {why}: another user could change what it leads to; give a database of your own")
+        # reliability-8 Low 9: another user's symlink as --db was followed. Reliability-9 High 1: in /tmp (sticky) the
+        # user planted <db>.wal -> a root-only file once the database existed, and DuckDB appended its log to it
+        if why := file_refusal(db, sticky_ok=False):
+            raise StoreError(
+                f"{db}: {why}: another user could change what it leads to, or put a symlink under a name DuckDB "
+                f"writes beside it ({db.name}.wal, {db.name}.tmp/) and have it overwrite any file you can write; "
+                "give a database in a folder of your own"
+            )
         try:
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -137,7 +143,7 @@ def connect(
     deadline = time.monotonic() + wait
     while True:
         try:
-            return track(_database_file(duckdb.connect(str(db), read_only=read_only), db))
+            return track(_database_file(duckdb.connect(str(db), read_only=read_only, config=spill_config(db)), db))
         except duckdb.IOException as e:
             if "could not set lock" not in str(e).lower() and "conflicting lock" not in str(e).lower():
                 raise StoreError(describe(db, e)) from None
@@ -150,6 +156,17 @@ def connect(
             time.sleep(0.2)
         except duckdb.Error as e:
             raise StoreError(describe(db, e)) from None
+
+
+def spill_config(db: Path | None = None) -> dict[str, str]:
+    """DuckDB's settings for database ``db`` (None: in memory): no spilling to disk when the folder it would spill
+    into (``<db>.tmp/`` beside it; ``./.tmp/`` in memory) is one another user can add names to, as /tmp: DuckDB
+    makes that folder and its files by name, through a symlink the user put there (a query then fails for memory
+    instead). Reading a database in /tmp stays allowed; writing one there is refused (``connect``)."""
+    from .ownership import private_folder  # noqa: PLC0415
+
+    folder = Path(db).resolve().parent if db is not None else Path.cwd()  # DuckDB 2 resolves the path's links
+    return {} if private_folder(folder) else {"temp_directory": ""}
 
 
 def _database_file(con: duckdb.DuckDBPyConnection, db: Path) -> duckdb.DuckDBPyConnection:

@@ -64,12 +64,16 @@ def foreign_link(path: Path) -> str | None:
     return None
 
 
-def file_refusal(path: Path) -> str | None:
+def file_refusal(path: Path, *, sticky_ok: bool = True) -> str | None:
     """Why this user must not write the file ``path`` by its name (a database, a Parquet result), as words naming
     what another user could change; None when nothing. Refused: a symlink of another user's on its way
     (``foreign_link``), the file another user's, its folder (the nearest one that exists; the rest this user makes)
     one that another user owns or can write and that lacks the sticky bit (they could put a symlink under its name
-    or a temporary one beside it), or a folder above it that another user can swap (``movable_by_others``)."""
+    or a temporary one beside it), or a folder above it that another user can swap (``movable_by_others``).
+    ``sticky_ok=False``: a sticky folder (/tmp) is refused too, for a file whose writer also makes files beside it by
+    derived names without O_EXCL (DuckDB: ``<db>.wal``, ``<db>.tmp/``): the sticky bit does not stop another user
+    putting a symlink under a name that does not exist yet (reliability-9 High 1). (DuckDB 2 derives those names
+    from the resolved path: a database reached through this user's own link in /tmp has them beside its real file.)"""
     link = foreign_link(path)
     if link:
         return link
@@ -80,15 +84,33 @@ def file_refusal(path: Path) -> str | None:
             return f"{real} is another user's file ({_user_name(st.st_uid)})"
     except OSError:
         pass
-    folder = real.parent
+    return _folder_refusal(real, sticky_ok)
+
+
+def _folder_refusal(name: Path, sticky_ok: bool) -> str | None:
+    """Why the folder of the file ``name`` (the nearest that exists) lets another user put a name beside it or swap
+    it, as words; None when it does not."""
+    folder = name.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     st = folder.stat()
     why = _writable_by_others(st) if st.st_uid == 0 else others_can_write(st)  # root can change any folder anyway
-    if why and not st.st_mode & stat.S_ISVTX:
-        return f"{real} is in {folder}, which {why} (mode {stat.filemode(st.st_mode)})"
+    if why and not (sticky_ok and st.st_mode & stat.S_ISVTX):
+        return f"{name} is in {folder}, which {why} (mode {stat.filemode(st.st_mode)})"
     movable = movable_by_others(folder)
-    return f"{real} is in {folder}, which {movable}" if movable else None
+    return f"{name} is in {folder}, which {movable}" if movable else None
+
+
+def private_folder(folder: Path) -> bool:
+    """Whether only this user (and root) can add a name to ``folder`` or swap it: DuckDB spills to ``<db>.tmp/``
+    (``./.tmp/`` for an in-memory database) beside it, creating that folder and its files by name through any
+    symlink already there."""
+    try:
+        st = folder.stat()
+    except OSError:
+        return False
+    why = _writable_by_others(st) if st.st_uid == 0 else others_can_write(st)
+    return not why and not movable_by_others(folder)
 
 
 def spark_output_refusal(output: str) -> str | None:

@@ -1,0 +1,121 @@
+"""Reliability-9, part B (docs/reliability-9-processes.md): each attack that broke, as root with the real second user.
+
+High 1: `ingest --db /tmp/x.duckdb` (a sticky folder: allowed) while the user kept `x.duckdb.wal -> a root-only file`
+planted once the database existed: DuckDB opens its log O_WRONLY|O_CREAT|O_APPEND, through the symlink, and appended
+2.6 MB of log to the root file. Medium 1: a database or an in-memory dataset read in a folder the user can add names
+to (/tmp; the working folder for a dataset): DuckDB spills a big query to `<db>.tmp/` (`./.tmp/`), creating its files
+by name through the user's symlinks there, and truncated the root file.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import duckdb
+import pytest
+from test_reliability5_processes import _as_user
+from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
+
+from storagelab import dataset
+from storagelab.store import StoreError, connect
+from storagelab.store import db as store_db
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the attacks need root and a second user")
+
+# the user's loop (docs/reliability-9-scripts/proc-walplant.py.txt): once DB exists, keep DB.wal -> VICTIM planted
+_WALPLANT = """import os, sys, time
+db, victim = sys.argv[1:3]
+print("watching", flush=True)
+end = time.monotonic() + 10
+while not os.path.exists(db) and time.monotonic() < end and not os.path.exists(sys.argv[3]):
+    pass
+while time.monotonic() < end and not os.path.exists(sys.argv[3]):
+    try:
+        os.symlink(victim, db + ".wal")
+    except FileExistsError:
+        pass"""
+
+_BIG_SORT = "SELECT count(*) FROM (SELECT range x, md5(range::varchar) y FROM range(1500000) ORDER BY y)"
+
+
+def _sticky(folder):
+    """A sticky world-writable folder of root's, as /tmp, and a root-only file in a folder the user cannot enter."""
+    (folder / "pub").mkdir()
+    (folder / "pub").chmod(0o1777)
+    (folder / "vic").mkdir(mode=0o700)
+    victim = folder / "vic" / "victim"
+    victim.write_text("root secret\n")
+    victim.chmod(0o600)
+    return folder / "pub", victim
+
+
+def test_a_database_in_a_sticky_folder_is_refused_while_the_user_plants_its_log(shared_tmp):  # noqa: F811
+    """Attack (High 1): the user's loop plants `x.duckdb.wal -> victim` as soon as root's `x.duckdb` exists. Before:
+    the ingest ended 0 and the victim held DuckDB's log. Now a database to write in a folder another user can add
+    names to is refused, sticky or not, before DuckDB makes anything there."""
+    pub, victim = _sticky(shared_tmp)
+    db, stop = pub / "x.duckdb", shared_tmp / "stop"
+    plant = subprocess.Popen(
+        ["/usr/bin/python3", "-c", _WALPLANT, str(db), str(victim), str(stop)],
+        stdout=subprocess.PIPE, text=True, preexec_fn=_as_user(USER),
+    )  # fmt: skip
+    try:
+        assert plant.stdout is not None and plant.stdout.readline() == "watching\n"
+        with pytest.raises(StoreError) as e:
+            con = connect(db)  # `ingest --db`, `lab fio --db`: the same connect
+            store_db.ensure_schema(con)
+            con.close()
+    finally:
+        stop.touch()
+        plant.wait(timeout=15)
+    assert str(e.value) == (
+        f"{db}: {db} is in {pub}, which can be written by every user (mode drwxrwxrwt): another user could change "
+        "what it leads to, or put a symlink under a name DuckDB writes beside it (x.duckdb.wal, x.duckdb.tmp/) and "
+        "have it overwrite any file you can write; give a database in a folder of your own"
+    )
+    assert victim.read_text() == "root secret\n"
+    assert sorted(p.name for p in pub.iterdir()) == []
+
+
+def _plant_spill_names(folder, victim) -> None:
+    """As the user: `folder` (theirs) holding DuckDB's spill names for this process as symlinks to ``victim``."""
+    names = [f"duckdb_temp_{os.getpid()}_0_{n}" for n in ("owner", "storage_DEFAULT-0.tmp", "storage_S160K-0.tmp")]
+    script = "import os, sys\nos.mkdir(sys.argv[1])\nfor n in sys.argv[3:]: os.symlink(sys.argv[2], os.path.join(sys.argv[1], n))"
+    subprocess.run(
+        ["/usr/bin/python3", "-c", script, str(folder), str(victim), *names], check=True, preexec_fn=_as_user(USER)
+    )
+
+
+@pytest.mark.e2e  # 2.2 s at load 10: two sorts bigger than memory, one spilling
+def test_a_big_query_never_spills_into_a_folder_the_user_can_add_names_to(shared_tmp, monkeypatch):  # noqa: F811
+    """Attack (Medium 1): root's database copied to /tmp (reading it is allowed), and a dataset read with /tmp as the
+    working folder; the user made `x.duckdb.tmp/` and `./.tmp/`, DuckDB's spill folders, holding its spill names
+    for root's pid as symlinks to a root-only file. Before: a query bigger than memory truncated the victim (0 bytes).
+    Now DuckDB does not spill there: the query fails for memory, the victim is whole; in a folder of root's it
+    spills as before."""
+    pub, victim = _sticky(shared_tmp)
+    ours = shared_tmp / "ours"
+    ours.mkdir()
+    con = connect(ours / "x.duckdb")
+    store_db.ensure_schema(con)
+    dataset.export(con, ours / "ds")
+    con.close()
+    os.link(ours / "x.duckdb", pub / "x.duckdb")  # root's file, in the sticky folder
+    _plant_spill_names(pub / "x.duckdb.tmp", victim)
+    _plant_spill_names(pub / ".tmp", victim)
+    monkeypatch.chdir(pub)
+    t0 = time.monotonic()
+    for opened in (connect(pub / "x.duckdb", read_only=True), dataset.open_dataset(ours / "ds")):
+        opened.execute("SET memory_limit='30MB'; SET threads=1")
+        with pytest.raises(duckdb.OutOfMemoryException):
+            opened.execute(_BIG_SORT).fetchall()
+        opened.close()
+    assert victim.read_text() == "root secret\n"
+    monkeypatch.chdir(ours)
+    spills = connect(ours / "x.duckdb", read_only=True)
+    spills.execute("SET memory_limit='30MB'; SET threads=1")
+    assert spills.execute(_BIG_SORT).fetchall() == [(1500000,)]
+    spills.close()
+    assert time.monotonic() - t0 < 20
