@@ -119,3 +119,27 @@ def test_a_big_query_never_spills_into_a_folder_the_user_can_add_names_to(shared
     assert spills.execute(_BIG_SORT).fetchall() == [(1500000,)]
     spills.close()
     assert time.monotonic() - t0 < 20
+
+
+def test_sql_parquet_never_replaces_a_link_or_a_device_even_with_force(tmp_path):
+    """Attack (Low): `sql --parquet /dev/stdout --force "select 1"` ended 0 and had renamed a Parquet file over the
+    system's /dev/stdout link (mkstemp in /dev, then os.replace). Now a link, a device or a FIFO there is refused,
+    --force or not (here a link to /proc/self/fd/1 and a FIFO of the test's own, not the system's)."""
+    from storagelab import sqlout  # noqa: PLC0415
+
+    (tmp_path / "stdout").symlink_to("/proc/self/fd/1")
+    os.mkfifo(tmp_path / "fifo")
+    db = str(tmp_path / "x.duckdb")
+    assert sqlout.parquet_target_refused(str(tmp_path / "stdout"), db, force=True) == (
+        f"--parquet {tmp_path / 'stdout'} is a symlink, not a regular file: the result would replace it; give a file name"
+    )
+    assert sqlout.parquet_target_refused(str(tmp_path / "fifo"), db, force=True) == (
+        f"--parquet {tmp_path / 'fifo'} is a special file (prw-r--r--), not a regular file: the result would replace "
+        "it; give a file name"
+    )
+    assert sqlout.parquet_target_refused("/dev/full", db, force=True) == (
+        "--parquet /dev/full is a special file (crw-rw-rw-), not a regular file: the result would replace it; give a "
+        "file name"
+    )
+    (tmp_path / "old.parquet").write_bytes(b"x")
+    assert sqlout.parquet_target_refused(str(tmp_path / "old.parquet"), db, force=True) is None
