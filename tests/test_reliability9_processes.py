@@ -19,6 +19,7 @@ from test_reliability5_processes import _as_user
 from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
 
 from storagelab import dataset
+from storagelab.errors import DatabaseBusyError
 from storagelab.store import StoreError, connect
 from storagelab.store import db as store_db
 
@@ -143,3 +144,44 @@ def test_sql_parquet_never_replaces_a_link_or_a_device_even_with_force(tmp_path)
     )
     (tmp_path / "old.parquet").write_bytes(b"x")
     assert sqlout.parquet_target_refused(str(tmp_path / "old.parquet"), db, force=True) is None
+
+
+_HOLD = """import fcntl, sys, time
+try:
+    f = open(sys.argv[1], "rb")
+except PermissionError:
+    print("refused", flush=True)
+    sys.exit(0)
+fcntl.lockf(f, fcntl.LOCK_SH)  # DuckDB's read-only open: a shared POSIX lock on the database file
+print("holding", flush=True)
+time.sleep(20)"""
+
+
+def test_another_user_cannot_hold_a_new_database_and_is_named_on_an_old_one(shared_tmp):  # noqa: F811
+    """Attack (Medium 2): the second user opened root's database (0644) read-only and held DuckDB's lock: root's
+    `ingest` and `build` ended 2 at once, ("... is in use by another process ...; DuckDB said: ... (PID 21804)").
+    Now a database the ingest creates is 0600 (the user's open fails), and on an older, readable one the refusal
+    names the user and the chmod that keeps them out."""
+    new, old = shared_tmp / "new.duckdb", shared_tmp / "old.duckdb"  # a folder the user may enter, as data/parsed/
+    connect(new).close()
+    assert oct(new.stat().st_mode & 0o777) == "0o600"
+    connect(old).close()
+    old.chmod(0o644)  # made by an older storagelab, or by hand
+    holders = [
+        subprocess.Popen(["/usr/bin/python3", "-c", _HOLD, str(db)], stdout=subprocess.PIPE, text=True,
+                         preexec_fn=_as_user(USER))
+        for db in (new, old)
+    ]  # fmt: skip
+    try:
+        assert [h.stdout.readline() for h in holders if h.stdout] == ["refused\n", "holding\n"]
+        connect(new).close()
+        with pytest.raises(DatabaseBusyError) as e:
+            connect(old)
+    finally:
+        for h in holders:
+            h.kill()
+            h.wait()
+    assert str(e.value).startswith(
+        f"{old} is in use by another process (an ingest or an open notebook, pid {holders[1].pid} of the user {USER}: "
+        f"`chmod go-rwx {old}` keeps other users from opening it); close it or retry when it has finished. DuckDB said: "
+    )
