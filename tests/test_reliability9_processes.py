@@ -10,8 +10,11 @@ by name through the user's symlinks there, and truncated the root file.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -38,6 +41,8 @@ while time.monotonic() < end and not os.path.exists(sys.argv[3]):
     except FileExistsError:
         pass"""
 
+ROOT = Path(__file__).resolve().parents[1]
+FIO_LOG = ROOT / "tests" / "fixtures" / "fio" / "3.33" / "seq_write_group.txt"
 _BIG_SORT = "SELECT count(*) FROM (SELECT range x, md5(range::varchar) y FROM range(1500000) ORDER BY y)"
 
 
@@ -184,4 +189,41 @@ def test_another_user_cannot_hold_a_new_database_and_is_named_on_an_old_one(shar
     assert str(e.value).startswith(
         f"{old} is in use by another process (an ingest or an open notebook, pid {holders[1].pid} of the user {USER}: "
         f"`chmod go-rwx {old}` keeps other users from opening it); close it or retry when it has finished. DuckDB said: "
+    )
+
+
+def test_a_fifo_the_user_puts_in_place_of_a_log_or_a_manifest_never_hangs_the_ingest(shared_tmp):  # noqa: F811
+    """Attack (Medium 3): in a folder of theirs that root ingests, the user's FIFO as `manifest.csv` hung `ingest DIR`
+    for ever (timeout 20 s: exit 124, no output); and the user's loop swapping each listed log for a FIFO and back
+    (docs/reliability-9-scripts/proc-fifoswap.py.txt) hung it once in 3 tries (a worker opened the FIFO it had listed
+    as a file). Now every input is opened without waiting and checked as opened: one line, or the file's own error."""
+    import threading  # noqa: PLC0415
+
+    from storagelab.store.listing import ListedFile  # noqa: PLC0415
+    from storagelab.store.worker import parse_one  # noqa: PLC0415
+
+    theirs = shared_tmp / "theirs"
+    theirs.mkdir()
+    shutil.chown(theirs, USER)  # a folder of theirs, as one they gave root to ingest
+    subprocess.run(["cp", str(FIO_LOG), str(theirs / "a.txt")], check=True, preexec_fn=_as_user(USER))
+    subprocess.run(
+        ["mkfifo", str(theirs / "manifest.csv"), str(theirs / "b.txt")], check=True, preexec_fn=_as_user(USER)
+    )
+    # without the fix the open below waits for a writer: this one comes after 3 s, so the test fails, never hangs
+    unblock = threading.Timer(3, lambda: os.close(os.open(theirs / "b.txt", os.O_WRONLY | os.O_NONBLOCK)))
+    unblock.start()
+    try:
+        out = parse_one(ListedFile("b.txt", str(theirs / "b.txt"), 8242, 0))  # b.txt was a.txt when listed
+    finally:
+        unblock.cancel()
+    assert out.error == dict(
+        kind="io", line=None, message=f"[Errno 22] a FIFO, not a regular file: '{theirs / 'b.txt'}'", expected=None
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "ingest", str(theirs), "--db", str(shared_tmp / "x.duckdb"), "--no-parquet"],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")),
+    )  # fmt: skip
+    assert (r.returncode, r.stderr) == (
+        2,
+        f"storagelab ingest: {theirs / 'manifest.csv'}: cannot read the manifest: a FIFO, not a regular file\n",
     )
