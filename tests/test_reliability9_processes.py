@@ -227,3 +227,67 @@ def test_a_fifo_the_user_puts_in_place_of_a_log_or_a_manifest_never_hangs_the_in
         2,
         f"storagelab ingest: {theirs / 'manifest.csv'}: cannot read the manifest: a FIFO, not a regular file\n",
     )
+
+
+_TOGGLE = """import os, sys, time
+name, target = sys.argv[1:3]
+print("toggling", flush=True)
+end = time.monotonic() + 20
+while time.monotonic() < end and not os.path.exists(sys.argv[3]):
+    try:
+        os.symlink(target, name)
+        os.unlink(name)
+    except OSError:
+        pass"""
+
+
+@pytest.mark.e2e  # 2 to 4 s at load 20: 200 tries against the user's real loop, then the exact window once
+def test_spark_output_is_given_to_spark_as_checked_while_the_user_toggles_a_link_on_its_way(shared_tmp, monkeypatch):  # noqa: F811
+    """Attack (High 2): spark-ingest resolved OUTPUT, then made it and checked it, but gave Spark the path resolved
+    before the mkdir: the user toggling a name on its way as a symlink to a folder of root's (absent at the resolve,
+    a link at the mkdir) had the check pass while Spark would write through their link, which they can then turn to
+    a folder of theirs holding `_storagelab/.meta.json.<pid>.tmp` (22 of 3000 tries, proc-sprace.py). Now OUTPUT is
+    made, resolved once and checked, and Spark gets that path; their link on the way is refused. The user's loop
+    wins rarely (0.7 %), so the window is then also hit exactly: the user makes the link just before the mkdir."""
+    import pathlib  # noqa: PLC0415
+
+    from storagelab.ownership import foreign_link, spark_output  # noqa: PLC0415
+
+    pub, _ = _sticky(shared_tmp)
+    ours, stop = shared_tmp / "ours", shared_tmp / "stop"
+    ours.mkdir()
+    name = pub / "x"
+    toggle = subprocess.Popen(
+        ["/usr/bin/python3", "-c", _TOGGLE, str(name), str(ours), str(stop)],
+        stdout=subprocess.PIPE, text=True, preexec_fn=_as_user(USER),
+    )  # fmt: skip
+    given = []
+    try:
+        assert toggle.stdout is not None and toggle.stdout.readline() == "toggling\n"
+        for _ in range(200):
+            why, output = spark_output(str(name / "out"))
+            given += [] if why else [output]
+            shutil.rmtree(ours / "out", ignore_errors=True)
+            if name.is_dir() and not name.is_symlink():  # root's own, made when the name was free
+                shutil.rmtree(name, ignore_errors=True)
+    finally:
+        stop.touch()
+        toggle.wait(timeout=15)
+    assert [o for o in given if foreign_link(Path(o))] == []
+    assert set(given) <= {str(name / "out"), str(ours / "out")}
+    shutil.rmtree(name, ignore_errors=True)
+    mkdir = pathlib.Path.mkdir
+
+    def the_user_links_first(self, *a, **k):
+        if self == name / "out" and not name.exists():
+            subprocess.run(["ln", "-s", str(ours), str(name)], check=True, preexec_fn=_as_user(USER))
+        return mkdir(self, *a, **k)
+
+    monkeypatch.setattr(pathlib.Path, "mkdir", the_user_links_first)
+    why, output = spark_output(str(name / "out"))  # before: Spark was given /…/pub/x/out, through the link
+    assert (why, output) == (
+        f"output {name} is a symlink of another user's ({USER}): another user could put a symlink there under a name "
+        "the run writes (_storagelab/.meta.json.<pid>.tmp, part files), and have it overwrite any file you can write; "
+        "give a folder of your own (e.g. a new folder under it)",
+        str(name / "out"),
+    )

@@ -113,22 +113,32 @@ def private_folder(folder: Path) -> bool:
     return not why and not movable_by_others(folder)
 
 
-def spark_output_refusal(output: str) -> str | None:
-    """Why spark-ingest's local OUTPUT is refused: another user can write into it or swap it (the dataset's names are
-    known in advance, as for export --dataset); a URI of another scheme is left to its file system."""
+def spark_output(output: str) -> tuple[str | None, str]:
+    """spark-ingest's OUTPUT made, resolved once and checked: (why it is refused, or None; the path to give Spark).
+    Refused: another user can write into it or swap it (the dataset's names are known in advance, as for export
+    --dataset), or it is not a folder once made. Spark is given the resolved path only: a name that did not exist when
+    the command began could be made the user's symlink before the mkdir, which then followed it, and Spark wrote by
+    the name as given (reliability-9 High 2: 22 of 3000 tries passed the check through the user's link). A URI of
+    another scheme is left to its file system."""
     u = urlparse(output)
     if u.scheme not in ("", "file"):
-        return None
+        return None, output
     folder = Path(unquote(u.path))
-    folder.mkdir(parents=True, exist_ok=True)
-    why = shared(folder.resolve())
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        real = folder.resolve(strict=True)
+    except OSError as e:
+        return f"output {folder}: {e.strerror or e}", output
+    if not real.is_dir():
+        return f"output {folder} is not a folder once made (another user may have changed it)", output
+    why = foreign_link(folder) or shared(real)  # a link of theirs followed by the mkdir: where they chose
     if not why:
-        return None
+        return None, ("file://" if u.scheme == "file" else "") + str(real)
     return (
         f"output {why}: another user could put a symlink there under a name the run writes "
         "(_storagelab/.meta.json.<pid>.tmp, part files), and have it overwrite any file you can write; give a folder "
         "of your own (e.g. a new folder under it)"
-    )
+    ), output
 
 
 def others_can_write(st: os.stat_result) -> str | None:
