@@ -229,6 +229,21 @@ def test_a_fifo_the_user_puts_in_place_of_a_log_or_a_manifest_never_hangs_the_in
     )
 
 
+def _the_user_links_at_mkdir(monkeypatch, link: Path, target: Path, sub: str) -> None:
+    """The exact window: when the command makes ``link/sub``, the real user first makes ``link`` (a free name in a
+    sticky folder) their symlink to ``target``."""
+    import pathlib  # noqa: PLC0415
+
+    mkdir = pathlib.Path.mkdir
+
+    def the_user_links_first(self, *a, **k):
+        if self == link / sub and not link.is_symlink() and not link.exists():
+            subprocess.run(["ln", "-s", str(target), str(link)], check=True, preexec_fn=_as_user(USER))
+        return mkdir(self, *a, **k)
+
+    monkeypatch.setattr(pathlib.Path, "mkdir", the_user_links_first)
+
+
 _TOGGLE = """import os, sys, time
 name, target = sys.argv[1:3]
 print("toggling", flush=True)
@@ -249,7 +264,6 @@ def test_spark_output_is_given_to_spark_as_checked_while_the_user_toggles_a_link
     a folder of theirs holding `_storagelab/.meta.json.<pid>.tmp` (22 of 3000 tries, proc-sprace.py). Now OUTPUT is
     made, resolved once and checked, and Spark gets that path; their link on the way is refused. The user's loop
     wins rarely (0.7 %), so the window is then also hit exactly: the user makes the link just before the mkdir."""
-    import pathlib  # noqa: PLC0415
 
     from storagelab.ownership import foreign_link, spark_output  # noqa: PLC0415
 
@@ -276,14 +290,7 @@ def test_spark_output_is_given_to_spark_as_checked_while_the_user_toggles_a_link
     assert [o for o in given if foreign_link(Path(o))] == []
     assert set(given) <= {str(name / "out"), str(ours / "out")}
     shutil.rmtree(name, ignore_errors=True)
-    mkdir = pathlib.Path.mkdir
-
-    def the_user_links_first(self, *a, **k):
-        if self == name / "out" and not name.exists():
-            subprocess.run(["ln", "-s", str(ours), str(name)], check=True, preexec_fn=_as_user(USER))
-        return mkdir(self, *a, **k)
-
-    monkeypatch.setattr(pathlib.Path, "mkdir", the_user_links_first)
+    _the_user_links_at_mkdir(monkeypatch, name, ours, "out")
     why, output = spark_output(str(name / "out"))  # before: Spark was given /…/pub/x/out, through the link
     assert (why, output) == (
         f"output {name} is a symlink of another user's ({USER}): another user could put a symlink there under a name "
@@ -291,3 +298,29 @@ def test_spark_output_is_given_to_spark_as_checked_while_the_user_toggles_a_link
         "give a folder of your own (e.g. a new folder under it)",
         str(name / "out"),
     )
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="lab fio checks for fio first")
+def test_lab_out_whose_name_the_user_links_after_the_start_is_refused(shared_tmp, monkeypatch, capsys):  # noqa: F811
+    """Attack (High 3): `lab fio --out /tmp/L/o` with L free when the lab began: the lab checked the path for the
+    user's links and resolved it at its start, then made it (seconds later, after its other checks) and checked the
+    folder it made. The user made L a link to a folder of root's just before that mkdir (the check saw root's folder)
+    and turned it to a folder of theirs just before fio ran: fio's logs went through their symlinks into a root-only
+    file (18506 bytes of '253, 1596, 1, 0, 0', proc-oldlab.py). Now a folder that resolves elsewhere once made is
+    refused. The window is hit exactly: the real user makes the link when the lab calls mkdir."""
+
+    from storagelab.lab import cli as lab_cli  # noqa: PLC0415
+
+    pub, victim = _sticky(shared_tmp)
+    ours, link = shared_tmp / "ours", pub / "L"
+    ours.mkdir()
+    _the_user_links_at_mkdir(monkeypatch, link, ours, "o")
+    argv = ["fio", "--target", str(ours / "t"), "--out", str(link / "o"), "--rw", "write", "--depth-jobs", "1x1",
+            "--size", "1M", "--runtime", "1", "--no-ingest"]  # fmt: skip
+    assert lab_cli.main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"storagelab lab fio: --out {link / 'o'} led elsewhere once made ({ours / 'o'}): a symlink appeared on its way "
+        "after the lab began, which another user could turn to a folder of theirs; give a folder of your own"
+    )
+    assert victim.read_text() == "root secret\n"
+    assert sorted(p.name for p in (ours / "o").iterdir()) == []  # made through the link, nothing written in it

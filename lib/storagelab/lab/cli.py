@@ -263,6 +263,13 @@ def _not_shared(folder: Path, what: str, option: str, writes: str, make: bool = 
     try:
         if make:
             folder.mkdir(parents=True, exist_ok=True)
+            if folder.resolve(strict=True) != folder:  # resolved at the start: a link made on its way since
+                say(
+                    f"storagelab lab {what}: {option} {folder} led elsewhere once made ({folder.resolve()}): a "
+                    "symlink appeared on its way after the lab began, which another user could turn to a folder "
+                    "of theirs; give a folder of your own"
+                )
+                return False
         st = folder.stat()
     except FileNotFoundError:
         return True
