@@ -229,17 +229,21 @@ def test_a_fifo_the_user_puts_in_place_of_a_log_or_a_manifest_never_hangs_the_in
     )
 
 
-def _the_user_links_at_mkdir(monkeypatch, link: Path, target: Path, sub: str) -> None:
+def _the_user_links_at_mkdir(monkeypatch, link: Path, target: Path, sub: str, unlink: bool = False) -> None:
     """The exact window: when the command makes ``link/sub``, the real user first makes ``link`` (a free name in a
-    sticky folder) their symlink to ``target``."""
+    sticky folder) their symlink to ``target`` (and, with ``unlink``, removes it again right after the mkdir, to
+    make it anew once the command's checks are done)."""
     import pathlib  # noqa: PLC0415
 
     mkdir = pathlib.Path.mkdir
 
     def the_user_links_first(self, *a, **k):
-        if self == link / sub and not link.is_symlink() and not link.exists():
-            subprocess.run(["ln", "-s", str(target), str(link)], check=True, preexec_fn=_as_user(USER))
-        return mkdir(self, *a, **k)
+        if self != link / sub or link.is_symlink() or link.exists():
+            return mkdir(self, *a, **k)
+        subprocess.run(["ln", "-s", str(target), str(link)], check=True, preexec_fn=_as_user(USER))
+        mkdir(self, *a, **k)
+        if unlink:
+            subprocess.run(["rm", str(link)], check=True, preexec_fn=_as_user(USER))
 
     monkeypatch.setattr(pathlib.Path, "mkdir", the_user_links_first)
 
@@ -324,3 +328,37 @@ def test_lab_out_whose_name_the_user_links_after_the_start_is_refused(shared_tmp
     )
     assert victim.read_text() == "root secret\n"
     assert sorted(p.name for p in (ours / "o").iterdir()) == []  # made through the link, nothing written in it
+    subprocess.run(["rm", str(link)], check=True, preexec_fn=_as_user(USER))
+    _the_user_links_at_mkdir(monkeypatch, link, ours, "o", unlink=True)  # gone again when the lab looks
+    assert lab_cli.main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"storagelab lab fio: --out {link / 'o'}: No such file or directory"
+    )
+
+
+def test_a_report_tree_whose_free_name_the_user_links_before_the_mkdir_is_refused(shared_tmp, monkeypatch):  # noqa: F811
+    """Attack (Low 7, from the code): the report tree's lock checked the tree for the user's links, made it, and
+    checked the resolved folder made, while the writers walk the tree's path as given: a free name on its way made
+    the user's link just before the mkdir passed (a folder of root's), as the lab's --out did (High 3). Now the path
+    is walked again once made; a link there, or one removed since, is refused. The real user, the exact window."""
+    from storagelab.errors import StoragelabError  # noqa: PLC0415
+    from storagelab.reportlock import writing  # noqa: PLC0415
+
+    pub, victim = _sticky(shared_tmp)
+    ours, link = shared_tmp / "ours", pub / "L"
+    ours.mkdir()
+    _the_user_links_at_mkdir(monkeypatch, link, ours, "reports")
+    with pytest.raises(StoragelabError) as e, writing(link / "reports"):
+        pass
+    assert (
+        str(e.value) == f"the report folder {link} is a symlink of another user's ({USER}); give a folder of your own"
+    )
+    subprocess.run(["rm", str(link)], check=True, preexec_fn=_as_user(USER))
+    _the_user_links_at_mkdir(monkeypatch, link, ours, "reports", unlink=True)
+    with pytest.raises(StoragelabError) as e, writing(link / "reports"):
+        pass
+    assert str(e.value) == (
+        f"the report folder {link} does not exist any more (another user may have removed a link of theirs); give a "
+        "folder of your own"
+    )
+    assert victim.read_text() == "root secret\n"

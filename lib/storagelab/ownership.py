@@ -32,12 +32,13 @@ def shared(folder: Path) -> str | None:
     return f"{folder} {movable}" if movable else None
 
 
-def foreign_link(path: Path) -> str | None:
+def foreign_link(path: Path, *, strict: bool = False) -> str | None:
     """The first symlink on ``path``'s way (a folder's name in it, or its last name) that a user other than this one
     and root owns, as words naming it; None when there is none (names that do not exist yet end the walk: this user
     makes them). Another user can turn such a link, after any check, to a folder of theirs holding their symlinks
     under the names about to be written (reliability-8 High 1); the kernel's fs.protected_symlinks refuses to follow
-    only those in a sticky world-writable folder, and is 0 on some machines."""
+    only those in a sticky world-writable folder, and is 0 on some machines. ``strict``: a name that does not exist
+    is refused too (after the command made the path: one missing again was a link of theirs, removed since)."""
     todo = list(reversed(path.absolute().parts[1:]))
     here, hops = Path("/"), 0
     while todo and hops <= 40:  # more hops: a loop, which the write itself reports
@@ -50,7 +51,11 @@ def foreign_link(path: Path) -> str | None:
         try:
             st = (here / name).lstat()
         except OSError:
-            return None
+            return (
+                f"{here / name} does not exist any more (another user may have removed a link of theirs)"
+                if strict
+                else None
+            )
         if not stat.S_ISLNK(st.st_mode):
             here = here / name
             continue
