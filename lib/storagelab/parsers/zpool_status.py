@@ -22,7 +22,9 @@ tests/fixtures/zpool-status):
 * `` dedup: DDT entries N, size X on disk, Y in core``: up to 2.2 X and Y are bytes per entry; 2.3+ prints totals
   and adds ``, Z cached (P%)``, which is how the two are told apart (``ddt_sizes``). The OpenSolaris code of pool
   version 23 (zfs-fuse 0.7.0, tests/fixtures/zfs-fuse/0.7.0) prints the same summary on its own line without the
-  `` dedup: `` prefix (``DDT entries 448, size 438 on disk, 118 in core``, per entry), then the same histogram.
+  `` dedup: `` prefix (``DDT entries 448, size 438 on disk, 118 in core``, per entry), then the same histogram, and
+  nothing at all for an empty table (``printf("DDT entries %llu, size %llu on disk, %llu in core\n", ...)`` after
+  ``if (... ddo->ddo_count == 0) return;``, as libzfswrap's port of that zpool status code has it).
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ _OLD_STOP = re.compile(r"^(scrub|resilver) stopped after (\S+) with (\d+) errors
 _RUNNING = re.compile(r"^(?:thorough )?(scrub|resilver) (in progress|paused) since (.+)$")
 _DDT = re.compile(r"^dedup: DDT entries (\d+), size (\S+) on disk, (\S+) in core(?:, (\S+) cached \(([\d.]+)%\))?$")
 # the summary as pool version 23 (OpenSolaris, zfs-fuse) prints it: no ' dedup: ' prefix
-_DDT_BARE = re.compile(r"^(?:DDT entries \d+, size \S+ on disk, \S+ in core|no DDT entries)$")
+_DDT_BARE = re.compile(r"^DDT entries \d+, size \S+ on disk, \S+ in core$")
 _DDT_ROW = re.compile(r"^\s*(\d+[KMGTPE]?|Total)((?:\s+\S+){8})\s*$")
 
 
