@@ -38,10 +38,54 @@ def with_setups(tab: pl.DataFrame, tests: list[str]) -> pl.DataFrame:
     return keyed.with_columns(*ranks).with_columns(pl.col("_shown").alias("label")).drop("_shown", repeat_groups.KEY)
 
 
-def spread(values: list[float]) -> tuple[float, float | None]:
-    """(mean, sample sd) of a setup's values of one test (sd None for one value)."""
-    s = stats.summarise(values)
-    return s.mean, s.sd
+SPREAD_SCHEMA = {
+    "setup_key": pl.String,
+    "test": pl.String,
+    "n": pl.Int64,  # runs that measured the test (a number, not +++++)
+    "mean": pl.Float64,  # their mean, in the table's display unit
+    "sd": pl.Float64,  # their sample sd (None below two)
+    "too_fast": pl.Int64,  # runs of the setup that printed +++++ for it
+}
+
+
+def spreads(tab: pl.DataFrame, tests: list[str]) -> pl.DataFrame:
+    """Per setup with two or more runs and per test: how many runs measured it, their mean and sample sd
+    (``stats.summarise``), and how many printed +++++ (``SPREAD_SCHEMA``)."""
+    rows = []
+    for g in groups(tab):
+        for t in tests:
+            vals = [v for v in g[t].to_list() if v is not None]
+            s = stats.summarise(vals) if vals else None
+            fast = int(g[f"{t}_too_fast"].fill_null(False).sum())
+            rows.append((g["setup_key"][0], t, len(vals), s.mean if s else None, s.sd if s else None, fast))
+    return pl.DataFrame(rows, schema=SPREAD_SCHEMA, orient="row")
+
+
+def ranked(col: pl.DataFrame, test: str) -> list[dict]:
+    """One entry per setup of the ranked (measured, unflagged) runs ``col`` of ``test``: ``name`` (a run alone: its
+    label; repeats: the setup, their count and range), ``value`` (its value, or the setup's mean: ``<test>_rank``)
+    and ``rows`` (the runs)."""
+    if "setup_key" not in col.columns:
+        return [{"name": r["label"], "value": r[test], "rows": [r]} for r in col.iter_rows(named=True)]
+    out = []
+    for _, g in col.group_by("setup_key", maintain_order=True):
+        rows = g.to_dicts()
+        first = rows[0]
+        if g.height == 1:
+            out.append({"name": first["label"], "value": first[test], "rows": rows})
+            continue
+        out.append(
+            {
+                "name": first["setup"],
+                "value": first[f"{test}_rank"],
+                "rows": rows,
+                "runs": g.height,
+                "low": g[test].min(),
+                "high": g[test].max(),
+                "more": first["setup_runs"] - g.height,  # runs of the setup not ranked for this test
+            }
+        )
+    return out
 
 
 def groups(tab: pl.DataFrame) -> list[pl.DataFrame]:

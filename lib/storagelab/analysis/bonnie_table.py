@@ -12,7 +12,7 @@ did not do is empty.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 from polars.expr.whenthen import ChainedThen, Then
@@ -323,24 +323,12 @@ def _lines(results: pl.DataFrame | None, row: dict, test: str) -> pl.DataFrame:
     )
 
 
-def _setups(col: pl.DataFrame, test: str) -> list[tuple[str, float, list[dict]]]:
-    """(name, value, runs) per setup of the ranked runs ``col``: a run alone by its label and value, repeats of one
-    setup by their mean, named with how many runs and their range."""
-    if "setup_key" not in col.columns:
-        return [(r["label"], r[test], [r]) for r in col.iter_rows(named=True)]
-    out = []
-    for _, g in col.group_by("setup_key", maintain_order=True):
-        rows = g.to_dicts()
-        if g.height == 1:
-            out.append((rows[0]["label"], rows[0][test], rows))
-            continue
-        vals = g[test].to_list()
-        more = rows[0]["setup_runs"] - g.height
-        name = f"{rows[0]['setup']}, mean of {g.height} runs, {_value(min(vals), ',')} to {_value(max(vals), ',')}" + (
-            f", {more} more run(s) not in it" if more else ""
-        )
-        out.append((name, sum(vals) / len(vals), rows))
-    return out
+def _ranked_name(e: dict) -> str:
+    """A ranked entry's name: a run's label, or repeats by their setup, count and range (``bonnie_repeats.ranked``)."""
+    if "runs" not in e:
+        return e["name"]
+    more = f", {e['more']} more run(s) not in it" if e["more"] else ""
+    return f"{e['name']}, mean of {e['runs']} runs, {_value(e['low'], ',')} to {_value(e['high'], ',')}{more}"
 
 
 def _rows_lines(results: pl.DataFrame | None, rows: list[dict], test: str) -> pl.DataFrame:
@@ -364,17 +352,20 @@ def _column_finding(res, tab: pl.DataFrame, test: str, heading: str, results: pl
         if flagged.height
         else ""
     )
-    setups = _setups(col, test)
+    setups = bonnie_repeats.ranked(col, test)
     if len(setups) > 1:
-        worst, best = min(setups, key=lambda x: x[1]), max(setups, key=lambda x: x[1])
-        low, high = _value(worst[1], ","), _value(best[1], ",")
+        worst, best = min(setups, key=lambda e: e["value"]), max(setups, key=lambda e: e["value"])
+        low, high = _value(worst["value"], ","), _value(best["value"], ",")
         res.findings.append(
             Finding(
-                f"{test} ({heading}, {unit(test)}): {low} ({worst[0]}) to {high} ({best[0]})"
+                f"{test} ({heading}, {unit(test)}): {low} ({_ranked_name(worst)}) to {high} ({_ranked_name(best)})"
                 + (f"; {fast} run(s) too fast to measure" if fast else "")
                 + aside
                 + ".",
-                [cite(low, _rows_lines(results, worst[2], test)), cite(high, _rows_lines(results, best[2], test))]
+                [
+                    cite(low, _rows_lines(results, worst["rows"], test)),
+                    cite(high, _rows_lines(results, best["rows"], test)),
+                ]
                 + [cite(_value(r[test], ","), _lines(results, r, test)) for r in flagged.iter_rows(named=True)],
             )
         )
@@ -387,23 +378,18 @@ def _column_finding(res, tab: pl.DataFrame, test: str, heading: str, results: pl
         )
 
 
-def _repeats(res, tab: pl.DataFrame) -> None:
+def _repeats(res, tab: pl.DataFrame, spreads: pl.DataFrame) -> None:
     """Per setup with two or more runs: that they are repeats, and each test's mean and run-to-run spread (sample
-    sd) over the runs that measured it."""
+    sd) over the runs that measured it (``bonnie_repeats.spreads``)."""
     for g in bonnie_repeats.groups(tab):
         first = g.row(0, named=True)
         size = f"a {prose.size(first['size_bytes'])} file" if first["size_bytes"] else "no file size"
         files = f", {first['num_files']:,} small files" if first["num_files"] else ""
         parts = []
-        for _, t, _ in COLUMNS:
-            vals = [v for v in g[t].to_list() if v is not None]
-            fast = int(g[f"{t}_too_fast"].fill_null(False).sum())
-            if len(vals) < 2:
-                continue
-            mean, sd = bonnie_repeats.spread(vals)
-            assert sd is not None  # two or more values
+        for r in spreads.filter((pl.col("setup_key") == first["setup_key"]) & (pl.col("n") >= 2)).iter_rows(named=True):
+            t, mean, sd = r["test"], r["mean"], r["sd"]
             cv = f" ({100 * sd / mean:.0f} %)" if mean else ""
-            more = f", {fast} more too fast to measure" if fast else ""
+            more = f", {r['too_fast']} more too fast to measure" if r["too_fast"] else ""
             parts.append(f"{t} {_value(mean, ',')} ± {_value(sd, ',')} {unit(t)}{cv}{more}")
         res.findings.append(
             f"{first['setup']}: {g.height} runs of one setup ({', '.join(g['label'].to_list())}; {size}{files}, "
@@ -422,6 +408,7 @@ class BonnieNumbers:
     sizes: list[int]  # the distinct file sizes of the runs, bytes
     fastest_block_write: dict | None  # the table row with the highest unflagged block write
     suspect_rates: int  # file-operation rates printed as whole numbers with no CSV line to check them
+    spreads: pl.DataFrame = field(default_factory=pl.DataFrame)  # bonnie_repeats.spreads: repeats' mean and sd
 
 
 def query(con, sel: Selection) -> pl.DataFrame:
@@ -451,6 +438,7 @@ def compute(results: pl.DataFrame) -> BonnieNumbers:
         sizes=sorted({s for s in tab["size_bytes"].to_list() if s}),
         fastest_block_write=blocks.sort("put_block", descending=True).row(0, named=True) if blocks.height else None,
         suspect_rates=results.filter(pl.col("suspect").fill_null(False)).height,
+        spreads=bonnie_repeats.spreads(tab, [t for _, t, _ in COLUMNS]),
     )
 
 
@@ -464,7 +452,7 @@ def findings(res: Result, n: BonnieNumbers, sel: Selection) -> None:
             + ", ".join(f"{s / 2**30:g} GiB" for s in n.sizes)
             + "): a size below twice the RAM can be answered from cache, so compare like sizes."
         )
-    _repeats(res, tab)
+    _repeats(res, tab, n.spreads)
     for _, test, heading in COLUMNS:
         _column_finding(res, tab, test, heading, n.results)
     res.headline["bonnie++ runs"] = str(tab.height)
