@@ -483,6 +483,7 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     n.before, n.after, n.same_layout = b, a, bool(same.height)
     mine, theirs = _config(runs, "before", b), _config(runs, "after", a)
     n.before_files, n.after_files = _file_names(mine), _file_names(theirs)
+    n.side_runs = {s: c.select("path", "run_index").unique().height for s, c in (("before", mine), ("after", theirs))}
     n.before_others = tuple(before.filter(~_same(b, ("host", *_LAYOUT)))["label"].unique(maintain_order=True))
     means = pl.concat([config_values(mine, "before"), config_values(theirs, "after")])
     ba = before_after(means, "before", "after")

@@ -191,17 +191,16 @@ def _pair_and_noise(res, n: AlignmentNumbers, pair: Pair) -> None:
         )
     res.findings.append(
         Finding(
-            f"Before: {_side_name(pair.before, n.before_files)}; after: {_side_name(pair.after, n.after_files)} "
+            f"Before: {_side_name(pair.before, n.side_runs.get('before', 1))}; after: {_side_name(pair.after, n.side_runs.get('after', 1))} "
             f"({how}). {band}{others}",
             cites,
         )
     )
 
 
-def _side_name(run: dict, files: tuple[str, ...]) -> str:
-    """A side by its first run's label, with its repeats where it has several: 'ext4 1G run 1 and 2 more runs of
+def _side_name(run: dict, runs: int) -> str:
+    """A side by its first run's label, with its repeats where it has several: 'ext4 1G run 1 and 2 more run(s) of
     its configuration'."""
-    runs = sum(int(f.rsplit(" (", 1)[1].split()[0]) if f.endswith(" runs)") else 1 for f in files)
     return run["label"] + (f" and {runs - 1} more run(s) of its configuration" if runs > 1 else "")
 
 

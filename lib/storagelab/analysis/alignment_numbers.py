@@ -151,6 +151,7 @@ class AlignmentNumbers:
     before_files: tuple[str, ...] = ()  # the files of the 'before' configuration (its repeats), by name
     after_files: tuple[str, ...] = ()  # the same of the 'after' configuration
     before_others: tuple[str, ...] = ()  # labels of 'before' runs of other configurations (not used)
+    side_runs: dict = field(default_factory=dict)  # 'before'/'after' -> its configuration's runs (repeats), count
 
     def pair(self) -> Pair | None:
         """The before/after pair (``compute`` sets its four fields together); None when there is none."""

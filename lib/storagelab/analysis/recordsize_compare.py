@@ -14,7 +14,7 @@ come with it: the shared rules, not a copy of them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
@@ -36,6 +36,7 @@ class Pair:
     default_bw: float  # bytes/s, mean of the default runs
     test: stats.Comparison
     lines: tuple[dict, ...]
+    arc_share: float | None = None  # the working set over the ARC maximum (c_max) of the selection's arcstats
 
     @property
     def ratio(self) -> float:
@@ -106,6 +107,12 @@ def _one(g: pl.DataFrame, rs: int, default_recordsize: int, maxima: pl.DataFrame
         return None
     used = g.filter(pl.col("workload").is_in([p.workload for p in pairs]))
     r = used.row(0, named=True)
+    bound = arc.arc_max_of(maxima, r["host"])
+    if bound is not None:
+        pairs = [
+            replace(p, arc_share=p.working_set_bytes / bound["c_max_bytes"]) if p.working_set_bytes else p
+            for p in pairs
+        ]
     return TunedComparison(
         pool=r["pool"],
         recordsize_bytes=rs,
@@ -114,7 +121,7 @@ def _one(g: pl.DataFrame, rs: int, default_recordsize: int, maxima: pl.DataFrame
         direction=r["direction"],
         pairs=tuple(sorted(pairs, key=lambda p: -(p.working_set_bytes or 0))),
         design_notes=tuple(design.sentences(design.with_design(used))),
-        arc_max=arc.arc_max_of(maxima, r["host"]),
+        arc_max=bound,
         labels=tuple(used["label"].to_list()),
     )
 

@@ -170,14 +170,14 @@ def _noise(c: TunedComparison) -> str:
 
 def _against_arc(c: TunedComparison) -> Finding | None:
     m = c.arc_max
-    sized = [p for p in c.pairs if p.working_set_bytes is not None]
+    sized = [p for p in c.pairs if p.working_set_bytes is not None and p.arc_share is not None]
     if m is None or not sized:
         return None
     parts = []
     for p in sized:
-        share = p.working_set_bytes / m["c_max_bytes"]
-        fits = ": it fits, so its reads can be answered from the ARC, not the disks" if share <= 1 else ""
-        parts.append(f"{prose.size(p.working_set_bytes)} is {share:.2f}x it{fits}")
+        assert p.arc_share is not None  # kept above
+        fits = ": it fits, so its reads can be answered from the ARC, not the disks" if p.arc_share <= 1 else ""
+        parts.append(f"{prose.size(p.working_set_bytes)} is {p.arc_share:.2f}x it{fits}")
     text = (
         f"Working set against the ARC maximum (c_max {prose.size(m['c_max_bytes'])}, "
         f"{m['path'].split('/')[-1]}): " + "; ".join(parts) + "."
