@@ -125,11 +125,13 @@ def connect(
         raise StoreError(folder_given(db))
     if read_only and not db.exists():
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
-    if not read_only:
-        from .ownership import file_refusal  # noqa: PLC0415
+    from .ownership import beside_refusal, file_refusal  # noqa: PLC0415
 
-        if why := file_refusal(db):  # reliability-8 Low 9: another user's symlink as --db was followed
-            raise StoreError(f"{db}: {why}: another user could change what it leads to; give a database of your own")
+    if not read_only and (why := file_refusal(db)):  # reliability-8 Low 9: another user's symlink as --db was followed
+        raise StoreError(f"{db}: {why}: another user could change what it leads to; give a database of your own")
+    if why := beside_refusal(db):  # reliability-9: another user's WAL beside a database in /tmp was replayed into it
+        raise StoreError(f"{db}: {why}; remove it if it is not yours, or give a database of your own")
+    if not read_only:
         try:
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:

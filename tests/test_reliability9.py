@@ -1,0 +1,65 @@
+"""The ninth reliability campaign (docs/reliability-9-store.md), the data side: each test does what the attack did.
+
+High 1: DuckDB keeps a database's write-ahead log beside it, ``<db>.wal``, and replays it into the database whenever
+it opens it (read-only too). A database in /tmp (a sticky folder, which ``file_refusal`` allows) had that name free
+for any user: the second user copied there a WAL they had made from a copy of root's (world-readable) database, and
+root's ``sql`` showed their rows and labels; root's next ``ingest`` kept them (and wrote on into their file)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import duckdb
+import pytest
+from test_reliability5_processes import _as_user
+from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
+
+from storagelab.store import StoreError, connect
+
+_CRAFT = """import duckdb, os, sys
+c = duckdb.connect(sys.argv[1])
+c.execute("PRAGMA disable_checkpoint_on_shutdown"); c.execute("SET checkpoint_threshold = '10GB'")
+c.execute("UPDATE files SET study = 'theirs'")
+os._exit(0)"""
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(os.geteuid() != 0, reason="the attack needs root and a second user")
+def test_a_write_ahead_log_another_user_put_beside_a_database_in_tmp_is_refused(shared_tmp):  # noqa: F811
+    """The user's WAL (made by their own DuckDB from a copy of root's database: here a subprocess that exits before
+    checkpointing) copied by them to x.duckdb.wal in a sticky folder: without the fix `sql` read study 'theirs' and an
+    ingest kept it. Now every open, read-only or not, refuses it, and the database holds what root wrote."""
+    pub = shared_tmp / "pub"
+    pub.mkdir()
+    pub.chmod(0o1777)
+    db = pub / "x.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE files (path VARCHAR, study VARCHAR)")
+    con.execute("INSERT INTO files VALUES ('a.txt', 'ours')")
+    con.close()
+    craft = shared_tmp / "craft"
+    craft.mkdir()
+    shutil.copy(db, craft / "x.duckdb")
+    subprocess.run([sys.executable, "-c", _CRAFT, str(craft / "x.duckdb")], check=True)
+    (craft / "x.duckdb.wal").chmod(0o644)
+    subprocess.run(
+        ["cp", str(craft / "x.duckdb.wal"), str(pub / "x.duckdb.wal")], check=True, preexec_fn=_as_user(USER)
+    )
+    said = (
+        f"{db}: {pub / 'x.duckdb.wal'} is a file of another user's ({USER}), beside the database: DuckDB would replay "
+        "it into the database and append every write to it, so another user could change what the database holds; "
+        "remove it if it is not yours, or give a database of your own"
+    )
+    for read_only in (True, False):
+        with pytest.raises(StoreError) as e:
+            connect(db, read_only=read_only)
+        assert str(e.value) == said
+    os.replace(pub / "x.duckdb.wal", craft / "kept.wal")  # what DuckDB would have read: the user's rows
+    shutil.copy(craft / "kept.wal", craft / "x.duckdb.wal")
+    assert duckdb.connect(str(craft / "x.duckdb")).execute("SELECT study FROM files").fetchall() == [("theirs",)]
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT study FROM files").fetchall() == [("ours",)]
+    con.close()
