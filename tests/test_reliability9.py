@@ -7,6 +7,7 @@ root's ``sql`` showed their rows and labels; root's next ``ingest`` kept them (a
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -16,7 +17,9 @@ import duckdb
 import pytest
 from test_reliability5_processes import _as_user
 from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
+from test_store_unfinished import KW, LOGS, NAMES
 
+from storagelab import store
 from storagelab.store import StoreError, connect
 
 _CRAFT = """import duckdb, os, sys
@@ -63,3 +66,32 @@ def test_a_write_ahead_log_another_user_put_beside_a_database_in_tmp_is_refused(
     con = connect(db, read_only=True)
     assert con.execute("SELECT study FROM files").fetchall() == [("ours",)]
     con.close()
+
+
+def test_a_copy_in_another_folder_is_not_left_pointing_at_bytes_its_stored_file_no_longer_holds(tmp_path):
+    """Attack (no kill): U/c.txt stored, T/d.txt its copy; c changes and only U is ingested. Before, d stayed in
+    `duplicates` as `same_as U/c.txt` with bytes c no longer holds, so a selection by d's labels got c's new rows
+    (`D,T/d.txt,56d8a67c,U/c.txt  F,U/c.txt,4cd0aecb`), until T was ingested again. Now d leaves `duplicates` (its
+    bytes are stored by no file), the ingest says so, and the next ingest of T stores it: a clean ingest's state."""
+    t, u = tmp_path / "T", tmp_path / "U"
+    t.mkdir()
+    u.mkdir()
+    shutil.copy(LOGS / NAMES[0], u / "c.txt")
+    shutil.copy(LOGS / NAMES[0], t / "d.txt")
+    db = tmp_path / "db.duckdb"
+    store.ingest([u, t], db_path=db, **KW)
+    shutil.copy(LOGS / NAMES[1], u / "c.txt")
+    said = store.ingest([u], db_path=db, **KW)
+    assert said.warnings[1:] == [
+        f"{t / 'd.txt'} was listed as a copy of {u / 'c.txt'}, which now holds other bytes: no longer listed as a "
+        "copy (its own bytes are not stored; ingest its folder to store them)"
+    ]
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM duplicates").fetchone() == (0,)
+    con.close()
+    store.ingest([t], db_path=db, **KW)
+    con = duckdb.connect(str(db), read_only=True)
+    shas = {p: s for p, s in con.execute("SELECT path, sha256 FROM files").fetchall()}
+    con.close()
+    digest = hashlib.sha256((LOGS / NAMES[0]).read_bytes()).hexdigest()
+    assert shas == {str(t / "d.txt"): digest, str(u / "c.txt"): hashlib.sha256((u / "c.txt").read_bytes()).hexdigest()}
