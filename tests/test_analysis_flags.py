@@ -39,7 +39,7 @@ def test_flags_on_the_homelab_runs(res):
     assert mark["btrfs (single NVMe)"] == ""
     assert res.verdict == (
         "Fastest write run with no flag: btrfs (single NVMe) at 902 MiB/s; the 2 faster run(s) are flagged (cache, "
-        "rounding, ZFS ignoring direct=1 or test design)."
+        "rounding, ZFS ignoring direct=1, test design or their logs)."
     )
     # flagged runs are listed after the unflagged ones: none heads the table
     assert res["runs"]["label"][0] == "btrfs (single NVMe)" and not res["runs"]["suspect"][:9].any()
@@ -269,7 +269,7 @@ def test_05_on_lab_repeats_short_runs_and_the_threshold(lab_repeats_db):
         writes = stacks.analyse(con, Selection(), direction="write")
     # every 2 s run is under the default 5 s: none is ranked, the index says so
     assert short.verdict == (
-        "Every read run is flagged (cache, rounding, ZFS ignoring direct=1 or test design): none is ranked."
+        "Every read run is flagged (cache, rounding, ZFS ignoring direct=1, test design or their logs): none is ranked."
     )
     assert "9 run(s) under 5 s" in short.caveats
     assert set(short["runs"]["mark"]) == {"⚠ short"}

@@ -179,9 +179,20 @@ def test_01_fio_relative_speed_names_the_run_and_its_baseline(tmp_path):
     )
     ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
     res = _res(tmp_path / "x.duckdb", scaling.analyse, "t")
-    chart = charts.fio_vdev_scaling(res["fio"], Selection())
+    chart = charts.fio_vdev_scaling(res["fio"], res["fio_configs"], Selection())
     rows = _linked(chart, "fio", "01_vdev_scaling", tmp_path / "r")  # the baseline: its own line (its mean of one)
-    assert [(r["label"], Path(r["raw_file"]).name, r["raw_lines"]) for r in rows] == [("one vdev", raid, "32")]
+    # the means of each vdev count's runs and the rule line (h6 trial S13: no line through repeats, a rule drawn)
+    # name the runs at their vdev count
+    assert [(r["series"], r["vdev_count"], Path(r["raw_file"]).name, r["raw_lines"]) for r in rows] == [
+        ("run", 1, raid, "32"),
+        ("mean of the runs", 1, raid, "32"),
+        ("mean of the runs", 2, other, "33"),
+        ("sum-of-vdevs rule (n x)", 1, raid, "32"),
+        ("sum-of-vdevs rule (n x)", 2, other, "33"),
+    ]
+    assert [(r["label"], Path(r["raw_file"]).name, r["raw_lines"]) for r in rows if r["series"] == "run"] == [
+        ("one vdev", raid, "32")
+    ]
     spec = json.loads((tmp_path / "r" / "figures" / "01-vdev-scaling" / "fio.vl.json").read_text())
     (two,) = [r for rs in spec["datasets"].values() for r in rs if r["label"] == "two vdevs"]
     assert (two["raw_file"], two["raw_lines"], round(two["relative"], 3)) == (

@@ -220,8 +220,8 @@ def test_08_and_10_count_the_same_repeats_and_both_say_they_never_settled(db_lab
         "⚠ two regimes: 155.8 MiB/s (163.3 MB/s) for 3 log windows, 18.8 MiB/s (19.7 MB/s) in the other 6"
     )
     assert (
-        "RND4K Q1T1 read on vm, /dev/loop0 (unknown model) | ext4: 5 of its 10 runs left out of its mean, as notebook "
-        "08 leaves them out of its repeats: randread-4k-qd1-nj1-10.txt (⚠ dips: 7.9 MiB/s (8.3 MB/s) at 1.5 s, 13.6 "
+        "RND4K Q1T1 read on vm, /dev/loop0 (unknown model) | ext4: 5 of its 10 runs left out of its mean, as notebooks "
+        "05 and 08 leave them out of their repeats: randread-4k-qd1-nj1-10.txt (⚠ dips: 7.9 MiB/s (8.3 MB/s) at 1.5 s, 13.6 "
         "MiB/s (14.2 MB/s) at 2.5 s (median 52.3 MiB/s (54.8 MB/s))); randread-4k-qd1-nj1-2.txt (⚠ dips: 70.3 MiB/s "
         "(73.8 MB/s) at 3.5 s (median 274.2 MiB/s (287.5 MB/s))); randread-4k-qd1-nj1-3.txt (⚠ dips: 59.7 MiB/s (62.6 "
         "MB/s) at 2 s (median 198.3 MiB/s (208.0 MB/s))); randread-4k-qd1-nj1-4.txt (⚠ two regimes: 155.8 MiB/s "

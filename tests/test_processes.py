@@ -331,8 +331,21 @@ def test_killed_lab_bonnie_takes_bonnie_with_it(tmp_path, sig):
     target, out = tmp_path / "target", tmp_path / "out"
     args = ["lab", "bonnie", "--target", str(target), "--out", str(out), "--db", str(tmp_path / "lab.duckdb")]
     run = Running([*args, "--size", "1G", "--files", "0"])
-    tree = run.wait_for("bonnie++", lambda t: any(_name(p) == "bonnie++" for p in t))
+    tree = run.wait_for("bonnie++", _stopped_bonnie)
     run.kill_and_check(sig, tree)
+
+
+def _stopped_bonnie(tree: list[psutil.Process]) -> bool:
+    """bonnie++ is in ``tree``, and stopped (SIGSTOP) so that it cannot end on its own before the test's signal: a
+    1 GiB run can finish within one poll on a loaded machine, and the lab then exits 0 (a CI run at load 23 did)."""
+    for p in tree:
+        try:
+            if p.name() == "bonnie++":
+                p.suspend()
+                return True
+        except psutil.NoSuchProcess:
+            pass
+    return False
 
 
 def test_a_run_removes_the_kernel_folders_of_runs_killed_outright(tmp_path, monkeypatch):

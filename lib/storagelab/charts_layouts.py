@@ -150,32 +150,68 @@ def _with_baseline_runs(df):
     ).drop("baseline_sources", "path", "line_start", *([end] if end else []))
 
 
-def fio_vdev_scaling(fio_scaled, sel):
-    """fio runs: bandwidth relative to the baseline vdev count within one group (stack, vdev type, workload); a point
-    names its run's lines and its baseline's."""
-    df = _with_baseline_runs(
-        fio_scaled.filter(pl.col("relative").is_not_null()).with_columns(
-            group=pl.concat_str([pl.col("vdev_type"), pl.col("workload")], separator=" | ")
+def fio_vdev_scaling(fio_scaled, configs, sel):
+    """fio runs: bandwidth relative to the mean of the baseline vdev count's runs within one group (stack, vdev
+    type, workload). Each run is a point (repeats of one vdev count side by side, never joined); the line joins the
+    means of each vdev count's runs (``scaling_repeats.frame``), the dashed line is the sum-of-vdevs rule. A point
+    names its run's lines and its baseline's; a mean and the rule name the runs they were computed from."""
+    group = pl.concat_str([pl.col("vdev_type"), pl.col("workload")], separator=" | ").alias("group")
+    runs = _with_baseline_runs(fio_scaled.filter(pl.col("relative").is_not_null()).with_columns(group))
+    key = [c for c in (*scaling.FIO_SCALING_GROUP, "phase") if c in configs.columns and c in fio_scaled.columns]
+    at = sources_by(configs.with_columns(group), fio_scaled, [*key, "vdev_count"])
+    means = derived(
+        at.filter(pl.col("relative").is_not_null()).select(
+            "group", "vdev_count", "relative", "sources", series=pl.lit("mean of the runs")
+        ),
+        "the mean of this vdev count's runs / the mean of the baseline's runs",
+    )
+    rule = derived(
+        at.select("group", "vdev_count", "sources", relative=pl.col("ideal"), series=pl.lit("sum-of-vdevs rule (n x)")),
+        "the rule: this vdev count / the baseline's (the runs at that count)",
+    )
+    flagged = pl.col("design_flagged") if "design_flagged" in runs.columns else pl.lit(None)
+    runs = runs.with_columns(
+        series=pl.lit("run"),
+        design=pl.when(flagged).then(pl.lit("flagged by the design checks")).otherwise(pl.lit("no design flag")),
+    )
+    df = pl.concat([runs, means, rule], how="diagonal_relaxed")
+    df, colours = top_categories(df, "group", "other groups")
+    counts = sorted({int(c) for c in df["vdev_count"].drop_nulls()})  # ticks at whole vdevs only
+    base = alt.Chart(df).encode(
+        x=alt.X("vdev_count:Q", title="top-level vdevs", axis=alt.Axis(values=counts, format="d")),
+        y=alt.Y("relative:Q", title="bandwidth relative to the baseline's mean (x)"),
+        color=alt.Color(
+            "group_colour:N",
+            title="vdev type | workload",
+            legend=alt.Legend(labelLimit=600, orient="bottom", columns=1),
+            scale=colours,
+        ),
+        detail="group:N",
+        tooltip=["group:N", "series:N", "vdev_count:Q", alt.Tooltip("relative:Q", format=".2f")],
+    )
+    points = (
+        base.transform_filter("datum.series == 'run'")
+        .mark_point(filled=True, size=50)
+        .encode(
+            shape=alt.Shape(
+                "design:N",
+                title="run",
+                legend=alt.Legend(orient="bottom"),
+                scale=alt.Scale(domain=["no design flag", "flagged by the design checks"], range=["circle", "cross"]),
+            )
         )
     )
-    df, colours = top_categories(df, "group", "other groups")
-    return (
-        alt.Chart(df)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("vdev_count:Q", title="top-level vdevs"),
-            y=alt.Y("relative:Q", title="bandwidth relative to baseline (x)"),
-            color=alt.Color(
-                "group_colour:N",
-                title="vdev type | workload",
-                legend=alt.Legend(labelLimit=600, orient="bottom", columns=1),
-                scale=colours,
-            ),
-            detail="group:N",
-            tooltip=["group:N", "vdev_count:Q", alt.Tooltip("relative:Q", format=".2f")],
-        )
-        .properties(
-            title=alt.TitleParams("fio runs: bandwidth vs number of vdevs", subtitle=[caption(sel, "fio runs")])
+    mean = base.transform_filter("datum.series == 'mean of the runs'").mark_line(
+        point=alt.OverlayMarkDef(shape="diamond")
+    )
+    ideal = base.transform_filter("datum.series == 'sum-of-vdevs rule (n x)'").mark_line(strokeDash=[6, 3], opacity=0.6)
+    return (ideal + mean + points).properties(
+        title=alt.TitleParams(
+            "fio runs: bandwidth vs number of vdevs",
+            subtitle=[
+                caption(sel, "fio runs"),
+                "points: each run; solid line: the mean of each vdev count's runs; dashed: the sum-of-vdevs rule (n x)",
+            ],
         )
     )
 

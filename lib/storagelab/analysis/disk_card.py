@@ -26,7 +26,7 @@ import polars as pl
 from ..devices import STACKED_PREFIXES, not_a_disk, stacked_why
 from ..repeat_auto import not_settled
 from ..units import MB, MiB
-from . import arc, design, fio_views, io_time, repeat_groups
+from . import arc, design, io_time, repeat_groups, run_verdicts
 from .db import frame
 from .fio_runs import config_label
 from .fio_runs import runs as fio_runs
@@ -111,6 +111,7 @@ class CardResult:
     latency_reasons: tuple[str, ...] = ()  # why its latency is not clat (``io_time``; also among its flags)
     lat_mean_ns: float | None = None  # the runs' median mean lat, where ``latency`` is 'lat mean'
     left_out: tuple[tuple[str, str], ...] = ()  # (run, why): its test's runs notebook 08 leaves out (``counted``)
+    left_setups: tuple[str, ...] = ()  # the setups of runs left out that no counted run is of (``setup_of``)
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ def _latency(rows: list[dict]) -> dict:
 
 
 def counted(rows: list[dict], left: dict[tuple[int, int, str], str]) -> tuple[list[dict], list[tuple[str, str]]]:
-    """The runs of one result that count and those left out with why: notebook 08's rule (``fio_views.left_out``:
+    """The runs of one result that count and those left out with why: the one rule of 05, 08 and 10 (``run_verdicts.left_out``:
     a design flag, two regimes or dips in its logs, a firm plausibility flag), where at least one run is clean;
     where none is, all count (the result is flagged: 08 ranks none of them)."""
     out = [(r, left.get((r["file_id"], r["doc_index"], r["direction"]))) for r in rows]
@@ -270,7 +271,7 @@ def counted(rows: list[dict], left: dict[tuple[int, int, str], str]) -> tuple[li
 
 def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = None) -> list[DiskCard]:
     """Cards of the runs that are one of the classic tests, one per (machine, device), in machine order. ``left``:
-    the runs notebook 08 leaves out (``fio_views.left_out``), kept out of the results they would be in."""
+    the runs notebooks 05 and 08 leave out too (``run_verdicts.left_out``), kept out of the results they would be in."""
     cards: dict[tuple[str, str], DiskCard] = {}
     groups: dict[tuple[str, str, str, str], list[dict]] = {}
     if not runs.is_empty():
@@ -303,7 +304,9 @@ def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = N
             sd_bytes_per_s=statistics.stdev(bws) if len(bws) > 1 else None,
             iops=statistics.fmean(iops) if iops else None,
             p99_ns=latency["p99_ns"],
-            flags=tuple(dict.fromkeys([*(f for r in rows for f in flags_of(r)), *latency["reasons"]])),
+            flags=tuple(
+                dict.fromkeys([*(f for r in rows for f in flags_of(r)), *latency["reasons"], *_all_flagged(rows, left)])
+            ),
             latency=latency["kind"],
             latency_reasons=tuple(latency["reasons"]),
             lat_mean_ns=latency["lat_mean_ns"],
@@ -311,8 +314,28 @@ def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = N
             setups=setups_of(rows),
             lines=_lines(rows),
             left_out=tuple(dropped),
+            left_setups=_other_setups(every, rows),
         )
     return [cards[k] for k in sorted(cards)]
+
+
+def _all_flagged(rows: list[dict], left: dict[tuple[int, int, str], str] | None) -> tuple[str, ...]:
+    """A result every run of which the one rule flags (``counted``: then all count): '5 of 5 runs flagged as
+    notebooks 05 and 08 flag them (08 compares none of them): run (why); ...', else nothing (also for one run flagged
+    by its design checks alone, which ``flags_of`` gives)."""
+    whys = [(_run_name(r), w) for r in rows if (w := (left or {}).get((r["file_id"], r["doc_index"], r["direction"])))]
+    if not whys or (len(rows) == 1 and whys[0][1] == (rows[0].get("design_marker") or None)):
+        return ()  # one run whose only verdict is its design flags: the card's own flags say it
+    each = "; ".join(f"{run} ({why})" for run, why in whys)
+    return (
+        f"{len(whys)} of {len(rows)} runs flagged as notebooks 05 and 08 flag them (08 compares none of them): {each}",
+    )
+
+
+def _other_setups(every: list[dict], rows: list[dict]) -> tuple[str, ...]:
+    """The setups (labels, ``setup_of``) of the runs of ``every`` left out that none of the counted ``rows`` is of."""
+    kept = {setup_of(r) for r in rows}
+    return tuple(dict.fromkeys(setup_of(r)[0] for r in every if setup_of(r) not in kept))
 
 
 def _lines(rows: list[dict]) -> tuple[tuple[str, int, int], ...]:
@@ -389,12 +412,19 @@ def _card_sentence(c: DiskCard, done: list[CardResult]) -> list[str]:
 
 
 def left_out_sentence(c: DiskCard, r: CardResult) -> str:
-    """The runs of a result left out of its mean, each with why (as notebook 08 leaves them out)."""
+    """The runs of a result left out of its mean, each with why (as notebooks 05 and 08 leave them out: the one rule,
+    ``run_verdicts``)."""
     each = "; ".join(f"{run} ({why})" for run, why in r.left_out)
     k = len(r.left_out)
+    other = (
+        f" The runs left out include another setup than the runs counted ({', '.join(map(repr, r.left_setups))}): "
+        "notebooks 05 and 08 count them apart."
+        if r.left_setups
+        else ""
+    )
     return (
         f"{r.test} {r.direction} on {c.machine}, {c.device}: {k} of its {r.n + k} runs left out of its mean, as "
-        f"notebook 08 leaves them out of its repeats: {each}."
+        f"notebooks 05 and 08 leave them out of their repeats: {each}.{other}"
     )
 
 
@@ -449,7 +479,7 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
 
 def analyse(con, sel: Selection) -> tuple[Result, list[DiskCard]]:
     runs = query(con, sel)
-    cards = compute(runs, fio_views.left_out(con, sel) if not runs.is_empty() else {})
+    cards = compute(runs, run_verdicts.left_out(con, sel) if not runs.is_empty() else {})
     res = Result(selection=sel)
     res.findings, res.missing = findings(cards, sel)
     res.missing += arc.missing(runs) if not runs.is_empty() else []

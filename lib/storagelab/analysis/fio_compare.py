@@ -109,6 +109,11 @@ def point_sentence(p: Point) -> str:
         return Finding(f"{head}: {repeats_sentence(p.a, p.repeats)}{left_out}", repeats_cites(p.repeats, p.a_lines))
     c = p.comparison
     if c is None or p.a is None or p.b is None:
+        if not p.setups:  # every run flagged: 05 and the card show such a configuration's mean, flagged
+            return (
+                f"{head}: every run is flagged, so none is compared (notebooks 05 and 10 show the mean of a "
+                f"configuration whose runs are all flagged, marked flagged).{left_out}"
+            )
         return f"{head}: nothing left to compare.{left_out}"
     more = f" ({p.setups} setups, the two fastest)" if p.setups > 2 else ""
     unlike = (

@@ -18,7 +18,6 @@ The names of those modules are re-exported here (``fio_views.per_run`` ...), as 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -34,8 +33,8 @@ from . import (
     fio_runs,
     io_time,
     measures,
-    prose,
     repeat_groups,
+    run_verdicts,
 )
 from .db import frame
 from .fio_compare import comparison_sentence, point_comparisons, repeats_sentence  # noqa: F401
@@ -72,7 +71,7 @@ from .fio_timeseries import (  # noqa: F401
     snia_window,
 )
 from .result import Result
-from .stacks import CLEAN_FLAGS, FLAGS, SUSPECT_FLAGS, with_flags
+from .stacks_flags import CLEAN_FLAGS
 
 LARGE_BLOCK = 64 * 1024  # from this block size a run's headline figure is its bandwidth, below it its IOPS
 
@@ -107,80 +106,23 @@ def query(con, sel) -> FioData:
         return frame(con, sql, params)["file_id"].to_list()
 
     file_ids = sorted(set(runs["file_id"].to_list())) if runs.height else []
-    tied, untied = _logs_beside(con, file_ids)
-    log_ids = sorted(set(ids("fio-log")) | set(tied.get("fio-log", [])))
-    hist_ids = sorted(set(ids("fio-hist-log")) | set(tied.get("fio-hist-log", [])))
+    logs = run_verdicts.load_logs(con, file_ids, ids("fio-log"), ids("fio-hist-log"))
     djobs, dpct = fio_durable.load(con, sel)
     runs_summary = per_run(load_summary(con, file_ids)) if file_ids else pl.DataFrame()
     lat_first = runs_summary.filter(pl.col("io_time_reason").is_not_null())["file_id"].to_list() if file_ids else []
     return FioData(
         runs=runs,
         summary=runs_summary,
-        log_ids=log_ids,
-        samples=load_log_samples(con, log_ids) if log_ids else pl.DataFrame(),
-        maxima_runs=_maxima_runs(con) if log_ids else set(),
-        log_outputs=_log_outputs(con) if log_ids else {},
-        bins=load_histograms(con, file_ids, hist_ids, lat_first),
+        log_ids=logs.log_ids,
+        samples=logs.samples,
+        maxima_runs=logs.maxima_runs,
+        log_outputs=logs.log_outputs,
+        bins=load_histograms(con, file_ids, logs.hist_ids, lat_first),
         printed=load_printed_buckets(con, file_ids),
         durable_jobs=djobs,
         durable_pct=dpct,
-        untied_logs=untied,
+        untied_logs=logs.untied,
     )
-
-
-LOGS_BESIDE_SQL = """
-SELECT DISTINCT f.file_id, f.format, f.path, parse_dirpath(f.path) || '/' || s.prefix AS run
-FROM files f JOIN (SELECT DISTINCT file_id, prefix FROM fio_log_samples
-                   UNION SELECT DISTINCT file_id, prefix FROM fio_hist_samples) s USING (file_id)
-WHERE parse_dirpath(f.path) IN (SELECT parse_dirpath(path) FROM files WHERE list_contains(?::INTEGER[], file_id))
-ORDER BY f.path
-"""
-
-
-def _logs_beside(con, file_ids: list[int]) -> tuple[dict[str, list[int]], list[str]]:
-    """The log files in the folders of the selection's fio outputs: those tied to one of them (``load_log_runs``:
-    same folder, prefix = a job name or write_*_log= value) by format ('fio-log', 'fio-hist-log'), which join the
-    run whatever their labels (README: logs join their run by folder and prefix), and the paths of the others."""
-    if not file_ids:
-        return {}, []
-    beside = frame(con, LOGS_BESIDE_SQL, [file_ids])
-    if beside.is_empty():
-        return {}, []
-    owners = load_log_runs(con)
-    tied = beside.filter(pl.col("run").is_in(owners.filter(pl.col("output_file_id").is_in(file_ids))["run"].implode()))
-    by_format = {fmt: g["file_id"].to_list() for (fmt,), g in tied.group_by("format")}
-    orphans = owners.filter(pl.col("output_file_id").is_null())["run"]
-    untied = beside.filter(pl.col("run").is_in(orphans.implode()))["path"].unique(maintain_order=True)
-    return by_format, untied.to_list()
-
-
-def _log_outputs(con) -> dict[str, int]:
-    runs = load_log_runs(con).filter(pl.col("output_file_id").is_not_null())
-    return dict(zip(runs["run"].to_list(), runs["output_file_id"].cast(pl.Int64).to_list(), strict=True))
-
-
-def _maxima_runs(con) -> set[str]:
-    """Log runs (``load_log_runs``' ``run``) whose fio output says log_max_value=1 (JSON job options, or the
-    command): their log windows hold each window's maximum, not its mean."""
-
-    runs = load_log_runs(con).filter(pl.col("output_file_id").is_not_null())
-    if runs.is_empty():
-        return set()
-    opts = frame(
-        con,
-        """SELECT j.file_id, any_value(j.options_json) AS options_json, any_value(f.command) AS command
-           FROM fio_jobs j JOIN files f USING (file_id) WHERE j.is_final AND list_contains(?::INTEGER[], j.file_id)
-           GROUP BY 1""",
-        [runs["output_file_id"].cast(pl.Int64).to_list()],
-    )
-    maxima = set()
-    for r in opts.iter_rows(named=True):
-        given = {**fio_runs.parse_command(r["command"])}
-        if r["options_json"]:
-            given.update({k: str(v) for k, v in json.loads(r["options_json"]).items()})
-        if str(given.get("log_max_value", "0")).lower() in ("1", "true", "max"):
-            maxima |= set(runs.filter(pl.col("output_file_id") == r["file_id"])["run"].to_list())
-    return maxima
 
 
 # ----------------------------------------------------------------------------- compute
@@ -216,7 +158,7 @@ class FioNumbers:
     best_iops: dict | None = None  # small blocks: the highest IOPS of an unflagged run
     best_bw: dict | None = None  # large blocks: the highest bandwidth of an unflagged run
     flagged_above: dict[str, int] = field(default_factory=dict)  # 'iops'/'bw' -> flagged runs above the best
-    regimes: dict[int, str] = field(default_factory=dict)  # file_id -> '⚠ two regimes' (its logs: _regimes)
+    regimes: dict[int, str] = field(default_factory=dict)  # file_id -> '⚠ two regimes' (its logs: run_verdicts.regimes)
     all_flagged: dict[str, int] = field(default_factory=dict)  # 'iops'/'bw' -> runs, every one flagged: no best
     # 'iops'/'bw' -> the workloads (and directions) of the unflagged candidates where there are several: not ranked
     unranked: dict[str, list[str]] = field(default_factory=dict)
@@ -240,17 +182,20 @@ class SteadyParams:
 
 def compute(data: FioData, steady: SteadyParams = SteadyParams(), knee_gain: float = fio_depth.KNEE_GAIN) -> FioNumbers:
     n = FioNumbers(runs=data.runs.select("file_id", "doc_index").n_unique() if data.runs.height else 0)
-    n.flags = _flags(data.runs)
     if data.runs.height:
-        n.design = design.with_design(data.runs.with_columns(label=fio_runs.run_label(data.runs)))
+        n.design = run_verdicts.checked(data.runs.with_columns(label=fio_runs.run_label(data.runs)))
+        n.flags = _flags(n.design)
         n.design_sentences = list(dict.fromkeys(design.sentences(n.design)))  # a run's directions share one sentence
         n.design_notes, n.design_missing = design.notes(n.design), design.missing(n.design)
     paths = data.runs["path"].to_list() if data.runs.height else []
-    n.durable = fio_durable.compute(data.durable_jobs, data.durable_pct, _design_by_file(n.design), paths)
+    by_file = run_verdicts.design_by_file(n.design)
+    n.durable = fio_durable.compute(data.durable_jobs, data.durable_pct, by_file, paths)
     if data.log_ids and data.samples.height:  # first: a run whose logs show two regimes is flagged in the depth rows
         _time_series(data, n, steady)
-        n.regimes = _regimes(n.steady, data.log_outputs)
+        n.regimes = run_verdicts.regimes(n.steady, data.log_outputs)
         n.series = _mark_regimes(n.series, n.steady)
+    if data.runs.height:
+        n.design = run_verdicts.judged(n.design, n.regimes)  # the one verdict 05 and 10 give these runs too
     if data.summary.height:
         _depth(data, n, knee_gain)
     n.histogram, n.histogram_sources = _histograms(data)
@@ -259,32 +204,11 @@ def compute(data: FioData, steady: SteadyParams = SteadyParams(), knee_gain: flo
     return n
 
 
-def _flags(runs: pl.DataFrame) -> dict[int, str]:
+def _flags(checked: pl.DataFrame) -> dict[int, str]:
     """file_id -> notebook 05's plausibility flag of a run's figure (above the device's limit, within rounding of
     it, direct=1 ignored); a working set a cache can hold is the design checks' ``cache`` flag (``design``)."""
-    if runs.is_empty():
-        return {}
-
-    flagged = with_flags(runs).filter(~pl.col("flag").is_in(CLEAN_FLAGS))
+    flagged = checked.filter(~pl.col("flag").is_in(CLEAN_FLAGS))
     return dict(zip(flagged["file_id"], flagged["flag"], strict=True))
-
-
-def _regimes(verdicts: list[SteadyVerdict], log_outputs: dict[str, int]) -> dict[int, str]:
-    """file_id of a fio output -> '⚠ two regimes' where its logs' bandwidth or IOPS hold a sustained segment several
-    times the rest (``fio_timeseries.high_regime``): its average describes neither rate, so it heads nothing; '⚠ dips'
-    where they fall to a third of their median or less and recover (``low_dips``): not a clean run to compare."""
-    out: dict[int, str] = {}
-    for v in sorted(verdicts, key=lambda v: v.kind != "bw"):  # the bandwidth's figures where both show it
-        if v.state == "two regimes" and v.run in log_outputs and log_outputs[v.run] not in out:
-            figure = prose.rate if v.kind == "bw" else (lambda x: f"{x:,.0f} IOPS")
-            out[log_outputs[v.run]] = (
-                f"{design.MARK} two regimes: {figure(v.mean)} for {v.segment_rounds} log windows, "
-                f"{figure(v.rest_mean)} in the other {v.rounds - (v.segment_rounds or 0)}"
-            )  # (a two-regime verdict always has its segment)
-    for v in sorted(verdicts, key=lambda v: v.kind != "bw"):  # a run that falls far below its median and recovers
-        if v.dips and v.run in log_outputs and log_outputs[v.run] not in out:
-            out[log_outputs[v.run]] = f"{design.MARK} dips: {fio_findings.dips_text(v)}"
-    return out
 
 
 def _mark_regimes(series: pl.DataFrame, verdicts: list[SteadyVerdict]) -> pl.DataFrame:
@@ -305,44 +229,16 @@ def _mark_regimes(series: pl.DataFrame, verdicts: list[SteadyVerdict]) -> pl.Dat
     return series
 
 
-def _design_by_file(d: pl.DataFrame) -> dict[int, design.DesignFlags]:
-    """file_id -> the design flags of its first run (a durable-write or logged run is one job of one file)."""
-    if d.is_empty():
-        return {}
-    first = d.unique("file_id", keep="first", maintain_order=True)
-    return {r["file_id"]: design.flags_of(r) for r in first.iter_rows(named=True)}
-
-
 def _with_flags(summ: pl.DataFrame, n: FioNumbers) -> pl.DataFrame:
-    """``flag``: the design marker of the row's run ('⚠ overran, stall') and 05's plausibility flag, or None."""
-    key = ["file_id", "doc_index", "groupid", "direction"]
-    marks = n.design.select(*key, "design_marker") if n.design.height else None
-    if marks is not None:
-        summ = summ.join(marks.cast({k: summ.schema[k] for k in key}), on=key, how="left")
-    else:
-        summ = summ.with_columns(design_marker=pl.lit(None, pl.String))
-
-    regimes = pl.col("file_id").replace_strict(n.regimes, default=None, return_dtype=pl.String)
-    plaus = pl.col("file_id").replace_strict(n.flags, default=None, return_dtype=pl.String)
-    # 05's "direct=1 ignored" is the design check's "direct ignored": said once
-    plaus = (
-        pl.when((plaus == FLAGS[2]) & pl.col("design_marker").str.contains("direct ignored"))
-        .then(None)
-        .otherwise(plaus)
-    )
-    flag = pl.concat_str(
-        [pl.when(pl.col("design_marker") != "").then(pl.col("design_marker")), regimes, plaus],
-        separator="; ",
-        ignore_nulls=True,
-    )
-    # suspect: a design flag, two regimes in its logs or a plausibility flag that is not weak keeps a run out of
-    # headlines and comparisons (a weak flag, 'just above the labelled limit', is shown but does not: as in 05)
-    suspect = (
-        (pl.col("design_marker").fill_null("") != "")
-        | regimes.is_not_null()
-        | plaus.is_in(SUSPECT_FLAGS).fill_null(False)
-    )
-    return summ.with_columns(flag=pl.when(flag != "").then(flag), suspect=suspect).drop("design_marker")
+    """``flag``: the run's verdict (``run_verdicts.judged``: its design marker '⚠ overran, stall', two regimes or dips
+    in its logs, 05's plausibility flag), or None; ``suspect``: left out of headlines and comparisons, as in 05 and
+    10 (a weak plausibility flag, 'just above the labelled limit', is shown but does not)."""
+    key = list(run_verdicts.KEY)
+    if n.design.is_empty():
+        return summ.with_columns(flag=pl.lit(None, pl.String), suspect=pl.lit(False))
+    verdict = n.design.select(*key, pl.col("why").alias("flag"), "suspect").unique(key, keep="first")
+    out = summ.join(verdict.cast({k: summ.schema[k] for k in key}), on=key, how="left")
+    return out.with_columns(pl.col("suspect").fill_null(False))
 
 
 def _depth(data: FioData, n: FioNumbers, knee_gain: float = fio_depth.KNEE_GAIN) -> None:
@@ -412,29 +308,16 @@ def _flagged_faster(rows: pl.DataFrame, best: dict | None, col: str) -> int:
 
 
 def _time_series(data: FioData, n: FioNumbers, steady: SteadyParams) -> None:
-    samples = data.samples
-    names = run_names(samples["run"].unique().to_list())
-    unitless = samples.filter(pl.col("kind").is_in(["lat", "clat", "slat"]) & pl.col("latency_ns").is_null())
-    n.unitless_logs = [
-        f"{names[run]} {kind}" for run, kind in unitless.select("run", "kind").unique(maintain_order=True).rows()
-    ]
-    samples = samples.filter(~pl.col("kind").is_in(["lat", "clat", "slat"]) | pl.col("latency_ns").is_not_null())
-    combined = combine_jobs(samples)
-    partial = partial_windows(combined)
-    cut = combined.filter(partial)
-    n.partial_windows = cut.height
-    n.partial_runs = sorted({names[r] for r in cut["run"]})
-    by_file = _design_by_file(n.design)
-    short = {
-        run: f.elapsed_s for run, fid in data.log_outputs.items() if (f := by_file.get(fid)) is not None and f.too_short
-    }
-    series, n.steady = judge_steady(
-        combined.filter(~partial), data.maxima_runs, steady.rounds, steady.excursion_pct, steady.slope_pct, short
-    )
+    logs = run_verdicts.Logs(data.log_ids, [], data.samples, data.maxima_runs, data.log_outputs)
+    by_file = run_verdicts.design_by_file(n.design)
+    judged = run_verdicts.judge_logs(logs, by_file, steady.rounds, steady.excursion_pct, steady.slope_pct)
+    n.steady, n.unitless_logs = judged.verdicts, judged.unitless
+    n.partial_windows = judged.partial.height
+    n.partial_runs = sorted({judged.names[r] for r in judged.partial["run"]}) if judged.partial.height else []
     marks = {run: design.marker(by_file[fid]) for run, fid in data.log_outputs.items() if fid in by_file}
-    n.series = series.with_columns(
+    n.series = judged.series.with_columns(
         flag=pl.col("run").replace_strict(marks, default="", return_dtype=pl.String) if marks else pl.lit(""),
-        name=pl.col("run").replace_strict(names, default=None, return_dtype=pl.String),
+        name=pl.col("run").replace_strict(judged.names, default=None, return_dtype=pl.String),
     )
 
 
@@ -507,10 +390,5 @@ def analyse(
 
 def left_out(con, sel) -> dict[tuple[int, int, str], str]:
     """(file_id, doc_index, direction) -> why notebook 08 leaves that run out of its repeats, comparisons and
-    headline (``suspect``: a design flag, two regimes or dips in its logs, a firm plausibility flag) -- the one rule
-    for which repeats count, which the disk card (10) applies too (``disk_card.compute``)."""
-    d = compute(query(con, sel)).depth
-    if d.is_empty() or "suspect" not in d.columns:
-        return {}
-    bad = d.filter(pl.col("suspect")).unique(["file_id", "doc_index", "direction"], keep="first", maintain_order=True)
-    return {(r["file_id"], r["doc_index"], r["direction"]): r["flag"] or "flagged" for r in bad.iter_rows(named=True)}
+    headline: the one rule of 05, 08 and 10 (``run_verdicts.left_out``)."""
+    return run_verdicts.left_out(con, sel)

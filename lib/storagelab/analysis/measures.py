@@ -212,6 +212,17 @@ def mbuffer_frames(con, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
     return summ, status
 
 
+def mbuffer_status_lines(con, sel: Selection) -> pl.DataFrame:
+    """Every mbuffer status line of the selection, in the order printed, with its file's label."""
+    return _q(
+        con,
+        sel,
+        """
+        SELECT st.*, f.path, f.sha256, coalesce(f.label, f.path) AS label FROM mbuffer_status st
+        JOIN files f USING (file_id) WHERE {where} ORDER BY f.path, st.seq""",
+    )
+
+
 def layouts(con, sel: Selection) -> pl.DataFrame:
     df = _q(
         con,

@@ -13,12 +13,12 @@ Thumper sweep), that model predicts *less* speed per added vdev, the sum-of-vdev
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
 from ..claims import stated_where, study_claims
-from . import fio_runs, measures, phases, scaling_findings, single_disk
+from . import design, fio_runs, measures, phases, run_verdicts, scaling_findings, scaling_repeats, single_disk
 from .db import frame
 from .result import Result, lines_of
 from .scaling_numbers import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
@@ -41,16 +41,23 @@ def relative(
     """Add baseline, relative, ideal and efficiency columns, per group ``by``.
 
     The baseline is the mean ``value`` of the group's rows with ``count == baseline_count`` (several
-    rows: repeated runs); ``baseline_runs`` says how many. Groups without a baseline, and rows whose
-    value is null (not measured), get null ratios. ``ideal`` is the sum-of-vdevs rule n / baseline.
+    rows: repeated runs) that count (a ``counted`` column where ``df`` has one: ``fio``); ``baseline_runs`` says how
+    many, ``baseline_left`` how many were left out. Groups without a baseline, and rows whose value is null (not
+    measured), get null ratios. ``ideal`` is the sum-of-vdevs rule n / baseline.
     """
     if baseline_count < 1:
         raise ValueError("baseline_count must be >= 1")
     by = list(by)
+    counts = pl.col("counted")
     base = (
-        df.filter((pl.col(count) == baseline_count) & pl.col(value).is_not_null())
+        (df if "counted" in df.columns else df.with_columns(counted=pl.lit(True)))
+        .filter((pl.col(count) == baseline_count) & pl.col(value).is_not_null())
         .group_by(by, maintain_order=True)
-        .agg(pl.col(value).mean().alias("baseline"), pl.len().alias("baseline_runs"))
+        .agg(
+            pl.col(value).filter(counts).mean().alias("baseline"),
+            counts.sum().cast(pl.UInt32).alias("baseline_runs"),
+            (~counts).sum().cast(pl.UInt32).alias("baseline_left"),
+        )
     )
     out = df.join(base, on=by, how="left", nulls_equal=True)
     return out.with_columns(
@@ -116,11 +123,20 @@ def against_sum_rule(claims: pl.DataFrame, pct: str = "pct_of_one", n: str = "n"
     ).with_columns(deviation_pct=(pl.col("ratio") / pl.col("ideal") - 1.0) * 100.0)
 
 
-def fio(runs: pl.DataFrame, baseline_count: int = 1, by: Sequence[str] = FIO_GROUP) -> pl.DataFrame:
+def fio(
+    runs: pl.DataFrame,
+    baseline_count: int = 1,
+    by: Sequence[str] = FIO_GROUP,
+    left: Mapping[tuple[int, int, str], str] | None = None,
+) -> pl.DataFrame:
     """fio runs labelled with vdev_type / vdev_count (manifest): bandwidth relative to the baseline count
-    of the same vdev class, workload and direction. Runs without a vdev_count are left out."""
+    of the same vdev class, workload and direction. Runs without a vdev_count are left out. ``left``: the runs
+    notebooks 05, 08 and 10 leave out (``run_verdicts.left_out``): each row's ``why`` and ``suspect``, and out of
+    the baseline's mean where one of its runs is clean (``run_verdicts.counted``)."""
     labelled = runs.filter(pl.col("vdev_type").is_not_null() & pl.col("vdev_count").is_not_null())
     by = phases.grouped(by, runs)  # runs before and after a change are never one baseline's repeats
+    labelled = run_verdicts.with_verdicts(labelled, left or {})
+    labelled = labelled.with_columns(counted=run_verdicts.counted(pl.col("suspect"), [*by, "vdev_count"]))
     out = relative(labelled, "bw_bytes_per_s", by, baseline_count=baseline_count)
     counts = out.group_by(list(by)).agg(pl.col("vdev_count").n_unique().alias("vdev_counts_in_group"))
     return out.join(counts, on=list(by), how="left", nulls_equal=True).sort([*by, "vdev_count"], nulls_last=True)
@@ -327,7 +343,13 @@ def mirror_physical_writes(layouts: pl.DataFrame) -> dict | None:
     )
 
 
-def compute(frames: ScalingFrames, baseline: int, serial_test: str, record_bytes: int) -> ScalingNumbers:
+def compute(
+    frames: ScalingFrames,
+    baseline: int,
+    serial_test: str,
+    record_bytes: int,
+    left: Mapping[tuple[int, int, str], str] | None = None,
+) -> ScalingNumbers:
     """Frames -> named numbers: layouts against one vdev, the serial-reader fit, fio runs across vdev counts, each
     layout against one of its own disks, and the study's stated figures."""
 
@@ -348,8 +370,14 @@ def compute(frames: ScalingFrames, baseline: int, serial_test: str, record_bytes
         n.physical = mirror_physical_writes(layouts)
     labelled = runs.filter(pl.col("vdev_type").is_not_null() & pl.col("vdev_count").is_not_null())
     n.labelled_runs = labelled.height
-    scaled_fio = fio(labelled, baseline, by=FIO_SCALING_GROUP) if labelled.height else labelled
+    scaled_fio = (
+        fio(design.with_design(labelled), baseline, by=FIO_SCALING_GROUP, left=left) if labelled.height else labelled
+    )
     n.fio_multi = scaled_fio.filter(pl.col("vdev_counts_in_group") > 1) if scaled_fio.height else scaled_fio
+    key = phases.grouped(FIO_SCALING_GROUP, n.fio_multi)  # before and after a change: never one configuration
+    n.fio_configs = scaling_repeats.configurations(n.fio_multi, key, baseline)
+    if scaled_fio.height:  # runs with a layout whose group has one vdev count: nothing to scale against
+        n.fio_alone = scaled_fio.filter(pl.col("vdev_counts_in_group") == 1)["label"].to_list()
     n.single = single_disk.comparisons(frames.single_parts)
     n.rejected = single_disk.rejected(frames.single_parts)
     n.stated = against_sum_rule(ars_two_vdevs(frames.claims))
@@ -379,7 +407,8 @@ def analyse(
         raise ValueError("baseline_vdev_count must be >= 1")
     frames = query(con, sel, tests)
     res = Result.start(con, sel, measures.per_file(con, sel, frames.runs))
-    n = compute(frames, baseline_vdev_count, serial_test, record_bytes)
+    left = run_verdicts.left_out(con, sel) if frames.runs.height else {}  # the one rule of 05, 08 and 10
+    n = compute(frames, baseline_vdev_count, serial_test, record_bytes, left)
     res.numbers = n
     if n.scaled.height:
         res.frames.update(layouts=frames.layouts, scaled=n.scaled, best=n.best)
@@ -387,6 +416,9 @@ def analyse(
     if n.serial:
         res.frames["serial_reader"] = n.serial[0]
     res.frames["fio"] = n.fio_multi  # only groups that compare vdev counts (a lone vdev count has nothing to chart)
+    res.frames["fio_configs"] = scaling_repeats.frame(
+        n.fio_configs, n.fio_multi.schema
+    )  # the runs of one vdev count as repeats
     res.file_ids += n.fio_multi["file_id"].to_list() if n.fio_multi.height else []
     res.frames["single_disk"] = n.single
     res.file_ids += n.single["file_id"].to_list() + n.single["single_file_id"].to_list()

@@ -5,9 +5,10 @@ from __future__ import annotations
 import polars as pl
 
 from ..units import MiB
-from . import phases, prose
+from . import design, phases, prose, stats
 from .result import Finding, cite
 from .scaling_numbers import ScalingFrames, ScalingNumbers, _data_disks_or_none, direction_of, widths
+from .scaling_repeats import Config
 
 
 def write(res, n: ScalingNumbers, frames: ScalingFrames, sel) -> None:
@@ -165,19 +166,144 @@ def _fio(res, n: ScalingNumbers, frames: ScalingFrames, sel) -> None:
                 else "."
             )
         )
-    for r in multi.iter_rows(named=True):
-        if r["relative"] is None:
-            continue
+    for c in n.fio_configs:
+        res.findings.append(_config(c, n.baseline))
+    if n.fio_alone and multi.height:
         res.findings.append(
-            f"fio {r['label']}: {r['vdev_count']} x {r['vdev_type']} {prose.rate(r['bw_bytes_per_s'])} = "
-            f"{r['relative']:.2f}x the {n.baseline}-vdev run of the same workload (rule {r['ideal']:.1f}x)."
+            f"Not in any comparison: {prose.listing(n.fio_alone)}: no other run of the same workload, vdev type and "
+            "width has another vdev count."
         )
+    res.findings += _baselines_left(multi, n.baseline)
+    if any(c.flagged for c in n.fio_configs):
+        res.findings += design.sentences(multi)
+        res.findings += [  # flagged by their logs or a plausibility flag, not by a design check
+            f"{r['label']}: flagged as notebooks 05, 08 and 10 flag it: {r['why']}."
+            for r in multi.iter_rows(named=True)
+            if r.get("suspect") and not r.get("design_flagged")
+        ]
+        res.caveats.append("fio vdev ratios rest on runs the design checks flag")
     if multi.height == 0:
         res.missing.append(
             f"no fio runs of one workload on pools with different vdev counts for {sel.describe()}: run "
             "the same fio job on 1, 2, 4 ... vdevs and label each run with vdev_type, vdev_count and "
             "vdev_width in the manifest" + ("" if n.scaled.height else "; nor a layout table")
         )
+
+
+def _runs_text(c: Config) -> str:
+    """A configuration's runs: the mean of its repeats with their spread and interval, or its one run."""
+    r = c.repeats
+    names = prose.listing([x["label"] for x in c.counted])
+    left = (
+        f"; left out as notebooks 05, 08 and 10 leave them out: {prose.listing([x['label'] for x in c.left])}"
+        if c.left and not c.is_baseline  # the baseline's are named with why (_baselines_left)
+        else ""
+    )
+    if r.n == 1 or r.ci is None:
+        return f"one run ({names}) {prose.rate(r.mean)}{left}"
+    return (
+        f"mean of {r.n} runs ({names}) {prose.rate(r.mean)}; runs {r.low / MiB:.1f}-{r.high / MiB:.1f} MiB/s, "
+        f"{r.level * 100:.0f} % CI of the mean ±{r.ci.half / MiB:.1f} MiB/s (Student's t, {r.n - 1} degree(s) of "
+        f"freedom){left}"
+    )
+
+
+def _judged(c: Config) -> str:
+    """How the ratio was judged against the baseline: the test the repeats allow and what its interval holds (as a
+    difference in percent of the baseline's mean: 0 % is no scaling, the rule's n x is (n - 1) x 100 %)."""
+    cmp_ = c.comparison
+    assert cmp_ is not None and c.baseline is not None  # not the baseline itself
+    if cmp_.test == stats.WELCH and cmp_.interval is not None:
+        lo, hi = (100 * x / c.baseline.mean for x in (cmp_.interval.low, cmp_.interval.high))
+        rule = 100 * (c.ideal - 1)
+        holds = [
+            x
+            for x, inside in (("0 % (no scaling)", lo <= 0 <= hi), (f"the rule's {rule:+.0f} %", lo <= rule <= hi))
+            if inside
+        ]
+        said = (
+            f"it holds {' and '.join(holds)}"
+            + (": these repeats cannot tell scaling from none" if len(holds) == 2 else "")
+            if holds
+            else f"it holds neither 0 % nor the rule's {rule:+.0f} %"
+        )
+        return (
+            f"{cmp_.test_name}: the difference of the means is {cmp_.diff_pct:+.0f} % of the baseline's, "
+            f"{cmp_.level * 100:.0f} % interval {lo:+.0f} % to {hi:+.0f} %; {said}"
+        )
+    if cmp_.test == stats.PREDICTION:
+        return f"{cmp_.test_name}: {'outside' if cmp_.differs else 'inside'} it"
+    return cmp_.test_name
+
+
+def _rests_on(c: Config) -> str:
+    """What the ratio rests on, said plainly: flagged runs, single runs."""
+    base_runs = [] if c.is_baseline else [r for r in c.baseline_runs if r.get("counted", True)]
+    runs = [*c.counted, *base_runs]
+    flagged = sum(r["suspect"] if r.get("suspect") is not None else bool(r.get("design_flagged")) for r in runs)
+    out = []
+    if flagged:
+        codes = sorted({x for r in runs for x in (r.get("design_flags") or [])}, key=list(design.CODES.values()).index)
+        out.append(
+            f" It rests on flagged runs: {flagged} of the {len(runs)} runs it is taken from (this configuration's and "
+            f"the baseline's) are flagged as notebooks 05, 08 and 10 flag them ({', '.join(codes) or 'see below'}; "
+            "each run's reasons below), so it does not show how the vdevs scale."
+        )
+    singles = [w for w, k in (("this configuration", c.repeats.n), ("the baseline", len(base_runs))) if k == 1]
+    if singles and not c.is_baseline:
+        out.append(f" {' and '.join(singles).capitalize()} ran once: no run-to-run estimate for that side.")
+    return "".join(out)
+
+
+def _config(c: Config, baseline: int) -> Finding:
+    """One configuration of a fio group: the baseline's repeats, or a vdev count against the baseline's mean."""
+    wl = c.key.get("workload") or "workload"
+    runs_cite = cite(prose.rate(c.repeats.mean), c.counted, "mean of the runs" if c.repeats.n > 1 else None)
+    if c.is_baseline:
+        tail = (
+            ": the runs of one vdev count are repeats of the baseline, not points of the scaling"
+            if c.repeats.n > 1
+            else ""
+        )
+        return Finding(
+            f"fio `{wl}` on {c.key.get('vdev_type')} vdevs, the baseline, {c.vdev_count} vdev{'s' if c.vdev_count > 1 else ''}: "
+            f"{_runs_text(c)}{tail}.",
+            [runs_cite],
+        )
+    both = [*c.counted, *(r for r in c.baseline_runs if r.get("counted", True))]
+    spread = (
+        f"; its runs give {c.run_ratios[0]:.2f}x-{c.run_ratios[1]:.2f}x of that mean"
+        if c.run_ratios and c.repeats.n > 1
+        else ""
+    )
+    return Finding(
+        f"fio `{wl}`: {c.vdev_count} x {c.key.get('vdev_type')}, {_runs_text(c)} = {c.ratio:.2f}x the "
+        f"{baseline}-vdev mean (rule {c.ideal:.1f}x){spread}; {_judged(c)}.{_rests_on(c)}",
+        [
+            runs_cite,
+            cite(f"{c.ratio:.2f}x", both, "the mean of this configuration's runs / the mean of the baseline's"),
+        ],
+    )
+
+
+def _baselines_left(multi, baseline: int) -> list[str]:
+    """Each baseline with runs left out of its mean (the one rule of 05, 08 and 10: ``run_verdicts``), each run
+    with why."""
+    if multi.is_empty() or "baseline_left" not in multi.columns:
+        return []
+    out = []
+    left = multi.filter((pl.col("vdev_count") == baseline) & ~pl.col("counted"))
+    for (workload,), g in left.group_by("workload", maintain_order=True):
+        kept = multi.filter((pl.col("vdev_count") == baseline) & pl.col("counted") & (pl.col("workload") == workload))
+        each = "; ".join(
+            f"{r['label']} at {prose.rate(r['bw_bytes_per_s'])} ({r['why']})" for r in g.iter_rows(named=True)
+        )
+        out.append(
+            f"`{workload}`: the {baseline}-vdev baseline is the mean of its {kept.height} run(s) that count, "
+            f"{prose.rate(kept['bw_bytes_per_s'].mean())}; {g.height} left out as notebooks 05, 08 and 10 leave them "
+            f"out: {each}."
+        )
+    return out
 
 
 def _model(r: dict) -> str:

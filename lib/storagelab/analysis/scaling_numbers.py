@@ -71,6 +71,10 @@ class ScalingNumbers:
     serial_error: str | None = None
     labelled_runs: int = 0
     fio_multi: pl.DataFrame = field(default_factory=pl.DataFrame)  # fio groups holding more than one vdev count
+    fio_configs: list = field(default_factory=list)  # scaling_repeats.Config: fio_multi's runs per vdev count
+    fio_alone: list = field(
+        default_factory=list
+    )  # labels of runs whose group (workload, vdev type, width) has one vdev count
     single: pl.DataFrame = field(default_factory=pl.DataFrame)  # layouts against one of their disks
     rejected: pl.DataFrame = field(default_factory=pl.DataFrame)  # single-disk runs that stand for no pool's disk
     one_mirror_disk: float | None = None  # dd write of the one-vdev mirror: one disk's speed

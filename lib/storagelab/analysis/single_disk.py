@@ -54,6 +54,10 @@ def disk_model(direction: str, vdev_type: str | None, count: int, width: int) ->
 
 
 def is_single_disk(r: dict) -> bool:
+    """One disk alone: vdev_type single on one vdev (a count of 2 or more single vdevs is a stripe of that many
+    disks, the h6 trial's stripe2), or one vdev one disk wide."""
+    if (r["vdev_count"] or 1) != 1:
+        return False
     return r["vdev_type"] == "single" or ((r["vdev_count"] or 0) == 1 and (r["vdev_width"] or 0) == 1)
 
 

@@ -4,8 +4,10 @@ bandwidth), cache-inflation flags, test-design checks (``design``), repeats and 
 
 Three steps: ``query`` (SQL to frames), ``compute`` (a ``stacks_numbers.StacksResult`` of named numbers) and
 ``stacks_findings.write`` (sentences from that result only); ``analyse`` runs them. The flags are in ``stacks_flags``
-(re-exported here). A flagged run (a plausibility flag other than a weak one, or a
-design flag) is marked in every table and chart and never heads a ranking.
+(re-exported here). Which runs are flagged is the one rule of 05, 08 and 10 (``run_verdicts``: a design flag, two
+regimes or dips in the run's logs, a plausibility flag other than a weak one); a flagged run is marked in every table
+and chart, never heads a ranking, and is left out of its configuration's mean and repeats where one of its runs is
+clean (all count, flagged, where none is).
 
 Runs are compared only within one workload (``fio_runs.workload``). A layer's cost is measured where
 the selection has a run of ``<layer>+<base>`` and one of ``<base>`` with the same workload and ZFS
@@ -17,7 +19,19 @@ from __future__ import annotations
 import polars as pl
 
 from ..units import MiB
-from . import arc, design, fio_failed, fio_runs, measures, phases, plausibility, repeat_groups, stacks_findings, stats
+from . import (
+    arc,
+    design,
+    fio_failed,
+    fio_runs,
+    measures,
+    phases,
+    plausibility,
+    repeat_groups,
+    run_verdicts,
+    stacks_findings,
+    stats,
+)
 from .db import frame
 from .result import Result, lines_of
 from .selection import Selection
@@ -35,6 +49,7 @@ from .stacks_numbers import (
     ConfigRef,
     DeviceSpread,
     LayerCost,
+    LeftOut,
     OverLimit,
     PhasePair,
     Ranking,
@@ -42,6 +57,7 @@ from .stacks_numbers import (
     RunRef,
     StacksResult,
     TestSizes,
+    VerdictDiff,
 )
 
 
@@ -186,18 +202,20 @@ def layer_costs(df: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
 
 
-def query(con, sel: Selection, direction: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def query(con, sel: Selection, direction: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, run_verdicts.Logs]:
     """SQL to frames: every fio run of the selection (``fio_runs.runs``, with ``runs_in_workload``), the runs of
-    ``direction`` (labels filled from the path where missing) and their member devices' write times."""
+    ``direction`` (labels filled from the path where missing), their member devices' write times and their log files
+    (``run_verdicts.load_logs``: two regimes or dips in them leave a run out, as in 08 and 10)."""
     all_runs = fio_runs.comparable(fio_runs.runs(con, sel))
     if all_runs.is_empty():
-        return all_runs, all_runs, pl.DataFrame()
+        return all_runs, all_runs, pl.DataFrame(), run_verdicts.Logs()
     d = all_runs.filter(pl.col("direction") == direction).with_columns(
         labelled=pl.col("label").is_not_null(), label=fio_runs.run_label(all_runs)
     )
     d = phases.named(d)
     disks = device_latency(con, sel, d["file_id"].to_list()) if d.height else pl.DataFrame()
-    return all_runs, d, disks
+    logs = run_verdicts.load_logs(con, d["file_id"].to_list()) if d.height else run_verdicts.Logs()
+    return all_runs, d, disks, logs
 
 
 def _mixed_note(all_runs: pl.DataFrame) -> str:
@@ -238,23 +256,38 @@ def _ref(r: dict) -> RunRef:
     return RunRef(r["label"], r["bw_bytes_per_s"], r.get("mark") or "", lines_of(r))
 
 
+def with_counted(known: pl.DataFrame) -> pl.DataFrame:
+    """``counted``: the run counts in its configuration's mean, repeats and ranking, as in notebooks 08 and 10 (the
+    one rule, ``run_verdicts``): it is not ``suspect``, or every run of its configuration (``repeat_groups``, one
+    workload) is (then all count and the configuration is flagged: it heads no ranking)."""
+    keyed = repeat_groups.with_key(known)
+    flagged = pl.col("suspect").all().over(repeat_groups.KEY, "workload")
+    return keyed.with_columns(counted=~pl.col("suspect") | flagged).drop(repeat_groups.KEY)
+
+
 def configurations(known: pl.DataFrame) -> pl.DataFrame:
     """One row per workload and configuration (``repeat_groups``: its repeats pooled, never ranked against each
-    other): ``config`` (its name), ``n`` runs, ``mean`` bandwidth, ``ci95`` (half-width of the 95 % interval of the
-    mean; None for one run), ``suspect`` (any of its runs flagged: it never heads a ranking), ``mark`` (its runs'
-    marks), ``flag`` (its runs' plausibility flags: ``with_flags``), ``runs`` (its rows, for their lines) and ``rank`` in its workload (unflagged first, fastest first)."""
+    other), of its ``counted`` runs (``with_counted``): ``config`` (its name), ``n`` runs, ``mean`` bandwidth,
+    ``ci95`` (half-width of the 95 % interval of the mean; None for one run), ``suspect`` (every run flagged: it never
+    heads a ranking), ``mark`` (its runs' marks), ``flag`` (its runs' plausibility flags: ``with_flags``), ``runs``
+    (its rows, for their lines), ``left_out`` (the runs left out: label, why, lines) and ``rank`` in its workload
+    (unflagged first, fastest first)."""
     named = repeat_groups.with_names(
         known.with_columns(config_name=fio_runs.config_label(known)), "config_name", "config"
     )
+    lines = [c for c in ("path", "sha256", "line_start", "line_end") if c in named.columns]
+    counted = pl.col("counted")
     g = named.group_by(repeat_groups.KEY, "workload", maintain_order=True).agg(
         pl.col("config").first(),
-        n=pl.len(),
-        mean=pl.col("bw_bytes_per_s").mean(),
-        values=pl.col("bw_bytes_per_s"),
-        suspect=pl.col("suspect").any(),
-        mark=pl.col("mark").filter(pl.col("mark") != "").unique(maintain_order=True).str.join("; "),
-        flag=pl.col("flag").drop_nulls().unique(maintain_order=True).str.join("; "),
-        runs=pl.struct(c for c in ("path", "sha256", "line_start", "line_end") if c in named.columns),
+        n=counted.sum(),
+        mean=pl.col("bw_bytes_per_s").filter(counted).mean(),
+        values=pl.col("bw_bytes_per_s").filter(counted),
+        suspect=pl.col("suspect").all(),
+        mark=pl.col("mark").filter(counted & (pl.col("mark") != "")).unique(maintain_order=True).str.join("; "),
+        flag=pl.col("flag").filter(counted).drop_nulls().unique(maintain_order=True).str.join("; "),
+        runs=pl.struct(lines).filter(counted),
+        left_out=pl.struct("label", "why", "bw_bytes_per_s", *lines).filter(~counted),
+        labels=pl.col("label").unique(maintain_order=True),
     )
     ci = [(s.ci.half if s.ci else None) for s in map(stats.summarise, g["values"].to_list())]
     return (
@@ -266,6 +299,60 @@ def configurations(known: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def left_out(configs: pl.DataFrame) -> list[LeftOut]:
+    """The configurations with runs left out of their mean (``with_counted``), each run with why."""
+    out = []
+    for r in configs.filter(pl.col("left_out").list.len() > 0).iter_rows(named=True):
+        runs = tuple((x["label"], x["why"] or "flagged", x["bw_bytes_per_s"], lines_of(x)) for x in r["left_out"])
+        out.append(LeftOut(r["config"], r["workload"], r["n"], r["mean"], runs, lines_of(list(r["runs"]))))
+    return out
+
+
+def all_flagged(configs: pl.DataFrame, known: pl.DataFrame) -> list[LeftOut]:
+    """The configurations every run of which is flagged (all count: ``with_counted``) that 05 says nothing else of:
+    those of several runs (notebook 08 compares none of them, 10 shows their mean flagged) and those flagged by
+    their logs (two regimes, dips: ``run_verdicts.regimes``); each run with why."""
+    logged = (
+        set(known.filter(pl.col("regime").is_not_null())["label"].to_list()) if "regime" in known.columns else set()
+    )
+    out = []
+    for r in configs.filter(pl.col("suspect")).iter_rows(named=True):
+        runs = known.filter(pl.col("label").is_in(list(r["labels"])) & (pl.col("workload") == r["workload"]))
+        if r["n"] < 2 and not logged & set(r["labels"]):
+            continue
+        each = tuple(
+            (x["label"], x["why"] or "flagged", x["bw_bytes_per_s"], lines_of(x)) for x in runs.iter_rows(named=True)
+        )
+        out.append(LeftOut(r["config"], r["workload"], r["n"], r["mean"], each, lines_of(list(r["runs"]))))
+    return out
+
+
+def judge(d: pl.DataFrame, logs: run_verdicts.Logs, margin: float, min_elapsed_s: float) -> pl.DataFrame:
+    """``d`` judged by the one rule of 05, 08 and 10 (``run_verdicts``) with these parameters."""
+    checked = run_verdicts.checked(d, margin, min_elapsed_s)
+    return run_verdicts.judged(checked, run_verdicts.log_regimes(logs, run_verdicts.design_by_file(checked)))
+
+
+def verdict_diffs(
+    d: pl.DataFrame, here: pl.DataFrame, logs: run_verdicts.Logs, margin: float, min_elapsed_s: float
+) -> list[VerdictDiff]:
+    """With parameters other than the defaults 08 and 10 judge with (``run_verdicts.MARGIN``,
+    ``design.MIN_ELAPSED_S``): the runs ``here`` (``judge`` with them) left out or counted where 08 and 10 do the
+    other, or left out for other reasons, with why on each side."""
+    if (margin, min_elapsed_s) == (run_verdicts.MARGIN, design.MIN_ELAPSED_S):
+        return []
+    key = list(run_verdicts.KEY)
+    there = judge(d, logs, run_verdicts.MARGIN, design.MIN_ELAPSED_S).select(
+        *key, pl.col("suspect").alias("there_suspect"), pl.col("why").alias("there_why")
+    )
+    differ = (pl.col("suspect") != pl.col("there_suspect")) | ~pl.col("why").eq_missing(pl.col("there_why"))
+    both = here.join(there, on=key, how="left").filter(differ)
+    return [
+        VerdictDiff(r["label"], r["why"] if r["suspect"] else None, r["there_why"] if r["there_suspect"] else None)
+        for r in both.sort("path", "doc_index", "groupid").iter_rows(named=True)
+    ]
+
+
 def _config_ref(r: dict) -> ConfigRef:
     return ConfigRef(r["config"], r["mean"], r["mark"], lines_of(list(r["runs"])), r["n"], r["ci95"])
 
@@ -275,6 +362,7 @@ def table_lines(configs: pl.DataFrame) -> list[str]:
     out = []
     for r in configs.iter_rows(named=True):
         runs = f"mean of {r['n']} runs, ±{r['ci95'] / MiB:.1f} MiB/s (95 % CI)" if r["n"] > 1 else "1 run"
+        runs += f" ({len(r['left_out'])} left out)" if r.get("left_out") else ""
         line = f"{r['rank']:>3}. {r['config']:<42} {r['mean'] / MiB:8.1f} MiB/s = {r['mean'] / 1e6:8.1f} MB/s  {runs}"
         out.append(f"{line}  {r['flag']}  {r['mark']}".rstrip())
     return out
@@ -387,15 +475,23 @@ def costs_of(costs: pl.DataFrame, d: pl.DataFrame) -> list[LayerCost]:
 
 
 def compute(
-    d: pl.DataFrame, disks: pl.DataFrame, direction: str, margin: float, min_elapsed_s: float = design.MIN_ELAPSED_S
+    d: pl.DataFrame,
+    disks: pl.DataFrame,
+    direction: str,
+    margin: float,
+    min_elapsed_s: float = design.MIN_ELAPSED_S,
+    logs: run_verdicts.Logs | None = None,
 ) -> StacksResult:
     """The pure compute step: flags, design checks, rankings, limits, test sizes, repeats and layer costs of the
-    runs ``d`` of one direction (``query``'s second frame, not empty)."""
-    d = marked(d, margin, min_elapsed_s=min_elapsed_s)
+    runs ``d`` of one direction (``query``'s second frame, not empty); ``logs``: their log files (``query``)."""
+    logs = logs or run_verdicts.Logs()
+    judged = judge(d, logs, margin, min_elapsed_s)
+    diffs = verdict_diffs(d, judged, logs, margin, min_elapsed_s)
+    d = with_counted(marked(judged))
     known = d.filter(pl.col("workload_known"))  # runs of unknown mode or block size are compared with none
     configs = configurations(known)
     workloads, ranks = rankings(configs)
-    reps = repeats(known)
+    reps = repeats(known.filter(pl.col("counted")))
     costs = layer_costs(known)
     over = d.filter(pl.col("inflated").fill_null(False)).sort("bw_bytes_per_s", descending=True)
     head = headline_ranking(ranks)
@@ -428,13 +524,16 @@ def compute(
         device_latency=disks,
         sizes=test_sizes(in_files),
         repeats=reps,
-        repeat_tests=repeat_tests(reps, d),
+        repeat_tests=repeat_tests(reps, d.filter(pl.col("counted"))),  # a run left out is no peer
         layer_costs=costs,
         costs=costs_of(costs, d),
         fastest=head.flagged_faster[0] if head and head.flagged_faster else None,
         best_clean=head.fastest if head else None,
         flagged_above_best=len(head.flagged_faster) if head else 0,
         unranked=0 if head or len(ranks) < 2 else sum(k.fastest is not None for k in ranks),
+        left_out=left_out(configs),
+        all_flagged=all_flagged(configs, known),
+        verdict_diffs=diffs,
     )
 
 
@@ -452,7 +551,7 @@ def analyse(
     con,
     sel: Selection,
     direction: str = "write",
-    inflation_margin: float = 1.1,
+    inflation_margin: float = run_verdicts.MARGIN,
     min_elapsed_s: float = design.MIN_ELAPSED_S,
 ) -> Result:
     """Notebook 05 on any selection: ``query``, then ``compute``, then ``stacks_findings.write``."""
@@ -463,7 +562,7 @@ def analyse(
         )
     if not min_elapsed_s >= 0:
         raise ValueError(f"min_elapsed_s must be 0 or more (seconds a run must last), got {min_elapsed_s}")
-    all_runs, d, disks = query(con, sel, direction)
+    all_runs, d, disks, logs = query(con, sel, direction)
     res = Result.start(con, sel, measures.per_file(con, sel, all_runs))
     res.missing += fio_failed.sentences(con, sel)  # runs fio stopped on an error: named, never silently gone
     if all_runs.is_empty():
@@ -480,7 +579,7 @@ def analyse(
             f"set the parameter direction to one of them{_mixed_note(all_runs) if direction == 'mixed' else ''}"
         )
         return res
-    res = stacks_findings.write(res, compute(d, disks, direction, inflation_margin, min_elapsed_s))
+    res = stacks_findings.write(res, compute(d, disks, direction, inflation_margin, min_elapsed_s, logs))
     res.findings += arc.notes(d)  # ARC hit ratios the flag does not show (below it, since boot), and what is missing
     res.missing += arc.missing(d) + arc.untied(con, sel)
     if "workload_inferred" in d.columns:  # what a workload took from the output, not an option (fio_runs)

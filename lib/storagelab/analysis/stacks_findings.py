@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..units import MiB
-from . import design, prose, repeat_groups, stats
+from . import design, prose, repeat_groups, run_verdicts, stats
 from .result import Cite, Finding, Result, cite
 from .stacks_flags import WEAK_BELOW
 from .stacks_numbers import ConfigRef, RunRef, StacksResult
@@ -75,6 +75,55 @@ def _ranking_sentences(r: StacksResult) -> list[str]:
             )
             cites += [_rate_cite(x) for x in k.flagged_faster]
         out.append(Finding(text + ".", cites))
+    return out
+
+
+def _runs_cites(runs) -> list[Cite]:
+    return [cite(prose.rate(bw), lines) for _, _, bw, lines in runs]
+
+
+def _verdict_sentences(r: StacksResult) -> list[Finding | str]:
+    """The runs the one rule of 05, 08 and 10 (``run_verdicts``) leaves out of a configuration's mean, those of a
+    configuration flagged whole, and the runs 05's own parameters judge otherwise than 08 and 10."""
+    out: list[Finding | str] = []
+    for x in r.left_out:
+        k = len(x.runs)
+        each = "; ".join(f"{label} at {prose.rate(bw)} ({why})" for label, why, bw, _ in x.runs)
+        out.append(
+            Finding(
+                f"{x.config} (`{x.workload}`): {k} of its {x.counted + k} runs left out of its mean, the ranking and "
+                f"the headline, as notebooks 08 and 10 leave them out: {each}. Its mean, "
+                f"{prose.rate(x.mean)}, is of the other {x.counted}.",
+                [*_runs_cites(x.runs), cite(prose.rate(x.mean), x.lines, f"mean of {x.counted} run(s)")],
+            )
+        )
+    for x in r.all_flagged:
+        head = f"{x.config} (`{x.workload}`)"
+        if x.counted == 1:
+            ((_, why, bw, lines),) = x.runs
+            text = (
+                f"{head}: its one run, at {prose.rate(bw)}, is flagged as in notebooks 08 and 10 ({why}): it heads no "
+                "ranking and no headline."
+            )
+        else:
+            each = "; ".join(f"{label} at {prose.rate(bw)} ({why})" for label, why, bw, _ in x.runs)
+            text = (
+                f"{head}: all {x.counted} of its runs are flagged as in notebooks 08 and 10 ({each}), so all count in "
+                f"its mean, {prose.rate(x.mean)}, shown flagged: it heads no ranking and no headline; notebook 08 "
+                "compares none of them, the disk card (10) shows their mean flagged."
+            )
+        out.append(Finding(text, _runs_cites(x.runs)))
+    if r.verdict_diffs:
+        each = "; ".join(
+            f"{v.label}: {f'left out here ({v.here})' if v.here else 'counted here'}; "
+            f"{f'left out there ({v.there})' if v.there else 'counted there'}"
+            for v in r.verdict_diffs
+        )
+        out.append(
+            f"With inflation_margin {r.margin:g} and min_elapsed_s {r.min_elapsed_s:g} s, {len(r.verdict_diffs)} "
+            f"run(s) are judged here otherwise than in notebooks 08 and 10 (which judge with "
+            f"{run_verdicts.MARGIN:g} and {design.MIN_ELAPSED_S:g} s): {each}."
+        )
     return out
 
 
@@ -355,15 +404,13 @@ def _headline(res: Result, r: StacksResult) -> None:
         )
     elif r.best_clean:
         res.verdict = f"Fastest {d} run with no flag: {r.best_clean.label} at {_mean(r.best_clean)}" + (
-            f"; the {r.flagged_above_best} faster run(s) are flagged (cache, rounding, ZFS ignoring direct=1 or "
-            "test design)."
+            f"; the {r.flagged_above_best} faster run(s) are flagged (cache, rounding, ZFS ignoring direct=1, test "
+            "design or their logs)."
             if r.flagged_above_best
             else "."
         )
     else:
-        res.verdict = (
-            f"Every {d} run is flagged (cache, rounding, ZFS ignoring direct=1 or test design): none is ranked."
-        )
+        res.verdict = f"Every {d} run is flagged (cache, rounding, ZFS ignoring direct=1, test design or their logs): none is ranked."
 
 
 def _caveats(res: Result, r: StacksResult) -> None:
@@ -386,6 +433,7 @@ def _caveats(res: Result, r: StacksResult) -> None:
 
 def write(res: Result, r: StacksResult) -> Result:
     """The findings step: frames, sentences, headline, verdict and caveats, written from ``r`` alone."""
+    res.numbers = r
     res.frames.update(
         runs=r.runs,
         configs=r.configs,
@@ -435,6 +483,7 @@ def write(res: Result, r: StacksResult) -> Result:
     said, lacking = _size_sentences(r)
     res.findings += said
     res.missing += lacking
+    res.findings += _verdict_sentences(r)
     res.findings += _repeat_sentences(r)
     res.findings += _cost_sentences(r)
     _headline(res, r)

@@ -1,7 +1,7 @@
 """The plausibility flags of a fio run (notebook 05, and 08 and explore through it): whether its bandwidth is above
 the device limit it is labelled with, within the printed figure's rounding of it, or taken with ``direct=1`` on a ZFS
 that ignores it; with the design checks (``design``) they make a run's mark and keep a flagged run from heading a
-ranking (``marked``)."""
+ranking (``marked``; the rule itself, shared with 08 and 10, is ``run_verdicts``)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ SHORT_FLAG = {FLAGS[0]: "above limit", FLAGS[1]: "at limit", FLAGS[2]: "direct i
 # above the labelled limit by less than this factor, a flag rests on how exact the limit is: weak (an 'about
 # 170 MB/s' HDD ran at 1.14x it; 18 TB HDD datasheets give 260-270 MB/s)
 WEAK_BELOW = 1.25
+REGIME_WORDS = ("two regimes", "dips")  # a run's logs' verdicts (``run_verdicts.regimes``), as its mark names them
 
 
 def with_flags(df: pl.DataFrame, margin: float = 1.0, weak_below: float = WEAK_BELOW) -> pl.DataFrame:
@@ -100,20 +101,19 @@ def with_flags(df: pl.DataFrame, margin: float = 1.0, weak_below: float = WEAK_B
     )
 
 
-def marked(d: pl.DataFrame, margin: float, weak_below: float = WEAK_BELOW, **thresholds) -> pl.DataFrame:
-    """The runs with plausibility flags (``with_flags``), design checks (``design.with_design``), ``suspect`` (a
-    plausibility flag other than a weak one, or a design flag: such a run never heads a ranking), ``mark`` (''
-    or '⚠ above limit, overran, stall'), ``label_marked``, ``status`` (the flag, or DESIGN_STATUS for a run flagged
-    by design checks alone) and ``rank`` (1 = first in its workload); sorted: per workload, unflagged runs first,
-    fastest first."""
-    d = design.with_design(with_flags(d, margin, weak_below), **thresholds)
+def marked(d: pl.DataFrame) -> pl.DataFrame:
+    """The runs judged by the one rule of 05, 08 and 10 (``run_verdicts.judged``: plausibility flags, design checks,
+    their logs' regimes, ``suspect``, ``why``) with ``mark`` ('' or '⚠ above limit, overran, stall, dips': the short
+    names), ``label_marked``, ``status`` (the flag, or DESIGN_STATUS for a run flagged by design checks alone) and
+    ``rank`` (1 = first in its workload); sorted: per workload, unflagged runs first, fastest first."""
     marks = []
-    for flag, codes in zip(d["flag"], d["design_flags"], strict=True):
+    regimes = d["regime"] if "regime" in d.columns else pl.Series([None] * d.height, dtype=pl.String)
+    for flag, codes, regime in zip(d["flag"], d["design_flags"], regimes, strict=True):
         parts = [SHORT_FLAG[flag]] if flag in SHORT_FLAG else []
         parts += [c for c in codes if c not in parts]
+        parts += [w for w in REGIME_WORDS if regime and regime.startswith(f"{design.MARK} {w}")]
         marks.append(f"{design.MARK} {', '.join(parts)}" if parts else "")
     d = d.with_columns(
-        suspect=pl.col("flag").is_in(SUSPECT_FLAGS) | pl.col("design_flagged"),
         mark=pl.Series(marks, dtype=pl.String),
         status=pl.when(pl.col("flag").is_in(CLEAN_FLAGS) & pl.col("design_flagged"))
         .then(pl.lit(DESIGN_STATUS))

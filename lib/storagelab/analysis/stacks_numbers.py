@@ -119,6 +119,29 @@ class PhasePair:
     only_pair: bool  # every run of the workload has a phase label: the pair replaces its ranking
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A configuration with runs left out of its mean, repeats and ranking, as notebooks 08 and 10 leave them out
+    (``run_verdicts``): its name, workload, the runs counted and their mean, and each run left out (label, why,
+    bandwidth, lines)."""
+
+    config: str
+    workload: str
+    counted: int
+    mean: float
+    runs: tuple[tuple[str, str, float, tuple[dict, ...]], ...]
+    lines: tuple[dict, ...] = ()  # the counted runs' lines (the mean's)
+
+
+@dataclass(frozen=True)
+class VerdictDiff:
+    """A run 05's own parameters judge otherwise than 08 and 10 (their defaults): why on each side (None: counted)."""
+
+    label: str
+    here: str | None
+    there: str | None
+
+
 @dataclass
 class StacksResult:
     """Everything notebook 05 says, as named numbers (the frames are for its tables and chart)."""
@@ -151,3 +174,6 @@ class StacksResult:
     # each run of ``design``, its row's provenance (the group line, the slowest I/O's section): design.cites reads it
     design_rows: list[dict] = field(default_factory=list)
     phase_pairs: list[PhasePair] = field(default_factory=list)  # workloads whose runs the phase labels pair
+    left_out: list[LeftOut] = field(default_factory=list)  # configurations with runs left out (``stacks.left_out``)
+    all_flagged: list[LeftOut] = field(default_factory=list)  # every run flagged: several, or by logs (``stacks``)
+    verdict_diffs: list[VerdictDiff] = field(default_factory=list)  # runs 05's parameters judge otherwise than 08/10

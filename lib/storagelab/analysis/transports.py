@@ -9,12 +9,13 @@ recovers it (``resolve_unitless``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import polars as pl
 
 from ..units import MiB
-from . import measures, prose
+from . import mbuffer_fill, measures, prose, transport_sources
 from .mbuffer import rates
 from .result import Finding, Result, cite
 from .selection import Selection
@@ -89,6 +90,7 @@ class TransportFrames:
     summaries: pl.DataFrame  # mbuffer summary lines, labelled (measures.mbuffer_frames)
     status: pl.DataFrame  # each run's last status line
     failed_files: int  # files of this database that failed to parse (any tool)
+    status_lines: pl.DataFrame  # every status line of each run, in order (measures.mbuffer_status_lines)
 
 
 @dataclass
@@ -96,10 +98,13 @@ class TransportNumbers:
     rates: pl.DataFrame  # mbuffer.rates + vs_baseline, fastest first
     status: pl.DataFrame
     waits: pl.DataFrame  # receiver_waits
+    fill: pl.DataFrame  # mbuffer_fill.per_transfer: where each run was limited, from its steady status lines
+    status_lines: pl.DataFrame  # every status line (TransportFrames.status_lines)
     baseline_label: str  # the run the others are relative to
     baseline_rate_bytes_per_s: float
     asked_baseline: str  # the label asked for ("" when none)
-    slowest: dict  # the slowest run's row of ``rates``
+    slowest: dict | None  # the slowest compared run of ``rates`` that is no receiver (None: there is none)
+    baseline_why: str = ""  # how the baseline was chosen (transport_sources.choose_baseline)
 
     @property
     def baseline_asked_and_missing(self) -> bool:
@@ -109,23 +114,56 @@ class TransportNumbers:
 def query(con, sel: Selection) -> TransportFrames:
     summaries, status = measures.mbuffer_frames(con, sel)
     (failed,) = con.execute("SELECT count(*) FROM ingest_errors").fetchone()
-    return TransportFrames(summaries, status, failed)
+    return TransportFrames(summaries, status, failed, measures.mbuffer_status_lines(con, sel))
+
+
+_RECEIVER_WORD = re.compile(r"\breceiver\b", re.I)
+_LISTENS = re.compile(r"^\s*(?:(?:nc|netcat)\b.*\s-l\b|socat\b.*LISTEN|mbuffer\b.*\s-I\s)")
+
+
+def roles(r: pl.DataFrame) -> pl.DataFrame:
+    """``r`` with ``role`` ('sender'/'receiver' of the '<name> (sender)' / '<name> (receiver)' convention), ``pair``
+    (the name without the role), ``receiver`` (a receiver by that convention, by its label's word 'receiver' or by a
+    command whose first stage listens on the network) and ``paired`` (a receiver with a sender of the same name)."""
+    commands = r["command"].to_list() if "command" in r.columns else [None] * r.height
+    listens = [bool(c and _LISTENS.match(transport_sources.stages(c)[0])) for c in commands]
+    out = r.with_columns(
+        role=pl.col("label").str.extract(_ROLE, 1), pair=pl.col("label").str.replace(_ROLE, "")
+    ).with_columns(
+        receiver=(pl.col("role") == "receiver").fill_null(False)
+        | pl.col("label").map_elements(lambda x: bool(_RECEIVER_WORD.search(x)), return_dtype=pl.Boolean)
+        | pl.Series(listens, dtype=pl.Boolean)
+    )
+    senders = set(out.filter(pl.col("role") == "sender")["pair"].to_list())
+    return out.with_columns(paired=(pl.col("role") == "receiver") & pl.col("pair").is_in(list(senders)))
 
 
 def compute(frames: TransportFrames, baseline_label: str = "") -> TransportNumbers:
-    """Rates relative to the run labelled ``baseline_label`` (exactly one), else to the fastest."""
-    r = rates(frames.summaries)
-    base = r.filter(pl.col("label") == baseline_label) if baseline_label else r.head(0)
-    chosen = baseline_label if base.height == 1 else r.sort("rate_bytes_per_s", descending=True)["label"][0]
-    r = relative_to(r, chosen).sort("rate_bytes_per_s", descending=True)
+    """Rates relative to a baseline of the same source (``transport_sources``: the run labelled ``baseline_label``
+    when there is exactly one, else the run of the commonest source with no transport); runs of another source get
+    no share (``vs_baseline`` null); receivers are marked (``roles``) and never the slowest transport."""
+    r = roles(rates(frames.summaries))
+    senders = {x["pair"]: x["label"] for x in r.filter(pl.col("role") == "sender").iter_rows(named=True)}
+    pair_of = {x["label"]: senders[x["pair"]] for x in r.filter(pl.col("paired")).iter_rows(named=True)}
+    r = transport_sources.with_sources(r, pair_of)
+    chosen, why = transport_sources.choose_baseline(r, baseline_label)
+    base = r.filter(pl.col("label") == chosen).row(0, named=True)
+    same = transport_sources.compared(r, base)
+    r = r.with_columns(
+        compared=same, vs_baseline=pl.when(same).then(pl.col("rate_bytes_per_s") / base["rate_bytes_per_s"])
+    ).sort("rate_bytes_per_s", descending=True)
+    ranked = r.filter(pl.col("compared") & ~pl.col("receiver") & (pl.col("label") != chosen))
     return TransportNumbers(
         rates=r,
         status=frames.status,
         waits=receiver_waits(r),
+        fill=mbuffer_fill.per_transfer(frames.status_lines),
+        status_lines=frames.status_lines,
         baseline_label=chosen,
-        baseline_rate_bytes_per_s=r.filter(pl.col("label") == chosen)["rate_bytes_per_s"][0],
+        baseline_rate_bytes_per_s=base["rate_bytes_per_s"],
         asked_baseline=baseline_label,
-        slowest=r.row(-1, named=True),
+        slowest=ranked.row(-1, named=True) if ranked.height else None,
+        baseline_why=why,
     )
 
 
@@ -143,40 +181,129 @@ def missing(frames: TransportFrames, sel: Selection) -> str:
     )
 
 
-def _buffer_words(pct: float) -> str:
-    if pct >= 90:
-        return " (full: the consumer after mbuffer was the limit)"
-    if pct <= 10:
-        return " (empty: the producer before mbuffer was the limit)"
-    return ""
+def _left_out(f: dict) -> str:
+    """The status lines a fill verdict leaves out, by number (``f``: a row of ``mbuffer_fill.per_transfer``)."""
+    n, end = f["n_lines"], f["end_first"]
+    drain = (max(end, 1) + 1, n)
+    parts = ["the start (line 1, also the last line with input)" if end == 1 else "the start (line 1)"]
+    if end > 1:
+        parts.append(f"the last line with input, in which the input ended (line {end})")
+    if drain[0] <= drain[1]:
+        span = f"line {drain[0]}" if drain[0] == drain[1] else f"lines {drain[0]}-{drain[1]}"
+        parts.append(f"the drain after it (`in @ 0`, {span})")
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+
+
+def _fill_sentence(f: dict, lines: pl.DataFrame) -> Finding:
+    """Where one transfer was limited, from the fill of its steady status lines (``lines``: that file's lines)."""
+    a, b, n = f["steady_first"], f["steady_last"], f["n_lines"]
+    steady = lines.filter(pl.col("seq").is_between(a - 1, b - 1))
+    which = f"status lines {a}-{b} of {n}; left out: {_left_out(f)}"
+    if not f["limit"]:
+        shown = "; ".join(
+            f"line {x['seq'] + 1}: in {x['in_rate_bytes_per_s'] / MiB:.1f} MiB/s, out "
+            f"{x['out_rate_bytes_per_s'] / MiB:.1f} MiB/s, {x['buffer_fill_pct']:.0f} % full"
+            for x in lines.head(3).iter_rows(named=True)
+            if x["in_rate_bytes_per_s"] is not None and x["out_rate_bytes_per_s"] is not None
+        )
+        return Finding(
+            f"{f['label']}: no verdict on where the transfer was limited: {f['n_steady']} of its {n} status line(s) "
+            f"from its steady part, {mbuffer_fill.MIN_STEADY} needed (left out: {_left_out(f)})."
+            + (f" Its lines: {shown}." if shown else "")
+            + " A transfer that lasts longer prints more status lines.",
+            [cite(f"{n} status line(s)", lines)],
+        )
+    if f["limit"] == "consumer":
+        how = f"at least {mbuffer_fill.FULL_PCT:.0f} % full on {f['n_full']} of its {f['n_steady']} steady"
+        verdict = "the consumer after mbuffer was the limit"
+    elif f["limit"] == "producer":
+        how = f"at most {mbuffer_fill.EMPTY_PCT:.0f} % full on {f['n_empty']} of its {f['n_steady']} steady"
+        verdict = "the producer before mbuffer was the limit"
+    else:
+        how = (
+            f"{f['min_pct']:.0f}-{f['max_pct']:.0f} % full ({f['n_full']} full, {f['n_empty']} empty) over its "
+            f"{f['n_steady']} steady"
+        )
+        verdict = "neither side was the limit throughout"
+    return Finding(
+        f"{f['label']}: buffer {how} status lines ({which}): {verdict}.",
+        [cite(f"{f['n_steady']} steady", steady, "status lines between the start and the end of the input")],
+    )
+
+
+def _share(x: dict, base: str, based: pl.DataFrame) -> Finding:
+    """One compared run's rate and share of the baseline; a share above 100 % is flagged, a receiver not paired
+    with its sender is said to be one."""
+    pct = f"{x['vs_baseline']:.1%}"
+    text = f"{x['label']}: {prose.rate(x['rate_bytes_per_s'])}, {pct} of the baseline"
+    if x["source"] is None and based["source"][0] is not None:
+        amount = based["resolved_bytes"][0]
+        text += (
+            " (its source is not known from its command label"
+            + (
+                ""
+                if transport_sources.same_amount(x["resolved_bytes"], amount)
+                else f", and it moved {prose.size(x['resolved_bytes'])}, the baseline {prose.size(amount)}"
+            )
+            + ": compared as if it moved the baseline's stream)"
+        )
+    if x["vs_baseline"] > 1:
+        src = based["source"][0]
+        said = [f"`{src}`"] * bool(src) + ["no transport"] * bool(based["no_transport"][0])
+        text += (
+            f". **Above 100 %**: faster than the baseline {base}"
+            + (f" ({', '.join(said)})" if said else "")
+            + ": that baseline is not comparable for it (the data show that the baseline was slower, not why)"
+        )
+    if x["receiver"] and not x["paired"]:
+        text += (
+            ". It is a receiver (its label or command says so) that could not be paired with a sender (label the two "
+            "'NAME (sender)' and 'NAME (receiver)'): its printed rate includes any time it waited for its sender, so "
+            "it is not ranked"
+        )
+    return Finding(
+        text + ".",
+        [cite(prose.rate(x["rate_bytes_per_s"]), x), cite(pct, [x, *based.to_dicts()], f"its rate / {base}'s")],
+    )
+
+
+def _baseline_sentences(res: Result, n: TransportNumbers, sel: Selection) -> pl.DataFrame:
+    """The baseline, how it was chosen, and the runs of another source (no share); returns the baseline's row."""
+    base, r = n.baseline_label, n.rates
+    if n.baseline_asked_and_missing:
+        res.findings.append(f"No single run labelled '{n.asked_baseline}' in the selection: baseline chosen below.")
+    based = r.filter(pl.col("label") == base)
+    src = based["source"][0]
+    res.findings.append(
+        Finding(
+            f"{r.height} mbuffer run(s) for {sel.describe()}; baseline {base} at "
+            f"{prose.rate(n.baseline_rate_bytes_per_s)} ({n.baseline_why}"
+            + (f"; source `{src}`" if src and src not in n.baseline_why else "")
+            + ").",
+            [cite(prose.rate(n.baseline_rate_bytes_per_s), based)],
+        )
+    )
+    other = r.filter(~pl.col("compared"))
+    if other.height:
+        items = [
+            f"{x['label']} (`{x['source']}`, {prose.rate(x['rate_bytes_per_s'])})" for x in other.iter_rows(named=True)
+        ]
+        res.findings.append(
+            Finding(
+                f"Not compared with the baseline, another source than `{src}`: {prose.listing(items, limit=20)}; "
+                "a share of another stream's rate would not say what the transport costs.",
+                [cite(prose.rate(x["rate_bytes_per_s"]), x) for x in other.iter_rows(named=True)],
+            )
+        )
+    return based
 
 
 def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
     """Sentences, headline and verdict from the numbers only."""
     base, r = n.baseline_label, n.rates
-    if n.baseline_asked_and_missing:
-        res.findings.append(
-            f"No single run labelled '{n.asked_baseline}' in the selection: rates are relative to the "
-            f"fastest run, {base}."
-        )
-    based = r.filter(pl.col("label") == base)
-    res.findings.append(
-        Finding(
-            f"{r.height} mbuffer run(s) for {sel.describe()}; baseline {base} at "
-            f"{prose.rate(n.baseline_rate_bytes_per_s)}.",
-            [cite(prose.rate(n.baseline_rate_bytes_per_s), based)],
-        )
-    )
-    for x in r.filter(pl.col("label") != base).iter_rows(named=True):
-        res.findings.append(
-            Finding(
-                f"{x['label']}: {prose.rate(x['rate_bytes_per_s'])}, {x['vs_baseline']:.1%} of the baseline.",
-                [
-                    cite(prose.rate(x["rate_bytes_per_s"]), x),
-                    cite(f"{x['vs_baseline']:.1%}", [x, *based.to_dicts()], f"its rate / {base}'s"),
-                ],
-            )
-        )
+    based = _baseline_sentences(res, n, sel)
+    for x in r.filter(pl.col("compared") & (pl.col("label") != base)).iter_rows(named=True):
+        res.findings.append(_share(x, base, based))
     for x in r.filter(pl.col("suspect")).iter_rows(named=True):
         res.findings.append(
             Finding(
@@ -193,17 +320,18 @@ def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
         )
     for w in n.waits.iter_rows(named=True):
         _wait(res, w, r)
-    for s in n.status.iter_rows(named=True):
-        if s["buffer_fill_pct"] is not None:
-            res.findings.append(
-                Finding(
-                    f"{s['label']}: last status line in {prose.rate(s['in_rate_bytes_per_s'])}, buffer "
-                    f"{s['buffer_fill_pct']:.0f} % full{_buffer_words(s['buffer_fill_pct'])}.",
-                    [cite(prose.rate(s["in_rate_bytes_per_s"]), s), cite(f"{s['buffer_fill_pct']:.0f} %", s)],
-                )
-            )
+    for f in n.fill.iter_rows(named=True):
+        res.findings.append(_fill_sentence(f, n.status_lines.filter(pl.col("file_id") == f["file_id"])))
+    _headline(res, n)
+
+
+def _headline(res: Result, n: TransportNumbers) -> None:
+    base = n.baseline_label
     res.headline = {
-        x["label"]: f"{x['rate_mib_s']:.1f} MiB/s ({x['vs_baseline']:.0%} of {base})" for x in r.iter_rows(named=True)
+        x["label"]: f"{x['rate_mib_s']:.1f} MiB/s ({x['vs_baseline']:.0%} of {base})"
+        if x["compared"]
+        else f"{x['rate_mib_s']:.1f} MiB/s (another source: {x['source']})"
+        for x in n.rates.iter_rows(named=True)
     }
     for w in n.waits.iter_rows(named=True):  # a receiver's printed rate includes its wait for the sender
         res.headline[w["receiver"]] = (
@@ -211,9 +339,13 @@ def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
             f"(the sender's rate, by construction; printed {w['receiver_rate_bytes_per_s'] / MiB:.1f})"
         )
     slow = n.slowest
+    above = n.rates.filter(pl.col("compared") & (pl.col("vs_baseline") > 1)).height
     res.verdict = (
-        f"Slowest transport: {slow['label']} at {slow['rate_mib_s']:.1f} MiB/s, {slow['vs_baseline']:.1%} of {base}."
-    )
+        f"Slowest transport: {slow['label']} at {slow['rate_mib_s']:.1f} MiB/s, {slow['vs_baseline']:.1%} of {base}"
+        " (receivers not ranked)."
+        if slow
+        else f"No transport to rank against {base}."
+    ) + (f" {above} run(s) above 100 % of {base}: that baseline is not comparable for them." if above else "")
 
 
 def _wait(res: Result, w: dict, r: pl.DataFrame) -> None:
@@ -247,7 +379,7 @@ def analyse(con, sel: Selection, baseline_label: str = "") -> Result:
         res.missing.append(missing(frames, sel))
         return res
     n = compute(frames, baseline_label)
-    res.frames.update(rates=n.rates, status=n.status, waits=n.waits)
+    res.frames.update(rates=n.rates, status=n.status, waits=n.waits, fill=n.fill)
     res.file_ids = n.rates["file_id"].to_list() + n.status["file_id"].to_list()
     findings(res, n, sel)
     return res
