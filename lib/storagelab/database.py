@@ -125,9 +125,9 @@ def connect(
         raise StoreError(folder_given(db))
     if read_only and not db.exists():
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
-    if not read_only:
-        from .ownership import file_refusal  # noqa: PLC0415
+    from .ownership import beside_refusal, file_refusal  # noqa: PLC0415
 
+    if not read_only:
         # reliability-8 Low 9: another user's symlink as --db was followed. Reliability-9 High 1: in /tmp (sticky) the
         # user planted <db>.wal -> a root-only file once the database existed, and DuckDB appended its log to it
         if why := file_refusal(db, sticky_ok=False):
@@ -136,6 +136,11 @@ def connect(
                 f"writes beside it ({db.name}.wal, {db.name}.tmp/) and have it overwrite any file you can write; "
                 "give a database in a folder of your own"
             )
+    # reliability-9 (h1): reading stays allowed in /tmp, but a WAL another user put beside the database there was
+    # replayed into what `sql` showed (rows and labels of their choosing)
+    if why := beside_refusal(db):
+        raise StoreError(f"{db}: {why}; remove it if it is not yours, or give a database of your own")
+    if not read_only:
         try:
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:

@@ -106,6 +106,37 @@ def _folder_refusal(name: Path, sticky_ok: bool) -> str | None:
     return f"{name} is in {folder}, which {movable}" if movable else None
 
 
+def beside_refusal(db: Path) -> str | None:
+    """Why the database ``db`` must not be opened, read or written, for the files DuckDB keeps beside it: its
+    write-ahead log ``<db>.wal`` (replayed into the database when it is opened, read-only too, and appended to by every
+    write) and its spill folder ``<db>.tmp``, by the name as given. One that another user (not root, nor the database
+    file's owner) made, or a symlink of theirs there, would let them change what the database holds (a WAL of theirs
+    put beside a database in /tmp was replayed: rows and labels of their choosing, then kept by the next ingest) and
+    read every later write; as words naming it, None when there is none."""
+    try:
+        owner = db.stat().st_uid
+    except OSError:
+        owner = os.getuid()
+    for name in (db.name + ".wal", db.name + ".tmp"):
+        beside = db.with_name(name)
+        try:
+            st = beside.lstat()
+        except OSError:
+            continue
+        if st.st_uid not in (0, os.getuid(), owner):
+            kind = "symlink" if stat.S_ISLNK(st.st_mode) else "folder" if stat.S_ISDIR(st.st_mode) else "file"
+            does = (
+                "replay it into the database and append every write to it"
+                if name.endswith(".wal")
+                else "write its temporary files there"
+            )
+            return (
+                f"{beside} is a {kind} of another user's ({_user_name(st.st_uid)}), beside the database: DuckDB would "
+                f"{does}, so another user could change what the database holds"
+            )
+    return None
+
+
 def private_folder(folder: Path) -> bool:
     """Whether only this user (and root) can add a name to ``folder`` or swap it: DuckDB spills to ``<db>.tmp/``
     (``./.tmp/`` for an in-memory database) beside it, creating that folder and its files by name through any
