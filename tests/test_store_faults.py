@@ -282,7 +282,9 @@ def test_a_database_on_a_read_only_filesystem_gives_one_line(tmp_path, raw_copy)
     1777 by default, a folder other users can add names to, where a database is refused for another reason.)"""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m,mode=0755", "tmpfs", str(mnt)], capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16m,mode=0755", "tmpfs", str(mnt)], capture_output=True
+    ).returncode:
         pytest.skip("mount not permitted here")
     try:
         db = mnt / "t.duckdb"
