@@ -100,7 +100,8 @@ def test_a_big_query_never_spills_into_a_folder_the_user_can_add_names_to(shared
     working folder; the user made `x.duckdb.tmp/` and `./.tmp/`, DuckDB's spill folders, holding its spill names
     for root's pid as symlinks to a root-only file. Before: a query bigger than memory truncated the victim (0 bytes).
     Now DuckDB does not spill there: the query fails for memory, the victim is whole; in a folder of root's it
-    spills as before."""
+    spills as before. (The store side's rule (reliability-9-store High 1) refuses to open a database with another
+    user's `x.duckdb.tmp` already beside it; the spill rule covers the folder planted after the open.)"""
     pub, victim = _sticky(shared_tmp)
     ours = shared_tmp / "ours"
     ours.mkdir()
@@ -110,10 +111,15 @@ def test_a_big_query_never_spills_into_a_folder_the_user_can_add_names_to(shared
     con.close()
     os.link(ours / "x.duckdb", pub / "x.duckdb")  # root's file, in the sticky folder
     _plant_spill_names(pub / "x.duckdb.tmp", victim)
+    with pytest.raises(StoreError, match=r"x\.duckdb\.tmp is a folder of another user's"):
+        connect(pub / "x.duckdb", read_only=True)
+    shutil.rmtree(pub / "x.duckdb.tmp")
+    opened_first = connect(pub / "x.duckdb", read_only=True)
+    _plant_spill_names(pub / "x.duckdb.tmp", victim)  # after the open's check
     _plant_spill_names(pub / ".tmp", victim)
     monkeypatch.chdir(pub)
     t0 = time.monotonic()
-    for opened in (connect(pub / "x.duckdb", read_only=True), dataset.open_dataset(ours / "ds")):
+    for opened in (opened_first, dataset.open_dataset(ours / "ds")):
         opened.execute("SET memory_limit='30MB'; SET threads=1")
         with pytest.raises(duckdb.OutOfMemoryException):
             opened.execute(_BIG_SORT).fetchall()
