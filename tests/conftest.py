@@ -40,10 +40,14 @@ def props(examples: int) -> settings:
 # every Spark job of the tests (`spark-ingest ... *SPARK_TEST_CONF`): the JVM compiles with C1 only, collects with the
 # serial collector and writes no perf-data file; Spark SQL runs interpreted (no generated code to compile) and plans
 # without adaptive execution. The same rows (the tests compare them with the local ingest's), less than half the CPU
-# of a short local job: one spark-ingest of data/raw/ 38.6 -> 17.1 s (issue 28)
+# of a short local job: one spark-ingest of data/raw/ 38.6 -> 17.1 s (issue 28). Nor does it verify the bytecode of
+# Spark's jars (as no JVM does for the JDK's own classes): about 1 s of CPU less per JVM, of 11 (a run on two seed logs;
+# a killed run 6). An archive of Spark's classes (class-data sharing) would save 3.3 s per JVM, but making it cost
+# 21 s more than a run: about 30 s saved for ~9 JVMs a session, minus 21 to 32 s
 SPARK_TEST_CONF = (
     "--conf",
-    "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData",
+    "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData"
+    " -XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote",
     "--conf",
     "spark.sql.codegen.wholeStage=false",
     "--conf",

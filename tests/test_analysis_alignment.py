@@ -111,12 +111,16 @@ def test_03_takes_no_other_machine_for_the_single_disk_and_says_what_is_missing(
         "against what the disks can deliver" in text
     )
     assert "The 'after' configuration ran once: there is no run-to-run estimate" in text
-    assert "5 partition(s) in the selection's 2 partition table(s); every one starts on a 512 B boundary." in text
+    assert (
+        "5 partition(s) in the selection's 2 partition table(s); every one starts on a 512 B boundary (the "
+        "physical_sector_bytes parameter: their tables do not print the disk's)." in text
+    )
     with open_db(tmp_path / "x.duckdb") as con:
         default = alignment.analyse(con, Selection(study="t"))
     assert any(
         f.startswith(
-            "5 partition(s) in the selection's 2 partition table(s); misaligned to 4,096 B physical sectors: ada0 p1 at LBA 63"
+            "5 partition(s) in the selection's 2 partition table(s); misaligned to 4,096 B physical sectors (the "
+            "physical_sector_bytes parameter: their tables do not print the disk's): ada0 p1 at LBA 63"
         )
         for f in default.findings
     )

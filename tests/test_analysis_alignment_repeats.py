@@ -71,8 +71,8 @@ def test_the_pair_sentence_names_every_run_and_the_runs_without_a_value(both):
     res = both["bonnie-r9.txt"]
     (pair,) = [f for f in res.findings if f.startswith("Before: before realign")]
     assert pair == (
-        "Before: before realign; after: after realign (the 'after' run with the same layout labels (vdev type, count, "
-        "width, cache, log)). 3 runs of the 'after' configuration give the noise band: the 95% prediction interval "
+        "Before: before realign and 1 more run(s) of its configuration; after: after realign and 2 more run(s) of its "
+        "configuration (the 'after' run with the same layout labels (vdev type, count, width, cache, log)). 3 runs of the 'after' configuration give the noise band: the 95% prediction interval "
         "for one new run (t distribution, analysis/stats.py), or for the mean of as many new runs as the 'before' "
         "configuration has. The other 'before' runs (mirror before) have other host or layout labels: other "
         "configurations, not used. Each value below is the mean of its configuration's runs (before: 2 files "
@@ -122,7 +122,8 @@ def test_slice_relative_lbas_are_named_with_their_absolute_lba(tmp_path):
     with open_db(tmp_path / "x.duckdb") as con:
         res = alignment.analyse(con, Selection(study="(unlabelled)"))
     assert (
-        "4 partition(s) in the selection's 2 partition table(s); misaligned to 4,096 B physical sectors: ada0 p1 at LBA "
+        "4 partition(s) in the selection's 2 partition table(s); misaligned to 4,096 B physical sectors (the "
+        "physical_sector_bytes parameter: their tables do not print the disk's): ada0 p1 at LBA "
         "63, ada0s1 p1 at LBA 0 of ada0s1 (absolute LBA 63), ada0s1 p2 at LBA 8388608 of ada0s1 (absolute LBA "
         "8388671), ada0s1 p4 at LBA 16777216 of ada0s1 (absolute LBA 16777279)."
     ) in res.findings

@@ -69,7 +69,7 @@ def test_ashift_unknown_with_the_other_pool_as_evidence(seed):
         1.336,
     )
     text = "\n".join(seed.findings)
-    assert "ashift of pool raid1 is not in the data (no `ashift` label, no `zdb -C` output)" in text
+    assert "ashift of pool raid1 is not in the data (no `ashift` label; no `zdb -C` output)" in text
     assert "it is evidence about archiv, not proof for raid1." in text
     assert "the ashift of pool raid1: `zdb -C raid1` (its `ashift:` lines), or an `ashift` label" in "\n".join(
         seed.missing

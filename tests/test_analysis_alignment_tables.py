@@ -36,8 +36,10 @@ def test_one_disk_printed_by_four_tools_is_one_table(db):
     assert str(sentence) == (
         "5 partition(s) in the selection's 2 partition table(s) (/dev/shm/h5/gpt.img: the same table in 4 "
         "outputs (fdisk-l-gpt.txt, gdisk-l-gpt.txt, parted-print-gpt.txt, sgdisk-p-gpt.txt), also named gpt.img); "
-        "misaligned to 4,096 B physical sectors: /dev/shm/h5/gpt.img p1 at LBA 34, /dev/shm/h5/gpt.img p2 at LBA "
-        "204834, mbr.img p1 at LBA 63."
+        "5 start on the 512 B physical sectors their tables print; /dev/shm/h5/gpt.img p1 at LBA 34, "
+        "/dev/shm/h5/gpt.img p2 at LBA 204834, mbr.img p1 at LBA 63 would be misaligned on 4,096 B physical sectors "
+        "(the physical_sector_bytes parameter): that holds only if the disk's real sectors are larger than its table "
+        "prints (a 512e drive behind a bridge or a virtual disk that reports 512 B), which the tables cannot show."
     )
 
 

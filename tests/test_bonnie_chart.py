@@ -78,21 +78,21 @@ def test_second_data_set_names_runs_of_one_file_and_leaves_out_what_has_no_numbe
     frame, chart = frame_and_chart(second_db, Selection(study="b"))
     drawn = frame.filter(pl.col("value").is_not_null())
     assert drawn.select("run", "test", "value", "flag", "line_start").rows() == [
-        ("inez (inez.txt run 1)", "put_block", 35513 / 1024, "cache", 4),
-        ("inez (inez.txt run 2)", "put_block", 87089 / 1024, "cache", 6),
-        ("inez (inez.txt run 1)", "rewrite", 16987 / 1024, "cache", 4),
-        ("inez (inez.txt run 2)", "rewrite", 41527 / 1024, "cache", 6),
-        ("inez (inez.txt run 1)", "get_block", 46172 / 1024, "cache", 4),
-        ("inez (inez.txt run 2)", "get_block", 102046 / 1024, "cache", 6),
-        ("inez (inez.txt run 1)", "seeks", 157.3, None, 4),
-        ("inez (inez.txt run 2)", "seeks", 4145.0, None, 6),
+        ("inez (inez.txt:4 inez(old))", "put_block", 35513 / 1024, "cache", 4),
+        ("inez (inez.txt:6 inez(new))", "put_block", 87089 / 1024, "cache", 6),
+        ("inez (inez.txt:4 inez(old))", "rewrite", 16987 / 1024, "cache", 4),
+        ("inez (inez.txt:6 inez(new))", "rewrite", 41527 / 1024, "cache", 6),
+        ("inez (inez.txt:4 inez(old))", "get_block", 46172 / 1024, "cache", 4),
+        ("inez (inez.txt:6 inez(new))", "get_block", 102046 / 1024, "cache", 6),
+        ("inez (inez.txt:4 inez(old))", "seeks", 157.3, None, 4),
+        ("inez (inez.txt:6 inez(new))", "seeks", 4145.0, None, 6),
     ]
     # 2.00a: block cells '0k +++' and seeks '+++++ +++', too fast to measure: no number, so no bar
     lab = frame.filter(pl.col("run").str.starts_with("lab"))
     assert lab.select("run", "test", "value", "too_fast").rows() == [
-        (f"lab (lab.txt run {n})", t, None, True)
+        (f"lab (lab.txt:{line} lab)", t, None, True)
         for t in ("put_block", "rewrite", "get_block", "seeks")
-        for n in (1, 2)
+        for line in (4, 6)
     ]
     title = chart.to_dict()["title"]
     assert (

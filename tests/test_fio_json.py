@@ -367,6 +367,16 @@ def test_json_plus_bins_in_microseconds_and_by_index():
     assert p.rows("fio_latency_bins") == [] and any("bucket index" in w for w in p.warnings)
 
 
+def test_a_json_plus_bin_count_past_a_float_is_one_parse_error_not_a_traceback():
+    """Found by fuzzing (h4, session 35): a bin count of 1e999 decodes to inf, and int(inf) was an OverflowError."""
+    doc = json_part("seq_read_group_jsonplus.txt").replace('"634880" : 1,', '"634880" : 1e999,', 1)
+    with pytest.raises(ParseError) as e:
+        parse_json(doc)
+    assert (e.value.kind, e.value.line) == ("invalid", 12)
+    assert "JSON+ bin count inf of job 0 read clat is not a whole number" in str(e.value)
+    assert fast_path(doc.encode()) is None  # the fast path declines it; the general path above decides
+
+
 # --- bad input ---------------------------------------------------------------------------------
 
 

@@ -107,6 +107,15 @@ def _cmdline(p: psutil.Process) -> list[str]:
         return []
 
 
+def _name(p: psutil.Process) -> str | None:
+    """The process's name, or None once it has ended: a tree listed a moment ago may hold a process gone since (Spark's
+    launcher runs a short-lived `java` that prints the JVM's command line and exits)."""
+    try:
+        return p.name()
+    except psutil.Error:
+        return None
+
+
 def _kernels(tree: list[psutil.Process]) -> list[psutil.Process]:
     return [p for p in tree if "ipykernel_launcher" in _cmdline(p)]
 
@@ -324,7 +333,7 @@ def test_killed_spark_ingest_takes_the_jvm_and_its_python_workers_with_it(tmp_pa
     run = Running(["spark-ingest", str(ROOT / "data" / "raw"), str(tmp_path / "out"), *SPARK_TEST_CONF])
     tree = run.wait_for(
         "the JVM and a Python worker",
-        lambda t: any(p.name() == "java" for p in t) and any("pyspark.daemon" in _cmdline(p) for p in t),
+        lambda t: any(_name(p) == "java" for p in t) and any("pyspark.daemon" in _cmdline(p) for p in t),
         timeout=240,
     )
     run.kill_and_check(sig, tree)

@@ -144,6 +144,9 @@ def test_a_parquet_or_dataset_folder_another_user_made_is_refused(shared_tmp, tm
     raw.mkdir()
     (raw / "seq-write.txt").write_bytes((FIXTURES / "fio" / "3.33" / "seq_write_group.txt").read_bytes())
     db, parquet, ds = sticky / "x.duckdb", sticky / "x-parquet", sticky / "ds"
+    # root's own link: a database in /tmp itself is refused since reliability-9 (DuckDB's <db>.wal beside it)
+    (shared_tmp / "ours").mkdir()
+    db.symlink_to(shared_tmp / "ours" / "x.duckdb")
     cmd = [sys.executable, "-m", "storagelab"]
     for folder, name, pattern in ((parquet, "parquet-stamp.json", f"ingest.*{db}"),
                                   (ds / "_storagelab", "meta.json", f"export.*{ds}")):  # fmt: skip
@@ -186,6 +189,8 @@ def test_the_lab_says_when_its_ingest_refused_the_parquet_folder(shared_tmp, tmp
     sticky.mkdir()
     sticky.chmod(0o1777)
     subprocess.run(["mkdir", str(sticky / "x-parquet")], check=True, preexec_fn=_as_user(USER))
+    (shared_tmp / "ours").mkdir()
+    (sticky / "x.duckdb").symlink_to(shared_tmp / "ours" / "x.duckdb")  # root's link (reliability-9: not the file)
     log = tmp_path / "seq-write.txt"
     log.write_bytes((FIXTURES / "fio" / "3.33" / "seq_write_group.txt").read_bytes())
     (tmp_path / "manifest.csv").write_text("path,label\nseq-write.txt,mine\n")

@@ -37,6 +37,7 @@ pytestmark = pytest.mark.skipif(
 )
 pytestmark = [pytestmark, pytest.mark.e2e]  # the Spark job and a local ingest of every fixture
 
+IGNORED = ["raw/homelab-mergerfs/fio-autotier-zfs.txt", "fixtures/mbuffer/"]
 # what differs by design: when each side ran, and Spark's millisecond modification times
 NOT_COMPARED = {"ingested_at", "attempted_at", "found_at", "mtime_ns"}
 
@@ -51,6 +52,8 @@ def spark_and_local(tmp: Path):
     text = (RAW / "manifest.csv").read_text()
     header, *rows = text.splitlines()
     manifest.write_text("\n".join([header] + [f"raw/{r}" if r and not r.startswith("#") else r for r in rows]) + "\n")
+    # the local ingest leaves these out; spark-ingest parsed and stored them (reliability-9 Medium 2)
+    (logs / ".storagelabignore").write_text("\n".join(IGNORED) + "\n")
     local = cli(
         "ingest",
         str(logs),
@@ -104,6 +107,9 @@ def test_spark_dataset_equals_the_local_ingest_row_by_row(both):
         b.execute("SELECT count(DISTINCT study) FROM files").fetchone()[0] == 3
     )  # the manifest's labels (ars has no raw logs)
     assert f"spark-ingest: {n_files} files stored" in spark.stdout
+    ignored = "SELECT count(*) FROM files WHERE path LIKE '%/fio-autotier-zfs.txt' OR path LIKE '%/mbuffer/%'"
+    assert b.execute(ignored).fetchone() == (0,)  # the ignore file's files: neither stored nor failed
+    assert b.execute("SELECT count(*) FROM ingest_errors WHERE path LIKE '%/mbuffer/%'").fetchone() == (0,)
 
 
 def test_spark_lists_the_failed_files_as_ingest_does(both):

@@ -278,10 +278,13 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="needs a tmpfs mount (root)")
 def test_a_database_on_a_read_only_filesystem_gives_one_line(tmp_path, raw_copy):
-    """#14: ingest into a read-only place: exit 2 and what to do; `sql` still reads it."""
+    """#14: ingest into a read-only place: exit 2 and what to do; `sql` still reads it. (The mount is 0755: a tmpfs is
+    1777 by default, a folder other users can add names to, where a database is refused for another reason.)"""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16m,mode=0755", "tmpfs", str(mnt)], capture_output=True
+    ).returncode:
         pytest.skip("mount not permitted here")
     try:
         db = mnt / "t.duckdb"

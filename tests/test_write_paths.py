@@ -106,7 +106,9 @@ def test_a_database_or_parquet_result_in_a_folder_the_user_made_first_is_refused
         connect(theirs / "x.duckdb")
     assert str(e.value) == (
         f"{theirs / 'x.duckdb'}: {theirs / 'x.duckdb'} is in {theirs}, which is another user's (mode drwxr-xr-x): "
-        "another user could change what it leads to; give a database of your own"
+        "another user could change what it leads to, or put a symlink under a name DuckDB writes beside it "
+        "(x.duckdb.wal, x.duckdb.tmp/) and have it overwrite any file you can write; give a database in a folder of "
+        "your own"
     )
     why = sqlout.parquet_target_refused(str(theirs / "o.parquet"), str(shared_tmp / "db.duckdb"), force=False)
     assert why == (
@@ -178,7 +180,8 @@ def test_a_parquet_or_dataset_folder_planted_as_the_users_symlink_is_refused(sha
     ours.mkdir()
     _user("ln", "-s", str(ours), str(pub / "x-parquet"))
     _user("ln", "-s", str(ours), str(pub / "ds"))
-    con = connect(pub / "x.duckdb")
+    (shared_tmp / "dbs").mkdir()
+    con = connect(shared_tmp / "dbs" / "x.duckdb")  # one in the sticky folder itself is refused since reliability-9
     try:
         with pytest.raises(SharedFolderError) as e:
             export_parquet(con, pub / "x-parquet")

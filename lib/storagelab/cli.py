@@ -246,11 +246,9 @@ def cmd_spark_ingest(args) -> int:
     if args.manifest and not Path(args.manifest).is_file():
         say(f"storagelab spark-ingest: --manifest {args.manifest} {checks.not_a_file(Path(args.manifest))}")
         return 2
-    from .ownership import spark_output_refusal  # noqa: PLC0415
+    from .ownership import spark_output  # noqa: PLC0415
 
-    if "://" not in args.output and not args.output.startswith("file:"):  # resolved once: checked, then written
-        args.output = str(Path(args.output).resolve())
-    shared = spark_output_refusal(args.output)
+    shared, args.output = spark_output(args.output)  # made, resolved once and checked: Spark gets that path only
     if shared:
         say(f"storagelab spark-ingest: {shared}")
         return 2

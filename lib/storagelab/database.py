@@ -125,31 +125,78 @@ def connect(
         raise StoreError(folder_given(db))
     if read_only and not db.exists():
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
-    if not read_only:
-        from .ownership import file_refusal  # noqa: PLC0415
+    from .ownership import beside_refusal, file_refusal  # noqa: PLC0415
 
-        if why := file_refusal(db):  # reliability-8 Low 9: another user's symlink as --db was followed
-            raise StoreError(f"{db}: {why}: another user could change what it leads to; give a database of your own")
+    if not read_only:
+        # reliability-8 Low 9: another user's symlink as --db was followed. Reliability-9 High 1: in /tmp (sticky) the
+        # user planted <db>.wal -> a root-only file once the database existed, and DuckDB appended its log to it
+        if why := file_refusal(db, sticky_ok=False):
+            raise StoreError(
+                f"{db}: {why}: another user could change what it leads to, or put a symlink under a name DuckDB "
+                f"writes beside it ({db.name}.wal, {db.name}.tmp/) and have it overwrite any file you can write; "
+                "give a database in a folder of your own"
+            )
+    # reliability-9 (h1): reading stays allowed in /tmp, but a WAL another user put beside the database there was
+    # replayed into what `sql` showed (rows and labels of their choosing)
+    if why := beside_refusal(db):
+        raise StoreError(f"{db}: {why}; remove it if it is not yours, or give a database of your own")
+    if not read_only:
         try:
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise StoreError(f"cannot create the folder {db.parent}: {e.strerror or e}") from None
-    deadline = time.monotonic() + wait
+    deadline, new = time.monotonic() + wait, not read_only and not db.exists()
     while True:
         try:
-            return track(_database_file(duckdb.connect(str(db), read_only=read_only), db))
+            con = track(_database_file(duckdb.connect(str(db), read_only=read_only, config=spill_config(db)), db))
+            if new:  # another user who can read it can hold DuckDB's lock and stop every ingest (reliability-9)
+                os.chmod(db, 0o600)
+            return con
         except duckdb.IOException as e:
             if "could not set lock" not in str(e).lower() and "conflicting lock" not in str(e).lower():
                 raise StoreError(describe(db, e)) from None
             if time.monotonic() >= deadline:
                 retry = f"retry with {wait_option} SECONDS" if wait_option else "retry when it has finished"
                 raise DatabaseBusyError(
-                    f"{db} is in use by another process ({'a writer' if read_only else 'an ingest or an open notebook'}); "
-                    f"close it or {retry}. DuckDB said: {first_line(e)}"
+                    f"{db} is in use by another process ({'a writer' if read_only else 'an ingest or an open notebook'}"
+                    f"{_other_user(e, db)}); close it or {retry}. DuckDB said: {first_line(e)}"
                 ) from None
             time.sleep(0.2)
         except duckdb.Error as e:
             raise StoreError(describe(db, e)) from None
+
+
+def _other_user(e: Exception, db: Path) -> str:
+    """When the process DuckDB names as the lock's holder ("... held in /usr/bin/python3 (PID 123)") is another
+    user's: the words saying so, and how to keep other users out (a reader holds the lock as well as a writer:
+    reliability-9, a user's read-only open stopped root's ingest and build); else ''."""
+    import re  # noqa: PLC0415
+
+    m = re.search(r"\(PID (\d+)\)", str(e))
+    try:
+        uid = os.stat(f"/proc/{m.group(1)}").st_uid if m else os.getuid()
+    except OSError:
+        return ""
+    if uid == os.getuid():
+        return ""
+    import pwd  # noqa: PLC0415
+
+    try:
+        name = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        name = str(uid)
+    return f", pid {m.group(1)} of the user {name}: `chmod go-rwx {db}` keeps other users from opening it"
+
+
+def spill_config(db: Path | None = None) -> dict[str, str]:
+    """DuckDB's settings for database ``db`` (None: in memory): no spilling to disk when the folder it would spill
+    into (``<db>.tmp/`` beside it; ``./.tmp/`` in memory) is one another user can add names to, as /tmp: DuckDB
+    makes that folder and its files by name, through a symlink the user put there (a query then fails for memory
+    instead). Reading a database in /tmp stays allowed; writing one there is refused (``connect``)."""
+    from .ownership import private_folder  # noqa: PLC0415
+
+    folder = Path(db).resolve().parent if db is not None else Path.cwd()  # DuckDB 2 resolves the path's links
+    return {} if private_folder(folder) else {"temp_directory": ""}
 
 
 def _database_file(con: duckdb.DuckDBPyConnection, db: Path) -> duckdb.DuckDBPyConnection:

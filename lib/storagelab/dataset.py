@@ -42,7 +42,7 @@ from pathlib import Path
 
 import duckdb
 
-from .database import disk_full, first_line, inject, schema_signature, unfinished_ingest
+from .database import disk_full, first_line, inject, schema_signature, spill_config, unfinished_ingest
 from .errors import StoreError
 from .interrupts import track
 from .ownership import SharedFolderError, foreign_link, shared
@@ -409,7 +409,7 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
     if not is_dataset(path):
         raise FileNotFoundError(f"{path}: not a storagelab dataset (no {META_DIR}/meta.json)")
     info = _refuse_if_unreadable(path, read_meta(path))
-    con = track(duckdb.connect(":memory:"))
+    con = track(duckdb.connect(":memory:", config=spill_config()))  # its spill folder is ./.tmp
     con.execute('CREATE TABLE "meta" (key VARCHAR PRIMARY KEY, value VARCHAR)')
     con.execute(
         "INSERT INTO meta VALUES ('dataset', ?), ('schema_signature', ?)", [str(path), info["schema_signature"]]

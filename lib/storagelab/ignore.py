@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths
+from .checks import open_regular
 from .errors import StoragelabError
 
 IGNORE_FILE = ".storagelabignore"
@@ -323,9 +324,12 @@ class IgnoreList:
         if not stat.S_ISREG(mode):  # a FIFO waits for a writer, /dev/zero never ends: both hung the ingest
             raise IgnoreError(f"{f}: not a regular file (a FIFO or a device): make it a text file or remove it")
         try:
-            text = f.read_text(encoding="utf-8", errors="replace")
+            with open_regular(f) as fh:  # checked again on what is opened: the name may have been swapped since
+                text = fh.read().decode("utf-8", errors="replace")
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
+        except OSError as e:
+            raise IgnoreError(f"{f}: {e.strerror or e}: make it a text file or remove it") from None
         return cls(text.splitlines(), str(f))
 
     def _decide(self, rel: str, is_dir: bool) -> bool:

@@ -32,12 +32,13 @@ def shared(folder: Path) -> str | None:
     return f"{folder} {movable}" if movable else None
 
 
-def foreign_link(path: Path) -> str | None:
+def foreign_link(path: Path, *, strict: bool = False) -> str | None:
     """The first symlink on ``path``'s way (a folder's name in it, or its last name) that a user other than this one
     and root owns, as words naming it; None when there is none (names that do not exist yet end the walk: this user
     makes them). Another user can turn such a link, after any check, to a folder of theirs holding their symlinks
     under the names about to be written (reliability-8 High 1); the kernel's fs.protected_symlinks refuses to follow
-    only those in a sticky world-writable folder, and is 0 on some machines."""
+    only those in a sticky world-writable folder, and is 0 on some machines. ``strict``: a name that does not exist
+    is refused too (after the command made the path: one missing again was a link of theirs, removed since)."""
     todo = list(reversed(path.absolute().parts[1:]))
     here, hops = Path("/"), 0
     while todo and hops <= 40:  # more hops: a loop, which the write itself reports
@@ -50,7 +51,11 @@ def foreign_link(path: Path) -> str | None:
         try:
             st = (here / name).lstat()
         except OSError:
-            return None
+            return (
+                f"{here / name} does not exist any more (another user may have removed a link of theirs)"
+                if strict
+                else None
+            )
         if not stat.S_ISLNK(st.st_mode):
             here = here / name
             continue
@@ -64,12 +69,16 @@ def foreign_link(path: Path) -> str | None:
     return None
 
 
-def file_refusal(path: Path) -> str | None:
+def file_refusal(path: Path, *, sticky_ok: bool = True) -> str | None:
     """Why this user must not write the file ``path`` by its name (a database, a Parquet result), as words naming
     what another user could change; None when nothing. Refused: a symlink of another user's on its way
     (``foreign_link``), the file another user's, its folder (the nearest one that exists; the rest this user makes)
     one that another user owns or can write and that lacks the sticky bit (they could put a symlink under its name
-    or a temporary one beside it), or a folder above it that another user can swap (``movable_by_others``)."""
+    or a temporary one beside it), or a folder above it that another user can swap (``movable_by_others``).
+    ``sticky_ok=False``: a sticky folder (/tmp) is refused too, for a file whose writer also makes files beside it by
+    derived names without O_EXCL (DuckDB: ``<db>.wal``, ``<db>.tmp/``): the sticky bit does not stop another user
+    putting a symlink under a name that does not exist yet (reliability-9 High 1). (DuckDB 2 derives those names
+    from the resolved path: a database reached through this user's own link in /tmp has them beside its real file.)"""
     link = foreign_link(path)
     if link:
         return link
@@ -80,33 +89,92 @@ def file_refusal(path: Path) -> str | None:
             return f"{real} is another user's file ({_user_name(st.st_uid)})"
     except OSError:
         pass
-    folder = real.parent
+    return _folder_refusal(real, sticky_ok)
+
+
+def _folder_refusal(name: Path, sticky_ok: bool) -> str | None:
+    """Why the folder of the file ``name`` (the nearest that exists) lets another user put a name beside it or swap
+    it, as words; None when it does not."""
+    folder = name.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     st = folder.stat()
     why = _writable_by_others(st) if st.st_uid == 0 else others_can_write(st)  # root can change any folder anyway
-    if why and not st.st_mode & stat.S_ISVTX:
-        return f"{real} is in {folder}, which {why} (mode {stat.filemode(st.st_mode)})"
+    if why and not (sticky_ok and st.st_mode & stat.S_ISVTX):
+        return f"{name} is in {folder}, which {why} (mode {stat.filemode(st.st_mode)})"
     movable = movable_by_others(folder)
-    return f"{real} is in {folder}, which {movable}" if movable else None
+    return f"{name} is in {folder}, which {movable}" if movable else None
 
 
-def spark_output_refusal(output: str) -> str | None:
-    """Why spark-ingest's local OUTPUT is refused: another user can write into it or swap it (the dataset's names are
-    known in advance, as for export --dataset); a URI of another scheme is left to its file system."""
+def beside_refusal(db: Path) -> str | None:
+    """Why the database ``db`` must not be opened, read or written, for the files DuckDB keeps beside it: its
+    write-ahead log ``<db>.wal`` (replayed into the database when it is opened, read-only too, and appended to by every
+    write) and its spill folder ``<db>.tmp``, by the name as given. One that another user (not root, nor the database
+    file's owner) made, or a symlink of theirs there, would let them change what the database holds (a WAL of theirs
+    put beside a database in /tmp was replayed: rows and labels of their choosing, then kept by the next ingest) and
+    read every later write; as words naming it, None when there is none."""
+    try:
+        owner = db.stat().st_uid
+    except OSError:
+        owner = os.getuid()
+    for name in (db.name + ".wal", db.name + ".tmp"):
+        beside = db.with_name(name)
+        try:
+            st = beside.lstat()
+        except OSError:
+            continue
+        if st.st_uid not in (0, os.getuid(), owner):
+            kind = "symlink" if stat.S_ISLNK(st.st_mode) else "folder" if stat.S_ISDIR(st.st_mode) else "file"
+            does = (
+                "replay it into the database and append every write to it"
+                if name.endswith(".wal")
+                else "write its temporary files there"
+            )
+            return (
+                f"{beside} is a {kind} of another user's ({_user_name(st.st_uid)}), beside the database: DuckDB would "
+                f"{does}, so another user could change what the database holds"
+            )
+    return None
+
+
+def private_folder(folder: Path) -> bool:
+    """Whether only this user (and root) can add a name to ``folder`` or swap it: DuckDB spills to ``<db>.tmp/``
+    (``./.tmp/`` for an in-memory database) beside it, creating that folder and its files by name through any
+    symlink already there."""
+    try:
+        st = folder.stat()
+    except OSError:
+        return False
+    why = _writable_by_others(st) if st.st_uid == 0 else others_can_write(st)
+    return not why and not movable_by_others(folder)
+
+
+def spark_output(output: str) -> tuple[str | None, str]:
+    """spark-ingest's OUTPUT made, resolved once and checked: (why it is refused, or None; the path to give Spark).
+    Refused: another user can write into it or swap it (the dataset's names are known in advance, as for export
+    --dataset), or it is not a folder once made. Spark is given the resolved path only: a name that did not exist when
+    the command began could be made the user's symlink before the mkdir, which then followed it, and Spark wrote by
+    the name as given (reliability-9 High 2: 22 of 3000 tries passed the check through the user's link). A URI of
+    another scheme is left to its file system."""
     u = urlparse(output)
     if u.scheme not in ("", "file"):
-        return None
+        return None, output
     folder = Path(unquote(u.path))
-    folder.mkdir(parents=True, exist_ok=True)
-    why = shared(folder.resolve())
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        real = folder.resolve(strict=True)
+    except OSError as e:
+        return f"output {folder}: {e.strerror or e}", output
+    if not real.is_dir():
+        return f"output {folder} is not a folder once made (another user may have changed it)", output
+    why = foreign_link(folder) or shared(real)  # a link of theirs followed by the mkdir: where they chose
     if not why:
-        return None
+        return None, ("file://" if u.scheme == "file" else "") + str(real)
     return (
         f"output {why}: another user could put a symlink there under a name the run writes "
         "(_storagelab/.meta.json.<pid>.tmp, part files), and have it overwrite any file you can write; give a folder "
         "of your own (e.g. a new folder under it)"
-    )
+    ), output
 
 
 def others_can_write(st: os.stat_result) -> str | None:

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from . import dataset
+from . import dataset, ignore, paths
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
@@ -65,6 +65,18 @@ def skipped(key: str) -> bool:
     parts = key.split("/")
     name = parts[-1]
     return any(p.startswith(".") for p in parts if p) or name in SKIP_NAMES or name.endswith((".md", ".ipynb"))
+
+
+def _ignored(input_path: str):
+    """Whether the local ingest's ignore file (``.storagelabignore`` at the folder's top, or data/raw's) leaves a key
+    out: the dataset then holds what a local ingest of the folder holds. Local folders only (the ignore files of other
+    schemes are not read)."""
+
+    u = urlparse(input_path)
+    if u.scheme not in ("", "file"):
+        return lambda key: False
+    matcher = ignore.path_matcher([Path(unquote(u.path))])
+    return lambda key: matcher(key if key.startswith("/") else paths.ROOT / key)
 
 
 def _sort_key(key: str) -> str:
@@ -193,6 +205,8 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     )
     info = files.rdd.mapPartitions(lambda rows: parse_partition(rows, staging)).collect()
     info += _empty_files(spark, input_path)
+    ignored = _ignored(input_path)
+    info = [r for r in info if not ignored(r["key"])]  # their staged rows are left out by the join below
 
     # which files are stored (first path per SHA-256, in the local order), their ids, the copies and the errors
     now = datetime.now(UTC)

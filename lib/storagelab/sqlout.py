@@ -19,6 +19,7 @@ import decimal
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 import uuid
@@ -242,9 +243,23 @@ def parquet_target_refused(target: str, db: str | None, force: bool) -> str | No
         return f"--parquet {target} is inside {owner}, which storagelab writes: write the result to a file outside it"
     if dest.is_dir():
         return f"--parquet {target} is a folder: give a file name, e.g. {dest / 'result.parquet'}"
+    if (kind := _not_a_file(dest)) is not None:  # the result is renamed over the name: a link or a device would go
+        return f"--parquet {target} is {kind}, not a regular file: the result would replace it; give a file name"
     if dest.exists() and not force:
         return f"--parquet {target} exists: add --force to replace it, or give another file name"
     return None
+
+
+def _not_a_file(dest: Path) -> str | None:
+    """What ``dest`` is when it exists and is no regular file (a symlink, a device, a FIFO: `--parquet /dev/stdout
+    --force` replaced the system's /dev/stdout link with a Parquet file, reliability-9), as words; else None."""
+    try:
+        mode = dest.lstat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return "a symlink" if stat.S_ISLNK(mode) else f"a special file ({stat.filemode(mode)})"
 
 
 def store_file_owner(dest: Path, database: Path) -> str | None:

@@ -173,7 +173,8 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, values: dict, to
 # ----------------------------------------------------------------------------- notebook 03: query
 
 BONNIE_SQL = """
-SELECT f.path, f.file_id, coalesce(f.label, f.path) AS label, f.host, f.phase, f.partition_start_sector, f.vdev_type,
+SELECT f.path, f.file_id, coalesce(f.label, f.path) AS label, f.host, f.stack, f.phase, f.partition_start_sector,
+       f.vdev_type,
        f.vdev_count, f.vdev_width, f.cache_devices, f.log_devices, f.devices, f.pool, f.ashift, f.command, f.notes,
        f.ram_bytes, b.run_index, b.size_bytes AS file_size_bytes,
        r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.too_fast, r.cpu_pct, r.latency_ns, r.line_start
@@ -183,7 +184,7 @@ ORDER BY f.path, b.run_index, r.test
 """
 PARTITIONS_SQL = """
 SELECT f.path, f.host, p.file_id, p.disk, p.table_type, p.index, p.start_sector, p.abs_start_sector, p.end_sector,
-       p.size_bytes, p.logical_sector_bytes, p.align_4k_rem_bytes, p.aligned_4k, p.aligned_1m, p.line_start,
+       p.size_bytes, p.logical_sector_bytes, p.physical_sector_bytes AS printed_physical_bytes, p.align_4k_rem_bytes, p.aligned_4k, p.aligned_1m, p.line_start,
        d.disk_id, d.disk_size_bytes
 FROM partitions p JOIN files f USING (file_id)
 LEFT JOIN (SELECT file_id, disk, any_value(label_id) AS disk_id,
@@ -309,7 +310,10 @@ NOISE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 def noise_band(runs: pl.DataFrame, before: dict, after: dict, info: pl.DataFrame) -> tuple[pl.DataFrame, Noise]:
     """Per test, the 'after' configuration's repeats: their mean and the prediction interval for the mean of as many
     new runs as the 'before' configuration has (t distribution: mean +- t x sd x sqrt(1/k + 1/n); k = 1 is
-    stats.summarise's interval for one new run), and whether the 'before' configuration's mean lies inside it.
+    stats.summarise's interval for one new run), and whether the 'before' configuration's mean lies inside it. Where
+    the 'after' configuration ran once and the 'before' one has repeats, the roles swap (``Noise.side`` 'before'):
+    the 'before' repeats give the interval and the 'after' run is judged against it; the columns keep their names
+    (``after_*``: the side that gives the interval, ``before_runs``: the runs judged).
     An interval that reaches zero or below (``band_too_wide``) bounds nothing (a rate is not negative): the repeats
     are too few, or too far apart, to tell the 'before' value from noise, and ``within_noise`` is None then. The
     other 'after' runs are named, not used; ``after_without`` names the repeats with no value for the test."""
@@ -317,6 +321,10 @@ def noise_band(runs: pl.DataFrame, before: dict, after: dict, info: pl.DataFrame
     config, mine = _config(runs, "after", after), _config(runs, "before", before)
     repeats = config.select("path", "run_index").unique().height
     others = info.filter((pl.col("side") == "after") & ~_same(after, ("host", *_LAYOUT)))
+    side = "after"
+    if repeats < 2 and mine.select("path", "run_index").unique().height >= 2:  # the 'before' repeats bound the noise
+        config, mine, side = mine, config, "before"
+        repeats = config.select("path", "run_index").unique().height
     rows = []
     for (test,), g in config.group_by("test", maintain_order=True):
         vals = [v for v in g["value"].to_list() if v is not None]
@@ -336,7 +344,7 @@ def noise_band(runs: pl.DataFrame, before: dict, after: dict, info: pl.DataFrame
     level = stats.LEVEL if repeats >= 2 else None
     first = config.unique(["path", "run_index"], keep="first", maintain_order=True)  # a line of each repeat
     return pl.DataFrame(rows, schema=NOISE_SCHEMA, orient="row"), Noise(
-        repeats, tuple(others["label"].to_list()), level, lines_of(first)
+        repeats, tuple(others["label"].to_list()), level, lines_of(first), side
     )
 
 
@@ -446,10 +454,18 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     """Frames -> named numbers: arithmetic, partition verdicts, the before/after pair with its ratios, the after
     configuration's noise, what a cache or compression/dedup would explain, and the ashift evidence."""
     parts = frames.partitions
-    if parts.height:  # each partition against the physical sector size asked for (the table's own: 4 KiB, 1 MiB)
-        rem = pl.col("abs_start_sector") * pl.col("logical_sector_bytes") % physical
-        parts = parts.with_columns(rem_physical_bytes=rem, aligned_physical=rem == 0)
     parts = same_tables(parts)  # one disk printed by several tools: one table
+    if parts.height:  # each partition against the physical sector size its table prints, else the parameter
+        start = pl.col("abs_start_sector") * pl.col("logical_sector_bytes")
+        printed = pl.col("printed_physical_bytes").max().over("table")  # any output of that table that prints it
+        phys = pl.coalesce(printed, pl.lit(physical))
+        parts = parts.with_columns(
+            printed_physical_bytes=printed,
+            physical_bytes=phys,
+            rem_physical_bytes=start % phys,
+            aligned_physical=start % phys == 0,
+            aligned_parameter=start % physical == 0,  # against the physical_sector_bytes parameter
+        )
     arithmetic = [
         dict(verdict(lba, sector, physical), sector_bytes=sector, physical_bytes=physical) for lba in (legacy, 2048)
     ]
@@ -467,6 +483,7 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     n.before, n.after, n.same_layout = b, a, bool(same.height)
     mine, theirs = _config(runs, "before", b), _config(runs, "after", a)
     n.before_files, n.after_files = _file_names(mine), _file_names(theirs)
+    n.side_runs = {s: c.select("path", "run_index").unique().height for s, c in (("before", mine), ("after", theirs))}
     n.before_others = tuple(before.filter(~_same(b, ("host", *_LAYOUT)))["label"].unique(maintain_order=True))
     means = pl.concat([config_values(mine, "before"), config_values(theirs, "after")])
     ba = before_after(means, "before", "after")
@@ -492,6 +509,10 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     n.settings = pool_settings(b, frames.props, frames.vdevs)
     n.after_settings = pool_settings(a, frames.props, frames.vdevs)
     n.other_ashift = ashift_evidence(frames.pool_stats, b.get("host"), b.get("pool"))
+    n.zdb_pools = tuple(sorted(set(frames.vdevs["pool"].drop_nulls().to_list()))) if frames.vdevs.height else ()
+    stack = b.get("stack")
+    if stack and "zfs" not in stack.lower() and not b.get("pool") and not b.get("ashift"):
+        n.not_zfs = stack
     if b["pool"]:
         n.pool_states = frames.zpool.filter(pl.col("pool") == b["pool"])
     return n

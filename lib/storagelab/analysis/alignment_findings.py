@@ -70,24 +70,14 @@ def _arithmetic(res, n: AlignmentNumbers, sel) -> None:
         )
     parts = n.partitions
     if parts.height:
-        phys = n.arithmetic[0]["physical_bytes"]
         distinct = distinct_partitions(parts)
-        bad = distinct.filter(~pl.col("aligned_physical").fill_null(True))
-        named = [
-            f"{d} p{i} at LBA {lba}" + ("" if lba == absolute else f" of {d} (absolute LBA {absolute})")
-            for d, i, lba, absolute in bad.select("disk_name", "index", "start_sector", "abs_start_sector").iter_rows()
-        ]
         disks = distinct.unique("table", keep="first", maintain_order=True)
         res.findings.append(
             Finding(
                 f"{distinct.height} partition(s) in the selection's {disks.height} partition table(s)"
                 + _same_table_words(disks, parts)
                 + "; "
-                + (
-                    f"misaligned to {phys:,} B physical sectors: {prose.listing(named)}."
-                    if bad.height
-                    else f"every one starts on a {phys:,} B boundary."
-                ),
+                + _alignment_words(distinct, n.arithmetic[0]["physical_bytes"]),
                 [cite(f"{distinct.height} partition(s)", parts, "the partition table rows")],
             )
         )
@@ -96,6 +86,47 @@ def _arithmetic(res, n: AlignmentNumbers, sel) -> None:
             f"no partition table for {sel.describe()}: save `gpart show`, `fdisk -l`, `sfdisk -d` or "
             "`parted -m ... print` of the disks beside the benchmark logs"
         )
+
+
+def _where(rows: pl.DataFrame) -> list[str]:
+    return [
+        f"{d} p{i} at LBA {lba}" + ("" if lba == absolute else f" of {d} (absolute LBA {absolute})")
+        for d, i, lba, absolute in rows.select("disk_name", "index", "start_sector", "abs_start_sector").iter_rows()
+    ]
+
+
+def _alignment_words(distinct: pl.DataFrame, param: int) -> str:
+    """Each partition against the physical sector size its table prints ('as the tables print'), else the
+    physical_sector_bytes parameter ('the parameter: the table does not print it'); partitions aligned to a printed
+    size but not to the parameter are said apart, with what is and is not known."""
+    printed = distinct.filter(pl.col("printed_physical_bytes").is_not_null())
+    assumed = distinct.filter(pl.col("printed_physical_bytes").is_null())
+    out = []
+    for (size,), g in printed.group_by("printed_physical_bytes", maintain_order=True):
+        bad = g.filter(~pl.col("aligned_physical"))
+        out.append(
+            f"misaligned to the {size:,} B physical sectors their tables print: {prose.listing(_where(bad))}"
+            if bad.height
+            else f"{g.height} start on the {size:,} B physical sectors their tables print"
+        )
+        odd = g.filter(pl.col("aligned_physical") & ~pl.col("aligned_parameter"))
+        if odd.height and size < param:
+            out.append(
+                f"{prose.listing(_where(odd))} would be misaligned on {param:,} B physical sectors (the "
+                "physical_sector_bytes parameter): that holds only if the disk's real sectors are larger than its "
+                "table prints (a 512e drive behind a bridge or a virtual disk that reports 512 B), which the tables "
+                "cannot show"
+            )
+    bad = assumed.filter(~pl.col("aligned_physical"))
+    if assumed.height:
+        out.append(
+            f"misaligned to {param:,} B physical sectors (the physical_sector_bytes parameter: their tables do not "
+            f"print the disk's): {prose.listing(_where(bad))}"
+            if bad.height
+            else f"{'every one starts' if not printed.height else f'{assumed.height} start'} on a {param:,} B "
+            "boundary (the physical_sector_bytes parameter: their tables do not print the disk's)"
+        )
+    return "; ".join(out) + "."
 
 
 def _same_table_words(disks: pl.DataFrame, parts: pl.DataFrame) -> str:
@@ -141,14 +172,16 @@ def _pair_and_noise(res, n: AlignmentNumbers, pair: Pair) -> None:
         )
     cites = []
     if noise.repeats >= 2:
-        cites.append(cite(f"{noise.repeats} runs", noise.lines, "the 'after' configuration's runs"))
+        judged = n.before_files if noise.side == "after" else n.after_files
+        cites.append(cite(f"{noise.repeats} runs", noise.lines, f"the '{noise.side}' configuration's runs"))
         band = (
-            f"{noise.repeats} runs of the 'after' configuration give the noise band: the {noise.level:.0%} "
+            f"{noise.repeats} runs of the '{noise.side}' configuration give the noise band: the {noise.level:.0%} "
             "prediction interval for one new run (t distribution, analysis/stats.py)"
             + (
-                ", or for the mean of as many new runs as the 'before' configuration has."
-                if len(n.before_files) > 1 or any(f.endswith(" runs)") for f in n.before_files)
-                else "."
+                f", or for the mean of as many new runs as the '{noise.judged}' configuration has."
+                if len(judged) > 1 or any(f.endswith(" runs)") for f in judged)
+                else f"; the '{noise.judged}' run is judged against it"
+                + (" (the 'after' configuration ran once)." if noise.side == "before" else ".")
             )
         )
     else:
@@ -157,34 +190,52 @@ def _pair_and_noise(res, n: AlignmentNumbers, pair: Pair) -> None:
             "from noise (repeat bonnie++ on it, or append the repeats to one file, to get one)."
         )
     res.findings.append(
-        Finding(f"Before: {pair.before['label']}; after: {pair.after['label']} ({how}). {band}{others}", cites)
+        Finding(
+            f"Before: {_side_name(pair.before, n.side_runs.get('before', 1))}; after: {_side_name(pair.after, n.side_runs.get('after', 1))} "
+            f"({how}). {band}{others}",
+            cites,
+        )
     )
+
+
+def _side_name(run: dict, runs: int) -> str:
+    """A side by its first run's label, with its repeats where it has several: 'ext4 1G run 1 and 2 more run(s) of
+    its configuration'."""
+    return run["label"] + (f" and {runs - 1} more run(s) of its configuration" if runs > 1 else "")
 
 
 def _metrics(res, n: AlignmentNumbers) -> None:
     for r in n.ratios.filter(pl.col("test").is_in(list(_TEST_WORDS))).iter_rows(named=True):
         if r["ratio"] is None:
             continue
-        test, runs = r["test"], f"the {r['after_runs']} 'after' runs"
+        test = r["test"]
+        ref, judged = (n.noise.side, n.noise.judged) if n.noise else ("after", "before")
+        runs = f"the {r['after_runs']} '{ref}' runs"
         noise = ""
         if r["band_too_wide"]:
             noise = (
                 f"; {runs} are too few or too far apart to bound the noise: their {_level(n)}prediction "
                 f"interval reaches below zero (up to {_value(test, r['pi_high'])}), and a rate cannot be negative, so "
-                "the data cannot tell the 'before' value from noise"
+                f"the data cannot tell the '{judged}' value from noise"
             )
         elif r["within_noise"] is not None:
             what = "a new run" if r["before_runs"] <= 1 else f"the mean of {r['before_runs']} new runs"
             noise = (
                 f"; {runs} predict {_value(test, r['pi_low'])} to {_value(test, r['pi_high'])} for {what}, so the "
-                "'before' value is " + ("**within noise**" if r["within_noise"] else "outside that interval")
+                f"'{judged}' value is " + ("**within noise**" if r["within_noise"] else "outside that interval")
             )
         lacking = r["after_without"] or []
         if lacking and n.noise and n.noise.repeats > 1:
             noise += (
-                f" ({prose.listing(lacking)} of the 'after' configuration {'has' if len(lacking) == 1 else 'have'} "
+                f" ({prose.listing(lacking)} of the '{ref}' configuration {'has' if len(lacking) == 1 else 'have'} "
                 f"no {_TEST_WORDS[test]} value, so {r['after_runs']} of its {n.noise.repeats} runs count here)"
             )
+        for side, bias in (("before", "the ratio high"), ("after", "the ratio low")):
+            if r[f"too_fast_{side}"] and r[f"value_{side}"] is not None:
+                noise += (
+                    f"; a '{side}' run printed +++++ (faster than bonnie++ can measure) and is not in its mean: "
+                    f"that mean is biased low, {bias}"
+                )
         before, after, ratio = _value(test, r["value_before"]), _value(test, r["value_after"]), f"{r['ratio']:.2f}x"
         res.findings.append(
             Finding(f"{_TEST_WORDS[test]}: {before} before, {after} after = {ratio}{noise}.", _ratio_cites(r, ratio))
@@ -359,6 +410,12 @@ def _anomaly_words(a: Anomalies) -> list[str]:
 def _explanations(res, n: AlignmentNumbers, pair: Pair) -> None:
     """Which explanations the data supports or excludes: ashift, compression and dedup of the tested dataset."""
     s, pool = pair.settings, pair.before.get("pool")
+    if n.not_zfs:
+        res.findings.append(
+            f"The 'before' run is labelled stack {n.not_zfs}, not ZFS: ashift and the dataset settings "
+            "(compression, dedup) of a pool do not apply to it."
+        )
+        return
     if s.ashift:
         res.findings.append(
             Finding(
@@ -497,8 +554,15 @@ def _dataset_settings(res, s: PoolSettings, a: Anomalies | None, pool: str | Non
 
 
 def _ashift_unknown(res, n: AlignmentNumbers, pool: str | None) -> None:
+    others = [p for p in n.zdb_pools if p != pool]
+    zdb = (
+        f"the selection's `zdb -C` outputs are of {prose.listing(others)}"
+        + (", and the run's pool is not labelled" if not pool else "")
+        if others
+        else "no `zdb -C` output"
+    )
     res.findings.append(
-        f"ashift of pool {pool or '(unnamed)'} is not in the data (no `ashift` label, no `zdb -C` output), so "
+        f"ashift of pool {pool or '(unnamed)'} is not in the data (no `ashift` label; {zdb}), so "
         "whether ashift=9 on 512e drives (every sub-4 KiB write a read-modify-write inside the drive) explains the "
         "'before' run cannot be settled from its own logs."
     )
@@ -519,20 +583,24 @@ def _ashift_unknown(res, n: AlignmentNumbers, pool: str | None) -> None:
             )
         )
     res.missing.append(
-        f"the ashift of pool {pool or 'POOL'}: `zdb -C {pool or 'POOL'}` (its `ashift:` lines), or an `ashift` label "
-        "on the runs in the manifest"
+        f"the ashift of pool {pool}: `zdb -C {pool}` (its `ashift:` lines), or an `ashift` label on the runs in the "
+        "manifest"
+        if pool
+        else "the 'before' run's pool and its ashift: a `pool` label on the runs (then `zdb -C` of that pool, its "
+        "`ashift:` lines), or an `ashift` label"
     )
 
 
 def _summary(res, n: AlignmentNumbers) -> None:
     ba = n.ratios
     repeats = n.noise.repeats if n.noise else 0
+    side = n.noise.side if n.noise else "after"
     res.headline = {
         f"{_TEST_WORDS[r['test']]} after/before": f"{r['ratio']:.2f}x"
         + (
-            " (too few 'after' runs to bound the noise)"
+            f" (too few '{side}' runs to bound the noise)"
             if r["band_too_wide"]
-            else (" (within noise)" if r["within_noise"] else " (outside the after runs' prediction interval)")
+            else (" (within noise)" if r["within_noise"] else f" (outside the {side} runs' prediction interval)")
             if r["within_noise"] is not None
             else " (one 'after' run: noise unknown)"
         )
@@ -542,7 +610,7 @@ def _summary(res, n: AlignmentNumbers) -> None:
     if ba["beyond_disks"].is_not_null().any():
         res.caveats.append("a run faster than its disks: cache artefact")
     if repeats < 2:
-        res.caveats.append("no repeats of the 'after' configuration: noise unknown")
+        res.caveats.append("no repeats of either configuration: noise unknown")
     res.caveats.append("the runs differ in more than the change: no cause shown")
     pb = ba.filter(pl.col("test") == "put_block")
     if pb.height and pb["ratio"][0] is not None:

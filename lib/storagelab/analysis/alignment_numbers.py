@@ -44,6 +44,12 @@ class Noise:
     other_configs: tuple[str, ...]
     level: float | None  # of the prediction intervals (None: no repeats)
     lines: tuple[dict, ...] = ()  # the 'after' configuration's runs' lines (result.lines_of)
+    side: str = "after"  # the configuration whose repeats give the band ('before' when 'after' ran once)
+
+    @property
+    def judged(self) -> str:
+        """The other configuration: the one whose value is judged against the band."""
+        return "before" if self.side == "after" else "after"
 
 
 @dataclass(frozen=True)
@@ -138,11 +144,14 @@ class AlignmentNumbers:
     settings: PoolSettings | None = None
     after_settings: PoolSettings | None = None  # the 'after' run's pool (its ashift may differ from the 'before' one's)
     other_ashift: list[AshiftEvidence] = field(default_factory=list)
+    zdb_pools: tuple[str, ...] = ()  # the pools of the selection's zdb -C outputs
+    not_zfs: str | None = None  # the 'before' run's stack where it is labelled and is not ZFS (no pool, no ashift)
     pool_states: pl.DataFrame = field(default_factory=pl.DataFrame)
     phases: dict = field(default_factory=dict)
     before_files: tuple[str, ...] = ()  # the files of the 'before' configuration (its repeats), by name
     after_files: tuple[str, ...] = ()  # the same of the 'after' configuration
     before_others: tuple[str, ...] = ()  # labels of 'before' runs of other configurations (not used)
+    side_runs: dict = field(default_factory=dict)  # 'before'/'after' -> its configuration's runs (repeats), count
 
     def pair(self) -> Pair | None:
         """The before/after pair (``compute`` sets its four fields together); None when there is none."""

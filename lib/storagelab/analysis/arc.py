@@ -330,3 +330,27 @@ def missing(df: pl.DataFrame, label: str = "label") -> list[str]:
         f"`{SYSCTL_COMMAND}`), and label the output with the run's label (and its host; phase before/after for "
         "snapshots)"
     ]
+
+
+ARC_MAX_SQL = """
+SELECT a.file_id, f.path, f.sha256, f.host, a.value AS c_max_bytes, a.line_start, a.line_end
+FROM arc_stats a JOIN files f USING (file_id) WHERE {where} AND a.name = 'c_max' ORDER BY f.path, a.line_start
+"""
+
+
+def arc_max(con, sel: Selection) -> pl.DataFrame:
+    """The selection's ARC maximum (``c_max``) per ARC statistics output: path, host, c_max_bytes and its line.
+    The size a working set is judged against where the ARC, not only the RAM, bounds what is cached (a FUSE or
+    tuned ARC far smaller than the RAM)."""
+    where, params = sel.sql("f")
+    return frame(con, ARC_MAX_SQL.format(where=where), params)
+
+
+def arc_max_of(maxima: pl.DataFrame, host: str | None) -> dict | None:
+    """The ``arc_max`` row that bounds a run of ``host``: the one output of that host (both unlabelled count as the
+    same host), or the selection's only output when it has one; None when there is none or it is not one."""
+    if maxima.is_empty():
+        return None
+    own = maxima.filter(pl.col("host") == host) if host is not None else maxima.filter(pl.col("host").is_null())
+    rows = own if own.height else maxima
+    return rows.row(0, named=True) if rows["c_max_bytes"].n_unique() == 1 else None

@@ -12,14 +12,16 @@ did not do is empty.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 from polars.expr.whenthen import ChainedThen, Then
 
 from ..units import MiB
-from . import measures, plausibility, prose
+from . import bonnie_repeats, measures, plausibility, prose
 from .db import frame
+from .fio_runs import file_names
+from .repeat_groups import SETUP_COLUMNS
 from .result import Finding, Result, cite
 from .selection import Selection
 
@@ -41,14 +43,31 @@ COLUMNS = (
 RATE_TESTS = {"putc", "put_block", "rewrite", "getc", "get_block"}
 
 RUNS_SQL = """
-SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.host, f.command, f.notes, f.ram_bytes,
-       b.run_index, b.machine, b.version,
-       b.size_bytes, b.chunk_bytes, b.concurrency, b.num_files, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value,
+SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.label AS given_label, f.command, {setup},
+       b.run_index, b.machine, b.version, b.line_start AS run_line,
+       b.size_bytes, b.chunk_bytes, b.concurrency, b.num_files, b.max_size_bytes, b.min_size_bytes, b.num_dirs,
+       r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value,
        r.cpu_pct, r.too_fast, r.latency_ns, r.suspect, r.line_start
 FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
 WHERE {where} AND b.preferred
 ORDER BY f.path, b.run_index
 """
+IDENT = (
+    "label",
+    "given_label",
+    "machine",
+    "version",
+    "size_bytes",
+    "chunk_bytes",
+    "concurrency",
+    "num_files",
+    "max_size_bytes",
+    "min_size_bytes",
+    "num_dirs",
+    "path",
+    "run_line",
+    *SETUP_COLUMNS,
+)
 
 
 def _value(x: float, sep: str = "") -> str:
@@ -82,14 +101,34 @@ def _shade(values: list[float | None], higher_is_better: bool) -> list[float | N
     return [None if v is None else ((v - lo) / (hi - lo) if higher_is_better else (hi - v) / (hi - lo)) for v in values]
 
 
+def named_runs(ident: pl.DataFrame) -> pl.DataFrame:
+    """Runs that share a file and its label (a CSV of one line per run, a log of appended runs) named apart by their
+    line and machine: 'bonnie/all.csv:3 vm-ext4' unlabelled, 'label (all.csv:3 vm-ext4)' labelled; ``setup_label``
+    is the label the manifest gives (None: the file names the run), what tells repeats (``bonnie_repeats``)."""
+    files = file_names(ident["path"].to_list()) if "path" in ident.columns and ident.height else {}
+    where = pl.format(
+        "{}:{}{}",
+        pl.col("path").replace_strict(files, default=None, return_dtype=pl.String),
+        pl.col("run_line"),
+        pl.when(pl.col("machine").is_not_null()).then(pl.lit(" ") + pl.col("machine")).otherwise(pl.lit("")),
+    )
+    shared = (pl.len().over("file_id", "label") > 1) & pl.col("run_line").is_not_null()
+    named = pl.when(pl.col("given_label").is_null()).then(where).otherwise(pl.format("{} ({})", "label", where))
+    return ident.with_columns(setup_label=pl.col("given_label")).with_columns(
+        label=pl.when(shared).then(named).otherwise(pl.col("label"))
+    )
+
+
 def table(results: pl.DataFrame) -> pl.DataFrame:
     """One row per run (file, run index): identity columns, then per test ``<test>`` (value in its display unit),
     ``<test>_cpu``, ``<test>_latency_ns``, ``<test>_too_fast``."""
     if results.is_empty():
         return pl.DataFrame()
     keys = ["file_id", "run_index"]
-    ident = results.unique(keys, keep="first", maintain_order=True).select(
-        *keys, "label", "machine", "version", "size_bytes", "chunk_bytes", "concurrency", "num_files", "path"
+    ident = named_runs(
+        results.unique(keys, keep="first", maintain_order=True).select(
+            *keys, *(c for c in IDENT if c in results.columns)
+        )
     )
     disp = results.with_columns(
         shown=pl.when(pl.col("test").is_in(list(RATE_TESTS))).then(pl.col("value") / MiB).otherwise(pl.col("value"))
@@ -197,7 +236,9 @@ def html_table(tab: pl.DataFrame) -> str:
         '<table class="bonnie"><thead>'
         f'<tr><th rowspan="3">run</th><th rowspan="3">machine</th><th rowspan="3">size</th>{head1}</tr>'
         f"<tr>{head2}</tr><tr>{head3}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-        "<p>Shading per column among these runs: green best, red worst (rates: higher; %CP and latency: lower). "
+        "<p>Shading per column among these runs: green best, red worst (rates: higher; %CP and latency: lower); "
+        "the runs of one setup (repeats: one label less its 'run N', the same bonnie++ options) share the shade of "
+        "their mean. "
         "+++++: too fast for bonnie++ to measure. Not shaded nor ranked: a value marked (from memory), a block read "
         "at 90 %CP or more; (cache), a block test of a file below twice the RAM; (unreliable), a rate the ingest "
         "warned about.</p>"
@@ -205,10 +246,15 @@ def html_table(tab: pl.DataFrame) -> str:
 
 
 def _ranked(tab: pl.DataFrame, test: str) -> list[float | None]:
-    """A column's values with the flagged ones left out (None): what shading and 'best' rank."""
+    """A column's values with the flagged ones left out (None), each run of a repeated setup as its setup's mean
+    (``bonnie_repeats``): what shading and 'best' rank."""
     if f"{test}_flag" not in tab.columns:
         return tab[test].to_list()
-    return [None if f else v for v, f in zip(tab[test].to_list(), tab[f"{test}_flag"].to_list(), strict=True)]
+    values = tab[f"{test}_rank"].to_list() if f"{test}_rank" in tab.columns else tab[test].to_list()
+    return [
+        None if f or v is None else r
+        for v, r, f in zip(tab[test].to_list(), values, tab[f"{test}_flag"].to_list(), strict=True)
+    ]
 
 
 def small_files(results: pl.DataFrame) -> set[tuple[int, int]]:
@@ -277,6 +323,20 @@ def _lines(results: pl.DataFrame | None, row: dict, test: str) -> pl.DataFrame:
     )
 
 
+def _ranked_name(e: dict) -> str:
+    """A ranked entry's name: a run's label, or repeats by their setup, count and range (``bonnie_repeats.ranked``)."""
+    if "runs" not in e:
+        return e["name"]
+    more = f", {e['more']} more run(s) not in it" if e["more"] else ""
+    return f"{e['name']}, mean of {e['runs']} runs, {_value(e['low'], ',')} to {_value(e['high'], ',')}{more}"
+
+
+def _rows_lines(results: pl.DataFrame | None, rows: list[dict], test: str) -> pl.DataFrame:
+    found = [_lines(results, r, test) for r in rows]
+    found = [f for f in found if f.height]
+    return pl.concat(found) if found else pl.DataFrame()
+
+
 def _column_finding(res, tab: pl.DataFrame, test: str, heading: str, results: pl.DataFrame | None = None) -> None:
     """The range of one column over the runs it can rank (each value linked to its line); the flagged values named
     apart, with why."""
@@ -292,17 +352,20 @@ def _column_finding(res, tab: pl.DataFrame, test: str, heading: str, results: pl
         if flagged.height
         else ""
     )
-    if col.height > 1:
-        best = col.sort(test, descending=True).row(0, named=True)
-        worst = col.sort(test).row(0, named=True)
-        low, high = _value(worst[test], ","), _value(best[test], ",")
+    setups = bonnie_repeats.ranked(col, test)
+    if len(setups) > 1:
+        worst, best = min(setups, key=lambda e: e["value"]), max(setups, key=lambda e: e["value"])
+        low, high = _value(worst["value"], ","), _value(best["value"], ",")
         res.findings.append(
             Finding(
-                f"{test} ({heading}, {unit(test)}): {low} ({worst['label']}) to {high} ({best['label']})"
+                f"{test} ({heading}, {unit(test)}): {low} ({_ranked_name(worst)}) to {high} ({_ranked_name(best)})"
                 + (f"; {fast} run(s) too fast to measure" if fast else "")
                 + aside
                 + ".",
-                [cite(low, _lines(results, worst, test)), cite(high, _lines(results, best, test))]
+                [
+                    cite(low, _rows_lines(results, worst["rows"], test)),
+                    cite(high, _rows_lines(results, best["rows"], test)),
+                ]
                 + [cite(_value(r[test], ","), _lines(results, r, test)) for r in flagged.iter_rows(named=True)],
             )
         )
@@ -315,6 +378,28 @@ def _column_finding(res, tab: pl.DataFrame, test: str, heading: str, results: pl
         )
 
 
+def _repeats(res, tab: pl.DataFrame, spreads: pl.DataFrame) -> None:
+    """Per setup with two or more runs: that they are repeats, and each test's mean and run-to-run spread (sample
+    sd) over the runs that measured it (``bonnie_repeats.spreads``)."""
+    for g in bonnie_repeats.groups(tab):
+        first = g.row(0, named=True)
+        size = f"a {prose.size(first['size_bytes'])} file" if first["size_bytes"] else "no file size"
+        files = f", {first['num_files']:,} small files" if first["num_files"] else ""
+        parts = []
+        for r in spreads.filter((pl.col("setup_key") == first["setup_key"]) & (pl.col("n") >= 2)).iter_rows(named=True):
+            t, mean, sd = r["test"], r["mean"], r["sd"]
+            cv = f" ({100 * sd / mean:.0f} %)" if mean else ""
+            more = f", {r['too_fast']} more too fast to measure" if r["too_fast"] else ""
+            parts.append(f"{t} {_value(mean, ',')} ± {_value(sd, ',')} {unit(t)}{cv}{more}")
+        res.findings.append(
+            f"{first['setup']}: {g.height} runs of one setup ({', '.join(g['label'].to_list())}; {size}{files}, "
+            f"machine {first['machine']}): repeats, ranked by their mean and never against each other. Mean ± "
+            "sample sd over the runs that measured each test (% of the mean): "
+            + ("; ".join(parts) if parts else "no test measured twice")
+            + "."
+        )
+
+
 @dataclass
 class BonnieNumbers:
     results: pl.DataFrame  # every preferred run's results (RUNS_SQL)
@@ -323,16 +408,29 @@ class BonnieNumbers:
     sizes: list[int]  # the distinct file sizes of the runs, bytes
     fastest_block_write: dict | None  # the table row with the highest unflagged block write
     suspect_rates: int  # file-operation rates printed as whole numbers with no CSV line to check them
+    spreads: pl.DataFrame = field(default_factory=pl.DataFrame)  # bonnie_repeats.spreads: repeats' mean and sd
 
 
 def query(con, sel: Selection) -> pl.DataFrame:
     where, params = sel.sql("f")
-    return frame(con, RUNS_SQL.format(where=where), params)
+    setup = ", ".join(f"f.{c}" for c in SETUP_COLUMNS)
+    return frame(con, RUNS_SQL.format(where=where, setup=setup), params)
 
 
 def compute(results: pl.DataFrame) -> BonnieNumbers:
-    tab = flags(table(results), small_files(results))
+    tab = bonnie_repeats.with_setups(flags(table(results), small_files(results)), [t for _, t, _ in COLUMNS])
     blocks = tab.filter(pl.col("put_block").is_not_null() & pl.col("put_block_flag").is_null())
+    # a repeated setup competes by its mean, named as such
+    blocks = (
+        blocks.with_columns(_n=pl.len().over("setup_key"))
+        .unique("setup_key", keep="first", maintain_order=True)
+        .with_columns(
+            put_block=pl.col("put_block_rank"),
+            label=pl.when(pl.col("_n") > 1)
+            .then(pl.format("{} (mean of {} runs)", "setup", "_n"))
+            .otherwise(pl.col("label")),
+        )
+    )
     return BonnieNumbers(
         results=results,
         table=tab,
@@ -340,6 +438,7 @@ def compute(results: pl.DataFrame) -> BonnieNumbers:
         sizes=sorted({s for s in tab["size_bytes"].to_list() if s}),
         fastest_block_write=blocks.sort("put_block", descending=True).row(0, named=True) if blocks.height else None,
         suspect_rates=results.filter(pl.col("suspect").fill_null(False)).height,
+        spreads=bonnie_repeats.spreads(tab, [t for _, t, _ in COLUMNS]),
     )
 
 
@@ -353,6 +452,7 @@ def findings(res: Result, n: BonnieNumbers, sel: Selection) -> None:
             + ", ".join(f"{s / 2**30:g} GiB" for s in n.sizes)
             + "): a size below twice the RAM can be answered from cache, so compare like sizes."
         )
+    _repeats(res, tab, n.spreads)
     for _, test, heading in COLUMNS:
         _column_finding(res, tab, test, heading, n.results)
     res.headline["bonnie++ runs"] = str(tab.height)

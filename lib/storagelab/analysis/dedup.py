@@ -26,20 +26,27 @@ from ..units import GiB
 from . import dedup_findings, dedup_histogram, measures
 from .db import frame
 from .dedup_numbers import (
+    DEDUP_OFF,
     LARGE_RECORDSIZE,
     MEASURED_RUNGS,
     NO_META_CAP,
     OBSERVED_IN_CORE,
+    RAM_LABEL,
+    SIMULATED,
+    TWICE,
+    UNNAMED,
     UNNAMED_POOL,
     Budget,
     DedupFrames,
     DedupNumbers,
     DedupParams,
     Estimate,
+    LeftOut,
     Machine,
     RecordsizeGain,
     Tracked,
     arc_max,
+    named,
 )
 from .fio_runs import short_name
 from .result import Result, lines_of
@@ -96,7 +103,7 @@ def memory_table(
 # a pool whose name neither its log nor the manifest gives: shown by its file's label or name, never as a pool name
 UNNAMED_SQL = f"'{UNNAMED_POOL}' || coalesce('label ' || f.label, 'file ' || regexp_extract(f.path, '[^/]+$')) || ')'"
 STATS_SQL = """
-SELECT s.*, f.path, f.host, f.recordsize_bytes AS recordsize_label,
+SELECT s.*, f.path, f.host, f.recordsize_bytes AS recordsize_label, f.ram_bytes AS ram_label,
        coalesce(s.pool, f.pool, {unnamed}) AS pool_name,
        s.pool IS NULL AND f.pool IS NOT NULL AS pool_from_manifest
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY s.bp_count
@@ -104,7 +111,7 @@ FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY s.bp_
 DDT_SQL = """
 SELECT h.file_id, h.ddt_no, h.source, h.alloc_blocks, h.ref_blocks, h.alloc_dsize_bytes, h.ref_dsize_bytes, f.path,
        h.line_start, h.line_end,
-       f.host, coalesce((SELECT any_value(r.pool) FROM zdb_ddt_ratios r WHERE r.file_id = h.file_id
+       f.host, f.ram_bytes AS ram_label, coalesce((SELECT any_value(r.pool) FROM zdb_ddt_ratios r WHERE r.file_id = h.file_id
                          AND r.ddt_no = h.ddt_no), f.pool, {unnamed}) AS pool_name
 FROM zdb_ddt_histogram h JOIN files f USING (file_id)
 WHERE {where} AND h.is_total AND h.object IS NULL
@@ -134,6 +141,17 @@ WHERE {where} AND z.ddt_entries > 0 AND z.ddt_core_bytes IS NOT NULL ORDER BY f.
 RECORDSIZE_SQL = """
 SELECT p.file_id, p.name, p.value_bytes FROM zfs_properties p JOIN files f USING (file_id)
 WHERE {where} AND p.kind = 'dataset' AND p.property = 'recordsize' AND p.value_bytes IS NOT NULL
+"""
+DEDUP_PROPERTY_SQL = """
+SELECT p.file_id, p.name, p.value, f.path, f.sha256, f.host, p.line_start, p.line_end
+FROM zfs_properties p JOIN files f USING (file_id)
+WHERE {where} AND p.kind = 'dataset' AND p.property = 'dedup' ORDER BY f.path, p.line_start
+"""
+# files the ingest refused whose error is about a DDT table (zdb -S / -DD, zpool status -D): not study-scoped, a
+# file that failed has no rows to carry its labels
+DDT_ERRORS_SQL = """
+SELECT path, line, message FROM ingest_errors
+WHERE message ILIKE '%DDT%' OR expected ILIKE '%DDT%' OR message ILIKE '%dedup%' ORDER BY path
 """
 ZPOOL_SQL = """
 SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path, f.host, z.line_start, z.line_end
@@ -308,7 +326,18 @@ def query(con, sel, measures_frame: pl.DataFrame) -> DedupFrames:
         arc=frame(con, ARC_SQL.format(where=where), params),
         recordsizes=frame(con, RECORDSIZE_SQL.format(where=where), params),
         status=frame(con, STATUS_SQL.format(where=where), params),
+        dedup_props=frame(con, DEDUP_PROPERTY_SQL.format(where=where), params),
+        failed=failed_files(con),
     )
+
+
+def failed_files(con) -> tuple[int, pl.DataFrame]:
+    """(How many files of the database failed to parse, those of them whose error is about a DDT table)."""
+    found = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'ingest_errors'")
+    if not found.fetchone()[0]:
+        return 0, pl.DataFrame()
+    count = con.execute("SELECT count(DISTINCT path) FROM ingest_errors").fetchone()[0]
+    return int(count), frame(con, DDT_ERRORS_SQL, [])
 
 
 # ----------------------------------------------------------------------------- notebook 04: compute
@@ -320,14 +349,13 @@ def arc_budget(g: pl.DataFrame, p: DedupParams) -> Budget:
     memory_all_bytes, else the parameter."""
     v = dict(zip(g["name"], g["value"], strict=True))
     c_max = v["c_max"]
-    ram, ram_source = (
-        (v["memory_all_bytes"], "memory_all_bytes")
-        if v.get("memory_all_bytes")
-        else (
-            p.ram_gib * GiB,
-            "parameter",
-        )
-    )
+    label = g["ram_label"][0] if "ram_label" in g.columns else None
+    if v.get("memory_all_bytes"):
+        ram, ram_source = v["memory_all_bytes"], "memory_all_bytes"
+    elif label:  # the manifest's ram_bytes of the statistics' file: the machine's, over the default parameter
+        ram, ram_source = float(label), RAM_LABEL
+    else:
+        ram, ram_source = p.ram_gib * GiB, "parameter"
     if v.get("arc_meta_limit"):
         fraction, rule = v["arc_meta_limit"] / c_max, "arc_meta_limit"
     elif "meta" in v:
@@ -343,7 +371,7 @@ def arc_budget(g: pl.DataFrame, p: DedupParams) -> Budget:
         ram_source=ram_source,
         arc_size_bytes=v.get("size"),
         meta_used_bytes=v.get("arc_meta_used"),
-        ram_label_bytes=g["ram_label"][0] if "ram_label" in g.columns else None,
+        ram_label_bytes=label,
         zfs_version_label=g["zfs_version_label"][0] if "zfs_version_label" in g.columns else None,
     )
 
@@ -409,14 +437,67 @@ def _other_dedup_rows(zpool: pl.DataFrame, host: str, estimated: set[str], momen
     return [r for r in rows.iter_rows(named=True) if r["dedup_ratio"] > 1]
 
 
-def machines(best: list[Estimate], zpool: pl.DataFrame, moment: set[int], budget_of) -> list[Machine]:
-    """Per host label: its pools' best estimates summed against its one ARC budget (``budget_of(host)``)."""
+def base_pool(pool: str) -> str:
+    """A pool's name without the ' (file name)' ``one_summary_per_pool`` gives a second summary of it."""
+    return pool.split(" (", 1)[0] if named(pool) else pool
+
+
+def dedup_says(pool: str, props: pl.DataFrame, value: str) -> tuple[dict, ...]:
+    """The `zfs get dedup` lines of ``pool``'s datasets when every one of them says ``value`` ('off'), or any of
+    them ('on', 'verify', ... : anything but 'off') does; () when there is no such output or it says otherwise."""
+    if props.is_empty():
+        return ()
+    mine = props.filter((pl.col("name") == pool) | pl.col("name").str.starts_with(pool + "/"))
+    if mine.is_empty():
+        return ()
+    off = mine["value"] == "off"
+    if value == "off":
+        return lines_of(mine) if off.all() else ()
+    return lines_of(mine.filter(~off))
+
+
+def _left_out(e: Estimate, kept: list[Estimate], props: pl.DataFrame) -> LeftOut | None:
+    """Why ``e`` is not part of its host's dedup tables (None: it is)."""
+    if not named(e.pool):
+        return LeftOut(e.pool, UNNAMED)
+    base = base_pool(e.pool)
+    off = dedup_says(base, props, "off")
+    if off:
+        return LeftOut(e.pool, DEDUP_OFF, off)
+    if e.rung == 4 and not dedup_says(base, props, "on"):
+        return LeftOut(e.pool, SIMULATED)
+    twin = next((k.pool for k in kept if base_pool(k.pool) == base), None)
+    return LeftOut(e.pool, TWICE, other=twin) if twin else None
+
+
+def host_tables(mine: list[Estimate], props: pl.DataFrame) -> tuple[list[Estimate], list[LeftOut]]:
+    """A host's estimates split into the tables its ARC holds and those left out (``LeftOut``): a zdb -S
+    simulation of a pool not shown deduplicating, a pool whose `zfs get` says dedup=off, a pool with no name (it
+    may be one of the named ones), a second summary of one pool (the better rung is kept)."""
+    kept: list[Estimate] = []
+    out: list[LeftOut] = []
+    for e in sorted(mine, key=lambda e: -e.rung):
+        why = _left_out(e, kept, props)
+        if why:
+            out.append(why)
+        else:
+            kept.append(e)
+    order = {e.pool: i for i, e in enumerate(mine)}
+    return sorted(kept, key=lambda e: order[e.pool]), sorted(out, key=lambda o: order[o.pool])
+
+
+def machines(
+    best: list[Estimate], zpool: pl.DataFrame, moment: set[int], budget_of, props: pl.DataFrame | None = None
+) -> list[Machine]:
+    """Per host label: the best estimates of the tables its ARC holds (``host_tables``; ``props``: `zfs get
+    dedup`) summed against its one ARC budget (``budget_of(host)``)."""
     out = []
     for host in dict.fromkeys(e.host for e in best if e.host):
-        mine = [e for e in best if e.host == host]
+        mine, left = host_tables([e for e in best if e.host == host], props if props is not None else pl.DataFrame())
         low, high = sum(e.ddt_low for e in mine), sum(e.ddt_high for e in mine)
         entries = sum(e.entries for e in mine)
         budget = budget_of(host)
+        estimated = {e.pool for e in mine} | {o.pool for o in left}
         out.append(
             Machine(
                 host=host,
@@ -427,11 +508,10 @@ def machines(best: list[Estimate], zpool: pl.DataFrame, moment: set[int], budget
                 entries=entries,
                 budget=budget,
                 fits=_verdict(low, high, budget.bytes),
-                fits_at_most=whole_bytes(budget.bytes / entries),
-                other_dedup_pools=other_dedup_pools(zpool, host, {e.pool for e in mine}, moment),
-                other_dedup_lines=tuple(
-                    lines_of(r) for r in _other_dedup_rows(zpool, host, {e.pool for e in mine}, moment)
-                ),
+                fits_at_most=whole_bytes(budget.bytes / entries) if entries else 0,
+                other_dedup_pools=other_dedup_pools(zpool, host, estimated, moment),
+                other_dedup_lines=tuple(lines_of(r) for r in _other_dedup_rows(zpool, host, estimated, moment)),
+                left_out=tuple(left),
             )
         )
     return out
@@ -524,11 +604,21 @@ def best_sensitivity(
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+def labelled_ram(frames: DedupFrames, p: DedupParams) -> tuple[float, str]:
+    """The machine's RAM where no ARC statistics give it: the manifest's ram_bytes of the selection's zdb outputs
+    when they agree on one value (over the ram_gib parameter), else the parameter."""
+    labels = {
+        float(v) for f in (frames.stats, frames.ddt) if "ram_label" in f.columns for v in f["ram_label"].drop_nulls()
+    }
+    return (labels.pop(), RAM_LABEL) if len(labels) == 1 else (p.ram_gib * GiB, "parameter")
+
+
 def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
     """Frames -> named numbers: the ladder, each pool's best estimate, each machine's pools together."""
     p.check()
-    arc = arc_max(p.ram_gib, p.arc_max_gib)
-    budget = Budget(p.ram_gib * GiB, arc * GiB, p.metadata_fraction, "parameters")
+    ram, ram_source = labelled_ram(frames, p)
+    arc = arc_max(ram / GiB, p.arc_max_gib)  # on the RAM used
+    budget = Budget(ram, arc * GiB, p.metadata_fraction, "parameters", ram_source=ram_source)
     stats = frames.stats
     budgets = arc_budgets(frames.arc, p)
     if set(budgets) == {None}:
@@ -539,7 +629,7 @@ def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
 
     memory = pl.DataFrame()
     if stats.height:
-        memory = memory_table(stats, p.bytes_per_entry, p.ram_gib * GiB, arc / p.ram_gib, p.metadata_fraction)
+        memory = memory_table(stats, p.bytes_per_entry, ram, arc * GiB / ram, p.metadata_fraction)
         per_pool = pl.Series("budget_bytes", [budget_of(h).bytes for h in stats["host"]], pl.Float64)
         memory = (
             memory.with_columns(per_pool)
@@ -557,7 +647,7 @@ def compute(frames: DedupFrames, p: DedupParams) -> DedupNumbers:
         for (pool,), g in lad.group_by("pool", maintain_order=True)
     ]
     tracked = tracked_shares(stats, frames.zpool)
-    machines_ = machines(best, frames.zpool, {t.file_id for t in tracked}, budget_of)
+    machines_ = machines(best, frames.zpool, {t.file_id for t in tracked}, budget_of, frames.dedup_props)
     return DedupNumbers(
         params=p,
         budget=budget,

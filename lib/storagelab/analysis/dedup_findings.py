@@ -9,11 +9,16 @@ from ..units import GiB
 from . import prose
 from .dedup_numbers import (
     DDT_LEAF_BYTES,
+    DEDUP_OFF,
     FLAT_PHYS_BYTES,
     L2ARC_HEADER_BYTES,
     LARGE_RECORDSIZE,
     LEGACY_PHYS_BYTES,
     LIVE_ENTRY_BYTES,
+    RAM_LABEL,
+    SIMULATED,
+    TWICE,
+    UNNAMED,
     Budget,
     DedupFrames,
     DedupNumbers,
@@ -87,18 +92,32 @@ def _budget(res, n: DedupNumbers) -> None:
             f"{prose.size(b.bytes)} (RAM {prose.size(b.ram_bytes)}, {b.ram_source}; {b.source}){state}."
         )
         _params_replaced(res, n, who, b)
+        _ram_label(res, n, who, b)
         _labels_disagree(res, host, who, b)
     hosts = {e.host for e in n.best}
     if set(n.budgets) >= hosts or None in n.budgets:
         return
     b = n.budget
+    labelled = b.ram_source == RAM_LABEL
+    ram = f"{prose.size(b.ram_bytes)}, the manifest's ram_bytes" if labelled else f"{b.ram_bytes / GiB:g} GiB"
     res.findings.append(
         f"Metadata budget: {b.arc_max_bytes / GiB:g} GiB ARC max x {b.metadata_fraction:g} = "
-        f"{b.bytes / GiB:.2f} GiB (RAM {b.ram_bytes / GiB:g} GiB; {b.source})."
+        f"{b.bytes / GiB:.2f} GiB (RAM {ram}; {b.source})."
     )
+    if labelled and n.params.ram_gib * GiB != b.ram_bytes:
+        res.findings.append(
+            f"  RAM: {prose.size(b.ram_bytes)}, the manifest's ram_bytes label of the zdb outputs; the ram_gib "
+            f"parameter ({n.params.ram_gib:g} GiB) says otherwise and is not used."
+        )
     res.missing.append(
-        "the machine's RAM, ARC maximum and metadata limit are parameters here (ram_gib, arc_max_gib, "
-        f"metadata_fraction), not read from the machine: {ARC_COMMANDS} on it, saved beside the zdb logs with "
+        (
+            "the machine's ARC maximum and metadata limit are parameters here (arc_max_gib, metadata_fraction; the RAM "
+            "is the manifest's ram_bytes)"
+            if labelled
+            else "the machine's RAM, ARC maximum and metadata limit are "
+            "parameters here (ram_gib, arc_max_gib, metadata_fraction)"
+        )
+        + f", not read from the machine: {ARC_COMMANDS} on it, saved beside the zdb logs with "
         "the same host label, give them (c_max, arc_meta_limit, physical memory)"
     )
 
@@ -115,6 +134,22 @@ def _params_replaced(res, n: DedupNumbers, who: str, b: Budget) -> None:
     res.findings.append(
         f"  The parameter{'s' if len(unused) > 1 else ''} {said} {'are' if len(unused) > 1 else 'is'} not used for {who}: its ARC statistics "
         f"({b.source.removeprefix('ARC statistics, ')}) measure what they stand for."
+    )
+
+
+def _ram_label(res, n: DedupNumbers, who: str, b: Budget) -> None:
+    """The RAM is the manifest's ram_bytes label: say so, and where the ram_gib parameter says otherwise."""
+    if b.ram_source != RAM_LABEL:
+        return
+    param = n.params.ram_gib * GiB
+    differs = (
+        f"; the ram_gib parameter ({n.params.ram_gib:g} GiB) says otherwise and is not used"
+        if param != b.ram_bytes
+        else ""
+    )
+    res.findings.append(
+        f"  RAM of {who}: {prose.size(b.ram_bytes)}, the manifest's ram_bytes label of its ARC statistics' file "
+        f"(they print no memory_all_bytes){differs}. The budget comes from c_max, not from the RAM."
     )
 
 
@@ -210,9 +245,9 @@ def _zdb_tables(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
         res.headline[f"DDT entries {r['pool_name']} ({r['source']})"] = f"{r['alloc_blocks']:,}"
     if frames.ddt.is_empty() and frames.status.is_empty():
         res.missing.append(
-            f"no `zdb -S` or `zdb -DD` output for {sel.describe()}: `zdb -S POOL` (before enabling "
+            f"no `zdb -S` or `zdb -DD` output for {sel.describe()} in the database: `zdb -S POOL` (before enabling "
             "dedup) counts the entries a DDT would hold; `zdb -DD POOL` or `zpool status -D POOL` (after) the real "
-            "ones with their in-core size"
+            "ones with their in-core size" + _failed_words(frames)
         )
     for r in frames.objects.iter_rows(named=True):
         if r["entries"] and r["core_bytes"] is not None:
@@ -242,6 +277,20 @@ def _zdb_tables(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
                 f"Pool {r['pool']}: bp count {r['bp_count']:,} is {r['bp_count'] / r['alloc_blocks']:.1f}x "
                 f"the {r['alloc_blocks']:,} entries zdb counted ({r['source']})."
             )
+
+
+def _failed_words(frames: DedupFrames) -> str:
+    """Where files failed to parse: how many, those whose error is about a DDT table by file and line, and the
+    query that lists them all (as notebook 06 does for mbuffer logs)."""
+    count, ddt = frames.failed
+    if not count:
+        return ""
+    on_ddt = [f"{r['path'].split('/')[-1]}:{r['line']} ({r['message']})" for r in ddt.iter_rows(named=True)]
+    which = f"; {len(on_ddt)} of them failed on a DDT table: {'; '.join(on_ddt)}" if on_ddt else ""
+    return (
+        f". {count} file(s) in this database failed to parse{which}; if this study's DDT outputs are among them, "
+        '`storagelab sql "SELECT path, line, message FROM ingest_errors"` says why'
+    )
 
 
 def _range(lo: float, mid: float, hi: float) -> str:
@@ -412,6 +461,7 @@ def _machine(res, m: Machine, rows) -> None:
     """A host's pools together (``rows``: the ladder rows of their best estimates), and its other deduplicating
     pools (each ratio linked to its `zpool list` line)."""
     others = [f"{p} ({r:.2f}x)" for p, r in m.other_dedup_pools]
+    _left_out(res, m)
     if len(m.pools) > 1:
         b = m.budget.bytes
         total = "the sum of its pools' best estimates"
@@ -450,6 +500,36 @@ def _machine(res, m: Machine, rows) -> None:
         res.headline[f"DDT host {m.host} ({' + '.join(m.pools)})"] = (
             f"{_total(m)} vs {m.budget.bytes / GiB:.2f} GiB: {_plural(m.fits)}"
         )
+
+
+LEFT_OUT_WORDS = {
+    SIMULATED: "`zdb -S` simulates the table dedup would build; nothing in the selection shows dedup on for it",
+    DEDUP_OFF: "`zfs get dedup` says off on every dataset of it",
+    UNNAMED: "its pool is not named, so it may be one of the pools counted",
+}
+
+
+def _left_out(res, m: Machine) -> None:
+    """The host's estimated pools not summed into its tables, each with why (each reason linked to its lines)."""
+    if not m.left_out:
+        return
+    parts = [
+        f"{o.pool} ({f'a second summary of {o.other}' if o.why == TWICE else LEFT_OUT_WORDS[o.why]})"
+        for o in m.left_out
+    ]
+    kept = (
+        f"its one dedup table is {m.pools[0]}'s"
+        if len(m.pools) == 1
+        else f"its dedup tables are those of {prose.listing(list(m.pools))}"
+        if m.pools
+        else "none of its estimated pools is shown holding a dedup table"
+    )
+    res.findings.append(
+        Finding(
+            f"Host {m.host}: {kept}. Left out of its sum: {'; '.join(parts)}.",
+            [cite("says off", o.lines) for o in m.left_out if o.lines][:1],
+        )
+    )
 
 
 def _l2arc(res, n: DedupNumbers) -> None:

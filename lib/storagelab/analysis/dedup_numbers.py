@@ -81,12 +81,15 @@ class DedupFrames:
     recordsizes: pl.DataFrame  # zfs get recordsize of datasets (name, value_bytes)
     status: pl.DataFrame  # zpool status -D: DDT entries and in-core bytes per pool
     l2arc_lines: tuple[dict, ...] = ()  # the zpool iostat -v line of that cache device (result.lines_of)
+    dedup_props: pl.DataFrame = field(default_factory=pl.DataFrame)  # zfs get dedup of datasets (name, value)
+    failed: tuple = (0, pl.DataFrame())  # (files the ingest refused, those whose error is about a DDT table)
 
     def file_ids(self) -> list[int]:
         frames = (self.stats, self.ddt, self.objects, self.zpool, self.arc, self.recordsizes, self.status)
         return [i for f in frames for i in f["file_id"].to_list()]
 
 
+RAM_LABEL = "the manifest's ram_bytes"
 NO_META_CAP = "no metadata cap (OpenZFS 2.2+: the ARC balances data and metadata)"
 
 # memory_all_bytes is the memory the kernel manages: a few per cent below the installed RAM, never 10 % off it
@@ -171,6 +174,23 @@ class Machine:
     fits_at_most: int  # whole bytes per entry under which all its estimated pools fit together
     other_dedup_pools: tuple[tuple[str, float], ...]  # (pool, DEDUP) of zpool list: deduplicating, not estimated
     other_dedup_lines: tuple[tuple[dict, ...], ...] = ()  # the zpool list line of each (result.lines_of)
+    left_out: tuple[LeftOut, ...] = ()  # the host's estimated pools not summed into its table, and why
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A pool of a host whose estimate is not part of the host's dedup tables: why, and the lines that say so."""
+
+    pool: str
+    why: str  # SIMULATED, DEDUP_OFF, UNNAMED or TWICE
+    lines: tuple[dict, ...] = ()
+    other: str = ""  # TWICE: the pool name it repeats
+
+
+SIMULATED = "simulated"  # zdb -S: the table dedup would build, not one the ARC holds
+DEDUP_OFF = "dedup off"  # zfs get dedup: off on every dataset of the pool
+UNNAMED = "unnamed"  # no pool name: it may be one of the host's named pools
+TWICE = "twice"  # a second summary of a pool already counted
 
 
 @dataclass(frozen=True)

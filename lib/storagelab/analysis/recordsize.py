@@ -21,7 +21,7 @@ import polars as pl
 
 from ..claims import study_claims
 from ..units import KiB, MiB
-from . import fio_runs, measures, phases, pool_members, recordsize_findings
+from . import arc, fio_runs, measures, phases, pool_members, recordsize_compare, recordsize_findings
 from .db import frame
 from .dedup import one_summary_per_pool
 from .recordsize_numbers import PoolSizes, RaidzModel, RecordsizeFrames, RecordsizeNumbers
@@ -333,6 +333,7 @@ def query(con, sel) -> RecordsizeFrames:
         vdevs=_zdb_vdevs(con, where, params),
         figures=dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list(), strict=True)),
         claim_lines=claim_lines(stated),
+        arc_max=arc.arc_max(con, sel),
     )
 
 
@@ -438,11 +439,7 @@ def compute(
     )
     runs = frames.runs
     n.tuned = tuned_vs_default(runs, default_recordsize, by=TUNED_GROUP) if runs.height else runs
-    n.compared = (
-        n.tuned.filter(pl.col("ratio").is_not_null() & (pl.col("recordsize_bytes") != default_recordsize))
-        if n.tuned.height
-        else n.tuned
-    )
+    n.comparisons = recordsize_compare.comparisons(runs, default_recordsize, frames.arc_max)
     if runs.height:  # runs, not their directions: a randrw run has a read and a write row
         other = not_zfs(runs)
         unlabelled = runs.filter(pl.col("recordsize_bytes").is_null() & ~other)

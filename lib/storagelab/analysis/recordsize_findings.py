@@ -5,7 +5,8 @@ from __future__ import annotations
 import polars as pl
 
 from ..units import KiB, MiB
-from . import prose
+from . import prose, stats
+from .recordsize_compare import Pair, TunedComparison
 from .recordsize_numbers import RecordsizeFrames, RecordsizeNumbers
 from .result import Finding, cite, lines_of
 
@@ -140,15 +141,99 @@ def _histograms(res, n: RecordsizeNumbers, sel) -> None:
         )
 
 
+def _runs(labels: tuple[str, ...], bw: float) -> str:
+    who = labels[0] if len(labels) == 1 else f"the mean of {len(labels)} runs ({', '.join(labels)})"
+    return f"{who} {prose.rate(bw)}"
+
+
+def _pair_words(p: Pair) -> str:
+    size = f"{prose.size(p.working_set_bytes)}: " if p.working_set_bytes is not None else f"{p.workload}: "
+    return f"{size}{_runs(p.tuned_labels, p.tuned_bw)} / {_runs(p.default_labels, p.default_bw)} = {p.ratio:.2f}x"
+
+
+def _noise(c: TunedComparison) -> str:
+    if c.untested:
+        return (
+            "Each side ran once: the run-to-run noise is unknown, so no ratio here can be told from noise (repeat "
+            "each run 3 times or more)."
+        )
+    parts = []
+    for p in c.pairs:
+        size = prose.size(p.working_set_bytes) if p.working_set_bytes is not None else p.workload
+        if p.test.test == stats.NONE:
+            parts.append(f"{size}: no repeats on either side, noise unknown")
+        else:
+            where = "outside" if p.test.differs else "within"
+            parts.append(f"{size}: {where} the run-to-run noise ({p.test.test_name}, {p.test.level:.0%})")
+    return "Noise: " + "; ".join(parts) + "."
+
+
+def _against_arc(c: TunedComparison) -> Finding | None:
+    m = c.arc_max
+    sized = [p for p in c.pairs if p.working_set_bytes is not None and p.arc_share is not None]
+    if m is None or not sized:
+        return None
+    parts = []
+    for p in sized:
+        assert p.arc_share is not None  # kept above
+        fits = ": it fits, so its reads can be answered from the ARC, not the disks" if p.arc_share <= 1 else ""
+        parts.append(f"{prose.size(p.working_set_bytes)} is {p.arc_share:.2f}x it{fits}")
+    text = (
+        f"Working set against the ARC maximum (c_max {prose.size(m['c_max_bytes'])}, "
+        f"{m['path'].split('/')[-1]}): " + "; ".join(parts) + "."
+    )
+    return Finding(text, [cite(prose.size(m["c_max_bytes"]), m)])
+
+
+def _comparison(res, c: TunedComparison) -> None:
+    head = (
+        f"fio, recordsize {c.recordsize_bytes // KiB} KiB against {c.default_recordsize // KiB} KiB records on "
+        f"{c.pool or 'the unnamed pool'} ({c.workload}, {c.direction}): "
+    )
+    if len(c.pairs) == 1:
+        p = c.pairs[0]
+        head += f"{_pair_words(p)} ({prose.change(p.tuned_bw, p.default_bw)})."
+    else:
+        head += (
+            f"one comparison at {len(c.pairs)} file sizes; its number, the geometric mean of their ratios: "
+            f"{c.ratio:.2f}x ({c.low:.2f}x to {c.high:.2f}x). " + "; ".join(_pair_words(p) for p in c.pairs) + "."
+        )
+    cites = [cite(f"{p.ratio:.2f}x", p.lines, "tuned mean bandwidth / default mean bandwidth") for p in c.pairs]
+    res.findings.append(Finding(head, cites))
+    if c.disagree:
+        res.findings.append(
+            f"  The file sizes disagree in direction ({c.low:.2f}x and {c.high:.2f}x): this data does not say "
+            f"whether {c.recordsize_bytes // KiB} KiB records are faster or slower than "
+            f"{c.default_recordsize // KiB} KiB for this workload."
+        )
+    res.findings.append("  " + _noise(c))
+    against = _against_arc(c)
+    if against is not None:
+        res.findings.append(against)
+    res.findings += list(c.design_notes)
+
+
+def _headline(c: TunedComparison) -> tuple[str, str]:
+    key = f"recordsize {c.recordsize_bytes // KiB} KiB vs {c.default_recordsize // KiB} KiB ({c.pool}, {c.direction})"
+    value = f"{c.ratio:.2f}x"
+    if len(c.pairs) > 1:
+        value += (
+            f" ({c.low:.2f}x to {c.high:.2f}x over {len(c.pairs)} file sizes{', disagreeing' if c.disagree else ''})"
+        )
+    if c.untested:
+        value += ", single runs: noise unknown"
+    if c.design_notes:
+        value += f", {len(c.design_notes)} run(s) flagged"
+    return key, value
+
+
 def _tuned(res, n: RecordsizeNumbers, sel) -> None:
     rs = n.default_recordsize
-    for r in n.compared.iter_rows(named=True):
-        res.findings.append(
-            f"fio {r['label']}: recordsize {r['recordsize_bytes'] // KiB} KiB, "
-            f"{prose.rate(r['bw_bytes_per_s'])} = {prose.change(r['bw_bytes_per_s'], r['default_bw_bytes_per_s'])} "
-            f"against {rs // KiB} KiB records in the same workload."
-        )
-    if n.compared.is_empty():
+    for c in n.comparisons:
+        _comparison(res, c)
+        key, value = _headline(c)
+        res.headline[key] = value
+    if not n.comparisons:
         stacks = f"labelled stack(s) {', '.join(n.other_stacks)}, not ZFS" if n.other_stacks else ""
         if n.unlabelled_runs:
             also = f"; the others are on {stacks}" if stacks else ""
@@ -161,15 +246,15 @@ def _tuned(res, n: RecordsizeNumbers, sel) -> None:
             f"no fio runs of one workload at two recordsizes, one of them the default {rs // KiB} KiB, for "
             f"{sel.describe()}{why}{advice}"
         )
-    else:
-        best = n.compared.sort("ratio", descending=True).row(0, named=True)
-        res.headline["best tuned recordsize vs default"] = f"{best['label']}: {best['ratio']:.2f}x"
 
 
 def _verdict(n: RecordsizeNumbers) -> str:
-    if n.compared.height:
-        best = n.compared.sort("ratio", descending=True).row(0, named=True)
-        return f"Measured: {best['label']} at {best['ratio']:.2f}x the default-recordsize run of the same workload."
+    if n.comparisons:
+        return (
+            "Measured (fio, tuned against default recordsize): "
+            + "; ".join(f"{k}: {v}" for k, v in map(_headline, n.comparisons))
+            + "."
+        )
     if n.pools:
         parts = []
         for p in n.pools:

@@ -15,6 +15,7 @@ class RecordsizeFrames:
     layouts: pl.DataFrame  # the selection's labelled RAIDZ layouts
     figures: dict  # the study's stated figures (claim id -> value in base units)
     claim_lines: dict = field(default_factory=dict)  # claim id -> its claims.csv line (scaling.claim_lines)
+    arc_max: pl.DataFrame = field(default_factory=pl.DataFrame)  # arc.arc_max: c_max per ARC statistics output
     vdevs: pl.DataFrame = field(default_factory=pl.DataFrame)  # zdb -C: top-level data vdevs (type, ashift, width)
 
 
@@ -53,7 +54,7 @@ class RecordsizeNumbers:
     measures: dict
     pools: list[PoolSizes] = field(default_factory=list)
     tuned: pl.DataFrame = field(default_factory=pl.DataFrame)
-    compared: pl.DataFrame = field(default_factory=pl.DataFrame)
+    comparisons: list = field(default_factory=list)  # recordsize_compare.TunedComparison: one number each
     unlabelled_runs: int = 0  # fio runs without a recordsize label, of ZFS or of a stack not labelled
     other_stacks: tuple[str, ...] = ()  # the labelled stacks of fio runs that are not on ZFS (no recordsize)
     stated: pl.DataFrame = field(default_factory=pl.DataFrame)

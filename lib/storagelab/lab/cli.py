@@ -255,14 +255,33 @@ def _out_ok(out: Path, what: str) -> bool:
     return _not_shared(out, what, "--out", _OUT_WRITES)
 
 
+def _made_where_resolved(folder: Path, what: str, option: str) -> bool:
+    """``folder`` (resolved at the lab's start) made, and still resolving to itself: a free name on its way that
+    another user made their symlink before the mkdir (which follows it) would have the checks pass on a folder of
+    root's and fio write through their link, turned by then (reliability-9 High 3). Said when not."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        real = folder.resolve(strict=True)  # missing again: a link of theirs removed since the mkdir
+    except OSError as e:
+        say(f"storagelab lab {what}: {option} {folder}: {e.strerror or e}")
+        return False
+    if real != folder:
+        say(
+            f"storagelab lab {what}: {option} {folder} led elsewhere once made ({real}): a symlink appeared on its "
+            "way after the lab began, which another user could turn to a folder of theirs; give a folder of your own"
+        )
+        return False
+    return True
+
+
 def _not_shared(folder: Path, what: str, option: str, writes: str, make: bool = False) -> bool:
     """No other user can write into ``folder`` (missing: fine, unless ``make``: then it is made first): the lab and
     its tools write there by names known in advance, so a symlink another user planted under such a name was written
     through, as this user (root: any file; reliability-5 for --out; reliability-6 for --target, where fio wrote its
     test data into a root-only file)."""
+    if make and not _made_where_resolved(folder, what, option):
+        return False
     try:
-        if make:
-            folder.mkdir(parents=True, exist_ok=True)
         st = folder.stat()
     except FileNotFoundError:
         return True

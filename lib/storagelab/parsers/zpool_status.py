@@ -20,7 +20,11 @@ tests/fixtures/zpool-status):
   level, spares ``AVAIL``/``INUSE`` without counts; error counts are nicenums (``1.88K``) or, with ``-p``, exact;
   text after the counts (``too many errors``, ``(resilvering)``, ``was /dev/sdb1``) is kept as the row's note.
 * `` dedup: DDT entries N, size X on disk, Y in core``: up to 2.2 X and Y are bytes per entry; 2.3+ prints totals
-  and adds ``, Z cached (P%)``, which is how the two are told apart (``ddt_sizes``).
+  and adds ``, Z cached (P%)``, which is how the two are told apart (``ddt_sizes``). The OpenSolaris code of pool
+  version 23 (zfs-fuse 0.7.0, tests/fixtures/zfs-fuse/0.7.0) prints the same summary on its own line without the
+  `` dedup: `` prefix (``DDT entries 448, size 438 on disk, 118 in core``, per entry), then the same histogram, and
+  nothing at all for an empty table (``printf("DDT entries %llu, size %llu on disk, %llu in core\n", ...)`` after
+  ``if (... ddo->ddo_count == 0) return;``, as libzfswrap's port of that zpool status code has it).
 """
 
 from __future__ import annotations
@@ -118,6 +122,8 @@ _OLD_RUN = re.compile(r"^(scrub|resilver) in progress(?: for (\S+))?, ([\d.]+)% 
 _OLD_STOP = re.compile(r"^(scrub|resilver) stopped after (\S+) with (\d+) errors on (.+)$")
 _RUNNING = re.compile(r"^(?:thorough )?(scrub|resilver) (in progress|paused) since (.+)$")
 _DDT = re.compile(r"^dedup: DDT entries (\d+), size (\S+) on disk, (\S+) in core(?:, (\S+) cached \(([\d.]+)%\))?$")
+# the summary as pool version 23 (OpenSolaris, zfs-fuse) prints it: no ' dedup: ' prefix
+_DDT_BARE = re.compile(r"^DDT entries \d+, size \S+ on disk, \S+ in core$")
 _DDT_ROW = re.compile(r"^\s*(\d+[KMGTPE]?|Total)((?:\s+\S+){8})\s*$")
 
 
@@ -468,6 +474,9 @@ def read_status(lines: list[str], parsed: Parsed) -> None:
                 rep.base, rep.field = len(header.group(1)), "table"
             elif field and rep.field != "files":
                 _field_line(rep, field.group(1), field.group(2).strip(), line, lineno)
+            elif _DDT_BARE.match(s) and rep.field in (None, "errors"):
+                _dedup(rep, "dedup: " + s, lineno)
+                rep.field = "ddt"
             elif not _continued(rep, line, lineno):
                 ignored.append(lineno)
                 continue

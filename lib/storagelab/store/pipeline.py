@@ -349,6 +349,11 @@ class _Run:
                     f"holds, without reading them: {', '.join(map(printable, settled[:5]))}"
                     + (", ..." if len(settled) > 5 else "")
                 )
+        summary.warnings += [
+            f"{printable(p)} was listed as a copy of {printable(old)}, which now holds other bytes: no longer listed "
+            f"as a copy (its own bytes are not stored; ingest its folder to store them)"
+            for p, old in writer.drop_stale_copies(con)
+        ]
         db.finish_unfinished(con, covered)
         present = (
             listed | plan.stored.keys() | (plan.copies.keys() - set(plan.gone_copies)) | {r.key for r in plan.renames}

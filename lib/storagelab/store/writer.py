@@ -283,6 +283,24 @@ def record_copies(con, found: list[Copy], unique: list[str], labels_of: dict) ->
     con.execute("COMMIT")
 
 
+def drop_stale_copies(con) -> list[tuple[str, str]]:
+    """Copies whose stored file now holds other bytes (it was read again, by an ingest of its own folder, and the copy
+    was not: in another folder, or ignored) point at another stored file holding their bytes, or leave
+    ``duplicates`` when none does: else their labels would select the other bytes' rows. Returns (copy, the stored
+    file it was listed as a copy of) of those that left."""
+    con.execute("BEGIN")
+    try:
+        stale = _stale_copies(con, lambda path: True)
+        left = [(p, old) for p, old, other in stale if not other]
+        if stale:
+            db.bump(con, ["duplicates"])
+        con.execute("COMMIT")
+    except BaseException:
+        faults.rollback(con)
+        raise
+    return left
+
+
 def settle_stopped(con, covered: Callable[[str], bool], listed: set[str]) -> list[str]:
     """A run that finishes a stopped ingest leaves no mix behind in its paths (``covered``). It read or checked every
     file it ``listed``; a file it did not look at (ignored since the stop, or in a folder it cannot read) can still be
@@ -316,7 +334,7 @@ def settle_stopped(con, covered: Callable[[str], bool], listed: set[str]) -> lis
                 [list(copy_of), list(copy_of.values())],
             )
             delete_rows(con, [i for i, _ in gone], [*tables, "files"])
-        stale = _stale_copies(con, covered)
+        stale = [p for p, _, _ in _stale_copies(con, covered)]
         db.bump(con, [*tables, "files", "duplicates", "ingest_errors"])
         con.execute("COMMIT")
     except BaseException:
@@ -341,17 +359,18 @@ def _stopped_mix(con, covered: Callable[[str], bool], listed: set[str]) -> tuple
     return copy_of, both, failed
 
 
-def _stale_copies(con, covered: Callable[[str], bool]) -> list[str]:
-    """In the caller's transaction: the run's copies whose stored file no longer holds their bytes point at one that
-    does, or leave ``duplicates`` when none does. Returns their paths."""
+def _stale_copies(con, covered: Callable[[str], bool]) -> list[tuple[str, str, str | None]]:
+    """In the caller's transaction: the copies (of ``covered`` paths) whose stored file no longer holds their bytes
+    point at one that does, or leave ``duplicates`` when none does. Returns (path, its old same_as, its new one or
+    None)."""
     rows = con.execute(
-        "SELECT d.path, (SELECT min(s.path) FROM files s WHERE s.sha256 = d.sha256) FROM duplicates d "
+        "SELECT d.path, d.same_as, (SELECT min(s.path) FROM files s WHERE s.sha256 = d.sha256) FROM duplicates d "
         "LEFT JOIN files f ON f.path = d.same_as WHERE f.sha256 IS DISTINCT FROM d.sha256"
     ).fetchall()
-    stale = [(p, other) for p, other in rows if covered(p)]
-    for path, other in stale:
+    stale = [(p, old, other) for p, old, other in rows if covered(p)]
+    for path, _old, other in stale:
         if other:
             con.execute("UPDATE duplicates SET same_as = ? WHERE path = ?", [other, path])
         else:
             con.execute("DELETE FROM duplicates WHERE path = ?", [path])
-    return [p for p, _ in stale]
+    return stale

@@ -70,6 +70,15 @@ def _is_cell(value: str, cpu: str) -> bool:
 
 
 def _row_cells_by_position(line: str, ntests: int):
+    """``_row_cells`` by column. bonnie++ (C printf) and bon_csv2txt (perl sprintf without ``use utf8``) pad fields
+    to a width in bytes, not characters: a machine name with non-ASCII letters ('vm ext4 ünï', 13 bytes for 11
+    characters) ends its field two characters early. The columns are therefore counted on the line's UTF-8 bytes."""
+    raw = line.encode("utf-8").decode("latin-1")  # one character per byte: str offsets are byte offsets
+    prefix, cells, status = _by_byte_position(raw, ntests)
+    return prefix.encode("latin-1").decode("utf-8", errors="replace"), cells, status
+
+
+def _by_byte_position(line: str, ntests: int):
     end = _FIELD
     if len(line) > end and line[end] != " ":  # the name/size or files field overflowed
         nxt = line.find(" ", end)

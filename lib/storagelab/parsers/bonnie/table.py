@@ -176,25 +176,58 @@ class _Text:
                 i += 1
 
 
+def _row_name(row: TextRow) -> str:
+    """The machine name a result row prints before its last field (size or files): '' where it prints none."""
+    if row.name:
+        return row.name
+    toks = row.prefix.split()
+    return " ".join(toks[:-1])
+
+
+def _compatible(a: str, b: str) -> bool:
+    """Two printed forms of one machine name: each cut to its field, so one begins the other ('' knows nothing)."""
+    return not a or not b or a.startswith(b) or b.startswith(a)
+
+
+def _paired(io_rows: list[TextRow], f_rows: list[TextRow]) -> list[tuple[TextRow | None, TextRow | None]]:
+    """IO rows and file rows of one table, in order. Where their counts differ (bon_csv2txt prints no file row for a
+    run without file tests and no IO row for one without IO tests: bon_csv2txt.in ``process``), a row is paired
+    with the next row of the other kind whose machine name agrees; a row whose name agrees only with a later row
+    of the other kind stands alone."""
+    if len(io_rows) == len(f_rows):
+        return list(zip(io_rows, f_rows, strict=True))
+    out: list[tuple[TextRow | None, TextRow | None]] = []
+    i = j = 0
+    while i < len(io_rows) and j < len(f_rows):
+        a, b = _row_name(io_rows[i]), _row_name(f_rows[j])
+        if _compatible(a, b):
+            out.append((io_rows[i], f_rows[j]))
+            i, j = i + 1, j + 1
+        elif any(_compatible(_row_name(r), b) for r in io_rows[i + 1 :]):
+            out.append((io_rows[i], None))  # an IO-only run (no file tests)
+            i += 1
+        else:
+            out.append((None, f_rows[j]))  # a file-only run (no IO tests)
+            j += 1
+    out += [(r, None) for r in io_rows[i:]] + [(None, r) for r in f_rows[j:]]
+    return out
+
+
 def _text_runs(lines: list[str], warnings: list[str]) -> list[Run]:
     runs = []
     for io, fb in _Text(lines, warnings).tables():
         io_rows = io.rows if io else []
         f_rows = fb.rows if fb else []
+        pairs = _paired(io_rows, f_rows)
         if io_rows and f_rows and len(io_rows) != len(f_rows):
+            alone = [f"IO row at line {r.line}" for r, f in pairs if r is not None and f is None]
+            alone += [f"file row at line {f.line}" for r, f in pairs if r is None and f is not None]
             warnings.append(
-                f"line {io.start + 1}: {len(io_rows)} IO rows but {len(f_rows)} file rows "
-                "under one table; joined by order"
+                f"line {io.start + 1}: {len(io_rows)} IO rows but {len(f_rows)} file rows under one table; paired in "
+                f"order where their machine names agree (a run without file or IO tests has no such row); alone: "
+                + ", ".join(alone)
             )
         version = (io and io.version) or (fb and fb.version)
-        for k in range(max(len(io_rows), len(f_rows))):
-            runs.append(
-                _text_run(
-                    io if k < len(io_rows) else None,
-                    io_rows[k] if k < len(io_rows) else None,
-                    f_rows[k] if k < len(f_rows) else None,
-                    version,
-                    warnings,
-                )
-            )
+        for io_row, f_row in pairs:
+            runs.append(_text_run(io if io_row else None, io_row, f_row, version, warnings))
     return runs

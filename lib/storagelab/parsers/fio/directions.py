@@ -247,6 +247,15 @@ def _add_bins(out: Out, job_index: int, direction: str, kind: str, obj: dict, sc
     if 0 not in counts and INTS.issuperset(map(type, counts)):  # fio's own: whole counts, only those not 0
         out.bins.extend(zip(repeat(job_index), repeat(direction), repeat(kind), values, counts))
     else:
-        out.bins.extend(
-            (job_index, direction, kind, v, c) for v, n in zip(values, counts, strict=True) if n and (c := int(n))
-        )
+        try:
+            out.bins.extend(
+                (job_index, direction, kind, v, c) for v, n in zip(values, counts, strict=True) if n and (c := int(n))
+            )
+        except (OverflowError, ValueError):  # int() of inf or nan
+            bad = next(n for n in counts if n != n or n in (float("inf"), float("-inf")))
+            raise ParseError(
+                f"JSON+ bin count {bad!r} of job {job_index} {direction} {kind} is not a whole number",
+                line=lo,
+                kind="invalid",
+                expected="a count of I/Os",
+            ) from None

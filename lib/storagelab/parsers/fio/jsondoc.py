@@ -1,5 +1,6 @@
-"""One fio JSON document as the general path decodes it: the regex token pass (line spans of the job and
-disk objects, bare nan/inf made JSON), duplicate keys, integers past 64 bits, fio's version."""
+"""One fio JSON document as the general path decodes it: decoded in C with the line spans of the job and disk
+objects from its brackets, else (bare nan/inf made JSON, malformed JSON) the regex token pass; duplicate keys,
+integers past 64 bits, fio's version."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ class Document:
         self.duplicates: set[str] = set()
         self.nonfinite = 0
         decoder = _json.JSONDecoder(object_pairs_hook=self._pairs, parse_constant=self._constant, strict=False)
-        self._tokens(decoder, text, offset, first_line)
+        self._read(decoder, text, offset, first_line)
         _refuse_past_64_bits(self.obj, text, offset, first_line)
         if not isinstance(self.obj, dict) or not isinstance(self.obj.get("jobs"), list):
             raise ParseError(
@@ -91,6 +92,25 @@ class Document:
         self.version = tuple(int(g) for g in m.groups() if g is not None) if m else None
         if self.version is None:
             warnings.append(f'line {first_line}: no "fio version"; io_bytes units inferred from the keys present')
+
+    def _read(self, decoder: _json.JSONDecoder, text: str, offset: int, first_line: int) -> None:
+        """The document decoded in C first: when it is JSON as written (no bare nan/inf, nothing malformed), the
+        line spans come from its brackets alone (``_bracket_spans``); a document cut short at the end of the text
+        is refused on the text's last line, as ``_tokens`` refuses it. Anything else takes ``_tokens``, the
+        reference, whose errors and nan/inf handling this gives exactly (tests/test_fio_jsondoc.py)."""
+        try:
+            obj, end = decoder.raw_decode(text, offset)
+        except _json.JSONDecodeError as e:
+            if _cut_short_after(text, e):
+                raise _cut_short(text.count("\n", offset) + first_line, first_line) from None
+        except RecursionError:
+            pass
+        else:
+            self.obj, self.end_offset = obj, end
+            self.line_end, self.spans, self.blocks = _bracket_spans(text, offset, end, first_line)
+            return
+        self.duplicates, self.nonfinite = set(), 0  # what the partial decode saw: _tokens decodes it all again
+        self._tokens(decoder, text, offset, first_line)
 
     def _tokens(self, decoder: _json.JSONDecoder, text: str, offset: int, first_line: int) -> None:
         """One regex pass over the document: line spans, bare nan/inf made JSON, then decoded. ``blocks`` holds
@@ -131,12 +151,7 @@ class Document:
                     end = m.end()
                     break
         if end is None:
-            raise ParseError(
-                "JSON document is cut short (unclosed '{')",
-                line=line,
-                kind="truncated",
-                expected=f"the '}}' closing the document opened on line {first_line}",
-            )
+            raise _cut_short(line, first_line)
         pieces.append(text[last:end])
         self.end_offset, self.line_end, self.spans, self.blocks = end, line, spans, blocks
         try:
@@ -202,3 +217,63 @@ def _key_before(text: str, at: int) -> str | None:
         return None
     start = text.rfind('"', 0, close)
     return None if start < 0 or text[start - 1] == "\\" else text[start + 1 : close]
+
+
+def _cut_short(line: int, first_line: int) -> ParseError:
+    return ParseError(
+        "JSON document is cut short (unclosed '{')",
+        line=line,
+        kind="truncated",
+        expected=f"the '}}' closing the document opened on line {first_line}",
+    )
+
+
+# what the C decoder says between two tokens or at the quote opening a string (never inside one)
+_BETWEEN_TOKENS = ("Expecting ", "Unterminated string starting at")
+
+
+def _cut_short_after(text: str, e: _json.JSONDecodeError) -> bool:
+    """Whether ``_tokens`` would find the document cut short: the decoder stopped between two tokens (or at
+    the quote of a string that never ends) with no bracket after that point. Up to it the text is JSON, so
+    ``_tokens`` reads the same strings and brackets there (none closing the document, or the decoder would have
+    ended); after it no bracket can close or mismatch one, so its pass ends with the document still open."""
+    if not e.msg.startswith(_BETWEEN_TOKENS):
+        return False
+    return _ANY_BRACKET.search(text, e.pos) is None
+
+
+_ANY_BRACKET = re.compile(r"[{}\[\]]")
+# from one bracket to the next outside strings: everything else, strings whole, then the bracket (possessive:
+# JSON the decoder has read never needs a step back)
+_NEXT_BRACKET = re.compile(r'(?:[^"{}\[\]]++|"(?:[^"\\]++|\\.)*+")*+([{}\[\]])', re.S)
+
+
+def _bracket_spans(
+    text: str, offset: int, end: int, first_line: int
+) -> tuple[int, list[tuple[int, int]], dict[tuple[int, str], tuple[int, int]]]:
+    """``_tokens``' line_end, spans and blocks for ``text[offset:end]``, a document the decoder has read whole:
+    from its brackets alone (JSON holds no bare nan/inf and nothing unbalanced), the lines between them
+    counted in C."""
+    spans: list[tuple[int, int]] = []
+    blocks: dict[tuple[int, str], tuple[int, int]] = {}
+    stack: list[tuple[str, int]] = []
+    inner = None  # (key, line) of the direction object open inside a top-level array's object
+    line, last = first_line, offset
+    for m in _NEXT_BRACKET.finditer(text, offset, end):
+        at = m.start(1)
+        line += text.count("\n", last, at)
+        last = at
+        tok = m.group(1)
+        if tok == "{" or tok == "[":
+            if tok == "{" and len(stack) == 3 and stack[2][0] == "{" and stack[1][0] == "[":
+                key = _key_before(text, at)
+                inner = (key, line) if key in _DIRECTION_KEYS else None
+            stack.append((tok, line))
+            continue
+        opener, opened_at = stack.pop()
+        if opener == "{" and len(stack) == 2 and stack[1][0] == "[":
+            spans.append((opened_at, line))
+        elif inner is not None and len(stack) == 3:
+            blocks.setdefault((len(spans), inner[0]), (inner[1], line))
+            inner = None
+    return line, spans, blocks

@@ -99,6 +99,8 @@ class _Disk:
                 "line_end": p["line"],
             }
             row.update(alignment(abs_start, lsec) if abs_start is not None else _UNKNOWN_ALIGNMENT)
+            if p.get("align_check"):  # parted's verdict, where a session ran align-check (the column is NULL else)
+                row["align_check"] = p["align_check"]
             row["rounded_to_bytes"] = p.get("rounded_to_bytes")
             if row["rounded_to_bytes"]:
                 row["start_bytes"] = p["start_bytes"]  # as printed, rounded: its sector is not known

@@ -188,6 +188,42 @@ _PARTED_LABELS = ("Number", "Start", "End", "Size", "Type", "File system", "Name
 _SESSION = re.compile(r"^(?:GNU Parted \S+|Using \S.*|Welcome to GNU Parted!.*|\(parted\)(?:\s.*)?)$")
 
 
+# parted's answer to ``align-check TYPE N`` at its prompt: 'N aligned', 'N not aligned' and, from parted 3.4 on,
+# 'N not aligned: 63s % 2048s != 0s' (parted.c do_align_check); with TYPE or N left out it asks for them first
+# ('alignment type(min/opt)  [optimal]/minimal? ', 'Partition number? '), answered on the same line. In script
+# mode (-s) it prints nothing (the exit code is the verdict).
+_ALIGN_CMD = re.compile(r"^\(parted\)\s+align-check(?:\s+(\S+))?(?:\s+(\d+))?\s*$")
+_ALIGN_ASK = re.compile(r"^(?:alignment type\(min/opt\).*\?\s*(\S+)|Partition number\?\s*(\d+))\s*$")
+_ALIGN_ANSWER = re.compile(r"^(\d+) (aligned|not aligned)(?::\s*(.+))?$")
+_ALIGN_TYPES = {"min": "minimal", "minimal": "minimal", "opt": "optimal", "optimal": "optimal"}
+
+
+def _align_check(cur: _Disk | None, asked: dict, s: str, lineno: int, parsed: Parsed) -> bool:
+    """One line of an ``align-check`` exchange (the command, parted's questions, its answer): True when ``s`` is
+    one. The answer goes to the partition of that number in the disk listed last (``align_check``)."""
+    m = _ALIGN_CMD.match(s)
+    if m:
+        asked.clear()
+        asked.update(kind=_ALIGN_TYPES.get((m.group(1) or "").lower()), line=lineno)
+        return True
+    m = _ALIGN_ASK.match(s)
+    if m and "line" in asked:
+        if m.group(1):
+            asked["kind"] = _ALIGN_TYPES.get(m.group(1).lower(), asked.get("kind"))
+        return True
+    m = _ALIGN_ANSWER.match(s)
+    if not m or "line" not in asked:
+        return False
+    number, verdict = int(m.group(1)), m.group(2) + (f": {m.group(3).strip()}" if m.group(3) else "")
+    part = next((p for p in (cur.parts if cur else []) if p.get("index") == number), None)
+    if part is None:
+        parsed.warnings.append(f"line {lineno}: parted align-check of partition {number}, not in the listing above")
+    else:
+        part["align_check"] = f"{asked.get('kind') or 'type not shown'}: {verdict}"
+    asked.clear()
+    return True
+
+
 def _add_free(disk: _Disk, size: str, lineno: int, parsed: Parsed) -> None:
     if _PARTED_UNIT.match(size.strip()):
         disk.add_free(_parted_sectors(size, disk.lsec or 512, lineno))
@@ -257,8 +293,12 @@ def _parse_parted_human(lines: list[str], parsed: Parsed, last: int) -> None:
     disks: list[_Disk] = []
     cur: _Disk | None = None
     spans: list[tuple[str, int]] | None = None
+    asked: dict = {}  # an align-check exchange in progress
     for lineno, line in enumerate(lines, 1):
         s = line.strip()
+        if _align_check(cur, asked, s, lineno, parsed):
+            spans = None
+            continue
         if not s or _SESSION.match(s):
             spans = None if not s or s.startswith("(parted)") else spans
             continue

@@ -51,6 +51,12 @@ TABLES = {
             "flags/attributes as printed, comma-separated (boot, esp, active, bootme, lba...); "
             "the fdisk Boot '*' and sfdisk 'bootable' are stored as 'boot'",
         ),
+        (
+            "align_check",
+            "VARCHAR",
+            "parted's own verdict where an interactive session ran `align-check TYPE N` on this partition: "
+            "'optimal: aligned', 'optimal: not aligned: 63s % 2048s != 0s' (the reason parted 3.4+ prints); else NULL",
+        ),
         ("align_4k_rem_bytes", "BIGINT", "start_bytes mod 4096, bytes (0 = aligned to 4 KiB)"),
         ("align_1m_rem_bytes", "BIGINT", "start_bytes mod 1048576, bytes (0 = aligned to 1 MiB)"),
         ("aligned_4k", "BOOLEAN", "start_bytes is a multiple of 4096"),
