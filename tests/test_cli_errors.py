@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -279,3 +280,43 @@ def test_db_naming_a_data_file_is_refused_not_an_in_memory_database(tmp_path, na
         assert r.returncode == 2 and f"{data} {want}" in r.stderr and "Traceback" not in r.stderr, r.stderr
         assert "ingested" not in r.stdout
     assert not list(tmp_path.glob("*-parquet"))
+
+
+_SYSTEM_ERROR = """
+import sys
+from storagelab import cli
+def fails(args):
+    raise SystemError("error return without exception set")
+cli.cmd_sql = fails
+sys.exit(cli.main(["sql", "select 1"]))
+"""
+
+
+@pytest.mark.parametrize("limited", [True, False], ids=["ulimit -v set", "no limit"])
+def test_a_native_librarys_systemerror_under_a_memory_limit_is_out_of_memory_in_one_line(limited):
+    """CI (session 35): under `ulimit -v 890000` DuckDB's table creation returned an error without an exception, and
+    the ingest ended in CPython's SystemError traceback. Under an address-space limit that is running out of memory,
+    said in one line with what to do (exit 2); without a limit it is a bug, and its traceback stays."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (64 << 30, resource.RLIM_INFINITY))
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    r = subprocess.run(
+        [sys.executable, "-c", _SYSTEM_ERROR],
+        capture_output=True,
+        text=True,
+        env=env,
+        preexec_fn=limit if limited else None,
+        timeout=60,
+    )
+    if limited:
+        assert r.returncode == 2 and r.stderr == (
+            "storagelab sql: out of memory (SystemError: error return without exception set): raise the memory limit "
+            "(ulimit -v), or give fewer files at a time or fewer --workers\n"
+        ), r.stderr
+    else:
+        assert (
+            r.returncode == 1
+            and "Traceback" in r.stderr
+            and r.stderr.rstrip().endswith("SystemError: error return without exception set")
+        ), r.stderr

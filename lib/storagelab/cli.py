@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import resource
 import signal
 import sys
 from contextlib import contextmanager, suppress
@@ -775,9 +776,19 @@ def _out_of_memory(e: BaseException) -> bool:
 
     import duckdb  # noqa: PLC0415  (kept out of the CLI's start-up (65 ms))
 
-    return isinstance(e, (MemoryError, BrokenProcessPool, duckdb.OutOfMemoryException)) or (
-        e.__cause__ is not None and _out_of_memory(e.__cause__)
+    return (
+        isinstance(e, (MemoryError, BrokenProcessPool, duckdb.OutOfMemoryException))
+        or (isinstance(e, SystemError) and _address_space_limited())
+        or (e.__cause__ is not None and _out_of_memory(e.__cause__))
     )
+
+
+def _address_space_limited() -> bool:
+    """``ulimit -v`` is set: a native library that cannot allocate may then return an error without an exception
+    (CPython's SystemError "error return without exception set", seen in DuckDB's table creation at 890,000 kB),
+    which is running out of memory as that library reports it. Without a limit a SystemError stays a traceback."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return soft != resource.RLIM_INFINITY
 
 
 def _one_line(e: BaseException) -> str:
