@@ -7,7 +7,6 @@ import json
 import logging
 import math
 import os
-import resource
 import signal
 import sys
 from contextlib import contextmanager, suppress
@@ -16,6 +15,7 @@ from pathlib import Path
 from . import checks, cli_parser, memfloor, paths, reportlock, runoutput
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError, StoreError
 from .interrupts import interrupt_all
+from .out_of_memory import MEMORY_HINT, is_out_of_memory
 from .terminal import say
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
@@ -758,37 +758,13 @@ def _run_guarded(args) -> int:
             text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
             say(f"storagelab {args.cmd}: {text}")
             return 2
-        if isinstance(e, MemoryError) or _out_of_memory(e):
+        if isinstance(e, MemoryError) or is_out_of_memory(e):
             say(f"storagelab {args.cmd}: out of memory ({_one_line(e)}): {MEMORY_HINT}")
             return 2
         raise
     if _SIGINT_SEEN and rc != 130:  # the command caught what Ctrl-C became and said so: still interrupted
         return 130
     return rc
-
-
-MEMORY_HINT = "raise the memory limit (ulimit -v), or give fewer files at a time or fewer --workers"
-
-
-def _out_of_memory(e: BaseException) -> bool:
-    """Running out of memory, as Python, DuckDB or a process pool report it (a worker killed by the limit)."""
-    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415  (only to recognise a broken pool after a failure)
-
-    import duckdb  # noqa: PLC0415  (kept out of the CLI's start-up (65 ms))
-
-    return (
-        isinstance(e, (MemoryError, BrokenProcessPool, duckdb.OutOfMemoryException))
-        or (isinstance(e, SystemError) and _address_space_limited())
-        or (e.__cause__ is not None and _out_of_memory(e.__cause__))
-    )
-
-
-def _address_space_limited() -> bool:
-    """``ulimit -v`` is set: a native library that cannot allocate may then return an error without an exception
-    (CPython's SystemError "error return without exception set", seen in DuckDB's table creation at 890,000 kB),
-    which is running out of memory as that library reports it. Without a limit a SystemError stays a traceback."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    return soft != resource.RLIM_INFINITY
 
 
 def _one_line(e: BaseException) -> str:
