@@ -297,6 +297,7 @@ def test_a_native_librarys_systemerror_under_a_memory_limit_is_out_of_memory_in_
     """CI (session 35): under `ulimit -v 890000` DuckDB's table creation returned an error without an exception, and
     the ingest ended in CPython's SystemError traceback. Under an address-space limit that is running out of memory,
     said in one line with what to do (exit 2); without a limit it is a bug, and its traceback stays."""
+
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (64 << 30, resource.RLIM_INFINITY))
 
