@@ -192,3 +192,44 @@ def test_a_parquet_or_dataset_folder_planted_as_the_users_symlink_is_refused(sha
     finally:
         con.close()
     assert list(ours.iterdir()) == []
+
+
+def _grant_write(folder, tag, ident):
+    """What `setfacl -m u:NAME:rwx` (tag 2) or `g:NAME:rwx` (tag 8) does, by the xattr itself (no acl package
+    needed): the owner, group and other entries from the mode, the named entry and a mask allowing rwx."""
+    import struct  # noqa: PLC0415
+
+    mode = folder.stat().st_mode
+    entries = [(0x01, mode >> 6 & 7, 0xFFFFFFFF), (tag, 7, ident), (0x04, mode >> 3 & 7, 0xFFFFFFFF)]
+    entries += [(0x10, 7, 0xFFFFFFFF), (0x20, mode & 7, 0xFFFFFFFF)]
+    packed = b"".join(struct.pack("<HHI", *e) for e in sorted(entries))  # the kernel wants them in tag order
+    os.setxattr(folder, "system.posix_acl_access", struct.pack("<I", 2) + packed)
+
+
+def test_a_folder_another_user_may_write_by_its_access_control_list_is_refused(tmp_path):
+    """Reliability-10 High 1: root's folder (drwxr-xr-x) with `setfacl -m u:storagelab-rel5:rwx` showed drwxrwxr-x,
+    group root, and was taken for root's alone: `ingest --db` there made the database, the user planted
+    `<db>.wal -> /root/victim` once it existed (walplant.py) and DuckDB appended 3 MB of its log to the victim."""
+    import pwd  # noqa: PLC0415
+
+    from storagelab.ownership import private_folder, shared  # noqa: PLC0415
+
+    user, group = tmp_path / "u", tmp_path / "g"
+    user.mkdir(mode=0o755)
+    (group / "sub").mkdir(parents=True, mode=0o755)
+    _grant_write(user, 0x02, pwd.getpwnam(USER).pw_uid)
+    _grant_write(group, 0x08, pwd.getpwnam(USER).pw_gid)  # the user's own group: it has the user in it
+    assert oct(user.stat().st_mode & 0o777) == "0o775"  # the mode shows the mask only, group root
+    with pytest.raises(
+        StoreError, match=rf"is in {user}, which can be written by the user {USER} \(its access control"
+    ):
+        connect(user / "x.duckdb")
+    with pytest.raises(StoreError, match=rf"is inside {group}, which can be written by the group {USER} \(its acc"):
+        connect(group / "sub" / "x.duckdb")
+    assert sorted(os.listdir(user)) == [] and sorted(os.listdir(group)) == ["sub"]
+    assert shared(user) == f"{user} can be written by the user {USER} (its access control list) (mode drwxrwxr-x)"
+    assert not private_folder(user) and not private_folder(group / "sub")
+    plain = tmp_path / "plain"
+    plain.mkdir(mode=0o755)
+    connect(plain / "x.duckdb").close()  # no ACL: root's own folder, as before
+    assert private_folder(plain) and shared(plain) is None

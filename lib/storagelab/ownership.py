@@ -9,6 +9,7 @@ import grp
 import os
 import pwd
 import stat
+import struct
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -25,7 +26,7 @@ def shared(folder: Path) -> str | None:
     when only this user (or root) can."""
     for sub, _, _ in os.walk(folder):  # its folders too: one of another user's would hold that user's symlinks
         st = os.stat(sub)
-        owner = others_can_write(st)
+        owner = others_can_write(st, sub)
         if owner:
             return f"{sub} {owner} (mode {stat.filemode(st.st_mode)})"
     movable = movable_by_others(folder)
@@ -99,7 +100,7 @@ def _folder_refusal(name: Path, sticky_ok: bool) -> str | None:
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     st = folder.stat()
-    why = _writable_by_others(st) if st.st_uid == 0 else others_can_write(st)  # root can change any folder anyway
+    why = _writable_by_others(st, folder) if st.st_uid == 0 else others_can_write(st, folder)  # root: any folder anyway
     if why and not (sticky_ok and st.st_mode & stat.S_ISVTX):
         return f"{name} is in {folder}, which {why} (mode {stat.filemode(st.st_mode)})"
     movable = movable_by_others(folder)
@@ -145,7 +146,7 @@ def private_folder(folder: Path) -> bool:
         st = folder.stat()
     except OSError:
         return False
-    why = _writable_by_others(st) if st.st_uid == 0 else others_can_write(st)
+    why = _writable_by_others(st, folder) if st.st_uid == 0 else others_can_write(st, folder)
     return not why and not movable_by_others(folder)
 
 
@@ -177,13 +178,14 @@ def spark_output(output: str) -> tuple[str | None, str]:
     ), output
 
 
-def others_can_write(st: os.stat_result) -> str | None:
+def others_can_write(st: os.stat_result, folder: Path | str | None = None) -> str | None:
     """How users other than this one can write into the folder of stat ``st`` (another owns it, every user may,
     or its group may and has another user in it), as the words after its name; None when only this user can. A
-    group-writable folder of this user's own group (Debian's user-private groups, umask 002) is this user's alone."""
+    group-writable folder of this user's own group (Debian's user-private groups, umask 002) is this user's alone.
+    ``folder``, its path: its access control list is read too (reliability-10 High 1)."""
     if st.st_uid != os.getuid():
         return "is another user's"
-    return _writable_by_others(st)
+    return _writable_by_others(st, folder)
 
 
 def movable_by_others(folder: Path) -> str | None:
@@ -201,7 +203,7 @@ def movable_by_others(folder: Path) -> str | None:
             why = "is another user's"
         elif st.st_mode & stat.S_ISVTX:
             continue
-        elif not (why := _writable_by_others(st) or ""):
+        elif not (why := _writable_by_others(st, parent) or ""):
             continue
         return (
             f"is inside {parent}, which {why} (mode {stat.filemode(st.st_mode)}): another user could rename "
@@ -210,12 +212,40 @@ def movable_by_others(folder: Path) -> str | None:
     return None
 
 
-def _writable_by_others(st: os.stat_result) -> str | None:
+def _writable_by_others(st: os.stat_result, folder: Path | str | None = None) -> str | None:
     if st.st_mode & 0o002:
         return "can be written by every user"
     if st.st_mode & 0o020 and (others := _group_members(st.st_gid) - {_user_name(os.getuid())}):
         users = ", ".join(sorted(others)[:3])
         return f"can be written by its group {_group_name(st.st_gid)}, which has other users ({users})"
+    return _acl_writers(folder) if folder is not None and st.st_mode & 0o020 else None
+
+
+_ACL_USER, _ACL_GROUP, _ACL_MASK = 0x02, 0x08, 0x10  # <linux/posix_acl.h> tags; entries: u16 tag, u16 perm, u32 id
+
+
+def _acl_writers(folder: Path | str) -> str | None:
+    """How a POSIX access control list on ``folder`` lets another user write into it (a named user, or a named group
+    with another user in it, allowed to write; the mask, which the mode's group bits show, allows it), as words; None
+    when it does not or there is none. The mode alone hides them: ``setfacl -m u:bob:rwx`` on root's folder shows
+    drwxrwxr-x, group root (reliability-10 High 1: bob's symlink at <db>.wal, planted once the database existed, had
+    root's ingest append its log to a root-only file)."""
+    try:
+        acl = os.getxattr(folder, "system.posix_acl_access")
+    except OSError:  # none (ENODATA), or a file system without them
+        return None
+    entries = [struct.unpack_from("<HHI", acl, at) for at in range(4, len(acl) - 7, 8)]
+    if not any(tag == _ACL_MASK and perm & 2 for tag, perm, _ in entries):
+        return None
+    me = os.getuid()
+    for tag, perm, uid_or_gid in entries:
+        if not perm & 2:
+            continue
+        if tag == _ACL_USER and uid_or_gid not in (0, me):
+            return f"can be written by the user {_user_name(uid_or_gid)} (its access control list)"
+        if tag == _ACL_GROUP and (others := _group_members(uid_or_gid) - {_user_name(me)}):
+            users = ", ".join(sorted(others)[:3])
+            return f"can be written by the group {_group_name(uid_or_gid)} (its access control list), which has {users}"
     return None
 
 

@@ -39,7 +39,7 @@ def _refusal(out: Path) -> tuple[str | None, Path]:
     real = out.resolve()  # checked below, and the only path the run uses: OUT's symlinks may be turned from now on
     for folder, _, _ in os.walk(real):  # its folders too: one of another user's would hold that user's symlinks
         st = os.stat(folder)
-        owner = others_can_write(st)
+        owner = others_can_write(st, folder)
         if owner:
             return (
                 f"--output {folder} {owner} (mode {stat.filemode(st.st_mode)}): another user could put a symlink "

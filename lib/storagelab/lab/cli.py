@@ -288,7 +288,7 @@ def _not_shared(folder: Path, what: str, option: str, writes: str, make: bool = 
     except OSError as e:
         say(f"storagelab lab {what}: {option} {folder}: {e.strerror}")
         return False
-    owner = others_can_write(st)
+    owner = others_can_write(st, folder)
     if owner:
         say(
             f"storagelab lab {what}: {option} {folder} {owner} (mode {stat.filemode(st.st_mode)}): another user could "

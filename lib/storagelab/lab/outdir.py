@@ -26,7 +26,7 @@ def refusal(what: str, out: Path) -> str | None:
     """The one line refusing ``out`` to ``storagelab lab WHAT`` when another user can write into it, else None.
     FileNotFoundError when it does not exist."""
     st = out.stat()
-    owner = others_can_write(st)
+    owner = others_can_write(st, out)
     if not owner:
         return None
     return (
