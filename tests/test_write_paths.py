@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -194,7 +195,7 @@ def test_a_parquet_or_dataset_folder_planted_as_the_users_symlink_is_refused(sha
     assert list(ours.iterdir()) == []
 
 
-def _grant_write(folder, tag, ident):
+def _grant_write(folder, tag, ident, *, default=False):
     """What `setfacl -m u:NAME:rwx` (tag 2) or `g:NAME:rwx` (tag 8) does, by the xattr itself (no acl package
     needed): the owner, group and other entries from the mode, the named entry and a mask allowing rwx."""
     import struct  # noqa: PLC0415
@@ -203,7 +204,7 @@ def _grant_write(folder, tag, ident):
     entries = [(0x01, mode >> 6 & 7, 0xFFFFFFFF), (tag, 7, ident), (0x04, mode >> 3 & 7, 0xFFFFFFFF)]
     entries += [(0x10, 7, 0xFFFFFFFF), (0x20, mode & 7, 0xFFFFFFFF)]
     packed = b"".join(struct.pack("<HHI", *e) for e in sorted(entries))  # the kernel wants them in tag order
-    os.setxattr(folder, "system.posix_acl_access", struct.pack("<I", 2) + packed)
+    os.setxattr(folder, f"system.posix_acl_{'default' if default else 'access'}", struct.pack("<I", 2) + packed)
 
 
 def test_a_folder_another_user_may_write_by_its_access_control_list_is_refused(tmp_path):
@@ -233,3 +234,83 @@ def test_a_folder_another_user_may_write_by_its_access_control_list_is_refused(t
     plain.mkdir(mode=0o755)
     connect(plain / "x.duckdb").close()  # no ACL: root's own folder, as before
     assert private_folder(plain) and shared(plain) is None
+
+
+def test_a_folder_the_database_needs_is_checked_again_once_made(tmp_path):
+    """Reliability-10 High 2: `ingest --db /srv/d/new/y.duckdb`, /srv/d root's 0755 with a default ACL naming the
+    user (`setfacl -d -m u:storagelab-rel5:rwx`): the check saw /srv/d (theirs to write in: no), connect made `new`
+    (theirs, by the default ACL), DuckDB made the database there, the user's `y.duckdb.wal -> /root/victim` followed:
+    3 MB of WAL appended to the victim. Root's umask 000 makes such a folder as well (0777): the folder made is now
+    checked too, and a default ACL refused as the folder's own."""
+    import pwd  # noqa: PLC0415
+
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o755)
+    old = os.umask(0)
+    try:
+        with pytest.raises(
+            StoreError, match=rf"{mine / 'new'}, which can be written by every user \(mode drwxrwxrwx\)"
+        ):
+            connect(mine / "new" / "x.duckdb")
+    finally:
+        os.umask(old)
+    assert os.listdir(mine / "new") == []  # no database made there
+    acl = tmp_path / "acl"
+    acl.mkdir(mode=0o755)
+    _grant_write(acl, 0x02, pwd.getpwnam(USER).pw_uid, default=True)
+    with pytest.raises(StoreError, match=rf"is in {acl}, which can be written by what is made in it: the user {USER}"):
+        connect(acl / "new" / "x.duckdb")
+
+
+_CRAFT = """import duckdb, os, shutil, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+c = duckdb.connect(sys.argv[2])
+c.execute("PRAGMA disable_checkpoint_on_shutdown"); c.execute("SET checkpoint_threshold='10GB'")
+c.execute("INSERT INTO t VALUES ('INJECTED')")
+os._exit(0)"""
+
+
+def test_a_wal_planted_after_the_check_is_not_read_with_the_database(shared_tmp, monkeypatch):  # noqa: F811
+    """Reliability-10 High 3: root reads its database in a sticky world-writable folder (/tmp); the user toggles a
+    WAL crafted from a copy of it at `<db>.wal`; one there after `beside_refusal` and before DuckDB's open was
+    replayed: `storagelab sql` showed the user's rows in 11 of 60 tries (clirace.sh). Here the plant is made at that
+    very moment (when the spill settings are read, just before the open); root's own WAL is still read."""
+    import duckdb  # noqa: PLC0415
+
+    from storagelab import database  # noqa: PLC0415
+
+    sticky = shared_tmp / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    db, theirs = sticky / "x.duckdb", _theirs(shared_tmp)
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t (v VARCHAR); INSERT INTO t VALUES ('root')")
+    con.close()
+    db.chmod(0o644)
+    craft = shared_tmp / "craft"  # the WAL the user would make with a DuckDB of theirs (rel-9 craft.py): made here,
+    craft.mkdir()  # and copied by the user
+    subprocess.run([sys.executable, "-c", _CRAFT, str(db), str(craft / "c.duckdb")], check=True)
+    (craft / "c.duckdb.wal").chmod(0o644)
+    _user("cp", str(craft / "c.duckdb.wal"), str(theirs / "c.duckdb.wal"))
+    assert (theirs / "c.duckdb.wal").stat().st_size > 0
+    real = database.spill_config
+
+    def plant_then(path=None):
+        if not (sticky / "x.duckdb.wal").exists():
+            _user("cp", str(theirs / "c.duckdb.wal"), str(sticky / "x.duckdb.wal"))
+        return real(path)
+
+    monkeypatch.setattr(database, "spill_config", plant_then)
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT v FROM t").fetchall() == [("root",)]
+    con.close()
+    assert (sticky / "x.duckdb.wal").stat().st_uid != 0  # planted, not read
+    assert sorted(os.listdir(sticky)) == ["x.duckdb", "x.duckdb.wal"]  # the view's folder removed
+    with pytest.raises(StoreError, match=r"x.duckdb.wal is a file of another user's \(storagelab-rel5\), beside"):
+        connect(db, read_only=True)  # planted before the check: refused, as before
+    (sticky / "x.duckdb.wal").unlink()
+    monkeypatch.setattr(database, "spill_config", real)
+    shutil.copy(theirs / "c.duckdb.wal", sticky / "x.duckdb.wal")  # root's own WAL (a copy root made)
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT v FROM t ORDER BY v").fetchall() == [("INJECTED",), ("root",)]
+    con.close()

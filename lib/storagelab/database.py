@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -125,17 +126,12 @@ def connect(
         raise StoreError(folder_given(db))
     if read_only and not db.exists():
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
-    from .ownership import beside_refusal, file_refusal  # noqa: PLC0415
+    from .ownership import beside_refusal  # noqa: PLC0415
 
     if not read_only:
         # reliability-8 Low 9: another user's symlink as --db was followed. Reliability-9 High 1: in /tmp (sticky) the
         # user planted <db>.wal -> a root-only file once the database existed, and DuckDB appended its log to it
-        if why := file_refusal(db, sticky_ok=False):
-            raise StoreError(
-                f"{db}: {why}: another user could change what it leads to, or put a symlink under a name DuckDB "
-                f"writes beside it ({db.name}.wal, {db.name}.tmp/) and have it overwrite any file you can write; "
-                "give a database in a folder of your own"
-            )
+        _refuse_shared(db)
     # reliability-9 (h1): reading stays allowed in /tmp, but a WAL another user put beside the database there was
     # replayed into what `sql` showed (rows and labels of their choosing)
     if why := beside_refusal(db):
@@ -145,10 +141,15 @@ def connect(
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise StoreError(f"cannot create the folder {db.parent}: {e.strerror or e}") from None
+        # checked again once made (reliability-10 High 2): a folder made under a default ACL naming another user, or
+        # with root's umask 000, is theirs to add names to, and the user's <db>.wal was appended to a root-only file
+        _refuse_shared(db)
     deadline, new = time.monotonic() + wait, not read_only and not db.exists()
     while True:
+        view = _private_view(db) if read_only else None  # reliability-10 High 3: a WAL planted after the check
         try:
-            con = track(_database_file(duckdb.connect(str(db), read_only=read_only, config=spill_config(db)), db))
+            opened = duckdb.connect(str(view or db), read_only=read_only, config=spill_config(db))
+            con = track(_database_file(opened, db))
             if new:  # another user who can read it can hold DuckDB's lock and stop every ingest (reliability-9)
                 os.chmod(db, 0o600)
             return con
@@ -164,6 +165,57 @@ def connect(
             time.sleep(0.2)
         except duckdb.Error as e:
             raise StoreError(describe(db, e)) from None
+        finally:
+            if view:
+                shutil.rmtree(view.parent, ignore_errors=True)  # DuckDB holds what it opened; the names can go
+
+
+def _private_view(db: Path) -> Path | None:
+    """For a database read in a folder another user can add names to (/tmp): the database (and its WAL, when it is
+    its owner's or this user's) hard-linked into a new 0700 folder beside it, whose path is then opened: DuckDB reads
+    ``<db>.wal`` by name when it opens, and the user's WAL, planted between ``beside_refusal`` and the open (a fresh
+    process's DuckDB takes milliseconds to get there), was replayed into root's `sql` in 11 of 60 tries. A link names
+    one file for good: what is checked is what DuckDB reads. None when the folder is private, or no link can be made
+    there (another user's database, which a user may not hard-link; a read-only file system): opened by its name."""
+    import tempfile  # noqa: PLC0415
+
+    from .ownership import beside_refusal, private_folder  # noqa: PLC0415
+
+    real = db.resolve()
+    if private_folder(real.parent):
+        return None
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=f".{real.name}.read-", dir=real.parent))
+    except OSError:
+        return None
+    view = folder / real.name
+    try:
+        os.link(real, view)
+        os.link(real.with_name(real.name + ".wal"), folder / (real.name + ".wal"), follow_symlinks=False)
+    except FileNotFoundError:
+        pass  # no WAL (or the database gone: DuckDB says so)
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    if why := beside_refusal(view):  # the WAL linked: the very file DuckDB will read, whoever swaps names now
+        shutil.rmtree(folder, ignore_errors=True)
+        raise StoreError(
+            f"{db}: {why.replace(str(view), str(real))}; remove it if it is not yours, or give a database of your own"
+        )
+    return view
+
+
+def _refuse_shared(db: Path) -> None:
+    """StoreError when another user could change what the database ``db`` to write leads to, or add a name beside
+    it (``ownership.file_refusal``, a sticky folder refused too)."""
+    from .ownership import file_refusal  # noqa: PLC0415
+
+    if why := file_refusal(db, sticky_ok=False):
+        raise StoreError(
+            f"{db}: {why}: another user could change what it leads to, or put a symlink under a name DuckDB "
+            f"writes beside it ({db.name}.wal, {db.name}.tmp/) and have it overwrite any file you can write; "
+            "give a database in a folder of your own"
+        )
 
 
 def _other_user(e: Exception, db: Path) -> str:

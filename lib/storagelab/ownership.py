@@ -218,22 +218,30 @@ def _writable_by_others(st: os.stat_result, folder: Path | str | None = None) ->
     if st.st_mode & 0o020 and (others := _group_members(st.st_gid) - {_user_name(os.getuid())}):
         users = ", ".join(sorted(others)[:3])
         return f"can be written by its group {_group_name(st.st_gid)}, which has other users ({users})"
-    return _acl_writers(folder) if folder is not None and st.st_mode & 0o020 else None
+    return _acl_writers(folder) if folder is not None else None
 
 
 _ACL_USER, _ACL_GROUP, _ACL_MASK = 0x02, 0x08, 0x10  # <linux/posix_acl.h> tags; entries: u16 tag, u16 perm, u32 id
 
 
 def _acl_writers(folder: Path | str) -> str | None:
-    """How a POSIX access control list on ``folder`` lets another user write into it (a named user, or a named group
-    with another user in it, allowed to write; the mask, which the mode's group bits show, allows it), as words; None
-    when it does not or there is none. The mode alone hides them: ``setfacl -m u:bob:rwx`` on root's folder shows
-    drwxrwxr-x, group root (reliability-10 High 1: bob's symlink at <db>.wal, planted once the database existed, had
-    root's ingest append its log to a root-only file)."""
-    try:
-        acl = os.getxattr(folder, "system.posix_acl_access")
-    except OSError:  # none (ENODATA), or a file system without them
-        return None
+    """How a POSIX access control list on ``folder`` lets another user write into it, or into what is made in it (a
+    named user, or a named group with another user in it, allowed to write, and the mask allowing it), as words; None
+    when none does. The mode alone hides them: ``setfacl -m u:bob:rwx`` on root's folder shows drwxrwxr-x, group
+    root (reliability-10 High 1: bob's symlink at <db>.wal, planted once the database existed, had root's ingest
+    append its log to a root-only file); a default ACL (``setfacl -d``) gives bob the folders, the database and its
+    WAL made in it (High 2)."""
+    for attr, what in (("system.posix_acl_access", ""), ("system.posix_acl_default", " what is made in it:")):
+        try:
+            acl = os.getxattr(folder, attr)
+        except OSError:  # none (ENODATA), or a file system without them
+            continue
+        if who := _acl_named_writer(acl):
+            return f"can be written by{what} {who}"
+    return None
+
+
+def _acl_named_writer(acl: bytes) -> str | None:
     entries = [struct.unpack_from("<HHI", acl, at) for at in range(4, len(acl) - 7, 8)]
     if not any(tag == _ACL_MASK and perm & 2 for tag, perm, _ in entries):
         return None
@@ -242,10 +250,10 @@ def _acl_writers(folder: Path | str) -> str | None:
         if not perm & 2:
             continue
         if tag == _ACL_USER and uid_or_gid not in (0, me):
-            return f"can be written by the user {_user_name(uid_or_gid)} (its access control list)"
+            return f"the user {_user_name(uid_or_gid)} (its access control list)"
         if tag == _ACL_GROUP and (others := _group_members(uid_or_gid) - {_user_name(me)}):
             users = ", ".join(sorted(others)[:3])
-            return f"can be written by the group {_group_name(uid_or_gid)} (its access control list), which has {users}"
+            return f"the group {_group_name(uid_or_gid)} (its access control list), which has {users}"
     return None
 
 
