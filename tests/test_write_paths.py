@@ -314,3 +314,17 @@ def test_a_wal_planted_after_the_check_is_not_read_with_the_database(shared_tmp,
     con = connect(db, read_only=True)
     assert con.execute("SELECT v FROM t ORDER BY v").fetchall() == [("INJECTED",), ("root",)]
     con.close()
+    (sticky / "x.duckdb.wal").unlink()
+    from storagelab import ownership  # noqa: PLC0415
+
+    checked = ownership.beside_refusal
+
+    def then_a_folder(path):  # the user's folder at <db>.wal just after the first check: no falling back to the name
+        why = checked(path)
+        _user("mkdir", "-p", str(sticky / "x.duckdb.wal"))
+        return why
+
+    monkeypatch.setattr(ownership, "beside_refusal", then_a_folder)
+    with pytest.raises(StoreError, match=r"x.duckdb.wal cannot be read safely \(Operation not permitted\)"):
+        connect(db, read_only=True)
+    assert sorted(os.listdir(sticky)) == ["x.duckdb", "x.duckdb.wal"]

@@ -191,12 +191,17 @@ def _private_view(db: Path) -> Path | None:
     view = folder / real.name
     try:
         os.link(real, view)
-        os.link(real.with_name(real.name + ".wal"), folder / (real.name + ".wal"), follow_symlinks=False)
-    except FileNotFoundError:
-        pass  # no WAL (or the database gone: DuckDB says so)
-    except OSError:
+    except OSError:  # another user's database (not root), a read-only file system, or gone: opened by its name
         shutil.rmtree(folder, ignore_errors=True)
         return None
+    wal = real.with_name(real.name + ".wal")
+    try:
+        os.link(wal, folder / wal.name, follow_symlinks=False)
+    except FileNotFoundError:
+        pass  # no WAL
+    except OSError as e:  # a folder planted there (no hard link to one): never fall back to reading it by name
+        shutil.rmtree(folder, ignore_errors=True)
+        raise StoreError(f"{db}: {wal} cannot be read safely ({e.strerror}); remove it if it is not yours") from None
     if why := beside_refusal(view):  # the WAL linked: the very file DuckDB will read, whoever swaps names now
         shutil.rmtree(folder, ignore_errors=True)
         raise StoreError(
