@@ -203,7 +203,7 @@ def movable_by_others(folder: Path) -> str | None:
             why = "is another user's"
         elif st.st_mode & stat.S_ISVTX:
             continue
-        elif not (why := _writable_by_others(st, parent) or ""):
+        elif not (why := _writable_by_others(st, parent, made_in=False) or ""):  # renaming: its own ACL only
             continue
         return (
             f"is inside {parent}, which {why} (mode {stat.filemode(st.st_mode)}): another user could rename "
@@ -212,26 +212,28 @@ def movable_by_others(folder: Path) -> str | None:
     return None
 
 
-def _writable_by_others(st: os.stat_result, folder: Path | str | None = None) -> str | None:
+def _writable_by_others(st: os.stat_result, folder: Path | str | None = None, *, made_in: bool = True) -> str | None:
     if st.st_mode & 0o002:
         return "can be written by every user"
     if st.st_mode & 0o020 and (others := _group_members(st.st_gid) - {_user_name(os.getuid())}):
         users = ", ".join(sorted(others)[:3])
         return f"can be written by its group {_group_name(st.st_gid)}, which has other users ({users})"
-    return _acl_writers(folder) if folder is not None else None
+    return _acl_writers(folder, made_in=made_in) if folder is not None else None
 
 
 _ACL_USER, _ACL_GROUP, _ACL_MASK = 0x02, 0x08, 0x10  # <linux/posix_acl.h> tags; entries: u16 tag, u16 perm, u32 id
 
 
-def _acl_writers(folder: Path | str) -> str | None:
+def _acl_writers(folder: Path | str, *, made_in: bool = True) -> str | None:
     """How a POSIX access control list on ``folder`` lets another user write into it, or into what is made in it (a
     named user, or a named group with another user in it, allowed to write, and the mask allowing it), as words; None
     when none does. The mode alone hides them: ``setfacl -m u:bob:rwx`` on root's folder shows drwxrwxr-x, group
     root (reliability-10 High 1: bob's symlink at <db>.wal, planted once the database existed, had root's ingest
     append its log to a root-only file); a default ACL (``setfacl -d``) gives bob the folders, the database and its
-    WAL made in it (High 2)."""
-    for attr, what in (("system.posix_acl_access", ""), ("system.posix_acl_default", " what is made in it:")):
+    WAL made in it (High 2); ``made_in=False``: the folder's own list only (a folder above one written, which
+    another user could only rename things in)."""
+    lists = [("system.posix_acl_access", "")] + [("system.posix_acl_default", " what is made in it:")] * made_in
+    for attr, what in lists:
         try:
             acl = os.getxattr(folder, attr)
         except OSError:  # none (ENODATA), or a file system without them
