@@ -177,6 +177,8 @@ def test_measured_block_sizes_and_raidz_padding(seed_db):
         in (text)
     )
     assert "Expected for full 128 KiB records on this 4-wide raidz1: 1.336 at ashift 9, 1.375 at ashift 12" in text
+    # the ratio names what allocation can add, never one cause: the h6 trial's 2-disk stripe (no parity) had 12.5x
+    assert "= 1.378 (what allocation adds: parity, padding to whole sectors, extra copies; this figure alone" in text
     assert "Measured (raid1, zdb -b): 123.4 KiB logical per block pointer" in text  # 126,404 B, bp_logical_avg
     assert res.verdict == (
         "Measured (zdb): archiv holds 125.9 KiB per block pointer, allocated / physical 1.378 against 1.375 expected "

@@ -72,7 +72,8 @@ def _pools(res, n: RecordsizeNumbers, sel) -> None:
         res.findings.append(
             Finding(
                 f"Measured ({p.pool}, zdb -b): {p.avg_logical_bytes / KiB:.1f} KiB logical per block pointer on "
-                f"average; allocated / physical = {p.measured:.3f} (parity, padding and copies).",
+                f"average; allocated / physical = {p.measured:.3f} (what allocation adds: parity, padding to whole sectors, "
+                "extra copies; this figure alone does not say which).",
                 [cite(f"{p.avg_logical_bytes / KiB:.1f} KiB", p.lines, "zdb -b bp logical / bp count"), ratio],
             )
         )
