@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 from conftest import FIXTURES, analyse_study
 
+from storagelab.analysis import fio_timeseries as ts
 from storagelab.analysis import fio_views as v
 from storagelab.analysis import open_db
 
@@ -82,8 +83,8 @@ def test_against_depth_orders_by_outstanding_ios():
 
 
 def test_combine_jobs_windowed_bw_is_the_sum_of_the_jobs(con):
-    logs = v.load_log_samples(con, kinds=["bw"])
-    avg = v.combine_jobs(logs.filter(pl.col("run").str.ends_with("/avg")))
+    logs = ts.load_log_samples(con, kinds=["bw"])
+    avg = ts.combine_jobs(logs.filter(pl.col("run").str.ends_with("/avg")))
     # fio's windows end at 500/501, 1000, 1500/1501, 2000, 2503 ms: both jobs' samples per window
     assert avg["time_ns"].to_list() == [500_000_000, 1_000_000_000, 1_500_000_000, 2_000_000_000, 2_500_000_000]
     assert avg["jobs"].to_list() == [2] * 5
@@ -97,8 +98,8 @@ def test_combine_jobs_windowed_bw_is_the_sum_of_the_jobs(con):
 
 
 def test_combine_jobs_per_io_logs_count_ios(con):
-    logs = v.load_log_samples(con, kinds=["iops", "clat"])
-    raw = v.combine_jobs(logs.filter(pl.col("run").str.ends_with("/raw")), window_ns=1_000_000_000)
+    logs = ts.load_log_samples(con, kinds=["iops", "clat"])
+    raw = ts.combine_jobs(logs.filter(pl.col("run").str.ends_with("/raw")), window_ns=1_000_000_000)
     iops = raw.filter(pl.col("kind") == "iops").sort("direction")
     # the whole run fits in the first window: I/Os per second = I/Os of both jobs
     assert iops.select("direction", "time_ns", "value", "jobs", "n").rows() == [
@@ -114,14 +115,14 @@ def test_combine_jobs_per_io_logs_count_ios(con):
 
 def test_snia_steady_window():
     """SNIA PTS: 5 rounds, max - min <= 20 % of their mean, the best-fit line's rise over them <= 10 %."""
-    start, mean, excursion, slope = v.snia_window([1, 5, 10, 10.5, 9.8, 10.2, 10.1])
+    start, mean, excursion, slope = ts.snia_window([1, 5, 10, 10.5, 9.8, 10.2, 10.1])
     # rounds 2..6: mean 10.12, max - min = 0.7 (6.92 %); slope -0.01 per round: 0.04 over the window (0.40 %)
     assert start == 2 and mean == pytest.approx(10.12)
     assert excursion == pytest.approx(100 * 0.7 / 10.12) and slope == pytest.approx(100 * 0.04 / 10.12)
     # within 20 % (18.2 %) but rising 0.5 a round: 2.0 over the window, 18.2 % of its mean > 10 %: not steady
-    assert v.snia_window([10, 10.5, 11, 11.5, 12]) is None
-    assert v.snia_window([10, 10, 10, 10]) is None  # fewer rounds than a window
-    assert v.snia_window([10, 10, 10, 10], rounds=4)[:2] == (0, 10.0)
+    assert ts.snia_window([10, 10.5, 11, 11.5, 12]) is None
+    assert ts.snia_window([10, 10, 10, 10]) is None  # fewer rounds than a window
+    assert ts.snia_window([10, 10, 10, 10], rounds=4)[:2] == (0, 10.0)
 
 
 def test_judge_steady_states():
@@ -134,13 +135,13 @@ def test_judge_steady_states():
             "value": [1.0, 5, 10, 10.5, 9.8, 10.2, 10.1, 1, 2, 4, 7, 9, 8, 9, 9],
         }
     )
-    out, verdicts = v.judge_steady(s, maxima_runs={"c"})
+    out, verdicts = ts.judge_steady(s, maxima_runs={"c"})
     assert out["phase"].to_list() == ["ramp"] * 2 + ["steady window"] * 5 + ["too short"] * 3 + ["maxima"] * 5
     a, b, c = verdicts
     assert (a.state, a.start_s, a.end_s, a.rounds) == ("steady", 3.0, 7.0, 7)
     assert (b.state, b.rounds) == ("too short", 3)
     assert (c.state, c.low, c.high) == ("maxima", 7.0, 9.0)
-    _, (a_short, *_) = v.judge_steady(s, short_runs={"a": 2.0})  # the design checks call the run too short
+    _, (a_short, *_) = ts.judge_steady(s, short_runs={"a": 2.0})  # the design checks call the run too short
     assert (a_short.state, a_short.run_s) == ("too short", 2.0)
 
 

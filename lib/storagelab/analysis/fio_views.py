@@ -57,19 +57,7 @@ from .fio_latency import (  # noqa: F401
     load_log_runs,
     load_printed_buckets,
 )
-from .fio_timeseries import (  # noqa: F401
-    EXCURSION_PCT,
-    ROUNDS,
-    SLOPE_PCT,
-    VALUE,
-    SteadyVerdict,
-    combine_jobs,
-    judge_steady,
-    load_log_samples,
-    partial_windows,
-    run_names,
-    snia_window,
-)
+from .fio_timeseries import EXCURSION_PCT, ROUNDS, SLOPE_PCT, SteadyVerdict
 from .result import Result
 from .stacks_flags import CLEAN_FLAGS
 
