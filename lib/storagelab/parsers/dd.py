@@ -10,7 +10,8 @@ Grammar (docs/formats/transfers.md, section dd; from the tools' source):
   ``%g s`` (``%.0f s`` in a progress line); the rate is ``Infinity B/s`` when no time passed (stored NULL).
   ``status=progress`` prints the same line every second, each after a ``\\r``, all on the physical line before
   the records lines.
-* BSD / macOS (``bin/dd/misc.c: summary``): ``N bytes transferred in T secs (R bytes/sec)``.
+* BSD / macOS (``bin/dd/misc.c: summary``): ``N bytes transferred in T secs (R bytes/sec)`` (``seconds`` in some
+  older BSD-derived dd).
 * BusyBox with FEATURE_DD_THIRD_STATUS_LINE: ``N bytes (XB) copied, T seconds, RB/s``; its ``make_human_readable_str``
   divides by 1024, so ``64.2MB`` is 64.2 MiB. Without that feature (Debian's busybox) only the records lines.
 
@@ -61,7 +62,7 @@ _RECORDS = re.compile(r"^\s*(\d+)\+(\d+) records (in|out)\s*$")
 _NUM = r"([0-9]+(?:[.,][0-9]*)?(?:e[-+]?[0-9]+)?)"
 # GNU: N bytes (67 MB, 64 MiB) copied, 0.993853 s, 84.6 MB/s | N bytes copied, ... | 1 byte copied, ...
 _GNU = re.compile(rf"^(\d+) bytes? (?:\(([^)]*)\) )?copied, {_NUM} s, (?:{_NUM} ?([kKMGTPE]?)B/s|Infinity B/s)\s*$")
-_BSD = re.compile(rf"^(\d+) bytes transferred in {_NUM} secs \({_NUM} bytes/sec\)\s*$")
+_BSD = re.compile(rf"^(\d+) bytes transferred in {_NUM} sec(?:ond)?s \({_NUM} bytes/sec\)\s*$")
 _BUSYBOX = re.compile(rf"^(\d+) bytes \(([^)]*)\) copied, {_NUM} seconds, {_NUM}([kKMGTPE]?)B/s\s*$")
 _OTHER_DD = re.compile(
     r"^\s*(?:\d+ truncated (?:records?|blocks?)|\d+ odd length swab blocks?|dd: .*|\d+ sparse output blocks?)\s*$"

@@ -58,10 +58,10 @@ TABLES = {
 
 _ITEM = re.compile(
     r"(?P<timer>\d+:\d\d:\d\d)(?!\S)"
-    r"|\[\s*(?P<rate>(?P<rn>\d+(?:[.,]\d+)?)\s?(?P<rp>[kKMGTPEZY]?)(?P<ri>i?)B)/s\]"
+    r"|\[\s*(?P<rate>(?P<rn>\d+(?:[.,]\d+)?)\s{0,2}(?P<rp>[kKMGTPEZY]?)(?P<ri>i?)(?P<ru>[Bb]))/s\]"
     r"|\[(?P<bar>[=<> -]*)\](?:\s+(?P<pct>\d+)%)?"
     r"|ETA\s+(?P<eta>\d+:\d\d:\d\d)|ETA\s*$"
-    r"|(?P<bytes>(?P<bn>\d+(?:[.,]\d+)?)\s?(?P<bp>[kKMGTPEZY]?)(?P<bi>i?)B)(?![/\w])"
+    r"|(?P<bytes>(?P<bn>\d+(?:[.,]\d+)?)\s{0,2}(?P<bp>[kKMGTPEZY]?)(?P<bi>i?)(?P<bu>[Bb]))(?![/\w])"
 )
 _NAME = re.compile(r"^\s*(?!\d+:\d\d)([^\s:][^:]*?):\s")
 _NUMERIC = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s+)?(\d+)\s*$")
@@ -82,12 +82,14 @@ def sniff(text: str) -> str | None:
     return "pv-numeric" if len(lines) >= 2 and all(_NUMERIC.match(ln) for ln in lines) else None
 
 
-def _amount(number: str, prefix: str, iec: str, n: int) -> float:
+def _amount(number: str, prefix: str, iec: str, unit: str, n: int) -> float:
+    """Bytes (or bytes/s) of a pv value; ``unit`` ``b`` is bits (``--bits``: SI prefixes, divided by 8)."""
     try:
-        return prefixed_bytes(number.replace(",", "."), prefix.upper() if prefix == "k" else prefix,
-                              1024 if iec else 1000)  # fmt: skip
+        value = prefixed_bytes(number.replace(",", "."), prefix.upper() if prefix == "k" else prefix,
+                               1024 if iec else 1000)  # fmt: skip
     except UnitError as e:
         raise ParseError(str(e), line=n, expected="a pv amount such as 64.2MiB") from None
+    return value / 8 if unit == "b" else value
 
 
 def update(segment: str, n: int) -> dict:
@@ -109,15 +111,15 @@ def update(segment: str, n: int) -> dict:
             row["elapsed_ns"] = hms_to_ns(g["timer"])
         elif g["rate"]:
             key = "rate_bytes_per_s" if row["rate_bytes_per_s"] is None else "average_rate_bytes_per_s"
-            row[key] = _amount(g["rn"], g["rp"], g["ri"], n)
-            iec.add(bool(g["ri"])) if g["rp"] else None
+            row[key] = _amount(g["rn"], g["rp"], g["ri"], g["ru"], n)
+            iec.add(bool(g["ri"])) if g["rp"] and g["ru"] == "B" else None
         elif g["bar"] is not None:
             row["pct"] = float(g["pct"]) if g["pct"] else None
         elif g["eta"]:
             row["eta_ns"] = hms_to_ns(g["eta"])
         elif g["bytes"]:
-            row["bytes"] = _amount(g["bn"], g["bp"], g["bi"], n)
-            iec.add(bool(g["bi"])) if g["bp"] else None
+            row["bytes"] = _amount(g["bn"], g["bp"], g["bi"], g["bu"], n)
+            iec.add(bool(g["bi"])) if g["bp"] and g["bu"] == "B" else None
     if rest[pos:].strip() or pos == 0:
         raise ParseError(
             f"not a pv update: {segment.strip()[:80]!r}",
