@@ -211,7 +211,9 @@ def test_send_parsable_progress_and_human_header():
 def test_zfs_bad_size_names_its_line():
     text = "receiving full stream of a@s into b@s\nreceived 64.2XB stream in 2 seconds (32.1MB/sec)\n"
     parsed = zfs_sendrecv.parse(text)  # not a received line: kept as a warning, the receiving line stays
-    assert parsed.warnings == ["line 2: not a zfs send/receive -v line, skipped: 'received 64.2XB stream in 2 seconds (32.1MB/sec)'"]
+    assert parsed.warnings == [
+        "line 2: not a zfs send/receive -v line, skipped: 'received 64.2XB stream in 2 seconds (32.1MB/sec)'"
+    ]
     assert _last(parsed, "zfs_receives")["bytes"] is None
     with pytest.raises(ParseError) as e:
         zfs_sendrecv.parse("cannot receive: specified fs (h7dst/rr) does not exist\n")

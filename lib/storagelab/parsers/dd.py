@@ -148,11 +148,12 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             seq += 1
         rec = _RECORDS.match(last)
         if rec:
-            if rec.group(3) == "in":
-                if records:  # a dd run with records lines only (status=noxfer, BusyBox without the third line)
-                    _row(parsed, seq, None, False, records, first, n - 1)
-                    seq += 1
-                records, first = {}, n
+            if records and (rec.group(3) == "in" or rec.group(3) in records):
+                # a dd run with records lines only (status=noxfer, BusyBox without the third line) ends here
+                _row(parsed, seq, None, False, records, first, n - 1)
+                seq, records = seq + 1, {}
+            if not records:
+                first = n
             records[rec.group(3)] = (int(rec.group(1)), int(rec.group(2)))
             continue
         x = transfer_line(last, n)
