@@ -88,7 +88,12 @@ def receiver_pairs(r: pl.DataFrame) -> pl.DataFrame:
         sender = found[0]["label"] if len(found) == 1 else None
         how = "stream" if sender else ("several" if found else "none")
         out.append({"receiver": rx["label"], "sender": sender, "how": how, "candidates": [x["label"] for x in found]})
-    schema = {"receiver": pl.String, "sender": pl.String, "how": pl.String, "candidates": pl.List(pl.String)}
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
+        "receiver": pl.String,
+        "sender": pl.String,
+        "how": pl.String,
+        "candidates": pl.List(pl.String),
+    }
     return pl.DataFrame(out, schema=schema)
 
 

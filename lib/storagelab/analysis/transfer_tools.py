@@ -62,7 +62,7 @@ def header_source(h: dict) -> str:
 def _sources(lines: list[dict], headers: list[dict]) -> list[tuple[str | None, str | None]]:
     """(source, where from) of each tool line: a zfs send -v header in its file or in a file of the same command
     label (the one header, or the one naming the snapshot it received); else its own ``receiving ... stream of``."""
-    out = []
+    out: list[tuple[str | None, str | None]] = []
     for x in lines:
         mine = [
             h

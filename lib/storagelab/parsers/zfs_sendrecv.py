@@ -111,7 +111,7 @@ def _size(s: str, n: int) -> float:
 
 def _send_header(parsed: Parsed, line: str, n: int, seq: int) -> bool:
     """A `zfs send -v` header line (human or -P) added as a zfs_send_streams row; False when it is none."""
-    row = None
+    row: tuple[str, str | None, str | None, float | None, bool] | None = None
     m = _FULL.match(line) or _P_FULL.match(line)
     if m:
         parsable = m.re is _P_FULL
