@@ -35,7 +35,7 @@ def test_pv_default_components_with_bar_and_eta():
     assert len(rows) == 7  # seven \r-separated updates on one physical line
     assert rows[0] == {
         "seq": 0, "name": None, "bytes": 10 * MiB, "elapsed_ns": 0.0, "rate_bytes_per_s": 18.3 * MiB,
-        "average_rate_bytes_per_s": None, "pct": 15.0, "eta_ns": 0.0, "numeric": False, "units_si": False,
+        "average_rate_bytes_per_s": None, "pct": 15.0, "eta_ns": 0.0, "numeric": False, "units_iec": True,
         "is_last": False, "line_start": 1, "line_end": 1,
     }  # fmt: skip
     last = rows[-1]
@@ -80,6 +80,23 @@ def test_pv_plain_bytes_and_the_trial_log():
     assert (_last(trial, "pv_updates")["bytes"], _last(trial, "pv_updates")["rate_bytes_per_s"]) == (
         256 * MiB, 3.01 * 1024**3
     )  # fmt: skip
+
+
+def test_pv_before_1_3_printed_mb_for_mib():
+    """Published pastes of old pv: `611MB`, `[58.3MB/s]` are powers of 1024 (pv < 1.3.0), read so and warned."""
+    parsed, mod = _parse(FIXTURES / "pv" / "published" / "pv-old-mb-gzip.txt")
+    x = _last(parsed, "pv_updates")
+    assert mod is pv
+    assert (x["bytes"], x["elapsed_ns"], x["rate_bytes_per_s"], x["pct"], x["eta_ns"], x["units_iec"]) == (
+        611 * MiB, 11e9, 58.3 * MiB, 15.0, 59e9, False
+    )  # fmt: skip
+    assert parsed.warnings == [
+        "line 1: units without the 'i' (kB, MB): read as powers of 1024, as pv before 1.3.0 printed them; pv 1.8+ "
+        "with --si means powers of 1000 by them (then 2.3 % (k) to 6.9 % (G) less)"
+    ]
+    moving, _ = _parse(FIXTURES / "pv" / "published" / "pv-old-mb-ubuntu14.txt")
+    y = _last(moving, "pv_updates")
+    assert (y["bytes"], y["elapsed_ns"], y["rate_bytes_per_s"], y["pct"]) == (64.4 * MiB, 42e9, 1.53 * MiB, None)
 
 
 def test_pv_bad_update_names_its_line():

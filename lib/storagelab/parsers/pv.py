@@ -5,10 +5,11 @@ Grammar (docs/formats/transfers.md, section pv; pv 1.6 ``src/pv/display.c`` and 
 components asked for, in this order, separated by blanks: ``NAME:`` (``-N``, right-aligned), the amount (``-b``;
 ``64.2MiB``), the timer (``-t``; ``H:MM:SS``), the rate (``-r``; ``[18.3MiB/s]``), the average rate (``-a``;
 ``[19.7MiB/s]``), the bar (``-p``; ``[====>   ] 15%``, or a moving ``<=>`` without a size), the ETA (``-e``;
-``ETA 0:00:01``, blank in the last update). With no option pv shows ``-p -t -e -r -b``. Units: pv >= 1.2 prints
-IEC prefixes (``KiB``, ``MiB``: powers of 1024); ``--si`` (pv >= 1.8) prints SI ones (``kB``, ``MB``: powers of
-1000), and so does every pv here for a prefix without ``i`` (``units_si``); pv < 1.2 printed ``MB`` for 1024
-(docs/formats/transfers.md says why no log tells which).
+``ETA 0:00:01``, blank in the last update). With no option pv shows ``-p -t -e -r -b``. Units: pv >= 1.3.0
+prints IEC labels (``KiB``, ``MiB``: powers of 1024); pv before 1.3.0 printed the same powers of 1024 as ``kB``,
+``MB`` (changelog 1.3.0: "use IEEE1541 units"), the form of most published pastes, and a label without ``i`` is
+read so (``units_iec`` false, and a warning); pv >= 1.8 with ``--si`` means powers of 1000 by the same labels, which
+the text cannot tell apart (docs/formats/transfers.md).
 
 With ``-n`` each line is a number: the percentage, or the bytes with ``-b``, preceded by the elapsed seconds with
 ``-t`` (``2.0034 41943040``). A column of numbers never above 100 whose last is 100 is read as percentages,
@@ -38,7 +39,11 @@ TABLES = {
         "pv's progress updates (`-f` to a file: one per `\\r`-separated field; `-n`: one per line).",
         ("seq", "INTEGER", "0-based order of the update in the file"),
         ("name", "VARCHAR", "`-N NAME` prefix; NULL when none"),
-        ("bytes", "DOUBLE", "amount transferred so far, bytes (IEC or SI prefixes, see units_si); NULL when not shown"),
+        (
+            "bytes",
+            "DOUBLE",
+            "amount transferred so far, bytes (prefixes: powers of 1024, see units_iec); NULL if not shown",
+        ),
         ("elapsed_ns", "DOUBLE", "the timer (whole seconds; -n -t: as printed), nanoseconds"),
         ("rate_bytes_per_s", "DOUBLE", "current rate, bytes/s (the only bracketed rate when one is shown)"),
         ("average_rate_bytes_per_s", "DOUBLE", "average rate since the start (`-a`, second bracketed rate), bytes/s"),
@@ -46,10 +51,10 @@ TABLES = {
         ("eta_ns", "DOUBLE", "ETA, nanoseconds; NULL when not shown or blank"),
         ("numeric", "BOOLEAN", "true for -n output"),
         (
-            "units_si",
+            "units_iec",
             "BOOLEAN",
-            "true when the update's prefixes had no `i` (kB, MB: read as powers of 1000, pv --si), false for IEC "
-            "(KiB, MiB); NULL with no prefixed value",
+            "true when the update's labels had the `i` (KiB, MiB: pv >= 1.3.0), false without it (kB, MB: pv < 1.3.0; "
+            "read as powers of 1024 all the same, see the file's warning); NULL with no prefixed value",
         ),
         ("is_last", "BOOLEAN", "true for the last update of its name in the file (the transfer's end values)"),
         *LINES,
@@ -82,11 +87,12 @@ def sniff(text: str) -> str | None:
     return "pv-numeric" if len(lines) >= 2 and all(_NUMERIC.match(ln) for ln in lines) else None
 
 
-def _amount(number: str, prefix: str, iec: str, unit: str, n: int) -> float:
-    """Bytes (or bytes/s) of a pv value; ``unit`` ``b`` is bits (``--bits``: SI prefixes, divided by 8)."""
+def _amount(number: str, prefix: str, unit: str, n: int) -> float:
+    """Bytes (or bytes/s) of a pv value: byte prefixes are powers of 1024 with or without the ``i`` (module doc);
+    ``unit`` ``b`` is bits (``--bits``: SI prefixes, powers of 1000, divided by 8)."""
     try:
         value = prefixed_bytes(number.replace(",", "."), prefix.upper() if prefix == "k" else prefix,
-                               1024 if iec else 1000)  # fmt: skip
+                               1000 if unit == "b" else 1024)  # fmt: skip
     except UnitError as e:
         raise ParseError(str(e), line=n, expected="a pv amount such as 64.2MiB") from None
     return value / 8 if unit == "b" else value
@@ -111,14 +117,14 @@ def update(segment: str, n: int) -> dict:
             row["elapsed_ns"] = hms_to_ns(g["timer"])
         elif g["rate"]:
             key = "rate_bytes_per_s" if row["rate_bytes_per_s"] is None else "average_rate_bytes_per_s"
-            row[key] = _amount(g["rn"], g["rp"], g["ri"], g["ru"], n)
+            row[key] = _amount(g["rn"], g["rp"], g["ru"], n)
             iec.add(bool(g["ri"])) if g["rp"] and g["ru"] == "B" else None
         elif g["bar"] is not None:
             row["pct"] = float(g["pct"]) if g["pct"] else None
         elif g["eta"]:
             row["eta_ns"] = hms_to_ns(g["eta"])
         elif g["bytes"]:
-            row["bytes"] = _amount(g["bn"], g["bp"], g["bi"], g["bu"], n)
+            row["bytes"] = _amount(g["bn"], g["bp"], g["bu"], n)
             iec.add(bool(g["bi"])) if g["bp"] and g["bu"] == "B" else None
     if rest[pos:].strip() or pos == 0:
         raise ParseError(
@@ -126,7 +132,7 @@ def update(segment: str, n: int) -> dict:
             line=n,
             expected="pv -f's components: [NAME:] amount, H:MM:SS, [rate/s], [average/s], [bar] N%, ETA",
         )
-    row["units_si"] = None if not iec else (not iec.pop() if len(iec) == 1 else None)
+    row["units_iec"] = None if not iec else (iec.pop() if len(iec) == 1 else None)
     return row
 
 
@@ -147,7 +153,7 @@ def _numeric(lines: list[str]) -> list[tuple[int, dict]] | None:
     return [
         (n, {"name": None, "bytes": None if pct else v, "elapsed_ns": float(m.group(1)) * 1e9 if m.group(1) else None,
              "rate_bytes_per_s": None, "average_rate_bytes_per_s": None, "pct": v if pct else None, "eta_ns": None,
-             "numeric": True, "units_si": None})
+             "numeric": True, "units_iec": None})
         for (n, m), v in zip(found, values, strict=True)
     ]  # fmt: skip
 
@@ -166,6 +172,12 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
                     rows.append((n, {**update(seg, n), "numeric": False}))
     if not rows:
         raise ParseError("no pv update found", line=1, expected="pv -f or pv -n output")
+    legacy = next((n for n, r in rows if r["units_iec"] is False), None)
+    if legacy is not None:
+        parsed.warnings.append(
+            f"line {legacy}: units without the 'i' (kB, MB): read as powers of 1024, as pv before 1.3.0 printed them; "
+            "pv 1.8+ with --si means powers of 1000 by them (then 2.3 % (k) to 6.9 % (G) less)"
+        )
     last_of = {r["name"]: i for i, (_, r) in enumerate(rows)}
     for i, (n, r) in enumerate(rows):
         parsed.add("pv_updates", {"seq": i, **r, "is_last": last_of[r["name"]] == i, "line_start": n, "line_end": n})
