@@ -169,21 +169,19 @@ def _noise(c: TunedComparison) -> str:
     return "Noise: " + "; ".join(parts) + "."
 
 
-def _against_arc(c: TunedComparison) -> Finding | None:
-    m = c.arc_max
-    sized = [p for p in c.pairs if p.working_set_bytes is not None and p.arc_share is not None]
-    if m is None or not sized:
-        return None
-    parts = []
-    for p in sized:
-        assert p.arc_share is not None  # kept above
-        fits = ": it fits, so its reads can be answered from the ARC, not the disks" if p.arc_share <= 1 else ""
-        parts.append(f"{prose.size(p.working_set_bytes)} is {p.arc_share:.2f}x it{fits}")
-    text = (
-        f"Working set against the ARC maximum (c_max {prose.size(m['c_max_bytes'])}, "
-        f"{m['path'].split('/')[-1]}): " + "; ".join(parts) + "."
-    )
-    return Finding(text, [cite(prose.size(m["c_max_bytes"]), m)])
+def _size_of(p: Pair) -> str:
+    return prose.size(p.working_set_bytes) if p.working_set_bytes is not None else p.workload
+
+
+def _verdict_words(c: TunedComparison) -> str:
+    """The faster/slower verdict by the one rule of 05, 08 and 10 (``Pair.verdict``), or why there is none."""
+    left = [f"{label} ({why})" for p in c.pairs for label, why in p.left_out]
+    out = f"left out of the means: {prose.listing(left)}. " if left else ""
+    rs, default = f"{c.recordsize_bytes // KiB} KiB", f"{c.default_recordsize // KiB} KiB"
+    if c.verdict is not None and not c.disagree:
+        return out + f"Verdict (the rule of 05, 08 and 10): {rs} records are {c.verdict} than {default} here."
+    parts = [f"{_size_of(p)}: {p.verdict or 'none'}" + (f", {p.withheld}" if p.withheld else "") for p in c.pairs]
+    return out + "No faster/slower verdict (the rule of 05, 08 and 10): " + "; ".join(parts) + "."
 
 
 def _comparison(res, c: TunedComparison) -> None:
@@ -208,9 +206,7 @@ def _comparison(res, c: TunedComparison) -> None:
             f"{c.default_recordsize // KiB} KiB for this workload."
         )
     res.findings.append("  " + _noise(c))
-    against = _against_arc(c)
-    if against is not None:
-        res.findings.append(against)
+    res.findings.append("  " + _verdict_words(c)[0].upper() + _verdict_words(c)[1:])
     res.findings += list(c.design_notes)
 
 
@@ -223,8 +219,10 @@ def _headline(c: TunedComparison) -> tuple[str, str]:
         )
     if c.untested:
         value += ", single runs: noise unknown"
-    if c.design_notes:
-        value += f", {len(c.design_notes)} run(s) flagged"
+    flagged = {label for p in c.pairs for label, _ in (*p.flagged, *p.left_out)}
+    if flagged:
+        value += f", {len(flagged)} run(s) flagged"
+    value += f", {c.verdict}" if c.verdict is not None and not c.disagree else ", no verdict"
     return key, value
 
 
