@@ -76,17 +76,24 @@ def con(tmp_path_factory):
 def test_02_one_comparison_one_number(con):
     """S6: the 8 KiB vs 128 KiB random reads of stripe2 at two file sizes are one comparison with one number (the
     geometric mean of the two pairs' ratios, sqrt(2.594 x 0.519) = 1.16x), its disagreeing sizes, unknown noise
-    (single runs), the working sets against the ARC's c_max and the shared design checks; not '+159.4 %' and
-    '-48.1 %' as two verdicts."""
+    (single runs) and no faster/slower verdict by the rule of 05, 08 and 10; not '+159.4 %' and '-48.1 %' as two
+    verdicts. The cache check is the shared one, against the ARC maximum of the selection's arcstats (c_max
+    104857600 B on line 2), never also against the 23.54 GiB of RAM: the 32 MiB files fit (flagged), the 160 MiB
+    files are 1.60x it (not flagged; 62 % of them fits at once, said as arithmetic)."""
     from storagelab.analysis import recordsize
 
     res = recordsize.analyse(con, Selection(study=STUDY))
     (c,) = res.numbers.comparisons
     assert [round(p.ratio, 3) for p in c.pairs] == [2.594, 0.519]
     assert round(c.ratio, 3) == 1.160 and c.disagree and c.untested
+    assert [(p.verdict, p.flagged) for p in c.pairs] == [
+        (None, ()),
+        (None, (("rs8k 32M file", "⚠ cache"), ("rs128k 32M file", "⚠ cache"))),
+    ]
     text = [str(f) for f in res.findings]
     i = next(i for i, f in enumerate(text) if f.startswith("fio, recordsize 8 KiB"))
-    assert text[i : i + 5] == [
+    arc = "100.0 MiB ARC maximum (c_max, arcstats-sysctl-style.txt line 2)"
+    assert text[i:] == [
         "fio, recordsize 8 KiB against 128 KiB records on stripe2 (randread bs=8KiB iodepth=1 numjobs=1 psync "
         "direct=0, read): one comparison at 2 file sizes; its number, the geometric mean of their ratios: 1.16x "
         "(0.52x to 2.59x). 160.0 MiB: rs8k 160M file 118.2 MiB/s (124.0 MB/s) / rs128k 160M file 45.6 MiB/s "
@@ -96,15 +103,36 @@ def test_02_one_comparison_one_number(con):
         "are faster or slower than 128 KiB for this workload.",
         "  Each side ran once: the run-to-run noise is unknown, so no ratio here can be told from noise (repeat "
         "each run 3 times or more).",
-        "Working set against the ARC maximum (c_max 100.0 MiB, arcstats-sysctl-style.txt): 160.0 MiB is 1.60x "
-        "it; 32.0 MiB is 0.32x it: it fits, so its reads can be answered from the ARC, not the disks.",
-        "rs128k 160M file: its working set of 160.0 MiB fits in the 23.54 GiB of RAM (+ L2ARC) that can cache it, "
-        "and its I/O goes through that cache.",
+        "  No faster/slower verdict (the rule of 05, 08 and 10): 160.0 MiB: none, one run on each side, so the "
+        "run-to-run noise is unknown; 32.0 MiB: none, its runs are flagged (rs8k 32M file ⚠ cache; rs128k 32M file "
+        "⚠ cache).",
+        f"rs128k 32M file: its working set of 32.0 MiB fits in the {arc} that can cache it, and its I/O goes "
+        "through that cache.",
+        f"rs8k 32M file: its working set of 32.0 MiB fits in the {arc} that can cache it, and its I/O goes through "
+        "that cache.",
+        f"rs128k 160M file: its working set of 160.0 MiB is 1.60x the {arc}, which bounds what ZFS caches: the "
+        "cache check does not flag it, but the ARC can hold 62 % of it at once (arithmetic), so part of its I/O may "
+        "still be answered from memory.",
+        f"rs8k 160M file: its working set of 160.0 MiB is 1.60x the {arc}, which bounds what ZFS caches: the cache "
+        "check does not flag it, but the ARC can hold 62 % of it at once (arithmetic), so part of its I/O may still "
+        "be answered from memory.",
     ]
-    assert not any("+159.4 %" in f or "-48.1 %" in f for f in text)
+    assert not any("+159.4 %" in f or "-48.1 %" in f or "of RAM" in f for f in text)
+    # the c_max figure links to its line
+    (link,) = [x for f in res.findings if str(f).startswith("rs8k 32M") for x in f.cites]
+    assert (link.text, link.derivation) == ("100.0 MiB", "c_max of the machine's ARC statistics")
+    assert [(s["path"].rsplit("/", 1)[-1], s["line_start"], s["line_end"]) for s in link.inputs] == [
+        ("arcstats-sysctl-style.txt", 2, 2)
+    ]
     assert res.headline["recordsize 8 KiB vs 128 KiB (stripe2, read)"] == (
-        "1.16x (0.52x to 2.59x over 2 file sizes, disagreeing), single runs: noise unknown, 4 run(s) flagged"
+        "1.16x (0.52x to 2.59x over 2 file sizes, disagreeing), single runs: noise unknown, 2 run(s) flagged, "
+        "no verdict"
     )
+    tuned = res["tuned"].filter(pl.col("recordsize_bytes") == 8192).sort("label")
+    assert tuned.select("label", "verdict", "verdict_why").rows() == [
+        ("rs8k 160M file", None, "one run on each side: the run-to-run noise is unknown"),
+        ("rs8k 32M file", None, "flagged: ⚠ cache"),
+    ]
     assert "best tuned recordsize vs default" not in res.headline
 
 
@@ -122,14 +150,14 @@ def test_04_host_sums_only_real_tables(con):
     (m,) = res.numbers.machines
     assert m.pools == ("dd.tank",)
     assert [(o.pool, o.why) for o in m.left_out] == [
-        ("(unnamed; label zdb -b stripe2)", "unnamed"),
+        ("(pool name not in the output; label zdb -b stripe2)", "unnamed"),
         ("single.img", "simulated"),
         ("stripe2", "dedup off"),
     ]
     assert [(o["line_start"], o["line_end"]) for o in m.left_out[2].lines] == [(4, 4), (8, 8), (12, 12)]
     text = [str(f) for f in res.findings]
     assert (
-        "Host vm: its one dedup table is dd.tank's. Left out of its sum: (unnamed; label zdb -b stripe2) (its pool "
+        "Host vm: its one dedup table is dd.tank's. Left out of its sum: (pool name not in the output; label zdb -b stripe2) (its pool "
         "is not named, so it may be one of the pools counted); single.img (`zdb -S` simulates the table dedup "
         "would build; nothing in the selection shows dedup on for it); stripe2 (`zfs get dedup` says off on every "
         "dataset of it)." in text
@@ -380,7 +408,7 @@ def test_04_ram_from_the_manifest_without_arc_statistics(tmp_path):
     )
     text = [str(f) for f in res.findings]
     assert (
-        "Metadata budget: 22.5406 GiB ARC max x 0.75 = 16.91 GiB (RAM 23.54 GiB, the manifest's ram_bytes; "
+        "Metadata budget: 22.54 GiB ARC max x 0.75 = 16.91 GiB (RAM 23.54 GiB, the manifest's ram_bytes; "
         "parameters)." in text
     )
     assert (

@@ -61,7 +61,7 @@ def _tracked(res, t: Tracked) -> None:
             f"Pool {t.pool}: `zpool list` ALLOC {prose.size(t.zpool_alloc)} and zdb's allocation "
             f"{prose.size(t.zdb_alloc)} (bp allocated less deduped) differ by {t.alloc_gap:.1%}, so the two "
             f"outputs fit one moment; by DEDUP {t.dedup_ratio:.2f}x the DDT tracks {prose.size(t.tracked_bytes)} "
-            f"({t.tracked_bytes / 1e12:.2f} TB), {t.tracked_bytes / t.zdb_alloc:.1%} of the pool's allocation: "
+            f"({prose.size_decimal(t.tracked_bytes)}), {t.tracked_bytes / t.zdb_alloc:.1%} of the pool's allocation: "
             "the rest was written without dedup and has no entry.",
             [
                 cite(prose.size(t.zpool_alloc), t.zpool_lines),
@@ -99,9 +99,9 @@ def _budget(res, n: DedupNumbers) -> None:
         return
     b = n.budget
     labelled = b.ram_source == RAM_LABEL
-    ram = f"{prose.size(b.ram_bytes)}, the manifest's ram_bytes" if labelled else f"{b.ram_bytes / GiB:g} GiB"
+    ram = f"{prose.size(b.ram_bytes)}, the manifest's ram_bytes" if labelled else prose.size(b.ram_bytes)
     res.findings.append(
-        f"Metadata budget: {b.arc_max_bytes / GiB:g} GiB ARC max x {b.metadata_fraction:g} = "
+        f"Metadata budget: {prose.size(b.arc_max_bytes)} ARC max x {b.metadata_fraction:g} = "
         f"{b.bytes / GiB:.2f} GiB (RAM {ram}; {b.source})."
     )
     if labelled and n.params.ram_gib * GiB != b.ram_bytes:
@@ -189,7 +189,7 @@ def _upper_bounds(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
         res.findings.append(
             Finding(
                 f"Pool {r['pool']}: {r['bp_count']:,} block pointers x {bpe:g} B = {prose.size(r['ddt_bytes'])} "
-                f"({r['ddt_bytes'] / 1e9:.3g} GB), an upper bound (bp count includes metadata and embedded bps); "
+                f"({prose.size_decimal(r['ddt_bytes'])}), an upper bound (bp count includes metadata and embedded bps); "
                 + ("fits" if r["fits"] else "does not fit")
                 + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would fit at {r['fits_at_most']:,} B per entry "
                 "or less.",

@@ -23,7 +23,7 @@ from ..claims import study_claims
 from ..units import KiB, MiB
 from . import fio_runs, measures, phases, pool_members, recordsize_compare, recordsize_findings, run_verdicts, stats
 from .db import frame
-from .dedup import one_summary_per_pool
+from .dedup import UNNAMED_SQL, one_summary_per_pool
 from .recordsize_numbers import PoolSizes, RaidzModel, RecordsizeFrames, RecordsizeNumbers
 from .result import Result, lines_of
 from .scaling import claim_lines
@@ -253,7 +253,7 @@ def nearest_ashift(expected: dict[int, float], measured: float, tie: float = 0.0
 
 TUNED_GROUP = ("stack", "pool", "vdev_type", "vdev_count", "vdev_width", "workload", "direction")
 ZDB_SIZES_SQL = """
-SELECT f.path, s.file_id, coalesce(s.pool, f.pool, f.label) AS pool, f.recordsize_bytes, f.vdev_type, f.vdev_width,
+SELECT f.path, s.file_id, coalesce(s.pool, f.pool, {unnamed}) AS pool, f.recordsize_bytes, f.vdev_type, f.vdev_width,
        f.ashift, s.bp_count, s.bp_logical_bytes, s.bp_physical_bytes, s.bp_allocated_bytes, s.line_start, s.line_end,
        f.sha256
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY f.path
@@ -297,7 +297,7 @@ def raidz_overhead(labels: dict, default_recordsize: int) -> dict[int, float]:
 
 HISTOGRAM_SQL = """
 SELECT f.path, f.sha256, h.line_start, h.line_end, h.file_id,
-       coalesce(s.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool,
+       coalesce(s.pool, f.pool, {unnamed}) AS pool,
        f.recordsize_bytes, h.block_size_bytes, h.lsize_count, h.lsize_bytes, h.psize_bytes, h.asize_bytes,
        h.human_units
 FROM zdb_block_size_histogram h JOIN files f USING (file_id)
@@ -362,8 +362,8 @@ def query(con, sel) -> RecordsizeFrames:
     stated = study_claims(sel.study)
     return RecordsizeFrames(
         runs=run_verdicts.verdicts(con, fio_runs.runs(con, sel)),  # the one rule of 05, 08 and 10
-        sizes=one_summary_per_pool(frame(con, ZDB_SIZES_SQL.format(where=where), params), "pool"),
-        hist=frame(con, HISTOGRAM_SQL.format(where=where), params),
+        sizes=one_summary_per_pool(frame(con, ZDB_SIZES_SQL.format(where=where, unnamed=UNNAMED_SQL), params), "pool"),
+        hist=frame(con, HISTOGRAM_SQL.format(where=where, unnamed=UNNAMED_SQL), params),
         layouts=frame(con, LAYOUT_SQL.format(where=where), params),
         vdevs=_zdb_vdevs(con, where, params),
         figures=dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list(), strict=True)),

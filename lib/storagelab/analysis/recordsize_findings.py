@@ -6,6 +6,7 @@ import polars as pl
 
 from ..units import KiB, MiB
 from . import prose, stats
+from .dedup_numbers import named
 from .recordsize_compare import Pair, TunedComparison
 from .recordsize_numbers import RecordsizeFrames, RecordsizeNumbers
 from .result import Finding, cite, lines_of
@@ -59,6 +60,12 @@ def write(res, n: RecordsizeNumbers, frames: RecordsizeFrames, sel) -> None:
     res.verdict = _verdict(n)
 
 
+def _measured(pool: str, what: str) -> str:
+    """'Measured (stripe2, zdb -b)'; a pool neither the output nor the manifest names: 'Measured (zdb -b; pool name
+    not in the output; label zdb -b stripe2)'."""
+    return f"Measured ({pool}, {what})" if named(pool) else f"Measured ({what}; {pool.strip('()')})"
+
+
 def _ashift_words(p) -> str:
     exp = ", ".join(f"{v:.3f} at ashift {a}" for a, v in p.expected.items())
     if p.nearest is None:
@@ -71,7 +78,7 @@ def _pools(res, n: RecordsizeNumbers, sel) -> None:
         ratio = cite(f"{p.measured:.3f}", p.lines, "zdb -b bp allocated / bp physical")
         res.findings.append(
             Finding(
-                f"Measured ({p.pool}, zdb -b): {p.avg_logical_bytes / KiB:.1f} KiB logical per block pointer on "
+                f"{_measured(p.pool, 'zdb -b')}: {p.avg_logical_bytes / KiB:.1f} KiB logical per block pointer on "
                 f"average; allocated / physical = {p.measured:.3f} (what allocation adds: parity, padding to whole sectors, "
                 "extra copies; this figure alone does not say which).",
                 [cite(f"{p.avg_logical_bytes / KiB:.1f} KiB", p.lines, "zdb -b bp logical / bp count"), ratio],
@@ -122,7 +129,7 @@ def _histograms(res, n: RecordsizeNumbers, sel) -> None:
     for pool, record, b in n.histograms:
         res.findings.append(
             Finding(
-                f"Measured ({pool}, zdb -bb block size histogram): {b['blocks']:,} blocks, "
+                f"{_measured(pool, 'zdb -bb block size histogram')}: {b['blocks']:,} blocks, "
                 f"{prose.size(b['logical_bytes'])} logical; {b['full_record_share']:.0%} of the logical bytes are "
                 f"in blocks of at least the {record // KiB} KiB recordsize; the most bytes "
                 f"({b['top_bucket_share']:.0%}) sit in blocks of {_bucket(b['top_bucket_bytes'])}"
