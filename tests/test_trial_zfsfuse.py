@@ -157,8 +157,8 @@ def test_04_host_sums_only_real_tables(con):
     assert [(o["line_start"], o["line_end"]) for o in m.left_out[2].lines] == [(4, 4), (8, 8), (12, 12)]
     text = [str(f) for f in res.findings]
     assert (
-        "Host vm: its one dedup table is dd.tank's. Left out of its sum: (pool name not in the output; label zdb -b stripe2) (its pool "
-        "is not named, so it may be one of the pools counted); single.img (`zdb -S` simulates the table dedup "
+        "Host vm: its one dedup table is dd.tank's. Left out of its sum: (pool name not in the output; label zdb -b "
+        "stripe2) (its pool is not named, so it may be one of the pools counted); single.img (`zdb -S` simulates the table dedup "
         "would build; nothing in the selection shows dedup on for it); stripe2 (`zfs get dedup` says off on every "
         "dataset of it)." in text
     )
@@ -415,3 +415,105 @@ def test_04_ram_from_the_manifest_without_arc_statistics(tmp_path):
         "  RAM: 23.54 GiB, the manifest's ram_bytes label of the zdb outputs; the ram_gib parameter (32 GiB) says "
         "otherwise and is not used." in text
     )
+
+
+def test_03_cites_parted_align_check_beside_its_arithmetic(con):
+    """The interactive parted session (unlabelled here) ran `align-check optimal 1` and `2`: 03 cites parted's own
+    verdicts (lines 24 and 25) beside the arithmetic on the grain parted printed (2048 s x 512 B = 1 MiB): LBA 63 =
+    32,256 B and LBA 100001 = 51,200,512 B are not multiples of it, so they agree."""
+    from storagelab.analysis import alignment
+
+    res = alignment.analyse(con, Selection(study="(unlabelled)"))
+    assert [(c["index"], c["agree"], c["grain_bytes"]) for c in res.numbers.parted] == [
+        (1, True, 2**20),
+        (2, True, 2**20),
+    ]
+    said = [f for f in res.findings if str(f).startswith("parted's own align-check")]
+    assert [str(f) for f in said] == [
+        'parted\'s own align-check (optimal) of /dev/loop1 p1: "not aligned" (not aligned: 63s % 2048s != 0s); by the '
+        "arithmetic here its start, 32,256 B, is not a multiple of 1.0 MiB (the grain parted printed): they agree.",
+        'parted\'s own align-check (optimal) of /dev/loop1 p2: "not aligned" (not aligned: 100001s % 2048s != 0s); by '
+        "the arithmetic here its start, 51,200,512 B, is not a multiple of 1.0 MiB (the grain parted printed): they "
+        "agree.",
+    ]
+    assert [(s["path"].rsplit("/", 1)[-1], s["line_start"]) for f in said for c in f.cites for s in c.inputs] == [
+        ("parted session (as on screen).txt", 24),
+        ("parted session (as on screen).txt", 25),
+    ]
+
+
+def test_parted_checks_disagree_is_said():
+    """parted before 3.4 answers 'aligned' without its grain (stored 'optimal: aligned'): the arithmetic takes 1 MiB,
+    parted's usual optimal grain, and a start of LBA 63 contradicts the verdict: said as a disagreement."""
+    from storagelab.analysis import alignment_findings, alignment_tables
+
+    parts = pl.DataFrame(
+        {"disk": ["/dev/sdb"], "disk_name": ["/dev/sdb"], "index": [1], "abs_start_sector": [63],
+         "logical_sector_bytes": [512], "physical_bytes": [512], "align_check": ["optimal: aligned"],
+         "path": ["s.txt"], "sha256": ["x"], "line_start": [3], "line_end": [3]}
+    )  # fmt: skip
+    (c,) = alignment_tables.parted_checks(parts)
+    assert (c["parted"], c["grain_bytes"], c["arithmetic"], c["agree"]) == ("aligned", 2**20, False, False)
+    assert [str(f) for f in alignment_findings._parted_words([c])] == [
+        'parted\'s own align-check (optimal) of /dev/sdb p1: "aligned" (aligned); by the arithmetic here its start, '
+        "32,256 B, is not a multiple of 1.0 MiB (1 MiB (parted's usual optimal grain; it printed none)): they "
+        "DISAGREE: check the start sector and the grain (a table printed by another tool, or a disk reporting other "
+        "sector sizes to parted)."
+    ]
+
+
+def _bounds(tmp_path, rows: str):
+    """The design flags of the trial's fio runs labelled by ``rows`` (manifest lines after the header), beside the
+    trial's arcstats labelled study s, host vm: label -> DesignFlags."""
+    from storagelab.analysis import design, fio_runs
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    for name in ("fio/randread8k-rs8k-32M.txt", "fio/randread8k-rs8k-160M.json", "arcstats-sysctl-style.txt"):
+        (raw / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SRC / name, raw / name)
+    head = "path,study,label,host,stack,zfs_version,ram_bytes\narcstats-sysctl-style.txt,s,arcstats,vm,zfs,,\n"
+    (raw / "manifest.csv").write_text(head + rows, encoding="utf-8")
+    s = ingest([raw], db_path=tmp_path / "db.duckdb", parquet_dir=False, progress=False, workers=1,
+               manifest_path=raw / "manifest.csv")  # fmt: skip
+    assert s.failed == 0, s.errors
+    c = open_db(tmp_path / "db.duckdb")
+    try:
+        df = design.with_design(fio_runs.runs(c, Selection(study="s")))
+    finally:
+        c.close()
+    return {r["label"]: design.flags_of(r) for r in df.iter_rows(named=True)}
+
+
+def test_the_arc_bounds_zfs_runs_only(tmp_path):
+    """One 32 MiB random-read run of the trial, labelled four ways beside the arcstats of host vm (c_max 100 MiB on
+    line 2): on ZFS (stack zfs, or a zfs_version label) of host vm, or with no host (the study's ARC statistics all
+    come from vm), the ARC maximum bounds it; labelled ext4, or with no stack, or of another host, the RAM does
+    (23.54 GiB). The 160 MiB run on ZFS is 1.60x c_max: not flagged, though it would fit in the RAM."""
+    from storagelab.analysis import design
+
+    ram = 25276510208
+    by = _bounds(
+        tmp_path,
+        f"fio/randread8k-rs8k-32M.txt,s,zfs vm,vm,zfs,,{ram}\n"
+        f"fio/randread8k-rs8k-160M.json,s,zfs 160M,,,zfs-fuse 0.7.0,{ram}\n",
+    )
+    arc = "ARC maximum (c_max, arcstats-sysctl-style.txt line 2)"
+    assert (by["zfs vm"].cache_bytes, by["zfs vm"].cache_where, by["zfs vm"].codes) == (104857600, arc, ("cache",))
+    f = by["zfs 160M"]
+    assert (f.cache_bytes, f.cache_where, f.fits_in_cache, f.codes) == (104857600, arc, False, ())
+    for i, rows in enumerate(
+        (
+            f"fio/randread8k-rs8k-32M.txt,s,ext4,vm,ext4,,{ram}\n",
+            f"fio/randread8k-rs8k-32M.txt,s,no stack,vm,,,{ram}\n",
+            f"fio/randread8k-rs8k-32M.txt,s,other host,nas,zfs,,{ram}\n",
+        )
+    ):
+        tmp = tmp_path / f"labels{i}"
+        tmp.mkdir()
+        ((label, g),) = _bounds(tmp, rows).items()
+        assert (label, g.cache_bytes, g.cache_where, g.codes) == (label, ram, "of RAM (+ L2ARC)", ("cache",))
+        assert design.sentence(label, g) == (
+            f"{label}: its working set of 32.0 MiB fits in the 23.54 GiB of RAM (+ L2ARC) that can cache it, and its "
+            "I/O goes through that cache."
+        )

@@ -21,7 +21,12 @@ The checks, each with its threshold (a parameter of ``check``/``with_design``):
   interval, ``zfs_txg_timeout`` = 5 s, and than ten of fio's default 500 ms bandwidth samples); ``sub_second``
   under 1 s. Such a run measures start-up and caches, not a rate the device sustains.
 * **fits_in_cache**: the working set (``size`` per job, x numjobs unless the jobs share one ``--filename``)
-  fits in the RAM (+ L2ARC) the run's labels give, and its I/O goes through a cache: buffered I/O anywhere, and
+  fits in what can cache it (``cache_bound``): on ZFS, where the ARC statistics of the run's machine (its study and
+  host: ``arc.with_arc_max``) print an ARC maximum, that ``c_max`` (+ L2ARC), cited by its line, since ZFS caches
+  file data in the ARC, which stops there whatever the RAM (zfs-fuse's 100 MiB ARC in 23.5 GiB of RAM); where a
+  machine's c_max changed over time, both values are said and a working set between them is not checkable;
+  elsewhere, or where the filesystem is not labelled, the RAM (+ L2ARC) the run's labels give. Its I/O goes
+  through a cache: buffered I/O anywhere, and
   ``direct=1`` where it does not bypass the cache. Both rules live in ``plausibility`` (``against_cache``,
   ``direct_bypasses_page_cache``), used here and nowhere else. Writes made durable as they go (``synced``:
   ``sync=1`` (O_SYNC), ``fsync=N`` or ``fdatasync=N``, or a sync section in the output) are never ``cache``: all
