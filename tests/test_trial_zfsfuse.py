@@ -377,7 +377,7 @@ def test_zpool_status_D_of_pool_version_23(con):
     )
     assert (
         "Pool dd.tank, best estimate (zpool status -D entries x measured in-core size): 448 entries, 51.6 KiB at "
-        "118 B/entry: fits the 0.07 GiB budget." in text
+        "118 B/entry: fits the 75.0 MiB budget." in text
     )
 
 
