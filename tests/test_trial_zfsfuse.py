@@ -517,3 +517,28 @@ def test_the_arc_bounds_zfs_runs_only(tmp_path):
             f"{label}: its working set of 32.0 MiB fits in the 23.54 GiB of RAM (+ L2ARC) that can cache it, and its "
             "I/O goes through that cache."
         )
+
+
+def test_09_sizes_in_binary_units_with_three_figures(tmp_path):
+    """09 printed the published MYSERVER run's 7888M as '7.70312 GiB' and '7.70312G', the trial's 256M as '0.25G':
+    sizes go through prose.size, as everywhere (7888 MiB = 8,271,167,488 B = 7.70 GiB)."""
+    from storagelab.analysis import bonnie_table
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(FIXTURES / "bonnie" / "published" / "bonnie-1.96-myserver-forum-7888M.txt", raw / "myserver.txt")
+    shutil.copy(SRC / "bonnie" / "zfsfuse-stripe2-s256M-f.txt", raw / "stripe2.txt")
+    s = ingest([raw], db_path=tmp_path / "db.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    c = open_db(tmp_path / "db.duckdb")
+    try:
+        res = bonnie_table.analyse(c, Selection(study="(unlabelled)"))
+    finally:
+        c.close()
+    assert (
+        "The runs use different file sizes (256.0 MiB, 7.70 GiB): a size below twice the RAM can be answered from "
+        "cache, so compare like sizes." in [str(f) for f in res.findings]
+    )
+    html = bonnie_table.html_table(res["table"])
+    assert "<td>7.70 GiB</td>" in html and "<td>256.0 MiB</td>" in html and "7.70312" not in html
