@@ -542,3 +542,19 @@ def test_09_sizes_in_binary_units_with_three_figures(tmp_path):
     )
     html = bonnie_table.html_table(res["table"])
     assert "<td>7.70 GiB</td>" in html and "<td>256.0 MiB</td>" in html and "7.70312" not in html
+
+
+def test_02_leaves_out_what_05_08_and_10_leave_out(con):
+    """The one verdict: the runs 02's tuned-vs-default frame marks suspect are those run_verdicts.left_out gives
+    every other notebook, with the same reasons (the 32 MiB pair in the ARC; the 48 MiB sub-second writes)."""
+    from storagelab.analysis import recordsize, run_verdicts
+
+    sel = Selection(study=STUDY)
+    left = run_verdicts.left_out(con, sel)
+    tuned = recordsize.analyse(con, sel)["tuned"]
+    mine = {
+        (r["file_id"], r["doc_index"], r["direction"]): r["why"] for r in tuned.iter_rows(named=True) if r["suspect"]
+    }
+    assert mine == {k: v for k, v in left.items() if k[0] in set(tuned["file_id"].to_list())}
+    assert sorted(set(mine.values())) == ["⚠ cache", "⚠ stall, sub-second, cache"]
+    assert tuned.filter(~pl.col("suspect"))["label"].sort().to_list() == ["rs128k 160M file", "rs8k 160M file"]
