@@ -462,7 +462,7 @@ def test_parted_checks_disagree_is_said():
     ]
 
 
-def _bounds(tmp_path, rows: str):
+def _bounds(tmp_path, rows: str, extra: tuple = (), frame: bool = False):
     """The design flags of the trial's fio runs labelled by ``rows`` (manifest lines after the header), beside the
     trial's arcstats labelled study s, host vm: label -> DesignFlags."""
     from storagelab.analysis import design, fio_runs
@@ -472,6 +472,8 @@ def _bounds(tmp_path, rows: str):
     for name in ("fio/randread8k-rs8k-32M.txt", "fio/randread8k-rs8k-160M.json", "arcstats-sysctl-style.txt"):
         (raw / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(SRC / name, raw / name)
+    for src, name in extra:  # other ARC statistics: (fixture, name in raw/)
+        shutil.copy(src, raw / name)
     head = "path,study,label,host,stack,zfs_version,ram_bytes\narcstats-sysctl-style.txt,s,arcstats,vm,zfs,,\n"
     (raw / "manifest.csv").write_text(head + rows, encoding="utf-8")
     s = ingest([raw], db_path=tmp_path / "db.duckdb", parquet_dir=False, progress=False, workers=1,
@@ -482,7 +484,7 @@ def _bounds(tmp_path, rows: str):
         df = design.with_design(fio_runs.runs(c, Selection(study="s")))
     finally:
         c.close()
-    return {r["label"]: design.flags_of(r) for r in df.iter_rows(named=True)}
+    return df if frame else {r["label"]: design.flags_of(r) for r in df.iter_rows(named=True)}
 
 
 def test_the_arc_bounds_zfs_runs_only(tmp_path):
@@ -558,3 +560,33 @@ def test_02_leaves_out_what_05_08_and_10_leave_out(con):
     assert mine == {k: v for k, v in left.items() if k[0] in set(tuned["file_id"].to_list())}
     assert sorted(set(mine.values())) == ["⚠ cache", "⚠ stall, sub-second, cache"]
     assert tuned.filter(~pl.col("suspect"))["label"].sort().to_list() == ["rs128k 160M file", "rs8k 160M file"]
+
+
+def test_a_machine_whose_arc_maximum_changed(tmp_path):
+    """Host vm's ARC statistics print two c_max values (the trial's 100 MiB, and a FreeBSD 14 snapshot's 2.96 GiB
+    labelled as the same host: an ARC resized between them): the 160 MiB working set lies between them, so the
+    cache check is not made, and 02/05/08 say why, naming both values and their lines, instead of picking one."""
+    from storagelab.analysis import design
+
+    freebsd = FIXTURES / "arcstats" / "freebsd-14" / "sysctl-kstat.zfs.misc.arcstats.txt"
+    df = _bounds(
+        tmp_path,
+        "arcstats-later.txt,s,arcstats later,vm,zfs,,\nfio/randread8k-rs8k-160M.json,s,zfs 160M,vm,zfs,,25276510208\n",
+        extra=((freebsd, "arcstats-later.txt"),),
+        frame=True,
+    )
+    f = design.flags_of(df.row(0, named=True))
+    assert (f.working_set_bytes, f.cache_bytes, f.cache_high_bytes, f.fits_in_cache) == (
+        160 * 2**20,
+        104857600,
+        3178811392,
+        None,
+    )
+    assert design.missing(df) == [
+        "the cache check (working set against the ARC maximum) could not be made for zfs 160M (160.0 MiB, ARC "
+        "maximum (c_max changed over time: 2.96 GiB in arcstats-later.txt line 107, 100.0 MiB in "
+        "arcstats-sysctl-style.txt line 2)): its machine's c_max changed over time and the working set lies between "
+        "its values, so whether the ARC could hold it during the run is not known. Take the ARC statistics (`cat "
+        "/proc/spl/kstat/zfs/arcstats`) just before the run and label them with its study and host"
+    ]
+    assert design.notes(df) == [] and design.sentences(df) == []
