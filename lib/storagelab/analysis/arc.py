@@ -373,7 +373,8 @@ def bound(rows: pl.DataFrame) -> tuple[float | None, float | None, str | None]:
         return None, None, None
     keep = ("path", "sha256", "line_start", "line_end", "c_max_bytes")
     lines = rows.select(keep).unique(maintain_order=True).to_dicts()
-    return float(rows["c_max_bytes"].min()), float(rows["c_max_bytes"].max()), json.dumps(lines)
+    sizes = rows["c_max_bytes"].cast(pl.Float64).to_list()
+    return min(sizes), max(sizes), json.dumps(lines)
 
 
 def with_arc_max(con, sel: Selection, runs: pl.DataFrame) -> pl.DataFrame:
