@@ -75,8 +75,17 @@ _SNIFF = re.compile(
 )
 
 
+_FIRST = re.compile(r"^\r?(?:\d+\+\d+ records in|\d+ bytes? (?:\(|copied|transferred))")
+
+
 def sniff(text: str) -> str | None:
-    return "dd" if _SNIFF.search(text[:200000]) else None
+    """``dd`` when the text holds dd's statistics and begins with them (after blank and shell prompt lines): a
+    paste of another tool's run with a dd beside it (bonnie++ and a `dd ... && sync`) is that tool's."""
+    head = text[:200000]
+    if not _SNIFF.search(head):
+        return None
+    first = next((ln for ln in lines_of(head) if ln.strip() and not SHELL_PROMPT.match(ln)), "")
+    return "dd" if _FIRST.match(first.strip(" \t")) else None
 
 
 def _num(s: str, lineno: int) -> float:

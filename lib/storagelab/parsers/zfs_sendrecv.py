@@ -93,7 +93,9 @@ _ZFS_MESSAGE = re.compile(
 _SNIFF = re.compile(
     r"^(?:full send of \S+@\S+|send from \S+ to \S+@\S+|total estimated size is |full[ \t]+\S+@\S+[ \t]+\d+$"
     r"|incremental[ \t]+\S+[ \t]+\S+@\S+[ \t]+\d+$|(?:receiving|would receive) (?:corrective )?(?:full|incremental) stream of "
-    r"|received [0-9.]+[KMGTPE]?B? stream in [0-9.]+ seconds \()",
+    r"|received [0-9.]+[KMGTPE]?B? stream in [0-9.]+ seconds \("
+    r"|\d\d:\d\d:\d\d[ \t]+(?:\d+|[0-9.]+[KMGTPE]?B?)[ \t]+(?:\d+[ \t]+)?[^\s@]+@\S+[ \t]*$"  # a progress line
+    r"|TIME[ \t]+(?:SENT|BYTES)[ \t]+(?:BLOCKS[ \t]+)?SNAPSHOT\b)",
     re.M,
 )
 
