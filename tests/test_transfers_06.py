@@ -240,3 +240,20 @@ def test_header_sources_and_their_runs():
         "replication": ("zfs send -i @1 POOL/fs1@2", "zfs send -v header")
     }
     assert transfer_tools.run_sources(pl.DataFrame(), pl.DataFrame(headers), runs) == {}  # five streams: none named
+
+
+def test_a_line_is_matched_only_to_a_run_of_its_host():
+    """Same amount at the same time on another host (host labels on both): not the same pipeline."""
+    pv_row = _rows("pv-before-mbuffer.txt", "pv_updates")[-1]
+    line = {"bytes": pv_row["bytes"], "seconds": 0.0, "resolution_s": 1.0, "mtime_ns": MTIME["pv-before-mbuffer.txt"]}
+    mb = _rows("mbuffer-slow-sink.log", "mbuffer_summaries")[0]
+    run = {"label": "slow sink", "resolved_bytes": mb["bytes"], "seconds": mb["duration_ns"] / 1e9}
+    run["mtime_ns"] = MTIME["mbuffer-slow-sink.log"]
+    assert stream_pairs.line_candidates(dict(line, host="nas1"), [dict(run, host="nas1")]) == (
+        [dict(run, host="nas1")],
+        "stream",
+    )
+    assert stream_pairs.line_candidates(dict(line, host="nas1"), [dict(run, host="nas2")]) == ([], "")
+    assert stream_pairs.line_candidates(line, [dict(run, host="nas2")])[1] == "stream"  # one host unknown: allowed
+    # both with command labels: only the same command matches, whatever the amounts and times
+    assert stream_pairs.line_candidates(dict(line, command="a | b"), [dict(run, command="c | d")]) == ([], "")
