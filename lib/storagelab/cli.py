@@ -12,7 +12,7 @@ import sys
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from . import checks, cli_parser, memfloor, paths, reportlock, runoutput
+from . import checks, cli_parser, memfloor, ownership, paths, reportlock, runoutput
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError, StoreError
 from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
@@ -732,7 +732,7 @@ def _run_guarded(args) -> int:
     except KeyboardInterrupt:
         return _interrupted(args)
 
-    low = memfloor.too_low(args.cmd) or checks.too_few_files(args.cmd)
+    low = memfloor.too_low(args.cmd) or checks.too_few_files(args.cmd) or ownership.environment_refusal()
     if low:
         say(f"storagelab {args.cmd}: {low}")
         return 2

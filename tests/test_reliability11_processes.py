@@ -1,0 +1,70 @@
+"""Reliability-11, processes (docs/reliability-11-processes.md): each test does the attack with the real second user,
+as root."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_reliability5_processes import _as_user
+from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
+
+from storagelab.ownership import environment_refusal
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the attacks need root and a second user")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _user(*argv: str) -> None:
+    subprocess.run(argv, check=True, preexec_fn=_as_user(USER))
+
+
+@pytest.mark.e2e
+def test_a_folder_the_environment_names_that_another_user_can_write_is_refused(shared_tmp, tmp_path):  # noqa: F811
+    """Attack (main e8a3610): root's IPYTHONDIR (or HOME, or TMPDIR) names a folder the user can write. IPYTHONDIR:
+    their profile_default/startup/00-x.py ran in root's kernel (`run 07_explore` exit 0, /tmp/.../pwned-ipy holding
+    "0"); TMPDIR: they renamed root's new storagelab-kernel-* folder away and put theirs in its place, and root's
+    kernel made its kernel.json and kernel-ipc-1..5 there. Now the command is refused before it starts anything."""
+    (shared_tmp / "pub").mkdir()
+    (shared_tmp / "pub").chmod(0o1777)
+    theirs = shared_tmp / "pub" / "env"
+    _user("mkdir", "-m", "777", str(theirs))
+    startup = theirs / "ipy" / "profile_default" / "startup"
+    pwned = theirs / "pwned"
+    code = f"open({str(pwned)!r}, 'w').write(str(__import__('os').getuid()))"
+    _user("mkdir", "-p", str(startup))
+    _user("sh", "-c", f'echo "{code}" > {startup}/00-x.py')
+    ipy = theirs / "ipy"
+    for var, value, named in (
+        ("IPYTHONDIR", ipy, f"{ipy} is another user's (mode drwxr-xr-x)"),
+        ("TMPDIR", theirs, f"{theirs} is another user's (mode drwxrwxrwx)"),
+    ):
+        env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), **{var: str(value)})
+        argv = [sys.executable, "-m", "storagelab", "run", "07_explore", "--output", str(tmp_path / "rep")]
+        p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+        assert (p.returncode, p.stdout) == (2, ""), p.stdout + p.stderr
+        assert p.stderr == (
+            f"storagelab run: the environment's {var} ({value}): {named}: "
+            "another user could put their own files under the names written or read there as you (a Jupyter "
+            f"kernel's startup scripts, its connection file); unset {var} or give a folder of your own\n"
+        )
+    assert not pwned.exists() and not (tmp_path / "rep").exists()
+    assert sorted(os.listdir(theirs)) == ["ipy"]  # nothing made there, no kernel folder
+
+
+def test_the_environment_check_allows_a_sticky_temporary_folder_and_refuses_other_names_made_there(tmp_path):
+    """TMPDIR may be sticky (/tmp): everything storagelab makes there has a new name (mkdtemp); IPYTHONDIR and the
+    others may not (made by names known in advance: the user makes /tmp/ipy first)."""
+    assert environment_refusal({"TMPDIR": "/tmp", "HOME": str(tmp_path)}) is None
+    assert "HOME (/tmp/storagelab-none)" in environment_refusal({"HOME": "/tmp/storagelab-none"})
+    assert environment_refusal({"IPYTHONDIR": "/tmp/storagelab-none/ipy"}) == (
+        "the environment's IPYTHONDIR (/tmp/storagelab-none/ipy): /tmp can be written by every user (mode "
+        "drwxrwxrwt): another user could put their own files under the names written or read there as you (a "
+        "Jupyter kernel's startup scripts, its connection file); unset IPYTHONDIR or give a folder of your own"
+    )
+    assert "SPARK_LOCAL_DIRS (/tmp)" in environment_refusal({"SPARK_LOCAL_DIRS": f"{tmp_path},/tmp"})
+    assert environment_refusal({}) is None and environment_refusal() is None  # this test's own environment
