@@ -12,7 +12,7 @@ import sys
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from . import checks, cli_parser, memfloor, ownership, paths, reportlock, runoutput
+from . import _early_interrupt, checks, cli_parser, memfloor, ownership, paths, reportlock, runoutput
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError, StoreError
 from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
@@ -690,6 +690,8 @@ def _guarded(args, top: bool = False) -> int:
 
     _SIGINT_SEEN.clear()  # a command run in this process before (tests, the build's ingest) is not this one
     previous = signal.getsignal(signal.SIGINT)
+    if previous is _early_interrupt:  # the program's own start-up handler (storagelab/__init__): Python's from now
+        previous = signal.default_int_handler
     installed = previous is signal.default_int_handler
     if installed:
         try:
