@@ -82,3 +82,24 @@ def test_ctrl_c_while_the_program_loads_is_one_line_and_130_but_a_kernel_keeps_i
     assert (p.returncode, p.stdout, p.stderr) == (130, "", "storagelab: interrupted\n")
     p = subprocess.run([sys.executable, "-c", load], env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == -2 and p.stderr.rstrip().endswith("KeyboardInterrupt")  # a library's import: Python's own
+
+
+@pytest.mark.e2e
+def test_run_output_stopped_while_it_waits_for_the_report_tree_leaves_no_folder(tmp_path):
+    """Reliability-9 Low 4: `run --output reports/zz`, killed by timeout's SIGTERM while it waited for another command
+    holding the report tree, left an empty reports/zz (made for its check before the wait)."""
+    import fcntl  # noqa: PLC0415
+    import signal  # noqa: PLC0415
+
+    (tmp_path / "reports").mkdir()
+    lock = os.open(tmp_path / "reports" / ".storagelab-writer.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # another storagelab command writing the tree
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), STORAGELAB_ROOT=str(tmp_path))
+    argv = [sys.executable, "-m", "storagelab", "run", "07_explore", "--output", str(tmp_path / "reports" / "zz")]
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stderr.readline().startswith("storagelab run: waiting for another storagelab command (pid ")
+    assert (tmp_path / "reports" / "zz").is_dir()  # made for its check, before the wait
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(30) == 143 and p.stderr.read() == ""
+    assert sorted(os.listdir(tmp_path / "reports")) == [".storagelab-writer.lock"]
+    os.close(lock)
