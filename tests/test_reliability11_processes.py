@@ -103,3 +103,51 @@ def test_run_output_stopped_while_it_waits_for_the_report_tree_leaves_no_folder(
     assert p.wait(30) == 143 and p.stderr.read() == ""
     assert sorted(os.listdir(tmp_path / "reports")) == [".storagelab-writer.lock"]
     os.close(lock)
+
+
+def test_a_dataset_or_parquet_folder_whose_free_name_was_the_users_link_only_at_the_mkdir_is_refused(
+    shared_tmp,  # noqa: F811
+    monkeypatch,
+):
+    """Attack (main e8a3610, proc-dswindow.py; free-running proc-dsrace.py: 12-33 of 2000 tries): `export --dataset
+    /tmp/L/out`, L a free name. The user makes L a link to a folder of theirs just before the export's mkdir (which
+    follows it) and removes it just after; the check resolved L/out without `strict` (a path that did not exist),
+    passed, and the export wrote by it once the user had put L back as a link to a folder holding
+    _storagelab/.meta.json.<pid>.tmp -> a root-only file: the victim became the dataset's meta.json (37,237 bytes).
+    The same for the Parquet copy beside a database. Here the exact window, with the real user at the mkdir."""
+    import pathlib  # noqa: PLC0415
+
+    from storagelab import dataset  # noqa: PLC0415
+    from storagelab.ownership import SharedFolderError  # noqa: PLC0415
+    from storagelab.store import connect  # noqa: PLC0415
+    from storagelab.store.export import export_parquet  # noqa: PLC0415
+
+    pub = shared_tmp / "pub"
+    pub.mkdir()
+    pub.chmod(0o1777)
+    _user("mkdir", str(pub / "theirs"))
+    real_mkdir, done = pathlib.Path.mkdir, []
+
+    def mkdir(self, *a, **k):  # the user's link at L only while root's (outermost) mkdir runs
+        link = {"out": self.parent, "_storagelab": self.parent.parent}.get(self.name)
+        if link is None or link.name not in ("L1", "L2") or link in done:
+            return real_mkdir(self, *a, **k)
+        done.append(link)
+        _user("ln", "-s", str(pub / "theirs"), str(link))
+        try:
+            return real_mkdir(self, *a, **k)
+        finally:
+            _user("rm", str(link))
+
+    monkeypatch.setattr(pathlib.Path, "mkdir", mkdir)
+    (shared_tmp / "dbs").mkdir()
+    con = connect(shared_tmp / "dbs" / "x.duckdb")
+    try:
+        with pytest.raises(SharedFolderError, match=rf"^{pub / 'L1'} does not exist any more \(another user may"):
+            export_parquet(con, pub / "L1" / "out")
+        with pytest.raises(SharedFolderError, match=rf"^--dataset {pub / 'L2'} does not exist any more \(another"):
+            (pub / "L2" / "out" / dataset.META_DIR).mkdir(parents=True, exist_ok=True)  # export's first two steps
+            dataset._owned_folder(pub / "L2" / "out")  # (its queries before them need a full database)
+    finally:
+        con.close()
+    assert sorted(os.listdir(pub)) == ["theirs"]

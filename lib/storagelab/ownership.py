@@ -70,6 +70,23 @@ def foreign_link(path: Path, *, strict: bool = False) -> str | None:
     return None
 
 
+def made_refusal(folder: Path) -> tuple[str | None, Path]:
+    """For a folder this command has just made by its path (``mkdir``, which follows any symlink on the way): why it
+    must not be written into, as words (None when it may), and the path to write: resolved once, strictly, after the
+    check of the path as given. A free name on the way could be another user's link at the mkdir and gone again at
+    the check: resolved without ``strict`` it was a path that did not exist, passed every check, and the export then
+    wrote by it once the user had put their link back (reliability-11: the dataset's meta.json written into a
+    root-only file through their symlink; rel-9 High 2 was the same for spark-ingest)."""
+    why = foreign_link(folder, strict=True)
+    if why:
+        return why, folder
+    try:
+        real = folder.resolve(strict=True)
+    except OSError as e:
+        return f"{folder}: {e.strerror or e} once made (another user may have removed a link of theirs)", folder
+    return shared(real), real
+
+
 def file_refusal(path: Path, *, sticky_ok: bool = True) -> str | None:
     """Why this user must not write the file ``path`` by its name (a database, a Parquet result), as words naming
     what another user could change; None when nothing. Refused: a symlink of another user's on its way
