@@ -4,8 +4,11 @@ as root."""
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,7 +93,6 @@ def test_run_output_stopped_while_it_waits_for_the_report_tree_leaves_no_folder(
     """Reliability-9 Low 4: `run --output reports/zz`, killed by timeout's SIGTERM while it waited for another command
     holding the report tree, left an empty reports/zz (made for its check before the wait)."""
     import fcntl  # noqa: PLC0415
-    import signal  # noqa: PLC0415
 
     (tmp_path / "reports").mkdir()
     lock = os.open(tmp_path / "reports" / ".storagelab-writer.lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -152,3 +154,27 @@ def test_a_dataset_or_parquet_folder_whose_free_name_was_the_users_link_only_at_
     finally:
         con.close()
     assert sorted(os.listdir(pub)) == ["theirs"]
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not shutil.which("fio"), reason="the attack stops a real fio")
+def test_lab_fio_stopped_by_a_closed_terminal_leaves_no_test_files(tmp_path):
+    """Reliability-9 Low 3 (a closed terminal part): SIGHUP to `lab fio`'s process group (the terminal closed) reached
+    fio too, which died without unlinking its test files: `randread-4k-qd2-nj2.0.0 randread-4k-qd2-nj2.1.0` stayed in
+    --target, 3 of 3 times (each as large as --size). The lab now removes the stopped run's test files."""
+    import psutil  # noqa: PLC0415
+
+    target, out = tmp_path / "t", tmp_path / "o"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    argv = [sys.executable, "-m", "storagelab", "lab", "fio", "--rw", "randread", "--depth-jobs", "2x2"]
+    argv += ["--size", "16M", "--runtime", "30", "--target", str(target), "--out", str(out), "--no-ingest"]
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    end = time.monotonic() + 60
+    while len([f for f in target.glob("randread-4k-qd2-nj2.*")]) < 2 or not any(
+        c.name() == "fio" for c in psutil.Process(p.pid).children(recursive=True)
+    ):
+        assert p.poll() is None and time.monotonic() < end, "fio never started"
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGHUP)
+    assert p.wait(30) == 129
+    assert sorted(os.listdir(target)) == []
