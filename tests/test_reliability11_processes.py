@@ -70,6 +70,9 @@ def test_the_environment_check_allows_a_sticky_temporary_folder_and_refuses_othe
         "Jupyter kernel's startup scripts, its connection file); unset IPYTHONDIR or give a folder of your own"
     )
     assert "SPARK_LOCAL_DIRS (/tmp)" in environment_refusal({"SPARK_LOCAL_DIRS": f"{tmp_path},/tmp"})
+    assert "SPARK_CONF_DIR (/tmp/storagelab-none/conf)" in environment_refusal(
+        {"SPARK_CONF_DIR": "/tmp/storagelab-none/conf"}
+    )
     assert environment_refusal({}) is None and environment_refusal() is None  # this test's own environment
 
 

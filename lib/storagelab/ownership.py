@@ -202,11 +202,13 @@ ENVIRONMENT_FOLDERS = (
     "HOME",  # ~/.ipython (startup scripts), ~/.jupyter, ~/.local/share/jupyter, ~/.cache, ~/.duckdb
     "IPYTHONDIR",  # profile_default/startup/*.py: run by every kernel
     "JUPYTER_CONFIG_DIR",  # jupyter_server_config.py: run by `storagelab lab`
+    "JUPYTER_CONFIG_PATH",
     "JUPYTER_DATA_DIR",
     "JUPYTER_PATH",
     "JUPYTER_RUNTIME_DIR",  # JupyterLab's token file and its kernels' connection files
     "MPLCONFIGDIR",
     "PYTHONPYCACHEPREFIX",  # byte code read back, for every module imported after it is written
+    "SPARK_CONF_DIR",  # spark-env.sh (run by a shell) and spark-defaults.conf: read by spark-ingest
     "SPARK_LOCAL_DIRS",
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
