@@ -70,6 +70,23 @@ def foreign_link(path: Path, *, strict: bool = False) -> str | None:
     return None
 
 
+def made_refusal(folder: Path) -> tuple[str | None, Path]:
+    """For a folder this command has just made by its path (``mkdir``, which follows any symlink on the way): why it
+    must not be written into, as words (None when it may), and the path to write: resolved once, strictly, after the
+    check of the path as given. A free name on the way could be another user's link at the mkdir and gone again at
+    the check: resolved without ``strict`` it was a path that did not exist, passed every check, and the export then
+    wrote by it once the user had put their link back (reliability-11: the dataset's meta.json written into a
+    root-only file through their symlink; rel-9 High 2 was the same for spark-ingest)."""
+    why = foreign_link(folder, strict=True)
+    if why:
+        return why, folder
+    try:
+        real = folder.resolve(strict=True)
+    except OSError as e:
+        return f"{folder}: {e.strerror or e} once made (another user may have removed a link of theirs)", folder
+    return shared(real), real
+
+
 def file_refusal(path: Path, *, sticky_ok: bool = True) -> str | None:
     """Why this user must not write the file ``path`` by its name (a database, a Parquet result), as words naming
     what another user could change; None when nothing. Refused: a symlink of another user's on its way
@@ -176,6 +193,67 @@ def spark_output(output: str) -> tuple[str | None, str]:
         "(_storagelab/.meta.json.<pid>.tmp, part files), and have it overwrite any file you can write; give a folder "
         "of your own (e.g. a new folder under it)"
     ), output
+
+
+# Folders named by the environment that a command, or the Jupyter kernel, JupyterLab, Spark and the libraries it
+# starts, write into or read code and settings from, by names known in advance (reliability-11).
+ENVIRONMENT_FOLDERS = (
+    "TMPDIR",  # tempfile: the kernel's private folder (mkdtemp) for its sockets and connection file
+    "HOME",  # ~/.ipython (startup scripts), ~/.jupyter, ~/.local/share/jupyter, ~/.cache, ~/.duckdb
+    "IPYTHONDIR",  # profile_default/startup/*.py: run by every kernel
+    "JUPYTER_CONFIG_DIR",  # jupyter_server_config.py: run by `storagelab lab`
+    "JUPYTER_CONFIG_PATH",
+    "JUPYTER_DATA_DIR",
+    "JUPYTER_PATH",
+    "JUPYTER_RUNTIME_DIR",  # JupyterLab's token file and its kernels' connection files
+    "MPLCONFIGDIR",
+    "PYTHONPYCACHEPREFIX",  # byte code read back, for every module imported after it is written
+    "SPARK_CONF_DIR",  # spark-env.sh (run by a shell) and spark-defaults.conf: read by spark-ingest
+    "SPARK_LOCAL_DIRS",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_RUNTIME_DIR",
+)
+
+
+def environment_refusal(environ=None) -> str | None:
+    """Why this command must not run with the environment it has, as one line naming the variable; None when every
+    folder ``ENVIRONMENT_FOLDERS`` name is this user's alone. A variable naming a folder another user can write (or
+    swap, or make first) hands them what is written and read there by name: with TMPDIR in a folder of theirs they
+    renamed root's new kernel folder away and put theirs in its place, and root's kernel made its connection file
+    and sockets there; with IPYTHONDIR their startup script ran in root's kernel (reliability-11). TMPDIR may be a
+    sticky folder (/tmp): everything made there is made by a new name (mkdtemp); the others may not (names known in
+    advance, made by name)."""
+    environ = os.environ if environ is None else environ
+    for var in ENVIRONMENT_FOLDERS:
+        for given in filter(None, environ.get(var, "").replace(",", os.pathsep).split(os.pathsep)):
+            why = _environment_folder_refusal(Path(given), sticky_ok=var == "TMPDIR")
+            if why:
+                return (
+                    f"the environment's {var} ({given}): {why}: another user could put their own files under the "
+                    "names written or read there as you (a Jupyter kernel's startup scripts, its connection file); "
+                    f"unset {var} or give a folder of your own"
+                )
+    return None
+
+
+def _environment_folder_refusal(folder: Path, *, sticky_ok: bool) -> str | None:
+    link = foreign_link(folder.absolute())
+    if link:
+        return link
+    near = folder.absolute().resolve()
+    while not near.exists() and near != near.parent:  # the rest is made by name, in the nearest that exists
+        near = near.parent
+    try:
+        st = near.stat()
+    except OSError:
+        return None
+    why = _writable_by_others(st, near) if st.st_uid == 0 else others_can_write(st, near)
+    if why and not (sticky_ok and st.st_mode & stat.S_ISVTX):
+        return f"{near} {why} (mode {stat.filemode(st.st_mode)})"
+    movable = movable_by_others(near)
+    return f"{near} {movable}" if movable else None
 
 
 def others_can_write(st: os.stat_result, folder: Path | str | None = None) -> str | None:
