@@ -4,6 +4,7 @@ as root."""
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -74,6 +75,21 @@ def test_the_environment_check_allows_a_sticky_temporary_folder_and_refuses_othe
         {"SPARK_CONF_DIR": "/tmp/storagelab-none/conf"}
     )
     assert environment_refusal({}) is None and environment_refusal() is None  # this test's own environment
+
+
+def test_the_environment_of_sudo_keeps_the_invokers_own_folders_and_no_one_elses(shared_tmp, tmp_path):  # noqa: F811
+    """`sudo -E storagelab lab fio` keeps HOME=/home/them: a folder of the user who ran sudo (SUDO_UID) is theirs and
+    root's, not another user's; the same folder without SUDO_UID, or group-writable, is refused."""
+    theirs = tmp_path / "home"
+    theirs.mkdir(mode=0o755)
+    uid = pwd.getpwnam("storagelab-rel5").pw_uid
+    os.chown(theirs, uid, -1)
+    refused = environment_refusal({"HOME": str(theirs)})
+    assert refused and refused.startswith(f"the environment's HOME ({theirs}): {theirs} ")
+    assert environment_refusal({"HOME": str(theirs), "SUDO_UID": str(uid)}) is None
+    assert environment_refusal({"HOME": str(theirs), "SUDO_UID": str(uid + 1)}) == refused
+    theirs.chmod(0o777)
+    assert "can be written by every user" in environment_refusal({"HOME": str(theirs), "SUDO_UID": str(uid)})
 
 
 def test_ctrl_c_while_the_program_loads_is_one_line_and_130_but_a_kernel_keeps_its_interrupt():

@@ -226,9 +226,10 @@ def environment_refusal(environ=None) -> str | None:
     sticky folder (/tmp): everything made there is made by a new name (mkdtemp); the others may not (names known in
     advance, made by name)."""
     environ = os.environ if environ is None else environ
+    invoker = _sudo_invoker(environ)
     for var in ENVIRONMENT_FOLDERS:
         for given in filter(None, environ.get(var, "").replace(",", os.pathsep).split(os.pathsep)):
-            why = _environment_folder_refusal(Path(given), sticky_ok=var == "TMPDIR")
+            why = _environment_folder_refusal(Path(given), sticky_ok=var == "TMPDIR", invoker=invoker)
             if why:
                 return (
                     f"the environment's {var} ({given}): {why}: another user could put their own files under the "
@@ -238,7 +239,15 @@ def environment_refusal(environ=None) -> str | None:
     return None
 
 
-def _environment_folder_refusal(folder: Path, *, sticky_ok: bool) -> str | None:
+def _sudo_invoker(environ) -> int | None:
+    """The user who ran this command through sudo (``SUDO_UID``), when this command runs as root: their own folders
+    named by the environment (``sudo -E storagelab lab fio`` keeps HOME=/home/them) are theirs and root's, not
+    another user's. The variable is set by sudo; whoever could set root's environment could already run anything."""
+    given = environ.get("SUDO_UID", "")
+    return int(given) if os.geteuid() == 0 and given.isdigit() else None
+
+
+def _environment_folder_refusal(folder: Path, *, sticky_ok: bool, invoker: int | None = None) -> str | None:
     link = foreign_link(folder.absolute())
     if link:
         return link
@@ -249,7 +258,8 @@ def _environment_folder_refusal(folder: Path, *, sticky_ok: bool) -> str | None:
         st = near.stat()
     except OSError:
         return None
-    why = _writable_by_others(st, near) if st.st_uid == 0 else others_can_write(st, near)
+    own = st.st_uid == 0 or st.st_uid == invoker  # root's, or the sudo invoker's (who is root here)
+    why = _writable_by_others(st, near) if own else others_can_write(st, near)
     if why and not (sticky_ok and st.st_mode & stat.S_ISVTX):
         return f"{near} {why} (mode {stat.filemode(st.st_mode)})"
     movable = movable_by_others(near)
