@@ -13,6 +13,7 @@ import sys
 
 import duckdb
 import pytest
+from test_reliability5_processes import _as_user
 from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
 from test_write_paths import _CRAFT, _theirs, _user
 
@@ -149,3 +150,41 @@ def test_a_wal_planted_where_no_hard_link_can_be_made_is_not_read(shared_tmp, mo
     finally:
         held.kill()
         held.wait()
+
+
+def test_under_umask_000_nothing_made_is_writable_by_others(shared_tmp):  # noqa: F811
+    """Reliability-11: root's umask 000, a database in root's own 0755 folder: DuckDB made <db>.wal -rw-rw-rw-; after
+    the ingest was SIGKILLed the user truncated it and root's `sql` then found no `files` table (the schema and the
+    committed batches were in the WAL); `export --dataset` into root's 0755 folder refused its own 0777 _storagelab.
+    Now the process takes group and other write out of its umask."""
+    root = shared_tmp / "own"
+    root.mkdir(mode=0o755)
+    fio = os.path.join(os.path.dirname(__file__), "fixtures", "fio", "2.2.10")
+
+    def storagelab(*argv, **env):
+        return subprocess.run(
+            [sys.executable, "-m", "storagelab", *argv],
+            preexec_fn=lambda: os.umask(0),
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+        )
+
+    killed = storagelab(
+        "ingest", fio, "--db", str(root / "x.duckdb"), "--no-parquet", STORAGELAB_FAULT="batch-committed"
+    )
+    assert killed.returncode == -9
+    wal = root / "x.duckdb.wal"
+    assert wal.stat().st_mode & 0o777 == 0o644  # main: 0o666
+    user = subprocess.run(
+        ["/usr/bin/python3", "-c", f"open({str(wal)!r}, 'r+b').truncate(0)"],  # root's venv is out of their reach
+        preexec_fn=_as_user(USER),
+        capture_output=True,
+        text=True,
+    )
+    assert "Permission denied" in user.stderr
+    (root / "ds").mkdir(mode=0o755)
+    done = storagelab("export", "--dataset", str(root / "ds"), "--db", str(root / "x.duckdb"))
+    assert done.returncode == 0, done.stderr  # main: exit 2, "_storagelab can be written by every user"
+    made = [p for p in root.rglob("*") if p.lstat().st_mode & 0o022]
+    assert made == []
