@@ -11,11 +11,10 @@ import shutil
 import subprocess
 import sys
 
-import duckdb
 import pytest
 from test_reliability5_processes import _as_user
 from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
-from test_write_paths import _CRAFT, _theirs, _user
+from test_write_paths import _database_and_wal, _theirs, _user
 
 from storagelab import database, ownership
 from storagelab.store import StoreError, connect
@@ -75,23 +74,6 @@ def test_the_users_real_bindfs_mount_is_refused(shared_tmp):  # noqa: F811
         assert os.listdir(src) == []
     finally:
         subprocess.run(["fusermount3", "-u", str(at)], check=False)
-
-
-def _database_and_wal(shared_tmp):  # noqa: F811
-    sticky = shared_tmp / "sticky"
-    sticky.mkdir()
-    sticky.chmod(0o1777)
-    db, theirs = sticky / "x.duckdb", _theirs(shared_tmp)
-    con = duckdb.connect(str(db))
-    con.execute("CREATE TABLE t (v VARCHAR); INSERT INTO t VALUES ('root')")
-    con.close()
-    db.chmod(0o644)
-    craft = shared_tmp / "craft"
-    craft.mkdir()
-    subprocess.run([sys.executable, "-c", _CRAFT, str(db), str(craft / "c.duckdb")], check=True)
-    (craft / "c.duckdb.wal").chmod(0o644)
-    _user("cp", str(craft / "c.duckdb.wal"), str(theirs / "c.duckdb.wal"))
-    return sticky, db, theirs, craft
 
 
 def test_a_wal_planted_where_no_hard_link_can_be_made_is_not_read(shared_tmp, monkeypatch):  # noqa: F811
