@@ -646,6 +646,14 @@ def cmd_lab(args) -> int:
     return 128 - rc if rc < 0 else rc
 
 
+def _no_write_for_others() -> None:
+    """Nothing this process (nor DuckDB, Spark, fio, papermill under it) makes is writable by its group or by others,
+    whatever the umask it was started with (reliability-11: under root's umask 000 DuckDB made <db>.wal
+    -rw-rw-rw- beside a 0600 database in root's own folder, which another user could open and rewrite, and the
+    folders the export and the Parquet copy made were 0777 and so refused). A stricter umask is kept."""
+    os.umask(os.umask(0) | 0o022)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = cli_parser.build(
         {
@@ -663,6 +671,8 @@ def main(argv: list[str] | None = None) -> int:
         }
     )
     top = argv is None  # the process's own command line (the console script, python -m): it exits after this
+    if top:
+        _no_write_for_others()
     argv = sys.argv[1:] if argv is None else list(argv)
     if len(argv) >= 2 and argv[0] == "lab" and argv[1] in ("fio", "bonnie", "zfs-sweep"):
         from .lab import main as lab_main  # noqa: PLC0415  kept out of the CLI's start-up (0.25 s); storagelab lab fio|bonnie|zfs-sweep: measure your own disks

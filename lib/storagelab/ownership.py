@@ -8,6 +8,7 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+import re
 import stat
 import struct
 from pathlib import Path
@@ -167,6 +168,35 @@ def private_folder(folder: Path) -> bool:
     return not why and not movable_by_others(folder)
 
 
+def only_owner_adds(folder: Path, owner: int) -> bool:
+    """Whether only ``owner`` (a database's owner) and root can add a name to ``folder`` or swap it: its owner is
+    theirs or root's, no group or other write bit, no access control list, not on another user's FUSE mount, and every
+    folder above it root's or theirs, sticky or not writable by others. A WAL there is the owner's, which a reader of
+    their database trusts anyway (``beside_refusal``)."""
+    for at, path in enumerate([folder, *folder.parents]):
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        if st.st_uid not in (0, owner):
+            return False
+        if st.st_mode & 0o022 and not (at and st.st_mode & stat.S_ISVTX):
+            return False
+        if _served_by_another_user(path):
+            return False
+        if not at and any(_has_xattr(path, a) for a in ("system.posix_acl_access", "system.posix_acl_default")):
+            return False
+    return True
+
+
+def _has_xattr(path: Path, attr: str) -> bool:
+    try:
+        os.getxattr(path, attr)
+    except OSError:
+        return False
+    return True
+
+
 def spark_output(output: str) -> tuple[str | None, str]:
     """spark-ingest's OUTPUT made, resolved once and checked: (why it is refused, or None; the path to give Spark).
     Refused: another user can write into it or swap it (the dataset's names are known in advance, as for export
@@ -301,12 +331,62 @@ def movable_by_others(folder: Path) -> str | None:
 
 
 def _writable_by_others(st: os.stat_result, folder: Path | str | None = None, *, made_in: bool = True) -> str | None:
+    if folder is not None and (served := _served_by_another_user(folder)):
+        return served
     if st.st_mode & 0o002:
         return "can be written by every user"
     if st.st_mode & 0o020 and (others := _group_members(st.st_gid) - {_user_name(os.getuid())}):
         users = ", ".join(sorted(others)[:3])
         return f"can be written by its group {_group_name(st.st_gid)}, which has other users ({users})"
     return _acl_writers(folder, made_in=made_in) if folder is not None else None
+
+
+MOUNTINFO = "/proc/self/mountinfo"  # the kernel's list of this process's mounts (a test gives another)
+
+
+def _served_by_another_user(folder: Path | str) -> str | None:
+    """How ``folder`` lies on a FUSE file system that a user other than this one and root mounted, as words; None when
+    it does not. Such a file system's process (theirs) answers every lookup: it can show its names as root's, mode
+    0755, and put a symlink of theirs at any name once it is checked (reliability-11: bindfs -u 0 -p 0755 -o
+    allow_other over a folder of the second user's; root's ingest made its database there and DuckDB appended its WAL
+    to a root-only file through the user's symlink). The kernel records who mounted it (``user_id=`` in
+    /proc/self/mountinfo); the owner and mode it shows count for nothing."""
+    mount = _mount_of(os.path.realpath(folder))
+    if mount is None or not mount[0].startswith("fuse"):
+        return None
+    fstype, source, options = mount
+    uid = next((int(o[8:]) for o in options.split(",") if o.startswith("user_id=") and o[8:].isdigit()), 0)
+    if uid in (0, os.getuid()):
+        return None
+    return (
+        f"is on a FUSE file system ({fstype} of {source}) mounted by the user {_user_name(uid)}, whose process "
+        "shows any owner and mode and can change its names at any time"
+    )
+
+
+def _mount_of(path: str) -> tuple[str, str, str] | None:
+    """The file system type, source and options of the mount ``path`` (a resolved path) is on, from
+    /proc/self/mountinfo (the last of those mounted at the deepest mount point above it: the one on top)."""
+    try:
+        with open(MOUNTINFO, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    best, found = -1, None
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields, rest = left.split(), right.split()
+        if len(fields) < 5 or len(rest) < 3:
+            continue
+        point = _unescape(fields[4])
+        if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) >= best:
+            best, found = len(point), (rest[0], _unescape(rest[1]), rest[2])
+    return found
+
+
+def _unescape(name: str) -> str:
+    """A mountinfo field with its octal escapes (\\040 a space, \\011, \\012, \\134) undone."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), name)
 
 
 _ACL_USER, _ACL_GROUP, _ACL_MASK = 0x02, 0x08, 0x10  # <linux/posix_acl.h> tags; entries: u16 tag, u16 perm, u32 id
