@@ -1,0 +1,124 @@
+"""The h6n new-user trial (/work/h6n-findings.md) on comparisons and device statistics: `storagelab compare` (and
+08's compare_with) with runs fio reported as failed (C1) and runs the design checks flag (C2), 05's disk stats of
+appended runs (I1) and 05's appended runs as repeats (I2). Files in tests/fixtures/fio/newuser-h6n-compare (sources in
+its COMMANDS.md), labelled as the trial labelled them: the lab's runs with its manifest rows, the hand runs with a
+study only, the published VPS logs with nothing."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import FIXTURES
+from conftest import storagelab_cli as cli
+
+from storagelab.analysis import Selection, compare, open_db
+
+SRC = FIXTURES / "fio" / "newuser-h6n-compare"
+LAB = "ext4,single,1,1,/dev/loop0 (unknown model)"
+CMD = "fio --name={n} --directory=/mnt/h6n/{fs}/lab --rw=write --bs=1M --size={s} --ioengine=libaio --iodepth=8 \
+--numjobs=1 --direct=1 --runtime={t} --time_based --group_reporting --unlink=1 --output-format=normal,json+"
+NOTE = "fio_version=3.33; fstype={fs}; sanity: not a disk: loop device {dev}, backed by /tmp/h6nds/img/{fs}.img on ext4"
+# the lab's manifest rows (/tmp/h6nds/a/lab/manifest.csv) with the log options and most notes cut; the hand runs
+# (a/) carry a study only, the published logs (b/) no row at all
+MANIFEST = "path,study,label,host,stack,vdev_type,vdev_count,vdev_width,devices,command,notes,ram_bytes\n" + "".join(
+    f'lab/{fs}/{name}.txt,lab,{label},vm,{fs},single,1,1,{dev} (unknown model),"{CMD.format(n=name, fs=fs, s=s, t=t)}",'
+    f'"{NOTE.format(fs=fs, dev=dev.rsplit("/", 1)[-1])}",25276510208\n'
+    for fs, name, label, dev, s, t in (
+        ("ext4", "write-1m-qd8-nj1", "write-1m-qd8-nj1", "/dev/loop0", "128M", 2),
+        ("ext4", "write-1m-qd8-nj1-2", "write-1m-qd8-nj1 (run 2)", "/dev/loop0", "128M", 2),
+        ("ext4", "write-1m-qd8-nj1-3", "write-1m-qd8-nj1 (run 3)", "/dev/loop0", "128M", 2),
+        ("btrfs", "write-1m-qd8-nj1-11", "write-1m-qd8-nj1 [write-1m-qd8-nj1-11]", "/dev/loop2", "256M", 5),
+    )
+) + "".join(f"a/{p},h6na,,,,,,,,,,\n" for p in (
+    "failed/xfs-seqw-3s-ENOSPC.json", "failed/xfs-seqw-60s-ENOSPC.json", "xfs/seqw-1s.json", "xfs/seqw-60s.json"
+))  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    from storagelab.store import ingest
+
+    raw = tmp_path_factory.mktemp("h6n") / "raw"
+    shutil.copytree(SRC, raw, ignore=shutil.ignore_patterns("*.expected.jsonl", "*.md"))
+    (raw / "manifest.csv").write_text(MANIFEST, encoding="utf-8")
+    dest = raw.parent / "h6n.duckdb"
+    s = ingest([raw], db_path=dest, manifest_path=raw / "manifest.csv", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    return dest
+
+
+@pytest.fixture(scope="module")
+def lab_vs_hand(db):
+    con = open_db(db)
+    yield compare.analyse(con, Selection(study="lab"), Selection.parse("study=h6na"))
+    con.close()
+
+
+WL = "write bs=1MiB iodepth=8 numjobs=1 libaio direct=1"
+
+
+def test_a_failed_run_is_named_with_its_error_and_never_compared(lab_vs_hand):
+    """C1: the two ENOSPC runs (fio stopped after 88 and 297 ms with "error" : 28) had been compared and tested
+    ('+264.2 % (3.64x); tested: ...'), marked only 'sub-second'."""
+    res = lab_vs_hand
+    failed = [f for f in res.findings if ": failed: " in f]
+    assert failed == [
+        f"[study h6na] xfs-seqw-{t}-ENOSPC.json: failed: fio reported error 28 (No space left on device) for job seqw "
+        f"(line 8): it stopped there, so its {rate} ({WL}, write) is only what it did before the error; not compared "
+        "or tested."
+        for t, rate in (("3s", "521.9 MiB/s (547.2 MB/s)"), ("60s", "1761.4 MiB/s (1846.9 MB/s)"))
+    ]
+    assert [(c.text, c.inputs[0]["line_start"]) for c in failed[1].cites] == [("error 28 (No space left on device)", 8)]
+    table = res["beside"]
+    assert not table["labels"].str.contains("ENOSPC").any()  # not in the table, the ratios or the tests
+    assert not any("ENOSPC" in f for f in res.findings if ": failed: " not in f)
+
+
+def test_flagged_runs_are_left_out_of_the_test_as_08_leaves_them(lab_vs_hand):
+    """C2: the lab's 2 s ext4 runs (short) against the hand run of 1.009 s (short) had been tested: '+1137.1 %
+    (12.37x); tested: ... outside it: a difference beyond run-to-run noise'."""
+    res = lab_vs_hand
+    rows = {r["config"]: r for r in res["beside"].iter_rows(named=True)}
+    ext4 = rows["write-1m-qd8-nj1"]
+    assert (ext4["runs"], ext4["flagged_runs"], ext4["values"], ext4["why"]) == (
+        3,
+        3,
+        [],
+        ["⚠ short", "⚠ stall, short"],
+    )
+    assert rows["seqw-1s.json"]["why"] == ["⚠ short"] and rows["seqw-60s.json"]["flagged_runs"] == 0
+    assert (
+        f"{WL} (write): not compared or tested, every run flagged: [study lab] write-1m-qd8-nj1 (ext4 | single 1 1), "
+        "3 run(s): ⚠ short; ⚠ stall, short; [study h6na] seqw-1s.json (? | layout not labelled), 1 run(s): ⚠ short. A flagged run is "
+        "left out of comparisons (the rule of notebooks 05, 08 and 10): its mean is shown, marked, and nothing is said "
+        "of it against another run."
+    ) in res.findings
+    # the one pair left: two unflagged runs, one each: arithmetic, no test
+    (v,) = res["verdicts"].iter_rows(named=True)
+    assert (v["mine"], v["study"], v["test"]) == (
+        "write-1m-qd8-nj1 [write-1m-qd8-nj1-11] (btrfs | single 1 1)",
+        "seqw-60s.json (? | layout not labelled)",
+        "none",
+    )
+    assert not any("beyond run-to-run noise" in f for f in res.findings)
+    # the hand runs have no RAM label: the cache check not made is said for them (the lab's rows give it)
+    assert res.missing[0].startswith(
+        "the cache check (working set against RAM) could not be made for [study h6na] seqw-1s.json (direct=1 on a "
+        "stack not labelled), [study h6na] seqw-60s.json (direct=1 on a stack not labelled): the RAM of the machine "
+        "is not in the labels."
+    )
+
+
+def test_compare_command_prints_flags_and_failures(db):
+    r = cli("compare", "--mine", "lab", "--with", "study=h6na", "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert any(
+        x.startswith("  yours ")
+        and " write-1m-qd8-nj1 " in x
+        and x.endswith("3 of 3 flagged, not tested: ⚠ short; ⚠ stall, short")
+        for x in lines
+    )
+    assert sum(": failed: fio reported error 28 (No space left on device)" in x for x in lines) == 2
+    assert not any("ENOSPC.json " in x and " run(s) " in x for x in lines)  # no table row for a failed run
