@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import shutil
 
+import polars as pl
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, RAW
 from conftest import storagelab_cli as cli
 
-from storagelab.analysis import Selection, compare, open_db
+from storagelab.analysis import Selection, compare, open_db, stacks
 
 SRC = FIXTURES / "fio" / "newuser-h6n-compare"
 LAB = "ext4,single,1,1,/dev/loop0 (unknown model)"
@@ -122,3 +123,44 @@ def test_compare_command_prints_flags_and_failures(db):
     )
     assert sum(": failed: fio reported error 28 (No space left on device)" in x for x in lines) == 2
     assert not any("ENOSPC.json " in x and " run(s) " in x for x in lines)  # no table row for a failed run
+
+
+@pytest.fixture(scope="module")
+def vps(db):
+    con = open_db(db)
+    yield stacks.analyse(con, Selection(study="(unlabelled)"), direction="read")
+    con.close()
+
+
+def test_one_disk_of_appended_runs_is_not_several_members(vps):
+    """I1: the five appended runs' `sda` lines of linode's fio_randread.log (8, 7, 29, 43 and 27 stray writes during
+    a read test) had been read as five members of a mirror: 'sda answers 18x faster: the members are not alike, a
+    mirrored write completes only when its slowest member has it'."""
+    lat = vps["device_latency"].filter(pl.col("path").str.contains("linode"))
+    assert lat.select("doc_index", "disk", "write_ios", "line_start").rows() == [
+        (0, "sda", 8, 41), (1, "sda", 7, 74), (2, "sda", 29, 107), (3, "sda", 43, 140), (4, "sda", 27, 173)
+    ]  # fmt: skip
+    assert lat["ms_per_io"][0] == 1800.0  # ticks=3749760/14400: 14,400 ms / 8 writes, a figure of nothing
+    assert not any("disk stats" in f or "members" in f for f in vps.findings)
+
+
+def test_an_unlabelled_md_array_is_one_array_but_no_mirror(tmp_path):
+    """The homelab's mdadm raid1 run (fio's md127 with members nvme0n1 and sdb) with no labels at all: fio's md
+    aggregate makes its devices members of one array, but nothing says it is a mirror, so no mirror cause."""
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw" / "nolabels"
+    raw.mkdir(parents=True)
+    shutil.copy(RAW / "homelab-mergerfs" / "fio-mdadm-raid1-ext4-bitmap-internal.txt", raw / "md.txt")
+    dest = tmp_path / "x.duckdb"
+    s = ingest([raw.parent], db_path=dest, parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    con = open_db(dest)
+    res = stacks.analyse(con, Selection(study="(unlabelled)"))
+    con.close()
+    said = [f for f in res.findings if "disk stats" in f]
+    assert said == [
+        f"{raw / 'md.txt'}: fio's disk stats give very different write times per I/O for its devices (nvme0n1 59.62 "
+        "ms, sdb 0.34 ms; sdb answers 174x faster): the members are not alike, and how the array spreads a write over "
+        "them its labels do not say (no mirror label); what lets sdb answer that fast the logs do not say."
+    ]

@@ -90,12 +90,23 @@ def penalty(df: pl.DataFrame, base_label: str, over_label: str, direction: str =
 
 
 DISK_SQL = """
-SELECT coalesce(f.label, f.path) AS label, d.file_id, d.disk, d.write_ios, d.read_ios,
+SELECT coalesce(f.label, f.path) AS label, d.file_id,
+       -- the run a disk stats line belongs to: the last fio output of the file that starts before it (runs appended
+       -- to one log each print their own lines for the same disk)
+       coalesce((SELECT max(j.doc_index) FROM fio_jobs j WHERE j.file_id = d.file_id AND j.line_start <= d.line_start),
+                0) AS doc_index,
+       (SELECT count(DISTINCT j.doc_index) FROM fio_jobs j WHERE j.file_id = d.file_id) AS runs_in_file,
+       d.disk, d.write_ios, d.read_ios,
        d.write_ticks_ns / nullif(d.write_ios, 0) / 1e6 AS ms_per_io, d.util_pct, d.line_start, d.line_end, f.path,
-       f.sha256
+       f.sha256, f.stack, f.vdev_type, f.vdev_width, f.devices,
+       EXISTS (SELECT 1 FROM fio_disk_stats a WHERE a.file_id = d.file_id AND a.has_slaves) AS array_device
 FROM fio_disk_stats d JOIN files f USING (file_id)
-WHERE list_contains(?::INTEGER[], d.file_id) AND NOT coalesce(d.has_slaves, false) ORDER BY f.path, d.disk
+WHERE list_contains(?::INTEGER[], d.file_id) AND NOT coalesce(d.has_slaves, false) ORDER BY f.path, d.line_start
 """
+
+# a write time per I/O from fewer writes than this says nothing of the device (the h6n trial: 7-43 stray writes of a
+# VPS disk during a read test gave 0.19-3,966 ms per write)
+MIN_WRITES = 100
 
 
 def device_latency(con, sel: Selection, file_ids: list[int]) -> pl.DataFrame:
@@ -387,24 +398,45 @@ def rankings(configs: pl.DataFrame) -> tuple[pl.DataFrame, list[Ranking]]:
     return workloads, out
 
 
+def one_array(g: pl.DataFrame) -> bool:
+    """Whether the devices of one run (``device_latency`` rows) are members of one array: two or more device names,
+    and evidence of the array (an md/dm device with members in fio's disk stats, a layout label: vdev_type or a
+    vdev_width over 1, or a devices label naming several)."""
+    r = g.row(0, named=True)
+    labelled = bool(r["vdev_type"]) or (r["vdev_width"] or 0) > 1 or any(c in (r["devices"] or "") for c in "+,")
+    return g["disk"].n_unique() >= 2 and (bool(r["array_device"]) or labelled)
+
+
+def mirrored(r: dict) -> bool:
+    """A mirror by its labels (vdev_type mirror, or a stack named raid1 or mirror)."""
+    words = f"{r.get('vdev_type') or ''} {r.get('stack') or ''}".lower()
+    return "mirror" in words or "raid1" in words
+
+
 def device_spreads(disks: pl.DataFrame) -> list[DeviceSpread]:
-    """Runs whose member devices' write times per I/O differ by 10x or more."""
+    """Runs whose member devices' write times per I/O differ by 10x or more: within one run (a file of appended runs
+    prints one line per run for the same disk: those are runs, not members), of the devices of one array
+    (``one_array``), each with ``MIN_WRITES`` writes or more."""
     out: list[DeviceSpread] = []
     if disks.is_empty():
         return out
-    for (label,), g in disks.filter(pl.col("ms_per_io").is_not_null()).group_by("label", maintain_order=True):
+    timed = disks.filter(pl.col("ms_per_io").is_not_null() & (pl.col("write_ios") >= MIN_WRITES))
+    for _, g in timed.group_by("file_id", "doc_index", maintain_order=True):
         ms: list[float] = g["ms_per_io"].to_list()
-        if len(ms) > 1 and min(ms) > 0 and max(ms) / min(ms) >= 10:
-            fast = g.sort("ms_per_io").row(0, named=True)
-            out.append(
-                DeviceSpread(
-                    str(label),
-                    tuple(zip(g["disk"].to_list(), ms, strict=True)),
-                    fast["disk"],
-                    max(ms) / fast["ms_per_io"],
-                    tuple(lines_of(r) for r in g.iter_rows(named=True)),
-                )
+        if not one_array(g) or min(ms) <= 0 or max(ms) / min(ms) < 10:
+            continue
+        fast, r = g.sort("ms_per_io").row(0, named=True), g.row(0, named=True)
+        label = str(r["label"]) + (f" (run {r['doc_index'] + 1} of the file)" if r["runs_in_file"] > 1 else "")
+        out.append(
+            DeviceSpread(
+                label,
+                tuple(zip(g["disk"].to_list(), ms, strict=True)),
+                fast["disk"],
+                max(ms) / fast["ms_per_io"],
+                tuple(lines_of(x) for x in g.iter_rows(named=True)),
+                mirror=mirrored(r),
             )
+        )
     return out
 
 

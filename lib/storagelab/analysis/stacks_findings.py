@@ -482,9 +482,14 @@ def write(res: Result, r: StacksResult) -> Result:
         res.findings.append(
             Finding(
                 f"{s.label}: fio's disk stats give very different write times per I/O for its devices "
-                f"({prose.listing(parts)}; {s.fastest_disk} answers {s.factor:.0f}x "
-                "faster): the members are not alike, a mirrored write completes only when its slowest member has "
-                f"it, and what lets {s.fastest_disk} answer that fast the logs do not say.",
+                f"({prose.listing(parts)}; {s.fastest_disk} answers {s.factor:.0f}x faster): the members are not "
+                "alike, "
+                + (
+                    "a mirrored write completes only when its slowest member has it, and "
+                    if s.mirror
+                    else "and how the array spreads a write over them its labels do not say (no mirror label); "
+                )
+                + f"what lets {s.fastest_disk} answer that fast the logs do not say.",
                 [*each, cite(f"{s.factor:.0f}x", every, "slowest device's ms per I/O / the fastest's")],
             )
         )

@@ -59,13 +59,15 @@ class OverLimit:
 
 @dataclass(frozen=True)
 class DeviceSpread:
-    """Member devices of one run whose write times per I/O differ >= 10x (fio's disk stats)."""
+    """Member devices of one array in one run whose write times per I/O differ >= 10x (fio's disk stats,
+    ``stacks.device_spreads``)."""
 
     label: str
     ms_per_io: tuple[tuple[str, float], ...]
     fastest_disk: str
     factor: float
     lines: tuple[tuple[dict, ...], ...] = ()  # each device's disk stats line (result.lines_of), as ms_per_io
+    mirror: bool = False  # labelled a mirror (vdev_type, or a raid1/mirror stack): a write waits for every member
 
 
 @dataclass(frozen=True)
