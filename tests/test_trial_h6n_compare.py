@@ -7,6 +7,7 @@ study only, the published VPS logs with nothing."""
 from __future__ import annotations
 
 import shutil
+import statistics
 
 import polars as pl
 import pytest
@@ -164,3 +165,32 @@ def test_an_unlabelled_md_array_is_one_array_but_no_mirror(tmp_path):
         "ms, sdb 0.34 ms; sdb answers 174x faster): the members are not alike, and how the array spreads a write over "
         "them its labels do not say (no mirror label); what lets sdb answer that fast the logs do not say."
     ]
+
+
+def test_appended_runs_are_pooled_as_repeats_and_each_pair_tested_once(vps):
+    """I2: 05 had tested scaleway's five appended runs one by one against do-5bucks' prediction interval ('the one
+    run of scaleway-vc1s-ubuntu/fio_randread.log against ...' five times) where 08 pools them and uses Welch's t (p =
+    0.00034); M1: 05's 'spread' was half the range / mean (±13.7 %) where the lab and 10 say sample sd / mean."""
+    said = [str(f) for f in vps.findings if "against it" in f or "repeated runs" in f]
+    welch = "tested: Welch's t test on 5 and 5 runs"
+    assert said == [
+        "do-5bucks-ubuntu/fio_randread.log: 5 repeated runs, mean 568.3 MiB/s (595.9 MB/s), spread 10.6 % (sample sd "
+        "/ mean; 95 % confidence interval of the mean ±75 MiB/s, ±13.2 %; 95 % prediction interval for one new run "
+        "±184 MiB/s, ±32.4 %, bootstrap interval of the mean 521.3 MiB/s to 613.2 MiB/s).",
+        f"  scaleway-vc1s-ubuntu/fio_randread.log against it: -54.2 % (0.46x); {welch} (t = -11.37, df = 4.0, p = "
+        "0.00034); the 95 % confidence interval of the difference is -382.9 MiB/s to -232.6 MiB/s: a difference.",
+        f"  linode-linode1024-ubuntu/fio_randread.log against it: -80.8 % (0.19x); {welch} (t = -16.28, df = 4.7, p = "
+        "2.6e-05); the 95 % confidence interval of the difference is -533.3 MiB/s to -385.3 MiB/s: a difference.",
+        "scaleway-vc1s-ubuntu/fio_randread.log: 5 repeated runs, mean 260.5 MiB/s (273.2 MB/s), spread 0.4 % (sample "
+        "sd / mean; 95 % confidence interval of the mean ±1.2 MiB/s, ±0.5 %; 95 % prediction interval for one new run "
+        "±2.9 MiB/s, ±1.1 %, bootstrap interval of the mean 259.7 MiB/s to 261.1 MiB/s).",
+        f"  linode-linode1024-ubuntu/fio_randread.log against it: -58.2 % (0.42x); {welch} (t = -19.01, df = 4.0, p = "
+        "4.3e-05); the 95 % confidence interval of the difference is -173.6 MiB/s to -129.4 MiB/s: a difference.",
+        # linode's own repeats: both its pairs were tested above, none again
+        "linode-linode1024-ubuntu/fio_randread.log: 5 repeated runs, mean 109.0 MiB/s (114.3 MB/s), spread 16.3 % "
+        "(sample sd / mean; 95 % confidence interval of the mean ±22 MiB/s, ±20.3 %; 95 % prediction interval for one "
+        "new run ±54 MiB/s, ±49.7 %, bootstrap interval of the mean 95.4 MiB/s to 122.7 MiB/s).",
+    ]
+    # by hand from the group lines (fio 2.2.10 aggrb= KB/s = KiB/s): 611058, 502251, 592499, 541759, 662188 KiB/s
+    kib = [611058, 502251, 592499, 541759, 662188]
+    assert round(statistics.stdev(kib) / statistics.mean(kib) * 100, 1) == 10.6

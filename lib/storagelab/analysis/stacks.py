@@ -120,7 +120,8 @@ def repeats(df: pl.DataFrame) -> pl.DataFrame:
     """Repeated runs: the same workload and ``repeat_groups`` key (one label once a 'run N' mark is taken out, a file
     without a label named by its path, and every setup column the manifest gives agreeing). ``config``: the group's
     name (its label, and what tells it from another group of that label: ``repeat_groups.names``).
-    Per group of two or more: n, mean, sd, min, max, the spread (half the range, % of the mean), and from
+    Per group of two or more: n, mean, sd, min, max, the spread (sample sd / mean, %: the lab's and 08's and 10's
+    spread), and from
     ``stats.summarise`` the 95 % confidence interval of the mean (``ci95_bytes_per_s``, half-width), the 95 %
     prediction interval for one new run (``pi95_bytes_per_s``) and, from five runs, a seeded bootstrap interval of
     the mean (``boot_low/high_bytes_per_s``); ``values``: the runs' bandwidths."""
@@ -142,7 +143,8 @@ def repeats(df: pl.DataFrame) -> pl.DataFrame:
     g = g.filter(pl.col("n") > 1)
     summaries = [stats.summarise(v) for v in g["values"].to_list()]
     return g.with_columns(
-        spread_pct=(pl.col("high") - pl.col("low")) / 2 / pl.col("mean") * 100,
+        # the one meaning of 'spread' in every report (the lab's --repeat auto, 08, 10): sample sd / mean
+        spread_pct=pl.col("sd") / pl.col("mean") * 100,
         ci95_bytes_per_s=pl.Series([r.ci and r.ci.half for r in summaries], dtype=pl.Float64),  # n > 1: never None
         pi95_bytes_per_s=pl.Series([r.pi and r.pi.half for r in summaries], dtype=pl.Float64),
         boot_low_bytes_per_s=pl.Series([r.bootstrap and r.bootstrap.low for r in summaries], dtype=pl.Float64),
@@ -463,26 +465,40 @@ def test_sizes(d: pl.DataFrame) -> TestSizes:
     return TestSizes(tuple(fits), tuple(sizeless), ram_unknown, tuple(direct_unknown))
 
 
+def _group_ref(g: pl.DataFrame) -> RunRef:
+    """A configuration's runs as a finding names them: one run by its label, several (repeats, or runs appended to
+    one file) by the configuration's name with their mean, every mark they carry, all their lines."""
+    if g.height == 1:
+        return _ref(g.row(0, named=True))
+    marks = (
+        [m for m in g["mark"].fill_null("").unique(maintain_order=True).to_list() if m] if "mark" in g.columns else []
+    )
+    return RunRef(str(g["config"][0]), float(g["bw_bytes_per_s"].mean()), "; ".join(marks), lines_of(g))
+
+
 def repeat_tests(reps: pl.DataFrame, d: pl.DataFrame) -> list[RepeatTest]:
-    """Each group of repeats, with every other run of its workload and stack tested against it."""
+    """Each group of repeats, with every other configuration of its workload and stack (``repeat_groups``: its runs
+    pooled, as notebook 08 pools them) tested against it once, by the test both sides' runs allow
+    (``stats.compare``: Welch's t test where the other has repeats too, its one run against the prediction
+    interval for one new run where it has one); a pair of repeat groups is tested once, under the first."""
+    keyed = repeat_groups.with_names(d.with_columns(config_name=fio_runs.config_label(d)), "config_name", "config")
+    key = repeat_groups.KEY
+    done: set[tuple[str, str, str]] = set()
     out = []
     for r in reps.iter_rows(named=True):
         ref = stats.summarise(r["values"])
-        peers = d.filter(
-            (pl.col("workload") == r["workload"])
-            & pl.col("stack").eq_missing(r["stack"])
-            & ~pl.col("label").is_in(r["labels"])
-        )
-        tested = tuple(
-            (_ref(p), stats.compare(stats.summarise([p["bw_bytes_per_s"]]), ref)) for p in peers.iter_rows(named=True)
-        )
-        mine = d.filter(
-            (pl.col("workload") == r["workload"])
-            & pl.col("stack").eq_missing(r["stack"])
-            & pl.col("label").is_in(r["labels"])
-        )
+        same = keyed.filter((pl.col("workload") == r["workload"]) & pl.col("stack").eq_missing(r["stack"]))
+        tested = []
+        for (other,), g in same.filter(pl.col(key) != r[key]).group_by(key, maintain_order=True):
+            if (r["workload"], *sorted((r[key], other))) in done:
+                continue
+            done.add((r["workload"], *sorted((r[key], other))))
+            tested.append((_group_ref(g), stats.compare(stats.summarise(g["bw_bytes_per_s"].to_list()), ref)))
+        mine = same.filter(pl.col(key) == r[key])
         out.append(
-            RepeatTest(r["config"], r["workload"], tuple(r["labels"]), ref, r["spread_pct"], tested, lines_of(mine))
+            RepeatTest(
+                r["config"], r["workload"], tuple(r["labels"]), ref, r["spread_pct"], tuple(tested), lines_of(mine)
+            )
         )
     return out
 

@@ -297,7 +297,7 @@ def _repeat_sentences(r: StacksResult) -> list[str]:
         )
         out.append(
             Finding(
-                f"{t.config}: {rep.n} repeated runs, mean {prose.rate(rep.mean)}, spread ±{t.spread_pct:.1f} % (95 % "
+                f"{t.config}: {rep.n} repeated runs, mean {prose.rate(rep.mean)}, spread {t.spread_pct:.1f} % (sample sd / mean; 95 % "
                 f"confidence interval of the mean ±{prose.figure(ci.half / MiB)} MiB/s, ±{ci.half_pct:.1f} %; "
                 f"95 % prediction interval for one new run ±{prose.figure(pi.half / MiB)} MiB/s, "
                 f"±{pi.half_pct:.1f} %{boot}"
@@ -329,7 +329,7 @@ def _repeat_cites(t) -> list:
     n = f"{rep.n} runs"
     out = [
         cite(prose.rate(rep.mean), lines, f"mean of {n}"),
-        cite(f"±{t.spread_pct:.1f} %", lines, f"half the range of {n} / their mean"),
+        cite(f"{t.spread_pct:.1f} %", lines, f"sample sd of {n} / their mean"),
         cite(f"±{prose.figure(ci.half / MiB)} MiB/s", lines, f"95 % t interval of the mean of {n}"),
         cite(f"±{ci.half_pct:.1f} %", lines, f"95 % t interval of the mean of {n} / the mean"),
         cite(f"±{prose.figure(pi.half / MiB)} MiB/s", lines, f"95 % t prediction interval from {n}"),

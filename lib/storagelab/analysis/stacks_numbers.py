@@ -86,8 +86,9 @@ class TestSizes:
 
 @dataclass(frozen=True)
 class RepeatTest:
-    """Repeats of one configuration (``stats.Repeats`` of their bandwidths) and every other run of its workload and
-    stack tested against them (``stats.compare``: one run against the prediction interval)."""
+    """Repeats of one configuration (``stats.Repeats`` of their bandwidths) and every other configuration of its
+    workload and stack tested against them (``stats.compare``: Welch's t on both sides' repeats, or one run against
+    the prediction interval); ``peers`` name a configuration of several runs by its name and mean."""
 
     config: str
     workload: str
