@@ -194,3 +194,26 @@ def test_appended_runs_are_pooled_as_repeats_and_each_pair_tested_once(vps):
     # by hand from the group lines (fio 2.2.10 aggrb= KB/s = KiB/s): 611058, 502251, 592499, 541759, 662188 KiB/s
     kib = [611058, 502251, 592499, 541759, 662188]
     assert round(statistics.stdev(kib) / statistics.mean(kib) * 100, 1) == 10.6
+
+
+def test_an_interval_of_bandwidth_stops_at_zero_and_says_so(db):
+    """C3: `compare` had printed '(-1,493.1 MiB/s to 6,212.1 MiB/s, ±163.3 %)' for the lab's ext4 repeats. The
+    fixture's three 2 s ext4 runs (1,861.6, 3,378.8 and 2,323.4 MiB/s) give a t prediction interval from -1,342.8
+    MiB/s: clipped at 0, said, the ± kept as the t half-width."""
+    from storagelab.analysis import fio_runs, prose, stats
+
+    con = open_db(db)
+    runs = fio_runs.runs(con, Selection(study="lab"))
+    con.close()
+    ext4 = runs.filter(pl.col("stack") == "ext4")["bw_bytes_per_s"].sort().to_list()
+    assert ext4 == [1951996801.0, 2436212502.0, 3542939698.0]
+    rep = stats.summarise(ext4)
+    assert (rep.pi.low, round(rep.pi.below / 2**20, 1), round(rep.pi.high / 2**20, 1)) == (0.0, -1342.8, 6385.3)
+    assert round(rep.pi.half_pct, 1) == 153.3 and rep.ci.below is None  # the mean's interval stays above zero
+    c = stats.compare(stats.summarise(runs.filter(pl.col("stack") == "btrfs")["bw_bytes_per_s"].to_list()), rep)
+    assert prose.comparison(c, "btrfs", "ext4") == (
+        "-93.1 % (0.07x); tested: the one run of btrfs against the 95 % prediction interval for one new run from the 3 "
+        "runs of ext4 (0.0 MiB/s to 6,385.3 MiB/s, ±153.3 %; its t low end, -1,342.8 MiB/s, clipped at 0: a rate is "
+        "not negative; 3 runs with a spread of 30.8 % (sample sd / mean) give an interval too wide to tell much), "
+        "inside it: 3 runs cannot tell it from run-to-run noise"
+    )

@@ -298,9 +298,10 @@ def _repeat_sentences(r: StacksResult) -> list[str]:
         out.append(
             Finding(
                 f"{t.config}: {rep.n} repeated runs, mean {prose.rate(rep.mean)}, spread {t.spread_pct:.1f} % (sample sd / mean; 95 % "
-                f"confidence interval of the mean ±{prose.figure(ci.half / MiB)} MiB/s, ±{ci.half_pct:.1f} %; "
+                f"confidence interval of the mean ±{prose.figure(ci.half / MiB)} MiB/s, ±{ci.half_pct:.1f} %"
+                f"{prose.clipped(ci)}; "
                 f"95 % prediction interval for one new run ±{prose.figure(pi.half / MiB)} MiB/s, "
-                f"±{pi.half_pct:.1f} %{boot}"
+                f"±{pi.half_pct:.1f} %{prose.clipped(pi)}{boot}"
                 f"{'; few runs, so the noise is only roughly known' if rep.n < 5 else ''}).",
                 _repeat_cites(t),
             )
