@@ -14,23 +14,24 @@ import pytest
 from conftest import FIXTURES, RAW
 from conftest import storagelab_cli as cli
 
-from storagelab.analysis import Selection, compare, open_db, stacks
+from storagelab.analysis import Selection, compare, fio_views, open_db, stacks
 
 SRC = FIXTURES / "fio" / "newuser-h6n-compare"
 LAB = "ext4,single,1,1,/dev/loop0 (unknown model)"
-CMD = "fio --name={n} --directory=/mnt/h6n/{fs}/lab --rw=write --bs=1M --size={s} --ioengine=libaio --iodepth=8 \
+CMD = "fio --name={n} --directory=/mnt/h6n/{fs}/lab --rw=write --bs=1M --size={s} --ioengine=libaio --iodepth={q} \
 --numjobs=1 --direct=1 --runtime={t} --time_based --group_reporting --unlink=1 --output-format=normal,json+"
 NOTE = "fio_version=3.33; fstype={fs}; sanity: not a disk: loop device {dev}, backed by /tmp/h6nds/img/{fs}.img on ext4"
 # the lab's manifest rows (/tmp/h6nds/a/lab/manifest.csv) with the log options and most notes cut; the hand runs
 # (a/) carry a study only, the published logs (b/) no row at all
 MANIFEST = "path,study,label,host,stack,vdev_type,vdev_count,vdev_width,devices,command,notes,ram_bytes\n" + "".join(
-    f'lab/{fs}/{name}.txt,lab,{label},vm,{fs},single,1,1,{dev} (unknown model),"{CMD.format(n=name, fs=fs, s=s, t=t)}",'
+    f'lab/{fs}/{name}.txt,lab,{label},vm,{fs},single,1,1,{dev} (unknown model),"{CMD.format(n=name, fs=fs, s=s, t=t, q=name.split("-qd")[1].split("-")[0])}",'
     f'"{NOTE.format(fs=fs, dev=dev.rsplit("/", 1)[-1])}",25276510208\n'
     for fs, name, label, dev, s, t in (
         ("ext4", "write-1m-qd8-nj1", "write-1m-qd8-nj1", "/dev/loop0", "128M", 2),
         ("ext4", "write-1m-qd8-nj1-2", "write-1m-qd8-nj1 (run 2)", "/dev/loop0", "128M", 2),
         ("ext4", "write-1m-qd8-nj1-3", "write-1m-qd8-nj1 (run 3)", "/dev/loop0", "128M", 2),
         ("btrfs", "write-1m-qd8-nj1-11", "write-1m-qd8-nj1 [write-1m-qd8-nj1-11]", "/dev/loop2", "256M", 5),
+        ("btrfs", "write-1m-qd1-nj1-11", "write-1m-qd1-nj1 [write-1m-qd1-nj1-11]", "/dev/loop2", "256M", 5),
     )
 ) + "".join(f"a/{p},h6na,,,,,,,,,,\n" for p in (
     "failed/xfs-seqw-3s-ENOSPC.json", "failed/xfs-seqw-60s-ENOSPC.json", "xfs/seqw-1s.json", "xfs/seqw-60s.json"
@@ -210,10 +211,28 @@ def test_an_interval_of_bandwidth_stops_at_zero_and_says_so(db):
     rep = stats.summarise(ext4)
     assert (rep.pi.low, round(rep.pi.below / 2**20, 1), round(rep.pi.high / 2**20, 1)) == (0.0, -1342.8, 6385.3)
     assert round(rep.pi.half_pct, 1) == 153.3 and rep.ci.below is None  # the mean's interval stays above zero
-    c = stats.compare(stats.summarise(runs.filter(pl.col("stack") == "btrfs")["bw_bytes_per_s"].to_list()), rep)
+    c = stats.compare(
+        stats.summarise(runs.filter(pl.col("label").str.contains("qd8-nj1-11"))["bw_bytes_per_s"].to_list()), rep
+    )
     assert prose.comparison(c, "btrfs", "ext4") == (
         "-93.1 % (0.07x); tested: the one run of btrfs against the 95 % prediction interval for one new run from the 3 "
         "runs of ext4 (0.0 MiB/s to 6,385.3 MiB/s, ±153.3 %; its t low end, -1,342.8 MiB/s, clipped at 0: a rate is "
         "not negative; 3 runs with a spread of 30.8 % (sample sd / mean) give an interval too wide to tell much), "
         "inside it: 3 runs cannot tell it from run-to-run noise"
+    )
+
+
+def test_a_depth_ratio_from_one_run_each_says_so_and_carries_the_lab_flag(db):
+    """E1: 08 had stated 'from 1 to 8 I/Os in flight, bandwidth 157.2 MiB/s -> 173.5 MiB/s (1.10x)' from one run per
+    depth, with no word of it and without the lab's 'not a disk' flag its notes carry for both runs."""
+    con = open_db(db)
+    res = fio_views.analyse(con, Selection(study="lab", stack="btrfs"))
+    con.close()
+    (said,) = [str(f) for f in res.findings if "I/Os in flight, bandwidth" in f]
+    assert said == (
+        "`write bs=1MiB libaio direct=1 size=256MiB runtime=5s` write on vm | btrfs | single 1x1 | /dev/loop2 (unknown "
+        "model): from 1 to 8 I/Os in flight, bandwidth 157.2 MiB/s (164.8 MB/s) -> 173.5 MiB/s (181.9 MB/s) (1.10x), "
+        "p99 latency 20.1 ms -> 75.0 ms. One run each: no noise estimate, so the ratio cannot be told from run-to-run "
+        "noise (repeat the runs: `storagelab lab fio --repeat 3`). The lab flagged its runs: not a disk: loop device "
+        "loop2, backed by /tmp/h6nds/img/btrfs.img on ext4."
     )
