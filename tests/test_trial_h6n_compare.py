@@ -14,7 +14,8 @@ import pytest
 from conftest import FIXTURES, RAW
 from conftest import storagelab_cli as cli
 
-from storagelab.analysis import Selection, compare, fio_views, open_db, stacks
+from storagelab.analysis import Selection, compare, explore, fio_views, open_db, stacks
+from storagelab.analysis.db import frame
 
 SRC = FIXTURES / "fio" / "newuser-h6n-compare"
 LAB = "ext4,single,1,1,/dev/loop0 (unknown model)"
@@ -34,7 +35,8 @@ MANIFEST = "path,study,label,host,stack,vdev_type,vdev_count,vdev_width,devices,
         ("btrfs", "write-1m-qd1-nj1-11", "write-1m-qd1-nj1 [write-1m-qd1-nj1-11]", "/dev/loop2", "256M", 5),
     )
 ) + "".join(f"a/{p},h6na,,,,,,,,,,\n" for p in (
-    "failed/xfs-seqw-3s-ENOSPC.json", "failed/xfs-seqw-60s-ENOSPC.json", "xfs/seqw-1s.json", "xfs/seqw-60s.json"
+    "failed/xfs-seqw-3s-ENOSPC.json", "failed/xfs-seqw-60s-ENOSPC.json", "xfs/seqw-1s.json", "xfs/seqw-60s.json",
+    "ext4/fdatasync-randwrite-4k.txt",
 ))  # fmt: skip
 
 
@@ -236,3 +238,45 @@ def test_a_depth_ratio_from_one_run_each_says_so_and_carries_the_lab_flag(db):
         "noise (repeat the runs: `storagelab lab fio --repeat 3`). The lab flagged its runs: not a disk: loop device "
         "loop2, backed by /tmp/h6nds/img/btrfs.img on ext4."
     )
+
+
+def test_a_durable_write_run_says_what_its_output_cannot(db):
+    """E3: 08 had said 'its write() p99 ... is the page cache' (of a zfs-fuse run too: a FUSE daemon, not the page
+    cache; the output cannot say where a write went), and 'a sync after every write' beside '(which, and how often,
+    its output does not say)' for this text run."""
+    con = open_db(db)
+    res = fio_views.analyse(con, Selection(study="h6na"))
+    con.close()
+    (said,) = [str(f) for f in res.findings if f.startswith("fdatasync-randwrite-4k.txt (")]
+    assert said == (
+        "fdatasync-randwrite-4k.txt (`randwrite bs=4KiB ioengine=psync iodepth=1, a sync after every write`): latency "
+        "per durable write (fio's sync percentiles) p50/p99/p99.9 1.07/19.8/70.8 ms, max 148 ms; 371.7 durable "
+        "writes/s (the run's time); its write() p99 0.0680 ms is write()'s own latency, not a durable write. Its "
+        "workload: its output has a fsync/fdatasync section: fsync or fdatasync was on (which, its output does not "
+        "say; how often, it does not print either: one per write is inferred from the run's time, which that many "
+        "writes and syncs at their mean latencies fill); size 64MiB from fio's 'Laying out IO file' line (whole MiB, "
+        "rounded down)."
+    )  # 7,436 KiB / 4 KiB = 1,859 writes / 5.001 s = 371.7/s; sync p99 19,792 us; write() clat p99 68 us
+
+
+def test_07s_job_table_marks_failed_jobs_and_unprinted_depths(db):
+    """J1: 07's fastest-first job table had listed the ENOSPC run third with nothing saying it failed, iodepth null
+    for jobs whose output does not print it, and fio's rounded printed IOPS."""
+    con = open_db(db)
+    jobs = frame(
+        con,
+        """SELECT f.path, j.jobname, j.iodepth, j.error, r.total_ios / (r.runtime_ns / 1e9) AS iops, r.iops AS printed
+           FROM fio_results r JOIN fio_jobs j USING (file_id, job_index) JOIN files f USING (file_id)
+           WHERE j.is_final AND r.direction = 'write' AND f.study = 'h6na' ORDER BY f.path""",
+    )
+    con.close()
+    names = [p.rsplit("/", 1)[-1] for p in jobs.filter(pl.col("error") != 0)["path"]]
+    assert names == ["xfs-seqw-3s-ENOSPC.json", "xfs-seqw-60s-ENOSPC.json"]
+    note = explore.jobs_note(jobs.with_columns(pl.col("path").str.replace(r".*/raw/", "")))
+    assert note == (
+        "2 job(s) failed: a/failed/xfs-seqw-3s-ENOSPC.json (job seqw, error 28), a/failed/xfs-seqw-60s-ENOSPC.json (job "
+        "seqw, error 28): fio stopped on that error, so their figures are what they did before it, not the workload's "
+        "rate (05 and 08 name them; `storagelab compare` leaves them out)."
+    )
+    fds = jobs.filter(pl.col("jobname") == "fdsw").row(0, named=True)
+    assert (fds["printed"], round(fds["iops"], 1)) == (371.0, 371.7)  # 'IOPS=371' printed; 1,859 / 5.001 s

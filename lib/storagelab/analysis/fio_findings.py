@@ -340,7 +340,7 @@ def durable(n, res) -> None:
     if synced:
         parts.append(
             f"{synced} job(s) with fsync/fdatasync: the latency of one durable write is fio's sync percentiles, as "
-            "printed (three significant figures); write()'s own latency is the page cache"
+            "printed (three significant figures); write()'s own latency is not a durable write"
         )
     if osync:
         parts.append(
