@@ -280,3 +280,27 @@ def test_07s_job_table_marks_failed_jobs_and_unprinted_depths(db):
     )
     fds = jobs.filter(pl.col("jobname") == "fdsw").row(0, named=True)
     assert (fds["printed"], round(fds["iops"], 1)) == (371.0, 371.7)  # 'IOPS=371' printed; 1,859 / 5.001 s
+
+
+def test_a_log_window_has_one_time_whatever_else_is_selected(db):
+    """K1: seqw60_bw.1.log lines 55-58 (55,182 to 58,183 ms: the rise to 6,352.0 MiB/s) were 'at 55-58 s' in the h6na
+    report and 'at 54.945-57.942 s' in the unlabelled one: the log window was the median gap of every log selected
+    (999 ms with the lab's 500 ms logs beside it), not of the run's own log. Now each run's own: one time in every
+    report (still the window's end, not the raw timestamp: 55.055 s for the line at 55,182 ms)."""
+    from storagelab.analysis.fio_timeseries import combine_jobs, load_log_samples
+
+    con = open_db(db)
+    logs = frame(con, "SELECT file_id, path FROM files WHERE format = 'fio-log' ORDER BY path")
+    ids = dict(zip([p.rsplit("/", 1)[-1] for p in logs["path"]], logs["file_id"], strict=True))
+    own = ids["seqw60_bw.1.log"]
+    alone = combine_jobs(load_log_samples(con, [own]))
+    beside = combine_jobs(load_log_samples(con, [own, ids["write-1m-qd8-nj1-11_bw.1.log"]]))
+    con.close()
+    seqw = beside.filter(pl.col("run").str.ends_with("seqw60"))
+    assert seqw["time_ns"].to_list() == alone["time_ns"].to_list()
+    rise = seqw.filter(pl.col("line_start").is_between(55, 58))
+    # window ends at this log's own median gap, 1,001 ms (fio's 1 s windows slip a little each): 55.055-58.058 s
+    assert rise["time_ns"].to_list() == [55_055_000_000, 56_056_000_000, 57_057_000_000, 58_058_000_000]
+    assert round(rise["value"][-1] / 2**20, 1) == 6352.0  # 6,504,448 KiB/s at 58,183 ms
+    lab = beside.filter(~pl.col("run").str.ends_with("seqw60"))
+    assert lab["time_ns"][:2].to_list() == [500_000_000, 1_000_000_000]  # its own 500 ms windows

@@ -478,7 +478,7 @@ def _verdict_sentence(v, steady) -> str:
             f"{name}: not steady: {way} to {_value(v.kind, v.left_value)} at {_span(v.left_from_s, v.left_to_s)}, "
             f"outside +-{steady.excursion_pct:g} % of the {_value(v.kind, v.mean)} of its windows from {v.start_s:g} "
             f"to {v.end_s:g} s (the first {steady.rounds} that meet both criteria); no such window holds to the end "
-            f"of its {v.rounds} (SNIA PTS: the steady state lasts to the end of the run)."
+            f"of its {v.rounds} windows (SNIA PTS: the steady state lasts to the end of the run)."
         )
     if v.state == "not steady":
         return f"{name}: not steady: no {steady.rounds} consecutive windows of its {v.rounds} meet both criteria."
