@@ -473,7 +473,8 @@ def _group_ref(g: pl.DataFrame) -> RunRef:
     marks = (
         [m for m in g["mark"].fill_null("").unique(maintain_order=True).to_list() if m] if "mark" in g.columns else []
     )
-    return RunRef(str(g["config"][0]), float(g["bw_bytes_per_s"].mean()), "; ".join(marks), lines_of(g))
+    values = g["bw_bytes_per_s"].to_list()
+    return RunRef(str(g["config"][0]), sum(values) / len(values), "; ".join(marks), lines_of(g))
 
 
 def repeat_tests(reps: pl.DataFrame, d: pl.DataFrame) -> list[RepeatTest]:
