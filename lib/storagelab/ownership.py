@@ -448,3 +448,11 @@ def _user_name(uid: int) -> str:
         return pwd.getpwuid(uid).pw_name
     except KeyError:
         return str(uid)
+
+
+def no_write_for_others() -> None:
+    """Nothing this process (nor DuckDB, Spark, fio, papermill under it) makes is writable by its group or by others,
+    whatever the umask it was started with (reliability-11: under root's umask 000 DuckDB made <db>.wal
+    -rw-rw-rw- beside a 0600 database in root's own folder, which another user could open and rewrite, and the
+    folders the export and the Parquet copy made were 0777 and so refused). A stricter umask is kept."""
+    os.umask(os.umask(0) | 0o022)
