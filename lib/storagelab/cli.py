@@ -9,10 +9,11 @@ import math
 import os
 import signal
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from . import checks, cli_parser, memfloor, paths, reportlock, runoutput
+from . import _early_interrupt, checks, cli_parser, memfloor, ownership, paths, reportlock, runoutput
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError, StoreError
 from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
@@ -434,7 +435,39 @@ def cmd_run(args) -> int:
         say(f"storagelab run: {mistake}")
         return 2
     own = None if out is None or out.is_relative_to(paths.REPORTS.resolve()) else out  # a folder of the user's
-    return reportlock.run_holding("run", own or paths.REPORTS, lambda: _run(args, params, raw, out, own, made))
+    if not (made and out):
+        return reportlock.run_holding("run", own or paths.REPORTS, lambda: _run(args, params, raw, out, own, made))
+    return _run_made(
+        out,
+        lambda begin: reportlock.run_holding("run", own or paths.REPORTS, begin),
+        lambda: _run(args, params, raw, out, own, made),
+    )
+
+
+def _run_made(out: Path, holding: Callable[[Callable[[], int]], int], work: Callable[[], int]) -> int:
+    """``holding(work)`` for a run whose --output folder ``out`` it made: stopped while it waits for the report tree
+    (Ctrl-C, SIGTERM from `timeout`, SIGHUP), before any notebook ran, the folder goes again (reliability-9 Low 4:
+    an empty folder was left). Once the work starts, the signals are the system's again."""
+    started = []
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+    def begin() -> int:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        started.append(True)
+        return work()
+
+    try:
+        return holding(begin)
+    finally:
+        if not started:
+            runoutput.unused(out)
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
 
 
 def _run(args, params: dict, raw: dict, out: Path | None, own: Path | None, made: bool) -> int:
@@ -623,6 +656,14 @@ def cmd_lab(args) -> int:
     return 128 - rc if rc < 0 else rc
 
 
+def _no_write_for_others() -> None:
+    """Nothing this process (nor DuckDB, Spark, fio, papermill under it) makes is writable by its group or by others,
+    whatever the umask it was started with (reliability-11: under root's umask 000 DuckDB made <db>.wal
+    -rw-rw-rw- beside a 0600 database in root's own folder, which another user could open and rewrite, and the
+    folders the export and the Parquet copy made were 0777 and so refused). A stricter umask is kept."""
+    os.umask(os.umask(0) | 0o022)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = cli_parser.build(
         {
@@ -640,6 +681,8 @@ def main(argv: list[str] | None = None) -> int:
         }
     )
     top = argv is None  # the process's own command line (the console script, python -m): it exits after this
+    if top:
+        _no_write_for_others()
     argv = sys.argv[1:] if argv is None else list(argv)
     if len(argv) >= 2 and argv[0] == "lab" and argv[1] in ("fio", "bonnie", "zfs-sweep"):
         from .lab import main as lab_main  # noqa: PLC0415  kept out of the CLI's start-up (0.25 s); storagelab lab fio|bonnie|zfs-sweep: measure your own disks
@@ -700,6 +743,8 @@ def _guarded(args, top: bool = False) -> int:
 
     _SIGINT_SEEN.clear()  # a command run in this process before (tests, the build's ingest) is not this one
     previous = signal.getsignal(signal.SIGINT)
+    if previous is _early_interrupt:  # the program's own start-up handler (storagelab/__init__): Python's from now
+        previous = signal.default_int_handler
     installed = previous is signal.default_int_handler
     if installed:
         try:
@@ -742,7 +787,7 @@ def _run_guarded(args) -> int:
     except KeyboardInterrupt:
         return _interrupted(args)
 
-    low = memfloor.too_low(args.cmd) or checks.too_few_files(args.cmd)
+    low = memfloor.too_low(args.cmd) or checks.too_few_files(args.cmd) or ownership.environment_refusal()
     if low:
         say(f"storagelab {args.cmd}: {low}")
         return 2

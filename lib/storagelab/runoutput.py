@@ -59,5 +59,6 @@ def unused(out: Path) -> None:
     """OUT, made by ``refusal`` for a run that then refused its parameters: its lock file and the folder go, so a
     typo leaves no empty folder behind (the folder stays if anything else is in it)."""
     with suppress(OSError):
-        (out / LOCK).unlink()
+        (out / LOCK).unlink()  # none when the run waited for the report tree's lock instead (OUT inside reports/)
+    with suppress(OSError):
         out.rmdir()
