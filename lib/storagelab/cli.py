@@ -393,7 +393,11 @@ def cmd_compare(args) -> int:
             for r in g.iter_rows(named=True):
                 per_disk = "" if r["per_disk_bytes_per_s"] is None else f"  per disk {rate(r['per_disk_bytes_per_s'])}"
                 sd = f" sd {rate(r['bw_sd_bytes_per_s'])}" if r["bw_sd_bytes_per_s"] else ""
-                flags = f"  ⚠ {', '.join(r['design_flags'])}" if r["design_flags"] else ""
+                flags = (  # the runs left out of the tests (run_verdicts: the rule of 05, 08 and 10)
+                    f"  {r['flagged_runs']} of {r['runs']} flagged, not tested: {'; '.join(r['why']) or 'flagged'}"
+                    if r["flagged_runs"]
+                    else ""
+                )
                 say(
                     f"  {'yours' if r['side'] == 'mine' else theirs:<{side_width}} {r['label_set']:<34.34} "
                     f"{r['config']:<40.40} {r['runs']:>2} run(s) {rate(r['bw_mean_bytes_per_s'])}{sd}{per_disk}  "
