@@ -551,7 +551,17 @@ def _build(args) -> int:
     stale = report.stale_folders(plan, studies)
     for folder in stale:
         say(report.stale_note(folder, _recorded_study(folder)))
-    results = report.run_notebooks(plans=plan)
+    runs = plan
+    if getattr(args, "study", None) is not None:  # --study NAME: that study's runs and those over every study
+        try:
+            runs = report.study_runs(plan, args.study)
+        except ParameterError as e:
+            say(f"storagelab build: {e}")
+            return 2
+        print(
+            f"--study {args.study}: {len(runs)} of the build's {len(plan)} notebook runs; the other reports are as they were"
+        )
+    results = report.run_notebooks(plans=runs)
     run_rc = _print_runs(results)
     pages = report.render_reports(skip={f.name for f in stale})
     n_failed = sum(not r.ok for r in results)
