@@ -13,7 +13,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from . import _early_interrupt, checks, cli_parser, memfloor, ownership, paths, reportlock, runoutput
-from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError, StoreError
+from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
 from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
 from .terminal import say
@@ -476,7 +476,9 @@ def _parameter_mistake(params: dict) -> str | None:
     db = params.get("db_path")
     if db and not Path(db).exists():
         return f"-p db_path {db}: no such database (make one with: storagelab ingest DIR --db {db})"
-    old = _older_database(db)
+    from .analysis.db import older_database  # noqa: PLC0415  (duckdb/polars: kept out of the CLI's start-up (0.5 s))
+
+    old = older_database(db)
     if old:
         return old
     if params.get("compare_with"):
@@ -486,23 +488,6 @@ def _parameter_mistake(params: dict) -> str | None:
             Selection.parse(params["compare_with"])
         except ValueError as e:
             return f"-p compare_with: {e}"
-    return None
-
-
-def _older_database(db: str | None) -> str | None:
-    """What to run when the database the notebooks will read (``db``, or the default one) was built by another
-    version of storagelab: said once, before any kernel starts. Each notebook said it inside its failure, twice,
-    among 4 lines, exit 1 (reliability-5 and -6). A database busy or missing is left to the notebooks."""
-    from .analysis.db import open_db  # noqa: PLC0415  (duckdb/polars: kept out of the CLI's start-up (0.5 s))
-
-    if not db and not paths.DB.exists():
-        return None
-    try:
-        open_db(db or None, wait=0).close()
-    except DatabaseBusyError:
-        return None
-    except StoreError as e:
-        return str(e)
     return None
 
 
