@@ -366,9 +366,11 @@ def _served_by_another_user(folder: Path | str) -> str | None:
 
 def _mount_of(path: str) -> tuple[str, str, str] | None:
     """The file system type, source and options of the mount ``path`` (a resolved path) is on, from
-    /proc/self/mountinfo (the last of those mounted at the deepest mount point above it: the one on top)."""
+    /proc/self/mountinfo (the last of those mounted at the deepest mount point above it: the one on top). Its bytes are
+    read as Python names paths (surrogateescape): read with errors="replace", a mount point whose name is not UTF-8
+    (the user's /tmp/h12<0xff>m) matched no path, and their bindfs there passed for root's (reliability-12)."""
     try:
-        with open(MOUNTINFO, encoding="utf-8", errors="replace") as f:
+        with open(MOUNTINFO, encoding="utf-8", errors="surrogateescape") as f:
             lines = f.read().splitlines()
     except OSError:
         return None
