@@ -33,3 +33,29 @@ def test_a_fuse_mount_of_another_users_at_a_name_that_is_not_utf8_is_refused(tmp
         f"{__import__('stat').filemode(at.stat().st_mode)})"
     )
     assert ownership.made_refusal(at)[0] is not None
+
+
+def test_run_output_made_through_a_link_removed_before_the_check_is_refused(tmp_path, monkeypatch):
+    """Reliability-12: `run --output /tmp/h12L/out` while the user toggled /tmp/h12L between a symlink and no name:
+    the mkdir went through their link, the name was free again at the check, and the non-strict resolve gave
+    /tmp/h12L/out itself, which did not exist, so nothing was checked and the run would write by that name, theirs to
+    make (7 of 1500 tries of the check). Here the link is removed right after the mkdir, as the user did."""
+    from storagelab import runoutput  # noqa: PLC0415
+
+    elsewhere, link = tmp_path / "elsewhere", tmp_path / "L"
+    elsewhere.mkdir()
+    link.symlink_to(elsewhere)
+    real_mkdir = Path.mkdir
+
+    def mkdir_then_unlink(self, *a, **k):
+        real_mkdir(self, *a, **k)
+        if link.is_symlink():
+            link.unlink()
+
+    monkeypatch.setattr(Path, "mkdir", mkdir_then_unlink)
+    why, real = runoutput.refusal(link / "out")
+    assert (elsewhere / "out").is_dir()
+    assert (
+        why
+        == f"--output {link / 'out'}: {link} does not exist any more (another user may have removed a link of theirs), who could turn it once it is checked: give a folder of your own"
+    )
