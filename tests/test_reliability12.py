@@ -59,3 +59,28 @@ def test_run_output_made_through_a_link_removed_before_the_check_is_refused(tmp_
         why
         == f"--output {link / 'out'}: {link} does not exist any more (another user may have removed a link of theirs), who could turn it once it is checked: give a folder of your own"
     )
+
+
+def test_sql_parquet_writes_where_its_folder_led_when_checked(tmp_path):
+    """Reliability-12: `sql --parquet /tmp/h12P/x.parquet` while the user toggled /tmp/h12P between no name and their
+    link to a folder of theirs: the check saw no name (nothing to refuse in sticky /tmp) and the result was then
+    written through their link into their folder (10 of 6000 tries). The folder is now resolved once, strictly: a
+    missing one is refused, and the result goes where it led when it was checked."""
+    from storagelab import cli, sqlout  # noqa: PLC0415
+
+    first, later, link = tmp_path / "first", tmp_path / "later", tmp_path / "P"
+    first.mkdir()
+    later.mkdir()
+    assert sqlout.pinned_target(str(link / "x.parquet")) == (
+        f"--parquet {link / 'x.parquet'}: the folder {link}: No such file or directory; give a file in a folder that exists",
+        str(link / "x.parquet"),
+    )
+    link.symlink_to(first)
+    why, target = sqlout.pinned_target(str(link / "x.parquet"))
+    assert (why, target) == (None, str(first / "x.parquet"))
+    link.unlink()
+    link.symlink_to(later)  # turned after the check: the result still goes where it was checked
+    db = tmp_path / "d.duckdb"
+    __import__("duckdb").connect(str(db)).close()
+    assert cli.main(["sql", "SELECT 42 AS a", "--db", str(db), "--parquet", str(link / "y.parquet")]) == 0
+    assert (later / "y.parquet").exists() and not (first / "y.parquet").exists()
