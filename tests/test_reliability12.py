@@ -84,3 +84,18 @@ def test_sql_parquet_writes_where_its_folder_led_when_checked(tmp_path):
     __import__("duckdb").connect(str(db)).close()
     assert cli.main(["sql", "SELECT 42 AS a", "--db", str(db), "--parquet", str(link / "y.parquet")]) == 0
     assert (later / "y.parquet").exists() and not (first / "y.parquet").exists()
+
+
+def test_a_path_entry_another_user_can_write_is_refused(tmp_path):
+    """Reliability-12: root's PATH with a folder the user could write first: `lab fio` ran their `fio` as root
+    (PWNED-fio-as-0). PATH, JAVA_HOME, SPARK_HOME and HADOOP_CONF_DIR are checked as the other folders are."""
+    shared = tmp_path / "bin"
+    shared.mkdir()
+    shared.chmod(0o777)
+    for var in ("PATH", "JAVA_HOME", "SPARK_HOME", "HADOOP_CONF_DIR"):
+        value = f"/usr/bin:{shared}" if var == "PATH" else str(shared)
+        why = ownership.environment_refusal({var: value})
+        assert why is not None and why.startswith(
+            f"the environment's {var} ({shared}): {shared} can be written by every user"
+        )
+    assert ownership.environment_refusal({"PATH": os.environ["PATH"]}) is None

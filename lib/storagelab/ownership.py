@@ -236,8 +236,12 @@ ENVIRONMENT_FOLDERS = (
     "JUPYTER_DATA_DIR",
     "JUPYTER_PATH",
     "JUPYTER_RUNTIME_DIR",  # JupyterLab's token file and its kernels' connection files
+    "HADOOP_CONF_DIR",  # read by Spark (spark-ingest)
+    "JAVA_HOME",  # bin/java: run by spark-ingest
     "MPLCONFIGDIR",
+    "PATH",  # fio, bonnie++, jupyter, the Chromium of the PDF, java: run by name (reliability-12: the user's fio ran as root)
     "PYTHONPYCACHEPREFIX",  # byte code read back, for every module imported after it is written
+    "SPARK_HOME",  # bin/spark-submit and its jars: run by spark-ingest
     "SPARK_CONF_DIR",  # spark-env.sh (run by a shell) and spark-defaults.conf: read by spark-ingest
     "SPARK_LOCAL_DIRS",
     "XDG_CACHE_HOME",
