@@ -334,8 +334,11 @@ def cmd_sql(args) -> int:
     from .store import StoreError, connect  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     query = sys.stdin.read() if args.query == "-" else args.query
-    refused = checks.unreadable(args.db) or (
-        sqlout.parquet_target_refused(args.parquet, args.db, args.force) if args.parquet else None
+    pin, args.parquet = sqlout.pinned_target(args.parquet) if args.parquet else (None, args.parquet)
+    refused = (
+        checks.unreadable(args.db)
+        or pin
+        or (sqlout.parquet_target_refused(args.parquet, args.db, args.force) if args.parquet else None)
     )
     if refused:
         say(f"storagelab sql: {refused}")

@@ -236,8 +236,12 @@ ENVIRONMENT_FOLDERS = (
     "JUPYTER_DATA_DIR",
     "JUPYTER_PATH",
     "JUPYTER_RUNTIME_DIR",  # JupyterLab's token file and its kernels' connection files
+    "HADOOP_CONF_DIR",  # read by Spark (spark-ingest)
+    "JAVA_HOME",  # bin/java: run by spark-ingest
     "MPLCONFIGDIR",
+    "PATH",  # fio, bonnie++, jupyter, the Chromium of the PDF, java: run by name (reliability-12: the user's fio ran as root)
     "PYTHONPYCACHEPREFIX",  # byte code read back, for every module imported after it is written
+    "SPARK_HOME",  # bin/spark-submit and its jars: run by spark-ingest
     "SPARK_CONF_DIR",  # spark-env.sh (run by a shell) and spark-defaults.conf: read by spark-ingest
     "SPARK_LOCAL_DIRS",
     "XDG_CACHE_HOME",
@@ -366,9 +370,11 @@ def _served_by_another_user(folder: Path | str) -> str | None:
 
 def _mount_of(path: str) -> tuple[str, str, str] | None:
     """The file system type, source and options of the mount ``path`` (a resolved path) is on, from
-    /proc/self/mountinfo (the last of those mounted at the deepest mount point above it: the one on top)."""
+    /proc/self/mountinfo (the last of those mounted at the deepest mount point above it: the one on top). Its bytes are
+    read as Python names paths (surrogateescape): read with errors="replace", a mount point whose name is not UTF-8
+    (the user's /tmp/h12<0xff>m) matched no path, and their bindfs there passed for root's (reliability-12)."""
     try:
-        with open(MOUNTINFO, encoding="utf-8", errors="replace") as f:
+        with open(MOUNTINFO, encoding="utf-8", errors="surrogateescape") as f:
             lines = f.read().splitlines()
     except OSError:
         return None

@@ -38,7 +38,13 @@ def _refusal(out: Path) -> tuple[str | None, Path]:
     if link:
         return f"--output {out}: {link}, who could turn it once it is checked: give a folder of your own", out
     out.mkdir(parents=True, exist_ok=True)
-    real = out.resolve()  # checked below, and the only path the run uses: OUT's symlinks may be turned from now on
+    gone = foreign_link(out, strict=True)  # a link of theirs followed by the mkdir, or removed since (reliability-12)
+    if gone:
+        return f"--output {out}: {gone}, who could turn it once it is checked: give a folder of your own", out
+    try:  # strictly: a name missing again was their link, and OUT unresolved would be theirs to make (reliability-12)
+        real = out.resolve(strict=True)  # checked below, and the only path the run uses
+    except OSError as e:
+        return f"--output {out}: {e.strerror or e} once made (another user may have removed a link of theirs)", out
     for folder, _, _ in os.walk(real):  # its folders too: one of another user's would hold that user's symlinks
         st = os.stat(folder)
         owner = others_can_write(st, folder)
