@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from test_reliability5_processes import _as_user
@@ -21,6 +22,8 @@ from storagelab.store import StoreError, connect
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(os.geteuid() != 0, reason="the attacks need root and a second user")]
 
+# the machine's own mounts as bytes (a mount point need not be UTF-8: reliability-12 High 1)
+_MOUNTS = Path("/proc/self/mountinfo")
 # the line the kernel wrote in /proc/self/mountinfo for the attack (bindfs -u 0 -g 0 -p 0755 -o allow_other, run by
 # storagelab-rel5, uid 1002, over a folder of theirs), with the mount point given by the test
 _BINDFS = "54 27 0:50 / {at} rw,nosuid,nodev,relatime - fuse /tmp/h11u/src rw,user_id={uid},group_id={uid},default_permissions,allow_other\n"
@@ -40,7 +43,7 @@ def test_a_database_on_a_fuse_mount_of_another_users_is_refused(tmp_path, monkey
     at.mkdir()
     info = tmp_path / "mountinfo"
     monkeypatch.setattr(ownership, "MOUNTINFO", str(info))
-    info.write_text(open("/proc/self/mountinfo").read() + _BINDFS.format(at=str(at).replace(" ", "\\040"), uid=_uid()))
+    info.write_bytes(_MOUNTS.read_bytes() + _BINDFS.format(at=str(at).replace(" ", "\\040"), uid=_uid()).encode())
     with pytest.raises(
         StoreError,
         match=r"mnt, which is on a FUSE file system \(fuse of /tmp/h11u/src\) mounted by the user storagelab-rel5",
@@ -49,7 +52,7 @@ def test_a_database_on_a_fuse_mount_of_another_users_is_refused(tmp_path, monkey
     assert not (at / "sub" / "x.duckdb").exists()
     assert ownership.shared(at).startswith(f"{at} is on a FUSE file system")
     assert not ownership.private_folder(at / "sub")
-    info.write_text(open("/proc/self/mountinfo").read() + _BINDFS.format(at=at, uid=0))  # root's own mount
+    info.write_bytes(_MOUNTS.read_bytes() + _BINDFS.format(at=at, uid=0).encode())  # root's own mount
     connect(at / "y.duckdb").close()
 
 
