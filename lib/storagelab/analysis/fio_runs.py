@@ -79,7 +79,7 @@ SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type
        r.ios, r.ios / (g.run_max_ns / 1e9) AS iops, r.clat_max_ns, r.lat_max_ns, r.slowest_line_start,
        r.slowest_line_end,
        j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json, j.jobname,
-       j.layout_bytes, j.has_sync
+       j.layout_bytes, j.has_sync, s.section
 FROM fio_groups g JOIN files f USING (file_id)
 LEFT JOIN (SELECT file_id, doc_index, groupid, any_value(rw) AS rw, max(block_size_bytes) AS block_size_bytes,
                   -- numjobs: the option (JSON), else the threads fio counted for a job (text: jobs=N of a
@@ -106,6 +106,9 @@ LEFT JOIN (SELECT res.file_id, jj.doc_index, jj.groupid, res.direction, sum(res.
 -- the manifest's command, else the fio command line the log shows before this run (a terminal transcript)
 LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
        ON c.file_id = g.file_id AND g.doc_index >= c.doc_index AND (c.next_doc IS NULL OR g.doc_index < c.next_doc)
+-- the Markdown headings a write-up puts before this run (which machine each run of a write-up is on)
+LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_sections) s
+       ON s.file_id = g.file_id AND g.doc_index >= s.doc_index AND (s.next_doc IS NULL OR g.doc_index < s.next_doc)
 WHERE {where}
   AND (j.file_id IS NOT NULL  -- the final report of each run in the file (fio runs appended to one log)
        OR (g.doc_index = (SELECT max(doc_index) FROM fio_groups g2 WHERE g2.file_id = g.file_id)
@@ -340,9 +343,40 @@ def file_names(paths) -> dict[str, str]:
 
 
 def short_name(df: pl.DataFrame, column: str = "path") -> pl.Expr:
-    """``file_names`` of ``df``'s paths, as an expression over ``column``."""
+    """``file_names`` of ``df``'s paths, as an expression over ``column``; with ``df``'s ``section``s (a write-up's
+    headings, ``fio_sections``), where one file's runs lie under different headings, the file's name and the run's
+    section ('vps-fio-libaio-4K.txt § aws ec2 micro - 990M'): a write-up of five machines is five configurations,
+    never five repeats of one."""
     names = file_names(df[column].to_list()) if column in df.columns and df.height else {}
-    return pl.col(column).replace_strict(names, default=None, return_dtype=pl.String)
+    base = pl.col(column).replace_strict(names, default=None, return_dtype=pl.String)
+    if column != "path" or "section" not in df.columns or df["section"].is_null().all():
+        return base
+    shown = {
+        f"{path}\x1f{section}": f"{names.get(path, path)} § {short}"
+        for path, sections in section_names(df).items()
+        for section, short in sections.items()
+    }
+    key = pl.concat_str([pl.col("path"), pl.col("section").fill_null("")], separator="\x1f")
+    return key.replace_strict(shown, default=base, return_dtype=pl.String)
+
+
+def section_names(df: pl.DataFrame) -> dict[str, dict[str, str]]:
+    """For each file of ``df`` whose runs lie under more than one section: {section ('' before the first heading):
+    its name without the headings every section of the file shares ('before its first heading' for '')}."""
+    out: dict[str, dict[str, str]] = {}
+    pairs = df.select("path", pl.col("section").fill_null("")).unique(maintain_order=True)
+    for (path,), g in pairs.group_by("path", maintain_order=True):
+        sections = g["section"].to_list()
+        if len(sections) < 2:
+            continue
+        split = [s.split(" > ") if s else [] for s in sections]
+        common = 0
+        while all(len(p) > common + 1 and p[common] == split[0][common] for p in split):
+            common += 1
+        out[path] = {
+            s: " > ".join(p[common:]) if p else "before its first heading" for s, p in zip(sections, split, strict=True)
+        }
+    return out
 
 
 def run_label(df: pl.DataFrame) -> pl.Expr:
