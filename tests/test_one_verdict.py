@@ -300,8 +300,9 @@ def test_05_08_and_10_agree_on_our_own_labels_with_other_parameters(h6_db):
     assert disk_card.mb_s(c.results[("SEQ1M Q1T1", "read")].bw_bytes_per_s) == "1,281"  # 1280.8 MB/s, the same 5
     assert (
         "With inflation_margin 1.3 and min_elapsed_s 1 s, 3 run(s) are judged here otherwise than in notebooks 08 and "
-        "10 (which judge with 1.1 and 5 s): tmpfs mix: counted here; left out there (⚠ short); tmpfs seq: counted "
-        "here; left out there (⚠ short); vda fdatasync: counted here; left out there (⚠ short)."
+        "10 (which judge with 1.1 and 5 s): tmpfs mix: left out here (⚠ RAM); left out there (⚠ short, RAM); tmpfs "
+        "seq: left out here (⚠ RAM); left out there (⚠ short, RAM); vda fdatasync: counted here; left out there (⚠ "
+        "short)."
     ) in [str(f) for f in res.findings]
 
 

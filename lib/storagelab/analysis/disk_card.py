@@ -16,6 +16,7 @@ same machine and device), never fio's per-sample spread; one run says it has no 
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 import statistics
@@ -203,7 +204,10 @@ def flags_of(row: dict) -> tuple[str, ...]:
     """A run's flags: the lab's sanity flags (its notes' 'sanity:' entries: a virtual disk, beyond the device
     class, cache), then the design checks' (``design.sentence``: too short, a stall, a working set in cache ...)."""
     lab = tuple(m.strip() for m in re.findall(r"sanity: ([^;]*)", row.get("notes") or ""))
-    checked = design.sentence("run", design.flags_of(row)) if "design_flagged" in row else None
+    flags = design.flags_of(row) if "design_flagged" in row else None
+    if flags is not None and any(f.startswith("RAM, not a disk") for f in lab):  # the lab's flag says it
+        flags = dataclasses.replace(flags, ram_target=None)
+    checked = design.sentence("run", flags) if flags is not None else None
     stacked = () if any(f.startswith("not a disk") for f in lab) else stacked_flags(row)
     return lab + stacked + ((checked.removeprefix("run: ").rstrip("."),) if checked else ())
 
@@ -269,22 +273,54 @@ def counted(rows: list[dict], left: dict[tuple[int, int, str], str]) -> tuple[li
     return [r for r, why in out if not why], [(_run_name(r), why) for r, why in out if why]
 
 
+def machine_device(row: dict, apart: bool = False) -> tuple[str, str]:
+    """A card's machine and device: the host label, else the run's own file (named as 08 names its setup: a file
+    without a host label is a setup of its own, so runs of five unlabelled files on five filesystems are five
+    cards, never one; ``apart``: a run kept off every card, listed with the others without a host label); its
+    devices label and stack."""
+    own = f"file {row.get('config_name') or row.get('path')} (host not labelled)"
+    machine = row.get("host") or ("host not labelled" if apart else own)
+    device = (row.get("devices") or "device not labelled") + (f" | {row['stack']}" if row.get("stack") else "")
+    return machine, device
+
+
+# a workload's words that make a test (rw, block size, depth, jobs): the rest of it is the setup the test ran in
+_TEST_WORDS = re.compile(r"^(?:\S+|rwmixread=\S+|bs=\S+|iodepth=\S+|numjobs=\S+)$")
+
+
+def variant_of(row: dict) -> str:
+    """What a run's workload says beyond its test: 'libaio direct=1 size=256MiB runtime=5s' (ioengine, direct, size,
+    runtime, a rate cap). Runs of one machine and device with different ones are different setups: one card each
+    (the h6n trial's card pooled a 60 s xfs write at 3,106 MB/s and a 5 s btrfs write at 182 MB/s into '1,644
+    MB/s')."""
+    words = str(row.get("workload") or "").split()
+    return " ".join(w for i, w in enumerate(words) if not (i == 0 or (_TEST_WORDS.match(w) and "=" in w)))
+
+
 def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = None) -> list[DiskCard]:
-    """Cards of the runs that are one of the classic tests, one per (machine, device), in machine order. ``left``:
-    the runs notebooks 05 and 08 leave out too (``run_verdicts.left_out``), kept out of the results they would be in."""
+    """Cards of the runs that are one of the classic tests, one per (machine, device) (``machine_device``), and one
+    per setup where runs of one machine and device ran different ones (``variant_of``), in machine order.
+    ``left``: the runs notebooks 05 and 08 leave out too (``run_verdicts.left_out``), kept out of the results they
+    would be in."""
     cards: dict[tuple[str, str], DiskCard] = {}
     groups: dict[tuple[str, str, str, str], list[dict]] = {}
     if not runs.is_empty():
         runs = repeat_groups.with_names(runs.with_columns(config_name=config_label(runs)), "config_name", "repeats_of")
-    for row in runs.iter_rows(named=True) if not runs.is_empty() else ():
+    rows = [r for r in (runs.iter_rows(named=True) if not runs.is_empty() else ()) if test_of(r) is not None]
+    variants: dict[tuple[str, str], set[str]] = {}
+    for row in rows:
+        if apart_reason(row) is None:
+            variants.setdefault(machine_device(row), set()).add(variant_of(row))
+    for row in rows:
         test = test_of(row)
         direction = row.get("direction")
         if test is None or direction not in DIRECTIONS or not row.get("bw_bytes_per_s"):
             continue
-        machine = row.get("host") or "host not labelled"
-        device = (row.get("devices") or "device not labelled") + (f" | {row['stack']}" if row.get("stack") else "")
-        card = cards.setdefault((machine, device), DiskCard(machine, device, system_of(row)))
         why = apart_reason(row)
+        machine, device = machine_device(row, apart=why is not None)
+        if len(variants.get((machine, device), ())) > 1:  # one card per setup: never a mean across setups
+            device = f"{device} | {variant_of(row)}"
+        card = cards.setdefault((machine, device), DiskCard(machine, device, system_of(row)))
         if why is not None:
             card.apart.append(Apart(test, direction, _run_name(row), row["bw_bytes_per_s"], why, _lines([row])))
             continue

@@ -15,7 +15,7 @@ per-sample ``bw`` avg/stdev (``fio_results.bw_mean/stdev``) are the spread of th
 per-sample figures, never as a run's bandwidth or as run-to-run noise (that comes from repeats: ``stats``).
 
 The *workload* is what fio was asked to do: rw (and the read share of a mixed mode), bs, iodepth,
-numjobs, ioengine, direct, sync/fsync, size and runtime. It comes from the output where fio printed it (JSON job options, the text
+numjobs, ioengine, direct, sync/fsync, size and runtime, and a rate cap (rate=, rate_iops=) where one was given. It comes from the output where fio printed it (JSON job options, the text
 preamble), and otherwise from the manifest's ``command`` (the fio command line the run was made
 with); the size, where no option gives it, from fio's "Laying out IO file (1 file / 22MiB)" line. A run with
 neither options nor command (a pasted transcript) takes the one workload of the selection that fits all its output
@@ -53,6 +53,8 @@ WORKLOAD_OPTIONS = (
     "size",
     "runtime",
     "rwmixread",  # the read share of a mixed mode (shown for rw/readwrite/randrw only)
+    "rate",  # a cap fio was told to keep to (shown where given): a capped run is not the uncapped workload
+    "rate_iops",
 )
 _SIZE_OPTIONS = ("bs", "size")
 MIXED_MODES = ("rw", "readwrite", "randrw")
@@ -235,7 +237,7 @@ def workload_of(row: dict) -> tuple[dict, str]:
         else _option_value("numjobs", opts.get("numjobs")),
         "ioengine": row.get("ioengine") or opts.get("ioengine"),
     }
-    for k in ("direct", "sync", "fsync", "fdatasync", "size", "runtime"):
+    for k in ("direct", "sync", "fsync", "fdatasync", "size", "runtime", "rate", "rate_iops"):
         from_output[k] = _option_value(k, opts.get(k))
     from_output["rwmixread"] = _read_share(opts)
     if opts:  # fio lists every option it was given: an absent one took fio's default
@@ -322,6 +324,7 @@ def workload_key(w: dict, without: tuple[str, ...] = ()) -> str:
         parts.append(f"fdatasync={show('fdatasync')}")
     if w.get("sync_section"):
         parts.append("fsync/fdatasync=on")
+    parts += [f"{k}={w[k]}" for k in ("rate", "rate_iops") if w.get(k) not in (None, "", "0")]
     parts += [f"{k}={show(k)}" for k in ("size", "runtime") if k not in without]
     return " ".join(parts)
 
