@@ -284,8 +284,8 @@ def machine_device(row: dict, apart: bool = False) -> tuple[str, str]:
     return machine, device
 
 
-# a workload's words that make a test (rw, block size, depth, jobs): the rest of it is the setup the test ran in
-_TEST_WORDS = re.compile(r"^(?:\S+|rwmixread=\S+|bs=\S+|iodepth=\S+|numjobs=\S+)$")
+# a workload's words that make a test (after its rw mode): block size, depth, jobs, read share
+_TEST_WORDS = ("rwmixread=", "bs=", "iodepth=", "numjobs=")
 
 
 def variant_of(row: dict) -> str:
@@ -294,7 +294,7 @@ def variant_of(row: dict) -> str:
     (the h6n trial's card pooled a 60 s xfs write at 3,106 MB/s and a 5 s btrfs write at 182 MB/s into '1,644
     MB/s')."""
     words = str(row.get("workload") or "").split()
-    return " ".join(w for i, w in enumerate(words) if not (i == 0 or (_TEST_WORDS.match(w) and "=" in w)))
+    return " ".join(w for w in words[1:] if not w.startswith(_TEST_WORDS))
 
 
 def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = None) -> list[DiskCard]:

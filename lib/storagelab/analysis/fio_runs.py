@@ -213,6 +213,7 @@ WORKLOAD_INPUTS = (
     "command",
     "layout_bytes",  # the file fio laid out ("Laying out IO file (1 file / 22MiB)"): the size where no option says
     "has_sync",  # the output has a fsync/fdatasync section: fsync or fdatasync was on
+    "jobname",  # a size laid out by a run of this job name in this folder (``match_by_output``)
 )
 
 
@@ -280,7 +281,7 @@ def output_notes(row: dict, w: dict) -> list[str]:
         )
     if row.get("layout_bytes") and w.get("size") == int(row["layout_bytes"]):
         if not parse_command(row.get("command")).get("size") and not _json_size(row.get("options_json")):
-            notes.append(f"size {fmt_bytes(w['size'])} from fio's 'Laying out IO file' line (whole MiB, rounded down)")
+            notes.append(f"size {fmt_bytes(w['size'])} {LAID_OUT} (whole MiB, rounded down)")
     return notes
 
 
@@ -443,8 +444,9 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
         # options given (JSON, a command line), or a size fio printed laying out the file: a workload to match
         given = bool(row.get("options_json")) or bool(parse_command(row.get("command")))
         given = given or any(n.startswith("size ") for n in notes)
-        entries.append(WorkloadEntry(values, w, src, notes, given, row["setup_of_options"]))
+        entries.append(WorkloadEntry(values, w, src, notes, given, row["setup_of_options"], row.get("jobname")))
     match_by_output(entries)
+    size_from_folder(entries)
     rows = []
     for e in entries:
         w = e.w
@@ -522,6 +524,7 @@ class WorkloadEntry:
     notes: list[str]
     given: bool
     setup: str | None = None  # _setup_expr: the runs it may borrow options from share it
+    jobname: str | None = None  # the job's name (a size laid out in one folder: ``size_from_folder``)
 
 
 def match_by_output(entries: list[WorkloadEntry]) -> None:
@@ -554,6 +557,42 @@ def match_by_output(entries: list[WorkloadEntry]) -> None:
             f"no command line or options: matched by what its output shows ({', '.join(shown)}{sync}) to `{key}`, the "
             f"one workload of {e.setup} it fits; {', '.join(taken)} taken from that workload (not in its output)",
             *(n for n in e.notes if not n.startswith("its output has a fsync")),
+        ]
+
+
+LAID_OUT = "from fio's 'Laying out IO file' line"
+
+
+def size_from_folder(entries: list[WorkloadEntry]) -> None:
+    """A run whose output shows no size (no options, no command, no 'Laying out IO file' line) of a file without a host
+    label takes the size another file of its folder printed laying out its file (``output_notes``), where that run
+    has its job name and the same workload otherwise: fio lays out a job's file (named after the job) in its
+    directory once, and a later run finds it there and prints no size (the h6n trial's rr32-rep1..4.txt: one command
+    four times, only the first printed 'rr32: Laying out IO file (1 file / 256MiB)', and 08 made two workloads of
+    them). Said in ``notes``; the runs stay setups of their own (no host label), as ever."""
+    laid = [e for e in entries if e.jobname and e.setup and any(LAID_OUT in n for n in e.notes)]
+    for e in entries:
+        if e.w.get("size") is not None or not e.jobname or not (e.setup or "").startswith("file "):
+            continue
+        folder = e.setup.rsplit("/", 1)[0]
+        shown = [k for k in WORKLOAD_OPTIONS if k != "size" and e.w.get(k) is not None]
+        fits = {
+            int(g.w["size"]): g
+            for g in laid
+            if g.jobname == e.jobname
+            and (g.setup or "").startswith("file ")
+            and g.setup.rsplit("/", 1)[0] == folder
+            and all(str(g.w.get(k)) == str(e.w[k]) for k in shown)
+            and all(g.w.get(k) is None for k in WORKLOAD_OPTIONS if k not in shown and k != "size")
+        }
+        if len(fits) != 1:
+            continue
+        ((size, g),) = fits.items()
+        e.w = {**e.w, "size": size}
+        e.notes = [
+            *e.notes,
+            f"size {fmt_bytes(size)} {LAID_OUT} of {g.setup.removeprefix('file ').rsplit('/', 1)[-1]}, job "
+            f"{e.jobname} in the same folder (a later run finds the file laid out and prints no size)",
         ]
 
 
