@@ -261,3 +261,27 @@ def test_l1_the_lab_warns_before_runs_the_reports_will_all_flag_short(tmp_path):
     assert short_runs_note("standard", build_runs(PRESETS["standard"], target=tmp_path, out=tmp_path)) is None
     smoke = build_runs(PRESETS["smoke"], target=tmp_path, out=tmp_path)
     assert short_runs_note("smoke", smoke) is None  # a plumbing test, short on purpose
+
+
+def test_g1_p2_the_ingest_says_what_it_did_with_a_copy_and_a_writeup(tmp_path):
+    """G1: eight byte-identical copies with no manifest row were announced 'stored without labels', then not stored
+    ('8 identical to another file'). P2: the manifest row of a .md write-up the ingest had just left out said 'no such
+    file ... (a typo, or a file that was moved or deleted?)'."""
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    (raw / "h6nb").mkdir(parents=True)
+    (raw / "h6nodd").mkdir()
+    shutil.copy(VPS, raw / "h6nb" / "vps-fio-libaio-4K.md")
+    shutil.copy(RR32[0], raw / "h6nb" / "rr32-rep1.txt")
+    shutil.copy(RR32[0], raw / "h6nodd" / "Disk test (final).txt")
+    m = raw / "manifest.csv"
+    m.write_text("path,study\nh6nb/vps-fio-libaio-4K.md,h6nb\nh6nb/rr32-rep1.txt,h6nb\n", encoding="utf-8")
+    s = ingest([raw], db_path=tmp_path / "x.duckdb", manifest_path=m, parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0 and s.duplicates == 1
+    assert [w for w in s.warnings if "manifest.csv" in w] == [
+        f"{m}:2: h6nb/vps-fio-libaio-4K.md: the file is there but was not stored (left out: the lines above say why; a "
+        ".md write-up is read as documentation, rename it to .txt to have its tool output stored)",
+        f"{raw / 'h6nodd' / 'Disk test (final).txt'}: no row in {m}; the same bytes as {raw / 'h6nb' / 'rr32-rep1.txt'}: "
+        "not stored again (its rows are that file's, with that file's labels)",
+    ]
