@@ -285,3 +285,28 @@ def test_g1_p2_the_ingest_says_what_it_did_with_a_copy_and_a_writeup(tmp_path):
         f"{raw / 'h6nodd' / 'Disk test (final).txt'}: no row in {m}; the same bytes as {raw / 'h6nb' / 'rr32-rep1.txt'}: "
         "not stored again (its rows are that file's, with that file's labels)",
     ]
+
+
+def test_d2_a_runs_own_latency_note_names_its_run_and_the_median_p99_is_said(tmp_path):
+    """The card's 'submission holds the I/O's time (... QD 1 x 1 / 80,267 IOPS = 12.5 us per I/O)' was one run of
+    ten beside their mean of 23,906 IOPS, and the cell's p99 (the median of the runs' p99s) was unsaid."""
+    raw = tmp_path / "raw"
+    (raw / "lab").mkdir(parents=True)
+    rows = "path,study,label,host,stack,devices\n"
+    for n, label in (("", "randread-4k-qd1-nj1"), ("-2", "randread-4k-qd1-nj1 (run 2)")):
+        shutil.copy(TRIAL / "ext4-lab" / f"randread-4k-qd1-nj1{n}.txt", raw / "lab")
+        rows += f"lab/randread-4k-qd1-nj1{n}.txt,lab,{label},vm,ext4,/dev/loop0 (unknown model)\n"
+    with open_db(ingest_labelled(raw, rows)) as con:
+        res, (card,) = disk_card.analyse(con, Selection(study="lab"))
+    findings = [str(f) for f in res.findings]
+    assert findings[0].startswith(
+        "**vm, /dev/loop0 (unknown model) | ext4:** 1 of 8 results; the highest is RND4K Q1T1 read at 239 MB/s; 2 runs "
+        "per test: the spread shown is run to run. The latency of a result of several runs is the median of its runs' "
+        "own figures."
+    )
+    assert findings[2] == (
+        "RND4K Q1T1 read on vm, /dev/loop0 (unknown model) | ext4: randread-4k-qd1-nj1-2.txt, one of its 2 runs: "
+        "submission holds the I/O's time (slat mean 6.53 us against clat mean 5.7 us, lat mean 12.2 us; QD 1 x 1 / "
+        "80,267 IOPS = 12.5 us per I/O): its latency is lat, whose percentiles fio printed."
+    )
+    assert "  RND4K Q1T1 read: 239 MB/s, 58,447 IOPS, p99 0.054 ms, n=2, FLAGGED" in disk_card.card_lines([card])

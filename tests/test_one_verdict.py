@@ -273,7 +273,8 @@ def test_05_08_and_10_agree_on_our_own_labels_with_other_parameters(h6_db):
     ]
     assert (
         "**vm6, vda (virtio) | ext4 | libaio direct=1 size=32MiB runtime=6s:** 1 of 8 results; the highest is RND4K "
-        "Q1T1 read at 38.6 MB/s; 4 runs per test: the spread shown is run to run."
+        "Q1T1 read at 38.6 MB/s; 4 runs per test: the spread shown is run to run. The latency of a result of several "
+        "runs is the median of its runs' own figures."
     ) in [str(f) for f in card.findings]
     # a configuration every run of which is flagged: 05 and 10 count them all and show the mean flagged, 08 compares
     # none; each says so (the five 1-s 'vda seq read 1M' runs, short and above the 400 MB/s labelled)

@@ -250,7 +250,7 @@ def run_latency(row: dict) -> io_time.IoLatency:
 def _latency(rows: list[dict]) -> dict:
     """A result's latency from its runs': the median p99 of the kind most of them show (clat unless clat is not
     the I/O's time: ``run_latency``), or, where lat is the I/O's time and fio printed no lat percentiles, no p99
-    and the median of their mean lat; the reasons, each once."""
+    and the median of their mean lat; the reasons, each once, each named by its run where there are several."""
     chosen = [run_latency(r) for r in rows]
     kind = max(("clat", "lat", "lat mean"), key=lambda k: sum(c.kind == k for c in chosen))
     p99 = [c.p99_ns for c in chosen if c.kind == kind and c.p99_ns is not None]
@@ -259,7 +259,15 @@ def _latency(rows: list[dict]) -> dict:
         "kind": kind,
         "p99_ns": statistics.median(p99) if p99 and kind != "lat mean" else None,
         "lat_mean_ns": statistics.median(means) if means and kind == "lat mean" else None,
-        "reasons": list(dict.fromkeys(c.reason for c in chosen if c.reason)),
+        # a run's own figures: named by its run where the result has several (the h6n trial's card put one run's
+        # '80,267 IOPS = 12.5 us per I/O' beside a mean of 23,906 IOPS over ten)
+        "reasons": list(
+            dict.fromkeys(
+                (f"{_run_name(r)}, one of its {len(rows)} runs: {c.reason}" if len(rows) > 1 else c.reason)
+                for r, c in zip(rows, chosen, strict=True)
+                if c.reason
+            )
+        ),
     }
 
 
@@ -435,9 +443,11 @@ def _card_sentence(c: DiskCard, done: list[CardResult]) -> list[str]:
         return [f"**{c.machine}, {c.device}:** 0 of 8 results: no run of it is CrystalDiskMark's test (below)."]
     best = max(done, key=lambda r: r.bw_bytes_per_s)
     noise = _noise(sorted({r.n for r in done}), done)
+    several = any(r.n > 1 and (r.p99_ns is not None or r.lat_mean_ns is not None) for r in done)
     line = (
         f"**{c.machine}, {c.device}:** {len(done)} of 8 results; the highest is {best.test} {best.direction} at "
         f"{mb_s(best.bw_bytes_per_s)} MB/s; {noise}."
+        + (" The latency of a result of several runs is the median of its runs' own figures." if several else "")
     )
     cites = [cite(f"{mb_s(best.bw_bytes_per_s)} MB/s", _line_dicts(best), f"mean of {best.n} run(s)")]
     if c.flagged:
