@@ -570,18 +570,20 @@ def size_from_folder(entries: list[WorkloadEntry]) -> None:
     directory once, and a later run finds it there and prints no size (the h6n trial's rr32-rep1..4.txt: one command
     four times, only the first printed 'rr32: Laying out IO file (1 file / 256MiB)', and 08 made two workloads of
     them). Said in ``notes``; the runs stay setups of their own (no host label), as ever."""
-    laid = [e for e in entries if e.jobname and e.setup and any(LAID_OUT in n for n in e.notes)]
+
+    def folder(x: WorkloadEntry) -> str | None:  # the folder of an unlabelled run's own file ('file F' setups)
+        return x.setup.rsplit("/", 1)[0] if x.setup and x.setup.startswith("file ") else None
+
+    laid = [e for e in entries if e.jobname and folder(e) and any(LAID_OUT in n for n in e.notes)]
     for e in entries:
-        if e.w.get("size") is not None or not e.jobname or not (e.setup or "").startswith("file "):
+        if e.w.get("size") is not None or not e.jobname or folder(e) is None:
             continue
-        folder = e.setup.rsplit("/", 1)[0]
         shown = [k for k in WORKLOAD_OPTIONS if k != "size" and e.w.get(k) is not None]
         fits = {
             int(g.w["size"]): g
             for g in laid
             if g.jobname == e.jobname
-            and (g.setup or "").startswith("file ")
-            and g.setup.rsplit("/", 1)[0] == folder
+            and folder(g) == folder(e)
             and all(str(g.w.get(k)) == str(e.w[k]) for k in shown)
             and all(g.w.get(k) is None for k in WORKLOAD_OPTIONS if k not in shown and k != "size")
         }
@@ -591,7 +593,7 @@ def size_from_folder(entries: list[WorkloadEntry]) -> None:
         e.w = {**e.w, "size": size}
         e.notes = [
             *e.notes,
-            f"size {fmt_bytes(size)} {LAID_OUT} of {g.setup.removeprefix('file ').rsplit('/', 1)[-1]}, job "
+            f"size {fmt_bytes(size)} {LAID_OUT} of {str(g.setup).rsplit('/', 1)[-1]}, job "
             f"{e.jobname} in the same folder (a later run finds the file laid out and prints no size)",
         ]
 
