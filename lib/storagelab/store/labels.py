@@ -123,7 +123,8 @@ def manifest_warnings(
                 "look at hidden files and folders; rename it to have it stored"
             )
             continue
-        if (Path(manifest.root) / rel).is_file():
+        there = Path(manifest.root) / rel
+        if there.is_file() and not there.is_symlink():  # (a link is not followed: said on its own line)
             out.append(
                 f"{where}:{line}: {rel}: the file is there but was not stored (left out: the lines above say why; a .md "
                 "write-up is read as documentation, rename it to .txt to have its tool output stored)"
