@@ -229,7 +229,12 @@ def test_d1_a_tmpfs_target_is_ram_not_a_disk(tmp_path):
     notes = "kernel=6.18.44-fc-v657; cpu=AMD EPYC x 2; fio_version=3.33; fstype=tmpfs; mount_options=rw,relatime"
     manifest = f'path,study,host,stack,ram_bytes,notes\nlab/read-1m-qd8-nj1-12.txt,lab,vm,tmpfs,25276510208,"{notes}"\n'
     with open_db(ingest_labelled(raw, manifest)) as con:
-        _, (card,) = disk_card.analyse(con, Selection(study="lab"))
+        res, (card,) = disk_card.analyse(con, Selection(study="lab"))
+    # the card had asked for 'device, model, firmware, class' of tmpfs, which has none
+    assert [m for m in res.missing if "system table" in m] == [
+        "vm, device not labelled | tmpfs: the system table lacks os (the lab records them; for other "
+        "logs add host/devices/os/notes columns to the manifest)"
+    ]
     r = card.results[("SEQ1M Q8T1", "read")]
     assert (disk_card.mb_s(r.bw_bytes_per_s), r.flags) == (
         "1,286",

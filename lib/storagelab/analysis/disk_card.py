@@ -43,6 +43,7 @@ TESTS = (
 )
 DIRECTIONS = ("read", "write")
 SYSTEM_FACTS = ("cpu", "kernel", "os", "filesystem", "device", "model", "firmware", "class", "ram")
+DEVICE_FACTS = ("device", "model", "firmware", "class")  # none on tmpfs/ramfs: not missing there
 
 # each run's worst p99 of clat and of lat (lat where fio printed it: lat_percentiles=1), its mean slat, clat
 # and lat (IOPS-weighted over its jobs) and fio's IO depths at 1: what ``io_time.choose`` needs to tell which is the
@@ -514,7 +515,8 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
         ]
         if c.missing:
             missing.append(f"{c.machine}, {c.device}: no {', '.join(c.missing)} ({run_it})")
-        unknown = [k for k in SYSTEM_FACTS if not c.system.get(k)]
+        in_ram = str(c.system.get("filesystem") or "").lower() in design.RAM_FILESYSTEMS  # no device to record
+        unknown = [k for k in SYSTEM_FACTS if not c.system.get(k) and not (in_ram and k in DEVICE_FACTS)]
         if unknown:
             missing.append(
                 f"{c.machine}, {c.device}: the system table lacks {', '.join(unknown)} (the lab records them; "
