@@ -259,8 +259,8 @@ def test_l1_the_lab_warns_before_runs_the_reports_will_all_flag_short(tmp_path):
     """`lab fio --preset standard --repeat auto --runtime 2` made 80 runs, every one then '⚠ short', without a word."""
     standard = build_runs(PRESETS["standard"], target=tmp_path, out=tmp_path, runtime_s=2)
     assert short_runs_note("standard", standard) == (
-        "storagelab lab fio: warning: --runtime 2 s is under the 5 s the reports' design checks require: every one of "
-        "these 8 runs will be flagged 'short', and the reports compare none of them (--runtime 5 or more measures a "
+        "storagelab lab fio: warning: --runtime 2 s is under the 5 s the reports' design checks require: every run of "
+        "these 8 tests will be flagged 'short', and the reports compare none of them (--runtime 5 or more measures a "
         "sustained rate)"
     )
     assert short_runs_note("standard", build_runs(PRESETS["standard"], target=tmp_path, out=tmp_path)) is None

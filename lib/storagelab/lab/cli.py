@@ -352,7 +352,7 @@ def short_runs_note(preset: str, runs: list) -> str | None:
         return None
     return (
         f"storagelab lab fio: warning: --runtime {under[0]} s is under the {MIN_ELAPSED_S:g} s the reports' design "
-        f"checks require: every one of these {len(runs)} runs will be flagged 'short', and the reports compare none "
+        f"checks require: every run of these {len(runs)} tests will be flagged 'short', and the reports compare none "
         f"of them (--runtime {MIN_ELAPSED_S:g} or more measures a sustained rate)"
     )
 
