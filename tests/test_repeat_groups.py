@@ -214,8 +214,13 @@ def test_the_card_says_which_spreads_are_run_to_run(tmp_path):
     labels = ["baseline", "baseline (run 2)", "tuned", "tuned (run 2)"]
     labels += ["read-1m-qd1-nj1", *(f"read-1m-qd1-nj1 (run {i})" for i in range(2, 6))]
     _, _, card = _analyses(tmp_path, REPEAT + AUTO, labels, [NOTES + SANITY] * 4 + AUTO_NOTES)
+    # two cards since the h6n trial (runtime 1 s and 6 s are two setups: ``disk_card.variant_of``), each saying what
+    # its spread is: run to run for the five repeats, not for the result pooling baseline and tuned (labels apart)
+    assert card[0].startswith("**vm, /dev/vda (unknown model) | ext4 | libaio direct=1 size=32MiB runtime=1s:**")
+    assert "; 5 runs per test: the spread shown is run to run." in card[0]
+    assert card[2].startswith("**vm, /dev/vda (unknown model) | ext4 | libaio direct=1 size=32MiB runtime=6s:**")
     assert (
-        "; 4/5 runs per test: the spread shown is run to run for the 1 result(s) of one setup run more than once; the "
-        "1 that pool runs of several setups (below) mix the difference between the setups into it." in card[0]
+        "; 4 runs per test: each result with more than one run pools runs of several setups (listed below), so none "
+        "of the spreads shown is run-to-run noise alone." in card[2]
     )
     assert _line(card, "pooled as one result").startswith("RND4K Q1T1 read on vm")

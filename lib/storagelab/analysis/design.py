@@ -37,6 +37,11 @@ The checks, each with its threshold (a parameter of ``check``/``with_design``):
 * **direct_ignored**: ``direct=1`` on a filesystem that ignores it (ZFS before 2.3: the ARC still serves it;
   ``plausibility.direct_ignored``).
 
+* **rate_limited**: fio was told to cap the run (``rate=``, ``rate_iops=`` in its JSON options or command: the h6n
+  trial's ``--rate=10m`` run read 10.0 MiB/s): its rate is the cap, not the device's (``rate_limit``).
+* **ram_target**: its target is RAM, not a disk: a stack label or the lab's ``fstype=`` note of tmpfs or ramfs, or a
+  directory/filename under /dev/shm (``ram_target``; the h6n trial's tmpfs card showed 1,286 MB/s as a disk's).
+
 A check that cannot be made (runtime, size or RAM not in the logs or labels) is None, never False, and
 ``unknown`` names it.
 
@@ -76,6 +81,8 @@ CODES = {
     "fits_in_cache": "cache",
     "arc_served": "ARC",
     "direct_ignored": "direct ignored",
+    "rate_limited": "rate-limited",
+    "ram_target": "RAM",
 }
 MARK = "⚠"
 # fio's sync= values that open the file O_SYNC (1, sync) or O_DSYNC (dsync): every write returns once durable
@@ -110,6 +117,8 @@ class DesignFlags:
     cache_where: str | None = None
     cache_high_bytes: float | None = None  # the highest ARC maximum where the machine's c_max changed over time
     cache_lines: str | None = None  # JSON: the c_max lines (path, sha256, line_start, line_end, c_max_bytes)
+    rate_limited: str | None = None  # the cap fio was told to keep to: 'rate=10m' (``rate_limit``)
+    ram_target: str | None = None  # what says its target is RAM: 'stack tmpfs' (``ram_target``)
 
     @property
     def overrun_ratio(self) -> float | None:
@@ -223,6 +232,41 @@ def final_fsync(row: dict) -> str | None:
     return next((f"{k}={opts[k]}" for k in FINAL_FSYNC_OPTIONS if str(opts.get(k, "")).lower() in _ON), None)
 
 
+RATE_OPTIONS = ("rate", "rate_iops")  # fio's caps (rate_min and rate_iops_min are floors: not a cap)
+RAM_FILESYSTEMS = ("tmpfs", "ramfs")
+RAM_PATHS = ("/dev/shm", "/run/shm")  # Linux's shared-memory tmpfs
+
+
+def rate_limit(row: dict) -> str | None:
+    """'rate=10m' where fio was told to keep the run to a rate (``rate``, ``rate_iops``; the JSON job options or
+    the command): its bandwidth is that cap, whatever the device can do. None where no cap was given (fio's normal
+    text does not print the options: a capped text run shows only with its command)."""
+    opts = given_options(row)
+    for key in RATE_OPTIONS:
+        value = str(opts.get(key, "")).strip()
+        if value and value.strip("0,") != "":
+            return f"{key}={value}"
+    return None
+
+
+def ram_target(row: dict) -> str | None:
+    """What says a run's target is RAM, not a disk: its stack label or the lab's fstype= note (tmpfs, ramfs), or a
+    directory=/filename= under /dev/shm (Linux's shared-memory tmpfs); None where nothing says (an unlabelled
+    file's filesystem is unknown, and so is whether RAM holds it)."""
+    stack = str(row.get("stack") or "").lower()
+    if stack in RAM_FILESYSTEMS:
+        return f"stack {stack}"
+    fstype = re.search(r"(?:^|[;:] ?)fstype=([^;\s]+)", row.get("notes") or "")
+    if fstype and fstype.group(1).lower() in RAM_FILESYSTEMS:
+        return f"fstype={fstype.group(1)} (the lab's notes)"
+    opts = given_options(row)
+    for key in ("directory", "filename"):
+        path = str(opts.get(key) or "")
+        if any(path == p or path.startswith(p + "/") for p in RAM_PATHS):
+            return f"{key}={path} (Linux's shared-memory tmpfs)"
+    return None
+
+
 RAM_WHERE = "of RAM (+ L2ARC)"
 
 
@@ -306,6 +350,8 @@ def check(
         cache_where=cache["where"] if cache else None,
         cache_high_bytes=cache["cache_high_bytes"] if cache else None,
         cache_lines=cache["lines"] if cache else None,
+        rate_limited=rate_limit(row),
+        ram_target=ram_target(row),
     )
 
 
@@ -320,7 +366,7 @@ _FIELDS = tuple(f.name for f in fields(DesignFlags))
 
 
 def _dtype(name: str) -> DataTypeClass:
-    if name in ("arc_source", "synced", "final_fsync", "cache_where", "cache_lines"):
+    if name in ("arc_source", "synced", "final_fsync", "cache_where", "cache_lines", "rate_limited", "ram_target"):
         return pl.String
     return pl.Float64 if name.endswith(("_s", "_bytes", "_ratio")) else pl.Boolean
 
@@ -383,6 +429,10 @@ def sentence(label: str, f: DesignFlags, min_elapsed_s: float = MIN_ELAPSED_S) -
         parts.append(f"the ARC answered {arc.pct(f.arc_hit_ratio)} of reads during the run ({f.arc_source})")
     if f.direct_ignored:
         parts.append("direct=1 on ZFS before 2.3, which ignores it (the ARC still caches)")
+    if f.rate_limited:
+        parts.append(f"fio was told to cap it ({f.rate_limited}): its rate is that cap, not what the device can do")
+    if f.ram_target:
+        parts.append(f"its target is RAM, not a disk ({f.ram_target})")
     return f"{label}: " + "; ".join(parts) + "." if parts else None
 
 

@@ -16,6 +16,7 @@ same machine and device), never fio's per-sample spread; one run says it has no 
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 import statistics
@@ -42,6 +43,7 @@ TESTS = (
 )
 DIRECTIONS = ("read", "write")
 SYSTEM_FACTS = ("cpu", "kernel", "os", "filesystem", "device", "model", "firmware", "class", "ram")
+DEVICE_FACTS = ("device", "model", "firmware", "class")  # none on tmpfs/ramfs: not missing there
 
 # each run's worst p99 of clat and of lat (lat where fio printed it: lat_percentiles=1), its mean slat, clat
 # and lat (IOPS-weighted over its jobs) and fio's IO depths at 1: what ``io_time.choose`` needs to tell which is the
@@ -203,7 +205,10 @@ def flags_of(row: dict) -> tuple[str, ...]:
     """A run's flags: the lab's sanity flags (its notes' 'sanity:' entries: a virtual disk, beyond the device
     class, cache), then the design checks' (``design.sentence``: too short, a stall, a working set in cache ...)."""
     lab = tuple(m.strip() for m in re.findall(r"sanity: ([^;]*)", row.get("notes") or ""))
-    checked = design.sentence("run", design.flags_of(row)) if "design_flagged" in row else None
+    flags = design.flags_of(row) if "design_flagged" in row else None
+    if flags is not None and any(f.startswith("RAM, not a disk") for f in lab):  # the lab's flag says it
+        flags = dataclasses.replace(flags, ram_target=None)
+    checked = design.sentence("run", flags) if flags is not None else None
     stacked = () if any(f.startswith("not a disk") for f in lab) else stacked_flags(row)
     return lab + stacked + ((checked.removeprefix("run: ").rstrip("."),) if checked else ())
 
@@ -246,7 +251,7 @@ def run_latency(row: dict) -> io_time.IoLatency:
 def _latency(rows: list[dict]) -> dict:
     """A result's latency from its runs': the median p99 of the kind most of them show (clat unless clat is not
     the I/O's time: ``run_latency``), or, where lat is the I/O's time and fio printed no lat percentiles, no p99
-    and the median of their mean lat; the reasons, each once."""
+    and the median of their mean lat; the reasons, each once, each named by its run where there are several."""
     chosen = [run_latency(r) for r in rows]
     kind = max(("clat", "lat", "lat mean"), key=lambda k: sum(c.kind == k for c in chosen))
     p99 = [c.p99_ns for c in chosen if c.kind == kind and c.p99_ns is not None]
@@ -255,7 +260,15 @@ def _latency(rows: list[dict]) -> dict:
         "kind": kind,
         "p99_ns": statistics.median(p99) if p99 and kind != "lat mean" else None,
         "lat_mean_ns": statistics.median(means) if means and kind == "lat mean" else None,
-        "reasons": list(dict.fromkeys(c.reason for c in chosen if c.reason)),
+        # a run's own figures: named by its run where the result has several (the h6n trial's card put one run's
+        # '80,267 IOPS = 12.5 us per I/O' beside a mean of 23,906 IOPS over ten)
+        "reasons": list(
+            dict.fromkeys(
+                (f"{_run_name(r)}, one of its {len(rows)} runs: {c.reason}" if len(rows) > 1 else c.reason)
+                for r, c in zip(rows, chosen, strict=True)
+                if c.reason
+            )
+        ),
     }
 
 
@@ -269,22 +282,54 @@ def counted(rows: list[dict], left: dict[tuple[int, int, str], str]) -> tuple[li
     return [r for r, why in out if not why], [(_run_name(r), why) for r, why in out if why]
 
 
+def machine_device(row: dict, apart: bool = False) -> tuple[str, str]:
+    """A card's machine and device: the host label, else the run's own file (named as 08 names its setup: a file
+    without a host label is a setup of its own, so runs of five unlabelled files on five filesystems are five
+    cards, never one; ``apart``: a run kept off every card, listed with the others without a host label); its
+    devices label and stack."""
+    own = f"file {row.get('config_name') or row.get('path')} (host not labelled)"
+    machine = row.get("host") or ("host not labelled" if apart else own)
+    device = (row.get("devices") or "device not labelled") + (f" | {row['stack']}" if row.get("stack") else "")
+    return machine, device
+
+
+# a workload's words that make a test (after its rw mode): block size, depth, jobs, read share
+_TEST_WORDS = ("rwmixread=", "bs=", "iodepth=", "numjobs=")
+
+
+def variant_of(row: dict) -> str:
+    """What a run's workload says beyond its test: 'libaio direct=1 size=256MiB runtime=5s' (ioengine, direct, size,
+    runtime, a rate cap). Runs of one machine and device with different ones are different setups: one card each
+    (the h6n trial's card pooled a 60 s xfs write at 3,106 MB/s and a 5 s btrfs write at 182 MB/s into '1,644
+    MB/s')."""
+    words = str(row.get("workload") or "").split()
+    return " ".join(w for w in words[1:] if not w.startswith(_TEST_WORDS))
+
+
 def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = None) -> list[DiskCard]:
-    """Cards of the runs that are one of the classic tests, one per (machine, device), in machine order. ``left``:
-    the runs notebooks 05 and 08 leave out too (``run_verdicts.left_out``), kept out of the results they would be in."""
+    """Cards of the runs that are one of the classic tests, one per (machine, device) (``machine_device``), and one
+    per setup where runs of one machine and device ran different ones (``variant_of``), in machine order.
+    ``left``: the runs notebooks 05 and 08 leave out too (``run_verdicts.left_out``), kept out of the results they
+    would be in."""
     cards: dict[tuple[str, str], DiskCard] = {}
     groups: dict[tuple[str, str, str, str], list[dict]] = {}
     if not runs.is_empty():
         runs = repeat_groups.with_names(runs.with_columns(config_name=config_label(runs)), "config_name", "repeats_of")
-    for row in runs.iter_rows(named=True) if not runs.is_empty() else ():
+    rows = [r for r in (runs.iter_rows(named=True) if not runs.is_empty() else ()) if test_of(r) is not None]
+    variants: dict[tuple[str, str], set[str]] = {}
+    for row in rows:
+        if apart_reason(row) is None:
+            variants.setdefault(machine_device(row), set()).add(variant_of(row))
+    for row in rows:
         test = test_of(row)
         direction = row.get("direction")
         if test is None or direction not in DIRECTIONS or not row.get("bw_bytes_per_s"):
             continue
-        machine = row.get("host") or "host not labelled"
-        device = (row.get("devices") or "device not labelled") + (f" | {row['stack']}" if row.get("stack") else "")
-        card = cards.setdefault((machine, device), DiskCard(machine, device, system_of(row)))
         why = apart_reason(row)
+        machine, device = machine_device(row, apart=why is not None)
+        if len(variants.get((machine, device), ())) > 1:  # one card per setup: never a mean across setups
+            device = f"{device} | {variant_of(row)}"
+        card = cards.setdefault((machine, device), DiskCard(machine, device, system_of(row)))
         if why is not None:
             card.apart.append(Apart(test, direction, _run_name(row), row["bw_bytes_per_s"], why, _lines([row])))
             continue
@@ -399,9 +444,11 @@ def _card_sentence(c: DiskCard, done: list[CardResult]) -> list[str]:
         return [f"**{c.machine}, {c.device}:** 0 of 8 results: no run of it is CrystalDiskMark's test (below)."]
     best = max(done, key=lambda r: r.bw_bytes_per_s)
     noise = _noise(sorted({r.n for r in done}), done)
+    several = any(r.n > 1 and (r.p99_ns is not None or r.lat_mean_ns is not None) for r in done)
     line = (
         f"**{c.machine}, {c.device}:** {len(done)} of 8 results; the highest is {best.test} {best.direction} at "
         f"{mb_s(best.bw_bytes_per_s)} MB/s; {noise}."
+        + (" The latency of a result of several runs is the median of its runs' own figures." if several else "")
     )
     cites = [cite(f"{mb_s(best.bw_bytes_per_s)} MB/s", _line_dicts(best), f"mean of {best.n} run(s)")]
     if c.flagged:
@@ -468,7 +515,8 @@ def findings(cards: list[DiskCard], sel: Selection) -> tuple[list[str], list[str
         ]
         if c.missing:
             missing.append(f"{c.machine}, {c.device}: no {', '.join(c.missing)} ({run_it})")
-        unknown = [k for k in SYSTEM_FACTS if not c.system.get(k)]
+        in_ram = str(c.system.get("filesystem") or "").lower() in design.RAM_FILESYSTEMS  # no device to record
+        unknown = [k for k in SYSTEM_FACTS if not c.system.get(k) and not (in_ram and k in DEVICE_FACTS)]
         if unknown:
             missing.append(
                 f"{c.machine}, {c.device}: the system table lacks {', '.join(unknown)} (the lab records them; "

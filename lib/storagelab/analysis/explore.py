@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from . import design, fio_runs, stacks
+from . import design, fio_runs, run_verdicts, stacks
 from .db import frame
 from .fio_runs import groups_apart
 from .selection import Selection
@@ -80,13 +80,21 @@ def flagged_runs(con, direction: str = "write", margin: float = 1.1, sel=None) -
     """The fio runs of ``direction`` in the selection ``sel`` (default: the whole database), fastest first, with the
     plausibility flag of ``stacks.with_flags`` (``flag``: above or at its labelled device limit, direct=1 ignored by
     ZFS) and the design checks of ``design.with_design`` (too short, working set in the cache, a stall ...: the
-    checks 05 and 08 make); ``clean``: neither flags the run."""
+    checks 05 and 08 make) and the verdicts of its logs (``run_verdicts``: two regimes, dips, not steady); ``clean``:
+    none flags the run."""
     runs = fio_runs.runs(con, sel or Selection())
     if runs.is_empty():
         return runs
     runs = runs.with_columns(label=fio_runs.run_label(runs))  # without a label: as much of its path as tells it apart
-    d = design.with_design(stacks.with_flags(runs.filter(pl.col("direction") == direction), margin))
-    clean = pl.col("flag").is_in([stacks.FLAGS[3], stacks.FLAGS[4]]) & ~pl.col("design_flagged")
+    # the design checks and the logs' verdicts of 05, 08 and 10 (two regimes, dips, not steady: ``run_verdicts``)
+    d = run_verdicts.verdicts(con, runs.filter(pl.col("direction") == direction), margin)
+    if d.is_empty():
+        return d
+    clean = (
+        pl.col("flag").is_in([stacks.FLAGS[3], stacks.FLAGS[4]])
+        & ~pl.col("design_flagged")
+        & pl.col("regime").is_null()
+    )
     return d.with_columns(clean=clean).sort("bw_bytes_per_s", descending=True)
 
 
@@ -107,6 +115,7 @@ def fastest_flags(run: dict) -> str:
     """What flags a run of ``flagged_runs``, in words: its design marker's names and its plausibility flag."""
     said = [
         *run.get("design_flags", []),
+        *([str(run["regime"]).removeprefix(f"{design.MARK} ")] if run.get("regime") else []),
         *([run["flag"]] if run["flag"] not in (stacks.FLAGS[3], stacks.FLAGS[4]) else []),
     ]
     return ", ".join(said)

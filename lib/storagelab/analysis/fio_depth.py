@@ -217,8 +217,9 @@ def rounded_note(depth: pl.DataFrame) -> str | None:
     runs = rounded.select("file_id", "doc_index").n_unique()
     text = (
         f"MiB/s marked * ({runs} run(s) of fio's text output) are as fio printed them, rounded to 3-4 significant "
-        "digits (its group line's bw=); the IOPS beside them are exact (fio's I/O count over the run time), so the two "
-        "columns can disagree by a fraction of a percent"
+        "digits (its group line's bw=; where that figure disagrees with the line's own io/run, io/run: the ingest's "
+        "warning names the line); the IOPS beside them are exact (fio's I/O count over the run time), so the two "
+        "columns can disagree"
     )
     group = pl.col("bw_basis") == "group" if "bw_basis" in rounded.columns else pl.lit(True)
     gap = (
@@ -228,11 +229,11 @@ def rounded_note(depth: pl.DataFrame) -> str | None:
     )
     gap = gap.filter(pl.col("off").is_not_null()).sort("off", descending=True)
     if gap.is_empty() or gap["off"][0] < 0.0005:
-        return text + "."
+        return text + " (here by under 0.05 %)."
     r = gap.row(0, named=True)
     return (
-        f"{text}: {r['label']}, {r['iops']:,.0f} IOPS x {r['block_size_bytes'] / 1024:g} KiB = "
-        f"{r['implied'] / 2**20:.1f} MiB/s beside the printed {r['bw_bytes_per_s'] / 2**20:.1f} MiB/s."
+        f"{text}, here by up to {r['off'] * 100:.1f} %: {r['label']}, {r['iops']:,.0f} IOPS x {r['block_size_bytes'] / 1024:g} "
+        f"KiB = {r['implied'] / 2**20:.2f} MiB/s beside {r['bw_bytes_per_s'] / 2**20:.2f} MiB/s."
     )
 
 

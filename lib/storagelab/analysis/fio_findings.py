@@ -230,9 +230,19 @@ def depth(n, res) -> None:
         if c.other_setups and (c.workload, c.direction) not in seen:
             seen.add((c.workload, c.direction))
             setups = [c.setup, *c.other_setups]
+            depths = {
+                lv.outstanding
+                for o in n.curves
+                if (o.workload, o.direction) == (c.workload, c.direction)
+                for lv in o.levels
+            }
             res.findings.append(
                 f"`{c.workload}` {c.direction} ran on {len(setups)} setups ({prose.listing(setups)}): a depth curve "
                 "is drawn and a ratio stated within one setup only; across them the depth is not the only difference."
+                if len(depths) > 1
+                else f"`{c.workload}` {c.direction} ran on {len(setups)} setups ({prose.listing(setups)}), all at one "
+                "depth: each is shown on its own, never pooled as repeats (label host in the manifest where they are "
+                "one machine's)."
             )
         res.findings.append(Finding(curve_sentence(c), _curve_cites(n.depth, c)))
     for k in getattr(n, "knees", []):

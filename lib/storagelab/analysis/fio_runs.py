@@ -15,7 +15,7 @@ per-sample ``bw`` avg/stdev (``fio_results.bw_mean/stdev``) are the spread of th
 per-sample figures, never as a run's bandwidth or as run-to-run noise (that comes from repeats: ``stats``).
 
 The *workload* is what fio was asked to do: rw (and the read share of a mixed mode), bs, iodepth,
-numjobs, ioengine, direct, sync/fsync, size and runtime. It comes from the output where fio printed it (JSON job options, the text
+numjobs, ioengine, direct, sync/fsync, size and runtime, and a rate cap (rate=, rate_iops=) where one was given. It comes from the output where fio printed it (JSON job options, the text
 preamble), and otherwise from the manifest's ``command`` (the fio command line the run was made
 with); the size, where no option gives it, from fio's "Laying out IO file (1 file / 22MiB)" line. A run with
 neither options nor command (a pasted transcript) takes the one workload of the selection that fits all its output
@@ -53,6 +53,8 @@ WORKLOAD_OPTIONS = (
     "size",
     "runtime",
     "rwmixread",  # the read share of a mixed mode (shown for rw/readwrite/randrw only)
+    "rate",  # a cap fio was told to keep to (shown where given): a capped run is not the uncapped workload
+    "rate_iops",
 )
 _SIZE_OPTIONS = ("bs", "size")
 MIXED_MODES = ("rw", "readwrite", "randrw")
@@ -79,7 +81,7 @@ SELECT f.file_id, f.path, f.label, f.study, f.host, f.stack, f.pool, f.vdev_type
        r.ios, r.ios / (g.run_max_ns / 1e9) AS iops, r.clat_max_ns, r.lat_max_ns, r.slowest_line_start,
        r.slowest_line_end,
        j.rw, j.block_size_bytes, j.iodepth, j.numjobs, j.jobs, j.ioengine, j.options_json, j.jobname,
-       j.layout_bytes, j.has_sync
+       j.layout_bytes, j.has_sync, s.section
 FROM fio_groups g JOIN files f USING (file_id)
 LEFT JOIN (SELECT file_id, doc_index, groupid, any_value(rw) AS rw, max(block_size_bytes) AS block_size_bytes,
                   -- numjobs: the option (JSON), else the threads fio counted for a job (text: jobs=N of a
@@ -106,6 +108,9 @@ LEFT JOIN (SELECT res.file_id, jj.doc_index, jj.groupid, res.direction, sum(res.
 -- the manifest's command, else the fio command line the log shows before this run (a terminal transcript)
 LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_commands) c
        ON c.file_id = g.file_id AND g.doc_index >= c.doc_index AND (c.next_doc IS NULL OR g.doc_index < c.next_doc)
+-- the Markdown headings a write-up puts before this run (which machine each run of a write-up is on)
+LEFT JOIN (SELECT *, lead(doc_index) OVER (PARTITION BY file_id ORDER BY doc_index) AS next_doc FROM fio_sections) s
+       ON s.file_id = g.file_id AND g.doc_index >= s.doc_index AND (s.next_doc IS NULL OR g.doc_index < s.next_doc)
 WHERE {where}
   AND (j.file_id IS NOT NULL  -- the final report of each run in the file (fio runs appended to one log)
        OR (g.doc_index = (SELECT max(doc_index) FROM fio_groups g2 WHERE g2.file_id = g.file_id)
@@ -208,6 +213,7 @@ WORKLOAD_INPUTS = (
     "command",
     "layout_bytes",  # the file fio laid out ("Laying out IO file (1 file / 22MiB)"): the size where no option says
     "has_sync",  # the output has a fsync/fdatasync section: fsync or fdatasync was on
+    "jobname",  # a size laid out by a run of this job name in this folder (``match_by_output``)
 )
 
 
@@ -232,7 +238,7 @@ def workload_of(row: dict) -> tuple[dict, str]:
         else _option_value("numjobs", opts.get("numjobs")),
         "ioengine": row.get("ioengine") or opts.get("ioengine"),
     }
-    for k in ("direct", "sync", "fsync", "fdatasync", "size", "runtime"):
+    for k in ("direct", "sync", "fsync", "fdatasync", "size", "runtime", "rate", "rate_iops"):
         from_output[k] = _option_value(k, opts.get(k))
     from_output["rwmixread"] = _read_share(opts)
     if opts:  # fio lists every option it was given: an absent one took fio's default
@@ -275,7 +281,7 @@ def output_notes(row: dict, w: dict) -> list[str]:
         )
     if row.get("layout_bytes") and w.get("size") == int(row["layout_bytes"]):
         if not parse_command(row.get("command")).get("size") and not _json_size(row.get("options_json")):
-            notes.append(f"size {fmt_bytes(w['size'])} from fio's 'Laying out IO file' line (whole MiB, rounded down)")
+            notes.append(f"size {fmt_bytes(w['size'])} {LAID_OUT} (whole MiB, rounded down)")
     return notes
 
 
@@ -319,6 +325,7 @@ def workload_key(w: dict, without: tuple[str, ...] = ()) -> str:
         parts.append(f"fdatasync={show('fdatasync')}")
     if w.get("sync_section"):
         parts.append("fsync/fdatasync=on")
+    parts += [f"{k}={w[k]}" for k in ("rate", "rate_iops") if w.get(k) not in (None, "", "0")]
     parts += [f"{k}={show(k)}" for k in ("size", "runtime") if k not in without]
     return " ".join(parts)
 
@@ -340,9 +347,40 @@ def file_names(paths) -> dict[str, str]:
 
 
 def short_name(df: pl.DataFrame, column: str = "path") -> pl.Expr:
-    """``file_names`` of ``df``'s paths, as an expression over ``column``."""
+    """``file_names`` of ``df``'s paths, as an expression over ``column``; with ``df``'s ``section``s (a write-up's
+    headings, ``fio_sections``), where one file's runs lie under different headings, the file's name and the run's
+    section ('vps-fio-libaio-4K.txt § aws ec2 micro - 990M'): a write-up of five machines is five configurations,
+    never five repeats of one."""
     names = file_names(df[column].to_list()) if column in df.columns and df.height else {}
-    return pl.col(column).replace_strict(names, default=None, return_dtype=pl.String)
+    base = pl.col(column).replace_strict(names, default=None, return_dtype=pl.String)
+    if column != "path" or "section" not in df.columns or df["section"].is_null().all():
+        return base
+    shown = {
+        f"{path}\x1f{section}": f"{names.get(path, path)} § {short}"
+        for path, sections in section_names(df).items()
+        for section, short in sections.items()
+    }
+    key = pl.concat_str([pl.col("path"), pl.col("section").fill_null("")], separator="\x1f")
+    return key.replace_strict(shown, default=base, return_dtype=pl.String)
+
+
+def section_names(df: pl.DataFrame) -> dict[str, dict[str, str]]:
+    """For each file of ``df`` whose runs lie under more than one section: {section ('' before the first heading):
+    its name without the headings every section of the file shares ('before its first heading' for '')}."""
+    out: dict[str, dict[str, str]] = {}
+    pairs = df.select("path", pl.col("section").fill_null("")).unique(maintain_order=True)
+    for (path,), g in pairs.group_by("path", maintain_order=True):
+        sections = g["section"].to_list()
+        if len(sections) < 2:
+            continue
+        split = [s.split(" > ") if s else [] for s in sections]
+        common = 0
+        while all(len(p) > common + 1 and p[common] == split[0][common] for p in split):
+            common += 1
+        out[path] = {
+            s: " > ".join(p[common:]) if p else "before its first heading" for s, p in zip(sections, split, strict=True)
+        }
+    return out
 
 
 def run_label(df: pl.DataFrame) -> pl.Expr:
@@ -406,8 +444,9 @@ def with_workloads(df: pl.DataFrame) -> pl.DataFrame:
         # options given (JSON, a command line), or a size fio printed laying out the file: a workload to match
         given = bool(row.get("options_json")) or bool(parse_command(row.get("command")))
         given = given or any(n.startswith("size ") for n in notes)
-        entries.append(WorkloadEntry(values, w, src, notes, given, row["setup_of_options"]))
+        entries.append(WorkloadEntry(values, w, src, notes, given, row["setup_of_options"], row.get("jobname")))
     match_by_output(entries)
+    size_from_folder(entries)
     rows = []
     for e in entries:
         w = e.w
@@ -485,6 +524,7 @@ class WorkloadEntry:
     notes: list[str]
     given: bool
     setup: str | None = None  # _setup_expr: the runs it may borrow options from share it
+    jobname: str | None = None  # the job's name (a size laid out in one folder: ``size_from_folder``)
 
 
 def match_by_output(entries: list[WorkloadEntry]) -> None:
@@ -517,6 +557,44 @@ def match_by_output(entries: list[WorkloadEntry]) -> None:
             f"no command line or options: matched by what its output shows ({', '.join(shown)}{sync}) to `{key}`, the "
             f"one workload of {e.setup} it fits; {', '.join(taken)} taken from that workload (not in its output)",
             *(n for n in e.notes if not n.startswith("its output has a fsync")),
+        ]
+
+
+LAID_OUT = "from fio's 'Laying out IO file' line"
+
+
+def size_from_folder(entries: list[WorkloadEntry]) -> None:
+    """A run whose output shows no size (no options, no command, no 'Laying out IO file' line) of a file without a host
+    label takes the size another file of its folder printed laying out its file (``output_notes``), where that run
+    has its job name and the same workload otherwise: fio lays out a job's file (named after the job) in its
+    directory once, and a later run finds it there and prints no size (the h6n trial's rr32-rep1..4.txt: one command
+    four times, only the first printed 'rr32: Laying out IO file (1 file / 256MiB)', and 08 made two workloads of
+    them). Said in ``notes``; the runs stay setups of their own (no host label), as ever."""
+
+    def folder(x: WorkloadEntry) -> str | None:  # the folder of an unlabelled run's own file ('file F' setups)
+        return x.setup.rsplit("/", 1)[0] if x.setup and x.setup.startswith("file ") else None
+
+    laid = [e for e in entries if e.jobname and folder(e) and any(LAID_OUT in n for n in e.notes)]
+    for e in entries:
+        if e.w.get("size") is not None or not e.jobname or folder(e) is None:
+            continue
+        shown = [k for k in WORKLOAD_OPTIONS if k != "size" and e.w.get(k) is not None]
+        fits = {
+            int(g.w["size"]): g
+            for g in laid
+            if g.jobname == e.jobname
+            and folder(g) == folder(e)
+            and all(str(g.w.get(k)) == str(e.w[k]) for k in shown)
+            and all(g.w.get(k) is None for k in WORKLOAD_OPTIONS if k not in shown and k != "size")
+        }
+        if len(fits) != 1:
+            continue
+        ((size, g),) = fits.items()
+        e.w = {**e.w, "size": size}
+        e.notes = [
+            *e.notes,
+            f"size {fmt_bytes(size)} {LAID_OUT} of {str(g.setup).rsplit('/', 1)[-1]}, job "
+            f"{e.jobname} in the same folder (a later run finds the file laid out and prints no size)",
         ]
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..manifest import LABEL_COLUMNS
-from .fio_runs import RUN_MARK, config_label
+from .fio_runs import RUN_MARK, config_label, section_names
 
 NOT_SETUP = ("study", "seed", "seed_lines", "also_in", "label", "command", "duplicate_of")
 SETUP_COLUMNS = tuple(c for c in LABEL_COLUMNS if c not in NOT_SETUP)
@@ -159,8 +159,16 @@ def sentence(df: pl.DataFrame) -> str:
     files = no_label.select(run).n_unique() if no_label.height and run else no_label.height
     if not files:
         return head + "."
+    headed = section_names(no_label) if {"path", "section"} <= set(no_label.columns) else {}
+    sections = (
+        f", nor are runs under different Markdown headings of one write-up ({len(headed)} file(s), "
+        f"{sum(len(v) for v in headed.values())} sections: a write-up's sections may be different machines; runs "
+        "under one heading are repeats)"
+        if headed
+        else ""
+    )
     return (
         f"{head}; {files} run(s) have no label and are named by their file (as much of its path as tells it from the "
-        "others): runs appended to one file are repeats, files of one name in different folders are not. Labels in "
-        "the manifest would make the grouping certain."
+        f"others): runs appended to one file are repeats, files of one name in different folders are not{sections}. "
+        "Labels in the manifest would make the grouping certain."
     )

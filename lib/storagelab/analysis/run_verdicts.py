@@ -8,8 +8,12 @@ A run is left out (``suspect``) where
   direct=1 ignored, ARC-served);
 * its logs show two regimes (a sustained segment several times the rest: ``fio_timeseries.high_regime``) or dips
   (it falls to a third of its median or less and recovers: ``fio_timeseries.low_dips``); these do not depend on the
-  steady-state parameters (08's steady state itself is a finding, not a verdict), only on which runs are too short
-  to judge (``min_elapsed_s``);
+  steady-state parameters, only on which runs are too short to judge (``min_elapsed_s``);
+* its logs are not steady with the default steady-state parameters (``fio_timeseries.ROUNDS``, ``EXCURSION_PCT``,
+  ``SLOPE_PCT``) in the one way an average cannot hide: a window that met both criteria, then a departure of
+  ``NOT_STEADY_FACTOR`` (1.5x, or down to 1/1.5) or more from its mean that no later window recovers from (the h6n trial's 60 s xfs write: 2,823 MiB/s for 49 s, then 6,352 MiB/s;
+  its 2,962 MiB/s average describes neither, yet headed 07 and the card). 08's own steady-state finding follows its
+  parameters; a run that never meets the criteria at all is a finding there, not a verdict;
 * a firm plausibility flag (``stacks_flags.with_flags`` with ``margin``: above the device's limit, at it within the
   printed figure's rounding, direct=1 ignored by ZFS < 2.3); a weak one (just above the labelled limit) is shown but
   leaves nothing out.
@@ -33,6 +37,7 @@ from .db import frame
 from .fio_latency import load_log_runs
 from .fio_timeseries import (
     EXCURSION_PCT,
+    REGIME_MIN_ROUNDS,
     ROUNDS,
     SLOPE_PCT,
     SteadyVerdict,
@@ -47,6 +52,9 @@ from .stacks_flags import CLEAN_FLAGS, FLAGS, SUSPECT_FLAGS, with_flags
 # the plausibility flags' margin over a run's labelled device limit (notebook 05's inflation_margin default; 08 and
 # 10 use it too: a run at 944 MiB/s against 'about 900 MB/s' is at 1.1 x the limit within rounding in every report)
 MARGIN = 1.1
+# a rate that leaves its steady band by this factor or more (up, or down by its inverse) and does not come back is
+# a verdict: its average describes neither part (a 20 % excursion in a short run's last window is noise: 08 says it)
+NOT_STEADY_FACTOR = 1.5
 KEY = ("file_id", "doc_index", "groupid", "direction")  # one run's direction (``fio_runs.runs``' rows)
 
 
@@ -206,7 +214,29 @@ def regimes(verdicts: Sequence[SteadyVerdict], outputs: Mapping[str, int]) -> di
     for v in ordered:  # a run that falls far below its median and recovers
         if v.dips and v.run in outputs and outputs[v.run] not in out:
             out[outputs[v.run]] = f"{design.MARK} dips: {fio_findings.dips_text(v)}"
+    for v in ordered:  # steady for a window, then it leaves that band and no later window holds to the end
+        if v.kind not in ("bw", "iops") or v.state != "not steady" or v.left_value is None or not v.mean:
+            continue  # (a rate's series: a latency's own departures are 08's findings)
+        if 1 / NOT_STEADY_FACTOR < v.left_value / v.mean < NOT_STEADY_FACTOR or not _sustained(v):
+            continue  # a departure within the factor, or a window or two: 08's finding, not a verdict
+        if v.run in outputs and outputs[v.run] not in out:
+            figure = prose.rate if v.kind == "bw" else (lambda x: f"{x:,.0f} IOPS")
+            way = "falls" if v.mean is not None and v.left_value < v.mean else "rises"
+            out[outputs[v.run]] = (
+                f"{design.MARK} not steady: {way} to {figure(v.left_value)} at {v.left_from_s:g}-{v.left_to_s:g} s "
+                f"from {figure(v.mean or 0)} in {v.start_s:g}-{v.end_s:g} s"
+            )
     return out
+
+
+def _sustained(v: SteadyVerdict) -> bool:
+    """A departure (``left_from_s`` to ``left_to_s``) that spans ``REGIME_MIN_ROUNDS`` log windows or more, a window
+    being its steady window's span over its rounds less one (one spike, or a short run's last window, is not a
+    regime of its own)."""
+    if None in (v.start_s, v.end_s, v.left_from_s, v.left_to_s):
+        return False
+    step = (v.end_s - v.start_s) / max(ROUNDS - 1, 1)  # type: ignore[operator]
+    return step > 0 and (v.left_to_s - v.left_from_s) / step + 1 >= REGIME_MIN_ROUNDS - 1e-9  # type: ignore[operator]
 
 
 def log_regimes(logs: Logs, by_file: Mapping[int, design.DesignFlags]) -> dict[int, str]:

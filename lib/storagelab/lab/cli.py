@@ -11,6 +11,7 @@ import stat
 import sys
 from pathlib import Path
 
+from ..analysis.design import MIN_ELAPSED_S
 from ..errors import DatabaseBusyError
 from ..labhelp import SUBCOMMANDS
 from ..store import db as store_db
@@ -342,6 +343,20 @@ def main(argv: list[str]) -> int:
     return _main_sweep(args, out, db)
 
 
+def short_runs_note(preset: str, runs: list) -> str | None:
+    """A warning before runs shorter than the design checks' minimum (05, 08 and 10 flag every one of them 'short'
+    and compare none: the h6n trial's `--preset standard --repeat auto --runtime 2` made 80 such runs), or None; the
+    smoke preset tests the plumbing and is short on purpose."""
+    under = sorted({r.runtime_s for r in runs if r.runtime_s < MIN_ELAPSED_S})
+    if preset == "smoke" or not under:
+        return None
+    return (
+        f"storagelab lab fio: warning: --runtime {under[0]} s is under the {MIN_ELAPSED_S:g} s the reports' design "
+        f"checks require: every run of these {len(runs)} tests will be flagged 'short', and the reports compare none "
+        f"of them (--runtime {MIN_ELAPSED_S:g} or more measures a sustained rate)"
+    )
+
+
 def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
     if not args.dry_run and not shutil.which("fio"):
         say("storagelab lab fio: fio is not installed (Debian: apt-get install fio)")
@@ -393,6 +408,9 @@ def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
             "hold at least one block"
         )
         return 2
+    short = short_runs_note(args.preset, runs)
+    if short:
+        say(short)
     if args.dry_run:
         for r in runs:
             say(shlex.join(r.argv), sys.stdout)

@@ -31,6 +31,11 @@ def sanity_flags(
     flags = []
     fs = target_info.get("fstype")
     zv = target_info.get("zfs_version")
+    if fs in ("tmpfs", "ramfs"):
+        flags.append(
+            f"RAM, not a disk: the target is on {fs}, whose files live in memory: these figures measure memory, not a "
+            "device"
+        )
     if fs == "zfs" and direct and zv and _version_tuple(zv) < (2, 3):
         flags.append(f"direct I/O on ZFS {zv} (< 2.3): O_DIRECT is ignored or refused, I/O goes through the ARC")
 

@@ -94,10 +94,20 @@ def _hidden(key: str) -> bool:
     return os.path.isfile(key if key.startswith("/") else paths.ROOT / key)
 
 
-def manifest_warnings(manifest: Manifest, listing: list[ListedFile], present: set[str], scopes: list[str]) -> list[str]:
-    """Rows that match no file (``present``: every path the database now holds or lists as a copy),
-    and listed files with no row (under the manifest's folder), each named with the manifest it concerns (the
-    folder's own, or the nearest one above it: see ``Manifest.source_of``)."""
+def manifest_warnings(
+    manifest: Manifest,
+    listing: list[ListedFile],
+    present: set[str],
+    scopes: list[str],
+    copies: dict[str, str] | None = None,
+) -> list[str]:
+    """Rows that match no file (``present``: every path the database now holds or lists as a copy; a row whose file
+    is there but was not read, a .md write-up, says so), and listed files with no row (under the manifest's folder),
+    each named with the manifest it concerns (the folder's own, or the nearest one above it: see
+    ``Manifest.source_of``); a file with no row that is a copy of a stored one (``copies``: its path -> the stored
+    file's) is not stored again: said so, and whose labels its rows carry (the h6n trial's 'stored without labels'
+    for eight copies that were not stored)."""
+    copies = copies or {}
     if manifest.missing and not manifest.nested:
         return []
     out = []
@@ -111,6 +121,13 @@ def manifest_warnings(manifest: Manifest, listing: list[ListedFile], present: se
             out.append(
                 f"{where}:{line}: {rel}: a hidden file (a name starting with '.'): ingest does not "
                 "look at hidden files and folders; rename it to have it stored"
+            )
+            continue
+        there = Path(manifest.root) / rel
+        if there.is_file() and not there.is_symlink():  # (a link is not followed: said on its own line)
+            out.append(
+                f"{where}:{line}: {rel}: the file is there but was not stored (left out: the lines above say why; a .md "
+                "write-up is read as documentation, rename it to .txt to have its tool output stored)"
             )
             continue
         out.append(
@@ -127,7 +144,13 @@ def manifest_warnings(manifest: Manifest, listing: list[ListedFile], present: se
     for where, keys in unlabelled.items():
         if where is None:  # no manifest above it: said once by the ingest ("no manifest at ...")
             continue
-        out += [f"{k}: no row in {where} (stored without labels)" for k in keys[:WARN_MAX]]
+        out += [
+            f"{k}: no row in {where}; the same bytes as {copies[k]}: not stored again (its rows are that file's, "
+            "with that file's labels)"
+            if k in copies
+            else f"{k}: no row in {where} (stored without labels)"
+            for k in keys[:WARN_MAX]
+        ]
         if len(keys) > WARN_MAX:
             out.append(f"{len(keys) - WARN_MAX} more files have no row in {where}")
     outside = [f.key for f in listing if not f.key.startswith(prefix)]

@@ -358,13 +358,13 @@ class _Run:
         present = (
             listed | plan.stored.keys() | (plan.copies.keys() - set(plan.gone_copies)) | {r.key for r in plan.renames}
         )
-        summary.warnings += labels.manifest_warnings(self.manifest, listing, present, scope_list)
         copy_of = {c.key: c.same_as for c in plan.found}
         copy_of.update(
             (k, v.same_as)
             for k, v in plan.copies.items()
             if k not in copy_of and k not in plan.unique and k not in plan.gone_copies
         )
+        summary.warnings += labels.manifest_warnings(self.manifest, listing, present, scope_list, copy_of)
         summary.warnings += labels.copy_warnings(self.labels_of, copy_of)
         self.ctrl_c.check()
 

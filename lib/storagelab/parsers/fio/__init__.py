@@ -25,7 +25,8 @@ from .text import parse_lines, parse_text
 TOOL = "fio"
 # 2: fio_jobs.layout_files, layout_bytes ("Laying out IO file" line); 3: a JSON direction's rows (fio_results,
 # fio_percentiles, derived fio_groups) on the lines of its direction object, not its job's or document's
-PARSER_VERSION = 3
+# 4: a text bandwidth its own io/run cannot give is stored as io/run (warned); fio_sections (Markdown headings)
+PARSER_VERSION = 4
 HELPER_MODULES: tuple[str, ...] = ()  # a package: its own files are its code
 FORMATS = ("fio-normal", "fio-terse", "fio-json", "fio-json+normal", "fio-log", "fio-hist-log")
 PARSE_TAKES_NAME = True  # parse(text, fmt, name): log files say their kind only in their name

@@ -188,6 +188,19 @@ TABLES["fio_commands"] = table(
     ),
     *LINES,
 )
+TABLES["fio_sections"] = table(
+    "The Markdown headings a write-up puts before a run's report (``## aws ec2 micro``, outside the fenced blocks, in "
+    "a file that has fenced blocks): a write-up of several machines says which machine each run is on only there. "
+    "The analyses name a run by its section where its file's runs lie under different ones, and never take runs "
+    "of different sections for repeats.",
+    ("doc_index", "INTEGER", "the first report after the heading (fio_jobs.doc_index)"),
+    (
+        "section",
+        "VARCHAR",
+        "the headings that hold the run, outer to inner, as printed without their '#' marks, joined by ' > '",
+    ),
+    *LINES,
+)
 TABLES["fio_log_samples"] = table(
     "One row per line of a fio bw/iops/lat/clat/slat log (`PREFIX_KIND.N.log`). The kind is only in the file "
     "name: NULL when the name does not say it. Join to the run's output: same folder, `prefix` = the "

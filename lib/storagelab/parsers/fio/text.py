@@ -65,6 +65,7 @@ from .text_shapes import (
     _GROUP_HEAD,
     _HEADER,
     _HEADER_CUE,
+    _HEADING,
     _JOBS_ETA,
     _JOBS_STATUS,
     _LAYOUT,
@@ -248,6 +249,8 @@ class _TextParser(BlockFast, ReportTail):
             doc = self.report + 1 if self.report_tail else self.report
             self.layout[m["name"]] = (doc, int(m["files"]), int(m["mib"]) * units.MiB)
             return
+        if c in "#`" and self.markdown(ln, s):
+            return
         if c in "2345" and s[1:6] == ";fio-":
             self.terse_lines.append(ln)
             return
@@ -263,14 +266,43 @@ class _TextParser(BlockFast, ReportTail):
             self.started = True
             self.new_run = self.new_run or (self.report_tail and s.startswith("Starting "))
 
-    def add_commands(self) -> None:
+    def markdown(self, ln: int, s: str) -> bool:
+        """A Markdown fence (```) or, outside the fenced blocks, a heading line: kept (``add_sections``); True for a
+        heading (nothing else to read in it)."""
+        if s.startswith("```"):
+            self.fences += 1
+            return False
+        m = self.fences % 2 == 0 and _HEADING.match(s)
+        if not m:
+            return False
+        level = len(m[1])
+        self.heading_path = [h for h in self.heading_path if h[0] < level] + [(level, m[2])]
+        doc = self.report + 1 if self.report_tail else self.report
+        self.headings.append((doc, " > ".join(h for _, h in self.heading_path), ln))
+        return True
+
+    def add_sections(self) -> dict[int, int]:
+        """``fio_sections``: the headings before each run, in a file with fenced blocks (a Markdown write-up; a log
+        whose script echoes '# run 2' has none); {doc_index: the line of its last heading}."""
+        last: dict[int, tuple[str, int]] = {}
+        for doc, path, ln in self.headings if self.fences else ():
+            if doc <= self.report:
+                last[doc] = (path, ln)
+        for doc, (path, ln) in sorted(last.items()):
+            self.p.add("fio_sections", {"doc_index": doc, "section": path, "line_start": ln, "line_end": ln})
+        return {doc: ln for doc, (_, ln) in last.items()}
+
+    def add_commands(self, headed: dict[int, int]) -> None:
         """Each run's fio command: the one typed or pasted before it (none after the last report; of several
-        different ones, none: ``command.paired`` warns)."""
+        different ones, none: ``command.paired`` warns). Where a heading comes between (``headed``: its line), the
+        commands under it, if any: those above it are another section's (a write-up's summary of its commands)."""
         per_doc: dict[int, list[tuple[str, int, int]]] = {}
         for doc, typed_line, first, last in self.commands:
             if doc <= self.report:
                 per_doc.setdefault(doc, []).append((typed_line, first, last))
         for doc, found in sorted(per_doc.items()):
+            under = [f for f in found if f[1] > headed.get(doc, 0)]
+            found = under or found
             typed, why = paired(found)
             if why:  # a row without a command: the run before it lends it none
                 self.p.warnings.append(why)
@@ -372,7 +404,7 @@ class _TextParser(BlockFast, ReportTail):
                 f"line {self.terse_lines[0]}: {n} fio terse line{'s' if n > 1 else ''} beside the normal output "
                 "not stored (the normal output is, with its printed rounding)"
             )
-        self.add_commands()
+        self.add_commands(self.add_sections())
         finals = {*self.run_ends, self.report}
         for job in self.p.rows("fio_jobs"):
             job["is_final"] = job["doc_index"] in finals

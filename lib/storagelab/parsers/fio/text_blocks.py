@@ -169,7 +169,8 @@ class JobBlock(TextState):
         if m3:
             if m["tail"] and not m["tail"].startswith(";"):
                 self.fail(ln, "unexpected text after the direction line", "'; N zone resets' or nothing")
-            row["bw_bytes_per_s"] = self.pair(ln, m["bw"], m["bw2"])
+            bw = self.pair(ln, m["bw"], m["bw2"])
+            row["bw_bytes_per_s"] = self.measured_bw(ln, bw, (m["bw"], m["bw2"]), m["io"], int(m["runt"]), False)
             row["io_bytes"] = self.size(ln, m["io"])
             if _SI_UNIT.search(m["bw"]):
                 self.jstate["kb_base"] = 1000
@@ -177,7 +178,8 @@ class JobBlock(TextState):
                 self.jstate["kb_base"] = 1024
         else:
             self.jstate["legacy"] = True
-            row["bw_bytes_per_s"] = self.size(ln, m["bw"], legacy=True)
+            bw = self.size(ln, m["bw"], legacy=True)
+            row["bw_bytes_per_s"] = self.measured_bw(ln, bw, (m["bw"],), m["io"], int(m["runt"]), True)
             row["io_bytes"] = self.size(ln, m["io"], legacy=True)
 
     def lat_fast(self, ln: int, m: re.Match) -> None:

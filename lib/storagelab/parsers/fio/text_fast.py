@@ -158,7 +158,7 @@ class BlockFast(JobBlock):
         row["iops"] = _r(self.conv(ln, units.si_number, g[1].strip(), _SI_EXPECTED))
         row["runtime_ns"] = _r(int(g[5]) * 1e6)
         bw = g[2]
-        row["bw_bytes_per_s"] = self.pair(ln, bw, g[3])
+        row["bw_bytes_per_s"] = self.measured_bw(ln, self.pair(ln, bw, g[3]), (bw, g[3]), g[4], int(g[5]), False)
         row["io_bytes"] = self.size(ln, g[4])
         if _SI_UNIT.search(bw):
             self.jstate["kb_base"] = 1000
@@ -173,7 +173,7 @@ class BlockFast(JobBlock):
         row["iops"] = _r(self.conv(ln, units.si_number, g[9].strip(), _SI_EXPECTED))
         row["runtime_ns"] = _r(int(g[10]) * 1e6)
         self.jstate["legacy"] = True
-        row["bw_bytes_per_s"] = self.size(ln, g[8], legacy=True)
+        row["bw_bytes_per_s"] = self.measured_bw(ln, self.size(ln, g[8], legacy=True), (g[8],), g[7], int(g[10]), True)
         row["io_bytes"] = self.size(ln, g[7], legacy=True)
         return self.section_lines(ln, row, parts)
 

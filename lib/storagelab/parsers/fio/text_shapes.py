@@ -16,6 +16,7 @@ _JOBS_ETA = re.compile(r"^\s*Jobs: \d+ \(f=\d+\).*?\[eta [^\]]*\]\s*")
 _VERSION = re.compile(r"^\s*fio[- ](\d+)\.(\d+)(?:\.\d+)?\S*\s*$")
 # filesetup.c: 3.x "name: Laying out IO file (1 file / 1024MiB)" ("files (2 files / total 2048MiB)"), 2.x
 # "name: Laying out IO file(s) (1 file(s) / 512MB)"; both print extend_size >> 20: MiB in either spelling
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(\S.*?)[ \t#]*$")  # a Markdown (ATX) heading
 _LAYOUT = re.compile(
     r"^(?P<name>.*?): Laying out IO file(?:s|\(s\))? \((?P<files>\d+) file(?:s|\(s\))? / (?:total )?(?P<mib>\d+)Mi?B\)"
 )

@@ -137,6 +137,9 @@ class TextState:
         self.terse_lines: list[int] = []  # fio terse lines beside the normal output (--output-format=terse,normal)
         self.commands: list[tuple[int, str, int, int]] = []  # (doc_index of the next report, fio command, lines)
         self.layout: dict[str, tuple[int, int, int]] = {}  # job name -> (doc_index of its run, files, bytes laid out)
+        self.fences = 0  # Markdown fence lines (```) seen outside the reports: odd inside a fenced block
+        self.heading_path: list[tuple[int, str]] = []  # the Markdown headings that hold this line: (level, text)
+        self.headings: list[tuple[int, str, int]] = []  # (doc_index of the next report, heading path, line)
 
     def is_last(self, ln: int) -> bool:
         """No non-blank line follows line ``ln``."""
@@ -179,6 +182,48 @@ class TextState:
             if len(_PAIRS_SEEN) < _CACHE_MAX:
                 _PAIRS_SEEN[(first, second)] = v
         return v
+
+    def printed_span(self, ln: int, token: str, legacy: bool = False) -> tuple[float, float]:
+        """What a printed size or rate can stand for: its value -/+ one unit of its last digit (fio rounds, some
+        releases truncate)."""
+        value = self.size(ln, token, legacy)
+        m = _LEAD_NUM.match(token)
+        if not m or not float(m.group(1)):
+            return value, value
+        digits = m.group(1)
+        step = 10.0 ** -(len(digits) - digits.index(".") - 1) if "." in digits else 1.0
+        unit = value / float(digits) * step
+        return value - unit, value + unit
+
+    def measured_bw(self, ln: int, bw: float, printed: tuple[str, ...], io: str, run_ms: int, legacy: bool) -> float:
+        """The stored bandwidth of a direction or group line: fio computes it as io * 1000 / run (ms) and prints it
+        twice (3.x: ``BW=11.0MiB/s (12.6MB/s)(4096MiB/341704msec)``). Where the figure taken (``pair``) disagrees
+        with the line's io/run and the other printed figure agrees (fio 3.1 and 3.25 print 11.99 MiB/s as
+        '11.0MiB/s' beside a right '12.6MB/s'), io/run is stored, with a warning naming both; where neither agrees
+        (a line edited by hand), the printed figure stays, with a warning."""
+        if not run_ms or not bw:
+            return bw
+        io_lo, io_hi = self.printed_span(ln, io, legacy)
+        lo, hi = io_lo * 1000 / run_ms, io_hi * 1000 / run_ms
+        spans = {t: self.printed_span(ln, t, legacy) for t in printed}
+        agree = [t for t, (a, b) in spans.items() if b >= lo and a <= hi]
+        taken = min(printed, key=lambda t: abs(self.size(ln, t, legacy) - bw))
+        if taken in agree:
+            return bw
+        measured = _r(self.size(ln, io, legacy) * 1000 / run_ms)
+        m = _LEAD_NUM.match(taken)
+        factor = self.size(ln, taken, legacy) / float(m.group(1)) if m else 1.0
+        shown = f"{taken} ({' '.join(t for t in printed if t != taken)})" if len(printed) > 1 else taken
+        gives = (
+            f"line {ln}: bandwidth printed as {shown} but the line's io/run gives {measured / factor:.2f}"
+            f"{_LEAD_NUM.sub('', taken, count=1)} ({io} in {run_ms} ms: {(measured / bw - 1) * 100:+.1f} % on the "
+            "printed figure)"
+        )
+        if not agree:
+            self.p.warnings.append(f"{gives}; neither figure agrees with it: kept as printed")
+            return bw
+        self.p.warnings.append(f"{gives}; stored io/run (the line's {agree[0]} agrees with it)")
+        return measured
 
     def integer(self, ln: int, text: str, expected: str) -> int:
         t = text.strip()
