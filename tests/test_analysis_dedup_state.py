@@ -188,13 +188,19 @@ def test_a_pool_no_log_nor_manifest_names_is_not_named_after_its_file(tmp_path):
     assert s.failed == 0, s.errors
     with open_db(tmp_path / "x.duckdb") as con:
         res = dedup.analyse(con, Selection(study=UNLABELLED))
-    assert [e.pool for e in res.numbers.best] == ["(unnamed; file DD.txt)", "(unnamed; file b.txt)"]
+    assert [e.pool for e in res.numbers.best] == [
+        "(pool name not in the output; file DD.txt)",
+        "(pool name not in the output; file b.txt)",
+    ]
     text = "\n".join(res.findings)
     assert (
-        "Pool (unnamed; file b.txt): 5,321 block pointers x 320 B = 1.6 MiB (0.0017 GB), an upper bound (bp count "
-        "includes metadata and embedded bps); fits the 7.75 GiB budget; it would fit at 1,563,897 B per entry or less."
+        "Pool (pool name not in the output; file b.txt): 5,321 block pointers x 320 B = 1.6 MiB (1.7 MB), an upper "
+        "bound (bp count includes metadata and embedded bps); fits the 7.75 GiB budget; it would fit at 1,563,897 B per entry or less."
     ) in text  # h7 finding 20: whole bytes with thousands separators, as every count
-    assert "Pool (unnamed; file DD.txt), zdb -D/-DD (existing DDT): 659 entries -> 205.9 KiB at 320 B/entry." in text
+    assert (
+        "Pool (pool name not in the output; file DD.txt), zdb -D/-DD (existing DDT): 659 entries -> 205.9 KiB at 320 B/entry."
+        in text
+    )
     assert "  Alone it fits while an entry costs at most 1,634,318 B; over the in-core sizes" in text
     assert "b.txt`" not in text and "DD.txt`" not in text  # no command names a file as a pool
     assert (

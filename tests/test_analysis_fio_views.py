@@ -355,21 +355,22 @@ def test_point_comparisons_at_one_depth_with_their_noise():
     ]
     singles = pl.DataFrame([_point("a | zfs", 1, 103 * mib), _point("b | zfs", 2, 100 * mib)])
     assert v.point_comparisons(singles) == [
-        "`write bs=4KiB` write at QD 1 x 1: a | zfs (1 run(s), mean 103.0 MiB/s (108.0 MB/s)) is 3.0 % faster than "
-        "b | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)); no test: no side has repeated runs, so run-to-run noise "
+        "`write bs=4KiB` write at QD 1 x 1: a | zfs (1 run(s), mean 103.0 MiB/s (108.0 MB/s)) measured 3.0 % more than "
+        "b | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)), arithmetic on the means only; no faster/slower verdict: no side has repeated runs, so "
+        "run-to-run noise "
         "is unknown. Repeat the runs (`storagelab lab fio --repeat 3`) for "
         "a run-to-run estimate."
     ]
     # finding 20 of the new-user trial: a difference that rounds to 0.0 % is '< 0.1 %', equal means have no direction
     close = pl.DataFrame([_point("a | zfs", 1, 100.04 * mib), _point("b | zfs", 2, 100 * mib)])
     assert v.point_comparisons(close)[0].startswith(
-        "`write bs=4KiB` write at QD 1 x 1: a | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)) is < 0.1 % faster than "
-        "b | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)); no test:"
+        "`write bs=4KiB` write at QD 1 x 1: a | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)) measured < 0.1 % more than "
+        "b | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)), arithmetic on the means only; no faster/slower verdict:"
     )
     same = pl.DataFrame([_point("a | zfs", 1, 100 * mib), _point("b | zfs", 2, 100 * mib)])
     assert v.point_comparisons(same)[0].startswith(
-        "`write bs=4KiB` write at QD 1 x 1: a | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)) has the same mean as "
-        "b | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)); no test:"
+        "`write bs=4KiB` write at QD 1 x 1: a | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)) measured the same mean as "
+        "b | zfs (1 run(s), mean 100.0 MiB/s (104.9 MB/s)), arithmetic on the means only; no faster/slower verdict:"
     )
     one = pl.DataFrame([_point("a | xfs", 1, bw * mib, doc_index=i) for i, bw in enumerate((100, 104, 96))])
     # n = 3, sd 4: CI = 4.303 x 4 / sqrt(3) = 9.94 (9.9 %), PI = 4.303 x 4 x sqrt(4/3) = 19.87 (19.9 %)

@@ -221,7 +221,7 @@ def test_non_default_parameters_are_used(project):
     assert "LBA 34 x 512 B = 17,408 B, 1,024 B past a 8192 B boundary" in text["03_sector63"]
     assert (
         "5,321 block pointers x 150 B" in text["04_dedup_ddt"]
-        and "12 GiB ARC max x 0.25 = 3.00 GiB" in text["04_dedup_ddt"]
+        and "12.00 GiB ARC max x 0.25 = 3.00 GiB" in text["04_dedup_ddt"]
     )
     assert (
         "dd 200M through mbuffer: 1269.0 MiB/s (1330.6 MB/s), 123.3% of the baseline." in text["06_zfs_send_transports"]

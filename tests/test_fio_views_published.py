@@ -151,8 +151,8 @@ def test_two_layouts_are_compared_by_their_run_bandwidth_without_a_noise_they_do
         res = fio_views.analyse(con, Selection())
     assert (
         "`randwrite bs=4KiB posixaio direct=0 size=4GiB runtime=60s` write at QD 1 x 1: truenas | zfs | single 1x1 (1 "
-        "run(s), mean 61.2 MiB/s (64.2 MB/s)) is 574.6 % faster than truenas | zfs | raidz2 1x6 (1 run(s), mean 9.1 "
-        "MiB/s (9.5 MB/s)); no test: no side has repeated runs, so run-to-run noise is unknown. Repeat the runs "
+        "run(s), mean 61.2 MiB/s (64.2 MB/s)) measured 574.6 % more than truenas | zfs | raidz2 1x6 (1 run(s), mean 9.1 "
+        "MiB/s (9.5 MB/s)), arithmetic on the means only; no faster/slower verdict: no side has repeated runs, so run-to-run noise is unknown. Repeat the runs "
         "(`storagelab lab fio --repeat 3`) for a run-to-run estimate." in res.findings
     )
     assert not any("692" in f or "noise (±" in f for f in res.findings)

@@ -305,7 +305,9 @@ def test_04_on_a_zdb_S_of_an_empty_pool_does_not_divide_by_zero(tmp_path):
     store.ingest([raw], db_path=db, manifest_path=tmp_path / "none.csv", parquet_dir=False, progress=False)
     res = analyse(duckdb.connect(str(db), read_only=True), Selection(study="(unlabelled)"))
     ladder = res.frames["ladder"]
-    assert ladder.select("pool", "entries").rows() == [("(unnamed; file S-empty-histogram.txt)", 0.0)]
+    assert ladder.select("pool", "entries").rows() == [
+        ("(pool name not in the output; file S-empty-histogram.txt)", 0.0)
+    ]
     assert "S-empty-histogram.txt" in res.markdown()
 
 

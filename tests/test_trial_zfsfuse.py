@@ -76,17 +76,24 @@ def con(tmp_path_factory):
 def test_02_one_comparison_one_number(con):
     """S6: the 8 KiB vs 128 KiB random reads of stripe2 at two file sizes are one comparison with one number (the
     geometric mean of the two pairs' ratios, sqrt(2.594 x 0.519) = 1.16x), its disagreeing sizes, unknown noise
-    (single runs), the working sets against the ARC's c_max and the shared design checks; not '+159.4 %' and
-    '-48.1 %' as two verdicts."""
+    (single runs) and no faster/slower verdict by the rule of 05, 08 and 10; not '+159.4 %' and '-48.1 %' as two
+    verdicts. The cache check is the shared one, against the ARC maximum of the selection's arcstats (c_max
+    104857600 B on line 2), never also against the 23.54 GiB of RAM: the 32 MiB files fit (flagged), the 160 MiB
+    files are 1.60x it (not flagged; 62 % of them fits at once, said as arithmetic)."""
     from storagelab.analysis import recordsize
 
     res = recordsize.analyse(con, Selection(study=STUDY))
     (c,) = res.numbers.comparisons
     assert [round(p.ratio, 3) for p in c.pairs] == [2.594, 0.519]
     assert round(c.ratio, 3) == 1.160 and c.disagree and c.untested
+    assert [(p.verdict, p.flagged) for p in c.pairs] == [
+        (None, ()),
+        (None, (("rs8k 32M file", "⚠ cache"), ("rs128k 32M file", "⚠ cache"))),
+    ]
     text = [str(f) for f in res.findings]
     i = next(i for i, f in enumerate(text) if f.startswith("fio, recordsize 8 KiB"))
-    assert text[i : i + 5] == [
+    arc = "100.0 MiB ARC maximum (c_max, arcstats-sysctl-style.txt line 2)"
+    assert text[i:] == [
         "fio, recordsize 8 KiB against 128 KiB records on stripe2 (randread bs=8KiB iodepth=1 numjobs=1 psync "
         "direct=0, read): one comparison at 2 file sizes; its number, the geometric mean of their ratios: 1.16x "
         "(0.52x to 2.59x). 160.0 MiB: rs8k 160M file 118.2 MiB/s (124.0 MB/s) / rs128k 160M file 45.6 MiB/s "
@@ -96,15 +103,36 @@ def test_02_one_comparison_one_number(con):
         "are faster or slower than 128 KiB for this workload.",
         "  Each side ran once: the run-to-run noise is unknown, so no ratio here can be told from noise (repeat "
         "each run 3 times or more).",
-        "Working set against the ARC maximum (c_max 100.0 MiB, arcstats-sysctl-style.txt): 160.0 MiB is 1.60x "
-        "it; 32.0 MiB is 0.32x it: it fits, so its reads can be answered from the ARC, not the disks.",
-        "rs128k 160M file: its working set of 160.0 MiB fits in the 23.54 GiB of RAM (+ L2ARC) that can cache it, "
-        "and its I/O goes through that cache.",
+        "  No faster/slower verdict (the rule of 05, 08 and 10): 160.0 MiB: none, one run on each side, so the "
+        "run-to-run noise is unknown; 32.0 MiB: none, its runs are flagged (rs8k 32M file ⚠ cache; rs128k 32M file "
+        "⚠ cache).",
+        f"rs128k 32M file: its working set of 32.0 MiB fits in the {arc} that can cache it, and its I/O goes "
+        "through that cache.",
+        f"rs8k 32M file: its working set of 32.0 MiB fits in the {arc} that can cache it, and its I/O goes through "
+        "that cache.",
+        f"rs128k 160M file: its working set of 160.0 MiB is 1.60x the {arc}, which bounds what ZFS caches: the "
+        "cache check does not flag it, but the ARC can hold 62 % of it at once (arithmetic), so part of its I/O may "
+        "still be answered from memory.",
+        f"rs8k 160M file: its working set of 160.0 MiB is 1.60x the {arc}, which bounds what ZFS caches: the cache "
+        "check does not flag it, but the ARC can hold 62 % of it at once (arithmetic), so part of its I/O may still "
+        "be answered from memory.",
     ]
-    assert not any("+159.4 %" in f or "-48.1 %" in f for f in text)
+    assert not any("+159.4 %" in f or "-48.1 %" in f or "of RAM" in f for f in text)
+    # the c_max figure links to its line
+    (link,) = [x for f in res.findings if str(f).startswith("rs8k 32M") for x in f.cites]
+    assert (link.text, link.derivation) == ("100.0 MiB", "c_max of the machine's ARC statistics")
+    assert [(s["path"].rsplit("/", 1)[-1], s["line_start"], s["line_end"]) for s in link.inputs] == [
+        ("arcstats-sysctl-style.txt", 2, 2)
+    ]
     assert res.headline["recordsize 8 KiB vs 128 KiB (stripe2, read)"] == (
-        "1.16x (0.52x to 2.59x over 2 file sizes, disagreeing), single runs: noise unknown, 4 run(s) flagged"
+        "1.16x (0.52x to 2.59x over 2 file sizes, disagreeing), single runs: noise unknown, 2 run(s) flagged, "
+        "no verdict"
     )
+    tuned = res["tuned"].filter(pl.col("recordsize_bytes") == 8192).sort("label")
+    assert tuned.select("label", "verdict", "verdict_why").rows() == [
+        ("rs8k 160M file", None, "one run on each side: the run-to-run noise is unknown"),
+        ("rs8k 32M file", None, "flagged: ⚠ cache"),
+    ]
     assert "best tuned recordsize vs default" not in res.headline
 
 
@@ -122,15 +150,15 @@ def test_04_host_sums_only_real_tables(con):
     (m,) = res.numbers.machines
     assert m.pools == ("dd.tank",)
     assert [(o.pool, o.why) for o in m.left_out] == [
-        ("(unnamed; label zdb -b stripe2)", "unnamed"),
+        ("(pool name not in the output; label zdb -b stripe2)", "unnamed"),
         ("single.img", "simulated"),
         ("stripe2", "dedup off"),
     ]
     assert [(o["line_start"], o["line_end"]) for o in m.left_out[2].lines] == [(4, 4), (8, 8), (12, 12)]
     text = [str(f) for f in res.findings]
     assert (
-        "Host vm: its one dedup table is dd.tank's. Left out of its sum: (unnamed; label zdb -b stripe2) (its pool "
-        "is not named, so it may be one of the pools counted); single.img (`zdb -S` simulates the table dedup "
+        "Host vm: its one dedup table is dd.tank's. Left out of its sum: (pool name not in the output; label zdb -b "
+        "stripe2) (its pool is not named, so it may be one of the pools counted); single.img (`zdb -S` simulates the table dedup "
         "would build; nothing in the selection shows dedup on for it); stripe2 (`zfs get dedup` says off on every "
         "dataset of it)." in text
     )
@@ -349,7 +377,7 @@ def test_zpool_status_D_of_pool_version_23(con):
     )
     assert (
         "Pool dd.tank, best estimate (zpool status -D entries x measured in-core size): 448 entries, 51.6 KiB at "
-        "118 B/entry: fits the 0.07 GiB budget." in text
+        "118 B/entry: fits the 75.0 MiB budget." in text
     )
 
 
@@ -380,10 +408,185 @@ def test_04_ram_from_the_manifest_without_arc_statistics(tmp_path):
     )
     text = [str(f) for f in res.findings]
     assert (
-        "Metadata budget: 22.5406 GiB ARC max x 0.75 = 16.91 GiB (RAM 23.54 GiB, the manifest's ram_bytes; "
+        "Metadata budget: 22.54 GiB ARC max x 0.75 = 16.91 GiB (RAM 23.54 GiB, the manifest's ram_bytes; "
         "parameters)." in text
     )
     assert (
         "  RAM: 23.54 GiB, the manifest's ram_bytes label of the zdb outputs; the ram_gib parameter (32 GiB) says "
         "otherwise and is not used." in text
     )
+
+
+def test_03_cites_parted_align_check_beside_its_arithmetic(con):
+    """The interactive parted session (unlabelled here) ran `align-check optimal 1` and `2`: 03 cites parted's own
+    verdicts (lines 24 and 25) beside the arithmetic on the grain parted printed (2048 s x 512 B = 1 MiB): LBA 63 =
+    32,256 B and LBA 100001 = 51,200,512 B are not multiples of it, so they agree."""
+    from storagelab.analysis import alignment
+
+    res = alignment.analyse(con, Selection(study="(unlabelled)"))
+    assert [(c["index"], c["agree"], c["grain_bytes"]) for c in res.numbers.parted] == [
+        (1, True, 2**20),
+        (2, True, 2**20),
+    ]
+    said = [f for f in res.findings if str(f).startswith("parted's own align-check")]
+    assert [str(f) for f in said] == [
+        'parted\'s own align-check (optimal) of /dev/loop1 p1: "not aligned" (not aligned: 63s % 2048s != 0s); by the '
+        "arithmetic here its start, 32,256 B, is not a multiple of 1.0 MiB (the grain parted printed): they agree.",
+        'parted\'s own align-check (optimal) of /dev/loop1 p2: "not aligned" (not aligned: 100001s % 2048s != 0s); by '
+        "the arithmetic here its start, 51,200,512 B, is not a multiple of 1.0 MiB (the grain parted printed): they "
+        "agree.",
+    ]
+    assert [(s["path"].rsplit("/", 1)[-1], s["line_start"]) for f in said for c in f.cites for s in c.inputs] == [
+        ("parted session (as on screen).txt", 24),
+        ("parted session (as on screen).txt", 25),
+    ]
+
+
+def test_parted_checks_disagree_is_said():
+    """parted before 3.4 answers 'aligned' without its grain (stored 'optimal: aligned'): the arithmetic takes 1 MiB,
+    parted's usual optimal grain, and a start of LBA 63 contradicts the verdict: said as a disagreement."""
+    from storagelab.analysis import alignment_findings, alignment_tables
+
+    parts = pl.DataFrame(
+        {"disk": ["/dev/sdb"], "disk_name": ["/dev/sdb"], "index": [1], "abs_start_sector": [63],
+         "logical_sector_bytes": [512], "physical_bytes": [512], "align_check": ["optimal: aligned"],
+         "path": ["s.txt"], "sha256": ["x"], "line_start": [3], "line_end": [3]}
+    )  # fmt: skip
+    (c,) = alignment_tables.parted_checks(parts)
+    assert (c["parted"], c["grain_bytes"], c["arithmetic"], c["agree"]) == ("aligned", 2**20, False, False)
+    assert [str(f) for f in alignment_findings._parted_words([c])] == [
+        'parted\'s own align-check (optimal) of /dev/sdb p1: "aligned" (aligned); by the arithmetic here its start, '
+        "32,256 B, is not a multiple of 1.0 MiB (1 MiB (parted's usual optimal grain; it printed none)): they "
+        "DISAGREE: check the start sector and the grain (a table printed by another tool, or a disk reporting other "
+        "sector sizes to parted)."
+    ]
+
+
+def _bounds(tmp_path, rows: str, extra: tuple = (), frame: bool = False):
+    """The design flags of the trial's fio runs labelled by ``rows`` (manifest lines after the header), beside the
+    trial's arcstats labelled study s, host vm: label -> DesignFlags."""
+    from storagelab.analysis import design, fio_runs
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    for name in ("fio/randread8k-rs8k-32M.txt", "fio/randread8k-rs8k-160M.json", "arcstats-sysctl-style.txt"):
+        (raw / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SRC / name, raw / name)
+    for src, name in extra:  # other ARC statistics: (fixture, name in raw/)
+        shutil.copy(src, raw / name)
+    head = "path,study,label,host,stack,zfs_version,ram_bytes\narcstats-sysctl-style.txt,s,arcstats,vm,zfs,,\n"
+    (raw / "manifest.csv").write_text(head + rows, encoding="utf-8")
+    s = ingest([raw], db_path=tmp_path / "db.duckdb", parquet_dir=False, progress=False, workers=1,
+               manifest_path=raw / "manifest.csv")  # fmt: skip
+    assert s.failed == 0, s.errors
+    c = open_db(tmp_path / "db.duckdb")
+    try:
+        df = design.with_design(fio_runs.runs(c, Selection(study="s")))
+    finally:
+        c.close()
+    return df if frame else {r["label"]: design.flags_of(r) for r in df.iter_rows(named=True)}
+
+
+def test_the_arc_bounds_zfs_runs_only(tmp_path):
+    """One 32 MiB random-read run of the trial, labelled four ways beside the arcstats of host vm (c_max 100 MiB on
+    line 2): on ZFS (stack zfs, or a zfs_version label) of host vm, or with no host (the study's ARC statistics all
+    come from vm), the ARC maximum bounds it; labelled ext4, or with no stack, or of another host, the RAM does
+    (23.54 GiB). The 160 MiB run on ZFS is 1.60x c_max: not flagged, though it would fit in the RAM."""
+    from storagelab.analysis import design
+
+    ram = 25276510208
+    by = _bounds(
+        tmp_path,
+        f"fio/randread8k-rs8k-32M.txt,s,zfs vm,vm,zfs,,{ram}\n"
+        f"fio/randread8k-rs8k-160M.json,s,zfs 160M,,,zfs-fuse 0.7.0,{ram}\n",
+    )
+    arc = "ARC maximum (c_max, arcstats-sysctl-style.txt line 2)"
+    assert (by["zfs vm"].cache_bytes, by["zfs vm"].cache_where, by["zfs vm"].codes) == (104857600, arc, ("cache",))
+    f = by["zfs 160M"]
+    assert (f.cache_bytes, f.cache_where, f.fits_in_cache, f.codes) == (104857600, arc, False, ())
+    for i, rows in enumerate(
+        (
+            f"fio/randread8k-rs8k-32M.txt,s,ext4,vm,ext4,,{ram}\n",
+            f"fio/randread8k-rs8k-32M.txt,s,no stack,vm,,,{ram}\n",
+            f"fio/randread8k-rs8k-32M.txt,s,other host,nas,zfs,,{ram}\n",
+        )
+    ):
+        tmp = tmp_path / f"labels{i}"
+        tmp.mkdir()
+        ((label, g),) = _bounds(tmp, rows).items()
+        assert (label, g.cache_bytes, g.cache_where, g.codes) == (label, ram, "of RAM (+ L2ARC)", ("cache",))
+        assert design.sentence(label, g) == (
+            f"{label}: its working set of 32.0 MiB fits in the 23.54 GiB of RAM (+ L2ARC) that can cache it, and its "
+            "I/O goes through that cache."
+        )
+
+
+def test_09_sizes_in_binary_units_with_three_figures(tmp_path):
+    """09 printed the published MYSERVER run's 7888M as '7.70312 GiB' and '7.70312G', the trial's 256M as '0.25G':
+    sizes go through prose.size, as everywhere (7888 MiB = 8,271,167,488 B = 7.70 GiB)."""
+    from storagelab.analysis import bonnie_table
+    from storagelab.store import ingest
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(FIXTURES / "bonnie" / "published" / "bonnie-1.96-myserver-forum-7888M.txt", raw / "myserver.txt")
+    shutil.copy(SRC / "bonnie" / "zfsfuse-stripe2-s256M-f.txt", raw / "stripe2.txt")
+    s = ingest([raw], db_path=tmp_path / "db.duckdb", parquet_dir=False, progress=False, workers=1)
+    assert s.failed == 0, s.errors
+    c = open_db(tmp_path / "db.duckdb")
+    try:
+        res = bonnie_table.analyse(c, Selection(study="(unlabelled)"))
+    finally:
+        c.close()
+    assert (
+        "The runs use different file sizes (256.0 MiB, 7.70 GiB): a size below twice the RAM can be answered from "
+        "cache, so compare like sizes." in [str(f) for f in res.findings]
+    )
+    html = bonnie_table.html_table(res["table"])
+    assert "<td>7.70 GiB</td>" in html and "<td>256.0 MiB</td>" in html and "7.70312" not in html
+
+
+def test_02_leaves_out_what_05_08_and_10_leave_out(con):
+    """The one verdict: the runs 02's tuned-vs-default frame marks suspect are those run_verdicts.left_out gives
+    every other notebook, with the same reasons (the 32 MiB pair in the ARC; the 48 MiB sub-second writes)."""
+    from storagelab.analysis import recordsize, run_verdicts
+
+    sel = Selection(study=STUDY)
+    left = run_verdicts.left_out(con, sel)
+    tuned = recordsize.analyse(con, sel)["tuned"]
+    mine = {
+        (r["file_id"], r["doc_index"], r["direction"]): r["why"] for r in tuned.iter_rows(named=True) if r["suspect"]
+    }
+    assert mine == {k: v for k, v in left.items() if k[0] in set(tuned["file_id"].to_list())}
+    assert sorted(set(mine.values())) == ["⚠ cache", "⚠ stall, sub-second, cache"]
+    assert tuned.filter(~pl.col("suspect"))["label"].sort().to_list() == ["rs128k 160M file", "rs8k 160M file"]
+
+
+def test_a_machine_whose_arc_maximum_changed(tmp_path):
+    """Host vm's ARC statistics print two c_max values (the trial's 100 MiB, and a FreeBSD 14 snapshot's 2.96 GiB
+    labelled as the same host: an ARC resized between them): the 160 MiB working set lies between them, so the
+    cache check is not made, and 02/05/08 say why, naming both values and their lines, instead of picking one."""
+    from storagelab.analysis import design
+
+    freebsd = FIXTURES / "arcstats" / "freebsd-14" / "sysctl-kstat.zfs.misc.arcstats.txt"
+    df = _bounds(
+        tmp_path,
+        "arcstats-later.txt,s,arcstats later,vm,zfs,,\nfio/randread8k-rs8k-160M.json,s,zfs 160M,vm,zfs,,25276510208\n",
+        extra=((freebsd, "arcstats-later.txt"),),
+        frame=True,
+    )
+    f = design.flags_of(df.row(0, named=True))
+    assert (f.working_set_bytes, f.cache_bytes, f.cache_high_bytes, f.fits_in_cache) == (
+        160 * 2**20,
+        104857600,
+        3178811392,
+        None,
+    )
+    assert design.missing(df) == [
+        "the cache check (working set against the ARC maximum) could not be made for zfs 160M (160.0 MiB, ARC "
+        "maximum (c_max changed over time: 2.96 GiB in arcstats-later.txt line 107, 100.0 MiB in "
+        "arcstats-sysctl-style.txt line 2)): its machine's c_max changed over time and the working set lies between "
+        "its values, so whether the ARC could hold it during the run is not known. Take the ARC statistics (`cat "
+        "/proc/spl/kstat/zfs/arcstats`) just before the run and label them with its study and host"
+    ]
+    assert design.notes(df) == [] and design.sentences(df) == []

@@ -280,3 +280,27 @@ def human_bytes(value: float, *, binary: bool = True, digits: int = 2) -> str:
         v /= base
         i += 1
     return f"{v:.{digits}f} {units[i]}"
+
+
+def prefixed_bytes(number: str, prefix: str, base: int) -> float:
+    """An amount or rate printed as NUMBER + PREFIX (``k``/``K``, ``M``, ``G``, ``T``, ``P``, ``E`` or none) where the
+    tool says which base its prefixes are: ``base`` 1000 (SI: GNU dd's ``MB``, pv ``--si``) or 1024 (IEC: ``MiB``,
+    BusyBox dd's ``MB``, zfs nicenum). Bytes or bytes/s."""
+    if base not in (1000, 1024):
+        raise UnitError(f"base must be 1000 or 1024, not {base}")
+    step = _IEC_STEP.get(prefix)
+    if step is None:
+        raise UnitError(f"unknown prefix {prefix!r}")
+    return _float(number) * base**step
+
+
+_HMS = re.compile(r"^\s*(?:(\d+):)?(\d+):(\d\d)\s*$")
+
+
+def hms_to_ns(text: str) -> float:
+    """A clock duration ``H:MM:SS`` or ``M:SS`` (pv's timer and ETA) in nanoseconds."""
+    m = _HMS.match(text)
+    if not m:
+        raise UnitError(f"not a H:MM:SS duration: {text!r}")
+    h, mm, ss = int(m.group(1) or 0), int(m.group(2)), int(m.group(3))
+    return float((h * 3600 + mm * 60 + ss) * 1e9)

@@ -28,7 +28,7 @@ from .alignment_numbers import (
     Noise,
     PoolSettings,
 )
-from .alignment_tables import same_tables
+from .alignment_tables import parted_checks, same_tables
 from .db import frame
 from .fio_runs import file_names
 from .recordsize import DEFAULT_RECORDSIZE, nearest_ashift, raidz_overhead
@@ -185,6 +185,7 @@ ORDER BY f.path, b.run_index, r.test
 PARTITIONS_SQL = """
 SELECT f.path, f.host, p.file_id, p.disk, p.table_type, p.index, p.start_sector, p.abs_start_sector, p.end_sector,
        p.size_bytes, p.logical_sector_bytes, p.physical_sector_bytes AS printed_physical_bytes, p.align_4k_rem_bytes, p.aligned_4k, p.aligned_1m, p.line_start,
+       p.align_check, f.sha256,
        d.disk_id, d.disk_size_bytes
 FROM partitions p JOIN files f USING (file_id)
 LEFT JOIN (SELECT file_id, disk, any_value(label_id) AS disk_id,
@@ -469,7 +470,7 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
     arithmetic = [
         dict(verdict(lba, sector, physical), sector_bytes=sector, physical_bytes=physical) for lba in (legacy, 2048)
     ]
-    n = AlignmentNumbers(arithmetic, parts)
+    n = AlignmentNumbers(arithmetic, parts, parted=parted_checks(parts))
     if frames.runs.is_empty():
         return n
     runs, info, n.phases = pair_runs(frames, legacy, sector, physical)

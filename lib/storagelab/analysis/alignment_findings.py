@@ -81,11 +81,35 @@ def _arithmetic(res, n: AlignmentNumbers, sel) -> None:
                 [cite(f"{distinct.height} partition(s)", parts, "the partition table rows")],
             )
         )
+        res.findings += _parted_words(n.parted)
     else:
         res.missing.append(
             f"no partition table for {sel.describe()}: save `gpart show`, `fdisk -l`, `sfdisk -d` or "
             "`parted -m ... print` of the disks beside the benchmark logs"
         )
+
+
+def _parted_words(checks: list[dict]) -> list[Finding]:
+    """parted's own align-check verdict of each partition it checked, beside the arithmetic on the same grain, and
+    whether they disagree."""
+    out = []
+    for c in checks:
+        here = "a multiple" if c["arithmetic"] else "not a multiple"
+        agree = (
+            "they agree"
+            if c["agree"]
+            else "they DISAGREE: check the start sector and the grain (a table printed by another tool, or a disk "
+            "reporting other sector sizes to parted)"
+        )
+        out.append(
+            Finding(
+                f'parted\'s own align-check ({c["kind"]}) of {c["disk"]} p{c["index"]}: "{c["parted"]}" '
+                f"({c['text'].split(': ', 1)[-1]}); by the arithmetic here its start, {c['start_bytes']:,} B, is "
+                f"{here} of {prose.size(c['grain_bytes'])} ({c['grain_from']}): {agree}.",
+                [cite(c["parted"], c["row"])],
+            )
+        )
+    return out
 
 
 def _where(rows: pl.DataFrame) -> list[str]:

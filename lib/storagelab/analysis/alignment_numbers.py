@@ -134,6 +134,7 @@ class AlignmentNumbers:
     arithmetic: list[dict]
     partitions: pl.DataFrame
     runs: pl.DataFrame = field(default_factory=pl.DataFrame)
+    parted: list[dict] = field(default_factory=list)  # parted's align-check verdicts (alignment_tables.parted_checks)
     before: dict | None = None
     after: dict | None = None
     same_layout: bool = False

@@ -10,6 +10,7 @@ counts disks and partitions once and names each disk one way (its longest printe
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -103,3 +104,48 @@ def same_tables(parts: pl.DataFrame) -> pl.DataFrame:
 def distinct_partitions(parts: pl.DataFrame) -> pl.DataFrame:
     """One row per partition of each disk (``parts`` after ``same_tables``), in order of first appearance."""
     return parts.unique(["table", "index"], keep="first", maintain_order=True)
+
+
+# parted's align-check answer as stored (``partitions.align_check``): 'optimal: not aligned: 63s % 2048s != 0s',
+# 'minimal: aligned', 'type not shown: 1 aligned'
+_CHECK = re.compile(r"^(?P<kind>[^:]+): (?P<answer>(?:not )?aligned)(?:: (?P<start>\d+)s % (?P<grain>\d+)s)?")
+
+
+def parted_checks(parts: pl.DataFrame) -> list[dict]:
+    """parted's own ``align-check`` verdicts in ``parts`` (after ``same_tables``), each beside the arithmetic on the
+    same partition: its grain (the sectors parted divided by, where it printed them; else 1 MiB for 'optimal' and the
+    physical sector for 'minimal', parted's usual grains), whether the start is a multiple of it here, and whether
+    the two agree. Keys: disk, index, kind, parted ('aligned' / 'not aligned'), text, grain_bytes, grain_from,
+    arithmetic (True: a multiple), agree, and the row (path, sha256, line_start) for its link."""
+    if parts.is_empty() or "align_check" not in parts.columns:
+        return []
+    out = []
+    for r in parts.filter(pl.col("align_check").is_not_null()).iter_rows(named=True):
+        m = _CHECK.match(r["align_check"])
+        logical = r["logical_sector_bytes"] or 512
+        start = r["abs_start_sector"] * logical
+        if m is None or start is None:
+            continue
+        if m["grain"]:
+            grain, grain_from = int(m["grain"]) * logical, "the grain parted printed"
+        elif m["kind"] == "minimal" and r.get("physical_bytes"):
+            grain, grain_from = int(r["physical_bytes"]), "the physical sector (parted's minimal check)"
+        else:
+            grain, grain_from = 2**20, "1 MiB (parted's usual optimal grain; it printed none)"
+        arithmetic = start % grain == 0
+        out.append(
+            dict(
+                disk=r.get("disk_name") or r["disk"],
+                index=r["index"],
+                kind=m["kind"],
+                parted=m["answer"],
+                text=r["align_check"],
+                grain_bytes=grain,
+                grain_from=grain_from,
+                arithmetic=arithmetic,
+                agree=arithmetic == (m["answer"] == "aligned"),
+                start_bytes=start,
+                row={k: r.get(k) for k in ("path", "sha256", "line_start", "line_end")},
+            )  # fmt: skip
+        )
+    return out

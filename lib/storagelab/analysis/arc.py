@@ -34,6 +34,7 @@ exact command that would measure it.
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -283,7 +284,8 @@ def with_arc(con, runs: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _on_zfs(row: dict) -> bool:
+def on_zfs(row: dict) -> bool:
+    """The run is on ZFS: its stack label names zfs, or it has a zfs_version label."""
     return "zfs" in (row.get("stack") or "").lower() or bool(row.get("zfs_version"))
 
 
@@ -319,7 +321,7 @@ def missing(df: pl.DataFrame, label: str = "label") -> list[str]:
         return []
     lacking = []
     for r in df.iter_rows(named=True):
-        if r["direction"] in READING and _on_zfs(r) and r.get("arc_hit_ratio") is None:
+        if r["direction"] in READING and on_zfs(r) and r.get("arc_hit_ratio") is None:
             if str(r[label]) not in lacking:
                 lacking.append(str(r[label]))
     if not lacking:
@@ -333,24 +335,65 @@ def missing(df: pl.DataFrame, label: str = "label") -> list[str]:
 
 
 ARC_MAX_SQL = """
-SELECT a.file_id, f.path, f.sha256, f.host, a.value AS c_max_bytes, a.line_start, a.line_end
+SELECT a.file_id, f.path, f.sha256, f.study, f.host, a.value AS c_max_bytes, a.line_start, a.line_end
 FROM arc_stats a JOIN files f USING (file_id) WHERE {where} AND a.name = 'c_max' ORDER BY f.path, a.line_start
 """
+# the columns ``with_arc_max`` adds to ``fio_runs.runs``: the ARC maximum that bounds each run's cache
+MAX_COLUMNS = {"arc_max_bytes": pl.Float64, "arc_max_high_bytes": pl.Float64, "arc_max_lines": pl.String}
 
 
 def arc_max(con, sel: Selection) -> pl.DataFrame:
-    """The selection's ARC maximum (``c_max``) per ARC statistics output: path, host, c_max_bytes and its line.
-    The size a working set is judged against where the ARC, not only the RAM, bounds what is cached (a FUSE or
-    tuned ARC far smaller than the RAM)."""
-    where, params = sel.sql("f")
+    """The ARC maximum (``c_max``: arcstats, sysctl kstat, arc_summary's 'Max size') of every ARC statistics output
+    of the machines ``sel`` names (its study and host: an ARC belongs to a machine, not to a pool or a stack label):
+    path, study, host, c_max_bytes and its line. The size a working set is judged against where ZFS caches it (a
+    FUSE or tuned ARC far smaller than the RAM)."""
+    where, params = Selection(study=sel.study, host=sel.host).sql("f")
     return frame(con, ARC_MAX_SQL.format(where=where), params)
 
 
-def arc_max_of(maxima: pl.DataFrame, host: str | None) -> dict | None:
-    """The ``arc_max`` row that bounds a run of ``host``: the one output of that host (both unlabelled count as the
-    same host), or the selection's only output when it has one; None when there is none or it is not one."""
+def arc_max_of(maxima: pl.DataFrame, study: str | None, host: str | None) -> pl.DataFrame:
+    """The ``arc_max`` rows that bound a run of ``study`` and ``host``: the outputs of the same study and host
+    (both unlabelled count as the same); for a run with a host, else the study's outputs without one; for a run
+    without, else the study's outputs when they all come from one host. Empty when none is the run's machine. Two
+    different c_max values among them: the ARC maximum changed over time (both are kept: ``bound``)."""
     if maxima.is_empty():
-        return None
-    own = maxima.filter(pl.col("host") == host) if host is not None else maxima.filter(pl.col("host").is_null())
-    rows = own if own.height else maxima
-    return rows.row(0, named=True) if rows["c_max_bytes"].n_unique() == 1 else None
+        return maxima
+    mine = maxima.filter(pl.col("study").eq_missing(study))
+    own = mine.filter(pl.col("host").eq_missing(host))
+    if own.height:
+        return own
+    if host is not None:
+        return mine.filter(pl.col("host").is_null())
+    return mine if mine["host"].n_unique() == 1 else mine.clear()
+
+
+def bound(rows: pl.DataFrame) -> tuple[float | None, float | None, str | None]:
+    """(lowest c_max, highest c_max, their lines as JSON) of ``arc_max_of``'s rows; (None, None, None) for none."""
+    if rows.is_empty():
+        return None, None, None
+    keep = ("path", "sha256", "line_start", "line_end", "c_max_bytes")
+    lines = rows.select(keep).unique(maintain_order=True).to_dicts()
+    sizes = rows["c_max_bytes"].cast(pl.Float64).to_list()
+    return min(sizes), max(sizes), json.dumps(lines)
+
+
+def with_arc_max(con, sel: Selection, runs: pl.DataFrame) -> pl.DataFrame:
+    """``runs`` (rows of ``fio_runs.runs``, with study and host) with ``MAX_COLUMNS``: the lowest and highest c_max
+    of the ARC statistics of each run's machine (``arc_max_of``; equal where the machine has one value) and the
+    lines they are printed on (JSON: path, sha256, line_start, line_end, c_max_bytes); None where there are none.
+    ``design.check`` bounds a ZFS run's cache by them instead of the RAM."""
+    maxima = arc_max(con, sel) if not runs.is_empty() else pl.DataFrame()
+    if maxima.is_empty():
+        return runs.with_columns(*(pl.lit(None, t).alias(c) for c, t in MAX_COLUMNS.items()))
+    keys = runs.select("study", "host").unique(maintain_order=True)
+    found = [(study, host, *bound(arc_max_of(maxima, study, host))) for study, host in keys.iter_rows()]
+    table = pl.DataFrame(found, schema={"study": pl.String, "host": pl.String, **MAX_COLUMNS}, orient="row")
+    return runs.drop([c for c in MAX_COLUMNS if c in runs.columns]).join(
+        table, on=["study", "host"], how="left", nulls_equal=True
+    )
+
+
+def max_lines(row: dict) -> list[dict]:
+    """The c_max lines of a run (``with_arc_max``'s ``arc_max_lines``): path, sha256, line_start, line_end,
+    c_max_bytes each."""
+    return json.loads(row["arc_max_lines"]) if row.get("arc_max_lines") else []

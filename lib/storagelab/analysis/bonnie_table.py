@@ -212,7 +212,7 @@ def html_table(tab: pl.DataFrame) -> str:
 
     body = []
     for i, r in enumerate(tab.iter_rows(named=True)):
-        size = f"{r['size_bytes'] / 2**30:g}G" if r["size_bytes"] else ""
+        size = prose.size(r["size_bytes"]) if r["size_bytes"] else ""
         row = [f"<td>{e(str(r['label']))}</td><td>{e(str(r['machine'] or ''))}</td><td>{e(size)}</td>"]
         lat = ["<td></td><td></td><td>latency</td>"]
         for _, t, _ in COLUMNS:
@@ -449,7 +449,7 @@ def findings(res: Result, n: BonnieNumbers, sel: Selection) -> None:
     if len(n.sizes) > 1:
         res.findings.append(
             "The runs use different file sizes ("
-            + ", ".join(f"{s / 2**30:g} GiB" for s in n.sizes)
+            + ", ".join(prose.size(s) for s in n.sizes)
             + "): a size below twice the RAM can be answered from cache, so compare like sizes."
         )
     _repeats(res, tab, n.spreads)

@@ -61,7 +61,7 @@ def _tracked(res, t: Tracked) -> None:
             f"Pool {t.pool}: `zpool list` ALLOC {prose.size(t.zpool_alloc)} and zdb's allocation "
             f"{prose.size(t.zdb_alloc)} (bp allocated less deduped) differ by {t.alloc_gap:.1%}, so the two "
             f"outputs fit one moment; by DEDUP {t.dedup_ratio:.2f}x the DDT tracks {prose.size(t.tracked_bytes)} "
-            f"({t.tracked_bytes / 1e12:.2f} TB), {t.tracked_bytes / t.zdb_alloc:.1%} of the pool's allocation: "
+            f"({prose.size_decimal(t.tracked_bytes)}), {t.tracked_bytes / t.zdb_alloc:.1%} of the pool's allocation: "
             "the rest was written without dedup and has no entry.",
             [
                 cite(prose.size(t.zpool_alloc), t.zpool_lines),
@@ -99,10 +99,10 @@ def _budget(res, n: DedupNumbers) -> None:
         return
     b = n.budget
     labelled = b.ram_source == RAM_LABEL
-    ram = f"{prose.size(b.ram_bytes)}, the manifest's ram_bytes" if labelled else f"{b.ram_bytes / GiB:g} GiB"
+    ram = f"{prose.size(b.ram_bytes)}, the manifest's ram_bytes" if labelled else prose.size(b.ram_bytes)
     res.findings.append(
-        f"Metadata budget: {b.arc_max_bytes / GiB:g} GiB ARC max x {b.metadata_fraction:g} = "
-        f"{b.bytes / GiB:.2f} GiB (RAM {ram}; {b.source})."
+        f"Metadata budget: {prose.size(b.arc_max_bytes)} ARC max x {b.metadata_fraction:g} = "
+        f"{prose.size(b.bytes)} (RAM {ram}; {b.source})."
     )
     if labelled and n.params.ram_gib * GiB != b.ram_bytes:
         res.findings.append(
@@ -189,9 +189,9 @@ def _upper_bounds(res, n: DedupNumbers, frames: DedupFrames, sel) -> None:
         res.findings.append(
             Finding(
                 f"Pool {r['pool']}: {r['bp_count']:,} block pointers x {bpe:g} B = {prose.size(r['ddt_bytes'])} "
-                f"({r['ddt_bytes'] / 1e9:.3g} GB), an upper bound (bp count includes metadata and embedded bps); "
+                f"({prose.size_decimal(r['ddt_bytes'])}), an upper bound (bp count includes metadata and embedded bps); "
                 + ("fits" if r["fits"] else "does not fit")
-                + f" the {r['metadata_budget_gib']:.2f} GiB budget; it would fit at {r['fits_at_most']:,} B per entry "
+                + f" the {prose.size(r['metadata_budget_gib'] * GiB)} budget; it would fit at {r['fits_at_most']:,} B per entry "
                 "or less.",
                 _bound_cites(r, lines.filter(pl.col("pool") == r["pool"]) if lines.height > 1 else lines, bpe),
             )
@@ -212,7 +212,7 @@ def _bound_cites(r: dict, lines, bpe: float) -> list:
         cite(f"{r['bp_count']:,}", lines),
         cite(prose.size(r["ddt_bytes"]), lines, times),
         cite(f"{r['ddt_bytes'] / 1e9:.3g} GB", lines, times),
-        cite(f"{r['fits_at_most']:,} B", lines, f"the {r['metadata_budget_gib']:.2f} GiB budget / bp count"),
+        cite(f"{r['fits_at_most']:,} B", lines, f"the {prose.size(r['metadata_budget_gib'] * GiB)} budget / bp count"),
     ]
 
 
@@ -323,7 +323,7 @@ def _best(res, n: DedupNumbers, e: Estimate) -> None:
     res.findings.append(
         Finding(
             f"Pool {e.pool}, best estimate ({e.estimate}): {e.entries:,.0f} entries, {rng} at {per}: "
-            f"{alone.strip() + ' ' if alone else ''}{e.fits} the {budget / GiB:.2f} GiB budget"
+            f"{alone.strip() + ' ' if alone else ''}{e.fits} the {prose.size(budget)} budget"
             + (f" (it shares host {e.host}'s ARC: below)." if alone else "."),
             [
                 cite(f"{e.entries:,.0f}", rows, e.estimate),
@@ -379,7 +379,7 @@ def _sensitivity(res, n: DedupNumbers, e: Estimate, rows) -> None:
                 cite(
                     f"{e.fits_at_most:,} B",
                     rows,
-                    f"the {e.budget_bytes / GiB:.2f} GiB budget / {e.entries:,.0f} entries",
+                    f"the {prose.size(e.budget_bytes)} budget / {e.entries:,.0f} entries",
                 ),
                 *(
                     [
@@ -468,12 +468,12 @@ def _machine(res, m: Machine, rows) -> None:
         res.findings.append(
             Finding(
                 f"Host {m.host}: its pools {prose.listing(list(m.pools))} share one ARC. Their best estimates "
-                f"together: {_total(m)}, {prose.times(m.ddt_bytes / b)} the {b / GiB:.2f} GiB metadata "
+                f"together: {_total(m)}, {prose.times(m.ddt_bytes / b)} the {prose.size(b)} metadata "
                 f"budget: together they {_plural(m.fits)}"
                 f" (they would fit at {m.fits_at_most:,} B per entry or less).",
                 [
                     cite(_total(m), rows, total),
-                    cite(prose.times(m.ddt_bytes / b), rows, f"({total}) / the {b / GiB:.2f} GiB budget"),
+                    cite(prose.times(m.ddt_bytes / b), rows, f"({total}) / the {prose.size(b)} budget"),
                     cite(f"{m.fits_at_most:,} B", rows, f"the budget / {m.entries:,.0f} entries of its pools"),
                 ],
             )
@@ -498,7 +498,7 @@ def _machine(res, m: Machine, rows) -> None:
         res.caveats.append(f"{m.host}: {len(others)} more deduplicating pool(s) not counted")
     if len(m.pools) > 1:
         res.headline[f"DDT host {m.host} ({' + '.join(m.pools)})"] = (
-            f"{_total(m)} vs {m.budget.bytes / GiB:.2f} GiB: {_plural(m.fits)}"
+            f"{_total(m)} vs {prose.size(m.budget.bytes)}: {_plural(m.fits)}"
         )
 
 

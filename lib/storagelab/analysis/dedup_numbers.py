@@ -28,7 +28,7 @@ LARGE_RECORDSIZE = 1024 * 1024
 MEASURED_RUNGS = (6, 7)  # bytes per entry measured on the pool itself, not assumed
 
 # the start of the name a pool gets where neither its log nor the manifest names it: '(unnamed; file b.txt)'
-UNNAMED_POOL = "(unnamed; "
+UNNAMED_POOL = "(pool name not in the output; "
 
 
 def named(pool: str) -> bool:

@@ -21,7 +21,12 @@ The checks, each with its threshold (a parameter of ``check``/``with_design``):
   interval, ``zfs_txg_timeout`` = 5 s, and than ten of fio's default 500 ms bandwidth samples); ``sub_second``
   under 1 s. Such a run measures start-up and caches, not a rate the device sustains.
 * **fits_in_cache**: the working set (``size`` per job, x numjobs unless the jobs share one ``--filename``)
-  fits in the RAM (+ L2ARC) the run's labels give, and its I/O goes through a cache: buffered I/O anywhere, and
+  fits in what can cache it (``cache_bound``): on ZFS, where the ARC statistics of the run's machine (its study and
+  host: ``arc.with_arc_max``) print an ARC maximum, that ``c_max`` (+ L2ARC), cited by its line, since ZFS caches
+  file data in the ARC, which stops there whatever the RAM (zfs-fuse's 100 MiB ARC in 23.5 GiB of RAM); where a
+  machine's c_max changed over time, both values are said and a working set between them is not checkable;
+  elsewhere, or where the filesystem is not labelled, the RAM (+ L2ARC) the run's labels give. Its I/O goes
+  through a cache: buffered I/O anywhere, and
   ``direct=1`` where it does not bypass the cache. Both rules live in ``plausibility`` (``against_cache``,
   ``direct_bypasses_page_cache``), used here and nowhere else. Writes made durable as they go (``synced``:
   ``sync=1`` (O_SYNC), ``fsync=N`` or ``fdatasync=N``, or a sync section in the output) are never ``cache``: all
@@ -101,6 +106,10 @@ class DesignFlags:
     synced: str | None = None  # how its writes are made durable as they go: 'fdatasync=1', 'sync=1 (O_SYNC)'
     final_fsync: str | None = None  # 'end_fsync=1' / 'fsync_on_close=1' on a run that writes
     final_fsync_over: bool | None = None  # overran, by its final fsync and not by a slow I/O (a note, not a flag)
+    # what bounds the cache (``cache_bound``): 'of RAM (+ L2ARC)', or on ZFS the ARC maximum and the line it is on
+    cache_where: str | None = None
+    cache_high_bytes: float | None = None  # the highest ARC maximum where the machine's c_max changed over time
+    cache_lines: str | None = None  # JSON: the c_max lines (path, sha256, line_start, line_end, c_max_bytes)
 
     @property
     def overrun_ratio(self) -> float | None:
@@ -214,6 +223,42 @@ def final_fsync(row: dict) -> str | None:
     return next((f"{k}={opts[k]}" for k in FINAL_FSYNC_OPTIONS if str(opts.get(k, "")).lower() in _ON), None)
 
 
+RAM_WHERE = "of RAM (+ L2ARC)"
+
+
+def _arc_where(lines: list[dict], l2arc: float) -> str:
+    """'ARC maximum (c_max, arcstats.txt line 9)'; with two values, each with its line and that it changed."""
+    plus = " + L2ARC" if l2arc else ""
+    at = [f"{r['path'].rsplit('/', 1)[-1]} line {r['line_start']}" for r in lines]
+    if len({r["c_max_bytes"] for r in lines}) == 1:
+        return f"ARC maximum{plus} (c_max, {prose.listing(at)})"
+    both = [f"{prose.size(r['c_max_bytes'])} in {w}" for r, w in zip(lines, at, strict=True)]
+    return f"ARC maximum{plus} (c_max changed over time: {prose.listing(both)})"
+
+
+def cache_bound(row: dict, size: float | None) -> dict | None:
+    """What can cache a run's working set of ``size`` bytes: on ZFS, where its machine's ARC statistics print an ARC
+    maximum (``arc.with_arc_max``), that c_max (+ L2ARC): ZFS caches file data in the ARC, which stops at c_max,
+    whatever the RAM; elsewhere (or a filesystem not labelled) the RAM (+ L2ARC) the labels give. Where c_max changed
+    over time the set fits if it fits the lowest, does not if it exceeds the highest, and is not checkable between.
+    None where the size, or the RAM off ZFS, is unknown."""
+    if not size:
+        return None
+    l2arc = row.get("l2arc_bytes") or 0
+    low, high = row.get("arc_max_bytes"), row.get("arc_max_high_bytes")
+    if low and high and arc.on_zfs(row):
+        fits = True if size <= low + l2arc else False if size > high + l2arc else None
+        lines = arc.max_lines(row)
+        return dict(cache_bytes=low + l2arc, cache_high_bytes=high + l2arc if high != low else None, fits=fits,
+                    where=_arc_where(lines, l2arc), lines=row.get("arc_max_lines"))  # fmt: skip
+    ram, _ = plausibility.ram_bytes(row.get("command"), row.get("notes"), row.get("ram_bytes"))
+    cache = plausibility.against_cache(size, ram, row.get("l2arc_bytes"))
+    if cache is None:
+        return None
+    return dict(cache_bytes=cache["cache_bytes"], cache_high_bytes=None, fits=cache["fits_in_cache"], where=RAM_WHERE,
+                lines=None)  # fmt: skip
+
+
 def check(
     row: dict,
     min_elapsed_s: float = MIN_ELAPSED_S,
@@ -225,9 +270,8 @@ def check(
     runtime = seconds(row.get("wl_runtime"))
     slowest = _ns_to_s(row.get("clat_max_ns") if row.get("clat_max_ns") is not None else row.get("lat_max_ns"))
     span = runtime or elapsed
-    ram, _ = plausibility.ram_bytes(row.get("command"), row.get("notes"), row.get("ram_bytes"))
     size = working_set(row)
-    cache = plausibility.against_cache(size, ram, row.get("l2arc_bytes"))
+    cache = cache_bound(row, size)
     bypass = plausibility.direct_bypasses_page_cache(row.get("wl_direct"), row.get("stack"), row.get("zfs_version"))
     synced, final = synced_writes(row), final_fsync(row)
     hit = row.get("arc_hit_ratio")
@@ -250,8 +294,8 @@ def check(
         fits_in_cache=False
         if bypass or synced
         else None
-        if cache is None or (row.get("wl_direct") is None and cache["fits_in_cache"])
-        else cache["fits_in_cache"],
+        if cache is None or (row.get("wl_direct") is None and cache["fits"])
+        else cache["fits"],
         direct_ignored=plausibility.direct_ignored(row.get("wl_direct"), row.get("stack"), row.get("zfs_version")),
         arc_served=None if hit is None else float(hit) >= ARC_HIT_FLAG,
         arc_hit_ratio=None if hit is None else float(hit),
@@ -259,6 +303,9 @@ def check(
         synced=synced,
         final_fsync=final,
         final_fsync_over=by_fsync if overran is not None else None,
+        cache_where=cache["where"] if cache else None,
+        cache_high_bytes=cache["cache_high_bytes"] if cache else None,
+        cache_lines=cache["lines"] if cache else None,
     )
 
 
@@ -273,7 +320,7 @@ _FIELDS = tuple(f.name for f in fields(DesignFlags))
 
 
 def _dtype(name: str) -> DataTypeClass:
-    if name in ("arc_source", "synced", "final_fsync"):
+    if name in ("arc_source", "synced", "final_fsync", "cache_where", "cache_lines"):
         return pl.String
     return pl.Float64 if name.endswith(("_s", "_bytes", "_ratio")) else pl.Boolean
 
@@ -329,8 +376,8 @@ def sentence(label: str, f: DesignFlags, min_elapsed_s: float = MIN_ELAPSED_S) -
         parts.append(f"it ran {f.elapsed_s:.3g} s, under {min_elapsed_s:g} s: too short to measure a sustained rate")
     if f.fits_in_cache and f.working_set_bytes is not None and f.cache_bytes is not None:
         parts.append(
-            f"its working set of {_gib(f.working_set_bytes)} fits in the {_gib(f.cache_bytes)} of RAM (+ L2ARC) that "
-            "can cache it, and its I/O goes through that cache"
+            f"its working set of {_gib(f.working_set_bytes)} fits in the {_gib(f.cache_bytes)} {f.cache_where or RAM_WHERE} "
+            "that can cache it, and its I/O goes through that cache"
         )
     if f.arc_served and f.arc_hit_ratio is not None:
         parts.append(f"the ARC answered {arc.pct(f.arc_hit_ratio)} of reads during the run ({f.arc_source})")
@@ -386,6 +433,8 @@ def cites(f: DesignFlags, row: dict) -> list:
         ]
     if f.too_short and f.elapsed_s is not None:
         out.append(cite(f"{f.elapsed_s:.3g} s", group))
+    if f.fits_in_cache and f.cache_lines and f.cache_bytes is not None:
+        out.append(cite(_gib(f.cache_bytes), json.loads(f.cache_lines), "c_max of the machine's ARC statistics"))
     return out
 
 
@@ -438,10 +487,12 @@ def note(label: str, f: DesignFlags, bw_bytes_per_s: float | None = None, direct
     ws, cache = f.working_set_bytes, f.cache_bytes
     if f.synced and ws is not None and cache is not None and ws <= cache:
         out.append(
-            f"{label}: its working set of {_gib(ws)} fits in the {_gib(cache)} of RAM (+ L2ARC), but "
+            f"{label}: its working set of {_gib(ws)} fits in the {_gib(cache)} {f.cache_where or RAM_WHERE}, but "
             f"{_how_synced(f.synced)}: all it writes reaches the device within the run, so the device's sync path "
             "bounds its writes, not RAM; the cache check does not flag it."
         )
+    if over := beyond_arc(label, f):
+        out.append(over)
     if f.final_fsync_over and f.elapsed_s is not None and f.runtime_s and f.slowest_io_s is not None:
         text = (
             f"{label}: ran {f.elapsed_s * 1000:,.0f} ms against runtime={f.runtime_s:g} s: the "
@@ -461,6 +512,23 @@ def note(label: str, f: DesignFlags, bw_bytes_per_s: float | None = None, direct
             )
         out.append(text)
     return out
+
+
+def _on_arc(f: DesignFlags) -> bool:
+    return bool(f.cache_where and f.cache_where.startswith("ARC"))
+
+
+def beyond_arc(label: str, f: DesignFlags) -> str | None:
+    """Why a ZFS run whose working set exceeds its machine's ARC maximum is not ``cache``, with the share of it the
+    ARC can hold at once (arithmetic); None for any other run."""
+    ws, cache = f.working_set_bytes, f.cache_high_bytes or f.cache_bytes
+    if not _on_arc(f) or f.synced or f.fits_in_cache is not False or ws is None or not cache or ws <= cache:
+        return None
+    return (
+        f"{label}: its working set of {_gib(ws)} is {prose.times(ws / cache)} the {_gib(cache)} {f.cache_where}, "
+        f"which bounds what ZFS caches: the cache check does not flag it, but the ARC can hold {100 * cache / ws:.0f} % of "
+        "it at once (arithmetic), so part of its I/O may still be answered from memory."
+    )
 
 
 def notes(df: pl.DataFrame, label: str = "label") -> list[str]:
@@ -518,13 +586,24 @@ def missing(df: pl.DataFrame, label: str = "label") -> list[str]:
     no_ram: dict[str, str] = {}
     no_size: dict[str, str] = {}
     no_direct: list[tuple[str, float, float]] = []  # size and RAM known and the set fits: only direct= is lacking
+    changed: dict[str, str] = {}  # between the two ARC maximums of a machine whose c_max changed
     for row in df.iter_rows(named=True):
         f = flags_of(row)
         if (known := direct_unknown(f)) is not None:
             no_direct.append((str(row[label]), *known))
+        elif f.fits_in_cache is None and f.cache_high_bytes is not None and f.working_set_bytes is not None:
+            changed[str(row[label])] = f"{_gib(f.working_set_bytes)}, {f.cache_where}"
         elif f.fits_in_cache is None:
             (no_size if f.working_set_bytes is None else no_ram)[str(row[label])] = _through_cache(row)
     out = [direct_unknown_sentence(no_direct)] if no_direct else []
+    if changed:
+        out.append(
+            "the cache check (working set against the ARC maximum) could not be made for "
+            + prose.listing([f"{k} ({v})" for k, v in changed.items()])
+            + ": its machine's c_max changed over time and the working set lies between its values, so whether the "
+            "ARC could hold it during the run is not known. Take the ARC statistics (`cat /proc/spl/kstat/zfs/"
+            "arcstats`) just before the run and label them with its study and host"
+        )
     why = (
         (
             no_ram,

@@ -191,10 +191,13 @@ def comparison_sentence(a: str, b: str, c: stats.Comparison) -> str:
 
     # '< 0.1 %' where a difference rounds to nothing (prose.percent), and no direction for equal means
     by = "" if c.diff_pct is None else f"{prose.percent(abs(c.diff_pct))} "  # None: B's mean is 0, no percentage of it
+    if c.test == stats.NONE:
+        # no test, no verdict (the rule of 02, 05, 08 and 10): the difference of the means as arithmetic, no 'faster'
+        than = "measured the same mean as" if c.diff == 0 else f"measured {by}{'more' if c.diff > 0 else 'less'} than"
+        head = f"{a} ({c.a.n} run(s), mean {prose.rate(c.a.mean)}) {than} {b} ({c.b.n} run(s), mean {prose.rate(c.b.mean)})"
+        return f"{head}, arithmetic on the means only; no faster/slower verdict: {stats.TESTS[stats.NONE][len('no test: ') :]}."
     than = "has the same mean as" if c.diff == 0 else f"is {by}{'faster' if c.diff > 0 else 'slower'} than"
     head = f"{a} ({c.a.n} run(s), mean {prose.rate(c.a.mean)}) {than} {b} ({c.b.n} run(s), mean {prose.rate(c.b.mean)})"
-    if c.test == stats.NONE:
-        return f"{head}; {stats.TESTS[stats.NONE]}."
     verdict = "a difference beyond run-to-run noise" if c.differs else "not distinguishable from run-to-run noise"
     if c.test == stats.WELCH:
         detail = f"p = {c.p_value:.3g}, {100 * c.level:.0f} % interval of the difference ±{c.interval_pct:.1f} %"

@@ -370,13 +370,14 @@ def groups_apart(df: pl.DataFrame) -> pl.DataFrame:
 def runs(con, sel: Selection) -> pl.DataFrame:
     """Every fio run of the selection with its labels, workload options (``wl_*``), ``workload`` key,
     ``workload_source`` (output, command, output+command or unknown) and the ARC hit ratio during each reading run
-    where ARC logs are tied to it (``arc.COLUMNS``: ``arc.with_arc``)."""
+    where ARC logs are tied to it (``arc.COLUMNS``: ``arc.with_arc``), and the ARC maximum of its machine
+    (``arc.MAX_COLUMNS``: ``arc.with_arc_max``), which bounds what ZFS caches."""
     where, params = sel.sql("f")
     df = groups_apart(frame(con, RUNS_SQL.format(where=where), params))
     if df.is_empty():
         return df.with_columns(
             *(pl.lit(None).alias(f"wl_{k}") for k in WORKLOAD_OPTIONS),
-            *(pl.lit(None, dtype).alias(name) for name, dtype in arc.COLUMNS.items()),
+            *(pl.lit(None, dtype).alias(name) for name, dtype in (arc.COLUMNS | arc.MAX_COLUMNS).items()),
             workload_known=pl.lit(None, pl.Boolean),
             workload=pl.lit(None, pl.String),
             workload_source=pl.lit(None, pl.String),
@@ -384,7 +385,7 @@ def runs(con, sel: Selection) -> pl.DataFrame:
             workload_at_any_size=pl.lit(None, pl.String),
             workload_inferred=pl.lit(None, pl.String),
         )
-    return arc.with_arc(con, with_workloads(df))
+    return arc.with_arc_max(con, sel, arc.with_arc(con, with_workloads(df)))
 
 
 def with_workloads(df: pl.DataFrame) -> pl.DataFrame:

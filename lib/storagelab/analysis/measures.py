@@ -198,7 +198,8 @@ def mbuffer_frames(con, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
         con,
         sel,
         """
-        SELECT s.*, f.path, f.sha256, coalesce(f.label, f.path) AS label, f.host, f.command FROM mbuffer_summaries s
+        SELECT s.*, f.path, f.sha256, coalesce(f.label, f.path) AS label, f.host, f.command, f.mtime_ns
+        FROM mbuffer_summaries s
         JOIN files f USING (file_id) WHERE {where} ORDER BY f.path""",
     )
     status = _q(

@@ -71,6 +71,17 @@ def size(n_bytes: float | None) -> str:
     return f"{n_bytes / 1024:.1f} KiB" if abs(n_bytes) >= 1024 else f"{n_bytes:.0f} B"
 
 
+def size_decimal(n_bytes: float | None) -> str:
+    """A size in decimal units with three significant digits, beside ``size``'s binary one: '2.73 TB', '118 MB',
+    '1.7 MB' (never '0.00 TB' for a size of MiB)."""
+    if n_bytes is None:
+        return "n/a"
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n_bytes) >= scale:
+            return f"{n_bytes / scale:.3g} {unit}"
+    return f"{n_bytes:.0f} B"
+
+
 def change(new: float, old: float) -> str:
     """'+12.3 % (1.12x)' or '-30.1 % (0.70x)'."""
     r = new / old

@@ -21,9 +21,9 @@ import polars as pl
 
 from ..claims import study_claims
 from ..units import KiB, MiB
-from . import arc, fio_runs, measures, phases, pool_members, recordsize_compare, recordsize_findings
+from . import fio_runs, measures, phases, pool_members, recordsize_compare, recordsize_findings, run_verdicts, stats
 from .db import frame
-from .dedup import one_summary_per_pool
+from .dedup import UNNAMED_SQL, one_summary_per_pool
 from .recordsize_numbers import PoolSizes, RaidzModel, RecordsizeFrames, RecordsizeNumbers
 from .result import Result, lines_of
 from .scaling import claim_lines
@@ -185,17 +185,29 @@ RUN_GROUP = ("stack", "pool", "vdev_type", "vdev_count", "vdev_width", "rw", "bl
 def tuned_vs_default(
     runs: pl.DataFrame, default_recordsize: int = DEFAULT_RECORDSIZE, by: Sequence[str] = RUN_GROUP
 ) -> pl.DataFrame:
-    """fio runs labelled with recordsize_bytes (manifest): bandwidth relative to the default-recordsize run
-    of the same pool, workload and direction (mean of repeats). Unlabelled runs are left out; groups
-    without a default run get null ratios. ``matched``: the recordsize equals the I/O size."""
+    """fio runs labelled with recordsize_bytes (manifest): bandwidth relative to the default-recordsize runs of the
+    same pool, workload and direction (the mean of those that count: ``run_verdicts.counted``; ``default_flagged``
+    where every one is flagged). Unlabelled runs are left out; groups without a default run get null ratios.
+    ``matched``: the recordsize equals the I/O size. ``verdict``: 'faster' / 'slower' only by the one rule of 05, 08
+    and 10 (a run it does not leave out, against default runs none of which is flagged, outside their run-to-run
+    noise: ``stats.compare_values``), else None and ``verdict_why`` says why. ``runs``: ``run_verdicts.verdicts``'
+    rows (without ``suspect``, no run is taken as left out)."""
     by = phases.grouped(by, runs)  # runs before and after a change are never one default run's repeats
     labelled = runs.filter(pl.col("recordsize_bytes").is_not_null())
+    if "suspect" not in labelled.columns:
+        labelled = labelled.with_columns(suspect=pl.lit(False), why=pl.lit(None, pl.String))
+    defaults = labelled.filter(pl.col("recordsize_bytes") == default_recordsize)
     base = (
-        labelled.filter(pl.col("recordsize_bytes") == default_recordsize)
+        defaults.filter(run_verdicts.counted(pl.col("suspect"), by))
         .group_by(by, maintain_order=True)
-        .agg(pl.col("bw_bytes_per_s").mean().alias("default_bw_bytes_per_s"), pl.len().alias("default_runs"))
+        .agg(
+            pl.col("bw_bytes_per_s").mean().alias("default_bw_bytes_per_s"),
+            pl.len().alias("default_runs"),
+            pl.col("bw_bytes_per_s").alias("default_values"),
+            pl.col("suspect").any().alias("default_flagged"),
+        )
     )
-    return (
+    out = (
         labelled.join(base, on=by, how="left", nulls_equal=True)
         .with_columns(
             ratio=pl.col("bw_bytes_per_s") / pl.col("default_bw_bytes_per_s"),
@@ -204,6 +216,29 @@ def tuned_vs_default(
         .with_columns(change_pct=(pl.col("ratio") - 1) * 100)
         .sort([*by, "recordsize_bytes"], nulls_last=True)
     )
+    verdicts = [_run_verdict(r, default_recordsize) for r in out.iter_rows(named=True)]
+    return out.drop("default_values").with_columns(
+        verdict=pl.Series([v for v, _ in verdicts], dtype=pl.String),
+        verdict_why=pl.Series([w for _, w in verdicts], dtype=pl.String),
+    )
+
+
+def _run_verdict(r: dict, default_recordsize: int) -> tuple[str | None, str | None]:
+    """(verdict, why none) of one tuned run against its default runs: ``tuned_vs_default``'s rule."""
+    if r["recordsize_bytes"] == default_recordsize:
+        return None, "a default run"
+    if r["default_bw_bytes_per_s"] is None:
+        return None, "no default run of its pool, workload and direction"
+    if r["suspect"]:
+        return None, f"flagged: {r['why'] or 'left out'}"
+    if r["default_flagged"]:
+        return None, "its default runs are flagged"
+    c = stats.compare_values([r["bw_bytes_per_s"]], r["default_values"])
+    if c.test == stats.NONE:
+        return None, "one run on each side: the run-to-run noise is unknown"
+    if not c.differs:
+        return None, f"within the run-to-run noise ({c.test_name})"
+    return ("faster" if r["ratio"] > 1 else "slower"), None
 
 
 def nearest_ashift(expected: dict[int, float], measured: float, tie: float = 0.005) -> int | None:
@@ -218,7 +253,7 @@ def nearest_ashift(expected: dict[int, float], measured: float, tie: float = 0.0
 
 TUNED_GROUP = ("stack", "pool", "vdev_type", "vdev_count", "vdev_width", "workload", "direction")
 ZDB_SIZES_SQL = """
-SELECT f.path, s.file_id, coalesce(s.pool, f.pool, f.label) AS pool, f.recordsize_bytes, f.vdev_type, f.vdev_width,
+SELECT f.path, s.file_id, coalesce(s.pool, f.pool, {unnamed}) AS pool, f.recordsize_bytes, f.vdev_type, f.vdev_width,
        f.ashift, s.bp_count, s.bp_logical_bytes, s.bp_physical_bytes, s.bp_allocated_bytes, s.line_start, s.line_end,
        f.sha256
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY f.path
@@ -262,7 +297,7 @@ def raidz_overhead(labels: dict, default_recordsize: int) -> dict[int, float]:
 
 HISTOGRAM_SQL = """
 SELECT f.path, f.sha256, h.line_start, h.line_end, h.file_id,
-       coalesce(s.pool, f.pool, f.label, regexp_extract(f.path, '[^/]+$')) AS pool,
+       coalesce(s.pool, f.pool, {unnamed}) AS pool,
        f.recordsize_bytes, h.block_size_bytes, h.lsize_count, h.lsize_bytes, h.psize_bytes, h.asize_bytes,
        h.human_units
 FROM zdb_block_size_histogram h JOIN files f USING (file_id)
@@ -326,14 +361,13 @@ def query(con, sel) -> RecordsizeFrames:
     where, params = sel.sql("f")
     stated = study_claims(sel.study)
     return RecordsizeFrames(
-        runs=fio_runs.runs(con, sel),
-        sizes=one_summary_per_pool(frame(con, ZDB_SIZES_SQL.format(where=where), params), "pool"),
-        hist=frame(con, HISTOGRAM_SQL.format(where=where), params),
+        runs=run_verdicts.verdicts(con, fio_runs.runs(con, sel)),  # the one rule of 05, 08 and 10
+        sizes=one_summary_per_pool(frame(con, ZDB_SIZES_SQL.format(where=where, unnamed=UNNAMED_SQL), params), "pool"),
+        hist=frame(con, HISTOGRAM_SQL.format(where=where, unnamed=UNNAMED_SQL), params),
         layouts=frame(con, LAYOUT_SQL.format(where=where), params),
         vdevs=_zdb_vdevs(con, where, params),
         figures=dict(zip(stated["claim_id"].to_list(), stated["value_base"].to_list(), strict=True)),
         claim_lines=claim_lines(stated),
-        arc_max=arc.arc_max(con, sel),
     )
 
 
@@ -439,7 +473,7 @@ def compute(
     )
     runs = frames.runs
     n.tuned = tuned_vs_default(runs, default_recordsize, by=TUNED_GROUP) if runs.height else runs
-    n.comparisons = recordsize_compare.comparisons(runs, default_recordsize, frames.arc_max)
+    n.comparisons = recordsize_compare.comparisons(runs, default_recordsize)
     if runs.height:  # runs, not their directions: a randrw run has a read and a write row
         other = not_zfs(runs)
         unlabelled = runs.filter(pl.col("recordsize_bytes").is_null() & ~other)

@@ -6,19 +6,24 @@ not two findings. Each file size (``workload``) gives a *pair*: the tuned runs' 
 runs' mean, judged by ``stats.compare`` (Welch where both sides have repeats, a single run against the other side's
 prediction interval, else no test: the run-to-run noise is unknown). The comparison's one number is the geometric
 mean of its pairs' ratios (one pair: its ratio); when the pairs disagree in direction (one above 1x, one below)
-the comparison has no direction. The runs' design checks (``design.check``: too short, working set in RAM, the ARC
-answering reads) and their working set against the ARC maximum of the selection's arcstats (``arc.arc_max_of``)
-come with it: the shared rules, not a copy of them.
+the comparison has no direction.
+
+Which runs count and whether a pair gets a faster/slower verdict is the one rule of 05, 08 and 10
+(``run_verdicts``): a run it leaves out (``suspect``: a design check, its logs, a firm plausibility flag) is left
+out of its side's mean, unless every run of that side is (then all count and the pair is flagged); a pair gets a
+verdict only where a test found a difference and no run it counts is flagged. The design checks (``design``: too
+short, a working set its machine's cache holds, RAM or on ZFS the ARC maximum, the ARC answering reads) come with
+it: the shared rules, not a copy of them.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import polars as pl
 
-from . import arc, design, phases, stats
+from . import design, phases, run_verdicts, stats
 from .result import lines_of
 
 COMPARE_GROUP = ("stack", "pool", "vdev_type", "vdev_count", "vdev_width", "workload_at_any_size", "direction")
@@ -36,11 +41,31 @@ class Pair:
     default_bw: float  # bytes/s, mean of the default runs
     test: stats.Comparison
     lines: tuple[dict, ...]
-    arc_share: float | None = None  # the working set over the ARC maximum (c_max) of the selection's arcstats
+    left_out: tuple[tuple[str, str], ...] = ()  # (label, why) of runs the rule left out of their side's mean
+    flagged: tuple[tuple[str, str], ...] = ()  # (label, why) of flagged runs counted: every run of their side is
 
     @property
     def ratio(self) -> float:
         return self.tuned_bw / self.default_bw
+
+    @property
+    def verdict(self) -> str | None:
+        """'faster' or 'slower' (the tuned recordsize) where the rule of 05, 08 and 10 gives one: a test found a
+        difference and no run counted is flagged; None otherwise (``withheld`` says why)."""
+        if self.flagged or self.test.test == stats.NONE or not self.test.differs:
+            return None
+        return "faster" if self.ratio > 1 else "slower"
+
+    @property
+    def withheld(self) -> str | None:
+        """Why the pair has no verdict; None where it has one."""
+        if self.flagged:
+            return "its runs are flagged (" + "; ".join(f"{label} {why}" for label, why in self.flagged) + ")"
+        if self.test.test == stats.NONE:
+            return "one run on each side, so the run-to-run noise is unknown"
+        if not self.test.differs:
+            return f"within the run-to-run noise ({self.test.test_name}, {self.test.level:.0%})"
+        return None
 
 
 @dataclass(frozen=True)
@@ -51,8 +76,7 @@ class TunedComparison:
     workload: str  # the workload at any file size
     direction: str
     pairs: tuple[Pair, ...]
-    design_notes: tuple  # design.sentences of the flagged runs (Findings)
-    arc_max: dict | None  # arc.arc_max row: c_max_bytes, path, line
+    design_notes: tuple  # design.sentences of the flagged runs (Findings), then design.notes
     labels: tuple[str, ...]  # every run's label, tuned and default
 
     @property
@@ -74,12 +98,30 @@ class TunedComparison:
         return self.low < 1.0 < self.high
 
     @property
+    def verdict(self) -> str | None:
+        """'faster' / 'slower' where every pair has that verdict; None otherwise."""
+        found = {p.verdict for p in self.pairs}
+        return found.pop() if len(found) == 1 else None
+
+    @property
     def untested(self) -> bool:
         """No pair had a test: every pair's noise is unknown (a single run on both sides)."""
         return all(p.test.test == stats.NONE for p in self.pairs)
 
 
+def _counted(side: pl.DataFrame) -> tuple[pl.DataFrame, tuple, tuple]:
+    """The runs of one side that count (``run_verdicts.counted``), (label, why) of those left out, and of the
+    flagged runs counted because every run of the side is flagged."""
+    if "suspect" not in side.columns or not side["suspect"].any():
+        return side, (), ()
+    bad = tuple((r["label"], r["why"] or "flagged") for r in side.filter(pl.col("suspect")).iter_rows(named=True))
+    if side["suspect"].all():
+        return side, (), bad
+    return side.filter(~pl.col("suspect")), bad, ()
+
+
 def _pair(workload: str, tuned: pl.DataFrame, default: pl.DataFrame) -> Pair:
+    (tuned, t_out, t_flag), (default, d_out, d_flag) = _counted(tuned), _counted(default)
     t, d = tuned["bw_bytes_per_s"].to_list(), default["bw_bytes_per_s"].to_list()
     ws = [design.working_set(r) for r in tuned.iter_rows(named=True)]
     return Pair(
@@ -91,10 +133,12 @@ def _pair(workload: str, tuned: pl.DataFrame, default: pl.DataFrame) -> Pair:
         default_bw=sum(d) / len(d),
         test=stats.compare_values(t, d),
         lines=lines_of(pl.concat([tuned, default], how="diagonal_relaxed")),
+        left_out=t_out + d_out,
+        flagged=t_flag + d_flag,
     )
 
 
-def _one(g: pl.DataFrame, rs: int, default_recordsize: int, maxima: pl.DataFrame) -> TunedComparison | None:
+def _one(g: pl.DataFrame, rs: int, default_recordsize: int) -> TunedComparison | None:
     pairs = []
     for (workload,), w in g.group_by("workload", maintain_order=True):
         tuned, default = (
@@ -107,12 +151,7 @@ def _one(g: pl.DataFrame, rs: int, default_recordsize: int, maxima: pl.DataFrame
         return None
     used = g.filter(pl.col("workload").is_in([p.workload for p in pairs]))
     r = used.row(0, named=True)
-    bound = arc.arc_max_of(maxima, r["host"])
-    if bound is not None:
-        pairs = [
-            replace(p, arc_share=p.working_set_bytes / bound["c_max_bytes"]) if p.working_set_bytes else p
-            for p in pairs
-        ]
+    judged = used if "design_marker" in used.columns else design.with_design(used)
     return TunedComparison(
         pool=r["pool"],
         recordsize_bytes=rs,
@@ -120,16 +159,17 @@ def _one(g: pl.DataFrame, rs: int, default_recordsize: int, maxima: pl.DataFrame
         workload=r["workload_at_any_size"] or r["workload"],
         direction=r["direction"],
         pairs=tuple(sorted(pairs, key=lambda p: -(p.working_set_bytes or 0))),
-        design_notes=tuple(design.sentences(design.with_design(used))),
-        arc_max=bound,
+        design_notes=tuple(design.sentences(judged)) + tuple(design.notes(judged)),
         labels=tuple(used["label"].to_list()),
     )
 
 
-def comparisons(runs: pl.DataFrame, default_recordsize: int, maxima: pl.DataFrame) -> list[TunedComparison]:
-    """The selection's tuned-vs-default comparisons (module doc): labelled fio runs (``fio_runs.runs``) of one
-    pool, workload at any size and direction, at the default and at one other recordsize. ``maxima``:
-    ``arc.arc_max`` of the selection."""
+def comparisons(runs: pl.DataFrame, default_recordsize: int) -> list[TunedComparison]:
+    """The selection's tuned-vs-default comparisons (module doc): labelled fio runs of one pool, workload at any
+    size and direction, at the default and at one other recordsize. ``runs``: ``run_verdicts.verdicts`` of
+    ``fio_runs.runs`` (runs without a verdict are judged by their design checks and plausibility flags alone)."""
+    if not runs.is_empty() and "suspect" not in runs.columns:
+        runs = run_verdicts.judged(run_verdicts.checked(runs), {})
     if runs.is_empty():
         return []
     labelled = runs.filter(pl.col("recordsize_bytes").is_not_null() & pl.col("workload").is_not_null())
@@ -139,7 +179,7 @@ def comparisons(runs: pl.DataFrame, default_recordsize: int, maxima: pl.DataFram
     out = []
     for _, g in labelled.group_by(phases.grouped(COMPARE_GROUP, labelled), maintain_order=True):
         for rs in sorted(set(g["recordsize_bytes"].to_list()) - {default_recordsize}):
-            c = _one(g, rs, default_recordsize, maxima)
+            c = _one(g, rs, default_recordsize)
             if c is not None:
                 out.append(c)
     return out

@@ -6,6 +6,7 @@ import polars as pl
 
 from ..units import KiB, MiB
 from . import prose, stats
+from .dedup_numbers import named
 from .recordsize_compare import Pair, TunedComparison
 from .recordsize_numbers import RecordsizeFrames, RecordsizeNumbers
 from .result import Finding, cite, lines_of
@@ -59,6 +60,12 @@ def write(res, n: RecordsizeNumbers, frames: RecordsizeFrames, sel) -> None:
     res.verdict = _verdict(n)
 
 
+def _measured(pool: str, what: str) -> str:
+    """'Measured (stripe2, zdb -b)'; a pool neither the output nor the manifest names: 'Measured (zdb -b; pool name
+    not in the output; label zdb -b stripe2)'."""
+    return f"Measured ({pool}, {what})" if named(pool) else f"Measured ({what}; {pool.strip('()')})"
+
+
 def _ashift_words(p) -> str:
     exp = ", ".join(f"{v:.3f} at ashift {a}" for a, v in p.expected.items())
     if p.nearest is None:
@@ -71,7 +78,7 @@ def _pools(res, n: RecordsizeNumbers, sel) -> None:
         ratio = cite(f"{p.measured:.3f}", p.lines, "zdb -b bp allocated / bp physical")
         res.findings.append(
             Finding(
-                f"Measured ({p.pool}, zdb -b): {p.avg_logical_bytes / KiB:.1f} KiB logical per block pointer on "
+                f"{_measured(p.pool, 'zdb -b')}: {p.avg_logical_bytes / KiB:.1f} KiB logical per block pointer on "
                 f"average; allocated / physical = {p.measured:.3f} (what allocation adds: parity, padding to whole sectors, "
                 "extra copies; this figure alone does not say which).",
                 [cite(f"{p.avg_logical_bytes / KiB:.1f} KiB", p.lines, "zdb -b bp logical / bp count"), ratio],
@@ -122,7 +129,7 @@ def _histograms(res, n: RecordsizeNumbers, sel) -> None:
     for pool, record, b in n.histograms:
         res.findings.append(
             Finding(
-                f"Measured ({pool}, zdb -bb block size histogram): {b['blocks']:,} blocks, "
+                f"{_measured(pool, 'zdb -bb block size histogram')}: {b['blocks']:,} blocks, "
                 f"{prose.size(b['logical_bytes'])} logical; {b['full_record_share']:.0%} of the logical bytes are "
                 f"in blocks of at least the {record // KiB} KiB recordsize; the most bytes "
                 f"({b['top_bucket_share']:.0%}) sit in blocks of {_bucket(b['top_bucket_bytes'])}"
@@ -169,21 +176,19 @@ def _noise(c: TunedComparison) -> str:
     return "Noise: " + "; ".join(parts) + "."
 
 
-def _against_arc(c: TunedComparison) -> Finding | None:
-    m = c.arc_max
-    sized = [p for p in c.pairs if p.working_set_bytes is not None and p.arc_share is not None]
-    if m is None or not sized:
-        return None
-    parts = []
-    for p in sized:
-        assert p.arc_share is not None  # kept above
-        fits = ": it fits, so its reads can be answered from the ARC, not the disks" if p.arc_share <= 1 else ""
-        parts.append(f"{prose.size(p.working_set_bytes)} is {p.arc_share:.2f}x it{fits}")
-    text = (
-        f"Working set against the ARC maximum (c_max {prose.size(m['c_max_bytes'])}, "
-        f"{m['path'].split('/')[-1]}): " + "; ".join(parts) + "."
-    )
-    return Finding(text, [cite(prose.size(m["c_max_bytes"]), m)])
+def _size_of(p: Pair) -> str:
+    return prose.size(p.working_set_bytes) if p.working_set_bytes is not None else p.workload
+
+
+def _verdict_words(c: TunedComparison) -> str:
+    """The faster/slower verdict by the one rule of 05, 08 and 10 (``Pair.verdict``), or why there is none."""
+    left = [f"{label} ({why})" for p in c.pairs for label, why in p.left_out]
+    out = f"left out of the means: {prose.listing(left)}. " if left else ""
+    rs, default = f"{c.recordsize_bytes // KiB} KiB", f"{c.default_recordsize // KiB} KiB"
+    if c.verdict is not None and not c.disagree:
+        return out + f"Verdict (the rule of 05, 08 and 10): {rs} records are {c.verdict} than {default} here."
+    parts = [f"{_size_of(p)}: {p.verdict or 'none'}" + (f", {p.withheld}" if p.withheld else "") for p in c.pairs]
+    return out + "No faster/slower verdict (the rule of 05, 08 and 10): " + "; ".join(parts) + "."
 
 
 def _comparison(res, c: TunedComparison) -> None:
@@ -208,9 +213,7 @@ def _comparison(res, c: TunedComparison) -> None:
             f"{c.default_recordsize // KiB} KiB for this workload."
         )
     res.findings.append("  " + _noise(c))
-    against = _against_arc(c)
-    if against is not None:
-        res.findings.append(against)
+    res.findings.append("  " + _verdict_words(c)[0].upper() + _verdict_words(c)[1:])
     res.findings += list(c.design_notes)
 
 
@@ -223,8 +226,10 @@ def _headline(c: TunedComparison) -> tuple[str, str]:
         )
     if c.untested:
         value += ", single runs: noise unknown"
-    if c.design_notes:
-        value += f", {len(c.design_notes)} run(s) flagged"
+    flagged = {label for p in c.pairs for label, _ in (*p.flagged, *p.left_out)}
+    if flagged:
+        value += f", {len(flagged)} run(s) flagged"
+    value += f", {c.verdict}" if c.verdict is not None and not c.disagree else ", no verdict"
     return key, value
 
 

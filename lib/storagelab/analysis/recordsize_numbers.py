@@ -9,13 +9,12 @@ import polars as pl
 
 @dataclass
 class RecordsizeFrames:
-    runs: pl.DataFrame  # fio runs (fio_runs.runs)
+    runs: pl.DataFrame  # fio runs (fio_runs.runs) with the one verdict of 05, 08 and 10 (run_verdicts.verdicts)
     sizes: pl.DataFrame  # zdb -b summaries, one per pool
     hist: pl.DataFrame  # zdb -bb block size histograms
     layouts: pl.DataFrame  # the selection's labelled RAIDZ layouts
     figures: dict  # the study's stated figures (claim id -> value in base units)
     claim_lines: dict = field(default_factory=dict)  # claim id -> its claims.csv line (scaling.claim_lines)
-    arc_max: pl.DataFrame = field(default_factory=pl.DataFrame)  # arc.arc_max: c_max per ARC statistics output
     vdevs: pl.DataFrame = field(default_factory=pl.DataFrame)  # zdb -C: top-level data vdevs (type, ashift, width)
 
 

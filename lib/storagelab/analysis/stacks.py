@@ -409,21 +409,22 @@ def device_spreads(disks: pl.DataFrame) -> list[DeviceSpread]:
 
 
 def test_sizes(d: pl.DataFrame) -> TestSizes:
-    """Each run's working set against the RAM its labels give (the design checks' numbers)."""
+    """Each run's working set against what can cache it (the design checks' numbers: the RAM its labels give, or on
+    ZFS its machine's ARC maximum, ``design.cache_bound``)."""
 
-    fits: list[tuple[str, float, float]] = []
+    fits: list[tuple[str, float, float, str]] = []
     direct_unknown: list[tuple[str, float, float]] = []
     sizeless: list[str] = []
     unknown: dict[float | None, int] = {}
     for r in d.iter_rows(named=True):
         ram, _ = plausibility.ram_bytes(r["command"], r["notes"], r.get("ram_bytes"))
-        size = r["design_working_set_bytes"]
-        if not ram:
+        size, where = r["design_working_set_bytes"], r.get("design_cache_where") or design.RAM_WHERE
+        if not ram and where == design.RAM_WHERE:
             unknown[size] = unknown.get(size, 0) + 1
         elif not size:
             sizeless.append(r["label"])
         elif r["design_fits_in_cache"]:
-            fits.append((r["label"], size, r["design_cache_bytes"]))
+            fits.append((r["label"], size, r["design_cache_bytes"], where))
         elif (known := design.direct_unknown(design.flags_of(r))) is not None:
             direct_unknown.append((r["label"], *known))
     ram_unknown = tuple(sorted(unknown.items(), key=lambda kv: -kv[1]))

@@ -248,6 +248,13 @@ def _design_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
     return out, missing
 
 
+def _fits_words(label: str, size: float, cache: float, where: str) -> str:
+    """'run (32.0 MiB in 16.00 GiB of RAM)'; on ZFS 'run (32.0 MiB in the 100.0 MiB ARC maximum (c_max, ...))'."""
+    if where == design.RAM_WHERE:
+        return f"{label} ({prose.size(size)} in {prose.size(cache)} of RAM)"
+    return f"{label} ({prose.size(size)} in the {prose.size(cache)} {where})"
+
+
 def _size_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
     found, missing = [], []
     s = r.sizes
@@ -259,9 +266,10 @@ def _size_sentences(r: StacksResult) -> tuple[list[str], list[str]]:
             "it created the file: their outputs have no such line)"
         )
     if s.fits:
+        below = "RAM" if all(w == design.RAM_WHERE for *_, w in s.fits) else "the RAM or, on ZFS, the ARC maximum"
         found.append(
-            "Test size below RAM (reads and, on ZFS, writes can be served from the page cache or ARC): "
-            + prose.listing([f"{label} ({prose.size(b)} in {prose.size(ram)} of RAM)" for label, b, ram in s.fits])
+            f"Test size below {below} (reads and, on ZFS, writes can be served from the page cache or ARC): "
+            + prose.listing([_fits_words(label, b, cache, where) for label, b, cache, where in s.fits])
             + "."
         )
     if s.direct_unknown:  # the same verdict and sentence as 08's (design.direct_unknown)

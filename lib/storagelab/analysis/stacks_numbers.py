@@ -70,10 +70,11 @@ class DeviceSpread:
 
 @dataclass(frozen=True)
 class TestSizes:
-    """Runs whose working set fits the RAM they are labelled with (label, bytes, RAM), runs with RAM but no size,
-    and the test sizes of the runs without RAM (size or None -> how many runs)."""
+    """Runs whose working set fits what can cache it (label, bytes, cache bytes, ``design.cache_bound``'s words:
+    the RAM they are labelled with, or on ZFS the ARC maximum), runs with RAM but no size, and the test sizes of
+    the runs without RAM (size or None -> how many runs)."""
 
-    fits: tuple[tuple[str, float, float], ...]
+    fits: tuple[tuple[str, float, float, str], ...]
     sizeless: tuple[str, ...]
     ram_unknown: tuple[tuple[float | None, int], ...]
     # runs whose working set fits their RAM but whose direct= is not known (fio's normal text does not print it):

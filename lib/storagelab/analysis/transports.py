@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..units import MiB
-from . import mbuffer_fill, measures, prose, transport_sources
+from . import mbuffer_fill, measures, prose, stream_pairs, transfer_tools, transport_sources
 from .mbuffer import rates
 from .result import Finding, Result, cite
 from .selection import Selection
@@ -59,15 +59,22 @@ def to_gbit_s(bytes_per_s: float) -> float:
 # ----------------------------------------------------------------------------- notebook 06 on any selection
 
 _ROLE = r"\s*\((sender|receiver)[^)]*\)\s*$"
+_PAIR_SCHEMA = {"label": pl.String, "sender_label": pl.String}
 
 
-def receiver_waits(rates_df: pl.DataFrame) -> pl.DataFrame:
-    """Pairs of a '<name> (sender...)' and a '<name> (receiver...)' run that moved the same amount (within 1 %):
-    the receiver's clock ran ``wait_s`` longer (it started before data arrived); ``corrected_rate_bytes_per_s`` is
-    the receiver's rate without that wait."""
+def receiver_waits(rates_df: pl.DataFrame, pair_of: dict[str, str] | None = None) -> pl.DataFrame:
+    """Pairs of a receiver and its sender (``pair_of``: receiver label -> sender label, ``stream_pairs``; by default
+    the '<name> (sender...)' / '<name> (receiver...)' label convention) that moved the same amount (within 1 %): the
+    receiver's clock ran ``wait_s`` longer (it started before data arrived); ``corrected_rate_bytes_per_s`` is the
+    receiver's rate without that wait."""
     df = rates_df.with_columns(role=pl.col("label").str.extract(_ROLE, 1), pair=pl.col("label").str.replace(_ROLE, ""))
-    tx, rx = df.filter(pl.col("role") == "sender"), df.filter(pl.col("role") == "receiver")
-    both = rx.join(tx, on="pair", suffix="_tx")
+    if pair_of is None:
+        tx, rx = df.filter(pl.col("role") == "sender"), df.filter(pl.col("role") == "receiver")
+        both = rx.join(tx, on="pair", suffix="_tx")
+    else:
+        keys = pl.DataFrame({"label": list(pair_of), "sender_label": list(pair_of.values())}, schema=_PAIR_SCHEMA)
+        both = df.join(keys, on="label").join(df, left_on="sender_label", right_on="label", suffix="_tx")
+        both = both.with_columns(label_tx=pl.col("sender_label"))
     both = both.filter((pl.col("resolved_bytes") / pl.col("resolved_bytes_tx") - 1).abs() <= 0.01)
     return both.select(
         "pair",
@@ -91,6 +98,7 @@ class TransportFrames:
     status: pl.DataFrame  # each run's last status line
     failed_files: int  # files of this database that failed to parse (any tool)
     status_lines: pl.DataFrame  # every status line of each run, in order (measures.mbuffer_status_lines)
+    tools: transfer_tools.ToolFrames | None = None  # pv, dd, zfs receive -v lines and zfs send -v headers
 
 
 @dataclass
@@ -105,6 +113,8 @@ class TransportNumbers:
     asked_baseline: str  # the label asked for ("" when none)
     slowest: dict | None  # the slowest compared run of ``rates`` that is no receiver (None: there is none)
     baseline_why: str = ""  # how the baseline was chosen (transport_sources.choose_baseline)
+    pairs: pl.DataFrame | None = None  # stream_pairs.receiver_pairs: each receiver's sender and how it was found
+    tools: pl.DataFrame | None = None  # transfer_tools.compute: pv/dd/zfs receive lines and their mbuffer runs
 
     @property
     def baseline_asked_and_missing(self) -> bool:
@@ -114,7 +124,9 @@ class TransportNumbers:
 def query(con, sel: Selection) -> TransportFrames:
     summaries, status = measures.mbuffer_frames(con, sel)
     (failed,) = con.execute("SELECT count(*) FROM ingest_errors").fetchone()
-    return TransportFrames(summaries, status, failed, measures.mbuffer_status_lines(con, sel))
+    return TransportFrames(
+        summaries, status, failed, measures.mbuffer_status_lines(con, sel), transfer_tools.query(con, sel)
+    )
 
 
 _RECEIVER_WORD = re.compile(r"\breceiver\b", re.I)
@@ -143,9 +155,16 @@ def compute(frames: TransportFrames, baseline_label: str = "") -> TransportNumbe
     when there is exactly one, else the run of the commonest source with no transport); runs of another source get
     no share (``vs_baseline`` null); receivers are marked (``roles``) and never the slowest transport."""
     r = roles(rates(frames.summaries))
-    senders = {x["pair"]: x["label"] for x in r.filter(pl.col("role") == "sender").iter_rows(named=True)}
-    pair_of = {x["label"]: senders[x["pair"]] for x in r.filter(pl.col("paired")).iter_rows(named=True)}
-    r = transport_sources.with_sources(r, pair_of)
+    pairs = stream_pairs.receiver_pairs(r)
+    pair_of = {x["receiver"]: x["sender"] for x in pairs.iter_rows(named=True) if x["sender"]}
+    cands = {x["receiver"]: x["candidates"] for x in pairs.iter_rows(named=True)}
+    r = r.with_columns(
+        paired=pl.col("label").is_in(list(pair_of)),
+        pair_candidates=pl.Series([cands.get(x, []) for x in r["label"]], dtype=pl.List(pl.String)),
+    )
+    tools = transfer_tools.compute(frames.tools, r) if frames.tools else pl.DataFrame()
+    heard = transfer_tools.run_sources(tools, frames.tools.headers, r) if frames.tools else {}
+    r = _sources_heard(transport_sources.with_sources(r, pair_of), heard, pair_of)
     chosen, why = transport_sources.choose_baseline(r, baseline_label)
     base = r.filter(pl.col("label") == chosen).row(0, named=True)
     same = transport_sources.compared(r, base)
@@ -156,7 +175,7 @@ def compute(frames: TransportFrames, baseline_label: str = "") -> TransportNumbe
     return TransportNumbers(
         rates=r,
         status=frames.status,
-        waits=receiver_waits(r),
+        waits=receiver_waits(r, pair_of),
         fill=mbuffer_fill.per_transfer(frames.status_lines),
         status_lines=frames.status_lines,
         baseline_label=chosen,
@@ -164,6 +183,23 @@ def compute(frames: TransportFrames, baseline_label: str = "") -> TransportNumbe
         asked_baseline=baseline_label,
         slowest=ranked.row(-1, named=True) if ranked.height else None,
         baseline_why=why,
+        pairs=pairs,
+        tools=tools,
+    )
+
+
+def _sources_heard(r: pl.DataFrame, heard: dict[str, tuple[str, str]], pair_of: dict[str, str]) -> pl.DataFrame:
+    """``r`` with the source a zfs send -v header or zfs receive -v line names (``heard``: label -> (source, from))
+    in place of the command label's, a paired receiver taking its sender's, and ``source_from`` saying which."""
+    own = {x["label"]: (x["source"], "command label" if x["source"] else None) for x in r.iter_rows(named=True)}
+    own.update(heard)
+    for rx, tx in pair_of.items():
+        if rx not in heard and tx in own and own[tx][0]:
+            own[rx] = (own[tx][0], f"its sender's {own[tx][1]}")
+    labels = r["label"].to_list()
+    return r.with_columns(
+        source=pl.Series([own[x][0] for x in labels], dtype=pl.String),
+        source_from=pl.Series([own[x][1] for x in labels], dtype=pl.String),
     )
 
 
@@ -256,10 +292,16 @@ def _share(x: dict, base: str, based: pl.DataFrame) -> Finding:
             + ": that baseline is not comparable for it (the data show that the baseline was slower, not why)"
         )
     if x["receiver"] and not x["paired"]:
+        cands = x.get("pair_candidates") or []
+        why = (
+            f"several runs could be its sender ({prose.listing(cands)}: the same amount, at its time)"
+            if cands
+            else "no run of the same amount ran at its time and could have sent it"
+        )
         text += (
-            ". It is a receiver (its label or command says so) that could not be paired with a sender (label the two "
-            "'NAME (sender)' and 'NAME (receiver)'): its printed rate includes any time it waited for its sender, so "
-            "it is not ranked"
+            f". It is a receiver (its label or command says so) that could not be paired with a sender ({why}; label "
+            "the two 'NAME (sender)' and 'NAME (receiver)'): its printed rate includes any time it waited for its "
+            "sender, so it is not ranked"
         )
     return Finding(
         text + ".",
@@ -279,6 +321,7 @@ def _baseline_sentences(res: Result, n: TransportNumbers, sel: Selection) -> pl.
             f"{r.height} mbuffer run(s) for {sel.describe()}; baseline {base} at "
             f"{prose.rate(n.baseline_rate_bytes_per_s)} ({n.baseline_why}"
             + (f"; source `{src}`" if src and src not in n.baseline_why else "")
+            + (f", from its {based['source_from'][0]}" if src and based["source_from"][0] != "command label" else "")
             + ").",
             [cite(prose.rate(n.baseline_rate_bytes_per_s), based)],
         )
@@ -318,8 +361,12 @@ def findings(res: Result, n: TransportNumbers, sel: Selection) -> None:
                 ],
             )
         )
+    for p in n.pairs.filter(pl.col("how") == "stream").iter_rows(named=True) if n.pairs is not None else ():
+        res.findings.append(_stream_pair(p, r))
     for w in n.waits.iter_rows(named=True):
         _wait(res, w, r)
+    if n.tools is not None and n.tools.height:
+        res.findings.extend(transfer_tools.findings(n.tools))
     for f in n.fill.iter_rows(named=True):
         res.findings.append(_fill_sentence(f, n.status_lines.filter(pl.col("file_id") == f["file_id"])))
     _headline(res, n)
@@ -333,7 +380,7 @@ def _headline(res: Result, n: TransportNumbers) -> None:
         else f"{x['rate_mib_s']:.1f} MiB/s (another source: {x['source']})"
         for x in n.rates.iter_rows(named=True)
     }
-    for w in n.waits.iter_rows(named=True):  # a receiver's printed rate includes its wait for the sender
+    for w in n.waits.filter(pl.col("wait_s") > 0).iter_rows(named=True):  # a receiver's rate includes its wait
         res.headline[w["receiver"]] = (
             f"{w['corrected_rate_bytes_per_s'] / MiB:.1f} MiB/s without its {w['wait_s']:.1f} s start-up wait "
             f"(the sender's rate, by construction; printed {w['receiver_rate_bytes_per_s'] / MiB:.1f})"
@@ -348,11 +395,36 @@ def _headline(res: Result, n: TransportNumbers) -> None:
     ) + (f" {above} run(s) above 100 % of {base}: that baseline is not comparable for them." if above else "")
 
 
+def _stream_pair(p: dict, r: pl.DataFrame) -> Finding:
+    """A receiver paired with its sender by the stream (``stream_pairs``), the evidence said, never a cause."""
+    rx = r.filter(pl.col("label") == p["receiver"]).row(0, named=True)
+    tx = r.filter(pl.col("label") == p["sender"]).row(0, named=True)
+    return Finding(
+        f"{p['receiver']} is paired with {p['sender']} by the stream, not by their labels: the same amount "
+        f"({prose.size(rx['resolved_bytes'])} and {prose.size(tx['resolved_bytes'])}, within 1 %), runs that overlap "
+        f"in time ({p['sender']}'s {tx['seconds']:.1f} s and {p['receiver']}'s {rx['seconds']:.1f} s, each ending at "
+        "its file's modification time; copies that reset modification times void this), and no other run that could "
+        "have sent it (a run whose command writes to /dev/null sent nothing). A pairing the data allow, not a proof: label the two "
+        "'NAME (sender)' and 'NAME (receiver)' to state it.",
+        [cite(prose.size(rx["resolved_bytes"]), rx), cite(prose.size(tx["resolved_bytes"]), tx)],
+    )
+
+
 def _wait(res: Result, w: dict, r: pl.DataFrame) -> None:
     """A receiver's start-up wait: its numbers from the two runs' summary lines (``r``: the rates, with their lines),
     each computed one with its arithmetic."""
     rx, tx = r.filter(pl.col("label") == w["receiver"]), r.filter(pl.col("label") == w["sender"])
     both = [*rx.to_dicts(), *tx.to_dicts()]
+    if w["wait_s"] <= 0:
+        res.findings.append(
+            Finding(
+                f"{w['receiver']}: its clock ran {-w['wait_s']:.1f} s shorter than {w['sender']}'s for the same "
+                f"{prose.size(w['amount_bytes'])}: its printed rate ({prose.rate(w['receiver_rate_bytes_per_s'])}) "
+                "holds no start-up wait to take out; the data show the two times, not why they differ.",
+                [cite(f"{-w['wait_s']:.1f} s", both, "sender's time - receiver's time")],
+            )
+        )
+        return
     res.findings.append(
         Finding(
             f"{w['receiver']}: its clock ran {w['wait_s']:.1f} s longer than {w['sender']} for the same "
@@ -377,9 +449,17 @@ def analyse(con, sel: Selection, baseline_label: str = "") -> Result:
     frames = query(con, sel)
     if frames.summaries.is_empty():
         res.missing.append(missing(frames, sel))
+        if frames.tools is not None and frames.tools.lines.height:  # pv, dd, zfs receive lines without mbuffer
+            tools = transfer_tools.compute(frames.tools, pl.DataFrame())
+            res.frames["tools"] = tools
+            res.file_ids = tools["file_id"].to_list()
+            res.findings.extend(transfer_tools.findings(tools))
         return res
     n = compute(frames, baseline_label)
     res.frames.update(rates=n.rates, status=n.status, waits=n.waits, fill=n.fill)
+    if n.tools is not None and n.tools.height:
+        res.frames["tools"] = n.tools
     res.file_ids = n.rates["file_id"].to_list() + n.status["file_id"].to_list()
+    res.file_ids += n.tools["file_id"].to_list() if n.tools is not None and n.tools.height else []
     findings(res, n, sel)
     return res

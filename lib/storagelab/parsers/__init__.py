@@ -22,7 +22,10 @@ from .base import Parsed, lines_of
 from .compressed import decompress
 
 # Order matters only where two tools could both claim a text; each sniffer is specific.
-MODULES = ("fio", "bonnie", "zdb", "partitions", "zfs_get", "arcstats", "zpool", "mbuffer", "transcribed")
+MODULES = (
+    "fio", "bonnie", "zdb", "partitions", "zfs_get", "arcstats", "zpool", "mbuffer", "pv", "dd", "zfs_sendrecv",
+    "transcribed",
+)  # fmt: skip
 # control characters other than \t \n \r \x0c (form feed) and \x1b (colour codes)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])  # the same, as bytes
