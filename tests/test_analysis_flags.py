@@ -71,12 +71,12 @@ def test_device_latency_shows_unlike_mirror_members(res):
 def test_repeated_runs_give_the_noise(res):
     (r,) = res["repeats"].iter_rows(named=True)
     assert r["config"] == "mdadm raid1 ext4 (bitmap none)" and r["n"] == 2
-    assert r["mean"] == 554 * MiB and r["spread_pct"] == pytest.approx(14 / 554 * 100)  # 540 and 568 MiB/s
+    assert r["mean"] == 554 * MiB and r["spread_pct"] == pytest.approx(14 * 2**0.5 / 554 * 100)  # 540, 568: sd 19.8
     assert r["ci95_bytes_per_s"] == pytest.approx(12.7062047 * (28 * MiB / 2**0.5) / 2**0.5)
     # one new run is judged by the prediction interval: 554 ± 12.706 x 19.8 x sqrt(1.5) = ±308 MiB/s (analyses-2 N5)
     assert round(r["pi95_bytes_per_s"] / MiB, 1) == 308.1
     assert (
-        "mdadm raid1 ext4 (bitmap none): 2 repeated runs, mean 554.0 MiB/s (580.9 MB/s), spread ±2.5 % (95 % "
+        "mdadm raid1 ext4 (bitmap none): 2 repeated runs, mean 554.0 MiB/s (580.9 MB/s), spread 3.6 % (sample sd / mean; 95 % "
         "confidence interval of the mean ±178 MiB/s, ±32.1 %; 95 % prediction interval for one new run ±308 MiB/s, "
         "±55.6 %; few runs, so the noise is only roughly known)."
     ) in res.findings

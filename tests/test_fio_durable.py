@@ -132,7 +132,7 @@ def test_runs_of_different_devices_are_ranked_not_set_against_each_other(result)
         "durable writes/s",
         "syncs counted from",
         "run time (s)",
-        "write() p99 (page cache)",
+        "write() p99 (not durable)",
         "flag",
     ]
     flags = dict(zip(result["durable"]["run"], result["durable"]["flag"], strict=True))

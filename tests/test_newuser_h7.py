@@ -69,7 +69,7 @@ def test_08_a_run_that_later_falls_to_a_fifth_is_not_steady_and_is_flagged_for_i
     assert (
         "long60 bw write: not steady: falls to 82.8 MiB/s (86.8 MB/s) at 24-25 s, outside +-20 % of the 436.6 MiB/s "
         "(457.8 MB/s) of its windows from 8 to 12 s (the first 5 that meet both criteria); no such window holds to "
-        "the end of its 59 (SNIA PTS: the steady state lasts to the end of the run). Dips to 82.8 MiB/s (86.8 MB/s) "
+        "the end of its 59 windows (SNIA PTS: the steady state lasts to the end of the run). Dips to 82.8 MiB/s (86.8 MB/s) "
         "at 24-25 s (median 364.2 MiB/s (381.9 MB/s)): a third of its median or less, and it recovers (a stall or a "
         "drop, not its start or end); the run is flagged and kept out of comparisons." in res_home.findings
     )

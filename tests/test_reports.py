@@ -432,7 +432,7 @@ def _xss_project(root: Path) -> Path:
         return r
 
     assert "ingested 1 " in cli("ingest", "--quiet", "--workers", "1", "--no-parquet").stdout
-    cli("run", "07_explore", "-p", "db_path", str(db))
+    cli("run", "07_explore", "-p", "db_path", str(db), "--no-report")  # `report` renders the pages, once
     cli("report")
     return root / "reports"
 

@@ -270,14 +270,9 @@ c.execute("INSERT INTO t VALUES ('INJECTED')")
 os._exit(0)"""
 
 
-def test_a_wal_planted_after_the_check_is_not_read_with_the_database(shared_tmp, monkeypatch):  # noqa: F811
-    """Reliability-10 High 3: root reads its database in a sticky world-writable folder (/tmp); the user toggles a
-    WAL crafted from a copy of it at `<db>.wal`; one there after `beside_refusal` and before DuckDB's open was
-    replayed: `storagelab sql` showed the user's rows in 11 of 60 tries (clirace.sh). Here the plant is made at that
-    very moment (when the spill settings are read, just before the open); root's own WAL is still read."""
+def _database_and_wal(shared_tmp):  # noqa: F811
+    """Root's database (0644) in a sticky world-writable folder, and the user's copy of a WAL crafted from it."""
     import duckdb  # noqa: PLC0415
-
-    from storagelab import database  # noqa: PLC0415
 
     sticky = shared_tmp / "sticky"
     sticky.mkdir()
@@ -292,6 +287,18 @@ def test_a_wal_planted_after_the_check_is_not_read_with_the_database(shared_tmp,
     subprocess.run([sys.executable, "-c", _CRAFT, str(db), str(craft / "c.duckdb")], check=True)
     (craft / "c.duckdb.wal").chmod(0o644)
     _user("cp", str(craft / "c.duckdb.wal"), str(theirs / "c.duckdb.wal"))
+    return sticky, db, theirs, craft
+
+
+def test_a_wal_planted_after_the_check_is_not_read_with_the_database(shared_tmp, monkeypatch):  # noqa: F811
+    """Reliability-10 High 3: root reads its database in a sticky world-writable folder (/tmp); the user toggles a
+    WAL crafted from a copy of it at `<db>.wal`; one there after `beside_refusal` and before DuckDB's open was
+    replayed: `storagelab sql` showed the user's rows in 11 of 60 tries (clirace.sh). Here the plant is made at that
+    very moment (when the spill settings are read, just before the open); root's own WAL is still read."""
+
+    from storagelab import database  # noqa: PLC0415
+
+    sticky, db, theirs, craft = _database_and_wal(shared_tmp)
     assert (theirs / "c.duckdb.wal").stat().st_size > 0
     real = database.spill_config
 

@@ -105,6 +105,13 @@ def add_report(sub, func) -> None:
 def add_build(sub, func) -> None:
     s = sub.add_parser("build", help="the main job: ingest data/raw/, run every notebook, render reports/")
     s.add_argument("--wait", type=float, default=0.0)
+    s.add_argument(
+        "--study",
+        metavar="NAME",
+        default=None,
+        help="run only study NAME's notebooks and those over every study (they read its logs too); the other "
+        "studies' reports are left as they are",
+    )
     s.set_defaults(func=func)
 
 

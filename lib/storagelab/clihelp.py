@@ -46,8 +46,9 @@ examples:
 example:
   storagelab report                              # reports/executed/*.ipynb -> reports/*.html""",
     "build": """\
-example:
-  storagelab build --wait 60                     # ingest, run every notebook, render reports/""",
+examples:
+  storagelab build --wait 60                     # ingest, run every notebook, render reports/
+  storagelab build --study my-nas                # ingest; only my-nas's notebooks and those over every study""",
     "schema": """\
 examples:
   storagelab schema | less

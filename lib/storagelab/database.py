@@ -10,6 +10,7 @@ import os
 import shlex
 import shutil
 import signal
+import stat
 import time
 from pathlib import Path
 
@@ -146,8 +147,9 @@ def connect(
         _refuse_shared(db)
     deadline, new = time.monotonic() + wait, not read_only and not db.exists()
     while True:
-        view = _private_view(db) if read_only else None  # reliability-10 High 3: a WAL planted after the check
+        view = None
         try:
+            view = _private_view(db) if read_only else None  # reliability-10 High 3: a WAL planted after the check
             opened = duckdb.connect(str(view or db), read_only=read_only, config=spill_config(db))
             con = track(_database_file(opened, db))
             if new:  # another user who can read it can hold DuckDB's lock and stop every ingest (reliability-9)
@@ -186,14 +188,14 @@ def _private_view(db: Path) -> Path | None:
         return None
     try:
         folder = Path(tempfile.mkdtemp(prefix=f".{real.name}.read-", dir=real.parent))
-    except OSError:
-        return None
+    except OSError:  # a folder this user may not write (another's), a read-only mount of a shared one
+        return _private_copy(db, real)
     view = folder / real.name
     try:
         os.link(real, view)
-    except OSError:  # another user's database (not root), a read-only file system, or gone: opened by its name
+    except OSError:  # another user's database (protected_hardlinks), a file system without hard links, or gone
         shutil.rmtree(folder, ignore_errors=True)
-        return None
+        return _private_copy(db, real)
     wal = real.with_name(real.name + ".wal")
     try:
         os.link(wal, folder / wal.name, follow_symlinks=False)
@@ -208,6 +210,82 @@ def _private_view(db: Path) -> Path | None:
             f"{db}: {why.replace(str(view), str(real))}; remove it if it is not yours, or give a database of your own"
         )
     return view
+
+
+def _private_copy(db: Path, real: Path) -> Path | None:
+    """Where no hard link can be made (reliability-11: a file system without them; a non-root reader of another
+    user's database, which fs.protected_hardlinks refuses to link): the database and its WAL copied, each through one
+    descriptor checked as opened, into a new 0700 folder of this user's temporary folder. Opening them by name let
+    the user's WAL, toggled at ``<db>.wal`` between the check and DuckDB's open, be replayed (1 of 40 root `sql`
+    runs on a FUSE file system without links). None when only the database's owner and root can add names in its
+    folder (nobody else's WAL can appear there): opened by its name. A writer holding the database: busy, as DuckDB
+    says it."""
+    import fcntl  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    from .ownership import beside_refusal, only_owner_adds  # noqa: PLC0415
+
+    try:
+        src = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None  # unreadable or gone: DuckDB's open by name says why
+    folder = None
+    try:
+        st = os.fstat(src)
+        if only_owner_adds(real.parent, st.st_uid):
+            return None
+        try:
+            fcntl.lockf(src, fcntl.LOCK_SH | fcntl.LOCK_NB)  # as DuckDB's read-only open: a writer's lock stops it
+        except OSError:
+            raise duckdb.IOException(f'Could not set lock on file "{real}": Conflicting lock is held') from None
+        folder = Path(tempfile.mkdtemp(prefix="storagelab-read-"))
+        _copy_fd(src, folder / real.name)
+        wal = real.with_name(real.name + ".wal")
+        try:
+            w = os.open(wal, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            w = None
+        except OSError as e:  # a symlink or a FIFO there: never read it by name
+            raise StoreError(
+                f"{db}: {wal} cannot be read safely ({e.strerror}); remove it if it is not yours"
+            ) from None
+        if w is not None:
+            try:
+                wst = os.fstat(w)
+                if not stat.S_ISREG(wst.st_mode) or wst.st_uid not in (0, os.getuid(), st.st_uid):
+                    who = _owner_name(wst.st_uid)
+                    raise StoreError(
+                        f"{db}: {wal} is a file of another user's ({who}), beside the database: DuckDB would replay "
+                        "it into the database, so another user could change what the database holds; remove it if it "
+                        "is not yours, or give a database of your own"
+                    )
+                _copy_fd(w, folder / wal.name)
+            finally:
+                os.close(w)
+        if why := beside_refusal(folder / real.name):  # cannot happen: a new 0700 folder of ours
+            raise StoreError(f"{db}: {why}")
+        return folder / real.name
+    except BaseException:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    finally:
+        os.close(src)
+
+
+def _copy_fd(src: int, to: Path) -> None:
+    os.lseek(src, 0, os.SEEK_SET)
+    with open(to, "xb") as out, os.fdopen(os.dup(src), "rb") as inp:
+        shutil.copyfileobj(inp, out, 1 << 20)
+
+
+def _owner_name(uid: int) -> str:
+    import pwd  # noqa: PLC0415
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def _refuse_shared(db: Path) -> None:

@@ -45,7 +45,7 @@ import duckdb
 from .database import disk_full, first_line, inject, schema_signature, spill_config, unfinished_ingest
 from .errors import StoreError
 from .interrupts import track
-from .ownership import SharedFolderError, foreign_link, shared
+from .ownership import SharedFolderError, made_refusal
 from .schema import all_tables
 
 FORMAT = "storagelab-dataset/2"
@@ -257,8 +257,7 @@ def _owned_folder(out: Path) -> Path:
     then uses; else SharedFolderError. The export writes there by names known in advance (.<part>.<pid>.tmp,
     _storagelab/.meta.json.<pid>.tmp), through any symlink another user put under them (reliability-8, as run
     --output in reliability-7)."""
-    real = out.resolve()
-    why = foreign_link(out) or shared(real)  # another user's symlink on the way: turned at will
+    why, real = made_refusal(out)  # another user's symlink on the way (turned at will), or one gone since the mkdir
     if why:
         raise SharedFolderError(
             f"--dataset {why}: another user could put a symlink there under a name the export writes "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+import re
 import stat
 import struct
 from pathlib import Path
@@ -68,6 +69,23 @@ def foreign_link(path: Path, *, strict: bool = False) -> str | None:
             here = Path("/")
         todo.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
     return None
+
+
+def made_refusal(folder: Path) -> tuple[str | None, Path]:
+    """For a folder this command has just made by its path (``mkdir``, which follows any symlink on the way): why it
+    must not be written into, as words (None when it may), and the path to write: resolved once, strictly, after the
+    check of the path as given. A free name on the way could be another user's link at the mkdir and gone again at
+    the check: resolved without ``strict`` it was a path that did not exist, passed every check, and the export then
+    wrote by it once the user had put their link back (reliability-11: the dataset's meta.json written into a
+    root-only file through their symlink; rel-9 High 2 was the same for spark-ingest)."""
+    why = foreign_link(folder, strict=True)
+    if why:
+        return why, folder
+    try:
+        real = folder.resolve(strict=True)
+    except OSError as e:
+        return f"{folder}: {e.strerror or e} once made (another user may have removed a link of theirs)", folder
+    return shared(real), real
 
 
 def file_refusal(path: Path, *, sticky_ok: bool = True) -> str | None:
@@ -150,6 +168,35 @@ def private_folder(folder: Path) -> bool:
     return not why and not movable_by_others(folder)
 
 
+def only_owner_adds(folder: Path, owner: int) -> bool:
+    """Whether only ``owner`` (a database's owner) and root can add a name to ``folder`` or swap it: its owner is
+    theirs or root's, no group or other write bit, no access control list, not on another user's FUSE mount, and every
+    folder above it root's or theirs, sticky or not writable by others. A WAL there is the owner's, which a reader of
+    their database trusts anyway (``beside_refusal``)."""
+    for at, path in enumerate([folder, *folder.parents]):
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        if st.st_uid not in (0, owner):
+            return False
+        if st.st_mode & 0o022 and not (at and st.st_mode & stat.S_ISVTX):
+            return False
+        if _served_by_another_user(path):
+            return False
+        if not at and any(_has_xattr(path, a) for a in ("system.posix_acl_access", "system.posix_acl_default")):
+            return False
+    return True
+
+
+def _has_xattr(path: Path, attr: str) -> bool:
+    try:
+        os.getxattr(path, attr)
+    except OSError:
+        return False
+    return True
+
+
 def spark_output(output: str) -> tuple[str | None, str]:
     """spark-ingest's OUTPUT made, resolved once and checked: (why it is refused, or None; the path to give Spark).
     Refused: another user can write into it or swap it (the dataset's names are known in advance, as for export
@@ -176,6 +223,77 @@ def spark_output(output: str) -> tuple[str | None, str]:
         "(_storagelab/.meta.json.<pid>.tmp, part files), and have it overwrite any file you can write; give a folder "
         "of your own (e.g. a new folder under it)"
     ), output
+
+
+# Folders named by the environment that a command, or the Jupyter kernel, JupyterLab, Spark and the libraries it
+# starts, write into or read code and settings from, by names known in advance (reliability-11).
+ENVIRONMENT_FOLDERS = (
+    "TMPDIR",  # tempfile: the kernel's private folder (mkdtemp) for its sockets and connection file
+    "HOME",  # ~/.ipython (startup scripts), ~/.jupyter, ~/.local/share/jupyter, ~/.cache, ~/.duckdb
+    "IPYTHONDIR",  # profile_default/startup/*.py: run by every kernel
+    "JUPYTER_CONFIG_DIR",  # jupyter_server_config.py: run by `storagelab lab`
+    "JUPYTER_CONFIG_PATH",
+    "JUPYTER_DATA_DIR",
+    "JUPYTER_PATH",
+    "JUPYTER_RUNTIME_DIR",  # JupyterLab's token file and its kernels' connection files
+    "MPLCONFIGDIR",
+    "PYTHONPYCACHEPREFIX",  # byte code read back, for every module imported after it is written
+    "SPARK_CONF_DIR",  # spark-env.sh (run by a shell) and spark-defaults.conf: read by spark-ingest
+    "SPARK_LOCAL_DIRS",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_RUNTIME_DIR",
+)
+
+
+def environment_refusal(environ=None) -> str | None:
+    """Why this command must not run with the environment it has, as one line naming the variable; None when every
+    folder ``ENVIRONMENT_FOLDERS`` name is this user's alone. A variable naming a folder another user can write (or
+    swap, or make first) hands them what is written and read there by name: with TMPDIR in a folder of theirs they
+    renamed root's new kernel folder away and put theirs in its place, and root's kernel made its connection file
+    and sockets there; with IPYTHONDIR their startup script ran in root's kernel (reliability-11). TMPDIR may be a
+    sticky folder (/tmp): everything made there is made by a new name (mkdtemp); the others may not (names known in
+    advance, made by name)."""
+    environ = os.environ if environ is None else environ
+    invoker = _sudo_invoker(environ)
+    for var in ENVIRONMENT_FOLDERS:
+        for given in filter(None, environ.get(var, "").replace(",", os.pathsep).split(os.pathsep)):
+            why = _environment_folder_refusal(Path(given), sticky_ok=var == "TMPDIR", invoker=invoker)
+            if why:
+                return (
+                    f"the environment's {var} ({given}): {why}: another user could put their own files under the "
+                    "names written or read there as you (a Jupyter kernel's startup scripts, its connection file); "
+                    f"unset {var} or give a folder of your own"
+                )
+    return None
+
+
+def _sudo_invoker(environ) -> int | None:
+    """The user who ran this command through sudo (``SUDO_UID``), when this command runs as root: their own folders
+    named by the environment (``sudo -E storagelab lab fio`` keeps HOME=/home/them) are theirs and root's, not
+    another user's. The variable is set by sudo; whoever could set root's environment could already run anything."""
+    given = environ.get("SUDO_UID", "")
+    return int(given) if os.geteuid() == 0 and given.isdigit() else None
+
+
+def _environment_folder_refusal(folder: Path, *, sticky_ok: bool, invoker: int | None = None) -> str | None:
+    link = foreign_link(folder.absolute())
+    if link:
+        return link
+    near = folder.absolute().resolve()
+    while not near.exists() and near != near.parent:  # the rest is made by name, in the nearest that exists
+        near = near.parent
+    try:
+        st = near.stat()
+    except OSError:
+        return None
+    own = st.st_uid == 0 or st.st_uid == invoker  # root's, or the sudo invoker's (who is root here)
+    why = _writable_by_others(st, near) if own else others_can_write(st, near)
+    if why and not (sticky_ok and st.st_mode & stat.S_ISVTX):
+        return f"{near} {why} (mode {stat.filemode(st.st_mode)})"
+    movable = movable_by_others(near)
+    return f"{near} {movable}" if movable else None
 
 
 def others_can_write(st: os.stat_result, folder: Path | str | None = None) -> str | None:
@@ -213,12 +331,62 @@ def movable_by_others(folder: Path) -> str | None:
 
 
 def _writable_by_others(st: os.stat_result, folder: Path | str | None = None, *, made_in: bool = True) -> str | None:
+    if folder is not None and (served := _served_by_another_user(folder)):
+        return served
     if st.st_mode & 0o002:
         return "can be written by every user"
     if st.st_mode & 0o020 and (others := _group_members(st.st_gid) - {_user_name(os.getuid())}):
         users = ", ".join(sorted(others)[:3])
         return f"can be written by its group {_group_name(st.st_gid)}, which has other users ({users})"
     return _acl_writers(folder, made_in=made_in) if folder is not None else None
+
+
+MOUNTINFO = "/proc/self/mountinfo"  # the kernel's list of this process's mounts (a test gives another)
+
+
+def _served_by_another_user(folder: Path | str) -> str | None:
+    """How ``folder`` lies on a FUSE file system that a user other than this one and root mounted, as words; None when
+    it does not. Such a file system's process (theirs) answers every lookup: it can show its names as root's, mode
+    0755, and put a symlink of theirs at any name once it is checked (reliability-11: bindfs -u 0 -p 0755 -o
+    allow_other over a folder of the second user's; root's ingest made its database there and DuckDB appended its WAL
+    to a root-only file through the user's symlink). The kernel records who mounted it (``user_id=`` in
+    /proc/self/mountinfo); the owner and mode it shows count for nothing."""
+    mount = _mount_of(os.path.realpath(folder))
+    if mount is None or not mount[0].startswith("fuse"):
+        return None
+    fstype, source, options = mount
+    uid = next((int(o[8:]) for o in options.split(",") if o.startswith("user_id=") and o[8:].isdigit()), 0)
+    if uid in (0, os.getuid()):
+        return None
+    return (
+        f"is on a FUSE file system ({fstype} of {source}) mounted by the user {_user_name(uid)}, whose process "
+        "shows any owner and mode and can change its names at any time"
+    )
+
+
+def _mount_of(path: str) -> tuple[str, str, str] | None:
+    """The file system type, source and options of the mount ``path`` (a resolved path) is on, from
+    /proc/self/mountinfo (the last of those mounted at the deepest mount point above it: the one on top)."""
+    try:
+        with open(MOUNTINFO, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    best, found = -1, None
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields, rest = left.split(), right.split()
+        if len(fields) < 5 or len(rest) < 3:
+            continue
+        point = _unescape(fields[4])
+        if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) >= best:
+            best, found = len(point), (rest[0], _unescape(rest[1]), rest[2])
+    return found
+
+
+def _unescape(name: str) -> str:
+    """A mountinfo field with its octal escapes (\\040 a space, \\011, \\012, \\134) undone."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), name)
 
 
 _ACL_USER, _ACL_GROUP, _ACL_MASK = 0x02, 0x08, 0x10  # <linux/posix_acl.h> tags; entries: u16 tag, u16 perm, u32 id
@@ -280,3 +448,11 @@ def _user_name(uid: int) -> str:
         return pwd.getpwuid(uid).pw_name
     except KeyError:
         return str(uid)
+
+
+def no_write_for_others() -> None:
+    """Nothing this process (nor DuckDB, Spark, fio, papermill under it) makes is writable by its group or by others,
+    whatever the umask it was started with (reliability-11: under root's umask 000 DuckDB made <db>.wal
+    -rw-rw-rw- beside a 0600 database in root's own folder, which another user could open and rewrite, and the
+    folders the export and the Parquet copy made were 0777 and so refused). A stricter umask is kept."""
+    os.umask(os.umask(0) | 0o022)

@@ -491,6 +491,20 @@ def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]
     return sorted(plan, key=lambda t: (report_dir(t[0], t[1]).name, t[0].stem))
 
 
+def study_runs(plan: list[tuple[Path, dict[str, Any]]], study: str) -> list[tuple[Path, dict[str, Any]]]:
+    """The runs of ``plan`` that `storagelab build --study STUDY` makes: those of ``study``, and those over every
+    study (07_explore, 10_disk_card: they read its logs too). A ParameterError naming the plan's studies when it
+    has no run of ``study``."""
+
+    def of(nb: Path, p: dict[str, Any]) -> str | None:
+        return _folder_and_identity(nb, p)[1]["selection"].get("study")
+
+    named = sorted({s for nb, p in plan if (s := of(nb, p)) is not None})
+    if study not in named:
+        raise ParameterError(f"no study {study!r} in the build's plan (its studies: {', '.join(named) or 'none'})")
+    return [(nb, p) for nb, p in plan if of(nb, p) in (study, None)]
+
+
 def labelled_studies(db_path: Path | None = None) -> set[str]:
     """The study labels the database's files carry now."""
     from .analysis import open_db  # noqa: PLC0415  (duckdb/polars, 0.5 s: only when a build is planned)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
@@ -59,5 +61,32 @@ def unused(out: Path) -> None:
     """OUT, made by ``refusal`` for a run that then refused its parameters: its lock file and the folder go, so a
     typo leaves no empty folder behind (the folder stays if anything else is in it)."""
     with suppress(OSError):
-        (out / LOCK).unlink()
+        (out / LOCK).unlink()  # none when the run waited for the report tree's lock instead (OUT inside reports/)
+    with suppress(OSError):
         out.rmdir()
+
+
+def removed_if_unused(out: Path, holding: Callable[[Callable[[], int]], int], work: Callable[[], int]) -> int:
+    """``holding(work)`` for a run whose --output folder ``out`` it made: stopped while it waits for the report tree
+    (Ctrl-C, SIGTERM from `timeout`, SIGHUP), before any notebook ran, the folder goes again (reliability-9 Low 4:
+    an empty folder was left). Once the work starts, the signals are the system's again."""
+    started = []
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+    def begin() -> int:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        started.append(True)
+        return work()
+
+    try:
+        return holding(begin)
+    finally:
+        if not started:
+            unused(out)
+            for sig, handler in old.items():
+                signal.signal(sig, handler)

@@ -10,7 +10,7 @@ from polars.datatypes import DataTypeClass
 
 from .. import dataset, paths
 from ..database import connect, schema_signature, unfinished_ingest
-from ..errors import StoreError
+from ..errors import DatabaseBusyError, StoreError
 
 
 def open_db(db_path: str | Path | None = None, wait: float = 30.0):
@@ -93,3 +93,18 @@ def provenance(con, file_ids) -> pl.DataFrame:
         FROM files WHERE list_contains(?::INTEGER[], file_id) ORDER BY path""",
         [ids],
     )
+
+
+def older_database(db: str | None) -> str | None:
+    """What to run when the database the notebooks will read (``db``, or the default one) was built by another
+    version of storagelab: said once, before any kernel starts. Each notebook said it inside its failure, twice,
+    among 4 lines, exit 1 (reliability-5 and -6). A database busy or missing is left to the notebooks."""
+    if not db and not paths.DB.exists():
+        return None
+    try:
+        open_db(db or None, wait=0).close()
+    except DatabaseBusyError:
+        return None
+    except StoreError as e:
+        return str(e)
+    return None

@@ -112,6 +112,27 @@ def fastest_flags(run: dict) -> str:
     return ", ".join(said)
 
 
+def jobs_note(jobs: pl.DataFrame) -> str:
+    """What 07's job table cannot show by itself, counted on it: the jobs fio reported as failed (``error`` not 0:
+    their figures are what they did before the error, not a rate of the workload) and the jobs whose iodepth fio
+    did not print (JSON job options of a synchronous engine: fio's default is 1, not recorded)."""
+    failed = jobs.filter(pl.col("error").fill_null(0) != 0) if "error" in jobs.columns else jobs.clear()
+    no_depth = jobs.filter(pl.col("iodepth").is_null()).height if "iodepth" in jobs.columns else 0
+    out = []
+    if failed.height:
+        named = [f"{r['path']} (job {r['jobname']}, error {r['error']})" for r in failed.iter_rows(named=True)]
+        out.append(
+            f"{failed.height} job(s) failed: {', '.join(named)}: fio stopped on that error, so their figures are what "
+            "they did before it, not the workload's rate (05 and 08 name them; `storagelab compare` leaves them out)."
+        )
+    if no_depth:
+        out.append(
+            f"{no_depth} job(s) have no iodepth: their output does not print it (fio's default is 1; 08 reads the "
+            "command where there is one)."
+        )
+    return " ".join(out) or "every job ran (error 0) and printed its iodepth."
+
+
 EMPTY_WORKLOAD_SQL = """
 SELECT count(*) AS jobs, count(DISTINCT j.file_id) AS files,
        count(*) FILTER (WHERE j.rw IS NULL AND j.block_size_bytes IS NULL) AS empty_jobs,

@@ -181,7 +181,8 @@ def repeats_sentence(setup: str, r: stats.Repeats) -> str:
     )
     return (
         f"{text}, range {prose.rate(r.low)} to {prose.rate(r.high)}; {100 * r.level:.0f} % confidence interval of the "
-        f"mean ±{r.ci.half_pct:.1f} %, prediction interval for one more run ±{r.pi.half_pct:.1f} % (t distribution, "
+        f"mean ±{r.ci.half_pct:.1f} %{prose.clipped(r.ci, prose.rate)}, prediction interval for one more run ±{r.pi.half_pct:.1f} %"
+        f"{prose.clipped(r.pi, prose.rate)} (t distribution, "
         f"{r.n - 1} degree(s) of freedom){boot}." + not_settled(r.n, r.mean, r.sd)
     )
 
@@ -202,7 +203,9 @@ def comparison_sentence(a: str, b: str, c: stats.Comparison) -> str:
     if c.test == stats.WELCH:
         detail = f"p = {c.p_value:.3g}, {100 * c.level:.0f} % interval of the difference ±{c.interval_pct:.1f} %"
     else:
-        detail = f"{100 * c.level:.0f} % prediction interval ±{c.interval_pct:.1f} %"
+        detail = (
+            f"{100 * c.level:.0f} % prediction interval ±{c.interval_pct:.1f} %{prose.clipped(c.interval, prose.rate)}"
+        )
     return f"{head}: {verdict} ({c.test_name}; {detail})."
 
 

@@ -6,6 +6,7 @@ numjobs (``against_depth``, fio-plot's iodepth/numjobs charts)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -291,6 +292,7 @@ def with_run_bandwidth(summ: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         "host",
         "tool_version",
         config(runs).alias("config"),
+        (pl.col("notes") if "notes" in runs.columns else pl.lit(None, pl.String)).alias("run_notes"),
     ).unique(key, keep="first")
     alone = pl.col("jobname").n_unique().over("file_id", "doc_index", "groupid") == 1
     out = summ.join(group.cast({k: summ.schema[k] for k in key if k in summ.columns}), on=key, how="left")
@@ -399,6 +401,8 @@ class DepthCurve:
     clean_levels: list[DepthLevel] | None = None
     # the most groups of repeats (``repeats_of``: labels apart) whose runs one depth of the curve pools
     groups_at_a_depth: int = 1
+    # the lab's sanity flags of the curve's runs ('not a disk: loop device loop2, backed by ...': its notes)
+    lab_flags: tuple[str, ...] = ()
 
 
 def _whole_groups(g: pl.DataFrame) -> tuple[tuple[str, float | None, float | None], ...]:
@@ -454,9 +458,19 @@ def curves(depth: pl.DataFrame, large_block: int = 64 * 1024) -> list[DepthCurve
                     groups=_whole_groups(g),
                     clean_levels=_levels(g.filter(~pl.col("suspect"))) if "suspect" in g.columns else None,
                     groups_at_a_depth=_groups_at_a_depth(g),
+                    lab_flags=lab_flags(g),
                 )
             )
     return out
+
+
+def lab_flags(g: pl.DataFrame) -> tuple[str, ...]:
+    """The lab's sanity flags in the notes of ``g``'s runs (``sanity: not a disk: ...``; the disk card shows them
+    too), each once, in run order."""
+    if "run_notes" not in g.columns:
+        return ()
+    found = [m.strip() for n in g["run_notes"].drop_nulls().to_list() for m in re.findall(r"sanity: ([^;]*)", n)]
+    return tuple(dict.fromkeys(found))
 
 
 def _groups_at_a_depth(g: pl.DataFrame) -> int:

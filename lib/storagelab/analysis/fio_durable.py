@@ -2,7 +2,8 @@
 
 A job run with ``fsync=N`` or ``fdatasync=N`` calls fsync(2)/fdatasync(2) after every N writes; fio times those
 calls apart and prints them as the ``fsync/fdatasync/sync_file_range:`` section (JSON ``sync``; stored as
-direction ``sync``, kind ``lat``). The write lines of such a run time only ``write()`` into the page cache: the
+direction ``sync``, kind ``lat``). The write lines of such a run time only ``write()`` (into the page cache of a
+local filesystem, into a FUSE daemon on zfs-fuse: where, the output does not say; never a durable write): the
 latency of one durable write is the ``sync`` distribution, and the rate of durable writes is the sync calls over
 the run's time.
 
@@ -244,6 +245,12 @@ SECTION_NOTE = "(which, and how often, its output does not say)"
 def inferred_note(r: DurableRun) -> str | None:
     """The run's workload note (``fio_runs.output_notes``), saying how often it synced where fio counted its sync
     calls (the count beside its writes is what says 'a sync after every write')."""
+    if r.inferred and r.every == 1 and r.syncs_from == "the run's time" and SECTION_NOTE in r.inferred:
+        return r.inferred.replace(  # 'a sync after every write' is inferred: said how, beside 'does not say'
+            SECTION_NOTE,
+            "(which, its output does not say; how often, it does not print either: one per write is inferred "
+            "from the run's time, which that many writes and syncs at their mean latencies fill)",
+        )
     if not (r.inferred and r.every and r.syncs_from == "fio's count" and r.syncs and r.writes):
         return r.inferred
     per = "one per write" if r.every == 1 else f"one per {r.every} writes"
@@ -463,7 +470,7 @@ def table(d: Durable) -> pl.DataFrame:
             "durable writes/s": None if r.durable_per_s is None else round(r.durable_per_s, 1),
             "syncs counted from": r.syncs_from,
             "run time (s)": None if r.runtime_ns is None else round(r.runtime_ns / 1e9, 3),
-            "write() p99 (page cache)": fmt_latency(r.write_p99_ns),
+            "write() p99 (not durable)": fmt_latency(r.write_p99_ns),
             "flag": r.flag,
         }
         for r in d.runs
@@ -482,7 +489,11 @@ def run_sentence(r: DurableRun, too_short: str | None) -> Finding:
         if r.durable_per_s is not None
         else "durable writes/s unknown (neither the command nor the output says how many writes each sync covered)"
     )
-    wp99 = "" if r.write_p99_ns is None else f"; its write() p99 {fmt_latency(r.write_p99_ns)} is the page cache"
+    wp99 = (
+        ""
+        if r.write_p99_ns is None
+        else f"; its write() p99 {fmt_latency(r.write_p99_ns)} is write()'s own latency, not a durable write"
+    )
     short = f" **Too short to judge:** {too_short}." if too_short else ""
     note = inferred_note(r)
     inferred = f" Its workload: {note}." if note else ""

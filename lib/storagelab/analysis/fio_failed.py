@@ -35,3 +35,24 @@ def sentences(con, sel: Selection) -> list[Finding]:
             Finding(f"{r['label']}: fio reported {err} for job {r['jobname']}: {outcome}.", [cite(err, lines_of(r))])
         )
     return out
+
+
+RUNS_SQL = """
+SELECT j.file_id, j.doc_index, j.groupid, f.path, f.sha256, j.jobname, j.error, j.line_start, j.line_end
+FROM fio_jobs j JOIN files f USING (file_id)
+WHERE list_contains(?::INTEGER[], j.file_id) AND j.is_final AND j.error IS NOT NULL AND j.error <> 0
+ORDER BY f.path, j.doc_index, j.groupid, j.job_index
+"""
+
+
+def failed_runs(con, file_ids: list[int]) -> dict[tuple[int, int, int], dict]:
+    """(file_id, doc_index, groupid) of a run (``fio_runs.runs``' key without its direction) one of whose jobs fio
+    reported as failed -> its first failed job (``jobname``, ``error``, ``what``: 'error 28 (No space left on
+    device)', ``path``, ``line_start``, ``line_end``): a run fio stopped on an error is no measurement of the
+    workload, only of what it did before (the rule ``storagelab compare`` and 07 apply)."""
+    if not file_ids:
+        return {}
+    out: dict[tuple[int, int, int], dict] = {}
+    for r in frame(con, RUNS_SQL, [sorted(set(file_ids))]).iter_rows(named=True):
+        out.setdefault((r["file_id"], r["doc_index"], r["groupid"]), {**r, "what": describe(r["error"])})
+    return out

@@ -61,6 +61,26 @@ def _configurations_sentence(c: DepthCurve, what: str, flagged: str) -> str:
 
 
 def curve_sentence(c: DepthCurve) -> str:
+    """One depth curve in words (``_curve_sentence``), with the lab's sanity flags of its runs ('not a disk: ...')."""
+    text = _curve_sentence(c)
+    return text + (f" The lab flagged its runs: {'; '.join(c.lab_flags)}." if c.lab_flags else "")
+
+
+def _one_run(lo: DepthLevel, hi: DepthLevel, shared: set) -> str:
+    """' One run each: no noise estimate, ...' where a ratio across depths rests on a single run at either end."""
+    if lo.runs > 1 and hi.runs > 1:
+        return ""
+    if lo.runs == 1 and hi.runs == 1:
+        head = "One run each"
+    else:
+        head = f"One run at {_depth(lo if lo.runs == 1 else hi, shared)} I/Os in flight"
+    return (
+        f" {head}: no noise estimate, so the ratio cannot be told from run-to-run noise (repeat the runs: "
+        "`storagelab lab fio --repeat 3`)."
+    )
+
+
+def _curve_sentence(c: DepthCurve) -> str:
     what = f"`{c.workload}` {c.direction} on {c.setup}"
     flagged = f" Flagged run(s) on it: {prose.listing(c.flagged)}." if c.flagged else ""
     if getattr(c, "groups_at_a_depth", 1) > 1:  # labels apart at one depth: its mean is not of repeats
@@ -109,7 +129,7 @@ def curve_sentence(c: DepthCurve) -> str:
     return (
         f"{what}: from {_depth(lo, shared)} to {_depth(hi, shared)} I/Os in flight, {c.metric} "
         f"{_level(lo, c.metric, unit=False)} -> {_level(hi, c.metric, unit=False)} ({b / a:.2f}x){only}{p99}."
-        f"{unlabelled}{flagged}"
+        f"{_one_run(lo, hi, shared)}{unlabelled}{flagged}"
     )
 
 
@@ -320,7 +340,7 @@ def durable(n, res) -> None:
     if synced:
         parts.append(
             f"{synced} job(s) with fsync/fdatasync: the latency of one durable write is fio's sync percentiles, as "
-            "printed (three significant figures); write()'s own latency is the page cache"
+            "printed (three significant figures); write()'s own latency is not a durable write"
         )
     if osync:
         parts.append(
@@ -458,7 +478,7 @@ def _verdict_sentence(v, steady) -> str:
             f"{name}: not steady: {way} to {_value(v.kind, v.left_value)} at {_span(v.left_from_s, v.left_to_s)}, "
             f"outside +-{steady.excursion_pct:g} % of the {_value(v.kind, v.mean)} of its windows from {v.start_s:g} "
             f"to {v.end_s:g} s (the first {steady.rounds} that meet both criteria); no such window holds to the end "
-            f"of its {v.rounds} (SNIA PTS: the steady state lasts to the end of the run)."
+            f"of its {v.rounds} windows (SNIA PTS: the steady state lasts to the end of the run)."
         )
     if v.state == "not steady":
         return f"{name}: not steady: no {steady.rounds} consecutive windows of its {v.rounds} meet both criteria."

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any
 
 import polars as pl
 
@@ -46,8 +46,9 @@ VALUE = {"bw": "bw_bytes_per_s", "iops": "iops", "lat": "latency_ns", "clat": "l
 def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.DataFrame:
     """One time series per (run, kind, direction) from the per-job logs.
 
-    Samples are put in windows of ``window_ns`` (default: the median gap between a job's consecutive
-    samples, i.e. log_avg_msec, in whole ms; fio's window ends jitter by a few ms) by rounding their time
+    Samples are put in windows of ``window_ns`` (default: per windowed run, the median gap between a job's
+    consecutive samples, i.e. log_avg_msec, in whole ms; fio's window ends jitter by a few ms; per-I/O logs: the
+    median gap of every log given) by rounding their time
     to the nearest window end. Per job and window: windowed logs give their value; per-I/O logs
     (no log_avg_msec) give, for iops, the I/Os counted per second, for bw the bytes moved per second,
     for latencies the mean. Per window over the jobs: ``value`` = the sum for bw and iops (the run's
@@ -74,15 +75,26 @@ def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.Data
         pl.col("job_index").fill_null(0),
     )
     if window_ns is None:
+        # a windowed run (log_avg_msec) its own window: another run's log_avg_msec never moves its times (h6n K1: one
+        # log line at 55 s in one report, 54.945 s in another); a per-I/O log has no window of its own: the median
+        # gap of every log selected, as before
         gaps = (
             df.sort([*by, "job_index", "time_ns"])
             .with_columns(pl.col("time_ns").diff().over([*by, "job_index"]).alias("gap"))
-            .filter(pl.col("gap") > 0)["gap"]
+            .filter(pl.col("gap") > 0)
         )
-        window_ns = int(cast(float, gaps.median())) if gaps.len() else 1_000_000_000
-        window_ns = max(1_000_000, int(round(window_ns / 1_000_000)) * 1_000_000)
-    per_s = 1e9 / window_ns
-    df = df.with_columns(((pl.col("time_ns") + window_ns // 2) // window_ns * window_ns).alias("t"))
+        every = gaps["gap"].median() if gaps.height else None
+        own = gaps.group_by("run").agg(pl.col("gap").median().alias("window"), pl.col("windowed").all().alias("own"))
+        df = df.join(own, on="run", how="left").with_columns(
+            ((pl.when(pl.col("own")).then(pl.col("window")).otherwise(every).fill_null(1e9) / 1e6).round() * 1_000_000)
+            .clip(1_000_000)
+            .cast(pl.Int64)
+            .alias("w")
+        )
+    else:
+        df = df.with_columns(pl.lit(window_ns, pl.Int64).alias("w"))
+    per_s = 1e9 / pl.col("w").first()
+    df = df.with_columns(((pl.col("time_ns") + pl.col("w") // 2) // pl.col("w") * pl.col("w")).alias("t"))
     raw = ~pl.col("windowed").first()
     kind = pl.col("kind").first()
     per_job = df.group_by([*by, "job_index", "t"]).agg(

@@ -107,10 +107,16 @@ def comparison(c, a: str, b: str, fmt=mib) -> str:
             if c.differs
             else f"inside it: {reps.n} runs cannot tell it from run-to-run noise"
         )
+        clipped = (
+            ""
+            if c.interval.below is None
+            else f"; its t low end, {fmt(c.interval.below)}, clipped at 0: a rate is not negative; {reps.n} runs with a "
+            f"spread of {100 * reps.sd / reps.mean:.1f} % (sample sd / mean) give an interval too wide to tell much"
+        )
         return (
             f"{ch}; tested: the one run of {one} against the {level} prediction interval for one new run from the "
-            f"{reps.n} runs of {ref} ({fmt(c.interval.low)} to {fmt(c.interval.high)}, ±{c.interval_pct:.1f} %), "
-            + verdict
+            f"{reps.n} runs of {ref} ({fmt(c.interval.low)} to {fmt(c.interval.high)}, ±{c.interval_pct:.1f} %"
+            f"{clipped}), " + verdict
         )
     if c.test == stats.WELCH:
         verdict = "a difference" if c.differs else "it includes no difference: the runs cannot tell it from noise"
@@ -120,6 +126,14 @@ def comparison(c, a: str, b: str, fmt=mib) -> str:
             f"{fmt(c.interval.high)}: {verdict}"
         )
     return f"{ch}; no test: {'one run each' if c.a.n == c.b.n == 1 else 'no spread'}, so run-to-run noise is unknown"
+
+
+def clipped(iv, fmt=mib) -> str:
+    """' (0 to 6,212.1 MiB/s: its t low end, -1,493.1 MiB/s, clipped at 0, a rate is not negative)' for an interval
+    ``stats.t_interval`` clipped, else ''."""
+    if iv is None or iv.below is None:
+        return ""
+    return f" ({fmt(iv.low)} to {fmt(iv.high)}: its t low end, {fmt(iv.below)}, clipped at 0, a rate is not negative)"
 
 
 def spread_pct(values: list[float]) -> float | None:

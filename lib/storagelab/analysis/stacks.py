@@ -90,12 +90,23 @@ def penalty(df: pl.DataFrame, base_label: str, over_label: str, direction: str =
 
 
 DISK_SQL = """
-SELECT coalesce(f.label, f.path) AS label, d.file_id, d.disk, d.write_ios, d.read_ios,
+SELECT coalesce(f.label, f.path) AS label, d.file_id,
+       -- the run a disk stats line belongs to: the last fio output of the file that starts before it (runs appended
+       -- to one log each print their own lines for the same disk)
+       coalesce((SELECT max(j.doc_index) FROM fio_jobs j WHERE j.file_id = d.file_id AND j.line_start <= d.line_start),
+                0) AS doc_index,
+       (SELECT count(DISTINCT j.doc_index) FROM fio_jobs j WHERE j.file_id = d.file_id) AS runs_in_file,
+       d.disk, d.write_ios, d.read_ios,
        d.write_ticks_ns / nullif(d.write_ios, 0) / 1e6 AS ms_per_io, d.util_pct, d.line_start, d.line_end, f.path,
-       f.sha256
+       f.sha256, f.stack, f.vdev_type, f.vdev_width, f.devices,
+       EXISTS (SELECT 1 FROM fio_disk_stats a WHERE a.file_id = d.file_id AND a.has_slaves) AS array_device
 FROM fio_disk_stats d JOIN files f USING (file_id)
-WHERE list_contains(?::INTEGER[], d.file_id) AND NOT coalesce(d.has_slaves, false) ORDER BY f.path, d.disk
+WHERE list_contains(?::INTEGER[], d.file_id) AND NOT coalesce(d.has_slaves, false) ORDER BY f.path, d.line_start
 """
+
+# a write time per I/O from fewer writes than this says nothing of the device (the h6n trial: 7-43 stray writes of a
+# VPS disk during a read test gave 0.19-3,966 ms per write)
+MIN_WRITES = 100
 
 
 def device_latency(con, sel: Selection, file_ids: list[int]) -> pl.DataFrame:
@@ -109,7 +120,8 @@ def repeats(df: pl.DataFrame) -> pl.DataFrame:
     """Repeated runs: the same workload and ``repeat_groups`` key (one label once a 'run N' mark is taken out, a file
     without a label named by its path, and every setup column the manifest gives agreeing). ``config``: the group's
     name (its label, and what tells it from another group of that label: ``repeat_groups.names``).
-    Per group of two or more: n, mean, sd, min, max, the spread (half the range, % of the mean), and from
+    Per group of two or more: n, mean, sd, min, max, the spread (sample sd / mean, %: the lab's and 08's and 10's
+    spread), and from
     ``stats.summarise`` the 95 % confidence interval of the mean (``ci95_bytes_per_s``, half-width), the 95 %
     prediction interval for one new run (``pi95_bytes_per_s``) and, from five runs, a seeded bootstrap interval of
     the mean (``boot_low/high_bytes_per_s``); ``values``: the runs' bandwidths."""
@@ -131,7 +143,8 @@ def repeats(df: pl.DataFrame) -> pl.DataFrame:
     g = g.filter(pl.col("n") > 1)
     summaries = [stats.summarise(v) for v in g["values"].to_list()]
     return g.with_columns(
-        spread_pct=(pl.col("high") - pl.col("low")) / 2 / pl.col("mean") * 100,
+        # the one meaning of 'spread' in every report (the lab's --repeat auto, 08, 10): sample sd / mean
+        spread_pct=pl.col("sd") / pl.col("mean") * 100,
         ci95_bytes_per_s=pl.Series([r.ci and r.ci.half for r in summaries], dtype=pl.Float64),  # n > 1: never None
         pi95_bytes_per_s=pl.Series([r.pi and r.pi.half for r in summaries], dtype=pl.Float64),
         boot_low_bytes_per_s=pl.Series([r.bootstrap and r.bootstrap.low for r in summaries], dtype=pl.Float64),
@@ -387,24 +400,45 @@ def rankings(configs: pl.DataFrame) -> tuple[pl.DataFrame, list[Ranking]]:
     return workloads, out
 
 
+def one_array(g: pl.DataFrame) -> bool:
+    """Whether the devices of one run (``device_latency`` rows) are members of one array: two or more device names,
+    and evidence of the array (an md/dm device with members in fio's disk stats, a layout label: vdev_type or a
+    vdev_width over 1, or a devices label naming several)."""
+    r = g.row(0, named=True)
+    labelled = bool(r["vdev_type"]) or (r["vdev_width"] or 0) > 1 or any(c in (r["devices"] or "") for c in "+,")
+    return g["disk"].n_unique() >= 2 and (bool(r["array_device"]) or labelled)
+
+
+def mirrored(r: dict) -> bool:
+    """A mirror by its labels (vdev_type mirror, or a stack named raid1 or mirror)."""
+    words = f"{r.get('vdev_type') or ''} {r.get('stack') or ''}".lower()
+    return "mirror" in words or "raid1" in words
+
+
 def device_spreads(disks: pl.DataFrame) -> list[DeviceSpread]:
-    """Runs whose member devices' write times per I/O differ by 10x or more."""
+    """Runs whose member devices' write times per I/O differ by 10x or more: within one run (a file of appended runs
+    prints one line per run for the same disk: those are runs, not members), of the devices of one array
+    (``one_array``), each with ``MIN_WRITES`` writes or more."""
     out: list[DeviceSpread] = []
     if disks.is_empty():
         return out
-    for (label,), g in disks.filter(pl.col("ms_per_io").is_not_null()).group_by("label", maintain_order=True):
+    timed = disks.filter(pl.col("ms_per_io").is_not_null() & (pl.col("write_ios") >= MIN_WRITES))
+    for _, g in timed.group_by("file_id", "doc_index", maintain_order=True):
         ms: list[float] = g["ms_per_io"].to_list()
-        if len(ms) > 1 and min(ms) > 0 and max(ms) / min(ms) >= 10:
-            fast = g.sort("ms_per_io").row(0, named=True)
-            out.append(
-                DeviceSpread(
-                    str(label),
-                    tuple(zip(g["disk"].to_list(), ms, strict=True)),
-                    fast["disk"],
-                    max(ms) / fast["ms_per_io"],
-                    tuple(lines_of(r) for r in g.iter_rows(named=True)),
-                )
+        if not one_array(g) or min(ms) <= 0 or max(ms) / min(ms) < 10:
+            continue
+        fast, r = g.sort("ms_per_io").row(0, named=True), g.row(0, named=True)
+        label = str(r["label"]) + (f" (run {r['doc_index'] + 1} of the file)" if r["runs_in_file"] > 1 else "")
+        out.append(
+            DeviceSpread(
+                label,
+                tuple(zip(g["disk"].to_list(), ms, strict=True)),
+                fast["disk"],
+                max(ms) / fast["ms_per_io"],
+                tuple(lines_of(x) for x in g.iter_rows(named=True)),
+                mirror=mirrored(r),
             )
+        )
     return out
 
 
@@ -431,26 +465,41 @@ def test_sizes(d: pl.DataFrame) -> TestSizes:
     return TestSizes(tuple(fits), tuple(sizeless), ram_unknown, tuple(direct_unknown))
 
 
+def _group_ref(g: pl.DataFrame) -> RunRef:
+    """A configuration's runs as a finding names them: one run by its label, several (repeats, or runs appended to
+    one file) by the configuration's name with their mean, every mark they carry, all their lines."""
+    if g.height == 1:
+        return _ref(g.row(0, named=True))
+    marks = (
+        [m for m in g["mark"].fill_null("").unique(maintain_order=True).to_list() if m] if "mark" in g.columns else []
+    )
+    values = g["bw_bytes_per_s"].to_list()
+    return RunRef(str(g["config"][0]), sum(values) / len(values), "; ".join(marks), lines_of(g))
+
+
 def repeat_tests(reps: pl.DataFrame, d: pl.DataFrame) -> list[RepeatTest]:
-    """Each group of repeats, with every other run of its workload and stack tested against it."""
+    """Each group of repeats, with every other configuration of its workload and stack (``repeat_groups``: its runs
+    pooled, as notebook 08 pools them) tested against it once, by the test both sides' runs allow
+    (``stats.compare``: Welch's t test where the other has repeats too, its one run against the prediction
+    interval for one new run where it has one); a pair of repeat groups is tested once, under the first."""
+    keyed = repeat_groups.with_names(d.with_columns(config_name=fio_runs.config_label(d)), "config_name", "config")
+    key = repeat_groups.KEY
+    done: set[tuple[str, str, str]] = set()
     out = []
     for r in reps.iter_rows(named=True):
         ref = stats.summarise(r["values"])
-        peers = d.filter(
-            (pl.col("workload") == r["workload"])
-            & pl.col("stack").eq_missing(r["stack"])
-            & ~pl.col("label").is_in(r["labels"])
-        )
-        tested = tuple(
-            (_ref(p), stats.compare(stats.summarise([p["bw_bytes_per_s"]]), ref)) for p in peers.iter_rows(named=True)
-        )
-        mine = d.filter(
-            (pl.col("workload") == r["workload"])
-            & pl.col("stack").eq_missing(r["stack"])
-            & pl.col("label").is_in(r["labels"])
-        )
+        same = keyed.filter((pl.col("workload") == r["workload"]) & pl.col("stack").eq_missing(r["stack"]))
+        tested = []
+        for (other,), g in same.filter(pl.col(key) != r[key]).group_by(key, maintain_order=True):
+            if (r["workload"], *sorted((r[key], other))) in done:
+                continue
+            done.add((r["workload"], *sorted((r[key], other))))
+            tested.append((_group_ref(g), stats.compare(stats.summarise(g["bw_bytes_per_s"].to_list()), ref)))
+        mine = same.filter(pl.col(key) == r[key])
         out.append(
-            RepeatTest(r["config"], r["workload"], tuple(r["labels"]), ref, r["spread_pct"], tested, lines_of(mine))
+            RepeatTest(
+                r["config"], r["workload"], tuple(r["labels"]), ref, r["spread_pct"], tuple(tested), lines_of(mine)
+            )
         )
     return out
 

@@ -297,10 +297,11 @@ def _repeat_sentences(r: StacksResult) -> list[str]:
         )
         out.append(
             Finding(
-                f"{t.config}: {rep.n} repeated runs, mean {prose.rate(rep.mean)}, spread ±{t.spread_pct:.1f} % (95 % "
-                f"confidence interval of the mean ±{prose.figure(ci.half / MiB)} MiB/s, ±{ci.half_pct:.1f} %; "
+                f"{t.config}: {rep.n} repeated runs, mean {prose.rate(rep.mean)}, spread {t.spread_pct:.1f} % (sample sd / mean; 95 % "
+                f"confidence interval of the mean ±{prose.figure(ci.half / MiB)} MiB/s, ±{ci.half_pct:.1f} %"
+                f"{prose.clipped(ci)}; "
                 f"95 % prediction interval for one new run ±{prose.figure(pi.half / MiB)} MiB/s, "
-                f"±{pi.half_pct:.1f} %{boot}"
+                f"±{pi.half_pct:.1f} %{prose.clipped(pi)}{boot}"
                 f"{'; few runs, so the noise is only roughly known' if rep.n < 5 else ''}).",
                 _repeat_cites(t),
             )
@@ -329,7 +330,7 @@ def _repeat_cites(t) -> list:
     n = f"{rep.n} runs"
     out = [
         cite(prose.rate(rep.mean), lines, f"mean of {n}"),
-        cite(f"±{t.spread_pct:.1f} %", lines, f"half the range of {n} / their mean"),
+        cite(f"{t.spread_pct:.1f} %", lines, f"sample sd of {n} / their mean"),
         cite(f"±{prose.figure(ci.half / MiB)} MiB/s", lines, f"95 % t interval of the mean of {n}"),
         cite(f"±{ci.half_pct:.1f} %", lines, f"95 % t interval of the mean of {n} / the mean"),
         cite(f"±{prose.figure(pi.half / MiB)} MiB/s", lines, f"95 % t prediction interval from {n}"),
@@ -482,9 +483,14 @@ def write(res: Result, r: StacksResult) -> Result:
         res.findings.append(
             Finding(
                 f"{s.label}: fio's disk stats give very different write times per I/O for its devices "
-                f"({prose.listing(parts)}; {s.fastest_disk} answers {s.factor:.0f}x "
-                "faster): the members are not alike, a mirrored write completes only when its slowest member has "
-                f"it, and what lets {s.fastest_disk} answer that fast the logs do not say.",
+                f"({prose.listing(parts)}; {s.fastest_disk} answers {s.factor:.0f}x faster): the members are not "
+                "alike, "
+                + (
+                    "a mirrored write completes only when its slowest member has it, and "
+                    if s.mirror
+                    else "and how the array spreads a write over them its labels do not say (no mirror label); "
+                )
+                + f"what lets {s.fastest_disk} answer that fast the logs do not say.",
                 [*each, cite(f"{s.factor:.0f}x", every, "slowest device's ms per I/O / the fastest's")],
             )
         )

@@ -59,13 +59,15 @@ class OverLimit:
 
 @dataclass(frozen=True)
 class DeviceSpread:
-    """Member devices of one run whose write times per I/O differ >= 10x (fio's disk stats)."""
+    """Member devices of one array in one run whose write times per I/O differ >= 10x (fio's disk stats,
+    ``stacks.device_spreads``)."""
 
     label: str
     ms_per_io: tuple[tuple[str, float], ...]
     fastest_disk: str
     factor: float
     lines: tuple[tuple[dict, ...], ...] = ()  # each device's disk stats line (result.lines_of), as ms_per_io
+    mirror: bool = False  # labelled a mirror (vdev_type, or a raid1/mirror stack): a write waits for every member
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,9 @@ class TestSizes:
 
 @dataclass(frozen=True)
 class RepeatTest:
-    """Repeats of one configuration (``stats.Repeats`` of their bandwidths) and every other run of its workload and
-    stack tested against them (``stats.compare``: one run against the prediction interval)."""
+    """Repeats of one configuration (``stats.Repeats`` of their bandwidths) and every other configuration of its
+    workload and stack tested against them (``stats.compare``: Welch's t on both sides' repeats, or one run against
+    the prediction interval); ``peers`` name a configuration of several runs by its name and mean."""
 
     config: str
     workload: str

@@ -13,7 +13,10 @@ From n repeats (``summarise``):
   confidence interval, is what a single further run is judged against;
 * a percentile bootstrap interval of the mean where n >= ``BOOTSTRAP_MIN_N`` (5): ``BOOTSTRAP_RESAMPLES``
   resamples drawn by a generator seeded with ``seed`` (same data, same interval);
-* n = 1: ``sd`` and every interval are None, ``has_spread`` is False: there is no run-to-run estimate.
+* n = 1: ``sd`` and every interval are None, ``has_spread`` is False: there is no run-to-run estimate;
+* runs' figures cannot be negative: a t interval whose low end falls below zero is clipped at 0 (``t_interval``;
+  ``Interval.below`` keeps the t figure, and the sentences say so): repeats that spread that widely are not normal
+  noise around their mean, and the interval mostly says how little they tell.
 
 Two configurations (``compare``) are judged by:
 
@@ -137,15 +140,18 @@ def t_critical(n: int, level: float = LEVEL) -> float:
 
 @dataclass(frozen=True)
 class Interval:
-    """An interval around ``centre``: [low, high]; ``half`` is its half-width where it is symmetric."""
+    """An interval around ``centre``: [low, high]; ``half`` is its half-width where it is symmetric. ``below``: the
+    t interval's low end where it fell below zero for figures that cannot be negative (a bandwidth, IOPS): ``low``
+    is then 0 (``t_interval``), and ``half`` stays the t half-width."""
 
     low: float
     high: float
     centre: float
+    below: float | None = None
 
     @property
     def half(self) -> float:
-        return (self.high - self.low) / 2.0
+        return self.high - self.centre if self.below is not None else (self.high - self.low) / 2.0
 
     @property
     def half_pct(self) -> float | None:
@@ -182,6 +188,16 @@ class Repeats:
         return 100.0 * self.sd / abs(self.mean) if self.sd is not None and self.has_spread and self.mean else None
 
 
+def t_interval(centre: float, half: float, nonnegative: bool) -> Interval:
+    """centre ± half; for figures that cannot be negative (``nonnegative``: every run's figure >= 0) a low end below
+    zero is clipped at 0 and kept in ``below``: a t interval that reaches below zero says the repeats spread too
+    widely for the t model (normal noise) to describe them, and an interval of negative bandwidth means nothing."""
+    low = centre - half
+    if nonnegative and low < 0:
+        return Interval(0.0, centre + half, centre, below=low)
+    return Interval(low, centre + half, centre)
+
+
 def bootstrap_mean(values: Sequence[float], level: float = LEVEL, seed: int = BOOTSTRAP_SEED) -> Interval:
     """The percentile bootstrap interval of the mean: BOOTSTRAP_RESAMPLES resamples with replacement, drawn by
     ``random.Random(seed)`` from the values in sorted order (deterministic, whatever order the runs come in)."""
@@ -206,6 +222,7 @@ def summarise(values: Sequence[float], level: float = LEVEL, seed: int = BOOTSTR
     sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
     t = t_critical(n, level)
     ci_half, pi_half = t * sd / math.sqrt(n), t * sd * math.sqrt(1.0 + 1.0 / n)
+    rates = min(xs) >= 0  # runs' figures (bandwidth, IOPS): an interval of them stops at 0
     return Repeats(
         n=n,
         mean=mean,
@@ -213,14 +230,15 @@ def summarise(values: Sequence[float], level: float = LEVEL, seed: int = BOOTSTR
         low=min(xs),
         high=max(xs),
         level=level,
-        ci=Interval(mean - ci_half, mean + ci_half, mean),
-        pi=Interval(mean - pi_half, mean + pi_half, mean),
+        ci=t_interval(mean, ci_half, rates),
+        pi=t_interval(mean, pi_half, rates),
         bootstrap=bootstrap_mean(xs, level, seed) if n >= BOOTSTRAP_MIN_N else None,
     )
 
 
-def from_moments(n: int, mean: float, sd: float | None, level: float = LEVEL) -> Repeats:
-    """``Repeats`` from n, mean and sample sd already computed (no bootstrap: the values are not at hand)."""
+def from_moments(n: int, mean: float, sd: float | None, level: float = LEVEL, nonnegative: bool = False) -> Repeats:
+    """``Repeats`` from n, mean and sample sd already computed (no bootstrap: the values are not at hand);
+    ``nonnegative``: the values cannot be negative (their intervals stop at 0: ``t_interval``)."""
     if n < 2 or sd is None:
         return Repeats(max(n, 1), mean, None, mean, mean, level, None, None, None)
     t = t_critical(n, level)
@@ -232,8 +250,8 @@ def from_moments(n: int, mean: float, sd: float | None, level: float = LEVEL) ->
         math.nan,
         math.nan,
         level,
-        Interval(mean - ci_half, mean + ci_half, mean),
-        Interval(mean - pi_half, mean + pi_half, mean),
+        t_interval(mean, ci_half, nonnegative),
+        t_interval(mean, pi_half, nonnegative),
         None,
     )
 
@@ -315,7 +333,7 @@ def against_prediction(single: Repeats, ref: Repeats, level: float = LEVEL, sing
     says whether the single run is A (the default: A = single, B = ref) or B."""
     if ref.pi is None:
         raise ValueError("a prediction interval needs two or more repeats")
-    pi = ref.pi if ref.level == level else from_moments(ref.n, ref.mean, ref.sd, level).pi
+    pi = ref.pi if ref.level == level else from_moments(ref.n, ref.mean, ref.sd, level, ref.low >= 0).pi
     assert pi is not None  # ref has two or more repeats (checked above)
     a, b = (single, ref) if single_side == "a" else (ref, single)
     diff = a.mean - b.mean

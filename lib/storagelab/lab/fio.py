@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import glob
 import os
 import re
 import shlex
@@ -115,6 +116,16 @@ def _ingest(files: list[Path], db: Path | None, manifest: Path) -> int:
     return 1 if s.failed or s.parquet_error else 0
 
 
+def _test_files(target: Path | None, run_id: str) -> list[Path]:
+    """fio's test files of the job ``run_id`` in ``target`` (``<name>.<job>.<file>``, or ``<name>.data`` shared by
+    its jobs): a run stopped by a signal that reached fio too (a closed terminal: SIGHUP to the group) left them, as
+    large as --size each (reliability-9 Low 3); fio unlinks them only when it ends on its own."""
+    if target is None:
+        return []
+    pattern = re.escape(run_id) + r"(\.\d+\.\d+|\.data)"
+    return sorted(p for p in target.glob(f"{glob.escape(run_id)}.*") if re.fullmatch(pattern, p.name) and p.is_file())
+
+
 def _run_files(out: Path, run_id: str) -> list[Path]:
     return sorted(
         p
@@ -194,6 +205,7 @@ class _Matrix:
     failed_dir: list[Path] = field(default_factory=list)  # where failed runs' output is kept (made at the first)
     stop: list[int] = field(default_factory=list)  # Ctrl-C: the running fio is stopped and its run discarded
     current: list[subprocess.Popen] = field(default_factory=list)
+    target: Path | None = None  # where fio's test files are (--directory)
 
     def on_signal(self, signum, frame) -> None:
         self.stop.append(signum)
@@ -212,7 +224,7 @@ class _Matrix:
         t0 = time.monotonic()
         rc, err = self.execute(run, part)
         if self.stop:  # fio may have stopped early and still written everything: not a complete run
-            for f in _run_files(self.out, run.run_id) + [part]:
+            for f in _run_files(self.out, run.run_id) + [part] + _test_files(self.target, run.run_id):
                 f.unlink(missing_ok=True)
             self.log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
         elif rc != 0:
@@ -324,7 +336,7 @@ def run_fio_matrix(
         label_of.update(slot_labels(stem, stem, [r.run_id for r, _, s in planned if s == stem]))
     if len(todo) < len(planned):
         log(f"lab fio: {len(planned) - len(todo)} of {len(planned)} runs already saved in {out}: skipped (resume)")
-    m = _Matrix(out, manifest, label_of, system, tinfo, version, labels, shared_file, device_limit, log)
+    m = _Matrix(out, manifest, label_of, system, tinfo, version, labels, shared_file, device_limit, log, target=target)
     started = time.monotonic()
     old_handler = _catch_stop_signals(m.on_signal)
     try:

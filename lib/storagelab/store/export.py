@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from .. import paths
-from ..ownership import SharedFolderError, foreign_link, shared
+from ..ownership import SharedFolderError, made_refusal
 from ..schema import all_tables
 from . import faults
 
@@ -66,8 +66,7 @@ def _owned_folder(out_dir: Path) -> Path:
     SharedFolderError. The folder is named after the database (``--db /tmp/x.duckdb``: /tmp/x-parquet), so another
     user could make it first; root's ingest then wrote ``.parquet-stamp.json.<pid>.tmp`` through their symlink into a
     root-only file (reliability-8)."""
-    real = out_dir.resolve()
-    why = foreign_link(out_dir) or shared(real)  # another user's symlink on the way: turned at will
+    why, real = made_refusal(out_dir)  # another user's symlink on the way (turned at will), or one gone since the mkdir
     if why:
         raise SharedFolderError(
             f"{why}: another user could put a symlink there under a name the export writes (.<table>.parquet.<pid>.tmp, "
