@@ -28,13 +28,47 @@ committed before it.
 Where the time goes, and what was tried: benchmarks/results/ingest.md (``./run bench``).
 """
 
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING
+
 from .db import code_signature, connect, current_parser_versions, ensure_schema, schema_signature
 from .export import STAMP, export_parquet, parquet_dir_for
 from .faults import StoreError
-from .labels import labels_by_key
 from .listing import SKIP_NAMES, ListedFile, files_to_read, key_for, list_files
-from .pipeline import Summary, ingest
-from .worker import Outcome, parse_chunk, parse_one
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use (__getattr__)
+    from .labels import labels_by_key
+    from .pipeline import Summary, ingest
+    from .worker import Outcome, parse_chunk, parse_one
+
+# The ingest, its workers and the labels (the pipeline's stream, writer, worker and process pool: multiprocessing,
+# tqdm; pyarrow) load when first used: every command imports this package (the CLI's fault handling, `sql`'s and
+# `export`'s database), and only `ingest`, `build` and `spark-ingest` run an ingest (issue 28: 50-60 ms of CPU less
+# for each other command)
+_LATER = {
+    "labels_by_key": "labels",
+    "Summary": "pipeline",
+    "ingest": "pipeline",
+    "Outcome": "worker",
+    "parse_chunk": "worker",
+    "parse_one": "worker",
+}
+
+
+def __getattr__(name: str):
+    """A name of _LATER, or a stage module not imported yet (``store.worker``, ``store.labels`` ...), on first use."""
+    if name in _LATER:
+        value = getattr(importlib.import_module(f".{_LATER[name]}", __name__), name)
+    elif importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "STAMP",

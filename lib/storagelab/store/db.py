@@ -8,9 +8,9 @@ import json
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
 
 from .. import __version__
 from ..database import (  # noqa: F401 - store.connect, store.schema_signature
@@ -23,6 +23,9 @@ from ..database import (  # noqa: F401 - store.connect, store.schema_signature
 from ..parsers import modules, parser_version, source_hash
 from ..schema import ddl
 from . import faults
+
+if TYPE_CHECKING:  # in annotations only: the commands that only read (sql, export, run) never import pyarrow here
+    import pyarrow as pa
 
 # DuckDB keeps written pages cached up to its limit (default 80 % of RAM): an ingest would hold the database in
 # memory; pages past this limit are read back from the file when needed. 160 MB: 100,000 fio JSON files peak at
