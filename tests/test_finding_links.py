@@ -238,7 +238,7 @@ def test_05_repeats_a_run_against_them_and_a_layers_cost_open_their_runs(seed_db
     ]
     assert opened(the(res.findings, "mdadm raid1 ext4 (bitmap none): 2 repeated runs"), tmp_path) == [
         ("554.0 MiB/s (580.9 MB/s)", reps),
-        ("±2.5 %", reps),
+        ("3.6 %", reps),  # the spread: sample sd / mean (19.8 / 554), as the lab, 08 and 10 say it (h6n M1)
         ("±178 MiB/s", reps),
         ("±32.1 %", reps),
         ("±308 MiB/s", reps),
