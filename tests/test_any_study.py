@@ -186,8 +186,8 @@ def test_second_study_numbers(project):
     # 05: fio runs of several workloads, each its own group
     assert "5 fio write runs for study fixturelab, in 5 workloads" in default["05_stacks"]
     assert (
-        "`write bs=1MiB iodepth=1 numjobs=2 psync direct=1 size=32MiB runtime=none`: one run "
-        "(seq write 1M, 2 jobs, 33.0 MiB/s (34.6 MB/s), ⚠ short)"  # 1.94 s: the design checks mark it
+        "`write bs=1MiB iodepth=1 numjobs=2 psync direct=1 rate=16m size=32MiB runtime=none`: one run "
+        "(seq write 1M, 2 jobs, 33.0 MiB/s (34.6 MB/s), ⚠ short, rate-limited)"  # 1.94 s, and fio was told rate=16m
     ) in default["05_stacks"]
     assert "`write bs=250KiB iodepth=1 numjobs=1 psync direct=1" in default["05_stacks"]  # bs=256k at kb_base=1000
     # the user's own claims file
