@@ -8,13 +8,24 @@ from __future__ import annotations
 
 import shutil
 import statistics
+from pathlib import Path
 
 import polars as pl
 import pytest
 from conftest import FIXTURES, RAW
 from conftest import storagelab_cli as cli
 
-from storagelab.analysis import Selection, compare, explore, fio_views, open_db, stacks
+from storagelab.analysis import (
+    Selection,
+    compare,
+    explore,
+    fio_failed,
+    fio_runs,
+    fio_views,
+    open_db,
+    run_verdicts,
+    stacks,
+)
 from storagelab.analysis.db import frame
 
 SRC = FIXTURES / "fio" / "newuser-h6n-compare"
@@ -305,3 +316,37 @@ def test_a_log_window_has_one_time_whatever_else_is_selected(db):
     assert round(rise["value"][-1] / 2**20, 1) == 6352.0  # 6,504,448 KiB/s at 58,183 ms
     lab = beside.filter(~pl.col("run").str.ends_with("seqw60"))
     assert lab["time_ns"][:2].to_list() == [500_000_000, 1_000_000_000]  # its own 500 ms windows
+
+
+def test_a_failed_run_is_left_out_by_the_rule_of_05_08_and_10_whatever_its_length(db):
+    """The rule every report shares (``run_verdicts.left_out``) leaves out a run fio reported as failed, with fio's
+    error first in its reason, whatever its length: the 60 s ENOSPC run had been cut to 297 ms and only its
+    'sub-second' flag kept it out; a failed run longer than the design checks' minimum counted in 05, 08 and 10."""
+    with open_db(db) as con:
+        runs = fio_runs.runs(con, Selection(study="h6na"))
+        left = run_verdicts.left_out(con, Selection(study="h6na"))
+        paths = dict(con.execute("SELECT file_id, path FROM files").fetchall())
+    why = {Path(paths[f]).name: w for (f, _, _), w in left.items()}
+    for t in ("3s", "60s"):
+        assert why[f"xfs-seqw-{t}-ENOSPC.json"].startswith(
+            "failed: error 28 (No space left on device) for job seqw; ⚠ "
+        ), why
+    assert not any(w.startswith("failed") for n, w in why.items() if "ENOSPC" not in n)
+    # the rule does not depend on the length: the same run, its elapsed time made 60 s, is still left out
+    longer = runs.with_columns(elapsed_ns=pl.lit(60_000_000_000, dtype=runs.schema["elapsed_ns"]))
+    with open_db(db) as con:
+        judged = run_verdicts.verdicts(con, longer)
+    failed = judged.filter(pl.col("failed").is_not_null())
+    assert failed.height == 2 and failed["suspect"].all()
+    assert failed["why"].str.starts_with("failed: error 28 (No space left on device) for job seqw").all()
+    assert judged.filter(pl.col("failed").is_null())["why"].drop_nulls().str.contains("failed").sum() == 0
+    with open_db(db) as con:  # 08's missing-data sentence says where the rule puts them
+        said = [str(f).rsplit("/", 1)[1] for f in fio_failed.sentences(con, Selection(study="h6na"))]  # label: its path
+    assert said == [
+        "xfs-seqw-3s-ENOSPC.json: fio reported error 28 (No space left on device) for job seqw: its results are only "
+        "what it did before the error: left out of repeats, comparisons and headlines (the rule of 05, 08 and 10), "
+        "shown with its other flags.",
+        "xfs-seqw-60s-ENOSPC.json: fio reported error 28 (No space left on device) for job seqw: its results are only "
+        "what it did before the error: left out of repeats, comparisons and headlines (the rule of 05, 08 and 10), "
+        "shown with its other flags.",
+    ]

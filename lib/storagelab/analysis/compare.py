@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from . import design, fio_failed, fio_runs, prose, repeat_groups, run_verdicts, stats
+from . import design, fio_runs, prose, repeat_groups, run_verdicts, stats
 from .result import Finding, Result, cite, lines_of
 from .selection import Selection
 
@@ -288,19 +288,9 @@ def query(con, mine: Selection, other: str | Selection) -> tuple[pl.DataFrame, p
 
 
 def judged(con, runs: pl.DataFrame) -> pl.DataFrame:
-    """``runs`` with the verdict every report gives them (``run_verdicts.verdicts``: ``why``, ``suspect``) and
-    ``failed`` ('error 28 (No space left on device) for job seqw', the failed job's lines; None: it ran)."""
-    if runs.is_empty():
-        return runs
-    out = run_verdicts.verdicts(con, runs)
-    bad = fio_failed.failed_runs(con, out["file_id"].unique().to_list())
-    keys = zip(out["file_id"], out["doc_index"], out["groupid"], strict=True)
-    jobs = [bad.get((int(f), int(d), int(g))) for f, d, g in keys]
-    return out.with_columns(
-        failed=pl.Series([j and f"{j['what']} for job {j['jobname']}" for j in jobs], dtype=pl.String),
-        failed_line_start=pl.Series([j and j["line_start"] for j in jobs], dtype=pl.Int64),
-        failed_line_end=pl.Series([j and j["line_end"] for j in jobs], dtype=pl.Int64),
-    )
+    """``runs`` with the verdict every report gives them (``run_verdicts.verdicts``: ``why``, ``suspect``, and
+    ``failed`` with the failed job's lines for a run fio reported as failed; None: it ran)."""
+    return runs if runs.is_empty() else run_verdicts.verdicts(con, runs)
 
 
 def analyse(con, mine: Selection, other: str | Selection):

@@ -27,7 +27,8 @@ def sentences(con, sel: Selection) -> list[Finding]:
     for r in frame(con, FAILED_SQL.format(where=where), params).iter_rows(named=True):
         err = describe(r["error"])
         outcome = (
-            "its results are only what it did before the error (marked nowhere else: read them with that in mind)"
+            "its results are only what it did before the error: left out of repeats, comparisons and headlines (the rule "
+            "of 05, 08 and 10), shown with its other flags"
             if r["has_results"]
             else "no results"
         )

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import design, fio_findings, fio_runs, prose
+from . import design, fio_failed, fio_findings, fio_runs, prose
 from .db import frame
 from .fio_latency import load_log_runs
 from .fio_timeseries import (
@@ -302,7 +302,26 @@ def verdicts(
         return runs
     d = checked(runs, margin, min_elapsed_s)
     logs = load_logs(con, d["file_id"].to_list())
-    return judged(d, log_regimes(logs, design_by_file(d)))
+    return with_failed(con, judged(d, log_regimes(logs, design_by_file(d))))
+
+
+def with_failed(con, runs: pl.DataFrame) -> pl.DataFrame:
+    """``judged`` runs with ``failed`` ('error 28 (No space left on device) for job seqw', and the failed job's
+    lines; None: it ran): a run fio stopped on an error measured only what it did before (``fio_failed``), so it is
+    suspect too, whatever its length, and ``why`` says so first (compare names it apart; 05, 08 and 10 leave it out)."""
+    bad = fio_failed.failed_runs(con, runs["file_id"].unique().to_list())
+    keys = zip(runs["file_id"], runs["doc_index"], runs["groupid"], strict=True)
+    jobs = [bad.get((int(f), int(d), int(g))) for f, d, g in keys]
+    failed = pl.Series([j and f"{j['what']} for job {j['jobname']}" for j in jobs], dtype=pl.String)
+    why = pl.concat_str([pl.lit("failed: ") + pl.col("failed"), pl.col("why")], separator="; ", ignore_nulls=True)
+    return runs.with_columns(
+        failed=failed,
+        failed_line_start=pl.Series([j and j["line_start"] for j in jobs], dtype=pl.Int64),
+        failed_line_end=pl.Series([j and j["line_end"] for j in jobs], dtype=pl.Int64),
+    ).with_columns(
+        why=pl.when(pl.col("failed").is_not_null()).then(why).otherwise(pl.col("why")),
+        suspect=pl.col("suspect") | pl.col("failed").is_not_null(),
+    )
 
 
 def left_out(
