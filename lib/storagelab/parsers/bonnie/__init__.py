@@ -47,10 +47,23 @@ from .rows import _TEXT_SNIFF
 from .schema import TABLES
 from .table import _text_runs
 
-__all__ = ["TOOL", "PARSER_VERSION", "TABLES", "FORMATS", "IO_TESTS", "FILE_TESTS", "RATE_TESTS", "sniff", "parse"]
+__all__ = [
+    "TOOL",
+    "PARSER_VERSION",
+    "READS",
+    "TABLES",
+    "FORMATS",
+    "IO_TESTS",
+    "FILE_TESTS",
+    "RATE_TESTS",
+    "sniff",
+    "parse",
+]
 
 TOOL = "bonnie++"
 PARSER_VERSION = 1
+# what the unknown-format message lists (parsers.expected_formats): every format this parser stores, as a user knows it
+READS: dict[str, str] = {"bonnie-text": "table", "bonnie-csv": "CSV", "bonnie-text+csv": "table with its CSV line"}
 PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
 STREAM_FORMATS: tuple[str, ...] = ()
 HELPER_MODULES: tuple[str, ...] = ()
