@@ -531,8 +531,8 @@ def analyse(con, sel: Selection) -> tuple[Result, list[DiskCard]]:
     res = Result(selection=sel)
     res.findings, res.missing = findings(cards, sel)
     res.missing += arc.missing(runs) if not runs.is_empty() else []
-    unmatched = sel.unmatched(con)  # no stored file has the selection's labels: said first
-    res.missing[:0] = [unmatched] if unmatched else []
+    # no stored file has the selection's labels, or "(unlabelled)" left out copies of labelled files: said first
+    res.missing[:0] = [n for n in (sel.unmatched(con), sel.copies_left_out(con)) if n]
     res.file_ids = sorted({f for c in cards for r in c.results.values() for f in r.file_ids})
     res.headline = {"cards (machine x device)": str(len(cards))}
     return res, cards
