@@ -101,16 +101,35 @@ def test_combine_jobs_per_io_logs_count_ios(con):
     logs = ts.load_log_samples(con, kinds=["iops", "clat"])
     raw = ts.combine_jobs(logs.filter(pl.col("run").str.ends_with("/raw")), window_ns=1_000_000_000)
     iops = raw.filter(pl.col("kind") == "iops").sort("direction")
-    # the whole run fits in the first window: I/Os per second = I/Os of both jobs
+    # the whole run (0-4 ms) fits in the first window, 0-1 s, whose time is its end (as fio logs a window):
+    # I/Os per second = I/Os of both jobs
     assert iops.select("direction", "time_ns", "value", "jobs", "n").rows() == [
-        ("read", 0, 57.0, 2, 57),
-        ("write", 0, 71.0, 2, 71),
+        ("read", 1_000_000_000, 57.0, 2, 57),
+        ("write", 1_000_000_000, 71.0, 2, 71),
     ]
     clat = raw.filter(pl.col("kind") == "clat").sort("direction")
     js = fio_json("raw")["jobs"]
     assert clat["value"][0] == pytest.approx(
         (js[0]["read"]["clat_ns"]["mean"] + js[1]["read"]["clat_ns"]["mean"]) / 2, rel=1e-9
     )
+
+
+def test_a_per_io_window_is_timed_at_its_end_as_fio_times_a_window(con):
+    """fio averages [k w, (k+1) w) and logs it at (k+1) w (stat.c add_log_sample): per-I/O entries go to the window
+    they fall in, timed at its end, never to one that ends before they completed. raw_iops.1/.2.log: reads completed
+    at 0 ms (7), 1 ms (20), 2 ms (19), 3 ms (8), 4 ms (3); 2 ms windows: 0-1 ms, 2-3 ms, 4 ms."""
+    logs = ts.load_log_samples(con, kinds=["iops"])
+    raw = ts.combine_jobs(logs.filter(pl.col("run").str.ends_with("/raw")), window_ns=2_000_000)
+    reads = raw.filter(pl.col("direction") == "read")
+    assert reads.select("time_ns", "n", "value").rows() == [
+        (2_000_000, 27, 27 * 500.0),
+        (4_000_000, 27, 27 * 500.0),
+        (6_000_000, 3, 3 * 500.0),
+    ]
+    windowed = ts.combine_jobs(logs.filter(pl.col("run").str.ends_with("/avg")))  # fio's own: 500, 1000, ... 2503
+    assert windowed.filter(pl.col("direction") == "write")["time_ns"].to_list() == [
+        500_000_000, 1_000_000_000, 1_500_000_000, 2_000_000_000, 2_500_000_000,
+    ]  # fmt: skip
 
 
 def test_snia_steady_window():

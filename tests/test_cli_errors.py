@@ -81,8 +81,14 @@ def test_parse_unparseable_file(tmp_path):
     assert r.returncode == 1 and r.stdout == ""
     assert (
         r.stderr == f"storagelab parse: {bad}:1: unknown-format: no known tool output found (expected "
-        "output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), "
-        "gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer)\n"
+        "output of fio (normal text, JSON, JSON+, JSON beside normal text, terse, --write_bw_log/iops/lat logs, "
+        "--write_hist_log logs); bonnie++ (table, CSV, table with its CSV line); zdb (-b/-bb, -S, -DD, -C/-l); "
+        "partitions (gpart show, fdisk -l, fdisk -l in another language, sfdisk -d, sfdisk -l, gdisk/sgdisk -p, "
+        "parted print/-m/interactive); zfs (zfs get/zpool get, zfs get -H); arcstats (/proc/spl/kstat/zfs/arcstats, "
+        "sysctl kstat.zfs.misc.arcstats, arc_summary, arcstat); zpool (zpool list, zpool iostat, zpool iostat -r, "
+        "zpool iostat -w, zpool status); mbuffer (its summary line); pv (-f progress, -n); dd (its records/bytes "
+        "summary); zfs send/receive (zfs send -v, zfs receive -v); transcribed (a table typed from a paper, first line "
+        '"# storagelab transcribed table"))\n'
     )
 
 

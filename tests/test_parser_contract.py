@@ -26,6 +26,7 @@ def test_the_protocol_names_the_whole_contract():
     assert _declared() == {
         "TOOL",
         "PARSER_VERSION",
+        "READS",
         "TABLES",
         "PARSE_TAKES_NAME",
         "STREAM_FORMATS",

@@ -60,7 +60,7 @@ def test_control_characters_in_file_names_reach_the_terminal_escaped(tmp_path):
         lines = r.stderr.splitlines()
         assert f"warning: {folder}/fio-nl\\nname\\ttab.txt: line 4: {cut}" in lines
         assert f"warning: {folder}/fio-nl\\nname\\ttab.txt: line 6: {cut}" in lines
-        assert [ln for ln in lines if ln.startswith(f"{said}: {folder}/{unknown} (normal/JSON")], lines
+        assert [ln for ln in lines if ln.startswith(f"{said}: {folder}/{unknown} (normal text, JSON")], lines
     assert i.returncode == p.returncode == 1
     assert i.stdout.startswith("ingested 1 (of which 0 replaced), skipped 0 unchanged, failed 1; 26 rows in ")
 

@@ -176,7 +176,7 @@ BONNIE_SQL = """
 SELECT f.path, f.file_id, coalesce(f.label, f.path) AS label, f.host, f.stack, f.phase, f.partition_start_sector,
        f.vdev_type,
        f.vdev_count, f.vdev_width, f.cache_devices, f.log_devices, f.devices, f.pool, f.ashift, f.command, f.notes,
-       f.ram_bytes, b.run_index, b.size_bytes AS file_size_bytes,
+       f.ram_bytes, b.run_index, b.size_bytes AS file_size_bytes, b.section,
        r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.too_fast, r.cpu_pct, r.latency_ns, r.line_start
 FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
 WHERE {where} AND b.preferred
@@ -268,9 +268,11 @@ def _file_names(runs: pl.DataFrame) -> tuple[str, ...]:
 
 
 def _config(runs: pl.DataFrame, side: str, run: dict) -> pl.DataFrame:
-    """The runs of ``side`` with ``run``'s host and layout labels: one configuration, its repeats."""
+    """The runs of ``side`` with ``run``'s host and layout labels and under its write-up heading (``section``: a
+    write-up's sections are as many machines, never repeats of one): one configuration, its repeats."""
 
-    return runs.filter(_same(run, ("host", *_LAYOUT)) & (pl.col("side") == side))
+    keys = ("host", *_LAYOUT, "section") if "section" in runs.columns and "section" in run else ("host", *_LAYOUT)
+    return runs.filter(_same(run, keys) & (pl.col("side") == side))
 
 
 def config_values(config: pl.DataFrame, key: str) -> pl.DataFrame:

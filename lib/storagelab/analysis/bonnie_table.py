@@ -20,7 +20,7 @@ from polars.expr.whenthen import ChainedThen, Then
 from ..units import MiB
 from . import bonnie_repeats, measures, plausibility, prose
 from .db import frame
-from .fio_runs import file_names
+from .fio_runs import file_names, section_names
 from .repeat_groups import SETUP_COLUMNS
 from .result import Finding, Result, cite
 from .selection import Selection
@@ -44,7 +44,7 @@ RATE_TESTS = {"putc", "put_block", "rewrite", "getc", "get_block"}
 
 RUNS_SQL = """
 SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.label AS given_label, f.command, {setup},
-       b.run_index, b.machine, b.version, b.line_start AS run_line,
+       b.run_index, b.machine, b.version, b.section, b.line_start AS run_line,
        b.size_bytes, b.chunk_bytes, b.concurrency, b.num_files, b.max_size_bytes, b.min_size_bytes, b.num_dirs,
        r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value,
        r.cpu_pct, r.too_fast, r.latency_ns, r.suspect, r.line_start
@@ -66,6 +66,7 @@ IDENT = (
     "num_dirs",
     "path",
     "run_line",
+    "section",
     *SETUP_COLUMNS,
 )
 
@@ -103,14 +104,24 @@ def _shade(values: list[float | None], higher_is_better: bool) -> list[float | N
 
 def named_runs(ident: pl.DataFrame) -> pl.DataFrame:
     """Runs that share a file and its label (a CSV of one line per run, a log of appended runs) named apart by their
-    line and machine: 'bonnie/all.csv:3 vm-ext4' unlabelled, 'label (all.csv:3 vm-ext4)' labelled; ``setup_label``
-    is the label the manifest gives (None: the file names the run), what tells repeats (``bonnie_repeats``)."""
+    line and machine: 'bonnie/all.csv:3 vm-ext4' unlabelled, 'label (all.csv:3 vm-ext4)' labelled, and the run's
+    section where the file's runs lie under different headings of a write-up ('notes.txt:18 ceph-admin § node 1');
+    ``setup_label`` is the label the manifest gives (None: the file names the run), what tells repeats with the
+    section (``bonnie_repeats``: runs under different headings are never repeats)."""
     files = file_names(ident["path"].to_list()) if "path" in ident.columns and ident.height else {}
+    sections = {
+        f"{path}\x1f{s}": short
+        for path, shorts in (section_names(ident) if "section" in ident.columns and ident.height else {}).items()
+        for s, short in shorts.items()
+    }
+    key = pl.concat_str([pl.col("path"), pl.col("section").fill_null("")], separator="\x1f")
+    part = key.replace_strict(sections, default=None, return_dtype=pl.String) if sections else pl.lit(None, pl.String)
     where = pl.format(
-        "{}:{}{}",
+        "{}:{}{}{}",
         pl.col("path").replace_strict(files, default=None, return_dtype=pl.String),
         pl.col("run_line"),
         pl.when(pl.col("machine").is_not_null()).then(pl.lit(" ") + pl.col("machine")).otherwise(pl.lit("")),
+        pl.when(part.is_not_null()).then(pl.lit(" § ") + part).otherwise(pl.lit("")),
     )
     shared = (pl.len().over("file_id", "label") > 1) & pl.col("run_line").is_not_null()
     named = pl.when(pl.col("given_label").is_null()).then(where).otherwise(pl.format("{} ({})", "label", where))

@@ -11,7 +11,10 @@ not print is listed apart with the reason, never in a cell or the headline.
 Three steps: ``query`` (SQL -> frames), ``compute`` (pure: frames -> ``DiskCard``s of named numbers), ``findings``
 (sentences from those numbers). Rates are shown in MB/s (10^6 bytes/s), as CrystalDiskMark and KDiskMark show
 them, and the database keeps bytes/s. A result's spread is that of its repeats (runs of the same test on the
-same machine and device), never fio's per-sample spread; one run says it has no run-to-run estimate.
+same machine and device, whose labels and manifest columns say they are repeats: ``repeat_groups``), never fio's
+per-sample spread; one run says it has no run-to-run estimate. Runs of one test on one machine and device that are
+not repeats ('baseline' and 'tuned', or notes apart) are a card each, named by their setup: one card's mean of two
+configurations would be neither's figure (the card had pooled them and said so; 08 compares them).
 """
 
 from __future__ import annotations
@@ -308,7 +311,8 @@ def variant_of(row: dict) -> str:
 
 def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = None) -> list[DiskCard]:
     """Cards of the runs that are one of the classic tests, one per (machine, device) (``machine_device``), and one
-    per setup where runs of one machine and device ran different ones (``variant_of``), in machine order.
+    per setup where runs of one machine and device ran different ones (``variant_of``) or where runs of one test
+    there are of different setups (labels or manifest columns apart: ``setup_of``), in machine order.
     ``left``: the runs notebooks 05 and 08 leave out too (``run_verdicts.left_out``), kept out of the results they
     would be in."""
     cards: dict[tuple[str, str], DiskCard] = {}
@@ -320,15 +324,31 @@ def compute(runs: pl.DataFrame, left: dict[tuple[int, int, str], str] | None = N
     for row in rows:
         if apart_reason(row) is None:
             variants.setdefault(machine_device(row), set()).add(variant_of(row))
+
+    def place(row: dict, why: str | None) -> tuple[str, str]:
+        machine, device = machine_device(row, apart=why is not None)
+        if len(variants.get((machine, device), ())) > 1:  # one card per setup: never a mean across setups
+            device = f"{device} | {variant_of(row)}"
+        return machine, device
+
+    # runs of one test on one machine and device whose labels (or manifest columns) say they are two setups, not
+    # repeats (``repeat_groups``: 'baseline' and 'tuned'; 'x' and 'x (run 2)' are repeats): a card per setup, as 08
+    # compares them, never one mean of both (the card had pooled them and said so)
+    setups: dict[tuple[str, str], dict[tuple[str | None, str | None], set[str]]] = {}
+    for row in rows:
+        if apart_reason(row) is None:
+            cell = setups.setdefault(place(row, None), {}).setdefault((test_of(row), row.get("direction")), set())
+            cell.add(setup_of(row)[0])
+    split = {md for md, cells in setups.items() if any(len(s) > 1 for s in cells.values())}
     for row in rows:
         test = test_of(row)
         direction = row.get("direction")
         if test is None or direction not in DIRECTIONS or not row.get("bw_bytes_per_s"):
             continue
         why = apart_reason(row)
-        machine, device = machine_device(row, apart=why is not None)
-        if len(variants.get((machine, device), ())) > 1:  # one card per setup: never a mean across setups
-            device = f"{device} | {variant_of(row)}"
+        machine, device = place(row, why)
+        if why is None and (machine, device) in split:
+            device = f"{device} | {setup_of(row)[0]}"
         card = cards.setdefault((machine, device), DiskCard(machine, device, system_of(row)))
         if why is not None:
             card.apart.append(Apart(test, direction, _run_name(row), row["bw_bytes_per_s"], why, _lines([row])))
@@ -531,8 +551,8 @@ def analyse(con, sel: Selection) -> tuple[Result, list[DiskCard]]:
     res = Result(selection=sel)
     res.findings, res.missing = findings(cards, sel)
     res.missing += arc.missing(runs) if not runs.is_empty() else []
-    unmatched = sel.unmatched(con)  # no stored file has the selection's labels: said first
-    res.missing[:0] = [unmatched] if unmatched else []
+    # no stored file has the selection's labels, or "(unlabelled)" left out copies of labelled files: said first
+    res.missing[:0] = [n for n in (sel.unmatched(con), sel.copies_left_out(con)) if n]
     res.file_ids = sorted({f for c in cards for r in c.results.values() for f in r.file_ids})
     res.headline = {"cards (machine x device)": str(len(cards))}
     return res, cards

@@ -321,8 +321,11 @@ def _setup(df: pl.DataFrame, config: pl.Expr) -> pl.Expr:
     label and config name it ('btrfs raid10 4 Ω | host not labelled | btrfs-raid10 | raid10 1x4 | ...'), never one
     of its files (the six grid files of one label had all been named after grid-nj1-qd1.txt, in workloads that do
     not hold it: ``repeat_groups.names`` names a group by its first run's setup)."""
-    # the label less a 'run N' mark and the group ``fio_runs.groups_apart`` adds (a file's groups are one setup)
-    label = pl.col("label").cast(pl.String).str.replace(r" \(group \d+(: [^)]*)?\)$", "")
+    # the label less a 'run N' mark and the group ``fio_runs.groups_apart`` adds (a file's groups are one setup),
+    # with the run's write-up heading where its file's runs lie under several (``fio_runs.run_label``: a labelled
+    # write-up of five machines is five setups, never one curve)
+    named = fio_runs.run_label(df) if "label" in df.columns else pl.col("label")
+    label = named.cast(pl.String).str.replace(r" \(group \d+(: [^)]*)?\)($| § )", "$2")
     label = label.str.replace_all(fio_runs.RUN_MARK, "").str.replace_all(r"\(\s*\)", "")
     label = label.str.strip_chars(" ,") if "label" in df.columns else pl.lit(None, pl.String)
     return (

@@ -384,8 +384,25 @@ def section_names(df: pl.DataFrame) -> dict[str, dict[str, str]]:
 
 
 def run_label(df: pl.DataFrame) -> pl.Expr:
-    """A run's name in a report: its label, else its file's ``short_name`` among ``df``'s files."""
-    return pl.coalesce(pl.col("label"), short_name(df))
+    """A run's name in a report: its label, else its file's ``short_name`` among ``df``'s files; where one file's
+    runs lie under different headings of a write-up (``section``: fio's ``fio_sections``, bonnie++'s
+    ``bonnie_runs.section``), the label and the run's section ('nas § aws ec2 micro'): the manifest labels a file,
+    and the sections of one labelled write-up are as many machines, never repeats of one (``config_label``)."""
+    if "label" not in df.columns or "section" not in df.columns or "path" not in df.columns or df.is_empty():
+        return pl.coalesce(pl.col("label"), short_name(df))
+    shown = {
+        f"{path}\x1f{section}": short
+        for path, sections in section_names(df).items()
+        for section, short in sections.items()
+    }
+    key = pl.concat_str([pl.col("path"), pl.col("section").fill_null("")], separator="\x1f")
+    part = key.replace_strict(shown, default=None, return_dtype=pl.String)
+    labelled = pl.col("label").is_not_null() & part.is_not_null()
+    return (
+        pl.when(labelled)
+        .then(pl.format("{} § {}", "label", part))
+        .otherwise(pl.coalesce(pl.col("label"), short_name(df)))
+    )
 
 
 def groups_apart(df: pl.DataFrame) -> pl.DataFrame:

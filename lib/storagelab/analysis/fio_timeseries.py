@@ -47,9 +47,14 @@ def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.Data
     """One time series per (run, kind, direction) from the per-job logs.
 
     Samples are put in windows of ``window_ns`` (default: per windowed run, the median gap between a job's
-    consecutive samples, i.e. log_avg_msec, in whole ms; fio's window ends jitter by a few ms; per-I/O logs: the
-    median gap of every log given) by rounding their time
-    to the nearest window end. Per job and window: windowed logs give their value; per-I/O logs
+    consecutive samples, i.e. log_avg_msec, in whole ms; per-I/O logs: the median gap of every log given), and a
+    window's ``time_ns`` is its end, as fio means a windowed log's time: fio averages the samples of
+    [k x log_avg_msec, (k+1) x log_avg_msec) and logs them when that window closes, at (k+1) x log_avg_msec give or
+    take a few ms (stat.c ``add_log_sample``: 1 ms early at most, ``LOG_MSEC_SLACK``; late by the time to the next
+    I/O). So a windowed entry goes to the nearest window end, and a per-I/O entry (its I/O's completion time) to
+    the end of the window it falls in: the I/Os of 0-999 ms are the window at 1 s, as fio would log them with
+    log_avg_msec=1000 (not the window "at 0 s", which would end before they happened). Per job and window:
+    windowed logs give their value; per-I/O logs
     (no log_avg_msec) give, for iops, the I/Os counted per second, for bw the bytes moved per second,
     for latencies the mean. Per window over the jobs: ``value`` = the sum for bw and iops (the run's
     total), the mean for latencies; ``jobs`` = jobs seen, ``n`` = log lines. Time in ns.
@@ -94,7 +99,9 @@ def combine_jobs(samples: pl.DataFrame, window_ns: int | None = None) -> pl.Data
     else:
         df = df.with_columns(pl.lit(window_ns, pl.Int64).alias("w"))
     per_s = 1e9 / pl.col("w").first()
-    df = df.with_columns(((pl.col("time_ns") + pl.col("w") // 2) // pl.col("w") * pl.col("w")).alias("t"))
+    nearest_end = (pl.col("time_ns") + pl.col("w") // 2) // pl.col("w") * pl.col("w")
+    end_of_its_window = (pl.col("time_ns") // pl.col("w") + 1) * pl.col("w")
+    df = df.with_columns(pl.when(pl.col("windowed")).then(nearest_end).otherwise(end_of_its_window).alias("t"))
     raw = ~pl.col("windowed").first()
     kind = pl.col("kind").first()
     per_job = df.group_by([*by, "job_index", "t"]).agg(

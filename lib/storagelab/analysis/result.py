@@ -97,9 +97,9 @@ class Result:
     def start(cls, con, sel: Selection, measures: pl.DataFrame) -> Result:
         """An analysis's Result, which first says so when no stored file has the selection's labels."""
         res = cls(sel, measures=measures)
-        note = sel.unmatched(con)
-        if note:
-            res.missing.append(note)
+        for note in (sel.unmatched(con), sel.copies_left_out(con)):
+            if note:
+                res.missing.append(note)
         return res
 
     def __getitem__(self, name: str) -> pl.DataFrame:

@@ -92,7 +92,7 @@ def check_not_empty(data: bytes) -> None:
         raise ParseError(
             "file is empty" if not data else "file holds only white space",
             kind="empty",
-            expected="the text output of fio, bonnie++, zdb, gpart/fdisk/sfdisk/parted, zpool or mbuffer",
+            expected=f"the text output of {', '.join(m.TOOL for m in modules())}",
         )
 
 
@@ -156,9 +156,18 @@ def detect(text: str) -> tuple[ModuleType, str]:
         "no known tool output found",
         line=first,
         kind="unknown-format",
-        expected="output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), "
-        "bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer",
+        expected=expected_formats(),
     )
+
+
+def expected_formats() -> str:
+    """What the unknown-format message says is read: every registered parser's tool and the formats it stores
+    (each module's ``READS``), from the registry itself so that a new parser or format is listed with no edit here."""
+    parts = []
+    for mod in modules():
+        names = list(dict.fromkeys(mod.READS.values()))
+        parts.append(f"{mod.TOOL} ({', '.join(names)})")
+    return "output of " + "; ".join(parts)
 
 
 def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:

@@ -33,6 +33,13 @@ from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, not_this_fo
 
 TOOL = "arcstats"
 PARSER_VERSION = 1
+# what the unknown-format message lists (parsers.expected_formats): every format this parser stores, as a user knows it
+READS: dict[str, str] = {
+    "arcstats-kstat": "/proc/spl/kstat/zfs/arcstats",
+    "arcstats-sysctl": "sysctl kstat.zfs.misc.arcstats",
+    "arc_summary": "arc_summary",
+    "arcstat": "arcstat",
+}
 PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
 STREAM_FORMATS: tuple[str, ...] = ()
 parse_bytes = None

@@ -1,5 +1,9 @@
 """The parser contract, written down: what every module in ``parsers.MODULES`` declares.
 
+``READS`` maps every ``files.format`` a parser stores to the words a user knows it by (a command, an option,
+the output's look); ``parsers.expected_formats`` builds the unknown-format message from them, so a new parser
+or format can never be missing from it (``tests/test_unknown_format.py``).
+
 ``ParserModule`` is a ``typing.Protocol`` a module satisfies structurally (modules are checked by
 ``tests/test_parser_contract.py``: every name present, with a value of the declared type). The
 optional hooks are declared by every module too, with their "not offered" value, so the registry
@@ -37,6 +41,7 @@ class ParserModule(Protocol):
 
     TOOL: str  # files.tool
     PARSER_VERSION: int  # bump when rows change meaning (the code hash catches the rest)
+    READS: dict[str, str]  # every files.format it stores -> how a user knows it (the unknown-format message)
     TABLES: dict[str, Table]  # the tables this tool fills
     PARSE_TAKES_NAME: bool
     STREAM_FORMATS: tuple[str, ...]

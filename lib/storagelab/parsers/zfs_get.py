@@ -29,6 +29,8 @@ from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, not_this_fo
 
 TOOL = "zfs"
 PARSER_VERSION = 1
+# what the unknown-format message lists (parsers.expected_formats): every format this parser stores, as a user knows it
+READS: dict[str, str] = {"zfs-get": "zfs get/zpool get", "zfs-get-H": "zfs get -H"}
 PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
 STREAM_FORMATS: tuple[str, ...] = ()
 HELPER_MODULES: tuple[str, ...] = ()

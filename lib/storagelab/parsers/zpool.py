@@ -48,6 +48,14 @@ from .base import LINES, SHELL_PROMPT, Parsed, ParseError, lines_of, not_this_fo
 
 TOOL = "zpool"
 PARSER_VERSION = 1
+# what the unknown-format message lists (parsers.expected_formats): every format this parser stores, as a user knows it
+READS: dict[str, str] = {
+    "zpool-list": "zpool list",
+    "zpool-iostat": "zpool iostat",
+    "zpool-iostat-r": "zpool iostat -r",
+    "zpool-iostat-w": "zpool iostat -w",
+    "zpool-status": "zpool status",
+}
 PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
 STREAM_FORMATS: tuple[str, ...] = ()
 parse_bytes = None

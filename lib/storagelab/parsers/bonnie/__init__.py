@@ -39,6 +39,7 @@ Known defects absorbed here:
 
 from __future__ import annotations
 
+from .. import markdown
 from ..base import Parsed, ParseError, lines_of
 from .cells import _VERSION_LIKE, FILE_TESTS, IO_TESTS, RATE_TESTS, Run
 from .csvline import _CSV_HEADER, _csv_sniff, _csv_width, _looks_103, _parse_csv
@@ -47,18 +48,31 @@ from .rows import _TEXT_SNIFF
 from .schema import TABLES
 from .table import _text_runs
 
-__all__ = ["TOOL", "PARSER_VERSION", "TABLES", "FORMATS", "IO_TESTS", "FILE_TESTS", "RATE_TESTS", "sniff", "parse"]
+__all__ = [
+    "TOOL",
+    "PARSER_VERSION",
+    "READS",
+    "TABLES",
+    "FORMATS",
+    "IO_TESTS",
+    "FILE_TESTS",
+    "RATE_TESTS",
+    "sniff",
+    "parse",
+]
 
 TOOL = "bonnie++"
 PARSER_VERSION = 1
+# what the unknown-format message lists (parsers.expected_formats): every format this parser stores, as a user knows it
+READS: dict[str, str] = {"bonnie-text": "table", "bonnie-csv": "CSV", "bonnie-text+csv": "table with its CSV line"}
 PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
 STREAM_FORMATS: tuple[str, ...] = ()
-HELPER_MODULES: tuple[str, ...] = ()
+HELPER_MODULES = ("markdown",)  # a write-up's headings (parsers/markdown.py): hashed into the parser version
 parse_bytes = None
 parse_stream = None
 FORMATS = ("bonnie-text", "bonnie-csv", "bonnie-text+csv")
 # the columns of a bonnie_runs row that come from the run's info (the others are set where the row is made)
-_RUN_SET_HERE = ("run_index", "source", "paired_run_index", "preferred", "line_start", "line_end")
+_RUN_SET_HERE = ("run_index", "source", "paired_run_index", "preferred", "section", "line_start", "line_end")
 _RUN_INFO = tuple(c for c in TABLES["bonnie_runs"].row_columns if c not in _RUN_SET_HERE)
 
 
@@ -107,8 +121,9 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     fmt_out = "bonnie-text+csv" if text_runs and csv_runs else "bonnie-text" if text_runs else "bonnie-csv"
     version = next((r.info["version"] for r in runs if r.info["version"]), None)
     out = Parsed(tool=TOOL, format=fmt_out, tool_version=version, warnings=warnings)
+    heads = markdown.sections(lines)
     for r in runs:
-        _add_run(out, r)
+        _add_run(out, r, markdown.section_at(heads, r.line_start))
     return out
 
 
@@ -141,7 +156,7 @@ def _csv_runs(lines: list[str], warnings: list[str]) -> list[Run]:
     return runs
 
 
-def _add_run(out: Parsed, r: Run) -> None:
+def _add_run(out: Parsed, r: Run, section: str | None) -> None:
     """The bonnie_runs row of a run and its bonnie_results rows, one per test that ran."""
     info = r.info
     if r.source == "csv":
@@ -154,6 +169,7 @@ def _add_run(out: Parsed, r: Run) -> None:
             **{k: info.get(k) for k in _RUN_INFO},
             "paired_run_index": r.pair.index if r.pair else None,
             "preferred": r.source == "csv" or r.pair is None,
+            "section": section,
             "line_start": r.line_start,
             "line_end": r.line_end,
         },

@@ -73,6 +73,14 @@ TABLES = {
             "BOOLEAN",
             "true for one row per run: the CSV line when both exist (exact integers, whole name), else the text row",
         ),
+        (
+            "section",
+            "VARCHAR",
+            "the Markdown headings that hold the run, outer to inner, joined by ' > ' (outside the fenced blocks of "
+            "a file that has them: a write-up of several machines says which machine each run is on only there); "
+            "NULL before the first heading and in a file without fences. Runs of different sections are never "
+            "taken for repeats",
+        ),
         *LINES,
     ),
     "bonnie_results": table(

@@ -27,6 +27,16 @@ TOOL = "fio"
 # fio_percentiles, derived fio_groups) on the lines of its direction object, not its job's or document's
 # 4: a text bandwidth its own io/run cannot give is stored as io/run (warned); fio_sections (Markdown headings)
 PARSER_VERSION = 4
+# what the unknown-format message lists (parsers.expected_formats): every format this parser stores, as a user knows it
+READS: dict[str, str] = {
+    "fio-normal": "normal text",
+    "fio-json": "JSON",
+    "fio-json+": "JSON+",
+    "fio-json+normal": "JSON beside normal text",
+    "fio-terse": "terse",
+    "fio-log": "--write_bw_log/iops/lat logs",
+    "fio-hist-log": "--write_hist_log logs",
+}
 HELPER_MODULES: tuple[str, ...] = ()  # a package: its own files are its code
 FORMATS = ("fio-normal", "fio-terse", "fio-json", "fio-json+normal", "fio-log", "fio-hist-log")
 PARSE_TAKES_NAME = True  # parse(text, fmt, name): log files say their kind only in their name

@@ -8,7 +8,12 @@ Formats (fio HOWTO "Log File Formats", iolog.c ``flush_samples``/``flush_hist_sa
   I/O per second (iops) or ns (lat/clat/slat, fio >= 3.0; fio 2.x logged usec); direction
   0 read, 1 write, 2 trim; the offset only with log_offset=1; the priority column since fio 3.x
   (``0``/``1``, or ``0x%04x`` with log_prio=1). With log_avg_msec the entry is the average (or the
-  maximum, log_max_value=1) over the window and fio prints block size and offset as 0.
+  maximum, log_max_value=1) over the window and fio prints block size and offset as 0. The time is when fio
+  logged the entry: an I/O's completion, or a window's end (stat.c ``add_log_sample`` averages the samples of
+  [k x log_avg_msec, (k+1) x log_avg_msec) and logs them when that window closes, at most 1 ms early,
+  ``LOG_MSEC_SLACK``, or late by the wait for the next I/O; the last, at the job's end, closes a shorter one).
+  Stored as fio printed it, in ns (``time_ns``); ``analysis.fio_timeseries.combine_jobs`` puts per-I/O entries in
+  windows timed the same way.
   Column counts: 4 (fio 2.x), 5 (fio 3.x: priority; fio 2.x with log_offset: offset - told apart
   by the values: a 5th column holding anything but 0/1 or hex is an offset), 6 (offset, priority),
   7 (offset, priority, issue time). fio >= 3.36's log_max_value=both (an extra max column after

@@ -215,7 +215,9 @@ TABLES["fio_log_samples"] = table(
     (
         "time_ns",
         "BIGINT",
-        "sample time, ns (fio logs ms since the job started, or since the epoch with log_unix_epoch)",
+        "when fio logged the entry, ns since the job started (since the epoch with log_unix_epoch; fio prints ms): "
+        "without log_avg_msec an I/O's completion (slat: its submission); with it (windowed) the end of the window "
+        "the entry averages, as fio logs a window when it closes, within a few ms of a multiple of log_avg_msec",
     ),
     ("value", "BIGINT", "the value exactly as fio printed it (KiB/s, IOPS or ns)"),
     ("bw_bytes_per_s", "DOUBLE", "bw logs: bandwidth, bytes/s (fio logs KiB/s)"),

@@ -68,6 +68,16 @@ from .tables import TABLES  # noqa: F401
 
 TOOL = "partitions"
 PARSER_VERSION = 1
+# what the unknown-format message lists (parsers.expected_formats): every format this parser stores, as a user knows it
+READS: dict[str, str] = {
+    "gpart": "gpart show",
+    "fdisk": "fdisk -l",
+    "fdisk-localized": "fdisk -l in another language",
+    "sfdisk": "sfdisk -d",
+    "sfdisk-l": "sfdisk -l",
+    "gdisk": "gdisk/sgdisk -p",
+    "parted": "parted print/-m/interactive",
+}
 PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
 STREAM_FORMATS: tuple[str, ...] = ()
 HELPER_MODULES: tuple[str, ...] = ()

@@ -24,10 +24,12 @@ from .patterns import _SNIFF_B, _SNIFF_DD, _SNIFF_S, strip_progress
 from .reader import Reader
 from .schema import TABLES
 
-__all__ = ["TOOL", "PARSER_VERSION", "TABLES", "FORMATS", "sniff", "parse", "strip_progress"]
+__all__ = ["TOOL", "PARSER_VERSION", "READS", "TABLES", "FORMATS", "sniff", "parse", "strip_progress"]
 
 TOOL = "zdb"
 PARSER_VERSION = 1
+# what the unknown-format message lists (parsers.expected_formats): every format this parser stores, as a user knows it
+READS: dict[str, str] = {"zdb-b": "-b/-bb", "zdb-S": "-S", "zdb-DD": "-DD", "zdb-C": "-C/-l"}
 PARSE_TAKES_NAME = False  # optional hooks, declared (contract.py): none offered
 STREAM_FORMATS: tuple[str, ...] = ()
 parse_bytes = None
