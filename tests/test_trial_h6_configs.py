@@ -4,6 +4,7 @@ parses one file in-process and asserts the exact values its raw lines give."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import FIXTURES
 
 from storagelab.parsers import parse_bytes
@@ -27,3 +28,19 @@ def test_parted_align_check_survives_the_exact_listing_printed_after_it():
     assert (parts[1]["start_sector"], parts[1]["size_sectors"], parts[1]["line_start"]) == (7, 8185, 27)
     assert (parts[2]["start_sector"], parts[2]["size_sectors"], parts[2]["line_start"]) == (8192, 8187, 28)
     assert (parts[1]["start_bytes"], parts[1]["logical_sector_bytes"]) == (28672, 4096)
+
+
+def test_zpool_status_days_to_go_of_openzfs_08_and_later():
+    """M1: '123G resilvered, 66.46% done, 0 days 01:24:38 to go' (print_scan_status, 0.8+) refused the file."""
+    (pool,) = _rows("zpool-status-resilver-openzfs-7537.txt", "zpool_status_pools")
+    assert pool["to_go_ns"] == (3600 + 24 * 60 + 38) * 1e9
+    assert pool["scanned_bytes"] == pytest.approx(6.18 * 2**40)
+    assert pool["issued_bytes"] == pytest.approx(4.26 * 2**40)
+    assert pool["scan_total_bytes"] == pytest.approx(6.42 * 2**40)
+    assert (pool["scan_rate_bytes_per_s"], pool["issue_rate_bytes_per_s"]) == (644 * 2**20, 444 * 2**20)
+    assert (pool["scan_processed_bytes"], pool["done_pct"]) == (123 * 2**30, 66.46)
+    vdevs = _rows("zpool-status-resilver-openzfs-7537.txt", "zpool_status_vdevs")
+    assert [(v["name"], v["note"]) for v in vdevs if v["note"]] == [
+        ("sdh", "(resilvering)"),
+        ("ata-WDC_WD3001FFSX-68JNUN0_WD-WCC13HETXXKA", "too many errors"),
+    ]
