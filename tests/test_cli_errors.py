@@ -81,8 +81,9 @@ def test_parse_unparseable_file(tmp_path):
     assert r.returncode == 1 and r.stdout == ""
     assert (
         r.stderr == f"storagelab parse: {bad}:1: unknown-format: no known tool output found (expected "
-        "output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), "
-        "gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer)\n"
+        "output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), bonnie++ (table or CSV), "
+        "zdb (-b/-bb/-S/-DD, -C/-l), zfs get/zpool get, zpool list/iostat/status, arcstats/arc_summary/arcstat, "
+        "gpart/fdisk/sfdisk/parted/gdisk, mbuffer, pv, dd or zfs send -v/receive -v)\n"
     )
 
 

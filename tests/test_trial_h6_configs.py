@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES
 
+from storagelab.errors import ParseError
 from storagelab.parsers import parse_bytes
 
 TRIAL = FIXTURES / "trial-h6c"
@@ -44,3 +45,13 @@ def test_zpool_status_days_to_go_of_openzfs_08_and_later():
         ("sdh", "(resilvering)"),
         ("ata-WDC_WD3001FFSX-68JNUN0_WD-WCC13HETXXKA", "too many errors"),
     ]
+
+
+def test_proc_mdstat_is_named_when_refused():
+    """M2: /proc/mdstat (and mdadm, smartctl, lsblk) was refused as 'no known tool output found', with a list of
+    readable tools that left out zfs get, zpool status, arcstats and the rest."""
+    with pytest.raises(ParseError) as e:
+        parse_bytes((TRIAL / "mdstat-procfs-676.txt").read_bytes())
+    assert e.value.kind == "unknown-format" and e.value.line == 1
+    assert str(e.value).startswith("<input>:1: unknown-format: /proc/mdstat: storagelab does not read this tool")
+    assert "zpool list/iostat/status" in str(e.value) and "arcstats/arc_summary/arcstat" in str(e.value)

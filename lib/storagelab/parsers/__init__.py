@@ -92,7 +92,7 @@ def check_not_empty(data: bytes) -> None:
         raise ParseError(
             "file is empty" if not data else "file holds only white space",
             kind="empty",
-            expected="the text output of fio, bonnie++, zdb, gpart/fdisk/sfdisk/parted, zpool or mbuffer",
+            expected=f"the text {EXPECTED}",
         )
 
 
@@ -152,13 +152,29 @@ def detect(text: str) -> tuple[ModuleType, str]:
         if fmt:
             return mod, fmt
     first = next((i for i, ln in enumerate(text.splitlines(), 1) if ln.strip()), 1)
+    other = next((what for what, pattern in _NOT_READ if pattern.search(text[:_SAMPLE_CHARS])), None)
     raise ParseError(
-        "no known tool output found",
+        f"{other}: storagelab does not read this tool's output" if other else "no known tool output found",
         line=first,
         kind="unknown-format",
-        expected="output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), "
-        "bonnie++ (table or CSV), zdb (-b/-bb/-S/-DD), gpart/fdisk/sfdisk/parted, zpool list/iostat or mbuffer",
+        expected=EXPECTED,
     )
+
+
+# what every parser reads, for the message of a file none claims (README, 'Adding your own logs')
+EXPECTED = (
+    "output of fio (normal/JSON/JSON+/terse, bw/iops/lat/hist logs), bonnie++ (table or CSV), "
+    "zdb (-b/-bb/-S/-DD, -C/-l), zfs get/zpool get, zpool list/iostat/status, arcstats/arc_summary/arcstat, "
+    "gpart/fdisk/sfdisk/parted/gdisk, mbuffer, pv, dd or zfs send -v/receive -v"
+)
+# outputs engineers paste beside those that no parser reads: named, so that the refusal is not taken for a
+# damaged file of a tool that is read
+_NOT_READ = (
+    ("/proc/mdstat", re.compile(r"^Personalities : ", re.M)),
+    ("mdadm --detail/--examine", re.compile(r"^\s*Raid Level : ", re.M)),
+    ("smartctl", re.compile(r"^smartctl \d|\"smartctl\": \{", re.M)),
+    ("lsblk", re.compile(r"^NAME\s+(?:MAJ:MIN|SIZE|FSTYPE|KNAME)\b", re.M)),
+)
 
 
 def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:
