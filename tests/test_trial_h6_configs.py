@@ -55,3 +55,24 @@ def test_proc_mdstat_is_named_when_refused():
     assert e.value.kind == "unknown-format" and e.value.line == 1
     assert str(e.value).startswith("<input>:1: unknown-format: /proc/mdstat: storagelab does not read this tool")
     assert "zpool list/iostat/status" in str(e.value) and "arcstats/arc_summary/arcstat" in str(e.value)
+
+
+def test_zpool_status_offline_member_is_said(tmp_path):
+    """M3: 02 and 03 said a pool ran degraded only from `zdb -C`'s flags; the `zpool status` most users paste
+    (tank2 DEGRADED, /root/h6/d6.img OFFLINE, line 36) was read into the database and never said."""
+    from conftest import analyse_study, ingest_labelled
+
+    from storagelab.analysis import pool_members
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    name = "zpool-status-v-zfs-fuse-degraded.txt"
+    (raw / name).write_bytes((TRIAL / name).read_bytes())
+    db = ingest_labelled(raw, f"path,study,label\n{name},box,zpool status\n")
+    found = analyse_study(db, pool_members.sentences, "box")
+    assert [str(f) for f in found] == [
+        "Pool tank2: its zpool status (zpool-status-v-zfs-fuse-degraded.txt) shows /root/h6/d6.img OFFLINE, the pool "
+        "DEGRADED: when it was printed, the pool ran without that member's full part, not as the layout its labels "
+        "give; runs on the pool then measured it so (whether the runs were made then, the logs do not say)."
+    ]
+    assert [(c["line_start"], c["line_end"]) for c in found[0].cites[0].inputs] == [(36, 36)]
