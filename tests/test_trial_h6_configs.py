@@ -76,3 +76,20 @@ def test_zpool_status_offline_member_is_said(tmp_path):
         "give; runs on the pool then measured it so (whether the runs were made then, the logs do not say)."
     ]
     assert [(c["line_start"], c["line_end"]) for c in found[0].cites[0].inputs] == [(36, 36)]
+
+
+def test_zpool_get_ashift_0_is_no_ashift():
+    """L1: `zpool get all` prints 'tank2  ashift  0  default' for a pool created without -o ashift (each vdev's
+    own, 12 here, is in zdb -C). 03 took that 0 as the pool's ashift and dropped the manifest's ashift label."""
+    import polars as pl
+
+    from storagelab.analysis.alignment import pool_settings
+
+    name = "zpool-get-all-zfs-fuse.txt"
+    props = pl.DataFrame(
+        [{"file_id": 1, "path": name, "sha256": "x"} | r for r in _rows(name, "zfs_properties")]
+    ).filter(pl.col("property") == "ashift")
+    assert props.select("name", "value", "value_count", "line_start").rows() == [("tank2", "0", 0.0, 19)]
+    vdevs = pl.DataFrame(schema={"pool": pl.String, "ashift": pl.Int64, "path": pl.String, "file_id": pl.Int64})
+    got = pool_settings({"pool": "tank2", "ashift": 12}, props, vdevs)
+    assert (got.ashift, got.ashift_source, got.ashift_lines) == (12, "the manifest's ashift label", ())
