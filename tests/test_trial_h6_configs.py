@@ -93,3 +93,18 @@ def test_zpool_get_ashift_0_is_no_ashift():
     vdevs = pl.DataFrame(schema={"pool": pl.String, "ashift": pl.Int64, "path": pl.String, "file_id": pl.Int64})
     got = pool_settings({"pool": "tank2", "ashift": 12}, props, vdevs)
     assert (got.ashift, got.ashift_source, got.ashift_lines) == (12, "the manifest's ashift label", ())
+
+
+def test_parted_error_before_the_listing_of_an_unlabelled_disk():
+    """M4: 'Error: /dev/loop1: unrecognised disk label' (parted prints it before the listing of a disk without a
+    label, and before that disk's block in parted -l) refused the whole file as 'not parted output'."""
+    parsed, _ = parse_bytes((TRIAL / "parted-print-unlabelled.txt").read_bytes(), "x")
+    assert parsed.warnings == ["line 1: Error: /dev/loop1: unrecognised disk label"]
+    (disk,) = [dict(r) for r in parsed.rows("disks")]
+    assert (disk["disk"], disk["table_type"], disk["partitions"]) == ("/dev/loop1", None, 0)
+    assert (disk["size_bytes"], disk["size_rounded_to_bytes"], disk["logical_sector_bytes"]) == (
+        33_600_000,
+        100_000,
+        512,
+    )
+    assert not parsed.rows("partitions")

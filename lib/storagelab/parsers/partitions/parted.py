@@ -309,6 +309,11 @@ def _parse_parted_human(lines: list[str], parsed: Parsed, last: int) -> None:
         if cur is None:
             if _is_command(s, "parted"):
                 continue
+            if s.startswith(("Error:", "Warning:", "Information:")):
+                # parted's message about the disk it prints next ('Error: /dev/sdb: unrecognised disk label'
+                # before the listing of an unlabelled disk, or of one disk among others in parted -l)
+                parsed.warnings.append(f"line {lineno}: {s}")
+                continue
             raise ParseError(f"not parted output: {s[:80]!r}", line=lineno, expected="'Model: ...' line")
         cur.line_end = lineno
         if spans is not None:
