@@ -108,3 +108,15 @@ def test_parted_error_before_the_listing_of_an_unlabelled_disk():
         512,
     )
     assert not parsed.rows("partitions")
+
+
+def test_gdisk_of_a_blank_disk():
+    """M5: `gdisk -l` of a new disk ('Creating new GPT entries in memory.', line 9, then an empty table whose
+    header is the last line) was refused at line 9 as 'not gdisk output'."""
+    parsed, _ = parse_bytes((TRIAL / "gdisk-l-blank.txt").read_bytes(), "x")
+    (disk,) = [dict(r) for r in parsed.rows("disks")]
+    assert (disk["disk"], disk["table_type"], disk["partitions"], disk["line_start"]) == ("blank.img", None, 0, 10)
+    assert (disk["size_sectors"], disk["size_bytes"], disk["logical_sector_bytes"]) == (65536, 32 * 2**20, 512)
+    # the in-memory GPT's GUID, usable area and free space are gdisk's invention, not the disk's
+    assert (disk["label_id"], disk["usable_sectors"], disk["free_sectors"], disk["state"]) == (None, None, None, None)
+    assert parsed.warnings[0].startswith("line 9: gdisk found no partition table")
