@@ -55,6 +55,11 @@ def test_proc_mdstat_is_named_when_refused():
     assert e.value.kind == "unknown-format" and e.value.line == 1
     assert str(e.value).startswith("<input>:1: unknown-format: /proc/mdstat: storagelab does not read this tool")
     assert "zpool list/iostat/status" in str(e.value) and "arcstats/arc_summary/arcstat" in str(e.value)
+    with pytest.raises(ParseError) as e:  # zpool status -x with nothing wrong: one line, no pool
+        parse_bytes((TRIAL / "zpool-status-x-healthy.txt").read_bytes())
+    assert str(e.value).startswith(
+        "<input>:1: unknown-format: zpool status -x: 'all pools are healthy' names no pool: nothing to store"
+    )
 
 
 def test_zpool_status_offline_member_is_said(tmp_path):

@@ -154,7 +154,7 @@ def detect(text: str) -> tuple[ModuleType, str]:
     first = next((i for i, ln in enumerate(text.splitlines(), 1) if ln.strip()), 1)
     other = next((what for what, pattern in _NOT_READ if pattern.search(text[:_SAMPLE_CHARS])), None)
     raise ParseError(
-        f"{other}: storagelab does not read this tool's output" if other else "no known tool output found",
+        other or "no known tool output found",
         line=first,
         kind="unknown-format",
         expected=EXPECTED,
@@ -169,11 +169,16 @@ EXPECTED = (
 )
 # outputs engineers paste beside those that no parser reads: named, so that the refusal is not taken for a
 # damaged file of a tool that is read
-_NOT_READ = (
-    ("/proc/mdstat", re.compile(r"^Personalities : ", re.M)),
-    ("mdadm --detail/--examine", re.compile(r"^\s*Raid Level : ", re.M)),
-    ("smartctl", re.compile(r"^smartctl \d|\"smartctl\": \{", re.M)),
-    ("lsblk", re.compile(r"^NAME\s+(?:MAJ:MIN|SIZE|FSTYPE|KNAME)\b", re.M)),
+_NOT_READ = tuple(
+    (f"{what}: storagelab does not read this tool's output" if ":" not in what else what, re.compile(pattern, re.M))
+    for what, pattern in (
+        ("/proc/mdstat", r"^Personalities : "),
+        ("mdadm --detail/--examine", r"^\s*Raid Level : "),
+        ("smartctl", r"^smartctl \d|\"smartctl\": \{"),
+        ("lsblk", r"^NAME\s+(?:MAJ:MIN|SIZE|FSTYPE|KNAME)\b"),
+        ("zpool status -x: 'all pools are healthy' names no pool: nothing to store", r"\Aall pools are healthy\s*\Z"),
+        ("zpool: 'no pools available': nothing to store", r"\Ano pools available\s*\Z"),
+    )
 )
 
 
