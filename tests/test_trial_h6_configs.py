@@ -71,16 +71,26 @@ def test_zpool_status_offline_member_is_said(tmp_path):
 
     raw = tmp_path / "raw"
     raw.mkdir()
-    name = "zpool-status-v-zfs-fuse-degraded.txt"
-    (raw / name).write_bytes((TRIAL / name).read_bytes())
-    db = ingest_labelled(raw, f"path,study,label\n{name},box,zpool status\n")
+    name, other = "zpool-status-v-zfs-fuse-degraded.txt", "zpool-status-resilver-openzfs-7537.txt"
+    for n in (name, other):
+        (raw / n).write_bytes((TRIAL / n).read_bytes())
+    db = ingest_labelled(raw, f"path,study,label\n{name},box,zpool status\n{other},pasted,resilver\n")
     found = analyse_study(db, pool_members.sentences, "box")
     assert [str(f) for f in found] == [
         "Pool tank2: its zpool status (zpool-status-v-zfs-fuse-degraded.txt) shows /root/h6/d6.img OFFLINE, the pool "
-        "DEGRADED: when it was printed, the pool ran without that member's full part, not as the layout its labels "
-        "give; runs on the pool then measured it so (whether the runs were made then, the logs do not say)."
+        "DEGRADED: when it was printed, the pool ran with that member missing, not as the layout its labels give; "
+        "runs on the pool then measured it so (whether the runs were made then, the logs do not say)."
     ]
     assert [(c["line_start"], c["line_end"]) for c in found[0].cites[0].inputs] == [(36, 36)]
+    # a DEGRADED member is still in use (too many errors): not 'missing'; line 17 of the published paste
+    pasted = [str(f) for f in analyse_study(db, pool_members.sentences, "pasted")]
+    assert pasted[1] == (
+        "Pool vz: its zpool status (zpool-status-resilver-openzfs-7537.txt) shows "
+        "ata-WDC_WD3001FFSX-68JNUN0_WD-WCC13HETXXKA DEGRADED (too many errors), the pool DEGRADED: when it was "
+        "printed, the pool ran with a member ZFS counts too many errors on, still in use (a DEGRADED member); runs "
+        "on the pool then measured it so (whether the runs were made then, the logs do not say)."
+    )
+    assert pasted[0].startswith("Pool vz: its zpool status (zpool-status-resilver-openzfs-7537.txt) shows ata-WDC")
 
 
 def test_zpool_get_ashift_0_is_no_ashift():

@@ -53,11 +53,15 @@ def status_sentences(con, sel: Selection) -> list[Finding]:
         name = r["path"].rsplit("/", 1)[-1]
         if r["leaf"]:
             note = f" ({r['note']})" if r["note"] else ""
+            how = (
+                "the pool ran with a member ZFS counts too many errors on, still in use (a DEGRADED member)"
+                if r["state"] == "DEGRADED"
+                else "the pool ran with that member missing, not as the layout its labels give"
+            )
             text = (
                 f"Pool {r['pool']}: its zpool status ({name}) shows {r['name']} {r['state']}{note}, the pool "
-                f"{r['pool_state']}: when it was printed, the pool ran without that member's full part, not as the "
-                "layout its labels give; runs on the pool then measured it so (whether the runs were made then, "
-                "the logs do not say)."
+                f"{r['pool_state']}: when it was printed, {how}; runs on the pool then measured it so (whether the "
+                "runs were made then, the logs do not say)."
             )
             out.append(Finding(text, [cite(r["state"], lines_of(r))]))
         elif (r["path"], r["pool"]) not in flagged:
