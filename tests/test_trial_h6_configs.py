@@ -135,3 +135,17 @@ def test_gdisk_of_a_blank_disk():
     # the in-memory GPT's GUID, usable area and free space are gdisk's invention, not the disk's
     assert (disk["label_id"], disk["usable_sectors"], disk["free_sectors"], disk["state"]) == (None, None, None, None)
     assert parsed.warnings[0].startswith("line 9: gdisk found no partition table")
+
+
+def test_parted_align_check_of_a_changed_table_is_not_carried():
+    """H1's limit: the table changed (rm 1, mkpart 2048s) between the rounded listing the verdicts were given
+    under and the exact one kept: p1 there started at 28.7kB, the kept p1 at 2048s, so its verdicts are not
+    carried (a warning says so); p2, unmoved, keeps its 'aligned'."""
+    parsed, _ = parse_bytes((TRIAL / "parted-session-rm-mkpart.txt").read_bytes(), "x")
+    parts = {r["index"]: dict(r) for r in parsed.rows("partitions")}
+    assert (parts[1]["start_sector"], parts[1].get("align_check")) == (2048, None)
+    assert (parts[2]["start_sector"], parts[2]["align_check"]) == (8192, "optimal: aligned")
+    assert parsed.warnings[-1] == (
+        "line 12: parted's align-check of partition 1 is not kept: the listing at line 24 has no partition 1 that "
+        "starts where that one did"
+    )

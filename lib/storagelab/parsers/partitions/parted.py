@@ -356,7 +356,9 @@ def _one_listing_a_disk(disks: list[_Disk], parsed: Parsed) -> list[_Disk]:
                 f"line {d.line_start}: {d.name} is printed again at line {kept.line_start}"
                 f"{' in exact units' if exact(kept) and not exact(d) else ''}: that listing is kept"
             )
-            _carry_align_checks(d, kept, parsed)
+    for d in reversed(disks):  # the latest verdict on a partition wins
+        if d is not keep[d.name]:
+            _carry_align_checks(d, keep[d.name], parsed)
     return [d for d in disks if keep[d.name] is d]
 
 
