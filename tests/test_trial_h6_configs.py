@@ -55,6 +55,13 @@ def test_proc_mdstat_is_named_when_refused():
     assert e.value.kind == "unknown-format" and e.value.line == 1
     assert str(e.value).startswith("<input>:1: unknown-format: /proc/mdstat: storagelab does not read this tool")
     assert "zpool list/iostat/status" in str(e.value) and "arcstats/arc_summary/arcstat" in str(e.value)
+    for name, head in (
+        ("lsblk-b-o.txt", "lsblk: storagelab does not read this tool's output"),
+        ("zfs-list.txt", "no known tool output found"),  # NAME USED AVAIL REFER MOUNTPOINT: not lsblk's header
+    ):
+        with pytest.raises(ParseError) as e:
+            parse_bytes((TRIAL / name).read_bytes())
+        assert str(e.value).startswith(f"<input>:1: unknown-format: {head} (expected output of fio")
     with pytest.raises(ParseError) as e:  # zpool status -x with nothing wrong: one line, no pool
         parse_bytes((TRIAL / "zpool-status-x-healthy.txt").read_bytes())
     assert str(e.value).startswith(

@@ -175,7 +175,8 @@ _NOT_READ = tuple(
         ("/proc/mdstat", r"^Personalities : "),
         ("mdadm --detail/--examine", r"^\s*Raid Level : "),
         ("smartctl", r"^smartctl \d|\"smartctl\": \{"),
-        ("lsblk", r"^NAME\s+(?:MAJ:MIN|SIZE|FSTYPE|KNAME)\b"),
+        # lsblk's own columns only: `zpool list` and `zfs list` headers also start NAME SIZE / NAME USED
+        ("lsblk", r"^NAME\s.*(?:MAJ:MIN|PHY-SEC|LOG-SEC|FSTYPE|KNAME|\sRM\s|\sRO\s)"),
         ("zpool status -x: 'all pools are healthy' names no pool: nothing to store", r"\Aall pools are healthy\s*\Z"),
         ("zpool: 'no pools available': nothing to store", r"\Ano pools available\s*\Z"),
     )
