@@ -156,3 +156,26 @@ def test_parted_align_check_of_a_changed_table_is_not_carried():
         "line 12: parted's align-check of partition 1 is not kept: the listing at line 24 has no partition 1 that "
         "starts where that one did"
     )
+
+
+def test_03_with_parted_verdicts_on_a_rounded_listing(tmp_path):
+    """H3: a session in parted's default units (`print`, `align-check opt 1`, `align-check min 2`): its rows have
+    no sector (rounded), and 03 multiplied that None by the sector size (TypeError: the notebook failed). parted's
+    verdicts are now said as parted's alone, with no arithmetic beside them."""
+    from conftest import analyse_study, ingest_labelled
+
+    from storagelab.analysis import alignment
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    name = "parted-session-rounded-only.txt"
+    (raw / name).write_bytes((TRIAL / name).read_bytes())
+    db = ingest_labelled(raw, f"path,study,label\n{name},box,parted\n")
+    res = analyse_study(db, alignment.analyse, "box")
+    said = [str(f) for f in res.findings if f.startswith("parted's own align-check")]
+    assert said == [
+        'parted\'s own align-check (optimal) of /dev/loop0 p1: "aligned" (aligned); its start was printed rounded '
+        "(parted's default units), so the arithmetic here cannot check it.",
+        'parted\'s own align-check (minimal) of /dev/loop0 p2: "aligned" (aligned); its start was printed rounded '
+        "(parted's default units), so the arithmetic here cannot check it.",
+    ]
