@@ -69,19 +69,32 @@ def test_proc_mdstat_is_named_when_refused():
     )
 
 
-def test_zpool_status_offline_member_is_said(tmp_path):
+@pytest.fixture(scope="module")
+def labelled_db(tmp_path_factory):
+    """One database for the analysis tests: the zfs-fuse zpool status (study box), the published resilver paste
+    (study pasted) and the parted session in default units (study parted), as a user labels them."""
+    from conftest import ingest_labelled
+
+    raw = tmp_path_factory.mktemp("h6c") / "raw"
+    raw.mkdir()
+    labels = {
+        "zpool-status-v-zfs-fuse-degraded.txt": "box,zpool status",
+        "zpool-status-resilver-openzfs-7537.txt": "pasted,resilver",
+        "parted-session-rounded-only.txt": "parted,parted session",
+    }
+    for n in labels:
+        (raw / n).write_bytes((TRIAL / n).read_bytes())
+    return ingest_labelled(raw, "path,study,label\n" + "".join(f"{n},{v}\n" for n, v in labels.items()))
+
+
+def test_zpool_status_offline_member_is_said(labelled_db):
     """M3: 02 and 03 said a pool ran degraded only from `zdb -C`'s flags; the `zpool status` most users paste
     (tank2 DEGRADED, /root/h6/d6.img OFFLINE, line 36) was read into the database and never said."""
-    from conftest import analyse_study, ingest_labelled
+    from conftest import analyse_study
 
     from storagelab.analysis import pool_members
 
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    name, other = "zpool-status-v-zfs-fuse-degraded.txt", "zpool-status-resilver-openzfs-7537.txt"
-    for n in (name, other):
-        (raw / n).write_bytes((TRIAL / n).read_bytes())
-    db = ingest_labelled(raw, f"path,study,label\n{name},box,zpool status\n{other},pasted,resilver\n")
+    db = labelled_db
     found = analyse_study(db, pool_members.sentences, "box")
     assert [str(f) for f in found] == [
         "Pool tank2: its zpool status (zpool-status-v-zfs-fuse-degraded.txt) shows /root/h6/d6.img OFFLINE, the pool "
@@ -158,20 +171,15 @@ def test_parted_align_check_of_a_changed_table_is_not_carried():
     )
 
 
-def test_03_with_parted_verdicts_on_a_rounded_listing(tmp_path):
+def test_03_with_parted_verdicts_on_a_rounded_listing(labelled_db):
     """H3: a session in parted's default units (`print`, `align-check opt 1`, `align-check min 2`): its rows have
     no sector (rounded), and 03 multiplied that None by the sector size (TypeError: the notebook failed). parted's
     verdicts are now said as parted's alone, with no arithmetic beside them."""
-    from conftest import analyse_study, ingest_labelled
+    from conftest import analyse_study
 
     from storagelab.analysis import alignment
 
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    name = "parted-session-rounded-only.txt"
-    (raw / name).write_bytes((TRIAL / name).read_bytes())
-    db = ingest_labelled(raw, f"path,study,label\n{name},box,parted\n")
-    res = analyse_study(db, alignment.analyse, "box")
+    res = analyse_study(labelled_db, alignment.analyse, "parted")
     said = [str(f) for f in res.findings if f.startswith("parted's own align-check")]
     assert said == [
         'parted\'s own align-check (optimal) of /dev/loop0 p1: "aligned" (aligned); its start was printed rounded '
