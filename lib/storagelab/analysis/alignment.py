@@ -414,7 +414,7 @@ def pool_settings(before: dict, props: pl.DataFrame, vdevs: pl.DataFrame) -> Poo
         )
         ids += mine["file_id"].to_list()
         lines = lines_of(mine.sort("path", "line_start"))
-    elif got.height and got["value_count"][0] is not None:
+    elif got.height and got["value_count"][0]:  # 0: not set at creation (detected per vdev), no ashift
         ashift, source = int(got["value_count"][0]), f"zpool get ashift, {got['path'][0].split('/')[-1]}"
         ids += got["file_id"].to_list()
         lines = lines_of(got.head(1))

@@ -94,6 +94,16 @@ def _parted_words(checks: list[dict]) -> list[Finding]:
     whether they disagree."""
     out = []
     for c in checks:
+        if c["arithmetic"] is None:  # a listing in parted's rounded units: no sector to check the verdict on
+            out.append(
+                Finding(
+                    f'parted\'s own align-check ({c["kind"]}) of {c["disk"]} p{c["index"]}: "{c["parted"]}" '
+                    f"({c['text'].split(': ', 1)[-1]}); its start was printed rounded (parted's default units), so "
+                    "the arithmetic here cannot check it.",
+                    [cite(c["parted"], c["row"])],
+                )
+            )
+            continue
         here = "a multiple" if c["arithmetic"] else "not a multiple"
         agree = (
             "they agree"

@@ -116,23 +116,25 @@ def parted_checks(parts: pl.DataFrame) -> list[dict]:
     same partition: its grain (the sectors parted divided by, where it printed them; else 1 MiB for 'optimal' and the
     physical sector for 'minimal', parted's usual grains), whether the start is a multiple of it here, and whether
     the two agree. Keys: disk, index, kind, parted ('aligned' / 'not aligned'), text, grain_bytes, grain_from,
-    arithmetic (True: a multiple), agree, and the row (path, sha256, line_start) for its link."""
+    arithmetic (True: a multiple; None where the start was printed rounded), agree (None likewise), and the row
+    (path, sha256, line_start) for its link."""
     if parts.is_empty() or "align_check" not in parts.columns:
         return []
     out = []
     for r in parts.filter(pl.col("align_check").is_not_null()).iter_rows(named=True):
         m = _CHECK.match(r["align_check"])
-        logical = r["logical_sector_bytes"] or 512
-        start = r["abs_start_sector"] * logical
-        if m is None or start is None:
+        if m is None:
             continue
+        logical = r["logical_sector_bytes"] or 512
+        # a listing in parted's rounded units has no sector: parted's verdict stands alone (arithmetic None)
+        start = r["abs_start_sector"] * logical if r["abs_start_sector"] is not None else None
         if m["grain"]:
             grain, grain_from = int(m["grain"]) * logical, "the grain parted printed"
         elif m["kind"] == "minimal" and r.get("physical_bytes"):
             grain, grain_from = int(r["physical_bytes"]), "the physical sector (parted's minimal check)"
         else:
             grain, grain_from = 2**20, "1 MiB (parted's usual optimal grain; it printed none)"
-        arithmetic = start % grain == 0
+        arithmetic = start % grain == 0 if start is not None else None
         out.append(
             dict(
                 disk=r.get("disk_name") or r["disk"],
@@ -143,7 +145,7 @@ def parted_checks(parts: pl.DataFrame) -> list[dict]:
                 grain_bytes=grain,
                 grain_from=grain_from,
                 arithmetic=arithmetic,
-                agree=arithmetic == (m["answer"] == "aligned"),
+                agree=arithmetic == (m["answer"] == "aligned") if arithmetic is not None else None,
                 start_bytes=start,
                 row={k: r.get(k) for k in ("path", "sha256", "line_start", "line_end")},
             )  # fmt: skip

@@ -152,8 +152,9 @@ def detect(text: str) -> tuple[ModuleType, str]:
         if fmt:
             return mod, fmt
     first = next((i for i, ln in enumerate(text.splitlines(), 1) if ln.strip()), 1)
+    other = next((what for what, pattern in _NOT_READ if pattern.search(text[:_SAMPLE_CHARS])), None)
     raise ParseError(
-        "no known tool output found",
+        other or "no known tool output found",
         line=first,
         kind="unknown-format",
         expected=expected_formats(),
@@ -168,6 +169,22 @@ def expected_formats() -> str:
         names = list(dict.fromkeys(mod.READS.values()))
         parts.append(f"{mod.TOOL} ({', '.join(names)})")
     return "output of " + "; ".join(parts)
+
+
+# outputs engineers paste beside those that no parser reads: named, so that the refusal is not taken for a
+# damaged file of a tool that is read
+_NOT_READ = tuple(
+    (f"{what}: storagelab does not read this tool's output" if ":" not in what else what, re.compile(pattern, re.M))
+    for what, pattern in (
+        ("/proc/mdstat", r"^Personalities : "),
+        ("mdadm --detail/--examine", r"^\s*Raid Level : "),
+        ("smartctl", r"^smartctl \d|\"smartctl\": \{"),
+        # lsblk's own columns only: `zpool list` and `zfs list` headers also start NAME SIZE / NAME USED
+        ("lsblk", r"^NAME\s.*(?:MAJ:MIN|PHY-SEC|LOG-SEC|FSTYPE|KNAME|\sRM\s|\sRO\s)"),
+        ("zpool status -x: 'all pools are healthy' names no pool: nothing to store", r"\Aall pools are healthy\s*\Z"),
+        ("zpool: 'no pools available': nothing to store", r"\Ano pools available\s*\Z"),
+    )
+)
 
 
 def parse_text(text: str, name: str | None = None) -> tuple[Parsed, ModuleType]:

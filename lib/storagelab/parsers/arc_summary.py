@@ -5,7 +5,10 @@ Each line is ``LABEL:`` then, after two or more spaces, the values: a percent or
 (``50.1 %    7.8 GiB``; old: ``80.00%  80.00   GiB``; ``16:1   15.6 GiB`` for the maximum), or a count
 (``1.2G``, ``10.6M``: powers of 1000; old: ``1.23b``, ``936.15k``, ``10.87m``: thousand, million, billion).
 Labels of the two generations differ in case and punctuation (``Target size (adaptive):`` and
-``Target Size: (Adaptive)``): both are matched. Hit and miss lines inside an L2ARC breakdown are the L2ARC's.
+``Target Size: (Adaptive)``): both are matched. The old ``ARC Size Breakdown`` is not the MRU/MFU sizes the
+new one prints: its ``Recently Used Cache Size`` is the MRU target ``p`` (stored as ``p``) and its
+``Frequently Used Cache Size`` the rest of ``size`` or ``c`` (not stored; OpenZFS 0.7
+``cmd/arc_summary/arc_summary.py``, ``get_arc_summary``). Hit and miss lines inside an L2ARC breakdown are the L2ARC's.
 """
 
 from __future__ import annotations
@@ -36,9 +39,11 @@ _LABELS = {
     "dnode cache size (hard limit)": ("arc_dnode_limit", "bytes"),
     "dnode cache size (current)": ("dnode_size", "bytes"),
     "most frequently used (mfu) cache size": ("mfu_size", "bytes"),
-    "frequently used cache size": ("mfu_size", "bytes"),
     "most recently used (mru) cache size": ("mru_size", "bytes"),
-    "recently used cache size": ("mru_size", "bytes"),
+    # arc_summary.py (ZoL <= 0.7) and arc_summary.pl print the MRU *target* p under 'Recently Used Cache Size'
+    # (get_arc_summary: mru_size = arcstats.p) and 'Frequently Used Cache Size' as size - p or c - p: a
+    # difference, no kstat, so it is not stored
+    "recently used cache size": ("p", "bytes"),
     "cache hit ratio": ("hits", "count"),
     "cache miss ratio": ("misses", "count"),
     "total hits": ("hits", "count"),

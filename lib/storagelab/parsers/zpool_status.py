@@ -256,7 +256,7 @@ def _progress_part(r: dict, part: str) -> None:
     if m:
         r["done_pct"] = float(m.group(1))
         return
-    m = re.match(r"^(\S+) to go$", part)
+    m = re.match(r"^(\S+|\d+ days? \S+) to go$", part)  # 0.8+: '0 days 01:24:38 to go' (print_scan_status)
     if m:
         r["to_go_ns"] = duration_ns(m.group(1))
         return

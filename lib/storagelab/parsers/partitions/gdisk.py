@@ -48,6 +48,7 @@ _SKIP = re.compile(
     r"|[pq]|Found valid GPT with (?:protective|hybrid) MBR; using GPT\.?)$"
 )
 _CONVERTED = "Found invalid GPT and valid MBR; converting MBR to GPT format"
+_BLANK = "Creating new GPT entries in memory."  # no table on the disk (scan: all 'not present'): gdisk made one
 SNIFF = re.compile(
     r"^(?:Command \(\? for help\):\s*)?Disk \S.*: \d+ sectors, [^\n]*\n(?:Sector size \(logical|Logical sector size: )",
     re.M,
@@ -57,7 +58,7 @@ SNIFF = re.compile(
 def parse_gdisk(lines: list[str], parsed: Parsed, last: int) -> None:
     disks: list[_Disk] = []
     cur: _Disk | None = None
-    converted = False
+    converted = blank = False
     table: re.Pattern | None = None  # the row pattern while inside a table
     for lineno, line in enumerate(lines, 1):
         s = line.strip()
@@ -67,9 +68,17 @@ def parse_gdisk(lines: list[str], parsed: Parsed, last: int) -> None:
         m = _DISK.match(s)
         if m:
             cur, table = _Disk(m.group(1), lineno), None
-            cur.size_sectors, cur.table_type = int(m.group(2)), "MBR" if converted else "GPT"
+            cur.size_sectors, cur.table_type = int(m.group(2)), "MBR" if converted else None if blank else "GPT"
+            cur.state = "blank" if blank else None
             disks.append(cur)
-            converted = False
+            converted = blank = False
+            continue
+        if s == _BLANK:
+            blank = True
+            parsed.warnings.append(
+                f"line {lineno}: gdisk found no partition table and lists an empty GPT it made in memory: the disk "
+                "is stored without a table type, its GUID, usable area and free space left out (not the disk's)"
+            )
             continue
         if s.startswith(_CONVERTED):
             converted = True
@@ -90,8 +99,8 @@ def parse_gdisk(lines: list[str], parsed: Parsed, last: int) -> None:
             "no gdisk 'Disk DEV: N sectors, SIZE' line found", line=1, expected="gdisk -l or sgdisk -p output"
         )
     for d in disks:
-        if d.table_type == "MBR":  # the GUID, usable area and free space of gdisk's in-memory GPT are not the disk's
-            d.label_id = d.first = d.usable = d.free = None
+        if d.table_type == "MBR" or d.state == "blank":  # gdisk's in-memory GPT: its GUID, usable area and free
+            d.label_id = d.first = d.usable = d.free = d.state = None  # space are not the disk's
         d.emit(parsed)
 
 
@@ -118,7 +127,7 @@ def _header_line(cur: _Disk | None, s: str, lineno: int, last: int, parsed: Pars
     elif s.startswith("Disk identifier (GUID):"):
         cur.label_id = s.split(":", 1)[1].strip()
     elif _HEADER.match(s):
-        if lineno >= last:
+        if lineno >= last and cur.state != "blank":
             raise ParseError(
                 "gdisk output ends after the column header", line=lineno, kind="truncated", expected="partition rows"
             )

@@ -309,6 +309,11 @@ def _parse_parted_human(lines: list[str], parsed: Parsed, last: int) -> None:
         if cur is None:
             if _is_command(s, "parted"):
                 continue
+            if s.startswith(("Error:", "Warning:", "Information:")):
+                # parted's message about the disk it prints next ('Error: /dev/sdb: unrecognised disk label'
+                # before the listing of an unlabelled disk, or of one disk among others in parted -l)
+                parsed.warnings.append(f"line {lineno}: {s}")
+                continue
             raise ParseError(f"not parted output: {s[:80]!r}", line=lineno, expected="'Model: ...' line")
         cur.line_end = lineno
         if spans is not None:
@@ -351,4 +356,35 @@ def _one_listing_a_disk(disks: list[_Disk], parsed: Parsed) -> list[_Disk]:
                 f"line {d.line_start}: {d.name} is printed again at line {kept.line_start}"
                 f"{' in exact units' if exact(kept) and not exact(d) else ''}: that listing is kept"
             )
+    for d in reversed(disks):  # the latest verdict on a partition wins
+        if d is not keep[d.name]:
+            _carry_align_checks(d, keep[d.name], parsed)
     return [d for d in disks if keep[d.name] is d]
+
+
+def _start_span(disk: _Disk, part: dict) -> tuple[int, int]:
+    """A partition's start in bytes and how far off the printed value may be (0 when printed in sectors)."""
+    if part.get("start_sector") is not None:
+        return part["start_sector"] * (disk.lsec or 512), 0
+    return part["start_bytes"], part.get("rounded_to_bytes") or 0
+
+
+def _carry_align_checks(dropped: _Disk, kept: _Disk, parsed: Parsed) -> None:
+    """parted's align-check verdicts given under a listing that is not kept (``print``, ``align-check opt 1``,
+    then ``unit s print``) go to the same partition of the kept listing: same number and a start that agrees
+    within the rounding of the printed values. A verdict the kept listing already has (asked after it) wins."""
+    for part in dropped.parts:
+        if not part.get("align_check"):
+            continue
+        same = next((p for p in kept.parts if p.get("index") == part["index"]), None)
+        if same is not None and same.get("align_check"):
+            continue
+        if same is not None:
+            (a, ra), (b, rb) = _start_span(dropped, part), _start_span(kept, same)
+            if abs(a - b) <= max(ra, rb):
+                same["align_check"] = part["align_check"]
+                continue
+        parsed.warnings.append(
+            f"line {part['line']}: parted's align-check of partition {part['index']} is not kept: the listing at "
+            f"line {kept.line_start} has no partition {part['index']} that starts where that one did"
+        )
