@@ -34,13 +34,18 @@ def shared(folder: Path) -> str | None:
     return f"{folder} {movable}" if movable else None
 
 
-def foreign_link(path: Path, *, strict: bool = False) -> str | None:
+def foreign_link(path: Path, *, strict: bool = False, steady: bool = False) -> str | None:
     """The first symlink on ``path``'s way (a folder's name in it, or its last name) that a user other than this one
     and root owns, as words naming it; None when there is none (names that do not exist yet end the walk: this user
     makes them). Another user can turn such a link, after any check, to a folder of theirs holding their symlinks
     under the names about to be written (reliability-8 High 1); the kernel's fs.protected_symlinks refuses to follow
     only those in a sticky world-writable folder, and is 0 on some machines. ``strict``: a name that does not exist
-    is refused too (after the command made the path: one missing again was a link of theirs, removed since)."""
+    is refused too (after the command made the path: one missing again was a link of theirs, removed since).
+    ``steady``: every name on the way must be one no other user can change: a folder of another user's is refused as
+    a link of theirs is, and so is a folder on the way that another user can write without the sticky bit (they
+    could rename a name in it to a link of theirs at any time). A path that passes then leads, whenever it is walked
+    again, where it led now; one resolved first and checked after could lead elsewhere (reliability-13: `sql
+    --parquet /tmp/theirs-link/x.parquet`, their link to a root folder, resolved to root's folder, which passed)."""
     todo = list(reversed(path.absolute().parts[1:]))
     here, hops = Path("/"), 0
     while todo and hops <= 40:  # more hops: a loop, which the write itself reports
@@ -58,6 +63,8 @@ def foreign_link(path: Path, *, strict: bool = False) -> str | None:
                 if strict
                 else None
             )
+        if steady and (why := _unsteady(here, name, st)):
+            return why
         if not stat.S_ISLNK(st.st_mode):
             here = here / name
             continue
@@ -68,6 +75,20 @@ def foreign_link(path: Path, *, strict: bool = False) -> str | None:
         if target.is_absolute():
             here = Path("/")
         todo.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
+    return None
+
+
+def _unsteady(here: Path, name: str, st: os.stat_result) -> str | None:
+    """How another user could change what ``here / name`` (lstat ``st``) is: a folder (or file) of theirs, or
+    ``here`` a folder they can write without the sticky bit; None when they cannot."""
+    if not stat.S_ISLNK(st.st_mode) and st.st_uid not in (0, os.getuid()):
+        return f"{here / name} is a folder of another user's ({_user_name(st.st_uid)}) on the way"
+    try:
+        up = os.stat(here)
+    except OSError as e:
+        return f"{here}: {e.strerror or e} while it was checked (another user may be changing a name on its way)"
+    if not up.st_mode & stat.S_ISVTX and (why := _writable_by_others(up, here, made_in=False)):
+        return f"{here / name} is in {here}, which {why}, so another user could rename it (mode {stat.filemode(up.st_mode)})"
     return None
 
 
