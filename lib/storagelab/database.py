@@ -123,6 +123,10 @@ def connect(
     ``wait`` s; its message names ``wait_option`` when the command has one); a database that
     cannot be opened (a folder, not DuckDB, corrupt, read-only) gives StoreError."""
     db = Path(db_path or paths.DB)
+    from .ownership import not_utf8  # noqa: PLC0415
+
+    if why := not_utf8("the database", db):  # DuckDB raised RuntimeError: std::bad_cast (reliability-13)
+        raise StoreError(why)
     if db.is_dir():
         raise StoreError(folder_given(db))
     if read_only and not db.exists():

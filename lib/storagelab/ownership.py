@@ -250,6 +250,8 @@ def spark_output(output: str) -> tuple[str | None, str]:
 # starts, write into or read code and settings from, by names known in advance (reliability-11).
 ENVIRONMENT_FOLDERS = (
     "TMPDIR",  # tempfile: the kernel's private folder (mkdtemp) for its sockets and connection file
+    "TEMP",  # read by tempfile when TMPDIR is unset (reliability-13: root's kernel folder made in the user's TEMP)
+    "TMP",  # and then this one
     "HOME",  # ~/.ipython (startup scripts), ~/.jupyter, ~/.local/share/jupyter, ~/.cache, ~/.duckdb
     "IPYTHONDIR",  # profile_default/startup/*.py: run by every kernel
     "JUPYTER_CONFIG_DIR",  # jupyter_server_config.py: run by `storagelab lab`
@@ -265,11 +267,16 @@ ENVIRONMENT_FOLDERS = (
     "SPARK_HOME",  # bin/spark-submit and its jars: run by spark-ingest
     "SPARK_CONF_DIR",  # spark-env.sh (run by a shell) and spark-defaults.conf: read by spark-ingest
     "SPARK_LOCAL_DIRS",
+    "STORAGELAB_REPORT_DIR",  # a notebook run by hand (storagelab lab) saves its figures there by name
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
     "XDG_RUNTIME_DIR",
 )
+TEMPORARY = ("TMPDIR", "TEMP", "TMP")  # only new names are made there (mkdtemp): a sticky folder will do
+# programs named by the environment and run by Spark (spark-ingest keeps them: os.environ.setdefault); their folder
+# is checked as a PATH entry is (reliability-13)
+ENVIRONMENT_PROGRAMS = ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
 
 
 def environment_refusal(environ=None) -> str | None:
@@ -282,16 +289,24 @@ def environment_refusal(environ=None) -> str | None:
     advance, made by name)."""
     environ = os.environ if environ is None else environ
     invoker = _sudo_invoker(environ)
-    for var in ENVIRONMENT_FOLDERS:
-        for given in filter(None, environ.get(var, "").replace(",", os.pathsep).split(os.pathsep)):
-            why = _environment_folder_refusal(Path(given), sticky_ok=var == "TMPDIR", invoker=invoker)
-            if why:
-                return (
-                    f"the environment's {var} ({given}): {why}: another user could put their own files under the "
-                    "names written or read there as you (a Jupyter kernel's startup scripts, its connection file); "
-                    f"unset {var} or give a folder of your own"
-                )
+    named = [(var, given) for var in ENVIRONMENT_FOLDERS for given in _entries(environ.get(var, ""))]
+    named += [(var, os.path.dirname(environ[var])) for var in ENVIRONMENT_PROGRAMS if "/" in environ.get(var, "")]
+    for var, given in named:
+        try:
+            why = _environment_folder_refusal(Path(given), sticky_ok=var in TEMPORARY, invoker=invoker)
+        except OSError as e:  # a name on its way changed while it was walked (reliability-12 Low 2: a traceback)
+            why = f"{e.filename or given}: {e.strerror or e} while it was checked (another user may be changing a name on its way)"
+        if why:
+            return (
+                f"the environment's {var} ({given}): {why}: another user could put their own files under the "
+                "names written or read there as you (a Jupyter kernel's startup scripts, its connection file); "
+                f"unset {var} or give a folder of your own"
+            )
     return None
+
+
+def _entries(value: str) -> list[str]:
+    return [e for e in value.replace(",", os.pathsep).split(os.pathsep) if e]
 
 
 def _sudo_invoker(environ) -> int | None:
@@ -306,7 +321,7 @@ def _environment_folder_refusal(folder: Path, *, sticky_ok: bool, invoker: int |
     link = foreign_link(folder.absolute())
     if link:
         return link
-    near = folder.absolute().resolve()
+    near = start = folder.absolute().resolve()
     while not near.exists() and near != near.parent:  # the rest is made by name, in the nearest that exists
         near = near.parent
     try:
@@ -315,6 +330,10 @@ def _environment_folder_refusal(folder: Path, *, sticky_ok: bool, invoker: int |
         return None
     own = st.st_uid == 0 or st.st_uid == invoker  # root's, or the sudo invoker's (who is root here)
     why = _writable_by_others(st, near) if own else others_can_write(st, near)
+    if (
+        why and sticky_ok and near != start
+    ):  # reliability-13: TMPDIR=/tmp/x missing passed (sticky); the user made /tmp/x after
+        return f"{start} does not exist, and {near} {why} (mode {stat.filemode(st.st_mode)}), so another user can make it first"
     if why and not (sticky_ok and st.st_mode & stat.S_ISVTX):
         return f"{near} {why} (mode {stat.filemode(st.st_mode)})"
     movable = movable_by_others(near)
@@ -483,3 +502,30 @@ def no_write_for_others() -> None:
     -rw-rw-rw- beside a 0600 database in root's own folder, which another user could open and rewrite, and the
     folders the export and the Parquet copy made were 0777 and so refused). A stricter umask is kept."""
     os.umask(os.umask(0) | 0o022)
+
+
+# the options whose path DuckDB (or the notebook that records it) opens: a name that is not UTF-8 raised
+# RuntimeError: std::bad_cast inside duckdb.connect, a traceback (reliability-12 Low 1, reliability-13)
+DUCKDB_PATH_OPTIONS = (("db", "--db"), ("dataset", "--dataset"), ("parquet", "--parquet"), ("output", "--output"))
+
+
+def not_utf8(what: str, path: Path | str) -> str | None:
+    """Why ``path`` cannot be given to DuckDB: its name is not UTF-8 (Python keeps such bytes as surrogates, DuckDB
+    takes UTF-8 only), as one line naming ``what`` (the option); None when it is UTF-8."""
+    try:
+        os.fsencode(path).decode("utf-8")
+    except UnicodeDecodeError as e:
+        return (
+            f"{what} {os.fsencode(path).decode('utf-8', 'backslashreplace')}: its name is not UTF-8 (byte {os.fsencode(path)[e.start]:#04x}), which DuckDB (and the notebook files that record it) cannot take; "
+            "rename it, or give a path whose name is UTF-8"
+        )
+    return None
+
+
+def names_refusal(args) -> str | None:
+    """The first path option of a command (``DUCKDB_PATH_OPTIONS``) whose name DuckDB cannot open, as one line."""
+    for attr, option in DUCKDB_PATH_OPTIONS:
+        given = getattr(args, attr, None)
+        if isinstance(given, str) and (why := not_utf8(option, given)):
+            return why
+    return None
