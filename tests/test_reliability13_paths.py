@@ -4,6 +4,7 @@ again here as the second user did them (docs/reliability-13-paths.md)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -141,3 +142,63 @@ def test_a_database_or_result_whose_name_is_not_utf8_is_one_line(tmp_path, capsy
     assert f"--parquet {tmp_path}/\\xff/o.parquet: {words}" in capsys.readouterr().err
     with pytest.raises(StoreError, match=r"^the database .*: its name is not UTF-8 \(byte 0xff\)"):
         connect(odd / "y.duckdb")
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """renameat2(a, b, RENAME_EXCHANGE), as the user's toggler did: both names always exist."""
+    import ctypes  # noqa: PLC0415
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), str(a))
+
+
+@_ROOT_ONLY
+def test_a_folder_and_a_link_of_the_users_swapped_during_the_check_are_refused(shared_tmp, tmp_path, monkeypatch):  # noqa: F811
+    """Reliability-13 High 2: the user swapped their folder /tmp/h13X and their link /tmp/h13X.l -> /root/h13t (root's)
+    with renameat2's RENAME_EXCHANGE, so the name was never missing: the walk for links saw their folder (no link),
+    the resolve saw their link (root's folder), and every check passed: 5 of 2000 tries for a database
+    (file_refusal), 4 for the dataset/Parquet export's folder (made_refusal), 32 for spark-ingest's OUTPUT, 6 for
+    `run --output`, 18 for the lab's --out. Here the swap is made around the resolve, as in the hits; every name on
+    the way is now walked again after the checks, and one another user can change is refused."""
+    from storagelab import runoutput  # noqa: PLC0415
+
+    pub = shared_tmp / "pub"
+    pub.mkdir()
+    pub.chmod(0o1777)
+    roots, theirs = tmp_path / "roots", pub / "h13X"
+    (roots / "out").mkdir(parents=True)
+    _user("mkdir", "-p", "-m", "755", str(theirs / "out"))
+    _user("ln", "-s", str(roots), str(pub / "h13X.l"))
+    real_resolve = Path.resolve
+
+    def swapped(self, strict=False):  # the user's swap lands between the walk and the resolve, and back after
+        if not str(self).startswith(str(theirs)):
+            return real_resolve(self, strict=strict)
+        _exchange(theirs, pub / "h13X.l")
+        try:
+            return real_resolve(self, strict=strict)
+        finally:
+            _exchange(theirs, pub / "h13X.l")
+
+    monkeypatch.setattr(Path, "resolve", swapped)
+    gone = f"{theirs} is a folder of another user's ({USER}) on the way"
+    assert ownership.file_refusal(theirs / "x.duckdb", sticky_ok=False) == gone
+    assert ownership.made_refusal(theirs / "out") == (gone, roots / "out")
+    assert ownership.spark_output(str(theirs / "out"))[0] == (
+        f"output {gone}: another user could put a symlink there under a name the run writes "
+        "(_storagelab/.meta.json.<pid>.tmp, part files), and have it overwrite any file you can write; give a folder "
+        "of your own (e.g. a new folder under it)"
+    )
+    assert runoutput._refusal(theirs / "out") == (
+        f"--output {theirs / 'out'}: {gone}, who could swap it once it is checked: give a folder of your own",
+        roots / "out",
+    )
+    if not shutil.which("fio"):
+        return
+    # the lab's --out (resolved once at its start; on main's code the run went on, fio wrote into roots/out)
+    from storagelab.lab import cli as lab_cli  # noqa: PLC0415
+
+    argv = ["fio", "--target", str(roots / "t"), "--out", str(theirs / "out"), "--rw", "write", "--depth-jobs", "1x1"]
+    assert lab_cli.main([*argv, "--size", "1M", "--runtime", "1", "--no-ingest"]) == 2
+    assert not (roots / "t").exists()

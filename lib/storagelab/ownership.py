@@ -34,7 +34,7 @@ def shared(folder: Path) -> str | None:
     return f"{folder} {movable}" if movable else None
 
 
-def foreign_link(path: Path, *, strict: bool = False, steady: bool = False) -> str | None:
+def foreign_link(path: Path, *, strict: bool = False, steady: bool = False, trusted: int | None = None) -> str | None:
     """The first symlink on ``path``'s way (a folder's name in it, or its last name) that a user other than this one
     and root owns, as words naming it; None when there is none (names that do not exist yet end the walk: this user
     makes them). Another user can turn such a link, after any check, to a folder of theirs holding their symlinks
@@ -63,7 +63,7 @@ def foreign_link(path: Path, *, strict: bool = False, steady: bool = False) -> s
                 if strict
                 else None
             )
-        if steady and (why := _unsteady(here, name, st)):
+        if steady and (why := _unsteady(here, name, st, trusted)):
             return why
         if not stat.S_ISLNK(st.st_mode):
             here = here / name
@@ -71,17 +71,21 @@ def foreign_link(path: Path, *, strict: bool = False, steady: bool = False) -> s
         if st.st_uid not in (0, os.getuid()):
             return f"{here / name} is a symlink of another user's ({_user_name(st.st_uid)})"
         hops += 1
-        target = Path(os.readlink(here / name))
+        try:
+            target = Path(os.readlink(here / name))
+        except OSError as e:  # swapped since the lstat (reliability-13: a link and a folder exchanged)
+            return f"{here / name}: {e.strerror or e} while it was checked (another user may be changing it)"
         if target.is_absolute():
             here = Path("/")
         todo.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
     return None
 
 
-def _unsteady(here: Path, name: str, st: os.stat_result) -> str | None:
-    """How another user could change what ``here / name`` (lstat ``st``) is: a folder (or file) of theirs, or
-    ``here`` a folder they can write without the sticky bit; None when they cannot."""
-    if not stat.S_ISLNK(st.st_mode) and st.st_uid not in (0, os.getuid()):
+def _unsteady(here: Path, name: str, st: os.stat_result, trusted: int | None = None) -> str | None:
+    """How another user could change what ``here / name`` (lstat ``st``) is: a folder (or file) of theirs (not of
+    ``trusted``, the sudo invoker's), or ``here`` a folder they can write without the sticky bit; None when they
+    cannot."""
+    if not stat.S_ISLNK(st.st_mode) and st.st_uid not in (0, os.getuid(), trusted):
         return f"{here / name} is a folder of another user's ({_user_name(st.st_uid)}) on the way"
     try:
         up = os.stat(here)
@@ -106,7 +110,7 @@ def made_refusal(folder: Path) -> tuple[str | None, Path]:
         real = folder.resolve(strict=True)
     except OSError as e:
         return f"{folder}: {e.strerror or e} once made (another user may have removed a link of theirs)", folder
-    return shared(real), real
+    return shared(real) or foreign_link(folder, strict=True, steady=True), real  # rel-13: a swap, see file_refusal
 
 
 def file_refusal(path: Path, *, sticky_ok: bool = True) -> str | None:
@@ -129,7 +133,10 @@ def file_refusal(path: Path, *, sticky_ok: bool = True) -> str | None:
             return f"{real} is another user's file ({_user_name(st.st_uid)})"
     except OSError:
         pass
-    return _folder_refusal(real, sticky_ok)
+    # last, every name on its way walked again: one another user can change (a folder or link of theirs, swapped for
+    # each other with renameat2's RENAME_EXCHANGE, never missing) could have led the checks above to a folder of
+    # root's of their choosing (reliability-13: 5 of 2000 tries)
+    return _folder_refusal(real, sticky_ok) or foreign_link(path, steady=True)
 
 
 def _folder_refusal(name: Path, sticky_ok: bool) -> str | None:
@@ -237,6 +244,7 @@ def spark_output(output: str) -> tuple[str | None, str]:
     if not real.is_dir():
         return f"output {folder} is not a folder once made (another user may have changed it)", output
     why = foreign_link(folder) or shared(real)  # a link of theirs followed by the mkdir: where they chose
+    why = why or foreign_link(folder, strict=True, steady=True)  # reliability-13: swapped between the two (32 of 2000)
     if not why:
         return None, ("file://" if u.scheme == "file" else "") + str(real)
     return (
@@ -337,7 +345,7 @@ def _environment_folder_refusal(folder: Path, *, sticky_ok: bool, invoker: int |
     if why and not (sticky_ok and st.st_mode & stat.S_ISVTX):
         return f"{near} {why} (mode {stat.filemode(st.st_mode)})"
     movable = movable_by_others(near)
-    return f"{near} {movable}" if movable else None
+    return f"{near} {movable}" if movable else foreign_link(folder.absolute(), steady=True, trusted=invoker)
 
 
 def others_can_write(st: os.stat_result, folder: Path | str | None = None) -> str | None:
