@@ -202,3 +202,36 @@ def test_a_folder_and_a_link_of_the_users_swapped_during_the_check_are_refused(s
     argv = ["fio", "--target", str(roots / "t"), "--out", str(theirs / "out"), "--rw", "write", "--depth-jobs", "1x1"]
     assert lab_cli.main([*argv, "--size", "1M", "--runtime", "1", "--no-ingest"]) == 2
     assert not (roots / "t").exists()
+
+
+@_ROOT_ONLY
+def test_a_fifo_named_as_the_database_is_refused_not_waited_on(shared_tmp):  # noqa: F811
+    """Reliability-13 Medium 3: `sql "SELECT 1" --db THEIRS/fifo.duckdb` (the user's FIFO) waited for a writer for
+    ever (Ctrl-C ended it: 130); root's own FIFO as `ingest --db` likewise. Now refused at once, in one line."""
+    import threading  # noqa: PLC0415
+
+    from storagelab.store import StoreError, connect  # noqa: PLC0415
+
+    pub = shared_tmp / "pub"
+    pub.mkdir()
+    pub.chmod(0o1777)
+    fifo = pub / "fifo.duckdb"
+    _user("mkfifo", "-m", "644", str(fifo))
+    raised: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            connect(fifo, read_only=True).close()
+        except BaseException as e:  # noqa: BLE001
+            raised.append(e)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(5)
+    waited = reader.is_alive()
+    if waited:  # main's code: DuckDB's open waits for a writer; be one, so the thread ends
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(5)
+    assert not waited
+    assert len(raised) == 1 and isinstance(raised[0], StoreError)
+    assert str(raised[0]) == f"{fifo} is not a regular file (prw-r--r--): give a DuckDB database file"

@@ -129,6 +129,10 @@ def connect(
         raise StoreError(why)
     if db.is_dir():
         raise StoreError(folder_given(db))
+    if db.exists() and not db.is_file():  # reliability-13: DuckDB's open of a FIFO waited for a writer for ever
+        raise StoreError(
+            f"{db} is not a regular file ({stat.filemode(db.stat().st_mode)}): give a DuckDB database file"
+        )
     if read_only and not db.exists():
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
     from .ownership import beside_refusal  # noqa: PLC0415
