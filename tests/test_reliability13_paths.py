@@ -235,3 +235,24 @@ def test_a_fifo_named_as_the_database_is_refused_not_waited_on(shared_tmp):  # n
     assert not waited
     assert len(raised) == 1 and isinstance(raised[0], StoreError)
     assert str(raised[0]) == f"{fifo} is not a regular file (prw-r--r--): give a DuckDB database file"
+
+
+def test_a_dotdot_after_a_symlink_in_the_database_path_is_refused(tmp_path):
+    """Reliability-13 Low 3: `ingest --db /proc/self/cwd/../../root/h13b/p.duckdb` was checked as the kernel follows
+    it (/root/h13b/p.duckdb) and opened by DuckDB with the '..' dropped with the name before it
+    (/proc/root/h13b/p.duckdb): the path checked was not the path opened. Through root's link /tmp/L -> /srv/a/b,
+    `--db /tmp/L/../x.duckdb` would be checked as /srv/a/x.duckdb and opened as /tmp/x.duckdb."""
+    from storagelab.store import StoreError, connect  # noqa: PLC0415
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "L").symlink_to(tmp_path / "a" / "b")
+    given = tmp_path / "L" / ".." / "x.duckdb"
+    with pytest.raises(StoreError) as e:
+        connect(given)
+    assert str(e.value) == (
+        f"the database {given}: a '..' after a symlink leads to {tmp_path / 'a' / 'x.duckdb'}, but DuckDB would open "
+        f"{tmp_path / 'x.duckdb'}; give the path without '..'"
+    )
+    assert not (tmp_path / "x.duckdb").exists() and not (tmp_path / "a" / "x.duckdb").exists()
+    connect(tmp_path / "a" / ".." / "y.duckdb").close()  # a '..' that is no link's: the same path either way
+    assert (tmp_path / "y.duckdb").exists()

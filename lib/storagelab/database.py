@@ -123,9 +123,9 @@ def connect(
     ``wait`` s; its message names ``wait_option`` when the command has one); a database that
     cannot be opened (a folder, not DuckDB, corrupt, read-only) gives StoreError."""
     db = Path(db_path or paths.DB)
-    from .ownership import not_utf8  # noqa: PLC0415
+    from .ownership import dotdot_refusal, not_utf8  # noqa: PLC0415
 
-    if why := not_utf8("the database", db):  # DuckDB raised RuntimeError: std::bad_cast (reliability-13)
+    if why := not_utf8("the database", db) or dotdot_refusal("the database", db):  # reliability-13
         raise StoreError(why)
     if db.is_dir():
         raise StoreError(folder_given(db))

@@ -537,3 +537,18 @@ def names_refusal(args) -> str | None:
         if isinstance(given, str) and (why := not_utf8(option, given)):
             return why
     return None
+
+
+def dotdot_refusal(what: str, path: Path | str) -> str | None:
+    """Why ``path`` must not be given to DuckDB: it holds a ``..`` after a symlink, which the checks follow as the
+    kernel does (up from the link's target) while DuckDB drops it with the name before it (reliability-13:
+    ``--db /proc/self/cwd/../../root/x.duckdb`` was checked as /root/x.duckdb and opened as /proc/root/x.duckdb; with
+    ``/tmp/rootslink/../x.duckdb`` DuckDB would open /tmp/x.duckdb, a name another user can plant). None otherwise."""
+    given = os.path.abspath(path)  # abspath is lexical too, as DuckDB
+    raw = os.path.join(os.getcwd(), path) if not os.path.isabs(path) else os.fspath(path)
+    if ".." not in Path(raw).parts or os.path.realpath(given) == os.path.realpath(raw):
+        return None
+    return (
+        f"{what} {path}: a '..' after a symlink leads to {os.path.realpath(raw)}, but DuckDB would open "
+        f"{given}; give the path without '..'"
+    )
