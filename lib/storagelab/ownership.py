@@ -278,6 +278,8 @@ ENVIRONMENT_FOLDERS = (
     "STORAGELAB_REPORT_DIR",  # a notebook run by hand (storagelab lab) saves its figures there by name
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
+    "XDG_CONFIG_DIRS",  # with JUPYTER_PLATFORM_DIRS=1: Jupyter's system config path (reliability-13: the user's
+    "XDG_DATA_DIRS",  # jupyter_server_config.py ran as root in `storagelab lab`); and its system data path
     "XDG_DATA_HOME",
     "XDG_RUNTIME_DIR",
 )
