@@ -65,12 +65,13 @@ def test_temp_tmp_and_spark_programs_of_another_user_are_refused(shared_tmp):  #
     STORAGELAB_REPORT_DIR (a notebook run by hand saves its figures there by name) are checked as well. Medium 4:
     with JUPYTER_PLATFORM_DIRS=1, XDG_CONFIG_DIRS is Jupyter's system config path: the user's
     jupyter_server_config.py there ran as root in `storagelab lab` ("jupyter config ran as uid 0"); XDG_DATA_DIRS
-    is its data path (kernel specs)."""
+    is its data path (kernel specs). Medium 5: STORAGELAB_ROOT naming the user's clone: `run 07_explore --output
+    /root/h13run/o3` ran their notebook as root ("notebook of the user ran as uid 0")."""
     (shared_tmp / "pub").mkdir()
     (shared_tmp / "pub").chmod(0o1777)  # as /tmp
     theirs = shared_tmp / "pub" / "env"
     _user("mkdir", "-m", "755", str(theirs))
-    for var in ("TEMP", "TMP", "STORAGELAB_REPORT_DIR", "XDG_CONFIG_DIRS", "XDG_DATA_DIRS"):
+    for var in ("TEMP", "TMP", "STORAGELAB_ROOT", "STORAGELAB_REPORT_DIR", "XDG_CONFIG_DIRS", "XDG_DATA_DIRS"):
         assert ownership.environment_refusal({var: str(theirs)}) == (
             f"the environment's {var} ({theirs}): {theirs} is another user's (mode drwxr-xr-x): another user could "
             "put their own files under the names written or read there as you (a Jupyter kernel's startup scripts, "

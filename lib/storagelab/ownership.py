@@ -275,6 +275,7 @@ ENVIRONMENT_FOLDERS = (
     "SPARK_HOME",  # bin/spark-submit and its jars: run by spark-ingest
     "SPARK_CONF_DIR",  # spark-env.sh (run by a shell) and spark-defaults.conf: read by spark-ingest
     "SPARK_LOCAL_DIRS",
+    "STORAGELAB_ROOT",  # the clone: its notebooks run, its data is read (reliability-13: the user's notebook ran as root)
     "STORAGELAB_REPORT_DIR",  # a notebook run by hand (storagelab lab) saves its figures there by name
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
