@@ -745,6 +745,7 @@ def _run_guarded(args) -> int:
         return _interrupted(args)
 
     low = memfloor.too_low(args.cmd) or checks.too_few_files(args.cmd) or ownership.environment_refusal()
+    low = low or ownership.names_refusal(args)  # reliability-13: a --db not UTF-8 was DuckDB's traceback
     if low:
         say(f"storagelab {args.cmd}: {low}")
         return 2

@@ -123,8 +123,16 @@ def connect(
     ``wait`` s; its message names ``wait_option`` when the command has one); a database that
     cannot be opened (a folder, not DuckDB, corrupt, read-only) gives StoreError."""
     db = Path(db_path or paths.DB)
+    from .ownership import dotdot_refusal, not_utf8  # noqa: PLC0415
+
+    if why := not_utf8("the database", db) or dotdot_refusal("the database", db):  # reliability-13
+        raise StoreError(why)
     if db.is_dir():
         raise StoreError(folder_given(db))
+    if db.exists() and not db.is_file():  # reliability-13: DuckDB's open of a FIFO waited for a writer for ever
+        raise StoreError(
+            f"{db} is not a regular file ({stat.filemode(db.stat().st_mode)}): give a DuckDB database file"
+        )
     if read_only and not db.exists():
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
     from .ownership import beside_refusal  # noqa: PLC0415

@@ -34,13 +34,18 @@ def shared(folder: Path) -> str | None:
     return f"{folder} {movable}" if movable else None
 
 
-def foreign_link(path: Path, *, strict: bool = False) -> str | None:
+def foreign_link(path: Path, *, strict: bool = False, steady: bool = False, trusted: int | None = None) -> str | None:
     """The first symlink on ``path``'s way (a folder's name in it, or its last name) that a user other than this one
     and root owns, as words naming it; None when there is none (names that do not exist yet end the walk: this user
     makes them). Another user can turn such a link, after any check, to a folder of theirs holding their symlinks
     under the names about to be written (reliability-8 High 1); the kernel's fs.protected_symlinks refuses to follow
     only those in a sticky world-writable folder, and is 0 on some machines. ``strict``: a name that does not exist
-    is refused too (after the command made the path: one missing again was a link of theirs, removed since)."""
+    is refused too (after the command made the path: one missing again was a link of theirs, removed since).
+    ``steady``: every name on the way must be one no other user can change: a folder of another user's is refused as
+    a link of theirs is, and so is a folder on the way that another user can write without the sticky bit (they
+    could rename a name in it to a link of theirs at any time). A path that passes then leads, whenever it is walked
+    again, where it led now; one resolved first and checked after could lead elsewhere (reliability-13: `sql
+    --parquet /tmp/theirs-link/x.parquet`, their link to a root folder, resolved to root's folder, which passed)."""
     todo = list(reversed(path.absolute().parts[1:]))
     here, hops = Path("/"), 0
     while todo and hops <= 40:  # more hops: a loop, which the write itself reports
@@ -58,16 +63,36 @@ def foreign_link(path: Path, *, strict: bool = False) -> str | None:
                 if strict
                 else None
             )
+        if steady and (why := _unsteady(here, name, st, trusted)):
+            return why
         if not stat.S_ISLNK(st.st_mode):
             here = here / name
             continue
         if st.st_uid not in (0, os.getuid()):
             return f"{here / name} is a symlink of another user's ({_user_name(st.st_uid)})"
         hops += 1
-        target = Path(os.readlink(here / name))
+        try:
+            target = Path(os.readlink(here / name))
+        except OSError as e:  # swapped since the lstat (reliability-13: a link and a folder exchanged)
+            return f"{here / name}: {e.strerror or e} while it was checked (another user may be changing it)"
         if target.is_absolute():
             here = Path("/")
         todo.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
+    return None
+
+
+def _unsteady(here: Path, name: str, st: os.stat_result, trusted: int | None = None) -> str | None:
+    """How another user could change what ``here / name`` (lstat ``st``) is: a folder (or file) of theirs (not of
+    ``trusted``, the sudo invoker's), or ``here`` a folder they can write without the sticky bit; None when they
+    cannot."""
+    if not stat.S_ISLNK(st.st_mode) and st.st_uid not in (0, os.getuid(), trusted):
+        return f"{here / name} is a folder of another user's ({_user_name(st.st_uid)}) on the way"
+    try:
+        up = os.stat(here)
+    except OSError as e:
+        return f"{here}: {e.strerror or e} while it was checked (another user may be changing a name on its way)"
+    if not up.st_mode & stat.S_ISVTX and (why := _writable_by_others(up, here, made_in=False)):
+        return f"{here / name} is in {here}, which {why}, so another user could rename it (mode {stat.filemode(up.st_mode)})"
     return None
 
 
@@ -85,7 +110,7 @@ def made_refusal(folder: Path) -> tuple[str | None, Path]:
         real = folder.resolve(strict=True)
     except OSError as e:
         return f"{folder}: {e.strerror or e} once made (another user may have removed a link of theirs)", folder
-    return shared(real), real
+    return shared(real) or foreign_link(folder, strict=True, steady=True), real  # rel-13: a swap, see file_refusal
 
 
 def file_refusal(path: Path, *, sticky_ok: bool = True) -> str | None:
@@ -108,7 +133,10 @@ def file_refusal(path: Path, *, sticky_ok: bool = True) -> str | None:
             return f"{real} is another user's file ({_user_name(st.st_uid)})"
     except OSError:
         pass
-    return _folder_refusal(real, sticky_ok)
+    # last, every name on its way walked again: one another user can change (a folder or link of theirs, swapped for
+    # each other with renameat2's RENAME_EXCHANGE, never missing) could have led the checks above to a folder of
+    # root's of their choosing (reliability-13: 5 of 2000 tries)
+    return _folder_refusal(real, sticky_ok) or foreign_link(path, steady=True)
 
 
 def _folder_refusal(name: Path, sticky_ok: bool) -> str | None:
@@ -216,6 +244,7 @@ def spark_output(output: str) -> tuple[str | None, str]:
     if not real.is_dir():
         return f"output {folder} is not a folder once made (another user may have changed it)", output
     why = foreign_link(folder) or shared(real)  # a link of theirs followed by the mkdir: where they chose
+    why = why or foreign_link(folder, strict=True, steady=True)  # reliability-13: swapped between the two (32 of 2000)
     if not why:
         return None, ("file://" if u.scheme == "file" else "") + str(real)
     return (
@@ -229,6 +258,8 @@ def spark_output(output: str) -> tuple[str | None, str]:
 # starts, write into or read code and settings from, by names known in advance (reliability-11).
 ENVIRONMENT_FOLDERS = (
     "TMPDIR",  # tempfile: the kernel's private folder (mkdtemp) for its sockets and connection file
+    "TEMP",  # read by tempfile when TMPDIR is unset (reliability-13: root's kernel folder made in the user's TEMP)
+    "TMP",  # and then this one
     "HOME",  # ~/.ipython (startup scripts), ~/.jupyter, ~/.local/share/jupyter, ~/.cache, ~/.duckdb
     "IPYTHONDIR",  # profile_default/startup/*.py: run by every kernel
     "JUPYTER_CONFIG_DIR",  # jupyter_server_config.py: run by `storagelab lab`
@@ -244,11 +275,19 @@ ENVIRONMENT_FOLDERS = (
     "SPARK_HOME",  # bin/spark-submit and its jars: run by spark-ingest
     "SPARK_CONF_DIR",  # spark-env.sh (run by a shell) and spark-defaults.conf: read by spark-ingest
     "SPARK_LOCAL_DIRS",
+    "STORAGELAB_ROOT",  # the clone: its notebooks run, its data is read (reliability-13: the user's notebook ran as root)
+    "STORAGELAB_REPORT_DIR",  # a notebook run by hand (storagelab lab) saves its figures there by name
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
+    "XDG_CONFIG_DIRS",  # with JUPYTER_PLATFORM_DIRS=1: Jupyter's system config path (reliability-13: the user's
+    "XDG_DATA_DIRS",  # jupyter_server_config.py ran as root in `storagelab lab`); and its system data path
     "XDG_DATA_HOME",
     "XDG_RUNTIME_DIR",
 )
+TEMPORARY = ("TMPDIR", "TEMP", "TMP")  # only new names are made there (mkdtemp): a sticky folder will do
+# programs named by the environment and run by Spark (spark-ingest keeps them: os.environ.setdefault); their folder
+# is checked as a PATH entry is (reliability-13)
+ENVIRONMENT_PROGRAMS = ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
 
 
 def environment_refusal(environ=None) -> str | None:
@@ -261,16 +300,24 @@ def environment_refusal(environ=None) -> str | None:
     advance, made by name)."""
     environ = os.environ if environ is None else environ
     invoker = _sudo_invoker(environ)
-    for var in ENVIRONMENT_FOLDERS:
-        for given in filter(None, environ.get(var, "").replace(",", os.pathsep).split(os.pathsep)):
-            why = _environment_folder_refusal(Path(given), sticky_ok=var == "TMPDIR", invoker=invoker)
-            if why:
-                return (
-                    f"the environment's {var} ({given}): {why}: another user could put their own files under the "
-                    "names written or read there as you (a Jupyter kernel's startup scripts, its connection file); "
-                    f"unset {var} or give a folder of your own"
-                )
+    named = [(var, given) for var in ENVIRONMENT_FOLDERS for given in _entries(environ.get(var, ""))]
+    named += [(var, os.path.dirname(environ[var])) for var in ENVIRONMENT_PROGRAMS if "/" in environ.get(var, "")]
+    for var, given in named:
+        try:
+            why = _environment_folder_refusal(Path(given), sticky_ok=var in TEMPORARY, invoker=invoker)
+        except OSError as e:  # a name on its way changed while it was walked (reliability-12 Low 2: a traceback)
+            why = f"{e.filename or given}: {e.strerror or e} while it was checked (another user may be changing a name on its way)"
+        if why:
+            return (
+                f"the environment's {var} ({given}): {why}: another user could put their own files under the "
+                "names written or read there as you (a Jupyter kernel's startup scripts, its connection file); "
+                f"unset {var} or give a folder of your own"
+            )
     return None
+
+
+def _entries(value: str) -> list[str]:
+    return [e for e in value.replace(",", os.pathsep).split(os.pathsep) if e]
 
 
 def _sudo_invoker(environ) -> int | None:
@@ -285,7 +332,7 @@ def _environment_folder_refusal(folder: Path, *, sticky_ok: bool, invoker: int |
     link = foreign_link(folder.absolute())
     if link:
         return link
-    near = folder.absolute().resolve()
+    near = start = folder.absolute().resolve()
     while not near.exists() and near != near.parent:  # the rest is made by name, in the nearest that exists
         near = near.parent
     try:
@@ -294,10 +341,14 @@ def _environment_folder_refusal(folder: Path, *, sticky_ok: bool, invoker: int |
         return None
     own = st.st_uid == 0 or st.st_uid == invoker  # root's, or the sudo invoker's (who is root here)
     why = _writable_by_others(st, near) if own else others_can_write(st, near)
+    if (
+        why and sticky_ok and near != start
+    ):  # reliability-13: TMPDIR=/tmp/x missing passed (sticky); the user made /tmp/x after
+        return f"{start} does not exist, and {near} {why} (mode {stat.filemode(st.st_mode)}), so another user can make it first"
     if why and not (sticky_ok and st.st_mode & stat.S_ISVTX):
         return f"{near} {why} (mode {stat.filemode(st.st_mode)})"
     movable = movable_by_others(near)
-    return f"{near} {movable}" if movable else None
+    return f"{near} {movable}" if movable else foreign_link(folder.absolute(), steady=True, trusted=invoker)
 
 
 def others_can_write(st: os.stat_result, folder: Path | str | None = None) -> str | None:
@@ -462,3 +513,45 @@ def no_write_for_others() -> None:
     -rw-rw-rw- beside a 0600 database in root's own folder, which another user could open and rewrite, and the
     folders the export and the Parquet copy made were 0777 and so refused). A stricter umask is kept."""
     os.umask(os.umask(0) | 0o022)
+
+
+# the options whose path DuckDB (or the notebook that records it) opens: a name that is not UTF-8 raised
+# RuntimeError: std::bad_cast inside duckdb.connect, a traceback (reliability-12 Low 1, reliability-13)
+DUCKDB_PATH_OPTIONS = (("db", "--db"), ("dataset", "--dataset"), ("parquet", "--parquet"), ("output", "--output"))
+
+
+def not_utf8(what: str, path: Path | str) -> str | None:
+    """Why ``path`` cannot be given to DuckDB: its name is not UTF-8 (Python keeps such bytes as surrogates, DuckDB
+    takes UTF-8 only), as one line naming ``what`` (the option); None when it is UTF-8."""
+    try:
+        os.fsencode(path).decode("utf-8")
+    except UnicodeDecodeError as e:
+        return (
+            f"{what} {os.fsencode(path).decode('utf-8', 'backslashreplace')}: its name is not UTF-8 (byte {os.fsencode(path)[e.start]:#04x}), which DuckDB (and the notebook files that record it) cannot take; "
+            "rename it, or give a path whose name is UTF-8"
+        )
+    return None
+
+
+def names_refusal(args) -> str | None:
+    """The first path option of a command (``DUCKDB_PATH_OPTIONS``) whose name DuckDB cannot open, as one line."""
+    for attr, option in DUCKDB_PATH_OPTIONS:
+        given = getattr(args, attr, None)
+        if isinstance(given, str) and (why := not_utf8(option, given)):
+            return why
+    return None
+
+
+def dotdot_refusal(what: str, path: Path | str) -> str | None:
+    """Why ``path`` must not be given to DuckDB: it holds a ``..`` after a symlink, which the checks follow as the
+    kernel does (up from the link's target) while DuckDB drops it with the name before it (reliability-13:
+    ``--db /proc/self/cwd/../../root/x.duckdb`` was checked as /root/x.duckdb and opened as /proc/root/x.duckdb; with
+    ``/tmp/rootslink/../x.duckdb`` DuckDB would open /tmp/x.duckdb, a name another user can plant). None otherwise."""
+    given = os.path.abspath(path)  # abspath is lexical too, as DuckDB
+    raw = os.path.join(os.getcwd(), path) if not os.path.isabs(path) else os.fspath(path)
+    if ".." not in Path(raw).parts or os.path.realpath(given) == os.path.realpath(raw):
+        return None
+    return (
+        f"{what} {path}: a '..' after a symlink leads to {os.path.realpath(raw)}, but DuckDB would open "
+        f"{given}; give the path without '..'"
+    )

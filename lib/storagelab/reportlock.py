@@ -48,6 +48,7 @@ def writing(tree: Path, wait: float = 0.0, retry: str = "", command: str = "") -
         # again once made: a free name on its way may have been made another user's link before the mkdir, which
         # followed it, and the writers walk the tree's path as given (reliability-9 High 3, the lab's --out)
         why = foreign_link(tree, strict=True) or shared(tree.resolve())
+        why = why or foreign_link(tree, strict=True, steady=True)  # reliability-13: swapped by RENAME_EXCHANGE
     if why:  # the notebooks, pages and charts are written there by names known in advance (docs/write-paths.md)
         raise StoragelabError(f"the report folder {why}; give a folder of your own")
     fd = os.open(tree / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

@@ -60,6 +60,8 @@ def _refusal(out: Path) -> tuple[str | None, Path]:
             f"--output {out} {movable}, with symlinks under the names the run writes that would overwrite any file "
             "you can write; give a folder whose parent folders only you (or root) can change"
         ), real
+    if steady := foreign_link(out, strict=True, steady=True):  # reliability-13: a folder and a link of theirs swapped
+        return f"--output {out}: {steady}, who could swap it once it is checked: give a folder of your own", real
     return None, real
 
 

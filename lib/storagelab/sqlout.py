@@ -231,7 +231,17 @@ def pinned_target(target: str) -> tuple[str | None, str]:
     path to check and write). Checked and written by the name as given, a free name on its way (/tmp/h12P) passed the
     check and was then the user's link to a folder of theirs when the result was written: root's result went there
     (10 of 6000 tries; reliability-12)."""
+    from .ownership import foreign_link  # noqa: PLC0415
+
     given = Path(target)
+    # reliability-13: resolved first, a link of the user's on the way (/tmp/theirs -> /root/x) led to a folder of
+    # root's, which passed, and --force replaced a root-only file there; now every name on the way is one no other
+    # user can change, so the folder resolved below is the one it leads to for good
+    if (why := foreign_link(given.parent, strict=True, steady=True)) and os.path.lexists(given.parent):
+        return (
+            f"--parquet {target}: {why}: another user could change where it leads; write it to a folder of your own",
+            target,
+        )
     try:
         folder = given.parent.resolve(strict=True)
     except OSError as e:

@@ -336,6 +336,13 @@ def main(argv: list[str]) -> int:
     out = out.resolve()  # resolved once: checked, then written (a path walked again may lead elsewhere by then)
     if getattr(args, "target", None):
         args.target = str(Path(args.target).resolve())
+    # walked again once resolved: a folder and a link of the user's swapped (RENAME_EXCHANGE) passed the walk above
+    # and resolved to a folder of root's of their choosing (reliability-13: 18 of 2000 tries)
+    if not getattr(args, "dry_run", False) and (
+        why := next(filter(None, (foreign(o, p, steady=True) for o, p in given)), None)
+    ):
+        say(f"storagelab lab {args.what}: {why}")
+        return 2
     if args.what == "fio":
         return _main_fio(args, out, db)
     if args.what == "bonnie":

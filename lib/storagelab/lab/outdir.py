@@ -12,11 +12,11 @@ from pathlib import Path
 from ..ownership import _group_members, foreign_link, movable_by_others, others_can_write  # noqa: F401  (lab.cli and tests import them from here)
 
 
-def foreign(option: str, path: Path | None) -> str | None:
+def foreign(option: str, path: Path | None, *, steady: bool = False) -> str | None:
     """The words refusing ``option PATH`` when a symlink of another user's is on its way (``foreign_link``), else
     None: they could turn it, after the checks, to a folder of theirs holding symlinks under the names the lab, fio
     or bonnie++ write."""
-    link = foreign_link(path) if path else None
+    link = foreign_link(path, steady=steady) if path else None  # steady: ownership.foreign_link (reliability-13)
     if not link:
         return None
     return f"{option} {path}: {link}, who could turn it to a folder of theirs once it is checked; give the real path"
