@@ -1,0 +1,97 @@
+"""Reliability-13, the data side (docs/reliability-13-store.md): the attacks that broke, each done again as it was done,
+as root with the real second user: a listed log of theirs swapped, once the listing is done, for their symlink to a
+file of root's (or its folder for their link to root's folder); a manifest.csv or .storagelabignore of theirs that is
+such a link; their bindfs showing their link as root's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
+from test_reliability11 import _bindfs_as_user_ok
+from test_write_paths import _theirs, _user
+
+from storagelab import ignore, manifest
+from storagelab.ignore import IgnoreError
+from storagelab.store import listing, worker
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the attacks need root and a second user")
+
+FIO = Path(__file__).parent / "fixtures" / "fio" / "3.33" / "json_only.txt"
+
+
+def _roots_log(folder: Path) -> Path:
+    """A log of root's, 0600 in a 0711 folder: fio's JSON with the job named ROOTSECRET."""
+    (folder / "root").mkdir(mode=0o711)
+    secret = folder / "root" / "secret.txt"
+    secret.write_text(FIO.read_text().replace('"jobname" : "jsononly"', '"jobname" : "ROOTSECRET"'))
+    secret.chmod(0o600)
+    return secret
+
+
+def test_a_listed_log_swapped_for_the_users_link_to_a_file_of_roots_is_not_read(shared_tmp):  # noqa: F811
+    """Reliability-13: root ingested the user's folder while they put their symlink to root's 0600 log in place of each
+    listed log once the listing was done (their watcher saw the ingest in /proc); the worker opened the name and
+    root's log was stored under theirs, exit 0 (1 run in 3). Both ways: the log itself, and its folder swapped for
+    their link to root's folder, which has a log of the same name."""
+    secret, data = _roots_log(shared_tmp), _theirs(shared_tmp)
+    _user("mkdir", str(data / "sub"))
+    for name in ("a.txt", "sub/secret.txt"):
+        _user("cp", str(FIO), str(data / name))
+    kept, _, _ = listing.files_to_read([data])
+    assert [f.key for f in kept] == [str(data / "a.txt"), str(data / "sub" / "secret.txt")]
+    _user("ln", "-sfn", str(secret), str(data / "a.txt"))
+    _user("mv", str(data / "sub"), str(data / "sub.was"))
+    _user("ln", "-s", str(secret.parent), str(data / "sub"))
+    outs = [worker.parse_one(f) for f in kept]
+    assert [(o.error or {}).get("message") for o in outs] == [
+        f"[Errno 1] reached through a symlink of the user {USER}'s, it leads to a file of root's: not read (a link "
+        f"of another user's is followed only to a file of theirs; copy the file in instead): '{f.path}'"
+        for f in kept
+    ]
+    assert [o.n_rows for o in outs] == [0, 0]
+    # their link to a file of theirs (outside the folder too) is still read: the data is theirs to give
+    _user("ln", "-sfn", str(data / "sub.was" / "secret.txt"), str(data / "a.txt"))
+    assert [r["jobname"] for r in worker.parse_one(kept[0]).columns["fio_jobs"]] == ["jsononly"]
+
+
+def test_a_manifest_or_ignore_file_that_is_the_users_link_to_a_file_of_roots_is_not_read(shared_tmp):  # noqa: F811
+    """Reliability-13: a manifest.csv or .storagelabignore in the user's folder that is their link to a 0600 file of
+    root's: root's ingest read it and printed its first line in the error (`... .storagelabignore:1: bad character
+    range z-a in 'SECRET[z-a]PATTERN'`); a manifest with a path column would have given root's labels to their logs."""
+    data = _theirs(shared_tmp)
+    (shared_tmp / "root").mkdir(mode=0o711)
+    secret = shared_tmp / "root" / "labels"
+    secret.write_text("SECRET[z-a]PATTERN\n")
+    secret.chmod(0o600)
+    _user("ln", "-s", str(secret), str(data / ".storagelabignore"))
+    _user("ln", "-s", str(secret), str(data / "manifest.csv"))
+    why = f"reached through a symlink of the user {USER}'s, it leads to a file of root's: not read"
+    with pytest.raises(IgnoreError) as e:
+        ignore.IgnoreList.load(data)
+    assert str(e.value).startswith(f"{data}/.storagelabignore: {why}") and "SECRET" not in str(e.value)
+    with pytest.raises(OSError) as e:
+        manifest._text(data / "manifest.csv")
+    assert why in str(e.value) and "SECRET" not in str(e.value)
+
+
+@pytest.mark.skipif(not _bindfs_as_user_ok(), reason="needs bindfs, /dev/fuse and user_allow_other in /etc/fuse.conf")
+def test_the_users_link_shown_as_roots_by_their_bindfs_is_not_followed(shared_tmp):  # noqa: F811
+    """Reliability-13: the user's bindfs -u 0 -g 0 over their folder shows their symlink to root's 0600 log as root's;
+    a link of root's is followed anywhere, so the kernel's record of who mounted it decides whose the link is."""
+    secret, src, at = _roots_log(shared_tmp), _theirs(shared_tmp), shared_tmp / "pub" / "mnt"
+    _user("ln", "-s", str(secret), str(src / "a.txt"))
+    _user("mkdir", "-m", "755", str(at))
+    _user("bindfs", "-u", "0", "-g", "0", "-p", "0755", "-o", "allow_other", str(src), str(at))
+    try:
+        assert (at / "a.txt").lstat().st_uid == 0
+        out = worker.parse_one(listing.ListedFile(str(at / "a.txt"), str(at / "a.txt"), 0, 0))
+        assert (
+            (out.error or {}).get("message", "").startswith(f"[Errno 1] reached through a symlink of the user {USER}'s")
+        )
+        assert out.n_rows == 0
+    finally:
+        subprocess.run(["fusermount3", "-u", str(at)], check=False)
