@@ -95,3 +95,47 @@ def test_the_users_link_shown_as_roots_by_their_bindfs_is_not_followed(shared_tm
         assert out.n_rows == 0
     finally:
         subprocess.run(["fusermount3", "-u", str(at)], check=False)
+
+
+def test_spark_ingest_reads_no_file_of_roots_through_the_users_links(shared_tmp, monkeypatch):  # noqa: F811
+    """Reliability-13: root's `spark-ingest` of the user's folder stored root's 0600 logs, exit 0: Spark's binaryFile
+    follows every symlink (their b.txt -> root's log, their sub -> root's folder) and gave the executor its bytes.
+    Here the executor's side as Spark calls it, with the rows Spark's listing gave for that folder: a link that leads
+    out of the folder is left out (said, as the local ingest says it), and a file is read by its name, not from
+    Spark's bytes, so their link swapped in for a listed log after the listing is not followed to root's."""
+    pytest.importorskip("pyspark")
+    from datetime import UTC, datetime  # noqa: PLC0415
+
+    from storagelab import spark_ingest  # noqa: PLC0415
+
+    secret, data = _roots_log(shared_tmp), _theirs(shared_tmp)
+    _user("cp", str(FIO), str(data / "a.txt"))
+    _user("ln", "-s", str(secret), str(data / "b.txt"))
+    _user("ln", "-s", str(secret.parent), str(data / "sub"))
+    now = datetime.now(UTC)
+    rows = [
+        dict(path=f"file:{data}/{n}", modificationTime=now, length=6450) for n in ("a.txt", "b.txt", "sub/secret.txt")
+    ]
+    staging = (shared_tmp / "staging").as_uri()
+    local = spark_ingest.local_input(str(data))
+    out = list(spark_ingest.parse_partition(rows, staging, local))
+    assert [r.get("outside") or (r["key"], r["error"], r["n_rows"]) for r in out] == [
+        f"{data}/b.txt: a symlink to {secret}, outside {data}: not followed",
+        f"{data}/sub/secret.txt: a symlink to {secret}, outside {data}: not followed",
+        (f"{data}/a.txt", None, 46),
+    ]
+    real_chunk = spark_ingest.parse_chunk
+
+    def swapped_first(jobs, contents):  # the user's link put in place of the listed log, once it was listed
+        _user("ln", "-sfn", str(secret), str(data / "a.txt"))
+        return real_chunk(jobs, contents)
+
+    monkeypatch.setattr(spark_ingest, "parse_chunk", swapped_first)
+    out = list(spark_ingest.parse_partition(rows[:1], staging, local))
+    assert [(r["n_rows"], r["error"]["message"]) for r in out] == [
+        (
+            0,
+            f"[Errno 1] reached through a symlink of the user {USER}'s, it leads to a file of root's: not read (a "
+            f"link of another user's is followed only to a file of theirs; copy the file in instead): '{data}/a.txt'",
+        )
+    ]
