@@ -139,3 +139,31 @@ def test_spark_ingest_reads_no_file_of_roots_through_the_users_links(shared_tmp,
             f"link of another user's is followed only to a file of theirs; copy the file in instead): '{data}/a.txt'",
         )
     ]
+
+
+def test_a_write_up_swapped_for_a_fifo_after_the_listing_does_not_hang(shared_tmp):  # noqa: F811
+    """Reliability-13: the user's notes.md (a write-up with fio's output, which the ingest parses to say so) replaced by
+    their FIFO once root's ingest had listed the folder: the write-up was read with read_bytes, whose open waits for a
+    writer, and the ingest hung until Ctrl-C (reliability-9 Medium 3, fixed for logs, manifests and ignore files)."""
+    import signal  # noqa: PLC0415
+
+    from storagelab.store import documents  # noqa: PLC0415
+
+    data = _theirs(shared_tmp)
+    _user("mkfifo", str(data / "notes.md"))
+
+    class Stuck(BaseException):  # not an OSError: output_format takes those for "no output here"
+        pass
+
+    def stuck(*_):
+        raise Stuck("the read of the FIFO waited for a writer")
+
+    old = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(5)
+    try:
+        assert (
+            documents.output_format(listing.ListedFile(str(data / "notes.md"), str(data / "notes.md"), 10, 0)) is None
+        )
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
