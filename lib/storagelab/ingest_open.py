@@ -72,12 +72,11 @@ def _open_without_links(real: str) -> int:
                 nfd = os.open(name, _NOFOLLOW_DIR, dir_fd=fd)
                 os.close(fd)
                 fd = nfd
-        try:
-            return os.open(last or ".", _FILE, dir_fd=fd)
-        except OSError as e:
-            if e.errno == errno.ELOOP:
-                raise OSError(errno.ELOOP, "a symlink was put in its place while it was read", real) from None
-            raise
+        return os.open(last or ".", _FILE, dir_fd=fd)
+    except OSError as e:  # named by the whole path, as an open by name says it (not the last name alone)
+        if e.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "a symlink was put in its place while it was read", real) from None
+        raise OSError(e.errno, e.strerror, real) from None
     finally:
         os.close(fd)
 
