@@ -167,3 +167,15 @@ def test_a_write_up_swapped_for_a_fifo_after_the_listing_does_not_hang(shared_tm
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+
+
+def test_a_reports_excerpt_is_not_read_through_the_users_link_to_a_file_of_roots(shared_tmp, tmp_path):  # noqa: F811
+    """Reliability-13: a chart's rows name a stored file of the user's (the alignment chart's sources carry no
+    SHA-256 to check the bytes against); the user's link to root's 0600 log put at that name before root's `build` or
+    `report`, and the excerpt page written into the report showed root's lines (ROOTSECRET) with their context."""
+    from storagelab.excerpts import Excerpts  # noqa: PLC0415
+
+    secret, data = _roots_log(shared_tmp), _theirs(shared_tmp)
+    _user("ln", "-s", str(secret), str(data / "a.txt"))
+    assert Excerpts(tmp_path).href(str(data / "a.txt"), None, 1, 40) is None
+    assert not (tmp_path / "raw").exists()
