@@ -3,7 +3,6 @@ be, a database this user cannot read, too low a limit of open files. Each gives 
 
 from __future__ import annotations
 
-import errno
 import os
 import resource
 import stat
@@ -25,29 +24,6 @@ def special_files(targets: list[str]) -> str | None:
             kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
             return f"{t}: {kind}, not a log file (save the output to a file first)"
     return None
-
-
-def open_regular(path: Path | str):
-    """``path`` opened for reading in binary, only when it is a regular file when opened: the open itself never
-    waits (O_NONBLOCK: a FIFO gives no writer's wait) and the check is of what was opened (fstat), not of a name
-    another user could swap for a FIFO or a device after a check (reliability-9: a FIFO put in place of a
-    listed log or a folder's manifest.csv hung the ingest for ever). Not one: OSError naming what it is."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = (
-            "a FIFO"
-            if stat.S_ISFIFO(mode)
-            else "a socket"
-            if stat.S_ISSOCK(mode)
-            else "a folder"
-            if stat.S_ISDIR(mode)
-            else "a device"
-        )
-        raise OSError(errno.EINVAL, f"{kind}, not a regular file", str(path))
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "rb")
 
 
 def not_a_file(path: Path) -> str:

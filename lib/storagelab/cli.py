@@ -263,6 +263,8 @@ def cmd_spark_ingest(args) -> int:
 
     counts = _on_spark(args, conf)
     failed = counts.pop("error_lines")
+    for line in counts.pop("warning_lines", []):
+        say(f"warning: {line}")
     for line in failed:  # as the local ingest lists them; they are also in OUTPUT/ingest_errors
         say(f"error: {line}")
     print(

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from . import paths
 from .chartsource import DERIVATION, SOURCES
+from .ingest_open import open_input
 from .parsers import decode
 from .parsers.compressed import decompress
 
@@ -96,7 +97,9 @@ class Excerpts:
     def _file_lines(self, path: str, sha256: str | None) -> list[str] | None:
         if path not in self._lines:
             try:
-                data = _resolve(path).read_bytes()
+                # not through another user's link to a file of root's (reliability-13), nor from a FIFO
+                with open_input(_resolve(path)) as fh:
+                    data = fh.read()
             except OSError:
                 self._lines[path] = None
                 return None

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths
-from .checks import open_regular
 from .errors import StoragelabError
+from .ingest_open import open_input
 
 IGNORE_FILE = ".storagelabignore"
 
@@ -324,7 +324,7 @@ class IgnoreList:
         if not stat.S_ISREG(mode):  # a FIFO waits for a writer, /dev/zero never ends: both hung the ingest
             raise IgnoreError(f"{f}: not a regular file (a FIFO or a device): make it a text file or remove it")
         try:
-            with open_regular(f) as fh:  # checked again on what is opened: the name may have been swapped since
+            with open_input(f) as fh:  # checked again on what is opened: the name may have been swapped since
                 text = fh.read().decode("utf-8", errors="replace")
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from .checks import open_regular
 from .errors import ManifestError
+from .ingest_open import open_input
 
 # (name, SQL type, doc)
 FIELDS: list[tuple[str, str, str]] = [
@@ -151,7 +151,7 @@ def _convert(name: str, value: str, where: str):
 def _text(path: Path) -> str:
     """The manifest's text: UTF-8 (a byte-order mark, as Excel writes, is dropped) or UTF-16 (with its
     byte-order mark, or without: every other byte of a CSV's text is then 0); anything else (Latin-1, ...) is refused with the line of the first bad byte."""
-    with open_regular(path) as fh:  # a FIFO another user swapped in would block the read for ever
+    with open_input(path) as fh:  # a FIFO another user swapped in would block the read for ever
         data = fh.read()
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:

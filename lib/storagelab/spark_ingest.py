@@ -28,6 +28,7 @@ import sys
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
@@ -83,17 +84,49 @@ def _sort_key(key: str) -> str:
     return key.replace("/", "\0")  # part by part, as the local listing sorts
 
 
-def parse_partition(rows, staging: str):
-    """Executor side: (path, modificationTime, length, content) rows, parsed ``CHUNK`` files at a time by
-    ``store.parse_chunk``. Each chunk's rows go, one Parquet file per table (typed as the database types them, with
-    a ``_key`` column naming the file), to ``staging/<table>/``; what comes back is one small record per file:
-    its key, size, mtime, outcome fields and error."""
+class Local(NamedTuple):
+    """A local INPUT: the name it was given by, and where it led when the run began. Spark's listing follows every
+    symlink, to files and into folders, so a file it lists that leads outside ``real`` is left out, as the local
+    ingest leaves it; the others are read on the executor by their name under ``given``
+    (``ingest_open.open_input``), not from Spark's bytes: reliability-13 had root's spark-ingest of the second user's
+    folder store their links' targets, root's 0600 files, exit 0."""
+
+    given: str
+    real: str
+
+    def name_of(self, uri: str) -> tuple[str, str | None]:
+        """(the name to read the file Spark lists as ``uri`` by, under ``given``; where it leads when that is
+        outside the folder, else None)."""
+        path = unquote(urlparse(uri).path)
+        for top in (self.given.rstrip("/"), self.real.rstrip("/")):
+            if path == top or path.startswith(top + "/"):
+                path = self.given + path[len(top) :]
+                break
+        real = os.path.realpath(path)
+        inside = real == self.real or real.startswith(self.real.rstrip("/") + "/")
+        return path, None if inside else real
+
+
+def local_input(input_path: str) -> Local | None:
+    """``Local`` for a local INPUT (a path, or a ``file:`` URI); None for other schemes, read through Spark."""
+    u = urlparse(input_path)
+    if u.scheme not in ("", "file"):
+        return None
+    return Local(os.path.abspath(unquote(u.path)), os.path.realpath(unquote(u.path)))
+
+
+def parse_partition(rows, staging: str, local: Local | None = None):
+    """Executor side: (path, modificationTime, length, content) rows (no content for a ``local`` INPUT: each file
+    is read by its name), parsed ``CHUNK`` files at a time by ``store.parse_chunk``. Each chunk's rows go, one
+    Parquet file per table (typed as the database types them, with a ``_key`` column naming the file), to
+    ``staging/<table>/``; what comes back is one small record per file: its key, size, mtime, outcome fields and
+    error; for a file outside a local INPUT, only ``outside``: its path."""
 
     filesystem, base = pafs.FileSystem.from_uri(staging)
     batch = []
 
     def flush():
-        jobs = [(b[0], b[0], b[2], b[1]) for b in batch]
+        jobs = [(b[0], b[4], b[2], b[1]) for b in batch]
         outs, tables = parse_chunk(jobs, [b[3] for b in batch])
         for name, tbl in tables.items():
             keys = [out.key for out in outs for _ in range((out.table_rows or {}).get(name, 0))]
@@ -121,8 +154,12 @@ def parse_partition(rows, staging: str):
         key = local_key(r["path"])
         if skipped(key):
             continue
+        name, outside = (key, None) if local is None else local.name_of(r["path"])
+        if outside is not None:
+            yield dict(outside=f"{name}: a symlink to {outside}, outside {local.given}: not followed")
+            continue
         mtime_ns = int(r["modificationTime"].timestamp() * 1000) * 1_000_000
-        batch.append((key, mtime_ns, int(r["length"]), bytes(r["content"])))
+        batch.append((key, mtime_ns, int(r["length"]), None if local else bytes(r["content"]), name))
         if len(batch) >= CHUNK:
             yield from flush()
     if batch:
@@ -197,14 +234,17 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     staging = f"{out_root}/_storagelab/staging-{uuid.uuid4().hex[:12]}"
     if "://" not in staging:
         staging = Path(staging).resolve().as_uri()
+    local = local_input(input_path)
     files = (
         spark.read.format("binaryFile")
         .option("recursiveFileLookup", "true")
         .load(input_path)
-        .select("path", "modificationTime", "length", "content")
+        .select("path", "modificationTime", "length", *([] if local else ["content"]))
     )
-    info = files.rdd.mapPartitions(lambda rows: parse_partition(rows, staging)).collect()
-    info += _empty_files(spark, input_path)
+    info = files.rdd.mapPartitions(lambda rows: parse_partition(rows, staging, local)).collect()
+    outside = sorted(r["outside"] for r in info if "outside" in r)
+    info = [r for r in info if "outside" not in r]
+    info += _empty_files(spark, input_path, local)
     ignored = _ignored(input_path)
     info = [r for r in info if not ignored(r["key"])]  # their staged rows are left out by the join below
 
@@ -265,6 +305,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     _sweep(spark, out_root, parts)
     counts.update(errors=len(errors), duplicates=len(copies))
     counts["error_lines"] = sorted(_error_line(r["key"], r["error"]) for r in info if r["error"])
+    counts["warning_lines"] = [f"{line} (copy the file in instead)" for line in outside]
     return counts
 
 
@@ -332,9 +373,10 @@ def _delete(spark, target: str) -> None:
     path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 
 
-def _empty_files(spark, input_path: str) -> list[dict]:
+def _empty_files(spark, input_path: str, local: Local | None = None) -> list[dict]:
     """binaryFile gives no row for a zero-length file; the local ingest records it as an 'empty' error. The
-    driver lists them through Hadoop's file system (any scheme Spark reads) and records the same error."""
+    driver lists them through Hadoop's file system (any scheme Spark reads) and records the same error (not for
+    one outside a ``local`` INPUT: see ``Local``)."""
 
     jvm = spark.sparkContext._jvm
     root = jvm.org.apache.hadoop.fs.Path(input_path)
@@ -344,7 +386,7 @@ def _empty_files(spark, input_path: str) -> list[dict]:
         st = it.next()
         if st.getLen() == 0:
             key = local_key(st.getPath().toString())
-            if not skipped(key):
+            if not skipped(key) and (local is None or local.name_of(st.getPath().toString())[1] is None):
                 out = parse_one((key, key, 0, int(st.getModificationTime()) * 1_000_000), b"")
                 found.append(
                     dict(

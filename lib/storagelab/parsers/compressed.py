@@ -20,8 +20,8 @@ import io
 import lzma
 from typing import BinaryIO
 
-from ..checks import open_regular
 from ..errors import ParseError
+from ..ingest_open import open_input
 
 MAX_DECOMPRESSED_BYTES = 2 * 1024**3  # 2 GiB: far above any benchmark log, far below the machine's memory
 _CHUNK = 1 << 20
@@ -129,7 +129,7 @@ class _Limited(io.RawIOBase):
 def open_decompressed(path: str, limit: int | None = None) -> BinaryIO:
     """The file's bytes as a buffered stream, one layer of gzip/xz/bzip2/zstd removed as it is read (the
     same bytes ``decompress`` gives, in bounded memory)."""
-    raw = open_regular(path)  # closed by the stream returned; a FIFO swapped in since the listing: OSError
+    raw = open_input(path)  # closed by the stream returned; a FIFO swapped in since the listing: OSError
     try:
         kind = kind_of(raw.read(10))
         raw.seek(0)

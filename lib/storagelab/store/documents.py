@@ -10,10 +10,10 @@ and names the unchanged ones from what it kept."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from .. import parsers
 from ..errors import ParseError
+from ..ingest_open import open_input
 from .listing import ListedFile, printable
 
 MAX_BYTES = 4 * 1024 * 1024  # a write-up larger than this is not looked into
@@ -28,7 +28,9 @@ def output_format(d: ListedFile) -> str | None:
     if d.size > MAX_BYTES:
         return None
     try:
-        parsed, _ = parsers.parse_bytes(Path(d.path).read_bytes(), d.path)
+        with open_input(d.path) as fh:  # a FIFO or another user's link to a file of root's put there since the listing
+            data = fh.read(MAX_BYTES + 1)
+        parsed, _ = parsers.parse_bytes(data, d.path)
     except (ParseError, OSError, UnicodeError, ValueError):
         return None
     return parsed.format if any(parsed.tables.values()) else None

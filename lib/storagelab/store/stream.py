@@ -28,8 +28,8 @@ from types import ModuleType
 import duckdb
 import pyarrow as pa
 
-from ..checks import open_regular
 from ..errors import ParseError
+from ..ingest_open import open_input
 from ..parsers import check_not_empty, check_sample, common_indent, detect, too_many_digits_in
 from ..parsers.base import NotStreamable, Parsed
 from ..parsers.compressed import kind_of, open_decompressed
@@ -54,7 +54,7 @@ def wants_stream(f: ListedFile) -> bool:
     if f.size < STREAM_MIN_COMPRESSED_BYTES:
         return False
     try:
-        with open_regular(f.path) as fh:
+        with open_input(f.path) as fh:
             return kind_of(fh.read(10)) is not None
     except OSError:
         return False  # the whole-file path reports it
@@ -75,7 +75,7 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
     out = Outcome(*job)
     try:
         h, n = hashlib.sha256(), 0
-        with open_regular(job.path) as fh:
+        with open_input(job.path) as fh:
             while block := fh.read(_BLOCK):
                 h.update(block)
                 n += len(block)

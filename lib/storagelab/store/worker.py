@@ -21,8 +21,8 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
-from ..checks import open_regular
 from ..errors import ParseError
+from ..ingest_open import open_input
 from ..parsers import modules, parse_bytes, parser_version
 from ..pool_deaths import NO_THREAD, kill, pool_result, stopped_at_the_end, worker_died
 from ..procs import worker_init
@@ -89,7 +89,7 @@ def parse_one(job: ListedFile, data: bytes | None = None) -> Outcome:
     out = Outcome(*job)
     if data is None:
         try:
-            with open_regular(job.path) as fh:  # listed as a file; another user may have put a FIFO there since
+            with open_input(job.path) as fh:  # listed as a file; another user may have put a FIFO there since
                 data = fh.read()
         except OSError as e:
             out.error = dict(kind="io", line=None, message=str(e), expected=None)

@@ -1,0 +1,167 @@
+"""How an ingest opens what it reads (logs, manifests, ignore files): only a regular file, and never a file another
+user could not read themselves, reached through a name of theirs.
+
+Root ingests folders of other users (a colleague's logs). The listing follows no symlink out of a folder, but the
+file is opened later, by its name, in a worker: reliability-13 (h1) had the second user swap a listed log for a
+symlink to root's 0600 file once the listing was done, and root's ingest stored that file's rows under the user's name,
+exit 0 (1 in 3 runs); a manifest.csv or .storagelabignore that is such a link had root print the file's first line
+in its error. So each file is opened by a walk that follows no symlink (``O_NOFOLLOW`` at every name, from a
+descriptor of the folder above: nothing can be swapped in between), and where the path holds symlinks, those are
+resolved first, one by one (``lstat``, ``readlink``, ``lstat``: the link read is the one whose owner was checked),
+noting every user other than this one and root who owns one. A file reached through such a user's link is read
+only when it is theirs. A symlink on a FUSE file system another user mounted is theirs, whatever owner it shows
+(their process shows any: bindfs -u 0)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import pwd
+import stat
+
+_NOFOLLOW_DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+MOUNTINFO = "/proc/self/mountinfo"
+_fuse_mounters: dict[int, int | None] = {}  # st_dev -> who mounted that FUSE file system (None: not FUSE)
+
+
+def open_input(path: str | os.PathLike):
+    """``path`` opened for reading in binary, only when it is a regular file when opened (O_NONBLOCK: a FIFO
+    swapped in since a check gives no writer's wait), and only as described above. Not one: OSError saying why."""
+    path = os.fspath(path)
+    fd = None
+    if ".." not in path.split("/"):
+        try:
+            fd = _open_without_links(os.path.abspath(path))
+        except OSError as e:
+            if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+    if fd is None:  # a symlink on the way (or a ".."): resolve it name by name, then open what it led to
+        real, owners = _resolve(path)
+        fd = _open_without_links(real)
+        try:
+            _check_owner(fd, path, owners)
+        except OSError:
+            os.close(fd)
+            raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = (
+            "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "a folder"
+            if stat.S_ISDIR(mode)
+            else "a device"
+        )
+        raise OSError(errno.EINVAL, f"{kind}, not a regular file", path)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def _open_without_links(real: str) -> int:
+    """The file at the absolute path ``real``, every name of it opened with O_NOFOLLOW from the folder above's
+    descriptor: a symlink anywhere on the way (swapped in since ``real`` was resolved) gives ELOOP or ENOTDIR."""
+    *folders, last = real.split("/")[1:]
+    fd = os.open("/", _NOFOLLOW_DIR)
+    try:
+        for name in folders:
+            if name:
+                nfd = os.open(name, _NOFOLLOW_DIR, dir_fd=fd)
+                os.close(fd)
+                fd = nfd
+        return os.open(last or ".", _FILE, dir_fd=fd)
+    except OSError as e:  # named by the whole path, as an open by name says it (not the last name alone)
+        if e.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "a symlink was put in its place while it was read", real) from None
+        raise OSError(e.errno, e.strerror, real) from None
+    finally:
+        os.close(fd)
+
+
+def _resolve(path: str) -> tuple[str, set[int]]:
+    """``path`` with its symlinks resolved one by one: (the path, the users other than this one and root who own a
+    link followed). Each link is read between two ``lstat``s of it that must agree (another user could replace a link
+    of root's in their folder with theirs between the owner's check and the read)."""
+    todo = list(reversed(os.path.abspath(path).split("/")[1:] if ".." not in path.split("/") else _parts(path)))
+    here, hops, owners = "/", 0, set()
+    while todo:
+        name = todo.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":  # ``here`` holds no symlink, so its parent is the real one
+            here = os.path.dirname(here)
+            continue
+        nxt = os.path.join(here, name)
+        st = os.lstat(nxt)
+        if not stat.S_ISLNK(st.st_mode):
+            here = nxt
+            continue
+        hops += 1
+        if hops > 40:
+            raise OSError(errno.ELOOP, "too many levels of symbolic links", path)
+        target = os.readlink(nxt)
+        again = os.lstat(nxt)
+        if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino):
+            raise OSError(errno.ELOOP, "a symlink on its way was replaced while it was read", path)
+        uid = _fuse_mounter(st.st_dev)
+        uid = st.st_uid if uid is None else uid  # on another user's FUSE file system, every name is theirs
+        if uid not in (0, os.getuid()):
+            owners.add(uid)
+        todo.extend(reversed(target.split("/")))
+        if target.startswith("/"):
+            here = "/"
+    return here, owners
+
+
+def _parts(path: str) -> list[str]:
+    return (path if path.startswith("/") else os.getcwd() + "/" + path).split("/")[1:]
+
+
+def _check_owner(fd: int, path: str, owners: set[int]) -> None:
+    """A file reached through symlinks of other users is read only when it is theirs: their link must not have this
+    user (root) read for them what they cannot read."""
+    if not owners:
+        return
+    st = os.fstat(fd)
+    if owners == {st.st_uid} and _fuse_mounter(st.st_dev) in (None, st.st_uid):
+        return
+    who = " and ".join(_user_name(u) for u in sorted(owners))
+    raise OSError(
+        errno.EPERM,
+        f"reached through a symlink of the user {who}'s, it leads to a file of {_user_name(st.st_uid)}'s: not read "
+        "(a link of another user's is followed only to a file of theirs; copy the file in instead)",
+        path,
+    )
+
+
+def _fuse_mounter(dev: int) -> int | None:
+    """Who mounted the FUSE file system with device ``dev``, when it is one and that was a user other than this one
+    and root; else None. /proc/self/mountinfo is read again for a device not seen before (a mount made since)."""
+    if dev not in _fuse_mounters:
+        try:
+            with open(MOUNTINFO, encoding="utf-8", errors="surrogateescape") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            lines = []
+        for line in lines:
+            left, _, right = line.partition(" - ")
+            fields, rest = left.split(), right.split()
+            if len(fields) < 3 or len(rest) < 3 or ":" not in fields[2]:
+                continue
+            major, minor = fields[2].split(":", 1)
+            uid = None
+            if rest[0].startswith("fuse"):
+                uid = next((int(o[8:]) for o in rest[2].split(",") if o.startswith("user_id=") and o[8:].isdigit()), 0)
+            _fuse_mounters[os.makedev(int(major), int(minor))] = None if uid in (None, 0, os.getuid()) else uid
+        _fuse_mounters.setdefault(dev, None)
+    return _fuse_mounters[dev]
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
