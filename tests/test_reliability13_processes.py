@@ -6,6 +6,8 @@ import json
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import time
 import types
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 
 from storagelab import paths, report
 
+ROOT = Path(__file__).resolve().parents[1]
 NB = Path("/nowhere/07_explore.ipynb")  # only its name is used: papermill is the fake below
 
 
@@ -55,13 +58,11 @@ def _files(folder: Path) -> dict[str, str]:
 
 
 def _run(monkeypatch, folder: Path, figures: list[str], headline: str, then: str = ""):
-    monkeypatch.setitem(__import__("sys").modules, "papermill", _fake_papermill(figures, headline, then))
+    monkeypatch.setitem(sys.modules, "papermill", _fake_papermill(figures, headline, then))
     return report.run_notebooks(plans=[(NB, {})], out_dir=folder, jobs=1)
 
 
 def _killed_run(folder: Path, figures: list[str], headline: str, ready: Path) -> None:  # in a forked child
-    import sys  # noqa: PLC0415
-
     sys.modules["papermill"] = _fake_papermill(figures, headline, "hang", ready)  # type: ignore[assignment]
     report.run_notebooks(plans=[(NB, {})], out_dir=folder, jobs=1)
 
@@ -122,3 +123,56 @@ def test_a_run_killed_or_stopped_in_its_notebook_leaves_the_last_good_report_who
         "summaries/07_explore.json": json.dumps({"headline": "new"}),
     }
     assert sorted(p.name for p in folder.iterdir()) == ["executed", "figures", "raw", "summaries"]  # no run folder
+
+
+def _closed(*fds: int):
+    """A child's preexec_fn: its descriptors ``fds`` closed, as `cmd >&-` (1), `2>&-` (2) or `<&-` (0) leave them."""
+    return lambda: [os.close(fd) for fd in fds]
+
+
+def _storagelab(*argv: str, closed: tuple[int, ...], **kw) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(Path(report.__file__).resolve().parents[1]))  # the code under test
+    cmd = [sys.executable, "-m", "storagelab", *argv]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=_closed(*closed), timeout=120, **kw)
+
+
+def test_a_command_started_with_its_standard_output_or_error_closed_works_or_says_why(tmp_path):
+    """Attack (main 6e8c9c7): `sql "select 1" >&-` and `parse` -> a traceback (`'NoneType' object has no attribute
+    'isatty'`), exit 1; `ingest --db X 2>&-` -> exit 1 and no database (its first line on stderr raised); `run
+    07_explore >&-` -> the report tree's lock file became descriptor 1, the kernel found its stdout closed and died
+    ("FAILED: RuntimeError: Kernel died before replying to kernel_info"). Now /dev/null fills each closed standard
+    descriptor before anything is opened (and the children inherit it); a command whose output is its result says
+    in one line that it has nowhere to go."""
+    fixture = ROOT / "tests" / "fixtures" / "fio" / "3.33"
+    one = sorted(fixture.glob("*.txt"))[0]
+    db = tmp_path / "x.duckdb"
+    p = _storagelab("ingest", str(one), "--db", str(db), "--no-parquet", closed=(0, 1, 2), cwd=tmp_path)
+    assert p.returncode == 0
+    p = _storagelab("sql", "--db", str(db), "select 1", closed=(1,))
+    assert (p.returncode, p.stderr) == (
+        2,
+        "storagelab sql: standard output is closed (>&-): the result would go nowhere; send it to a file or to "
+        "/dev/null\n",
+    )
+    p = _storagelab("sql", "--db", str(db), "--csv", "select count(*) n from files", closed=())
+    assert (p.returncode, p.stdout) == (0, "n\n1\n"), p.stderr
+
+
+def _child_sees_descriptor_one(result) -> None:  # in a forked child with descriptor 1 closed
+    from storagelab import stdfds  # noqa: PLC0415
+
+    os.close(1)
+    stdfds.fill_closed()
+    probe = "import os, sys; sys.stderr.write(os.readlink('/proc/self/fd/1'))"
+    p = subprocess.run([sys.executable, "-c", probe], stderr=subprocess.PIPE, text=True)
+    result.put((p.returncode, p.stderr, sys.stdout.writable()))
+
+
+def test_the_descriptors_filled_for_a_closed_standard_output_reach_the_children():
+    """What the kernel died of: the child of a command started with `>&-` finds descriptor 1 open (/dev/null, not
+    a file of the command's), and the command's own print goes there without an error."""
+    result = multiprocessing.get_context("fork").Queue()
+    child = multiprocessing.get_context("fork").Process(target=_child_sees_descriptor_one, args=(result,))
+    child.start()
+    assert result.get(timeout=10) == (0, "/dev/null", True)
+    child.join(10)
