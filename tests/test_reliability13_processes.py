@@ -202,3 +202,32 @@ def test_the_temporary_files_of_a_killed_sql_parquet_go_with_the_next_write(tmp_
     assert len(left) == 2 and left[1].startswith("tmp_.o.parquet."), left
     sqlout._write_parquet(duckdb.sql("select 42 x"), dest)
     assert sorted(f.name for f in tmp_path.iterdir()) == ["o.parquet"]
+
+
+@pytest.mark.parametrize("kept", [0, 4096])
+def test_lab_fio_whose_output_a_full_disk_cut_keeps_no_run(tmp_path, monkeypatch, kept):
+    """Attack (main 6e8c9c7): `lab fio --out` on a 2 MB tmpfs left with 0-40 KiB: fio's own writes of its output
+    failed without a word and it ended 0. With 0 KiB the empty output was dropped as an "empty log" and the lab said
+    `lab fio: 0 files from 1 runs in 2s; nothing new to label`, exit 0: the run lost; with 8-40 KiB its output, cut at
+    4096 or 8192 bytes (`truncated: JSON document is cut short`), was renamed into OUT, the manifest was left empty
+    and the line was `storagelab lab fio: [Errno 28] No space left on device`. Now a run whose output does not read
+    back whole (or whose OUT is full after it) is a failed run, kept outside OUT. Here fio is one that ends 0 having
+    written ``kept`` bytes of a real output, as fio did on the full disk."""
+    from storagelab.lab import PRESETS, build_runs, run_fio_matrix  # noqa: PLC0415
+
+    real = ROOT / "tests" / "fixtures" / "fio" / "3.33" / "lab-psync" / "randread-4k-qd1-nj1.txt"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "fio").write_text(
+        f'#!/bin/sh\n[ "$1" = --version ] && {{ echo fio-3.33; exit 0; }}\nhead -c {kept} {real}\nexit 0\n'
+    )
+    (bin_dir / "fio").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    out, target = tmp_path / "out", tmp_path / "t"
+    runs = build_runs(PRESETS["smoke"], target=target, out=out, rw=["randread"])[:1]
+    lines: list[str] = []
+    rc = run_fio_matrix(runs, target=target, out=out, ingest=False, log=lines.append)
+    assert rc == 1, lines
+    assert lines[-1] == f"lab fio: 1 runs failed: {runs[0].run_id}"
+    assert [f.name for f in out.iterdir() if not f.name.startswith(".")] in ([], ["manifest.csv"])
+    assert not (out / "manifest.csv").exists() or runs[0].run_id not in (out / "manifest.csv").read_text()
