@@ -13,6 +13,8 @@ import types
 from pathlib import Path
 
 import pytest
+from test_reliability5_processes import _as_user
+from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
 
 from storagelab import paths, report
 
@@ -231,3 +233,34 @@ def test_lab_fio_whose_output_a_full_disk_cut_keeps_no_run(tmp_path, monkeypatch
     assert lines[-1] == f"lab fio: 1 runs failed: {runs[0].run_id}"
     assert [f.name for f in out.iterdir() if not f.name.startswith(".")] in ([], ["manifest.csv"])
     assert not (out / "manifest.csv").exists() or runs[0].run_id not in (out / "manifest.csv").read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a command as the second user")
+def test_a_limit_of_processes_too_low_for_a_notebook_run_is_one_line_before_it_starts(shared_tmp):  # noqa: F811
+    """Attack (main 6e8c9c7, as the second user: root is not held to RLIMIT_NPROC): `ulimit -u 8; storagelab run
+    07_explore` -> `Aborted`, exit 134, nothing else; `ulimit -u 16` -> "Kernel died before replying to kernel_info";
+    `ulimit -u 32` -> a Rust panic ("could not spawn threads"); `ulimit -u 3; lab fio` -> a PanicException traceback.
+    Now the limit is checked before anything starts (raised when the hard limit allows)."""
+    import pwd  # noqa: PLC0415
+    import resource  # noqa: PLC0415
+
+    user = pwd.getpwnam(USER)
+    out = shared_tmp / "out"
+    out.mkdir()
+    os.chown(out, user.pw_uid, user.pw_gid)
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_NPROC, (100, 100))  # enough to start while other tests run as the user
+        _as_user(USER)()
+
+    env = dict(os.environ, PYTHONPATH=str(Path(report.__file__).resolve().parents[1]), HOME=str(out))
+    env.pop("TMPDIR", None)
+    argv = [sys.executable, "-m", "storagelab", "run", "07_explore", "--output", str(out / "rep")]
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, preexec_fn=limited, timeout=120)
+    assert (p.returncode, p.stdout, p.stderr) == (
+        2,
+        "",
+        "storagelab run: the limit of processes (ulimit -u 100) is below the 128 `storagelab run` needs (its kernels, "
+        "tools and their threads count, with every other process of yours): raise it (e.g. ulimit -u 4096) and run "
+        "again\n",
+    )

@@ -748,7 +748,7 @@ def _run_guarded(args) -> int:
     low = (
         stdfds.refusal(args)
         or memfloor.too_low(args.cmd)
-        or checks.too_few_files(args.cmd)
+        or checks.too_low_limits(args.cmd)
         or ownership.environment_refusal()
     )
     if low:
