@@ -264,3 +264,28 @@ def test_a_limit_of_processes_too_low_for_a_notebook_run_is_one_line_before_it_s
         "tools and their threads count, with every other process of yours): raise it (e.g. ulimit -u 4096) and run "
         "again\n",
     )
+
+
+def test_run_output_into_another_selections_report_folder_is_refused(monkeypatch, tmp_path):
+    """Attack (main 6e8c9c7): `run 01_vdev_scaling -p study homelab-mergerfs --output reports/thumper-x4500` -> exit 0,
+    thumper-x4500's report replaced by homelab-mergerfs's, listed in the index under "thumper-x4500" (the folder's
+    recorded selection): `--output` skipped the check that keeps two selections out of one report folder. Now a
+    folder of reports/ given as --output is held to it too; a new one records its selection."""
+    from storagelab.errors import ParameterError  # noqa: PLC0415
+
+    reports = tmp_path / "reports"
+    monkeypatch.setattr(paths, "REPORTS", reports)
+    monkeypatch.setitem(sys.modules, "papermill", _fake_papermill(["a"], "ran"))
+    theirs = reports / "thumper-x4500"
+    theirs.mkdir(parents=True)
+    (theirs / ".selection.json").write_text(json.dumps({"selection": {"study": "thumper-x4500"}, "parameters": {}}))
+    with pytest.raises(ParameterError) as e:
+        report.run_notebooks(["01_vdev_scaling"], {"study": "homelab-mergerfs"}, out_dir=theirs, jobs=1)
+    assert str(e.value) == (
+        f"{theirs} holds the reports of study 'thumper-x4500', not of study 'homelab-mergerfs': give --output "
+        "another folder"
+    )
+    assert sorted(p.name for p in theirs.iterdir()) == [".selection.json"]
+    new = reports / "mine"
+    report.run_notebooks(["01_vdev_scaling"], {"study": "homelab-mergerfs"}, out_dir=new, jobs=1)
+    assert json.loads((new / ".selection.json").read_text())["selection"] == {"study": "homelab-mergerfs"}

@@ -229,6 +229,8 @@ def run_notebooks(
         plans, notes = validate_each(nbs, params or {}, raw_params)
         for note in notes:  # a parameter of some of the notebooks: given to those, the others told
             say(note)
+    if out_dir is not None and Path(out_dir).resolve().parent == paths.REPORTS.resolve():
+        _claim_folders(plans, into=Path(out_dir).name)  # `--output reports/<study>`: a folder of the index's
     if out_dir is None:
         _claim_folders(plans)
         for folder in report_folders():  # those of a build killed outright, in folders this run does not write
@@ -283,13 +285,15 @@ SELECTION_FILE = paths.SELECTION_FILE
 _FEWER_NOTEBOOKS = "run one notebook at a time (storagelab run NAME)"
 
 
-def _claim_folders(plans: list[tuple[Path, dict[str, Any]]]) -> None:
+def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: str | None = None) -> None:
     """Check, before anything runs, that no report folder would hold two selections' reports (two in this run,
     or this run's and the one a folder already holds), and record each folder's selection in it. A collision is
-    a ParameterError, never a silent overwrite."""
+    a ParameterError, never a silent overwrite. ``into``: the folder of reports/ every plan writes (``--output``:
+    `run 01_vdev_scaling -p study A --output reports/B` put A's report in B's folder, under B's name in the index)."""
     claimed: dict[str, dict[str, Any]] = {}
     for nb, p in plans:
         folder, identity = _folder_and_identity(nb, p)
+        folder = into or folder
         if claimed.setdefault(folder, identity) != identity:
             raise ParameterError(
                 f"reports/{folder}/ would hold the reports of two selections, {_shown(claimed[folder])} and "
@@ -304,7 +308,7 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]]) -> None:
         if held is not None and held != identity:
             raise ParameterError(
                 f"{marker.parent} holds the reports of {_shown(held)}, not of {_shown(identity)}: "
-                "move that folder away, or run with --output"
+                + ("give --output another folder" if into else "move that folder away, or run with --output")
             )
         if held is None:
             _write_json(marker, identity)
