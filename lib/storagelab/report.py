@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import multiprocessing
 import os
 import re
@@ -154,6 +155,11 @@ class _StderrFilter:
         self.tmp.close()
         if exc[0] is not None and any(m in text for m in _EMFILE):
             return False  # the kernel's tracebacks of it: _out_of_files says it in one line
+        if exc[0] is not None and issubclass(exc[0], (KeyboardInterrupt, SystemExit)):
+            # stopped (Ctrl-C; SIGTERM/SIGHUP while waiting): a kernel shut down in a cell logs its reply's failure
+            # ("Exception in message handler ... ZMQError: Socket operation on non-socket", 2 of 15 Ctrl-C under load,
+            # reliability-13) before the one line that says the command was interrupted
+            return False
         for line in text.splitlines():
             if line.strip() and not any(n in line for n in self.NOISE):
                 print(line, file=sys.stderr)
@@ -442,6 +448,9 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
         )
     except BaseException:  # Ctrl-C, SIGTERM/SIGHUP (SystemExit): nothing of this run is kept
         reportstage.discard(stage)
+        # the command is stopping: nbclient's cell task, left with "DeadKernelError: Kernel died", is logged by
+        # asyncio when it is collected at exit, after the command's one line (1 of 15 Ctrl-C under load, reliability-13)
+        logging.getLogger("asyncio").disabled = True
         raise
     finally:
         shutil.rmtree(kernel_dir, ignore_errors=True)
