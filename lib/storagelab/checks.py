@@ -53,16 +53,55 @@ def too_few_files(command: str | None) -> str | None:
     is raised instead, silently."""
     if command not in NOTEBOOK_COMMANDS:
         return None
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY or soft >= FILES_NEEDED:
+    soft = _below(resource.RLIMIT_NOFILE, FILES_NEEDED)
+    if soft is None:
         return None
-    if hard == resource.RLIM_INFINITY or hard >= FILES_NEEDED:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (FILES_NEEDED, hard))
-            return None
-        except (ValueError, OSError):  # pragma: no cover - a system that refuses a raise within the hard limit
-            pass
     return (
         f"the limit of open files (ulimit -n {soft}) is below the {FILES_NEEDED} a notebook's run needs (its "
         f"kernel, the database and the charts each hold files): raise it (e.g. ulimit -n 1024) and run again"
     )
+
+
+LAB_COMMANDS = frozenset({"lab fio", "lab bonnie", "lab zfs-sweep"})
+# processes and threads (ulimit -u counts both, for all of the user's processes) a command needs: `run 07_explore` as
+# a user under ulimit -u 8 ended "Aborted" (134, nothing else said), at 16 "Kernel died before replying to
+# kernel_info", at 32 a Rust panic ("could not spawn threads"), at 48 it ran; `lab fio` under 3 a PanicException
+# traceback (polars' thread), under 8 it stopped with 143, at 16 it ran (reliability-13). A build runs two notebooks
+# at once: twice a run's, and a margin.
+PROCESSES_NEEDED = {**dict.fromkeys(NOTEBOOK_COMMANDS, 128), **dict.fromkeys(LAB_COMMANDS, 32)}
+
+
+def too_few_processes(command: str | None) -> str | None:
+    """One line when the limit of processes (ulimit -u) is below what ``command`` needs, said before it starts; a
+    soft limit below it and a hard limit that allows it is raised instead, silently. Root is not held to it."""
+    needed = PROCESSES_NEEDED.get(command or "")
+    if needed is None or os.geteuid() == 0:
+        return None
+    soft = _below(resource.RLIMIT_NPROC, needed)
+    if soft is None:
+        return None
+    return (
+        f"the limit of processes (ulimit -u {soft}) is below the {needed} `storagelab {command}` needs (its kernels, "
+        f"tools and their threads count, with every other process of yours): raise it (e.g. ulimit -u 4096) and run "
+        "again"
+    )
+
+
+def too_low_limits(command: str | None) -> str | None:
+    """The limits of open files and of processes, checked before the command starts (see too_few_*)."""
+    return too_few_files(command) or too_few_processes(command)
+
+
+def _below(limit: int, needed: int) -> int | None:
+    """The soft ``limit`` when it is below ``needed`` and cannot be raised to it (the hard limit is lower); None when it
+    is enough or was raised, silently."""
+    soft, hard = resource.getrlimit(limit)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return None
+    if hard == resource.RLIM_INFINITY or hard >= needed:
+        try:
+            resource.setrlimit(limit, (needed, hard))
+            return None
+        except (ValueError, OSError):  # pragma: no cover - a system that refuses a raise within the hard limit
+            pass
+    return soft

@@ -12,7 +12,7 @@ import sys
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from . import _early_interrupt, checks, cli_parser, memfloor, ownership, paths, reportlock, runoutput
+from . import _early_interrupt, checks, cli_parser, memfloor, ownership, paths, reportlock, runoutput, stdfds
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
 from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
@@ -641,6 +641,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     top = argv is None  # the process's own command line (the console script, python -m): it exits after this
     if top:
+        stdfds.fill_closed()  # before anything is opened: a file of ours as descriptor 1 or 2 (`cmd >&-`)
         ownership.no_write_for_others()
     argv = sys.argv[1:] if argv is None else list(argv)
     if len(argv) >= 2 and argv[0] == "lab" and argv[1] in ("fio", "bonnie", "zfs-sweep"):
@@ -746,8 +747,8 @@ def _run_guarded(args) -> int:
     except KeyboardInterrupt:
         return _interrupted(args)
 
-    low = memfloor.too_low(args.cmd) or checks.too_few_files(args.cmd) or ownership.environment_refusal()
-    low = low or ownership.names_refusal(args)  # reliability-13: a --db not UTF-8 was DuckDB's traceback
+    low = stdfds.refusal(args) or memfloor.too_low(args.cmd) or checks.too_low_limits(args.cmd)
+    low = low or ownership.environment_refusal() or ownership.names_refusal(args)  # names: a --db not UTF-8 (r13)
     if low:
         say(f"storagelab {args.cmd}: {low}")
         return 2

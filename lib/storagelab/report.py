@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import multiprocessing
 import os
 import re
@@ -29,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import paths
+from . import paths, reportstage
 from .errors import ParameterError
 from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     _literal_assignments,
@@ -45,7 +46,7 @@ from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     validate_each,
 )
 from .pool_deaths import FeederDied, pool_result, stopped_at_the_end, worker_died
-from .procs import alive, die_with_parent, kill_descendants
+from .procs import die_with_parent, kill_descendants
 from .rendering import (  # noqa: F401  (re-exported)
     _BASIS,
     _STATUS_CLASS,
@@ -154,6 +155,11 @@ class _StderrFilter:
         self.tmp.close()
         if exc[0] is not None and any(m in text for m in _EMFILE):
             return False  # the kernel's tracebacks of it: _out_of_files says it in one line
+        if exc[0] is not None and issubclass(exc[0], (KeyboardInterrupt, SystemExit)):
+            # stopped (Ctrl-C; SIGTERM/SIGHUP while waiting): a kernel shut down in a cell logs its reply's failure
+            # ("Exception in message handler ... ZMQError: Socket operation on non-socket", 2 of 15 Ctrl-C under load,
+            # reliability-13) before the one line that says the command was interrupted
+            return False
         for line in text.splitlines():
             if line.strip() and not any(n in line for n in self.NOISE):
                 print(line, file=sys.stderr)
@@ -205,6 +211,7 @@ class RunResult:
     executed: Path
     ok: bool
     error: str | None = None
+    stage: Path | None = None  # where the run wrote, until its files are moved into ``folder`` (reportstage)
 
 
 def run_notebooks(
@@ -228,11 +235,33 @@ def run_notebooks(
         plans, notes = validate_each(nbs, params or {}, raw_params)
         for note in notes:  # a parameter of some of the notebooks: given to those, the others told
             say(note)
+    if out_dir is not None and Path(out_dir).resolve().parent == paths.REPORTS.resolve():
+        _claim_folders(plans, into=Path(out_dir).name)  # `--output reports/<study>`: a folder of the index's
     if out_dir is None:
         _claim_folders(plans)
+        for folder in report_folders():  # those of a build killed outright, in folders this run does not write
+            reportstage.sweep(folder)
     n = max(1, min(jobs if jobs is not None else (os.cpu_count() or 1), len(plans)))
+    results: list[RunResult] = []
+    try:
+        _run_all(plans, out_dir, n, results)
+    except BaseException:  # stopped: no report is replaced, those of the last good run stay whole (reportstage)
+        for r in results:
+            reportstage.discard(r.stage)
+        raise
+    for r in results:
+        if r.stage is not None:
+            reportstage.commit(r.stage, r.folder, r.notebook)
+            r.stage = None
+    return results
+
+
+def _run_all(plans: list[tuple[Path, dict[str, Any]]], out_dir: Path | None, n: int, results: list[RunResult]) -> None:
+    """Run ``plans``, ``n`` at a time, appending each ended run's result to ``results`` in the plans' order."""
     if n == 1:
-        return [_run_one(nb, p, out_dir) for nb, p in plans]
+        for nb, p in plans:
+            results.append(_run_one(nb, p, out_dir))
+        return
 
     # each notebook in its own process (a kernel each): the environment variable that tells a notebook its
     # report folder and the stderr filter are per process. Ctrl-C is this process's to handle: it stops the
@@ -246,7 +275,8 @@ def run_notebooks(
     with stopped_at_the_end(pool):  # never hangs on a lost stop (pool_deaths.shut_down)
         try:
             futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
-            return [pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS) for f in futures]
+            for f in futures:
+                results.append(pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS))
         except BaseException as e:
             broken = isinstance(e, BrokenProcessPool) and not isinstance(e, FeederDied)  # FeederDied: no worker died
             died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if broken else None
@@ -261,13 +291,15 @@ SELECTION_FILE = paths.SELECTION_FILE
 _FEWER_NOTEBOOKS = "run one notebook at a time (storagelab run NAME)"
 
 
-def _claim_folders(plans: list[tuple[Path, dict[str, Any]]]) -> None:
+def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: str | None = None) -> None:
     """Check, before anything runs, that no report folder would hold two selections' reports (two in this run,
     or this run's and the one a folder already holds), and record each folder's selection in it. A collision is
-    a ParameterError, never a silent overwrite."""
+    a ParameterError, never a silent overwrite. ``into``: the folder of reports/ every plan writes (``--output``:
+    `run 01_vdev_scaling -p study A --output reports/B` put A's report in B's folder, under B's name in the index)."""
     claimed: dict[str, dict[str, Any]] = {}
     for nb, p in plans:
         folder, identity = _folder_and_identity(nb, p)
+        folder = into or folder
         if claimed.setdefault(folder, identity) != identity:
             raise ParameterError(
                 f"reports/{folder}/ would hold the reports of two selections, {_shown(claimed[folder])} and "
@@ -282,7 +314,7 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]]) -> None:
         if held is not None and held != identity:
             raise ParameterError(
                 f"{marker.parent} holds the reports of {_shown(held)}, not of {_shown(identity)}: "
-                "move that folder away, or run with --output"
+                + ("give --output another folder" if into else "move that folder away, or run with --output")
             )
         if held is None:
             _write_json(marker, identity)
@@ -309,7 +341,7 @@ def _end_notebook_worker(signum, frame) -> None:
     the build's stdout (the reliability campaign's `build | tee` that never ended)."""
 
     kill_descendants()
-    for folder in list(_KERNEL_DIRS):
+    for folder in list(_KERNEL_DIRS) + list(_STAGES):
         shutil.rmtree(folder, ignore_errors=True)
     os._exit(128 + signum)
 
@@ -334,21 +366,13 @@ def sweep_kernel_dirs() -> list[Path]:
     (SIGKILL) could not remove its own. Only this user's; the folder's name holds its process id. Returns those
     removed."""
 
-    removed = []
     places = {Path(tempfile.gettempdir()), Path("/tmp")}
-    for folder in (f for place in sorted(places) for f in place.glob("storagelab-kernel-*-*")):
-        pid = folder.name.split("-")[2]
-        try:
-            mine = folder.is_dir() and not folder.is_symlink() and folder.stat().st_uid == os.getuid()
-        except OSError:
-            continue
-        if mine and pid.isdigit() and not alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-            removed.append(folder)
-    return removed
+    folders = (f for place in sorted(places) for f in place.glob("storagelab-kernel-*-*"))
+    return [f for f in folders if reportstage.removed_if_orphaned(f, f.name.split("-")[2])]
 
 
 _KERNEL_DIRS: list[str] = []  # the private folders of this process's running kernels (see _kernel_manager)
+_STAGES: list[Path] = []  # the folders this process's running notebooks write into (see reportstage)
 
 
 def _kernel_manager(folder: str):
@@ -375,19 +399,19 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     import papermill as pm  # noqa: PLC0415  (3 s to import: only when a notebook runs)
 
     folder = Path(out_dir) if out_dir else report_dir(nb, p)
-    dest = folder / "executed" / nb.name
+    # the run writes its executed notebook, figures, summary and raw excerpts into a folder of its own, moved into
+    # the report folder when every run of the command has ended (reportstage): a build stopped or killed in its
+    # notebooks leaves the reports as the last good build left them, figures and summaries included
+    reportstage.sweep(folder)
+    stage = reportstage.new(folder, nb.stem)
+    _STAGES.append(stage)
+    dest = stage / "executed" / nb.name
     dest.parent.mkdir(parents=True, exist_ok=True)
-    figs = paths.figure_dir(nb.stem, folder / "figures")
-    if figs.is_dir():  # figures are the last run's only: no stale chart survives a renamed or removed one
-        for f in figs.iterdir():
-            if f.is_file() and f.name.endswith((".svg", ".png", ".vl.json")):
-                f.unlink()
-    summary = folder / "summaries" / f"{nb.stem}.json"
-    summary.unlink(missing_ok=True)
+    summary = stage / "summaries" / f"{nb.stem}.json"
     shown = os.path.relpath(folder, paths.ROOT) if folder.is_relative_to(paths.ROOT) else str(folder)
     say(f"==> running {nb.name}" + (f" with {p}" if p else "") + f" -> {shown}/", sys.stdout)
     old = os.environ.get(REPORT_DIR_ENV)
-    os.environ[REPORT_DIR_ENV] = str(folder)
+    os.environ[REPORT_DIR_ENV] = str(stage)
     sweep_kernel_dirs()
     kernel_dir = _new_kernel_dir()
     _KERNEL_DIRS.append(kernel_dir)
@@ -422,14 +446,21 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
                 written_at=datetime.now(UTC).isoformat(timespec="seconds"),
             ),
         )
+    except BaseException:  # Ctrl-C, SIGTERM/SIGHUP (SystemExit): nothing of this run is kept
+        reportstage.discard(stage)
+        # the command is stopping: nbclient's cell task, left with "DeadKernelError: Kernel died", is logged by
+        # asyncio when it is collected at exit, after the command's one line (1 of 15 Ctrl-C under load, reliability-13)
+        logging.getLogger("asyncio").disabled = True
+        raise
     finally:
         shutil.rmtree(kernel_dir, ignore_errors=True)
         _KERNEL_DIRS.remove(kernel_dir)
+        _STAGES.remove(stage)
         if old is None:
             os.environ.pop(REPORT_DIR_ENV, None)
         else:
             os.environ[REPORT_DIR_ENV] = old
-    return RunResult(nb.stem, folder, dest, ok, error)
+    return RunResult(nb.stem, folder, folder / "executed" / nb.name, ok, error, stage)
 
 
 def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:

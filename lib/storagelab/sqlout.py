@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import decimal
+import glob
 import json
 import math
 import os
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import TextIO
 
@@ -216,7 +218,8 @@ def _write_parquet(rel, dest: Path) -> None:
     """The result into ``dest`` through a new temporary file beside it (mkstemp), renamed over it when whole: a
     failed or interrupted write leaves what was there."""
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    _sweep_orphans(dest)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".tmp", dir=dest.parent)
     os.close(fd)
     try:
         rel.write_parquet(tmp)
@@ -224,6 +227,22 @@ def _write_parquet(rel, dest: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _sweep_orphans(dest: Path) -> None:
+    """Remove the temporary files of earlier writes of ``dest`` whose process is gone: killed (SIGKILL, or SIGTERM or
+    SIGHUP, which end `sql` at once), it left its own (empty) one and DuckDB's ``tmp_`` one, as large as the part of
+    the result written: 1.6 GB after 9 kills of one `sql --parquet` (reliability-13). This user's regular files only;
+    the name holds the process id."""
+    from .procs import alive  # noqa: PLC0415
+
+    for prefix in (".", "tmp_."):
+        for f in dest.parent.glob(f"{glob.escape(prefix + dest.name)}.*.tmp"):
+            pid = f.name[len(prefix + dest.name) + 1 :].split(".", 1)[0]
+            with suppress(OSError):
+                st = f.lstat()
+                if pid.isdigit() and stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not alive(int(pid)):
+                    f.unlink()
 
 
 def pinned_target(target: str) -> tuple[str | None, str]:

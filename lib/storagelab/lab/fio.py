@@ -229,10 +229,18 @@ class _Matrix:
             self.log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
         elif rc != 0:
             self.keep_failed(run, part, rc, err)
+        elif why := cut_short(self.out, part):  # fio says nothing of a write it could not make: exit 0, a file cut
+            self.keep_failed(run, part, rc, why.encode())
         else:
             part.rename(self.out / f"{run.run_id}.txt")
             self.spent.append(time.monotonic() - t0)
-            self.save(run, flags)
+            try:
+                self.save(run, flags)
+            except OSError as e:  # the manifest could not be written (a full disk): the run is not kept half-labelled
+                for f in _run_files(self.out, run.run_id):
+                    f.unlink(missing_ok=True)
+                self.log(f"  {run.run_id} not kept: {e.filename or self.manifest}: {e.strerror or e}")
+                self.failed.append(run.run_id)
 
     def sanity(self, run: Run) -> list[str]:
         """The run's sanity flags before it runs (its size against RAM and caches, direct I/O, shared file), logged."""
@@ -276,7 +284,8 @@ class _Matrix:
             self.failed_dir.append(Path(tempfile.mkdtemp(prefix="storagelab-lab-failed-")))
         keep = self.failed_dir[0] / f"{run.run_id}.txt"
         shutil.move(str(part), keep)
-        self.log(f"  fio failed ({rc}), output kept in {keep}: {err.decode(errors='replace').strip()[-500:]}")
+        what = f"fio failed ({rc})" if rc else "not kept"
+        self.log(f"  {what}, output kept in {keep}: {err.decode(errors='replace').strip()[-500:]}")
         self.failed.append(run.run_id)
         for f in _run_files(self.out, run.run_id):
             f.unlink(missing_ok=True)
@@ -298,8 +307,27 @@ class _Matrix:
         extra = {**limit, **(self.labels or {})}
         root, label = self.manifest.parent, self.label_of[run.run_id]
         rows = [manifest_row(f, root, label, self.system, self.tinfo, run.argv, notes, extra) for f in files]
-        append_manifest(self.manifest, rows)
+        size = self.manifest.stat().st_size if self.manifest.exists() else None
+        try:
+            append_manifest(self.manifest, rows)
+        except OSError:  # a row cut short by a full disk would make the whole manifest unreadable: as it was
+            with contextlib.suppress(OSError):
+                os.truncate(self.manifest, size) if size is not None else self.manifest.unlink()
+            raise
         self.done_files.extend(files)
+
+
+def cut_short(out: Path, part: Path) -> str | None:
+    """Why a run fio ended with 0 is not whole: its output does not read back as fio's (fio's own writes to a full
+    disk fail without a word: an empty or cut output, renamed into OUT; reliability-13), or OUT's filesystem is full
+    after it (its latency logs, written by fio, may be cut at a line)."""
+    if os.statvfs(out).f_bfree == 0:
+        return f"{out} is full: fio's output and logs may be cut short; free some space and run it again"
+    try:
+        parse_bytes(part.read_bytes(), str(part))
+    except Exception as e:  # noqa: BLE001 - any reason it does not parse: the run is not kept
+        return f"fio's output does not read back whole ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+    return None
 
 
 def run_fio_matrix(
