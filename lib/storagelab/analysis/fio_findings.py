@@ -371,11 +371,20 @@ def durable(n, res) -> None:
             "a SLOG comparison needs runs of one pool with and without a log device: label `pool` (and "
             "`log_devices`) in the manifest"
         )
-    if all(r.zfs_sync is None and r.zfs_logbias is None for r in d.runs):
+    if not all(_off_zfs(r) for r in d.runs) and all(r.zfs_sync is None and r.zfs_logbias is None for r in d.runs):
         res.missing.append(
             "the sync and logbias settings of the durable-write runs' datasets are not known, so no pair is compared by "
             "them: add `zfs get sync,logbias` output labelled with the run's host and pool"
         )
+
+
+def _off_zfs(r) -> bool:
+    """A durable-write run its labels place off ZFS: a stack label without 'zfs', and no pool or ZFS version. A
+    dataset's sync and logbias settings do not apply to it (ext4 or tmpfs has none); a run without a stack label
+    may be on ZFS."""
+    setup = dict(r.setup)
+    stack = setup.get("stack", "").lower()
+    return bool(stack) and "zfs" not in stack and not (r.pool or setup.get("zfs_version"))
 
 
 def time_series(n, res, steady) -> None:
