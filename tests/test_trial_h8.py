@@ -43,3 +43,41 @@ def test_a_durable_write_run_on_ext4_is_not_asked_for_zfs_sync_settings(tmp_path
     durable = [f for f in res.findings if f.startswith("fs (`randwrite bs=4KiB ioengine=sync")]
     assert len(durable) == 1
     assert "p50/p99/p99.9 3.39/23.2/64.8 ms, max 64.9 ms; 189.8 durable writes/s (fio's count)" in durable[0]
+
+
+def test_a_card_of_a_device_labelled_loop0_says_it_is_not_a_disk(tmp_path):
+    """The trial's SEQ1M Q8T1 read with direct=1 on ext4 on /dev/loop0, labelled devices 'loop0' as lsblk names it:
+    3,151 MB/s, the host's page cache behind the loop's backing file, not a disk. The card flagged only its short
+    runtime: a loop device was recognised only when written '/dev/loop0'."""
+    from conftest import analyse_study, ingest_labelled
+
+    from storagelab.analysis import disk_card
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(SRC / "ext4-seq1m-q8-read-r2.json", raw)
+    db = ingest_labelled(
+        raw, "path,study,label,host,stack,devices\next4-seq1m-q8-read-r2.json,h8disk,seq,h8box,ext4-on-loop,loop0\n"
+    )
+    _, cards = analyse_study(db, disk_card.analyse, "h8disk")
+    assert "  SEQ1M Q8T1 read: 3,151 MB/s, p99 12 ms, n=1, FLAGGED" in disk_card.card_lines(cards)
+    (result,) = cards[0].flagged
+    assert result.flags[0] == (
+        "not a disk: loop device loop0 (what backs it is not recorded): these figures measure what backs it through "
+        "the kernel's block layer, not a device of its own (run on the disk itself to measure one)"
+    )
+
+
+def test_a_bare_stacked_device_name_is_a_whole_word_only():
+    assert disk_card_names("loop0") == ["loop0"]
+    assert disk_card_names("ext4 on loop12 (a file)") == ["loop12"]
+    assert disk_card_names("/dev/md0, md1") == ["md0", "md1"]
+    assert disk_card_names("Samsung SSD 980 (nvme0n1), dm-3") == ["dm-3"]
+    assert disk_card_names("loopback0 sda md") == []
+
+
+def disk_card_names(label: str) -> list[str]:
+    from storagelab.analysis import disk_card
+
+    flags = disk_card.stacked_flags({"devices": label})
+    return [w.split(" device ")[1].split(" ")[0].rstrip(",") for w in flags[0].split(" and ")] if flags else []
