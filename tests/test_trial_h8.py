@@ -81,3 +81,21 @@ def disk_card_names(label: str) -> list[str]:
 
     flags = disk_card.stacked_flags({"devices": label})
     return [w.split(" device ")[1].split(" ")[0].rstrip(",") for w in flags[0].split(" and ")] if flags else []
+
+
+def test_a_rate_capped_run_kept_at_depth_1_is_not_put_down_to_a_synchronous_engine(tmp_path):
+    """`--ioengine=libaio --iodepth=4 --rate=20m`: fio's IO depths say 1=100 %. 08 said 'a synchronous engine such as
+    psync caps the depth at 1' of a libaio run; its rate cap is what its options show."""
+    from conftest import analyse_study, ingest_labelled
+
+    from storagelab.analysis import fio_views
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(SRC / "ext4-ratecap-write.json", raw)
+    db = ingest_labelled(raw, "path,study,label\next4-ratecap-write.json,h8disk,capped\n")
+    res = analyse_study(db, fio_views.analyse, "h8disk")
+    assert res.findings[0] == (
+        "1 job(s) set iodepth above 1, but fio kept one I/O in flight per job (its IO depths: 1=100%; under a rate "
+        "cap (rate=) an I/O can finish before the next is due): they are set at their real depth, 1."
+    )

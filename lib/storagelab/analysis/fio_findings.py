@@ -215,9 +215,14 @@ def depth(n, res) -> None:
             "only their latencies) are left out of IOPS against depth; the sync sections are the durable writes below."
         )
     if n.capped_jobs:
+        rated = getattr(n, "capped_rate", 0)
+        psync = "a synchronous engine such as psync caps the depth at 1"
+        cap = "under a rate cap (rate=) an I/O can finish before the next is due"
+        if rated:
+            psync = cap if rated == n.capped_jobs else f"{rated} of them ran with a rate cap, and {cap}; {psync}"
         res.findings.append(
             f"{n.capped_jobs} job(s) set iodepth above 1, but fio kept one I/O in flight per job (its IO depths: "
-            "1=100%; a synchronous engine such as psync caps the depth at 1): they are set at their real depth, 1."
+            f"1=100%; {psync}): they are set at their real depth, 1."
         )
     if n.depth.height == 0:
         if n.runs:
