@@ -59,8 +59,13 @@ def test_a_card_of_a_device_labelled_loop0_says_it_is_not_a_disk(tmp_path):
     db = ingest_labelled(
         raw, "path,study,label,host,stack,devices\next4-seq1m-q8-read-r2.json,h8disk,seq,h8box,ext4-on-loop,loop0\n"
     )
-    _, cards = analyse_study(db, disk_card.analyse, "h8disk")
+    res, cards = analyse_study(db, disk_card.analyse, "h8disk")
     assert "  SEQ1M Q8T1 read: 3,151 MB/s, p99 12 ms, n=1, FLAGGED" in disk_card.card_lines(cards)
+    # the headline's highest result is a flagged one: said where it is named
+    assert str(res.findings[0]).startswith(
+        "**h8box, loop0 | ext4-on-loop:** 1 of 8 results; the highest is SEQ1M Q8T1 read at 3,151 MB/s (flagged: "
+        "below); one run per test"
+    )
     (result,) = cards[0].flagged
     assert result.flags[0] == (
         "not a disk: loop device loop0 (what backs it is not recorded): these figures measure what backs it through "

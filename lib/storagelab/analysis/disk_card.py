@@ -473,7 +473,7 @@ def _card_sentence(c: DiskCard, done: list[CardResult]) -> list[str]:
     several = any(r.n > 1 and (r.p99_ns is not None or r.lat_mean_ns is not None) for r in done)
     line = (
         f"**{c.machine}, {c.device}:** {len(done)} of 8 results; the highest is {best.test} {best.direction} at "
-        f"{mb_s(best.bw_bytes_per_s)} MB/s; {noise}."
+        f"{mb_s(best.bw_bytes_per_s)} MB/s{' (flagged: below)' if best.flags else ''}; {noise}."
         + (" The latency of a result of several runs is the median of its runs' own figures." if several else "")
     )
     cites = [cite(f"{mb_s(best.bw_bytes_per_s)} MB/s", _line_dicts(best), f"mean of {best.n} run(s)")]
