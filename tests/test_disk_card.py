@@ -247,8 +247,8 @@ def test_the_disk_card_of_the_real_standard_run(tmp_path):
         "ram": "23.3 GiB",
     }
     assert res.findings == [
-        "**vm, /dev/vda (unknown model) | ext4:** 8 of 8 results; the highest is SEQ1M Q1T1 write at 3,096 MB/s; "
-        "one run per test: no run-to-run estimate (--repeat auto repeats until the spread settles). 8 flagged, e.g. "
+        "**vm, /dev/vda (unknown model) | ext4:** 8 of 8 results; the highest is SEQ1M Q1T1 write at 3,096 MB/s "
+        "(flagged: below); one run per test: no run-to-run estimate (--repeat auto repeats until the spread settles). 8 flagged, e.g. "
         "RND4K Q1T1 read: virtual disk (driver virtio_blk (vda)): the host's cache and storage may serve these "
         "figures."
     ]

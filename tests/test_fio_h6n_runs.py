@@ -305,8 +305,8 @@ def test_d2_a_runs_own_latency_note_names_its_run_and_the_median_p99_is_said(tmp
         res, (card,) = disk_card.analyse(con, Selection(study="lab"))
     findings = [str(f) for f in res.findings]
     assert findings[0].startswith(
-        "**vm, /dev/loop0 (unknown model) | ext4:** 1 of 8 results; the highest is RND4K Q1T1 read at 239 MB/s; 2 runs "
-        "per test: the spread shown is run to run. The latency of a result of several runs is the median of its runs' "
+        "**vm, /dev/loop0 (unknown model) | ext4:** 1 of 8 results; the highest is RND4K Q1T1 read at 239 MB/s "
+        "(flagged: below); 2 runs per test: the spread shown is run to run. The latency of a result of several runs is the median of its runs' "
         "own figures."
     )
     assert findings[2] == (

@@ -524,11 +524,18 @@ def test_fast_path_documents_found():
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))
 def test_fast_path_equals_general_path_on_real_documents(name):
     """Every real document is taken by the fast path (orjson, spans from fio's indentation) and
-    gives exactly the general path's rows, value types included, warnings and format."""
+    gives exactly the general path's rows, value types included, warnings and format; but those of GENERAL_PATH."""
     from storagelab.parsers import decode
 
     data = DOCUMENTS[name]
+    if name in GENERAL_PATH:  # a key printed twice: the fast path declines it, the general path reads it
+        assert fast_path(data) is None
+        return
     _same(fast_path(data), parse_json(decode(data)))
+
+
+# real documents with a duplicated key (fio lists an option given twice twice in "job options")
+GENERAL_PATH = frozenset(("tests/fixtures/trial-h8/ext4-buffered-read-small.json",))
 
 
 def _same(fast, slow):
@@ -873,7 +880,8 @@ def test_fast_path_equals_general_path_on_every_real_file(name):
     fast = fio_fast(data)
     slow = parse_text(decode(data))[0]
     if fast is None:
-        assert not data.lstrip().startswith(b"{") or data.count(b'"fio version"') > 1 or b"(groupid=" in data, name
+        text = not data.lstrip().startswith(b"{") or data.count(b'"fio version"') > 1 or b"(groupid=" in data
+        assert text or name in GENERAL_PATH, name
         return
     assert (fast.format, fast.tool_version, fast.warnings) == (slow.format, slow.tool_version, slow.warnings)
     assert list(fast.tables) == list(slow.tables)

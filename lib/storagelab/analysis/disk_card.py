@@ -216,11 +216,17 @@ def flags_of(row: dict) -> tuple[str, ...]:
     return lab + stacked + ((checked.removeprefix("run: ").rstrip("."),) if checked else ())
 
 
+# a stacked device's kernel name written without /dev/ ('loop0', as lsblk prints it), a whole word of the label
+_BARE_STACKED = re.compile(r"(?<![\w/.-])((?:loop|md|zram|nbd)\d+|dm-\d+)(?![\w.-])")
+
+
 def stacked_flags(row: dict) -> tuple[str, ...]:
     """'not a disk: loop device loop0, ...' where the run's devices label names a loop, md, dm, zram or nbd device
-    (runs the lab recorded before it flagged them, or other logs), with what backs it where the notes say
-    (backing=, backing_fstype=)."""
-    names = [n for n in re.findall(r"/dev/([\w.-]+)", row.get("devices") or "") if n.startswith(STACKED_PREFIXES)]
+    (``/dev/loop0``, or ``loop0`` as lsblk names it; runs the lab recorded before it flagged them, or other logs),
+    with what backs it where the notes say (backing=, backing_fstype=)."""
+    label = row.get("devices") or ""
+    found = re.findall(r"/dev/([\w.-]+)", label) + _BARE_STACKED.findall(label)
+    names = list(dict.fromkeys(n for n in found if n.startswith(STACKED_PREFIXES)))
     if not names:
         return ()
     facts = {"backing": _note(row.get("notes"), "backing"), "backing_fstype": _note(row.get("notes"), "backing_fstype")}
@@ -467,7 +473,7 @@ def _card_sentence(c: DiskCard, done: list[CardResult]) -> list[str]:
     several = any(r.n > 1 and (r.p99_ns is not None or r.lat_mean_ns is not None) for r in done)
     line = (
         f"**{c.machine}, {c.device}:** {len(done)} of 8 results; the highest is {best.test} {best.direction} at "
-        f"{mb_s(best.bw_bytes_per_s)} MB/s; {noise}."
+        f"{mb_s(best.bw_bytes_per_s)} MB/s{' (flagged: below)' if best.flags else ''}; {noise}."
         + (" The latency of a result of several runs is the median of its runs' own figures." if several else "")
     )
     cites = [cite(f"{mb_s(best.bw_bytes_per_s)} MB/s", _line_dicts(best), f"mean of {best.n} run(s)")]

@@ -215,9 +215,14 @@ def depth(n, res) -> None:
             "only their latencies) are left out of IOPS against depth; the sync sections are the durable writes below."
         )
     if n.capped_jobs:
+        rated = getattr(n, "capped_rate", 0)
+        psync = "a synchronous engine such as psync caps the depth at 1"
+        cap = "under a rate cap (rate=) an I/O can finish before the next is due"
+        if rated:
+            psync = cap if rated == n.capped_jobs else f"{rated} of them ran with a rate cap, and {cap}; {psync}"
         res.findings.append(
             f"{n.capped_jobs} job(s) set iodepth above 1, but fio kept one I/O in flight per job (its IO depths: "
-            "1=100%; a synchronous engine such as psync caps the depth at 1): they are set at their real depth, 1."
+            f"1=100%; {psync}): they are set at their real depth, 1."
         )
     if n.depth.height == 0:
         if n.runs:
@@ -371,11 +376,20 @@ def durable(n, res) -> None:
             "a SLOG comparison needs runs of one pool with and without a log device: label `pool` (and "
             "`log_devices`) in the manifest"
         )
-    if all(r.zfs_sync is None and r.zfs_logbias is None for r in d.runs):
+    if not all(_off_zfs(r) for r in d.runs) and all(r.zfs_sync is None and r.zfs_logbias is None for r in d.runs):
         res.missing.append(
             "the sync and logbias settings of the durable-write runs' datasets are not known, so no pair is compared by "
             "them: add `zfs get sync,logbias` output labelled with the run's host and pool"
         )
+
+
+def _off_zfs(r) -> bool:
+    """A durable-write run its labels place off ZFS: a stack label without 'zfs', and no pool or ZFS version. A
+    dataset's sync and logbias settings do not apply to it (ext4 or tmpfs has none); a run without a stack label
+    may be on ZFS."""
+    setup = dict(r.setup)
+    stack = setup.get("stack", "").lower()
+    return bool(stack) and "zfs" not in stack and not (r.pool or setup.get("zfs_version"))
 
 
 def time_series(n, res, steady) -> None:

@@ -124,6 +124,7 @@ class FioNumbers:
     latency_only: list[str] = field(default_factory=list)  # directions of sections without IOPS (sync)
     latency_only_count: int = 0
     capped_jobs: int = 0  # iodepth > 1 on a synchronous engine: fio kept one I/O in flight
+    capped_rate: int = 0  # of those, jobs fio was told to cap (rate=, rate_iops=): a synchronous engine is not why
     depth: pl.DataFrame = field(default_factory=pl.DataFrame)
     curves: list[fio_depth.DepthCurve] = field(default_factory=list)
     knees: list[fio_depth.Knee] = field(default_factory=list)  # per curve: where IOPS stop rising
@@ -241,6 +242,11 @@ def _depth(data: FioData, n: FioNumbers, knee_gain: float = fio_depth.KNEE_GAIN)
     summ = fio_depth.with_durable_percentiles(summ, data.durable_pct)
     capped = (pl.col("depth1_pct") >= 99.95) & (pl.col("iodepth") > 1)
     n.capped_jobs = summ.filter(capped).select("file_id", "job_index").n_unique()
+    n.capped_rate = (
+        summ.filter(capped & pl.col("workload").str.contains(r" rate(?:_iops)?="))
+        .select("file_id", "job_index")
+        .n_unique()
+    )
     summ = summ.with_columns(iodepth=pl.when(capped).then(pl.lit(1, pl.Int64)).otherwise(pl.col("iodepth")))
     summ = _with_flags(summ, n)
     n.depth = against_depth(summ, by=("workload", "direction", "setup"))

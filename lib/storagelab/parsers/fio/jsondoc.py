@@ -52,6 +52,9 @@ def _past_64_bits(value: Any, key: str | None) -> tuple[str | None, int] | None:
     return None
 
 
+# the keys whose object lists fio's options as given (a repeated option: fio used the last)
+_OPTION_KEYS = frozenset(("job options", "global options"))
+
 # the keys of a job object whose object value is one direction's results (fio/schema.py DIRECTIONS)
 _DIRECTION_KEYS = frozenset(("read", "write", "trim", "mixed", "sync"))
 
@@ -65,6 +68,8 @@ class Document:
         self.new_run = False  # set by parse_json: a later fio run in the same file starts here
         self.line_start = first_line
         self.duplicates: set[str] = set()
+        self.option_repeats: dict[str, Any] = {}  # an option given twice to fio: its last value, the one fio used
+        self._last_wins: dict[int, tuple[dict[str, Any], set[str]]] = {}
         self.nonfinite = 0
         decoder = _json.JSONDecoder(object_pairs_hook=self._pairs, parse_constant=self._constant, strict=False)
         self._read(decoder, text, offset, first_line)
@@ -78,9 +83,17 @@ class Document:
             )
         if self.nonfinite:
             warnings.append(f"line {first_line}: {self.nonfinite} nan/inf value(s) stored as NULL")
+        for _, repeated in self._last_wins.values():  # objects other than options: their first value kept
+            self.duplicates |= repeated
+        self._last_wins.clear()
         if self.duplicates:
             warnings.append(
                 f"line {first_line}: duplicate JSON keys kept first value: " + ", ".join(sorted(self.duplicates))
+            )
+        if self.option_repeats:
+            warnings.append(
+                f"line {first_line}: options given twice, kept the last value as fio does: "
+                + ", ".join(f"{k}={v}" for k, v in sorted(self.option_repeats.items()))
             )
         self._versions(warnings)
 
@@ -109,7 +122,9 @@ class Document:
             self.obj, self.end_offset = obj, end
             self.line_end, self.spans, self.blocks = _bracket_spans(text, offset, end, first_line)
             return
-        self.duplicates, self.nonfinite = set(), 0  # what the partial decode saw: _tokens decodes it all again
+        # what the partial decode saw: _tokens decodes it all again
+        self.duplicates, self.nonfinite, self.option_repeats = set(), 0, {}
+        self._last_wins.clear()
         self._tokens(decoder, text, offset, first_line)
 
     def _tokens(self, decoder: _json.JSONDecoder, text: str, offset: int, first_line: int) -> None:
@@ -164,17 +179,33 @@ class Document:
             raise ParseError("JSON nested too deeply", line=first_line, kind="invalid") from None
 
     def _pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj = dict(pairs)
+        """An object as fio meant it. A key printed twice keeps its first value (warned), except in fio's
+        "job options"/"global options", which list the options as given: an option given twice (``--ioengine=libaio
+        ... --ioengine=psync``) is listed twice, and fio ran with the last (later options override earlier ones)."""
+        obj = dict(pairs)  # the last value of a repeated key
+        if self._last_wins:
+            for key in _OPTION_KEYS.intersection(obj):
+                value = obj[key]
+                last = self._last_wins.pop(id(value), None) if isinstance(value, dict) else None
+                if last is not None:
+                    obj[key] = last[0]
+                    self.option_repeats.update((k, last[0][k]) for k in last[1])
         if len(obj) == len(pairs):
             return obj
-        obj = {}
+        first: dict[str, Any] = {}
+        repeated = set()
         for key, value in pairs:
-            if key in obj:
+            if key in first:
                 if key != "0.00":  # fio <= 3.3 pads percentile lists with "0.00": 0
-                    self.duplicates.add(key)
+                    repeated.add(key)
                 continue
-            obj[key] = value
-        return obj
+            first[key] = value
+        for key in _OPTION_KEYS.intersection(first):  # the options objects as fixed above
+            first[key] = obj[key]
+        if repeated:
+            # an options object is known by its parent's key: the parent fixes it (above) and takes its keys back
+            self._last_wins[id(first)] = (obj, repeated)
+        return first
 
     def _constant(self, name: str) -> None:
         self.nonfinite += 1
