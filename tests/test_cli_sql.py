@@ -177,12 +177,22 @@ def test_terminal_limit_overrides_the_cap(seed_db):
 
 
 @pytest.mark.parametrize("query", ["", "   ", ";", "-- only a comment"])
-def test_an_empty_query_is_one_line_not_a_traceback(seed_db, query):
-    r = sql(seed_db, query)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr.startswith("storagelab sql: the query is empty: nothing to run"), r.stderr
-    r = sql(seed_db, "-", stdin="\n")
-    assert r.returncode == 2 and "the query is empty" in r.stderr
+def test_an_empty_query_is_one_line_not_a_traceback(seed_db, query, capsys):
+    """The first case, and an empty query on stdin, through the command (a process: exit code and one line); the
+    other cases through cli.main in the test's process, which returns the same code and prints the same line (6
+    processes fewer, ~0.5 s of CPU each; issue 28)."""
+    if query == "":
+        r = sql(seed_db, query)
+        rc, stderr = r.returncode, r.stderr
+        r = sql(seed_db, "-", stdin="\n")
+        assert r.returncode == 2 and "the query is empty" in r.stderr
+    else:
+        from storagelab import cli
+
+        rc = cli.main(["sql", query, "--db", str(seed_db)])
+        stderr = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in stderr
+    assert stderr.startswith("storagelab sql: the query is empty: nothing to run"), stderr
 
 
 def test_copy_and_export_are_refused_and_write_nothing(seed_db, tmp_path):

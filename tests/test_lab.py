@@ -977,11 +977,25 @@ def test_lab_fio_sigterm_discards_the_running_run(tmp_path):
         (["--wait", "60"], "storagelab lab fio: error: unrecognized arguments: --wait 60"),
     ],
 )
-def test_lab_fio_options_checked_before_anything_runs(tmp_path, extra, message):
+def test_lab_fio_options_checked_before_anything_runs(tmp_path, extra, message, capsys):
+    """The first case through the command (a process: its exit code and its one line); the others through cli.main
+    in this process, which returns (or argparse exits with) the same code and prints the same line (11 processes
+    fewer: 0.45 s of CPU each; issue 28)."""
     out = tmp_path / "out"
-    r = _cli("lab", "fio", "--preset", "smoke", "--target", str(tmp_path), "--out", str(out), *extra)
-    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
-    assert not out.exists() and "[1/" not in r.stdout
+    args = ["lab", "fio", "--preset", "smoke", "--target", str(tmp_path), "--out", str(out), *extra]
+    if extra == ["--size", "4X"]:
+        r = _cli(*args)
+        rc, stdout, stderr = r.returncode, r.stdout, r.stderr
+    else:
+        from storagelab import cli
+
+        try:
+            rc = cli.main(args)
+        except SystemExit as e:  # argparse's own errors
+            rc = e.code
+        stdout, stderr = capsys.readouterr()
+    assert rc == 2 and message in stderr and "Traceback" not in stderr, stderr
+    assert not out.exists() and "[1/" not in stdout
 
 
 def test_lab_refuses_a_target_whose_folder_and_parent_are_missing(tmp_path):

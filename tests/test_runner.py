@@ -147,14 +147,20 @@ def test_wrong_type_is_an_error_and_nothing_runs(run_cli, project, args, message
     assert executed(project) == []
 
 
+NEGATIVE = {"a": ("-1e5", "-300000.0"), "b": ("-2.5E-3", "-0.0075"), "c": ("-7", "-21.0")}
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("value, want", [("-1e5", "-300000.0"), ("-2.5E-3", "-0.0075"), ("-7", "-21.0")])
-def test_negative_numbers_in_any_notation_are_values_not_options(project, value, want):
-    """argparse alone takes '-1e5' for an option ('expected 2 arguments')."""
-    r = storagelab(project, "run", "tiny", "-p", "factor", value, "--no-report")
+def test_negative_numbers_in_any_notation_are_values_not_options(project):
+    """argparse alone takes '-1e5' for an option ('expected 2 arguments'). Each notation is given to a float
+    parameter of its own, in one run (one kernel, not three; issue 28), the last one just before an option."""
+    new([code("a = 2.0\nb = 2.0\nc = 2.0", "parameters"), code('print(f"a={a * 3!r} b={b * 3!r} c={c * 3!r}")')],
+        project / "notebooks" / "neg.ipynb")  # fmt: skip
+    given = [x for name, (value, _) in NEGATIVE.items() for x in ("-p", name, value)]
+    r = storagelab(project, "run", "neg", *given, "--no-report")
     assert r.returncode == 0, r.stderr
-    out = next(project.glob("reports/*/executed/tiny.ipynb")).read_text()
-    assert f"result={want}" in out
+    out = next(project.glob("reports/*/executed/neg.ipynb")).read_text()
+    assert " ".join(f"{name}={want}" for name, (_, want) in NEGATIVE.items()) in out
 
 
 def test_validate_converts_cli_text_to_the_defaults_types(project):
