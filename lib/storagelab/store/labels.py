@@ -115,24 +115,24 @@ def manifest_warnings(
     rows = labels_by_key(manifest)
     ghosts = [(manifest.lines.get(k[len(prefix) :], 0), k) for k in rows if k not in present and in_scope(k, scopes)]
     for line, k in sorted(ghosts)[:WARN_MAX]:
-        rel = k[len(prefix) :]
-        where = manifest.source_of(rel)
+        where = manifest.source_of(k[len(prefix) :])
+        # a nested manifest's row, as it is written there: relative to that manifest's folder (reliability-7 Low 5)
+        folder = where.parent if where in manifest.nested else Path(manifest.root)
+        rel = os.path.relpath(Path(manifest.root) / k[len(prefix) :], folder)
         if _hidden(k):
             out.append(
                 f"{where}:{line}: {rel}: a hidden file (a name starting with '.'): ingest does not "
                 "look at hidden files and folders; rename it to have it stored"
             )
             continue
-        there = Path(manifest.root) / rel
+        there = folder / rel
         if there.is_file() and not there.is_symlink():  # (a link is not followed: said on its own line)
             out.append(
                 f"{where}:{line}: {rel}: the file is there but was not stored (left out: the lines above say why; a .md "
                 "write-up is read as documentation, rename it to .txt to have its tool output stored)"
             )
             continue
-        out.append(
-            f"{where}:{line}: {rel}: no such file under {manifest.root} (a typo, or a file that was moved or deleted?)"
-        )
+        out.append(f"{where}:{line}: {rel}: no such file under {folder} (a typo, or a file that was moved or deleted?)")
     if len(ghosts) > WARN_MAX:
         out.append(
             f"{manifest.path if not manifest.nested else 'the manifests'}: {len(ghosts) - WARN_MAX} more rows match no file"
