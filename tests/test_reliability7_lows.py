@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 from conftest import RAW
 from test_reliability7 import _studies
@@ -83,3 +84,19 @@ def test_a_folder_that_cannot_be_read_keeps_its_stored_files_labels(tmp_path):
     (sub / "manifest.csv").write_text("path,study\n" + "".join(f"{f.name},dee\n" for f in BONNIE))
     assert ingest([logs], db_path=db, parquet_dir=False, progress=False).relabelled == 2
     assert _studies(db) == [(f.name, "dee") for f in BONNIE]
+
+
+def test_running_out_of_memory_in_an_ingest_says_to_raise_the_limit_not_only_to_run_again(tmp_path):
+    """reliability-7 Low 11: at the `ulimit -v` the refusal suggests (its floor), data/raw's `ingest --dataset` ran out
+    of memory every time, and the line said only `run ingest again`, which failed the same way. DuckDB's own error
+    of the attack, as the ingest's one line describes it."""
+    from storagelab.database import describe
+
+    db = tmp_path / "db.duckdb"
+    e = duckdb.OutOfMemoryException("Out of Memory Error: Failed to allocate block of 262144 bytes (bad allocation)")
+    assert describe(db, e, opening=False) == (
+        f"{db}: the database failed during the ingest (Out of Memory Error: Failed to allocate block of 262144 bytes "
+        "(bad allocation)). Every file committed before it is in the database; raise the memory limit (ulimit -v) "
+        "and run ingest again: the floor checked at the start only keeps storagelab's threads from crashing, an "
+        "ingest of many files can need more"
+    )

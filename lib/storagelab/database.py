@@ -108,6 +108,15 @@ def describe(db: Path, e: BaseException, *, opening: bool = True) -> str:
             f"{db} is not a usable DuckDB database ({said}): it may be truncated, corrupt or another kind "
             "of file. Move it away (or delete it: ingest rebuilds the database from the raw files)"
         )
+    if isinstance(e, duckdb.Error) and ("out of memory" in low or isinstance(e, duckdb.OutOfMemoryException)):
+        # the floor `ulimit -v` is checked against (memfloor) is where threads stop crashing, not what a given ingest
+        # needs: at the floor it suggested, data/raw's ingest --dataset ran out every time and "run ingest again" failed
+        # the same way (reliability-7 Low 11)
+        return (
+            f"{db}: the database failed during the ingest ({said}). Every file committed before it is in the "
+            "database; raise the memory limit (ulimit -v) and run ingest again: the floor checked at the start only "
+            "keeps storagelab's threads from crashing, an ingest of many files can need more"
+        )
     if isinstance(e, duckdb.Error):
         return (
             f"{db}: the database failed during the ingest ({said}). Every file committed before it is in "
