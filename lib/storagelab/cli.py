@@ -16,6 +16,7 @@ from . import _early_interrupt, checks, cli_parser, memfloor, ownership, paths, 
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
 from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
+from .stuck import INGEST_STUCK, exit_when_stuck
 from .terminal import say
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
@@ -106,6 +107,7 @@ def _parse_targets(targets: list[str]) -> list[str] | None:
     return files
 
 
+@exit_when_stuck(INGEST_STUCK)  # Ctrl-C also ends a read that never returns (a FUSE mount that does not answer)
 def cmd_ingest(args) -> int:
     """Exit 0: done; 1: some files failed (the others are in) or the Parquet export failed;
     2: nothing done (bad option, manifest, database, disk); 130: interrupted (Ctrl-C)."""

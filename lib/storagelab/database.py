@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import paths
+from . import paths, readcopies
 from .errors import DatabaseBusyError, StoreError
 from .interrupts import track
 from .schema import ddl
@@ -107,6 +107,15 @@ def describe(db: Path, e: BaseException, *, opening: bool = True) -> str:
         return (
             f"{db} is not a usable DuckDB database ({said}): it may be truncated, corrupt or another kind "
             "of file. Move it away (or delete it: ingest rebuilds the database from the raw files)"
+        )
+    if isinstance(e, duckdb.Error) and ("out of memory" in low or isinstance(e, duckdb.OutOfMemoryException)):
+        # the floor `ulimit -v` is checked against (memfloor) is where threads stop crashing, not what a given ingest
+        # needs: at the floor it suggested, data/raw's ingest --dataset ran out every time and "run ingest again" failed
+        # the same way (reliability-7 Low 11)
+        return (
+            f"{db}: the database failed during the ingest ({said}). Every file committed before it is in the "
+            "database; raise the memory limit (ulimit -v) and run ingest again: the floor checked at the start only "
+            "keeps storagelab's threads from crashing, an ingest of many files can need more"
         )
     if isinstance(e, duckdb.Error):
         return (
@@ -237,16 +246,17 @@ def _private_copy(db: Path, real: Path) -> Path | None:
         src = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None  # unreadable or gone: DuckDB's open by name says why
-    folder = None
+    folder, size = None, 0
     try:
         st = os.fstat(src)
+        size = st.st_size
         if only_owner_adds(real.parent, st.st_uid):
             return None
         try:
             fcntl.lockf(src, fcntl.LOCK_SH | fcntl.LOCK_NB)  # as DuckDB's read-only open: a writer's lock stops it
         except OSError:
             raise duckdb.IOException(f'Could not set lock on file "{real}": Conflicting lock is held') from None
-        folder = Path(tempfile.mkdtemp(prefix="storagelab-read-"))
+        folder = readcopies.new_folder()  # named for this process: the next reader removes it if this one dies
         _copy_fd(src, folder / real.name)
         wal = real.with_name(real.name + ".wal")
         try:
@@ -267,15 +277,18 @@ def _private_copy(db: Path, real: Path) -> Path | None:
                         "it into the database, so another user could change what the database holds; remove it if it "
                         "is not yours, or give a database of your own"
                     )
+                size += wst.st_size
                 _copy_fd(w, folder / wal.name)
             finally:
                 os.close(w)
         if why := beside_refusal(folder / real.name):  # cannot happen: a new 0700 folder of ours
             raise StoreError(f"{db}: {why}")
         return folder / real.name
-    except BaseException:
+    except BaseException as e:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(e, OSError) and (said := readcopies.no_room(db, e, size, tempfile.gettempdir())):
+            raise StoreError(said) from None  # a bare "[Errno 28] No space left on device" did not say which copy
         raise
     finally:
         os.close(src)

@@ -13,7 +13,9 @@ skipped; ``!pattern`` re-includes what an earlier pattern excluded (the last mat
 wins), but not a file inside an excluded folder; ``\\#`` and ``\\!`` start a literal ``#``/``!``;
 trailing spaces are dropped unless escaped with ``\\``. ``*`` matches anything but ``/``, ``?``
 one character but ``/``, ``[a-z]``/``[!a-z]`` a class; ``**/`` any folders (also none),
-``/**`` everything inside. A pattern with a ``/`` at its start or in its middle is relative to
+``/**`` everything inside (odd forms as git reads them: ``***/x`` is ``**/x``; one trailing and one leading ``/``
+are syntax, so ``**//`` and ``//x`` match nothing; ``a**/b`` is ``a``, then nothing or anything ending in ``/``, then
+``b``: compared with git's ``ls-files -i`` in tests/test_ignore_git.py). A pattern with a ``/`` at its start or in its middle is relative to
 the ignore file's folder; one without matches a file or folder name at any depth. A trailing
 ``/`` matches folders only. Example::
 
@@ -77,6 +79,8 @@ class CharClass:
 
 # a pattern compiles to a list of tokens: a character (str), a CharClass, or one of these
 ANY, STAR, DSEG, ALL = "?any", "*star", "**/", "/**"
+# git's `P**/` after a pattern's literal start P (``a**/b``): nothing, or anything (slashes too) ending in '/'
+OPT_DIRS = "(.*/)?"
 
 
 def _posix_name(seg: str, j: int) -> str | None:
@@ -156,7 +160,7 @@ class Matcher:
         todo, seen = list(states), set(states)
         while todo:
             i = todo.pop()
-            if i >= 0 and i < len(self.tokens) and self.tokens[i] in (STAR, DSEG) and i + 1 not in seen:
+            if i >= 0 and i < len(self.tokens) and self.tokens[i] in (STAR, DSEG, OPT_DIRS) and i + 1 not in seen:
                 seen.add(i + 1)
                 todo.append(i + 1)
         return seen
@@ -172,9 +176,19 @@ class Matcher:
                     continue
                 if i == n:
                     continue
+                if i > n:  # inside what an OPT_DIRS (token i - n - 1) consumes: it ends at any '/'
+                    nxt.add(i)
+                    if c == "/":
+                        nxt.add(i - n)
+                    continue
                 t = toks[i]
                 if t is ALL:
                     return True
+                if t is OPT_DIRS:
+                    nxt.add(n + 1 + i)
+                    if c == "/":
+                        nxt.add(i + 1)
+                    continue
                 if t is STAR or t is DSEG:
                     if c != "/":
                         nxt.add(i if t is STAR else -i - 1)
@@ -246,16 +260,23 @@ def compile_rule(text: str, line: int = 0) -> Rule | None:
     elif pat.startswith(("\\!", "\\#")):
         pat = pat[1:]
     dir_only = pat.endswith("/")
-    pat = pat.rstrip("/")
+    pat = pat[:-1] if dir_only else pat  # one '/', as git: `**//` is `**/` for folders, which no path matches
     if not pat:
         return None
     anchored = "/" in pat
-    pat = pat.lstrip("/")
-    parts = pat.split("/")
+    pat = pat[1:] if pat.startswith("/") else pat  # one, as git: `//x` matches no path
     tokens: list = []
+    k = min((pat.find(c) for c in "*?[\\" if c in pat), default=-1)  # git's literal start (dir.c simple_length)
+    star = k + len(pat[k:]) - len(pat[k:].lstrip("*")) if k > 0 else k
+    if anchored and k > 0 and star - k > 1 and pat[k - 1] != "/" and pat[star:].startswith("/"):
+        # git matches an anchored pattern's literal start first, then the rest as a new pattern, in which a leading
+        # `**/` means any folders: `a**/b` is `a` then (nothing, or anything ending in '/') then `b` (reliability-7
+        # Low 2: it was read as `a*/b`)
+        tokens, pat = [*pat[:k], OPT_DIRS], pat[star + 1 :]
+    parts = pat.split("/")
     for k, seg in enumerate(parts):
         last = k == len(parts) - 1
-        if seg == "**":
+        if len(seg) > 1 and seg.strip("*") == "":  # `******/x` is `**/x`, as in git's wildmatch
             if last:
                 tokens.append(ALL)
             elif not tokens or tokens[-1] is not DSEG:  # **/**/ is **/

@@ -287,12 +287,25 @@ def parquet_target_refused(target: str, db: str | None, force: bool) -> str | No
     if owner := store_file_owner(dest, database):
         return f"--parquet {target} is inside {owner}, which storagelab writes: write the result to a file outside it"
     if dest.is_dir():
-        return f"--parquet {target} is a folder: give a file name, e.g. {dest / 'result.parquet'}"
+        return f"--parquet {target} is a folder: give a file name, e.g. {_suggested_file(dest, database)}"
     if (kind := _not_a_file(dest)) is not None:  # the result is renamed over the name: a link or a device would go
         return f"--parquet {target} is {kind}, not a regular file: the result would replace it; give a file name"
     if dest.exists() and not force:
         return f"--parquet {target} exists: add --force to replace it, or give another file name"
     return None
+
+
+def _suggested_file(folder: Path, database: Path) -> Path:
+    """A file name for the result in (or, for a dataset folder, which storagelab writes, beside) ``folder`` that
+    ``parquet_target_refused`` accepts: `--parquet DATASET` suggested DATASET/result.parquet, then refused it
+    (reliability-7 Low 4)."""
+    from .dataset import META_DIR  # noqa: PLC0415  (duckdb: kept out of the CLI's start-up)
+
+    here = Path(os.path.realpath(folder))
+    for inside in [here, *here.parents]:
+        if (inside / META_DIR).is_dir():  # the dataset's own folder, or one in it
+            return inside.parent / f"{inside.name}-result.parquet"
+    return folder / "result.parquet"
 
 
 def _not_a_file(dest: Path) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -35,21 +36,26 @@ def manifest_hash(manifest: Manifest) -> str:
     return hashlib.sha256(repr((key_for(manifest.root), sorted(manifest.rows.items()))).encode()).hexdigest()
 
 
-def apply_if_changed(con, manifest: Manifest) -> int:
-    """Apply the manifest unless it is the one last applied. Returns how many stored files it relabelled."""
+def apply_if_changed(con, manifest: Manifest, unread: Sequence[str] = ()) -> int:
+    """Apply the manifest unless it is the one last applied (``unread``: see ``apply``). Returns how many stored
+    files it relabelled."""
     applied = manifest_hash(manifest)
     done = con.execute("SELECT value FROM meta WHERE key = 'labels'").fetchone()
     if done and done[0] == applied:
         return 0
-    return apply(con, manifest, applied)
+    return apply(con, manifest, applied, unread)
 
 
-def apply(con, manifest: Manifest, applied: str | None = None) -> int:
+def apply(con, manifest: Manifest, applied: str | None = None, unread: Sequence[str] = ()) -> int:
     """Labels come from the manifest every time, so editing the manifest needs no re-parse.
 
     Files under the manifest's folder get its labels (NULL when not listed); only rows whose
     labels differ are written, in one transaction with ``applied`` (the manifest's hash) recorded
-    as ``meta.labels``. Returns how many files (stored files and their copies) got other labels."""
+    as ``meta.labels``. Files under ``unread`` (key prefixes of folders the ingest could not read) keep the labels
+    they have: such a folder's own manifest.csv cannot be read either, so its rows are unknown, and the ingest says
+    its stored files stay (reliability-7 Low 3: their labels were cleared). The hash recorded without that folder's
+    rows differs from the one with them, so the first ingest that can read it again applies them.
+    Returns how many files (stored files and their copies) got other labels."""
     prefix = _prefix(manifest)
     rows = labels_by_key(manifest)
     types = {c.name: c.type for c in all_tables()["files"].columns}
@@ -59,7 +65,9 @@ def apply(con, manifest: Manifest, applied: str | None = None) -> int:
     schema = pa.schema([("path", pa.string())] + [(c, arrow.ARROW_TYPES[types[c]]) for c in LABEL_COLUMNS])
     sets = ", ".join(f'"{c}" = m."{c}"' for c in LABEL_COLUMNS)
     wanted = ", ".join(f'l."{c}"' for c in LABEL_COLUMNS)
-    under = "starts_with(t.path, ?)" if prefix else "true"
+    under = " AND ".join(
+        ["starts_with(t.path, ?)" if prefix else "true", *["NOT starts_with(t.path, ?)"] * len(unread)]
+    )
     changed = 0
     con.execute("BEGIN")
     try:
@@ -72,7 +80,7 @@ def apply(con, manifest: Manifest, applied: str | None = None) -> int:
                 f'UPDATE "{table}" SET {sets} FROM (SELECT t.path, {wanted} FROM "{table}" t '
                 f'LEFT JOIN "_manifest" l ON t.path = l.path WHERE {under}) m '
                 f'WHERE "{table}".path = m.path AND ({differs})',
-                [prefix] if prefix else [],
+                ([prefix] if prefix else []) + list(unread),
             )
             if n and n[0][0]:
                 db.bump(con, [table])
@@ -115,24 +123,24 @@ def manifest_warnings(
     rows = labels_by_key(manifest)
     ghosts = [(manifest.lines.get(k[len(prefix) :], 0), k) for k in rows if k not in present and in_scope(k, scopes)]
     for line, k in sorted(ghosts)[:WARN_MAX]:
-        rel = k[len(prefix) :]
-        where = manifest.source_of(rel)
+        where = manifest.source_of(k[len(prefix) :])
+        # a nested manifest's row, as it is written there: relative to that manifest's folder (reliability-7 Low 5)
+        folder = where.parent if where in manifest.nested else Path(manifest.root)
+        rel = os.path.relpath(Path(manifest.root) / k[len(prefix) :], folder)
         if _hidden(k):
             out.append(
                 f"{where}:{line}: {rel}: a hidden file (a name starting with '.'): ingest does not "
                 "look at hidden files and folders; rename it to have it stored"
             )
             continue
-        there = Path(manifest.root) / rel
+        there = folder / rel
         if there.is_file() and not there.is_symlink():  # (a link is not followed: said on its own line)
             out.append(
                 f"{where}:{line}: {rel}: the file is there but was not stored (left out: the lines above say why; a .md "
                 "write-up is read as documentation, rename it to .txt to have its tool output stored)"
             )
             continue
-        out.append(
-            f"{where}:{line}: {rel}: no such file under {manifest.root} (a typo, or a file that was moved or deleted?)"
-        )
+        out.append(f"{where}:{line}: {rel}: no such file under {folder} (a typo, or a file that was moved or deleted?)")
     if len(ghosts) > WARN_MAX:
         out.append(
             f"{manifest.path if not manifest.nested else 'the manifests'}: {len(ghosts) - WARN_MAX} more rows match no file"

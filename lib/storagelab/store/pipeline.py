@@ -135,7 +135,8 @@ def ingest(
             run.top, run.folders = top, folders
             run.targets = _target_keys(targets, named=targets != [paths.RAW])
             # not looked at, so not gone: ignored files, and the files of folders that cannot be read
-            run.kept = _kept({f.key for f in ignored}, [key + "/" for key, _, _ in unreadable], targets)
+            run.unread = [key + "/" for key, _, _ in unreadable]
+            run.kept = _kept({f.key for f in ignored}, run.unread, targets)
             summary.rebuilt_schema = db.ensure_schema(con, run.code)
             if said := documents.warning(documents.checked(con, write_ups, run.code)):  # new or changed .md only
                 summary.warnings.append(said)
@@ -295,6 +296,7 @@ class _Run:
         self.top: Manifest | None = None  # the folder's own manifest when subfolders' ones are read too ...
         self.folders: set[Path] = set()  # ... from these folders (with_nested)
         self.targets: list[tuple[str, str]] = []  # (key, as named) of what is ingested: _target_keys
+        self.unread: list[str] = []  # key prefixes of the folders that could not be read: their labels stay
 
     def ingest(self, listing: list[ListedFile], scope_list: list[str], workers, batch_files, batch_rows, progress):
         con, summary = self.con, self.summary
@@ -332,7 +334,7 @@ class _Run:
         if plan.found or plan.unique:
             writer.record_copies(con, plan.found, plan.unique, self.labels_of)
         faults.inject("before-labels")
-        summary.relabelled = labels.apply_if_changed(con, self.manifest)
+        summary.relabelled = labels.apply_if_changed(con, self.manifest, self.unread)
         listed = {f.key for f in listing}
         if scope_list:  # errors of files no longer in the listed folders are dropped
             errors = [p for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()]

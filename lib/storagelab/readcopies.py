@@ -1,0 +1,84 @@
+"""The folders of ``database._private_copy`` (a reader's private copy of a database, where no hard link can be
+made): named after the reader's process, so that the next reader removes those of readers that died.
+
+A reader killed in the middle of its copy (SIGKILL: nothing of its own runs) left ``storagelab-read-*`` in the
+temporary folder, as big as the database, and nothing ever removed it (issue 26, reliability-13 h7). Each folder is
+now ``storagelab-read-<pid>-<start>-<random>``, ``<start>`` the process's start time (``/proc/<pid>/stat``, clock
+ticks since boot), and a reader making a copy first removes every such folder whose process is gone (no process
+with that pid, or one with another start time: the pid was reused) when it is this user's own folder, checked on
+the descriptor it is opened by (``O_NOFOLLOW``: a symlink or another user's folder of that name is left alone).
+Nothing is removed unless the temporary folder is root's or this user's, and sticky or writable by its owner alone
+(/tmp is sticky), so that another user cannot swap the name between the check and the removal; the removal itself
+(``shutil.rmtree``, by descriptor) follows no link inside it."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+PREFIX = "storagelab-read-"
+_NAME = re.compile(re.escape(PREFIX) + r"(\d+)-(\d+)-[^/]+$")
+
+
+def start_time(pid: int) -> str | None:
+    """The start time of process ``pid`` (clock ticks since boot, field 22 of /proc/<pid>/stat), or None when
+    there is no such process (or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    return data[data.rindex(")") + 2 :].split()[19]  # after the command name, which may hold spaces
+
+
+def new_folder() -> Path:
+    """A new 0700 folder for this process's copy, in the temporary folder, after the removal of dead readers'."""
+    remove_dead()
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{start_time(os.getpid()) or 0}-"))
+
+
+def remove_dead(tmpdir: str | None = None) -> list[str]:
+    """Remove the copies of readers that are gone (see the module's text); returns the names removed."""
+    tmpdir = tmpdir or tempfile.gettempdir()
+    try:
+        top = os.stat(tmpdir)
+        names = os.listdir(tmpdir)
+    except OSError:
+        return []
+    if top.st_uid not in (0, os.getuid()) or (top.st_mode & 0o022 and not top.st_mode & stat.S_ISVTX):
+        return []  # another user could swap a name there between the check and the removal: nothing removed
+    removed = []
+    for name in names:
+        m = _NAME.match(name)
+        if not m or start_time(int(m[1])) == m[2]:  # not a copy's name, or its reader is alive
+            continue
+        try:
+            fd = os.open(os.path.join(tmpdir, name), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:  # a symlink, a file, or gone
+            continue
+        try:
+            st = os.fstat(fd)
+            if st.st_uid != os.getuid() or not stat.S_ISDIR(st.st_mode):
+                continue  # another user's folder of that name: theirs to remove
+        finally:
+            os.close(fd)
+        shutil.rmtree(os.path.join(tmpdir, name), ignore_errors=True)
+        removed.append(name)
+    return removed
+
+
+def no_room(db: Path, e: OSError, size: int, tmpdir: str) -> str | None:
+    """The line for a copy that did not fit (``e`` a full disk or quota), naming the copy, its size and the temporary
+    folder: a bare ``[Errno 28] No space left on device`` did not say it was the copy (reliability-13 h7); else None."""
+    if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    return (
+        f"{db}: no room for this reader's private copy of the database ({size:,} bytes, made where no hard link to "
+        f"it can be made) in the temporary folder {tmpdir} ({e.strerror}): free space there, or set TMPDIR "
+        "to a folder of yours with room"
+    )

@@ -1,0 +1,69 @@
+"""Ctrl-C that ends a command whose main thread is stuck in one system call that never returns.
+
+A read of a FUSE file system whose process does not answer (a colleague's sshfs gone away, a mount whose process was
+stopped) waits in the kernel until the answer comes or a *fatal* signal arrives: SIGTERM (its default action kills)
+ended such an ingest, but Ctrl-C, which storagelab handles in Python, only marks the signal as pending, and Python
+runs its handler once the call returns: never (issue 26, reliability-11 store Low 2: `ingest` of the user's hanging
+FUSE folder ignored SIGINT). The kernel gives the signal to the stuck thread, which never returns to take it, so no
+handler of any thread runs. Within ``exit_when_stuck``, a thread looks at the main thread's pending signals
+(``/proc/self/task/<tid>/status``) four times a second: a SIGINT pending there and not blocked for ``GRACE`` seconds
+means the main thread is inside one call that does not return; the thread then says the command's one line and ends
+the process with 130 (``os._exit``, which the kernel carries out as a fatal signal to the stuck thread). In every
+other case the signal is taken within milliseconds, the watcher does nothing, and the command stops as it always
+did."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+INGEST_STUCK = (
+    "storagelab ingest: interrupted while reading a file system that does not answer (a FUSE or network mount?); "
+    "every file written before the stop is in the database, run ingest again to finish"
+)
+GRACE = 3.0  # seconds a SIGINT may stay pending on the main thread, not blocked, before the process ends
+POLL = 0.25  # seconds between two looks at /proc/self/task/<main>/status
+
+
+def _sigint_waiting(status: str) -> bool:
+    """Whether the thread's /proc status shows a SIGINT pending (its own or the process's) that it does not block."""
+    wanted = ("SigPnd:", "ShdPnd:", "SigBlk:")
+    f = {ln[:6]: int(ln[7:].strip(), 16) for ln in status.splitlines() if ln.startswith(wanted)}
+    bit = 1 << (signal.SIGINT - 1)
+    return bool((f.get("SigPnd", 0) | f.get("ShdPnd", 0)) & bit and not f.get("SigBlk", 0) & bit)
+
+
+def _watch(status_file: str, line: str, done: threading.Event) -> None:
+    since = None
+    while not done.wait(POLL):
+        try:
+            with open(status_file) as f:
+                waiting = _sigint_waiting(f.read())
+        except OSError:
+            return
+        since = (since or time.monotonic()) if waiting else None
+        if since is not None and time.monotonic() - since >= GRACE and not done.is_set():
+            os.write(2, (line + "\n").encode())
+            os._exit(130)
+
+
+@contextmanager
+def exit_when_stuck(line: str) -> Iterator[None]:
+    """Within the block, a SIGINT that the main thread has not taken for ``GRACE`` s ends the process: ``line`` on
+    stderr, exit 130. Only from the main thread, where /proc shows the signals pending."""
+    status_file = f"/proc/self/task/{threading.get_native_id()}/status"
+    if threading.current_thread() is not threading.main_thread() or not os.path.exists(status_file):
+        yield
+        return
+    done = threading.Event()
+    watcher = threading.Thread(target=_watch, args=(status_file, line, done), daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join(1)

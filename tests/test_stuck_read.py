@@ -1,0 +1,73 @@
+"""Ctrl-C during an ingest of a FUSE folder that never answers (issue 26, reliability-11 store Low 2): the read waits
+in the kernel, Python's SIGINT handler never runs, and the ingest went on waiting (SIGTERM, fatal, was needed). The
+FUSE file system here is root's own bindfs, stopped with SIGSTOP (docs/reliability-11-scripts/store-hang*.txt used the
+user's hanging fusepy one)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+import storagelab
+from storagelab.stuck import INGEST_STUCK
+
+
+@pytest.mark.e2e  # one CLI run and the 3 s the watcher gives the main thread
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("bindfs") or not os.path.exists("/dev/fuse"),
+    reason="needs root, bindfs and /dev/fuse to mount a FUSE file system that hangs",
+)
+def test_ctrl_c_ends_an_ingest_stuck_on_a_fuse_mount_that_never_answers(tmp_path):
+    src, mnt = tmp_path / "src", tmp_path / "mnt"
+    src.mkdir()
+    mnt.mkdir()
+    shutil.copy(FIXTURES / "fio" / "3.33" / "json_only.txt", src / "a.txt")
+    fs = subprocess.Popen(["bindfs", "-f", str(src), str(mnt)], stderr=subprocess.DEVNULL)
+    ingest = None
+    try:
+        for _ in range(100):
+            if os.path.ismount(mnt):
+                break
+            time.sleep(0.05)
+        fs.send_signal(signal.SIGSTOP)  # from now on every request to the mount waits
+        ingest = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "storagelab",
+                "ingest",
+                str(mnt),
+                "--db",
+                str(tmp_path / "x.duckdb"),
+                "--no-parquet",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(Path(storagelab.__file__).parents[1])),  # the code under test
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's foreground command
+        )
+        for _ in range(200):  # until it waits on the mount
+            try:
+                if Path(f"/proc/{ingest.pid}/wchan").read_text() == "request_wait_answer":
+                    break
+            except OSError:
+                pass
+            time.sleep(0.05)
+        ingest.send_signal(signal.SIGINT)
+        out, err = ingest.communicate(timeout=15)  # main: still waiting (TimeoutExpired)
+        assert (ingest.returncode, out, err) == (130, "", INGEST_STUCK + "\n")
+    finally:
+        fs.send_signal(signal.SIGCONT)
+        if ingest and ingest.poll() is None:
+            ingest.kill()
+            ingest.wait(30)
+        subprocess.run(["fusermount", "-u", str(mnt)], stderr=subprocess.DEVNULL)
+        fs.wait(10)
