@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 import shutil
@@ -256,6 +257,24 @@ def _out_ok(out: Path, what: str) -> bool:
     return _not_shared(out, what, "--out", _OUT_WRITES)
 
 
+def _theirs_said(args: argparse.Namespace, out: Path) -> bool:
+    """A --target or --out that is itself a folder of another user's, said as _not_shared says it (what they could do
+    there, and to give a folder of one's own) before the walk after it would name it only as a folder of theirs on the
+    way (reliability-6's words kept where reliability-13's walk came first). True when said."""
+    pairs = [("--out", out, _OUT_WRITES)]
+    if getattr(args, "target", None) and args.what in _TARGET_WRITES:
+        pairs.insert(0, ("--target", Path(args.target), _TARGET_WRITES[args.what]))
+    for option, path, writes in pairs:
+        try:
+            st = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid not in (0, os.getuid()):
+            if not _not_shared(path, args.what, option, writes):
+                return True
+    return False
+
+
 def _made_where_resolved(folder: Path, what: str, option: str) -> bool:
     """``folder`` (resolved at the lab's start) made, and still resolving to itself: a free name on its way that
     another user made their symlink before the mkdir (which follows it) would have the checks pass on a folder of
@@ -336,6 +355,8 @@ def main(argv: list[str]) -> int:
     out = out.resolve()  # resolved once: checked, then written (a path walked again may lead elsewhere by then)
     if getattr(args, "target", None):
         args.target = str(Path(args.target).resolve())
+    if not getattr(args, "dry_run", False) and _theirs_said(args, out):
+        return 2
     # walked again once resolved: a folder and a link of the user's swapped (RENAME_EXCHANGE) passed the walk above
     # and resolved to a folder of root's of their choosing (reliability-13: 18 of 2000 tries)
     if not getattr(args, "dry_run", False) and (
