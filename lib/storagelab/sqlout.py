@@ -20,6 +20,7 @@ import glob
 import json
 import math
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -236,12 +237,17 @@ def _sweep_orphans(dest: Path) -> None:
     the name holds the process id."""
     from .procs import alive  # noqa: PLC0415
 
+    # reliability-14: exactly the names `_write_parquet` makes (mkstemp's 8 characters), not every `.NAME.<digits>.*.tmp`:
+    # the glob alone took root's own `.res.77777.notes.tmp` beside `--parquet res`, and the live temporary files of a
+    # write of `res.2024.parquet` (read as process 2024, gone), whose write then failed
+    own = re.compile(rf"(?:tmp_)?\.{re.escape(dest.name)}\.([0-9]+)\.[a-z0-9_]{{8}}\.tmp")
     for prefix in (".", "tmp_."):
         for f in dest.parent.glob(f"{glob.escape(prefix + dest.name)}.*.tmp"):
-            pid = f.name[len(prefix + dest.name) + 1 :].split(".", 1)[0]
+            if not (m := own.fullmatch(f.name)):
+                continue
             with suppress(OSError):
                 st = f.lstat()
-                if pid.isdigit() and stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not alive(int(pid)):
+                if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not alive(int(m[1])):
                     f.unlink()
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import tempfile
+from functools import partial
 from pathlib import Path
 
 from ..terminal import say, show
@@ -16,6 +19,7 @@ from .fio import (
     _dies_with_us,
     _ingest,
     _restore_signals,
+    cut_short,
     output_slots,
     saved_commands,
     slot_labels,
@@ -110,14 +114,36 @@ def run_bonnie(
                 part.unlink(missing_ok=True)
                 rc = 1
                 continue
-            saved.append(
-                _keep_bonnie(part, dest, rid, labels_of, size_mib, system, tinfo, flags, argv, manifest, labels)
+            keep = partial(
+                _keep_bonnie, part, dest, rid, labels_of, size_mib, system, tinfo, flags, argv, manifest, labels
             )
+            if (kept := _saved_whole(part, dest, manifest, log, keep)) is None:
+                rc = 1  # not whole, or not labelled: kept outside OUT (said)
+                continue
+            saved.append(kept)
     finally:
         _restore_signals(old_handlers)
     outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
     ingested = _ingest(outputs, db, manifest) if ingest else 0  # the new ones, and any saved but not yet ingested
     return rc or ingested
+
+
+def _saved_whole(part: Path, dest: Path, manifest: Path, log, keep) -> Path | None:
+    """A run bonnie++ ended with 0, saved by ``keep()`` if whole; None (said) when it is kept outside OUT instead.
+    Reliability-14: bonnie++'s writes to a full OUT fail without a word (exit 0): its empty output was renamed into
+    OUT, the manifest write failed (`[Errno 28]`, exit 2) and left it empty, and the re-run the help advises said
+    "1 of 1 runs already saved: skipped (resume)", exit 0: the run lost, as saved."""
+    if why := cut_short(dest.parent, part, "bonnie++"):
+        failed = Path(tempfile.mkdtemp(prefix="storagelab-lab-failed-")) / dest.name  # a new name, 0700
+        shutil.move(str(part), failed)
+        log(f"  not kept, output kept in {failed}: {why}")
+        return None
+    try:
+        return keep()
+    except OSError as e:  # the manifest could not be written: the run is not kept unlabelled (a re-run runs it)
+        dest.unlink(missing_ok=True)
+        log(f"  {dest.stem} not kept: {e.filename or manifest}: {e.strerror or e}")
+        return None
 
 
 def _keep_bonnie(part, dest, rid, labels_of, size_mib, system, tinfo, flags, argv, manifest, labels) -> Path:
@@ -129,5 +155,12 @@ def _keep_bonnie(part, dest, rid, labels_of, size_mib, system, tinfo, flags, arg
         version = f"bonnie++ {m.group(1)}"
     notes = _notes(system, tinfo, version, flags, {"file_size_bytes": size_mib * MiB})
     label = labels_of[rid]
-    append_manifest(manifest, [manifest_row(dest, manifest.parent, label, system, tinfo, argv, notes, labels)])
+    row = manifest_row(dest, manifest.parent, label, system, tinfo, argv, notes, labels)
+    size = manifest.stat().st_size if manifest.exists() else None
+    try:
+        append_manifest(manifest, [row])
+    except OSError:  # a row cut short by a full disk would make the whole manifest unreadable: as it was
+        with contextlib.suppress(OSError):
+            os.truncate(manifest, size) if size is not None else manifest.unlink()
+        raise
     return dest

@@ -317,16 +317,17 @@ class _Matrix:
         self.done_files.extend(files)
 
 
-def cut_short(out: Path, part: Path) -> str | None:
-    """Why a run fio ended with 0 is not whole: its output does not read back as fio's (fio's own writes to a full
-    disk fail without a word: an empty or cut output, renamed into OUT; reliability-13), or OUT's filesystem is full
-    after it (its latency logs, written by fio, may be cut at a line)."""
+def cut_short(out: Path, part: Path, tool: str = "fio") -> str | None:
+    """Why a run ``tool`` (fio, bonnie++) ended with 0 is not whole: its output does not read back as the tool's (its
+    own writes to a full disk fail without a word: an empty or cut output, renamed into OUT; reliability-13, and
+    bonnie++'s in reliability-14), or OUT's filesystem is full after it (fio's latency logs may be cut at a line)."""
     if os.statvfs(out).f_bfree == 0:
-        return f"{out} is full: fio's output and logs may be cut short; free some space and run it again"
+        what = "fio's output and logs" if tool == "fio" else f"{tool}'s output"
+        return f"{out} is full: {what} may be cut short; free some space and run it again"
     try:
         parse_bytes(part.read_bytes(), str(part))
     except Exception as e:  # noqa: BLE001 - any reason it does not parse: the run is not kept
-        return f"fio's output does not read back whole ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+        return f"{tool}'s output does not read back whole ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
     return None
 
 
