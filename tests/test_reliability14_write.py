@@ -70,3 +70,31 @@ def test_lab_bonnie_on_a_full_out_keeps_no_run_a_re_run_would_skip(tmp_path, mon
     assert "not kept" in lines[-1], lines
     assert [f.name for f in out.iterdir()] == [], lines
     assert not any("skipped (resume)" in line for line in lines)
+
+
+def test_the_jvms_class_paths_and_option_variables_naming_a_folder_others_can_write_are_refused(tmp_path):
+    """Reliability-14 Medium 1: YARN_CONF_DIR and SPARK_DIST_CLASSPATH go on spark-ingest's JVM class path (Spark's
+    launcher), and JAVA_TOOL_OPTIONS & co. load a -javaagent: jar before Spark's code; none was checked, so a folder
+    the user could write handed their code to root's JVM. Each is now checked as a PATH entry is, by the folder of
+    each entry."""
+    from storagelab import ownership
+
+    shared = tmp_path / "jars"
+    shared.mkdir()
+    shared.chmod(0o777)
+    jar = shared / "agent.jar"
+    for var, value in (
+        ("SPARK_DIST_CLASSPATH", f"/usr/share/java/*:{shared}/*"),
+        ("YARN_CONF_DIR", str(shared)),
+        ("CLASSPATH", str(jar)),
+        ("JAVA_TOOL_OPTIONS", f"-Xmx1g -javaagent:{jar}=x"),
+        ("_JAVA_OPTIONS", f"-agentpath:{jar}"),
+        ("JDK_JAVA_OPTIONS", f"-Xbootclasspath/a:/usr/share/java/x.jar:{jar}"),
+        ("SPARK_SUBMIT_OPTS", f"-javaagent:{jar}"),
+    ):
+        why = ownership.environment_refusal({var: value})
+        assert why is not None and why.startswith(
+            f"the environment's {var} ({shared}): {shared} can be written by every"
+        ), (var, why)
+    assert ownership.environment_refusal({"JAVA_TOOL_OPTIONS": "-Xmx1g -Dfile.encoding=UTF-8"}) is None
+    assert ownership.environment_refusal({"SPARK_DIST_CLASSPATH": "/usr/share/java/*"}) is None

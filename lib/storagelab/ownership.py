@@ -288,6 +288,12 @@ TEMPORARY = ("TMPDIR", "TEMP", "TMP")  # only new names are made there (mkdtemp)
 # programs named by the environment and run by Spark (spark-ingest keeps them: os.environ.setdefault); their folder
 # is checked as a PATH entry is (reliability-13)
 ENVIRONMENT_PROGRAMS = ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
+# class paths the JVM of spark-ingest loads code from (Spark's launcher puts both on it), and the JVM's option
+# variables, whose -javaagent:/-agentpath:/-Xbootclasspath entries load code before Spark's (reliability-14): the
+# folder of each entry is checked as a PATH entry is
+ENVIRONMENT_CLASSPATHS = ("SPARK_DIST_CLASSPATH", "YARN_CONF_DIR", "CLASSPATH")
+JAVA_OPTIONS = ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "SPARK_SUBMIT_OPTS", "SPARK_DAEMON_JAVA_OPTS")
+_JAVA_CODE = re.compile(r"(?:-javaagent:|-agentpath:|-Xbootclasspath/[ap]?:?|-Djava\.ext\.dirs=)([^=\s]+)")
 
 
 def environment_refusal(environ=None) -> str | None:
@@ -302,6 +308,13 @@ def environment_refusal(environ=None) -> str | None:
     invoker = _sudo_invoker(environ)
     named = [(var, given) for var in ENVIRONMENT_FOLDERS for given in _entries(environ.get(var, ""))]
     named += [(var, os.path.dirname(environ[var])) for var in ENVIRONMENT_PROGRAMS if "/" in environ.get(var, "")]
+    named += [(var, _folder_of(e)) for var in ENVIRONMENT_CLASSPATHS for e in _entries(environ.get(var, ""))]
+    named += [
+        (var, _folder_of(e))
+        for var in JAVA_OPTIONS
+        for found in _JAVA_CODE.findall(environ.get(var, ""))
+        for e in _entries(found)
+    ]
     for var, given in named:
         try:
             why = _environment_folder_refusal(Path(given), sticky_ok=var in TEMPORARY, invoker=invoker)
@@ -314,6 +327,11 @@ def environment_refusal(environ=None) -> str | None:
                 f"unset {var} or give a folder of your own"
             )
     return None
+
+
+def _folder_of(entry: str) -> str:
+    """The folder a class-path entry loads from: itself when it is a folder, else the folder of its jar (or glob)."""
+    return entry if os.path.isdir(entry) else os.path.dirname(entry) or "."
 
 
 def _entries(value: str) -> list[str]:
