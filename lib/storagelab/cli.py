@@ -35,6 +35,7 @@ def cmd_parse(args) -> int:
     included). Missing paths: exit 2 before any output; files that fail: reported, exit 1."""
     import hashlib  # noqa: PLC0415  (2.5 ms: kept out of the CLI's start-up)
 
+    from .ingest_open import read_input  # noqa: PLC0415
     from .parsers import parse_bytes, parser_version  # noqa: PLC0415  (every parser: kept out of the CLI's start-up (18 ms))
     from .store.listing import printable  # noqa: PLC0415  duckdb and the store: kept out of the CLI's start-up (130 ms); a name that is not UTF-8: \xNN, as ingest stores it
 
@@ -46,7 +47,7 @@ def cmd_parse(args) -> int:
     for name in files:
         path = Path(name)
         try:
-            data = path.read_bytes()
+            data = read_input(path)  # as ingest opens it: no FIFO, no file of root's through a user's link
             parsed, mod = parse_bytes(data, str(path))
         except ParseError as e:
             e.path = printable(str(path))

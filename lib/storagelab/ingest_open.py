@@ -61,6 +61,12 @@ def open_input(path: str | os.PathLike):
     return os.fdopen(fd, "rb")
 
 
+def read_input(path: str | os.PathLike) -> bytes:
+    """The whole of ``path``, opened by ``open_input`` (``storagelab parse`` reads as ingest does)."""
+    with open_input(path) as fh:
+        return fh.read()
+
+
 def _open_without_links(real: str) -> int:
     """The file at the absolute path ``real``, every name of it opened with O_NOFOLLOW from the folder above's
     descriptor: a symlink anywhere on the way (swapped in since ``real`` was resolved) gives ELOOP or ENOTDIR."""
