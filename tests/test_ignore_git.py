@@ -9,7 +9,7 @@ import pytest
 
 from storagelab.ignore import IgnoreList
 
-FILES = "a/b c/a/b ab/x/b a/x/b x/y y/x/z a/yb a/y/b z".split()  # the campaign's smallest tree (igncase.sh)
+FILES = "a/b c/a/b ab/x/b a/x/b x/y y/x/z a/yb a/y/b z #a/b.a".split()  # the campaign's smallest tree (igncase.sh)
 # what git 2.39 ignores (the campaign's table); storagelab before: every file but z, [c/a/b ab/x/b a/x/b y/x/z a/y/b],
 # [a/b], [ab/x/b a/x/b y/x/z], every file but z, [a/b a/x/b a/y/b]
 CASES = {
@@ -19,6 +19,10 @@ CASES = {
     "******/x": ["a/x/b", "ab/x/b", "x/y", "y/x/z"],
     "//a": [],
     "a**//": ["a/b", "a/x/b", "a/y/b", "a/yb"],
+    # reliability-14 (read) Medium: an escaped first '#' or '!' is where git's literal start ends, so `#` was split
+    # off and `**/a` read as any folders: `#a/b.a` ignored, which git does not
+    "\\#**/a": [],
+    "\\#a/b.a": ["#a/b.a"],
 }
 
 

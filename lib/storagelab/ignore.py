@@ -254,11 +254,11 @@ def compile_rule(text: str, line: int = 0) -> Rule | None:
     pat = stripped
     if not pat or pat.startswith("#"):
         return None
-    negate = False
+    negate = escaped = False
     if pat.startswith("!"):
         negate, pat = True, pat[1:]
     elif pat.startswith(("\\!", "\\#")):
-        pat = pat[1:]
+        escaped, pat = True, pat[1:]  # git's literal start ends at that backslash: nothing literal to split off
     dir_only = pat.endswith("/")
     pat = pat[:-1] if dir_only else pat  # one '/', as git: `**//` is `**/` for folders, which no path matches
     if not pat:
@@ -268,7 +268,7 @@ def compile_rule(text: str, line: int = 0) -> Rule | None:
     tokens: list = []
     k = min((pat.find(c) for c in "*?[\\" if c in pat), default=-1)  # git's literal start (dir.c simple_length)
     star = k + len(pat[k:]) - len(pat[k:].lstrip("*")) if k > 0 else k
-    if anchored and k > 0 and star - k > 1 and pat[k - 1] != "/" and pat[star:].startswith("/"):
+    if anchored and k > 0 and not escaped and star - k > 1 and pat[k - 1] != "/" and pat[star:].startswith("/"):
         # git matches an anchored pattern's literal start first, then the rest as a new pattern, in which a leading
         # `**/` means any folders: `a**/b` is `a` then (nothing, or anything ending in '/') then `b` (reliability-7
         # Low 2: it was read as `a*/b`)
