@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -98,3 +99,44 @@ def test_the_jvms_class_paths_and_option_variables_naming_a_folder_others_can_wr
         ), (var, why)
     assert ownership.environment_refusal({"JAVA_TOOL_OPTIONS": "-Xmx1g -Dfile.encoding=UTF-8"}) is None
     assert ownership.environment_refusal({"SPARK_DIST_CLASSPATH": "/usr/share/java/*"}) is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the check as the user nobody")
+def test_a_path_entry_under_a_folder_closed_to_this_user_is_judged_by_that_folders_owner():
+    """A clean-clone run (root's /root 0700, root's PATH with /root/.cargo/bin kept for the user nobody): every command
+    of nobody's was refused, 'the environment's PATH (/root/.cargo/bin): Permission denied while it was checked'.
+    Nothing under a folder this user cannot enter is run or read as them: where only root (or they) can change that
+    folder, the entry is passed; under another user's closed folder it is still refused (they could open it later)."""
+    import pwd  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    import storagelab  # noqa: PLC0415
+
+    nobody = pwd.getpwnam("nobody")
+    shared = Path(tempfile.mkdtemp(prefix="storagelab-closed-", dir="/tmp"))
+    try:
+        shared.chmod(0o755)
+        (shared / "roots" / "bin").mkdir(parents=True)
+        (shared / "roots").chmod(0o700)
+        (shared / "theirs" / "bin").mkdir(parents=True)
+        os.chown(shared / "theirs", 1, 1)  # daemon's, closed
+        (shared / "theirs").chmod(0o700)
+        code = (
+            "import sys; from storagelab import ownership; print(ownership.environment_refusal({'PATH': sys.argv[1]}))"
+        )
+        said = {}
+        for name in ("roots", "theirs"):
+            r = subprocess.run(
+                ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+                + [sys.executable, "-c", code, f"/usr/bin:{shared / name / 'bin'}"],
+                capture_output=True,
+                text=True,
+                env=dict(os.environ, PYTHONPATH=str(Path(storagelab.__file__).resolve().parents[1])),
+                cwd="/",
+            )
+            said[name] = r.stdout.strip() or r.stderr
+        assert said["roots"] == "None"
+        assert said["theirs"].startswith(f"the environment's PATH ({shared / 'theirs' / 'bin'}): "), said
+    finally:
+        shutil.rmtree(shared)

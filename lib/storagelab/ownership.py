@@ -318,6 +318,8 @@ def environment_refusal(environ=None) -> str | None:
     for var, given in named:
         try:
             why = _environment_folder_refusal(Path(given), sticky_ok=var in TEMPORARY, invoker=invoker)
+        except PermissionError as e:  # a folder on its way this user cannot enter: nothing there is run or read
+            why = _closed_to_us(Path(given), e)
         except OSError as e:  # a name on its way changed while it was walked (reliability-12 Low 2: a traceback)
             why = f"{e.filename or given}: {e.strerror or e} while it was checked (another user may be changing a name on its way)"
         if why:
@@ -332,6 +334,23 @@ def environment_refusal(environ=None) -> str | None:
 def _folder_of(entry: str) -> str:
     """The folder a class-path entry loads from: itself when it is a folder, else the folder of its jar (or glob)."""
     return entry if os.path.isdir(entry) else os.path.dirname(entry) or "."
+
+
+def _closed_to_us(given: Path, error: OSError) -> str | None:
+    """None when ``given`` lies under a folder this user cannot enter that only root or this user can change (root's
+    0700 /root, in root's PATH kept by `sudo -u`): nothing under it is run or read as this user, and nobody else can
+    open it. Else the words of ``error`` (a folder another user owns, or can change, could be opened later)."""
+    blocker = given.absolute()
+    while blocker != blocker.parent:
+        blocker = blocker.parent
+        try:
+            st = blocker.stat()
+        except OSError:
+            continue
+        if st.st_uid in (0, os.getuid()) and not _writable_by_others(st, blocker) and not movable_by_others(blocker):
+            return None
+        break
+    return f"{error.filename or given}: {error.strerror or error} while it was checked (a folder of another user's on its way?)"
 
 
 def _entries(value: str) -> list[str]:
