@@ -292,6 +292,12 @@ def test_run_output_into_another_selections_report_folder_is_refused(monkeypatch
         "another folder"
     )
     assert sorted(p.name for p in theirs.iterdir()) == [".selection.json"]
+    link = tmp_path / "link"  # reliability-14 Medium 2: root's own link to the folder was held to the link's name
+    link.symlink_to(theirs)
+    with pytest.raises(ParameterError):
+        report.run_notebooks(["01_vdev_scaling"], {"study": "homelab-mergerfs"}, out_dir=link, jobs=1)
+    assert sorted(p.name for p in theirs.iterdir()) == [".selection.json"]
+    assert sorted(p.name for p in reports.iterdir()) == ["thumper-x4500"]
     new = reports / "mine"
     report.run_notebooks(["01_vdev_scaling"], {"study": "homelab-mergerfs"}, out_dir=new, jobs=1)
     assert json.loads((new / ".selection.json").read_text())["selection"] == {"study": "homelab-mergerfs"}

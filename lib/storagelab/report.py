@@ -236,7 +236,7 @@ def run_notebooks(
         for note in notes:  # a parameter of some of the notebooks: given to those, the others told
             say(note)
     if out_dir is not None and Path(out_dir).resolve().parent == paths.REPORTS.resolve():
-        _claim_folders(plans, into=Path(out_dir).name)  # `--output reports/<study>`: a folder of the index's
+        _claim_folders(plans, into=Path(out_dir).resolve().name)  # `--output reports/<study>` (or a link to it)
     if out_dir is None:
         _claim_folders(plans)
         for folder in report_folders():  # those of a build killed outright, in folders this run does not write
