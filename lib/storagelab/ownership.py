@@ -339,7 +339,13 @@ def _folder_of(entry: str) -> str:
 def _closed_to_us(given: Path, error: OSError) -> str | None:
     """None when ``given`` lies under a folder this user cannot enter that only root or this user can change (root's
     0700 /root, in root's PATH kept by `sudo -u`): nothing under it is run or read as this user, and nobody else can
-    open it. Else the words of ``error`` (a folder another user owns, or can change, could be opened later)."""
+    open it. Else the words of ``error`` (a folder another user owns, or can change, could be opened later).
+    The closed folder must be one this user cannot enter: a folder it can enter, with a name below it refused, is
+    not what closed it, but a FUSE file system mounted there without allow_other, which refuses root too
+    (reliability-15: the user's bindfs over their folder in root's 0755 one passed as root's; they unmounted it once
+    the check was done, and root's `lab fio` ran their fio from PATH as uid 0)."""
+    if served := _served_by_another_user(given):
+        return f"{given} {served}"
     blocker = given.absolute()
     while blocker != blocker.parent:
         blocker = blocker.parent
@@ -347,6 +353,8 @@ def _closed_to_us(given: Path, error: OSError) -> str | None:
             st = blocker.stat()
         except OSError:
             continue
+        if os.access(blocker, os.X_OK, effective_ids=os.access in os.supports_effective_ids):
+            break  # not closed to us: what refused us is below it (another user's mount)
         if st.st_uid in (0, os.getuid()) and not _writable_by_others(st, blocker) and not movable_by_others(blocker):
             return None
         break
