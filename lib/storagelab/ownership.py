@@ -5,6 +5,7 @@ under such a name is written through, as this user (root: any file; reliability-
 
 from __future__ import annotations
 
+import errno
 import grp
 import os
 import pwd
@@ -19,6 +20,23 @@ from .errors import StoragelabError
 
 class SharedFolderError(StoragelabError):
     """A folder this user would write into by names known in advance that another user can write into, or swap."""
+
+
+SWAPPED = (
+    "stopped being a symlink while it was resolved (another user may be swapping a folder and a link under this name)"
+)
+
+
+def resolved(path: Path, *, strict: bool = False) -> Path:
+    """``path.resolve()``, whose ``readlink`` of a name the ``lstat`` just before saw as a symlink fails with EINVAL
+    when it is a folder by then (another user's folder and link swapped with renameat2's RENAME_EXCHANGE): said as
+    such, not as a bare "[Errno 22] Invalid argument" (reliability-13 and -14 Lows; reliability-15)."""
+    try:
+        return path.resolve(strict=strict)
+    except OSError as e:
+        if e.errno != errno.EINVAL:
+            raise
+        raise OSError(errno.EINVAL, SWAPPED, e.filename or str(path)) from None
 
 
 def shared(folder: Path) -> str | None:
@@ -107,8 +125,10 @@ def made_refusal(folder: Path) -> tuple[str | None, Path]:
     if why:
         return why, folder
     try:
-        real = folder.resolve(strict=True)
+        real = resolved(folder, strict=True)
     except OSError as e:
+        if e.errno == errno.EINVAL:
+            return f"{e.filename}: {e.strerror}", folder
         return f"{folder}: {e.strerror or e} once made (another user may have removed a link of theirs)", folder
     return shared(real) or foreign_link(folder, strict=True, steady=True), real  # rel-13: a swap, see file_refusal
 
@@ -126,7 +146,10 @@ def file_refusal(path: Path, *, sticky_ok: bool = True) -> str | None:
     link = foreign_link(path)
     if link:
         return link
-    real = path.resolve()
+    try:
+        real = resolved(path)
+    except OSError as e:
+        return f"{e.filename}: {e.strerror or e}"
     try:
         st = real.lstat()
         if st.st_uid not in (0, os.getuid()):
@@ -238,9 +261,10 @@ def spark_output(output: str) -> tuple[str | None, str]:
     folder = Path(unquote(u.path))
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        real = folder.resolve(strict=True)
+        real = resolved(folder, strict=True)
     except OSError as e:
-        return f"output {folder}: {e.strerror or e}", output
+        said = f"{e.filename}: {e.strerror}" if e.errno == errno.EINVAL else e.strerror or e
+        return f"output {folder}: {said}", output
     if not real.is_dir():
         return f"output {folder} is not a folder once made (another user may have changed it)", output
     why = foreign_link(folder) or shared(real)  # a link of theirs followed by the mkdir: where they chose
@@ -377,7 +401,7 @@ def _environment_folder_refusal(folder: Path, *, sticky_ok: bool, invoker: int |
     link = foreign_link(folder.absolute())
     if link:
         return link
-    near = start = folder.absolute().resolve()
+    near = start = resolved(folder.absolute())
     while not near.exists() and near != near.parent:  # the rest is made by name, in the nearest that exists
         near = near.parent
     try:
@@ -451,7 +475,10 @@ def _served_by_another_user(folder: Path | str) -> str | None:
     allow_other over a folder of the second user's; root's ingest made its database there and DuckDB appended its WAL
     to a root-only file through the user's symlink). The kernel records who mounted it (``user_id=`` in
     /proc/self/mountinfo); the owner and mode it shows count for nothing."""
-    mount = _mount_of(os.path.realpath(folder))
+    try:
+        mount = _mount_of(str(resolved(Path(folder))))
+    except OSError as e:  # one of the names on its way swapped while resolved: refused, saying so
+        return f"changed while it was checked ({e.filename} {e.strerror or e})"
     if mount is None or not mount[0].startswith("fuse"):
         return None
     fstype, source, options = mount

@@ -32,7 +32,7 @@ def _refusal(out: Path) -> tuple[str | None, Path]:
     .<name>.<pid>.tmp), following a symlink another user planted under such a name: as root, any file would be
     overwritten with the notebook (reliability-7). OUT is made first when missing, then checked: another user may
     have made it first in a shared parent such as /tmp."""
-    from .ownership import foreign_link, movable_by_others, others_can_write  # noqa: PLC0415
+    from .ownership import foreign_link, movable_by_others, others_can_write, resolved  # noqa: PLC0415
 
     link = foreign_link(out)  # anywhere on its way, not only OUT itself: /tmp/theirs-link/rep too
     if link:
@@ -42,7 +42,7 @@ def _refusal(out: Path) -> tuple[str | None, Path]:
     if gone:
         return f"--output {out}: {gone}, who could turn it once it is checked: give a folder of your own", out
     try:  # strictly: a name missing again was their link, and OUT unresolved would be theirs to make (reliability-12)
-        real = out.resolve(strict=True)  # checked below, and the only path the run uses
+        real = resolved(out, strict=True)  # checked below, and the only path the run uses
     except OSError as e:
         return f"--output {out}: {e.strerror or e} once made (another user may have removed a link of theirs)", out
     for folder, _, _ in os.walk(real):  # its folders too: one of another user's would hold that user's symlinks

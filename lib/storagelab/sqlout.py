@@ -256,7 +256,7 @@ def pinned_target(target: str) -> tuple[str | None, str]:
     path to check and write). Checked and written by the name as given, a free name on its way (/tmp/h12P) passed the
     check and was then the user's link to a folder of theirs when the result was written: root's result went there
     (10 of 6000 tries; reliability-12)."""
-    from .ownership import foreign_link  # noqa: PLC0415
+    from .ownership import foreign_link, resolved  # noqa: PLC0415
 
     given = Path(target)
     # reliability-13: resolved first, a link of the user's on the way (/tmp/theirs -> /root/x) led to a folder of
@@ -268,7 +268,7 @@ def pinned_target(target: str) -> tuple[str | None, str]:
             target,
         )
     try:
-        folder = given.parent.resolve(strict=True)
+        folder = resolved(given.parent, strict=True)
     except OSError as e:
         return (
             f"--parquet {target}: the folder {given.parent}: {e.strerror or e}; give a file in a folder that exists",

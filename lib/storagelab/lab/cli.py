@@ -15,6 +15,7 @@ from pathlib import Path
 from ..analysis.design import MIN_ELAPSED_S
 from ..errors import DatabaseBusyError
 from ..labhelp import SUBCOMMANDS
+from ..ownership import resolved
 from ..store import db as store_db
 from ..store.faults import StoreError
 from ..terminal import say
@@ -281,7 +282,7 @@ def _made_where_resolved(folder: Path, what: str, option: str) -> bool:
     root's and fio write through their link, turned by then (reliability-9 High 3). Said when not."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        real = folder.resolve(strict=True)  # missing again: a link of theirs removed since the mkdir
+        real = resolved(folder, strict=True)  # missing again: a link of theirs removed since the mkdir
     except OSError as e:
         say(f"storagelab lab {what}: {option} {folder}: {e.strerror or e}")
         return False
@@ -316,7 +317,7 @@ def _not_shared(folder: Path, what: str, option: str, writes: str, make: bool = 
             "write; give a folder of your own (e.g. a new folder under it)"
         )
         return False
-    movable = movable_by_others(folder.resolve())
+    movable = movable_by_others(resolved(folder))
     if movable:
         say(
             f"storagelab lab {what}: {option} {folder} {movable}, with symlinks {writes} that would overwrite any "
@@ -352,9 +353,9 @@ def main(argv: list[str]) -> int:
     if not getattr(args, "dry_run", False) and (why := next(filter(None, (foreign(o, p) for o, p in given)), None)):
         say(f"storagelab lab {args.what}: {why}")
         return 2
-    out = out.resolve()  # resolved once: checked, then written (a path walked again may lead elsewhere by then)
+    out = resolved(out)  # resolved once: checked, then written (a path walked again may lead elsewhere by then)
     if getattr(args, "target", None):
-        args.target = str(Path(args.target).resolve())
+        args.target = str(resolved(Path(args.target)))
     if not getattr(args, "dry_run", False) and _theirs_said(args, out):
         return 2
     # walked again once resolved: a folder and a link of the user's swapped (RENAME_EXCHANGE) passed the walk above
