@@ -144,8 +144,10 @@ def connect(
         )
     if read_only and not db.exists():
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
-    from .ownership import beside_refusal  # noqa: PLC0415
+    from .ownership import beside_refusal, read_refusal  # noqa: PLC0415
 
+    if read_only and (why := read_refusal(db)):  # reliability-13/15: a read followed the user's link
+        raise StoreError(why)
     if not read_only:
         # reliability-8 Low 9: another user's symlink as --db was followed. Reliability-9 High 1: in /tmp (sticky) the
         # user planted <db>.wal -> a root-only file once the database existed, and DuckDB appended its log to it

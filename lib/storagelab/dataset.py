@@ -32,6 +32,7 @@ Incremental: a partition is rewritten only when its stamp (a hash of its ``files
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -272,8 +273,15 @@ def export(con, out: Path | str) -> dict:
     files, then meta.json, then the old part files go). Returns counts: partitions written, removed and unchanged,
     and Parquet files written."""
     _check_database(con)
+    made = [f for f in (Path(out) / META_DIR, Path(out), *Path(out).absolute().parents) if not os.path.lexists(f)]
     (Path(out) / META_DIR).mkdir(parents=True, exist_ok=True)
-    out = _owned_folder(Path(out))
+    try:
+        out = _owned_folder(Path(out))
+    except SharedFolderError:  # reliability-13/15 Low: a refused export left an empty root-owned _storagelab/ there
+        for folder in made:
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)  # only an empty folder this run made; never through a link (rmdir does not follow)
+        raise
     with open(out / META_DIR / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time: another's sweep would delete this one's new parts
         part = f"part-{uuid.uuid4().hex[:16]}.parquet"

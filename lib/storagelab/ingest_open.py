@@ -29,7 +29,7 @@ def open_input(path: str | os.PathLike):
     """``path`` opened for reading in binary, only when it is a regular file when opened (O_NONBLOCK: a FIFO
     swapped in since a check gives no writer's wait), and only as described above. Not one: OSError saying why."""
     path = os.fspath(path)
-    fd = None
+    fd, where = None, os.path.abspath(path)
     if ".." not in path.split("/"):
         try:
             fd = _open_without_links(os.path.abspath(path))
@@ -38,13 +38,17 @@ def open_input(path: str | os.PathLike):
                 raise
     if fd is None:  # a symlink on the way (or a ".."): resolve it name by name, then open what it led to
         real, owners = _resolve(path)
-        fd = _open_without_links(real)
+        fd, where = _open_without_links(real), real
         try:
             _check_owner(fd, path, owners)
         except OSError:
             os.close(fd)
             raise
-    mode = os.fstat(fd).st_mode
+    st = os.fstat(fd)
+    mode = st.st_mode
+    if stat.S_ISREG(mode) and st.st_nlink > 1 and (why := _hard_linked(where, st)):
+        os.close(fd)
+        raise OSError(errno.EPERM, why, path)
     if not stat.S_ISREG(mode):
         os.close(fd)
         kind = (
@@ -59,6 +63,22 @@ def open_input(path: str | os.PathLike):
         raise OSError(errno.EINVAL, f"{kind}, not a regular file", path)
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
+
+
+def _hard_linked(where: str, st: os.stat_result) -> str | None:
+    """Why a file of ``st`` with more than one name must not be read at ``where`` (its path, resolved): its folder is another user's, and
+    the file is not theirs: with fs.protected_hardlinks=0 (the kernel's own default) they can make a hard link to
+    any file of root's there, which no symlink check sees (reliability-14/15 Low). None otherwise."""
+    try:
+        owner = os.stat(os.path.dirname(where) or "/").st_uid
+    except OSError:
+        return None
+    if owner in (0, os.getuid(), st.st_uid):
+        return None
+    return (
+        f"a hard link (one of {st.st_nlink} names) to a file of {_user_name(st.st_uid)}'s in a folder of "
+        f"{_user_name(owner)}'s, who could have made it: not read (copy the file in instead)"
+    )
 
 
 def read_input(path: str | os.PathLike) -> bytes:
