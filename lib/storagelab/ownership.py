@@ -162,6 +162,21 @@ def file_refusal(path: Path, *, sticky_ok: bool = True) -> str | None:
     return _folder_refusal(real, sticky_ok) or foreign_link(path, steady=True)
 
 
+def read_refusal(db: Path) -> str | None:
+    """Why the database ``db`` must not be read by its name: a symlink of another user's on its way, which they can
+    turn, once it is checked, to any database (or file) of this user's: root's `sql --db /tmp/their-link` showed
+    root's own database, and named a root-only file it led to (reliability-13 Low, reliability-15). The path it leads
+    to can be given instead. As words; None when there is no such link."""
+    link = foreign_link(db)
+    if not link:
+        return None
+    try:
+        leads = f"give the path it leads to ({resolved(db)}) if that is the database you mean"
+    except OSError as e:
+        leads = f"{e.filename}: {e.strerror or e}"
+    return f"{db}: {link}, who could turn it to any database of yours once it is checked: not read; {leads}"
+
+
 def _folder_refusal(name: Path, sticky_ok: bool) -> str | None:
     """Why the folder of the file ``name`` (the nearest that exists) lets another user put a name beside it or swap
     it, as words; None when it does not."""
@@ -307,11 +322,25 @@ ENVIRONMENT_FOLDERS = (
     "XDG_DATA_DIRS",  # jupyter_server_config.py ran as root in `storagelab lab`); and its system data path
     "XDG_DATA_HOME",
     "XDG_RUNTIME_DIR",
+    # reliability-15: JupyterLab's application folder (its extensions' JavaScript runs in your browser, with the
+    # server's token: it can run code in its kernels), its settings and workspaces; pyspark's workers write their
+    # crash logs in PYTHON_FAULTHANDLER_DIR by name
+    "JUPYTERLAB_DIR",
+    "JUPYTERLAB_SETTINGS_DIR",
+    "JUPYTERLAB_WORKSPACES_DIR",
+    "PYTHON_FAULTHANDLER_DIR",
 )
 TEMPORARY = ("TMPDIR", "TEMP", "TMP")  # only new names are made there (mkdtemp): a sticky folder will do
 # programs named by the environment and run by Spark (spark-ingest keeps them: os.environ.setdefault); their folder
 # is checked as a PATH entry is (reliability-13)
 ENVIRONMENT_PROGRAMS = ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
+# files read by name (reliability-15): IPython runs PYTHONSTARTUP in every kernel (`run PYTHONSTARTUP=theirs.py`:
+# "startup ran as uid 0"); JupyterLab takes its token from JUPYTER_TOKEN_FILE (a token the user knows opens root's
+# JupyterLab to them). Their folder is checked as a PATH entry is, and the file must not be another user's
+ENVIRONMENT_FILES = ("PYTHONSTARTUP", "JUPYTER_TOKEN_FILE")
+# spark-submit's arguments, kept by pyspark (--jars, --driver-class-path, --properties-file, --conf ...=PATH): the
+# folder of every path in them is checked as a PATH entry is (reliability-15)
+SUBMIT_ARGUMENTS = ("PYSPARK_SUBMIT_ARGS",)
 # class paths the JVM of spark-ingest loads code from (Spark's launcher puts both on it), and the JVM's option
 # variables, whose -javaagent:/-agentpath:/-Xbootclasspath entries load code before Spark's (reliability-14): the
 # folder of each entry is checked as a PATH entry is
@@ -332,6 +361,14 @@ def environment_refusal(environ=None) -> str | None:
     invoker = _sudo_invoker(environ)
     named = [(var, given) for var in ENVIRONMENT_FOLDERS for given in _entries(environ.get(var, ""))]
     named += [(var, os.path.dirname(environ[var])) for var in ENVIRONMENT_PROGRAMS if "/" in environ.get(var, "")]
+    named += [(var, os.path.dirname(environ[var]) or ".") for var in ENVIRONMENT_FILES if environ.get(var)]
+    named += [
+        (var, _folder_of(e))
+        for var in SUBMIT_ARGUMENTS
+        for word in environ.get(var, "").split()
+        for e in _entries(word.rpartition("=")[2])
+        if "/" in e
+    ]
     named += [(var, _folder_of(e)) for var in ENVIRONMENT_CLASSPATHS for e in _entries(environ.get(var, ""))]
     named += [
         (var, _folder_of(e))
@@ -339,6 +376,16 @@ def environment_refusal(environ=None) -> str | None:
         for found in _JAVA_CODE.findall(environ.get(var, ""))
         for e in _entries(found)
     ]
+    for var in ENVIRONMENT_FILES:
+        try:
+            owner = os.stat(environ[var]).st_uid if environ.get(var) else 0
+        except OSError:
+            owner = 0  # missing: its folder, checked below, says whether another user could make it
+        if owner not in (0, os.getuid(), invoker):
+            return (
+                f"the environment's {var} ({environ[var]}) is a file of another user's ({_user_name(owner)}), read as "
+                f"you: unset {var} or give a file of your own"
+            )
     for var, given in named:
         try:
             why = _environment_folder_refusal(Path(given), sticky_ok=var in TEMPORARY, invoker=invoker)
