@@ -189,7 +189,8 @@ def test_pythonstartup_jupyterlab_and_spark_submit_paths_of_another_user_are_ref
     uid 0": IPython runs that file in every kernel. JUPYTER_TOKEN_FILE (a token the user knows opens root's
     JupyterLab to them), JUPYTERLAB_DIR (extensions' JavaScript, run in root's browser with the token),
     JUPYTERLAB_SETTINGS_DIR, JUPYTERLAB_WORKSPACES_DIR, PYTHON_FAULTHANDLER_DIR (pyspark's workers write there by
-    name) and the paths in PYSPARK_SUBMIT_ARGS (--jars, --conf ...extraClassPath=) all passed."""
+    name), the paths in PYSPARK_SUBMIT_ARGS (--jars, --conf ...extraClassPath=) and the JVM options' paths other than
+    -javaagent/-agentpath/-Xbootclasspath (-Djava.library.path=, -Dlog4j2.configurationFile=) all passed."""
     theirs = _pub(shared_tmp) / "env"
     _user("mkdir", "-m", "755", str(theirs))
     _user("touch", str(theirs / "s.py"))
@@ -217,6 +218,14 @@ def test_pythonstartup_jupyterlab_and_spark_submit_paths_of_another_user_are_ref
         assert said == (
             f"the environment's {var} ({theirs}): {theirs} is another user's (mode drwxr-xr-x): " + tail.format(var=var)
         ), var
+    for var, value in (
+        ("JAVA_TOOL_OPTIONS", f"-Xmx1g -Djava.library.path={theirs}"),  # the JVM loads libhadoop.so from there
+        ("SPARK_SUBMIT_OPTS", f"-Dlog4j2.configurationFile={theirs}/log4j2.xml"),
+    ):
+        assert ownership.environment_refusal({var: value}).startswith(f"the environment's {var} ({theirs}): "), var
+    assert (
+        ownership.environment_refusal({"JAVA_TOOL_OPTIONS": "-Xlog:gc:/var/log/gc.log -Dfile.encoding=UTF-8"}) is None
+    )
     conf = f"--conf spark.driver.extraClassPath={theirs}/a.jar pyspark-shell"
     assert ownership.environment_refusal({"PYSPARK_SUBMIT_ARGS": conf}).startswith(
         f"the environment's PYSPARK_SUBMIT_ARGS ({theirs}): "

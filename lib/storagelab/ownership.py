@@ -376,6 +376,14 @@ def environment_refusal(environ=None) -> str | None:
         for found in _JAVA_CODE.findall(environ.get(var, ""))
         for e in _entries(found)
     ]
+    # reliability-15: every other path in them too (-Djava.library.path=, whose libhadoop.so the JVM loads;
+    # -Dlog4j2.configurationFile=, -Djava.security.properties=, -XX:Flags=, ...): the folder of each
+    named += [
+        (var, _folder_of(part))
+        for var in (*JAVA_OPTIONS, *SUBMIT_ARGUMENTS)
+        for part in re.split(r"[\s=:,]", environ.get(var, ""))
+        if part.startswith(("/", "./", "../"))
+    ]
     for var in ENVIRONMENT_FILES:
         try:
             owner = os.stat(environ[var]).st_uid if environ.get(var) else 0
