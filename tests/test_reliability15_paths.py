@@ -174,9 +174,12 @@ def test_a_hard_link_in_the_users_folder_to_a_file_of_roots_is_not_read(shared_t
     with pytest.raises(OSError) as e:
         open_input(theirs / "s.txt")
     assert e.value.strerror == (
-        f"a hard link (one of 2 names) to a file of root's in a folder of {USER}'s, who could have made it: not read "
-        "(copy the file in instead)"
+        f"a hard link (one of 2 names) to a file of root's in a folder of {USER}'s, so another user could have made it: "
+        "not read (copy the file in instead)"
     )
+    os.link(secret, theirs.parent / "s.txt")  # in a folder every user can write (sticky, as /tmp)
+    with pytest.raises(OSError, match="in a folder every user can write, so another user could have made it"):
+        open_input(theirs.parent / "s.txt")
     (theirs / "mine.txt").write_text("x\n")  # a root file with one name there: root put it there, read as before
     os.link(theirs / "mine.txt", tmp_path / "again.txt")  # and root's own second name for it elsewhere
     assert open_input(tmp_path / "again.txt").read() == b"x\n"

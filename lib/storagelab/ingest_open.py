@@ -66,18 +66,23 @@ def open_input(path: str | os.PathLike):
 
 
 def _hard_linked(where: str, st: os.stat_result) -> str | None:
-    """Why a file of ``st`` with more than one name must not be read at ``where`` (its path, resolved): its folder is another user's, and
-    the file is not theirs: with fs.protected_hardlinks=0 (the kernel's own default) they can make a hard link to
-    any file of root's there, which no symlink check sees (reliability-14/15 Low). None otherwise."""
+    """Why a file of ``st`` with more than one name must not be read at ``where`` (its resolved path): its folder is
+    another user's and the file is not theirs, or every user can write the folder (/tmp) and the file is this user's
+    or root's: with fs.protected_hardlinks=0 (the kernel's own default) another user can make a hard link to any file
+    of root's there, which no symlink check sees (reliability-14/15 Low). None otherwise."""
     try:
-        owner = os.stat(os.path.dirname(where) or "/").st_uid
+        folder = os.stat(os.path.dirname(where) or "/")
     except OSError:
         return None
-    if owner in (0, os.getuid(), st.st_uid):
+    if folder.st_mode & 0o002 and st.st_uid in (0, os.getuid()):
+        who = "every user can write"
+    elif folder.st_uid not in (0, os.getuid(), st.st_uid):
+        who = f"of {_user_name(folder.st_uid)}'s"
+    else:
         return None
     return (
-        f"a hard link (one of {st.st_nlink} names) to a file of {_user_name(st.st_uid)}'s in a folder of "
-        f"{_user_name(owner)}'s, who could have made it: not read (copy the file in instead)"
+        f"a hard link (one of {st.st_nlink} names) to a file of {_user_name(st.st_uid)}'s in a folder {who}, so "
+        "another user could have made it: not read (copy the file in instead)"
     )
 
 
