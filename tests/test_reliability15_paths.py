@@ -209,6 +209,8 @@ def test_pythonstartup_jupyterlab_and_spark_submit_paths_of_another_user_are_ref
         "JUPYTERLAB_WORKSPACES_DIR": str(theirs),
         "PYTHON_FAULTHANDLER_DIR": str(theirs),
         "PYSPARK_SUBMIT_ARGS": f"--master local[2] --jars {theirs}/x.jar pyspark-shell",
+        "SHELL": f"{theirs}/sh",  # JupyterLab's terminals run it
+        "BROWSER": f"firefox:{theirs}/b %s",  # `storagelab lab` opens its page with it
     }
     for var, value in refused.items():
         said = ownership.environment_refusal({var: value})

@@ -333,7 +333,8 @@ ENVIRONMENT_FOLDERS = (
 TEMPORARY = ("TMPDIR", "TEMP", "TMP")  # only new names are made there (mkdtemp): a sticky folder will do
 # programs named by the environment and run by Spark (spark-ingest keeps them: os.environ.setdefault); their folder
 # is checked as a PATH entry is (reliability-13)
-ENVIRONMENT_PROGRAMS = ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
+ENVIRONMENT_PROGRAMS = ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SHELL")  # SHELL: JupyterLab's terminals (r-15)
+BROWSERS = "BROWSER"  # reliability-15: the commands `storagelab lab` opens its page with (webbrowser), run as you
 # files read by name (reliability-15): IPython runs PYTHONSTARTUP in every kernel (`run PYTHONSTARTUP=theirs.py`:
 # "startup ran as uid 0"); JupyterLab takes its token from JUPYTER_TOKEN_FILE (a token the user knows opens root's
 # JupyterLab to them). Their folder is checked as a PATH entry is, and the file must not be another user's
@@ -362,6 +363,9 @@ def environment_refusal(environ=None) -> str | None:
     named = [(var, given) for var in ENVIRONMENT_FOLDERS for given in _entries(environ.get(var, ""))]
     named += [(var, os.path.dirname(environ[var])) for var in ENVIRONMENT_PROGRAMS if "/" in environ.get(var, "")]
     named += [(var, os.path.dirname(environ[var]) or ".") for var in ENVIRONMENT_FILES if environ.get(var)]
+    named += [
+        (BROWSERS, os.path.dirname(e.split()[0])) for e in _entries(environ.get(BROWSERS, "")) if "/" in e.split()[0]
+    ]
     named += [
         (var, _folder_of(e))
         for var in SUBMIT_ARGUMENTS
