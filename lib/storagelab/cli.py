@@ -16,6 +16,7 @@ from . import _early_interrupt, checks, cli_parser, memfloor, ownership, paths, 
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
 from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
+from .stopsignals import on_stop_signals, stopped
 from .stuck import INGEST_STUCK, exit_when_stuck
 from .terminal import say
 
@@ -573,9 +574,8 @@ NEVER_CHECK = "jupyterlab.NeverCheckForUpdate"
 
 
 def cmd_lab(args) -> int:
-    """JupyterLab as a child that ends with this process: SIGTERM/SIGINT/SIGHUP are passed on to it
-    and waited for; if this process is killed outright, the kernel ends the server
-    (PR_SET_PDEATHSIG)."""
+    """JupyterLab as a child that ends with this process: SIGTERM/SIGINT/SIGHUP are passed on to it and waited for;
+    if this process is killed outright, the kernel ends the server (PR_SET_PDEATHSIG)."""
     import subprocess  # noqa: PLC0415  (4 ms: kept out of the CLI's start-up)
 
     from .procs import die_with_parent  # noqa: PLC0415  (ctypes, 3.5 ms: kept out of the CLI's start-up)
@@ -620,9 +620,8 @@ def cmd_lab(args) -> int:
                 proc.wait(15)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    if stopped_by[:1] == [signal.SIGINT] and rc in (0, -signal.SIGTERM):
-        print("storagelab lab: interrupted", file=sys.stderr)
-        return 130
+    if stopped_by and rc in (0, -signal.SIGTERM, -stopped_by[0]):  # stopped by us: one line, 130/143/129
+        return stopped("lab", stopped_by[0])
     return 128 - rc if rc < 0 else rc
 
 
@@ -705,6 +704,7 @@ def _guarded(args, top: bool = False) -> int:
     before their exit 130, their line said or not (reliability-6 processes, Low 8)."""
 
     _SIGINT_SEEN.clear()  # a command run in this process before (tests, the build's ingest) is not this one
+    on_stop_signals(args.cmd) if top else None  # SIGTERM and SIGHUP: one line and 143/129, as Ctrl-C's 130
     previous = signal.getsignal(signal.SIGINT)
     if previous is _early_interrupt:  # the program's own start-up handler (storagelab/__init__): Python's from now
         previous = signal.default_int_handler
