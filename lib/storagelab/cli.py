@@ -18,7 +18,7 @@ from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
 from .stopsignals import on_stop_signals, stopped
 from .stuck import INGEST_STUCK, exit_when_stuck
-from .terminal import say
+from .terminal import say, say_lines
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
 
@@ -368,7 +368,7 @@ def cmd_sql(args) -> int:
             parquet=args.parquet,
         )
     except (duckdb.Error, ValueError) as e:
-        say(f"storagelab sql: {e}")
+        say_lines(f"storagelab sql: {e}")  # DuckDB's error as its lines: the caret stands under the place
         return 2
     finally:
         con.close()

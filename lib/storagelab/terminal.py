@@ -31,3 +31,11 @@ def say(text: str, file: TextIO | None = None) -> None:
 def show(text: str) -> None:
     """``say`` to stdout: a command's own progress lines (``storagelab lab``'s ``log``)."""
     say(text, sys.stdout)
+
+
+def say_lines(text: str, file: TextIO | None = None) -> None:
+    """``say`` for a message whose lines are its form (DuckDB's errors: the error, its candidates, the query with a
+    caret under the place): each line through ``one_line``, printed as lines, not as one line of ``\\n``."""
+    out = file or sys.stderr
+    out.write("".join(one_line(x.expandtabs(4)) + "\n" for x in text.rstrip("\n").split("\n")))
+    out.flush()
