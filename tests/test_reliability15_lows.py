@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from storagelab import cli
+from storagelab import cli, report
 
 
 def test_sqls_duckdb_error_is_printed_as_its_lines_not_with_literal_backslash_n(tmp_path, capsys):
@@ -19,3 +19,18 @@ def test_sqls_duckdb_error_is_printed_as_its_lines_not_with_literal_backslash_n(
         "LINE 1: select nosuch from range(3)",
         "               ^^^^^^",
     ]
+
+
+def test_run_with_a_misspelt_study_is_refused_naming_the_studies_before_any_notebook_runs(seed_db, tmp_path, capsys):
+    """`run -p study <misspelt>` ran the notebook on no data and ended 0, saying so only inside the report."""
+    out = tmp_path / "out"
+    argv = ["run", "07_explore", "-p", "study", "homelab-mergrefs", "-p", "db_path", str(seed_db), "--output", str(out)]
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"storagelab run: -p study 'homelab-mergrefs': no file in {seed_db} is labelled with this study (its studies: "
+        "ars-zfs-vs-raid, freebsd-bonnie-dedup, homelab-mergerfs, thumper-x4500)\n"
+    )
+    assert not out.exists()
+    # a paper's study and the files without a study are selections, not typos
+    assert report.unknown_study({"study": "ars-zfs-vs-raid", "db_path": str(seed_db)}) is None
+    assert report.unknown_study({"study": "(unlabelled)", "db_path": str(seed_db)}) is None
