@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import duckdb
+import pytest
 
 from storagelab import cli, report
 
@@ -34,3 +35,16 @@ def test_run_with_a_misspelt_study_is_refused_naming_the_studies_before_any_note
     # a paper's study and the files without a study are selections, not typos
     assert report.unknown_study({"study": "ars-zfs-vs-raid", "db_path": str(seed_db)}) is None
     assert report.unknown_study({"study": "(unlabelled)", "db_path": str(seed_db)}) is None
+
+
+@pytest.mark.parametrize("argv", [["sql", "--db", "e.duckdb", "select 1"], ["ingest", "x.txt", "--db", "t.duckdb"]])
+def test_a_command_run_in_a_removed_working_folder_says_the_folder_is_gone(argv, tmp_path, monkeypatch, capsys):
+    """`cd w; rmdir ../w; storagelab sql --db e.duckdb ...` said only `[Errno 2] No such file or directory`."""
+    (tmp_path / "w").mkdir()
+    monkeypatch.chdir(tmp_path / "w")
+    (tmp_path / "w").rmdir()
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"storagelab {argv[0]}: the working folder is gone (removed while the shell was in it): cd to a folder "
+        "that exists"
+    )

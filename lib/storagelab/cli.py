@@ -18,7 +18,7 @@ from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
 from .stopsignals import on_stop_signals, stopped
 from .stuck import INGEST_STUCK, exit_when_stuck
-from .terminal import say, say_lines
+from .terminal import os_error_text, say, say_lines
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
 
@@ -152,7 +152,7 @@ def cmd_ingest(args) -> int:
                 progress=False if args.quiet or not sys.stderr.isatty() else None,
             )  # no bar when piped
     except (DatabaseBusyError, ManifestError, StoreError, FileNotFoundError, NotADirectoryError) as e:
-        return refuse(str(e))
+        return refuse(os_error_text(e) if isinstance(e, OSError) else str(e))
     except OSError as e:  # e.g. a folder that cannot be read
         return refuse(f"{e.filename or ''}: {e.strerror or e}")
     except KeyboardInterrupt:
@@ -192,7 +192,7 @@ def _export_dataset(db, out: str, verb: str) -> int:
     try:
         con = connect(db or paths.DB, read_only=True, wait=30.0)
     except (FileNotFoundError, DatabaseBusyError, StoreError) as e:
-        say(f"storagelab {verb}: {e}")
+        say(f"storagelab {verb}: {os_error_text(e) if isinstance(e, OSError) else e}")
         return 2
     try:
         c = dataset.export(con, Path(out))
@@ -352,7 +352,7 @@ def cmd_sql(args) -> int:
     try:
         con = connect(args.db, read_only=True)
     except (FileNotFoundError, DatabaseBusyError, StoreError) as e:
-        say(f"storagelab sql: {e}")
+        say(f"storagelab sql: {os_error_text(e) if isinstance(e, OSError) else e}")
         return 2
     stopped = unfinished_ingest(con, args.db or paths.DB)
     if stopped:
@@ -774,8 +774,7 @@ def _run_guarded(args) -> int:
             say(f"storagelab {args.cmd}: {e}")
             return 2
         if isinstance(e, OSError):  # a missing, unreadable or unwritable file or folder named by the user
-            text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
-            say(f"storagelab {args.cmd}: {text}")
+            say(f"storagelab {args.cmd}: {os_error_text(e)}")
             return 2
         if isinstance(e, MemoryError) or is_out_of_memory(e):
             say(f"storagelab {args.cmd}: out of memory ({_one_line(e)}): {MEMORY_HINT}")
