@@ -48,3 +48,25 @@ def test_a_command_run_in_a_removed_working_folder_says_the_folder_is_gone(argv,
         f"storagelab {argv[0]}: the working folder is gone (removed while the shell was in it): cd to a folder "
         "that exists"
     )
+
+
+def test_a_database_with_no_tables_yet_is_named_with_what_to_run_by_sql_export_and_the_notebooks(tmp_path, capsys):
+    """A database file an ingest made and was killed in before its first tables: `sql` printed DuckDB's 'Table with
+    name files does not exist', `export --dataset` a traceback, a notebook DuckDB's error."""
+    from storagelab.analysis import open_db  # noqa: PLC0415
+    from storagelab.store import StoreError  # noqa: PLC0415
+
+    db = tmp_path / "e.duckdb"
+    duckdb.connect(str(db)).close()
+    line = (
+        f"{db}: not a built storagelab database: it has no tables (an ingest stopped before it made them?): run "
+        f"`storagelab ingest FOLDER --db {db}` to build it"
+    )
+    assert cli.main(["sql", "--db", str(db), "select count(*) from files"]) == 2
+    assert cli.main(["export", "--db", str(db), "--dataset", str(tmp_path / "ds")]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"storagelab sql: {line}", f"storagelab export: {line}"]
+    with pytest.raises(StoreError) as e:
+        open_db(db)
+    assert str(e.value) == line
+    assert cli.main(["sql", "--db", str(db), "select 41 + 1 as n", "--csv"]) == 0  # a query of no table still runs
+    assert capsys.readouterr().out == "n\n42\n"

@@ -336,7 +336,7 @@ def cmd_sql(args) -> int:
     import duckdb  # noqa: PLC0415  (kept out of the CLI's start-up (65 ms))
 
     from . import sqlout  # noqa: PLC0415  (kept out of the CLI's start-up (12 ms))
-    from .database import unfinished_ingest  # noqa: PLC0415  (duckdb: kept out of the CLI's start-up)
+    from .database import sql_error, unfinished_ingest  # noqa: PLC0415  (duckdb: kept out of the CLI's start-up)
     from .store import StoreError, connect  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     query = sys.stdin.read() if args.query == "-" else args.query
@@ -367,8 +367,8 @@ def cmd_sql(args) -> int:
             limit=args.limit,
             parquet=args.parquet,
         )
-    except (duckdb.Error, ValueError) as e:
-        say_lines(f"storagelab sql: {e}")  # DuckDB's error as its lines: the caret stands under the place
+    except (duckdb.Error, ValueError) as e:  # DuckDB's error as its lines (the caret under the place), or why
+        say_lines(f"storagelab sql: {sql_error(e, con, args.db or paths.DB)}")
         return 2
     finally:
         con.close()
