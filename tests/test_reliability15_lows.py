@@ -70,3 +70,30 @@ def test_a_database_with_no_tables_yet_is_named_with_what_to_run_by_sql_export_a
     assert str(e.value) == line
     assert cli.main(["sql", "--db", str(db), "select 41 + 1 as n", "--csv"]) == 0  # a query of no table still runs
     assert capsys.readouterr().out == "n\n42\n"
+
+
+@pytest.mark.parametrize(
+    ("cols", "text", "field2", "at"),
+    [
+        ("value,name,property,source", "lz4\ttank\tcompression\tlocal\n128K\ttank\trecordsize\tdefault\n", "tank", 3),
+        ("name,value,property,source", "tank\tlz4\tcompression\tlocal\ntank\t128K\trecordsize\tdefault\n", "lz4", 3),
+    ],
+)
+def test_zfs_get_h_with_its_columns_in_another_order_is_refused_saying_why(cols, text, field2, at):
+    """`zfs get -H -o value,name,property,source` with no command line: stored 'tank' as the property and the
+    property as the value (the first), or refused as an unknown format without saying why (the second)."""
+    from storagelab.parsers import ParseError, detect, zfs_get  # noqa: PLC0415
+
+    assert detect(text)[0] is zfs_get
+    with pytest.raises(ParseError) as e:
+        zfs_get.parse(text)
+    assert e.value.line == 1 and (
+        f"invalid: zfs get -H rows with their columns in another order: field 2 holds no property name ({field2!r}), "
+        f"field {at} does (line 1); rows alone do not say which column is which (expected NAME, PROPERTY, VALUE"
+    ) in str(e.value)
+    # with its command line before the rows (a shell transcript), the columns are known and the rows read
+    rows = zfs_get.parse(f"$ zfs get -H -o {cols} compression,recordsize tank\n" + text).rows("zfs_properties")
+    assert [(r["name"], r["property"], r["value"]) for r in rows] == [
+        ("tank", "compression", "lz4"),
+        ("tank", "recordsize", "128K"),
+    ]
