@@ -97,3 +97,17 @@ def test_zfs_get_h_with_its_columns_in_another_order_is_refused_saying_why(cols,
         ("tank", "compression", "lz4"),
         ("tank", "recordsize", "128K"),
     ]
+
+
+def test_an_8_tb_sparse_file_is_refused_unread_by_ingest_and_parse(tmp_path, capsys):
+    """`truncate -s 8T big/huge.txt; storagelab ingest big` hashed zeros for hours (at 1 GB/s: 2.4 hours)."""
+    from storagelab.ingest_open import MAX_INPUT_BYTES  # noqa: PLC0415
+
+    (tmp_path / "big").mkdir()
+    with open(tmp_path / "big" / "huge.txt", "wb") as f:
+        f.truncate(8 * 10**12)
+    why = f"8,000,000,000,000 bytes, more than any log ({MAX_INPUT_BYTES:,} bytes at most; STORAGELAB_MAX_FILE_BYTES=N"
+    assert cli.main(["ingest", str(tmp_path / "big"), "--db", str(tmp_path / "t.duckdb"), "--quiet"]) == 1
+    assert f"error: {tmp_path / 'big' / 'huge.txt'}: io: {why}" in capsys.readouterr().err
+    assert cli.main(["parse", str(tmp_path / "big" / "huge.txt")]) == 1
+    assert capsys.readouterr().err.startswith(f"storagelab parse: {tmp_path / 'big' / 'huge.txt'}: {why}")
