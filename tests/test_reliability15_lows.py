@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import duckdb
 import pytest
 
@@ -111,3 +114,49 @@ def test_an_8_tb_sparse_file_is_refused_unread_by_ingest_and_parse(tmp_path, cap
     assert f"error: {tmp_path / 'big' / 'huge.txt'}: io: {why}" in capsys.readouterr().err
     assert cli.main(["parse", str(tmp_path / "big" / "huge.txt")]) == 1
     assert capsys.readouterr().err.startswith(f"storagelab parse: {tmp_path / 'big' / 'huge.txt'}: {why}")
+
+
+def _dead_mark(work) -> str:
+    """The mark of a lab run whose process has ended (a real process, started and killed)."""
+    from storagelab.lab.leftovers import MARK  # noqa: PLC0415
+    from storagelab.readcopies import start_time  # noqa: PLC0415
+
+    p = subprocess.Popen(["sleep", "30"])
+    mark = f"{MARK}{p.pid}-{start_time(p.pid)}"
+    p.kill()
+    p.wait()
+    (work / mark).touch()
+    return mark
+
+
+def test_what_a_killed_lab_bonnie_left_is_removed_by_the_next_and_only_what_is_certainly_its_own(tmp_path):
+    """`lab bonnie` SIGKILLed left its Bonnie.NNNN (as large as --size) in TARGET/.storagelab-bonnie for good."""
+    from storagelab.lab import leftovers  # noqa: PLC0415
+
+    work = tmp_path / ".storagelab-bonnie"
+    work.mkdir()
+    outside = tmp_path / "keep.txt"
+    outside.write_text("not the lab's")
+    (work / "Bonnie.123").write_bytes(b"x" * 4096)  # bonnie++'s file and its folder of the file tests
+    (work / "Bonnie.124").mkdir()
+    (work / "Bonnie.124" / "00001").write_text("")
+    (work / "Bonnie.125").symlink_to(outside)  # a link of bonnie++'s name: not followed, not removed
+    (work / "Bonnie.126").write_text("")
+    os.chown(work / "Bonnie.126", 1002, 1002)  # another user's file of that name: theirs
+    (work / "notes.txt").write_text("")  # not a name bonnie++ makes
+    (work / "Bonnie.1").write_text("")
+    assert leftovers.clean(work) == [  # no mark: not certainly a dead run's
+        f"lab bonnie: {work}: Bonnie.1, Bonnie.123, Bonnie.124, Bonnie.125, Bonnie.126 not certainly a dead lab run's "
+        "(no mark of the run that made them, or a folder others can change): left as they are"
+    ]
+    leftovers.claim(work)  # a live run's (this process): its files are its own
+    assert leftovers.clean(work)[0].endswith(f"in use by the lab run of pid {os.getpid()}: left as they are")
+    for n in os.listdir(work):
+        if n.startswith(leftovers.MARK):
+            (work / n).unlink()
+    mark = _dead_mark(work)
+    assert leftovers.clean(work) == [
+        f"lab bonnie: removed Bonnie.1, Bonnie.123, Bonnie.124 from {work}: left by a lab run that was killed"
+    ]
+    assert sorted(os.listdir(work)) == ["Bonnie.125", "Bonnie.126", "notes.txt"] and mark
+    assert outside.read_text() == "not the lab's"
