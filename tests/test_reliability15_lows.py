@@ -160,3 +160,30 @@ def test_what_a_killed_lab_bonnie_left_is_removed_by_the_next_and_only_what_is_c
     ]
     assert sorted(os.listdir(work)) == ["Bonnie.125", "Bonnie.126", "notes.txt"] and mark
     assert outside.read_text() == "not the lab's"
+
+
+def test_the_test_files_of_a_killed_lab_fio_are_removed_by_the_next_and_only_they(tmp_path):
+    """`lab fio` SIGKILLed left fio's RUNID.0.0 (as large as --size) in the target for good."""
+    from storagelab.lab import leftovers  # noqa: PLC0415
+    from storagelab.lab.fio import _test_files  # noqa: PLC0415
+    from storagelab.readcopies import start_time  # noqa: PLC0415
+
+    run = "randread-4k-qd1-nj1"
+    p = subprocess.Popen(["sleep", "30"])
+    (tmp_path / f"{leftovers.FIO_MARK}{p.pid}-{start_time(p.pid)}").write_text(run)
+    p.kill()
+    p.wait()
+    for name in (f"{run}.0.0", f"{run}.1.0", "seqread-1m-qd1-nj1.0.0", "notes.txt", f"{run}.0.0.bak"):
+        (tmp_path / name).write_bytes(b"x")
+    os.chown(tmp_path / f"{run}.1.0", 1002, 1002)  # another user's file of fio's name: theirs
+    (tmp_path / "keep").write_text("not the lab's")
+    (tmp_path / f"{run}.data").symlink_to(tmp_path / "keep")  # a link: not followed, not removed
+    leftovers.mark_fio(tmp_path, "seqread-1m-qd1-nj1")  # a live run's (this process): its files are its own
+    assert leftovers.clean_fio(tmp_path, _test_files) == [
+        f"lab fio: removed {run}.0.0 from {tmp_path}: left by a lab run that was killed"
+    ]
+    leftovers.unmark_fio(tmp_path)
+    assert sorted(os.listdir(tmp_path)) == [
+        "keep", "notes.txt", f"{run}.0.0.bak", f"{run}.1.0", f"{run}.data", "seqread-1m-qd1-nj1.0.0"
+    ]  # fmt: skip
+    assert (tmp_path / "keep").read_text() == "not the lab's"

@@ -16,6 +16,8 @@ import os
 import re
 import shutil
 import stat
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 from ..readcopies import start_time
@@ -75,3 +77,67 @@ def clean(work: Path) -> list[str]:
         )
     finally:
         os.close(fd)
+
+
+FIO_MARK = ".storagelab-lab-fio-"
+_FIO_MARK = re.compile(re.escape(FIO_MARK) + r"(\d+)-(\d+)$")
+
+
+def _fio_mark() -> str:
+    return f"{FIO_MARK}{os.getpid()}-{start_time(os.getpid()) or 0}"
+
+
+def mark_fio(target: Path, run_id: str) -> None:
+    """Note in ``target`` that this process's fio now writes the test files of ``run_id`` there."""
+    fd = os.open(target / _fio_mark(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, run_id.encode())
+    finally:
+        os.close(fd)
+
+
+def unmark_fio(target: Path) -> None:
+    with suppress(OSError):
+        os.unlink(target / _fio_mark())
+
+
+def clean_fio(target: Path, test_files: Callable[[Path, str], list[Path]]) -> list[str]:
+    """Remove the test files fio left in ``target`` for a lab run killed outright: those of the run its mark names
+    (``test_files``: fio's names for that run), when the mark's process is gone, under the module's conditions."""
+    try:
+        top = os.stat(target)
+        names = os.listdir(target)
+    except OSError:
+        return []
+    dead = [(n, m) for n in names if (m := _FIO_MARK.match(n)) and start_time(int(m[1])) != m[2]]
+    if not dead:
+        return []
+    if top.st_uid not in (0, os.getuid()) or (top.st_mode & 0o022 and not top.st_mode & stat.S_ISVTX):
+        return [f"lab fio: {target}: test files of a killed lab run may be left; not removed (others can change it)"]
+    fd = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    lines = []
+    try:
+        for n, _ in dead:
+            try:
+                mfd = os.open(n, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError:
+                continue
+            try:
+                ours = os.fstat(mfd).st_uid == os.getuid() and stat.S_ISREG(os.fstat(mfd).st_mode)
+                run_id = os.read(mfd, 4096).decode("utf-8", "replace").strip()
+            finally:
+                os.close(mfd)
+            if not ours or not run_id or "/" in run_id:
+                continue
+            removed = []
+            for p in test_files(target, run_id):
+                st = os.lstat(p.name, dir_fd=fd)
+                if st.st_uid == os.getuid() and stat.S_ISREG(st.st_mode):
+                    os.unlink(p.name, dir_fd=fd)
+                    removed.append(p.name)
+            os.unlink(n, dir_fd=fd)
+            if removed:
+                lines.append(f"lab fio: removed {', '.join(removed)} from {target}: left by a lab run that was killed")
+    finally:
+        os.close(fd)
+    return lines
