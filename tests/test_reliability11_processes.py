@@ -122,7 +122,7 @@ def test_run_output_stopped_while_it_waits_for_the_report_tree_leaves_no_folder(
     assert p.stderr.readline().startswith("storagelab run: waiting for another storagelab command (pid ")
     assert (tmp_path / "reports" / "zz").is_dir()  # made for its check, before the wait
     p.send_signal(signal.SIGTERM)
-    assert p.wait(30) == 143 and p.stderr.read() == ""
+    assert p.wait(30) == 143 and p.stderr.read() == "storagelab run: terminated (SIGTERM)\n"
     assert sorted(os.listdir(tmp_path / "reports")) == [".storagelab-writer.lock"]
     os.close(lock)
 

@@ -16,8 +16,9 @@ from . import _early_interrupt, checks, cli_parser, memfloor, ownership, paths, 
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
 from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
+from .stopsignals import on_stop_signals, stopped
 from .stuck import INGEST_STUCK, exit_when_stuck
-from .terminal import say
+from .terminal import os_error_text, say, say_lines
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
 
@@ -151,7 +152,7 @@ def cmd_ingest(args) -> int:
                 progress=False if args.quiet or not sys.stderr.isatty() else None,
             )  # no bar when piped
     except (DatabaseBusyError, ManifestError, StoreError, FileNotFoundError, NotADirectoryError) as e:
-        return refuse(str(e))
+        return refuse(os_error_text(e) if isinstance(e, OSError) else str(e))
     except OSError as e:  # e.g. a folder that cannot be read
         return refuse(f"{e.filename or ''}: {e.strerror or e}")
     except KeyboardInterrupt:
@@ -191,7 +192,7 @@ def _export_dataset(db, out: str, verb: str) -> int:
     try:
         con = connect(db or paths.DB, read_only=True, wait=30.0)
     except (FileNotFoundError, DatabaseBusyError, StoreError) as e:
-        say(f"storagelab {verb}: {e}")
+        say(f"storagelab {verb}: {os_error_text(e) if isinstance(e, OSError) else e}")
         return 2
     try:
         c = dataset.export(con, Path(out))
@@ -335,7 +336,7 @@ def cmd_sql(args) -> int:
     import duckdb  # noqa: PLC0415  (kept out of the CLI's start-up (65 ms))
 
     from . import sqlout  # noqa: PLC0415  (kept out of the CLI's start-up (12 ms))
-    from .database import unfinished_ingest  # noqa: PLC0415  (duckdb: kept out of the CLI's start-up)
+    from .database import sql_error, unfinished_ingest  # noqa: PLC0415  (duckdb: kept out of the CLI's start-up)
     from .store import StoreError, connect  # noqa: PLC0415  (duckdb and the store: kept out of the CLI's start-up (130 ms))
 
     query = sys.stdin.read() if args.query == "-" else args.query
@@ -351,7 +352,7 @@ def cmd_sql(args) -> int:
     try:
         con = connect(args.db, read_only=True)
     except (FileNotFoundError, DatabaseBusyError, StoreError) as e:
-        say(f"storagelab sql: {e}")
+        say(f"storagelab sql: {os_error_text(e) if isinstance(e, OSError) else e}")
         return 2
     stopped = unfinished_ingest(con, args.db or paths.DB)
     if stopped:
@@ -366,8 +367,8 @@ def cmd_sql(args) -> int:
             limit=args.limit,
             parquet=args.parquet,
         )
-    except (duckdb.Error, ValueError) as e:
-        say(f"storagelab sql: {e}")
+    except (duckdb.Error, ValueError) as e:  # DuckDB's error as its lines (the caret under the place), or why
+        say_lines(f"storagelab sql: {sql_error(e, con, args.db or paths.DB)}")
         return 2
     finally:
         con.close()
@@ -573,9 +574,8 @@ NEVER_CHECK = "jupyterlab.NeverCheckForUpdate"
 
 
 def cmd_lab(args) -> int:
-    """JupyterLab as a child that ends with this process: SIGTERM/SIGINT/SIGHUP are passed on to it
-    and waited for; if this process is killed outright, the kernel ends the server
-    (PR_SET_PDEATHSIG)."""
+    """JupyterLab as a child that ends with this process: SIGTERM/SIGINT/SIGHUP are passed on to it and waited for;
+    if this process is killed outright, the kernel ends the server (PR_SET_PDEATHSIG)."""
     import subprocess  # noqa: PLC0415  (4 ms: kept out of the CLI's start-up)
 
     from .procs import die_with_parent  # noqa: PLC0415  (ctypes, 3.5 ms: kept out of the CLI's start-up)
@@ -620,9 +620,8 @@ def cmd_lab(args) -> int:
                 proc.wait(15)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    if stopped_by[:1] == [signal.SIGINT] and rc in (0, -signal.SIGTERM):
-        print("storagelab lab: interrupted", file=sys.stderr)
-        return 130
+    if stopped_by and rc in (0, -signal.SIGTERM, -stopped_by[0]):  # stopped by us: one line, 130/143/129
+        return stopped("lab", stopped_by[0])
     return 128 - rc if rc < 0 else rc
 
 
@@ -705,6 +704,7 @@ def _guarded(args, top: bool = False) -> int:
     before their exit 130, their line said or not (reliability-6 processes, Low 8)."""
 
     _SIGINT_SEEN.clear()  # a command run in this process before (tests, the build's ingest) is not this one
+    on_stop_signals(args.cmd) if top else None  # SIGTERM and SIGHUP: one line and 143/129, as Ctrl-C's 130
     previous = signal.getsignal(signal.SIGINT)
     if previous is _early_interrupt:  # the program's own start-up handler (storagelab/__init__): Python's from now
         previous = signal.default_int_handler
@@ -774,8 +774,7 @@ def _run_guarded(args) -> int:
             say(f"storagelab {args.cmd}: {e}")
             return 2
         if isinstance(e, OSError):  # a missing, unreadable or unwritable file or folder named by the user
-            text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
-            say(f"storagelab {args.cmd}: {text}")
+            say(f"storagelab {args.cmd}: {os_error_text(e)}")
             return 2
         if isinstance(e, MemoryError) or is_out_of_memory(e):
             say(f"storagelab {args.cmd}: out of memory ({_one_line(e)}): {MEMORY_HINT}")

@@ -412,3 +412,26 @@ def _holding(path: str) -> str:
     while not os.path.isdir(parent):
         parent = os.path.dirname(parent)
     return parent
+
+
+def not_built(con: duckdb.DuckDBPyConnection, db: Path | str) -> str | None:
+    """The line for a database that has no storagelab tables yet (a DuckDB file with no table, or with `files` but
+    no `meta`: an ingest killed before it made them all), where readers got DuckDB's raw 'Table with name files does
+    not exist' (issue 26's campaigns, Low); None when its tables are there, or when it holds other tables (not ours)."""
+    try:
+        rows = con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()
+    except duckdb.Error:
+        return None
+    names = {r[0] for r in rows}
+    if "meta" in names or (names and "files" not in names):
+        return None
+    return (
+        f"{db}: not a built storagelab database: it has {'no tables' if not names else 'only some of its tables'} "
+        f"(an ingest stopped before it made them?): run `storagelab ingest FOLDER --db {db}` to build it"
+    )
+
+
+def sql_error(e: Exception, con: duckdb.DuckDBPyConnection, db: Path | str) -> str:
+    """`sql`'s message for a failed query: a table missing from a database with none of storagelab's is ``not_built``
+    (what to run), anything else DuckDB's own error."""
+    return (isinstance(e, duckdb.CatalogException) and not_built(con, db)) or str(e)

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import duckdb
 
-from .database import disk_full, first_line, inject, schema_signature, spill_config, unfinished_ingest
+from .database import disk_full, first_line, inject, not_built, schema_signature, spill_config, unfinished_ingest
 from .errors import StoreError
 from .interrupts import track
 from .ownership import SharedFolderError, made_refusal
@@ -208,13 +208,15 @@ def read_meta(path: Path | str) -> dict | None:
 def _check_database(con) -> None:
     """A database built by another version of storagelab is refused (its columns are not the schema's)."""
 
+    db = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    if empty := not_built(con, db[0][0] if db and db[0][0] else "the database"):  # was a traceback (no meta)
+        raise StoreError(empty)
     rows = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchall()
     if rows and rows[0][0] != schema_signature():
         raise StoreError(
             "the database was built by another version of storagelab (its tables differ from this one's): run "
             "`storagelab ingest` (with the same --db) to rebuild it, then export again"
         )
-    db = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
     stopped = unfinished_ingest(con, db[0][0] if db and db[0][0] else "the database")
     if stopped:
         raise StoreError(stopped)

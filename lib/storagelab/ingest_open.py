@@ -22,6 +22,21 @@ import stat
 _NOFOLLOW_DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 MOUNTINFO = "/proc/self/mountinfo"
+# a file larger than this is no log (an 8 TB sparse file was hashed for hours: issue 26's campaigns, Low): refused
+# unread; fio's --write_lat_log of a long run at high IOPS reaches several GiB, far below it
+MAX_INPUT_BYTES = int(os.environ.get("STORAGELAB_MAX_FILE_BYTES") or 64 * 2**30)
+
+
+def too_large(size: int) -> str | None:
+    """Why a file of ``size`` bytes is not read (None: it is read)."""
+    if size <= MAX_INPUT_BYTES:
+        return None
+    return (
+        f"{size:,} bytes, more than any log ({MAX_INPUT_BYTES:,} bytes at most; STORAGELAB_MAX_FILE_BYTES=N "
+        "raises the limit): not read"
+    )
+
+
 _fuse_mounters: dict[int, int | None] = {}  # st_dev -> who mounted that FUSE file system (None: not FUSE)
 
 
@@ -87,8 +102,11 @@ def _hard_linked(where: str, st: os.stat_result) -> str | None:
 
 
 def read_input(path: str | os.PathLike) -> bytes:
-    """The whole of ``path``, opened by ``open_input`` (``storagelab parse`` reads as ingest does)."""
+    """The whole of ``path``, opened by ``open_input`` (``storagelab parse`` reads as ingest does); one larger than
+    ``MAX_INPUT_BYTES``: OSError (EFBIG) saying so, unread."""
     with open_input(path) as fh:
+        if why := too_large(os.fstat(fh.fileno()).st_size):
+            raise OSError(errno.EFBIG, why, os.fspath(path))
         return fh.read()
 
 

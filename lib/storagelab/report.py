@@ -235,6 +235,7 @@ def run_notebooks(
         plans, notes = validate_each(nbs, params or {}, raw_params)
         for note in notes:  # a parameter of some of the notebooks: given to those, the others told
             say(note)
+        unknown_study({**(params or {}), **(raw_params or {})})
     if out_dir is not None and Path(out_dir).resolve().parent == paths.REPORTS.resolve():
         _claim_folders(plans, into=Path(out_dir).resolve().name)  # `--output reports/<study>` (or a link to it)
     if out_dir is None:
@@ -548,6 +549,24 @@ def labelled_studies(db_path: Path | None = None) -> set[str]:
     finally:
         con.close()
     return {r[0] for r in rows}
+
+
+def unknown_study(given: dict[str, Any]) -> None:
+    """A ParameterError for a `-p study` that no file of the database is labelled with and no paper is (a typo ran
+    every notebook on no data, exit 0, said only inside the reports: issue 26's campaigns, Low); a database that
+    cannot be read now is left to the notebooks to say so."""
+    study = given.get("study")
+    if not isinstance(study, str) or study in ("", "(unlabelled)") or (paths.PAPERS / study).is_dir():
+        return
+    db = Path(given["db_path"]) if given.get("db_path") else paths.DB
+    try:
+        studies = labelled_studies(db) if db.is_file() else None
+    except Exception:  # noqa: BLE001 - held by an ingest, or not a database: the notebooks say it
+        studies = None
+    if studies is not None and study not in studies:
+        papers = {p.name for p in paths.PAPERS.iterdir() if p.is_dir()} if paths.PAPERS.is_dir() else set()
+        named = ", ".join(sorted(studies | papers)) or "none"
+        raise ParameterError(f"-p study {study!r}: no file in {db} is labelled with this study (its studies: {named})")
 
 
 def studies_without_files(plan: list[tuple[Path, dict[str, Any]]], studies: set[str]) -> list[str]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
+from . import stopsignals
 from .reportlock import LOCK
 
 
@@ -81,6 +82,7 @@ def removed_if_unused(out: Path, holding: Callable[[Callable[[], int]], int], wo
     started = []
 
     def stop(signum, frame):
+        stopsignals.line("run", signum)  # the one line of every command stopped by SIGTERM or SIGHUP
         raise SystemExit(128 + signum)
 
     old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}

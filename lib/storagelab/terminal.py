@@ -5,6 +5,7 @@ newline or a tab breaks a one-line message in two. Every line the command line p
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import TextIO
@@ -31,3 +32,24 @@ def say(text: str, file: TextIO | None = None) -> None:
 def show(text: str) -> None:
     """``say`` to stdout: a command's own progress lines (``storagelab lab``'s ``log``)."""
     say(text, sys.stdout)
+
+
+def say_lines(text: str, file: TextIO | None = None) -> None:
+    """``say`` for a message whose lines are its form (DuckDB's errors: the error, its candidates, the query with a
+    caret under the place): each line through ``one_line``, printed as lines, not as one line of ``\\n``."""
+    out = file or sys.stderr
+    out.write("".join(one_line(x.expandtabs(4)) + "\n" for x in text.rstrip("\n").split("\n")))
+    out.flush()
+
+
+def os_error_text(e: OSError) -> str:
+    """An OSError a command did not catch, as its line: the file and the reason; where the working folder is gone
+    (removed or renamed while the shell was in it) and the name was relative or none, that, not `[Errno 2] No such
+    file or directory` (issue 26's campaigns, Low)."""
+    name = os.fsdecode(e.filename) if isinstance(e.filename, (str, bytes)) else None
+    if not (name and os.path.isabs(name)):
+        try:
+            os.getcwd()
+        except FileNotFoundError:
+            return "the working folder is gone (removed while the shell was in it): cd to a folder that exists"
+    return one_line(f"{name}: {e.strerror}") if name and e.strerror else str(e)

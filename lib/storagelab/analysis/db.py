@@ -9,7 +9,7 @@ import polars as pl
 from polars.datatypes import DataTypeClass
 
 from .. import dataset, paths
-from ..database import connect, schema_signature, unfinished_ingest
+from ..database import connect, not_built, schema_signature, unfinished_ingest
 from ..errors import DatabaseBusyError, StoreError
 
 
@@ -21,7 +21,7 @@ def open_db(db_path: str | Path | None = None, wait: float = 30.0):
         return dataset.open_dataset(db_path)
     con = connect(db_path or paths.DB, read_only=True, wait=wait)
     _same_schema(con, Path(db_path or paths.DB))
-    stopped = unfinished_ingest(con, db_path or paths.DB)
+    stopped = not_built(con, db_path or paths.DB) or unfinished_ingest(con, db_path or paths.DB)
     if stopped:
         con.close()
         raise StoreError(stopped)

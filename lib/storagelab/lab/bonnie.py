@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..terminal import say, show
 from ..units import MiB
+from . import leftovers
 from .fio import (
     _catch_stop_signals,
     _dies_with_us,
@@ -58,6 +59,8 @@ def run_bonnie(
     # bonnie++ works in a folder of its own under the target, removed after each run: a run killed mid-way
     # (Ctrl-C) leaves no Bonnie.NNNN file of twice the RAM behind
     work = target / ".storagelab-bonnie"
+    for line in leftovers.clean(work):  # a Bonnie.NNNN a lab run killed outright (SIGKILL) left (leftovers.py)
+        log(line)
     argv = [bonnie, "-d", str(work), "-s", str(size_mib), "-r", str(ram_mib), "-n", str(files), "-m", system["host"]]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv += ["-u", "root"]
@@ -99,6 +102,7 @@ def run_bonnie(
             part = out / f".{rid}.txt.part"  # hidden: an ingest skips it should this process be killed outright
             try:
                 work.mkdir(exist_ok=True)
+                leftovers.claim(work)
                 with open(part, "wb") as fh:
                     # killed on KeyboardInterrupt, and with this process however it dies
                     p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE, preexec_fn=_dies_with_us())

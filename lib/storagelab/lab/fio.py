@@ -27,6 +27,7 @@ from ..procs import die_with_parent
 from ..repeat_auto import repeat_until_settled
 from ..store import ingest
 from ..terminal import say, show
+from . import leftovers
 from .manifest import _notes, append_manifest, manifest_for, manifest_row, sanity_flags
 from .outdir import made_ours
 from .presets import Run, _size_bytes
@@ -222,6 +223,8 @@ class _Matrix:
         flags = self.sanity(run)
         part = self.out / f".{run.run_id}.txt.part"  # hidden: an ingest skips it should this process be killed
         t0 = time.monotonic()
+        if self.target is not None:  # a lab run killed outright leaves its test files: the next removes them
+            leftovers.mark_fio(self.target, run.run_id)
         rc, err = self.execute(run, part)
         if self.stop:  # fio may have stopped early and still written everything: not a complete run
             for f in _run_files(self.out, run.run_id) + [part] + _test_files(self.target, run.run_id):
@@ -366,6 +369,8 @@ def run_fio_matrix(
     if len(todo) < len(planned):
         log(f"lab fio: {len(planned) - len(todo)} of {len(planned)} runs already saved in {out}: skipped (resume)")
     m = _Matrix(out, manifest, label_of, system, tinfo, version, labels, shared_file, device_limit, log, target=target)
+    for line in leftovers.clean_fio(target, _test_files):  # those of a lab run killed outright (leftovers.py)
+        log(line)
     started = time.monotonic()
     old_handler = _catch_stop_signals(m.on_signal)
     try:
@@ -375,6 +380,7 @@ def run_fio_matrix(
             m.run_one(i, len(todo), run)
     finally:
         _restore_signals(old_handler)
+        leftovers.unmark_fio(target)
     log(
         f"lab fio: {len(m.done_files)} files from {len(m.spent)} runs in {_fmt_s(time.monotonic() - started)}; "
         + (f"manifest {manifest}" if m.done_files else "nothing new to label")

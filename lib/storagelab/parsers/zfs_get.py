@@ -7,7 +7,9 @@ the man page example of Solaris 2009 and published Linux, FreeBSD/TrueNAS output
   (``name,property,value,received,source``). Without ``-H`` a header line names them and each column is
   padded to its widest cell with two spaces between columns, so the header's offsets cut every row (a value
   may hold spaces: ``Tue Jul 21 15:53 2009``, ``inherited from tank``). ``-H`` (scripted) prints no header
-  and one tab between fields: the columns are the default ones (4 fields), or ``-o``'s of the prompt line.
+  and one tab between fields: the columns are the default ones (4 fields), or ``-o``'s of the prompt line;
+  headerless rows whose second field is no property name in any row are ``-o``'s in another order, which the
+  rows cannot tell: refused saying so (``_other_order``).
 * Values are ``zfs_nicenum`` numbers (``K M G T P E`` = powers of 1024, ``0B`` since 0.8) or, with ``-p``,
   exact integers; ratios print ``1.21x`` (``-p``: ``1.21`` in 0.8+); ``none`` and ``-`` mean no value.
 * SOURCE: ``-`` (a read-only statistic), ``default``, ``local``, ``temporary``, ``received``,
@@ -92,6 +94,49 @@ _POOL_ONLY = {
     "free", "size", "autotrim", "multihost", "comment", "bcloneused", "bclonesaved", "bcloneratio",
 }  # fmt: skip
 _NO_VALUE = {"-", "none", ""}
+# the native properties of zfsprops(7)/zpoolprops(7) (and their short names) that the other sets leave out: with them,
+# a headerless -H file whose second field holds no property name is seen to have its columns in another order (-o)
+_TEXT = {
+    "type", "creation", "mounted", "mountpoint", "sharenfs", "checksum", "compression", "compress", "atime",
+    "devices", "exec", "setuid", "readonly", "rdonly", "zoned", "jailed", "snapdir", "aclmode", "aclinherit",
+    "acltype", "canmount", "xattr", "utf8only", "normalization", "casesensitivity", "vscan", "nbmand", "sharesmb",
+    "guid", "primarycache", "secondarycache", "logbias", "dedup", "mlslabel", "sync", "dnodesize", "dnsize",
+    "volmode", "snapdev", "context", "fscontext", "defcontext", "rootcontext", "relatime", "redundant_metadata",
+    "overlay", "encryption", "keylocation", "keyformat", "encryptionroot", "keystatus", "snapshots_changed",
+    "prefetch", "origin", "clones", "defer_destroy", "userrefs", "receive_resume_token", "redact_snaps", "direct",
+    "longname", "shareiscsi", "iscsioptions", "recsize", "reserv", "refreserv", "volblock", "usedsnap", "usedds",
+    "usedchild", "usedrefreserv", "lused", "lrefer", "ratio", "refratio", "cap", "frag", "alloc", "expandsz",
+    "ckpoint", "dedupcached", "listsnaps", "compatibility", "maxblocksize", "maxdnodesize", "inconsistent",
+}  # fmt: skip
+
+
+def _known_property(word: str) -> bool:
+    """A property name zfs/zpool get prints: native, feature@/user@..., or a user property (module:name)."""
+    return (
+        word in _TEXT or word in _SIZES or word in _COUNTS or word in _PCTS or word in _RATIOS or word in _POOL_ONLY
+        or ":" in word or word.startswith(("feature@", "unsupported@", *_SIZE_PREFIXES, *_COUNT_PREFIXES))
+    )  # fmt: skip
+
+
+def _other_order(lines: list[str]) -> ParseError | None:
+    """Headerless -H rows (no prompt line names -o's columns) read as NAME PROPERTY VALUE [RECEIVED] SOURCE: when no
+    row has a property name in its second field and rows have one elsewhere, the columns are -o's in another order,
+    which the rows alone cannot tell: refused saying so (it was read as they stood, names stored as properties)."""
+    rows = [(i, ln.rstrip("\r").split("\t")) for i, ln in enumerate(lines, 1) if "\t" in ln]
+    if not rows or any(_PROMPT.match(ln.strip()) and "\t" not in ln for ln in lines):
+        return None
+    if any(len(f) > 1 and _known_property(f[1].strip()) for _, f in rows):
+        return None
+    at = next(((i, k) for i, f in rows for k, x in enumerate(f) if _known_property(x.strip())), None)
+    if at is None:
+        return None
+    return ParseError(
+        f"zfs get -H rows with their columns in another order: field 2 holds no property name ({rows[0][1][1]!r}), "
+        f"field {at[1] + 1} does (line {at[0]}); rows alone do not say which column is which",
+        line=rows[0][0],
+        expected="NAME, PROPERTY, VALUE[, RECEIVED], SOURCE as zfs get -H prints them, or the command line (`zfs get "
+        "-H -o value,name,property,source ...`) before the rows, as a shell transcript has it",
+    )
 
 
 def _typed(prop: str, value: str | None) -> tuple[str | None, float | None, bool | None]:
@@ -223,6 +268,8 @@ def sniff(text: str) -> str | None:
         return None
     if all(len(f) in (4, 5) and _PROPERTY.match(f[1]) and _SOURCE.match(f[-1]) for f in rows):
         return "zfs-get-H"
+    if all(len(f) in (4, 5) and _SOURCE.match(f[-1]) and any(_known_property(x) for x in f[:3]) for f in rows):
+        return "zfs-get-H"  # -o's columns in another order: parse says so
     return None
 
 
@@ -314,6 +361,8 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
     st = _State()
     rows: list[dict] = []
     lines = lines_of(text)
+    if fmt == "zfs-get-H" and (other := _other_order(lines)):
+        raise other
     last = max(i for i, ln in enumerate(lines, 1) if ln.strip())
     ignored: list[int] = []
     for lineno, raw in enumerate(lines, 1):

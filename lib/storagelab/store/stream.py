@@ -29,7 +29,7 @@ import duckdb
 import pyarrow as pa
 
 from ..errors import ParseError
-from ..ingest_open import open_input
+from ..ingest_open import open_input, too_large
 from ..parsers import check_not_empty, check_sample, common_indent, detect, too_many_digits_in
 from ..parsers.base import NotStreamable, Parsed
 from ..parsers.compressed import kind_of, open_decompressed
@@ -73,6 +73,9 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
     """Hash the file and detect its format: its Outcome (with ``error`` when it cannot be read, or is
     no known tool's output) and how to stream it (None: parse it whole)."""
     out = Outcome(*job)
+    if why := too_large(job.size):  # listed size: not opened, not hashed (issue 26's campaigns, Low)
+        out.error = dict(kind="io", line=None, message=why, expected=None)
+        return out, None
     try:
         h, n = hashlib.sha256(), 0
         with open_input(job.path) as fh:

@@ -1,0 +1,143 @@
+"""What bonnie++ leaves in the lab's work folder when `lab bonnie` is killed outright (SIGKILL: nothing of its own
+runs; its guard kills bonnie++ at once): its ``Bonnie.<pid>`` file, as large as --size (issue 26's campaigns, Low).
+
+Each run marks the folder as its own (``.storagelab-lab-<pid>-<start>``, ``<start>`` the process's start time, as
+readcopies names its folders) before bonnie++ starts, and removes the folder when it ends. The next `lab bonnie` on
+that target removes what a dead run left, only when certainly the lab's (reliability-14 High 1: a sweep removed
+files that were not its own): the work folder opened without following a link and this user's; the target root's or
+this user's and not writable by others (unless sticky: else a name could be swapped in between); a mark there whose
+process is gone and none whose process lives (a live run's files are its own); only the names bonnie++ makes
+(``Bonnie.<digits>``, ``Bonnie.<digits>.<digits>``) that are this user's, each found without following a link.
+Anything else is left, and said."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
+
+from ..readcopies import start_time
+
+MARK = ".storagelab-lab-"
+_MARK = re.compile(re.escape(MARK) + r"(\d+)-(\d+)$")
+_BONNIE = re.compile(r"Bonnie\.\d+(\.\d+)?$")
+
+
+def claim(work: Path) -> None:
+    """Mark ``work`` as this process's (before bonnie++ starts in it)."""
+    pid = os.getpid()
+    fd = os.open(work / f"{MARK}{pid}-{start_time(pid) or 0}", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    os.close(fd)
+
+
+def clean(work: Path) -> list[str]:
+    """Remove what dead lab runs left in ``work`` (see the module's text); the lines to say (none: nothing left)."""
+    try:
+        top = os.stat(work.parent)
+        fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return []  # no work folder (the usual case), or a link of that name: not ours to look into
+    try:
+        names = os.listdir(fd)
+        left = [n for n in names if _BONNIE.match(n)]
+        if not left:
+            return []
+        marks = [(n, m) for n in names if (m := _MARK.match(n))]
+        live = [m[1] for _, m in marks if start_time(int(m[1])) == m[2]]
+        safe = top.st_uid in (0, os.getuid()) and (not top.st_mode & 0o022 or top.st_mode & stat.S_ISVTX)
+        if live or not marks or not safe or os.fstat(fd).st_uid != os.getuid():
+            why = (
+                f"in use by the lab run of pid {live[0]}"
+                if live
+                else "not certainly a dead lab run's (no mark of the run that made them, or a folder others can change)"
+            )
+            return [f"lab bonnie: {work}: {', '.join(sorted(left))} {why}: left as they are"]
+        removed = []
+        for n in left:
+            st = os.lstat(n, dir_fd=fd)
+            if st.st_uid != os.getuid():
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(n, dir_fd=fd)
+            elif stat.S_ISREG(st.st_mode):
+                os.unlink(n, dir_fd=fd)
+            else:
+                continue
+            removed.append(n)
+        for n, _ in marks:
+            os.unlink(n, dir_fd=fd)
+        return (
+            [f"lab bonnie: removed {', '.join(removed)} from {work}: left by a lab run that was killed"]
+            if removed
+            else []
+        )
+    finally:
+        os.close(fd)
+
+
+FIO_MARK = ".storagelab-lab-fio-"
+_FIO_MARK = re.compile(re.escape(FIO_MARK) + r"(\d+)-(\d+)$")
+
+
+def _fio_mark() -> str:
+    return f"{FIO_MARK}{os.getpid()}-{start_time(os.getpid()) or 0}"
+
+
+def mark_fio(target: Path, run_id: str) -> None:
+    """Note in ``target`` that this process's fio now writes the test files of ``run_id`` there."""
+    fd = os.open(target / _fio_mark(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, run_id.encode())
+    finally:
+        os.close(fd)
+
+
+def unmark_fio(target: Path) -> None:
+    with suppress(OSError):
+        os.unlink(target / _fio_mark())
+
+
+def clean_fio(target: Path, test_files: Callable[[Path, str], list[Path]]) -> list[str]:
+    """Remove the test files fio left in ``target`` for a lab run killed outright: those of the run its mark names
+    (``test_files``: fio's names for that run), when the mark's process is gone, under the module's conditions."""
+    try:
+        top = os.stat(target)
+        names = os.listdir(target)
+    except OSError:
+        return []
+    dead = [(n, m) for n in names if (m := _FIO_MARK.match(n)) and start_time(int(m[1])) != m[2]]
+    if not dead:
+        return []
+    if top.st_uid not in (0, os.getuid()) or (top.st_mode & 0o022 and not top.st_mode & stat.S_ISVTX):
+        return [f"lab fio: {target}: test files of a killed lab run may be left; not removed (others can change it)"]
+    fd = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    lines = []
+    try:
+        for n, _ in dead:
+            try:
+                mfd = os.open(n, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError:
+                continue
+            try:
+                ours = os.fstat(mfd).st_uid == os.getuid() and stat.S_ISREG(os.fstat(mfd).st_mode)
+                run_id = os.read(mfd, 4096).decode("utf-8", "replace").strip()
+            finally:
+                os.close(mfd)
+            if not ours or not run_id or "/" in run_id:
+                continue
+            removed = []
+            for p in test_files(target, run_id):
+                st = os.lstat(p.name, dir_fd=fd)
+                if st.st_uid == os.getuid() and stat.S_ISREG(st.st_mode):
+                    os.unlink(p.name, dir_fd=fd)
+                    removed.append(p.name)
+            os.unlink(n, dir_fd=fd)
+            if removed:
+                lines.append(f"lab fio: removed {', '.join(removed)} from {target}: left by a lab run that was killed")
+    finally:
+        os.close(fd)
+    return lines

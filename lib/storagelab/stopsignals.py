@@ -1,0 +1,75 @@
+"""SIGTERM and SIGHUP end a command with one line and 143 or 129, as Ctrl-C ends it with one line and 130.
+
+At Python's defaults a command killed by `kill`, `timeout` or a closed terminal ended without a word (issue 26's
+campaigns, Low). ``cli._guarded`` installs ``on_stop_signals`` next to its Ctrl-C latch, for the process's own command only.
+The exit is at once, as at the defaults (``os._exit``: nothing more of the command runs, as before): children end as
+they did (those started with ``procs.die_with_parent`` with this process). A command that catches these signals
+itself (lab's benchmarks, `run`'s wait for the report tree, JupyterLab's server) puts its own handler over this one
+for that time. A process forked from this one (a pool worker) that kept the handler dies by the signal, as before."""
+
+from __future__ import annotations
+
+import os
+import signal
+from contextlib import suppress
+
+WHAT = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP: its terminal closed?)"}
+
+
+def line(cmd: str, signum: int) -> None:
+    """The command's one line for ``signum`` (on a closed terminal there may be nowhere to write it: not an error)."""
+    with suppress(OSError):
+        os.write(2, f"storagelab {cmd}: {WHAT.get(signum, f'signal {signum}')}\n".encode())
+
+
+def on_stop_signals(cmd: str) -> None:
+    """SIGTERM and SIGHUP, where still at their defaults, end ``cmd`` with its line and 128 + the signal."""
+    owner = os.getpid()
+
+    def stop(signum, frame) -> None:
+        if os.getpid() != owner:  # a forked child: the signal's default, as before this handler
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        line(cmd, signum)
+        os._exit(128 + signum)
+
+    for sig in WHAT:
+        with suppress(ValueError):  # not the main thread: the defaults stay
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                signal.signal(sig, stop)
+    if not _FORKS_HOOKED:
+        # a forked child (a pool worker) starts with the defaults: Python clears the signals its handler noted just
+        # after a fork, so a SIGTERM sent to a new worker (Pool.terminate) was lost and the pool waited for it; they
+        # are blocked across the fork and unblocked once the default is back
+        os.register_at_fork(before=_block, after_in_parent=_unblock, after_in_child=_defaults)
+        _FORKS_HOOKED.append(True)
+
+
+_FORKS_HOOKED: list[bool] = []
+
+
+def _block() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, set(WHAT))
+
+
+def _unblock() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(WHAT))
+
+
+def _defaults() -> None:
+    for sig in WHAT:
+        with suppress(ValueError):
+            if getattr(signal.getsignal(sig), "__qualname__", "").startswith("on_stop_signals."):
+                signal.signal(sig, signal.SIG_DFL)
+    _unblock()
+
+
+def stopped(cmd: str, signum: int) -> int:
+    """A command that stopped its child on ``signum`` (JupyterLab): its one line, and 130, 143 or 129."""
+    if signum == signal.SIGINT:
+        with suppress(OSError):
+            os.write(2, f"storagelab {cmd}: interrupted\n".encode())
+    else:
+        line(cmd, signum)
+    return 128 + signum
