@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import multiprocessing
 import os
@@ -112,3 +113,80 @@ def test_a_build_killed_between_its_moves_leaves_them_for_the_next_command_to_en
         monkeypatch.setitem(sys.modules, "papermill", _papermill("old"))
         report.run_notebooks(plans=[(nb, {}) for nb in NBS], out_dir=folder, jobs=1)
         assert _files(folder) == _expected("old", ("new", "old"))
+
+
+def test_run_output_into_another_clones_report_folder_waits_for_that_clones_build(tmp_path):
+    """Attack (reliability-14 Medium 3, with two real commands): `run 07_explore --output OTHER/reports/all` from
+    one clone while OTHER's build wrote OTHER/reports: the run held the lock of OTHER/reports/all, the build that of
+    OTHER/reports, so both wrote reports/all at once (and the run's sweep could take the build's finished runs for
+    a killed run's). Here this test holds OTHER/reports as a build does; the run is a real process. Now it holds
+    OTHER/reports too: it waits, and says for whom."""
+    from storagelab import reportlock  # noqa: PLC0415
+
+    other = tmp_path / "other" / "reports"
+    (other / "all" / "executed").mkdir(parents=True)
+    env = dict(os.environ, PYTHONPATH=str(Path(report.__file__).resolve().parents[1]), PYTHONUNBUFFERED="1")
+    cmd = [sys.executable, "-m", "storagelab", "run", "07_explore", "--output", str(other / "all")]
+    with reportlock.writing(other):
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        try:
+            first = p.stdout.readline() if p.stdout else ""
+        finally:
+            p.kill()
+            p.wait(30)
+    assert (
+        first
+        == f"storagelab run: waiting for another storagelab command (pid {os.getpid()}) to finish writing {other}\n"
+    )
+
+
+class _ReaderGoneAfterOneLine:
+    """A stdout whose reader takes one line and ends (`| head -1`): every later write is EPIPE."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def write(self, text: str) -> int:
+        if self.lines:
+            raise BrokenPipeError(32, "Broken pipe")
+        self.lines.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("fileno")
+
+
+def test_lab_fio_whose_reader_goes_away_keeps_the_run_it_made_and_says_it_stopped(tmp_path, monkeypatch):
+    """Attack (main fd5ef0a): `lab fio --depth-jobs 1x1 --size 16M --runtime 2 --out O | head -1` -> statuses `0 0`,
+    not a word, O empty: the lab said its run's sanity line while it saved the run, the BrokenPipeError (an OSError)
+    was taken for the manifest's full disk and the finished run removed; the command (`lab fio`, not `lab`) was not
+    among those that say a reader gone stopped them. Now the run made is kept and labelled, no other starts, and
+    the command ends 141 with `stopped unfinished` (a re-run makes the rest). Here fio gives a real 3.33 output."""
+    from storagelab import cli, terminal  # noqa: PLC0415
+    from storagelab.lab import PRESETS, build_runs, run_fio_matrix  # noqa: PLC0415
+
+    real = Path(__file__).resolve().parent / "fixtures" / "fio" / "3.33" / "lab-psync" / "randread-4k-qd1-nj1.txt"
+    (tmp_path / "bin").mkdir()
+    fio = tmp_path / "bin" / "fio"
+    fio.write_text(f'#!/bin/sh\n[ "$1" = --version ] && {{ echo fio-3.33; exit 0; }}\ncat {real}\n')
+    fio.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fio.parent}:{os.environ['PATH']}")
+    out, target = tmp_path / "out", tmp_path / "t"
+    runs = build_runs(PRESETS["smoke"], target=target, out=out, rw=["randread", "write"])[:2]
+    stdout = _ReaderGoneAfterOneLine()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    try:
+        try:
+            run_fio_matrix(runs, target=target, out=out, ingest=False)
+        except BrokenPipeError:
+            pass
+    finally:
+        getattr(terminal, "READER_GONE", []).clear()  # the next test's lab says its lines again
+    assert stdout.lines == [f"[1/2] {runs[0].run_id}: 1 left after this, about 8s to go\n"]
+    assert (out / f"{runs[0].run_id}.txt").read_bytes() == real.read_bytes()  # before: O empty
+    assert f"{runs[0].run_id}.txt" in (out / "manifest.csv").read_text()
+    assert not (out / f"{runs[1].run_id}.txt").exists()
+    assert cli._reader_gone("lab fio") == 141  # before: 0, and not a word

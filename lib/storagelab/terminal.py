@@ -5,8 +5,10 @@ newline or a tab breaks a one-line message in two. Every line the command line p
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+from contextlib import suppress
 from typing import TextIO
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: what a terminal acts on instead of showing
@@ -28,6 +30,26 @@ def say(text: str, file: TextIO | None = None) -> None:
     out.flush()
 
 
+READER_GONE: list[bool] = []  # set by ``show`` once the program reading stdout has ended (| head -1)
+
+
 def show(text: str) -> None:
-    """``say`` to stdout: a command's own progress lines (``storagelab lab``'s ``log``)."""
-    say(text, sys.stdout)
+    """``say`` to stdout: a command's own progress lines (``storagelab lab``'s ``log``). A reader gone (``| head -1``)
+    is remembered (``READER_GONE``: the lab stops before its next run, then ends as ``cli._reader_gone`` says), not
+    raised where the line was said: the lab said a run's sanity lines while it saved the run, and the
+    BrokenPipeError (an OSError) was taken for the manifest's full disk: the finished run removed, exit 0, not a word
+    (reliability-15). Later lines go to /dev/null."""
+    if READER_GONE:
+        return
+    try:
+        say(text, sys.stdout)
+    except BrokenPipeError:
+        READER_GONE.append(True)
+        with suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def stop_if_reader_gone() -> None:
+    """Raise BrokenPipeError once ``show`` found the reader gone: the command ends as one stopped by it."""
+    if READER_GONE:
+        raise BrokenPipeError("the program reading the output ended")
