@@ -30,26 +30,28 @@ def say(text: str, file: TextIO | None = None) -> None:
     out.flush()
 
 
-READER_GONE: list[bool] = []  # set by ``show`` once the program reading stdout has ended (| head -1)
+READER_GONE: list[OSError] = []  # set by ``show`` once stdout cannot be written: its reader ended (| head -1), or full
 
 
 def show(text: str) -> None:
     """``say`` to stdout: a command's own progress lines (``storagelab lab``'s ``log``). A reader gone (``| head -1``)
-    is remembered (``READER_GONE``: the lab stops before its next run, then ends as ``cli._reader_gone`` says), not
-    raised where the line was said: the lab said a run's sanity lines while it saved the run, and the
-    BrokenPipeError (an OSError) was taken for the manifest's full disk: the finished run removed, exit 0, not a word
-    (reliability-15). Later lines go to /dev/null."""
+    or a stdout that cannot be written (``>/dev/full``) is remembered (``READER_GONE``: the lab stops before its next
+    run, then ends as ``stop_if_reader_gone`` says), not raised where the line was said: the lab said a run's sanity
+    lines while it saved the run, and the error (an OSError) was taken for the manifest's full disk: the finished
+    run removed; exit 0 and not a word for `| head -1` (reliability-15). Later lines go to /dev/null."""
     if READER_GONE:
         return
     try:
         say(text, sys.stdout)
-    except BrokenPipeError:
-        READER_GONE.append(True)
+    except OSError as e:
+        READER_GONE.append(e)
         with suppress(OSError, ValueError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def stop_if_reader_gone() -> None:
-    """Raise BrokenPipeError once ``show`` found the reader gone: the command ends as one stopped by it."""
+    """Raise what ``show`` met (BrokenPipeError: the command ends as one whose reader went away, 141 and its line;
+    another OSError: its one line, 2), once the runs made so far are kept."""
     if READER_GONE:
-        raise BrokenPipeError("the program reading the output ended")
+        e = READER_GONE[0]
+        raise e if isinstance(e, BrokenPipeError) else OSError(e.errno, f"standard output: {e.strerror}")
