@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 
 from . import paths
@@ -68,8 +69,15 @@ def removed_if_orphaned(folder: Path, pid: str, finish: bool = False) -> bool:
         return False
     if mine and pid.isdigit() and not alive(int(pid)):
         ready = _ready(folder) if finish else None
-        if ready is not None:
-            _move(folder, folder.parent, ready)
+        if ready is not None:  # taken first, by a rename only one sweeper can make (two workers sweep one folder)
+            taken = folder.with_name(f"{PREFIX}{os.getpid()}-finish-{folder.name[-8:]}")
+            try:
+                os.rename(folder, taken)
+            except OSError:
+                return False
+            folder = taken
+            with suppress(OSError):
+                _move(folder, folder.parent, ready)
         shutil.rmtree(folder, ignore_errors=True)
         return True
     return False
