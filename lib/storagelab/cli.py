@@ -448,10 +448,10 @@ def cmd_run(args) -> int:
         return 2
     own = None if out is None or out.is_relative_to(paths.REPORTS.resolve()) else out  # a folder of the user's
     if not (made and out):
-        return reportlock.run_holding("run", own or paths.REPORTS, lambda: _run(args, params, raw, out, own, made))
+        return reportlock.run_holding("run", runoutput.tree(own), lambda: _run(args, params, raw, out, own, made))
     return runoutput.removed_if_unused(
         out,
-        lambda begin: reportlock.run_holding("run", own or paths.REPORTS, begin),
+        lambda begin: reportlock.run_holding("run", runoutput.tree(own), begin),
         lambda: _run(args, params, raw, out, own, made),
     )
 
@@ -734,7 +734,7 @@ def _reader_gone(cmd: str) -> int:
     had what it wanted). One that works (WORKS) is stopped with its work unfinished: `build | head -1` ended 0 after
     ten seconds with no report built (reliability-6), so it says so on stderr and ends as a writer killed by
     SIGPIPE would (141)."""
-    if cmd not in WORKS:
+    if cmd.split()[0] not in WORKS:  # `lab fio`, `lab bonnie`: the lab's (its runs not all made: reliability-15)
         return 0
     with suppress(OSError):
         say(f"storagelab {cmd}: stopped unfinished: the program reading its output ended (| head?); run it again "

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import paths
+from . import paths, reportstage
 from .nbparams import _literal_assignments, _parameter_cells, _title
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -260,6 +260,7 @@ def render_reports(
     exp = _exporter()
     pages, runs = [], {}
     for folder in [Path(only)] if only is not None else [f for f in report_folders(root) if f.name not in skip]:
+        reportstage.finish(folder)  # the moves of a run killed in them ended first: no mixed report is rendered
         for nb_path in sorted((folder / "executed").glob("*.ipynb")):
             key = f"{folder.name}/{nb_path.stem}"
             dest = folder / f"{nb_path.stem}.html"

@@ -250,6 +250,9 @@ def run_notebooks(
         for r in results:
             reportstage.discard(r.stage)
         raise
+    for r in results:  # every run's moves recorded first: a kill among them leaves them to the next sweep to end
+        if r.stage is not None:
+            reportstage.ready(r.stage, r.notebook)
     for r in results:
         if r.stage is not None:
             reportstage.commit(r.stage, r.folder, r.notebook)
@@ -334,6 +337,7 @@ def _notebook_worker_init(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _end_notebook_worker)
     die_with_parent(signal.SIGTERM, parent)
+    _COMMITTER[:] = [parent]  # the build commits its runs' folders once this worker has ended (reportstage)
 
 
 def _end_notebook_worker(signum, frame) -> None:
@@ -374,6 +378,7 @@ def sweep_kernel_dirs() -> list[Path]:
 
 _KERNEL_DIRS: list[str] = []  # the private folders of this process's running kernels (see _kernel_manager)
 _STAGES: list[Path] = []  # the folders this process's running notebooks write into (see reportstage)
+_COMMITTER: list[int] = []  # in a notebook worker: the build's pid, which names its runs' folders (reportstage)
 
 
 def _kernel_manager(folder: str):
@@ -404,7 +409,7 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     # the report folder when every run of the command has ended (reportstage): a build stopped or killed in its
     # notebooks leaves the reports as the last good build left them, figures and summaries included
     reportstage.sweep(folder)
-    stage = reportstage.new(folder, nb.stem)
+    stage = reportstage.new(folder, nb.stem, _COMMITTER[0] if _COMMITTER else None)  # named by who commits it
     _STAGES.append(stage)
     dest = stage / "executed" / nb.name
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -8,13 +8,22 @@ Low 6, reliability-11 Low 5, reliability-13). Now each run writes into ``<report
 (``mkdtemp``: 0700, a name no one else chose), and ``commit`` moves what it wrote into the report folder by renames:
 figures and raw excerpts first, then the executed notebook, then the summary. A run that does not end (a signal, a
 dead worker) leaves its folder to ``discard``, or, killed outright, to the next run's ``sweep`` (its pid is gone).
+
+A folder is named by the process that commits it (the build, not its pool worker): a worker ends before the build
+commits, and another command's sweep of the same folder took a finished run's folder for a killed one's in between
+(reliability-14 Medium 3). Before the first move, ``commit`` writes what it will move into the folder (``READY``);
+a command killed between its moves leaves that record, and the next ``sweep`` (or ``report``, ``finish``) ends the
+moves instead of removing the folder: a killed commit no longer leaves a mixed report (new figures under an old
+summary, or an old page linking to a figure removed) for ``report`` to render (reliability-14 Low 1).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 
 from . import paths
@@ -22,34 +31,66 @@ from .procs import alive
 
 PREFIX = ".storagelab-run-"
 FIGURE_SUFFIXES = (".svg", ".png", ".vl.json")
+READY = ".storagelab-ready.json"  # in a run folder whose moves have begun: what they are (see ``commit``)
 
 
-def new(folder: Path, notebook: str) -> Path:
-    """A new private folder in the report folder ``folder`` for one run of ``notebook``."""
+def new(folder: Path, notebook: str, owner: int | None = None) -> Path:
+    """A new private folder in the report folder ``folder`` for one run of ``notebook``, named by ``owner``: the
+    process that will commit it (default: this one)."""
     folder.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{paths.slug(notebook)}-", dir=folder))
+    pid = owner or os.getpid()
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{pid}-{paths.slug(notebook)}-", dir=folder))
 
 
 def sweep(folder: Path) -> list[Path]:
-    """Remove the run folders in ``folder`` of processes that are gone (killed outright); this user's only."""
+    """Remove the run folders in ``folder`` of processes that are gone (killed outright); this user's only. One
+    whose moves had begun (``READY``) has them ended first."""
     try:
-        stages = list(folder.glob(PREFIX + "*"))
+        stages = sorted(folder.glob(PREFIX + "*"), key=_started)
     except OSError:
         return []
-    return [s for s in stages if removed_if_orphaned(s, s.name[len(PREFIX) :].split("-", 1)[0])]
+    return [s for s in stages if removed_if_orphaned(s, s.name[len(PREFIX) :].split("-", 1)[0], finish=True)]
 
 
-def removed_if_orphaned(folder: Path, pid: str) -> bool:
+def _started(stage: Path) -> float:
+    try:
+        return stage.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def removed_if_orphaned(folder: Path, pid: str, finish: bool = False) -> bool:
     """Remove ``folder`` (a run's or a kernel's, named with the id ``pid`` of the process that made it) if it is this
-    user's, a real folder, and that process is gone; whether it was."""
+    user's, a real folder, and that process is gone; whether it was. ``finish``: a run folder whose moves had begun
+    has them ended (``commit``) instead."""
     try:
         mine = folder.is_dir() and not folder.is_symlink() and folder.stat().st_uid == os.getuid()
     except OSError:
         return False
     if mine and pid.isdigit() and not alive(int(pid)):
+        ready = _ready(folder) if finish else None
+        if ready is not None:  # taken first, by a rename only one sweeper can make (two workers sweep one folder)
+            taken = folder.with_name(f"{PREFIX}{os.getpid()}-finish-{folder.name[-8:]}")
+            try:
+                os.rename(folder, taken)
+            except OSError:
+                return False
+            folder = taken
+            with suppress(OSError):
+                _move(folder, folder.parent, ready)
         shutil.rmtree(folder, ignore_errors=True)
         return True
     return False
+
+
+def _ready(stage: Path) -> dict | None:
+    """What a commit killed in its moves was moving (``READY``), or None: not begun, or not readable whole."""
+    try:
+        ready = json.loads((stage / READY).read_text())
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(ready, dict) and isinstance(ready.get("notebook"), str) and isinstance(ready.get("figures"), list)
+    return ready if ok and "/" not in ready["notebook"] and ready["notebook"] not in ("", ".", "..") else None
 
 
 def discard(stage: Path | None) -> None:
@@ -57,13 +98,46 @@ def discard(stage: Path | None) -> None:
         shutil.rmtree(stage, ignore_errors=True)
 
 
+def ready(stage: Path, notebook: str) -> None:
+    """Record in ``stage`` that its moves begin, and what they are (``READY``, written whole by a rename): from now
+    on a command killed before ``commit`` ends leaves the moves to the next ``sweep``, not a mixed report."""
+    if not stage.is_dir():  # swept by another command (it was taken for a killed run's): nothing to move
+        return
+    new_figs = stage / "figures" / paths.slug(notebook)
+    made = sorted(f.name for f in new_figs.iterdir()) if new_figs.is_dir() else []
+    record = dict(notebook=notebook, figures=made, summary=(stage / "summaries" / f"{notebook}.json").exists())
+    part = stage / (READY + ".part")
+    part.write_text(json.dumps(record))
+    os.replace(part, stage / READY)
+
+
 def commit(stage: Path, folder: Path, notebook: str) -> None:
     """Move one ended run's files from ``stage`` into its report folder ``folder``: the notebook's figures replace
     its old ones (those it no longer draws are removed), raw excerpt pages are added, then the executed notebook and
-    the summary replace theirs (a run that wrote no summary leaves none). Each file is replaced by a rename."""
+    the summary replace theirs (a run that wrote no summary leaves none). Each file is replaced by a rename. A
+    stage that is gone (another command's sweep) changes nothing: the report stays as it was."""
+    if not stage.is_dir():
+        return
+    record = _ready(stage)
+    if record is None:
+        ready(stage, notebook)
+        record = _ready(stage)
+    if record is not None:
+        _move(stage, folder, record)
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def finish(folder: Path) -> None:
+    """End the moves of run folders in the report folder ``folder`` whose command was killed in them (``sweep``)."""
+    sweep(folder)
+
+
+def _move(stage: Path, folder: Path, record: dict) -> None:
+    """The moves of ``commit``, as recorded in ``READY``: run again after a kill in them, they end the same."""
+    notebook = record["notebook"]
     slug = paths.slug(notebook)
     new_figs, old_figs = stage / "figures" / slug, folder / "figures" / slug
-    made = {f.name for f in new_figs.iterdir()} if new_figs.is_dir() else set()
+    made = {n for n in record["figures"] if isinstance(n, str) and "/" not in n and n not in ("", ".", "..")}
     if old_figs.is_dir():
         for f in old_figs.iterdir():
             if f.is_file() and f.name.endswith(FIGURE_SUFFIXES) and f.name not in made:
@@ -71,7 +145,8 @@ def commit(stage: Path, folder: Path, notebook: str) -> None:
     if made:
         old_figs.mkdir(parents=True, exist_ok=True)
         for name in sorted(made):
-            os.replace(new_figs / name, old_figs / name)
+            if (new_figs / name).is_file():  # moved already by the commit that was killed
+                os.replace(new_figs / name, old_figs / name)
     if (stage / "raw").is_dir():
         (folder / "raw").mkdir(exist_ok=True)
         for f in (stage / "raw").iterdir():
@@ -84,6 +159,5 @@ def commit(stage: Path, folder: Path, notebook: str) -> None:
     if summary.exists():
         (folder / "summaries").mkdir(exist_ok=True)
         os.replace(summary, folder / "summaries" / summary.name)
-    else:
+    elif not record.get("summary"):
         (folder / "summaries" / summary.name).unlink(missing_ok=True)
-    shutil.rmtree(stage, ignore_errors=True)

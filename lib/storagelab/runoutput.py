@@ -9,7 +9,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from . import stopsignals
+from . import paths, stopsignals
 from .reportlock import LOCK
 
 
@@ -64,6 +64,22 @@ def _refusal(out: Path) -> tuple[str | None, Path]:
     if steady := foreign_link(out, strict=True, steady=True):  # reliability-13: a folder and a link of theirs swapped
         return f"--output {out}: {steady}, who could swap it once it is checked: give a folder of your own", real
     return None, real
+
+
+def tree(own: Path | None) -> Path:
+    """The report tree ``run`` holds while it writes: reports/ (``own`` None: --output inside it, or none), else
+    ``own``'s parent when that is another clone's report tree (its writer lock there, this user's, in a folder of
+    this user's that only they can write), else ``own``. A `run --output OTHER/reports/X` from another clone held
+    X's lock while OTHER's build held reports/'s: both wrote X at once, and the run's sweep took the build's
+    finished runs for a killed run's (reliability-14 Medium 3)."""
+    if own is None:
+        return paths.REPORTS
+    try:
+        lock, parent = os.lstat(own.parent / LOCK), os.lstat(own.parent)
+    except OSError:
+        return own
+    mine = lock.st_uid == parent.st_uid == os.getuid() and stat.S_ISREG(lock.st_mode) and stat.S_ISDIR(parent.st_mode)
+    return own.parent if mine and not parent.st_mode & 0o022 else own
 
 
 def unused(out: Path) -> None:

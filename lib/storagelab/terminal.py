@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from contextlib import suppress
 from typing import TextIO
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: what a terminal acts on instead of showing
@@ -29,9 +30,31 @@ def say(text: str, file: TextIO | None = None) -> None:
     out.flush()
 
 
+READER_GONE: list[OSError] = []  # set by ``show`` once stdout cannot be written: its reader ended (| head -1), or full
+
+
 def show(text: str) -> None:
-    """``say`` to stdout: a command's own progress lines (``storagelab lab``'s ``log``)."""
-    say(text, sys.stdout)
+    """``say`` to stdout: a command's own progress lines (``storagelab lab``'s ``log``). A reader gone (``| head -1``)
+    or a stdout that cannot be written (``>/dev/full``) is remembered (``READER_GONE``: the lab stops before its next
+    run, then ends as ``stop_if_reader_gone`` says), not raised where the line was said: the lab said a run's sanity
+    lines while it saved the run, and the error (an OSError) was taken for the manifest's full disk: the finished
+    run removed; exit 0 and not a word for `| head -1` (reliability-15). Later lines go to /dev/null."""
+    if READER_GONE:
+        return
+    try:
+        say(text, sys.stdout)
+    except OSError as e:
+        READER_GONE.append(e)
+        with suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def stop_if_reader_gone() -> None:
+    """Raise what ``show`` met (BrokenPipeError: the command ends as one whose reader went away, 141 and its line;
+    another OSError: its one line, 2), once the runs made so far are kept."""
+    if READER_GONE:
+        e = READER_GONE[0]
+        raise e if isinstance(e, BrokenPipeError) else OSError(e.errno, f"standard output: {e.strerror}")
 
 
 def say_lines(text: str, file: TextIO | None = None) -> None:

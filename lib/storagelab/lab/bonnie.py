@@ -12,7 +12,7 @@ import tempfile
 from functools import partial
 from pathlib import Path
 
-from ..terminal import say, show
+from ..terminal import READER_GONE, say, show, stop_if_reader_gone
 from ..units import MiB
 from . import leftovers
 from .fio import (
@@ -99,6 +99,8 @@ def run_bonnie(
         for i, rid in enumerate(todo, 1):
             dest = out / f"{rid}.txt"
             log(f"[{i}/{len(todo)}] lab bonnie: {shlex.join(argv)} > {dest.name}")
+            if READER_GONE:  # the reader of its lines gone (| head -1): the runs so far kept, no more
+                break
             part = out / f".{rid}.txt.part"  # hidden: an ingest skips it should this process be killed outright
             try:
                 work.mkdir(exist_ok=True)
@@ -127,6 +129,7 @@ def run_bonnie(
             saved.append(kept)
     finally:
         _restore_signals(old_handlers)
+    stop_if_reader_gone()  # 141 and its line (cli), before the ingest: a re-run ingests what was saved
     outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
     ingested = _ingest(outputs, db, manifest) if ingest else 0  # the new ones, and any saved but not yet ingested
     return rc or ingested

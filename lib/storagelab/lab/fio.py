@@ -26,7 +26,7 @@ from ..parsers import parse_bytes
 from ..procs import die_with_parent
 from ..repeat_auto import repeat_until_settled
 from ..store import ingest
-from ..terminal import say, show
+from ..terminal import READER_GONE, say, show, stop_if_reader_gone
 from . import leftovers
 from .manifest import _notes, append_manifest, manifest_for, manifest_row, sanity_flags
 from .outdir import made_ours
@@ -220,6 +220,8 @@ class _Matrix:
         est_each = (sum(self.spent) / len(self.spent)) if self.spent else run.runtime_s + 2
         left = n - i
         self.log(f"[{i}/{n}] {run.run_id}: {left} left after this, about {_fmt_s(est_each * (left + 1))} to go")
+        if READER_GONE:  # the reader of its lines gone (| head -1): the runs so far kept, no more
+            return
         flags = self.sanity(run)
         part = self.out / f".{run.run_id}.txt.part"  # hidden: an ingest skips it should this process be killed
         t0 = time.monotonic()
@@ -375,7 +377,7 @@ def run_fio_matrix(
     old_handler = _catch_stop_signals(m.on_signal)
     try:
         for i, run in enumerate(todo, 1):
-            if m.stop:
+            if m.stop or READER_GONE:
                 break
             m.run_one(i, len(todo), run)
     finally:
@@ -390,6 +392,7 @@ def run_fio_matrix(
     saved_files = [
         f for slot, _, _ in planned if (out / f"{slot.run_id}.txt").exists() for f in _run_files(out, slot.run_id)
     ]
+    stop_if_reader_gone()  # 141 and its line (cli), before the ingest: a re-run ingests what was saved
     rc = _ingest(saved_files, db, manifest) if ingest else 0
     if m.failed:
         log(f"lab fio: {len(m.failed)} runs failed: {', '.join(m.failed)}")
@@ -475,7 +478,9 @@ def cache_flags(
 def _catch_stop_signals(handler) -> dict:
     """Install ``handler`` for SIGINT, SIGTERM and SIGHUP (Ctrl-C, kill, a closed terminal: each stops the
     running benchmark and discards its partial output); the former handlers, for ``_restore_signals``.
-    Main thread only; elsewhere the signals keep Python's defaults (and {} is returned)."""
+    Main thread only; elsewhere the signals keep Python's defaults (and {} is returned). A run of runs starts here:
+    its lines are said again (``READER_GONE``: a reader that went away before was another command's)."""
+    READER_GONE.clear()
     try:
         return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     except ValueError:
