@@ -64,19 +64,7 @@ def run_bonnie(
     argv = [bonnie, "-d", str(work), "-s", str(size_mib), "-r", str(ram_mib), "-n", str(files), "-m", system["host"]]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv += ["-u", "root"]
-    tinfo = describe_target(target)
-    flags = sanity_flags(
-        target_info=tinfo,
-        direct=0,
-        total_bytes=size_mib * MiB,
-        ram=ram,
-        numjobs=1,
-        shared_file=False,
-        l2arc_bytes=tinfo.get("l2arc_bytes", 0),
-        rw="readwrite",
-    )
-    if size_mib * MiB < 2 * ram:
-        flags.append(f"bonnie++ file size {size_mib} MiB below 2 x RAM ({2 * ram // MiB} MiB), set with --size")
+    tinfo, flags = _target_and_flags(target, size_mib, ram)
     manifest = manifest_for(out)
     stem = f"bonnie-{size_mib}m-n{files}"
     slots = output_slots(stem, out, saved_commands(manifest), repeat, lambda _: shlex.join(argv), "bonnie", log)
@@ -133,6 +121,24 @@ def run_bonnie(
     outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
     ingested = _ingest(outputs, db, manifest) if ingest else 0  # the new ones, and any saved but not yet ingested
     return rc or ingested
+
+
+def _target_and_flags(target: Path, size_mib: int, ram: int) -> tuple[dict, list[str]]:
+    """The target's description and the run's sanity flags (a file size below 2 x RAM among them)."""
+    tinfo = describe_target(target)
+    flags = sanity_flags(
+        target_info=tinfo,
+        direct=0,
+        total_bytes=size_mib * MiB,
+        ram=ram,
+        numjobs=1,
+        shared_file=False,
+        l2arc_bytes=tinfo.get("l2arc_bytes", 0),
+        rw="readwrite",
+    )
+    if size_mib * MiB < 2 * ram:
+        flags.append(f"bonnie++ file size {size_mib} MiB below 2 x RAM ({2 * ram // MiB} MiB), set with --size")
+    return tinfo, flags
 
 
 def _saved_whole(part: Path, dest: Path, manifest: Path, log, keep) -> Path | None:
