@@ -162,12 +162,15 @@ def connect(
         # checked again once made (reliability-10 High 2): a folder made under a default ACL naming another user, or
         # with root's umask 000, is theirs to add names to, and the user's <db>.wal was appended to a root-only file
         _refuse_shared(db)
+    real, ident = readcopies.read_target(db) if read_only else (db, None)  # reliability-15: no user's link to ours
+    if real != db and (why := beside_refusal(real)):
+        raise StoreError(f"{db}: {why}; remove it if it is not yours, or give a database of your own")
     deadline, new = time.monotonic() + wait, not read_only and not db.exists()
     while True:
         view = None
         try:
-            view = _private_view(db) if read_only else None  # reliability-10 High 3: a WAL planted after the check
-            opened = duckdb.connect(str(view or db), read_only=read_only, config=spill_config(db))
+            view = _private_view(real, ident) if read_only else None  # reliability-10 High 3: a WAL planted later
+            opened = duckdb.connect(str(view or real), read_only=read_only, config=spill_config(db))
             con = track(_database_file(opened, db))
             if new:  # another user who can read it can hold DuckDB's lock and stop every ingest (reliability-9)
                 os.chmod(db, 0o600)
@@ -189,7 +192,7 @@ def connect(
                 shutil.rmtree(view.parent, ignore_errors=True)  # DuckDB holds what it opened; the names can go
 
 
-def _private_view(db: Path) -> Path | None:
+def _private_view(db: Path, ident: tuple[int, int] | None = None) -> Path | None:
     """For a database read in a folder another user can add names to (/tmp): the database (and its WAL, when it is
     its owner's or this user's) hard-linked into a new 0700 folder beside it, whose path is then opened: DuckDB reads
     ``<db>.wal`` by name when it opens, and the user's WAL, planted between ``beside_refusal`` and the open (a fresh
@@ -206,13 +209,16 @@ def _private_view(db: Path) -> Path | None:
     try:
         folder = Path(tempfile.mkdtemp(prefix=f".{real.name}.read-", dir=real.parent))
     except OSError:  # a folder this user may not write (another's), a read-only mount of a shared one
-        return _private_copy(db, real)
+        return _private_copy(db, real, ident)
     view = folder / real.name
     try:
         os.link(real, view)
     except OSError:  # another user's database (protected_hardlinks), a file system without hard links, or gone
         shutil.rmtree(folder, ignore_errors=True)
-        return _private_copy(db, real)
+        return _private_copy(db, real, ident)
+    if ident is not None and readcopies.identity(view) != ident:  # a folder on its way swapped since it was checked
+        shutil.rmtree(folder, ignore_errors=True)
+        raise StoreError(f"{db}: replaced while it was opened (a folder on its way was swapped); not read")
     wal = real.with_name(real.name + ".wal")
     try:
         os.link(wal, folder / wal.name, follow_symlinks=False)
@@ -229,7 +235,7 @@ def _private_view(db: Path) -> Path | None:
     return view
 
 
-def _private_copy(db: Path, real: Path) -> Path | None:
+def _private_copy(db: Path, real: Path, ident: tuple[int, int] | None = None) -> Path | None:
     """Where no hard link can be made (reliability-11: a file system without them; a non-root reader of another
     user's database, which fs.protected_hardlinks refuses to link): the database and its WAL copied, each through one
     descriptor checked as opened, into a new 0700 folder of this user's temporary folder. Opening them by name let
@@ -250,6 +256,8 @@ def _private_copy(db: Path, real: Path) -> Path | None:
     try:
         st = os.fstat(src)
         size = st.st_size
+        if ident is not None and (st.st_dev, st.st_ino) != ident:
+            raise StoreError(f"{db}: replaced while it was opened (a folder on its way was swapped); not read")
         if only_owner_adds(real.parent, st.st_uid):
             return None
         try:

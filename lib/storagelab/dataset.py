@@ -32,6 +32,7 @@ Incremental: a partition is rewritten only when its stamp (a hash of its ``files
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -44,6 +45,7 @@ import duckdb
 
 from .database import disk_full, first_line, inject, schema_signature, spill_config, unfinished_ingest
 from .errors import StoreError
+from .ingest_open import _resolve, open_input, read_input
 from .interrupts import track
 from .ownership import SharedFolderError, made_refusal
 from .schema import all_tables
@@ -196,9 +198,13 @@ def meta(con) -> dict:
 
 def read_meta(path: Path | str) -> dict | None:
     """The dataset's meta.json when it is one this version wrote (it lists its part files), else None."""
-    try:
-        info = json.loads((Path(path) / META_DIR / "meta.json").read_text())
-    except (OSError, ValueError):
+    try:  # reliability-15: opened as an input is (another user's link to a dataset of root's: StoreError)
+        info = json.loads(read_input(Path(path) / META_DIR / "meta.json"))
+    except OSError as e:
+        if e.errno == errno.EPERM:
+            raise StoreError(f"{path}: {e.strerror}") from None
+        return None
+    except ValueError:
         return None
     ok = isinstance(info, dict) and info.get("format") == FORMAT and isinstance(info.get("parts"), dict)
     return info if ok else None
@@ -387,9 +393,12 @@ def _refuse_if_unreadable(path: Path, info: dict | None) -> dict:
         )
     for files in info["parts"].values():
         for rel, size in files.items():
-            try:
-                ok = (path / rel).stat().st_size == size
-            except OSError:
+            try:  # each part as an input: not a file of root's through another user's link (reliability-15)
+                with open_input(path / rel) as fh:
+                    ok = os.fstat(fh.fileno()).st_size == size
+            except OSError as e:
+                if e.errno == errno.EPERM:
+                    raise StoreError(f"{path / rel}: {e.strerror}") from None
                 ok = False
             if not ok:
                 raise StoreError(
@@ -408,6 +417,7 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
     if not is_dataset(path):
         raise FileNotFoundError(f"{path}: not a storagelab dataset (no {META_DIR}/meta.json)")
     info = _refuse_if_unreadable(path, read_meta(path))
+    where = Path(_resolve(os.fspath(path))[0])  # read from where the links led when checked, not through them again
     con = track(duckdb.connect(":memory:", config=spill_config()))  # its spill folder is ./.tmp
     con.execute('CREATE TABLE "meta" (key VARCHAR PRIMARY KEY, value VARCHAR)')
     con.execute(
@@ -418,7 +428,7 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
     if folders:
         con.executemany("INSERT INTO _study_folders VALUES (?, ?)", list(folders.items()))
     for name, cols in info["tables"].items():
-        files = sorted((path / rel).as_posix() for rel in (info["parts"].get(name) or {}))
+        files = sorted((where / rel).as_posix() for rel in (info["parts"].get(name) or {}))
         if not files:
             spec = ", ".join(f'"{c}" {t}' for c, t in cols)
             con.execute(f'CREATE TABLE "{name}" ({spec})')

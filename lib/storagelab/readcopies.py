@@ -82,3 +82,34 @@ def no_room(db: Path, e: OSError, size: int, tmpdir: str) -> str | None:
         f"it can be made) in the temporary folder {tmpdir} ({e.strerror}): free space there, or set TMPDIR "
         "to a folder of yours with room"
     )
+
+
+def read_target(db: Path) -> tuple[Path, tuple[int, int] | None]:
+    """The database file a reader is to open for ``db``: (its path with no symlink left in it, the (device, inode)
+    of the file found there), opened as ingest opens an input (``ingest_open.open_input``). Reliability-15 (h1):
+    ``storagelab sql --db`` given the second user's symlink to root's 0600 database opened it by that name and
+    printed root's rows; a file reached through another user's link is read only when it is theirs (StoreError
+    otherwise). One that cannot be opened (unreadable, gone): (``db``, None), DuckDB's own open says why."""
+    from .errors import StoreError  # noqa: PLC0415
+    from .ingest_open import open_input  # noqa: PLC0415
+
+    try:
+        fh = open_input(db)
+    except OSError as e:
+        if e.errno in (errno.EPERM, errno.ELOOP):  # another user's link to a file not theirs; a link swapped in
+            raise StoreError(f"{db}: {e.strerror}") from None
+        return db, None
+    with fh:
+        st = os.fstat(fh.fileno())
+        real = os.readlink(f"/proc/self/fd/{fh.fileno()}")
+    if not real.startswith("/") or real.endswith(" (deleted)"):
+        return db, None
+    return Path(real), (st.st_dev, st.st_ino)
+
+
+def identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

@@ -1,0 +1,104 @@
+"""Reliability-15, the data side (docs/reliability-15-store.md): the readers that did not go through
+``ingest_open.open_input``: `storagelab sql --db` and a dataset read by the notebooks (``dataset.open_dataset``)
+read root's 0600 database and Parquet files through the second user's symlinks and showed root's rows."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import duckdb
+import pytest
+from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
+from test_write_paths import _theirs, _user
+
+from storagelab import cli, dataset
+from storagelab.database import schema_signature
+from storagelab.errors import StoreError
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the attack needs root and a second user")
+
+REFUSED = (
+    "reached through a symlink of the user {user}'s, it leads to a file of root's: not read (a link of another "
+    "user's is followed only to a file of theirs; copy the file in instead)"
+)
+
+
+def _roots(folder: Path) -> Path:
+    """Root's folder 0711 (the user may pass through it), the files in it 0600 or in 0700 folders."""
+    (folder / "root").mkdir(mode=0o711)
+    return folder / "root"
+
+
+def test_sql_reads_no_database_of_roots_through_the_users_link(shared_tmp, capsys):  # noqa: F811
+    """Reliability-15: root's `sql --db THEIRS/l.duckdb`, l.duckdb their symlink to root's 0600 database, printed
+    root's rows (ROOTSECRET), exit 0: the database was opened by the name given. Now refused as ingest refuses an
+    input reached so; their link to a database of their own is still read."""
+    secret, data = _roots(shared_tmp) / "secret.duckdb", _theirs(shared_tmp)
+    with duckdb.connect(str(secret)) as con:
+        con.execute("CREATE TABLE t AS SELECT 'ROOTSECRET' AS x")
+    secret.chmod(0o600)
+    _user("ln", "-s", str(secret), str(data / "l.duckdb"))
+    assert cli.main(["sql", "--db", str(data / "l.duckdb"), "SELECT x FROM t"]) == 2
+    out, err = capsys.readouterr()
+    assert "ROOTSECRET" not in out + err
+    assert err == f"storagelab sql: {data / 'l.duckdb'}: {REFUSED.format(user=USER)}\n"
+    with duckdb.connect(str(data / "mine.duckdb")) as con:
+        con.execute("CREATE TABLE t AS SELECT 'theirs' AS x")
+    os.chown(data / "mine.duckdb", *_ids())
+    _user("ln", "-s", str(data / "mine.duckdb"), str(data / "m.duckdb"))
+    assert cli.main(["sql", "--db", str(data / "m.duckdb"), "SELECT x FROM t", "--csv"]) == 0
+    assert capsys.readouterr().out == "x\ntheirs\n"
+
+
+def _ids() -> tuple[int, int]:
+    import pwd  # noqa: PLC0415
+
+    pw = pwd.getpwnam(USER)
+    return pw.pw_uid, pw.pw_gid
+
+
+def _dataset(folder: Path, value: str) -> str:
+    """A dataset of one table t (x VARCHAR) holding ``value``, as open_dataset reads one: the part file's path."""
+    (folder / dataset.META_DIR).mkdir(parents=True)
+    (folder / "t").mkdir()
+    part = folder / "t" / "part-1.parquet"
+    duckdb.sql(f"COPY (SELECT '{value}' AS x) TO '{part}' (FORMAT parquet)")
+    meta = {
+        "format": dataset.FORMAT,
+        "schema_signature": schema_signature(),
+        "tables": {"t": [["x", "VARCHAR"]]},
+        "parts": {"t": {"t/part-1.parquet": part.stat().st_size}},
+    }
+    (folder / dataset.META_DIR / "meta.json").write_text(json.dumps(meta))
+    return "t/part-1.parquet"
+
+
+def test_a_dataset_read_reads_no_parquet_of_roots_through_the_users_links(shared_tmp):  # noqa: F811
+    """Reliability-15: the notebooks' `-p db_path THEIRS/lds` (``open_dataset``), lds their symlink to root's dataset
+    in a 0700 folder, read root's rows; so did their own dataset whose part file is their link to root's part file
+    (meta.json, theirs, listing its name and size). Now both refused in one line; their own dataset is read."""
+    roots = _roots(shared_tmp) / "ds"
+    roots.mkdir(mode=0o700)
+    rel = _dataset(roots, "ROOTSECRET")
+    data = _theirs(shared_tmp)
+    _user("ln", "-s", str(roots), str(data / "lds"))
+    with pytest.raises(StoreError) as e:
+        dataset.open_dataset(data / "lds")
+    assert str(e.value) == f"{data / 'lds'}: {REFUSED.format(user=USER)}"
+    _user("mkdir", str(data / "ds"))
+    os.chown(data / "ds", 0, 0)  # made as the user, filled by root (duckdb here), then given back
+    _dataset(data / "ds", "theirs")
+    for p in [data / "ds", *(data / "ds").rglob("*")]:
+        os.chown(p, *_ids())
+    assert dataset.open_dataset(data / "ds").execute("SELECT x FROM t").fetchall() == [("theirs",)]
+    (data / "ds" / "_storagelab" / "meta.json").write_text(
+        (data / "ds" / "_storagelab" / "meta.json")
+        .read_text()
+        .replace(str((data / "ds" / rel).stat().st_size), str((roots / rel).stat().st_size))
+    )
+    _user("ln", "-sf", str(roots / rel), str(data / "ds" / rel))
+    with pytest.raises(StoreError) as e:
+        dataset.open_dataset(data / "ds")
+    assert str(e.value) == f"{data / 'ds' / rel}: {REFUSED.format(user=USER)}"
