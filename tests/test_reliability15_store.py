@@ -13,7 +13,7 @@ import pytest
 from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
 from test_write_paths import _theirs, _user
 
-from storagelab import cli, dataset
+from storagelab import cli, dataset, readcopies
 from storagelab.database import schema_signature
 from storagelab.errors import StoreError
 
@@ -102,3 +102,32 @@ def test_a_dataset_read_reads_no_parquet_of_roots_through_the_users_links(shared
     with pytest.raises(StoreError) as e:
         dataset.open_dataset(data / "ds")
     assert str(e.value) == f"{data / 'ds' / rel}: {REFUSED.format(user=USER)}"
+
+
+def test_sql_reads_no_database_of_roots_swapped_in_after_the_check(shared_tmp, capsys, monkeypatch):  # noqa: F811
+    """Reliability-15: the user renamed their symlink to root's database over their own database, in their folder,
+    just after root's check (store-toggle.py: 130 of 486 `sql` connects read root's rows on main, 2 then 3 of 1500
+    on the first fix, which resolved the name again and opened it by name). Now the file copied is checked to be the
+    one checked, and refused when it is not."""
+    secret, data = _roots(shared_tmp) / "secret.duckdb", _theirs(shared_tmp)
+    with duckdb.connect(str(secret)) as con:
+        con.execute("CREATE TABLE t AS SELECT 'ROOTSECRET' AS x")
+    secret.chmod(0o600)
+    with duckdb.connect(str(data / "t.duckdb")) as con:
+        con.execute("CREATE TABLE t AS SELECT 'theirs' AS x")
+    os.chown(data / "t.duckdb", *_ids())
+    checked = readcopies.read_target
+
+    def then_swapped(db):
+        got = checked(db)
+        _user("ln", "-s", str(secret), str(data / "l.tmp"))
+        _user("mv", "-T", str(data / "l.tmp"), str(data / "t.duckdb"))
+        return got
+
+    monkeypatch.setattr(readcopies, "read_target", then_swapped)
+    assert cli.main(["sql", "--db", str(data / "t.duckdb"), "SELECT x FROM t", "--csv"]) == 2
+    out, err = capsys.readouterr()
+    assert "ROOTSECRET" not in out + err
+    assert err == (
+        f"storagelab sql: {data / 't.duckdb'}: replaced while it was opened (its name or a folder on its way was swapped); not read\n"
+    )

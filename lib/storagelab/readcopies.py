@@ -89,21 +89,22 @@ def read_target(db: Path) -> tuple[Path, tuple[int, int] | None]:
     of the file found there), opened as ingest opens an input (``ingest_open.open_input``). Reliability-15 (h1):
     ``storagelab sql --db`` given the second user's symlink to root's 0600 database opened it by that name and
     printed root's rows; a file reached through another user's link is read only when it is theirs (StoreError
-    otherwise). One that cannot be opened (unreadable, gone): (``db``, None), DuckDB's own open says why."""
+    otherwise). One this user may not read: (``db``, None), DuckDB's own open says so; any other failure (a name swapped
+    meanwhile): StoreError, never an open by the name unchecked."""
     from .errors import StoreError  # noqa: PLC0415
     from .ingest_open import open_input  # noqa: PLC0415
 
     try:
         fh = open_input(db)
     except OSError as e:
-        if e.errno in (errno.EPERM, errno.ELOOP):  # another user's link to a file not theirs; a link swapped in
-            raise StoreError(f"{db}: {e.strerror}") from None
-        return db, None
+        if e.errno == errno.EACCES:  # a reader who may not read it: DuckDB's open says so
+            return db, None
+        raise StoreError(f"{db}: {e.strerror}") from None  # never opened by its name unchecked (a race's loser)
     with fh:
         st = os.fstat(fh.fileno())
         real = os.readlink(f"/proc/self/fd/{fh.fileno()}")
-    if not real.startswith("/") or real.endswith(" (deleted)"):
-        return db, None
+    if not real.startswith("/") or real.endswith(" (deleted)"):  # its name replaced since it was opened
+        raise StoreError(f"{db}: replaced while it was opened; not read")
     return Path(real), (st.st_dev, st.st_ino)
 
 
