@@ -131,3 +131,39 @@ def test_sql_reads_no_database_of_roots_swapped_in_after_the_check(shared_tmp, c
     assert err == (
         f"storagelab sql: {data / 't.duckdb'}: replaced while it was opened (its name or a folder on its way was swapped); not read\n"
     )
+
+
+def test_a_dataset_read_reads_no_table_folder_of_roots_swapped_in_after_the_check(shared_tmp, monkeypatch):  # noqa: F811
+    """Reliability-15: in their own dataset the user renamed a table folder and put their symlink to root's table
+    folder (a part of the same name) in its place, after root's check of the parts and before DuckDB read them by
+    name (store-dstoggle.py: 1 of 401 opens on main, 2 of 588 on the first fix read root's rows). Now a dataset
+    another user can change is read from a private copy made through the descriptors checked."""
+    roots = _roots(shared_tmp) / "ds"
+    roots.mkdir(mode=0o700)
+    rel = _dataset(roots, "ROOTSECRET")
+    data = _theirs(shared_tmp)
+    _user("mkdir", str(data / "ds"))
+    os.chown(data / "ds", 0, 0)
+    _dataset(data / "ds", "theirs")
+    meta = data / "ds" / "_storagelab" / "meta.json"
+    meta.write_text(
+        meta.read_text().replace(str((data / "ds" / rel).stat().st_size), str((roots / rel).stat().st_size))
+    )
+    (data / "ds" / rel).write_bytes(b"\0" * (roots / rel).stat().st_size)  # the size meta.json lists: passes the check
+    for p in [data / "ds", *(data / "ds").rglob("*")]:
+        os.chown(p, *_ids())
+    checked = dataset._refuse_if_unreadable
+
+    def then_swapped(path, info):
+        got = checked(path, info)
+        _user("mv", str(data / "ds" / "t"), str(data / "ds" / "t.own"))
+        _user("ln", "-s", str(roots / "t"), str(data / "ds" / "t"))
+        return got
+
+    monkeypatch.setattr(dataset, "_refuse_if_unreadable", then_swapped)
+    with pytest.raises(StoreError) as e:
+        dataset.open_dataset(data / "ds")
+    assert str(e.value) == (
+        f"{data / 'ds'}: cannot make this reader's private copy of {data / 'ds' / rel}: {REFUSED.format(user=USER)}"
+    )
+    assert not [p for p in Path("/tmp").glob(f"storagelab-read-{os.getpid()}-*")]  # the copy removed
