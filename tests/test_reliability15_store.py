@@ -167,3 +167,39 @@ def test_a_dataset_read_reads_no_table_folder_of_roots_swapped_in_after_the_chec
         f"{data / 'ds'}: cannot make this reader's private copy of {data / 'ds' / rel}: {REFUSED.format(user=USER)}"
     )
     assert not [p for p in Path("/tmp").glob(f"storagelab-read-{os.getpid()}-*")]  # the copy removed
+
+
+def test_the_view_folder_of_a_killed_reader_is_removed_by_the_next(shared_tmp):  # noqa: F811
+    """Reliability-15: root's `sql --db` of a database in a shared sticky folder reads it through a hard link in a
+    0700 `.<db>.read-*` folder made beside it; a reader SIGKILLed between the folder's making and its removal left it
+    for good (2 in 150 kills), holding a link to the database. Now named for its process: the next reader removes
+    those of readers that are gone, never another user's folder of such a name."""
+    import subprocess  # noqa: PLC0415
+
+    from storagelab import readcopies as rc  # noqa: PLC0415
+    from storagelab.database import connect  # noqa: PLC0415
+
+    shared_tmp.chmod(0o1777)
+    db = shared_tmp / "x.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE t AS SELECT 1 AS x")
+    dead = subprocess.run(  # a real reader process, gone: its pid and start time in the folder's name
+        [
+            "python3",
+            "-c",
+            "import os; print(os.getpid(), open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    left = shared_tmp / f".x.duckdb.read-{dead[0]}-{dead[1]}-abc"
+    left.mkdir(mode=0o700)
+    os.link(db, left / "x.duckdb")
+    _user("mkdir", str(shared_tmp / f".x.duckdb.read-{dead[0]}-{dead[1]}-theirs"))
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
+    con.close()
+    assert not left.exists()
+    assert sorted(p.name for p in shared_tmp.iterdir()) == [f".x.duckdb.read-{dead[0]}-{dead[1]}-theirs", "x.duckdb"]
+    assert rc.dead_reader_prefix("p-") == f"p-{os.getpid()}-{rc.start_time(os.getpid())}-"

@@ -216,7 +216,8 @@ def _private_view(db: Path, ident: tuple[int, int] | None = None) -> Path | None
         # it is opened by name, but a copy of the file checked, read through its descriptor
         return _private_copy(db, real, ident)
     try:
-        folder = Path(tempfile.mkdtemp(prefix=f".{real.name}.read-", dir=real.parent))
+        readcopies.remove_dead(str(real.parent), f".{real.name}.read-")  # those of readers killed (SIGKILL) meanwhile
+        folder = Path(tempfile.mkdtemp(prefix=readcopies.dead_reader_prefix(f".{real.name}.read-"), dir=real.parent))
     except OSError:  # a folder this user may not write (another's), a read-only mount of a shared one
         return _private_copy(db, real, ident)
     view = folder / real.name
