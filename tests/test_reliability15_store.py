@@ -203,3 +203,32 @@ def test_the_view_folder_of_a_killed_reader_is_removed_by_the_next(shared_tmp): 
     assert not left.exists()
     assert sorted(p.name for p in shared_tmp.iterdir()) == [f".x.duckdb.read-{dead[0]}-{dead[1]}-theirs", "x.duckdb"]
     assert rc.dead_reader_prefix("p-") == f"p-{os.getpid()}-{rc.start_time(os.getpid())}-"
+
+
+def test_no_room_for_a_datasets_private_copy_is_said_in_one_line(shared_tmp, monkeypatch):  # noqa: F811
+    """Reliability-15: root's read of the user's dataset is from a private copy; with TMPDIR on a full 8 KiB tmpfs
+    it said `cannot make this reader's private copy of None: No space left on device`."""
+    import errno  # noqa: PLC0415
+    import shutil  # noqa: PLC0415
+
+    data = _theirs(shared_tmp)
+    _user("mkdir", str(data / "ds"))
+    os.chown(data / "ds", 0, 0)
+    _dataset(data / "ds", "theirs")
+    for p in [data / "ds", *(data / "ds").rglob("*")]:
+        os.chown(p, *_ids())
+
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(shutil, "copyfileobj", full)
+    monkeypatch.setenv("TMPDIR", str(shared_tmp))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    with pytest.raises(StoreError) as e:
+        dataset.open_dataset(data / "ds")
+    assert str(e.value) == (
+        f"{data / 'ds'}: no room for this reader's private copy of the dataset (read so where another user can change "
+        f"its files) in the temporary folder {shared_tmp} (No space left on device): free space there, or set TMPDIR "
+        "to a folder of yours with room"
+    )
+    assert not list(shared_tmp.glob("storagelab-read-*"))

@@ -472,6 +472,12 @@ def _checked_copy(path: Path, where: Path, info: dict) -> Path:
                     shutil.copyfileobj(src, out, 1 << 20)
     except OSError as e:
         shutil.rmtree(copy, ignore_errors=True)
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):  # a write: no file name on the error (it said "copy of None")
+            raise StoreError(
+                f"{path}: no room for this reader's private copy of the dataset (read so where another user can "
+                f"change its files) in the temporary folder {copy.parent} ({e.strerror}): free space there, or set "
+                "TMPDIR to a folder of yours with room"
+            ) from None
         raise StoreError(f"{path}: cannot make this reader's private copy of {e.filename}: {e.strerror}") from None
     except BaseException:
         shutil.rmtree(copy, ignore_errors=True)
