@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -232,3 +233,24 @@ def test_no_room_for_a_datasets_private_copy_is_said_in_one_line(shared_tmp, mon
         "to a folder of yours with room"
     )
     assert not list(shared_tmp.glob("storagelab-read-*"))
+
+
+@pytest.mark.e2e  # one CLI run and the 3 s the stuck watcher gives the main thread (as test_stuck_read's)
+@pytest.mark.skipif(not shutil.which("bindfs") or not os.path.exists("/dev/fuse"), reason="needs bindfs, /dev/fuse")
+def test_ctrl_c_ends_a_sql_stuck_on_a_fuse_mount_that_never_answers(tmp_path):
+    """Reliability-15: root's `sql --db` of a database on the user's bindfs, stopped (SIGSTOP): Ctrl-C left it waiting
+    in the kernel (state D, request_wait_answer), and after it SIGTERM did not end it either, only kill -9 (main).
+    Now the stuck watcher ingest has ends it: one line, exit 130."""
+    from test_stuck_read import ctrl_c_when_stuck  # noqa: PLC0415
+
+    def argv(src: Path, mnt: Path) -> list[str]:
+        with duckdb.connect(str(src / "x.duckdb")) as con:
+            con.execute("CREATE TABLE t AS SELECT 1 AS x")
+        return ["sql", "--db", str(mnt / "x.duckdb"), "SELECT x FROM t"]
+
+    assert ctrl_c_when_stuck(tmp_path, argv) == (  # main: still waiting (TimeoutExpired)
+        130,
+        "",
+        "storagelab sql: interrupted while reading a file system that does not answer (a FUSE or network mount?); "
+        "run it again once the mount answers\n",
+    )
