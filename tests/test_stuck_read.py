@@ -24,29 +24,30 @@ from storagelab.stuck import INGEST_STUCK
     reason="needs root, bindfs and /dev/fuse to mount a FUSE file system that hangs",
 )
 def test_ctrl_c_ends_an_ingest_stuck_on_a_fuse_mount_that_never_answers(tmp_path):
+    def argv(src: Path, mnt: Path) -> list[str]:
+        shutil.copy(FIXTURES / "fio" / "3.33" / "json_only.txt", src / "a.txt")
+        return ["ingest", str(mnt), "--db", str(tmp_path / "x.duckdb"), "--no-parquet"]
+
+    assert ctrl_c_when_stuck(tmp_path, argv) == (130, "", INGEST_STUCK + "\n")  # main: still waiting (TimeoutExpired)
+
+
+def ctrl_c_when_stuck(tmp_path: Path, argv) -> tuple[int, str, str]:
+    """The storagelab command ``argv(src, mnt)`` (which may put files in src) run on root's bindfs of src, stopped
+    (SIGSTOP) before it starts, given Ctrl-C once it waits on the mount: (exit code, stdout, stderr)."""
     src, mnt = tmp_path / "src", tmp_path / "mnt"
     src.mkdir()
     mnt.mkdir()
-    shutil.copy(FIXTURES / "fio" / "3.33" / "json_only.txt", src / "a.txt")
+    args = argv(src, mnt)
     fs = subprocess.Popen(["bindfs", "-f", str(src), str(mnt)], stderr=subprocess.DEVNULL)
-    ingest = None
+    cmd = None
     try:
         for _ in range(100):
             if os.path.ismount(mnt):
                 break
             time.sleep(0.05)
         fs.send_signal(signal.SIGSTOP)  # from now on every request to the mount waits
-        ingest = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "storagelab",
-                "ingest",
-                str(mnt),
-                "--db",
-                str(tmp_path / "x.duckdb"),
-                "--no-parquet",
-            ],
+        cmd = subprocess.Popen(
+            [sys.executable, "-m", "storagelab", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -56,18 +57,18 @@ def test_ctrl_c_ends_an_ingest_stuck_on_a_fuse_mount_that_never_answers(tmp_path
         )
         for _ in range(200):  # until it waits on the mount
             try:
-                if Path(f"/proc/{ingest.pid}/wchan").read_text() == "request_wait_answer":
+                if Path(f"/proc/{cmd.pid}/wchan").read_text() == "request_wait_answer":
                     break
             except OSError:
                 pass
             time.sleep(0.05)
-        ingest.send_signal(signal.SIGINT)
-        out, err = ingest.communicate(timeout=15)  # main: still waiting (TimeoutExpired)
-        assert (ingest.returncode, out, err) == (130, "", INGEST_STUCK + "\n")
+        cmd.send_signal(signal.SIGINT)
+        out, err = cmd.communicate(timeout=15)
+        return cmd.returncode, out, err
     finally:
         fs.send_signal(signal.SIGCONT)
-        if ingest and ingest.poll() is None:
-            ingest.kill()
-            ingest.wait(30)
+        if cmd and cmd.poll() is None:
+            cmd.kill()
+            cmd.wait(30)
         subprocess.run(["fusermount", "-u", str(mnt)], stderr=subprocess.DEVNULL)
         fs.wait(10)

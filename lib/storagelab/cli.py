@@ -17,7 +17,7 @@ from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError
 from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
 from .stopsignals import on_stop_signals, stopped
-from .stuck import INGEST_STUCK, exit_when_stuck
+from .stuck import INGEST_STUCK, exit_when_stuck, run_unstuck
 from .terminal import os_error_text, say, say_lines
 
 FILE_WARNINGS_SHOWN = 20  # parser warnings an ingest prints; the others are counted (all are in files.warnings)
@@ -756,7 +756,7 @@ def _run_guarded(args) -> int:
         say(f"storagelab {args.cmd}: {low}")
         return 2
     try:
-        rc = args.func(args)
+        rc = run_unstuck(args)  # sql, parse, export, compare: Ctrl-C ends a read of a FUSE mount that does not answer
     except BrokenPipeError:
         # the reader went away (| head): stop quietly, and keep Python's exit-time flush quiet too
 

@@ -164,12 +164,19 @@ def connect(
         # checked again once made (reliability-10 High 2): a folder made under a default ACL naming another user, or
         # with root's umask 000, is theirs to add names to, and the user's <db>.wal was appended to a root-only file
         _refuse_shared(db)
+    real, ident = readcopies.read_target(db) if read_only else (db, None)  # reliability-15: no user's link to ours
+    if real != db and (why := beside_refusal(real)):
+        raise StoreError(f"{db}: {why}; remove it if it is not yours, or give a database of your own")
     deadline, new = time.monotonic() + wait, not read_only and not db.exists()
+    try:
+        config = spill_config(real)
+    except OSError as e:  # its name swapped while it was resolved
+        raise StoreError(f"{db}: its name changed while it was opened ({e.strerror}); not read") from None
     while True:
         view = None
         try:
-            view = _private_view(db) if read_only else None  # reliability-10 High 3: a WAL planted after the check
-            opened = duckdb.connect(str(view or db), read_only=read_only, config=spill_config(db))
+            view = _private_view(real, ident) if read_only else None  # reliability-10 High 3: a WAL planted later
+            opened = duckdb.connect(str(view or real), read_only=read_only, config=config)
             con = track(_database_file(opened, db))
             if new:  # another user who can read it can hold DuckDB's lock and stop every ingest (reliability-9)
                 os.chmod(db, 0o600)
@@ -191,7 +198,7 @@ def connect(
                 shutil.rmtree(view.parent, ignore_errors=True)  # DuckDB holds what it opened; the names can go
 
 
-def _private_view(db: Path) -> Path | None:
+def _private_view(db: Path, ident: tuple[int, int] | None = None) -> Path | None:
     """For a database read in a folder another user can add names to (/tmp): the database (and its WAL, when it is
     its owner's or this user's) hard-linked into a new 0700 folder beside it, whose path is then opened: DuckDB reads
     ``<db>.wal`` by name when it opens, and the user's WAL, planted between ``beside_refusal`` and the open (a fresh
@@ -200,21 +207,30 @@ def _private_view(db: Path) -> Path | None:
     there (another user's database, which a user may not hard-link; a read-only file system): opened by its name."""
     import tempfile  # noqa: PLC0415
 
-    from .ownership import beside_refusal, private_folder  # noqa: PLC0415
+    from .ownership import beside_refusal, only_owner_adds, private_folder  # noqa: PLC0415
 
-    real = db.resolve()
-    if private_folder(real.parent):
+    real = db if ident is not None else db.resolve()  # ident: ``db`` is the link-free path checked (not resolved again)
+    mine = only_owner_adds(real.parent, os.getuid())  # no one else can swap a name in it, nor the folder itself
+    if private_folder(real.parent) and (ident is None or mine):
         return None
+    if ident is not None and not mine and not real.parent.stat().st_mode & stat.S_ISVTX:
+        # reliability-15: another user's folder (theirs to rename in): neither its name nor a folder of ours made in
+        # it is opened by name, but a copy of the file checked, read through its descriptor
+        return _private_copy(db, real, ident)
     try:
-        folder = Path(tempfile.mkdtemp(prefix=f".{real.name}.read-", dir=real.parent))
+        readcopies.remove_dead(str(real.parent), f".{real.name}.read-")  # those of readers killed (SIGKILL) meanwhile
+        folder = Path(tempfile.mkdtemp(prefix=readcopies.dead_reader_prefix(f".{real.name}.read-"), dir=real.parent))
     except OSError:  # a folder this user may not write (another's), a read-only mount of a shared one
-        return _private_copy(db, real)
+        return _private_copy(db, real, ident)
     view = folder / real.name
     try:
         os.link(real, view)
     except OSError:  # another user's database (protected_hardlinks), a file system without hard links, or gone
         shutil.rmtree(folder, ignore_errors=True)
-        return _private_copy(db, real)
+        return _private_copy(db, real, ident)
+    if ident is not None and readcopies.identity(view) != ident:  # a folder on its way swapped since it was checked
+        shutil.rmtree(folder, ignore_errors=True)
+        raise StoreError(f"{db}: replaced while it was opened (its name or a folder on its way was swapped); not read")
     wal = real.with_name(real.name + ".wal")
     try:
         os.link(wal, folder / wal.name, follow_symlinks=False)
@@ -231,7 +247,7 @@ def _private_view(db: Path) -> Path | None:
     return view
 
 
-def _private_copy(db: Path, real: Path) -> Path | None:
+def _private_copy(db: Path, real: Path, ident: tuple[int, int] | None = None) -> Path | None:
     """Where no hard link can be made (reliability-11: a file system without them; a non-root reader of another
     user's database, which fs.protected_hardlinks refuses to link): the database and its WAL copied, each through one
     descriptor checked as opened, into a new 0700 folder of this user's temporary folder. Opening them by name let
@@ -252,7 +268,11 @@ def _private_copy(db: Path, real: Path) -> Path | None:
     try:
         st = os.fstat(src)
         size = st.st_size
-        if only_owner_adds(real.parent, st.st_uid):
+        if ident is not None and (st.st_dev, st.st_ino) != ident:
+            raise StoreError(
+                f"{db}: replaced while it was opened (its name or a folder on its way was swapped); not read"
+            )
+        if ident is None and only_owner_adds(real.parent, st.st_uid):
             return None
         try:
             fcntl.lockf(src, fcntl.LOCK_SH | fcntl.LOCK_NB)  # as DuckDB's read-only open: a writer's lock stops it

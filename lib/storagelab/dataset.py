@@ -33,11 +33,13 @@ Incremental: a partition is rewritten only when its stamp (a hash of its ``files
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
 import shutil
+import stat
 import uuid
 from pathlib import Path
 
@@ -45,6 +47,7 @@ import duckdb
 
 from .database import disk_full, first_line, inject, not_built, schema_signature, spill_config, unfinished_ingest
 from .errors import StoreError
+from .ingest_open import _resolve, open_input, read_input
 from .interrupts import track
 from .ownership import SharedFolderError, made_refusal
 from .schema import all_tables
@@ -197,9 +200,13 @@ def meta(con) -> dict:
 
 def read_meta(path: Path | str) -> dict | None:
     """The dataset's meta.json when it is one this version wrote (it lists its part files), else None."""
-    try:
-        info = json.loads((Path(path) / META_DIR / "meta.json").read_text())
-    except (OSError, ValueError):
+    try:  # reliability-15: opened as an input is (another user's link to a dataset of root's: StoreError)
+        info = json.loads(read_input(Path(path) / META_DIR / "meta.json"))
+    except OSError as e:
+        if e.errno == errno.EPERM:
+            raise StoreError(f"{path}: {e.strerror}") from None
+        return None
+    except ValueError:
         return None
     ok = isinstance(info, dict) and info.get("format") == FORMAT and isinstance(info.get("parts"), dict)
     return info if ok else None
@@ -397,9 +404,12 @@ def _refuse_if_unreadable(path: Path, info: dict | None) -> dict:
         )
     for files in info["parts"].values():
         for rel, size in files.items():
-            try:
-                ok = (path / rel).stat().st_size == size
-            except OSError:
+            try:  # each part as an input: not a file of root's through another user's link (reliability-15)
+                with open_input(path / rel) as fh:
+                    ok = os.fstat(fh.fileno()).st_size == size
+            except OSError as e:
+                if e.errno == errno.EPERM:
+                    raise StoreError(f"{path / rel}: {e.strerror}") from None
                 ok = False
             if not ok:
                 raise StoreError(
@@ -418,6 +428,76 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
     if not is_dataset(path):
         raise FileNotFoundError(f"{path}: not a storagelab dataset (no {META_DIR}/meta.json)")
     info = _refuse_if_unreadable(path, read_meta(path))
+    where = Path(_resolve(os.fspath(path))[0])  # read from where the links led when checked, not through them again
+    copy = None if _only_ours(where, info) else _checked_copy(path, where, info)
+    try:
+        return _views(path, copy or where, info, materialize=copy is not None)
+    except (
+        duckdb.Error
+    ) as e:  # read now, not at the first query: a part that is not Parquet (a user's) said in one line
+        if copy is None:
+            raise
+        raise StoreError(f"{path}: its Parquet files cannot be read ({first_line(e)})") from None
+    finally:
+        if copy is not None:
+            shutil.rmtree(copy, ignore_errors=True)
+
+
+def _only_ours(where: Path, info: dict) -> bool:
+    """Whether only this user and root can add, swap or rename a name in the dataset's folder, the folders above it
+    and every folder below it holding a listed part: then DuckDB may read the parts by name."""
+    from .ownership import only_owner_adds  # noqa: PLC0415
+
+    if not only_owner_adds(where, os.getuid()):
+        return False
+    folders = {(where / rel).parent for files in info["parts"].values() for rel in files}
+    for folder in folders:
+        while folder != where and where in folder.parents:
+            try:
+                st = os.lstat(folder)
+            except OSError:
+                return False
+            if st.st_uid not in (0, os.getuid()) or st.st_mode & 0o022 or stat.S_ISLNK(st.st_mode):
+                return False
+            folder = folder.parent
+    return True
+
+
+def _checked_copy(path: Path, where: Path, info: dict) -> Path:
+    """Reliability-15 (h1): the listed parts of a dataset another user can change, copied into a private folder of
+    this reader's, each read through the descriptor ``open_input`` checked (their links are followed only to files of
+    theirs, and a name swapped after the check is not what DuckDB reads): DuckDB read the parts by name, and the user
+    swapping a table folder of theirs for their link to root's had root read root's 0700 dataset (1-2 in 400-600
+    tries)."""
+    from . import readcopies  # noqa: PLC0415
+
+    copy = readcopies.new_folder()
+    try:
+        for files in info["parts"].values():
+            for rel, size in files.items():
+                (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+                with open_input(where / rel) as src, open(copy / rel, "xb") as out:
+                    if os.fstat(src.fileno()).st_size != size:
+                        raise StoreError(f"{path}: {rel} changed while it was read: read it again")
+                    shutil.copyfileobj(src, out, 1 << 20)
+    except OSError as e:
+        shutil.rmtree(copy, ignore_errors=True)
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):  # a write: no file name on the error (it said "copy of None")
+            raise StoreError(
+                f"{path}: no room for this reader's private copy of the dataset (read so where another user can "
+                f"change its files) in the temporary folder {copy.parent} ({e.strerror}): free space there, or set "
+                "TMPDIR to a folder of yours with room"
+            ) from None
+        raise StoreError(f"{path}: cannot make this reader's private copy of {e.filename}: {e.strerror}") from None
+    except BaseException:
+        shutil.rmtree(copy, ignore_errors=True)
+        raise
+    return copy
+
+
+def _views(path: Path, where: Path, info: dict, *, materialize: bool) -> duckdb.DuckDBPyConnection:
+    """The connection ``open_dataset`` returns, reading the parts under ``where`` (into tables when ``materialize``:
+    a private copy removed once read)."""
     con = track(duckdb.connect(":memory:", config=spill_config()))  # its spill folder is ./.tmp
     con.execute('CREATE TABLE "meta" (key VARCHAR PRIMARY KEY, value VARCHAR)')
     con.execute(
@@ -428,7 +508,7 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
     if folders:
         con.executemany("INSERT INTO _study_folders VALUES (?, ?)", list(folders.items()))
     for name, cols in info["tables"].items():
-        files = sorted((path / rel).as_posix() for rel in (info["parts"].get(name) or {}))
+        files = sorted((where / rel).as_posix() for rel in (info["parts"].get(name) or {}))
         if not files:
             spec = ", ".join(f'"{c}" {t}' for c, t in cols)
             con.execute(f'CREATE TABLE "{name}" ({spec})')
@@ -444,5 +524,5 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
             source += " t LEFT JOIN _study_folders s ON s.folder = t.study"
         else:
             source += " t"
-        con.execute(f'CREATE VIEW "{name}" AS SELECT {select} FROM {source}')
+        con.execute(f'CREATE {"TABLE" if materialize else "VIEW"} "{name}" AS SELECT {select} FROM {source}')
     return con

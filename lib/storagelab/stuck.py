@@ -67,3 +67,21 @@ def exit_when_stuck(line: str) -> Iterator[None]:
     finally:
         done.set()
         watcher.join(1)
+
+
+READERS = ("sql", "parse", "export", "compare", "schema")  # ingest has its own line (INGEST_STUCK)
+
+
+def run_unstuck(args) -> int:
+    """``args.func(args)``; for the commands in READERS within ``exit_when_stuck``. Reliability-15 (h1): root's
+    `sql --db` of a database in the second user's folder, their bindfs stopped: Ctrl-C left it in the kernel's FUSE
+    wait (`request_wait_answer`, state D), and once the interrupt had been sent to the stopped file system SIGTERM no
+    longer ended it either: only kill -9 did (main and this branch; so for a dataset read, `parse`)."""
+    if getattr(args, "cmd", None) not in READERS:
+        return args.func(args)
+    line = (
+        f"storagelab {args.cmd}: interrupted while reading a file system that does not answer (a FUSE or network "
+        "mount?); run it again once the mount answers"
+    )
+    with exit_when_stuck(line):
+        return args.func(args)
