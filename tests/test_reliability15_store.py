@@ -34,8 +34,8 @@ def _roots(folder: Path) -> Path:
 
 def test_sql_reads_no_database_of_roots_through_the_users_link(shared_tmp, capsys):  # noqa: F811
     """Reliability-15: root's `sql --db THEIRS/l.duckdb`, l.duckdb their symlink to root's 0600 database, printed
-    root's rows (ROOTSECRET), exit 0: the database was opened by the name given. Now refused as ingest refuses an
-    input reached so; their link to a database of their own is still read."""
+    root's rows (ROOTSECRET), exit 0: the database was opened by the name given. Now refused; so is their link to a
+    database of their own (they could turn it once checked), while the path it leads to is read."""
     secret, data = _roots(shared_tmp) / "secret.duckdb", _theirs(shared_tmp)
     with duckdb.connect(str(secret)) as con:
         con.execute("CREATE TABLE t AS SELECT 'ROOTSECRET' AS x")
@@ -44,12 +44,17 @@ def test_sql_reads_no_database_of_roots_through_the_users_link(shared_tmp, capsy
     assert cli.main(["sql", "--db", str(data / "l.duckdb"), "SELECT x FROM t"]) == 2
     out, err = capsys.readouterr()
     assert "ROOTSECRET" not in out + err
-    assert err == f"storagelab sql: {data / 'l.duckdb'}: {REFUSED.format(user=USER)}\n"
+    link = data / "l.duckdb"
+    assert err == (  # reliability-15 paths (h3): any link of another user's as --db is refused, naming where it leads
+        f"storagelab sql: {link}: {link} is a symlink of another user's ({USER}), who could turn it to any database of "
+        f"yours once it is checked: not read; give the path it leads to ({secret}) if that is the database you mean\n"
+    )
     with duckdb.connect(str(data / "mine.duckdb")) as con:
         con.execute("CREATE TABLE t AS SELECT 'theirs' AS x")
     os.chown(data / "mine.duckdb", *_ids())
     _user("ln", "-s", str(data / "mine.duckdb"), str(data / "m.duckdb"))
-    assert cli.main(["sql", "--db", str(data / "m.duckdb"), "SELECT x FROM t", "--csv"]) == 0
+    assert cli.main(["sql", "--db", str(data / "m.duckdb"), "SELECT x FROM t", "--csv"]) == 2  # their link: refused
+    assert cli.main(["sql", "--db", str(data / "mine.duckdb"), "SELECT x FROM t", "--csv"]) == 0  # the path it leads to
     assert capsys.readouterr().out == "x\ntheirs\n"
 
 

@@ -40,9 +40,11 @@ def too_large(size: int) -> str | None:
 _fuse_mounters: dict[int, int | None] = {}  # st_dev -> who mounted that FUSE file system (None: not FUSE)
 
 
-def open_input(path: str | os.PathLike):
+def open_input(path: str | os.PathLike, *, reader_views: bool = False):
     """``path`` opened for reading in binary, only when it is a regular file when opened (O_NONBLOCK: a FIFO
-    swapped in since a check gives no writer's wait), and only as described above. Not one: OSError saying why."""
+    swapped in since a check gives no writer's wait), and only as described above. Not one: OSError saying why.
+    ``reader_views``: a database, which in a folder every user can write has its readers' hard links beside it
+    (``database._private_view``), so more than one name there is not a sign of another user's link."""
     path = os.fspath(path)
     fd, where = None, os.path.abspath(path)
     if ".." not in path.split("/"):
@@ -61,7 +63,7 @@ def open_input(path: str | os.PathLike):
             raise
     st = os.fstat(fd)
     mode = st.st_mode
-    if stat.S_ISREG(mode) and st.st_nlink > 1 and (why := _hard_linked(where, st)):
+    if stat.S_ISREG(mode) and st.st_nlink > 1 and (why := _hard_linked(where, st, reader_views)):
         os.close(fd)
         raise OSError(errno.EPERM, why, path)
     if not stat.S_ISREG(mode):
@@ -80,7 +82,7 @@ def open_input(path: str | os.PathLike):
     return os.fdopen(fd, "rb")
 
 
-def _hard_linked(where: str, st: os.stat_result) -> str | None:
+def _hard_linked(where: str, st: os.stat_result, reader_views: bool = False) -> str | None:
     """Why a file of ``st`` with more than one name must not be read at ``where`` (its resolved path): its folder is
     another user's and the file is not theirs, or every user can write the folder (/tmp) and the file is this user's
     or root's: with fs.protected_hardlinks=0 (the kernel's own default) another user can make a hard link to any file
@@ -89,7 +91,7 @@ def _hard_linked(where: str, st: os.stat_result) -> str | None:
         folder = os.stat(os.path.dirname(where) or "/")
     except OSError:
         return None
-    if folder.st_mode & 0o002 and st.st_uid in (0, os.getuid()):
+    if folder.st_mode & 0o002 and st.st_uid in (0, os.getuid()) and not reader_views:
         who = "every user can write"
     elif folder.st_uid not in (0, os.getuid(), st.st_uid):
         who = f"of {_user_name(folder.st_uid)}'s"

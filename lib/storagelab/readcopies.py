@@ -105,7 +105,7 @@ def read_target(db: Path) -> tuple[Path, tuple[int, int] | None]:
     from .ingest_open import open_input  # noqa: PLC0415
 
     try:
-        fh = open_input(db)
+        fh = open_input(db, reader_views=True)  # the hard links of other readers' views (and killed ones') beside it
     except OSError as e:
         if e.errno == errno.EACCES:  # a reader who may not read it: DuckDB's open says so
             return db, None
