@@ -30,6 +30,7 @@ import re
 import shutil
 import stat
 import sys
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -346,10 +347,16 @@ def _one_writer(output: str):
 
 def _drop_staging(staging: str) -> None:
     """Remove a local staging folder (in Python: after Ctrl-C the JVM is gone); another scheme's is left to the next
-    run's sweep."""
+    run's sweep. The Python workers had Ctrl-C too, but one may finish the chunk it was writing, and make the folder
+    again (``create_dir``) after it was removed: removed until it stays gone for two looks 0.25 s apart (at most 3 s)."""
     u = urlparse(staging)
-    if u.scheme in ("", "file"):
-        shutil.rmtree(unquote(u.path), ignore_errors=True)
+    if u.scheme not in ("", "file"):
+        return
+    folder, gone, deadline = unquote(u.path), 0, time.monotonic() + 3
+    while gone < 2 and time.monotonic() < deadline:
+        shutil.rmtree(folder, ignore_errors=True)
+        time.sleep(0.25)
+        gone = gone + 1 if not os.path.lexists(folder) else 0
 
 
 _GONE = re.compile(
