@@ -69,6 +69,8 @@ class _JavaError(py4j.Py4JJavaError):
         "An error occurred while calling o73.hasNext.\n: java.lang.RuntimeException: Error while running command to "
         "get file permissions : ExitCodeException exitCode=2: ls: cannot access '/tmp/h4/in/a.txt.keep': No such "
         "file or directory\n",
+        "[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file:///tmp/h4b/mnt/a/b.txt.  SQLSTATE: "
+        "KD001\n...\nCaused by: java.nio.file.FileSystemException: /tmp/h4b/mnt/a/b.txt: Invalid argument\n",
     ],
 )
 def test_a_file_gone_while_spark_reads_is_one_line(java):
@@ -104,3 +106,42 @@ def test_spark_ingest_waits_for_the_export_writing_the_same_dataset(tmp_path):
         assert not entered.is_set()
     t.join(5)
     assert entered.is_set()
+
+
+def test_a_name_swapped_while_the_executor_resolves_it_is_an_error_line(tmp_path, monkeypatch):
+    """Reliability-15: root's spark-ingest of the user's bindfs, the user swapping a log for a link to root's file
+    and back: the executor's `realpath` of the name Spark listed met the link gone (`OSError: [Errno 22] Invalid
+    argument: '/tmp/h4b/mnt/homelab-mergerfs/fio-btrfs-raid1.txt'`), and the job failed with a Python and a Java
+    traceback, exit 1 (1 run of 1). Now that file is an 'io' error, not read; the others are parsed."""
+    import errno
+    from datetime import UTC, datetime
+
+    from storagelab import paths
+
+    top = tmp_path / "in"
+    top.mkdir()
+    raw = paths.ROOT / "data" / "raw" / "homelab-mergerfs"
+    for name in ("fio-btrfs-raid1.txt", "fio-btrfs-single.txt"):
+        (top / name).write_bytes((raw / name).read_bytes())
+    swapped = str(top / "fio-btrfs-raid1.txt")
+    real_realpath = os.path.realpath
+
+    def realpath(p, *a, **k):  # what realpath raised in the attack, for that name
+        if os.fspath(p) == swapped:
+            raise OSError(errno.EINVAL, "Invalid argument", swapped)
+        return real_realpath(p, *a, **k)
+
+    monkeypatch.setattr(os.path, "realpath", realpath)
+    when = datetime(2026, 11, 27, tzinfo=UTC)
+    rows = [
+        dict(path=(top / n).as_uri(), modificationTime=when, length=(top / n).stat().st_size)
+        for n in sorted(("fio-btrfs-raid1.txt", "fio-btrfs-single.txt"))
+    ]
+    out = list(spark_ingest.parse_partition(rows, (tmp_path / "staging").as_uri(), spark_ingest.local_input(str(top))))
+    assert [(r["key"], r["error"] and r["error"]["kind"], r["tool"]) for r in out] == [
+        (swapped, "io", None),
+        (str(top / "fio-btrfs-single.txt"), None, "fio"),
+    ]
+    assert out[0]["error"]["message"] == (
+        f"{swapped}: Invalid argument while its name was resolved (it changed while it was read)"
+    )
