@@ -318,6 +318,8 @@ def test_ctrl_c_on_spark_ingest_is_one_line_and_leaves_no_jvm(raw_copy, tmp_path
         while _still_running(mark) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _still_running(mark) == [], when
+        # reliability-13 Low 3 (reliability-15): the staging folder (the rows parsed so far) was left behind
+        assert list(out.glob("_storagelab/staging-*")) == [], when
 
 
 @pytest.mark.slow

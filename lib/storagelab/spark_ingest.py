@@ -22,9 +22,15 @@ pyspark is an optional extra (``pip install -e .[spark]``) and needs Java 17 (De
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import re
+import shutil
+import stat
 import sys
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +42,7 @@ import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
 from . import dataset, ignore, paths
+from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
@@ -151,19 +158,44 @@ def parse_partition(rows, staging: str, local: Local | None = None):
         batch.clear()
 
     for r in rows:
-        key = local_key(r["path"])
-        if skipped(key):
+        mtime_ns = int(r["modificationTime"].timestamp() * 1000) * 1_000_000
+        try:
+            key = local_key(r["path"])
+            if skipped(key):
+                continue
+            name, outside = (key, None) if local is None else local.name_of(r["path"])
+        except OSError as e:  # a link swapped while its name was resolved (EINVAL from realpath's readlink)
+            yield _unresolved(r["path"], int(r["length"]), mtime_ns, e)
             continue
-        name, outside = (key, None) if local is None else local.name_of(r["path"])
         if outside is not None:
             yield dict(outside=f"{name}: a symlink to {outside}, outside {local.given}: not followed")
             continue
-        mtime_ns = int(r["modificationTime"].timestamp() * 1000) * 1_000_000
         batch.append((key, mtime_ns, int(r["length"]), None if local else bytes(r["content"]), name))
         if len(batch) >= CHUNK:
             yield from flush()
     if batch:
         yield from flush()
+
+
+def _unresolved(uri: str, size: int, mtime_ns: int, error: OSError) -> dict:
+    """The record of a file whose name could not be resolved (another user's link swapped meanwhile: on their FUSE
+    mount 1 run in 1 failed with a Python and a Java traceback, reliability-15): an 'io' error, not read."""
+    path = unquote(urlparse(uri).path)
+    message = f"{path}: {error.strerror or error} while its name was resolved (it changed while it was read)"
+    return dict(
+        key=path,
+        size=size,
+        mtime_ns=mtime_ns,
+        sha256=None,
+        tool=None,
+        tool_version=None,
+        format=None,
+        parser_version=None,
+        warnings=[],
+        n_rows=0,
+        error=dict(kind="io", line=None, message=message, expected=None),
+        tables=[],
+    )
 
 
 def _spark_schema(columns: list[tuple[str, str]], extra: tuple[str, ...] = ()):
@@ -224,27 +256,41 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     part files are added beside the old ones, ``_storagelab/meta.json`` listing them is written last, then the old
     ones go; a run killed before that leaves the old dataset whole."""
 
+    out_root = output.rstrip("/")
+    with _one_writer(out_root):
+        old = _old_meta(spark, out_root)
+        old_ids = _old_file_ids(spark, out_root, old)
+        staging = f"{out_root}/_storagelab/staging-{uuid.uuid4().hex[:12]}"
+        if "://" not in staging:
+            staging = Path(staging).resolve().as_uri()
+        try:
+            return _job(spark, input_path, output, manifest, old_ids, staging)
+        except BaseException:  # Ctrl-C, a failed job: the rows parsed so far are no one's (reliability-13 Low 3)
+            _drop_staging(staging)
+            raise
+
+
+def _job(spark, input_path: str, output: str, manifest: str | None, old_ids: dict, staging: str) -> dict:
+    """``run``'s job, under the dataset's lock, its rows parsed into ``staging``."""
+
     from pyspark.sql import functions as F  # noqa: PLC0415 - optional dependency (spark extra)
 
     tabs = all_tables()
     owner = {name: tool for name, (tool, _t) in tool_tables().items()}
     out_root = output.rstrip("/")
-    old = _old_meta(spark, out_root)
-    old_ids = _old_file_ids(spark, out_root, old)
-    staging = f"{out_root}/_storagelab/staging-{uuid.uuid4().hex[:12]}"
-    if "://" not in staging:
-        staging = Path(staging).resolve().as_uri()
     local = local_input(input_path)
-    files = (
-        spark.read.format("binaryFile")
-        .option("recursiveFileLookup", "true")
-        .load(input_path)
-        .select("path", "modificationTime", "length", *([] if local else ["content"]))
-    )
-    info = files.rdd.mapPartitions(lambda rows: parse_partition(rows, staging, local)).collect()
+    with _changing_input(input_path):
+        files = (
+            spark.read.format("binaryFile")
+            .option("recursiveFileLookup", "true")
+            .option("ignoreMissingFiles", "true")  # a file gone since the listing (renamed, rotated): left out
+            .load(input_path)
+            .select("path", "modificationTime", "length", *([] if local else ["content"]))
+        )
+        info = files.rdd.mapPartitions(lambda rows: parse_partition(rows, staging, local)).collect()
+        info += _empty_files(spark, input_path, local)
     outside = sorted(r["outside"] for r in info if "outside" in r)
     info = [r for r in info if "outside" not in r]
-    info += _empty_files(spark, input_path, local)
     ignored = _ignored(input_path)
     info = [r for r in info if not ignored(r["key"])]  # their staged rows are left out by the join below
 
@@ -307,6 +353,58 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     counts["error_lines"] = sorted(_error_line(r["key"], r["error"]) for r in info if r["error"])
     counts["warning_lines"] = [f"{line} (copy the file in instead)" for line in outside]
     return counts
+
+
+@contextlib.contextmanager
+def _one_writer(output: str):
+    """One writer of a local dataset at a time: the lock ``export --dataset`` takes (``_storagelab/.lock``). Two at
+    once, each one's sweep deleted the part files and the staging folder the other had not committed yet."""
+    u = urlparse(output)
+    if u.scheme not in ("", "file"):
+        yield
+        return
+    folder = Path(unquote(u.path)) / dataset.META_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _drop_staging(staging: str) -> None:
+    """Remove a local staging folder (in Python: after Ctrl-C the JVM is gone); another scheme's is left to the next
+    run's sweep. The Python workers had Ctrl-C too, but one may finish the chunk it was writing, and make the folder
+    again (``create_dir``) after it was removed: removed until it stays gone for two looks 0.25 s apart (at most 3 s)."""
+    u = urlparse(staging)
+    if u.scheme not in ("", "file"):
+        return
+    folder, gone, deadline = unquote(u.path), 0, time.monotonic() + 3
+    while gone < 2 and time.monotonic() < deadline:
+        shutil.rmtree(folder, ignore_errors=True)
+        time.sleep(0.25)
+        gone = gone + 1 if not os.path.lexists(folder) else 0
+
+
+_GONE = re.compile(
+    r"(File \S+ does not exist|file \S+\. File does not exist|cannot access '[^']+': No such file or directory"
+    r"|FileSystemException: \S+: Invalid argument)"  # a link swapped as the JVM resolved it (the user's bindfs)
+)
+
+
+@contextlib.contextmanager
+def _changing_input(input_path: str):
+    """A file or folder of INPUT renamed or removed while Spark listed or read it (a log rotated, another user's
+    swaps) failed the job with Spark's Java stack trace (reliability-15): one line instead; nothing was written."""
+    from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]  # noqa: PLC0415 - optional (spark extra)
+
+    try:
+        yield
+    except Py4JJavaError as e:
+        found = _GONE.search(str(e))
+        if not found:
+            raise
+        raise StoreError(
+            f"{input_path} changed while Spark read it ({found.group(1)}): the dataset is as it was; run again"
+        ) from None
 
 
 def _stored_and_copies(ok: list[dict], labels_of: dict, now: datetime) -> tuple[list[dict], list[tuple]]:
@@ -375,35 +473,75 @@ def _delete(spark, target: str) -> None:
 
 def _empty_files(spark, input_path: str, local: Local | None = None) -> list[dict]:
     """binaryFile gives no row for a zero-length file; the local ingest records it as an 'empty' error. The
-    driver lists them through Hadoop's file system (any scheme Spark reads) and records the same error (not for
-    one outside a ``local`` INPUT: see ``Local``)."""
+    driver lists them (a local INPUT in Python, ``_local_empty``; another scheme through Hadoop's file system) and
+    records the same error (not for one outside a ``local`` INPUT: see ``Local``)."""
 
+    found = []
+    for uri, mtime_ms in _local_empty(local) if local else _hadoop_empty(spark, input_path):
+        try:
+            key = local_key(uri)
+            inside = local is None or local.name_of(uri)[1] is None
+        except OSError:  # changing while it is listed (as in parse_partition): the next run sees it
+            continue
+        if not skipped(key) and inside:
+            out = parse_one((key, key, 0, mtime_ms * 1_000_000), b"")
+            found.append(
+                dict(
+                    key=key,
+                    size=0,
+                    mtime_ns=out.mtime_ns,
+                    sha256=out.sha256,
+                    tool=None,
+                    tool_version=None,
+                    format=None,
+                    parser_version=None,
+                    warnings=[],
+                    n_rows=0,
+                    error=out.error,
+                )
+            )
+    return found
+
+
+def _hadoop_empty(spark, input_path: str):
+    """(URI, mtime in ms) of the zero-length files under ``input_path``, listed by Hadoop."""
     jvm = spark.sparkContext._jvm
     root = jvm.org.apache.hadoop.fs.Path(input_path)
     fs = root.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
-    found, it = [], fs.listFiles(root, True)
+    it = fs.listFiles(root, True)
     while it.hasNext():
         st = it.next()
         if st.getLen() == 0:
-            key = local_key(st.getPath().toString())
-            if not skipped(key) and (local is None or local.name_of(st.getPath().toString())[1] is None):
-                out = parse_one((key, key, 0, int(st.getModificationTime()) * 1_000_000), b"")
-                found.append(
-                    dict(
-                        key=key,
-                        size=0,
-                        mtime_ns=out.mtime_ns,
-                        sha256=out.sha256,
-                        tool=None,
-                        tool_version=None,
-                        format=None,
-                        parser_version=None,
-                        warnings=[],
-                        n_rows=0,
-                        error=out.error,
-                    )
-                )
-    return found
+            yield st.getPath().toString(), int(st.getModificationTime())
+
+
+def _local_empty(local: Local):
+    """(URI, mtime in ms) of the zero-length regular files under a local INPUT, as Spark's listing finds them
+    (symlinks followed, each folder once), leaving out what leads outside it and what went while it was listed:
+    Hadoop's local listing runs ``ls`` per file, and a file renamed meanwhile failed the whole run with a Java
+    stack trace (reliability-15)."""
+    seen, todo = set(), [local.given]
+    while todo:
+        folder = todo.pop()
+        try:
+            st = os.stat(folder)
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if local.name_of(Path(entry.path).as_uri())[1] is not None:
+                    continue  # leads outside INPUT: not followed (nor looked at)
+                st = os.stat(entry.path)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                todo.append(entry.path)
+            elif stat.S_ISREG(st.st_mode) and st.st_size == 0:
+                yield Path(entry.path).as_uri(), st.st_mtime_ns // 1_000_000
 
 
 def _write(spark, df, output: str, name: str, partitioned: bool = True) -> dict[str, int]:
