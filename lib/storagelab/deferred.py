@@ -42,5 +42,6 @@ def defer_slow_imports() -> None:
         return
     stand_in = _StandIn(SLOW, "stand-in until first use (storagelab.deferred)")
     stand_in.__path__ = list(spec.submodule_search_locations or [])  # its submodules import as usual
+    stand_in.__file__ = spec.origin  # read by what walks sys.modules (Hypothesis's pytest plugin): no hand-over
     stand_in.is_valid_syntax = is_valid_syntax  # type: ignore[attr-defined]
     sys.modules[SLOW] = stand_in
