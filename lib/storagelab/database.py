@@ -168,15 +168,11 @@ def connect(
     if real != db and (why := beside_refusal(real)):
         raise StoreError(f"{db}: {why}; remove it if it is not yours, or give a database of your own")
     deadline, new = time.monotonic() + wait, not read_only and not db.exists()
-    try:
-        config = spill_config(real)
-    except OSError as e:  # its name swapped while it was resolved
-        raise StoreError(f"{db}: its name changed while it was opened ({e.strerror}); not read") from None
     while True:
         view = None
         try:
             view = _private_view(real, ident) if read_only else None  # reliability-10 High 3: a WAL planted later
-            opened = duckdb.connect(str(view or real), read_only=read_only, config=config)
+            opened = duckdb.connect(str(view or real), read_only=read_only, config=_spill_config_of(db, real))
             con = track(_database_file(opened, db))
             if new:  # another user who can read it can hold DuckDB's lock and stop every ingest (reliability-9)
                 os.chmod(db, 0o600)
@@ -196,6 +192,15 @@ def connect(
         finally:
             if view:
                 shutil.rmtree(view.parent, ignore_errors=True)  # DuckDB holds what it opened; the names can go
+
+
+def _spill_config_of(db: Path, real: Path) -> dict:
+    """``spill_config`` for the database file ``real`` (``db`` as given), read just before DuckDB's open; its name
+    swapped while it was resolved: StoreError."""
+    try:
+        return spill_config(real)
+    except OSError as e:
+        raise StoreError(f"{db}: its name changed while it was opened ({e.strerror}); not read") from None
 
 
 def _private_view(db: Path, ident: tuple[int, int] | None = None) -> Path | None:
