@@ -128,6 +128,10 @@ def second_study_build(root: Path) -> dict:
     # --no-report: the tests read the executed notebooks; a page of a study without data is rendered by the build
     # (ars-zfs-vs-raid ships no logs: its pages say "Missing:") and checked in Chromium (test_reports). Rendering
     # here re-rendered every page of the project, 41 (5 s of CPU).
+    # a paper's study with no logs yet (its folder under papers/, no claims file, nothing labelled with it): the
+    # notebooks run and say what is missing; a study neither labelled nor a paper's is refused before any notebook
+    # runs (a typo: test_reliability15_lows)
+    (root / "papers" / "nobody-labelled-this").mkdir()
     runs["empty"] = storagelab(root, "run", *ANALYSES, "-p", "study", "nobody-labelled-this", "--no-report")
     after = {s: digest(root / "reports" / s) for s in BUILT}
     return dict(root=root, build=r, runs=runs, before=before, after=after)

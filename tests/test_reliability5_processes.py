@@ -281,6 +281,8 @@ def test_a_study_label_longer_than_a_file_name_gets_a_report_folder(project, tmp
     a, b = (report.report_dir(nb, {"study": "S" * n}).name for n in (300, 301))
     assert a != b and a.startswith("S" * 200 + "~") and len(a.encode()) == 209
     env = dict(_env(), STORAGELAB_ROOT=str(project), TMPDIR=str(tmp_path))
+    # the file labelled with the long study (a study nothing is labelled with is refused before any notebook runs)
+    (project / "data" / "raw" / "manifest.csv").write_text(f"path,study\nmine/seq-write.txt,{'S' * 300}\n")
     subprocess.run([sys.executable, "-m", "storagelab", "ingest", "--quiet"], env=env, check=True, capture_output=True)
     r = subprocess.run(
         [sys.executable, "-m", "storagelab", "run", "07_explore", "-p", "study", "S" * 300],

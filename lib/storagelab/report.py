@@ -561,7 +561,7 @@ def unknown_study(given: dict[str, Any]) -> None:
     every notebook on no data, exit 0, said only inside the reports: issue 26's campaigns, Low); a database that
     cannot be read now is left to the notebooks to say so."""
     study = given.get("study")
-    if not isinstance(study, str) or study in ("", "(unlabelled)") or (paths.PAPERS / study).is_dir():
+    if not isinstance(study, str) or study in ("", "(unlabelled)") or _is_paper(study):
         return
     db = Path(given["db_path"]) if given.get("db_path") else paths.DB
     try:
@@ -572,6 +572,15 @@ def unknown_study(given: dict[str, Any]) -> None:
         papers = {p.name for p in paths.PAPERS.iterdir() if p.is_dir()} if paths.PAPERS.is_dir() else set()
         named = ", ".join(sorted(studies | papers)) or "none"
         raise ParameterError(f"-p study {study!r}: no file in {db} is labelled with this study (its studies: {named})")
+
+
+def _is_paper(study: str) -> bool:
+    """Whether papers/<study>/ is a folder; a label no file name can hold (longer than the file system allows, a
+    '/' or NUL in it) is no paper's."""
+    try:
+        return (paths.PAPERS / study).is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def studies_without_files(plan: list[tuple[Path, dict[str, Any]]], studies: set[str]) -> list[str]:
