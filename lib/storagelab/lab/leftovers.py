@@ -12,6 +12,7 @@ Anything else is left, and said."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -27,11 +28,52 @@ _MARK = re.compile(re.escape(MARK) + r"(\d+)-(\d+)$")
 _BONNIE = re.compile(r"Bonnie\.\d+(\.\d+)?$")
 
 
-def claim(work: Path) -> None:
-    """Mark ``work`` as this process's (before bonnie++ starts in it)."""
+def claim(work: Path) -> int:
+    """Make ``work`` if need be and mark it as this process's (before bonnie++ starts in it), holding a shared lock
+    on it until :func:`release`: another lab run on the same target (several may share the folder) removes the
+    folder only when no run holds it (reliability-16: the first to end removed the other's live files). Returns
+    the folder's descriptor, for :func:`release`."""
+    while True:
+        work.mkdir(exist_ok=True)
+        try:
+            fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            continue  # removed by a run that ended in between: made again
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            here = os.lstat(work)
+            if (here.st_dev, here.st_ino) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the folder was removed while waiting for the lock: made again
     pid = os.getpid()
-    fd = os.open(work / f"{MARK}{pid}-{start_time(pid) or 0}", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    os.close(fd)
+    try:
+        mfd = os.open(f"{MARK}{pid}-{start_time(pid) or 0}", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600, dir_fd=fd)
+    except OSError:
+        os.close(fd)
+        raise
+    os.close(mfd)
+    return fd
+
+
+def release(work: Path, fd: int) -> None:
+    """The end of this process's run in ``work`` (``fd`` from :func:`claim`): the folder removed when no other lab
+    run holds it, else only this run's mark (bonnie++ removes its own files; a killed one's, the last run to end)."""
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.getpid()
+            with suppress(OSError):
+                os.unlink(f"{MARK}{pid}-{start_time(pid) or 0}", dir_fd=fd)
+            return
+        with suppress(OSError):
+            here = os.lstat(work)
+            if (here.st_dev, here.st_ino) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino):
+                shutil.rmtree(work, ignore_errors=True)
+    finally:
+        os.close(fd)
 
 
 def clean(work: Path) -> list[str]:
@@ -48,6 +90,10 @@ def clean(work: Path) -> list[str]:
             return []
         marks = [(n, m) for n in names if (m := _MARK.match(n))]
         live = [m[1] for _, m in marks if start_time(int(m[1])) == m[2]]
+        try:  # held by a live run (claim), whatever its mark says: its files are its own
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            live = live or ["(its mark unread)"]
         safe = top.st_uid in (0, os.getuid()) and (not top.st_mode & 0o022 or top.st_mode & stat.S_ISVTX)
         if live or not marks or not safe or os.fstat(fd).st_uid != os.getuid():
             why = (
@@ -58,7 +104,10 @@ def clean(work: Path) -> list[str]:
             return [f"lab bonnie: {work}: {', '.join(sorted(left))} {why}: left as they are"]
         removed = []
         for n in left:
-            st = os.lstat(n, dir_fd=fd)
+            try:
+                st = os.lstat(n, dir_fd=fd)
+            except FileNotFoundError:
+                continue  # gone in between
             if st.st_uid != os.getuid():
                 continue
             if stat.S_ISDIR(st.st_mode):

@@ -1,0 +1,42 @@
+"""Reliability-16's attacks on the removals reliability-15 added (docs/reliability-16-removals.md)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from storagelab.lab import leftovers
+from storagelab.lab.bonnie import run_bonnie
+
+
+def test_a_lab_bonnie_ending_leaves_the_live_files_of_another_lab_run_on_the_same_target(tmp_path):
+    """Two `lab bonnie` on one target share TARGET/.storagelab-bonnie: the first to end removed the folder with the
+    other's live Bonnie.NNNN (its bonnie++ then failed: "Can't delete file"; with --files 0 its file was unlinked
+    mid-run). Another run (here: this process) holds the folder; a run that ends leaves it and its files."""
+    target, work = tmp_path / "target", tmp_path / "target" / ".storagelab-bonnie"
+    work.mkdir(parents=True)
+    held = leftovers.claim(work)  # the other, live run
+    (work / "Bonnie.999").write_bytes(b"x" * 4096)  # its bonnie++'s file
+    fake = tmp_path / "bonnie++"
+    fake.write_text('#!/bin/sh\n: > "$2/Bonnie.$$"\nrm -f "$2/Bonnie.$$"\nexit 1\n')  # makes and removes its own
+    fake.chmod(0o755)
+    lines: list[str] = []
+    rc = run_bonnie(
+        target=target, out=tmp_path / "out", size_bytes=1 << 20, db=None, files=0, bonnie=str(fake), ingest=False,
+        log=lines.append,
+    )  # fmt: skip
+    assert rc == 1 and any(line.startswith("bonnie++ failed (1)") for line in lines)
+    assert (work / "Bonnie.999").read_bytes() == b"x" * 4096
+    leftovers.release(work, held)  # the last run to end removes the folder
+    assert not work.exists()
+
+
+def test_a_run_waiting_for_the_folder_while_the_last_removes_it_makes_it_again(tmp_path):
+    work = tmp_path / ".storagelab-bonnie"
+    first = leftovers.claim(work)
+    leftovers.release(work, first)
+    assert not work.exists()
+    second = leftovers.claim(work)  # made again
+    assert Path(work).is_dir() and os.fstat(second).st_ino == os.lstat(work).st_ino
+    leftovers.release(work, second)
+    assert not work.exists()
