@@ -40,3 +40,25 @@ def test_a_run_waiting_for_the_folder_while_the_last_removes_it_makes_it_again(t
     assert Path(work).is_dir() and os.fstat(second).st_ino == os.lstat(work).st_ino
     leftovers.release(work, second)
     assert not work.exists()
+
+
+def test_a_killed_lab_fio_s_test_files_are_left_while_a_live_lab_run_on_the_target_runs_the_same_job(tmp_path):
+    """fio names its test files by the job (RUNID.0.0): a live lab run of the same job on the target (another OUT)
+    writes the very files a killed run left; the next lab fio removed them under it."""
+    import subprocess  # noqa: PLC0415
+
+    from storagelab.lab.fio import _test_files  # noqa: PLC0415
+
+    run = "randread-4k-qd1-nj1"
+    p = subprocess.Popen(["sleep", "30"])
+    (tmp_path / f"{leftovers.FIO_MARK}{p.pid}-{leftovers.start_time(p.pid)}").write_text(run)
+    p.kill()
+    p.wait()
+    leftovers.mark_fio(tmp_path, run)  # the live run (this process), in the same job
+    (tmp_path / f"{run}.0.0").write_bytes(b"x")
+    assert leftovers.clean_fio(tmp_path, _test_files) == []
+    assert (tmp_path / f"{run}.0.0").read_bytes() == b"x"
+    leftovers.unmark_fio(tmp_path)  # it ended: the next removes what the killed one left
+    assert leftovers.clean_fio(tmp_path, _test_files) == [
+        f"lab fio: removed {run}.0.0 from {tmp_path}: left by a lab run that was killed"
+    ]

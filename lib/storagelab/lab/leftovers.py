@@ -150,6 +150,17 @@ def unmark_fio(target: Path) -> None:
         os.unlink(target / _fio_mark())
 
 
+def _read_mark(path: Path) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 4096).decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)
+
+
 def clean_fio(target: Path, test_files: Callable[[Path, str], list[Path]]) -> list[str]:
     """Remove the test files fio left in ``target`` for a lab run killed outright: those of the run its mark names
     (``test_files``: fio's names for that run), when the mark's process is gone, under the module's conditions."""
@@ -158,9 +169,11 @@ def clean_fio(target: Path, test_files: Callable[[Path, str], list[Path]]) -> li
         names = os.listdir(target)
     except OSError:
         return []
-    dead = [(n, m) for n in names if (m := _FIO_MARK.match(n)) and start_time(int(m[1])) != m[2]]
+    marks = [(n, m) for n in names if (m := _FIO_MARK.match(n))]
+    dead = [(n, m) for n, m in marks if start_time(int(m[1])) != m[2]]
     if not dead:
         return []
+    busy = {_read_mark(target / n) for n, m in marks if (n, m) not in dead}  # the runs live lab fio runs are in
     if top.st_uid not in (0, os.getuid()) or (top.st_mode & 0o022 and not top.st_mode & stat.S_ISVTX):
         return [f"lab fio: {target}: test files of a killed lab run may be left; not removed (others can change it)"]
     fd = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
@@ -176,8 +189,8 @@ def clean_fio(target: Path, test_files: Callable[[Path, str], list[Path]]) -> li
                 run_id = os.read(mfd, 4096).decode("utf-8", "replace").strip()
             finally:
                 os.close(mfd)
-            if not ours or not run_id or "/" in run_id:
-                continue
+            if not ours or not run_id or "/" in run_id or run_id in busy:
+                continue  # a live lab run on this target runs the same job, in the same files: left (and its mark)
             removed = []
             for p in test_files(target, run_id):
                 st = os.lstat(p.name, dir_fd=fd)
