@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from storagelab.lab import leftovers
 from storagelab.lab.bonnie import run_bonnie
 
@@ -62,3 +64,26 @@ def test_a_killed_lab_fio_s_test_files_are_left_while_a_live_lab_run_on_the_targ
     assert leftovers.clean_fio(tmp_path, _test_files) == [
         f"lab fio: removed {run}.0.0 from {tmp_path}: left by a lab run that was killed"
     ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a folder of another user's)")
+def test_python_and_loader_paths_naming_another_users_folder_are_refused(tmp_path):
+    """`PYTHONPATH=...:/tmp/h16h9/pp storagelab run 09_bonnie ...` (pp the user's, with their ipykernel_launcher.py)
+    -> rc 0 and "kernel code ran as uid 0": every kernel is `python -m ipykernel_launcher`, found first there. The
+    loader's paths (LD_LIBRARY_PATH, LD_PRELOAD) reach every program run (fio, bonnie++, java) the same way."""
+    from storagelab import ownership  # noqa: PLC0415
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, 1002, 1002)
+    for var, value in (
+        ("PYTHONPATH", f"/usr/lib:{theirs}"),
+        ("PYTHONHOME", str(theirs)),
+        ("PYTHONUSERBASE", str(theirs)),
+        ("LD_LIBRARY_PATH", str(theirs)),
+        ("LD_PRELOAD", f"libc.so.6 {theirs}/x.so"),
+        ("LD_AUDIT", f"{theirs}/a.so"),
+    ):
+        said = ownership.environment_refusal({var: value})
+        assert said is not None and said.startswith(f"the environment's {var} ({theirs}): {theirs} is another user's")
+    assert ownership.environment_refusal({"PYTHONPATH": "/usr/lib", "LD_PRELOAD": "libc.so.6"}) is None
