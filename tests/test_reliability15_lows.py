@@ -149,8 +149,9 @@ def test_what_a_killed_lab_bonnie_left_is_removed_by_the_next_and_only_what_is_c
         f"lab bonnie: {work}: Bonnie.1, Bonnie.123, Bonnie.124, Bonnie.125, Bonnie.126 not certainly a dead lab run's "
         "(no mark of the run that made them, or a folder others can change): left as they are"
     ]
-    leftovers.claim(work)  # a live run's (this process): its files are its own
+    held = leftovers.claim(work)  # a live run's (this process): its files are its own
     assert leftovers.clean(work)[0].endswith(f"in use by the lab run of pid {os.getpid()}: left as they are")
+    os.close(held)
     for n in os.listdir(work):
         if n.startswith(leftovers.MARK):
             (work / n).unlink()

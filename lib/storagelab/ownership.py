@@ -329,6 +329,13 @@ ENVIRONMENT_FOLDERS = (
     "JUPYTERLAB_SETTINGS_DIR",
     "JUPYTERLAB_WORKSPACES_DIR",
     "PYTHON_FAULTHANDLER_DIR",
+    # reliability-16: where Python looks for modules before its own (every kernel runs `python -m
+    # ipykernel_launcher`: `PYTHONPATH=...:theirs storagelab run` ran their ipykernel_launcher.py as uid 0), and
+    # where the dynamic loader looks for the libraries of every program run (fio, bonnie++, java, the kernels)
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "LD_LIBRARY_PATH",
 )
 TEMPORARY = ("TMPDIR", "TEMP", "TMP")  # only new names are made there (mkdtemp): a sticky folder will do
 # programs named by the environment and run by Spark (spark-ingest keeps them: os.environ.setdefault); their folder
@@ -339,6 +346,9 @@ BROWSERS = "BROWSER"  # reliability-15: the commands `storagelab lab` opens its 
 # "startup ran as uid 0"); JupyterLab takes its token from JUPYTER_TOKEN_FILE (a token the user knows opens root's
 # JupyterLab to them). Their folder is checked as a PATH entry is, and the file must not be another user's
 ENVIRONMENT_FILES = ("PYTHONSTARTUP", "JUPYTER_TOKEN_FILE")
+# libraries the dynamic loader loads into every program run, named by path, blanks or colons between
+# (reliability-16): the folder of each is checked as a PATH entry is
+LOADED_LIBRARIES = ("LD_PRELOAD", "LD_AUDIT")
 # spark-submit's arguments, kept by pyspark (--jars, --driver-class-path, --properties-file, --conf ...=PATH): the
 # folder of every path in them is checked as a PATH entry is (reliability-15)
 SUBMIT_ARGUMENTS = ("PYSPARK_SUBMIT_ARGS",)
@@ -363,6 +373,12 @@ def environment_refusal(environ=None) -> str | None:
     named = [(var, given) for var in ENVIRONMENT_FOLDERS for given in _entries(environ.get(var, ""))]
     named += [(var, os.path.dirname(environ[var])) for var in ENVIRONMENT_PROGRAMS if "/" in environ.get(var, "")]
     named += [(var, os.path.dirname(environ[var]) or ".") for var in ENVIRONMENT_FILES if environ.get(var)]
+    named += [
+        (var, os.path.dirname(e))
+        for var in LOADED_LIBRARIES
+        for e in re.split(r"[\s:]", environ.get(var, ""))
+        if "/" in e
+    ]
     named += [
         (BROWSERS, os.path.dirname(e.split()[0])) for e in _entries(environ.get(BROWSERS, "")) if "/" in e.split()[0]
     ]

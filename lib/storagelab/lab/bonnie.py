@@ -90,9 +90,9 @@ def run_bonnie(
             if READER_GONE:  # the reader of its lines gone (| head -1): the runs so far kept, no more
                 break
             part = out / f".{rid}.txt.part"  # hidden: an ingest skips it should this process be killed outright
+            held = None
             try:
-                work.mkdir(exist_ok=True)
-                leftovers.claim(work)
+                held = leftovers.claim(work)  # several lab runs on one target share the folder (leftovers.py)
                 with open(part, "wb") as fh:
                     # killed on KeyboardInterrupt, and with this process however it dies
                     p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE, preexec_fn=_dies_with_us())
@@ -102,7 +102,8 @@ def run_bonnie(
                 rc = 128 + (stop[0] if stop else 2)
                 break
             finally:
-                shutil.rmtree(work, ignore_errors=True)
+                if held is not None:
+                    leftovers.release(work, held)  # removed when no other lab run is in it
             if p.returncode != 0:
                 log(f"bonnie++ failed ({p.returncode}): {p.stderr.decode(errors='replace').strip()[-500:]}")
                 part.unlink(missing_ok=True)

@@ -12,6 +12,7 @@ Anything else is left, and said."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -27,11 +28,52 @@ _MARK = re.compile(re.escape(MARK) + r"(\d+)-(\d+)$")
 _BONNIE = re.compile(r"Bonnie\.\d+(\.\d+)?$")
 
 
-def claim(work: Path) -> None:
-    """Mark ``work`` as this process's (before bonnie++ starts in it)."""
+def claim(work: Path) -> int:
+    """Make ``work`` if need be and mark it as this process's (before bonnie++ starts in it), holding a shared lock
+    on it until :func:`release`: another lab run on the same target (several may share the folder) removes the
+    folder only when no run holds it (reliability-16: the first to end removed the other's live files). Returns
+    the folder's descriptor, for :func:`release`."""
+    while True:
+        work.mkdir(exist_ok=True)
+        try:
+            fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            continue  # removed by a run that ended in between: made again
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            here = os.lstat(work)
+            if (here.st_dev, here.st_ino) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the folder was removed while waiting for the lock: made again
     pid = os.getpid()
-    fd = os.open(work / f"{MARK}{pid}-{start_time(pid) or 0}", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    os.close(fd)
+    try:
+        mfd = os.open(f"{MARK}{pid}-{start_time(pid) or 0}", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600, dir_fd=fd)
+    except OSError:
+        os.close(fd)
+        raise
+    os.close(mfd)
+    return fd
+
+
+def release(work: Path, fd: int) -> None:
+    """The end of this process's run in ``work`` (``fd`` from :func:`claim`): the folder removed when no other lab
+    run holds it, else only this run's mark (bonnie++ removes its own files; a killed one's, the last run to end)."""
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.getpid()
+            with suppress(OSError):
+                os.unlink(f"{MARK}{pid}-{start_time(pid) or 0}", dir_fd=fd)
+            return
+        with suppress(OSError):
+            here = os.lstat(work)
+            if (here.st_dev, here.st_ino) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino):
+                shutil.rmtree(work, ignore_errors=True)
+    finally:
+        os.close(fd)
 
 
 def clean(work: Path) -> list[str]:
@@ -48,6 +90,10 @@ def clean(work: Path) -> list[str]:
             return []
         marks = [(n, m) for n in names if (m := _MARK.match(n))]
         live = [m[1] for _, m in marks if start_time(int(m[1])) == m[2]]
+        try:  # held by a live run (claim), whatever its mark says: its files are its own
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            live = live or ["(its mark unread)"]
         safe = top.st_uid in (0, os.getuid()) and (not top.st_mode & 0o022 or top.st_mode & stat.S_ISVTX)
         if live or not marks or not safe or os.fstat(fd).st_uid != os.getuid():
             why = (
@@ -58,7 +104,10 @@ def clean(work: Path) -> list[str]:
             return [f"lab bonnie: {work}: {', '.join(sorted(left))} {why}: left as they are"]
         removed = []
         for n in left:
-            st = os.lstat(n, dir_fd=fd)
+            try:
+                st = os.lstat(n, dir_fd=fd)
+            except FileNotFoundError:
+                continue  # gone in between
             if st.st_uid != os.getuid():
                 continue
             if stat.S_ISDIR(st.st_mode):
@@ -101,6 +150,17 @@ def unmark_fio(target: Path) -> None:
         os.unlink(target / _fio_mark())
 
 
+def _read_mark(path: Path) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 4096).decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)
+
+
 def clean_fio(target: Path, test_files: Callable[[Path, str], list[Path]]) -> list[str]:
     """Remove the test files fio left in ``target`` for a lab run killed outright: those of the run its mark names
     (``test_files``: fio's names for that run), when the mark's process is gone, under the module's conditions."""
@@ -109,9 +169,11 @@ def clean_fio(target: Path, test_files: Callable[[Path, str], list[Path]]) -> li
         names = os.listdir(target)
     except OSError:
         return []
-    dead = [(n, m) for n in names if (m := _FIO_MARK.match(n)) and start_time(int(m[1])) != m[2]]
+    marks = [(n, m) for n in names if (m := _FIO_MARK.match(n))]
+    dead = [(n, m) for n, m in marks if start_time(int(m[1])) != m[2]]
     if not dead:
         return []
+    busy = {_read_mark(target / n) for n, m in marks if (n, m) not in dead}  # the runs live lab fio runs are in
     if top.st_uid not in (0, os.getuid()) or (top.st_mode & 0o022 and not top.st_mode & stat.S_ISVTX):
         return [f"lab fio: {target}: test files of a killed lab run may be left; not removed (others can change it)"]
     fd = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
@@ -127,8 +189,8 @@ def clean_fio(target: Path, test_files: Callable[[Path, str], list[Path]]) -> li
                 run_id = os.read(mfd, 4096).decode("utf-8", "replace").strip()
             finally:
                 os.close(mfd)
-            if not ours or not run_id or "/" in run_id:
-                continue
+            if not ours or not run_id or "/" in run_id or run_id in busy:
+                continue  # a live lab run on this target runs the same job, in the same files: left (and its mark)
             removed = []
             for p in test_files(target, run_id):
                 st = os.lstat(p.name, dir_fd=fd)
