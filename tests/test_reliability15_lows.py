@@ -42,8 +42,10 @@ def test_run_with_a_misspelt_study_is_refused_naming_the_studies_before_any_note
 
 @pytest.mark.parametrize("argv", [["sql", "--db", "e.duckdb", "select 1"], ["ingest", "x.txt", "--db", "t.duckdb"]])
 def test_a_command_run_in_a_removed_working_folder_says_the_folder_is_gone(argv, tmp_path, monkeypatch, capsys):
-    """`cd w; rmdir ../w; storagelab sql --db e.duckdb ...` said only `[Errno 2] No such file or directory`."""
+    """`cd w; rmdir ../w; storagelab sql --db e.duckdb ...` said only `[Errno 2] No such file or directory`; with a
+    relative PYTHONPATH (as `PYTHONPATH=lib`), the environment check then refused PYTHONPATH ('lib: No such file')."""
     (tmp_path / "w").mkdir()
+    monkeypatch.setenv("PYTHONPATH", "lib")
     monkeypatch.chdir(tmp_path / "w")
     (tmp_path / "w").rmdir()
     assert cli.main(argv) == 2

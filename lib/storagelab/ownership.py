@@ -420,7 +420,11 @@ def environment_refusal(environ=None) -> str | None:
         except PermissionError as e:  # a folder on its way this user cannot enter: nothing there is run or read
             why = _closed_to_us(Path(given), e)
         except OSError as e:  # a name on its way changed while it was walked (reliability-12 Low 2: a traceback)
-            why = f"{e.filename or given}: {e.strerror or e} while it was checked (another user may be changing a name on its way)"
+            why = (
+                None
+                if _in_a_removed_folder(given)
+                else f"{e.filename or given}: {e.strerror or e} while it was checked (another user may be changing a name on its way)"
+            )
         if why:
             return (
                 f"the environment's {var} ({given}): {why}: another user could put their own files under the "
@@ -428,6 +432,18 @@ def environment_refusal(environ=None) -> str | None:
                 f"unset {var} or give a folder of your own"
             )
     return None
+
+
+def _in_a_removed_folder(given: str) -> bool:
+    """Whether ``given`` is relative while the working folder is gone: nothing can be made or found under a removed
+    folder, so it names nothing anyone can plant in (the command then says the folder is gone)."""
+    if os.path.isabs(given):
+        return False
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _folder_of(entry: str) -> str:
