@@ -1,0 +1,58 @@
+"""Reliability-16, processes and signals (issue 26): attacks on reliability-15's fixes that found something on main
+15424c4. See docs/reliability-16-processes.md."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from test_reliability15_processes import _ReaderGoneAfterOneLine
+
+
+class _FullStdout(_ReaderGoneAfterOneLine):
+    """`>/dev/full`: the first write fails with ENOSPC; later ones are lost silently (``show`` points fd 1 at
+    /dev/null once a write failed: as there)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tries = 0
+
+    def write(self, text: str) -> int:
+        self.tries += 1
+        if self.tries == 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return len(text)
+
+
+def test_lab_fio_resumed_into_a_full_stdout_stops_and_says_so(tmp_path, monkeypatch):
+    """Attack (main 15424c4): a resumed `lab fio --depth-jobs 1x1,2x1 ... --out O >/dev/full` (1x1 saved before) ->
+    rc 0, not a word, every run made: its first line (`1 of 2 runs already saved ...: skipped (resume)`) failed
+    before the runs began, and ``_catch_stop_signals`` cleared what ``show`` remembered (reliability-15's
+    `>/dev/full` fix reached only a line said during the runs). Now it stops before the next run and ends with
+    `standard output: No space left on device` (exit 2). Here fio gives a real 3.33 output."""
+    from storagelab import terminal  # noqa: PLC0415
+    from storagelab.lab import PRESETS, build_runs, run_fio_matrix  # noqa: PLC0415
+
+    real = Path(__file__).resolve().parent / "fixtures" / "fio" / "3.33" / "lab-psync" / "randread-4k-qd1-nj1.txt"
+    (tmp_path / "bin").mkdir()
+    fio = tmp_path / "bin" / "fio"
+    fio.write_text(f'#!/bin/sh\n[ "$1" = --version ] && {{ echo fio-3.33; exit 0; }}\ncat {real}\n')
+    fio.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fio.parent}:{os.environ['PATH']}")
+    out, target = tmp_path / "out", tmp_path / "t"
+    runs = build_runs(PRESETS["smoke"], target=target, out=out, rw=["randread", "write"])[:2]
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert run_fio_matrix(runs[:1], target=target, out=out, ingest=False) == 0  # the first run saved
+    full = _FullStdout()
+    monkeypatch.setattr(sys, "stdout", full)
+    try:
+        with pytest.raises(OSError, match="standard output: No space left on device"):  # before: returned 0
+            run_fio_matrix(runs, target=target, out=out, ingest=False)
+    finally:
+        terminal.READER_GONE.clear()  # the next test's lab says its lines again
+    assert full.tries == 1
+    assert not (out / f"{runs[1].run_id}.txt").exists()  # before: made, its lines lost
