@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -56,3 +57,20 @@ def test_lab_fio_resumed_into_a_full_stdout_stops_and_says_so(tmp_path, monkeypa
         terminal.READER_GONE.clear()  # the next test's lab says its lines again
     assert full.tries == 1
     assert not (out / f"{runs[1].run_id}.txt").exists()  # before: made, its lines lost
+
+
+def test_a_command_stopped_by_sigterm_while_its_notebook_holds_stderr_still_says_its_line():
+    """Attack (main 15424c4): `run 07_explore`, SIGTERM (or SIGHUP) to it while its notebook runs -> 143 (129), stderr
+    empty: fd 2 was the file ``report._StderrFilter`` holds the kernel's stderr in, and the line went there. Here the
+    real filter holds fd 2 when the signal comes."""
+    code = (
+        "import os, signal\n"
+        "from storagelab import report, stopsignals\n"
+        "stopsignals.on_stop_signals('run')\n"
+        "with report._StderrFilter():\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    signal.pause()\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "lib"))
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=30)
+    assert (p.returncode, p.stderr) == (143, "storagelab run: terminated (SIGTERM)\n")  # before: (143, "")
