@@ -74,3 +74,18 @@ def test_a_command_stopped_by_sigterm_while_its_notebook_holds_stderr_still_says
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "lib"))
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=30)
     assert (p.returncode, p.stderr) == (143, "storagelab run: terminated (SIGTERM)\n")  # before: (143, "")
+
+
+def test_a_run_folders_record_naming_a_notebook_with_a_nul_is_not_read(tmp_path):
+    """Attack (main 15424c4): a killed commit's `.storagelab-ready.json` whose notebook name holds a NUL -> ``sweep``
+    raised ValueError ('embedded null byte': the finisher's guard catches OSError only), having taken the folder:
+    every later run, build and report of that report folder raised it again. Now the record is not read: the folder
+    is removed as a killed run's that had not begun its moves."""
+    from storagelab import reportstage  # noqa: PLC0415
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stage = tmp_path / f"{reportstage.PREFIX}{int(gone.stdout)}-nb-abcdefgh"
+    stage.mkdir()
+    (stage / reportstage.READY).write_text('{"notebook": "nb\\u0000", "figures": ["\\u0000"]}')
+    assert reportstage.sweep(tmp_path) == [stage]  # before: ValueError
+    assert list(tmp_path.iterdir()) == []
