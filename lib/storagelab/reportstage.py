@@ -90,7 +90,13 @@ def _ready(stage: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     ok = isinstance(ready, dict) and isinstance(ready.get("notebook"), str) and isinstance(ready.get("figures"), list)
-    return ready if ok and "/" not in ready["notebook"] and ready["notebook"] not in ("", ".", "..") else None
+    return ready if ok and _name(ready["notebook"]) else None
+
+
+def _name(name: object) -> bool:
+    """A file name of the record's: one name, no folder in it (nor a NUL: Python's ValueError, which the sweep's
+    OSError guard let through, a traceback for every later command in the folder: reliability-16)."""
+    return isinstance(name, str) and not ("/" in name or "\x00" in name or name in ("", ".", ".."))
 
 
 def discard(stage: Path | None) -> None:
@@ -137,7 +143,7 @@ def _move(stage: Path, folder: Path, record: dict) -> None:
     notebook = record["notebook"]
     slug = paths.slug(notebook)
     new_figs, old_figs = stage / "figures" / slug, folder / "figures" / slug
-    made = {n for n in record["figures"] if isinstance(n, str) and "/" not in n and n not in ("", ".", "..")}
+    made = {n for n in record["figures"] if _name(n)}
     if old_figs.is_dir():
         for f in old_figs.iterdir():
             if f.is_file() and f.name.endswith(FIGURE_SUFFIXES) and f.name not in made:

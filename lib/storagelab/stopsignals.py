@@ -16,15 +16,26 @@ from contextlib import suppress
 WHAT = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP: its terminal closed?)"}
 
 
+_STDERR: list[int] = []  # the command's own stderr, as it was when ``on_stop_signals`` was installed (see ``line``)
+
+
 def line(cmd: str, signum: int) -> None:
-    """The command's one line for ``signum`` (on a closed terminal there may be nowhere to write it: not an error)."""
+    """The command's one line for ``signum`` (on a closed terminal there may be nowhere to write it: not an error).
+    Written to the command's own stderr: while a notebook runs, fd 2 is a file that holds the kernel's stderr
+    (``report._StderrFilter``), and `run`'s line went there and was lost with the file (reliability-16)."""
+    text = f"storagelab {cmd}: {WHAT.get(signum, f'signal {signum}')}\n".encode()
     with suppress(OSError):
-        os.write(2, f"storagelab {cmd}: {WHAT.get(signum, f'signal {signum}')}\n".encode())
+        os.write(_STDERR[0] if _STDERR else 2, text)
 
 
 def on_stop_signals(cmd: str) -> None:
     """SIGTERM and SIGHUP, where still at their defaults, end ``cmd`` with its line and 128 + the signal."""
     owner = os.getpid()
+    with suppress(OSError):  # a copy of fd 2 as it is now (not inherited by a program run: os.dup's fds are not)
+        copy = os.dup(2)
+        for fd in _STDERR:
+            os.close(fd)
+        _STDERR[:] = [copy]
 
     def stop(signum, frame) -> None:
         if os.getpid() != owner:  # a forked child: the signal's default, as before this handler

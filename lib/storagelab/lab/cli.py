@@ -18,7 +18,7 @@ from ..labhelp import SUBCOMMANDS
 from ..ownership import resolved
 from ..store import db as store_db
 from ..store.faults import StoreError
-from ..terminal import say
+from ..terminal import READER_GONE, say
 from ..units import UnitError
 from .bonnie import run_bonnie
 from .fio import run_fio_auto, run_fio_matrix
@@ -341,6 +341,7 @@ def _db_ok(db: Path | None, what: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
+    READER_GONE.clear()  # a reader gone is this command's own (an earlier command in this process said its own)
     p = parser()
     args, extra = p.parse_known_args(argv)
     if extra:  # named by the subcommand that was given them ('storagelab lab fio: error: ...')

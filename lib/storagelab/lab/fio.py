@@ -478,9 +478,10 @@ def cache_flags(
 def _catch_stop_signals(handler) -> dict:
     """Install ``handler`` for SIGINT, SIGTERM and SIGHUP (Ctrl-C, kill, a closed terminal: each stops the
     running benchmark and discards its partial output); the former handlers, for ``_restore_signals``.
-    Main thread only; elsewhere the signals keep Python's defaults (and {} is returned). A run of runs starts here:
-    its lines are said again (``READER_GONE``: a reader that went away before was another command's)."""
-    READER_GONE.clear()
+    Main thread only; elsewhere the signals keep Python's defaults (and {} is returned). ``READER_GONE`` is not
+    cleared here: a stdout that failed on a line said before the runs (the resume line, a leftover's, zfs-sweep's
+    zpool line) was forgotten, and `lab fio >/dev/full` ran every run and ended 0 with its output lost
+    (reliability-16); ``lab.cli.main`` clears it once per command."""
     try:
         return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     except ValueError:
