@@ -22,13 +22,31 @@ import stat
 _NOFOLLOW_DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 MOUNTINFO = "/proc/self/mountinfo"
+
+
 # a file larger than this is no log (an 8 TB sparse file was hashed for hours: issue 26's campaigns, Low): refused
 # unread; fio's --write_lat_log of a long run at high IOPS reaches several GiB, far below it
-MAX_INPUT_BYTES = int(os.environ.get("STORAGELAB_MAX_FILE_BYTES") or 64 * 2**30)
+def _limit(raw: str | None) -> tuple[int, str | None]:
+    """The limit that STORAGELAB_MAX_FILE_BYTES ``raw`` sets, and why it is not one (reliability-16: ``abc`` or ``1e3``
+    there ended every command with a ValueError traceback at import)."""
+    if raw is None or not raw.strip():
+        return 64 * 2**30, None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value > 0:
+        return value, None
+    return 64 * 2**30, f"STORAGELAB_MAX_FILE_BYTES={raw!r} is not a number of bytes above 0: not read (unset it)"
+
+
+MAX_INPUT_BYTES, _LIMIT_ERROR = _limit(os.environ.get("STORAGELAB_MAX_FILE_BYTES"))
 
 
 def too_large(size: int) -> str | None:
     """Why a file of ``size`` bytes is not read (None: it is read)."""
+    if _LIMIT_ERROR:
+        return _LIMIT_ERROR
     if size <= MAX_INPUT_BYTES:
         return None
     return (
@@ -91,7 +109,7 @@ def _hard_linked(where: str, st: os.stat_result, reader_views: bool = False) -> 
         folder = os.stat(os.path.dirname(where) or "/")
     except OSError:
         return None
-    if folder.st_mode & 0o002 and st.st_uid in (0, os.getuid()) and not reader_views:
+    if folder.st_mode & 0o002 and st.st_uid in (0, os.getuid()) and not _views_explain(where, st, reader_views):
         who = "every user can write"
     elif folder.st_uid not in (0, os.getuid(), st.st_uid):
         who = f"of {_user_name(folder.st_uid)}'s"
@@ -101,6 +119,32 @@ def _hard_linked(where: str, st: os.stat_result, reader_views: bool = False) -> 
         f"a hard link (one of {st.st_nlink} names) to a file of {_user_name(st.st_uid)}'s in a folder {who}, so "
         "another user could have made it: not read (copy the file in instead)"
     )
+
+
+def _views_explain(where: str, st: os.stat_result, reader_views: bool) -> bool:
+    """Whether every name of the database ``st`` but ``where`` is a reader's view of it (``database._private_view``:
+    ``.<name>.read-*/<name>`` beside it, in a folder of root's, this user's or the file owner's). Reliability-16 (h7):
+    any extra name was taken for a view, so with fs.protected_hardlinks=0 another user's hard link in /tmp to another
+    database of root's was read by root's `sql --db` under the name they chose."""
+    if not reader_views:
+        return False
+    folder, name = os.path.split(where)
+    views = 0
+    try:
+        names = os.listdir(folder or "/")
+    except OSError:
+        return False
+    for entry in names:
+        if not entry.startswith(f".{name}.read-"):
+            continue
+        try:
+            top = os.lstat(os.path.join(folder, entry))
+            link = os.lstat(os.path.join(folder, entry, name))
+        except OSError:
+            continue
+        if stat.S_ISDIR(top.st_mode) and top.st_uid in (0, os.getuid(), st.st_uid):
+            views += (link.st_dev, link.st_ino) == (st.st_dev, st.st_ino)
+    return views >= st.st_nlink - 1
 
 
 def read_input(path: str | os.PathLike) -> bytes:
