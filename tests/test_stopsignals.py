@@ -68,3 +68,32 @@ def test_a_forked_child_keeps_the_signals_default_and_the_command_is_not_stopped
         f"{signal.SIGTERM}\n",
         "storagelab build: terminated (SIGTERM)\n",
     )
+
+
+_DURING_A_FORK = """
+import os, signal, subprocess
+from storagelab import stopsignals
+sent = []
+def before():  # registered before stopsignals' hooks: runs after its block, so the SIGTERM waits for the unblock
+    if not sent:
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+os.register_at_fork(before=before)
+stopsignals.on_stop_signals("test")
+def on_signal(signum, frame):  # as `lab bonnie`'s: Ctrl-C's path
+    raise KeyboardInterrupt
+signal.signal(signal.SIGTERM, on_signal)
+try:
+    subprocess.run(["sleep", "5"], preexec_fn=lambda: None)
+    print("lost")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_a_sigterm_that_comes_while_a_child_is_forked_is_not_lost():
+    """Reliability-16 (found by a clean-clone run): `lab bonnie` SIGTERMed while it started bonnie++ ran on, and
+    (bonnie++ stopped) waited 25 minutes: the signal, blocked across the fork, ran the lab's handler when the fork
+    hook unblocked it, and Python dropped the handler's KeyboardInterrupt raised inside the hook."""
+    r = subprocess.run([sys.executable, "-c", _DURING_A_FORK], capture_output=True, text=True, timeout=60)
+    assert (r.stdout, r.stderr) == ("interrupted\n", "")

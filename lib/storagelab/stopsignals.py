@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from contextlib import suppress
 
 WHAT = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP: its terminal closed?)"}
@@ -65,7 +66,16 @@ def _block() -> None:
 
 
 def _unblock() -> None:
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(WHAT))
+    pending = signal.sigpending() & set(WHAT)
+    try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, set(WHAT))
+    except BaseException:  # noqa: BLE001
+        # a signal that came during the fork ran its handler here, inside the fork hook, and the handler raised (the
+        # lab's KeyboardInterrupt): Python drops an exception raised in a fork hook, and the signal with it (a
+        # SIGTERM of `lab bonnie` while it started bonnie++ was lost: the lab ran on, and waited for ever on a
+        # stopped bonnie++). It is sent again once the hook has returned.
+        for sig in pending:
+            threading.Timer(0.05, os.kill, (os.getpid(), sig)).start()
 
 
 def _defaults() -> None:
