@@ -166,16 +166,9 @@ def test_lab_fio_whose_reader_goes_away_keeps_the_run_it_made_and_says_it_stoppe
     among those that say a reader gone stopped them. Now the run made is kept and labelled, no other starts, and
     the command ends 141 with `stopped unfinished` (a re-run makes the rest). Here fio gives a real 3.33 output."""
     from storagelab import cli, terminal  # noqa: PLC0415
-    from storagelab.lab import PRESETS, build_runs, run_fio_matrix  # noqa: PLC0415
+    from storagelab.lab import run_fio_matrix  # noqa: PLC0415
 
-    real = Path(__file__).resolve().parent / "fixtures" / "fio" / "3.33" / "lab-psync" / "randread-4k-qd1-nj1.txt"
-    (tmp_path / "bin").mkdir()
-    fio = tmp_path / "bin" / "fio"
-    fio.write_text(f'#!/bin/sh\n[ "$1" = --version ] && {{ echo fio-3.33; exit 0; }}\ncat {real}\n')
-    fio.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fio.parent}:{os.environ['PATH']}")
-    out, target = tmp_path / "out", tmp_path / "t"
-    runs = build_runs(PRESETS["smoke"], target=target, out=out, rw=["randread", "write"])[:2]
+    out, target, runs = fake_fio_runs(tmp_path, monkeypatch)
     stdout = _ReaderGoneAfterOneLine()
     monkeypatch.setattr(sys, "stdout", stdout)
     try:
@@ -186,7 +179,26 @@ def test_lab_fio_whose_reader_goes_away_keeps_the_run_it_made_and_says_it_stoppe
     finally:
         getattr(terminal, "READER_GONE", []).clear()  # the next test's lab says its lines again
     assert stdout.lines == [f"[1/2] {runs[0].run_id}: 1 left after this, about 8s to go\n"]
-    assert (out / f"{runs[0].run_id}.txt").read_bytes() == real.read_bytes()  # before: O empty
+    assert (out / f"{runs[0].run_id}.txt").read_bytes() == FIO_33_OUTPUT.read_bytes()  # before: O empty
     assert f"{runs[0].run_id}.txt" in (out / "manifest.csv").read_text()
     assert not (out / f"{runs[1].run_id}.txt").exists()
     assert cli._reader_gone("lab fio") == 141  # before: 0, and not a word
+
+
+FIO_33_OUTPUT = Path(__file__).resolve().parent / "fixtures" / "fio" / "3.33" / "lab-psync" / "randread-4k-qd1-nj1.txt"
+
+
+def fake_fio_runs(tmp_path, monkeypatch) -> tuple[Path, Path, list]:
+    """A `fio` on PATH that prints a real fio 3.33 output (lab-psync's randread), and two smoke runs of it: (OUT,
+    TARGET, runs)."""
+    from storagelab.lab import PRESETS, build_runs  # noqa: PLC0415
+
+    real = FIO_33_OUTPUT
+    (tmp_path / "bin").mkdir()
+    fio = tmp_path / "bin" / "fio"
+    fio.write_text(f'#!/bin/sh\n[ "$1" = --version ] && {{ echo fio-3.33; exit 0; }}\ncat {real}\n')
+    fio.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fio.parent}:{os.environ['PATH']}")
+    out, target = tmp_path / "out", tmp_path / "t"
+    runs = build_runs(PRESETS["smoke"], target=target, out=out, rw=["randread", "write"])[:2]
+    return out, target, runs

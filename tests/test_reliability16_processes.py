@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_reliability15_processes import _ReaderGoneAfterOneLine
+from test_reliability15_processes import _ReaderGoneAfterOneLine, fake_fio_runs
 
 
 class _FullStdout(_ReaderGoneAfterOneLine):
@@ -36,16 +36,9 @@ def test_lab_fio_resumed_into_a_full_stdout_stops_and_says_so(tmp_path, monkeypa
     `>/dev/full` fix reached only a line said during the runs). Now it stops before the next run and ends with
     `standard output: No space left on device` (exit 2). Here fio gives a real 3.33 output."""
     from storagelab import terminal  # noqa: PLC0415
-    from storagelab.lab import PRESETS, build_runs, run_fio_matrix  # noqa: PLC0415
+    from storagelab.lab import run_fio_matrix  # noqa: PLC0415
 
-    real = Path(__file__).resolve().parent / "fixtures" / "fio" / "3.33" / "lab-psync" / "randread-4k-qd1-nj1.txt"
-    (tmp_path / "bin").mkdir()
-    fio = tmp_path / "bin" / "fio"
-    fio.write_text(f'#!/bin/sh\n[ "$1" = --version ] && {{ echo fio-3.33; exit 0; }}\ncat {real}\n')
-    fio.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fio.parent}:{os.environ['PATH']}")
-    out, target = tmp_path / "out", tmp_path / "t"
-    runs = build_runs(PRESETS["smoke"], target=target, out=out, rw=["randread", "write"])[:2]
+    out, target, runs = fake_fio_runs(tmp_path, monkeypatch)
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert run_fio_matrix(runs[:1], target=target, out=out, ingest=False) == 0  # the first run saved
     full = _FullStdout()
