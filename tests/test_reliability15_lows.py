@@ -31,8 +31,9 @@ def test_run_with_a_misspelt_study_is_refused_naming_the_studies_before_any_note
     argv = ["run", "07_explore", "-p", "study", "homelab-mergrefs", "-p", "db_path", str(seed_db), "--output", str(out)]
     assert cli.main(argv) == 2
     assert capsys.readouterr().err == (
-        f"storagelab run: -p study 'homelab-mergrefs': no file in {seed_db} is labelled with this study (its studies: "
-        "ars-zfs-vs-raid, freebsd-bonnie-dedup, homelab-mergerfs, thumper-x4500)\n"
+        f"storagelab run: -p study 'homelab-mergrefs': no file in {seed_db} is labelled with this study, and no paper "
+        "is (studies labelled in it: freebsd-bonnie-dedup, homelab-mergerfs, thumper-x4500; papers: ars-zfs-vs-raid, "
+        "freebsd-bonnie-dedup, homelab-mergerfs, thumper-x4500)\n"
     )
     assert not out.exists()
     # a paper's study and the files without a study are selections, not typos

@@ -570,8 +570,11 @@ def unknown_study(given: dict[str, Any]) -> None:
         studies = None
     if studies is not None and study not in studies:
         papers = {p.name for p in paths.PAPERS.iterdir() if p.is_dir()} if paths.PAPERS.is_dir() else set()
-        named = ", ".join(sorted(studies | papers)) or "none"
-        raise ParameterError(f"-p study {study!r}: no file in {db} is labelled with this study (its studies: {named})")
+        labelled, shipped = ", ".join(sorted(studies)) or "none", ", ".join(sorted(papers)) or "none"
+        raise ParameterError(
+            f"-p study {study!r}: no file in {db} is labelled with this study, and no paper is "
+            f"(studies labelled in it: {labelled}; papers: {shipped})"
+        )
 
 
 def _is_paper(study: str) -> bool:
