@@ -277,20 +277,53 @@ def _owned_folder(out: Path) -> Path:
     return real
 
 
+def _make_folders(folder: Path) -> list[tuple[int, str, tuple[int, int]]]:
+    """``mkdir -p folder``, noting each folder made as its parent's descriptor, its name and its identity (device,
+    inode): what :func:`_remove_made` may remove, and nothing else (reliability-17: the refusal's clean-up removed
+    by path, so a parent the user swapped for their link in between led it to an empty folder of someone else's)."""
+    made = []
+    try:
+        for here in [f for f in (folder, *folder.parents) if not os.path.lexists(f)][::-1]:
+            parent = os.open(here.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.mkdir(here.name, dir_fd=parent)
+                st = os.stat(here.name, dir_fd=parent, follow_symlinks=False)
+            except OSError:
+                os.close(parent)  # made by another in between, or a name that cannot be made: said by the mkdir below
+                continue
+            made.append((parent, here.name, (st.st_dev, st.st_ino)))
+        folder.mkdir(parents=True, exist_ok=True)
+    except BaseException:
+        for fd, _, _ in made:
+            os.close(fd)
+        raise
+    return made
+
+
+def _remove_made(made: list[tuple[int, str, tuple[int, int]]]) -> None:
+    """Remove the empty folders :func:`_make_folders` made, the last made first: each by its name in the parent it
+    was made in (a descriptor: no link on the way is followed), only while that name is still the folder made."""
+    for parent, name, made_id in reversed(made):
+        with contextlib.suppress(OSError):
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            if (st.st_dev, st.st_ino) == made_id and st.st_uid == os.getuid():
+                os.rmdir(name, dir_fd=parent)
+
+
 def export(con, out: Path | str) -> dict:
     """Bring the dataset at ``out`` up to date with the database ``con`` (see the module's docstring: new part
     files, then meta.json, then the old part files go). Returns counts: partitions written, removed and unchanged,
     and Parquet files written."""
     _check_database(con)
-    made = [f for f in (Path(out) / META_DIR, Path(out), *Path(out).absolute().parents) if not os.path.lexists(f)]
-    (Path(out) / META_DIR).mkdir(parents=True, exist_ok=True)
+    made = _make_folders(Path(out).absolute() / META_DIR)
     try:
         out = _owned_folder(Path(out))
     except SharedFolderError:  # reliability-13/15 Low: a refused export left an empty root-owned _storagelab/ there
-        for folder in made:
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)  # only an empty folder this run made; never through a link (rmdir does not follow)
+        _remove_made(made)
         raise
+    finally:
+        for fd, _, _ in made:
+            os.close(fd)
     with open(out / META_DIR / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time: another's sweep would delete this one's new parts
         part = f"part-{uuid.uuid4().hex[:16]}.parquet"
