@@ -126,3 +126,48 @@ def test_font_iconv_locale_and_loader_output_paths_of_another_user_are_refused(t
         said = ownership.environment_refusal({var: value})
         assert said is not None and said.startswith(f"the environment's {var} ({theirs}): {theirs} is another user's")
     assert ownership.environment_refusal({"FONTCONFIG_FILE": "/etc/fonts/fonts.conf", "GCONV_PATH": "/usr/lib"}) is None
+
+
+@_ROOT_ONLY
+def test_a_dataset_listing_a_part_outside_its_folder_is_not_read_nor_copied(shared_tmp, monkeypatch):  # noqa: F811
+    """The second user's dataset (/tmp/h17h3u/a/ds) whose meta.json lists the part `../h17h3zz/../../root/h17h3v/
+    planted`: root's `open_db` of it (a notebook's db_path, `compare --db`) copied it into its private folder
+    /tmp/storagelab-read-*/, and the same name led to their file on the read (from the dataset, one level deeper)
+    and to /root/h17h3v/planted on the write: a new file of root's with their bytes ("written by storagelab-rel5, as
+    root"), where they chose (/etc/cron.d/x as well). Now such a meta.json is refused in one line."""
+    import tempfile  # noqa: PLC0415
+
+    from storagelab import dataset  # noqa: PLC0415
+    from storagelab.analysis.db import open_db  # noqa: PLC0415
+    from storagelab.database import schema_signature  # noqa: PLC0415
+    from storagelab.errors import StoreError  # noqa: PLC0415
+
+    tmp = shared_tmp / "t"  # the temporary folder, as /tmp: sticky, every user may add names
+    tmp.mkdir(mode=0o1777)
+    tmp.chmod(0o1777)
+    victim = shared_tmp / "victim"
+    victim.mkdir(mode=0o755)
+    theirs = shared_tmp / "u"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, 1002, 1002)
+    rel = "../zz/../../victim/planted"
+    body = b"written by storagelab-rel5, as root\n"
+    meta = {"format": dataset.FORMAT, "parts": {"files": {rel: len(body)}}, "tables": {}}
+    meta["schema_signature"] = schema_signature()
+    _user(
+        "sh",
+        "-c",
+        f"mkdir -p {theirs}/a/ds/_storagelab {theirs}/a/zz {theirs}/victim {tmp}/zz && "
+        f"printf '%s' '{__import__('json').dumps(meta)}' > {theirs}/a/ds/_storagelab/meta.json && "
+        f"printf 'written by storagelab-rel5, as root\\n' > {theirs}/victim/planted",
+    )
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    try:
+        open_db(theirs / "a" / "ds").close()
+        said = ""
+    except StoreError as e:
+        said = str(e)
+    assert list(victim.iterdir()) == []  # main: [.../victim/planted], root's, with their bytes
+    assert said == (
+        f"{theirs}/a/ds: its _storagelab/meta.json lists a part file outside the dataset's folder ('{rel}'): not read"
+    )

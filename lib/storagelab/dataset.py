@@ -209,7 +209,24 @@ def read_meta(path: Path | str) -> dict | None:
     except ValueError:
         return None
     ok = isinstance(info, dict) and info.get("format") == FORMAT and isinstance(info.get("parts"), dict)
+    if ok and (outside := _outside_part(info["parts"])) is not None:
+        raise StoreError(
+            f"{path}: its {META_DIR}/meta.json lists a part file outside the dataset's folder ({outside!r}): not read"
+        )
     return info if ok else None
+
+
+def _outside_part(parts: dict) -> str | None:
+    """A part's name in ``parts`` (table -> {relative name: size}) that is not a plain relative path inside the
+    dataset (absolute, with "..", "." or an empty step, or a NUL), else None. Reliability-17: a meta.json of the
+    second user's listing ``../x/../../root/f`` had root's private copy of their dataset create /root/f, a file of
+    root's with their bytes (the copy's folder and the dataset's are at other depths, so one name led to their file
+    on the read and to root's folder on the write)."""
+    for files in parts.values():
+        for rel in files if isinstance(files, dict) else ():
+            if not isinstance(rel, str) or "\x00" in rel or any(s in ("", ".", "..") for s in rel.split("/")):
+                return str(rel)  # "/x" starts with an empty step
+    return None
 
 
 def _check_database(con) -> None:
@@ -278,22 +295,30 @@ def _owned_folder(out: Path) -> Path:
 
 
 def _make_folders(folder: Path) -> list[tuple[int, str, tuple[int, int]]]:
-    """``mkdir -p folder``, noting each folder made as its parent's descriptor, its name and its identity (device,
-    inode): what :func:`_remove_made` may remove, and nothing else (reliability-17: the refusal's clean-up removed
-    by path, so a parent the user swapped for their link in between led it to an empty folder of someone else's)."""
+    """``mkdir -p folder``, noting each folder this call made as its parent's descriptor, its name and its identity
+    (device, inode): what :func:`_remove_made` may remove, and nothing else (reliability-17: the refusal's clean-up
+    removed by path, so a parent the user swapped for their link in between led it to empty folders of someone
+    else's; and a folder listed as there but made by the mkdir on the other side of a swap was never removed)."""
     made = []
     try:
-        for here in [f for f in (folder, *folder.parents) if not os.path.lexists(f)][::-1]:
+        for here in [*reversed(folder.parents), folder][1:]:
             parent = os.open(here.parent, os.O_RDONLY | os.O_DIRECTORY)
             try:
                 os.mkdir(here.name, dir_fd=parent)
+            except FileExistsError:
+                os.close(parent)
+                continue
+            except BaseException:
+                os.close(parent)
+                raise
+            try:
                 st = os.stat(here.name, dir_fd=parent, follow_symlinks=False)
             except OSError:
-                os.close(parent)  # made by another in between, or a name that cannot be made: said by the mkdir below
+                os.close(parent)  # renamed away as soon as made: not to be found again, nor removed
                 continue
             made.append((parent, here.name, (st.st_dev, st.st_ino)))
-        folder.mkdir(parents=True, exist_ok=True)
     except BaseException:
+        _remove_made(made)  # a name on the way swapped meanwhile (the error says which): what was made goes
         for fd, _, _ in made:
             os.close(fd)
         raise
