@@ -343,8 +343,8 @@ def export(con, out: Path | str) -> dict:
     made = _make_folders(Path(out).absolute() / META_DIR)
     try:
         out = _owned_folder(Path(out))
-    except SharedFolderError:  # reliability-13/15 Low: a refused export left an empty root-owned _storagelab/ there
-        _remove_made(made)
+    except BaseException:  # reliability-13/15 Low: a refused export left an empty root-owned _storagelab/ there
+        _remove_made(made)  # (r-17: any error of the check, e.g. a name gone as it was walked under a swap)
         raise
     finally:
         for fd, _, _ in made:
