@@ -209,7 +209,24 @@ def read_meta(path: Path | str) -> dict | None:
     except ValueError:
         return None
     ok = isinstance(info, dict) and info.get("format") == FORMAT and isinstance(info.get("parts"), dict)
+    if ok and (outside := _outside_part(info["parts"])) is not None:
+        raise StoreError(
+            f"{path}: its {META_DIR}/meta.json lists a part file outside the dataset's folder ({outside!r}): not read"
+        )
     return info if ok else None
+
+
+def _outside_part(parts: dict) -> str | None:
+    """A part's name in ``parts`` (table -> {relative name: size}) that is not a plain relative path inside the
+    dataset (absolute, with "..", "." or an empty step, or a NUL), else None. Reliability-17: a meta.json of the
+    second user's listing ``../x/../../root/f`` had root's private copy of their dataset create /root/f, a file of
+    root's with their bytes (the copy's folder and the dataset's are at other depths, so one name led to their file
+    on the read and to root's folder on the write)."""
+    for files in parts.values():
+        for rel in files if isinstance(files, dict) else ():
+            if not isinstance(rel, str) or "\x00" in rel or any(s in ("", ".", "..") for s in rel.split("/")):
+                return str(rel)  # "/x" starts with an empty step
+    return None
 
 
 def _check_database(con) -> None:
@@ -277,20 +294,61 @@ def _owned_folder(out: Path) -> Path:
     return real
 
 
+def _make_folders(folder: Path) -> list[tuple[int, str, tuple[int, int]]]:
+    """``mkdir -p folder``, noting each folder this call made as its parent's descriptor, its name and its identity
+    (device, inode): what :func:`_remove_made` may remove, and nothing else (reliability-17: the refusal's clean-up
+    removed by path, so a parent the user swapped for their link in between led it to empty folders of someone
+    else's; and a folder listed as there but made by the mkdir on the other side of a swap was never removed)."""
+    made = []
+    try:
+        for here in [*reversed(folder.parents), folder][1:]:
+            parent = os.open(here.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.mkdir(here.name, dir_fd=parent)
+            except FileExistsError:
+                os.close(parent)
+                continue
+            except BaseException:
+                os.close(parent)
+                raise
+            try:
+                st = os.stat(here.name, dir_fd=parent, follow_symlinks=False)
+            except OSError:
+                os.close(parent)  # renamed away as soon as made: not to be found again, nor removed
+                continue
+            made.append((parent, here.name, (st.st_dev, st.st_ino)))
+    except BaseException:
+        _remove_made(made)  # a name on the way swapped meanwhile (the error says which): what was made goes
+        for fd, _, _ in made:
+            os.close(fd)
+        raise
+    return made
+
+
+def _remove_made(made: list[tuple[int, str, tuple[int, int]]]) -> None:
+    """Remove the empty folders :func:`_make_folders` made, the last made first: each by its name in the parent it
+    was made in (a descriptor: no link on the way is followed), only while that name is still the folder made."""
+    for parent, name, made_id in reversed(made):
+        with contextlib.suppress(OSError):
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            if (st.st_dev, st.st_ino) == made_id and st.st_uid == os.getuid():
+                os.rmdir(name, dir_fd=parent)
+
+
 def export(con, out: Path | str) -> dict:
     """Bring the dataset at ``out`` up to date with the database ``con`` (see the module's docstring: new part
     files, then meta.json, then the old part files go). Returns counts: partitions written, removed and unchanged,
     and Parquet files written."""
     _check_database(con)
-    made = [f for f in (Path(out) / META_DIR, Path(out), *Path(out).absolute().parents) if not os.path.lexists(f)]
-    (Path(out) / META_DIR).mkdir(parents=True, exist_ok=True)
+    made = _make_folders(Path(out).absolute() / META_DIR)
     try:
         out = _owned_folder(Path(out))
-    except SharedFolderError:  # reliability-13/15 Low: a refused export left an empty root-owned _storagelab/ there
-        for folder in made:
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)  # only an empty folder this run made; never through a link (rmdir does not follow)
+    except BaseException:  # reliability-13/15 Low: a refused export left an empty root-owned _storagelab/ there
+        _remove_made(made)  # (r-17: any error of the check, e.g. a name gone as it was walked under a swap)
         raise
+    finally:
+        for fd, _, _ in made:
+            os.close(fd)
     with open(out / META_DIR / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time: another's sweep would delete this one's new parts
         part = f"part-{uuid.uuid4().hex[:16]}.parquet"

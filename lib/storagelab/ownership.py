@@ -12,6 +12,7 @@ import pwd
 import re
 import stat
 import struct
+import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -336,6 +337,14 @@ ENVIRONMENT_FOLDERS = (
     "PYTHONHOME",
     "PYTHONUSERBASE",
     "LD_LIBRARY_PATH",
+    # reliability-17: fontconfig's configuration (its <include>s and font folders: fonts parsed by FreeType as you, in
+    # vl-convert's renderer and every program that draws text), glibc's iconv modules (shared objects it loads), its
+    # locale data, and the loader's profiling output (written by name)
+    "FONTCONFIG_PATH",
+    "FONTCONFIG_SYSROOT",
+    "GCONV_PATH",
+    "LOCPATH",
+    "LD_PROFILE_OUTPUT",
 )
 TEMPORARY = ("TMPDIR", "TEMP", "TMP")  # only new names are made there (mkdtemp): a sticky folder will do
 # programs named by the environment and run by Spark (spark-ingest keeps them: os.environ.setdefault); their folder
@@ -345,7 +354,7 @@ BROWSERS = "BROWSER"  # reliability-15: the commands `storagelab lab` opens its 
 # files read by name (reliability-15): IPython runs PYTHONSTARTUP in every kernel (`run PYTHONSTARTUP=theirs.py`:
 # "startup ran as uid 0"); JupyterLab takes its token from JUPYTER_TOKEN_FILE (a token the user knows opens root's
 # JupyterLab to them). Their folder is checked as a PATH entry is, and the file must not be another user's
-ENVIRONMENT_FILES = ("PYTHONSTARTUP", "JUPYTER_TOKEN_FILE")
+ENVIRONMENT_FILES = ("PYTHONSTARTUP", "JUPYTER_TOKEN_FILE", "FONTCONFIG_FILE", "LD_DEBUG_OUTPUT")  # r-17: the last two
 # libraries the dynamic loader loads into every program run, named by path, blanks or colons between
 # (reliability-16): the folder of each is checked as a PATH entry is
 LOADED_LIBRARIES = ("LD_PRELOAD", "LD_AUDIT")
@@ -370,7 +379,7 @@ def environment_refusal(environ=None) -> str | None:
     advance, made by name)."""
     environ = os.environ if environ is None else environ
     invoker = _sudo_invoker(environ)
-    named = [(var, given) for var in ENVIRONMENT_FOLDERS for given in _entries(environ.get(var, ""))]
+    named = [(var, given) for var in ENVIRONMENT_FOLDERS for given in _listed(environ, var)]
     named += [(var, os.path.dirname(environ[var])) for var in ENVIRONMENT_PROGRAMS if "/" in environ.get(var, "")]
     named += [(var, os.path.dirname(environ[var]) or ".") for var in ENVIRONMENT_FILES if environ.get(var)]
     named += [
@@ -389,7 +398,7 @@ def environment_refusal(environ=None) -> str | None:
         for e in _entries(word.rpartition("=")[2])
         if "/" in e
     ]
-    named += [(var, _folder_of(e)) for var in ENVIRONMENT_CLASSPATHS for e in _entries(environ.get(var, ""))]
+    named += [(var, _folder_of(e)) for var in ENVIRONMENT_CLASSPATHS for e in _listed(environ, var)]
     named += [
         (var, _folder_of(e))
         for var in JAVA_OPTIONS
@@ -404,6 +413,11 @@ def environment_refusal(environ=None) -> str | None:
         for part in re.split(r"[\s=:,]", environ.get(var, ""))
         if part.startswith(("/", "./", "../"))
     ]
+    if environ.get("PYTHONPLATLIBDIR"):  # r-17: the standard library's folder under Python's prefix ("../..": anywhere)
+        named.append(("PYTHONPLATLIBDIR", os.path.join(sys.base_prefix, environ["PYTHONPLATLIBDIR"])))
+    # reliability-17: a relative entry names one folder here and another in the notebooks' kernels, which run in the
+    # notebooks folder (`PYTHONPATH=../../../home/them/pp` from a deeper folder of root's): both are checked
+    named += [(var, os.path.join(_kernels_folder(), given)) for var, given in named if not os.path.isabs(given)]
     for var in ENVIRONMENT_FILES:
         try:
             owner = os.stat(environ[var]).st_uid if environ.get(var) else 0
@@ -476,8 +490,29 @@ def _closed_to_us(given: Path, error: OSError) -> str | None:
     return f"{error.filename or given}: {error.strerror or error} while it was checked (a folder of another user's on its way?)"
 
 
+# search paths in which an empty entry is the working folder (execvp and shutil.which, Python's sys.path, the dynamic
+# loader, the JVM): reliability-17, `PATH=:/usr/bin` from the user's folder ran their fio as uid 0 (an empty entry
+# was skipped, not checked); PATH set but empty is the working folder too
+SEARCH_PATHS = ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "CLASSPATH", "SPARK_DIST_CLASSPATH")
+
+
 def _entries(value: str) -> list[str]:
     return [e for e in value.replace(",", os.pathsep).split(os.pathsep) if e]
+
+
+def _listed(environ, var: str) -> list[str]:
+    """The folders the variable ``var`` lists; in a search path (SEARCH_PATHS) an empty entry is the working folder."""
+    if var not in SEARCH_PATHS or var not in environ:
+        return _entries(environ.get(var, ""))
+    if not environ[var]:
+        return ["."] if var == "PATH" else []
+    return [e or "." for e in environ[var].split(os.pathsep)]
+
+
+def _kernels_folder() -> str:
+    from .paths import NOTEBOOKS  # noqa: PLC0415  (the folder report.py runs the kernels in)
+
+    return str(NOTEBOOKS)
 
 
 def _sudo_invoker(environ) -> int | None:

@@ -193,7 +193,10 @@ def clean_fio(target: Path, test_files: Callable[[Path, str], list[Path]]) -> li
                 continue  # a live lab run on this target runs the same job, in the same files: left (and its mark)
             removed = []
             for p in test_files(target, run_id):
-                st = os.lstat(p.name, dir_fd=fd)
+                try:
+                    st = os.lstat(p.name, dir_fd=fd)
+                except FileNotFoundError:
+                    continue  # gone since it was listed (reliability-17: a traceback)
                 if st.st_uid == os.getuid() and stat.S_ISREG(st.st_mode):
                     os.unlink(p.name, dir_fd=fd)
                     removed.append(p.name)
