@@ -1,0 +1,99 @@
+"""Reliability-17 (h1): the read side, issue 26's full campaign (docs/reliability-17-read.md)."""
+
+import os
+import shutil
+import signal
+import socket
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from storagelab import ingest_open
+from storagelab.store import listing, worker
+
+LOG = FIXTURES / "fio" / "3.33" / "json_only.txt"
+
+
+@pytest.mark.e2e  # one CLI run and the 3 s the watcher gives the main thread
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("bindfs") or not os.path.exists("/dev/fuse"),
+    reason="needs root, bindfs and /dev/fuse to mount a FUSE file system that hangs",
+)
+@pytest.mark.parametrize("sig", [signal.SIGTERM])
+def test_sigterm_ends_a_sql_stuck_on_a_fuse_mount_that_never_answers(tmp_path, sig):
+    # stopsignals gives SIGTERM and SIGHUP a Python handler (their one line), so they were no longer fatal: `kill` of
+    # `sql --db` on a stopped FUSE mount left it in state D (request_wait_answer) until kill -9 (main: TimeoutExpired)
+    from test_stuck_read import ctrl_c_when_stuck  # noqa: PLC0415
+
+    def argv(src: Path, mnt: Path) -> list[str]:
+        (src / "x.duckdb").write_bytes(b"")
+        return ["sql", "--db", str(mnt / "x.duckdb"), "select 1"]
+
+    assert ctrl_c_when_stuck(tmp_path, argv, sig) == (
+        143,
+        "",
+        "storagelab sql: terminated (SIGTERM) while reading a file system that does not answer (a FUSE or network "
+        "mount?); run it again once the mount answers\n",
+    )
+
+
+def test_a_fifo_or_socket_in_an_ingested_folder_is_named_not_left_out_without_a_word(tmp_path):
+    # reliability-15 Low 1 (not fixed there): a FIFO and a socket named *.txt were left out of the ingest silently
+    shutil.copy(LOG, tmp_path / "a.txt")
+    os.mkfifo(tmp_path / "f.txt")
+    (tmp_path / "ignored").mkdir()
+    os.mkfifo(tmp_path / "ignored" / "g.txt")
+    (tmp_path / ".storagelabignore").write_text("ignored/\n")
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(tmp_path / "s.txt"))
+        said: list[str] = []
+        kept, _, _ = listing.files_to_read([tmp_path], outside=said)
+    finally:
+        sock.close()
+    assert [Path(f.path).name for f in kept] == ["a.txt"]
+    assert said == [
+        f"{tmp_path / 'f.txt'}: a FIFO, not a regular file: not read",
+        f"{tmp_path / 's.txt'}: a socket, not a regular file: not read",
+    ]
+
+
+def test_a_log_grown_after_the_listing_is_not_read_whole(tmp_path):
+    # the user's log listed at 6,450 bytes, made a sparse 6 GiB file before the worker reads it: the worker read it
+    # whole (root's ingest of 1,501 files under ulimit -v 3 GiB: "out of memory (MemoryError)", nothing stored)
+    log = tmp_path / "z.txt"
+    shutil.copy(LOG, log)
+    st = log.stat()
+    job = listing.ListedFile(str(log), str(log), st.st_size, st.st_mtime_ns)
+    os.truncate(log, 64 * 2**20)  # (64 MiB here: on the old code it is read and parsed, not said)
+    out = worker.parse_one(job)
+    assert (out.error, out.n_rows, out.sha256) == (
+        dict(
+            kind="io",
+            line=None,
+            expected=None,
+            message="the file changed while it was read (6,450 bytes when listed, more now): not stored this time; "
+            "the next ingest reads it again",
+        ),
+        0,
+        None,
+    )
+
+
+def test_read_input_reads_no_more_than_the_limit_however_the_file_grows(tmp_path, monkeypatch):
+    # `parse` (read_input) checked the size at open, then read to the end: a file growing meanwhile was read whole
+    log = tmp_path / "a.txt"
+    log.write_bytes(b"x" * 100)
+    monkeypatch.setattr(ingest_open, "MAX_INPUT_BYTES", 150)
+    checked = ingest_open.too_large
+
+    def check_then_grow(size):  # the size checked, then the file grows (another process appending to it)
+        if size == 100:
+            with open(log, "ab") as f:
+                f.write(b"y" * 1000)
+        return checked(size)
+
+    monkeypatch.setattr(ingest_open, "too_large", check_then_grow)
+    with pytest.raises(OSError, match=r"1,100 bytes, more than any log \(150 bytes at most"):  # old: DID NOT RAISE
+        ingest_open.read_input(log)
