@@ -153,7 +153,10 @@ def read_input(path: str | os.PathLike) -> bytes:
     with open_input(path) as fh:
         if why := too_large(os.fstat(fh.fileno()).st_size):
             raise OSError(errno.EFBIG, why, os.fspath(path))
-        return fh.read()
+        data = fh.read(MAX_INPUT_BYTES + 1)  # reliability-17: a file grown since the check is not read to its end
+        if len(data) > MAX_INPUT_BYTES:
+            raise OSError(errno.EFBIG, too_large(max(os.fstat(fh.fileno()).st_size, len(data))), os.fspath(path))
+        return data
 
 
 def _open_without_links(real: str) -> int:
