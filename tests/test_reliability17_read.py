@@ -97,3 +97,61 @@ def test_read_input_reads_no_more_than_the_limit_however_the_file_grows(tmp_path
     monkeypatch.setattr(ingest_open, "too_large", check_then_grow)
     with pytest.raises(OSError, match=r"1,100 bytes, more than any log \(150 bytes at most"):  # old: DID NOT RAISE
         ingest_open.read_input(log)
+
+
+def test_a_readers_private_copy_of_a_sparse_database_keeps_its_holes(tmp_path):
+    # the user's 2 GiB sparse file (3.5 MB on disk) in their folder, given to root's `sql --db`, was copied byte by
+    # byte into /tmp: 2 GiB written in 22-27 s (a 1 TB one fills the disk); the copy now takes what the file takes
+    from storagelab import database  # noqa: PLC0415
+
+    src = tmp_path / "sp.duckdb"
+    with open(src, "wb") as f:
+        f.write(b"DUCK" * 1024)
+        f.truncate(256 * 2**20)
+    fd = os.open(src, os.O_RDONLY)
+    try:
+        database._copy_fd(fd, tmp_path / "copy.duckdb")
+    finally:
+        os.close(fd)
+    st = (tmp_path / "copy.duckdb").stat()
+    assert (st.st_size, st.st_blocks * 512 <= 1 << 20) == (256 * 2**20, True)  # old: 268,435,456 bytes on disk
+    with open(tmp_path / "copy.duckdb", "rb") as f:
+        assert f.read(4096) == b"DUCK" * 1024
+
+
+def test_a_private_copy_is_never_longer_than_the_size_checked(tmp_path):
+    # a dataset's part (or a database) grown after its size was checked was copied to its new end
+    from storagelab import readcopies  # noqa: PLC0415
+
+    src = tmp_path / "part.parquet"
+    src.write_bytes(b"p" * 5000)
+    fd = os.open(src, os.O_RDONLY)
+    try:
+        assert readcopies.copy_exactly(fd, tmp_path / "a", 5000) is True
+        with open(src, "ab") as f:
+            f.truncate(2**30)  # grown (sparse) after the check
+        assert readcopies.copy_exactly(fd, tmp_path / "b", 5000) is False
+    finally:
+        os.close(fd)
+    assert [(tmp_path / n).read_bytes() for n in "ab"] == [b"p" * 5000, b"p" * 5000]
+
+
+def test_a_link_swapped_for_a_file_as_it_is_read_is_said_not_a_bare_invalid_argument(tmp_path, monkeypatch):
+    # read-toggle-sticky: 82 of 39,272 root `sql --db` ended "/tmp/h17t.duckdb: Invalid argument" (the user's link
+    # renamed over by their file between the lstat and the readlink)
+    from storagelab import readcopies  # noqa: PLC0415
+    from storagelab.errors import StoreError  # noqa: PLC0415
+
+    db, own = tmp_path / "t.duckdb", tmp_path / "own.duckdb"
+    own.write_bytes(b"theirs")
+    db.symlink_to(own)
+    readlink = os.readlink
+
+    def swapped_then_read(name):
+        os.replace(own, db)  # their file renamed over the link, as the attack's loop does
+        return readlink(name)
+
+    monkeypatch.setattr(os, "readlink", swapped_then_read)
+    with pytest.raises(StoreError) as e:
+        readcopies.read_target(db)
+    assert str(e.value) == f"{db}: a symlink on its way was replaced while it was read"  # old: "...: Invalid argument"

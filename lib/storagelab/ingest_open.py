@@ -200,7 +200,12 @@ def _resolve(path: str) -> tuple[str, set[int]]:
         hops += 1
         if hops > 40:
             raise OSError(errno.ELOOP, "too many levels of symbolic links", path)
-        target = os.readlink(nxt)
+        try:
+            target = os.readlink(nxt)
+        except OSError as e:  # EINVAL: no longer a link (reliability-17: `sql --db` said a bare "Invalid argument")
+            if e.errno not in (errno.EINVAL, errno.ENOENT):
+                raise
+            raise OSError(errno.ELOOP, "a symlink on its way was replaced while it was read", path) from None
         again = os.lstat(nxt)
         if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino):
             raise OSError(errno.ELOOP, "a symlink on its way was replaced while it was read", path)
