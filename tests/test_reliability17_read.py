@@ -85,6 +85,7 @@ def test_read_input_reads_no_more_than_the_limit_however_the_file_grows(tmp_path
     # `parse` (read_input) checked the size at open, then read to the end: a file growing meanwhile was read whole
     log = tmp_path / "a.txt"
     log.write_bytes(b"x" * 100)
+    assert ingest_open.read_input(log) == b"x" * 100  # at the real limit (a first fix's read(limit + 1): MemoryError)
     monkeypatch.setattr(ingest_open, "MAX_INPUT_BYTES", 150)
     checked = ingest_open.too_large
 

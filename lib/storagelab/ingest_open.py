@@ -151,12 +151,19 @@ def read_input(path: str | os.PathLike) -> bytes:
     """The whole of ``path``, opened by ``open_input`` (``storagelab parse`` reads as ingest does); one larger than
     ``MAX_INPUT_BYTES``: OSError (EFBIG) saying so, unread."""
     with open_input(path) as fh:
-        if why := too_large(os.fstat(fh.fileno()).st_size):
+        size = os.fstat(fh.fileno()).st_size
+        if why := too_large(size):
             raise OSError(errno.EFBIG, why, os.fspath(path))
-        data = fh.read(MAX_INPUT_BYTES + 1)  # reliability-17: a file grown since the check is not read to its end
-        if len(data) > MAX_INPUT_BYTES:
-            raise OSError(errno.EFBIG, too_large(max(os.fstat(fh.fileno()).st_size, len(data))), os.fspath(path))
-        return data
+        data = fh.read(size + 1)  # (read(n) allocates n bytes at once: never the limit itself)
+        if len(data) <= size:
+            return data
+        parts, total = [data], len(data)  # reliability-17: grown since the check: read on, never past the limit
+        while block := fh.read(1 << 20):
+            parts.append(block)
+            total += len(block)
+            if too_large(total):
+                raise OSError(errno.EFBIG, too_large(max(os.fstat(fh.fileno()).st_size, total)), os.fspath(path))
+        return b"".join(parts)
 
 
 def _open_without_links(real: str) -> int:
