@@ -156,3 +156,30 @@ def test_a_link_swapped_for_a_file_as_it_is_read_is_said_not_a_bare_invalid_argu
     with pytest.raises(StoreError) as e:
         readcopies.read_target(db)
     assert str(e.value) == f"{db}: a symlink on its way was replaced while it was read"  # old: "...: Invalid argument"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another user's needs root to chown it")
+def test_a_hard_link_is_judged_by_the_folder_it_was_opened_from_not_by_its_name_again(tmp_path, monkeypatch):
+    # read-hlswap: in their folder d, x.txt a hard link to root's 0600 log; they swap the name d for their symlink to
+    # /root (a folder of root's) and back: the folder was stat'ed by name after the open, and root's log was read
+    # through their link in 31,544 of 663,745 tries (fs.protected_hardlinks=0, the kernel's default, lets them link)
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"ROOTSECRET")
+    secret.chmod(0o600)
+    d, roots = tmp_path / "d", tmp_path / "roots"
+    d.mkdir()
+    roots.mkdir(mode=0o755)
+    os.link(secret, d / "x.txt")
+    os.chown(d, 12345, 12345)  # the user's folder
+    real_open = os.open
+
+    def open_then_swap(name, flags, *a, **k):
+        fd = real_open(name, flags, *a, **k)
+        if name == "x.txt":  # the file opened: now they swap their folder's name for their link to root's folder
+            os.rename(d, tmp_path / "away")
+            d.symlink_to(roots)
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_swap)
+    with pytest.raises(OSError, match="a hard link \\(one of 2 names\\) to a file of root's in a folder of 12345's"):
+        ingest_open.read_input(d / "x.txt")  # old: b"ROOTSECRET"
