@@ -215,7 +215,6 @@ def test_no_room_for_a_datasets_private_copy_is_said_in_one_line(shared_tmp, mon
     """Reliability-15: root's read of the user's dataset is from a private copy; with TMPDIR on a full 8 KiB tmpfs
     it said `cannot make this reader's private copy of None: No space left on device`."""
     import errno  # noqa: PLC0415
-    import shutil  # noqa: PLC0415
 
     data = _theirs(shared_tmp)
     _user("mkdir", str(data / "ds"))
@@ -227,7 +226,7 @@ def test_no_room_for_a_datasets_private_copy_is_said_in_one_line(shared_tmp, mon
     def full(*_a, **_k):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(shutil, "copyfileobj", full)
+    monkeypatch.setattr("storagelab.readcopies.copy_exactly", full)  # (reliability-17: no longer copyfileobj)
     monkeypatch.setenv("TMPDIR", str(shared_tmp))
     monkeypatch.setattr("tempfile.tempdir", None)
     with pytest.raises(StoreError) as e:

@@ -31,9 +31,9 @@ def test_ctrl_c_ends_an_ingest_stuck_on_a_fuse_mount_that_never_answers(tmp_path
     assert ctrl_c_when_stuck(tmp_path, argv) == (130, "", INGEST_STUCK + "\n")  # main: still waiting (TimeoutExpired)
 
 
-def ctrl_c_when_stuck(tmp_path: Path, argv) -> tuple[int, str, str]:
+def ctrl_c_when_stuck(tmp_path: Path, argv, sig: int = signal.SIGINT) -> tuple[int, str, str]:
     """The storagelab command ``argv(src, mnt)`` (which may put files in src) run on root's bindfs of src, stopped
-    (SIGSTOP) before it starts, given Ctrl-C once it waits on the mount: (exit code, stdout, stderr)."""
+    (SIGSTOP) before it starts, given Ctrl-C (or ``sig``) once it waits on the mount: (exit code, stdout, stderr)."""
     src, mnt = tmp_path / "src", tmp_path / "mnt"
     src.mkdir()
     mnt.mkdir()
@@ -62,7 +62,7 @@ def ctrl_c_when_stuck(tmp_path: Path, argv) -> tuple[int, str, str]:
             except OSError:
                 pass
             time.sleep(0.05)
-        cmd.send_signal(signal.SIGINT)
+        cmd.send_signal(sig)
         out, err = cmd.communicate(timeout=15)
         return cmd.returncode, out, err
     finally:

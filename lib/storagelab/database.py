@@ -322,9 +322,9 @@ def _private_copy(db: Path, real: Path, ident: tuple[int, int] | None = None) ->
 
 
 def _copy_fd(src: int, to: Path) -> None:
-    os.lseek(src, 0, os.SEEK_SET)
-    with open(to, "xb") as out, os.fdopen(os.dup(src), "rb") as inp:
-        shutil.copyfileobj(inp, out, 1 << 20)
+    """The file ``src`` copied to ``to`` (holes kept, never past the size it had when this began)."""
+    if not readcopies.copy_exactly(src, to, os.fstat(src).st_size):
+        raise StoreError(f"{to.name}: changed while this reader copied it (a writer at work?); run it again")
 
 
 def _owner_name(uid: int) -> str:

@@ -534,10 +534,9 @@ def _checked_copy(path: Path, where: Path, info: dict) -> Path:
         for files in info["parts"].values():
             for rel, size in files.items():
                 (copy / rel).parent.mkdir(parents=True, exist_ok=True)
-                with open_input(where / rel) as src, open(copy / rel, "xb") as out:
-                    if os.fstat(src.fileno()).st_size != size:
+                with open_input(where / rel) as src:
+                    if not readcopies.copy_exactly(src.fileno(), copy / rel, size):  # no more than meta.json lists
                         raise StoreError(f"{path}: {rel} changed while it was read: read it again")
-                    shutil.copyfileobj(src, out, 1 << 20)
     except OSError as e:
         shutil.rmtree(copy, ignore_errors=True)
         if e.errno in (errno.ENOSPC, errno.EDQUOT):  # a write: no file name on the error (it said "copy of None")

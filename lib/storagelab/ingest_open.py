@@ -64,16 +64,16 @@ def open_input(path: str | os.PathLike, *, reader_views: bool = False):
     ``reader_views``: a database, which in a folder every user can write has its readers' hard links beside it
     (``database._private_view``), so more than one name there is not a sign of another user's link."""
     path = os.fspath(path)
-    fd, where = None, os.path.abspath(path)
+    fd, where, folder = None, os.path.abspath(path), None
     if ".." not in path.split("/"):
         try:
-            fd = _open_without_links(os.path.abspath(path))
+            fd, folder = _open_without_links(os.path.abspath(path))
         except OSError as e:
             if e.errno not in (errno.ELOOP, errno.ENOTDIR):
                 raise
     if fd is None:  # a symlink on the way (or a ".."): resolve it name by name, then open what it led to
         real, owners = _resolve(path)
-        fd, where = _open_without_links(real), real
+        (fd, folder), where = _open_without_links(real), real
         try:
             _check_owner(fd, path, owners)
         except OSError:
@@ -81,7 +81,7 @@ def open_input(path: str | os.PathLike, *, reader_views: bool = False):
             raise
     st = os.fstat(fd)
     mode = st.st_mode
-    if stat.S_ISREG(mode) and st.st_nlink > 1 and (why := _hard_linked(where, st, reader_views)):
+    if stat.S_ISREG(mode) and st.st_nlink > 1 and (why := _hard_linked(where, st, reader_views, folder)):
         os.close(fd)
         raise OSError(errno.EPERM, why, path)
     if not stat.S_ISREG(mode):
@@ -100,15 +100,21 @@ def open_input(path: str | os.PathLike, *, reader_views: bool = False):
     return os.fdopen(fd, "rb")
 
 
-def _hard_linked(where: str, st: os.stat_result, reader_views: bool = False) -> str | None:
+def _hard_linked(
+    where: str, st: os.stat_result, reader_views: bool = False, folder: os.stat_result | None = None
+) -> str | None:
     """Why a file of ``st`` with more than one name must not be read at ``where`` (its resolved path): its folder is
     another user's and the file is not theirs, or every user can write the folder (/tmp) and the file is this user's
     or root's: with fs.protected_hardlinks=0 (the kernel's own default) another user can make a hard link to any file
-    of root's there, which no symlink check sees (reliability-14/15 Low). None otherwise."""
-    try:
-        folder = os.stat(os.path.dirname(where) or "/")
-    except OSError:
-        return None
+    of root's there, which no symlink check sees (reliability-14/15 Low). None otherwise. ``folder``: the stat of the
+    folder the file was opened from (its descriptor's): reliability-17 (h1) had the user swap their folder's name for
+    their symlink to /root between the open and a stat by name, and root's file was read through their hard link in
+    31,544 of 663,745 tries."""
+    if folder is None:
+        try:
+            folder = os.stat(os.path.dirname(where) or "/")
+        except OSError:
+            return None
     if folder.st_mode & 0o002 and st.st_uid in (0, os.getuid()) and not _views_explain(where, st, reader_views):
         who = "every user can write"
     elif folder.st_uid not in (0, os.getuid(), st.st_uid):
@@ -151,14 +157,25 @@ def read_input(path: str | os.PathLike) -> bytes:
     """The whole of ``path``, opened by ``open_input`` (``storagelab parse`` reads as ingest does); one larger than
     ``MAX_INPUT_BYTES``: OSError (EFBIG) saying so, unread."""
     with open_input(path) as fh:
-        if why := too_large(os.fstat(fh.fileno()).st_size):
+        size = os.fstat(fh.fileno()).st_size
+        if why := too_large(size):
             raise OSError(errno.EFBIG, why, os.fspath(path))
-        return fh.read()
+        data = fh.read(size + 1)  # (read(n) allocates n bytes at once: never the limit itself)
+        if len(data) <= size:
+            return data
+        parts, total = [data], len(data)  # reliability-17: grown since the check: read on, never past the limit
+        while block := fh.read(1 << 20):
+            parts.append(block)
+            total += len(block)
+            if too_large(total):
+                raise OSError(errno.EFBIG, too_large(max(os.fstat(fh.fileno()).st_size, total)), os.fspath(path))
+        return b"".join(parts)
 
 
-def _open_without_links(real: str) -> int:
+def _open_without_links(real: str) -> tuple[int, os.stat_result]:
     """The file at the absolute path ``real``, every name of it opened with O_NOFOLLOW from the folder above's
-    descriptor: a symlink anywhere on the way (swapped in since ``real`` was resolved) gives ELOOP or ENOTDIR."""
+    descriptor: a symlink anywhere on the way (swapped in since ``real`` was resolved) gives ELOOP or ENOTDIR. With
+    it, the stat of the folder it was opened from (its descriptor's: the folder itself, whatever its name is now)."""
     *folders, last = real.split("/")[1:]
     fd = os.open("/", _NOFOLLOW_DIR)
     try:
@@ -167,7 +184,7 @@ def _open_without_links(real: str) -> int:
                 nfd = os.open(name, _NOFOLLOW_DIR, dir_fd=fd)
                 os.close(fd)
                 fd = nfd
-        return os.open(last or ".", _FILE, dir_fd=fd)
+        return os.open(last or ".", _FILE, dir_fd=fd), os.fstat(fd)
     except OSError as e:  # named by the whole path, as an open by name says it (not the last name alone)
         if e.errno == errno.ELOOP:
             raise OSError(errno.ELOOP, "a symlink was put in its place while it was read", real) from None
@@ -197,7 +214,12 @@ def _resolve(path: str) -> tuple[str, set[int]]:
         hops += 1
         if hops > 40:
             raise OSError(errno.ELOOP, "too many levels of symbolic links", path)
-        target = os.readlink(nxt)
+        try:
+            target = os.readlink(nxt)
+        except OSError as e:  # EINVAL: no longer a link (reliability-17: `sql --db` said a bare "Invalid argument")
+            if e.errno not in (errno.EINVAL, errno.ENOENT):
+                raise
+            raise OSError(errno.ELOOP, "a symlink on its way was replaced while it was read", path) from None
         again = os.lstat(nxt)
         if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino):
             raise OSError(errno.ELOOP, "a symlink on its way was replaced while it was read", path)

@@ -118,6 +118,39 @@ def read_target(db: Path) -> tuple[Path, tuple[int, int] | None]:
     return Path(real), (st.st_dev, st.st_ino)
 
 
+def copy_exactly(src: int, to: Path, size: int) -> bool:
+    """The first ``size`` bytes of the descriptor ``src`` copied into the new file ``to``, its holes left holes;
+    whether ``src`` holds exactly ``size`` bytes (False: it grew or shrank while it was copied, the copy is not it).
+    Reliability-17 (h1): a reader's private copy wrote every byte of the file, to its end: the user's 2 GiB sparse
+    file (3.5 MB on disk) in their folder, given to root's `sql --db`, wrote 2 GiB into /tmp (a 1 TB one fills the
+    disk), and a part grown after its size was checked was copied whole."""
+    with open(to, "xb") as out:
+        pos = 0
+        while pos < size:
+            try:
+                start = os.lseek(src, pos, os.SEEK_DATA)
+                end = min(os.lseek(src, start, os.SEEK_HOLE), size)
+            except OSError as e:  # ENXIO: a hole up to the end; EINVAL: no SEEK_DATA there (read it all)
+                if e.errno == errno.ENXIO:
+                    break
+                if e.errno != errno.EINVAL:
+                    raise
+                start, end = pos, size
+            if start >= size:
+                break
+            os.lseek(src, start, os.SEEK_SET)
+            out.seek(start)
+            while start < end:
+                block = os.read(src, min(end - start, 1 << 20))
+                if not block:
+                    return False  # shorter than it was
+                out.write(block)
+                start += len(block)
+            pos = end
+        out.truncate(size)
+    return os.fstat(src).st_size == size
+
+
 def identity(path: Path) -> tuple[int, int] | None:
     try:
         st = os.stat(path)

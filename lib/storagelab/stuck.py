@@ -10,7 +10,12 @@ handler of any thread runs. Within ``exit_when_stuck``, a thread looks at the ma
 means the main thread is inside one call that does not return; the thread then says the command's one line and ends
 the process with 130 (``os._exit``, which the kernel carries out as a fatal signal to the stuck thread). In every
 other case the signal is taken within milliseconds, the watcher does nothing, and the command stops as it always
-did."""
+did.
+
+SIGTERM and SIGHUP are watched alike (reliability-17, h1): since ``stopsignals`` gives them a Python handler (for
+their one line), they are no longer fatal either, so `kill` (and a closed terminal) left `sql` of a stopped FUSE
+mount in the kernel's wait, state D, until kill -9; now they end it after ``GRACE`` s with 143 or 129 and the
+command's line naming the signal."""
 
 from __future__ import annotations
 
@@ -29,12 +34,17 @@ GRACE = 3.0  # seconds a SIGINT may stay pending on the main thread, not blocked
 POLL = 0.25  # seconds between two looks at /proc/self/task/<main>/status
 
 
-def _sigint_waiting(status: str) -> bool:
-    """Whether the thread's /proc status shows a SIGINT pending (its own or the process's) that it does not block."""
+WATCHED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the signals storagelab handles in Python to stop
+_SAID = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}
+
+
+def _signal_waiting(status: str) -> int | None:
+    """The first of WATCHED that the thread's /proc status shows pending (its own or the process's) and not blocked;
+    None when there is none."""
     wanted = ("SigPnd:", "ShdPnd:", "SigBlk:")
     f = {ln[:6]: int(ln[7:].strip(), 16) for ln in status.splitlines() if ln.startswith(wanted)}
-    bit = 1 << (signal.SIGINT - 1)
-    return bool((f.get("SigPnd", 0) | f.get("ShdPnd", 0)) & bit and not f.get("SigBlk", 0) & bit)
+    pending = (f.get("SigPnd", 0) | f.get("ShdPnd", 0)) & ~f.get("SigBlk", 0)
+    return next((sig for sig in WATCHED if pending & 1 << (sig - 1)), None)
 
 
 def _watch(status_file: str, line: str, done: threading.Event) -> None:
@@ -42,19 +52,20 @@ def _watch(status_file: str, line: str, done: threading.Event) -> None:
     while not done.wait(POLL):
         try:
             with open(status_file) as f:
-                waiting = _sigint_waiting(f.read())
+                waiting = _signal_waiting(f.read())
         except OSError:
             return
         since = (since or time.monotonic()) if waiting else None
-        if since is not None and time.monotonic() - since >= GRACE and not done.is_set():
-            os.write(2, (line + "\n").encode())
-            os._exit(130)
+        if waiting and since is not None and time.monotonic() - since >= GRACE and not done.is_set():
+            said = line if waiting == signal.SIGINT else line.replace("interrupted", _SAID[waiting], 1)
+            os.write(2, (said + "\n").encode())
+            os._exit(128 + waiting)
 
 
 @contextmanager
 def exit_when_stuck(line: str) -> Iterator[None]:
     """Within the block, a SIGINT that the main thread has not taken for ``GRACE`` s ends the process: ``line`` on
-    stderr, exit 130. Only from the main thread, where /proc shows the signals pending."""
+    stderr, exit 130 (a SIGTERM or SIGHUP: ``line`` naming it, 143 or 129). Only from the main thread, where /proc shows the signals pending."""
     status_file = f"/proc/self/task/{threading.get_native_id()}/status"
     if threading.current_thread() is not threading.main_thread() or not os.path.exists(status_file):
         yield

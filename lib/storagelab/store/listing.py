@@ -8,6 +8,7 @@ listed file all give one key. Only four values are kept per file (100,000 stat r
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -45,7 +46,13 @@ def list_files(
             real_top = p.resolve()
             bad: list[tuple[str, str, str]] = []
             docs: list[tuple[str, str, int, int, bool]] = []
-            found = _scan(p, bad, docs)
+            odd: list[tuple[str, str]] = []
+            found = _scan(p, bad, docs, odd)
+            if skipped is not None and odd:  # reliability-15/17: a FIFO named a.txt was left out without a word
+                named = {path for _, path in ignore.split([(path, path) for path, _ in odd], [p])[0]}
+                skipped += [
+                    f"{printable(path)}: {kind}, not a regular file: not read" for path, kind in odd if path in named
+                ]
             if unreadable is not None:
                 unreadable += [(printable(prefix + rel), path, why) for rel, path, why in bad]
             if documents is not None:
@@ -137,13 +144,14 @@ def in_scope(key: str, scope_list: list[str]) -> bool:
 
 
 def _scan(
-    top: Path | str, unreadable: list | None = None, documents: list | None = None
+    top: Path | str, unreadable: list | None = None, documents: list | None = None, odd: list | None = None
 ) -> list[tuple[str, str, int, int, bool]]:
     """Like Path.rglob: symlinked folders are not entered, symlinked files are kept. Hidden
     entries (and everything under them) and the skipped names are left out. Gives (relative
     path, path, size, mtime_ns, is a symlink). Iterative: any depth of folders. A folder below ``top``
     that cannot be read is left out and added to ``unreadable`` as (relative path, path, reason); the .md files
-    left out (not READMEs) to ``documents``, as the others."""
+    left out (not READMEs) to ``documents``, as the others; a FIFO, socket or device (not a symlink) to ``odd``
+    as (path, what it is)."""
     found = []
     todo = [(top, "")]
     while todo:
@@ -169,6 +177,8 @@ def _scan(
                     todo.append((e.path, rel + name + "/"))
                 continue
             try:
+                if not e.is_file() and odd is not None and not e.is_symlink() and name not in SKIP_NAMES:
+                    odd.append((e.path, _kind(e.stat(follow_symlinks=False).st_mode)))
                 if not e.is_file() or name in SKIP_NAMES or name.endswith(".ipynb"):
                     continue
                 if name.endswith(".md") and documents is None:  # no one asks for them: no stat, as before
@@ -181,6 +191,10 @@ def _scan(
                 continue
             found.append((rel + name, e.path, st.st_size, st.st_mtime_ns, e.is_symlink()))
     return found
+
+
+def _kind(mode: int) -> str:
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
 
 
 def printable(text: str) -> str:

@@ -121,7 +121,9 @@ def ingest(
     summary.warnings += clashes
     summary.ignored = len(ignored)
     summary.warnings += outside[: labels.WARN_MAX] + (
-        [f"{len(outside) - labels.WARN_MAX} more symlinks not followed"] if len(outside) > labels.WARN_MAX else []
+        [f"{len(outside) - labels.WARN_MAX} more files not read (symlinks out of their folder, FIFOs, sockets)"]
+        if len(outside) > labels.WARN_MAX
+        else []
     )
     con = db.connect(db_file, wait=wait, wait_option="--wait")
     gc_was_enabled = gc.isenabled()

@@ -90,9 +90,17 @@ def parse_one(job: ListedFile, data: bytes | None = None) -> Outcome:
     if data is None:
         try:
             with open_input(job.path) as fh:  # listed as a file; another user may have put a FIFO there since
-                data = fh.read()
+                data = fh.read(job.size + 1)  # reliability-17: a file grown since it was listed is not read whole
         except OSError as e:
             out.error = dict(kind="io", line=None, message=str(e), expected=None)
+            return out
+        if len(data) != job.size:  # its rows would not be those of the size stored (nor bounded by the listed size)
+            now = "more" if len(data) > job.size else f"{len(data):,}"
+            message = (
+                f"the file changed while it was read ({job.size:,} bytes when listed, {now} now): not stored this "
+                "time; the next ingest reads it again"
+            )
+            out.error = dict(kind="io", line=None, message=message, expected=None)
             return out
     out.sha256 = hashlib.sha256(data).hexdigest()
     try:
