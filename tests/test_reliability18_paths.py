@@ -115,3 +115,17 @@ def test_a_refused_lab_out_under_a_folder_others_can_swap_makes_no_folder(tmp_pa
     assert capsys.readouterr().err.startswith(f"storagelab lab fio: --out {w}/a/b is inside {w}, which can be written")
     assert lab_cli._not_shared(tmp_path / "own" / "c", "fio", "--out", lab_cli._OUT_WRITES, make=True) is True
     assert Path(tmp_path / "own" / "c").is_dir()
+
+
+def test_a_folder_named_from_a_home_with_a_tilde_is_checked_where_it_leads(tmp_path, monkeypatch):
+    """`IPYTHONDIR='~bob' storagelab run ...` -> "their startup ran as uid 0": IPython expands "~" and "~user", and
+    the check took '~bob' for a missing folder under the working one (root's)."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chmod(theirs, 0o777)  # another user's to write, whoever runs the test
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(theirs))
+    said = ownership.environment_refusal({"IPYTHONDIR": "~/ipy"})  # HOME not in it: the process's
+    assert said is not None and said.startswith(f"the environment's IPYTHONDIR ({theirs}/ipy): {theirs} can be")
+    assert ownership._home_of("~root/x", {}) == "/root/x"
+    assert ownership._home_of("~", {"HOME": "/h"}) == "/h"

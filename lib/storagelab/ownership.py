@@ -417,6 +417,8 @@ def environment_refusal(environ=None) -> str | None:
         named.append(("PYTHONPLATLIBDIR", os.path.join(sys.base_prefix, environ["PYTHONPLATLIBDIR"])))
     # reliability-17: a relative entry names one folder here and another in the notebooks' kernels, which run in the
     # notebooks folder (`PYTHONPATH=../../../home/them/pp` from a deeper folder of root's): both are checked
+    # reliability-18: IPython expands "~" and "~user" (IPYTHONDIR='~bob' ran bob's startup scripts in root's kernels)
+    named += [(var, _home_of(given, environ)) for var, given in named if given.startswith("~")]
     # reliability-18: and from the clone's top, where `storagelab lab` runs a kernel for a notebook put there
     # (JupyterLab runs each kernel in its notebook's folder: `../../tmp/theirs` led from the clone to /tmp/theirs)
     named += [
@@ -539,6 +541,13 @@ def _kernels_folder() -> str:
     from .paths import NOTEBOOKS  # noqa: PLC0415  (the folder report.py runs the kernels in)
 
     return str(NOTEBOOKS)
+
+
+def _home_of(given: str, environ) -> str:
+    """``given`` with its leading ``~`` (the environment's HOME) or ``~user`` (their home) expanded."""
+    head, sep, rest = given.partition("/")
+    home = environ.get("HOME", "") if head == "~" else os.path.expanduser(head)
+    return (home or os.path.expanduser("~")) + sep + rest
 
 
 def _lab_folder() -> str:
