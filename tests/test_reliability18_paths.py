@@ -129,3 +129,14 @@ def test_a_folder_named_from_a_home_with_a_tilde_is_checked_where_it_leads(tmp_p
     assert said is not None and said.startswith(f"the environment's IPYTHONDIR ({theirs}/ipy): {theirs} can be")
     assert ownership._home_of("~root/x", {}) == "/root/x"
     assert ownership._home_of("~", {"HOME": "/h"}) == "/h"
+
+
+def test_a_refused_spark_ingest_output_under_a_folder_others_can_swap_is_not_made(tmp_path):
+    """`spark-ingest OUT` with OUT=/tmp/W/a/b (W writable by every user, no sticky bit; or the user's own folder) was
+    made, then refused: root's empty a/b were left there. Now refused before anything is made (no JVM started)."""
+    w = tmp_path / "w"
+    w.mkdir()
+    os.chmod(w, 0o777)
+    why, given = ownership.spark_output(str(w / "a" / "b"))
+    assert (why or "").startswith(f"output {w}/a/b is inside {w}, which can be written by every user")
+    assert (given, list(w.iterdir())) == (str(w / "a" / "b"), [])

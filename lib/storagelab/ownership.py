@@ -276,6 +276,8 @@ def spark_output(output: str) -> tuple[str | None, str]:
         return None, output
     folder = Path(unquote(u.path))
     try:
+        if not folder.exists() and (moved := movable_by_others(resolved(folder))):  # r-18: refused, so not made
+            return f"output {folder} {moved}: give a folder whose parent folders only you (or root) can change", output
         folder.mkdir(parents=True, exist_ok=True)
         real = resolved(folder, strict=True)
     except OSError as e:
