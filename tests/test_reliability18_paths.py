@@ -140,3 +140,37 @@ def test_a_refused_spark_ingest_output_under_a_folder_others_can_swap_is_not_mad
     why, given = ownership.spark_output(str(w / "a" / "b"))
     assert (why or "").startswith(f"output {w}/a/b is inside {w}, which can be written by every user")
     assert (given, list(w.iterdir())) == (str(w / "a" / "b"), [])
+
+
+def test_spark_ingests_python_workers_do_not_put_the_working_folder_first_on_sys_path(tmp_path, monkeypatch):
+    """`cd THEIRS; storagelab spark-ingest IN OUT` -> "their pyspark ran ... as uid 0": Spark runs its Python workers
+    as `python -m pyspark.daemon` in the working folder, which `-m` puts first on sys.path. The session sets
+    PYTHONSAFEPATH for them (the builder recorded here: no JVM); with it, a module found only there is not found."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession  # noqa: PLC0415
+
+    from storagelab import spark_ingest  # noqa: PLC0415
+
+    settings = {}
+
+    class Builder:
+        def config(self, key, value):
+            settings[key] = value
+            return self
+
+        def master(self, _):
+            return self
+
+        appName = master  # noqa: N815
+
+        def getOrCreate(self):  # noqa: N802
+            return None
+
+    monkeypatch.setattr(SparkSession, "builder", Builder())
+    spark_ingest.session()
+    env = {key[len("spark.executorEnv.") :]: v for key, v in settings.items() if key.startswith("spark.executorEnv.")}
+    (tmp_path / "h18probe.py").write_text("print('their module ran')\n")
+    ran = subprocess.run(
+        [sys.executable, "-m", "h18probe"], cwd=tmp_path, capture_output=True, text=True, env={"PATH": "/usr/bin", **env}
+    )
+    assert (ran.returncode, ran.stdout) == (1, "")
