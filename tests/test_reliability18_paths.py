@@ -171,6 +171,10 @@ def test_spark_ingests_python_workers_do_not_put_the_working_folder_first_on_sys
     env = {key[len("spark.executorEnv.") :]: v for key, v in settings.items() if key.startswith("spark.executorEnv.")}
     (tmp_path / "h18probe.py").write_text("print('their module ran')\n")
     ran = subprocess.run(
-        [sys.executable, "-m", "h18probe"], cwd=tmp_path, capture_output=True, text=True, env={"PATH": "/usr/bin", **env}
+        [sys.executable, "-m", "h18probe"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin", **env},
     )
     assert (ran.returncode, ran.stdout) == (1, "")
