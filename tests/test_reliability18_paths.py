@@ -178,3 +178,17 @@ def test_spark_ingests_python_workers_do_not_put_the_working_folder_first_on_sys
         env={"PATH": "/usr/bin", **env},
     )
     assert (ran.returncode, ran.stdout) == (1, "")
+
+
+def test_a_semicolon_separates_ld_library_path_entries_as_the_loader_reads_them(tmp_path, monkeypatch):
+    """`LD_LIBRARY_PATH='/usr/lib;/tmp/theirs' storagelab lab fio` -> "their library ran in fio as uid 0": the loader
+    splits the list on ";" as on ":", the check took it for one missing folder under /usr (root's). An empty entry
+    after a ";" is the working folder."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chmod(theirs, 0o777)  # another user's to write, whoever runs the test
+    said = ownership.environment_refusal({"LD_LIBRARY_PATH": f"/usr/lib;{theirs}"})
+    assert said is not None and said.startswith(f"the environment's LD_LIBRARY_PATH ({theirs}): {theirs} can be")
+    monkeypatch.chdir(theirs)
+    said = ownership.environment_refusal({"LD_LIBRARY_PATH": "/usr/lib;"})
+    assert said is not None and said.startswith(f"the environment's LD_LIBRARY_PATH (.): {theirs} can be")

@@ -522,6 +522,7 @@ JUPYTER_PATHS = ("JUPYTER_PATH", "JUPYTER_CONFIG_PATH")
 # and root's fio loaded their libaio.so.1 from /usr/bin/../../tmp/theirs)
 _LOADER_TOKEN = re.compile(r"\$(?:\{)?(?:ORIGIN|LIB|PLATFORM)\b")
 LOADER_LISTS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT")
+_SEPARATORS = {"LD_LIBRARY_PATH": "[:;]"}  # r-18: the loader splits on ";" too ("/usr/lib;/tmp/theirs" passed)
 
 
 def _entries(value: str) -> list[str]:
@@ -536,7 +537,7 @@ def _listed(environ, var: str) -> list[str]:
         return _entries(environ.get(var, ""))
     if not environ[var]:
         return ["."] if var == "PATH" else []
-    return [e or "." for e in environ[var].split(os.pathsep)]
+    return [e or "." for e in re.split(_SEPARATORS.get(var, os.pathsep), environ[var])]
 
 
 def _kernels_folder() -> str:
