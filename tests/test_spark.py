@@ -180,14 +180,17 @@ def small_raw(dest: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_path):
+def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_path, monkeypatch):
     """reliability-2 high 2: spark-ingest; add in/aaa/first.txt (sorts first); SIGKILL the re-run just after
     files/_SUCCESS changes. The dataset is the old one (or refused), never the new files under the old meta.json;
     the next run finishes, cleans the staging folder, and the old files keep their ids. (Two Spark runs, on two
     labelled seed logs, SMALL_RAW, not all of data/raw/. The old dataset is written by `ingest --dataset`, in the
     same format: what a re-run reads of it (meta.json's part lists, the files table's ids; spark_ingest._old_meta and
     _old_file_ids) and replaces is the same whichever command wrote it, and test_spark_dataset_equals_the_local_ingest
-    _row_by_row holds the two writers' datasets equal; a first Spark run cost 12 s of CPU, this one 1 s; issue 28.)"""
+    _row_by_row holds the two writers' datasets equal; a first Spark run cost 12 s of CPU, this one 1 s; issue 28.)
+    Reliability-15/17 Low: Spark's and the JVM's temporary folders (blockmgr-*, spark-*, artifacts-*) went straight
+    into /tmp and the killed run's stayed there; now they are in a private folder in TMPDIR, which the next run
+    removes."""
     import signal
     import subprocess
     import sys
@@ -201,6 +204,9 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
     out = tmp_path / "ds"
     manifest = ["--manifest", str(raw_copy / "manifest.csv")]
     args = ["spark-ingest", str(raw_copy), str(out), *manifest, *SPARK_TEST_CONF]
+    temporary = tmp_path / "tmp"
+    temporary.mkdir(mode=0o700)
+    monkeypatch.setenv("TMPDIR", str(temporary))
     r = cli(
         "ingest", str(raw_copy), "--db", str(tmp_path / "old.duckdb"), *manifest, "--no-parquet", "--dataset", str(out)
     )
@@ -232,6 +238,7 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
         os.killpg(p.pid, signal.SIGKILL)  # the CLI and its JVM (its own session)
         p.wait()
     assert list((out / "_storagelab").glob("staging-*"))  # the killed run's
+    assert list(temporary.glob("storagelab-spark-*/blockmgr-*"))  # the killed run's Spark folders: in its own
     try:
         assert _joined(out) == before
     except StoreError:
@@ -239,6 +246,7 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
     r = cli(*args)
     assert r.returncode == 0, r.stderr[-3000:]
     assert not list((out / "_storagelab").glob("staging-*"))
+    assert not [p.name for p in temporary.iterdir() if p.name.startswith(("storagelab-spark-", "blockmgr-", "spark-"))]
     after = _joined(out)
     assert set(before["ids"]) < set(after["ids"])  # the old files keep their ids
     assert (str(raw_copy / "aaa" / "first.txt"), max(i for _, i in before["ids"]) + 1) in after["ids"]
