@@ -411,6 +411,8 @@ def _refuse_if_unreadable(path: Path, info: dict | None) -> dict:
                 if e.errno == errno.EPERM:
                     raise StoreError(f"{path / rel}: {e.strerror}") from None
                 ok = False
+            if not ok and (read_meta(path) or {}).get("generation") != info.get("generation"):
+                raise _Rewritten  # a newer commit swept it meanwhile: open_dataset opens that one (reliability-17)
             if not ok:
                 raise StoreError(
                     f"{path}: {rel} is missing or not the file _storagelab/meta.json lists (a write was cut short, "
@@ -425,6 +427,21 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
     shortened study labels shown whole), so the analyses run on it as on the database. A dataset whose files do
     not match its meta.json, or of another version, is refused (StoreError, one line)."""
     path = Path(path)
+    for tries in range(3):
+        try:
+            return _open(path)
+        except _Rewritten:
+            if tries == 2:
+                raise StoreError(f"{path} was rewritten 3 times while it was opened: open it again") from None
+    raise AssertionError("unreachable")
+
+
+class _Rewritten(Exception):
+    """The dataset was rewritten (a new meta.json committed, the former parts swept) while ``_open`` made its views."""
+
+
+def _open(path: Path) -> duckdb.DuckDBPyConnection:
+    """``open_dataset``'s one try."""
     if not is_dataset(path):
         raise FileNotFoundError(f"{path}: not a storagelab dataset (no {META_DIR}/meta.json)")
     info = _refuse_if_unreadable(path, read_meta(path))
@@ -435,6 +452,8 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
     except (
         duckdb.Error
     ) as e:  # read now, not at the first query: a part that is not Parquet (a user's) said in one line
+        if copy is None and _swept(path, info, e):
+            raise _Rewritten from None  # nothing read yet: open the new commit (reliability-17)
         if copy is None:
             raise
         raise StoreError(f"{path}: its Parquet files cannot be read ({first_line(e)})") from None
@@ -527,6 +546,16 @@ def _views(path: Path, where: Path, info: dict, *, materialize: bool) -> duckdb.
             source += " t"
         con.execute(f'CREATE {"TABLE" if materialize else "VIEW"} "{name}" AS SELECT {select} FROM {source}')
     return con
+
+
+def _swept(path: Path, info: dict, error: BaseException) -> bool:
+    """Whether ``error`` (DuckDB's, making the views: their files are bound then) came from a newer commit's sweep
+    of the part files ``info`` listed: spark-ingest's rewrites failed 1 open of a reader's loop each (reliability-17)."""
+    return (
+        isinstance(error, duckdb.IOException)
+        and "No files found" in str(error)
+        and (read_meta(path) or {}).get("generation") != info.get("generation")
+    )
 
 
 def rewritten(con, error: BaseException) -> str | None:
