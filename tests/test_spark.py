@@ -233,6 +233,8 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
                 break
             time.sleep(0.02)
         assert p.poll() is None, "the re-run ended before it wrote files/_SUCCESS"
+        listening = _listening(p.pid)
+        assert listening and all(a.startswith("127.0.0.1:") for a in listening), listening  # reliability-17
         time.sleep(0.3)
     finally:
         os.killpg(p.pid, signal.SIGKILL)  # the CLI and its JVM (its own session)
@@ -258,6 +260,29 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
         if not any(x.startswith((".", "_")) for x in p.relative_to(out).parts)
     }
     assert on_disk == listed  # the killed run's part files are gone
+
+
+def _listening(session: int) -> list[str]:
+    """The addresses the processes of ``session`` (the CLI and its JVM) listen on (TCP, IPv4-mapped shown as IPv4):
+    root's JVM listened on the host's address, for anyone, without authentication (reliability-17)."""
+    inodes = set()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            if os.getsid(int(fd_dir.parent.name)) != session:
+                continue
+            inodes |= {os.readlink(f)[8:-1] for f in fd_dir.iterdir() if os.readlink(f).startswith("socket:[")}
+        except OSError:
+            continue
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] == "0A" and f[9] in inodes:  # LISTEN
+                host, port = f[1].split(":")
+                raw = bytes.fromhex(host[-8:])[::-1]  # the IPv4 (or IPv4-mapped) address, little-endian words
+                v4 = len(host) == 8 or host[:24] in ("0000000000000000FFFF0000", "00000000000000000000FFFF")
+                found.append(f"{'.'.join(map(str, raw)) if v4 else host}:{int(port, 16)}")
+    return found
 
 
 def _still_running(mark: str) -> list[int]:

@@ -295,14 +295,22 @@ def private_tmp() -> str:
 
 def private_conf(master: str, conf: dict[str, str], tmp: str) -> dict[str, str]:
     """``conf`` with the driver's JVM given ``tmp`` as its java.io.tmpdir (``--conf`` options kept: after it, they
-    win) and, on a local master (executors in this JVM), Spark's local folder ``tmp`` unless ``conf`` names one."""
+    win) and, on a local master (executors in this JVM), Spark's local folder ``tmp`` and ``LOCAL_ONLY`` unless
+    ``conf`` sets them."""
     out = dict(conf)
     out["spark.driver.extraJavaOptions"] = " ".join(
         x for x in (f"-Djava.io.tmpdir={tmp}", conf.get("spark.driver.extraJavaOptions", "")) if x
     )
     if master.startswith("local"):
         out.setdefault("spark.local.dir", tmp)
+        # the driver's RPC and block manager ports listened on the host's address, for anyone, with no
+        # authentication (reliability-17): on this machine only, and a secret Spark makes for a local master
+        for key, value in LOCAL_ONLY.items():
+            out.setdefault(key, value)
     return out
+
+
+LOCAL_ONLY = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1", "spark.authenticate": "true"}
 
 
 def stop(spark) -> None:
