@@ -180,7 +180,7 @@ def small_raw(dest: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_path, monkeypatch):
+def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_path):
     """reliability-2 high 2: spark-ingest; add in/aaa/first.txt (sorts first); SIGKILL the re-run just after
     files/_SUCCESS changes. The dataset is the old one (or refused), never the new files under the old meta.json;
     the next run finishes, cleans the staging folder, and the old files keep their ids. (Two Spark runs, on two
@@ -205,8 +205,7 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
     manifest = ["--manifest", str(raw_copy / "manifest.csv")]
     args = ["spark-ingest", str(raw_copy), str(out), *manifest, *SPARK_TEST_CONF]
     temporary = tmp_path / "tmp"
-    temporary.mkdir(mode=0o700)
-    monkeypatch.setenv("TMPDIR", str(temporary))
+    temporary.mkdir(mode=0o700)  # TMPDIR of the two runs only (the background Spark run may be going meanwhile)
     r = cli(
         "ingest", str(raw_copy), "--db", str(tmp_path / "old.duckdb"), *manifest, "--no-parquet", "--dataset", str(out)
     )
@@ -217,7 +216,7 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
     shutil.copy(FIXTURES / "fio" / "3.33" / "normal_only.txt", raw_copy / "aaa" / "first.txt")
     success = out / "files" / "_SUCCESS"  # Spark's, once the re-run has written its files table
     assert not success.exists()
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), TMPDIR=str(temporary))
     p = subprocess.Popen(
         [sys.executable, "-m", "storagelab", *args],
         cwd=ROOT,
@@ -245,10 +244,11 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
         assert _joined(out) == before
     except StoreError:
         pass  # refused with what to run: also never joined wrong
-    r = cli(*args)
+    r = subprocess.run([sys.executable, "-m", "storagelab", *args], cwd=ROOT, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     assert not list((out / "_storagelab").glob("staging-*"))
-    assert not [p.name for p in temporary.iterdir() if p.name.startswith(("storagelab-spark-", "blockmgr-", "spark-"))]
+    left = [p for p in temporary.iterdir() if p.name.startswith(("storagelab-spark-", "blockmgr-", "spark-"))]
+    assert not left, [(x.name, sorted(str(y.relative_to(x)) for y in x.rglob("*"))[:8], _alive(x.name)) for x in left]
     after = _joined(out)
     assert set(before["ids"]) < set(after["ids"])  # the old files keep their ids
     assert (str(raw_copy / "aaa" / "first.txt"), max(i for _, i in before["ids"]) + 1) in after["ids"]
@@ -260,6 +260,14 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
         if not any(x.startswith((".", "_")) for x in p.relative_to(out).parts)
     }
     assert on_disk == listed  # the killed run's part files are gone
+
+
+def _alive(name: str) -> str:
+    """The command line of the process a ``storagelab-spark-<pid>-`` folder is named after, or 'gone'."""
+    try:
+        return Path(f"/proc/{name.split('-')[2]}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:300]
+    except OSError:
+        return "gone"
 
 
 def _listening(session: int) -> list[str]:
