@@ -29,7 +29,6 @@ import os
 import re
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
 import time
@@ -315,29 +314,13 @@ LOCAL_ONLY = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127
 
 
 def stop(spark) -> None:
-    """``spark.stop()``, then its private temporary folder removed (whatever the stop did), once the JVM is gone: it
-    went on after the stop, and under load a run's folder was made again after its removal (1 test run in 3)."""
+    """``spark.stop()``, then its private temporary folder removed (whatever the stop did)."""
     try:
         spark.stop()
     finally:
         tmp = _TMP.pop(id(spark), None)
         if tmp:
-            _jvm_gone()
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _jvm_gone(timeout: float = 10) -> None:
-    """End the JVM pyspark started as this process would at its exit (its stdin closed: Spark's gateway then exits,
-    running its shutdown hooks), and wait for it (at most ``timeout`` s)."""
-    from pyspark import SparkContext  # noqa: PLC0415 - optional dependency (spark extra)
-
-    proc = getattr(SparkContext._gateway, "proc", None)
-    if proc is None:
-        return
-    with contextlib.suppress(OSError, ValueError):
-        proc.stdin.close()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout)
 
 
 def run(spark, input_path: str, output: str, manifest: str | None = None) -> dict:
