@@ -4,14 +4,17 @@ not lost (the fork hook's snapshot of the pending signals, the lab bonnie handle
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
 import threading
 import time
 
 import pytest
 
-from storagelab import stopsignals
+from storagelab import paths, runoutput, stopsignals
 from storagelab.lab import bonnie
+from storagelab.reportlock import LOCK
 
 # a real bonnie++ 2.00a output (lab bonnie -s 128 -r 64 -n 0 on this machine)
 _BONNIE_OUT = "Version 2.00a       ------Sequential Output------ --Sequential Input- --Random-\n"
@@ -87,3 +90,23 @@ def test_lab_bonnie_sigtermed_while_it_starts_bonnie_stops_and_keeps_nothing_of_
         "interrupted: bonnie-1m-n0 discarded; 0 completed runs kept (a re-run resumes)",
     ]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.skipif(not (shutil.which("bindfs") and os.path.exists("/dev/fuse")), reason="needs bindfs and /dev/fuse")
+def test_run_output_into_a_bindfs_view_of_the_clones_reports_holds_the_reports_lock(tmp_path, monkeypatch):
+    """Reliability-16 Medium 2, again in reliability-17: `run --output VIEW/all`, VIEW a bindfs view of the clone's
+    reports/, held VIEW's writer lock (a lock on the FUSE file, which the build's lock on reports/'s does not meet)
+    and wrote reports/all while the build did. The run now holds reports/'s own lock, and waits for the build."""
+    reports, view = tmp_path / "reports", tmp_path / "view"
+    (reports / "all").mkdir(parents=True)
+    (reports / LOCK).touch(mode=0o600)
+    view.mkdir()
+    monkeypatch.setattr(paths, "REPORTS", reports)
+    subprocess.run(["bindfs", str(reports), str(view)], check=True)
+    try:
+        assert runoutput.tree(view / "all") == reports
+        assert runoutput.tree(view) == reports
+        assert runoutput.tree(tmp_path / "elsewhere") == tmp_path / "elsewhere"  # not reports/: as before
+        assert sorted(p.name for p in reports.iterdir()) == [LOCK, "all"]  # the probe files removed
+    finally:
+        subprocess.run(["fusermount", "-u", str(view)], check=False)
