@@ -110,3 +110,23 @@ def test_run_output_into_a_bindfs_view_of_the_clones_reports_holds_the_reports_l
         assert sorted(p.name for p in reports.iterdir()) == [LOCK, "all"]  # the probe files removed
     finally:
         subprocess.run(["fusermount", "-u", str(view)], check=False)
+
+
+def test_run_list_and_lab_fio_dry_run_with_stdout_closed_are_refused_in_one_line(monkeypatch, capsys):
+    """Reliability-17: `run --list >&-` and `lab fio --dry-run >&-` ended 0 without a word: their list, the result,
+    went to /dev/null (``stdfds``), as `sql >&-` is refused."""
+    from argparse import Namespace  # noqa: PLC0415
+
+    from storagelab import stdfds  # noqa: PLC0415
+    from storagelab.lab import cli as lab_cli  # noqa: PLC0415
+
+    monkeypatch.setattr(stdfds, "_CLOSED", [1])
+    assert stdfds.refusal(Namespace(cmd="run", list=True)) == (
+        "standard output is closed (>&-): the result would go nowhere; send it to a file or to /dev/null"
+    )
+    assert stdfds.refusal(Namespace(cmd="run", list=False)) is None
+    assert lab_cli.main(["fio", "--dry-run", "--target", "/nonexistent-h17"]) == 2
+    assert capsys.readouterr().err == (
+        "storagelab lab fio: standard output is closed (>&-): the result would go nowhere; send it to a file or to "
+        "/dev/null\n"
+    )
