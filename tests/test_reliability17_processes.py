@@ -130,3 +130,20 @@ def test_run_list_and_lab_fio_dry_run_with_stdout_closed_are_refused_in_one_line
         "storagelab lab fio: standard output is closed (>&-): the result would go nowhere; send it to a file or to "
         "/dev/null\n"
     )
+
+
+def test_a_reader_with_no_thread_to_be_had_runs_unwatched_instead_of_a_traceback(monkeypatch):
+    """Reliability-17: `ingest` (and sql, parse, export) as a user at `ulimit -u 4` ended 1 in a traceback
+    (RuntimeError: can't start new thread, from the stuck-read watch); it now runs, unwatched."""
+    import threading  # noqa: PLC0415
+
+    from storagelab import stuck  # noqa: PLC0415
+
+    def no_thread(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    ran = []
+    with stuck.exit_when_stuck("x"):
+        ran.append(True)
+    assert ran == [True]
