@@ -164,10 +164,13 @@ def test_spark_ingests_python_workers_do_not_put_the_working_folder_first_on_sys
         appName = master  # noqa: N815
 
         def getOrCreate(self):  # noqa: N802
-            return None
+            return self
+
+        def stop(self):
+            pass
 
     monkeypatch.setattr(SparkSession, "builder", Builder())
-    spark_ingest.session()
+    spark_ingest.stop(spark_ingest.session())  # and its private temporary folder removed
     env = {key[len("spark.executorEnv.") :]: v for key, v in settings.items() if key.startswith("spark.executorEnv.")}
     (tmp_path / "h18probe.py").write_text("print('their module ran')\n")
     ran = subprocess.run(

@@ -310,7 +310,7 @@ def _on_spark(args, conf: dict) -> dict:
             return spark_ingest.run(spark, args.input, args.output, args.manifest)
         finally:
             try:
-                spark.stop()
+                spark_ingest.stop(spark)  # and its private temporary folder
             except Exception:  # noqa: BLE001  (a JVM that Ctrl-C stopped: nothing left to stop)
                 if not _SIGINT_SEEN:
                     raise

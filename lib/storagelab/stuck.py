@@ -72,7 +72,11 @@ def exit_when_stuck(line: str) -> Iterator[None]:
         return
     done = threading.Event()
     watcher = threading.Thread(target=_watch, args=(status_file, line, done), daemon=True)
-    watcher.start()
+    try:
+        watcher.start()
+    except RuntimeError:  # no thread to be had (the user's processes at `ulimit -u`): the block runs unwatched, as
+        yield  # before this watch; it ended in a traceback ("can't start new thread", reliability-17)
+        return
     try:
         yield
     finally:

@@ -12,6 +12,7 @@ import stat
 import sys
 from pathlib import Path
 
+from .. import stdfds
 from ..analysis.design import MIN_ELAPSED_S
 from ..errors import DatabaseBusyError
 from ..labhelp import SUBCOMMANDS
@@ -362,6 +363,9 @@ def main(argv: list[str]) -> int:
     if extra:  # named by the subcommand that was given them ('storagelab lab fio: error: ...')
         sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
         sub.choices[args.what].error(f"unrecognized arguments: {' '.join(extra)}")
+    if getattr(args, "dry_run", False) and (closed := stdfds.closed_stdout()):
+        say(f"storagelab lab {args.what}: {closed}")  # the dry run's list is its result (reliability-17)
+        return 2
     host = socket.gethostname()
     out = Path(args.out) if getattr(args, "out", None) else default_out(host)
     db = Path(args.db) if getattr(args, "db", None) else None
