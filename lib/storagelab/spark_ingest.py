@@ -248,6 +248,9 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
             .config("spark.sql.sources.partitionOverwriteMode", "static")
+            # reliability-18: the Python workers (`python -m pyspark.daemon`) run in the working folder, first on
+            # their sys.path: `cd THEIRS; storagelab spark-ingest` imported their pyspark/ as uid 0
+            .config("spark.executorEnv.PYTHONSAFEPATH", "1")
             .getOrCreate()
         )
     except BaseException:

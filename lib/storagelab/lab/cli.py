@@ -301,6 +301,8 @@ def _not_shared(folder: Path, what: str, option: str, writes: str, make: bool = 
     its tools write there by names known in advance, so a symlink another user planted under such a name was written
     through, as this user (root: any file; reliability-5 for --out; reliability-6 for --target, where fio wrote its
     test data into a root-only file)."""
+    if make and not os.path.lexists(folder) and (movable := _movable(folder)):  # refused before anything is made
+        return _said_movable(what, option, folder, movable, writes)
     if make and not _made_where_resolved(folder, what, option):
         return False
     try:
@@ -319,12 +321,25 @@ def _not_shared(folder: Path, what: str, option: str, writes: str, make: bool = 
         )
         return False
     movable = movable_by_others(resolved(folder))
-    if movable:
-        say(
-            f"storagelab lab {what}: {option} {folder} {movable}, with symlinks {writes} that would overwrite any "
-            "file you can write; give a folder whose parent folders only you (or root) can change"
-        )
-    return not movable
+    return _said_movable(what, option, folder, movable, writes) if movable else True
+
+
+def _movable(folder: Path) -> str | None:
+    """``movable_by_others`` of a folder still to be made: a folder above it that another user can swap refuses it
+    made or not, so it is not made (reliability-18: `lab fio --out /tmp/0777-of-root's/a/b` left root's a/b there,
+    which no other user can remove). A name on its way changing as it is resolved: left to the checks after."""
+    try:
+        return movable_by_others(resolved(folder))
+    except OSError:
+        return None
+
+
+def _said_movable(what: str, option: str, folder: Path, movable: str, writes: str) -> bool:
+    say(
+        f"storagelab lab {what}: {option} {folder} {movable}, with symlinks {writes} that would overwrite any "
+        "file you can write; give a folder whose parent folders only you (or root) can change"
+    )
+    return False
 
 
 def _db_ok(db: Path | None, what: str) -> bool:
