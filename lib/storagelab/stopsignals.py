@@ -66,11 +66,17 @@ _FORKS_HOOKED: list[bool] = []
 BLOCKED = {*WHAT, signal.SIGINT}
 
 
+_BEFORE = threading.local()  # the signals of BLOCKED that the forking thread already blocked before the fork
+
+
 def _block() -> None:
-    signal.pthread_sigmask(signal.SIG_BLOCK, BLOCKED)
+    _BEFORE.blocked = signal.pthread_sigmask(signal.SIG_BLOCK, BLOCKED) & BLOCKED
 
 
 def _unblock() -> None:
+    # only what ``_block`` blocked: a signal the thread held before the fork stays held (spark-ingest holds Ctrl-C
+    # while its JVM starts, and pyspark's fork of the JVM unblocked it: the command ended mid-start and the JVM
+    # printed 60 lines of Java stack traces; found by the clean-clone run of the reliability-17 merges)
     # one signal at a time: a handler that raises while ``sig`` is unblocked ran for ``sig``. A signal that came
     # during the fork runs its handler here, inside the fork hook, and a handler that raises (the lab's
     # KeyboardInterrupt) has its exception dropped by Python, and the signal with it (a SIGTERM of `lab bonnie` while
@@ -80,16 +86,19 @@ def _unblock() -> None:
     # own thread, which did not block it, and ran its handler inside that fork's hook (lost again).
     # No loop: a loop's jump back may run a handler noted meanwhile (by another thread), and an exception there
     # would leave the next signal blocked for good; each unblock is in a `finally` of the one before.
+    held = getattr(_BEFORE, "blocked", set())
     try:
-        _unblock_one(signal.SIGTERM)
+        _unblock_one(signal.SIGTERM, held)
     finally:
         try:
-            _unblock_one(signal.SIGHUP)
+            _unblock_one(signal.SIGHUP, held)
         finally:
-            _unblock_one(signal.SIGINT)
+            _unblock_one(signal.SIGINT, held)
 
 
-def _unblock_one(sig: int) -> None:
+def _unblock_one(sig: int, held: set) -> None:
+    if sig in held:
+        return
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
     except BaseException:  # noqa: BLE001
