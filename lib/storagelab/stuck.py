@@ -35,7 +35,7 @@ POLL = 0.25  # seconds between two looks at /proc/self/task/<main>/status
 
 
 WATCHED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the signals storagelab handles in Python to stop
-_SAID = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}
+_SAID: dict[int, str] = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}
 
 
 def _signal_waiting(status: str) -> int | None:
