@@ -1,6 +1,7 @@
 """Reliability-18 (h6): reliability-17's read-side fixes, attacked again (docs/reliability-18-read.md)."""
 
 import argparse
+import json
 import os
 import re
 
@@ -68,3 +69,22 @@ def test_a_huge_log_swapped_after_its_hash_is_not_stored_with_the_other_file_s_r
         "the file changed while it was read (4,296 bytes when listed, rewritten or another file put at its name since): "
         "not stored this time; the next ingest reads it again"
     )
+
+
+def test_a_dataset_s_meta_json_cannot_make_the_reader_run_its_sql(tmp_path):
+    # the attack: the second user's dataset, its meta.json's column type `VARCHAR) ...; COPY (SELECT content FROM
+    # read_text('/root/h18v/in/secret.txt')) TO '/tmp/h18pwn.txt' ...`; root's `run -r db_path` of it wrote root's
+    # 0600 file into /tmp, world-readable (the views are SQL made of meta.json's table, column and type names)
+    from storagelab import dataset
+    from storagelab.errors import StoreError
+
+    leak = tmp_path / "leak.csv"
+    tables = {n: [[c.name, c.type] for c in t.columns] for n, t in dataset._tables().items()}
+    name = sorted(tables)[0]
+    tables[name][-1][1] += f"); COPY (SELECT 'theirs') TO '{leak}' (FORMAT csv); CREATE TABLE \"zz\" (\"z\" INTEGER"
+    info = {"format": dataset.FORMAT, "schema_signature": dataset.schema_signature(), "parts": {}, "tables": tables}
+    (tmp_path / "ds" / dataset.META_DIR).mkdir(parents=True)
+    (tmp_path / "ds" / dataset.META_DIR / "meta.json").write_text(json.dumps(info))
+    with pytest.raises(StoreError, match="lists a table or column that is not of this version's schema"):
+        dataset.open_dataset(tmp_path / "ds")  # main: opened, and leak.csv written by the reader
+    assert not leak.exists()
