@@ -88,3 +88,24 @@ def test_a_dataset_s_meta_json_cannot_make_the_reader_run_its_sql(tmp_path):
     with pytest.raises(StoreError, match="lists a table or column that is not of this version's schema"):
         dataset.open_dataset(tmp_path / "ds")  # main: opened, and leak.csv written by the reader
     assert not leak.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the database to another user")
+def test_a_view_in_another_user_s_database_is_not_run_with_the_reader_s_rights(tmp_path):
+    # the attack: the second user's database, its `fio_results` a view selecting read_text('/root/h18v/in/secret.txt');
+    # root's `sql --db` of it printed root's 0600 file. Here the "secret" is a 0600 file of root's in tmp_path.
+    from storagelab import database
+    from storagelab.errors import StoreError
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("ROOTSECRET")
+    secret.chmod(0o600)
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    db = theirs / "x.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(f"CREATE VIEW fio_results AS SELECT content FROM read_text('{secret}')")
+    for p in (theirs, db):
+        os.chown(p, 1002, 1002)
+    with pytest.raises(StoreError, match=r"a database of another user's with views or macros \(fio_results\)"):
+        database.connect(db, read_only=True)  # main: opened, and `SELECT * FROM fio_results` gave ROOTSECRET
