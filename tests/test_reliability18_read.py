@@ -109,3 +109,18 @@ def test_a_view_in_another_user_s_database_is_not_run_with_the_reader_s_rights(t
         os.chown(p, 1002, 1002)
     with pytest.raises(StoreError, match=r"a database of another user's with views or macros \(fio_results\)"):
         database.connect(db, read_only=True)  # main: opened, and `SELECT * FROM fio_results` gave ROOTSECRET
+
+
+def test_a_sparse_manifest_or_ignore_file_is_not_read_whole(tmp_path, monkeypatch):
+    # the attack: the second user's .storagelabignore (or manifest.csv) made a 6 GiB sparse file; root's ingest read
+    # it whole: "out of memory (MemoryError)" under ulimit -v 3 GB, nothing stored. Here 64 MiB against a 1 MiB limit.
+    from storagelab import ignore, ingest_open, manifest
+
+    monkeypatch.setattr(ingest_open, "MAX_TEXT_BYTES", 1 << 20, raising=False)
+    for name in (ignore.IGNORE_FILE, "manifest.csv"):
+        with open(tmp_path / name, "wb") as f:
+            f.truncate(64 << 20)
+    with pytest.raises(ignore.IgnoreError, match=r"67,108,864 bytes, more than any ignore file \(1,048,576 at most\)"):
+        ignore.IgnoreList.load(tmp_path)  # main: 64 MiB read (36 s here), a list of no rules
+    with pytest.raises(manifest.ManifestError, match=r"manifest: 67,108,864 bytes, more than any manifest \(1,048,576"):
+        manifest.load(tmp_path / "manifest.csv")  # main: 64 MiB read, then refused for its NUL bytes
