@@ -124,3 +124,27 @@ def test_a_sparse_manifest_or_ignore_file_is_not_read_whole(tmp_path, monkeypatc
         ignore.IgnoreList.load(tmp_path)  # main: 64 MiB read (36 s here), a list of no rules
     with pytest.raises(manifest.ManifestError, match=r"manifest: 67,108,864 bytes, more than any manifest \(1,048,576"):
         manifest.load(tmp_path / "manifest.csv")  # main: 64 MiB read, then refused for its NUL bytes
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the database to another user")
+def test_a_table_name_of_another_user_s_database_cannot_end_the_reader_s_sql(tmp_path):
+    # the attack: their table named `files"; COPY (SELECT content FROM read_text('/root/...')) TO '/tmp/...' ...;
+    # SELECT 1 FROM "files`: root's `run 07_explore -r db_path` of it (explore.table_counts: f'... FROM "{name}"')
+    # wrote root's 0600 file into /tmp, world-readable
+    from storagelab import database
+    from storagelab.analysis import explore
+    from storagelab.errors import StoreError
+
+    leak = tmp_path / "leak.csv"
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    db = theirs / "x.duckdb"
+    name = f"files\"; COPY (SELECT 'theirs') TO '{leak}' (FORMAT csv); SELECT 1 FROM \"files"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE files (a INTEGER)")
+        con.execute('CREATE TABLE "{}" (a INTEGER)'.format(name.replace('"', '""')))
+    for p in (theirs, db):
+        os.chown(p, 1002, 1002)
+    with pytest.raises(StoreError, match="a database of another user's with a table or column named 'files"):
+        explore.table_counts(database.connect(db, read_only=True))  # main: counted, and leak.csv written
+    assert not leak.exists()

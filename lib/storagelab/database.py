@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -399,13 +400,30 @@ def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int
         return None
     views = [v for (v,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
     macros = [f for (f,) in con.execute("SELECT function_name FROM duckdb_functions() WHERE NOT internal").fetchall()]
-    if not views and not macros:
-        return None
-    names = ", ".join(sorted(set(views + macros))[:5])
-    return (
-        f"a database of another user's with views or macros ({names}): their SQL would run with your rights; not "
-        "read (a storagelab database has none: ingest their logs into a database of yours)"
-    )
+    if views or macros:
+        names = ", ".join(sorted(set(views + macros))[:5])
+        return (
+            f"a database of another user's with views or macros ({names}): their SQL would run with your rights; not "
+            "read (a storagelab database has none: ingest their logs into a database of yours)"
+        )
+    # reliability-18 (h6): a table of theirs named `files"; COPY (SELECT content FROM read_text('/root/...')) TO
+    # '/tmp/...' ...; SELECT 1 FROM "files`: the 07_explore notebook's count per table (f'... FROM "{name}"') ran it
+    # as root; every name of a storagelab database is a plain one
+    names = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE NOT internal UNION ALL "
+        "SELECT column_name FROM duckdb_columns() WHERE NOT internal UNION ALL "
+        "SELECT schema_name FROM duckdb_schemas() WHERE NOT internal"
+    ).fetchall()
+    odd = sorted({n for (n,) in names if not _PLAIN.fullmatch(n)})
+    if odd:
+        return (
+            f"a database of another user's with a table or column named {odd[0]!r} (not a plain name: SQL made of it "
+            "would run theirs with your rights): not read (ingest their logs into a database of yours)"
+        )
+    return None
+
+
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _database_file(con: duckdb.DuckDBPyConnection, db: Path) -> duckdb.DuckDBPyConnection:
