@@ -409,12 +409,12 @@ def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int
     # reliability-18 (h6): a table of theirs named `files"; COPY (SELECT content FROM read_text('/root/...')) TO
     # '/tmp/...' ...; SELECT 1 FROM "files`: the 07_explore notebook's count per table (f'... FROM "{name}"') ran it
     # as root; every name of a storagelab database is a plain one
-    names = con.execute(
+    every = con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE NOT internal UNION ALL "
         "SELECT column_name FROM duckdb_columns() WHERE NOT internal UNION ALL "
         "SELECT schema_name FROM duckdb_schemas() WHERE NOT internal"
     ).fetchall()
-    odd = sorted({n for (n,) in names if not _PLAIN.fullmatch(n)})
+    odd = sorted({n for (n,) in every if not _PLAIN.fullmatch(n)})
     if odd:
         return (
             f"a database of another user's with a table or column named {odd[0]!r} (not a plain name: SQL made of it "
