@@ -187,7 +187,10 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
     labelled seed logs, SMALL_RAW, not all of data/raw/. The old dataset is written by `ingest --dataset`, in the
     same format: what a re-run reads of it (meta.json's part lists, the files table's ids; spark_ingest._old_meta and
     _old_file_ids) and replaces is the same whichever command wrote it, and test_spark_dataset_equals_the_local_ingest
-    _row_by_row holds the two writers' datasets equal; a first Spark run cost 12 s of CPU, this one 1 s; issue 28.)"""
+    _row_by_row holds the two writers' datasets equal; a first Spark run cost 12 s of CPU, this one 1 s; issue 28.)
+    Reliability-15/17 Low: Spark's and the JVM's temporary folders (blockmgr-*, spark-*, artifacts-*) went straight
+    into /tmp and the killed run's stayed there; now they are in a private folder in TMPDIR, which the next run
+    removes."""
     import signal
     import subprocess
     import sys
@@ -201,6 +204,8 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
     out = tmp_path / "ds"
     manifest = ["--manifest", str(raw_copy / "manifest.csv")]
     args = ["spark-ingest", str(raw_copy), str(out), *manifest, *SPARK_TEST_CONF]
+    temporary = tmp_path / "tmp"
+    temporary.mkdir(mode=0o700)  # TMPDIR of the two runs only (the background Spark run may be going meanwhile)
     r = cli(
         "ingest", str(raw_copy), "--db", str(tmp_path / "old.duckdb"), *manifest, "--no-parquet", "--dataset", str(out)
     )
@@ -211,7 +216,7 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
     shutil.copy(FIXTURES / "fio" / "3.33" / "normal_only.txt", raw_copy / "aaa" / "first.txt")
     success = out / "files" / "_SUCCESS"  # Spark's, once the re-run has written its files table
     assert not success.exists()
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), TMPDIR=str(temporary))
     p = subprocess.Popen(
         [sys.executable, "-m", "storagelab", *args],
         cwd=ROOT,
@@ -227,18 +232,23 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
                 break
             time.sleep(0.02)
         assert p.poll() is None, "the re-run ended before it wrote files/_SUCCESS"
+        listening = _listening(p.pid)
+        assert listening and all(a.startswith("127.0.0.1:") for a in listening), listening  # reliability-17
         time.sleep(0.3)
     finally:
         os.killpg(p.pid, signal.SIGKILL)  # the CLI and its JVM (its own session)
         p.wait()
     assert list((out / "_storagelab").glob("staging-*"))  # the killed run's
+    assert list(temporary.glob("storagelab-spark-*/blockmgr-*"))  # the killed run's Spark folders: in its own
     try:
         assert _joined(out) == before
     except StoreError:
         pass  # refused with what to run: also never joined wrong
-    r = cli(*args)
+    r = subprocess.run([sys.executable, "-m", "storagelab", *args], cwd=ROOT, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     assert not list((out / "_storagelab").glob("staging-*"))
+    left = [p for p in temporary.iterdir() if p.name.startswith(("storagelab-spark-", "blockmgr-", "spark-"))]
+    assert not left, [(x.name, sorted(str(y.relative_to(x)) for y in x.rglob("*"))[:8], _alive(x.name)) for x in left]
     after = _joined(out)
     assert set(before["ids"]) < set(after["ids"])  # the old files keep their ids
     assert (str(raw_copy / "aaa" / "first.txt"), max(i for _, i in before["ids"]) + 1) in after["ids"]
@@ -250,6 +260,37 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
         if not any(x.startswith((".", "_")) for x in p.relative_to(out).parts)
     }
     assert on_disk == listed  # the killed run's part files are gone
+
+
+def _alive(name: str) -> str:
+    """The command line of the process a ``storagelab-spark-<pid>-`` folder is named after, or 'gone'."""
+    try:
+        return Path(f"/proc/{name.split('-')[2]}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:300]
+    except OSError:
+        return "gone"
+
+
+def _listening(session: int) -> list[str]:
+    """The addresses the processes of ``session`` (the CLI and its JVM) listen on (TCP, IPv4-mapped shown as IPv4):
+    root's JVM listened on the host's address, for anyone, without authentication (reliability-17)."""
+    inodes = set()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            if os.getsid(int(fd_dir.parent.name)) != session:
+                continue
+            inodes |= {os.readlink(f)[8:-1] for f in fd_dir.iterdir() if os.readlink(f).startswith("socket:[")}
+        except OSError:
+            continue
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] == "0A" and f[9] in inodes:  # LISTEN
+                host, port = f[1].split(":")
+                raw = bytes.fromhex(host[-8:])[::-1]  # the IPv4 (or IPv4-mapped) address, little-endian words
+                v4 = len(host) == 8 or host[:24] in ("0000000000000000FFFF0000", "00000000000000000000FFFF")
+                found.append(f"{'.'.join(map(str, raw)) if v4 else host}:{int(port, 16)}")
+    return found
 
 
 def _still_running(mark: str) -> list[int]:

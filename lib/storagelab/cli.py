@@ -310,7 +310,7 @@ def _on_spark(args, conf: dict) -> dict:
             return spark_ingest.run(spark, args.input, args.output, args.manifest)
         finally:
             try:
-                spark.stop()
+                spark_ingest.stop(spark)  # and its private temporary folder
             except Exception:  # noqa: BLE001  (a JVM that Ctrl-C stopped: nothing left to stop)
                 if not _SIGINT_SEEN:
                     raise
@@ -599,9 +599,9 @@ def cmd_lab(args) -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         die_with_parent(signal.SIGTERM, parent)
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}"] + extra, env=env, preexec_fn=child_setup
-    )
+    # -P: not the working folder first on sys.path (r-18: `cd THEIRS; storagelab lab` ran their jupyterlab.py as root)
+    argv = [sys.executable, "-P", "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}", *extra]
+    proc = subprocess.Popen(argv, env=env, preexec_fn=child_setup)
 
     def forward(signum, frame):
         if proc.poll() is None:

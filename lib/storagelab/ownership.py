@@ -276,6 +276,8 @@ def spark_output(output: str) -> tuple[str | None, str]:
         return None, output
     folder = Path(unquote(u.path))
     try:
+        if not folder.exists() and (moved := movable_by_others(resolved(folder))):  # r-18: refused, so not made
+            return f"output {folder} {moved}: give a folder whose parent folders only you (or root) can change", output
         folder.mkdir(parents=True, exist_ok=True)
         real = resolved(folder, strict=True)
     except OSError as e:
@@ -417,7 +419,23 @@ def environment_refusal(environ=None) -> str | None:
         named.append(("PYTHONPLATLIBDIR", os.path.join(sys.base_prefix, environ["PYTHONPLATLIBDIR"])))
     # reliability-17: a relative entry names one folder here and another in the notebooks' kernels, which run in the
     # notebooks folder (`PYTHONPATH=../../../home/them/pp` from a deeper folder of root's): both are checked
-    named += [(var, os.path.join(_kernels_folder(), given)) for var, given in named if not os.path.isabs(given)]
+    # reliability-18: IPython expands "~" and "~user" (IPYTHONDIR='~bob' ran bob's startup scripts in root's kernels)
+    named += [(var, _home_of(given, environ)) for var, given in named if given.startswith("~")]
+    # reliability-18: and from the clone's top, where `storagelab lab` runs a kernel for a notebook put there
+    # (JupyterLab runs each kernel in its notebook's folder: `../../tmp/theirs` led from the clone to /tmp/theirs)
+    named += [
+        (var, os.path.join(folder, given))
+        for folder in (_kernels_folder(), _lab_folder())
+        for var, given in named
+        if not os.path.isabs(given)
+    ]
+    for var in LOADER_LISTS:
+        if token := _LOADER_TOKEN.search(environ.get(var, "")):
+            return (
+                f"the environment's {var} ({environ[var]}) holds the loader's {token.group()}, which it expands to a "
+                "folder of its own for each program run (fio, java, the kernels' python), beyond what this check "
+                f"can name: unset {var} or give absolute folders"
+            )
     for var in ENVIRONMENT_FILES:
         try:
             owner = os.stat(environ[var]).st_uid if environ.get(var) else 0
@@ -494,6 +512,17 @@ def _closed_to_us(given: Path, error: OSError) -> str | None:
 # loader, the JVM): reliability-17, `PATH=:/usr/bin` from the user's folder ran their fio as uid 0 (an empty entry
 # was skipped, not checked); PATH set but empty is the working folder too
 SEARCH_PATHS = ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "CLASSPATH", "SPARK_DIST_CLASSPATH")
+# reliability-18: Jupyter's own lists, read by `storagelab lab` (JupyterLab runs in the working folder): jupyter_core
+# keeps an empty entry and strips the trailing "/" of each, so "" and "/" are the working folder (`cd THEIRS;
+# JUPYTER_CONFIG_PATH=:/etc/jupyter storagelab lab` ran their jupyter_server_config.py as uid 0); set but empty, unused
+JUPYTER_PATHS = ("JUPYTER_PATH", "JUPYTER_CONFIG_PATH")
+# the dynamic loader's string tokens, expanded in LD_LIBRARY_PATH, LD_PRELOAD and LD_AUDIT for each program it loads:
+# $ORIGIN is the folder of that program (/usr/bin for fio), which no check here can name for every program run
+# (reliability-18: `LD_LIBRARY_PATH='$ORIGIN/../../tmp/theirs'` passed as a missing folder under the working one,
+# and root's fio loaded their libaio.so.1 from /usr/bin/../../tmp/theirs)
+_LOADER_TOKEN = re.compile(r"\$(?:\{)?(?:ORIGIN|LIB|PLATFORM)\b")
+LOADER_LISTS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT")
+_SEPARATORS = {"LD_LIBRARY_PATH": "[:;]"}  # r-18: the loader splits on ";" too ("/usr/lib;/tmp/theirs" passed)
 
 
 def _entries(value: str) -> list[str]:
@@ -502,17 +531,32 @@ def _entries(value: str) -> list[str]:
 
 def _listed(environ, var: str) -> list[str]:
     """The folders the variable ``var`` lists; in a search path (SEARCH_PATHS) an empty entry is the working folder."""
+    if var in JUPYTER_PATHS and environ.get(var):
+        return [e.rstrip(os.sep) or "." for e in environ[var].split(os.pathsep)]
     if var not in SEARCH_PATHS or var not in environ:
         return _entries(environ.get(var, ""))
     if not environ[var]:
         return ["."] if var == "PATH" else []
-    return [e or "." for e in environ[var].split(os.pathsep)]
+    return [e or "." for e in re.split(_SEPARATORS.get(var, os.pathsep), environ[var])]
 
 
 def _kernels_folder() -> str:
     from .paths import NOTEBOOKS  # noqa: PLC0415  (the folder report.py runs the kernels in)
 
     return str(NOTEBOOKS)
+
+
+def _home_of(given: str, environ) -> str:
+    """``given`` with its leading ``~`` (the environment's HOME) or ``~user`` (their home) expanded."""
+    head, sep, rest = given.partition("/")
+    home = environ.get("HOME", "") if head == "~" else os.path.expanduser(head)
+    return (home or os.path.expanduser("~")) + sep + rest
+
+
+def _lab_folder() -> str:
+    from .paths import ROOT  # noqa: PLC0415  (`storagelab lab`'s notebook folder: its kernels run in its folders)
+
+    return str(ROOT)
 
 
 def _sudo_invoker(environ) -> int | None:

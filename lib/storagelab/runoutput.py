@@ -77,9 +77,28 @@ def tree(own: Path | None) -> Path:
     try:
         lock, parent = os.lstat(own.parent / LOCK), os.lstat(own.parent)
     except OSError:
-        return own
+        return paths.REPORTS if _shows_reports(own) else own
     mine = lock.st_uid == parent.st_uid == os.getuid() and stat.S_ISREG(lock.st_mode) and stat.S_ISDIR(parent.st_mode)
-    return own.parent if mine and not parent.st_mode & 0o022 else own
+    chosen = own.parent if mine and not parent.st_mode & 0o022 else own
+    return paths.REPORTS if _shows_reports(chosen) else chosen
+
+
+def _shows_reports(folder: Path) -> bool:
+    """Whether ``folder`` is this clone's reports/ (or a folder in it) under another name that shares no inode with
+    it: a FUSE view (bindfs) of reports/. `run --output VIEW/all` held VIEW's lock, which the build's lock on
+    reports/ does not meet, and both wrote reports/all at once (reliability-16 Medium 2, reliability-17). A new file
+    made in ``folder`` is looked for in reports/ and its folders, then removed."""
+    name = f".storagelab-same-{os.getpid()}-{os.urandom(6).hex()}"
+    try:
+        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return False  # not a folder this user can write: nothing to learn
+    os.close(fd)
+    try:
+        return (paths.REPORTS / name).exists() or any(paths.REPORTS.glob(f"*/{name}"))
+    finally:
+        with suppress(OSError):
+            os.unlink(folder / name)
 
 
 def unused(out: Path) -> None:

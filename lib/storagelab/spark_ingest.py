@@ -30,6 +30,7 @@ import re
 import shutil
 import stat
 import sys
+import tempfile
 import time
 import uuid
 from datetime import UTC, datetime
@@ -229,22 +230,100 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
 
     from pyspark.sql import SparkSession  # noqa: PLC0415 - optional dependency (spark extra)
 
+    if why := _spark_elsewhere(os.environ):
+        raise StoreError(why)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
+    tmp = private_tmp()
     builder = SparkSession.builder
-    for key, value in (conf or {}).items():
+    for key, value in private_conf(master, conf or {}, tmp).items():
         builder = builder.config(key, value)
-    return (
-        builder.master(master)
-        .appName("storagelab-parse")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-        .config("spark.sql.sources.partitionOverwriteMode", "static")
-        .getOrCreate()
+    try:
+        spark = (
+            builder.master(master)
+            .appName("storagelab-parse")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+            .config("spark.sql.sources.partitionOverwriteMode", "static")
+            # reliability-18: the Python workers (`python -m pyspark.daemon`) run in the working folder, first on
+            # their sys.path: `cd THEIRS; storagelab spark-ingest` imported their pyspark/ as uid 0
+            .config("spark.executorEnv.PYTHONSAFEPATH", "1")
+            .getOrCreate()
+        )
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _TMP[id(spark)] = tmp
+    return spark
+
+
+# pyspark's variables that make a session use a Spark it did not start: a running JVM's gateway (its port and secret,
+# as spark-submit gives them to the Python it runs), or a Spark Connect server (reliability-17)
+ELSEWHERE = ("PYSPARK_GATEWAY_PORT", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE_ENABLED")
+
+
+def _spark_elsewhere(environ) -> str | None:
+    """Why spark-ingest must not start with ``environ``, as one line; None when it starts its own Spark. With
+    PYSPARK_GATEWAY_PORT root's spark-ingest connected to whatever listened on that port, the second user's process
+    (any user can take a free port), handed it root's gateway secret and took its answers as its JVM's (pyspark
+    unpickles what its JVM sends: accumulator updates, collected rows); SPARK_REMOTE and SPARK_CONNECT_MODE_ENABLED
+    ended in a Python traceback (reliability-17)."""
+    for var in ELSEWHERE:
+        if var in environ:
+            return (
+                f"the environment's {var} ({environ[var][:80]}) would have this run use a Spark it did not start "
+                "(another user's program, if it holds that port); spark-ingest starts its own (--master): unset it"
+            )
+    return None
+
+
+SPARK_TMP = "storagelab-spark-"
+_TMP: dict[int, str] = {}  # id(session) -> its private temporary folder (removed by ``stop``)
+
+
+def private_tmp() -> str:
+    """A new 0700 folder in the temporary folder (TMPDIR, checked by the environment check) for the JVM's own
+    temporary files (``java.io.tmpdir``: snappy's and lz4's libraries, ``artifacts-*``) and Spark's (``spark.local.dir``:
+    ``blockmgr-*``, ``spark-*``), named after this process (``readcopies.dead_reader_prefix``): the folders of runs
+    that were killed (SIGKILL: no shutdown hook ran) are removed first. Spark and the JVM wrote them straight into
+    /tmp, and every killed run left its own there (reliability-15 Low 4: 62 on the campaign machine)."""
+    from . import readcopies  # noqa: PLC0415
+
+    readcopies.remove_dead(prefix=SPARK_TMP)
+    return tempfile.mkdtemp(prefix=readcopies.dead_reader_prefix(SPARK_TMP))
+
+
+def private_conf(master: str, conf: dict[str, str], tmp: str) -> dict[str, str]:
+    """``conf`` with the driver's JVM given ``tmp`` as its java.io.tmpdir (``--conf`` options kept: after it, they
+    win) and, on a local master (executors in this JVM), Spark's local folder ``tmp`` and ``LOCAL_ONLY`` unless
+    ``conf`` sets them."""
+    out = dict(conf)
+    out["spark.driver.extraJavaOptions"] = " ".join(
+        x for x in (f"-Djava.io.tmpdir={tmp}", conf.get("spark.driver.extraJavaOptions", "")) if x
     )
+    if master.startswith("local"):
+        out.setdefault("spark.local.dir", tmp)
+        # the driver's RPC and block manager ports listened on the host's address, for anyone, with no
+        # authentication (reliability-17): on this machine only, and a secret Spark makes for a local master
+        for key, value in LOCAL_ONLY.items():
+            out.setdefault(key, value)
+    return out
+
+
+LOCAL_ONLY = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1", "spark.authenticate": "true"}
+
+
+def stop(spark) -> None:
+    """``spark.stop()``, then its private temporary folder removed (whatever the stop did)."""
+    try:
+        spark.stop()
+    finally:
+        tmp = _TMP.pop(id(spark), None)
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run(spark, input_path: str, output: str, manifest: str | None = None) -> dict:

@@ -38,9 +38,18 @@ def fill_closed() -> list[int]:
     return closed
 
 
+def closed_stdout() -> str | None:
+    """The line for a command whose result is its standard output, found closed; else None."""
+    if 1 in _CLOSED:
+        return "standard output is closed (>&-): the result would go nowhere; send it to a file or to /dev/null"
+    return None
+
+
 def refusal(args) -> str | None:
     """Why ``args``' command cannot run: its result goes to a standard output that was closed."""
     result = args.cmd in ("parse", "compare") or (args.cmd == "sql" and not getattr(args, "parquet", None))
-    if 1 in _CLOSED and (result or (args.cmd == "schema" and not getattr(args, "write", False))):
-        return "standard output is closed (>&-): the result would go nowhere; send it to a file or to /dev/null"
+    # reliability-17: `run --list >&-` and `lab fio --dry-run >&-` ended 0 without a word, their lists lost
+    result = result or (args.cmd in ("run", "notebooks") and getattr(args, "list", False))
+    if result or (args.cmd == "schema" and not getattr(args, "write", False)):
+        return closed_stdout()
     return None

@@ -80,8 +80,12 @@ def exit_when_stuck(line: str) -> Iterator[None]:
         return
     done = threading.Event()
     watcher = threading.Thread(target=_watch, args=(status_file, line, done), daemon=True)
+    try:
+        watcher.start()
+    except RuntimeError:  # no thread to be had (the user's processes at `ulimit -u`): the block runs unwatched, as
+        yield  # before this watch; it ended in a traceback ("can't start new thread", reliability-17)
+        return
     _LINES.append(line)
-    watcher.start()
     try:
         yield
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import duckdb
 import polars as pl
 from polars.datatypes import DataTypeClass
 
@@ -54,7 +55,7 @@ def frame(con, sql: str, params: list | None = None) -> pl.DataFrame:
     with warnings.catch_warnings():  # DuckDB warns that a DB-API result's Arrow output is one more copy
         warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
         # con.execute (not con.sql): it runs whatever an earlier statement left unfetched on the connection
-        df = pl.from_arrow(con.execute(sql, params or []).to_arrow_table())
+        df = pl.from_arrow(_run(con, sql, params).to_arrow_table())
     assert isinstance(df, pl.DataFrame)  # from an Arrow table (a Series comes only from an Arrow array)
     return df.with_columns(
         pl.col(name).cast(dtype) for name, old in df.schema.items() if (dtype := _one_type(old)) is not None
@@ -64,9 +65,19 @@ def frame(con, sql: str, params: list | None = None) -> pl.DataFrame:
 def frame_by_rows(con, sql: str, params: list | None = None) -> pl.DataFrame:
     """``frame`` the plain way, through Python rows (polars infers each column's type from its values):
     the reference the Arrow path is tested equal to."""
-    cur = con.execute(sql, params or [])
+    cur = _run(con, sql, params)
     cols = [d[0] for d in cur.description]
     return pl.DataFrame(cur.fetchall(), schema=cols, orient="row", infer_schema_length=None)
+
+
+def _run(con, sql: str, params: list | None):
+    """``con.execute``; on a dataset rewritten since it was opened, one line (``dataset.rewritten``)."""
+    try:
+        return con.execute(sql, params or [])
+    except duckdb.IOException as e:
+        if why := dataset.rewritten(con, e):
+            raise StoreError(why) from None
+        raise
 
 
 def _one_type(dtype: pl.DataType | DataTypeClass) -> pl.DataType | DataTypeClass | None:

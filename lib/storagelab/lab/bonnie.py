@@ -77,15 +77,21 @@ def run_bonnie(
     saved: list[Path] = []
     rc = 0
     stop: list[int] = []
+    running: list[subprocess.Popen] = []
 
-    def on_signal(signum, frame):  # SIGTERM and SIGHUP as Ctrl-C: the running bonnie++ is killed, its run discarded
+    def on_signal(signum, frame):  # SIGTERM, SIGHUP, Ctrl-C: bonnie++ killed, its run discarded (see _run_bonnie)
         stop.append(signum)
-        raise KeyboardInterrupt
+        for p in running:
+            p.kill()
 
     old_handlers = _catch_stop_signals(on_signal)
     try:
         for i, rid in enumerate(todo, 1):
             dest = out / f"{rid}.txt"
+            if stop:
+                log(f"interrupted: {len(saved)} completed runs kept (a re-run resumes)")
+                rc = 128 + stop[0]
+                break
             log(f"[{i}/{len(todo)}] lab bonnie: {shlex.join(argv)} > {dest.name}")
             if READER_GONE:  # the reader of its lines gone (| head -1): the runs so far kept, no more
                 break
@@ -94,18 +100,19 @@ def run_bonnie(
             try:
                 held = leftovers.claim(work)  # several lab runs on one target share the folder (leftovers.py)
                 with open(part, "wb") as fh:
-                    # killed on KeyboardInterrupt, and with this process however it dies
-                    p = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE, preexec_fn=_dies_with_us())
-            except KeyboardInterrupt:
-                part.unlink(missing_ok=True)
-                log(f"interrupted: {rid} discarded; {len(saved)} completed runs kept (a re-run resumes)")
-                rc = 128 + (stop[0] if stop else 2)
-                break
+                    err = _run_bonnie(
+                        argv, fh, stop, running
+                    )  # killed on a stop, and with this process however it dies
             finally:
                 if held is not None:
                     leftovers.release(work, held)  # removed when no other lab run is in it
-            if p.returncode != 0:
-                log(f"bonnie++ failed ({p.returncode}): {p.stderr.decode(errors='replace').strip()[-500:]}")
+            if stop:
+                part.unlink(missing_ok=True)
+                log(f"interrupted: {rid} discarded; {len(saved)} completed runs kept (a re-run resumes)")
+                rc = 128 + stop[0]
+                break
+            if err is not None:
+                log(f"bonnie++ failed ({err[0]}): {err[1].decode(errors='replace').strip()[-500:]}")
                 part.unlink(missing_ok=True)
                 rc = 1
                 continue
@@ -122,6 +129,26 @@ def run_bonnie(
     outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
     ingested = _ingest(outputs, db, manifest) if ingest else 0  # the new ones, and any saved but not yet ingested
     return rc or ingested
+
+
+def _run_bonnie(argv: list[str], fh, stop: list[int], running: list[subprocess.Popen]) -> tuple[int, bytes] | None:
+    """bonnie++ into ``fh``: None if it ended well, else (its exit code, its stderr). Killed when ``stop`` fills
+    (the lab's handler kills it once it is in ``running``; a stop that came while it was started is read here). The
+    handler raises nothing (reliability-17): it raised KeyboardInterrupt, and when the signal came while bonnie++
+    was forked it ran inside a fork hook, where Python drops an exception, and the stop with it (the lab ran on)."""
+    p = subprocess.Popen(argv, stdout=fh, stderr=subprocess.PIPE, preexec_fn=_dies_with_us())
+    running.append(p)
+    try:
+        if stop:
+            p.kill()
+        _, err = p.communicate()
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
+    finally:
+        running.clear()
+    return None if p.returncode == 0 else (p.returncode, err)
 
 
 def _target_and_flags(target: Path, size_mib: int, ram: int) -> tuple[dict, list[str]]:

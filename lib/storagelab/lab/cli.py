@@ -12,6 +12,7 @@ import stat
 import sys
 from pathlib import Path
 
+from .. import stdfds
 from ..analysis.design import MIN_ELAPSED_S
 from ..errors import DatabaseBusyError
 from ..labhelp import SUBCOMMANDS
@@ -300,6 +301,8 @@ def _not_shared(folder: Path, what: str, option: str, writes: str, make: bool = 
     its tools write there by names known in advance, so a symlink another user planted under such a name was written
     through, as this user (root: any file; reliability-5 for --out; reliability-6 for --target, where fio wrote its
     test data into a root-only file)."""
+    if make and not os.path.lexists(folder) and (movable := _movable(folder)):  # refused before anything is made
+        return _said_movable(what, option, folder, movable, writes)
     if make and not _made_where_resolved(folder, what, option):
         return False
     try:
@@ -318,12 +321,25 @@ def _not_shared(folder: Path, what: str, option: str, writes: str, make: bool = 
         )
         return False
     movable = movable_by_others(resolved(folder))
-    if movable:
-        say(
-            f"storagelab lab {what}: {option} {folder} {movable}, with symlinks {writes} that would overwrite any "
-            "file you can write; give a folder whose parent folders only you (or root) can change"
-        )
-    return not movable
+    return _said_movable(what, option, folder, movable, writes) if movable else True
+
+
+def _movable(folder: Path) -> str | None:
+    """``movable_by_others`` of a folder still to be made: a folder above it that another user can swap refuses it
+    made or not, so it is not made (reliability-18: `lab fio --out /tmp/0777-of-root's/a/b` left root's a/b there,
+    which no other user can remove). A name on its way changing as it is resolved: left to the checks after."""
+    try:
+        return movable_by_others(resolved(folder))
+    except OSError:
+        return None
+
+
+def _said_movable(what: str, option: str, folder: Path, movable: str, writes: str) -> bool:
+    say(
+        f"storagelab lab {what}: {option} {folder} {movable}, with symlinks {writes} that would overwrite any "
+        "file you can write; give a folder whose parent folders only you (or root) can change"
+    )
+    return False
 
 
 def _db_ok(db: Path | None, what: str) -> bool:
@@ -347,6 +363,9 @@ def main(argv: list[str]) -> int:
     if extra:  # named by the subcommand that was given them ('storagelab lab fio: error: ...')
         sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
         sub.choices[args.what].error(f"unrecognized arguments: {' '.join(extra)}")
+    if getattr(args, "dry_run", False) and (closed := stdfds.closed_stdout()):
+        say(f"storagelab lab {args.what}: {closed}")  # the dry run's list is its result (reliability-17)
+        return 2
     host = socket.gethostname()
     out = Path(args.out) if getattr(args, "out", None) else default_out(host)
     db = Path(args.db) if getattr(args, "db", None) else None
