@@ -183,8 +183,8 @@ def test_a_file_appended_to_while_it_is_streamed_is_not_stored_with_a_stale_sha2
     monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 1)
     real_lines = stream.lines
 
-    def lines_then_append(path, encoding):
-        for i, ln in enumerate(real_lines(path, encoding)):
+    def lines_then_append(path, encoding, *hashed):
+        for i, ln in enumerate(real_lines(path, encoding, *hashed)):
             if i == 1 and os.path.getsize(path) == len(src):
                 with open(path, "a") as f:  # fio writes on while the file is read
                     f.write(src.splitlines()[-1] + "\n")
@@ -198,7 +198,7 @@ def test_a_file_appended_to_while_it_is_streamed_is_not_stored_with_a_stale_sha2
     assert con.execute("SELECT kind, message FROM ingest_errors").fetchall() == [
         (
             "io",
-            f"the file changed while it was read ({len(src)} bytes when listed, {log.stat().st_size} now): not "
+            f"the file changed while it was read ({len(src):,} bytes when listed, {log.stat().st_size:,} now): not "
             "stored this time; the next ingest reads it again",
         )
     ]

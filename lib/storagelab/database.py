@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -174,6 +175,9 @@ def connect(
             view = _private_view(real, ident) if read_only else None  # reliability-10 High 3: a WAL planted later
             opened = duckdb.connect(str(view or real), read_only=read_only, config=_spill_config_of(db, real))
             con = track(_database_file(opened, db))
+            if read_only and (why := _their_sql(con, real, ident)):
+                con.close()
+                raise StoreError(f"{db}: {why}")
             if new:  # another user who can read it can hold DuckDB's lock and stop every ingest (reliability-9)
                 os.chmod(db, 0o600)
             return con
@@ -380,6 +384,46 @@ def spill_config(db: Path | None = None) -> dict[str, str]:
 
     folder = Path(db).resolve().parent if db is not None else Path.cwd()  # DuckDB 2 resolves the path's links
     return {} if private_folder(folder) else {"temp_directory": ""}
+
+
+def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int] | None) -> str | None:
+    """Why another user's database is not read: it holds views or macros (SQL of theirs that a query of this
+    user's would run with this user's rights). Reliability-18 (h6): the second user's view ``fio_results`` selected
+    ``read_text('/root/h18v/in/secret.txt')``, and root's `sql --db` of their database printed root's 0600 file (a
+    notebook's report of it would hold it). A storagelab database has neither; None for this user's and root's."""
+    try:
+        st = os.stat(real)
+        owner = st.st_uid if ident is None or (st.st_dev, st.st_ino) == ident else -1
+    except OSError:
+        owner = -1
+    if owner in (0, os.getuid()):
+        return None
+    views = [v for (v,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
+    macros = [f for (f,) in con.execute("SELECT function_name FROM duckdb_functions() WHERE NOT internal").fetchall()]
+    if views or macros:
+        names = ", ".join(sorted(set(views + macros))[:5])
+        return (
+            f"a database of another user's with views or macros ({names}): their SQL would run with your rights; not "
+            "read (a storagelab database has none: ingest their logs into a database of yours)"
+        )
+    # reliability-18 (h6): a table of theirs named `files"; COPY (SELECT content FROM read_text('/root/...')) TO
+    # '/tmp/...' ...; SELECT 1 FROM "files`: the 07_explore notebook's count per table (f'... FROM "{name}"') ran it
+    # as root; every name of a storagelab database is a plain one
+    every = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE NOT internal UNION ALL "
+        "SELECT column_name FROM duckdb_columns() WHERE NOT internal UNION ALL "
+        "SELECT schema_name FROM duckdb_schemas() WHERE NOT internal"
+    ).fetchall()
+    odd = sorted({n for (n,) in every if not _PLAIN.fullmatch(n)})
+    if odd:
+        return (
+            f"a database of another user's with a table or column named {odd[0]!r} (not a plain name: SQL made of it "
+            "would run theirs with your rights): not read (ingest their logs into a database of yours)"
+        )
+    return None
+
+
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _database_file(con: duckdb.DuckDBPyConnection, db: Path) -> duckdb.DuckDBPyConnection:

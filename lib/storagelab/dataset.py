@@ -38,6 +38,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import uuid
@@ -214,6 +215,25 @@ def read_meta(path: Path | str) -> dict | None:
             f"{path}: its {META_DIR}/meta.json lists a part file outside the dataset's folder ({outside!r}): not read"
         )
     return info if ok else None
+
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _odd_table(tables) -> str | None:
+    """What in meta.json's ``tables`` (table -> [[column, type], ...]) is not a plain name or one of the schema's
+    column types (the readers' SQL is made of them), else None."""
+    if not isinstance(tables, dict):
+        return repr(tables)[:80]
+    types = {c.type for t in _tables().values() for c in t.columns}
+    for name, cols in tables.items():
+        if not isinstance(name, str) or not _NAME.fullmatch(name) or not isinstance(cols, list):
+            return repr(name)[:80]
+        for col in cols:
+            ok = isinstance(col, list) and len(col) == 2 and isinstance(col[0], str) and _NAME.fullmatch(col[0])
+            if not ok or col[1] not in types:
+                return repr(col)[:80]
+    return None
 
 
 def _outside_part(parts: dict) -> str | None:
@@ -459,6 +479,14 @@ def _refuse_if_unreadable(path: Path, info: dict | None) -> dict:
         raise StoreError(
             f"{path} was written by another version of storagelab (its tables differ from this one's): rebuild the "
             f"database with `storagelab ingest`, then {rerun}"
+        )
+    if (odd := _odd_table(info.get("tables"))) is not None:
+        # reliability-18 (h6): the views are SQL made of these names and types; the second user's meta.json gave a
+        # column the type `VARCHAR) ... ; COPY (SELECT content FROM read_text('/root/...')) TO '/tmp/...'; ...`,
+        # and root's open_dataset (a notebook's db_path) copied root's 0600 file into /tmp for them
+        raise StoreError(
+            f"{path}: its {META_DIR}/meta.json lists a table or column that is not of this version's schema ({odd}): "
+            f"not read; {rerun}"
         )
     for files in info["parts"].values():
         for rel, size in files.items():

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from . import paths
 from .errors import StoragelabError
-from .ingest_open import open_input
+from .ingest_open import open_input, read_text_file
 
 IGNORE_FILE = ".storagelabignore"
 
@@ -346,7 +346,7 @@ class IgnoreList:
             raise IgnoreError(f"{f}: not a regular file (a FIFO or a device): make it a text file or remove it")
         try:
             with open_input(f) as fh:  # checked again on what is opened: the name may have been swapped since
-                text = fh.read().decode("utf-8", errors="replace")
+                text = read_text_file(fh, f, "ignore file").decode("utf-8", errors="replace")
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
         except OSError as e:

@@ -153,6 +153,23 @@ def _views_explain(where: str, st: os.stat_result, reader_views: bool) -> bool:
     return views >= st.st_nlink - 1
 
 
+MAX_TEXT_BYTES = 256 * 2**20  # a manifest or an ignore file: 100,000 files' labels are a few MB
+
+
+def read_text_file(fh, path: str | os.PathLike, what: str) -> bytes:
+    """The bytes of ``fh`` (opened by ``open_input``), a manifest or ignore file: at most ``MAX_TEXT_BYTES``, else
+    OSError (EFBIG). Reliability-18 (h6): the second user's `.storagelabignore` (or manifest.csv) made a 6 GiB sparse
+    file (nothing on disk) was read whole by root's ingest: out of memory, nothing stored (6 GiB of memory taken
+    without a limit)."""
+    data = fh.read(MAX_TEXT_BYTES + 1)
+    if len(data) > MAX_TEXT_BYTES:
+        size = max(os.fstat(fh.fileno()).st_size, len(data))
+        raise OSError(
+            errno.EFBIG, f"{size:,} bytes, more than any {what} ({MAX_TEXT_BYTES:,} at most)", os.fspath(path)
+        )
+    return data
+
+
 def read_input(path: str | os.PathLike) -> bytes:
     """The whole of ``path``, opened by ``open_input`` (``storagelab parse`` reads as ingest does); one larger than
     ``MAX_INPUT_BYTES``: OSError (EFBIG) saying so, unread."""

@@ -17,7 +17,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from .errors import ManifestError
-from .ingest_open import open_input
+from .ingest_open import open_input, read_text_file
 
 # (name, SQL type, doc)
 FIELDS: list[tuple[str, str, str]] = [
@@ -152,7 +152,7 @@ def _text(path: Path) -> str:
     """The manifest's text: UTF-8 (a byte-order mark, as Excel writes, is dropped) or UTF-16 (with its
     byte-order mark, or without: every other byte of a CSV's text is then 0); anything else (Latin-1, ...) is refused with the line of the first bad byte."""
     with open_input(path) as fh:  # a FIFO another user swapped in would block the read for ever
-        data = fh.read()
+        data = read_text_file(fh, path, "manifest")
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
             return data.decode("utf-16")

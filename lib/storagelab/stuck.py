@@ -35,7 +35,7 @@ POLL = 0.25  # seconds between two looks at /proc/self/task/<main>/status
 
 
 WATCHED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the signals storagelab handles in Python to stop
-_SAID = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}
+_SAID: dict[int, str] = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}
 
 
 def _signal_waiting(status: str) -> int | None:
@@ -57,6 +57,7 @@ def _watch(status_file: str, line: str, done: threading.Event) -> None:
             return
         since = (since or time.monotonic()) if waiting else None
         if waiting and since is not None and time.monotonic() - since >= GRACE and not done.is_set():
+            line = _LINES[-1] if _LINES else line  # the innermost block's (build's ingest: the ingest's line)
             said = line if waiting == signal.SIGINT else line.replace("interrupted", _SAID[waiting], 1)
             os.write(2, (said + "\n").encode())
             os._exit(128 + waiting)
@@ -70,6 +71,13 @@ def exit_when_stuck(line: str) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread() or not os.path.exists(status_file):
         yield
         return
+    if _LINES:  # within another block (build runs the ingest): its watcher says this line meanwhile, one watcher
+        _LINES.append(line)
+        try:
+            yield
+        finally:
+            _LINES.pop()
+        return
     done = threading.Event()
     watcher = threading.Thread(target=_watch, args=(status_file, line, done), daemon=True)
     try:
@@ -77,26 +85,32 @@ def exit_when_stuck(line: str) -> Iterator[None]:
     except RuntimeError:  # no thread to be had (the user's processes at `ulimit -u`): the block runs unwatched, as
         yield  # before this watch; it ended in a traceback ("can't start new thread", reliability-17)
         return
+    _LINES.append(line)
     try:
         yield
     finally:
         done.set()
+        _LINES.pop()
         watcher.join(1)
 
 
-READERS = ("sql", "parse", "export", "compare", "schema")  # ingest has its own line (INGEST_STUCK)
+_LINES: list[str] = []  # the lines of the blocks entered, innermost last (one watcher for them all)
+OWN_LINE = ("ingest",)  # commands that enter ``exit_when_stuck`` with a line of their own (INGEST_STUCK)
+STUCK_TAIL = (
+    "interrupted while reading a file system that does not answer (a FUSE or network mount?); run it again once the "
+    "mount answers"
+)
 
 
 def run_unstuck(args) -> int:
-    """``args.func(args)``; for the commands in READERS within ``exit_when_stuck``. Reliability-15 (h1): root's
-    `sql --db` of a database in the second user's folder, their bindfs stopped: Ctrl-C left it in the kernel's FUSE
-    wait (`request_wait_answer`, state D), and once the interrupt had been sent to the stopped file system SIGTERM no
-    longer ended it either: only kill -9 did (main and this branch; so for a dataset read, `parse`)."""
-    if getattr(args, "cmd", None) not in READERS:
+    """``args.func(args)`` within ``exit_when_stuck``, for every command (ingest has its own line). Reliability-15
+    (h1): root's `sql --db` of a database in the second user's folder, their bindfs stopped: Ctrl-C left it in the
+    kernel's FUSE wait (`request_wait_answer`, state D), and once the interrupt had been sent to the stopped file
+    system SIGTERM no longer ended it either: only kill -9 did. Reliability-18 (h6): only sql, parse, export, compare
+    and schema were watched, and `run -p db_path` of a database on such a mount (its check, ``older_database``, reads
+    it before any notebook runs) ignored Ctrl-C and SIGTERM alike until kill -9; so every command is watched now (a
+    command whose main thread waits in Python takes its signals at once, and the watcher never acts there)."""
+    if getattr(args, "cmd", None) in OWN_LINE:
         return args.func(args)
-    line = (
-        f"storagelab {args.cmd}: interrupted while reading a file system that does not answer (a FUSE or network "
-        "mount?); run it again once the mount answers"
-    )
-    with exit_when_stuck(line):
+    with exit_when_stuck(f"storagelab {args.cmd}: {STUCK_TAIL}"):
         return args.func(args)

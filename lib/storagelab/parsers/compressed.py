@@ -18,6 +18,7 @@ import bz2
 import gzip
 import io
 import lzma
+import os
 from typing import BinaryIO
 
 from ..errors import ParseError
@@ -126,11 +127,14 @@ class _Limited(io.RawIOBase):
             super().close()
 
 
-def open_decompressed(path: str, limit: int | None = None) -> BinaryIO:
+def open_decompressed(path: str, limit: int | None = None, check=None) -> BinaryIO:
     """The file's bytes as a buffered stream, one layer of gzip/xz/bzip2/zstd removed as it is read (the
-    same bytes ``decompress`` gives, in bounded memory)."""
+    same bytes ``decompress`` gives, in bounded memory). ``check``: called with the stat of the descriptor opened
+    before anything is read (it raises when that is not the file wanted)."""
     raw = open_input(path)  # closed by the stream returned; a FIFO swapped in since the listing: OSError
     try:
+        if check is not None:
+            check(os.fstat(raw.fileno()))
         kind = kind_of(raw.read(10))
         raw.seek(0)
         if kind is None:

@@ -67,6 +67,7 @@ class StreamJob:
     module: ModuleType
     fmt: str
     encoding: str
+    identity: tuple | None = None  # ``identity`` of the descriptor whose bytes were hashed
 
 
 def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
@@ -82,12 +83,16 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
             while block := fh.read(_BLOCK):
                 h.update(block)
                 n += len(block)
+            hashed = identity(os.fstat(fh.fileno()))
         out.sha256 = h.hexdigest()
-        if (changed := _changed(job, n)) is not None:
+        if (changed := _changed(job, n, hashed)) is not None:
             out.error = changed
             return out, None
-        head, encoding = _head(job.path)
+        head, encoding = _head(job.path, hashed)
         module, fmt = detect(head)
+    except _Swapped:
+        out.error = _changed(job, n, hashed, swapped=True)
+        return out, None
     except OSError as e:
         out.error = dict(kind="io", line=None, message=str(e), expected=None)
         return out, None
@@ -101,31 +106,59 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
     if fmt not in module.STREAM_FORMATS:
         return out, None
     out.tool, out.format, out.parser_version = module.TOOL, fmt, version_of(module)
-    return out, StreamJob(module, fmt, encoding)
+    return out, StreamJob(module, fmt, encoding, hashed)
 
 
-def _changed(job: ListedFile | Outcome, n_read: int | None = None) -> dict | None:
+def identity(st: os.stat_result) -> tuple:
+    """What tells one file's bytes from another's at a name: the inode and its change time (which no user can set:
+    a rewrite, a rename or a link changes it), with size and mtime."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+class _Swapped(Exception):
+    """The file opened again for its rows is not the one hashed (its ``identity`` differs)."""
+
+
+def _same(hashed: tuple | None):
+    """The check ``open_decompressed`` makes on each new descriptor: the bytes hashed, not another file's."""
+
+    def check(st: os.stat_result) -> None:
+        if hashed is not None and identity(st) != hashed:
+            raise _Swapped
+
+    return check
+
+
+def _changed(
+    job: ListedFile | Outcome, n_read: int | None = None, hashed: tuple | None = None, swapped: bool = False
+) -> dict | None:
     """The error of a file that changed while it was read (an appended log): its size or mtime is no longer
-    the listed one (or not the bytes hashed); None when it did not."""
+    the listed one (or not the bytes hashed); None when it did not. ``hashed``: the ``identity`` of the descriptor
+    hashed, which the name must still have (reliability-18, h6: the hash and the rows come from separate opens by
+    name; the user exchanged their log with a file of the same size and mtime meanwhile, and root's ingest stored
+    one content's SHA-256 with the other's rows, exit 0, in 20 of 40 runs)."""
     try:
         st = os.stat(job.path)
         now = (st.st_size, st.st_mtime_ns)
     except OSError:
-        now = None
-    if now == (job.size, job.mtime_ns) and n_read in (None, job.size):
+        st, now = None, None
+    same = hashed is None or (st is not None and identity(st) == hashed)
+    if now == (job.size, job.mtime_ns) and n_read in (None, job.size) and same and not swapped:
         return None
     return dict(
         kind="io",
         line=None,
         expected=None,
-        message=f"the file changed while it was read ({job.size} bytes when listed, "
-        f"{now[0] if now else 'gone'} now): not stored this time; the next ingest reads it again",
+        message=f"the file changed while it was read ({job.size:,} bytes when listed, "
+        + ("rewritten or another file put at its name since" if now and now[0] == job.size else "")
+        + (f"{now[0]:,} now" if now and now[0] != job.size else "" if now else "gone now")
+        + "): not stored this time; the next ingest reads it again",
     )
 
 
-def _head(path: str) -> tuple[str, str]:
+def _head(path: str, hashed: tuple | None = None) -> tuple[str, str]:
     """The first HEAD_BYTES decoded (up to the last whole line), and the file's encoding."""
-    with open_decompressed(path) as fh:
+    with open_decompressed(path, check=_same(hashed)) as fh:
         data = fh.read(HEAD_BYTES)
         whole = not fh.read(1)
     if whole:
@@ -160,9 +193,10 @@ def _head(path: str) -> tuple[str, str]:
     return text, encoding
 
 
-def lines(path: str, encoding: str) -> Iterator[str]:
-    """The file's lines as ``lines_of(decode(bytes))`` gives them, read one at a time."""
-    with io.TextIOWrapper(open_decompressed(path), encoding=encoding, newline="\n") as fh:
+def lines(path: str, encoding: str, hashed: tuple | None = None) -> Iterator[str]:
+    """The file's lines as ``lines_of(decode(bytes))`` gives them, read one at a time (from the file hashed, of
+    ``identity`` ``hashed``)."""
+    with io.TextIOWrapper(open_decompressed(path, check=_same(hashed)), encoding=encoding, newline="\n") as fh:
         ended = True
         for n, line in enumerate(fh, 1):
             ended = line.endswith("\n")
@@ -287,7 +321,7 @@ def _parse(out: Outcome, how: StreamJob, sink: StageSink, batch_rows: int) -> Pa
         parsed = Parsed(tool=how.module.TOOL, format=how.fmt, sink=sink, batch_rows=batch_rows)
 
         def open_lines(encoding: str = encoding) -> Iterator[str]:
-            return lines(out.path, encoding)
+            return lines(out.path, encoding, how.identity)
 
         try:
             how.module.parse_stream(open_lines, how.fmt, parsed, name=out.path)
@@ -325,6 +359,8 @@ def write_file(
             parsed = _parse(out, how, sink, batch_rows or STREAM_BATCH_ROWS)
         except NotStreamable:
             return False
+        except _Swapped:
+            out.error = _changed(out, hashed=how.identity, swapped=True)
         except (ParseError, _Unfit) as e:
             if isinstance(e, _Unfit):
                 out.error = e.error
@@ -337,7 +373,7 @@ def write_file(
                 raise
             out.error = _bug(f"{type(e).__name__}: {e}")  # a parser bug must not lose the others
         if not out.error:
-            out.error = _changed(out)  # appended to while it was parsed: its rows are not those of its SHA-256
+            out.error = _changed(out, hashed=how.identity)  # changed while parsed: its rows are not its SHA-256's
         if out.error:
             writer.record_error(con, out)
             return True
