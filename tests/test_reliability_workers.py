@@ -89,17 +89,10 @@ def test_a_worker_killed_by_sigterm_is_one_of_the_pool_whose_others_the_pool_end
     _nothing_left(below)
 
 
-def test_a_killed_notebook_worker_is_named_with_its_signal(tmp_path):
+def test_a_killed_notebook_worker_is_named_with_its_signal(tmp_path, seed_db):
     """reliability-3: SIGKILL of one notebook worker while notebooks run (here `run` of 3 notebooks, the pool
-    `build` uses)."""
-    db = tmp_path / "t.duckdb"
-    r = subprocess.run(
-        [sys.executable, "-m", "storagelab", "ingest", str(RAW), "--db", str(db), "--no-parquet"],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")),
-    )
-    assert r.returncode == 0, r.stderr
+    `build` uses), on the session's ingest of data/raw/ (seed_db: the notebooks only read it; issue 28)."""
+    db = seed_db
     out = tmp_path / "reports"
     nbs = ["01_vdev_scaling", "02_recordsize", "03_sector63"]
     r, pid, below = _kill_one_worker(
