@@ -1,3 +1,4 @@
+import importlib
 import os
 import pickle
 import shutil
@@ -433,6 +434,32 @@ def pytest_terminal_summary(terminalreporter):
             f"background {name}: {started - _T0:.0f} s to {ended - _T0:.0f} s into the session "
             f"(the tests ended at {time.time() - _T0:.0f} s)"
         )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    """Under pytest-xdist every worker imports every test module. In a fresh clone (no __pycache__/) each import is
+    pytest's assertion rewrite and a compile, 8 s of CPU per worker, the same work twice, at the same time, in
+    the same order. So worker i of n first imports them starting i/n of the way through the list (gw1 of 2: from
+    the middle): each module is rewritten once, by whichever worker reaches it first, and read from its .pyc by the
+    others; the collection that follows finds them imported (issue 28)."""
+    config = session.config
+    worker = _worker_id(config)
+    if worker is None or config.option.collectonly:
+        return
+    here = Path(__file__).resolve().parent
+    if [Path(config.invocation_params.dir, a).resolve() for a in config.args] != [here]:
+        return  # a selection of files: only those are imported
+    i, n = int(worker.removeprefix("gw")), int(config.workerinput.get("workercount", 1))
+    files = sorted(here.glob("test_*.py"))
+    start = i * len(files) // max(n, 1)
+    if start == 0:
+        return
+    for f in files[start:] + files[:start]:
+        try:
+            importlib.import_module(f.stem)
+        except Exception:  # the collection imports it again and reports the error as usual
+            sys.modules.pop(f.stem, None)
 
 
 def pytest_collection_finish(session):

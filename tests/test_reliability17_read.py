@@ -30,7 +30,7 @@ def test_sigterm_ends_a_sql_stuck_on_a_fuse_mount_that_never_answers(tmp_path, s
         (src / "x.duckdb").write_bytes(b"")
         return ["sql", "--db", str(mnt / "x.duckdb"), "select 1"]
 
-    assert ctrl_c_when_stuck(tmp_path, argv, sig) == (
+    assert ctrl_c_when_stuck(tmp_path, argv, sig, grace=0.5) == (  # the watcher's grace 0.5 s, not 3 s (issue 28)
         143,
         "",
         "storagelab sql: terminated (SIGTERM) while reading a file system that does not answer (a FUSE or network "

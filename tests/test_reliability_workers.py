@@ -89,17 +89,10 @@ def test_a_worker_killed_by_sigterm_is_one_of_the_pool_whose_others_the_pool_end
     _nothing_left(below)
 
 
-def test_a_killed_notebook_worker_is_named_with_its_signal(tmp_path):
+def test_a_killed_notebook_worker_is_named_with_its_signal(tmp_path, seed_db):
     """reliability-3: SIGKILL of one notebook worker while notebooks run (here `run` of 3 notebooks, the pool
-    `build` uses)."""
-    db = tmp_path / "t.duckdb"
-    r = subprocess.run(
-        [sys.executable, "-m", "storagelab", "ingest", str(RAW), "--db", str(db), "--no-parquet"],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(ROOT / "lib")),
-    )
-    assert r.returncode == 0, r.stderr
+    `build` uses), on the session's ingest of data/raw/ (seed_db: the notebooks only read it; issue 28)."""
+    db = seed_db
     out = tmp_path / "reports"
     nbs = ["01_vdev_scaling", "02_recordsize", "03_sector63"]
     r, pid, below = _kill_one_worker(
@@ -126,14 +119,18 @@ def _slow() -> int:
     return 1
 
 
-def test_a_worker_killed_while_it_sends_its_result_does_not_hang_the_pool():
+def test_a_worker_killed_while_it_sends_its_result_does_not_hang_the_pool(monkeypatch):
     """Seen in 2 of 16 ingests with one worker SIGKILLed: killed in the middle of sending its result, the pool's
     manager thread waited for the rest of the message for ever (the other worker kept the pipe open), and the
-    ingest with it. Here the kill comes exactly there: once the worker blocks writing to the result pipe."""
+    ingest with it. Here the kill comes exactly there: once the worker blocks writing to the result pipe. (The pool,
+    stuck, never notices the death itself: pool_result ends the rest after NOTICE_S, 0.5 s here instead of 5 s, the
+    same way; issue 28.)"""
     from concurrent.futures import ProcessPoolExecutor
 
+    from storagelab import pool_deaths
     from storagelab.pool_deaths import WorkerDied, pool_result
 
+    monkeypatch.setattr(pool_deaths, "NOTICE_S", 0.5)
     pool = ProcessPoolExecutor(max_workers=2)
     other = pool.submit(_slow)
     # 64 MiB: a result the worker writes 64 KiB (a pipe's buffer) at a time while this thread's loop below keeps the
