@@ -564,3 +564,12 @@ def default_runs(project_built):
         assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
         runs.update({nb.stem: _default_run(nb) for nb in nbs if nb.stem in stale})
     return runs
+
+
+def their_folder(parent: Path, name: str = "theirs") -> Path:
+    """A folder ``parent/name`` (0755) of the second user's (uid 1002, `storagelab-rel5` in the attack tests): what the
+    reliability campaigns plant their files in."""
+    theirs = parent / name
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, 1002, 1002)
+    return theirs

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import their_folder
 
 from storagelab.lab import leftovers
 from storagelab.lab.bonnie import run_bonnie
@@ -73,9 +74,7 @@ def test_python_and_loader_paths_naming_another_users_folder_are_refused(tmp_pat
     loader's paths (LD_LIBRARY_PATH, LD_PRELOAD) reach every program run (fio, bonnie++, java) the same way."""
     from storagelab import ownership  # noqa: PLC0415
 
-    theirs = tmp_path / "theirs"
-    theirs.mkdir(mode=0o755)
-    os.chown(theirs, 1002, 1002)
+    theirs = their_folder(tmp_path)
     for var, value in (
         ("PYTHONPATH", f"/usr/lib:{theirs}"),
         ("PYTHONHOME", str(theirs)),

@@ -7,6 +7,7 @@ import os
 import subprocess
 
 import pytest
+from conftest import their_folder
 from test_reliability5_processes import _as_user
 from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
 
@@ -33,9 +34,7 @@ def test_a_refused_exports_clean_up_removes_only_the_folders_it_made_not_what_a_
 
     from storagelab import dataset  # noqa: PLC0415
 
-    theirs = shared_tmp / "theirs"
-    theirs.mkdir(mode=0o755)
-    os.chown(theirs, 1002, 1002)
+    theirs = their_folder(shared_tmp)
     elsewhere = shared_tmp / "elsewhere"
     (elsewhere / "a" / "_storagelab").mkdir(parents=True)  # empty folders of root's, kept by whoever made them
     real = dataset._owned_folder
@@ -62,9 +61,7 @@ def test_an_empty_search_path_entry_is_the_working_folder_and_is_checked(tmp_pat
     """`cd THEIRS; PATH=:/usr/bin:/bin storagelab lab fio ...` (THEIRS the user's folder, their `fio` in it) -> rc 0
     and "their fio ran as uid 0": an empty entry of PATH is the working folder (execvp, shutil.which), and the check
     skipped it. PYTHONPATH's and LD_LIBRARY_PATH's empty entries are the working folder too; PATH set but empty is."""
-    theirs = tmp_path / "theirs"
-    theirs.mkdir(mode=0o755)
-    os.chown(theirs, 1002, 1002)
+    theirs = their_folder(tmp_path)
     monkeypatch.chdir(theirs)
     for var, value in (
         ("PATH", ":/usr/bin:/bin"),
@@ -87,9 +84,7 @@ def test_a_relative_entry_is_checked_from_the_folder_the_kernels_run_in_too(tmp_
     now checked from both folders. PYTHONPLATLIBDIR (the standard library's folder under Python's prefix) too."""
     import sys  # noqa: PLC0415
 
-    theirs = tmp_path / "theirs"
-    theirs.mkdir(mode=0o755)
-    os.chown(theirs, 1002, 1002)
+    theirs = their_folder(tmp_path)
     kernels = tmp_path / "clone" / "notebooks"
     kernels.mkdir(parents=True)
     here = tmp_path / "r" / "a" / "b"
@@ -111,9 +106,7 @@ def test_font_iconv_locale_and_loader_output_paths_of_another_user_are_refused(t
     """Reliability-16 Low, left: FONTCONFIG_FILE/FONTCONFIG_PATH naming the user's folder (their configuration's
     <include>s and fonts read as root). The same for glibc's GCONV_PATH (iconv's shared objects), LOCPATH, and the
     loader's LD_DEBUG_OUTPUT/LD_PROFILE_OUTPUT (files written by name there)."""
-    theirs = tmp_path / "theirs"
-    theirs.mkdir(mode=0o755)
-    os.chown(theirs, 1002, 1002)
+    theirs = their_folder(tmp_path)
     for var, value in (
         ("FONTCONFIG_FILE", f"{theirs}/fonts.conf"),
         ("FONTCONFIG_PATH", str(theirs)),

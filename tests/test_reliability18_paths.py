@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import their_folder
 
 from storagelab import ownership
 
@@ -54,9 +55,7 @@ def test_jupyters_empty_and_slash_entries_are_the_working_folder_and_are_checked
     check skipped the first and passed "/" as root's. JUPYTER_PATH (kernels, lab extensions) is read the same way."""
     import jupyter_core.paths  # noqa: PLC0415
 
-    theirs = tmp_path / "theirs"
-    theirs.mkdir(mode=0o755)
-    os.chown(theirs, 1002, 1002)
+    theirs = their_folder(tmp_path)
     monkeypatch.chdir(theirs)
     for var, value in (
         ("JUPYTER_CONFIG_PATH", ":/etc/jupyter"),
