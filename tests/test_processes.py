@@ -77,7 +77,13 @@ class Running:
         """Send ``sig`` to the command alone; then nothing of ``tree`` survives and both pipes reach EOF."""
         assert tree, "the command had no child to check"
         self.p.send_signal(sig)
-        assert self.p.wait(DEADLINE) in (-sig, 128 + sig)  # killed, or (lab) it ended its run and exited
+        try:
+            code = self.p.wait(DEADLINE)
+        except subprocess.TimeoutExpired:  # leave nothing behind (a lost SIGTERM left a lab bonnie and its stopped
+            for p in [self.p, *_alive(tree)]:  # bonnie++ running, holding the dead session's pipes)
+                p.kill()
+            pytest.fail(f"still running {DEADLINE} s after signal {sig}:\n{self.output()}")
+        assert code in (-sig, 128 + sig)  # killed, or (lab) it ended its run and exited
         end = time.monotonic() + DEADLINE
         while time.monotonic() < end and _alive(tree):
             time.sleep(0.05)
