@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -80,3 +81,18 @@ def ctrl_c_when_stuck(
             cmd.wait(30)
         subprocess.run(["fusermount", "-u", str(mnt)], stderr=subprocess.DEVNULL)
         fs.wait(10)
+
+
+def test_the_stuck_watcher_never_takes_a_stop_signal_itself():
+    """The watcher thread started with Ctrl-C, SIGTERM and SIGHUP unblocked, so the kernel gave it a process's
+    signal whenever the main thread held it: spark-ingest holds Ctrl-C while its JVM starts, the watcher took it,
+    the command ended mid-start and the half-started JVM held the pipes (test_spark's Ctrl-C test, in two
+    clean-clone runs, once reliability-18 watched every command). It is started with them blocked."""
+    from storagelab import stuck  # noqa: PLC0415
+
+    with stuck.exit_when_stuck("storagelab test: stuck"):
+        watcher = next(t for t in threading.enumerate() if getattr(t, "_target", None) is stuck._watch)
+        status = Path(f"/proc/self/task/{watcher.native_id}/status").read_text()
+    blocked = int(next(x for x in status.splitlines() if x.startswith("SigBlk:")).split()[1], 16)
+    assert [sig for sig in stuck.WATCHED if not blocked & 1 << (sig - 1)] == []
+    assert not signal.pthread_sigmask(signal.SIG_BLOCK, set()) & set(stuck.WATCHED)  # the main thread's as before

@@ -80,11 +80,18 @@ def exit_when_stuck(line: str) -> Iterator[None]:
         return
     done = threading.Event()
     watcher = threading.Thread(target=_watch, args=(status_file, line, done), daemon=True)
+    # the watcher never takes the stop signals itself: started with them blocked (a thread starts with its creator's
+    # mask), they go to the main thread, or wait while it holds them (spark-ingest holds Ctrl-C while its JVM starts;
+    # the watcher took it there, the command ended mid-start and the half-started JVM held the pipes: test_spark's
+    # Ctrl-C test, after reliability-18 watched every command)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
     try:
         watcher.start()
     except RuntimeError:  # no thread to be had (the user's processes at `ulimit -u`): the block runs unwatched, as
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         yield  # before this watch; it ended in a traceback ("can't start new thread", reliability-17)
         return
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     _LINES.append(line)
     try:
         yield
