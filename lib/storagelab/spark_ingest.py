@@ -251,6 +251,11 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
             # reliability-18: the Python workers (`python -m pyspark.daemon`) run in the working folder, first on
             # their sys.path: `cd THEIRS; storagelab spark-ingest` imported their pyspark/ as uid 0
             .config("spark.executorEnv.PYTHONSAFEPATH", "1")
+            # reliability-19: Spark 4's launcher puts its default "hive-jackson/*" first on the JVM's class path,
+            # which the JVM reads from the working folder: `cd THEIRS; storagelab spark-ingest` ran their
+            # org.apache.spark.deploy.SparkSubmit as root. It is meant under Spark's home: named there
+            .config("spark.driver.defaultExtraClassPath", _hive_jackson())
+            .config("spark.executor.defaultExtraClassPath", _hive_jackson())
             .getOrCreate()
         )
     except BaseException:
@@ -258,6 +263,13 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
         raise
     _TMP[id(spark)] = tmp
     return spark
+
+
+def _hive_jackson() -> str:
+    """Spark's default extra class path ("hive-jackson/*", relative), under the home of the Spark that runs."""
+    from pyspark.find_spark_home import _find_spark_home  # noqa: PLC0415 - optional dependency (spark extra)
+
+    return os.path.join(os.path.abspath(_find_spark_home()), "hive-jackson", "*")
 
 
 # pyspark's variables that make a session use a Spark it did not start: a running JVM's gateway (its port and secret,
