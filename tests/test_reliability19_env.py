@@ -40,11 +40,13 @@ def test_bash_env_of_spark_submits_shell_is_checked_like_a_startup_file(tmp_path
     assert ownership.environment_refusal({"BASH_ENV": str(own)}) is None
 
 
-def test_spark_ingests_jvm_does_not_take_classes_from_the_working_folder(monkeypatch):
+def test_spark_ingest_takes_neither_spark_nor_classes_from_the_working_folder(tmp_path, monkeypatch):
     """`cd THEIRS; storagelab spark-ingest IN OUT` -> "their SparkSubmit ran as root" (their jar in THEIRS/hive-jackson/,
     no variable needed): Spark 4's launcher puts its default `spark.driver.defaultExtraClassPath`, "hive-jackson/*",
     first on the JVM's class path, relative, so the JVM reads it from the working folder. The session names it under
-    Spark's home (the builder recorded here: no JVM)."""
+    Spark's home (the builder recorded here: no JVM). And `cd THEIRS/sub` with THEIRS/bin/spark-submit and THEIRS/jars/
+    -> "their spark-submit ran as uid 0": pyspark (and spark-submit's find-spark-home) tries the working folder's
+    parent first as Spark's home. The session names pyspark's own in SPARK_HOME."""
     pytest.importorskip("pyspark")
     import zipfile  # noqa: PLC0415
 
@@ -63,8 +65,17 @@ def test_spark_ingests_jvm_does_not_take_classes_from_the_working_folder(monkeyp
         def __getattr__(self, name):
             return lambda *a: (settings.__setitem__(*a) if name == "config" else None) or self
 
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "spark-submit").write_text("#!/bin/sh\n")
+    (tmp_path / "jars").mkdir()
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    monkeypatch.setenv("SPARK_HOME", "-")
+    monkeypatch.delenv("SPARK_HOME")  # unset, and unset again after the test (the session sets it)
+    assert _find_spark_home() == str(tmp_path)  # pyspark's own reading: the working folder's parent
     monkeypatch.setattr(SparkSession, "builder", Builder())
     spark_ingest.stop(spark_ingest.session())
+    assert os.environ["SPARK_HOME"] != str(tmp_path) and Path(os.environ["SPARK_HOME"], "jars", launcher.name).is_file()
     for key in ("spark.driver.defaultExtraClassPath", "spark.executor.defaultExtraClassPath"):
         value = settings.get(key) or ""
         assert os.path.isabs(value) and value.endswith("/hive-jackson/*"), (key, value)
