@@ -19,8 +19,7 @@ def test_bash_env_of_spark_submits_shell_is_checked_like_a_startup_file(tmp_path
     """`cd THEIRS; BASH_ENV=x.sh storagelab spark-ingest IN OUT` -> "bash_env ran as uid 0" three times (in
     spark-submit, spark-class and a subshell): pyspark starts Spark through bash scripts, and bash runs BASH_ENV's
     file first, a relative name from the working folder. The check did not know the variable."""
-    import pyspark  # noqa: PLC0415
-
+    pyspark = pytest.importorskip("pyspark")
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     assert submit.read_text().splitlines()[0] == "#!/usr/bin/env bash"  # the shell that reads BASH_ENV
     theirs = tmp_path / "theirs"
@@ -80,3 +79,19 @@ def test_spark_ingest_takes_neither_spark_nor_classes_from_the_working_folder(tm
         value = settings.get(key) or ""
         assert os.path.isabs(value) and value.endswith("/hive-jackson/*"), (key, value)
         assert Path(value).parent.parent.samefile(_find_spark_home()), (key, value)
+
+
+@_ROOT_ONLY
+def test_the_spark_launchers_java_options_are_checked(tmp_path):
+    """`SPARK_LAUNCHER_OPTS=-javaagent:/tmp/theirs/agent.jar storagelab spark-ingest IN OUT` -> "their agent ran as
+    root": spark-class runs Spark's launcher, a JVM of its own, with these options; the check knew the other JVMs'."""
+    pyspark = pytest.importorskip("pyspark")
+    spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
+    assert '"$RUNNER" -Xmx128m $SPARK_LAUNCHER_OPTS -cp' in spark_class.read_text()
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, 1002, 1002)
+    said = ownership.environment_refusal({"SPARK_LAUNCHER_OPTS": f"-javaagent:{theirs}/agent.jar"})
+    assert said is not None and said.startswith(
+        f"the environment's SPARK_LAUNCHER_OPTS ({theirs}): {theirs} is another"
+    )

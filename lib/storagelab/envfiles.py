@@ -1,4 +1,4 @@
-"""Files the environment names that a shell storagelab starts runs before its own script (reliability-19).
+"""What the shells and JVMs spark-ingest starts read from the environment before their own code (reliability-19).
 
 Every non-interactive bash runs the file BASH_ENV names first: spark-ingest starts Spark through pyspark's
 ``bin/spark-submit``, a bash script that runs ``spark-class``, another. `cd THEIRS; BASH_ENV=x.sh storagelab
@@ -10,6 +10,17 @@ value is refused (a plain path is not)."""
 from __future__ import annotations
 
 SHELL_FILES = ("BASH_ENV",)
+# the JVMs' option variables (ownership.environment_refusal checks the folder of each path in them, reliability-14/15);
+# reliability-19: spark-class runs Spark's launcher, a JVM of its own, with SPARK_LAUNCHER_OPTS
+# (`SPARK_LAUNCHER_OPTS=-javaagent:/tmp/theirs/agent.jar storagelab spark-ingest ...` -> "their agent ran as root")
+JAVA_OPTIONS = (
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "SPARK_SUBMIT_OPTS",
+    "SPARK_DAEMON_JAVA_OPTS",
+    "SPARK_LAUNCHER_OPTS",
+)
 
 
 def expansion_refusal(environ) -> str | None:

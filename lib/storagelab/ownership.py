@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from .envfiles import SHELL_FILES, expansion_refusal
+from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal
 from .errors import StoragelabError
 
 
@@ -368,7 +368,6 @@ SUBMIT_ARGUMENTS = ("PYSPARK_SUBMIT_ARGS",)
 # variables, whose -javaagent:/-agentpath:/-Xbootclasspath entries load code before Spark's (reliability-14): the
 # folder of each entry is checked as a PATH entry is
 ENVIRONMENT_CLASSPATHS = ("SPARK_DIST_CLASSPATH", "YARN_CONF_DIR", "CLASSPATH")
-JAVA_OPTIONS = ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "SPARK_SUBMIT_OPTS", "SPARK_DAEMON_JAVA_OPTS")
 _JAVA_CODE = re.compile(r"(?:-javaagent:|-agentpath:|-Xbootclasspath/[ap]?:?|-Djava\.ext\.dirs=)([^=\s]+)")
 
 
