@@ -75,6 +75,7 @@ def test_spark_ingest_takes_neither_spark_nor_classes_from_the_working_folder(tm
     monkeypatch.setattr(SparkSession, "builder", Builder())
     spark_ingest.stop(spark_ingest.session())
     assert os.environ["SPARK_HOME"] != str(tmp_path) and Path(os.environ["SPARK_HOME"], "jars", launcher.name).is_file()
+    assert settings["spark.api.mode"] == "classic"  # SPARK_API_MODE=connect: a Spark Connect client, a traceback
     for key in ("spark.driver.defaultExtraClassPath", "spark.executor.defaultExtraClassPath"):
         value = settings.get(key) or ""
         assert os.path.isabs(value) and value.endswith("/hive-jackson/*"), (key, value)

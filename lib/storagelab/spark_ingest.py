@@ -253,6 +253,8 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
             # reliability-18: the Python workers (`python -m pyspark.daemon`) run in the working folder, first on
             # their sys.path: `cd THEIRS; storagelab spark-ingest` imported their pyspark/ as uid 0
             .config("spark.executorEnv.PYTHONSAFEPATH", "1")
+            # reliability-19: SPARK_API_MODE=connect or SPARK_CONNECT_MODE=1 made it a Spark Connect client (a traceback)
+            .config("spark.api.mode", "classic")
             # reliability-19: Spark 4's launcher puts its default "hive-jackson/*" first on the JVM's class path,
             # which the JVM reads from the working folder: `cd THEIRS; storagelab spark-ingest` ran their
             # org.apache.spark.deploy.SparkSubmit as root. It is meant under Spark's home: named there
