@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal
 from .errors import StoragelabError
 
 
@@ -356,7 +357,7 @@ BROWSERS = "BROWSER"  # reliability-15: the commands `storagelab lab` opens its 
 # files read by name (reliability-15): IPython runs PYTHONSTARTUP in every kernel (`run PYTHONSTARTUP=theirs.py`:
 # "startup ran as uid 0"); JupyterLab takes its token from JUPYTER_TOKEN_FILE (a token the user knows opens root's
 # JupyterLab to them). Their folder is checked as a PATH entry is, and the file must not be another user's
-ENVIRONMENT_FILES = ("PYTHONSTARTUP", "JUPYTER_TOKEN_FILE", "FONTCONFIG_FILE", "LD_DEBUG_OUTPUT")  # r-17: the last two
+ENVIRONMENT_FILES = ("PYTHONSTARTUP", "JUPYTER_TOKEN_FILE", "FONTCONFIG_FILE", "LD_DEBUG_OUTPUT", *SHELL_FILES)
 # libraries the dynamic loader loads into every program run, named by path, blanks or colons between
 # (reliability-16): the folder of each is checked as a PATH entry is
 LOADED_LIBRARIES = ("LD_PRELOAD", "LD_AUDIT")
@@ -367,7 +368,6 @@ SUBMIT_ARGUMENTS = ("PYSPARK_SUBMIT_ARGS",)
 # variables, whose -javaagent:/-agentpath:/-Xbootclasspath entries load code before Spark's (reliability-14): the
 # folder of each entry is checked as a PATH entry is
 ENVIRONMENT_CLASSPATHS = ("SPARK_DIST_CLASSPATH", "YARN_CONF_DIR", "CLASSPATH")
-JAVA_OPTIONS = ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "SPARK_SUBMIT_OPTS", "SPARK_DAEMON_JAVA_OPTS")
 _JAVA_CODE = re.compile(r"(?:-javaagent:|-agentpath:|-Xbootclasspath/[ap]?:?|-Djava\.ext\.dirs=)([^=\s]+)")
 
 
@@ -463,7 +463,7 @@ def environment_refusal(environ=None) -> str | None:
                 "names written or read there as you (a Jupyter kernel's startup scripts, its connection file); "
                 f"unset {var} or give a folder of your own"
             )
-    return None
+    return expansion_refusal(environ)  # reliability-19: BASH_ENV's value is expanded by bash (envfiles)
 
 
 def _in_a_removed_folder(given: str) -> bool:

@@ -234,6 +234,8 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
         raise StoreError(why)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if "SPARK_HOME" not in os.environ:  # reliability-19: else pyspark's first guess is the working folder's parent
+        os.environ["SPARK_HOME"] = _spark_home()
 
     tmp = private_tmp()
     builder = SparkSession.builder
@@ -251,6 +253,13 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
             # reliability-18: the Python workers (`python -m pyspark.daemon`) run in the working folder, first on
             # their sys.path: `cd THEIRS; storagelab spark-ingest` imported their pyspark/ as uid 0
             .config("spark.executorEnv.PYTHONSAFEPATH", "1")
+            # reliability-19: SPARK_API_MODE=connect or SPARK_CONNECT_MODE=1 made it a Spark Connect client (a traceback)
+            .config("spark.api.mode", "classic")
+            # reliability-19: Spark 4's launcher puts its default "hive-jackson/*" first on the JVM's class path,
+            # which the JVM reads from the working folder: `cd THEIRS; storagelab spark-ingest` ran their
+            # org.apache.spark.deploy.SparkSubmit as root. It is meant under Spark's home: named there
+            .config("spark.driver.defaultExtraClassPath", os.path.join(os.environ["SPARK_HOME"], "hive-jackson", "*"))
+            .config("spark.executor.defaultExtraClassPath", os.path.join(os.environ["SPARK_HOME"], "hive-jackson", "*"))
             .getOrCreate()
         )
     except BaseException:
@@ -258,6 +267,23 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
         raise
     _TMP[id(spark)] = tmp
     return spark
+
+
+def _spark_home() -> str:
+    """The Spark beside pyspark. pyspark's own search (and bin/spark-submit's, which runs it again) tries the working
+    folder's parent first: `cd THEIRS/sub; storagelab spark-ingest` ran their bin/spark-submit as root (a jars/
+    folder beside it was all it took; /tmp/bin and /tmp/jars, which anyone can make, serve every folder in /tmp)."""
+    from importlib.util import find_spec  # noqa: PLC0415
+
+    spec = find_spec("pyspark")
+    module_home = os.path.dirname(os.path.abspath(spec.origin)) if spec and spec.origin else ""
+    for home in (os.path.join(module_home, "spark-distribution"), module_home, os.path.join(module_home, "..", "..")):
+        home = os.path.abspath(home)
+        if os.path.isfile(os.path.join(home, "bin", "spark-submit")) and any(
+            os.path.isdir(os.path.join(home, d)) for d in ("jars", "assembly")
+        ):
+            return home
+    raise StoreError("no Spark (bin/spark-submit and jars/) beside pyspark: set SPARK_HOME to your Spark's folder")
 
 
 # pyspark's variables that make a session use a Spark it did not start: a running JVM's gateway (its port and secret,
