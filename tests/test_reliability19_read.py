@@ -50,3 +50,21 @@ def test_a_huge_log_rewritten_in_place_after_its_hash_is_not_stored_with_the_new
         assert con.execute(
             "select message like 'the file changed while it was read (%' from ingest_errors"
         ).fetchall() == [(True,)]
+
+
+def test_an_unfinished_ingest_s_relative_path_does_not_spin_the_reader():
+    # the attack: another user's database whose meta lists an unfinished ingest of `gone/a/b` (relative, missing);
+    # root's `sql --db` of it looked for the folder holding it, reached "", and spun at 100% CPU for ever
+    import json
+    import threading
+
+    from storagelab import database
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE meta (key VARCHAR, value VARCHAR)")
+    con.execute("INSERT INTO meta VALUES (?, ?)", [database.UNFINISHED, json.dumps([["x", "gone/a/b"]])])
+    said = []
+    reader = threading.Thread(target=lambda: said.append(database.unfinished_ingest(con, "t.db")), daemon=True)
+    reader.start()
+    reader.join(5)
+    assert said and "run `storagelab ingest . --db t.db` (a folder holding it)" in said[0]  # main: still spinning
