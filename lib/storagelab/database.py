@@ -476,11 +476,13 @@ def unfinished_ingest(con: duckdb.DuckDBPyConnection, db: Path | str) -> str | N
 
 
 def _holding(path: str) -> str:
-    """The nearest folder holding ``path`` that exists."""
-    parent = os.path.dirname(path.rstrip("/")) or "/"
-    while not os.path.isdir(parent):
+    """The nearest folder holding ``path`` that exists (``.`` for a relative path none of whose folders does).
+    Reliability-19 (h8): a relative path (another user's database can list any) reached ``""``, which
+    ``os.path.dirname`` keeps, and root's `sql --db` of it spun at 100% CPU for ever."""
+    parent = os.path.dirname(path.rstrip("/")) or ("/" if path.startswith("/") else ".")
+    while parent and not os.path.isdir(parent):
         parent = os.path.dirname(parent)
-    return parent
+    return parent or "."
 
 
 def not_built(con: duckdb.DuckDBPyConnection, db: Path | str) -> str | None:

@@ -80,10 +80,16 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
     try:
         h, n = hashlib.sha256(), 0
         with open_input(job.path) as fh:
+            # reliability-19 (h8): the identity is taken before the hash's first read and must be the same after
+            # its last: taken after it only, a rewrite in place (same inode, size and mtime) between the last read
+            # and the fstat gave the new content's identity, which every later open matched, and the first
+            # content's SHA-256 was stored with the second's rows (a write changes the ctime, which no user sets)
+            hashed = identity(os.fstat(fh.fileno()))
             while block := fh.read(_BLOCK):
                 h.update(block)
                 n += len(block)
-            hashed = identity(os.fstat(fh.fileno()))
+            if identity(os.fstat(fh.fileno())) != hashed:
+                raise _Swapped
         out.sha256 = h.hexdigest()
         if (changed := _changed(job, n, hashed)) is not None:
             out.error = changed
