@@ -26,6 +26,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from . import stopsignals
+
 INGEST_STUCK = (
     "storagelab ingest: interrupted while reading a file system that does not answer (a FUSE or network mount?); "
     "every file written before the stop is in the database, run ingest again to finish"
@@ -35,7 +37,6 @@ POLL = 0.25  # seconds between two looks at /proc/self/task/<main>/status
 
 
 WATCHED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the signals storagelab handles in Python to stop
-_SAID: dict[int, str] = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}
 
 
 def _signal_waiting(status: str) -> int | None:
@@ -58,7 +59,7 @@ def _watch(status_file: str, line: str, done: threading.Event) -> None:
         since = (since or time.monotonic()) if waiting else None
         if waiting and since is not None and time.monotonic() - since >= GRACE and not done.is_set():
             line = _LINES[-1] if _LINES else line  # the innermost block's (build's ingest: the ingest's line)
-            said = line if waiting == signal.SIGINT else line.replace("interrupted", _SAID[waiting], 1)
+            said = line if waiting == signal.SIGINT else line.replace("interrupted", stopsignals.WHAT[waiting], 1)
             os.write(2, (said + "\n").encode())
             os._exit(128 + waiting)
 
