@@ -214,6 +214,18 @@ def failing(cls, obj, protocol=None):
 def no_memory(*args):
     raise MemoryError
 red.ForkingPickler.dumps, cfp.format_exception = classmethod(failing), no_memory
+if what == "result":  # the manager thread unpickles a result: MemoryError, then a lock it cannot allocate as it
+    import multiprocessing.connection as mc, os, threading  # formats that error
+    parent, recv = os.getpid(), mc.Connection.recv
+    def recv_failing(self):
+        if os.getpid() == parent and threading.current_thread() is not threading.main_thread():
+            seen.append(self)
+            if len(seen) == 2:
+                raise MemoryError
+        return recv(self)
+    def no_lock(*args):
+        raise RuntimeError("can't allocate read lock")
+    mc.Connection.recv, cfp.format_exception = recv_failing, no_lock
 import storagelab.pool_deaths as pool_deaths
 pool_deaths.SHUTDOWN_GRACE_S = 0.5  # the same kill of the idle workers, 4.5 s sooner (issue 28)
 if sys.argv[1] == "ingest":  # the pool for a few files too: the same chunks and stops as for 830 (issue 28)
@@ -228,14 +240,16 @@ sys.exit(main())
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("what", ["chunk", "stop"])
+@pytest.mark.parametrize("what", ["chunk", "stop", "result"])
 def test_an_ingest_whose_pool_feeder_thread_dies_of_memory_ends(tmp_path, what):
     """CI: "ulimit -v 790000: the ingest hung", after a feeder thread's traceback ending in MemoryError. A chunk the
     feeder could not send left its future pending for ever (no worker had died); a stop it could not send left
     the pool's shutdown waiting for that worker. Now: a chunk is one line, exit 2; a stop ends the workers and
     the ingest ends as it would have (exit 1: a file of no known format). No traceback. (data/raw/'s 38 files and
     that one, in 5 chunks of a two-worker pool: the pool as for data/raw/ and tests/fixtures/'s 830 files, which cost
-    5 s of CPU more; issue 28.)"""
+    5 s of CPU more; issue 28.) "result": the pool's manager thread ran out of memory unpickling a result, then
+    formatting that error ("can't allocate read lock"): a clean-clone run's low-memory test printed "Exception in
+    thread Thread-2" and its traceback; now one line naming it."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
     (tmp_path / "odd").mkdir()
     (tmp_path / "odd" / "not-a-log.txt").write_text("no tool printed this\n")
@@ -251,6 +265,12 @@ def test_an_ingest_whose_pool_feeder_thread_dies_of_memory_ends(tmp_path, what):
             "storagelab ingest: out of memory (FeederDied: out of memory: the process pool's feeder thread ended (it "
             "could not pickle a task to send to the workers)): raise the memory limit (ulimit -v), or give fewer "
             "files at a time or fewer --workers"
+        ])  # fmt: skip
+    elif what == "result":  # the manager thread's end: "Exception in thread Thread-2" in a clean-clone run
+        assert (p.returncode, lines) == (2, [
+            "storagelab ingest: out of memory (BrokenProcessPool: out of memory: the process pool's manager thread "
+            "ended (RuntimeError: can't allocate read lock)): raise the memory limit (ulimit -v), or give fewer files "
+            "at a time or fewer --workers"
         ])  # fmt: skip
     else:
         assert (p.returncode, lines) == (1, [])

@@ -223,16 +223,35 @@ def _quiet_feeder(pool) -> None:
     queue._on_queue_feeder_error = on_error
 
 
+NO_LOCK = "can't allocate"  # CPython's RuntimeError for a lock it could not allocate ("can't allocate read lock")
+
+
 def _quiet_threads(hook):
     """``hook`` but silent for a pool thread that could not start a thread, that ran out of memory, or the queue
     feeder thread's end (a MemoryError pickling a task, then often a second one, or "can't allocate read lock", as
-    the pool formats it): Python printed their tracebacks on stderr; pool_result and shut_down say it in one line."""
+    the pool formats it): Python printed their tracebacks on stderr; pool_result and shut_down say it in one line.
+    The manager thread ends the same way: a MemoryError while it unpickles a result, then "can't allocate read lock"
+    while it formats that error (a clean-clone run's `ulimit -v` test printed "Exception in thread Thread-2"). The
+    error is kept on the thread (``ended_on``) for the line that names it."""
 
     def quiet(args) -> None:
         e = args.exc_value
-        if isinstance(e, MemoryError) or (args.thread is not None and args.thread.name == "QueueFeederThread"):
-            return
-        if not (isinstance(e, RuntimeError) and NO_THREAD in str(e)):
+        out_of_memory = isinstance(e, MemoryError) or (
+            isinstance(e, RuntimeError) and (NO_THREAD in str(e) or NO_LOCK in str(e))
+        )
+        if args.thread is not None:
+            args.thread.ended_on = e
+        if not (out_of_memory or (args.thread is not None and args.thread.name == "QueueFeederThread")):
             hook(args)
 
     return quiet
+
+
+def thread_end(thread) -> str:
+    """What ended a pool thread that ended quietly (``_quiet_threads``), in a few words."""
+    e = getattr(thread, "ended_on", None)
+    if e is None:
+        return "why is not known"
+    if isinstance(e, RuntimeError) and NO_THREAD in str(e):
+        return "it could not start a thread"
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__

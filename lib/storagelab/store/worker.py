@@ -24,7 +24,7 @@ import pyarrow as pa
 from ..errors import ParseError
 from ..ingest_open import open_input
 from ..parsers import modules, parse_bytes, parser_version
-from ..pool_deaths import NO_THREAD, kill, pool_result, stopped_at_the_end, worker_died
+from ..pool_deaths import NO_THREAD, kill, pool_result, stopped_at_the_end, thread_end, worker_died
 from ..procs import worker_init
 from ..schema import all_tables, tool_tables
 from . import arrow
@@ -258,7 +258,7 @@ def _result(pool: ProcessPoolExecutor, fut: Future):
         if manager is not None and not manager.is_alive() and not fut.done():
             _kill_workers(pool)
             raise BrokenProcessPool(
-                "out of memory: the process pool's manager thread ended (it could not start a thread)"
+                f"out of memory: the process pool's manager thread ended ({thread_end(manager)})"
             ) from None
 
     return pool_result(fut, pool, DOING, FEWER, check=manager_gone)
