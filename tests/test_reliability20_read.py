@@ -1,0 +1,52 @@
+"""Reliability-20 (h1): the read side, attacked again (docs/reliability-20-read.md)."""
+
+import os
+import re
+
+import duckdb
+from conftest import FIXTURES
+
+from storagelab import store
+from storagelab.store import stream
+
+
+def a_log_and_another(tmp_path):
+    """A streamed clat log in ``tmp_path/logs`` (the ingest's path), and other bytes of its size (other latencies)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "ceph_clat.log"
+    text = (FIXTURES / "fio" / "published" / "fio-2.2.10-ceph-randread-4k-KERNEL_clat.log").read_text()
+    log.write_text(text)
+    return logs, log, re.sub(r"(?m)^(\d+), \d", r"\1, 9", text).encode()
+
+
+def ingested_and_refused(logs, tmp_path) -> tuple:
+    """Ingest ``logs``: (the number of files stored, whether the one error says the file changed while read)."""
+    store.ingest([logs], db_path=tmp_path / "x.db", manifest_path=tmp_path / "m.csv", parquet_dir=False, progress=False)
+    with duckdb.connect(str(tmp_path / "x.db"), read_only=True) as con:
+        n = con.execute("select count(*) from files").fetchone()[0]
+        said = con.execute("select message like 'the file changed while it was read (%' from ingest_errors").fetchall()
+    return n, said
+
+
+def test_a_huge_log_rewritten_in_the_same_second_on_a_coarse_clock_file_system_is_not_stored(tmp_path, monkeypatch):
+    # the attack (an ext2 image with 128-byte inodes, 1-second times): the user keeps their log's ctime in the
+    # current second (chmod to the same mode, every millisecond), and on root's first read rewrites it in place and
+    # puts the mtime back; inode, size, mtime and the 1-second ctime all stay, so the identity check passed and
+    # root's ingest stored the first content's SHA-256 with the second's rows (3 of 3, exit 0). A file system whose
+    # ctime does not move within its tick is modelled by an identity without the ctime.
+    logs, log, other = a_log_and_another(tmp_path)
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "identity", lambda st: (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    real = stream.detect
+
+    def rewritten_after_the_hash(head):
+        st = os.stat(log)
+        with open(log, "r+b") as w:  # in place: the inode stays
+            w.write(other)
+        os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns))
+        return real(head)
+
+    monkeypatch.setattr(stream, "detect", rewritten_after_the_hash)
+    # main: one file, the first content's SHA-256 with the second's latencies
+    assert ingested_and_refused(logs, tmp_path) == (0, [(True,)])
