@@ -50,3 +50,35 @@ def test_a_huge_log_rewritten_in_the_same_second_on_a_coarse_clock_file_system_i
     monkeypatch.setattr(stream, "detect", rewritten_after_the_hash)
     # main: one file, the first content's SHA-256 with the second's latencies
     assert ingested_and_refused(logs, tmp_path) == (0, [(True,)])
+
+
+def test_an_excerpt_of_a_log_swapped_for_a_huge_sparse_file_is_not_read_into_memory(tmp_path, monkeypatch):
+    # the attack: the user's stored log swapped for a 3 GiB sparse file (truncate -s 3G); root's report read it
+    # whole (3,119 MiB of memory, 20 s) before the SHA-256 said it was not the stored one; 16 MiB stand for it here
+    import hashlib
+
+    from storagelab import excerpts
+
+    log = tmp_path / "run.log"
+    log.write_bytes(b"1, 4890, 0, 4096, 0\n")
+    stored = hashlib.sha256(log.read_bytes()).hexdigest()
+    log.unlink()
+    with open(log, "wb") as f:
+        f.truncate(16 << 20)
+    reads = []
+    real = excerpts.open_input
+
+    def counted(path, *a, **k):
+        fh = real(path, *a, **k)
+        read = fh.read
+        fh.read = lambda n=-1: reads.append(n) or read(n)
+        return fh
+
+    monkeypatch.setattr(excerpts, "open_input", counted)
+    assert excerpts.Excerpts(tmp_path / "report").href(str(log), stored, 1, 1) is None
+    assert reads and all(0 < n <= 1 << 20 for n in reads)  # main: one read() of all 16 MiB
+    log.write_bytes(b"1, 4890, 0, 4096, 0\n")  # the stored bytes again: their excerpt
+    assert (
+        excerpts.Excerpts(tmp_path / "report").href(str(log), stored, 1, 1)
+        == "raw/" + next(p.name for p in (tmp_path / "report" / "raw").iterdir()) + "#L1"
+    )
