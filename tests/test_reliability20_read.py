@@ -82,3 +82,58 @@ def test_an_excerpt_of_a_log_swapped_for_a_huge_sparse_file_is_not_read_into_mem
         excerpts.Excerpts(tmp_path / "report").href(str(log), stored, 1, 1)
         == "raw/" + next(p.name for p in (tmp_path / "report" / "raw").iterdir()) + "#L1"
     )
+
+
+def _sleep(seconds: float) -> None:
+    import time
+
+    time.sleep(seconds)
+
+
+def test_ctrl_c_ends_an_ingest_whose_pool_worker_even_sigkill_does_not_end(monkeypatch, capfd):
+    # the attack: root's ingest of 1,500 logs on a bindfs mount, 2 workers, the mount stopped while a worker's
+    # request was in its hands (no signal cuts that wait short, SIGKILL included), then Ctrl-C: nothing said, the
+    # pool's manager thread awaited for ever (a second Ctrl-C ignored), only SIGTERM ended it. A worker that
+    # SIGKILL does not end is modelled by a kill that does not kill; os._exit by an exception saying its code.
+    import threading
+    import time
+    import types
+    from concurrent.futures import ProcessPoolExecutor
+
+    from storagelab import pool_deaths, stuck
+
+    class Exited(Exception):
+        pass
+
+    def exit_(code):
+        raise Exited(code)
+
+    monkeypatch.setattr(pool_deaths, "SHUTDOWN_GRACE_S", 0.1)
+    monkeypatch.setattr(pool_deaths, "kill", lambda procs: None)
+    monkeypatch.setattr(pool_deaths, "os", types.SimpleNamespace(write=os.write, _exit=exit_), raising=False)
+    monkeypatch.setattr(stuck, "_LINES", ["storagelab ingest: interrupted while reading (stuck line)"])
+    pool = ProcessPoolExecutor(max_workers=1)
+    said, procs = [], []
+
+    def stop():
+        try:
+            with pool_deaths.stopped_at_the_end(pool):
+                pool.submit(_sleep, 30)
+                procs.extend(pool._processes.values())
+                time.sleep(0.05)  # the task in the worker's hands
+                raise KeyboardInterrupt
+        except BaseException as e:  # noqa: BLE001 - what ended it
+            said.append(e)
+
+    try:
+        t = threading.Thread(target=stop, daemon=True)
+        t.start()
+        t.join(3)
+        assert said and isinstance(said[0], Exited) and said[0].args == (130,)  # main: still waiting
+        err = capfd.readouterr().err
+        assert "storagelab ingest: interrupted while reading (stuck line)\nnote: worker process " in err
+        assert "still waits for a file system that does not answer, even killed, and will end once it answers" in err
+    finally:
+        for p in procs:
+            p.kill()
+            p.join(5)
