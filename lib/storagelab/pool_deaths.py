@@ -181,23 +181,37 @@ def _await_manager(manager, queue, procs: list, finished: bool, error: BaseExcep
     """Wait for the pool's manager thread in steps. The workers are killed once the feeder has ended and they still
     run SHUTDOWN_GRACE_S later, and, stopped early, once they still run SHUTDOWN_GRACE_S after the stop whatever the
     feeder does: a worker that never ends (stopped by SIGSTOP, frozen, stuck in I/O) left the run hanging in
-    shutdown, 40 s and more (reliability-5). Stopped early (``error``), workers that even SIGKILL has not ended
-    SHUTDOWN_GRACE_S later end the command (``_unkillable``)."""
-    feeder_gone, stopped, killed = None, time.monotonic(), None
+    shutdown, 40 s and more (reliability-5). Stopped early (``error``), workers that even SIGKILL does not end end
+    the command (``_unkillable``)."""
+    feeder_gone, stopped = None, time.monotonic()
     while manager.is_alive():
         manager.join(0.5)
         feeder = getattr(queue, "_thread", None)
         if feeder is not None and not feeder.is_alive():
             feeder_gone = feeder_gone or time.monotonic()
             if time.monotonic() - feeder_gone >= SHUTDOWN_GRACE_S:
-                kill(procs)
-                feeder_gone, killed = None, killed or time.monotonic()
+                _kill(procs, finished, error)
+                feeder_gone = None
         if not finished and stopped is not None and time.monotonic() - stopped >= SHUTDOWN_GRACE_S:
-            kill(procs)
-            stopped, killed = None, killed or time.monotonic()
-        if not finished and killed is not None and time.monotonic() - killed >= SHUTDOWN_GRACE_S:
-            if alive := [p.pid for p in procs if p.exitcode is None]:
-                _unkillable(alive, error)
+            _kill(procs, finished, error)
+            stopped = None
+
+
+def _kill(procs: list, finished: bool, error: BaseException | None) -> None:
+    """``kill``; stopped early, workers that even SIGKILL did not end (within ``kill``'s wait) end the command."""
+    kill(procs)
+    if not finished and (alive := [p.pid for p in procs if p.exitcode is None and _running(p.pid)]):
+        _unkillable(alive, error)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is still there and not a zombie (``exitcode`` is None for a worker the manager
+    thread is reaping at that moment)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 def _unkillable(pids: list[int], error: BaseException | None) -> None:
