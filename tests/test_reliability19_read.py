@@ -2,12 +2,10 @@
 
 import contextlib
 import os
-import re
 
 import duckdb
-from conftest import FIXTURES
+from test_reliability20_read import a_log_and_another, ingested_and_refused
 
-from storagelab import store
 from storagelab.store import stream
 
 
@@ -16,12 +14,7 @@ def test_a_huge_log_rewritten_in_place_after_its_hash_is_not_stored_with_the_new
     # user rewrites their log in place (same inode, same size, `touch -r` for the mtime) between the hash's last
     # read and that fstat: the identity taken is the new content's, every later open matches it, and the SHA-256
     # of the first content was stored with the rows of the second
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    log = logs / "ceph_clat.log"
-    text = (FIXTURES / "fio" / "published" / "fio-2.2.10-ceph-randread-4k-KERNEL_clat.log").read_text()
-    log.write_text(text)
-    other = re.sub(r"(?m)^(\d+), \d", r"\1, 9", text).encode()  # the same size, other latencies
+    logs, log, other = a_log_and_another(tmp_path)  # other: the same size, other latencies
     monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
     real = stream.open_input
 
@@ -43,13 +36,8 @@ def test_a_huge_log_rewritten_in_place_after_its_hash_is_not_stored_with_the_new
             yield fh
 
     monkeypatch.setattr(stream, "open_input", rewritten_at_eof)
-    store.ingest([logs], db_path=tmp_path / "x.db", manifest_path=tmp_path / "m.csv", parquet_dir=False, progress=False)
-    with duckdb.connect(str(tmp_path / "x.db"), read_only=True) as con:
-        # main: one file, the SHA-256 of the first content with 2,377,273 (the sum of the second's latencies)
-        assert con.execute("select count(*) from files").fetchall() == [(0,)]
-        assert con.execute(
-            "select message like 'the file changed while it was read (%' from ingest_errors"
-        ).fetchall() == [(True,)]
+    # main: one file, the SHA-256 of the first content with 2,377,273 (the sum of the second's latencies)
+    assert ingested_and_refused(logs, tmp_path) == (0, [(True,)])
 
 
 def test_an_unfinished_ingest_s_relative_path_does_not_spin_the_reader():

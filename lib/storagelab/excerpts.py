@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import paths
 from .chartsource import DERIVATION, SOURCES
-from .ingest_open import open_input
+from .ingest_open import open_input, too_large
 from .parsers import decode
 from .parsers.compressed import decompress
 
@@ -86,6 +86,27 @@ def excerpt_page(path: str, sha256: str | None, lines: list[str], start: int, en
     )
 
 
+def _checked_read(fh, sha256: str | None) -> bytes | None:
+    """The file's bytes; with ``sha256``, only when they hash to it, hashed block by block first (None otherwise):
+    a stored log another user has since swapped for a 3 GiB sparse file took 3 GiB of the report's memory (and
+    20 s) before the hash said it was not the one (reliability-20, h1; 30 GiB would have exhausted the machine's).
+    The whole read then stops at the size hashed."""
+    if too_large(os.fstat(fh.fileno()).st_size):  # never a stored log's (a 1 TB sparse file: minutes of reading)
+        return None
+    if not sha256:
+        return fh.read()
+    h, n = hashlib.sha256(), 0
+    while block := fh.read(1 << 20):
+        h.update(block)
+        n += len(block)
+        if too_large(n):
+            return None
+    if h.hexdigest() != sha256:
+        return None
+    fh.seek(0)
+    return fh.read(n)
+
+
 class Excerpts:
     """Writes excerpt pages into ``folder``/raw/ (the report folder), each file read once."""
 
@@ -99,13 +120,16 @@ class Excerpts:
             try:
                 # not through another user's link to a file of root's (reliability-13), nor from a FIFO
                 with open_input(_resolve(path)) as fh:
-                    data = fh.read()
+                    data = _checked_read(fh, sha256)
             except OSError:
                 self._lines[path] = None
                 return None
+            if data is None:
+                self._lines[path] = None  # not the bytes that were parsed
+                return None
             self._sha256[path] = hashlib.sha256(data).hexdigest()
             if sha256 and self._sha256[path] != sha256:
-                self._lines[path] = None  # not the bytes that were parsed
+                self._lines[path] = None  # rewritten since it was hashed above
                 return None
             try:
                 text = decode(decompress(data))  # as the parsers decode it: the same line numbers

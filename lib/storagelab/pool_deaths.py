@@ -4,7 +4,9 @@ hang when a worker's stop was lost (the ingest's parser pool and the notebook po
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -141,11 +143,11 @@ def stopped_at_the_end(pool) -> Iterator[None]:
         yield
         finished = True
     finally:
-        shut_down(pool, finished)
+        shut_down(pool, finished, sys.exc_info()[1])
         threading.excepthook = hook
 
 
-def shut_down(pool, finished: bool) -> None:
+def shut_down(pool, finished: bool, error: BaseException | None = None) -> None:
     """``pool.shutdown``. Stopped early (``finished`` false): the tasks not started are cancelled and the few in
     flight finish (the workers ignore Ctrl-C, and die with this process however it dies). The pool stops its
     workers by sending each a stop through its queue feeder thread; a feeder that died of a MemoryError while it
@@ -169,17 +171,18 @@ def shut_down(pool, finished: bool) -> None:
     except ValueError:  # not the main thread
         previous = None
     try:
-        _await_manager(manager, queue, procs, finished)
+        _await_manager(manager, queue, procs, finished, error)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
 
 
-def _await_manager(manager, queue, procs: list, finished: bool) -> None:
+def _await_manager(manager, queue, procs: list, finished: bool, error: BaseException | None = None) -> None:
     """Wait for the pool's manager thread in steps. The workers are killed once the feeder has ended and they still
     run SHUTDOWN_GRACE_S later, and, stopped early, once they still run SHUTDOWN_GRACE_S after the stop whatever the
     feeder does: a worker that never ends (stopped by SIGSTOP, frozen, stuck in I/O) left the run hanging in
-    shutdown, 40 s and more (reliability-5)."""
+    shutdown, 40 s and more (reliability-5). Stopped early (``error``), workers that even SIGKILL does not end end
+    the command (``_unkillable``)."""
     feeder_gone, stopped = None, time.monotonic()
     while manager.is_alive():
         manager.join(0.5)
@@ -187,11 +190,49 @@ def _await_manager(manager, queue, procs: list, finished: bool) -> None:
         if feeder is not None and not feeder.is_alive():
             feeder_gone = feeder_gone or time.monotonic()
             if time.monotonic() - feeder_gone >= SHUTDOWN_GRACE_S:
-                kill(procs)
+                _kill(procs, finished, error)
                 feeder_gone = None
         if not finished and stopped is not None and time.monotonic() - stopped >= SHUTDOWN_GRACE_S:
-            kill(procs)
+            _kill(procs, finished, error)
             stopped = None
+
+
+def _kill(procs: list, finished: bool, error: BaseException | None) -> None:
+    """``kill``; stopped early, workers that even SIGKILL did not end (within ``kill``'s wait) end the command."""
+    kill(procs)
+    if not finished and (alive := [p.pid for p in procs if p.exitcode is None and _running(p.pid)]):
+        _unkillable(alive, error)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is still there and not a zombie (``exitcode`` is None for a worker the manager
+    thread is reaping at that moment)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+def _unkillable(pids: list[int], error: BaseException | None) -> None:
+    """End the command whose workers SIGKILL did not end: each waits in the kernel for the answer of a FUSE or
+    network file system it had sent a request to (a stopped bindfs), which no signal cuts short. Reliability-20 (h1):
+    root's ingest of 1,500 logs on such a mount, Ctrl-C: nothing said, the manager thread awaited for ever, a second
+    Ctrl-C ignored; only SIGTERM ended it. The command's line (its stuck line after Ctrl-C), then ``os._exit``, as
+    a SIGTERM ends it (Python's own exit would wait for the manager thread too); what is committed stays."""
+    from .stuck import STUCK_TAIL, current_line  # noqa: PLC0415
+
+    who = f"worker process{'es' if len(pids) > 1 else ''} {', '.join(map(str, pids))}"
+    if isinstance(error, KeyboardInterrupt):
+        said, code = current_line() or f"storagelab: {STUCK_TAIL}", 130
+    else:
+        said, code = f"storagelab: {str(error).splitlines()[0] if str(error) else type(error).__name__}", 1
+    note = (
+        f"note: {who} still {'wait' if len(pids) > 1 else 'waits'} for a file system that does not answer, even "
+        "killed, and will end once it answers"
+    )
+    os.write(2, f"{said}\n{note}\n".encode())
+    os._exit(code)
 
 
 def kill(procs: list) -> None:

@@ -103,6 +103,13 @@ def exit_when_stuck(line: str) -> Iterator[None]:
 
 
 _LINES: list[str] = []  # the lines of the blocks entered, innermost last (one watcher for them all)
+
+
+def current_line() -> str | None:
+    """The stuck line of the innermost block entered (None outside every block)."""
+    return _LINES[-1] if _LINES else None
+
+
 OWN_LINE = ("ingest",)  # commands that enter ``exit_when_stuck`` with a line of their own (INGEST_STUCK)
 STUCK_TAIL = (
     "interrupted while reading a file system that does not answer (a FUSE or network mount?); run it again once the "

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import hashlib
 import io
 import lzma
 import os
@@ -127,16 +128,55 @@ class _Limited(io.RawIOBase):
             super().close()
 
 
-def open_decompressed(path: str, limit: int | None = None, check=None) -> BinaryIO:
+class Tap:
+    """The SHA-256 of every byte read from the file as stored (compressed or not), as it is read: the store checks
+    that the bytes a streamed parse read are the bytes it hashed (reliability-20, h1: with 1-second change times,
+    ext2/ext3's 128-byte inodes, a rewrite in place in the same second kept the file's identity)."""
+
+    def __init__(self) -> None:
+        self.h = hashlib.sha256()
+        self.raw: _Tapped | None = None
+
+    def hexdigest(self) -> str:
+        """The SHA-256 of the whole file: what is left after the decompressor's end is read (and hashed) first."""
+        if self.raw is not None:
+            while self.raw.read(_CHUNK):
+                pass
+        return self.h.hexdigest()
+
+
+class _Tapped(io.RawIOBase):
+    def __init__(self, raw: BinaryIO, tap: Tap):
+        self.raw, self.tap = raw, tap
+        tap.raw = self
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = self.raw.readinto(b)  # type: ignore[attr-defined]
+        self.tap.h.update(memoryview(b)[:n])
+        return n
+
+    def close(self) -> None:
+        try:
+            self.raw.close()
+        finally:
+            super().close()
+
+
+def open_decompressed(path: str, limit: int | None = None, check=None, tap: Tap | None = None) -> BinaryIO:
     """The file's bytes as a buffered stream, one layer of gzip/xz/bzip2/zstd removed as it is read (the
     same bytes ``decompress`` gives, in bounded memory). ``check``: called with the stat of the descriptor opened
-    before anything is read (it raises when that is not the file wanted)."""
+    before anything is read (it raises when that is not the file wanted). ``tap``: hashes the bytes read."""
     raw = open_input(path)  # closed by the stream returned; a FIFO swapped in since the listing: OSError
     try:
         if check is not None:
             check(os.fstat(raw.fileno()))
         kind = kind_of(raw.read(10))
         raw.seek(0)
+        if tap is not None:
+            raw = io.BufferedReader(_Tapped(raw, tap))
         if kind is None:
             return raw
         return io.BufferedReader(_Limited(kind, raw, MAX_DECOMPRESSED_BYTES if limit is None else limit), _CHUNK)

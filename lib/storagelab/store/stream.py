@@ -32,7 +32,7 @@ from ..errors import ParseError
 from ..ingest_open import open_input, too_large
 from ..parsers import check_not_empty, check_sample, common_indent, detect, too_many_digits_in
 from ..parsers.base import NotStreamable, Parsed
-from ..parsers.compressed import kind_of, open_decompressed
+from ..parsers.compressed import Tap, kind_of, open_decompressed
 from ..schema import all_tables, tool_tables
 from . import arrow, db, faults, writer
 from .listing import ListedFile
@@ -68,6 +68,8 @@ class StreamJob:
     fmt: str
     encoding: str
     identity: tuple | None = None  # ``identity`` of the descriptor whose bytes were hashed
+    sha256: str | None = None  # their SHA-256, which every read of the file to its end must find again
+    whole_reads: int = 0  # reads of the file to its end, each checked against ``sha256``
 
 
 def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
@@ -84,17 +86,20 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
             # its last: taken after it only, a rewrite in place (same inode, size and mtime) between the last read
             # and the fstat gave the new content's identity, which every later open matched, and the first
             # content's SHA-256 was stored with the second's rows (a write changes the ctime, which no user sets)
-            hashed = identity(os.fstat(fh.fileno()))
+            hashed, first = identity(os.fstat(fh.fileno())), None
             while block := fh.read(_BLOCK):
                 h.update(block)
                 n += len(block)
+                first = block if first is None else first
             if identity(os.fstat(fh.fileno())) != hashed:
                 raise _Swapped
         out.sha256 = h.hexdigest()
         if (changed := _changed(job, n, hashed)) is not None:
             out.error = changed
             return out, None
-        head, encoding = _head(job.path, hashed)
+        # the head the format is detected on is the hashed bytes' own (a plain file): a rewrite between the hash and
+        # a second open could make the parse read the hashed bytes as another format
+        head, encoding = _head(job.path, hashed, first, n <= HEAD_BYTES)
         module, fmt = detect(head)
     except _Swapped:
         out.error = _changed(job, n, hashed, swapped=True)
@@ -112,7 +117,7 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
     if fmt not in module.STREAM_FORMATS:
         return out, None
     out.tool, out.format, out.parser_version = module.TOOL, fmt, version_of(module)
-    return out, StreamJob(module, fmt, encoding, hashed)
+    return out, StreamJob(module, fmt, encoding, hashed, out.sha256)
 
 
 def identity(st: os.stat_result) -> tuple:
@@ -162,11 +167,17 @@ def _changed(
     )
 
 
-def _head(path: str, hashed: tuple | None = None) -> tuple[str, str]:
-    """The first HEAD_BYTES decoded (up to the last whole line), and the file's encoding."""
-    with open_decompressed(path, check=_same(hashed)) as fh:
-        data = fh.read(HEAD_BYTES)
-        whole = not fh.read(1)
+def _head(
+    path: str, hashed: tuple | None = None, first: bytes | None = None, all_of_it: bool = False
+) -> tuple[str, str]:
+    """The first HEAD_BYTES decoded (up to the last whole line), and the file's encoding. ``first``: the file's
+    first bytes as hashed (at least HEAD_BYTES, or ``all_of_it``), used when they are not compressed."""
+    if first is not None and kind_of(first[:10]) is None:
+        data, whole = first[:HEAD_BYTES], all_of_it
+    else:
+        with open_decompressed(path, check=_same(hashed)) as fh:
+            data = fh.read(HEAD_BYTES)
+            whole = not fh.read(1)
     if whole:
         check_not_empty(data)
     if data.startswith(codecs.BOM_UTF16_LE) or data.startswith(codecs.BOM_UTF16_BE):
@@ -199,10 +210,13 @@ def _head(path: str, hashed: tuple | None = None) -> tuple[str, str]:
     return text, encoding
 
 
-def lines(path: str, encoding: str, hashed: tuple | None = None) -> Iterator[str]:
+def lines(path: str, encoding: str, hashed: tuple | None = None, how: StreamJob | None = None) -> Iterator[str]:
     """The file's lines as ``lines_of(decode(bytes))`` gives them, read one at a time (from the file hashed, of
-    ``identity`` ``hashed``)."""
-    with io.TextIOWrapper(open_decompressed(path, check=_same(hashed)), encoding=encoding, newline="\n") as fh:
+    ``identity`` ``hashed``). ``how``: a read to the end must find its ``sha256`` again (else ``_Swapped``, before
+    the last line is given): the rows are of the bytes hashed whatever the file system's change times."""
+    tap = Tap() if how is not None and how.sha256 else None
+    raw = open_decompressed(path, check=_same(hashed), tap=tap)
+    with io.TextIOWrapper(raw, encoding=encoding, newline="\n") as fh:
         ended = True
         for n, line in enumerate(fh, 1):
             ended = line.endswith("\n")
@@ -213,8 +227,12 @@ def lines(path: str, encoding: str, hashed: tuple | None = None) -> Iterator[str
             if "\x00" in line and not encoding.startswith("utf-16"):
                 raise ParseError(f"binary data: NUL byte in line {n}", line=n, kind="binary", expected="a text log")
             yield line
-        if ended:
-            yield ""
+        if tap is not None and how is not None:
+            if tap.hexdigest() != how.sha256:
+                raise _Swapped
+            how.whole_reads += 1
+    if ended:
+        yield ""
 
 
 class _Unfit(Exception):
@@ -327,10 +345,13 @@ def _parse(out: Outcome, how: StreamJob, sink: StageSink, batch_rows: int) -> Pa
         parsed = Parsed(tool=how.module.TOOL, format=how.fmt, sink=sink, batch_rows=batch_rows)
 
         def open_lines(encoding: str = encoding) -> Iterator[str]:
-            return lines(out.path, encoding, how.identity)
+            return lines(out.path, encoding, how.identity, how)
 
         try:
             how.module.parse_stream(open_lines, how.fmt, parsed, name=out.path)
+            if how.sha256 and not how.whole_reads:  # a parser that stopped before the end: the file read through
+                for _ in open_lines():
+                    pass
             parsed.flush()
             return parsed
         except UnicodeDecodeError:
