@@ -232,9 +232,11 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
 
     if why := _spark_elsewhere(os.environ):
         raise StoreError(why)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if "SPARK_HOME" not in os.environ:  # reliability-19: else pyspark's first guess is the working folder's parent
+    # set but empty is unset to this run: pyspark runs os.path.join(SPARK_HOME, "./bin/spark-submit") and the JVM
+    # the program "" (reliability-20: `cd THEIRS; SPARK_HOME= storagelab spark-ingest` ran their bin/spark-submit)
+    for var in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):
+        os.environ[var] = os.environ.get(var) or sys.executable
+    if not os.environ.get("SPARK_HOME"):  # reliability-19: else pyspark's first guess is the working folder's parent
         os.environ["SPARK_HOME"] = _spark_home()
 
     tmp = private_tmp()
