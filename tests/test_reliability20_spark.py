@@ -1,0 +1,109 @@
+"""Reliability-20 (issue 26), Spark and the Parquet dataset: what the JVMs and scripts of spark-ingest read from the
+environment and the working folder (docs/reliability-20-spark.md)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from storagelab import ownership
+
+_ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="the attack needs root and a second user")
+
+
+def _theirs(tmp_path: Path) -> Path:
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, 1002, 1002)
+    return theirs
+
+
+def test_an_empty_spark_home_or_python_is_unset_to_the_session(tmp_path, monkeypatch):
+    """`cd THEIRS; SPARK_HOME= storagelab spark-ingest IN OUT` -> "their spark-submit ran as uid 0" and a
+    PySparkRuntimeError traceback: pyspark runs os.path.join(SPARK_HOME, "./bin/spark-submit"), which for "" is the
+    working folder's bin/spark-submit; the session kept a SPARK_HOME that was set. PYSPARK_PYTHON="" (kept the same
+    way) is the program "" to the JVM. The session treats both as unset (the builder recorded here: no JVM)."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession  # noqa: PLC0415
+
+    from storagelab import spark_ingest  # noqa: PLC0415
+
+    class Builder:  # every call (config, master, getOrCreate, stop) returns it
+        def __getattr__(self, name):
+            return lambda *a: self
+
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "spark-submit").write_text("#!/bin/sh\n")
+    (tmp_path / "jars").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPARK_HOME", "")
+    monkeypatch.setenv("PYSPARK_PYTHON", "")
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "")
+    assert os.path.isfile(os.path.join(os.environ["SPARK_HOME"], "./bin/spark-submit"))  # pyspark's reading: theirs
+    monkeypatch.setattr(SparkSession, "builder", Builder())
+    spark_ingest.stop(spark_ingest.session())
+    home = os.environ["SPARK_HOME"]
+    assert os.path.isabs(home) and home != str(tmp_path) and any(Path(home, "jars").glob("spark-launcher_*.jar"))
+    assert os.environ["PYSPARK_PYTHON"] == os.environ["PYSPARK_DRIVER_PYTHON"] == sys.executable
+
+
+@_ROOT_ONLY
+def test_the_jvms_argument_files_and_log4j_configuration_are_checked(tmp_path, monkeypatch):
+    """`cd THEIRS; JDK_JAVA_OPTIONS=@opts storagelab spark-ingest IN OUT` with opts holding
+    `-Xlog:safepoint=info:file=/root/h4victim.txt` -> root's file overwritten by the JVM's log: the java launcher reads
+    "@FILE" as more options (a relative FILE from the working folder), which the check never looked into.
+    `LOG4J_CONFIGURATION_FILE=THEIRS/log4j2.properties` -> their File appender wrote 45 lines of their pattern into a
+    file of root's. Both files are now checked as PYTHONSTARTUP is (folder and owner); a URL is refused."""
+    theirs = _theirs(tmp_path)
+    opts = theirs / "opts"
+    opts.write_text("-Dh20.from.argfile=yes\n")
+    os.chown(opts, 1002, 1002)
+    monkeypatch.chdir(theirs)
+    java = shutil.which("java")
+    if java:  # the launcher's own reading of the relative argument file
+        shown = subprocess.run(
+            [java, "-XshowSettings:properties", "-version"],
+            env={"JDK_JAVA_OPTIONS": "@opts", "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+        )
+        assert "h20.from.argfile = yes" in shown.stderr
+    said = ownership.environment_refusal({"JDK_JAVA_OPTIONS": "@opts"})
+    assert said == (
+        "the environment's JDK_JAVA_OPTIONS (opts) is a file of another user's (storagelab-rel5), read as you: "
+        "unset JDK_JAVA_OPTIONS or give a file of your own"
+    )
+    said = ownership.environment_refusal({"SPARK_SUBMIT_OPTS": f"-Dx=1 @{opts}"})  # on java's command line
+    assert said is not None and said.startswith(f"the environment's SPARK_SUBMIT_OPTS ({opts}) is a file of another")
+    log4j = theirs / "log4j2.properties"
+    log4j.write_text("rootLogger.level = info\n")
+    os.chown(log4j, 1002, 1002)
+    said = ownership.environment_refusal({"LOG4J_CONFIGURATION_FILE": f"/etc/hostname,{log4j}"})
+    assert said is not None and said.startswith(f"the environment's LOG4J_CONFIGURATION_FILE ({log4j}) is a file of")
+    monkeypatch.chdir(tmp_path)
+    said = ownership.environment_refusal({"LOG4J_CONFIGURATION_FILE": "http://127.0.0.1:8000/x.xml"})
+    assert said is not None and said.startswith("the environment's LOG4J_CONFIGURATION_FILE (http://127.0.0.1:8000/")
+    own = tmp_path / "own.properties"
+    own.write_text("")
+    assert (
+        ownership.environment_refusal({"JDK_JAVA_OPTIONS": f"@{own} @@x", "LOG4J_CONFIGURATION_FILE": str(own)}) is None
+    )
+
+
+@_ROOT_ONLY
+def test_sparks_other_local_folders_are_checked(tmp_path):
+    """`CONTAINER_ID=c LOCAL_DIRS=THEIRS storagelab spark-ingest IN OUT` (a local master) -> root's blockmgr-* (0755)
+    and spark-*/pyspark-* folders made in THEIRS, which the user can rename and replace: Spark takes a YARN
+    container's LOCAL_DIRS whenever CONTAINER_ID is set, before SPARK_EXECUTOR_DIRS, SPARK_LOCAL_DIRS (checked) and
+    spark.local.dir (the run's private folder). Both are checked as SPARK_LOCAL_DIRS is."""
+    theirs = _theirs(tmp_path)
+    said = ownership.environment_refusal({"CONTAINER_ID": "container_1", "LOCAL_DIRS": f"{tmp_path},{theirs}"})
+    assert said is not None and said.startswith(f"the environment's LOCAL_DIRS ({theirs}): {theirs} is another user's")
+    assert ownership.environment_refusal({"LOCAL_DIRS": str(theirs)}) is None  # not Spark's without CONTAINER_ID
+    said = ownership.environment_refusal({"SPARK_EXECUTOR_DIRS": f"{tmp_path}:{theirs}"})
+    assert said is not None and said.startswith(f"the environment's SPARK_EXECUTOR_DIRS ({theirs}): {theirs} is")
