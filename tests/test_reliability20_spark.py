@@ -107,3 +107,35 @@ def test_sparks_other_local_folders_are_checked(tmp_path):
     assert ownership.environment_refusal({"LOCAL_DIRS": str(theirs)}) is None  # not Spark's without CONTAINER_ID
     said = ownership.environment_refusal({"SPARK_EXECUTOR_DIRS": f"{tmp_path}:{theirs}"})
     assert said is not None and said.startswith(f"the environment's SPARK_EXECUTOR_DIRS ({theirs}): {theirs} is")
+
+
+def test_spark_starts_in_the_runs_own_folder_and_a_relative_input_stays_ours(tmp_path, monkeypatch):
+    """`cd THEIRS; JAVA_TOOL_OPTIONS=-Dlog4j2.configurationFile=log4j2.properties storagelab spark-ingest IN OUT` ->
+    their log4j configuration in root's JVM (its File appender writes where they say): spark-submit's shells, the JVMs
+    and the Python workers started in the working folder and resolved relative names there. The session starts them
+    in the run's private folder and goes back (the builder's getOrCreate records the folder: no JVM); a relative
+    INPUT is made absolute first."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession  # noqa: PLC0415
+
+    from storagelab import spark_ingest  # noqa: PLC0415
+
+    seen = []
+
+    class Builder:  # getOrCreate records the working folder; every call returns it
+        def __getattr__(self, name):
+            return lambda *a: (seen.append(os.getcwd()) if name == "getOrCreate" else None) or self
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(SparkSession, "builder", Builder())
+    spark = spark_ingest.session()
+    tmp = spark_ingest._TMP[id(spark)]
+    assert seen == [tmp] and os.path.basename(tmp).startswith("storagelab-spark-") and os.getcwd() == str(tmp_path)
+    spark_ingest.stop(spark)
+    given = []
+    monkeypatch.setattr(spark_ingest, "_one_writer", lambda out: given.append(out) or open(os.devnull))  # noqa: SIM115
+    monkeypatch.setattr(spark_ingest, "_old_meta", lambda *a: {})
+    monkeypatch.setattr(spark_ingest, "_old_file_ids", lambda *a: {})
+    monkeypatch.setattr(spark_ingest, "_job", lambda spark, input_path, *a: given.append(input_path) or {})
+    spark_ingest.run(None, "in", str(tmp_path / "out"))
+    assert given == [str(tmp_path / "out"), str(tmp_path / "in")]

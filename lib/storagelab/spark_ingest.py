@@ -243,7 +243,13 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
     builder = SparkSession.builder
     for key, value in private_conf(master, conf or {}, tmp).items():
         builder = builder.config(key, value)
+    here = os.open(".", os.O_PATH | os.O_DIRECTORY)
     try:
+        # reliability-20: spark-submit's shells, the launcher's JVM, Spark's JVM and its Python workers start in this
+        # run's own folder, not the working folder: they resolve relative names there (`cd THEIRS;
+        # JAVA_TOOL_OPTIONS=-Dlog4j2.configurationFile=log4j2.properties storagelab spark-ingest` read theirs;
+        # -Xlog:...:file=x, hs_err_pid<pid>.log, "hive-jackson/*" would be written or read there too)
+        os.chdir(tmp)
         spark = (
             builder.master(master)
             .appName("storagelab-parse")
@@ -267,6 +273,9 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        os.fchdir(here)
+        os.close(here)
     _TMP[id(spark)] = tmp
     return spark
 
@@ -364,6 +373,8 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     ones go; a run killed before that leaves the old dataset whole."""
 
     out_root = output.rstrip("/")
+    if not urlparse(input_path).scheme:  # Spark's JVM runs in its own folder (``session``): a relative INPUT is ours
+        input_path = os.path.abspath(input_path)
     with _one_writer(out_root):
         old = _old_meta(spark, out_root)
         old_ids = _old_file_ids(spark, out_root, old)
