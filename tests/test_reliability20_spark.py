@@ -139,3 +139,57 @@ def test_spark_starts_in_the_runs_own_folder_and_a_relative_input_stays_ours(tmp
     monkeypatch.setattr(spark_ingest, "_job", lambda spark, input_path, *a: given.append(input_path) or {})
     spark_ingest.run(None, "in", str(tmp_path / "out"))
     assert given == [str(tmp_path / "out"), str(tmp_path / "in")]
+
+
+def test_a_jvm_killed_alone_is_one_line_and_no_thread_traceback(tmp_path, monkeypatch, capfd):
+    """SIGKILL (or SIGTERM) to Spark's JVM alone at 20-25 s (the kernel's OOM killer's choice: the largest process) ->
+    exit 2 after 20 lines of a Python traceback from pyspark's accumulator thread (EOFError) and `storagelab
+    spark-ingest: [Errno 111] Connection refused`. Now one line saying the JVM ended and how. A real process killed
+    by SIGKILL stands for the JVM, and a real accumulator server gets a connection that ends mid-read."""
+    pytest.importorskip("pyspark")
+    import signal  # noqa: PLC0415
+    import socket  # noqa: PLC0415
+    import struct  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from pyspark import accumulators  # noqa: PLC0415
+
+    from storagelab import spark_ingest  # noqa: PLC0415
+    from storagelab.errors import StoreError  # noqa: PLC0415
+
+    jvm = subprocess.Popen(["sleep", "30"])
+    jvm.send_signal(signal.SIGKILL)
+    jvm.wait()
+    server = accumulators.AccumulatorServer(("localhost", 0), accumulators._UpdateRequestHandler, "token")
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+
+        def refused():
+            raise ConnectionRefusedError(111, "Connection refused")
+
+        spark = SimpleNamespace(
+            sparkContext=SimpleNamespace(_gateway=SimpleNamespace(proc=jvm), _accumulatorServer=server)
+        )
+        spark.stop = refused
+        spark_ingest.quiet_accumulators(spark)
+        with socket.create_connection(server.server_address) as s:  # authenticated; then the connection ends (EOFError)
+            s.sendall(b"token" + struct.pack("!i", 0))  # the token, then no updates: acknowledged
+            assert s.recv(1) == b"\x01"
+        time.sleep(0.1)
+        monkeypatch.setattr(spark_ingest, "_one_writer", lambda out: open(os.devnull))  # noqa: SIM115
+        monkeypatch.setattr(spark_ingest, "_old_meta", lambda *a: {})
+        monkeypatch.setattr(spark_ingest, "_old_file_ids", lambda *a: {})
+        monkeypatch.setattr(spark_ingest, "_job", lambda *a: refused())
+        with pytest.raises(StoreError) as said:
+            spark_ingest.run(spark, str(tmp_path / "in"), str(tmp_path / "out"))
+        spark_ingest.stop(spark)  # a JVM that has ended: nothing to stop, no error
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert str(said.value) == (
+        f"Spark's JVM (pid {jvm.pid}) ended during the run (killed by SIGKILL: the kernel's out-of-memory killer, or a "
+        "kill of it): the dataset is whole (the former one unless this run had committed its meta.json); run again"
+    )
+    assert "Traceback" not in capfd.readouterr().err

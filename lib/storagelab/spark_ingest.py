@@ -46,6 +46,7 @@ from . import dataset, ignore, paths
 from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
+from .sparkjvm import jvm_gone, quiet_accumulators
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
@@ -277,6 +278,7 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
         os.fchdir(here)
         os.close(here)
     _TMP[id(spark)] = tmp
+    quiet_accumulators(spark)
     return spark
 
 
@@ -354,9 +356,13 @@ LOCAL_ONLY = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127
 
 
 def stop(spark) -> None:
-    """``spark.stop()``, then its private temporary folder removed (whatever the stop did)."""
+    """``spark.stop()``, then its private temporary folder removed (whatever the stop did). A JVM that has ended
+    cannot be stopped: nothing to do then."""
     try:
         spark.stop()
+    except Exception:
+        if not jvm_gone(spark):
+            raise
     finally:
         tmp = _TMP.pop(id(spark), None)
         if tmp:
@@ -383,8 +389,10 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
             staging = Path(staging).resolve().as_uri()
         try:
             return _job(spark, input_path, output, manifest, old_ids, staging)
-        except BaseException:  # Ctrl-C, a failed job: the rows parsed so far are no one's (reliability-13 Low 3)
+        except BaseException as e:  # Ctrl-C, a failed job: the rows parsed so far are no one's (reliability-13 Low 3)
             _drop_staging(staging)
+            if isinstance(e, Exception) and (why := jvm_gone(spark)):
+                raise StoreError(why) from None
             raise
 
 
