@@ -32,6 +32,6 @@ def _signal_name(number: int) -> str:
 def quiet_accumulators(spark) -> None:
     """pyspark's accumulator server thread prints a traceback (EOFError) when the JVM's connection ends mid-run; the
     run says why in one line instead (``jvm_gone``)."""
-    server = getattr(spark.sparkContext, "_accumulatorServer", None)
+    server = getattr(getattr(spark, "sparkContext", None), "_accumulatorServer", None)
     if server is not None:
         server.handle_error = lambda request, client_address: None
