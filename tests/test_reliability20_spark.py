@@ -193,3 +193,35 @@ def test_a_jvm_killed_alone_is_one_line_and_no_thread_traceback(tmp_path, monkey
         "kill of it): the dataset is whole (the former one unless this run had committed its meta.json); run again"
     )
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_spark_that_did_not_start_is_one_line(tmp_path, monkeypatch):
+    """`PYSPARK_SUBMIT_ARGS="--properties-file p.conf pyspark-shell" storagelab spark-ingest ...` (a relative path,
+    which names a file in the run's own folder since Spark starts there) -> spark-submit's `Error: Invalid properties
+    file 'p.conf'.`, then a 20-line PySparkRuntimeError traceback ([JAVA_GATEWAY_EXITED]). Now one line after
+    spark-submit's own; the run's folder is removed and the working folder restored (pyspark's real error; no JVM)."""
+    pytest.importorskip("pyspark")
+    from pyspark.errors import PySparkRuntimeError  # noqa: PLC0415
+    from pyspark.sql import SparkSession  # noqa: PLC0415
+
+    from storagelab import spark_ingest  # noqa: PLC0415
+    from storagelab.errors import StoreError  # noqa: PLC0415
+
+    class Builder:  # getOrCreate fails as pyspark's launch_gateway does when spark-submit ends first
+        def __getattr__(self, name):
+            if name == "getOrCreate":
+                return lambda: (_ for _ in ()).throw(
+                    PySparkRuntimeError(errorClass="JAVA_GATEWAY_EXITED", messageParameters={})
+                )
+            return lambda *a: self
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(SparkSession, "builder", Builder())
+    with pytest.raises(StoreError) as said:
+        spark_ingest.session()
+    assert str(said.value) == (
+        "Spark did not start: spark-submit ended before its JVM answered (its own lines above say why); Spark starts "
+        "in this run's own folder, so give absolute paths in PYSPARK_SUBMIT_ARGS and --conf"
+    )
+    assert os.getcwd() == str(tmp_path) and not list(tmp_path.glob("storagelab-spark-*"))

@@ -46,7 +46,7 @@ from . import dataset, ignore, paths
 from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
-from .sparkjvm import jvm_gone, quiet_accumulators
+from .sparkjvm import jvm_gone, not_started, quiet_accumulators
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
@@ -271,8 +271,10 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
             .config("spark.executor.defaultExtraClassPath", os.path.join(os.environ["SPARK_HOME"], "hive-jackson", "*"))
             .getOrCreate()
         )
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        if (why := not_started(e)) is not None:
+            raise StoreError(why) from None
         raise
     finally:
         os.fchdir(here)

@@ -35,3 +35,16 @@ def quiet_accumulators(spark) -> None:
     server = getattr(getattr(spark, "sparkContext", None), "_accumulatorServer", None)
     if server is not None:
         server.handle_error = lambda request, client_address: None
+
+
+def not_started(error: BaseException) -> str | None:
+    """One line for pyspark's JAVA_GATEWAY_EXITED (spark-submit ended before its JVM answered; its own lines, above,
+    say why), else None. It was a 20-line traceback; since the JVM starts in the run's own folder (reliability-20), a
+    relative path in PYSPARK_SUBMIT_ARGS names nothing, and this is what that gives."""
+    condition = getattr(error, "getCondition", None)
+    if not callable(condition) or condition() != "JAVA_GATEWAY_EXITED":
+        return None
+    return (
+        "Spark did not start: spark-submit ended before its JVM answered (its own lines above say why); Spark starts "
+        "in this run's own folder, so give absolute paths in PYSPARK_SUBMIT_ARGS and --conf"
+    )
