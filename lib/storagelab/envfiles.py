@@ -9,6 +9,8 @@ value is refused (a plain path is not)."""
 
 from __future__ import annotations
 
+import os
+
 SHELL_FILES = ("BASH_ENV",)
 # the JVMs' option variables (ownership.environment_refusal checks the folder of each path in them, reliability-14/15);
 # reliability-19: spark-class runs Spark's launcher, a JVM of its own, with SPARK_LAUNCHER_OPTS
@@ -24,7 +26,14 @@ JAVA_OPTIONS = (
 
 
 def expansion_refusal(environ) -> str | None:
-    """The one line for a shell file variable whose value bash would expand, else None."""
+    """The one line for a shell file variable whose value bash would expand, or a log4j configuration given as a
+    URL (log4j fetches it: another user may serve it on a local port), else None."""
+    for var in LOG4J_FILES:
+        if ":" in environ.get(var, ""):
+            return (
+                f"the environment's {var} ({environ[var][:80]}) names a URL, which this check cannot judge "
+                f"(another user may serve it): unset {var} or give the configuration file's plain path"
+            )
     for var in SHELL_FILES:
         value = environ.get(var, "")
         if "$" in value or "`" in value:
@@ -33,3 +42,28 @@ def expansion_refusal(environ) -> str | None:
                 f"cannot name in advance: unset {var} or give the file's plain path"
             )
     return None
+
+
+# reliability-20: files the JVMs of spark-ingest read by a name from the environment, checked as PYTHONSTARTUP is (their
+# folder and owner). The java launcher reads "@FILE" words in JDK_JAVA_OPTIONS and on its command line (where Spark puts
+# SPARK_SUBMIT_OPTS) as more options, a relative FILE from the working folder (`cd THEIRS;
+# JDK_JAVA_OPTIONS=@opts storagelab spark-ingest ...`: their -Xlog:...:file=/root/x overwrote root's file); log4j 2
+# takes its configuration from LOG4J_CONFIGURATION_FILE (their File appender wrote lines of their choosing into a
+# file of root's)
+LOG4J_FILES = ("LOG4J_CONFIGURATION_FILE",)
+
+
+def named_files(environ) -> list[tuple[str, str]]:
+    """(variable, file) for every argument file in the JVM option variables and every log4j configuration file."""
+    words = [(var, w) for var in JAVA_OPTIONS for w in environ.get(var, "").split()]
+    files = [(var, w[1:]) for var, w in words if w.startswith("@") and w[1:2] not in ("", "@")]  # "@@": a literal "@"
+    return files + [(var, f.strip()) for var in LOG4J_FILES for f in environ.get(var, "").split(",") if f.strip()]
+
+
+# reliability-20: where Spark puts its block manager's and its own folders by these besides SPARK_LOCAL_DIRS: a YARN
+# container's LOCAL_DIRS (taken when CONTAINER_ID is set, even on a local master) and SPARK_EXECUTOR_DIRS
+# (`CONTAINER_ID=c LOCAL_DIRS=/tmp/theirs storagelab spark-ingest ...`: root's blockmgr-* and spark-* made there)
+def spark_folders(environ) -> list[tuple[str, str]]:
+    """(variable, folder) for each folder Spark's local directories are taken from."""
+    lists = [("SPARK_EXECUTOR_DIRS", os.pathsep), *([("LOCAL_DIRS", ",")] if "CONTAINER_ID" in environ else [])]
+    return [(var, f) for var, sep in lists for f in environ.get(var, "").split(sep) if f]

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal
+from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal, named_files, spark_folders
 from .errors import StoragelabError
 
 
@@ -383,7 +383,8 @@ def environment_refusal(environ=None) -> str | None:
     invoker = _sudo_invoker(environ)
     named = [(var, given) for var in ENVIRONMENT_FOLDERS for given in _listed(environ, var)]
     named += [(var, os.path.dirname(environ[var])) for var in ENVIRONMENT_PROGRAMS if "/" in environ.get(var, "")]
-    named += [(var, os.path.dirname(environ[var]) or ".") for var in ENVIRONMENT_FILES if environ.get(var)]
+    files = [(var, environ[var]) for var in ENVIRONMENT_FILES if environ.get(var)] + named_files(environ)  # r-20
+    named += [(var, os.path.dirname(path) or ".") for var, path in files] + spark_folders(environ)
     named += [
         (var, os.path.dirname(e))
         for var in LOADED_LIBRARIES
@@ -436,14 +437,14 @@ def environment_refusal(environ=None) -> str | None:
                 "folder of its own for each program run (fio, java, the kernels' python), beyond what this check "
                 f"can name: unset {var} or give absolute folders"
             )
-    for var in ENVIRONMENT_FILES:
+    for var, path in files:
         try:
-            owner = os.stat(environ[var]).st_uid if environ.get(var) else 0
+            owner = os.stat(path).st_uid
         except OSError:
             owner = 0  # missing: its folder, checked below, says whether another user could make it
         if owner not in (0, os.getuid(), invoker):
             return (
-                f"the environment's {var} ({environ[var]}) is a file of another user's ({_user_name(owner)}), read as "
+                f"the environment's {var} ({path}) is a file of another user's ({_user_name(owner)}), read as "
                 f"you: unset {var} or give a file of your own"
             )
     for var, given in named:

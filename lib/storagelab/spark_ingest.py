@@ -46,6 +46,7 @@ from . import dataset, ignore, paths
 from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
+from .sparkjvm import jvm_gone, not_started, quiet_accumulators
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
@@ -232,16 +233,24 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
 
     if why := _spark_elsewhere(os.environ):
         raise StoreError(why)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if "SPARK_HOME" not in os.environ:  # reliability-19: else pyspark's first guess is the working folder's parent
+    # set but empty is unset to this run: pyspark runs os.path.join(SPARK_HOME, "./bin/spark-submit") and the JVM
+    # the program "" (reliability-20: `cd THEIRS; SPARK_HOME= storagelab spark-ingest` ran their bin/spark-submit)
+    for var in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):
+        os.environ[var] = os.environ.get(var) or sys.executable
+    if not os.environ.get("SPARK_HOME"):  # reliability-19: else pyspark's first guess is the working folder's parent
         os.environ["SPARK_HOME"] = _spark_home()
 
     tmp = private_tmp()
     builder = SparkSession.builder
     for key, value in private_conf(master, conf or {}, tmp).items():
         builder = builder.config(key, value)
+    here = os.open(".", os.O_PATH | os.O_DIRECTORY)
     try:
+        # reliability-20: spark-submit's shells, the launcher's JVM, Spark's JVM and its Python workers start in this
+        # run's own folder, not the working folder: they resolve relative names there (`cd THEIRS;
+        # JAVA_TOOL_OPTIONS=-Dlog4j2.configurationFile=log4j2.properties storagelab spark-ingest` read theirs;
+        # -Xlog:...:file=x, hs_err_pid<pid>.log, "hive-jackson/*" would be written or read there too)
+        os.chdir(tmp)
         spark = (
             builder.master(master)
             .appName("storagelab-parse")
@@ -262,10 +271,16 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
             .config("spark.executor.defaultExtraClassPath", os.path.join(os.environ["SPARK_HOME"], "hive-jackson", "*"))
             .getOrCreate()
         )
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        if (why := not_started(e)) is not None:
+            raise StoreError(why) from None
         raise
+    finally:
+        os.fchdir(here)
+        os.close(here)
     _TMP[id(spark)] = tmp
+    quiet_accumulators(spark)
     return spark
 
 
@@ -343,9 +358,13 @@ LOCAL_ONLY = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127
 
 
 def stop(spark) -> None:
-    """``spark.stop()``, then its private temporary folder removed (whatever the stop did)."""
+    """``spark.stop()``, then its private temporary folder removed (whatever the stop did). A JVM that has ended
+    cannot be stopped: nothing to do then."""
     try:
         spark.stop()
+    except Exception:
+        if not jvm_gone(spark):
+            raise
     finally:
         tmp = _TMP.pop(id(spark), None)
         if tmp:
@@ -362,6 +381,8 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     ones go; a run killed before that leaves the old dataset whole."""
 
     out_root = output.rstrip("/")
+    if not urlparse(input_path).scheme:  # Spark's JVM runs in its own folder (``session``): a relative INPUT is ours
+        input_path = os.path.abspath(input_path)
     with _one_writer(out_root):
         old = _old_meta(spark, out_root)
         old_ids = _old_file_ids(spark, out_root, old)
@@ -370,8 +391,10 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
             staging = Path(staging).resolve().as_uri()
         try:
             return _job(spark, input_path, output, manifest, old_ids, staging)
-        except BaseException:  # Ctrl-C, a failed job: the rows parsed so far are no one's (reliability-13 Low 3)
+        except BaseException as e:  # Ctrl-C, a failed job: the rows parsed so far are no one's (reliability-13 Low 3)
             _drop_staging(staging)
+            if isinstance(e, Exception) and (why := jvm_gone(spark)):
+                raise StoreError(why) from None
             raise
 
 

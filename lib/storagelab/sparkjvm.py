@@ -1,0 +1,50 @@
+"""Spark's JVM ending under a spark-ingest run (reliability-20): killed alone (the kernel's out-of-memory killer picks
+the largest process, which is the JVM), the run printed a pyspark thread's traceback and `[Errno 111] Connection
+refused`. Here: the one line saying what happened, and the thread kept quiet."""
+
+from __future__ import annotations
+
+import signal
+
+
+def jvm_gone(spark) -> str | None:
+    """Why the job failed, as one line, when Spark's JVM has ended (killed: the kernel's OOM killer, a kill of it
+    alone); else None. The run said `[Errno 111] Connection refused` after 20 lines of a Python traceback from
+    pyspark's accumulator thread (reliability-20)."""
+    proc = getattr(getattr(getattr(spark, "sparkContext", None), "_gateway", None), "proc", None)
+    if proc is None or proc.poll() is None:
+        return None
+    code = proc.returncode
+    how = f"killed by {_signal_name(-code)}" if code < 0 else f"exit status {code}"
+    return (
+        f"Spark's JVM (pid {proc.pid}) ended during the run ({how}: the kernel's out-of-memory killer, or a kill "
+        "of it): the dataset is whole (the former one unless this run had committed its meta.json); run again"
+    )
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def quiet_accumulators(spark) -> None:
+    """pyspark's accumulator server thread prints a traceback (EOFError) when the JVM's connection ends mid-run; the
+    run says why in one line instead (``jvm_gone``)."""
+    server = getattr(getattr(spark, "sparkContext", None), "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = lambda request, client_address: None
+
+
+def not_started(error: BaseException) -> str | None:
+    """One line for pyspark's JAVA_GATEWAY_EXITED (spark-submit ended before its JVM answered; its own lines, above,
+    say why), else None. It was a 20-line traceback; since the JVM starts in the run's own folder (reliability-20), a
+    relative path in PYSPARK_SUBMIT_ARGS names nothing, and this is what that gives."""
+    condition = getattr(error, "getCondition", None)
+    if not callable(condition) or condition() != "JAVA_GATEWAY_EXITED":
+        return None
+    return (
+        "Spark did not start: spark-submit ended before its JVM answered (its own lines above say why); Spark starts "
+        "in this run's own folder, so give absolute paths in PYSPARK_SUBMIT_ARGS and --conf"
+    )
