@@ -1,0 +1,68 @@
+"""Reliability-20 (issue 26), environment: the programs storagelab starts and what they find from the working folder,
+attacked as the second user did them (docs/reliability-20-env.md)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+from conftest import their_folder
+
+_ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="the attacks need root and a second user")
+
+
+def _lab_start(monkeypatch, extra: list[str]) -> tuple[list[str], dict]:
+    """The command line and keywords `storagelab lab` starts JupyterLab with (Popen recorded, nothing started)."""
+    from storagelab import cli  # noqa: PLC0415
+
+    started: list[tuple[list[str], dict]] = []
+
+    def record(argv, **kwargs):
+        started.append((argv, kwargs))
+        return SimpleNamespace(poll=lambda: 0, wait=lambda timeout=None: 0)
+
+    with monkeypatch.context() as m:
+        m.setattr(subprocess, "Popen", record)
+        assert cli.cmd_lab(SimpleNamespace(extra=extra)) == 0
+    return started[0]
+
+
+@_ROOT_ONLY
+def test_labs_kernels_started_without_a_path_are_not_run_in_the_working_folder(tmp_path, monkeypatch):
+    """`cd THEIRS; storagelab lab`, then `POST /api/kernels {"name": "python3"}` (no path: a console, an extension)
+    -> "their ipykernel_launcher ran as uid 0 cwd THEIRS", six times (the kernel and its five restarts). JupyterLab
+    starts such a kernel in its own working folder, and the kernel spec's `python -m ipykernel_launcher` puts that
+    folder first on sys.path. The kernel spec's module, looked up from the folder JupyterLab now runs in, is the
+    venv's."""
+    from storagelab import paths  # noqa: PLC0415
+
+    theirs = their_folder(tmp_path)
+    (theirs / "ipykernel_launcher.py").write_text("print('their ipykernel_launcher ran')\n")
+    (theirs / "mine.py").write_text("")
+    monkeypatch.chdir(theirs)
+    argv, kwargs = _lab_start(monkeypatch, ["--config=mine.py", "--notebook-dir", "mine.py", "--port=0", "x=~/a"])
+    # what jupyter_client's Popen for such a kernel inherits; "-c" puts the working folder first, as "-m" does
+    found = subprocess.run(
+        [sys.executable, "-c", "import importlib.util as u; print(u.find_spec('ipykernel_launcher').origin)"],
+        cwd=kwargs.get("cwd"),  # None: the working folder
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin"},
+    )
+    import ipykernel  # noqa: PLC0415
+
+    assert found.stdout.strip() == os.path.join(
+        os.path.dirname(os.path.dirname(ipykernel.__file__)), "ipykernel_launcher.py"
+    )
+    assert kwargs["cwd"] == paths.ROOT
+    # the user's relative paths among JupyterLab's options still name what they named from the working folder
+    assert argv[argv.index("--config=" + str(theirs / "mine.py")) :][:4] == [
+        f"--config={theirs}/mine.py",
+        "--notebook-dir",
+        f"{theirs}/mine.py",
+        "--port=0",
+    ]
+    assert "x=~/a" in argv
