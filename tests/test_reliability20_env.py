@@ -3,6 +3,7 @@ attacked as the second user did them (docs/reliability-20-env.md)."""
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
@@ -66,3 +67,28 @@ def test_labs_kernels_started_without_a_path_are_not_run_in_the_working_folder(t
         "--port=0",
     ]
     assert "x=~/a" in argv
+
+
+@_ROOT_ONLY
+def test_a_report_takes_neither_css_nor_images_from_the_working_folder(tmp_path, monkeypatch):
+    """`cd THEIRS; storagelab report` (and run, build) -> root's reports held "THEIR CSS: every number below is wrong"
+    and a blur over every output: nbconvert inlines "custom/custom.css" of its config_dir, "" (the working folder)
+    unless given; and it embeds the images a markdown names from metadata.path, "" too."""
+    import nbformat  # noqa: PLC0415
+
+    from storagelab import rendering  # noqa: PLC0415
+
+    theirs = their_folder(tmp_path)
+    (theirs / "custom").mkdir()
+    (theirs / "custom" / "custom.css").write_text('body::before{content:"h20 their css"}\n')
+    (theirs / "pic.png").write_bytes(b"\x89PNG their picture")
+    folder = tmp_path / "reports" / "mylab"
+    (folder / "executed").mkdir(parents=True)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# t\n\n![p](pic.png)")])
+    nbformat.write(nb, str(folder / "executed" / "nb.ipynb"))
+    monkeypatch.chdir(theirs)
+    assert rendering.render_reports(only=folder) == [folder / "nb.html"]
+    page = (folder / "nb.html").read_text()
+    assert "h20 their css" not in page
+    assert '<img alt="p" src="pic.png"' in page  # the markdown's own name, not their picture
+    assert base64.b64encode(b"\x89PNG their picture").decode() not in page
