@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import base64
 import os
+import signal
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -92,3 +94,29 @@ def test_a_report_takes_neither_css_nor_images_from_the_working_folder(tmp_path,
     assert "h20 their css" not in page
     assert '<img alt="p" src="pic.png"' in page  # the markdown's own name, not their picture
     assert base64.b64encode(b"\x89PNG their picture").decode() not in page
+
+
+def test_a_stop_signal_jupyterlab_loses_is_passed_on_again(monkeypatch):
+    """`storagelab lab`, a kernel that dies at its start (restarted by JupyterLab), SIGTERM -> JupyterLab's shutdown
+    failed (InvalidStateError in its log) and the lab still ran 20 s later; the second SIGTERM stopped it. Here the
+    server is a shell that takes its first SIGTERM and stops at the second, started by cmd_lab as JupyterLab is; it
+    ends by itself after 3 s (the old code's wait)."""
+    import threading  # noqa: PLC0415
+
+    from storagelab import cli, labstart  # noqa: PLC0415
+
+    real = subprocess.Popen
+    server = "trap 'trap - TERM' TERM; echo started; for i in $(seq 60); do sleep 0.05; done"
+
+    def started(argv, **kwargs):
+        proc = real(["sh", "-c", server], stdout=subprocess.PIPE, **kwargs)
+        assert proc.stdout is not None and proc.stdout.readline() == b"started\n"
+        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM)).start()  # this process's stop, passed on
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", started)
+    monkeypatch.setattr(labstart, "AGAIN_AFTER", 0.2)
+    began = time.monotonic()
+    assert cli.cmd_lab(SimpleNamespace(extra=[])) == 143
+    assert time.monotonic() - began < 1.5
+    assert labstart._again == []

@@ -606,11 +606,11 @@ def cmd_lab(args) -> int:
     def forward(signum, frame):
         if proc.poll() is None:
             stopped_by.append(signum)
-            proc.send_signal(signal.SIGTERM if signum == signal.SIGINT else signum)
+            labstart.pass_on(proc, signum)  # SIGINT as SIGTERM; again while it runs (r-20: one was lost)
 
     old = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     try:
-        rc = proc.wait()
+        rc = labstart.wait(proc)
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)

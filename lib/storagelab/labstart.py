@@ -9,6 +9,12 @@ is made absolute from the working folder first, so it names what it named before
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 def from_working_folder(extra: list[str]) -> list[str]:
@@ -31,3 +37,41 @@ def from_working_folder(extra: list[str]) -> list[str]:
             arg = option + eq + os.path.join(cwd, value)
         out.append(arg)
     return out
+
+
+# reliability-20: a stop signal JupyterLab took while it restarted a kernel that died at its start was lost: its
+# shutdown failed (asyncio's InvalidStateError, a traceback in its log) and the server went on serving: `storagelab
+# lab` stayed 20 s and more after its SIGTERM, and after a SIGHUP (the terminal closed) nobody would send another.
+# JupyterLab stops at the second: each stop passed on is passed on again every AGAIN_AFTER seconds while it runs.
+AGAIN_AFTER = 10.0
+_again: list[threading.Timer] = []
+
+
+def pass_on(proc: subprocess.Popen, signum: int) -> None:
+    """Send JupyterLab (``proc``) the stop signal ``signum``, SIGINT as SIGTERM (its clean stop); SIGTERM again each
+    AGAIN_AFTER seconds while it still runs, until ``wait`` has its status."""
+    proc.send_signal(signal.SIGTERM if signum == signal.SIGINT else signum)
+
+    def again() -> None:
+        if proc.poll() is None and _again:
+            proc.send_signal(signal.SIGTERM)
+            _arm(again)
+
+    _arm(again)
+
+
+def _arm(again) -> None:
+    timer = threading.Timer(AGAIN_AFTER, again)
+    timer.daemon = True
+    _again[:] = [timer]
+    timer.start()
+
+
+def wait(proc: subprocess.Popen) -> int:
+    """JupyterLab's exit status; no stop signal is sent again after it."""
+    try:
+        return proc.wait()
+    finally:
+        for timer in _again:
+            timer.cancel()
+        _again.clear()
