@@ -33,6 +33,9 @@ def _lab_start(monkeypatch, extra: list[str]) -> tuple[list[str], dict]:
     return started[0]
 
 
+GIVEN = ["--config=mine.py", "--notebook-dir", "mine.py", "--port", "8888", "--ServerApp.ip=localhost"]
+
+
 @_ROOT_ONLY
 def test_labs_kernels_started_without_a_path_are_not_run_in_the_working_folder(tmp_path, monkeypatch):
     """`cd THEIRS; storagelab lab`, then `POST /api/kernels {"name": "python3"}` (no path: a console, an extension)
@@ -44,9 +47,10 @@ def test_labs_kernels_started_without_a_path_are_not_run_in_the_working_folder(t
 
     theirs = their_folder(tmp_path)
     (theirs / "ipykernel_launcher.py").write_text("print('their ipykernel_launcher ran')\n")
-    (theirs / "mine.py").write_text("")
+    for name in ("mine.py", "8888", "localhost"):  # the last two: values that are not paths, planted as names
+        (theirs / name).write_text("")
     monkeypatch.chdir(theirs)
-    argv, kwargs = _lab_start(monkeypatch, ["--config=mine.py", "--notebook-dir", "mine.py", "--port=0", "x=~/a"])
+    argv, kwargs = _lab_start(monkeypatch, [*GIVEN, "x=~/a"])
     # what jupyter_client's Popen for such a kernel inherits; "-c" puts the working folder first, as "-m" does
     found = subprocess.run(
         [sys.executable, "-c", "import importlib.util as u; print(u.find_spec('ipykernel_launcher').origin)"],
@@ -62,12 +66,9 @@ def test_labs_kernels_started_without_a_path_are_not_run_in_the_working_folder(t
     )
     assert kwargs["cwd"] == paths.ROOT
     # the user's relative paths among JupyterLab's options still name what they named from the working folder
-    assert argv[argv.index("--config=" + str(theirs / "mine.py")) :][:4] == [
-        f"--config={theirs}/mine.py",
-        "--notebook-dir",
-        f"{theirs}/mine.py",
-        "--port=0",
-    ]
+    # and the other options' values are kept, whatever names the working folder holds
+    made = [f"--config={theirs}/mine.py", "--notebook-dir", f"{theirs}/mine.py", "--port", "8888"]
+    assert argv[argv.index(made[0]) :][:7] == [*made, "--ServerApp.ip=localhost", "x=~/a"]
     assert "x=~/a" in argv
 
 

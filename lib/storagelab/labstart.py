@@ -9,6 +9,7 @@ is made absolute from the working folder first, so it names what it named before
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 from typing import TYPE_CHECKING
@@ -17,24 +18,37 @@ if TYPE_CHECKING:
     import subprocess
 
 
+# the options that name a file or folder (traitlets' names: ServerApp.root_dir, notebook_dir, config_file,
+# certfile, keyfile, file_to_run, ...); another option's value is never taken for a path, even when the working
+# folder holds that name (a planted file "8888" must not turn `--port 8888` into a path)
+_PATH_OPTION = re.compile(r"(dir|file|path|config|file_to_run)$", re.IGNORECASE)
+
+
+def _names_a_path(option: str) -> bool:
+    return bool(_PATH_OPTION.search(option.lstrip("-").rpartition(".")[2].replace("-", "_")))
+
+
 def from_working_folder(extra: list[str]) -> list[str]:
-    """JupyterLab's options ``extra`` with each relative path that exists from the working folder (a whole argument,
-    or the value of ``--option=value``) made absolute, so that they mean the same once JupyterLab runs in another
-    folder. A working folder that is gone names nothing: the options are kept as they are."""
+    """JupyterLab's options ``extra`` with each relative path that exists from the working folder made absolute, so
+    that they mean the same once JupyterLab runs in another folder: the value of an option that names a file or
+    folder (``--config=mine.py``, ``--notebook-dir sub``), and a positional argument (the file to open). A working
+    folder that is gone names nothing: the options are kept as they are."""
     try:
         cwd = os.getcwd()
     except OSError:
         return list(extra)
-    out = []
+    out: list[str] = []
     for arg in extra:
-        option, eq, value = arg.partition("=") if arg.startswith("-") else ("", "", arg)
-        if (
-            value
-            and not os.path.isabs(value)
-            and not value.startswith("~")
-            and os.path.lexists(os.path.join(cwd, value))
-        ):
-            arg = option + eq + os.path.join(cwd, value)
+        before = out[-1] if out else ""
+        if arg.startswith("-"):
+            option, eq, value = arg.partition("=")
+            pathlike = bool(eq) and _names_a_path(option)
+        else:  # the value of the option before it, or a positional argument
+            option, eq, value = "", "", arg
+            pathlike = _names_a_path(before) if before.startswith("-") and "=" not in before else True
+        if pathlike and value and not os.path.isabs(value) and not value.startswith("~"):
+            if os.path.lexists(os.path.join(cwd, value)):
+                arg = option + eq + os.path.join(cwd, value)
         out.append(arg)
     return out
 
