@@ -64,7 +64,7 @@ def test_labs_kernels_started_without_a_path_are_not_run_in_the_working_folder(t
     assert found.stdout.strip() == os.path.join(
         os.path.dirname(os.path.dirname(ipykernel.__file__)), "ipykernel_launcher.py"
     )
-    assert kwargs["cwd"] == paths.ROOT
+    assert kwargs["cwd"] == str(paths.ROOT)
     # the user's relative paths among JupyterLab's options still name what they named from the working folder
     # and the other options' values are kept, whatever names the working folder holds
     made = [f"--config={theirs}/mine.py", "--notebook-dir", f"{theirs}/mine.py", "--port", "8888"]

@@ -601,7 +601,7 @@ def cmd_lab(args) -> int:
 
     # -P: not the working folder first on sys.path (r-18: `cd THEIRS; storagelab lab` ran their jupyterlab.py as root)
     argv = [sys.executable, "-P", "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}", *extra]
-    proc = subprocess.Popen(argv, env=env, preexec_fn=child_setup, cwd=paths.ROOT)  # r-20: its kernels' cwd: labstart
+    proc = subprocess.Popen(argv, env=env, preexec_fn=child_setup, cwd=str(paths.ROOT))  # r-20: kernels' cwd: labstart
 
     def forward(signum, frame):
         if proc.poll() is None:
