@@ -12,7 +12,7 @@ import sys
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from . import _early_interrupt, checks, cli_parser, memfloor, ownership, paths, reportlock, runoutput, stdfds
+from . import _early_interrupt, checks, cli_parser, labstart, memfloor, ownership, paths, reportlock, runoutput, stdfds
 from .errors import DatabaseBusyError, ManifestError, ParameterError, ParseError, StoragelabError
 from .interrupts import interrupt_all
 from .out_of_memory import MEMORY_HINT, is_out_of_memory
@@ -581,7 +581,7 @@ def cmd_lab(args) -> int:
     from .procs import die_with_parent  # noqa: PLC0415  (ctypes, 3.5 ms: kept out of the CLI's start-up)
 
     env = dict(os.environ, STORAGELAB_ROOT=str(paths.ROOT))
-    extra = list(args.extra)
+    extra = labstart.from_working_folder(args.extra)  # JupyterLab runs in ROOT: see labstart
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         extra.append("--allow-root")  # containers and CI machines often run as root
     # offline: no news feed and no update check from the server (JupyterLab fetches both from the web)
@@ -601,16 +601,16 @@ def cmd_lab(args) -> int:
 
     # -P: not the working folder first on sys.path (r-18: `cd THEIRS; storagelab lab` ran their jupyterlab.py as root)
     argv = [sys.executable, "-P", "-m", "jupyterlab", f"--notebook-dir={paths.ROOT}", *extra]
-    proc = subprocess.Popen(argv, env=env, preexec_fn=child_setup)
+    proc = subprocess.Popen(argv, env=env, preexec_fn=child_setup, cwd=str(paths.ROOT))  # r-20: kernels' cwd: labstart
 
     def forward(signum, frame):
         if proc.poll() is None:
             stopped_by.append(signum)
-            proc.send_signal(signal.SIGTERM if signum == signal.SIGINT else signum)
+            labstart.pass_on(proc, signum)  # SIGINT as SIGTERM; again while it runs (r-20: one was lost)
 
     old = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     try:
-        rc = proc.wait()
+        rc = labstart.wait(proc)
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)

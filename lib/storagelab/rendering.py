@@ -270,7 +270,11 @@ def render_reports(
                 interactive = any(
                     "storagelab_spec" in (o.get("metadata") or {}) for c in nb.cells for o in c.get("outputs", [])
                 )
-                resources = {"storagelab_built": built, "storagelab_run": run, "metadata": {"name": nb_path.stem}}
+                # r-20: nbconvert reads "custom/custom.css" under config_dir and the images a markdown names under
+                # metadata.path, both "" unless given: the working folder (`cd THEIRS; storagelab report` put their
+                # CSS in root's reports); the templates' folder has no custom/, the executed folder is ours
+                resources = {"storagelab_built": built, "storagelab_run": run, "config_dir": str(TEMPLATES)}
+                resources["metadata"] = {"name": nb_path.stem, "path": str(nb_path.parent)}
                 if interactive:
                     resources["storagelab_vega"] = vega_bundle()
                 body, _ = exp.from_notebook_node(nb, resources=resources)

@@ -1,0 +1,91 @@
+"""Where `storagelab lab` starts JupyterLab: in the clone's top, never in the working folder (reliability-20).
+
+JupyterLab starts a kernel asked for without a path (``POST /api/kernels``, a console or a kernel an extension asks
+for) in its own working folder, and ``python -m ipykernel_launcher`` puts that folder first on the kernel's sys.path:
+`cd THEIRS; storagelab lab` and one such kernel ran their ``ipykernel_launcher.py`` as root. JupyterLab now runs in the
+clone's top. A relative path the user gives among JupyterLab's options (``--config=mine.py``, ``--notebook-dir sub``)
+is made absolute from the working folder first, so it names what it named before."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
+
+
+# the options that name a file or folder (traitlets' names: ServerApp.root_dir, notebook_dir, config_file,
+# certfile, keyfile, file_to_run, ...); another option's value is never taken for a path, even when the working
+# folder holds that name (a planted file "8888" must not turn `--port 8888` into a path)
+_PATH_OPTION = re.compile(r"(dir|file|path|config|file_to_run)$", re.IGNORECASE)
+
+
+def _names_a_path(option: str) -> bool:
+    return bool(_PATH_OPTION.search(option.lstrip("-").rpartition(".")[2].replace("-", "_")))
+
+
+def from_working_folder(extra: list[str]) -> list[str]:
+    """JupyterLab's options ``extra`` with each relative path that exists from the working folder made absolute, so
+    that they mean the same once JupyterLab runs in another folder: the value of an option that names a file or
+    folder (``--config=mine.py``, ``--notebook-dir sub``), and a positional argument (the file to open). A working
+    folder that is gone names nothing: the options are kept as they are."""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return list(extra)
+    out: list[str] = []
+    for arg in extra:
+        before = out[-1] if out else ""
+        if arg.startswith("-"):
+            option, eq, value = arg.partition("=")
+            pathlike = bool(eq) and _names_a_path(option)
+        else:  # the value of the option before it, or a positional argument
+            option, eq, value = "", "", arg
+            pathlike = _names_a_path(before) if before.startswith("-") and "=" not in before else True
+        if pathlike and value and not os.path.isabs(value) and not value.startswith("~"):
+            if os.path.lexists(os.path.join(cwd, value)):
+                arg = option + eq + os.path.join(cwd, value)
+        out.append(arg)
+    return out
+
+
+# reliability-20: a stop signal JupyterLab took while it restarted a kernel that died at its start was lost: its
+# shutdown failed (asyncio's InvalidStateError, a traceback in its log) and the server went on serving: `storagelab
+# lab` stayed 20 s and more after its SIGTERM, and after a SIGHUP (the terminal closed) nobody would send another.
+# JupyterLab stops at the second: each stop passed on is passed on again every AGAIN_AFTER seconds while it runs.
+AGAIN_AFTER = 10.0
+_again: list[threading.Timer] = []
+
+
+def pass_on(proc: subprocess.Popen, signum: int) -> None:
+    """Send JupyterLab (``proc``) the stop signal ``signum``, SIGINT as SIGTERM (its clean stop); SIGTERM again each
+    AGAIN_AFTER seconds while it still runs, until ``wait`` has its status."""
+    proc.send_signal(signal.SIGTERM if signum == signal.SIGINT else signum)
+
+    def again() -> None:
+        if proc.poll() is None and _again:
+            proc.send_signal(signal.SIGTERM)
+            _arm(again)
+
+    _arm(again)
+
+
+def _arm(again) -> None:
+    timer = threading.Timer(AGAIN_AFTER, again)
+    timer.daemon = True
+    _again[:] = [timer]
+    timer.start()
+
+
+def wait(proc: subprocess.Popen) -> int:
+    """JupyterLab's exit status; no stop signal is sent again after it."""
+    try:
+        return proc.wait()
+    finally:
+        for timer in _again:
+            timer.cancel()
+        _again.clear()
