@@ -1,0 +1,52 @@
+"""Reliability-20, processes and signals (issue 26): a stop signal that a thread other than the main one takes (polars'
+own thread, while the main thread holds the signal across a fork) still stops `lab bonnie` and `lab fio` at once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+
+from storagelab.lab import bonnie
+
+
+def test_a_sigterm_another_thread_took_while_bonnie_started_still_stops_bonnie():
+    """The clean-clone run's lost SIGTERM: the main thread held SIGTERM (the fork hook's ``_block``) when it came, so
+    the kernel gave it to polars' thread, which blocks nothing. Python only noted it there, and the main thread, in
+    ``communicate`` on bonnie++'s stderr, never looked again: the lab waited for bonnie++ (stopped by the test: for
+    ever). Here a thread of the test plays polars' thread, the real kill comes once bonnie++ (a `sleep 5`) runs, and
+    the main thread holds SIGTERM the while. Main's code: bonnie++ ran its 5 s to the end and nothing stopped."""
+    stop: list[int] = []
+    running: list[subprocess.Popen] = []
+    done = threading.Event()
+
+    def on_signal(signum, frame):  # run_bonnie's own handler
+        stop.append(signum)
+        for p in running:
+            p.kill()
+
+    def other_thread():  # blocks nothing (started before the main thread holds SIGTERM), as polars' thread
+        while not running and not done.is_set():
+            time.sleep(0.005)
+        if running:
+            os.kill(os.getpid(), signal.SIGTERM)  # process-directed: the main thread holds it, this thread takes it
+        done.wait(10)
+
+    taker = threading.Thread(target=other_thread, daemon=True)
+    old = signal.signal(signal.SIGTERM, on_signal)
+    taker.start()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        started = time.monotonic()
+        err = bonnie._run_bonnie(["sleep", "5"], subprocess.DEVNULL, stop, running)
+        took = time.monotonic() - started
+    finally:
+        done.set()
+        taker.join()
+        signal.pthread_sigmask(signal.SIG_BLOCK, ())  # the noted SIGTERM runs ``on_signal`` before the old handler
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        signal.signal(signal.SIGTERM, old)
+    assert (stop, err) == ([signal.SIGTERM], (-signal.SIGKILL, b""))
+    assert took < 2.0
