@@ -3,9 +3,11 @@ own thread, while the main thread holds the signal across a fork) still stops `l
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -50,3 +52,20 @@ def test_a_sigterm_another_thread_took_while_bonnie_started_still_stops_bonnie()
         signal.signal(signal.SIGTERM, old)
     assert (stop, err) == ([signal.SIGTERM], (-signal.SIGKILL, b""))
     assert took < 2.0
+
+
+class _ReaderGone(io.StringIO):
+    """A stderr whose reader has ended (`cmd 2>&1 >/dev/null | true`): every write fails with EPIPE."""
+
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_command_that_fails_with_its_stderr_reader_gone_still_exits_2(tmp_path, monkeypatch):
+    """`storagelab sql 'selec 1' 2>&1 >/dev/null | true` ended 0: the error line's EPIPE was taken for stdout's
+    reader gone, which ends a command that only prints with 0 (and `run no_such_notebook` with 141, 'stopped
+    unfinished'). The line is lost; the exit still says the command failed. Main's code: 0."""
+    from storagelab import cli
+
+    monkeypatch.setattr(sys, "stderr", _ReaderGone())
+    assert cli.main(["sql", "--db", str(tmp_path / "missing.duckdb"), "select 1"]) == 2
