@@ -69,3 +69,18 @@ def test_a_command_that_fails_with_its_stderr_reader_gone_still_exits_2(tmp_path
 
     monkeypatch.setattr(sys, "stderr", _ReaderGone())
     assert cli.main(["sql", "--db", str(tmp_path / "missing.duckdb"), "select 1"]) == 2
+
+
+def test_the_import_hold_of_ctrl_c_keeps_a_ctrl_c_the_parent_held():
+    """A command started with SIGINT blocked by its parent (a wrapper's mask) had it unblocked after its first
+    import: the Ctrl-C the parent held ended it (`storagelab build: interrupted`, reliability-20). Main's code:
+    SIGINT no longer blocked."""
+    from storagelab import cli
+
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        with cli._sigint_held():
+            pass
+        assert signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
