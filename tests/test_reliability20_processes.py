@@ -84,3 +84,20 @@ def test_the_import_hold_of_ctrl_c_keeps_a_ctrl_c_the_parent_held():
         assert signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, ())
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def test_a_lab_run_under_nohup_keeps_ignoring_sighup():
+    """`nohup storagelab lab bonnie ...`, then the terminal closed: the lab's handler replaced the ignored SIGHUP,
+    and the hang-up discarded the running benchmark ('interrupted: bonnie-128m-n0 discarded', reliability-20). A
+    signal the parent ignores stays ignored, as ``stopsignals.on_stop_signals`` leaves it. Main's code: the handler."""
+    from storagelab.lab import fio
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        old = fio._catch_stop_signals(lambda signum, frame: None)
+        try:
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+        finally:
+            fio._restore_signals(old)
+    finally:
+        signal.signal(signal.SIGHUP, before)

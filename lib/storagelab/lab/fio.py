@@ -486,8 +486,9 @@ def _catch_stop_signals(handler) -> dict:
     cleared here: a stdout that failed on a line said before the runs (the resume line, a leftover's, zfs-sweep's
     zpool line) was forgotten, and `lab fio >/dev/full` ran every run and ended 0 with its output lost
     (reliability-16); ``lab.cli.main`` clears it once per command."""
-    try:
-        return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:  # not a signal the parent ignores (`nohup`: a lab run's SIGHUP at logout discarded its run, reliability-20)
+        sigs = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN]
+        return {sig: signal.signal(sig, handler) for sig in sigs}
     except ValueError:
         return {}
 
