@@ -688,11 +688,11 @@ def _python_sigint():
 def _sigint_held():
     """Ctrl-C waits until the block is done: in duckdb's native import it became an ImportError, or a nanobind
     "Critical error" abort (exit -6); delivered after it, it is the usual KeyboardInterrupt."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    finally:  # not a Ctrl-C that the parent held (a wrapper's mask): it got it at once (reliability-20)
+        signal.pthread_sigmask(signal.SIG_BLOCK if signal.SIGINT in held else signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _guarded(args, top: bool = False) -> int:

@@ -25,9 +25,18 @@ def say(text: str, file: TextIO | None = None) -> None:
     """Write ``text`` as ``one_line`` (to stderr unless ``file`` is given) in one write, flushed: print's text and
     newline are two writes, and the notebook workers share stdout, so two workers' lines ran together
     ('... -> reports/all/==> running 10_disk_card.ipynb ...')."""
-    out = file or sys.stderr
-    out.write(one_line(text) + "\n")
-    out.flush()
+    _write(file or sys.stderr, one_line(text) + "\n")
+
+
+def _write(out: TextIO, text: str) -> None:
+    try:
+        out.write(text)
+        out.flush()
+    except BrokenPipeError:
+        # stderr's reader gone (`cmd 2>&1 >/dev/null | true`): the line is lost, and the command still ends as it
+        # ended. It was taken for stdout's reader gone: `sql 'selec 1'` ended 0, `run no_such` 141 (reliability-20)
+        if out is not sys.stderr:
+            raise
 
 
 READER_GONE: list[OSError] = []  # set by ``show`` once stdout cannot be written: its reader ended (| head -1), or full
@@ -60,9 +69,7 @@ def stop_if_reader_gone() -> None:
 def say_lines(text: str, file: TextIO | None = None) -> None:
     """``say`` for a message whose lines are its form (DuckDB's errors: the error, its candidates, the query with a
     caret under the place): each line through ``one_line``, printed as lines, not as one line of ``\\n``."""
-    out = file or sys.stderr
-    out.write("".join(one_line(x.expandtabs(4)) + "\n" for x in text.rstrip("\n").split("\n")))
-    out.flush()
+    _write(file or sys.stderr, "".join(one_line(x.expandtabs(4)) + "\n" for x in text.rstrip("\n").split("\n")))
 
 
 def os_error_text(e: OSError) -> str:

@@ -12,6 +12,7 @@ import tempfile
 from functools import partial
 from pathlib import Path
 
+from ..stopsignals import take_noted
 from ..terminal import READER_GONE, say, show, stop_if_reader_gone
 from ..units import MiB
 from . import leftovers
@@ -131,6 +132,9 @@ def run_bonnie(
     return rc or ingested
 
 
+WAIT_S = 0.2  # seconds between two looks for a stop while bonnie++ runs
+
+
 def _run_bonnie(argv: list[str], fh, stop: list[int], running: list[subprocess.Popen]) -> tuple[int, bytes] | None:
     """bonnie++ into ``fh``: None if it ended well, else (its exit code, its stderr). Killed when ``stop`` fills
     (the lab's handler kills it once it is in ``running``; a stop that came while it was started is read here). The
@@ -139,9 +143,14 @@ def _run_bonnie(argv: list[str], fh, stop: list[int], running: list[subprocess.P
     p = subprocess.Popen(argv, stdout=fh, stderr=subprocess.PIPE, preexec_fn=_dies_with_us())
     running.append(p)
     try:
-        if stop:
-            p.kill()
-        _, err = p.communicate()
+        while True:
+            if stop:
+                p.kill()
+            try:
+                _, err = p.communicate(timeout=WAIT_S)
+                break
+            except subprocess.TimeoutExpired:  # a stop another thread took: its handler runs here (stopsignals)
+                take_noted()
     except BaseException:
         p.kill()
         p.wait()

@@ -25,6 +25,7 @@ from ..errors import DatabaseBusyError, ParseError
 from ..parsers import parse_bytes
 from ..procs import die_with_parent
 from ..repeat_auto import repeat_until_settled
+from ..stopsignals import take_noted
 from ..store import ingest
 from ..terminal import READER_GONE, say, show, stop_if_reader_gone
 from . import leftovers
@@ -79,6 +80,7 @@ def _wait_for_fio(p: subprocess.Popen, stop: list[int], guard_pid: int | None = 
         try:
             return p.communicate(timeout=0.5)[1] or b""
         except subprocess.TimeoutExpired:
+            take_noted()  # a stop another thread took runs its handler here (stopsignals.take_noted)
             if stop and stopped_at is None:
                 stopped_at = time.monotonic()
             gone = stop and guard_pid and p.poll() is not None  # fio ended, its jobs hold the pipe: no grace
@@ -274,6 +276,8 @@ class _Matrix:
                 p = subprocess.Popen(run.argv, stdout=fh, stderr=subprocess.PIPE, env=guarded)
                 _guard_on(guard, p.pid)
                 self.current[:] = [p]
+                if self.stop:  # a stop that came while fio was started found no fio to end (the handler's)
+                    p.terminate()
                 err = _wait_for_fio(p, self.stop, guard.pid)
             finally:
                 guard.kill()
@@ -482,8 +486,9 @@ def _catch_stop_signals(handler) -> dict:
     cleared here: a stdout that failed on a line said before the runs (the resume line, a leftover's, zfs-sweep's
     zpool line) was forgotten, and `lab fio >/dev/full` ran every run and ended 0 with its output lost
     (reliability-16); ``lab.cli.main`` clears it once per command."""
-    try:
-        return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:  # not a signal the parent ignores (`nohup`: a lab run's SIGHUP at logout discarded its run, reliability-20)
+        sigs = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN]
+        return {sig: signal.signal(sig, handler) for sig in sigs}
     except ValueError:
         return {}
 
