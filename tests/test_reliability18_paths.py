@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,7 @@ def test_a_relative_entry_is_checked_from_the_clones_top_where_lab_runs_kernels_
     monkeypatch.chdir(tmp_path / "a" / "wd")
     monkeypatch.setattr(ownership, "_kernels_folder", lambda: str(tmp_path / "clone" / "notebooks"))
     monkeypatch.setattr(ownership, "_lab_folder", lambda: str(tmp_path / "clone"), raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "a"))  # r-21: Spark's folder is checked too, in there
     said = ownership.environment_refusal({"PYTHONPATH": "../theirs/pp"})
     assert said is not None and said.startswith(f"the environment's PYTHONPATH ({tmp_path}/clone/../theirs/pp): ")
     assert ownership.environment_refusal({"PYTHONPATH": "../wd"}) is None

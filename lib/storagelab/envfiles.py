@@ -67,3 +67,16 @@ def spark_folders(environ) -> list[tuple[str, str]]:
     """(variable, folder) for each folder Spark's local directories are taken from."""
     lists = [("SPARK_EXECUTOR_DIRS", os.pathsep), *([("LOCAL_DIRS", ",")] if "CONTAINER_ID" in environ else [])]
     return [(var, f) for var, sep in lists for f in environ.get(var, "").split(sep) if f]
+
+
+# reliability-21: spark-submit's shells, Spark's JVMs and its Python workers run in the run's private folder, made in
+# the temporary folder (spark_ingest.private_tmp), since reliability-20: a relative name leading out of it ("../x")
+# names the temporary folder's entry, which any user can make (`cd /root/w; SPARK_CONF_DIR=../conf storagelab
+# spark-ingest ...`, meant as root's /root/conf, sourced the second user's /tmp/conf/spark-env.sh as root)
+def from_spark_folder(named: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(variable, folder) as Spark's processes resolve each relative ``named`` folder that leads out of their own."""
+    import tempfile  # noqa: PLC0415
+
+    spark = os.path.join(os.path.realpath(tempfile.gettempdir()), "storagelab-spark-")
+    out = [(var, os.path.normpath(given)) for var, given in named if not os.path.isabs(given)]
+    return [(var, os.path.normpath(os.path.join(spark, rel))) for var, rel in out if rel.split(os.sep)[0] == ".."]

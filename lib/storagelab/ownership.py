@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal, named_files, spark_folders
+from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal, from_spark_folder, named_files, spark_folders
 from .errors import StoragelabError
 
 
@@ -418,9 +418,8 @@ def environment_refusal(environ=None) -> str | None:
     ]
     if environ.get("PYTHONPLATLIBDIR"):  # r-17: the standard library's folder under Python's prefix ("../..": anywhere)
         named.append(("PYTHONPLATLIBDIR", os.path.join(sys.base_prefix, environ["PYTHONPLATLIBDIR"])))
-    # reliability-17: a relative entry names one folder here and another in the notebooks' kernels, which run in the
-    # notebooks folder (`PYTHONPATH=../../../home/them/pp` from a deeper folder of root's): both are checked
-    # reliability-18: IPython expands "~" and "~user" (IPYTHONDIR='~bob' ran bob's startup scripts in root's kernels)
+    # reliability-17: a relative entry names one folder here, another in the notebooks' kernels (in their folder) and
+    # in Spark's processes (envfiles, r-21). r-18: IPython expands "~" and "~user" (IPYTHONDIR='~bob': bob's scripts)
     named += [(var, _home_of(given, environ)) for var, given in named if given.startswith("~")]
     # reliability-18: and from the clone's top, where `storagelab lab` runs a kernel for a notebook put there
     # (JupyterLab runs each kernel in its notebook's folder: `../../tmp/theirs` led from the clone to /tmp/theirs)
@@ -429,7 +428,7 @@ def environment_refusal(environ=None) -> str | None:
         for folder in (_kernels_folder(), _lab_folder())
         for var, given in named
         if not os.path.isabs(given)
-    ]
+    ] + from_spark_folder(named)
     for var in LOADER_LISTS:
         if token := _LOADER_TOKEN.search(environ.get(var, "")):
             return (
