@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import tempfile
 
+import pytest
+
 from storagelab import ownership, spark_ingest
+from storagelab.errors import StoreError
 
 
 def test_a_relative_path_leading_out_of_sparks_folder_is_checked_where_spark_resolves_it(tmp_path, monkeypatch):
@@ -32,3 +35,38 @@ def test_a_relative_path_leading_out_of_sparks_folder_is_checked_where_spark_res
     said = ownership.environment_refusal({"JAVA_TOOL_OPTIONS": "-Dlog4j2.configurationFile=./../c/log4j2.xml"})
     assert said is not None and said.startswith(f"the environment's JAVA_TOOL_OPTIONS ({theirs}): {theirs} can be")
     assert ownership.environment_refusal({"SPARK_CONF_DIR": "c", "JDK_JAVA_OPTIONS": "@o"}) is None  # in Spark's own
+
+
+def test_empty_spark_variables_are_unset_and_a_relative_conf_path_out_of_sparks_folder_is_refused(
+    tmp_path, monkeypatch
+):
+    """`SPARK_LOCAL_DIRS= storagelab spark-ingest IN OUT` -> Spark's `Failed to create dir in .` and a 99-line
+    traceback, rc=1: the JVM takes a variable set to "" as set. Such variables are unset to the session. And
+    `--conf spark.jars=../x.jar` from a folder of root's named the temporary folder's x.jar (which any user can
+    make), since Spark starts in the run's own folder there: refused (the builder recorded: no JVM, on old code too)."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession  # noqa: PLC0415
+
+    class Builder:  # every call (config, master, getOrCreate, stop) returns it
+        def __getattr__(self, name):
+            return lambda *a: self
+
+    monkeypatch.setattr(SparkSession, "builder", Builder())
+    monkeypatch.chdir(tmp_path)
+    for var in ("SPARK_LOCAL_DIRS", "SPARK_EXECUTOR_DIRS", "CONTAINER_ID", "HADOOP_HOME", "PYSPARK_PIN_THREAD"):
+        monkeypatch.setenv(var, "")
+    monkeypatch.setenv("SPARK_SCALA_VERSION", "2.13")
+    spark_ingest.stop(spark_ingest.session())
+    assert [
+        v for v in ("SPARK_LOCAL_DIRS", "SPARK_EXECUTOR_DIRS", "CONTAINER_ID", "HADOOP_HOME") if v in os.environ
+    ] == []
+    assert "PYSPARK_PIN_THREAD" not in os.environ and os.environ["SPARK_SCALA_VERSION"] == "2.13"
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(StoreError) as e:
+        spark_ingest.stop(spark_ingest.session(conf={"spark.driver.extraClassPath": "/opt/a.jar:./../x.jar"}))
+    assert str(e.value) == (
+        "--conf spark.driver.extraClassPath=/opt/a.jar:./../x.jar: ./../x.jar is relative, and Spark resolves it in "
+        f"this run's own folder in {tmp_path}, where it names {tmp_path}/x.jar, which another user may make: give "
+        "absolute paths"
+    )
+    spark_ingest.stop(spark_ingest.session(conf={"spark.jars": "x.jar", "spark.driver.extraJavaOptions": "-Xss4m"}))

@@ -46,7 +46,7 @@ from . import dataset, ignore, paths
 from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
-from .sparkjvm import jvm_gone, not_started, quiet_accumulators
+from .sparkjvm import jvm_gone, not_started, quiet_accumulators, relative_conf, unset_empty
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
@@ -233,6 +233,7 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
 
     if why := _spark_elsewhere(os.environ):
         raise StoreError(why)
+    unset_empty(os.environ)  # reliability-21: SPARK_LOCAL_DIRS= and its kind (sparkjvm)
     # set but empty is unset to this run: pyspark runs os.path.join(SPARK_HOME, "./bin/spark-submit") and the JVM
     # the program "" (reliability-20: `cd THEIRS; SPARK_HOME= storagelab spark-ingest` ran their bin/spark-submit)
     for var in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):
@@ -240,6 +241,8 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
     if not os.environ.get("SPARK_HOME"):  # reliability-19: else pyspark's first guess is the working folder's parent
         os.environ["SPARK_HOME"] = _spark_home()
 
+    if why := relative_conf(conf or {}, os.path.join(tempfile.gettempdir(), SPARK_TMP)):
+        raise StoreError(why)
     tmp = private_tmp()
     builder = SparkSession.builder
     for key, value in private_conf(master, conf or {}, tmp).items():

@@ -4,6 +4,8 @@ refused`. Here: the one line saying what happened, and the thread kept quiet."""
 
 from __future__ import annotations
 
+import os
+import re
 import signal
 
 
@@ -48,3 +50,37 @@ def not_started(error: BaseException) -> str | None:
         "Spark did not start: spark-submit ended before its JVM answered (its own lines above say why); Spark starts "
         "in this run's own folder, so give absolute paths in PYSPARK_SUBMIT_ARGS and --conf"
     )
+
+
+# set but empty is unset to Spark's shells (`[ -z ]`) and not to its JVM (`getenv != null`) or pyspark (`environ.get`):
+# `SPARK_LOCAL_DIRS= storagelab spark-ingest ...` -> "Failed to create dir in ." and a 99-line traceback (reliability-21)
+_SPARKS = ("SPARK_", "PYSPARK_", "HADOOP_", "YARN_", "LOG4J_")
+_SPARKS_TOO = (
+    "JAVA_HOME",
+    "CLASSPATH",
+    "LOCAL_DIRS",
+    "CONTAINER_ID",
+    "MASTER",
+    *("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS"),
+)
+
+
+def unset_empty(environ) -> None:
+    """Every Spark, pyspark, Hadoop or Java variable set to "" removed from ``environ``: unset, as the user meant."""
+    for name in [n for n, v in environ.items() if v == "" and (n.startswith(_SPARKS) or n in _SPARKS_TOO)]:
+        del environ[name]
+
+
+def relative_conf(conf: dict[str, str], tmp: str) -> str | None:
+    """The one line for a ``--conf`` value naming a path that leads out of Spark's working folder ("../x"), else None.
+    Spark's processes start in the run's own folder, in the temporary folder ``tmp`` (reliability-20): "../x" is
+    ``tmp``'s x there, which any user can make (`--conf spark.jars=../x.jar` from a folder of root's)."""
+    for key, value in conf.items():
+        for part in re.split(r"[\s=:,]", value):
+            if part and not os.path.isabs(part) and os.path.normpath(part).split(os.sep)[0] == "..":
+                named = os.path.normpath(os.path.join(tmp, part))
+                return (
+                    f"--conf {key}={value}: {part} is relative, and Spark resolves it in this run's own folder in "
+                    f"{os.path.dirname(tmp)}, where it names {named}, which another user may make: give absolute paths"
+                )
+    return None
