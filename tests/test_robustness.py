@@ -179,10 +179,10 @@ def _complete(db: Path) -> tuple[int, int]:
     con = duckdb.connect(str(db), read_only=True)
     try:
         files = con.execute("SELECT file_id, n_rows FROM files").fetchall()
-        actual: dict[int, int] = {}
-        for t in tool_tables():
-            for fid, n in con.execute(f'SELECT file_id, count(*) FROM "{t}" GROUP BY file_id').fetchall():
-                actual[fid] = actual.get(fid, 0) + n
+        every = " UNION ALL ".join(f'SELECT file_id FROM "{t}"' for t in tool_tables())  # one statement (issue 28)
+        actual: dict[int, int] = dict(
+            con.execute(f"SELECT file_id, count(*) FROM ({every}) GROUP BY file_id").fetchall()
+        )
         for fid, n in files:
             assert actual.get(fid, 0) == n, f"file {fid}: {actual.get(fid, 0)} rows stored, {n} expected"
         assert set(actual) <= {f for f, _ in files}, "rows without a files entry"

@@ -44,11 +44,10 @@ def state(db: Path, logs: Path) -> dict:
         ).fetchall():
             holders.setdefault(sha, set()).add(os.path.relpath(path, logs))
         stored = [sha for (sha,) in con.execute("SELECT sha256 FROM files").fetchall()]
-        rows = {
-            t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
-            for t in all_tables()
-            if t not in ("files", "duplicates")
-        }
+        counted = [t for t in all_tables() if t not in ("files", "duplicates")]
+        rows = dict(  # one statement, not 49 (issue 28)
+            con.execute(" UNION ALL ".join(f"SELECT '{t}', count(*) FROM \"{t}\"" for t in counted)).fetchall()
+        )
         labels = con.execute(
             "SELECT path, study, label FROM files UNION ALL SELECT path, study, label FROM duplicates ORDER BY ALL"
         ).fetchall()

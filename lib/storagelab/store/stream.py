@@ -317,12 +317,7 @@ class StageSink:
             except arrow.UNFIT as e:
                 raise _Unfit(arrow.unfit_error(tabs[name], name, rows, e)) from None
             ids = pa.array([self.file_id] * part.num_rows, type=pa.int32())
-            db.with_view(
-                con,
-                "_stream_rows",
-                writer.with_file_id(tabs[name], part, ids),
-                f'INSERT INTO {self._target(name)} SELECT * FROM "_stream_rows"',
-            )
+            db.insert(con, self._target(name), writer.with_file_id(tabs[name], part, ids))
             self.tables.add(name)
 
     def discard(self) -> None:
