@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -57,17 +58,31 @@ def from_working_folder(extra: list[str]) -> list[str]:
 # shutdown failed (asyncio's InvalidStateError, a traceback in its log) and the server went on serving: `storagelab
 # lab` stayed 20 s and more after its SIGTERM, and after a SIGHUP (the terminal closed) nobody would send another.
 # JupyterLab stops at the second: each stop passed on is passed on again every AGAIN_AFTER seconds while it runs.
+# Reliability-21: a JupyterLab that never ended (its stop stuck: an extension's or a kernel's shutdown that never
+# returns, a server stopped with SIGSTOP) was sent SIGTERM for ever, `storagelab lab` needed kill -9, and then the
+# server (a SIGTERM from PR_SET_PDEATHSIG it took the same way) stayed, holding the terminal's or a pipe's end and its
+# port. After KILL_AFTER more tries it is killed (its kernels end with it: ipykernel polls its parent, JPY_PARENT_PID).
 AGAIN_AFTER = 10.0
+KILL_AFTER = 3
 _again: list[threading.Timer] = []
 
 
 def pass_on(proc: subprocess.Popen, signum: int) -> None:
     """Send JupyterLab (``proc``) the stop signal ``signum``, SIGINT as SIGTERM (its clean stop); SIGTERM again each
-    AGAIN_AFTER seconds while it still runs, until ``wait`` has its status."""
+    AGAIN_AFTER seconds while it still runs, until ``wait`` has its status; SIGKILL after KILL_AFTER such tries."""
     proc.send_signal(signal.SIGTERM if signum == signal.SIGINT else signum)
+    tries = [0]
 
     def again() -> None:
         if proc.poll() is None and _again:
+            if tries[0] >= KILL_AFTER:
+                waited = (KILL_AFTER + 1) * AGAIN_AFTER
+                print(
+                    f"storagelab lab: JupyterLab still ran {waited:g} s after the stop signal: killed", file=sys.stderr
+                )
+                proc.kill()
+                return
+            tries[0] += 1
             proc.send_signal(signal.SIGTERM)
             _arm(again)
 
