@@ -42,3 +42,26 @@ def test_a_jupyterlab_that_never_stops_is_killed_in_the_end(monkeypatch, capsys)
     assert held[0].stdout is not None and held[0].stdout.read() == b""  # the pipe is free: nobody holds its end
     assert capsys.readouterr().err == "storagelab lab: JupyterLab still ran 0.4 s after the stop signal: killed\n"
     assert labstart._again == []
+
+
+def test_lab_options_relative_to_something_else_are_kept(tmp_path, monkeypatch):
+    """`cd THEIRS; storagelab lab --FileCheckpoints.checkpoint_dir=.ckpt` (a folder relative to each notebook's, as
+    documented) with THEIRS/.ckpt present -> THEIRS/.ckpt: root's server wrote every checkpoint there, through their
+    links. preferred_dir is an API path under the root folder, and a planted "True" turned a flag into a path. Options
+    that do name a file from the working folder (client_ca, sock, extra_static_paths) are made absolute."""
+    from storagelab.labstart import from_working_folder  # noqa: PLC0415
+
+    for name in (".ckpt", "notebooks", "True", "ca.pem", "lab.sock", "static"):
+        (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path)
+    kept = [
+        "--FileCheckpoints.checkpoint_dir=.ckpt",
+        "--ContentsManager.preferred_dir=notebooks",
+        "--ServerApp.preferred_dir",
+        "notebooks",
+        "--ServerApp.show_config=True",
+        "--LabApp.copy_absolute_path=True",
+    ]
+    assert from_working_folder(kept) == kept
+    made = ["--ServerApp.client_ca=ca.pem", "--ServerApp.sock=lab.sock", "--ServerApp.extra_static_paths=static"]
+    assert from_working_folder(made) == [f"{m.partition('=')[0]}={tmp_path}/{m.partition('=')[2]}" for m in made]

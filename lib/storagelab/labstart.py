@@ -22,11 +22,27 @@ if TYPE_CHECKING:
 # the options that name a file or folder (traitlets' names: ServerApp.root_dir, notebook_dir, config_file,
 # certfile, keyfile, file_to_run, ...); another option's value is never taken for a path, even when the working
 # folder holds that name (a planted file "8888" must not turn `--port 8888` into a path)
-_PATH_OPTION = re.compile(r"(dir|file|path|config|file_to_run)$", re.IGNORECASE)
+_PATH_OPTION = re.compile(r"(dir|file|paths?|config|file_to_run|client_ca|sock)$", re.IGNORECASE)
+# reliability-21: options whose name matches but whose relative value is not from the working folder, or not a path:
+# FileCheckpoints.checkpoint_dir is relative to each notebook's folder (made absolute from THEIRS, root's server wrote
+# every checkpoint into their folder, through their links), preferred_dir is an API path under root_dir, and the rest
+# are flags or a dict (a planted file "True" made `--ServerApp.show_config=True` a path: JupyterLab would not start)
+_NOT_FROM_WORKING_FOLDER = frozenset(
+    {
+        "checkpoint_dir",
+        "preferred_dir",
+        "show_config",
+        "generate_config",
+        "logging_config",
+        "copy_absolute_path",
+        "use_redirect_file",
+    }
+)
 
 
 def _names_a_path(option: str) -> bool:
-    return bool(_PATH_OPTION.search(option.lstrip("-").rpartition(".")[2].replace("-", "_")))
+    name = option.lstrip("-").rpartition(".")[2].replace("-", "_")
+    return bool(_PATH_OPTION.search(name)) and name.lower() not in _NOT_FROM_WORKING_FOLDER
 
 
 def from_working_folder(extra: list[str]) -> list[str]:
