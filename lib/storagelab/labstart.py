@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -21,11 +22,27 @@ if TYPE_CHECKING:
 # the options that name a file or folder (traitlets' names: ServerApp.root_dir, notebook_dir, config_file,
 # certfile, keyfile, file_to_run, ...); another option's value is never taken for a path, even when the working
 # folder holds that name (a planted file "8888" must not turn `--port 8888` into a path)
-_PATH_OPTION = re.compile(r"(dir|file|path|config|file_to_run)$", re.IGNORECASE)
+_PATH_OPTION = re.compile(r"(dir|file|paths?|config|file_to_run|client_ca|sock)$", re.IGNORECASE)
+# reliability-21: options whose name matches but whose relative value is not from the working folder, or not a path:
+# FileCheckpoints.checkpoint_dir is relative to each notebook's folder (made absolute from THEIRS, root's server wrote
+# every checkpoint into their folder, through their links), preferred_dir is an API path under root_dir, and the rest
+# are flags or a dict (a planted file "True" made `--ServerApp.show_config=True` a path: JupyterLab would not start)
+_NOT_FROM_WORKING_FOLDER = frozenset(
+    {
+        "checkpoint_dir",
+        "preferred_dir",
+        "show_config",
+        "generate_config",
+        "logging_config",
+        "copy_absolute_path",
+        "use_redirect_file",
+    }
+)
 
 
 def _names_a_path(option: str) -> bool:
-    return bool(_PATH_OPTION.search(option.lstrip("-").rpartition(".")[2].replace("-", "_")))
+    name = option.lstrip("-").rpartition(".")[2].replace("-", "_")
+    return bool(_PATH_OPTION.search(name)) and name.lower() not in _NOT_FROM_WORKING_FOLDER
 
 
 def from_working_folder(extra: list[str]) -> list[str]:
@@ -57,17 +74,31 @@ def from_working_folder(extra: list[str]) -> list[str]:
 # shutdown failed (asyncio's InvalidStateError, a traceback in its log) and the server went on serving: `storagelab
 # lab` stayed 20 s and more after its SIGTERM, and after a SIGHUP (the terminal closed) nobody would send another.
 # JupyterLab stops at the second: each stop passed on is passed on again every AGAIN_AFTER seconds while it runs.
+# Reliability-21: a JupyterLab that never ended (its stop stuck: an extension's or a kernel's shutdown that never
+# returns, a server stopped with SIGSTOP) was sent SIGTERM for ever, `storagelab lab` needed kill -9, and then the
+# server (a SIGTERM from PR_SET_PDEATHSIG it took the same way) stayed, holding the terminal's or a pipe's end and its
+# port. After KILL_AFTER more tries it is killed (its kernels end with it: ipykernel polls its parent, JPY_PARENT_PID).
 AGAIN_AFTER = 10.0
+KILL_AFTER = 3
 _again: list[threading.Timer] = []
 
 
 def pass_on(proc: subprocess.Popen, signum: int) -> None:
     """Send JupyterLab (``proc``) the stop signal ``signum``, SIGINT as SIGTERM (its clean stop); SIGTERM again each
-    AGAIN_AFTER seconds while it still runs, until ``wait`` has its status."""
+    AGAIN_AFTER seconds while it still runs, until ``wait`` has its status; SIGKILL after KILL_AFTER such tries."""
     proc.send_signal(signal.SIGTERM if signum == signal.SIGINT else signum)
+    tries = [0]
 
     def again() -> None:
         if proc.poll() is None and _again:
+            if tries[0] >= KILL_AFTER:
+                waited = (KILL_AFTER + 1) * AGAIN_AFTER
+                print(
+                    f"storagelab lab: JupyterLab still ran {waited:g} s after the stop signal: killed", file=sys.stderr
+                )
+                proc.kill()
+                return
+            tries[0] += 1
             proc.send_signal(signal.SIGTERM)
             _arm(again)
 
