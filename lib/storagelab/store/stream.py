@@ -97,9 +97,10 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
         if (changed := _changed(job, n, hashed)) is not None:
             out.error = changed
             return out, None
-        # the head the format is detected on is the hashed bytes' own (a plain file): a rewrite between the hash and
-        # a second open could make the parse read the hashed bytes as another format
-        head, encoding = _head(job.path, hashed, first, n <= HEAD_BYTES)
+        # the head the format is detected on is the hashed bytes' own (a plain file; a compressed one's is checked
+        # against the SHA-256): a rewrite between the hash and a second open could make the parse read the hashed
+        # bytes as another format or in another encoding
+        head, encoding = _head(job.path, hashed, first, n <= HEAD_BYTES, out.sha256)
         module, fmt = detect(head)
     except _Swapped:
         out.error = _changed(job, n, hashed, swapped=True)
@@ -168,16 +169,27 @@ def _changed(
 
 
 def _head(
-    path: str, hashed: tuple | None = None, first: bytes | None = None, all_of_it: bool = False
+    path: str,
+    hashed: tuple | None = None,
+    first: bytes | None = None,
+    all_of_it: bool = False,
+    sha256: str | None = None,
 ) -> tuple[str, str]:
     """The first HEAD_BYTES decoded (up to the last whole line), and the file's encoding. ``first``: the file's
-    first bytes as hashed (at least HEAD_BYTES, or ``all_of_it``), used when they are not compressed."""
+    first bytes as hashed (at least HEAD_BYTES, or ``all_of_it``), used when they are not compressed. A compressed
+    file's head is decompressed from a second read, whose bytes (read on to the end, not decompressed) must hash to
+    ``sha256`` (else ``_Swapped``): reliability-21, h6: on a file system with 1-second times, a gzip log rewritten in
+    place for that read alone (the mtime put back) had its UTF-8 text decoded as Latin-1, its job name stored as
+    'lecture-alÃ©atoire' beside the SHA-256 of the bytes that say 'lecture-aléatoire'."""
     if first is not None and kind_of(first[:10]) is None:
         data, whole = first[:HEAD_BYTES], all_of_it
     else:
-        with open_decompressed(path, check=_same(hashed)) as fh:
+        tap = Tap() if sha256 else None
+        with open_decompressed(path, check=_same(hashed), tap=tap) as fh:
             data = fh.read(HEAD_BYTES)
             whole = not fh.read(1)
+            if tap is not None and tap.hexdigest() != sha256:
+                raise _Swapped
     if whole:
         check_not_empty(data)
     if data.startswith(codecs.BOM_UTF16_LE) or data.startswith(codecs.BOM_UTF16_BE):

@@ -1,0 +1,65 @@
+"""Reliability-21 (h6): reliability-20's reading fixes, attacked again (docs/reliability-21-read.md)."""
+
+import gzip
+import hashlib
+import os
+
+import duckdb
+from conftest import FIXTURES
+
+from storagelab import store
+from storagelab.store import stream
+
+
+def test_a_compressed_huge_log_rewritten_for_its_format_detection_alone_is_not_stored(tmp_path, monkeypatch):
+    # the attack (a file system with 1-second times): a gzip log's head is decompressed from a second read, after the
+    # hash; the user rewrites the log in place for that read alone (the mtime put back, the same size), with a byte
+    # that makes the text Latin-1, and puts the hashed bytes back before the rows are read: main decoded the UTF-8
+    # log as Latin-1 and stored 'lecture-alÃ©atoire' as its job's name beside the SHA-256 of the bytes saying
+    # 'lecture-aléatoire', no error. A file system whose ctime does not move within its tick: an identity without it.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    text = (FIXTURES / "fio" / "published" / "fio-3.19-m1-randread-8-threads.txt").read_text()
+    text = text.replace("random-read-4KB-8Thread", "lecture-aléatoire")
+    hashed = gzip.compress(text.encode(), mtime=0)
+    other = gzip.compress(("\xff" + text).encode("latin-1", "replace"), mtime=0)
+    size = max(len(hashed), len(other))  # gzip's trailing zeros are padding
+    hashed, other = hashed.ljust(size, b"\0"), other.ljust(size, b"\0")
+    log = logs / "run.txt.gz"
+    log.write_bytes(hashed)
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_MIN_COMPRESSED_BYTES", 0)
+    monkeypatch.setattr(stream, "identity", lambda st: (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+
+    def put(data):
+        st = os.stat(log)
+        with open(log, "r+b") as w:  # in place: the inode stays
+            w.write(data)
+        os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+    real_same, real_detect, opens = stream._same, stream.detect, []
+
+    def same(h):  # the check of each new descriptor: the first is the head's
+        opens.append(h)
+        if len(opens) == 1:
+            put(other)
+        return real_same(h)
+
+    def detect(head):
+        if len(opens) == 1:
+            put(hashed)
+        return real_detect(head)
+
+    monkeypatch.setattr(stream, "_same", same)
+    monkeypatch.setattr(stream, "detect", detect)
+    store.ingest([logs], db_path=tmp_path / "x.db", manifest_path=tmp_path / "m.csv", parquet_dir=False, progress=False)
+    with duckdb.connect(str(tmp_path / "x.db"), read_only=True) as con:
+        stored = con.execute("select sha256 from files").fetchall()
+        said = con.execute("select message like 'the file changed while it was read (%' from ingest_errors").fetchall()
+    # main: [(sha256 of the hashed bytes,)] and fio_jobs.jobname 'lecture-alÃ©atoire', no error
+    assert (stored, said) == ([], [(True,)]), hashlib.sha256(hashed).hexdigest()
+    log.write_bytes(hashed)  # the next ingest, unhindered: the right name
+    monkeypatch.setattr(stream, "_same", real_same)
+    store.ingest([logs], db_path=tmp_path / "x.db", manifest_path=tmp_path / "m.csv", parquet_dir=False, progress=False)
+    with duckdb.connect(str(tmp_path / "x.db"), read_only=True) as con:
+        assert con.execute("select distinct jobname from fio_jobs").fetchall() == [("lecture-aléatoire",)]
