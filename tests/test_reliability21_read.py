@@ -63,3 +63,36 @@ def test_a_compressed_huge_log_rewritten_for_its_format_detection_alone_is_not_s
     store.ingest([logs], db_path=tmp_path / "x.db", manifest_path=tmp_path / "m.csv", parquet_dir=False, progress=False)
     with duckdb.connect(str(tmp_path / "x.db"), read_only=True) as con:
         assert con.execute("select distinct jobname from fio_jobs").fetchall() == [("lecture-aléatoire",)]
+
+
+def test_a_huge_log_rewritten_for_its_first_read_alone_is_not_read_again_as_latin_1(tmp_path, monkeypatch):
+    # the attack (a file system with 1-second times): the user rewrites their UTF-8 log in place for the first read
+    # of its rows alone (one byte that is not UTF-8, the mtime put back) and puts the hashed bytes back before the
+    # next: the read that met the byte stopped there, unchecked, and the parse started again as Latin-1 on the
+    # hashed bytes: main stored 'lecture-alÃ©atoire' as the job's name beside the SHA-256 of the UTF-8 bytes
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    text = (FIXTURES / "fio" / "published" / "fio-3.19-m1-randread-8-threads.txt").read_text()
+    hashed = text.replace("random-read-4KB-8Thread", "lecture-aléatoire").encode()
+    other = hashed.replace(b"\nfio-3.19", b"\xfffio-3.19")
+    log = logs / "run.txt"
+    log.write_bytes(hashed)
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "identity", lambda st: (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    real_same, opens = stream._same, []
+
+    def same(h):  # the check of each new descriptor (a plain log's head is the hashed bytes': the rows' reads)
+        opens.append(h)
+        st = os.stat(log)
+        with open(log, "r+b") as w:  # in place: the inode stays
+            w.write(other if len(opens) == 1 else hashed)
+        os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns))
+        return real_same(h)
+
+    monkeypatch.setattr(stream, "_same", same)
+    store.ingest([logs], db_path=tmp_path / "x.db", manifest_path=tmp_path / "m.csv", parquet_dir=False, progress=False)
+    with duckdb.connect(str(tmp_path / "x.db"), read_only=True) as con:
+        stored = con.execute("select sha256 from files").fetchall()
+        said = con.execute("select message like 'the file changed while it was read (%' from ingest_errors").fetchall()
+        names = con.execute("select distinct jobname from fio_jobs").fetchall()
+    assert (stored, said, names) == ([], [(True,)], [])  # main: the file stored, 'lecture-alÃ©atoire', no error
