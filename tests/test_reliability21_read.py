@@ -96,3 +96,38 @@ def test_a_huge_log_rewritten_for_its_first_read_alone_is_not_read_again_as_lati
         said = con.execute("select message like 'the file changed while it was read (%' from ingest_errors").fetchall()
         names = con.execute("select distinct jobname from fio_jobs").fetchall()
     assert (stored, said, names) == ([], [(True,)], [])  # main: the file stored, 'lecture-alÃ©atoire', no error
+
+
+def _streams_of_a_worker(chunk):
+    """A pool task (module level: pickled by name) that writes where its stdin, stdout and stderr lead."""
+    leads = [os.readlink(f"/proc/self/fd/{fd}") for fd in (0, 1, 2)]
+    for fd in os.listdir("/proc/self/fd"):
+        if int(fd) > 2 and os.path.exists(f"/proc/self/fd/{fd}"):  # (not the listing's own, closed since)
+            leads.append(os.readlink(f"/proc/self/fd/{fd}"))
+    with open(chunk[0].path, "w") as f:
+        f.write("\n".join(leads))
+    os.write(2, b"a worker's own line\n")
+    return [], {}
+
+
+def test_the_ingest_pool_workers_hold_none_of_the_command_s_streams(tmp_path, monkeypatch, capfd):
+    # the attack: root's `ingest ... --workers 2 | cat` on a bindfs stacked on a stopped one, Ctrl-C: the command
+    # ended (10 s), a worker stayed in the kernel's wait for the mount (SIGKILL pending) holding the command's stdout
+    # and stderr: `cat` waited until the mount was resumed. Now the workers' output goes through a pipe of the pool's
+    # own (copied to the command's stderr), their stdin is /dev/null
+    from storagelab.store import worker
+    from storagelab.store.listing import ListedFile
+
+    monkeypatch.setattr(worker, "POOL_MIN_FILES", 1)
+    monkeypatch.setattr(worker, "parse_chunk_ipc", _streams_of_a_worker)
+    out = tmp_path / "leads"
+    copy = os.dup(2)  # as stopsignals keeps one (a fork inherits it)
+    try:
+        assert list(worker.parse_all([ListedFile("k", str(out), 0, 0)], 2)) == []
+    finally:
+        os.close(copy)
+    mine = [os.readlink(f"/proc/self/fd/{fd}") for fd in (1, 2)]
+    leads = out.read_text().split("\n")
+    assert leads[0] == os.devnull and leads[1] == leads[2] and leads[1].startswith("pipe:")
+    assert not set(leads) & set(mine)  # main: the command's own stdout and stderr (and the copy)
+    assert capfd.readouterr().err == "a worker's own line\n"  # copied to the command's stderr
