@@ -97,9 +97,10 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
         if (changed := _changed(job, n, hashed)) is not None:
             out.error = changed
             return out, None
-        # the head the format is detected on is the hashed bytes' own (a plain file): a rewrite between the hash and
-        # a second open could make the parse read the hashed bytes as another format
-        head, encoding = _head(job.path, hashed, first, n <= HEAD_BYTES)
+        # the head the format is detected on is the hashed bytes' own (a plain file; a compressed one's is checked
+        # against the SHA-256): a rewrite between the hash and a second open could make the parse read the hashed
+        # bytes as another format or in another encoding
+        head, encoding = _head(job.path, hashed, first, n <= HEAD_BYTES, out.sha256)
         module, fmt = detect(head)
     except _Swapped:
         out.error = _changed(job, n, hashed, swapped=True)
@@ -168,16 +169,27 @@ def _changed(
 
 
 def _head(
-    path: str, hashed: tuple | None = None, first: bytes | None = None, all_of_it: bool = False
+    path: str,
+    hashed: tuple | None = None,
+    first: bytes | None = None,
+    all_of_it: bool = False,
+    sha256: str | None = None,
 ) -> tuple[str, str]:
     """The first HEAD_BYTES decoded (up to the last whole line), and the file's encoding. ``first``: the file's
-    first bytes as hashed (at least HEAD_BYTES, or ``all_of_it``), used when they are not compressed."""
+    first bytes as hashed (at least HEAD_BYTES, or ``all_of_it``), used when they are not compressed. A compressed
+    file's head is decompressed from a second read, whose bytes (read on to the end, not decompressed) must hash to
+    ``sha256`` (else ``_Swapped``): reliability-21, h6: on a file system with 1-second times, a gzip log rewritten in
+    place for that read alone (the mtime put back) had its UTF-8 text decoded as Latin-1, its job name stored as
+    'lecture-alÃ©atoire' beside the SHA-256 of the bytes that say 'lecture-aléatoire'."""
     if first is not None and kind_of(first[:10]) is None:
         data, whole = first[:HEAD_BYTES], all_of_it
     else:
-        with open_decompressed(path, check=_same(hashed)) as fh:
+        tap = Tap() if sha256 else None
+        with open_decompressed(path, check=_same(hashed), tap=tap) as fh:
             data = fh.read(HEAD_BYTES)
             whole = not fh.read(1)
+            if tap is not None and tap.hexdigest() != sha256:
+                raise _Swapped
     if whole:
         check_not_empty(data)
     if data.startswith(codecs.BOM_UTF16_LE) or data.startswith(codecs.BOM_UTF16_BE):
@@ -334,6 +346,29 @@ class StageSink:
         )
 
 
+def _undecodable(path: str, encoding: str, how: StreamJob) -> bool:
+    """Whether the bytes hashed (read again to the end, checked against ``how.sha256``, else ``_Swapped``) are not
+    ``encoding`` text: the read that met a byte that is not (and stopped there) was never checked (reliability-21,
+    h6: a log rewritten in place for that read alone, on a file system with 1-second times, had its UTF-8 text read
+    again as Latin-1 and a wrong job name stored beside the SHA-256 of the UTF-8 bytes)."""
+    tap, decoder, good = Tap(), codecs.getincrementaldecoder(encoding)(), True
+    with open_decompressed(path, check=_same(how.identity), tap=tap) as fh:
+        while block := fh.read(_BLOCK):
+            good = good and _decodes(decoder, block)
+        good = good and _decodes(decoder, b"", final=True)
+        if tap.hexdigest() != how.sha256:
+            raise _Swapped
+    return not good
+
+
+def _decodes(decoder: codecs.IncrementalDecoder, data: bytes, final: bool = False) -> bool:
+    try:
+        decoder.decode(data, final)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _parse(out: Outcome, how: StreamJob, sink: StageSink, batch_rows: int) -> Parsed:
     encodings = [how.encoding] + (["latin-1"] if how.encoding in ("utf-8", "utf-8-sig") else [])
     for encoding in encodings:
@@ -352,6 +387,8 @@ def _parse(out: Outcome, how: StreamJob, sink: StageSink, batch_rows: int) -> Pa
         except UnicodeDecodeError:
             if encoding == encodings[-1]:  # pragma: no cover - Latin-1 decodes any byte
                 raise
+            if how.sha256 and not _undecodable(out.path, encoding, how):
+                raise _Swapped from None
             parsed.restart()
         except ValueError as e:
             if isinstance(e, ParseError) or "integer string conversion" not in str(e):

@@ -25,10 +25,10 @@ from ..errors import ParseError
 from ..ingest_open import open_input
 from ..parsers import modules, parse_bytes, parser_version
 from ..pool_deaths import NO_THREAD, kill, pool_result, stopped_at_the_end, thread_end, worker_died
-from ..procs import worker_init
 from ..schema import all_tables, tool_tables
 from . import arrow
 from .listing import ListedFile, printable
+from .workerio import Relay, relayed_worker_init
 
 POOL_MIN_FILES = 200  # fewer files are parsed in this process: a pool's start-up costs more than it saves
 CHUNK_FILES_MIN, CHUNK_FILES_MAX = 8, 128  # files per chunk (one pool task) ...
@@ -219,19 +219,23 @@ def parse_all(jobs: list[ListedFile], workers: int | None) -> Iterator[Outcome]:
         yield from _with_rows(map(parse_chunk, chunks))
         return
     modules()  # imported before the fork: the workers share them
-    pool = ProcessPoolExecutor(max_workers=n, initializer=worker_init, initargs=(os.getpid(),))
-    with stopped_at_the_end(pool):  # closed early (an error, Ctrl-C): the chunks not started are cancelled
-        pending: deque = deque(_submit(pool, c) for c in islice(chunks, IN_FLIGHT_PER_WORKER * n))
+    relay = Relay()  # the workers' stdout and stderr: never the command's (workerio)
+    try:
+        pool = ProcessPoolExecutor(max_workers=n, initializer=relayed_worker_init, initargs=(os.getpid(), relay.fd))
+        with stopped_at_the_end(pool):  # closed early (an error, Ctrl-C): the chunks not started are cancelled
+            pending: deque = deque(_submit(pool, c) for c in islice(chunks, IN_FLIGHT_PER_WORKER * n))
 
-        def results():
-            while pending:
-                done = _result(pool, pending.popleft())
-                nxt = next(chunks, None)
-                if nxt is not None:
-                    pending.append(_submit(pool, nxt))
-                yield done
+            def results():
+                while pending:
+                    done = _result(pool, pending.popleft())
+                    nxt = next(chunks, None)
+                    if nxt is not None:
+                        pending.append(_submit(pool, nxt))
+                    yield done
 
-        yield from _with_rows(results())
+            yield from _with_rows(results())
+    finally:
+        relay.close()
 
 
 def _submit(pool: ProcessPoolExecutor, chunk: list[ListedFile]) -> Future:
