@@ -10,6 +10,7 @@ value is refused (a plain path is not)."""
 from __future__ import annotations
 
 import os
+import re
 
 SHELL_FILES = ("BASH_ENV",)
 # the JVMs' option variables (ownership.environment_refusal checks the folder of each path in them, reliability-14/15);
@@ -73,10 +74,40 @@ def spark_folders(environ) -> list[tuple[str, str]]:
 # the temporary folder (spark_ingest.private_tmp), since reliability-20: a relative name leading out of it ("../x")
 # names the temporary folder's entry, which any user can make (`cd /root/w; SPARK_CONF_DIR=../conf storagelab
 # spark-ingest ...`, meant as root's /root/conf, sourced the second user's /tmp/conf/spark-env.sh as root)
-def from_spark_folder(named: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(variable, folder) as Spark's processes resolve each relative ``named`` folder that leads out of their own."""
+def from_spark_folder(named: list[tuple[str, str]], environ=None) -> list[tuple[str, str]]:
+    """(variable, folder) as Spark's processes resolve each relative ``named`` folder that leads out of their own, and
+    the folder of each path that leads out in the option strings of ``environ`` (``leading_out``)."""
     import tempfile  # noqa: PLC0415
 
     spark = os.path.join(os.path.realpath(tempfile.gettempdir()), "storagelab-spark-")
     out = [(var, os.path.normpath(given)) for var, given in named if not os.path.isabs(given)]
+    out += [
+        (var, _folder(os.path.normpath(w))) for var in OPTION_STRINGS for w in leading_out((environ or {}).get(var, ""))
+    ]
     return [(var, os.path.normpath(os.path.join(spark, rel))) for var, rel in out if rel.split(os.sep)[0] == ".."]
+
+
+# reliability-22: the option strings' paths were taken only as "/x", "./x" or "../x" words: "..", "a/../../x", a
+# quoted '"../x"' (Spark's launcher and the JVM drop the quotes) and an argument file "@../x" passed, from root's own
+# folder: `--conf spark.driver.extraJavaOptions=@../opts` (root's /root/opts meant) read the second user's /tmp/opts
+# as more JVM options (their -Xlog:gc:file=/root/victim overwrote a root file), `-Djava.library.path=..` loads
+# /tmp/libhadoop.so, `--driver-class-path ..` loads classes from /tmp
+OPTION_STRINGS = (*JAVA_OPTIONS, "PYSPARK_SUBMIT_ARGS", *LOG4J_FILES)
+
+
+def words(value: str) -> list[str]:
+    """The words of an option string as the JVM, Spark's launcher and pyspark read them: quotes removed, split on
+    blanks, ``=``, ``:`` and ``,``, an argument file's ``@`` dropped."""
+    parts = re.split(r"[\s=:,]", value.replace('"', "").replace("'", ""))
+    return [w[1:] if w.startswith("@") else w for w in parts if w]
+
+
+def leading_out(value: str) -> list[str]:
+    """Each relative path in the option string ``value`` that leads out of the folder it is resolved in (``../x``,
+    ``..``, ``a/../../x``, ``"../x"`` as ``../x``, ``@../x`` as ``../x``)."""
+    return [w for w in words(value) if not os.path.isabs(w) and os.path.normpath(w).split(os.sep)[0] == ".."]
+
+
+def _folder(path: str) -> str:
+    """The folder of ``path`` ("..", "../.." are folders themselves)."""
+    return path if os.path.basename(path) == ".." else os.path.dirname(path)

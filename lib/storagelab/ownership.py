@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal, from_spark_folder, named_files, spark_folders
+from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal, from_spark_folder, named_files, spark_folders, words
 from .errors import StoragelabError
 
 
@@ -413,7 +413,7 @@ def environment_refusal(environ=None) -> str | None:
     named += [
         (var, _folder_of(part))
         for var in (*JAVA_OPTIONS, *SUBMIT_ARGUMENTS)
-        for part in re.split(r"[\s=:,]", environ.get(var, ""))
+        for part in words(environ.get(var, ""))  # r-22: quotes dropped, "@x" is x
         if part.startswith(("/", "./", "../"))
     ]
     if environ.get("PYTHONPLATLIBDIR"):  # r-17: the standard library's folder under Python's prefix ("../..": anywhere)
@@ -428,7 +428,7 @@ def environment_refusal(environ=None) -> str | None:
         for folder in (_kernels_folder(), _lab_folder())
         for var, given in named
         if not os.path.isabs(given)
-    ] + from_spark_folder(named)
+    ] + from_spark_folder(named, environ)
     for var in LOADER_LISTS:
         if token := _LOADER_TOKEN.search(environ.get(var, "")):
             return (

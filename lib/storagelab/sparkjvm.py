@@ -5,8 +5,9 @@ refused`. Here: the one line saying what happened, and the thread kept quiet."""
 from __future__ import annotations
 
 import os
-import re
 import signal
+
+from .envfiles import leading_out
 
 
 def jvm_gone(spark) -> str | None:
@@ -76,11 +77,10 @@ def relative_conf(conf: dict[str, str], tmp: str) -> str | None:
     Spark's processes start in the run's own folder, in the temporary folder ``tmp`` (reliability-20): "../x" is
     ``tmp``'s x there, which any user can make (`--conf spark.jars=../x.jar` from a folder of root's)."""
     for key, value in conf.items():
-        for part in re.split(r"[\s=:,]", value):
-            if part and not os.path.isabs(part) and os.path.normpath(part).split(os.sep)[0] == "..":
-                named = os.path.normpath(os.path.join(tmp, part))
-                return (
-                    f"--conf {key}={value}: {part} is relative, and Spark resolves it in this run's own folder in "
-                    f"{os.path.dirname(tmp)}, where it names {named}, which another user may make: give absolute paths"
-                )
+        for part in leading_out(value):  # reliability-22: "..", '"../x"', "@../x" too (envfiles)
+            named = os.path.normpath(os.path.join(tmp, part))
+            return (
+                f"--conf {key}={value}: {part} is relative, and Spark resolves it in this run's own folder in "
+                f"{os.path.dirname(tmp)}, where it names {named}, which another user may make: give absolute paths"
+            )
     return None

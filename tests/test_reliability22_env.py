@@ -1,0 +1,40 @@
+"""Reliability-22 (issue 26), environment and Spark: reliability-21's fixes attacked (docs/reliability-22-env.md)."""
+
+from __future__ import annotations
+
+import tempfile
+
+from storagelab import ownership
+from storagelab.sparkjvm import relative_conf
+
+
+def test_every_form_of_a_path_leading_out_of_sparks_folder_is_refused(tmp_path, monkeypatch):
+    """`cd /root/w; storagelab spark-ingest IN OUT --conf spark.driver.extraJavaOptions=@../o` (root's /root/o meant)
+    -> the JVM read the second user's /tmp/o as more options; their `-Xlog:gc*:file=/root/victim` overwrote a root
+    file, rc=0. Reliability-21 took only "/x", "./x", "../x" words: an argument file "@../x", a quoted '"../x"' (the
+    launcher and the JVM drop quotes), a bare ".." (`-Djava.library.path=..`: /tmp/libhadoop.so; `--driver-class-path
+    ..`: classes from /tmp) and "a/../../x" passed, in --conf and in the environment."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    (tmp / "o").mkdir()
+    (tmp / "o").chmod(0o777)  # anyone's, as /tmp/o would be
+    tmp.chmod(0o1777)  # as /tmp is
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    spark = str(tmp / "storagelab-spark-")
+    for value in ("@../o/opts", '-Dlog4j2.configurationFile="../o/l.xml"', "-Djava.library.path=..", "-Dx=a/../../o"):
+        said = relative_conf({"spark.driver.extraJavaOptions": value}, spark)
+        assert said is not None and said.startswith(f"--conf spark.driver.extraJavaOptions={value}: "), value
+    assert relative_conf({"spark.driver.extraJavaOptions": "@opts -Dx='/opt/a b'"}, spark) is None
+    for var, value, folder in (
+        ("JAVA_TOOL_OPTIONS", "-Djava.library.path=/usr/lib:..", tmp),
+        ("SPARK_SUBMIT_OPTS", "-Dlog4j2.configurationFile='../o/l.xml'", tmp / "o"),
+        ("PYSPARK_SUBMIT_ARGS", "--driver-class-path .. pyspark-shell", tmp),
+        ("PYSPARK_SUBMIT_ARGS", "--driver-java-options @../o/opts pyspark-shell", tmp / "o"),
+        ("JAVA_TOOL_OPTIONS", "-Dx=a/../../o/l.xml", tmp / "o"),
+        ("JAVA_TOOL_OPTIONS", f'-javaagent:"{tmp}/o/a.jar"', tmp / "o"),  # absolute, quoted
+    ):
+        said = ownership.environment_refusal({var: value})
+        assert said is not None and said.startswith(f"the environment's {var} ({folder}): {folder} can be"), value
+    assert ownership.environment_refusal({"JAVA_TOOL_OPTIONS": "-Dlog4j2.configurationFile=conf/l.xml -Xss4m"}) is None
