@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 
 from storagelab import ownership
-from storagelab.sparkjvm import relative_conf
+from storagelab.sparkjvm import properties_refusal, relative_conf, unset_empty
 
 
 def test_every_form_of_a_path_leading_out_of_sparks_folder_is_refused(tmp_path, monkeypatch):
@@ -38,3 +38,26 @@ def test_every_form_of_a_path_leading_out_of_sparks_folder_is_refused(tmp_path, 
         said = ownership.environment_refusal({var: value})
         assert said is not None and said.startswith(f"the environment's {var} ({folder}): {folder} can be"), value
     assert ownership.environment_refusal({"JAVA_TOOL_OPTIONS": "-Dlog4j2.configurationFile=conf/l.xml -Xss4m"}) is None
+
+
+def test_blank_spark_variables_are_unset_and_a_properties_files_path_out_of_sparks_folder_is_refused(tmp_path):
+    """`PYSPARK_PYTHON=' ' storagelab spark-ingest IN OUT` -> Spark's `Cannot run program " "` and a Java stack trace:
+    reliability-21 unset only "" values. And Spark's launcher reads settings from spark-defaults.conf (SPARK_CONF_DIR's)
+    or PYSPARK_SUBMIT_ARGS' --properties-file: a path there leading out of the run's folder in /tmp names what
+    another user may make, as a --conf one does; it was not read."""
+    environ = {"PYSPARK_PYTHON": " ", "SPARK_HOME": "\t", "SPARK_LOCAL_DIRS": "", "PYTHONHASHSEED": " ", "HOME": "/r"}
+    unset_empty(environ)
+    assert environ == {"PYTHONHASHSEED": " ", "HOME": "/r"}
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "spark-defaults.conf").write_text("# settings\nspark.ui.enabled false\nspark.jars  ../x.jar\n")
+    (tmp_path / "p.conf").write_text("! props\nspark.driver.extraJavaOptions = -Xss4m @../o\n")
+    spark = "/tmp/storagelab-spark-"
+    assert properties_refusal({"SPARK_CONF_DIR": str(conf)}, spark) == (
+        f"{conf}/spark-defaults.conf: spark.jars=../x.jar: ../x.jar is relative, and Spark resolves it in this run's "
+        "own folder in /tmp, where it names /tmp/x.jar, which another user may make: give absolute paths"
+    )
+    said = properties_refusal({"PYSPARK_SUBMIT_ARGS": f"--properties-file '{tmp_path}/p.conf' pyspark-shell"}, spark)
+    assert said is not None and said.startswith(f"{tmp_path}/p.conf: spark.driver.extraJavaOptions=-Xss4m @../o: ")
+    (conf / "spark-defaults.conf").write_text("spark.jars /opt/x.jar\nspark.driver.extraJavaOptions=@opts\n")
+    assert properties_refusal({"SPARK_CONF_DIR": str(conf), "PYSPARK_SUBMIT_ARGS": "--properties-file"}, spark) is None

@@ -46,7 +46,7 @@ from . import dataset, ignore, paths
 from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
-from .sparkjvm import jvm_gone, not_started, quiet_accumulators, relative_conf, unset_empty
+from .sparkjvm import jvm_gone, not_started, properties_refusal, quiet_accumulators, relative_conf, unset_empty
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
@@ -241,7 +241,8 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
     if not os.environ.get("SPARK_HOME"):  # reliability-19: else pyspark's first guess is the working folder's parent
         os.environ["SPARK_HOME"] = _spark_home()
 
-    if why := relative_conf(conf or {}, os.path.join(tempfile.gettempdir(), SPARK_TMP)):
+    spark_tmp = os.path.join(os.path.realpath(tempfile.gettempdir()), SPARK_TMP)  # r-22: where Spark's ".." is
+    if why := relative_conf(conf or {}, spark_tmp) or properties_refusal(os.environ, spark_tmp):
         raise StoreError(why)
     tmp = private_tmp()
     builder = SparkSession.builder

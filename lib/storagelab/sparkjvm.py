@@ -5,6 +5,8 @@ refused`. Here: the one line saying what happened, and the thread kept quiet."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 
 from .envfiles import leading_out
@@ -67,12 +69,14 @@ _SPARKS_TOO = (
 
 
 def unset_empty(environ) -> None:
-    """Every Spark, pyspark, Hadoop or Java variable set to "" removed from ``environ``: unset, as the user meant."""
-    for name in [n for n, v in environ.items() if v == "" and (n.startswith(_SPARKS) or n in _SPARKS_TOO)]:
+    """Every Spark, pyspark, Hadoop or Java variable set to "" (or blanks) removed from ``environ``: unset, as the user meant."""
+    # reliability-22: and one of blanks only (`PYSPARK_PYTHON=' '`: Spark's "Cannot run program \" \"" and a Java
+    # stack trace; `SPARK_HOME=' '`: pyspark's " /./bin/spark-submit": No such file)
+    for name in [n for n, v in environ.items() if not v.strip() and (n.startswith(_SPARKS) or n in _SPARKS_TOO)]:
         del environ[name]
 
 
-def relative_conf(conf: dict[str, str], tmp: str) -> str | None:
+def relative_conf(conf: dict[str, str], tmp: str, source: str = "--conf ") -> str | None:
     """The one line for a ``--conf`` value naming a path that leads out of Spark's working folder ("../x"), else None.
     Spark's processes start in the run's own folder, in the temporary folder ``tmp`` (reliability-20): "../x" is
     ``tmp``'s x there, which any user can make (`--conf spark.jars=../x.jar` from a folder of root's)."""
@@ -80,7 +84,34 @@ def relative_conf(conf: dict[str, str], tmp: str) -> str | None:
         for part in leading_out(value):  # reliability-22: "..", '"../x"', "@../x" too (envfiles)
             named = os.path.normpath(os.path.join(tmp, part))
             return (
-                f"--conf {key}={value}: {part} is relative, and Spark resolves it in this run's own folder in "
+                f"{source}{key}={value}: {part} is relative, and Spark resolves it in this run's own folder in "
                 f"{os.path.dirname(tmp)}, where it names {named}, which another user may make: give absolute paths"
             )
+    return None
+
+
+# reliability-22: Spark's launcher reads more settings from a properties file (PYSPARK_SUBMIT_ARGS' --properties-file,
+# else SPARK_CONF_DIR's or SPARK_HOME/conf's spark-defaults.conf): a relative path there leads out of the run's folder
+# as a --conf one does (`spark.driver.extraJavaOptions @../opts` in root's /root/conf/spark-defaults.conf)
+def properties_refusal(environ, tmp: str) -> str | None:
+    """The one line for a setting of Spark's properties files whose path leads out of Spark's folder, else None."""
+    try:
+        args = shlex.split(environ.get("PYSPARK_SUBMIT_ARGS", ""))
+    except ValueError:  # pyspark's own shlex.split says so
+        args = []
+    files = [b for a, b in zip(args, args[1:], strict=False) if a == "--properties-file"]
+    files += [a.partition("=")[2] for a in args if a.startswith("--properties-file=")]
+    conf_dir = environ.get("SPARK_CONF_DIR") or os.path.join(environ.get("SPARK_HOME", ""), "conf")
+    for path in [*files, os.path.join(conf_dir, "spark-defaults.conf")]:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:  # none (a relative one names nothing in Spark's new folder): Spark reads none either
+            continue
+        pairs = [
+            re.match(r"([^=:\s]+)\s*[=:\s]?\s*(.*)", x.strip()) for x in lines if x.strip()[:1] not in ("", "#", "!")
+        ]
+        settings = {m.group(1): m.group(2) for m in pairs if m}
+        if why := relative_conf(settings, tmp, source=f"{path}: "):
+            return why
     return None
