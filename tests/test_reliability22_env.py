@@ -31,6 +31,7 @@ def test_every_form_of_a_path_leading_out_of_sparks_folder_is_refused(tmp_path, 
         ("JAVA_TOOL_OPTIONS", "-Djava.library.path=/usr/lib:..", tmp),
         ("SPARK_SUBMIT_OPTS", "-Dlog4j2.configurationFile='../o/l.xml'", tmp / "o"),
         ("PYSPARK_SUBMIT_ARGS", "--driver-class-path .. pyspark-shell", tmp),
+        ("PYSPARK_SUBMIT_ARGS", "--driver-class-path \\.\\. pyspark-shell", tmp),  # shlex: ".."
         ("PYSPARK_SUBMIT_ARGS", "--driver-java-options @../o/opts pyspark-shell", tmp / "o"),
         ("JAVA_TOOL_OPTIONS", "-Dx=a/../../o/l.xml", tmp / "o"),
         ("JAVA_TOOL_OPTIONS", f'-javaagent:"{tmp}/o/a.jar"', tmp / "o"),  # absolute, quoted

@@ -96,9 +96,9 @@ OPTION_STRINGS = (*JAVA_OPTIONS, "PYSPARK_SUBMIT_ARGS", *LOG4J_FILES)
 
 
 def words(value: str) -> list[str]:
-    """The words of an option string as the JVM, Spark's launcher and pyspark read them: quotes removed, split on
+    """The words of an option string as the JVM, Spark's launcher and pyspark read them: quotes (and backslashes) removed, split on
     blanks, ``=``, ``:`` and ``,``, an argument file's ``@`` dropped."""
-    parts = re.split(r"[\s=:,]", value.replace('"', "").replace("'", ""))
+    parts = re.split(r"[\s=:,]", re.sub(r"[\"'\\]", "", value))  # pyspark's shlex.split also drops "\\" escapes
     return [w[1:] if w.startswith("@") else w for w in parts if w]
 
 
