@@ -28,6 +28,10 @@ def test_a_relative_path_leading_out_of_sparks_folder_is_checked_where_spark_res
     theirs.mkdir()
     theirs.chmod(0o777)  # anyone's, as /tmp/c would be
     monkeypatch.chdir(tmp_path / "work")
+    # the clone's top and notebooks/ are judged too (ownership._lab_folder, _kernels_folder): in a clone in /tmp,
+    # "../c" from there is /tmp/c, refused first (the clean-clone run); here they are folders of the test's own
+    monkeypatch.setattr(ownership, "_lab_folder", lambda: str(tmp_path / "work"))
+    monkeypatch.setattr(ownership, "_kernels_folder", lambda: str(tmp_path / "work"))
     said = ownership.environment_refusal({"SPARK_CONF_DIR": "../c"})
     assert said is not None and said.startswith(
         f"the environment's SPARK_CONF_DIR ({theirs}): {theirs} can be written by every user (mode drwxrwxrwx)"

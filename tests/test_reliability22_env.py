@@ -22,6 +22,10 @@ def test_every_form_of_a_path_leading_out_of_sparks_folder_is_refused(tmp_path, 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     (tmp_path / "work").mkdir()
     monkeypatch.chdir(tmp_path / "work")
+    # the clone's top and notebooks/ are judged too (ownership._lab_folder, _kernels_folder): in a clone in /tmp,
+    # "../c" from there is /tmp/c, refused first (the clean-clone run); here they are folders of the test's own
+    monkeypatch.setattr(ownership, "_lab_folder", lambda: str(tmp_path / "work"))
+    monkeypatch.setattr(ownership, "_kernels_folder", lambda: str(tmp_path / "work"))
     spark = str(tmp / "storagelab-spark-")
     for value in ("@../o/opts", '-Dlog4j2.configurationFile="../o/l.xml"', "-Djava.library.path=..", "-Dx=a/../../o"):
         said = relative_conf({"spark.driver.extraJavaOptions": value}, spark)
