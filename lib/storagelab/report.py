@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import paths, reportstage
+from . import paths, reportlock, reportstage
 from .errors import ParameterError
 from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     _literal_assignments,
@@ -72,6 +72,7 @@ from .rendering import (  # noqa: F401  (re-exported)
     vega_bundle,
     write_summary,
 )
+from .store.workerio import Relay, relayed_worker_init
 from .terminal import say
 
 REPORT_DIR_ENV = paths.REPORT_DIR_ENV
@@ -270,25 +271,30 @@ def _run_all(plans: list[tuple[Path, dict[str, Any]]], out_dir: Path | None, n: 
     # each notebook in its own process (a kernel each): the environment variable that tells a notebook its
     # report folder and the stderr filter are per process. Ctrl-C is this process's to handle: it stops the
     # workers, which shut their kernels down.
-    pool = ProcessPoolExecutor(
-        max_workers=n,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_notebook_worker_init,
-        initargs=(os.getpid(),),
-    )
-    with stopped_at_the_end(pool):  # never hangs on a lost stop (pool_deaths.shut_down)
-        try:
-            futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
-            for f in futures:
-                results.append(pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS))
-        except BaseException as e:
-            broken = isinstance(e, BrokenProcessPool) and not isinstance(e, FeederDied)  # FeederDied: no worker died
-            died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if broken else None
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                proc.terminate()
-            if died is not None:
-                raise died from e
-            raise
+    relay, out = Relay(), Relay(1)  # the workers' stderr and stdout: never the command's (store/workerio)
+    try:
+        pool = ProcessPoolExecutor(
+            max_workers=n,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_notebook_worker_init,
+            initargs=(os.getpid(), relay.fd, out.fd),
+        )
+        with stopped_at_the_end(pool):  # never hangs on a lost stop (pool_deaths.shut_down)
+            try:
+                futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
+                for f in futures:
+                    results.append(pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS))
+            except BaseException as e:
+                broken = isinstance(e, BrokenProcessPool) and not isinstance(e, FeederDied)  # no worker died
+                died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if broken else None
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                    proc.terminate()
+                if died is not None:
+                    raise died from e
+                raise
+    finally:
+        out.close()
+        relay.close()
 
 
 SELECTION_FILE = paths.SELECTION_FILE
@@ -330,11 +336,18 @@ def _shown(identity: dict[str, Any]) -> str:
     return sel + (f" ({other})" if other else "")
 
 
-def _notebook_worker_init(parent: int) -> None:
+def _notebook_worker_init(parent: int, relay: int | None = None, out: int | None = None) -> None:
     """A notebook worker leaves Ctrl-C to the build, and ends on SIGTERM: sent by the build when it stops
-    (Ctrl-C), and by the kernel when the build dies, however it dies (PR_SET_PDEATHSIG)."""
+    (Ctrl-C), and by the kernel when the build dies, however it dies (PR_SET_PDEATHSIG). It holds none of the
+    command's streams (its output goes through ``relay`` and ``out``) nor the report tree's lock: stuck on a stopped FUSE mount,
+    a worker outlives the command, and with them kept the user's pipe open and every later build waiting
+    (reliability-21-read, Medium 2)."""
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    relayed_worker_init(parent, relay, out)
+    if relay is not None:  # sys.stdout and sys.stderr on descriptors 1 and 2 (a copy of theirs is closed now)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    reportlock.close_inherited()
     signal.signal(signal.SIGTERM, _end_notebook_worker)
     die_with_parent(signal.SIGTERM, parent)
     _COMMITTER[:] = [parent]  # the build commits its runs' folders once this worker has ended (reportstage)

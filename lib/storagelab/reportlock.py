@@ -30,6 +30,7 @@ from .terminal import say
 
 LOCK = ".storagelab-writer.lock"  # 0600; not the old 0644 .storagelab.lock, which other users may hold open
 OLD_LOCK = ".storagelab.lock"
+_HELD: set[int] = set()  # this process's lock descriptors, which a forked notebook worker closes (close_inherited)
 
 
 class ReportsBusyError(StoragelabError):
@@ -38,7 +39,7 @@ class ReportsBusyError(StoragelabError):
 
 @contextmanager
 def writing(tree: Path, wait: float = 0.0, retry: str = "", command: str = "") -> Iterator[None]:
-    """Hold the report tree ``tree`` for this process (and the notebook workers it forks) until the block ends.
+    """Hold the report tree ``tree`` for this process until the block ends (its notebook workers close their copy).
     Another holder: wait up to ``wait`` seconds (saying so once), then ReportsBusyError naming it and ``retry``."""
     from .ownership import foreign_link, shared  # noqa: PLC0415
 
@@ -52,6 +53,7 @@ def writing(tree: Path, wait: float = 0.0, retry: str = "", command: str = "") -
     if why:  # the notebooks, pages and charts are written there by names known in advance (docs/write-paths.md)
         raise StoragelabError(f"the report folder {why}; give a folder of your own")
     fd = os.open(tree / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    _HELD.add(fd)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # a FIFO there made the pid's write below "[Errno 22] Invalid argument"
@@ -78,7 +80,19 @@ def writing(tree: Path, wait: float = 0.0, retry: str = "", command: str = "") -
             (tree / OLD_LOCK).unlink()
         yield
     finally:
+        _HELD.discard(fd)
         os.close(fd)
+
+
+def close_inherited() -> None:
+    """In a forked worker: close the lock descriptors the fork copied. A worker stuck in the kernel on a stopped
+    FUSE mount outlives its command (SIGKILL waits too), and with the copy it held the report tree's lock: every
+    later ``build``, ``run`` and ``report`` of the tree waited for it (reliability-21-read, Medium 2). The command
+    holds the lock for its workers; they write only their stage folders, which the command commits."""
+    for fd in list(_HELD):
+        with suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
 
 
 def _holder(fd: int) -> str:

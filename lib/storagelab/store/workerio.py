@@ -20,10 +20,12 @@ class Relay:
     """A pipe for the workers' output and the thread copying it to this process's stderr (``fd`` None: no thread
     could be started, out of memory under ``ulimit -v``, and the workers keep the command's streams)."""
 
-    def __init__(self) -> None:
+    def __init__(self, target: int = 2) -> None:
         r, w = os.pipe()
         self.fd: int | None = w
-        self.thread = threading.Thread(target=self._copy, args=(r,), name="storagelab-worker-output", daemon=True)
+        self.thread = threading.Thread(
+            target=self._copy, args=(r, target), name="storagelab-worker-output", daemon=True
+        )
         try:
             self.thread.start()
         except RuntimeError:  # can't start new thread
@@ -32,12 +34,14 @@ class Relay:
             self.fd = None
 
     @staticmethod
-    def _copy(r: int) -> None:
+    def _copy(r: int, target: int) -> None:
         try:
             while data := os.read(r, 1 << 16):
                 try:
-                    os.write(2, data)
-                except OSError:  # this stderr closed: the workers' output is dropped, never left to block them
+                    os.write(target, data)
+                except (
+                    OSError
+                ):  # this stderr (or stdout) closed: the workers' output is dropped, never left to block them
                     pass
         finally:
             os.close(r)
@@ -50,7 +54,7 @@ class Relay:
             self.thread.join(1)
 
 
-def relayed_worker_init(parent: int, fd: int | None) -> None:
+def relayed_worker_init(parent: int, fd: int | None, out: int | None = None) -> None:
     """``procs.worker_init``, then stdin from /dev/null, stdout and stderr to the relay's pipe, and every other
     descriptor of the command's stdin, stdout or stderr closed (``stopsignals`` keeps a copy of its stderr, which a
     fork inherits: the stuck worker of the attack held the user's pipe through it)."""
@@ -67,7 +71,7 @@ def relayed_worker_init(parent: int, fd: int | None) -> None:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    os.dup2(fd, 1)
+    os.dup2(fd if out is None else out, 1)
     os.dup2(fd, 2)
     try:
         fds = [int(n) for n in os.listdir("/proc/self/fd")]
@@ -80,5 +84,5 @@ def relayed_worker_init(parent: int, fd: int | None) -> None:
             st = os.fstat(other)
         except OSError:  # the listing's own descriptor, closed since
             continue
-        if (st.st_dev, st.st_ino) in theirs and not os.path.samestat(st, os.fstat(fd)):
+        if (st.st_dev, st.st_ino) in theirs and not any(os.path.samestat(st, os.fstat(k)) for k in (1, 2)):
             os.close(other)
