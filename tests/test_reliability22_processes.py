@@ -46,3 +46,30 @@ def test_notebook_worker_holds_neither_the_report_lock_nor_the_commands_streams(
         os.waitpid(pid, 0)
         for f in (relay_r, ready_r):
             os.close(f)
+
+
+def test_a_stopped_lab_bonnie_stops_waiting_for_a_bonnie_that_even_sigkill_does_not_end(monkeypatch, tmp_path):
+    """Attack: `lab bonnie` on a FUSE mount over a stopped one, Ctrl-C: bonnie++ waits in the kernel, where SIGKILL
+    does not end it (a real `cat` on a bindfs over a stopped bindfs, state D after kill -9), and the lab waited for it
+    for ever: only kill -9 of the lab ended it. Here a `sleep 3` whose kill does nothing plays it."""
+    import subprocess
+
+    import pytest
+
+    from storagelab.lab import bonnie
+
+    monkeypatch.setattr(bonnie, "KILLED_WAIT_S", 0.2, raising=False)
+    killed: list = []
+    monkeypatch.setattr(subprocess.Popen, "kill", lambda self: killed.append(self))  # in the kernel: SIGKILL waits
+    try:
+        with open(tmp_path / "out", "wb") as fh, pytest.raises(getattr(bonnie, "StillInTheKernel", RuntimeError)) as e:
+            bonnie._run_bonnie(["sleep", "3"], fh, [2], [])  # main: returned (-9, b'') after the 3 s
+        assert str(e.value) == (
+            f"note: bonnie++ (pid {killed[0].pid}) still waits for a file system that does not answer, even killed,"
+            " and will end once it answers"
+        )
+    finally:
+        monkeypatch.undo()
+        for p in killed[:1]:
+            p.kill()
+            p.wait()

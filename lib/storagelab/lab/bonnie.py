@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 from functools import partial
 from pathlib import Path
 
@@ -97,15 +98,18 @@ def run_bonnie(
             if READER_GONE:  # the reader of its lines gone (| head -1): the runs so far kept, no more
                 break
             part = out / f".{rid}.txt.part"  # hidden: an ingest skips it should this process be killed outright
-            held = None
+            held, stuck = None, False
             try:
                 held = leftovers.claim(work)  # several lab runs on one target share the folder (leftovers.py)
                 with open(part, "wb") as fh:
                     err = _run_bonnie(
                         argv, fh, stop, running
                     )  # killed on a stop, and with this process however it dies
+            except StillInTheKernel as e:  # the target does not answer: its folder is not touched again
+                log(str(e))
+                stuck, err = True, None
             finally:
-                if held is not None:
+                if held is not None and not stuck:
                     leftovers.release(work, held)  # removed when no other lab run is in it
             if stop:
                 part.unlink(missing_ok=True)
@@ -133,6 +137,13 @@ def run_bonnie(
 
 
 WAIT_S = 0.2  # seconds between two looks for a stop while bonnie++ runs
+KILLED_WAIT_S = 5.0  # how long a killed bonnie++ may take to end before the lab stops waiting for it
+
+
+class StillInTheKernel(Exception):
+    """bonnie++ did not end KILLED_WAIT_S after SIGKILL: it waits in the kernel for a file system that does not
+    answer (a stopped FUSE daemon under another: reliability-22), which no signal cuts short. The lab waited for it
+    for ever, Ctrl-C and SIGTERM ignored: only kill -9 of the lab ended it."""
 
 
 def _run_bonnie(argv: list[str], fh, stop: list[int], running: list[subprocess.Popen]) -> tuple[int, bytes] | None:
@@ -142,18 +153,30 @@ def _run_bonnie(argv: list[str], fh, stop: list[int], running: list[subprocess.P
     was forked it ran inside a fork hook, where Python drops an exception, and the stop with it (the lab ran on)."""
     p = subprocess.Popen(argv, stdout=fh, stderr=subprocess.PIPE, preexec_fn=_dies_with_us())
     running.append(p)
+    killed = None
     try:
         while True:
             if stop:
                 p.kill()
+                killed = killed or time.monotonic()
+                if time.monotonic() - killed > KILLED_WAIT_S:
+                    if p.stderr is not None:
+                        p.stderr.close()
+                    raise StillInTheKernel(
+                        f"note: bonnie++ (pid {p.pid}) still waits for a file system that does not answer, even "
+                        "killed, and will end once it answers"
+                    )
             try:
                 _, err = p.communicate(timeout=WAIT_S)
                 break
             except subprocess.TimeoutExpired:  # a stop another thread took: its handler runs here (stopsignals)
                 take_noted()
+    except StillInTheKernel:
+        raise
     except BaseException:
         p.kill()
-        p.wait()
+        with contextlib.suppress(subprocess.TimeoutExpired):  # never for ever: see StillInTheKernel
+            p.wait(KILLED_WAIT_S)
         raise
     finally:
         running.clear()
