@@ -101,10 +101,8 @@ def run_bonnie(
             held, stuck = None, False
             try:
                 held = leftovers.claim(work)  # several lab runs on one target share the folder (leftovers.py)
-                with open(part, "wb") as fh:
-                    err = _run_bonnie(
-                        argv, fh, stop, running
-                    )  # killed on a stop, and with this process however it dies
+                with open(part, "wb") as fh:  # bonnie++ killed on a stop, and with this process however it dies
+                    err = _run_bonnie(argv, fh, stop, running)
             except StillInTheKernel as e:  # the target does not answer: its folder is not touched again
                 log(str(e))
                 stuck, err = True, None
