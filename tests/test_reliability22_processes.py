@@ -73,3 +73,26 @@ def test_a_stopped_lab_bonnie_stops_waiting_for_a_bonnie_that_even_sigkill_does_
         for p in killed[:1]:
             p.kill()
             p.wait()
+
+
+def test_a_stopped_lab_fio_stops_waiting_for_a_fio_that_even_sigkill_does_not_end(monkeypatch):
+    """The same for `lab fio` (_wait_for_fio): killed after its grace, a fio in the kernel was waited for for ever."""
+    import subprocess
+
+    import pytest
+
+    from storagelab.lab import fio
+
+    monkeypatch.setattr(fio, "STOP_GRACE_S", 0.0)
+    monkeypatch.setattr(fio, "KILLED_WAIT_S", 0.2, raising=False)
+    killed: list = []
+    monkeypatch.setattr(subprocess.Popen, "kill", lambda self: killed.append(self))  # in the kernel: SIGKILL waits
+    p = subprocess.Popen(["sleep", "4"], stderr=subprocess.PIPE)
+    try:
+        with pytest.raises(getattr(fio, "StillInTheKernel", RuntimeError)):  # main: returned after the sleep's 4 s
+            fio._wait_for_fio(p, [15])
+        assert killed == [p]
+    finally:
+        monkeypatch.undo()
+        p.kill()
+        p.communicate()

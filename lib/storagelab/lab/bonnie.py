@@ -18,6 +18,8 @@ from ..terminal import READER_GONE, say, show, stop_if_reader_gone
 from ..units import MiB
 from . import leftovers
 from .fio import (
+    KILLED_WAIT_S,
+    StillInTheKernel,
     _catch_stop_signals,
     _dies_with_us,
     _ingest,
@@ -135,13 +137,6 @@ def run_bonnie(
 
 
 WAIT_S = 0.2  # seconds between two looks for a stop while bonnie++ runs
-KILLED_WAIT_S = 5.0  # how long a killed bonnie++ may take to end before the lab stops waiting for it
-
-
-class StillInTheKernel(Exception):
-    """bonnie++ did not end KILLED_WAIT_S after SIGKILL: it waits in the kernel for a file system that does not
-    answer (a stopped FUSE daemon under another: reliability-22), which no signal cuts short. The lab waited for it
-    for ever, Ctrl-C and SIGTERM ignored: only kill -9 of the lab ended it."""
 
 
 def _run_bonnie(argv: list[str], fh, stop: list[int], running: list[subprocess.Popen]) -> tuple[int, bytes] | None:

@@ -68,6 +68,15 @@ def _guard_preexec() -> None:
 STOP_GRACE_S = 10.0  # seconds fio has to end after SIGTERM (Ctrl-C, kill) before it and its jobs are killed
 
 
+KILLED_WAIT_S = 5.0  # how long a killed benchmark may take to end before the lab stops waiting for it
+
+
+class StillInTheKernel(Exception):
+    """The benchmark did not end KILLED_WAIT_S after SIGKILL: it waits in the kernel for a file system that does not
+    answer (a FUSE mount over a stopped one: reliability-22), which no signal cuts short. The lab waited for it for
+    ever, Ctrl-C and SIGTERM ignored: only kill -9 of the lab ended it. The target is not touched again."""
+
+
 def _wait_for_fio(p: subprocess.Popen, stop: list[int], guard_pid: int | None = None) -> bytes:
     """fio's stderr once it has ended. Once the lab is told to stop (``stop``), fio gets STOP_GRACE_S to end:
     fio signalled during its start-up was seen to hang for ever (main in a futex wait, its job running on), and
@@ -75,12 +84,17 @@ def _wait_for_fio(p: subprocess.Popen, stop: list[int], guard_pid: int | None = 
     mark in their environment (``guard_pid``): a SIGHUP to the lab's group (a closed terminal) ended fio's main
     process and not its jobs, which, re-parented to init, held fio's stderr open, so the lab waited for ever and
     they ran on (reliability-6)."""
-    stopped_at = None
+    stopped_at = killed_at = None
     while True:
         try:
             return p.communicate(timeout=0.5)[1] or b""
         except subprocess.TimeoutExpired:
             take_noted()  # a stop another thread took runs its handler here (stopsignals.take_noted)
+            if killed_at is not None and time.monotonic() - killed_at > KILLED_WAIT_S:
+                raise StillInTheKernel(
+                    f"note: fio (pid {p.pid}) or its jobs still wait for a file system that does not answer, even "
+                    "killed, and will end once it answers"
+                ) from None
             if stop and stopped_at is None:
                 stopped_at = time.monotonic()
             gone = stop and guard_pid and p.poll() is not None  # fio ended, its jobs hold the pipe: no grace
@@ -88,6 +102,7 @@ def _wait_for_fio(p: subprocess.Popen, stop: list[int], guard_pid: int | None = 
                 jobs = set(procs.descendants(p.pid))  # taken first: once its jobs die, fio (or a shell) may exit 0 on
                 jobs.update(procs.guarded(guard_pid) if guard_pid else ())
                 p.kill()  # its own before the kill reaches it, and once it is killed its jobs are no longer below it
+                killed_at = killed_at or time.monotonic()
                 for pid in jobs:
                     with contextlib.suppress(OSError):
                         os.kill(pid, signal.SIGKILL)
@@ -229,9 +244,13 @@ class _Matrix:
         t0 = time.monotonic()
         if self.target is not None:  # a lab run killed outright leaves its test files: the next removes them
             leftovers.mark_fio(self.target, run.run_id)
-        rc, err = self.execute(run, part)
+        try:
+            rc, err, target = *self.execute(run, part), self.target
+        except StillInTheKernel as e:  # stopped: the target's test files are left to the next run's sweep
+            self.log(str(e))
+            rc, err, target = None, b"", None
         if self.stop:  # fio may have stopped early and still written everything: not a complete run
-            for f in _run_files(self.out, run.run_id) + [part] + _test_files(self.target, run.run_id):
+            for f in _run_files(self.out, run.run_id) + [part] + _test_files(target, run.run_id):
                 f.unlink(missing_ok=True)
             self.log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
         elif rc != 0:
