@@ -283,7 +283,8 @@ def _run_all(plans: list[tuple[Path, dict[str, Any]]], out_dir: Path | None, n: 
             try:
                 futures = [pool.submit(_run_one, nb, p, out_dir) for nb, p in plans]
                 for f in futures:
-                    results.append(pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS))
+                    results.append(pool_result(f, pool, "it ran a notebook", _FEWER_NOTEBOOKS, out.check))
+                    out.check()  # the lines of the workers lost their reader (| head -1): stopped as before the relay
             except BaseException as e:
                 broken = isinstance(e, BrokenProcessPool) and not isinstance(e, FeederDied)  # no worker died
                 died = worker_died(pool, "it ran a notebook", _FEWER_NOTEBOOKS) if broken else None

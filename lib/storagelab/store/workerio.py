@@ -23,6 +23,7 @@ class Relay:
     def __init__(self, target: int = 2) -> None:
         r, w = os.pipe()
         self.fd: int | None = w
+        self.gone = False  # the target (stdout) has lost its reader: see check
         self.thread = threading.Thread(
             target=self._copy, args=(r, target), name="storagelab-worker-output", daemon=True
         )
@@ -33,18 +34,24 @@ class Relay:
             os.close(w)
             self.fd = None
 
-    @staticmethod
-    def _copy(r: int, target: int) -> None:
+    def _copy(self, r: int, target: int) -> None:
         try:
             while data := os.read(r, 1 << 16):
                 try:
                     os.write(target, data)
-                except (
-                    OSError
-                ):  # this stderr (or stdout) closed: the workers' output is dropped, never left to block them
+                except BrokenPipeError:
+                    if target != 2:  # stdout's reader gone (| head -1): the command stops, as a worker's write did
+                        self.gone = True
+                        return
+                except OSError:  # this stderr closed: the workers' output is dropped, never left to block them
                     pass
         finally:
             os.close(r)
+
+    def check(self) -> None:
+        """BrokenPipeError once the target (stdout) has lost its reader: the command stops unfinished (141)."""
+        if self.gone:
+            raise BrokenPipeError(32, "Broken pipe")
 
     def close(self) -> None:
         """After the pool has ended: the output of its workers is copied (waited for at most a second)."""
