@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import html
+import io
 import os
 import re
 from pathlib import Path
@@ -23,11 +24,13 @@ from pathlib import Path
 from . import paths
 from .chartsource import DERIVATION, SOURCES
 from .ingest_open import open_input, too_large
-from .parsers import decode
-from .parsers.compressed import decompress
+from .parsers import ParseError, decode
+from .parsers.compressed import MAX_DECOMPRESSED_BYTES, _Limited, decompress, kind_of
 
 CONTEXT_LINES = 8
 MAX_HIGHLIGHT_LINES = 400  # a longer range is shown from its start, with a note
+WHOLE_TEXT_MAX = 64 << 20  # a log whose text is larger is streamed for the lines wanted, never split whole
+MAX_LINE_CHARS = 4096  # of one line of a streamed log (a 1 GiB line is not shown whole)
 
 
 def _resolve(path: str) -> Path:
@@ -51,10 +54,90 @@ STYLE = (
 )
 
 
-def _excerpt(lines: list[str], start: int, end: int) -> str:
+class _Huge(Exception):
+    """A log too large to be decoded and split whole for an excerpt."""
+
+
+class _Streamed:
+    """The lines of a huge log, read as a stream from its checked bytes for each excerpt: only the lines wanted are
+    kept (each at most ``MAX_LINE_CHARS`` characters), so an excerpt's memory does not grow with the log. Lines are
+    split at LF and decoded one by one as UTF-8 (an undecodable byte shown as U+FFFD), a CR before the LF dropped, as
+    ``decode`` numbers them (a UTF-16 log this large is not shown). ``len`` is known once a read reached the end."""
+
+    def __init__(self, data: bytes):
+        self.data, self.lo = data, 0
+        self.window: list[str] = []
+        self.n: int | None = None
+        self.cut = 0  # lines of the window shown cut short
+
+    def __len__(self) -> int:
+        return self.n if self.n is not None else (1 << 62)
+
+    def __getitem__(self, i: int) -> str:
+        return self.window[i - self.lo]
+
+    def load(self, lo: int, hi: int) -> bool:
+        """Lines ``lo..hi`` (1-based) kept; False when the log is unreadable or has fewer than ``lo`` lines."""
+        kind = kind_of(self.data)
+        self.window, self.lo, self.cut = [], lo - 1, 0
+        if self.data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            return False
+        n = 0
+        try:
+            raw = (
+                io.BytesIO(self.data)
+                if kind is None
+                else io.BufferedReader(_Limited(kind, io.BytesIO(self.data), MAX_DECOMPRESSED_BYTES), 1 << 20)
+            )
+            with raw:
+                ended = True  # the last line read ended with LF: str.split("\n") counts one more, empty line
+                while line := raw.readline(4 * MAX_LINE_CHARS):
+                    ended = line.endswith(b"\n")
+                    long_line = not ended and len(line) == 4 * MAX_LINE_CHARS
+                    while not ended and len(line) == 4 * MAX_LINE_CHARS and (more := raw.readline(1 << 20)):
+                        ended = more.endswith(b"\n")  # the rest of a long line skipped
+                        if len(more) < 1 << 20:
+                            break
+                    n += 1
+                    if lo <= n <= hi:
+                        text = line.rstrip(b"\n").removesuffix(b"\r").decode("utf-8", "replace")
+                        text = text.removeprefix("\ufeff") if n == 1 else text
+                        if long_line or len(text) > MAX_LINE_CHARS:
+                            text = text[:MAX_LINE_CHARS] + " [rest of the line not shown]"
+                            self.cut += 1
+                        self.window.append(text)
+                    elif n > hi:
+                        return True
+        except (ParseError, OSError, EOFError):
+            return False
+        self.n = n + 1 if ended else n
+        if ended and lo <= self.n <= hi:
+            self.window.append("")  # the empty line after the last LF, as split counts it
+        return lo <= self.n
+
+
+def _excerpt(lines, start: int, end: int) -> str:
     """Lines ``start..end`` (1-based, inclusive) highlighted, with context, as a <pre> (and a note when cut)."""
     shown_end = min(end, start + MAX_HIGHLIGHT_LINES - 1)
-    lo, hi = max(1, start - CONTEXT_LINES), min(len(lines), shown_end + CONTEXT_LINES)
+    lo, hi = max(1, start - CONTEXT_LINES), shown_end + CONTEXT_LINES
+    if isinstance(lines, _Streamed):
+        if not lines.load(lo, hi):
+            return "<p>not shown: the log could not be read for these lines</p>"
+        note = (
+            f"<p>A huge log: these lines were read as a stream, decoded as UTF-8; {lines.cut} of them shown cut at "
+            f"{MAX_LINE_CHARS} characters.</p>"
+            if lines.cut
+            else ""
+        )
+        hi = min(hi, lines.lo + len(lines.window))
+        shown_end = min(shown_end, hi)
+        end = min(end, hi) if lines.n is not None else end
+        return note + _excerpt_rows(lines, start, end, shown_end, lo, hi)
+    hi = min(len(lines), hi)
+    return _excerpt_rows(lines, start, end, shown_end, lo, hi)
+
+
+def _excerpt_rows(lines, start: int, end: int, shown_end: int, lo: int, hi: int) -> str:
     rows = []
     for n in range(lo, hi + 1):
         cls = ' class="hl"' if start <= n <= shown_end else ""
@@ -132,7 +215,17 @@ class Excerpts:
                 self._lines[path] = None  # rewritten since it was hashed above
                 return None
             try:
-                text = decode(decompress(data))  # as the parsers decode it: the same line numbers
+                if len(data) > WHOLE_TEXT_MAX:
+                    raise _Huge
+                text = decode(decompress(data, WHOLE_TEXT_MAX))  # as the parsers decode it: the same line numbers
+            except (_Huge, ParseError) as e:
+                if isinstance(e, ParseError) and e.kind != "too-large":
+                    self._lines[path] = None
+                    return None
+                # a huge log (1 GiB of text took 5.6 GiB of the report's memory: reliability-21 Medium 1): its
+                # checked bytes are kept and streamed for the lines each excerpt wants (_Streamed)
+                self._lines[path] = _Streamed(data)  # type: ignore[assignment]
+                return self._lines[path]
             except Exception:  # noqa: BLE001 - an unreadable file gets no excerpt, the chart still draws
                 self._lines[path] = None
                 return None
