@@ -5,10 +5,10 @@ refused`. Here: the one line saying what happened, and the thread kept quiet."""
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import signal
 
+from . import javaprops
 from .envfiles import leading_out
 
 
@@ -105,13 +105,12 @@ def properties_refusal(environ, tmp: str) -> str | None:
     for path in [*files, os.path.join(conf_dir, "spark-defaults.conf")]:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
-                lines = f.read().splitlines()
+                text = f.read()
         except OSError:  # none (a relative one names nothing in Spark's new folder): Spark reads none either
             continue
-        pairs = [
-            re.match(r"([^=:\s]+)\s*[=:\s]?\s*(.*)", x.strip()) for x in lines if x.strip()[:1] not in ("", "#", "!")
-        ]
-        settings = {m.group(1): m.group(2) for m in pairs if m}
+        # reliability-23: read as java.util.Properties does (a value continued with "\\" on the next line, "\\u002e",
+        # a form feed that str.splitlines took for a line's end): `spark.jars a.jar,\\` + `  ../x.jar` passed
+        settings = javaprops.load(text)
         if why := relative_conf(settings, tmp, source=f"{path}: "):
             return why
     return None
