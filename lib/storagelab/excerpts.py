@@ -230,6 +230,8 @@ class Excerpts:
                 self._lines[path] = None
                 return None
             self._lines[path] = text.split("\n")
+        if sha256 and self._sha256.get(path) != sha256:
+            return None  # another stored version of this path: never the lines of the bytes read first (rel-23)
         return self._lines[path]
 
     def href(self, path: str, sha256: str | None, start: int, end: int | None) -> str | None:
