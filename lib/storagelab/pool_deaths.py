@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 from .errors import StoragelabError
 from .procs import kill_descendants
+from .stopsignals import bounded_write
 
 
 class WorkerDied(StoragelabError):
@@ -231,7 +232,7 @@ def _unkillable(pids: list[int], error: BaseException | None) -> None:
         f"note: {who} still {'wait' if len(pids) > 1 else 'waits'} for a file system that does not answer, even "
         "killed, and will end once it answers"
     )
-    os.write(2, f"{said}\n{note}\n".encode())
+    bounded_write(2, f"{said}\n{note}\n".encode())  # a stopped stderr reader must not hold the exit
     os._exit(code)
 
 

@@ -26,13 +26,14 @@ def line(cmd: str, signum: int) -> None:
     Written to the command's own stderr: while a notebook runs, fd 2 is a file that holds the kernel's stderr
     (``report._StderrFilter``), and `run`'s line went there and was lost with the file (reliability-16)."""
     text = f"storagelab {cmd}: {WHAT.get(signum, f'signal {signum}')}\n".encode()
-    _bounded_write(_STDERR[0] if _STDERR else 2, text)
+    bounded_write(_STDERR[0] if _STDERR else 2, text)
 
 
-def _bounded_write(fd: int, text: bytes, wait_ms: int = 200) -> None:
+def bounded_write(fd: int, text: bytes, wait_ms: int = 200) -> None:
     """``text`` (shorter than PIPE_BUF) to ``fd`` if it has room within ``wait_ms``, else dropped: a stderr whose
     reader stopped reading (a stopped `| less`, a full pipe) blocked the write in the handler, and SIGTERM no longer
-    ended the command (reliability-23: a hang until kill -9, where Python's default would have ended it)."""
+    ended the command (reliability-23: a hang until kill -9, where Python's default would have ended it). For every
+    last line before an ``os._exit`` (the stuck-read watcher's, ``pool_deaths``' for unkillable workers)."""
     with suppress(OSError, ValueError):
         poller = select.poll()
         poller.register(fd, select.POLLOUT)
@@ -153,7 +154,7 @@ def _defaults() -> None:
 def stopped(cmd: str, signum: int) -> int:
     """A command that stopped its child on ``signum`` (JupyterLab): its one line, and 130, 143 or 129."""
     if signum == signal.SIGINT:
-        _bounded_write(2, f"storagelab {cmd}: interrupted\n".encode())
+        bounded_write(2, f"storagelab {cmd}: interrupted\n".encode())
     else:
         line(cmd, signum)
     return 128 + signum

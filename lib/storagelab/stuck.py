@@ -60,7 +60,7 @@ def _watch(status_file: str, line: str, done: threading.Event) -> None:
         if waiting and since is not None and time.monotonic() - since >= GRACE and not done.is_set():
             line = _LINES[-1] if _LINES else line  # the innermost block's (build's ingest: the ingest's line)
             said = line if waiting == signal.SIGINT else line.replace("interrupted", stopsignals.WHAT[waiting], 1)
-            os.write(2, (said + "\n").encode())
+            stopsignals.bounded_write(2, (said + "\n").encode())  # a stopped stderr reader must not hold it
             os._exit(128 + waiting)
 
 
