@@ -10,6 +10,7 @@ JavaScript and no network.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import altair as alt
@@ -70,8 +71,22 @@ def save(chart: alt.TopLevelMixin, name: str, notebook: str, out_dir: Path | Non
     # the PNG from that SVG: vl-convert's vegalite_to_png is vegalite_to_svg then svg_to_png (vl-convert-rs 1.9.0,
     # converter.rs), so this is the same image without drawing the chart a second time (V8: 0.17 s of CPU a chart;
     # issue 28); tests/test_chart_png.py checks that the bytes are vegalite_to_png's
-    files["png"].write_bytes(vlc.svg_to_png(svg, scale=2))
+    files["png"].write_bytes(vlc.svg_to_png(svg, scale=png_scale(svg)))
     return files
+
+
+PNG_MAX_PIXELS = 40_000_000  # 160 MB of RGBA: a PNG past it is drawn smaller, never out of memory
+
+
+def png_scale(svg: str, scale: float = 2.0) -> float:
+    """The PNG's scale: 2 (sharp on high-density screens), less for a chart so large that its pixels at that scale
+    would pass PNG_MAX_PIXELS. Every study's fio runs of tests/fixtures/ in 08_fio's iodepth x numjobs grid made an
+    SVG whose PNG at scale 2 needed one allocation of 42 GB: the kernel aborted and the notebook failed."""
+    size = re.search(r'<svg\b[^>]*?\swidth="([\d.]+)"[^>]*?\sheight="([\d.]+)"', svg[:2000])
+    if size is None:
+        return scale
+    pixels = float(size.group(1)) * float(size.group(2))
+    return scale if pixels * scale * scale <= PNG_MAX_PIXELS else (PNG_MAX_PIXELS / pixels) ** 0.5
 
 
 def figure_id(name: str, notebook: str) -> str:
