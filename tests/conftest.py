@@ -260,6 +260,7 @@ NOT_QUICK = (
     "tests/test_exit_codes.py::test_ctrl_c_during_sql_is_130_and_one_line",  # 14 s
     "tests/test_dataset_commit.py::test_an_export_killed_",  # an export killed at each stage: 8 s
     "tests/test_store_identity.py::test_any_order_of_changes_ends_as_a_fresh_ingest",  # 6 s CPU, 20 s wall
+    "tests/test_fio_grid.py::test_every_fixture_unlabelled_",  # every fio fixture ingested and analysed: 4 s
 )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from storagelab import charts
-from storagelab.analysis import Selection, fio_views, open_db
+from storagelab.analysis import Selection, fio_grid, fio_views, open_db
 from storagelab.store import ingest
 
 FIO = Path(__file__).resolve().parent / "fixtures" / "fio"
@@ -84,7 +84,8 @@ def test_the_grid_has_a_cell_per_setup_iodepth_and_numjobs_linked_to_its_raw_lin
     with open_db(mx200) as con:
         res = fio_views.analyse(con, Selection())
     charts.setup()
-    out = charts.save(charts.fio_depth_grid(res["depth"], Selection()), "grid", "08_fio", tmp_path / "figures")
+    grid = fio_grid.grid(res["depth"])
+    out = charts.save(charts.fio_depth_grid(grid, Selection()), "grid", "08_fio", tmp_path / "figures")
     spec = json.loads(out["vl.json"].read_text())
     (rows,) = spec["datasets"].values()
     cells = sorted((r["setup"].split(" | ")[-1], r["numjobs"], r["iodepth"], round(r["value"])) for r in rows)

@@ -3,6 +3,8 @@ iodepth x numjobs grid, latency histograms, logs over time."""
 
 from __future__ import annotations
 
+import textwrap
+
 import altair as alt
 import polars as pl
 
@@ -350,79 +352,86 @@ def fio_time_series(series, sel):
     ).resolve_axis(x="independent")  # each panel its own time axis, labelled
 
 
-def fio_depth_grid(depth, sel, large_block: int = 64 * 1024):
-    """fio-plot's iodepth x numjobs view across setups: one heatmap per workload, direction and setup (rows numjobs,
-    columns iodepth), each cell coloured by its IOPS (bandwidth for blocks of ``large_block`` and more) and
-    labelled with it; repeats at one cell are averaged (their count in the tooltip), a cell holding a flagged run
-    is outlined. A cell names the lines of every run behind its mean."""
-    bandwidth = pl.col("block_size_bytes").max().over("workload") >= large_block
-    df = depth.filter(pl.col("iodepth").is_not_null() & pl.col("numjobs").is_not_null()).with_columns(
-        metric=pl.when(bandwidth).then(pl.lit("MiB/s")).otherwise(pl.lit("IOPS")),
-        panel=pl.concat_str([pl.col("workload"), pl.col("direction")], separator=" | "),
-    )
-    df = df.with_columns(
-        value=pl.when(pl.col("metric") == "MiB/s").then(pl.col("bw_bytes_per_s") / 2**20).otherwise("iops")
-    )
-    cells = (
-        df.group_by("panel", "setup", "metric", "iodepth", "numjobs", maintain_order=True)
-        .agg(
-            pl.col("value").mean(),
-            pl.col("p99_ns").median().truediv(1e6).alias("p99_ms"),
-            pl.len().alias("runs"),
-            pl.col("flag").is_not_null().any().alias("flagged"),
-            *runs_of(df, "mean"),
+GRID_COLUMNS = 4  # grids side by side (analysis.fio_grid.MAX_PANELS: three rows of four)
+
+
+def fio_depth_grid(grid, sel):
+    """fio-plot's iodepth x numjobs view (``analysis.fio_grid.grid``): one heatmap per workload, direction and setup
+    that has a grid, wrapped ``GRID_COLUMNS`` to a row, each titled with its workload, direction and setup and the
+    unit of its cells (IOPS, or MiB/s for large blocks); rows numjobs, columns iodepth, only the ones it measured.
+    A cell is the mean of its runs, labelled with it (and 'n=N' for N runs), coloured by its share of the panel's
+    highest cell; a cell holding a flagged run is outlined in red; the tooltip has its p99 and every run's lines."""
+    # the panel's title, a line per part: the workload wrapped, its direction, the setup's parts, the cells' unit
+    titles = {
+        r["panel"]: "\n".join(
+            [*textwrap.wrap(r["workload"], 44), r["direction"], *r["setup"].split(" | "), f"(cells: {r['metric']})"]
         )
-        .with_columns(text=pl.col("value").map_elements(_short_number, pl.String))
+        for r in grid.cells.select("panel", "workload", "direction", "setup", "metric").unique().iter_rows(named=True)
+    }
+    cells = grid.cells.with_columns(
+        title=pl.col("panel").replace_strict(titles, return_dtype=pl.String),
+        text=pl.col("value").map_elements(_short_number, pl.String)
+        + pl.when(pl.col("runs") > 1).then(pl.lit(" n=") + pl.col("runs").cast(pl.String)).otherwise(pl.lit("")),
+        dark=pl.col("share") < 0.5,  # viridis is dark below the middle: white text there
     )
-    mixed = cells["metric"].n_unique() > 1
-    colour = alt.Color(
-        "value:Q",
-        title=cells["metric"][0] if not mixed else "IOPS or MiB/s (panel)",
-        scale=alt.Scale(scheme="viridis", type="log" if spans_decades(cells["value"]) else "linear"),
-    )
+    depths = cells.group_by("panel").agg(pl.col("iodepth").n_unique().alias("x"), pl.col("numjobs").n_unique())
     base = alt.Chart().encode(
-        x=alt.X("iodepth:O", title="iodepth", sort="ascending", axis=alt.Axis(grid=False)),
+        x=alt.X("iodepth:O", title="iodepth", sort="ascending", axis=alt.Axis(grid=False, labelAngle=0)),
         y=alt.Y("numjobs:O", title="numjobs", sort="descending", axis=alt.Axis(grid=False)),
     )
     rect = base.mark_rect(stroke="#d62728").encode(
-        color=colour,
-        strokeWidth=alt.condition("datum.flagged", alt.value(2), alt.value(0)),
+        color=alt.Color(
+            "share:Q",
+            title="share of the panel's highest cell",
+            scale=alt.Scale(scheme="viridis", domain=[0, 1]),
+            legend=alt.Legend(format="%", orient="top", titleLimit=400),
+        ),
+        strokeWidth=alt.condition("datum.flagged", alt.value(3), alt.value(0)),
         tooltip=[
-            "panel:N",
+            "workload:N",
+            "direction:N",
             "setup:N",
             "iodepth:O",
             "numjobs:O",
-            "metric:N",
-            alt.Tooltip("value:Q", format=",.1f"),
-            alt.Tooltip("p99_ms:Q", format=".3f", title="p99 ms (median)"),
+            alt.Tooltip("value:Q", format=",.1f", title="mean"),
+            alt.Tooltip("metric:N", title="unit"),
             "runs:Q",
-            "flagged:N",
+            alt.Tooltip("p99_ms:Q", format=".3f", title="p99 ms (median of the runs)"),
+            alt.Tooltip("flags:N", title="flagged"),
         ],
     )
-    text = base.mark_text(fontSize=9).encode(
-        text="text:N",
-        color=alt.condition(f"datum.value < {cells['value'].median() or 0}", alt.value("white"), alt.value("black")),
+    text = base.mark_text(fontSize=10).encode(
+        text="text:N", color=alt.condition("datum.dark", alt.value("white"), alt.value("black"))
     )
-    chart = (
+    width = max(220, 44 * max(depths["x"].max() or 1, 1))  # wide enough for a workload's name, line by line
+    height = max(44, 24 * max(depths["numjobs"].max() or 1, 1))
+    shown = f"{len(grid.drawn)} of {grid.grids} grids" + (" (the most runs)" if grid.not_drawn else "")
+    return (
         alt.layer(rect, text, data=cells)
-        # a panel at least wide enough for its setup's name, line by line (one-cell panels had overlapping names)
-        .properties(width=max(150, 40 * cells["iodepth"].n_unique()), height=max(44, 22 * cells["numjobs"].n_unique()))
+        .properties(width=width, height=height)
         .facet(
-            row=alt.Row("panel:N", title=None, header=_split_header(300, labelAngle=0, labelAlign="left")),
-            column=alt.Column("setup:N", title=None, header=_split_header(150)),
+            facet=alt.Facet(
+                "title:N",
+                title=None,
+                sort=cells["title"].unique(maintain_order=True).to_list(),  # the most runs first
+                header=alt.Header(labelExpr="split(datum.label, '\\n')", labelLimit=width + 60),
+            ),
+            columns=GRID_COLUMNS,
         )
+        .resolve_scale(x="independent", y="independent")
         .properties(
             title=alt.TitleParams(
-                "iodepth x numjobs: IOPS (bandwidth for large blocks) per setup",
+                "iodepth x numjobs: IOPS or MiB/s per workload, direction and setup",
                 subtitle=[
                     caption(sel, "fio results; bandwidth of each run's reporting group"),
-                    "rows: workload | direction; columns: setup (host | stack | layout | devices); repeats averaged; "
-                    "red outline: a cell with a flagged run; k = thousand",
+                    f"{shown}; a panel's title: workload, direction, setup (host | stack | layout | devices), the "
+                    "unit of its cells (IOPS, or MiB/s = 2^20 bytes/s for blocks of 64 KiB and more)",
+                    "a cell: the mean of its runs (n=N: N runs), k = thousand; colour: its share of the panel's "
+                    "highest cell; red outline: a flagged run among them (the tooltip names the flag, the p99)",
                 ],
             )
         )
     )
-    return chart.resolve_scale(color="independent") if mixed else chart
 
 
 CARD_TESTS = ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]  # analysis.disk_card.TESTS, in order
