@@ -352,6 +352,11 @@ def fio_time_series(series, sel):
     ).resolve_axis(x="independent")  # each panel its own time axis, labelled
 
 
+def _wrap(text: str, width: int = 44) -> list[str]:
+    """A panel title's part in lines of at most ``width`` characters (a long word on a line of its own)."""
+    return textwrap.wrap(text, width, break_long_words=False) or [text]
+
+
 GRID_COLUMNS = 4  # grids side by side (analysis.fio_grid.MAX_PANELS: three rows of four)
 
 
@@ -364,7 +369,10 @@ def fio_depth_grid(grid, sel):
     # the panel's title, a line per part: the workload wrapped, its direction, the setup's parts, the cells' unit
     titles = {
         r["panel"]: "\n".join(
-            [*textwrap.wrap(r["workload"], 44), r["direction"], *r["setup"].split(" | "), f"(cells: {r['metric']})"]
+            [
+                *(line for part in (r["workload"], r["direction"], *r["setup"].split(" | ")) for line in _wrap(part)),
+                f"(cells: {r['metric']})",
+            ]
         )
         for r in grid.cells.select("panel", "workload", "direction", "setup", "metric").unique().iter_rows(named=True)
     }
