@@ -62,15 +62,15 @@ def test_past_the_cap_the_prose_names_what_was_not_drawn_and_how_to_draw_it(mx20
         "1 of the 2 workload | direction | setup combination(s) with a grid (two iodepths or two numjobs measured, "
         "or more) drawn, those with the most runs; a cell is the mean of its runs (their count beside it where more "
         "than one), outlined in red where one of them is flagged.",
-        f"1 grid(s) not drawn (7 run(s)): one chart draws 1 (grid_panels): `{MX} | 3x MX200 RAID0`; the table above "
-        "lists their runs; re-run with `-p grid_panels N` (more panels) or `-p grid_only TEXT` (only the "
-        "combinations whose name contains TEXT) to draw them.",
+        f"1 grid(s) not drawn (7 run(s)): one chart draws 1 (grid_panels): `{MX} | 3x MX200 RAID0`; the runs listed "
+        "under 'Against I/Os in flight' include theirs; re-run with `-p grid_panels N` (more panels) or `-p "
+        "grid_only TEXT` (only the combinations whose name contains TEXT) to draw them.",
     ]
     only = fio_grid.grid(mx200, only="raid0")
     assert (only.drawn, only.filtered, fio_grid.sentences(only)[1]) == (
         [f"{MX} | 3x MX200 RAID0"],
         1,
-        "1 grid(s) left out by grid_only 'raid0'.",
+        "1 grid(s) left out by grid_only 'raid0' (re-run without it to draw them).",
     )
     with pytest.raises(ValueError, match="grid_panels must be 1 or more"):
         fio_grid.grid(mx200, max_panels=0)
@@ -135,12 +135,12 @@ def test_the_notebook_on_three_machines_with_non_default_parameters(tmp_path, mo
         "2 of the 3 workload | direction | setup combination(s) with a grid (two iodepths or two numjobs measured, "
         "or more) drawn, those with the most runs; a cell is the mean of its runs (their count beside it where more "
         "than one), outlined in red where one of them is flagged.",
-        f"1 grid(s) not drawn (4 run(s)): one chart draws 2 (grid_panels): `{h6}`; the table above lists their runs; "
-        "re-run with `-p grid_panels N` (more panels) or `-p grid_only TEXT` (only the combinations whose name "
-        "contains TEXT) to draw them.",
+        f"1 grid(s) not drawn (4 run(s)): one chart draws 2 (grid_panels): `{h6}`; the runs listed under 'Against "
+        "I/Os in flight' include theirs; re-run with `-p grid_panels N` (more panels) or `-p grid_only TEXT` (only "
+        "the combinations whose name contains TEXT) to draw them.",
         # btr-grid-qd8-nj2.txt has no 'Laying out IO file' line: its size is not known, a workload of its own
-        "1 combination(s) (1 run(s)) measured at one iodepth x numjobs only: one cell, no grid; the table above "
-        "lists them.",
+        "1 combination(s) (1 run(s)) measured at one iodepth x numjobs only: one cell, no grid; the runs listed "
+        "under 'Against I/Os in flight' include theirs.",
     ]
     (fig,) = shown
     spec = json.loads(fig.files["vl.json"].read_text())

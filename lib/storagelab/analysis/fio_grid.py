@@ -149,15 +149,16 @@ def sentences(g: Grid) -> list[str]:
         names = prose.listing([f"`{p}`" for p in g.not_drawn], limit=5)
         out.append(
             f"{len(g.not_drawn)} grid(s) not drawn ({g.not_drawn_runs} run(s)): one chart draws {g.max_panels} "
-            f"(grid_panels): {names}; the table above lists their runs; re-run with `-p grid_panels N` (more panels) "
+            f"(grid_panels): {names}; the runs listed under 'Against I/Os in flight' include theirs; re-run with "
+            "`-p grid_panels N` (more panels) "
             "or `-p grid_only TEXT` (only the combinations whose name contains TEXT) to draw them."
         )
     if g.filtered:
-        out.append(f"{g.filtered} grid(s) left out by grid_only {g.only!r}.")
+        out.append(f"{g.filtered} grid(s) left out by grid_only {g.only!r} (re-run without it to draw them).")
     if g.single:
         out.append(
             f"{g.single} combination(s) ({g.single_runs} run(s)) measured at one iodepth x numjobs only: one cell, "
-            "no grid; the table above lists them."
+            "no grid; the runs listed under 'Against I/Os in flight' include theirs."
             + (
                 f" {g.single_unlabelled} of them are of files without a host label, each file a setup of its own (two "
                 "unlabelled files may be two machines): label host (and stack, vdev_type) in the manifest to put one "
