@@ -53,6 +53,10 @@ def test_each_setup_with_a_grid_is_one_panel_the_most_runs_first(mx200):
     assert round(cells[("MX200", 4, 16)]["value"]) == 46616 and round(cells[("3x MX200 RAID0", 1, 1)]["value"]) == 6575
     assert one["sources"] == [{"path": one["sources"][0]["path"], "line_start": 7, "line_end": 269}]
     assert one["sources"][0]["path"].endswith("/mx200-randread-16-1.json")
+    # blocks of large_block and more: the cell is the bandwidth in MiB/s (2^20 bytes), named as the panel's unit
+    big = fio_grid.grid(mx200, large_block=4096).cells.filter(numjobs=1, iodepth=16)
+    assert big["metric"].to_list() == ["MiB/s", "MiB/s"]
+    assert [round(v, 1) for v in big["value"]] == [185.2, 242.7]  # the MX200 (47,423 IOPS x 4 KiB), the RAID 0
 
 
 def test_past_the_cap_the_prose_names_what_was_not_drawn_and_how_to_draw_it(mx200):
