@@ -413,7 +413,11 @@ def fio_depth_grid(grid, sel):
     )
     width = max(220, 44 * max(depths["x"].max() or 1, 1))  # wide enough for a workload's name, line by line
     height = max(44, 24 * max(depths["numjobs"].max() or 1, 1))
-    shown = f"{len(grid.drawn)} of {grid.grids} grids" + (" (the most runs)" if grid.not_drawn else "")
+    shown = (
+        f"{len(grid.drawn)} of {grid.grids} grids"
+        + (f" (names containing {grid.only!r})" if grid.only else "")
+        + (" (the most runs)" if grid.not_drawn else "")
+    )
     return (
         alt.layer(rect, text, data=cells)
         .properties(width=width, height=height)
