@@ -1,0 +1,50 @@
+"""Reliability-24, Spark: the end of reliability-20..23's class (a relative path in Spark's settings, in whatever
+program's syntax, resolved in Spark's folder in /tmp, where another user makes what it names)."""
+
+import os
+import stat
+
+import pytest
+
+from storagelab import spark_ingest
+
+
+def test_spark_starts_where_no_relative_path_reaches_another_users_folder(tmp_path, monkeypatch):
+    """Root's own `JDK_JAVA_OPTIONS=@/root/opts` holding `-Dlog4j2.configurationFile=../l.properties`, a `--conf
+    ...=file:%2e%2e/l.properties`, root's spark-env.sh setting SPARK_SUBMIT_OPTS to a "../" path: Spark's JVM started
+    in /tmp/storagelab-spark-X read the second user's /tmp/l.properties, whose File appender wrote 44 lines into a file
+    of root's. Now every folder a climb ("../" k times) from Spark's start folder reaches is this user's own and
+    shut to others, or "/" after as many climbs as the user's own folder needs: the same file an absolute path names
+    (the builder's getOrCreate records the folder: no JVM)."""
+    pytest.importorskip("pyspark")
+    if os.geteuid() != 0:
+        pytest.skip("only root can make the start folder under / (others keep the temporary folder's)")
+    from pyspark.sql import SparkSession  # noqa: PLC0415
+
+    seen = []
+
+    class Builder:  # getOrCreate records the working folder; every call returns it
+        def __getattr__(self, name):
+            return lambda *a: (seen.append(os.getcwd()) if name == "getOrCreate" else None) or self
+
+    here = tmp_path / "a" / "b"
+    here.mkdir(parents=True)
+    monkeypatch.chdir(here)
+    monkeypatch.setattr(SparkSession, "builder", Builder())
+    spark = spark_ingest.session()
+    [start] = seen
+    top = "/" + start.split("/")[1]
+    try:
+        depth = len(str(here).strip("/").split("/"))
+        assert len(start.strip("/").split("/")) == depth and os.getcwd() == str(here)
+        for k in range(1, depth + 2):
+            reached = os.path.realpath(os.path.join(start, *[".."] * k))
+            st = os.lstat(reached)
+            if k >= depth:
+                assert reached == "/", k
+            else:  # the chain's own folders: this user's, 0700 (on the old code: /tmp, 01777)
+                assert reached.startswith("/.storagelab-spark-cwd-") and st.st_uid == os.geteuid(), reached
+                assert stat.S_IMODE(st.st_mode) == 0o700, reached
+    finally:
+        spark_ingest.stop(spark)
+    assert not os.path.exists(top) and top.startswith("/.storagelab-spark-cwd-")
