@@ -2,6 +2,7 @@
 program's syntax, resolved in Spark's folder in /tmp, where another user makes what it names)."""
 
 import os
+import shutil
 import stat
 
 import pytest
@@ -48,3 +49,22 @@ def test_spark_starts_where_no_relative_path_reaches_another_users_folder(tmp_pa
     finally:
         spark_ingest.stop(spark)
     assert not os.path.exists(top) and top.startswith("/.storagelab-spark-cwd-")
+
+
+def test_spark_start_folder_is_as_deep_as_a_removed_working_folder(tmp_path, monkeypatch):
+    """A removed working folder still has "..": its depth is read from the kernel's name for it ("(deleted)"), not
+    taken as 1 (a "../tmp/x" of the user's, meant beside the removed folder, would have named /tmp/x)."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can make the start folder under /")
+    from storagelab import sparkjvm  # noqa: PLC0415
+
+    gone = tmp_path / "a" / "gone"
+    gone.mkdir(parents=True)
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    start, top = sparkjvm.start_folder({}, "/tmp/storagelab-spark-")
+    try:
+        assert len(start.strip("/").split("/")) == len(str(gone).strip("/").split("/"))
+    finally:
+        if top:
+            shutil.rmtree(top)

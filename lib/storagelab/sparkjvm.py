@@ -146,19 +146,23 @@ def start_folder(conf: dict[str, str], fallback: str) -> tuple[str, str | None]:
 def _start_folder(fallback: str) -> tuple[str, str | None]:
     from . import readcopies  # noqa: PLC0415
 
-    try:
-        depth = len(os.getcwd().strip("/").split("/")) if os.getcwd() != "/" else 0
-    except OSError:  # a working folder removed: no relative path of the user's names anything; any depth serves
-        depth = 1
-    if os.geteuid() != 0:
+    try:  # the kernel's own name for it, a removed one's too ("(deleted)": ".." from it still leads up)
+        here = os.readlink("/proc/self/cwd").removesuffix(" (deleted)")
+    except OSError:
+        here = "/d" * 256
+    depth = len([part for part in here.split("/") if part])
+    top_st = os.stat("/")
+    if os.geteuid() != 0 or top_st.st_uid != 0 or top_st.st_mode & 0o022:
         return fallback, None
+    if depth > 500:  # the chain is removed by shutil.rmtree, which recurses once per folder
+        raise StoreError(f"this folder is {depth} folders deep, and Spark starts in one as deep: run from one nearer /")
     readcopies.remove_dead("/", prefix=START)
     try:
         top = tempfile.mkdtemp(prefix=readcopies.dead_reader_prefix(START), dir="/")
     except OSError:  # a read-only "/"
         return fallback, None
-    bottom = top
-    for _ in range(depth - 1):
-        bottom = os.path.join(bottom, "d")
-        os.mkdir(bottom, 0o700)
+    bottom = os.path.join(top, *["d"] * (depth - 1))
+    os.makedirs(bottom, mode=0o700, exist_ok=True)
+    for up in range(depth - 1):  # os.makedirs gives the folders above the last one the umask's mode
+        os.chmod(os.path.join(top, *["d"] * up), 0o700)
     return bottom, top
