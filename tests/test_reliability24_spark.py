@@ -68,3 +68,21 @@ def test_spark_start_folder_is_as_deep_as_a_removed_working_folder(tmp_path, mon
     finally:
         if top:
             shutil.rmtree(top)
+
+
+def test_an_export_inside_another_users_folder_is_not_told_to_use_a_folder_under_it(tmp_path):
+    """`storagelab export --dataset /tmp/h24su/dsx` (the second user's folder) -> refused, rightly, but told "give a
+    folder of your own (e.g. a new folder under it)": under it is inside their folder again, refused the same way."""
+    if os.geteuid() != 0:
+        pytest.skip("a folder of another user's needs root to make")
+    from storagelab import dataset  # noqa: PLC0415
+    from storagelab.ownership import SharedFolderError  # noqa: PLC0415
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "dsx").mkdir()  # made by the export, then checked
+    os.chown(theirs, 1002, 1002)
+    with pytest.raises(SharedFolderError) as e:
+        dataset._owned_folder(theirs / "dsx")
+    assert str(e.value).endswith("give a folder whose parent folders only you (or root) can change")
+    assert "new folder under it" not in str(e.value)
