@@ -60,7 +60,7 @@ def test_blank_spark_variables_are_unset_and_a_properties_files_path_out_of_spar
     spark = "/tmp/storagelab-spark-"
     assert properties_refusal({"SPARK_CONF_DIR": str(conf)}, spark) == (
         f"{conf}/spark-defaults.conf: spark.jars=../x.jar: ../x.jar is relative, and Spark resolves it in this run's "
-        "own folder in /tmp, where it names /tmp/x.jar, which another user may make: give absolute paths"
+        "own folder, where it names /tmp/x.jar, not what it names here: give absolute paths"
     )
     said = properties_refusal({"PYSPARK_SUBMIT_ARGS": f"--properties-file '{tmp_path}/p.conf' pyspark-shell"}, spark)
     assert said is not None and said.startswith(f"{tmp_path}/p.conf: spark.driver.extraJavaOptions=-Xss4m @../o: ")

@@ -305,11 +305,12 @@ def _owned_folder(out: Path) -> Path:
     _storagelab/.meta.json.<pid>.tmp), through any symlink another user put under them (reliability-8, as run
     --output in reliability-7)."""
     why, real = made_refusal(out)  # another user's symlink on the way (turned at will), or one gone since the mkdir
-    if why:
+    if why:  # reliability-24: "inside THEIRS" was told to use "a new folder under it", inside theirs again
+        mine = "whose parent folders only you (or root) can change" if " is inside " in why else "of your own"
         raise SharedFolderError(
             f"--dataset {why}: another user could put a symlink there under a name the export writes "
-            "(.<part>.<pid>.tmp, _storagelab/.meta.json.<pid>.tmp), and have it overwrite any file you can write; give "
-            "a folder of your own (e.g. a new folder under it)"
+            f"(.<part>.<pid>.tmp, _storagelab/.meta.json.<pid>.tmp), and have it overwrite any file you can write; give "
+            f"a folder {mine}{'' if ' is inside ' in why else ' (e.g. a new folder under it)'}"
         )
     return real
 

@@ -46,7 +46,7 @@ from . import dataset, ignore, paths
 from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
-from .sparkjvm import jvm_gone, not_started, properties_refusal, quiet_accumulators, relative_conf, unset_empty
+from .sparkjvm import jvm_gone, not_started, quiet_accumulators, start_folder, unset_empty
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
@@ -241,9 +241,8 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
     if not os.environ.get("SPARK_HOME"):  # reliability-19: else pyspark's first guess is the working folder's parent
         os.environ["SPARK_HOME"] = _spark_home()
 
-    spark_tmp = os.path.join(os.path.realpath(tempfile.gettempdir()), SPARK_TMP)  # r-22: where Spark's ".." is
-    if why := relative_conf(conf or {}, spark_tmp) or properties_refusal(os.environ, spark_tmp):
-        raise StoreError(why)
+    # reliability-24: where Spark's processes start; a relative path out of it in Spark's settings is refused
+    start, top = start_folder(conf or {}, os.path.join(os.path.realpath(tempfile.gettempdir()), SPARK_TMP))
     tmp = private_tmp()
     builder = SparkSession.builder
     for key, value in private_conf(master, conf or {}, tmp).items():
@@ -254,7 +253,7 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
         # run's own folder, not the working folder: they resolve relative names there (`cd THEIRS;
         # JAVA_TOOL_OPTIONS=-Dlog4j2.configurationFile=log4j2.properties storagelab spark-ingest` read theirs;
         # -Xlog:...:file=x, hs_err_pid<pid>.log, "hive-jackson/*" would be written or read there too)
-        os.chdir(tmp)
+        os.chdir(start if top else tmp)
         spark = (
             builder.master(master)
             .appName("storagelab-parse")
@@ -276,7 +275,8 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
             .getOrCreate()
         )
     except BaseException as e:
-        shutil.rmtree(tmp, ignore_errors=True)
+        for gone in (tmp, top or tmp):
+            shutil.rmtree(gone, ignore_errors=True)
         if (why := not_started(e)) is not None:
             raise StoreError(why) from None
         raise
@@ -284,6 +284,7 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
         os.fchdir(here)
         os.close(here)
     _TMP[id(spark)] = tmp
+    _TMP[-id(spark)] = top or tmp
     quiet_accumulators(spark)
     return spark
 
@@ -370,9 +371,8 @@ def stop(spark) -> None:
         if not jvm_gone(spark):
             raise
     finally:
-        tmp = _TMP.pop(id(spark), None)
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+        for tmp in (_TMP.pop(id(spark), ""), _TMP.pop(-id(spark), "")):  # and Spark's start folder (reliability-24)
+            shutil.rmtree(tmp, ignore_errors=True) if tmp else None
 
 
 def run(spark, input_path: str, output: str, manifest: str | None = None) -> dict:

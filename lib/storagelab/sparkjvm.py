@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
+import tempfile
 
 from . import javaprops
 from .envfiles import leading_out
+from .errors import StoreError
 
 
 def jvm_gone(spark) -> str | None:
@@ -83,9 +86,9 @@ def relative_conf(conf: dict[str, str], tmp: str, source: str = "--conf ") -> st
     for key, value in conf.items():
         for part in leading_out(value):  # reliability-22: "..", '"../x"', "@../x" too (envfiles)
             named = os.path.normpath(os.path.join(tmp, part))
-            return (
-                f"{source}{key}={value}: {part} is relative, and Spark resolves it in this run's own folder in "
-                f"{os.path.dirname(tmp)}, where it names {named}, which another user may make: give absolute paths"
+            return (  # reliability-24: root's Spark starts in a folder of its own under "/" (``start_folder``)
+                f"{source}{key}={value}: {part} is relative, and Spark resolves it in this run's own folder, where it "
+                f"names {named}, not what it names here: give absolute paths"
             )
     return None
 
@@ -114,3 +117,52 @@ def properties_refusal(environ, tmp: str) -> str | None:
         if why := relative_conf(settings, tmp, source=f"{path}: "):
             return why
     return None
+
+
+# reliability-24: the structural end of reliability-20..23's class. Spark's processes started in the run's folder in
+# the temporary folder, so every relative path in Spark's settings, in whatever program's syntax (the JVM's @file and
+# one of root's own @/root/opts holding "../x", log4j's "file:%2e%2e/x", spark-env.sh's shell, a log4j2.properties'
+# appender, Ivy's cache), named /tmp's entry, anyone's; each campaign found a form the check did not read. Now they
+# start in a folder from which no relative path reaches a place another user can write: a chain of 0700 folders of
+# this user made right under "/" (no folder of another user's on the way up but "/", which only root writes), as deep
+# as the user's own working folder, so "../" enough times to leave it reaches "/" from there too: the same file an
+# absolute path names. Shorter climbs stay in the chain. Only root can make it; another user keeps the temporary folder
+# (and the checks of the forms above).
+START = ".storagelab-spark-cwd-"
+
+
+def start_folder(conf: dict[str, str], fallback: str) -> tuple[str, str | None]:
+    """(the folder Spark's processes start in, the folder to remove after the run or None): the chain under "/" when
+    this user can make it, else ``fallback``. A relative path leading out of it in ``conf`` (``--conf``) or Spark's
+    properties files is refused (StoreError): it names there what it does not name in the user's folder."""
+    start, top = _start_folder(fallback)
+    if why := relative_conf(conf, start) or properties_refusal(os.environ, start):
+        if top:
+            shutil.rmtree(top, ignore_errors=True)
+        raise StoreError(why)
+    return start, top
+
+
+def _start_folder(fallback: str) -> tuple[str, str | None]:
+    from . import readcopies  # noqa: PLC0415
+
+    try:  # the kernel's own name for it, a removed one's too ("(deleted)": ".." from it still leads up)
+        here = os.readlink("/proc/self/cwd").removesuffix(" (deleted)")
+    except OSError:
+        here = "/d" * 256
+    depth = len([part for part in here.split("/") if part])
+    top_st = os.stat("/")
+    if os.geteuid() != 0 or top_st.st_uid != 0 or top_st.st_mode & 0o022:
+        return fallback, None
+    if depth > 500:  # the chain is removed by shutil.rmtree, which recurses once per folder
+        raise StoreError(f"this folder is {depth} folders deep, and Spark starts in one as deep: run from one nearer /")
+    readcopies.remove_dead("/", prefix=START)
+    try:
+        top = tempfile.mkdtemp(prefix=readcopies.dead_reader_prefix(START), dir="/")
+    except OSError:  # a read-only "/"
+        return fallback, None
+    bottom = os.path.join(top, *["d"] * (depth - 1))
+    os.makedirs(bottom, mode=0o700, exist_ok=True)
+    for up in range(depth - 1):  # os.makedirs gives the folders above the last one the umask's mode
+        os.chmod(os.path.join(top, *["d"] * up), 0o700)
+    return bottom, top
