@@ -7,7 +7,9 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import their_folder
 
+from storagelab import ownership
 from storagelab.lab.presets import PRESETS, build_runs
 
 
@@ -27,3 +29,18 @@ def test_a_target_with_a_colon_is_one_folder_to_fio(tmp_path, monkeypatch):
     assert subprocess.run([*argv, "--unlink=0"], capture_output=True).returncode == 0
     assert sorted(p.name for p in target.iterdir()) == ["j.0.0", "j.1.0"]
     assert list(beside.iterdir()) == [] and list((theirs / "b").iterdir()) == []
+
+
+def test_an_empty_home_or_xdg_folder_is_the_working_folder_and_is_checked(tmp_path, monkeypatch):
+    """`cd THEIRS; HOME= storagelab report`: vl-convert, drawing the index's thumbnails in this process, read
+    ./.fonts, .local/share/fonts and .config/fontconfig/fonts.conf from the working folder (strace: their fonts opened
+    and drawn with); an empty XDG_DATA_HOME is "fonts" there, an empty XDG_CONFIG_HOME "fontconfig/fonts.conf". The
+    check skipped empty values. From a folder of this user's they pass, as an empty PATH does."""
+    theirs = their_folder(tmp_path)
+    monkeypatch.chdir(theirs)
+    for var in ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        said = ownership.environment_refusal({var: ""})
+        assert said is not None and said.startswith(f"the environment's {var} (.): {theirs} is another user's"), var
+    assert ownership.environment_refusal({"XDG_CACHE_HOME": "", "TMPDIR": "", "JUPYTER_CONFIG_DIR": ""}) is None
+    monkeypatch.chdir(tmp_path)
+    assert ownership.environment_refusal({"HOME": "", "XDG_DATA_HOME": "", "XDG_CONFIG_HOME": ""}) is None
