@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from types import SimpleNamespace
 
 import pytest
 from conftest import their_folder
@@ -44,3 +45,36 @@ def test_an_empty_home_or_xdg_folder_is_the_working_folder_and_is_checked(tmp_pa
     assert ownership.environment_refusal({"XDG_CACHE_HOME": "", "TMPDIR": "", "JUPYTER_CONFIG_DIR": ""}) is None
     monkeypatch.chdir(tmp_path)
     assert ownership.environment_refusal({"HOME": "", "XDG_DATA_HOME": "", "XDG_CONFIG_HOME": ""}) is None
+
+
+def _lab_argv(monkeypatch, extra: list[str]) -> list[str]:
+    """The options `storagelab lab` starts JupyterLab with (Popen recorded, nothing started)."""
+    from storagelab import cli  # noqa: PLC0415
+
+    started: list[list[str]] = []
+
+    def record(argv, **kwargs):
+        started.append(argv)
+        return SimpleNamespace(poll=lambda: 0, wait=lambda timeout=None: 0)
+
+    with monkeypatch.context() as m:
+        m.setattr(subprocess, "Popen", record)
+        assert cli.cmd_lab(SimpleNamespace(extra=extra)) == 0
+    return started[0][started[0].index("jupyterlab") + 1 :]
+
+
+def test_jupyterlab_listens_on_the_address_its_urls_print(monkeypatch):
+    """JupyterLab's default address "localhost" is bound as /etc/hosts lists it (here 127.0.0.1 only): with the second
+    user's listener on [::1]:8888 it bound 127.0.0.1:8888 and printed http://localhost:8888/lab?token=...; `curl -6`
+    (and Chromium, which takes localhost as ::1 first) sent that URL, token and all, to their listener. JupyterLab,
+    given storagelab lab's options, now takes 127.0.0.1, the address its URLs then print; an address the user names
+    is kept."""
+    from jupyter_server.serverapp import ServerApp  # noqa: PLC0415
+
+    def address(extra: list[str]) -> str:
+        app = ServerApp()
+        app.parse_command_line(_lab_argv(monkeypatch, extra))
+        return app.ip
+
+    assert address([]) == "127.0.0.1"
+    assert address(["--ip=0.0.0.0"]) == address(["--ip", "0.0.0.0"]) == address(["--ServerApp.ip=0.0.0.0"]) == "0.0.0.0"
