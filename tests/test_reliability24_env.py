@@ -78,3 +78,37 @@ def test_jupyterlab_listens_on_the_address_its_urls_print(monkeypatch):
 
     assert address([]) == "127.0.0.1"
     assert address(["--ip=0.0.0.0"]) == address(["--ip", "0.0.0.0"]) == address(["--ServerApp.ip=0.0.0.0"]) == "0.0.0.0"
+
+
+def test_a_brace_in_a_report_folders_name_is_not_read_as_papermills_parameter(tmp_path, monkeypatch):
+    """`run 05_stacks --output '/root/h24w/o{study}'` -> "FAILED: PapermillMissingParameterException: Missing
+    parameter 'study'": papermill formats both paths with the run's parameters (str.format); with the parameter given
+    it wrote to another folder. Papermill itself runs here, with an engine that executes nothing (no kernel)."""
+    import nbformat  # noqa: PLC0415
+    from papermill.engines import Engine, papermill_engines  # noqa: PLC0415
+
+    from storagelab import report  # noqa: PLC0415
+
+    class Nothing(Engine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, **kw):
+            pass
+
+    monkeypatch.setattr(papermill_engines, "get_engine", lambda name=None: Nothing)
+    nb = tmp_path / "n{x}.ipynb"
+    cell = nbformat.v4.new_code_cell("study = None")
+    cell.metadata["tags"] = ["parameters"]
+    nbformat.write(
+        nbformat.v4.new_notebook(
+            cells=[cell], metadata={"kernelspec": {"name": "python3", "display_name": "p", "language": "python"}}
+        ),
+        nb,
+    )
+    for params in ({}, {"study": "x", "x": "y"}):
+        out = tmp_path / f"o{{study}}{len(params)}"
+        result = report._run_one(nb, params, out)
+        assert result.ok, result.error
+        assert (result.stage / "executed" / nb.name).is_file()
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            ["n{x}.ipynb", "o{study}0", *([out.name] if params else [])]
+        )
