@@ -112,3 +112,34 @@ def test_a_brace_in_a_report_folders_name_is_not_read_as_papermills_parameter(tm
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
             ["n{x}.ipynb", "o{study}0", *([out.name] if params else [])]
         )
+
+
+def test_a_study_label_with_a_glob_character_is_read_as_its_own_partition(tmp_path):
+    """A study labelled "a*" beside a study "a" (as "w[z]" beside "wz"): the export's folder study=a* was read by
+    DuckDB as a pattern matching study=a too, so open_dataset counted study a's file twice (and read w[z] as wz's),
+    without a word. The export now escapes them as Hive and Spark do (study=a%2A), and a dataset whose folders still
+    hold them is refused in one line; exported again, its partitions are written under their new names (an unchanged
+    partition whose folder had another name kept no file: its rows were dropped)."""
+    import duckdb  # noqa: PLC0415
+
+    from storagelab import dataset  # noqa: PLC0415
+    from storagelab.errors import StoreError  # noqa: PLC0415
+    from storagelab.store.db import ensure_schema  # noqa: PLC0415
+
+    con = duckdb.connect(str(tmp_path / "db.duckdb"))
+    ensure_schema(con)
+    for i, study in enumerate(("a", "a*")):
+        con.execute("INSERT INTO files (file_id, tool, study, path) VALUES (?, 'fio', ?, ?)", [i, study, f"{i}.txt"])
+    query = "SELECT study, count(*) FROM files GROUP BY 1 ORDER BY 1"
+    dataset.export(con, tmp_path / "ds")
+    assert dataset.open_dataset(tmp_path / "ds").execute(query).fetchall() == [("a", 1), ("a*", 1)]
+    # the layout main wrote: the folder study=a* as the label reads
+    meta = tmp_path / "ds" / dataset.META_DIR / "meta.json"
+    for old in (tmp_path / "ds").glob("*/tool=fio/study=a%2A"):
+        old.rename(old.with_name("study=a*"))
+    meta.write_text(meta.read_text().replace("study=a%2A", "study=a*"))
+    with pytest.raises(StoreError, match=r"study=a\*/.* holds \*, \? or \[, which DuckDB reads as a pattern"):
+        dataset.open_dataset(tmp_path / "ds")
+    # and exported again, the partition is written under its new name (its stamp unchanged, its files not kept)
+    dataset.export(con, tmp_path / "ds")
+    assert dataset.open_dataset(tmp_path / "ds").execute(query).fetchall() == [("a", 1), ("a*", 1)]
