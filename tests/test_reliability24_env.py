@@ -143,3 +143,21 @@ def test_a_study_label_with_a_glob_character_is_read_as_its_own_partition(tmp_pa
     # and exported again, the partition is written under its new name (its stamp unchanged, its files not kept)
     dataset.export(con, tmp_path / "ds")
     assert dataset.open_dataset(tmp_path / "ds").execute(query).fetchall() == [("a", 1), ("a*", 1)]
+
+
+def test_sql_parquets_row_count_is_of_the_file_written(tmp_path):
+    """`sql --parquet 'o[1].parquet'` on a terminal said "wrote 7 rows": the count read the name back with
+    read_parquet, which DuckDB globs ([1] matched the o1.parquet beside it), not the 2 rows written."""
+    import io  # noqa: PLC0415
+
+    import duckdb  # noqa: PLC0415
+
+    from storagelab import sqlout  # noqa: PLC0415
+
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT range AS x FROM range(7)) TO '{tmp_path / 'o1.parquet'}'")
+    err = io.StringIO()
+    rc = sqlout.run(
+        con, "SELECT 1 AS x UNION ALL SELECT 2", parquet=str(tmp_path / "o[1].parquet"), err=err, terminal=True
+    )
+    assert rc == 0 and err.getvalue() == f"wrote 2 rows to {tmp_path / 'o[1].parquet'}\n"
