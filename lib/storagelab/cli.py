@@ -581,7 +581,7 @@ def cmd_lab(args) -> int:
     from .procs import die_with_parent  # noqa: PLC0415  (ctypes, 3.5 ms: kept out of the CLI's start-up)
 
     env = dict(os.environ, STORAGELAB_ROOT=str(paths.ROOT))
-    extra = labstart.from_working_folder(args.extra)  # JupyterLab runs in ROOT: see labstart
+    extra = labstart.loopback(labstart.from_working_folder(args.extra))  # runs in ROOT, on 127.0.0.1: labstart
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         extra.append("--allow-root")  # containers and CI machines often run as root
     # offline: no news feed and no update check from the server (JupyterLab fetches both from the web)

@@ -60,7 +60,11 @@ PARTITION_KEYS = ("tool", "study", "month")
 UNPARTITIONED = ("ingest_errors", "duplicates")
 MONTH_SQL = "strftime(f.ingested_at AT TIME ZONE 'UTC', '%Y-%m')"
 MAX_FOLDER_VALUE = 120  # bytes of an escaped partition value (a folder name is at most 255 bytes)
-_ESCAPED = "/%=\\\n\r\t:"
+# reliability-24: and the rest of Hive's/Spark's set (ExternalCatalogUtils.escapePathName): DuckDB reads "*" and "?"
+# (Spark also "[", "{") in a path as a pattern, so the parts of a study labelled "a*" (folder study=a*) matched study=a's
+# too, and open_dataset counted study a's rows twice, without a word
+_ESCAPED = "/%=\\\n\r\t:\"#'*?[]^{\x7f"
+_PATTERN = re.compile(r"[*?\[]")  # what DuckDB's read_parquet takes for a glob (FileSystem::HasGlob)
 
 
 def _tables() -> dict:
@@ -277,7 +281,8 @@ def _partitioned_parts(con, out: Path, old: dict, tables: dict, part: str, count
     for key, stamp in sorted(current.items()):
         dirs = {n: partition_dir(n, *json.loads(key)).as_posix() + "/" for n in tables if n not in UNPARTITIONED}
         kept = {n: {r: z for r, z in (old_parts.get(n) or {}).items() if r.startswith(d)} for n, d in dirs.items()}
-        if old_stamps.get(key) == stamp and all(_present(out, p) for p in kept.values()):
+        # kept["files"] empty: the partition's folder has another name now (reliability-24: a label's escaping)
+        if old_stamps.get(key) == stamp and kept.get("files") and all(_present(out, p) for p in kept.values()):
             for n, files in kept.items():
                 parts[n].update(files)
             counts["unchanged"] += 1
@@ -615,6 +620,11 @@ def _views(path: Path, where: Path, info: dict, *, materialize: bool) -> duckdb.
         con.executemany("INSERT INTO _study_folders VALUES (?, ?)", list(folders.items()))
     for name, cols in info["tables"].items():
         files = sorted((where / rel).as_posix() for rel in (info["parts"].get(name) or {}))
+        if pattern := next((f for f in files if _PATTERN.search(f)), None):  # r-24: read as a glob, not as named
+            raise StoreError(
+                f"{path}: {pattern} holds *, ? or [, which DuckDB reads as a pattern (other parts' rows with them): "
+                f"run `storagelab export --dataset {path}` again (this version escapes them), from a folder without them"
+            )
         if not files:
             spec = ", ".join(f'"{c}" {t}' for c, t in cols)
             con.execute(f'CREATE TABLE "{name}" ({spec})')

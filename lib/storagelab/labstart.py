@@ -70,6 +70,20 @@ def from_working_folder(extra: list[str]) -> list[str]:
     return out
 
 
+# reliability-24: JupyterLab's default address is "localhost", which it binds as the system's resolver lists it: on
+# a machine whose /etc/hosts names only 127.0.0.1 localhost (Ubuntu's, this one's) it bound 127.0.0.1:8888 while
+# another user held [::1]:8888, and printed http://localhost:8888/lab?token=...; a browser takes localhost as ::1
+# first (Chromium, curl without /etc/hosts' word), so the second user's listener got the token: root's kernels.
+LOOPBACK = "127.0.0.1"
+
+
+def loopback(extra: list[str]) -> list[str]:
+    """JupyterLab's options ``extra``, with ``--ServerApp.ip=127.0.0.1`` unless they name an address (``--ip``,
+    ``--ServerApp.ip``): the address its URLs print is then the one it holds."""
+    given = any(a.startswith("-") and a.lstrip("-").partition("=")[0].rpartition(".")[2] == "ip" for a in extra)
+    return extra if given else [*extra, f"--ServerApp.ip={LOOPBACK}"]
+
+
 # reliability-20: a stop signal JupyterLab took while it restarted a kernel that died at its start was lost: its
 # shutdown failed (asyncio's InvalidStateError, a traceback in its log) and the server went on serving: `storagelab
 # lab` stayed 20 s and more after its SIGTERM, and after a SIGHUP (the terminal closed) nobody would send another.

@@ -413,6 +413,13 @@ def _kernel_manager(folder: str):
     return IpcKernelManager
 
 
+def papermill_literal(path: Path) -> str:
+    """``path`` as papermill reads it back: it formats both paths with the run's parameters (``str.format``), so a
+    brace in a folder's name (`run --output '/root/o{study}'`) failed every run with "Missing parameter 'study'", and
+    a parameter's name in braces sent the notebook elsewhere (reliability-24)."""
+    return str(path).replace("{", "{{").replace("}", "}}")
+
+
 def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     """Execute one notebook into its report folder (see run_notebooks)."""
 
@@ -439,8 +446,8 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     try:
         with kernel_stderr:
             pm.execute_notebook(
-                str(nb),
-                str(dest),
+                papermill_literal(nb),
+                papermill_literal(dest),
                 parameters=p,
                 cwd=str(paths.NOTEBOOKS),
                 progress_bar=False,

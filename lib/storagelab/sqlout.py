@@ -190,7 +190,10 @@ def run(
             rel = rel.limit(limit)
         _write_parquet(rel, Path(parquet))
         if terminal:
-            n = con.execute("SELECT count(*) FROM read_parquet(?)", [str(parquet)]).fetchone()[0]
+            import pyarrow.parquet as pq  # noqa: PLC0415  (on a terminal only)
+
+            # r-24: not read_parquet(name), which DuckDB globs: `--parquet 'o[1].parquet'` counted o1.parquet's rows
+            n = pq.ParquetFile(parquet).metadata.num_rows
             err.write(f"wrote {n} rows to {parquet}\n")
         return 0
     cur = con.execute(query)

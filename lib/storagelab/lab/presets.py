@@ -138,6 +138,15 @@ def plan_points(preset: Preset, rw=None, bs=None, depth_jobs=None) -> list[tuple
     ]
 
 
+def fio_name(path: Path | str) -> str:
+    """One file or folder in fio's --directory/--filename syntax, where ":" separates several names and "\\:" is a
+    colon of the name (fio's get_next_name). Reliability-24: `lab fio --target /root/t:b` (root's folder "t:b", beside
+    a "t") gave fio the folders /root/t and "b", relative to the working folder: from another user's folder, their
+    symlink b/<run>.1.0 had fio write its test data into a 0600 file of root's, and half the jobs measured their file
+    system, stored as the target's."""
+    return str(path).replace(":", "\\:")
+
+
 def build_runs(
     preset: Preset,
     *,
@@ -175,7 +184,7 @@ def build_runs(
         argv = [
             fio,
             f"--name={run_id}",
-            f"--directory={target}",
+            f"--directory={fio_name(target)}",
             f"--rw={r}",
             f"--bs={b}",
             f"--size={size}",
@@ -190,7 +199,7 @@ def build_runs(
         ]
         shared = filename or (f"{run_id}.data" if preset.shared_file else None)
         if shared:
-            argv.append(f"--filename={shared}")
+            argv.append(f"--filename={fio_name(shared)}")
         argv += [
             f"--write_bw_log={log}",
             f"--write_iops_log={log}",

@@ -1,0 +1,17 @@
+"""Variables that name the working folder when set but empty (reliability-24), beyond PATH (ownership.SEARCH_PATHS).
+
+vl-convert (Rust: fontdb's fontconfig reading) takes an empty HOME as the folder "": it reads ``.fonts``,
+``.local/share/fonts`` and ``.config/fontconfig/fonts.conf`` from the working folder, an empty XDG_DATA_HOME ``fonts``
+and an empty XDG_CONFIG_HOME ``fontconfig/fonts.conf``. It draws the index's thumbnails in storagelab's own process
+(rendering._thumbnail_png): `cd THEIRS; HOME= storagelab report` drew root's charts with the second user's fonts, and
+with those of the folders their fonts.conf names (their glyphs for every digit). Python reads an empty HOME as "/", and
+tempfile and Jupyter skip an empty variable; the check skipped them all."""
+
+from __future__ import annotations
+
+EMPTY_IS_HERE = ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME")
+
+
+def empty_is_here(environ, var: str) -> list[str]:
+    """``["."]`` (the working folder) when ``var`` is one of EMPTY_IS_HERE, set but empty, else ``[]``."""
+    return ["."] if var in EMPTY_IS_HERE and environ.get(var) == "" else []
