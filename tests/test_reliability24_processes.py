@@ -37,3 +37,60 @@ def test_the_relay_copies_every_byte_of_a_chunk_to_a_non_blocking_stderr_with_le
         os.close(r)
     assert len(got) == 62_900
     assert bytes(got) == lines
+
+
+def _full_pipe() -> tuple[int, int]:
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+    os.set_blocking(w, False)
+    try:
+        while True:
+            os.write(w, b"x" * 512)
+    except BlockingIOError:
+        pass
+    os.set_blocking(w, True)
+    return r, w
+
+
+def test_a_jupyterlab_that_never_stops_is_killed_even_when_the_labs_stderr_is_full(monkeypatch):
+    """`storagelab lab 2>&1 | less`, the reader no longer reading (the pipe full: JupyterLab's own log fills it and
+    JupyterLab itself then waits in its write, so its stop never ends), SIGTERM: after the third try the timer
+    thread said 'JupyterLab still ran ... killed' before it killed it, that line waited on the full stderr for ever,
+    JupyterLab was never killed and `storagelab lab` (which passes SIGTERM and SIGINT on) waited for ever: kill -9.
+    Now the server is killed first and the line is dropped when stderr has no room."""
+    import signal  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    import time  # noqa: PLC0415
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from storagelab import cli, labstart, stopsignals  # noqa: PLC0415
+
+    r, w = _full_pipe()
+    real = subprocess.Popen
+    held: list[subprocess.Popen] = []
+
+    def started(argv, **kwargs):
+        proc = real(["sh", "-c", "trap '' TERM; echo started; exec sleep 3"], stdout=subprocess.PIPE, **kwargs)
+        assert proc.stdout is not None and proc.stdout.readline() == b"started\n"
+        held.append(proc)
+        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM)).start()  # this process's stop, passed on
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", started)
+    monkeypatch.setattr(labstart, "AGAIN_AFTER", 0.1)
+    monkeypatch.setattr(sys, "stderr", open(w, "w", buffering=1, closefd=False))  # noqa: SIM115  as stderr: lines
+    monkeypatch.setattr(stopsignals, "_STDERR", [w])
+    began = time.monotonic()
+    try:
+        rc = cli.cmd_lab(SimpleNamespace(extra=[]))
+        took = time.monotonic() - began
+    finally:
+        if held[0].poll() is None:
+            held[0].kill()
+        held[0].wait()
+        os.read(r, 1 << 16)  # the pipe emptied: a line still waiting in the old code's timer thread gets its room
+        time.sleep(0.05)
+        os.close(r)
+    assert took < 1.5
+    assert (rc, held[0].returncode) == (137, -signal.SIGKILL)
