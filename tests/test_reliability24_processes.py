@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
+from pathlib import Path
 
 from storagelab.store.workerio import Relay
 
@@ -94,3 +95,48 @@ def test_a_jupyterlab_that_never_stops_is_killed_even_when_the_labs_stderr_is_fu
         os.close(r)
     assert took < 1.5
     assert (rc, held[0].returncode) == (137, -signal.SIGKILL)
+
+
+def test_a_lab_fio_that_gave_up_on_a_target_that_does_not_answer_does_not_touch_it_again(tmp_path, monkeypatch):
+    """Attack: `lab fio --target` on a FUSE mount over a stopped one, SIGTERM: 15 s later the lab said 'fio ... still
+    waits for a file system that does not answer' and 'interrupted: ... discarded', then removed its mark from the
+    target (`leftovers.unmark_fio`), an unlink that waited in the kernel as fio did: the lab was still there 40 s
+    after its SIGTERM, until kill -9. The mark is now left to the next run's sweep, as the test files are. Here fio
+    is the reliability-22 stand-in that even SIGKILL does not end, and the mark's removal the call that never
+    returns."""
+    import signal  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from storagelab import procs  # noqa: PLC0415
+    from storagelab.lab import PRESETS, build_runs, fio, leftovers, run_fio_matrix  # noqa: PLC0415
+
+    monkeypatch.setattr(fio, "KILLED_WAIT_S", 0.1)
+    monkeypatch.setattr(fio, "STOP_GRACE_S", 0.0)
+    real = subprocess.Popen
+
+    class Unkillable(real):  # a process in the kernel's wait: no signal ends it (for 1.5 s)
+        def __init__(self, argv, **kwargs):
+            if argv[:1] == ["fio"]:  # not found by the guard's mark either: os.kill does nothing to it as well
+                argv = ["sleep", "1.5"]
+                kwargs["env"] = {k: v for k, v in kwargs["env"].items() if k != procs.GUARD_ENV}
+                threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM)).start()  # the lab's stop
+            super().__init__(argv, **kwargs)
+
+        def send_signal(self, sig):  # terminate() and kill(): a process waiting in the kernel takes neither
+            if self.args[:1] != ["sleep"]:
+                super().send_signal(sig)
+
+    touched: list[Path] = []
+    monkeypatch.setattr(subprocess, "Popen", Unkillable)
+    monkeypatch.setattr(fio, "_cmd", lambda argv: "fio-3.33")
+    monkeypatch.setattr(leftovers, "unmark_fio", touched.append)  # stands for the unlink that never returns
+    out, target = tmp_path / "out", tmp_path / "t"
+    runs = build_runs(PRESETS["smoke"], target=target, out=out, rw=["write"])[:1]
+    lines: list[str] = []
+    began = time.monotonic()
+    rc = run_fio_matrix(runs, target=target, out=out, ingest=False, log=lines.append)
+    assert time.monotonic() - began < 1.4  # two of _wait_for_fio's 0.5 s rounds
+    assert rc == 143
+    assert touched == [], lines
+    assert lines[-3].startswith("note: fio (pid ") and lines[-2].startswith("interrupted: ")
