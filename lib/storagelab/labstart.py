@@ -15,6 +15,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+from .stopsignals import bounded_write
+
 if TYPE_CHECKING:
     import subprocess
 
@@ -107,16 +109,27 @@ def pass_on(proc: subprocess.Popen, signum: int) -> None:
         if proc.poll() is None and _again:
             if tries[0] >= KILL_AFTER:
                 waited = (KILL_AFTER + 1) * AGAIN_AFTER
-                print(
-                    f"storagelab lab: JupyterLab still ran {waited:g} s after the stop signal: killed", file=sys.stderr
-                )
+                # killed before its line, which is dropped when stderr has no room: JupyterLab waiting in a write to
+                # a full stderr (`2>&1 | less`, less no longer reading) never ends its stop, and the line waited
+                # there too, for ever, before the kill (reliability-24: `storagelab lab` needed kill -9)
                 proc.kill()
+                _say(f"storagelab lab: JupyterLab still ran {waited:g} s after the stop signal: killed\n")
                 return
             tries[0] += 1
             proc.send_signal(signal.SIGTERM)
             _arm(again)
 
     _arm(again)
+
+
+def _say(text: str) -> None:
+    """``text`` to stderr from the timer's thread, never waiting for a stderr without room (stopsignals)."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, ValueError, OSError):  # not a file (a test's capture): it never blocks
+        print(text, end="", file=sys.stderr)
+        return
+    bounded_write(fd, text.encode())
 
 
 def _arm(again) -> None:

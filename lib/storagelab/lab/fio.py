@@ -249,6 +249,7 @@ class _Matrix:
         except StillInTheKernel as e:  # stopped: the target's test files are left to the next run's sweep
             self.log(str(e))
             rc, err, target = None, b"", None
+            self.target = None  # and its mark (reliability-24: its removal at the end waited in the kernel for ever)
         if self.stop:  # fio may have stopped early and still written everything: not a complete run
             for f in _run_files(self.out, run.run_id) + [part] + _test_files(target, run.run_id):
                 f.unlink(missing_ok=True)
@@ -405,7 +406,8 @@ def run_fio_matrix(
             m.run_one(i, len(todo), run)
     finally:
         _restore_signals(old_handler)
-        leftovers.unmark_fio(target)
+        if m.target is not None:  # not a target that does not answer (StillInTheKernel): the next run's sweep
+            leftovers.unmark_fio(target)
     log(
         f"lab fio: {len(m.done_files)} files from {len(m.spent)} runs in {_fmt_s(time.monotonic() - started)}; "
         + (f"manifest {manifest}" if m.done_files else "nothing new to label")

@@ -1,0 +1,142 @@
+"""Reliability-24, processes and signals (issue 26): the relay of the pool workers' output, real kills, closed and
+full standard streams."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+from pathlib import Path
+
+from storagelab.store.workerio import Relay
+
+
+def test_the_relay_copies_every_byte_of_a_chunk_to_a_non_blocking_stderr_with_less_room_than_the_chunk():
+    # reliability-23's medium: the relay thread wrote each chunk of the workers' lines with one os.write; to a
+    # stderr made non-blocking by another program sharing it (a pipe of 4 KiB), 4,096 of the 65,536 bytes arrived
+    # (a short write) or none (EAGAIN), without a word
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+    os.set_blocking(w, False)
+    got = bytearray()
+
+    def drain() -> None:
+        while data := os.read(r, 1 << 16):
+            got.extend(data)
+
+    relay = Relay(w)
+    lines = b"".join(b"worker line %05d of the parser pool\n" % i for i in range(1700))  # 62,900 bytes
+    assert relay.fd is not None
+    os.write(relay.fd, lines)  # the relay's own pipe holds 64 KiB: one chunk for the thread
+    reader = threading.Thread(target=drain, daemon=True)
+    try:
+        reader.start()
+        relay.close()
+    finally:
+        os.close(w)
+        reader.join(2)
+        os.close(r)
+    assert len(got) == 62_900
+    assert bytes(got) == lines
+
+
+def _full_pipe() -> tuple[int, int]:
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+    os.set_blocking(w, False)
+    try:
+        while True:
+            os.write(w, b"x" * 512)
+    except BlockingIOError:
+        pass
+    os.set_blocking(w, True)
+    return r, w
+
+
+def test_a_jupyterlab_that_never_stops_is_killed_even_when_the_labs_stderr_is_full(monkeypatch):
+    """`storagelab lab 2>&1 | less`, the reader no longer reading (the pipe full: JupyterLab's own log fills it and
+    JupyterLab itself then waits in its write, so its stop never ends), SIGTERM: after the third try the timer
+    thread said 'JupyterLab still ran ... killed' before it killed it, that line waited on the full stderr for ever,
+    JupyterLab was never killed and `storagelab lab` (which passes SIGTERM and SIGINT on) waited for ever: kill -9.
+    Now the server is killed first and the line is dropped when stderr has no room."""
+    import signal  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    import time  # noqa: PLC0415
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from storagelab import cli, labstart, stopsignals  # noqa: PLC0415
+
+    r, w = _full_pipe()
+    real = subprocess.Popen
+    held: list[subprocess.Popen] = []
+
+    def started(argv, **kwargs):
+        proc = real(["sh", "-c", "trap '' TERM; echo started; exec sleep 3"], stdout=subprocess.PIPE, **kwargs)
+        assert proc.stdout is not None and proc.stdout.readline() == b"started\n"
+        held.append(proc)
+        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM)).start()  # this process's stop, passed on
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", started)
+    monkeypatch.setattr(labstart, "AGAIN_AFTER", 0.1)
+    monkeypatch.setattr(sys, "stderr", open(w, "w", buffering=1, closefd=False))  # noqa: SIM115  as stderr: lines
+    monkeypatch.setattr(stopsignals, "_STDERR", [w])
+    began = time.monotonic()
+    try:
+        rc = cli.cmd_lab(SimpleNamespace(extra=[]))
+        took = time.monotonic() - began
+    finally:
+        if held[0].poll() is None:
+            held[0].kill()
+        held[0].wait()
+        os.read(r, 1 << 16)  # the pipe emptied: a line still waiting in the old code's timer thread gets its room
+        time.sleep(0.05)
+        os.close(r)
+    assert took < 1.5
+    assert (rc, held[0].returncode) == (137, -signal.SIGKILL)
+
+
+def test_a_lab_fio_that_gave_up_on_a_target_that_does_not_answer_does_not_touch_it_again(tmp_path, monkeypatch):
+    """Attack: `lab fio --target` on a FUSE mount over a stopped one, SIGTERM: 15 s later the lab said 'fio ... still
+    waits for a file system that does not answer' and 'interrupted: ... discarded', then removed its mark from the
+    target (`leftovers.unmark_fio`), an unlink that waited in the kernel as fio did: the lab was still there 40 s
+    after its SIGTERM, until kill -9. The mark is now left to the next run's sweep, as the test files are. Here fio
+    is the reliability-22 stand-in that even SIGKILL does not end, and the mark's removal the call that never
+    returns."""
+    import signal  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from storagelab import procs  # noqa: PLC0415
+    from storagelab.lab import PRESETS, build_runs, fio, leftovers, run_fio_matrix  # noqa: PLC0415
+
+    monkeypatch.setattr(fio, "KILLED_WAIT_S", 0.1)
+    monkeypatch.setattr(fio, "STOP_GRACE_S", 0.0)
+    real = subprocess.Popen
+
+    class Unkillable(real):  # a process in the kernel's wait: no signal ends it (for 1.5 s)
+        def __init__(self, argv, **kwargs):
+            if argv[:1] == ["fio"]:  # not found by the guard's mark either: os.kill does nothing to it as well
+                argv = ["sleep", "1.5"]
+                kwargs["env"] = {k: v for k, v in kwargs["env"].items() if k != procs.GUARD_ENV}
+                threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM)).start()  # the lab's stop
+            super().__init__(argv, **kwargs)
+
+        def send_signal(self, sig):  # terminate() and kill(): a process waiting in the kernel takes neither
+            if self.args[:1] != ["sleep"]:
+                super().send_signal(sig)
+
+    touched: list[Path] = []
+    monkeypatch.setattr(subprocess, "Popen", Unkillable)
+    monkeypatch.setattr(fio, "_cmd", lambda argv: "fio-3.33")
+    monkeypatch.setattr(leftovers, "unmark_fio", touched.append)  # stands for the unlink that never returns
+    out, target = tmp_path / "out", tmp_path / "t"
+    runs = build_runs(PRESETS["smoke"], target=target, out=out, rw=["write"])[:1]
+    lines: list[str] = []
+    began = time.monotonic()
+    rc = run_fio_matrix(runs, target=target, out=out, ingest=False, log=lines.append)
+    assert time.monotonic() - began < 1.4  # two of _wait_for_fio's 0.5 s rounds
+    assert rc == 143
+    assert touched == [], lines
+    assert lines[-3].startswith("note: fio (pid ") and lines[-2].startswith("interrupted: ")
