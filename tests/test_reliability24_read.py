@@ -1,0 +1,59 @@
+"""Reliability-24, the read side (issue 26, h1): the excerpt of a streamed (huge) log shows the lines the parser
+read, decoded as the parser decoded them."""
+
+import codecs
+import gzip
+import hashlib
+import re
+
+from storagelab import excerpts
+from storagelab.parsers import decode
+from storagelab.store import stream
+
+ROW = re.compile(r'<span id="L(\d+)"(?: class="hl")?><b>\s*\d+</b>  ([^\n]*)')
+
+
+def _rows(tmp_path, w, p, start, end):
+    href = w.href(str(p), hashlib.sha256(p.read_bytes()).hexdigest(), start, end)
+    assert href is not None
+    return ROW.findall((tmp_path / "rep" / href.split("#")[0]).read_bytes().decode("utf-8"))  # a CR kept
+
+
+def test_the_excerpt_of_a_huge_log_is_decoded_as_its_parser_decoded_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(excerpts, "WHOLE_TEXT_MAX", 1000, raising=False)  # "huge" made small
+    w = excerpts.Excerpts(tmp_path / "rep")
+    body = "".join(f"{i}, 4890, 0, 4096, 0\n" for i in range(60))
+    # Latin-1 (the parser reads the whole log as Latin-1 once a byte is not UTF-8)
+    lat = tmp_path / "lat.log"
+    lat.write_bytes((body + "lat=5 \xb5s\n" + body).encode("latin-1"))
+    assert _rows(tmp_path, w, lat, 61, 61)[8] == ("61", "lat=5 \xb5s")  # main: 'lat=5 \ufffds'
+    # a gzip of a UTF-16 LE log without BOM whose U+010A holds a 0x0A byte: main split it there, showed its NULs
+    u16 = tmp_path / "u16.log.gz"
+    text = body + "job \u010a\r\n" + body
+    u16.write_bytes(gzip.compress(text.encode("utf-16-le")))
+    assert _rows(tmp_path, w, u16, 61, 62)[8:10] == [("61", "job \u010a"), ("62", "0, 4890, 0, 4096, 0")]
+    # with its BOM, plain (main: no excerpt at all), and big-endian
+    for name, data in (
+        ("bom.log", codecs.BOM_UTF16_LE + text.encode("utf-16-le")),
+        ("be.log", text.encode("utf-16-be")),
+    ):
+        (tmp_path / name).write_bytes(data)
+        assert _rows(tmp_path, w, tmp_path / name, 61, 61)[8] == ("61", "job \u010a")
+    # a UTF-8 BOM before Latin-1 text, and a last line ending in a lone CR: as decode gives them
+    odd = tmp_path / "odd.log"
+    odd.write_bytes(codecs.BOM_UTF8 + (body + "\xe9\nend\r").encode("latin-1"))
+    rows = _rows(tmp_path, w, odd, 1, 1)
+    assert rows[0] == ("1", "0, 4890, 0, 4096, 0")
+    assert _rows(tmp_path, w, odd, 62, 62)[-2:] == [("61", "\xe9"), ("62", "end\r")]
+    assert [r[1] for r in _rows(tmp_path, w, odd, 55, 62)] == decode(odd.read_bytes()).split("\n")[46:62]
+
+
+def test_the_streamed_parse_reads_the_lines_decode_gives(tmp_path):
+    # the stream parser's lines (store.stream.lines) were not decode's for a UTF-8 BOM before Latin-1 text (line 1
+    # kept 'ï»¿') and for a last line ending in a lone CR (dropped)
+    p = tmp_path / "odd.log"
+    p.write_bytes(codecs.BOM_UTF8 + "jobname: x\n\xe9\nend\r".encode("latin-1"))
+    assert stream._head(str(p))[1] == "utf-8-sig"
+    assert (
+        list(stream.lines(str(p), "latin-1")) == decode(p.read_bytes()).split("\n") == ["jobname: x", "\xe9", "end\r"]
+    )
