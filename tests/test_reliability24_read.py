@@ -57,3 +57,27 @@ def test_the_streamed_parse_reads_the_lines_decode_gives(tmp_path):
     assert (
         list(stream.lines(str(p), "latin-1")) == decode(p.read_bytes()).split("\n") == ["jobname: x", "\xe9", "end\r"]
     )
+
+
+def test_a_view_in_a_database_others_can_write_is_not_run_with_the_reader_s_rights(tmp_path):
+    # the attack: root's own database left mode 0666; the second user rewrote its bytes in place (cat of a copy they
+    # had given a view of read_text('/root/...')), and root's `sql --db` printed root's 0600 file
+    import duckdb
+    import pytest
+
+    from storagelab import database
+    from storagelab.errors import StoreError
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("ROOTSECRET")
+    secret.chmod(0o600)
+    db = tmp_path / "x.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(f"CREATE VIEW fio_leak AS SELECT content FROM read_text('{secret}')")
+    db.chmod(0o600)
+    with database.connect(db, read_only=True) as con:  # this user's own, writable by no one else: their own SQL
+        assert con.execute("SELECT * FROM fio_leak").fetchall() == [("ROOTSECRET",)]
+    for mode in (0o666, 0o620):
+        db.chmod(mode)
+        with pytest.raises(StoreError, match=rf"a database that other users can write \(mode 0{mode:o}\) with views"):
+            database.connect(db, read_only=True)  # main: opened, and `SELECT * FROM fio_leak` gave ROOTSECRET

@@ -394,16 +394,21 @@ def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int
     try:
         st = os.stat(real)
         owner = st.st_uid if ident is None or (st.st_dev, st.st_ino) == ident else -1
+        # reliability-24 (h1): root's own database left writable by others (mode 0666, or a group's): the second user
+        # rewrote its bytes in place with a view of read_text('/root/...'), and root's `sql --db` printed the file
+        mode = stat.S_IMODE(st.st_mode)
     except OSError:
-        owner = -1
-    if owner in (0, os.getuid()):
+        owner, mode = -1, 0
+    shared = mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if owner in (0, os.getuid()) and not shared:
         return None
+    whose = "of another user's" if owner not in (0, os.getuid()) else f"that other users can write (mode {mode:04o})"
     views = [v for (v,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
     macros = [f for (f,) in con.execute("SELECT function_name FROM duckdb_functions() WHERE NOT internal").fetchall()]
     if views or macros:
         names = ", ".join(sorted(set(views + macros))[:5])
         return (
-            f"a database of another user's with views or macros ({names}): their SQL would run with your rights; not "
+            f"a database {whose} with views or macros ({names}): their SQL would run with your rights; not "
             "read (a storagelab database has none: ingest their logs into a database of yours)"
         )
     # reliability-18 (h6): a table of theirs named `files"; COPY (SELECT content FROM read_text('/root/...')) TO
@@ -417,7 +422,7 @@ def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int
     odd = sorted({n for (n,) in every if not _PLAIN.fullmatch(n)})
     if odd:
         return (
-            f"a database of another user's with a table or column named {odd[0]!r} (not a plain name: SQL made of it "
+            f"a database {whose} with a table or column named {odd[0]!r} (not a plain name: SQL made of it "
             "would run theirs with your rights): not read (ingest their logs into a database of yours)"
         )
     return None
