@@ -81,3 +81,5 @@ def test_a_view_in_a_database_others_can_write_is_not_run_with_the_reader_s_righ
         db.chmod(mode)
         with pytest.raises(StoreError, match=rf"a database that other users can write \(mode 0{mode:o}\) with views"):
             database.connect(db, read_only=True)  # main: opened, and `SELECT * FROM fio_leak` gave ROOTSECRET
+        with pytest.raises(StoreError, match=r"with views or macros \(fio_leak\)"):
+            database.connect(db)  # an ingest's: a macro of theirs named as a function it calls (now) would run

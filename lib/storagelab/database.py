@@ -175,7 +175,7 @@ def connect(
             view = _private_view(real, ident) if read_only else None  # reliability-10 High 3: a WAL planted later
             opened = duckdb.connect(str(view or real), read_only=read_only, config=_spill_config_of(db, real))
             con = track(_database_file(opened, db))
-            if read_only and (why := _their_sql(con, real, ident)):
+            if (read_only or not new) and (why := _their_sql(con, real, ident)):  # an ingest runs SQL on it too
                 con.close()
                 raise StoreError(f"{db}: {why}")
             if new:  # another user who can read it can hold DuckDB's lock and stop every ingest (reliability-9)
