@@ -83,3 +83,24 @@ def test_a_view_in_a_database_others_can_write_is_not_run_with_the_reader_s_righ
             database.connect(db, read_only=True)  # main: opened, and `SELECT * FROM fio_leak` gave ROOTSECRET
         with pytest.raises(StoreError, match=r"with views or macros \(fio_leak\)"):
             database.connect(db)  # an ingest's: a macro of theirs named as a function it calls (now) would run
+
+
+def test_a_view_replayed_from_a_wal_others_can_write_is_not_run(tmp_path):
+    # the database root's own (0600), its write-ahead log left 0666 (root's umask 000): what the log holds is replayed
+    # into what root reads, a view of read_text('/root/...') too
+    import duckdb
+    import pytest
+
+    from storagelab import database
+    from storagelab.errors import StoreError
+
+    db = tmp_path / "x.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE t (a INT)")
+        con.execute("CHECKPOINT")
+        con.execute("PRAGMA disable_checkpoint_on_shutdown")
+        con.execute("CREATE VIEW fio_leak AS SELECT 'ROOTSECRET' AS content")
+    db.chmod(0o600)
+    (tmp_path / "x.duckdb.wal").chmod(0o666)
+    with pytest.raises(StoreError, match=r"a database that other users can write \(mode 0622\) with views"):
+        database.connect(db, read_only=True)  # main: opened, the view replayed from the log and run

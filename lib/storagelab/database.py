@@ -4,6 +4,7 @@ injection the tests use. Nothing here loads the ingest or a parser."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -397,6 +398,8 @@ def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int
         # reliability-24 (h1): root's own database left writable by others (mode 0666, or a group's): the second user
         # rewrote its bytes in place with a view of read_text('/root/...'), and root's `sql --db` printed the file
         mode = stat.S_IMODE(st.st_mode)
+        with contextlib.suppress(OSError):  # its WAL, replayed into what is read (root's umask 000 made it 0666)
+            mode |= stat.S_IMODE(os.lstat(f"{real}.wal").st_mode) & (stat.S_IWGRP | stat.S_IWOTH)
     except OSError:
         owner, mode = -1, 0
     shared = mode & (stat.S_IWGRP | stat.S_IWOTH)
