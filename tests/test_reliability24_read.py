@@ -104,3 +104,36 @@ def test_a_view_replayed_from_a_wal_others_can_write_is_not_run(tmp_path):
     (tmp_path / "x.duckdb.wal").chmod(0o666)
     with pytest.raises(StoreError, match=r"a database that other users can write \(mode 0622\) with views"):
         database.connect(db, read_only=True)  # main: opened, the view replayed from the log and run
+
+
+def test_two_same_size_logs_of_one_second_exchanged_by_mv_are_read_again(tmp_path):
+    # the attack: two fio logs of one size, both of mtime 22:13:20.000000000 (as tar extracts them), ingested with
+    # their labels; `mv` exchanged them (the names put right); the next ingest said "skipped 2 unchanged" and went on
+    # reporting each label with the other's numbers (baseline 4024.5, where its file now holds 9024.5's lines)
+    import os
+
+    import duckdb
+
+    from storagelab.store import ingest
+
+    logs = tmp_path / "s"
+    logs.mkdir()
+    base, tuned = logs / "base_clat.1.log", logs / "tuned_clat.1.log"
+    base.write_text("".join(f"{i * 100}, {4000 + i}, 0, 4096, 0\n" for i in range(50)))
+    tuned.write_text("".join(f"{i * 100}, {9000 + i}, 0, 4096, 0\n" for i in range(50)))
+    for p in (base, tuned):
+        os.utime(p, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
+    (logs / "manifest.csv").write_text("path,study,label\nbase_clat.1.log,s,baseline\ntuned_clat.1.log,s,tuned\n")
+    db = tmp_path / "db.duckdb"
+
+    def by_label():
+        ingest([logs], db_path=db, manifest_path=logs / "manifest.csv", parquet_dir=False, progress=False, workers=1)
+        with duckdb.connect(str(db), read_only=True) as con:
+            q = "SELECT f.label, avg(s.value) FROM fio_log_samples s JOIN files f USING (file_id) GROUP BY 1 ORDER BY 1"
+            return con.execute(q).fetchall()
+
+    assert by_label() == [("baseline", 4024.5), ("tuned", 9024.5)]
+    os.replace(base, logs / "x")
+    os.replace(tuned, base)
+    os.replace(logs / "x", tuned)
+    assert by_label() == [("baseline", 9024.5), ("tuned", 4024.5)]  # main: the same as before the exchange
