@@ -137,3 +137,18 @@ def test_two_same_size_logs_of_one_second_exchanged_by_mv_are_read_again(tmp_pat
     os.replace(tuned, base)
     os.replace(logs / "x", tuned)
     assert by_label() == [("baseline", 9024.5), ("tuned", 4024.5)]  # main: the same as before the exchange
+
+
+def test_a_stored_log_exchanged_with_a_failed_file_of_its_size_and_second_is_read_again():
+    # as above with the other file one that failed (not stored): the stored path was skipped, the failed path's read
+    # found the stored bytes and listed it as their copy: the stored path's label kept numbers its file no longer has
+    from storagelab.store.listing import ListedFile
+    from storagelab.store.plan import Plan, StoredFile
+
+    stored = {"s/a.log": StoredFile("A" * 64, 1138, 10**18, 1, "fio", "v")}
+    listing = [ListedFile("s/a.log", "/x/s/a.log", 1138, 10**18), ListedFile("s/b.log", "/x/s/b.log", 1138, 10**18)]
+    plan = Plan.make(listing, stored, {}, {"fio": "v"}, ["s/"])
+    assert sorted(j.key for j in plan.jobs) == ["s/a.log", "s/b.log"]  # main: s/a.log skipped
+    assert plan.skipped == 0
+    alone = Plan.make(listing[:1], stored, {}, {"fio": "v"}, ["s/"])
+    assert (alone.jobs, alone.skipped) == ([], 1)

@@ -113,15 +113,18 @@ class Plan:
         def current(f: StoredFile) -> bool:
             return versions.get(f.tool) == f.parser_version
 
-        # reliability-24 (h1): size and mtime tell a file's bytes apart only when no other stored bytes have both:
-        # two same-size logs extracted from one tar (whole-second mtimes) exchanged by `mv` (names put right) kept
-        # each other's rows, "skipped 2 unchanged". Files whose size and mtime other stored bytes share are read.
+        # reliability-24 (h1): size and mtime tell a file's bytes apart only when no other bytes have both: two
+        # same-size logs extracted from one tar (whole-second mtimes) exchanged by `mv` (names put right) kept each
+        # other's rows, "skipped 2 unchanged". A file is skipped only when the other stored bytes and the other
+        # listed files of its size and mtime are all its own bytes (copies); a failed or new file there: read.
         shas: dict[tuple[int, int], set[str]] = {}
         for f in [*stored.values(), *gone.values(), *copies.values()]:
             shas.setdefault((f.size, f.mtime_ns), set()).add(f.sha256)
+        unknown = {(f.size, f.mtime_ns) for f in listing if f.key not in stored and f.key not in copies}
 
         def known(f: StoredFile | StoredCopy, item: ListedFile) -> bool:
-            return f.size == item.size and f.mtime_ns == item.mtime_ns and len(shas[(f.size, f.mtime_ns)]) == 1
+            same = f.size == item.size and f.mtime_ns == item.mtime_ns
+            return same and len(shas[(f.size, f.mtime_ns)]) == 1 and (f.size, f.mtime_ns) not in unknown
 
         copies_unread = []
         for item in listing:
