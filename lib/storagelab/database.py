@@ -4,6 +4,7 @@ injection the tests use. Nothing here loads the ingest or a parser."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -175,7 +176,7 @@ def connect(
             view = _private_view(real, ident) if read_only else None  # reliability-10 High 3: a WAL planted later
             opened = duckdb.connect(str(view or real), read_only=read_only, config=_spill_config_of(db, real))
             con = track(_database_file(opened, db))
-            if read_only and (why := _their_sql(con, real, ident)):
+            if (read_only or not new) and (why := _their_sql(con, real, ident)):  # an ingest runs SQL on it too
                 con.close()
                 raise StoreError(f"{db}: {why}")
             if new:  # another user who can read it can hold DuckDB's lock and stop every ingest (reliability-9)
@@ -394,16 +395,23 @@ def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int
     try:
         st = os.stat(real)
         owner = st.st_uid if ident is None or (st.st_dev, st.st_ino) == ident else -1
+        # reliability-24 (h1): root's own database left writable by others (mode 0666, or a group's): the second user
+        # rewrote its bytes in place with a view of read_text('/root/...'), and root's `sql --db` printed the file
+        mode = stat.S_IMODE(st.st_mode)
+        with contextlib.suppress(OSError):  # its WAL, replayed into what is read (root's umask 000 made it 0666)
+            mode |= stat.S_IMODE(os.lstat(f"{real}.wal").st_mode) & (stat.S_IWGRP | stat.S_IWOTH)
     except OSError:
-        owner = -1
-    if owner in (0, os.getuid()):
+        owner, mode = -1, 0
+    shared = mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if owner in (0, os.getuid()) and not shared:
         return None
+    whose = "of another user's" if owner not in (0, os.getuid()) else f"that other users can write (mode {mode:04o})"
     views = [v for (v,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
     macros = [f for (f,) in con.execute("SELECT function_name FROM duckdb_functions() WHERE NOT internal").fetchall()]
     if views or macros:
         names = ", ".join(sorted(set(views + macros))[:5])
         return (
-            f"a database of another user's with views or macros ({names}): their SQL would run with your rights; not "
+            f"a database {whose} with views or macros ({names}): their SQL would run with your rights; not "
             "read (a storagelab database has none: ingest their logs into a database of yours)"
         )
     # reliability-18 (h6): a table of theirs named `files"; COPY (SELECT content FROM read_text('/root/...')) TO
@@ -417,7 +425,7 @@ def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int
     odd = sorted({n for (n,) in every if not _PLAIN.fullmatch(n)})
     if odd:
         return (
-            f"a database of another user's with a table or column named {odd[0]!r} (not a plain name: SQL made of it "
+            f"a database {whose} with a table or column named {odd[0]!r} (not a plain name: SQL made of it "
             "would run theirs with your rights): not read (ingest their logs into a database of yours)"
         )
     return None

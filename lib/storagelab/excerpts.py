@@ -13,6 +13,7 @@ Excerpts are plain escaped text: nothing in a log can run in the page.
 
 from __future__ import annotations
 
+import codecs
 import copy
 import hashlib
 import html
@@ -24,13 +25,14 @@ from pathlib import Path
 from . import paths
 from .chartsource import DERIVATION, SOURCES
 from .ingest_open import open_input, too_large
-from .parsers import ParseError, decode
+from .parsers import ParseError, decode, head_encoding
 from .parsers.compressed import MAX_DECOMPRESSED_BYTES, _Limited, decompress, kind_of
 
 CONTEXT_LINES = 8
 MAX_HIGHLIGHT_LINES = 400  # a longer range is shown from its start, with a note
 WHOLE_TEXT_MAX = 64 << 20  # a log whose text is larger is streamed for the lines wanted, never split whole
 MAX_LINE_CHARS = 4096  # of one line of a streamed log (a 1 GiB line is not shown whole)
+HEAD_BYTES = 1 << 20  # what a streamed log's encoding is decided on, as store.stream.HEAD_BYTES
 
 
 def _resolve(path: str) -> Path:
@@ -60,15 +62,19 @@ class _Huge(Exception):
 
 class _Streamed:
     """The lines of a huge log, read as a stream from its checked bytes for each excerpt: only the lines wanted are
-    kept (each at most ``MAX_LINE_CHARS`` characters), so an excerpt's memory does not grow with the log. Lines are
-    split at LF and decoded one by one as UTF-8 (an undecodable byte shown as U+FFFD), a CR before the LF dropped, as
-    ``decode`` numbers them (a UTF-16 log this large is not shown). ``len`` is known once a read reached the end."""
+    kept (each at most ``MAX_LINE_CHARS`` characters), so an excerpt's memory does not grow with the log. The text is
+    decoded as the parser decoded it (``head_encoding`` on its first MiB, then Latin-1 when any later byte is not
+    UTF-8: one read of the log, the first time), split at LF only, a CR before the LF dropped, the first line's BOM
+    dropped, the empty line after a final LF counted: ``decode``'s lines (reliability-24: lines were decoded one by
+    one as UTF-8, a Latin-1 log's `µs` shown as `�s`, a compressed UTF-16 log split at its 0x0A bytes and shown with
+    its NULs). ``len`` is known once a read reached the end."""
 
     def __init__(self, data: bytes):
         self.data, self.lo = data, 0
         self.window: list[str] = []
         self.n: int | None = None
         self.cut = 0  # lines of the window shown cut short
+        self.encoding: str | None = None
 
     def __len__(self) -> int:
         return self.n if self.n is not None else (1 << 62)
@@ -76,40 +82,59 @@ class _Streamed:
     def __getitem__(self, i: int) -> str:
         return self.window[i - self.lo]
 
+    def _bytes(self) -> io.BufferedReader | io.BytesIO:
+        kind = kind_of(self.data)
+        if kind is None:
+            return io.BytesIO(self.data)
+        return io.BufferedReader(_Limited(kind, io.BytesIO(self.data), MAX_DECOMPRESSED_BYTES), 1 << 20)
+
+    def _decide(self) -> str:
+        """The parser's encoding of the whole text (``head_encoding``; UTF-8 read to the end to be sure)."""
+        if self.encoding is None:
+            with self._bytes() as raw:
+                head = raw.read(HEAD_BYTES)
+                encoding = head_encoding(head, whole=len(head) < HEAD_BYTES)
+                if encoding in ("utf-8", "utf-8-sig"):
+                    decoder = codecs.getincrementaldecoder("utf-8")()
+                    try:  # in 64 KiB pieces: an excerpt's memory stays small
+                        for i in range(0, len(head), 1 << 16):
+                            decoder.decode(head[i : i + (1 << 16)])
+                        del head
+                        while block := raw.read(1 << 16):
+                            decoder.decode(block)
+                        decoder.decode(b"", final=True)
+                    except UnicodeDecodeError:
+                        encoding = "latin-1"
+            self.encoding = encoding
+        return self.encoding
+
     def load(self, lo: int, hi: int) -> bool:
         """Lines ``lo..hi`` (1-based) kept; False when the log is unreadable or has fewer than ``lo`` lines."""
-        kind = kind_of(self.data)
         self.window, self.lo, self.cut = [], lo - 1, 0
-        if self.data.startswith((b"\xff\xfe", b"\xfe\xff")):
-            return False
-        n = 0
+        n, cap = 0, MAX_LINE_CHARS + 2  # a line's text, its CR and its LF
         try:
-            raw = (
-                io.BytesIO(self.data)
-                if kind is None
-                else io.BufferedReader(_Limited(kind, io.BytesIO(self.data), MAX_DECOMPRESSED_BYTES), 1 << 20)
-            )
-            with raw:
+            encoding = self._decide()
+            with io.TextIOWrapper(self._bytes(), encoding=encoding, errors="replace", newline="\n") as fh:
                 ended = True  # the last line read ended with LF: str.split("\n") counts one more, empty line
-                while line := raw.readline(4 * MAX_LINE_CHARS):
-                    ended = line.endswith(b"\n")
-                    long_line = not ended and len(line) == 4 * MAX_LINE_CHARS
-                    while not ended and len(line) == 4 * MAX_LINE_CHARS and (more := raw.readline(1 << 20)):
-                        ended = more.endswith(b"\n")  # the rest of a long line skipped
-                        if len(more) < 1 << 20:
-                            break
+                while line := fh.readline(cap):
+                    ended = line.endswith("\n")
+                    whole = ended or len(line) < cap
+                    while not ended and (more := fh.readline(1 << 20)):
+                        ended = more.endswith("\n")  # the rest of a long line skipped
                     n += 1
                     if lo <= n <= hi:
-                        text = line.rstrip(b"\n").removesuffix(b"\r").decode("utf-8", "replace")
-                        text = text.removeprefix("\ufeff") if n == 1 else text
-                        if long_line or len(text) > MAX_LINE_CHARS:
+                        text = line.removesuffix("\n").removesuffix("\r") if line.endswith("\n") else line
+                        if n == 1:
+                            text = text.removeprefix("\ufeff")
+                            text = text.removeprefix("\xef\xbb\xbf") if encoding == "latin-1" else text
+                        if not whole or len(text) > MAX_LINE_CHARS:
                             text = text[:MAX_LINE_CHARS] + " [rest of the line not shown]"
                             self.cut += 1
                         self.window.append(text)
                     elif n > hi:
                         return True
-        except (ParseError, OSError, EOFError):
-            return False
+        except (ParseError, OSError, EOFError, ValueError):
+            return False  # ValueError: a UnicodeDecodeError of invalid UTF-16 (errors="replace" takes the rest)
         self.n = n + 1 if ended else n
         if ended and lo <= self.n <= hi:
             self.window.append("")  # the empty line after the last LF, as split counts it
@@ -124,7 +149,7 @@ def _excerpt(lines, start: int, end: int) -> str:
         if not lines.load(lo, hi):
             return "<p>not shown: the log could not be read for these lines</p>"
         note = (
-            f"<p>A huge log: these lines were read as a stream, decoded as UTF-8; {lines.cut} of them shown cut at "
+            f"<p>A huge log: these lines were read as a stream; {lines.cut} of them shown cut at "
             f"{MAX_LINE_CHARS} characters.</p>"
             if lines.cut
             else ""

@@ -129,6 +129,30 @@ def _decode(data: bytes) -> str:
     return text
 
 
+def head_encoding(data: bytes, whole: bool) -> str:
+    """The encoding a log read as a stream is decoded with, decided on its first bytes as ``decode`` decides on all
+    of them: 'utf-16' (a BOM), 'utf-16-le'/'utf-16-be' (NULs every other byte), 'utf-8-sig' (a UTF-8 BOM), 'utf-8'
+    (valid so far: a byte met later that is not UTF-8 makes the whole log Latin-1, as in ``decode``) or 'latin-1'.
+    ``whole``: ``data`` is all of the log. Binary data (other NULs): ParseError. The streamed parse
+    (``store.stream``) and the streamed excerpt (``excerpts``) both decide here: the same text, the same lines."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        sample = data[:4096]
+        if len(sample) >= 4 and sample.count(b"\x00") * 2 >= len(sample) - 2:
+            return "utf-16-le" if sample[1] == 0 else "utf-16-be"
+        line = data.count(b"\n", 0, nul) + 1
+        raise ParseError(f"binary data: NUL byte at offset {nul}", line=line, kind="binary", expected="a text log")
+    if data.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(data, final=whole)
+    except UnicodeDecodeError:
+        return "latin-1"
+    return "utf-8"
+
+
 def check_sample(text: str) -> None:
     """A text log has few control characters besides \t \r \n \x1b (colour codes): its first 64 Ki
     characters with many others are binary data (ParseError)."""

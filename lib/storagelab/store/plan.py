@@ -113,14 +113,27 @@ class Plan:
         def current(f: StoredFile) -> bool:
             return versions.get(f.tool) == f.parser_version
 
+        # reliability-24 (h1): size and mtime tell a file's bytes apart only when no other bytes have both: two
+        # same-size logs extracted from one tar (whole-second mtimes) exchanged by `mv` (names put right) kept each
+        # other's rows, "skipped 2 unchanged". A file is skipped only when the other stored bytes and the other
+        # listed files of its size and mtime are all its own bytes (copies); a failed or new file there: read.
+        shas: dict[tuple[int, int], set[str]] = {}
+        for f in [*stored.values(), *gone.values(), *copies.values()]:
+            shas.setdefault((f.size, f.mtime_ns), set()).add(f.sha256)
+        unknown = {(f.size, f.mtime_ns) for f in listing if f.key not in stored and f.key not in copies}
+
+        def known(f: StoredFile | StoredCopy, item: ListedFile) -> bool:
+            same = f.size == item.size and f.mtime_ns == item.mtime_ns
+            return same and len(shas[(f.size, f.mtime_ns)]) == 1 and (f.size, f.mtime_ns) not in unknown
+
         copies_unread = []
         for item in listing:
             old = stored.get(item.key)
-            if old and old.size == item.size and old.mtime_ns == item.mtime_ns and current(old):
+            if old and known(old, item) and current(old):
                 plan.skipped += 1
                 continue
             copy = None if old else copies.get(item.key)
-            if copy and copy.size == item.size and copy.mtime_ns == item.mtime_ns:
+            if copy and known(copy, item):
                 copies_unread.append((copy, item))
                 continue
             plan.jobs.append(item)

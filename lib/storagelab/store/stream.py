@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from ..errors import ParseError
 from ..ingest_open import open_input, too_large
-from ..parsers import check_not_empty, check_sample, common_indent, detect, too_many_digits_in
+from ..parsers import check_not_empty, check_sample, common_indent, detect, head_encoding, too_many_digits_in
 from ..parsers.base import NotStreamable, Parsed
 from ..parsers.compressed import Tap, kind_of, open_decompressed
 from ..schema import all_tables, tool_tables
@@ -192,28 +192,7 @@ def _head(
                 raise _Swapped
     if whole:
         check_not_empty(data)
-    if data.startswith(codecs.BOM_UTF16_LE) or data.startswith(codecs.BOM_UTF16_BE):
-        encoding = "utf-16"
-    elif b"\x00" in data:
-        sample = data[:4096]
-        nul = data.find(b"\x00")
-        if len(sample) >= 4 and sample.count(b"\x00") * 2 >= len(sample) - 2:
-            encoding = "utf-16-le" if sample[1] == 0 else "utf-16-be"
-        else:
-            raise ParseError(
-                f"binary data: NUL byte at offset {nul}",
-                line=data.count(b"\n", 0, nul) + 1,
-                kind="binary",
-                expected="a text log",
-            )
-    elif data.startswith(codecs.BOM_UTF8):
-        encoding = "utf-8-sig"
-    else:
-        try:
-            codecs.getincrementaldecoder("utf-8")().decode(data, final=whole)
-            encoding = "utf-8"
-        except UnicodeDecodeError:
-            encoding = "latin-1"
+    encoding = head_encoding(data, whole)
     text = codecs.getincrementaldecoder(encoding)(errors="replace").decode(data, final=whole)
     if not whole:
         text = text[: text.rfind("\n") + 1] or text
@@ -233,9 +212,9 @@ def lines(path: str, encoding: str, hashed: tuple | None = None, how: StreamJob 
         for n, line in enumerate(fh, 1):
             ended = line.endswith("\n")
             if ended:
-                line = line[:-1]
-            if line.endswith("\r"):
-                line = line[:-1]
+                line = line[:-2] if line.endswith("\r\n") else line[:-1]  # a lone CR at the end stays, as in decode
+            if n == 1 and encoding == "latin-1":
+                line = line.removeprefix("\xef\xbb\xbf")  # a UTF-8 BOM, which ``decode`` drops before Latin-1 too
             if "\x00" in line and not encoding.startswith("utf-16"):
                 raise ParseError(f"binary data: NUL byte in line {n}", line=n, kind="binary", expected="a text log")
             yield line

@@ -1,0 +1,154 @@
+"""Reliability-24, the read side (issue 26, h1): the excerpt of a streamed (huge) log shows the lines the parser
+read, decoded as the parser decoded them."""
+
+import codecs
+import gzip
+import hashlib
+import re
+
+from storagelab import excerpts
+from storagelab.parsers import decode
+from storagelab.store import stream
+
+ROW = re.compile(r'<span id="L(\d+)"(?: class="hl")?><b>\s*\d+</b>  ([^\n]*)')
+
+
+def _rows(tmp_path, w, p, start, end):
+    href = w.href(str(p), hashlib.sha256(p.read_bytes()).hexdigest(), start, end)
+    assert href is not None
+    return ROW.findall((tmp_path / "rep" / href.split("#")[0]).read_bytes().decode("utf-8"))  # a CR kept
+
+
+def test_the_excerpt_of_a_huge_log_is_decoded_as_its_parser_decoded_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(excerpts, "WHOLE_TEXT_MAX", 1000, raising=False)  # "huge" made small
+    w = excerpts.Excerpts(tmp_path / "rep")
+    body = "".join(f"{i}, 4890, 0, 4096, 0\n" for i in range(60))
+    # Latin-1 (the parser reads the whole log as Latin-1 once a byte is not UTF-8)
+    lat = tmp_path / "lat.log"
+    lat.write_bytes((body + "lat=5 \xb5s\n" + body).encode("latin-1"))
+    assert _rows(tmp_path, w, lat, 61, 61)[8] == ("61", "lat=5 \xb5s")  # main: 'lat=5 \ufffds'
+    # a gzip of a UTF-16 LE log without BOM whose U+010A holds a 0x0A byte: main split it there, showed its NULs
+    u16 = tmp_path / "u16.log.gz"
+    text = body + "job \u010a\r\n" + body
+    u16.write_bytes(gzip.compress(text.encode("utf-16-le")))
+    assert _rows(tmp_path, w, u16, 61, 62)[8:10] == [("61", "job \u010a"), ("62", "0, 4890, 0, 4096, 0")]
+    # with its BOM, plain (main: no excerpt at all), and big-endian
+    for name, data in (
+        ("bom.log", codecs.BOM_UTF16_LE + text.encode("utf-16-le")),
+        ("be.log", text.encode("utf-16-be")),
+    ):
+        (tmp_path / name).write_bytes(data)
+        assert _rows(tmp_path, w, tmp_path / name, 61, 61)[8] == ("61", "job \u010a")
+    # a UTF-8 BOM before Latin-1 text, and a last line ending in a lone CR: as decode gives them
+    odd = tmp_path / "odd.log"
+    odd.write_bytes(codecs.BOM_UTF8 + (body + "\xe9\nend\r").encode("latin-1"))
+    rows = _rows(tmp_path, w, odd, 1, 1)
+    assert rows[0] == ("1", "0, 4890, 0, 4096, 0")
+    assert _rows(tmp_path, w, odd, 62, 62)[-2:] == [("61", "\xe9"), ("62", "end\r")]
+    assert [r[1] for r in _rows(tmp_path, w, odd, 55, 62)] == decode(odd.read_bytes()).split("\n")[46:62]
+
+
+def test_the_streamed_parse_reads_the_lines_decode_gives(tmp_path):
+    # the stream parser's lines (store.stream.lines) were not decode's for a UTF-8 BOM before Latin-1 text (line 1
+    # kept 'ï»¿') and for a last line ending in a lone CR (dropped)
+    p = tmp_path / "odd.log"
+    p.write_bytes(codecs.BOM_UTF8 + "jobname: x\n\xe9\nend\r".encode("latin-1"))
+    assert stream._head(str(p))[1] == "utf-8-sig"
+    assert (
+        list(stream.lines(str(p), "latin-1")) == decode(p.read_bytes()).split("\n") == ["jobname: x", "\xe9", "end\r"]
+    )
+
+
+def test_a_view_in_a_database_others_can_write_is_not_run_with_the_reader_s_rights(tmp_path):
+    # the attack: root's own database left mode 0666; the second user rewrote its bytes in place (cat of a copy they
+    # had given a view of read_text('/root/...')), and root's `sql --db` printed root's 0600 file
+    import duckdb
+    import pytest
+
+    from storagelab import database
+    from storagelab.errors import StoreError
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("ROOTSECRET")
+    secret.chmod(0o600)
+    db = tmp_path / "x.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(f"CREATE VIEW fio_leak AS SELECT content FROM read_text('{secret}')")
+    db.chmod(0o600)
+    with database.connect(db, read_only=True) as con:  # this user's own, writable by no one else: their own SQL
+        assert con.execute("SELECT * FROM fio_leak").fetchall() == [("ROOTSECRET",)]
+    for mode in (0o666, 0o620):
+        db.chmod(mode)
+        with pytest.raises(StoreError, match=rf"a database that other users can write \(mode 0{mode:o}\) with views"):
+            database.connect(db, read_only=True)  # main: opened, and `SELECT * FROM fio_leak` gave ROOTSECRET
+        with pytest.raises(StoreError, match=r"with views or macros \(fio_leak\)"):
+            database.connect(db)  # an ingest's: a macro of theirs named as a function it calls (now) would run
+
+
+def test_a_view_replayed_from_a_wal_others_can_write_is_not_run(tmp_path):
+    # the database root's own (0600), its write-ahead log left 0666 (root's umask 000): what the log holds is replayed
+    # into what root reads, a view of read_text('/root/...') too
+    import duckdb
+    import pytest
+
+    from storagelab import database
+    from storagelab.errors import StoreError
+
+    db = tmp_path / "x.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE t (a INT)")
+        con.execute("CHECKPOINT")
+        con.execute("PRAGMA disable_checkpoint_on_shutdown")
+        con.execute("CREATE VIEW fio_leak AS SELECT 'ROOTSECRET' AS content")
+    db.chmod(0o600)
+    (tmp_path / "x.duckdb.wal").chmod(0o666)
+    with pytest.raises(StoreError, match=r"a database that other users can write \(mode 0622\) with views"):
+        database.connect(db, read_only=True)  # main: opened, the view replayed from the log and run
+
+
+def test_two_same_size_logs_of_one_second_exchanged_by_mv_are_read_again(tmp_path):
+    # the attack: two fio logs of one size, both of mtime 22:13:20.000000000 (as tar extracts them), ingested with
+    # their labels; `mv` exchanged them (the names put right); the next ingest said "skipped 2 unchanged" and went on
+    # reporting each label with the other's numbers (baseline 4024.5, where its file now holds 9024.5's lines)
+    import os
+
+    import duckdb
+
+    from storagelab.store import ingest
+
+    logs = tmp_path / "s"
+    logs.mkdir()
+    base, tuned = logs / "base_clat.1.log", logs / "tuned_clat.1.log"
+    base.write_text("".join(f"{i * 100}, {4000 + i}, 0, 4096, 0\n" for i in range(50)))
+    tuned.write_text("".join(f"{i * 100}, {9000 + i}, 0, 4096, 0\n" for i in range(50)))
+    for p in (base, tuned):
+        os.utime(p, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
+    (logs / "manifest.csv").write_text("path,study,label\nbase_clat.1.log,s,baseline\ntuned_clat.1.log,s,tuned\n")
+    db = tmp_path / "db.duckdb"
+
+    def by_label():
+        ingest([logs], db_path=db, manifest_path=logs / "manifest.csv", parquet_dir=False, progress=False, workers=1)
+        with duckdb.connect(str(db), read_only=True) as con:
+            q = "SELECT f.label, avg(s.value) FROM fio_log_samples s JOIN files f USING (file_id) GROUP BY 1 ORDER BY 1"
+            return con.execute(q).fetchall()
+
+    assert by_label() == [("baseline", 4024.5), ("tuned", 9024.5)]
+    os.replace(base, logs / "x")
+    os.replace(tuned, base)
+    os.replace(logs / "x", tuned)
+    assert by_label() == [("baseline", 9024.5), ("tuned", 4024.5)]  # main: the same as before the exchange
+
+
+def test_a_stored_log_exchanged_with_a_failed_file_of_its_size_and_second_is_read_again():
+    # as above with the other file one that failed (not stored): the stored path was skipped, the failed path's read
+    # found the stored bytes and listed it as their copy: the stored path's label kept numbers its file no longer has
+    from storagelab.store.listing import ListedFile
+    from storagelab.store.plan import Plan, StoredFile
+
+    stored = {"s/a.log": StoredFile("A" * 64, 1138, 10**18, 1, "fio", "v")}
+    listing = [ListedFile("s/a.log", "/x/s/a.log", 1138, 10**18), ListedFile("s/b.log", "/x/s/b.log", 1138, 10**18)]
+    plan = Plan.make(listing, stored, {}, {"fio": "v"}, ["s/"])
+    assert sorted(j.key for j in plan.jobs) == ["s/a.log", "s/b.log"]  # main: s/a.log skipped
+    assert plan.skipped == 0
+    alone = Plan.make(listing[:1], stored, {}, {"fio": "v"}, ["s/"])
+    assert (alone.jobs, alone.skipped) == ([], 1)
