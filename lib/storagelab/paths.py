@@ -8,6 +8,16 @@ from pathlib import Path
 
 # lib/storagelab/paths.py -> project root is two levels above lib/
 ROOT = Path(os.environ.get("STORAGELAB_ROOT", Path(__file__).resolve().parents[2]))
+# reliability-24: a relative STORAGELAB_ROOT (`cd clone; STORAGELAB_ROOT=. storagelab run 05_stacks`) named another
+# folder in each kernel (they run in notebooks/ and inherit it): "FAILED: FileNotFoundError:
+# data/parsed/storagelab.duckdb does not exist: run `storagelab ingest`" for a database that exists. Made absolute
+# here, for this process and every program it starts (a working folder that is gone leaves it as given).
+if not ROOT.is_absolute():
+    try:
+        ROOT = Path(os.path.abspath(ROOT))
+        os.environ["STORAGELAB_ROOT"] = str(ROOT)
+    except OSError:
+        pass
 DATA = ROOT / "data"
 RAW = DATA / "raw"
 PARSED = DATA / "parsed"
