@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -161,3 +162,23 @@ def test_sql_parquets_row_count_is_of_the_file_written(tmp_path):
         con, "SELECT 1 AS x UNION ALL SELECT 2", parquet=str(tmp_path / "o[1].parquet"), err=err, terminal=True
     )
     assert rc == 0 and err.getvalue() == f"wrote 2 rows to {tmp_path / 'o[1].parquet'}\n"
+
+
+def test_a_relative_storagelab_root_names_the_same_clone_in_the_programs_started(tmp_path):
+    """`cd clone; STORAGELAB_ROOT=. storagelab run 05_stacks` -> "FAILED: FileNotFoundError: data/parsed/
+    storagelab.duckdb does not exist: run `storagelab ingest`": the kernel runs in notebooks/ and took "." from the
+    environment as its clone (and JupyterLab's kernels a relative STORAGELAB_REPORT_DIR as a folder under theirs). The
+    values are now made absolute for this process and every program it starts (here a child in another folder, as
+    the kernel is)."""
+    import os  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    from storagelab import paths  # noqa: PLC0415
+
+    (tmp_path / "notebooks").mkdir()
+    child = "import os; print(os.environ['STORAGELAB_ROOT']); print(os.environ['STORAGELAB_REPORT_DIR'])"
+    code = f"from storagelab import paths; import subprocess, sys; print(paths.ROOT); subprocess.run([sys.executable, '-c', {child!r}], cwd='notebooks')"
+    lib = str(Path(paths.__file__).resolve().parents[1])
+    env = dict(os.environ, STORAGELAB_ROOT=".", STORAGELAB_REPORT_DIR="figs", PYTHONPATH=lib)
+    got = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert got.stdout.splitlines() == [str(tmp_path), str(tmp_path), str(tmp_path / "figs")], got.stderr

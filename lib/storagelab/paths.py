@@ -8,6 +8,18 @@ from pathlib import Path
 
 # lib/storagelab/paths.py -> project root is two levels above lib/
 ROOT = Path(os.environ.get("STORAGELAB_ROOT", Path(__file__).resolve().parents[2]))
+# reliability-24: a relative STORAGELAB_ROOT (`cd clone; STORAGELAB_ROOT=. storagelab run 05_stacks`) named another
+# folder in each kernel (they run in notebooks/ and inherit it): "FAILED: FileNotFoundError:
+# data/parsed/storagelab.duckdb does not exist: run `storagelab ingest`" for a database that exists. Made absolute
+# here, for this process and every program it starts (a working folder that is gone leaves it as given); so is
+# STORAGELAB_REPORT_DIR (JupyterLab's kernels run in each notebook's folder: a relative one was under notebooks/).
+for _var in ("STORAGELAB_ROOT", "STORAGELAB_REPORT_DIR"):  # the latter: where a notebook run by hand saves figures
+    if (_given := os.environ.get(_var)) and not os.path.isabs(_given):
+        try:
+            os.environ[_var] = os.path.abspath(_given)
+        except OSError:
+            pass
+ROOT = Path(os.environ.get("STORAGELAB_ROOT", ROOT))
 DATA = ROOT / "data"
 RAW = DATA / "raw"
 PARSED = DATA / "parsed"
