@@ -152,3 +152,34 @@ def test_a_stored_log_exchanged_with_a_failed_file_of_its_size_and_second_is_rea
     assert plan.skipped == 0
     alone = Plan.make(listing[:1], stored, {}, {"fio": "v"}, ["s/"])
     assert (alone.jobs, alone.skipped) == ([], 1)
+
+
+def test_a_report_of_another_user_s_database_shows_no_file_it_names_without_its_sha256(tmp_path):
+    # the attack: the second user's database, its bonnie rows' files.path set to /etc/shadow (its charts carry no
+    # SHA-256); root's `run 09_bonnie -r db_path theirs -r study ''` wrote raw/shadow-...-L11-11.html with shadow's
+    # lines 3-19. Here root's "shadow" is a 0600 file of 30 lines in tmp_path.
+    import os
+
+    import duckdb
+    import pytest
+
+    from storagelab import database
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the database to another user")
+    shadow = tmp_path / "shadow"
+    shadow.write_text("".join(f"user{i}:$6$secret{i}:19000:0:99999:7:::\n" for i in range(30)))
+    shadow.chmod(0o600)
+    row = {"v": 1, "path": str(shadow), "line_start": 11, "line_end": 11}
+    spec = {"datasets": {"d": [row]}, "mark": "bar", "data": {"name": "d"}}
+    assert excerpts.enrich(spec, tmp_path / "own")["datasets"]["d"][0].get("raw_href")  # root's own reports: as before
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    db = theirs / "x.duckdb"
+    duckdb.connect(str(db)).close()
+    for p in (theirs, db):
+        os.chown(p, 1002, 1002)
+    database.connect(db, read_only=True).close()
+    out = excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"][0]
+    assert "raw_href" not in out and not (tmp_path / "rep" / "raw").exists()  # main: a page of shadow's lines 3-19
+    assert out["raw_file"] == str(shadow)  # the tooltip still names what their database says

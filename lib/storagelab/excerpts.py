@@ -22,7 +22,7 @@ import os
 import re
 from pathlib import Path
 
-from . import paths
+from . import database, paths
 from .chartsource import DERIVATION, SOURCES
 from .ingest_open import open_input, too_large
 from .parsers import ParseError, decode, head_encoding
@@ -38,6 +38,11 @@ HEAD_BYTES = 1 << 20  # what a streamed log's encoding is decided on, as store.s
 def _resolve(path: str) -> Path:
     p = Path(path)
     return p if p.is_absolute() else paths.ROOT / p
+
+
+def _in_project(path: str) -> bool:
+    """Whether ``path`` names a file of the project (relative, no ``..``): a study's claims.csv, a log of data/raw."""
+    return not path.startswith("/") and all(step not in ("", ".", "..") for step in path.split("/"))
 
 
 def _name(path: str, content_sha256: str, start: int, end: int) -> str:
@@ -224,6 +229,12 @@ class Excerpts:
         self._sha256: dict[str, str] = {}  # path -> SHA-256 of the bytes its lines were read from
 
     def _file_lines(self, path: str, sha256: str | None) -> list[str] | None:
+        if not sha256 and database.THEIRS and not _in_project(path):
+            # reliability-24 (h1): a path is the database's word, and another user's database says any: its bonnie
+            # rows (no SHA-256 in the chart) named /etc/shadow, and root's `run 09_bonnie -r db_path theirs` wrote
+            # shadow's lines into the report. Read from such a database, without the bytes' SHA-256, only a file of
+            # the project is shown.
+            return None
         if path not in self._lines:
             try:
                 # not through another user's link to a file of root's (reliability-13), nor from a FIFO
