@@ -41,8 +41,9 @@ def _resolve(path: str) -> Path:
 
 
 def _in_project(path: str) -> bool:
-    """Whether ``path`` names a file of the project (relative, no ``..``): a study's claims.csv, a log of data/raw."""
-    return not path.startswith("/") and all(step not in ("", ".", "..") for step in path.split("/"))
+    """Whether ``path`` names a file of the project (relative, no ``..``, nothing hidden such as .env): a study's
+    claims.csv, a log of data/raw."""
+    return not path.startswith("/") and all(step and not step.startswith(".") for step in path.split("/"))
 
 
 def _name(path: str, content_sha256: str, start: int, end: int) -> str:
