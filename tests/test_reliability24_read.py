@@ -183,3 +183,18 @@ def test_a_report_of_another_user_s_database_shows_no_file_it_names_without_its_
     out = excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"][0]
     assert "raw_href" not in out and not (tmp_path / "rep" / "raw").exists()  # main: a page of shadow's lines 3-19
     assert out["raw_file"] == str(shadow)  # the tooltip still names what their database says
+
+
+def test_an_excerpt_for_a_row_without_its_sha256_says_it_is_the_file_as_it_is_now(tmp_path):
+    # a bonnie chart's row (no SHA-256) of a log rewritten since it was ingested was shown the new lines under the
+    # new bytes' SHA-256, as if they were the number's
+    f = tmp_path / "b.log"
+    f.write_bytes(b"bw=999\nx\n")
+    w = excerpts.Excerpts(tmp_path / "rep")
+    bare = (tmp_path / "rep" / w.href(str(f), None, 1, 1).split("#")[0]).read_text()
+    assert "these are the file's lines as it is now" in bare  # main: nothing said
+    sha = hashlib.sha256(f.read_bytes()).hexdigest()
+    checked = (
+        tmp_path / "rep2" / excerpts.Excerpts(tmp_path / "rep2").href(str(f), sha, 1, 1).split("#")[0]
+    ).read_text()
+    assert "as it is now" not in checked and "bw=999" in checked

@@ -188,15 +188,22 @@ def _page(title: str, body: str) -> str:
     )
 
 
-def excerpt_page(path: str, sha256: str | None, lines: list[str], start: int, end: int) -> str:
-    """The page of one excerpt: lines ``start..end`` (1-based, inclusive) highlighted, with context."""
+UNCHECKED = (
+    "<p>The number's row does not say which bytes it was read from: these are the file's lines as it is now; if it "
+    "changed since it was ingested, they are not the lines behind the number.</p>"
+)
+
+
+def excerpt_page(path: str, sha256: str | None, lines: list[str], start: int, end: int, checked: bool = True) -> str:
+    """The page of one excerpt: lines ``start..end`` (1-based, inclusive) highlighted, with context. ``checked``:
+    the bytes are those the row's SHA-256 names (else the page says they are the file as it is now)."""
     e = html.escape
     return _page(
         f"{Path(path).name}: lines {start}-{end}",
         f"<h1 style='font-size:16px'>{e(path)}: lines {start}&ndash;{end}</h1>"
         f"<p>SHA-256 <code>{e(sha256 or 'not given')}</code>. Line numbers are the database's (lines of the "
         "decompressed text; a study's claims.csv: its own lines). The highlighted lines are the rows behind the "
-        "number you came from.</p>" + _excerpt(lines, start, end),
+        "number you came from.</p>" + ("" if checked else UNCHECKED) + _excerpt(lines, start, end),
     )
 
 
@@ -277,10 +284,14 @@ class Excerpts:
         lines = self._file_lines(path, sha256)
         if lines is None or start < 1 or start > len(lines):
             return None
+        # reliability-24 (h1): a row without its SHA-256 (the bonnie and disk-card charts') was shown the file as it
+        # is now under the current bytes' SHA-256, as if checked: its page says so (one written first for a row with
+        # the SHA-256 of these same bytes is kept: the same lines)
         name = _name(path, self._sha256[path], start, end)
         dest = self.folder / "raw" / name
         if not dest.exists():
-            _write_whole(dest, excerpt_page(path, sha256 or self._sha256[path], lines, start, min(end, len(lines))))
+            page = excerpt_page(path, sha256 or self._sha256[path], lines, start, min(end, len(lines)), bool(sha256))
+            _write_whole(dest, page)
         return f"raw/{name}#L{start}"
 
     def href_many(self, inputs: list[dict], derivation: str | None) -> str | None:
@@ -297,7 +308,7 @@ class Excerpts:
             if lines is None or start is None or not 1 <= start <= len(lines):
                 parts.append(head + "<p>not shown: the file is not readable here, or its lines are not recorded</p>")
                 continue
-            parts.append(head + _excerpt(lines, start, min(end, len(lines))))
+            parts.append(head + ("" if s.get("sha256") else UNCHECKED) + _excerpt(lines, start, min(end, len(lines))))
         if not any("<pre>" in p for p in parts):
             return None
         # the arithmetic is part of the page: numbers computed differently from the same inputs get pages of their own
