@@ -198,3 +198,25 @@ def test_an_excerpt_for_a_row_without_its_sha256_says_it_is_the_file_as_it_is_no
         tmp_path / "rep2" / excerpts.Excerpts(tmp_path / "rep2").href(str(f), sha, 1, 1).split("#")[0]
     ).read_text()
     assert "as it is now" not in checked and "bw=999" in checked
+
+
+def test_the_bonnie_chart_s_rows_carry_their_file_s_sha256(tmp_path):
+    # High 4's fix for notebook 09: a bonnie log rewritten after its ingest gets no excerpt (its bytes are not the
+    # stored SHA-256's); main: the chart's rows had no sha256 and the page showed the rewritten lines
+    from conftest import FIXTURES
+
+    from storagelab.analysis import Selection, bonnie_rates, bonnie_table, open_db
+    from storagelab.store import ingest
+
+    log = tmp_path / "logs" / "big_n16.out.txt"
+    log.parent.mkdir()
+    log.write_bytes((FIXTURES / "bonnie" / "2.00a" / "big_n16.out.txt").read_bytes())
+    db = tmp_path / "db.duckdb"
+    ingest([log.parent], db_path=db, parquet_dir=False, progress=False, workers=1)
+    with open_db(db) as con:
+        res = bonnie_table.analyse(con, Selection())
+    rows = bonnie_rates.chart_frame(res["results"], res["table"]).to_dicts()
+    assert rows and {r["sha256"] for r in rows} == {hashlib.sha256(log.read_bytes()).hexdigest()}
+    log.write_bytes(log.read_bytes().replace(b"361m  84", b"999m  99"))
+    spec = {"datasets": {"d": rows}, "mark": "bar", "data": {"name": "d"}}
+    assert not any("raw_href" in r for r in excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"])
