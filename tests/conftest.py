@@ -112,6 +112,9 @@ def _sigint_handler_kept():
     notebook or a script) that left Ctrl-C ignored or redirected would break its caller (issue 26)."""
     before = signal.getsignal(signal.SIGINT)
     yield
+    from storagelab import database  # noqa: PLC0415
+
+    database.THEIRS.clear()  # another user's database read by one test does not change the next one's excerpts
     after = signal.getsignal(signal.SIGINT)
     if after is not before:
         signal.signal(signal.SIGINT, before)  # the next test starts as this one did

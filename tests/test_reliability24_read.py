@@ -152,3 +152,71 @@ def test_a_stored_log_exchanged_with_a_failed_file_of_its_size_and_second_is_rea
     assert plan.skipped == 0
     alone = Plan.make(listing[:1], stored, {}, {"fio": "v"}, ["s/"])
     assert (alone.jobs, alone.skipped) == ([], 1)
+
+
+def test_a_report_of_another_user_s_database_shows_no_file_it_names_without_its_sha256(tmp_path):
+    # the attack: the second user's database, its bonnie rows' files.path set to /etc/shadow (its charts carry no
+    # SHA-256); root's `run 09_bonnie -r db_path theirs -r study ''` wrote raw/shadow-...-L11-11.html with shadow's
+    # lines 3-19. Here root's "shadow" is a 0600 file of 30 lines in tmp_path.
+    import os
+
+    import duckdb
+    import pytest
+
+    from storagelab import database
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the database to another user")
+    shadow = tmp_path / "shadow"
+    shadow.write_text("".join(f"user{i}:$6$secret{i}:19000:0:99999:7:::\n" for i in range(30)))
+    shadow.chmod(0o600)
+    row = {"v": 1, "path": str(shadow), "line_start": 11, "line_end": 11}
+    spec = {"datasets": {"d": [row]}, "mark": "bar", "data": {"name": "d"}}
+    assert excerpts.enrich(spec, tmp_path / "own")["datasets"]["d"][0].get("raw_href")  # root's own reports: as before
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    db = theirs / "x.duckdb"
+    duckdb.connect(str(db)).close()
+    for p in (theirs, db):
+        os.chown(p, 1002, 1002)
+    database.connect(db, read_only=True).close()
+    out = excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"][0]
+    assert "raw_href" not in out and not (tmp_path / "rep" / "raw").exists()  # main: a page of shadow's lines 3-19
+    assert out["raw_file"] == str(shadow)  # the tooltip still names what their database says
+
+
+def test_an_excerpt_for_a_row_without_its_sha256_says_it_is_the_file_as_it_is_now(tmp_path):
+    # a bonnie chart's row (no SHA-256) of a log rewritten since it was ingested was shown the new lines under the
+    # new bytes' SHA-256, as if they were the number's
+    f = tmp_path / "b.log"
+    f.write_bytes(b"bw=999\nx\n")
+    w = excerpts.Excerpts(tmp_path / "rep")
+    bare = (tmp_path / "rep" / w.href(str(f), None, 1, 1).split("#")[0]).read_text()
+    assert "these are the file's lines as it is now" in bare  # main: nothing said
+    sha = hashlib.sha256(f.read_bytes()).hexdigest()
+    checked = (
+        tmp_path / "rep2" / excerpts.Excerpts(tmp_path / "rep2").href(str(f), sha, 1, 1).split("#")[0]
+    ).read_text()
+    assert "as it is now" not in checked and "bw=999" in checked
+
+
+def test_the_bonnie_chart_s_rows_carry_their_file_s_sha256(tmp_path):
+    # High 4's fix for notebook 09: a bonnie log rewritten after its ingest gets no excerpt (its bytes are not the
+    # stored SHA-256's); main: the chart's rows had no sha256 and the page showed the rewritten lines
+    from conftest import FIXTURES
+
+    from storagelab.analysis import Selection, bonnie_rates, bonnie_table, open_db
+    from storagelab.store import ingest
+
+    log = tmp_path / "logs" / "big_n16.out.txt"
+    log.parent.mkdir()
+    log.write_bytes((FIXTURES / "bonnie" / "2.00a" / "big_n16.out.txt").read_bytes())
+    db = tmp_path / "db.duckdb"
+    ingest([log.parent], db_path=db, parquet_dir=False, progress=False, workers=1)
+    with open_db(db) as con:
+        res = bonnie_table.analyse(con, Selection())
+    rows = bonnie_rates.chart_frame(res["results"], res["table"]).to_dicts()
+    assert rows and {r["sha256"] for r in rows} == {hashlib.sha256(log.read_bytes()).hexdigest()}
+    log.write_bytes(log.read_bytes().replace(b"361m  84", b"999m  99"))
+    spec = {"datasets": {"d": rows}, "mark": "bar", "data": {"name": "d"}}
+    assert not any("raw_href" in r for r in excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"])

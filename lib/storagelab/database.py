@@ -387,6 +387,11 @@ def spill_config(db: Path | None = None) -> dict[str, str]:
     return {} if private_folder(folder) else {"temp_directory": ""}
 
 
+# databases (and datasets) of other users', or that others can write, this process has read: a report of one shows
+# an excerpt only of bytes whose SHA-256 its row carries, or of the project's own files (excerpts, reliability-24)
+THEIRS: list[str] = []
+
+
 def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int] | None) -> str | None:
     """Why another user's database is not read: it holds views or macros (SQL of theirs that a query of this
     user's would run with this user's rights). Reliability-18 (h6): the second user's view ``fio_results`` selected
@@ -428,6 +433,7 @@ def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int
             f"a database {whose} with a table or column named {odd[0]!r} (not a plain name: SQL made of it "
             "would run theirs with your rights): not read (ingest their logs into a database of yours)"
         )
+    THEIRS.append(str(real))  # read: its paths are their word, excerpts of what it names need the bytes' SHA-256
     return None
 
 

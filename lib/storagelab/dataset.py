@@ -539,6 +539,10 @@ def _open(path: Path) -> duckdb.DuckDBPyConnection:
     info = _refuse_if_unreadable(path, read_meta(path))
     where = Path(_resolve(os.fspath(path))[0])  # read from where the links led when checked, not through them again
     copy = None if _only_ours(where, info) else _checked_copy(path, where, info)
+    if copy is not None:
+        from .database import THEIRS  # noqa: PLC0415
+
+        THEIRS.append(str(path))  # another user can change it: its paths are their word (excerpts)
     try:
         return _views(path, copy or where, info, materialize=copy is not None)
     except (

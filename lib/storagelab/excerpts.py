@@ -22,7 +22,7 @@ import os
 import re
 from pathlib import Path
 
-from . import paths
+from . import database, paths
 from .chartsource import DERIVATION, SOURCES
 from .ingest_open import open_input, too_large
 from .parsers import ParseError, decode, head_encoding
@@ -38,6 +38,12 @@ HEAD_BYTES = 1 << 20  # what a streamed log's encoding is decided on, as store.s
 def _resolve(path: str) -> Path:
     p = Path(path)
     return p if p.is_absolute() else paths.ROOT / p
+
+
+def _in_project(path: str) -> bool:
+    """Whether ``path`` names a file of the project (relative, no ``..``, nothing hidden such as .env): a study's
+    claims.csv, a log of data/raw."""
+    return not path.startswith("/") and all(step and not step.startswith(".") for step in path.split("/"))
 
 
 def _name(path: str, content_sha256: str, start: int, end: int) -> str:
@@ -182,15 +188,22 @@ def _page(title: str, body: str) -> str:
     )
 
 
-def excerpt_page(path: str, sha256: str | None, lines: list[str], start: int, end: int) -> str:
-    """The page of one excerpt: lines ``start..end`` (1-based, inclusive) highlighted, with context."""
+UNCHECKED = (
+    "<p>The number's row does not say which bytes it was read from: these are the file's lines as it is now; if it "
+    "changed since it was ingested, they are not the lines behind the number.</p>"
+)
+
+
+def excerpt_page(path: str, sha256: str | None, lines: list[str], start: int, end: int, checked: bool = True) -> str:
+    """The page of one excerpt: lines ``start..end`` (1-based, inclusive) highlighted, with context. ``checked``:
+    the bytes are those the row's SHA-256 names (else the page says they are the file as it is now)."""
     e = html.escape
     return _page(
         f"{Path(path).name}: lines {start}-{end}",
         f"<h1 style='font-size:16px'>{e(path)}: lines {start}&ndash;{end}</h1>"
         f"<p>SHA-256 <code>{e(sha256 or 'not given')}</code>. Line numbers are the database's (lines of the "
         "decompressed text; a study's claims.csv: its own lines). The highlighted lines are the rows behind the "
-        "number you came from.</p>" + _excerpt(lines, start, end),
+        "number you came from.</p>" + ("" if checked else UNCHECKED) + _excerpt(lines, start, end),
     )
 
 
@@ -224,6 +237,12 @@ class Excerpts:
         self._sha256: dict[str, str] = {}  # path -> SHA-256 of the bytes its lines were read from
 
     def _file_lines(self, path: str, sha256: str | None) -> list[str] | None:
+        if not sha256 and database.THEIRS and not _in_project(path):
+            # reliability-24 (h1): a path is the database's word, and another user's database says any: its bonnie
+            # rows (no SHA-256 in the chart) named /etc/shadow, and root's `run 09_bonnie -r db_path theirs` wrote
+            # shadow's lines into the report. Read from such a database, without the bytes' SHA-256, only a file of
+            # the project is shown.
+            return None
         if path not in self._lines:
             try:
                 # not through another user's link to a file of root's (reliability-13), nor from a FIFO
@@ -265,10 +284,14 @@ class Excerpts:
         lines = self._file_lines(path, sha256)
         if lines is None or start < 1 or start > len(lines):
             return None
+        # reliability-24 (h1): a row without its SHA-256 (the bonnie and disk-card charts') was shown the file as it
+        # is now under the current bytes' SHA-256, as if checked: its page says so (one written first for a row with
+        # the SHA-256 of these same bytes is kept: the same lines)
         name = _name(path, self._sha256[path], start, end)
         dest = self.folder / "raw" / name
         if not dest.exists():
-            _write_whole(dest, excerpt_page(path, sha256 or self._sha256[path], lines, start, min(end, len(lines))))
+            page = excerpt_page(path, sha256 or self._sha256[path], lines, start, min(end, len(lines)), bool(sha256))
+            _write_whole(dest, page)
         return f"raw/{name}#L{start}"
 
     def href_many(self, inputs: list[dict], derivation: str | None) -> str | None:
@@ -285,7 +308,7 @@ class Excerpts:
             if lines is None or start is None or not 1 <= start <= len(lines):
                 parts.append(head + "<p>not shown: the file is not readable here, or its lines are not recorded</p>")
                 continue
-            parts.append(head + _excerpt(lines, start, min(end, len(lines))))
+            parts.append(head + ("" if s.get("sha256") else UNCHECKED) + _excerpt(lines, start, min(end, len(lines))))
         if not any("<pre>" in p for p in parts):
             return None
         # the arithmetic is part of the page: numbers computed differently from the same inputs get pages of their own

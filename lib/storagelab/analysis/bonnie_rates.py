@@ -1,7 +1,7 @@
 """Notebook 09's chart frame (issue 29): per bonnie++ run, the block write, rewrite and block read rates (MiB/s,
 bytes/s / 2^20) and the random seeks (seeks/s), each with the run's flag (bonnie_table.flags: from memory, cache,
 unreliable), whether bonnie++ printed ``+++++`` (too fast to measure: no number, so no bar), and the raw line it
-was read from (path, line_start, line_end: the chart's tooltip and link)."""
+was read from (path, sha256, line_start, line_end: the chart's tooltip and link)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ COLUMNS = {
     "too_fast": pl.Boolean,
     "flag": pl.String,
     "path": pl.String,
+    "sha256": pl.String,  # of the bytes read: an excerpt of a file rewritten since is refused (reliability-24)
     "line_start": pl.Int64,
     "line_end": pl.Int64,
 }
@@ -59,7 +60,7 @@ def chart_frame(results: pl.DataFrame, tab: pl.DataFrame) -> pl.DataFrame:
         )
         for test, name in CHART_TESTS.items()
     )
-    lines = results.select(*KEYS, "test", "path", pl.col("line_start").cast(pl.Int64)).unique(
+    lines = results.select(*KEYS, "test", "path", "sha256", pl.col("line_start").cast(pl.Int64)).unique(
         [*KEYS, "test"], keep="first"
     )
     out = long.join(run_names(tab), on=KEYS).join(lines, on=[*KEYS, "test"], how="left")

@@ -43,7 +43,7 @@ COLUMNS = (
 RATE_TESTS = {"putc", "put_block", "rewrite", "getc", "get_block"}
 
 RUNS_SQL = """
-SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.label AS given_label, f.command, {setup},
+SELECT f.file_id, f.path, f.sha256, coalesce(f.label, f.path) AS label, f.label AS given_label, f.command, {setup},
        b.run_index, b.machine, b.version, b.section, b.line_start AS run_line,
        b.size_bytes, b.chunk_bytes, b.concurrency, b.num_files, b.max_size_bytes, b.min_size_bytes, b.num_dirs,
        r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value,
