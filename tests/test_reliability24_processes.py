@@ -140,3 +140,36 @@ def test_a_lab_fio_that_gave_up_on_a_target_that_does_not_answer_does_not_touch_
     assert rc == 143
     assert touched == [], lines
     assert lines[-3].startswith("note: fio (pid ") and lines[-2].startswith("interrupted: ")
+
+
+def test_a_second_lab_run_on_the_same_out_is_refused_while_the_first_writes_it(tmp_path, monkeypatch, capsys):
+    """Attack: two `lab fio --out O` at once (same matrix, 0.3 s apart), 3 rounds: both wrote O/.<run>.txt.part and
+    fio's logs; one run's output was found cut (a NUL byte at offset 157) and not kept, the other lab ended 2 with a
+    bare 'O/.write-64k-qd1-nj1.txt.part: No such file or directory' and left the logs of its run in O without
+    manifest rows (an ingest of O then took 13 files for 7 labelled). The second is now refused in one line while the
+    first holds O (here: its lock, held as the first run holds it), and runs nothing."""
+    import fcntl  # noqa: PLC0415
+
+    from storagelab.lab import main as lab_main  # noqa: PLC0415
+
+    bin_dir, out, target = tmp_path / "bin", tmp_path / "out", tmp_path / "t"
+    bin_dir.mkdir()
+    (bin_dir / "fio").write_text(
+        f'#!/bin/sh\n[ "$1" = --version ] && {{ echo fio-3.33; exit 0; }}\ntouch {tmp_path}/ran\n'
+    )
+    (bin_dir / "fio").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    out.mkdir()
+    first = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(first, fcntl.LOCK_EX)
+    argv = ["fio", "--target", str(target), "--out", str(out), "--depth-jobs", "1x1", "--bs", "64k", "--rw", "write"]
+    try:
+        rc = lab_main([*argv, "--size", "1M", "--runtime", "1", "--no-ingest"])
+    finally:
+        os.close(first)
+    assert rc == 2
+    assert capsys.readouterr().err == (
+        f"storagelab lab fio: --out {out} is being written by another lab run (their runs would overwrite each "
+        "other's files); wait for it to end, or give another --out\n"
+    )
+    assert not (tmp_path / "ran").exists()

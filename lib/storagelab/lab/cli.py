@@ -24,7 +24,7 @@ from ..units import UnitError
 from .bonnie import run_bonnie
 from .fio import run_fio_auto, run_fio_matrix
 from .manifest import default_out
-from .outdir import foreign, movable_by_others, others_can_write
+from .outdir import foreign, movable_by_others, one_run_at_a_time, others_can_write
 from .presets import PRESETS, _size_bytes, build_runs, plan_points
 from .sweep import run_sweep, sweep_plan
 
@@ -474,18 +474,22 @@ def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
     if not _made_and_not_shared(target, out, "fio"):
         return 2
     common = dict(target=target, shared_file=bool(args.filename), device_limit=args.device_limit)
-    if auto:
-        return run_fio_auto(
-            runs,
-            out=out,
-            db=db,
-            ingest=not args.no_ingest,
-            tolerance_pct=args.repeat_tolerance,
-            min_runs=args.repeat_min,
-            max_runs=args.repeat_max,
-            **common,
-        )
-    return run_fio_matrix(runs, out=out, db=db, ingest=not args.no_ingest, repeat=args.repeat, **common)
+    with one_run_at_a_time("fio", out) as refused:
+        if refused:
+            say(refused)
+            return 2
+        if auto:
+            return run_fio_auto(
+                runs,
+                out=out,
+                db=db,
+                ingest=not args.no_ingest,
+                tolerance_pct=args.repeat_tolerance,
+                min_runs=args.repeat_min,
+                max_runs=args.repeat_max,
+                **common,
+            )
+        return run_fio_matrix(runs, out=out, db=db, ingest=not args.no_ingest, repeat=args.repeat, **common)
 
 
 def _main_bonnie(args: argparse.Namespace, out: Path, db: Path | None) -> int:
@@ -502,15 +506,19 @@ def _main_bonnie(args: argparse.Namespace, out: Path, db: Path | None) -> int:
         return 2
     if not _made_and_not_shared(Path(args.target), out, "bonnie"):
         return 2
-    return run_bonnie(
-        target=Path(args.target),
-        out=out,
-        size_bytes=size,
-        db=db,
-        files=args.files,
-        ingest=not args.no_ingest,
-        repeat=args.repeat,
-    )
+    with one_run_at_a_time("bonnie", out) as refused:
+        if refused:
+            say(refused)
+            return 2
+        return run_bonnie(
+            target=Path(args.target),
+            out=out,
+            size_bytes=size,
+            db=db,
+            files=args.files,
+            ingest=not args.no_ingest,
+            repeat=args.repeat,
+        )
 
 
 def _main_sweep(args: argparse.Namespace, out: Path, db: Path | None) -> int:

@@ -6,7 +6,11 @@ parent such as /tmp)."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..ownership import _group_members, foreign_link, movable_by_others, others_can_write  # noqa: F401  (lab.cli and tests import them from here)
@@ -40,3 +44,25 @@ def made_ours(what: str, out: Path) -> str | None:
     """Make ``out`` (and its parents) when missing; then ``refusal`` of the folder that is there now."""
     out.mkdir(parents=True, exist_ok=True)
     return refusal(what, out)
+
+
+@contextmanager
+def one_run_at_a_time(what: str, out: Path) -> Iterator[str | None]:
+    """Within the block, this process alone writes ``out`` (an exclusive flock on the folder, released by the kernel
+    however the process ends; not inherited by fio or bonnie++); the line refusing it when another lab run holds it,
+    else None. Reliability-24: two `lab fio` with one --out wrote the same ``.<run>.txt.part`` and fio logs: one
+    run's output was found cut (NUL bytes) and not kept, the other ended with a bare 'No such file or directory' on
+    its .part, and left the logs of its run in OUT without manifest rows (an ingest of OUT took 6 unlabelled files)."""
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield (
+                f"storagelab lab {what}: --out {out} is being written by another lab run (their runs would overwrite "
+                "each other's files); wait for it to end, or give another --out"
+            )
+            return
+        yield None
+    finally:
+        os.close(fd)
