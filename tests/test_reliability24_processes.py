@@ -173,3 +173,22 @@ def test_a_second_lab_run_on_the_same_out_is_refused_while_the_first_writes_it(t
         "other's files); wait for it to end, or give another --out\n"
     )
     assert not (tmp_path / "ran").exists()
+
+
+def test_a_warning_to_a_full_stderr_does_not_end_the_command(monkeypatch):
+    """Attack: `storagelab ingest 2>/dev/full` -> all 38 files stored, but the first warning's write raised ENOSPC in
+    the middle of the command: no `ingested 38` line on stdout, Python's 'lost sys.stderr', exit 1 ("some files
+    failed to parse"). The line is now lost (later ones go to /dev/null) and the command goes on: rc 0 and its line."""
+    import sys  # noqa: PLC0415
+
+    from storagelab import terminal  # noqa: PLC0415
+
+    full = open("/dev/full", "w", buffering=1)  # noqa: SIM115  as stderr: lines
+    monkeypatch.setattr(sys, "stderr", full)
+    try:
+        terminal.say("warning: data/raw/x.txt: line 4: no size cell after the label")
+        terminal.say("a second line")
+        full.flush()  # Python's own flush at the exit
+        assert os.path.samefile(f"/proc/self/fd/{full.fileno()}", os.devnull)
+    finally:
+        full.close()

@@ -37,6 +37,14 @@ def _write(out: TextIO, text: str) -> None:
         # ended. It was taken for stdout's reader gone: `sql 'selec 1'` ended 0, `run no_such` 141 (reliability-20)
         if out is not sys.stderr:
             raise
+    except OSError:
+        # a stderr that cannot be written (`2>/dev/full`, a full disk): the line is lost, and later ones go to
+        # /dev/null. Raised, its first warning ended `ingest 2>/dev/full` in the middle, with Python's 'lost
+        # sys.stderr' and exit 1 ("some files failed"), all files stored (reliability-24)
+        if out is not sys.stderr:
+            raise
+        with suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
 
 
 READER_GONE: list[OSError] = []  # set by ``show`` once stdout cannot be written: its reader ended (| head -1), or full
