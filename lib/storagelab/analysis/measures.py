@@ -78,7 +78,7 @@ def bonnie(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, r.file_id, r.run_index, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.latency_ns,
+        SELECT f.path, f.sha256, r.file_id, r.run_index, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.latency_ns,
                r.line_start, r.line_end
         FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
         WHERE {where} AND b.preferred ORDER BY f.path, r.run_index""",
@@ -99,7 +99,7 @@ def zdb(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, s.file_id, s.bp_count, s.bp_logical_bytes, s.bp_allocated_bytes, s.embedded_bp_count,
+        SELECT f.path, f.sha256, s.file_id, s.bp_count, s.bp_logical_bytes, s.bp_allocated_bytes, s.embedded_bp_count,
                s.dedup_ratio, s.line_start, s.line_end
         FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY f.path""",
     )
@@ -117,7 +117,7 @@ def partitions(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, p.file_id, min(p.start_sector * coalesce(p.logical_sector_bytes, 512)) AS start_bytes
+        SELECT f.path, f.sha256, p.file_id, min(p.start_sector * coalesce(p.logical_sector_bytes, 512)) AS start_bytes
         FROM partitions p JOIN files f USING (file_id) WHERE {where} AND p.start_sector > 0 GROUP BY ALL
         ORDER BY f.path, p.file_id""",
     )
@@ -125,7 +125,7 @@ def partitions(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, d.file_id, max(d.size_bytes) AS size_bytes FROM disks d JOIN files f USING (file_id)
+        SELECT f.path, f.sha256, d.file_id, max(d.size_bytes) AS size_bytes FROM disks d JOIN files f USING (file_id)
         WHERE {where} GROUP BY ALL ORDER BY f.path, d.file_id""",
     )
     rows = [
@@ -146,7 +146,7 @@ def zpool(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, z.file_id, z.pool, z.size_bytes, z.line_start, z.line_end FROM zpool_list z
+        SELECT f.path, f.sha256, z.file_id, z.pool, z.size_bytes, z.line_start, z.line_end FROM zpool_list z
         JOIN files f USING (file_id)
         WHERE {where} AND z.vdev IS NULL""",
     )
@@ -154,7 +154,7 @@ def zpool(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, i.file_id, i.role, i.vdev, i.alloc_bytes, i.free_bytes, i.line_start, i.line_end
+        SELECT f.path, f.sha256, i.file_id, i.role, i.vdev, i.alloc_bytes, i.free_bytes, i.line_start, i.line_end
         FROM zpool_iostat i
         JOIN files f USING (file_id) WHERE {where} AND i.alloc_bytes IS NOT NULL""",
     )
@@ -206,7 +206,7 @@ def mbuffer_frames(con, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
         con,
         sel,
         """
-        SELECT st.*, f.path, coalesce(f.label, f.path) AS label FROM mbuffer_status st JOIN files f USING (file_id)
+        SELECT st.*, f.path, f.sha256, coalesce(f.label, f.path) AS label FROM mbuffer_status st JOIN files f USING (file_id)
         WHERE {where} AND st.seq = (SELECT max(seq) FROM mbuffer_status s2 WHERE s2.file_id = st.file_id)
         ORDER BY f.path""",
     )
@@ -229,7 +229,7 @@ def layouts(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, t.file_id, list_distinct(list(t.disks)) AS disks FROM thumper_layouts t
+        SELECT f.path, f.sha256, t.file_id, list_distinct(list(t.disks)) AS disks FROM thumper_layouts t
         JOIN files f USING (file_id) WHERE {where} GROUP BY ALL""",
     )
     return _long(

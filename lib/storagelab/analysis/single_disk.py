@@ -19,7 +19,7 @@ PARITY = {"single": 0, "raidz1": 1, "raidz2": 2, "raidz3": 3}
 
 
 BONNIE_SQL = """
-SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.stack, f.vdev_type, f.vdev_count, f.vdev_width,
+SELECT f.file_id, f.path, f.sha256, coalesce(f.label, f.path) AS label, f.stack, f.vdev_type, f.vdev_count, f.vdev_width,
        f.host, f.devices, f.cache_devices, f.log_devices, f.phase, b.size_bytes, b.chunk_bytes, b.concurrency, r.test,
        coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.line_start, r.line_end
 FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
