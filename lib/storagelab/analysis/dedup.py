@@ -22,6 +22,7 @@ import math
 
 import polars as pl
 
+from ..chartsource import SOURCE_STRUCT
 from ..units import GiB
 from . import dedup_findings, dedup_histogram, measures
 from .db import frame
@@ -204,9 +205,14 @@ def matching_zpool(s: dict, zpool: pl.DataFrame) -> dict | None:
 
 
 def _lines(*rows: dict) -> list[dict]:
-    """The raw lines of the rows an estimate was computed from (path, line_start, line_end; for its chart)."""
+    """The raw lines of the rows an estimate was computed from (path, line_start, line_end, sha256; for its chart)."""
     return [
-        {"path": r.get("path"), "line_start": r.get("line_start"), "line_end": r.get("line_end") or r.get("line_start")}
+        {
+            "path": r.get("path"),
+            "line_start": r.get("line_start"),
+            "line_end": r.get("line_end") or r.get("line_start"),
+            "sha256": r.get("sha256"),
+        }
         for r in rows
         if r.get("path")
     ]
@@ -271,7 +277,7 @@ def ladder(
         "entries_high": pl.Float64(),
         "bytes_per_entry": pl.Float64(),
         "basis": pl.String(),
-        "sources": pl.List(pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})),
+        "sources": pl.List(SOURCE_STRUCT),
     }
     df = pl.DataFrame(rows, schema=schema, orient="row")
     return (
@@ -599,7 +605,7 @@ def best_sensitivity(
         "bytes_per_entry": pl.Float64(),
         "ddt_bytes": pl.Float64(),
         "entries": pl.Float64(),
-        "sources": pl.List(pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})),
+        "sources": pl.List(SOURCE_STRUCT),
     }
     return pl.DataFrame(rows, schema=schema, orient="row")
 

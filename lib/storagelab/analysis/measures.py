@@ -30,15 +30,15 @@ from .selection import Selection
 
 
 def _long(rows: list[tuple]) -> pl.DataFrame:
-    """(target, metric, value, file_id[, path, line_start, line_end]) rows as ``SCHEMA``'s frame."""
+    """(target, metric, value, file_id[, path, line_start, line_end, sha256]) rows as ``SCHEMA``'s frame."""
     width = len(SCHEMA)
     rows = [tuple(r) + (None,) * (width - len(r)) for r in rows]
     return pl.DataFrame(rows, schema=SCHEMA, orient="row") if rows else pl.DataFrame(schema=SCHEMA)
 
 
 def _at(r: dict) -> tuple:
-    """A row's raw lines as a measure's path, line_start, line_end."""
-    return (r["path"], r.get("line_start"), r.get("line_end"))
+    """A row's raw lines as a measure's path, line_start, line_end, sha256."""
+    return (r["path"], r.get("line_start"), r.get("line_end"), r.get("sha256"))
 
 
 def _q(con, sel: Selection, sql: str) -> pl.DataFrame:
@@ -51,7 +51,7 @@ def fio(runs: pl.DataFrame) -> pl.DataFrame:
     if runs.height:
         first = runs.filter(pl.col("groupid") == pl.col("groupid").min().over("file_id"))
         for r in first.iter_rows(named=True):
-            t, at = raw_target(r["path"]), (r["path"], r.get("line_start"), r.get("line_end"))
+            t, at = raw_target(r["path"]), _at(r)
             rows.append((t, f"{r['direction']}.bw_bytes_per_s", r["bw_bytes_per_s"], r["file_id"], *at))
             for metric in ("iops", "elapsed_ns"):
                 if r.get(metric) is not None:
@@ -87,7 +87,7 @@ def bonnie(con, sel: Selection) -> pl.DataFrame:
     if df.height:
         first = df.filter(pl.col("run_index") == pl.col("run_index").min().over("file_id"))
         for r in first.iter_rows(named=True):
-            t, at = raw_target(r["path"]), (r["path"], r["line_start"], r["line_end"])
+            t, at = raw_target(r["path"]), _at(r)
             rows.append((t, r["test"], r["value"], r["file_id"], *at))
             if r["latency_ns"] is not None:
                 rows.append((t, f"{r['test']}.latency_ns", r["latency_ns"], r["file_id"], *at))
@@ -105,7 +105,7 @@ def zdb(con, sel: Selection) -> pl.DataFrame:
     )
     rows = []
     for r in df.iter_rows(named=True):
-        at = (r["path"], r["line_start"], r["line_end"])
+        at = _at(r)
         for k in ("bp_count", "bp_logical_bytes", "bp_allocated_bytes", "embedded_bp_count", "dedup_ratio"):
             if r[k] is not None:
                 rows.append((raw_target(r["path"]), k, float(r[k]), r["file_id"], *at))
