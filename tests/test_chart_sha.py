@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
-from pathlib import Path
 
 import polars as pl
+from test_chart_provenance import two_fio_runs
 
 from storagelab import charts
 from storagelab.analysis import (
@@ -28,7 +27,6 @@ from storagelab.analysis import (
     transports,
 )
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ANALYSES = (scaling, alignment, dedup, transports, recordsize, fio_views, stacks, bonnie_table, disk_card)
 
 
@@ -88,22 +86,7 @@ def test_every_link_of_every_analysis_carries_the_files_stored_sha256(seed_db, z
 def test_a_log_rewritten_after_ingest_gets_no_excerpt(tmp_path):
     """01's fio chart: a run's point links to its own line (a row link), the other vdev count's mean to the lines
     of the runs behind it (``sources``). Rewrite the file after ingest: neither gets a page any more."""
-    pub = FIXTURES / "fio" / "published"
-    raid, other = (
-        "k8s-homelab-zfs-raidz2x6-noslog-scale-fio3.25-randwrite4k.txt",
-        "k8s-homelab-zfs-optane-single-scale-fio3.25-randwrite4k.txt",
-    )
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    for name in (raid, other):
-        shutil.copy(pub / name, raw / name)
-    (raw / "manifest.csv").write_text(
-        "path,study,label,stack,vdev_type,vdev_count,vdev_width\n"
-        f"{raid},t,one vdev,zfs,raidz2,1,6\n{other},t,two vdevs,zfs,raidz2,2,6\n"
-    )
-    from storagelab.store import ingest
-
-    ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    raw, raid, other = two_fio_runs(tmp_path)
     with open_db(tmp_path / "x.duckdb") as con:
         res = scaling.analyse(con, Selection(study="t"))
     charts.setup()
