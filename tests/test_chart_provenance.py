@@ -161,11 +161,9 @@ def test_08_histograms_and_log_windows_link_to_their_lines(tmp_path):
     assert (Path(one["path"]).name, one["raw_lines"], one["jobs"]) == ("avg_bw.1.log", "2", 2)
 
 
-def test_01_fio_relative_speed_names_the_run_and_its_baseline(tmp_path):
-    """A fio point of 01's speed-vs-vdevs chart is a ratio: the run's bandwidth over the mean of its group's baseline
-    runs. It names both lines and links to one page of them. Two real published outputs of one workload (random 4 KiB
-    writes, fio 3.25), labelled here as one and two raidz2 vdevs of one group: the labels are the test's, the lines
-    the files' own."""
+def two_fio_runs(tmp_path: Path) -> tuple[Path, str, str]:
+    """Two real published fio outputs of one workload (random 4 KiB writes, fio 3.25) labelled as one and two raidz2
+    vdevs of study 't', ingested into ``tmp_path / 'x.duckdb'``: (the raw folder, the two file names)."""
     pub = FIXTURES / "fio" / "published"
     raid, other = (
         "k8s-homelab-zfs-raidz2x6-noslog-scale-fio3.25-randwrite4k.txt",
@@ -180,6 +178,15 @@ def test_01_fio_relative_speed_names_the_run_and_its_baseline(tmp_path):
         f"{raid},t,one vdev,zfs,raidz2,1,6\n{other},t,two vdevs,zfs,raidz2,2,6\n"
     )
     ingest([raw], db_path=tmp_path / "x.duckdb", parquet_dir=False, progress=False, workers=1)
+    return raw, raid, other
+
+
+def test_01_fio_relative_speed_names_the_run_and_its_baseline(tmp_path):
+    """A fio point of 01's speed-vs-vdevs chart is a ratio: the run's bandwidth over the mean of its group's baseline
+    runs. It names both lines and links to one page of them. Two real published outputs of one workload (random 4 KiB
+    writes, fio 3.25), labelled here as one and two raidz2 vdevs of one group: the labels are the test's, the lines
+    the files' own."""
+    raw, raid, other = two_fio_runs(tmp_path)
     res = _res(tmp_path / "x.duckdb", scaling.analyse, "t")
     chart = charts.fio_vdev_scaling(res["fio"], res["fio_configs"], Selection())
     rows = _linked(chart, "fio", "01_vdev_scaling", tmp_path / "r")  # the baseline: its own line (its mean of one)

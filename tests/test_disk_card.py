@@ -401,8 +401,8 @@ def test_disk_cards_side_by_side_and_a_mean_names_every_run():
             )
         return c
 
-    a = card("a", [("SEQ1M Q8T1", "read", [200e6, 300e6], (("a1.txt", 3, 9), ("a2.txt", 4, 10)), ())])
-    b = card("b", [("RND4K Q1T1", "write", [100e6], (("b.txt", 7, 7),), ("cache",))])
+    a = card("a", [("SEQ1M Q8T1", "read", [200e6, 300e6], (("a1.txt", 3, 9, None), ("a2.txt", 4, 10, None)), ())])
+    b = card("b", [("RND4K Q1T1", "write", [100e6], (("b.txt", 7, 7, None),), ("cache",))])
     f = disk_card.chart_frame([a, b])
     assert f.select("card", "test", "mb_s", "runs", "flagged", "flags", "path", "derivation").rows() == [
         ("a | /dev/sda", "SEQ1M Q8T1", 250.0, 2, False, "none", None, "mean of 2 runs' group bandwidths"),

@@ -19,7 +19,7 @@ from .chartkit import (
     spans_decades,
     top_categories,
 )
-from .chartsource import DERIVATION, SOURCES, provenance, source
+from .chartsource import DERIVATION, SOURCES, provenance, sha_of, source
 from .units import MiB
 
 
@@ -118,7 +118,7 @@ def runs_of(df, what: str) -> list[pl.Expr]:
         return []
     end = "line_end" if "line_end" in df.columns else None
     return [
-        source("path", "line_start", end).unique(maintain_order=True).alias(SOURCES),
+        source("path", "line_start", end, sha_of(df)).unique(maintain_order=True).alias(SOURCES),
         pl.when(pl.len() > 1).then(pl.format("{} of {} runs", pl.lit(what), pl.len())).alias(DERIVATION),
     ]
 

@@ -8,7 +8,17 @@ import polars as pl
 
 from .analysis import scaling
 from .chartkit import caption, source_caption, top_categories
-from .chartsource import derived, no_source, provenance, source, source_rows, sources, sources_by, with_provenance
+from .chartsource import (
+    derived,
+    no_source,
+    provenance,
+    sha_of,
+    source,
+    source_rows,
+    sources,
+    sources_by,
+    with_provenance,
+)
 from .claims import ClaimsError, load_claims, stated_where
 from .units import KiB, MiB
 
@@ -139,15 +149,15 @@ def _with_baseline_runs(df):
     base = (
         df.filter(pl.col("vdev_count") == (pl.col("vdev_count") / pl.col("ideal")).round(0))
         .group_by(by)
-        .agg(source("path", "line_start", end).unique(maintain_order=True).alias("baseline_sources"))
+        .agg(source("path", "line_start", end, sha_of(df)).unique(maintain_order=True).alias("baseline_sources"))
     )
     out = df.join(base, on=by, how="left", nulls_equal=True)
-    own = pl.concat_list(source("path", "line_start", end))
+    own = pl.concat_list(source("path", "line_start", end, sha_of(df)))
     return derived(
         out,
         pl.format("this run's bandwidth / the mean of its baseline's {} run(s)", pl.col("baseline_sources").list.len()),
         pl.concat_list(own, pl.col("baseline_sources").fill_null([])).list.unique(maintain_order=True),
-    ).drop("baseline_sources", "path", "line_start", *([end] if end else []))
+    ).drop("baseline_sources", "path", "line_start", *([end] if end else []), *([sha_of(df)] if sha_of(df) else []))
 
 
 def fio_vdev_scaling(fio_scaled, configs, sel):
@@ -260,9 +270,10 @@ def single_disk(one, sel):
             df,
             pl.format("the layout's {} / the single disk's {}", "value", "single_value"),
             sources(
-                source("path", "line_start", "line_end"), source("single_path", "single_line_start", "single_line_end")
+                source("path", "line_start", "line_end", sha_of(df)),
+                source("single_path", "single_line_start", "single_line_end", sha_of(df, "single_path")),
             ),
-        ).drop("path", "line_start", "line_end")
+        ).drop("path", "line_start", "line_end", *[c for c in (sha_of(df),) if c])
     base = alt.Chart(df).encode(y=alt.Y("what:N", title=None, axis=alt.Axis(labelLimit=460)))
     x_title = "relative to one disk (x)"
     ranges = alt.Chart(df.filter(pl.col("model_high") > pl.col("model_low"))).encode(y=alt.Y("what:N"))

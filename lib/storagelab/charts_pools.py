@@ -9,7 +9,7 @@ import polars as pl
 from .analysis import prose
 from .analysis.alignment import TESTS_ORDER
 from .chartkit import byte_unit, caption
-from .chartsource import SOURCE_STRUCT, SOURCES, derived, no_source, provenance, source, sources
+from .chartsource import SOURCE_STRUCT, SOURCES, derived, no_source, provenance, sha_of, source, sources
 from .units import MiB
 
 # bonnie++'s throughput tests are stored in bytes/s, the others (seeks, file creates/reads/deletes) in operations/s
@@ -46,7 +46,10 @@ def before_after(ratios, sel, before_label: str, after_label: str):
         ),
         sources(pl.col("sources_before"), pl.col("sources_after"))
         if both
-        else sources(source("path_before", "line_before"), source("path_after", "line_after")),
+        else sources(
+            source("path_before", "line_before", None, sha_of(ratios, "path_before")),
+            source("path_after", "line_after", None, sha_of(ratios, "path_after")),
+        ),
     ).select(
         "test",
         "ratio",
@@ -162,7 +165,12 @@ def ddt_ladder(ladder, budget_bytes: float, sel):
 def _receiver_sources(corrected, rates):
     """The corrected receivers with their arithmetic and both runs' lines (the receiver's and the sender's)."""
     lines = {
-        r["label"]: {"path": r["path"], "line_start": r["line_start"], "line_end": r.get("line_end") or r["line_start"]}
+        r["label"]: {
+            "path": r["path"],
+            "line_start": r["line_start"],
+            "line_end": r.get("line_end") or r["line_start"],
+            "sha256": r.get("sha256"),
+        }
         for r in (rates.iter_rows(named=True) if "path" in rates.columns and "line_start" in rates.columns else ())
     }
     inputs = [[lines[x] for x in (r["receiver"], r["sender"]) if x in lines] for r in corrected.iter_rows(named=True)]

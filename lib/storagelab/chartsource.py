@@ -31,27 +31,33 @@ def with_provenance(frame, source, on: list[str], where=None):
 
 
 # A number computed from several inputs (a ratio of two runs, an estimate from three outputs, a model's line) has
-# no one raw line: its row carries ``sources``, the list of its inputs' lines (each {path, line_start, line_end}),
+# no one raw line: its row carries ``sources``, the list of its inputs' lines (each {path, line_start, line_end,
+# sha256}: the file's SHA-256 as stored, so an excerpt of a file rewritten since is refused; null where unknown),
 # and ``derivation``, the arithmetic in words. excerpts.enrich names them in the tooltip ("from: a.txt:12-40,
 # b.txt:3-9") and links the mark to one page with every input's lines.
 SOURCES, DERIVATION = "sources", "derivation"
-SOURCE_STRUCT = pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})
+SOURCE_STRUCT = pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64, "sha256": pl.String})
 
 
 def source(path: str, line_start=None, line_end=None, sha256=None) -> pl.Expr:
-    """One input's lines as a struct (column names or expressions; a missing end is the start). ``sha256``, given,
-    is the file's as read (a file read outside the database, e.g. a study's claims.csv): its excerpt is shown only
-    while the file's bytes are those."""
+    """One input's lines as a struct (column names or expressions; a missing end is the start). ``sha256`` is the
+    file's as stored (``files.sha256``) or as read (a file read outside the database, e.g. a study's claims.csv): its
+    excerpt is shown only while the file's bytes are those; None leaves it null (unchecked: "the file as it is now")."""
 
     def col(v):
         return pl.col(v) if isinstance(v, str) else (v if isinstance(v, pl.Expr) else pl.lit(v))
 
     start = col(line_start).cast(pl.Int64)
     end = pl.coalesce(col(line_end).cast(pl.Int64), start) if line_end is not None else start
-    fields = {"path": col(path).cast(pl.String), "line_start": start, "line_end": end}
-    if sha256 is not None:
-        fields["sha256"] = col(sha256).cast(pl.String)
-    return pl.struct(**fields)
+    sha = col(sha256).cast(pl.String) if sha256 is not None else pl.lit(None, dtype=pl.String)
+    return pl.struct(path=col(path).cast(pl.String), line_start=start, line_end=end, sha256=sha)
+
+
+def sha_of(df, path: str = "path") -> str | None:
+    """The column of ``df`` holding the SHA-256 of ``path``'s file ("path" -> "sha256", "num_path" -> "num_sha256",
+    "path_before" -> "sha256_before"); None where ``df`` has none."""
+    name = path.replace("path", "sha256")
+    return name if name in df.columns else None
 
 
 def sources(*inputs: pl.Expr) -> pl.Expr:
@@ -60,13 +66,17 @@ def sources(*inputs: pl.Expr) -> pl.Expr:
 
 
 def source_rows(df) -> list[dict]:
-    """Every row's own lines in ``df`` (path, line_start, line_end), once each, in order: the inputs of a number
-    computed from all of them (a model fitted to these points)."""
+    """Every row's own lines in ``df`` (path, line_start, line_end, sha256), once each, in order: the inputs of a
+    number computed from all of them (a model fitted to these points)."""
     if "path" not in df.columns or "line_start" not in df.columns:
         return []
     end = pl.col("line_end") if "line_end" in df.columns else pl.col("line_start")
+    sha = pl.col("sha256") if "sha256" in df.columns else pl.lit(None, dtype=pl.String)
     rows = df.select(
-        pl.col("path").cast(pl.String), pl.col("line_start").cast(pl.Int64), end.cast(pl.Int64).alias("line_end")
+        pl.col("path").cast(pl.String),
+        pl.col("line_start").cast(pl.Int64),
+        end.cast(pl.Int64).alias("line_end"),
+        sha.cast(pl.String).alias("sha256"),
     )
     return rows.drop_nulls(["path"]).unique(maintain_order=True).to_dicts()
 
@@ -88,7 +98,9 @@ def sources_by(frame, src, on: list[str], where: pl.Expr | None = None):
     if "path" not in src.columns or "line_start" not in src.columns:
         return frame
     end = "line_end" if "line_end" in src.columns else None
-    agg = src.group_by(on).agg(source("path", "line_start", end).unique(maintain_order=True).alias(SOURCES))
+    agg = src.group_by(on).agg(
+        source("path", "line_start", end, sha_of(src)).unique(maintain_order=True).alias(SOURCES)
+    )
     out = frame.join(agg, on=on, how="left", nulls_equal=True)
     return out if where is None else out.with_columns(pl.when(where).then(pl.col(SOURCES)).alias(SOURCES))
 

@@ -15,7 +15,7 @@ import math
 
 import polars as pl
 
-from ..chartsource import source
+from ..chartsource import SOURCE_STRUCT, source
 from ..sectors import alignment
 from . import alignment_findings, measures, pool_members, stats
 from .alignment_numbers import (
@@ -105,7 +105,7 @@ DEVICE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "disk_multiple": pl.Float64,
     "both_beyond": pl.Boolean,
     # the single-disk run's bonnie++ line (its value's), what a finding's figure of it links to
-    "single_sources": pl.List(pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})),
+    "single_sources": pl.List(SOURCE_STRUCT),
 }
 
 
@@ -164,7 +164,9 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, values: dict, to
                 beyond_disks=worst[0] if worst else None,
                 disk_multiple=worst[1] if worst else None,
                 both_beyond=beyond == 2,
-                single_sources=list(lines_of(fastest.select("path", "line_start"))),
+                single_sources=list(
+                    lines_of(fastest.select("path", "line_start", *[c for c in ("sha256",) if c in fastest.columns]))
+                ),
             )
         )
     return pl.DataFrame(rows, schema=DEVICE_SCHEMA, orient="row")
@@ -173,7 +175,7 @@ def device_check(runs: pl.DataFrame, before: dict, after: dict, values: dict, to
 # ----------------------------------------------------------------------------- notebook 03: query
 
 BONNIE_SQL = """
-SELECT f.path, f.file_id, coalesce(f.label, f.path) AS label, f.host, f.stack, f.phase, f.partition_start_sector,
+SELECT f.path, f.sha256, f.file_id, coalesce(f.label, f.path) AS label, f.host, f.stack, f.phase, f.partition_start_sector,
        f.vdev_type,
        f.vdev_count, f.vdev_width, f.cache_devices, f.log_devices, f.devices, f.pool, f.ashift, f.command, f.notes,
        f.ram_bytes, b.run_index, b.size_bytes AS file_size_bytes, b.section,
@@ -500,8 +502,9 @@ def compute(frames: AlignmentFrames, legacy: int, sector: int, physical: int) ->
         ba = ba.join(
             lines.agg(
                 pl.col("path").first().alias(f"path_{side}"),
+                pl.col("sha256").first().alias(f"sha256_{side}"),
                 pl.col("line_start").first().alias(f"line_{side}"),
-                source("path", "line_start").alias(f"sources_{side}"),
+                source("path", "line_start", None, "sha256").alias(f"sources_{side}"),
             ),
             on="test",
             how="left",

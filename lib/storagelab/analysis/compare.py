@@ -243,7 +243,12 @@ def failed_sentences(failed: pl.DataFrame, names: tuple[str, str]) -> list[Findi
     """One sentence per run fio reported as failed: its side, name, fio's error and its line, what its figure is."""
     out = []
     for r in failed.unique(["side", "file_id", "doc_index", "groupid"], maintain_order=True).iter_rows(named=True):
-        where = {"path": r["path"], "line_start": r["failed_line_start"], "line_end": r["failed_line_end"]}
+        where = {
+            "path": r["path"],
+            "line_start": r["failed_line_start"],
+            "line_end": r["failed_line_end"],
+            "sha256": r.get("sha256"),
+        }
         rate = prose.rate(r["bw_bytes_per_s"]) if r["bw_bytes_per_s"] else "no bandwidth"
         out.append(
             Finding(

@@ -22,6 +22,7 @@ import math
 
 import polars as pl
 
+from ..chartsource import SOURCE_STRUCT
 from ..units import GiB
 from . import dedup_findings, dedup_histogram, measures
 from .db import frame
@@ -103,13 +104,13 @@ def memory_table(
 # a pool whose name neither its log nor the manifest gives: shown by its file's label or name, never as a pool name
 UNNAMED_SQL = f"'{UNNAMED_POOL}' || coalesce('label ' || f.label, 'file ' || regexp_extract(f.path, '[^/]+$')) || ')'"
 STATS_SQL = """
-SELECT s.*, f.path, f.host, f.recordsize_bytes AS recordsize_label, f.ram_bytes AS ram_label,
+SELECT s.*, f.path, f.sha256, f.host, f.recordsize_bytes AS recordsize_label, f.ram_bytes AS ram_label,
        coalesce(s.pool, f.pool, {unnamed}) AS pool_name,
        s.pool IS NULL AND f.pool IS NOT NULL AS pool_from_manifest
 FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY s.bp_count
 """
 DDT_SQL = """
-SELECT h.file_id, h.ddt_no, h.source, h.alloc_blocks, h.ref_blocks, h.alloc_dsize_bytes, h.ref_dsize_bytes, f.path,
+SELECT h.file_id, h.ddt_no, h.source, h.alloc_blocks, h.ref_blocks, h.alloc_dsize_bytes, h.ref_dsize_bytes, f.path, f.sha256,
        h.line_start, h.line_end,
        f.host, f.ram_bytes AS ram_label, coalesce((SELECT any_value(r.pool) FROM zdb_ddt_ratios r WHERE r.file_id = h.file_id
                          AND r.ddt_no = h.ddt_no), f.pool, {unnamed}) AS pool_name
@@ -118,7 +119,7 @@ WHERE {where} AND h.is_total AND h.object IS NULL
 ORDER BY f.path, h.ddt_no
 """
 OBJECTS_SQL = """
-SELECT o.file_id, o.ddt_no, f.path, f.host,
+SELECT o.file_id, o.ddt_no, f.path, f.sha256, f.host,
        coalesce(o.pool, f.pool, {unnamed}) AS pool_name,
        sum(o.entries) AS entries, sum(o.core_bytes_total) AS core_bytes, sum(o.disk_bytes_total) AS disk_bytes,
        bool_or(o.totals_derived) AS derived, min(o.line_start) AS line_start, max(o.line_end) AS line_end
@@ -126,13 +127,13 @@ FROM zdb_ddt_objects o JOIN files f USING (file_id) WHERE {where} AND o.kind = '
 GROUP BY ALL ORDER BY f.path, o.ddt_no
 """
 ARC_SQL = """
-SELECT a.file_id, f.path, f.host, f.ram_bytes AS ram_label, f.zfs_version AS zfs_version_label, a.name, a.value,
+SELECT a.file_id, f.path, f.sha256, f.host, f.ram_bytes AS ram_label, f.zfs_version AS zfs_version_label, a.name, a.value,
        a.exact FROM arc_stats a JOIN files f USING (file_id)
 WHERE {where} AND a.name IN ('c_max', 'arc_meta_limit', 'memory_all_bytes', 'size', 'arc_meta_used', 'meta')
 ORDER BY f.path, a.line_start
 """
 STATUS_SQL = """
-SELECT z.file_id, f.path, f.host, z.pool AS pool_name, z.ddt_entries AS entries, z.ddt_sizes,
+SELECT z.file_id, f.path, f.sha256, f.host, z.pool AS pool_name, z.ddt_entries AS entries, z.ddt_sizes,
        CASE WHEN z.ddt_sizes = 'total' THEN z.ddt_core_bytes ELSE z.ddt_core_bytes * z.ddt_entries END AS core_bytes,
        z.line_start, z.line_end
 FROM zpool_status_pools z JOIN files f USING (file_id)
@@ -154,7 +155,7 @@ SELECT path, line, message FROM ingest_errors
 WHERE message ILIKE '%DDT%' OR expected ILIKE '%DDT%' OR message ILIKE '%dedup%' ORDER BY path
 """
 ZPOOL_SQL = """
-SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path, f.host, z.line_start, z.line_end
+SELECT z.pool, z.dedup_ratio, z.alloc_bytes, z.exact, z.file_id, f.path, f.sha256, f.host, z.line_start, z.line_end
 FROM zpool_list z JOIN files f USING (file_id)
 WHERE {where} AND z.vdev IS NULL AND z.dedup_ratio IS NOT NULL ORDER BY f.path, z.pool
 """
@@ -204,9 +205,14 @@ def matching_zpool(s: dict, zpool: pl.DataFrame) -> dict | None:
 
 
 def _lines(*rows: dict) -> list[dict]:
-    """The raw lines of the rows an estimate was computed from (path, line_start, line_end; for its chart)."""
+    """The raw lines of the rows an estimate was computed from (path, line_start, line_end, sha256; for its chart)."""
     return [
-        {"path": r.get("path"), "line_start": r.get("line_start"), "line_end": r.get("line_end") or r.get("line_start")}
+        {
+            "path": r.get("path"),
+            "line_start": r.get("line_start"),
+            "line_end": r.get("line_end") or r.get("line_start"),
+            "sha256": r.get("sha256"),
+        }
         for r in rows
         if r.get("path")
     ]
@@ -271,7 +277,7 @@ def ladder(
         "entries_high": pl.Float64(),
         "bytes_per_entry": pl.Float64(),
         "basis": pl.String(),
-        "sources": pl.List(pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})),
+        "sources": pl.List(SOURCE_STRUCT),
     }
     df = pl.DataFrame(rows, schema=schema, orient="row")
     return (
@@ -599,7 +605,7 @@ def best_sensitivity(
         "bytes_per_entry": pl.Float64(),
         "ddt_bytes": pl.Float64(),
         "entries": pl.Float64(),
-        "sources": pl.List(pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})),
+        "sources": pl.List(SOURCE_STRUCT),
     }
     return pl.DataFrame(rows, schema=schema, orient="row")
 

@@ -11,7 +11,7 @@ import polars as pl
 from .db import frame
 
 HISTOGRAM_SQL = """
-SELECT z.file_id, f.path, z.report_no, z.pool AS pool_name, p.ddt_entries AS summary_entries,
+SELECT z.file_id, f.path, f.sha256, z.report_no, z.pool AS pool_name, p.ddt_entries AS summary_entries,
        max(z.alloc_blocks) FILTER (WHERE z.is_total) AS entries,
        max(z.alloc_dsize_bytes) FILTER (WHERE z.is_total) AS alloc_dsize_bytes,
        max(z.ref_dsize_bytes) FILTER (WHERE z.is_total) AS ref_dsize_bytes,

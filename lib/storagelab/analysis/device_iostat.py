@@ -43,7 +43,7 @@ def req_size_summary(con, sel: Selection) -> pl.DataFrame:
     where, params = sel.sql("f")
     cells = frame(
         con,
-        f"""SELECT f.path, f.host, r.name, r.sample, r.block, r.timestamp, r.io_class, r.bucket_bytes,
+        f"""SELECT f.path, f.sha256, f.host, r.name, r.sample, r.block, r.timestamp, r.io_class, r.bucket_bytes,
                    sum(r.count) AS ios, sum(CASE WHEN r.kind = 'agg' THEN r.count ELSE 0 END) AS agg,
                    bool_and(r.exact) AS exact
             FROM zpool_iostat_req_size r JOIN files f USING (file_id)
@@ -78,7 +78,7 @@ def fio_runs(con, sel: Selection) -> pl.DataFrame:
     where, params = sel.sql("f")
     return frame(
         con,
-        f"""SELECT f.path, f.host, f.label, j.job_index, j.rw, j.block_size_bytes, j.iodepth, j.report_time,
+        f"""SELECT f.path, f.sha256, f.host, f.label, j.job_index, j.rw, j.block_size_bytes, j.iodepth, j.report_time,
                    j.report_epoch_s, max(r.runtime_ns) / 1e9 AS runtime_s
             FROM fio_jobs j JOIN files f USING (file_id)
             LEFT JOIN fio_results r ON r.file_id = j.file_id AND r.job_index = j.job_index
@@ -92,7 +92,7 @@ def _table(con, sel: Selection, name: str) -> pl.DataFrame:
     where, params = sel.sql("f")
     return frame(
         con,
-        f"SELECT f.path, f.host, t.* EXCLUDE (file_id) FROM {name} t JOIN files f USING (file_id) WHERE {where} "
+        f"SELECT f.path, f.sha256, f.host, t.* EXCLUDE (file_id) FROM {name} t JOIN files f USING (file_id) WHERE {where} "
         "ORDER BY f.path, t.line_start",
         params,
     )

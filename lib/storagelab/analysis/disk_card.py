@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from ..chartsource import SOURCE_STRUCT
 from ..devices import STACKED_PREFIXES, not_a_disk, stacked_why
 from ..repeat_auto import not_settled
 from ..units import MB, MiB
@@ -110,7 +111,7 @@ class CardResult:
     p99_ns: float | None  # of clat, or of lat where clat is not the I/O's time (``latency``)
     flags: tuple[str, ...] = ()
     file_ids: tuple[int, ...] = ()
-    lines: tuple[tuple[str, int, int], ...] = ()  # each run's group line: (path, line_start, line_end)
+    lines: tuple[tuple[str, int, int, str | None], ...] = ()  # each run's group line: (path, start, end, sha256)
     setups: tuple[tuple[str, str, int], ...] = ()  # (label without 'run N', workload, runs): more than one = pooled
     latency: str = "clat"  # which latency p99_ns is ('clat', 'lat'), or 'lat mean' (no lat percentiles printed)
     latency_reasons: tuple[str, ...] = ()  # why its latency is not clat (``io_time``; also among its flags)
@@ -128,7 +129,7 @@ class Apart:
     run: str  # its file name
     bw_bytes_per_s: float
     reason: str
-    lines: tuple[tuple[str, int, int], ...] = ()
+    lines: tuple[tuple[str, int, int, str | None], ...] = ()
 
 
 @dataclass
@@ -409,11 +410,14 @@ def _other_setups(every: list[dict], rows: list[dict]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(setup_of(r)[0] for r in every if setup_of(r) not in kept))
 
 
-def _lines(rows: list[dict]) -> tuple[tuple[str, int, int], ...]:
-    """The runs' group lines: (path, line_start, line_end)."""
-    return tuple(
-        sorted({(r["path"], r["line_start"], r.get("line_end") or r["line_start"]) for r in rows if r.get("path")})
-    )
+def _lines(rows: list[dict]) -> tuple[tuple[str, int, int, str | None], ...]:
+    """The runs' group lines: (path, line_start, line_end, sha256: the file's as stored)."""
+    got = {
+        (r["path"], r["line_start"], r.get("line_end") or r["line_start"], r.get("sha256"))
+        for r in rows
+        if r.get("path")
+    }
+    return tuple(sorted(got, key=lambda x: x[:3]))
 
 
 def _run_name(row: dict) -> str:
@@ -461,7 +465,7 @@ def _noise(reps: list[int], done: list[CardResult]) -> str:
 
 def _line_dicts(r: CardResult) -> list[dict]:
     """A result's raw lines (each run's job) as cite inputs."""
-    return [{"path": p, "line_start": a, "line_end": b} for p, a, b in r.lines]
+    return [{"path": p, "line_start": a, "line_end": b, "sha256": h} for p, a, b, h in r.lines]
 
 
 def _card_sentence(c: DiskCard, done: list[CardResult]) -> list[str]:
@@ -512,7 +516,10 @@ def apart_sentence(c: DiskCard) -> Finding:
     return Finding(
         f"{c.machine}, {c.device}: {len(c.apart)} run(s) of the card's workloads are not CrystalDiskMark's tests "
         f"(direct I/O, no fsync, fdatasync or sync) and are kept off the card (no cell, no headline): {items}.",
-        [cite(a.run, [{"path": p, "line_start": x, "line_end": y} for p, x, y in a.lines]) for a in c.apart],
+        [
+            cite(a.run, [{"path": p, "line_start": x, "line_end": y, "sha256": h} for p, x, y, h in a.lines])
+            for a in c.apart
+        ],
     )
 
 
@@ -663,7 +670,7 @@ def chart_frame(cards: list[DiskCard]) -> pl.DataFrame:
     MB/s (the mean of its runs), the card's name ('machine | device'), whether it is flagged and why, and where it
     came from: one run's group line (path, line_start, line_end), or for the mean of several runs their lines
     (``sources``) and the arithmetic (``derivation``)."""
-    source = pl.Struct({"path": pl.String, "line_start": pl.Int64, "line_end": pl.Int64})
+    source = SOURCE_STRUCT
     schema = {
         "card": pl.String(),
         "test": pl.String(),
@@ -677,6 +684,7 @@ def chart_frame(cards: list[DiskCard]) -> pl.DataFrame:
         "path": pl.String(),
         "line_start": pl.Int64(),
         "line_end": pl.Int64(),
+        "sha256": pl.String(),
         "sources": pl.List(source),
         "derivation": pl.String(),
     }
@@ -687,7 +695,7 @@ def chart_frame(cards: list[DiskCard]) -> pl.DataFrame:
                 r = c.results.get((name, d))
                 if r is None:
                     continue
-                one = r.lines[0] if len(r.lines) == 1 else (None, None, None)
+                one = r.lines[0] if len(r.lines) == 1 else (None, None, None, None)
                 many = len(r.lines) > 1
                 rows.append(
                     (
@@ -701,7 +709,7 @@ def chart_frame(cards: list[DiskCard]) -> pl.DataFrame:
                         bool(r.flags),
                         "; ".join(r.flags) or "none",
                         *one,
-                        [dict(zip(("path", "line_start", "line_end"), x, strict=True)) for x in r.lines]
+                        [dict(zip(("path", "line_start", "line_end", "sha256"), x, strict=True)) for x in r.lines]
                         if many
                         else None,
                         f"mean of {r.n} runs' group bandwidths"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from ..chartsource import DERIVATION, SOURCES, source
+from ..chartsource import DERIVATION, SOURCES, sha_of, source
 from . import prose
 
 MAX_PANELS = 12  # grids one chart draws: three rows of four
@@ -121,7 +121,7 @@ def _sources(df: pl.DataFrame) -> list[pl.Expr]:
         return []
     end = "line_end" if "line_end" in df.columns else None
     return [
-        source("path", "line_start", end).unique(maintain_order=True).alias(SOURCES),
+        source("path", "line_start", end, sha_of(df)).unique(maintain_order=True).alias(SOURCES),
         pl.when(pl.len() > 1).then(pl.format("mean of {} runs", pl.len())).alias(DERIVATION),
     ]
 

@@ -70,7 +70,7 @@ def load_log_runs(con) -> pl.DataFrame:
             WHERE h.prefix IS NOT NULL),
         log_names AS ({names}),
         outputs AS (
-            SELECT DISTINCT parse_dirpath(f.path) AS dir, n.jobname, f.file_id, f.path
+            SELECT DISTINCT parse_dirpath(f.path) AS dir, n.jobname, f.file_id, f.path, f.sha256
             FROM fio_jobs j JOIN files f USING (file_id),
                  LATERAL (SELECT j.jobname UNION SELECT name FROM log_names ln
                           WHERE ln.file_id = j.file_id AND ln.job_index = j.job_index AND name <> '') n(jobname)

@@ -30,15 +30,15 @@ from .selection import Selection
 
 
 def _long(rows: list[tuple]) -> pl.DataFrame:
-    """(target, metric, value, file_id[, path, line_start, line_end]) rows as ``SCHEMA``'s frame."""
+    """(target, metric, value, file_id[, path, line_start, line_end, sha256]) rows as ``SCHEMA``'s frame."""
     width = len(SCHEMA)
     rows = [tuple(r) + (None,) * (width - len(r)) for r in rows]
     return pl.DataFrame(rows, schema=SCHEMA, orient="row") if rows else pl.DataFrame(schema=SCHEMA)
 
 
 def _at(r: dict) -> tuple:
-    """A row's raw lines as a measure's path, line_start, line_end."""
-    return (r["path"], r.get("line_start"), r.get("line_end"))
+    """A row's raw lines as a measure's path, line_start, line_end, sha256."""
+    return (r["path"], r.get("line_start"), r.get("line_end"), r.get("sha256"))
 
 
 def _q(con, sel: Selection, sql: str) -> pl.DataFrame:
@@ -51,7 +51,7 @@ def fio(runs: pl.DataFrame) -> pl.DataFrame:
     if runs.height:
         first = runs.filter(pl.col("groupid") == pl.col("groupid").min().over("file_id"))
         for r in first.iter_rows(named=True):
-            t, at = raw_target(r["path"]), (r["path"], r.get("line_start"), r.get("line_end"))
+            t, at = raw_target(r["path"]), _at(r)
             rows.append((t, f"{r['direction']}.bw_bytes_per_s", r["bw_bytes_per_s"], r["file_id"], *at))
             for metric in ("iops", "elapsed_ns"):
                 if r.get(metric) is not None:
@@ -78,7 +78,7 @@ def bonnie(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, r.file_id, r.run_index, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.latency_ns,
+        SELECT f.path, f.sha256, r.file_id, r.run_index, r.test, coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.latency_ns,
                r.line_start, r.line_end
         FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
         WHERE {where} AND b.preferred ORDER BY f.path, r.run_index""",
@@ -87,7 +87,7 @@ def bonnie(con, sel: Selection) -> pl.DataFrame:
     if df.height:
         first = df.filter(pl.col("run_index") == pl.col("run_index").min().over("file_id"))
         for r in first.iter_rows(named=True):
-            t, at = raw_target(r["path"]), (r["path"], r["line_start"], r["line_end"])
+            t, at = raw_target(r["path"]), _at(r)
             rows.append((t, r["test"], r["value"], r["file_id"], *at))
             if r["latency_ns"] is not None:
                 rows.append((t, f"{r['test']}.latency_ns", r["latency_ns"], r["file_id"], *at))
@@ -99,13 +99,13 @@ def zdb(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, s.file_id, s.bp_count, s.bp_logical_bytes, s.bp_allocated_bytes, s.embedded_bp_count,
+        SELECT f.path, f.sha256, s.file_id, s.bp_count, s.bp_logical_bytes, s.bp_allocated_bytes, s.embedded_bp_count,
                s.dedup_ratio, s.line_start, s.line_end
         FROM zdb_block_stats s JOIN files f USING (file_id) WHERE {where} ORDER BY f.path""",
     )
     rows = []
     for r in df.iter_rows(named=True):
-        at = (r["path"], r["line_start"], r["line_end"])
+        at = _at(r)
         for k in ("bp_count", "bp_logical_bytes", "bp_allocated_bytes", "embedded_bp_count", "dedup_ratio"):
             if r[k] is not None:
                 rows.append((raw_target(r["path"]), k, float(r[k]), r["file_id"], *at))
@@ -117,7 +117,7 @@ def partitions(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, p.file_id, min(p.start_sector * coalesce(p.logical_sector_bytes, 512)) AS start_bytes
+        SELECT f.path, f.sha256, p.file_id, min(p.start_sector * coalesce(p.logical_sector_bytes, 512)) AS start_bytes
         FROM partitions p JOIN files f USING (file_id) WHERE {where} AND p.start_sector > 0 GROUP BY ALL
         ORDER BY f.path, p.file_id""",
     )
@@ -125,7 +125,7 @@ def partitions(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, d.file_id, max(d.size_bytes) AS size_bytes FROM disks d JOIN files f USING (file_id)
+        SELECT f.path, f.sha256, d.file_id, max(d.size_bytes) AS size_bytes FROM disks d JOIN files f USING (file_id)
         WHERE {where} GROUP BY ALL ORDER BY f.path, d.file_id""",
     )
     rows = [
@@ -146,7 +146,7 @@ def zpool(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, z.file_id, z.pool, z.size_bytes, z.line_start, z.line_end FROM zpool_list z
+        SELECT f.path, f.sha256, z.file_id, z.pool, z.size_bytes, z.line_start, z.line_end FROM zpool_list z
         JOIN files f USING (file_id)
         WHERE {where} AND z.vdev IS NULL""",
     )
@@ -154,7 +154,7 @@ def zpool(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, i.file_id, i.role, i.vdev, i.alloc_bytes, i.free_bytes, i.line_start, i.line_end
+        SELECT f.path, f.sha256, i.file_id, i.role, i.vdev, i.alloc_bytes, i.free_bytes, i.line_start, i.line_end
         FROM zpool_iostat i
         JOIN files f USING (file_id) WHERE {where} AND i.alloc_bytes IS NOT NULL""",
     )
@@ -206,7 +206,7 @@ def mbuffer_frames(con, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
         con,
         sel,
         """
-        SELECT st.*, f.path, coalesce(f.label, f.path) AS label FROM mbuffer_status st JOIN files f USING (file_id)
+        SELECT st.*, f.path, f.sha256, coalesce(f.label, f.path) AS label FROM mbuffer_status st JOIN files f USING (file_id)
         WHERE {where} AND st.seq = (SELECT max(seq) FROM mbuffer_status s2 WHERE s2.file_id = st.file_id)
         ORDER BY f.path""",
     )
@@ -229,7 +229,7 @@ def layouts(con, sel: Selection) -> pl.DataFrame:
         con,
         sel,
         """
-        SELECT f.path, t.file_id, list_distinct(list(t.disks)) AS disks FROM thumper_layouts t
+        SELECT f.path, f.sha256, t.file_id, list_distinct(list(t.disks)) AS disks FROM thumper_layouts t
         JOIN files f USING (file_id) WHERE {where} GROUP BY ALL""",
     )
     return _long(

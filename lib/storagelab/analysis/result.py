@@ -21,6 +21,7 @@ MEASURE_SCHEMA = {
     "path": pl.String,
     "line_start": pl.Int64,
     "line_end": pl.Int64,
+    "sha256": pl.String,  # the file's as stored: an excerpt of it rewritten since is refused
 }
 
 

@@ -74,7 +74,7 @@ class Logs:
 
 
 LOGS_BESIDE_SQL = """
-SELECT DISTINCT f.file_id, f.format, f.path, parse_dirpath(f.path) || '/' || s.prefix AS run
+SELECT DISTINCT f.file_id, f.format, f.path, f.sha256, parse_dirpath(f.path) || '/' || s.prefix AS run
 FROM files f JOIN (SELECT DISTINCT file_id, prefix FROM fio_log_samples
                    UNION SELECT DISTINCT file_id, prefix FROM fio_hist_samples) s USING (file_id)
 WHERE parse_dirpath(f.path) IN (SELECT parse_dirpath(path) FROM files WHERE list_contains(?::INTEGER[], file_id))

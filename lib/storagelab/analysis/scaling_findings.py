@@ -316,8 +316,13 @@ def _model(r: dict) -> str:
 def _single(res, n: ScalingNumbers, sel) -> None:
     for r in n.single.iter_rows(named=True):
         unit = (lambda v: f"{v:.1f}/s") if r["direction"] == "seeks" else prose.rate
-        pool = {k: r[k] for k in ("path", "line_start", "line_end")}
-        one = {"path": r["single_path"], "line_start": r["single_line_start"], "line_end": r["single_line_end"]}
+        pool = {k: r.get(k) for k in ("path", "line_start", "line_end", "sha256")}
+        one = {
+            "path": r["single_path"],
+            "line_start": r["single_line_start"],
+            "line_end": r["single_line_end"],
+            "sha256": r.get("single_sha256"),
+        }
         res.findings.append(
             Finding(
                 f"{r['tool']} {r['direction']}: {r['label']} {unit(r['value'])} against one disk "

@@ -19,7 +19,7 @@ PARITY = {"single": 0, "raidz1": 1, "raidz2": 2, "raidz3": 3}
 
 
 BONNIE_SQL = """
-SELECT f.file_id, f.path, coalesce(f.label, f.path) AS label, f.stack, f.vdev_type, f.vdev_count, f.vdev_width,
+SELECT f.file_id, f.path, f.sha256, coalesce(f.label, f.path) AS label, f.stack, f.vdev_type, f.vdev_count, f.vdev_width,
        f.host, f.devices, f.cache_devices, f.log_devices, f.phase, b.size_bytes, b.chunk_bytes, b.concurrency, r.test,
        coalesce(r.bytes_per_s, r.ops_per_s) AS value, r.line_start, r.line_end
 FROM bonnie_results r JOIN bonnie_runs b USING (file_id, run_index, source) JOIN files f USING (file_id)
@@ -79,9 +79,11 @@ SINGLE_SCHEMA = {
     "path": pl.String,
     "line_start": pl.Int64,
     "line_end": pl.Int64,
+    "sha256": pl.String,  # the file's as stored: an excerpt of it rewritten since is refused
     "single_path": pl.String,
     "single_line_start": pl.Int64,
     "single_line_end": pl.Int64,
+    "single_sha256": pl.String,
 }
 
 
@@ -168,9 +170,11 @@ def against_single_disk(rows: pl.DataFrame, group: list[str]) -> pl.DataFrame:
                 path=r.get("path"),
                 line_start=r.get("line_start"),
                 line_end=r.get("line_end"),
+                sha256=r.get("sha256"),
                 single_path=b.get("path"),
                 single_line_start=b.get("line_start"),
                 single_line_end=b.get("line_end"),
+                single_sha256=b.get("sha256"),
             )
         )
     return pl.DataFrame(out, schema=SINGLE_SCHEMA, orient="row") if out else pl.DataFrame(schema=SINGLE_SCHEMA)
@@ -219,7 +223,7 @@ def single_disk_rows(con, sel, runs: pl.DataFrame) -> list[tuple[str, pl.DataFra
     if runs.height:
         fio_rows = runs.select(
             "file_id",
-            *[c for c in ("path", "line_start", "line_end") if c in runs.columns],
+            *[c for c in ("path", "line_start", "line_end", "sha256") if c in runs.columns],
             # a run without a label (the manifest's column is optional) is named by its file, as everywhere
             fio_runs.run_label(runs).alias("label"),
             "vdev_type",
