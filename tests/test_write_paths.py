@@ -335,3 +335,18 @@ def test_a_wal_planted_after_the_check_is_not_read_with_the_database(shared_tmp,
     with pytest.raises(StoreError, match=r"x.duckdb.wal cannot be read safely \(Operation not permitted\)"):
         connect(db, read_only=True)
     assert sorted(os.listdir(sticky)) == ["x.duckdb", "x.duckdb.wal"]
+
+
+def test_a_refused_run_output_leaves_no_folder_it_made(tmp_path):
+    """`run --output THEIRS/a/b/c` made a/b/c inside the second user's folder (root's folders in theirs) and
+    `--output new/a/b/../../../THEIRS/x` made new/a/b, both left after the refusal; neither is left now, and a folder
+    reached again past a ".." (their own folder) is never removed."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, 1002, 1002)
+    why, _ = runoutput.refusal(theirs / "a" / "b" / "c")
+    assert why and "inside" in why
+    assert os.listdir(theirs) == []
+    why, _ = runoutput.refusal(tmp_path / "new" / "a" / "b" / ".." / ".." / ".." / "theirs" / "x")
+    assert why
+    assert sorted(os.listdir(tmp_path)) == ["theirs"] and os.listdir(theirs) == []

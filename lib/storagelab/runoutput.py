@@ -20,11 +20,30 @@ def refusal(out: Path) -> tuple[str | None, Path]:
     (/tmp/theirs -> a folder of root's) passed the check, was turned to a folder of theirs once the run started, and
     the executed notebook overwrote a root-only file through their symlinks (reliability-8)."""
     made = not out.exists()
+    above = _missing_above(out)
     why, real = _refusal(out)
-    if why and made:
-        with suppress(OSError):
-            real.rmdir()
+    if why:  # every folder made for the check, deepest first (a refused `--output new/a/b` left new/a/b behind)
+        for folder in [real] * made + above:
+            with suppress(OSError):
+                folder.rmdir()
     return why, real
+
+
+def _missing_above(out: Path) -> list[Path]:
+    """The folders above OUT that ``mkdir(parents=True)`` makes, deepest first: those missing up to OUT's first "..".
+    Past a "..", a name made missing may be a folder that exists by another path (`new/../theirs`), never removed."""
+    try:
+        parts = Path(os.path.join(os.getcwd(), out)).parts
+    except OSError:  # a working folder removed: a relative OUT is not made either
+        return []
+    cut = parts.index("..") if ".." in parts else len(parts) - 1
+    missing = []
+    for n in range(cut, 1, -1):
+        folder = Path(*parts[:n])
+        if os.path.lexists(folder):
+            break
+        missing.append(folder)
+    return missing
 
 
 def _refusal(out: Path) -> tuple[str | None, Path]:
