@@ -85,6 +85,7 @@ class Plan:
     _stored_by_sha: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a stored file not re-read
     _seen: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a file of this run
     _versions: dict[str, str] = field(default_factory=dict)  # tool -> the current parser version
+    _listed: set[str] = field(default_factory=set)
 
     @classmethod
     def make(
@@ -107,7 +108,7 @@ class Plan:
 
         gone = {k: stored.pop(k) for k in [k for k in stored if gone_key(k)]}
         plan = cls(stored, copies, gone, [k for k in copies if gone_key(k)])
-        plan._versions = dict(versions)
+        plan._versions, plan._listed = dict(versions), listed
         plan._gone_by_sha = {v.sha256: k for k, v in gone.items() if versions.get(v.tool) == v.parser_version}
 
         def current(f: StoredFile) -> bool:
@@ -153,6 +154,9 @@ class Plan:
     def decide(self, key: str, size: int, mtime_ns: int, sha256: str, tool: str, parser_version: str) -> Action:
         """What to do with a file that was read (and parsed by the current parser ``parser_version``)."""
         old = self.stored.get(key)
+        before = old or self.copies.get(key)
+        if before and before.sha256 != sha256 and (before.size, before.mtime_ns) == (size, mtime_ns):
+            self._moved_unseen(size, mtime_ns)
         if old and old.sha256 == sha256 and old.parser_version == parser_version:
             self.touched.append((mtime_ns, old.file_id))
             self._seen.setdefault(sha256, key)
@@ -176,3 +180,15 @@ class Plan:
         if key in self.copies:
             self.unique.append(key)  # a former copy, now different: stored, no longer a copy
         return Action.STORE
+
+    def _moved_unseen(self, size: int, mtime_ns: int) -> None:
+        """Bytes came to a path with the size and mtime of the bytes stored there: an exchange (`mv` keeps mtimes).
+        reliability-25: a stored file of that size and mtime that this run does not list (another folder than
+        the one ingested) may be the other side of it: it is no copy's original now, and its next ingest reads it
+        (its stored mtime is set to -1 ns). Before: `ingest s1` after s1/a and s2/b were exchanged listed s1/a as a
+        copy of s2/b (now holding s1/a's old bytes) and removed a's rows; every later ingest skipped s2/b."""
+        for k, v in self.stored.items():
+            if k not in self._listed and (v.size, v.mtime_ns) == (size, mtime_ns):
+                if self._stored_by_sha.get(v.sha256) == k:
+                    del self._stored_by_sha[v.sha256]
+                self.touched.append((-1, v.file_id))
