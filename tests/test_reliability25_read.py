@@ -37,3 +37,20 @@ def test_an_exchange_across_folders_ingested_one_folder_first_keeps_each_file_s_
         got = [(p.rsplit("/", 2)[-2], v) for p, v in con.execute(q).fetchall()]
         assert con.execute("SELECT count(*) FROM duplicates").fetchone() == (0,)
     assert got == [("s1", 2024.5), ("s2", 1024.5)]  # main: [("s2", 2024.5)] and s1/a a copy of s2/b
+
+
+def test_a_row_without_its_sha256_shows_no_file_outside_the_project_in_root_s_own_report(tmp_path):
+    # the attack: the second user's database (their files row: path /root/..., sha256 NULL), exported by root into
+    # root's own dataset (`export --db THEIRS --dataset ROOTS`: the dataset is root's, so database.THEIRS stays empty
+    # when it is read); root's `run 09_bonnie -p db_path ROOTS` wrote raw/secret30.txt-...-L11-11.html, lines 3-19 of
+    # root's 0600 file. Here the report's row as the chart gives it, THEIRS empty
+    from storagelab import database, excerpts
+
+    assert database.THEIRS == []
+    secret = tmp_path / "secret30.txt"
+    secret.write_text("".join(f"root-secret-line-{i}\n" for i in range(30)))
+    secret.chmod(0o600)
+    row = {"v": 1, "path": str(secret), "sha256": None, "line_start": 11, "line_end": 11}
+    spec = {"datasets": {"d": [row]}, "mark": "bar", "data": {"name": "d"}}
+    out = excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"][0]
+    assert "raw_href" not in out and not (tmp_path / "rep" / "raw").exists()  # main: a page of lines 3-19

@@ -22,7 +22,7 @@ import os
 import re
 from pathlib import Path
 
-from . import database, paths
+from . import paths
 from .chartsource import DERIVATION, SOURCES
 from .ingest_open import open_input, too_large
 from .parsers import ParseError, decode, head_encoding
@@ -237,11 +237,14 @@ class Excerpts:
         self._sha256: dict[str, str] = {}  # path -> SHA-256 of the bytes its lines were read from
 
     def _file_lines(self, path: str, sha256: str | None) -> list[str] | None:
-        if not sha256 and database.THEIRS and not _in_project(path):
+        if not sha256 and not _in_project(path):
             # reliability-24 (h1): a path is the database's word, and another user's database says any: its bonnie
             # rows (no SHA-256 in the chart) named /etc/shadow, and root's `run 09_bonnie -r db_path theirs` wrote
             # shadow's lines into the report. Read from such a database, without the bytes' SHA-256, only a file of
-            # the project is shown.
+            # the project is shown. Reliability-25 (h8): not only then: `export --db THEIRS --dataset ROOTS` put their
+            # rows (sha256 NULL, path /root/...) into root's own dataset, and root's `run 09_bonnie -p db_path ROOTS`
+            # wrote a page of root's 0600 file. Every stored file has its SHA-256 and every chart's link carries it
+            # (test_chart_sha): a row without one is nobody's word for a file outside the project.
             return None
         if path not in self._lines:
             try:
