@@ -172,9 +172,7 @@ def test_a_report_of_another_user_s_database_shows_no_file_it_names_without_its_
     shadow.chmod(0o600)
     row = {"v": 1, "path": str(shadow), "line_start": 11, "line_end": 11}
     spec = {"datasets": {"d": [row]}, "mark": "bar", "data": {"name": "d"}}
-    # root's own reports: no page either since reliability-25 (a row without its SHA-256 may be another user's word
-    # carried into root's own dataset by `export --db THEIRS`: tests/test_reliability25_read.py)
-    assert "raw_href" not in excerpts.enrich(spec, tmp_path / "own")["datasets"]["d"][0]
+    assert excerpts.enrich(spec, tmp_path / "own")["datasets"]["d"][0].get("raw_href")  # root's own reports: as before
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     db = theirs / "x.duckdb"
@@ -187,16 +185,13 @@ def test_a_report_of_another_user_s_database_shows_no_file_it_names_without_its_
     assert out["raw_file"] == str(shadow)  # the tooltip still names what their database says
 
 
-def test_an_excerpt_for_a_row_without_its_sha256_says_it_is_the_file_as_it_is_now(tmp_path, monkeypatch):
+def test_an_excerpt_for_a_row_without_its_sha256_says_it_is_the_file_as_it_is_now(tmp_path):
     # a bonnie chart's row (no SHA-256) of a log rewritten since it was ingested was shown the new lines under the
-    # new bytes' SHA-256, as if they were the number's (a project file: others get no page without the SHA-256)
-    from storagelab import paths
-
-    monkeypatch.setattr(paths, "ROOT", tmp_path)
+    # new bytes' SHA-256, as if they were the number's
     f = tmp_path / "b.log"
     f.write_bytes(b"bw=999\nx\n")
     w = excerpts.Excerpts(tmp_path / "rep")
-    bare = (tmp_path / "rep" / w.href("b.log", None, 1, 1).split("#")[0]).read_text()
+    bare = (tmp_path / "rep" / w.href(str(f), None, 1, 1).split("#")[0]).read_text()
     assert "these are the file's lines as it is now" in bare  # main: nothing said
     sha = hashlib.sha256(f.read_bytes()).hexdigest()
     checked = (

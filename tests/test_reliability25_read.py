@@ -39,7 +39,7 @@ def test_an_exchange_across_folders_ingested_one_folder_first_keeps_each_file_s_
     assert got == [("s1", 2024.5), ("s2", 1024.5)]  # main: [("s2", 2024.5)] and s1/a a copy of s2/b
 
 
-def test_a_row_without_its_sha256_shows_no_file_outside_the_project_in_root_s_own_report(tmp_path):
+def test_a_row_whose_sha256_is_null_gets_no_excerpt_in_root_s_own_report(tmp_path):
     # the attack: the second user's database (their files row: path /root/..., sha256 NULL), exported by root into
     # root's own dataset (`export --db THEIRS --dataset ROOTS`: the dataset is root's, so database.THEIRS stays empty
     # when it is read); root's `run 09_bonnie -p db_path ROOTS` wrote raw/secret30.txt-...-L11-11.html, lines 3-19 of

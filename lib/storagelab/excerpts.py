@@ -22,7 +22,7 @@ import os
 import re
 from pathlib import Path
 
-from . import paths
+from . import database, paths
 from .chartsource import DERIVATION, SOURCES
 from .ingest_open import open_input, too_large
 from .parsers import ParseError, decode, head_encoding
@@ -38,6 +38,21 @@ HEAD_BYTES = 1 << 20  # what a streamed log's encoding is decided on, as store.s
 def _resolve(path: str) -> Path:
     p = Path(path)
     return p if p.is_absolute() else paths.ROOT / p
+
+
+# reliability-25 (h8): a row whose sha256 column is NULL. Every stored file has its SHA-256, so such a row is another
+# user's word: `export --db THEIRS --dataset ROOTS` carried their rows (path /root/..., sha256 NULL) into root's own
+# dataset, where database.THEIRS stays empty, and root's `run 09_bonnie -r db_path ROOTS` wrote a page of root's 0600
+# file. Such a row gets no page (a row without the column at all, of an analysis that selects none, is as before).
+NULL_SHA = "NULL"
+
+
+def _sha(row: dict) -> str | None:
+    """The row's ``sha256``; NULL_SHA when it has the column and no value."""
+    if "sha256" not in row:
+        return None
+    v = row["sha256"]
+    return v if isinstance(v, str) and v else NULL_SHA
 
 
 def _in_project(path: str) -> bool:
@@ -237,14 +252,13 @@ class Excerpts:
         self._sha256: dict[str, str] = {}  # path -> SHA-256 of the bytes its lines were read from
 
     def _file_lines(self, path: str, sha256: str | None) -> list[str] | None:
-        if not sha256 and not _in_project(path):
+        if sha256 == NULL_SHA:
+            return None
+        if not sha256 and database.THEIRS and not _in_project(path):
             # reliability-24 (h1): a path is the database's word, and another user's database says any: its bonnie
             # rows (no SHA-256 in the chart) named /etc/shadow, and root's `run 09_bonnie -r db_path theirs` wrote
             # shadow's lines into the report. Read from such a database, without the bytes' SHA-256, only a file of
-            # the project is shown. Reliability-25 (h8): not only then: `export --db THEIRS --dataset ROOTS` put their
-            # rows (sha256 NULL, path /root/...) into root's own dataset, and root's `run 09_bonnie -p db_path ROOTS`
-            # wrote a page of root's 0600 file. Every stored file has its SHA-256 and every chart's link carries it
-            # (test_chart_sha): a row without one is nobody's word for a file outside the project.
+            # the project is shown.
             return None
         if path not in self._lines:
             try:
@@ -306,7 +320,7 @@ class Excerpts:
             start = _int(s.get("line_start"))
             end = _int(s.get("line_end"))
             end = end if end is not None and start is not None and end >= start else start
-            lines = self._file_lines(str(s["path"]), s.get("sha256"))
+            lines = self._file_lines(str(s["path"]), _sha(s))
             head = f"<h2 style='font-size:14px'>{html.escape(str(s['path']))}: lines {start}&ndash;{end}</h2>"
             if lines is None or start is None or not 1 <= start <= len(lines):
                 parts.append(head + "<p>not shown: the file is not readable here, or its lines are not recorded</p>")
@@ -383,7 +397,7 @@ def _one_source(row: dict, writer: Excerpts | None) -> bool:
     start, end = _int(row["line_start"]), _int(row.get("line_end"))
     row["raw_file"] = row["path"]
     row["raw_lines"] = f"{start}-{end}" if end is not None and end != start else str(start)
-    href = writer.href(str(row["path"]), row.get("sha256"), start, end) if writer else None
+    href = writer.href(str(row["path"]), _sha(row), start, end) if writer else None
     if href:
         row["raw_href"] = href
     return bool(href)
@@ -469,7 +483,7 @@ def href_of(writer: Excerpts, inputs, derivation: str | None = None) -> str | No
     inputs = [s for s in inputs if isinstance(s, dict) and s.get("path") and _int(s.get("line_start")) is not None]
     if len(inputs) == 1:
         s = inputs[0]
-        return writer.href(str(s["path"]), s.get("sha256"), _int(s["line_start"]), _int(s.get("line_end")))
+        return writer.href(str(s["path"]), _sha(s), _int(s["line_start"]), _int(s.get("line_end")))
     return writer.href_many(inputs, derivation) if inputs else None
 
 
