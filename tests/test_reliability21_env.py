@@ -10,19 +10,19 @@ import time
 from types import SimpleNamespace
 
 
-def test_a_jupyterlab_that_never_stops_is_killed_in_the_end(monkeypatch, capsys):
-    """`storagelab lab`, SIGTERM, and a JupyterLab whose stop never ends (here: one that ignores SIGTERM, as a server
-    whose shutdown is stuck does) -> SIGTERM every 10 s for ever: `storagelab lab` needed kill -9, and the server
-    stayed after it with the terminal's (or a pipe's) end and its port. It is now killed after the third try."""
+def unstoppable_lab(monkeypatch, seconds: int) -> list[subprocess.Popen]:
+    """`storagelab lab`'s JupyterLab replaced by a program that ignores SIGTERM for ``seconds``, and this process's
+    own SIGTERM 0.05 s after it started (passed on by the lab), the lab's re-send every 0.1 s: the list gets it."""
     import threading  # noqa: PLC0415
 
-    from storagelab import cli, labstart  # noqa: PLC0415
+    from storagelab import labstart  # noqa: PLC0415
 
     real = subprocess.Popen
     held: list[subprocess.Popen] = []
 
     def started(argv, **kwargs):
-        proc = real(["sh", "-c", "trap '' TERM; echo started; exec sleep 4"], stdout=subprocess.PIPE, **kwargs)
+        cmd = f"trap '' TERM; echo started; exec sleep {seconds}"
+        proc = real(["sh", "-c", cmd], stdout=subprocess.PIPE, **kwargs)
         assert proc.stdout is not None and proc.stdout.readline() == b"started\n"
         held.append(proc)
         threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM)).start()  # this process's stop, passed on
@@ -30,6 +30,16 @@ def test_a_jupyterlab_that_never_stops_is_killed_in_the_end(monkeypatch, capsys)
 
     monkeypatch.setattr(subprocess, "Popen", started)
     monkeypatch.setattr(labstart, "AGAIN_AFTER", 0.1)
+    return held
+
+
+def test_a_jupyterlab_that_never_stops_is_killed_in_the_end(monkeypatch, capsys):
+    """`storagelab lab`, SIGTERM, and a JupyterLab whose stop never ends (here: one that ignores SIGTERM, as a server
+    whose shutdown is stuck does) -> SIGTERM every 10 s for ever: `storagelab lab` needed kill -9, and the server
+    stayed after it with the terminal's (or a pipe's) end and its port. It is now killed after the third try."""
+    from storagelab import cli, labstart  # noqa: PLC0415
+
+    held = unstoppable_lab(monkeypatch, 4)
     began = time.monotonic()
     try:
         rc = cli.cmd_lab(SimpleNamespace(extra=[]))

@@ -8,6 +8,9 @@ import os
 import threading
 from pathlib import Path
 
+from test_reliability21_env import unstoppable_lab
+from test_reliability23_processes import _full_pipe
+
 from storagelab.store.workerio import Relay
 
 
@@ -40,19 +43,6 @@ def test_the_relay_copies_every_byte_of_a_chunk_to_a_non_blocking_stderr_with_le
     assert bytes(got) == lines
 
 
-def _full_pipe() -> tuple[int, int]:
-    r, w = os.pipe()
-    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
-    os.set_blocking(w, False)
-    try:
-        while True:
-            os.write(w, b"x" * 512)
-    except BlockingIOError:
-        pass
-    os.set_blocking(w, True)
-    return r, w
-
-
 def test_a_jupyterlab_that_never_stops_is_killed_even_when_the_labs_stderr_is_full(monkeypatch):
     """`storagelab lab 2>&1 | less`, the reader no longer reading (the pipe full: JupyterLab's own log fills it and
     JupyterLab itself then waits in its write, so its stop never ends), SIGTERM: after the third try the timer
@@ -60,26 +50,14 @@ def test_a_jupyterlab_that_never_stops_is_killed_even_when_the_labs_stderr_is_fu
     JupyterLab was never killed and `storagelab lab` (which passes SIGTERM and SIGINT on) waited for ever: kill -9.
     Now the server is killed first and the line is dropped when stderr has no room."""
     import signal  # noqa: PLC0415
-    import subprocess  # noqa: PLC0415
     import sys  # noqa: PLC0415
     import time  # noqa: PLC0415
     from types import SimpleNamespace  # noqa: PLC0415
 
-    from storagelab import cli, labstart, stopsignals  # noqa: PLC0415
+    from storagelab import cli, stopsignals  # noqa: PLC0415
 
     r, w = _full_pipe()
-    real = subprocess.Popen
-    held: list[subprocess.Popen] = []
-
-    def started(argv, **kwargs):
-        proc = real(["sh", "-c", "trap '' TERM; echo started; exec sleep 3"], stdout=subprocess.PIPE, **kwargs)
-        assert proc.stdout is not None and proc.stdout.readline() == b"started\n"
-        held.append(proc)
-        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM)).start()  # this process's stop, passed on
-        return proc
-
-    monkeypatch.setattr(subprocess, "Popen", started)
-    monkeypatch.setattr(labstart, "AGAIN_AFTER", 0.1)
+    held = unstoppable_lab(monkeypatch, 3)
     monkeypatch.setattr(sys, "stderr", open(w, "w", buffering=1, closefd=False))  # noqa: SIM115  as stderr: lines
     monkeypatch.setattr(stopsignals, "_STDERR", [w])
     began = time.monotonic()
