@@ -7,27 +7,19 @@ rewritten fio output gets no excerpt page, neither for a point's own line nor fo
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 
 import polars as pl
 from test_chart_provenance import two_fio_runs
 
 from storagelab import charts
-from storagelab.analysis import (
-    Selection,
-    alignment,
-    bonnie_table,
-    dedup,
-    disk_card,
-    fio_views,
-    open_db,
-    recordsize,
-    scaling,
-    stacks,
-    transports,
-)
+from storagelab.analysis import Selection, open_db
 
-ANALYSES = (scaling, alignment, dedup, transports, recordsize, fio_views, stacks, bonnie_table, disk_card)
+# every analysis whose result a report links to raw lines (the modules with an analyse(con, selection))
+ANALYSIS_NAMES = "scaling alignment dedup transports recordsize fio_views stacks bonnie_table disk_card".split()
+ANALYSES = tuple(importlib.import_module(f"storagelab.analysis.{name}") for name in ANALYSIS_NAMES)
+scaling, disk_card = ANALYSES[0], ANALYSES[-1]
 
 
 def _frames(obj, where="", seen=None):
