@@ -56,6 +56,26 @@ def test_a_command_run_in_a_removed_working_folder_says_the_folder_is_gone(argv,
     )
 
 
+def test_a_path_through_a_file_names_the_file_not_a_bare_not_a_directory(seed_db, tmp_path, capsys):
+    """`export --dataset /etc/passwd/ds` said only "/etc/passwd: Not a directory" (issue 26's campaigns, Low): which
+    part of the path is a file, not a folder."""
+    from storagelab.terminal import os_error_text  # noqa: PLC0415
+
+    (tmp_path / "f").write_text("x")
+    assert cli.main(["export", "--db", str(seed_db), "--dataset", str(tmp_path / "f" / "ds")]) == 2
+    assert capsys.readouterr().err == f"storagelab export: {tmp_path / 'f'}: a file, not a folder\n"
+    deep = tmp_path / "f" / "a" / "b"
+    assert (
+        os_error_text(NotADirectoryError(20, "Not a directory", str(deep)))
+        == f"{deep}: {tmp_path / 'f'} is a file, not a folder"
+    )
+    gone = tmp_path / "d" / "e"
+    assert (
+        os_error_text(NotADirectoryError(20, "Not a directory", str(gone)))
+        == f"{gone}: a part of it is a file, not a folder"
+    )
+
+
 def test_a_database_with_no_tables_yet_is_named_with_what_to_run_by_sql_export_and_the_notebooks(tmp_path, capsys):
     """A database file an ingest made and was killed in before its first tables: `sql` printed DuckDB's 'Table with
     name files does not exist', `export --dataset` a traceback, a notebook DuckDB's error."""

@@ -5,6 +5,7 @@ newline or a tab breaks a one-line message in two. Every line the command line p
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -90,4 +91,18 @@ def os_error_text(e: OSError) -> str:
             os.getcwd()
         except FileNotFoundError:
             return "the working folder is gone (removed while the shell was in it): cd to a folder that exists"
+    if name and e.errno == errno.ENOTDIR:
+        part = _file_on_the_way(name)
+        return one_line(f"{name}: {'a file' if part == name else part + ' is a file'}, not a folder")
     return one_line(f"{name}: {e.strerror}") if name and e.strerror else str(e)
+
+
+def _file_on_the_way(name: str) -> str:
+    """Where a bare "Not a directory" is in ``name``: its first part that exists and is not a folder."""
+    part = os.sep if name.startswith(os.sep) else ""
+    for piece in (p for p in name.split(os.sep) if p):
+        part = os.path.join(part, piece)
+        with suppress(OSError):
+            if os.path.lexists(part) and not os.path.isdir(part):
+                return part
+    return "a part of it"
