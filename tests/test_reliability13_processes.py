@@ -20,7 +20,7 @@ from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fix
 from storagelab import paths, report
 
 ROOT = Path(__file__).resolve().parents[1]
-NB = Path("/nowhere/07_explore.ipynb")  # only its name is used: papermill is the fake below
+NB = paths.NOTEBOOKS / "07_explore.ipynb"  # its name and parameters: papermill is the fake below
 
 
 def _fake_papermill(figures: list[str], headline: str, then: str = "", ready: Path | None = None) -> types.ModuleType:
@@ -52,11 +52,12 @@ def _fake_papermill(figures: list[str], headline: str, then: str = "", ready: Pa
 
 
 def _files(folder: Path) -> dict[str, str]:
-    """The report folder's files and their text; not the run folders (.storagelab-run-*), which the next run sweeps."""
+    """The report folder's files and their text; not the run folders (.storagelab-run-*), which the next run sweeps,
+    nor the selection each report holds (.selection.*.json, written before any run: test_report_folders)."""
     return {
         str(p.relative_to(folder)): p.read_text()
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and not str(p.relative_to(folder)).startswith(".storagelab-run-")
+        if p.is_file() and not str(p.relative_to(folder)).startswith((".storagelab-run-", ".selection."))
     }
 
 
@@ -125,7 +126,13 @@ def test_a_run_killed_or_stopped_in_its_notebook_leaves_the_last_good_report_who
         "raw/new.html": "<html></html>",
         "summaries/07_explore.json": json.dumps({"headline": "new"}),
     }
-    assert sorted(p.name for p in folder.iterdir()) == ["executed", "figures", "raw", "summaries"]  # no run folder
+    assert sorted(p.name for p in folder.iterdir()) == [
+        ".selection.07_explore.json",  # the selection of the report it holds (--output outside reports/)
+        "executed",
+        "figures",
+        "raw",
+        "summaries",
+    ]  # no run folder
 
 
 def _closed(*fds: int):

@@ -16,7 +16,7 @@ from test_reliability13_processes import _files  # the report folder's files, wi
 
 from storagelab import paths, report, reportstage
 
-NBS = [Path("/nowhere/07_explore.ipynb"), Path("/nowhere/08_more.ipynb")]  # only their names: papermill is fake
+NBS = [paths.NOTEBOOKS / "07_explore.ipynb", paths.NOTEBOOKS / "08_fio.ipynb"]  # names, parameters: papermill is fake
 
 
 def _papermill(headline: str) -> types.ModuleType:
@@ -39,8 +39,8 @@ def _papermill(headline: str) -> types.ModuleType:
 
 
 def _expected(headline: str, raws: tuple[str, ...]) -> dict[str, str]:
-    files = {f"raw/{stem}-{h}.html": h for stem in ("07_explore", "08_more") for h in raws}
-    for stem in ("07_explore", "08_more"):
+    files = {f"raw/{stem}-{h}.html": h for stem in ("07_explore", "08_fio") for h in raws}
+    for stem in ("07_explore", "08_fio"):
         files[f"executed/{stem}.ipynb"] = headline
         files[f"summaries/{stem}.json"] = json.dumps({"headline": headline})
         for name in ("a", "b"):

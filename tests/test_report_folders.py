@@ -155,3 +155,36 @@ def test_report_after_a_killed_run_says_the_page_is_unfinished(tmp_path):
     assert f'<div class="sl-unfinished" style="color:#a31515;font-weight:bold">{notice}</div>' in page
     index = (project / "reports" / "index.html").read_text()
     assert "UNFINISHED</span>" in index and notice in index
+
+
+def test_another_selection_into_an_output_folder_outside_reports_is_refused(monkeypatch, tmp_path):
+    """reliability-25: `run 07_explore -p study homelab-mergerfs --output o`, then `-p study thumper-x4500 --output
+    o` replaced the first page with the second's, exit 0 (only reports/ folders recorded their selection). An
+    --output folder outside reports/ records each notebook's selection: another is refused before anything runs;
+    the same one replaces its report, and every notebook with its own default study goes into one folder."""
+    from test_reliability13_processes import NB, _fake_papermill, _files
+
+    from storagelab.errors import ParameterError
+    from storagelab.paths import NOTEBOOKS
+
+    folder = tmp_path / "o"
+    monkeypatch.setitem(sys.modules, "papermill", _fake_papermill(["a"], "mergerfs"))
+    (ran,) = report.run_notebooks(plans=[(NB, {"study": "homelab-mergerfs"})], out_dir=folder, jobs=1)
+    assert ran.ok
+    before = _files(folder)
+    with pytest.raises(ParameterError) as e:
+        report.run_notebooks(plans=[(NB, {"study": "thumper-x4500"})], out_dir=folder, jobs=1)
+    assert str(e.value) == (
+        f"{folder} holds 07_explore's report of study 'homelab-mergerfs', not of study 'thumper-x4500': give "
+        "--output another folder"
+    )
+    assert _files(folder) == before
+    assert json.loads((folder / ".selection.07_explore.json").read_text()) == {
+        "selection": {"study": "homelab-mergerfs"},
+        "parameters": {},
+    }
+    monkeypatch.setitem(sys.modules, "papermill", _fake_papermill(["b"], "again"))
+    assert report.run_notebooks(plans=[(NB, {"study": "homelab-mergerfs"})], out_dir=folder, jobs=1)[0].ok
+    assert json.loads((folder / "summaries" / "07_explore.json").read_text()) == {"headline": "again"}
+    both = [(NB, {}), (NOTEBOOKS / "08_fio.ipynb", {})]  # '' and 'homelab-mergerfs', the notebooks' defaults
+    assert [r.ok for r in report.run_notebooks(plans=both, out_dir=tmp_path / "all", jobs=1)] == [True, True]

@@ -237,10 +237,8 @@ def run_notebooks(
         for note in notes:  # a parameter of some of the notebooks: given to those, the others told
             say(note)
         unknown_study({**(params or {}), **(raw_params or {})})
-    if out_dir is not None and Path(out_dir).resolve().parent == paths.REPORTS.resolve():
-        _claim_folders(plans, into=Path(out_dir).resolve().name)  # `--output reports/<study>` (or a link to it)
+    _claim_folders(plans, into=None if out_dir is None else Path(out_dir).resolve())
     if out_dir is None:
-        _claim_folders(plans)
         for folder in report_folders():  # those of a build killed outright, in folders this run does not write
             reportstage.sweep(folder)
     n = max(1, min(jobs if jobs is not None else (os.cpu_count() or 1), len(plans)))
@@ -302,33 +300,55 @@ SELECTION_FILE = paths.SELECTION_FILE
 _FEWER_NOTEBOOKS = "run one notebook at a time (storagelab run NAME)"
 
 
-def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: str | None = None) -> None:
-    """Check, before anything runs, that no report folder would hold two selections' reports (two in this run,
-    or this run's and the one a folder already holds), and record each folder's selection in it. A collision is
-    a ParameterError, never a silent overwrite. ``into``: the folder of reports/ every plan writes (``--output``:
-    `run 01_vdev_scaling -p study A --output reports/B` put A's report in B's folder, under B's name in the index)."""
-    claimed: dict[str, dict[str, Any]] = {}
+def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None = None) -> None:
+    """Check, before anything runs, that no report would be replaced by another selection's (two in this run, or
+    this run's and the one a folder already holds), and record each report's selection. A collision is a
+    ParameterError, never a silent overwrite. A folder of reports/ holds one selection (SELECTION_FILE); ``into``,
+    the folder every plan writes (``--output``: `run 01_vdev_scaling -p study A --output reports/B` put A's report in
+    B's folder, under B's name in the index), holds one per notebook when it is outside reports/ (reliability-25:
+    `run 07_explore -p study A --output o` then `-p study B --output o` replaced A's page with B's, exit 0; `run
+    --output o` of every notebook, each with its own default study, is one run)."""
+    claimed: dict[Path, dict[str, Any]] = {}
     for nb, p in plans:
-        folder, identity = _folder_and_identity(nb, p)
-        folder = into or folder
-        if claimed.setdefault(folder, identity) != identity:
+        name, identity = _folder_and_identity(nb, p)
+        marker = _selection_file(into or paths.REPORTS / name, nb)
+        if claimed.setdefault(marker, identity) != identity:
             raise ParameterError(
-                f"reports/{folder}/ would hold the reports of two selections, {_shown(claimed[folder])} and "
+                f"{_named(marker.parent)} would hold the reports of two selections, {_shown(claimed[marker])} and "
                 f"{_shown(identity)}: run them one at a time with --output"
             )
-    for folder, identity in claimed.items():
-        marker = paths.REPORTS / folder / SELECTION_FILE
+    for marker, identity in claimed.items():
         try:
             held = json.loads(marker.read_text())
         except (OSError, ValueError):
             held = None  # a new folder, or one written before folders recorded their selection
         if held is not None and held != identity:
             raise ParameterError(
-                f"{marker.parent} holds the reports of {_shown(held)}, not of {_shown(identity)}: "
+                f"{marker.parent} holds {_whose(marker)} of {_shown(held)}, not of {_shown(identity)}: "
                 + ("give --output another folder" if into else "move that folder away, or run with --output")
             )
         if held is None:
             _write_json(marker, identity)
+
+
+def _selection_file(folder: Path, notebook: Path) -> Path:
+    """Where ``folder`` records the selection of its reports: one file in a folder of reports/, one per notebook
+    in another folder (``--output``)."""
+    if folder.resolve().parent == paths.REPORTS.resolve():
+        return folder / SELECTION_FILE
+    return folder / f".selection.{notebook.stem}.json"
+
+
+def _whose(marker: Path) -> str:
+    """Whose reports ``marker`` records: the folder's, or one notebook's."""
+    if marker.name == SELECTION_FILE:
+        return "the reports"
+    return marker.name.removeprefix(".selection.").removesuffix(".json") + "'s report"
+
+
+def _named(folder: Path) -> str:
+    """reports/NAME/ for a folder of reports/, else the folder as it is."""
+    return f"reports/{folder.name}/" if folder.resolve().parent == paths.REPORTS.resolve() else str(folder)
 
 
 def _shown(identity: dict[str, Any]) -> str:
