@@ -1,0 +1,67 @@
+"""Reliability-25, Spark and the environment: reliability-24's structural fix (Spark's start folder) and the paths
+storagelab hands to other programs, attacked again (issue 26)."""
+
+import errno
+import os
+import shutil
+import stat
+import tempfile
+
+from storagelab import sparkjvm
+
+
+def _climbs(start: str, depth: int) -> list[tuple[int, str, int, int]]:
+    """(k, the folder "../" k times from ``start`` reaches, its owner, its mode) for k = 1 .. depth + 2."""
+    out = []
+    for k in range(1, depth + 3):
+        reached = os.path.realpath(os.path.join(start, *[".."] * k))
+        st = os.lstat(reached)
+        out.append((k, reached, st.st_uid, stat.S_IMODE(st.st_mode)))
+    return out
+
+
+def test_spark_start_folder_on_a_read_only_root_is_still_shut_to_other_users(tmp_path, monkeypatch):
+    """With "/" read-only (a container's read-only root file system) root's Spark started in /tmp/storagelab-spark-X
+    again, and reliability-24's highs came back: root's own `JDK_JAVA_OPTIONS=@/root/opts` holding
+    `-Dlog4j2.configurationFile=../l.properties` read the second user's /tmp/l.properties, whose appender wrote 44 lines
+    into a 0600 file of root's (rc 0). Now the chain is made under another folder whose every folder up to "/" only
+    this user or root can write (/run, the home): every climb from Spark's start folder reaches such a folder."""
+    made = tempfile.mkdtemp
+
+    def mkdtemp(*args, dir=None, **kwargs):  # "/" read-only; mkdir(2) on it says EROFS
+        if dir == "/":
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), "/")
+        return made(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    here = tmp_path / "a" / "b"
+    here.mkdir(parents=True)
+    monkeypatch.chdir(here)
+    start, top = sparkjvm.start_folder({}, "/tmp/storagelab-spark-")
+    try:
+        assert top is not None and start.startswith(top), start  # on the old code: ('/tmp/storagelab-spark-', None)
+        depth = len(str(here).strip("/").split("/"))
+        for k, reached, owner, mode in _climbs(start, depth):
+            assert owner in (0, os.geteuid()) and not mode & 0o022, (k, reached, oct(mode))
+            if k <= depth:  # the chain's own folders, the last its top
+                assert reached.startswith(top) and mode == 0o700, (k, reached)
+    finally:
+        if top:
+            shutil.rmtree(top)
+
+
+def test_spark_start_folder_is_as_deep_as_a_working_folder_deeper_than_path_max(tmp_path, monkeypatch):
+    """The kernel gives no name for a working folder longer than PATH_MAX (readlink: ENAMETOOLONG); its depth was
+    taken as 256, whatever it was. Now the climbs to "/" are counted."""
+    monkeypatch.chdir(tmp_path)
+    for _ in range(22):  # 22 x 201 characters: over 4096
+        os.mkdir("x" * 200)
+        os.chdir("x" * 200)
+    depth = len(str(tmp_path).strip("/").split("/")) + 22
+    start, top = sparkjvm.start_folder({}, "/tmp/storagelab-spark-")
+    try:  # the chain below its top: as deep as the working folder under "/", one deeper elsewhere
+        chain = [] if start == top else os.path.relpath(start, top).split("/")
+        assert len(chain) == depth - (os.path.dirname(top) == "/"), len(chain)  # on the old code: 255
+    finally:
+        if top:
+            shutil.rmtree(top)
