@@ -5,6 +5,7 @@ import errno
 import os
 import shutil
 import stat
+import subprocess
 import tempfile
 
 from storagelab import sparkjvm
@@ -65,3 +66,22 @@ def test_spark_start_folder_is_as_deep_as_a_working_folder_deeper_than_path_max(
     finally:
         if top:
             shutil.rmtree(top)
+
+
+def test_a_fio_filename_that_fio_would_cut_is_refused(tmp_path, capsys):
+    """fio reads --filename up to a ';' or '#' and strips blanks at its ends: `lab fio --target T --filename 'd;x'`
+    wrote fio's data into T/d, a file of the user's, and unlinked it (rc 0). Now refused in one line, before fio."""
+    from storagelab.lab.cli import main  # noqa: PLC0415
+
+    (tmp_path / "d").write_text("precious\n")
+    if shutil.which("fio"):  # fio itself: "d;x" is "d" to it
+        argv = ["fio", "--name=j", f"--directory={tmp_path}", "--filename=d;x", "--size=8k", "--rw=write"]
+        subprocess.run([*argv, "--ioengine=psync", "--unlink=0"], capture_output=True, check=True)
+        assert sorted(os.listdir(tmp_path)) == ["d"] and (tmp_path / "d").stat().st_size == 8192
+    for name in ("d;x", "d#x", " d", "d ", "d\t"):
+        assert main(["fio", "--target", str(tmp_path), "--filename", name, "--preset", "smoke", "--dry-run"]) == 2
+        assert capsys.readouterr().err.strip() == (
+            f"storagelab lab fio: --filename {name!r}: fio reads a name up to a ';' or '#' and without blanks at its "
+            "ends, so it would write (and delete) another file: give a name without them"
+        )  # on the old code: the dry run's plan, rc 0
+    assert main(["fio", "--target", str(tmp_path), "--filename", "d x,y:z", "--preset", "smoke", "--dry-run"]) == 0
