@@ -85,3 +85,21 @@ def test_a_fio_filename_that_fio_would_cut_is_refused(tmp_path, capsys):
             "ends, so it would write (and delete) another file: give a name without them"
         )  # on the old code: the dry run's plan, rc 0
     assert main(["fio", "--target", str(tmp_path), "--filename", "d x,y:z", "--preset", "smoke", "--dry-run"]) == 0
+
+
+def test_a_kernels_address_is_not_taken_for_jupyterlabs(monkeypatch):
+    """`storagelab lab --KernelManager.ip=127.0.0.1` (the kernels' address) was taken for the server's: JupyterLab
+    kept its default "localhost", and with the second user's listener on [::1] the printed URL's token went to them
+    (reliability-24's High 3). Only `--ip` and `--ServerApp.ip` name the server's address."""
+    from jupyter_server.serverapp import ServerApp  # noqa: PLC0415
+
+    from storagelab.labstart import loopback  # noqa: PLC0415
+
+    def address(extra: list[str]) -> str:
+        app = ServerApp()
+        app.parse_command_line(loopback(extra))
+        return app.ip
+
+    for extra in (["--KernelManager.ip=127.0.0.1"], ["--LabApp.ip=0.0.0.0"], ["-ip=0.0.0.0"]):
+        assert address(extra) == "127.0.0.1", extra  # on the old code: "localhost"
+    assert address(["--ServerApp.ip", "::1"]) == "::1" and address(["--ip=0.0.0.0"]) == "0.0.0.0"

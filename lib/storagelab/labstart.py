@@ -82,7 +82,9 @@ LOOPBACK = "127.0.0.1"
 def loopback(extra: list[str]) -> list[str]:
     """JupyterLab's options ``extra``, with ``--ServerApp.ip=127.0.0.1`` unless they name an address (``--ip``,
     ``--ServerApp.ip``): the address its URLs print is then the one it holds."""
-    given = any(a.startswith("-") and a.lstrip("-").partition("=")[0].rpartition(".")[2] == "ip" for a in extra)
+    # reliability-25: by its full name only; `--KernelManager.ip=127.0.0.1` (the kernels' address), `--LabApp.ip`,
+    # `-ip` (which traitlets ignores) were taken for the server's and left it on "localhost" (reliability-24's High 3)
+    given = any(a.startswith("--") and a[2:].partition("=")[0] in ("ip", "ServerApp.ip") for a in extra)
     return extra if given else [*extra, f"--ServerApp.ip={LOOPBACK}"]
 
 
