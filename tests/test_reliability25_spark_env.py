@@ -103,3 +103,20 @@ def test_a_kernels_address_is_not_taken_for_jupyterlabs(monkeypatch):
     for extra in (["--KernelManager.ip=127.0.0.1"], ["--LabApp.ip=0.0.0.0"], ["-ip=0.0.0.0"]):
         assert address(extra) == "127.0.0.1", extra  # on the old code: "localhost"
     assert address(["--ServerApp.ip", "::1"]) == "::1" and address(["--ip=0.0.0.0"]) == "0.0.0.0"
+
+
+def test_an_empty_storagelab_root_is_unset_not_the_working_folder(tmp_path):
+    """`cd THEIRS; STORAGELAB_ROOT= storagelab run 05_stacks` ran the second user's notebooks/05_stacks.ipynb as root:
+    Path("") is ".", and the check of the environment reads an empty value as no folder. Set but blank is now unset,
+    for this process and the programs it starts (the kernels)."""
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from storagelab import paths  # noqa: PLC0415
+
+    code = "from storagelab import paths; import os; print(paths.ROOT, 'STORAGELAB_ROOT' in os.environ, paths.current_report_dir())"
+    lib = str(Path(paths.__file__).resolve().parents[1])
+    env = dict(os.environ, STORAGELAB_ROOT="", STORAGELAB_REPORT_DIR=" ", PYTHONPATH=lib)
+    got = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    root = Path(lib).parent
+    assert got.stdout.split() == [str(root), "False", str(root / "reports" / "_interactive")], got.stderr  # old: "."
