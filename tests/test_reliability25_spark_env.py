@@ -120,3 +120,31 @@ def test_an_empty_storagelab_root_is_unset_not_the_working_folder(tmp_path):
     got = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
     root = Path(lib).parent
     assert got.stdout.split() == [str(root), "False", str(root / "reports" / "_interactive")], got.stderr  # old: "."
+
+
+def test_jupyterlab_takes_the_ipv6_loopback_on_a_host_without_127_0_0_1(monkeypatch):
+    """On a host whose loopback has only ::1 (a network namespace without IPv4), `storagelab lab` stopped with
+    tornado's traceback "OSError: [Errno 99] Cannot assign requested address", exit 1: it gave JupyterLab
+    --ServerApp.ip=127.0.0.1. Now ::1 there (checked with `unshare -n`: http://[::1]:PORT/lab?token=..., 200)."""
+    import socket  # noqa: PLC0415
+
+    import pytest  # noqa: PLC0415
+
+    from storagelab.labstart import loopback  # noqa: PLC0415
+
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    real = socket.socket
+
+    class NoIPv4(real):  # bind as on that host
+        def bind(self, address):
+            if address[0] == "127.0.0.1":
+                raise OSError(errno.EADDRNOTAVAIL, os.strerror(errno.EADDRNOTAVAIL))
+            return super().bind(address)
+
+    assert loopback([]) == ["--ServerApp.ip=127.0.0.1"]
+    monkeypatch.setattr(socket, "socket", NoIPv4)
+    assert loopback(["--no-browser"]) == ["--no-browser", "--ServerApp.ip=::1"]  # on the old code: 127.0.0.1
