@@ -183,7 +183,12 @@ def _depth() -> int:
         pass
     depth, path = 0, "."
     while depth <= 500:
-        st, up = os.stat(path), os.stat(path + "/..")
+        try:
+            st, up = os.stat(path), os.stat(path + "/..")
+        except OSError as e:  # a folder on the way up this user cannot search
+            raise StoreError(
+                f"how deep this folder is could not be told ({e.strerror}): run from one nearer /"
+            ) from None
         if (st.st_dev, st.st_ino) == (up.st_dev, up.st_ino):
             break
         depth, path = depth + 1, path + "/.."
