@@ -166,7 +166,8 @@ def _start_folder(fallback: str) -> tuple[str, str | None]:
     if os.geteuid() == 0:
         raise StoreError(
             "Spark's processes start in a folder of root's from which no relative path reaches a folder another "
-            "user can write; none could be made under /, /run or root's home (read-only?): make one of them writable"
+            "user can write; none could be made under /, /run, root's home or this folder (read-only?): make one of "
+            "them writable"
         )
     return fallback, None
 
@@ -208,7 +209,11 @@ def _bases() -> list[str]:
         home = pwd.getpwuid(os.geteuid()).pw_dir
     except KeyError:
         home = ""
-    given = ["/", os.environ.get("XDG_RUNTIME_DIR", ""), f"/run/user/{os.geteuid()}", "/run", home]
+    try:  # last: the working folder itself (a container's data volume, when all else is read-only)
+        here = os.getcwd()
+    except OSError:
+        here = ""
+    given = ["/", os.environ.get("XDG_RUNTIME_DIR", ""), f"/run/user/{os.geteuid()}", "/run", home, here]
     return [b for b in dict.fromkeys(os.path.realpath(g) for g in given if g.startswith("/")) if _shut(b)]
 
 
