@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -82,8 +83,23 @@ LOOPBACK = "127.0.0.1"
 def loopback(extra: list[str]) -> list[str]:
     """JupyterLab's options ``extra``, with ``--ServerApp.ip=127.0.0.1`` unless they name an address (``--ip``,
     ``--ServerApp.ip``): the address its URLs print is then the one it holds."""
-    given = any(a.startswith("-") and a.lstrip("-").partition("=")[0].rpartition(".")[2] == "ip" for a in extra)
-    return extra if given else [*extra, f"--ServerApp.ip={LOOPBACK}"]
+    # reliability-25: by its full name only; `--KernelManager.ip=127.0.0.1` (the kernels' address), `--LabApp.ip`,
+    # `-ip` (which traitlets ignores) were taken for the server's and left it on "localhost" (reliability-24's High 3)
+    given = any(a.startswith("--") and a[2:].partition("=")[0] in ("ip", "ServerApp.ip") for a in extra)
+    return extra if given else [*extra, f"--ServerApp.ip={loopback_address()}"]
+
+
+def loopback_address() -> str:
+    """LOOPBACK, or "::1" on a host whose loopback has no 127.0.0.1 (reliability-25: on an IPv6-only loopback
+    JupyterLab stopped with tornado's traceback, "OSError: [Errno 99] Cannot assign requested address", exit 1)."""
+    for family, address in ((socket.AF_INET, LOOPBACK), (socket.AF_INET6, "::1")):
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as s:
+                s.bind((address, 0))
+        except OSError:
+            continue
+        return address
+    return LOOPBACK
 
 
 # reliability-20: a stop signal JupyterLab took while it restarted a kernel that died at its start was lost: its

@@ -7,13 +7,18 @@ import re
 from pathlib import Path
 
 # lib/storagelab/paths.py -> project root is two levels above lib/
-ROOT = Path(os.environ.get("STORAGELAB_ROOT", Path(__file__).resolve().parents[2]))
+ROOT = Path(__file__).resolve().parents[2]
 # reliability-24: a relative STORAGELAB_ROOT (`cd clone; STORAGELAB_ROOT=. storagelab run 05_stacks`) named another
 # folder in each kernel (they run in notebooks/ and inherit it): "FAILED: FileNotFoundError:
 # data/parsed/storagelab.duckdb does not exist: run `storagelab ingest`" for a database that exists. Made absolute
 # here, for this process and every program it starts (a working folder that is gone leaves it as given); so is
 # STORAGELAB_REPORT_DIR (JupyterLab's kernels run in each notebook's folder: a relative one was under notebooks/).
+# reliability-25: set but blank is unset (as Spark's variables, sparkjvm.unset_empty): Path("") is ".", and `cd THEIRS;
+# STORAGELAB_ROOT= storagelab run 05_stacks` ran the second user's notebooks/05_stacks.ipynb as root (the check
+# of the environment reads an empty value as no folder)
 for _var in ("STORAGELAB_ROOT", "STORAGELAB_REPORT_DIR"):  # the latter: where a notebook run by hand saves figures
+    if _var in os.environ and not os.environ[_var].strip():
+        del os.environ[_var]
     if (_given := os.environ.get(_var)) and not os.path.isabs(_given):
         try:
             os.environ[_var] = os.path.abspath(_given)

@@ -8,6 +8,7 @@ import os
 import shlex
 import shutil
 import signal
+import stat
 import tempfile
 
 from . import javaprops
@@ -146,23 +147,85 @@ def start_folder(conf: dict[str, str], fallback: str) -> tuple[str, str | None]:
 def _start_folder(fallback: str) -> tuple[str, str | None]:
     from . import readcopies  # noqa: PLC0415
 
-    try:  # the kernel's own name for it, a removed one's too ("(deleted)": ".." from it still leads up)
-        here = os.readlink("/proc/self/cwd").removesuffix(" (deleted)")
-    except OSError:
-        here = "/d" * 256
-    depth = len([part for part in here.split("/") if part])
-    top_st = os.stat("/")
-    if os.geteuid() != 0 or top_st.st_uid != 0 or top_st.st_mode & 0o022:
-        return fallback, None
+    depth = _depth()
     if depth > 500:  # the chain is removed by shutil.rmtree, which recurses once per folder
         raise StoreError(f"this folder is {depth} folders deep, and Spark starts in one as deep: run from one nearer /")
-    readcopies.remove_dead("/", prefix=START)
+    for base in _bases():
+        readcopies.remove_dead(base, prefix=START)
+        try:
+            top = tempfile.mkdtemp(prefix=readcopies.dead_reader_prefix(START), dir=base)
+        except OSError:  # a read-only "/" (a container's read-only root), a home that is
+            continue
+        # under "/" a climb of ``depth`` reaches "/", as from the user's folder; under another base it reaches ``top``
+        # itself (a path "../"*depth + "x" names nothing then, where the user's names /x: refused, never another's)
+        bottom = os.path.join(top, *["d"] * (depth - (base == "/")))
+        os.makedirs(bottom, mode=0o700, exist_ok=True)
+        for up in range(depth):  # os.makedirs gives the folders above the last one the umask's mode
+            os.chmod(os.path.join(top, *["d"] * up), 0o700)
+        return bottom, top
+    if os.geteuid() == 0:
+        raise StoreError(
+            "Spark's processes start in a folder of root's from which no relative path reaches a folder another "
+            "user can write; none could be made under /, /run, root's home or this folder (read-only?): make one of "
+            "them writable"
+        )
+    return fallback, None
+
+
+def _depth() -> int:
+    """How many folders deep the working folder is: the kernel's name for it (a removed one's too: "(deleted)",
+    ".." from it still leads up); for one deeper than PATH_MAX, whose name the kernel does not give (reliability-25:
+    it was taken as 256 deep), the climbs to "/" are counted (up to 501)."""
     try:
-        top = tempfile.mkdtemp(prefix=readcopies.dead_reader_prefix(START), dir="/")
-    except OSError:  # a read-only "/"
-        return fallback, None
-    bottom = os.path.join(top, *["d"] * (depth - 1))
-    os.makedirs(bottom, mode=0o700, exist_ok=True)
-    for up in range(depth - 1):  # os.makedirs gives the folders above the last one the umask's mode
-        os.chmod(os.path.join(top, *["d"] * up), 0o700)
-    return bottom, top
+        here = os.readlink("/proc/self/cwd").removesuffix(" (deleted)")
+        if here.startswith("/"):
+            return len([part for part in here.split("/") if part])
+    except OSError:
+        pass
+    depth, path = 0, "."
+    while depth <= 500:
+        try:
+            st, up = os.stat(path), os.stat(path + "/..")
+        except OSError as e:  # a folder on the way up this user cannot search
+            raise StoreError(
+                f"how deep this folder is could not be told ({e.strerror}): run from one nearer /"
+            ) from None
+        if (st.st_dev, st.st_ino) == (up.st_dev, up.st_ino):
+            break
+        depth, path = depth + 1, path + "/.."
+    return depth
+
+
+# reliability-25: with a read-only "/" (a container's read-only root file system) root's Spark fell back to the
+# temporary folder, and reliability-24's highs came back (`JDK_JAVA_OPTIONS=@/root/opts` holding "../l.properties":
+# the second user's /tmp/l.properties wrote 44 lines into a 0600 file of root's). A chain also holds under any folder
+# whose every folder up to "/" only root or this user can write: its climbs reach only those (and the chain is one
+# deeper, so a climb of the user's depth stops in the chain's own top). Another user's run gets one too (their
+# runtime folder or home) instead of /tmp, where the same forms read a third user's files as them.
+def _bases() -> list[str]:
+    import pwd  # noqa: PLC0415
+
+    try:
+        home = pwd.getpwuid(os.geteuid()).pw_dir
+    except KeyError:
+        home = ""
+    try:  # last: the working folder itself (a container's data volume, when all else is read-only)
+        here = os.getcwd()
+    except OSError:
+        here = ""
+    given = ["/", os.environ.get("XDG_RUNTIME_DIR", ""), f"/run/user/{os.geteuid()}", "/run", home, here]
+    return [b for b in dict.fromkeys(os.path.realpath(g) for g in given if g.startswith("/")) if _shut(b)]
+
+
+def _shut(folder: str) -> bool:
+    """Whether ``folder`` and every folder above it are root's or this user's and writable by no one else."""
+    while True:
+        try:
+            st = os.lstat(folder)
+        except OSError:
+            return False
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (0, os.geteuid()) or st.st_mode & 0o022:
+            return False
+        if folder == "/":
+            return True
+        folder = os.path.dirname(folder)

@@ -25,7 +25,7 @@ from .bonnie import run_bonnie
 from .fio import run_fio_auto, run_fio_matrix
 from .manifest import default_out
 from .outdir import foreign, movable_by_others, one_run_at_a_time, others_can_write
-from .presets import PRESETS, _size_bytes, build_runs, plan_points
+from .presets import PRESETS, _size_bytes, build_runs, fio_filename_refusal, plan_points
 from .sweep import run_sweep, sweep_plan
 
 
@@ -417,6 +417,9 @@ def _main_fio(args: argparse.Namespace, out: Path, db: Path | None) -> int:
             f"for a file elsewhere give its folder as --target (--target {Path(args.filename).parent} "
             f"--filename {Path(args.filename).name})"
         )
+        return 2
+    if args.filename and (why := fio_filename_refusal(args.filename)):
+        say(f"storagelab lab fio: {why}")
         return 2
     if not args.dry_run and not (_target_ok(target, "fio") and _out_ok(out, "fio")):
         return 2

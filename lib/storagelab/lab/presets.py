@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -145,6 +146,22 @@ def fio_name(path: Path | str) -> str:
     symlink b/<run>.1.0 had fio write its test data into a 0600 file of root's, and half the jobs measured their file
     system, stored as the target's."""
     return str(path).replace(":", "\\:")
+
+
+# reliability-25: fio cuts an option's value at ";" or "#" (a comment) and drops blanks and control characters at its
+# ends (parse.c's strip_blank_front/end), and has no escape for them; in --filename (not --directory, checked with fio
+# 3.33): `lab fio --target T --filename 'd;x'` wrote fio's data into T/d, a file of the user's, and unlinked it
+_FIO_CUTS = re.compile(r"[;#]|^\s|[\s\x00-\x1f\x7f]$")
+
+
+def fio_filename_refusal(name: str) -> str | None:
+    """The words for a --filename fio would read as another name (see _FIO_CUTS), else None."""
+    if not _FIO_CUTS.search(name):
+        return None
+    return (
+        f"--filename {name!r}: fio reads a name up to a ';' or '#' and without blanks at its ends, so it would write "
+        "(and delete) another file: give a name without them"
+    )
 
 
 def build_runs(
