@@ -318,10 +318,12 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None =
                 f"{_shown(identity)}: run them one at a time with --output"
             )
     for marker, identity in claimed.items():
-        try:
-            held = json.loads(marker.read_text())
-        except (OSError, ValueError):
-            held = None  # a new folder, or one written before folders recorded their selection
+        held = _held(marker)
+        for other in _other_markers(marker):  # the folder's record of the other kind (a folder moved in or out)
+            theirs = _held(other)
+            if theirs is not None and theirs != identity:
+                held, marker = theirs, other
+                break
         if held is not None and held != identity:
             raise ParameterError(
                 f"{marker.parent} holds {_whose(marker)} of {_shown(held)}, not of {_shown(identity)}: "
@@ -329,6 +331,27 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None =
             )
         if held is None:
             _write_json(marker, identity)
+
+
+def _held(marker: Path) -> Any:
+    """The selection ``marker`` records, or None: a new folder, or one written before folders recorded theirs."""
+    try:
+        return json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _other_markers(marker: Path) -> list[Path]:
+    """The records of the other kind in ``marker``'s folder, which hold for its reports as well: a folder of
+    reports/ moved out (`mv reports/A keep`) keeps its SELECTION_FILE, and `run 07_explore -p study B --output keep`
+    replaced A's page, exit 0; a folder of another --output moved into reports/ keeps its notebooks' records, and
+    a run of another selection there replaced theirs (reliability-25 reports)."""
+    if marker.name != SELECTION_FILE:
+        return [marker.parent / SELECTION_FILE]
+    try:
+        return sorted(marker.parent.glob(".selection.*.json"))
+    except OSError:
+        return []
 
 
 def _selection_file(folder: Path, notebook: Path) -> Path:
