@@ -47,3 +47,23 @@ def test_a_folder_moved_out_of_reports_or_into_it_keeps_its_selection(monkeypatc
     assert not (moved / paths.SELECTION_FILE).exists()
     report._claim_folders([(NB, {"study": "thumper-x4500"})])  # its own selection, in the folder named after it
     assert json.loads((moved / paths.SELECTION_FILE).read_text()) == json.loads(_held("thumper-x4500"))
+
+
+def test_an_output_in_reports_that_is_no_report_folder_is_refused_before_it_is_made(monkeypatch, tmp_path):
+    # the attack: `run 07_explore --output reports/homelab-mergerfs/sub` (and `--output reports`, `reports/_x`) ran,
+    # said "report: reports/homelab-mergerfs/sub/07_explore.html", exit 0: no such page was written (only the
+    # folders of reports/ are rendered) and reports/ got executed/, summaries/, raw/ ... of its own
+    from storagelab import runoutput
+
+    reports = tmp_path / "reports"
+    (reports / "a").mkdir(parents=True)
+    monkeypatch.setattr(paths, "REPORTS", reports)
+    for given in (reports / "a" / "sub", reports, reports / "_x"):
+        why, _ = runoutput.refusal(given)
+        assert why == (
+            f"--output {given}: a folder in {reports} is rendered only as a report folder of its own, {reports}/NAME "
+            f"(NAME not starting with '_'): give one, or a folder outside {reports}"
+        )
+    assert sorted(p.name for p in reports.rglob("*")) == ["a"]  # the folders made for the check removed again
+    assert runoutput.refusal(reports / "b") == (None, reports / "b")
+    assert runoutput.refusal(tmp_path / "o") == (None, tmp_path / "o")

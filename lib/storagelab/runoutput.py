@@ -82,7 +82,21 @@ def _refusal(out: Path) -> tuple[str | None, Path]:
         ), real
     if steady := foreign_link(out, strict=True, steady=True):  # reliability-13: a folder and a link of theirs swapped
         return f"--output {out}: {steady}, who could swap it once it is checked: give a folder of your own", real
-    return None, real
+    return _not_a_report_folder(out, real), real
+
+
+def _not_a_report_folder(out: Path, real: Path) -> str | None:
+    """Why ``real`` (OUT resolved), a folder in reports/, is no report folder, else None. Only reports/NAME is
+    rendered and indexed: `run --output reports/A/sub` (or reports/ itself, or reports/_x, which the index leaves
+    out) ran, said "report: reports/A/sub/07_explore.html", exit 0, and no such page was ever written
+    (reliability-25 reports)."""
+    reports = paths.REPORTS.resolve()
+    if not real.is_relative_to(reports) or (real.parent == reports and not real.name.startswith("_")):
+        return None
+    return (
+        f"--output {out}: a folder in {paths.REPORTS} is rendered only as a report folder of its own, "
+        f"{paths.REPORTS}/NAME (NAME not starting with '_'): give one, or a folder outside {paths.REPORTS}"
+    )
 
 
 def tree(own: Path | None) -> Path:
