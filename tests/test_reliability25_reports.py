@@ -67,3 +67,12 @@ def test_an_output_in_reports_that_is_no_report_folder_is_refused_before_it_is_m
     assert sorted(p.name for p in reports.rglob("*")) == ["a"]  # the folders made for the check removed again
     assert runoutput.refusal(reports / "b") == (None, reports / "b")
     assert runoutput.refusal(tmp_path / "o") == (None, tmp_path / "o")
+
+
+def test_a_study_called_index_html_gets_a_folder_that_is_not_the_index():
+    # the attack: study `index.html` (a manifest's label), `run 07_explore -p study index.html`: its report folder was
+    # reports/index.html/, and that run and every later run, report and build said "reports/index.html: Is a
+    # directory", exit 2, with no index
+    name = report.report_dir(NB, {"study": "index.html"}).name
+    assert name.startswith("index.html~") and len(name) == len("index.html~") + 8
+    assert report.report_dir(NB, {"study": "index.htm"}).name == "index.htm"

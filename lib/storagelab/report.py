@@ -121,8 +121,13 @@ def _spelled_as_is(folder: str, study: str, filters: dict[str, str]) -> bool:
     with capitals gets its hash too, and no two folders differ only in case."""
     values = [study or "all", *[v for k, v in filters.items() if k != "study"]]
     readable = "--".join([study or "all", *[f"{k}-{v}" for k, v in filters.items() if k != "study"]])
-    unique = folder == readable and folder == folder.lower()
+    unique = folder == readable and folder == folder.lower() and folder not in _TAKEN
     return unique and study != "all" and not any("--" in v or v.endswith("-") for v in values)
+
+
+# names in reports/ that are not report folders: a study called `index.html` made reports/index.html/ a folder, and
+# every later run, report and build failed ("reports/index.html: Is a directory", reliability-25 reports)
+_TAKEN = frozenset({"index.html"})
 
 
 current_report_dir = paths.current_report_dir
