@@ -76,3 +76,29 @@ def test_a_study_called_index_html_gets_a_folder_that_is_not_the_index():
     name = report.report_dir(NB, {"study": "index.html"}).name
     assert name.startswith("index.html~") and len(name) == len("index.html~") + 8
     assert report.report_dir(NB, {"study": "index.htm"}).name == "index.htm"
+
+
+def test_the_inputs_page_of_a_computed_number_is_named_by_the_bytes_it_shows(monkeypatch, tmp_path):
+    # the attack: two notebooks of one report folder link one computed number (the same inputs and arithmetic: a
+    # claim's metric in two notebooks' claims tables) to raw/from-<hash>.html, named by the inputs' paths and lines
+    # only. The log rewritten and ingested again, and one notebook run again: its page of the new bytes' lines
+    # replaced the other's, whose number came from the old bytes (an href page is named by its bytes' SHA-256)
+    import hashlib
+
+    from storagelab import excerpts
+
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
+    log = tmp_path / "a.log"
+    names = []
+    for text in ("old 1\nold 2\n", "new 1\nnew 2\n"):
+        log.write_text(text)
+        sha = hashlib.sha256(text.encode()).hexdigest()
+        inputs = [{"path": "a.log", "line_start": 1, "line_end": 1, "sha256": sha}, {**_line(2), "sha256": sha}]
+        names.append(excerpts.Excerpts(tmp_path / "report").href_many(inputs, "a + b"))
+    assert names[0] != names[1]
+    pages = [(tmp_path / "report" / n).read_text() for n in names]
+    assert "old 1" in pages[0] and "new 1" not in pages[0] and "new 1" in pages[1]
+
+
+def _line(n: int) -> dict:
+    return {"path": "a.log", "line_start": n, "line_end": n}

@@ -328,8 +328,13 @@ class Excerpts:
             parts.append(head + ("" if s.get("sha256") else UNCHECKED) + _excerpt(lines, start, min(end, len(lines))))
         if not any("<pre>" in p for p in parts):
             return None
-        # the arithmetic is part of the page: numbers computed differently from the same inputs get pages of their own
-        key = "\n".join(f"{s['path']}:{s.get('line_start')}-{s.get('line_end')}" for s in inputs)
+        # the arithmetic is part of the page: numbers computed differently from the same inputs get pages of their own;
+        # so are the bytes shown (reliability-25 reports: a page of a file's new bytes, written by one notebook of the
+        # folder, replaced the page another notebook's number, computed from the old bytes, linked to)
+        key = "\n".join(
+            f"{s['path']}:{s.get('line_start')}-{s.get('line_end')}:{self._sha256.get(str(s['path']), '')}"
+            for s in inputs
+        )
         key += f"\n= {derivation or ''}"
         name = f"from-{hashlib.sha256(key.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}.html"
         dest = self.folder / "raw" / name
