@@ -102,3 +102,17 @@ def test_the_inputs_page_of_a_computed_number_is_named_by_the_bytes_it_shows(mon
 
 def _line(n: int) -> dict:
     return {"path": "a.log", "line_start": n, "line_end": n}
+
+
+def test_a_refused_run_records_no_selection(tmp_path):
+    # the attack: `run 07_explore 08_fio -p study B --output o`, o holding 08_fio's report of study A: refused (exit
+    # 2), nothing ran, but o/.selection.07_explore.json recorded B, and `run 07_explore -p study A --output o` was then
+    # refused: "o holds 07_explore's report of study 'B'", a report that was never written
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / ".selection.08_fio.json").write_text(_held("homelab-mergerfs"))
+    both = [(NB, {"study": "thumper-x4500"}), (paths.NOTEBOOKS / "08_fio.ipynb", {"study": "thumper-x4500"})]
+    with pytest.raises(ParameterError):
+        report._claim_folders(both, into=out)
+    assert sorted(p.name for p in out.iterdir()) == [".selection.08_fio.json"]
+    report._claim_folders([(NB, {"study": "homelab-mergerfs"})], into=out)

@@ -322,6 +322,7 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None =
                 f"{_named(marker.parent)} would hold the reports of two selections, {_shown(claimed[marker])} and "
                 f"{_shown(identity)}: run them one at a time with --output"
             )
+    new: list[tuple[Path, dict[str, Any]]] = []
     for marker, identity in claimed.items():
         held = _held(marker)
         for other in _other_markers(marker):  # the folder's record of the other kind (a folder moved in or out)
@@ -335,7 +336,9 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None =
                 + ("give --output another folder" if into else "move that folder away, or run with --output")
             )
         if held is None:
-            _write_json(marker, identity)
+            new.append((marker, identity))
+    for marker, identity in new:  # only once every report is checked: a refused run records no selection
+        _write_json(marker, identity)
 
 
 def _held(marker: Path) -> Any:
