@@ -126,9 +126,8 @@ def test_a_second_lab_run_on_the_same_out_is_refused_while_the_first_writes_it(t
     bare 'O/.write-64k-qd1-nj1.txt.part: No such file or directory' and left the logs of its run in O without
     manifest rows (an ingest of O then took 13 files for 7 labelled). The second is now refused in one line while the
     first holds O (here: its lock, held as the first run holds it), and runs nothing."""
-    import fcntl  # noqa: PLC0415
-
     from storagelab.lab import main as lab_main  # noqa: PLC0415
+    from storagelab.lab.outdir import one_run_at_a_time  # noqa: PLC0415
 
     bin_dir, out, target = tmp_path / "bin", tmp_path / "out", tmp_path / "t"
     bin_dir.mkdir()
@@ -138,13 +137,10 @@ def test_a_second_lab_run_on_the_same_out_is_refused_while_the_first_writes_it(t
     (bin_dir / "fio").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     out.mkdir()
-    first = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(first, fcntl.LOCK_EX)
     argv = ["fio", "--target", str(target), "--out", str(out), "--depth-jobs", "1x1", "--bs", "64k", "--rw", "write"]
-    try:
+    with one_run_at_a_time("fio", out) as first:  # the first run's lock (reliability-25: a file in OUT)
+        assert first is None
         rc = lab_main([*argv, "--size", "1M", "--runtime", "1", "--no-ingest"])
-    finally:
-        os.close(first)
     assert rc == 2
     assert capsys.readouterr().err == (
         f"storagelab lab fio: --out {out} is being written by another lab run (their runs would overwrite each "

@@ -46,23 +46,47 @@ def made_ours(what: str, out: Path) -> str | None:
     return refusal(what, out)
 
 
+LOCK = ".storagelab-lab.lock"  # hidden: an ingest of OUT skips it
+
+
 @contextmanager
 def one_run_at_a_time(what: str, out: Path) -> Iterator[str | None]:
-    """Within the block, this process alone writes ``out`` (an exclusive flock on the folder, released by the kernel
+    """Within the block, this process alone writes ``out`` (an exclusive flock on its ``LOCK`` file, 0600, released by the kernel
     however the process ends; not inherited by fio or bonnie++); the line refusing it when another lab run holds it,
     else None. Reliability-24: two `lab fio` with one --out wrote the same ``.<run>.txt.part`` and fio logs: one
     run's output was found cut (NUL bytes) and not kept, the other ended with a bare 'No such file or directory' on
-    its .part, and left the logs of its run in OUT without manifest rows (an ingest of OUT took 6 unlabelled files)."""
-    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield (
-                f"storagelab lab {what}: --out {out} is being written by another lab run (their runs would overwrite "
-                "each other's files); wait for it to end, or give another --out"
-            )
+    its .part, and left the logs of its run in OUT without manifest rows (an ingest of OUT took 6 unlabelled files).
+    Reliability-25: the lock was the folder's own, and another user who could read OUT (root's 0755 folder) locked it
+    and every lab run of its owner there was refused, 'being written by another lab run'."""
+    while True:
+        try:  # a file of its own, not the folder: any user who can read OUT could lock that (reliability-25)
+            fd = os.open(out / LOCK, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+        except OSError as e:
+            yield f"storagelab lab {what}: --out {out}: cannot use {LOCK} there ({e.strerror}): remove it"
             return
-        yield None
-    finally:
-        os.close(fd)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+                yield f"storagelab lab {what}: --out {out}: {LOCK} there is not a file of yours: remove it"
+                return
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield (
+                    f"storagelab lab {what}: --out {out} is being written by another lab run (their runs would "
+                    "overwrite each other's files); wait for it to end, or give another --out"
+                )
+                return
+            try:
+                here = os.lstat(out / LOCK)
+            except FileNotFoundError:
+                continue  # removed by the run that held it, which ended in between: made again
+            if (here.st_dev, here.st_ino) != (st.st_dev, st.st_ino):
+                continue
+            try:
+                yield None
+            finally:
+                os.unlink(out / LOCK)  # still held: a run that opened it meanwhile sees it gone (above)
+            return
+        finally:
+            os.close(fd)
