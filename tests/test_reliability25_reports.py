@@ -142,3 +142,14 @@ def test_report_leaves_out_of_the_index_the_folders_the_build_left_out(monkeypat
         f"note: {reports / 'homelab-two'} holds reports of study 'homelab-two', which no file is labelled with now: "
         "left out of index.html (delete the folder if it is not needed)\n"
     )
+
+
+def test_a_selection_record_that_is_not_one_is_rewritten_not_a_traceback(tmp_path):
+    # the attack: `{}` in o/.selection.07_explore.json, then `run 07_explore --output o`: KeyError 'selection', a
+    # traceback (and in every later run there)
+    out = tmp_path / "o"
+    out.mkdir()
+    for text in ("{}", "[]", '{"selection": 1, "parameters": {}}'):
+        (out / ".selection.07_explore.json").write_text(text)
+        report._claim_folders([(NB, {"study": "thumper-x4500"})], into=out)
+        assert json.loads((out / ".selection.07_explore.json").read_text()) == json.loads(_held("thumper-x4500"))

@@ -341,12 +341,15 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None =
         _write_json(marker, identity)
 
 
-def _held(marker: Path) -> Any:
-    """The selection ``marker`` records, or None: a new folder, or one written before folders recorded theirs."""
+def _held(marker: Path) -> dict[str, Any] | None:
+    """The selection ``marker`` records, or None: a new folder, one written before folders recorded theirs, or a
+    record that is not one (`{}` in it: a traceback, KeyError 'selection', for every later run there)."""
     try:
-        return json.loads(marker.read_text())
+        held = json.loads(marker.read_text())
     except (OSError, ValueError):
         return None
+    ok = isinstance(held, dict) and isinstance(held.get("selection"), dict) and isinstance(held.get("parameters"), dict)
+    return held if ok else None
 
 
 def _other_markers(marker: Path) -> list[Path]:
@@ -730,7 +733,7 @@ def left_out_of_index() -> set[str]:
     left = set()
     for folder in stale_folders([], studies):
         study = json.loads((folder / SELECTION_FILE).read_text())["selection"]["study"]
-        if not _is_paper(study):
+        if not _is_paper(str(study)):
             say(stale_note(folder, study))
             left.add(folder.name)
     return left
