@@ -116,3 +116,40 @@ def test_a_refused_run_records_no_selection(tmp_path):
         report._claim_folders(both, into=out)
     assert sorted(p.name for p in out.iterdir()) == [".selection.08_fio.json"]
     report._claim_folders([(NB, {"study": "homelab-mergerfs"})], into=out)
+
+
+def test_report_leaves_out_of_the_index_the_folders_the_build_left_out(monkeypatch, tmp_path, capsys):
+    # the attack: study homelab-two relabelled homelab-three, `build` -> "note: reports/homelab-two holds reports of
+    # study 'homelab-two', which no file is labelled with now: left out of index.html"; then `storagelab report`
+    # listed it again in the index, as current (its numbers under two studies' names), without a word; `run` alike
+    from storagelab import cli
+
+    reports = tmp_path / "reports"
+    for name in ("homelab-two", "homelab-three"):
+        (reports / name / "executed").mkdir(parents=True)
+        (reports / name / "summaries").mkdir()
+        (reports / name / "summaries" / "07_explore.json").write_text(json.dumps({"status": "ok"}))
+        (reports / name / paths.SELECTION_FILE).write_text(_held(name))
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
+    monkeypatch.setattr(paths, "REPORTS", reports)
+    monkeypatch.setattr(paths, "DB", tmp_path / "db.duckdb")
+    (tmp_path / "db.duckdb").touch()
+    monkeypatch.setattr(report, "labelled_studies", lambda db_path=None, wait=30.0: {"homelab-three"})
+    assert cli._report() == 0
+    index = (reports / "index.html").read_text()
+    assert "<h2 id='homelab-three'>" in index and "homelab-two" not in index
+    assert capsys.readouterr().err == (
+        f"note: {reports / 'homelab-two'} holds reports of study 'homelab-two', which no file is labelled with now: "
+        "left out of index.html (delete the folder if it is not needed)\n"
+    )
+
+
+def test_a_selection_record_that_is_not_one_is_rewritten_not_a_traceback(tmp_path):
+    # the attack: `{}` in o/.selection.07_explore.json, then `run 07_explore --output o`: KeyError 'selection', a
+    # traceback (and in every later run there)
+    out = tmp_path / "o"
+    out.mkdir()
+    for text in ("{}", "[]", '{"selection": 1, "parameters": {}}'):
+        (out / ".selection.07_explore.json").write_text(text)
+        report._claim_folders([(NB, {"study": "thumper-x4500"})], into=out)
+        assert json.loads((out / ".selection.07_explore.json").read_text()) == json.loads(_held("thumper-x4500"))

@@ -459,7 +459,7 @@ def cmd_run(args) -> int:
 def _run(args, params: dict, raw: dict, out: Path | None, own: Path | None, made: bool) -> int:
     """The notebooks run into ``out`` (``--output``, resolved and checked) or reports/; ``own``: ``out`` when it is
     outside reports/."""
-    from .report import render_reports, run_notebooks  # noqa: PLC0415  (see cmd_run)
+    from .report import left_out_of_index, render_reports, run_notebooks  # noqa: PLC0415  (see cmd_run)
 
     try:
         results = run_notebooks(args.notebooks or None, params, raw_params=raw, out_dir=out)
@@ -469,7 +469,7 @@ def _run(args, params: dict, raw: dict, out: Path | None, own: Path | None, made
         return 2
     rc = _print_runs(results)
     if not args.no_report:
-        render_reports(only=own) if own else render_reports()  # a folder of the user's: its pages only, no index
+        render_reports(only=own) if own else render_reports(skip=left_out_of_index())  # own: its pages, no index
         for r in results:
             say(
                 f"report: {r.folder.relative_to(paths.ROOT) if r.folder.is_relative_to(paths.ROOT) else r.folder}"
@@ -505,10 +505,10 @@ def cmd_report(args) -> int:
 
 
 def _report() -> int:
-    from .report import render_reports  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
+    from .report import left_out_of_index, render_reports  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
     failures: list[str] = []
-    pages = render_reports(failures=failures)
+    pages = render_reports(failures=failures, skip=left_out_of_index())
     for f in failures:
         say(f"error: {f} (the executed notebook cannot be read: run the notebook again)")
     print(f"rendered {len(pages)} reports; open {paths.REPORTS.relative_to(paths.ROOT) / 'index.html'}")

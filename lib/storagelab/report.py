@@ -341,12 +341,15 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None =
         _write_json(marker, identity)
 
 
-def _held(marker: Path) -> Any:
-    """The selection ``marker`` records, or None: a new folder, or one written before folders recorded theirs."""
+def _held(marker: Path) -> dict[str, Any] | None:
+    """The selection ``marker`` records, or None: a new folder, one written before folders recorded theirs, or a
+    record that is not one (`{}` in it: a traceback, KeyError 'selection', for every later run there)."""
     try:
-        return json.loads(marker.read_text())
+        held = json.loads(marker.read_text())
     except (OSError, ValueError):
         return None
+    ok = isinstance(held, dict) and isinstance(held.get("selection"), dict) and isinstance(held.get("parameters"), dict)
+    return held if ok else None
 
 
 def _other_markers(marker: Path) -> list[Path]:
@@ -614,11 +617,11 @@ def study_runs(plan: list[tuple[Path, dict[str, Any]]], study: str) -> list[tupl
     return [(nb, p) for nb, p in plan if of(nb, p) in (study, None)]
 
 
-def labelled_studies(db_path: Path | None = None) -> set[str]:
+def labelled_studies(db_path: Path | None = None, wait: float = 30.0) -> set[str]:
     """The study labels the database's files carry now."""
     from .analysis import open_db  # noqa: PLC0415  (duckdb/polars, 0.5 s: only when a build is planned)
 
-    con = open_db(db_path)
+    con = open_db(db_path, wait=wait)
     try:
         rows = con.execute(
             "SELECT study FROM files WHERE study IS NOT NULL UNION SELECT study FROM duplicates WHERE study IS NOT NULL"
@@ -713,3 +716,24 @@ def stale_note(folder: Path, study: str) -> str:
         + ("which no file of it is labelled with now" if Path(db).exists() else "which does not exist now")
     )
     return f"note: {folder} holds reports of study {study!r}, {why}: left out of index.html (delete the folder if it is not needed)"
+
+
+def left_out_of_index() -> set[str]:
+    """The report folders that `report` and `run` leave out of the index, as the build does (``stale_folders``), each
+    said in a line: `build` left reports/homelab-two/ out (its files relabelled homelab-three), and the next `report`
+    or `run` listed it again, as current, with every number shown under two studies' names (reliability-25 reports).
+    A paper's study is the build's to judge (its reports show its claims without data); with no database, or one that
+    cannot be read at once (an ingest holds it), every folder is listed as before."""
+    if not paths.DB.exists():
+        return set()
+    try:
+        studies = labelled_studies(wait=0)
+    except Exception:  # noqa: BLE001 - no index is worth a failed command: every folder listed, as before
+        return set()
+    left = set()
+    for folder in stale_folders([], studies):
+        study = json.loads((folder / SELECTION_FILE).read_text())["selection"]["study"]
+        if not _is_paper(str(study)):
+            say(stale_note(folder, study))
+            left.add(folder.name)
+    return left
