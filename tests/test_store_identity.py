@@ -152,3 +152,43 @@ OPS = st.tuples(
 @given(st.lists(OPS, min_size=1, max_size=4))
 def test_any_order_of_changes_ends_as_a_fresh_ingest(ops):
     check(ops)
+
+
+def test_an_exchange_across_folders_after_an_ingest_of_one_folder_never_leaves_the_store_stuck(tmp_path):
+    """reliability-25 (read): same-size logs of one second (a tar), exchanged across two folders; `ingest s1`; then
+    exchanged again and `ingest s1 s2`: s1/b, read again and stored, was also promoted as the copy of the gone s2/a
+    (renamed onto the row just stored under its path), and this ingest and every later one failed with 'Constraint
+    Error: Duplicate key "path: .../s1/b.txt"', the store stuck until deleted. Now it ends where a clean ingest of
+    the tree does."""
+    fio = CONTENTS[0]
+    same_size = [fio, fio.replace(b"1", b"2", 1), fio.replace(b"1", b"3", 1)]  # C0, C1, C2: one size
+    logs = tmp_path / "logs"
+    (logs / "s1").mkdir(parents=True)
+    (logs / "s2").mkdir()
+    (logs / "manifest.csv").write_text("path\n")
+    second = 1_700_000_000 * 10**9
+
+    def put(name: str, k: int) -> None:
+        (logs / name).write_bytes(same_size[k])
+        os.utime(logs / name, ns=(second, second))
+
+    def ingest_of(*folders: str) -> None:
+        ingest([logs / f for f in folders], db_path=tmp_path / "d.duckdb", manifest_path=logs / "manifest.csv",
+               parquet_dir=False, progress=False, workers=1)  # fmt: skip
+
+    def rotate(a: str, b: str, c: str) -> None:  # a -> tmp, b -> a, c -> b, tmp -> c (mv keeps the second)
+        os.rename(logs / a, logs / "tmp")
+        os.rename(logs / b, logs / a)
+        os.rename(logs / c, logs / b)
+        os.rename(logs / "tmp", logs / c)
+
+    for name, k in (("s1/a.txt", 1), ("s1/b.txt", 1), ("s1/c.txt", 0), ("s2/a.txt", 2)):
+        put(name, k)
+    ingest_of("s1", "s2")
+    rotate("s1/a.txt", "s1/b.txt", "s2/a.txt")
+    ingest_of("s1")
+    rotate("s2/a.txt", "s1/a.txt", "s1/c.txt")
+    shutil.copy2(logs / "s1" / "a.txt", logs / "s2" / "d.txt")
+    ingest_of("s1", "s2")  # on the old code: StoreError ... Duplicate key "path: .../s1/b.txt", every time
+    _ingest(logs, tmp_path / "clean.duckdb")
+    assert state(tmp_path / "d.duckdb", logs) == state(tmp_path / "clean.duckdb", logs)

@@ -246,9 +246,13 @@ def _promote_copies(con, plan: Plan) -> dict[str, dict]:
         return {}
     labels_of: dict[str, dict] = {}
     label_sql = ", ".join(f'"{c}"' for c in LABEL_COLUMNS)
+    # reliability-25: a copy this run read has been judged by its bytes (stored, a copy, a rename); promoted as well,
+    # it was renamed onto the row just stored under its path: every later ingest of the tree failed with "Duplicate
+    # key path" (same-size logs of one second, exchanged among two folders, one folder ingested between)
+    read = {item.key for item in plan.jobs}
     for gone_key, gone in list(plan.gone.items()):
         for key, copy in plan.copies.items():
-            if copy.same_as != gone_key or key in plan.gone_copies:
+            if copy.same_as != gone_key or key in plan.gone_copies or key in read:
                 continue
             path = Path(key) if Path(key).is_absolute() else paths.ROOT / key
             try:
