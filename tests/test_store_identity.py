@@ -155,51 +155,85 @@ def test_any_order_of_changes_ends_as_a_fresh_ingest(ops):
     check(ops)
 
 
+class OneSecond:
+    """Two folders of same-size fio logs that all carry one whole second (a tar extraction), moved about with `mv`
+    (which keeps the second), and ingested a folder at a time or whole."""
+
+    fio = CONTENTS[0]
+    SAME_SIZE = (fio, fio.replace(b"1", b"2", 1), fio.replace(b"1", b"3", 1))  # C0, C1, C2: one size
+    SECOND = 1_700_000_000 * 10**9
+
+    def __init__(self, tmp_path: Path, files: dict[str, int]):
+        self.tmp, self.logs = tmp_path, tmp_path / "logs"
+        for folder in ("s1", "s2"):
+            (self.logs / folder).mkdir(parents=True)
+        (self.logs / "manifest.csv").write_text("path\n")
+        for name, k in files.items():
+            (self.logs / name).write_bytes(self.SAME_SIZE[k])
+            os.utime(self.logs / name, ns=(self.SECOND, self.SECOND))
+        self.ingest("s1", "s2")
+
+    def ingest(self, *folders: str) -> None:
+        ingest([self.logs / f for f in folders], db_path=self.tmp / "d.duckdb",
+               manifest_path=self.logs / "manifest.csv", parquet_dir=False, progress=False, workers=1)  # fmt: skip
+
+    def mv(self, a: str, b: str) -> None:
+        os.rename(self.logs / a, self.logs / b)
+
+    def rotate(self, *names: str) -> None:
+        """a -> tmp, b -> a, c -> b, ..., tmp -> the last (of two names: an exchange), with `mv`."""
+        self.mv(names[0], "tmp")
+        for here, there in zip(names, names[1:], strict=False):
+            self.mv(there, here)
+        self.mv("tmp", names[-1])
+
+    def held(self, folder: str) -> dict[str, str]:
+        """The SHA-256 the database holds (stored or as a copy) for each file of ``folder``."""
+        con = duckdb.connect(str(self.tmp / "d.duckdb"), read_only=True)
+        rows = con.execute("SELECT path, sha256 FROM files UNION ALL SELECT path, sha256 FROM duplicates").fetchall()
+        con.close()
+        return {os.path.relpath(p, self.logs): sha for p, sha in rows if f"/{folder}/" in p}
+
+    def on_disk(self, folder: str) -> dict[str, str]:
+        return {
+            f"{folder}/{p.name}": hashlib.sha256(p.read_bytes()).hexdigest() for p in (self.logs / folder).iterdir()
+        }
+
+    def as_a_clean_ingest(self) -> bool:
+        _ingest(self.logs, self.tmp / "clean.duckdb")
+        return state(self.tmp / "d.duckdb", self.logs) == state(self.tmp / "clean.duckdb", self.logs)
+
+
 def test_an_exchange_across_folders_after_an_ingest_of_one_folder_never_leaves_the_store_stuck(tmp_path):
     """reliability-25 (read): same-size logs of one second (a tar), exchanged across two folders; `ingest s1`; then
     exchanged again and `ingest s1 s2`: s1/b, read again and stored, was also promoted as the copy of the gone s2/a
     (renamed onto the row just stored under its path), and this ingest and every later one failed with 'Constraint
     Error: Duplicate key "path: .../s1/b.txt"', the store stuck until deleted. Now it ends where a clean ingest of
     the tree does."""
-    fio = CONTENTS[0]
-    same_size = [fio, fio.replace(b"1", b"2", 1), fio.replace(b"1", b"3", 1)]  # C0, C1, C2: one size
-    logs = tmp_path / "logs"
-    (logs / "s1").mkdir(parents=True)
-    (logs / "s2").mkdir()
-    (logs / "manifest.csv").write_text("path\n")
-    second = 1_700_000_000 * 10**9
-
-    def put(name: str, k: int) -> None:
-        (logs / name).write_bytes(same_size[k])
-        os.utime(logs / name, ns=(second, second))
-
-    def ingest_of(*folders: str) -> None:
-        ingest([logs / f for f in folders], db_path=tmp_path / "d.duckdb", manifest_path=logs / "manifest.csv",
-               parquet_dir=False, progress=False, workers=1)  # fmt: skip
-
-    def rotate(a: str, b: str, c: str) -> None:  # a -> tmp, b -> a, c -> b, tmp -> c (mv keeps the second)
-        os.rename(logs / a, logs / "tmp")
-        os.rename(logs / b, logs / a)
-        os.rename(logs / c, logs / b)
-        os.rename(logs / "tmp", logs / c)
-
-    for name, k in (("s1/a.txt", 1), ("s1/b.txt", 1), ("s1/c.txt", 0), ("s2/a.txt", 2)):
-        put(name, k)
-    ingest_of("s1", "s2")
-    rotate("s1/a.txt", "s1/b.txt", "s2/a.txt")
-    ingest_of("s1")
-    # s1 as it is now, each file with its own rows (s1/b's were made a copy of s2/a, whose stored bytes the
+    tree = OneSecond(tmp_path, {"s1/a.txt": 1, "s1/b.txt": 1, "s1/c.txt": 0, "s2/a.txt": 2})
+    tree.rotate("s1/a.txt", "s1/b.txt", "s2/a.txt")
+    tree.ingest("s1")
+    # s1 as it is now, each file held with its own bytes (s1/b was made a copy of s2/a, whose stored bytes the
     # exchange had taken: s1/b's numbers under s2/a's labels); s2/a, not looked at, is read at its next ingest
-    con = duckdb.connect(str(tmp_path / "d.duckdb"), read_only=True)
-    stored = dict(con.execute("SELECT path, sha256 FROM files WHERE path LIKE '%/s1/%'").fetchall())
-    copies = con.execute("SELECT count(*) FROM duplicates").fetchone()[0]
-    con.close()
-    assert {os.path.relpath(p, logs): sha for p, sha in stored.items()} == {
-        n: hashlib.sha256((logs / n).read_bytes()).hexdigest() for n in ("s1/a.txt", "s1/b.txt", "s1/c.txt")
-    }
-    assert copies == 0
-    rotate("s2/a.txt", "s1/a.txt", "s1/c.txt")
-    shutil.copy2(logs / "s1" / "a.txt", logs / "s2" / "d.txt")
-    ingest_of("s1", "s2")  # on the old code: StoreError ... Duplicate key "path: .../s1/b.txt", every time
-    _ingest(logs, tmp_path / "clean.duckdb")
-    assert state(tmp_path / "d.duckdb", logs) == state(tmp_path / "clean.duckdb", logs)
+    assert tree.held("s1") == tree.on_disk("s1")
+    tree.rotate("s2/a.txt", "s1/a.txt", "s1/c.txt")
+    shutil.copy2(tree.logs / "s1" / "a.txt", tree.logs / "s2" / "d.txt")
+    tree.ingest("s1", "s2")  # on the old code: StoreError ... Duplicate key "path: .../s1/b.txt", every time
+    assert tree.as_a_clean_ingest()
+
+
+def test_bytes_an_exchange_took_are_read_where_they_land_not_skipped(tmp_path):
+    """reliability-25 (read): `ingest s2` found s2/a holding new bytes of its size and second, and marked the stored
+    files of that size and second outside it (s1/a, s1/b) to be read again (mtime -1); s1/b's bytes then reached
+    s2/a by `mv` (same size, same second), and the next ingest of the whole tree skipped s2/a as unchanged: its old
+    rows kept, the bytes it holds not stored, without a word. Now a file whose size such bytes share is read."""
+    tree = OneSecond(tmp_path, {"s1/a.txt": 2, "s1/b.txt": 0, "s1/c.txt": 2, "s2/a.txt": 0})
+    tree.rotate("s1/c.txt", "s1/a.txt", "s2/a.txt")
+    tree.mv("s1/c.txt", "s2/a.txt")
+    tree.mv("s1/a.txt", "s1/b.txt")
+    tree.ingest("s2")
+    tree.mv("s1/b.txt", "s1/a.txt")
+    tree.rotate("s1/a.txt", "s2/a.txt")  # an exchange
+    tree.ingest("s1", "s2")
+    assert tree.held("s2") == tree.on_disk("s2")  # on the old code: s2/a held with the bytes it had
+    assert tree.as_a_clean_ingest()

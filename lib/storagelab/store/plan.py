@@ -122,10 +122,18 @@ class Plan:
         for f in [*stored.values(), *gone.values(), *copies.values()]:
             shas.setdefault((f.size, f.mtime_ns), set()).add(f.sha256)
         unknown = {(f.size, f.mtime_ns) for f in listing if f.key not in stored and f.key not in copies}
+        # reliability-25: bytes whose path an exchange may have taken (mtime -1, _moved_unseen) are now somewhere of
+        # their size, at whatever mtime they have: `ingest s2` marked s1/b, then s1/b's bytes reached s2/a by `mv`
+        # (one size, one second) and the whole ingest skipped s2/a as unchanged, its old rows kept
+        moved: dict[int, set[str]] = {}
+        for f in [*stored.values(), *gone.values(), *copies.values()]:
+            if f.mtime_ns == -1:
+                moved.setdefault(f.size, set()).add(f.sha256)
 
         def known(f: StoredFile | StoredCopy, item: ListedFile) -> bool:
             same = f.size == item.size and f.mtime_ns == item.mtime_ns
-            return same and len(shas[(f.size, f.mtime_ns)]) == 1 and (f.size, f.mtime_ns) not in unknown
+            alone = len(shas[(f.size, f.mtime_ns)]) == 1 and moved.get(f.size, set()) <= {f.sha256}
+            return same and alone and (f.size, f.mtime_ns) not in unknown
 
         copies_unread = []
         for item in listing:
