@@ -237,3 +237,20 @@ def test_bytes_an_exchange_took_are_read_where_they_land_not_skipped(tmp_path):
     tree.ingest("s1", "s2")
     assert tree.held("s2") == tree.on_disk("s2")  # on the old code: s2/a held with the bytes it had
     assert tree.as_a_clean_ingest()
+
+
+def test_a_copy_on_record_with_bytes_it_no_longer_holds_is_read_where_they_land(tmp_path):
+    """reliability-25 (read), as above with a copy: s1/c, on record as a copy of s1/a, took s2/a's bytes in an
+    exchange; `ingest s2` marked s1/a; `cp -p s1/c s2/d` and an exchange of s2/d and s2/a brought s1/c's bytes to
+    s2/a, of the same size and second as s2/a's record: the whole ingest skipped s2/a, its old rows kept."""
+    tree = OneSecond(tmp_path, {"s1/a.txt": 0, "s1/b.txt": 0, "s1/c.txt": 0, "s2/a.txt": 2})
+    (tree.logs / "s1" / "b.txt").unlink()
+    tree.rotate("s1/c.txt", "s2/a.txt")
+    (tree.logs / "s1" / "a.txt").unlink()
+    tree.ingest("s2")
+    shutil.copy2(tree.logs / "s1" / "c.txt", tree.logs / "s2" / "d.txt")
+    tree.rotate("s2/d.txt", "s2/a.txt")
+    (tree.logs / "s2" / "d.txt").unlink()
+    tree.ingest("s1", "s2")
+    assert tree.held("s2") == tree.on_disk("s2")  # on the old code: s2/a held with the bytes it had
+    assert tree.as_a_clean_ingest()

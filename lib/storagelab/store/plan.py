@@ -122,17 +122,16 @@ class Plan:
         for f in [*stored.values(), *gone.values(), *copies.values()]:
             shas.setdefault((f.size, f.mtime_ns), set()).add(f.sha256)
         unknown = {(f.size, f.mtime_ns) for f in listing if f.key not in stored and f.key not in copies}
-        # reliability-25: bytes whose path an exchange may have taken (mtime -1, _moved_unseen) are now somewhere of
-        # their size, at whatever mtime they have: `ingest s2` marked s1/b, then s1/b's bytes reached s2/a by `mv`
-        # (one size, one second) and the whole ingest skipped s2/a as unchanged, its old rows kept
-        moved: dict[int, set[str]] = {}
-        for f in [*stored.values(), *gone.values(), *copies.values()]:
-            if f.mtime_ns == -1:
-                moved.setdefault(f.size, set()).add(f.sha256)
+        # reliability-25: once an exchange was seen (a path of its size and second marked -1, _moved_unseen), what
+        # the database holds for the other files of that size is not sure either: `ingest s2` marked s1/b, then s1/b's
+        # bytes reached s2/a by `mv` (one size, one second) and the whole ingest skipped s2/a as unchanged, its old
+        # rows kept; the same with s1/c, a copy on record with bytes it no longer held, copied on. Files of that size
+        # are read until those paths have been read again.
+        moved = {f.size for f in [*stored.values(), *gone.values(), *copies.values()] if f.mtime_ns == -1}
 
         def known(f: StoredFile | StoredCopy, item: ListedFile) -> bool:
             same = f.size == item.size and f.mtime_ns == item.mtime_ns
-            alone = len(shas[(f.size, f.mtime_ns)]) == 1 and moved.get(f.size, set()) <= {f.sha256}
+            alone = len(shas[(f.size, f.mtime_ns)]) == 1 and f.size not in moved
             return same and alone and (f.size, f.mtime_ns) not in unknown
 
         copies_unread = []
