@@ -16,10 +16,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # reliability-25: set but blank is unset (as Spark's variables, sparkjvm.unset_empty): Path("") is ".", and `cd THEIRS;
 # STORAGELAB_ROOT= storagelab run 05_stacks` ran the second user's notebooks/05_stacks.ipynb as root (the check
 # of the environment reads an empty value as no folder)
-for _var in ("STORAGELAB_ROOT", "STORAGELAB_REPORT_DIR"):  # the latter: where a notebook run by hand saves figures
+# reliability-26: so is IPYTHONDIR, which IPython reads as "." when empty: the kernel's own working folder, whose
+# profile_default/startup/*.py every kernel runs (the kernels' folders are checked, but an empty value means unset)
+# (STORAGELAB_REPORT_DIR: where a notebook run by hand saves its figures)
+for _var in ("STORAGELAB_ROOT", "STORAGELAB_REPORT_DIR", "IPYTHONDIR"):
     if _var in os.environ and not os.environ[_var].strip():
         del os.environ[_var]
-    if (_given := os.environ.get(_var)) and not os.path.isabs(_given):
+    if _var != "IPYTHONDIR" and (_given := os.environ.get(_var)) and not os.path.isabs(_given):
         try:
             os.environ[_var] = os.path.abspath(_given)
         except OSError:
