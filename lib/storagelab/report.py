@@ -368,7 +368,7 @@ def _other_markers(marker: Path) -> list[Path]:
 def _selection_file(folder: Path, notebook: Path) -> Path:
     """Where ``folder`` records the selection of its reports: one file in a folder of reports/, one per notebook
     in another folder (``--output``)."""
-    if folder.resolve().parent == paths.REPORTS.resolve():
+    if _of_reports(folder):
         return folder / SELECTION_FILE
     return folder / f".selection.{notebook.stem}.json"
 
@@ -382,7 +382,12 @@ def _whose(marker: Path) -> str:
 
 def _named(folder: Path) -> str:
     """reports/NAME/ for a folder of reports/, else the folder as it is."""
-    return f"reports/{folder.name}/" if folder.resolve().parent == paths.REPORTS.resolve() else str(folder)
+    return f"reports/{folder.name}/" if _of_reports(folder) else str(folder)
+
+
+def _of_reports(folder: Path) -> bool:
+    """Whether ``folder`` is a report folder of reports/ (reports/NAME, through links too)."""
+    return folder.resolve().parent == paths.REPORTS.resolve()
 
 
 def _shown(identity: dict[str, Any]) -> str:

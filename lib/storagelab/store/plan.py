@@ -118,16 +118,18 @@ class Plan:
         # same-size logs extracted from one tar (whole-second mtimes) exchanged by `mv` (names put right) kept each
         # other's rows, "skipped 2 unchanged". A file is skipped only when the other stored bytes and the other
         # listed files of its size and mtime are all its own bytes (copies); a failed or new file there: read.
-        shas: dict[tuple[int, int], set[str]] = {}
-        for f in [*stored.values(), *gone.values(), *copies.values()]:
-            shas.setdefault((f.size, f.mtime_ns), set()).add(f.sha256)
-        unknown = {(f.size, f.mtime_ns) for f in listing if f.key not in stored and f.key not in copies}
         # reliability-25: once an exchange was seen (a path of its size and second marked -1, _moved_unseen), what
         # the database holds for the other files of that size is not sure either: `ingest s2` marked s1/b, then s1/b's
         # bytes reached s2/a by `mv` (one size, one second) and the whole ingest skipped s2/a as unchanged, its old
         # rows kept; the same with s1/c, a copy on record with bytes it no longer held, copied on. Files of that size
-        # are read until those paths have been read again.
-        moved = {f.size for f in [*stored.values(), *gone.values(), *copies.values()] if f.mtime_ns == -1}
+        # (``moved``) are read until those paths have been read again.
+        shas: dict[tuple[int, int], set[str]] = {}
+        moved: set[int] = set()
+        for f in [*stored.values(), *gone.values(), *copies.values()]:
+            shas.setdefault((f.size, f.mtime_ns), set()).add(f.sha256)
+            if f.mtime_ns == -1:
+                moved.add(f.size)
+        unknown = {(f.size, f.mtime_ns) for f in listing if f.key not in stored and f.key not in copies}
 
         def known(f: StoredFile | StoredCopy, item: ListedFile) -> bool:
             same = f.size == item.size and f.mtime_ns == item.mtime_ns
