@@ -96,6 +96,15 @@ def test_a_database_with_no_tables_yet_is_named_with_what_to_run_by_sql_export_a
     assert str(e.value) == line
     assert cli.main(["sql", "--db", str(db), "select 41 + 1 as n", "--csv"]) == 0  # a query of no table still runs
     assert capsys.readouterr().out == "n\n42\n"
+    # in a folder others can add names to (as /tmp), export reads a private copy, .<db>.read-*/<db>, and the line
+    # named that copy, a path gone once the command has ended (reliability-27)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    db.rename(shared / db.name)
+    line = line.replace(str(db), str(shared / db.name))
+    assert cli.main(["export", "--db", str(shared / db.name), "--dataset", str(tmp_path / "ds")]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"storagelab export: {line}"]
 
 
 @pytest.mark.parametrize(

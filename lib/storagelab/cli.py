@@ -195,7 +195,7 @@ def _export_dataset(db, out: str, verb: str) -> int:
         say(f"storagelab {verb}: {os_error_text(e) if isinstance(e, OSError) else e}")
         return 2
     try:
-        c = dataset.export(con, Path(out))
+        c = dataset.export(con, Path(out), db or paths.DB)
     except KeyboardInterrupt:
         if verb != "ingest":
             raise

@@ -253,11 +253,14 @@ def _outside_part(parts: dict) -> str | None:
     return None
 
 
-def _check_database(con) -> None:
-    """A database built by another version of storagelab is refused (its columns are not the schema's)."""
+def _check_database(con, name: Path | str | None = None) -> None:
+    """A database built by another version of storagelab is refused (its columns are not the schema's). ``name``:
+    the database as the user gave it, for the messages (what DuckDB has open may be a private read copy of it,
+    ``.<db>.read-*/<db>``, which the line named, a path gone once the command ends)."""
 
     db = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
-    if empty := not_built(con, db[0][0] if db and db[0][0] else "the database"):  # was a traceback (no meta)
+    name = name or (db[0][0] if db and db[0][0] else "the database")
+    if empty := not_built(con, name):  # was a traceback (no meta)
         raise StoreError(empty)
     rows = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchall()
     if rows and rows[0][0] != schema_signature():
@@ -265,7 +268,7 @@ def _check_database(con) -> None:
             "the database was built by another version of storagelab (its tables differ from this one's): run "
             "`storagelab ingest` (with the same --db) to rebuild it, then export again"
         )
-    stopped = unfinished_ingest(con, db[0][0] if db and db[0][0] else "the database")
+    stopped = unfinished_ingest(con, name)
     if stopped:
         raise StoreError(stopped)
 
@@ -361,11 +364,11 @@ def _remove_made(made: list[tuple[int, str, tuple[int, int]]]) -> None:
                 os.rmdir(name, dir_fd=parent)
 
 
-def export(con, out: Path | str) -> dict:
+def export(con, out: Path | str, db: Path | str | None = None) -> dict:
     """Bring the dataset at ``out`` up to date with the database ``con`` (see the module's docstring: new part
-    files, then meta.json, then the old part files go). Returns counts: partitions written, removed and unchanged,
-    and Parquet files written."""
-    _check_database(con)
+    files, then meta.json, then the old part files go; ``db``: the database's name as the user gave it, for
+    messages). Returns counts: partitions written, removed and unchanged, and Parquet files written."""
+    _check_database(con, db)
     made = _make_folders(Path(out).absolute() / META_DIR)
     try:
         out = _owned_folder(Path(out))
