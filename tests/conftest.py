@@ -313,7 +313,6 @@ LONG_FIRST = (
     # the longest of the rest that were collected in the last half (load 8-20, 2026-11-27 07:40): a worker would end
     # with one of them while the other, done, waits
     "tests/test_reliability_workers.py::test_a_worker_killed_while_it_sends_its_result_does_not_hang_the_pool",  # 20 s
-    "tests/test_spark.py::test_a_killed_spark_ingest_puts_no_java_stack_trace_on_the_terminal",  # 17 s
     "tests/test_store_unfinished.py::test_a_re_ingest_killed_at_any_later_stage_is_refused_and_then_finished",  # 4 x 4 s
     "tests/test_reliability7_processes.py::test_a_second_command_killed_beside_a_build_leaves_the_builds_reports_whole",
     "tests/test_reliability4.py::test_export_on_a_full_disk_is_one_line_and_leaves_the_old_dataset_and_no_parts",  # 11 s

@@ -337,7 +337,9 @@ def _spark_ready() -> bool:
 def test_killed_spark_ingest_takes_the_jvm_and_its_python_workers_with_it(tmp_path, sig):
     """Spark's JVM reads the driver's pipe and exits at its end; its Python workers end with the JVM. And it ends
     quietly: the JVM, finding its driver gone, had put 31 to 110 lines of Java stack traces on the terminal
-    (reliability-6, store Low 8 and processes Low 3); its log is off once the session is up."""
+    (reliability-6, store Low 8 and processes Low 3); its log is off once the session is up. SIGTERM: one line, the
+    command's own (this was also test_spark's SIGTERM to the whole group, a third JVM; the group's signal reaching
+    the JVM itself is test_spark's Ctrl-C during the job)."""
     run = Running(["spark-ingest", str(ROOT / "data" / "raw"), str(tmp_path / "out"), *SPARK_TEST_CONF])
     tree = run.wait_for(
         "the JVM and a Python worker",
@@ -347,6 +349,8 @@ def test_killed_spark_ingest_takes_the_jvm_and_its_python_workers_with_it(tmp_pa
     run.kill_and_check(sig, tree)
     stderr = "".join(run.text["stderr"])
     assert "Exception" not in stderr and "\tat org.apache" not in stderr and "ERROR" not in stderr, stderr[-3000:]
+    lines = [x for x in stderr.splitlines() if "WARN" not in x and "log4j" not in x and "setLogLevel" not in x]
+    assert lines == ([] if sig == signal.SIGKILL else ["storagelab spark-ingest: terminated (SIGTERM)"]), stderr
 
 
 @pytest.mark.slow
