@@ -353,6 +353,8 @@ def _stopped_mix(con, covered: Callable[[str], bool], listed: set[str]) -> tuple
     copy_of: dict[str, str] = {}
     for group, unsure in groups:
         mine = [p for p in group if covered(p)]
+        if not mine:  # reliability-27: none of the run's (two paths of another folder, both to be read again: -1)
+            continue
         # reliability-25: a path outside the run whose bytes an exchange may have taken (plan._moved_unseen: its
         # mtime -1, read at its next ingest) keeps no rows of another's: `ingest s1` after s1/b and s2/a exchanged
         # made s1/b, read and stored, a copy of s2/a, and s1/b's numbers went under s2/a's labels
