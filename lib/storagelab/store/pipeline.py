@@ -318,7 +318,10 @@ class _Run:
             for r in con.execute("SELECT path, sha256, size_bytes, mtime_ns, same_as FROM duplicates").fetchall()
         }
         self._nested_of_kept(listing, [*stored, *copies])
-        plan = Plan.make(listing, stored, copies, versions, scope_list, self.kept)
+        failed = {
+            p: StoredCopy(sha or "", size, mtime, "") for p, (sha, size, mtime) in writer.failed_files(con).items()
+        }
+        plan = Plan.make(listing, stored, copies, versions, scope_list, self.kept, failed)
         summary.skipped += plan.skipped
         summary.duplicates += plan.skipped_copies
         if _changes_stored(plan):  # a stop from here on can leave a mix that counts wrong: readers refuse it
@@ -345,6 +348,8 @@ class _Run:
         if scope_list:  # errors of files no longer in the listed folders are dropped
             errors = [p for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()]
             writer.forget_errors(con, [p for p in errors if p not in listed and in_scope(p, scope_list)])
+        if plan.failed:
+            writer.forget_failed_sizes(con)
         faults.inject("before-finished")
         run_keys = {k for k, _ in self.targets}
         dirs = [k for k in run_keys if not k or k.endswith("/")]

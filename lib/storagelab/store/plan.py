@@ -86,6 +86,7 @@ class Plan:
     _seen: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a file of this run
     _versions: dict[str, str] = field(default_factory=dict)  # tool -> the current parser version
     _listed: set[str] = field(default_factory=set)
+    failed: dict[str, StoredCopy] = field(default_factory=dict)  # failed files whose size and mtime are on record
 
     @classmethod
     def make(
@@ -96,10 +97,12 @@ class Plan:
         versions: dict[str, str],
         scopes: list[str],
         kept: Callable[[str], bool] | None = None,
+        failed: dict[str, StoredCopy] | None = None,
     ) -> Plan:
         """``versions``: tool -> the parser version of the current code (a file stored by another one is read
         again). ``kept``: whether a stored file that is not listed stays all the same (it was not looked at:
-        ignored, or in a folder that cannot be read)."""
+        ignored, or in a folder that cannot be read). ``failed``: the failed files whose size and mtime are on record
+        (``same_as`` empty)."""
         listed = {f.key for f in listing}
         stored = dict(stored)
 
@@ -108,7 +111,7 @@ class Plan:
 
         gone = {k: stored.pop(k) for k in [k for k in stored if gone_key(k)]}
         plan = cls(stored, copies, gone, [k for k in copies if gone_key(k)])
-        plan._versions, plan._listed = dict(versions), listed
+        plan._versions, plan._listed, plan.failed = dict(versions), listed, dict(failed or {})
         plan._gone_by_sha = {v.sha256: k for k, v in gone.items() if versions.get(v.tool) == v.parser_version}
 
         def current(f: StoredFile) -> bool:
@@ -125,6 +128,10 @@ class Plan:
         # (``moved``) are read until those paths have been read again.
         shas: dict[tuple[int, int], set[str]] = {}
         moved: set[int] = set()
+        # reliability-27: a failed file's bytes are bytes of a size and second too: one moved by `mv` onto a stored
+        # log alone in its size and second was skipped as that log, its rows kept (also by whole ingests)
+        for k, c in plan.failed.items():
+            shas.setdefault((c.size, c.mtime_ns), set()).add(f"failed {c.sha256 or k}")
         for f in [*stored.values(), *gone.values(), *copies.values()]:
             shas.setdefault((f.size, f.mtime_ns), set()).add(f.sha256)
             if f.mtime_ns == -1:
@@ -163,7 +170,7 @@ class Plan:
     def decide(self, key: str, size: int, mtime_ns: int, sha256: str, tool: str, parser_version: str) -> Action:
         """What to do with a file that was read (and parsed by the current parser ``parser_version``)."""
         old = self.stored.get(key)
-        before = old or self.copies.get(key)
+        before = old or self.copies.get(key) or self.failed.get(key)  # a failed file's bytes: exchanged as well
         if before and before.sha256 != sha256 and (before.size, before.mtime_ns) == (size, mtime_ns):
             self._moved_unseen(size, mtime_ns)
         if old and old.sha256 == sha256 and old.parser_version == parser_version:

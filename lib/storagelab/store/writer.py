@@ -170,8 +170,32 @@ def record_error(con, out: Outcome) -> None:
         "INSERT INTO ingest_errors VALUES (?, ?, ?, ?, ?, ?, ?)",
         [out.key, out.sha256, e.get("kind"), e.get("line"), e.get("message"), e.get("expected"), datetime.now(UTC)],
     )
+    # its size and mtime (bookkeeping in meta, the schema unchanged): the plan's size-and-second rule counts a failed
+    # file's bytes as bytes too (reliability-27: a failed file moved onto a stored log of its size and second was skipped)
+    con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [FAILED + out.key, f"{out.size} {out.mtime_ns}"])
     db.bump(con, ["ingest_errors"])
     con.execute("COMMIT")
+
+
+FAILED = "failed:"  # meta key prefix: a failed path's size and mtime
+
+
+def failed_files(con) -> dict[str, tuple[str | None, int, int]]:
+    """path -> (SHA-256, size, mtime_ns) of the failed files whose size and mtime are on record."""
+    return {
+        p: (sha, int(v.split()[0]), int(v.split()[1]))
+        for p, sha, v in con.execute(
+            "SELECT e.path, e.sha256, m.value FROM ingest_errors e JOIN meta m ON m.key = ? || e.path", [FAILED]
+        ).fetchall()
+    }
+
+
+def forget_failed_sizes(con) -> None:
+    """The sizes of paths no longer failed leave meta."""
+    con.execute(
+        "DELETE FROM meta WHERE starts_with(key, ?) AND substr(key, ?) NOT IN (SELECT path FROM ingest_errors)",
+        [FAILED, len(FAILED) + 1],
+    )
 
 
 def forget_errors(con, paths: list[str]) -> None:
