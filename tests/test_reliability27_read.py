@@ -37,3 +37,35 @@ def test_a_wal_others_can_write_renamed_away_after_the_reader_took_it_still_refu
     monkeypatch.setattr(database, "_spill_config_of", renamed_away)
     with pytest.raises(StoreError, match=r"other users can write \(mode 0622\) with views or macros \(fio_leak\)"):
         database.connect(db, read_only=True)  # main: opened, `SELECT * FROM fio_leak` gave ROOTSECRET
+
+
+def test_a_database_of_another_user_s_naming_a_file_of_root_s_with_its_sha256_gets_no_page_of_it(tmp_path):
+    # the attack: the second user read a page of root's published report, which prints the path and SHA-256 of root's
+    # 0600 log; their database's bonnie rows named that path with that SHA-256 and lines 1-30, and root's
+    # `run 09_bonnie -r db_path THEIRS -r study ''` wrote pages of the file's lines into the report (SHA-256 checked)
+    import hashlib
+    import os
+
+    import duckdb
+
+    from storagelab import database, excerpts
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the database to another user")
+    secret = tmp_path / "secret.log"
+    secret.write_text("".join(f"root-secret-line-{i}\n" for i in range(30)))
+    secret.chmod(0o600)
+    sha = hashlib.sha256(secret.read_bytes()).hexdigest()
+    row = {"v": 1, "path": str(secret), "sha256": sha, "line_start": 11, "line_end": 11}
+    spec = {"datasets": {"d": [row]}, "mark": "bar", "data": {"name": "d"}}
+    assert excerpts.enrich(spec, tmp_path / "own")["datasets"]["d"][0].get("raw_href")  # root's own reports: as before
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    db = theirs / "x.duckdb"
+    duckdb.connect(str(db)).close()
+    for p in (theirs, db):
+        os.chown(p, 1002, 1002)
+    database.connect(db, read_only=True).close()
+    out = excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"][0]
+    assert "raw_href" not in out and not (tmp_path / "rep" / "raw").exists()  # main: a page of lines 3-19
+    assert database.their_writers() == {1002}

@@ -392,6 +392,14 @@ def spill_config(db: Path | None = None) -> dict[str, str]:
 # databases (and datasets) of other users', or that others can write, this process has read: a report of one shows
 # an excerpt only of bytes whose SHA-256 its row carries, or of the project's own files (excerpts, reliability-24)
 THEIRS: list[str] = []
+# who wrote each database of THEIRS (its owner; -1: anyone, a database others can write or a dataset others can
+# change): an excerpt of theirs shows only a file they could read themselves (excerpts, reliability-27)
+THEIR_UIDS: dict[str, int] = {}
+
+
+def their_writers() -> set[int]:
+    """The users whose word the databases (and datasets) of THEIRS read by this process are: -1 for anyone."""
+    return {THEIR_UIDS.get(p, -1) for p in THEIRS}
 
 
 def _their_sql(
@@ -443,6 +451,7 @@ def _their_sql(
             "would run theirs with your rights): not read (ingest their logs into a database of yours)"
         )
     THEIRS.append(str(real))  # read: its paths are their word, excerpts of what it names need the bytes' SHA-256
+    THEIR_UIDS[str(real)] = owner if owner not in (0, os.getuid()) and not shared else -1
     return None
 
 
