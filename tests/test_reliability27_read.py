@@ -69,3 +69,36 @@ def test_a_database_of_another_user_s_naming_a_file_of_root_s_with_its_sha256_ge
     out = excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"][0]
     assert "raw_href" not in out and not (tmp_path / "rep" / "raw").exists()  # main: a page of lines 3-19
     assert database.their_writers() == {1002}
+
+
+def test_a_dataset_exported_from_another_user_s_database_is_their_word_when_read_back(tmp_path):
+    # the same attack laundered: root's `export --db THEIRS --dataset ROOTS`, then `run 09_bonnie -r db_path ROOTS`:
+    # the dataset was root's own (database.THEIRS empty when it was read), and the pages of root's 0600 file written
+    import hashlib
+    import os
+    import shutil
+
+    from storagelab import database, dataset, excerpts
+    from storagelab.store import ingest
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the database to another user")
+    theirs = tmp_path / "theirs"
+    (theirs / "logs").mkdir(parents=True)
+    shutil.copy(__file__.rsplit("/", 1)[0] + "/fixtures/fio/3.33/logs/raw_clat.1.log", theirs / "logs")
+    (theirs / "m.csv").write_text("path,study,label\n")
+    db = theirs / "x.duckdb"
+    ingest([theirs / "logs"], db_path=db, manifest_path=theirs / "m.csv", parquet_dir=False, progress=False, workers=1)
+    for p in (theirs, db):
+        os.chown(p, 1002, 1002)
+    con = database.connect(db, read_only=True)
+    dataset.export(con, tmp_path / "roots", db)
+    con.close()
+    database.THEIRS.clear()  # a later process: root's `run -r db_path ROOTS`
+    dataset.open_dataset(tmp_path / "roots").close()
+    secret = tmp_path / "secret.log"
+    secret.write_text("".join(f"root-secret-line-{i}\n" for i in range(30)))
+    secret.chmod(0o600)
+    sha = hashlib.sha256(secret.read_bytes()).hexdigest()
+    assert excerpts.Excerpts(tmp_path / "rep").href(str(secret), sha, 11, 11) is None  # before: a page of lines 3-19
+    assert database.their_writers() == {1002}
