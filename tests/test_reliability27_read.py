@@ -39,7 +39,7 @@ def test_a_wal_others_can_write_renamed_away_after_the_reader_took_it_still_refu
         database.connect(db, read_only=True)  # main: opened, `SELECT * FROM fio_leak` gave ROOTSECRET
 
 
-def test_a_database_of_another_user_s_naming_a_file_of_root_s_with_its_sha256_gets_no_page_of_it(tmp_path):
+def test_a_database_of_another_user_s_naming_a_file_of_root_s_with_its_sha256_gets_no_page_of_it(tmp_path, monkeypatch):
     # the attack: the second user read a page of root's published report, which prints the path and SHA-256 of root's
     # 0600 log; their database's bonnie rows named that path with that SHA-256 and lines 1-30, and root's
     # `run 09_bonnie -r db_path THEIRS -r study ''` wrote pages of the file's lines into the report (SHA-256 checked)
@@ -48,7 +48,7 @@ def test_a_database_of_another_user_s_naming_a_file_of_root_s_with_its_sha256_ge
 
     import duckdb
 
-    from storagelab import database, excerpts
+    from storagelab import database, excerpts, paths
 
     if os.geteuid() != 0:
         pytest.skip("needs root to give the database to another user")
@@ -68,6 +68,9 @@ def test_a_database_of_another_user_s_naming_a_file_of_root_s_with_its_sha256_ge
     database.connect(db, read_only=True).close()
     out = excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"][0]
     assert "raw_href" not in out and not (tmp_path / "rep" / "raw").exists()  # main: a page of lines 3-19
+    # a file of the project (a relative path: shown without a SHA-256 too), root's 0600 database there alike
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
+    assert excerpts.Excerpts(tmp_path / "rep").href("secret.log", None, 11, 11) is None  # before: a page
     assert database.their_writers() == {1002}
 
 

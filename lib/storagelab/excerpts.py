@@ -295,7 +295,7 @@ class Excerpts:
             try:
                 # not through another user's link to a file of root's (reliability-13), nor from a FIFO
                 with open_input(_resolve(path)) as fh:
-                    if database.THEIRS and not _in_project(path) and not _they_could_read(fh, database.their_writers()):
+                    if database.THEIRS and not _they_could_read(fh, database.their_writers()):  # the project's too
                         raise PermissionError(path)
                     data = _checked_read(fh, sha256)
             except OSError:
