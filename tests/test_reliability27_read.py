@@ -105,3 +105,37 @@ def test_a_dataset_exported_from_another_user_s_database_is_their_word_when_read
     sha = hashlib.sha256(secret.read_bytes()).hexdigest()
     assert excerpts.Excerpts(tmp_path / "rep").href(str(secret), sha, 11, 11) is None  # before: a page of lines 3-19
     assert database.their_writers() == {1002}
+
+
+def test_an_acl_that_denies_them_a_file_others_may_read_gives_it_no_page_from_their_database(tmp_path):
+    # the same attack on a file of root's that "other" may read (0644) but an ACL entry denies the second user
+    # (setfacl -m u:storagelab-rel5:--- f): the mode bits alone said they could read it, and the page was written
+    import hashlib
+    import os
+    import struct
+    import tempfile
+
+    from storagelab import database, excerpts
+
+    folder = tempfile.mkdtemp(dir="/tmp")  # a path every user can search: / /tmp folder
+    try:
+        os.chmod(folder, 0o755)
+        f = os.path.join(folder, "f.txt")
+        with open(f, "w") as out:
+            out.write("".join(f"line-{i}\n" for i in range(30)))
+        os.chmod(f, 0o644)
+        sha = hashlib.sha256(open(f, "rb").read()).hexdigest()
+        database.THEIRS.append("theirs.duckdb")
+        database.THEIR_UIDS["theirs.duckdb"] = 1002
+        assert excerpts.Excerpts(tmp_path / "a").href(f, sha, 11, 11)  # they can read it: shown
+        entries = [(0x01, 6, 0xFFFFFFFF), (0x02, 0, 1002), (0x04, 4, 0xFFFFFFFF), (0x10, 4, 0xFFFFFFFF)]
+        acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries + [(0x20, 4, 0xFFFFFFFF)])
+        try:
+            os.setxattr(f, "system.posix_acl_access", acl)  # u::rw- u:1002:--- g::r-- m::r-- o::r--
+        except OSError:
+            pytest.skip("no POSIX ACLs on /tmp here")
+        assert excerpts.Excerpts(tmp_path / "b").href(f, sha, 11, 11) is None  # before: a page of lines 3-19
+    finally:
+        for name in os.listdir(folder):
+            os.unlink(os.path.join(folder, name))
+        os.rmdir(folder)

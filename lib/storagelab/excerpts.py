@@ -256,9 +256,11 @@ def _they_could_read(fh, uids: set[int]) -> bool:
         if not real.startswith("/"):
             return False
         chain, folder = [os.fstat(fh.fileno())], real
+        acls = [_has_acl(fh.fileno())]
         while folder != "/":
             folder = os.path.dirname(folder)
             chain.append(os.stat(folder))
+            acls.append(_has_acl(folder))
     except OSError:
         return False
     for uid in uids:
@@ -268,9 +270,20 @@ def _they_could_read(fh, uids: set[int]) -> bool:
         except KeyError:
             groups = set()
         for i, st in enumerate(chain):
+            if acls[i] and not (uid >= 0 and st.st_uid == uid):
+                return False  # an ACL's entry may deny them what "other" allows (u:them:--- on a 0644 file)
             shift = 6 if uid >= 0 and st.st_uid == uid else 3 if st.st_gid in groups else 0
             if not st.st_mode >> shift & (4 if i == 0 else 1):  # read the file, search each folder
                 return False
+    return True
+
+
+def _has_acl(where: int | str) -> bool:
+    """Whether the file (a descriptor) or folder has an access ACL (its mode bits alone do not say who may read it)."""
+    try:
+        os.getxattr(where, "system.posix_acl_access")
+    except OSError:
+        return False
     return True
 
 
