@@ -176,7 +176,7 @@ def connect(
             view = _private_view(real, ident) if read_only else None  # reliability-10 High 3: a WAL planted later
             opened = duckdb.connect(str(view or real), read_only=read_only, config=_spill_config_of(db, real))
             con = track(_database_file(opened, db))
-            if (read_only or not new) and (why := _their_sql(con, real, ident)):  # an ingest runs SQL on it too
+            if (read_only or not new) and (why := _their_sql(con, real, ident, view)):  # an ingest runs SQL on it too
                 con.close()
                 raise StoreError(f"{db}: {why}")
             if new:  # another user who can read it can hold DuckDB's lock and stop every ingest (reliability-9)
@@ -311,6 +311,8 @@ def _private_copy(db: Path, real: Path, ident: tuple[int, int] | None = None) ->
                     )
                 size += wst.st_size
                 _copy_fd(w, folder / wal.name)
+                # its mode as copied, for _their_sql (0600 plus the write bits others had: the folder is ours, 0700)
+                os.chmod(folder / wal.name, 0o600 | stat.S_IMODE(wst.st_mode) & (stat.S_IWGRP | stat.S_IWOTH))
             finally:
                 os.close(w)
         if why := beside_refusal(folder / real.name):  # cannot happen: a new 0700 folder of ours
@@ -390,9 +392,19 @@ def spill_config(db: Path | None = None) -> dict[str, str]:
 # databases (and datasets) of other users', or that others can write, this process has read: a report of one shows
 # an excerpt only of bytes whose SHA-256 its row carries, or of the project's own files (excerpts, reliability-24)
 THEIRS: list[str] = []
+# who wrote each database of THEIRS (its owner; -1: anyone, a database others can write or a dataset others can
+# change): an excerpt of theirs shows only a file they could read themselves (excerpts, reliability-27)
+THEIR_UIDS: dict[str, int] = {}
 
 
-def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int] | None) -> str | None:
+def their_writers() -> set[int]:
+    """The users whose word the databases (and datasets) of THEIRS read by this process are: -1 for anyone."""
+    return {THEIR_UIDS.get(p, -1) for p in THEIRS}
+
+
+def _their_sql(
+    con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int] | None, view: Path | None = None
+) -> str | None:
     """Why another user's database is not read: it holds views or macros (SQL of theirs that a query of this
     user's would run with this user's rights). Reliability-18 (h6): the second user's view ``fio_results`` selected
     ``read_text('/root/h18v/in/secret.txt')``, and root's `sql --db` of their database printed root's 0600 file (a
@@ -403,8 +415,13 @@ def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int
         # reliability-24 (h1): root's own database left writable by others (mode 0666, or a group's): the second user
         # rewrote its bytes in place with a view of read_text('/root/...'), and root's `sql --db` printed the file
         mode = stat.S_IMODE(st.st_mode)
-        with contextlib.suppress(OSError):  # its WAL, replayed into what is read (root's umask 000 made it 0666)
-            mode |= stat.S_IMODE(os.lstat(f"{real}.wal").st_mode) & (stat.S_IWGRP | stat.S_IWOTH)
+        # its WAL, replayed into what is read (root's umask 000 made it 0666): the one DuckDB opened, in the reader's
+        # private view when there is one. Reliability-27 (h2): the name beside ``real`` was looked at; the second user
+        # renamed root's 0666 WAL (in a folder of theirs) away between the reader's copy of it and this check, and
+        # root's `sql --db` ran the view they had written into it (16 of 100 runs printed root's 0600 file; 20 of 60
+        # in a sticky folder of theirs, through the hard-linked view)
+        with contextlib.suppress(OSError):
+            mode |= stat.S_IMODE(os.lstat(f"{view or real}.wal").st_mode) & (stat.S_IWGRP | stat.S_IWOTH)
     except OSError:
         owner, mode = -1, 0
     shared = mode & (stat.S_IWGRP | stat.S_IWOTH)
@@ -434,6 +451,7 @@ def _their_sql(con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int
             "would run theirs with your rights): not read (ingest their logs into a database of yours)"
         )
     THEIRS.append(str(real))  # read: its paths are their word, excerpts of what it names need the bytes' SHA-256
+    THEIR_UIDS[str(real)] = owner if owner not in (0, os.getuid()) and not shared else -1
     return None
 
 

@@ -417,12 +417,15 @@ def _export(con, out: Path, part: str) -> dict:
         before = (old.get("parts") or {}).get(name) or {}
         if (old.get("hashes") or {}).get(name) == hashes[name] and _present(out, before):
             parts[name] = dict(before)
+            counts["kept"] = 1
             continue
         size = _copy(con, f'SELECT {cols} FROM "{name}" ORDER BY ALL', out / name / part)
         if size is not None:
             parts[name] = {f"{name}/{part}": size}
             counts["files"] += 1
     info = meta(con) | {"generation": part[5:-8], "parts": parts, "stamps": stamps, "hashes": hashes}
+    if writers := _others_rows(old, counts.pop("kept", 0) or counts["unchanged"]):
+        info["rows_of_others"] = writers
     inject("dataset-before-commit")
     save_json(out / META_DIR / "meta.json", info)
     inject("dataset-committed")
@@ -535,6 +538,18 @@ class _Rewritten(Exception):
     """The dataset was rewritten (a new meta.json committed, the former parts swept) while ``_open`` made its views."""
 
 
+def _others_rows(old: dict, kept: int) -> list[int]:
+    """The users (-1: any) whose rows the dataset now holds: the database exported is another user's, or others can
+    write it (``database.their_writers``), and, where parts of the former export are kept, the former's. Reliability-27
+    (h2): `export --db THEIRS --dataset ROOTS` made their rows root's own, and root's report of ROOTS showed pages of
+    root's 0600 file their rows named (with its SHA-256, which a published report prints): read back, such a dataset
+    counts as theirs (``_open``)."""
+    from .database import their_writers  # noqa: PLC0415
+
+    before = old.get("rows_of_others") if kept else None
+    return sorted(their_writers() | {u for u in before or () if isinstance(u, int)})
+
+
 def _open(path: Path) -> duckdb.DuckDBPyConnection:
     """``open_dataset``'s one try."""
     if not is_dataset(path):
@@ -546,6 +561,13 @@ def _open(path: Path) -> duckdb.DuckDBPyConnection:
         from .database import THEIRS  # noqa: PLC0415
 
         THEIRS.append(str(path))  # another user can change it: its paths are their word (excerpts)
+    others = info.get("rows_of_others")
+    if isinstance(others, list) and others:  # exported from another user's database: their word too
+        from .database import THEIR_UIDS, THEIRS  # noqa: PLC0415
+
+        for uid in others:
+            THEIRS.append(f"{path}\0{uid}")
+            THEIR_UIDS[THEIRS[-1]] = uid if isinstance(uid, int) else -1
     try:
         return _views(path, copy or where, info, materialize=copy is not None)
     except (

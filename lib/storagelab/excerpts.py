@@ -243,6 +243,50 @@ def _checked_read(fh, sha256: str | None) -> bytes | None:
     return fh.read(n)
 
 
+def _they_could_read(fh, uids: set[int]) -> bool:
+    """Whether each user of ``uids`` (-1: any user) could read the file open as ``fh`` themselves: the file readable
+    and every folder above it searchable by them, by its mode bits (an ACL's extra grants are not counted). Reliability-27
+    (h2): a SHA-256 is no secret (every excerpt page prints its file's), and the second user's database named root's
+    0600 file with its SHA-256 as printed in a page of root's report: root's `run 09_bonnie -r db_path THEIRS` wrote
+    that file's lines into the report, as many as their rows' line numbers asked for."""
+    import pwd  # noqa: PLC0415
+
+    try:
+        real = os.readlink(f"/proc/self/fd/{fh.fileno()}")
+        if not real.startswith("/"):
+            return False
+        chain, folder = [os.fstat(fh.fileno())], real
+        acls = [_has_acl(fh.fileno())]
+        while folder != "/":
+            folder = os.path.dirname(folder)
+            chain.append(os.stat(folder))
+            acls.append(_has_acl(folder))
+    except OSError:
+        return False
+    for uid in uids:
+        try:
+            user = pwd.getpwuid(uid) if uid >= 0 else None
+            groups = set(os.getgrouplist(user.pw_name, user.pw_gid)) if user else set()
+        except KeyError:
+            groups = set()
+        for i, st in enumerate(chain):
+            if acls[i] and not (uid >= 0 and st.st_uid == uid):
+                return False  # an ACL's entry may deny them what "other" allows (u:them:--- on a 0644 file)
+            shift = 6 if uid >= 0 and st.st_uid == uid else 3 if st.st_gid in groups else 0
+            if not st.st_mode >> shift & (4 if i == 0 else 1):  # read the file, search each folder
+                return False
+    return True
+
+
+def _has_acl(where: int | str) -> bool:
+    """Whether the file (a descriptor) or folder has an access ACL (its mode bits alone do not say who may read it)."""
+    try:
+        os.getxattr(where, "system.posix_acl_access")
+    except OSError:
+        return False
+    return True
+
+
 class Excerpts:
     """Writes excerpt pages into ``folder``/raw/ (the report folder), each file read once."""
 
@@ -264,6 +308,8 @@ class Excerpts:
             try:
                 # not through another user's link to a file of root's (reliability-13), nor from a FIFO
                 with open_input(_resolve(path)) as fh:
+                    if database.THEIRS and not _they_could_read(fh, database.their_writers()):  # the project's too
+                        raise PermissionError(path)
                     data = _checked_read(fh, sha256)
             except OSError:
                 self._lines[path] = None
