@@ -1,0 +1,35 @@
+"""Reliability-27 (h3), processes and report folders: the findings' tests (docs/reliability-27-processes.md)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from storagelab import readcopies, spark_ingest, sparkjvm
+
+
+def test_a_live_runs_spark_folders_are_not_removed_by_a_run_of_another_pid_namespace(tmp_path, monkeypatch):
+    """Reliability-27: spark-ingest's folders are named by their run's pid, and ``remove_dead`` judged them by it. A run
+    in another pid namespace sharing "/" and /tmp (another container; `unshare --pid --fork --mount-proc`) saw no such
+    process, or another one, and removed a live run's chain under "/" and its Spark folder (blockmgr-*): the live run
+    failed (`NoSuchFileException`, 300 lines, exit 1). The name below is what a run of another namespace sees: a pid
+    that is no process of its own (the folder renamed, its owner, this process, alive). Once its owner lets it go (a
+    run killed: its files closed), it is removed as before."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(sparkjvm, "_bases", lambda: [str(tmp_path)])
+    live_tmp = spark_ingest.private_tmp()
+    _start, live_chain = sparkjvm.start_folder({}, "/nonexistent")
+    assert live_chain is not None
+    seen_tmp = tmp_path / f"{spark_ingest.SPARK_TMP}999999999-12345-abcd"  # another namespace's pid, a live run
+    seen_chain = tmp_path / f"{sparkjvm.START}999999999-12345-efgh"
+    os.rename(live_tmp, seen_tmp)
+    os.rename(live_chain, seen_chain)
+    (seen_tmp / "blockmgr-1").mkdir()
+    assert readcopies.remove_dead(prefix=spark_ingest.SPARK_TMP) == []
+    assert readcopies.remove_dead(str(tmp_path), prefix=sparkjvm.START) == []
+    assert (seen_tmp / "blockmgr-1").is_dir() and seen_chain.is_dir()
+    spark_ingest.livefolders.release(live_tmp)  # its owner gone
+    sparkjvm.livefolders.release(live_chain)
+    assert readcopies.remove_dead(prefix=spark_ingest.SPARK_TMP) == [seen_tmp.name]
+    assert readcopies.remove_dead(str(tmp_path), prefix=sparkjvm.START) == [seen_chain.name]
+    assert os.listdir(tmp_path) == []
