@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from storagelab import readcopies, spark_ingest, sparkjvm
+from storagelab import readcopies, report, reportstage, spark_ingest, sparkjvm
 
 
 def test_a_live_runs_spark_folders_are_not_removed_by_a_run_of_another_pid_namespace(tmp_path, monkeypatch):
@@ -32,4 +32,22 @@ def test_a_live_runs_spark_folders_are_not_removed_by_a_run_of_another_pid_names
     sparkjvm.livefolders.release(live_chain)
     assert readcopies.remove_dead(prefix=spark_ingest.SPARK_TMP) == [seen_tmp.name]
     assert readcopies.remove_dead(str(tmp_path), prefix=sparkjvm.START) == [seen_chain.name]
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_live_kernels_folder_is_not_removed_by_a_run_of_another_pid_namespace(tmp_path, monkeypatch):
+    """Reliability-27: a notebook kernel's socket folder (/tmp/storagelab-kernel-<pid>-*) was judged by its name's pid
+    (``sweep_kernel_dirs``, at every run's start): a run in another pid namespace sharing /tmp removed a live run's,
+    and that notebook failed ("Kernel died before replying to kernel_info", or kernel.json not found; exit 1). As seen
+    from there: the folder under a pid that is no process here, its owner (this process) alive. Let go, it is
+    removed as before."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    live = report._new_kernel_dir()
+    assert os.path.basename(live).startswith(f"storagelab-kernel-{os.getpid()}-")
+    seen = tmp_path / "storagelab-kernel-999999999-abcd"
+    os.rename(live, seen)
+    assert reportstage.removed_if_orphaned(seen, "999999999") is False
+    assert seen.is_dir()
+    report.livefolders.release(live)
+    assert reportstage.removed_if_orphaned(seen, "999999999") is True
     assert os.listdir(tmp_path) == []

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import paths, reportlock, reportstage
+from . import livefolders, paths, reportlock, reportstage
 from .errors import ParameterError
 from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     _literal_assignments,
@@ -432,10 +432,11 @@ def _new_kernel_dir() -> str:
     sweep_kernel_dirs); in /tmp when $TMPDIR is too long a path for a socket ("File name too long")."""
 
     prefix = f"storagelab-kernel-{os.getpid()}-"
-    folder = tempfile.mkdtemp(prefix=prefix)
+    folder = livefolders.mkdtemp_held(prefix)  # reliability-27: held, not judged by a pid another namespace reads
     if len(os.path.join(folder, "kernel-ipc-99").encode()) > UNIX_SOCKET_PATH_MAX:
         os.rmdir(folder)
-        folder = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+        livefolders.release(folder)
+        folder = livefolders.mkdtemp_held(prefix, "/tmp")
     return folder
 
 
@@ -540,6 +541,7 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
         raise
     finally:
         shutil.rmtree(kernel_dir, ignore_errors=True)
+        livefolders.release(kernel_dir)
         _KERNEL_DIRS.remove(kernel_dir)
         _STAGES.remove(stage)
         if old is None:
