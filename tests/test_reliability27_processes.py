@@ -51,3 +51,30 @@ def test_a_live_kernels_folder_is_not_removed_by_a_run_of_another_pid_namespace(
     report.livefolders.release(live)
     assert reportstage.removed_if_orphaned(seen, "999999999") is True
     assert os.listdir(tmp_path) == []
+
+
+def test_a_live_lab_fio_runs_test_files_are_not_removed_by_a_lab_run_of_another_pid_namespace(tmp_path):
+    """Reliability-27: `lab fio` marks its target (``.storagelab-lab-fio-<pid>-<start>``) and the next run removes the
+    test files of a mark whose process is gone. A lab run in another pid namespace on the same target saw a live run's
+    mark as a dead one's and removed the file its fio was writing (`lab fio: removed write-4k-qd1-nj1.0.0 ...: left by a
+    lab run that was killed`, the live run's fio 2.5 s in). As seen from there: the mark under a pid that is no process
+    here, its run (this process) alive. Once the run unmarks (or dies), the files go as before."""
+    from storagelab.lab import leftovers
+
+    def test_files(
+        target, run_id
+    ):  # fio's name for a one-job run's file (lab/fio.py's _test_files, not imported: 0.6 s)
+        return [target / f"{run_id}.0.0"]
+
+    leftovers.mark_fio(tmp_path, "write-4k-qd1-nj1")
+    mine = next(p for p in tmp_path.iterdir() if p.name.startswith(leftovers.FIO_MARK))
+    seen = tmp_path / f"{leftovers.FIO_MARK}999999999-1"
+    os.rename(mine, seen)
+    (tmp_path / "write-4k-qd1-nj1.0.0").write_bytes(b"x" * 4096)
+    assert leftovers.clean_fio(tmp_path, test_files) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [seen.name, "write-4k-qd1-nj1.0.0"]
+    leftovers.unmark_fio(tmp_path)  # the run's end (its mark's old name is gone: renamed above)
+    assert leftovers.clean_fio(tmp_path, test_files) == [
+        f"lab fio: removed write-4k-qd1-nj1.0.0 from {tmp_path}: left by a lab run that was killed"
+    ]
+    assert list(tmp_path.iterdir()) == []
