@@ -78,3 +78,34 @@ def test_a_live_lab_fio_runs_test_files_are_not_removed_by_a_lab_run_of_another_
         f"lab fio: removed write-4k-qd1-nj1.0.0 from {tmp_path}: left by a lab run that was killed"
     ]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_whose_folder_was_moved_while_it_ran_is_failed_not_reported_as_written(tmp_path, monkeypatch):
+    """Reliability-27: `run 07_explore -p study A --output o` and `-p study B --output o` started together, o moved
+    away (`mv o o.moved`) while A's notebook ran: B found a new o and wrote its report there; A's files stayed in
+    o.moved, never moved in, and A said `report: o/07_explore.html`, exit 0: the page there is B's (study
+    thumper-x4500's numbers for homelab-mergerfs's report). A run whose folder left while it ran is failed, saying so."""
+    from pathlib import Path
+
+    out = tmp_path / "o"
+    nb = Path(report.paths.NOTEBOOKS) / "07_explore.ipynb"
+
+    def run_all(plans, out_dir, n, results):  # the notebook ran into its stage; meanwhile o was moved away
+        stage = reportstage.new(out_dir, "07_explore")
+        (stage / "executed").mkdir()
+        (stage / "executed" / "07_explore.ipynb").write_text("{}")
+        results.append(
+            report.RunResult("07_explore", out_dir, out_dir / "executed" / "07_explore.ipynb", True, None, stage)
+        )
+        os.rename(out_dir, tmp_path / "o.moved")
+        (out_dir / "executed").mkdir(parents=True)  # B's run, in a new o
+        (out_dir / "executed" / "07_explore.ipynb").write_text('{"B": 1}')
+
+    monkeypatch.setattr(report, "_run_all", run_all)
+    out.mkdir()
+    (result,) = report.run_notebooks(plans=[(nb, {"study": "homelab-mergerfs"})], out_dir=out, jobs=1)
+    assert (result.ok, result.error) == (
+        False,
+        f"{out} was moved or removed while the notebook ran: its report is not there",
+    )
+    assert (out / "executed" / "07_explore.ipynb").read_text() == '{"B": 1}'

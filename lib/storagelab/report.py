@@ -259,6 +259,11 @@ def run_notebooks(
             reportstage.ready(r.stage, r.notebook)
     for r in results:
         if r.stage is not None:
+            if not r.stage.is_dir():  # reliability-27: its folder moved away (or removed) while it ran
+                r.ok, r.error = (
+                    False,
+                    f"{r.folder} was moved or removed while the notebook ran: its report is not there",
+                )
             reportstage.commit(r.stage, r.folder, r.notebook)
             r.stage = None
     return results
