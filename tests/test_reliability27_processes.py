@@ -82,9 +82,11 @@ def test_a_live_lab_fio_runs_test_files_are_not_removed_by_a_lab_run_of_another_
 
 def test_a_run_whose_folder_was_moved_while_it_ran_is_failed_not_reported_as_written(tmp_path, monkeypatch):
     """Reliability-27: `run 07_explore -p study A --output o` and `-p study B --output o` started together, o moved
-    away (`mv o o.moved`) while A's notebook ran: B found a new o and wrote its report there; A's files stayed in
-    o.moved, never moved in, and A said `report: o/07_explore.html`, exit 0: the page there is B's (study
-    thumper-x4500's numbers for homelab-mergerfs's report). A run whose folder left while it ran is failed, saying so."""
+    away (`mv o o.moved`) while A's notebook ran. The notebook's own writes (its summary, figures: mkdir with parents)
+    made o/<A's stage>/ again, A moved that into a new o and said `report: o/07_explore.html`, exit 0; B, waiting
+    for the lock that had moved with the folder, found no record in the new o and replaced A's page with its own
+    (study thumper-x4500's numbers), exit 0. A run whose stage is not the folder it made is failed, saying so, and
+    moves nothing in."""
     from pathlib import Path
 
     out = tmp_path / "o"
@@ -92,14 +94,14 @@ def test_a_run_whose_folder_was_moved_while_it_ran_is_failed_not_reported_as_wri
 
     def run_all(plans, out_dir, n, results):  # the notebook ran into its stage; meanwhile o was moved away
         stage = reportstage.new(out_dir, "07_explore")
+        made = readcopies.identity(stage)
         (stage / "executed").mkdir()
         (stage / "executed" / "07_explore.ipynb").write_text("{}")
-        results.append(
-            report.RunResult("07_explore", out_dir, out_dir / "executed" / "07_explore.ipynb", True, None, stage)
-        )
         os.rename(out_dir, tmp_path / "o.moved")
-        (out_dir / "executed").mkdir(parents=True)  # B's run, in a new o
-        (out_dir / "executed" / "07_explore.ipynb").write_text('{"B": 1}')
+        (stage / "summaries").mkdir(parents=True)  # the notebook's summary: its stage's path made again, in a new o
+        (stage / "summaries" / "07_explore.json").write_text('{"study": "A"}')
+        results.append(report.RunResult("07_explore", out_dir, out_dir / "executed" / "07_explore.ipynb", True))
+        results[-1].stage, results[-1].stage_id = stage, made
 
     monkeypatch.setattr(report, "_run_all", run_all)
     out.mkdir()
@@ -108,4 +110,21 @@ def test_a_run_whose_folder_was_moved_while_it_ran_is_failed_not_reported_as_wri
         False,
         f"{out} was moved or removed while the notebook ran: its report is not there",
     )
-    assert (out / "executed" / "07_explore.ipynb").read_text() == '{"B": 1}'
+    assert list(out.iterdir()) == []  # nothing of A's in the new o (B's to claim)
+
+
+def test_a_run_whose_folder_was_moved_before_its_notebook_started_does_not_make_it_again(tmp_path):
+    """Reliability-27, the same attack a moment earlier: o moved away after the run claimed it (its record went with
+    it) and before the notebook began: the run made a new o, B's run took it for a new folder (no record) and the
+    two wrote one page, both exit 0. Now the run is failed, o not made again."""
+    from pathlib import Path
+
+    out = tmp_path / "o"
+    nb = Path(report.paths.NOTEBOOKS) / "07_explore.ipynb"
+    result = report._run_one(nb, {"study": "homelab-mergerfs"}, out)  # claimed, then moved: no o
+    assert (result.ok, result.error, result.stage) == (
+        False,
+        f"{out} was moved or removed while the notebook ran: its report is not there",
+        None,
+    )
+    assert not out.exists()

@@ -37,8 +37,8 @@ READY = ".storagelab-ready.json"  # in a run folder whose moves have begun: what
 
 def new(folder: Path, notebook: str, owner: int | None = None) -> Path:
     """A new private folder in the report folder ``folder`` for one run of ``notebook``, named by ``owner``: the
-    process that will commit it (default: this one)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    process that will commit it (default: this one). ``folder`` is not made: gone, it was moved or removed since the
+    run claimed it (FileNotFoundError; reliability-27)."""
     pid = owner or os.getpid()
     return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{pid}-{paths.slug(notebook)}-", dir=folder))
 
