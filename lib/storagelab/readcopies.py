@@ -21,6 +21,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from . import livefolders
+
 PREFIX = "storagelab-read-"
 _NAME = re.compile(re.escape(PREFIX) + r"(\d+)-(\d+)-[^/]+$")
 
@@ -75,9 +77,11 @@ def remove_dead(tmpdir: str | None = None, prefix: str = PREFIX) -> list[str]:
             st = os.fstat(fd)
             if st.st_uid != os.getuid() or not stat.S_ISDIR(st.st_mode):
                 continue  # another user's folder of that name: theirs to remove
+            if not livefolders.taken(fd):  # reliability-27: its pid is of another pid namespace, its owner alive
+                continue
+            shutil.rmtree(os.path.join(tmpdir, name), ignore_errors=True)  # under the lock: its owner-to-be waits
         finally:
             os.close(fd)
-        shutil.rmtree(os.path.join(tmpdir, name), ignore_errors=True)
         removed.append(name)
     return removed
 

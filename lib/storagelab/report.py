@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import paths, reportlock, reportstage
+from . import livefolders, paths, readcopies, reportlock, reportstage
 from .errors import ParameterError
 from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     _literal_assignments,
@@ -218,6 +218,7 @@ class RunResult:
     ok: bool
     error: str | None = None
     stage: Path | None = None  # where the run wrote, until its files are moved into ``folder`` (reportstage)
+    stage_id: tuple[int, int] | None = None  # its (device, inode) when made: one made again at its path is not it
 
 
 def run_notebooks(
@@ -259,9 +260,19 @@ def run_notebooks(
             reportstage.ready(r.stage, r.notebook)
     for r in results:
         if r.stage is not None:
+            if readcopies.identity(r.stage) != r.stage_id:  # reliability-27: its folder moved away while it ran
+                r.ok, r.error = False, _moved(r.folder)  # (the notebook's own writes may have made its path again)
+                reportstage.discard(r.stage)
             reportstage.commit(r.stage, r.folder, r.notebook)
             r.stage = None
     return results
+
+
+def _moved(folder: Path) -> str:
+    """A run's report folder moved away or removed since the run claimed it: another run may have made a new one of
+    that name, for another selection (`mv o o.moved` during `run --output o`: the run said `report: o/...`, exit 0,
+    and the page there was another study's)."""
+    return f"{folder} was moved or removed while the notebook ran: its report is not there"
 
 
 def _run_all(plans: list[tuple[Path, dict[str, Any]]], out_dir: Path | None, n: int, results: list[RunResult]) -> None:
@@ -432,10 +443,11 @@ def _new_kernel_dir() -> str:
     sweep_kernel_dirs); in /tmp when $TMPDIR is too long a path for a socket ("File name too long")."""
 
     prefix = f"storagelab-kernel-{os.getpid()}-"
-    folder = tempfile.mkdtemp(prefix=prefix)
+    folder = livefolders.mkdtemp_held(prefix)  # reliability-27: held, not judged by a pid another namespace reads
     if len(os.path.join(folder, "kernel-ipc-99").encode()) > UNIX_SOCKET_PATH_MAX:
         os.rmdir(folder)
-        folder = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+        livefolders.release(folder)
+        folder = livefolders.mkdtemp_held(prefix, "/tmp")
     return folder
 
 
@@ -482,14 +494,18 @@ def papermill_literal(path: Path) -> str:
 def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     """Execute one notebook into its report folder (see run_notebooks)."""
 
-    import papermill as pm  # noqa: PLC0415  (3 s to import: only when a notebook runs)
-
     folder = Path(out_dir) if out_dir else report_dir(nb, p)
     # the run writes its executed notebook, figures, summary and raw excerpts into a folder of its own, moved into
     # the report folder when every run of the command has ended (reportstage): a build stopped or killed in its
     # notebooks leaves the reports as the last good build left them, figures and summaries included
     reportstage.sweep(folder)
-    stage = reportstage.new(folder, nb.stem, _COMMITTER[0] if _COMMITTER else None)  # named by who commits it
+    try:
+        stage = reportstage.new(folder, nb.stem, _COMMITTER[0] if _COMMITTER else None)  # named by who commits it
+    except FileNotFoundError:  # reliability-27: claimed (made) before the runs began, moved away since: not made again
+        return RunResult(nb.stem, folder, folder / "executed" / nb.name, False, _moved(folder))
+    stage_id = readcopies.identity(stage)
+    import papermill as pm  # noqa: PLC0415  (3 s to import: only when a notebook runs)
+
     _STAGES.append(stage)
     dest = stage / "executed" / nb.name
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -540,13 +556,14 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
         raise
     finally:
         shutil.rmtree(kernel_dir, ignore_errors=True)
+        livefolders.release(kernel_dir)
         _KERNEL_DIRS.remove(kernel_dir)
         _STAGES.remove(stage)
         if old is None:
             os.environ.pop(REPORT_DIR_ENV, None)
         else:
             os.environ[REPORT_DIR_ENV] = old
-    return RunResult(nb.stem, folder, folder / "executed" / nb.name, ok, error, stage)
+    return RunResult(nb.stem, folder, folder / "executed" / nb.name, ok, error, stage, stage_id)
 
 
 def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:

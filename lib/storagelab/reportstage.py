@@ -23,10 +23,11 @@ import json
 import os
 import shutil
 import tempfile
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from . import paths
+from . import livefolders, paths
 from .procs import alive
 
 PREFIX = ".storagelab-run-"
@@ -36,8 +37,8 @@ READY = ".storagelab-ready.json"  # in a run folder whose moves have begun: what
 
 def new(folder: Path, notebook: str, owner: int | None = None) -> Path:
     """A new private folder in the report folder ``folder`` for one run of ``notebook``, named by ``owner``: the
-    process that will commit it (default: this one)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    process that will commit it (default: this one). ``folder`` is not made: gone, it was moved or removed since the
+    run claimed it (FileNotFoundError; reliability-27)."""
     pid = owner or os.getpid()
     return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{pid}-{paths.slug(notebook)}-", dir=folder))
 
@@ -68,19 +69,39 @@ def removed_if_orphaned(folder: Path, pid: str, finish: bool = False) -> bool:
     except OSError:
         return False
     if mine and pid.isdigit() and not alive(int(pid)):
-        ready = _ready(folder) if finish else None
-        if ready is not None:  # taken first, by a rename only one sweeper can make (two workers sweep one folder)
-            taken = folder.with_name(f"{PREFIX}{os.getpid()}-finish-{folder.name[-8:]}")
-            try:
-                os.rename(folder, taken)
-            except OSError:
-                return False
-            folder = taken
-            with suppress(OSError):
-                _move(folder, folder.parent, ready)
-        shutil.rmtree(folder, ignore_errors=True)
-        return True
+        with _unheld(folder) as free:
+            return free and _remove_orphaned(folder, finish)
     return False
+
+
+@contextmanager
+def _unheld(folder: Path) -> Iterator[bool]:
+    """Whether no live process holds ``folder`` (``livefolders``: a kernel's folder, whose name's pid may be of another
+    pid namespace: another container's run sharing /tmp lost its kernel's folder, reliability-27), kept so meanwhile."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        yield False
+        return
+    try:
+        yield livefolders.taken(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_orphaned(folder: Path, finish: bool) -> bool:
+    ready = _ready(folder) if finish else None
+    if ready is not None:  # taken first, by a rename only one sweeper can make (two workers sweep one folder)
+        taken = folder.with_name(f"{PREFIX}{os.getpid()}-finish-{folder.name[-8:]}")
+        try:
+            os.rename(folder, taken)
+        except OSError:
+            return False
+        folder = taken
+        with suppress(OSError):
+            _move(folder, folder.parent, ready)
+    shutil.rmtree(folder, ignore_errors=True)
+    return True
 
 
 def _ready(stage: Path) -> dict | None:

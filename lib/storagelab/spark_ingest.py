@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from . import dataset, ignore, paths
+from . import dataset, ignore, livefolders, paths
 from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
@@ -277,6 +277,7 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None):
     except BaseException as e:
         for gone in (tmp, top or tmp):
             shutil.rmtree(gone, ignore_errors=True)
+            livefolders.release(gone)
         if (why := not_started(e)) is not None:
             raise StoreError(why) from None
         raise
@@ -339,7 +340,7 @@ def private_tmp() -> str:
     from . import readcopies  # noqa: PLC0415
 
     readcopies.remove_dead(prefix=SPARK_TMP)
-    return tempfile.mkdtemp(prefix=readcopies.dead_reader_prefix(SPARK_TMP))
+    return livefolders.mkdtemp_held(readcopies.dead_reader_prefix(SPARK_TMP))  # reliability-27: held while it lives
 
 
 def private_conf(master: str, conf: dict[str, str], tmp: str) -> dict[str, str]:
@@ -373,6 +374,7 @@ def stop(spark) -> None:
     finally:
         for tmp in (_TMP.pop(id(spark), ""), _TMP.pop(-id(spark), "")):  # and Spark's start folder (reliability-24)
             shutil.rmtree(tmp, ignore_errors=True) if tmp else None
+            livefolders.release(tmp)
 
 
 def run(spark, input_path: str, output: str, manifest: str | None = None) -> dict:

@@ -9,9 +9,8 @@ import shlex
 import shutil
 import signal
 import stat
-import tempfile
 
-from . import javaprops
+from . import javaprops, livefolders
 from .envfiles import leading_out
 from .errors import StoreError
 
@@ -140,6 +139,7 @@ def start_folder(conf: dict[str, str], fallback: str) -> tuple[str, str | None]:
     if why := relative_conf(conf, start) or properties_refusal(os.environ, start):
         if top:
             shutil.rmtree(top, ignore_errors=True)
+            livefolders.release(top)
         raise StoreError(why)
     return start, top
 
@@ -153,7 +153,8 @@ def _start_folder(fallback: str) -> tuple[str, str | None]:
     for base in _bases():
         readcopies.remove_dead(base, prefix=START)
         try:
-            top = tempfile.mkdtemp(prefix=readcopies.dead_reader_prefix(START), dir=base)
+            top = livefolders.mkdtemp_held(readcopies.dead_reader_prefix(START), base)  # reliability-27: another
+            # pid namespace's run sharing "/" (another container) judged it dead by its name's pid and removed it
         except OSError:  # a read-only "/" (a container's read-only root), a home that is
             continue
         # under "/" a climb of ``depth`` reaches "/", as from the user's folder; under another base it reaches ``top``

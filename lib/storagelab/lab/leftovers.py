@@ -136,18 +136,45 @@ def _fio_mark() -> str:
     return f"{FIO_MARK}{os.getpid()}-{start_time(os.getpid()) or 0}"
 
 
+# reliability-27: a mark is also held (a shared flock, until ``unmark_fio`` or this process's end): its name's pid is of
+# one pid namespace, and a lab run in another one on the same target (another container) took a live run's mark for a
+# dead one's and removed the test files its fio was writing
+_HELD: dict[Path, int] = {}
+
+
 def mark_fio(target: Path, run_id: str) -> None:
     """Note in ``target`` that this process's fio now writes the test files of ``run_id`` there."""
-    fd = os.open(target / _fio_mark(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        os.write(fd, run_id.encode())
-    finally:
-        os.close(fd)
+    mark = target / _fio_mark()
+    if mark not in _HELD:
+        fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        _HELD[mark] = fd
+    fd = _HELD[mark]
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, run_id.encode(), 0)
 
 
 def unmark_fio(target: Path) -> None:
+    mark = target / _fio_mark()
     with suppress(OSError):
-        os.unlink(target / _fio_mark())
+        os.unlink(mark)
+    if (fd := _HELD.pop(mark, None)) is not None:
+        os.close(fd)
+
+
+def _held(path: Path) -> bool:
+    """Whether a live process holds the mark ``path`` (``mark_fio``), whatever pid its name holds."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _read_mark(path: Path) -> str | None:
@@ -170,7 +197,7 @@ def clean_fio(target: Path, test_files: Callable[[Path, str], list[Path]]) -> li
     except OSError:
         return []
     marks = [(n, m) for n in names if (m := _FIO_MARK.match(n))]
-    dead = [(n, m) for n, m in marks if start_time(int(m[1])) != m[2]]
+    dead = [(n, m) for n, m in marks if start_time(int(m[1])) != m[2] and not _held(target / n)]
     if not dead:
         return []
     busy = {_read_mark(target / n) for n, m in marks if (n, m) not in dead}  # the runs live lab fio runs are in
