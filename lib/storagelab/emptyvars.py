@@ -5,7 +5,11 @@ vl-convert (Rust: fontdb's fontconfig reading) takes an empty HOME as the folder
 and an empty XDG_CONFIG_HOME ``fontconfig/fonts.conf``. It draws the index's thumbnails in storagelab's own process
 (rendering._thumbnail_png): `cd THEIRS; HOME= storagelab report` drew root's charts with the second user's fonts, and
 with those of the folders their fonts.conf names (their glyphs for every digit). Python reads an empty HOME as "/", and
-tempfile and Jupyter skip an empty variable; the check skipped them all."""
+tempfile and Jupyter skip an empty variable; the check skipped them all.
+
+Reliability-27: a value of separators only (``TMPDIR=:``, ``,``) was split into no folder at all and passed, while
+tempfile, Jupyter and IPython take the value whole: the folder ``:`` under the working folder (`cd THEIRS; TMPDIR=:
+storagelab run` made root's kernel folder, its connection file and sockets in the second user's ``./:``)."""
 
 from __future__ import annotations
 
@@ -13,5 +17,10 @@ EMPTY_IS_HERE = ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME")
 
 
 def empty_is_here(environ, var: str) -> list[str]:
-    """``["."]`` (the working folder) when ``var`` is one of EMPTY_IS_HERE, set but empty, else ``[]``."""
-    return ["."] if var in EMPTY_IS_HERE and environ.get(var) == "" else []
+    """What ``var`` names when its value split into no folder: ``["."]`` (the working folder) when ``var`` is one of
+    EMPTY_IS_HERE, set but empty; the value itself, a relative name, when it is separators only (``:``, ``,``);
+    else ``[]``."""
+    value = environ.get(var)
+    if value:
+        return [value]
+    return ["."] if var in EMPTY_IS_HERE and value == "" else []
