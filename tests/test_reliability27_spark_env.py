@@ -11,11 +11,15 @@ from conftest import their_folder
 from storagelab import ownership
 
 
-def test_a_variable_of_separators_only_names_a_folder_here_and_is_checked(tmp_path, monkeypatch):
-    """`cd THEIRS; TMPDIR=: storagelab run`: the check split ":" into no folder and passed, while tempfile took the
-    value whole, "./:" (the second user's): root's kernel folder, its connection file and sockets were made there, and
-    their rename put their own folder in its place. Now such a value is the folder of that name, checked; from a
-    folder of this user's it passes."""
+def test_a_variable_with_a_separator_is_also_checked_whole(tmp_path, monkeypatch):
+    """`TMPDIR=/tmp/: storagelab run` (or `cd THEIRS; TMPDIR=:`): the check split the value at ":" and passed its
+    pieces ("/tmp/", a sticky folder; none at all), while tempfile took it whole, the second user's "/tmp/:" ("./:"):
+    root's kernel folder, its connection file and sockets were made there, and their rename put their own folder in
+    its place. Now the whole value is checked too; from a folder of this user's, or its own, it passes."""
+    sticky = tmp_path / "tmp"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    their_folder(sticky, ":").chmod(0o777)
     theirs = their_folder(tmp_path)
     (theirs / ":").mkdir(mode=0o777)
     os.chown(theirs / ":", 1002, 1002)
@@ -27,5 +31,10 @@ def test_a_variable_of_separators_only_names_a_folder_here_and_is_checked(tmp_pa
         for value in (":", ",", "::"):
             said = ownership.environment_refusal({var: value})
             assert said is not None and said.startswith(f"the environment's {var} ({value}): "), (var, value)
+    said = ownership.environment_refusal({"TMPDIR": f"{sticky}/:"})
+    assert said is not None and said.startswith(f"the environment's TMPDIR ({sticky}/:): {sticky}/: is another user's")
     monkeypatch.chdir(tmp_path)
-    assert ownership.environment_refusal({"TMPDIR": ":", "IPYTHONDIR": ","}) is None
+    assert (
+        ownership.environment_refusal({"TMPDIR": ":", "IPYTHONDIR": ",", "XDG_DATA_DIRS": "/usr/share:/usr/lib"})
+        is None
+    )
