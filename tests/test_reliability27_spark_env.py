@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 
+import pytest
 from conftest import their_folder
 
 from storagelab import ownership
@@ -38,3 +39,24 @@ def test_a_variable_with_a_separator_is_also_checked_whole(tmp_path, monkeypatch
         ownership.environment_refusal({"TMPDIR": ":", "IPYTHONDIR": ",", "XDG_DATA_DIRS": "/usr/share:/usr/lib"})
         is None
     )
+
+
+def test_spark_start_folder_is_never_on_a_file_system_another_user_serves(tmp_path, monkeypatch):
+    """Root's spark-ingest with "/", /run and the home read-only, from a folder that is the second user's bindfs (shown
+    as root's, 0700, under a folder of root's): the chain was made there, in their backing folder, where their process
+    answers every name a relative path of root's settings climbs to. Now a base on a FUSE file system another user
+    mounted is passed over (here: every base but "/" said to be one, in the list of mounts the check reads)."""
+    from storagelab import ownership, sparkjvm  # noqa: PLC0415
+
+    bases = [b for b in sparkjvm._bases() if b != "/"]
+    if not bases:
+        pytest.skip("no base but / on this machine")
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        "1 0 0:1 / / rw - ext4 /dev/vda1 rw\n"
+        + "".join(
+            f"9{k} 1 0:5{k} / {b} rw - fuse.bindfs /tmp/x rw,user_id=1002,group_id=1002\n" for k, b in enumerate(bases)
+        )
+    )
+    monkeypatch.setattr(ownership, "MOUNTINFO", str(table))
+    assert sparkjvm._bases() == ["/"]
