@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from types import SimpleNamespace
 
 import pytest
 from conftest import their_folder
@@ -60,3 +61,53 @@ def test_spark_start_folder_is_never_on_a_file_system_another_user_serves(tmp_pa
     )
     monkeypatch.setattr(ownership, "MOUNTINFO", str(table))
     assert sparkjvm._bases() == ["/"]
+
+
+class _FakeSpark:
+    """What spark_ingest._old_file_ids asks of a session: Hadoop's Path and file sizes (the local files'), and a
+    Parquet read (pyarrow's) that fails on a path that is not there, as Spark's PATH_NOT_FOUND does."""
+
+    def __init__(self):
+        self.sparkContext = SimpleNamespace(
+            _jvm=SimpleNamespace(
+                org=SimpleNamespace(apache=SimpleNamespace(hadoop=SimpleNamespace(fs=SimpleNamespace(Path=str))))
+            )
+        )
+        self.read = self
+        self.asked: list[str] = []
+
+    def option(self, key, value):
+        return self
+
+    def parquet(self, *paths):
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        self.asked = list(paths)
+        rows = [r for p in paths for r in pq.read_table(p).to_pylist()]  # FileNotFoundError for a lost part
+        return SimpleNamespace(select=lambda *cols: SimpleNamespace(collect=lambda: rows))
+
+
+def test_a_spark_reingest_over_a_dataset_with_a_lost_part_keeps_the_intact_parts_ids(tmp_path, monkeypatch):
+    """A part of `files` lost (or edited by hand) in a spark-ingest dataset: open_dataset says to run spark-ingest
+    again, and that run failed before its job on every try, Spark's PATH_NOT_FOUND traceback (rc 1), reading the former
+    ids. Now the ids come from the parts there as meta.json lists them; the others' files take new ids."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    from storagelab import spark_ingest  # noqa: PLC0415
+
+    parts = {}
+    for k, name in enumerate(("a", "b", "c")):
+        rel = f"files/tool={name}/part-0.parquet"
+        (tmp_path / rel).parent.mkdir(parents=True)
+        pq.write_table(pa.table({"path": [f"in/{name}.log"], "sha256": [name * 4], "file_id": [k + 1]}), tmp_path / rel)
+        parts[rel] = (tmp_path / rel).stat().st_size
+    (tmp_path / "files/tool=b/part-0.parquet").unlink()  # lost
+    with open(tmp_path / "files/tool=c/part-0.parquet", "ab") as f:  # edited: not the size meta.json lists
+        f.write(b"x")
+    fs = SimpleNamespace(getFileStatus=lambda p: SimpleNamespace(getLen=lambda: os.stat(p).st_size))
+    monkeypatch.setattr(spark_ingest, "_fs", lambda spark, target: (fs, None))
+    spark = _FakeSpark()
+    ids = spark_ingest._old_file_ids(spark, str(tmp_path), {"parts": {"files": parts}})
+    assert ids == {("in/a.log", "aaaa"): 1}
+    assert spark.asked == [f"{tmp_path}/files/tool=a/part-0.parquet"]

@@ -236,3 +236,12 @@ def _shut(folder: str) -> bool:
         if folder == "/":
             return True
         folder = os.path.dirname(folder)
+
+
+def hadoop_size(spark, fs, target: str) -> int | None:
+    """The size of the file ``target`` on the Hadoop file system ``fs`` (any scheme Spark reads); None when it is
+    not there (or went meanwhile: Hadoop's error through py4j)."""
+    try:
+        return int(fs.getFileStatus(spark.sparkContext._jvm.org.apache.hadoop.fs.Path(target)).getLen())
+    except Exception:  # noqa: BLE001
+        return None
