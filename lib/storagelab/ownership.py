@@ -535,7 +535,7 @@ def _listed(environ, var: str) -> list[str]:
     if var in JUPYTER_PATHS and environ.get(var):
         return [e.rstrip(os.sep) or "." for e in environ[var].split(os.pathsep)]
     if var not in SEARCH_PATHS or var not in environ:
-        return _entries(environ.get(var, "")) or empty_is_here(environ, var)  # r-24: HOME="" (vl-convert's fonts)
+        return _entries(environ.get(var, "")) + empty_is_here(environ, var)  # r-24: HOME=""; r-27: TMPDIR=/tmp/:
     if not environ[var]:
         return ["."] if var == "PATH" else []
     return [e or "." for e in re.split(_SEPARATORS.get(var, os.pathsep), environ[var])]

@@ -46,7 +46,7 @@ from . import dataset, ignore, livefolders, paths
 from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
-from .sparkjvm import jvm_gone, not_started, quiet_accumulators, start_folder, unset_empty
+from .sparkjvm import hadoop_size, jvm_gone, not_started, quiet_accumulators, start_folder, unset_empty
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
@@ -735,11 +735,18 @@ def _old_meta(spark, output: str) -> dict:
 
 
 def _old_file_ids(spark, output: str, old: dict) -> dict[tuple[str, str], int]:
-    """(path, sha256) -> file_id of the files the dataset at ``output`` holds now (kept by a re-run)."""
-    listed = sorted((old.get("parts") or {}).get("files") or {})
-    if not listed:
+    """(path, sha256) -> file_id of the files the dataset at ``output`` holds now (kept by a re-run), from its ``files``
+    parts there as meta.json lists them (reliability-27: one lost or edited by hand failed every re-run with Spark's
+    PATH_NOT_FOUND traceback; its files now take new ids, and the part goes in the sweep after the commit)."""
+    fs, _ = _fs(spark, output)
+    listed = (old.get("parts") or {}).get("files") or {}
+    intact = [
+        f"{output}/{rel}" for rel, size in sorted(listed.items()) if hadoop_size(spark, fs, f"{output}/{rel}") == size
+    ]
+    if not intact:
         return {}
-    rows = spark.read.parquet(*[f"{output}/{rel}" for rel in listed]).select("path", "sha256", "file_id").collect()
+    read = spark.read.option("ignoreCorruptFiles", "true")  # one of the listed size that is not Parquet: left out
+    rows = read.parquet(*intact).select("path", "sha256", "file_id").collect()
     return {(r["path"], r["sha256"]): r["file_id"] for r in rows}
 
 

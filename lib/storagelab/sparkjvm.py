@@ -219,7 +219,12 @@ def _bases() -> list[str]:
 
 
 def _shut(folder: str) -> bool:
-    """Whether ``folder`` and every folder above it are root's or this user's and writable by no one else."""
+    """Whether ``folder`` and every folder above it are root's or this user's and writable by no one else, and on no
+    file system another user serves (reliability-27: root's working folder on the second user's bindfs, shown as root's
+    0700, was the base when "/", /run and the home were read-only; their process made root's chain in their folder,
+    and answers every name in it)."""
+    from .ownership import _served_by_another_user  # noqa: PLC0415  (ownership imports envfiles, as this module does)
+
     while True:
         try:
             st = os.lstat(folder)
@@ -227,6 +232,17 @@ def _shut(folder: str) -> bool:
             return False
         if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (0, os.geteuid()) or st.st_mode & 0o022:
             return False
+        if _served_by_another_user(folder):
+            return False
         if folder == "/":
             return True
         folder = os.path.dirname(folder)
+
+
+def hadoop_size(spark, fs, target: str) -> int | None:
+    """The size of the file ``target`` on the Hadoop file system ``fs`` (any scheme Spark reads); None when it is
+    not there (or went meanwhile: Hadoop's error through py4j)."""
+    try:
+        return int(fs.getFileStatus(spark.sparkContext._jvm.org.apache.hadoop.fs.Path(target)).getLen())
+    except Exception:  # noqa: BLE001
+        return None
