@@ -34,19 +34,41 @@ def findings(res: Result):
     return _md(escape_html(res.markdown((lambda s: excerpts.linked(s, writer)) if writer else None)))
 
 
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+_RUN = re.compile(r"`+")
+_ITEM = re.compile(r"\n(?=[ \t]*(?:[*+-]|\d+[.)])[ \t]|[ \t]*\n)")  # a new list item or a blank line: a new block
 
 
 def escape_html(markdown: str) -> str:
     """Markdown whose '<', '>' and '&' outside code spans show as themselves: findings name placeholders
     (data/raw/<study>/) and user labels, which Markdown would otherwise pass on as HTML tags (a browser then
-    drops them, or runs them). Inside `code` Markdown shows them as they are already."""
-    out, at = [], 0
-    for m in _CODE_SPAN.finditer(markdown):
-        out.append(html.escape(markdown[at : m.start()], quote=False))
-        out.append(m.group(0))
-        at = m.end()
-    out.append(html.escape(markdown[at:], quote=False))
+    drops them, or runs them). Inside `code` Markdown shows them as they are already. A code span is what the
+    report's Markdown (mistune) takes for one: a run of backticks not after a backslash, closed by the next run of
+    exactly its length in the same list item; one holding '<' is written as <code> with its text escaped, so that
+    nothing of the text is HTML even where mistune's blocks pair backticks otherwise (reliability-27: a label holding
+    backticks, put by 03 inside a code span of its advice, made the old pattern's span three lines long, and the
+    labels in the lines between, `<img src=x onerror=...>`, ran in the reader's browser)."""
+    return "\n".join(_escape_block(b) for b in _ITEM.split(markdown))
+
+
+def _escape_block(text: str) -> str:
+    out, at, pos = [], 0, 0
+    while m := _RUN.search(text, pos):
+        n, pos = len(m.group()), m.end()
+        if m.start() and text[m.start() - 1] == "\\":  # an escaped backtick (or one that may be): not an opener
+            continue
+        close = next((c for c in _RUN.finditer(text, pos) if len(c.group()) == n), None)
+        if close is None:  # no closing run of its length: the backticks are text
+            continue
+        out.append(html.escape(text[at : m.start()], quote=False))
+        code = text[m.end() : close.start()]
+        if "<" in code:  # as HTML, escaped: safe whether or not mistune pairs these backticks as we do
+            code = code.replace("\n", " ")
+            code = code[1:-1] if code.startswith(" ") and code.endswith(" ") and code.strip() else code
+            out.append(f"<code>{html.escape(code, quote=False).replace('`', '&#96;')}</code>")
+        else:
+            out.append(text[m.start() : close.end()])
+        at = pos = close.end()
+    out.append(html.escape(text[at:], quote=False))
     return "".join(out)
 
 
