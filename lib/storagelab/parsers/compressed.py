@@ -24,6 +24,7 @@ from typing import BinaryIO
 
 from ..errors import ParseError
 from ..ingest_open import open_input
+from .zstdframes import Watched
 
 MAX_DECOMPRESSED_BYTES = 2 * 1024**3  # 2 GiB: far above any benchmark log, far below the machine's memory
 _CHUNK = 1 << 20
@@ -89,7 +90,9 @@ class _Limited(io.RawIOBase):
 
     def __init__(self, kind: str, raw: BinaryIO, limit: int, compressed_size: int | None = None):
         self.kind, self.raw, self.limit, self.n, self.size = kind, raw, limit, 0, compressed_size
-        self.inner = _reader(kind, raw)
+        # zstd's reader ends quietly where its input does, in a frame or not: its frames are walked as it reads
+        self.frames = Watched(raw) if kind == "zstd" else None
+        self.inner = _reader(kind, self.frames or raw)  # type: ignore[arg-type]
 
     def readable(self) -> bool:
         return True
@@ -97,6 +100,8 @@ class _Limited(io.RawIOBase):
     def readinto(self, b) -> int:
         try:
             data = self.inner.read(len(b))
+            if not data and len(b) and self.frames is not None and not self._zstd_whole(self.frames):
+                raise EOFError
         except EOFError:
             raise ParseError(
                 f"{self.kind} data ends early: the compressed file is cut short"
@@ -119,6 +124,14 @@ class _Limited(io.RawIOBase):
             )
         b[: len(data)] = data
         return len(data)
+
+    @staticmethod
+    def _zstd_whole(frames: Watched) -> bool:
+        """At the end of the decompressed bytes: the zstd input (all of it, read to its end) ends with a whole
+        frame."""
+        while frames.read(_CHUNK):
+            pass
+        return frames.frames.whole
 
     def close(self) -> None:
         try:
