@@ -111,6 +111,15 @@ def test_a_spark_reingest_over_a_dataset_with_a_lost_part_keeps_the_intact_parts
     ids = spark_ingest._old_file_ids(spark, str(tmp_path), {"parts": {"files": parts}})
     assert ids == {("in/a.log", "aaaa"): 1}
     assert spark.asked == [f"{tmp_path}/files/tool=a/part-0.parquet"]
+    text = '{"format": "%s", "parts": {"files": ["%s"]}}' % (spark_ingest.dataset.FORMAT, rel)  # meta.json edited
+    stream = SimpleNamespace(close=lambda: None)
+    fs = SimpleNamespace(exists=lambda p: True, open=lambda p: stream)
+    spark.sparkContext._jvm.org.apache.commons = SimpleNamespace(
+        io=SimpleNamespace(IOUtils=SimpleNamespace(toByteArray=lambda s: text.encode()))
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(spark_ingest, "_fs", lambda spark, out: (fs, SimpleNamespace(suffix=lambda p: p)))
+        assert spark_ingest._old_file_ids(spark, str(tmp_path), spark_ingest._old_meta(spark, str(tmp_path))) == {}
 
 
 def test_a_dataset_is_not_written_into_a_folder_of_other_files(tmp_path, seed_db):

@@ -730,8 +730,8 @@ def _old_meta(spark, output: str) -> dict:
         info = json.loads(data)
     except ValueError:
         return {}
-
-    return info if isinstance(info, dict) and info.get("format") == dataset.FORMAT else {}
+    ok = isinstance(info, dict) and info.get("format") == dataset.FORMAT and isinstance(info.get("parts"), dict)
+    return info if ok and all(isinstance(v, dict) for v in info["parts"].values()) else {}  # r-27: hand-edited
 
 
 def _old_file_ids(spark, output: str, old: dict) -> dict[tuple[str, str], int]:
