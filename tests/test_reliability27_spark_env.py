@@ -64,15 +64,17 @@ def test_spark_start_folder_is_never_on_a_file_system_another_user_serves(tmp_pa
 
 
 class _FakeSpark:
-    """What spark_ingest._old_file_ids asks of a session: Hadoop's Path and file sizes (the local files'), and a
-    Parquet read (pyarrow's) that fails on a path that is not there, as Spark's PATH_NOT_FOUND does."""
+    """What spark_ingest._old_file_ids asks of a session: Hadoop's file sizes (the local files'), and a Parquet read
+    (pyarrow's) that fails on a path that is not there, as Spark's PATH_NOT_FOUND does."""
 
     def __init__(self):
-        self.sparkContext = SimpleNamespace(
-            _jvm=SimpleNamespace(
-                org=SimpleNamespace(apache=SimpleNamespace(hadoop=SimpleNamespace(fs=SimpleNamespace(Path=str))))
-            )
-        )
+        def path(target):
+            fs = SimpleNamespace(getFileStatus=lambda p: SimpleNamespace(getLen=lambda: os.stat(target).st_size))
+            return SimpleNamespace(getFileSystem=lambda conf: fs)
+
+        hadoop = SimpleNamespace(fs=SimpleNamespace(Path=path))
+        jvm = SimpleNamespace(org=SimpleNamespace(apache=SimpleNamespace(hadoop=hadoop)))
+        self.sparkContext = SimpleNamespace(_jvm=jvm, _jsc=SimpleNamespace(hadoopConfiguration=lambda: None))
         self.read = self
         self.asked: list[str] = []
 
@@ -87,7 +89,7 @@ class _FakeSpark:
         return SimpleNamespace(select=lambda *cols: SimpleNamespace(collect=lambda: rows))
 
 
-def test_a_spark_reingest_over_a_dataset_with_a_lost_part_keeps_the_intact_parts_ids(tmp_path, monkeypatch):
+def test_a_spark_reingest_over_a_dataset_with_a_lost_part_keeps_the_intact_parts_ids(tmp_path):
     """A part of `files` lost (or edited by hand) in a spark-ingest dataset: open_dataset says to run spark-ingest
     again, and that run failed before its job on every try, Spark's PATH_NOT_FOUND traceback (rc 1), reading the former
     ids. Now the ids come from the parts there as meta.json lists them; the others' files take new ids."""
@@ -105,9 +107,52 @@ def test_a_spark_reingest_over_a_dataset_with_a_lost_part_keeps_the_intact_parts
     (tmp_path / "files/tool=b/part-0.parquet").unlink()  # lost
     with open(tmp_path / "files/tool=c/part-0.parquet", "ab") as f:  # edited: not the size meta.json lists
         f.write(b"x")
-    fs = SimpleNamespace(getFileStatus=lambda p: SimpleNamespace(getLen=lambda: os.stat(p).st_size))
-    monkeypatch.setattr(spark_ingest, "_fs", lambda spark, target: (fs, None))
     spark = _FakeSpark()
     ids = spark_ingest._old_file_ids(spark, str(tmp_path), {"parts": {"files": parts}})
     assert ids == {("in/a.log", "aaaa"): 1}
     assert spark.asked == [f"{tmp_path}/files/tool=a/part-0.parquet"]
+    text = '{"format": "%s", "parts": {"files": ["%s"]}}' % (spark_ingest.dataset.FORMAT, rel)  # meta.json edited
+    stream = SimpleNamespace(close=lambda: None)
+    fs = SimpleNamespace(exists=lambda p: True, open=lambda p: stream)
+    spark.sparkContext._jvm.org.apache.commons = SimpleNamespace(
+        io=SimpleNamespace(IOUtils=SimpleNamespace(toByteArray=lambda s: text.encode()))
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(spark_ingest, "_fs", lambda spark, out: (fs, SimpleNamespace(suffix=lambda p: p)))
+        assert spark_ingest._old_file_ids(spark, str(tmp_path), spark_ingest._old_meta(spark, str(tmp_path))) == {}
+
+
+def test_a_dataset_is_not_written_into_a_folder_of_other_files(tmp_path, seed_db):
+    """`export --dataset ~/work`, whose files/ held the user's part-1-notes.txt, sub/draft.tmp and whose
+    fio_groups/_temporary/ held keep.txt: the sweep deleted all three (the names a dataset writer makes), exit 0 and
+    not a word. Now a folder with files in it and no _storagelab/ is refused, by export and spark-ingest alike, and
+    nothing in it is touched; other files beside the table folders (the sweep never looks there) are no reason."""
+    from storagelab import dataset, spark_ingest  # noqa: PLC0415
+    from storagelab.errors import StoreError  # noqa: PLC0415
+    from storagelab.store import connect  # noqa: PLC0415
+
+    out = tmp_path / "work"
+    mine = ["files/part-1-notes.txt", "files/sub/draft.tmp", "fio_groups/_temporary/keep.txt"]
+    for rel in mine:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text("precious")
+    con = connect(seed_db, read_only=True)
+    try:
+        with pytest.raises(
+            StoreError, match=r"^--dataset .*/work: its folder files/ holds files, and it is not a storagelab"
+        ):
+            dataset.export(con, out)
+    finally:
+        con.close()
+    with (
+        pytest.raises(StoreError, match=r"^output .*/work: its folder files/ holds files"),
+        spark_ingest._one_writer(str(out)),
+    ):
+        pass
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == sorted(mine)
+    assert not (out / "_storagelab").exists()
+    other = tmp_path / "other"
+    (other / "notes").mkdir(parents=True)
+    (other / ".gitkeep").write_text("")
+    (other / "notes" / "part-1.txt").write_text("")
+    assert dataset.not_ours(other) is None

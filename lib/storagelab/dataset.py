@@ -369,6 +369,8 @@ def export(con, out: Path | str, db: Path | str | None = None) -> dict:
     files, then meta.json, then the old part files go; ``db``: the database's name as the user gave it, for
     messages). Returns counts: partitions written, removed and unchanged, and Parquet files written."""
     _check_database(con, db)
+    if why := not_ours(out):
+        raise StoreError(why)
     made = _make_folders(Path(out).absolute() / META_DIR)
     try:
         out = _owned_folder(Path(out))
@@ -476,6 +478,26 @@ def _ours(name: str) -> bool:
 
 def is_dataset(path: Path | str) -> bool:
     return (Path(path) / META_DIR / "meta.json").is_file()
+
+
+def not_ours(out: Path | str, option: str = "--dataset") -> str | None:
+    """Why a dataset must not be written to ``out``, as one line: a folder with no ``_storagelab/`` (not a dataset,
+    nor a first write cut short) whose table folder (``files/``, ``fio_groups/``, ...) holds something; else None.
+    Reliability-27: `export --dataset ~/work`, whose ``files/`` held the user's part-1-notes.txt and draft.tmp, deleted
+    them in the sweep (the names a writer makes), exit 0 and not a word."""
+    out = Path(out)
+    try:
+        if (out / META_DIR).is_dir():
+            return None
+        held = next((n for n in _tables() if (out / n).is_dir() and any((out / n).iterdir())), None)
+    except OSError:  # cannot be read: the write itself says why
+        return None
+    if held is None:
+        return None
+    return (
+        f"{option} {out}: its folder {held}/ holds files, and it is not a storagelab dataset (no {META_DIR}/): a "
+        "dataset write deletes what it does not list in its table folders: give a new or empty folder"
+    )
 
 
 def _refuse_if_unreadable(path: Path, info: dict | None) -> dict:

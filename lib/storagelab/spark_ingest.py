@@ -497,6 +497,8 @@ def _one_writer(output: str):
     if u.scheme not in ("", "file"):
         yield
         return
+    if why := dataset.not_ours(unquote(u.path), "output"):  # reliability-27: the sweep deleted a user's part-*, *.tmp
+        raise StoreError(why)
     folder = Path(unquote(u.path)) / dataset.META_DIR
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "a") as lock:
@@ -730,19 +732,15 @@ def _old_meta(spark, output: str) -> dict:
         info = json.loads(data)
     except ValueError:
         return {}
-
-    return info if isinstance(info, dict) and info.get("format") == dataset.FORMAT else {}
+    ok = isinstance(info, dict) and info.get("format") == dataset.FORMAT and isinstance(info.get("parts"), dict)
+    return info if ok and all(isinstance(v, dict) for v in info["parts"].values()) else {}  # r-27: hand-edited
 
 
 def _old_file_ids(spark, output: str, old: dict) -> dict[tuple[str, str], int]:
-    """(path, sha256) -> file_id of the files the dataset at ``output`` holds now (kept by a re-run), from its ``files``
-    parts there as meta.json lists them (reliability-27: one lost or edited by hand failed every re-run with Spark's
-    PATH_NOT_FOUND traceback; its files now take new ids, and the part goes in the sweep after the commit)."""
-    fs, _ = _fs(spark, output)
+    """(path, sha256) -> file_id of the files the dataset at ``output`` holds (kept by a re-run), from its ``files`` parts
+    there at the size meta.json lists (reliability-27: a lost one failed every re-run with Spark's PATH_NOT_FOUND)."""
     listed = (old.get("parts") or {}).get("files") or {}
-    intact = [
-        f"{output}/{rel}" for rel, size in sorted(listed.items()) if hadoop_size(spark, fs, f"{output}/{rel}") == size
-    ]
+    intact = [f"{output}/{r}" for r, size in sorted(listed.items()) if hadoop_size(spark, f"{output}/{r}") == size]
     if not intact:
         return {}
     read = spark.read.option("ignoreCorruptFiles", "true")  # one of the listed size that is not Parquet: left out

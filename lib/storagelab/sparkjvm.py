@@ -239,10 +239,12 @@ def _shut(folder: str) -> bool:
         folder = os.path.dirname(folder)
 
 
-def hadoop_size(spark, fs, target: str) -> int | None:
-    """The size of the file ``target`` on the Hadoop file system ``fs`` (any scheme Spark reads); None when it is
-    not there (or went meanwhile: Hadoop's error through py4j)."""
+def hadoop_size(spark, target: str) -> int | None:
+    """The size of the file ``target`` through Hadoop's file system (any scheme Spark reads); None when it is not
+    there (or went meanwhile: Hadoop's error through py4j)."""
     try:
-        return int(fs.getFileStatus(spark.sparkContext._jvm.org.apache.hadoop.fs.Path(target)).getLen())
+        path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(target)
+        fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        return int(fs.getFileStatus(path).getLen())
     except Exception:  # noqa: BLE001
         return None
