@@ -39,7 +39,7 @@ def test_a_label_with_backticks_never_reaches_the_report_as_html():
     assert [t for t in texts if _TAG.search(markdown2html_mistune(escape_html(t)))] == []
 
 
-@pytest.mark.xfail(strict=True, reason="the fix is in parsers/compressed.py: docs/reliability-27-input.md, High 1")
+@pytest.mark.xfail(strict=True, reason="the fix is in parsers/compressed.py: docs/reliability-27-input.md, High 2")
 def test_a_zstd_log_cut_short_is_truncated_not_stored_in_part():
     # the attack: a fio bandwidth log of 40,000 lines, `zstd -c`, cut with `head -c 100000` (of 229,958 bytes):
     # ingest stored it with 16,173 samples, no error and no warning; cut at 400 bytes it said "file is empty"
