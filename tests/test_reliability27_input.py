@@ -76,3 +76,18 @@ def test_a_zstd_log_cut_short_is_truncated_not_stored_in_part(tmp_path):
     for cut in (len(frames[0]) + 3, len(frames[0]) + len(skippable) + 10, len(whole) - 2):
         with pytest.raises(ParseError, match="^<input>: truncated: zstd data ends early"):
             compressed.decompress(whole[:cut])
+
+
+@pytest.mark.xfail(strict=True, reason="the fix is in store/listing.py: docs/reliability-27-input.md, Low 1")
+def test_a_symlink_to_a_device_or_in_a_loop_is_named_not_skipped_silently(tmp_path):
+    # the attack: in an ingested folder, zero.txt -> /dev/zero, tty.txt -> /dev/tty, loop1 <-> loop2: the ingest said
+    # nothing of them (the README: "Inside a folder such entries (and sockets) are skipped, each named in a warning";
+    # a FIFO, a socket and links to /proc and /etc/shadow beside them were named)
+    from storagelab.store import listing
+
+    (tmp_path / "zero.txt").symlink_to("/dev/zero")
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    odd: list = []
+    assert listing._scan(tmp_path, odd=odd) == []
+    assert sorted(p for p, _ in odd) == [str(tmp_path / n) for n in ("loop1", "loop2", "zero.txt")]
