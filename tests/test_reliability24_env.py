@@ -107,6 +107,7 @@ def test_a_brace_in_a_report_folders_name_is_not_read_as_papermills_parameter(tm
     )
     for params in ({}, {"study": "x", "x": "y"}):
         out = tmp_path / f"o{{study}}{len(params)}"
+        out.mkdir()  # claimed first, as run_notebooks does (a run no longer makes its folder: reliability-27)
         result = report._run_one(nb, params, out)
         assert result.ok, result.error
         assert (result.stage / "executed" / nb.name).is_file()
