@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import re
 
@@ -78,7 +79,6 @@ def test_a_zstd_log_cut_short_is_truncated_not_stored_in_part(tmp_path):
             compressed.decompress(whole[:cut])
 
 
-@pytest.mark.xfail(strict=True, reason="the fix is in store/listing.py: docs/reliability-27-input.md, Low 1")
 def test_a_symlink_to_a_device_or_in_a_loop_is_named_not_skipped_silently(tmp_path):
     # the attack: in an ingested folder, zero.txt -> /dev/zero, tty.txt -> /dev/tty, loop1 <-> loop2: the ingest said
     # nothing of them (the README: "Inside a folder such entries (and sockets) are skipped, each named in a warning";
@@ -90,4 +90,14 @@ def test_a_symlink_to_a_device_or_in_a_loop_is_named_not_skipped_silently(tmp_pa
     (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
     odd: list = []
     assert listing._scan(tmp_path, odd=odd) == []
-    assert sorted(p for p, _ in odd) == [str(tmp_path / n) for n in ("loop1", "loop2", "zero.txt")]
+    assert sorted(odd) == [
+        (str(tmp_path / "loop1"), "a symlink loop"),
+        (str(tmp_path / "loop2"), "a symlink loop"),
+        (str(tmp_path / "zero.txt"), "a symlink to a device"),
+    ]
+    (tmp_path / "gone.txt").symlink_to(tmp_path / "nothing")  # a broken link: not a log, nothing to say
+    (tmp_path / "fifo.txt").symlink_to(tmp_path / "f")
+    os.mkfifo(tmp_path / "f")
+    odd.clear()
+    assert listing._scan(tmp_path, odd=odd) == []
+    assert [w for p, w in sorted(odd) if p.endswith(("f", "fifo.txt", "gone.txt"))] == ["a FIFO", "a symlink to a FIFO"]

@@ -7,6 +7,7 @@ listed file all give one key. Only four values are kept per file (100,000 stat r
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -177,9 +178,13 @@ def _scan(
                     todo.append((e.path, rel + name + "/"))
                 continue
             try:
-                if not e.is_file() and odd is not None and not e.is_symlink() and name not in SKIP_NAMES:
-                    odd.append((e.path, _kind(e.stat(follow_symlinks=False).st_mode)))
-                if not e.is_file() or name in SKIP_NAMES or name.endswith(".ipynb"):
+                is_file = e.is_file()
+            except OSError:  # a symlink loop
+                is_file = False
+            try:
+                if not is_file and odd is not None and name not in SKIP_NAMES and (what := _odd(e)):
+                    odd.append((e.path, what))
+                if not is_file or name in SKIP_NAMES or name.endswith(".ipynb"):
                     continue
                 if name.endswith(".md") and documents is None:  # no one asks for them: no stat, as before
                     continue
@@ -191,6 +196,20 @@ def _scan(
                 continue
             found.append((rel + name, e.path, st.st_size, st.st_mtime_ns, e.is_symlink()))
     return found
+
+
+def _odd(e: os.DirEntry) -> str | None:
+    """What a listed entry that is neither a file nor a folder is, for its warning: a FIFO, socket or device, a
+    symlink to one, or a symlink loop; None for a link to nothing (a broken link: not a log). Reliability-27 (input,
+    Low 1): links to /dev/zero or /dev/tty and loops were skipped without a word, against the README."""
+    if not e.is_symlink():
+        return _kind(e.stat(follow_symlinks=False).st_mode)
+    try:
+        return "a symlink to " + _kind(e.stat().st_mode)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        return "a symlink loop" if err.errno == errno.ELOOP else None
 
 
 def _kind(mode: int) -> str:
