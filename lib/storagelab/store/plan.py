@@ -81,6 +81,7 @@ class Plan:
     renames: list[Rename] = field(default_factory=list)
     found: list[Copy] = field(default_factory=list)  # copies found in this run
     unique: list[str] = field(default_factory=list)  # paths listed as copies that now hold other bytes
+    unsure_copies: list[str] = field(default_factory=list)  # unlisted copies whose bytes an exchange may have taken
     _gone_by_sha: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a gone file
     _stored_by_sha: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a stored file not re-read
     _seen: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a file of this run
@@ -208,3 +209,10 @@ class Plan:
                 if self._stored_by_sha.get(v.sha256) == k:
                     del self._stored_by_sha[v.sha256]
                 self.touched.append((-1, v.file_id))
+        # reliability-27: a copy on record there too (s3/a, a copy of s1/b, exchanged with s2/b, itself a copy on
+        # record of s1/a): else it stayed a known copy of bytes it no longer held, and every later ingest skipped it
+        self.unsure_copies += [
+            k
+            for k, c in self.copies.items()
+            if k not in self._listed and (c.size, c.mtime_ns) == (size, mtime_ns) and k not in self.unsure_copies
+        ]
