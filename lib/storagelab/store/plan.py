@@ -172,8 +172,10 @@ class Plan:
         """What to do with a file that was read (and parsed by the current parser ``parser_version``)."""
         old = self.stored.get(key)
         before = old or self.copies.get(key) or self.failed.get(key)  # a failed file's bytes: exchanged as well
-        if before and before.sha256 != sha256 and (before.size, before.mtime_ns) == (size, mtime_ns):
-            self._moved_unseen(size, mtime_ns)
+        # reliability-27: whatever the path holds now (also bytes of another size: a rotation of three), the bytes it
+        # held may have gone by `mv` to an unlisted file of their size and second, which stat cannot tell from its own
+        if before and before.sha256 != sha256 and before.mtime_ns != -1:
+            self._moved_unseen(before.size, before.mtime_ns)
         if old and old.sha256 == sha256 and old.parser_version == parser_version:
             self.touched.append((mtime_ns, old.file_id))
             self._seen.setdefault(sha256, key)
