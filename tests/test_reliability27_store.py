@@ -62,3 +62,13 @@ def test_bytes_moved_off_a_path_that_now_holds_another_size_are_read_where_they_
         tree.ingest("s1", "s2", "s3")  # on the old code: s3/a skipped, the rows of the bytes it had kept
         assert tree.held("s3") == ({} if held == "failure" else tree.on_disk("s3"))
         assert _failed(tree) == ({"s3/a.txt"} if held == "failure" else set())
+
+
+def test_a_gone_file_moved_onto_a_file_of_another_folder_is_read_there(tmp_path):
+    """`mv s2/b s3/a` (one size, one second), then `ingest s2`: s2/b's rows were removed as gone, and every later
+    ingest skipped s3/a, the rows of the bytes it had held kept, the bytes it holds never stored."""
+    tree = OneSecond(tmp_path, {"s2/b.txt": 0, "s3/a.txt": 1}, ("s2", "s3"))
+    tree.mv("s2/b.txt", "s3/a.txt")
+    tree.ingest("s2")
+    tree.ingest("s2", "s3")  # on the old code: s3/a skipped
+    assert tree.held("s3") == tree.on_disk("s3")

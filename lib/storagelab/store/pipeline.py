@@ -327,6 +327,7 @@ class _Run:
         if _changes_stored(plan):  # a stop from here on can leave a mix that counts wrong: readers refuse it
             db.mark_unfinished(con, self.targets)
         self._parse_and_write(plan, versions, workers, batch_files, batch_rows, progress)
+        plan.gone_unseen()
         writer.touch(con, plan.touched, plan.unsure_copies)
         promoted = _promote_copies(con, plan)
         if plan.renames:

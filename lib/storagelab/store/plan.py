@@ -200,6 +200,15 @@ class Plan:
             self.unique.append(key)  # a former copy, now different: stored, no longer a copy
         return Action.STORE
 
+    def gone_unseen(self) -> None:
+        """reliability-27: a gone file's bytes (not found again in this run) may have gone by `mv` to an unlisted file of
+        their size and second, which stat cannot tell from its own: `mv s2/b s3/a` (one size, one second), `ingest s2`
+        removed s2/b's rows, and every later ingest skipped s3/a, its old rows kept. Those files are read at their
+        next ingest, as after an exchange seen."""
+        for v in [*self.gone.values(), *(self.copies[k] for k in self.gone_copies if k in self.copies)]:
+            if v.mtime_ns != -1:
+                self._moved_unseen(v.size, v.mtime_ns)
+
     def _moved_unseen(self, size: int, mtime_ns: int) -> None:
         """Bytes came to a path with the size and mtime of the bytes stored there: an exchange (`mv` keeps mtimes).
         reliability-25: a stored file of that size and mtime that this run does not list (another folder than
