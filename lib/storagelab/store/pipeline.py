@@ -252,7 +252,7 @@ def _promote_copies(con, plan: Plan) -> dict[str, dict]:
     read = {item.key for item in plan.jobs}
     for gone_key, gone in list(plan.gone.items()):
         for key, copy in plan.copies.items():
-            if copy.same_as != gone_key or key in plan.gone_copies or key in read:
+            if copy.same_as != gone_key or key in plan.gone_copies or key in read or key in plan.unsure_copies:
                 continue
             path = Path(key) if Path(key).is_absolute() else paths.ROOT / key
             try:
@@ -327,7 +327,8 @@ class _Run:
         if _changes_stored(plan):  # a stop from here on can leave a mix that counts wrong: readers refuse it
             db.mark_unfinished(con, self.targets)
         self._parse_and_write(plan, versions, workers, batch_files, batch_rows, progress)
-        writer.touch(con, plan.touched)
+        plan.gone_unseen()
+        writer.touch(con, plan.touched, plan.unsure_copies)
         promoted = _promote_copies(con, plan)
         if plan.renames:
             writer.rename(con, plan.renames, {**self.labels_of, **promoted})

@@ -81,6 +81,7 @@ class Plan:
     renames: list[Rename] = field(default_factory=list)
     found: list[Copy] = field(default_factory=list)  # copies found in this run
     unique: list[str] = field(default_factory=list)  # paths listed as copies that now hold other bytes
+    unsure_copies: list[str] = field(default_factory=list)  # unlisted copies whose bytes an exchange may have taken
     _gone_by_sha: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a gone file
     _stored_by_sha: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a stored file not re-read
     _seen: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a file of this run
@@ -171,8 +172,10 @@ class Plan:
         """What to do with a file that was read (and parsed by the current parser ``parser_version``)."""
         old = self.stored.get(key)
         before = old or self.copies.get(key) or self.failed.get(key)  # a failed file's bytes: exchanged as well
-        if before and before.sha256 != sha256 and (before.size, before.mtime_ns) == (size, mtime_ns):
-            self._moved_unseen(size, mtime_ns)
+        # reliability-27: whatever the path holds now (also bytes of another size: a rotation of three), the bytes it
+        # held may have gone by `mv` to an unlisted file of their size and second, which stat cannot tell from its own
+        if before and before.sha256 != sha256 and before.mtime_ns != -1:
+            self._moved_unseen(before.size, before.mtime_ns)
         if old and old.sha256 == sha256 and old.parser_version == parser_version:
             self.touched.append((mtime_ns, old.file_id))
             self._seen.setdefault(sha256, key)
@@ -197,6 +200,15 @@ class Plan:
             self.unique.append(key)  # a former copy, now different: stored, no longer a copy
         return Action.STORE
 
+    def gone_unseen(self) -> None:
+        """reliability-27: a gone file's bytes (not found again in this run) may have gone by `mv` to an unlisted file of
+        their size and second, which stat cannot tell from its own: `mv s2/b s3/a` (one size, one second), `ingest s2`
+        removed s2/b's rows, and every later ingest skipped s3/a, its old rows kept. Those files are read at their
+        next ingest, as after an exchange seen."""
+        for v in [*self.gone.values(), *(self.copies[k] for k in self.gone_copies if k in self.copies)]:
+            if v.mtime_ns != -1:
+                self._moved_unseen(v.size, v.mtime_ns)
+
     def _moved_unseen(self, size: int, mtime_ns: int) -> None:
         """Bytes came to a path with the size and mtime of the bytes stored there: an exchange (`mv` keeps mtimes).
         reliability-25: a stored file of that size and mtime that this run does not list (another folder than
@@ -208,3 +220,10 @@ class Plan:
                 if self._stored_by_sha.get(v.sha256) == k:
                     del self._stored_by_sha[v.sha256]
                 self.touched.append((-1, v.file_id))
+        # reliability-27: a copy on record there too (s3/a, a copy of s1/b, exchanged with s2/b, itself a copy on
+        # record of s1/a): else it stayed a known copy of bytes it no longer held, and every later ingest skipped it
+        self.unsure_copies += [
+            k
+            for k, c in self.copies.items()
+            if k not in self._listed and (c.size, c.mtime_ns) == (size, mtime_ns) and k not in self.unsure_copies
+        ]

@@ -209,8 +209,14 @@ def forget_errors(con, paths: list[str]) -> None:
     con.execute("COMMIT")
 
 
-def touch(con, touched: list[tuple[int, int]]) -> None:
-    """New mtimes of stored files whose bytes did not change (one statement over an Arrow table)."""
+def touch(con, touched: list[tuple[int, int]], unsure_copies: list[str] | None = None) -> None:
+    """New mtimes of stored files whose bytes did not change (one statement over an Arrow table); ``unsure_copies``:
+    copies on record whose bytes an exchange may have taken (mtime -1: read at their next ingest)."""
+    if unsure_copies:
+        con.execute("BEGIN")
+        con.execute("UPDATE duplicates SET mtime_ns = -1 WHERE path IN (SELECT unnest(?::VARCHAR[]))", [unsure_copies])
+        db.bump(con, ["duplicates"])
+        con.execute("COMMIT")
     if not touched:
         return
     tbl = pa.table(
