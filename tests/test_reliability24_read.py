@@ -160,10 +160,7 @@ def test_a_report_of_another_user_s_database_shows_no_file_it_names_without_its_
     # lines 3-19. Here root's "shadow" is a 0600 file of 30 lines in tmp_path.
     import os
 
-    import duckdb
     import pytest
-
-    from storagelab import database
 
     if os.geteuid() != 0:
         pytest.skip("needs root to give the database to another user")
@@ -173,6 +170,21 @@ def test_a_report_of_another_user_s_database_shows_no_file_it_names_without_its_
     row = {"v": 1, "path": str(shadow), "line_start": 11, "line_end": 11}
     spec = {"datasets": {"d": [row]}, "mark": "bar", "data": {"name": "d"}}
     assert excerpts.enrich(spec, tmp_path / "own")["datasets"]["d"][0].get("raw_href")  # root's own reports: as before
+    their_database_read(tmp_path)
+    out = excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"][0]
+    assert "raw_href" not in out and not (tmp_path / "rep" / "raw").exists()  # main: a page of shadow's lines 3-19
+    assert out["raw_file"] == str(shadow)  # the tooltip still names what their database says
+
+
+def their_database_read(tmp_path):
+    """A database of the second user's (uid 1002: theirs, in a folder of theirs) opened by ``database.connect``, as
+    `run -p db_path THEIRS` opens it: what is read from then on is read as theirs (``database.THEIRS``)."""
+    import os
+
+    import duckdb
+
+    from storagelab import database
+
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     db = theirs / "x.duckdb"
@@ -180,9 +192,7 @@ def test_a_report_of_another_user_s_database_shows_no_file_it_names_without_its_
     for p in (theirs, db):
         os.chown(p, 1002, 1002)
     database.connect(db, read_only=True).close()
-    out = excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"][0]
-    assert "raw_href" not in out and not (tmp_path / "rep" / "raw").exists()  # main: a page of shadow's lines 3-19
-    assert out["raw_file"] == str(shadow)  # the tooltip still names what their database says
+    return db
 
 
 def test_an_excerpt_for_a_row_without_its_sha256_says_it_is_the_file_as_it_is_now(tmp_path):

@@ -46,7 +46,7 @@ def test_a_database_of_another_user_s_naming_a_file_of_root_s_with_its_sha256_ge
     import hashlib
     import os
 
-    import duckdb
+    from test_reliability24_read import their_database_read
 
     from storagelab import database, excerpts, paths
 
@@ -59,13 +59,7 @@ def test_a_database_of_another_user_s_naming_a_file_of_root_s_with_its_sha256_ge
     row = {"v": 1, "path": str(secret), "sha256": sha, "line_start": 11, "line_end": 11}
     spec = {"datasets": {"d": [row]}, "mark": "bar", "data": {"name": "d"}}
     assert excerpts.enrich(spec, tmp_path / "own")["datasets"]["d"][0].get("raw_href")  # root's own reports: as before
-    theirs = tmp_path / "theirs"
-    theirs.mkdir()
-    db = theirs / "x.duckdb"
-    duckdb.connect(str(db)).close()
-    for p in (theirs, db):
-        os.chown(p, 1002, 1002)
-    database.connect(db, read_only=True).close()
+    their_database_read(tmp_path)
     out = excerpts.enrich(spec, tmp_path / "rep")["datasets"]["d"][0]
     assert "raw_href" not in out and not (tmp_path / "rep" / "raw").exists()  # main: a page of lines 3-19
     # a file of the project (a relative path: shown without a SHA-256 too), root's 0600 database there alike
