@@ -155,14 +155,15 @@ def test_ctrl_c_while_ingest_imports_the_store_is_one_line(monkeypatch, capsys, 
 def test_build_whose_ingest_was_refused_runs_no_notebook(monkeypatch, capsys, project_built):
     """Issue 13, case 23: an ingest refused (database in use, a manifest mistake) stops `build` at once
     (exit 2), rather than rendering every report from the database it did not update. It takes reports/' build
-    lock: after the build `./run test` runs beside the tests (`project_built`)."""
+    lock: after the build `./run test` runs beside the tests (`project_built`), and waits for another test's command
+    holding it (a clean-clone run found reports/ held by another test's build)."""
     from storagelab import report
 
     monkeypatch.setattr(cli, "cmd_ingest", lambda args: 2)
     ran = []
     monkeypatch.setattr(report, "run_notebooks", lambda *a, **k: ran.append(1) or [])
     monkeypatch.setattr(report, "build_plan", lambda *a, **k: ran.append(1) or [])
-    assert cli.main(["build"]) == 2 and ran == []
+    assert cli.main(["build", "--wait", "600"]) == 2 and ran == []
     assert capsys.readouterr().err == "storagelab build: the ingest did not run; no report was built\n"
 
 
