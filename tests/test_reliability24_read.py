@@ -88,22 +88,29 @@ def test_a_view_in_a_database_others_can_write_is_not_run_with_the_reader_s_righ
 def test_a_view_replayed_from_a_wal_others_can_write_is_not_run(tmp_path):
     # the database root's own (0600), its write-ahead log left 0666 (root's umask 000): what the log holds is replayed
     # into what root reads, a view of read_text('/root/...') too
-    import duckdb
     import pytest
 
     from storagelab import database
     from storagelab.errors import StoreError
 
     db = tmp_path / "x.duckdb"
+    view_in_its_wal(db)
+    db.chmod(0o600)
+    (tmp_path / "x.duckdb.wal").chmod(0o666)
+    with pytest.raises(StoreError, match=r"a database that other users can write \(mode 0622\) with views"):
+        database.connect(db, read_only=True)  # main: opened, the view replayed from the log and run
+
+
+def view_in_its_wal(db):
+    """A new database ``db`` whose table is checkpointed and whose write-ahead log holds a view (fio_leak), left there
+    (no checkpoint at close): what a reader's open replays."""
+    import duckdb
+
     with duckdb.connect(str(db)) as con:
         con.execute("CREATE TABLE t (a INT)")
         con.execute("CHECKPOINT")
         con.execute("PRAGMA disable_checkpoint_on_shutdown")
         con.execute("CREATE VIEW fio_leak AS SELECT 'ROOTSECRET' AS content")
-    db.chmod(0o600)
-    (tmp_path / "x.duckdb.wal").chmod(0o666)
-    with pytest.raises(StoreError, match=r"a database that other users can write \(mode 0622\) with views"):
-        database.connect(db, read_only=True)  # main: opened, the view replayed from the log and run
 
 
 def test_two_same_size_logs_of_one_second_exchanged_by_mv_are_read_again(tmp_path):

@@ -12,7 +12,7 @@ def test_a_wal_others_can_write_renamed_away_after_the_reader_took_it_still_refu
     # root's database (0600) and its WAL (0666: root's umask 000), in a folder the second user can rename in (0777:
     # the reader copies both; 1777 of theirs: hard-linked). They wrote a view into the WAL and renamed the WAL away
     # between the reader's copy (or link) of it and the check of its mode: root's `sql --db` ran the view
-    import duckdb
+    from test_reliability24_read import view_in_its_wal
 
     from storagelab import database
     from storagelab.errors import StoreError
@@ -20,11 +20,7 @@ def test_a_wal_others_can_write_renamed_away_after_the_reader_took_it_still_refu
     folder = tmp_path / "f"
     folder.mkdir()
     db, wal = folder / "x.duckdb", folder / "x.duckdb.wal"
-    with duckdb.connect(str(db)) as con:
-        con.execute("CREATE TABLE t (a INT)")
-        con.execute("CHECKPOINT")
-        con.execute("PRAGMA disable_checkpoint_on_shutdown")
-        con.execute("CREATE VIEW fio_leak AS SELECT 'ROOTSECRET' AS content")
+    view_in_its_wal(db)
     db.chmod(0o600)
     wal.chmod(0o666)
     folder.chmod(folder_mode)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
+from .. import livefolders
 from ..readcopies import start_time
 
 MARK = ".storagelab-lab-"
@@ -169,12 +170,9 @@ def _held(path: Path) -> bool:
     except OSError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
+        return not livefolders.taken(fd)  # the same test as for the folders runs hold
     finally:
         os.close(fd)
-    return False
 
 
 def _read_mark(path: Path) -> str | None:
