@@ -2,8 +2,8 @@
 
 Paths are canonical: resolved, relative to the project root when inside it, as UTF-8 text (the bytes
 of a non-UTF-8 name as ``\\xNN``), so a folder listed twice, a file and its folder, or a symlink to a
-listed file all give one key. Only four values are kept per file (100,000 stat results would hold
-~100 MB)."""
+listed file all give one key. Only six values are kept per file (100,000 stat results would hold
+~100 MB): the two of its stamp (inode, ctime) tell whether the bytes at a path are the ones read before."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ class ListedFile(NamedTuple):
     path: str  # where to read it
     size: int
     mtime_ns: int
+    ino: int = 0  # the stamp (stamps.py): inode and ctime when listed; ctime -1 when it cannot vouch for the bytes
+    ctime_ns: int = -1
 
 
 def list_files(
@@ -46,7 +48,7 @@ def list_files(
             prefix = "" if top == "." else top + "/"
             real_top = p.resolve()
             bad: list[tuple[str, str, str]] = []
-            docs: list[tuple[str, str, int, int, bool]] = []
+            docs: list[tuple[str, str, int, int, int, int, bool]] = []
             odd: list[tuple[str, str]] = []
             found = _scan(p, bad, docs, odd)
             if skipped is not None and odd:  # reliability-15/17: a FIFO named a.txt was left out without a word
@@ -57,9 +59,9 @@ def list_files(
             if unreadable is not None:
                 unreadable += [(printable(prefix + rel), path, why) for rel, path, why in bad]
             if documents is not None:
-                documents += [ListedFile(printable(prefix + rel), path, size, mt) for rel, path, size, mt, _ in docs]
+                documents += [ListedFile(printable(prefix + rel), path, *st) for rel, path, *st, _ in docs]
             found.sort(key=lambda f: f[0].replace("/", "\0"))  # part by part, as Path.rglob's sorted tuples
-            for rel, path, size, mtime_ns, link in found:
+            for rel, path, size, mtime_ns, ino, ctime_ns, link in found:
                 if link:
                     real = Path(path).resolve()
                     if not real.is_relative_to(real_top):
@@ -70,10 +72,10 @@ def list_files(
                             )
                         continue
                 key = key_for(Path(path)) if link else printable(prefix + rel)
-                yield ListedFile(path if key == path else key, path, size, mtime_ns)  # one string when they agree
+                yield ListedFile(path if key == path else key, path, size, mtime_ns, ino, ctime_ns)  # one str if same
         elif p.exists():
             st = p.stat()
-            yield ListedFile(key_for(p), str(p), st.st_size, st.st_mtime_ns)
+            yield ListedFile(key_for(p), str(p), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
         else:
             raise FileNotFoundError(f"{p}: no such file or directory")
 
@@ -146,10 +148,10 @@ def in_scope(key: str, scope_list: list[str]) -> bool:
 
 def _scan(
     top: Path | str, unreadable: list | None = None, documents: list | None = None, odd: list | None = None
-) -> list[tuple[str, str, int, int, bool]]:
+) -> list[tuple[str, str, int, int, int, int, bool]]:
     """Like Path.rglob: symlinked folders are not entered, symlinked files are kept. Hidden
     entries (and everything under them) and the skipped names are left out. Gives (relative
-    path, path, size, mtime_ns, is a symlink). Iterative: any depth of folders. A folder below ``top``
+    path, path, size, mtime_ns, inode, ctime_ns, is a symlink). Iterative: any depth of folders. A folder below ``top``
     that cannot be read is left out and added to ``unreadable`` as (relative path, path, reason); the .md files
     left out (not READMEs) to ``documents``, as the others; a FIFO, socket or device (not a symlink) to ``odd``
     as (path, what it is)."""
@@ -190,12 +192,16 @@ def _scan(
                     continue
                 st = e.stat()
                 if name.endswith(".md"):
-                    documents.append((rel + name, e.path, st.st_size, st.st_mtime_ns, e.is_symlink()))
+                    documents.append((rel + name, e.path, *_four(st), e.is_symlink()))
                     continue
             except OSError:
                 continue
-            found.append((rel + name, e.path, st.st_size, st.st_mtime_ns, e.is_symlink()))
+            found.append((rel + name, e.path, *_four(st), e.is_symlink()))
     return found
+
+
+def _four(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
 
 
 def _odd(e: os.DirEntry) -> str | None:

@@ -18,7 +18,7 @@ from .. import ignore, paths
 from ..manifest import LABEL_COLUMNS, Manifest, ManifestError, with_nested
 from ..manifest import load as load_manifest
 from ..ownership import SharedFolderError
-from . import db, documents, faults, labels, stream, writer
+from . import db, documents, faults, labels, stamps, stream, writer
 from .export import export_parquet, parquet_dir_for
 from .listing import ListedFile, files_to_read, in_scope, key_for, printable, scopes
 from .plan import Action, Plan, Rename, StoredCopy, StoredFile
@@ -103,7 +103,9 @@ def ingest(
     unreadable: list[tuple[str, str, str]] = []
     own = _own_files(db_file, None if parquet_dir is False else Path(parquet_dir or parquet_dir_for(db_file)), targets)
     write_ups: list[ListedFile] = []
+    clock = stamps.clock_ns()  # before the stats: what their ctimes can vouch for (stamps.settle)
     listing, ignored, summary.ignore_files = files_to_read(targets, own, outside, unreadable, clashes, write_ups)
+    listing = stamps.settle(listing, clock)
     top = None if manifest_path else manifest
     folders = {Path(f.path).parent for f in (*listing, *ignored)}
     if top:  # the manifests of the files' subfolders too (a lab's DIR/lab/manifest.csv), ignored files' included
@@ -140,6 +142,7 @@ def ingest(
             run.unread = [key + "/" for key, _, _ in unreadable]
             run.kept = _kept({f.key for f in ignored}, run.unread, targets)
             summary.rebuilt_schema = db.ensure_schema(con, run.code)
+            stamps.ensure(con)
             if said := documents.warning(documents.checked(con, write_ups, run.code)):  # new or changed .md only
                 summary.warnings.append(said)
             faults.inject("schema-ready")
@@ -252,15 +255,10 @@ def _promote_copies(con, plan: Plan) -> dict[str, dict]:
     read = {item.key for item in plan.jobs}
     for gone_key, gone in list(plan.gone.items()):
         for key, copy in plan.copies.items():
-            if copy.same_as != gone_key or key in plan.gone_copies or key in read or key in plan.unsure_copies:
+            if copy.same_as != gone_key or key in plan.gone_copies or key in read:
                 continue
-            path = Path(key) if Path(key).is_absolute() else paths.ROOT / key
-            try:
-                st = path.stat()
-            except OSError:
-                continue
-            if st.st_size != copy.size or st.st_mtime_ns != copy.mtime_ns:
-                continue  # changed since it was found a copy: the next ingest of its folder reads it
+            if not stamps.holds(key, plan.stamps.get(key), copy.sha256):
+                continue  # changed since it was found a copy (or no stamp): the next ingest of its folder reads it
             row = con.execute(f"SELECT {label_sql} FROM duplicates WHERE path = ?", [key]).fetchall()
             labels_of[key] = dict(zip(LABEL_COLUMNS, row[0], strict=True)) if row else {}
             plan.renames.append(Rename(key, copy.size, copy.mtime_ns, gone.file_id, gone_key))
@@ -318,17 +316,13 @@ class _Run:
             for r in con.execute("SELECT path, sha256, size_bytes, mtime_ns, same_as FROM duplicates").fetchall()
         }
         self._nested_of_kept(listing, [*stored, *copies])
-        failed = {
-            p: StoredCopy(sha or "", size, mtime, "") for p, (sha, size, mtime) in writer.failed_files(con).items()
-        }
-        plan = Plan.make(listing, stored, copies, versions, scope_list, self.kept, failed)
+        plan = Plan.make(listing, stored, copies, versions, scope_list, self.kept, stamps.load(con))
         summary.skipped += plan.skipped
         summary.duplicates += plan.skipped_copies
         if _changes_stored(plan):  # a stop from here on can leave a mix that counts wrong: readers refuse it
             db.mark_unfinished(con, self.targets)
         self._parse_and_write(plan, versions, workers, batch_files, batch_rows, progress)
-        plan.gone_unseen()
-        writer.touch(con, plan.touched, plan.unsure_copies)
+        writer.touch(con, plan.touched)
         promoted = _promote_copies(con, plan)
         if plan.renames:
             writer.rename(con, plan.renames, {**self.labels_of, **promoted})
@@ -349,8 +343,7 @@ class _Run:
         if scope_list:  # errors of files no longer in the listed folders are dropped
             errors = [p for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()]
             writer.forget_errors(con, [p for p in errors if p not in listed and in_scope(p, scope_list)])
-        if plan.failed:
-            writer.forget_failed_sizes(con)
+        stamps.save(con, plan.read)
         faults.inject("before-finished")
         run_keys = {k for k, _ in self.targets}
         dirs = [k for k in run_keys if not k or k.endswith("/")]

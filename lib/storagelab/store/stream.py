@@ -34,7 +34,7 @@ from ..parsers import check_not_empty, check_sample, common_indent, detect, head
 from ..parsers.base import NotStreamable, Parsed
 from ..parsers.compressed import Tap, kind_of, open_decompressed
 from ..schema import all_tables, tool_tables
-from . import arrow, db, faults, writer
+from . import arrow, db, faults, stamps, writer
 from .listing import ListedFile
 from .plan import StoredFile
 from .worker import Outcome, tool_table_columns, version_of
@@ -75,7 +75,7 @@ class StreamJob:
 def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
     """Hash the file and detect its format: its Outcome (with ``error`` when it cannot be read, or is
     no known tool's output) and how to stream it (None: parse it whole)."""
-    out = Outcome(*job)
+    out = Outcome(*job[:4], ino=job.ino, ctime_ns=job.ctime_ns)
     if why := too_large(job.size):  # listed size: not opened, not hashed (issue 26's campaigns, Low)
         out.error = dict(kind="io", line=None, message=why, expected=None)
         return out, None
@@ -429,6 +429,7 @@ def write_file(
             for name in sorted(sink.tables):
                 con.execute(f'INSERT INTO main."{name}" SELECT * FROM {sink._target(name)}')
             db.register_insert(con, "files", writer.files_rows([out], [file_id], labels_of))
+            stamps.put(con, [out])
             db.bump(con, changed)
             faults.inject("stream-rows")
             con.execute("COMMIT")

@@ -65,6 +65,8 @@ class Outcome:
     error: dict | None = None  # kind, line, message, expected
     table_rows: dict | None = None  # table -> how many rows this file has in its chunk's table
     rows: RowsInChunk | None = None  # set by parse_all
+    ino: int = 0  # the listing's stamp (stamps.py), kept with the rows stored
+    ctime_ns: int = -1
 
 
 _TOOL_TABLE_COLUMNS: dict | None = None
@@ -84,9 +86,9 @@ def version_of(mod) -> str:
 
 def parse_one(job: ListedFile, data: bytes | None = None) -> Outcome:
     """Read (unless ``data`` holds the file's bytes already, as Spark's binaryFile gives them), hash and parse one
-    file: its Outcome, with its rows by table, or its error. ``job``: a ListedFile (or its four values)."""
+    file: its Outcome, with its rows by table, or its error. ``job``: a ListedFile (or its values)."""
     job = ListedFile(*job)
-    out = Outcome(*job)
+    out = Outcome(*job[:4], ino=job.ino, ctime_ns=job.ctime_ns)
     if data is None:
         try:
             with open_input(job.path) as fh:  # listed as a file; another user may have put a FIFO there since

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ..manifest import LABEL_COLUMNS
 from ..schema import all_tables, tool_tables
-from . import arrow, db, faults
+from . import arrow, db, faults, stamps
 from .plan import Copy, Rename, StoredFile
 from .worker import Outcome
 
@@ -111,6 +111,7 @@ def insert_files(con, batch: list[Outcome], stored: dict[str, StoredFile], next_
     con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[o.key for o in batch]])
     file_ids = list(range(next_id, next_id + len(batch)))
     db.register_insert(con, "files", files_rows(batch, file_ids, labels_of))
+    stamps.put(con, batch)  # with the rows: a stopped first ingest's re-run only adds (it reads no stored file)
     tables = _rows_by_table(batch, file_ids)
     for name, tbl in tables.items():
         db.register_insert(con, name, tbl)
@@ -170,32 +171,8 @@ def record_error(con, out: Outcome) -> None:
         "INSERT INTO ingest_errors VALUES (?, ?, ?, ?, ?, ?, ?)",
         [out.key, out.sha256, e.get("kind"), e.get("line"), e.get("message"), e.get("expected"), datetime.now(UTC)],
     )
-    # its size and mtime (bookkeeping in meta, the schema unchanged): the plan's size-and-second rule counts a failed
-    # file's bytes as bytes too (reliability-27: a failed file moved onto a stored log of its size and second was skipped)
-    con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [FAILED + out.key, f"{out.size} {out.mtime_ns}"])
     db.bump(con, ["ingest_errors"])
     con.execute("COMMIT")
-
-
-FAILED = "failed:"  # meta key prefix: a failed path's size and mtime
-
-
-def failed_files(con) -> dict[str, tuple[str | None, int, int]]:
-    """path -> (SHA-256, size, mtime_ns) of the failed files whose size and mtime are on record."""
-    return {
-        p: (sha, int(v.split()[0]), int(v.split()[1]))
-        for p, sha, v in con.execute(
-            "SELECT e.path, e.sha256, m.value FROM ingest_errors e JOIN meta m ON m.key = ? || e.path", [FAILED]
-        ).fetchall()
-    }
-
-
-def forget_failed_sizes(con) -> None:
-    """The sizes of paths no longer failed leave meta."""
-    con.execute(
-        "DELETE FROM meta WHERE starts_with(key, ?) AND substr(key, ?) NOT IN (SELECT path FROM ingest_errors)",
-        [FAILED, len(FAILED) + 1],
-    )
 
 
 def forget_errors(con, paths: list[str]) -> None:
@@ -209,14 +186,9 @@ def forget_errors(con, paths: list[str]) -> None:
     con.execute("COMMIT")
 
 
-def touch(con, touched: list[tuple[int, int]], unsure_copies: list[str] | None = None) -> None:
-    """New mtimes of stored files whose bytes did not change (one statement over an Arrow table); ``unsure_copies``:
-    copies on record whose bytes an exchange may have taken (mtime -1: read at their next ingest)."""
-    if unsure_copies:
-        con.execute("BEGIN")
-        con.execute("UPDATE duplicates SET mtime_ns = -1 WHERE path IN (SELECT unnest(?::VARCHAR[]))", [unsure_copies])
-        db.bump(con, ["duplicates"])
-        con.execute("COMMIT")
+def touch(con, touched: list[tuple[int, int]]) -> None:
+    """New mtimes of stored files whose bytes did not change, -1 for one whose stamp no longer holds (one statement
+    over an Arrow table)."""
     if not touched:
         return
     tbl = pa.table(
@@ -385,8 +357,8 @@ def _stopped_mix(con, covered: Callable[[str], bool], listed: set[str]) -> tuple
         mine = [p for p in group if covered(p)]
         if not mine:  # reliability-27: none of the run's (two paths of another folder, both to be read again: -1)
             continue
-        # reliability-25: a path outside the run whose bytes an exchange may have taken (plan._moved_unseen: its
-        # mtime -1, read at its next ingest) keeps no rows of another's: `ingest s1` after s1/b and s2/a exchanged
+        # reliability-25: a path outside the run whose stamp no longer held when the run met its bytes (plan._original:
+        # its mtime -1, read at its next ingest) keeps no rows of another's: `ingest s1` after s1/b and s2/a exchanged
         # made s1/b, read and stored, a copy of s2/a, and s1/b's numbers went under s2/a's labels
         outside = [p for p in group if not covered(p) and p not in (unsure or [])]
         keep = next(iter(outside), None) or next((p for p in mine if p in listed), mine[0])

@@ -1,0 +1,79 @@
+"""A file is skipped unread only on its stamp (store/stamps.py): size, mtime, inode and ctime as listed when the
+bytes its record holds were read. Size and mtime alone let a rewrite with its mtime set back keep the old rows, and
+made every same-size log of one tar second be read again at every ingest."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import duckdb
+from test_store_identity import OneSecond
+
+from storagelab.store import ingest, stamps
+from storagelab.store.listing import ListedFile
+
+
+def _sha(k: int) -> str:
+    return hashlib.sha256(OneSecond.SAME_SIZE[k]).hexdigest()
+
+
+def _ingest(tree: OneSecond, *folders: str):
+    return ingest([tree.logs / f for f in folders], db_path=tree.tmp / "d.duckdb",
+                  manifest_path=tree.logs / "manifest.csv", parquet_dir=False, progress=False, workers=1)  # fmt: skip
+
+
+def test_a_rewrite_in_place_with_its_mtime_set_back_is_read(tmp_path):
+    tree = OneSecond(tmp_path, {"s1/a.txt": 0})  # alone in its size and second: the old rule skipped it
+    log = tree.logs / "s1/a.txt"
+    ino = log.stat().st_ino
+    with open(log, "r+b") as fh:  # the same inode, size and second: only its ctime tells
+        fh.write(tree.SAME_SIZE[2])
+    os.utime(log, ns=(tree.SECOND, tree.SECOND))
+    assert (log.stat().st_ino, log.stat().st_size, log.stat().st_mtime_ns) == (ino, len(tree.fio), tree.SECOND)
+    s = _ingest(tree, "s1", "s2")
+    assert (s.ingested, s.replaced, s.bytes_read) == (1, 1, len(tree.fio))  # old code: 0 read, a's old rows kept
+    held = tree.held("s1")
+    assert held == {"s1/a.txt": _sha(2)}
+
+
+def test_same_size_logs_of_one_second_are_not_read_again(tmp_path):
+    """A tar's logs: one size, one second. Before, each was read at every ingest (other bytes had its size and
+    mtime); now none is."""
+    tree = OneSecond(tmp_path, {"s1/a.txt": 0, "s1/b.txt": 1, "s2/c.txt": 2, "s2/d.txt": 0})
+    s = _ingest(tree, "s1", "s2")
+    assert (s.skipped, s.ingested, s.bytes_read) == (4, 0, 0)
+
+
+def test_an_exchange_by_mv_is_read_at_both_paths_and_nothing_else(tmp_path):
+    tree = OneSecond(tmp_path, {"s1/a.txt": 0, "s1/b.txt": 1, "s2/c.txt": 2})
+    tree.rotate("s1/a.txt", "s1/b.txt")
+    s = _ingest(tree, "s1", "s2")
+    assert (s.skipped, s.bytes_read) == (1, 2 * len(tree.fio))
+    assert tree.held("s1") == {"s1/a.txt": _sha(1), "s1/b.txt": _sha(0)}
+
+
+def test_a_database_without_stamps_reads_each_file_once_more(tmp_path):
+    tree = OneSecond(tmp_path, {"s1/a.txt": 0, "s2/b.txt": 1})
+    con = duckdb.connect(str(tmp_path / "d.duckdb"))
+    assert con.execute("SELECT count(*) FROM file_stamps").fetchone()[0] == 2
+    con.execute("DROP TABLE file_stamps")  # a database of the size-and-second rule
+    con.close()
+    assert _ingest(tree, "s1", "s2").bytes_read == 2 * len(tree.fio)
+    assert _ingest(tree, "s1", "s2").bytes_read == 0
+
+
+def test_a_ctime_the_clock_has_not_passed_vouches_only_after_the_tick(tmp_path, monkeypatch):
+    log = tmp_path / "a.txt"
+    log.write_bytes(b"x")
+    st = log.stat()
+    item = ListedFile("a.txt", str(log), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+    assert not stamps.vouches(st.st_ctime_ns, st.st_ctime_ns)  # listed in its tick: a change then keeps the ctime
+    assert stamps.vouches(st.st_ctime_ns, st.st_ctime_ns + 1)
+    assert not stamps.vouches(10**18, 10**18 + 1)  # whole seconds: a filesystem that keeps only seconds
+    assert stamps.vouches(10**18, 10**18 + 2 * 10**9 + 1)
+    [settled] = stamps.settle([item], st.st_ctime_ns)  # stat'ed again once the clock passed its ctime
+    assert settled == item and stamps.clock_ns() > st.st_ctime_ns
+    monkeypatch.setattr(stamps, "clock_ns", lambda: st.st_ctime_ns)  # a clock that never passes it
+    assert stamps.settle([item], st.st_ctime_ns) == [item._replace(ctime_ns=-1)]
+    assert not stamps.matches(stamps.Stamp("s", *item[2:]), item._replace(ctime_ns=-1), "s")
