@@ -4,8 +4,9 @@ An ingest runs these stages, each a module with one job:
 
 1. ``listing``: list the files (folders are walked; manifest/README/hidden files are skipped), each
    under its canonical path, once;
-2. ``plan``: skip a file whose path, size and mtime are unchanged since it was ingested by the same
-   parser version (no read at all), or that is a known copy of a stored file (``duplicates``); once
+2. ``plan``: skip a file listed with the stamp (``filestamps``: size, mtime, inode, ctime) it had when the bytes
+   its record holds were read by the same parser version (no read at all), or that is a known copy of a stored
+   file (``duplicates``) on the same terms; once
    a file is read, decide from its SHA-256 whether to store it, keep it, treat it as a rename of a
    gone file, or list it as a copy (a file whose bytes are already stored is not stored twice);
 3. ``worker``: read, hash and parse the rest, in chunks, on a process pool for large sets; rows

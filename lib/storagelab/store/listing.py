@@ -24,7 +24,7 @@ class ListedFile(NamedTuple):
     path: str  # where to read it
     size: int
     mtime_ns: int
-    ino: int = 0  # the stamp (stamps.py): inode and ctime when listed; ctime -1 when it cannot vouch for the bytes
+    ino: int = 0  # the stamp (filestamps.py): inode and ctime when listed; ctime -1 when it cannot vouch for the bytes
     ctime_ns: int = -1
 
 

@@ -18,7 +18,7 @@ from .. import ignore, paths
 from ..manifest import LABEL_COLUMNS, Manifest, ManifestError, with_nested
 from ..manifest import load as load_manifest
 from ..ownership import SharedFolderError
-from . import db, documents, faults, labels, stamps, stream, writer
+from . import db, documents, faults, filestamps, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
 from .listing import ListedFile, files_to_read, in_scope, key_for, printable, scopes
 from .plan import Action, Plan, Rename, StoredCopy, StoredFile
@@ -103,9 +103,9 @@ def ingest(
     unreadable: list[tuple[str, str, str]] = []
     own = _own_files(db_file, None if parquet_dir is False else Path(parquet_dir or parquet_dir_for(db_file)), targets)
     write_ups: list[ListedFile] = []
-    clock = stamps.clock_ns()  # before the stats: what their ctimes can vouch for (stamps.settle)
+    clock = filestamps.clock_ns()  # before the stats: what their ctimes can vouch for (filestamps.settle)
     listing, ignored, summary.ignore_files = files_to_read(targets, own, outside, unreadable, clashes, write_ups)
-    listing = stamps.settle(listing, clock)
+    listing = filestamps.settle(listing, clock)
     top = None if manifest_path else manifest
     folders = {Path(f.path).parent for f in (*listing, *ignored)}
     if top:  # the manifests of the files' subfolders too (a lab's DIR/lab/manifest.csv), ignored files' included
@@ -142,7 +142,7 @@ def ingest(
             run.unread = [key + "/" for key, _, _ in unreadable]
             run.kept = _kept({f.key for f in ignored}, run.unread, targets)
             summary.rebuilt_schema = db.ensure_schema(con, run.code)
-            stamps.ensure(con)
+            filestamps.ensure(con)
             if said := documents.warning(documents.checked(con, write_ups, run.code)):  # new or changed .md only
                 summary.warnings.append(said)
             faults.inject("schema-ready")
@@ -257,7 +257,7 @@ def _promote_copies(con, plan: Plan) -> dict[str, dict]:
         for key, copy in plan.copies.items():
             if copy.same_as != gone_key or key in plan.gone_copies or key in read:
                 continue
-            if not stamps.holds(key, plan.stamps.get(key), copy.sha256):
+            if not filestamps.holds(key, plan.stamps.get(key), copy.sha256):
                 continue  # changed since it was found a copy (or no stamp): the next ingest of its folder reads it
             row = con.execute(f"SELECT {label_sql} FROM duplicates WHERE path = ?", [key]).fetchall()
             labels_of[key] = dict(zip(LABEL_COLUMNS, row[0], strict=True)) if row else {}
@@ -316,7 +316,7 @@ class _Run:
             for r in con.execute("SELECT path, sha256, size_bytes, mtime_ns, same_as FROM duplicates").fetchall()
         }
         self._nested_of_kept(listing, [*stored, *copies])
-        plan = Plan.make(listing, stored, copies, versions, scope_list, self.kept, stamps.load(con))
+        plan = Plan.make(listing, stored, copies, versions, scope_list, self.kept, filestamps.load(con))
         summary.skipped += plan.skipped
         summary.duplicates += plan.skipped_copies
         if _changes_stored(plan):  # a stop from here on can leave a mix that counts wrong: readers refuse it
@@ -343,7 +343,7 @@ class _Run:
         if scope_list:  # errors of files no longer in the listed folders are dropped
             errors = [p for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()]
             writer.forget_errors(con, [p for p in errors if p not in listed and in_scope(p, scope_list)])
-        stamps.save(con, plan.read)
+        filestamps.save(con, plan.read)
         faults.inject("before-finished")
         run_keys = {k for k, _ in self.targets}
         dirs = [k for k in run_keys if not k or k.endswith("/")]

@@ -1,5 +1,5 @@
 """What an ingest does with each listed file, from what the database already holds: skip it unread
-(its stamp, stamps.py, is the one recorded with the bytes its record holds), read it, and once its SHA-256 is known
+(its stamp, filestamps.py, is the one recorded with the bytes its record holds), read it, and once its SHA-256 is known
 store it, keep it (same bytes), move its stored rows to its new path (a rename), or list it as a copy.
 
 The database mirrors the listed folders: a stored file under one of them that is no longer
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
 
+from .filestamps import Read, Stamp, holds, matches
 from .listing import ListedFile, in_scope
-from .stamps import Read, Stamp, holds, matches
 
 
 class StoredFile(NamedTuple):
@@ -104,7 +104,7 @@ class Plan:
     ) -> Plan:
         """``versions``: tool -> the parser version of the current code (a file stored by another one is read
         again). ``kept``: whether a stored file that is not listed stays all the same (it was not looked at:
-        ignored, or in a folder that cannot be read). ``stamps``: path -> its stamp (stamps.load)."""
+        ignored, or in a folder that cannot be read). ``stamps``: path -> its stamp (filestamps.load)."""
         by_key = {f.key: f for f in listing}
         stored = dict(stored)
 
@@ -120,7 +120,7 @@ class Plan:
             return versions.get(f.tool) == f.parser_version
 
         # reliability-24, -25, -27: size and mtime did not tell a file's bytes apart (same-size logs of one tar second
-        # exchanged by `mv`: each kept the other's rows); a file is skipped only on its stamp (stamps.py)
+        # exchanged by `mv`: each kept the other's rows); a file is skipped only on its stamp (filestamps.py)
         def known(f: StoredFile | StoredCopy, item: ListedFile) -> bool:
             same = f.size == item.size and f.mtime_ns == item.mtime_ns
             return same and matches(plan.stamps.get(item.key), item, f.sha256)

@@ -34,7 +34,7 @@ from ..parsers import check_not_empty, check_sample, common_indent, detect, head
 from ..parsers.base import NotStreamable, Parsed
 from ..parsers.compressed import Tap, kind_of, open_decompressed
 from ..schema import all_tables, tool_tables
-from . import arrow, db, faults, stamps, writer
+from . import arrow, db, faults, filestamps, writer
 from .listing import ListedFile
 from .plan import StoredFile
 from .worker import Outcome, tool_table_columns, version_of
@@ -429,7 +429,7 @@ def write_file(
             for name in sorted(sink.tables):
                 con.execute(f'INSERT INTO main."{name}" SELECT * FROM {sink._target(name)}')
             db.register_insert(con, "files", writer.files_rows([out], [file_id], labels_of))
-            stamps.put(con, [out])
+            filestamps.put(con, [out])
             db.bump(con, changed)
             faults.inject("stream-rows")
             con.execute("COMMIT")

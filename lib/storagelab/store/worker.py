@@ -65,7 +65,7 @@ class Outcome:
     error: dict | None = None  # kind, line, message, expected
     table_rows: dict | None = None  # table -> how many rows this file has in its chunk's table
     rows: RowsInChunk | None = None  # set by parse_all
-    ino: int = 0  # the listing's stamp (stamps.py), kept with the rows stored
+    ino: int = 0  # the listing's stamp (filestamps.py), kept with the rows stored
     ctime_ns: int = -1
 
 

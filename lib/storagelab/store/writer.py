@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ..manifest import LABEL_COLUMNS
 from ..schema import all_tables, tool_tables
-from . import arrow, db, faults, stamps
+from . import arrow, db, faults, filestamps
 from .plan import Copy, Rename, StoredFile
 from .worker import Outcome
 
@@ -111,7 +111,7 @@ def insert_files(con, batch: list[Outcome], stored: dict[str, StoredFile], next_
     con.execute("DELETE FROM ingest_errors WHERE path IN (SELECT unnest(?::VARCHAR[]))", [[o.key for o in batch]])
     file_ids = list(range(next_id, next_id + len(batch)))
     db.register_insert(con, "files", files_rows(batch, file_ids, labels_of))
-    stamps.put(con, batch)  # with the rows: a stopped first ingest's re-run only adds (it reads no stored file)
+    filestamps.put(con, batch)  # with the rows: a stopped first ingest's re-run only adds (it reads no stored file)
     tables = _rows_by_table(batch, file_ids)
     for name, tbl in tables.items():
         db.register_insert(con, name, tbl)

@@ -1,4 +1,4 @@
-"""A file is skipped unread only on its stamp (store/stamps.py): size, mtime, inode and ctime as listed when the
+"""A file is skipped unread only on its stamp (store/filestamps.py): size, mtime, inode and ctime as listed when the
 bytes its record holds were read. Size and mtime alone let a rewrite with its mtime set back keep the old rows, and
 made every same-size log of one tar second be read again at every ingest."""
 
@@ -10,7 +10,7 @@ import os
 import duckdb
 from test_store_identity import OneSecond
 
-from storagelab.store import ingest, stamps
+from storagelab.store import filestamps, ingest
 from storagelab.store.listing import ListedFile
 
 
@@ -68,12 +68,12 @@ def test_a_ctime_the_clock_has_not_passed_vouches_only_after_the_tick(tmp_path, 
     log.write_bytes(b"x")
     st = log.stat()
     item = ListedFile("a.txt", str(log), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-    assert not stamps.vouches(st.st_ctime_ns, st.st_ctime_ns)  # listed in its tick: a change then keeps the ctime
-    assert stamps.vouches(st.st_ctime_ns, st.st_ctime_ns + 1)
-    assert not stamps.vouches(10**18, 10**18 + 1)  # whole seconds: a filesystem that keeps only seconds
-    assert stamps.vouches(10**18, 10**18 + 2 * 10**9 + 1)
-    [settled] = stamps.settle([item], st.st_ctime_ns)  # stat'ed again once the clock passed its ctime
-    assert settled == item and stamps.clock_ns() > st.st_ctime_ns
-    monkeypatch.setattr(stamps, "clock_ns", lambda: st.st_ctime_ns)  # a clock that never passes it
-    assert stamps.settle([item], st.st_ctime_ns) == [item._replace(ctime_ns=-1)]
-    assert not stamps.matches(stamps.Stamp("s", *item[2:]), item._replace(ctime_ns=-1), "s")
+    assert not filestamps.vouches(st.st_ctime_ns, st.st_ctime_ns)  # listed in its tick: a change then keeps the ctime
+    assert filestamps.vouches(st.st_ctime_ns, st.st_ctime_ns + 1)
+    assert not filestamps.vouches(10**18, 10**18 + 1)  # whole seconds: a filesystem that keeps only seconds
+    assert filestamps.vouches(10**18, 10**18 + 2 * 10**9 + 1)
+    [settled] = filestamps.settle([item], st.st_ctime_ns)  # stat'ed again once the clock passed its ctime
+    assert settled == item and filestamps.clock_ns() > st.st_ctime_ns
+    monkeypatch.setattr(filestamps, "clock_ns", lambda: st.st_ctime_ns)  # a clock that never passes it
+    assert filestamps.settle([item], st.st_ctime_ns) == [item._replace(ctime_ns=-1)]
+    assert not filestamps.matches(filestamps.Stamp("s", *item[2:]), item._replace(ctime_ns=-1), "s")
