@@ -149,16 +149,26 @@ def test_two_same_size_logs_of_one_second_exchanged_by_mv_are_read_again(tmp_pat
 def test_a_stored_log_exchanged_with_a_failed_file_of_its_size_and_second_is_read_again():
     # as above with the other file one that failed (not stored): the stored path was skipped, the failed path's read
     # found the stored bytes and listed it as their copy: the stored path's label kept numbers its file no longer has
+    from storagelab.store.filestamps import Stamp
     from storagelab.store.listing import ListedFile
     from storagelab.store.plan import Plan, StoredFile
 
     stored = {"s/a.log": StoredFile("A" * 64, 1138, 10**18, 1, "fio", "v")}
-    listing = [ListedFile("s/a.log", "/x/s/a.log", 1138, 10**18), ListedFile("s/b.log", "/x/s/b.log", 1138, 10**18)]
-    plan = Plan.make(listing, stored, {}, {"fio": "v"}, ["s/"])
+    stamps = {"s/a.log": Stamp("A" * 64, 1138, 10**18, 7, 5)}  # a.log's inode 7 when its bytes were read
+    # exchanged by `mv`: each path holds the other's inode (now the stamps tell, not the size and second)
+    listing = [
+        ListedFile("s/a.log", "/x/s/a.log", 1138, 10**18, 8, 6),
+        ListedFile("s/b.log", "/x/s/b.log", 1138, 10**18, 7, 5),
+    ]
+    plan = Plan.make(listing, stored, {}, {"fio": "v"}, ["s/"], stamps=stamps)
     assert sorted(j.key for j in plan.jobs) == ["s/a.log", "s/b.log"]  # main: s/a.log skipped
     assert plan.skipped == 0
-    alone = Plan.make(listing[:1], stored, {}, {"fio": "v"}, ["s/"])
-    assert (alone.jobs, alone.skipped) == ([], 1)
+    untouched = [
+        ListedFile("s/a.log", "/x/s/a.log", 1138, 10**18, 7, 5),
+        ListedFile("s/b.log", "/x/s/b.log", 1138, 10**18, 8, 6),
+    ]
+    plan = Plan.make(untouched, stored, {}, {"fio": "v"}, ["s/"], stamps=stamps)
+    assert ([j.key for j in plan.jobs], plan.skipped) == (["s/b.log"], 1)
 
 
 def test_a_report_of_another_user_s_database_shows_no_file_it_names_without_its_sha256(tmp_path):
