@@ -424,10 +424,19 @@ def _their_sql(
             mode |= stat.S_IMODE(os.lstat(f"{view or real}.wal").st_mode) & (stat.S_IWGRP | stat.S_IWOTH)
     except OSError:
         owner, mode = -1, 0
+    from .ownership_fuse import fuse_mounter  # noqa: PLC0415
+
+    # reliability-28 (h2): on a FUSE file system of the second user's (bindfs --force-user=root --perms=0600) their
+    # database showed as root's 0600, and root's `sql --db` ran its view of read_text('/root/...'): its mounter's word
+    served = fuse_mounter(real) if owner in (0, os.getuid()) else None
+    owner = owner if served is None else served
     shared = mode & (stat.S_IWGRP | stat.S_IWOTH)
     if owner in (0, os.getuid()) and not shared:
         return None
     whose = "of another user's" if owner not in (0, os.getuid()) else f"that other users can write (mode {mode:04o})"
+    whose += (
+        " (on a FUSE file system they mounted: its owners and modes are theirs to show)" if served is not None else ""
+    )
     views = [v for (v,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
     macros = [f for (f,) in con.execute("SELECT function_name FROM duckdb_functions() WHERE NOT internal").fetchall()]
     if views or macros:
