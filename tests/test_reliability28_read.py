@@ -38,3 +38,43 @@ def test_a_database_on_a_fuse_mount_of_another_user_s_is_read_as_theirs_whatever
         con.execute("DROP VIEW fio_leak")
     database.connect(db, read_only=True).close()
     assert database.their_writers() == {them}  # main: set() (its rows root's own word: pages of any file they name)
+
+
+def test_an_export_of_one_s_own_database_keeps_nothing_of_another_user_s_rows_in_the_dataset(tmp_path, monkeypatch):
+    # the attack: root's `export --db THEIRS --dataset ROOTS` (their copy of root's database, every bandwidth 1 B/s),
+    # then `export --db OWN --dataset ROOTS`: "0 partition(s) written, 1 unchanged" (a partition's stamp is its
+    # files' labels and SHA-256s, which their rows copied), and ROOTS went on holding their numbers
+    import shutil
+
+    import duckdb
+
+    from storagelab import database, dataset
+    from storagelab.store import ingest
+
+    (tmp_path / "logs").mkdir()
+    shutil.copy(Path(__file__).parent / "fixtures/fio/3.33/logs/raw_clat.1.log", tmp_path / "logs")
+    (tmp_path / "m.csv").write_text("path,study,label\n")
+    own, theirs = tmp_path / "own.duckdb", tmp_path / "theirs.duckdb"
+    ingest(
+        [tmp_path / "logs"], db_path=own, manifest_path=tmp_path / "m.csv", parquet_dir=False, progress=False, workers=1
+    )
+    shutil.copy(own, theirs)
+    with duckdb.connect(str(theirs)) as con:
+        con.execute("UPDATE fio_log_samples SET value = 1")
+
+    def export(db):
+        with database.connect(db, read_only=True) as con:
+            dataset.export(con, tmp_path / "roots", db)
+        with dataset.open_dataset(tmp_path / "roots") as con:
+            return con.execute("SELECT count(*), sum(value) FROM fio_log_samples").fetchone()
+
+    with duckdb.connect(str(own)) as con:
+        ours = con.execute("SELECT count(*), sum(value) FROM fio_log_samples").fetchone()
+    assert ours == (64, 7838506)
+    monkeypatch.setattr(database, "THEIRS", [str(theirs)])  # read as the second user's (their_database_read, unrooted)
+    monkeypatch.setattr(database, "THEIR_UIDS", {str(theirs): os.getuid() + 1002})
+    assert export(theirs) == (64, 64)
+    database.THEIRS.clear()  # a later process: root's `export --db OWN --dataset ROOTS`
+    assert export(own) == ours  # main: (64, 64), their numbers kept as "unchanged"
+    monkeypatch.setattr(database, "THEIRS", [str(theirs)])
+    assert export(theirs) == (64, 64)  # and the other way round: root's numbers were kept as theirs
