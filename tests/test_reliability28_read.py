@@ -78,3 +78,37 @@ def test_an_export_of_one_s_own_database_keeps_nothing_of_another_user_s_rows_in
     assert export(own) == ours  # main: (64, 64), their numbers kept as "unchanged"
     monkeypatch.setattr(database, "THEIRS", [str(theirs)])
     assert export(theirs) == (64, 64)  # and the other way round: root's numbers were kept as theirs
+
+
+def test_a_private_view_made_in_a_sticky_folder_of_another_user_s_cannot_be_swapped_for_theirs(tmp_path, monkeypatch):
+    # the attack: root's 0600 database in a sticky (1777) folder of the second user's, who may rename any name in it;
+    # they renamed root's private view folder (.db.duckdb.read-*/, a hard link of root's database) away once it was
+    # made and put a folder of theirs, holding their database with a view of read_text('/root/...'), under its name:
+    # root's `sql --db` ran the view (8 of 30 runs printed root's 0600 file)
+    import duckdb
+
+    from storagelab import database
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the folder to another user")
+    folder, theirs = tmp_path / "st", tmp_path / "theirs"
+    folder.mkdir()
+    theirs.mkdir()
+    db = folder / "db.duckdb"
+    duckdb.connect(str(db)).close()
+    db.chmod(0o600)
+    with duckdb.connect(str(theirs / "db.duckdb")) as con:
+        con.execute("CREATE VIEW fio_leak AS SELECT 'ROOTSECRET' AS content")
+    os.chown(folder, 1002, 1002)
+    folder.chmod(0o1777)
+    took = database._spill_config_of
+
+    def swapped(given, real):  # between the view's making and DuckDB's open: the second user's two renames
+        for view in folder.glob(".db.duckdb.read-*"):
+            view.rename(folder / "gone")
+            theirs.rename(view)
+        return took(given, real)
+
+    monkeypatch.setattr(database, "_spill_config_of", swapped)
+    with database.connect(db, read_only=True) as con:
+        assert not con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()  # main: fio_leak
