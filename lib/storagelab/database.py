@@ -223,9 +223,11 @@ def _private_view(db: Path, ident: tuple[int, int] | None = None) -> Path | None
     mine = only_owner_adds(real.parent, os.getuid())  # no one else can swap a name in it, nor the folder itself
     if private_folder(real.parent) and (ident is None or mine):
         return None
-    if ident is not None and not mine and not real.parent.stat().st_mode & stat.S_ISVTX:
+    if not mine and not _ours_stay(real.parent):
         # reliability-15: another user's folder (theirs to rename in): neither its name nor a folder of ours made in
-        # it is opened by name, but a copy of the file checked, read through its descriptor
+        # it is opened by name, but a copy of the file checked, read through its descriptor. Reliability-28 (h2): a
+        # sticky one of theirs too (its owner may rename any name in it): the second user renamed root's view folder
+        # away once it was made and put a folder of theirs under its name, and root's read ran their database's view
         return _private_copy(db, real, ident)
     try:
         readcopies.remove_dead(str(real.parent), f".{real.name}.read-")  # those of readers killed (SIGKILL) meanwhile
@@ -255,6 +257,21 @@ def _private_view(db: Path, ident: tuple[int, int] | None = None) -> Path | None
             f"{db}: {why.replace(str(view), str(real))}; remove it if it is not yours, or give a database of your own"
         )
     return view
+
+
+def _ours_stay(folder: Path) -> bool:
+    """Whether a name this user makes in ``folder`` stays what it names: a sticky folder of root's or this user's
+    (/tmp: only a name's owner and the folder's may rename it), not on another user's FUSE mount, and no folder
+    above it another user could rename it with."""
+    from .ownership import _served_by_another_user, movable_by_others  # noqa: PLC0415
+
+    try:
+        st = folder.stat()
+    except OSError:
+        return False
+    if not st.st_mode & stat.S_ISVTX or st.st_uid not in (0, os.getuid()):
+        return False
+    return not _served_by_another_user(folder) and not movable_by_others(folder)
 
 
 def _private_copy(db: Path, real: Path, ident: tuple[int, int] | None = None) -> Path | None:
@@ -424,10 +441,19 @@ def _their_sql(
             mode |= stat.S_IMODE(os.lstat(f"{view or real}.wal").st_mode) & (stat.S_IWGRP | stat.S_IWOTH)
     except OSError:
         owner, mode = -1, 0
+    from .ownership_fuse import fuse_mounter  # noqa: PLC0415
+
+    # reliability-28 (h2): on a FUSE file system of the second user's (bindfs --force-user=root --perms=0600) their
+    # database showed as root's 0600, and root's `sql --db` ran its view of read_text('/root/...'): its mounter's word
+    served = fuse_mounter(real) if owner in (0, os.getuid()) else None
+    owner = owner if served is None else served
     shared = mode & (stat.S_IWGRP | stat.S_IWOTH)
     if owner in (0, os.getuid()) and not shared:
         return None
     whose = "of another user's" if owner not in (0, os.getuid()) else f"that other users can write (mode {mode:04o})"
+    whose += (
+        " (on a FUSE file system they mounted: its owners and modes are theirs to show)" if served is not None else ""
+    )
     views = [v for (v,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
     macros = [f for (f,) in con.execute("SELECT function_name FROM duckdb_functions() WHERE NOT internal").fetchall()]
     if views or macros:

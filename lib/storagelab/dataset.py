@@ -405,7 +405,7 @@ def _drop_generation(out: Path, part: str) -> None:
 
 
 def _export(con, out: Path, part: str) -> dict:
-    old = read_meta(out) or {}
+    old = _keepable(read_meta(out) or {})
     tables = _tables()
     counts = dict(written=0, removed=0, unchanged=0, files=0)
     parts, stamps = _partitioned_parts(con, out, old, tables, part, counts)
@@ -558,6 +558,20 @@ def open_dataset(path: Path | str) -> duckdb.DuckDBPyConnection:
 
 class _Rewritten(Exception):
     """The dataset was rewritten (a new meta.json committed, the former parts swept) while ``_open`` made its views."""
+
+
+def _keepable(old: dict) -> dict:
+    """The former meta.json, with nothing of it to keep (no stamp or hash matches) when its rows' writers are not
+    this export's (``rows_of_others``): a partition's stamp is its files' labels and SHA-256s, which another user's
+    rows copy with numbers of their choosing. Reliability-28 (h2): root's `export --db THEIRS --dataset ROOTS` (every
+    bandwidth of theirs 1 B/s), then `export --db OWN --dataset ROOTS`: "0 written, 1 unchanged", and ROOTS went on
+    holding their numbers; the other way round, an export of THEIRS kept root's."""
+    from .database import their_writers  # noqa: PLC0415
+
+    others = old.get("rows_of_others") or []
+    if isinstance(others, list) and set(others) == their_writers():
+        return old
+    return old | {"stamps": dict.fromkeys(old.get("stamps") or {}), "hashes": {}}
 
 
 def _others_rows(old: dict, kept: int) -> list[int]:
