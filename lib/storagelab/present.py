@@ -59,17 +59,67 @@ def _escape_block(text: str) -> str:
         close = next((c for c in _RUN.finditer(text, pos) if len(c.group()) == n), None)
         if close is None:  # no closing run of its length: the backticks are text
             continue
-        out.append(html.escape(text[at : m.start()], quote=False))
+        out.append(_text(text[at : m.start()]))
         code = text[m.end() : close.start()]
-        if "<" in code:  # as HTML, escaped: safe whether or not mistune pairs these backticks as we do
-            code = code.replace("\n", " ")
+        if "<" in code or _defuse_links(code) != code:  # as HTML, escaped: safe however mistune pairs these backticks
+            code = _defuse_links(code.replace("\n", " "))  # Markdown inside an HTML tag is still Markdown
             code = code[1:-1] if code.startswith(" ") and code.endswith(" ") and code.strip() else code
-            out.append(f"<code>{html.escape(code, quote=False).replace('`', '&#96;')}</code>")
+            out.append(f"<code>{_entities(html.escape(code, quote=False)).replace('`', '&#96;')}</code>")
         else:
             out.append(text[m.start() : close.end()])
         at = pos = close.end()
-    out.append(html.escape(text[at:], quote=False))
+    out.append(_text(text[at:]))
     return "".join(out)
+
+
+_CLOSER = re.compile(r"\](?=[ \t]*\n?[ \t]*[(:])")  # the end of a link's text, then its destination (or a definition's)
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:")
+_MARK = "\ue000"  # a ']' to write as '&#93;' once the text is escaped
+_SAFE = ("http:", "https:", "mailto:")
+_ESCAPED_PUNCT = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
+
+
+def _text(text: str) -> str:
+    """Text outside code spans: '<', '>' and '&' escaped, and no link that runs script or loads from elsewhere."""
+    return _entities(html.escape(_defuse_links(text), quote=False))
+
+
+def _entities(text: str) -> str:
+    """The ']' of a defused link as an entity: never the end of a link's text (mistune does not always honour an
+    escaped '\\]': '[x[L\\](javascript:...)' was still a link)."""
+    return text.replace(_MARK, "&#93;")
+
+
+def _defuse_links(text: str) -> str:
+    """Markdown links whose destination has a scheme (javascript:, data:, vbscript: ..., however written: entities,
+    backslashes, tabs, case) left as text, their ']' an entity; so are images from another site or host. http(s) and mailto
+    links stay, and so do relative ones (the excerpt pages' raw/...html). A label '[x](javascript:alert(1))' was a
+    link that ran its script on a click, and '![x](https://host/p.png)' a request when the report opened
+    (reliability-28 input)."""
+    out, at = [], 0
+    for m in _CLOSER.finditer(text):
+        i = m.start()  # even after a backslash: mistune ends '[x[y\\](javascript:...)' there
+        rest = text[m.end() : m.end() + 200].lstrip(" \t\n")[1:]  # past '(' or ':'
+        dest = rest
+        for _ in range(
+            4 if "&" in rest else 0
+        ):  # the Markdown, then the HTML attribute: entities decoded more than once
+            dest = html.unescape(dest)
+        dest = re.sub(r"[\x00-\x20\x7f]", "", _ESCAPED_PUNCT.sub("", dest)).lower().lstrip("<")
+        scheme = _SCHEME.match(dest)
+        elsewhere = scheme or dest.startswith(("/", "\\"))  # '//host/p.png' is another host's file too
+        if not elsewhere or ((not scheme or scheme.group() in _SAFE) and not _is_image(text, i)):
+            continue
+        out.append(text[at:i] + _MARK)
+        at = i + 1
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _is_image(text: str, close: int) -> bool:
+    """Whether the ']' at ``close`` may end an image's text: a '![' in the 2,000 characters before it (an http link
+    after one shows as text, never loads)."""
+    return "![" in text[max(close - 2000, 0) : close]
 
 
 def commentary(notebook: str, sel: Selection):
