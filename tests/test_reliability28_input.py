@@ -83,7 +83,6 @@ def _two_streams(compress, damage: bool) -> tuple[bytes, bytes, bytes]:
     return a, b, compress(a) + (bytes([second[0] ^ 1]) + second[1:] if damage else second)
 
 
-@pytest.mark.xfail(strict=True, reason="parsers/compressed.py (not h5's file): fix described in reliability-28-input")
 @pytest.mark.parametrize("compress", [bz2.compress, lzma.compress], ids=["bzip2", "xz"])
 def test_a_damaged_second_stream_is_an_error_not_dropped(tmp_path, compress):
     # the attack: a fio bandwidth log of 40,000 lines as two bzip2 (or xz) streams (pbzip2 writes one per 900 kB,
@@ -100,7 +99,6 @@ def test_a_damaged_second_stream_is_an_error_not_dropped(tmp_path, compress):
         f.read()
 
 
-@pytest.mark.xfail(strict=True, reason="sqlout.py (not h5's file): fix described in reliability-28-input")
 def test_sql_refuses_explain_analyze_of_a_copy(tmp_path):
     # the attack: `storagelab sql "EXPLAIN ANALYZE COPY files TO '/root/h44in/sq/side/n11.csv'"` (also
     # "EXPLAIN (ANALYZE) COPY ...", lower case, after a comment): exit 0 and the file written (38,948 bytes), where
@@ -117,7 +115,6 @@ def test_sql_refuses_explain_analyze_of_a_copy(tmp_path):
         assert not target.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="sqlout.py (not h5's file): fix described in reliability-28-input")
 def test_sql_refuses_a_setting_that_changes_nothing():
     # the attack: `storagelab sql "SET threads = 1000000"` (or "PRAGMA threads=1000000") as root printed "Success"
     # and started threads until `timeout` ended it after 60 s (the second try: SIGKILL, exit 137); as the second

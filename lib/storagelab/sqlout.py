@@ -152,6 +152,19 @@ def write_table(cur, out: TextIO, limit: int | None, *, terminal: bool) -> tuple
     return len(body), more
 
 
+_EXPLAIN = re.compile(r"\s*explain\s+(?:analy[sz]e\s+|\((?:[^()']|'[^']*')*\)\s*)?", re.I)
+
+
+def _kind(con, statement) -> str:
+    """The statement's type; for EXPLAIN, the type of the statement it explains (EXPLAIN ANALYZE runs it: 'EXPLAIN
+    ANALYZE COPY files TO ...' wrote the file, reliability-28 input)."""
+    kind = statement.type.name
+    if kind == "EXPLAIN" and (m := _EXPLAIN.match(statement.query)):
+        inner = con.extract_statements(statement.query[m.end() :])
+        return _kind(con, inner[0]) if len(inner) == 1 else kind
+    return kind
+
+
 def run(
     con,
     query: str,
@@ -176,11 +189,16 @@ def run(
         raise ValueError(
             f"{len(statements)} statements: give one at a time (DuckDB would show only the last one's result)"
         )
-    if statements and statements[0].type.name in ("COPY", "EXPORT"):
+    kind = _kind(con, statements[0]) if statements else None
+    if kind == "SET":  # SET, RESET, PRAGMA name=value: for this process only, which ends after this statement
+        raise ValueError(
+            "SET changes nothing here: sql runs one statement per process, and a setting lasts as long as the process "
+            "(put it before a query in a notebook or duckdb's own shell)"
+        )
+    if kind in ("COPY", "EXPORT"):
         # a read-only database still lets DuckDB write files: sql only reads
         raise ValueError(
-            f"{statements[0].type.name} writes files: sql only reads (write a result with --csv > FILE, "
-            "--json > FILE or --parquet FILE)"
+            f"{kind} writes files: sql only reads (write a result with --csv > FILE, --json > FILE or --parquet FILE)"
         )
     if parquet:
         rel = con.sql(query)
