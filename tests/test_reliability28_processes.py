@@ -58,3 +58,25 @@ def test_a_held_folder_removed_before_it_is_held_is_made_again(tmp_path, monkeyp
     assert (len(made), folder, os.listdir(tmp_path)) == (2, made[1], [os.path.basename(made[1])])
     livefolders.remove(folder)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_run_whose_folder_was_moved_names_no_page_and_renders_none(tmp_path, monkeypatch, capsys):
+    """Reliability-28: `run 07_explore -p study A --output o` and `-p study B --output o` at once, o moved away while
+    they ran (`mv o o.moved`): the run that lost its folder failed, saying so, and then said `report:
+    o/07_explore.html (failed)`: the page there was the other run's, of study B (4 of 4 moved rounds); and it rendered
+    o's pages (the other run's) without holding o, whose lock had moved with the folder. Now it names no page and
+    renders nothing."""
+    import argparse
+
+    from storagelab import cli, report
+
+    out = tmp_path / "o"
+    moved = report.RunResult("07_explore", out, out / "executed" / "07_explore.ipynb", False, report._moved(out))
+    moved.moved = True
+    rendered = []
+    monkeypatch.setattr(report, "run_notebooks", lambda *a, **k: [moved])
+    monkeypatch.setattr(report, "render_reports", lambda **k: rendered.append(k))
+    args = argparse.Namespace(notebooks=["07_explore"], no_report=False)
+    assert cli._run(args, {"study": "homelab-mergerfs"}, {}, out, out, False) == 1
+    assert rendered == []
+    assert "report:" not in capsys.readouterr().out

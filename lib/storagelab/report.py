@@ -219,6 +219,7 @@ class RunResult:
     error: str | None = None
     stage: Path | None = None  # where the run wrote, until its files are moved into ``folder`` (reportstage)
     stage_id: tuple[int, int] | None = None  # its (device, inode) when made: one made again at its path is not it
+    moved: bool = False  # its folder moved away or removed while it ran: the page at ``folder`` is not its own
 
 
 def run_notebooks(
@@ -261,7 +262,7 @@ def run_notebooks(
     for r in results:
         if r.stage is not None:
             if readcopies.identity(r.stage) != r.stage_id:  # reliability-27: its folder moved away while it ran
-                r.ok, r.error = False, _moved(r.folder)  # (the notebook's own writes may have made its path again)
+                r.ok, r.error, r.moved = False, _moved(r.folder), True  # (its own writes may have made its path again)
                 reportstage.discard(r.stage)
             reportstage.commit(r.stage, r.folder, r.notebook)
             r.stage = None
@@ -502,7 +503,7 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     try:
         stage = reportstage.new(folder, nb.stem, _COMMITTER[0] if _COMMITTER else None)  # named by who commits it
     except FileNotFoundError:  # reliability-27: claimed (made) before the runs began, moved away since: not made again
-        return RunResult(nb.stem, folder, folder / "executed" / nb.name, False, _moved(folder))
+        return RunResult(nb.stem, folder, folder / "executed" / nb.name, False, _moved(folder), moved=True)
     stage_id = readcopies.identity(stage)
     import papermill as pm  # noqa: PLC0415  (3 s to import: only when a notebook runs)
 
