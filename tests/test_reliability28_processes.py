@@ -80,3 +80,32 @@ def test_a_run_whose_folder_was_moved_names_no_page_and_renders_none(tmp_path, m
     assert cli._run(args, {"study": "homelab-mergerfs"}, {}, out, out, False) == 1
     assert rendered == []
     assert "report:" not in capsys.readouterr().out
+
+
+def test_a_report_folder_replaced_by_a_link_to_another_during_a_build_gets_none_of_its_reports(tmp_path, monkeypatch):
+    """Reliability-28: `build`, and 3 s into it `mv reports/homelab-mergerfs reports/hm-old; ln -s thumper-x4500
+    reports/homelab-mergerfs`: homelab's notebooks not yet started made their folders through the link and their
+    pages went into thumper-x4500's folder (its 05_stacks and 08_fio of study homelab-mergerfs, listed under
+    thumper-x4500 in the index), exit 0, "0 failed". A run whose folder is not the one the command claimed fails,
+    saying so, and writes nothing there."""
+    import sys
+    import types
+    from pathlib import Path
+
+    from storagelab import report
+
+    nb = Path(report.paths.NOTEBOOKS) / "08_fio.ipynb"
+    ran = []
+    fake = types.ModuleType("papermill")
+    fake.execute_notebook = lambda *a, **k: ran.append(a)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "papermill", fake)
+    monkeypatch.setattr(report, "sweep_kernel_dirs", lambda: [])
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    out, other = tmp_path / "o", tmp_path / "theirs"
+    report._claim_folders([(nb, {"study": "homelab-mergerfs"})], into=out)
+    other.mkdir()
+    os.rename(out, tmp_path / "o.old")
+    out.symlink_to(other)
+    result = report._run_one(nb, {"study": "homelab-mergerfs"}, out)
+    assert (result.ok, result.error, result.stage, ran) == (False, report._moved(out), None, [])
+    assert list(other.iterdir()) == []

@@ -351,6 +351,8 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None =
             new.append((marker, identity))
     for marker, identity in new:  # only once every report is checked: a refused run records no selection
         _write_json(marker, identity)
+    _CLAIMED.clear()  # reliability-28: each folder as claimed, (device, inode), for its runs to check (_run_one)
+    _CLAIMED.update({marker.parent: readcopies.identity(marker.parent) for marker in claimed})
 
 
 def _held(marker: Path) -> dict[str, Any] | None:
@@ -465,6 +467,7 @@ def sweep_kernel_dirs() -> list[Path]:
 _KERNEL_DIRS: list[str] = []  # the private folders of this process's running kernels (see _kernel_manager)
 _STAGES: list[Path] = []  # the folders this process's running notebooks write into (see reportstage)
 _COMMITTER: list[int] = []  # in a notebook worker: the build's pid, which names its runs' folders (reportstage)
+_CLAIMED: dict[Path, tuple[int, int] | None] = {}  # each report folder the command claimed, as it was then
 
 
 def _kernel_manager(folder: str):
@@ -505,6 +508,11 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     except FileNotFoundError:  # reliability-27: claimed (made) before the runs began, moved away since: not made again
         return RunResult(nb.stem, folder, folder / "executed" / nb.name, False, _moved(folder), moved=True)
     stage_id = readcopies.identity(stage)
+    if folder in _CLAIMED and readcopies.identity(stage / "..") != _CLAIMED[folder]:
+        # reliability-28: the folder claimed was moved away and its name made another folder, or a link to one, since
+        # (`ln -s thumper-x4500 reports/homelab-mergerfs` during a build put homelab's pages in thumper's folder)
+        reportstage.discard(stage)
+        return RunResult(nb.stem, folder, folder / "executed" / nb.name, False, _moved(folder), moved=True)
     import papermill as pm  # noqa: PLC0415  (3 s to import: only when a notebook runs)
 
     _STAGES.append(stage)
