@@ -468,14 +468,10 @@ def _run(args, params: dict, raw: dict, out: Path | None, own: Path | None, made
         runoutput.unused(out) if made and out else None
         return 2
     rc = _print_runs(results)
-    if not args.no_report:
+    if not args.no_report and not (results and all(r.moved for r in results)):  # runoutput.report_lines
         render_reports(only=own) if own else render_reports(skip=left_out_of_index())  # own: its pages, no index
-        for r in results:
-            say(
-                f"report: {r.folder.relative_to(paths.ROOT) if r.folder.is_relative_to(paths.ROOT) else r.folder}"
-                f"/{r.notebook}.html" + ("" if r.ok else " (failed)"),
-                sys.stdout,
-            )
+        for line in runoutput.report_lines(results):
+            say(line, sys.stdout)
     return rc
 
 

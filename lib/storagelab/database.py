@@ -10,7 +10,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import stat
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import paths, readcopies
+from . import livefolders, paths, readcopies
 from .errors import DatabaseBusyError, StoreError
 from .interrupts import track
 from .schema import ddl
@@ -196,7 +195,7 @@ def connect(
             raise StoreError(describe(db, e)) from None
         finally:
             if view:
-                shutil.rmtree(view.parent, ignore_errors=True)  # DuckDB holds what it opened; the names can go
+                livefolders.remove(view.parent)  # DuckDB holds what it opened; the names can go
 
 
 def _spill_config_of(db: Path, real: Path) -> dict:
@@ -215,7 +214,6 @@ def _private_view(db: Path, ident: tuple[int, int] | None = None) -> Path | None
     process's DuckDB takes milliseconds to get there), was replayed into root's `sql` in 11 of 60 tries. A link names
     one file for good: what is checked is what DuckDB reads. None when the folder is private, or no link can be made
     there (another user's database, which a user may not hard-link; a read-only file system): opened by its name."""
-    import tempfile  # noqa: PLC0415
 
     from .ownership import beside_refusal, only_owner_adds, private_folder  # noqa: PLC0415
 
@@ -231,17 +229,18 @@ def _private_view(db: Path, ident: tuple[int, int] | None = None) -> Path | None
         return _private_copy(db, real, ident)
     try:
         readcopies.remove_dead(str(real.parent), f".{real.name}.read-")  # those of readers killed (SIGKILL) meanwhile
-        folder = Path(tempfile.mkdtemp(prefix=readcopies.dead_reader_prefix(f".{real.name}.read-"), dir=real.parent))
+        # held while it lives (reliability-28: a reader of another pid namespace judged it by its pid, removed it)
+        folder = Path(livefolders.mkdtemp_held(readcopies.dead_reader_prefix(f".{real.name}.read-"), str(real.parent)))
     except OSError:  # a folder this user may not write (another's), a read-only mount of a shared one
         return _private_copy(db, real, ident)
     view = folder / real.name
     try:
         os.link(real, view)
     except OSError:  # another user's database (protected_hardlinks), a file system without hard links, or gone
-        shutil.rmtree(folder, ignore_errors=True)
+        livefolders.remove(folder)
         return _private_copy(db, real, ident)
     if ident is not None and readcopies.identity(view) != ident:  # a folder on its way swapped since it was checked
-        shutil.rmtree(folder, ignore_errors=True)
+        livefolders.remove(folder)
         raise StoreError(f"{db}: replaced while it was opened (its name or a folder on its way was swapped); not read")
     wal = real.with_name(real.name + ".wal")
     try:
@@ -249,10 +248,10 @@ def _private_view(db: Path, ident: tuple[int, int] | None = None) -> Path | None
     except FileNotFoundError:
         pass  # no WAL
     except OSError as e:  # a folder planted there (no hard link to one): never fall back to reading it by name
-        shutil.rmtree(folder, ignore_errors=True)
+        livefolders.remove(folder)
         raise StoreError(f"{db}: {wal} cannot be read safely ({e.strerror}); remove it if it is not yours") from None
     if why := beside_refusal(view):  # the WAL linked: the very file DuckDB will read, whoever swaps names now
-        shutil.rmtree(folder, ignore_errors=True)
+        livefolders.remove(folder)
         raise StoreError(
             f"{db}: {why.replace(str(view), str(real))}; remove it if it is not yours, or give a database of your own"
         )
@@ -337,7 +336,7 @@ def _private_copy(db: Path, real: Path, ident: tuple[int, int] | None = None) ->
         return folder / real.name
     except BaseException as e:
         if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+            livefolders.remove(folder)
         if isinstance(e, OSError) and (said := readcopies.no_room(db, e, size, tempfile.gettempdir())):
             raise StoreError(said) from None  # a bare "[Errno 28] No space left on device" did not say which copy
         raise

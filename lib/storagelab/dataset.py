@@ -46,6 +46,7 @@ from pathlib import Path
 
 import duckdb
 
+from . import livefolders
 from .database import disk_full, first_line, inject, not_built, schema_signature, spill_config, unfinished_ingest
 from .errors import StoreError
 from .ingest_open import _resolve, open_input, read_input
@@ -616,7 +617,7 @@ def _open(path: Path) -> duckdb.DuckDBPyConnection:
         raise StoreError(f"{path}: its Parquet files cannot be read ({first_line(e)})") from None
     finally:
         if copy is not None:
-            shutil.rmtree(copy, ignore_errors=True)
+            livefolders.remove(copy)
 
 
 def _only_ours(where: Path, info: dict) -> bool:
@@ -656,7 +657,7 @@ def _checked_copy(path: Path, where: Path, info: dict) -> Path:
                     if not readcopies.copy_exactly(src.fileno(), copy / rel, size):  # no more than meta.json lists
                         raise StoreError(f"{path}: {rel} changed while it was read: read it again")
     except OSError as e:
-        shutil.rmtree(copy, ignore_errors=True)
+        livefolders.remove(copy)
         if e.errno in (errno.ENOSPC, errno.EDQUOT):  # a write: no file name on the error (it said "copy of None")
             raise StoreError(
                 f"{path}: no room for this reader's private copy of the dataset (read so where another user can "
@@ -665,7 +666,7 @@ def _checked_copy(path: Path, where: Path, info: dict) -> Path:
             ) from None
         raise StoreError(f"{path}: cannot make this reader's private copy of {e.filename}: {e.strerror}") from None
     except BaseException:
-        shutil.rmtree(copy, ignore_errors=True)
+        livefolders.remove(copy)
         raise
     return copy
 

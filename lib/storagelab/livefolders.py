@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import tempfile
+from pathlib import Path
 
 _HELD: dict[str, int] = {}  # folder -> the open file holding its shared lock (closed by ``release`` or at exit)
 
@@ -22,7 +24,10 @@ def mkdtemp_held(prefix: str, dir: str | None = None) -> str:  # noqa: A002 - te
     """``tempfile.mkdtemp(prefix=..., dir=...)``, the new folder held (see the module's text) until ``release``."""
     while True:
         folder = tempfile.mkdtemp(prefix=prefix, dir=dir)
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:  # removed before it could be held (reliability-28: 8 in 100 reads): make another
+            continue
         fcntl.flock(fd, fcntl.LOCK_SH)  # waits while a remove_dead that judged it dead holds it and removes it
         if os.fstat(fd).st_nlink:  # still there: nothing can take it now
             _HELD[folder] = fd
@@ -35,6 +40,12 @@ def release(folder: str) -> None:
     fd = _HELD.pop(folder, None)
     if fd is not None:
         os.close(fd)
+
+
+def remove(folder: Path | str) -> None:
+    """Remove ``folder`` (a ``mkdtemp_held`` one, or not) and stop holding it."""
+    shutil.rmtree(folder, ignore_errors=True)
+    release(str(folder))
 
 
 def taken(fd: int) -> bool:

@@ -41,7 +41,8 @@ def start_time(pid: int) -> str | None:
 def new_folder() -> Path:
     """A new 0700 folder for this process's copy, in the temporary folder, after the removal of dead readers'."""
     remove_dead()
-    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{start_time(os.getpid()) or 0}-"))
+    # held (livefolders.remove lets it go), reliability-28: a reader of another pid namespace removed a live one's
+    return Path(livefolders.mkdtemp_held(f"{PREFIX}{os.getpid()}-{start_time(os.getpid()) or 0}-"))
 
 
 def dead_reader_prefix(prefix: str) -> str:

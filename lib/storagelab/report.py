@@ -219,6 +219,7 @@ class RunResult:
     error: str | None = None
     stage: Path | None = None  # where the run wrote, until its files are moved into ``folder`` (reportstage)
     stage_id: tuple[int, int] | None = None  # its (device, inode) when made: one made again at its path is not it
+    moved: bool = False  # its folder moved away or removed while it ran: the page at ``folder`` is not its own
 
 
 def run_notebooks(
@@ -261,7 +262,7 @@ def run_notebooks(
     for r in results:
         if r.stage is not None:
             if readcopies.identity(r.stage) != r.stage_id:  # reliability-27: its folder moved away while it ran
-                r.ok, r.error = False, _moved(r.folder)  # (the notebook's own writes may have made its path again)
+                r.ok, r.error, r.moved = False, _moved(r.folder), True  # (its own writes may have made its path again)
                 reportstage.discard(r.stage)
             reportstage.commit(r.stage, r.folder, r.notebook)
             r.stage = None
@@ -350,6 +351,8 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None =
             new.append((marker, identity))
     for marker, identity in new:  # only once every report is checked: a refused run records no selection
         _write_json(marker, identity)
+    _CLAIMED.clear()  # reliability-28: each folder as claimed, (device, inode), for its runs to check (_run_one)
+    _CLAIMED.update({marker.parent: readcopies.identity(marker.parent) for marker in claimed})
 
 
 def _held(marker: Path) -> dict[str, Any] | None:
@@ -464,6 +467,7 @@ def sweep_kernel_dirs() -> list[Path]:
 _KERNEL_DIRS: list[str] = []  # the private folders of this process's running kernels (see _kernel_manager)
 _STAGES: list[Path] = []  # the folders this process's running notebooks write into (see reportstage)
 _COMMITTER: list[int] = []  # in a notebook worker: the build's pid, which names its runs' folders (reportstage)
+_CLAIMED: dict[Path, tuple[int, int] | None] = {}  # each report folder the command claimed, as it was then
 
 
 def _kernel_manager(folder: str):
@@ -502,8 +506,13 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     try:
         stage = reportstage.new(folder, nb.stem, _COMMITTER[0] if _COMMITTER else None)  # named by who commits it
     except FileNotFoundError:  # reliability-27: claimed (made) before the runs began, moved away since: not made again
-        return RunResult(nb.stem, folder, folder / "executed" / nb.name, False, _moved(folder))
+        return RunResult(nb.stem, folder, folder / "executed" / nb.name, False, _moved(folder), moved=True)
     stage_id = readcopies.identity(stage)
+    if folder in _CLAIMED and readcopies.identity(stage / "..") != _CLAIMED[folder]:
+        # reliability-28: the folder claimed was moved away and its name made another folder, or a link to one, since
+        # (`ln -s thumper-x4500 reports/homelab-mergerfs` during a build put homelab's pages in thumper's folder)
+        reportstage.discard(stage)
+        return RunResult(nb.stem, folder, folder / "executed" / nb.name, False, _moved(folder), moved=True)
     import papermill as pm  # noqa: PLC0415  (3 s to import: only when a notebook runs)
 
     _STAGES.append(stage)

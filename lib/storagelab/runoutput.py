@@ -168,3 +168,17 @@ def removed_if_unused(out: Path, holding: Callable[[Callable[[], int]], int], wo
             unused(out)
             for sig, handler in old.items():
                 signal.signal(sig, handler)
+
+
+def report_lines(results: list) -> list[str]:
+    """`run`'s closing lines, one per notebook run (``report.RunResult``), naming its page. None for a run whose folder
+    was moved away or removed while it ran (reliability-28): `run 07_explore -p study A --output o` and `-p study B
+    --output o` at once, o moved away meanwhile: A failed ("o was moved or removed while the notebook ran") and then
+    said `report: o/07_explore.html (failed)`, the page there B's, of study B; and A rendered o's pages, B's, without
+    holding o (its lock had moved with the folder). `run` renders nothing when every run's folder was moved."""
+    lines = []
+    for r in results:
+        if not r.moved:
+            shown = r.folder.relative_to(paths.ROOT) if r.folder.is_relative_to(paths.ROOT) else r.folder
+            lines.append(f"report: {shown}/{r.notebook}.html" + ("" if r.ok else " (failed)"))
+    return lines
