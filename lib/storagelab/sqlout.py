@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import decimal
+import fcntl
 import glob
 import json
 import math
@@ -237,39 +238,72 @@ def run(
 
 
 def _write_parquet(rel, dest: Path) -> None:
-    """The result into ``dest`` through a new temporary file beside it (mkstemp), renamed over it when whole: a
-    failed or interrupted write leaves what was there."""
+    """The result into ``dest`` through a new temporary file beside it, renamed over it when whole: a failed or
+    interrupted write leaves what was there. The temporary names come from a lock file made by mkstemp and held (a
+    shared flock) while the write runs: the sweep of another `sql --parquet` of ``dest`` leaves a held one's files."""
 
     _sweep_orphans(dest)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".tmp", dir=dest.parent)
-    os.close(fd)
+    fd, lock = tempfile.mkstemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".lock", dir=dest.parent)
     try:
-        rel.write_parquet(tmp)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        tmp = lock[: -len(".lock")] + ".tmp"
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # its name ours, as mkstemp makes them
+        try:
+            rel.write_parquet(tmp)
+            os.replace(tmp, dest)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    finally:
+        Path(lock).unlink(missing_ok=True)
+        os.close(fd)
 
 
 def _sweep_orphans(dest: Path) -> None:
-    """Remove the temporary files of earlier writes of ``dest`` whose process is gone: killed (SIGKILL, or SIGTERM or
-    SIGHUP, which end `sql` at once), it left its own (empty) one and DuckDB's ``tmp_`` one, as large as the part of
-    the result written: 1.6 GB after 9 kills of one `sql --parquet` (reliability-13). This user's regular files only;
-    the name holds the process id."""
+    """Remove the temporary files of earlier writes of ``dest`` that are over: killed (SIGKILL, or SIGTERM or SIGHUP,
+    which end `sql` at once), a write left its lock file and DuckDB's ``tmp_`` file, as large as the part of the result
+    written: 1.6 GB after 9 kills of one `sql --parquet` (reliability-13). This user's regular files only. A write is
+    over when its lock file is not held; one without a lock file (an older version's) when its name's pid is gone.
+    Reliability-28 (processes): judged by that pid alone, a live write in another pid namespace (another container
+    sharing the folder) lost its files to this sweep, 3 of 3 writes failed."""
     from .procs import alive  # noqa: PLC0415
 
     # reliability-14: exactly the names `_write_parquet` makes (mkstemp's 8 characters), not every `.NAME.<digits>.*.tmp`:
     # the glob alone took root's own `.res.77777.notes.tmp` beside `--parquet res`, and the live temporary files of a
     # write of `res.2024.parquet` (read as process 2024, gone), whose write then failed
-    own = re.compile(rf"(?:tmp_)?\.{re.escape(dest.name)}\.([0-9]+)\.[a-z0-9_]{{8}}\.tmp")
+    own = re.compile(rf"(?:tmp_)?\.{re.escape(dest.name)}\.([0-9]+)\.([a-z0-9_]{{8}})\.(tmp|lock)")
+    over: dict[tuple[str, str], bool] = {}
     for prefix in (".", "tmp_."):
-        for f in dest.parent.glob(f"{glob.escape(prefix + dest.name)}.*.tmp"):
-            if not (m := own.fullmatch(f.name)):
+        for f in sorted(dest.parent.glob(f"{glob.escape(prefix + dest.name)}.*.[tl][mo][pc]*")):
+            if not (m := own.fullmatch(f.name)) or (m[3] == "lock" and prefix != "."):
                 continue
             with suppress(OSError):
                 st = f.lstat()
-                if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not alive(int(m[1])):
+                if not (stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid()):
+                    continue
+                key = (m[1], m[2])
+                if key not in over:
+                    over[key] = _write_over(dest.parent / f".{dest.name}.{m[1]}.{m[2]}.lock", int(m[1]), alive)
+                if over[key]:
                     f.unlink()
+
+
+def _write_over(lock: Path, pid: int, alive) -> bool:
+    """Whether the write that made this lock file (or would have) is over: its lock not held; without one, its pid
+    gone."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return not alive(pid)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def pinned_target(target: str) -> tuple[str | None, str]:
