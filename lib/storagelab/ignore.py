@@ -265,6 +265,8 @@ def compile_rule(text: str, line: int = 0) -> Rule | None:
         return None
     anchored = "/" in pat
     pat = pat[1:] if pat.startswith("/") else pat  # one, as git: `//x` matches no path
+    if _escapes_next(pat):  # reliability-28: git's wildmatch matches nothing after a lone trailing `\` (`*\`, `x\/`);
+        return None  # it was a literal backslash, and `*\` ignored the folder `a\` and all in it
     tokens: list = []
     k = min((pat.find(c) for c in "*?[\\" if c in pat), default=-1)  # git's literal start (dir.c simple_length)
     star = k + len(pat[k:]) - len(pat[k:].lstrip("*")) if k > 0 else k
@@ -276,6 +278,8 @@ def compile_rule(text: str, line: int = 0) -> Rule | None:
     parts = pat.split("/")
     for k, seg in enumerate(parts):
         last = k == len(parts) - 1
+        if not last and _escapes_next(seg):  # r-28: `a\/b` is `a/b` in git (an escaped '/'), not the folder `a\`
+            seg = seg[:-1]
         if len(seg) > 1 and seg.strip("*") == "":  # `******/x` is `**/x`, as in git's wildmatch
             if last:
                 tokens.append(ALL)
@@ -284,6 +288,11 @@ def compile_rule(text: str, line: int = 0) -> Rule | None:
         else:
             tokens += _segment(seg) + ([] if last else ["/"])
     return _shaped(text.strip(), tokens, negate, dir_only, anchored, line)
+
+
+def _escapes_next(text: str) -> bool:
+    """Whether ``text`` ends in a backslash that escapes what follows it (an odd run of them)."""
+    return (len(text) - len(text.rstrip("\\"))) % 2 == 1
 
 
 class _Index:
