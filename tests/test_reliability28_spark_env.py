@@ -21,3 +21,12 @@ CASES = {
 
 def test_a_backslash_before_a_slash_or_at_the_end_is_read_as_git_reads_it():
     assert {p: sorted(f for f in FILES if IgnoreList([p]).ignored(f)) for p in CASES} == CASES
+
+
+def test_a_browser_variable_of_blanks_is_no_traceback():
+    """BROWSER=' ' (or a tab, ' :', 'x: ') ended every command in an IndexError (reliability-28 spark-env, Medium 1):
+    an entry of blanks names no program, and no folder to check."""
+    from storagelab.ownership import environment_refusal
+
+    for value in (" ", "\t", " :", "x: "):
+        assert environment_refusal({"BROWSER": value, "PATH": "/usr/bin"}) is None

@@ -392,9 +392,8 @@ def environment_refusal(environ=None) -> str | None:
         for e in re.split(r"[\s:]", environ.get(var, ""))
         if "/" in e
     ]
-    named += [
-        (BROWSERS, os.path.dirname(e.split()[0])) for e in _entries(environ.get(BROWSERS, "")) if "/" in e.split()[0]
-    ]
+    browsers = [w[0] for e in _entries(environ.get(BROWSERS, "")) if (w := e.split())]  # r-28: BROWSER=' ' IndexError
+    named += [(BROWSERS, os.path.dirname(b)) for b in browsers if "/" in b]
     named += [
         (var, _folder_of(e))
         for var in SUBMIT_ARGUMENTS
