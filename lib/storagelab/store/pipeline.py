@@ -255,7 +255,10 @@ def _promote_copies(con, plan: Plan) -> dict[str, dict]:
     read = {item.key for item in plan.jobs}
     for gone_key, gone in list(plan.gone.items()):
         for key, copy in plan.copies.items():
-            if copy.same_as != gone_key or key in plan.gone_copies or key in read:
+            # reliability-28: a path both stored and on record as a copy (a stopped run's mix: it stored the path and
+            # was stopped before the copy's row left) is the stored file: promoted onto the gone one's rows as well, every
+            # ingest that finished the stopped one failed with 'Duplicate key "path: ..."'
+            if copy.same_as != gone_key or key in plan.gone_copies or key in read or key in plan.stored:
                 continue
             if not filestamps.holds(key, plan.stamps.get(key), copy.sha256):
                 continue  # changed since it was found a copy (or no stamp): the next ingest of its folder reads it
