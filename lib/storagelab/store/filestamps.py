@@ -12,6 +12,7 @@ listing could be changed again in that tick, keeping its ctime. File times come 
 (CLOCK_REALTIME_COARSE, a tick of 1-10 ms); a ctime in whole seconds (a filesystem that keeps only seconds) is
 taken to be up to 2 s late. A listed file whose ctime the clock has not passed is stat'ed again once the tick is
 over (a wait of at most WAIT_NS); one that still cannot vouch keeps no stamp, and is read again at its next ingest.
+So does every file of a file system whose ctime is not real (realctime.py: vfat, sshfs, other FUSE file systems).
 
 The stamps live in the table ``file_stamps``, the store's own bookkeeping beside ``meta``: not part of the schema
 (an older database gains it, its files read once more), not exported to Parquet. A stamp is trusted only beside a
@@ -66,7 +67,7 @@ def settle(listing: list[ListedFile], clock: int) -> list[ListedFile]:
     """The listing with each file's stamp one that vouches, or its ctime -1 (no stamp): ``clock`` is
     ``clock_ns()`` read before the listing's stats. Files changed in the listing's last tick are stat'ed again once
     the clock has passed their ctime."""
-    racy = [i for i, f in enumerate(listing) if not vouches(f.ctime_ns, clock)]
+    racy = [i for i, f in enumerate(listing) if f.ctime_ns >= 0 and not vouches(f.ctime_ns, clock)]  # -1: realctime
     if not racy:
         return listing
     out = list(listing)
