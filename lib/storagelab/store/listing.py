@@ -42,7 +42,7 @@ def list_files(
     ``skipped``): a folder's logs are the files in it. A folder inside a target that cannot be read is
     left out and said in ``unreadable`` as (key, path, reason). The .md files left out are added to ``documents``
     (a write-up may hold a tool's output: the ingest says so). A target that does not exist: FileNotFoundError."""
-    real = realctime.devices()  # a file of a file system whose ctime is not real keeps no stamp (ctime -1)
+    keeps_ctime = realctime.devices()  # a file of a file system whose ctime is not real keeps no stamp (ctime -1)
     for t in targets:
         p = Path(t)
         if p.is_dir():
@@ -52,7 +52,7 @@ def list_files(
             bad: list[tuple[str, str, str]] = []
             docs: list[tuple[str, str, int, int, int, int, bool]] = []
             odd: list[tuple[str, str]] = []
-            found = _scan(p, bad, docs, odd, real)
+            found = _scan(p, bad, docs, odd, keeps_ctime)
             if skipped is not None and odd:  # reliability-15/17: a FIFO named a.txt was left out without a word
                 named = {path for _, path in ignore.split([(path, path) for path, _ in odd], [p])[0]}
                 skipped += [
@@ -77,7 +77,7 @@ def list_files(
                 yield ListedFile(path if key == path else key, path, size, mtime_ns, ino, ctime_ns)  # one str if same
         elif p.exists():
             st = p.stat()
-            yield ListedFile(key_for(p), str(p), *_four(st, real))
+            yield ListedFile(key_for(p), str(p), *_four(st, keeps_ctime))
         else:
             raise FileNotFoundError(f"{p}: no such file or directory")
 
@@ -153,7 +153,7 @@ def _scan(
     unreadable: list | None = None,
     documents: list | None = None,
     odd: list | None = None,
-    real: Callable[[int], bool] = lambda dev: True,
+    keeps_ctime: Callable[[int], bool] = lambda dev: True,
 ) -> list[tuple[str, str, int, int, int, int, bool]]:
     """Like Path.rglob: symlinked folders are not entered, symlinked files are kept. Hidden
     entries (and everything under them) and the skipped names are left out. Gives (relative
@@ -198,17 +198,17 @@ def _scan(
                     continue
                 st = e.stat()
                 if name.endswith(".md"):
-                    documents.append((rel + name, e.path, *_four(st, real), e.is_symlink()))
+                    documents.append((rel + name, e.path, *_four(st, keeps_ctime), e.is_symlink()))
                     continue
             except OSError:
                 continue
-            found.append((rel + name, e.path, *_four(st, real), e.is_symlink()))
+            found.append((rel + name, e.path, *_four(st, keeps_ctime), e.is_symlink()))
     return found
 
 
-def _four(st: os.stat_result, real: Callable[[int], bool]) -> tuple[int, int, int, int]:
+def _four(st: os.stat_result, keeps_ctime: Callable[[int], bool]) -> tuple[int, int, int, int]:
     """Size, mtime, inode and ctime (-1 where the file system's ctime is not real: realctime)."""
-    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns if real(st.st_dev) else -1
+    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns if keeps_ctime(st.st_dev) else -1
 
 
 def _odd(e: os.DirEntry) -> str | None:
