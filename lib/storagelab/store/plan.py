@@ -88,7 +88,7 @@ class Plan:
     _seen: dict[str, str] = field(default_factory=dict)  # sha256 -> key of a file of this run
     _versions: dict[str, str] = field(default_factory=dict)  # tool -> the current parser version
     stamps: dict[str, Stamp] = field(default_factory=dict)  # path -> its stamp when its bytes were last read
-    read: list[Read] = field(default_factory=list)  # each file read: as listed, with its SHA-256
+    read: list[Read] = field(default_factory=list)  # each file read and not stored: as listed, with its SHA-256
     _listing: dict[str, ListedFile] = field(default_factory=dict)
 
     @classmethod
@@ -151,8 +151,12 @@ class Plan:
 
     def decide(self, key: str, size: int, mtime_ns: int, sha256: str, tool: str, parser_version: str) -> Action:
         """What to do with a file that was read (and parsed by the current parser ``parser_version``)."""
-        if (item := self._listing.get(key)) is not None:
+        action = self._decide(key, size, mtime_ns, sha256, parser_version)
+        if action is not Action.STORE and (item := self._listing.get(key)) is not None:  # STORE: with its rows
             self.read.append(Read(key, sha256, item.size, item.mtime_ns, item.ino, item.ctime_ns))
+        return action
+
+    def _decide(self, key: str, size: int, mtime_ns: int, sha256: str, parser_version: str) -> Action:
         old = self.stored.get(key)
         if old and old.sha256 == sha256 and old.parser_version == parser_version:
             self.touched.append((mtime_ns, old.file_id))
