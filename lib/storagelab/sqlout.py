@@ -274,7 +274,7 @@ def _sweep_orphans(dest: Path) -> None:
     own = re.compile(rf"(?:tmp_)?\.{re.escape(dest.name)}\.([0-9]+)\.([a-z0-9_]{{8}})\.(tmp|lock)")
     over: dict[tuple[str, str], bool] = {}
     for prefix in (".", "tmp_."):
-        for f in sorted(dest.parent.glob(f"{glob.escape(prefix + dest.name)}.*.[tl][mo][pc]*")):
+        for f in sorted(dest.parent.glob(f"{glob.escape(prefix + dest.name)}.*")):  # the pattern ``own`` tells
             if not (m := own.fullmatch(f.name)) or (m[3] == "lock" and prefix != "."):
                 continue
             with suppress(OSError):
