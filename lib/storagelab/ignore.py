@@ -4,8 +4,9 @@ A folder ingested from outside data/raw/ may have its own ``.storagelabignore`` 
 paths relative to that folder. Matched files are not looked at: not read, and what the database
 holds for them stays as it is (also if they are deleted); ingest counts them once in its summary line
 ("ignored N") and never reports them as failures. Patterns are compiled once (``Matcher``: an automaton
-simulated over the path, no backtracking) and indexed by their literal start or end (``_Index``), so a path is tried
-only against the rules it may match; a line that is not a pattern (``[z-a]``, ``[[:nosuch:]]``) is an IgnoreError
+simulated over the path, no backtracking, its steps remembered) and indexed by their literal start or end
+(``_Index``), so a path is tried only against the rules it may match; a folder's states go on to its children, so a
+path costs one pass whatever its depth (each folder is judged once); a line that is not a pattern (``[z-a]``, ``[[:nosuch:]]``) is an IgnoreError
 naming file and line.
 
 Syntax (as gitignore): one pattern per line; blank lines and lines starting with ``#`` are
@@ -150,60 +151,87 @@ def _segment(seg: str) -> list:
 
 
 class Matcher:
-    """A compiled pattern, matched by simulating its automaton over the text: time bounded by the pattern's
-    length times the text's, whatever the pattern (no backtracking)."""
+    """A compiled pattern, matched by running its automaton over the text: a state is the set of pattern positions
+    still possible (no backtracking), so a text costs at most the pattern's length per character. Steps are
+    remembered (``_steps``: a lazily built DFA), and a caller may carry a state from a folder to its children
+    (``run`` from the folder's state over ``/name``), so that a path costs one pass, not one per folder above it."""
+
+    _MAX_STEPS = 50_000  # remembered steps per pattern: past it they are forgotten (memory stays bounded)
 
     def __init__(self, tokens: list):
         self.tokens = tokens
+        self._steps: dict[tuple[frozenset, str], frozenset] = {}
+        self.start = self._close({0})
+        # a state holding a position at ``/**`` has matched whatever follows: it stays as it is
+        self._all = frozenset(i for i, t in enumerate(tokens) if t is ALL)
 
-    def _close(self, states: set) -> set:
+    def _close(self, states: set) -> frozenset:
         todo, seen = list(states), set(states)
         while todo:
             i = todo.pop()
             if i >= 0 and i < len(self.tokens) and self.tokens[i] in (STAR, DSEG, OPT_DIRS) and i + 1 not in seen:
                 seen.add(i + 1)
                 todo.append(i + 1)
-        return seen
+        return frozenset(seen)
+
+    def step(self, states: frozenset, c: str) -> frozenset:
+        """The state after ``c``; the empty state matches nothing, whatever follows."""
+        got = self._steps.get((states, c))
+        if got is None:
+            got = self._step(states, c)
+            if len(self._steps) >= self._MAX_STEPS:
+                self._steps.clear()
+            self._steps[states, c] = got
+        return got
+
+    def _step(self, states: frozenset, c: str) -> frozenset:
+        if not states or not self._all.isdisjoint(states):
+            return states
+        toks, n = self.tokens, len(self.tokens)
+        nxt = set()
+        for i in states:
+            if i < 0:  # inside a folder name that a **/ consumes
+                nxt.add(-i - 1 if c == "/" else i)
+                continue
+            if i == n:
+                continue
+            if i > n:  # inside what an OPT_DIRS (token i - n - 1) consumes: it ends at any '/'
+                nxt.add(i)
+                if c == "/":
+                    nxt.add(i - n)
+                continue
+            t = toks[i]
+            if t is OPT_DIRS:
+                nxt.add(n + 1 + i)
+                if c == "/":
+                    nxt.add(i + 1)
+                continue
+            if t is STAR or t is DSEG:
+                if c != "/":
+                    nxt.add(i if t is STAR else -i - 1)
+            elif t is ANY:
+                if c != "/":
+                    nxt.add(i + 1)
+            elif isinstance(t, CharClass):
+                if c in t:
+                    nxt.add(i + 1)
+            elif t == c:
+                nxt.add(i + 1)
+        return self._close(nxt) if nxt else frozenset()
+
+    def run(self, states: frozenset, text: str) -> frozenset:
+        """The state after ``text``, from ``states``."""
+        for c in text:
+            if not states:
+                break
+            states = self.step(states, c)
+        return states
+
+    def accepts(self, states: frozenset) -> bool:
+        return len(self.tokens) in states or not self._all.isdisjoint(states)
 
     def match(self, text: str) -> bool:
-        toks, n = self.tokens, len(self.tokens)
-        states = self._close({0})
-        for c in text:
-            nxt = set()
-            for i in states:
-                if i < 0:  # inside a folder name that a **/ consumes
-                    nxt.add(-i - 1 if c == "/" else i)
-                    continue
-                if i == n:
-                    continue
-                if i > n:  # inside what an OPT_DIRS (token i - n - 1) consumes: it ends at any '/'
-                    nxt.add(i)
-                    if c == "/":
-                        nxt.add(i - n)
-                    continue
-                t = toks[i]
-                if t is ALL:
-                    return True
-                if t is OPT_DIRS:
-                    nxt.add(n + 1 + i)
-                    if c == "/":
-                        nxt.add(i + 1)
-                    continue
-                if t is STAR or t is DSEG:
-                    if c != "/":
-                        nxt.add(i if t is STAR else -i - 1)
-                elif t is ANY:
-                    if c != "/":
-                        nxt.add(i + 1)
-                elif isinstance(t, CharClass):
-                    if c in t:
-                        nxt.add(i + 1)
-                elif t == c:
-                    nxt.add(i + 1)
-            if not nxt:
-                return False
-            states = self._close(nxt)
-        return n in states or any(0 <= i < n and toks[i] is ALL for i in states)
+        return self.accepts(self.run(self.start, text))
 
 
 @dataclass(frozen=True)
@@ -313,14 +341,28 @@ class _Index:
             self.starts.setdefault(rule.start, []).append(k)
         self._lengths = None
 
-    def candidates(self, text: str) -> list:
-        """Lists of rule numbers, each from the last line up, whose start or end ``text`` has."""
+    def candidates(self, text: str, longer_than: int = -1) -> list:
+        """Lists of rule numbers, each from the last line up, whose start (longer than ``longer_than``) or end
+        ``text`` has."""
         if self._lengths is None:
             self._lengths = (sorted({len(s) for s in self.starts}), sorted({len(e) for e in self.ends}))
         starts, ends = self._lengths
-        out = [reversed(hit) for n in starts if n <= len(text) and (hit := self.starts.get(text[:n]))]
+        out = [reversed(hit) for n in starts if longer_than < n <= len(text) and (hit := self.starts.get(text[:n]))]
         out += [reversed(hit) for n in ends if n <= len(text) and (hit := self.ends.get(text[len(text) - n :]))]
         return out
+
+
+@dataclass(frozen=True)
+class _Folder:
+    """What an ignore list says of one folder: its own verdict, whether it or a folder above it is excluded, and the
+    automaton state of each anchored rule still alive after its path (carried to its children)."""
+
+    own: bool
+    ignored: bool
+    states: dict
+
+
+_TOP = _Folder(False, False, {})  # the ignore file's own folder: never excluded, no path yet
 
 
 class IgnoreList:
@@ -336,7 +378,7 @@ class IgnoreList:
                 raise IgnoreError(f"{source}:{i}: {e} in {ln.strip()!r}: fix or delete that line") from None
             if rule:
                 self.rules.append(rule)
-        self._dirs: dict[str, bool] = {}
+        self._dirs: dict[str, _Folder] = {"": _TOP}
         self._index = {True: _Index(), False: _Index()}  # anchored: by the path; else by the name
         for k, rule in enumerate(self.rules):
             self._index[rule.anchored].add(rule, k)
@@ -362,30 +404,73 @@ class IgnoreList:
             raise IgnoreError(f"{f}: {e.strerror or e}: make it a text file or remove it") from None
         return cls(text.splitlines(), str(f))
 
-    def _decide(self, rel: str, is_dir: bool) -> bool:
-        """The last matching rule decides: the candidates (rules whose literal start or end the text has) are tried
-        from the last line up, so most lines of a long ignore file are never tried at all."""
-        name = rel.rsplit("/", 1)[-1]
-        for k in heapq.merge(*self._index[True].candidates(rel), *self._index[False].candidates(name), reverse=True):
+    def _judge(self, text: str, parent: str, is_dir: bool) -> tuple[bool, dict]:
+        """The verdict on ``text`` (a path whose folder ``parent`` is judged already, "" at the top) and the states
+        of the anchored rules alive after it. The last matching line decides. An anchored rule whose literal start
+        lies within the folder's path goes on from the folder's state over the rest (one pass over a path, whatever
+        its depth); the others are found by their literal start or end (``_Index``) and run over what is left."""
+        above = self._dirs[parent]
+        cut = len(parent) if parent else -1  # where this text's own part starts ("/name"), -1 at the top
+        best, states = -1, {}
+        for k, s in above.states.items():  # started within the folder's path
             r = self.rules[k]
-            if (is_dir or not r.dir_only) and r.matches(rel if r.anchored else name):
-                return not r.negate
-        return False
+            s = r.rest.run(s, text[cut:])
+            if s:
+                states[k] = s
+                if k > best and r.rest.accepts(s) and (is_dir or not r.dir_only):
+                    best = k
+        for hits in self._index[True].candidates(text, longer_than=cut):  # starting in this text's own part
+            for k in hits:
+                r = self.rules[k]
+                s = r.rest.run(r.rest.start, text[len(r.start) :])
+                if s:
+                    states[k] = s
+                    if k > best and r.rest.accepts(s) and (is_dir or not r.dir_only):
+                        best = k
+        name = text[cut + 1 :] if cut >= 0 else text
+        for k in heapq.merge(*self._index[False].candidates(name), reverse=True):
+            if k <= best:
+                break
+            r = self.rules[k]
+            if (is_dir or not r.dir_only) and r.matches(name):
+                best = k
+                break
+        return best >= 0 and not self.rules[best].negate, states
+
+    def _folder(self, rel: str) -> _Folder:
+        """The verdict on the folder ``rel`` (no leading or trailing '/'), judged from the top down once: each folder
+        is kept with its states, so a file costs its own name."""
+        got = self._dirs.get(rel)
+        if got is not None:
+            return got
+        todo, d = [], rel
+        while d not in self._dirs:  # up to the deepest folder judged already
+            todo.append(d)
+            d = d.rpartition("/")[0]
+        for d in reversed(todo):
+            parent = d.rpartition("/")[0]
+            own, states = self._judge(d, parent, True)
+            got = self._dirs[d] = _Folder(own, own or self._dirs[parent].ignored, states)
+        return got
+
+    def _decide(self, rel: str, is_dir: bool) -> bool:
+        """This path's own verdict (not its folders')."""
+        return self._folder(rel).own if is_dir else self._judge(rel, self._parent(rel), False)[0]
+
+    def _parent(self, rel: str) -> str:
+        parent = rel.rpartition("/")[0]
+        self._folder(parent)
+        return parent
 
     def ignored(self, rel: str) -> bool:
         """Whether the file at ``rel`` (a '/'-separated path relative to the ignore file's folder) is
         excluded: it matches, or one of its folders does (a file in an excluded folder cannot be
         re-included, as in git)."""
         rel = rel.strip("/")
-        parts = rel.split("/")
-        for k in range(1, len(parts)):
-            d = "/".join(parts[:k])
-            hit = self._dirs.get(d)
-            if hit is None:
-                hit = self._dirs[d] = self._decide(d, True)
-            if hit:
-                return True
-        return self._decide(rel, False)
+        parent = rel.rpartition("/")[0]
+        if self._folder(parent).ignored:
+            return True
+        return self._judge(rel, parent, False)[0]
 
 
 def path_matcher(targets: Iterable[Path | str], raw: Path | None = None):
@@ -410,8 +495,7 @@ def folder_ignored(folder: Path | str, targets: Iterable[Path | str], raw: Path 
     a = os.path.abspath(folder)
     for root, il in _roots(list(targets), raw or paths.RAW):  # deepest root first
         if a.startswith(root + os.sep):
-            parts = a[len(root) + 1 :].replace(os.sep, "/").split("/")
-            return any(il._decide("/".join(parts[:k]), True) for k in range(1, len(parts) + 1))
+            return il._folder(a[len(root) + 1 :].replace(os.sep, "/")).ignored
     return False
 
 
