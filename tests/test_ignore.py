@@ -278,22 +278,22 @@ def test_states_carried_to_a_folder_s_children_answer_as_every_rule_from_the_top
 def test_a_deep_path_costs_one_pass_per_rule(monkeypatch):
     """reliability-28 (spark-env) Medium 2: every folder of a path was matched from its start against every candidate
     rule, so a path cost (depth x length) steps per rule: `a/**/b/**/` x200 + `c` (2 KB) against a 1,800-character,
-    900-deep path took 139 s. Each folder's states now go on to its children: the steps are counted, not timed."""
+    900-deep path took 139 s. Each folder's state now goes on to its children: the steps are counted, not timed."""
     from storagelab import ignore
 
     steps = 0
-    plain = ignore.Matcher._step
+    plain = ignore.Matcher.step
 
     def counted(self, states, c):
         nonlocal steps
         steps += 1
         return plain(self, states, c)
 
-    monkeypatch.setattr(ignore.Matcher, "_step", counted)
+    monkeypatch.setattr(ignore.Matcher, "step", counted)
     il = IgnoreList(["/".join(["a", "**", "b", "**"] * 200) + "/c", "**/" + "[a-z]*/" * 100 + "z"])
     rel = "/".join(["a", "x", "b"] * 300) + "/c"
     assert il.ignored(rel) is True
-    assert steps <= 2 * len(rel)  # at most one new step per character and rule (remembered steps cost none)
+    assert steps <= 2 * len(rel)  # at most one step per character and rule
     before = steps
     assert il.ignored(rel.rpartition("/")[0] + "/d") is False  # a second file of the folder: its name only
     assert steps - before <= 2 * len("/d")

@@ -4,12 +4,9 @@ git 2.39's own answers (`ls-files -o -i --exclude-standard`) where the ignore la
 import random
 import tracemalloc
 
-import pytest
-
 from storagelab.ignore import IgnoreList
 
 
-@pytest.mark.xfail(strict=True, reason="reliability-29 spark-env Medium 1: the ignore matcher's remembered steps")
 def test_one_ignore_line_of_263_bytes_does_not_hold_megabytes_of_remembered_steps():
     """`*a` and 260 `?` against 20 names of 250 random a/b: each step of its automaton is a new set of up to 130
     positions, and 7dd9ce5 remembers 50,000 of them per line (before: 0 MB, 0.2 s; after: 14 MB at 20 names, 1.3 GB
@@ -40,7 +37,6 @@ GIT_CASES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="reliability-29 spark-env Lows 1-2: `**` after a literal start, `**\\/`")
 def test_a_double_star_after_a_literal_start_or_before_an_escaped_slash_is_read_as_git_reads_it():
     got = {p: sorted(f for f in GIT_FILES if IgnoreList(p.split("\n")).ignored(f)) for p in GIT_CASES}
     assert got == {p: sorted(v) for p, v in GIT_CASES.items()}

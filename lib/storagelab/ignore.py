@@ -4,7 +4,8 @@ A folder ingested from outside data/raw/ may have its own ``.storagelabignore`` 
 paths relative to that folder. Matched files are not looked at: not read, and what the database
 holds for them stays as it is (also if they are deleted); ingest counts them once in its summary line
 ("ignored N") and never reports them as failures. Patterns are compiled once (``Matcher``: an automaton
-simulated over the path, no backtracking, its steps remembered) and indexed by their literal start or end
+simulated over the path, its states the bits of an integer: no backtracking, a few integer operations a character
+whatever the pattern) and indexed by their literal start or end
 (``_Index``), so a path is tried only against the rules it may match; a folder's states go on to its children, so a
 path costs one pass whatever its depth (each folder is judged once); a line that is not a pattern (``[z-a]``, ``[[:nosuch:]]``) is an IgnoreError
 naming file and line.
@@ -16,7 +17,8 @@ trailing spaces are dropped unless escaped with ``\\``. ``*`` matches anything b
 one character but ``/``, ``[a-z]``/``[!a-z]`` a class; ``**/`` any folders (also none),
 ``/**`` everything inside (odd forms as git reads them: ``***/x`` is ``**/x``; one trailing and one leading ``/``
 are syntax, so ``**//`` and ``//x`` match nothing; ``a**/b`` is ``a``, then nothing or anything ending in ``/``, then
-``b``: compared with git's ``ls-files -i`` in tests/test_ignore_git.py). A pattern with a ``/`` at its start or in its middle is relative to
+``b``; ``/a**`` is ``a`` then anything, slashes too; ``**\\/`` is anything, slashes too, then ``/``: compared with
+git's ``ls-files -i`` in tests/test_ignore_git.py and tests/test_reliability29_spark_env.py). A pattern with a ``/`` at its start or in its middle is relative to
 the ignore file's folder; one without matches a file or folder name at any depth. A trailing
 ``/`` matches folders only. Example::
 
@@ -82,6 +84,9 @@ class CharClass:
 ANY, STAR, DSEG, ALL = "?any", "*star", "**/", "/**"
 # git's `P**/` after a pattern's literal start P (``a**/b``): nothing, or anything (slashes too) ending in '/'
 OPT_DIRS = "(.*/)?"
+# a `**` that git's wildmatch lets cross folders without being `**/` (``a**`` at an anchored pattern's end after its
+# literal start, ``**\/``): anything, slashes too, or nothing
+ANYS = "**any"
 
 
 def _posix_name(seg: str, j: int) -> str | None:
@@ -150,85 +155,87 @@ def _segment(seg: str) -> list:
     return out
 
 
-class Matcher:
-    """A compiled pattern, matched by running its automaton over the text: a state is the set of pattern positions
-    still possible (no backtracking), so a text costs at most the pattern's length per character. Steps are
-    remembered (``_steps``: a lazily built DFA), and a caller may carry a state from a folder to its children
-    (``run`` from the folder's state over ``/name``), so that a path costs one pass, not one per folder above it."""
+def _bits(positions) -> int:
+    """The integer whose set bits are ``positions`` (built in one pass: or-ing bit by bit is quadratic)."""
+    positions = list(positions)
+    if not positions:
+        return 0
+    out = bytearray(max(positions) // 8 + 1)
+    for i in positions:
+        out[i >> 3] |= 1 << (i & 7)
+    return int.from_bytes(out, "little")
 
-    _MAX_STEPS = 50_000  # remembered steps per pattern: past it they are forgotten (memory stays bounded)
+
+class Matcher:
+    """A compiled pattern, matched by running its automaton over the text, the set of pattern positions still
+    possible held as the bits of one integer (no backtracking, no set built per character): a character costs a few
+    operations on integers of the pattern's length in bits, whatever the pattern, and a state is as small. A caller
+    may carry a state from a folder to its children (``run`` from the folder's state over ``/name``), so that a path
+    costs one pass, not one per folder above it.
+
+    Bits: position i (0..n, n = accepted) is bit i; "inside a folder name that the ``**/`` at i consumes" is bit
+    W + i, and "inside what the OPT_DIRS at i consumes" bit 2W + i (W = n + 1)."""
+
+    _MAX_CHARS = 256  # characters whose masks are kept; past it they are forgotten (memory stays bounded)
 
     def __init__(self, tokens: list):
         self.tokens = tokens
-        self._steps: dict[tuple[frozenset, str], frozenset] = {}
-        self.start = self._close({0})
-        # a state holding a position at ``/**`` has matched whatever follows: it stays as it is
-        self._all = frozenset(i for i, t in enumerate(tokens) if t is ALL)
+        self._n = len(tokens)
+        self._w = w = self._n + 1
+        at: dict[object, list[int]] = {}  # the positions of each marker, literal character and class
+        for i, t in enumerate(tokens):
+            at.setdefault(t, []).append(i)
+        self._classes = [(t, where) for t, where in at.items() if isinstance(t, CharClass)]
+        self._literal = {t: _bits(where) for t, where in at.items() if _literal(t)}
+        self._star, self._dseg, self._opt, self._any = (_bits(at.get(m, ())) for m in (STAR, DSEG, OPT_DIRS, ANY))
+        self._anys = _bits([*at.get(ANYS, ()), *at.get(ALL, ())])  # stays on any character (ALL: everything inside)
+        self._eps = self._star | self._dseg | self._opt | self._anys  # to the next position, consuming nothing
+        self._inside_dseg = self._dseg << w
+        self._consumes: dict[str, int] = {}
+        self.start = self._close(1)
 
-    def _close(self, states: set) -> frozenset:
-        todo, seen = list(states), set(states)
-        while todo:
-            i = todo.pop()
-            if i >= 0 and i < len(self.tokens) and self.tokens[i] in (STAR, DSEG, OPT_DIRS) and i + 1 not in seen:
-                seen.add(i + 1)
-                todo.append(i + 1)
-        return frozenset(seen)
+    def _close(self, s: int) -> int:
+        while True:
+            more = (s & self._eps) << 1
+            if not more & ~s:
+                return s
+            s |= more
 
-    def step(self, states: frozenset, c: str) -> frozenset:
-        """The state after ``c``; the empty state matches nothing, whatever follows."""
-        got = self._steps.get((states, c))
+    def _consumers(self, c: str) -> int:
+        """The positions whose token consumes ``c`` and moves on by one."""
+        got = self._consumes.get(c)
         if got is None:
-            got = self._step(states, c)
-            if len(self._steps) >= self._MAX_STEPS:
-                self._steps.clear()
-            self._steps[states, c] = got
+            got = self._literal.get(c, 0) | _bits(i for cls, where in self._classes if c in cls for i in where)
+            if c != "/":
+                got |= self._any
+            if len(self._consumes) >= self._MAX_CHARS:
+                self._consumes.clear()
+            self._consumes[c] = got
         return got
 
-    def _step(self, states: frozenset, c: str) -> frozenset:
-        if not states or not self._all.isdisjoint(states):
-            return states
-        toks, n = self.tokens, len(self.tokens)
-        nxt = set()
-        for i in states:
-            if i < 0:  # inside a folder name that a **/ consumes
-                nxt.add(-i - 1 if c == "/" else i)
-                continue
-            if i == n:
-                continue
-            if i > n:  # inside what an OPT_DIRS (token i - n - 1) consumes: it ends at any '/'
-                nxt.add(i)
-                if c == "/":
-                    nxt.add(i - n)
-                continue
-            t = toks[i]
-            if t is OPT_DIRS:
-                nxt.add(n + 1 + i)
-                if c == "/":
-                    nxt.add(i + 1)
-                continue
-            if t is STAR or t is DSEG:
-                if c != "/":
-                    nxt.add(i if t is STAR else -i - 1)
-            elif t is ANY:
-                if c != "/":
-                    nxt.add(i + 1)
-            elif isinstance(t, CharClass):
-                if c in t:
-                    nxt.add(i + 1)
-            elif t == c:
-                nxt.add(i + 1)
-        return self._close(nxt) if nxt else frozenset()
+    def step(self, s: int, c: str) -> int:
+        """The state after ``c``; 0 matches nothing, whatever follows."""
+        w = self._w
+        nxt = (s & self._consumers(c)) << 1 | s & self._anys
+        if c != "/":
+            nxt |= s & self._star | (s & self._dseg) << w | s & self._inside_dseg
+        else:
+            nxt |= (s & self._inside_dseg) >> w  # the folder name ends: back to its `**/`
+        opt = (s & self._opt) | (s >> 2 * w) & self._opt
+        if opt:
+            nxt |= opt << 2 * w | (opt << 1 if c == "/" else 0)
+        return self._close(nxt) if nxt else 0
 
-    def run(self, states: frozenset, text: str) -> frozenset:
-        """The state after ``text``, from ``states``."""
+    def run(self, s: int, text: str) -> int:
+        """The state after ``text``, from ``s``."""
         for c in text:
-            if not states:
+            if not s:
                 break
-            states = self.step(states, c)
-        return states
+            s = self.step(s, c)
+        return s
 
-    def accepts(self, states: frozenset) -> bool:
-        return len(self.tokens) in states or not self._all.isdisjoint(states)
+    def accepts(self, s: int) -> bool:
+        return bool(s >> self._n & 1)
 
     def match(self, text: str) -> bool:
         return self.accepts(self.run(self.start, text))
@@ -298,19 +305,28 @@ def compile_rule(text: str, line: int = 0) -> Rule | None:
     tokens: list = []
     k = min((pat.find(c) for c in "*?[\\" if c in pat), default=-1)  # git's literal start (dir.c simple_length)
     star = k + len(pat[k:]) - len(pat[k:].lstrip("*")) if k > 0 else k
-    if anchored and k > 0 and not escaped and star - k > 1 and pat[k - 1] != "/" and pat[star:].startswith("/"):
+    if anchored and k > 0 and not escaped and star - k > 1 and pat[k - 1] != "/":
         # git matches an anchored pattern's literal start first, then the rest as a new pattern, in which a leading
-        # `**/` means any folders: `a**/b` is `a` then (nothing, or anything ending in '/') then `b` (reliability-7
-        # Low 2: it was read as `a*/b`)
-        tokens, pat = [*pat[:k], OPT_DIRS], pat[star + 1 :]
+        # `**` crosses folders when a '/', an escaped '/' or the end follows it: `a**/b` is `a` then (nothing, or
+        # anything ending in '/') then `b` (reliability-7 Low 2: it was read as `a*/b`); `a**` is `a` then anything,
+        # and `a**\/b` is `a`, anything, `/b` (reliability-29 Low 1: both read as `a*`)
+        if pat[star:].startswith("/"):
+            tokens, pat = [*pat[:k], OPT_DIRS], pat[star + 1 :]
+        elif pat[star:] == "":
+            tokens, pat = [*pat[:k], ANYS], ""
+        elif pat[star:].startswith("\\/"):
+            tokens, pat = [*pat[:k], ANYS, "/"], pat[star + 2 :]
     parts = pat.split("/")
     for k, seg in enumerate(parts):
         last = k == len(parts) - 1
-        if not last and _escapes_next(seg):  # r-28: `a\/b` is `a/b` in git (an escaped '/'), not the folder `a\`
+        slash_escaped = not last and _escapes_next(seg)
+        if slash_escaped:  # r-28: `a\/b` is `a/b` in git (an escaped '/'), not the folder `a\`
             seg = seg[:-1]
         if len(seg) > 1 and seg.strip("*") == "":  # `******/x` is `**/x`, as in git's wildmatch
             if last:
                 tokens.append(ALL)
+            elif slash_escaped:  # `**\/`: git's wildmatch lets only a plain '/' after `**` match no folder (r-29 Low 2)
+                tokens += [ANYS, "/"]
             elif not tokens or tokens[-1] is not DSEG:  # **/**/ is **/
                 tokens.append(DSEG)
         else:
