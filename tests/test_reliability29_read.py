@@ -43,3 +43,28 @@ def test_a_spark_ingest_keeps_no_file_id_of_another_user_s_rows_and_no_id_two_fi
         stored, ids, {}, spark_ingest.all_tables()["files"], spark_ingest.datetime.now()
     )
     assert [r[1] for r in id_rows] == [1, 7, 8]
+
+
+def test_an_export_keeps_no_part_of_a_dataset_whose_rows_were_anyone_s(tmp_path, monkeypatch):
+    # the attack: root's `export --db THEIRS --dataset ROOTS` (the second user's 0666 database: its rows anyone's, -1;
+    # every bandwidth 1 B/s), then root's `export --db OWN --dataset ROOTS` of its own group-writable (0660) database,
+    # also -1: "0 partition(s) written, 1 unchanged", and ROOTS went on holding their numbers under root's command
+    from test_reliability28_read import own_and_theirs
+
+    from storagelab import database, dataset
+
+    own, theirs = own_and_theirs(tmp_path)
+    theirs.chmod(0o666)
+    own.chmod(0o660)
+
+    def export(db):
+        monkeypatch.setattr(database, "THEIRS", [])  # each export its own process
+        monkeypatch.setattr(database, "THEIR_UIDS", {})
+        with database.connect(db, read_only=True) as con:
+            dataset.export(con, tmp_path / "roots", db)
+        with dataset.open_dataset(tmp_path / "roots") as con:
+            return con.execute("SELECT count(*), sum(value) FROM fio_log_samples").fetchone()
+
+    assert export(theirs) == (64, 64)
+    assert dataset.read_meta(tmp_path / "roots")["rows_of_others"] == [-1]
+    assert export(own) == (64, 7838506)  # main: (64, 64), their numbers kept as "unchanged"
