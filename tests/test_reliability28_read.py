@@ -44,23 +44,11 @@ def test_an_export_of_one_s_own_database_keeps_nothing_of_another_user_s_rows_in
     # the attack: root's `export --db THEIRS --dataset ROOTS` (their copy of root's database, every bandwidth 1 B/s),
     # then `export --db OWN --dataset ROOTS`: "0 partition(s) written, 1 unchanged" (a partition's stamp is its
     # files' labels and SHA-256s, which their rows copied), and ROOTS went on holding their numbers
-    import shutil
-
     import duckdb
 
     from storagelab import database, dataset
-    from storagelab.store import ingest
 
-    (tmp_path / "logs").mkdir()
-    shutil.copy(Path(__file__).parent / "fixtures/fio/3.33/logs/raw_clat.1.log", tmp_path / "logs")
-    (tmp_path / "m.csv").write_text("path,study,label\n")
-    own, theirs = tmp_path / "own.duckdb", tmp_path / "theirs.duckdb"
-    ingest(
-        [tmp_path / "logs"], db_path=own, manifest_path=tmp_path / "m.csv", parquet_dir=False, progress=False, workers=1
-    )
-    shutil.copy(own, theirs)
-    with duckdb.connect(str(theirs)) as con:
-        con.execute("UPDATE fio_log_samples SET value = 1")
+    own, theirs = own_and_theirs(tmp_path)
 
     def export(db):
         with database.connect(db, read_only=True) as con:
@@ -112,3 +100,24 @@ def test_a_private_view_made_in_a_sticky_folder_of_another_user_s_cannot_be_swap
     monkeypatch.setattr(database, "_spill_config_of", swapped)
     with database.connect(db, read_only=True) as con:
         assert not con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()  # main: fio_leak
+
+
+def own_and_theirs(tmp_path: Path) -> tuple[Path, Path]:
+    """A database of one fio log ingested in-process, and a copy of it whose every sample value is 1 (theirs)."""
+    import shutil
+
+    import duckdb
+
+    from storagelab.store import ingest
+
+    (tmp_path / "logs").mkdir()
+    shutil.copy(Path(__file__).parent / "fixtures/fio/3.33/logs/raw_clat.1.log", tmp_path / "logs")
+    (tmp_path / "m.csv").write_text("path,study,label\n")
+    own, theirs = tmp_path / "own.duckdb", tmp_path / "theirs.duckdb"
+    ingest(
+        [tmp_path / "logs"], db_path=own, manifest_path=tmp_path / "m.csv", parquet_dir=False, progress=False, workers=1
+    )
+    shutil.copy(own, theirs)
+    with duckdb.connect(str(theirs)) as con:
+        con.execute("UPDATE fio_log_samples SET value = 1")
+    return own, theirs

@@ -566,11 +566,12 @@ def _keepable(old: dict) -> dict:
     this export's (``rows_of_others``): a partition's stamp is its files' labels and SHA-256s, which another user's
     rows copy with numbers of their choosing. Reliability-28 (h2): root's `export --db THEIRS --dataset ROOTS` (every
     bandwidth of theirs 1 B/s), then `export --db OWN --dataset ROOTS`: "0 written, 1 unchanged", and ROOTS went on
-    holding their numbers; the other way round, an export of THEIRS kept root's."""
+    holding their numbers; the other way round, an export of THEIRS kept root's. Reliability-29 (h2): -1 is anyone,
+    not one writer: `export --db THEIRS` (their 0666 database: -1), then root's own group-writable one (-1), kept theirs."""
     from .database import their_writers  # noqa: PLC0415
 
     others = old.get("rows_of_others") or []
-    if isinstance(others, list) and set(others) == their_writers():
+    if isinstance(others, list) and set(others) == their_writers() and -1 not in others:
         return old
     return old | {"stamps": dict.fromkeys(old.get("stamps") or {}), "hashes": {}}
 

@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from . import dataset, ignore, livefolders, paths
+from . import dataset, export_ids, ignore, livefolders, paths
 from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
@@ -737,15 +737,15 @@ def _old_meta(spark, output: str) -> dict:
 
 
 def _old_file_ids(spark, output: str, old: dict) -> dict[tuple[str, str], int]:
-    """(path, sha256) -> file_id of the files the dataset at ``output`` holds (kept by a re-run), from its ``files`` parts
-    there at the size meta.json lists (reliability-27: a lost one failed every re-run with Spark's PATH_NOT_FOUND)."""
+    """(path, sha256) -> file_id of the files the dataset at ``output`` holds (kept by a re-run: ``export_ids``), from its
+    ``files`` parts there at the size meta.json lists (reliability-27: a lost one failed every re-run with PATH_NOT_FOUND)."""
     listed = (old.get("parts") or {}).get("files") or {}
     intact = [f"{output}/{r}" for r, size in sorted(listed.items()) if hadoop_size(spark, f"{output}/{r}") == size]
     if not intact:
         return {}
     read = spark.read.option("ignoreCorruptFiles", "true")  # one of the listed size that is not Parquet: left out
     rows = read.parquet(*intact).select("path", "sha256", "file_id").collect()
-    return {(r["path"], r["sha256"]): r["file_id"] for r in rows}
+    return export_ids.kept_file_ids(rows, old)
 
 
 def _sweep(spark, output: str, parts: dict) -> None:

@@ -475,7 +475,9 @@ class _Batches:
         if out.error:
             self.fail(out)
             return False
-        action = self.plan.decide(out.key, out.size, out.mtime_ns, out.sha256, out.tool, versions.get(out.tool))
+        action = self.plan.decide(
+            out.key, out.size, out.mtime_ns, out.sha256, out.tool, versions.get(out.tool), out.ctime_ns
+        )
         summary.skipped += action in (Action.UNCHANGED, Action.COPY)
         summary.duplicates += action is Action.COPY
         return action is Action.STORE

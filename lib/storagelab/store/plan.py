@@ -149,11 +149,14 @@ class Plan:
             plan._stored_by_sha = {v.sha256: k for k, v in stored.items() if k not in rereading}
         return plan
 
-    def decide(self, key: str, size: int, mtime_ns: int, sha256: str, tool: str, parser_version: str) -> Action:
-        """What to do with a file that was read (and parsed by the current parser ``parser_version``)."""
+    def decide(
+        self, key: str, size: int, mtime_ns: int, sha256: str, tool: str, parser_version: str, ctime_ns: int
+    ) -> Action:
+        """What to do with a file that was read (and parsed by the current parser ``parser_version``). ``ctime_ns``:
+        the stamp's ctime of the bytes read (-1: they may not be the listed file's, listing.stamp_of_read)."""
         action = self._decide(key, size, mtime_ns, sha256, parser_version)
         if action is not Action.STORE and (item := self._listing.get(key)) is not None:  # STORE: with its rows
-            self.read.append(Read(key, sha256, item.size, item.mtime_ns, item.ino, item.ctime_ns))
+            self.read.append(Read(key, sha256, item.size, item.mtime_ns, item.ino, min(ctime_ns, item.ctime_ns)))
         return action
 
     def _decide(self, key: str, size: int, mtime_ns: int, sha256: str, parser_version: str) -> Action:

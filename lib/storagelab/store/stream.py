@@ -35,7 +35,7 @@ from ..parsers.base import NotStreamable, Parsed
 from ..parsers.compressed import Tap, kind_of, open_decompressed
 from ..schema import all_tables, tool_tables
 from . import arrow, db, faults, filestamps, writer
-from .listing import ListedFile
+from .listing import ListedFile, stamp_of_read
 from .plan import StoredFile
 from .worker import Outcome, tool_table_columns, version_of
 
@@ -86,7 +86,8 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
             # its last: taken after it only, a rewrite in place (same inode, size and mtime) between the last read
             # and the fstat gave the new content's identity, which every later open matched, and the first
             # content's SHA-256 was stored with the second's rows (a write changes the ctime, which no user sets)
-            hashed, first = identity(os.fstat(fh.fileno())), None
+            opened = os.fstat(fh.fileno())
+            hashed, first, out.ctime_ns = identity(opened), None, stamp_of_read(job, opened)
             while block := fh.read(_BLOCK):
                 h.update(block)
                 n += len(block)

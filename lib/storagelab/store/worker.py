@@ -27,7 +27,7 @@ from ..parsers import modules, parse_bytes, parser_version
 from ..pool_deaths import NO_THREAD, kill, pool_result, stopped_at_the_end, thread_end, worker_died
 from ..schema import all_tables, tool_tables
 from . import arrow
-from .listing import ListedFile, printable
+from .listing import ListedFile, printable, stamp_of_read
 from .workerio import Relay, relayed_worker_init
 
 POOL_MIN_FILES = 200  # fewer files are parsed in this process: a pool's start-up costs more than it saves
@@ -92,6 +92,7 @@ def parse_one(job: ListedFile, data: bytes | None = None) -> Outcome:
     if data is None:
         try:
             with open_input(job.path) as fh:  # listed as a file; another user may have put a FIFO there since
+                out.ctime_ns = stamp_of_read(job, os.fstat(fh.fileno()))  # another file at its name: no stamp
                 data = fh.read(job.size + 1)  # reliability-17: a file grown since it was listed is not read whole
         except OSError as e:
             out.error = dict(kind="io", line=None, message=str(e), expected=None)
