@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 
 # root's own logs (three fio outputs of data/raw/homelab-mergerfs) as root's ingest stored them
@@ -68,3 +69,26 @@ def test_an_export_keeps_no_part_of_a_dataset_whose_rows_were_anyone_s(tmp_path,
     assert export(theirs) == (64, 64)
     assert dataset.read_meta(tmp_path / "roots")["rows_of_others"] == [-1]
     assert export(own) == (64, 7838506)  # main: (64, 64), their numbers kept as "unchanged"
+
+
+def test_a_database_renamed_away_while_connect_looks_at_it_is_not_called_a_non_regular_file(tmp_path, monkeypatch):
+    # reliability-28 Low 1: connect looked at the name four times (is_dir, exists, is_file, stat); the second user
+    # renaming it away and back in between had `sql --db` say "is not a regular file (-rw-r--r--)" of a regular file
+    import duckdb
+
+    from storagelab import database
+
+    db = tmp_path / "db.duckdb"
+    duckdb.connect(str(db)).close()
+    real_stat, looks = os.stat, []
+
+    def stat(path, *a, **k):
+        if os.fspath(path) == str(db):
+            looks.append(path)
+            if len(looks) == 3:  # gone for this one look (renamed away and back)
+                raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real_stat(path, *a, **k)
+
+    monkeypatch.setattr(os, "stat", stat)
+    with database.connect(db, read_only=True) as con:
+        assert con.execute("SELECT 42").fetchone() == (42,)  # main: StoreError "... is not a regular file (-rw-r--r--)"

@@ -5,6 +5,7 @@ injection the tests use. Nothing here loads the ingest or a parser."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -137,13 +138,12 @@ def connect(
 
     if why := not_utf8("the database", db) or dotdot_refusal("the database", db):  # reliability-13
         raise StoreError(why)
-    if db.is_dir():
+    st = _stat(db)  # once: a name swapped between two looks was "not a regular file (-rw-r--r--)" (reliability-28 Low)
+    if st is not None and stat.S_ISDIR(st.st_mode):
         raise StoreError(folder_given(db))
-    if db.exists() and not db.is_file():  # reliability-13: DuckDB's open of a FIFO waited for a writer for ever
-        raise StoreError(
-            f"{db} is not a regular file ({stat.filemode(db.stat().st_mode)}): give a DuckDB database file"
-        )
-    if read_only and not db.exists():
+    if st is not None and not stat.S_ISREG(st.st_mode):  # reliability-13: DuckDB's open of a FIFO waited for ever
+        raise StoreError(f"{db} is not a regular file ({stat.filemode(st.st_mode)}): give a DuckDB database file")
+    if read_only and st is None:
         raise FileNotFoundError(f"{db} does not exist: run `storagelab ingest` (or ./run build) first")
     from .ownership import beside_refusal, read_refusal  # noqa: PLC0415
 
@@ -196,6 +196,18 @@ def connect(
         finally:
             if view:
                 livefolders.remove(view.parent)  # DuckDB holds what it opened; the names can go
+
+
+def _stat(db: Path) -> os.stat_result | None:
+    """``db``'s stat (its links followed), None where ``Path.exists`` says False (no such name, a link loop)."""
+    try:
+        return os.stat(db)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.EBADF):
+            return None
+        raise
 
 
 def _spill_config_of(db: Path, real: Path) -> dict:
