@@ -63,6 +63,19 @@ def test_a_database_without_stamps_reads_each_file_once_more(tmp_path):
     assert _ingest(tree, "s1", "s2").bytes_read == 0
 
 
+def test_stamps_kept_before_the_descriptor_was_checked_are_dropped_once(tmp_path):
+    """reliability-29 (store) High 1: before ba05dbb a folder swapped between the listing and the read, and back, left
+    the listing's stamps over the other folder's bytes, and such a stamp held for ever. A database whose stamps are of
+    that age (no ``file_stamps`` mark in meta) drops them once: its files are read once more, then skipped."""
+    tree = OneSecond(tmp_path, {"s1/a.txt": 0, "s2/b.txt": 1})
+    con = duckdb.connect(str(tmp_path / "d.duckdb"))
+    assert con.execute("SELECT value FROM meta WHERE key = 'file_stamps'").fetchall() == [("fstat at open",)]
+    con.execute("DELETE FROM meta WHERE key = 'file_stamps'")  # stamps of the older kind, each holding
+    con.close()
+    assert _ingest(tree, "s1", "s2").bytes_read == 2 * len(tree.fio)
+    assert _ingest(tree, "s1", "s2").bytes_read == 0
+
+
 def test_a_ctime_the_clock_has_not_passed_vouches_only_after_the_tick(tmp_path, monkeypatch):
     log = tmp_path / "a.txt"
     log.write_bytes(b"x")

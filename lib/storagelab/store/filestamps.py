@@ -111,13 +111,24 @@ def holds(key: str, stamp: Stamp | None, sha256: str) -> bool:
     return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns) == stamp[1:]
 
 
+# what the stamps in a database are: kept only when the descriptor read was the file listed (listing.stamp_of_read).
+# Before it (reliability-29 store, High 1), a folder swapped between an ingest's listing and its read, and back after,
+# left the listing's stamps over the other folder's bytes, skipped for ever: a database of that age drops its stamps
+# once (its files are read once more) rather than keep any such stamp.
+KIND = ("file_stamps", "fstat at open")
+
+
 def ensure(con) -> None:
-    """The table, in a database of any age; the size-and-second rule's bookkeeping that it replaces, gone."""
+    """The table, in a database of any age, holding only stamps of today's kind; the size-and-second rule's
+    bookkeeping that it replaces, gone."""
     con.execute(
         f"CREATE TABLE IF NOT EXISTS {TABLE} (path VARCHAR, sha256 VARCHAR, size_bytes BIGINT, mtime_ns BIGINT, "
         "inode UBIGINT, ctime_ns BIGINT)"
     )
     con.execute("DELETE FROM meta WHERE starts_with(key, 'failed:')")
+    if con.execute("SELECT value FROM meta WHERE key = ?", [KIND[0]]).fetchall() != [(KIND[1],)]:
+        con.execute(f"DELETE FROM {TABLE}")
+        con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(KIND))
 
 
 def load(con) -> dict[str, Stamp]:
