@@ -38,8 +38,7 @@ def _wrong(db: Path, logs: Path) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("streamed", [False, True])
-@pytest.mark.parametrize("stored_before", [False, True])
+@pytest.mark.parametrize(("stored_before", "streamed"), [(False, False), (True, False), (False, True)])
 def test_a_folder_swapped_between_the_listing_and_the_read_and_back_is_read_again(
     tmp_path, monkeypatch, streamed, stored_before
 ):
