@@ -79,7 +79,7 @@ def test_an_io_error_of_a_file_then_skipped_unread_does_not_stay(tmp_path, monke
     """Reliability-29 Medium 1: s2/a, a copy on record of s1/a, read again because s1/a was (its ctime changed), could
     not be read that time (an I/O error: its record kept, as designed); the next ingest skipped it on its stamp (its
     bytes are the ones on record) and its error stayed beside its record for good: one failure more than a clean
-    ingest of the same tree (the property loop, with folders exchanged during a read, 2 of 400 sequences)."""
+    ingest of the same tree (the property loop, with folders exchanged during a read, 3 of 400 sequences)."""
     logs = tmp_path / "logs"
     for name in ("s1/a.txt", "s2/a.txt"):
         (logs / name).parent.mkdir(parents=True, exist_ok=True)
