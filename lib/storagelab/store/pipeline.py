@@ -343,9 +343,15 @@ class _Run:
         faults.inject("before-labels")
         summary.relabelled = labels.apply_if_changed(con, self.manifest, self.unread)
         listed = {f.key for f in listing}
-        if scope_list:  # errors of files no longer in the listed folders are dropped
-            errors = [p for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()]
-            writer.forget_errors(con, [p for p in errors if p not in listed and in_scope(p, scope_list)])
+        # errors of files no longer in the listed folders are dropped; so are those of files skipped unread: their
+        # stamps say they hold the bytes on record (reliability-29: a copy read again with its original hit an I/O
+        # error, was skipped at the next ingest, and its error stayed beside its record for good)
+        read = {j.key for j in plan.jobs}
+        errors = [p for (p,) in con.execute("SELECT path FROM ingest_errors").fetchall()]
+        writer.forget_errors(
+            con,
+            [p for p in errors if (p not in read if p in listed else scope_list and in_scope(p, scope_list))],
+        )
         filestamps.save(con, plan.read)
         faults.inject("before-finished")
         run_keys = {k for k, _ in self.targets}
