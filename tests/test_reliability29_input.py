@@ -1,0 +1,34 @@
+"""Reliability-29, odd inputs (issue 26, h5): attacks on b485688 with labels, compressed logs and `sql`."""
+
+from __future__ import annotations
+
+import re
+
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+from storagelab.analysis.result import Result
+from storagelab.analysis.selection import Selection
+from storagelab.present import escape_html, findings
+
+_IMG = re.compile(r"""<img\b[^>]*?\bsrc="([^"]*)""")
+
+
+def test_an_image_from_elsewhere_never_loads_whatever_its_text_or_where_its_definition_stands():
+    # 7bac7c3 defused an http(s) destination only when a '![' stood before its ']' in the same piece of text: an
+    # image whose text holds a code span (the '](' in the piece after the span), or a reference image whose
+    # definition comes first or in another list item, still loaded the file when the report opened
+    labels = [
+        "![a `b` c](https://h45.invalid/a.png)",
+        "![a ``b`` c](//h45.invalid/b.png)",
+        "![a `<b>` c](https://h45.invalid/c.png)",
+    ]
+    res = Result(Selection(study="x"))
+    res.missing += [f"the pool {h} has no ashift" for h in labels]
+    assert _IMG.findall(markdown2html_mistune(findings(res).data)) == []
+    for md in ("* [r]: https://h45.invalid/r.png\n* ![r]", "* ![r]\n* x\n\n[r]: //h45.invalid/r.png"):
+        assert _IMG.findall(markdown2html_mistune(escape_html(md))) == []
+    kept = '[5.0 MiB/s](raw/a.txt-1-L2-2.html "a.txt: line 2") [site](https://example.org/x)'
+    assert re.findall(r'href="([^"]*)"', markdown2html_mistune(escape_html(kept))) == [
+        "raw/a.txt-1-L2-2.html",
+        "https://example.org/x",
+    ]
