@@ -32,3 +32,17 @@ def test_an_image_from_elsewhere_never_loads_whatever_its_text_or_where_its_defi
         "raw/a.txt-1-L2-2.html",
         "https://example.org/x",
     ]
+
+
+def test_a_study_named_as_a_markdown_link_is_text_in_its_commentary_heading(tmp_path, monkeypatch):
+    # a study is a folder of data/raw and papers/: `build` of one named "th<img ...>[ST](javascript:alert('SJ'))"
+    # wrote <a href="javascript:alert(%27SJ%27)"> into the heading of its commentary in 01 and 06
+    from storagelab import paths, present
+
+    study = "th<img src=x onerror=alert('ST')>[ST](javascript:alert('SJ')) ![SI](//h45.invalid/s.png)"
+    (tmp_path / study / "commentary").mkdir(parents=True)
+    (tmp_path / study / "commentary" / "01_vdev_scaling.md").write_text("Same disks in every layout.\n")
+    monkeypatch.setattr(paths, "PAPERS", tmp_path)
+    html = markdown2html_mistune(present.commentary("01_vdev_scaling", Selection(study=study)).data)
+    assert "<a " not in html and _IMG.findall(html) == [] and "<img" not in html
+    assert "[ST](javascript:alert('SJ'))" in html and "Same disks in every layout." in html

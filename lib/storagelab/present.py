@@ -120,15 +120,19 @@ def _defuse_links(text: str, images: bool = True) -> str:
 
 
 def commentary(notebook: str, sel: Selection):
-    """papers/<study>/commentary/<notebook>.md when the selection is exactly that study; else nothing."""
+    """papers/<study>/commentary/<notebook>.md when the selection is exactly that study; else nothing. Escaped as
+    findings are: a study is a folder name, and one named "x[S](javascript:alert(1))" was a link that ran its script
+    in the heading (reliability-29 input); the commentaries hold no HTML, entity or link of their own."""
     if not sel.study:
         return None
     f = paths.PAPERS / sel.study / "commentary" / f"{notebook}.md"
     if not sel.is_study(sel.study) or not f.exists():
         return None
     return _md(
-        f"**About the study {sel.study}** (its own context, from papers/{sel.study}/):\n\n"
-        + f.read_text(encoding="utf-8")
+        escape_html(
+            f"**About the study {sel.study}** (its own context, from papers/{sel.study}/):\n\n"
+            + f.read_text(encoding="utf-8")
+        )
     )
 
 
