@@ -47,10 +47,11 @@ def escape_html(markdown: str) -> str:
     nothing of the text is HTML even where mistune's blocks pair backticks otherwise (reliability-27: a label holding
     backticks, put by 03 inside a code span of its advice, made the old pattern's span three lines long, and the
     labels in the lines between, `<img src=x onerror=...>`, ran in the reader's browser)."""
-    return "\n".join(_escape_block(b) for b in _ITEM.split(markdown))
+    images = "![" in markdown  # an image's text may hold code spans or end blocks later, a definition come first
+    return "\n".join(_escape_block(b, images) for b in _ITEM.split(markdown))
 
 
-def _escape_block(text: str) -> str:
+def _escape_block(text: str, images: bool = True) -> str:
     out, at, pos = [], 0, 0
     while m := _RUN.search(text, pos):
         n, pos = len(m.group()), m.end()
@@ -59,16 +60,16 @@ def _escape_block(text: str) -> str:
         close = next((c for c in _RUN.finditer(text, pos) if len(c.group()) == n), None)
         if close is None:  # no closing run of its length: the backticks are text
             continue
-        out.append(_text(text[at : m.start()]))
+        out.append(_text(text[at : m.start()], images))
         code = text[m.end() : close.start()]
-        if "<" in code or _defuse_links(code) != code:  # as HTML, escaped: safe however mistune pairs these backticks
-            code = _defuse_links(code.replace("\n", " "))  # Markdown inside an HTML tag is still Markdown
+        if "<" in code or _defuse_links(code, images) != code:  # as HTML, escaped: safe however mistune pairs these
+            code = _defuse_links(code.replace("\n", " "), images)  # Markdown inside an HTML tag is still Markdown
             code = code[1:-1] if code.startswith(" ") and code.endswith(" ") and code.strip() else code
             out.append(f"<code>{_entities(html.escape(code, quote=False)).replace('`', '&#96;')}</code>")
         else:
             out.append(text[m.start() : close.end()])
         at = pos = close.end()
-    out.append(_text(text[at:]))
+    out.append(_text(text[at:], images))
     return "".join(out)
 
 
@@ -79,9 +80,9 @@ _SAFE = ("http:", "https:", "mailto:")
 _ESCAPED_PUNCT = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
 
 
-def _text(text: str) -> str:
+def _text(text: str, images: bool = True) -> str:
     """Text outside code spans: '<', '>' and '&' escaped, and no link that runs script or loads from elsewhere."""
-    return _entities(html.escape(_defuse_links(text), quote=False))
+    return _entities(html.escape(_defuse_links(text, images), quote=False))
 
 
 def _entities(text: str) -> str:
@@ -90,12 +91,14 @@ def _entities(text: str) -> str:
     return text.replace(_MARK, "&#93;")
 
 
-def _defuse_links(text: str) -> str:
+def _defuse_links(text: str, images: bool = True) -> str:
     """Markdown links whose destination has a scheme (javascript:, data:, vbscript: ..., however written: entities,
     backslashes, tabs, case) left as text, their ']' an entity; so are images from another site or host. http(s) and mailto
     links stay, and so do relative ones (the excerpt pages' raw/...html). A label '[x](javascript:alert(1))' was a
     link that ran its script on a click, and '![x](https://host/p.png)' a request when the report opened
-    (reliability-28 input)."""
+    (reliability-28 input). ``images``: whether the whole Markdown holds a '![' (any http link is then defused:
+    an image's text may hold a code span, '![a `b` c](https://host/p.png)', or use a definition written before it or in
+    another list item, '![r]' and '[r]: https://host/p.png'; each loaded the file, reliability-29 input)."""
     out, at = [], 0
     for m in _CLOSER.finditer(text):
         i = m.start()  # even after a backslash: mistune ends '[x[y\\](javascript:...)' there
@@ -108,7 +111,7 @@ def _defuse_links(text: str) -> str:
         dest = re.sub(r"[\x00-\x20\x7f]", "", _ESCAPED_PUNCT.sub("", dest)).lower().lstrip("<")
         scheme = _SCHEME.match(dest)
         elsewhere = scheme or dest.startswith(("/", "\\"))  # '//host/p.png' is another host's file too
-        if not elsewhere or ((not scheme or scheme.group() in _SAFE) and not _is_image(text, i)):
+        if not elsewhere or ((not scheme or scheme.group() in _SAFE) and not images):
             continue
         out.append(text[at:i] + _MARK)
         at = i + 1
@@ -116,22 +119,20 @@ def _defuse_links(text: str) -> str:
     return "".join(out)
 
 
-def _is_image(text: str, close: int) -> bool:
-    """Whether the ']' at ``close`` may end an image's text: a '![' in the 2,000 characters before it (an http link
-    after one shows as text, never loads)."""
-    return "![" in text[max(close - 2000, 0) : close]
-
-
 def commentary(notebook: str, sel: Selection):
-    """papers/<study>/commentary/<notebook>.md when the selection is exactly that study; else nothing."""
+    """papers/<study>/commentary/<notebook>.md when the selection is exactly that study; else nothing. Escaped as
+    findings are: a study is a folder name, and one named "x[S](javascript:alert(1))" was a link that ran its script
+    in the heading (reliability-29 input); the commentaries hold no HTML, entity or link of their own."""
     if not sel.study:
         return None
     f = paths.PAPERS / sel.study / "commentary" / f"{notebook}.md"
     if not sel.is_study(sel.study) or not f.exists():
         return None
     return _md(
-        f"**About the study {sel.study}** (its own context, from papers/{sel.study}/):\n\n"
-        + f.read_text(encoding="utf-8")
+        escape_html(
+            f"**About the study {sel.study}** (its own context, from papers/{sel.study}/):\n\n"
+            + f.read_text(encoding="utf-8")
+        )
     )
 
 
