@@ -51,7 +51,6 @@ def test_a_study_named_as_a_markdown_link_is_text_in_its_commentary_heading(tmp_
     assert "[ST](javascript:alert('SJ'))" in html and "Same disks in every layout." in html
 
 
-@pytest.mark.xfail(strict=True, reason="sqlout.py is h2's: docs/reliability-29-scripts/input-sql.patch.txt")
 def test_sql_refuses_a_copy_in_a_cte_or_behind_comments_and_an_attach(tmp_path):
     # the attack: `storagelab sql "WITH t AS (COPY files TO '/root/h45in/sq/side/w.csv') SELECT 1"` (DuckDB 2.0 lets a
     # CTE's body be a COPY TO; the statement's type is SELECT), "EXPLAIN/**/ANALYZE/**/COPY files TO ..." and
@@ -78,7 +77,6 @@ def test_sql_refuses_a_copy_in_a_cte_or_behind_comments_and_an_attach(tmp_path):
     assert out.getvalue().splitlines() == ["copy", "copy"]
 
 
-@pytest.mark.xfail(strict=True, reason="compressed.py is h2's: docs/reliability-29-scripts/input-bzip2-head.patch.txt")
 def test_a_bzip2_file_cut_in_its_first_ten_bytes_is_truncated_not_text():
     # reliability-28 input, Low 2: of 46,842 cuts, the 8 inside 'BZh91AY&SY' were read as plain text
     # ('unknown-format' later), where every longer cut is 'truncated'; a text that starts with "BZh" stays text

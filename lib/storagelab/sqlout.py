@@ -166,6 +166,24 @@ def _kind(con, statement) -> str:
     return kind
 
 
+_WRITERS = (b"COPY", b"EXPORT", b"ATTACH")
+
+
+def _writer(query: str) -> str | None:
+    """COPY, EXPORT or ATTACH anywhere in the query as DuckDB's tokenizer reads it (a keyword: not in a string, a
+    comment or a quoted name). A COPY in a CTE ('WITH t AS (COPY files TO ...) SELECT 1': DuckDB 2.0 allows it, and
+    the statement's type is SELECT) or after EXPLAIN ANALYZE and a comment ('EXPLAIN/**/ANALYZE/**/COPY ...') wrote
+    its file, and 'ATTACH ... (READ_WRITE)' created a database file (reliability-29 input)."""
+    import duckdb  # noqa: PLC0415  (the caller's connection is DuckDB's already)
+
+    raw = query.encode()  # the tokenizer's offsets are bytes
+    for start, kind in duckdb.tokenize(query):
+        if kind == duckdb.token_type.keyword and (m := re.match(rb"[A-Za-z_]+", raw[start:])):
+            if (word := m.group().upper()) in _WRITERS:
+                return word.decode()
+    return None
+
+
 def run(
     con,
     query: str,
@@ -195,6 +213,11 @@ def run(
         raise ValueError(
             "SET changes nothing here: sql runs one statement per process, and a setting lasts as long as the process "
             "(put it before a query in a notebook or duckdb's own shell)"
+        )
+    kind = _writer(query) or kind
+    if kind == "ATTACH":
+        raise ValueError(
+            "ATTACH opens or creates another database: sql reads its --db only (read_duckdb reads another)"
         )
     if kind in ("COPY", "EXPORT"):
         # a read-only database still lets DuckDB write files: sql only reads
