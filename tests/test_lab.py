@@ -1167,3 +1167,23 @@ def test_lab_lines_escape_control_characters(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and all(ln.startswith("fio --name=read-4k-qd") for ln in lines), lines
     assert all(f"'--directory={shown}' " in ln and "\x1b" not in ln and "\x07" not in ln for ln in lines)
+
+
+def test_the_default_lab_folder_is_named_by_the_utc_date(monkeypatch):
+    """A reliability-27 low: data/raw/lab/HOST/DATE took the machine's local date. At any hour one of these two zones
+    (UTC+14, UTC-12) has another date than UTC's, so the old code failed one of them whenever the test ran."""
+    import datetime as dt
+    import time
+
+    from storagelab.lab.manifest import default_out
+
+    for zone in ("Etc/GMT-14", "Etc/GMT+12"):
+        monkeypatch.setenv("TZ", zone)
+        time.tzset()
+        try:
+            before = dt.datetime.now(dt.UTC).date().isoformat()
+            got = default_out("h").name
+            assert got in (before, dt.datetime.now(dt.UTC).date().isoformat()), (zone, got)
+        finally:
+            monkeypatch.undo()
+            time.tzset()

@@ -201,4 +201,6 @@ def append_manifest(manifest: Path, rows: list[dict]) -> int:
 
 
 def default_out(host: str) -> Path:
-    return paths.RAW / "lab" / host / _dt.date.today().isoformat()
+    """data/raw/lab/HOST/DATE, the date in UTC as every time storagelab shows (the local date put two runs an hour
+    apart in two folders, or one day's runs in yesterday's, by the machine's time zone: reliability-27 low)."""
+    return paths.RAW / "lab" / host / _dt.datetime.now(_dt.UTC).date().isoformat()
