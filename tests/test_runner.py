@@ -350,22 +350,3 @@ def test_a_shared_parameter_mistake_is_said_before_anything_runs(tmp_path, param
     )
     assert r.returncode == 2 and r.stderr.startswith(f"storagelab run: {message}"), r.stderr
     assert "Traceback" not in r.stderr and not (tmp_path / "out").exists()
-
-
-def test_run_without_the_default_database_is_one_line_before_any_kernel(tmp_path):
-    """A clone whose data/parsed/ holds no database: every notebook failed in a kernel of its own, seconds each, and
-    left a failed report ("FAILED: FileNotFoundError: ... does not exist"). Now one line, exit 2, nothing written."""
-    (tmp_path / "notebooks").symlink_to(ROOT / "notebooks")
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), STORAGELAB_ROOT=str(tmp_path))
-    r = subprocess.run(
-        [sys.executable, "-m", "storagelab", "run", "08_fio", "--output", str(tmp_path / "out")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert (r.returncode, r.stderr) == (
-        2,
-        "storagelab run: no database at data/parsed/storagelab.duckdb: run `storagelab ingest` (or ./run build) first\n",
-    )
-    assert not (tmp_path / "out").exists()

@@ -108,12 +108,10 @@ def provenance(con, file_ids) -> pl.DataFrame:
 
 def older_database(db: str | None) -> str | None:
     """What to run when the database the notebooks will read (``db``, or the default one) was built by another
-    version of storagelab, or the default one is not there: said once, before any kernel starts. Each notebook said it
-    inside its failure, twice, among 4 lines, exit 1 (reliability-5 and -6), and without a database each notebook
-    failed in a kernel of its own. A database busy is left to the notebooks."""
+    version of storagelab: said once, before any kernel starts. Each notebook said it inside its failure, twice,
+    among 4 lines, exit 1 (reliability-5 and -6). A database busy or missing is left to the notebooks."""
     if not db and not paths.DB.exists():
-        shown = paths.DB.relative_to(paths.ROOT) if paths.DB.is_relative_to(paths.ROOT) else paths.DB
-        return f"no database at {shown}: run `storagelab ingest` (or ./run build) first"
+        return None
     try:
         open_db(db or None, wait=0).close()
     except DatabaseBusyError:
