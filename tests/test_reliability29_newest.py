@@ -23,3 +23,23 @@ def test_a_spark_ingest_re_run_keeps_no_file_id_that_leaves_no_room_for_its_new_
     twice = [{"path": _ROOTS[0][0], "sha256": _ROOTS[0][1], "file_id": i} for i in (5, 6)]  # one file, two ids
     assert _former_ids(monkeypatch, twice, {}) == {}  # main: 5 or 6, as the set's order fell
     assert _former_ids(monkeypatch, [dict(twice[0], file_id=True)], {}) == {}  # a BOOLEAN column: main kept True
+
+
+def test_run_names_a_folder_at_the_database_s_place_in_its_own_words(tmp_path, monkeypatch):
+    # `storagelab run` (no --db option) with a folder at data/parsed/storagelab.duckdb, or `-p db_path DIR` of a folder
+    # that is no dataset: "... is a folder: --db takes a database file, e.g. DIR/storagelab.duckdb"
+    from storagelab import paths
+    from storagelab.analysis.db import older_database
+
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
+    monkeypatch.setattr(paths, "DB", tmp_path / "data" / "parsed" / "storagelab.duckdb")
+    paths.DB.mkdir(parents=True)
+    said = (
+        "the default database data/parsed/storagelab.duckdb is a folder, neither a database file nor a dataset "
+        "(storagelab export --dataset): name one"
+    )
+    assert older_database(None) == said
+    assert older_database(str(tmp_path)) == (
+        f"-p db_path {tmp_path} is a folder, neither a database file nor a dataset (storagelab export --dataset): "
+        "name one"
+    )

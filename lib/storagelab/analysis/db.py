@@ -110,10 +110,14 @@ def older_database(db: str | None) -> str | None:
     """What to run when the database the notebooks will read (``db``, or the default one) was built by another
     version of storagelab, or the default one is not there: said once, before any kernel starts. Each notebook said it
     inside its failure, twice, among 4 lines, exit 1 (reliability-5 and -6), and without a database each notebook
-    failed in a kernel of its own. A database busy is left to the notebooks."""
+    failed in a kernel of its own. A database busy is left to the notebooks. A folder that is no dataset: said in
+    `run`'s words (reliability-29, h6: connect's line told `run`, which has no --db, to give "--db DIR/storagelab.duckdb")."""
+    shown = paths.DB.relative_to(paths.ROOT) if paths.DB.is_relative_to(paths.ROOT) else paths.DB
     if not db and not paths.DB.exists():
-        shown = paths.DB.relative_to(paths.ROOT) if paths.DB.is_relative_to(paths.ROOT) else paths.DB
         return f"no database at {shown}: run `storagelab ingest` (or ./run build) first"
+    if Path(db or paths.DB).is_dir() and not (db and dataset.is_dataset(db)):
+        given = f"-p db_path {db}" if db else f"the default database {shown}"
+        return f"{given} is a folder, neither a database file nor a dataset (storagelab export --dataset): name one"
     try:
         open_db(db or None, wait=0).close()
     except DatabaseBusyError:
