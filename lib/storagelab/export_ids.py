@@ -6,14 +6,19 @@ An id kept is only as good as the rows it came from. Reliability-29 (h2): root's
 logs: the run kept their ids for root's files, all three files took file_id 1, each table's rows joined to every file
 (9 rows for 3, the bandwidths summed three times over), and meta.json no longer said whose rows had been there, exit 0.
 So nothing is kept from a dataset that holds another user's rows (``rows_of_others``), and an id that more than one
-file held, or that is not a file id (not a positive 32-bit integer), is kept by none."""
+file held, or that is not a file id (not a positive 32-bit integer), is kept by none. Reliability-29 (h6): nor one
+past ``_MAX_KEPT``: the run numbers its new files from the largest id kept, and a files part holding 2**31 - 1 (an
+INTEGER id, hand-edited) made the next one 2**31: every re-run onto that dataset failed with PySpark's traceback
+(VALUE_OUT_OF_BOUNDS), the dataset left as it was; half the range stays free for the new files of any run."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
 
-_MAX_ID = 2**31 - 1  # files.file_id is an INTEGER; the next ones are counted from the largest kept
+_MAX_ID = 2**31 - 1  # files.file_id is an INTEGER
+# the next ids are counted from the largest kept: room for 2**30 - 1 new files in one run
+_MAX_KEPT = (_MAX_ID + 1) // 2
 
 
 def kept_file_ids(rows: Iterable, old: dict) -> dict[tuple[str, str], int]:
@@ -22,9 +27,14 @@ def kept_file_ids(rows: Iterable, old: dict) -> dict[tuple[str, str], int]:
     if old.get("rows_of_others"):
         return {}
     pairs = {(r["path"], r["sha256"], r["file_id"]) for r in rows}
-    held = Counter(i for _, _, i in pairs)
+    held, ids_of = Counter(i for _, _, i in pairs), Counter((p, s) for p, s, _ in pairs)
     return {
         (p, s): i
         for p, s, i in pairs
-        if isinstance(i, int) and 0 < i <= _MAX_ID and held[i] == 1 and isinstance(p, str) and isinstance(s, str)
+        if type(i) is int  # a bool is no id
+        and 0 < i <= _MAX_KEPT
+        and held[i] == 1
+        and ids_of[p, s] == 1  # a file held under two ids: neither (which one was kept followed the set's order)
+        and isinstance(p, str)
+        and isinstance(s, str)
     }

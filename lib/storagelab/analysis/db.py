@@ -109,9 +109,15 @@ def provenance(con, file_ids) -> pl.DataFrame:
 def older_database(db: str | None) -> str | None:
     """What to run when the database the notebooks will read (``db``, or the default one) was built by another
     version of storagelab: said once, before any kernel starts. Each notebook said it inside its failure, twice,
-    among 4 lines, exit 1 (reliability-5 and -6). A database busy or missing is left to the notebooks."""
+    among 4 lines, exit 1 (reliability-5 and -6). A database busy or missing is left to the notebooks (a notebook
+    given by its path may read none). A folder that is no dataset: said in `run`'s words (reliability-29, h6:
+    connect's line told `run`, which has no --db, to give "--db DIR/storagelab.duckdb")."""
     if not db and not paths.DB.exists():
         return None
+    if Path(db or paths.DB).is_dir() and not (db and dataset.is_dataset(db)):
+        shown = paths.DB.relative_to(paths.ROOT) if paths.DB.is_relative_to(paths.ROOT) else paths.DB
+        given = f"-p db_path {db}" if db else f"the default database {shown}"
+        return f"{given} is a folder, neither a database file nor a dataset (storagelab export --dataset): name one"
     try:
         open_db(db or None, wait=0).close()
     except DatabaseBusyError:
