@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from test_reliability29_read import _ROOTS, _former_ids
 
 
@@ -43,3 +44,19 @@ def test_run_names_a_folder_at_the_database_s_place_in_its_own_words(tmp_path, m
         f"-p db_path {tmp_path} is a folder, neither a database file nor a dataset (storagelab export --dataset): "
         "name one"
     )
+
+
+@pytest.mark.xfail(
+    strict=True, reason="database._private_copy opens by name when its checked open fails (h6-to-lead.md)"
+)
+def test_a_database_gone_for_a_moment_is_never_opened_by_its_name(tmp_path):
+    # the attack: root's read of the second user's database (connect(read_only), as sql --db / run -p db_path / compare
+    # do) while they exchange it with a FIFO by three renames: _private_copy's own open found no file (ENOENT, mid-swap)
+    # and returned None, connect then had DuckDB open the name, their FIFO by then: blocked for good, two SIGINTs did
+    # nothing, SIGKILL only (2 of 2 in-process loops within 300 tries)
+    from storagelab import database
+    from storagelab.errors import StoreError
+
+    gone = tmp_path / "x.duckdb"
+    with pytest.raises(StoreError):
+        database._private_copy(gone, gone, (1, 2))  # main: None (open it by its name)
