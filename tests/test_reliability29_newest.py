@@ -46,9 +46,6 @@ def test_run_names_a_folder_at_the_database_s_place_in_its_own_words(tmp_path, m
     )
 
 
-@pytest.mark.xfail(
-    strict=True, reason="database._private_copy opens by name when its checked open fails (h6-to-lead.md)"
-)
 def test_a_database_gone_for_a_moment_is_never_opened_by_its_name(tmp_path):
     # the attack: root's read of the second user's database (connect(read_only), as sql --db / run -p db_path / compare
     # do) while they exchange it with a FIFO by three renames: _private_copy's own open found no file (ENOENT, mid-swap)

@@ -300,8 +300,10 @@ def _private_copy(db: Path, real: Path, ident: tuple[int, int] | None = None) ->
 
     try:
         src = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None  # unreadable or gone: DuckDB's open by name says why
+    except OSError as e:  # never DuckDB's open by name: another user's FIFO there by then blocked it for good (r29, h6)
+        if e.errno == errno.EACCES:
+            raise StoreError(f"{db}: cannot be read (permission denied): ask its owner for read access") from None
+        raise StoreError(f"{db}: {e.strerror} when it was opened (its name swapped meanwhile?); not read") from None
     folder, size = None, 0
     try:
         st = os.fstat(src)
