@@ -275,6 +275,24 @@ def test_states_carried_to_a_folder_s_children_answer_as_every_rule_from_the_top
     assert checked > 300  # matched often enough for the comparison to mean something
 
 
+def test_folders_forgotten_past_the_bound_are_judged_again_alike(monkeypatch):
+    """The folders kept with their states are bounded (reliability-29 newest, Medium 2: memory grew with folders x
+    live rules x pattern length); past the bound they are forgotten and judged again from the top, with the answers
+    of every rule tried from scratch."""
+    import random
+
+    monkeypatch.setattr(IgnoreList, "_MAX_FOLDERS", 4)
+    rnd = random.Random(30)
+    pieces = ["a", "b", "*", "?", "/", "**/", "/**", "[ab]"]
+    for _ in range(60):
+        lines = ["!" * (rnd.random() < 0.3) + "".join(rnd.choices(pieces, k=rnd.randint(1, 5))) for _ in range(4)]
+        il = IgnoreList(lines)
+        for _ in range(15):
+            rel = "/".join(rnd.choices(["a", "b", "ab", "x"], k=rnd.randint(1, 5)))
+            assert il.ignored(rel) is _every_rule(il, rel), (lines, rel)
+            assert len(il._dirs) <= 4 + 5  # the bound, and one path's folders judged past it
+
+
 def test_a_deep_path_costs_one_pass_per_rule(monkeypatch):
     """reliability-28 (spark-env) Medium 2: every folder of a path was matched from its start against every candidate
     rule, so a path cost (depth x length) steps per rule: `a/**/b/**/` x200 + `c` (2 KB) against a 1,800-character,
