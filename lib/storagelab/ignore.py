@@ -33,6 +33,7 @@ the ignore file's folder; one without matches a file or folder name at any depth
 from __future__ import annotations
 
 import heapq
+import itertools
 import os
 import stat
 from collections.abc import Iterable
@@ -427,22 +428,18 @@ class IgnoreList:
         its depth); the others are found by their literal start or end (``_Index``) and run over what is left."""
         above = self._dirs[parent]
         cut = len(parent) if parent else -1  # where this text's own part starts ("/name"), -1 at the top
-        best, states = -1, {}
-        for k, s in above.states.items():  # started within the folder's path
-            r = self.rules[k]
-            s = r.rest.run(s, text[cut:])
+        rules, best, states = self.rules, -1, {}
+        carried = ((k, rules[k].rest.run(s, text[cut:])) for k, s in above.states.items())
+        started = (  # rules whose literal start ends in this text's own part
+            (k, rules[k].rest.run(rules[k].rest.start, text[len(rules[k].start) :]))
+            for hits in self._index[True].candidates(text, longer_than=cut)
+            for k in hits
+        )
+        for k, s in itertools.chain(carried, started):
             if s:
                 states[k] = s
-                if k > best and r.rest.accepts(s) and (is_dir or not r.dir_only):
+                if k > best and rules[k].rest.accepts(s) and (is_dir or not rules[k].dir_only):
                     best = k
-        for hits in self._index[True].candidates(text, longer_than=cut):  # starting in this text's own part
-            for k in hits:
-                r = self.rules[k]
-                s = r.rest.run(r.rest.start, text[len(r.start) :])
-                if s:
-                    states[k] = s
-                    if k > best and r.rest.accepts(s) and (is_dir or not r.dir_only):
-                        best = k
         name = text[cut + 1 :] if cut >= 0 else text
         for k in heapq.merge(*self._index[False].candidates(name), reverse=True):
             if k <= best:
@@ -477,12 +474,11 @@ class IgnoreList:
 
     def _decide(self, rel: str, is_dir: bool) -> bool:
         """This path's own verdict (not its folders')."""
-        return self._folder(rel).own if is_dir else self._judge(rel, self._parent(rel), False)[0]
-
-    def _parent(self, rel: str) -> str:
+        if is_dir:
+            return self._folder(rel).own
         parent = rel.rpartition("/")[0]
         self._folder(parent)
-        return parent
+        return self._judge(rel, parent, False)[0]
 
     def ignored(self, rel: str) -> bool:
         """Whether the file at ``rel`` (a '/'-separated path relative to the ignore file's folder) is
