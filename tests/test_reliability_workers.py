@@ -158,3 +158,30 @@ def test_a_worker_killed_while_it_sends_its_result_does_not_hang_the_pool(monkey
     assert time.monotonic() - t < 30
     assert str(e.value).startswith(f"a worker process (pid {killed}) was killed by SIGKILL while it sent a result: ")
     assert other.done() and not any(map(proctree.alive, [p.pid for p in procs]))
+
+
+def test_a_worker_whose_exit_code_comes_late_is_still_named_first():
+    """A join racing the pool's own reaping (ECHILD) saw no exit code yet for the SIGKILLed worker, which was then
+    named after one the pool had ended by SIGTERM (a loaded test run: `pid 30277 ... killed by SIGTERM`, the test
+    had killed 30278). Its code, stored a moment later by the other join, is waited for."""
+    from storagelab.pool_deaths import worker_died
+
+    class Late:
+        """A worker whose exit code reads as unknown the first ``late`` times, as in the race."""
+
+        def __init__(self, pid: int, code: int, late: int) -> None:
+            self.pid, self._code, self._late = pid, code, late
+
+        def join(self, timeout=None) -> None:
+            pass
+
+        @property
+        def exitcode(self):
+            self._late -= 1
+            return None if self._late >= 0 else self._code
+
+    class Pool:
+        _processes = {1: Late(30277, -signal.SIGTERM, 0), 2: Late(30278, -signal.SIGKILL, 3)}
+
+    said = str(worker_died(Pool(), "it ran a notebook", "run fewer"))
+    assert said.startswith("a worker process (pid 30278) was killed by SIGKILL while it ran a notebook"), said

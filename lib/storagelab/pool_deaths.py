@@ -32,6 +32,7 @@ def worker_died(pool, doing: str, fewer: str) -> WorkerDied:
     procs = list((getattr(pool, "_processes", None) or {}).values())
     for p in procs:  # the pool is ending them (its manager thread reaps them): their exit codes, once known
         p.join(timeout=10)
+    _settled(procs)
     ended = [(p.pid, p.exitcode) for p in procs]
     ours = (-signal.SIGTERM, 128 + signal.SIGTERM)  # how the pool's own terminate() ends them
     ended.sort(key=lambda pc: (pc[1] is None, pc[1] in ours))
@@ -51,6 +52,16 @@ def worker_died(pool, doing: str, fewer: str) -> WorkerDied:
         f"{who} {how} while {doing}: someone or something killed it, or it ran out of memory (the kernel's "
         f"out-of-memory killer sends SIGKILL); if memory: raise the limit (ulimit -v) or {fewer}"
     )
+
+
+def _settled(procs: list, within: float = 1.0) -> None:
+    """Wait up to ``within`` s for every ended worker's exit code. A join racing the pool's own (its manager thread
+    reaps the workers too) may find the child already reaped (ECHILD) before the other join has stored its exit
+    code, and report none: then the SIGKILLed worker was named last, after one the pool had ended by SIGTERM (seen
+    once in a loaded test run: `was killed by SIGTERM` for the other worker's pid)."""
+    deadline = time.monotonic() + within
+    while any(p.exitcode is None for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _signal_name(sig: int) -> str:
