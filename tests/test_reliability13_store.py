@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from test_reliability6_processes import USER, shared_tmp  # noqa: F401  (the fixture: a /tmp folder the user can enter)
-from test_reliability11 import _bindfs_as_user_ok
+from test_reliability11 import FUSERMOUNT, _bindfs_as_user_ok
 from test_write_paths import _theirs, _user
 
 from storagelab import ignore, manifest
@@ -94,7 +94,7 @@ def test_the_users_link_shown_as_roots_by_their_bindfs_is_not_followed(shared_tm
         )
         assert out.n_rows == 0
     finally:
-        subprocess.run(["fusermount3", "-u", str(at)], check=False)
+        subprocess.run([FUSERMOUNT, "-u", str(at)], check=False)
 
 
 def test_spark_ingest_reads_no_file_of_roots_through_the_users_links(shared_tmp, monkeypatch):  # noqa: F811
