@@ -26,7 +26,9 @@ from storagelab.dataset import open_dataset
 
 pytestmark = pytest.mark.e2e
 
-STUDIES = 20  # partitions of the dataset: each one a COPY per table, so an export runs for seconds (3 s here; 40: 6.6 s,
+STUDIES = (
+    20  # partitions of the dataset: each one a COPY per table, so an export runs for seconds (3 s here; 40: 6.6 s,
+)
 # and each of the four stopped-writer tests ends with a whole export: 70 s of a clean-clone run)
 
 
