@@ -366,6 +366,24 @@ def test_ctrl_c_on_spark_ingest_is_one_line_and_leaves_no_jvm(raw_copy, tmp_path
     env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), STORAGELAB_TEST_RUN=str(tmp_path))
     manifest = ["--manifest", str(raw_copy / "manifest.csv")]
     args = [sys.executable, "-m", "storagelab", "spark-ingest", str(raw_copy), str(out), *manifest, *SPARK_TEST_CONF]
+    # reliability-30: SIGTERM to the command alone while its JVM starts: the command ended at once (143), and the
+    # JVM, which reads the pipe that would end it only once it is up, held the command's pipes 8-10 s more, idle (a
+    # `spark-ingest | tee` waited for it); sparkjvm.tie_jvm_to_this_process: the kernel ends it with the command
+    p = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not [q for q in _still_running(mark) if q != p.pid and _comm(q) == "java"]:
+        assert p.poll() is None and time.monotonic() < deadline, "no JVM started"
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    stop = time.monotonic()
+    try:
+        stdout, stderr = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        for pid in _still_running(mark):
+            os.kill(pid, signal.SIGKILL)
+        pytest.fail("a process still held the output pipes 60 s after SIGTERM")
+    assert time.monotonic() - stop < 1.5, time.monotonic() - stop  # 2.0-10 s before (idle: 2.0-2.6 s, 8-10 s)
+    assert (p.returncode, stderr.splitlines()[-1:]) == (143, ["storagelab spark-ingest: terminated (SIGTERM)"]), stderr
     for when in ("JVM starting", "job running"):
         p = subprocess.Popen(
             args,

@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from . import dataset, export_ids, ignore, livefolders, paths
+from . import dataset, export_ids, ignore, livefolders, paths, sparkjvm
 from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
@@ -226,14 +226,14 @@ def _spark_schema(columns: list[tuple[str, str]], extra: tuple[str, ...] = ()):
 
 
 def session(master: str = "local[2]", conf: dict[str, str] | None = None):
-    """A Spark session for the job; the Python workers run this interpreter (the one with storagelab). ``conf``:
-    more Spark settings (``--conf KEY=VALUE``), e.g. ``spark.jars.packages`` for S3's hadoop-aws."""
+    """A Spark session for the job, its Python workers on this interpreter; ``conf``: ``--conf`` settings (S3: jars)."""
 
     from pyspark.sql import SparkSession  # noqa: PLC0415 - optional dependency (spark extra)
 
     if why := _spark_elsewhere(os.environ):
         raise StoreError(why)
     unset_empty(os.environ)  # reliability-21: SPARK_LOCAL_DIRS= and its kind (sparkjvm)
+    sparkjvm.tie_jvm_to_this_process()  # reliability-30: no JVM left starting, holding the pipes, after a stop
     # set but empty is unset to this run: pyspark runs os.path.join(SPARK_HOME, "./bin/spark-submit") and the JVM
     # the program "" (reliability-20: `cd THEIRS; SPARK_HOME= storagelab spark-ingest` ran their bin/spark-submit)
     for var in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):

@@ -13,6 +13,7 @@ import stat
 from . import javaprops, livefolders
 from .envfiles import leading_out
 from .errors import StoreError
+from .procs import die_with_parent
 
 
 def jvm_gone(spark) -> str | None:
@@ -28,6 +29,34 @@ def jvm_gone(spark) -> str | None:
         f"Spark's JVM (pid {proc.pid}) ended during the run ({how}: the kernel's out-of-memory killer, or a kill "
         "of it): the dataset is whole (the former one unless this run had committed its meta.json); run again"
     )
+
+
+def tie_jvm_to_this_process() -> None:
+    """Spark's JVM, once pyspark starts it, is SIGKILLed by the kernel when this process ends, however it ends.
+    pyspark lets the JVM end when its stdin pipe breaks, which it reads only once it is up: a SIGTERM (or Ctrl-C, or
+    SIGKILL) while it started left it running 8-10 s with parent 1, holding the command's stdout and stderr, so that
+    `spark-ingest | tee` waited for it (reliability-30). The JVM is pyspark's ``Popen`` child (spark-submit execs
+    it: the request survives the exec), asked through the ``preexec_fn`` pyspark already passes."""
+    from pyspark import java_gateway  # noqa: PLC0415 - optional dependency (spark extra)
+
+    plain = java_gateway.Popen
+    if getattr(plain, "tied_to", None) is not None:
+        return
+    parent = os.getpid()
+
+    def popen(command, **kwargs):
+        theirs = kwargs.get("preexec_fn")
+
+        def preexec() -> None:
+            if theirs is not None:
+                theirs()
+            die_with_parent(signal.SIGKILL, parent)
+
+        kwargs["preexec_fn"] = preexec
+        return plain(command, **kwargs)
+
+    popen.tied_to = parent  # type: ignore[attr-defined]
+    java_gateway.Popen = popen
 
 
 def _signal_name(number: int) -> str:
