@@ -184,6 +184,12 @@ def _writer(query: str) -> str | None:
     return None
 
 
+def duckdb_error() -> type[Exception]:
+    import duckdb  # noqa: PLC0415
+
+    return duckdb.Error
+
+
 def run(
     con,
     query: str,
@@ -214,6 +220,10 @@ def run(
             "SET changes nothing here: sql runs one statement per process, and a setting lasts as long as the process "
             "(put it before a query in a notebook or duckdb's own shell)"
         )
+    if kind == "LOAD":  # INSTALL, FORCE INSTALL, LOAD: ~/.duckdb/extensions written, a library run (reliability-30)
+        raise ValueError("INSTALL and LOAD write or run a DuckDB extension: sql only reads")
+    with suppress(duckdb_error()):  # 'read_parquet(''https://...'')' installed httpfs into ~/.duckdb (reliability-30)
+        con.execute("SET autoinstall_known_extensions = false")
     kind = _writer(query) or kind
     if kind == "ATTACH":
         raise ValueError(
