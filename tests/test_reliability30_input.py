@@ -20,3 +20,10 @@ def test_sql_turns_off_the_automatic_install_of_extensions():
     con.execute("SET autoinstall_known_extensions = true")
     sqlout.run(con, "SELECT 1", out=io.StringIO(), err=io.StringIO(), terminal=False)
     assert con.execute("SELECT current_setting('autoinstall_known_extensions')").fetchone()[0] is False
+
+
+@pytest.mark.parametrize("query", ["EXPLAIN/**/ANALYZE/**/LOAD '/nonexistent/x'", "EXPLAIN (ANALYZE)/*c*/LOAD '/n/x'"])
+def test_sql_refuses_a_load_behind_explain_and_comments(query):
+    con = duckdb.connect(":memory:")
+    with pytest.raises(ValueError, match="INSTALL and LOAD"):
+        sqlout.run(con, query, out=io.StringIO(), err=io.StringIO(), terminal=False)
