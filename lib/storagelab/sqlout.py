@@ -184,6 +184,28 @@ def _writer(query: str) -> str | None:
     return None
 
 
+def _explained(query: str) -> str:
+    """The first word after EXPLAIN [ANALYZE] [(options)], comments skipped, as DuckDB's tokenizer reads it."""
+    import duckdb  # noqa: PLC0415
+
+    raw, depth = query.encode(), 0
+    for start, kind in duckdb.tokenize(query):
+        if kind == duckdb.token_type.comment or not (m := re.match(rb"[A-Za-z_]+|\S", raw[start:])):
+            continue
+        word = m.group().upper()
+        depth += (word == b"(") - (word == b")")
+        if depth or word == b")" or word in (b"EXPLAIN", b"ANALYZE", b"ANALYSE"):
+            continue
+        return word.decode(errors="replace")
+    return ""
+
+
+def duckdb_error() -> type[Exception]:
+    import duckdb  # noqa: PLC0415
+
+    return duckdb.Error
+
+
 def run(
     con,
     query: str,
@@ -214,6 +236,12 @@ def run(
             "SET changes nothing here: sql runs one statement per process, and a setting lasts as long as the process "
             "(put it before a query in a notebook or duckdb's own shell)"
         )
+    if kind == "LOAD" or (kind == "EXPLAIN" and _explained(query) in ("INSTALL", "FORCE", "LOAD")):
+        # INSTALL, FORCE INSTALL, LOAD: ~/.duckdb/extensions written, a library run; 'EXPLAIN/**/ANALYZE/**/LOAD x'
+        # slipped past _EXPLAIN's blanks and loaded (reliability-30)
+        raise ValueError("INSTALL and LOAD write or run a DuckDB extension: sql only reads")
+    with suppress(duckdb_error()):  # 'read_parquet(''https://...'')' installed httpfs into ~/.duckdb (reliability-30)
+        con.execute("SET autoinstall_known_extensions = false")
     kind = _writer(query) or kind
     if kind == "ATTACH":
         raise ValueError(
