@@ -9,6 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
+import proctree
 import pytest
 from conftest import FIXTURES, RAW, SPARK_TEST_CONF
 from conftest import storagelab_cli as cli
@@ -237,16 +238,13 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
         listening = _listening(p.pid)
         assert listening and all(a.startswith("127.0.0.1:") for a in listening), listening  # reliability-17
         time.sleep(0.3)
-        started = [q for q in _session(p.pid) if q != p.pid]  # the JVM and Spark's Python workers
-        assert any(_comm(q) == "java" for q in started), started
+        started = proctree.below(p.pid)  # the JVM and Spark's Python workers
+        assert any(map(_is_java, started)), started
         # the command alone, as the out-of-memory killer or `kill -9 PID` ends it: the JVM reads the driver's pipe
         # and exits at its end, its Python workers with it (this was also test_processes' SIGKILL case, a JVM more)
         p.send_signal(signal.SIGKILL)
         p.wait()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and [q for q in started if _comm(q)]:
-            time.sleep(0.1)
-        survivors = [f"{q} {_comm(q)}" for q in started if _comm(q)]
+        survivors = proctree.survivors(started, 60)
     finally:
         os.killpg(p.pid, signal.SIGKILL)  # whatever is left of the CLI's session, so that no JVM outlives the test
         p.wait()
@@ -281,26 +279,11 @@ def test_a_killed_spark_ingest_rerun_leaves_the_old_dataset_and_ids_stay(tmp_pat
     assert on_disk == listed  # the killed run's part files are gone
 
 
-def _session(sid: int) -> list[int]:
-    """The processes of session ``sid``."""
-    pids = []
-    for d in Path("/proc").glob("[0-9]*"):
-        try:
-            if os.getsid(int(d.name)) == sid:
-                pids.append(int(d.name))
-        except OSError:
-            continue
-    return pids
-
-
-def _comm(pid: int) -> str:
-    """The name of running process ``pid``; '' once it has gone (a zombie too: it has ended)."""
+def _is_java(pid: int) -> bool:
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        return Path(f"/proc/{pid}/comm").read_text().strip() == "java"
     except OSError:
-        return ""
-    name, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2]
-    return "" if state in "ZX" else name
+        return False
 
 
 def _alive(name: str) -> str:
@@ -371,7 +354,7 @@ def test_ctrl_c_on_spark_ingest_is_one_line_and_leaves_no_jvm(raw_copy, tmp_path
     # `spark-ingest | tee` waited for it); sparkjvm.tie_jvm_to_this_process: the kernel ends it with the command
     p = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not [q for q in _still_running(mark) if q != p.pid and _comm(q) == "java"]:
+    while not any(map(_is_java, proctree.below(p.pid))):
         assert p.poll() is None and time.monotonic() < deadline, "no JVM started"
         time.sleep(0.05)
     p.send_signal(signal.SIGTERM)

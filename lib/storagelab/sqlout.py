@@ -200,12 +200,6 @@ def _explained(query: str) -> str:
     return ""
 
 
-def duckdb_error() -> type[Exception]:
-    import duckdb  # noqa: PLC0415
-
-    return duckdb.Error
-
-
 def run(
     con,
     query: str,
@@ -240,8 +234,8 @@ def run(
         # INSTALL, FORCE INSTALL, LOAD: ~/.duckdb/extensions written, a library run; 'EXPLAIN/**/ANALYZE/**/LOAD x'
         # slipped past _EXPLAIN's blanks and loaded (reliability-30)
         raise ValueError("INSTALL and LOAD write or run a DuckDB extension: sql only reads")
-    with suppress(duckdb_error()):  # 'read_parquet(''https://...'')' installed httpfs into ~/.duckdb (reliability-30)
-        con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoinstall_known_extensions = false")  # 'read_parquet(''https://...'')' installed httpfs into
+    # ~/.duckdb (reliability-30)
     kind = _writer(query) or kind
     if kind == "ATTACH":
         raise ValueError(
