@@ -135,6 +135,23 @@ def test_spark_ingest_refuses_a_bad_conf():
     assert r.returncode == 2 and "--conf 'no-equals-sign': expected KEY=VALUE" in r.stderr
 
 
+def test_a_missing_input_is_one_line(tmp_path):
+    """`spark-ingest /nonexistent OUT`, a user's mistake: a 30-line traceback of pyspark's AnalysisException
+    (PATH_NOT_FOUND); now one line naming the path, exit 2, and no dataset (the lead's review, reliability-30)."""
+    missing = tmp_path / "no-such-logs"
+    r = cli("spark-ingest", str(missing), str(tmp_path / "ds"), *SPARK_TEST_CONF)
+    lines = [x for x in r.stderr.splitlines() if "WARN" not in x and "log4j" not in x and "setLogLevel" not in x]
+    lines = [x for x in lines if "incubator" not in x]
+    assert (r.returncode, lines) == (
+        2,
+        [
+            f"storagelab spark-ingest: {missing.as_uri().replace('file:///', 'file:/')}: no such file or folder to parse "
+            "(check INPUT)"
+        ],
+    ), r.stderr[-3000:]
+    assert not (tmp_path / "ds" / "_storagelab" / "meta.json").exists()
+
+
 def test_spark_output_is_hive_partitioned(both):
     tmp, _, _ = both
     parts = {p.relative_to(tmp / "spark-ds").parts[:3] for p in (tmp / "spark-ds" / "fio_groups").rglob("*.parquet")}

@@ -74,6 +74,16 @@ def quiet_accumulators(spark) -> None:
         server.handle_error = lambda request, client_address: None
 
 
+def path_not_found(error: BaseException) -> str | None:
+    """One line for Spark's PATH_NOT_FOUND (the INPUT does not exist), else None: `spark-ingest /nonexistent OUT` ended
+    in a 30-line Python traceback of pyspark's AnalysisException (reliability-30, the lead's review)."""
+    condition, parameters = getattr(error, "getCondition", None), getattr(error, "getMessageParameters", None)
+    if not callable(condition) or condition() != "PATH_NOT_FOUND":
+        return None
+    path = (parameters() if callable(parameters) else None) or {}
+    return f"{path.get('path', 'INPUT')}: no such file or folder to parse (check INPUT)"
+
+
 def not_started(error: BaseException) -> str | None:
     """One line for pyspark's JAVA_GATEWAY_EXITED (spark-submit ended before its JVM answered; its own lines, above,
     say why), else None. It was a 20-line traceback; since the JVM starts in the run's own folder (reliability-20), a
