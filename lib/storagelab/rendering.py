@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import paths, reportstage
+from . import paths, reportstage, usercache
 from .nbparams import _literal_assignments, _parameter_cells, _title
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -92,7 +92,8 @@ def vega_bundle() -> str:
     page that has a chart, so the page stays one file that works offline."""
     import vl_convert as vlc  # noqa: PLC0415  (heavy, optional at start-up: only when a chart is drawn)
 
-    return vlc.javascript_bundle()
+    # about 3 s of CPU in each rendering process, for the same text whenever vl-convert's version is the same
+    return usercache.cached_text(f"vega-bundle-{vlc.__version__}.js", vlc.javascript_bundle)
 
 
 def _exporter():
