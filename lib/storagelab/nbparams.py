@@ -24,6 +24,10 @@ def list_notebooks() -> list[Path]:
 def resolve(name: str) -> Path:
     p = Path(name)
     if p.suffix == ".ipynb" and p.exists():
+        if (
+            not p.is_file()
+        ):  # a FIFO (another user's, or swapped in) waited for a writer for ever; /dev/zero never ended
+            raise ParameterError(f"{name}: not a regular file (a FIFO, a device or a folder): give a notebook file")
         return p.resolve()
     stem = p.stem if p.suffix else p.name
     matches = [
@@ -37,11 +41,26 @@ def resolve(name: str) -> Path:
     return matches[0]
 
 
-def notebook_parameters(nb_path: Path) -> dict[str, Any]:
-    """name -> default value, from the cell tagged ``parameters`` (literals only)."""
+def _read(nb_path: Path):
+    """The notebook at ``nb_path``, opened as ingest opens an input (``ingest_open.open_input``: only a regular file
+    when opened, O_NONBLOCK) and read to a bound. Reliability-31 (h2): `storagelab run /tmp/theirs/nb.ipynb`, their
+    FIFO, waited in nbformat's open for ever, and Ctrl-C did not end it (polars' runtime handles SIGINT with
+    SA_RESTART, so the open is restarted); a link of theirs to /dev/zero read until memory ran out."""
     import nbformat  # noqa: PLC0415  (0.9 s to import: kept out of the CLI's start-up)
 
-    nb = nbformat.read(str(nb_path), as_version=4)
+    from .ingest_open import open_input, read_text_file  # noqa: PLC0415
+
+    try:
+        with open_input(nb_path) as fh:
+            data = read_text_file(fh, nb_path, "notebook")
+    except OSError as e:
+        raise ParameterError(f"{nb_path}: {e.strerror or e}: give a notebook file") from None
+    return nbformat.reads(data.decode("utf-8", errors="replace"), as_version=4)
+
+
+def notebook_parameters(nb_path: Path) -> dict[str, Any]:
+    """name -> default value, from the cell tagged ``parameters`` (literals only)."""
+    nb = _read(nb_path)
     cells = _parameter_cells(nb)
     if len(cells) != 1:
         raise ParameterError(f"{nb_path.name}: expected exactly one cell tagged 'parameters', found {len(cells)}")
@@ -68,9 +87,7 @@ def _literal_assignments(source: str, nb_name: str) -> dict[str, Any]:
 def parameter_docs(nb_path: Path) -> list[dict[str, Any]]:
     """Every parameter of a notebook: name, type, default and meaning (the comment after it)."""
 
-    import nbformat  # noqa: PLC0415  (0.9 s to import: kept out of the CLI's start-up)
-
-    nb = nbformat.read(str(nb_path), as_version=4)
+    nb = _read(nb_path)
     cells = _parameter_cells(nb)
     if len(cells) != 1:
         raise ParameterError(f"{nb_path.name}: expected exactly one cell tagged 'parameters', found {len(cells)}")
@@ -98,11 +115,9 @@ def parameter_docs(nb_path: Path) -> list[dict[str, Any]]:
 
 def notebook_listing(nbs: list[Path]) -> str:
     """`storagelab run --list`: each notebook, its question and its parameters."""
-    import nbformat  # noqa: PLC0415  (0.9 s to import: kept out of the CLI's start-up)
-
     lines = []
     for nb_path in nbs:
-        nb = nbformat.read(str(nb_path), as_version=4)
+        nb = _read(nb_path)
         lines.append(f"{nb_path.stem}: {_title(nb, nb_path.stem)}")
         for p in parameter_docs(nb_path):
             lines.append(f"    {p['name']:<24} {p['type']:<6} default {p['default']!r:<28} {p['meaning']}")
