@@ -11,7 +11,7 @@ import tokenize
 from pathlib import Path
 from typing import Any
 
-from . import paths
+from . import ownership, paths
 from .errors import ParameterError
 
 # ----------------------------------------------------------------------------- notebooks and parameters
@@ -24,6 +24,13 @@ def list_notebooks() -> list[Path]:
 def resolve(name: str) -> Path:
     p = Path(name)
     if p.suffix == ".ipynb" and p.exists():
+        if why := ownership.file_refusal(p):
+            # reliability-31: papermill opens the notebook by its name again when it runs it: another user's FIFO
+            # swapped in after every check hung `run` for good (2 of 6 runs); and a notebook is code, run as you
+            raise ParameterError(
+                f"{name}: {why}: a notebook runs as you, and another user could change this one (or swap it for a "
+                "FIFO) after it is checked; copy it into a folder of yours"
+            )
         if (
             not p.is_file()
         ):  # a FIFO (another user's, or swapped in) waited for a writer for ever; /dev/zero never ended
