@@ -252,7 +252,6 @@ def render_reports(
     An executed notebook that cannot be read (a run killed while saving) becomes a page that says so,
     and the index marks it failed; ``failures`` gets a line for each ("folder/name: error"). ``skip``: report
     folders (names) neither rendered nor listed (build: a study no file carries any more)."""
-    import nbformat  # noqa: PLC0415  (0.9 s to import: kept out of the CLI's start-up)
 
     root = Path(reports_dir or paths.REPORTS)
     if only is None:
@@ -260,39 +259,78 @@ def render_reports(
     built = datetime.now(UTC).isoformat(timespec="seconds")
     exp = _exporter()
     pages, runs = [], {}
-    for folder in [Path(only)] if only is not None else [f for f in report_folders(root) if f.name not in skip]:
-        reportstage.finish(folder)  # the moves of a run killed in them ended first: no mixed report is rendered
-        for nb_path in sorted((folder / "executed").glob("*.ipynb")):
-            key = f"{folder.name}/{nb_path.stem}"
-            dest = folder / f"{nb_path.stem}.html"
-            try:
-                nb = nbformat.read(str(nb_path), as_version=4)
-                run, figures = _prepare(nb, nb_path.stem, folder)
-                interactive = any(
-                    "storagelab_spec" in (o.get("metadata") or {}) for c in nb.cells for o in c.get("outputs", [])
-                )
-                # r-20: nbconvert reads "custom/custom.css" under config_dir and the images a markdown names under
-                # metadata.path, both "" unless given: the working folder (`cd THEIRS; storagelab report` put their
-                # CSS in root's reports); the templates' folder has no custom/, the executed folder is ours
-                resources = {"storagelab_built": built, "storagelab_run": run, "config_dir": str(TEMPLATES)}
-                resources["metadata"] = {"name": nb_path.stem, "path": str(nb_path.parent)}
-                if interactive:
-                    resources["storagelab_vega"] = vega_bundle()
-                body, _ = exp.from_notebook_node(nb, resources=resources)
-                runs[key] = dict(run, title=nb.metadata["title"], figures=figures)
-            except Exception as e:  # noqa: BLE001 - one unreadable notebook must not stop the index
-                error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-                body = _failed_page(nb_path.stem, error, built)
-                runs[key] = dict(params=[], title=nb_path.stem, figures=[], render_error=error)
-                if failures is not None:
-                    failures.append(f"{key}: {error}")
-            write_whole(dest, body)
-            pages.append(dest)
+    for named in [Path(only)] if only is not None else [f for f in report_folders(root) if f.name not in skip]:
+        reportstage.finish(named)  # the moves of a run killed in them ended first: no mixed report is rendered
+        with _pinned(named) as folder:
+            before = set(runs)
+            _render_folder(exp, built, named, folder, pages, runs, failures)
+            if _identity(named) != _identity(folder):  # moved while rendered: its runs are not the name's any more
+                for key in set(runs) - before:
+                    del runs[key]
     if only is None:
         started = time.time() - 2  # mtimes may be kept to the second (or two: FAT)
         write_whole(root / "index.html", index_html(built, root, pages=runs, skip=skip))
         prune_thumbnails(root, started)
     return pages
+
+
+_FDS = Path("/proc/self/fd")
+
+
+@contextlib.contextmanager
+def _pinned(named: Path):
+    """``named`` as the folder it is now, whatever is renamed later (a path through an open handle of it, where the
+    system has one): reliability-31, `mv reports/A A.old; mv reports/B reports/A` during `report` rendered A's
+    notebook, read from A's folder, into B's folder by the name (A's 05_stacks page under B's study, exit 0)."""
+    try:
+        fd = os.open(named, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        yield named  # gone or unreadable: as before (nothing to render, or the error of its pages)
+        return
+    try:
+        yield _FDS / str(fd) if (_FDS / str(fd)).is_dir() else named
+    finally:
+        os.close(fd)
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs: dict, failures: list | None) -> None:
+    """Render the executed notebooks of the report folder ``named``, read and written through ``folder``."""
+    import nbformat  # noqa: PLC0415  (0.9 s to import: kept out of the CLI's start-up)
+
+    for nb_path in sorted((folder / "executed").glob("*.ipynb")):
+        key = f"{named.name}/{nb_path.stem}"
+        dest = folder / f"{nb_path.stem}.html"
+        try:
+            nb = nbformat.read(str(nb_path), as_version=4)
+            run, figures = _prepare(nb, nb_path.stem, folder)
+            interactive = any(
+                "storagelab_spec" in (o.get("metadata") or {}) for c in nb.cells for o in c.get("outputs", [])
+            )
+            # r-20: nbconvert reads "custom/custom.css" under config_dir and the images a markdown names under
+            # metadata.path, both "" unless given: the working folder (`cd THEIRS; storagelab report` put their
+            # CSS in root's reports); the templates' folder has no custom/, the executed folder is ours
+            resources = {"storagelab_built": built, "storagelab_run": run, "config_dir": str(TEMPLATES)}
+            resources["metadata"] = {"name": nb_path.stem, "path": str(nb_path.parent)}
+            if interactive:
+                resources["storagelab_vega"] = vega_bundle()
+            body, _ = exp.from_notebook_node(nb, resources=resources)
+            runs[key] = dict(run, title=nb.metadata["title"], figures=figures)
+        except Exception as e:  # noqa: BLE001 - one unreadable notebook must not stop the index
+            error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            body = _failed_page(nb_path.stem, error, built)
+            runs[key] = dict(params=[], title=nb_path.stem, figures=[], render_error=error)
+            if failures is not None:
+                failures.append(f"{key}: {error}")
+        write_whole(dest, body)
+        pages.append(named / dest.name)
 
 
 def _folder_title(folder: Path) -> str:
