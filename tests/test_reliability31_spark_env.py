@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import tracemalloc
 
+import pytest
+
 from storagelab.ignore import CharClass, IgnoreList
 
 
@@ -31,3 +33,24 @@ def test_a_character_asks_only_the_classes_of_positions_still_possible(monkeypat
     names = ["".join(chr(0x5000 + 80 * j + k) for k in range(80)) for j in range(5)]
     assert not any(il.ignored(f"d/{n}") for n in names)
     assert len(asked) < 2_000, len(asked)
+
+
+def test_an_ignore_file_past_a_million_characters_is_refused_before_it_is_compiled():
+    """reliability-31 (spark-env, finding 3): compiling a line costs about 70 bytes per character (a 1 MB line +72 MB),
+    and ignore files up to 256 MB were read and compiled: some 18 GB. Refused in one line naming the line where the
+    million is passed, before that line is compiled."""
+    from storagelab.ignore import IgnoreError
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(IgnoreError) as e:
+            IgnoreList(["*.tmp", "a" * 600_000, "b/" * 300_000], source="x/.storagelabignore")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(e.value) == (
+        "x/.storagelabignore:3: the lines up to here hold 1,200,005 characters, more than any ignore file needs "
+        "(1,048,576 at most): shorten it"
+    )
+    assert peak < 80 << 20, peak  # line 2 compiled, line 3 not (1.2 M characters: about 84 MB)
+    assert len(IgnoreList(["/**/a/" + "?" * 100_000 + "x"]).rules) == 1  # a long line alone is still a rule

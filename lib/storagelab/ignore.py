@@ -412,10 +412,21 @@ def _size(folder: _Folder) -> int:
 class IgnoreList:
     """The rules of one ignore file; ``ignored(rel)`` for a file's path relative to its folder."""
 
+    # reliability-31 (spark-env): a rule compiled holds about 70 bytes per character of its line (a 1 MB line +72 MB),
+    # and a 256 MB ignore file was read: its compile alone would have taken some 18 GB. Ignore files are a few KB.
+    MAX_CHARACTERS = 1 << 20
+
     def __init__(self, lines: Iterable[str], source: str = IGNORE_FILE):
         self.source = source
         self.rules = []
+        size = 0
         for i, ln in enumerate(lines, 1):
+            size += len(ln)
+            if size > self.MAX_CHARACTERS:  # before the line is compiled (about 70 bytes a character)
+                raise IgnoreError(
+                    f"{source}:{i}: the lines up to here hold {size:,} characters, more than any ignore file needs "
+                    f"({self.MAX_CHARACTERS:,} at most): shorten it"
+                )
             try:
                 rule = compile_rule(ln, i)
             except ValueError as e:
