@@ -39,3 +39,42 @@ def test_a_folder_swapped_in_while_its_pages_render_gets_none_of_the_other_selec
     index = (tmp_path / "index.html").read_text()
     for href in re.findall(r"href='([^'#:]+\.html)'", index):
         assert (tmp_path / href).exists(), href
+
+
+def test_a_folder_swapped_in_while_a_run_commits_keeps_its_own_figures(tmp_path, monkeypatch):
+    """The window the folders part read and left (reliability-31): after `run` checked that its stage was still in its
+    report folder, `mv reports/A A.away; mv reports/B reports/A` had the commit's moves go by the name into B's
+    folder: B's figures of that notebook removed (those this run did not draw) and replaced. Through a handle of the
+    stage, they go into the folder that holds it (A, wherever it is now), and B is left as it was."""
+    from storagelab import paths, reportstage
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder in (a, b):
+        (folder / "executed").mkdir(parents=True)
+    slug = paths.slug("nb")
+    (b / "figures" / slug).mkdir(parents=True)
+    (b / "figures" / slug / "b-only.svg").write_text("<svg>B</svg>")
+    (b / "executed" / "nb.ipynb").write_text("B's notebook")
+    stage = reportstage.new(a, "nb")
+    (stage / "figures" / slug).mkdir(parents=True)
+    (stage / "figures" / slug / "a.svg").write_text("<svg>A</svg>")
+    (stage / "executed").mkdir()
+    (stage / "executed" / "nb.ipynb").write_text("A's notebook")
+    real = reportstage._ready
+
+    def read_then_swap(where):  # the swap, after the caller's check, once the commit has read what it moves
+        record = real(where)
+        if b.exists():
+            a.rename(tmp_path / "a.away")
+            b.rename(a)
+        return record
+
+    reportstage.ready(stage, "nb")  # as run_notebooks does for every run before the commits
+    monkeypatch.setattr(reportstage, "_ready", read_then_swap)
+    reportstage.commit(stage, a, "nb")
+    moved = tmp_path / "a.away"
+    assert (a / "figures" / slug / "b-only.svg").read_text() == "<svg>B</svg>"  # the old code removed it
+    assert not (a / "figures" / slug / "a.svg").exists() and (a / "executed" / "nb.ipynb").read_text() == "B's notebook"
+    assert (moved / "figures" / slug / "a.svg").read_text() == "<svg>A</svg>"
+    assert (moved / "executed" / "nb.ipynb").read_text() == "A's notebook"
+    assert not any(p.name.startswith(reportstage.PREFIX) for p in moved.iterdir())  # the stage removed

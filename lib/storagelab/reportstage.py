@@ -143,15 +143,25 @@ def commit(stage: Path, folder: Path, notebook: str) -> None:
     its old ones (those it no longer draws are removed), raw excerpt pages are added, then the executed notebook and
     the summary replace theirs (a run that wrote no summary leaves none). Each file is replaced by a rename. A
     stage that is gone (another command's sweep) changes nothing: the report stays as it was."""
-    if not stage.is_dir():
+    try:
+        fd = os.open(stage, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
         return
-    record = _ready(stage)
-    if record is None:
-        ready(stage, notebook)
-        record = _ready(stage)
-    if record is not None:
-        _move(stage, folder, record)
-    shutil.rmtree(stage, ignore_errors=True)
+    try:
+        # reliability-31 (folders): the folder renamed away and another put under its name after the caller's check
+        # of the stage would have had this run's figures replace (and remove) the other's, by the name; through a
+        # handle of the stage, its moves go into the folder that holds it, wherever that is now
+        pinned = Path(f"/proc/self/fd/{fd}")
+        here, holder = (pinned, pinned / "..") if pinned.is_dir() else (stage, folder)
+        record = _ready(here)
+        if record is None:
+            ready(here, notebook)
+            record = _ready(here)
+        if record is not None:
+            _move(here, holder, record)
+        shutil.rmtree(holder / stage.name, ignore_errors=True)
+    finally:
+        os.close(fd)
 
 
 def finish(folder: Path) -> None:
