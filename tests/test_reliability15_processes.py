@@ -83,7 +83,8 @@ def _killed_in_the_moves(folder: Path, after: int) -> None:  # in a forked child
     real, done = os.replace, [0]
 
     def replace(src, dst):
-        if ".storagelab-run-" in str(src) and not str(src).endswith(".part"):  # a move into the report folder
+        # a move into the report folder (by the stage's name, or through its handle: reportstage.commit, reliability-31)
+        if (".storagelab-run-" in str(src) or str(src).startswith("/proc/self/fd/")) and not str(src).endswith(".part"):
             done[0] += 1
             if done[0] == after:
                 os.kill(os.getpid(), signal.SIGKILL)

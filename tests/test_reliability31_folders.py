@@ -78,3 +78,15 @@ def test_a_folder_swapped_in_while_a_run_commits_keeps_its_own_figures(tmp_path,
     assert (moved / "figures" / slug / "a.svg").read_text() == "<svg>A</svg>"
     assert (moved / "executed" / "nb.ipynb").read_text() == "A's notebook"
     assert not any(p.name.startswith(reportstage.PREFIX) for p in moved.iterdir())  # the stage removed
+
+
+def test_an_unreadable_notebook_is_named_by_its_folder_not_by_the_folders_handle(tmp_path):
+    """Since the folder is read through a handle of it (/proc/self/fd/N), a notebook that cannot be read must still be
+    named under the folder's own name in the failure line and the page that says so."""
+    folder = tmp_path / "rep"
+    (folder / "executed").mkdir(parents=True)
+    (folder / "executed" / "gone.ipynb").symlink_to(tmp_path / "nowhere.ipynb")
+    failures: list[str] = []
+    rendering.render_reports(only=folder, failures=failures)
+    assert len(failures) == 1 and str(folder / "executed" / "gone.ipynb") in failures[0], failures
+    assert "/proc/self/fd" not in failures[0] + (folder / "gone.html").read_text()

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import paths, reportstage, usercache
+from . import paths, pinned, reportstage, usercache
 from .nbparams import _literal_assignments, _parameter_cells, _title
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -261,7 +261,7 @@ def render_reports(
     pages, runs = [], {}
     for named in [Path(only)] if only is not None else [f for f in report_folders(root) if f.name not in skip]:
         reportstage.finish(named)  # the moves of a run killed in them ended first: no mixed report is rendered
-        with _pinned(named) as folder:
+        with pinned.folder(named) as folder:
             before = set(runs)
             _render_folder(exp, built, named, folder, pages, runs, failures)
             if _identity(named) != _identity(folder):  # moved while rendered: its runs are not the name's any more
@@ -272,25 +272,6 @@ def render_reports(
         write_whole(root / "index.html", index_html(built, root, pages=runs, skip=skip))
         prune_thumbnails(root, started)
     return pages
-
-
-_FDS = Path("/proc/self/fd")
-
-
-@contextlib.contextmanager
-def _pinned(named: Path):
-    """``named`` as the folder it is now, whatever is renamed later (a path through an open handle of it, where the
-    system has one): reliability-31, `mv reports/A A.old; mv reports/B reports/A` during `report` rendered A's
-    notebook, read from A's folder, into B's folder by the name (A's 05_stacks page under B's study, exit 0)."""
-    try:
-        fd = os.open(named, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        yield named  # gone or unreadable: as before (nothing to render, or the error of its pages)
-        return
-    try:
-        yield _FDS / str(fd) if (_FDS / str(fd)).is_dir() else named
-    finally:
-        os.close(fd)
 
 
 def _identity(folder: Path) -> tuple[int, int] | None:
@@ -325,6 +306,7 @@ def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs
             runs[key] = dict(run, title=nb.metadata["title"], figures=figures)
         except Exception as e:  # noqa: BLE001 - one unreadable notebook must not stop the index
             error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            error = pinned.shown(error, {folder: named})  # the folder's name, not its handle's /proc/self/fd/N
             body = _failed_page(nb_path.stem, error, built)
             runs[key] = dict(params=[], title=nb_path.stem, figures=[], render_error=error)
             if failures is not None:

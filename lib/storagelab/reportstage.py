@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from . import livefolders, paths
+from . import livefolders, paths, pinned
 from .procs import alive
 
 PREFIX = ".storagelab-run-"
@@ -143,25 +143,21 @@ def commit(stage: Path, folder: Path, notebook: str) -> None:
     its old ones (those it no longer draws are removed), raw excerpt pages are added, then the executed notebook and
     the summary replace theirs (a run that wrote no summary leaves none). Each file is replaced by a rename. A
     stage that is gone (another command's sweep) changes nothing: the report stays as it was."""
-    try:
-        fd = os.open(stage, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
+    if not stage.is_dir():
         return
-    try:
-        # reliability-31 (folders): the folder renamed away and another put under its name after the caller's check
-        # of the stage would have had this run's figures replace (and remove) the other's, by the name; through a
-        # handle of the stage, its moves go into the folder that holds it, wherever that is now
-        pinned = Path(f"/proc/self/fd/{fd}")
-        here, holder = (pinned, pinned / "..") if pinned.is_dir() else (stage, folder)
-        record = _ready(here)
-        if record is None:
-            ready(here, notebook)
+    # reliability-31 (folders): the folder renamed away and another put under its name after the caller's check of
+    # the stage would have had this run's figures replace (and remove) the other's, by the name; through a handle of
+    # the stage, its moves go into the folder that holds it, wherever that is now
+    with pinned.folder(stage) as here:
+        holder = here / ".." if here != stage else folder
+        with pinned.named_in_errors({holder: folder}):
             record = _ready(here)
-        if record is not None:
-            _move(here, holder, record)
-        shutil.rmtree(holder / stage.name, ignore_errors=True)
-    finally:
-        os.close(fd)
+            if record is None:
+                ready(here, notebook)
+                record = _ready(here)
+            if record is not None:
+                _move(here, holder, record)
+            shutil.rmtree(holder / stage.name, ignore_errors=True)
 
 
 def finish(folder: Path) -> None:

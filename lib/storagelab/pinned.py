@@ -1,0 +1,54 @@
+"""A folder held by an open handle while a command reads and writes in it by name, so that a rename of it (or of a
+folder swapped in under its name) cannot send those reads and writes to another folder (reliability-31: `mv
+reports/A A.away; mv reports/B reports/A` while a report was rendered or a run committed wrote A's pages into B).
+
+On Linux the handle's path is ``/proc/self/fd/N``: every name under it is looked up from the folder the handle holds,
+wherever it is now. An error's file names are given back under the folder's own name: a user reads
+``reports/A/x.html: No space left on device``, never ``/proc/self/fd/42/x.html``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+_FDS = Path("/proc/self/fd")
+
+
+@contextlib.contextmanager
+def folder(named: Path) -> Iterator[Path]:
+    """``named`` as the folder it is now (a path through an open handle of it, where the system has one)."""
+    try:
+        fd = os.open(named, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        yield named  # gone or unreadable: as before (nothing to render, or the error of its pages)
+        return
+    held = _FDS / str(fd)
+    try:
+        with named_in_errors({held: named}):
+            yield held if held.is_dir() else named
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def named_in_errors(names: dict[Path, Path]) -> Iterator[None]:
+    """An OSError raised inside, with each path under a key of ``names`` given back under its value."""
+    try:
+        yield
+    except OSError as e:
+        for attr in ("filename", "filename2"):
+            if isinstance(value := getattr(e, attr), str):
+                setattr(e, attr, shown(value, names))
+        raise
+
+
+def shown(text: str, names: dict[Path, Path]) -> str:
+    """``text`` with every path under a key of ``names`` (longest first) written under its value."""
+    for held, named in sorted(names.items(), key=lambda kv: -len(str(kv[0]))):
+        text = text.replace(str(held) + "/", str(named) + "/")
+        if text == str(held):
+            text = str(named)
+    return text
