@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import paths, pinned, reportstage, usercache
+from . import paths, pinned, readcopies, reportstage, usercache
 from .nbparams import _literal_assignments, _parameter_cells, _title
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -264,7 +264,9 @@ def render_reports(
         with pinned.folder(named) as folder:
             before = set(runs)
             _render_folder(exp, built, named, folder, pages, runs, failures)
-            if _identity(named) != _identity(folder):  # moved while rendered: its runs are not the name's any more
+            if readcopies.identity(named) != readcopies.identity(
+                folder
+            ):  # moved while rendered: its runs are not the name's any more
                 for key in set(runs) - before:
                     del runs[key]
     if only is None:
@@ -272,14 +274,6 @@ def render_reports(
         write_whole(root / "index.html", index_html(built, root, pages=runs, skip=skip))
         prune_thumbnails(root, started)
     return pages
-
-
-def _identity(folder: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs: dict, failures: list | None) -> None:
