@@ -28,7 +28,7 @@ def _counts(db):
         tables = [
             r[0]
             for r in con.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_name NOT IN ('meta', 'file_stamps') ORDER BY 1"
+                "SELECT table_name FROM information_schema.tables WHERE table_name NOT IN ('meta', 'file_stamps_at_open') ORDER BY 1"
             ).fetchall()
         ]
         return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}

@@ -56,24 +56,44 @@ def test_an_exchange_by_mv_is_read_at_both_paths_and_nothing_else(tmp_path):
 def test_a_database_without_stamps_reads_each_file_once_more(tmp_path):
     tree = OneSecond(tmp_path, {"s1/a.txt": 0, "s2/b.txt": 1})
     con = duckdb.connect(str(tmp_path / "d.duckdb"))
-    assert con.execute("SELECT count(*) FROM file_stamps").fetchone()[0] == 2
-    con.execute("DROP TABLE file_stamps")  # a database of the size-and-second rule
+    assert con.execute(f"SELECT count(*) FROM {filestamps.TABLE}").fetchone()[0] == 2
+    con.execute(f"DROP TABLE {filestamps.TABLE}")  # a database of the size-and-second rule
     con.close()
     assert _ingest(tree, "s1", "s2").bytes_read == 2 * len(tree.fio)
     assert _ingest(tree, "s1", "s2").bytes_read == 0
 
 
-def test_stamps_kept_before_the_descriptor_was_checked_are_dropped_once(tmp_path):
-    """reliability-29 (store) High 1: before ba05dbb a folder swapped between the listing and the read, and back, left
-    the listing's stamps over the other folder's bytes, and such a stamp held for ever. A database whose stamps are of
-    that age (no ``file_stamps`` mark in meta) drops them once: its files are read once more, then skipped."""
+def test_stamps_an_older_code_kept_are_never_trusted(tmp_path):
+    """reliability-31 (store) Medium 1. Code from before ba05dbb kept a stamp without checking that the descriptor
+    read was the file listed: a folder swapped between its listing and its read, and back, left s1/a.txt's stamp
+    beside the other folder's bytes. Run again on a database that 4621ad2 had marked (its meta key ``file_stamps``),
+    that code wrote such a stamp into the table of that name, and the new code trusted it: a.txt skipped for ever with
+    another file's SHA-256. What that code leaves is made here by hand: the record holds b's bytes, with a stamp of
+    a.txt as listed, in the old table, under the mark. Today's stamps are in a table of another name."""
     tree = OneSecond(tmp_path, {"s1/a.txt": 0, "s2/b.txt": 1})
+    log = tree.logs / "s1/a.txt"
+    st = log.stat()
     con = duckdb.connect(str(tmp_path / "d.duckdb"))
-    assert con.execute("SELECT value FROM meta WHERE key = 'file_stamps'").fetchall() == [("fstat at open",)]
-    con.execute("DELETE FROM meta WHERE key = 'file_stamps'")  # stamps of the older kind, each holding
+    con.execute(f"UPDATE files SET sha256 = '{_sha(1)}' WHERE ends_with(path, '/s1/a.txt')")  # the other bytes
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS file_stamps (path VARCHAR, sha256 VARCHAR, size_bytes BIGINT, mtime_ns BIGINT, "
+        "inode UBIGINT, ctime_ns BIGINT)"
+    )
+    [key] = con.execute("SELECT path FROM files WHERE ends_with(path, '/s1/a.txt')").fetchone()
+    con.execute("DELETE FROM file_stamps WHERE path = ?", [key])
+    stamp = (key, _sha(1), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)  # a.txt as listed
+    con.execute("INSERT INTO file_stamps VALUES (?, ?, ?, ?, ?, ?)", stamp)
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('file_stamps', 'fstat at open')")  # 4621ad2's mark, still set
     con.close()
-    assert _ingest(tree, "s1", "s2").bytes_read == 2 * len(tree.fio)
-    assert _ingest(tree, "s1", "s2").bytes_read == 0
+    s = _ingest(tree, "s1", "s2")
+    assert (s.ingested, s.bytes_read) == (1, len(tree.fio))  # code before: (0, 0), b's SHA-256 kept at a.txt
+    assert tree.held("s1") == {"s1/a.txt": _sha(0)}
+    con = duckdb.connect(str(tmp_path / "d.duckdb"), read_only=True)
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert "file_stamps" not in tables and filestamps.TABLE in tables  # the old table dropped, unread
+    assert con.execute("SELECT count(*) FROM meta WHERE key = 'file_stamps'").fetchone()[0] == 0
+    con.close()
+    assert _ingest(tree, "s1", "s2").bytes_read == 0  # then skipped on today's stamps
 
 
 def test_a_ctime_the_clock_has_not_passed_vouches_only_after_the_tick(tmp_path, monkeypatch):

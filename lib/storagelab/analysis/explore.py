@@ -13,13 +13,14 @@ from .selection import Selection
 
 
 def table_counts(con) -> pl.DataFrame:
-    """Every data table of the database with its row count, by name (not ``meta`` nor ``file_stamps``, the store's
-    own bookkeeping, whose rows depend on the history of ingests)."""
+    """Every data table of the database with its row count, by name (not ``meta`` nor the stamps, the store's own
+    bookkeeping, whose rows depend on the history of ingests: ``file_stamps_at_open``, and ``file_stamps`` in a
+    database last ingested by an older version)."""
     names = [
         r[0]
         for r in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
-            "AND table_name NOT IN ('meta', 'file_stamps') ORDER BY table_name"
+            "AND table_name NOT IN ('meta', 'file_stamps', 'file_stamps_at_open') ORDER BY table_name"
         ).fetchall()
     ]
     rows = [con.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names]

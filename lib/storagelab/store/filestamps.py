@@ -14,8 +14,8 @@ taken to be up to 2 s late. A listed file whose ctime the clock has not passed i
 over (a wait of at most WAIT_NS); one that still cannot vouch keeps no stamp, and is read again at its next ingest.
 So does every file of a file system whose ctime is not real (realctime.py: vfat, sshfs, other FUSE file systems).
 
-The stamps live in the table ``file_stamps``, the store's own bookkeeping beside ``meta``: not part of the schema
-(an older database gains it, its files read once more), not exported to Parquet. A stamp is trusted only beside a
+The stamps live in the table ``file_stamps_at_open``, the store's own bookkeeping beside ``meta``: not part of the
+schema (an older database gains it, its files read once more), not exported to Parquet. A stamp is trusted only beside a
 record with its SHA-256, so a stamp left behind (a kill between two writes) can only make a file be read again."""
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from .listing import ListedFile
 if TYPE_CHECKING:
     from .worker import Outcome
 
-TABLE = "file_stamps"
+TABLE = "file_stamps_at_open"
+OLD_TABLE = "file_stamps"  # the table of the stamps kept before the descriptor was checked
 WAIT_NS = 50_000_000  # the longest wait for the clock to pass a just-changed file's ctime
 _SECOND = 1_000_000_000
 _COARSE = 5  # CLOCK_REALTIME_COARSE (Linux): the clock file times are taken from
@@ -111,24 +112,25 @@ def holds(key: str, stamp: Stamp | None, sha256: str) -> bool:
     return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns) == stamp[1:]
 
 
-# what the stamps in a database are: kept only when the descriptor read was the file listed (listing.stamp_of_read).
-# Before it (reliability-29 store, High 1), a folder swapped between an ingest's listing and its read, and back after,
-# left the listing's stamps over the other folder's bytes, skipped for ever: a database of that age drops its stamps
-# once (its files are read once more) rather than keep any such stamp.
-KIND = ("file_stamps", "fstat at open")
+# Before ba05dbb (reliability-29 store, High 1) a stamp was kept without checking that the descriptor read was the
+# file listed: a folder swapped between an ingest's listing and its read, and back after, left the listing's stamps over
+# the other folder's bytes, skipped for ever. Those stamps were in OLD_TABLE, and code of that age still writes there
+# when it is run again on a database (another checkout, an older venv, a CI image: reliability-31 store, Medium 1).
+# Today's stamps are in a table no older code reads or writes, and OLD_TABLE is dropped, unread: its files are read
+# once more. A stamp here is trusted only beside a record with its SHA-256 and a file whose ctime is the one stamped,
+# so a file an older code stored or read since (another SHA-256, or another ctime) is read again.
+OLD_MARK = "file_stamps"  # 4621ad2's meta key that marked OLD_TABLE's stamps as checked ones: OLD_TABLE's alone
 
 
 def ensure(con) -> None:
-    """The table, in a database of any age, holding only stamps of today's kind; the size-and-second rule's
-    bookkeeping that it replaces, gone."""
+    """The table, in a database of any age, holding only stamps of today's kind; the bookkeeping of older rules
+    (the size-and-second rule's, and stamps kept before the descriptor was checked), gone."""
+    con.execute(f"DROP TABLE IF EXISTS {OLD_TABLE}")
     con.execute(
         f"CREATE TABLE IF NOT EXISTS {TABLE} (path VARCHAR, sha256 VARCHAR, size_bytes BIGINT, mtime_ns BIGINT, "
         "inode UBIGINT, ctime_ns BIGINT)"
     )
-    con.execute("DELETE FROM meta WHERE starts_with(key, 'failed:')")
-    if con.execute("SELECT value FROM meta WHERE key = ?", [KIND[0]]).fetchall() != [(KIND[1],)]:
-        con.execute(f"DELETE FROM {TABLE}")
-        con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(KIND))
+    con.execute("DELETE FROM meta WHERE starts_with(key, 'failed:') OR key = ?", [OLD_MARK])
 
 
 def load(con) -> dict[str, Stamp]:
