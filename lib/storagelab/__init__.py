@@ -19,6 +19,9 @@ if (sys.argv[:1] == ["-m"] or os.path.basename(sys.argv[0] if sys.argv else "") 
     signal.getsignal(signal.SIGINT) is signal.default_int_handler
 ):
     signal.signal(signal.SIGINT, _early_interrupt)
+    from storagelab import polars_sigint
+
+    polars_sigint.watch()  # polars' handler (SA_RESTART) let Ctrl-C wait on a blocking call for ever
 
 from storagelab.deferred import defer_slow_imports  # noqa: E402
 
