@@ -90,3 +90,28 @@ def test_an_unreadable_notebook_is_named_by_its_folder_not_by_the_folders_handle
     rendering.render_reports(only=folder, failures=failures)
     assert len(failures) == 1 and str(folder / "executed" / "gone.ipynb") in failures[0], failures
     assert "/proc/self/fd" not in failures[0] + (folder / "gone.html").read_text()
+
+
+def test_a_folder_moved_while_a_later_folder_renders_is_not_indexed_under_its_old_name(tmp_path, monkeypatch):
+    """reliability-31 folders, Low 5: `mv reports/A A.away; ln -s B reports/A` while B (a later folder) rendered left
+    A's runs in the index under A's name, now B's: "No summary" cards under B's heading, linking to pages not there."""
+    for name, word in (("a", "AAA-study-page"), ("b", "BBB-study-page")):
+        (tmp_path / name / "executed").mkdir(parents=True)
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {word}")])
+        nbformat.write(nb, str(tmp_path / name / "executed" / f"only_{name}.ipynb"))
+    prepare = rendering._prepare
+
+    def moved(nb, name, folder=None):  # while b renders, a (rendered already) is moved away and its name is b's
+        if name == "only_b" and not (tmp_path / "a.away").exists():
+            (tmp_path / "a").rename(tmp_path / "a.away")
+            (tmp_path / "a").symlink_to("b")
+        return prepare(nb, name, folder)
+
+    monkeypatch.setattr(rendering, "_prepare", moved)
+    monkeypatch.setattr(rendering, "_exporter", lambda: _Page())
+    report.render_reports(tmp_path)
+    index = (tmp_path / "index.html").read_text()
+    assert "a/only_a.html" not in index  # the code before: its card, "No summary", under b's heading
+    for href in re.findall(r"href='([^'#:]+\.html)'", index):
+        assert (tmp_path / href).exists(), href
+    assert "AAA-study-page" in (tmp_path / "a.away" / "only_a.html").read_text()

@@ -259,17 +259,23 @@ def render_reports(
     built = datetime.now(UTC).isoformat(timespec="seconds")
     exp = _exporter()
     pages, runs = [], {}
+    rendered: dict[
+        str, tuple[str, tuple[int, int] | None]
+    ] = {}  # key -> (its folder's name, the folder's identity as rendered)
     for named in [Path(only)] if only is not None else [f for f in report_folders(root) if f.name not in skip]:
         reportstage.finish(named)  # the moves of a run killed in them ended first: no mixed report is rendered
         with pinned.folder(named) as folder:
             before = set(runs)
             _render_folder(exp, built, named, folder, pages, runs, failures)
-            if readcopies.identity(named) != readcopies.identity(
-                folder
-            ):  # moved while rendered: its runs are not the name's any more
-                for key in set(runs) - before:
-                    del runs[key]
+            rendered.update(dict.fromkeys(set(runs) - before, (named.name, readcopies.identity(folder))))
     if only is None:
+        # a folder moved away (or its name given to another) while it or a later one rendered: its runs are not the
+        # name's any more, and the index lists by name (reliability-31 folders, Low 5: "No summary" cards under the
+        # other folder's heading, linking to pages not there)
+        now = {name: readcopies.identity(root / name) for name, _ in set(rendered.values())}
+        for key, (name, identity) in rendered.items():
+            if now[name] != identity:
+                del runs[key]
         started = time.time() - 2  # mtimes may be kept to the second (or two: FAT)
         write_whole(root / "index.html", index_html(built, root, pages=runs, skip=skip))
         prune_thumbnails(root, started)
