@@ -3,6 +3,7 @@ render step of `build` and `run`) renders it."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import nbformat
@@ -115,3 +116,33 @@ def test_a_folder_moved_while_a_later_folder_renders_is_not_indexed_under_its_ol
     for href in re.findall(r"href='([^'#:]+\.html)'", index):
         assert (tmp_path / href).exists(), href
     assert "AAA-study-page" in (tmp_path / "a.away" / "only_a.html").read_text()
+
+
+def test_a_failed_run_whose_folder_moved_away_does_not_make_it_again(tmp_path, monkeypatch):
+    """reliability-31 folders, Low 2: `mv reports/A A.away` while A's notebook ran, and the notebook failed: its failed
+    summary was written with mkdir(parents=True), which made reports/A/<stage>/summaries again, and an empty
+    reports/A was left behind. A notebook's writes (summary, figures, raw pages) make folders inside the stage only."""
+    from pathlib import Path
+
+    import papermill
+
+    from storagelab import paths
+
+    out = tmp_path / "o"
+    out.mkdir()
+    nb = Path(paths.NOTEBOOKS) / "07_explore.ipynb"
+
+    def moved_then_failed(*args, **kw):
+        os.rename(out, tmp_path / "o.moved")
+        stage = Path(os.environ[paths.REPORT_DIR_ENV])
+        try:  # what the kernel's write of a figure or its summary does
+            rendering.write_whole(stage / "figures" / "x" / "a.vl.json", "{}")
+        except FileNotFoundError:
+            pass
+        raise RuntimeError("the notebook failed")
+
+    monkeypatch.setattr(papermill, "execute_notebook", moved_then_failed)
+    result = report._run_one(nb, {"study": "homelab-mergerfs"}, out)
+    assert not result.ok
+    assert not out.exists()  # the code before: o/ made again (with the stage's summaries/ in it, then left empty)
+    assert [p.name for p in (tmp_path / "o.moved").iterdir()] == [result.stage.name]  # run_notebooks removes it

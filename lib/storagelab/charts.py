@@ -58,7 +58,7 @@ def save(chart: alt.TopLevelMixin, name: str, notebook: str, out_dir: Path | Non
     import vl_convert as vlc  # noqa: PLC0415  (heavy: only when a chart is saved)
 
     out = figure_dir(notebook, out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    paths.make_folder(out)
     spec = chart.to_dict()
     base = out / _slug(name)
     files = {"vl.json": base.with_suffix(".vl.json"), "svg": base.with_suffix(".svg"), "png": base.with_suffix(".png")}

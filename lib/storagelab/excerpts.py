@@ -399,7 +399,7 @@ def _write_whole(dest: Path, text: str) -> None:
     """``text`` into ``dest`` whole or not at all (a temporary name, then a rename): the pages are written only when
     missing, so a page that exists must be complete. The inputs' page was written in place, and a full disk left it
     cut short for good (reliability-6)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    paths.make_folder(dest.parent)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")

@@ -49,6 +49,20 @@ def current_report_dir() -> Path:
     return Path(os.environ.get(REPORT_DIR_ENV) or REPORTS / "_interactive")
 
 
+def make_folder(folder: Path) -> None:
+    """``folder``, and those above it that are missing, but never the folder that holds the running notebook's report
+    folder (``REPORT_DIR_ENV``: a run's stage, made before the notebook starts, inside the report folder). A report
+    folder moved away while its notebook ran is not made again at its old name by the run's next write (reliability-31
+    folders, Low 2: a failed run left an empty report folder where the moved one had been); that write fails."""
+    folder = Path(folder)
+    stage = os.environ.get(REPORT_DIR_ENV)
+    if not stage or not folder.is_relative_to(stage):
+        folder.mkdir(parents=True, exist_ok=True)
+        return
+    for level in reversed([folder, *folder.parents][: len(folder.relative_to(stage).parts) + 1]):  # stage to folder
+        level.mkdir(exist_ok=True)
+
+
 def slug(text: str) -> str:
     """``text`` as a file name: lower case, runs of anything but a-z0-9 as one '-'."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "figure"

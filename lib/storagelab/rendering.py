@@ -36,7 +36,7 @@ def _write_json(dest: Path, data: dict) -> Path:
 def write_whole(dest: Path, text: str) -> Path:
     """``text`` into ``dest`` whole or not at all (temporary name, then rename): a full disk leaves the old file (or
     none), never a page cut short, and says which file it could not write."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    paths.make_folder(dest.parent)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")  # one per process: two builds at once both write
     try:
         tmp.write_text(text, encoding="utf-8")

@@ -543,20 +543,15 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
     except Exception as e:  # noqa: BLE001 - any failure of one notebook is reported, the others still run
         ok, error = False, _out_of_files(e, kernel_stderr) or _error_of(e)
         say(f"    FAILED: {error}")
-        _write_json(
-            summary,
-            dict(
-                notebook=nb.stem,
-                title=nb.stem,
-                answers="",
-                study=p.get("study"),
-                status="failed",
-                error=error,
-                headline={},
-                claims=[],
-                written_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            ),
-        )
+        failed = dict(notebook=nb.stem, title=nb.stem, answers="", study=p.get("study"), status="failed", error=error)
+        try:
+            _write_json(
+                summary,
+                failed | dict(headline={}, claims=[], written_at=datetime.now(UTC).isoformat(timespec="seconds")),
+            )
+        except FileNotFoundError:
+            if readcopies.identity(stage) == stage_id:
+                raise  # else: its folder moved away while it ran, said as such (run_notebooks); not made again
     except BaseException:  # Ctrl-C, SIGTERM/SIGHUP (SystemExit): nothing of this run is kept
         reportstage.discard(stage)
         # the command is stopping: nbclient's cell task, left with "DeadKernelError: Kernel died", is logged by
