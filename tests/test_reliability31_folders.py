@@ -146,3 +146,23 @@ def test_a_failed_run_whose_folder_moved_away_does_not_make_it_again(tmp_path, m
     assert not result.ok
     assert not out.exists()  # the code before: o/ made again (with the stage's summaries/ in it, then left empty)
     assert [p.name for p in (tmp_path / "o.moved").iterdir()] == [result.stage.name]  # run_notebooks removes it
+
+
+def test_run_does_not_name_a_page_whose_folder_was_moved_after_its_notebook_ran(tmp_path):
+    """reliability-31 folders, Low 3: reports/A moved away (or replaced by a link) after `run` put its notebook there
+    and before its pages were rendered: `run` said `report: reports/A/07_explore.html`, exit 0, a page not there."""
+    from storagelab import readcopies, runoutput
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    runs = [
+        report.RunResult(nb, folder, folder / "executed" / f"{nb}.ipynb", True, folder_id=readcopies.identity(folder))
+        for nb, folder in (("07_explore", a), ("08_fio", b))
+    ]
+    a.rename(tmp_path / "a.away")
+    a.symlink_to("b")
+    assert runoutput.report_lines(runs) == [
+        f"report: not rendered: {a} was moved or removed after 07_explore ran",  # the code before: report: a/07_...
+        f"report: {b}/08_fio.html",
+    ]
+    assert not runoutput.moved_after(runs[1])

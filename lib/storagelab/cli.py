@@ -472,6 +472,8 @@ def _run(args, params: dict, raw: dict, out: Path | None, own: Path | None, made
         render_reports(only=own) if own else render_reports(skip=left_out_of_index())  # own: its pages, no index
         for line in runoutput.report_lines(results):
             say(line, sys.stdout)
+        if any(not r.moved and runoutput.moved_after(r) for r in results):
+            rc = 1
     return rc
 
 

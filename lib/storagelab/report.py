@@ -220,6 +220,7 @@ class RunResult:
     stage: Path | None = None  # where the run wrote, until its files are moved into ``folder`` (reportstage)
     stage_id: tuple[int, int] | None = None  # its (device, inode) when made: one made again at its path is not it
     moved: bool = False  # its folder moved away or removed while it ran: the page at ``folder`` is not its own
+    folder_id: tuple[int, int] | None = None  # the folder's (device, inode) when the run made its stage in it
 
 
 def run_notebooks(
@@ -507,8 +508,8 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
         stage = reportstage.new(folder, nb.stem, _COMMITTER[0] if _COMMITTER else None)  # named by who commits it
     except FileNotFoundError:  # reliability-27: claimed (made) before the runs began, moved away since: not made again
         return RunResult(nb.stem, folder, folder / "executed" / nb.name, False, _moved(folder), moved=True)
-    stage_id = readcopies.identity(stage)
-    if folder in _CLAIMED and readcopies.identity(stage / "..") != _CLAIMED[folder]:
+    stage_id, folder_id = readcopies.identity(stage), readcopies.identity(stage / "..")
+    if folder in _CLAIMED and folder_id != _CLAIMED[folder]:
         # reliability-28: the folder claimed was moved away and its name made another folder, or a link to one, since
         # (`ln -s thumper-x4500 reports/homelab-mergerfs` during a build put homelab's pages in thumper's folder)
         reportstage.discard(stage)
@@ -567,7 +568,7 @@ def _run_one(nb: Path, p: dict[str, Any], out_dir: Path | None) -> RunResult:
             os.environ.pop(REPORT_DIR_ENV, None)
         else:
             os.environ[REPORT_DIR_ENV] = old
-    return RunResult(nb.stem, folder, folder / "executed" / nb.name, ok, error, stage, stage_id)
+    return RunResult(nb.stem, folder, folder / "executed" / nb.name, ok, error, stage, stage_id, folder_id=folder_id)
 
 
 def build_plan(db_path: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from . import paths, stopsignals
+from . import paths, readcopies, stopsignals
 from .reportlock import LOCK
 
 
@@ -180,5 +180,15 @@ def report_lines(results: list) -> list[str]:
     for r in results:
         if not r.moved:
             shown = r.folder.relative_to(paths.ROOT) if r.folder.is_relative_to(paths.ROOT) else r.folder
-            lines.append(f"report: {shown}/{r.notebook}.html" + ("" if r.ok else " (failed)"))
+            if moved_after(r):
+                lines.append(f"report: not rendered: {shown} was moved or removed after {r.notebook} ran")
+            else:
+                lines.append(f"report: {shown}/{r.notebook}.html" + ("" if r.ok else " (failed)"))
     return lines
+
+
+def moved_after(r) -> bool:
+    """Whether the run's report folder was moved away or removed (or its name given to another) after the run put its
+    notebook there: its page is not at the folder's name (reliability-31 folders, Low 3: `report: reports/A/x.html`,
+    exit 0, for a page that was not there)."""
+    return r.folder_id is not None and readcopies.identity(r.folder) != r.folder_id
