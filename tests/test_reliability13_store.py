@@ -48,14 +48,20 @@ def test_a_listed_log_swapped_for_the_users_link_to_a_file_of_roots_is_not_read(
     _user("ln", "-s", str(secret.parent), str(data / "sub"))
     outs = [worker.parse_one(f) for f in kept]
     assert [(o.error or {}).get("message") for o in outs] == [
+        # a file listed as a file: a link at its name is not followed (reliability-31 store, Low 1)
+        f"[Errno 40] a symlink was put in its place while it was read: '{kept[0].path}'",
+        # the folder on its way swapped for their link: followed, and the file it leads to is root's
         f"[Errno 1] reached through a symlink of the user {USER}'s, it leads to a file of root's: not read (a link "
-        f"of another user's is followed only to a file of theirs; copy the file in instead): '{f.path}'"
-        for f in kept
+        f"of another user's is followed only to a file of theirs; copy the file in instead): '{kept[1].path}'",
     ]
     assert [o.n_rows for o in outs] == [0, 0]
-    # their link to a file of theirs (outside the folder too) is still read: the data is theirs to give
+    # their link to a file of theirs, put at a listed file's name: not followed either (the listing follows no link
+    # out of a folder: the next ingest lists it as such a link and says so), where reliability-13 read it
     _user("ln", "-sfn", str(data / "sub.was" / "secret.txt"), str(data / "a.txt"))
-    assert [r["jobname"] for r in worker.parse_one(kept[0]).columns["fio_jobs"]] == ["jsononly"]
+    assert worker.parse_one(kept[0]).error["message"].startswith("[Errno 40] a symlink was put in its place")
+    # listed as their link to a file of theirs (a file given by name): read, the data is theirs to give
+    [given] = list(listing.list_files([data / "a.txt"]))
+    assert given.link and [r["jobname"] for r in worker.parse_one(given).columns["fio_jobs"]] == ["jsononly"]
 
 
 def test_a_manifest_or_ignore_file_that_is_the_users_link_to_a_file_of_roots_is_not_read(shared_tmp):  # noqa: F811
@@ -88,7 +94,7 @@ def test_the_users_link_shown_as_roots_by_their_bindfs_is_not_followed(shared_tm
     _user("bindfs", "-u", "0", "-g", "0", "-p", "0755", "-o", "allow_other", str(src), str(at))
     try:
         assert (at / "a.txt").lstat().st_uid == 0
-        out = worker.parse_one(listing.ListedFile(str(at / "a.txt"), str(at / "a.txt"), 0, 0))
+        out = worker.parse_one(listing.ListedFile(str(at / "a.txt"), str(at / "a.txt"), 0, 0, link=True))
         assert (
             (out.error or {}).get("message", "").startswith(f"[Errno 1] reached through a symlink of the user {USER}'s")
         )
@@ -133,11 +139,7 @@ def test_spark_ingest_reads_no_file_of_roots_through_the_users_links(shared_tmp,
     monkeypatch.setattr(spark_ingest, "parse_chunk", swapped_first)
     out = list(spark_ingest.parse_partition(rows[:1], staging, local))
     assert [(r["n_rows"], r["error"]["message"]) for r in out] == [
-        (
-            0,
-            f"[Errno 1] reached through a symlink of the user {USER}'s, it leads to a file of root's: not read (a "
-            f"link of another user's is followed only to a file of theirs; copy the file in instead): '{data}/a.txt'",
-        )
+        (0, f"[Errno 40] a symlink was put in its place while it was read: '{data}/a.txt'")  # listed as a file
     ]
 
 

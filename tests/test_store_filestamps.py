@@ -128,3 +128,32 @@ def test_a_file_system_whose_ctime_is_not_real_keeps_no_stamp(tmp_path, monkeypa
     assert _ingest(tree, "s1", "s2").bytes_read == len(tree.fio)  # and again: no stamp was kept
     kinds = {"ext4": True, "vfat": False, "fuse.sshfs": False, "fuse": False, "tmpfs": True}
     assert {k: k in realctime.KEEPS_CTIME for k in kinds} == kinds
+
+
+def test_a_symlink_put_at_a_listed_file_s_name_is_not_followed(tmp_path, monkeypatch):
+    """reliability-31 (store) Low 1: a listing follows no symlink in a folder to a file outside it, but a.txt replaced
+    by such a link between the listing and the read was read through it: a.txt held, for that ingest, with the other
+    file's bytes. A file listed as a file is opened with its own name unfollowed: an io error row, then read again."""
+    tree = OneSecond(tmp_path, {"s1/a.txt": 0, "s2/b.txt": 1})
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(tree.SAME_SIZE[2])
+    os.utime(outside, ns=(tree.SECOND, tree.SECOND))
+    log = tree.logs / "s1/a.txt"
+    tree.write("s1/a.txt", 0)  # a new ctime: read at the next ingest
+    settle = filestamps.settle
+
+    def swapped(listing, clock):  # after the listing, before the read
+        out = settle(listing, clock)
+        log.rename(tree.logs / "s1/.away")
+        log.symlink_to(outside)
+        return out
+
+    monkeypatch.setattr(filestamps, "settle", swapped)
+    s = _ingest(tree, "s1", "s2")
+    assert "a symlink was put in its place" in " ".join(str(e) for e in s.errors), s.errors
+    assert tree.held("s1") != {"s1/a.txt": _sha(2)}  # the code before: the outside file's bytes at a.txt
+    monkeypatch.setattr(filestamps, "settle", settle)
+    log.unlink()
+    (tree.logs / "s1/.away").rename(log)
+    _ingest(tree, "s1", "s2")
+    assert tree.held("s1") == {"s1/a.txt": _sha(0)}

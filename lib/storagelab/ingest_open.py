@@ -58,11 +58,13 @@ def too_large(size: int) -> str | None:
 _fuse_mounters: dict[int, int | None] = {}  # st_dev -> who mounted that FUSE file system (None: not FUSE)
 
 
-def open_input(path: str | os.PathLike, *, reader_views: bool = False):
+def open_input(path: str | os.PathLike, *, reader_views: bool = False, last_link: bool = True):
     """``path`` opened for reading in binary, only when it is a regular file when opened (O_NONBLOCK: a FIFO
     swapped in since a check gives no writer's wait), and only as described above. Not one: OSError saying why.
     ``reader_views``: a database, which in a folder every user can write has its readers' hard links beside it
-    (``database._private_view``), so more than one name there is not a sign of another user's link."""
+    (``database._private_view``), so more than one name there is not a sign of another user's link. ``last_link``
+    False: a file listed as a file, not a link; a symlink at its name (put there since) is not followed
+    (reliability-31 store, Low 1: one to a file outside the folder, which the listing does not follow, was read)."""
     path = os.fspath(path)
     fd, where, folder = None, os.path.abspath(path), None
     if ".." not in path.split("/"):
@@ -72,7 +74,11 @@ def open_input(path: str | os.PathLike, *, reader_views: bool = False):
             if e.errno not in (errno.ELOOP, errno.ENOTDIR):
                 raise
     if fd is None:  # a symlink on the way (or a ".."): resolve it name by name, then open what it led to
-        real, owners = _resolve(path)
+        if last_link:
+            real, owners = _resolve(path)
+        else:  # the folders on the way resolved, the file's own name opened as it is
+            real, owners = _resolve(os.path.dirname(path) or ".")
+            real = os.path.join(real, os.path.basename(path))
         (fd, folder), where = _open_without_links(real), real
         try:
             _check_owner(fd, path, owners)

@@ -27,6 +27,7 @@ class ListedFile(NamedTuple):
     mtime_ns: int
     ino: int = 0  # the stamp (filestamps.py): inode and ctime when listed; ctime -1 when it cannot vouch for the bytes
     ctime_ns: int = -1
+    link: bool = False  # listed as a symlink (to a file in its folder): read through it; else one put there is not
 
 
 def stamp_of_read(item: ListedFile, st: os.stat_result) -> int:
@@ -84,10 +85,12 @@ def list_files(
                             )
                         continue
                 key = key_for(Path(path)) if link else printable(prefix + rel)
-                yield ListedFile(path if key == path else key, path, size, mtime_ns, ino, ctime_ns)  # one str if same
+                yield ListedFile(
+                    path if key == path else key, path, size, mtime_ns, ino, ctime_ns, link
+                )  # 1 str if same
         elif p.exists():
             st = p.stat()
-            yield ListedFile(key_for(p), str(p), *_four(st, keeps_ctime))
+            yield ListedFile(key_for(p), str(p), *_four(st, keeps_ctime), p.is_symlink())
         else:
             raise FileNotFoundError(f"{p}: no such file or directory")
 

@@ -54,7 +54,7 @@ def wants_stream(f: ListedFile) -> bool:
     if f.size < STREAM_MIN_COMPRESSED_BYTES:
         return False
     try:
-        with open_input(f.path) as fh:
+        with open_input(f.path, last_link=f.link) as fh:
             return kind_of(fh.read(10)) is not None
     except OSError:
         return False  # the whole-file path reports it
@@ -81,7 +81,7 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
         return out, None
     try:
         h, n = hashlib.sha256(), 0
-        with open_input(job.path) as fh:
+        with open_input(job.path, last_link=job.link) as fh:
             # reliability-19 (h8): the identity is taken before the hash's first read and must be the same after
             # its last: taken after it only, a rewrite in place (same inode, size and mtime) between the last read
             # and the fstat gave the new content's identity, which every later open matched, and the first

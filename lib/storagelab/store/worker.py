@@ -91,7 +91,8 @@ def parse_one(job: ListedFile, data: bytes | None = None) -> Outcome:
     out = Outcome(*job[:4], ino=job.ino, ctime_ns=job.ctime_ns)
     if data is None:
         try:
-            with open_input(job.path) as fh:  # listed as a file; another user may have put a FIFO there since
+            # listed as a file (or a link); another user may have put a FIFO or a link there since
+            with open_input(job.path, last_link=job.link) as fh:
                 out.ctime_ns = stamp_of_read(job, os.fstat(fh.fileno()))  # another file at its name: no stamp
                 data = fh.read(job.size + 1)  # reliability-17: a file grown since it was listed is not read whole
         except OSError as e:
