@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import pwd
+import select
 import stat
 
 _NOFOLLOW_DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -277,9 +278,35 @@ def _check_owner(fd: int, path: str, owners: set[int]) -> None:
     )
 
 
+def _mounts_changed() -> bool:
+    """Whether the mount table may have changed since the last call (always, the first time in this process): an open
+    /proc/self/mountinfo is marked by the kernel at every mount and unmount, and ``poll`` reads and clears the mark."""
+    global _mount_watch
+    pid = os.getpid()
+    if _mount_watch is None or _mount_watch[0] != pid:  # a forked child polls a descriptor of its own
+        try:
+            fd = os.open(MOUNTINFO, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return True
+        poller = select.poll()
+        poller.register(fd, select.POLLPRI | select.POLLERR)
+        poller.poll(0)
+        _mount_watch = (pid, fd, poller)
+        return True
+    return bool(_mount_watch[2].poll(0))
+
+
+_mount_watch: tuple[int, int, select.poll] | None = None
+
+
 def _fuse_mounter(dev: int) -> int | None:
     """Who mounted the FUSE file system with device ``dev``, when it is one and that was a user other than this one
-    and root; else None. /proc/self/mountinfo is read again for a device not seen before (a mount made since)."""
+    and root; else None. /proc/self/mountinfo is read again for a device not seen before (a mount made since), and
+    everything known is forgotten once the mount table changed: a device number is given again to the next mount
+    (a FUSE file system of root's unmounted, another user's mounted: it had the same number, and their links, which
+    their bindfs shows as root's, were followed as root's for the rest of the process)."""
+    if _mounts_changed():
+        _fuse_mounters.clear()
     if dev not in _fuse_mounters:
         try:
             with open(MOUNTINFO, encoding="utf-8", errors="surrogateescape") as f:
