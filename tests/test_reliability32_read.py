@@ -1,0 +1,47 @@
+"""Reliability-32, the read side (h2): root's reads and runs of paths another local user controls."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+
+import pytest
+
+from storagelab import nbparams, paths
+from storagelab.errors import ParameterError
+
+
+def _acl_for(uid: int) -> bytes:
+    """A POSIX access ACL (the xattr's bytes) giving the user ``uid`` read and write: what `setfacl -m u:NAME:rw`
+    makes."""
+    entries = [
+        (0x01, 6, 0xFFFFFFFF),
+        (0x02, 6, uid),
+        (0x04, 4, 0xFFFFFFFF),
+        (0x10, 6, 0xFFFFFFFF),
+        (0x20, 4, 0xFFFFFFFF),
+    ]
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+
+
+def test_a_notebook_file_another_user_can_write_is_refused(tmp_path):
+    # reliability-32: root's own notebook in root's own folder, but writable by another user (mode 0666, or
+    # `setfacl -m u:bob:rw`): resolve() looked at its owner and folders only, bob added a cell, and `storagelab run`
+    # ran it as root (it copied a root-only file into bob's folder), exit 0
+    src = paths.NOTEBOOKS / "07_explore.ipynb"
+    ok, ww, acl = tmp_path / "ok.ipynb", tmp_path / "ww.ipynb", tmp_path / "acl.ipynb"
+    for p in (ok, ww, acl):
+        shutil.copyfile(src, p)
+        p.chmod(0o644)
+    tmp_path.chmod(0o755)
+    ww.chmod(0o666)
+    assert nbparams.resolve(str(ok)) == ok.resolve()
+    with pytest.raises(ParameterError, match="can be written by every user"):
+        nbparams.resolve(str(ww))
+    try:
+        os.setxattr(acl, "system.posix_acl_access", _acl_for(os.getuid() + 4242))
+    except OSError:
+        pytest.skip("no POSIX ACLs here")
+    with pytest.raises(ParameterError, match="access control list"):
+        nbparams.resolve(str(acl))
