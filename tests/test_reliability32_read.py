@@ -45,3 +45,15 @@ def test_a_notebook_file_another_user_can_write_is_refused(tmp_path):
         pytest.skip("no POSIX ACLs here")
     with pytest.raises(ParameterError, match="access control list"):
         nbparams.resolve(str(acl))
+
+
+def test_a_folder_at_the_cache_files_name_is_no_cache(tmp_path, monkeypatch):
+    # reliability-32: a folder where the Vega bundle's cache file goes (~/.cache/storagelab/vega-bundle-V.js) raised
+    # IsADirectoryError from os.fdopen, and every page with a chart failed ("IsADirectoryError: [Errno 21] Is a
+    # directory: 3"); it is no cache: the text is made as if there were none
+    from storagelab import usercache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    tmp_path.chmod(0o700)
+    (tmp_path / "storagelab" / "t.js").mkdir(parents=True, mode=0o700)
+    assert usercache.cached_text("t.js", lambda: "made") == "made"
