@@ -57,3 +57,24 @@ def test_a_folder_at_the_cache_files_name_is_no_cache(tmp_path, monkeypatch):
     tmp_path.chmod(0o700)
     (tmp_path / "storagelab" / "t.js").mkdir(parents=True, mode=0o700)
     assert usercache.cached_text("t.js", lambda: "made") == "made"
+
+
+def test_the_dataset_lock_file_is_this_users_alone(seed_db, tmp_path, monkeypatch):
+    # reliability-32: flock needs only a file open for reading; the dataset's _storagelab/.lock was made 0644, another
+    # user held a shared flock on root's, and root's `export --dataset` / `ingest --dataset` waited for ever, silent.
+    # The lock file is made 0600, and one an older export made 0644 is made 0600
+    import stat
+
+    import duckdb
+
+    from storagelab import dataset
+
+    out = tmp_path / "ds"
+    lock = out / dataset.META_DIR / ".lock"
+    lock.parent.mkdir(parents=True, mode=0o755)
+    lock.touch(mode=0o644)  # as older code made it
+    lock.chmod(0o644)
+    monkeypatch.setattr(dataset, "_export", lambda *a: {})  # the parts: not what is tested (and seconds)
+    with duckdb.connect(str(seed_db), read_only=True) as con:
+        dataset.export(con, out)
+    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
