@@ -78,3 +78,24 @@ def test_the_dataset_lock_file_is_this_users_alone(seed_db, tmp_path, monkeypatc
     with duckdb.connect(str(seed_db), read_only=True) as con:
         dataset.export(con, out)
     assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+
+
+def test_the_lab_work_folder_is_this_users_alone(tmp_path):
+    # reliability-32: flock needs only a folder open for reading; another user's exclusive flock on the lab's 0755
+    # work folder (target/.storagelab-bonnie, left by an earlier run) held root's `lab bonnie` in claim() for good,
+    # Ctrl-C and SIGTERM too. It is made 0700, and one made 0755 before is made 0700 before it is locked
+    import stat
+
+    from storagelab.lab import leftovers
+
+    for name, before in (("new", None), ("old", 0o755)):
+        work = tmp_path / name / ".storagelab-bonnie"
+        work.parent.mkdir()
+        if before is not None:
+            work.mkdir()
+            work.chmod(before)
+        fd = leftovers.claim(work)
+        try:
+            assert stat.S_IMODE(work.stat().st_mode) == 0o700
+        finally:
+            leftovers.release(work, fd)
