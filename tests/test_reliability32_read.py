@@ -99,3 +99,28 @@ def test_the_lab_work_folder_is_this_users_alone(tmp_path):
             assert stat.S_IMODE(work.stat().st_mode) == 0o700
         finally:
             leftovers.release(work, fd)
+
+
+def test_a_file_named_by_the_environment_that_another_user_can_write_is_refused(tmp_path):
+    # reliability-32: root's own PYTHONSTARTUP (0644, in root's 0711 folder) with `setfacl -m u:storagelab-rel5:rw`:
+    # environment_refusal looked at its owner alone, the second user wrote a line into it, and `storagelab run`'s
+    # kernel ran it as root (it copied a root-only file into their folder), exit 0
+    from storagelab import ownership
+
+    tmp_path.chmod(0o700)
+    ok, ww, acl = tmp_path / "ok.py", tmp_path / "ww.py", tmp_path / "acl.py"
+    for p in (ok, ww, acl):
+        p.write_text("pass\n")
+        p.chmod(0o644)
+    ww.chmod(0o666)
+    assert ownership.environment_refusal({"PYTHONSTARTUP": str(ok)}) is None
+    assert "is a file that can be written by every user" in (
+        ownership.environment_refusal({"PYTHONSTARTUP": str(ww)}) or ""
+    )
+    try:
+        os.setxattr(acl, "system.posix_acl_access", _acl_for(os.getuid() + 4242))
+    except OSError:
+        pytest.skip("no POSIX ACLs here")
+    assert "(its access control list), read as you" in (
+        ownership.environment_refusal({"PYTHONSTARTUP": str(acl)}) or ""
+    )
