@@ -365,6 +365,18 @@ def _remove_made(made: list[tuple[int, str, tuple[int, int]]]) -> None:
                 os.rmdir(name, dir_fd=parent)
 
 
+def writer_lock(path: Path):
+    """The dataset's lock file ``path``, open (made if need be) for its one writer's flock, and this user's alone
+    (0600): flock needs only a file open for reading, and with the lock file 0644 another user held a shared lock on
+    it and root's `export --dataset`, `ingest --dataset` and `spark-ingest` waited for ever, saying nothing
+    (reliability-32; the report lock was the same in reliability-8). One made 0644 by older code is made 0600."""
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with contextlib.suppress(OSError):
+        if (st := os.fstat(fd)).st_uid == os.getuid() and st.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "rb")
+
+
 def export(con, out: Path | str, db: Path | str | None = None) -> dict:
     """Bring the dataset at ``out`` up to date with the database ``con`` (see the module's docstring: new part
     files, then meta.json, then the old part files go; ``db``: the database's name as the user gave it, for
@@ -381,7 +393,7 @@ def export(con, out: Path | str, db: Path | str | None = None) -> dict:
     finally:
         for fd, _, _ in made:
             os.close(fd)
-    with open(out / META_DIR / ".lock", "a") as lock:
+    with writer_lock(out / META_DIR / ".lock") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time: another's sweep would delete this one's new parts
         part = f"part-{uuid.uuid4().hex[:16]}.parquet"
         try:

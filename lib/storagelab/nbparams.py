@@ -7,6 +7,7 @@ import ast
 import io
 import math
 import re
+import stat
 import tokenize
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ def list_notebooks() -> list[Path]:
 def resolve(name: str) -> Path:
     p = Path(name)
     if p.suffix == ".ipynb" and p.exists():
-        if why := ownership.file_refusal(p):
+        if why := ownership.file_refusal(p) or _writers(p):
             # reliability-31: papermill opens the notebook by its name again when it runs it: another user's FIFO
             # swapped in after every check hung `run` for good (2 of 6 runs); and a notebook is code, run as you
             raise ParameterError(
@@ -46,6 +47,21 @@ def resolve(name: str) -> Path:
         known = ", ".join(nb.stem for nb in list_notebooks())
         raise ParameterError(f"no single notebook matches {name!r}; known: {known}")
     return matches[0]
+
+
+def _writers(p: Path) -> str | None:
+    """How another user can write the notebook file ``p`` itself (its mode's group or other write bit, or its access
+    control list), as words; None when they cannot. Reliability-32: root's notebook with `setfacl -m u:bob:rw` (or
+    mode 0666, or group-writable with bob in the group) passed ``file_refusal``, which looks at the file's owner and
+    folders only, and bob's cell ran as root."""
+    try:
+        st = p.stat()
+    except OSError as e:
+        return f"{p}: {e.strerror or e}"
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or a device (/dev/zero is 0666): "not a regular file", next
+        return None
+    why = ownership._writable_by_others(st, p, made_in=False)  # noqa: SLF001  (its folder's rule, for the file)
+    return f"{p} {why} (mode {stat.filemode(st.st_mode)})" if why else None
 
 
 def _read(nb_path: Path):

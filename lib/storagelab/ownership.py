@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlparse
 from .emptyvars import empty_is_here
 from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal, from_spark_folder, named_files, spark_folders, words
 from .errors import StoragelabError
+from .ownership_fuse import file_writers
 
 
 class SharedFolderError(StoragelabError):
@@ -437,13 +438,9 @@ def environment_refusal(environ=None) -> str | None:
                 f"can name: unset {var} or give absolute folders"
             )
     for var, path in files:
-        try:
-            owner = os.stat(path).st_uid
-        except OSError:
-            owner = 0  # missing: its folder, checked below, says whether another user could make it
-        if owner not in (0, os.getuid(), invoker):
+        if whose := file_writers(path, invoker):  # its owner, or (r-32) who else may write it
             return (
-                f"the environment's {var} ({path}) is a file of another user's ({_user_name(owner)}), read as "
+                f"the environment's {var} ({path}) is a file {whose}, read as "
                 f"you: unset {var} or give a file of your own"
             )
     for var, given in named:

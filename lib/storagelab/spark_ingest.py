@@ -501,7 +501,7 @@ def _one_writer(output: str):
         raise StoreError(why)
     folder = Path(unquote(u.path)) / dataset.META_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "a") as lock:
+    with dataset.writer_lock(folder / ".lock") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 

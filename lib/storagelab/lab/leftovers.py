@@ -35,11 +35,17 @@ def claim(work: Path) -> int:
     folder only when no run holds it (reliability-16: the first to end removed the other's live files). Returns
     the folder's descriptor, for :func:`release`."""
     while True:
-        work.mkdir(exist_ok=True)
+        work.mkdir(mode=0o700, exist_ok=True)
         try:
             fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except FileNotFoundError:
             continue  # removed by a run that ended in between: made again
+        # this user's alone before it is locked: flock needs only a folder open for reading, and another user's
+        # exclusive flock on root's 0755 work folder held root's `lab bonnie` here for good, deaf to Ctrl-C and SIGTERM
+        # (their handlers return, so the wait is resumed; reliability-32). One older code made 0755 is made 0700
+        with suppress(OSError):
+            if (st := os.fstat(fd)).st_uid == os.getuid() and st.st_mode & 0o077:
+                os.fchmod(fd, 0o700)
         fcntl.flock(fd, fcntl.LOCK_SH)
         try:
             here = os.lstat(work)
