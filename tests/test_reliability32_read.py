@@ -124,3 +124,12 @@ def test_a_file_named_by_the_environment_that_another_user_can_write_is_refused(
     assert "(its access control list), read as you" in (
         ownership.environment_refusal({"PYTHONSTARTUP": str(acl)}) or ""
     )
+
+
+def test_a_notebook_path_that_is_not_there_is_not_taken_for_the_projects_notebook(tmp_path):
+    """reliability-32 read, Low 1: `run /missing/07_explore.ipynb` ran the project's 07_explore, exit 0."""
+    with pytest.raises(ParameterError, match="no such notebook file"):
+        nbparams.resolve(str(tmp_path / "missing" / "07_explore.ipynb"))
+    assert (
+        nbparams.resolve("07_explore") == nbparams.resolve("07_explore.ipynb") == paths.NOTEBOOKS / "07_explore.ipynb"
+    )

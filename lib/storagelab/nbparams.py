@@ -37,6 +37,8 @@ def resolve(name: str) -> Path:
         ):  # a FIFO (another user's, or swapped in) waited for a writer for ever; /dev/zero never ended
             raise ParameterError(f"{name}: not a regular file (a FIFO, a device or a folder): give a notebook file")
         return p.resolve()
+    if p.suffix == ".ipynb" and len(p.parts) > 1:  # reliability-32 read, Low: ran the project's notebook of that name
+        raise ParameterError(f"{name}: no such notebook file (a notebook of the project is named alone: {p.stem})")
     stem = p.stem if p.suffix else p.name
     matches = [
         nb
