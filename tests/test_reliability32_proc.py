@@ -102,3 +102,48 @@ def test_build_stops_at_a_ctrl_c_in_its_ingest(monkeypatch, capsys):
     assert capsys.readouterr().err.strip().splitlines() == [
         "storagelab ingest: interrupted; every file written before the stop is in the database, run ingest again to finish"
     ]
+
+
+def test_a_notebook_worker_given_sighup_ends_its_kernel_and_removes_its_folders(tmp_path):
+    """`run |cat`, SIGHUP to the group (a closed terminal) while kernels ran: exit 129 at once, but the notebook
+    worker died at SIGHUP's default, so its kernel (a session of its own, out of the group's reach) was left to notice
+    by itself (one still there 3 s after the exit, at load 50) and its socket folders stayed in TMPDIR (3 of 3
+    SIGHUP-to-group tries with kernels running). A worker now ends on SIGHUP as on SIGTERM: kernel killed, folders
+    removed."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    lib = str(Path(__file__).resolve().parents[1] / "lib")
+    kdir = tmp_path / "storagelab-kernel-x"
+    code = f"""if True:
+        import os, subprocess, sys, time
+        sys.path.insert(0, {lib!r})
+        from storagelab import report
+        report._notebook_worker_init(os.getppid())
+        kernel = subprocess.Popen(["sleep", "30"], start_new_session=True)  # as jupyter_client starts a kernel
+        os.mkdir({str(kdir)!r}); report._KERNEL_DIRS.append({str(kdir)!r})
+        print(kernel.pid, flush=True)
+        time.sleep(30)"""
+    worker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert worker.stdout is not None
+    kernel = int(worker.stdout.readline())
+    os.kill(worker.pid, signal.SIGHUP)
+    worker.wait(10)
+
+    def running(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    end = time.monotonic() + 3
+    while running(kernel) and time.monotonic() < end:
+        time.sleep(0.05)
+    left = running(kernel)
+    if left:
+        os.kill(kernel, signal.SIGKILL)
+    assert (left, kdir.exists()) == (False, False)
