@@ -424,6 +424,7 @@ def _notebook_worker_init(parent: int, relay: int | None = None, out: int | None
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
     reportlock.close_inherited()
     signal.signal(signal.SIGTERM, _end_notebook_worker)
+    signal.signal(signal.SIGHUP, _end_notebook_worker)  # a closed terminal's SIGHUP to the group (reliability-32)
     die_with_parent(signal.SIGTERM, parent)
     _COMMITTER[:] = [parent]  # the build commits its runs' folders once this worker has ended (reportstage)
 

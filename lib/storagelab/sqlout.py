@@ -288,9 +288,19 @@ def _write_parquet(rel, dest: Path) -> None:
     shared flock) while the write runs: the sweep of another `sql --parquet` of ``dest`` leaves a held one's files."""
 
     _sweep_orphans(dest)
-    fd, lock = tempfile.mkstemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".lock", dir=dest.parent)
+    # reliability-32: made as .lock, the file was not yet held when a sweep of another pid namespace took it for a
+    # killed write's (flock got) and removed it; the sweeps after judged the live write by its pid (gone there) and
+    # removed its files (1 of 8 writes failed). Made under a name no sweep takes, held, then renamed (the held file).
+    fd, new = tempfile.mkstemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".new", dir=dest.parent)
+    lock = new[: -len(".new")] + ".lock"
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
+        os.rename(new, lock)
+    except BaseException:
+        Path(new).unlink(missing_ok=True)
+        os.close(fd)
+        raise
+    try:
         tmp = lock[: -len(".lock")] + ".tmp"
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # its name ours, as mkstemp makes them
         try:
