@@ -36,6 +36,7 @@ import heapq
 import itertools
 import os
 import stat
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,10 +187,12 @@ class Matcher:
         at: dict[object, list[int]] = {}  # the positions of each marker, literal character and class
         for i, t in enumerate(tokens):
             at.setdefault(t, []).append(i)
-        self._classes = {t: _bits(where) for t, where in at.items() if isinstance(t, CharClass)}  # their positions
+        # each character's and class's positions as a list, its mask built when asked (reliability-32: a mask per
+        # distinct one is as wide as the pattern, so a line of 60,000 distinct characters held 478 MB of them)
+        self._classes = {t: array("I", where) for t, where in at.items() if isinstance(t, CharClass)}
         self._class_bits = _bits(i for t, where in at.items() if isinstance(t, CharClass) for i in where)
         self._in_class: dict[str, tuple[int, int]] = {}  # c -> (positions whose class was asked of c, those holding c)
-        self._literal = {t: _bits(where) for t, where in at.items() if _literal(t)}
+        self._literal = {t: array("I", where) for t, where in at.items() if _literal(t)}
         self._star, self._dseg, self._opt, self._any = (_bits(at.get(m, ())) for m in (STAR, DSEG, OPT_DIRS, ANY))
         self._anys = _bits([*at.get(ANYS, ()), *at.get(ALL, ())])  # stays on any character (ALL: everything inside)
         self._eps = self._star | self._dseg | self._opt | self._anys  # to the next position, consuming nothing
@@ -208,7 +211,7 @@ class Matcher:
         """The positions whose token consumes ``c`` and moves on by one."""
         got = self._consumes.get(c)
         if got is None:
-            got = self._literal.get(c, 0)
+            got = _bits(self._literal.get(c, ()))
             if c != "/":
                 got |= self._any
             if len(self._consumes) >= self._MAX_CHARS:
@@ -224,7 +227,7 @@ class Matcher:
         need = alive & ~known
         while need:
             cls = self.tokens[(need & -need).bit_length() - 1]
-            where = self._classes[cls]
+            where = _bits(self._classes[cls])
             known, need = known | where, need & ~where
             if c in cls:
                 hit |= where
