@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import errno
 import os
-import pwd
 import select
 import stat
+
+from .usernames import user_name as _user_name
 
 _NOFOLLOW_DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -325,10 +326,3 @@ def _fuse_mounter(dev: int) -> int | None:
             _fuse_mounters[os.makedev(int(major), int(minor))] = None if uid in (None, 0, os.getuid()) else uid
         _fuse_mounters.setdefault(dev, None)
     return _fuse_mounters[dev]
-
-
-def _user_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)

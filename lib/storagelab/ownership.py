@@ -6,9 +6,7 @@ under such a name is written through, as this user (root: any file; reliability-
 from __future__ import annotations
 
 import errno
-import grp
 import os
-import pwd
 import re
 import stat
 import struct
@@ -19,7 +17,9 @@ from urllib.parse import unquote, urlparse
 from .emptyvars import empty_is_here
 from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal, from_spark_folder, named_files, spark_folders, words
 from .errors import StoragelabError
-from .ownership_fuse import file_writers
+from .usernames import group_members as _group_members
+from .usernames import group_name as _group_name
+from .usernames import user_name as _user_name
 
 
 class SharedFolderError(StoragelabError):
@@ -723,27 +723,20 @@ def _acl_named_writer(acl: bytes) -> str | None:
     return None
 
 
-def _group_members(gid: int) -> set[str]:
-    """The users in group ``gid``: its listed members and the users whose primary group it is."""
+def file_writers(path: str, invoker: int | None = None) -> str | None:
+    """Who other than this user, root and ``invoker`` can change the file ``path``, as the words after "is a file":
+    its owner, or (a regular file of this user's or root's) its mode or access control list letting another user
+    write it; None when no one can, or when it is missing (its folder, checked apart, says who could make it).
+    Reliability-32: root's own PYTHONSTARTUP with `setfacl -m u:bob:rw` passed (its owner was looked at alone), and
+    the line bob wrote into it ran in root's notebook kernel."""
     try:
-        members = set(grp.getgrgid(gid).gr_mem)
-    except KeyError:  # a group without a name: its users are unknown, so assume there are others
-        return {f"gid {gid}"}
-    return members | {u.pw_name for u in pwd.getpwall() if u.pw_gid == gid}
-
-
-def _group_name(gid: int) -> str:
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return str(gid)
-
-
-def _user_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
+        st = os.stat(path)
+    except OSError:
+        return None
+    if st.st_uid not in (0, os.getuid(), invoker):
+        return f"of another user's ({_user_name(st.st_uid)})"
+    loose = stat.S_ISREG(st.st_mode) and _writable_by_others(st, path, made_in=False)
+    return f"that {loose}" if loose else None
 
 
 def no_write_for_others() -> None:

@@ -1,0 +1,29 @@
+"""Users and groups by name, for the lines that say who could write or change a file."""
+
+from __future__ import annotations
+
+import grp
+import pwd
+
+
+def group_members(gid: int) -> set[str]:
+    """The users in group ``gid``: its listed members and the users whose primary group it is."""
+    try:
+        members = set(grp.getgrgid(gid).gr_mem)
+    except KeyError:  # a group without a name: its users are unknown, so assume there are others
+        return {f"gid {gid}"}
+    return members | {u.pw_name for u in pwd.getpwall() if u.pw_gid == gid}
+
+
+def group_name(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
+def user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
