@@ -258,22 +258,37 @@ def render_reports(
         root.mkdir(parents=True, exist_ok=True)
     built = datetime.now(UTC).isoformat(timespec="seconds")
     exp = _exporter()
-    pages, runs = [], {}
+    pages, runs, held = [], {}, {}
     for named in [Path(only)] if only is not None else [f for f in report_folders(root) if f.name not in skip]:
         reportstage.finish(named)  # the moves of a run killed in them ended first: no mixed report is rendered
         with pinned.folder(named) as folder:
             before = set(runs)
             _render_folder(exp, built, named, folder, pages, runs, failures)
-            if readcopies.identity(named) != readcopies.identity(
-                folder
-            ):  # moved while rendered: its runs are not the name's any more
+            held[named.name] = readcopies.identity(folder)
+            if readcopies.identity(named) != held[named.name]:  # moved while rendered: its runs are not the name's
                 for key in set(runs) - before:
                     del runs[key]
     if only is None:
         started = time.time() - 2  # mtimes may be kept to the second (or two: FAT)
-        write_whole(root / "index.html", index_html(built, root, pages=runs, skip=skip))
+        write_whole(root / "index.html", _index_of(built, root, runs, skip, held))
         prune_thumbnails(root, started)
     return pages
+
+
+def _index_of(built: str, root: Path, runs: dict, skip: set[str], held: dict) -> str:
+    """The index, with the runs rendered of only the folders still under the name they were rendered under (``held``:
+    each name's folder as rendered), checked once the index has read the summaries and headings by the names.
+    reliability-32 (folders): `mv reports/A A.away; mv reports/B reports/A` while a *later* folder rendered left A's
+    runs keyed by the name A: the index joined A's run (its parameters: "Run with study = 'A'", its figures) to B's
+    summary under B's heading, and named A's pages under A/, where they are not (reliability-31 low 5)."""
+    for _ in range(3):
+        text = index_html(built, root, pages=runs, skip=skip)
+        moved = {name for name, was in held.items() if readcopies.identity(root / name) != was}
+        if not moved:
+            return text
+        runs = {k: v for k, v in runs.items() if k.split("/", 1)[0] not in moved}
+        held = {name: was for name, was in held.items() if name not in moved}
+    return index_html(built, root, pages=runs, skip=skip)
 
 
 def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs: dict, failures: list | None) -> None:
