@@ -48,3 +48,37 @@ def test_a_folder_swapped_after_its_render_leaves_none_of_its_runs_in_the_index_
         assert (tmp_path / href).exists(), href  # the old code named a/only_a.html
     under_b = index.split(">BBB</h2>", 1)[1].split("<h2", 1)[0]
     assert "AAA" not in under_b  # the old code: a's title on the cards under b's heading
+
+
+def test_a_killed_commit_s_moves_ended_by_a_sweep_go_into_its_own_folder(tmp_path, monkeypatch):
+    """A build killed in its commit leaves its stage with the record of its moves, and the next command's sweep ends
+    them: `mv reports/A A.away; mv reports/B reports/A` once the sweep had taken the stage (by a rename) had its moves go
+    by the name into B: B's figures of that notebook removed (those the run did not draw) and B's summary with them
+    (the run wrote none), exit 0. Through a handle of the stage they go into A, wherever it is now."""
+    from storagelab import paths, reportstage
+
+    a, b, slug = tmp_path / "a", tmp_path / "b", paths.slug("nb")
+    (b / "figures" / slug).mkdir(parents=True)
+    (b / "figures" / slug / "b-only.svg").write_text("<svg>B</svg>")
+    (b / "summaries").mkdir()
+    (b / "summaries" / "nb.json").write_text("B's summary")
+    stage = a / f"{reportstage.PREFIX}4194305-nb-h49fabcd"  # a pid no process has (above Linux's pid_max)
+    (stage / "figures" / slug).mkdir(parents=True)
+    (stage / "figures" / slug / "a.svg").write_text("<svg>A</svg>")
+    (stage / reportstage.READY).write_text(json.dumps({"notebook": "nb", "figures": ["a.svg"], "summary": False}))
+    real = reportstage._move
+
+    def swap_then_move(*args):  # the swap, once the sweep has taken the stage
+        if b.exists():
+            a.rename(tmp_path / "a.away")
+            b.rename(a)
+        return real(*args)
+
+    monkeypatch.setattr(reportstage, "_move", swap_then_move)
+    reportstage.sweep(a)
+    assert (a / "figures" / slug / "b-only.svg").read_text() == "<svg>B</svg>"  # the old code removed it
+    assert (a / "summaries" / "nb.json").read_text() == "B's summary"  # and this
+    assert not (a / "figures" / slug / "a.svg").exists()
+    moved = tmp_path / "a.away"
+    assert (moved / "figures" / slug / "a.svg").read_text() == "<svg>A</svg>"
+    assert not any(p.name.startswith(reportstage.PREFIX) for p in moved.iterdir())  # the stage removed

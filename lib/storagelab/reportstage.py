@@ -97,9 +97,15 @@ def _remove_orphaned(folder: Path, finish: bool) -> bool:
             os.rename(folder, taken)
         except OSError:
             return False
-        folder = taken
-        with suppress(OSError):
-            _move(folder, folder.parent, ready)
+        # reliability-32 (folders): the report folder renamed away and another put under its name after this rename
+        # had the moves go by the name into the other: its figures of that notebook removed (those this run did not
+        # draw), its summary too (a run that wrote none), exit 0; through a handle of the stage, as ``commit``'s
+        with pinned.folder(taken) as here:
+            holder = here / ".." if here != taken else taken.parent
+            with suppress(OSError):
+                _move(here, holder, ready)
+            shutil.rmtree(holder / taken.name, ignore_errors=True)
+        return True
     shutil.rmtree(folder, ignore_errors=True)
     return True
 
