@@ -82,3 +82,36 @@ def test_a_killed_commit_s_moves_ended_by_a_sweep_go_into_its_own_folder(tmp_pat
     moved = tmp_path / "a.away"
     assert (moved / "figures" / slug / "a.svg").read_text() == "<svg>A</svg>"
     assert not any(p.name.startswith(reportstage.PREFIX) for p in moved.iterdir())  # the stage removed
+
+
+def test_a_folder_swapped_in_while_the_selections_are_checked_is_not_claimed(tmp_path, monkeypatch):
+    """`build --study homelab-mergerfs` claims reports/homelab-mergerfs and reports/all: `mv reports/homelab-mergerfs
+    H.away; mv reports/thumper-x4500 reports/homelab-mergerfs` once homelab's record was read and before the folder's
+    identity was taken (while the next folder was checked) had homelab's runs claim thumper's folder: its
+    01_vdev_scaling page replaced by homelab's, homelab's 05_stacks and 08_fio added, all under thumper's selection,
+    exit 0. Now the claim is refused, and nothing is recorded for runs to write into."""
+    import pytest
+
+    from storagelab import paths
+    from storagelab.errors import ParameterError
+
+    reports = tmp_path / "reports"
+    monkeypatch.setattr(paths, "REPORTS", reports)
+    nb = paths.NOTEBOOKS / "08_fio.ipynb"
+    for study in ("homelab-mergerfs", "thumper-x4500"):
+        report._claim_folders([(nb, {"study": study})])
+    held, swapped = report._held, []
+
+    def read_then_swap(marker):  # the swap, once homelab's record is read, before the next folder's
+        theirs = held(marker)
+        if marker.parent.name == "all" and not swapped:
+            (reports / "homelab-mergerfs").rename(reports / "H.away")
+            (reports / "thumper-x4500").rename(reports / "homelab-mergerfs")
+            swapped.append(1)
+        return theirs
+
+    monkeypatch.setattr(report, "_held", read_then_swap)
+    report._CLAIMED.clear()
+    with pytest.raises(ParameterError, match="moved or replaced while its selection was checked"):
+        report._claim_folders([(nb, {"study": "homelab-mergerfs"}), (paths.NOTEBOOKS / "07_explore.ipynb", {})])
+    assert swapped and report._CLAIMED == {}  # the old code: homelab's runs claimed thumper's folder
