@@ -115,3 +115,18 @@ def test_a_folder_swapped_in_while_the_selections_are_checked_is_not_claimed(tmp
     with pytest.raises(ParameterError, match="moved or replaced while its selection was checked"):
         report._claim_folders([(nb, {"study": "homelab-mergerfs"}), (paths.NOTEBOOKS / "07_explore.ipynb", {})])
     assert swapped and report._CLAIMED == {}  # the old code: homelab's runs claimed thumper's folder
+
+
+def test_ctrl_c_in_a_build_s_ingest_stops_the_build(monkeypatch):
+    """SIGINT to `build` during its ingest: the ingest said "interrupted; ... run ingest again to finish" (130), and
+    the build went on: every notebook ran on the part of the logs stored, the reports were replaced, then exit 130."""
+    import argparse
+
+    from storagelab import cli
+
+    ran = []
+    monkeypatch.setattr(cli, "cmd_ingest", lambda args: 130)
+    monkeypatch.setattr(report, "run_notebooks", lambda **kw: ran.append(kw) or [])
+    monkeypatch.setattr(report, "build_plan", lambda: ran.append("plan") or [])
+    assert cli._build(argparse.Namespace(wait=0.0, study=None)) == 130
+    assert ran == []  # the old code planned and ran the notebooks
