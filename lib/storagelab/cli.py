@@ -535,8 +535,8 @@ def _build(args) -> int:
     if rc == 2:
         say("storagelab build: the ingest did not run; no report was built")
         return 2
-    if rc == 130:  # Ctrl-C in the ingest (its line said so): the build ran every notebook on the half-ingested
-        return 130  # database and rewrote the index without the studies not yet ingested, then 130 (reliability-32)
+    if rc == 130:  # Ctrl-C in the ingest (said): the build ran every notebook on the part stored (reliability-32)
+        return 130
     from . import report  # noqa: PLC0415  (notebook running/rendering: kept out of the CLI's start-up (40 ms))
 
     plan, studies = report.build_plan(), report.labelled_studies()

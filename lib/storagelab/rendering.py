@@ -258,28 +258,37 @@ def render_reports(
         root.mkdir(parents=True, exist_ok=True)
     built = datetime.now(UTC).isoformat(timespec="seconds")
     exp = _exporter()
-    pages, runs = [], {}
-    rendered: dict[
-        str, tuple[str, tuple[int, int] | None]
-    ] = {}  # key -> (its folder's name, the folder's identity as rendered)
+    pages, runs, held = [], {}, {}
     for named in [Path(only)] if only is not None else [f for f in report_folders(root) if f.name not in skip]:
         reportstage.finish(named)  # the moves of a run killed in them ended first: no mixed report is rendered
         with pinned.folder(named) as folder:
             before = set(runs)
             _render_folder(exp, built, named, folder, pages, runs, failures)
-            rendered.update(dict.fromkeys(set(runs) - before, (named.name, readcopies.identity(folder))))
+            held[named.name] = readcopies.identity(folder)
+            if readcopies.identity(named) != held[named.name]:  # moved while rendered: its runs are not the name's
+                for key in set(runs) - before:
+                    del runs[key]
     if only is None:
-        # a folder moved away (or its name given to another) while it or a later one rendered: its runs are not the
-        # name's any more, and the index lists by name (reliability-31 folders, Low 5: "No summary" cards under the
-        # other folder's heading, linking to pages not there)
-        now = {name: readcopies.identity(root / name) for name, _ in set(rendered.values())}
-        for key, (name, identity) in rendered.items():
-            if now[name] != identity:
-                del runs[key]
         started = time.time() - 2  # mtimes may be kept to the second (or two: FAT)
-        write_whole(root / "index.html", index_html(built, root, pages=runs, skip=skip))
+        write_whole(root / "index.html", _index_of(built, root, runs, skip, held))
         prune_thumbnails(root, started)
     return pages
+
+
+def _index_of(built: str, root: Path, runs: dict, skip: set[str], held: dict) -> str:
+    """The index, with the runs rendered of only the folders still under the name they were rendered under (``held``:
+    each name's folder as rendered), checked once the index has read the summaries and headings by the names.
+    reliability-32 (folders): `mv reports/A A.away; mv reports/B reports/A` while a *later* folder rendered left A's
+    runs keyed by the name A: the index joined A's run (its parameters: "Run with study = 'A'", its figures) to B's
+    summary under B's heading, and named A's pages under A/, where they are not (reliability-31 low 5)."""
+    for _ in range(3):
+        text = index_html(built, root, pages=runs, skip=skip)
+        moved = {name for name, was in held.items() if readcopies.identity(root / name) != was}
+        if not moved:
+            return text
+        runs = {k: v for k, v in runs.items() if k.split("/", 1)[0] not in moved}
+        held = {name: was for name, was in held.items() if name not in moved}
+    return index_html(built, root, pages=runs, skip=skip)
 
 
 def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs: dict, failures: list | None) -> None:
@@ -337,9 +346,7 @@ _BASIS = {"raw": "recomputed from raw logs", "arithmetic": "arithmetic on stated
 
 def _summaries(root: Path) -> dict[str, dict]:
     out = {}
-    for f in sorted(root.glob("*/summaries/*.json")):
-        if f.parent.parent.name.startswith("_"):
-            continue
+    for f in _summary_files(root):
         try:
             out[f"{f.parent.parent.name}/{f.stem}"] = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
@@ -347,6 +354,16 @@ def _summaries(root: Path) -> dict[str, dict]:
                 notebook=f.stem, title=f.stem, status="failed", error=f"summary unreadable: {e}"
             )
     return out
+
+
+def _summary_files(root: Path) -> list[Path]:
+    """Every report folder's summaries; a folder moved away while they are listed is left out (reliability-32 folders,
+    Low: `report` ended 2 with `.../summaries: No such file or directory`, the old index kept)."""
+    files = []
+    for folder in sorted(root.glob("[!_]*/summaries")):
+        with contextlib.suppress(OSError):
+            files += sorted(folder.glob("*.json"))
+    return files
 
 
 def _claim_counts(claims: list[dict]) -> str:

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import livefolders, paths, readcopies, reportlock, reportstage
+from . import livefolders, paths, pinned, readcopies, reportlock, reportstage
 from .errors import ParameterError
 from .nbparams import (  # noqa: F401  (re-exported: report.<name>)
     _literal_assignments,
@@ -336,7 +336,9 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None =
                 f"{_shown(identity)}: run them one at a time with --output"
             )
     new: list[tuple[Path, dict[str, Any]]] = []
+    ids: dict[Path, tuple[int, int] | None] = {}  # each folder as it was when its record was read (reliability-32)
     for marker, identity in claimed.items():
+        ids[marker.parent] = readcopies.identity(marker.parent)
         held = _held(marker)
         for other in _other_markers(marker):  # the folder's record of the other kind (a folder moved in or out)
             theirs = _held(other)
@@ -351,9 +353,24 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None =
         if held is None:
             new.append((marker, identity))
     for marker, identity in new:  # only once every report is checked: a refused run records no selection
-        _write_json(marker, identity)
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        with pinned.folder(marker.parent) as here:  # written in the folder checked to hold none, or the one made
+            if _held(here / marker.name) not in (None, identity):
+                raise ParameterError(_replaced(marker.parent))
+            _write_json(here / marker.name, identity)
+            ids[marker.parent] = readcopies.identity(here)
+    # reliability-32 (folders): `mv reports/A A.away; mv reports/B reports/A` once A's record was read and before its
+    # identity was taken had A's runs claim B's folder and replace its pages (exit 0); each folder is taken as it was
+    # when its record was read, and must still be under its name now
+    for folder, was in ids.items():
+        if readcopies.identity(folder) != was:
+            raise ParameterError(_replaced(folder))
     _CLAIMED.clear()  # reliability-28: each folder as claimed, (device, inode), for its runs to check (_run_one)
-    _CLAIMED.update({marker.parent: readcopies.identity(marker.parent) for marker in claimed})
+    _CLAIMED.update(ids)
+
+
+def _replaced(folder: Path) -> str:
+    return f"{_named(folder)} was moved or replaced while its selection was checked: nothing ran; run again"
 
 
 def _held(marker: Path) -> dict[str, Any] | None:

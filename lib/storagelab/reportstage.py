@@ -91,16 +91,23 @@ def _unheld(folder: Path) -> Iterator[bool]:
 
 def _remove_orphaned(folder: Path, finish: bool) -> bool:
     ready = _ready(folder) if finish else None
-    if ready is not None:  # taken first, by a rename only one sweeper can make (two workers sweep one folder)
+    if ready is None:
+        shutil.rmtree(folder, ignore_errors=True)
+        return True
+    # reliability-32 (folders): the report folder renamed away and another put under its name after the rename below
+    # had the moves go by the name into the other: its figures of that notebook removed (those this run did not
+    # draw), its summary too (a run that wrote none), exit 0. The stage is held first, and its moves and its removal
+    # go through that handle, as ``commit``'s; one renamed away before the rename is not found by its name (left)
+    with pinned.folder(folder) as here:
         taken = folder.with_name(f"{PREFIX}{os.getpid()}-finish-{folder.name[-8:]}")
-        try:
+        try:  # taken first, by a rename only one sweeper can make (two workers sweep one folder)
             os.rename(folder, taken)
         except OSError:
             return False
-        folder = taken
+        stage, holder = (here, here / "..") if here != folder else (taken, taken.parent)
         with suppress(OSError):
-            _move(folder, folder.parent, ready)
-    shutil.rmtree(folder, ignore_errors=True)
+            _move(stage, holder, ready)
+        shutil.rmtree(holder / taken.name, ignore_errors=True)
     return True
 
 
