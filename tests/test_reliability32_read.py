@@ -133,3 +133,16 @@ def test_a_notebook_path_that_is_not_there_is_not_taken_for_the_projects_noteboo
     assert (
         nbparams.resolve("07_explore") == nbparams.resolve("07_explore.ipynb") == paths.NOTEBOOKS / "07_explore.ipynb"
     )
+
+
+def test_a_socket_at_a_listed_name_is_said_as_one(tmp_path):
+    """reliability-32 store, Low 1: a log replaced by a socket between the listing and the read gave the error row
+    "[Errno 6] No such device or address" (its open fails before the regular-file check; a FIFO's is said)."""
+    import socket
+
+    from storagelab.ingest_open import open_input
+
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(tmp_path / "a.txt"))
+        with pytest.raises(OSError, match="a socket .*not a regular file"):
+            open_input(tmp_path / "a.txt")

@@ -213,6 +213,8 @@ def _open_without_links(real: str) -> tuple[int, os.stat_result]:
     except OSError as e:  # named by the whole path, as an open by name says it (not the last name alone)
         if e.errno == errno.ELOOP:
             raise OSError(errno.ELOOP, "a symlink was put in its place while it was read", real) from None
+        if e.errno == errno.ENXIO:  # open(2) of a socket (reliability-32 store, Low 1: "No such device or address")
+            raise OSError(errno.EINVAL, "a socket (or a device with no driver), not a regular file", real) from None
         raise OSError(e.errno, e.strerror, real) from None
     finally:
         os.close(fd)
