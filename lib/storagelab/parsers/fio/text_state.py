@@ -99,8 +99,13 @@ def _block_size(bs: str) -> tuple[int | None, tuple[str, ...]]:
         for tok in (lo, hi):
             legacy = "B" not in tok  # 2.x prints 4K, 1M: powers of 1024
             try:
-                sizes.append(units.fio_bytes(_legacy_to_iec(tok) if legacy else tok))
+                size = units.fio_bytes(_legacy_to_iec(tok) if legacy else tok)
             except UnitError:
+                bad.append(tok)
+                continue
+            if size < 2**63:  # reliability-32: past a double's range (inf) or BIGINT's: not a block size
+                sizes.append(size)
+            else:
                 bad.append(tok)
     return (int(max(sizes)) if sizes else None), tuple(bad)
 

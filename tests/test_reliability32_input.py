@@ -1,0 +1,84 @@
+"""reliability-32 (input): hostile and corrupt logs give one ParseError line naming file and line, never a traceback.
+
+Each case is a real fixture with one mutation that the parser fuzz (docs/reliability-32-scripts/input-fuzz.py.txt)
+found raising OverflowError or ValueError out of a parser: `storagelab parse` printed a traceback and stopped,
+losing the files after it; ingest stored it as a `parser-bug` without a line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from storagelab import cli
+from storagelab.errors import ParseError
+from storagelab.parsers import parse_bytes
+
+FIX = Path(__file__).parent / "fixtures"
+HUGE = "9" * 400  # past a double's range: float() gives inf, float(int()) raises OverflowError
+
+
+def _mutated(rel: str, old: str, new: str) -> bytes:
+    text = (FIX / rel).read_text()
+    assert old in text
+    return text.replace(old, new, 1).encode()
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "line"),
+    [
+        ("partitions/sfdisk-constructed-2.20-sec63.txt", "start=   208845", "start=   -208845", 5),
+        ("zfs-fuse/0.7.0/parts/sfdisk-d-misaligned.txt", "sector-size: 512", "sector-size: 51\u00b2", 5),
+        (
+            "arcstats/freebsd-14/sysctl-kstat.zfs.misc.arcstats.txt",
+            "abd_chunk_waste_size: 626176",
+            f"abd_chunk_waste_size: {HUGE}",
+            1,
+        ),
+        ("zdb/2.3-special/DD.txt", "dspace=23040", f"dspace={HUGE}", 2),
+        ("zpool/published/iostat-r-then-l-data.txt", "\n2K   ", f"\n{HUGE}   ", 6),
+    ],
+)
+def test_a_corrupt_number_is_a_parse_error_with_its_line(rel: str, old: str, new: str, line: int) -> None:
+    with pytest.raises(ParseError) as e:
+        parse_bytes(_mutated(rel, old, new), "x.txt")
+    assert e.value.line == line
+
+
+def test_an_fio_block_size_past_a_doubles_range_is_not_understood_not_a_traceback() -> None:
+    data = _mutated("fio/published/fio-3.19-m1-randread-8-threads.txt", "bs=(R) 4096B-4096B", f"bs=(R) {HUGE}B-4096B")
+    parsed, _ = parse_bytes(data, "x.txt")
+    assert any("block size" in w and "not understood" in w for w in parsed.warnings)
+    sizes = {r["block_size_bytes"] for rows in parsed.tables.values() for r in rows if "block_size_bytes" in r}
+    assert sizes and all(s is None or s < 2**63 for s in sizes)
+
+
+def test_parse_says_a_parser_bug_in_one_line_and_parses_the_other_files(tmp_path, monkeypatch, capsys) -> None:
+    from storagelab.store import worker  # noqa: PLC0415
+
+    bad, good = tmp_path / "a-bad.txt", tmp_path / "b-good.txt"
+    bad.write_bytes(b"x")
+    good.write_bytes((FIX / "zfs-fuse/0.7.0/parts/sfdisk-d-misaligned.txt").read_bytes())
+    real = worker.parse_bytes
+
+    def buggy(data: bytes, path: str | None = None):
+        if path and path.endswith("a-bad.txt"):
+            raise OverflowError("cannot convert float infinity to integer")
+        return real(data, path)
+
+    monkeypatch.setattr(worker, "parse_bytes", buggy)
+    assert cli.main(["parse", str(bad), str(good)]) == 1
+    out, err = capsys.readouterr()
+    assert "b-good.txt" in out and '"table": "files"' in out
+    assert "Traceback" not in err and "a-bad.txt: parser-bug: OverflowError" in err
+
+
+def test_parse_refuses_a_number_its_column_cannot_hold_as_ingest_does(tmp_path, capsys) -> None:
+    f = tmp_path / "sgdisk.txt"  # parse printed it, exit 0; ingest: "disks.size_sectors: ... is out of range"
+    f.write_bytes(
+        _mutated("partitions/linux-tools/sgdisk-p-gpt4k.txt", "65536 sectors", "18446744073709551616 sectors")
+    )
+    assert cli.main(["parse", str(f)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "sgdisk.txt:1: invalid: disks.size_sectors: 18446744073709551616 is out of range" in err
