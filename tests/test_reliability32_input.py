@@ -1,6 +1,6 @@
 """reliability-32 (input): hostile and corrupt logs give one ParseError line naming file and line, never a traceback.
 
-Each case is a real fixture with one mutation that the parser fuzz (docs/reliability-32-scripts/input-fuzz.py.txt)
+Each case is a real fixture with one mutation that the parser fuzz (docs/reliability-32-scripts/rel32-input-fuzz.py.txt)
 found raising OverflowError or ValueError out of a parser: `storagelab parse` printed a traceback and stopped,
 losing the files after it; ingest stored it as a `parser-bug` without a line.
 """
@@ -38,6 +38,9 @@ def _mutated(rel: str, old: str, new: str) -> bytes:
         ),
         ("zdb/2.3-special/DD.txt", "dspace=23040", f"dspace={HUGE}", 2),
         ("zpool/published/iostat-r-then-l-data.txt", "\n2K   ", f"\n{HUGE}   ", 6),
+        ("zpool/iostat-vp-openzfs2.txt", "4761823440896", HUGE, 5),
+        ("arcstats/linux-2.2-arcstat/arcstat-then-zpool-iostat-vl.log", "   154       0", f"   {HUGE}       0", 4),
+        ("zfs-get/truenas-core-13/get-all.txt", "createtxg               3020", f"createtxg               {HUGE}", 26),
     ],
 )
 def test_a_corrupt_number_is_a_parse_error_with_its_line(rel: str, old: str, new: str, line: int) -> None:
@@ -82,3 +85,20 @@ def test_parse_refuses_a_number_its_column_cannot_hold_as_ingest_does(tmp_path, 
     assert cli.main(["parse", str(f)]) == 1
     out, err = capsys.readouterr()
     assert out == "" and "sgdisk.txt:1: invalid: disks.size_sectors: 18446744073709551616 is out of range" in err
+
+
+def test_sql_table_writes_a_names_escape_sequences_as_text() -> None:
+    import io  # noqa: PLC0415
+
+    import duckdb  # noqa: PLC0415
+
+    from storagelab.sqlout import write_table  # noqa: PLC0415
+
+    # a log named esc<ESC>]0;TITLE<BEL><ESC>[2K.txt: its stored path set the terminal's title and erased the line
+    cur = duckdb.connect().execute(
+        "SELECT 'raw/esc' || chr(27) || ']0;T' || chr(7) || chr(27) || '[2K.txt' || chr(10) AS path"
+    )
+    out = io.StringIO()
+    write_table(cur, out, None, terminal=True)
+    text = out.getvalue()
+    assert "\x1b" not in text and "\x07" not in text and "raw/esc\\x1b]0;T\\x07\\x1b[2K.txt\\n" in text
