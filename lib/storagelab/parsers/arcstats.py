@@ -207,7 +207,7 @@ def _arcstat_value(field: str, cell: str, lineno: int) -> tuple[float, str, bool
         if re.fullmatch(r"-?\d+", cell):
             return float(int(cell)), unit, True
         return zfs_nicenum(cell) if unit.startswith("bytes") else _si(cell), unit, False
-    except (UnitError, ValueError):
+    except (UnitError, ValueError, OverflowError):  # reliability-32: OverflowError, float() of 400 digits
         raise ParseError(
             f"arcstat {field}: not a number: {cell!r}", line=lineno, expected="a number with an optional K/M/G/T suffix"
         ) from None
