@@ -102,3 +102,19 @@ def test_sql_table_writes_a_names_escape_sequences_as_text() -> None:
     write_table(cur, out, None, terminal=True)
     text = out.getvalue()
     assert "\x1b" not in text and "\x07" not in text and "raw/esc\\x1b]0;T\\x07\\x1b[2K.txt\\n" in text
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "line"),
+    [
+        ("partitions/parted-m-gpt-bytes.txt", ":512:512:", ":0:0:", 2),  # was ZeroDivisionError
+        ("partitions/linux-tools/sgdisk-p-gpt4k.txt", "4096/4096 bytes", "0/0 bytes", 2),  # was 512 assumed
+        ("partitions/fdisk-dos4kn.txt", "4096 bytes / 4096 bytes", "0 bytes / 0 bytes", 3),
+        ("partitions/parted-gpt.txt", "512B/512B", "0B/0B", 3),
+        ("zfs-fuse/0.7.0/parts/sfdisk-d-misaligned.txt", "sector-size: 512", "sector-size: 0", 5),
+    ],
+)
+def test_a_printed_sector_size_of_0_is_a_parse_error_not_512_assumed(rel: str, old: str, new: str, line: int) -> None:
+    with pytest.raises(ParseError, match=r"sector sizes? '?0") as e:
+        parse_bytes(_mutated(rel, old, new), "x.txt")
+    assert e.value.line == line

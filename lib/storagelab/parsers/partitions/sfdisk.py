@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..base import Parsed, ParseError
-from .common import _cut, _Disk, _disk_of, _index_of, _is_command, _table_type
+from .common import _cut, _Disk, _disk_of, _index_of, _is_command, _table_type, sector_sizes
 
 # --- sfdisk -d -------------------------------------------------------------------------------
 
@@ -69,7 +69,7 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
                     f"sfdisk unit {value!r}", line=lineno, kind="unsupported-version", expected="unit: sectors"
                 )
             elif key == "sector-size":
-                cur.lsec = int(value) if _is_uint(value) else None
+                cur.lsec = sector_sizes(value, None, lineno)[0] if _is_uint(value) else None
                 if cur.lsec is None:
                     raise ParseError(f"unreadable sector-size {value!r}", line=lineno, expected="an integer")
             elif key in ("first-lba", "last-lba"):
