@@ -118,3 +118,11 @@ def test_a_printed_sector_size_of_0_is_a_parse_error_not_512_assumed(rel: str, o
     with pytest.raises(ParseError, match=r"sector sizes? '?0") as e:
         parse_bytes(_mutated(rel, old, new), "x.txt")
     assert e.value.line == line
+
+
+def test_an_mbuffer_duration_with_a_decimal_comma_is_refused_not_read_as_its_last_part() -> None:
+    data = (Path(__file__).parent.parent / "data/raw/thumper-x4500/mbuffer-ssh-localhost.txt").read_text()
+    assert "in 20.9 sec" in data  # '20,9 sec' was stored as 9 s (duration_ns 9e9), exit 0, no warning
+    with pytest.raises(ParseError, match="unreadable duration '20,9 sec'") as e:
+        parse_bytes(data.replace("in 20.9 sec", "in 20,9 sec").encode(), "x.txt")
+    assert e.value.line == 1
