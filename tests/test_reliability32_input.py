@@ -126,3 +126,11 @@ def test_an_mbuffer_duration_with_a_decimal_comma_is_refused_not_read_as_its_las
     with pytest.raises(ParseError, match="unreadable duration '20,9 sec'") as e:
         parse_bytes(data.replace("in 20.9 sec", "in 20,9 sec").encode(), "x.txt")
     assert e.value.line == 1
+
+
+@pytest.mark.parametrize("new", ["62,0 GiB", "x62.0 GiB"])
+def test_an_arc_summary_size_is_read_whole_not_its_tail(new: str) -> None:
+    # '98.7 %   62,0 GiB' was stored as arc size 0 bytes (the search found '0 GiB'), exit 0
+    with pytest.raises(ParseError, match="no size in") as e:
+        parse_bytes(_mutated("arcstats/linux-2.1/arc_summary.txt", "62.0 GiB", new), "x.txt")
+    assert e.value.line == 9
