@@ -134,3 +134,13 @@ def test_an_arc_summary_size_is_read_whole_not_its_tail(new: str) -> None:
     with pytest.raises(ParseError, match="no size in") as e:
         parse_bytes(_mutated("arcstats/linux-2.1/arc_summary.txt", "62.0 GiB", new), "x.txt")
     assert e.value.line == 9
+
+
+@pytest.mark.parametrize("new", ["stdev=14,47", "avg=56,98, stdev=14.47"])
+def test_an_fio_latency_with_a_decimal_comma_is_refused_not_cut(new: str) -> None:
+    # 'clat (usec): min=48, max=287, avg=56.98, stdev=14,47' was stored as clat_stdev_ns 14000, exit 0
+    old = "avg=56.98, stdev=14.47"
+    data = _mutated("fio/3.33/normal_only.txt", old, new if new.startswith("avg") else "avg=56.98, " + new)
+    with pytest.raises(ParseError, match="cannot read") as e:
+        parse_bytes(data, "x.txt")
+    assert e.value.line == 8

@@ -249,6 +249,10 @@ class TextState:
 
     def fields(self, ln: int, rest: str, required: tuple[str, ...], expected: str) -> dict[str, str]:
         found = dict(_PAIRS.findall(rest))
+        # reliability-32: a piece without '=' was skipped, so 'stdev=14,47' (a decimal comma) was read as 14
+        stray = next((piece for piece in rest.split(",") if piece.strip() and "=" not in piece), None)
+        if stray is not None:
+            self.fail(ln, f"cannot read {stray.strip()!r} (a decimal comma?)", expected)
         if any(k not in found or not found[k] for k in required):
             self.fail(ln, "missing fields " + ", ".join(k for k in required if not found.get(k)), expected)
         return found
