@@ -39,6 +39,7 @@ def _mutated(rel: str, old: str, new: str) -> bytes:
         ("zdb/2.3-special/DD.txt", "dspace=23040", f"dspace={HUGE}", 2),
         ("zpool/published/iostat-r-then-l-data.txt", "\n2K   ", f"\n{HUGE}   ", 6),
         ("zpool/iostat-vp-openzfs2.txt", "4761823440896", HUGE, 5),
+        ("zdb/2.3/DDD.txt", "   37.0M    184K", f"   {HUGE}.5M    184K", 33),  # round(inf): OverflowError
         ("arcstats/linux-2.2-arcstat/arcstat-then-zpool-iostat-vl.log", "   154       0", f"   {HUGE}       0", 4),
         ("zfs-get/truenas-core-13/get-all.txt", "createtxg               3020", f"createtxg               {HUGE}", 26),
     ],
