@@ -37,6 +37,7 @@ def _mutated(rel: str, old: str, new: str) -> bytes:
             1,
         ),
         ("zdb/2.3-special/DD.txt", "dspace=23040", f"dspace={HUGE}", 2),
+        ("zdb/published/zdb-DD-rst-indented.txt", "size 396 on disk", f"size {HUGE} on disk", 2),
         ("zpool/published/iostat-r-then-l-data.txt", "\n2K   ", f"\n{HUGE}   ", 6),
         ("zpool/iostat-vp-openzfs2.txt", "4761823440896", HUGE, 5),
         ("zdb/2.3/DDD.txt", "   37.0M    184K", f"   {HUGE}.5M    184K", 33),  # round(inf): OverflowError
