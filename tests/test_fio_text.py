@@ -1025,7 +1025,8 @@ def test_fast_paths_give_the_plain_paths_rows_on_every_real_output():
 def test_fast_and_plain_paths_agree_on_damaged_outputs():
     """Real outputs of fio 3.16, 3.25 (fsync), 3.33 and 2.2.10 damaged at random (lines deleted, cut, a character
     changed, a line repeated): the whole-block fast path gives the plain path's rows, warnings and version, or
-    the same error at the same line. 2,000 cases: 1,215 refused by both, 785 read alike. (It found the per-line
+    the same error at the same line. 2,000 cases: 1,220 refused by both, 780 read alike (1,215 and 785 before
+    reliability-32 refused a stray piece, as the `47` of a decimal comma's `stdev=14,47`). (It found the per-line
     fast path reading a cut 'lat (usec): min=...' line as a latency distribution line: a different error.)"""
     rng = random.Random(27)
     sources = [
@@ -1035,7 +1036,7 @@ def test_fast_and_plain_paths_agree_on_damaged_outputs():
         read(F333 / "text-status-interval.txt"),
         read(ROOT / "tests" / "fixtures" / "fio" / "published" / "fio-2.2.10-five-runs-appended.txt"),
     ]
-    assert _fast_agrees_on_damaged(rng, sources, 2000, "x9,=:%()[]|-. \t") == 1215
+    assert _fast_agrees_on_damaged(rng, sources, 2000, "x9,=:%()[]|-. \t") == 1220
 
 
 def test_fast_and_plain_paths_read_a_varied_output_alike():
@@ -1079,8 +1080,8 @@ def test_laid_out_file_size_is_the_jobs_size_in_mib():
 def test_fast_and_plain_paths_agree_on_damaged_cmdprio_and_fio_2_0_outputs():
     """The layouts the whole-block fast path took on last (issue 27): per-priority (cmdprio) lines of fio 3.33 and
     3.20, and fio 2.0's 'bw (KB/s)  : min=' spacing, damaged at random as above: the plain path's rows, warnings
-    (the cmdprio warning at its line) and version, or the same error at the same line. 1,000 cases: 635 refused by
-    both, 365 read alike (240 of them every block whole, 109 of those with per-priority lines)."""
+    (the cmdprio warning at its line) and version, or the same error at the same line. 1,000 cases: 636 refused by
+    both, 364 read alike (240 of them every block whole, 109 of those with per-priority lines)."""
     rng = random.Random(2027)
     variants = ROOT / "tests" / "fixtures" / "fio" / "text-variants"
     sources = [
@@ -1089,7 +1090,7 @@ def test_fast_and_plain_paths_agree_on_damaged_cmdprio_and_fio_2_0_outputs():
         read(variants / "fio-2.0-randrw.txt"),
         read(variants / "fio-2.0-tag-issued-rwd.txt"),
     ]
-    assert _fast_agrees_on_damaged(rng, sources, 1000, "x9,=:%()[]|-./ \t") == 635
+    assert _fast_agrees_on_damaged(rng, sources, 1000, "x9,=:%()[]|-./ \t") == 636
 
 
 def _fast_agrees_on_damaged(rng: random.Random, sources: list[str], cases: int, chars: str) -> int:

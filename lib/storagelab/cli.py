@@ -37,8 +37,9 @@ def cmd_parse(args) -> int:
     import hashlib  # noqa: PLC0415  (2.5 ms: kept out of the CLI's start-up)
 
     from .ingest_open import read_input  # noqa: PLC0415
-    from .parsers import parse_bytes, parser_version  # noqa: PLC0415  (every parser: kept out of the CLI's start-up (18 ms))
+    from .parsers import parser_version  # noqa: PLC0415  (every parser: kept out of the CLI's start-up (18 ms))
     from .store.listing import printable  # noqa: PLC0415  duckdb and the store: kept out of the CLI's start-up (130 ms); a name that is not UTF-8: \xNN, as ingest stores it
+    from .store.worker import parse_as_ingest  # noqa: PLC0415
 
     files = _parse_targets(args.files)
     if files is None:
@@ -49,7 +50,7 @@ def cmd_parse(args) -> int:
         path = Path(name)
         try:
             data = read_input(path)  # as ingest opens it: no FIFO, no file of root's through a user's link
-            parsed, mod = parse_bytes(data, str(path))
+            parsed, mod = parse_as_ingest(data, str(path))  # ingest's verdict: a parser bug, a number out of range
         except ParseError as e:
             e.path = printable(str(path))
             say(f"storagelab parse: {e}")

@@ -8,7 +8,8 @@ notes), so ``storagelab sql ... | sort`` and ``> out.csv`` get the data only.
 Text forms: NULL is ``NULL`` in the table, an empty field in CSV and ``null`` in JSON; booleans are
 ``true``/``false``; floats are written in full (Python's shortest round-trip form); timestamps in
 ISO 8601; lists and structs as JSON. In the table, newlines and tabs inside a value are shown as
-``\\n`` and ``\\t`` so that a row stays on one line.
+``\\n`` and ``\\t`` so that a row stays on one line, other control characters (ESC, BEL: a file's name may hold
+them) as ``\\xNN``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import paths
+from .terminal import one_line
 
 TERMINAL_ROWS = 40
 TERMINAL_CELL = 60
@@ -131,7 +133,7 @@ def write_table(cur, out: TextIO, limit: int | None, *, terminal: bool) -> tuple
     rows = rows[:cap] if more else rows
 
     def cell(v) -> str:
-        s = "NULL" if v is None else _text(v).replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+        s = "NULL" if v is None else one_line(_text(v))  # reliability-32: ESC, BEL of a file's name went out raw
         if terminal and len(s) > TERMINAL_CELL:
             s = s[: TERMINAL_CELL - 1] + "…"
         return s

@@ -239,13 +239,13 @@ def mbuffer_rate(number: str, unit: str) -> float:
 
 def duration_to_ns(text: str) -> float:
     """An mbuffer-style duration (``4 min 59.3 sec``, ``20.9 sec``, ``1 h 2 min 3 sec``) in ns."""
-    total = 0.0
-    found = False
-    for num, unit in re.findall(r"([0-9]+(?:\.[0-9]+)?)\s*(h|min|sec|s)\b", text):
-        found = True
-        total += float(num) * {"h": 3600.0, "min": 60.0, "sec": 1.0, "s": 1.0}[unit]
-    if not found:
+    part = r"([0-9]+(?:\.[0-9]+)?)\s*(h|min|sec|s)\b"
+    # reliability-32: the whole text, not the parts found in it: '20,9 sec' (a decimal comma) was read as 9 s
+    if not re.fullmatch(rf"\s*(?:{part}\s*)+", text):
         raise UnitError(f"not a duration: {text!r}")
+    total = 0.0
+    for num, unit in re.findall(part, text):
+        total += float(num) * {"h": 3600.0, "min": 60.0, "sec": 1.0, "s": 1.0}[unit]
     return total * 1e9
 
 

@@ -18,8 +18,9 @@ import re
 from .base import Parsed, ParseError
 
 _SPLIT = re.compile(r"^(\S.*?):?\s{2,}(\S.*)$")
-_SIZE = re.compile(r"(-?\d+(?:\.\d+)?)\s*(B|Bytes|KiB|MiB|GiB|TiB|PiB|EiB)\s*$")
-_COUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([kKMGTPEZbmtq]?)\s*$")
+# the number starts the text or follows a blank (reliability-32: '62,0 GiB', a decimal comma, was read as 0 GiB)
+_SIZE = re.compile(r"(?:^|(?<=\s))(-?\d+(?:\.\d+)?)\s*(B|Bytes|KiB|MiB|GiB|TiB|PiB|EiB)\s*$")
+_COUNT = re.compile(r"(?:^|(?<=\s))(\d+(?:\.\d+)?)\s*([kKMGTPEZbmtq]?)\s*$")
 _IEC = {"B": 0, "Bytes": 0, "KiB": 1, "MiB": 2, "GiB": 3, "TiB": 4, "PiB": 5, "EiB": 6}
 _DECIMAL = {"": 0, "k": 1, "K": 1, "M": 2, "m": 2, "G": 3, "b": 3, "T": 4, "t": 4, "P": 5, "q": 5, "E": 6, "Z": 7}
 

@@ -153,9 +153,13 @@ def sniff(text: str) -> str | None:
 
 
 def _counter_row(name: str, value: str, lineno: int, kstat_type: int | None) -> dict:
+    number = int(value)
+    if abs(number) >= 2**64:  # reliability-32: float() of a longer one raised OverflowError (a traceback)
+        shown = value if len(value) <= 30 else f"{value[:12]}... ({len(value)} digits)"
+        raise ParseError(f"{name}: {shown} is out of range", line=lineno, expected="a counter of at most 64 bits")
     return {
         "name": name,
-        "value": float(int(value)),
+        "value": float(number),
         "unit": unit_of(name),
         "exact": True,
         "kstat_type": kstat_type,
@@ -203,7 +207,7 @@ def _arcstat_value(field: str, cell: str, lineno: int) -> tuple[float, str, bool
         if re.fullmatch(r"-?\d+", cell):
             return float(int(cell)), unit, True
         return zfs_nicenum(cell) if unit.startswith("bytes") else _si(cell), unit, False
-    except (UnitError, ValueError):
+    except (UnitError, ValueError, OverflowError):  # reliability-32: OverflowError, float() of 400 digits
         raise ParseError(
             f"arcstat {field}: not a number: {cell!r}", line=lineno, expected="a number with an optional K/M/G/T suffix"
         ) from None

@@ -160,7 +160,9 @@ def _typed(prop: str, value: str | None) -> tuple[str | None, float | None, bool
     if col == "value_ratio" or col == "value_pct":
         num = float(v.removesuffix("x").removesuffix("%"))
         return col, num, True
-    if v.isdigit():
+    if v.isascii() and v.isdigit():
+        if len(v) > 20 or int(v) >= 2**64:  # reliability-32: float() of a longer one raised OverflowError
+            raise ValueError(v)
         return col, float(int(v)), True
     try:
         return col, zfs_nicenum(v), False

@@ -253,7 +253,9 @@ def _number(cell: str) -> tuple[float | None, bool | None]:
     c = cell.strip()
     if c == "-":
         return None, None
-    if c.isdigit():
+    if c.isascii() and c.isdigit():
+        if len(c) > 20 or int(c) >= 2**64:  # reliability-32: float() of a longer one raised OverflowError
+            raise _Bad(cell)
         return float(int(c)), True
     try:
         v = zfs_nicenum(c)

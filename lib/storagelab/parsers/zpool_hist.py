@@ -106,7 +106,7 @@ def _bucket(label: str, lineno: int, last: int) -> int:
         value = zfs_nicenum(label)
     except UnitError:
         value = 0
-    value = 0 if math.isnan(value) else value
+    value = value if math.isfinite(value) else 0  # reliability-32: int(inf) raised OverflowError
     if value < 1 or int(value) != value or int(value) & (int(value) - 1):
         kind = "truncated" if lineno >= last else "invalid"
         raise ParseError(f"not a size bucket: {label!r}", line=lineno, kind=kind, expected="512, 1K, 2K ... 16M")

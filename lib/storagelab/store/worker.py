@@ -17,6 +17,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from itertools import islice
+from types import ModuleType
 from typing import NamedTuple
 
 import pyarrow as pa
@@ -24,6 +25,7 @@ import pyarrow as pa
 from ..errors import ParseError
 from ..ingest_open import open_input
 from ..parsers import modules, parse_bytes, parser_version
+from ..parsers.base import Parsed
 from ..pool_deaths import NO_THREAD, kill, pool_result, stopped_at_the_end, thread_end, worker_died
 from ..schema import all_tables, tool_tables
 from . import arrow
@@ -165,6 +167,30 @@ def typed_tables(row_sets: dict[str, list], on_error) -> dict[str, pa.Table]:
             if (kept := [rows for seq, rows in got if seq not in failed])
         }
     return built
+
+
+def parse_as_ingest(data: bytes, path: str) -> tuple[Parsed, ModuleType]:
+    """``parse_bytes``, failing as ingest fails the file (reliability-32: ``storagelab parse`` printed a traceback
+    for a parser bug, losing the files after it, and exit 0 for a number its column cannot hold): a parser bug,
+    an unknown table, rows that do not fit their columns raise a ParseError with ingest's kind, line and words."""
+    try:
+        parsed, mod = parse_bytes(data, path)
+    except ParseError:
+        raise
+    except Exception as e:  # a parser bug: one line, as ingest stores it
+        raise ParseError(f"{type(e).__name__}: {e}", kind="parser-bug", path=path) from None
+    unknown = [t for t in parsed.tables if t not in tool_table_columns()]
+    errors: list[dict] = []
+    if unknown:
+        errors.append(
+            dict(kind="parser-bug", line=None, expected=None, message=f"parser produced unknown table {unknown[0]}")
+        )
+    else:
+        typed_tables({name: [(0, rows)] for name, rows in parsed.tables.items() if rows}, lambda _, e: errors.append(e))
+    if errors:
+        e = errors[0]
+        raise ParseError(e["message"], line=e["line"], expected=e["expected"], kind=e["kind"], path=path)
+    return parsed, mod
 
 
 def parse_chunk(

@@ -99,8 +99,13 @@ def _block_size(bs: str) -> tuple[int | None, tuple[str, ...]]:
         for tok in (lo, hi):
             legacy = "B" not in tok  # 2.x prints 4K, 1M: powers of 1024
             try:
-                sizes.append(units.fio_bytes(_legacy_to_iec(tok) if legacy else tok))
+                size = units.fio_bytes(_legacy_to_iec(tok) if legacy else tok)
             except UnitError:
+                bad.append(tok)
+                continue
+            if size < 2**63:  # reliability-32: past a double's range (inf) or BIGINT's: not a block size
+                sizes.append(size)
+            else:
                 bad.append(tok)
     return (int(max(sizes)) if sizes else None), tuple(bad)
 
@@ -244,6 +249,10 @@ class TextState:
 
     def fields(self, ln: int, rest: str, required: tuple[str, ...], expected: str) -> dict[str, str]:
         found = dict(_PAIRS.findall(rest))
+        # reliability-32: a piece without '=' was skipped, so 'stdev=14,47' (a decimal comma) was read as 14
+        stray = next((piece for piece in rest.split(",") if piece.strip() and "=" not in piece), None)
+        if stray is not None:
+            self.fail(ln, f"cannot read {stray.strip()!r} (a decimal comma?)", expected)
         if any(k not in found or not found[k] for k in required):
             self.fail(ln, "missing fields " + ", ".join(k for k in required if not found.get(k)), expected)
         return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..base import Parsed, ParseError
-from .common import _cut, _Disk, _index_of, _is_command, _table_type
+from .common import _cut, _Disk, _index_of, _is_command, _table_type, sector_sizes
 
 # --- fdisk -l --------------------------------------------------------------------------------
 
@@ -134,11 +134,11 @@ def _parse_fdisk(lines: list[str], parsed: Parsed, last: int) -> None:
                     kind="unsupported-version",
                     expected="sector units: fdisk -l -u (util-linux >= 2.23 default)",
                 )
-            cur.lsec = cur.lsec or int(m.group(3))
+            cur.lsec = cur.lsec or sector_sizes(m.group(3), None, lineno)[0]
             continue
         m = _FDISK_SECTOR.match(s)
         if m:
-            cur.lsec, cur.psec = int(m.group(1)), int(m.group(2))
+            cur.lsec, cur.psec = sector_sizes(m.group(1), m.group(2), lineno)
             continue
         m = _FDISK_GEOM.match(s)
         if m:

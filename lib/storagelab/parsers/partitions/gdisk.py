@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from ..base import Parsed, ParseError
-from .common import _cut, _Disk, _is_command
+from .common import _cut, _Disk, _is_command, sector_sizes
 
 FORMATS = ("gdisk",)
 
@@ -117,9 +117,9 @@ def _header_line(cur: _Disk | None, s: str, lineno: int, last: int, parsed: Pars
         raise ParseError(f"not gdisk output: {s[:80]!r}", line=lineno, expected="'Disk DEV: N sectors, SIZE'")
     cur.line_end = lineno
     if m := _SECTOR.match(s):
-        cur.lsec = int(m.group(1))
+        cur.lsec = sector_sizes(m.group(1), None, lineno)[0]
     elif m := _SECTOR_LP.match(s):
-        cur.lsec, cur.psec = int(m.group(1)), int(m.group(2))
+        cur.lsec, cur.psec = sector_sizes(m.group(1), m.group(2), lineno)
     elif m := _USABLE.match(s):
         cur.first, cur.usable = int(m.group(1)), int(m.group(2)) - int(m.group(1)) + 1
     elif m := _FREE.match(s):

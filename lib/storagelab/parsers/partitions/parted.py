@@ -7,7 +7,7 @@ from fractions import Fraction
 from typing import cast
 
 from ..base import Parsed, ParseError
-from .common import _cut, _Disk, _is_command, _table_type
+from .common import _cut, _Disk, _is_command, _table_type, sector_sizes
 
 # --- parted ----------------------------------------------------------------------------------
 
@@ -140,7 +140,7 @@ def _parse_parted_machine(lines: list[str], parsed: Parsed, last: int) -> None:
                 )
             cur = _Disk(fields[0], lineno)
             try:
-                cur.lsec, cur.psec = int(fields[3]), int(fields[4])
+                cur.lsec, cur.psec = sector_sizes(fields[3], fields[4], lineno)
             except ValueError:
                 raise ParseError(
                     f"unreadable sector sizes {fields[3]!r}/{fields[4]!r}", line=lineno, expected="integers (bytes)"
@@ -271,7 +271,7 @@ def _parted_header_line(cur: _Disk, s: str, lineno: int, last: int, parsed: Pars
         return
     m = re.match(r"^Sector size \(logical/physical\): (\d+)B/(\d+)B$", s)
     if m:
-        cur.lsec, cur.psec = int(m.group(1)), int(m.group(2))
+        cur.lsec, cur.psec = sector_sizes(m.group(1), m.group(2), lineno)
         if cur.size_bytes is not None and cur.size_sectors is None and cur.size_rounded_to is None:
             cur.size_sectors = cur.size_bytes // cur.lsec
     elif s.startswith("Partition Table:"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..base import Parsed, ParseError
-from .common import _cut, _Disk, _disk_of, _index_of, _is_command, _table_type
+from .common import _cut, _Disk, _disk_of, _index_of, _is_command, _table_type, sector_sizes
 
 # --- sfdisk -d -------------------------------------------------------------------------------
 
@@ -69,11 +69,11 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
                     f"sfdisk unit {value!r}", line=lineno, kind="unsupported-version", expected="unit: sectors"
                 )
             elif key == "sector-size":
-                cur.lsec = int(value) if value.isdigit() else None
+                cur.lsec = sector_sizes(value, None, lineno)[0] if _is_uint(value) else None
                 if cur.lsec is None:
                     raise ParseError(f"unreadable sector-size {value!r}", line=lineno, expected="an integer")
             elif key in ("first-lba", "last-lba"):
-                if not value.isdigit():
+                if not _is_uint(value):
                     raise ParseError(f"unreadable {key} {value!r}", line=lineno, expected="an integer")
                 first, lastlba = (int(value), lastlba) if key == "first-lba" else (first, int(value))
                 cur.first = first
@@ -96,7 +96,7 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
         cur.line_end = lineno
         fields = _sfdisk_fields(m.group(2), lineno, last)
         try:
-            start, size = int(fields["start"]), int(fields["size"])
+            start, size = _uint(fields["start"]), _uint(fields["size"])
         except (KeyError, ValueError):
             raise _cut(
                 lineno,
@@ -127,6 +127,18 @@ def _parse_sfdisk(lines: list[str], parsed: Parsed, last: int) -> None:
         raise ParseError("no sfdisk dump found", line=1, expected="sfdisk -d output")
     disks.append(cur)
     _emit_dumps(disks, parsed)
+
+
+def _is_uint(text: str) -> bool:
+    """A sector number as sfdisk prints it: ASCII digits only (``str.isdigit`` also takes ``²``, which ``int``
+    refuses; ``int`` also reads ``-5``, ``+5`` and ``1_000``)."""
+    return text.isascii() and text.isdigit()
+
+
+def _uint(text: str) -> int:
+    if not _is_uint(text):
+        raise ValueError(text)
+    return int(text)
 
 
 def _emit_dumps(disks: list[_Disk], parsed: Parsed) -> None:

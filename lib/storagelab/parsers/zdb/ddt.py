@@ -178,6 +178,8 @@ class Ddt(ReaderState):
 
     def h_obj_old(self, i, m):
         entries, disk, core = int(m[5]), int(m[6]), int(m[7])
+        if max(entries, disk, core) >= 2**63:  # reliability-32: float() of a longer one raised OverflowError
+            raise self.err("a DDT size or count is out of range", i, "integers of at most 64 bits")
         self.ddt_row(
             i,
             "object",
@@ -197,6 +199,8 @@ class Ddt(ReaderState):
 
     def h_obj_new(self, i, m):
         dspace, mspace, entries = int(m[5]), int(m[6]), int(m[7])
+        if max(dspace, mspace, entries) >= 2**63:  # reliability-32: float() of a longer one raised OverflowError
+            raise self.err("a DDT size or count is out of range", i, "integers of at most 64 bits")
         self.ddt_row(
             i,
             "object",

@@ -52,6 +52,8 @@ class ReaderState:
             ) from None
         if math.isnan(v):
             return None, False
+        if math.isinf(v):  # reliability-32: round(inf) raised OverflowError (a traceback)
+            raise self.err(f"{what}: {tok[:30]!r} is out of range", i, "a number with an optional K/M/G/T/P/E suffix")
         return round(v), tok.rstrip("B")[-1:] in ("K", "M", "G", "T", "P", "E")
 
     def new_ddt(self, source: str) -> None:
