@@ -109,7 +109,7 @@ def test_a_ctime_the_clock_has_not_passed_vouches_only_after_the_tick(tmp_path, 
     assert settled == item and filestamps.clock_ns() > st.st_ctime_ns
     monkeypatch.setattr(filestamps, "clock_ns", lambda: st.st_ctime_ns)  # a clock that never passes it
     assert filestamps.settle([item], st.st_ctime_ns) == [item._replace(ctime_ns=-1)]
-    assert not filestamps.matches(filestamps.Stamp("s", *item[2:]), item._replace(ctime_ns=-1), "s")
+    assert not filestamps.matches(filestamps.Stamp("s", *item[2:6]), item._replace(ctime_ns=-1), "s")
 
 
 def test_a_file_system_whose_ctime_is_not_real_keeps_no_stamp(tmp_path, monkeypatch):

@@ -135,7 +135,7 @@ def parse_partition(rows, staging: str, local: Local | None = None):
     batch = []
 
     def flush():
-        jobs = [(b[0], b[4], b[2], b[1]) for b in batch]
+        jobs = [(b[0], b[4], b[2], b[1], 0, -1, b[5]) for b in batch]  # ListedFile's fields
         outs, tables = parse_chunk(jobs, [b[3] for b in batch])
         for name, tbl in tables.items():
             keys = [out.key for out in outs for _ in range((out.table_rows or {}).get(name, 0))]
@@ -172,7 +172,10 @@ def parse_partition(rows, staging: str, local: Local | None = None):
         if outside is not None:
             yield dict(outside=f"{name}: a symlink to {outside}, outside {local.given}: not followed")
             continue
-        batch.append((key, mtime_ns, int(r["length"]), None if local else bytes(r["content"]), name))
+        # a symlink (inside the folder) as Spark listed it is read through; a file listed as a file is opened by its
+        # own name unfollowed (ingest_open.open_input's last_link, as the local ingest's listing says)
+        link = local is not None and os.path.islink(name)
+        batch.append((key, mtime_ns, int(r["length"]), None if local else bytes(r["content"]), name, link))
         if len(batch) >= CHUNK:
             yield from flush()
     if batch:
