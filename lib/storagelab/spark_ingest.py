@@ -172,9 +172,7 @@ def parse_partition(rows, staging: str, local: Local | None = None):
         if outside is not None:
             yield dict(outside=f"{name}: a symlink to {outside}, outside {local.given}: not followed")
             continue
-        # a symlink (inside the folder) as Spark listed it is read through; a file listed as a file is opened by its
-        # own name unfollowed (ingest_open.open_input's last_link, as the local ingest's listing says)
-        link = local is not None and os.path.islink(name)
+        link = local is not None and os.path.islink(name)  # listed as a link: read through it; a file: by its name
         batch.append((key, mtime_ns, int(r["length"]), None if local else bytes(r["content"]), name, link))
         if len(batch) >= CHUNK:
             yield from flush()
@@ -630,10 +628,7 @@ def _empty_files(spark, input_path: str, local: Local | None = None) -> list[dic
                     size=0,
                     mtime_ns=out.mtime_ns,
                     sha256=out.sha256,
-                    tool=None,
-                    tool_version=None,
-                    format=None,
-                    parser_version=None,
+                    **dict.fromkeys(("tool", "tool_version", "format", "parser_version")),
                     warnings=[],
                     n_rows=0,
                     error=out.error,
