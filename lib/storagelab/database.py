@@ -22,6 +22,7 @@ from . import livefolders, paths, readcopies
 from .errors import DatabaseBusyError, StoreError
 from .interrupts import track
 from .schema import ddl
+from .usernames import user_name
 
 # created with the tables (and part of the schema signature): a path is stored once
 EXTRA_DDL = ["CREATE UNIQUE INDEX IF NOT EXISTS files_path ON files (path)"]
@@ -333,7 +334,7 @@ def _private_copy(db: Path, real: Path, ident: tuple[int, int] | None = None) ->
             try:
                 wst = os.fstat(w)
                 if not stat.S_ISREG(wst.st_mode) or wst.st_uid not in (0, os.getuid(), st.st_uid):
-                    who = _owner_name(wst.st_uid)
+                    who = user_name(wst.st_uid)
                     raise StoreError(
                         f"{db}: {wal} is a file of another user's ({who}), beside the database: DuckDB would replay "
                         "it into the database, so another user could change what the database holds; remove it if it "
@@ -362,15 +363,6 @@ def _copy_fd(src: int, to: Path) -> None:
     """The file ``src`` copied to ``to`` (holes kept, never past the size it had when this began)."""
     if not readcopies.copy_exactly(src, to, os.fstat(src).st_size):
         raise StoreError(f"{to.name}: changed while this reader copied it (a writer at work?); run it again")
-
-
-def _owner_name(uid: int) -> str:
-    import pwd  # noqa: PLC0415
-
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
 
 
 def _refuse_shared(db: Path) -> None:
