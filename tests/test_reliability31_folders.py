@@ -16,6 +16,27 @@ class _Page:
         return "<html>" + " ".join(c.source for c in nb.cells) + "</html>", {}
 
 
+def render_swapping(root, monkeypatch, when, swap) -> None:
+    """``report.render_reports(root)``, with ``swap()`` done once, as the render prepares the first page for which
+    ``when(nb, name)`` holds (nbconvert's exporter replaced by ``_Page``: 10 s under load, not the concern)."""
+    prepare, done = rendering._prepare, []
+
+    def hooked(nb, name, folder=None):
+        if not done and when(nb, name):
+            done.append(swap())
+        return prepare(nb, name, folder)
+
+    monkeypatch.setattr(rendering, "_prepare", hooked)
+    monkeypatch.setattr(rendering, "_exporter", lambda: _Page())
+    report.render_reports(root)
+
+
+def swap_folders(root) -> None:
+    """`mv a a.away; mv b a`"""
+    (root / "a").rename(root / "a.away")
+    (root / "b").rename(root / "a")
+
+
 def test_a_folder_swapped_in_while_its_pages_render_gets_none_of_the_other_selection_s_pages(tmp_path, monkeypatch):
     """`mv reports/A A.away; mv reports/B reports/A` while `report` rendered A: A's notebook, read from A's folder,
     was written by the name into B's folder (A's page under B's study, exit 0), and the index named A's pages in B's
@@ -24,17 +45,8 @@ def test_a_folder_swapped_in_while_its_pages_render_gets_none_of_the_other_selec
         (tmp_path / name / "executed").mkdir(parents=True)
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {word}")])
         nbformat.write(nb, str(tmp_path / name / "executed" / f"only_{name}.ipynb"))
-    prepare = rendering._prepare
-
-    def swapped(nb, name, folder=None):  # the swap, between reading a's notebook and writing its page
-        if name == "only_a" and (tmp_path / "b").exists():
-            (tmp_path / "a").rename(tmp_path / "a.away")
-            (tmp_path / "b").rename(tmp_path / "a")
-        return prepare(nb, name, folder)
-
-    monkeypatch.setattr(rendering, "_prepare", swapped)
-    monkeypatch.setattr(rendering, "_exporter", lambda: _Page())  # nbconvert's: 10 s under load, not the concern
-    report.render_reports(tmp_path)
+    # the swap, between reading a's notebook and writing its page
+    render_swapping(tmp_path, monkeypatch, lambda nb, name: name == "only_a", lambda: swap_folders(tmp_path))
     assert "AAA-study-page" in (tmp_path / "a.away" / "only_a.html").read_text()  # a's page in a's folder
     assert not (tmp_path / "a" / "only_a.html").exists()  # none in b's, now called a
     index = (tmp_path / "index.html").read_text()
@@ -100,17 +112,12 @@ def test_a_folder_moved_while_a_later_folder_renders_is_not_indexed_under_its_ol
         (tmp_path / name / "executed").mkdir(parents=True)
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {word}")])
         nbformat.write(nb, str(tmp_path / name / "executed" / f"only_{name}.ipynb"))
-    prepare = rendering._prepare
 
-    def moved(nb, name, folder=None):  # while b renders, a (rendered already) is moved away and its name is b's
-        if name == "only_b" and not (tmp_path / "a.away").exists():
-            (tmp_path / "a").rename(tmp_path / "a.away")
-            (tmp_path / "a").symlink_to("b")
-        return prepare(nb, name, folder)
+    def moved():  # while b renders, a (rendered already) is moved away and its name is b's
+        (tmp_path / "a").rename(tmp_path / "a.away")
+        (tmp_path / "a").symlink_to("b")
 
-    monkeypatch.setattr(rendering, "_prepare", moved)
-    monkeypatch.setattr(rendering, "_exporter", lambda: _Page())
-    report.render_reports(tmp_path)
+    render_swapping(tmp_path, monkeypatch, lambda nb, name: name == "only_b", moved)
     index = (tmp_path / "index.html").read_text()
     assert "a/only_a.html" not in index  # the code before: its card, "No summary", under b's heading
     for href in re.findall(r"href='([^'#:]+\.html)'", index):

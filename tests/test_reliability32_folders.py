@@ -7,13 +7,9 @@ import json
 import re
 
 import nbformat
+from test_reliability31_folders import render_swapping, swap_folders
 
-from storagelab import rendering, report
-
-
-class _Page:
-    def from_notebook_node(self, nb, resources):
-        return "<html>" + " ".join(c.source for c in nb.cells) + "</html>", {}
+from storagelab import report
 
 
 def test_a_folder_swapped_after_its_render_leaves_none_of_its_runs_in_the_index_under_the_other(tmp_path, monkeypatch):
@@ -30,17 +26,8 @@ def test_a_folder_swapped_after_its_render_leaves_none_of_its_runs_in_the_index_
             nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {word}-page")])
             nb.metadata["title"] = f"{word}-title"
             nbformat.write(nb, str(tmp_path / name / "executed" / f"{nb_name}.ipynb"))
-    prepare = rendering._prepare
-
-    def swapped(nb, name, folder=None):  # the swap, once a is rendered, while b renders
-        if "BBB" in nb.cells[0].source and (tmp_path / "a").exists() and not (tmp_path / "a.away").exists():
-            (tmp_path / "a").rename(tmp_path / "a.away")
-            (tmp_path / "b").rename(tmp_path / "a")
-        return prepare(nb, name, folder)
-
-    monkeypatch.setattr(rendering, "_prepare", swapped)
-    monkeypatch.setattr(rendering, "_exporter", lambda: _Page())  # nbconvert's: 10 s under load, not the concern
-    report.render_reports(tmp_path)
+    # the swap, once a is rendered, while b renders
+    render_swapping(tmp_path, monkeypatch, lambda nb, name: "BBB" in nb.cells[0].source, lambda: swap_folders(tmp_path))
     assert "AAA-page" in (tmp_path / "a.away" / "only_a.html").read_text()  # each folder's pages its own
     assert "BBB-page" in (tmp_path / "a" / "nb.html").read_text()
     index = (tmp_path / "index.html").read_text()
