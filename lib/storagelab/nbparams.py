@@ -7,7 +7,6 @@ import ast
 import io
 import math
 import re
-import stat
 import tokenize
 from pathlib import Path
 from typing import Any
@@ -56,14 +55,8 @@ def _writers(p: Path) -> str | None:
     control list), as words; None when they cannot. Reliability-32: root's notebook with `setfacl -m u:bob:rw` (or
     mode 0666, or group-writable with bob in the group) passed ``file_refusal``, which looks at the file's owner and
     folders only, and bob's cell ran as root."""
-    try:
-        st = p.stat()
-    except OSError as e:
-        return f"{p}: {e.strerror or e}"
-    if not stat.S_ISREG(st.st_mode):  # a FIFO or a device (/dev/zero is 0666): "not a regular file", next
-        return None
-    why = ownership._writable_by_others(st, p, made_in=False)  # noqa: SLF001  (its folder's rule, for the file)
-    return f"{p} {why} (mode {stat.filemode(st.st_mode)})" if why else None
+    why = ownership.file_writers(str(p))  # the rule of the files the environment names
+    return f"it is a file {why}" if why else None
 
 
 def _read(nb_path: Path):
