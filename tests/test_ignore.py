@@ -234,7 +234,7 @@ def test_the_index_decides_as_every_rule_in_order():
             for is_dir in (False, True):
                 want = False
                 for r in il.rules:
-                    if (is_dir or not r.dir_only) and r.matcher.match(rel if r.anchored else rel.rsplit("/", 1)[-1]):
+                    if (is_dir or not r.dir_only) and r.match(rel if r.anchored else rel.rsplit("/", 1)[-1]):
                         want = not r.negate
                 assert il._decide(rel, is_dir) is want, (lines, rel, is_dir)
                 checked += want
@@ -247,7 +247,7 @@ def _every_rule(il, rel):
     for k in range(1, len(parts) + 1):
         text, is_dir, want = "/".join(parts[:k]), k < len(parts), False
         for r in il.rules:
-            if (is_dir or not r.dir_only) and r.matcher.match(text if r.anchored else parts[k - 1]):
+            if (is_dir or not r.dir_only) and r.match(text if r.anchored else parts[k - 1]):
                 want = not r.negate
         if want:
             return True

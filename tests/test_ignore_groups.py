@@ -1,0 +1,57 @@
+"""Ignore rules that share a literal start are matched as one automaton (``ignore._Group``): reliability-32
+(spark-env) Medium: 5,000 lines `*x*`, each a candidate for every name, cost 5,000 automaton runs a name (0.1 s);
+100,000 such lines did not judge 200 names in 900 s. The answers must stay those of trying every rule in order."""
+
+from __future__ import annotations
+
+import random
+
+from test_ignore import _every_rule
+
+from storagelab import ignore
+from storagelab.ignore import IgnoreList
+
+
+def test_groups_split_at_their_width_answer_as_every_rule(monkeypatch):
+    """Groups made 12 positions wide, so that a start's rules fall into several groups (and a rule longer than that
+    into one of its own): the answers are those of every rule in line order, negations and folder-only lines too."""
+    monkeypatch.setattr(ignore._Group, "WIDTH", 12)
+    rnd = random.Random(33)
+    pieces = ["a", "b", "ab", "*", "?", "[ab]", "[!a]", "/", "**/", "*a*", "?b"]
+    checked = 0
+    for _ in range(120):
+        lines = ["!" * (rnd.random() < 0.3) + "".join(rnd.choices(pieces, k=rnd.randint(1, 5))) for _ in range(14)]
+        lines = [ln + "/" * (rnd.random() < 0.2) for ln in lines]
+        il = IgnoreList(lines)
+        assert any(sum(g.start == h.start for h in il.groups) > 1 for g in il.groups) or len(il.groups) < 4
+        for _ in range(10):
+            rel = "/".join(rnd.choices(["a", "b", "ab", "ba", "bab", "x"], k=rnd.randint(1, 5)))
+            want = _every_rule(il, rel)
+            assert il.ignored(rel) is want, (lines, rel)
+            checked += want
+    assert checked > 300  # matched often enough for the comparison to mean something
+
+
+def test_many_wildcard_first_lines_cost_a_few_passes_a_name(monkeypatch):
+    """5,000 lines `*<letter>*` (15 KB): a name is judged in a few passes (one per group), not 5,000: the automaton
+    runs are counted, not timed. The last line that matches decides, as before."""
+    runs = 0
+    plain = ignore.Matcher.run
+
+    def counted(self, s, text):
+        nonlocal runs
+        runs += 1
+        return plain(self, s, text)
+
+    monkeypatch.setattr(ignore.Matcher, "run", counted)
+    letters = [chr(0x4E00 + i) for i in range(5000)]
+    il = IgnoreList([*(f"*{c}*" for c in letters), f"!*{letters[7]}{letters[8]}*"])
+    assert il.ignored(f"d/x{letters[4999]}y") is True
+    assert il.ignored(f"d/x{letters[7]}{letters[8]}") is False  # the last line, a negation, decides
+    assert il.ignored("d/plain.log") is False
+    runs = 0
+    for k in range(0, 5000, 50):
+        assert il.ignored(f"d/e/a{letters[k]}b") is True
+    # 5,001 rules of 4 positions each (`*`, the letter, `*`, the end) in groups of 4,096: 5 runs a name, and 5 for the
+    # folder d/e the first time (5,001 a name before)
+    assert runs == 5 * 100 + 5
