@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from test_ignore import _every_rule
 
 from storagelab import ignore
@@ -55,3 +56,36 @@ def test_many_wildcard_first_lines_cost_a_few_passes_a_name(monkeypatch):
     # 5,001 rules of 4 positions each (`*`, the letter, `*`, the end) in groups of 4,096: 5 runs a name, and 5 for the
     # folder d/e the first time (5,001 a name before)
     assert runs == 5 * 100 + 5
+
+
+def test_a_line_said_again_is_kept_once_and_the_last_still_decides():
+    """reliability-33 (spark-env): 1,048,576 lines `a` (under the characters' cap) held 1.5 GB, a Rule each. A line
+    that a later line says again never decides (the last match does): only its last copy is kept."""
+    il = IgnoreList(["a", "!a", "*.log", "a", "a ", "b/", "!a", "a"])
+    assert [(r.pattern, r.line) for r in il.rules] == [("*.log", 3), ("b/", 6), ("!a", 7), ("a", 8)]
+    assert il.ignored("x/a") and il.ignored("b/f") and il.ignored("c.log") and not il.ignored("b")
+    assert not IgnoreList(["a", "!a"]).ignored("a") and IgnoreList(["!a", "a", "!a", "a"]).ignored("a")
+
+
+def test_more_lines_than_the_cap_are_one_line_and_groups_are_built_when_reached(monkeypatch):
+    """A rule holds about 1 KB whatever its length: 500,000 distinct one-character lines (under the characters' cap)
+    held 1 GB. Past 65,536 lines the file is refused naming the line; below it, no automaton is built at compile
+    (one per distinct literal start: most are never reached), only when a path has that start."""
+    with pytest.raises(ignore.IgnoreError) as e:
+        IgnoreList(["*.tmp"] * 65_537, source="x/.storagelabignore")
+    assert (
+        str(e.value) == "x/.storagelabignore:65537: more than 65,536 lines, more than any ignore file needs: shorten it"
+    )
+    built = 0
+    plain = ignore.Matcher.__init__
+
+    def counted(self, *args):
+        nonlocal built
+        built += 1
+        plain(self, *args)
+
+    monkeypatch.setattr(ignore.Matcher, "__init__", counted)
+    il = IgnoreList([*(chr(0x4E00 + i) + "*" for i in range(65_535)), "!" + chr(0x4E00 + 7) + "x"])
+    assert built == 0 and len(il.groups) == 65_536  # one a distinct start
+    assert il.ignored("d/" + chr(0x4E00 + 5) + "x") and not il.ignored("d/" + chr(0x4E00 + 7) + "x")
+    assert built == 3  # the three starts reached (c5, c7 and c7x)

@@ -32,7 +32,6 @@ the ignore file's folder; one without matches a file or folder name at any depth
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 import stat
@@ -267,7 +266,7 @@ class Matcher:
         return self.accepts(self.run(self.start, text))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     pattern: str  # as written (for messages)
     tokens: list
@@ -279,15 +278,10 @@ class Rule:
     rest: list | None = None  # ... and the tokens after them; None: the pattern is "*" + ``end``
     end: str = ""
 
-    @functools.cached_property
-    def matcher(self) -> Matcher:
-        """This rule's own automaton, built when asked: IgnoreList matches its rules in groups (an automaton built per
-        rule at compile, two each, cost 125,000 lines 24 s and 250 MB)."""
-        return Matcher(self.tokens)
-
     def match(self, text: str) -> bool:
-        """Whether ``text`` matches this rule on its own."""
-        return self.matcher.match(text)
+        """Whether ``text`` matches this rule on its own. IgnoreList matches its rules in groups and builds no
+        automaton per rule (two a rule, built at compile, cost 125,000 lines 24 s and 250 MB)."""
+        return Matcher(self.tokens).match(text)
 
 
 def _literal(t) -> bool:
@@ -383,9 +377,14 @@ class _Group:
 
     def __init__(self, start: str, members: list[tuple[int, Rule]]):
         self.start = start
+        self._members: list[tuple[int, Rule]] | None = members  # until the automaton is built, at its first text
+
+    def _build(self) -> None:
+        """The automaton, built when a text first has this group's start: a file of 500,000 distinct literal lines
+        has as many groups, most of which no path ever reaches (built at compile, they held 1 GB)."""
         tokens: list = []
         starts, accept_dirs, accept_files = [], {}, []
-        for k, rule in members:  # in line order: the higher the accept bit, the later the line
+        for k, rule in self._members or ():  # in line order: the higher the accept bit, the later the line
             assert rule.rest is not None
             starts.append(len(tokens))
             tokens += rule.rest
@@ -396,9 +395,12 @@ class _Group:
         self.matcher = Matcher(tokens, starts)
         self._rule_at = accept_dirs
         self._accept = {True: _bits(accept_dirs), False: _bits(accept_files)}
+        self._members = None
 
     def run(self, text: str) -> int:
         """The state after ``text``, which starts with this group's start."""
+        if self._members is not None:
+            self._build()
         return self.matcher.run(self.matcher.start, text[len(self.start) :])
 
     def last_rule(self, s: int, is_dir: bool) -> int:
@@ -469,19 +471,39 @@ def _size(folder: _Folder) -> int:
     return sum(s.bit_length() for s in folder.states.values())
 
 
+def _last_of_each(rules: list[Rule]) -> list[Rule]:
+    """The rules without a line that a later line says again (the same pattern, `!` and `/`): the last line that
+    matches decides, so an earlier copy never does (reliability-33: a file of one line said a million times)."""
+    seen: set = set()
+    kept = []
+    for rule in reversed(rules):
+        said = (tuple(rule.tokens), rule.negate, rule.dir_only, rule.anchored)
+        if said not in seen:
+            seen.add(said)
+            kept.append(rule)
+    return kept[::-1]
+
+
 class IgnoreList:
     """The rules of one ignore file; ``ignored(rel)`` for a file's path relative to its folder."""
 
     # reliability-31 (spark-env): a rule compiled holds about 70 bytes per character of its line (a 1 MB line +72 MB),
     # and a 256 MB ignore file was read: its compile alone would have taken some 18 GB. Ignore files are a few KB.
     MAX_CHARACTERS = 1 << 20
+    # reliability-33 (spark-env): a rule holds about 1 KB whatever its length (500,000 distinct one-character lines,
+    # under the characters' cap, held 1 GB; 520 MB once groups were built when reached), so the lines are capped too
+    MAX_LINES = 1 << 16
 
     def __init__(self, lines: Iterable[str], source: str = IGNORE_FILE):
         self.source = source
         self.rules = []
         size = 0
         for i, ln in enumerate(lines, 1):
-            size += len(ln)
+            if i > self.MAX_LINES:
+                raise IgnoreError(
+                    f"{source}:{i}: more than {self.MAX_LINES:,} lines, more than any ignore file needs: shorten it"
+                )
+            size += len(ln) + 1  # its end too
             if size > self.MAX_CHARACTERS:  # before the line is compiled (about 70 bytes a character)
                 raise IgnoreError(
                     f"{source}:{i}: the lines up to here hold {size:,} characters, more than any ignore file needs "
@@ -493,6 +515,7 @@ class IgnoreList:
                 raise IgnoreError(f"{source}:{i}: {e} in {ln.strip()!r}: fix or delete that line") from None
             if rule:
                 self.rules.append(rule)
+        self.rules = _last_of_each(self.rules)
         self._dirs: dict[str, _Folder] = {"": _TOP}
         self._kept_bits = 0  # the size of the states of the folders kept
         self.groups: list[_Group] = []
