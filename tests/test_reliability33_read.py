@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+
+import pytest
 
 from storagelab import ownership, paths
 
@@ -59,3 +62,53 @@ def test_the_environment_is_refused_before_openssl_is_loaded_and_coverage_saves_
         assert run.stdout.split() == ["2", "2", "False"], run.stdout + run.stderr
         assert f"{var} ({value}) is a file that can be written by every user" in run.stderr
     assert victim.read_text() == "root's\n"
+
+
+def _fake_process(proc, pid: int, uid: int, groups: str = "", fd_to=None, flags: str = "0100002", maps: str = ""):
+    """A process as /proc shows it: its status, one descriptor (a link to ``fd_to``) with its flags, its maps."""
+    d = proc / str(pid)
+    (d / "fd").mkdir(parents=True)
+    (d / "fdinfo").mkdir()
+    (d / "status").write_text(
+        f"Name:\tx\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nGid:\t{uid}\t{uid}\t{uid}\t{uid}\nGroups:\t{groups}\n"
+    )
+    if fd_to is not None:
+        (d / "fd" / "3").symlink_to(fd_to)
+        (d / "fdinfo" / "3").write_text(f"pos:\t0\nflags:\t{flags}\nmnt_id:\t1\n")
+    (d / "maps").write_text(maps)
+
+
+def test_a_notebook_another_users_process_can_still_write_is_refused(tmp_path, monkeypatch):
+    # reliability-33: root's notebook, 0666, opened for writing by the second user, then made 0644 by root: resolve()
+    # passed it (mode and ACL say no one else may open it now), and the cell they wrote through their descriptor ran
+    # as root, exit 0. And a group-writable one whose group no longer lists them, while a shell of theirs kept it
+    from storagelab import livewriters, nbparams
+    from storagelab.errors import ParameterError
+
+    tmp_path.chmod(0o755)
+    nb = tmp_path / "nb.ipynb"
+    shutil.copyfile(paths.NOTEBOOKS / "07_explore.ipynb", nb)
+    nb.chmod(0o644)
+    proc = tmp_path / "proc"
+    monkeypatch.setattr(livewriters, "PROC", str(proc))
+    other = os.getuid() + 4242
+    _fake_process(proc, 11, other, fd_to=nb, flags="0100000")  # read only: no writer
+    _fake_process(proc, 12, os.getuid(), fd_to=nb)  # this user's own: no writer
+    assert nbparams.resolve(str(nb)) == nb.resolve()
+    _fake_process(proc, 13, other, fd_to=nb)  # O_RDWR
+    with pytest.raises(ParameterError, match=r"\(pid 13\) holds open for writing"):
+        nbparams.resolve(str(nb))
+    shutil.rmtree(proc / "13")
+    st = nb.stat()
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}"
+    _fake_process(proc, 14, other, maps=f"7f00-7f01 rw-s 00000000 {dev} {st.st_ino}    {nb}\n")
+    with pytest.raises(ParameterError, match=r"\(pid 14\) holds open for writing"):
+        nbparams.resolve(str(nb))
+    shutil.rmtree(proc / "14")
+    gid = st.st_gid
+    _fake_process(proc, 15, other, groups=f"{gid + 1} {gid}")
+    assert nbparams.resolve(str(nb)) == nb.resolve()  # 0644: the group may not write
+    nb.chmod(0o664)
+    monkeypatch.setattr(ownership, "_group_members", lambda gid: set())  # /etc/group lists no one else now
+    with pytest.raises(ParameterError, match=r"\(pid 15\) can write as a member of its group"):
+        nbparams.resolve(str(nb))
