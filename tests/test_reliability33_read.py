@@ -112,3 +112,48 @@ def test_a_notebook_another_users_process_can_still_write_is_refused(tmp_path, m
     monkeypatch.setattr(ownership, "_group_members", lambda gid: set())  # /etc/group lists no one else now
     with pytest.raises(ParameterError, match=r"\(pid 15\) can write as a member of its group"):
         nbparams.resolve(str(nb))
+
+
+def test_a_fifo_at_a_parquet_writes_lock_name_does_not_hold_the_sweep(tmp_path):
+    # reliability-33: `sql --parquet /tmp/shared/res.parquet` (a sticky folder) beside root's leftover
+    # .res.parquet.<pid>.<8>.tmp whose lock was gone: the second user's FIFO at the lock's name held the sweep's open
+    # for ever, saying nothing (Ctrl-C ended it)
+    import threading
+
+    from storagelab import sqlout
+
+    dest = tmp_path / "res.parquet"
+    left = tmp_path / ".res.parquet.4000000.abcdefgh.tmp"
+    left.write_bytes(b"x")
+    lock = tmp_path / ".res.parquet.4000000.abcdefgh.lock"
+    os.mkfifo(lock)
+    t = threading.Thread(target=sqlout._sweep_orphans, args=(dest,), daemon=True)
+    t.start()
+    t.join(5)
+    if t.is_alive():  # the old code: let its open end
+        os.close(os.open(lock, os.O_WRONLY | os.O_NONBLOCK))
+    assert not t.is_alive()
+    assert not left.exists()  # pid 4000000 is gone: its leftover is swept
+
+
+def test_a_database_another_users_process_can_still_write_is_theirs(tmp_path, monkeypatch):
+    # reliability-33: root's database, 0666, opened for writing by the second user, then made 0600 by root: they
+    # wrote a view of read_text('/root/...') through their descriptor, and root's `sql --db` printed the file, rc 0
+    import duckdb
+
+    from storagelab import database, livewriters
+    from storagelab.store.faults import StoreError
+
+    tmp_path.chmod(0o700)
+    secret, db = tmp_path / "secret.txt", tmp_path / "r.duckdb"
+    secret.write_text("secret-h50r\n")
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE VIEW fio_results AS SELECT content AS bw FROM read_text('{secret}')")
+    con.close()
+    db.chmod(0o600)
+    proc = tmp_path / "proc"
+    monkeypatch.setattr(livewriters, "PROC", str(proc))
+    _fake_process(proc, 21, os.getuid() + 4242, fd_to=db)
+    with pytest.raises(StoreError, match="views or macros"):
+        with database.connect(db, read_only=True) as c:
+            c.execute("SELECT * FROM fio_results").fetchall()
