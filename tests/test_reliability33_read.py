@@ -157,3 +157,69 @@ def test_a_database_another_users_process_can_still_write_is_theirs(tmp_path, mo
     with pytest.raises(StoreError, match="views or macros"):
         with database.connect(db, read_only=True) as c:
             c.execute("SELECT * FROM fio_results").fetchall()
+
+
+def test_a_dataset_part_others_can_write_is_not_read_by_name_as_ours(tmp_path):
+    # reliability-33: root's dataset (root's 0755 folders) with one part made 0666: the second user rewrote it, its
+    # size kept (meta.json's check), with every bandwidth 1; open_dataset read it by name and their_writers() was
+    # empty: their numbers in root's sums, unmarked, rc 0. A part others can write makes the dataset theirs too
+    from storagelab import dataset
+
+    where = tmp_path / "ds"
+    part = where / "fio_results" / "tool=fio" / "part-1.parquet"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"PAR1")
+    for d in (where, part.parent, part.parent.parent):
+        d.chmod(0o755)
+    part.chmod(0o644)
+    info = {"parts": {"fio_results": {"fio_results/tool=fio/part-1.parquet": 4}}}
+    assert dataset._only_ours(where, info)
+    part.chmod(0o666)
+    assert not dataset._only_ours(where, info)
+    part.chmod(0o664)
+    assert not dataset._only_ours(where, info)
+
+
+def test_a_dataset_part_another_users_process_holds_for_writing_is_not_ours(tmp_path, monkeypatch):
+    # reliability-33: the same part made 0644 again after the second user opened it for writing (High 2's descriptor)
+    from storagelab import dataset, livewriters
+
+    where = tmp_path / "ds"
+    part = where / "t" / "part-1.parquet"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"PAR1")
+    part.chmod(0o644)
+    info = {"parts": {"t": {"t/part-1.parquet": 4}}}
+    proc = tmp_path / "proc"
+    monkeypatch.setattr(livewriters, "PROC", str(proc))
+    _fake_process(proc, 31, os.getuid() + 4242, fd_to=where / "t", flags="0200000")  # their folder descriptor: no
+    assert dataset._only_ours(where, info)
+    _fake_process(proc, 32, os.getuid() + 4242, fd_to=part)
+    assert not dataset._only_ours(where, info)
+
+
+def test_a_folder_whose_group_a_running_process_of_another_user_keeps_is_theirs_too(tmp_path, monkeypatch):
+    # reliability-33: root's notebook in root's folder of group h50g (0775); the second user taken out of h50g
+    # (gpasswd -d) while a shell of theirs ran: /etc/group listed no one else, the folder passed as root's alone, and
+    # their process (still in h50g) renamed their notebook over root's after the check: its cell ran as root, rc 0
+    from storagelab import livewriters, nbparams
+    from storagelab.errors import ParameterError
+
+    folder = tmp_path / "g"
+    folder.mkdir()
+    nb = folder / "nb.ipynb"
+    shutil.copyfile(paths.NOTEBOOKS / "07_explore.ipynb", nb)
+    nb.chmod(0o644)
+    tmp_path.chmod(0o755)
+    gid = folder.stat().st_gid
+    monkeypatch.setattr(ownership, "_group_members", lambda g: set())  # /etc/group: no one else (as on the old code)
+    monkeypatch.setattr(livewriters, "PROC", str(tmp_path / "proc"))
+    folder.chmod(0o775)
+    assert nbparams.resolve(str(nb)) == nb.resolve()  # no process of another user in it
+    from storagelab import usernames
+
+    monkeypatch.setattr(ownership, "_group_members", usernames.group_members)
+    monkeypatch.setattr(usernames.grp, "getgrgid", lambda g: type("G", (), {"gr_mem": [], "gr_name": "g"})())
+    _fake_process(tmp_path / "proc", 41, os.getuid() + 4242, groups=f"{gid}")
+    with pytest.raises(ParameterError, match=r"can be written by its group .*which has other users"):
+        nbparams.resolve(str(nb))
