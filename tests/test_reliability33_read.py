@@ -72,9 +72,11 @@ def _fake_process(proc, pid: int, uid: int, groups: str = "", fd_to=None, flags:
     (d / "status").write_text(
         f"Name:\tx\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nGid:\t{uid}\t{uid}\t{uid}\t{uid}\nGroups:\t{groups}\n"
     )
-    if fd_to is not None:
+    if fd_to is not None:  # as the kernel shows it: the file's mount (its device in mountinfo) and inode
+        st = os.stat(fd_to)
         (d / "fd" / "3").symlink_to(fd_to)
-        (d / "fdinfo" / "3").write_text(f"pos:\t0\nflags:\t{flags}\nmnt_id:\t1\n")
+        (d / "fdinfo" / "3").write_text(f"pos:\t0\nflags:\t{flags}\nmnt_id:\t7\nino:\t{st.st_ino}\n")
+        (d / "mountinfo").write_text(f"7 1 {os.major(st.st_dev)}:{os.minor(st.st_dev)} / / rw - ext4 /dev/x rw\n")
     (d / "maps").write_text(maps)
 
 
@@ -96,6 +98,10 @@ def test_a_notebook_another_users_process_can_still_write_is_refused(tmp_path, m
     _fake_process(proc, 12, os.getuid(), fd_to=nb)  # this user's own: no writer
     assert nbparams.resolve(str(nb)) == nb.resolve()
     _fake_process(proc, 13, other, fd_to=nb)  # O_RDWR
+    # read from fdinfo alone, not by a stat through the link: on the second user's stopped FUSE mount that stat
+    # waited until Ctrl-C (a link that leads nowhere stands for it here)
+    (proc / "13" / "fd" / "3").unlink()
+    (proc / "13" / "fd" / "3").symlink_to(tmp_path / "nowhere")
     with pytest.raises(ParameterError, match=r"\(pid 13\) holds open for writing"):
         nbparams.resolve(str(nb))
     shutil.rmtree(proc / "13")

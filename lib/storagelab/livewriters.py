@@ -92,23 +92,39 @@ def _credentials(pid: str) -> tuple[int, set[int]]:
 
 
 def _held_for_writing(pid: str) -> set[tuple[int, int]]:
-    """The (device, inode) of each regular file the process holds a descriptor open for writing to."""
+    """The (device, inode) of each file the process holds a descriptor open for writing to, from its fdinfo alone
+    (flags, mnt_id, ino): a stat through /proc/PID/fd/N asks the file's file system, and on a FUSE mount whose
+    process the second user stopped (kill -STOP) root's `run` of its own notebook waited there until Ctrl-C."""
     try:
         fds = os.listdir(f"{PROC}/{pid}/fd")
     except OSError:
         return set()
-    out = set()
+    out, devices = set(), _devices(pid)
     for fd in fds:
         try:
-            here = os.stat(f"{PROC}/{pid}/fd/{fd}")
-            if not stat.S_ISREG(here.st_mode):
-                continue
             with open(f"{PROC}/{pid}/fdinfo/{fd}", encoding="ascii", errors="replace") as f:
-                flags = next(int(line.split()[1], 8) for line in f if line.startswith("flags:"))
-        except (OSError, ValueError, StopIteration, IndexError):
+                info = dict(line.split(":", 1) for line in f if ":" in line)
+            flags, mount, ino = int(info["flags"], 8), int(info["mnt_id"]), int(info["ino"])
+        except (OSError, ValueError, KeyError):
             continue
-        if flags & (os.O_WRONLY | os.O_RDWR):
-            out.add((here.st_dev, here.st_ino))
+        if flags & (os.O_WRONLY | os.O_RDWR) and mount in devices:
+            out.add((devices[mount], ino))
+    return out
+
+
+def _devices(pid: str) -> dict[int, int]:
+    """Mount id -> device number, from the process's mountinfo (its own mount namespace's ids)."""
+    try:
+        with open(f"{PROC}/{pid}/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return {}
+    out = {}
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 2 and fields[0].isdigit() and ":" in fields[2]:
+            major, minor = fields[2].split(":", 1)
+            out[int(fields[0])] = os.makedev(int(major), int(minor))
     return out
 
 
