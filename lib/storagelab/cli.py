@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from contextlib import contextmanager, suppress
+from importlib import import_module
 from pathlib import Path
 
 from . import _early_interrupt, checks, cli_parser, labstart, memfloor, ownership, paths, reportlock, runoutput, stdfds
@@ -648,9 +649,8 @@ def main(argv: list[str] | None = None) -> int:
         ownership.no_write_for_others()
     argv = sys.argv[1:] if argv is None else list(argv)
     if len(argv) >= 2 and argv[0] == "lab" and argv[1] in ("fio", "bonnie", "zfs-sweep"):
-        from .lab import main as lab_main  # noqa: PLC0415  kept out of the CLI's start-up (0.25 s); storagelab lab fio|bonnie|zfs-sweep: measure your own disks
-
-        return _guarded(argparse.Namespace(cmd="lab " + argv[1], func=lambda _: lab_main(argv[1:])), top)
+        lab = argparse.Namespace(cmd="lab " + argv[1], func=lambda _: import_module(".lab", __package__).main(argv[1:]))
+        return _guarded(lab, top)  # lab: imported once the environment is checked (r-33: duckdb's import loads OpenSSL)
     args, unknown = p.parse_known_args(argv)
     if args.cmd == "lab":
         args.extra = unknown
@@ -746,13 +746,13 @@ def _reader_gone(cmd: str) -> int:
 def _run_guarded(args) -> int:
     """``_guarded``'s body, with its Ctrl-C latch installed."""
     try:  # Ctrl-C during this import (duckdb and the store: about 0.3 s) is an interruption too, not a traceback
-        with _sigint_held():
-            from .store.faults import interrupted  # noqa: PLC0415  (kept out of the CLI's start-up (130 ms))
+        low = stdfds.refusal(args) or memfloor.too_low(args.cmd) or checks.too_low_limits(args.cmd)
+        low = low or ownership.environment_refusal() or ownership.names_refusal(args)  # names: a --db not UTF-8 (r13)
+        if not low:  # r-33: checked first: duckdb's import loads OpenSSL, and the .so files OPENSSL_CONF's file names
+            with _sigint_held():
+                from .store.faults import interrupted  # noqa: PLC0415  (kept out of the CLI's start-up (130 ms))
     except KeyboardInterrupt:
         return _interrupted(args)
-
-    low = stdfds.refusal(args) or memfloor.too_low(args.cmd) or checks.too_low_limits(args.cmd)
-    low = low or ownership.environment_refusal() or ownership.names_refusal(args)  # names: a --db not UTF-8 (r13)
     if low:
         say(f"storagelab {args.cmd}: {low}")
         return 2

@@ -51,6 +51,7 @@ from .database import disk_full, first_line, inject, not_built, schema_signature
 from .errors import StoreError
 from .ingest_open import _resolve, open_input, read_input
 from .interrupts import track
+from .livewriters import live_writer
 from .ownership import SharedFolderError, made_refusal
 from .schema import all_tables
 
@@ -650,7 +651,19 @@ def _only_ours(where: Path, info: dict) -> bool:
             if st.st_uid not in (0, os.getuid()) or st.st_mode & 0o022 or stat.S_ISLNK(st.st_mode):
                 return False
             folder = folder.parent
-    return True
+    # reliability-33: and every listed part: root's part made 0666, rewritten by the second user (its size kept, as
+    # meta.json lists it) with every bandwidth 1, was read by name and its numbers counted as root's (sum changed, rc 0)
+    # (and a part another user's process holds open for writing, opened while it was writable: livewriters)
+    stats = [_only_ours_file(where / rel) for files in info["parts"].values() for rel in files]
+    return all(stats) and live_writer(*(st for st in stats if st)) is None
+
+
+def _only_ours_file(path: Path) -> os.stat_result | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) and st.st_uid in (0, os.getuid()) and not st.st_mode & 0o022 else None
 
 
 def _checked_copy(path: Path, where: Path, info: dict) -> Path:

@@ -13,6 +13,31 @@ import os
 import re
 
 SHELL_FILES = ("BASH_ENV",)
+# reliability-33: files the libraries of every command and kernel read or write by a name from the environment.
+# OpenSSL (Python's ssl, imported by asyncio in every kernel, and pyarrow) reads OPENSSL_CONF and loads the shared
+# objects its provider and engine sections name: `OPENSSL_CONF=/tmp/theirs/openssl.cnf storagelab run 07_explore`
+# loaded their .so as uid 0. Coverage's a1_coverage.pth starts coverage in every Python process when
+# COVERAGE_PROCESS_START names a configuration, and writes its data_file at exit (their `data_file = /root/x`
+# overwrote root's 0600 file with coverage's database, mode 0644). Python's ssl appends to SSLKEYLOGFILE, pydevd (the
+# kernels' debugger) writes PYDEVD_DEBUG_FILE and DEBUGPY_LOG_DIR's debugpy.pydevd.<pid>.log, coverage its
+# COVERAGE_DEBUG_FILE: all by name (root's kernel made its files in the second user's folder)
+LIBRARY_FILES = ("OPENSSL_CONF", "COVERAGE_PROCESS_START", "COVERAGE_DEBUG_FILE", "SSLKEYLOGFILE", "PYDEVD_DEBUG_FILE")
+LIBRARY_FOLDERS = ("OPENSSL_MODULES", "OPENSSL_ENGINES", "DEBUGPY_LOG_DIR")
+
+
+def unsaved_coverage(environ) -> None:
+    """Coverage started (by its .pth, before this code ran) from this process's own COVERAGE_PROCESS_START, stopped
+    unsaved, once the environment is refused: it writes the data file its configuration names at exit."""
+    import sys  # noqa: PLC0415
+
+    coverage = sys.modules.get("coverage")
+    if environ is not os.environ or not environ.get("COVERAGE_PROCESS_START") or coverage is None:
+        return
+    if (current := coverage.Coverage.current()) is not None:
+        current._auto_save = False  # noqa: SLF001  (its at-exit save; coverage has no public switch)
+        current.stop()
+
+
 # the JVMs' option variables (ownership.environment_refusal checks the folder of each path in them, reliability-14/15);
 # reliability-19: spark-class runs Spark's launcher, a JVM of its own, with SPARK_LAUNCHER_OPTS
 # (`SPARK_LAUNCHER_OPTS=-javaagent:/tmp/theirs/agent.jar storagelab spark-ingest ...` -> "their agent ran as root")

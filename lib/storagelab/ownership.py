@@ -14,9 +14,11 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from . import envfiles
 from .emptyvars import empty_is_here
 from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal, from_spark_folder, named_files, spark_folders, words
 from .errors import StoragelabError
+from .livewriters import live_writer as _live
 from .usernames import group_members as _group_members
 from .usernames import group_name as _group_name
 from .usernames import user_name as _user_name
@@ -350,6 +352,7 @@ ENVIRONMENT_FOLDERS = (
     "GCONV_PATH",
     "LOCPATH",
     "LD_PROFILE_OUTPUT",
+    *envfiles.LIBRARY_FOLDERS,  # reliability-33: OpenSSL's provider and engine modules, debugpy's logs (envfiles)
 )
 TEMPORARY = ("TMPDIR", "TEMP", "TMP")  # only new names are made there (mkdtemp): a sticky folder will do
 # programs named by the environment and run by Spark (spark-ingest keeps them: os.environ.setdefault); their folder
@@ -360,6 +363,7 @@ BROWSERS = "BROWSER"  # reliability-15: the commands `storagelab lab` opens its 
 # "startup ran as uid 0"); JupyterLab takes its token from JUPYTER_TOKEN_FILE (a token the user knows opens root's
 # JupyterLab to them). Their folder is checked as a PATH entry is, and the file must not be another user's
 ENVIRONMENT_FILES = ("PYTHONSTARTUP", "JUPYTER_TOKEN_FILE", "FONTCONFIG_FILE", "LD_DEBUG_OUTPUT", *SHELL_FILES)
+ENVIRONMENT_FILES += envfiles.LIBRARY_FILES  # reliability-33: OpenSSL's configuration, coverage's (envfiles)
 # libraries the dynamic loader loads into every program run, named by path, blanks or colons between
 # (reliability-16): the folder of each is checked as a PATH entry is
 LOADED_LIBRARIES = ("LD_PRELOAD", "LD_AUDIT")
@@ -382,6 +386,12 @@ def environment_refusal(environ=None) -> str | None:
     sticky folder (/tmp): everything made there is made by a new name (mkdtemp); the others may not (names known in
     advance, made by name)."""
     environ = os.environ if environ is None else environ
+    if why := _environment_refusal(environ):
+        envfiles.unsaved_coverage(environ)  # reliability-33: a refused COVERAGE_PROCESS_START's is not saved
+    return why
+
+
+def _environment_refusal(environ) -> str | None:
     invoker = _sudo_invoker(environ)
     named = [(var, given) for var in ENVIRONMENT_FOLDERS for given in _listed(environ, var)]
     named += [(var, os.path.dirname(environ[var])) for var in ENVIRONMENT_PROGRAMS if "/" in environ.get(var, "")]
@@ -735,8 +745,8 @@ def file_writers(path: str, invoker: int | None = None) -> str | None:
         return None
     if st.st_uid not in (0, os.getuid(), invoker):
         return f"of another user's ({_user_name(st.st_uid)})"
-    loose = stat.S_ISREG(st.st_mode) and _writable_by_others(st, path, made_in=False)
-    return f"that {loose}" if loose else None
+    loose = stat.S_ISREG(st.st_mode) and (_writable_by_others(st, path, made_in=False) or _live(st, trusted=invoker))
+    return f"that {loose}" if loose else None  # r-33: live_writer: a descriptor they opened while it was writable
 
 
 def no_write_for_others() -> None:

@@ -348,13 +348,15 @@ def _sweep_orphans(dest: Path) -> None:
 def _write_over(lock: Path, pid: int, alive) -> bool:
     """Whether the write that made this lock file (or would have) is over: its lock not held; without one, its pid
     gone."""
-    try:
-        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW)
+    try:  # r-33: O_NONBLOCK: another user's FIFO at the lock's name (a sticky folder) held this open for ever
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return not alive(pid)
     except OSError:
         return False
     try:
+        if not stat.S_ISREG((st := os.fstat(fd)).st_mode) or st.st_uid != os.getuid():
+            return not alive(pid)  # not a lock file of this user's: none
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return False

@@ -5,14 +5,17 @@ from __future__ import annotations
 import grp
 import pwd
 
+from .livewriters import group_users
+
 
 def group_members(gid: int) -> set[str]:
-    """The users in group ``gid``: its listed members and the users whose primary group it is."""
+    """The users in group ``gid``: its listed members, the users whose primary group it is, and (reliability-33) the
+    users of running processes in it (``livewriters.group_users``)."""
     try:
         members = set(grp.getgrgid(gid).gr_mem)
     except KeyError:  # a group without a name: its users are unknown, so assume there are others
         return {f"gid {gid}"}
-    return members | {u.pw_name for u in pwd.getpwall() if u.pw_gid == gid}
+    return members | {u.pw_name for u in pwd.getpwall() if u.pw_gid == gid} | group_users(gid)
 
 
 def group_name(gid: int) -> str:
