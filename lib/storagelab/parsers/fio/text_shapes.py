@@ -82,10 +82,10 @@ _DISK_CUE = re.compile(r"^\s*\S+: ios=")
 _DISK = re.compile(
     r"^\s*(?P<name>\S+): ios=(?P<rio>\d+)/(?P<wio>\d+),(?: sectors=(?P<rsec>\d+)/(?P<wsec>\d+),)?"
     r" merge=(?P<rm>\d+)/(?P<wm>\d+), ticks=(?P<rt>\d+)/(?P<wt>\d+), in_queue=(?P<q>\d+),"
-    r" util=(?P<util>[0-9.]+)%"
+    r" util=(?P<util>[0-9]+(?:\.[0-9]+)?)%"
     r"(?:, aggrios=(?P<ario>\d+)/(?P<awio>\d+),(?: aggsectors=(?P<arsec>\d+)/(?P<awsec>\d+),)?"
     r" aggrmerge=(?P<arm>\d+)/(?P<awm>\d+), aggrticks=(?P<art>\d+)/(?P<awt>\d+),"
-    r" aggrin_queue=(?P<aq>\d+), aggrutil=(?P<autil>[0-9.]+)%)?\s*$"
+    r" aggrin_queue=(?P<aq>\d+), aggrutil=(?P<autil>[0-9]+(?:\.[0-9]+)?)%)?\s*$"
 )
 _PAIRS = re.compile(r"(\w+)=\s*([^,]*?)\s*(?=,|$)")
 _LEAD_NUM = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)")

@@ -1,0 +1,128 @@
+"""reliability-33 (input): a number of a log is stored as printed, or the file is refused (or warned about) with its
+line; never a part of a number, and never a line dropped without a word.
+
+Each case is a real fixture with the one change that docs/reliability-33-scripts/input-numforms.py.txt (numbers in
+other forms) or input-trunc.py.txt (every fixture cut at every line and inside numbers) found stored wrong with exit
+0 and no warning, or raising a traceback out of a parser.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from storagelab.errors import ParseError
+from storagelab.parsers import parse_bytes
+
+FIX = Path(__file__).parent / "fixtures"
+SYSCTL = "arcstats/freebsd-14/sysctl-kstat.zfs.misc.arcstats.txt"
+
+
+def _mutated(rel: str, old: str, new: str) -> bytes:
+    text = (FIX / rel).read_text()
+    assert old in text
+    return text.replace(old, new, 1).encode()
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("10, 5, 1, 4096\n20, 6, 1, 40", 2),  # fio 2.x: block size 4096 cut to 40
+        ("10, 5, 0, 4096, 0x2004\n20, 5, 0, 4096, 0x20", 2),  # log_prio=1: priority 0x2004 cut to 0x20
+        ("0, 1, 0, 4096, 65", 1),  # one line, offset 65536 cut to 65
+    ],
+)
+def test_a_fio_log_whose_last_line_has_no_line_end_is_refused_as_cut(text, line):
+    """Before: the last line's last column, cut short, was stored (4096 -> 40) with exit 0 and no warning."""
+    with pytest.raises(ParseError) as e:
+        parse_bytes(text.encode(), "x_bw.1.log")
+    assert e.value.kind == "truncated" and e.value.line == line
+
+
+def test_a_fio_log_ending_in_blanks_or_a_lone_cr_is_still_whole():
+    for text in ("10, 5, 1, 4096\n20, 6, 1, 4096\n  ", "10, 5, 1, 4096\r\n20, 6, 1, 4096\r"):
+        parsed, _ = parse_bytes(text.encode(), "x_bw.1.log")
+        assert [r["block_size_bytes"] for r in parsed.rows("fio_log_samples")] == [4096, 4096]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("iohits: 2530", "iohits: 2'530"),  # a Swiss thousands separator
+        ("iohits: 2530", "iohits: 2\u202f530"),  # a narrow no-break space (French)
+        ("iohits: 2530", "iohits: 2530x"),
+        ("iohits: 2530", "iohits: 0x9e2"),
+    ],
+)
+def test_a_sysctl_arcstats_line_with_an_unreadable_value_is_refused_not_dropped(old, new):
+    """Before: the counter's line did not match and was skipped: the counter lost with exit 0 and no warning."""
+    with pytest.raises(ParseError) as e:
+        parse_bytes(_mutated(SYSCTL, old, new), "x.txt")
+    assert e.value.line == 147 and "not an arcstats line" in str(e.value)
+
+
+@pytest.mark.parametrize("new", ["1 000,4", "1\u2009000.4", "0.4 x"])
+def test_an_arcstat_row_with_one_cell_too_many_is_refused_not_skipped(new):
+    """Before: under a header without a time column, a row of another width was skipped: 19 values of 38 lost."""
+    rel = "arcstats/linux-2.2-arcstat/arcstat-f-600s.txt"
+    with pytest.raises(ParseError) as e:
+        parse_bytes(_mutated(rel, "  816   0.4  ", f"  816   {new}  "), "x.txt")
+    assert e.value.line == 4
+
+
+@pytest.mark.parametrize(
+    ("rel", "cut", "line"),
+    [
+        (SYSCTL, "kstat.zfs.misc.arcstats.hits: 14", 148),  # hits 1473806
+        ("pv/1.6.20/pv-n-b.txt", "4194304", 4),  # 41943040
+        (
+            "zfs-sendrecv/published/openzfs-13262-send-receive-2.1.3.txt",
+            "send from @1 to POOL/fs1@2 estimated size is 7",
+            1,
+        ),
+    ],
+)
+def test_a_log_cut_inside_its_last_number_is_named_in_a_warning(rel, cut, line):
+    """Before: a log copied while written, its last number cut short, was stored with exit 0 and no word."""
+    text = (FIX / rel).read_text()
+    lines = text.split("\n")
+    assert lines[line - 1].startswith(cut) and lines[line - 1] != cut
+    data = "\n".join([*lines[: line - 1], cut]).encode()
+    parsed, _ = parse_bytes(data, "x.txt")
+    assert any(w.startswith(f"line {line}: the file ends without a line end") for w in parsed.warnings)
+    whole, _ = parse_bytes(text.encode(), "x.txt")
+    assert not any("ends without a line end" in w for w in whole.warnings)
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "line"),
+    [
+        (
+            "../../data/raw/homelab-mergerfs/fio-mdadm-raid1-ext4-bitmap-internal.txt",
+            "util=54.05%",
+            "util=54.05.5.1%",
+            6,
+        ),
+        ("partitions/fdisk-constructed-2.20-sec63.txt", "*          63", "*         -63", 10),
+    ],
+)
+def test_a_corrupt_number_is_a_parse_error_not_a_traceback(rel, old, new, line):
+    """Before: ValueError out of the parser (float('54.05.5.1'); sectors.alignment of a negative start)."""
+    with pytest.raises(ParseError) as e:
+        parse_bytes(_mutated(rel, old, new), "x.txt")
+    assert e.value.line == line
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "line"),
+    [
+        ("zfs-fuse/0.7.0/bonnie/bon_csv2txt.out", "974m ", "974MB ", 10),  # a unit in another spelling
+        ("../../data/raw/freebsd-bonnie-dedup/bonnie-compare-sec63-vs-aligned.txt", " 78.9m", " +78.9m", 6),
+    ],
+)
+def test_a_bonnie_result_row_with_an_unreadable_cell_is_refused_not_dropped(rel, old, new, line):
+    """Before: the row ended its table: it and the rows under it were lost (74 results -> 54) with exit 0."""
+    with pytest.raises(ParseError) as e:
+        parse_bytes(_mutated(rel, old, new), "x.txt")
+    assert e.value.line == line and "unreadable result row" in str(e.value)
