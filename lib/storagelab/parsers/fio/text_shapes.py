@@ -126,3 +126,5 @@ _ISSUED_RWD = re.compile(r"r=(\d+)/w=(\d+)(?:/d=(\d+))?")
 _ISSUED_COUNTS = re.compile(r"\d+(?:,\d+){2,3}|\d+(?:/\d+){1,2}")
 _COMMA_SLASH = re.compile(r"[,/]")
 _BS_RANGE = re.compile(r"([0-9.]+\s*[A-Za-z]*)-([0-9.]+\s*[A-Za-z]*)")
+_BS_PIECES = re.compile(r"\s*[/,]\s*")  # 2.x: 4K-4K/4K-4K/4K-4K; 3.x: (R) 4096B-4096B, (W) ...
+_BS_LABEL = re.compile(r"^\([RWT]\)\s*")
