@@ -126,3 +126,38 @@ def test_a_bonnie_result_row_with_an_unreadable_cell_is_refused_not_dropped(rel,
     with pytest.raises(ParseError) as e:
         parse_bytes(_mutated(rel, old, new), "x.txt")
     assert e.value.line == line and "unreadable result row" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new"),
+    [
+        ("fio/2.2.10/rbd-write-wrapped-diskstats.txt", "bs=256K-256K/256K", "bs=256K-2.56E+02K/256K"),
+        ("fio/3.33/normal_only.txt", "(R) 8192B-8192B,", "(R) 8192B-8.192E+03B,"),
+    ],
+)
+def test_a_fio_block_size_range_is_read_whole_or_named_not_understood(rel, old, new):
+    """Before: ranges were searched for, so `256K-2.56E+02K` gave the range 256K-2.56E and a block size of
+    2,882,303,761,517,117 bytes, exit 0, no warning."""
+    whole, _ = parse_bytes((FIX / rel).read_bytes(), "x.txt")
+    parsed, _ = parse_bytes(_mutated(rel, old, new), "x.txt")
+    assert any("not understood" in w for w in parsed.warnings)
+    assert [r["block_size_bytes"] for r in parsed.rows("fio_jobs")] == [
+        r["block_size_bytes"] for r in whole.rows("fio_jobs")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "line"),
+    [
+        ("../../data/raw/freebsd-bonnie-dedup/zdb-b-archiv.txt", "vdev: 1664068", "vdev: 1664068x", 18),
+        ("../../data/raw/freebsd-bonnie-dedup/zdb-b-archiv.txt", "vdev: 1664068", "vdev: 1.664068e6", 18),
+        ("zdb/2.1/DD.txt", "374 entries", "3.74e2 entries", 1),
+        ("zdb/2.1/DD.txt", "374 entries", "374'000 entries", 1),
+    ],
+)
+def test_a_zdb_line_of_a_known_kind_with_an_unreadable_number_is_refused(rel, old, new, line):
+    """Before: the line matched no handler and was ignored as other zdb output: `dittoed_same_vdev` stayed at its
+    default 0 (zdb prints the line only when non-zero), a DDT object (5 -> 4 rows) was lost; exit 0, no warning."""
+    with pytest.raises(ParseError) as e:
+        parse_bytes(_mutated(rel, old, new), "x.txt")
+    assert e.value.line == line and "unreadable zdb line" in str(e.value)
