@@ -161,3 +161,18 @@ def test_a_zdb_line_of_a_known_kind_with_an_unreadable_number_is_refused(rel, ol
     with pytest.raises(ParseError) as e:
         parse_bytes(_mutated(rel, old, new), "x.txt")
     assert e.value.line == line and "unreadable zdb line" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "line"),
+    [
+        ("partitions/util-linux-2.23.2/sfdisk-d.txt", "2099200", "2,099,200", 5),  # read as start=2
+        ("partitions/fdisk-constructed-2.20-sec63.txt", "208845   976773167", "208 845   976773167", 11),
+    ],
+)
+def test_a_partition_number_with_a_thousands_separator_is_refused_not_cut(rel, old, new, line):
+    """Before: sfdisk -d `start=  2,099,200,` stored start 2 ('099' and '200' taken for flags); fdisk -l `208 845`
+    shifted the columns (Start 208, End 845, Id '488282161+'); both exit 0, no warning."""
+    with pytest.raises(ParseError) as e:
+        parse_bytes(_mutated(rel, old, new), "x.txt")
+    assert e.value.line == line
