@@ -176,3 +176,27 @@ def test_a_partition_number_with_a_thousands_separator_is_refused_not_cut(rel, o
     with pytest.raises(ParseError) as e:
         parse_bytes(_mutated(rel, old, new), "x.txt")
     assert e.value.line == line
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "warning"),
+    [
+        ("fio/text-variants/fio-2.0-randrw.txt", "iodepth=4", "iodepth=4e0", "line 2: job preamble not read"),
+        ("fio/3.33/text-bits.txt", "/ 16MiB", "/ 1.6e1MiB", "line 4: 'Laying out IO file' line not read"),
+    ],
+)
+def test_a_fio_preamble_or_layout_line_not_read_is_named(rel, old, new, warning):
+    """Before: the line matched no shape and was passed over: rw, bs, ioengine, iodepth (or the layout) NULL, no
+    warning."""
+    parsed, _ = parse_bytes(_mutated(rel, old, new), "x.txt")
+    assert any(w.startswith(warning) for w in parsed.warnings)
+
+
+@pytest.mark.parametrize("new", ["(groupid=0, jobs=8e0)", "(groupid=0x, jobs=8)", "(groupid=0, jobs=8 000)"])
+def test_a_damaged_fio_job_header_is_refused_not_passed_over(new):
+    """Before: a header whose numbers were not digits was no header: the job's rows (1 of 5 jobs, 17 percentiles,
+    21 IO depths ...) were lost, exit 0, no warning."""
+    rel = "fio/newuser-h6n-compare/b/do-5bucks-ubuntu/fio_randread.log"
+    with pytest.raises(ParseError) as e:
+        parse_bytes(_mutated(rel, "(groupid=0, jobs=8)", new), "x.txt")
+    assert e.value.line == 14 and "malformed job header" in str(e.value)

@@ -24,7 +24,9 @@ _PREAMBLE = re.compile(
     r"^(?P<name>.*?): \(g=(?P<g>\d+)\): rw=(?P<rw>[^,]+), bs=(?P<bs>.*?), "
     r"ioengine=(?P<engine>[^,]+?), iodepth=(?P<depth>\d+)\s*$"
 )
+_PREAMBLE_CUE = re.compile(r"^.*?: \(g=\d+\): rw=")  # a preamble line, read or not
 _HEADER_CUE = re.compile(r": \(groupid=\d+, jobs=\d+\): err=")
+_HEADER_NEAR = re.compile(r": \(groupid=[^)]*\): err=")  # a job header, perhaps a damaged one
 _HEADER = re.compile(
     r"^(?P<name>.*?): \(groupid=(?P<gid>\d+), jobs=(?P<jobs>\d+)\): "
     r"err=\s*(?P<err>-?\d+)(?: \((?P<errtext>.*)\))?: pid=(?P<pid>\d+)"
