@@ -153,6 +153,8 @@ def test_a_fio_block_size_range_is_read_whole_or_named_not_understood(rel, old, 
         ("../../data/raw/freebsd-bonnie-dedup/zdb-b-archiv.txt", "vdev: 1664068", "vdev: 1.664068e6", 18),
         ("zdb/2.1/DD.txt", "374 entries", "3.74e2 entries", 1),
         ("zdb/2.1/DD.txt", "374 entries", "374'000 entries", 1),
+        ("zdb/2.3/bcc-stderr.txt", "0x45aad400, size 2048", "0x45aad400, size 2.048e3", 64),  # an event lost
+        ("zdb/2.1/DD.txt", "compress = 3.18", "compress = 3,18", 17),
     ],
 )
 def test_a_zdb_line_of_a_known_kind_with_an_unreadable_number_is_refused(rel, old, new, line):

@@ -38,7 +38,8 @@ from .tables import BlockTables
 
 # the start of a line that one of the handlers reads: one that does not match its whole pattern is damaged
 _NEAR_MISS = re.compile(
-    r"^(?:Dittoed blocks (?:on|in) same |additional, non-pointer bps |DDT-\w+-\w+-\w+: (?:\S+ entries|dspace=))"
+    r"^(?:Dittoed blocks (?:on|in) same |additional, non-pointer bps |DDT-\w+-\w+-\w+: (?:\S+ entries|dspace=)"
+    r"|leaked space: vdev |block traversal size |indirect vdev id |dedup = )"
 )
 
 
