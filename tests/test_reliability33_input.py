@@ -170,6 +170,7 @@ def test_a_zdb_line_of_a_known_kind_with_an_unreadable_number_is_refused(rel, ol
     [
         ("partitions/util-linux-2.23.2/sfdisk-d.txt", "2099200", "2,099,200", 5),  # read as start=2
         ("partitions/fdisk-constructed-2.20-sec63.txt", "208845   976773167", "208 845   976773167", 11),
+        ("partitions/linux-tools/gdisk-l-mbr63.txt", "   32768  ", "   32 768  ", 30),  # Start 32, End 768
     ],
 )
 def test_a_partition_number_with_a_thousands_separator_is_refused_not_cut(rel, old, new, line):
