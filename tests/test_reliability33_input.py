@@ -155,6 +155,8 @@ def test_a_fio_block_size_range_is_read_whole_or_named_not_understood(rel, old, 
         ("zdb/2.1/DD.txt", "374 entries", "374'000 entries", 1),
         ("zdb/2.3/bcc-stderr.txt", "0x45aad400, size 2048", "0x45aad400, size 2.048e3", 64),  # an event lost
         ("zdb/2.1/DD.txt", "compress = 3.18", "compress = 3,18", 17),
+        ("zdb/2.3/DD.txt", "rootobj=668", "rootobj=6.68e2", 9),  # ddt_version, flags were NULL
+        ("zdb/2.3/DD.txt", "txg=2235", "txg=2.235e3", 16),  # the DDT log lost
     ],
 )
 def test_a_zdb_line_of_a_known_kind_with_an_unreadable_number_is_refused(rel, old, new, line):

@@ -39,7 +39,7 @@ from .tables import BlockTables
 # the start of a line that one of the handlers reads: one that does not match its whole pattern is damaged
 _NEAR_MISS = re.compile(
     r"^(?:Dittoed blocks (?:on|in) same |additional, non-pointer bps |DDT-\w+-\w+-\w+: (?:\S+ entries|dspace=)"
-    r"|leaked space: vdev |block traversal size |indirect vdev id |dedup = )"
+    r"|leaked space: vdev |block traversal size |indirect vdev id |dedup = |DDT-\w+: version=|DDT-log-\w+-\d+: )"
 )
 
 
