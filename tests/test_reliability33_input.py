@@ -205,3 +205,10 @@ def test_a_damaged_fio_job_header_is_refused_not_passed_over(new):
     with pytest.raises(ParseError) as e:
         parse_bytes(_mutated(rel, "(groupid=0, jobs=8)", new), "x.txt")
     assert e.value.line == 14 and "malformed job header" in str(e.value)
+
+
+def test_a_zdb_bb_table_row_with_a_damaged_cell_is_refused_not_dropped():
+    """Before: the row ended the table (rows 19 -> 18: 'Metadata Total' lost), exit 0, no warning."""
+    with pytest.raises(ParseError) as e:
+        parse_bytes(_mutated("zdb/2.3/bb-stderr.txt", " 3.64K\t 135M", " 3.64e0K\t 135M"), "x.txt")
+    assert "unreadable row in the zdb -bb table" in str(e.value)
