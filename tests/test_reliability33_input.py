@@ -118,6 +118,7 @@ def test_a_corrupt_number_is_a_parse_error_not_a_traceback(rel, old, new, line):
     ("rel", "old", "new", "line"),
     [
         ("zfs-fuse/0.7.0/bonnie/bon_csv2txt.out", "974m ", "974MB ", 10),  # a unit in another spelling
+        ("zfs-fuse/0.7.0/bonnie/bon_csv2txt.out", "8              0k +++", "8              0KB +++", 16),  # blanks
         ("../../data/raw/freebsd-bonnie-dedup/bonnie-compare-sec63-vs-aligned.txt", " 78.9m", " +78.9m", 6),
     ],
 )
