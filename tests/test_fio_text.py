@@ -1036,7 +1036,8 @@ def test_fast_and_plain_paths_agree_on_damaged_outputs():
         read(F333 / "text-status-interval.txt"),
         read(ROOT / "tests" / "fixtures" / "fio" / "published" / "fio-2.2.10-five-runs-appended.txt"),
     ]
-    assert _fast_agrees_on_damaged(rng, sources, 2000, "x9,=:%()[]|-. \t") == 1220
+    # 1220 -> 1222 (reliability-33: a job header with a damaged number is refused, not passed over)
+    assert _fast_agrees_on_damaged(rng, sources, 2000, "x9,=:%()[]|-. \t") == 1222
 
 
 def test_fast_and_plain_paths_read_a_varied_output_alike():
@@ -1090,7 +1091,8 @@ def test_fast_and_plain_paths_agree_on_damaged_cmdprio_and_fio_2_0_outputs():
         read(variants / "fio-2.0-randrw.txt"),
         read(variants / "fio-2.0-tag-issued-rwd.txt"),
     ]
-    assert _fast_agrees_on_damaged(rng, sources, 1000, "x9,=:%()[]|-./ \t") == 636
+    # 636 -> 640 (reliability-33: a job header with a damaged number is refused, not passed over)
+    assert _fast_agrees_on_damaged(rng, sources, 1000, "x9,=:%()[]|-./ \t") == 640
 
 
 def _fast_agrees_on_damaged(rng: random.Random, sources: list[str], cases: int, chars: str) -> int:

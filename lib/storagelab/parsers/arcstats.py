@@ -114,6 +114,7 @@ _ARCSTAT_FIELDS = (
                          "metatg", "metasz", "anosz", "mfusz", "mfutg", "mrusz", "mrutg", "uncsz")}
 )  # fmt: skip
 _TIME = re.compile(r"^\d\d:\d\d:\d\d$")
+_VALUE_CELL = re.compile(r"^-?[0-9][0-9.,]*[KMGTPE]?$")  # a cell of an arcstat row: a number with its suffix
 
 
 def unit_of(name: str) -> str:
@@ -192,6 +193,12 @@ def _parse_sysctl(lines: list[str], parsed: Parsed) -> None:
         m = _SYSCTL.match(raw.strip())
         if m:
             parsed.add("arc_stats", _counter_row(m.group(1), m.group(2), lineno, None))
+        elif raw.strip().startswith("kstat.zfs.misc.arcstats."):  # reliability-33: `hits: 1'473'806` was dropped
+            raise ParseError(
+                f"not an arcstats line: {raw.strip()[:80]!r}",
+                line=lineno,
+                expected="kstat.zfs.misc.arcstats.NAME: INTEGER",
+            )
 
 
 def _arcstat_value(field: str, cell: str, lineno: int) -> tuple[float, str, bool]:
@@ -251,7 +258,9 @@ def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
             continue
         cells = s.split()
         if cols is None or len(cells) != len(cols) or s == "...":
-            if cols is not None and cells and _TIME.match(cells[0]):
+            # a row of values under the header (reliability-33: `1 000,4` in a row without a time column was
+            # skipped, and the sample lost with exit 0)
+            if cols is not None and cells and (_TIME.match(cells[0]) or _VALUE_CELL.match(cells[0])):
                 raise ParseError(
                     f"arcstat row with {len(cells)} columns under a header of {len(cols)}",
                     line=lineno,

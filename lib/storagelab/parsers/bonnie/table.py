@@ -67,6 +67,15 @@ class _Text:
                     raise _err(
                         f"result row cut short ({len(cells)} of 6 tests)", i + 1, "6 value/CPU cells", kind="truncated"
                     )
+                cellish = sum(t[:1].isdigit() or t[:1] == "+" for t in ln.split())  # numbers and +++ marks
+                if status == "bad" and cellish >= 4 and not (_LAT.match(ln) or self.is_header(ln)):
+                    # reliability-33: a row with one unreadable cell (`974MB`) ended the block: the row and the
+                    # rows under it were lost with exit 0
+                    raise _err(
+                        f"unreadable result row: {ln.strip()[:60]!r}",
+                        i + 1,
+                        "a result row: name/size (or files) then 6 value/CPU cells",
+                    )
                 return rows, i
             row = TextRow(i + 1, prefix, cells, name)
             name = None

@@ -158,7 +158,8 @@ def _extent(open_lines: Callable[[], Iterator[str]]) -> tuple[int, bool]:
         if ln.strip():
             last = n
         final = ln
-    return last, final == ""
+    # blanks after the last line end, or a CR (of a CRLF whose LF is missing), still end the last value
+    return last, final is not None and (not final.strip() or final.endswith("\r"))
 
 
 def _rows(open_lines: Callable[[], Iterator[str]], extent: tuple[int, bool]) -> Iterator[tuple[int, list[str]]]:
@@ -178,19 +179,25 @@ def _rows(open_lines: Callable[[], Iterator[str]], extent: tuple[int, bool]) -> 
             width = len(toks)
         if len(toks) != width or not all(toks):
             if i == last and not ends_in_newline and len(toks) < width:
-                raise ParseError(
-                    f"the last line has {len(toks)} of {width} columns: the log stops in the middle of a line",
-                    line=i,
-                    kind="truncated",
-                    expected=f"{width} comma-separated numbers",
-                )
+                raise _cut(i, width, f"the last line has {len(toks)} of {width} columns")
             raise ParseError(
                 f"{len(toks)} columns where the log's first line has {width}",
                 line=i,
                 kind="invalid",
                 expected=f"{width} numbers separated by ', '",
             )
+        if i == last and not ends_in_newline:  # reliability-33: `..., 4096, 65` of `65536` was stored as 65
+            raise _cut(i, width, "the last line has no line end (fio ends every line with one)")
         yield i, toks
+
+
+def _cut(line: int, width: int, what: str) -> ParseError:
+    return ParseError(
+        f"{what}: the log stops in the middle of a line",
+        line=line,
+        kind="truncated",
+        expected=f"{width} comma-separated numbers",
+    )
 
 
 CHECKPOINT_LINES = 4096  # lines between two checkpoints (see base.py "Streaming")

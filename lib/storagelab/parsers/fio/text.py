@@ -65,11 +65,13 @@ from .text_shapes import (
     _GROUP_HEAD,
     _HEADER,
     _HEADER_CUE,
+    _HEADER_NEAR,
     _HEADING,
     _JOBS_ETA,
     _JOBS_STATUS,
     _LAYOUT,
     _PREAMBLE,
+    _PREAMBLE_CUE,
     _STATES,
     _VERSION,
 )
@@ -185,8 +187,8 @@ class _TextParser(BlockFast, ReportTail):
                 self.close_job()
             return
         c = w[0]
-        if "(groupid=" in s and _HEADER_CUE.search(s):
-            return self.header(ln, s)
+        if "(groupid=" in s and (_HEADER_CUE.search(s) or _HEADER_NEAR.search(s)):
+            return self.header(ln, s)  # reliability-33: `jobs=8e0` was no header, and its job's rows were lost
         head = _GROUP_HEAD.match(s) if c == "R" else None
         if head:
             self.close_job(ln)
@@ -237,6 +239,9 @@ class _TextParser(BlockFast, ReportTail):
             self.preamble[(m["name"], int(m["g"]))] = info
             self.preamble.setdefault(m["name"], info)
             return
+        if ": (g=" in s and _PREAMBLE_CUE.match(s):  # reliability-33: `iodepth=4e0` left rw, bs, iodepth NULL, no word
+            self.p.warnings.append(f"line {ln}: job preamble not read (rw, bs, ioengine, iodepth): {s.strip()[:80]!r}")
+            return
         m = c == "f" and _VERSION.match(s)
         if m:
             self.started = True
@@ -248,6 +253,9 @@ class _TextParser(BlockFast, ReportTail):
         if m:  # fio prints the MiB count rounded down (>> 20): bytes = MiB x 2^20
             doc = self.report + 1 if self.report_tail else self.report
             self.layout[m["name"]] = (doc, int(m["files"]), int(m["mib"]) * units.MiB)
+            return
+        if m is not False and ": Laying out IO file" in s:  # reliability-33: `/ 1.6e1MiB)` left the layout NULL
+            self.p.warnings.append(f"line {ln}: 'Laying out IO file' line not read: {s.strip()[:80]!r}")
             return
         if c in "#`" and self.markdown(ln, s):
             return

@@ -24,7 +24,9 @@ _PREAMBLE = re.compile(
     r"^(?P<name>.*?): \(g=(?P<g>\d+)\): rw=(?P<rw>[^,]+), bs=(?P<bs>.*?), "
     r"ioengine=(?P<engine>[^,]+?), iodepth=(?P<depth>\d+)\s*$"
 )
+_PREAMBLE_CUE = re.compile(r"^.*?: \(g=\d+\): rw=")  # a preamble line, read or not
 _HEADER_CUE = re.compile(r": \(groupid=\d+, jobs=\d+\): err=")
+_HEADER_NEAR = re.compile(r": \(groupid=[^)]*\): err=")  # a job header, perhaps a damaged one
 _HEADER = re.compile(
     r"^(?P<name>.*?): \(groupid=(?P<gid>\d+), jobs=(?P<jobs>\d+)\): "
     r"err=\s*(?P<err>-?\d+)(?: \((?P<errtext>.*)\))?: pid=(?P<pid>\d+)"
@@ -82,10 +84,10 @@ _DISK_CUE = re.compile(r"^\s*\S+: ios=")
 _DISK = re.compile(
     r"^\s*(?P<name>\S+): ios=(?P<rio>\d+)/(?P<wio>\d+),(?: sectors=(?P<rsec>\d+)/(?P<wsec>\d+),)?"
     r" merge=(?P<rm>\d+)/(?P<wm>\d+), ticks=(?P<rt>\d+)/(?P<wt>\d+), in_queue=(?P<q>\d+),"
-    r" util=(?P<util>[0-9.]+)%"
+    r" util=(?P<util>[0-9]+(?:\.[0-9]+)?)%"
     r"(?:, aggrios=(?P<ario>\d+)/(?P<awio>\d+),(?: aggsectors=(?P<arsec>\d+)/(?P<awsec>\d+),)?"
     r" aggrmerge=(?P<arm>\d+)/(?P<awm>\d+), aggrticks=(?P<art>\d+)/(?P<awt>\d+),"
-    r" aggrin_queue=(?P<aq>\d+), aggrutil=(?P<autil>[0-9.]+)%)?\s*$"
+    r" aggrin_queue=(?P<aq>\d+), aggrutil=(?P<autil>[0-9]+(?:\.[0-9]+)?)%)?\s*$"
 )
 _PAIRS = re.compile(r"(\w+)=\s*([^,]*?)\s*(?=,|$)")
 _LEAD_NUM = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)")
@@ -126,3 +128,5 @@ _ISSUED_RWD = re.compile(r"r=(\d+)/w=(\d+)(?:/d=(\d+))?")
 _ISSUED_COUNTS = re.compile(r"\d+(?:,\d+){2,3}|\d+(?:/\d+){1,2}")
 _COMMA_SLASH = re.compile(r"[,/]")
 _BS_RANGE = re.compile(r"([0-9.]+\s*[A-Za-z]*)-([0-9.]+\s*[A-Za-z]*)")
+_BS_PIECES = re.compile(r"\s*[/,]\s*")  # 2.x: 4K-4K/4K-4K/4K-4K; 3.x: (R) 4096B-4096B, (W) ...
+_BS_LABEL = re.compile(r"^\([RWT]\)\s*")

@@ -11,7 +11,7 @@ from ... import units
 from ...units import UnitError
 from ..base import Parsed, ParseError
 from .schema import TABLES
-from .text_shapes import _BS_RANGE, _DECIMAL, _LEAD_NUM, _LEGACY_LABEL, _LEGACY_SIZE, _PAIRS
+from .text_shapes import _BS_LABEL, _BS_PIECES, _BS_RANGE, _DECIMAL, _LEAD_NUM, _LEGACY_LABEL, _LEGACY_SIZE, _PAIRS
 
 # values of number() and bucket edges by their text: the same few strings ('0.01%', '99.90', '2=')
 # come back in every file; bounded so that odd input cannot grow them without end
@@ -95,8 +95,13 @@ def _legacy_to_iec(text: str) -> str:
 def _block_size(bs: str) -> tuple[int | None, tuple[str, ...]]:
     """A preamble's ``bs=(R) 4096B-4096B, (W) ...``: (the largest size, the tokens not understood)."""
     sizes, bad = [], []
-    for lo, hi in _BS_RANGE.findall(bs)[:2]:  # (R) and (W)
-        for tok in (lo, hi):
+    # each range whole (reliability-33: a search for ranges took `2.56E` of `256K-2.56E+02K` as a size, exit 0)
+    for piece in [p for p in _BS_PIECES.split(bs.strip()) if p][:2]:  # (R) and (W)
+        m = _BS_RANGE.fullmatch(_BS_LABEL.sub("", piece))
+        if m is None:
+            bad.append(piece)
+            continue
+        for tok in m.groups():
             legacy = "B" not in tok  # 2.x prints 4K, 1M: powers of 1024
             try:
                 size = units.fio_bytes(_legacy_to_iec(tok) if legacy else tok)

@@ -76,6 +76,12 @@ class _Disk:
         source = self.source or ("printed" if self.lsec else "assumed")
         for p in self.parts:
             known = p["start_sector"] is not None  # unknown: a legacy sfdisk -l start printed as 'N+'
+            if known and (p["start_sector"] < 0 or p["size_sectors"] < 0):  # reliability-33: fdisk `-63`, a traceback
+                raise ParseError(
+                    f"a negative start or size ({p['start_sector']}, {p['size_sectors']} sectors)",
+                    line=p["line"],
+                    expected="sector numbers of 0 or more",
+                )
             abs_start = p["start_sector"] + offset if known else None
             row = {
                 "disk": self.name,

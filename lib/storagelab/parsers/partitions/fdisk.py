@@ -69,6 +69,9 @@ def _fdisk_row(cols: list[str], line: str, lineno: int, last: int) -> dict:
         raise _cut(lineno, last, f"unreadable Start/End/Sectors in {line.strip()[:80]!r}", expected) from None
     if stop - start + 1 != size:
         raise ParseError(f"Start {start}, End {stop} and Sectors {size} disagree", line=lineno, expected=expected)
+    if "Id" in values and not re.fullmatch(r"[0-9a-fA-F]{1,2}", values["Id"]):  # reliability-33: `208 845` was
+        # read as Start 208, End 845 (the columns shifted, '488282161+' taken for the Id), exit 0
+        raise ParseError(f"unreadable Id {values['Id']!r} in {line.strip()[:80]!r}", line=lineno, expected=expected)
     device = values[cols[0]]
     return {
         "device": device,

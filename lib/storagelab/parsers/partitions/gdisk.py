@@ -39,7 +39,9 @@ _SECTOR_LP = re.compile(r"^Sector size \(logical/physical\): (\d+)/(\d+) bytes$"
 _USABLE = re.compile(r"^First usable sector is (\d+), last usable sector is (\d+)$")
 _FREE = re.compile(r"^Total free space is (\d+) sectors")
 _HEADER = re.compile(r"^Number\s+Start \(sector\)\s+End \(sector\)\s+Size\s+(Code\s+)?Name$")
-_ROW_CODE = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.+?)\s+([0-9A-F]{4})(?:\s+(.*?))?\s*$")  # gdisk: a Code column
+# gdisk: a Code column; the Size is 'N[.N] UNIT' (reliability-33: '(.+?)' took '131071   48.0 MiB' when a Start
+# written '32 768' shifted the columns: Start 32, End 768, exit 0)
+_ROW_CODE = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+(?:\.\d+)?\s+[A-Za-z]+)\s+([0-9A-F]{4})(?:\s+(.*?))?\s*$")
 _ROW_BUSYBOX = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)()(?:\s+(.*?))?\s*$")
 # lines gdisk prints that carry nothing for the tables
 _SKIP = re.compile(

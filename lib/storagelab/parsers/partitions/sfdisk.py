@@ -26,6 +26,8 @@ def _sfdisk_fields(text: str, lineno: int, last: int) -> dict[str, str]:
             if value.startswith('"') and value.endswith('"') and len(value) >= 2:
                 value = value[1:-1].replace('\\"', '"')
             fields[key.strip().lower()] = value
+        elif item[:1].isdigit():  # reliability-33: `start=2,099,200` was read as start=2 (and flags '099', '200')
+            raise _cut(lineno, last, f"cannot read {item!r} in {text[:80]!r} (a thousands separator?)", "key=N")
         elif item:
             fields[item.lower()] = ""
     return fields
