@@ -15,6 +15,8 @@ import signal
 import threading
 from contextlib import suppress
 
+from . import _early_stop
+
 WHAT = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP: its terminal closed?)"}
 
 
@@ -60,7 +62,7 @@ def on_stop_signals(cmd: str) -> None:
 
     for sig in WHAT:
         with suppress(ValueError):  # not the main thread: the defaults stay
-            if signal.getsignal(sig) == signal.SIG_DFL:
+            if signal.getsignal(sig) in (signal.SIG_DFL, _early_stop):  # the start-up handler (storagelab/__init__)
                 signal.signal(sig, stop)
     if not _FORKS_HOOKED:
         # a forked child (a pool worker) starts with the defaults: Python clears the signals its handler noted just
