@@ -59,3 +59,27 @@ def test_the_command_s_stop_handler_replaces_the_start_up_one_and_a_fork_gets_th
     assert "child -15" in r.stdout, (r.stdout, r.stderr)
     assert "handler on_stop_signals.<locals>.stop" in r.stdout, r.stdout
     assert r.returncode == 143 and r.stderr.strip().splitlines() == ["storagelab sql: terminated (SIGTERM)"], r
+
+
+def test_report_renders_a_fifo_in_its_executed_folder_as_a_failed_page_without_waiting(tmp_path):
+    """A FIFO as reports/<folder>/executed/<nb>.ipynb: `report` waited for a writer for good (Ctrl-C ended it; `run`
+    and `notebooks` refuse a FIFO as a notebook). It is now a page that says so, at once."""
+    import threading
+
+    from storagelab import rendering
+
+    folder = tmp_path / "all"
+    (folder / "executed").mkdir(parents=True)
+    fifo = folder / "executed" / "07_explore.ipynb"
+    os.mkfifo(fifo)
+    failures: list = []
+    t = threading.Thread(target=rendering._render_folder, args=(None, "x", folder, folder, [], {}, failures))
+    t.start()
+    t.join(10)
+    if t.is_alive():  # before: blocked in open(); a writer that closes at once lets it end
+        with open(fifo, "w"):
+            pass
+        t.join(10)
+        pytest.fail("report waited on the FIFO")
+    assert failures and "not a regular file" in failures[0], failures
+    assert (folder / "07_explore.html").exists()
