@@ -83,3 +83,42 @@ def test_report_renders_a_fifo_in_its_executed_folder_as_a_failed_page_without_w
         pytest.fail("report waited on the FIFO")
     assert failures and "not a regular file" in failures[0], failures
     assert (folder / "07_explore.html").exists()
+
+
+def test_a_ctrl_c_taken_by_another_thread_while_the_main_thread_forks_is_neither_lost_nor_a_sigterm():
+    """`build`, SIGINT to the group while its ingest started its workers: "Exception ignored in: <function
+    _releaseLock>" (logging's fork hook) and a KeyboardInterrupt traceback, then the build ran every notebook and
+    ended 130 200 s later. Another thread (polars' own, a pool's) takes the signal while the forking main thread
+    has it blocked; Python runs the handler at the main thread's next check: inside a fork hook, where its
+    KeyboardInterrupt was dropped (1 of 20 forks), or inside ``_unblock_one(SIGTERM)``, which sent it again as
+    SIGTERM: "terminated (SIGTERM)" and 143 (7 of 20). Each of 10 forks must now end in one KeyboardInterrupt."""
+    code = """
+    import threading, time
+    from storagelab import stopsignals
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # the command's own (a KeyboardInterrupt), not start-up's
+    send = []
+    def hook():  # registered before storagelab's hooks, as logging's is: Python code inside the fork
+        if send:
+            send.clear()
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+    os.register_at_fork(before=hook)
+    stopsignals.on_stop_signals("x")
+    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()  # a thread that blocks nothing
+    for i in range(10):
+        try:
+            send.append(1)
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+            for _ in range(100):
+                time.sleep(0.01)
+            print("lost", i, flush=True)
+        except KeyboardInterrupt:
+            print("ok", i, flush=True)
+"""
+    r = _python(code)
+    assert r.returncode == 0 and r.stdout.split() == [w for i in range(10) for w in ("ok", str(i))], (r.stdout, r)
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
