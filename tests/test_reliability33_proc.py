@@ -122,3 +122,42 @@ def test_a_ctrl_c_taken_by_another_thread_while_the_main_thread_forks_is_neither
     r = _python(code)
     assert r.returncode == 0 and r.stdout.split() == [w for i in range(10) for w in ("ok", str(i))], (r.stdout, r)
     assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+
+
+SITECUSTOMIZE = """
+import sys, importlib.machinery
+class F:
+    def find_spec(self, name, path, target=None):
+        if name != "storagelab.cli":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        real = spec.loader.exec_module
+        def exec_module(module):
+            real(module)
+            def main(argv=None):
+                try:
+                    exec("raise KeyboardInterrupt")  # a Ctrl-C in a dataclass's or namedtuple's generated code
+                except KeyboardInterrupt:
+                    print("storagelab x: interrupted", file=sys.stderr)
+                    return 130
+            module.main = main
+        spec.loader.exec_module = exec_module
+        return spec
+sys.meta_path.insert(0, F())
+"""
+
+
+def test_a_ctrl_c_caught_inside_a_string_exec_still_ends_python_m_storagelab_with_130(tmp_path):
+    """`build` and `report` (SIGINT to the process at 6.61 s and 1.39 s) said their one line, then died by SIGINT
+    (-2; reliability-32's low 4). CPython notes a KeyboardInterrupt that ends a string exec/eval even when it is
+    caught, and `python -m` then kills itself with SIGINT whatever the exit code."""
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    r = subprocess.run(
+        [sys.executable, "-m", "storagelab", "schema"],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": f"{tmp_path}:{LIB}", "PATH": os.environ.get("PATH", "")},
+        timeout=60,
+    )
+    assert r.returncode == 130, (r.returncode, r.stderr)  # before: -2
+    assert r.stderr.strip().splitlines() == ["storagelab x: interrupted"], r.stderr
