@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import stat
 import time
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
@@ -299,7 +300,7 @@ def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs
         key = f"{named.name}/{nb_path.stem}"
         dest = folder / f"{nb_path.stem}.html"
         try:
-            nb = nbformat.read(str(nb_path), as_version=4)
+            nb = _read_executed(nbformat, nb_path)
             run, figures = _prepare(nb, nb_path.stem, folder)
             interactive = any(
                 "storagelab_spec" in (o.get("metadata") or {}) for c in nb.cells for o in c.get("outputs", [])
@@ -322,6 +323,17 @@ def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs
                 failures.append(f"{key}: {error}")
         write_whole(dest, body)
         pages.append(named / dest.name)
+
+
+def _read_executed(nbformat, nb_path: Path):
+    """The executed notebook ``nb_path``, opened without waiting: a FIFO there kept `report` waiting for a writer
+    for good (reliability-33; `run` and `notebooks` refuse one as a notebook); it becomes a page that says so."""
+    fd = os.open(nb_path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, encoding="utf-8") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{nb_path.name}: not a regular file (a FIFO, a device or a folder)")
+        os.set_blocking(fd, True)
+        return nbformat.read(f, as_version=4)
 
 
 def _folder_title(folder: Path) -> str:

@@ -9,11 +9,15 @@ for that time. A process forked from this one (a pool worker) that kept the hand
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import signal
+import sys
 import threading
 from contextlib import suppress
+
+from . import _early_stop
 
 WHAT = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP: its terminal closed?)"}
 
@@ -60,7 +64,7 @@ def on_stop_signals(cmd: str) -> None:
 
     for sig in WHAT:
         with suppress(ValueError):  # not the main thread: the defaults stay
-            if signal.getsignal(sig) == signal.SIG_DFL:
+            if signal.getsignal(sig) in (signal.SIG_DFL, _early_stop):  # the start-up handler (storagelab/__init__)
                 signal.signal(sig, stop)
     if not _FORKS_HOOKED:
         # a forked child (a pool worker) starts with the defaults: Python clears the signals its handler noted just
@@ -68,6 +72,33 @@ def on_stop_signals(cmd: str) -> None:
         # are blocked across the fork and unblocked once the default is back
         os.register_at_fork(before=_block, after_in_parent=_unblock, after_in_child=_defaults)
         _FORKS_HOOKED.append(True)
+        sys.unraisablehook = functools.partial(_ctrl_c_dropped, owner, sys.unraisablehook)
+
+
+def _ctrl_c_dropped(owner: int, previous, unraisable) -> None:
+    """A KeyboardInterrupt that Python dropped (raised inside a fork hook, such as logging's, or a ``__del__``:
+    "Exception ignored in ...") is a Ctrl-C taken again, not a traceback and a lost Ctrl-C (reliability-33: a
+    Ctrl-C that another thread took while `build` forked ran its handler inside logging's fork hook; the build ran
+    on for 200 s, ran every notebook, and ended 130). In a forked child (a pool worker given the group's Ctrl-C
+    inside ``_defaults``) it was dropped already: now without the traceback; its parent stops it."""
+    if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+        previous(unraisable)
+    elif os.getpid() == owner:
+        _send_again(_raiser(unraisable.exc_traceback, signal.SIGINT))
+
+
+def _raiser(tb, first: int) -> int:
+    """The signal whose handler raised the exception of traceback ``tb`` (``first`` tried first: one handler may
+    serve several signals); Python's own Ctrl-C handler, in C, leaves no frame: SIGINT."""
+    codes = set()
+    while tb is not None:
+        codes.add(tb.tb_frame.f_code)
+        tb = tb.tb_next
+    for sig in (first, *(s for s in BLOCKED if s != first)):
+        handler = signal.getsignal(sig)
+        if getattr(getattr(handler, "__func__", handler), "__code__", None) in codes:
+            return sig
+    return signal.SIGINT if signal.getsignal(signal.SIGINT) is signal.default_int_handler else first
 
 
 _FORKS_HOOKED: list[bool] = []
@@ -113,8 +144,10 @@ def _unblock_one(sig: int, held: set) -> None:
         return
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
-    except BaseException:  # noqa: BLE001
-        _send_again(sig)
+    except BaseException as e:  # noqa: BLE001
+        # the handler that raised may be another signal's, noted before: a Ctrl-C taken while SIGTERM was unblocked
+        # was sent again as SIGTERM, "terminated (SIGTERM)" and 143 (reliability-33: 7 of 20 forks)
+        _send_again(_raiser(e.__traceback__, sig))
 
 
 def _send_again(sig: int) -> None:
