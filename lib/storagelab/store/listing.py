@@ -40,6 +40,22 @@ def stamp_of_read(item: ListedFile, st: os.stat_result) -> int:
     return item.ctime_ns if now == (item.size, item.mtime_ns, item.ino, item.ctime_ns) else -1
 
 
+def led_elsewhere(item: ListedFile, st: os.stat_result) -> OSError | None:
+    """A file listed through a symlink is stored as the file the link led to (its key, resolved at the listing); the
+    bytes of a descriptor opened through the link later are that file's only when it is the inode listed. Else (the
+    error to raise): the link was re-pointed, or replaced by a file, since. Reliability-33 (store): a-l.txt -> z.txt
+    (kept for the key, z.txt left out as its copy) re-pointed to m.txt, to a file outside, or replaced by a file
+    between the listing and the read: z.txt was held with those bytes, exit 0, until the next ingest."""
+    if not item.link or not item.ino or st.st_ino == item.ino:
+        return None
+    return OSError(
+        errno.ESTALE,
+        f"a symlink that led to {printable(item.key)} when listed leads to another file now (re-pointed or replaced "
+        "since): not stored this time; the next ingest reads it again",
+        item.path,
+    )
+
+
 def list_files(
     targets: Iterable[Path | str],
     skipped: list[str] | None = None,

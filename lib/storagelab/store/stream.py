@@ -35,7 +35,7 @@ from ..parsers.base import NotStreamable, Parsed
 from ..parsers.compressed import Tap, kind_of, open_decompressed
 from ..schema import all_tables, tool_tables
 from . import arrow, db, faults, filestamps, writer
-from .listing import ListedFile, stamp_of_read
+from .listing import ListedFile, led_elsewhere, stamp_of_read
 from .plan import StoredFile
 from .worker import Outcome, tool_table_columns, version_of
 
@@ -87,6 +87,8 @@ def prepare(job: ListedFile) -> tuple[Outcome, StreamJob | None]:
             # and the fstat gave the new content's identity, which every later open matched, and the first
             # content's SHA-256 was stored with the second's rows (a write changes the ctime, which no user sets)
             opened = os.fstat(fh.fileno())
+            if moved := led_elsewhere(job, opened):
+                raise moved
             hashed, first, out.ctime_ns = identity(opened), None, stamp_of_read(job, opened)
             while block := fh.read(_BLOCK):
                 h.update(block)

@@ -29,7 +29,7 @@ from ..parsers.base import Parsed
 from ..pool_deaths import NO_THREAD, kill, pool_result, stopped_at_the_end, thread_end, worker_died
 from ..schema import all_tables, tool_tables
 from . import arrow
-from .listing import ListedFile, printable, stamp_of_read
+from .listing import ListedFile, led_elsewhere, printable, stamp_of_read
 from .workerio import Relay, relayed_worker_init
 
 POOL_MIN_FILES = 200  # fewer files are parsed in this process: a pool's start-up costs more than it saves
@@ -95,7 +95,9 @@ def parse_one(job: ListedFile, data: bytes | None = None) -> Outcome:
         try:
             # listed as a file (or a link); another user may have put a FIFO or a link there since
             with open_input(job.path, last_link=job.link) as fh:
-                out.ctime_ns = stamp_of_read(job, os.fstat(fh.fileno()))  # another file at its name: no stamp
+                if moved := led_elsewhere(job, opened := os.fstat(fh.fileno())):
+                    raise moved
+                out.ctime_ns = stamp_of_read(job, opened)  # another file at its name: no stamp
                 data = fh.read(job.size + 1)  # reliability-17: a file grown since it was listed is not read whole
         except OSError as e:
             out.error = dict(kind="io", line=None, message=str(e), expected=None)
