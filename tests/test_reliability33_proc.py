@@ -161,3 +161,33 @@ def test_a_ctrl_c_caught_inside_a_string_exec_still_ends_python_m_storagelab_wit
     )
     assert r.returncode == 130, (r.returncode, r.stderr)  # before: -2
     assert r.stderr.strip().splitlines() == ["storagelab x: interrupted"], r.stderr
+
+
+def test_a_ctrl_c_in_a_child_forked_before_its_set_up_is_left_to_the_parent():
+    """Medium left by the processes part: a group Ctrl-C while `build` started a pool worker ran the command's
+    Ctrl-C handler (inherited) in the new worker before its initializer ignored it: the worker printed a
+    KeyboardInterrupt traceback. A forked child now leaves it to its parent until its own set-up decides; the
+    parent still takes its own Ctrl-C."""
+    code = """
+    from storagelab import cli, stopsignals
+    stopsignals.on_stop_signals("build")
+    signal.signal(signal.SIGINT, cli._on_sigint)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            import time; time.sleep(0.2)
+        except KeyboardInterrupt:
+            os._exit(3)
+        os._exit(7)
+    _, status = os.waitpid(pid, 0)
+    print("child", os.waitstatus_to_exitcode(status), flush=True)
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        import time; time.sleep(5)
+    except KeyboardInterrupt:
+        print("parent interrupted", flush=True)
+"""
+    r = _python(code)
+    assert "child 7" in r.stdout, (r.stdout, r.stderr)  # before: child 3
+    assert "parent interrupted" in r.stdout and "Traceback" not in r.stderr, (r.stdout, r.stderr)
