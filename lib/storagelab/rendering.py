@@ -282,16 +282,19 @@ def _index_of(built: str, root: Path, runs: dict, skip: set[str], held: dict) ->
     runs keyed by the name A: the index joined A's run (its parameters: "Run with study = 'A'", its figures) to B's
     summary under B's heading, and named A's pages under A/, where they are not (reliability-31 low 5).
     reliability-33 (folders): A and B exchanged while the index read them and exchanged back before the check joined
-    A's runs to B's summary and heading (and B's to A's): a folder rendered is read through a handle of it."""
+    A's runs to B's summary and heading (and B's to A's): every folder is read through one handle of it (its
+    summaries, heading and thumbnails one folder's), and the index is made again if a name no longer holds it."""
     for _ in range(3):
         with contextlib.ExitStack() as stack:
-            through = {name: stack.enter_context(pinned.folder(root / name)) for name in held}
-            moved = {name for name, was in held.items() if readcopies.identity(through[name]) != was}
+            names = (set(held) | {f.parent.name for f in root.glob("[!_]*/summaries")}) - skip
+            through = {name: stack.enter_context(pinned.folder(root / name)) for name in sorted(names)}
+            ids = {name: readcopies.identity(folder) for name, folder in through.items()}
+            moved = {name for name, was in held.items() if ids[name] != was}
             if not moved:
                 text = index_html(built, root, pages=runs, skip=skip, through=through)
+                if all(readcopies.identity(root / name) == was for name, was in ids.items()):
+                    return text  # every folder read is still under its name
                 moved = {name for name, was in held.items() if readcopies.identity(root / name) != was}
-                if not moved:
-                    return text
         runs = {k: v for k, v in runs.items() if k.split("/", 1)[0] not in moved}
         held = {name: was for name, was in held.items() if name not in moved}
     return index_html(built, root, pages=runs, skip=skip)
@@ -354,7 +357,7 @@ _BASIS = {"raw": "recomputed from raw logs", "arithmetic": "arithmetic on stated
 
 def _summaries(root: Path, through: dict[str, Path] | None = None) -> dict[str, dict]:
     out = {}
-    for name, f in _summary_files(root, through or {}):
+    for name, f in _summary_files(root, through):
         try:
             out[f"{name}/{f.stem}"] = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
@@ -364,14 +367,16 @@ def _summaries(root: Path, through: dict[str, Path] | None = None) -> dict[str, 
     return out
 
 
-def _summary_files(root: Path, through: dict[str, Path]) -> list[tuple[str, Path]]:
-    """Every report folder's summaries, each with its folder's name; a folder of ``through`` read through it (a handle
-    of the folder rendered under that name); a folder moved away while they are listed is left out (reliability-32
-    folders, Low: `report` ended 2 with `.../summaries: No such file or directory`, the old index kept)."""
+def _summary_files(root: Path, through: dict[str, Path] | None) -> list[tuple[str, Path]]:
+    """Every report folder's summaries, each with its folder's name; given ``through``, those of its folders only, each
+    read through its handle; a folder moved away while they are listed is left out (reliability-32 folders, Low:
+    `report` ended 2 with `.../summaries: No such file or directory`, the old index kept)."""
     files = []
-    for name in sorted({f.parent.name for f in root.glob("[!_]*/summaries")} | set(through)):
+    if through is None:
+        through = {f.parent.name: f.parent for f in root.glob("[!_]*/summaries")}
+    for name, folder in sorted(through.items()):
         with contextlib.suppress(OSError):
-            files += [(name, f) for f in sorted((through.get(name, root / name) / "summaries").glob("*.json"))]
+            files += [(name, f) for f in sorted((folder / "summaries").glob("*.json"))]
     return files
 
 
@@ -468,8 +473,8 @@ def index_html(
     status, verdict, headline and claim counts by basis. Every text from the summaries is escaped. ``skip``:
     report folders (names) left out. ``through``: folders (names) read through a handle of each, not by the name."""
     root = Path(reports_dir or paths.REPORTS)
-    through = through or {}
     summaries = _summaries(root, through)
+    through = through or {}
     pages = pages or {}
     e = html.escape
     parts = [
