@@ -51,3 +51,39 @@ def test_folders_exchanged_and_back_while_the_index_reads_them_are_indexed_as_th
     for mine, other in (("a", "BBB"), ("b", "AAA")):
         section = index.split(f"<h2 id='{mine}'>", 1)[1].split("<h2", 1)[0]
         assert other not in section, (mine, section)  # the old code: the other's heading and summary in it
+
+
+def test_a_notebook_s_write_while_its_folder_is_exchanged_does_not_make_its_stage_in_the_other(tmp_path, monkeypatch):
+    """`build`/`run` of A: A and B exchanged while A's notebook wrote its summary (by the stage's name), then exchanged
+    back: ``paths.make_folder`` made the stage itself again inside B (reports/B/.storagelab-run-...) and the summary
+    went there; A's stage, back under its name, held none, and the run went on as if the notebook had written none (its
+    commit removes A's summary). A notebook's writes make folders under its stage, never the stage: the write fails."""
+    import os
+    from pathlib import Path
+
+    import papermill
+
+    from storagelab import paths
+
+    out, other = tmp_path / "o", tmp_path / "p"
+    out.mkdir()
+    other.mkdir()
+    nb = Path(paths.NOTEBOOKS) / "07_explore.ipynb"
+
+    def exchange() -> None:
+        out.rename(tmp_path / "t")
+        other.rename(out)
+        (tmp_path / "t").rename(other)
+
+    def exchanged_while_writing(*args, **kw):
+        stage = Path(os.environ[paths.REPORT_DIR_ENV])
+        exchange()
+        try:  # what the kernel's write of its summary does
+            rendering.write_whole(stage / "summaries" / "07_explore.json", "{}")
+        finally:
+            exchange()
+
+    monkeypatch.setattr(papermill, "execute_notebook", exchanged_while_writing)
+    result = report._run_one(nb, {"study": "homelab-mergerfs"}, out)
+    assert not [p.name for p in other.iterdir()]  # the code before: p/.storagelab-run-.../summaries/07_explore.json
+    assert not result.ok

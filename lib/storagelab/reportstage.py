@@ -30,7 +30,7 @@ from pathlib import Path
 from . import livefolders, paths, pinned
 from .procs import alive
 
-PREFIX = ".storagelab-run-"
+PREFIX = paths.RUN_STAGE_PREFIX
 FIGURE_SUFFIXES = (".svg", ".png", ".vl.json")
 READY = ".storagelab-ready.json"  # in a run folder whose moves have begun: what they are (see ``commit``)
 
