@@ -87,3 +87,29 @@ def test_a_notebook_s_write_while_its_folder_is_exchanged_does_not_make_its_stag
     result = report._run_one(nb, {"study": "homelab-mergerfs"}, out)
     assert not [p.name for p in other.iterdir()]  # the code before: p/.storagelab-run-.../summaries/07_explore.json
     assert not result.ok
+
+
+def test_the_reports_folder_swapped_while_the_index_is_made_gets_none_of_the_other_s_index(tmp_path, monkeypatch):
+    """`mv reports reports.away; mv reports2 reports` while `report` read the index's summaries: the index of the
+    tree rendered was written into the tree swapped in, its cards naming pages that tree does not have (exit 0)."""
+    root, other = tmp_path / "reports", tmp_path / "reports2"
+    (root / "a" / "executed").mkdir(parents=True)
+    (root / "a" / "summaries").mkdir()
+    (root / "a" / "summaries" / "nb.json").write_text(json.dumps({"notebook": "nb", "title": "AAA-title"}))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# AAA-page")])
+    nbformat.write(nb, str(root / "a" / "executed" / "nb.ipynb"))
+    other.mkdir()
+    (other / "index.html").write_text("the other tree's index")
+    real = rendering.index_html
+
+    def swapped_while_read(*args, **kwargs):
+        if other.exists():
+            root.rename(tmp_path / "reports.away")
+            other.rename(root)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rendering, "index_html", swapped_while_read)
+    monkeypatch.setattr(rendering, "_exporter", lambda: _Page())
+    report.render_reports(root)
+    assert (root / "index.html").read_text() == "the other tree's index"  # the code before: a's index in it
+    assert "AAA-title" in (tmp_path / "reports.away" / "index.html").read_text()

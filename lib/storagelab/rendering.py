@@ -270,8 +270,12 @@ def render_reports(
                     del runs[key]
     if only is None:
         started = time.time() - 2  # mtimes may be kept to the second (or two: FAT)
-        write_whole(root / "index.html", _index_of(built, root, runs, skip, held))
-        prune_thumbnails(root, started)
+        # reliability-33 (folders): reports/ renamed away and another put in its place while the index was read or
+        # written had the index of the one written into the other (its cards linking to pages not there, or to
+        # another selection's of the same name); read and written in one tree, the one held
+        with pinned.folder(root) as tree:
+            write_whole(tree / "index.html", _index_of(built, tree, runs, skip, held))
+            prune_thumbnails(tree, started)
     return pages
 
 
