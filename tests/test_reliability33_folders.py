@@ -113,3 +113,33 @@ def test_the_reports_folder_swapped_while_the_index_is_made_gets_none_of_the_oth
     report.render_reports(root)
     assert (root / "index.html").read_text() == "the other tree's index"  # the code before: a's index in it
     assert "AAA-title" in (tmp_path / "reports.away" / "index.html").read_text()
+
+
+def test_a_fifo_in_a_report_folder_does_not_hang_the_render_or_the_index(tmp_path, monkeypatch):
+    """`mkfifo reports/A/summaries/x.json; storagelab report` waited for a writer for good (also a FIFO as the
+    folder's record, an executed notebook or a chart's spec): each is read only when it is a regular file."""
+    import os
+    import signal
+
+    a = tmp_path / "a"
+    (a / "executed").mkdir(parents=True)
+    (a / "summaries").mkdir()
+    (a / "figures").mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# AAA-page")])
+    nbformat.write(nb, str(a / "executed" / "nb.ipynb"))
+    for fifo in ("summaries/x.json", ".selection.json", "executed/y.ipynb", "figures/z.vl.json"):
+        os.mkfifo(a / fifo)
+    monkeypatch.setattr(rendering, "_exporter", lambda: _Page())
+
+    def hung(signum, frame):
+        raise TimeoutError("the render waited on a FIFO")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, 20, 0.5)  # again and again: the code before caught it and waited on the next
+    try:
+        report.render_reports(tmp_path)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert "AAA-page" in (a / "nb.html").read_text()
+    assert "not a regular file" in (a / "y.html").read_text()

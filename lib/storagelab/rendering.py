@@ -191,7 +191,7 @@ def _spec_text(folder: Path | None, fig: str) -> str | None:
     if path is None or not path.is_file():
         return None
     try:
-        spec = json.loads(path.read_text(encoding="utf-8"))
+        spec = json.loads(pinned.read_text(path))
     except (OSError, ValueError):
         return None
     return json.dumps(spec, separators=(",", ":")).replace("<", "\\u003c")
@@ -312,7 +312,7 @@ def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs
         key = f"{named.name}/{nb_path.stem}"
         dest = folder / f"{nb_path.stem}.html"
         try:
-            nb = nbformat.read(str(nb_path), as_version=4)
+            nb = nbformat.reads(pinned.read_text(nb_path), as_version=4)
             run, figures = _prepare(nb, nb_path.stem, folder)
             interactive = any(
                 "storagelab_spec" in (o.get("metadata") or {}) for c in nb.cells for o in c.get("outputs", [])
@@ -342,7 +342,7 @@ def _folder_title(folder: Path, name: str | None = None) -> str:
     name in reports/, when ``folder`` is a handle of it)."""
     name = name or folder.name
     try:
-        identity = json.loads((folder / SELECTION_FILE).read_text(encoding="utf-8"))
+        identity = json.loads(pinned.read_text(folder / SELECTION_FILE))
     except (OSError, ValueError):
         return "every study" if name == "all" else name
     if not isinstance(identity, dict) or not isinstance(identity.get("selection"), dict):
@@ -363,7 +363,7 @@ def _summaries(root: Path, through: dict[str, Path] | None = None) -> dict[str, 
     out = {}
     for name, f in _summary_files(root, through):
         try:
-            out[f"{name}/{f.stem}"] = json.loads(f.read_text(encoding="utf-8"))
+            out[f"{name}/{f.stem}"] = json.loads(pinned.read_text(f))
         except (OSError, ValueError) as e:
             out[f"{name}/{f.stem}"] = dict(
                 notebook=f.stem, title=f.stem, status="failed", error=f"summary unreadable: {e}"
@@ -413,7 +413,7 @@ def _thumbnail(root: Path, key: str, figures: list[str], through: dict[str, Path
     if not spec.is_file():
         return ""
     try:
-        png = _thumbnail_png(root, spec.read_bytes())
+        png = _thumbnail_png(root, pinned.read_bytes(spec))
     except Exception:  # noqa: BLE001 - a thumbnail is optional
         return ""
     data = base64.b64encode(png).decode("ascii")
@@ -437,7 +437,7 @@ def _thumbnail_png(root: Path, spec: bytes) -> bytes:
     key = hashlib.sha256(spec + f"\0scale={THUMBNAIL_SCALE}\0vl-convert={vlc.__version__}".encode()).hexdigest()
     kept = root / THUMBNAILS / f"{key}.png"
     try:
-        png = kept.read_bytes()
+        png = pinned.read_bytes(kept)
     except OSError:
         png = b""
     if png:

@@ -114,7 +114,7 @@ def _remove_orphaned(folder: Path, finish: bool) -> bool:
 def _ready(stage: Path) -> dict | None:
     """What a commit killed in its moves was moving (``READY``), or None: not begun, or not readable whole."""
     try:
-        ready = json.loads((stage / READY).read_text())
+        ready = json.loads(pinned.read_text(stage / READY))
     except (OSError, ValueError):
         return None
     ok = isinstance(ready, dict) and isinstance(ready.get("notebook"), str) and isinstance(ready.get("figures"), list)
