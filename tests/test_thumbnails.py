@@ -92,7 +92,9 @@ def test_a_build_keeps_only_the_thumbnails_its_index_shows(tmp_path, monkeypatch
     os.utime(used, (1, 1))
     real = rendering.index_html  # the index of this one report (it has no executed notebook to render)
     monkeypatch.setattr(
-        rendering, "index_html", lambda built, root, pages=None, skip=(): real(built, root, pages=shown)
+        rendering,
+        "index_html",
+        lambda built, root, pages=None, skip=(), through=None: real(built, root, pages=shown, through=through),
     )
     shown = pages
     rendering.render_reports(tmp_path)

@@ -41,6 +41,7 @@ DOCS = ROOT / "docs"
 
 SELECTION_FILE = ".selection.json"  # in each report folder: the selection (and parameters) whose reports it holds
 REPORT_DIR_ENV = "STORAGELAB_REPORT_DIR"  # where a running notebook writes its figures and summary
+RUN_STAGE_PREFIX = ".storagelab-run-"  # a run's stage in its report folder (reportstage.PREFIX)
 
 
 def current_report_dir() -> Path:
@@ -50,16 +51,21 @@ def current_report_dir() -> Path:
 
 
 def make_folder(folder: Path) -> None:
-    """``folder``, and those above it that are missing, but never the folder that holds the running notebook's report
-    folder (``REPORT_DIR_ENV``: a run's stage, made before the notebook starts, inside the report folder). A report
-    folder moved away while its notebook ran is not made again at its old name by the run's next write (reliability-31
-    folders, Low 2: a failed run left an empty report folder where the moved one had been); that write fails."""
+    """``folder``, and those above it that are missing, but never the running notebook's stage (``REPORT_DIR_ENV``, made
+    before the notebook starts, inside the report folder) nor the folder that holds it. A report folder moved away
+    while its notebook ran is not made again at its old name by the run's next write (reliability-31 folders, Low 2:
+    a failed run left an empty report folder where the moved one had been); that write fails."""
     folder = Path(folder)
     stage = os.environ.get(REPORT_DIR_ENV)
     if not stage or not folder.is_relative_to(stage):
         folder.mkdir(parents=True, exist_ok=True)
         return
-    for level in reversed([folder, *folder.parents][: len(folder.relative_to(stage).parts) + 1]):  # stage to folder
+    # the folders under the stage, never the stage: made by mkdtemp before the notebook started, it is missing at its
+    # name only when its report folder was moved or another put there (reliability-33 folders: A and B exchanged and
+    # back while A's notebook wrote its summary made the stage again inside B and the summary went there, not in A's)
+    by_hand = not Path(stage).name.startswith(RUN_STAGE_PREFIX)  # a folder named by hand is made
+    made = len(folder.relative_to(stage).parts) + by_hand
+    for level in reversed([folder, *folder.parents][:made]):  # under the stage (or from it) down to folder
         level.mkdir(exist_ok=True)
 
 

@@ -10,7 +10,9 @@ wherever it is now. An error's file names are given back under the folder's own 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,3 +54,23 @@ def shown(text: str, names: dict[Path, Path]) -> str:
         if text == str(held):
             text = str(named)
     return text
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of the regular file ``path``, opened without waiting (O_NONBLOCK): a FIFO (or a device) put in a report
+    folder under a name the render or the index reads (a summary, a record, an executed notebook, a chart's spec) is an
+    OSError, as an unreadable file is; reliability-33 (folders): `mkfifo reports/A/summaries/x.json` had `report` wait
+    for a writer for good."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path) -> str:
+    """``read_bytes`` as UTF-8 text."""
+    return read_bytes(path).decode("utf-8")

@@ -12,7 +12,6 @@ import json
 import math
 import os
 import re
-import stat
 import time
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
@@ -192,7 +191,7 @@ def _spec_text(folder: Path | None, fig: str) -> str | None:
     if path is None or not path.is_file():
         return None
     try:
-        spec = json.loads(path.read_text(encoding="utf-8"))
+        spec = json.loads(pinned.read_text(path))
     except (OSError, ValueError):
         return None
     return json.dumps(spec, separators=(",", ":")).replace("<", "\\u003c")
@@ -271,8 +270,12 @@ def render_reports(
                     del runs[key]
     if only is None:
         started = time.time() - 2  # mtimes may be kept to the second (or two: FAT)
-        write_whole(root / "index.html", _index_of(built, root, runs, skip, held))
-        prune_thumbnails(root, started)
+        # reliability-33 (folders): reports/ renamed away and another put in its place while the index was read or
+        # written had the index of the one written into the other (its cards linking to pages not there, or to
+        # another selection's of the same name); read and written in one tree, the one held
+        with pinned.folder(root) as tree:
+            write_whole(tree / "index.html", _index_of(built, tree, runs, skip, held))
+            prune_thumbnails(tree, started)
     return pages
 
 
@@ -281,12 +284,21 @@ def _index_of(built: str, root: Path, runs: dict, skip: set[str], held: dict) ->
     each name's folder as rendered), checked once the index has read the summaries and headings by the names.
     reliability-32 (folders): `mv reports/A A.away; mv reports/B reports/A` while a *later* folder rendered left A's
     runs keyed by the name A: the index joined A's run (its parameters: "Run with study = 'A'", its figures) to B's
-    summary under B's heading, and named A's pages under A/, where they are not (reliability-31 low 5)."""
+    summary under B's heading, and named A's pages under A/, where they are not (reliability-31 low 5).
+    reliability-33 (folders): A and B exchanged while the index read them and exchanged back before the check joined
+    A's runs to B's summary and heading (and B's to A's): every folder is read through one handle of it (its
+    summaries, heading and thumbnails one folder's), and the index is made again if a name no longer holds it."""
     for _ in range(3):
-        text = index_html(built, root, pages=runs, skip=skip)
-        moved = {name for name, was in held.items() if readcopies.identity(root / name) != was}
-        if not moved:
-            return text
+        with contextlib.ExitStack() as stack:
+            names = (set(held) | {f.parent.name for f in root.glob("[!_]*/summaries")}) - skip
+            through = {name: stack.enter_context(pinned.folder(root / name)) for name in sorted(names)}
+            ids = {name: readcopies.identity(folder) for name, folder in through.items()}
+            moved = {name for name, was in held.items() if ids[name] != was}
+            if not moved:
+                text = index_html(built, root, pages=runs, skip=skip, through=through)
+                if all(readcopies.identity(root / name) == was for name, was in ids.items()):
+                    return text  # every folder read is still under its name
+                moved = {name for name, was in held.items() if readcopies.identity(root / name) != was}
         runs = {k: v for k, v in runs.items() if k.split("/", 1)[0] not in moved}
         held = {name: was for name, was in held.items() if name not in moved}
     return index_html(built, root, pages=runs, skip=skip)
@@ -300,7 +312,7 @@ def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs
         key = f"{named.name}/{nb_path.stem}"
         dest = folder / f"{nb_path.stem}.html"
         try:
-            nb = _read_executed(nbformat, nb_path)
+            nb = nbformat.reads(pinned.read_text(nb_path), as_version=4)
             run, figures = _prepare(nb, nb_path.stem, folder)
             interactive = any(
                 "storagelab_spec" in (o.get("metadata") or {}) for c in nb.cells for o in c.get("outputs", [])
@@ -325,56 +337,50 @@ def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs
         pages.append(named / dest.name)
 
 
-def _read_executed(nbformat, nb_path: Path):
-    """The executed notebook ``nb_path``, opened without waiting: a FIFO there kept `report` waiting for a writer
-    for good (reliability-33; `run` and `notebooks` refuse one as a notebook); it becomes a page that says so."""
-    fd = os.open(nb_path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, encoding="utf-8") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{nb_path.name}: not a regular file (a FIFO, a device or a folder)")
-        os.set_blocking(fd, True)
-        return nbformat.read(f, as_version=4)
-
-
-def _folder_title(folder: Path) -> str:
-    """A report folder's heading: its selection as recorded (``study my nas``), else its name."""
+def _folder_title(folder: Path, name: str | None = None) -> str:
+    """A report folder's heading: its selection as recorded (``study my nas``), else its name (``name``: the folder's
+    name in reports/, when ``folder`` is a handle of it)."""
+    name = name or folder.name
     try:
-        identity = json.loads((folder / SELECTION_FILE).read_text(encoding="utf-8"))
+        identity = json.loads(pinned.read_text(folder / SELECTION_FILE))
     except (OSError, ValueError):
-        return "every study" if folder.name == "all" else folder.name
+        return "every study" if name == "all" else name
     if not isinstance(identity, dict) or not isinstance(identity.get("selection"), dict):
-        return folder.name
+        return name
     sel = identity["selection"]
     title = str(sel["study"]) if list(sel) == ["study"] else ", ".join(f"{k} {v}" for k, v in sel.items())
     title = title or "every study"
     params = identity.get("parameters") if isinstance(identity.get("parameters"), dict) else {}
     db = f", from the database {params['db_path']}" if params.get("db_path") else ""
-    return title + (f" ({folder.name}{db})" if params else "")
+    return title + (f" ({name}{db})" if params else "")
 
 
 _STATUS_CLASS = {"reproduced": "ok", "cannot": "na", "differs": "bad"}
 _BASIS = {"raw": "recomputed from raw logs", "arithmetic": "arithmetic on stated figures", "none": "not checkable"}
 
 
-def _summaries(root: Path) -> dict[str, dict]:
+def _summaries(root: Path, through: dict[str, Path] | None = None) -> dict[str, dict]:
     out = {}
-    for f in _summary_files(root):
+    for name, f in _summary_files(root, through):
         try:
-            out[f"{f.parent.parent.name}/{f.stem}"] = json.loads(f.read_text(encoding="utf-8"))
+            out[f"{name}/{f.stem}"] = json.loads(pinned.read_text(f))
         except (OSError, ValueError) as e:
-            out[f"{f.parent.parent.name}/{f.stem}"] = dict(
+            out[f"{name}/{f.stem}"] = dict(
                 notebook=f.stem, title=f.stem, status="failed", error=f"summary unreadable: {e}"
             )
     return out
 
 
-def _summary_files(root: Path) -> list[Path]:
-    """Every report folder's summaries; a folder moved away while they are listed is left out (reliability-32 folders,
-    Low: `report` ended 2 with `.../summaries: No such file or directory`, the old index kept)."""
+def _summary_files(root: Path, through: dict[str, Path] | None) -> list[tuple[str, Path]]:
+    """Every report folder's summaries, each with its folder's name; given ``through``, those of its folders only, each
+    read through its handle; a folder moved away while they are listed is left out (reliability-32 folders, Low:
+    `report` ended 2 with `.../summaries: No such file or directory`, the old index kept)."""
     files = []
-    for folder in sorted(root.glob("[!_]*/summaries")):
+    if through is None:
+        through = {f.parent.name: f.parent for f in root.glob("[!_]*/summaries")}
+    for name, folder in sorted(through.items()):
         with contextlib.suppress(OSError):
-            files += sorted(folder.glob("*.json"))
+            files += [(name, f) for f in sorted((folder / "summaries").glob("*.json"))]
     return files
 
 
@@ -397,16 +403,17 @@ def _claim_counts(claims: list[dict]) -> str:
     return "; ".join(parts)
 
 
-def _thumbnail(root: Path, key: str, figures: list[str]) -> str:
+def _thumbnail(root: Path, key: str, figures: list[str], through: dict[str, Path] | None = None) -> str:
     """The report's first chart as a small picture, embedded (data: URI), linking to the report."""
 
     if not figures:
         return ""
-    spec = root / key.split("/", 1)[0] / "figures" / f"{figures[0]}.vl.json"
+    name = key.split("/", 1)[0]
+    spec = (through or {}).get(name, root / name) / "figures" / f"{figures[0]}.vl.json"
     if not spec.is_file():
         return ""
     try:
-        png = _thumbnail_png(root, spec.read_bytes())
+        png = _thumbnail_png(root, pinned.read_bytes(spec))
     except Exception:  # noqa: BLE001 - a thumbnail is optional
         return ""
     data = base64.b64encode(png).decode("ascii")
@@ -430,7 +437,7 @@ def _thumbnail_png(root: Path, spec: bytes) -> bytes:
     key = hashlib.sha256(spec + f"\0scale={THUMBNAIL_SCALE}\0vl-convert={vlc.__version__}".encode()).hexdigest()
     kept = root / THUMBNAILS / f"{key}.png"
     try:
-        png = kept.read_bytes()
+        png = pinned.read_bytes(kept)
     except OSError:
         png = b""
     if png:
@@ -460,13 +467,18 @@ def prune_thumbnails(root: Path, since: float) -> None:
 
 
 def index_html(
-    built: str, reports_dir: Path | None = None, pages: dict[str, dict] | None = None, skip: set[str] = frozenset()
+    built: str,
+    reports_dir: Path | None = None,
+    pages: dict[str, dict] | None = None,
+    skip: set[str] = frozenset(),
+    through: dict[str, Path] | None = None,
 ) -> str:
     """The index page: per report folder (a study or another selection), one card per notebook run with its
     status, verdict, headline and claim counts by basis. Every text from the summaries is escaped. ``skip``:
-    report folders (names) left out."""
+    report folders (names) left out. ``through``: folders (names) read through a handle of each, not by the name."""
     root = Path(reports_dir or paths.REPORTS)
-    summaries = _summaries(root)
+    summaries = _summaries(root, through)
+    through = through or {}
     pages = pages or {}
     e = html.escape
     parts = [
@@ -495,7 +507,7 @@ def index_html(
     for k in keys:
         folders.setdefault(k.split("/", 1)[0], []).append(k)
     for folder, ks in sorted(folders.items(), key=lambda t: (t[0] == "all", t[0])):
-        parts.append(f"<h2 id='{e(folder)}'>{e(_folder_title(root / folder))}</h2>")
+        parts.append(f"<h2 id='{e(folder)}'>{e(_folder_title(through.get(folder, root / folder), folder))}</h2>")
         for k in ks:
             s = summaries.get(k, {})
             page = pages.get(k, {})
@@ -529,7 +541,7 @@ def index_html(
                     + ", ".join(f"<code>{e(p['name'])} = {e(p['value'])}</code>" for p in set_params)
                     + " (not the defaults)</p>"
                 )
-            thumb = _thumbnail(root, k, page.get("figures") or [])
+            thumb = _thumbnail(root, k, page.get("figures") or [], through)
             if thumb:
                 parts.append(thumb)
             if s.get("verdict"):

@@ -377,7 +377,7 @@ def _held(marker: Path) -> dict[str, Any] | None:
     """The selection ``marker`` records, or None: a new folder, one written before folders recorded theirs, or a
     record that is not one (`{}` in it: a traceback, KeyError 'selection', for every later run there)."""
     try:
-        held = json.loads(marker.read_text())
+        held = json.loads(pinned.read_text(marker))
     except (OSError, ValueError):
         return None
     ok = isinstance(held, dict) and isinstance(held.get("selection"), dict) and isinstance(held.get("parameters"), dict)
@@ -717,7 +717,7 @@ def studies_without_files(plan: list[tuple[Path, dict[str, Any]]], studies: set[
 def recorded_db(folder: Path) -> str | None:
     """The database a report folder's reports were made from when it is not the default one (``-p db_path``)."""
     try:
-        db = json.loads((folder / SELECTION_FILE).read_text())["parameters"].get("db_path")
+        db = json.loads(pinned.read_text(folder / SELECTION_FILE))["parameters"].get("db_path")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return str(db) if db and Path(db).resolve() != paths.DB.resolve() else None
@@ -741,7 +741,7 @@ def stale_folders(plan: list[tuple[Path, dict[str, Any]]], studies: set[str]) ->
     stale, others = [], {}
     for folder in report_folders():
         try:
-            study = json.loads((folder / SELECTION_FILE).read_text())["selection"].get("study")
+            study = json.loads(pinned.read_text(folder / SELECTION_FILE))["selection"].get("study")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue  # no recorded selection: kept as it was
         db = recorded_db(folder)
@@ -777,7 +777,7 @@ def left_out_of_index() -> set[str]:
         return set()
     left = set()
     for folder in stale_folders([], studies):
-        study = json.loads((folder / SELECTION_FILE).read_text())["selection"]["study"]
+        study = json.loads(pinned.read_text(folder / SELECTION_FILE))["selection"]["study"]
         if not _is_paper(str(study)):
             say(stale_note(folder, study))
             left.add(folder.name)

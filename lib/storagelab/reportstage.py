@@ -30,7 +30,7 @@ from pathlib import Path
 from . import livefolders, paths, pinned
 from .procs import alive
 
-PREFIX = ".storagelab-run-"
+PREFIX = paths.RUN_STAGE_PREFIX
 FIGURE_SUFFIXES = (".svg", ".png", ".vl.json")
 READY = ".storagelab-ready.json"  # in a run folder whose moves have begun: what they are (see ``commit``)
 
@@ -114,7 +114,7 @@ def _remove_orphaned(folder: Path, finish: bool) -> bool:
 def _ready(stage: Path) -> dict | None:
     """What a commit killed in its moves was moving (``READY``), or None: not begun, or not readable whole."""
     try:
-        ready = json.loads((stage / READY).read_text())
+        ready = json.loads(pinned.read_text(stage / READY))
     except (OSError, ValueError):
         return None
     ok = isinstance(ready, dict) and isinstance(ready.get("notebook"), str) and isinstance(ready.get("figures"), list)
