@@ -173,8 +173,13 @@ def test_an_ingest_under_a_low_memory_limit_never_hangs(tmp_path):
     18 runs the ingest never ended: the process pool's manager thread died on "can't start new thread", its futures
     never ended, and then Python's exit waited for the workers, which waited for work. Now: one line, exit 2. (A
     crash inside native code at these limits, SIGSEGV or glibc's abort, is left: docs/reliability-4.md.)"""
+    import compileall
     import resource
 
+    # compiled first: a module compiled under the limit (no __pycache__ yet: a fresh clone, pip's --no-compile) fails
+    # as "SyntaxError: expected ':'" (CPython's parser out of memory), which is not this test's matter (reliability-33
+    # folders, Low 4: failed twice in a new worktree, passed once compiled)
+    compileall.compile_dir(ROOT / "lib", quiet=1)
     # past the start-up floor (memfloor.py refuses these limits before anything starts): the hang inside the run
     env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), STORAGELAB_MIN_ADDRESS_SPACE="0")
     # four limits across the attack's range (it had eight: 24 s of a clean-clone test run); the two places the pool
