@@ -143,3 +143,44 @@ def test_a_fifo_in_a_report_folder_does_not_hang_the_render_or_the_index(tmp_pat
         signal.signal(signal.SIGALRM, old)
     assert "AAA-page" in (a / "nb.html").read_text()
     assert "not a regular file" in (a / "y.html").read_text()
+
+
+def test_run_names_no_page_of_a_folder_exchanged_with_another_and_back_while_rendered(tmp_path, monkeypatch):
+    """Low 3 of the folders part: `run` into reports/a, a and b exchanged as the render opened a, and back once it
+    had rendered: b's pages were rendered (into b), a's not, and `run` said `report: reports/a/only_a.html`, exit 0.
+    The render now says which folders it rendered, and a run's page is named only if its folder is one."""
+    from types import SimpleNamespace
+
+    from storagelab import readcopies, reportstage, runoutput
+
+    for name, word in (("a", "AAA-study-page"), ("b", "BBB-study-page")):
+        (tmp_path / name / "executed").mkdir(parents=True)
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {word}")])
+        nbformat.write(nb, str(tmp_path / name / "executed" / f"only_{name}.ipynb"))
+    a_id, b_id = readcopies.identity(tmp_path / "a"), readcopies.identity(tmp_path / "b")
+    finish, render_folder, exchanged = reportstage.finish, rendering._render_folder, []
+
+    def exchange_at_a(named):  # as the render comes to a: a exchanged with b
+        if named.name == "a" and not exchanged:
+            _exchange(tmp_path)
+            exchanged.append(1)
+        return finish(named)
+
+    def back_after(exp, built, named, folder, *rest):  # and back once that folder is rendered
+        render_folder(exp, built, named, folder, *rest)
+        if named.name == "a" and len(exchanged) == 1:
+            _exchange(tmp_path)
+            exchanged.append(2)
+
+    monkeypatch.setattr(reportstage, "finish", exchange_at_a)
+    monkeypatch.setattr(rendering, "_render_folder", back_after)
+    monkeypatch.setattr(rendering, "_exporter", lambda: _Page())
+    rendered: set = set()
+    report.render_reports(tmp_path, rendered=rendered)
+    assert exchanged == [1, 2] and readcopies.identity(tmp_path / "a") == a_id  # a is back under its name
+    assert a_id not in rendered and not (tmp_path / "a" / "only_a.html").exists()  # b's folder was rendered as a
+    run_a = SimpleNamespace(moved=False, ok=True, folder=tmp_path / "a", folder_id=a_id, notebook="only_a")
+    assert runoutput.moved_after(run_a, rendered)  # before: False, and `report: .../a/only_a.html`, exit 0
+    assert runoutput.report_lines([run_a], rendered)[0].startswith("report: not rendered: ")
+    run_b = SimpleNamespace(moved=False, ok=True, folder=tmp_path / "b", folder_id=b_id, notebook="only_b")
+    assert b_id in rendered and not runoutput.moved_after(run_b, rendered)

@@ -471,11 +471,11 @@ def _run(args, params: dict, raw: dict, out: Path | None, own: Path | None, made
         return 2
     rc = _print_runs(results)
     if not args.no_report and not (results and all(r.moved for r in results)):  # runoutput.report_lines
-        render_reports(only=own) if own else render_reports(skip=left_out_of_index())  # own: its pages, no index
-        for line in runoutput.report_lines(results):
+        rendered: set = set()  # the folders rendered (own: its pages, no index)
+        render_reports(only=own, skip=set() if own else left_out_of_index(), rendered=rendered)
+        for line in runoutput.report_lines(results, rendered):
             say(line, sys.stdout)
-        if any(not r.moved and runoutput.moved_after(r) for r in results):
-            rc = 1
+        rc = 1 if any(not r.moved and runoutput.moved_after(r, rendered) for r in results) else rc
     return rc
 
 

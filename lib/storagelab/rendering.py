@@ -245,13 +245,16 @@ def render_reports(
     only: Path | None = None,
     failures: list[str] | None = None,
     skip: set[str] = frozenset(),
+    rendered: set | None = None,
 ) -> list[Path]:
     """reports/<folder>/<name>.html for every executed notebook of every report folder, and reports/index.html.
     ``only``: render that one report folder (e.g. a ``run --output`` outside reports/) and no index.
 
     An executed notebook that cannot be read (a run killed while saving) becomes a page that says so,
     and the index marks it failed; ``failures`` gets a line for each ("folder/name: error"). ``skip``: report
-    folders (names) neither rendered nor listed (build: a study no file carries any more)."""
+    folders (names) neither rendered nor listed (build: a study no file carries any more). ``rendered`` gets the
+    identity of each folder rendered and still under its name when done (`run` names its page only if its folder is
+    one: reliability-33 folders, Low 3, a folder exchanged with another and back while rendered)."""
 
     root = Path(reports_dir or paths.REPORTS)
     if only is None:
@@ -268,6 +271,8 @@ def render_reports(
             if readcopies.identity(named) != held[named.name]:  # moved while rendered: its runs are not the name's
                 for key in set(runs) - before:
                     del runs[key]
+            elif rendered is not None:
+                rendered.add(held[named.name])
     if only is None:
         started = time.time() - 2  # mtimes may be kept to the second (or two: FAT)
         # reliability-33 (folders): reports/ renamed away and another put in its place while the index was read or

@@ -170,7 +170,7 @@ def removed_if_unused(out: Path, holding: Callable[[Callable[[], int]], int], wo
                 signal.signal(sig, handler)
 
 
-def report_lines(results: list) -> list[str]:
+def report_lines(results: list, rendered: set | None = None) -> list[str]:
     """`run`'s closing lines, one per notebook run (``report.RunResult``), naming its page. None for a run whose folder
     was moved away or removed while it ran (reliability-28): `run 07_explore -p study A --output o` and `-p study B
     --output o` at once, o moved away meanwhile: A failed ("o was moved or removed while the notebook ran") and then
@@ -180,15 +180,19 @@ def report_lines(results: list) -> list[str]:
     for r in results:
         if not r.moved:
             shown = r.folder.relative_to(paths.ROOT) if r.folder.is_relative_to(paths.ROOT) else r.folder
-            if moved_after(r):
+            if moved_after(r, rendered):
                 lines.append(f"report: not rendered: {shown} was moved or removed after {r.notebook} ran")
             else:
                 lines.append(f"report: {shown}/{r.notebook}.html" + ("" if r.ok else " (failed)"))
     return lines
 
 
-def moved_after(r) -> bool:
+def moved_after(r, rendered: set | None = None) -> bool:
     """Whether the run's report folder was moved away or removed (or its name given to another) after the run put its
     notebook there: its page is not at the folder's name (reliability-31 folders, Low 3: `report: reports/A/x.html`,
-    exit 0, for a page that was not there)."""
-    return r.folder_id is not None and readcopies.identity(r.folder) != r.folder_id
+    exit 0, for a page that was not there). ``rendered``: the folders the render took (render_reports), of which the
+    run's must be one (reliability-33 folders, Low 3: A exchanged with B while rendered and back: B's pages were
+    rendered, A's not, and `run` named A's page, exit 0)."""
+    if r.folder_id is None:
+        return False
+    return readcopies.identity(r.folder) != r.folder_id or (rendered is not None and r.folder_id not in rendered)
