@@ -191,6 +191,7 @@ class Matcher:
         self._classes = {t: array("I", where) for t, where in at.items() if isinstance(t, CharClass)}
         self._class_bits = _bits(i for t, where in at.items() if isinstance(t, CharClass) for i in where)
         self._in_class: dict[str, tuple[int, int]] = {}  # c -> (positions whose class was asked of c, those holding c)
+        self._class_masks: dict[CharClass, int] = {}  # the masks of the classes last asked (at most 256 of them)
         self._literal = {t: array("I", where) for t, where in at.items() if _literal(t)}
         self._star, self._dseg, self._opt, self._any = (_bits(at.get(m, ())) for m in (STAR, DSEG, OPT_DIRS, ANY))
         self._anys = _bits([*at.get(ANYS, ()), *at.get(ALL, ())])  # stays on any character (ALL: everything inside)
@@ -226,7 +227,12 @@ class Matcher:
         need = alive & ~known
         while need:
             cls = self.tokens[(need & -need).bit_length() - 1]
-            where = _bits(self._classes[cls])
+            where = self._class_masks.get(cls)
+            if where is None:  # reliability-33: built at every new character, a line of 262,000 `[!x]` cost 7 s a name
+                where = _bits(self._classes[cls])
+                if len(self._class_masks) >= self._MAX_CHARS:
+                    self._class_masks.clear()
+                self._class_masks[cls] = where
             known, need = known | where, need & ~where
             if c in cls:
                 hit |= where
