@@ -46,7 +46,7 @@ from . import dataset, export_ids, ignore, livefolders, paths, sparkjvm
 from .errors import StoreError
 from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
-from .sparkjvm import hadoop_size, jvm_gone, not_started, quiet_accumulators, start_folder, unset_empty
+from .sparkjvm import hadoop_size, jvm_gone, not_started, one_write_job, quiet_accumulators, start_folder, unset_empty
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
@@ -682,12 +682,13 @@ def _write(spark, df, output: str, name: str, partitioned: bool = True) -> dict[
     """Add ``df``'s part files to the table's folder (beside the ones the dataset lists now); returns them (path
     relative to ``output``: size)."""
     before = _listing(spark, output, name)
-
     writer = df.write.mode("append")
     if partitioned:
         writer = writer.partitionBy(*dataset.PARTITION_KEYS)
     writer.parquet(f"{output}/{name}")
-    return {rel: size for rel, size in _listing(spark, output, name).items() if rel not in before}
+    return one_write_job(
+        {r: n for r, n in _listing(spark, output, name).items() if r not in before}, f"{output}/{name}"
+    )
 
 
 def _fs(spark, target: str):

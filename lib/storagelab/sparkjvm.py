@@ -5,6 +5,7 @@ refused`. Here: the one line saying what happened, and the thread kept quiet."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -287,3 +288,21 @@ def hadoop_size(spark, target: str) -> int | None:
         return int(fs.getFileStatus(path).getLen())
     except Exception:  # noqa: BLE001
         return None
+
+
+_PART_JOB = re.compile(r"(?:^|/)part-\d+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})[^/]*$")
+
+
+def one_write_job(new: dict[str, int], where: str) -> dict[str, int]:
+    """``new`` (the part files that appeared under ``where`` while this run wrote one table), when one Spark write job
+    made them all (a job names its files part-N-<its UUID>); else StoreError, before meta.json lists them.
+    Reliability-33 (spark-env): a dataset committed by a spark-ingest run listed two jobs' part files for one
+    partition, its rows twice (57 files rows for 46 paths), exit 130 after its meta.json: another process had
+    written into the table while the run did (two runs on one dataset, one of them past its lock)."""
+    jobs = {m.group(1) if (m := _PART_JOB.search(rel)) else rel for rel in new}
+    if len(jobs) > 1:
+        raise StoreError(
+            f"{where}: part files of {len(jobs)} write jobs appeared while this run wrote it (another process "
+            "writing into the dataset): nothing committed; run spark-ingest again once it has ended"
+        )
+    return new
