@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_ignore import _every_rule
+from test_ignore import _every_rule, counted_calls
 
 from storagelab import ignore
 from storagelab.ignore import IgnoreList
@@ -36,26 +36,18 @@ def test_groups_split_at_their_width_answer_as_every_rule(monkeypatch):
 def test_many_wildcard_first_lines_cost_a_few_passes_a_name(monkeypatch):
     """5,000 lines `*<letter>*` (15 KB): a name is judged in a few passes (one per group), not 5,000: the automaton
     runs are counted, not timed. The last line that matches decides, as before."""
-    runs = 0
-    plain = ignore.Matcher.run
-
-    def counted(self, s, text):
-        nonlocal runs
-        runs += 1
-        return plain(self, s, text)
-
-    monkeypatch.setattr(ignore.Matcher, "run", counted)
+    runs = counted_calls(monkeypatch, ignore.Matcher, "run")
     letters = [chr(0x4E00 + i) for i in range(5000)]
     il = IgnoreList([*(f"*{c}*" for c in letters), f"!*{letters[7]}{letters[8]}*"])
     assert il.ignored(f"d/x{letters[4999]}y") is True
     assert il.ignored(f"d/x{letters[7]}{letters[8]}") is False  # the last line, a negation, decides
     assert il.ignored("d/plain.log") is False
-    runs = 0
+    runs[0] = 0
     for k in range(0, 5000, 50):
         assert il.ignored(f"d/e/a{letters[k]}b") is True
     # 5,001 rules of 4 positions each (`*`, the letter, `*`, the end) in groups of 4,096: 5 runs a name, and 5 for the
     # folder d/e the first time (5,001 a name before)
-    assert runs == 5 * 100 + 5
+    assert runs[0] == 5 * 100 + 5
 
 
 def test_a_line_said_again_is_kept_once_and_the_last_still_decides():
@@ -76,16 +68,8 @@ def test_more_lines_than_the_cap_are_one_line_and_groups_are_built_when_reached(
     assert (
         str(e.value) == "x/.storagelabignore:65537: more than 65,536 lines, more than any ignore file needs: shorten it"
     )
-    built = 0
-    plain = ignore.Matcher.__init__
-
-    def counted(self, *args):
-        nonlocal built
-        built += 1
-        plain(self, *args)
-
-    monkeypatch.setattr(ignore.Matcher, "__init__", counted)
+    built = counted_calls(monkeypatch, ignore.Matcher, "__init__")
     il = IgnoreList([*(chr(0x4E00 + i) + "*" for i in range(65_535)), "!" + chr(0x4E00 + 7) + "x"])
-    assert built == 0 and len(il.groups) == 65_536  # one a distinct start
+    assert built[0] == 0 and len(il.groups) == 65_536  # one a distinct start
     assert il.ignored("d/" + chr(0x4E00 + 5) + "x") and not il.ignored("d/" + chr(0x4E00 + 7) + "x")
-    assert built == 3  # the three starts reached (c5, c7 and c7x)
+    assert built[0] == 3  # the three starts reached (c5, c7 and c7x)

@@ -12,20 +12,26 @@ from test_reliability31_folders import render_swapping, swap_folders
 from storagelab import report
 
 
+def two_studies(root) -> None:
+    """Report folders a and b of studies AAA and BBB: a selection record, a summary, and two executed notebooks each
+    (nb, and only_a or only_b), every text naming its study."""
+    for name, word in (("a", "AAA"), ("b", "BBB")):
+        (root / name / "executed").mkdir(parents=True)
+        (root / name / ".selection.json").write_text(json.dumps({"selection": {"study": word}, "parameters": {}}))
+        (root / name / "summaries").mkdir()
+        summary = {"notebook": "nb", "title": f"{word}-title", "study": word, "answers": f"{word}-answers"}
+        (root / name / "summaries" / "nb.json").write_text(json.dumps(summary))
+        for nb_name in ("nb", f"only_{name}"):
+            nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {word}-page")])
+            nb.metadata["title"] = f"{word}-title"
+            nbformat.write(nb, str(root / name / "executed" / f"{nb_name}.ipynb"))
+
+
 def test_a_folder_swapped_after_its_render_leaves_none_of_its_runs_in_the_index_under_the_other(tmp_path, monkeypatch):
     """`mv reports/a a.away; mv reports/b reports/a` while `report` rendered b (after a): a's runs stayed keyed by the
     name a, and the index joined them to b's summary under b's heading (a's title and parameters on b's card) and named
     a's pages under a/, where they are not (exit 0)."""
-    for name, word in (("a", "AAA"), ("b", "BBB")):
-        (tmp_path / name / "executed").mkdir(parents=True)
-        (tmp_path / name / ".selection.json").write_text(json.dumps({"selection": {"study": word}, "parameters": {}}))
-        (tmp_path / name / "summaries").mkdir()
-        summary = {"notebook": "nb", "title": f"{word}-title", "study": word, "answers": f"{word}-answers"}
-        (tmp_path / name / "summaries" / "nb.json").write_text(json.dumps(summary))
-        for nb_name in ("nb", f"only_{name}"):
-            nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {word}-page")])
-            nb.metadata["title"] = f"{word}-title"
-            nbformat.write(nb, str(tmp_path / name / "executed" / f"{nb_name}.ipynb"))
+    two_studies(tmp_path)
     # the swap, once a is rendered, while b renders
     render_swapping(tmp_path, monkeypatch, lambda nb, name: "BBB" in nb.cells[0].source, lambda: swap_folders(tmp_path))
     assert "AAA-page" in (tmp_path / "a.away" / "only_a.html").read_text()  # each folder's pages its own

@@ -7,6 +7,7 @@ import re
 
 import nbformat
 from test_reliability31_folders import _Page
+from test_reliability32_folders import two_studies
 
 from storagelab import rendering, report
 
@@ -23,16 +24,7 @@ def test_folders_exchanged_and_back_while_the_index_reads_them_are_indexed_as_th
     summaries and headings by the names. Each name held its own folder again when the index checked it, so a's runs
     (its title, its parameters, its pages) were joined to b's summary under b's selection heading in a's section, and
     b's to a's (exit 0). The index reads each folder through a handle of the folder as rendered."""
-    for name, word in (("a", "AAA"), ("b", "BBB")):
-        (tmp_path / name / "executed").mkdir(parents=True)
-        (tmp_path / name / ".selection.json").write_text(json.dumps({"selection": {"study": word}, "parameters": {}}))
-        (tmp_path / name / "summaries").mkdir()
-        summary = {"notebook": "nb", "title": f"{word}-title", "study": word, "answers": f"{word}-answers"}
-        (tmp_path / name / "summaries" / "nb.json").write_text(json.dumps(summary))
-        for nb_name in ("nb", f"only_{name}"):
-            nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {word}-page")])
-            nb.metadata["title"] = f"{word}-title"
-            nbformat.write(nb, str(tmp_path / name / "executed" / f"{nb_name}.ipynb"))
+    two_studies(tmp_path)
     real = rendering.index_html
 
     def exchanged_while_read(*args, **kwargs):
