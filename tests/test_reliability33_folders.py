@@ -176,3 +176,53 @@ def test_run_names_no_page_of_a_folder_exchanged_with_another_and_back_while_ren
     assert runoutput.report_lines([run_a], rendered)[0].startswith("report: not rendered: ")
     run_b = SimpleNamespace(moved=False, ok=True, folder=tmp_path / "b", folder_id=b_id, notebook="only_b")
     assert b_id in rendered and not runoutput.moved_after(run_b, rendered)
+
+
+def test_a_link_put_at_the_folder_s_name_as_its_ready_record_is_renamed_fails_the_run_in_one_line(
+    tmp_path, monkeypatch
+):
+    """reliability-33 folders, Low 1: `build`, the report folder moved away and a link to another folder put at its
+    name between the READY record's write and its rename (audit hook, event 248): `storagelab build: .../.storagelab-
+    ready.json.part: No such file or directory`, exit 2, not storagelab's line. Now the run is failed as moved, the
+    other folder untouched, and its stage left to its folder's next sweep."""
+    import os
+    from pathlib import Path
+
+    from storagelab import readcopies, reportstage
+
+    out, other = tmp_path / "o", tmp_path / "other"
+    other.mkdir()
+    (other / "mine.html").write_text("theirs")
+    nb = Path(report.paths.NOTEBOOKS) / "07_explore.ipynb"
+    real_ready, real_replace = reportstage.ready, os.replace
+
+    def run_all(plans, out_dir, n, results):  # the notebook ran into its stage
+        stage = reportstage.new(out_dir, "07_explore")
+        (stage / "executed").mkdir()
+        (stage / "executed" / "07_explore.ipynb").write_text("{}")
+        results.append(report.RunResult("07_explore", out_dir, out_dir / "executed" / "07_explore.ipynb", True))
+        results[-1].stage, results[-1].stage_id = stage, readcopies.identity(stage)
+
+    def link_in_at_the_rename(src, dst):
+        os.rename(out, tmp_path / "o.away")
+        os.symlink(other, out)
+        return real_replace(src, dst)
+
+    def ready(stage, notebook):
+        monkeypatch.setattr(os, "replace", link_in_at_the_rename)
+        try:
+            return real_ready(stage, notebook)
+        finally:
+            monkeypatch.setattr(os, "replace", real_replace)
+
+    monkeypatch.setattr(report, "_run_all", run_all)
+    monkeypatch.setattr(reportstage, "ready", ready)
+    out.mkdir()
+    (result,) = report.run_notebooks(plans=[(nb, {"study": "homelab-mergerfs"})], out_dir=out, jobs=1)
+    assert (result.ok, result.error, result.stage) == (
+        False,
+        f"{out} was moved or removed while the notebook ran: its report is not there",
+        None,
+    )
+    assert sorted(p.name for p in other.iterdir()) == ["mine.html"]
+    assert [p.name for p in (tmp_path / "o.away").iterdir() if p.name.startswith(".storagelab-run-")]  # for its sweep

@@ -259,7 +259,12 @@ def run_notebooks(
         raise
     for r in results:  # every run's moves recorded first: a kill among them leaves them to the next sweep to end
         if r.stage is not None:
-            reportstage.ready(r.stage, r.notebook)
+            try:
+                reportstage.ready(r.stage, r.notebook)
+            except FileNotFoundError:  # reliability-33 folders Low 1: its folder replaced (by a link) as it wrote
+                if readcopies.identity(r.stage) == r.stage_id:
+                    raise
+                r.ok, r.error, r.moved, r.stage = False, _moved(r.folder), True, None  # left to that folder's sweep
     for r in results:
         if r.stage is not None:
             if readcopies.identity(r.stage) != r.stage_id:  # reliability-27: its folder moved away while it ran
