@@ -8,6 +8,7 @@ other forms) or input-trunc.py.txt (every fixture cut at every line and inside n
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,37 @@ def test_a_zdb_bb_table_row_with_a_damaged_cell_is_refused_not_dropped():
     with pytest.raises(ParseError) as e:
         parse_bytes(_mutated("zdb/2.3/bb-stderr.txt", " 3.64K\t 135M", " 3.64e0K\t 135M"), "x.txt")
     assert "unreadable row in the zdb -bb table" in str(e.value)
+
+
+def test_a_label_s_link_or_url_is_text_in_the_findings_and_the_report_s_own_excerpt_links_stay():
+    """reliability-33 input, Low 1: the hostile project's labels, hosts and study name held `[MDL](http://...)`,
+    bare URLs and `<http://...>`, and its pages had 477 live links to http://evil.example/ (the http(s) rule kept
+    them; the renderer links bare URLs by itself). A finding's only links are now its numbers' excerpt pages."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    from storagelab.analysis.result import Result
+    from storagelab.analysis.selection import Selection
+    from storagelab.present import escape_html, findings
+
+    labels = [
+        "[MDL](http://evil.example/X)",
+        "<http://evil.example/AX>",
+        "https://evil.example/B and HTTP://evil.example/C",
+        "www.evil.example/D",
+        "[MS](evil.example)",
+        "[R][r]\n\n[r]: https://evil.example/R",
+        "[M](mailto:a@evil.example)",
+        "[E](&#104;ttps://evil.example/E)",
+        "[P](raw/../../x.html)",
+        "`https://evil.example/code` [C](https://evil.example/C2)",
+    ]
+    res = Result(Selection(study="x"))
+    res.missing += [f"the pool {h} has no ashift" for h in labels]
+    page = markdown2html_mistune(findings(res).data)
+    assert re.findall(r"<(?:a|img)\b[^>]*>", page) == []
+    assert "http://evil.example/X" in page.replace("&#47;", "/")  # shown as text
+    ours = '[5.0 MiB/s](raw/a.txt-1-L2-2.html#L2 "a.txt: line 2") and [lines](raw/from-0123456789abcdef.html "x")'
+    assert re.findall(r'href="([^"]*)"', markdown2html_mistune(escape_html(ours))) == [
+        "raw/a.txt-1-L2-2.html#L2",
+        "raw/from-0123456789abcdef.html",
+    ]

@@ -74,49 +74,52 @@ def _escape_block(text: str, images: bool = True) -> str:
 
 
 _CLOSER = re.compile(r"\](?=[ \t]*\n?[ \t]*[(:])")  # the end of a link's text, then its destination (or a definition's)
-_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:")
+_OURS = re.compile(r"raw/[A-Za-z0-9._-]+\.html(?:#L\d+)?(?=[ \t\n)])")  # an excerpt page's link (excerpts.href)
+_BARE_URL = re.compile(r"(?i)(?<=https:)/|(?<=http:)/|(?<=www)\.")  # what renderers make a link of by itself
 _MARK = "\ue000"  # a ']' to write as '&#93;' once the text is escaped
-_SAFE = ("http:", "https:", "mailto:")
+_SLASH, _DOT = "\ue001", "\ue002"  # a bare URL's '/' and 'www.'s '.', written as entities once the text is escaped
 _ESCAPED_PUNCT = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
 
 
 def _text(text: str, images: bool = True) -> str:
-    """Text outside code spans: '<', '>' and '&' escaped, and no link that runs script or loads from elsewhere."""
+    """Text outside code spans: '<', '>' and '&' escaped, and no link but the report's own excerpt links."""
     return _entities(html.escape(_defuse_links(text, images), quote=False))
 
 
 def _entities(text: str) -> str:
     """The ']' of a defused link as an entity: never the end of a link's text (mistune does not always honour an
-    escaped '\\]': '[x[L\\](javascript:...)' was still a link)."""
-    return text.replace(_MARK, "&#93;")
+    escaped '\\]': '[x[L\\](javascript:...)' was still a link); a bare URL's first '/' (and 'www.'s dot) too, so that
+    the renderer does not make a link of it."""
+    return text.replace(_MARK, "&#93;").replace(_SLASH, "&#47;").replace(_DOT, "&#46;")
 
 
 def _defuse_links(text: str, images: bool = True) -> str:
-    """Markdown links whose destination has a scheme (javascript:, data:, vbscript: ..., however written: entities,
-    backslashes, tabs, case) left as text, their ']' an entity; so are images from another site or host. http(s) and mailto
-    links stay, and so do relative ones (the excerpt pages' raw/...html). A label '[x](javascript:alert(1))' was a
-    link that ran its script on a click, and '![x](https://host/p.png)' a request when the report opened
-    (reliability-28 input). ``images``: whether the whole Markdown holds a '![' (any http link is then defused:
-    an image's text may hold a code span, '![a `b` c](https://host/p.png)', or use a definition written before it or in
-    another list item, '![r]' and '[r]: https://host/p.png'; each loaded the file, reliability-29 input)."""
+    """Every Markdown link, image or link definition left as text (its ']' an entity) unless its destination is one
+    of the report's own excerpt pages (``raw/NAME.html``, as excerpts.Excerpts.href writes them); and bare URLs
+    (``https://...``, ``www....``), which the renderer would link by itself, broken with an entity. The findings
+    and commentaries hold no link of their own but those, so a link in them came from a label, a host, a study
+    name or a parameter, and the page's meaning must not depend on it: a label '[x](javascript:alert(1))' was a
+    link that ran its script on a click, '![x](https://host/p.png)' a request when the report opened
+    (reliability-28 input), and '[docs](https://host/x)' or 'https://host/x' a live link to elsewhere in the
+    findings (reliability-33 input, Low 1: 477 such links in a hostile project's pages). Destinations are read as
+    the renderer reads them (entities, backslashes, control characters, case). ``images`` is kept for the callers:
+    every link but the report's own is defused whatever the text holds."""
     out, at = [], 0
     for m in _CLOSER.finditer(text):
         i = m.start()  # even after a backslash: mistune ends '[x[y\\](javascript:...)' there
-        rest = text[m.end() : m.end() + 200].lstrip(" \t\n")[1:]  # past '(' or ':'
-        dest = rest
+        rest = text[m.end() : m.end() + 200].lstrip(" \t\n")
+        dest = rest[1:]  # past '(' or ':'
         for _ in range(
-            4 if "&" in rest else 0
+            4 if "&" in dest else 0
         ):  # the Markdown, then the HTML attribute: entities decoded more than once
             dest = html.unescape(dest)
-        dest = re.sub(r"[\x00-\x20\x7f]", "", _ESCAPED_PUNCT.sub("", dest)).lower().lstrip("<")
-        scheme = _SCHEME.match(dest)
-        elsewhere = scheme or dest.startswith(("/", "\\"))  # '//host/p.png' is another host's file too
-        if not elsewhere or ((not scheme or scheme.group() in _SAFE) and not images):
-            continue
+        dest = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "", _ESCAPED_PUNCT.sub("", dest)).lstrip(" \t\n<")
+        if rest.startswith("(") and _OURS.match(dest) and _OURS.match(rest[1:].lstrip(" \t\n")):
+            continue  # written as the renderer reads it, with nothing to decode: the report's own excerpt page
         out.append(text[at:i] + _MARK)
         at = i + 1
     out.append(text[at:])
-    return "".join(out)
+    return _BARE_URL.sub(lambda m: _SLASH if m.group() == "/" else _DOT, "".join(out))
 
 
 def commentary(notebook: str, sel: Selection):
