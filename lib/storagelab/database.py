@@ -21,7 +21,7 @@ import duckdb
 from . import livefolders, paths, readcopies
 from .errors import DatabaseBusyError, StoreError
 from .interrupts import track
-from .livewriters import live_writer
+from .livewriters import live_writer, unseen_writer
 from .schema import ddl
 from .usernames import user_name
 
@@ -447,7 +447,7 @@ def _their_sql(
             mode |= stat.S_IMODE(os.lstat(f"{view or real}.wal").st_mode) & (stat.S_IWGRP | stat.S_IWOTH)
         # reliability-33: root's database made 0600 after the second user opened it for writing (while 0666): they
         # wrote a view of read_text('/root/...') through their descriptor and root's `sql --db` printed the file
-        mode |= stat.S_IWOTH if live_writer(st) else 0
+        mode |= stat.S_IWOTH if live_writer(st) or unseen_writer(real, st) else 0  # r-34: a queued descriptor
     except OSError:
         owner, mode = -1, 0
     from .ownership_fuse import fuse_mounter  # noqa: PLC0415

@@ -51,7 +51,7 @@ from .database import disk_full, first_line, inject, not_built, schema_signature
 from .errors import StoreError
 from .ingest_open import _resolve, open_input, read_input
 from .interrupts import track
-from .livewriters import live_writer
+from .livewriters import live_writer, unseen_writer
 from .ownership import SharedFolderError, made_refusal
 from .schema import all_tables
 
@@ -654,8 +654,11 @@ def _only_ours(where: Path, info: dict) -> bool:
     # reliability-33: and every listed part: root's part made 0666, rewritten by the second user (its size kept, as
     # meta.json lists it) with every bandwidth 1, was read by name and its numbers counted as root's (sum changed, rc 0)
     # (and a part another user's process holds open for writing, opened while it was writable: livewriters)
-    stats = [_only_ours_file(where / rel) for files in info["parts"].values() for rel in files]
-    return all(stats) and live_writer(*(st for st in stats if st)) is None
+    named = [where / rel for files in info["parts"].values() for rel in files]
+    stats = [_only_ours_file(path) for path in named]
+    if not all(stats) or live_writer(*(st for st in stats if st)) is not None:
+        return False  # reliability-34: and one held for writing where /proc shows no holder (livewriters)
+    return not any(unseen_writer(str(path), st) for path, st in zip(named, stats, strict=True) if st)
 
 
 def _only_ours_file(path: Path) -> os.stat_result | None:

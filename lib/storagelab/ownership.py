@@ -18,7 +18,7 @@ from . import envfiles
 from .emptyvars import empty_is_here
 from .envfiles import JAVA_OPTIONS, SHELL_FILES, expansion_refusal, from_spark_folder, named_files, spark_folders, words
 from .errors import StoragelabError
-from .livewriters import live_writer as _live
+from .livewriters import any_writer as _live
 from .usernames import group_members as _group_members
 from .usernames import group_name as _group_name
 from .usernames import user_name as _user_name
@@ -745,7 +745,7 @@ def file_writers(path: str, invoker: int | None = None) -> str | None:
         return None
     if st.st_uid not in (0, os.getuid(), invoker):
         return f"of another user's ({_user_name(st.st_uid)})"
-    loose = stat.S_ISREG(st.st_mode) and (_writable_by_others(st, path, made_in=False) or _live(st, trusted=invoker))
+    loose = stat.S_ISREG(st.st_mode) and (_writable_by_others(st, path, made_in=False) or _live(path, st, invoker))
     return f"that {loose}" if loose else None  # r-33: live_writer: a descriptor they opened while it was writable
 
 
