@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import array
+import grp
 import os
 import socket
 
-from storagelab import livewriters, ownership
+from storagelab import livewriters, ownership, usernames
 from storagelab.livewriters import unseen_writer
 
 
@@ -39,3 +40,15 @@ def test_a_file_held_for_writing_only_in_a_sockets_queue_is_not_ours(tmp_path, m
     finally:
         queue.close()  # the queued descriptor goes with it
     assert unseen_writer(nb, os.stat(nb)) is None
+
+
+def test_a_groups_members_are_those_of_every_entry_with_its_gid(monkeypatch):
+    # reliability-34: root's folder of group h51g (listing no one, 0775) passed as root's alone while the second user
+    # was a member of h51g2, the same gid (`groupadd -o`): getgrgid gives the first entry; their next login's
+    # processes have the gid and renamed their notebook over root's
+    first, second = grp.struct_group(("h51g", "x", 4242, [])), grp.struct_group(("h51g2", "x", 4242, ["bob"]))
+    monkeypatch.setattr(usernames.grp, "getgrgid", lambda gid: first)
+    monkeypatch.setattr(usernames.grp, "getgrall", lambda: [first, second])
+    monkeypatch.setattr(usernames, "group_users", lambda gid: set())
+    monkeypatch.setattr(usernames.pwd, "getpwall", list)
+    assert usernames.group_members(4242) == {"bob"}

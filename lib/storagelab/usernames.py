@@ -15,6 +15,9 @@ def group_members(gid: int) -> set[str]:
         members = set(grp.getgrgid(gid).gr_mem)
     except KeyError:  # a group without a name: its users are unknown, so assume there are others
         return {f"gid {gid}"}
+    # reliability-34: every entry with that gid (getgrgid gives the first): root's folder of group h51g (no members)
+    # passed while the second user was in h51g2, the same gid (groupadd -o), which their next login's processes have
+    members |= {m for g in grp.getgrall() if g.gr_gid == gid for m in g.gr_mem}
     return members | {u.pw_name for u in pwd.getpwall() if u.pw_gid == gid} | group_users(gid)
 
 
