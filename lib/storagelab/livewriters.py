@@ -54,13 +54,21 @@ def unseen_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | No
     lease is refused while any exists."""
     if not stat.S_ISREG(st.st_mode) or _fuse(st.st_dev):  # a FUSE file's open asks its (perhaps stopped) process
         return None
-    try:  # O_NONBLOCK: a FIFO swapped in, or a lease of another process's, is not waited on
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:  # the name found by O_PATH (no device's open runs), then that very file opened: a name swapped for a link
+        found = os.open(path, os.O_PATH | os.O_CLOEXEC)  # to /dev/watchdog is never opened as root (nor a FIFO)
     except OSError:
         return None
     try:
-        if (os.fstat(fd).st_dev, os.fstat(fd).st_ino) != (st.st_dev, st.st_ino):
-            return None  # another file there now: the callers' own checks judge names that change
+        now = os.fstat(found)
+        same = stat.S_ISREG(now.st_mode) and (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
+        fd = os.open(f"/proc/self/fd/{found}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC) if same else -1
+    except OSError:
+        fd = -1
+    finally:
+        os.close(found)
+    if fd < 0:
+        return None  # another file there now, or gone: the callers' own checks judge names that change
+    try:  # O_NONBLOCK: another process's lease is not waited on
         fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)  # a writer opening in the instant the lease is held breaks it
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)  # with SIGURG (ignored), not SIGIO (which ends a process)
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
