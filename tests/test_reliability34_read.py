@@ -7,6 +7,8 @@ import grp
 import os
 import socket
 
+import pytest
+
 from storagelab import livewriters, ownership, usernames
 from storagelab.livewriters import unseen_writer
 
@@ -52,3 +54,28 @@ def test_a_groups_members_are_those_of_every_entry_with_its_gid(monkeypatch):
     monkeypatch.setattr(usernames, "group_users", lambda gid: set())
     monkeypatch.setattr(usernames.pwd, "getpwall", list)
     assert usernames.group_members(4242) == {"bob"}
+
+
+def test_a_database_held_for_writing_in_a_sockets_queue_is_theirs_to_an_ingest_too(tmp_path, monkeypatch):
+    # reliability-34: root's database 0666 with their view of read_text(root's file), their descriptor queued in a
+    # socket, then 0600: a read-write open (an ingest) was judged after DuckDB's own O_RDWR open, which the kernel's
+    # count of writers cannot tell from theirs, and the view ran
+    import duckdb
+
+    from storagelab import database
+    from storagelab.errors import StoreError
+
+    monkeypatch.setattr(livewriters, "_processes", list)
+    tmp_path.chmod(0o700)
+    db, secret = tmp_path / "rw.duckdb", tmp_path / "secret.txt"
+    secret.write_text("root's\n")
+    with duckdb.connect(str(db)) as con:
+        con.execute(f"CREATE VIEW fio_results AS SELECT content FROM read_text('{secret}')")
+    db.chmod(0o600)
+    queue = _hidden(db)
+    try:
+        for read_only in (True, False):
+            with pytest.raises(StoreError, match="views or macros"):
+                database.connect(db, read_only=read_only).close()
+    finally:
+        queue.close()

@@ -171,13 +171,16 @@ def connect(
     if real != db and (why := beside_refusal(real)):
         raise StoreError(f"{db}: {why}; remove it if it is not yours, or give a database of your own")
     deadline, new = time.monotonic() + wait, not read_only and not db.exists()
+    # reliability-34: a descriptor of theirs that /proc does not show, probed before DuckDB's own read-write open (which
+    # the kernel's count of writers cannot tell from theirs): an ingest into root's database ran the view they wrote
+    hidden = None if read_only or new else _unseen(real)
     while True:
         view = None
         try:
             view = _private_view(real, ident) if read_only else None  # reliability-10 High 3: a WAL planted later
             opened = duckdb.connect(str(view or real), read_only=read_only, config=_spill_config_of(db, real))
             con = track(_database_file(opened, db))
-            if (read_only or not new) and (why := _their_sql(con, real, ident, view)):  # an ingest runs SQL on it too
+            if (read_only or not new) and (why := _their_sql(con, real, ident, view, hidden)):  # an ingest runs SQL too
                 con.close()
                 raise StoreError(f"{db}: {why}")
             if new:  # another user who can read it can hold DuckDB's lock and stop every ingest (reliability-9)
@@ -420,13 +423,24 @@ THEIRS: list[str] = []
 THEIR_UIDS: dict[str, int] = {}
 
 
+def _unseen(real: Path) -> str | None:
+    try:
+        return unseen_writer(real, os.stat(real))
+    except OSError:
+        return None
+
+
 def their_writers() -> set[int]:
     """The users whose word the databases (and datasets) of THEIRS read by this process are: -1 for anyone."""
     return {THEIR_UIDS.get(p, -1) for p in THEIRS}
 
 
 def _their_sql(
-    con: duckdb.DuckDBPyConnection, real: Path, ident: tuple[int, int] | None, view: Path | None = None
+    con: duckdb.DuckDBPyConnection,
+    real: Path,
+    ident: tuple[int, int] | None,
+    view: Path | None = None,
+    hidden: str | None = None,
 ) -> str | None:
     """Why another user's database is not read: it holds views or macros (SQL of theirs that a query of this
     user's would run with this user's rights). Reliability-18 (h6): the second user's view ``fio_results`` selected
@@ -447,7 +461,7 @@ def _their_sql(
             mode |= stat.S_IMODE(os.lstat(f"{view or real}.wal").st_mode) & (stat.S_IWGRP | stat.S_IWOTH)
         # reliability-33: root's database made 0600 after the second user opened it for writing (while 0666): they
         # wrote a view of read_text('/root/...') through their descriptor and root's `sql --db` printed the file
-        mode |= stat.S_IWOTH if live_writer(st) or unseen_writer(real, st) else 0  # r-34: a queued descriptor
+        mode |= stat.S_IWOTH if live_writer(st) or hidden or unseen_writer(real, st) else 0  # r-34: a queued descriptor
     except OSError:
         owner, mode = -1, 0
     from .ownership_fuse import fuse_mounter  # noqa: PLC0415
