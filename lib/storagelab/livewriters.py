@@ -90,7 +90,8 @@ def _held_by_us(st: os.stat_result, trusted: int | None) -> bool:
     """Whether a process of this user's, root's or ``trusted``'s holds the file of ``st`` open or mapped for writing
     (root's own build writing its database): the kernel's count cannot say whose a writer is."""
     file, ours = (st.st_dev, st.st_ino), (0, os.getuid(), trusted)
-    for pid in [str(os.getpid()), *(p for p in os.listdir(PROC) if p.isdigit())]:  # this one first (DuckDB's own)
+    first = [str(os.getpid()), str(os.getppid())]  # this one (DuckDB's own) and its parent (a build's kernel's)
+    for pid in [*first, *(p for p in os.listdir(PROC) if p.isdigit() and p not in first)]:
         try:
             uid, _ = _credentials(pid)
         except (OSError, ValueError):
