@@ -165,6 +165,14 @@ def test_a_database_another_users_process_can_still_write_is_theirs(tmp_path, mo
             c.execute("SELECT * FROM fio_results").fetchall()
 
 
+def _meta(where):
+    """The dataset's _storagelab/meta.json, 0644 in a 0755 folder."""
+    (where / "_storagelab").mkdir(mode=0o755)
+    (where / "_storagelab").chmod(0o755)
+    (where / "_storagelab" / "meta.json").write_text("{}")
+    (where / "_storagelab" / "meta.json").chmod(0o644)
+
+
 def test_a_dataset_part_others_can_write_is_not_read_by_name_as_ours(tmp_path):
     # reliability-33: root's dataset (root's 0755 folders) with one part made 0666: the second user rewrote it, its
     # size kept (meta.json's check), with every bandwidth 1; open_dataset read it by name and their_writers() was
@@ -175,6 +183,7 @@ def test_a_dataset_part_others_can_write_is_not_read_by_name_as_ours(tmp_path):
     part = where / "fio_results" / "tool=fio" / "part-1.parquet"
     part.parent.mkdir(parents=True)
     part.write_bytes(b"PAR1")
+    _meta(where)  # reliability-34: meta.json is judged too
     for d in (where, part.parent, part.parent.parent):
         d.chmod(0o755)
     part.chmod(0o644)
@@ -195,6 +204,7 @@ def test_a_dataset_part_another_users_process_holds_for_writing_is_not_ours(tmp_
     part.parent.mkdir(parents=True)
     part.write_bytes(b"PAR1")
     part.chmod(0o644)
+    _meta(where)
     info = {"parts": {"t": {"t/part-1.parquet": 4}}}
     proc = tmp_path / "proc"
     monkeypatch.setattr(livewriters, "PROC", str(proc))

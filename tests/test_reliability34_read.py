@@ -79,3 +79,28 @@ def test_a_database_held_for_writing_in_a_sockets_queue_is_theirs_to_an_ingest_t
                 database.connect(db, read_only=read_only).close()
     finally:
         queue.close()
+
+
+def test_a_datasets_meta_json_others_can_change_makes_it_theirs(tmp_path):
+    # reliability-34: root's dataset with meta.json made 0666 (or _storagelab 0777, their meta.json renamed in): the
+    # second user left a part of `files` out of its list; open_dataset read 31 rows of 38, unmarked, rc 0
+    from storagelab import dataset
+
+    where = tmp_path / "ds"
+    part = where / "files" / "part-1.parquet"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"PAR1")
+    for d in (where, part.parent):
+        d.chmod(0o755)
+    part.chmod(0o644)
+    meta, info = where / "_storagelab" / "meta.json", {"parts": {"files": {"files/part-1.parquet": 4}}}
+    meta.parent.mkdir(mode=0o755)
+    meta.parent.chmod(0o755)
+    meta.write_text("{}")
+    meta.chmod(0o644)
+    assert dataset._only_ours(where, info)
+    meta.chmod(0o666)
+    assert not dataset._only_ours(where, info)
+    meta.chmod(0o644)
+    meta.parent.chmod(0o777)
+    assert not dataset._only_ours(where, info)

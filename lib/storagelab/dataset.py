@@ -641,7 +641,7 @@ def _only_ours(where: Path, info: dict) -> bool:
 
     if not only_owner_adds(where, os.getuid()):
         return False
-    folders = {(where / rel).parent for files in info["parts"].values() for rel in files}
+    folders = {(where / rel).parent for files in info["parts"].values() for rel in files} | {where / META_DIR}
     for folder in folders:
         while folder != where and where in folder.parents:
             try:
@@ -654,7 +654,9 @@ def _only_ours(where: Path, info: dict) -> bool:
     # reliability-33: and every listed part: root's part made 0666, rewritten by the second user (its size kept, as
     # meta.json lists it) with every bandwidth 1, was read by name and its numbers counted as root's (sum changed, rc 0)
     # (and a part another user's process holds open for writing, opened while it was writable: livewriters)
-    named = [where / rel for files in info["parts"].values() for rel in files]
+    # reliability-34: and meta.json, which says which parts there are: root's made 0666 (or its folder 0777, their
+    # meta.json renamed in), the second user left a part of `files` out of it: 38 rows read as 31, unmarked, rc 0
+    named = [where / META_DIR / "meta.json", *(where / rel for files in info["parts"].values() for rel in files)]
     stats = [_only_ours_file(path) for path in named]
     if not all(stats) or live_writer(*(st for st in stats if st)) is not None:
         return False  # reliability-34: and one held for writing where /proc shows no holder (livewriters)
