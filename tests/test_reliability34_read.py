@@ -104,3 +104,13 @@ def test_a_datasets_meta_json_others_can_change_makes_it_theirs(tmp_path):
     meta.chmod(0o644)
     meta.parent.chmod(0o777)
     assert not dataset._only_ours(where, info)
+
+
+def test_pythonexecutable_in_another_users_folder_is_refused(tmp_path):
+    # reliability-34 (Low 1): CPython takes its prefix (its standard library) from PYTHONEXECUTABLE's folder, which
+    # was not checked: the kernels would run with the second user's os.py
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert "PYTHONEXECUTABLE" in (ownership.environment_refusal({"PYTHONEXECUTABLE": str(shared / "python")}) or "")
+    assert ownership.environment_refusal({"PYTHONEXECUTABLE": "/usr/bin/python3"}) is None

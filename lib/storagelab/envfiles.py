@@ -22,6 +22,10 @@ SHELL_FILES = ("BASH_ENV",)
 # kernels' debugger) writes PYDEVD_DEBUG_FILE and DEBUGPY_LOG_DIR's debugpy.pydevd.<pid>.log, coverage its
 # COVERAGE_DEBUG_FILE: all by name (root's kernel made its files in the second user's folder)
 LIBRARY_FILES = ("OPENSSL_CONF", "COVERAGE_PROCESS_START", "COVERAGE_DEBUG_FILE", "SSLKEYLOGFILE", "PYDEVD_DEBUG_FILE")
+# reliability-34 (Low 1): CPython's start-up (getpath, on Linux too) takes its prefix from PYTHONEXECUTABLE's folder:
+# it looked for pyvenv.cfg and lib/python3.11/os.py (the standard library) beside the second user's name, as
+# PYTHONHOME does; the command itself has started by then, but its kernels inherit it
+LIBRARY_FILES += ("PYTHONEXECUTABLE",)
 LIBRARY_FOLDERS = ("OPENSSL_MODULES", "OPENSSL_ENGINES", "DEBUGPY_LOG_DIR")
 
 
