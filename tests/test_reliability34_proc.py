@@ -31,3 +31,36 @@ def test_a_groups_users_are_read_from_status_alone_not_every_process_s_descripto
     assert livewriters.group_users(8) == {str(other)}
     assert livewriters.group_users(9) == {str(other)}
     assert livewriters.group_users(10) == set()
+
+
+def test_a_ctrl_c_duckdb_made_an_error_while_report_read_the_studies_stops_the_report(monkeypatch, tmp_path):
+    # reliability-34: `report` given SIGINT at 3.7 s, while left_out_of_index read the database's study labels:
+    # DuckDB turned the Ctrl-C into 'Query interrupted', the `except Exception` took it as "no index" and the report
+    # rendered all 15 pages (35 s more), said "rendered 15 reports" and ended 130 without its line
+    import duckdb
+    import pytest
+
+    from storagelab import database, paths, report
+
+    db = tmp_path / "s.duckdb"
+    db.write_bytes(b"")
+    monkeypatch.setattr(paths, "DB", db)
+
+    def stopped(**kwargs):
+        raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    monkeypatch.setattr(report, "labelled_studies", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        report.left_out_of_index()
+    monkeypatch.setattr(
+        report, "labelled_studies", lambda **kw: (_ for _ in ()).throw(RuntimeError("Query interrupted"))
+    )
+    with pytest.raises(KeyboardInterrupt):
+        report.left_out_of_index()
+
+    class Con:
+        def execute(self, sql):
+            raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    with pytest.raises(KeyboardInterrupt):
+        database.not_built(Con(), db)

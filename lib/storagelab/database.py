@@ -558,7 +558,9 @@ def not_built(con: duckdb.DuckDBPyConnection, db: Path | str) -> str | None:
     not exist' (issue 26's campaigns, Low); None when its tables are there, or when it holds other tables (not ours)."""
     try:
         rows = con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()
-    except duckdb.Error:
+    except duckdb.Error as e:
+        if isinstance(e, duckdb.InterruptException):  # reliability-34: a Ctrl-C here is not "its tables are there"
+            raise KeyboardInterrupt from e
         return None
     names = {r[0] for r in rows}
     if "meta" in names or (names and "files" not in names):

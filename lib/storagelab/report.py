@@ -72,6 +72,7 @@ from .rendering import (  # noqa: F401  (re-exported)
     vega_bundle,
     write_summary,
 )
+from .store.faults import interrupted
 from .store.workerio import Relay, relayed_worker_init
 from .terminal import say
 
@@ -773,7 +774,9 @@ def left_out_of_index() -> set[str]:
         return set()
     try:
         studies = labelled_studies(wait=0)
-    except Exception:  # noqa: BLE001 - no index is worth a failed command: every folder listed, as before
+    except Exception as e:  # noqa: BLE001 - no index is worth a failed command: every folder listed, as before
+        if interrupted(e):  # r-34: Ctrl-C made 'Query interrupted' here: the report rendered on (35 s), no line
+            raise KeyboardInterrupt from e
         return set()
     left = set()
     for folder in stale_folders([], studies):
