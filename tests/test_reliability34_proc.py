@@ -64,3 +64,30 @@ def test_a_ctrl_c_duckdb_made_an_error_while_report_read_the_studies_stops_the_r
 
     with pytest.raises(KeyboardInterrupt):
         database.not_built(Con(), db)
+
+
+def test_the_database_checks_take_a_ctrl_c_duckdb_made_an_error_as_a_ctrl_c(tmp_path):
+    # reliability-34: the same Ctrl-C inside the checks every reader runs first (open_db: _same_schema, not_built,
+    # unfinished_ingest), each of which took any error as "not ours / whole" and let the command carry on
+    import duckdb
+    import pytest
+
+    from storagelab import database
+    from storagelab.analysis import db as adb
+
+    for error in (duckdb.InterruptException("INTERRUPT Error: Interrupted!"), RuntimeError("Query interrupted")):
+
+        class Con:
+            def execute(self, *args, error=error):
+                raise error
+
+        for check in (adb._same_schema, database.unfinished_ingest, database.not_built):
+            with pytest.raises((KeyboardInterrupt, RuntimeError)) as stop:  # not taken as an answer
+                check(Con(), tmp_path / "x.duckdb")
+            assert stop.type is KeyboardInterrupt or check is not adb._same_schema
+    assert (
+        database.unfinished_ingest(
+            type("C", (), {"execute": lambda *a: (_ for _ in ()).throw(duckdb.CatalogException("no meta"))})(), "x"
+        )
+        is None
+    )

@@ -72,7 +72,6 @@ from .rendering import (  # noqa: F401  (re-exported)
     vega_bundle,
     write_summary,
 )
-from .store.faults import interrupted
 from .store.workerio import Relay, relayed_worker_init
 from .terminal import say
 
@@ -775,8 +774,9 @@ def left_out_of_index() -> set[str]:
     try:
         studies = labelled_studies(wait=0)
     except Exception as e:  # noqa: BLE001 - no index is worth a failed command: every folder listed, as before
-        if interrupted(e):  # r-34: Ctrl-C made 'Query interrupted' here: the report rendered on (35 s), no line
-            raise KeyboardInterrupt from e
+        from .database import stopped_by_ctrl_c  # noqa: PLC0415  (duckdb: only where a database was read)
+
+        stopped_by_ctrl_c(e)  # r-34: Ctrl-C made 'Query interrupted' here: the report rendered on (35 s), no line
         return set()
     left = set()
     for folder in stale_folders([], studies):
