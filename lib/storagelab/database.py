@@ -533,7 +533,8 @@ def unfinished_ingest(con: duckdb.DuckDBPyConnection, db: Path | str) -> str | N
     with this line rather than give a count that can be wrong. None for a database that is whole (or not ours)."""
     try:
         rows = con.execute("SELECT value FROM meta WHERE key = ?", [UNFINISHED]).fetchall()
-    except duckdb.Error:  # no meta table: not a storagelab database; its queries will say so
+    except duckdb.Error as e:  # no meta table: not a storagelab database; its queries will say so
+        stopped_by_ctrl_c(e)
         return None
     if not rows:
         return None
@@ -566,13 +567,24 @@ def _holding(path: str) -> str:
     return parent or "."
 
 
+def stopped_by_ctrl_c(e: BaseException) -> None:
+    """KeyboardInterrupt for a query that a Ctrl-C stopped (DuckDB runs the signal handlers and returns their
+    KeyboardInterrupt as its InterruptException): a check that takes any error as "no such table" must not take a
+    Ctrl-C as an answer and carry on (reliability-34: `report` rendered on for 35 s, no line)."""
+    from .store.faults import interrupted  # noqa: PLC0415  (store.faults imports this module)
+
+    if interrupted(e):
+        raise KeyboardInterrupt from e
+
+
 def not_built(con: duckdb.DuckDBPyConnection, db: Path | str) -> str | None:
     """The line for a database that has no storagelab tables yet (a DuckDB file with no table, or with `files` but
     no `meta`: an ingest killed before it made them all), where readers got DuckDB's raw 'Table with name files does
     not exist' (issue 26's campaigns, Low); None when its tables are there, or when it holds other tables (not ours)."""
     try:
         rows = con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()
-    except duckdb.Error:
+    except duckdb.Error as e:
+        stopped_by_ctrl_c(e)  # reliability-34: a Ctrl-C here is not "its tables are there"
         return None
     names = {r[0] for r in rows}
     if "meta" in names or (names and "files" not in names):

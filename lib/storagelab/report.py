@@ -778,7 +778,10 @@ def left_out_of_index() -> set[str]:
         return set()
     try:
         studies = labelled_studies(wait=0)
-    except Exception:  # noqa: BLE001 - no index is worth a failed command: every folder listed, as before
+    except Exception as e:  # noqa: BLE001 - no index is worth a failed command: every folder listed, as before
+        from .database import stopped_by_ctrl_c  # noqa: PLC0415  (duckdb: only where a database was read)
+
+        stopped_by_ctrl_c(e)  # r-34: Ctrl-C made 'Query interrupted' here: the report rendered on (35 s), no line
         return set()
     left = set()
     for folder in stale_folders([], studies):

@@ -10,7 +10,7 @@ import polars as pl
 from polars.datatypes import DataTypeClass
 
 from .. import dataset, paths
-from ..database import connect, not_built, schema_signature, unfinished_ingest
+from ..database import connect, not_built, schema_signature, stopped_by_ctrl_c, unfinished_ingest
 from ..errors import DatabaseBusyError, StoreError
 
 
@@ -36,7 +36,8 @@ def _same_schema(con, db: Path) -> None:
     try:
         # fetchall: a result left unfinished would stop the caller's next con.sql() (DuckDB 2)
         rows = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchall()
-    except Exception:  # noqa: BLE001 - no meta table: not a storagelab database; its queries will say so
+    except Exception as e:  # noqa: BLE001 - no meta table: not a storagelab database; its queries will say so
+        stopped_by_ctrl_c(e)
         return
     recorded = rows[0][0] if rows else None
     if recorded is not None and recorded != schema_signature():

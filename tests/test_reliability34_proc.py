@@ -1,0 +1,93 @@
+"""Reliability-34, process hygiene (h3): the cost of reading other users' processes from /proc."""
+
+from __future__ import annotations
+
+import os
+
+from storagelab import livewriters
+
+
+def test_a_groups_users_are_read_from_status_alone_not_every_process_s_descriptors(tmp_path, monkeypatch):
+    # reliability-34: a notebook run from a path of group-writable folders asked for the group's users once per
+    # folder, and each ask read every other user's process's descriptors, mount table and mappings: with 3,000
+    # processes of the second user (and processes starting and ending, so no scan served two asks), `run` of one
+    # notebook took 167 s instead of 21 s, 112 s of it in 22 scans
+    proc = tmp_path / "proc"
+    monkeypatch.setattr(livewriters, "PROC", str(proc))
+    other = os.getuid() + 4242
+    for pid, groups in ((51, "7 8"), (52, "9")):
+        d = proc / str(pid)
+        (d / "fd").mkdir(parents=True)
+        (d / "status").write_text(
+            f"Name:\tx\nUid:\t{other}\t{other}\t{other}\t{other}\nGid:\t{other}\t{other}\t{other}\t{other}\nGroups:\t{groups}\n"
+        )
+
+    def not_read(pid):
+        raise AssertionError(f"process {pid}'s descriptors or mappings read for a group's users")
+
+    monkeypatch.setattr(livewriters, "_held_for_writing", not_read)
+    monkeypatch.setattr(livewriters, "_mapped_for_writing", not_read)
+    livewriters._SCANNED.clear()
+    assert livewriters.group_users(8) == {str(other)}
+    assert livewriters.group_users(9) == {str(other)}
+    assert livewriters.group_users(10) == set()
+
+
+def test_a_ctrl_c_duckdb_made_an_error_while_report_read_the_studies_stops_the_report(monkeypatch, tmp_path):
+    # reliability-34: `report` given SIGINT at 3.7 s, while left_out_of_index read the database's study labels:
+    # DuckDB turned the Ctrl-C into 'Query interrupted', the `except Exception` took it as "no index" and the report
+    # rendered all 15 pages (35 s more), said "rendered 15 reports" and ended 130 without its line
+    import duckdb
+    import pytest
+
+    from storagelab import database, paths, report
+
+    db = tmp_path / "s.duckdb"
+    db.write_bytes(b"")
+    monkeypatch.setattr(paths, "DB", db)
+
+    def stopped(**kwargs):
+        raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    monkeypatch.setattr(report, "labelled_studies", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        report.left_out_of_index()
+    monkeypatch.setattr(
+        report, "labelled_studies", lambda **kw: (_ for _ in ()).throw(RuntimeError("Query interrupted"))
+    )
+    with pytest.raises(KeyboardInterrupt):
+        report.left_out_of_index()
+
+    class Con:
+        def execute(self, sql):
+            raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    with pytest.raises(KeyboardInterrupt):
+        database.not_built(Con(), db)
+
+
+def test_the_database_checks_take_a_ctrl_c_duckdb_made_an_error_as_a_ctrl_c(tmp_path):
+    # reliability-34: the same Ctrl-C inside the checks every reader runs first (open_db: _same_schema, not_built,
+    # unfinished_ingest), each of which took any error as "not ours / whole" and let the command carry on
+    import duckdb
+    import pytest
+
+    from storagelab import database
+    from storagelab.analysis import db as adb
+
+    for error in (duckdb.InterruptException("INTERRUPT Error: Interrupted!"), RuntimeError("Query interrupted")):
+
+        class Con:
+            def execute(self, *args, error=error):
+                raise error
+
+        for check in (adb._same_schema, database.unfinished_ingest, database.not_built):
+            with pytest.raises((KeyboardInterrupt, RuntimeError)) as stop:  # not taken as an answer
+                check(Con(), tmp_path / "x.duckdb")
+            assert stop.type is KeyboardInterrupt or check is not adb._same_schema
+    assert (
+        database.unfinished_ingest(
+            type("C", (), {"execute": lambda *a: (_ for _ in ()).throw(duckdb.CatalogException("no meta"))})(), "x"
+        )
+        is None
+    )
