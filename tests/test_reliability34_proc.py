@@ -91,3 +91,51 @@ def test_the_database_checks_take_a_ctrl_c_duckdb_made_an_error_as_a_ctrl_c(tmp_
         )
         is None
     )
+
+
+def test_a_groups_users_asked_again_while_processes_start_and_end_are_read_once(tmp_path, monkeypatch):
+    # reliability-34 processes, Medium 1's remainder: one check asked for a group's users 21 times; with processes
+    # starting and ending, no ask found the process list of the one before and each read all 3,000 statuses again
+    # (1.6 s each at load 32). One read answers for livewriters.GROUPS_FOR_S seconds, then the next ask reads again.
+    proc = tmp_path / "proc"
+    monkeypatch.setattr(livewriters, "PROC", str(proc))
+    other = os.getuid() + 4242
+
+    def started(pid: int) -> None:
+        d = proc / str(pid)
+        (d / "fd").mkdir(parents=True)
+        (d / "status").write_text(f"Uid:\t{other}\t{other}\t{other}\t{other}\nGid:\t7\t7\t7\t7\nGroups:\t8\n")
+
+    read, real = [], livewriters._credentials
+    monkeypatch.setattr(livewriters, "_credentials", lambda pid: read.append(pid) or real(pid))
+    clock = [1000.0]
+    monkeypatch.setattr(livewriters.time, "monotonic", lambda: clock[0])
+    started(51)
+    for pid in range(52, 73):  # 21 asks, a process started before each
+        assert livewriters.group_users(8) == {str(other)}
+        started(pid)
+    assert read == ["51"]
+    clock[0] += livewriters.GROUPS_FOR_S
+    assert livewriters.group_users(8) == {str(other)} and len(read) == 1 + 22
+
+
+def test_a_ctrl_c_dropped_in_a_finalizer_at_the_interpreter_s_exit_does_not_hang_it():
+    # reliability-34 processes: with stopsignals' unraisablehook, a KeyboardInterrupt raised in the __del__ of an
+    # object in a reference cycle (collected as the interpreter ends) started a timer thread that could never run,
+    # and the process waited for it for good
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    code = (
+        "from storagelab import stopsignals\n"
+        "stopsignals.on_stop_signals('x')\n"
+        "class D:\n"
+        "    def __del__(self):\n"
+        "        raise KeyboardInterrupt\n"
+        "d = D(); d.cycle = [d]\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]

@@ -130,7 +130,8 @@ def _name(uid: int) -> str:
 
 
 _SCANNED: dict[tuple, list[tuple[int, str, set[int], set[tuple[int, int]]]]] = {}
-_GROUPS: dict[tuple, list[tuple[int, set[int]]]] = {}  # the credentials alone, for group_users
+_GROUPS: dict[str, tuple[float, list[tuple[int, set[int]]]]] = {}  # the credentials alone, for group_users
+GROUPS_FOR_S = 2.0  # how long one read of every process's groups answers group_users, whatever starts or ends
 
 
 def _scan_key() -> tuple | None:
@@ -169,16 +170,22 @@ def _others_groups() -> list[tuple[int, set[int]]]:
     """(user, groups) of each process of a user other than this one and root, from their status alone.
     Reliability-34 (processes): a folder path checked folder by folder asked for a group's users once per
     group-writable folder, and each ask read every process's descriptors and mappings: with 3,000 processes of
-    another user, `run` of one notebook took 167 s instead of 21 s (112 s in 22 scans)."""
+    another user, `run` of one notebook took 167 s instead of 21 s (112 s in 22 scans).
+    The read is used for GROUPS_FOR_S seconds whatever processes start or end meanwhile (one check asked 21 times,
+    and with processes starting and ending each ask read all 3,000 again): a process that starts in a group it
+    did not inherit from a process already seen runs a set-group-ID program or newgrp, which root's set-up allows,
+    and a check is a moment's picture in any case (the callers judge again what can change after it)."""
     if (key := _scan_key()) is None:
         return []
     if key in _SCANNED:
         return [(u, g) for u, _, g, _ in _SCANNED[key]]
-    if key not in _GROUPS:
+    now = time.monotonic()
+    read_at, found = _GROUPS.get(PROC, (None, []))
+    if read_at is None or not 0 <= now - read_at < GROUPS_FOR_S:
         found = [(u, g) for u, _, g in _others(key[1])]
         _GROUPS.clear()
-        _GROUPS[key] = found
-    return _GROUPS[key]
+        _GROUPS[PROC] = (now, found)
+    return found
 
 
 def _credentials(pid: str) -> tuple[int, set[int]]:

@@ -152,7 +152,11 @@ def _unblock_one(sig: int, held: set) -> None:
 
 def _send_again(sig: int) -> None:
     """``sig`` to this process's main thread (a thread-directed signal: blocked there during another fork, it waits
-    for that fork's ``_unblock``) 50 ms from now, from a thread that blocks the stop signals itself."""
+    for that fork's ``_unblock``) 50 ms from now, from a thread that blocks the stop signals itself. Not while the
+    interpreter ends: the thread could never run and its start waited for good (reliability-34 processes: a
+    KeyboardInterrupt raised in a ``__del__`` at exit); the process is ending anyway."""
+    if sys.is_finalizing():
+        return
     main = threading.main_thread().ident
 
     def again() -> None:
