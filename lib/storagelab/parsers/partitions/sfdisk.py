@@ -239,11 +239,7 @@ def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
             )
         device, boot, start, plus, end, middle, size, odd, type_id, system = m.groups()
         if middle is not None and columns in ("#sectors", "#blocks"):  # reliability-34: `1 024` was Start 1, End 24
-            raise ParseError(  # and the End taken for a #cyls column the header does not have, exit 0
-                f"sfdisk -l row with a column too many: {s.strip()[:80]!r}",
-                line=lineno,
-                expected=f"Start End {columns}",
-            )
+            raise ParseError(f"sfdisk -l row with a column too many: {s.strip()[:80]!r}", line=lineno, expected=columns)
         assert unit is not None and inc is not None  # the column header comes after the Units line
         cur.line_end = lineno
         size = int(size)
