@@ -35,6 +35,14 @@ def _mutated(rel: str, old: str, new: str) -> bytes:
         ("fio/2.2.10/rbd-write-cut-diskstats.txt", "  WRITE: io=1024.0MB", "  WRTE: io=1024.0MB", 29),
         ("fio/3.33/text-steadystate.txt", "   READ: bw=27.6GiB/s", "   REAd: bw=27.6GiB/s", 31),
         ("fio/3.33/clones_nogroup.txt", "  vda: ios=0/458,", "  vd a: ios=0/458, merge=0/0\n  vda: ios=0/458,", 573),
+        (
+            "fio/3.33/clones_nogroup.txt",
+            "  vda: ios=0/458,",
+            "  vda: iox=0/458, merge=0/0, ticks=0/1\n  vda: ios=0/458,",
+            573,
+        ),
+        # partitions: a listing after its damaged command line was blanked as another command's output: 0 rows
+        ("partitions/gpart-constructed-4kn.txt", "# gpart show da0", "# gpaRt show da0", 1),
         # zdb -C: a damaged `children[1]:` lost the vdevs under it
         ("zdb-config/2.3/C-ashift12.txt", "children[1]:", "chilren[1]:", 42),
         # zdb -b: lines of a known kind whose first words are damaged

@@ -214,7 +214,7 @@ class _TextParser(BlockFast, ReportTail):
                 return self.disk(first, part + " " + w.rstrip(), ln)
             if ": ios=" in s and _DISK_CUE.match(s):
                 return self.disk(ln, s)
-            if "ios=" in s and "merge=" in s:  # reliability-34: `nvme 0n1: ios=...` ended the disk stats quietly
+            if sum(k in s for k in ("ios=", "merge=", "ticks=", "in_queue=")) >= 2:  # reliability-34: `nvme 0n1: ios=`
                 return self.disk(ln, s)  # a damaged name: refused as a malformed disk stats line
             self.end_disks()
             if self.is_last(ln) and not SHELL_PROMPT.match(s) and not s.startswith("```"):  # the file ends inside
