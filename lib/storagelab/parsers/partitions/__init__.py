@@ -136,7 +136,8 @@ def _only_the_tools_output(lines: list[str], tools: tuple[str, ...], fmt: str) -
     kept): sudo's password prompt, and each other command's prompt line and output up to the next prompt
     (``$ sudo swapoff /dev/sda5``, a bare ``$`` at the end). The tool's own command lines stay: the parsers
     read them (``gpart show -l``)."""
-    out, other, section = [], False, []
+    out: list[str] = []
+    other, section = False, list[str]()
     for line in [*lines, "$ "]:  # a last prompt closes the last section
         if _SUDO_PASSWORD.match(line):
             out.append("")
