@@ -123,3 +123,11 @@ def test_a_partition_row_with_a_thousands_separator_is_refused_in_busybox_and_ol
     with pytest.raises(ParseError) as e:
         parse_bytes(_mutated(rel, old, new), rel)
     assert e.value.line == line
+
+
+def test_lines_after_the_arcstat_rows_that_are_not_read_are_named():
+    """Before: a damaged prompt (`ro ot@srv2:~# zpool iostat -vl 1`) made the zpool output after the arcstat rows
+    other text: its 4 + 44 rows lost with exit 0 and no word (a prompt that is read hands over, or warns)."""
+    rel = "arcstats/linux-2.2-arcstat/arcstat-then-zpool-iostat-vl.log"
+    parsed, _ = parse_bytes(_mutated(rel, "root@srv2:~# zpool", "ro ot@srv2:~# zpool"), rel)
+    assert any(w.startswith("line 9: lines after the arcstat rows are not read") for w in parsed.warnings)

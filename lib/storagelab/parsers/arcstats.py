@@ -267,7 +267,7 @@ def _after(parsed: Parsed, lines: list[str], lineno: int, command: str) -> None:
 
 def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
     cols: list[str] | None = None
-    sample = 0
+    sample = unread = 0
     for lineno, raw in enumerate(lines, 1):
         s = raw.strip()
         if not s:
@@ -291,7 +291,9 @@ def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
                     line=lineno,
                     expected="one value per header column",
                 )
-            continue
+            if sample and s != "..." and not unread:
+                unread = lineno  # reliability-34: `ro ot@srv2:~# zpool iostat -vl 1` (a damaged prompt) and the zpool
+            continue  # rows under it were passed over with no word
         time = cells[0] if cols[0] == "time" else None
         for field, cell in zip(cols, cells, strict=True):
             if field == "time":
@@ -311,6 +313,8 @@ def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
                 },
             )
         sample += 1
+    if unread:
+        parsed.warnings.append(f"line {unread}: lines after the arcstat rows are not read: {lines[unread - 1][:60]!r}")
 
 
 def parse(text: str, fmt: str | None = None) -> Parsed:
