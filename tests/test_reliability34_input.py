@@ -50,6 +50,10 @@ def _mutated(rel: str, old: str, new: str) -> bytes:
         ("zfs-fuse/0.7.0/zdb-DD-dd.tank.txt", "DDT-sha256-zap-unique: 128", "DDt-sha256-zap-unique: 128", 2),
         ("zdb/2.1/b.txt", "additional, non-pointer bps", "additional, non-pointe bps", None),
         ("zdb/2.3/b.txt", "\tEmbedded log class ", "\tEmbeded log class ", 25),
+        # ... and in a middle word (labelflip seed 3, after the first fix)
+        ("zdb/2.3/b.txt", "leaked space: vdev 0, offset 0x29b4e800", "leaked space: vdEv 0, offset 0x29b4e800", 9),
+        ("zdb/2.3/DD.txt", "DDT-skein-zap-unique: dspace=36864", "DDT-skein-zap-unique: dspaCe=36864", 10),
+        ("zdb/2.3-special/DDD.txt", "DDT-skein: version=0", "DDT-skein: ersion=0", 30),
         # sysctl arcstats: a damaged prefix
         (SYSCTL, "kstat.zfs.misc.arcstats.iohits: 2530", "kstat.zfz.misc.arcstats.iohits: 2530", 147),
         (SYSCTL, "kstat.zfs.misc.arcstats.iohits: 2530", "Kstat.zfs.misc.arcstats.iohits: 2530", 147),

@@ -44,9 +44,10 @@ _NEAR_MISS = re.compile(
 # the rest of such a line, for one whose first words are damaged (reliability-34: `leaked spce: vdev 0, ...`,
 # `DDt-sha256-zap-unique: 128 entries, ...`, `additional, non-pointe bps of type 0: 229` were passed over, exit 0)
 NEAR_TAIL = re.compile(
-    r": vdev \d+, offset 0x[0-9a-fA-F]+, size \d+$| entries, size \d+ on disk, \d+ in core$|: dspace=\d+; mspace="
-    r"|: version=\d+ \[|; obj=\d+; len=\d+; txg=|bps of type \d+:|size \d+ != alloc \d+|\s\d+\s+used:\s*\S+\s*%$"
-    r"|blocks (?:on|in) same (?:vdev|metaslab):"
+    r"(?:: vdev \d+)?, offset 0x[0-9a-fA-F]+, size \d+$| entries, size \d+ on disk, \d+ in core$| on disk, \d+ in core$"
+    r"|: dspace=\d+; mspace=|; mspace=\d+; entries=\d+$|: version=\d+ \[|; rootobj=\d+$|; obj=\d+; len=\d+; txg="
+    r"|; len=\d+; txg=\d+; entries=\d+$|bps of type \d+:|of type \d+:\s+\d+$|size \d+ != alloc \d+| != alloc \d+"
+    r"|\s\d+\s+used:\s*\S+\s*%$|blocks (?:on|in) same (?:vdev|metaslab):"
 )
 
 
