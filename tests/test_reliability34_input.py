@@ -121,6 +121,11 @@ def test_a_gdisk_listing_of_a_real_disk_with_its_model_line_is_read():
         ("partitions/published/busybox-fdisk-gpt-petitboot.txt", "27263016", "27 263 016", 13),
         # old sfdisk -l -uB: Start 1 (2 sectors), End 24, the End taken for a #cyls column, exit 0
         ("partitions/util-linux-2.23.2/sfdisk-luB.txt", "*     1024", "*     1 024", 6),
+        # old sfdisk -l -uM: '#blocks 1 048 576' read as the MiB value (1024 blocks), Id '1', exit 0 (numforms 16)
+        ("partitions/util-linux-2.23.2/sfdisk-luM.txt", "1024    1048576", "1024    1 048 576", 6),
+        # a row number with a mark (`2%`) was a shell prompt: the rows from it on blanked, 3 -> 1, exit 0
+        ("partitions/linux-tools/sgdisk-p-gpt.txt", "   2            2048", "   2%            2048", 12),
+        ("partitions/parted-gpt.txt", " 3      18432s", " 3%      18432s", 10),
     ],
 )
 def test_a_partition_row_with_a_thousands_separator_is_refused_in_busybox_and_old_sfdisk(rel, old, new, line):

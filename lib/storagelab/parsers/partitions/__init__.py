@@ -129,6 +129,7 @@ _TOOLS["fdisk-localized"] = ("fdisk",)
 _TOOLS["gdisk"] = ("gdisk", "sgdisk", "fdisk")  # fdisk: BusyBox fdisk's GPT listing
 _SUDO_PASSWORD = re.compile(r"^\s*\[sudo\] ")  # sudo's password prompt, in any language
 _SFDISK_COMMENT = re.compile(r"^\s*# partition table of ")  # old sfdisk -d's first line, not a prompt
+_NUMBER_MARK = re.compile(r"^\s*\d+[$#%>](?:\s|$)")  # a row's number with a mark (`2%`), not a prompt (reliability-34)
 
 
 def _only_the_tools_output(lines: list[str], tools: tuple[str, ...], fmt: str) -> list[str]:
@@ -142,7 +143,7 @@ def _only_the_tools_output(lines: list[str], tools: tuple[str, ...], fmt: str) -
         if _SUDO_PASSWORD.match(line):
             out.append("")
             continue
-        if SHELL_PROMPT.match(line) and not _SFDISK_COMMENT.match(line):
+        if SHELL_PROMPT.match(line) and not _SFDISK_COMMENT.match(line) and not _NUMBER_MARK.match(line):
             _not_the_tools(section, fmt, len(out) - len(section) + 1)
             other, section = not any(_is_command(line, tool) for tool in tools), []
         if other:
