@@ -1036,8 +1036,9 @@ def test_fast_and_plain_paths_agree_on_damaged_outputs():
         read(F333 / "text-status-interval.txt"),
         read(ROOT / "tests" / "fixtures" / "fio" / "published" / "fio-2.2.10-five-runs-appended.txt"),
     ]
-    # 1220 -> 1222 (reliability-33: a job header with a damaged number is refused, not passed over)
-    assert _fast_agrees_on_damaged(rng, sources, 2000, "x9,=:%()[]|-. \t") == 1222
+    # 1220 -> 1222 (reliability-33: a job header with a damaged number is refused, not passed over); -> 1273
+    # (reliability-34: a job's lines after a deleted or damaged header, a damaged run status line, are refused)
+    assert _fast_agrees_on_damaged(rng, sources, 2000, "x9,=:%()[]|-. \t") == 1273
 
 
 def test_fast_and_plain_paths_read_a_varied_output_alike():
@@ -1091,8 +1092,9 @@ def test_fast_and_plain_paths_agree_on_damaged_cmdprio_and_fio_2_0_outputs():
         read(variants / "fio-2.0-randrw.txt"),
         read(variants / "fio-2.0-tag-issued-rwd.txt"),
     ]
-    # 636 -> 640 (reliability-33: a job header with a damaged number is refused, not passed over)
-    assert _fast_agrees_on_damaged(rng, sources, 1000, "x9,=:%()[]|-./ \t") == 640
+    # 636 -> 640 (reliability-33: a job header with a damaged number is refused, not passed over); -> 676
+    # (reliability-34: a job's lines after a deleted or damaged header are refused)
+    assert _fast_agrees_on_damaged(rng, sources, 1000, "x9,=:%()[]|-./ \t") == 676
 
 
 def _fast_agrees_on_damaged(rng: random.Random, sources: list[str], cases: int, chars: str) -> int:

@@ -188,12 +188,37 @@ def _parse_kstat(lines: list[str], parsed: Parsed) -> None:
             )
 
 
+_PREFIX = "kstat.zfs.misc.arcstats."
+
+
+def _near_prefix(s: str) -> bool:
+    """Whether ``s`` starts with the arcstats sysctl prefix, or with one changed by up to two characters (a damaged
+    line; another sysctl tree, `kstat.zfs.misc.zfetchstats.`, differs by more)."""
+    if s.startswith(_PREFIX):
+        return True
+    head = s[:30]
+    if sum(t in head for t in ("kstat", ".zfs.", "misc", "arcstats")) < 2:  # two edits break two of these at most
+        return False
+    n = len(_PREFIX)
+    return any(_distance(s[:k], _PREFIX) <= 2 for k in range(n - 2, n + 3))
+
+
+def _distance(a: str, b: str) -> int:
+    """Levenshtein distance."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
 def _parse_sysctl(lines: list[str], parsed: Parsed) -> None:
     for lineno, raw in enumerate(lines, 1):
         m = _SYSCTL.match(raw.strip())
         if m:
             parsed.add("arc_stats", _counter_row(m.group(1), m.group(2), lineno, None))
-        elif raw.strip().startswith("kstat.zfs.misc.arcstats."):  # reliability-33: `hits: 1'473'806` was dropped
+        elif _near_prefix(raw.strip()):  # reliability-33: `hits: 1'473'806` was dropped; -34: `kstat.zfz.misc...` too
             raise ParseError(
                 f"not an arcstats line: {raw.strip()[:80]!r}",
                 line=lineno,
@@ -242,7 +267,7 @@ def _after(parsed: Parsed, lines: list[str], lineno: int, command: str) -> None:
 
 def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
     cols: list[str] | None = None
-    sample = 0
+    sample = unread = 0
     for lineno, raw in enumerate(lines, 1):
         s = raw.strip()
         if not s:
@@ -266,7 +291,9 @@ def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
                     line=lineno,
                     expected="one value per header column",
                 )
-            continue
+            if sample and s != "..." and not unread:
+                unread = lineno  # reliability-34: `ro ot@srv2:~# zpool iostat -vl 1` (a damaged prompt) and the zpool
+            continue  # rows under it were passed over with no word
         time = cells[0] if cols[0] == "time" else None
         for field, cell in zip(cols, cells, strict=True):
             if field == "time":
@@ -286,6 +313,8 @@ def _parse_arcstat(lines: list[str], parsed: Parsed) -> None:
                 },
             )
         sample += 1
+    if unread:
+        parsed.warnings.append(f"line {unread}: lines after the arcstat rows are not read: {lines[unread - 1][:60]!r}")
 
 
 def parse(text: str, fmt: str | None = None) -> Parsed:

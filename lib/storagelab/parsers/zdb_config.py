@@ -173,6 +173,11 @@ def _bool(node: _Node, key: str, line: int) -> bool | None:
 def _vdev_rows(node: _Node, pool: str | None, key: str, parent: str | None, depth: int, label: bool) -> list[dict]:
     children = [(int(m.group(1)), n) for n in node.nodes if (m := _CHILD.match(n.name))]
     line = node.line
+    for n in node.nodes:  # reliability-34: `chilren[1]:` was passed over, and the vdevs under it lost, exit 0
+        if not _CHILD.match(n.name):
+            raise ParseError(
+                f"unreadable vdev list {n.name[:40]!r} in the vdev tree", line=n.line, expected="children[N]:"
+            )
     row = {
         "pool": pool,
         "vdev_key": key,

@@ -59,14 +59,17 @@ from ..base import SHELL_PROMPT, NotStreamable, Parsed, ParseError, lines_of
 from .command import continued, fio_command, paired
 from .text_fast import BlockFast
 from .text_shapes import (
+    _DIR_CUE,
     _DISK_CUE,
     _DISK_HEAD,
     _GROUP_CUE,
     _GROUP_HEAD,
     _HEADER,
     _HEADER_CUE,
+    _HEADER_ERR,
     _HEADER_NEAR,
     _HEADING,
+    _JOB_CUE,
     _JOBS_ETA,
     _JOBS_STATUS,
     _LAYOUT,
@@ -187,7 +190,9 @@ class _TextParser(BlockFast, ReportTail):
                 self.close_job()
             return
         c = w[0]
-        if "(groupid=" in s and (_HEADER_CUE.search(s) or _HEADER_NEAR.search(s)):
+        if ("(groupid=" in s and (_HEADER_CUE.search(s) or _HEADER_NEAR.search(s))) or (
+            "): err=" in s and _HEADER_ERR.search(s)
+        ):
             return self.header(ln, s)  # reliability-33: `jobs=8e0` was no header, and its job's rows were lost
         head = _GROUP_HEAD.match(s) if c == "R" else None
         if head:
@@ -209,6 +214,8 @@ class _TextParser(BlockFast, ReportTail):
                 return self.disk(first, part + " " + w.rstrip(), ln)
             if ": ios=" in s and _DISK_CUE.match(s):
                 return self.disk(ln, s)
+            if sum(k in s for k in ("ios=", "merge=", "ticks=", "in_queue=")) >= 2:  # reliability-34: `nvme 0n1: ios=`
+                return self.disk(ln, s)  # a damaged name: refused as a malformed disk stats line
             self.end_disks()
             if self.is_last(ln) and not SHELL_PROMPT.match(s) and not s.startswith("```"):  # the file ends inside
                 # the disk stats (not with a shell prompt or a Markdown fence closing the pasted output after them):
@@ -226,6 +233,16 @@ class _TextParser(BlockFast, ReportTail):
         self.outside(ln, s, c)
 
     def outside(self, ln: int, s: str, c: str) -> None:
+        # reliability-34: a job header or a run status line with a damaged word (`(groZpid=0, ...)`, `WRIT E:`)
+        # was passed over as other text, and the job's rows or the group's with it, exit 0
+        if _DIR_CUE.match(s) or _JOB_CUE.match(s):
+            self.fail(
+                ln,
+                "a job's result line without a job header before it (a damaged header?)",
+                "'name: (groupid=N, jobs=N): err= N: pid=N[: date]' before the job's lines",
+            )
+        if ("bw=" in s and ", io=" in s and ", run=" in s) or ("aggrb=" in s and "mint=" in s):
+            return self.group_line(ln, s)
         m = ": (g=" in s and _PREAMBLE.match(s)
         if m:
             self.started = True

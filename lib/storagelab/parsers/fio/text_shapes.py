@@ -27,6 +27,7 @@ _PREAMBLE = re.compile(
 _PREAMBLE_CUE = re.compile(r"^.*?: \(g=\d+\): rw=")  # a preamble line, read or not
 _HEADER_CUE = re.compile(r": \(groupid=\d+, jobs=\d+\): err=")
 _HEADER_NEAR = re.compile(r": \(groupid=[^)]*\): err=")  # a job header, perhaps a damaged one
+_HEADER_ERR = re.compile(r": \([^()]*\): err=")  # the same with a damaged 'groupid' (reliability-34)
 _HEADER = re.compile(
     r"^(?P<name>.*?): \(groupid=(?P<gid>\d+), jobs=(?P<jobs>\d+)\): "
     r"err=\s*(?P<err>-?\d+)(?: \((?P<errtext>.*)\))?: pid=(?P<pid>\d+)"
@@ -81,6 +82,7 @@ _GROUP2 = re.compile(
 )
 _DISK_HEAD = re.compile(r"^\s*Disk stats \(read/write\):\s*$")
 _DISK_CUE = re.compile(r"^\s*\S+: ios=")
+_JOB_CUE = re.compile(r"^\s*(?:IO depths|cpu)\s+: ")  # lines of a job block, never outside one
 _DISK = re.compile(
     r"^\s*(?P<name>\S+): ios=(?P<rio>\d+)/(?P<wio>\d+),(?: sectors=(?P<rsec>\d+)/(?P<wsec>\d+),)?"
     r" merge=(?P<rm>\d+)/(?P<wm>\d+), ticks=(?P<rt>\d+)/(?P<wt>\d+), in_queue=(?P<q>\d+),"

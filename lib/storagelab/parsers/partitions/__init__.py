@@ -129,22 +129,38 @@ _TOOLS["fdisk-localized"] = ("fdisk",)
 _TOOLS["gdisk"] = ("gdisk", "sgdisk", "fdisk")  # fdisk: BusyBox fdisk's GPT listing
 _SUDO_PASSWORD = re.compile(r"^\s*\[sudo\] ")  # sudo's password prompt, in any language
 _SFDISK_COMMENT = re.compile(r"^\s*# partition table of ")  # old sfdisk -d's first line, not a prompt
+_NUMBER_MARK = re.compile(r"^\s*\d+[$#%>](?:\s|$)")  # a row's number with a mark (`2%`), not a prompt (reliability-34)
 
 
-def _only_the_tools_output(lines: list[str], tools: tuple[str, ...]) -> list[str]:
+def _only_the_tools_output(lines: list[str], tools: tuple[str, ...], fmt: str) -> list[str]:
     """A terminal transcript's lines with everything but the partition tool's output blanked (line numbers
     kept): sudo's password prompt, and each other command's prompt line and output up to the next prompt
     (``$ sudo swapoff /dev/sda5``, a bare ``$`` at the end). The tool's own command lines stay: the parsers
     read them (``gpart show -l``)."""
-    out, other = [], False
-    for line in lines:
+    out: list[str] = []
+    other, section = False, list[str]()
+    for line in [*lines, "$ "]:  # a last prompt closes the last section
         if _SUDO_PASSWORD.match(line):
             out.append("")
             continue
-        if SHELL_PROMPT.match(line) and not _SFDISK_COMMENT.match(line):
-            other = not any(_is_command(line, tool) for tool in tools)
+        if SHELL_PROMPT.match(line) and not _SFDISK_COMMENT.match(line) and not _NUMBER_MARK.match(line):
+            _not_the_tools(section, fmt, len(out) - len(section) + 1)
+            other, section = not any(_is_command(line, tool) for tool in tools), []
+        if other:
+            section.append(line)
         out.append("" if other else line)
-    return out
+    return out[:-1]
+
+
+def _not_the_tools(section: list[str], fmt: str, lineno: int) -> None:
+    """reliability-34: a listing after a damaged command line (`# gpaRt show da0`) was blanked as another command's
+    output, and the file stored with no rows (or fewer), exit 0: the tool's own output there is refused."""
+    if section and sniff("\n".join(section)) == fmt:
+        raise ParseError(
+            f"{fmt} output after a command that is not {'/'.join(_TOOLS[fmt])}: {section[0].strip()[:60]!r}",
+            line=lineno,
+            expected=f"the {fmt} command line before its output",
+        )
 
 
 def _busybox_mixed(lines: list[str]) -> tuple[list[str], list[str]] | None:
@@ -176,7 +192,7 @@ def parse(text: str, fmt: str | None = None) -> Parsed:
             text, "not a partition table listing", "gpart show, fdisk -l, sfdisk -d or parted (-m) unit s print output"
         )
     parsed = Parsed(tool=TOOL, format=fmt)
-    lines = _only_the_tools_output(lines_of(text), _TOOLS[fmt])
+    lines = _only_the_tools_output(lines_of(text), _TOOLS[fmt], fmt)
     last = max((i for i, ln in enumerate(lines, 1) if ln.strip()), default=1)
     if fmt == "gpart":
         _parse_gpart(lines, parsed, last)

@@ -42,17 +42,20 @@ _HEADER = re.compile(r"^Number\s+Start \(sector\)\s+End \(sector\)\s+Size\s+(Cod
 # gdisk: a Code column; the Size is 'N[.N] UNIT' (reliability-33: '(.+?)' took '131071   48.0 MiB' when a Start
 # written '32 768' shifted the columns: Start 32, End 768, exit 0)
 _ROW_CODE = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+(?:\.\d+)?\s+[A-Za-z]+)\s+([0-9A-F]{4})(?:\s+(.*?))?\s*$")
-_ROW_BUSYBOX = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)()(?:\s+(.*?))?\s*$")
+# BusyBox: Size 'N[.N]UNIT' ('1024K', '918G'), a bare number (bytes) only under 1000 (reliability-34: a Start
+# written '27 263 016' shifted the columns: Start 27, End 263, Size '016', exit 0)
+_ROW_BUSYBOX = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+(?:\.\d+)?[KMGTPEZY]?)()(?:\s+(.*?))?\s*$")
 # lines gdisk prints that carry nothing for the tables
 _SKIP = re.compile(
     r"^(?:GPT fdisk \(s?gdisk\) version \S+|Partition table scan:|(?:MBR|BSD|APM|GPT): .*|Partition table holds .*"
     r"|Main partition table begins .*|Partitions will be aligned .*|\*+|in memory\.|Command \(\? for help\):.*"
-    r"|[pq]|Found valid GPT with (?:protective|hybrid) MBR; using GPT\.?)$"
+    r"|Model: .*|[pq]|Found valid GPT with (?:protective|hybrid) MBR; using GPT\.?)$"
 )
 _CONVERTED = "Found invalid GPT and valid MBR; converting MBR to GPT format"
 _BLANK = "Creating new GPT entries in memory."  # no table on the disk (scan: all 'not present'): gdisk made one
 SNIFF = re.compile(
-    r"^(?:Command \(\? for help\):\s*)?Disk \S.*: \d+ sectors, [^\n]*\n(?:Sector size \(logical|Logical sector size: )",
+    r"^(?:Command \(\? for help\):\s*)?Disk \S.*: \d+ sectors, [^\n]*\n(?:Model: [^\n]*\n)?"
+    r"(?:Sector size \(logical|Logical sector size: )",  # gdisk 1.0.5+ names a real disk's model between the two
     re.M,
 )
 
@@ -144,6 +147,10 @@ def _row(cur: _Disk, pattern: re.Pattern, s: str, lineno: int, last: int) -> dic
     start, end = int(m.group(2)), int(m.group(3))
     if end < start:
         raise ParseError(f"partition ends ({end}) before it starts ({start})", line=lineno, expected="End >= Start")
+    if m.group(4).isdigit() and int(m.group(4)) != (end - start + 1) * (cur.lsec or 512):  # BusyBox's bytes
+        raise ParseError(
+            f"Size {m.group(4)!r} is not the row's {end - start + 1} sectors", line=lineno, expected="Size"
+        )
     name = m.group(6) or None
     converted = cur.table_type == "MBR"
     return {

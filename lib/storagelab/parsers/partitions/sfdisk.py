@@ -178,6 +178,12 @@ _SFL_NOTE = re.compile(
 )
 
 
+def _mib_off(columns: str | None, mib: str | None, blocks: str) -> bool:
+    """reliability-34: `1 024` (Start 1, End 24, the End taken for a #cyls column) and `#blocks 1 048 576` (1 block)
+    were stored with exit 0: under 'MiB #blocks' the two columns must agree (to a MiB)."""
+    return columns == "MiB" and int(blocks) > 0 and (mib is None or abs(int(mib) * 1024 - int(blocks)) > 1024)
+
+
 def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
     disks: list[_Disk] = []
     cur: _Disk | None = None
@@ -238,6 +244,8 @@ def _parse_sfdisk_legacy(lines: list[str], parsed: Parsed, last: int) -> None:
                 "'DEV [*] Start End [#cyls|MiB] [#blocks|#sectors] Id System' after the column header",
             )
         device, boot, start, plus, end, middle, size, odd, type_id, system = m.groups()
+        if (middle is not None and columns in ("#sectors", "#blocks")) or _mib_off(columns, middle, size):
+            raise ParseError(f"sfdisk -l row unreadable: {s.strip()[:80]!r}", line=lineno, expected=columns)  # r34
         assert unit is not None and inc is not None  # the column header comes after the Units line
         cur.line_end = lineno
         size = int(size)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .patterns import _CLASS, _CLASS_LABELS, _ERROR_ROW, _MANDATORY, _SUMMARY, _ratio
+from .patterns import _CLASS, _CLASS_LABELS, _CLASS_TAIL, _ERROR_ROW, _MANDATORY, _SUMMARY, _ratio
 from .state import ReaderState
 
 
@@ -63,6 +63,8 @@ class BlockStats(ReaderState):
             label = next((lb for lb in _SUMMARY if s.startswith(lb)), None)
             is_class = label is None and s.startswith(tuple(_CLASS_LABELS))
             if label is None and not is_class:
+                if _CLASS_TAIL.search(s):  # reliability-34: `Embeded log class 0 used: -nan%` ended the summary
+                    raise self.err(f"unreadable summary line {s!r}", j, "`class N used: N%` as zdb prints it")
                 break
             m = (_SUMMARY[label] if label else _CLASS).fullmatch(s)
             if not m:

@@ -49,6 +49,7 @@ _CLASS = re.compile(
     r"(Normal class:|SPA allocated:|Special class|Dedup class|Embedded log class|"
     r"Special embedded log)\s+(\d+)\s+used:\s*" + _NUM + r"\s*%"
 )
+_CLASS_TAIL = re.compile(r"\s\d+\s+used:\s*\S+\s*%$")  # a class line's end, whatever its label (reliability-34)
 _MANDATORY = ("bp logical:", "bp physical:", "bp allocated:")  # `bp deduped:` is missing before dedup existed
 
 _EMBEDDED = re.compile(r"^additional, non-pointer bps of type (\d+):\s+(\d+)$")

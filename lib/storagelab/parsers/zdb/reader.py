@@ -41,6 +41,14 @@ _NEAR_MISS = re.compile(
     r"^(?:Dittoed blocks (?:on|in) same |additional, non-pointer bps |DDT-\w+-\w+-\w+: (?:\S+ entries|dspace=)"
     r"|leaked space: vdev |block traversal size |indirect vdev id |dedup = |DDT-\w+: version=|DDT-log-\w+-\d+: )"
 )
+# the rest of such a line, for one whose first words are damaged (reliability-34: `leaked spce: vdev 0, ...`,
+# `DDt-sha256-zap-unique: 128 entries, ...`, `additional, non-pointe bps of type 0: 229` were passed over, exit 0)
+NEAR_TAIL = re.compile(
+    r"(?:: vdev \d+)?, offset 0x[0-9a-fA-F]+, size \d+$| entries, size \d+ on disk, \d+ in core$| on disk, \d+ in core$"
+    r"|: dspace=\d+; mspace=|; mspace=\d+; entries=\d+$|: version=\d+ \[|; rootobj=\d+$|; obj=\d+; len=\d+; txg="
+    r"|; len=\d+; txg=\d+; entries=\d+$|bps of type \d+:|of type \d+:\s+\d+$|size \d+ != alloc \d+| != alloc \d+"
+    r"|\s\d+\s+used:\s*\S+\s*%$|blocks (?:on|in) same (?:vdev|metaslab):"
+)
 
 
 class Reader(BlockStats, BlockTables, Ddt):
@@ -104,7 +112,9 @@ class Reader(BlockStats, BlockTables, Ddt):
             m = pat.match(s)
             if m:
                 return fn(self, i, m)
-        if _NEAR_MISS.match(s):  # reliability-33: `Dittoed blocks on same vdev: 1664068x` left 0 stored, a DDT
+        if _NEAR_MISS.match(s) or NEAR_TAIL.search(
+            s
+        ):  # reliability-33: `Dittoed blocks on same vdev: 1664068x` left 0 stored, a DDT
             # object line with an unreadable count (`3.74e2 entries`) was dropped; both with exit 0
             raise self.err(f"unreadable zdb line: {s[:80]!r}", i, "the line as zdb prints it, whole numbers")
         return i + 1  # other zdb output (-d, -c lines, Verified ... feature refcount, prose): ignored
