@@ -292,12 +292,13 @@ def _index_of(built: str, root: Path, runs: dict, skip: set[str], held: dict) ->
     summary under B's heading, and named A's pages under A/, where they are not (reliability-31 low 5).
     reliability-33 (folders): A and B exchanged while the index read them and exchanged back before the check joined
     A's runs to B's summary and heading (and B's to A's): every folder is read through one handle of it (its
-    summaries, heading and thumbnails one folder's), and the index is made again if a name no longer holds it."""
+    summaries, heading and thumbnails one folder's), and the index is made again if a name no longer holds it.
+    reliability-34 (folders): the folders exchanged again and again, the index made after the third try read them by
+    the names (a's summaries under b's heading, exit 0): it too reads each through one handle, with the runs of only
+    the folders it holds as rendered."""
     for _ in range(3):
         with contextlib.ExitStack() as stack:
-            names = (set(held) | {f.parent.name for f in root.glob("[!_]*/summaries")}) - skip
-            through = {name: stack.enter_context(pinned.folder(root / name)) for name in sorted(names)}
-            ids = {name: readcopies.identity(folder) for name, folder in through.items()}
+            through, ids = _through(stack, root, held, skip)
             moved = {name for name, was in held.items() if ids[name] != was}
             if not moved:
                 text = index_html(built, root, pages=runs, skip=skip, through=through)
@@ -306,7 +307,18 @@ def _index_of(built: str, root: Path, runs: dict, skip: set[str], held: dict) ->
                 moved = {name for name, was in held.items() if readcopies.identity(root / name) != was}
         runs = {k: v for k, v in runs.items() if k.split("/", 1)[0] not in moved}
         held = {name: was for name, was in held.items() if name not in moved}
-    return index_html(built, root, pages=runs, skip=skip)
+    with contextlib.ExitStack() as stack:  # still moving: each section one folder's, as read
+        through, ids = _through(stack, root, held, skip)
+        runs = {k: v for k, v in runs.items() if ids.get(k.split("/", 1)[0]) == held.get(k.split("/", 1)[0])}
+        return index_html(built, root, pages=runs, skip=skip, through=through)
+
+
+def _through(stack: contextlib.ExitStack, root: Path, held: dict, skip: set[str]) -> tuple[dict, dict]:
+    """The report folders to index (those rendered, ``held``, and every other with summaries), each open in ``stack``
+    (name -> a path through its handle), and the identity of each."""
+    names = (set(held) | {f.parent.name for f in root.glob("[!_]*/summaries")}) - skip
+    through = {name: stack.enter_context(pinned.folder(root / name)) for name in sorted(names)}
+    return through, {name: readcopies.identity(folder) for name, folder in through.items()}
 
 
 def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs: dict, failures: list | None) -> None:
