@@ -140,3 +140,38 @@ def test_lines_after_the_arcstat_rows_that_are_not_read_are_named():
     rel = "arcstats/linux-2.2-arcstat/arcstat-then-zpool-iostat-vl.log"
     parsed, _ = parse_bytes(_mutated(rel, "root@srv2:~# zpool", "ro ot@srv2:~# zpool"), rel)
     assert any(w.startswith("line 9: lines after the arcstat rows are not read") for w in parsed.warnings)
+
+
+def test_a_label_dressed_as_a_cited_number_is_text_and_the_finding_s_own_numbers_stay_links(tmp_path, monkeypatch):
+    """reliability-34 input, Low 1: a label could still link to the report's own excerpt pages ('[99.9 MB/s](raw/
+    NAME.html)'), the one kind of link a61fcb42 kept: label text dressed as a cited number (330 such links and
+    images in the hostile project's pages). A finding is escaped before its numbers are linked, so its only links
+    are those present.findings makes."""
+    import re
+
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    from storagelab import paths, present
+    from storagelab.analysis.result import Cite, Finding, Result
+    from storagelab.analysis.selection import Selection
+
+    log = tmp_path / "a&b <x>.txt"
+    log.write_text("first\n  read: IOPS=1234, BW=5.0MiB/s\n")
+    folder = tmp_path / "report"
+    folder.mkdir()
+    monkeypatch.setenv(paths.REPORT_DIR_ENV, str(folder))
+    label = "[99.9 MB/s](raw/x.html#L2) ![i](raw/x.html) <b>[y](raw/x.html)</b>"
+    res = Result(Selection(study="x"))
+    res.findings.append(
+        Finding(
+            f"run {label} read 5.0 MiB/s & more",
+            [Cite("5.0 MiB/s", ({"path": str(log), "line_start": 2, "line_end": 2},))],
+        )
+    )
+    res.missing.append(f"the pool {label} has no ashift")
+    page = markdown2html_mistune(present.findings(res).data)
+    hrefs = re.findall(r'<a href="([^"]*)"[^>]*>([^<]*)</a>', page)
+    assert [text for _, text in hrefs] == ["5.0 MiB/s"] and hrefs[0][0].startswith("raw/a_b_x_.txt-")
+    assert "<img" not in page and "<b>" not in page and "& more" not in page and "&amp; more" in page
+    (page_file,) = (folder / "raw").iterdir()
+    assert "BW=5.0MiB/s" in page_file.read_text()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import os
@@ -14,7 +15,7 @@ from IPython.display import Markdown
 
 from . import claims as claims_mod
 from . import excerpts, paths, report
-from .analysis.result import Result
+from .analysis.result import Finding, Result
 from .analysis.selection import Selection
 from .units import GiB, KiB, MiB, TiB
 
@@ -28,10 +29,18 @@ def findings(res: Result):
     """The analysis's findings and what its selection lacks, as Markdown. In a report run (the report folder set,
     see paths.REPORT_DIR_ENV) each number a finding cites links to its raw lines: the excerpt pages beside the
     report (raw/...html), written by the code that writes a chart's. A notebook run by hand (JupyterLab) has no
-    report folder beside it, so its findings show without links rather than with links that lead nowhere."""
+    report folder beside it, so its findings show without links rather than with links that lead nowhere.
+    A sentence is escaped (``escape_html``: no link of its own survives, whatever its labels hold) before its
+    numbers are linked, so the excerpt links are the only links a finding holds (reliability-34 input, Low 1: a
+    label '[99.9 MB/s](raw/NAME.html)' dressed its text as a cited number)."""
     folder = os.environ.get(paths.REPORT_DIR_ENV)
     writer = excerpts.Excerpts(Path(folder)) if folder else None
-    return _md(escape_html(res.markdown((lambda s: excerpts.linked(s, writer)) if writer else None)))
+
+    def linked(finding: str) -> str:
+        cites = [dataclasses.replace(c, text=escape_html(c.text)) for c in getattr(finding, "cites", ())]
+        return excerpts.linked(Finding(escape_html(finding), cites), writer)
+
+    return _md(res.markdown(linked if writer else None, text=escape_html))
 
 
 _RUN = re.compile(r"`+")
@@ -74,15 +83,13 @@ def _escape_block(text: str, images: bool = True) -> str:
 
 
 _CLOSER = re.compile(r"\](?=[ \t]*\n?[ \t]*[(:])")  # the end of a link's text, then its destination (or a definition's)
-_OURS = re.compile(r"raw/[A-Za-z0-9._-]+\.html(?:#L\d+)?(?=[ \t\n)])")  # an excerpt page's link (excerpts.href)
 _BARE_URL = re.compile(r"(?i)(?<=https:)/|(?<=http:)/|(?<=www)\.")  # what renderers make a link of by itself
 _MARK = "\ue000"  # a ']' to write as '&#93;' once the text is escaped
 _SLASH, _DOT = "\ue001", "\ue002"  # a bare URL's '/' and 'www.'s '.', written as entities once the text is escaped
-_ESCAPED_PUNCT = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
 
 
 def _text(text: str, images: bool = True) -> str:
-    """Text outside code spans: '<', '>' and '&' escaped, and no link but the report's own excerpt links."""
+    """Text outside code spans: '<', '>' and '&' escaped, and no link."""
     return _entities(html.escape(_defuse_links(text, images), quote=False))
 
 
@@ -94,32 +101,18 @@ def _entities(text: str) -> str:
 
 
 def _defuse_links(text: str, images: bool = True) -> str:
-    """Every Markdown link, image or link definition left as text (its ']' an entity) unless its destination is one
-    of the report's own excerpt pages (``raw/NAME.html``, as excerpts.Excerpts.href writes them); and bare URLs
-    (``https://...``, ``www....``), which the renderer would link by itself, broken with an entity. The findings
-    and commentaries hold no link of their own but those, so a link in them came from a label, a host, a study
-    name or a parameter, and the page's meaning must not depend on it: a label '[x](javascript:alert(1))' was a
-    link that ran its script on a click, '![x](https://host/p.png)' a request when the report opened
-    (reliability-28 input), and '[docs](https://host/x)' or 'https://host/x' a live link to elsewhere in the
-    findings (reliability-33 input, Low 1: 477 such links in a hostile project's pages). Destinations are read as
-    the renderer reads them (entities, backslashes, control characters, case). ``images`` is kept for the callers:
-    every link but the report's own is defused whatever the text holds."""
-    out, at = [], 0
-    for m in _CLOSER.finditer(text):
-        i = m.start()  # even after a backslash: mistune ends '[x[y\\](javascript:...)' there
-        rest = text[m.end() : m.end() + 200].lstrip(" \t\n")
-        dest = rest[1:]  # past '(' or ':'
-        for _ in range(
-            4 if "&" in dest else 0
-        ):  # the Markdown, then the HTML attribute: entities decoded more than once
-            dest = html.unescape(dest)
-        dest = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "", _ESCAPED_PUNCT.sub("", dest)).lstrip(" \t\n<")
-        if rest.startswith("(") and _OURS.match(dest) and _OURS.match(rest[1:].lstrip(" \t\n")):
-            continue  # written as the renderer reads it, with nothing to decode: the report's own excerpt page
-        out.append(text[at:i] + _MARK)
-        at = i + 1
-    out.append(text[at:])
-    return _BARE_URL.sub(lambda m: _SLASH if m.group() == "/" else _DOT, "".join(out))
+    """Every Markdown link, image or link definition left as text (its ']' an entity), and bare URLs
+    (``https://...``, ``www....``), which the renderer would link by itself, broken with an entity. What this
+    escapes holds no link of the project's own (present.findings adds the excerpt links after), so a link in it came
+    from a label, a host, a study name or a parameter, and the page's meaning must not depend on it: a label
+    '[x](javascript:alert(1))' was a link that ran its script on a click, '![x](https://host/p.png)' a request
+    when the report opened (reliability-28 input), '[docs](https://host/x)' or 'https://host/x' a live link to
+    elsewhere in the findings (reliability-33 input, Low 1: 477 in a hostile project's pages), and
+    '[99.9 MB/s](raw/NAME.html)' a label dressed as a cited number (reliability-34 input, Low 1). A ']' ends a
+    link's text even after a backslash (mistune ends '[x[y\\](javascript:...)' there). ``images`` is kept for the
+    callers: every link is defused whatever the text holds."""
+    marked = _CLOSER.sub(_MARK, text)
+    return _BARE_URL.sub(lambda m: _SLASH if m.group() == "/" else _DOT, marked)
 
 
 def commentary(notebook: str, sel: Selection):

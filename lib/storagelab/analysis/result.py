@@ -109,9 +109,10 @@ class Result:
     def has(self, name: str) -> bool:
         return name in self.frames and self.frames[name].height > 0
 
-    def markdown(self, link: Callable[[str], str] | None = None) -> str:
-        """The findings and the missing data as one Markdown block (what the notebook displays); ``link`` (a
-        finding -> its Markdown with links to its raw lines) given, each finding goes through it."""
-        parts = [f"* {link(s) if link else s}" for s in self.findings]
-        parts += [f"* **Missing:** {m}" for m in self.missing]
-        return "\n".join(parts) if parts else f"* Nothing to report for {self.selection.describe()}."
+    def markdown(self, link: Callable[[str], str] | None = None, text: Callable[[str], str] = str) -> str:
+        """The findings and the missing data as one Markdown block (what the notebook displays). ``text`` is applied
+        to every sentence (present.escape_html); ``link`` (a finding -> its Markdown with links to its raw lines),
+        given, to each finding instead."""
+        parts = [f"* {link(s) if link else text(s)}" for s in self.findings]
+        parts += [f"* **Missing:** {text(m)}" for m in self.missing]
+        return "\n".join(parts) if parts else f"* Nothing to report for {text(self.selection.describe())}."
