@@ -175,3 +175,26 @@ def test_a_label_dressed_as_a_cited_number_is_text_and_the_finding_s_own_numbers
     assert "<img" not in page and "<b>" not in page and "& more" not in page and "&amp; more" in page
     (page_file,) = (folder / "raw").iterdir()
     assert "BW=5.0MiB/s" in page_file.read_text()
+
+
+def test_a_latency_target_line_with_an_unreadable_depth_is_named_on_both_paths():
+    """reliability-34 input, Medium 3: a fio text output whose jobs' iodepth only its latency target line prints
+    (no preamble line with iodepth=), that line damaged (`depth=2x`): iodepth was left NULL with no word. Now a
+    warning names the line, on the fast path and the plain one alike."""
+    from storagelab.parsers.fio.text import parse_text
+
+    rel = "tests/fixtures/fio/newuser-h5/b/rawstor-perftest-4k-2-1.txt"
+    text = (Path(__file__).resolve().parent.parent / rel).read_text()
+    lines = text.split("\n")
+    at = [i for i, s in enumerate(lines) if s.strip().startswith("latency") and "target=0" in s]
+    assert at and all(lines[i].endswith("depth=2") for i in at)
+    damaged = "\n".join(s + "x" if i == at[0] else s for i, s in enumerate(lines))
+    fast, plain = parse_text(damaged), parse_text(damaged, fast=False)
+    assert fast.tables == plain.tables and fast.warnings == plain.warnings
+    said = [w for w in fast.warnings if "latency target" in w]
+    assert said == [
+        f"line {at[0] + 1}: fio's latency target line has no readable depth, so the job's iodepth is not known: "
+        f"{lines[at[0]].strip() + 'x'!r}"
+    ]
+    assert [j["iodepth"] for j in fast.tables["fio_jobs"]].count(None) == 1
+    assert [w for w in parse_text(text).warnings if "latency target" in w] == []

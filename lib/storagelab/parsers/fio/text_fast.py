@@ -141,7 +141,10 @@ class BlockFast(JobBlock):
         last = self.lat_dists(last, dist[0])
         if sync is not None:
             last = self.sync_section(last + 1, sync.groups())
-        last = self.job_wide(last, wide.groups()) + passed[0].count("\n")
+        last = self.job_wide(last, wide.groups())
+        for i, line in enumerate(passed[0].splitlines(), start=last + 1):
+            self.damaged_target(i, line)
+        last += passed[0].count("\n")
         self.at_pos, self.at_ln = passed.end(), last
         self.jstate["last"] = last
         self.res = None

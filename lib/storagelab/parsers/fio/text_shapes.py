@@ -66,6 +66,7 @@ _ISSUED_PART = re.compile(r"(total|short|drop|dropped)=(\S+?),?(?=\s+(?:short|dr
 _KNOWN_SKIPPED = re.compile(r"^\s*(Description\s*:|errors\s*:|latency\s*:|steadystate\s*:)")
 # fio's latency target line: with no target (target=0) its depth is the job's iodepth (fio's lat_target_init sets
 # latency_qd = iodepth), printed where a text output has no preamble line with iodepth=
+_TARGET_NONE = re.compile(r"\s*latency\s*: target=0,")
 _TARGET_DEPTH = re.compile(r"^\s*latency\s*: target=0, .*\bdepth=(?P<depth>\d+)\s*$", re.M)
 _BLOCK_LIFETIME = re.compile(r"^\s*block lifetime percentiles\s*:")
 _GROUP_HEAD = re.compile(r"^\s*Run status group (?P<gid>\d+) \(all jobs\):\s*$")
