@@ -1,0 +1,67 @@
+"""Reliability-34 (store): a file listed through a symlink is stored as the file the link led to (its key), and read
+only if the descriptor is the inode listed (led_elsewhere, 948bf989). The key and that inode were taken at different
+times: the inode by the scan's stat of the link (or by settle's stat again of a file changed in the listing's last
+tick), the key by resolving the link. Re-pointed between the two and back before the read (a-l.txt -> m.txt at the
+stat, -> z.txt at the resolve, -> m.txt at the read), the read passed the check and z.txt, untouched, was held with
+m.txt's bytes, exit 0, until the next ingest. Now the inode is the resolved path's, and settle keeps a link's inode."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_store_filestamps import _sha
+from test_store_identity import OneSecond
+
+from storagelab.store import filestamps, ingest, stream
+
+
+def _repoint(link: Path, to: str) -> None:
+    tmp = link.with_name(".t-" + link.name)
+    tmp.symlink_to(to)
+    os.replace(tmp, link)
+
+
+@pytest.mark.parametrize(("when", "named", "streamed"), [("resolve", False, False), ("resolve", True, False),
+                                                        ("resolve", False, True), ("settle", False, False),
+                                                        ("settle", True, True)])  # fmt: skip
+def test_a_link_re_pointed_inside_the_listing_leaves_its_target_with_its_own_bytes(
+    tmp_path, monkeypatch, when, named, streamed
+):
+    if streamed:
+        monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    tree = OneSecond(tmp_path, {"s1/z.txt": 0, "s1/m.txt": 1})  # same size, same mtime: only the inodes differ
+    link = tree.logs / "s1/a-l.txt"  # sorted before z.txt: the listing kept for z.txt's key
+    link.symlink_to("m.txt" if when == "resolve" else "z.txt")
+    settle, resolve = filestamps.settle, Path.resolve
+    if when == "resolve":  # stat'ed leading to m.txt; re-pointed to z.txt as it is resolved; back before the read
+        pending = [True]
+
+        def resolving(self, strict=False):
+            if pending and self == link:
+                pending.clear()
+                _repoint(link, "z.txt")
+            return resolve(self, strict)
+
+        monkeypatch.setattr(Path, "resolve", resolving)
+
+        def back(listing, clock):
+            _repoint(link, "m.txt")
+            return settle(listing, clock)
+    else:  # listed leading to z.txt; re-pointed to m.txt before settle stats again the files of the last tick
+
+        def back(listing, clock):
+            _repoint(link, "m.txt")
+            return settle(listing, 0)  # every file listed in the clock's last tick: each stat'ed again
+
+    monkeypatch.setattr(filestamps, "settle", back)
+    s = ingest([link if named else tree.logs / "s1"], db_path=tree.tmp / "d.duckdb", manifest_path=None,
+               parquet_dir=False, progress=False, workers=1)  # fmt: skip
+    monkeypatch.undo()
+    assert tree.held("s1").get("s1/z.txt") in (None, _sha(0))  # the code before: m.txt's bytes
+    if s.errors:
+        assert "leads to another file now" in " ".join(str(e) for e in s.errors), s.errors
+    tree.ingest("s1")
+    assert tree.held("s1")["s1/z.txt"] == _sha(0)
+    assert tree.held("s1")["s1/m.txt"] == _sha(1)
