@@ -14,7 +14,7 @@ import pytest
 from test_store_filestamps import _sha
 from test_store_identity import OneSecond
 
-from storagelab.store import filestamps, ingest, stream
+from storagelab.store import filestamps, ingest, listing, stream
 
 
 def _repoint(link: Path, to: str) -> None:
@@ -65,3 +65,36 @@ def test_a_link_re_pointed_inside_the_listing_leaves_its_target_with_its_own_byt
     tree.ingest("s1")
     assert tree.held("s1")["s1/z.txt"] == _sha(0)
     assert tree.held("s1")["s1/m.txt"] == _sha(1)
+
+
+@pytest.mark.parametrize("when", ["scan", "settle", "file"])
+def test_a_folder_named_through_a_link_re_pointed_during_the_ingest(tmp_path, monkeypatch, when):
+    """`ingest logs/cur` (cur -> s1) and `ln -sfn s2 logs/cur` during it: at the scan (after the folder's key was
+    made) s2's files were held as s1's; after the listing (before the removals' scope was made) s2's files were
+    taken as gone, or renamed into s1's; exit 0. `ingest logs/cur/a.txt`, the same at settle: s1/a.txt held with
+    s2/a.txt's bytes. Now the folder is the one cur led to at the start, throughout."""
+    tree = OneSecond(tmp_path, {"s1/a.txt": 0, "s1/b.txt": 1, "s2/a.txt": 2, "s2/c.txt": 1})
+    tree.write("s1/a.txt", 1)  # s1 is read again
+    cur = tree.logs / "cur"
+    cur.symlink_to("s1")
+    if when == "scan":
+        scan = listing._scan
+
+        def flipped(*a, **k):
+            _repoint(cur, "s2")
+            return scan(*a, **k)
+
+        monkeypatch.setattr(listing, "_scan", flipped)
+    else:
+        settle = filestamps.settle
+
+        def flipped(listed, clock):
+            _repoint(cur, "s2")
+            return settle(listed, clock)
+
+        monkeypatch.setattr(filestamps, "settle", flipped)
+    target = cur / "a.txt" if when == "file" else cur
+    ingest([target], db_path=tree.tmp / "d.duckdb", manifest_path=None, parquet_dir=False, progress=False, workers=1)
+    monkeypatch.undo()
+    assert tree.held("s2") == tree.on_disk("s2")  # the code before: s2's files gone (or one renamed into s1)
+    assert tree.held("s1") == tree.on_disk("s1")  # the code before: s1's files held with s2's bytes
