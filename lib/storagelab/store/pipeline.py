@@ -77,7 +77,9 @@ def _pinned(target: Path | str) -> Path | str:
     name's folder leads to now (its own name may be a symlink: read through, as listed)."""
     p = Path(target)
     folder, name = (p, None) if p.is_dir() else (p.parent, p.name)
-    real = folder.resolve()
+    real, raw = folder.resolve(), Path(os.path.abspath(paths.RAW))
+    if real.is_relative_to(raw_real := raw.resolve()):  # data/raw/ (a symlink to a mount, say) keeps its rules
+        real = raw / real.relative_to(raw_real)
     if real == Path(os.path.abspath(folder)):
         return target
     return real if name is None else real / name
