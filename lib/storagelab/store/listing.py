@@ -94,8 +94,8 @@ def list_files(
                 if link:
                     try:
                         real, key, (size, mtime_ns, ino, ctime_ns) = _led_to(Path(path), keeps_ctime)
-                    except OSError:
-                        continue  # gone since the scan, as a file that is
+                    except (OSError, RuntimeError):  # Python 3.11's resolve: RuntimeError for a symlink loop
+                        continue  # gone since the scan (or made a loop), as a file that is
                     if not real.is_relative_to(real_top):
                         if skipped is not None:
                             skipped.append(
