@@ -92,7 +92,10 @@ def list_files(
             found.sort(key=lambda f: f[0].replace("/", "\0"))  # part by part, as Path.rglob's sorted tuples
             for rel, path, size, mtime_ns, ino, ctime_ns, link in found:
                 if link:
-                    real = Path(path).resolve()
+                    try:
+                        real, key, (size, mtime_ns, ino, ctime_ns) = _led_to(Path(path), keeps_ctime)
+                    except (OSError, RuntimeError):  # Python 3.11's resolve: RuntimeError for a symlink loop
+                        continue  # gone since the scan (or made a loop), as a file that is
                     if not real.is_relative_to(real_top):
                         if skipped is not None:
                             skipped.append(
@@ -100,15 +103,27 @@ def list_files(
                                 f"{printable(str(p))}: not followed (copy the file in instead)"
                             )
                         continue
-                key = key_for(Path(path)) if link else printable(prefix + rel)
+                else:
+                    key = printable(prefix + rel)
                 yield ListedFile(
                     path if key == path else key, path, size, mtime_ns, ino, ctime_ns, link
                 )  # 1 str if same
         elif p.exists():
-            st = p.stat()
-            yield ListedFile(key_for(p), str(p), *_four(st, keeps_ctime), p.is_symlink())
+            link = p.is_symlink()
+            _, key, four = _led_to(p, keeps_ctime)
+            yield ListedFile(key, str(p), *four, link)
         else:
             raise FileNotFoundError(f"{p}: no such file or directory")
+
+
+def _led_to(path: Path, keeps_ctime: Callable[[int], bool]) -> tuple[Path, str, tuple[int, int, int, int]]:
+    """Where ``path`` leads: the resolved path, its key and the four stat values of that path (not of ``path``, which
+    a symlink may lead elsewhere by then); OSError if it is gone. The key and the inode the read is checked against
+    (led_elsewhere) are the one file's. Reliability-34 (store): a-l.txt -> m.txt when stat'ed, re-pointed to z.txt when
+    resolved, back to m.txt when read: the listing held z.txt's key with m.txt's inode, the read passed the check, and
+    z.txt, untouched, was held with m.txt's bytes, exit 0, until the next ingest."""
+    real = path.resolve()
+    return real, _key_of(real), _four(os.stat(real), keeps_ctime)
 
 
 def files_to_read(
@@ -271,7 +286,11 @@ def printable(text: str) -> str:
 def key_for(path: Path) -> str:
     """How a path is stored: resolved (symlinks followed), relative to the project root when
     inside it, as UTF-8 text (see printable)."""
-    ap = path.resolve()
+    return _key_of(path.resolve())
+
+
+def _key_of(ap: Path) -> str:
+    """key_for of a resolved path."""
     try:
         return printable(ap.relative_to(paths.ROOT.resolve()).as_posix())
     except ValueError:

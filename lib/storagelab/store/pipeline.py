@@ -69,6 +69,22 @@ class Summary:
         self.errors.append(error_text(out))
 
 
+def _pinned(target: Path | str) -> Path | str:
+    """A folder named through a symlink, as the folder it leads to now: the listing's keys, its scan, the reads and
+    the removals' scope all take this one path. Reliability-34 (store): `ingest logs/cur` (cur -> A) with `ln -sfn B
+    logs/cur` during it: the keys were A's and the scan B's (B's bytes held as A's files), or the listing A's and the
+    scope B's (B's files removed as gone, or taken as renamed into A), exit 0. A file named is read in the folder its
+    name's folder leads to now (its own name may be a symlink: read through, as listed)."""
+    p = Path(target)
+    folder, name = (p, None) if p.is_dir() else (p.parent, p.name)
+    real, raw = folder.resolve(), Path(os.path.abspath(paths.RAW))
+    if real.is_relative_to(raw_real := raw.resolve()):  # data/raw/ (a symlink to a mount, say) keeps its rules
+        real = raw / real.relative_to(raw_real)
+    if real == Path(os.path.abspath(folder)):
+        return target
+    return real if name is None else real / name
+
+
 def ingest(
     targets: Iterable[Path | str] | None = None,
     *,
@@ -94,7 +110,7 @@ def ingest(
         raise ValueError(f"batch_files and batch_rows must be at least 1, got {batch_files}, {batch_rows}")
     if not (math.isfinite(wait) and wait >= 0):
         raise ValueError(f"wait must be a number of seconds >= 0, got {wait}")
-    targets = list(targets) if targets else [paths.RAW]
+    targets = [_pinned(t) for t in targets] if targets else [paths.RAW]
     db_file = Path(db_path or paths.DB)
     manifest = load_manifest(Path(manifest_path) if manifest_path else _default_manifest(targets))
     summary = Summary()
