@@ -393,6 +393,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     with _one_writer(out_root):
         old = _old_meta(spark, out_root)
         old_ids = _old_file_ids(spark, out_root, old)
+        sparkjvm.drop_unfinished_jobs(spark, out_root, all_table_names())  # a killed run's tasks: its job took them
         staging = f"{out_root}/_storagelab/staging-{uuid.uuid4().hex[:12]}"
         if "://" not in staging:
             staging = Path(staging).resolve().as_uri()

@@ -10,6 +10,8 @@ import shlex
 import shutil
 import signal
 import stat
+from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from . import javaprops, livefolders
 from .envfiles import leading_out
@@ -291,6 +293,21 @@ def hadoop_size(spark, target: str) -> int | None:
 
 
 _PART_JOB = re.compile(r"(?:^|/)part-\d+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})[^/]*$")
+
+
+def drop_unfinished_jobs(spark, output: str, names) -> None:
+    """Delete each table's ``_temporary`` under ``output``, before this run writes (under the dataset's lock: no other
+    writer's). Reliability-34 (spark-env): a run killed while Spark wrote a table leaves its finished tasks' files in
+    ``<table>/_temporary/0/task_*``; the next run's write job (Hadoop's FileOutputCommitter, attempt 0 too) moved
+    them into the table beside its own, and meta.json listed both: reliability-33's 57 files rows for 46 paths, and
+    thumper_layouts twice, exit 0 (since 88bb552f a failed run, "another process writing into the dataset")."""
+    u = urlparse(output)
+    for name in names:
+        if u.scheme in ("", "file"):  # a link there is not followed (rmtree refuses it)
+            shutil.rmtree(Path(unquote(u.path)) / name / "_temporary", ignore_errors=True)
+            continue
+        path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(f"{output.rstrip('/')}/{name}/_temporary")
+        path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 
 
 def one_write_job(new: dict[str, int], where: str) -> dict[str, int]:
