@@ -567,12 +567,20 @@ def _holding(path: str) -> str:
     return parent or "."
 
 
+def interrupted(e: BaseException) -> bool:
+    """Ctrl-C while DuckDB ran a statement: DuckDB 2 raises RuntimeError('Query interrupted')
+    (older versions InterruptException), or an error that names the KeyboardInterrupt, instead of it."""
+    if isinstance(e, duckdb.InterruptException) or (isinstance(e, RuntimeError) and "interrupted" in str(e).lower()):
+        return True
+    # a KeyboardInterrupt raised while DuckDB read a registered Arrow table comes back wrapped:
+    # InvalidInputException("... reading the schema of the object registered as '...' failed: KeyboardInterrupt")
+    return isinstance(e, duckdb.Error) and "KeyboardInterrupt" in str(e)
+
+
 def stopped_by_ctrl_c(e: BaseException) -> None:
     """KeyboardInterrupt for a query that a Ctrl-C stopped (DuckDB runs the signal handlers and returns their
     KeyboardInterrupt as its InterruptException): a check that takes any error as "no such table" must not take a
     Ctrl-C as an answer and carry on (reliability-34: `report` rendered on for 35 s, no line)."""
-    from .store.faults import interrupted  # noqa: PLC0415  (store.faults imports this module)
-
     if interrupted(e):
         raise KeyboardInterrupt from e
 

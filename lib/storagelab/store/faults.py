@@ -8,7 +8,7 @@ import threading
 
 import duckdb
 
-from ..database import data_file_given, describe, first_line, inject  # noqa: F401 - faults.inject etc., as callers name them
+from ..database import data_file_given, describe, first_line, inject, interrupted  # noqa: F401 - faults.inject etc., as callers name them
 from ..errors import StoreError  # noqa: F401 - faults.StoreError
 from ..interrupts import interrupt_all
 
@@ -29,16 +29,6 @@ def environmental(e: BaseException) -> bool:
         return True
     low = str(e).lower()
     return any(w in low for w in ("no space left", "file too large", "read-only", "invalidated", "failed to commit"))
-
-
-def interrupted(e: BaseException) -> bool:
-    """Ctrl-C while DuckDB ran a statement: DuckDB 2 raises RuntimeError('Query interrupted')
-    (older versions InterruptException), or an error that names the KeyboardInterrupt, instead of it."""
-    if isinstance(e, duckdb.InterruptException) or (isinstance(e, RuntimeError) and "interrupted" in str(e).lower()):
-        return True
-    # a KeyboardInterrupt raised while DuckDB read a registered Arrow table comes back wrapped:
-    # InvalidInputException("... reading the schema of the object registered as '...' failed: KeyboardInterrupt")
-    return isinstance(e, duckdb.Error) and "KeyboardInterrupt" in str(e)
 
 
 def rollback(con) -> None:
