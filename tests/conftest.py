@@ -576,3 +576,11 @@ def their_folder(parent: Path, name: str = "theirs") -> Path:
     theirs.mkdir(mode=0o755)
     os.chown(theirs, 1002, 1002)
     return theirs
+
+
+def mutated(rel: str, old: str, new: str) -> bytes:
+    """The fixture ``tests/fixtures/<rel>`` with its first ``old`` made ``new`` (the reliability input tests' damaged
+    real logs)."""
+    text = (FIXTURES / rel).read_text()
+    assert old in text
+    return text.replace(old, new, 1).encode()

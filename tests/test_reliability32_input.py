@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import mutated as _mutated
 
 from storagelab import cli
 from storagelab.errors import ParseError
@@ -17,12 +18,6 @@ from storagelab.parsers import parse_bytes
 
 FIX = Path(__file__).parent / "fixtures"
 HUGE = "9" * 400  # past a double's range: float() gives inf, float(int()) raises OverflowError
-
-
-def _mutated(rel: str, old: str, new: str) -> bytes:
-    text = (FIX / rel).read_text()
-    assert old in text
-    return text.replace(old, new, 1).encode()
 
 
 @pytest.mark.parametrize(

@@ -11,18 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import mutated as _mutated
 
 from storagelab.errors import ParseError
 from storagelab.parsers import parse_bytes
 
 FIX = Path(__file__).parent / "fixtures"
 SYSCTL = "arcstats/freebsd-14/sysctl-kstat.zfs.misc.arcstats.txt"
-
-
-def _mutated(rel: str, old: str, new: str) -> bytes:
-    text = (FIX / rel).read_text()
-    assert old in text
-    return text.replace(old, new, 1).encode()
 
 
 @pytest.mark.parametrize(
