@@ -139,3 +139,30 @@ def test_a_ctrl_c_dropped_in_a_finalizer_at_the_interpreter_s_exit_does_not_hang
     env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_a_ctrl_c_duckdb_made_an_error_while_a_study_or_another_database_was_checked_stops_the_command(
+    monkeypatch, tmp_path
+):
+    # reliability-34 processes, Medium 2's pattern at two more places: `run -p study X` checks the study's label
+    # in the database, and the index reads the labels of the databases other folders were made from; each took any
+    # error as "cannot be read now" and went on, a Ctrl-C that DuckDB made 'Query interrupted' too
+    import duckdb
+    import pytest
+
+    from storagelab import report
+
+    db = tmp_path / "s.duckdb"
+    db.write_bytes(b"")
+
+    def stopped(*args, **kwargs):
+        raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    monkeypatch.setattr(report, "labelled_studies", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        report.unknown_study({"study": "x", "db_path": str(db)})
+    with pytest.raises(KeyboardInterrupt):
+        report._studies_of(str(db), {})
+    monkeypatch.setattr(report, "labelled_studies", lambda *a, **k: (_ for _ in ()).throw(OSError("held")))
+    assert report.unknown_study({"study": "x", "db_path": str(db)}) is None  # any other error: left to the notebooks
+    assert report._studies_of(str(db), {}) is None

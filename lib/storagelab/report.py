@@ -691,7 +691,8 @@ def unknown_study(given: dict[str, Any]) -> None:
     db = Path(given["db_path"]) if given.get("db_path") else paths.DB
     try:
         studies = labelled_studies(db) if db.is_file() else None
-    except Exception:  # noqa: BLE001 - held by an ingest, or not a database: the notebooks say it
+    except Exception as e:  # noqa: BLE001 - held by an ingest, or not a database: the notebooks say it
+        _ctrl_c_stops(e)
         studies = None
     if studies is not None and study not in studies:
         papers = {p.name for p in paths.PAPERS.iterdir() if p.is_dir()} if paths.PAPERS.is_dir() else set()
@@ -733,7 +734,8 @@ def _studies_of(db: str, cache: dict[str, set[str] | None]) -> set[str] | None:
     if db not in cache:
         try:
             cache[db] = labelled_studies(Path(db)) if Path(db).exists() else set()
-        except Exception:  # noqa: BLE001 - a database that cannot be opened now: its folders are kept as they are
+        except Exception as e:  # noqa: BLE001 - a database that cannot be opened now: its folders are kept as they are
+            _ctrl_c_stops(e)
             cache[db] = None
     return cache[db]
 
@@ -779,9 +781,7 @@ def left_out_of_index() -> set[str]:
     try:
         studies = labelled_studies(wait=0)
     except Exception as e:  # noqa: BLE001 - no index is worth a failed command: every folder listed, as before
-        from .database import stopped_by_ctrl_c  # noqa: PLC0415  (duckdb: only where a database was read)
-
-        stopped_by_ctrl_c(e)  # r-34: Ctrl-C made 'Query interrupted' here: the report rendered on (35 s), no line
+        _ctrl_c_stops(e)  # r-34: Ctrl-C made 'Query interrupted' here: the report rendered on (35 s), no line
         return set()
     left = set()
     for folder in stale_folders([], studies):
@@ -790,3 +790,11 @@ def left_out_of_index() -> set[str]:
             say(stale_note(folder, study))
             left.add(folder.name)
     return left
+
+
+def _ctrl_c_stops(e: BaseException) -> None:
+    """KeyboardInterrupt for a Ctrl-C that DuckDB made an error while a database's study labels were read: the
+    callers take any other error as "cannot be read now" and carry on (reliability-34 processes, Medium 2)."""
+    from .database import stopped_by_ctrl_c  # noqa: PLC0415  (duckdb: only where a database was read)
+
+    stopped_by_ctrl_c(e)
