@@ -406,3 +406,39 @@ def test_an_unreadable_subfolder_is_skipped_with_a_warning_unless_ignored(raw_co
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT path, file_id FROM files ORDER BY path").fetchall() == before
     con.close()
+
+
+def test_classes_read_from_the_index_of_their_characters_answer_as_each_class_asked(monkeypatch):
+    """reliability-34 spark-env, Medium: 2,000 lines ``*[!c]*[!d]*e`` kept some 1,170 classes alive, each asked at
+    every new character of a name (2.5-4 s of CPU a 250-character CJK name; 0.01 s now). Classes that only list
+    characters are read from an index of those characters; random patterns of every kind of class, on random names
+    (slashes too), answer as with every class asked; and the costly shape asks no class."""
+    import random
+
+    from storagelab import ignore
+
+    rnd = random.Random(34)
+    alphabet = "ab/c-]!^é中x"
+    pieces = ["[a]", "[!a]", "[^b/]", "[ab]", "[!ab中]", "[a-c]", "[!a-c]", "[[:alpha:]]", "[![:digit:]x]", "[中]",
+              "[]a]", "[!]]", "*", "?", "a", "b", "/", "**/", "é", "[é-中]", "[!é]"]  # fmt: skip
+    patterns = ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 7))) for _ in range(300)]
+    names = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 9))) for _ in range(60)]
+
+    def answers() -> list[tuple[str, list[bool]]]:
+        out = []
+        for p in patterns:
+            try:
+                rule = IgnoreList([p]).rules[0]
+            except (ignore.IgnoreError, IndexError):  # a pattern git refuses too, or a comment
+                continue
+            out.append((p, [ignore.Matcher(rule.tokens).match(n) for n in names]))
+        return out
+
+    indexed = answers()
+    monkeypatch.setattr(ignore.Matcher, "_listed", lambda self, c: (0, 0, self._class_bits))  # every class asked
+    assert indexed == answers() and len(indexed) > 200
+    monkeypatch.undo()
+    asked = counted_calls(monkeypatch, ignore.Matcher, "_asked")
+    il = IgnoreList([f"*[!{chr(0x4E00 + i)}]*[!{chr(0x5E00 + i)}]*{chr(0x6E00 + i)}" for i in range(2000)])
+    assert il.ignored("".join(chr(0x4E00 + (i * 7) % 3000) for i in range(250))) is False
+    assert asked[0] == 0
