@@ -299,8 +299,10 @@ def test_ctrl_c_of_a_long_command_is_130_and_one_line(kind, tmp_path, two_databa
     p = _start(*args)
     _wait_for(p, ready(p.pid), f"{kind} was at work", timeout=120)
     below = proctree.below(p.pid)
-    took, _out, err = _stop(p, signal.SIGINT, within=20)
+    took, out, err = _stop(p, signal.SIGINT, within=20)
     said = [ln for ln in err.splitlines() if not ln.startswith(("warning: ", "note: "))]
+    if kind == "lab fio" and not err:  # the lab's own stop, once its handler is in place: its log's line, on stdout
+        said = [ln for ln in out.splitlines() if ln.startswith("interrupted: ")]  # (test_reliability6_processes)
     assert p.returncode == 130 and "Traceback" not in err and len(said) == 1, (p.returncode, err)
     assert "interrupted" in said[0], said
     assert took < 10, took
