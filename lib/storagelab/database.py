@@ -173,7 +173,7 @@ def connect(
     deadline, new = time.monotonic() + wait, not read_only and not db.exists()
     # reliability-34: a descriptor of theirs that /proc does not show, probed before DuckDB's own read-write open (which
     # the kernel's count of writers cannot tell from theirs): an ingest into root's database ran the view they wrote
-    hidden = None if read_only or new else _unseen(real)
+    hidden = _READ_ONLY if read_only else None if new else _unseen(real)
     while True:
         view = None
         try:
@@ -423,6 +423,9 @@ THEIRS: list[str] = []
 THEIR_UIDS: dict[str, int] = {}
 
 
+_READ_ONLY = ""  # _their_sql's ``hidden`` for a read-only open: probed there, after DuckDB's open
+
+
 def _unseen(real: Path) -> str | None:
     try:
         return unseen_writer(real, os.stat(real))
@@ -440,7 +443,7 @@ def _their_sql(
     real: Path,
     ident: tuple[int, int] | None,
     view: Path | None = None,
-    hidden: str | None = None,
+    hidden: str | None = "",
 ) -> str | None:
     """Why another user's database is not read: it holds views or macros (SQL of theirs that a query of this
     user's would run with this user's rights). Reliability-18 (h6): the second user's view ``fio_results`` selected
@@ -461,7 +464,8 @@ def _their_sql(
             mode |= stat.S_IMODE(os.lstat(f"{view or real}.wal").st_mode) & (stat.S_IWGRP | stat.S_IWOTH)
         # reliability-33: root's database made 0600 after the second user opened it for writing (while 0666): they
         # wrote a view of read_text('/root/...') through their descriptor and root's `sql --db` printed the file
-        mode |= stat.S_IWOTH if live_writer(st) or hidden or unseen_writer(real, st) else 0  # r-34: a queued descriptor
+        # r-34: a queued descriptor; for a read-write open, probed before it (``hidden``), as the probe would count it
+        mode |= stat.S_IWOTH if live_writer(st) or (hidden if hidden != _READ_ONLY else unseen_writer(real, st)) else 0
     except OSError:
         owner, mode = -1, 0
     from .ownership_fuse import fuse_mounter  # noqa: PLC0415

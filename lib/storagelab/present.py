@@ -56,11 +56,10 @@ def escape_html(markdown: str) -> str:
     nothing of the text is HTML even where mistune's blocks pair backticks otherwise (reliability-27: a label holding
     backticks, put by 03 inside a code span of its advice, made the old pattern's span three lines long, and the
     labels in the lines between, `<img src=x onerror=...>`, ran in the reader's browser)."""
-    images = "![" in markdown  # an image's text may hold code spans or end blocks later, a definition come first
-    return "\n".join(_escape_block(b, images) for b in _ITEM.split(markdown))
+    return "\n".join(_escape_block(b) for b in _ITEM.split(markdown))
 
 
-def _escape_block(text: str, images: bool = True) -> str:
+def _escape_block(text: str) -> str:
     out, at, pos = [], 0, 0
     while m := _RUN.search(text, pos):
         n, pos = len(m.group()), m.end()
@@ -69,16 +68,16 @@ def _escape_block(text: str, images: bool = True) -> str:
         close = next((c for c in _RUN.finditer(text, pos) if len(c.group()) == n), None)
         if close is None:  # no closing run of its length: the backticks are text
             continue
-        out.append(_text(text[at : m.start()], images))
+        out.append(_text(text[at : m.start()]))
         code = text[m.end() : close.start()]
-        if "<" in code or _defuse_links(code, images) != code:  # as HTML, escaped: safe however mistune pairs these
-            code = _defuse_links(code.replace("\n", " "), images)  # Markdown inside an HTML tag is still Markdown
+        if "<" in code or _defuse_links(code) != code:  # as HTML, escaped: safe however mistune pairs these
+            code = _defuse_links(code.replace("\n", " "))  # Markdown inside an HTML tag is still Markdown
             code = code[1:-1] if code.startswith(" ") and code.endswith(" ") and code.strip() else code
             out.append(f"<code>{_entities(html.escape(code, quote=False)).replace('`', '&#96;')}</code>")
         else:
             out.append(text[m.start() : close.end()])
         at = pos = close.end()
-    out.append(_text(text[at:], images))
+    out.append(_text(text[at:]))
     return "".join(out)
 
 
@@ -88,9 +87,9 @@ _MARK = "\ue000"  # a ']' to write as '&#93;' once the text is escaped
 _SLASH, _DOT = "\ue001", "\ue002"  # a bare URL's '/' and 'www.'s '.', written as entities once the text is escaped
 
 
-def _text(text: str, images: bool = True) -> str:
+def _text(text: str) -> str:
     """Text outside code spans: '<', '>' and '&' escaped, and no link."""
-    return _entities(html.escape(_defuse_links(text, images), quote=False))
+    return _entities(html.escape(_defuse_links(text), quote=False))
 
 
 def _entities(text: str) -> str:
@@ -100,7 +99,7 @@ def _entities(text: str) -> str:
     return text.replace(_MARK, "&#93;").replace(_SLASH, "&#47;").replace(_DOT, "&#46;")
 
 
-def _defuse_links(text: str, images: bool = True) -> str:
+def _defuse_links(text: str) -> str:
     """Every Markdown link, image or link definition left as text (its ']' an entity), and bare URLs
     (``https://...``, ``www....``), which the renderer would link by itself, broken with an entity. What this
     escapes holds no link of the project's own (present.findings adds the excerpt links after), so a link in it came
@@ -109,8 +108,7 @@ def _defuse_links(text: str, images: bool = True) -> str:
     when the report opened (reliability-28 input), '[docs](https://host/x)' or 'https://host/x' a live link to
     elsewhere in the findings (reliability-33 input, Low 1: 477 in a hostile project's pages), and
     '[99.9 MB/s](raw/NAME.html)' a label dressed as a cited number (reliability-34 input, Low 1). A ']' ends a
-    link's text even after a backslash (mistune ends '[x[y\\](javascript:...)' there). ``images`` is kept for the
-    callers: every link is defused whatever the text holds."""
+    link's text even after a backslash (mistune ends '[x[y\\](javascript:...)' there)."""
     marked = _CLOSER.sub(_MARK, text)
     return _BARE_URL.sub(lambda m: _SLASH if m.group() == "/" else _DOT, marked)
 
