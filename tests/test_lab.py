@@ -24,8 +24,8 @@ from storagelab.manifest import load as load_manifest
 ENV = dict(os.environ)
 
 
-def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+def _cli(*args: str, cwd=None, **env_vars: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"), **env_vars)
     return subprocess.run(
         [sys.executable, "-m", "storagelab", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
     )
@@ -751,8 +751,10 @@ def test_lab_fio_failed_run_leaves_nothing_in_out(tmp_path):
         str(out),
         "--db",
         str(tmp_path / "db.duckdb"),
+        TMPDIR=str(tmp_path),  # the failed run's output is kept in a new folder there (not left in the real /tmp)
     )
     assert p.returncode == 1, p.stdout + p.stderr
+    assert [d.name for d in tmp_path.glob("storagelab-lab-failed-*/*")] == ["write-4k-qd1-nj1.txt"]
     assert (
         "fio failed" in p.stdout
         and "1 runs failed: write-4k-qd1-nj1" in p.stdout
