@@ -189,13 +189,17 @@ def _others_groups() -> list[tuple[int, set[int]]]:
 
 
 def _credentials(pid: str) -> tuple[int, set[int]]:
-    """A process's effective user and its groups (effective and supplementary), from its status."""
+    """A process's user and its groups (effective and supplementary), from its status. Its user: the first of its
+    real, effective, saved and file-system users other than root and this one, else its effective one.
+    Reliability-35: a set-user-ID root program the second user ran (su at its password prompt) kept their descriptor
+    of root's notebook open for writing; as euid 0 it was root's, and cleared the hidden writer they held besides."""
     uid, groups = -1, set()
     with open(f"{PROC}/{pid}/status", encoding="utf-8", errors="replace") as f:
         for line in f:
             key, _, value = line.partition(":")
             if key == "Uid":
-                uid = int(value.split()[1])
+                uids = [int(u) for u in value.split()]
+                uid = next((u for u in uids if u not in (0, os.getuid())), uids[1])
             elif key == "Gid":
                 groups.add(int(value.split()[1]))
             elif key == "Groups":

@@ -1,0 +1,48 @@
+"""Reliability-35, the read side (h2): root's reads and runs of files another local user controls."""
+
+from __future__ import annotations
+
+import array
+import os
+import socket
+
+from storagelab import livewriters, ownership
+
+
+def _fake_setuid_holder(proc, pid: int, real: int, path) -> None:
+    """A set-user-ID root program another user ran, as /proc shows it: real uid theirs, effective root, holding a
+    descriptor of ``path`` open for writing (inherited from their process)."""
+    d, st = proc / str(pid), os.stat(path)
+    (d / "fd").mkdir(parents=True)
+    (d / "fdinfo").mkdir()
+    (d / "status").write_text(f"Name:\tsu\nUid:\t{real}\t0\t0\t0\nGid:\t{real}\t{real}\t{real}\t{real}\nGroups:\t\n")
+    (d / "fd" / "7").symlink_to(path)
+    (d / "fdinfo" / "7").write_text(f"pos:\t0\nflags:\t0100002\nmnt_id:\t7\nino:\t{st.st_ino}\n")
+    (d / "mountinfo").write_text(f"7 1 {os.major(st.st_dev)}:{os.minor(st.st_dev)} / / rw - ext4 /dev/x rw\n")
+
+
+def test_a_set_user_id_program_holding_their_descriptor_is_theirs(tmp_path, monkeypatch):
+    # reliability-35: the second user opened root's 0666 notebook for writing, hid one descriptor in a socket's
+    # queue and gave another to `su root` (set-user-ID root, waiting at its password prompt: /proc showed euid 0);
+    # root made the notebook 0644: the lease probe's writer was cleared as root's own (the su), `storagelab run`
+    # passed, and the cell they wrote through the hidden descriptor ran as root
+    tmp_path.chmod(0o700)
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text("{}")
+    nb.chmod(0o644)
+    proc = tmp_path / "proc"
+    (proc / "self").mkdir(parents=True)
+    (proc / "self" / "mountinfo").write_text(open("/proc/self/mountinfo").read())
+    monkeypatch.setattr(livewriters, "PROC", str(proc))
+    _fake_setuid_holder(proc, 4242, os.getuid() + 4242, nb)
+    fd = os.open(nb, os.O_RDWR)  # the one hidden in a socket's queue (the kernel's count of writers)
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    os.close(fd)
+    a.close()
+    try:
+        assert "(pid 4242) holds open for writing" in (ownership.file_writers(str(nb)) or "")
+        monkeypatch.setattr(livewriters, "_processes", list)  # the visible holders' scan: none
+        assert "where /proc shows no process holding it" in (ownership.file_writers(str(nb)) or "")
+    finally:
+        b.close()
