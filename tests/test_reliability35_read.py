@@ -46,3 +46,26 @@ def test_a_set_user_id_program_holding_their_descriptor_is_theirs(tmp_path, monk
         assert "where /proc shows no process holding it" in (ownership.file_writers(str(nb)) or "")
     finally:
         b.close()
+
+
+def test_a_groups_administrators_and_password_in_gshadow_are_its_users(tmp_path, monkeypatch):
+    # reliability-35: root's folder of group h52g (0775, /etc/group listing no one) passed as root's alone; the second
+    # user, h52g's administrator in /etc/gshadow (gpasswd -A), added themselves after the check (gpasswd -a), renamed
+    # their notebook over root's (sg h52g) and took themselves out: its cell ran as root, exit 0
+    import grp
+
+    from storagelab import usernames
+
+    entry = grp.struct_group(("h52g", "x", 4243, []))
+    monkeypatch.setattr(usernames.grp, "getgrgid", lambda gid: entry)
+    monkeypatch.setattr(usernames.grp, "getgrall", lambda: [entry])
+    monkeypatch.setattr(usernames, "group_users", lambda gid: set())
+    monkeypatch.setattr(usernames.pwd, "getpwall", list)
+    gshadow = tmp_path / "gshadow"
+    monkeypatch.setattr(usernames, "GSHADOW", str(gshadow), raising=False)
+    gshadow.write_text("root:*::\nh52g:!:bob:\nother:!:carol:dave\n")
+    assert usernames.group_members(4243) == {"bob"}
+    gshadow.write_text("h52g:$6$salt$hash::\n")
+    assert usernames.group_members(4243) == {"whoever knows its password"}
+    gshadow.write_text("h52g:!::\n")
+    assert usernames.group_members(4243) == set()
