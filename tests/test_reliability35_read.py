@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import array
 import os
+import shutil
 import socket
+import subprocess
+
+import pytest
 
 from storagelab import livewriters, ownership
 
@@ -69,3 +73,34 @@ def test_a_groups_administrators_and_password_in_gshadow_are_its_users(tmp_path,
     assert usernames.group_members(4243) == {"whoever knows its password"}
     gshadow.write_text("h52g:!::\n")
     assert usernames.group_members(4243) == set()
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("bindfs") or not os.path.exists("/dev/fuse"),
+    reason="needs root, bindfs and /dev/fuse to mount root's own FUSE view of a folder",
+)
+def test_a_file_seen_through_roots_own_bindfs_view_is_judged_by_the_file_behind_it(tmp_path):
+    # reliability-35: root ran its notebook through its own bindfs view of its folder (allow_other); the second user
+    # held the file behind it open for writing (opened while 0666): the descriptor is on the folder's device, the
+    # view's stat on FUSE's, and FUSE files were never probed: `run` passed, and the cell they wrote ran as root
+    tmp_path.chmod(0o700)
+    src, mnt = tmp_path / "src", tmp_path / "mnt"
+    src.mkdir()
+    mnt.mkdir()
+    nb = src / "nb.ipynb"
+    nb.write_text("{}")
+    nb.chmod(0o644)
+    subprocess.run(["bindfs", str(src), str(mnt)], check=True, timeout=30)
+    try:
+        assert ownership.file_writers(str(mnt / "nb.ipynb")) is None
+        fd = os.open(nb, os.O_RDWR)  # held only in a socket's queue: the kernel's count of the file behind the view
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+        os.close(fd)
+        a.close()
+        try:
+            assert "where /proc shows no process holding it" in (ownership.file_writers(str(mnt / "nb.ipynb")) or "")
+        finally:
+            b.close()
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False, timeout=30)

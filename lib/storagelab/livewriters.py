@@ -13,6 +13,7 @@ import errno
 import fcntl
 import os
 import pwd
+import re
 import signal
 import stat
 import time
@@ -52,8 +53,11 @@ def unseen_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | No
     through the descriptor they took back ran as root. The kernel counts every open for writing (a queued
     descriptor, io_uring's registered files, a shared writable mapping, a process in another PID namespace): a read
     lease is refused while any exists."""
-    if not stat.S_ISREG(st.st_mode) or _fuse(st.st_dev):  # a FUSE file's open asks its (perhaps stopped) process
+    if not stat.S_ISREG(st.st_mode):
         return None
+    if _fuse(st.st_dev):  # a FUSE file's open asks its (perhaps stopped) process: its backing file is judged instead
+        behind = _backing(path, st)
+        return behind and any_writer(*behind, trusted)
     try:  # the name found by O_PATH (no device's open runs), then that very file opened: a name swapped for a link
         found = os.open(path, os.O_PATH | os.O_CLOEXEC)  # to /dev/watchdog is never opened as root (nor a FIFO)
     except OSError:
@@ -99,6 +103,40 @@ def _held_by_us(st: os.stat_result, trusted: int | None) -> bool:
         if uid in ours and file in _held_for_writing(pid) | _mapped_for_writing(pid):
             return True
     return False
+
+
+def _backing(path: str | os.PathLike, st: os.stat_result) -> tuple[str, os.stat_result] | None:
+    """The file a FUSE file of root's or this user's mount shows, and its stat, when the mount's source is a local
+    folder holding a file with the same inode number there (bindfs keeps inode numbers); None otherwise.
+    Reliability-35: root ran its notebook through its own bindfs view of its folder (allow_other); the second user
+    held the file behind it open for writing (opened while 0666), visibly in /proc: the descriptor is on the folder's
+    device, the view's stat on FUSE's, so nothing matched; the cell they wrote ran as root."""
+    wanted = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    try:
+        with open(f"{PROC}/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            mounts = [line.split() for line in f if " - fuse" in line]
+    except OSError:
+        return None
+    for fields in mounts:
+        at = fields.index("-") if "-" in fields else -1
+        if fields[2:3] != [wanted] or at < 0 or len(fields) < at + 4 or fields[3] != "/":
+            continue
+        unescape = lambda text: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), text)  # noqa: E731
+        point, source = unescape(fields[4]), unescape(fields[at + 2])
+        users = {int(o[8:]) for o in fields[at + 3].split(",") if o.startswith("user_id=") and o[8:].isdigit()}
+        if not users <= {0, os.getuid()} or not source.startswith("/"):
+            return None  # another user's mount (refused by its own rule; not asked: it may be stopped), or remote
+        rel = os.path.relpath(os.path.realpath(path), point)
+        if rel.startswith(".."):
+            return None
+        backing = os.path.join(source, rel)
+        try:
+            found = os.stat(backing)
+        except OSError:
+            return None
+        same = stat.S_ISREG(found.st_mode) and found.st_ino == st.st_ino and not _fuse(found.st_dev)
+        return (backing, found) if same else None
+    return None
 
 
 def _fuse(device: int) -> bool:
