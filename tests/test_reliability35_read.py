@@ -75,32 +75,43 @@ def test_a_groups_administrators_and_password_in_gshadow_are_its_users(tmp_path,
     assert usernames.group_members(4243) == set()
 
 
+def _queued(path) -> socket.socket:
+    """A descriptor open for writing on ``path``, sent through a UNIX socket and closed: held only in the queue."""
+    fd = os.open(path, os.O_RDWR)
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    os.close(fd)
+    a.close()
+    return b
+
+
 @pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("bindfs") or not os.path.exists("/dev/fuse"),
-    reason="needs root, bindfs and /dev/fuse to mount root's own FUSE view of a folder",
+    reason="needs root, bindfs and /dev/fuse to mount root's own views of a folder",
 )
-def test_a_file_seen_through_roots_own_bindfs_view_is_judged_by_the_file_behind_it(tmp_path):
-    # reliability-35: root ran its notebook through its own bindfs view of its folder (allow_other); the second user
-    # held the file behind it open for writing (opened while 0666): the descriptor is on the folder's device, the
-    # view's stat on FUSE's, and FUSE files were never probed: `run` passed, and the cell they wrote ran as root
+@pytest.mark.parametrize("view", ["bindfs", "overlay"])
+def test_a_file_seen_through_roots_own_view_of_a_folder_is_judged_by_the_file_behind_it(tmp_path, view):
+    # reliability-35: root ran its notebook through its own bindfs view of its folder (allow_other), and through an
+    # overlay of it; the second user held the file behind it open for writing (opened while 0666): the descriptor was
+    # on the folder's device, the view's stat on FUSE's (the overlay's), FUSE files were never probed and the
+    # overlay's own lease was free: `run` passed, and the cell they wrote ran as root
     tmp_path.chmod(0o700)
-    src, mnt = tmp_path / "src", tmp_path / "mnt"
-    src.mkdir()
-    mnt.mkdir()
+    src, mnt, upper, work = (tmp_path / name for name in ("src", "mnt", "upper", "work"))
+    for folder in (src, mnt, upper, work):
+        folder.mkdir()
     nb = src / "nb.ipynb"
     nb.write_text("{}")
     nb.chmod(0o644)
-    subprocess.run(["bindfs", str(src), str(mnt)], check=True, timeout=30)
+    mount = ["bindfs", str(src), str(mnt)]
+    if view == "overlay":
+        mount = ["mount", "-t", "overlay", "overlay", "-o", f"lowerdir={src},upperdir={upper},workdir={work}", str(mnt)]
+    subprocess.run(mount, check=True, timeout=30)
     try:
         assert ownership.file_writers(str(mnt / "nb.ipynb")) is None
-        fd = os.open(nb, os.O_RDWR)  # held only in a socket's queue: the kernel's count of the file behind the view
-        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
-        a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
-        os.close(fd)
-        a.close()
+        queue = _queued(nb)  # the kernel's count of the file behind the view
         try:
             assert "where /proc shows no process holding it" in (ownership.file_writers(str(mnt / "nb.ipynb")) or "")
         finally:
-            b.close()
+            queue.close()
     finally:
         subprocess.run(["umount", str(mnt)], check=False, timeout=30)

@@ -55,9 +55,10 @@ def unseen_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | No
     lease is refused while any exists."""
     if not stat.S_ISREG(st.st_mode):
         return None
-    if _fuse(st.st_dev):  # a FUSE file's open asks its (perhaps stopped) process: its backing file is judged instead
-        behind = _backing(path, st)
-        return behind and any_writer(*behind, trusted)
+    if (behind := _backing(path, st)) and (words := any_writer(*behind, trusted)):
+        return words  # root's own view of a folder (bindfs, an overlay): the file behind it
+    if _fuse(st.st_dev):  # a FUSE file's open asks its (perhaps stopped) process
+        return None
     try:  # the name found by O_PATH (no device's open runs), then that very file opened: a name swapped for a link
         found = os.open(path, os.O_PATH | os.O_CLOEXEC)  # to /dev/watchdog is never opened as root (nor a FIFO)
     except OSError:
@@ -106,36 +107,44 @@ def _held_by_us(st: os.stat_result, trusted: int | None) -> bool:
 
 
 def _backing(path: str | os.PathLike, st: os.stat_result) -> tuple[str, os.stat_result] | None:
-    """The file a FUSE file of root's or this user's mount shows, and its stat, when the mount's source is a local
-    folder holding a file with the same inode number there (bindfs keeps inode numbers); None otherwise.
-    Reliability-35: root ran its notebook through its own bindfs view of its folder (allow_other); the second user
-    held the file behind it open for writing (opened while 0666), visibly in /proc: the descriptor is on the folder's
-    device, the view's stat on FUSE's, so nothing matched; the cell they wrote ran as root."""
-    wanted = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    """The file that a view of a local folder shows at ``path`` (stat ``st``), and its stat: a FUSE file system of
+    root's or this user's whose source is a folder holding a file with the same inode number (bindfs), or an
+    overlay's upper or first lower layer holding the name; None otherwise (and for another user's FUSE mount, not
+    asked: it may be stopped). Reliability-35: root ran its notebook through its own bindfs view of its folder
+    (and through an overlay of it); the second user held the file behind it open for writing (opened while 0666),
+    visibly in /proc: the descriptor was on the folder's device, the view's stat on FUSE's (the overlay's), so nothing
+    matched and the view's own lease was free; the cell they wrote ran as root."""
     try:
         with open(f"{PROC}/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
-            mounts = [line.split() for line in f if " - fuse" in line]
+            mounts = [line.split() for line in f]
     except OSError:
         return None
+    unescape = lambda text: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), text)  # noqa: E731
     for fields in mounts:
         at = fields.index("-") if "-" in fields else -1
-        if fields[2:3] != [wanted] or at < 0 or len(fields) < at + 4 or fields[3] != "/":
+        if fields[2:3] != [f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"] or at < 5 or len(fields) < at + 4:
             continue
-        unescape = lambda text: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), text)  # noqa: E731
-        point, source = unescape(fields[4]), unescape(fields[at + 2])
-        users = {int(o[8:]) for o in fields[at + 3].split(",") if o.startswith("user_id=") and o[8:].isdigit()}
-        if not users <= {0, os.getuid()} or not source.startswith("/"):
-            return None  # another user's mount (refused by its own rule; not asked: it may be stopped), or remote
-        rel = os.path.relpath(os.path.realpath(path), point)
-        if rel.startswith(".."):
+        kind, options = fields[at + 1], fields[at + 3].split(",")
+        if kind == "overlay" and fields[3] == "/":
+            given = dict(o.split("=", 1) for o in options if "=" in o)
+            layers = [given.get("upperdir", ""), *given.get("lowerdir", "").split(":")]
+        elif kind.startswith("fuse") and fields[3] == "/":
+            users = {int(o[8:]) for o in options if o.startswith("user_id=") and o[8:].isdigit()}
+            layers = [fields[at + 2]] if users <= {0, os.getuid()} else []
+        else:
             return None
-        backing = os.path.join(source, rel)
-        try:
-            found = os.stat(backing)
-        except OSError:
-            return None
-        same = stat.S_ISREG(found.st_mode) and found.st_ino == st.st_ino and not _fuse(found.st_dev)
-        return (backing, found) if same else None
+        layers = [unescape(layer) for layer in layers if layer.startswith("/")]
+        rel = os.path.relpath(os.path.realpath(path), unescape(fields[4])) if layers else ".."
+        for backing in [os.path.join(layer, rel) for layer in layers if not rel.startswith("..")]:
+            try:
+                found = os.lstat(backing)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return None
+            same = kind == "overlay" or found.st_ino == st.st_ino
+            return (backing, found) if same and stat.S_ISREG(found.st_mode) and not _fuse(found.st_dev) else None
+        return None
     return None
 
 
