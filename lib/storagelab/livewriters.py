@@ -13,6 +13,7 @@ import errno
 import fcntl
 import os
 import pwd
+import re
 import signal
 import stat
 import time
@@ -52,7 +53,11 @@ def unseen_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | No
     through the descriptor they took back ran as root. The kernel counts every open for writing (a queued
     descriptor, io_uring's registered files, a shared writable mapping, a process in another PID namespace): a read
     lease is refused while any exists."""
-    if not stat.S_ISREG(st.st_mode) or _fuse(st.st_dev):  # a FUSE file's open asks its (perhaps stopped) process
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    if (behind := _backing(path, st)) and (words := any_writer(*behind, trusted)):
+        return words  # root's own view of a folder (bindfs, an overlay): the file behind it
+    if _fuse(st.st_dev):  # a FUSE file's open asks its (perhaps stopped) process
         return None
     try:  # the name found by O_PATH (no device's open runs), then that very file opened: a name swapped for a link
         found = os.open(path, os.O_PATH | os.O_CLOEXEC)  # to /dev/watchdog is never opened as root (nor a FIFO)
@@ -99,6 +104,48 @@ def _held_by_us(st: os.stat_result, trusted: int | None) -> bool:
         if uid in ours and file in _held_for_writing(pid) | _mapped_for_writing(pid):
             return True
     return False
+
+
+def _backing(path: str | os.PathLike, st: os.stat_result) -> tuple[str, os.stat_result] | None:
+    """The file that a view of a local folder shows at ``path`` (stat ``st``), and its stat: a FUSE file system of
+    root's or this user's whose source is a folder holding a file with the same inode number (bindfs), or an
+    overlay's upper or first lower layer holding the name; None otherwise (and for another user's FUSE mount, not
+    asked: it may be stopped). Reliability-35: root ran its notebook through its own bindfs view of its folder
+    (and through an overlay of it); the second user held the file behind it open for writing (opened while 0666),
+    visibly in /proc: the descriptor was on the folder's device, the view's stat on FUSE's (the overlay's), so nothing
+    matched and the view's own lease was free; the cell they wrote ran as root."""
+    try:
+        with open(f"{PROC}/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            mounts = [line.split() for line in f]
+    except OSError:
+        return None
+    unescape = lambda text: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), text)  # noqa: E731
+    for fields in mounts:
+        at = fields.index("-") if "-" in fields else -1
+        if fields[2:3] != [f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"] or at < 5 or len(fields) < at + 4:
+            continue
+        kind, options = fields[at + 1], fields[at + 3].split(",")
+        if kind == "overlay" and fields[3] == "/":
+            given = dict(o.split("=", 1) for o in options if "=" in o)
+            layers = [given.get("upperdir", ""), *given.get("lowerdir", "").split(":")]
+        elif kind.startswith("fuse") and fields[3] == "/":
+            users = {int(o[8:]) for o in options if o.startswith("user_id=") and o[8:].isdigit()}
+            layers = [fields[at + 2]] if users <= {0, os.getuid()} else []
+        else:
+            return None
+        layers = [unescape(layer) for layer in layers if layer.startswith("/")]
+        rel = os.path.relpath(os.path.realpath(path), unescape(fields[4])) if layers else ".."
+        for backing in [os.path.join(layer, rel) for layer in layers if not rel.startswith("..")]:
+            try:
+                found = os.lstat(backing)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return None
+            same = kind == "overlay" or found.st_ino == st.st_ino
+            return (backing, found) if same and stat.S_ISREG(found.st_mode) and not _fuse(found.st_dev) else None
+        return None
+    return None
 
 
 def _fuse(device: int) -> bool:
@@ -189,13 +236,17 @@ def _others_groups() -> list[tuple[int, set[int]]]:
 
 
 def _credentials(pid: str) -> tuple[int, set[int]]:
-    """A process's effective user and its groups (effective and supplementary), from its status."""
+    """A process's user and its groups (effective and supplementary), from its status. Its user: the first of its
+    real, effective, saved and file-system users other than root and this one, else its effective one.
+    Reliability-35: a set-user-ID root program the second user ran (su at its password prompt) kept their descriptor
+    of root's notebook open for writing; as euid 0 it was root's, and cleared the hidden writer they held besides."""
     uid, groups = -1, set()
     with open(f"{PROC}/{pid}/status", encoding="utf-8", errors="replace") as f:
         for line in f:
             key, _, value = line.partition(":")
             if key == "Uid":
-                uid = int(value.split()[1])
+                uids = [int(u) for u in value.split()]
+                uid = next((u for u in uids if u not in (0, os.getuid())), uids[1])
             elif key == "Gid":
                 groups.add(int(value.split()[1]))
             elif key == "Groups":

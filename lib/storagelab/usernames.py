@@ -17,8 +17,32 @@ def group_members(gid: int) -> set[str]:
         return {f"gid {gid}"}
     # reliability-34: every entry with that gid (getgrgid gives the first): root's folder of group h51g (no members)
     # passed while the second user was in h51g2, the same gid (groupadd -o), which their next login's processes have
-    members |= {m for g in grp.getgrall() if g.gr_gid == gid for m in g.gr_mem}
+    names = {g.gr_name for g in grp.getgrall() if g.gr_gid == gid}
+    members |= {m for g in grp.getgrall() if g.gr_gid == gid for m in g.gr_mem} | _gshadow(names)
     return members | {u.pw_name for u in pwd.getpwall() if u.pw_gid == gid} | group_users(gid)
+
+
+GSHADOW = "/etc/gshadow"  # a test gives another
+
+
+def _gshadow(names: set[str]) -> set[str]:
+    """The administrators and members /etc/gshadow lists for the groups ``names``, and "whoever knows its password"
+    for one with a password: each can join it (gpasswd -a, newgrp) whenever they like. Reliability-35: root's folder
+    of group h52g (0775, /etc/group listing no one) passed as root's alone; the second user, its administrator
+    (gpasswd -A), added themselves after the check and renamed their notebook over root's, and its cell ran as root.
+    Unreadable (not root): nothing learnt."""
+    try:
+        with open(GSHADOW, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return set()
+    out = set()
+    for fields in (line.split(":") for line in lines):
+        if len(fields) >= 4 and fields[0] in names:
+            out |= {m for m in (fields[2] + "," + fields[3]).split(",") if m}
+            if fields[1] and not fields[1].startswith(("!", "*")):
+                out.add("whoever knows its password")
+    return out
 
 
 def group_name(gid: int) -> str:
