@@ -1,0 +1,53 @@
+"""reliability-35 (input): a finding's excerpt link whose title is a log's file name. Where the link did not form
+(a label holding the cited number after a backslash, which escaped the link's '['; a cited text from a log holding a
+']', '`' or '$' that paired with the sentence's), its title was read as Markdown and HTML: a file named
+'<img src=x onerror=alert(1)>[X](javascript:alert(2)).txt' ran its script when the report opened (05_stacks on the
+demo data, the label 'mergerfs\\944.0 MiB/s (989.9 MB/s)': 2 dialogs in Chromium). Now every character of the
+title but letters, digits and spaces is an entity, and a cited text that could break its link is linked at the
+sentence's end ('lines'), as one not found is.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+NAME = "<img src=x onerror=alert(1)>[X](javascript:alert(2)) `$_*.txt"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "cited"),
+    [
+        # a manifest label holding the cited number right after a backslash (05_stacks: the label, then the number)
+        ("cache helped: mergerfs\\944.0 MiB/s (989.9 MB/s) (944.0 MiB/s (989.9 MB/s)).", "944.0 MiB/s (989.9 MB/s)"),
+        # the same after '!': the link was an image of the excerpt page
+        ("one run (x!512 MB/s, 512 MB/s)", "512 MB/s"),
+        # a cited text from a log (compare: fio's error) holding ']' or a backtick or '$' that pairs with the sentence's
+        ("failed: fio reported err=5 a]b (line 5): it stopped there.", "err=5 a]b"),
+        ("x @-~` err`   y", "err`"),
+        ("x `&% err` _ y", "err`"),
+        ("x $-;  err$ \\]) y", "err$"),
+        ("x  err\\ [ <* y", "err\\"),
+        # the cited number inside a code span, the title's backticks closing it (the link is code text: no link)
+        ("a `512` b", "512"),
+    ],
+)
+def test_a_file_name_in_a_link_title_stays_text_where_the_link_breaks(monkeypatch, sentence, cited):
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    from storagelab import excerpts
+    from storagelab.analysis.result import Cite, Finding
+    from storagelab.present import escape_html
+
+    monkeypatch.setattr(excerpts, "href_of", lambda writer, inputs, derivation=None: "raw/a.html#L5")
+    inputs = ({"path": f"data/raw/s/{NAME}", "line_start": 5, "line_end": 5},)
+    md = excerpts.linked(Finding(escape_html(sentence), [Cite(escape_html(cited), inputs)]), object())  # type: ignore[arg-type]
+    page = markdown2html_mistune(md)
+    assert "<img" not in page and 'href="javascript' not in page
+    links = re.findall(r'<a href="([^"]*)" title="([^"]*)">', page)
+    if f"`{cited}`" in sentence:  # a code span around the number: shown as code, no link
+        assert links == [] and "<code>" in page
+        return
+    assert [h for h, _ in links] == ["raw/a.html#L5"]  # the one excerpt link, formed
+    assert links[0][1] == "from: " + NAME.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") + ":5"
