@@ -51,3 +51,30 @@ def test_a_file_name_in_a_link_title_stays_text_where_the_link_breaks(monkeypatc
         return
     assert [h for h, _ in links] == ["raw/a.html#L5"]  # the one excerpt link, formed
     assert links[0][1] == "from: " + NAME.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") + ":5"
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "line"),
+    [
+        # labelflip seed 4: a damaged line under a -bb row ended the table; the `Metadata Total` row after it was lost
+        ("zdb/2.3/bbb.txt", "L0 Total\n\t number of ganged blocks: 3", "L0 Total\n\t number of ganged qlocks: 3", 219),
+        ("zdb/2.3/bbb.txt", "L0 Total\n\t number of ganged blocks: 3", "L0 Total\n\t number of ganged blocks: 3x", 219),
+        (
+            "zdb/2.3-special/bbbb.txt",
+            "psize (in 512-byte sectors): number",
+            "psize  (in 512-byte sectors): number",
+            None,
+        ),
+    ],
+)
+def test_a_damaged_line_inside_a_zdb_bb_table_is_refused_not_the_table_ended(rel, old, new, line):
+    """Before: exit 0, no warning, the rows after the line (here `Metadata Total`, 49 -> 48) not stored."""
+    from conftest import mutated
+
+    from storagelab.errors import ParseError
+    from storagelab.parsers import parse_bytes
+
+    with pytest.raises(ParseError, match="unreadable line in the zdb -bb table") as e:
+        parse_bytes(mutated(rel, old, new), rel)
+    if line is not None:
+        assert e.value.line == line
