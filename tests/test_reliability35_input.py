@@ -78,3 +78,27 @@ def test_a_damaged_line_inside_a_zdb_bb_table_is_refused_not_the_table_ended(rel
         parse_bytes(mutated(rel, old, new), rel)
     if line is not None:
         assert e.value.line == line
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new"),
+    [
+        # keydamage seed 1: the group's bytes 5509427200 -> 2773663744 and bw halved, exit 0, no warning
+        ("fio/newuser-h6/a/shm/shm-randrw70-nj2.json", '"runtime" : 2001,', '"runtiie" : 2001,'),
+        ("fio/3.33/many_jobs_jsonplus.txt", '"runtime" : 64,', '"rcntime" : 64,'),
+    ],
+)
+def test_a_fio_json_job_without_its_runtime_is_refused_not_left_out_of_its_group(rel, old, new):
+    """A job direction with bytes but no "runtime" (a damaged key) was left out of the run status group fio's JSON
+    does not print and the parser recomputes (groups.add_derived_groups): the group's bytes and bandwidth were stored
+    as the other jobs' alone. Now a ParseError names the direction's object, on the fast and the plain path."""
+    from conftest import mutated
+
+    from storagelab.errors import ParseError
+    from storagelab.parsers import parse_bytes, parse_text
+
+    data = mutated(rel, old, new)
+    with pytest.raises(ParseError, match="no runtime"):
+        parse_bytes(data, rel)
+    with pytest.raises(ParseError, match="no runtime"):
+        parse_text(data.decode(), rel)
