@@ -102,3 +102,19 @@ def test_a_fio_json_job_without_its_runtime_is_refused_not_left_out_of_its_group
         parse_bytes(data, rel)
     with pytest.raises(ParseError, match="no runtime"):
         parse_text(data.decode(), rel)
+
+
+def test_a_fio_json_direction_under_a_damaged_name_is_refused_not_left_out():
+    """keydamage seed 2: '"read" : {' -> '"vead" : {' lost the job's read rows and stored its group's bytes as the
+    other jobs' alone (16777216 -> 12582912), exit 0, no warning. Now a ParseError on the job's line, both paths."""
+    from conftest import mutated
+
+    from storagelab.errors import ParseError
+    from storagelab.parsers import parse_bytes, parse_text
+
+    rel = "fio/3.33/many_jobs_jsonplus.txt"
+    data = mutated(rel, '"read" : {', '"vead" : {')
+    for parse in (lambda: parse_bytes(data, rel), lambda: parse_text(data.decode(), rel)):
+        with pytest.raises(ParseError, match="'vead', no direction") as e:
+            parse()
+        assert e.value.line == 13
