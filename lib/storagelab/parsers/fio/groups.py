@@ -23,12 +23,13 @@ def add_derived_groups(
     groups: dict[tuple[int, str], dict] = {}
     exact = True
     for groupid, direction, row, in_kib in results:
-        if row["runtime_ns"] is None and row["io_bytes"]:  # reliability-35: a damaged "runtime" key left the job out
-            raise ParseError(  # of its group's sum, and the group's bytes and bw were stored halved, with exit 0
-                f"a job's {direction} results hold {int(row['io_bytes'])} bytes but no runtime: its group's totals "
-                "cannot be computed",
+        if (row["runtime_ns"] is None and row["io_bytes"]) or (row["io_bytes"] is None and row["runtime_ns"]):
+            raise ParseError(  # reliability-35: a damaged "runtime" or "io_bytes" key left the job out of its group's
+                f"a job's {direction} results hold "  # sum: the group's bytes and bw were stored halved, exit 0
+                + ("bytes but no runtime" if row["runtime_ns"] is None else "a runtime but no bytes")
+                + ": its group's totals cannot be computed",
                 line=(row.get("lines") or (line_start, line_end))[0],
-                expected='"runtime" (ms)',
+                expected='"runtime" and "io_bytes"',
             )
         runtime_ms = row["runtime_ns"] / 1e6 if row["runtime_ns"] else 0
         if not runtime_ms or row["io_bytes"] is None:
