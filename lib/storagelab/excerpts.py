@@ -539,9 +539,21 @@ def href_of(writer: Excerpts, inputs, derivation: str | None = None) -> str | No
 
 
 def _title(inputs, derivation: str | None) -> str:
-    """A link's title (shown on hover): the files and lines, and the arithmetic; no quote or line break."""
+    """A link's title (shown on hover): the files and lines, and the arithmetic; on one line, every character that
+    Markdown or HTML could read as markup written as an entity (the hover shows it as it is): all but letters,
+    digits, spaces and '.,:;-+=%()', and the '.' of 'www.'. The title holds file names, which are anyone's text:
+    where the link around it did not form (a backslash before its '[', a ']', '`' or '$' in its text pairing with
+    the sentence's), the title was read as Markdown and HTML, and a file named '<img src=x onerror=...>' ran its
+    script when the report opened (reliability-35 input)."""
     text = from_text(list(inputs)) + (f" ({derivation})" if derivation and len(inputs) > 1 else "")
-    return re.sub(r'["\n\r\\]+', " ", text)
+    return _MARKUP_IN_TITLE.sub(lambda m: f"&#{ord(m.group())};", re.sub(r"\s+", " ", text))
+
+
+_MARKUP_IN_TITLE = re.compile(r"(?i)(?<=www)\.|[^A-Za-z0-9 .,:;+=%()-]")  # a bare 'www.' a renderer would link
+
+
+_NUMBER_AFTER = r"(?<![\w.,\\!])"  # not inside a word or a number, nor after '\\' (an escaped '[') or '!' (an image)
+_LINK_BREAKERS = re.compile(r"[\[\]`$\\]")  # in a link's text these may pair or escape past its end
 
 
 def linked(finding: str, writer: Excerpts) -> str:
@@ -555,8 +567,8 @@ def linked(finding: str, writer: Excerpts) -> str:
         if not href:
             continue
         title = _title(c.inputs, c.derivation)
-        m = re.compile(rf"(?<![\w.,]){re.escape(c.text)}(?!\w)").search(finding, at) if c.text else None
-        if m is None:
+        m = re.compile(rf"{_NUMBER_AFTER}{re.escape(c.text)}(?!\w)").search(finding, at) if c.text else None
+        if m is None or _LINK_BREAKERS.search(m.group(0)):
             tail.append(f'[lines]({href} "{title}")')
             continue
         out.append(str.__str__(finding)[at : m.start()] + f'[{m.group(0)}]({href} "{title}")')

@@ -9,9 +9,23 @@ from ... import units
 from ..base import ParseError
 from .jsondoc import Document
 from .jsonrows import Out
+from .schema import DIRECTIONS
 from .values import INTS, check_numbers, is_float, nums, object_field, scaled
 
 _LAT_KINDS = ("slat", "clat", "lat")
+
+
+def check_direction_keys(job: dict, lo: int) -> None:
+    """A job's results under a key that is no direction (``"vead" : {...}`` holding ``io_bytes`` or ``io_kbytes``) are a
+    ParseError: passed over, the direction's rows were lost and the group the parser recomputes from the jobs was
+    stored without it (reliability-35 input: a group's bytes 16777216 -> 12582912, exit 0, no warning)."""
+    for key, value in job.items():
+        if key not in DIRECTIONS and type(value) is dict and ("io_bytes" in value or "io_kbytes" in value):
+            raise ParseError(
+                f"a job's results under {key!r}, no direction fio prints (a damaged name?)",
+                line=lo,
+                expected=", ".join(f'"{d}"' for d in DIRECTIONS),
+            )
 
 
 def io_in_kib(doc: Document, ddir: dict) -> bool:

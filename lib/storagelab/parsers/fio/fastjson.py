@@ -35,7 +35,7 @@ from msgspec import Meta, Struct
 from ... import units
 from ..base import Parsed
 from .buckets import bucket_rows
-from .directions import KNOWN_LATENCY, agg_pct, bandwidth
+from .directions import KNOWN_LATENCY, agg_pct, bandwidth, check_direction_keys
 from .groups import add_derived_groups
 from .json import TOOL
 from .jsonrows import Out
@@ -379,6 +379,7 @@ def _rows(parsed: Parsed, doc: _Doc, obj: dict, version: tuple, spans: Spans) ->
                 hi,
             )
         )
+        check_direction_keys(raw, lo)
         for direction in DIRECTIONS:
             if not raw.get(direction):
                 continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ... import units
+from ...errors import ParseError
 from ..base import Parsed
 from .schema import DIRECTIONS
 
@@ -22,6 +23,14 @@ def add_derived_groups(
     groups: dict[tuple[int, str], dict] = {}
     exact = True
     for groupid, direction, row, in_kib in results:
+        if (row["runtime_ns"] is None and row["io_bytes"]) or (row["io_bytes"] is None and row["runtime_ns"]):
+            raise ParseError(  # reliability-35: a damaged "runtime" or "io_bytes" key left the job out of its group's
+                f"a job's {direction} results hold "  # sum: the group's bytes and bw were stored halved, exit 0
+                + ("bytes but no runtime" if row["runtime_ns"] is None else "a runtime but no bytes")
+                + ": its group's totals cannot be computed",
+                line=(row.get("lines") or (line_start, line_end))[0],
+                expected='"runtime" and "io_bytes"',
+            )
         runtime_ms = row["runtime_ns"] / 1e6 if row["runtime_ns"] else 0
         if not runtime_ms or row["io_bytes"] is None:
             continue

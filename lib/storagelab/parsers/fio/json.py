@@ -23,7 +23,7 @@ from typing import Any
 from ..base import SHELL_PROMPT, Parsed, ParseError, lines_of
 from .buckets import add_buckets
 from .command import commands_in, paired
-from .directions import add_direction, io_in_kib
+from .directions import add_direction, check_direction_keys, io_in_kib
 from .groups import add_derived_groups
 from .jsondoc import Document
 from .jsonrows import Out
@@ -155,6 +155,7 @@ def _add_document(parsed: Parsed, doc: Document, doc_index: int, is_final: bool,
                 hi,
             )
         )
+        check_direction_keys(job, lo)
         for direction in DIRECTIONS:
             ddir = object_field(job, direction, lo)
             if not ddir:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from .patterns import _ELIDED, _GANGED, _HIST_HEAD1, _HIST_HEAD2, _LEVEL, _NOTE, _STAR_HEAD, _STAR_ROW, _VALUE, _ratio
 from .state import ReaderState
+
+_KNOWN_IN_TABLE = re.compile(r"(?i)number\s*of|gang")  # words of the lines a -bb table holds beside its rows
 
 
 class BlockTables(ReaderState):
@@ -34,6 +38,13 @@ class BlockTables(ReaderState):
                 if cells is None and len(s.split()) >= 7 and s[:1].isdigit():  # reliability-33: a row with a
                     # damaged cell (`3.64e0K`) ended the table, and the row was lost with exit 0
                     raise self.err(f"unreadable row in the zdb -bb table: {s[:80]!r}", j, "a row of the table's cells")
+                if cells is None and _KNOWN_IN_TABLE.search(s):  # reliability-35: a damaged 'number of ganged
+                    # blocks' (or star histogram head) line ended the table: the rows after it lost with exit 0
+                    raise self.err(
+                        f"unreadable line in the zdb -bb table: {s[:80]!r}",
+                        j,
+                        "a row, `number of ganged blocks: N` or a histogram head",
+                    )
                 if cells is None:
                     break
                 last = self.table_row(j, cells, block_no)
