@@ -37,3 +37,26 @@ def test_settle_keeps_no_stamp_for_a_link_now_on_another_device(tmp_path, monkey
     monkeypatch.setattr(filestamps.os, "stat", lambda p, *a, **k: other)
     (out,) = filestamps.settle([item], 0)  # clock 0: stat'ed again
     assert out.ctime_ns == -1
+
+
+def test_spark_ingest_takes_a_folder_named_through_a_link_as_the_folder_it_leads_to(tmp_path, monkeypatch):
+    """`spark-ingest logs/cur DS` with cur flipped between A and B (same names, same sizes) during the run: the keys
+    were resolved on the executors and the files read by their names under cur: 18 of 38 files stored with the other
+    folder's bytes, "0 failed", exit 0 (a racer, no hooks). Now the INPUT is pinned at the start, as ingest's."""
+    import contextlib
+
+    from storagelab import spark_ingest, sparkjvm
+
+    (tmp_path / "A").mkdir()
+    (tmp_path / "cur").symlink_to("A")
+    seen = []
+    monkeypatch.setattr(spark_ingest, "_one_writer", lambda out: contextlib.nullcontext())
+    monkeypatch.setattr(spark_ingest, "_old_meta", lambda spark, out: None)
+    monkeypatch.setattr(spark_ingest, "_old_file_ids", lambda spark, out, old: {})
+    monkeypatch.setattr(sparkjvm, "drop_unfinished_jobs", lambda *a: None)
+    monkeypatch.setattr(spark_ingest, "_job", lambda spark, input_path, *a: seen.append(input_path) or {})
+    monkeypatch.chdir(tmp_path)
+    for given, want in (("cur", str(tmp_path / "A")), ((tmp_path / "cur").as_uri(), (tmp_path / "A").as_uri()),
+                        ("A", str(tmp_path / "A")), ("s3a://lab/cur", "s3a://lab/cur")):  # fmt: skip
+        spark_ingest.run(None, given, str(tmp_path / "ds"))
+        assert seen.pop() == want
