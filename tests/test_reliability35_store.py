@@ -7,6 +7,7 @@ ingest (hooked: 1 of 1; a racer re-pointing the link during 15 ingests: 1). Now 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from storagelab.store import filestamps, listing
 
@@ -60,3 +61,37 @@ def test_spark_ingest_takes_a_folder_named_through_a_link_as_the_folder_it_leads
                         ("A", str(tmp_path / "A")), ("s3a://lab/cur", "s3a://lab/cur")):  # fmt: skip
         spark_ingest.run(None, given, str(tmp_path / "ds"))
         assert seen.pop() == want
+
+
+def test_a_folder_named_with_dotdot_after_a_symlink_is_pinned(tmp_path, monkeypatch):
+    """`ingest logs/L/../B` with L -> q (beside B: the name is logs/B once ".." is taken lexically, so _pinned kept
+    it as given), L re-pointed to far/q between the folder's key and its scan: B's files held with far/B's bytes, exit
+    0. Now a name with ".." is pinned to the folder it resolves to."""
+    import hashlib
+
+    import duckdb
+    from test_store_identity import CONTENTS
+
+    from storagelab.store import ingest, listing
+
+    logs = tmp_path / "logs"
+    for i, d in enumerate(("B", "q", "far/B", "far/q")):
+        (logs / d).mkdir(parents=True)
+        (logs / d / "f.txt").write_bytes(CONTENTS[i])
+    (logs / "L").symlink_to("q")
+    scan = listing._scan
+
+    def flipped(*a, **k):
+        (logs / ".t").symlink_to("far/q")
+        os.replace(logs / ".t", logs / "L")
+        return scan(*a, **k)
+
+    monkeypatch.setattr(listing, "_scan", flipped)
+    db = tmp_path / "d.duckdb"
+    ingest([Path(f"{logs}/L/../B")], db_path=db, manifest_path=None, parquet_dir=False, progress=False, workers=1)
+    con = duckdb.connect(str(db), read_only=True)
+    held = con.execute("SELECT path, sha256 FROM files UNION ALL SELECT path, sha256 FROM duplicates").fetchall()
+    con.close()
+    assert held, "nothing stored"
+    for key, sha in held:
+        assert hashlib.sha256(Path(key).read_bytes()).hexdigest() == sha, key

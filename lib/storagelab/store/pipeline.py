@@ -81,7 +81,7 @@ def _pinned(target: Path | str) -> Path | str:
     real, raw = folder.resolve(), Path(os.path.abspath(paths.RAW))
     if real.is_relative_to(raw_real := raw.resolve()):  # data/raw/ (a symlink to a mount, say) keeps its rules
         real = raw / real.relative_to(raw_real)
-    if real == Path(os.path.abspath(folder)):
+    if real == Path(os.path.abspath(folder)) and ".." not in folder.parts:  # abspath drops "L/..": L may be a link
         return target
     return real if name is None else real / name
 
