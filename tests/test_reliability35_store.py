@@ -95,3 +95,28 @@ def test_a_folder_named_with_dotdot_after_a_symlink_is_pinned(tmp_path, monkeypa
     assert held, "nothing stored"
     for key, sha in held:
         assert hashlib.sha256(Path(key).read_bytes()).hexdigest() == sha, key
+
+
+def test_a_named_link_made_a_loop_after_the_listing_is_an_os_error_not_a_traceback(tmp_path, monkeypatch):
+    """`ingest logs/a-l.txt` (a link to z.txt) made a loop (`ln -sf a-l.txt a-l.txt`) after the listing: the target's
+    key, taken again after the listing (pipeline._target_keys), raised Python 3.11's RuntimeError out of the ingest (a
+    traceback from the CLI). Now an OSError (ELOOP), which the ingest gives as its StoreError: the CLI's one line,
+    exit 2, nothing written."""
+    import pytest
+    from test_store_identity import CONTENTS
+
+    from storagelab.store import StoreError, ingest, listing
+
+    (tmp_path / "z.txt").write_bytes(CONTENTS[0])
+    link = tmp_path / "a-l.txt"
+    link.symlink_to("z.txt")
+    key_of = listing._key_of
+
+    def looped(p):
+        (tmp_path / ".t").symlink_to("a-l.txt")
+        os.replace(tmp_path / ".t", link)
+        return key_of(p)
+
+    monkeypatch.setattr(listing, "_key_of", looped)
+    with pytest.raises(StoreError, match="Too many levels of symbolic links"):
+        ingest([link], db_path=tmp_path / "d.duckdb", manifest_path=None, parquet_dir=False, progress=False, workers=1)

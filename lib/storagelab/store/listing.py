@@ -289,8 +289,12 @@ def printable(text: str) -> str:
 
 def key_for(path: Path) -> str:
     """How a path is stored: resolved (symlinks followed), relative to the project root when
-    inside it, as UTF-8 text (see printable)."""
-    return _key_of(path.resolve())
+    inside it, as UTF-8 text (see printable). A symlink loop: OSError (ELOOP), as Python 3.13's resolve raises, not
+    3.11's RuntimeError (reliability-35: a file named through a link made a loop after the listing, a traceback)."""
+    try:
+        return _key_of(path.resolve())
+    except RuntimeError:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from None
 
 
 def _key_of(ap: Path) -> str:
