@@ -48,6 +48,7 @@ from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
 from .sparkjvm import hadoop_size, jvm_gone, not_started, one_write_job, quiet_accumulators, start_folder, unset_empty
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
+from .store.pipeline import pinned_input
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
 SPARK_TYPES = {
@@ -388,8 +389,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     ones go; a run killed before that leaves the old dataset whole."""
 
     out_root = output.rstrip("/")
-    if not urlparse(input_path).scheme:  # Spark's JVM runs in its own folder (``session``): a relative INPUT is ours
-        input_path = os.path.abspath(input_path)
+    input_path = pinned_input(input_path)  # relative: ours (the JVM runs in its own folder); a link: pinned
     with _one_writer(out_root):
         old = _old_meta(spark, out_root)
         old_ids = _old_file_ids(spark, out_root, old)

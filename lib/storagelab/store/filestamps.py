@@ -84,7 +84,8 @@ def settle(listing: list[ListedFile], clock: int) -> list[ListedFile]:
         except OSError:
             out[i] = f._replace(ctime_ns=-1)
             continue
-        if f.link and st.st_ino != f.ino:  # reliability-34: a link's key is the file it led to when listed
+        # reliability-34: a link's key is the file it led to when listed (reliability-35: on its device)
+        if f.link and (st.st_ino, st.st_dev) != (f.ino, f.dev or st.st_dev):
             out[i] = f._replace(ctime_ns=-1)  # re-pointed since: the read refuses another inode (led_elsewhere)
         elif vouches(st.st_ctime_ns, again):
             out[i] = f._replace(size=st.st_size, mtime_ns=st.st_mtime_ns, ino=st.st_ino, ctime_ns=st.st_ctime_ns)

@@ -28,6 +28,7 @@ class ListedFile(NamedTuple):
     ino: int = 0  # the stamp (filestamps.py): inode and ctime when listed; ctime -1 when it cannot vouch for the bytes
     ctime_ns: int = -1
     link: bool = False  # listed as a symlink (to a file in its folder): read through it; else one put there is not
+    dev: int = 0  # a link's: the device of the file it led to when listed (led_elsewhere); 0 for a file
 
 
 def stamp_of_read(item: ListedFile, st: os.stat_result) -> int:
@@ -45,8 +46,10 @@ def led_elsewhere(item: ListedFile, st: os.stat_result) -> OSError | None:
     bytes of a descriptor opened through the link later are that file's only when it is the inode listed. Else (the
     error to raise): the link was re-pointed, or replaced by a file, since. Reliability-33 (store): a-l.txt -> z.txt
     (kept for the key, z.txt left out as its copy) re-pointed to m.txt, to a file outside, or replaced by a file
-    between the listing and the read: z.txt was held with those bytes, exit 0, until the next ingest."""
-    if not item.link or not item.ino or st.st_ino == item.ino:
+    between the listing and the read: z.txt was held with those bytes, exit 0, until the next ingest. Reliability-35
+    (store): the inode alone, re-pointed to a file of another file system with one inode number (two ext4 disks made
+    alike): passed; so the device too."""
+    if not item.link or not item.ino or (st.st_ino, st.st_dev) == (item.ino, item.dev or st.st_dev):
         return None
     return OSError(
         errno.ESTALE,
@@ -93,7 +96,7 @@ def list_files(
             for rel, path, size, mtime_ns, ino, ctime_ns, link in found:
                 if link:
                     try:
-                        real, key, (size, mtime_ns, ino, ctime_ns) = _led_to(Path(path), keeps_ctime)
+                        real, key, (size, mtime_ns, ino, ctime_ns), dev = _led_to(Path(path), keeps_ctime)
                     except (OSError, RuntimeError):  # Python 3.11's resolve: RuntimeError for a symlink loop
                         continue  # gone since the scan (or made a loop), as a file that is
                     if not real.is_relative_to(real_top):
@@ -104,26 +107,27 @@ def list_files(
                             )
                         continue
                 else:
-                    key = printable(prefix + rel)
+                    key, dev = printable(prefix + rel), 0
                 yield ListedFile(
-                    path if key == path else key, path, size, mtime_ns, ino, ctime_ns, link
+                    path if key == path else key, path, size, mtime_ns, ino, ctime_ns, link, dev
                 )  # 1 str if same
         elif p.exists():
             link = p.is_symlink()
-            _, key, four = _led_to(p, keeps_ctime)
-            yield ListedFile(key, str(p), *four, link)
+            _, key, four, dev = _led_to(p, keeps_ctime)
+            yield ListedFile(key, str(p), *four, link, dev if link else 0)
         else:
             raise FileNotFoundError(f"{p}: no such file or directory")
 
 
-def _led_to(path: Path, keeps_ctime: Callable[[int], bool]) -> tuple[Path, str, tuple[int, int, int, int]]:
-    """Where ``path`` leads: the resolved path, its key and the four stat values of that path (not of ``path``, which
-    a symlink may lead elsewhere by then); OSError if it is gone. The key and the inode the read is checked against
+def _led_to(path: Path, keeps_ctime: Callable[[int], bool]) -> tuple[Path, str, tuple[int, int, int, int], int]:
+    """Where ``path`` leads: the resolved path, its key, the four stat values and the device of that path (not of
+    ``path``, which a symlink may lead elsewhere by then); OSError if it is gone. The key and the inode the read is checked against
     (led_elsewhere) are the one file's. Reliability-34 (store): a-l.txt -> m.txt when stat'ed, re-pointed to z.txt when
     resolved, back to m.txt when read: the listing held z.txt's key with m.txt's inode, the read passed the check, and
     z.txt, untouched, was held with m.txt's bytes, exit 0, until the next ingest."""
     real = path.resolve()
-    return real, _key_of(real), _four(os.stat(real), keeps_ctime)
+    st = os.stat(real)
+    return real, _key_of(real), _four(st, keeps_ctime), st.st_dev
 
 
 def files_to_read(
@@ -285,8 +289,12 @@ def printable(text: str) -> str:
 
 def key_for(path: Path) -> str:
     """How a path is stored: resolved (symlinks followed), relative to the project root when
-    inside it, as UTF-8 text (see printable)."""
-    return _key_of(path.resolve())
+    inside it, as UTF-8 text (see printable). A symlink loop: OSError (ELOOP), as Python 3.13's resolve raises, not
+    3.11's RuntimeError (reliability-35: a file named through a link made a loop after the listing, a traceback)."""
+    try:
+        return _key_of(path.resolve())
+    except RuntimeError:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from None
 
 
 def _key_of(ap: Path) -> str:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import duckdb
 from tqdm import tqdm
@@ -80,9 +81,25 @@ def _pinned(target: Path | str) -> Path | str:
     real, raw = folder.resolve(), Path(os.path.abspath(paths.RAW))
     if real.is_relative_to(raw_real := raw.resolve()):  # data/raw/ (a symlink to a mount, say) keeps its rules
         real = raw / real.relative_to(raw_real)
-    if real == Path(os.path.abspath(folder)):
+    if real == Path(os.path.abspath(folder)) and ".." not in folder.parts:  # abspath drops "L/..": L may be a link
         return target
     return real if name is None else real / name
+
+
+def pinned_input(input_path: str) -> str:
+    """spark-ingest's INPUT made absolute when local (Spark's JVM runs in its own folder) and, named through a
+    symlink, the folder it leads to now, as ``_pinned`` does for ingest (a ``file:`` URI stays one). Reliability-35
+    (store): `spark-ingest logs/cur DS` with `ln -sfn` flipping cur between A and B (same names and sizes): the keys
+    resolved on the executors while the files were read by their names under cur, 18 of 38 files stored with the
+    other folder's bytes, "0 failed", exit 0."""
+    u = urlparse(input_path)
+    if u.scheme not in ("", "file"):
+        return input_path
+    given = unquote(u.path) if u.scheme else os.path.abspath(input_path)  # a name may hold "%", "?" or "#"
+    pinned = str(_pinned(given))
+    if u.scheme:
+        return input_path if pinned == given else Path(pinned).as_uri()
+    return pinned
 
 
 def ingest(
