@@ -57,7 +57,7 @@ _POSIX = {
     "alnum": str.isalnum,
     "upper": str.isupper,
     "lower": str.islower,
-    "space": str.isspace,
+    "space": lambda c: c in " \t\n\r" if c.isascii() else c.isspace(),  # git's: not \v, \f, \x1c-\x1f
     "xdigit": lambda c: c in "0123456789abcdefABCDEF",
     "punct": lambda c: c.isprintable() and not c.isalnum() and not c.isspace(),
     "blank": lambda c: c in " \t",
@@ -383,7 +383,7 @@ def compile_rule(text: str, line: int = 0) -> Rule | None:
             tokens, pat = [*pat[:k], ANYS], ""
         elif pat[star:].startswith("\\/"):
             tokens, pat = [*pat[:k], ANYS, "/"], pat[star + 2 :]
-    parts = pat.split("/")
+    parts = _split(pat)
     for k, seg in enumerate(parts):
         last = k == len(parts) - 1
         slash_escaped = not last and _escapes_next(seg)
@@ -399,6 +399,23 @@ def compile_rule(text: str, line: int = 0) -> Rule | None:
         else:
             tokens += _segment(seg) + ([] if last else ["/"])
     return _shaped(text.strip(), tokens, negate, dir_only, anchored, line)
+
+
+def _split(pat: str) -> list[str]:
+    """``pat`` cut at each '/' that is not inside a class: git's wildmatch reads ``[a/b]`` as a class (whose '/' never
+    matches), so ``*[a/b]`` matches ``xa`` (reliability-35 spark-env: refused as "a [ without its closing ]")."""
+    parts, start, i = [], 0, 0
+    while i < len(pat):
+        if pat[i] == "\\":
+            i += 1 if pat[i + 1 : i + 2] == "/" else 2  # an escaped '/' still cuts (``a\/b``, ``**\/``)
+        elif pat[i] == "[" and (got := _class(pat, i)) is not None:
+            i = got[1]
+        elif pat[i] == "/":
+            parts.append(pat[start:i])
+            start = i = i + 1
+        else:
+            i += 1
+    return [*parts, pat[start:]]
 
 
 def _escapes_next(text: str) -> bool:
