@@ -50,3 +50,31 @@ def test_classes_with_ranges_or_posix_names_are_not_asked_one_by_one(monkeypatch
     assert il.ignored(cjk[5] + cjk[50] + cjk[3_005])  # [c-d] holds cjk[5], [!...] holds cjk[50]: line 5
     assert not il.ignored(cjk[5] + cjk[13] + cjk[3_005])  # cjk[13] is in line 5's negated range: no line matches
     assert len(asked) < 500, len(asked)  # each alive class asked at each new character before: 300,000 asks
+
+
+def test_the_dataset_folder_moved_mid_run_is_one_line_not_a_java_traceback(tmp_path, monkeypatch):
+    """`mv A Aold; mv B A` while spark-ingest wrote A: its staging (named by the resolved path) was gone, and Spark's
+    FAILED_READ_FILE.FILE_NOT_EXIST came out as a 218-line Py4JJavaError traceback, exit 1 (2 tries, real JVMs)."""
+    import pytest
+
+    from storagelab import spark_ingest
+    from storagelab.errors import StoreError
+
+    class Java:
+        def toString(self):  # noqa: N802 - py4j's name
+            return "org.apache.spark.SparkException: [FAILED_READ_FILE.FILE_NOT_EXIST] Encountered error while reading"
+
+    class Py4JJavaError(Exception):
+        java_exception = Java()
+
+    ds = tmp_path / "ds"
+    (ds / "_storagelab").mkdir(parents=True)
+    monkeypatch.setattr(spark_ingest, "_old_meta", lambda spark, out: {})
+    monkeypatch.setattr(spark_ingest, "_old_file_ids", lambda spark, out, old: {})
+
+    def job(*args):
+        raise Py4JJavaError("An error occurred while calling o729.parquet.")
+
+    monkeypatch.setattr(spark_ingest, "_job", job)
+    with pytest.raises(StoreError, match="went while it ran .* nothing committed"):
+        spark_ingest.run(None, str(tmp_path / "in"), str(ds))
