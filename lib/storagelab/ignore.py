@@ -57,7 +57,7 @@ _POSIX = {
     "alnum": str.isalnum,
     "upper": str.isupper,
     "lower": str.islower,
-    "space": str.isspace,
+    "space": lambda c: c in " \t\n\r" if c.isascii() else c.isspace(),  # git's: not \v, \f, \x1c-\x1f
     "xdigit": lambda c: c in "0123456789abcdefABCDEF",
     "punct": lambda c: c.isprintable() and not c.isalnum() and not c.isspace(),
     "blank": lambda c: c in " \t",
@@ -167,6 +167,32 @@ def _bits(positions) -> int:
     return int.from_bytes(out, "little")
 
 
+class _ClassIndex:
+    """Classes' positions by the characters they list, their ranges and their POSIX names (``Matcher._listed``)."""
+
+    def __init__(self) -> None:
+        self.chars: dict[str, array] = {}
+        self.ranges: list[tuple[str, str, array]] = []
+        self.posix: dict[str, array] = {}
+
+    def add(self, t: CharClass, where: array) -> None:
+        for ch in t.chars:
+            self.chars.setdefault(ch, array("I")).extend(where)
+        self.ranges += [(lo, hi, where) for lo, hi in t.ranges]
+        for name in t.posix:
+            self.posix.setdefault(name, array("I")).extend(where)
+
+    def holding(self, c: str) -> Iterator[int]:
+        """The positions of the classes one of whose characters, ranges or POSIX names holds ``c``."""
+        yield from self.chars.get(c, ())
+        for lo, hi, where in self.ranges:
+            if lo <= c <= hi:
+                yield from where
+        for name, where in self.posix.items():
+            if _POSIX[name](c):
+                yield from where
+
+
 class Matcher:
     """A compiled pattern, matched by running its automaton over the text, the set of pattern positions still
     possible held as the bits of one integer (no backtracking, no set built per character): a character costs a few
@@ -178,6 +204,7 @@ class Matcher:
     W + i, and "inside what the OPT_DIRS at i consumes" bit 2W + i (W = n + 1)."""
 
     _MAX_CHARS = 256  # characters whose masks are kept; past it they are forgotten (memory stays bounded)
+    _MAX_SCANNED = 4_096  # classes with ranges or POSIX names indexed (a new character scans them all)
 
     def __init__(self, tokens: list, starts: Iterable[int] = (0,)):
         self.tokens = tokens
@@ -190,7 +217,7 @@ class Matcher:
         # distinct one is as wide as the pattern, so a line of 60,000 distinct characters held 478 MB of them)
         self._classes = {t: array("I", where) for t, where in at.items() if isinstance(t, CharClass)}
         self._class_bits = _bits(i for t, where in at.items() if isinstance(t, CharClass) for i in where)
-        self._listing: tuple[int, int, int, dict[str, array], dict[str, array]] | None = None  # see _listed
+        self._listing: tuple[int, int, int, _ClassIndex, _ClassIndex] | None = None  # see _listed
         self._listed_masks: dict[str, tuple[int, int]] = {}
         self._in_class: dict[str, tuple[int, int]] = {}  # c -> (positions whose class was asked of c, those holding c)
         self._class_masks: dict[CharClass, int] = {}  # the masks of the classes last asked (at most 256 of them)
@@ -222,33 +249,34 @@ class Matcher:
         return got
 
     def _listed(self, c: str) -> tuple[int, int, int]:
-        """For the classes that only list characters (no range, no POSIX name): the positions of those of them that
-        hold ``c``, and the positions of the other classes. Read from an index of the characters each lists, built
-        once (its entries are at most the pattern's characters), not by asking every class (reliability-34 spark-env:
-        2,000 lines ``*[!c]*[!d]*e`` kept some 1,170 classes alive, each asked at every new character of a name: 2.5 s
-        of CPU a 250-character CJK name)."""
+        """The positions of the indexed classes that hold ``c``, those of all the indexed classes, and those of the
+        others. Read from an index of the characters each class lists, its ranges and its POSIX names, built once,
+        not by asking every class (reliability-34 spark-env: 2,000 lines ``*[!c]*[!d]*e`` kept some 1,170 classes
+        alive, each asked at every new character of a name: 2.5 s of CPU a 250-character CJK name; reliability-35:
+        the same with ranges, ``*[c-d]*[e-f]*g``, 5.4 s, and 19.6 s for 8,000 lines). A pattern of more than
+        4,096 classes with ranges or POSIX names (one long line) indexes only those that list characters: the
+        others are asked when alive (a new character would scan all its ranges)."""
         if self._listing is None:
-            plain = [(t, w) for t, w in self._classes.items() if not t.ranges and not t.posix]
-            index: tuple[dict[str, array], dict[str, array]] = ({}, {})
-            for t, where in plain:
-                for ch in t.chars:
-                    index[t.negate].setdefault(ch, array("I")).extend(where)
-            listing = _bits(i for _, where in plain for i in where)
-            negated = _bits(i for t, where in plain if t.negate for i in where)
+            few = sum(1 for t in self._classes if t.ranges or t.posix) <= self._MAX_SCANNED
+            indexed = [(t, w) for t, w in self._classes.items() if few or not (t.ranges or t.posix)]
+            index: tuple[_ClassIndex, _ClassIndex] = (_ClassIndex(), _ClassIndex())
+            for t, where in indexed:
+                index[t.negate].add(t, where)
+            listing = _bits(i for _, where in indexed for i in where)
+            negated = _bits(i for t, where in indexed if t.negate for i in where)
             self._listing = (listing, self._class_bits & ~listing, negated, *index)
         plain, others, negated, listed, listed_negated = self._listing
         masks = self._listed_masks.get(c)
         if masks is None:
-            masks = (_bits(listed.get(c, ())), _bits(listed_negated.get(c, ())))
+            masks = (_bits(listed.holding(c)), _bits(listed_negated.holding(c)))
             if len(self._listed_masks) >= self._MAX_CHARS:
                 self._listed_masks.clear()
             self._listed_masks[c] = masks
         return masks[0] | negated & ~masks[1], plain, others
 
     def _classes_holding(self, c: str, alive: int) -> int:
-        """The class positions among ``alive`` whose class holds ``c`` (no class holds '/'). Classes that list
-        characters only are read from an index (``_listed``); of the others only those of positions alive are
-        asked, each once per character (reliability-31: asking every class of the pattern of every new character
+        """The class positions among ``alive`` whose class holds ``c`` (no class holds '/'). Classes are read from
+        an index (``_listed``); of those it leaves out only those of positions alive are asked, each once per character (reliability-31: asking every class of the pattern of every new character
         cost a 6 KB line of 1,000 classes 73 ms a name of 80 CJK letters, 15 s for 200 files)."""
         if c == "/":
             return 0
@@ -383,7 +411,7 @@ def compile_rule(text: str, line: int = 0) -> Rule | None:
             tokens, pat = [*pat[:k], ANYS], ""
         elif pat[star:].startswith("\\/"):
             tokens, pat = [*pat[:k], ANYS, "/"], pat[star + 2 :]
-    parts = pat.split("/")
+    parts = _split(pat)
     for k, seg in enumerate(parts):
         last = k == len(parts) - 1
         slash_escaped = not last and _escapes_next(seg)
@@ -399,6 +427,23 @@ def compile_rule(text: str, line: int = 0) -> Rule | None:
         else:
             tokens += _segment(seg) + ([] if last else ["/"])
     return _shaped(text.strip(), tokens, negate, dir_only, anchored, line)
+
+
+def _split(pat: str) -> list[str]:
+    """``pat`` cut at each '/' that is not inside a class: git's wildmatch reads ``[a/b]`` as a class (whose '/' never
+    matches), so ``*[a/b]`` matches ``xa`` (reliability-35 spark-env: refused as "a [ without its closing ]")."""
+    parts, start, i = [], 0, 0
+    while i < len(pat):
+        if pat[i] == "\\":
+            i += 1 if pat[i + 1 : i + 2] == "/" else 2  # an escaped '/' still cuts (``a\/b``, ``**\/``)
+        elif pat[i] == "[" and (got := _class(pat, i)) is not None:
+            i = got[1]
+        elif pat[i] == "/":
+            parts.append(pat[start:i])
+            start = i = i + 1
+        else:
+            i += 1
+    return [*parts, pat[start:]]
 
 
 def _escapes_next(text: str) -> bool:

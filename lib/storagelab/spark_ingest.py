@@ -401,7 +401,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
             return _job(spark, input_path, output, manifest, old_ids, staging)
         except BaseException as e:  # Ctrl-C, a failed job: the rows parsed so far are no one's (reliability-13 Low 3)
             _drop_staging(staging)
-            if isinstance(e, Exception) and (why := jvm_gone(spark) or sparkjvm.path_not_found(e)):
+            if isinstance(e, Exception) and (why := sparkjvm.failed(spark, e, out_root)):
                 raise StoreError(why) from None
             raise
 

@@ -87,6 +87,28 @@ def path_not_found(error: BaseException) -> str | None:
     return f"{path.get('path', 'INPUT')}: no such file or folder to parse (check INPUT)"
 
 
+def failed(spark, error: BaseException, output: str) -> str | None:
+    """Why ``spark_ingest.run``'s job failed, as one line, when it is one of the known ways; else None."""
+    return jvm_gone(spark) or path_not_found(error) or own_file_gone(error, output)
+
+
+def own_file_gone(error: BaseException, output: str) -> str | None:
+    """One line for Spark's FAILED_READ_FILE.FILE_NOT_EXIST (a file this run wrote, in its staging folder under the
+    dataset, went while it ran), else None. Reliability-35 (spark-env): the dataset's folder renamed away mid-run
+    (``mv ds ds.old``; the staging is named by its resolved path): a 218-line Py4JJavaError traceback, exit 1."""
+    java = getattr(error, "java_exception", None)
+    try:
+        text = str(java.toString()) if java is not None else ""
+    except Exception:  # noqa: BLE001  (the JVM gone too: jvm_gone says so)
+        return None
+    if "FAILED_READ_FILE.FILE_NOT_EXIST" not in text:
+        return None
+    return (
+        f"{output}: files this run wrote under it went while it ran (its folder moved or removed?): nothing "
+        "committed; run spark-ingest again"
+    )
+
+
 def not_started(error: BaseException) -> str | None:
     """One line for pyspark's JAVA_GATEWAY_EXITED (spark-submit ended before its JVM answered; its own lines, above,
     say why), else None. It was a 20-line traceback; since the JVM starts in the run's own folder (reliability-20), a
