@@ -120,3 +120,50 @@ def test_a_named_link_made_a_loop_after_the_listing_is_an_os_error_not_a_traceba
     monkeypatch.setattr(listing, "_key_of", looped)
     with pytest.raises(StoreError, match="Too many levels of symbolic links"):
         ingest([link], db_path=tmp_path / "d.duckdb", manifest_path=None, parquet_dir=False, progress=False, workers=1)
+
+
+def test_data_raw_itself_a_symlink_re_pointed_during_an_ingest_of_it_is_read_as_it_was(tmp_path, monkeypatch):
+    """High 4: data/raw a symlink (-> A), re-pointed to B during `storagelab ingest` (no target, as `build` runs it):
+    998595e9 kept data/raw unpinned (for its ignore rules), so its key, its scan and the scope each went through the
+    link again: B's three files taken as renamed into A under names that do not exist, B's no longer held, exit 0
+    (hooked); a racer, no hooks: a folder's four present, unchanged files removed in 6 of 8 CLI runs. Now data/raw is
+    taken as the folder it leads to at the start; its ignore file still applies, named as data/raw's."""
+    import hashlib
+
+    import duckdb
+    from test_store_identity import CONTENTS
+
+    from storagelab import paths
+    from storagelab.store import ingest, listing
+
+    fio, at = CONTENTS[0], CONTENTS[0].index(b"IOPS=") + 5
+    logs = tmp_path / "mnt"
+    for n, d in enumerate("AB"):
+        (logs / d).mkdir(parents=True)
+        for i in range(3):  # six fio logs alike but for one number (same size)
+            (logs / d / f"{d.lower()}{i}.txt").write_bytes(fio[:at] + f"{n * 3 + i:04d}".encode() + fio[at + 4 :])
+        (logs / d / "skip.log").write_bytes(CONTENTS[4])
+        (logs / d / ".storagelabignore").write_text("*.log\n")
+    raw = tmp_path / "data" / "raw"
+    raw.parent.mkdir()
+    monkeypatch.setattr(paths, "RAW", raw)
+    monkeypatch.setattr(paths, "MANIFEST", raw / "manifest.csv")
+
+    def point(d):
+        (tmp_path / ".t").symlink_to(logs / d)
+        os.replace(tmp_path / ".t", raw)
+
+    db = tmp_path / "d.duckdb"
+    run = lambda: ingest(None, db_path=db, manifest_path=None, parquet_dir=False, progress=False, workers=1)  # noqa: E731
+    point("A"), run(), point("B"), run(), point("A")
+    scan = listing._scan
+    monkeypatch.setattr(listing, "_scan", lambda *a, **k: (point("B"), scan(*a, **k))[1])
+    summary = run()
+    assert (summary.renamed, summary.removed, summary.failed, summary.ingested) == (0, 0, 0, 0), summary.line()
+    assert summary.ignore_files == [str(raw / ".storagelabignore")] and summary.ignored == 1
+    con = duckdb.connect(str(db), read_only=True)
+    held = con.execute("SELECT path, sha256 FROM files UNION ALL SELECT path, sha256 FROM duplicates").fetchall()
+    con.close()
+    assert sorted(Path(k).name for k, _ in held) == ["a0.txt", "a1.txt", "a2.txt", "b0.txt", "b1.txt", "b2.txt"]
+    for key, sha in held:
+        assert hashlib.sha256(Path(key).read_bytes()).hexdigest() == sha, key

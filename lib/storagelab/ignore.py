@@ -743,8 +743,10 @@ def _roots(targets: Iterable[Path | str], raw: Path) -> list[tuple[str, IgnoreLi
         if a not in roots:
             roots[a] = IgnoreList.load(a)
             if roots[a]:  # named as the user sees it: relative to the project when inside it
-                root = os.path.abspath(paths.ROOT)
-                if a.startswith(root + os.sep):
+                root, named = os.path.abspath(paths.ROOT), os.path.abspath(paths.RAW)
+                if a == raw_abs != named and os.path.islink(named):  # data/raw/ a link, as an ingest pinned it
+                    roots[a].source = os.path.join(named, os.path.basename(roots[a].source))  # named by its name
+                if roots[a].source.startswith(root + os.sep):
                     roots[a].source = os.path.relpath(roots[a].source, root)
     return sorted(((a, il) for a, il in roots.items() if il and il.rules), key=lambda x: -len(x[0]))
 

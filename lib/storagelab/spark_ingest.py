@@ -48,7 +48,7 @@ from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
 from .sparkjvm import hadoop_size, jvm_gone, not_started, one_write_job, quiet_accumulators, start_folder, unset_empty
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
-from .store.pipeline import pinned_input
+from .store.pipeline import pinned_input, pinned_raw
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
 SPARK_TYPES = {
@@ -86,7 +86,7 @@ def _ignored(input_path: str):
     u = urlparse(input_path)
     if u.scheme not in ("", "file"):
         return lambda key: False
-    matcher = ignore.path_matcher([Path(unquote(u.path))])
+    matcher = ignore.path_matcher([Path(unquote(u.path))], pinned_raw())  # data/raw/ as pinned_input took it
     return lambda key: matcher(key if key.startswith("/") else paths.ROOT / key)
 
 

@@ -137,18 +137,20 @@ def files_to_read(
     unreadable: list[tuple[str, str, str]] | None = None,
     clashes: list[str] | None = None,
     documents: list[ListedFile] | None = None,
+    raw: Path | None = None,
 ) -> tuple[list[ListedFile], list[ListedFile], list[str]]:
     """The files an ingest of ``targets`` reads, each once (``unique``: a symlink beside its target, a folder listed
     twice), the ignore files applied: (kept, ignored, ignore files used). ``storagelab parse`` lists folders with it
     too, so both commands read the same files. ``own``: paths to leave out (the database's own files); the lists
     are filled as ``list_files`` and ``unique`` fill them. The ignore files are applied before ``unique``: a symlink
     in an ignored folder to a file that is not ignored took that file's place (the first listing of a key) and left
-    with it, and the file was not read. ``documents``: the .md files left out that no ignore file names."""
+    with it, and the file was not read. ``documents``: the .md files left out that no ignore file names. ``raw``:
+    data/raw/ as the ingest pinned it (its ignore file's folder)."""
     docs: list[ListedFile] = []
     listed = (f for f in list_files(targets, outside, unreadable, docs) if own is None or not own(f.path))
-    kept, ignored, used = ignore.split(listed, targets)
+    kept, ignored, used = ignore.split(listed, targets, raw)
     if documents is not None:
-        documents += ignore.split(docs, targets)[0]
+        documents += ignore.split(docs, targets, raw)[0]
     kept = unique(kept, clashes)
     keys = {f.key for f in kept}
     return kept, unique([f for f in ignored if f.key not in keys]), used

@@ -75,15 +75,22 @@ def _pinned(target: Path | str) -> Path | str:
     the removals' scope all take this one path. Reliability-34 (store): `ingest logs/cur` (cur -> A) with `ln -sfn B
     logs/cur` during it: the keys were A's and the scan B's (B's bytes held as A's files), or the listing A's and the
     scope B's (B's files removed as gone, or taken as renamed into A), exit 0. A file named is read in the folder its
-    name's folder leads to now (its own name may be a symlink: read through, as listed)."""
+    name's folder leads to now (its own name may be a symlink: read through, as listed). Under data/raw/ its ignore
+    rules apply to the folder led to, as they apply to data/raw/ itself taken by ``pinned_raw``."""
     p = Path(target)
     folder, name = (p, None) if p.is_dir() else (p.parent, p.name)
-    real, raw = folder.resolve(), Path(os.path.abspath(paths.RAW))
-    if real.is_relative_to(raw_real := raw.resolve()):  # data/raw/ (a symlink to a mount, say) keeps its rules
-        real = raw / real.relative_to(raw_real)
+    real = folder.resolve()
     if real == Path(os.path.abspath(folder)) and ".." not in folder.parts:  # abspath drops "L/..": L may be a link
         return target
     return real if name is None else real / name
+
+
+def pinned_raw() -> Path:
+    """data/raw/ as the folder it is now: itself a symlink (to a mount, a dated folder), re-pointed during an ingest
+    of it, it is read as the folder it led to at the start. Reliability-35 (store, High 4): `storagelab ingest` while
+    `ln -sfn B data/raw` ran: the keys were A's and the scan B's, or the scope A's and the listing B's: a folder's
+    present, unchanged files removed, or B's files taken as renamed into A, exit 0."""
+    return Path(os.path.realpath(paths.RAW))
 
 
 def pinned_input(input_path: str) -> str:
@@ -127,9 +134,10 @@ def ingest(
         raise ValueError(f"batch_files and batch_rows must be at least 1, got {batch_files}, {batch_rows}")
     if not (math.isfinite(wait) and wait >= 0):
         raise ValueError(f"wait must be a number of seconds >= 0, got {wait}")
-    targets = [_pinned(t) for t in targets] if targets else [paths.RAW]
+    raw, named = pinned_raw(), bool(targets)
+    targets = [_pinned(t) for t in targets] if targets else [raw]
     db_file = Path(db_path or paths.DB)
-    manifest = load_manifest(Path(manifest_path) if manifest_path else _default_manifest(targets))
+    manifest = load_manifest(Path(manifest_path) if manifest_path else _default_manifest(targets, raw))
     summary = Summary()
     outside: list[str] = []
     clashes: list[str] = []
@@ -137,7 +145,7 @@ def ingest(
     own = _own_files(db_file, None if parquet_dir is False else Path(parquet_dir or parquet_dir_for(db_file)), targets)
     write_ups: list[ListedFile] = []
     clock = filestamps.clock_ns()  # before the stats: what their ctimes can vouch for (filestamps.settle)
-    listing, ignored, summary.ignore_files = files_to_read(targets, own, outside, unreadable, clashes, write_ups)
+    listing, ignored, summary.ignore_files = files_to_read(targets, own, outside, unreadable, clashes, write_ups, raw)
     listing = filestamps.settle(listing, clock)
     top = None if manifest_path else manifest
     folders = {Path(f.path).parent for f in (*listing, *ignored)}
@@ -151,7 +159,7 @@ def ingest(
     summary.warnings += [
         f"{printable(path)}: cannot read this folder ({why}): its files were not looked at (stored ones stay)"
         for _key, path, why in unreadable
-        if not ignore.folder_ignored(path, targets)
+        if not ignore.folder_ignored(path, targets, raw)
     ]
     summary.warnings += clashes
     summary.ignored = len(ignored)
@@ -170,10 +178,10 @@ def ingest(
             stream.remove_leftovers(db_file)
             run = _Run(con, db_file, manifest, summary, ctrl_c)
             run.top, run.folders = top, folders
-            run.targets = _target_keys(targets, named=targets != [paths.RAW])
+            run.targets = _target_keys(targets, named=named)
             # not looked at, so not gone: ignored files, and the files of folders that cannot be read
             run.unread = [key + "/" for key, _, _ in unreadable]
-            run.kept = _kept({f.key for f in ignored}, run.unread, targets)
+            run.kept = _kept({f.key for f in ignored}, run.unread, targets, raw)
             summary.rebuilt_schema = db.ensure_schema(con, run.code)
             filestamps.ensure(con)
             if said := documents.warning(documents.checked(con, write_ups, run.code)):  # new or changed .md only
@@ -259,11 +267,11 @@ def _own_files(db_file: Path, parquet: Path | None, targets: list) -> Callable[[
     return own
 
 
-def _kept(keys: set[str], prefixes: list[str], targets: list) -> Callable[[str], bool]:
+def _kept(keys: set[str], prefixes: list[str], targets: list, raw: Path) -> Callable[[str], bool]:
     """Whether a stored file that is not listed stays: it is one of ``keys``, under one of ``prefixes``, or a
     path the ignore files exclude (an ignored file that was deleted is not looked at either)."""
 
-    ignored = ignore.path_matcher(targets)
+    ignored = ignore.path_matcher(targets, raw)
 
     def kept(key: str) -> bool:
         if key in keys or any(key.startswith(p) for p in prefixes):
@@ -304,25 +312,25 @@ def _promote_copies(con, plan: Plan) -> dict[str, dict]:
     return labels_of
 
 
-def _default_manifest(targets: list) -> Path:
+def _default_manifest(targets: list, raw: Path) -> Path:
     """data/raw/manifest.csv, or the manifest.csv in the one folder listed (logs kept outside
     data/raw/ are labelled by a manifest beside them, and by those of its subfolders: ``with_nested``). Several folders listed, some with a manifest.csv of
     their own: refused (only one manifest labels an ingest, and theirs would silently not be read)."""
     if len(targets) == 1 and Path(targets[0]).is_dir():
-        folder, raw = Path(targets[0]), paths.RAW.resolve()
+        folder = Path(targets[0])
         if (folder / "manifest.csv").is_file() or not (folder.resolve() == raw or raw in folder.resolve().parents):
             return folder / "manifest.csv"  # outside data/raw/ and without one: its files are unlabelled, said so
     own = [
         Path(t) / "manifest.csv"
         for t in targets
-        if Path(t).is_dir() and (Path(t) / "manifest.csv").is_file() and Path(t).resolve() != paths.RAW.resolve()
+        if Path(t).is_dir() and (Path(t) / "manifest.csv").is_file() and Path(t).resolve() != raw
     ]
     if len(targets) > 1 and own:
         raise ManifestError(
             f"{len(targets)} folders listed, and {', '.join(map(str, own))} would not be read: one manifest labels "
             "an ingest; ingest each folder on its own (each with its manifest.csv), or name one with --manifest"
         )
-    return paths.MANIFEST
+    return raw / paths.MANIFEST.name if paths.MANIFEST == paths.RAW / paths.MANIFEST.name else paths.MANIFEST
 
 
 class _Run:
