@@ -4,13 +4,16 @@ exchanged again and again (`renameat2(RENAME_EXCHANGE)` of three study folders a
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 
+import pytest
 from test_reliability31_folders import _Page, render_swapping
 from test_reliability32_folders import two_studies
 from test_reliability33_folders import _exchange
 
-from storagelab import rendering, report
+from storagelab import paths, rendering, report
+from storagelab.errors import ParameterError
 
 
 @contextlib.contextmanager
@@ -85,3 +88,36 @@ def test_a_name_holding_a_file_when_its_render_opens_it_gets_no_page_of_another_
         other = {"AAA": "BBB", "BBB": "AAA"}[word]
         for page in (tmp_path / folder).glob("*.html"):
             assert other not in page.read_text(), (folder, page.name)  # the old code: AAA's page in BBB's folder
+
+
+def test_a_new_report_folder_holding_a_file_when_its_claim_opens_it_records_nothing_in_another(tmp_path, monkeypatch):
+    """The claim of a new selection's folder (made, then opened to write its record in it) went by the name when the
+    name held a file at the open: its record read by the name (none: a file), then written by the name into the
+    folder exchanged in meanwhile (thumper-x4500's record replaced by the new study's: its pages claimed by another
+    selection, exit 0). The claim now refuses ("was moved or replaced while its selection was checked")."""
+    monkeypatch.setattr(paths, "REPORTS", tmp_path)
+    (tmp_path / "thumper-x4500").mkdir()
+    theirs = json.dumps({"selection": {"study": "thumper-x4500"}, "parameters": {}})
+    (tmp_path / "thumper-x4500" / paths.SELECTION_FILE).write_text(theirs)
+    new, real, state = tmp_path / "newstudy", os.open, [0]
+
+    def opened(path, flags, *args, **kwargs):
+        if state[0] == 0 and os.path.basename(path) == "newstudy" and flags & os.O_DIRECTORY:
+            new.rename(tmp_path / "newstudy.t")
+            new.write_text("x")  # a file at its name when opened
+            state[0] = 1
+        elif state[0] == 1 and str(path) == str(new / paths.SELECTION_FILE):
+            state[0] = 2
+            try:
+                return real(path, flags, *args, **kwargs)  # its record read by the name: a file there, none
+            finally:
+                new.unlink()
+                (tmp_path / "thumper-x4500").rename(new)  # thumper-x4500's folder at its name
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", opened)
+    with pytest.raises(ParameterError, match="was moved or replaced while its selection was checked"):
+        report._claim_folders([(paths.NOTEBOOKS / "07_explore.ipynb", {"study": "newstudy"})])
+    monkeypatch.setattr(os, "open", real)
+    folder = new if new.is_dir() else tmp_path / "thumper-x4500"  # thumper-x4500's folder, wherever it is now
+    assert (folder / paths.SELECTION_FILE).read_text() == theirs  # the old code: newstudy's record in it
