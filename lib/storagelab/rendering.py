@@ -319,18 +319,15 @@ def _through(stack: contextlib.ExitStack, root: Path, held: dict, skip: set[str]
     """The report folders to index (those rendered, ``held``, and every other with summaries), each open in ``stack``
     (name -> a path through its handle), and the identity of each. reliability-35 (folders), folders exchanged again
     and again: a name that held no folder when opened (a file for a moment) was read by the name, its summaries and
-    heading of several folders (thumper-x4500's summary under ars-zfs-vs-raid's heading); one folder opened under two
-    names (moved from one to the other between the opens) was indexed twice and another not at all. Both are left out
-    (the index made again, or, still moving, without them)."""
+    heading of several folders (thumper-x4500's summary under ars-zfs-vs-raid's heading): it is left out (the index
+    made again, or, still moving, without it)."""
     names = (set(held) | {f.parent.name for f in root.glob("[!_]*/summaries")}) - skip
     through = {}
     for name in sorted(names):
         folder = stack.enter_context(pinned.held(root / name))
         if folder is not None:
             through[name] = folder
-    ids = {name: readcopies.identity(folder) for name, folder in through.items()}
-    twice = {name for name, was in ids.items() if list(ids.values()).count(was) > 1}
-    return {n: f for n, f in through.items() if n not in twice}, {n: i for n, i in ids.items() if n not in twice}
+    return through, {name: readcopies.identity(folder) for name, folder in through.items()}
 
 
 def _render_folder(exp, built: str, named: Path, folder: Path, pages: list, runs: dict, failures: list | None) -> None:
