@@ -22,15 +22,25 @@ _FDS = Path("/proc/self/fd")
 @contextlib.contextmanager
 def folder(named: Path) -> Iterator[Path]:
     """``named`` as the folder it is now (a path through an open handle of it, where the system has one)."""
+    with held(named) as here:
+        yield named if here is None else here  # gone or unreadable: as before (nothing to render, or its errors)
+
+
+@contextlib.contextmanager
+def held(named: Path) -> Iterator[Path | None]:
+    """``folder``, or None when ``named`` cannot be opened as a folder now (gone, a file at its name, unreadable).
+    reliability-35 (folders): read by the name instead, a folder's reads could each be of another folder moved under
+    it (the index made while a name held a file for a moment, then folders again: thumper-x4500's summary under the
+    heading of ars-zfs-vs-raid's record, exit 0)."""
     try:
         fd = os.open(named, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
-        yield named  # gone or unreadable: as before (nothing to render, or the error of its pages)
+        yield None
         return
-    held = _FDS / str(fd)
+    here = _FDS / str(fd)
     try:
-        with named_in_errors({held: named}):
-            yield held if held.is_dir() else named
+        with named_in_errors({here: named}):
+            yield here if here.is_dir() else named
     finally:
         os.close(fd)
 

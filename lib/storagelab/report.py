@@ -359,8 +359,8 @@ def _claim_folders(plans: list[tuple[Path, dict[str, Any]]], into: Path | None =
             new.append((marker, identity))
     for marker, identity in new:  # only once every report is checked: a refused run records no selection
         marker.parent.mkdir(parents=True, exist_ok=True)
-        with pinned.folder(marker.parent) as here:  # written in the folder checked to hold none, or the one made
-            if _held(here / marker.name) not in (None, identity):
+        with pinned.held(marker.parent) as here:  # written in the folder checked to hold none, or the one made
+            if here is None or _held(here / marker.name) not in (None, identity):  # None: by the name (r-35)
                 raise ParameterError(_replaced(marker.parent))
             _write_json(here / marker.name, identity)
             ids[marker.parent] = readcopies.identity(here)
