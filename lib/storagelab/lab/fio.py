@@ -224,6 +224,7 @@ class _Matrix:
     stop: list[int] = field(default_factory=list)  # Ctrl-C: the running fio is stopped and its run discarded
     current: list[subprocess.Popen] = field(default_factory=list)
     target: Path | None = None  # where fio's test files are (--directory)
+    stop_said: bool = False  # the "interrupted: ..." line printed (by run_one, for the run it discarded)
 
     def on_signal(self, signum, frame) -> None:
         self.stop.append(signum)
@@ -254,6 +255,7 @@ class _Matrix:
             for f in _run_files(self.out, run.run_id) + [part] + _test_files(target, run.run_id):
                 f.unlink(missing_ok=True)
             self.log(f"interrupted: {run.run_id} discarded; {i - 1} completed runs kept (a re-run resumes)")
+            self.stop_said = True
         elif rc != 0:
             self.keep_failed(run, part, rc, err)
         elif why := cut_short(self.out, part):  # fio says nothing of a write it could not make: exit 0, a file cut
@@ -399,15 +401,19 @@ def run_fio_matrix(
         log(line)
     started = time.monotonic()
     old_handler = _catch_stop_signals(m.on_signal)
+    ran = 0
     try:
         for i, run in enumerate(todo, 1):
             if m.stop or READER_GONE:
                 break
             m.run_one(i, len(todo), run)
+            ran = i
     finally:
         _restore_signals(old_handler)
         if m.target is not None:  # not a target that does not answer (StillInTheKernel): the next run's sweep
             leftovers.unmark_fio(target)
+    if m.stop and not m.stop_said:  # reliability-35: a stop between two runs said nothing (exit 143 alone), as bonnie
+        log(f"interrupted: {ran} completed runs kept (a re-run resumes)")
     log(
         f"lab fio: {len(m.done_files)} files from {len(m.spent)} runs in {_fmt_s(time.monotonic() - started)}; "
         + (f"manifest {manifest}" if m.done_files else "nothing new to label")
