@@ -167,3 +167,19 @@ def test_data_raw_itself_a_symlink_re_pointed_during_an_ingest_of_it_is_read_as_
     assert sorted(Path(k).name for k, _ in held) == ["a0.txt", "a1.txt", "a2.txt", "b0.txt", "b1.txt", "b2.txt"]
     for key, sha in held:
         assert hashlib.sha256(Path(key).read_bytes()).hexdigest() == sha, key
+
+
+def test_a_link_re_pointed_to_a_new_file_with_the_deleted_targets_inode_number_is_refused(tmp_path):
+    """The same-device form of High 1 (the helper's note): a-l.txt -> x.txt listed; x.txt deleted and its inode number
+    given to a new y.txt, the link re-pointed to it; the read's inode and device equal the listed ones, so x.txt's key
+    would be held with y.txt's bytes, though no x.txt exists. Now the key must still name the inode read. (The
+    number's reuse is the kernel's to give: the read's stat is made to carry it.)"""
+    item, st = _listed_link(tmp_path)
+    (tmp_path / "y.txt").write_text("y\n")
+    os.remove(tmp_path / "x.txt")
+    os.remove(tmp_path / "cur.txt")
+    (tmp_path / "cur.txt").symlink_to("y.txt")
+    reused = list(os.stat(tmp_path / "y.txt"))
+    reused[1], reused[2] = item.ino, item.dev  # st_ino, st_dev: what a reused inode number reads as
+    assert isinstance(listing.led_elsewhere(item, os.stat_result(reused)), OSError)
+    assert listing.led_elsewhere(item, st) is not None  # x.txt gone: whatever the read found, not x.txt's bytes

@@ -48,8 +48,11 @@ def led_elsewhere(item: ListedFile, st: os.stat_result) -> OSError | None:
     (kept for the key, z.txt left out as its copy) re-pointed to m.txt, to a file outside, or replaced by a file
     between the listing and the read: z.txt was held with those bytes, exit 0, until the next ingest. Reliability-35
     (store): the inode alone, re-pointed to a file of another file system with one inode number (two ext4 disks made
-    alike): passed; so the device too."""
-    if not item.link or not item.ino or (st.st_ino, st.st_dev) == (item.ino, item.dev or st.st_dev):
+    alike): passed; so the device too. And the file the key names must still be that inode: the target deleted, its
+    inode number given to a new file the link was re-pointed to (a same-device form the numbers alone pass)."""
+    if not item.link or not item.ino:
+        return None
+    if (st.st_ino, st.st_dev) == (item.ino, item.dev or st.st_dev) and _key_names(item.key, st):
         return None
     return OSError(
         errno.ESTALE,
@@ -57,6 +60,18 @@ def led_elsewhere(item: ListedFile, st: os.stat_result) -> OSError | None:
         "since): not stored this time; the next ingest reads it again",
         item.path,
     )
+
+
+def _key_names(key: str, st: os.stat_result) -> bool:
+    """Whether the file stored as ``key`` is the inode of ``st`` now (a key holding ``\\``, perhaps a name that is not
+    UTF-8 written with escapes, is not looked up: True)."""
+    if "\\" in key:
+        return True
+    try:
+        now = os.stat(key if key.startswith("/") else paths.ROOT.resolve() / key)
+    except OSError:
+        return False
+    return (now.st_ino, now.st_dev) == (st.st_ino, st.st_dev)
 
 
 def list_files(
