@@ -9,6 +9,7 @@ import socket
 import subprocess
 
 import pytest
+from test_reliability34_read import _hidden  # a descriptor held only in a UNIX socket's queue
 
 from storagelab import livewriters, ownership
 
@@ -75,16 +76,6 @@ def test_a_groups_administrators_and_password_in_gshadow_are_its_users(tmp_path,
     assert usernames.group_members(4243) == set()
 
 
-def _queued(path) -> socket.socket:
-    """A descriptor open for writing on ``path``, sent through a UNIX socket and closed: held only in the queue."""
-    fd = os.open(path, os.O_RDWR)
-    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
-    a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
-    os.close(fd)
-    a.close()
-    return b
-
-
 @pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("bindfs") or not os.path.exists("/dev/fuse"),
     reason="needs root, bindfs and /dev/fuse to mount root's own views of a folder",
@@ -108,7 +99,7 @@ def test_a_file_seen_through_roots_own_view_of_a_folder_is_judged_by_the_file_be
     subprocess.run(mount, check=True, timeout=30)
     try:
         assert ownership.file_writers(str(mnt / "nb.ipynb")) is None
-        queue = _queued(nb)  # the kernel's count of the file behind the view
+        queue = _hidden(nb)  # the kernel's count of the file behind the view
         try:
             assert "where /proc shows no process holding it" in (ownership.file_writers(str(mnt / "nb.ipynb")) or "")
         finally:
