@@ -55,9 +55,10 @@ def unseen_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | No
     lease is refused while any exists."""
     if not stat.S_ISREG(st.st_mode):
         return None
-    if (behind := _backing(path, st)) and (words := any_writer(*behind, trusted)):
+    mounts = _mounts()
+    if (behind := _backing(path, st, mounts)) and (words := any_writer(*behind, trusted)):
         return words  # root's own view of a folder (bindfs, an overlay): the file behind it
-    if _fuse(st.st_dev):  # a FUSE file's open asks its (perhaps stopped) process
+    if _fuse(st.st_dev, mounts):  # a FUSE file's open asks its (perhaps stopped) process
         return None
     try:  # the name found by O_PATH (no device's open runs), then that very file opened: a name swapped for a link
         found = os.open(path, os.O_PATH | os.O_CLOEXEC)  # to /dev/watchdog is never opened as root (nor a FIFO)
@@ -106,21 +107,18 @@ def _held_by_us(st: os.stat_result, trusted: int | None) -> bool:
     return False
 
 
-def _backing(path: str | os.PathLike, st: os.stat_result) -> tuple[str, os.stat_result] | None:
+def _backing(
+    path: str | os.PathLike, st: os.stat_result, mounts: list[list[str]] | None
+) -> tuple[str, os.stat_result] | None:
     """The file that a view of a local folder shows at ``path`` (stat ``st``), and its stat: a FUSE file system of
     root's or this user's whose source is a folder holding a file with the same inode number (bindfs), or an
     overlay's upper or first lower layer holding the name; None otherwise (and for another user's FUSE mount, not
     asked: it may be stopped). Reliability-35: root ran its notebook through its own bindfs view of its folder
     (and through an overlay of it); the second user held the file behind it open for writing (opened while 0666),
     visibly in /proc: the descriptor was on the folder's device, the view's stat on FUSE's (the overlay's), so nothing
-    matched and the view's own lease was free; the cell they wrote ran as root."""
-    try:
-        with open(f"{PROC}/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
-            mounts = [line.split() for line in f]
-    except OSError:
-        return None
+    matched and the view's own lease was free; the cell they wrote ran as root. ``mounts``: ``_mounts()``."""
     unescape = lambda text: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), text)  # noqa: E731
-    for fields in mounts:
+    for fields in mounts or []:
         at = fields.index("-") if "-" in fields else -1
         if fields[2:3] != [f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"] or at < 5 or len(fields) < at + 4:
             continue
@@ -143,22 +141,33 @@ def _backing(path: str | os.PathLike, st: os.stat_result) -> tuple[str, os.stat_
             except OSError:
                 return None
             same = kind == "overlay" or found.st_ino == st.st_ino
-            return (backing, found) if same and stat.S_ISREG(found.st_mode) and not _fuse(found.st_dev) else None
+            return (
+                (backing, found) if same and stat.S_ISREG(found.st_mode) and not _fuse(found.st_dev, mounts) else None
+            )
         return None
     return None
 
 
-def _fuse(device: int) -> bool:
-    """Whether ``device`` is a FUSE file system's (from this process's mountinfo)."""
+def _mounts(pid: str = "self") -> list[list[str]] | None:
+    """The fields of each line of a process's mountinfo (its mount namespace's); None when it cannot be read."""
     try:
-        with open(f"{PROC}/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
-            lines = f.read().splitlines()
+        with open(f"{PROC}/{pid}/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            return [line.split() for line in f]
     except OSError:
-        return True  # unknown: do not open
+        return None
+
+
+def _fuse(device: int, mounts: list[list[str]] | None) -> bool:
+    """Whether ``device`` is a FUSE file system's, from ``mounts`` (``_mounts()``; None, unknown: taken as one, not
+    opened)."""
+    if mounts is None:
+        return True
     wanted = f"{os.major(device)}:{os.minor(device)}"
-    return any(
-        line.split()[2:3] == [wanted] and " - " in line and line.split(" - ", 1)[1].startswith("fuse") for line in lines
-    )
+    for fields in mounts:
+        if fields[2:3] == [wanted] and "-" in fields:  # the file system's type follows the lone "-"
+            kind = fields[fields.index("-") + 1 :][:1]
+            return bool(kind) and kind[0].startswith("fuse")
+    return False
 
 
 def group_users(gid: int) -> set[str]:
@@ -277,14 +286,8 @@ def _held_for_writing(pid: str) -> set[tuple[int, int]]:
 
 def _devices(pid: str) -> dict[int, int]:
     """Mount id -> device number, from the process's mountinfo (its own mount namespace's ids)."""
-    try:
-        with open(f"{PROC}/{pid}/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return {}
     out = {}
-    for line in lines:
-        fields = line.split()
+    for fields in _mounts(pid) or []:
         if len(fields) > 2 and fields[0].isdigit() and ":" in fields[2]:
             major, minor = fields[2].split(":", 1)
             out[int(fields[0])] = os.makedev(int(major), int(minor))

@@ -330,7 +330,7 @@ def _default_manifest(targets: list, raw: Path) -> Path:
             f"{len(targets)} folders listed, and {', '.join(map(str, own))} would not be read: one manifest labels "
             "an ingest; ingest each folder on its own (each with its manifest.csv), or name one with --manifest"
         )
-    return raw / paths.MANIFEST.name if paths.MANIFEST == paths.RAW / paths.MANIFEST.name else paths.MANIFEST
+    return raw / "manifest.csv"  # data/raw/'s (paths.MANIFEST), in the folder pinned_raw took
 
 
 class _Run:
