@@ -118,33 +118,37 @@ def _backing(
     visibly in /proc: the descriptor was on the folder's device, the view's stat on FUSE's (the overlay's), so nothing
     matched and the view's own lease was free; the cell they wrote ran as root. ``mounts``: ``_mounts()``."""
     unescape = lambda text: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), text)  # noqa: E731
-    for fields in mounts or []:
+    real, device, view = os.path.realpath(path), f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}", None
+    for fields in mounts or []:  # the mount the path goes through: the deepest of the device's (the last of equals)
         at = fields.index("-") if "-" in fields else -1
-        if fields[2:3] != [f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"] or at < 5 or len(fields) < at + 4:
-            continue
-        kind, options = fields[at + 1], fields[at + 3].split(",")
-        if kind == "overlay" and fields[3] == "/":
-            given = dict(o.split("=", 1) for o in options if "=" in o)
-            layers = [given.get("upperdir", ""), *given.get("lowerdir", "").split(":")]
-        elif kind.startswith("fuse") and fields[3] == "/":
-            users = {int(o[8:]) for o in options if o.startswith("user_id=") and o[8:].isdigit()}
-            layers = [fields[at + 2]] if users <= {0, os.getuid()} else []
-        else:
-            return None
-        layers = [unescape(layer) for layer in layers if layer.startswith("/")]
-        rel = os.path.relpath(os.path.realpath(path), unescape(fields[4])) if layers else ".."
-        for backing in [os.path.join(layer, rel) for layer in layers if not rel.startswith("..")]:
-            try:
-                found = os.lstat(backing)
-            except FileNotFoundError:
-                continue
-            except OSError:
-                return None
-            same = kind == "overlay" or found.st_ino == st.st_ino
-            return (
-                (backing, found) if same and stat.S_ISREG(found.st_mode) and not _fuse(found.st_dev, mounts) else None
-            )
+        if fields[2:3] == [device] and at >= 5 and len(fields) >= at + 4:
+            rel = os.path.relpath(real, unescape(fields[4]))
+            if rel != ".." and not rel.startswith("../") and (not view or len(fields[4]) >= len(view[0][4])):
+                view = (fields, at, rel)
+    if view is None:
         return None
+    fields, at, rel = view
+    kind, options = fields[at + 1], fields[at + 3].split(",")
+    if kind == "overlay":
+        given = dict(o.split("=", 1) for o in options if "=" in o)
+        layers = [given.get("upperdir", ""), *given.get("lowerdir", "").split(":")]
+    elif kind.startswith("fuse"):
+        users = {int(o[8:]) for o in options if o.startswith("user_id=") and o[8:].isdigit()}
+        layers = [fields[at + 2]] if users <= {0, os.getuid()} else []
+    else:
+        return None
+    # reliability-36: a bind mount of a folder inside the view (its mountinfo root "/sub", not "/") hid the file behind
+    inner = unescape(fields[3]).lstrip("/")
+    for layer in [unescape(layer) for layer in layers if layer.startswith("/")]:
+        backing = os.path.normpath(os.path.join(layer, inner, rel))
+        try:
+            found = os.lstat(backing)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        same = kind == "overlay" or found.st_ino == st.st_ino
+        return (backing, found) if same and stat.S_ISREG(found.st_mode) and not _fuse(found.st_dev, mounts) else None
     return None
 
 

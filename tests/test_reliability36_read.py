@@ -1,0 +1,49 @@
+"""Reliability-36, the read side (h2): root's reads and runs of files another local user controls."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+from test_reliability34_read import _hidden  # a descriptor held only in a UNIX socket's queue
+
+from storagelab import ownership
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("bindfs") or not os.path.exists("/dev/fuse"),
+    reason="needs root, bindfs and /dev/fuse to mount root's own views of a folder",
+)
+@pytest.mark.parametrize("view", ["bindfs", "overlay"])
+def test_a_bind_mount_of_a_folder_inside_roots_own_view_is_judged_by_the_file_behind_it(tmp_path, view):
+    # reliability-36: root's bindfs view (an overlay) of its folder, and a bind mount of a folder inside the view
+    # (mountinfo root "/sub"): the second user held the file behind it open for writing (opened while 0666, then
+    # 0644); through the view the writer was seen, through the bind mount of its folder not: `run` passed, and the
+    # cell they wrote ran as root
+    tmp_path.chmod(0o700)
+    src, mnt, upper, work, bound = (tmp_path / name for name in ("src", "mnt", "upper", "work", "bound"))
+    for folder in (src / "sub", mnt, upper, work, bound):
+        folder.mkdir(parents=True)
+    nb = src / "sub" / "nb.ipynb"
+    nb.write_text("{}")
+    nb.chmod(0o644)
+    mount = ["bindfs", str(src), str(mnt)]
+    if view == "overlay":
+        mount = ["mount", "-t", "overlay", "overlay", "-o", f"lowerdir={src},upperdir={upper},workdir={work}", str(mnt)]
+    subprocess.run(mount, check=True, timeout=30)
+    try:
+        subprocess.run(["mount", "--bind", str(mnt / "sub"), str(bound)], check=True, timeout=30)
+        try:
+            assert ownership.file_writers(str(bound / "nb.ipynb")) is None
+            queue = _hidden(nb)  # the kernel's count of the file behind the view
+            try:
+                words = ownership.file_writers(str(bound / "nb.ipynb")) or ""
+                assert "where /proc shows no process holding it" in words
+            finally:
+                queue.close()
+        finally:
+            subprocess.run(["umount", str(bound)], check=False, timeout=30)
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False, timeout=30)
