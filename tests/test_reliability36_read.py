@@ -47,3 +47,28 @@ def test_a_bind_mount_of_a_folder_inside_roots_own_view_is_judged_by_the_file_be
             subprocess.run(["umount", str(bound)], check=False, timeout=30)
     finally:
         subprocess.run(["umount", str(mnt)], check=False, timeout=30)
+
+
+def test_a_group_password_in_etc_group_itself_makes_its_users_whoever_knows_it(tmp_path, monkeypatch):
+    # reliability-36: root's folder of group h53g (0775); /etc/group held h53g's password hash and /etc/gshadow no
+    # h53g line (a group made by hand, or gshadow not used): no one listed, so the folder passed as root's alone; the
+    # second user typed the password to `sg h53g`, renamed their notebook over root's, and its cell ran as root
+    import grp
+
+    from storagelab import usernames
+
+    entry = grp.struct_group(("h53g", "$6$salt$hash", 4253, []))
+    monkeypatch.setattr(usernames.grp, "getgrgid", lambda gid: entry)
+    monkeypatch.setattr(usernames.grp, "getgrall", lambda: [entry])
+    monkeypatch.setattr(usernames, "group_users", lambda gid: set())
+    monkeypatch.setattr(usernames.pwd, "getpwall", list)
+    gshadow = tmp_path / "gshadow"
+    monkeypatch.setattr(usernames, "GSHADOW", str(gshadow))
+    gshadow.write_text("root:*::\n")
+    assert usernames.group_members(4253) == {"whoever knows its password"}
+    gshadow.unlink()  # no gshadow at all
+    assert usernames.group_members(4253) == {"whoever knows its password"}
+    for locked in ("x", "!", "*", "", "!$6$salt$hash"):
+        other = grp.struct_group(("h53g", locked, 4253, []))
+        monkeypatch.setattr(usernames.grp, "getgrall", lambda other=other: [other])
+        assert usernames.group_members(4253) == set()

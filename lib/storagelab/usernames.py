@@ -19,6 +19,9 @@ def group_members(gid: int) -> set[str]:
     # passed while the second user was in h51g2, the same gid (groupadd -o), which their next login's processes have
     names = {g.gr_name for g in grp.getgrall() if g.gr_gid == gid}
     members |= {m for g in grp.getgrall() if g.gr_gid == gid for m in g.gr_mem} | _gshadow(names)
+    # reliability-36: a password in /etc/group itself (no line in /etc/gshadow, or no gshadow): newgrp and sg take it
+    if any(_password(g.gr_passwd) for g in grp.getgrall() if g.gr_gid == gid and g.gr_passwd != "x"):
+        members.add("whoever knows its password")
     return members | {u.pw_name for u in pwd.getpwall() if u.pw_gid == gid} | group_users(gid)
 
 
@@ -40,9 +43,14 @@ def _gshadow(names: set[str]) -> set[str]:
     for fields in (line.split(":") for line in lines):
         if len(fields) >= 4 and fields[0] in names:
             out |= {m for m in (fields[2] + "," + fields[3]).split(",") if m}
-            if fields[1] and not fields[1].startswith(("!", "*")):
+            if _password(fields[1]):
                 out.add("whoever knows its password")
     return out
+
+
+def _password(field: str) -> bool:
+    """Whether a group's password field holds a password (not empty, not locked with "!" or "*")."""
+    return bool(field) and not field.startswith(("!", "*"))
 
 
 def group_name(gid: int) -> str:
