@@ -72,3 +72,37 @@ def test_a_group_password_in_etc_group_itself_makes_its_users_whoever_knows_it(t
         other = grp.struct_group(("h53g", locked, 4253, []))
         monkeypatch.setattr(usernames.grp, "getgrall", lambda other=other: [other])
         assert usernames.group_members(4253) == set()
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("bindfs") or not os.path.exists("/dev/fuse"),
+    reason="needs root, bindfs and /dev/fuse to mount root's own views of a folder",
+)
+@pytest.mark.parametrize("view", ["metacopy", "bindfs-perms"])
+def test_a_view_of_roots_showing_a_mode_the_file_behind_it_has_not_is_judged_by_that_file(tmp_path, view):
+    # reliability-36: root's overlay mounted with metacopy=on; its notebook 0666 in the lower layer; root's
+    # `chmod 644` through the view copied up the mode alone (its bytes still the lower file's): the view showed 0644,
+    # the second user wrote their cell into the lower file, and `run` of the view ran it as root. bindfs -p og-w alike
+    tmp_path.chmod(0o700)
+    src, mnt, upper, work = (tmp_path / name for name in ("src", "mnt", "upper", "work"))
+    for folder in (src, mnt, upper, work):
+        folder.mkdir()
+    nb = src / "nb.ipynb"
+    nb.write_text("{}")
+    nb.chmod(0o666)
+    mount = ["bindfs", "-p", "og-w", str(src), str(mnt)]
+    if view == "metacopy":
+        layers = f"lowerdir={src},upperdir={upper},workdir={work},metacopy=on,redirect_dir=on"
+        mount = ["mount", "-t", "overlay", "overlay", "-o", layers, str(mnt)]
+    subprocess.run(mount, check=True, timeout=30)
+    try:
+        if view == "metacopy":
+            (mnt / "nb.ipynb").chmod(0o644)
+        assert os.stat(mnt / "nb.ipynb").st_mode & 0o777 == 0o644 and nb.stat().st_mode & 0o777 == 0o666
+        words = ownership.file_writers(str(mnt / "nb.ipynb")) or ""
+        assert f"root's view shows of {nb}, which can be written by every user" in words
+        if view == "metacopy":
+            (mnt / "nb.ipynb").rename(mnt / "renamed.ipynb")  # its redirect to the lower file's name
+            assert f"shows of {nb}, which can be" in (ownership.file_writers(str(mnt / "renamed.ipynb")) or "")
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False, timeout=30)

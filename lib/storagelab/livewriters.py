@@ -56,7 +56,7 @@ def unseen_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | No
     if not stat.S_ISREG(st.st_mode):
         return None
     mounts = _mounts()
-    if (behind := _backing(path, st, mounts)) and (words := any_writer(*behind, trusted)):
+    if (behind := _backing(path, st, mounts)) and (words := _behind(*behind, trusted) or any_writer(*behind, trusted)):
         return words  # root's own view of a folder (bindfs, an overlay): the file behind it
     if _fuse(st.st_dev, mounts):  # a FUSE file's open asks its (perhaps stopped) process
         return None
@@ -90,6 +90,20 @@ def unseen_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | No
         "a process holds open for writing where /proc shows no process holding it (a descriptor sent through a UNIX "
         "socket and not yet taken, or registered with io_uring), whatever its mode is now"
     )
+
+
+def _behind(path: str, st: os.stat_result, trusted: int | None) -> str | None:
+    """How the file ``path`` (stat ``st``) behind root's own view is another user's or writable by others, as words
+    after "that"; None when it is not. Reliability-36: an overlay mounted with metacopy=on; root's chmod 644 through
+    it of its notebook (0666 in the lower layer) copied up the mode alone, and the view showed 0644 while its bytes
+    were still the lower file's: the second user wrote their cell there, and `run` of the view ran it as root. The
+    same with bindfs's --perms or --force-user, which show a mode or owner the file behind does not have."""
+    from .ownership import _writable_by_others  # noqa: PLC0415
+
+    if st.st_uid not in (0, os.getuid(), trusted):
+        return f"root's view shows of {path}, the user {_name(st.st_uid)}'s"
+    words = _writable_by_others(st, path, made_in=False)
+    return f"root's view shows of {path}, which {words}" if words else None
 
 
 def _held_by_us(st: os.stat_result, trusted: int | None) -> bool:
@@ -138,17 +152,39 @@ def _backing(
     else:
         return None
     # reliability-36: a bind mount of a folder inside the view (its mountinfo root "/sub", not "/") hid the file behind
-    inner = unescape(fields[3]).lstrip("/")
+    inner = os.path.normpath(os.path.join(unescape(fields[3]).lstrip("/"), rel))
     for layer in [unescape(layer) for layer in layers if layer.startswith("/")]:
-        backing = os.path.normpath(os.path.join(layer, inner, rel))
+        backing = os.path.join(layer, inner)
         try:
             found = os.lstat(backing)
+            if kind == "overlay" and stat.S_ISREG(found.st_mode) and (to := _metacopy(backing)) is not None:
+                # reliability-36: its mode alone copied up (metacopy=on): its bytes are a lower layer's file's
+                inner = os.path.normpath(
+                    to.lstrip("/") if to.startswith("/") else os.path.join(os.path.dirname(inner), to)
+                )
+                continue
         except FileNotFoundError:
             continue
         except OSError:
             return None
         same = kind == "overlay" or found.st_ino == st.st_ino
         return (backing, found) if same and stat.S_ISREG(found.st_mode) and not _fuse(found.st_dev, mounts) else None
+    return None
+
+
+def _metacopy(path: str) -> str | None:
+    """Where an overlay's upper file whose metadata alone was copied up (metacopy=on) has its data in a lower layer:
+    its redirect (renamed after its copy-up: from the layer's top when it starts with "/", else beside it), else its
+    own name; None for a file with data of its own."""
+    for prefix in ("trusted", "user"):
+        try:
+            os.getxattr(path, f"{prefix}.overlay.metacopy")
+        except OSError:
+            continue
+        try:
+            return os.getxattr(path, f"{prefix}.overlay.redirect").decode("utf-8", "surrogateescape")
+        except OSError:
+            return os.path.basename(path)
     return None
 
 
