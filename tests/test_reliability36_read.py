@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 from test_reliability34_read import _hidden  # a descriptor held only in a UNIX socket's queue
@@ -106,3 +107,48 @@ def test_a_view_of_roots_showing_a_mode_the_file_behind_it_has_not_is_judged_by_
             assert f"shows of {nb}, which can be" in (ownership.file_writers(str(mnt / "renamed.ipynb")) or "")
     finally:
         subprocess.run(["umount", str(mnt)], check=False, timeout=30)
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("bindfs") or not os.path.isdir("/dev/shm") or not os.path.exists("/dev/fuse"),
+    reason="needs root, bindfs, /dev/fuse and /dev/shm to mount root's own views of a folder",
+)
+@pytest.mark.parametrize("view", ["overlay-upper-in-tmpfs", "bindfs-of-bindfs", "overlay-of-bindfs"])
+def test_a_view_on_two_file_systems_or_of_another_view_is_judged_by_the_file_behind_it(tmp_path, view):
+    # reliability-36: root's overlay of its folder with its upper layer in /dev/shm (tmpfs): its files take a device
+    # of the layer's, which no mount has, so the view was not found and the writer behind it was not seen: `run`
+    # passed, and the cell the second user wrote through their descriptor ran as root. A view of root's view alike
+    tmp_path.chmod(0o700)
+    shm = tempfile.mkdtemp(dir="/dev/shm")
+    src, mid, mnt, upper, work = (tmp_path / n for n in ("src", "mid", "mnt", "upper", "work"))
+    for folder in (src, mid, mnt, upper, work):
+        folder.mkdir()
+    nb = src / "nb.ipynb"
+    nb.write_text("{}")
+    nb.chmod(0o644)
+    mounts = {
+        "overlay-upper-in-tmpfs": [[f"lowerdir={src},upperdir={shm}/upper,workdir={shm}/work", mnt]],
+        "bindfs-of-bindfs": [[src, mid], [mid, mnt]],
+        "overlay-of-bindfs": [[src, mid], [f"lowerdir={mid},upperdir={upper},workdir={work}", mnt]],
+    }[view]
+    os.mkdir(f"{shm}/upper")
+    os.mkdir(f"{shm}/work")
+    done = []
+    try:
+        for what, at in mounts:
+            is_dir = isinstance(what, os.PathLike)
+            run = (
+                ["bindfs", str(what), str(at)] if is_dir else ["mount", "-t", "overlay", "overlay", "-o", what, str(at)]
+            )
+            subprocess.run(run, check=True, timeout=30)
+            done.insert(0, at)
+        assert ownership.file_writers(str(mnt / "nb.ipynb")) is None
+        queue = _hidden(nb)  # the kernel's count of the file behind the views
+        try:
+            assert "where /proc shows no process holding it" in (ownership.file_writers(str(mnt / "nb.ipynb")) or "")
+        finally:
+            queue.close()
+    finally:
+        for at in done:
+            subprocess.run(["umount", str(at)], check=False, timeout=30)
+        shutil.rmtree(shm, ignore_errors=True)

@@ -133,16 +133,18 @@ def _backing(
     matched and the view's own lease was free; the cell they wrote ran as root. ``mounts``: ``_mounts()``."""
     unescape = lambda text: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), text)  # noqa: E731
     real, device, view = os.path.realpath(path), f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}", None
-    for fields in mounts or []:  # the mount the path goes through: the deepest of the device's (the last of equals)
+    for fields in mounts or []:  # the mount the path lies on: the deepest mount point over it (the last of equals)
         at = fields.index("-") if "-" in fields else -1
-        if fields[2:3] == [device] and at >= 5 and len(fields) >= at + 4:
-            rel = os.path.relpath(real, unescape(fields[4]))
-            if rel != ".." and not rel.startswith("../") and (not view or len(fields[4]) >= len(view[0][4])):
-                view = (fields, at, rel)
+        if at >= 5 and len(fields) >= at + 4:
+            rel = os.path.relpath(real, point := unescape(fields[4]))
+            if rel != ".." and not rel.startswith("../") and (not view or len(point) >= view[3]):
+                view = (fields, at, rel, len(point))
     if view is None:
         return None
-    fields, at, rel = view
-    kind, options = fields[at + 1], fields[at + 3].split(",")
+    fields, at, rel, _ = view  # reliability-36: an overlay of layers on two file systems (an upper in tmpfs) gives its
+    kind, options = fields[at + 1], fields[at + 3].split(",")  # files a device of each layer's, not the mount's
+    if kind.startswith("fuse") and fields[2] != device:
+        return None
     if kind == "overlay":
         given = dict(o.split("=", 1) for o in options if "=" in o)
         layers = [given.get("upperdir", ""), *given.get("lowerdir", "").split(":")]
@@ -168,7 +170,7 @@ def _backing(
         except OSError:
             return None
         same = kind == "overlay" or found.st_ino == st.st_ino
-        return (backing, found) if same and stat.S_ISREG(found.st_mode) and not _fuse(found.st_dev, mounts) else None
+        return (backing, found) if same and stat.S_ISREG(found.st_mode) else None  # r-36: a view's view: judged in turn
     return None
 
 
