@@ -152,3 +152,31 @@ def test_a_view_on_two_file_systems_or_of_another_view_is_judged_by_the_file_beh
         for at in done:
             subprocess.run(["umount", str(at)], check=False, timeout=30)
         shutil.rmtree(shm, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount an overlay")
+@pytest.mark.parametrize("how", ["lowerdir+=", "a:b,c names"])
+def test_an_overlays_lower_layers_given_one_by_one_or_with_escaped_names_are_found(tmp_path, how):
+    # reliability-36: mountinfo shows an overlay mounted with lowerdir+= (one layer each, the new mount API) as such,
+    # and "\:" and "\," in a layer's name escaped: the lower layers were not found, so the writer of the file behind
+    # root's view was not seen
+    tmp_path.chmod(0o700)
+    names = ("one", "two" if how == "lowerdir+=" else "t:w,o", "upper", "work", "mnt")
+    one, two, upper, work, mnt = (tmp_path / n for n in names)
+    for folder in (one, two, upper, work, mnt):
+        folder.mkdir()
+    nb = two / "nb.ipynb"
+    nb.write_text("{}")
+    nb.chmod(0o644)
+    escaped = str(two).replace(":", "\\:").replace(",", "\\,")
+    lower = f"lowerdir+={one},lowerdir+={two}" if how == "lowerdir+=" else f"lowerdir={one}:{escaped}"
+    layers = f"{lower},upperdir={upper},workdir={work}"
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", layers, str(mnt)], check=True, timeout=30)
+    try:
+        queue = _hidden(nb)
+        try:
+            assert "where /proc shows no process holding it" in (ownership.file_writers(str(mnt / "nb.ipynb")) or "")
+        finally:
+            queue.close()
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False, timeout=30)

@@ -145,17 +145,19 @@ def _backing(
     kind, options = fields[at + 1], fields[at + 3].split(",")  # files a device of each layer's, not the mount's
     if kind.startswith("fuse") and fields[2] != device:
         return None
-    if kind == "overlay":
-        given = dict(o.split("=", 1) for o in options if "=" in o)
-        layers = [given.get("upperdir", ""), *given.get("lowerdir", "").split(":")]
+    if kind == "overlay":  # r-36: lowerdir+= and datadir+= (one layer each) too; "\\:" and "\\," in a layer's name
+        given = [o.split("=", 1) for o in options if "=" in o]
+        lower = [part for k, v in given if k == "lowerdir" for part in re.split(r"(?<!\\):", unescape(v))]
+        layers = [unescape(v) for k, v in given if k == "upperdir"] + [re.sub(r"\\(.)", r"\1", x) for x in lower]
+        layers += [unescape(v) for k, v in given if k in ("lowerdir+", "datadir+")]
     elif kind.startswith("fuse"):
         users = {int(o[8:]) for o in options if o.startswith("user_id=") and o[8:].isdigit()}
-        layers = [fields[at + 2]] if users <= {0, os.getuid()} else []
+        layers = [unescape(fields[at + 2])] if users <= {0, os.getuid()} else []
     else:
         return None
     # reliability-36: a bind mount of a folder inside the view (its mountinfo root "/sub", not "/") hid the file behind
     inner = os.path.normpath(os.path.join(unescape(fields[3]).lstrip("/"), rel))
-    for layer in [unescape(layer) for layer in layers if layer.startswith("/")]:
+    for layer in [layer for layer in layers if layer.startswith("/")]:
         backing = os.path.join(layer, inner)
         try:
             found = os.lstat(backing)
