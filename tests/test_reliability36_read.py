@@ -180,3 +180,31 @@ def test_an_overlays_lower_layers_given_one_by_one_or_with_escaped_names_are_fou
             queue.close()
     finally:
         subprocess.run(["umount", str(mnt)], check=False, timeout=30)
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("bindfs") or not os.path.exists("/dev/fuse"),
+    reason="needs root, bindfs and /dev/fuse to mount root's own view of a folder",
+)
+def test_a_writer_through_roots_own_fuse_view_is_not_cleared_as_root_by_the_fuse_process(tmp_path):
+    # reliability-36: the second user opened root's notebook through root's bindfs view (allow_other) while it was
+    # 0666 and kept the descriptor in a socket's queue; bindfs (root's) held the file behind for writing, so the
+    # kernel's count was cleared as root's own: `run` of the folder's own file (and of the view) passed, and the
+    # cell they wrote through the view ran as root
+    tmp_path.chmod(0o700)
+    src, mnt = tmp_path / "src", tmp_path / "mnt"
+    src.mkdir()
+    mnt.mkdir()
+    nb = src / "nb.ipynb"
+    nb.write_text("{}")
+    nb.chmod(0o644)
+    subprocess.run(["bindfs", str(src), str(mnt)], check=True, timeout=30)
+    try:
+        queue = _hidden(mnt / "nb.ipynb")  # held through the view: bindfs holds the file behind it
+        try:
+            for path in (nb, mnt / "nb.ipynb"):
+                assert "where /proc shows no process holding it" in (ownership.file_writers(str(path)) or "")
+        finally:
+            queue.close()
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False, timeout=30)

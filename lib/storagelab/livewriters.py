@@ -116,8 +116,27 @@ def _held_by_us(st: os.stat_result, trusted: int | None) -> bool:
             uid, _ = _credentials(pid)
         except (OSError, ValueError):
             continue
-        if uid in ours and file in _held_for_writing(pid) | _mapped_for_writing(pid):
+        if uid in ours and file in _held_for_writing(pid) | _mapped_for_writing(pid) and not _serves_fuse(pid):
             return True
+    return False
+
+
+def _serves_fuse(pid: str) -> bool:
+    """Whether the process serves a FUSE file system (holds /dev/fuse): what it holds open it holds for whoever
+    opened the file through its mount. Reliability-36: the second user opened root's notebook through root's bindfs
+    view (allow_other) while it was 0666 and kept that descriptor in a socket's queue; bindfs (root's) held the file
+    behind for writing, and cleared the hidden writer as root's own: `run` of the folder's own file passed, and the
+    cell they wrote through the view ran as root."""
+    try:
+        fds = os.listdir(f"{PROC}/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"{PROC}/{pid}/fd/{fd}") == "/dev/fuse":  # the link's text alone: no file system asked
+                return True
+        except OSError:
+            continue
     return False
 
 
