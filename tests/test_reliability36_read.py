@@ -208,3 +208,30 @@ def test_a_writer_through_roots_own_fuse_view_is_not_cleared_as_root_by_the_fuse
             queue.close()
     finally:
         subprocess.run(["umount", str(mnt)], check=False, timeout=30)
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("bindfs") or not os.path.exists("/dev/fuse"),
+    reason="needs root, bindfs and /dev/fuse to mount root's own view of a folder",
+)
+def test_a_link_resolved_by_roots_bindfs_view_is_judged_by_the_file_it_leads_to(tmp_path):
+    # reliability-36: root's `bindfs --resolve-symlinks` view of its folder shows a symlink of the folder as the file
+    # it leads to; the file behind the view was taken to be the link (not a regular file), so the writer of the file
+    # it leads to was not seen (the folder's own link, followed, was judged)
+    tmp_path.chmod(0o700)
+    src, mnt, other = tmp_path / "src", tmp_path / "mnt", tmp_path / "other"
+    for folder in (src, mnt, other):
+        folder.mkdir()
+    nb = other / "nb.ipynb"
+    nb.write_text("{}")
+    nb.chmod(0o644)
+    (src / "nb.ipynb").symlink_to(nb)
+    subprocess.run(["bindfs", "--resolve-symlinks", str(src), str(mnt)], check=True, timeout=30)
+    try:
+        queue = _hidden(nb)
+        try:
+            assert "where /proc shows no process holding it" in (ownership.file_writers(str(mnt / "nb.ipynb")) or "")
+        finally:
+            queue.close()
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False, timeout=30)

@@ -180,6 +180,8 @@ def _backing(
         backing = os.path.join(layer, inner)
         try:
             found = os.lstat(backing)
+            if stat.S_ISLNK(found.st_mode) and kind != "overlay":  # r-36: bindfs --resolve-symlinks shows its target
+                backing, found = os.path.realpath(backing), os.stat(backing)
             if kind == "overlay" and stat.S_ISREG(found.st_mode) and (to := _metacopy(backing)) is not None:
                 # reliability-36: its mode alone copied up (metacopy=on): its bytes are a lower layer's file's
                 inner = os.path.normpath(
