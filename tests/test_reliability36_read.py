@@ -235,3 +235,28 @@ def test_a_link_resolved_by_roots_bindfs_view_is_judged_by_the_file_it_leads_to(
             queue.close()
     finally:
         subprocess.run(["umount", str(mnt)], check=False, timeout=30)
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("bindfs") or not os.path.exists("/dev/fuse"),
+    reason="needs root, bindfs and /dev/fuse to mount root's own view of a folder",
+)
+def test_roots_bindfs_view_of_a_folder_whose_name_has_a_space_is_judged_by_the_file_behind_it(tmp_path):
+    # reliability-36: bindfs names its mount "bindfs" (not the folder) when the folder's name has a space: the folder
+    # behind root's view was not found, and the writer of the file behind it was not seen
+    tmp_path.chmod(0o700)
+    src, mnt = tmp_path / "s p", tmp_path / "m n"
+    src.mkdir()
+    mnt.mkdir()
+    nb = src / "nb.ipynb"
+    nb.write_text("{}")
+    nb.chmod(0o644)
+    subprocess.run(["bindfs", str(src), str(mnt)], check=True, timeout=30)
+    try:
+        queue = _hidden(nb)
+        try:
+            assert "where /proc shows no process holding it" in (ownership.file_writers(str(mnt / "nb.ipynb")) or "")
+        finally:
+            queue.close()
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False, timeout=30)

@@ -172,6 +172,8 @@ def _backing(
     elif kind.startswith("fuse"):
         users = {int(o[8:]) for o in options if o.startswith("user_id=") and o[8:].isdigit()}
         layers = [unescape(fields[at + 2])] if users <= {0, os.getuid()} else []
+        if layers and not layers[0].startswith("/"):  # r-36: bindfs names it "bindfs" for a folder with a space
+            layers = _fuse_source(unescape(fields[4]))
     else:
         return None
     # reliability-36: a bind mount of a folder inside the view (its mountinfo root "/sub", not "/") hid the file behind
@@ -195,6 +197,23 @@ def _backing(
         same = kind == "overlay" or found.st_ino == st.st_ino
         return (backing, found) if same and stat.S_ISREG(found.st_mode) else None  # r-36: a view's view: judged in turn
     return None
+
+
+def _fuse_source(point: str) -> list[str]:
+    """The folder that a FUSE program of root's or this user's (bindfs) serving the mount point ``point`` shows, from
+    its command line (``bindfs [options] FOLDER POINT``): mountinfo names the source "bindfs" when the folder's name
+    has a space. Reliability-36: root's bindfs view of "/root/h53r/sp ace/src" hid the writer of the file behind it."""
+    for pid in (p for p in os.listdir(PROC) if p.isdigit()):
+        try:
+            with open(f"{PROC}/{pid}/cmdline", "rb") as f:
+                args = [os.fsdecode(a) for a in f.read().split(b"\0")[:-1]]
+            if len(args) < 3 or os.path.normpath(args[-1]) != point or _credentials(pid)[0] not in (0, os.getuid()):
+                continue
+        except (OSError, ValueError):
+            continue
+        if os.path.isabs(args[-2]) and _serves_fuse(pid):
+            return [os.path.normpath(args[-2])]
+    return []
 
 
 def _metacopy(path: str) -> str | None:
