@@ -260,3 +260,23 @@ def test_roots_bindfs_view_of_a_folder_whose_name_has_a_space_is_judged_by_the_f
             queue.close()
     finally:
         subprocess.run(["umount", str(mnt)], check=False, timeout=30)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount an overlay")
+def test_an_overlay_of_layers_named_by_relative_paths_is_refused_as_unjudged(tmp_path):
+    # reliability-36: root's overlay mounted from its folder with relative layer paths (`mount -t overlay overlay -o
+    # lowerdir=l,upperdir=u,workdir=w m`): mountinfo keeps them relative, the layers were not found, and the writer
+    # of the file behind the view was not seen
+    tmp_path.chmod(0o700)
+    for name in ("l", "u", "w", "m"):
+        (tmp_path / name).mkdir()
+    nb = tmp_path / "l" / "nb.ipynb"
+    nb.write_text("{}")
+    nb.chmod(0o644)
+    mount = ["mount", "-t", "overlay", "overlay", "-o", "lowerdir=l,upperdir=u,workdir=w", "m"]
+    subprocess.run(mount, check=True, timeout=30, cwd=tmp_path)
+    try:
+        words = ownership.file_writers(str(tmp_path / "m" / "nb.ipynb")) or ""
+        assert "root's view shows from folders its mount names by relative paths (" in words
+    finally:
+        subprocess.run(["umount", str(tmp_path / "m")], check=False, timeout=30)

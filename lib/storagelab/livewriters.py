@@ -56,7 +56,9 @@ def unseen_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | No
     if not stat.S_ISREG(st.st_mode):
         return None
     mounts = _mounts()
-    if (behind := _backing(path, st, mounts)) and (words := _behind(*behind, trusted) or any_writer(*behind, trusted)):
+    if isinstance(behind := _backing(path, st, mounts), str):
+        return behind
+    if behind and (words := _behind(*behind, trusted) or any_writer(*behind, trusted)):
         return words  # root's own view of a folder (bindfs, an overlay): the file behind it
     if _fuse(st.st_dev, mounts):  # a FUSE file's open asks its (perhaps stopped) process
         return None
@@ -142,8 +144,9 @@ def _serves_fuse(pid: str) -> bool:
 
 def _backing(
     path: str | os.PathLike, st: os.stat_result, mounts: list[list[str]] | None
-) -> tuple[str, os.stat_result] | None:
-    """The file that a view of a local folder shows at ``path`` (stat ``st``), and its stat: a FUSE file system of
+) -> tuple[str, os.stat_result] | str | None:
+    """The file that a view of a local folder shows at ``path`` (stat ``st``), and its stat (words after "that" when
+    the folder behind cannot be found, as an overlay of relative paths): a FUSE file system of
     root's or this user's whose source is a folder holding a file with the same inode number (bindfs), or an
     overlay's upper or first lower layer holding the name; None otherwise (and for another user's FUSE mount, not
     asked: it may be stopped). Reliability-35: root ran its notebook through its own bindfs view of its folder
@@ -171,14 +174,20 @@ def _backing(
         layers += [unescape(v) for k, v in given if k in ("lowerdir+", "datadir+")]
     elif kind.startswith("fuse"):
         users = {int(o[8:]) for o in options if o.startswith("user_id=") and o[8:].isdigit()}
-        layers = [unescape(fields[at + 2])] if users <= {0, os.getuid()} else []
-        if layers and not layers[0].startswith("/"):  # r-36: bindfs names it "bindfs" for a folder with a space
-            layers = _fuse_source(unescape(fields[4]))
+        if not users <= {0, os.getuid()}:
+            return None  # another user's: not asked (it may be stopped); the FUSE rule refuses it
+        layers = [unescape(fields[at + 2])]
+        if not layers[0].startswith("/"):  # r-36: bindfs names it "bindfs" for a folder with a space
+            layers = _fuse_source(unescape(fields[4])) or (layers if kind == "fuse.bindfs" else [])
     else:
         return None
+    # r-36: an overlay's layers given by relative paths (as mountinfo shows them), a bindfs whose folder is not found
+    layers = [layer for layer in layers if layer]
+    if any(not layer.startswith("/") for layer in layers):
+        return f"root's view shows from folders its mount names by relative paths ({fields[at + 3][:100]})"
     # reliability-36: a bind mount of a folder inside the view (its mountinfo root "/sub", not "/") hid the file behind
     inner = os.path.normpath(os.path.join(unescape(fields[3]).lstrip("/"), rel))
-    for layer in [layer for layer in layers if layer.startswith("/")]:
+    for layer in layers:
         backing = os.path.join(layer, inner)
         try:
             found = os.lstat(backing)
