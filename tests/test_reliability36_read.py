@@ -280,3 +280,26 @@ def test_an_overlay_of_layers_named_by_relative_paths_is_refused_as_unjudged(tmp
         assert "root's view shows from folders its mount names by relative paths (" in words
     finally:
         subprocess.run(["umount", str(tmp_path / "m")], check=False, timeout=30)
+
+
+def test_a_cache_file_another_user_holds_open_for_writing_is_made_again(tmp_path, monkeypatch):
+    # reliability-36: root's cache folder and its bundle once open to all; the second user opened the bundle for
+    # writing then, and kept the descriptor (hidden in a socket's queue) after root made them 0700/0600 again: a whole
+    # entry of theirs (its SHA-256 line right) written through it was read back, and goes into every report page as
+    # script
+    import hashlib
+
+    from storagelab import usercache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    tmp_path.chmod(0o700)
+    assert usercache.cached_text("h53r.txt", lambda: "made") == "made"
+    path = tmp_path / "xdg" / "storagelab" / "h53r.txt"
+    body = b"theirs <script>alert(1)</script>"
+    path.write_bytes(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+    assert usercache.cached_text("h53r.txt", lambda: "made") == body.decode()  # a whole entry: read
+    queue = _hidden(path)
+    try:
+        assert usercache.cached_text("h53r.txt", lambda: "made") == "made"
+    finally:
+        queue.close()

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import ownership
+from .livewriters import any_writer
 
 _READ_AT_MOST = 64 << 20  # a cached text is a few MB; anything larger is not one of ours
 
@@ -65,7 +66,9 @@ def _read(path: Path) -> str | None:
     except OSError:
         return None
     st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+    # reliability-36: and no process of another user's holds it open for writing (opened while it was writable: root's
+    # cache folder and file once open to all): their bundle, a whole entry written through it, went into pages as script
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022 or any_writer(path, st):
         os.close(fd)  # before fdopen, which raised IsADirectoryError for a folder at the name (reliability-32)
         return None
     with os.fdopen(fd, "rb") as f:
