@@ -303,3 +303,14 @@ def test_a_cache_file_another_user_holds_open_for_writing_is_made_again(tmp_path
         assert usercache.cached_text("h53r.txt", lambda: "made") == "made"
     finally:
         queue.close()
+
+
+def test_a_notebook_that_is_not_json_is_one_line_not_a_traceback(tmp_path):
+    # reliability-36: `storagelab run` of a notebook cut short (read while it was rewritten, or saved half) ended in
+    # nbformat's NotJSONError traceback
+    from storagelab import nbparams
+
+    nb = tmp_path / "broken.ipynb"
+    nb.write_text('{"cells": [{"cell_type": "code", "metad')
+    with pytest.raises(nbparams.ParameterError, match="not a notebook \\(not JSON\\)"):
+        nbparams.notebook_parameters(nb)

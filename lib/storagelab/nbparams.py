@@ -73,7 +73,10 @@ def _read(nb_path: Path):
             data = read_text_file(fh, nb_path, "notebook")
     except OSError as e:
         raise ParameterError(f"{nb_path}: {e.strerror or e}: give a notebook file") from None
-    return nbformat.reads(data.decode("utf-8", errors="replace"), as_version=4)
+    try:
+        return nbformat.reads(data.decode("utf-8", errors="replace"), as_version=4)
+    except nbformat.reader.NotJSONError:  # reliability-36: a traceback for a cut or rewritten notebook file
+        raise ParameterError(f"{nb_path}: not a notebook (not JSON): give a notebook file") from None
 
 
 def notebook_parameters(nb_path: Path) -> dict[str, Any]:
