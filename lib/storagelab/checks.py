@@ -1,5 +1,6 @@
 """What is wrong with what a command was given, checked before it starts: paths that are not the files they should
-be, a database this user cannot read, too low a limit of open files. Each gives one line (or None: all is well)."""
+be, a database this user cannot read, too low a limit of open files, a name DuckDB cannot take. Each gives one line
+(or None: all is well)."""
 
 from __future__ import annotations
 
@@ -105,3 +106,45 @@ def _below(limit: int, needed: int) -> int | None:
         except (ValueError, OSError):  # pragma: no cover - a system that refuses a raise within the hard limit
             pass
     return soft
+
+
+# the options whose path DuckDB (or the notebook that records it) opens: a name that is not UTF-8 raised
+# RuntimeError: std::bad_cast inside duckdb.connect, a traceback (reliability-12 Low 1, reliability-13)
+DUCKDB_PATH_OPTIONS = (("db", "--db"), ("dataset", "--dataset"), ("parquet", "--parquet"), ("output", "--output"))
+
+
+def not_utf8(what: str, path: Path | str) -> str | None:
+    """Why ``path`` cannot be given to DuckDB: its name is not UTF-8 (Python keeps such bytes as surrogates, DuckDB
+    takes UTF-8 only), as one line naming ``what`` (the option); None when it is UTF-8."""
+    try:
+        os.fsencode(path).decode("utf-8")
+    except UnicodeDecodeError as e:
+        return (
+            f"{what} {os.fsencode(path).decode('utf-8', 'backslashreplace')}: its name is not UTF-8 (byte {os.fsencode(path)[e.start]:#04x}), which DuckDB (and the notebook files that record it) cannot take; "
+            "rename it, or give a path whose name is UTF-8"
+        )
+    return None
+
+
+def names_refusal(args) -> str | None:
+    """The first path option of a command (``DUCKDB_PATH_OPTIONS``) whose name DuckDB cannot open, as one line."""
+    for attr, option in DUCKDB_PATH_OPTIONS:
+        given = getattr(args, attr, None)
+        if isinstance(given, str) and (why := not_utf8(option, given)):
+            return why
+    return None
+
+
+def dotdot_refusal(what: str, path: Path | str) -> str | None:
+    """Why ``path`` must not be given to DuckDB: it holds a ``..`` after a symlink, which the checks follow as the
+    kernel does (up from the link's target) while DuckDB drops it with the name before it (reliability-13:
+    ``--db /proc/self/cwd/../../root/x.duckdb`` was checked as /root/x.duckdb and opened as /proc/root/x.duckdb; with
+    ``/tmp/rootslink/../x.duckdb`` DuckDB would open /tmp/x.duckdb, a name another user can plant). None otherwise."""
+    given = os.path.abspath(path)  # abspath is lexical too, as DuckDB
+    raw = os.path.join(os.getcwd(), path) if not os.path.isabs(path) else os.fspath(path)
+    if ".." not in Path(raw).parts or os.path.realpath(given) == os.path.realpath(raw):
+        return None
+    return (
+        f"{what} {path}: a '..' after a symlink leads to {os.path.realpath(raw)}, but DuckDB would open "
+        f"{given}; give the path without '..'"
+    )

@@ -22,6 +22,7 @@ from . import livefolders, paths, readcopies
 from .errors import DatabaseBusyError, StoreError
 from .interrupts import track
 from .livewriters import live_writer, unseen_writer
+from .ownership import loose_file
 from .schema import ddl
 from .usernames import user_name
 
@@ -136,7 +137,7 @@ def connect(
     ``wait`` s; its message names ``wait_option`` when the command has one); a database that
     cannot be opened (a folder, not DuckDB, corrupt, read-only) gives StoreError."""
     db = Path(db_path or paths.DB)
-    from .ownership import dotdot_refusal, not_utf8  # noqa: PLC0415
+    from .checks import dotdot_refusal, not_utf8  # noqa: PLC0415
 
     if why := not_utf8("the database", db) or dotdot_refusal("the database", db):  # reliability-13
         raise StoreError(why)
@@ -428,7 +429,7 @@ _READ_ONLY = ""  # _their_sql's ``hidden`` for a read-only open: probed there, a
 
 def _unseen(real: Path) -> str | None:
     try:
-        return unseen_writer(real, os.stat(real))
+        return unseen_writer(real, os.stat(real), loose=loose_file)
     except OSError:
         return None
 
@@ -465,7 +466,11 @@ def _their_sql(
         # reliability-33: root's database made 0600 after the second user opened it for writing (while 0666): they
         # wrote a view of read_text('/root/...') through their descriptor and root's `sql --db` printed the file
         # r-34: a queued descriptor; for a read-write open, probed before it (``hidden``), as the probe would count it
-        mode |= stat.S_IWOTH if live_writer(st) or (hidden if hidden != _READ_ONLY else unseen_writer(real, st)) else 0
+        mode |= (
+            stat.S_IWOTH
+            if live_writer(st) or (hidden if hidden != _READ_ONLY else unseen_writer(real, st, loose=loose_file))
+            else 0
+        )
     except OSError:
         owner, mode = -1, 0
     from .ownership_fuse import fuse_mounter  # noqa: PLC0415

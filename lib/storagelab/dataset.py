@@ -52,7 +52,7 @@ from .errors import StoreError
 from .ingest_open import _resolve, open_input, read_input
 from .interrupts import track
 from .livewriters import live_writer, unseen_writer
-from .ownership import SharedFolderError, made_refusal
+from .ownership import SharedFolderError, loose_file, made_refusal
 from .schema import all_tables
 
 FORMAT = "storagelab-dataset/2"
@@ -660,7 +660,7 @@ def _only_ours(where: Path, info: dict) -> bool:
     stats = [_only_ours_file(path) for path in named]
     if not all(stats) or live_writer(*(st for st in stats if st)) is not None:
         return False  # reliability-34: and one held for writing where /proc shows no holder (livewriters)
-    return not any(unseen_writer(str(path), st) for path, st in zip(named, stats, strict=True) if st)
+    return not any(unseen_writer(str(path), st, loose=loose_file) for path, st in zip(named, stats, strict=True) if st)
 
 
 def _only_ours_file(path: Path) -> os.stat_result | None:

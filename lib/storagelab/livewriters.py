@@ -17,8 +17,13 @@ import re
 import signal
 import stat
 import time
+from collections.abc import Callable
 
 PROC = "/proc"  # a test gives another
+# how a file's own owner, mode, group and access control list let another user write it, as words after "that" (the
+# file behind root's own view is judged by it too: ``ownership.loose_file``, given by each caller, as that module
+# imports this one)
+Loose = Callable[[os.stat_result, str], "str | None"]
 
 
 def live_writer(*stats: os.stat_result, trusted: int | None = None) -> str | None:
@@ -39,12 +44,14 @@ def live_writer(*stats: os.stat_result, trusted: int | None = None) -> str | Non
     return None
 
 
-def any_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | None = None) -> str | None:
+def any_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | None = None, *, loose: Loose) -> str | None:
     """``live_writer``'s words for the file ``path`` (stat ``st``), else ``unseen_writer``'s."""
-    return live_writer(st, trusted=trusted) or unseen_writer(path, st, trusted)
+    return live_writer(st, trusted=trusted) or unseen_writer(path, st, trusted, loose=loose)
 
 
-def unseen_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | None = None) -> str | None:
+def unseen_writer(
+    path: str | os.PathLike, st: os.stat_result, trusted: int | None = None, *, loose: Loose
+) -> str | None:
     """How a descriptor no process shows in /proc can write the regular file ``path`` (whose stat is ``st``), as
     words after "that"; None when the kernel says no one holds it open for writing, or when what does is a process
     of this user's, root's or ``trusted``'s. Reliability-34: the second user opened root's 0666 notebook for
@@ -58,7 +65,7 @@ def unseen_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | No
     mounts = _mounts()
     if isinstance(behind := _backing(path, st, mounts), str):
         return behind
-    if behind and (words := _behind(*behind, trusted) or any_writer(*behind, trusted)):
+    if behind and (words := _behind(*behind, trusted, loose) or any_writer(*behind, trusted, loose=loose)):
         return words  # root's own view of a folder (bindfs, an overlay): the file behind it
     if _fuse(st.st_dev, mounts):  # a FUSE file's open asks its (perhaps stopped) process
         return None
@@ -94,17 +101,15 @@ def unseen_writer(path: str | os.PathLike, st: os.stat_result, trusted: int | No
     )
 
 
-def _behind(path: str, st: os.stat_result, trusted: int | None) -> str | None:
+def _behind(path: str, st: os.stat_result, trusted: int | None, loose: Loose) -> str | None:
     """How the file ``path`` (stat ``st``) behind root's own view is another user's or writable by others, as words
     after "that"; None when it is not. Reliability-36: an overlay mounted with metacopy=on; root's chmod 644 through
     it of its notebook (0666 in the lower layer) copied up the mode alone, and the view showed 0644 while its bytes
     were still the lower file's: the second user wrote their cell there, and `run` of the view ran it as root. The
     same with bindfs's --perms or --force-user, which show a mode or owner the file behind does not have."""
-    from .ownership import _writable_by_others  # noqa: PLC0415
-
     if st.st_uid not in (0, os.getuid(), trusted):
         return f"root's view shows of {path}, the user {_name(st.st_uid)}'s"
-    words = _writable_by_others(st, path, made_in=False)
+    words = loose(st, path)
     return f"root's view shows of {path}, which {words}" if words else None
 
 

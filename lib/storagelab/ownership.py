@@ -745,8 +745,13 @@ def file_writers(path: str, invoker: int | None = None) -> str | None:
         return None
     if st.st_uid not in (0, os.getuid(), invoker):
         return f"of another user's ({_user_name(st.st_uid)})"
-    loose = stat.S_ISREG(st.st_mode) and (_writable_by_others(st, path, made_in=False) or _live(path, st, invoker))
+    loose = stat.S_ISREG(st.st_mode) and (loose_file(st, path) or _live(path, st, invoker, loose=loose_file))
     return f"that {loose}" if loose else None  # r-33: live_writer: a descriptor they opened while it was writable
+
+
+def loose_file(st: os.stat_result, path: str) -> str | None:
+    """How the mode, group and access control list of the file ``path`` (stat ``st``) let another user write it."""
+    return _writable_by_others(st, path, made_in=False)
 
 
 def no_write_for_others() -> None:
@@ -755,45 +760,3 @@ def no_write_for_others() -> None:
     -rw-rw-rw- beside a 0600 database in root's own folder, which another user could open and rewrite, and the
     folders the export and the Parquet copy made were 0777 and so refused). A stricter umask is kept."""
     os.umask(os.umask(0) | 0o022)
-
-
-# the options whose path DuckDB (or the notebook that records it) opens: a name that is not UTF-8 raised
-# RuntimeError: std::bad_cast inside duckdb.connect, a traceback (reliability-12 Low 1, reliability-13)
-DUCKDB_PATH_OPTIONS = (("db", "--db"), ("dataset", "--dataset"), ("parquet", "--parquet"), ("output", "--output"))
-
-
-def not_utf8(what: str, path: Path | str) -> str | None:
-    """Why ``path`` cannot be given to DuckDB: its name is not UTF-8 (Python keeps such bytes as surrogates, DuckDB
-    takes UTF-8 only), as one line naming ``what`` (the option); None when it is UTF-8."""
-    try:
-        os.fsencode(path).decode("utf-8")
-    except UnicodeDecodeError as e:
-        return (
-            f"{what} {os.fsencode(path).decode('utf-8', 'backslashreplace')}: its name is not UTF-8 (byte {os.fsencode(path)[e.start]:#04x}), which DuckDB (and the notebook files that record it) cannot take; "
-            "rename it, or give a path whose name is UTF-8"
-        )
-    return None
-
-
-def names_refusal(args) -> str | None:
-    """The first path option of a command (``DUCKDB_PATH_OPTIONS``) whose name DuckDB cannot open, as one line."""
-    for attr, option in DUCKDB_PATH_OPTIONS:
-        given = getattr(args, attr, None)
-        if isinstance(given, str) and (why := not_utf8(option, given)):
-            return why
-    return None
-
-
-def dotdot_refusal(what: str, path: Path | str) -> str | None:
-    """Why ``path`` must not be given to DuckDB: it holds a ``..`` after a symlink, which the checks follow as the
-    kernel does (up from the link's target) while DuckDB drops it with the name before it (reliability-13:
-    ``--db /proc/self/cwd/../../root/x.duckdb`` was checked as /root/x.duckdb and opened as /proc/root/x.duckdb; with
-    ``/tmp/rootslink/../x.duckdb`` DuckDB would open /tmp/x.duckdb, a name another user can plant). None otherwise."""
-    given = os.path.abspath(path)  # abspath is lexical too, as DuckDB
-    raw = os.path.join(os.getcwd(), path) if not os.path.isabs(path) else os.fspath(path)
-    if ".." not in Path(raw).parts or os.path.realpath(given) == os.path.realpath(raw):
-        return None
-    return (
-        f"{what} {path}: a '..' after a symlink leads to {os.path.realpath(raw)}, but DuckDB would open "
-        f"{given}; give the path without '..'"
-    )

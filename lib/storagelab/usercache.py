@@ -68,7 +68,12 @@ def _read(path: Path) -> str | None:
     st = os.fstat(fd)
     # reliability-36: and no process of another user's holds it open for writing (opened while it was writable: root's
     # cache folder and file once open to all): their bundle, a whole entry written through it, went into pages as script
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022 or any_writer(path, st):
+    if (
+        not stat.S_ISREG(st.st_mode)
+        or st.st_uid != os.getuid()
+        or st.st_mode & 0o022
+        or any_writer(path, st, loose=ownership.loose_file)
+    ):
         os.close(fd)  # before fdopen, which raised IsADirectoryError for a folder at the name (reliability-32)
         return None
     with os.fdopen(fd, "rb") as f:
