@@ -40,3 +40,17 @@ def test_a_fio_runtime_or_groupid_no_fio_prints_is_refused(rel, old, new, match)
     for parse in (lambda: parse_bytes(data, rel), lambda: parse_text(data.decode(), rel)):
         with pytest.raises(ParseError, match=match):
             parse()
+
+
+def test_a_zdb_bb_row_after_the_total_damaged_in_its_first_cell_is_refused():
+    """Before: exit 0, no warning, zdb_block_types 49 -> 48 (the `Metadata Total` row lost)."""
+    from conftest import mutated
+
+    from storagelab.errors import ParseError
+    from storagelab.parsers import parse_bytes
+
+    rel = "zdb/2.3/bbb.txt"
+    data = mutated(rel, " 3.64K\t 135M\t3.99M", " x.64K\t 135M\t3.99M")
+    with pytest.raises(ParseError, match="unreadable row in the zdb -bb table") as e:
+        parse_bytes(data, rel)
+    assert e.value.line == 222
