@@ -84,6 +84,19 @@ def sniff(text: str) -> str | None:
     return sniff_log(text)  # write_bw_log/..._hist_log files: lines of numbers
 
 
+def _json_passed_over(text: str, parsed: Parsed) -> Parsed:
+    """Text or terse output beside a JSON document this did not read (its '"fio version"' key damaged): the values
+    stored are the text's, which fio rounds (a 661 ns latency printed as 0 usec), so a warning says so
+    (reliability-36 input: exit 0 and no word of the JSON passed over)."""
+    m = _JSON_CUE.search(text[:200_000])
+    if m and '"jobs"' in text[m.start() : m.start() + 200_000]:
+        parsed.warnings.append(
+            f'line {text.count(chr(10), 0, m.start()) + 1}: a JSON document without "fio version" is not read: '
+            "the values stored are the text output's (fio rounds them)"
+        )
+    return parsed
+
+
 def parse_bytes(data: bytes) -> Parsed | None:
     """The fast path (see ``parsers.parse_bytes``): one fio JSON document, whatever its layout, decoded
     and typed from the bytes (fastjson.py); None (decline) for anything else, which then takes ``sniff``/``parse``."""
@@ -113,9 +126,9 @@ def parse(text: str, fmt: str | None = None, name: str | None = None) -> Parsed:
             'a JSON document with "fio version", or a terse line',
         )
     if fmt == "fio-normal":
-        return failed.warn(parse_text(text))
+        return failed.warn(_json_passed_over(text, parse_text(text)))
     if fmt == "fio-terse":
-        return failed.warn(parse_terse(text))
+        return failed.warn(_json_passed_over(text, parse_terse(text)))
     if fmt in ("fio-json", "fio-json+normal"):
         parsed = parse_json(text)
         if fmt == "fio-json+normal":

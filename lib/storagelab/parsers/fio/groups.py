@@ -32,6 +32,14 @@ def add_derived_groups(
                 expected='"runtime" and "io_bytes"',
             )
         runtime_ms = row["runtime_ns"] / 1e6 if row["runtime_ns"] else 0
+        io_ = row["io_bytes"] or 0  # reliability-36: a runtime of 0.4 or 1e308 ms was a parser-bug (ZeroDivisionError,
+        for what, v in (("runtime", runtime_ms), ("io_bytes", io_)):  # OverflowError); io 1.5 bytes summed as 1
+            if not (0 <= v < 1e30 and v == int(v)):  # fio prints both as unsigned integers
+                raise ParseError(
+                    f"a job's {direction} {what} is {v!r}: its group's totals cannot be computed",
+                    line=(row.get("lines") or (line_start, line_end))[0],
+                    expected=f'"{what}": a whole number, not negative',
+                )
         if not runtime_ms or row["io_bytes"] is None:
             continue
         exact = exact and not in_kib

@@ -111,7 +111,7 @@ def _add_document(parsed: Parsed, doc: Document, doc_index: int, is_final: bool,
     jobs = top["jobs"]
     group_sizes: dict[Any, int] = {}
     for job in jobs:
-        if type(job) is dict:
+        if type(job) is dict and type(job.get("groupid")) in (int, float, type(None)):  # a {} or [] groupid is refused
             group_sizes[job.get("groupid")] = group_sizes.get(job.get("groupid"), 0) + 1
     group_results: list[tuple[int, str, dict, bool]] = []  # (groupid, direction, row, io in KiB)
     for i, job in enumerate(jobs):

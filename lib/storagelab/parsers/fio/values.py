@@ -29,6 +29,10 @@ def int_field(obj: dict, key: str, where: int) -> int | None:
     if type(value) is int:
         return value
     value = number(value, key, where)
+    if value is not None and not float(value).is_integer():  # reliability-36: "groupid": 1.5 was stored as 1, and NaN
+        raise ParseError(  # (ValueError) or 1e400 was a parser-bug
+            f"field {key!r} is not a whole number: {value!r}", line=where, kind="invalid", expected="an integer"
+        )
     return None if value is None else int(value)
 
 

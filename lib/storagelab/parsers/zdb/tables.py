@@ -10,6 +10,12 @@ from .state import ReaderState
 _KNOWN_IN_TABLE = re.compile(r"(?i)number\s*of|gang")  # words of the lines a -bb table holds beside its rows
 
 
+def _row_like(s: str) -> bool:
+    """A line of 7 or more fields, 5 of its first 7 holding a digit: a -bb row with a damaged cell."""
+    fields = s.split()
+    return len(fields) >= 7 and (s[:1].isdigit() or sum(any(c.isdigit() for c in f) for f in fields[:7]) >= 5)
+
+
 class BlockTables(ReaderState):
     def h_table(self, i, m):
         block_no = self.block["block_no"] if self.block else None
@@ -35,8 +41,8 @@ class BlockTables(ReaderState):
                 pass
             else:
                 cells = self.row_cells(raw)
-                if cells is None and len(s.split()) >= 7 and s[:1].isdigit():  # reliability-33: a row with a
-                    # damaged cell (`3.64e0K`) ended the table, and the row was lost with exit 0
+                if cells is None and _row_like(s):  # reliability-33: a row with a damaged cell (`3.64e0K`) ended
+                    # the table, and the row was lost with exit 0; reliability-36: also its first cell (`x.64K`)
                     raise self.err(f"unreadable row in the zdb -bb table: {s[:80]!r}", j, "a row of the table's cells")
                 if cells is None and _KNOWN_IN_TABLE.search(s):  # reliability-35: a damaged 'number of ganged
                     # blocks' (or star histogram head) line ended the table: the rows after it lost with exit 0
