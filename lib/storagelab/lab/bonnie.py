@@ -131,7 +131,7 @@ def run_bonnie(
     finally:
         _restore_signals(old_handlers)
     stop_if_reader_gone()  # 141 and its line (cli), before the ingest: a re-run ingests what was saved
-    outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
+    outputs = [out / f"{rid}.txt" for rid, done in slots if (done or out / f"{rid}.txt" in saved)]  # not unlabelled
     ingested = _ingest(outputs, db, manifest) if ingest else 0  # the new ones, and any saved but not yet ingested
     return rc or ingested
 
