@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
+from pathlib import Path
 
 from storagelab.lab import bonnie as labbonnie
 from storagelab.lab import fio as labfio
@@ -71,3 +73,33 @@ def test_a_lab_bonnie_run_killed_while_it_was_saved_is_run_again_not_taken_as_sa
     rc = labbonnie.run_bonnie(target=target, out=out, size_bytes=16 << 20, db=None, files=0, repeat=2, log=lines.append)
     assert rc == 130 and [n.rsplit("/", 1)[-1] for n in ran] == [".bonnie-16m-n0-2.txt.part"], lines
     assert ingested == ["bonnie-16m-n0.txt"]
+
+
+def test_a_lab_bonnie_stopped_while_its_last_run_is_saved_says_it_and_exits_129(tmp_path, monkeypatch):
+    """reliability-36: `lab bonnie` given SIGHUP (to the process) at the rename of its last run's output ended 0 with
+    no line: its loop reads a stop only before each run. `lab fio` says "interrupted: N completed runs kept" there."""
+    system = {"ram_bytes": 1 << 30, "host": "h", "cpu": "c", "kernel": "k", "os": "o"}
+    monkeypatch.setattr(labbonnie, "describe_system", lambda: system)
+    monkeypatch.setattr(labbonnie, "_target_and_flags", lambda target, size_mib, ram: ({}, []))
+    output = (Path(__file__).parent / "fixtures" / "bonnie" / "2.00a" / "plain.out.txt").read_bytes()
+    monkeypatch.setattr(labbonnie, "_run_bonnie", lambda argv, fh, stop, running: fh.write(output) and None)
+    real = labbonnie.append_manifest
+
+    def append_manifest(manifest, rows):  # the hang-up comes while the run is saved
+        os.kill(os.getpid(), signal.SIGHUP)
+        return real(manifest, rows)
+
+    monkeypatch.setattr(labbonnie, "append_manifest", append_manifest)
+    lines: list[str] = []
+    rc = labbonnie.run_bonnie(
+        target=tmp_path / "t",
+        out=tmp_path / "out",
+        size_bytes=16 << 20,
+        db=None,
+        files=0,
+        ingest=False,
+        log=lines.append,
+    )
+    assert rc == 128 + signal.SIGHUP, lines
+    assert lines[-1] == "interrupted: 1 completed runs kept (a re-run resumes)"
+    assert (tmp_path / "out" / "bonnie-16m-n0.txt").exists()  # the run itself whole and kept
