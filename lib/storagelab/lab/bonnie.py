@@ -50,8 +50,7 @@ def run_bonnie(
     """``repeat`` bonnie++ runs (file size 2 x RAM unless ``size_bytes``), saved as OUT/bonnie-<size>m-n<files>.txt,
     then -2, -3 ...; an output already saved by the same command counts (a re-run resumes), one made by another
     command (other target) is kept. Ctrl-C discards the running one and keeps, labels and ingests the others."""
-    system = describe_system()
-    ram = system["ram_bytes"]
+    ram = (system := describe_system())["ram_bytes"]
     size = size_bytes or 2 * ram
     size_mib = max(1, size // MiB if size_bytes else -(-size // MiB))  # the default: 2 x RAM, rounded up to MiB
     # bonnie++ refuses a file size below twice the RAM it is told: tell it half the file size
@@ -128,12 +127,22 @@ def run_bonnie(
                 rc = 1  # not whole, or not labelled: kept outside OUT (said)
                 continue
             saved.append(kept)
+        rc = _said_stop(stop, rc, len(saved), log)
     finally:
         _restore_signals(old_handlers)
     stop_if_reader_gone()  # 141 and its line (cli), before the ingest: a re-run ingests what was saved
-    outputs = [out / f"{rid}.txt" for rid, _ in slots if (out / f"{rid}.txt").exists()]
+    outputs = [out / f"{rid}.txt" for rid, done in slots if (done or out / f"{rid}.txt" in saved)]  # not unlabelled
     ingested = _ingest(outputs, db, manifest) if ingest else 0  # the new ones, and any saved but not yet ingested
     return rc or ingested
+
+
+def _said_stop(stop: list[int], rc: int, kept: int, log) -> int:
+    """``rc``, or 128 + the stop that came while the last run was saved, said (the loop reads a stop only before each
+    run: reliability-36, `lab bonnie` given SIGHUP at its last run's rename ended 0 with no line)."""
+    if stop and rc != 128 + stop[0]:
+        log(f"interrupted: {kept} completed runs kept (a re-run resumes)")
+        return 128 + stop[0]
+    return rc
 
 
 WAIT_S = 0.2  # seconds between two looks for a stop while bonnie++ runs

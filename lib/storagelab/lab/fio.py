@@ -164,8 +164,9 @@ def saved_commands(manifest: Path) -> dict[str, str]:
 def output_slots(stem: str, out: Path, saved: dict[str, str], repeat: int, command_of, tool: str, log=show):
     """Where ``repeat`` outputs of one command go in OUT, and whether each is already saved: ``(id, done)`` for ids
     STEM, STEM-2, STEM-3 ... (output ``OUT/<id>.txt``); an id whose saved output was made by another command (its
-    manifest row says) is skipped over, one whose output has no manifest row is taken as this command's.
-    ``command_of(id)``: the command line that id's run would have."""
+    manifest row says) is skipped over; one whose output has no manifest row is run again (reliability-36: a lab
+    killed outright between the output's rename and its rows left it so, and the re-run took it as saved: an
+    unlabelled run ingested, exit 0). ``command_of(id)``: the command line that id's run would have."""
     root = manifest_for(out).parent.resolve()
     slots: list[tuple[str, bool]] = []
     k = 1
@@ -177,7 +178,10 @@ def output_slots(stem: str, out: Path, saved: dict[str, str], repeat: int, comma
             slots.append((rid, False))
             continue
         command = saved.get(output.resolve().relative_to(root).as_posix())
-        if command is None or command == command_of(rid):
+        if command is None:  # never labelled: the run is made again under this id (its files rewritten)
+            log(f"lab {tool}: {output.name} in {out} has no manifest row (a run stopped while it was saved): run again")
+            slots.append((rid, False))
+        elif command == command_of(rid):
             slots.append((rid, True))
         else:
             log(f"lab {tool}: {output.name} in {out} was made by another command: kept, this run gets the next id")
@@ -420,8 +424,12 @@ def run_fio_matrix(
     )
     # the new runs, and any saved before but not yet in the database (an ingest that failed or was stopped: a
     # re-run resumes it; the ingest skips the files it already has)
+    kept = set(m.done_files)  # not a run's files left unlabelled by a kill, which this call did not reach
     saved_files = [
-        f for slot, _, _ in planned if (out / f"{slot.run_id}.txt").exists() for f in _run_files(out, slot.run_id)
+        f
+        for slot, done, _ in planned
+        if (out / f"{slot.run_id}.txt").exists() and (done or out / f"{slot.run_id}.txt" in kept)
+        for f in _run_files(out, slot.run_id)
     ]
     stop_if_reader_gone()  # 141 and its line (cli), before the ingest: a re-run ingests what was saved
     rc = _ingest(saved_files, db, manifest) if ingest else 0
