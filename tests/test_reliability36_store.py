@@ -31,3 +31,37 @@ def test_a_link_to_a_backslash_key_re_pointed_to_a_reused_inode_number_is_refuse
     reused = list(os.stat(tmp_path / "m2.txt"))
     reused[1], reused[2] = item.ino, item.dev  # st_ino, st_dev: what a reused inode number reads as
     assert isinstance(listing.led_elsewhere(item, os.stat_result(reused)), OSError)
+
+
+def test_a_target_under_data_raw_re_pointed_after_pinned_raw_is_taken_under_the_pinned_folder(tmp_path, monkeypatch):
+    """data/raw a symlink (-> A), `ingest data/raw/sub` with data/raw re-pointed to B between ddd0e33b's pinned_raw
+    and the target's pin (hooked): the target was B/sub, data/raw taken as A, so B/sub was a folder outside data/raw:
+    B's data/raw ignore file (``*.log``) was not read and B/sub/skip.log was stored, its manifest not read either,
+    exit 0. Now a target named under data/raw/ is taken under the folder pinned_raw took."""
+    from test_store_identity import CONTENTS
+
+    from storagelab import paths
+    from storagelab.store import ingest, pipeline
+
+    logs = tmp_path / "mnt"
+    for d in "AB":
+        (logs / d / "sub").mkdir(parents=True)
+        (logs / d / "sub" / "a.txt").write_bytes(CONTENTS[0])
+        (logs / d / "sub" / "skip.log").write_bytes(CONTENTS[1])
+        (logs / d / ".storagelabignore").write_text("*.log\n")
+    raw = tmp_path / "data" / "raw"
+    raw.parent.mkdir()
+    monkeypatch.setattr(paths, "RAW", raw)
+    monkeypatch.setattr(paths, "MANIFEST", raw / "manifest.csv")
+
+    def point(d):
+        (tmp_path / ".t").symlink_to(logs / d)
+        os.replace(tmp_path / ".t", raw)
+
+    point("A")
+    pin = pipeline.pinned_raw
+    monkeypatch.setattr(pipeline, "pinned_raw", lambda: (pin(), point("B"))[0])
+    for i, target in enumerate([raw / "sub", raw / "sub" / ".." / "sub"]):
+        s = ingest([target], db_path=tmp_path / f"d{i}.duckdb", manifest_path=None, parquet_dir=False, progress=False)
+        point("A")
+        assert (s.ingested, s.ignored, s.failed) == (1, 1, 0), s.line()

@@ -70,14 +70,20 @@ class Summary:
         self.errors.append(error_text(out))
 
 
-def _pinned(target: Path | str) -> Path | str:
+def _pinned(target: Path | str, raw: Path | None = None) -> Path | str:
     """A folder named through a symlink, as the folder it leads to now: the listing's keys, its scan, the reads and
     the removals' scope all take this one path. Reliability-34 (store): `ingest logs/cur` (cur -> A) with `ln -sfn B
     logs/cur` during it: the keys were A's and the scan B's (B's bytes held as A's files), or the listing A's and the
     scope B's (B's files removed as gone, or taken as renamed into A), exit 0. A file named is read in the folder its
     name's folder leads to now (its own name may be a symlink: read through, as listed). Under data/raw/ its ignore
-    rules apply to the folder led to, as they apply to data/raw/ itself taken by ``pinned_raw``."""
+    rules apply to the folder led to, as they apply to data/raw/ itself taken by ``pinned_raw``: a target named under
+    data/raw/ is taken under ``raw``, the folder pinned_raw took (reliability-36: `ingest data/raw/sub` with data/raw
+    re-pointed from A to B between the two: B/sub was not under A, so B's ignore file and manifest were not read)."""
     p = Path(target)
+    named = Path(os.path.abspath(paths.RAW))
+    if raw is not None and raw != named:  # not normalized: "sub/.." after data/raw/ is the kernel's, as in the name
+        if (given := Path(os.getcwd(), p).parts)[: len(named.parts)] == named.parts:
+            target = p = raw.joinpath(*given[len(named.parts) :])
     folder, name = (p, None) if p.is_dir() else (p.parent, p.name)
     real = folder.resolve()
     if real == Path(os.path.abspath(folder)) and ".." not in folder.parts:  # abspath drops "L/..": L may be a link
@@ -135,7 +141,7 @@ def ingest(
     if not (math.isfinite(wait) and wait >= 0):
         raise ValueError(f"wait must be a number of seconds >= 0, got {wait}")
     raw, named = pinned_raw(), bool(targets)
-    targets = [_pinned(t) for t in targets] if targets else [raw]
+    targets = [_pinned(t, raw) for t in targets] if targets else [raw]
     db_file = Path(db_path or paths.DB)
     manifest = load_manifest(Path(manifest_path) if manifest_path else _default_manifest(targets, raw))
     summary = Summary()
