@@ -65,3 +65,42 @@ def test_a_target_under_data_raw_re_pointed_after_pinned_raw_is_taken_under_the_
         s = ingest([target], db_path=tmp_path / f"d{i}.duckdb", manifest_path=None, parquet_dir=False, progress=False)
         point("A")
         assert (s.ingested, s.ignored, s.failed) == (1, 1, 0), s.line()
+
+
+def test_spark_ingest_matches_ignore_files_with_the_data_raw_its_input_was_pinned_with(tmp_path, monkeypatch):
+    """`spark-ingest data/raw/sub DS`, data/raw a symlink re-pointed from B to A while the run took the dataset's lock
+    and read its old meta (seconds): the INPUT was pinned to B/sub, and _job's ignore matcher took data/raw again (A):
+    B/sub outside it, B's ignore file (``*.log``) not read, so the dataset would hold B/sub/skip.log. Now the matcher
+    takes the data/raw pinned_input took."""
+    import contextlib
+
+    from storagelab import paths, spark_ingest, sparkjvm
+
+    logs = tmp_path / "mnt"
+    for d in "AB":
+        (logs / d / "sub").mkdir(parents=True)
+        (logs / d / ".storagelabignore").write_text("*.log\n")
+    raw = tmp_path / "data" / "raw"
+    raw.parent.mkdir()
+    monkeypatch.setattr(paths, "RAW", raw)
+
+    def point(d):
+        (tmp_path / ".t").symlink_to(logs / d)
+        os.replace(tmp_path / ".t", raw)
+
+    def job(spark, input_path, output, manifest, old_ids, at):
+        matcher = spark_ingest._ignored(*((input_path, at[1]) if isinstance(at, tuple) else (input_path,)))
+        return {"ignored": matcher(str(logs / "B" / "sub" / "skip.log")), "input": input_path}
+
+    point("B")
+    monkeypatch.setattr(spark_ingest, "_one_writer", lambda out: contextlib.nullcontext())
+    monkeypatch.setattr(spark_ingest, "_old_meta", lambda spark, out: point("A"))  # the flip, during the run
+    monkeypatch.setattr(spark_ingest, "_old_file_ids", lambda spark, out, old: {})
+    monkeypatch.setattr(sparkjvm, "drop_unfinished_jobs", lambda *a: None)
+    monkeypatch.setattr(spark_ingest, "_job", job)
+    for given in (str(raw / "sub"), (raw / "sub").as_uri()):
+        point("B")
+        assert spark_ingest.run(None, given, str(tmp_path / "ds")) == {
+            "ignored": True,
+            "input": str(logs / "B" / "sub") if given.startswith("/") else (logs / "B" / "sub").as_uri(),
+        }

@@ -99,20 +99,22 @@ def pinned_raw() -> Path:
     return Path(os.path.realpath(paths.RAW))
 
 
-def pinned_input(input_path: str) -> str:
+def pinned_input(input_path: str) -> tuple[str, Path]:
     """spark-ingest's INPUT made absolute when local (Spark's JVM runs in its own folder) and, named through a
-    symlink, the folder it leads to now, as ``_pinned`` does for ingest (a ``file:`` URI stays one). Reliability-35
-    (store): `spark-ingest logs/cur DS` with `ln -sfn` flipping cur between A and B (same names and sizes): the keys
-    resolved on the executors while the files were read by their names under cur, 18 of 38 files stored with the
-    other folder's bytes, "0 failed", exit 0."""
-    u = urlparse(input_path)
+    symlink, the folder it leads to now, as ``_pinned`` does for ingest (a ``file:`` URI stays one); and data/raw/ as
+    pinned_raw took it for that pin, for the run's ignore matcher. Reliability-35 (store): `spark-ingest logs/cur DS`
+    with `ln -sfn` flipping cur between A and B (same names and sizes): the keys resolved on the executors while the
+    files were read by their names under cur, 18 of 38 files stored with the other folder's bytes, "0 failed", exit 0.
+    Reliability-36: data/raw taken again by the matcher, seconds later: `spark-ingest data/raw/sub` with data/raw
+    re-pointed from B to A between the two: B/sub outside A, B's ignore file not read (its ``*.log`` stored)."""
+    u, raw = urlparse(input_path), pinned_raw()
     if u.scheme not in ("", "file"):
-        return input_path
+        return input_path, raw
     given = unquote(u.path) if u.scheme else os.path.abspath(input_path)  # a name may hold "%", "?" or "#"
-    pinned = str(_pinned(given))
+    pinned = str(_pinned(given, raw))
     if u.scheme:
-        return input_path if pinned == given else Path(pinned).as_uri()
-    return pinned
+        return (input_path if pinned == given else Path(pinned).as_uri()), raw
+    return pinned, raw
 
 
 def ingest(
