@@ -104,3 +104,17 @@ def test_spark_ingest_matches_ignore_files_with_the_data_raw_its_input_was_pinne
             "ignored": True,
             "input": str(logs / "B" / "sub") if given.startswith("/") else (logs / "B" / "sub").as_uri(),
         }
+
+
+def test_spark_ingest_reads_dotdot_after_a_link_as_ingest_does(tmp_path, monkeypatch):
+    """`spark-ingest L/../b DS` (L -> far/q): pinned_input made the name absolute with abspath first, which drops
+    "L/.." lexically, so the run read ./b while `ingest L/../b` (b31a23c4) and the `file:` URI read far/b, the folder
+    the kernel gives. Now the name is joined to the working folder as it is and pinned as ingest's."""
+    from storagelab.store.pipeline import pinned_input
+
+    for d in ("b", "far/b", "far/q"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "L").symlink_to("far/q")
+    monkeypatch.chdir(tmp_path)
+    assert pinned_input("L/../b")[0] == str(tmp_path / "far" / "b")
+    assert pinned_input("a/../b")[0] == str(tmp_path / "b")

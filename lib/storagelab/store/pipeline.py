@@ -111,6 +111,8 @@ def pinned_input(input_path: str) -> tuple[str, Path]:
     if u.scheme not in ("", "file"):
         return input_path, raw
     given = unquote(u.path) if u.scheme else os.path.abspath(input_path)  # a name may hold "%", "?" or "#"
+    if not u.scheme and ".." in Path(input_path).parts:  # "L/.." is the kernel's (as ingest's), not abspath's
+        given = os.path.join(os.getcwd(), input_path)
     pinned = str(_pinned(given, raw))
     if u.scheme:
         return (input_path if pinned == given else Path(pinned).as_uri()), raw
