@@ -118,3 +118,32 @@ def test_spark_ingest_reads_dotdot_after_a_link_as_ingest_does(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     assert pinned_input("L/../b")[0] == str(tmp_path / "far" / "b")
     assert pinned_input("a/../b")[0] == str(tmp_path / "b")
+
+
+def test_data_raw_a_folder_replaced_by_a_link_as_an_ingest_of_a_folder_in_it_starts_is_refused(tmp_path, monkeypatch):
+    """data/raw a real folder when pinned_raw took it (its name is then all that is pinned), renamed away and a
+    symlink to B put in its place before `ingest data/raw/sub` pinned its target: the target was B/sub, outside the
+    name data/raw, so B's ignore file was not read and B/sub/skip.log stored (and kept: README, a stored file that
+    is ignored stays). Now that is refused, in a line, with nothing written."""
+    from test_store_identity import CONTENTS
+
+    from storagelab import paths
+    from storagelab.store import StoreError, ingest, pipeline
+
+    raw, far = tmp_path / "data" / "raw", tmp_path / "mnt" / "B"
+    for top in (raw, far):
+        (top / "sub").mkdir(parents=True)
+        (top / "sub" / "skip.log").write_bytes(CONTENTS[1])
+        (top / ".storagelabignore").write_text("*.log\n")
+    monkeypatch.setattr(paths, "RAW", raw)
+    monkeypatch.setattr(paths, "MANIFEST", raw / "manifest.csv")
+
+    def to_link():
+        raw.rename(tmp_path / "data" / "raw.old")
+        raw.symlink_to(far)
+
+    pin = pipeline.pinned_raw
+    monkeypatch.setattr(pipeline, "pinned_raw", lambda: (pin(), to_link())[0])
+    with pytest.raises(StoreError, match="a folder when the ingest started, a symlink now"):
+        ingest([raw / "sub"], db_path=tmp_path / "d.duckdb", manifest_path=None, parquet_dir=False, progress=False)
+    assert not (tmp_path / "d.duckdb").exists()

@@ -81,8 +81,10 @@ def _pinned(target: Path | str, raw: Path | None = None) -> Path | str:
     re-pointed from A to B between the two: B/sub was not under A, so B's ignore file and manifest were not read)."""
     p = Path(target)
     named = Path(os.path.abspath(paths.RAW))
-    if raw is not None and raw != named:  # not normalized: "sub/.." after data/raw/ is the kernel's, as in the name
-        if (given := Path(os.getcwd(), p).parts)[: len(named.parts)] == named.parts:
+    if raw is not None and (given := Path(os.getcwd(), p).parts)[: len(named.parts)] == named.parts:
+        if raw == named and os.path.islink(named):  # a real folder when taken, a link now: its name pins nothing
+            raise faults.StoreError(f"{named}: a folder when the ingest started, a symlink now: run it again")
+        if raw != named:  # not normalized: "sub/.." after data/raw/ is the kernel's, as in the name
             target = p = raw.joinpath(*given[len(named.parts) :])
     folder, name = (p, None) if p.is_dir() else (p.parent, p.name)
     real = folder.resolve()
