@@ -48,7 +48,7 @@ from .manifest import LABEL_COLUMNS, load
 from .schema import all_tables, tool_tables
 from .sparkjvm import hadoop_size, jvm_gone, not_started, one_write_job, quiet_accumulators, start_folder, unset_empty
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
-from .store.pipeline import pinned_input, pinned_raw
+from .store.pipeline import pinned_input
 
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
 SPARK_TYPES = {
@@ -78,15 +78,14 @@ def skipped(key: str) -> bool:
     return any(p.startswith(".") for p in parts if p) or name in SKIP_NAMES or name.endswith((".md", ".ipynb"))
 
 
-def _ignored(input_path: str):
+def _ignored(input_path: str, raw: Path):
     """Whether the local ingest's ignore file (``.storagelabignore`` at the folder's top, or data/raw's) leaves a key
-    out: the dataset then holds what a local ingest of the folder holds. Local folders only (the ignore files of other
-    schemes are not read)."""
+    out: the dataset then holds what a local ingest of the folder holds. Local folders only (others' are not read)."""
 
     u = urlparse(input_path)
     if u.scheme not in ("", "file"):
         return lambda key: False
-    matcher = ignore.path_matcher([Path(unquote(u.path))], pinned_raw())  # data/raw/ as pinned_input took it
+    matcher = ignore.path_matcher([Path(unquote(u.path))], raw)  # data/raw/ as pinned_input took it
     return lambda key: matcher(key if key.startswith("/") else paths.ROOT / key)
 
 
@@ -389,7 +388,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
     ones go; a run killed before that leaves the old dataset whole."""
 
     out_root = output.rstrip("/")
-    input_path = pinned_input(input_path)  # relative: ours (the JVM runs in its own folder); a link: pinned
+    input_path, raw = pinned_input(input_path)  # relative: ours (the JVM runs in its own folder); a link: pinned
     with _one_writer(out_root):
         old = _old_meta(spark, out_root)
         old_ids = _old_file_ids(spark, out_root, old)
@@ -398,7 +397,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
         if "://" not in staging:
             staging = Path(staging).resolve().as_uri()
         try:
-            return _job(spark, input_path, output, manifest, old_ids, staging)
+            return _job(spark, input_path, output, manifest, old_ids, (staging, raw))
         except BaseException as e:  # Ctrl-C, a failed job: the rows parsed so far are no one's (reliability-13 Low 3)
             _drop_staging(staging)
             if isinstance(e, Exception) and (why := sparkjvm.failed(spark, e, out_root)):
@@ -406,8 +405,9 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
             raise
 
 
-def _job(spark, input_path: str, output: str, manifest: str | None, old_ids: dict, staging: str) -> dict:
-    """``run``'s job, under the dataset's lock, its rows parsed into ``staging``."""
+def _job(spark, input_path: str, output: str, manifest: str | None, old_ids: dict, at: tuple[str, Path]) -> dict:
+    """``run``'s job, under the dataset's lock, its rows parsed into staging (``at``: it and pinned_input's raw)."""
+    staging, raw = at
 
     from pyspark.sql import functions as F  # noqa: PLC0415 - optional dependency (spark extra)
 
@@ -427,7 +427,7 @@ def _job(spark, input_path: str, output: str, manifest: str | None, old_ids: dic
         info += _empty_files(spark, input_path, local)
     outside = sorted(r["outside"] for r in info if "outside" in r)
     info = [r for r in info if "outside" not in r]
-    ignored = _ignored(input_path)
+    ignored = _ignored(input_path, raw)
     info = [r for r in info if not ignored(r["key"])]  # their staged rows are left out by the join below
 
     # which files are stored (first path per SHA-256, in the local order), their ids, the copies and the errors

@@ -70,14 +70,22 @@ class Summary:
         self.errors.append(error_text(out))
 
 
-def _pinned(target: Path | str) -> Path | str:
+def _pinned(target: Path | str, raw: Path | None = None) -> Path | str:
     """A folder named through a symlink, as the folder it leads to now: the listing's keys, its scan, the reads and
     the removals' scope all take this one path. Reliability-34 (store): `ingest logs/cur` (cur -> A) with `ln -sfn B
     logs/cur` during it: the keys were A's and the scan B's (B's bytes held as A's files), or the listing A's and the
     scope B's (B's files removed as gone, or taken as renamed into A), exit 0. A file named is read in the folder its
     name's folder leads to now (its own name may be a symlink: read through, as listed). Under data/raw/ its ignore
-    rules apply to the folder led to, as they apply to data/raw/ itself taken by ``pinned_raw``."""
+    rules apply to the folder led to, as they apply to data/raw/ itself taken by ``pinned_raw``: a target named under
+    data/raw/ is taken under ``raw``, the folder pinned_raw took (reliability-36: `ingest data/raw/sub` with data/raw
+    re-pointed from A to B between the two: B/sub was not under A, so B's ignore file and manifest were not read)."""
     p = Path(target)
+    named = Path(os.path.abspath(paths.RAW))
+    if raw is not None and (given := Path(os.getcwd(), p).parts)[: len(named.parts)] == named.parts:
+        if raw == named and os.path.islink(named):  # a real folder when taken, a link now: its name pins nothing
+            raise faults.StoreError(f"{named}: a folder when the ingest started, a symlink now: run it again")
+        if raw != named:  # not normalized: "sub/.." after data/raw/ is the kernel's, as in the name
+            target = p = raw.joinpath(*given[len(named.parts) :])
     folder, name = (p, None) if p.is_dir() else (p.parent, p.name)
     real = folder.resolve()
     if real == Path(os.path.abspath(folder)) and ".." not in folder.parts:  # abspath drops "L/..": L may be a link
@@ -93,20 +101,24 @@ def pinned_raw() -> Path:
     return Path(os.path.realpath(paths.RAW))
 
 
-def pinned_input(input_path: str) -> str:
+def pinned_input(input_path: str) -> tuple[str, Path]:
     """spark-ingest's INPUT made absolute when local (Spark's JVM runs in its own folder) and, named through a
-    symlink, the folder it leads to now, as ``_pinned`` does for ingest (a ``file:`` URI stays one). Reliability-35
-    (store): `spark-ingest logs/cur DS` with `ln -sfn` flipping cur between A and B (same names and sizes): the keys
-    resolved on the executors while the files were read by their names under cur, 18 of 38 files stored with the
-    other folder's bytes, "0 failed", exit 0."""
-    u = urlparse(input_path)
+    symlink, the folder it leads to now, as ``_pinned`` does for ingest (a ``file:`` URI stays one); and data/raw/ as
+    pinned_raw took it for that pin, for the run's ignore matcher. Reliability-35 (store): `spark-ingest logs/cur DS`
+    with `ln -sfn` flipping cur between A and B (same names and sizes): the keys resolved on the executors while the
+    files were read by their names under cur, 18 of 38 files stored with the other folder's bytes, "0 failed", exit 0.
+    Reliability-36: data/raw taken again by the matcher, seconds later: `spark-ingest data/raw/sub` with data/raw
+    re-pointed from B to A between the two: B/sub outside A, B's ignore file not read (its ``*.log`` stored)."""
+    u, raw = urlparse(input_path), pinned_raw()
     if u.scheme not in ("", "file"):
-        return input_path
+        return input_path, raw
     given = unquote(u.path) if u.scheme else os.path.abspath(input_path)  # a name may hold "%", "?" or "#"
-    pinned = str(_pinned(given))
+    if not u.scheme and ".." in Path(input_path).parts:  # "L/.." is the kernel's (as ingest's), not abspath's
+        given = os.path.join(os.getcwd(), input_path)
+    pinned = str(_pinned(given, raw))
     if u.scheme:
-        return input_path if pinned == given else Path(pinned).as_uri()
-    return pinned
+        return (input_path if pinned == given else Path(pinned).as_uri()), raw
+    return pinned, raw
 
 
 def ingest(
@@ -135,7 +147,7 @@ def ingest(
     if not (math.isfinite(wait) and wait >= 0):
         raise ValueError(f"wait must be a number of seconds >= 0, got {wait}")
     raw, named = pinned_raw(), bool(targets)
-    targets = [_pinned(t) for t in targets] if targets else [raw]
+    targets = [_pinned(t, raw) for t in targets] if targets else [raw]
     db_file = Path(db_path or paths.DB)
     manifest = load_manifest(Path(manifest_path) if manifest_path else _default_manifest(targets, raw))
     summary = Summary()
