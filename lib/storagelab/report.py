@@ -267,10 +267,10 @@ def run_notebooks(
                 r.ok, r.error, r.moved, r.stage = False, _moved(r.folder), True, None  # left to that folder's sweep
     for r in results:
         if r.stage is not None:
-            if readcopies.identity(r.stage) != r.stage_id:  # reliability-27: its folder moved away while it ran
+            moved = readcopies.identity(r.stage) != r.stage_id  # reliability-27: its folder moved away while it ran
+            if moved or not reportstage.commit(r.stage, r.folder, r.notebook):  # r-36 folders: or its name held none
                 r.ok, r.error, r.moved = False, _moved(r.folder), True  # (its own writes may have made its path again)
-                reportstage.discard(r.stage)
-            reportstage.commit(r.stage, r.folder, r.notebook)
+                reportstage.discard(r.stage)  # a name only this run's stage has, wherever its folder is now
             r.stage = None
     return results
 
