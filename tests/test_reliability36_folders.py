@@ -109,3 +109,30 @@ def test_a_file_at_the_report_folder_s_name_when_a_sweep_opens_a_killed_commit_s
     monkeypatch.setattr(reportstage, "_move", exchanged_then_moved)
     reportstage.sweep(a)
     _b_as_it_was(tmp_path, slug)
+
+
+def test_a_stale_folder_s_study_is_read_once_not_again_by_the_name_for_its_note(tmp_path, monkeypatch):
+    """`report` (and `run`, `build`) left a folder of a study no file carries out of the index, its note saying the
+    study read again by the name; the folder of every study exchanged under that name in between: `KeyError: 'study'`,
+    a traceback (CLI, flipper of four folders); a folder whose record is a FIFO: `build` waited for good
+    (`cli._recorded_study`, read plainly). The study is the one read when the folder was judged stale."""
+    from storagelab import report
+
+    for name, record in (("a", {"study": "gone"}), ("b", {})):
+        (tmp_path / name / "executed").mkdir(parents=True)
+        (tmp_path / name / paths.SELECTION_FILE).write_text(json.dumps({"selection": record, "parameters": record}))
+    (tmp_path / "db.duckdb").write_text("")
+    monkeypatch.setattr(paths, "DB", tmp_path / "db.duckdb")
+    monkeypatch.setattr(report, "labelled_studies", lambda wait: {"kept"})
+    monkeypatch.setattr(report, "report_folders", lambda: [tmp_path / "a"])
+    real, seen = os.open, [0]
+
+    def opened(path, flags, *args, **kwargs):
+        if str(path) == str(tmp_path / "a" / paths.SELECTION_FILE):
+            seen[0] += 1
+            if seen[0] == 2:  # the second read: b's folder under a's name
+                _exchanged(tmp_path)()
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", opened)
+    assert report.left_out_of_index() == {"a"}  # the old code: KeyError 'study'
