@@ -39,7 +39,8 @@ def test_reports_of_another_database_are_judged_by_its_labels(tmp_path, monkeypa
     monkeypatch.setattr(report, "report_folders", lambda: sorted(reports.iterdir()))
 
     # the default database's labels: neither coldlab-b nor old-study
-    assert report.stale_folders([], {"freebsd-bonnie-dedup"}) == [missing_db, relabelled, default_db]  # not kept
+    stale = report.stale_folders([], {"freebsd-bonnie-dedup"})
+    assert stale == [(missing_db, "coldlab-b"), (relabelled, "gone"), (default_db, "old-study")]  # not kept
     assert report.stale_note(relabelled, "gone") == (
         f"note: {relabelled} holds reports of study 'gone', made from another database, {cold}, which no file of it "
         "is labelled with now: left out of index.html (delete the folder if it is not needed)"

@@ -545,8 +545,8 @@ def _build(args) -> int:
     for study in report.studies_without_files(plan, studies):  # a paper's study, its files relabelled or removed
         say(f"note: no file is labelled study {study!r}: its reports show papers/{study}/'s claims without data")
     stale = report.stale_folders(plan, studies)
-    for folder in stale:
-        say(report.stale_note(folder, _recorded_study(folder)))
+    for folder, study in stale:
+        say(report.stale_note(folder, study))
     runs = plan
     if getattr(args, "study", None) is not None:  # --study NAME: that study's runs and those over every study
         try:
@@ -559,17 +559,13 @@ def _build(args) -> int:
         )
     results = report.run_notebooks(plans=runs)
     run_rc = _print_runs(results)
-    pages = report.render_reports(skip={f.name for f in stale})
+    pages = report.render_reports(skip={f.name for f, _ in stale})
     n_failed = sum(not r.ok for r in results)
     print(
         f"built {len(pages)} reports ({len(results) - n_failed} notebooks ran, {n_failed} failed); "
         f"open {paths.REPORTS.relative_to(paths.ROOT) / 'index.html'}"
     )
     return rc or run_rc
-
-
-def _recorded_study(folder: Path) -> str:
-    return json.loads((folder / paths.SELECTION_FILE).read_text())["selection"]["study"]
 
 
 NEVER_CHECK = "jupyterlab.NeverCheckForUpdate"

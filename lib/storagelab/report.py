@@ -267,10 +267,10 @@ def run_notebooks(
                 r.ok, r.error, r.moved, r.stage = False, _moved(r.folder), True, None  # left to that folder's sweep
     for r in results:
         if r.stage is not None:
-            if readcopies.identity(r.stage) != r.stage_id:  # reliability-27: its folder moved away while it ran
+            moved = readcopies.identity(r.stage) != r.stage_id  # reliability-27: its folder moved away while it ran
+            if moved or not reportstage.commit(r.stage, r.folder, r.notebook):  # r-36 folders: or its name held none
                 r.ok, r.error, r.moved = False, _moved(r.folder), True  # (its own writes may have made its path again)
-                reportstage.discard(r.stage)
-            reportstage.commit(r.stage, r.folder, r.notebook)
+                reportstage.discard(r.stage)  # a name only this run's stage has, wherever its folder is now
             r.stage = None
     return results
 
@@ -740,10 +740,11 @@ def _studies_of(db: str, cache: dict[str, set[str] | None]) -> set[str] | None:
     return cache[db]
 
 
-def stale_folders(plan: list[tuple[Path, dict[str, Any]]], studies: set[str]) -> list[Path]:
-    """Report folders under reports/ that this build does not fill and whose recorded selection names a study no
-    file carries any more (relabelled or removed since the build or run that made them): not current, so left
-    out of the index. A folder made from another database (``-p db_path``) is judged by that database's labels."""
+def stale_folders(plan: list[tuple[Path, dict[str, Any]]], studies: set[str]) -> list[tuple[Path, str]]:
+    """Report folders under reports/ that this build does not fill, each with the study its record names (read once:
+    reliability-36 folders, read again by the name for the note, a FIFO there had `build` wait for good), a study no
+    file carries any more (relabelled or removed since the build or run that made them): not current, so left out of
+    the index. A folder made from another database (``-p db_path``) is judged by that database's labels."""
     planned = {_folder_and_identity(nb, p)[0] for nb, p in plan}
     stale, others = [], {}
     for folder in report_folders():
@@ -754,7 +755,7 @@ def stale_folders(plan: list[tuple[Path, dict[str, Any]]], studies: set[str]) ->
         db = recorded_db(folder)
         carried = studies if db is None else _studies_of(db, others)
         if folder.name not in planned and study and carried is not None and study not in carried:
-            stale.append(folder)
+            stale.append((folder, study))
     return stale
 
 
@@ -784,8 +785,7 @@ def left_out_of_index() -> set[str]:
         _ctrl_c_stops(e)  # r-34: Ctrl-C made 'Query interrupted' here: the report rendered on (35 s), no line
         return set()
     left = set()
-    for folder in stale_folders([], studies):
-        study = json.loads(pinned.read_text(folder / SELECTION_FILE))["selection"]["study"]
+    for folder, study in stale_folders([], studies):
         if not _is_paper(str(study)):
             say(stale_note(folder, study))
             left.add(folder.name)

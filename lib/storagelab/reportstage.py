@@ -98,7 +98,9 @@ def _remove_orphaned(folder: Path, finish: bool) -> bool:
     # had the moves go by the name into the other: its figures of that notebook removed (those this run did not
     # draw), its summary too (a run that wrote none), exit 0. The stage is held first, and its moves and its removal
     # go through that handle, as ``commit``'s; one renamed away before the rename is not found by its name (left)
-    with pinned.folder(folder) as here:
+    with pinned.held(folder) as here:
+        if here is None:  # no folder under its name now (reliability-36 folders: ``commit``'s by-name moves): left
+            return False
         taken = folder.with_name(f"{PREFIX}{os.getpid()}-finish-{folder.name[-8:]}")
         try:  # taken first, by a rename only one sweeper can make (two workers sweep one folder)
             os.rename(folder, taken)
@@ -145,17 +147,20 @@ def ready(stage: Path, notebook: str) -> None:
     os.replace(part, stage / READY)
 
 
-def commit(stage: Path, folder: Path, notebook: str) -> None:
+def commit(stage: Path, folder: Path, notebook: str) -> bool:
     """Move one ended run's files from ``stage`` into its report folder ``folder``: the notebook's figures replace
     its old ones (those it no longer draws are removed), raw excerpt pages are added, then the executed notebook and
     the summary replace theirs (a run that wrote no summary leaves none). Each file is replaced by a rename. A
-    stage that is gone (another command's sweep) changes nothing: the report stays as it was."""
+    stage that is gone (another command's sweep) changes nothing: the report stays as it was. False: the stage could
+    not be opened (its report folder's name held no folder at that moment), nothing moved."""
     if not stage.is_dir():
-        return
+        return True
     # reliability-31 (folders): the folder renamed away and another put under its name after the caller's check of
     # the stage would have had this run's figures replace (and remove) the other's, by the name; through a handle of
     # the stage, its moves go into the folder that holds it, wherever that is now
-    with pinned.folder(stage) as here:
+    with pinned.held(stage) as here:
+        if here is None:  # reliability-36 (folders): by the name, its removals went into the next folder put under it
+            return False
         holder = here / ".." if here != stage else folder
         with pinned.named_in_errors({holder: folder}):
             record = _ready(here)
@@ -165,6 +170,7 @@ def commit(stage: Path, folder: Path, notebook: str) -> None:
             if record is not None:
                 _move(here, holder, record)
             shutil.rmtree(holder / stage.name, ignore_errors=True)
+    return True
 
 
 def finish(folder: Path) -> None:
