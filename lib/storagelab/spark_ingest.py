@@ -390,6 +390,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
 
     out_root = output.rstrip("/")
     input_path = pinned_input(input_path)  # relative: ours (the JVM runs in its own folder); a link: pinned
+    ignored = _ignored(input_path)  # now, with data/raw/ as pinned_input took it, not after the parse (reliability-36)
     with _one_writer(out_root):
         old = _old_meta(spark, out_root)
         old_ids = _old_file_ids(spark, out_root, old)
@@ -398,7 +399,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
         if "://" not in staging:
             staging = Path(staging).resolve().as_uri()
         try:
-            return _job(spark, input_path, output, manifest, old_ids, staging)
+            return _job(spark, input_path, output, manifest, old_ids, staging, ignored)
         except BaseException as e:  # Ctrl-C, a failed job: the rows parsed so far are no one's (reliability-13 Low 3)
             _drop_staging(staging)
             if isinstance(e, Exception) and (why := sparkjvm.failed(spark, e, out_root)):
@@ -406,7 +407,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
             raise
 
 
-def _job(spark, input_path: str, output: str, manifest: str | None, old_ids: dict, staging: str) -> dict:
+def _job(spark, input_path: str, output: str, manifest: str | None, old_ids: dict, staging: str, ignored) -> dict:
     """``run``'s job, under the dataset's lock, its rows parsed into ``staging``."""
 
     from pyspark.sql import functions as F  # noqa: PLC0415 - optional dependency (spark extra)
@@ -427,7 +428,6 @@ def _job(spark, input_path: str, output: str, manifest: str | None, old_ids: dic
         info += _empty_files(spark, input_path, local)
     outside = sorted(r["outside"] for r in info if "outside" in r)
     info = [r for r in info if "outside" not in r]
-    ignored = _ignored(input_path)
     info = [r for r in info if not ignored(r["key"])]  # their staged rows are left out by the join below
 
     # which files are stored (first path per SHA-256, in the local order), their ids, the copies and the errors

@@ -1,0 +1,42 @@
+"""Reliability-36 (spark-env): spark-ingest, the ignore language, the environment."""
+
+from __future__ import annotations
+
+import os
+
+
+def test_spark_ingest_applies_data_raws_ignore_file_as_it_was_when_the_run_began(tmp_path, monkeypatch):
+    """`spark-ingest data/raw/sub DS` with data/raw a symlink (-> A) re-pointed to B (a copy of A) while the run
+    parsed: pinned_input took A/sub at the start, but the ignore matcher took data/raw again after the parse (B):
+    A/sub was then outside data/raw, data/raw's ignore file was not applied, and the files it ignores went into the
+    dataset, exit 0 (real JVMs). The matcher is now built at the start."""
+    from storagelab import paths, spark_ingest
+
+    for d in "AB":
+        (tmp_path / d / "sub").mkdir(parents=True)
+        (tmp_path / d / ".storagelabignore").write_text("zdb-*\n")
+        (tmp_path / d / "sub" / "zdb-b.txt").write_text("x")
+    (tmp_path / "data").mkdir()
+    raw = tmp_path / "data" / "raw"
+    monkeypatch.setattr(paths, "RAW", raw)
+
+    def point(d):
+        (tmp_path / ".t").symlink_to(tmp_path / d)
+        os.replace(tmp_path / ".t", raw)
+
+    point("A")
+    (tmp_path / "ds" / "_storagelab").mkdir(parents=True)
+    monkeypatch.setattr(spark_ingest, "_old_meta", lambda spark, out: {})
+    monkeypatch.setattr(spark_ingest, "_old_file_ids", lambda spark, out, old: {})
+    monkeypatch.setattr(spark_ingest.sparkjvm, "drop_unfinished_jobs", lambda *a: None)
+    seen = []
+
+    def job(spark, input_path, output, manifest, old_ids, staging, *rest):
+        point("B")  # the parse under way
+        ignored = rest[0] if rest else spark_ingest._ignored(input_path)
+        seen.append((input_path, ignored(str(tmp_path / "A" / "sub" / "zdb-b.txt"))))
+        return {}
+
+    monkeypatch.setattr(spark_ingest, "_job", job)
+    spark_ingest.run(None, str(raw / "sub"), str(tmp_path / "ds"))
+    assert seen == [(str(tmp_path / "A" / "sub"), True)]
