@@ -59,3 +59,40 @@ def test_a_class_of_many_ranges_is_bisected_not_scanned_at_each_character():
     assert not il.ignored(name) and il.ignored(name + "x") and not il.ignored(name + "y")
     assert time.process_time() - t < 0.3  # scanned: about 1.5 s
     assert il.ignored(name[:3] + "ay") and not il.ignored(name[:3] + chr(0x4E00 + 3001) + "x")
+
+
+def test_the_dataset_folder_swapped_after_the_last_table_write_commits_and_sweeps_nothing(tmp_path, monkeypatch):
+    """`mv A Aold; mv B A` (B a committed dataset) just after spark-ingest's last table write into A: its meta.json
+    (28 parts, all left in Aold) and its sweep went by name into the new A: B's 8 parts deleted, A unreadable, exit 0
+    (a real JVM). Now the commit and the sweep check that the dataset's lock file is still the one the run holds."""
+    import json
+
+    import pytest
+
+    from storagelab import spark_ingest
+    from storagelab.errors import StoreError
+
+    for d in "AB":
+        (tmp_path / d / "_storagelab").mkdir(parents=True)
+        (tmp_path / d / "_storagelab" / "meta.json").write_text(json.dumps({"parts": {}, "was": d}))
+    (tmp_path / "B" / "files").mkdir()
+    (tmp_path / "B" / "files" / "part-00000-b.parquet").write_bytes(b"PAR1")
+    monkeypatch.setattr(spark_ingest, "_old_meta", lambda spark, out: {})
+    monkeypatch.setattr(spark_ingest, "_old_file_ids", lambda spark, out, old: {})
+    monkeypatch.setattr(spark_ingest.sparkjvm, "drop_unfinished_jobs", lambda *a: None)
+
+    def job(spark, input_path, output, *rest):
+        (tmp_path / "A").rename(tmp_path / "Aold")
+        (tmp_path / "B").rename(tmp_path / "A")
+        for step in (
+            lambda: spark_ingest._write_meta(None, output, {"parts": {}}),
+            lambda: spark_ingest._sweep(None, output, {}),
+        ):
+            with pytest.raises(StoreError, match="moved or replaced while this run wrote it"):
+                step()
+        return {}
+
+    monkeypatch.setattr(spark_ingest, "_job", job)
+    spark_ingest.run(None, str(tmp_path / "in"), str(tmp_path / "A"))
+    assert json.loads((tmp_path / "A" / "_storagelab" / "meta.json").read_text())["was"] == "B"
+    assert (tmp_path / "A" / "files" / "part-00000-b.parquet").exists()

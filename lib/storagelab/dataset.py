@@ -378,6 +378,22 @@ def writer_lock(path: Path):
     return os.fdopen(fd, "rb")
 
 
+def still_held(lock, out: Path) -> None:
+    """Refuse a commit or a sweep when ``out``'s lock file is no longer the one ``lock`` holds (None: not checked).
+    Reliability-36: the dataset's folder renamed away and another put at its name after spark-ingest's last table
+    write: its meta.json (listing parts left in the moved folder) and its sweep (the other folder's parts) went by name
+    into the other folder, exit 0."""
+    try:
+        same = lock is None or os.path.samestat(os.stat(out / META_DIR / ".lock"), os.fstat(lock.fileno()))
+    except OSError:
+        same = False
+    if not same:
+        raise StoreError(
+            f"{out}: the folder was moved or replaced while this run wrote it: stopped before its commit or its sweep "
+            "(run again)"
+        )
+
+
 def export(con, out: Path | str, db: Path | str | None = None) -> dict:
     """Bring the dataset at ``out`` up to date with the database ``con`` (see the module's docstring: new part
     files, then meta.json, then the old part files go; ``db``: the database's name as the user gave it, for

@@ -50,6 +50,7 @@ from .sparkjvm import hadoop_size, jvm_gone, not_started, one_write_job, quiet_a
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
 from .store.pipeline import pinned_input, pinned_raw
 
+_LOCKS: dict[Path, object] = {}  # a local dataset's lock file, as _one_writer holds it (dataset.still_held)
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
 SPARK_TYPES = {
     "VARCHAR": "string",
@@ -63,7 +64,6 @@ SPARK_TYPES = {
 
 def local_key(uri: str) -> str:
     """The path the local ingest would store for a file Spark names ``uri``."""
-
     u = urlparse(uri)
     if u.scheme in ("", "file"):
         return key_for(Path(unquote(u.path)))
@@ -72,7 +72,6 @@ def local_key(uri: str) -> str:
 
 def skipped(key: str) -> bool:
     """Left out as the local ingest's folder walk leaves it out."""
-
     parts = key.split("/")
     name = parts[-1]
     return any(p.startswith(".") for p in parts if p) or name in SKIP_NAMES or name.endswith((".md", ".ipynb"))
@@ -505,6 +504,7 @@ def _one_writer(output: str):
     folder.mkdir(parents=True, exist_ok=True)
     with dataset.writer_lock(folder / ".lock") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        _LOCKS[Path(unquote(u.path))] = lock
         yield
 
 
@@ -750,10 +750,10 @@ def _old_file_ids(spark, output: str, old: dict) -> dict[tuple[str, str], int]:
 
 def _sweep(spark, output: str, parts: dict) -> None:
     """After meta.json: the part files it does not list go (a former run's, a killed run's), and Spark's _temporary."""
-
     u = urlparse(output)
     if u.scheme in ("", "file"):
-        dataset.sweep(Path(unquote(u.path)), parts)
+        dataset.still_held(_LOCKS.get(out := Path(unquote(u.path))), out)
+        dataset.sweep(out, parts)
         return
     fs, root = _fs(spark, output)
     for name in all_table_names():
@@ -765,7 +765,6 @@ def _sweep(spark, output: str, parts: dict) -> None:
 
 
 def all_table_names() -> list[str]:
-
     return list(all_tables())
 
 
@@ -778,6 +777,7 @@ def _write_meta(spark, output: str, meta: dict) -> None:
     if u.scheme in ("", "file"):
         folder = Path(unquote(u.path)) / dataset.META_DIR
         folder.mkdir(parents=True, exist_ok=True)
+        dataset.still_held(_LOCKS.get(folder.parent), folder.parent)
         dataset.save_json(folder / "meta.json", meta)
         return
     text = json.dumps(meta, indent=1, sort_keys=True)
