@@ -96,3 +96,43 @@ def test_the_dataset_folder_swapped_after_the_last_table_write_commits_and_sweep
     spark_ingest.run(None, str(tmp_path / "in"), str(tmp_path / "A"))
     assert json.loads((tmp_path / "A" / "_storagelab" / "meta.json").read_text())["was"] == "B"
     assert (tmp_path / "A" / "files" / "part-00000-b.parquet").exists()
+
+
+def test_export_dataset_with_its_folder_swapped_before_the_commit_commits_and_sweeps_nothing(tmp_path, monkeypatch):
+    """The same swap under `export --dataset` (and `ingest --dataset`), at the hook before its commit: its meta.json
+    went into the other folder (27 parts listed, all missing) and its sweep deleted that folder's 27 parts; the
+    export returned its counts (in-process, a hook). Now refused, the other folder untouched."""
+    import json
+    import shutil
+
+    import duckdb
+    import pytest
+    from conftest import FIXTURES
+
+    from storagelab import dataset
+    from storagelab.errors import StoreError
+    from storagelab.store import ingest
+
+    (tmp_path / "in").mkdir()
+    shutil.copy(FIXTURES / "fio" / "3.33" / "normal_only.txt", tmp_path / "in" / "a.txt")
+    db = tmp_path / "x.duckdb"
+    ingest([tmp_path / "in"], db_path=db, manifest_path=None, parquet_dir=False, progress=False, workers=1)
+    with duckdb.connect(str(db), read_only=True) as con:
+        for d in "AB":  # two generations: their part files named apart
+            dataset.export(con, tmp_path / d)
+    before = (tmp_path / "B" / "_storagelab" / "meta.json").read_text()
+    real = dataset.inject
+
+    def hook(stage):
+        if stage == "dataset-before-commit":
+            (tmp_path / "A").rename(tmp_path / "Aold")
+            (tmp_path / "B").rename(tmp_path / "A")
+        real(stage)
+
+    monkeypatch.setattr(dataset, "inject", hook)
+    with duckdb.connect(str(db), read_only=True) as con:
+        with pytest.raises(StoreError, match="moved or replaced while this run wrote it"):
+            dataset.export(con, tmp_path / "A")
+    assert (tmp_path / "A" / "_storagelab" / "meta.json").read_text() == before
+    listed = [p for ps in json.loads(before)["parts"].values() for p in ps]
+    assert listed and all((tmp_path / "A" / p).exists() for p in listed)

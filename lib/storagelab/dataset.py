@@ -414,7 +414,7 @@ def export(con, out: Path | str, db: Path | str | None = None) -> dict:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time: another's sweep would delete this one's new parts
         part = f"part-{uuid.uuid4().hex[:16]}.parquet"
         try:
-            return _export(con, out, part)
+            return _export(con, out, part, lock)
         except (OSError, duckdb.Error) as e:
             if (read_meta(out) or {}).get("generation") != part[5:-8]:  # not committed: its parts are no one's
                 _drop_generation(out, part)
@@ -434,7 +434,7 @@ def _drop_generation(out: Path, part: str) -> None:
             f.unlink(missing_ok=True)
 
 
-def _export(con, out: Path, part: str) -> dict:
+def _export(con, out: Path, part: str, lock=None) -> dict:
     old = _keepable(read_meta(out) or {})
     tables = _tables()
     counts = dict(written=0, removed=0, unchanged=0, files=0)
@@ -459,8 +459,10 @@ def _export(con, out: Path, part: str) -> dict:
     if writers := _others_rows(old, counts.pop("kept", 0) or counts["unchanged"]):
         info["rows_of_others"] = writers
     inject("dataset-before-commit")
+    still_held(lock, out)  # the folder moved and another put at its name: not there (reliability-36)
     save_json(out / META_DIR / "meta.json", info)
     inject("dataset-committed")
+    still_held(lock, out)
     sweep(out, parts)
     return counts
 
