@@ -136,3 +136,34 @@ def test_export_dataset_with_its_folder_swapped_before_the_commit_commits_and_sw
     assert (tmp_path / "A" / "_storagelab" / "meta.json").read_text() == before
     listed = [p for ps in json.loads(before)["parts"].values() for p in ps]
     assert listed and all((tmp_path / "A" / p).exists() for p in listed)
+
+
+def test_the_dataset_folder_moved_as_a_tables_job_commits_is_one_line_not_a_java_traceback(tmp_path, monkeypatch):
+    """The swap (`mv A Aold; mv B A`) landing as the last table's write job committed: Hadoop's chmod of its _SUCCESS
+    found no file: "ExitCodeException exitCode=1: chmod: cannot access '.../A/thumper_layouts/_SUCCESS': No such file
+    or directory", a Py4JJavaError traceback, exit 1 (1 of 3 real-JVM tries). Now the one line of a4603e67."""
+    import pytest
+
+    from storagelab import spark_ingest
+    from storagelab.errors import StoreError
+
+    ds = tmp_path / "ds"
+
+    class Java:
+        def toString(self):  # noqa: N802 - py4j's name
+            return f"ExitCodeException exitCode=1: chmod: cannot access '{ds}/t/_SUCCESS': No such file or directory"
+
+    class Py4JJavaError(Exception):
+        java_exception = Java()
+
+    (ds / "_storagelab").mkdir(parents=True)
+    monkeypatch.setattr(spark_ingest, "_old_meta", lambda spark, out: {})
+    monkeypatch.setattr(spark_ingest, "_old_file_ids", lambda spark, out, old: {})
+    monkeypatch.setattr(spark_ingest.sparkjvm, "drop_unfinished_jobs", lambda *a: None)
+
+    def job(*args):
+        raise Py4JJavaError("An error occurred while calling o3099.parquet.")
+
+    monkeypatch.setattr(spark_ingest, "_job", job)
+    with pytest.raises(StoreError, match="went while it ran .* nothing committed"):
+        spark_ingest.run(None, str(tmp_path / "in"), str(ds))
