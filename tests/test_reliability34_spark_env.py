@@ -27,7 +27,7 @@ def test_a_killed_runs_finished_tasks_are_gone_before_the_next_run_writes(tmp_pa
     monkeypatch.setattr(spark_ingest, "_old_file_ids", lambda spark, out, old: {})
     monkeypatch.setattr(spark_ingest, "_drop_staging", lambda staging: None)
 
-    def job(spark, input_path, output, manifest, old_ids, staging):
+    def job(spark, input_path, output, manifest, old_ids, staging, *ignored):
         seen.append(sorted(p.relative_to(ds).as_posix() for p in ds.rglob("*") if "_temporary" in p.parts))
         return {}
 

@@ -378,6 +378,22 @@ def writer_lock(path: Path):
     return os.fdopen(fd, "rb")
 
 
+def still_held(lock, out: Path) -> None:
+    """Refuse a commit or a sweep when ``out``'s lock file is no longer the one ``lock`` holds (None: not checked).
+    Reliability-36: the dataset's folder renamed away and another put at its name after spark-ingest's last table
+    write: its meta.json (listing parts left in the moved folder) and its sweep (the other folder's parts) went by name
+    into the other folder, exit 0."""
+    try:
+        same = lock is None or os.path.samestat(os.stat(out / META_DIR / ".lock"), os.fstat(lock.fileno()))
+    except OSError:
+        same = False
+    if not same:
+        raise StoreError(
+            f"{out}: the folder was moved or replaced while this run wrote it: stopped before its commit or its sweep "
+            "(run again)"
+        )
+
+
 def export(con, out: Path | str, db: Path | str | None = None) -> dict:
     """Bring the dataset at ``out`` up to date with the database ``con`` (see the module's docstring: new part
     files, then meta.json, then the old part files go; ``db``: the database's name as the user gave it, for
@@ -398,7 +414,7 @@ def export(con, out: Path | str, db: Path | str | None = None) -> dict:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time: another's sweep would delete this one's new parts
         part = f"part-{uuid.uuid4().hex[:16]}.parquet"
         try:
-            return _export(con, out, part)
+            return _export(con, out, part, lock)
         except (OSError, duckdb.Error) as e:
             if (read_meta(out) or {}).get("generation") != part[5:-8]:  # not committed: its parts are no one's
                 _drop_generation(out, part)
@@ -418,7 +434,7 @@ def _drop_generation(out: Path, part: str) -> None:
             f.unlink(missing_ok=True)
 
 
-def _export(con, out: Path, part: str) -> dict:
+def _export(con, out: Path, part: str, lock=None) -> dict:
     old = _keepable(read_meta(out) or {})
     tables = _tables()
     counts = dict(written=0, removed=0, unchanged=0, files=0)
@@ -443,8 +459,10 @@ def _export(con, out: Path, part: str) -> dict:
     if writers := _others_rows(old, counts.pop("kept", 0) or counts["unchanged"]):
         info["rows_of_others"] = writers
     inject("dataset-before-commit")
+    still_held(lock, out)  # the folder moved and another put at its name: not there (reliability-36)
     save_json(out / META_DIR / "meta.json", info)
     inject("dataset-committed")
+    still_held(lock, out)
     sweep(out, parts)
     return counts
 

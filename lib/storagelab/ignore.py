@@ -32,6 +32,7 @@ the ignore file's folder; one without matches a file or folder name at any depth
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import os
 import stat
@@ -77,8 +78,21 @@ class CharClass:
     posix: tuple
 
     def __contains__(self, c: str) -> bool:
-        hit = c in self.chars or any(a <= c <= b for a, b in self.ranges) or any(_POSIX[p](c) for p in self.posix)
+        hit = c in self.chars or _in_ranges(self.ranges, c) or any(_POSIX[p](c) for p in self.posix)
         return c != "/" and hit != self.negate
+
+
+def _in_ranges(ranges: tuple, c: str) -> bool:
+    """``c`` in ``ranges`` (``_merged``), bisected: a class of 340,000 ranges cost 11.5 s a name (reliability-36)."""
+    i = bisect.bisect_right(ranges, (c, "\U0010ffff")) - 1
+    return i >= 0 and c <= ranges[i][1]
+
+
+def _merged(ranges: list[tuple[str, str]]) -> tuple:
+    out: list[tuple[str, str]] = []
+    for lo, hi in sorted(ranges):  # overlapping ones made one: _in_ranges needs them sorted and disjoint
+        out[-1:] = [(out[-1][0], max(hi, out[-1][1]))] if out and lo <= out[-1][1] else [*out[-1:], (lo, hi)]
+    return tuple(out)
 
 
 # a pattern compiles to a list of tokens: a character (str), a CharClass, or one of these
@@ -126,7 +140,7 @@ def _class(seg: str, i: int) -> tuple[CharClass, int] | None:
             chars.add(c)
     if j >= len(seg):
         return None
-    return CharClass(negate, frozenset(chars), tuple(ranges), tuple(posix)), j + 1
+    return CharClass(negate, frozenset(chars), _merged(ranges), tuple(posix)), j + 1
 
 
 def _segment(seg: str) -> list:
@@ -173,12 +187,14 @@ class _ClassIndex:
     def __init__(self) -> None:
         self.chars: dict[str, array] = {}
         self.ranges: list[tuple[str, str, array]] = []
+        self.wide: list[tuple[tuple, array]] = []  # classes of many ranges: bisected (_in_ranges), not scanned
         self.posix: dict[str, array] = {}
 
     def add(self, t: CharClass, where: array) -> None:
         for ch in t.chars:
             self.chars.setdefault(ch, array("I")).extend(where)
-        self.ranges += [(lo, hi, where) for lo, hi in t.ranges]
+        self.ranges += [(lo, hi, where) for lo, hi in t.ranges] if len(t.ranges) <= 8 else []
+        self.wide += [(t.ranges, where)] if len(t.ranges) > 8 else []
         for name in t.posix:
             self.posix.setdefault(name, array("I")).extend(where)
 
@@ -187,6 +203,9 @@ class _ClassIndex:
         yield from self.chars.get(c, ())
         for lo, hi, where in self.ranges:
             if lo <= c <= hi:
+                yield from where
+        for ranges, where in self.wide:
+            if _in_ranges(ranges, c):
                 yield from where
         for name, where in self.posix.items():
             if _POSIX[name](c):

@@ -50,6 +50,7 @@ from .sparkjvm import hadoop_size, jvm_gone, not_started, one_write_job, quiet_a
 from .store import SKIP_NAMES, current_parser_versions, key_for, labels_by_key, parse_chunk, parse_one, schema_signature
 from .store.pipeline import pinned_input
 
+_LOCKS: dict[Path, object] = {}  # a local dataset's lock file, as _one_writer holds it (dataset.still_held)
 CHUNK = 256  # files parsed together on an executor (one Arrow table per tool table per chunk)
 SPARK_TYPES = {
     "VARCHAR": "string",
@@ -63,7 +64,6 @@ SPARK_TYPES = {
 
 def local_key(uri: str) -> str:
     """The path the local ingest would store for a file Spark names ``uri``."""
-
     u = urlparse(uri)
     if u.scheme in ("", "file"):
         return key_for(Path(unquote(u.path)))
@@ -72,7 +72,6 @@ def local_key(uri: str) -> str:
 
 def skipped(key: str) -> bool:
     """Left out as the local ingest's folder walk leaves it out."""
-
     parts = key.split("/")
     name = parts[-1]
     return any(p.startswith(".") for p in parts if p) or name in SKIP_NAMES or name.endswith((".md", ".ipynb"))
@@ -389,6 +388,9 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
 
     out_root = output.rstrip("/")
     input_path, raw = pinned_input(input_path)  # relative: ours (the JVM runs in its own folder); a link: pinned
+    ignored = _ignored(
+        input_path, raw
+    )  # now, with the data/raw pinned_input took, not after the parse (reliability-36)
     with _one_writer(out_root):
         old = _old_meta(spark, out_root)
         old_ids = _old_file_ids(spark, out_root, old)
@@ -397,7 +399,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
         if "://" not in staging:
             staging = Path(staging).resolve().as_uri()
         try:
-            return _job(spark, input_path, output, manifest, old_ids, (staging, raw))
+            return _job(spark, input_path, output, manifest, old_ids, staging, ignored)
         except BaseException as e:  # Ctrl-C, a failed job: the rows parsed so far are no one's (reliability-13 Low 3)
             _drop_staging(staging)
             if isinstance(e, Exception) and (why := sparkjvm.failed(spark, e, out_root)):
@@ -405,9 +407,8 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
             raise
 
 
-def _job(spark, input_path: str, output: str, manifest: str | None, old_ids: dict, at: tuple[str, Path]) -> dict:
-    """``run``'s job, under the dataset's lock, its rows parsed into staging (``at``: it and pinned_input's raw)."""
-    staging, raw = at
+def _job(spark, input_path: str, output: str, manifest: str | None, old_ids: dict, staging: str, ignored) -> dict:
+    """``run``'s job, under the dataset's lock, its rows parsed into ``staging``."""
 
     from pyspark.sql import functions as F  # noqa: PLC0415 - optional dependency (spark extra)
 
@@ -427,7 +428,6 @@ def _job(spark, input_path: str, output: str, manifest: str | None, old_ids: dic
         info += _empty_files(spark, input_path, local)
     outside = sorted(r["outside"] for r in info if "outside" in r)
     info = [r for r in info if "outside" not in r]
-    ignored = _ignored(input_path, raw)
     info = [r for r in info if not ignored(r["key"])]  # their staged rows are left out by the join below
 
     # which files are stored (first path per SHA-256, in the local order), their ids, the copies and the errors
@@ -505,6 +505,7 @@ def _one_writer(output: str):
     folder.mkdir(parents=True, exist_ok=True)
     with dataset.writer_lock(folder / ".lock") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        _LOCKS[Path(unquote(u.path))] = lock
         yield
 
 
@@ -750,10 +751,10 @@ def _old_file_ids(spark, output: str, old: dict) -> dict[tuple[str, str], int]:
 
 def _sweep(spark, output: str, parts: dict) -> None:
     """After meta.json: the part files it does not list go (a former run's, a killed run's), and Spark's _temporary."""
-
     u = urlparse(output)
     if u.scheme in ("", "file"):
-        dataset.sweep(Path(unquote(u.path)), parts)
+        dataset.still_held(_LOCKS.get(out := Path(unquote(u.path))), out)
+        dataset.sweep(out, parts)
         return
     fs, root = _fs(spark, output)
     for name in all_table_names():
@@ -765,7 +766,6 @@ def _sweep(spark, output: str, parts: dict) -> None:
 
 
 def all_table_names() -> list[str]:
-
     return list(all_tables())
 
 
@@ -778,6 +778,7 @@ def _write_meta(spark, output: str, meta: dict) -> None:
     if u.scheme in ("", "file"):
         folder = Path(unquote(u.path)) / dataset.META_DIR
         folder.mkdir(parents=True, exist_ok=True)
+        dataset.still_held(_LOCKS.get(folder.parent), folder.parent)
         dataset.save_json(folder / "meta.json", meta)
         return
     text = json.dumps(meta, indent=1, sort_keys=True)

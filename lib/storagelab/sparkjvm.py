@@ -101,7 +101,8 @@ def own_file_gone(error: BaseException, output: str) -> str | None:
         text = str(java.toString()) if java is not None else ""
     except Exception:  # noqa: BLE001  (the JVM gone too: jvm_gone says so)
         return None
-    if "FAILED_READ_FILE.FILE_NOT_EXIST" not in text:
+    gone = f"cannot access '{output.rstrip('/')}/"  # reliability-36: the folder moved as a table's job committed
+    if "FAILED_READ_FILE.FILE_NOT_EXIST" not in text and not (gone in text and "No such file or directory" in text):
         return None
     return (
         f"{output}: files this run wrote under it went while it ran (its folder moved or removed?): nothing "
