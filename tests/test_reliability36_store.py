@@ -88,9 +88,8 @@ def test_spark_ingest_matches_ignore_files_with_the_data_raw_its_input_was_pinne
         (tmp_path / ".t").symlink_to(logs / d)
         os.replace(tmp_path / ".t", raw)
 
-    def job(spark, input_path, output, manifest, old_ids, at):
-        matcher = spark_ingest._ignored(*((input_path, at[1]) if isinstance(at, tuple) else (input_path,)))
-        return {"ignored": matcher(str(logs / "B" / "sub" / "skip.log")), "input": input_path}
+    def job(spark, input_path, output, manifest, old_ids, staging, ignored):  # the run's own matcher
+        return {"ignored": ignored(str(logs / "B" / "sub" / "skip.log")), "input": input_path}
 
     point("B")
     monkeypatch.setattr(spark_ingest, "_one_writer", lambda out: contextlib.nullcontext())

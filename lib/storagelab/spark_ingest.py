@@ -388,9 +388,7 @@ def run(spark, input_path: str, output: str, manifest: str | None = None) -> dic
 
     out_root = output.rstrip("/")
     input_path, raw = pinned_input(input_path)  # relative: ours (the JVM runs in its own folder); a link: pinned
-    ignored = _ignored(
-        input_path, raw
-    )  # now, with the data/raw pinned_input took, not after the parse (reliability-36)
+    ignored = _ignored(input_path, raw)  # now, with the data/raw pinned_input took, not after the parse (r-36)
     with _one_writer(out_root):
         old = _old_meta(spark, out_root)
         old_ids = _old_file_ids(spark, out_root, old)
