@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
+from pathlib import Path
 
 import pytest
 from test_reliability34_read import _hidden  # a descriptor held only in a UNIX socket's queue
 
 from storagelab import ownership
+
+
+@contextlib.contextmanager
+def _mounted(command: list[str], point: Path):
+    """A view mounted at ``point`` by ``command`` (bindfs, mount), unmounted after."""
+    subprocess.run(command, check=True, timeout=30)
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", str(point)], check=False, timeout=30)
+
+
+def _hidden_writer_seen(held: Path, *judged: Path) -> None:
+    """With a descriptor of ``held`` open for writing kept only in a socket's queue, each of ``judged`` is named as
+    held for writing by no process /proc shows."""
+    queue = _hidden(held)
+    try:
+        for path in judged:
+            assert "where /proc shows no process holding it" in (ownership.file_writers(str(path)) or "")
+    finally:
+        queue.close()
 
 
 @pytest.mark.skipif(
@@ -171,15 +194,8 @@ def test_an_overlays_lower_layers_given_one_by_one_or_with_escaped_names_are_fou
     escaped = str(two).replace(":", "\\:").replace(",", "\\,")
     lower = f"lowerdir+={one},lowerdir+={two}" if how == "lowerdir+=" else f"lowerdir={one}:{escaped}"
     layers = f"{lower},upperdir={upper},workdir={work}"
-    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", layers, str(mnt)], check=True, timeout=30)
-    try:
-        queue = _hidden(nb)
-        try:
-            assert "where /proc shows no process holding it" in (ownership.file_writers(str(mnt / "nb.ipynb")) or "")
-        finally:
-            queue.close()
-    finally:
-        subprocess.run(["umount", str(mnt)], check=False, timeout=30)
+    with _mounted(["mount", "-t", "overlay", "overlay", "-o", layers, str(mnt)], mnt):
+        _hidden_writer_seen(nb, mnt / "nb.ipynb")
 
 
 @pytest.mark.skipif(
@@ -198,16 +214,8 @@ def test_a_writer_through_roots_own_fuse_view_is_not_cleared_as_root_by_the_fuse
     nb = src / "nb.ipynb"
     nb.write_text("{}")
     nb.chmod(0o644)
-    subprocess.run(["bindfs", str(src), str(mnt)], check=True, timeout=30)
-    try:
-        queue = _hidden(mnt / "nb.ipynb")  # held through the view: bindfs holds the file behind it
-        try:
-            for path in (nb, mnt / "nb.ipynb"):
-                assert "where /proc shows no process holding it" in (ownership.file_writers(str(path)) or "")
-        finally:
-            queue.close()
-    finally:
-        subprocess.run(["umount", str(mnt)], check=False, timeout=30)
+    with _mounted(["bindfs", str(src), str(mnt)], mnt):  # held through the view: bindfs holds the file behind it
+        _hidden_writer_seen(mnt / "nb.ipynb", nb, mnt / "nb.ipynb")
 
 
 @pytest.mark.skipif(
@@ -226,15 +234,8 @@ def test_a_link_resolved_by_roots_bindfs_view_is_judged_by_the_file_it_leads_to(
     nb.write_text("{}")
     nb.chmod(0o644)
     (src / "nb.ipynb").symlink_to(nb)
-    subprocess.run(["bindfs", "--resolve-symlinks", str(src), str(mnt)], check=True, timeout=30)
-    try:
-        queue = _hidden(nb)
-        try:
-            assert "where /proc shows no process holding it" in (ownership.file_writers(str(mnt / "nb.ipynb")) or "")
-        finally:
-            queue.close()
-    finally:
-        subprocess.run(["umount", str(mnt)], check=False, timeout=30)
+    with _mounted(["bindfs", "--resolve-symlinks", str(src), str(mnt)], mnt):
+        _hidden_writer_seen(nb, mnt / "nb.ipynb")
 
 
 @pytest.mark.skipif(
@@ -251,15 +252,8 @@ def test_roots_bindfs_view_of_a_folder_whose_name_has_a_space_is_judged_by_the_f
     nb = src / "nb.ipynb"
     nb.write_text("{}")
     nb.chmod(0o644)
-    subprocess.run(["bindfs", str(src), str(mnt)], check=True, timeout=30)
-    try:
-        queue = _hidden(nb)
-        try:
-            assert "where /proc shows no process holding it" in (ownership.file_writers(str(mnt / "nb.ipynb")) or "")
-        finally:
-            queue.close()
-    finally:
-        subprocess.run(["umount", str(mnt)], check=False, timeout=30)
+    with _mounted(["bindfs", str(src), str(mnt)], mnt):
+        _hidden_writer_seen(nb, mnt / "nb.ipynb")
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount an overlay")
