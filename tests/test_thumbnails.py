@@ -5,6 +5,7 @@ report drew every report's thumbnail again)."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import re
@@ -113,14 +114,15 @@ def test_a_thumbnail_that_cannot_be_kept_is_still_shown(tmp_path, monkeypatch):
 
 def test_a_thumbnail_draws_long_labels_cut_short(tmp_path, monkeypatch):
     """Reliability-36 (input, Medium E): vl-convert's CPU grows with every label character drawn (0.4 ms each per
-    chart): with manifest labels 3,000 letters long one thumbnail cost 19 s and a build's index did not end in 40
-    minutes. The thumbnail draws each data text and title line cut to THUMBNAIL_TEXT characters; the chart's page
-    (its spec file) keeps them whole, and a chart with short texts is drawn as it is."""
+    chart): with manifest labels 3,000 letters long one thumbnail cost 21 s and a build's index did not end in 40
+    minutes. The thumbnail draws each data text cut to spectexts.LONGEST characters (a title line to twice that),
+    two long labels that differ stay two; the chart's page (its spec file) keeps them whole, and a chart with short
+    texts is drawn as it is."""
     label = "mergerfs over btrfs " * 150  # 3,000 letters
     spec = {
         **SPEC,
-        "title": {"text": "bandwidth", "subtitle": ["study " + "x" * 500]},
-        "datasets": {"d1": [{"run": label, "bw": 1.0}, {"run": "b", "bw": 2.5}]},
+        "title": {"text": "bandwidth", "subtitle": ["study " + "x" * 1000]},
+        "datasets": {"d1": [{"run": label + "1", "bw": 1.0}, {"run": label + "2", "bw": 1.5}, {"run": "b", "bw": 2.5}]},
         "data": {"name": "d1"},
     }
     drawn = []
@@ -132,12 +134,30 @@ def test_a_thumbnail_draws_long_labels_cut_short(tmp_path, monkeypatch):
     monkeypatch.setattr(vlc, "vegalite_to_png", draw)
     png = rendering._thumbnail_png(tmp_path, json.dumps(spec).encode())
     assert png.startswith(b"\x89PNG")
-    cut = drawn[0]
-    assert cut["datasets"]["d1"][0]["run"] == label[:59] + "\u2026" and cut["datasets"]["d1"][1] == {
-        "run": "b",
-        "bw": 2.5,
-    }
-    assert cut["title"] == {"text": "bandwidth", "subtitle": ["study " + "x" * 113 + "\u2026"]}
-    assert spec["datasets"]["d1"][0]["run"] == label  # the spec itself untouched
+    runs = [r["run"] for r in drawn[0]["datasets"]["d1"]]
+    assert [len(r) for r in runs] == [300, 300, 1] and runs[2] == "b"
+    assert runs[0][:291] == label[:291] and runs[0][291] == "\u2026" and runs[0] != runs[1]  # two stay two
+    assert runs[0][292:] == hashlib.sha256((label + "1").encode()).hexdigest()[:8]
+    assert drawn[0]["title"]["text"] == "bandwidth" and len(drawn[0]["title"]["subtitle"][0]) == 600
+    assert spec["datasets"]["d1"][0]["run"] == label + "1"  # the spec itself untouched
     rendering._thumbnail_png(tmp_path / "other", json.dumps(SPEC).encode())
     assert drawn[1] == SPEC  # short texts: drawn as they are
+
+
+def test_a_figure_saves_long_labels_cut_short_and_its_page_spec_whole(tmp_path):
+    """The same bound for the figure's static SVG and PNG (22 s of CPU for 05_stacks' chart with 3,000-letter
+    labels): the SVG vl-convert draws shows the cut label, the interactive spec keeps it whole."""
+    import altair as alt
+
+    from storagelab import charts
+
+    label = "raidz2 of eight disks " * 140  # 3,080 letters
+    data = alt.Data(values=[{"run": label, "bw": 1.0}, {"run": "one disk", "bw": 2.5}])
+    chart = alt.Chart(data).mark_bar().encode(x="run:N", y="bw:Q")
+    files = charts.save(chart, "long labels", "08_fio", tmp_path)
+    svg = files["svg"].read_text(encoding="utf-8")
+    shown = label[:291] + "\u2026" + hashlib.sha256(label.encode()).hexdigest()[:8]
+    assert "one disk" in svg and shown in svg and label not in svg  # the cut text in the axis's description
+    assert files["png"].read_bytes().startswith(b"\x89PNG")
+    kept = json.loads(files["vl.json"].read_text(encoding="utf-8"))
+    assert label in json.dumps(kept) and shown not in json.dumps(kept)

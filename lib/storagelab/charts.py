@@ -49,6 +49,7 @@ from .charts_layouts import (  # noqa: F401
 from .charts_pools import _budget_scale, before_after, ddt_ladder, ddt_sensitivity, transport_rates  # noqa: F401
 from .chartsource import PROVENANCE, provenance, with_provenance  # noqa: F401
 from .paths import figure_dir
+from .spectexts import short_texts
 
 _slug = paths.slug
 
@@ -66,7 +67,7 @@ def save(chart: alt.TopLevelMixin, name: str, notebook: str, out_dir: Path | Non
     # the static SVG and PNG are drawn from the chart as built
     interactive = excerpts.enrich(spec, out.parent.parent)
     files["vl.json"].write_text(json.dumps(interactive, indent=1, sort_keys=True), encoding="utf-8")
-    svg = vlc.vegalite_to_svg(spec)
+    svg = vlc.vegalite_to_svg(short_texts(spec))  # a hostile label's cost bounded (spectexts)
     files["svg"].write_text(svg, encoding="utf-8")
     # the PNG from that SVG: vl-convert's vegalite_to_png is vegalite_to_svg then svg_to_png (vl-convert-rs 1.9.0,
     # converter.rs), so this is the same image without drawing the chart a second time (V8: 0.17 s of CPU a chart;

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import paths, pinned, readcopies, reportstage, usercache
 from .nbparams import _literal_assignments, _parameter_cells, _title
+from .spectexts import short_texts
 
 TEMPLATES = Path(__file__).parent / "templates"
 SELECTION_FILE = paths.SELECTION_FILE
@@ -470,7 +471,7 @@ def _thumbnail_png(root: Path, spec: bytes) -> bytes:
         with contextlib.suppress(OSError):
             os.utime(kept)  # used by this index: kept by prune_thumbnails
         return png
-    png = vlc.vegalite_to_png(_short_texts(json.loads(spec)), scale=THUMBNAIL_SCALE)
+    png = vlc.vegalite_to_png(short_texts(json.loads(spec)), scale=THUMBNAIL_SCALE)
     tmp = kept.with_name(f".{kept.name}.{os.getpid()}.tmp")
     try:
         kept.parent.mkdir(exist_ok=True)
@@ -480,39 +481,6 @@ def _thumbnail_png(root: Path, spec: bytes) -> bytes:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
     return png
-
-
-THUMBNAIL_TEXT = 60  # characters of a label (a data value) or a title line a thumbnail draws
-
-
-def _short_texts(spec: dict) -> dict:
-    """``spec`` with every text of its data rows and its title cut to THUMBNAIL_TEXT characters: a small picture's
-    labels. Reliability-36 (input, Medium E): vl-convert's CPU grows with the characters of every label drawn (0.4 ms
-    each per chart): with manifest labels 3,000 letters long one thumbnail took 19 s, and a build's index did not end
-    in 40 minutes. The chart's own page draws them whole."""
-
-    def cut(value, limit=THUMBNAIL_TEXT):
-        if isinstance(value, str) and len(value) > limit:
-            return value[: limit - 1] + "…"
-        if isinstance(value, list):
-            return [cut(v, limit) for v in value]
-        return value
-
-    def rows(values):
-        if not isinstance(values, list):
-            return values
-        return [{k: cut(v) for k, v in r.items()} if isinstance(r, dict) else r for r in values]
-
-    spec = dict(spec)
-    if isinstance(spec.get("datasets"), dict):
-        spec["datasets"] = {name: rows(values) for name, values in spec["datasets"].items()}
-    if isinstance(spec.get("data"), dict) and "values" in spec["data"]:
-        spec["data"] = {**spec["data"], "values": rows(spec["data"]["values"])}
-    if isinstance(spec.get("title"), dict):
-        spec["title"] = {k: cut(v, 2 * THUMBNAIL_TEXT) for k, v in spec["title"].items()}
-    elif isinstance(spec.get("title"), str | list):
-        spec["title"] = cut(spec["title"], 2 * THUMBNAIL_TEXT)
-    return spec
 
 
 def prune_thumbnails(root: Path, since: float) -> None:

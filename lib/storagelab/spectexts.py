@@ -1,0 +1,42 @@
+"""A Vega-Lite spec with the texts of its data rows and its title cut short, for what vl-convert draws.
+
+vl-convert's CPU grows with every character of every label it draws (about 0.4 ms each per chart). Reliability-36
+(input, Medium E): with manifest labels 3,000 letters longer, 05_stacks' bandwidth-by-run took 22 s of CPU to save as
+SVG and 21 s to draw as the index's thumbnail, and a hostile build's index had not ended after 40 minutes. The
+interactive spec (the chart's page, drawn by the browser) keeps them whole. Real labels are shorter than LONGEST
+(08_fio's series names of the seeds reach 228 characters) and are drawn as they are."""
+
+from __future__ import annotations
+
+import hashlib
+
+LONGEST = 300  # characters of a data text vl-convert draws (a title line twice that)
+
+
+def short_texts(spec: dict, limit: int = LONGEST) -> dict:
+    """``spec`` with every text of its data rows (``datasets``, ``data.values``) cut to ``limit`` characters and
+    each title line to twice that; ``spec`` itself is left as it is. A cut text ends in an ellipsis and 8 hex digits
+    of its whole text's SHA-256, so two texts that differ stay two (a series, a colour, a facet each)."""
+
+    def cut(value, most=limit):
+        if isinstance(value, str) and len(value) > most:
+            return value[: most - 9] + "\u2026" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        if isinstance(value, list):
+            return [cut(v, most) for v in value]
+        return value
+
+    def rows(values):
+        if not isinstance(values, list):
+            return values
+        return [{k: cut(v) for k, v in r.items()} if isinstance(r, dict) else r for r in values]
+
+    spec = dict(spec)
+    if isinstance(spec.get("datasets"), dict):
+        spec["datasets"] = {name: rows(values) for name, values in spec["datasets"].items()}
+    if isinstance(spec.get("data"), dict) and "values" in spec["data"]:
+        spec["data"] = {**spec["data"], "values": rows(spec["data"]["values"])}
+    if isinstance(spec.get("title"), dict):
+        spec["title"] = {k: cut(v, 2 * limit) for k, v in spec["title"].items()}
+    elif isinstance(spec.get("title"), str | list):
+        spec["title"] = cut(spec["title"], 2 * limit)
+    return spec
