@@ -423,7 +423,7 @@ def _job(spark, input_path: str, output: str, manifest: str | None, old_ids: dic
             .select("path", "modificationTime", "length", *([] if local else ["content"]))
         )
         info = files.rdd.mapPartitions(lambda rows: parse_partition(rows, staging, local)).collect()
-        info += _empty_files(spark, input_path, local)
+        info += _empty_files(spark, input_path, local, parsed={r.get("key") for r in info})
     outside = sorted(r["outside"] for r in info if "outside" in r)
     info = [r for r in info if "outside" not in r]
     info = [r for r in info if not ignored(r["key"])]  # their staged rows are left out by the join below
@@ -608,10 +608,10 @@ def _delete(spark, target: str) -> None:
     path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 
 
-def _empty_files(spark, input_path: str, local: Local | None = None) -> list[dict]:
+def _empty_files(spark, input_path: str, local: Local | None = None, parsed=frozenset()) -> list[dict]:
     """binaryFile gives no row for a zero-length file; the local ingest records it as an 'empty' error. The
     driver lists them (a local INPUT in Python, ``_local_empty``; another scheme through Hadoop's file system) and
-    records the same error (not for one outside a ``local`` INPUT: see ``Local``)."""
+    records the same error (not for one outside a ``local`` INPUT: see ``Local``, nor one ``parsed``, since cut)."""
 
     found = []
     for uri, mtime_ms in _local_empty(local) if local else _hadoop_empty(spark, input_path):
@@ -620,7 +620,7 @@ def _empty_files(spark, input_path: str, local: Local | None = None) -> list[dic
             inside = local is None or local.name_of(uri)[1] is None
         except OSError:  # changing while it is listed (as in parse_partition): the next run sees it
             continue
-        if not skipped(key) and inside:
+        if not skipped(key) and inside and key not in parsed:
             out = parse_one((key, key, 0, mtime_ms * 1_000_000), b"")
             found.append(
                 dict(
