@@ -34,6 +34,7 @@ from msgspec import Meta, Struct
 
 from ... import units
 from ..base import Parsed
+from . import clients
 from .buckets import bucket_rows
 from .directions import KNOWN_LATENCY, agg_pct, bandwidth, check_direction_keys
 from .groups import add_derived_groups
@@ -159,11 +160,20 @@ def parse_bytes(data: bytes) -> Parsed | None:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
-    if type(obj) is not dict or type(obj.get("jobs")) is not list or not _decoded_as_written(data, obj):
+    array = "jobs" if type(obj) is dict and "jobs" in obj else "client_stats"  # fio --client's (clients.py)
+    if type(obj) is not dict or type(obj.get(array)) is not list or not _decoded_as_written(data, obj):
         return None
-    spans = _spans(data, obj)
+    spans = _spans(data, obj, array)
     if spans is None:
         return None
+    summed = clients.summed_index(obj[array]) if array == "client_stats" else None
+    if summed is not None:  # fio's sum of every job: not stored
+        obj = {**obj, array: obj[array][:summed]}
+        spans = spans._replace(jobs=spans.jobs[:summed], blocks=None if spans.blocks is None else spans.blocks[:summed])
+    found = clients.servers(obj[array], summed) if array == "client_stats" else []
+    if len(found) > 1:
+        return None  # the general path refuses it
+    obj = obj if array == "jobs" else {**obj, "jobs": obj[array]}
     try:
         doc = msgspec.convert(obj, _Doc)
     except msgspec.ValidationError:
@@ -173,6 +183,8 @@ def parse_bytes(data: bytes) -> Parsed | None:
         return None
     version = tuple(int(g) for g in m.groups() if g is not None)
     parsed = Parsed(tool=TOOL, format="fio-json", tool_version=doc.version)
+    if found:
+        parsed.warnings.append(clients.warning(1, found, summed))
     try:
         _rows(parsed, doc, obj, version, spans)
         if doc.disk_util:
@@ -222,7 +234,7 @@ class Spans(NamedTuple):
     line_end: int
 
 
-def _spans(data: bytes, obj: dict) -> Spans | None:
+def _spans(data: bytes, obj: dict, array: str = "jobs") -> Spans | None:
     """The document's line spans (``Spans``), or None for a layout whose spans the bytes do not show."""
     arrays = [v for v in obj.values() if type(v) is list]
     n_objects = sum(1 for v in arrays for x in v if type(x) is dict)
@@ -244,7 +256,7 @@ def _spans(data: bytes, obj: dict) -> Spans | None:
             if n != len(value):
                 return None  # a job or disk that is not an object: the general path names it
             by_key[name], k = (k, k + n), k + n
-    first, stop = by_key.get("jobs", (0, 0))
+    first, stop = by_key.get(array, (0, 0))
     d_first, d_stop = by_key.get("disk_util", (0, 0))
     return Spans(spans[first:stop], spans[d_first:d_stop], None if blocks is None else blocks[first:stop], line_end)
 

@@ -21,6 +21,7 @@ from itertools import repeat
 from typing import Any
 
 from ..base import SHELL_PROMPT, Parsed, ParseError, lines_of
+from . import clients
 from .buckets import add_buckets
 from .command import commands_in, paired
 from .directions import add_direction, check_direction_keys, io_in_kib
@@ -108,14 +109,17 @@ def _add_document(parsed: Parsed, doc: Document, doc_index: int, is_final: bool,
     global_opts = {k: str(v) for k, v in object_field(top, "global options", where).items()}
     report_time = top.get("time") if isinstance(top.get("time"), str) else None
     report_epoch_s = int_field(top, "timestamp", where)
-    jobs = top["jobs"]
+    jobs, array = top[doc.jobs_key], doc.jobs_key
+    summed = _client_sum(parsed, doc) if array == "client_stats" else None
     group_sizes: dict[Any, int] = {}
-    for job in jobs:
-        if type(job) is dict and type(job.get("groupid")) in (int, float, type(None)):  # a {} or [] groupid is refused
-            group_sizes[job.get("groupid")] = group_sizes.get(job.get("groupid"), 0) + 1
+    for i, job in enumerate(jobs):
+        if type(job) is dict and type(job.get("groupid")) in (int, float, type(None)) and i != summed:
+            group_sizes[job.get("groupid")] = group_sizes.get(job.get("groupid"), 0) + 1  # a {} or [] is refused
     group_results: list[tuple[int, str, dict, bool]] = []  # (groupid, direction, row, io in KiB)
     for i, job in enumerate(jobs):
-        lo, hi = doc.span("jobs", i)
+        if i == summed:
+            continue
+        lo, hi = doc.span(array, i)
         if type(job) is not dict:
             raise ParseError("job entry is not an object", line=lo, kind="invalid", expected="a job object")
         if not isinstance(job.get("jobname"), str) or (groupid := int_field(job, "groupid", lo)) is None:
@@ -160,7 +164,7 @@ def _add_document(parsed: Parsed, doc: Document, doc_index: int, is_final: bool,
             ddir = object_field(job, direction, lo)
             if not ddir:
                 continue
-            row = add_direction(out, doc, job_index, direction, ddir, kb_base, lo, doc.block("jobs", i, direction))
+            row = add_direction(out, doc, job_index, direction, ddir, kb_base, lo, doc.block(array, i, direction))
             if row is not None and direction != "sync":
                 group_results.append((groupid, direction, row, io_in_kib(doc, ddir)))
         add_buckets(out, job, job_index, lo, hi)
@@ -185,6 +189,18 @@ def _add_document(parsed: Parsed, doc: Document, doc_index: int, is_final: bool,
         if not parsed.tables[name]:
             del parsed.tables[name]
     return job_index
+
+
+def _client_sum(parsed: Parsed, doc: Document) -> int | None:
+    """A client/server report's "All clients" index (not stored), its warning added; one of several servers refused
+    (``clients``)."""
+    jobs = doc.obj["client_stats"]
+    summed = clients.summed_index(jobs)
+    found = clients.servers(jobs, summed)
+    if error := clients.refusal(found, doc.line_start):
+        raise error
+    parsed.warnings.append(clients.warning(doc.line_start, found, summed))
+    return summed
 
 
 def _add_disk(parsed: Parsed, disk: Any, span: tuple[int, int]) -> None:

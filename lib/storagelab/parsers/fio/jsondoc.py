@@ -74,12 +74,14 @@ class Document:
         decoder = _json.JSONDecoder(object_pairs_hook=self._pairs, parse_constant=self._constant, strict=False)
         self._read(decoder, text, offset, first_line)
         _refuse_past_64_bits(self.obj, text, offset, first_line)
-        if not isinstance(self.obj, dict) or not isinstance(self.obj.get("jobs"), list):
+        # fio's client/server mode (--client) names the array "client_stats" (fio client.c)
+        self.jobs_key = "jobs" if isinstance(self.obj, dict) and "jobs" in self.obj else "client_stats"
+        if not isinstance(self.obj, dict) or not isinstance(self.obj.get(self.jobs_key), list):
             raise ParseError(
                 'JSON document has no "jobs" array',
                 line=first_line,
                 kind="invalid",
-                expected='a fio JSON report with "fio version" and "jobs"',
+                expected='a fio JSON report with "fio version" and "jobs" (or "client_stats")',
             )
         if self.nonfinite:
             warnings.append(f"line {first_line}: {self.nonfinite} nan/inf value(s) stored as NULL")
