@@ -315,3 +315,19 @@ def test_disks_with_slaves():
     with pytest.raises(ParseError) as e:
         parse_terse(line[: line.index(";slaves;") + 14])
     assert e.value.kind == "truncated"
+
+
+def test_nan_and_inf_are_stored_null_with_a_warning_and_other_notations_are_refused():
+    # reliability-36 input (Low D): a clat min of 'inf' was stored as Infinity and 'nan' as NaN, exit 0, no word;
+    # the JSON path stores them NULL and says so. fio prints printf's nan/inf (a NaN's sign too), never 1_000 or +5
+    fields = (FIX / "terse_v3.txt").read_text().splitlines()[0].split(";")
+    assert fields[13:17] == ["22", "208", "51.351905", "21.689460"]  # the read direction's clat, usec
+    damaged = [*fields[:13], "inf", "208", "-nan", *fields[16:]]
+    parsed = parse_terse(";".join(damaged) + "\n")
+    (read,) = [r for r in parsed.rows("fio_results") if r["direction"] == "read"]
+    assert (read["clat_min_ns"], read["clat_max_ns"], read["clat_mean_ns"]) == (None, 208000.0, None)
+    assert parsed.warnings == ["line 1: 2 nan/inf value(s) stored as NULL"]
+    for token in ("1_000", "+5", "\u0663", "0x10", "1e", "Infinity", "NaN"):
+        with pytest.raises(ParseError, match=r"field 7 \(bw KiB/s \(a number\)\)") as e:
+            parse_terse(";".join([*fields[:6], token, *fields[7:]]) + "\n")
+        assert (e.value.kind, e.value.line) == ("invalid", 1), token

@@ -16,6 +16,7 @@ Lines that do not start with a terse version (``note:`` lines, a JSON part) are 
 from __future__ import annotations
 
 import json as _json
+import math
 import re
 
 from ... import units
@@ -24,6 +25,8 @@ from .groups import add_derived_groups
 
 TOOL = "fio"
 _START = re.compile(r"^([2-5]);")
+# a number as fio's %f, %llu and %e print it; printf's nan and inf (a NaN's sign too) are stored NULL (_nonfinite)
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|-?(?:nan|inf)")
 _PCT_CELL = re.compile(r"^([0-9]+(?:\.[0-9]*)?)%=([0-9]+)$")
 _DEPTH_LABELS = ("1", "2", "4", "8", "16", "32", ">=64")
 _LAT_US = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)
@@ -72,10 +75,9 @@ class _Fields:
             if not token.endswith("%"):
                 raise self.bad(f"{what} with a '%'", token)
             token = token[:-1]
-        try:
-            return float(token) * scale
-        except ValueError:
-            raise self.bad(f"{what} (a number)", token) from None
+        if not _NUMBER.fullmatch(token):  # as fio's printf writes one: not 1_000, +5 or other digits float() takes
+            raise self.bad(f"{what} (a number)", token)
+        return float(token) * scale
 
     def int(self, what: str) -> int:
         token = self.take()[0].strip()
@@ -112,7 +114,21 @@ def parse_terse(text: str) -> Parsed:
     for job in parsed.rows("fio_jobs"):
         job["jobs"] = 1 if group_sizes[job["groupid"]] > 1 else None  # terse does not say (group_reporting)
     add_derived_groups(parsed, 0, results, 1, len(lines))
+    _nonfinite(parsed)
     return parsed
+
+
+def _nonfinite(parsed: Parsed) -> None:
+    """nan and inf values stored as NULL (every value computed from one too), with a warning per line, as the JSON
+    path does (reliability-36 input: a clat min of 'inf' was stored as Infinity, without a word)."""
+    lines: dict[int, int] = {}
+    for rows in parsed.tables.values():
+        for row in rows:
+            for key, value in row.items():
+                if type(value) is float and not math.isfinite(value):
+                    row[key] = None
+                    lines[row["line_start"]] = lines.get(row["line_start"], 0) + 1
+    parsed.warnings += [f"line {no}: {n} nan/inf value(s) stored as NULL" for no, n in sorted(lines.items())]
 
 
 def _v2_description(parsed: Parsed, description: str, no: int) -> None:
