@@ -1,0 +1,74 @@
+"""Reliability-37 (read): root reading files another local user controls, and root's own odd inputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+NB = {"metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def _cell(source, tags=("parameters",)):
+    meta = {"tags": list(tags) if isinstance(tags, tuple) else tags}
+    return {"cell_type": "code", "metadata": meta, "execution_count": None, "outputs": [], "source": source}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[]",
+        "null",
+        "{}",
+        json.dumps({**NB, "cells": 5}),
+        json.dumps({**NB, "nbformat": 99, "cells": []}),
+        '{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    ],
+    ids=["list", "null", "empty", "cells-int", "nbformat-99", "nested-100000"],
+)
+def test_json_that_is_no_notebook_is_one_line_not_a_traceback(tmp_path, text):
+    # reliability-37: `storagelab run` of a JSON file that is no notebook ended in a traceback from nbformat
+    # (AttributeError, TypeError, ValidationError, NBFormatError, RecursionError)
+    from storagelab import nbparams
+
+    nb = tmp_path / "odd.ipynb"
+    nb.write_text(text)
+    with pytest.raises(nbparams.ParameterError, match="not a notebook"):
+        nbparams.notebook_parameters(nb)
+
+
+@pytest.mark.parametrize(
+    ("cell", "words"),
+    [
+        (_cell("x = (\n"), "not Python code"),
+        (_cell("x = " + "-" * 200_000 + "1\n"), "not Python code"),
+        (_cell(5), "not Python code"),
+        (_cell("x = 1\n", tags=None), "found 0"),
+    ],
+    ids=["syntax", "200000-minus", "source-int", "tags-null"],
+)
+def test_a_parameters_cell_that_is_not_python_is_one_line_not_a_traceback(tmp_path, cell, words):
+    # reliability-37: a parameters cell that does not parse (SyntaxError, MemoryError, TypeError) or tags that are
+    # no list ended `run` in a traceback
+    from storagelab import nbparams
+
+    nb = tmp_path / "odd.ipynb"
+    nb.write_text(json.dumps({**NB, "cells": [cell]}))
+    with pytest.raises(nbparams.ParameterError, match=words):
+        nbparams.notebook_parameters(nb)
+    with pytest.raises(nbparams.ParameterError, match=words):
+        nbparams.parameter_docs(nb)
+
+
+def test_compare_of_a_duckdb_file_of_other_tables_is_one_line_not_a_traceback(tmp_path):
+    # reliability-37: `storagelab compare --db` of a DuckDB file holding tables of its own (not storagelab's) ended in
+    # DuckDB's CatalogException traceback ("Table with name fio_groups does not exist!")
+    import duckdb
+    from conftest import storagelab_cli as cli
+
+    db = tmp_path / "other.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("create table t as select 42 as x")
+    r = cli("compare", "--study", "homelab-mergerfs", "--db", str(db))
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and "fio_groups does not exist" in r.stderr
