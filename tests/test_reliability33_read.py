@@ -12,6 +12,14 @@ import pytest
 from storagelab import ownership, paths
 
 
+def _real_mounts(monkeypatch) -> None:
+    """This process's real mount table, kept while the tests fake /proc's other processes (an unreadable one refuses every file)."""
+    from storagelab import livewriters
+
+    mounts, faked = livewriters._mounts(), livewriters._mounts
+    monkeypatch.setattr(livewriters, "_mounts", lambda pid="self": mounts if pid == "self" else faked(pid))
+
+
 def test_the_files_libraries_read_or_write_by_the_environments_names_are_checked(tmp_path):
     # reliability-33: `OPENSSL_CONF=/tmp/theirs/openssl.cnf storagelab run 07_explore` loaded the shared object their
     # configuration's provider section named, as uid 0 (in the command, at duckdb's import, and in its kernel);
@@ -92,6 +100,7 @@ def test_a_notebook_another_users_process_can_still_write_is_refused(tmp_path, m
     shutil.copyfile(paths.NOTEBOOKS / "07_explore.ipynb", nb)
     nb.chmod(0o644)
     proc = tmp_path / "proc"
+    _real_mounts(monkeypatch)
     monkeypatch.setattr(livewriters, "PROC", str(proc))
     other = os.getuid() + 4242
     _fake_process(proc, 11, other, fd_to=nb, flags="0100000")  # read only: no writer
@@ -158,6 +167,7 @@ def test_a_database_another_users_process_can_still_write_is_theirs(tmp_path, mo
     con.close()
     db.chmod(0o600)
     proc = tmp_path / "proc"
+    _real_mounts(monkeypatch)
     monkeypatch.setattr(livewriters, "PROC", str(proc))
     _fake_process(proc, 21, os.getuid() + 4242, fd_to=db)
     with pytest.raises(StoreError, match="views or macros"):
@@ -207,6 +217,7 @@ def test_a_dataset_part_another_users_process_holds_for_writing_is_not_ours(tmp_
     _meta(where)
     info = {"parts": {"t": {"t/part-1.parquet": 4}}}
     proc = tmp_path / "proc"
+    _real_mounts(monkeypatch)
     monkeypatch.setattr(livewriters, "PROC", str(proc))
     _fake_process(proc, 31, os.getuid() + 4242, fd_to=where / "t", flags="0200000")  # their folder descriptor: no
     assert dataset._only_ours(where, info)
@@ -229,6 +240,7 @@ def test_a_folder_whose_group_a_running_process_of_another_user_keeps_is_theirs_
     tmp_path.chmod(0o755)
     gid = folder.stat().st_gid
     monkeypatch.setattr(ownership, "_group_members", lambda g: set())  # /etc/group: no one else (as on the old code)
+    _real_mounts(monkeypatch)
     monkeypatch.setattr(livewriters, "PROC", str(tmp_path / "proc"))
     folder.chmod(0o775)
     assert nbparams.resolve(str(nb)) == nb.resolve()  # no process of another user in it

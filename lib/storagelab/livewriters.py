@@ -63,7 +63,7 @@ def unseen_writer(
     if not stat.S_ISREG(st.st_mode):
         return None
     mounts = _mounts()
-    if isinstance(behind := _backing(path, st, mounts), str):
+    if isinstance(behind := _backing(path, st, mounts), str):  # a view of ours whose file behind is not judged
         return behind
     if behind and (words := _behind(*behind, trusted, loose) or any_writer(*behind, trusted, loose=loose)):
         return words  # root's own view of a folder (bindfs, an overlay): the file behind it
@@ -150,48 +150,42 @@ def _serves_fuse(pid: str) -> bool:
 def _backing(
     path: str | os.PathLike, st: os.stat_result, mounts: list[list[str]] | None
 ) -> tuple[str, os.stat_result] | str | None:
-    """The file that a view of a local folder shows at ``path`` (stat ``st``), and its stat (words after "that" when
-    the folder behind cannot be found, as an overlay of relative paths): a FUSE file system of
-    root's or this user's whose source is a folder holding a file with the same inode number (bindfs), or an
-    overlay's upper or first lower layer holding the name; None otherwise (and for another user's FUSE mount, not
-    asked: it may be stopped). Reliability-35: root ran its notebook through its own bindfs view of its folder
-    (and through an overlay of it); the second user held the file behind it open for writing (opened while 0666),
-    visibly in /proc: the descriptor was on the folder's device, the view's stat on FUSE's (the overlay's), so nothing
-    matched and the view's own lease was free; the cell they wrote ran as root. ``mounts``: ``_mounts()``."""
-    unescape = lambda text: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), text)  # noqa: E731
-    real, device, view = os.path.realpath(path), f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}", None
-    for fields in mounts or []:  # the mount the path lies on: the deepest mount point over it (the last of equals)
-        at = fields.index("-") if "-" in fields else -1
-        if at >= 5 and len(fields) >= at + 4:
-            rel = os.path.relpath(real, point := unescape(fields[4]))
-            if rel != ".." and not rel.startswith("../") and (not view or len(point) >= view[3]):
-                view = (fields, at, rel, len(point))
-    if view is None:
+    """The file that a view of this user's or root's shows at ``path`` (stat ``st``), and its stat; words after
+    "that" when the path lies on such a view (a FUSE file system of root's or this user's, an overlay) and the file
+    behind it cannot be found and judged; None when it lies on no view (and on another user's FUSE mount, not asked:
+    it may be stopped; the FUSE rule refuses it). Reliability-35: root ran its notebook through its own bindfs view
+    of its folder (and through an overlay of it); the second user held the file behind it open for writing (opened
+    while 0666), visibly in /proc: the descriptor was on the folder's device, the view's stat on FUSE's (the
+    overlay's), so nothing matched and the view's own lease was free; the cell they wrote ran as root. Each campaign
+    after found another form that hid the file behind (r-36: six), so a view whose file behind is not found is
+    refused, never passed unjudged (r-37: a mergerfs pool, whose files have inodes of its own, passed so).
+    ``mounts``: ``_mounts()``."""
+    if mounts is None:
+        return "lies where the mount table (/proc/self/mountinfo) cannot be read, so no view over it can be judged"
+    view = _view(path, mounts)
+    if view is None or _unescape(view[0][4]) == "/":  # the namespace's own root (a container's overlay) is no view
         return None
-    fields, at, rel, _ = view  # reliability-36: an overlay of layers on two file systems (an upper in tmpfs) gives its
+    fields, at, rel = view  # reliability-36: an overlay of layers on two file systems (an upper in tmpfs) gives its
     kind, options = fields[at + 1], fields[at + 3].split(",")  # files a device of each layer's, not the mount's
-    if kind.startswith("fuse") and fields[2] != device:
+    if kind != "overlay" and not kind.startswith("fuse"):
         return None
-    if kind == "overlay":  # r-36: lowerdir+= and datadir+= (one layer each) too; "\\:" and "\\," in a layer's name
-        given = [o.split("=", 1) for o in options if "=" in o]
-        lower = [part for k, v in given if k == "lowerdir" for part in re.split(r"(?<!\\):", unescape(v))]
-        layers = [unescape(v) for k, v in given if k == "upperdir"] + [re.sub(r"\\(.)", r"\1", x) for x in lower]
-        layers += [unescape(v) for k, v in given if k in ("lowerdir+", "datadir+")]
-    elif kind.startswith("fuse"):
+    shown = f"root's view ({kind} at {_unescape(fields[4])})"
+    if kind.startswith("fuse"):
         users = {int(o[8:]) for o in options if o.startswith("user_id=") and o[8:].isdigit()}
         if not users <= {0, os.getuid()}:
             return None  # another user's: not asked (it may be stopped); the FUSE rule refuses it
-        layers = [unescape(fields[at + 2])]
-        if not layers[0].startswith("/"):  # r-36: bindfs names it "bindfs" for a folder with a space
-            layers = _fuse_source(unescape(fields[4])) or (layers if kind == "fuse.bindfs" else [])
-    else:
-        return None
+        if fields[2] != f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}":
+            return f"{shown} shows from another file system than its own now, so the file behind it cannot be judged"
+    if kind == "fuse.mergerfs":
+        return _pooled(path, st, shown)
+    layers = _layers(kind, fields, at)
+    if not layers:
+        return f"{shown} has no local folder behind it that can be found, so who can write its files cannot be judged"
     # r-36: an overlay's layers given by relative paths (as mountinfo shows them), a bindfs whose folder is not found
-    layers = [layer for layer in layers if layer]
     if any(not layer.startswith("/") for layer in layers):
         return f"root's view shows from folders its mount names by relative paths ({fields[at + 3][:100]})"
     # reliability-36: a bind mount of a folder inside the view (its mountinfo root "/sub", not "/") hid the file behind
-    inner = os.path.normpath(os.path.join(unescape(fields[3]).lstrip("/"), rel))
+    inner = os.path.normpath(os.path.join(_unescape(fields[3]).lstrip("/"), rel))
     for layer in layers:
         backing = os.path.join(layer, inner)
         try:
@@ -206,11 +200,60 @@ def _backing(
                 continue
         except FileNotFoundError:
             continue
-        except OSError:
-            return None
-        same = kind == "overlay" or found.st_ino == st.st_ino
-        return (backing, found) if same and stat.S_ISREG(found.st_mode) else None  # r-36: a view's view: judged in turn
-    return None
+        except OSError as e:
+            return f"{shown} shows {path} from {backing}, which cannot be looked at ({e.strerror})"
+        if stat.S_ISREG(found.st_mode) and (kind == "overlay" or found.st_ino == st.st_ino):
+            return backing, found  # r-36: a view's view: judged in turn
+        break
+    return f"{shown} shows {path}, whose file behind it is not found in {', '.join(layers)[:200]}"
+
+
+def _unescape(text: str) -> str:
+    """A mountinfo field as the path it names (a space, tab, newline or backslash is written as three octal digits)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), text)
+
+
+def _view(path: str | os.PathLike, mounts: list[list[str]]) -> tuple[list[str], int, str] | None:
+    """The mountinfo fields of the mount ``path`` lies on (the deepest mount point over it, the last of equals), the
+    index of their lone "-", and the path inside the mount; None when no line is whole."""
+    real, view = os.path.realpath(path), None
+    for fields in mounts:
+        at = fields.index("-") if "-" in fields else -1
+        if at >= 5 and len(fields) >= at + 4:
+            rel = os.path.relpath(real, point := _unescape(fields[4]))
+            if rel != ".." and not rel.startswith("../") and (not view or len(point) >= view[3]):
+                view = (fields, at, rel, len(point))
+    return view[:3] if view else None
+
+
+def _layers(kind: str, fields: list[str], at: int) -> list[str]:
+    """The folders an overlay (its upper layer first) or a FUSE view of a folder (bindfs) shows files from."""
+    given = [o.split("=", 1) for o in fields[at + 3].split(",") if "=" in o]
+    if kind == "overlay":  # r-36: lowerdir+= and datadir+= (one layer each) too; "\\:" and "\\," in a layer's name
+        lower = [part for k, v in given if k == "lowerdir" for part in re.split(r"(?<!\\):", _unescape(v))]
+        layers = [_unescape(v) for k, v in given if k == "upperdir"] + [re.sub(r"\\(.)", r"\1", x) for x in lower]
+        layers += [_unescape(v) for k, v in given if k in ("lowerdir+", "datadir+")]
+    else:
+        layers = [_unescape(fields[at + 2])]
+        if not layers[0].startswith("/"):  # r-36: bindfs names it "bindfs" for a folder with a space
+            layers = _fuse_source(_unescape(fields[4])) or (layers if kind == "fuse.bindfs" else [])
+    return [layer for layer in layers if layer]
+
+
+def _pooled(path: str | os.PathLike, st: os.stat_result, shown: str) -> tuple[str, os.stat_result] | str:
+    """The branch file that root's mergerfs pool shows at ``path`` (stat ``st``): its own answer to
+    ``user.mergerfs.fullpath``, taken when that file's size and modification time are the view's (its inode
+    numbers are its own, not the branch's). Reliability-37: the second user held a branch's file open for writing (opened
+    while 0666, then 0644); the pool's file showed no writer and no lease could be asked of it, so `run` passed."""
+    try:
+        backing = os.fsdecode(os.getxattr(path, "user.mergerfs.fullpath"))
+        found = os.lstat(backing)
+    except OSError as e:
+        return f"{shown} does not say which branch file it shows ({e.strerror}: its xattr option off?)"
+    same = (found.st_size, found.st_mtime_ns) == (st.st_size, st.st_mtime_ns)  # not another file by now
+    return (
+        (backing, found) if same and os.path.isabs(backing) else f"{shown} shows {path} from {backing}, changed since"
+    )
 
 
 def _fuse_source(point: str) -> list[str]:
