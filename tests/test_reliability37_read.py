@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
+from test_reliability34_read import _hidden  # a descriptor held only in a UNIX socket's queue
+
+from storagelab import ownership
 
 NB = {"metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
@@ -72,3 +77,31 @@ def test_compare_of_a_duckdb_file_of_other_tables_is_one_line_not_a_traceback(tm
     r = cli("compare", "--study", "homelab-mergerfs", "--db", str(db))
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and "fio_groups does not exist" in r.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount an overlay")
+def test_a_folder_renamed_in_roots_overlay_is_not_judged_by_its_new_names_old_file(tmp_path):
+    # reliability-37: root's overlay with redirect_dir=on; in the view lower/newdir removed and lower/olddir renamed
+    # to newdir: newdir/nb.ipynb showed lower/olddir/nb.ipynb (the second user holding it open for writing, opened
+    # while 0666), but lower/newdir/nb.ipynb, root's old file, was judged: `run` passed and their cell ran as root
+    tmp_path.chmod(0o700)
+    lower, upper, work, merged = (tmp_path / name for name in ("lower", "upper", "work", "merged"))
+    for folder in (lower / "olddir", lower / "newdir", upper, work, merged):
+        folder.mkdir(parents=True)
+    (lower / "olddir" / "nb.ipynb").write_text("{}")
+    (lower / "newdir" / "nb.ipynb").write_text("{} ")
+    options = f"lowerdir={lower},upperdir={upper},workdir={work},redirect_dir=on"
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(merged)], check=True, timeout=30)
+    try:
+        subprocess.run(["rm", "-r", str(merged / "newdir")], check=True, timeout=30)
+        (merged / "olddir").rename(merged / "newdir")
+        assert (merged / "newdir" / "nb.ipynb").read_text() == "{}"  # lower/olddir's file
+        queue = _hidden(lower / "olddir" / "nb.ipynb")
+        try:
+            assert "renamed" in (ownership.file_writers(str(merged / "newdir" / "nb.ipynb")) or "")
+        finally:
+            queue.close()
+        (merged / "newdir" / "nb.ipynb").write_text("{}")  # copied up: the file behind is upper's, judged
+        assert ownership.file_writers(str(merged / "newdir" / "nb.ipynb")) is None
+    finally:
+        subprocess.run(["umount", str(merged)], check=False, timeout=30)

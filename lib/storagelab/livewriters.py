@@ -186,7 +186,7 @@ def _backing(
         return f"root's view shows from folders its mount names by relative paths ({fields[at + 3][:100]})"
     # reliability-36: a bind mount of a folder inside the view (its mountinfo root "/sub", not "/") hid the file behind
     inner = os.path.normpath(os.path.join(_unescape(fields[3]).lstrip("/"), rel))
-    for layer in layers:
+    for index, layer in enumerate(layers):
         backing = os.path.join(layer, inner)
         try:
             found = os.lstat(backing)
@@ -202,10 +202,32 @@ def _backing(
             continue
         except OSError as e:
             return f"{shown} shows {path} from {backing}, which cannot be looked at ({e.strerror})"
+        if kind == "overlay" and (moved := _redirected(layers[:index], inner)):  # r-37: a folder renamed above it
+            return f"{shown} shows {path} from a folder renamed in it ({moved}), whose files behind cannot be judged"
         if stat.S_ISREG(found.st_mode) and (kind == "overlay" or found.st_ino == st.st_ino):
             return backing, found  # r-36: a view's view: judged in turn
         break
     return f"{shown} shows {path}, whose file behind it is not found in {', '.join(layers)[:200]}"
+
+
+def _redirected(layers: list[str], inner: str) -> str | None:
+    """The first folder on the way to ``inner`` in the overlay's ``layers`` (those above the one a file was found in)
+    that was renamed in the overlay (redirect_dir=on: the layers below look it up under its old name, not under
+    ``inner``); None when none was. Reliability-37:
+    root's overlay (redirect_dir=on), lower/newdir removed and lower/olddir renamed to newdir in the view: newdir's
+    notebook was lower/olddir's (the second user holding it open for writing), but lower/newdir/nb.ipynb, root's old
+    file, was judged, and the cell they wrote ran as root."""
+    parts = inner.split(os.sep)[:-1]
+    for layer in layers:
+        for n in range(1, len(parts) + 1):
+            folder = os.path.join(layer, *parts[:n])
+            for prefix in ("trusted", "user"):
+                try:
+                    os.getxattr(folder, f"{prefix}.overlay.redirect", follow_symlinks=False)
+                except OSError:
+                    continue
+                return folder
+    return None
 
 
 def _unescape(text: str) -> str:
