@@ -105,3 +105,30 @@ def test_a_folder_renamed_in_roots_overlay_is_not_judged_by_its_new_names_old_fi
         assert ownership.file_writers(str(merged / "newdir" / "nb.ipynb")) is None
     finally:
         subprocess.run(["umount", str(merged)], check=False, timeout=30)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount an overlay")
+def test_a_hard_links_other_name_in_roots_overlay_with_index_on_is_not_judged_by_its_lower_file(tmp_path):
+    # reliability-37: root's overlay with index=on, lower A.ipynb and B.ipynb one file (hard links); chmod 666 of
+    # A in the view copied it up, and B showed that copy too (the index); the second user opened upper/A while 0666
+    # and kept the descriptor in a socket's queue, root made A 0644: B was judged by lower/B (no writer), `run`
+    # passed and their cell ran as root
+    tmp_path.chmod(0o700)
+    lower, upper, work, merged = (tmp_path / name for name in ("lower", "upper", "work", "merged"))
+    for folder in (lower, upper, work, merged):
+        folder.mkdir()
+    (lower / "A.ipynb").write_text("{}")
+    os.link(lower / "A.ipynb", lower / "B.ipynb")
+    options = f"lowerdir={lower},upperdir={upper},workdir={work},index=on"
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(merged)], check=True, timeout=30)
+    try:
+        assert ownership.file_writers(str(merged / "B.ipynb")) is None
+        (merged / "A.ipynb").chmod(0o666)  # copied up, B with it
+        queue = _hidden(upper / "A.ipynb")
+        try:
+            (merged / "A.ipynb").chmod(0o644)
+            assert "not judged" in (ownership.file_writers(str(merged / "B.ipynb")) or "")
+        finally:
+            queue.close()
+    finally:
+        subprocess.run(["umount", str(merged)], check=False, timeout=30)

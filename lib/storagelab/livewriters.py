@@ -186,6 +186,7 @@ def _backing(
         return f"root's view shows from folders its mount names by relative paths ({fields[at + 3][:100]})"
     # reliability-36: a bind mount of a folder inside the view (its mountinfo root "/sub", not "/") hid the file behind
     inner = os.path.normpath(os.path.join(_unescape(fields[3]).lstrip("/"), rel))
+    hopped = False  # to a lower layer's file by an upper file's metacopy
     for index, layer in enumerate(layers):
         backing = os.path.join(layer, inner)
         try:
@@ -197,6 +198,7 @@ def _backing(
                 inner = os.path.normpath(
                     to.lstrip("/") if to.startswith("/") else os.path.join(os.path.dirname(inner), to)
                 )
+                hopped = True
                 continue
         except FileNotFoundError:
             continue
@@ -204,10 +206,18 @@ def _backing(
             return f"{shown} shows {path} from {backing}, which cannot be looked at ({e.strerror})"
         if kind == "overlay" and (moved := _redirected(layers[:index], inner)):  # r-37: a folder renamed above it
             return f"{shown} shows {path} from a folder renamed in it ({moved}), whose files behind cannot be judged"
+        # r-37: an overlay shows its file's own size and times; others: another file shown at that name (index=on:
+        # a hard link of a lower layer shows the copy up of another of its names, not the lower file of its own)
+        if kind == "overlay" and not hopped and _times(found) != _times(st):
+            return f"{shown} shows {path} from another file than {backing} (its size or times differ), not judged"
         if stat.S_ISREG(found.st_mode) and (kind == "overlay" or found.st_ino == st.st_ino):
             return backing, found  # r-36: a view's view: judged in turn
         break
     return f"{shown} shows {path}, whose file behind it is not found in {', '.join(layers)[:200]}"
+
+
+def _times(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _redirected(layers: list[str], inner: str) -> str | None:
