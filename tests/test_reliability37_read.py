@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -132,3 +133,25 @@ def test_a_hard_links_other_name_in_roots_overlay_with_index_on_is_not_judged_by
             queue.close()
     finally:
         subprocess.run(["umount", str(merged)], check=False, timeout=30)
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("mergerfs") or not os.path.exists("/dev/fuse"),
+    reason="needs root, mergerfs and /dev/fuse",
+)
+def test_a_mergerfs_pools_file_held_in_two_branches_is_not_judged_by_one(tmp_path):
+    # reliability-37: root's mergerfs pool with func.open=newest; root's nb.ipynb in branch one, the second user's
+    # newer nb.ipynb of the same size in branch two (theirs): the pool showed root's file (its stat, its fullpath), so
+    # root's file was judged, and `run` read and ran theirs as root
+    from test_reliability36_read import _mounted
+
+    tmp_path.chmod(0o700)
+    one, two, pool = (tmp_path / name for name in ("one", "two", "pool"))
+    for folder in (one, two, pool):
+        folder.mkdir()
+    (one / "nb.ipynb").write_text('{"cells": []}')
+    (two / "nb.ipynb").write_text('{"cells": [1]}')
+    os.utime(two / "nb.ipynb", (2e9, 2e9))
+    with _mounted(["mergerfs", "-o", "func.open=newest", f"{one}:{two}", str(pool)], pool):
+        assert (pool / "nb.ipynb").stat().st_size == 13 and (pool / "nb.ipynb").read_text() == '{"cells": [1]'
+        assert "in 2 branches" in (ownership.file_writers(str(pool / "nb.ipynb")) or "")

@@ -280,8 +280,13 @@ def _pooled(path: str | os.PathLike, st: os.stat_result, shown: str) -> tuple[st
     try:
         backing = os.fsdecode(os.getxattr(path, "user.mergerfs.fullpath"))
         found = os.lstat(backing)
+        every = [os.fsdecode(p) for p in os.getxattr(path, "user.mergerfs.allpaths").split(b"\0") if p]
     except OSError as e:
         return f"{shown} does not say which branch file it shows ({e.strerror}: its xattr option off?)"
+    # reliability-37: fullpath is the search policy's answer; an open may take another's (func.open=newest): the pool
+    # showed root's b1/nb.ipynb (its stat, its fullpath), and `run` read the second user's newer one in their branch
+    if len(every) > 1:
+        return f"{shown} holds {path} in {len(every)} branches ({', '.join(every)[:200]}): which one it opens is not judged"
     same = (found.st_size, found.st_mtime_ns) == (st.st_size, st.st_mtime_ns)  # not another file by now
     return (
         (backing, found) if same and os.path.isabs(backing) else f"{shown} shows {path} from {backing}, changed since"
