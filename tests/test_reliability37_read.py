@@ -155,3 +155,26 @@ def test_a_mergerfs_pools_file_held_in_two_branches_is_not_judged_by_one(tmp_pat
     with _mounted(["mergerfs", "-o", "func.open=newest", f"{one}:{two}", str(pool)], pool):
         assert (pool / "nb.ipynb").stat().st_size == 13 and (pool / "nb.ipynb").read_text() == '{"cells": [1]'
         assert "in 2 branches" in (ownership.file_writers(str(pool / "nb.ipynb")) or "")
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("mergerfs") or not os.path.exists("/dev/fuse"),
+    reason="needs root, mergerfs and /dev/fuse",
+)
+def test_a_folder_of_roots_mergerfs_pool_with_a_branch_others_can_write_is_refused(tmp_path):
+    # reliability-37: root's pool (func.open=newest) of root's folder and one the second user can write: only root's
+    # notebook at the check; 5 s into `run` they put their newer notebook of that name in their branch, and it ran
+    # as root. The pool's folder showed branch one's mode (0755); the branch folders behind it are judged now
+    from test_reliability36_read import _mounted
+
+    tmp_path.chmod(0o700)
+    one, two, pool = (tmp_path / name for name in ("one", "two", "pool"))
+    for folder in (one, two, pool):
+        folder.mkdir()
+    one.chmod(0o755)
+    two.chmod(0o777)
+    (one / "nb.ipynb").write_text("{}")
+    with _mounted(["mergerfs", "-o", "func.open=newest", f"{one}:{two}", str(pool)], pool):
+        assert pool.stat().st_mode & 0o777 == 0o755
+        words = ownership.file_refusal(pool / "nb.ipynb") or ""
+        assert f"mergerfs pool whose branch folder {two}" in words and "every user" in words
