@@ -632,7 +632,9 @@ def movable_by_others(folder: Path) -> str | None:
 
 
 def _writable_by_others(st: os.stat_result, folder: Path | str | None = None, *, made_in: bool = True) -> str | None:
-    if folder is not None and (served := _served_by_another_user(folder) or _pooled_with_others(folder, made_in)):
+    # reliability-37: a folder of root's mergerfs pool, by its branch folders (a file there: livewriters._pooled)
+    pooled = folder is not None and stat.S_ISDIR(st.st_mode) and _pooled_with_others(folder, made_in)
+    if folder is not None and (served := _served_by_another_user(folder) or pooled):
         return served
     if st.st_mode & 0o002:
         return "can be written by every user"
