@@ -650,6 +650,9 @@ def _pooled_with_others(folder: Path | str, made_in: bool) -> str | None:
     func.open=newest of root's folder and the second user's; 5 s into `run` of root's notebook in the pool they put
     their newer notebook of the same name in their branch, and it ran as root."""
     try:
+        with open(MOUNTINFO, encoding="utf-8", errors="surrogateescape") as f:
+            if " - fuse.mergerfs " not in f.read():  # no pool at all: no path resolved (every folder check asks)
+                return None
         if (_mount_of(str(resolved(Path(folder)))) or ("",))[0] != "fuse.mergerfs":
             return None
         branches = [os.fsdecode(b) for b in os.getxattr(folder, "user.mergerfs.allpaths").split(b"\0") if b]
