@@ -390,8 +390,10 @@ def cmd_compare(args) -> int:
             Selection(study=args.mine, stack=args.stack or "", vdev_type=args.vdev_type or "", host=args.host or ""),
             args.study or Selection.parse(args.other),
         )
-    except ValueError as e:
-        say(f"storagelab compare: {e}")
+    except Exception as e:  # reliability-37: CatalogException (a DuckDB file of other tables): a traceback
+        if not isinstance(e, ValueError) and type(e).__name__ != "CatalogException":
+            raise
+        say(f"storagelab compare: {e}".partition("\n")[0])  # DuckDB's own lines: the first
         return 2
     finally:
         con.close()

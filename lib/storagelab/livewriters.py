@@ -186,7 +186,8 @@ def _backing(
         return f"root's view shows from folders its mount names by relative paths ({fields[at + 3][:100]})"
     # reliability-36: a bind mount of a folder inside the view (its mountinfo root "/sub", not "/") hid the file behind
     inner = os.path.normpath(os.path.join(_unescape(fields[3]).lstrip("/"), rel))
-    for layer in layers:
+    hopped = False  # to a lower layer's file by an upper file's metacopy
+    for index, layer in enumerate(layers):
         backing = os.path.join(layer, inner)
         try:
             found = os.lstat(backing)
@@ -197,15 +198,46 @@ def _backing(
                 inner = os.path.normpath(
                     to.lstrip("/") if to.startswith("/") else os.path.join(os.path.dirname(inner), to)
                 )
+                hopped = True
                 continue
         except FileNotFoundError:
             continue
         except OSError as e:
             return f"{shown} shows {path} from {backing}, which cannot be looked at ({e.strerror})"
+        if kind == "overlay" and (moved := _redirected(layers[:index], inner)):  # r-37: a folder renamed above it
+            return f"{shown} shows {path} from a folder renamed in it ({moved}), whose files behind cannot be judged"
+        # r-37: an overlay shows its file's own size and times; others: another file shown at that name (index=on:
+        # a hard link of a lower layer shows the copy up of another of its names, not the lower file of its own)
+        if kind == "overlay" and not hopped and _times(found) != _times(st):
+            return f"{shown} shows {path} from another file than {backing} (its size or times differ), not judged"
         if stat.S_ISREG(found.st_mode) and (kind == "overlay" or found.st_ino == st.st_ino):
             return backing, found  # r-36: a view's view: judged in turn
         break
     return f"{shown} shows {path}, whose file behind it is not found in {', '.join(layers)[:200]}"
+
+
+def _times(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _redirected(layers: list[str], inner: str) -> str | None:
+    """The first folder on the way to ``inner`` in the overlay's ``layers`` (those above the one a file was found in)
+    that was renamed in the overlay (redirect_dir=on: the layers below look it up under its old name, not under
+    ``inner``); None when none was. Reliability-37:
+    root's overlay (redirect_dir=on), lower/newdir removed and lower/olddir renamed to newdir in the view: newdir's
+    notebook was lower/olddir's (the second user holding it open for writing), but lower/newdir/nb.ipynb, root's old
+    file, was judged, and the cell they wrote ran as root."""
+    parts = inner.split(os.sep)[:-1]
+    for layer in layers:
+        for n in range(1, len(parts) + 1):
+            folder = os.path.join(layer, *parts[:n])
+            for prefix in ("trusted", "user"):
+                try:
+                    os.getxattr(folder, f"{prefix}.overlay.redirect", follow_symlinks=False)
+                except OSError:
+                    continue
+                return folder
+    return None
 
 
 def _unescape(text: str) -> str:
@@ -248,8 +280,13 @@ def _pooled(path: str | os.PathLike, st: os.stat_result, shown: str) -> tuple[st
     try:
         backing = os.fsdecode(os.getxattr(path, "user.mergerfs.fullpath"))
         found = os.lstat(backing)
+        every = [os.fsdecode(p) for p in os.getxattr(path, "user.mergerfs.allpaths").split(b"\0") if p]
     except OSError as e:
         return f"{shown} does not say which branch file it shows ({e.strerror}: its xattr option off?)"
+    # reliability-37: fullpath is the search policy's answer; an open may take another's (func.open=newest): the pool
+    # showed root's b1/nb.ipynb (its stat, its fullpath), and `run` read the second user's newer one in their branch
+    if len(every) > 1:
+        return f"{shown} holds {path} in {len(every)} branches ({', '.join(every)[:200]}): which one it opens is not judged"
     same = (found.st_size, found.st_mtime_ns) == (st.st_size, st.st_mtime_ns)  # not another file by now
     return (
         (backing, found) if same and os.path.isabs(backing) else f"{shown} shows {path} from {backing}, changed since"

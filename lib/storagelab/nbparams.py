@@ -77,6 +77,10 @@ def _read(nb_path: Path):
         return nbformat.reads(data.decode("utf-8", errors="replace"), as_version=4)
     except nbformat.reader.NotJSONError:  # reliability-36: a traceback for a cut or rewritten notebook file
         raise ParameterError(f"{nb_path}: not a notebook (not JSON): give a notebook file") from None
+    except Exception as e:  # reliability-37: JSON but no notebook ([], {}, "cells": 5, nbformat 99,
+        # nested 200,000 deep): a traceback from nbformat's reader, converter or validator (TypeError, ValidationError..)
+        why = ": ".join([type(e).__name__, *str(e).splitlines()[:1]])[:160]
+        raise ParameterError(f"{nb_path}: not a notebook ({why}): give a notebook file") from None
 
 
 def notebook_parameters(nb_path: Path) -> dict[str, Any]:
@@ -89,12 +93,23 @@ def notebook_parameters(nb_path: Path) -> dict[str, Any]:
 
 
 def _parameter_cells(nb) -> list:
-    return [c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
+    tags = lambda c: t if isinstance(t := c.metadata.get("tags", []), list) else []  # noqa: E731  (r-37: "tags": 5)
+    return [c for c in nb.cells if c.cell_type == "code" and "parameters" in tags(c)]
+
+
+def _parse(source: str, nb_name: str) -> ast.Module:
+    """The parameters cell's code. Reliability-37: a cell that is not Python ("x = (", 200,000 minus signs, a source
+    of 5) ended `run` in a traceback (SyntaxError, MemoryError for a 200 kB cell, TypeError)."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as e:
+        why = ": ".join([type(e).__name__, *str(e).splitlines()[:1]])[:160]
+        raise ParameterError(f"{nb_name}: the cell tagged 'parameters' is not Python code ({why})") from None
 
 
 def _literal_assignments(source: str, nb_name: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for node in ast.parse(source).body:
+    for node in _parse(source, nb_name).body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             target = node.targets[0] if isinstance(node, ast.Assign) else node.target
             if isinstance(target, ast.Name) and node.value is not None:
@@ -113,12 +128,13 @@ def parameter_docs(nb_path: Path) -> list[dict[str, Any]]:
     if len(cells) != 1:
         raise ParameterError(f"{nb_path.name}: expected exactly one cell tagged 'parameters', found {len(cells)}")
     source = cells[0].source
+    tree = _parse(source, nb_path.name)
     comments = {}
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type == tokenize.COMMENT:
             comments[tok.start[0]] = tok.string.lstrip("# ").strip()
     out = []
-    for node in ast.parse(source).body:
+    for node in tree.body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             target = node.targets[0] if isinstance(node, ast.Assign) else node.target
             if isinstance(target, ast.Name) and node.value is not None:

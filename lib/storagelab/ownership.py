@@ -632,7 +632,9 @@ def movable_by_others(folder: Path) -> str | None:
 
 
 def _writable_by_others(st: os.stat_result, folder: Path | str | None = None, *, made_in: bool = True) -> str | None:
-    if folder is not None and (served := _served_by_another_user(folder)):
+    # reliability-37: a folder of root's mergerfs pool, by its branch folders (a file there: livewriters._pooled)
+    pooled = folder is not None and stat.S_ISDIR(st.st_mode) and _pooled_with_others(folder, made_in)
+    if folder is not None and (served := _served_by_another_user(folder) or pooled):
         return served
     if st.st_mode & 0o002:
         return "can be written by every user"
@@ -640,6 +642,35 @@ def _writable_by_others(st: os.stat_result, folder: Path | str | None = None, *,
         users = ", ".join(sorted(others)[:3])
         return f"can be written by its group {_group_name(st.st_gid)}, which has other users ({users})"
     return _acl_writers(folder, made_in=made_in) if folder is not None else None
+
+
+def _pooled_with_others(folder: Path | str, made_in: bool) -> str | None:
+    """How a folder of root's mergerfs pool lets another user add or swap a name in it: a branch folder behind it
+    (``user.mergerfs.allpaths``) that is theirs or that they can write. Reliability-37: root's pool with
+    func.open=newest of root's folder and the second user's; 5 s into `run` of root's notebook in the pool they put
+    their newer notebook of the same name in their branch, and it ran as root."""
+    try:
+        with open(MOUNTINFO, encoding="utf-8", errors="surrogateescape") as f:
+            if " - fuse.mergerfs " not in f.read():  # no pool at all: no path resolved (every folder check asks)
+                return None
+        if (_mount_of(str(resolved(Path(folder)))) or ("",))[0] != "fuse.mergerfs":
+            return None
+        branches = [os.fsdecode(b) for b in os.getxattr(folder, "user.mergerfs.allpaths").split(b"\0") if b]
+    except OSError as e:
+        return f"is in a mergerfs pool that does not say its branch folders ({e.strerror or e})"
+    for branch in branches:
+        try:
+            st = os.stat(branch)
+        except OSError as e:
+            return f"is in a mergerfs pool whose branch folder {branch} cannot be looked at ({e.strerror or e})"
+        why = (
+            "is another user's"
+            if st.st_uid not in (0, os.getuid())
+            else _writable_by_others(st, branch, made_in=made_in)
+        )
+        if why:
+            return f"is in a mergerfs pool whose branch folder {branch} {why}"
+    return None
 
 
 MOUNTINFO = "/proc/self/mountinfo"  # the kernel's list of this process's mounts (a test gives another)
