@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,65 @@ def test_an_overlay_whose_layer_moved_away_is_refused(tmp_path):
         assert ownership.file_writers(str(mnt / "nb.ipynb")) is None
         lower.rename(tmp_path / "moved")  # the overlay keeps its layer; mountinfo names the old path
         assert "whose file behind it is not found in" in (ownership.file_writers(str(mnt / "nb.ipynb")) or "")
+
+
+_SECOND = "storagelab-rel5"
+
+
+def _second_user() -> bool:
+    import pwd
+
+    try:
+        pwd.getpwnam(_SECOND)
+    except KeyError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(
+    not (_FUSE and shutil.which("bindfs") and shutil.which("mergerfs") and shutil.which("runuser") and _second_user()),
+    reason="needs root, bindfs, mergerfs, /dev/fuse and the second user storagelab-rel5",
+)
+def test_a_path_through_roots_fuse_view_of_folders_another_user_can_mount_on_is_refused_before_any_lookup():
+    # reliability-37 (read, High 3): the second user's bindfs (allow_other) on a folder of theirs, inside a folder
+    # root's own bindfs view (and mergerfs pool) shows; they stopped it (kill -STOP): root's `run`, `sql` and `ingest`
+    # through the view waited in the kernel for good, SIGKILL included (69-143 s, until their SIGCONT). Now the paths
+    # a command is given are judged lexically first: a FUSE mount of theirs behind the view, or a folder they own or
+    # can write behind it (where they could mount one later), refuses the command before the path is looked up
+    import argparse
+    import grp
+    import pwd
+
+    from storagelab import checks, fuseviews
+
+    user = pwd.getpwnam(_SECOND)
+    tmp_path = Path(tempfile.mkdtemp(prefix="sl-r37-views-", dir="/tmp"))  # a folder the second user can reach
+    tmp_path.chmod(0o755)
+    theirs, mine, view, pool = tmp_path / "theirs", tmp_path / "mine", tmp_path / "view", tmp_path / "pool"
+    for folder in (theirs, mine, view, pool):
+        folder.mkdir()
+    (mine / "nb.ipynb").write_text("{}")
+    os.chown(theirs, user.pw_uid, grp.getgrgid(user.pw_gid).gr_gid)
+    as_them = ["runuser", "-u", _SECOND, "--"]
+    subprocess.run([*as_them, "mkdir", str(theirs / "src"), str(theirs / "mnt")], check=True, timeout=30)
+    subprocess.run([*as_them, "bindfs", "-o", "allow_other", str(theirs / "src"), str(theirs / "mnt")], check=True)
+    try:
+        with _mounted(["bindfs", str(tmp_path), str(view)], view):
+            mounts = livewriters._mounts()
+            words = fuseviews.hazard(str(view / "theirs" / "mnt" / "x.duckdb"), mounts) or ""
+            assert f"is shown by root's FUSE view (fuse at {view}) of {tmp_path}" in words
+            assert f"{theirs / 'mnt' / 'x.duckdb'} lies on a FUSE mount of {_SECOND}'s at {theirs / 'mnt'}" in words
+            # no mount of theirs yet, but a folder of theirs behind the view: they could make one there
+            assert f"is inside {theirs}, which is another user's" in (
+                fuseviews.hazard(str(view / "theirs" / "src" / "f"), mounts) or ""
+            )
+            assert fuseviews.hazard(str(view / "mine" / "nb.ipynb"), mounts) is None  # root's folders alone
+            assert fuseviews.hazard(str(theirs / "mnt" / "x.duckdb"), mounts) is None  # directly: Ctrl-C ends a wait
+            given = argparse.Namespace(cmd="sql", db=str(view / "theirs" / "mnt" / "x.duckdb"), params=[])
+            assert "lies on a FUSE mount of" in (checks.given_refusal(given) or "")
+        with _mounted(["mergerfs", f"{mine}:{theirs / 'mnt'}", str(pool)], pool):
+            words = fuseviews.hazard(str(pool / "nb.ipynb"), livewriters._mounts()) or ""
+            assert f"is shown by root's FUSE view (fuse.mergerfs at {pool}) of {theirs / 'mnt'}" in words
+    finally:
+        subprocess.run([*as_them, "fusermount", "-u", str(theirs / "mnt")], check=False, timeout=30)
+        shutil.rmtree(tmp_path, ignore_errors=True)

@@ -135,6 +135,14 @@ def names_refusal(args) -> str | None:
     return None
 
 
+def given_refusal(args) -> str | None:
+    """``names_refusal``, then a path given that root's own FUSE view shows from folders another user can mount a
+    FUSE file system on (``fuseviews``: a stopped server of theirs would hold the command for good)."""
+    from . import fuseviews  # noqa: PLC0415  (only where a command runs)
+
+    return names_refusal(args) or fuseviews.refusal(args)
+
+
 def dotdot_refusal(what: str, path: Path | str) -> str | None:
     """Why ``path`` must not be given to DuckDB: it holds a ``..`` after a symlink, which the checks follow as the
     kernel does (up from the link's target) while DuckDB drops it with the name before it (reliability-13:

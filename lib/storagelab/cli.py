@@ -745,7 +745,7 @@ def _run_guarded(args) -> int:
     """``_guarded``'s body, with its Ctrl-C latch installed."""
     try:  # Ctrl-C during this import (duckdb and the store: about 0.3 s) is an interruption too, not a traceback
         low = stdfds.refusal(args) or memfloor.too_low(args.cmd) or checks.too_low_limits(args.cmd)
-        low = low or ownership.environment_refusal() or checks.names_refusal(args)  # names: a --db not UTF-8 (r13)
+        low = low or ownership.environment_refusal() or checks.given_refusal(args)  # a --db not UTF-8 (r13)
         if not low:  # r-33: checked first: duckdb's import loads OpenSSL, and the .so files OPENSSL_CONF's file names
             with _sigint_held():
                 from .store.faults import interrupted  # noqa: PLC0415  (kept out of the CLI's start-up (130 ms))
