@@ -160,6 +160,12 @@ def test_a_path_through_roots_fuse_view_of_folders_another_user_can_mount_on_is_
             assert fuseviews.hazard(str(theirs / "mnt" / "x.duckdb"), mounts) is None  # directly: Ctrl-C ends a wait
             given = argparse.Namespace(cmd="sql", db=str(view / "theirs" / "mnt" / "x.duckdb"), params=[])
             assert "lies on a FUSE mount of" in (checks.given_refusal(given) or "")
+            # a symlink (data/raw one) into the view: followed up to the view, never through it
+            (mine / "raw").symlink_to(view / "theirs" / "mnt")
+            followed = fuseviews._links_followed(str(mine / "raw" / "logs"), mounts)
+            assert followed == str(view / "theirs" / "mnt" / "logs")
+            given = argparse.Namespace(cmd="ingest", targets=[str(mine / "raw")], params=[])
+            assert "lies on a FUSE mount of" in (checks.given_refusal(given) or "")
         with _mounted(["mergerfs", f"{mine}:{theirs / 'mnt'}", str(pool)], pool):
             words = fuseviews.hazard(str(pool / "nb.ipynb"), livewriters._mounts()) or ""
             assert f"is shown by root's FUSE view (fuse.mergerfs at {pool}) of {theirs / 'mnt'}" in words

@@ -34,10 +34,40 @@ def refusal(args) -> str | None:
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str) and item and "\0" not in item:
                 given += [item, item.split("=", 1)[1]] if "=" in item else [item]
-    for path in [os.getcwd(), *given]:
-        if why := hazard(path, mounts):
+    from . import paths  # noqa: PLC0415
+
+    for path in [os.getcwd(), *map(str, (paths.RAW, paths.PARSED, paths.REPORTS)), *given]:
+        if why := hazard(_links_followed(path, mounts), mounts):
             return f"{path}: {why}"
     return None
+
+
+def _links_followed(path: str, mounts: list[list[str]]) -> str:
+    """``path`` made absolute with its symlinks followed (data/raw a link into a view), each name looked up only
+    while the folder holding it lies in no FUSE view of root's: from there on, as written."""
+    todo, done, links = list(Path(os.path.abspath(path)).parts[1:]), "/", 0
+    while todo:
+        name = todo.pop(0)
+        if name in ("", "."):
+            continue
+        if name == "..":
+            done = os.path.dirname(done)
+            continue
+        if any(_own_fuse(fields) and point != "/" for fields, _, point in _mounts_over(done, mounts)):
+            return os.path.normpath(os.path.join(done, name, *todo))
+        here = os.path.join(done, name)
+        try:
+            target = os.readlink(here) if stat.S_ISLNK(os.lstat(here).st_mode) else None
+        except OSError:
+            target = None
+        if target is None or links >= 40:
+            done = here
+            continue
+        links += 1
+        todo = [*Path(target).parts, *todo]
+        if target.startswith("/"):
+            done, todo = "/", todo[1:]
+    return done
 
 
 def hazard(path: str, mounts: list[list[str]], depth: int = 0) -> str | None:
