@@ -59,3 +59,23 @@ def test_a_figure_draws_series_whose_long_names_its_colour_scale_names():
     lines = re.findall(r'<path[^>]*aria-roledescription="line mark"[^>]*>', svg)
     assert len(lines) == 2
     assert len({re.search(r'stroke="(#[0-9a-f]+)"', line)[1] for line in lines}) == 2  # both drawn, in two colours
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "line"),
+    [
+        ("zpool-status/docs-solaris/status-x-resilver-in-progress.txt", "0h0m to go", "0h" + "9" * 400 + "m to go", 7),
+        ("partitions/gpart-constructed-gpt-p.txt", "  40        1024  ada1p1", "  40  " + "9" * 400 + "  ada1p1", 2),
+    ],
+)
+def test_a_400_digit_number_is_a_clear_error_not_a_parser_bug(rel, old, new, line):
+    """Parser fuzz seed 573 ('huge'): 'parser-bug: OverflowError: int too large to convert to float' (zpool status'
+    duration, gpart's human size check), `parse` and `ingest` alike."""
+    from conftest import mutated
+
+    from storagelab.errors import ParseError
+    from storagelab.store.worker import parse_as_ingest
+
+    with pytest.raises(ParseError) as e:
+        parse_as_ingest(mutated(rel, old, new), rel)  # `parse`'s and `ingest`'s verdict
+    assert e.value.line == line

@@ -29,6 +29,8 @@ def _human_fits(pairs: list[tuple[int, str]], sector_bytes: int) -> bool:
         if math.isnan(printed) or printed <= 0:
             return False
         actual = sectors * sector_bytes
+        if actual > 2**80:  # reliability-37: a 400-digit size was a parser-bug (OverflowError in the division)
+            return False
         digits = re.match(r"\d+", human)
         whole = digits is not None and digits.end() == len(human.rstrip("BKMGTPEkb").rstrip()) and len(digits[0]) >= 2
         truncated = whole and digits is not None and printed <= actual < printed * (int(digits[0]) + 1) / int(digits[0])
