@@ -79,3 +79,19 @@ def test_a_400_digit_number_is_a_clear_error_not_a_parser_bug(rel, old, new, lin
     with pytest.raises(ParseError) as e:
         parse_as_ingest(mutated(rel, old, new), rel)  # `parse`'s and `ingest`'s verdict
     assert e.value.line == line
+
+
+def test_a_gpart_listing_cut_at_a_line_end_is_said():
+    """A gpart listing cut after its first row (a log copied while written): 0 partitions and 2,008 free sectors
+    stored for a disk of one partition and 3,680 free, exit 0, no warning (cuts seed 1). gpart's rows cover the
+    range its '=>' header names; now the gap is said."""
+    from storagelab.parsers import parse_bytes
+
+    text = "=>        40  7814037088  ada3  GPT  (3.6T)\n          40        2008        - free -  (1.0M)\n"
+    parsed, _ = parse_bytes(text.encode(), "gpart-ada3.txt")
+    assert any("lists 2008 of its 7814037088 sectors" in w for w in parsed.warnings)
+    whole = (
+        text + "        2048  7814033408     1  freebsd-zfs  (3.6T)\n  7814035456        1672        - free -  (836K)\n"
+    )
+    parsed, _ = parse_bytes(whole.encode(), "gpart-ada3.txt")
+    assert not any("rows are missing" in w for w in parsed.warnings)
