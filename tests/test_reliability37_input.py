@@ -94,3 +94,17 @@ def test_a_gpart_listing_cut_at_a_line_end_is_said():
     )
     parsed, _ = parse_bytes(whole.encode(), "gpart-ada3.txt")
     assert not any("rows are missing" in w for w in parsed.warnings)
+
+
+def test_a_zdb_vdev_tree_cut_at_a_line_end_is_said():
+    """Cuts seed 1: `zdb -C` cut inside its vdev tree (a line end after the root's `id: 0`) stored the pool with
+    no top-level vdev (or the first of many), exit 0, no warning; the pool's `vdev_children` says how many."""
+    from conftest import FIXTURES
+
+    from storagelab.parsers import parse_bytes
+
+    data = (FIXTURES / "zdb-config/2.3/C-ashift12.txt").read_bytes()
+    parsed, _ = parse_bytes(data[:304], "C-ashift12.txt")
+    assert any("lists 0 of its 2 top-level vdevs" in w for w in parsed.warnings)
+    parsed, _ = parse_bytes(data, "C-ashift12.txt")
+    assert not any("top-level vdevs" in w for w in parsed.warnings)
