@@ -108,3 +108,27 @@ def test_a_zdb_vdev_tree_cut_at_a_line_end_is_said():
     assert any("lists 0 of its 2 top-level vdevs" in w for w in parsed.warnings)
     parsed, _ = parse_bytes(data, "C-ashift12.txt")
     assert not any("top-level vdevs" in w for w in parsed.warnings)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "match"),
+    [
+        ('"total_ios" : 2845400,', '"total_ios" : 1.5,', "'total_ios' is not a whole number: 1.5"),
+        ('"total_ios" : 2845400,', '"total_ios" : 0.5,', "'total_ios' is not a whole number: 0.5"),
+        ('"ctx" : 475464,', '"ctx" : 0.5,', "'ctx' is not a whole number: 0.5"),
+    ],
+)
+def test_a_fio_count_that_is_no_whole_number_is_refused(old, new, match):
+    """valdamage seed 3: `"total_ios": 1.5` was stored as 1 (0.5 as 0; ctx, majf, minf, error, short_ios,
+    drop_ios and a latency's N the same), exit 0: a value taken in part, as r36's groupid 1.5 was; fio prints each
+    with %llu or %d. Both paths (the fast one declines a fraction to the plain one)."""
+    from conftest import mutated
+
+    from storagelab.errors import ParseError
+    from storagelab.parsers import parse_bytes, parse_text
+
+    rel = "fio/3.1/fioplot-mx200-sweep/mx200-randread-16-1.json"
+    data = mutated(rel, old, new)
+    for parse in (lambda: parse_bytes(data, rel), lambda: parse_text(data.decode(), rel)):
+        with pytest.raises(ParseError, match=match):
+            parse()
