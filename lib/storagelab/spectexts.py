@@ -11,11 +11,14 @@ from __future__ import annotations
 import hashlib
 
 LONGEST = 300  # characters of a data text vl-convert draws (a title line twice that)
+_NAMES_VALUES = frozenset(("domain", "sort", "values", "oneOf", "in"))  # lists of data values (scale, axis, legend,
+_NAMES_VALUE = frozenset(("equal", "value"))  # sort, filter predicates) and one data value beside the rows
 
 
 def short_texts(spec: dict, limit: int = LONGEST) -> dict:
     """``spec`` with every text of its data rows (``datasets``, ``data.values``) cut to ``limit`` characters and
-    each title line to twice that; ``spec`` itself is left as it is. A cut text ends in an ellipsis and 8 hex digits
+    each title line to twice that, and the same cut for the values the spec names beside its rows (a scale's domain,
+    a sort or legend list, a filter's values); ``spec`` itself is left as it is. A cut text ends in an ellipsis and 8 hex digits
     of its whole text's SHA-256, so two texts that differ stay two (a series, a colour, a facet each)."""
 
     def cut(value, most=limit):
@@ -30,7 +33,18 @@ def short_texts(spec: dict, limit: int = LONGEST) -> dict:
             return values
         return [{k: cut(v) for k, v in r.items()} if isinstance(r, dict) else r for r in values]
 
-    spec = dict(spec)
+    def named(node, key=None):  # reliability-37: a colour scale's domain (chartkit.top_categories) named the whole
+        # texts: the cut rows matched none of it and their marks were drawn with no colour (08_fio's depth lines gone
+        # from the report's figure, their legend kept); the same cut for every value a spec names beside its rows
+        if isinstance(node, dict):
+            return {k: named(v, k) for k, v in node.items()}
+        if isinstance(node, list) and key == "values" and any(isinstance(v, dict) for v in node):
+            return rows(node)  # a layer's own data rows
+        if isinstance(node, list):
+            return [cut(v) if key in _NAMES_VALUES else named(v) for v in node]
+        return cut(node) if key in _NAMES_VALUE else node
+
+    spec = {k: v if k in ("datasets", "data", "title") else named(v, k) for k, v in spec.items()}
     if isinstance(spec.get("datasets"), dict):
         spec["datasets"] = {name: rows(values) for name, values in spec["datasets"].items()}
     if isinstance(spec.get("data"), dict) and "values" in spec["data"]:

@@ -230,6 +230,11 @@ def add_configs(lines: list[str], parsed: Parsed) -> int:
         pool = root.get("name")
         label = tree.get("type") != "root"
         vdevs = _vdev_rows(tree, pool, "/", None, 0, label)
+        children, top = _int(root, "vdev_children", first + 1), sum(1 for v in vdevs if v["top_level"])
+        if not label and children is not None and top < children:  # reliability-37: a tree cut at a line end
+            parsed.warnings.append(  # stored its first vdevs as the pool's whole tree, exit 0
+                f"line {last + 1}: the vdev tree of {pool} lists {top} of its {children} top-level vdevs (cut short?)"
+            )
         parsed.add(
             "zdb_config_pools",
             {

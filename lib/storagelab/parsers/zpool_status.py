@@ -146,13 +146,16 @@ def duration_ns(text: str) -> float:
     """'00:15:42', '4 days 00:32:32', '14h7m', '0h0m' -> ns."""
     t = text.strip()
     m = _DURATION_DHMS.match(t)
-    if m:
-        days, h, mi, s = (int(g or 0) for g in m.groups())
-        return float(((days * 24 + h) * 60 + mi) * 60 + s) * 1e9
-    m = _DURATION_HM.match(t)
-    if m and any(m.groups()):
-        h, mi, s = (int(g or 0) for g in m.groups())
-        return float((h * 60 + mi) * 60 + s) * 1e9
+    m2 = None if m else _DURATION_HM.match(t)
+    try:  # reliability-37: a 400-digit hour was a parser-bug (OverflowError: int too large to convert to float)
+        if m:
+            days, h, mi, s = (int(g or 0) for g in m.groups())
+            return float(((days * 24 + h) * 60 + mi) * 60 + s) * 1e9
+        if m2 and any(m2.groups()):
+            h, mi, s = (int(g or 0) for g in m2.groups())
+            return float((h * 60 + mi) * 60 + s) * 1e9
+    except OverflowError:
+        pass
     raise _Bad(text)
 
 

@@ -10,7 +10,7 @@ from ..base import ParseError
 from .jsondoc import Document
 from .jsonrows import Out
 from .schema import DIRECTIONS
-from .values import INTS, check_numbers, is_float, nums, object_field, scaled
+from .values import INTS, check_numbers, is_float, nums, object_field, scaled, whole
 
 _LAT_KINDS = ("slat", "clat", "lat")
 
@@ -97,8 +97,7 @@ def add_direction(
         iops_mean,
         iops_dev,
     ) = nums(ddir, _DIR_KEYS, lo)
-    if total_ios is not None:
-        total_ios = int(total_ios)
+    total_ios = whole(total_ios, "total_ios", lo)
     if io is not None:
         io *= 1.0
     if not (total_ios or io) and not (direction == "sync" and _timed_syncs(ddir)):
@@ -118,8 +117,8 @@ def add_direction(
         None if iops is None else iops * 1.0,
         runtime_ns,
         total_ios,
-        None if short_ios is None else int(short_ios),
-        None if drop_ios is None else int(drop_ios),
+        whole(short_ios, "short_ios", lo),
+        whole(drop_ios, "drop_ios", lo),
     ]
     for kind in _LAT_KINDS:
         row += _latency(out, job_index, direction, kind, ddir, lo, lines)
@@ -142,8 +141,7 @@ def _latency(out: Out, job_index: int, direction: str, kind: str, ddir: dict, lo
     else:
         return _NO_LATENCY
     samples, lmin, lmax, lmean, lsd = nums(obj, _LAT_KEYS, lo)
-    if samples is not None:
-        samples = int(samples)
+    samples = whole(samples, "N", lo)
     if "percentile" in obj:
         _add_percentiles(out, job_index, direction, kind, obj, scale, lo, lines)
     if "bins" in obj:

@@ -30,7 +30,7 @@ from .jsondoc import Document
 from .jsonrows import Out
 from .options import block_size, jobs_in_record, option_int, option_kb_base
 from .schema import DIRECTIONS
-from .values import check_numbers, int_field, num, nums, object_field, scaled
+from .values import check_numbers, int_field, num, nums, object_field, scaled, whole
 
 TOOL = "fio"
 _DEPTHS = (("iodepth_level", "depth"), ("iodepth_submit", "submit"), ("iodepth_complete", "complete"))
@@ -138,7 +138,7 @@ def _add_document(parsed: Parsed, doc: Document, doc_index: int, is_final: bool,
                 job["jobname"],
                 groupid,
                 jobs_in_record(group_sizes[job.get("groupid")], numjobs),
-                None if error is None else int(error),
+                whole(error, "error", lo),
                 None,
                 report_time,
                 report_epoch_s,
@@ -152,9 +152,9 @@ def _add_document(parsed: Parsed, doc: Document, doc_index: int, is_final: bool,
                 None,
                 None if usr is None else usr * 1.0,
                 None if sys_ is None else sys_ * 1.0,
-                None if ctx is None else int(ctx),
-                None if majf is None else int(majf),
-                None if minf is None else int(minf),
+                whole(ctx, "ctx", lo),
+                whole(majf, "majf", lo),
+                whole(minf, "minf", lo),
                 lo,
                 hi,
             )

@@ -36,6 +36,18 @@ def int_field(obj: dict, key: str, where: int) -> int | None:
     return None if value is None else int(value)
 
 
+def whole(value: Any, key: str, where: int) -> int | None:
+    """A count fio prints with %llu/%d (total_ios, ctx, a sample count) as an int; a fraction is a ParseError
+    (reliability-37: `"total_ios": 1.5` was stored as 1, `0.5` as 0, as int_field's groupid was before r36)."""
+    if value is None or type(value) is int:
+        return value
+    if not float(value).is_integer():
+        raise ParseError(
+            f"field {key!r} is not a whole number: {value!r}", line=where, kind="invalid", expected="an integer"
+        )
+    return int(value)
+
+
 def nums(obj: dict, keys: tuple[str, ...], where: int) -> list:
     """The values of ``keys`` (None where missing), checked in one pass to be numbers or None."""
     values = [obj.get(k) for k in keys]

@@ -51,6 +51,14 @@ class BlockTables(ReaderState):
                         j,
                         "a row, `number of ganged blocks: N` or a histogram head",
                     )
+                if cells is None and total_seen:  # reliability-37: a row after the Total (2.2+'s Metadata Total)
+                    # split in two by a newline, 3 of its cells damaged, or its ganged line's two words damaged,
+                    # ended the table: the row lost with exit 0; zdb ends the table with a blank line
+                    raise self.err(
+                        f"unreadable line after the zdb -bb table's Total row: {s[:80]!r}",
+                        j,
+                        "a row, `number of ganged blocks: N` or the blank line ending the table",
+                    )
                 if cells is None:
                     break
                 last = self.table_row(j, cells, block_no)
