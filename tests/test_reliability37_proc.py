@@ -1,0 +1,44 @@
+"""Reliability-37 (processes): what the campaign's signal attacks found, each held here."""
+
+from __future__ import annotations
+
+import shlex
+import signal
+
+from storagelab.lab import fio as labfio
+from storagelab.lab.manifest import append_manifest
+from storagelab.lab.presets import Run
+
+
+def test_a_lab_fio_run_killed_in_the_middle_of_its_manifest_rows_is_run_again(tmp_path, monkeypatch):
+    """reliability-37: `lab fio` SIGKILLed while it appended a run's 13 manifest rows (15 KB: two writes of the
+    file's 8 KB buffer) left the output's row and 5 logs' rows, not the other 7; the re-run said "3 of 8 runs already
+    saved: skipped (resume)" and its ingest stored those 7 logs with no label, study or command, exit 0, no word.
+    Now a run with a log that has no row is made again, and its files are not ingested as saved."""
+    monkeypatch.setattr(labfio, "_cmd", lambda argv: "fio-3.33")
+    monkeypatch.setattr(labfio, "describe_system", lambda: {})
+    monkeypatch.setattr(labfio, "describe_target", lambda target: {})
+    ran, ingested = [], []
+
+    def run_one(self, i, n, run):  # Ctrl-C before this run began
+        ran.append(run.run_id)
+        self.on_signal(signal.SIGINT, None)
+
+    monkeypatch.setattr(labfio._Matrix, "run_one", run_one)
+    monkeypatch.setattr(labfio, "_ingest", lambda files, db, manifest: ingested.extend(f.name for f in files) or 0)
+    run = Run("write-4k-qd1-nj1", "write", "4k", 1, 1, "4M", 1, 1, ["fio", "--name=write-4k-qd1-nj1"])
+    out = tmp_path / "out"
+    out.mkdir()
+    names = ["write-4k-qd1-nj1.txt", "write-4k-qd1-nj1_bw.1.log", "write-4k-qd1-nj1_lat.1.log"]
+    for name in names:
+        (out / name).write_text("saved\n")
+    rows = [{"path": n, "study": "lab", "label": "x", "command": shlex.join(run.argv)} for n in names[:2]]
+    append_manifest(out / "manifest.csv", rows)  # the lat log's row never written: the kill came first
+    lines: list[str] = []
+    rc = labfio.run_fio_matrix([run], target=tmp_path / "t", out=out, repeat=1, log=lines.append)
+    assert rc == 130 and ran == ["write-4k-qd1-nj1"], lines
+    assert (
+        f"lab fio: write-4k-qd1-nj1_lat.1.log in {out} has no manifest row (a run stopped while it was saved): run again"
+        in lines
+    )
+    assert ingested == []
