@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
+import subprocess
+import time
+from pathlib import Path
 
 from storagelab.lab import fio as labfio
 from storagelab.lab.manifest import append_manifest
@@ -42,3 +46,32 @@ def test_a_lab_fio_run_killed_in_the_middle_of_its_manifest_rows_is_run_again(tm
         in lines
     )
     assert ingested == []
+
+
+def test_two_registrations_of_the_kernel_at_once_do_not_share_a_stage(tmp_path):
+    """reliability-37: ./run's register_kernel (cafb0c26) staged ipykernel's spec in one fixed folder in the
+    environment, emptied first: a second ./run starting while the first installed removed the first's staged spec,
+    and the first failed (FileNotFoundError traceback, exit 1; its kernel spec removed), 4 of 8 tries in the window.
+    Here PY is a stub: its install writes into $TMPDIR, waits, and fails if what it wrote is gone."""
+    func = subprocess.run(
+        ["sed", "-n", "/^register_kernel() {/,/^}/p", str(Path(__file__).resolve().parent.parent / "run")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    env_dir = tmp_path / "env"
+    env_dir.mkdir()
+    (env_dir / ".storagelab-kernel-stage").mkdir()  # one an older ./run left when it was killed
+    stub = tmp_path / "py"
+    stub.write_text(
+        "#!/bin/bash\n"
+        f'if [ "$1" = -c ]; then echo {env_dir}; exit 0; fi\n'
+        'echo spec > "$TMPDIR/kernel.json" && sleep 0.4 && [ -f "$TMPDIR/kernel.json" ]\n'
+    )
+    stub.chmod(0o755)
+    script = f"set -euo pipefail\nPY={stub}\n{func}\nregister_kernel\n"
+    first = subprocess.Popen(["bash", "-c", script])
+    time.sleep(0.2)
+    second = subprocess.run(["bash", "-c", script])
+    assert (first.wait(10), second.returncode) == (0, 0)
+    assert os.listdir(env_dir) == []
