@@ -75,3 +75,49 @@ def test_two_registrations_of_the_kernel_at_once_do_not_share_a_stage(tmp_path):
     second = subprocess.run(["bash", "-c", script])
     assert (first.wait(10), second.returncode) == (0, 0)
     assert os.listdir(env_dir) == []
+
+
+def test_storagelab_lab_passes_a_hang_up_to_jupyterlab_as_its_clean_stop(monkeypatch):
+    """reliability-37: `storagelab lab` given SIGHUP passed it on as SIGHUP, which JupyterLab does not handle: it died
+    at once (exit 129 said), its kernels ended only by their parent poll, and its jpserver-PID.json, -open.html and
+    the kernels' connection files stayed in the Jupyter runtime folder (2 of 2 SIGHUPs; SIGINT and SIGTERM: none)."""
+    from storagelab import labstart
+
+    sent: list[int] = []
+
+    class Proc:
+        def send_signal(self, sig):
+            sent.append(sig)
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(labstart, "_arm", lambda again: None)
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        labstart.pass_on(Proc(), sig)
+    assert sent == [signal.SIGTERM] * 3
+
+
+def test_jupyterlab_ignores_the_group_s_hang_up_and_takes_it_from_storagelab_lab(monkeypatch):
+    """The same when the terminal closes: SIGHUP goes to the whole group, JupyterLab included, which it killed at once
+    (a SIGHUP to the group: its runtime files left). JupyterLab now ignores SIGHUP as it ignores SIGINT; `storagelab
+    lab` passes it on as SIGTERM. Its child set-up is run in a forked child here."""
+    from storagelab import cli, labstart
+
+    seen: list[object] = []
+
+    class Popen:
+        def __init__(self, argv, env, preexec_fn, cwd):
+            pid = os.fork()
+            if pid == 0:
+                preexec_fn()
+                os._exit(1 if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else 2)
+            seen.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(subprocess, "Popen", Popen)
+    monkeypatch.setattr(labstart, "wait", lambda proc: 0)
+    assert cli.cmd_lab(type("Args", (), {"extra": []})()) == 0
+    assert seen == [1]
