@@ -595,8 +595,9 @@ def cmd_lab(args) -> int:
     # Ctrl-C twice did: no question asked).
     stopped_by: list[int] = []
 
-    def child_setup():
+    def child_setup():  # SIGHUP too: a closed terminal's, to the group, killed it at once (reliability-37)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
         die_with_parent(signal.SIGTERM, parent)
 
     # -P: not the working folder first on sys.path (r-18: `cd THEIRS; storagelab lab` ran their jupyterlab.py as root)

@@ -116,9 +116,11 @@ _again: list[threading.Timer] = []
 
 
 def pass_on(proc: subprocess.Popen, signum: int) -> None:
-    """Send JupyterLab (``proc``) the stop signal ``signum``, SIGINT as SIGTERM (its clean stop); SIGTERM again each
-    AGAIN_AFTER seconds while it still runs, until ``wait`` has its status; SIGKILL after KILL_AFTER such tries."""
-    proc.send_signal(signal.SIGTERM if signum == signal.SIGINT else signum)
+    """Send JupyterLab (``proc``) the stop signal ``signum``, SIGINT and SIGHUP as SIGTERM (its clean stop: it has no
+    handler for SIGHUP, which killed it at once, its kernels left to notice alone and its runtime files left behind,
+    reliability-37); SIGTERM again each AGAIN_AFTER seconds while it still runs, until ``wait`` has its status;
+    SIGKILL after KILL_AFTER such tries."""
+    proc.send_signal(signal.SIGTERM if signum in (signal.SIGINT, signal.SIGHUP) else signum)
     tries = [0]
 
     def again() -> None:

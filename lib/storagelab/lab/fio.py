@@ -161,12 +161,15 @@ def saved_commands(manifest: Path) -> dict[str, str]:
         return {(r.get("path") or "").strip(): r.get("command") or "" for r in csv.DictReader(fh)}
 
 
-def output_slots(stem: str, out: Path, saved: dict[str, str], repeat: int, command_of, tool: str, log=show):
+def output_slots(
+    stem: str, out: Path, saved: dict[str, str], repeat: int, command_of, tool: str, log=show, files_of=None
+):
     """Where ``repeat`` outputs of one command go in OUT, and whether each is already saved: ``(id, done)`` for ids
     STEM, STEM-2, STEM-3 ... (output ``OUT/<id>.txt``); an id whose saved output was made by another command (its
     manifest row says) is skipped over; one whose output has no manifest row is run again (reliability-36: a lab
     killed outright between the output's rename and its rows left it so, and the re-run took it as saved: an
-    unlabelled run ingested, exit 0). ``command_of(id)``: the command line that id's run would have."""
+    unlabelled run ingested, exit 0), and so is one with a file of ``files_of(id)`` (its logs) that has none
+    (reliability-37: killed in the middle of its rows). ``command_of(id)``: the command line that id's run would have."""
     root = manifest_for(out).parent.resolve()
     slots: list[tuple[str, bool]] = []
     k = 1
@@ -178,7 +181,9 @@ def output_slots(stem: str, out: Path, saved: dict[str, str], repeat: int, comma
             slots.append((rid, False))
             continue
         command = saved.get(output.resolve().relative_to(root).as_posix())
-        if command is None:  # never labelled: the run is made again under this id (its files rewritten)
+        if command is not None and files_of is not None:  # a log without its row: the run was not wholly saved
+            output = next((f for f in files_of(rid) if f.resolve().relative_to(root).as_posix() not in saved), output)
+        if command is None or output.name != f"{rid}.txt":  # not labelled: made again under this id (files rewritten)
             log(f"lab {tool}: {output.name} in {out} has no manifest row (a run stopped while it was saved): run again")
             slots.append((rid, False))
         elif command == command_of(rid):
@@ -203,7 +208,16 @@ def run_slots(run: Run, out: Path, saved: dict[str, str], repeat: int = 1, log=s
     def named(rid: str) -> Run:
         return run if rid == run.run_id else run.renamed(rid, out)
 
-    slots = output_slots(run.run_id, out, saved, repeat, lambda rid: shlex.join(named(rid).argv), "fio", log)
+    slots = output_slots(
+        run.run_id,
+        out,
+        saved,
+        repeat,
+        lambda rid: shlex.join(named(rid).argv),
+        "fio",
+        log,
+        lambda rid: _run_files(out, rid),
+    )
     return [(named(rid), done) for rid, done in slots]
 
 
