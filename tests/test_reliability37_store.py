@@ -58,3 +58,59 @@ def test_a_target_under_data_raw_spelled_through_a_link_is_refused_when_data_raw
     monkeypatch.setattr(pipeline, "pinned_raw", pin)
     s = ingest([target], db_path=db, manifest_path=None, parquet_dir=False, progress=False)  # no flip: read, as before
     assert (s.ingested, s.ignored, s.failed) == (1, 1, 0), s.line()
+
+
+@pytest.mark.parametrize("where", ["listing", "scope"])
+def test_a_real_folder_target_replaced_by_a_symlink_during_the_ingest_is_refused(tmp_path, monkeypatch, where):
+    """data/raw a real folder when `ingest data/raw/other` starts, replaced by a symlink to A (mv; ln -s) and back
+    during it (a racer every 0-4 ms did it through the CLI, no hooks): the listing's keys were taken through the
+    link and its scan through the folder (A's files held with the folder's bytes, "2 replaced"), or the removals'
+    scope through one and the listing through the other (the folder's files removed while on disk), exit 0. Now
+    every key of a pinned folder is checked to lead to itself: refused in a line, nothing written."""
+    import duckdb
+    from test_store_identity import CONTENTS
+
+    from storagelab import paths
+    from storagelab.store import StoreError, ingest, listing, pipeline
+
+    raw, a = tmp_path / "data" / "raw", tmp_path / "mnt" / "A"
+    for top, k in ((raw, 0), (a, 2)):
+        (top / "other").mkdir(parents=True)
+        (top / "other" / "o.txt").write_bytes(CONTENTS[k])
+    monkeypatch.setattr(paths, "RAW", raw)
+    monkeypatch.setattr(paths, "MANIFEST", raw / "manifest.csv")
+    db = tmp_path / "d.duckdb"
+
+    def run():
+        ingest([raw / "other"], db_path=db, manifest_path=None, parquet_dir=False, progress=False, workers=1)
+
+    run()
+    ingest([a], db_path=db, manifest_path=None, parquet_dir=False, progress=False, workers=1)
+    con = duckdb.connect(str(db), read_only=True)
+    before = con.execute("SELECT path, sha256 FROM files ORDER BY 1").fetchall()
+    con.close()
+    swapped = []
+
+    def swap():
+        if not swapped:
+            os.rename(raw, tmp_path / "data" / "raw.real")
+            raw.symlink_to(a)
+        else:
+            os.unlink(raw)
+            os.rename(tmp_path / "data" / "raw.real", raw)
+        swapped.append(1)
+
+    key_for, scan, scopes = listing.key_for, listing._scan, pipeline.scopes
+    if where == "listing":  # the link when the keys are taken, the folder when it is scanned
+        monkeypatch.setattr(listing, "key_for", lambda p: (swap() if not swapped else None, key_for(p))[1])
+        monkeypatch.setattr(listing, "_scan", lambda *x, **k: (swap() if len(swapped) == 1 else None, scan(*x, **k))[1])
+    else:  # the folder when listed, the link when the removals' scope is taken
+        monkeypatch.setattr(pipeline, "scopes", lambda *x, **k: (swap(), scopes(*x, **k), swap())[1])
+    with pytest.raises(StoreError, match="replaced by a symlink during the ingest"):
+        run()
+    if len(swapped) % 2:
+        swap()
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT path, sha256 FROM files ORDER BY 1").fetchall() == before
+    con.close()
+

@@ -21,7 +21,7 @@ from ..manifest import load as load_manifest
 from ..ownership import SharedFolderError
 from . import db, documents, faults, filestamps, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
-from .listing import ListedFile, files_to_read, in_scope, key_for, printable, scopes
+from .listing import ListedFile, files_to_read, in_scope, key_for, pinned_key, printable, scopes
 from .plan import Action, Plan, Rename, StoredCopy, StoredFile
 from .worker import Outcome, error_text, parse_all
 
@@ -171,7 +171,9 @@ def ingest(
     own = _own_files(db_file, None if parquet_dir is False else Path(parquet_dir or parquet_dir_for(db_file)), targets)
     write_ups: list[ListedFile] = []
     clock = filestamps.clock_ns()  # before the stats: what their ctimes can vouch for (filestamps.settle)
-    listing, ignored, summary.ignore_files = files_to_read(targets, own, outside, unreadable, clashes, write_ups, raw)
+    listing, ignored, summary.ignore_files = files_to_read(
+        targets, own, outside, unreadable, clashes, write_ups, raw, pinned=True
+    )
     listing = filestamps.settle(listing, clock)
     top = None if manifest_path else manifest
     folders = {Path(f.path).parent for f in (*listing, *ignored)}
@@ -205,6 +207,7 @@ def ingest(
             run = _Run(con, db_file, manifest, summary, ctrl_c)
             run.top, run.folders = top, folders
             run.targets = _target_keys(targets, named=named)
+            scope = scopes(targets, pinned=True)  # before a write: a pinned folder that leads elsewhere is refused
             # not looked at, so not gone: ignored files, and the files of folders that cannot be read
             run.unread = [key + "/" for key, _, _ in unreadable]
             run.kept = _kept({f.key for f in ignored}, run.unread, targets, raw)
@@ -214,7 +217,7 @@ def ingest(
                 summary.warnings.append(said)
             faults.inject("schema-ready")
             writer.forget_errors(con, [f.key for f in ignored])  # an ignored file's old failure is not listed
-            run.ingest(listing, scopes(targets), workers, batch_files, batch_rows, progress)
+            run.ingest(listing, scope, workers, batch_files, batch_rows, progress)
             if parquet_dir is not False:
                 run.export(Path(parquet_dir) if parquet_dir else parquet_dir_for(db_file))
     except (duckdb.Error, OSError, RuntimeError) as e:
@@ -240,7 +243,7 @@ def _target_keys(targets: list, *, named: bool) -> list[tuple[str, str]]:
     out = []
     for t in targets:
         p = Path(t)
-        key = key_for(p)
+        key = pinned_key(p) if p.is_dir() else key_for(p)
         if p.is_dir():
             key = "" if key == "." else key.rstrip("/") + "/"
         out.append((key, str(p.absolute()) if named else ""))
