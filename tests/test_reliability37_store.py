@@ -114,3 +114,36 @@ def test_a_real_folder_target_replaced_by_a_symlink_during_the_ingest_is_refused
     assert con.execute("SELECT path, sha256 FROM files ORDER BY 1").fetchall() == before
     con.close()
 
+
+def test_data_raw_swapped_by_two_renames_while_its_ignore_file_is_read_is_refused(tmp_path, monkeypatch):
+    """`mv data/raw data/raw.old; mv new data/raw` during `storagelab ingest`, data/raw's ignore file read in the
+    instant between the two (a racer did it through the CLI, no hooks; here a hook): no ignore file, so the new
+    folder's ``*.log`` was stored (and kept for good), exit 0. Now the folder must be the same before and after
+    the read: refused in a line."""
+    from test_store_identity import CONTENTS
+
+    from storagelab import ignore, paths
+    from storagelab.store import ingest
+
+    raw, new = tmp_path / "data" / "raw", tmp_path / "data" / "new"
+    for top, k in ((raw, 0), (new, 2)):
+        (top / "sub").mkdir(parents=True)
+        (top / "sub" / "a.txt").write_bytes(CONTENTS[k])
+        (top / "sub" / "skip.log").write_bytes(CONTENTS[k + 1])
+        (top / ".storagelabignore").write_text("*.log\n")
+    monkeypatch.setattr(paths, "RAW", raw)
+    monkeypatch.setattr(paths, "MANIFEST", raw / "manifest.csv")
+    load, swapped = ignore.IgnoreList.load.__func__, []
+
+    def load_during_a_swap(cls, folder):
+        if swapped or os.path.abspath(folder) != str(raw):
+            return load(cls, folder)
+        swapped.append(os.rename(raw, tmp_path / "data" / "raw.old"))
+        try:
+            return load(cls, folder)
+        finally:
+            os.rename(new, raw)
+
+    monkeypatch.setattr(ignore.IgnoreList, "load", classmethod(load_during_a_swap))
+    with pytest.raises(ignore.IgnoreError, match="replaced by another folder while its .storagelabignore was read"):
+        ingest(None, db_path=tmp_path / "d.duckdb", manifest_path=None, parquet_dir=False, progress=False, workers=1)
