@@ -147,3 +147,15 @@ def test_data_raw_swapped_by_two_renames_while_its_ignore_file_is_read_is_refuse
     monkeypatch.setattr(ignore.IgnoreList, "load", classmethod(load_during_a_swap))
     with pytest.raises(ignore.IgnoreError, match="replaced by another folder while its .storagelabignore was read"):
         ingest(None, db_path=tmp_path / "d.duckdb", manifest_path=None, parquet_dir=False, progress=False, workers=1)
+
+
+def test_a_listed_folder_made_a_symlink_loop_before_the_nested_manifests_are_looked_up_is_no_traceback(tmp_path):
+    """A listed folder made a symlink loop after the listing (a link re-pointed to a folder holding a link back):
+    ``manifest.with_nested`` resolved it and Python 3.11's RuntimeError left `storagelab ingest` as a traceback. Now
+    such a folder is passed over (its files fail as they are read)."""
+    from storagelab import manifest
+
+    (tmp_path / "manifest.csv").write_text("path,study\n")
+    (tmp_path / "lp").symlink_to("lp")
+    top = manifest.load(tmp_path / "manifest.csv")
+    assert manifest.with_nested(top, [tmp_path / "lp" / "sub"]) is top
