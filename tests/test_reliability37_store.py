@@ -145,7 +145,7 @@ def test_data_raw_swapped_by_two_renames_while_its_ignore_file_is_read_is_refuse
             os.rename(new, raw)
 
     monkeypatch.setattr(ignore.IgnoreList, "load", classmethod(load_during_a_swap))
-    with pytest.raises(ignore.IgnoreError, match="replaced by another folder while its .storagelabignore was read"):
+    with pytest.raises(OSError, match="replaced by another folder while its ignore file was read"):
         ingest(None, db_path=tmp_path / "d.duckdb", manifest_path=None, parquet_dir=False, progress=False, workers=1)
 
 

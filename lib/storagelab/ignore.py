@@ -43,7 +43,7 @@ from pathlib import Path
 
 from . import paths
 from .errors import StoragelabError
-from .ingest_open import open_input, read_text_file
+from .ingest_open import open_input, read_text_file, same_folder_through
 
 IGNORE_FILE = ".storagelabignore"
 
@@ -748,19 +748,6 @@ def folder_ignored(folder: Path | str, targets: Iterable[Path | str], raw: Path 
     return False
 
 
-def _load_in_place(folder: str) -> IgnoreList | None:
-    """IgnoreList.load of a folder that is the same folder before and after the read. Reliability-37 (store):
-    data/raw swapped by two renames (`mv data/raw data/raw.old; mv new data/raw`) during `storagelab ingest`: its
-    ignore file read in the instant between them was none, and the new folder's excluded files were stored (and
-    kept for good), exit 0 (through the CLI with a racer, and hooked)."""
-    before = os.stat(folder)  # gone in this instant: FileNotFoundError, as the listing says it
-    rules = IgnoreList.load(folder)
-    after = os.stat(folder)
-    if (before.st_ino, before.st_dev) != (after.st_ino, after.st_dev):
-        raise IgnoreError(f"{folder}: replaced by another folder while its {IGNORE_FILE} was read: run it again")
-    return rules
-
-
 def _roots(targets: Iterable[Path | str], raw: Path) -> list[tuple[str, IgnoreList]]:
     """(absolute folder, its ignore list) for data/raw/ and every folder target outside it that has one."""
 
@@ -773,7 +760,7 @@ def _roots(targets: Iterable[Path | str], raw: Path) -> list[tuple[str, IgnoreLi
         elif not os.path.isdir(a):
             continue  # a file named outside data/raw/ is never ignored
         if a not in roots:
-            roots[a] = _load_in_place(a)
+            roots[a] = same_folder_through(a, IgnoreList.load)  # not swapped mid-read (reliability-37)
             if roots[a]:  # named as the user sees it: relative to the project when inside it
                 root, named = os.path.abspath(paths.ROOT), os.path.abspath(paths.RAW)
                 if a == raw_abs != named and os.path.islink(named):  # data/raw/ a link, as an ingest pinned it
