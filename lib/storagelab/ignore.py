@@ -43,7 +43,7 @@ from pathlib import Path
 
 from . import paths
 from .errors import StoragelabError
-from .ingest_open import open_input, read_text_file
+from .ingest_open import open_input, read_text_file, same_folder_through
 
 IGNORE_FILE = ".storagelabignore"
 
@@ -760,7 +760,7 @@ def _roots(targets: Iterable[Path | str], raw: Path) -> list[tuple[str, IgnoreLi
         elif not os.path.isdir(a):
             continue  # a file named outside data/raw/ is never ignored
         if a not in roots:
-            roots[a] = IgnoreList.load(a)
+            roots[a] = same_folder_through(a, IgnoreList.load)  # not swapped mid-read (reliability-37)
             if roots[a]:  # named as the user sees it: relative to the project when inside it
                 root, named = os.path.abspath(paths.ROOT), os.path.abspath(paths.RAW)
                 if a == raw_abs != named and os.path.islink(named):  # data/raw/ a link, as an ingest pinned it

@@ -18,8 +18,12 @@ import errno
 import os
 import select
 import stat
+from collections.abc import Callable
+from typing import TypeVar
 
 from .usernames import user_name as _user_name
+
+T = TypeVar("T")
 
 _NOFOLLOW_DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -328,3 +332,16 @@ def _fuse_mounter(dev: int) -> int | None:
             _fuse_mounters[os.makedev(int(major), int(minor))] = None if uid in (None, 0, os.getuid()) else uid
         _fuse_mounters.setdefault(dev, None)
     return _fuse_mounters[dev]
+
+
+def same_folder_through(folder: str, read: Callable[[str], T]) -> T:
+    """``read(folder)``, the folder the same one (inode and device) before and after; gone: FileNotFoundError; replaced:
+    OSError (ESTALE). Reliability-37 (store): data/raw swapped by two renames (`mv data/raw data/raw.old; mv new
+    data/raw`) during `storagelab ingest`: its ignore file, read in the instant between them, was none, and the new
+    folder's excluded files were stored (and kept for good), exit 0 (through the CLI with a racer, and hooked)."""
+    before = os.stat(folder)
+    out = read(folder)
+    after = os.stat(folder)
+    if (before.st_ino, before.st_dev) != (after.st_ino, after.st_dev):
+        raise OSError(errno.ESTALE, "replaced by another folder while its ignore file was read: run it again", folder)
+    return out

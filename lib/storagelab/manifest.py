@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import codecs
 import csv
+import errno
 import io
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -251,15 +253,28 @@ def _is_file(path: Path) -> bool:
         return False
 
 
+def _resolved(path: Path) -> Path:
+    """Path.resolve, a symlink loop an OSError (ELOOP) as Python 3.13 raises, not 3.11's RuntimeError. Reliability-37
+    (store): a listed folder made a loop after the listing (a link re-pointed to a folder holding a link back): the
+    RuntimeError left `storagelab ingest` as a traceback."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from None
+
+
 def with_nested(top: Manifest, folders: list[Path]) -> Manifest:
     """``top`` with the manifest.csv of every folder in ``folders`` that lies below ``top.root`` (the folders of
     the files an ingest lists, and theirs up to the root): a lab run's own ``DIR/lab/manifest.csv`` labels its
     files when ``DIR`` is ingested. A nested manifest's paths are relative to its folder. One row per file: a file
     with a row in two manifests is refused, naming both lines."""
-    root = top.root.resolve()
+    root = _resolved(top.root)
     found = set()
     for folder in folders:
-        here = folder.resolve()
+        try:
+            here = _resolved(folder)
+        except OSError:  # gone or made a loop since the listing: its files fail as they are read
+            continue
         while here != root and root in here.parents:
             if _is_file(here / "manifest.csv"):
                 found.add(here)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import ignore, paths
+from ..errors import StoreError
 from . import realctime
 
 SKIP_NAMES = {"manifest.csv", "README", "README.md", "README.txt", ".gitkeep"}
@@ -86,6 +87,7 @@ def list_files(
     skipped: list[str] | None = None,
     unreadable: list[tuple[str, str, str]] | None = None,
     documents: list[ListedFile] | None = None,
+    pinned: bool = False,
 ) -> Iterator[ListedFile]:
     """Every file to ingest, sorted by relative path, with one scandir per folder and one stat per
     file. Hidden entries, manifest/README/.gitkeep and .md/.ipynb files are skipped; keys are made
@@ -93,12 +95,13 @@ def list_files(
     does). A symlink in a folder to a file outside that folder is not followed (said in
     ``skipped``): a folder's logs are the files in it. A folder inside a target that cannot be read is
     left out and said in ``unreadable`` as (key, path, reason). The .md files left out are added to ``documents``
-    (a write-up may hold a tool's output: the ingest says so). A target that does not exist: FileNotFoundError."""
+    (a write-up may hold a tool's output: the ingest says so). A target that does not exist: FileNotFoundError.
+    ``pinned``: the folders are an ingest's, pinned (``pinned_key``)."""
     keeps_ctime = realctime.devices()  # a file of a file system whose ctime is not real keeps no stamp (ctime -1)
     for t in targets:
         p = Path(t)
         if p.is_dir():
-            top = key_for(p)
+            top = pinned_key(p) if pinned else key_for(p)
             prefix = "" if top == "." else top + "/"
             real_top = p.resolve()
             bad: list[tuple[str, str, str]] = []
@@ -160,6 +163,7 @@ def files_to_read(
     clashes: list[str] | None = None,
     documents: list[ListedFile] | None = None,
     raw: Path | None = None,
+    pinned: bool = False,
 ) -> tuple[list[ListedFile], list[ListedFile], list[str]]:
     """The files an ingest of ``targets`` reads, each once (``unique``: a symlink beside its target, a folder listed
     twice), the ignore files applied: (kept, ignored, ignore files used). ``storagelab parse`` lists folders with it
@@ -167,9 +171,9 @@ def files_to_read(
     are filled as ``list_files`` and ``unique`` fill them. The ignore files are applied before ``unique``: a symlink
     in an ignored folder to a file that is not ignored took that file's place (the first listing of a key) and left
     with it, and the file was not read. ``documents``: the .md files left out that no ignore file names. ``raw``:
-    data/raw/ as the ingest pinned it (its ignore file's folder)."""
+    data/raw/ as the ingest pinned it (its ignore file's folder); ``pinned``: the targets are pinned (an ingest's)."""
     docs: list[ListedFile] = []
-    listed = (f for f in list_files(targets, outside, unreadable, docs) if own is None or not own(f.path))
+    listed = (f for f in list_files(targets, outside, unreadable, docs, pinned) if own is None or not own(f.path))
     kept, ignored, used = ignore.split(listed, targets, raw)
     if documents is not None:
         documents += ignore.split(docs, targets, raw)[0]
@@ -204,14 +208,14 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def scopes(targets: Iterable[Path | str]) -> list[str]:
+def scopes(targets: Iterable[Path | str], pinned: bool = False) -> list[str]:
     """Key prefixes of the listed folders: a stored file under one of them that is no longer
     there is gone (removed or renamed). "" stands for the project root (every relative key)."""
     out = []
     for t in targets:
         p = Path(t)
         if p.is_dir():
-            k = key_for(p)
+            k = pinned_key(p) if pinned else key_for(p)
             out.append("" if k == "." else k.rstrip("/") + "/")
     return out
 
@@ -319,6 +323,20 @@ def key_for(path: Path) -> str:
         return _key_of(path.resolve())
     except RuntimeError:
         raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from None
+
+
+def pinned_key(folder: Path) -> str:
+    """key_for of a folder an ingest pinned (``pipeline._pinned``: no symlink in its path then): it must still lead to
+    itself, else StoreError. Reliability-37 (store): data/raw a real folder when `ingest data/raw/other` started,
+    replaced by a symlink to A and back (a racer every 0-4 ms, the CLI, no hooks): the listing's keys were taken
+    through the link and its scan through the folder (A's keys held with the folder's bytes), or the removals' scope
+    through one and the listing through the other (the files on disk removed from the database), exit 0."""
+    ap = Path(os.path.abspath(folder))
+    if key_for(folder) != _key_of(ap):
+        raise StoreError(
+            f"{printable(str(ap))}: a folder in this path was replaced by a symlink during the ingest: run it again"
+        )
+    return _key_of(ap)
 
 
 def _key_of(ap: Path) -> str:

@@ -21,7 +21,7 @@ from ..manifest import load as load_manifest
 from ..ownership import SharedFolderError
 from . import db, documents, faults, filestamps, labels, stream, writer
 from .export import export_parquet, parquet_dir_for
-from .listing import ListedFile, files_to_read, in_scope, key_for, printable, scopes
+from .listing import ListedFile, files_to_read, in_scope, key_for, pinned_key, printable, scopes
 from .plan import Action, Plan, Rename, StoredCopy, StoredFile
 from .worker import Outcome, error_text, parse_all
 
@@ -93,6 +93,20 @@ def _pinned(target: Path | str, raw: Path | None = None) -> Path | str:
     return real if name is None else real / name
 
 
+def _pinned_all(targets: Iterable[Path | str], raw: Path) -> list[Path | str]:
+    """``_pinned`` of each target; a target not spelled under data/raw/'s own name (through a link to the project or
+    to data/, `cd data/raw` first, ...) is resolved on its own, so data/raw/ must still lead where ``raw`` was taken:
+    else refused in a line. Reliability-37 (store): `ingest /home/u/proj/data/raw/sub` (proj a link to the project)
+    with data/raw re-pointed from A to B after pinned_raw: B/sub outside A, B's ignore file not read, its ``*.log``
+    and ignored folder stored (and kept for good), exit 0 (hooked: b137df47 mapped only the name data/raw/...)."""
+    targets = list(targets)
+    out = [_pinned(t, raw) for t in targets]
+    named = Path(os.path.abspath(paths.RAW)).parts
+    if any(Path(os.getcwd(), t).parts[: len(named)] != named for t in targets) and pinned_raw() != raw:
+        raise faults.StoreError(f"{paths.RAW}: re-pointed as the ingest started: run it again")
+    return out
+
+
 def pinned_raw() -> Path:
     """data/raw/ as the folder it is now: itself a symlink (to a mount, a dated folder), re-pointed during an ingest
     of it, it is read as the folder it led to at the start. Reliability-35 (store, High 4): `storagelab ingest` while
@@ -115,7 +129,7 @@ def pinned_input(input_path: str) -> tuple[str, Path]:
     given = unquote(u.path) if u.scheme else os.path.abspath(input_path)  # a name may hold "%", "?" or "#"
     if not u.scheme and ".." in Path(input_path).parts:  # "L/.." is the kernel's (as ingest's), not abspath's
         given = os.path.join(os.getcwd(), input_path)
-    pinned = str(_pinned(given, raw))
+    pinned = str(_pinned_all([given], raw)[0])
     if u.scheme:
         return (input_path if pinned == given else Path(pinned).as_uri()), raw
     return pinned, raw
@@ -147,7 +161,7 @@ def ingest(
     if not (math.isfinite(wait) and wait >= 0):
         raise ValueError(f"wait must be a number of seconds >= 0, got {wait}")
     raw, named = pinned_raw(), bool(targets)
-    targets = [_pinned(t, raw) for t in targets] if targets else [raw]
+    targets = _pinned_all(targets, raw) if targets else [raw]
     db_file = Path(db_path or paths.DB)
     manifest = load_manifest(Path(manifest_path) if manifest_path else _default_manifest(targets, raw))
     summary = Summary()
@@ -157,7 +171,9 @@ def ingest(
     own = _own_files(db_file, None if parquet_dir is False else Path(parquet_dir or parquet_dir_for(db_file)), targets)
     write_ups: list[ListedFile] = []
     clock = filestamps.clock_ns()  # before the stats: what their ctimes can vouch for (filestamps.settle)
-    listing, ignored, summary.ignore_files = files_to_read(targets, own, outside, unreadable, clashes, write_ups, raw)
+    listing, ignored, summary.ignore_files = files_to_read(
+        targets, own, outside, unreadable, clashes, write_ups, raw, pinned=True
+    )
     listing = filestamps.settle(listing, clock)
     top = None if manifest_path else manifest
     folders = {Path(f.path).parent for f in (*listing, *ignored)}
@@ -191,6 +207,7 @@ def ingest(
             run = _Run(con, db_file, manifest, summary, ctrl_c)
             run.top, run.folders = top, folders
             run.targets = _target_keys(targets, named=named)
+            scope = scopes(targets, pinned=True)  # before a write: a pinned folder that leads elsewhere is refused
             # not looked at, so not gone: ignored files, and the files of folders that cannot be read
             run.unread = [key + "/" for key, _, _ in unreadable]
             run.kept = _kept({f.key for f in ignored}, run.unread, targets, raw)
@@ -200,7 +217,7 @@ def ingest(
                 summary.warnings.append(said)
             faults.inject("schema-ready")
             writer.forget_errors(con, [f.key for f in ignored])  # an ignored file's old failure is not listed
-            run.ingest(listing, scopes(targets), workers, batch_files, batch_rows, progress)
+            run.ingest(listing, scope, workers, batch_files, batch_rows, progress)
             if parquet_dir is not False:
                 run.export(Path(parquet_dir) if parquet_dir else parquet_dir_for(db_file))
     except (duckdb.Error, OSError, RuntimeError) as e:
@@ -226,7 +243,7 @@ def _target_keys(targets: list, *, named: bool) -> list[tuple[str, str]]:
     out = []
     for t in targets:
         p = Path(t)
-        key = key_for(p)
+        key = pinned_key(p) if p.is_dir() else key_for(p)
         if p.is_dir():
             key = "" if key == "." else key.rstrip("/") + "/"
         out.append((key, str(p.absolute()) if named else ""))
