@@ -4,22 +4,30 @@ vl-convert's CPU grows with every character of every label it draws (about 0.4 m
 (input, Medium E): with manifest labels 3,000 letters longer, 05_stacks' bandwidth-by-run took 22 s of CPU to save as
 SVG and 21 s to draw as the index's thumbnail, and a hostile build's index had not ended after 40 minutes. The
 interactive spec (the chart's page, drawn by the browser) keeps them whole. Real labels are shorter than LONGEST
-(08_fio's series names of the seeds reach 228 characters) and are drawn as they are."""
+(08_fio's series names of the seeds reach 228 characters) and are drawn as they are.
+
+Reliability-37 (folders): the same texts in the encodings (a colour scale's ``domain``, a ``sort`` order, a filter's
+``oneOf``/``equal``) are cut by the same rule, or a long label's series, cut in the data but not in its colour
+scale's domain (``chartkit.top_categories``, 08_fio's series), was drawn in no colour at all, two such series alike,
+under a legend giving each its own; and a text of LONGEST characters is cut too, so that no uncut text can be the
+cut form of another (a label equal to another's cut was drawn as one series with it)."""
 
 from __future__ import annotations
 
 import hashlib
 
 LONGEST = 300  # characters of a data text vl-convert draws (a title line twice that)
+VALUE_LISTS = ("domain", "sort", "oneOf", "equal")  # keys whose texts are data values, cut as the data's are
 
 
 def short_texts(spec: dict, limit: int = LONGEST) -> dict:
-    """``spec`` with every text of its data rows (``datasets``, ``data.values``) cut to ``limit`` characters and
-    each title line to twice that; ``spec`` itself is left as it is. A cut text ends in an ellipsis and 8 hex digits
-    of its whole text's SHA-256, so two texts that differ stay two (a series, a colour, a facet each)."""
+    """``spec`` with every text of its data rows (``datasets``, ``data.values``) and of its encodings' value lists
+    (``VALUE_LISTS``) of ``limit`` characters or more cut to ``limit``, and each title line to twice that; ``spec``
+    itself is left as it is. A cut text ends in an ellipsis and 8 hex digits of its whole text's SHA-256, so two
+    texts that differ stay two (a series, a colour, a facet each), and a text left whole is shorter than any cut."""
 
     def cut(value, most=limit):
-        if isinstance(value, str) and len(value) > most:
+        if isinstance(value, str) and len(value) >= most:
             return value[: most - 9] + "\u2026" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:8]
         if isinstance(value, list):
             return [cut(v, most) for v in value]
@@ -30,7 +38,17 @@ def short_texts(spec: dict, limit: int = LONGEST) -> dict:
             return values
         return [{k: cut(v) for k, v in r.items()} if isinstance(r, dict) else r for r in values]
 
-    spec = dict(spec)
+    def encoded(node):  # the spec's texts that name data values: scale domains, sort orders, filters
+        if isinstance(node, list):
+            return [encoded(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        return {
+            k: cut(v) if k in VALUE_LISTS else encoded(v) if k not in ("datasets", "data", "title") else v
+            for k, v in node.items()
+        }
+
+    spec = encoded(spec)
     if isinstance(spec.get("datasets"), dict):
         spec["datasets"] = {name: rows(values) for name, values in spec["datasets"].items()}
     if isinstance(spec.get("data"), dict) and "values" in spec["data"]:
