@@ -18,15 +18,14 @@ def _saved(out, name, command):
     append_manifest(out / "manifest.csv", [{"path": name, "study": "lab", "label": "x", "command": command}])
 
 
-def test_a_lab_fio_run_killed_while_it_was_saved_is_run_again_not_taken_as_saved(tmp_path, monkeypatch):
-    """reliability-36: `lab fio` SIGKILLed at its manifest append (after the run's output was renamed into OUT,
-    before its rows) left the run's .txt and logs with no row; the re-run said "6 of 8 runs already saved:
-    skipped (resume)" and its ingest stored the run unlabelled, exit 0, for good. Now the run is made again, and a
-    re-run stopped before it ingests none of its unlabelled files."""
+def _lab_stubbed(monkeypatch) -> tuple[list, list]:
+    """`lab fio` with no fio, no system description and no ingest: each run is stopped by a Ctrl-C before it begins.
+    The run ids it would have run, and the files it would have ingested, as lists filled as it goes."""
     monkeypatch.setattr(labfio, "_cmd", lambda argv: "fio-3.33")
     monkeypatch.setattr(labfio, "describe_system", lambda: {})
     monkeypatch.setattr(labfio, "describe_target", lambda target: {})
-    ran, ingested = [], []
+    ran: list = []
+    ingested: list = []
 
     def run_one(self, i, n, run):  # Ctrl-C before this run began
         ran.append(run.run_id)
@@ -34,6 +33,15 @@ def test_a_lab_fio_run_killed_while_it_was_saved_is_run_again_not_taken_as_saved
 
     monkeypatch.setattr(labfio._Matrix, "run_one", run_one)
     monkeypatch.setattr(labfio, "_ingest", lambda files, db, manifest: ingested.extend(f.name for f in files) or 0)
+    return ran, ingested
+
+
+def test_a_lab_fio_run_killed_while_it_was_saved_is_run_again_not_taken_as_saved(tmp_path, monkeypatch):
+    """reliability-36: `lab fio` SIGKILLed at its manifest append (after the run's output was renamed into OUT,
+    before its rows) left the run's .txt and logs with no row; the re-run said "6 of 8 runs already saved:
+    skipped (resume)" and its ingest stored the run unlabelled, exit 0, for good. Now the run is made again, and a
+    re-run stopped before it ingests none of its unlabelled files."""
+    ran, ingested = _lab_stubbed(monkeypatch)
     run = Run("write-4k-qd1-nj1", "write", "4k", 1, 1, "4M", 1, 1, ["fio", "--name=write-4k-qd1-nj1"])
     out = tmp_path / "out"
     out.mkdir()

@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from test_reliability36_proc import _lab_stubbed
+
 from storagelab.lab import fio as labfio
 from storagelab.lab.manifest import append_manifest
 from storagelab.lab.presets import Run
@@ -19,17 +21,7 @@ def test_a_lab_fio_run_killed_in_the_middle_of_its_manifest_rows_is_run_again(tm
     file's 8 KB buffer) left the output's row and 5 logs' rows, not the other 7; the re-run said "3 of 8 runs already
     saved: skipped (resume)" and its ingest stored those 7 logs with no label, study or command, exit 0, no word.
     Now a run with a log that has no row is made again, and its files are not ingested as saved."""
-    monkeypatch.setattr(labfio, "_cmd", lambda argv: "fio-3.33")
-    monkeypatch.setattr(labfio, "describe_system", lambda: {})
-    monkeypatch.setattr(labfio, "describe_target", lambda target: {})
-    ran, ingested = [], []
-
-    def run_one(self, i, n, run):  # Ctrl-C before this run began
-        ran.append(run.run_id)
-        self.on_signal(signal.SIGINT, None)
-
-    monkeypatch.setattr(labfio._Matrix, "run_one", run_one)
-    monkeypatch.setattr(labfio, "_ingest", lambda files, db, manifest: ingested.extend(f.name for f in files) or 0)
+    ran, ingested = _lab_stubbed(monkeypatch)
     run = Run("write-4k-qd1-nj1", "write", "4k", 1, 1, "4M", 1, 1, ["fio", "--name=write-4k-qd1-nj1"])
     out = tmp_path / "out"
     out.mkdir()
