@@ -77,3 +77,21 @@ def test_the_dataset_folder_swapped_as_meta_json_is_renamed_commits_in_the_folde
     spark_ingest._write_meta(None, str(w / "A"), {"parts": {"files": {"files/tool=x/part-A.parquet": 1}}})
     assert (w / "A" / "_storagelab" / "meta.json").read_text() == b_meta
     assert "part-A" in (w / "Aold" / "_storagelab" / "meta.json").read_text()
+
+
+def test_parts_written_while_the_folder_was_swapped_away_and_back_are_not_committed(two):
+    """`mv A Aold; mv B A` as a table's write began, `mv A B; mv Aold A` before the commit (its lock check then
+    passed): the table's part files were in B, A's meta.json listed them (missing), the sweep deleted A's old
+    ones, exit 0 (`export --dataset`, hooks: `exback.py`; spark-ingest's `_write_meta` the same). Now a listed
+    part file not in the held folder at its size refuses the commit."""
+    import pytest
+
+    from storagelab import spark_ingest
+    from storagelab.errors import StoreError
+
+    w, _ = two
+    (w / "B" / "files" / "tool=x" / "part-new.parquet").write_bytes(b"xy")  # written while B had A's name
+    parts = {"files": {"files/tool=x/part-A.parquet": 1, "files/tool=x/part-new.parquet": 2}}
+    with pytest.raises(StoreError, match="part-new.parquet, a part file this run wrote, is not in that folder"):
+        spark_ingest._write_meta(None, str(w / "A"), {"parts": parts})
+    assert not (w / "A" / "_storagelab" / "meta.json").exists()

@@ -450,7 +450,7 @@ def _export(con, out: Path, part: str, lock=None) -> dict:
     if writers := _others_rows(old, counts.pop("kept", 0) or counts["unchanged"]):
         info["rows_of_others"] = writers
     inject("dataset-before-commit")
-    with held(lock, out) as (top, meta_dir):  # the folder moved and another put at its name: not there (r-36, r-37)
+    with held(lock, out, parts) as (top, meta_dir):  # the folder moved and another put at its name (r-36, r-37)
         save_json_at(meta_dir, "meta.json", info)
         inject("dataset-committed")
         sweep_at(top, meta_dir, _tables(), {rel for files in parts.values() for rel in files}, _ours)

@@ -24,9 +24,12 @@ _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 @contextlib.contextmanager
-def held(lock, out: Path) -> Iterator[tuple[int, int]]:
+def held(lock, out: Path, parts: dict | None = None) -> Iterator[tuple[int, int]]:
     """(``out``'s descriptor, its ``_storagelab``'s), the latter's ``.lock`` checked to be the file ``lock`` holds
-    (None: not checked); StoreError when it is not (the folder moved or replaced while the run wrote it)."""
+    (None: not checked); StoreError when it is not (the folder moved or replaced while the run wrote it), or when a
+    part file of ``parts`` (meta.json's: table -> path -> size) is not in it at its size: reliability-37, the folder
+    swapped for another while the run wrote its parts and swapped back before its commit: its meta.json listed
+    parts that were in the other folder and its sweep deleted the old ones, exit 0."""
     fds: list[int] = []
     try:
         fds.append(os.open(out, _DIR))
@@ -35,6 +38,13 @@ def held(lock, out: Path) -> Iterator[tuple[int, int]]:
             os.stat(".lock", dir_fd=fds[1], follow_symlinks=False), os.fstat(lock.fileno())
         ):
             raise FileNotFoundError
+        if (missing := _missing(fds[0], parts or {})) is not None:
+            for fd in fds:
+                os.close(fd)
+            raise StoreError(
+                f"{out}: {missing}, a part file this run wrote, is not in that folder at its size (was the folder "
+                "moved or replaced while this run wrote it?): nothing committed (run again)"
+            )
     except OSError:
         for fd in fds:
             os.close(fd)
@@ -47,6 +57,19 @@ def held(lock, out: Path) -> Iterator[tuple[int, int]]:
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def _missing(top: int, parts: dict) -> str | None:
+    """The first part file of ``parts`` not in the folder open as ``top`` at its listed size; None when all are."""
+    for files in parts.values():
+        for rel, size in files.items():
+            try:
+                if os.stat(rel, dir_fd=top, follow_symlinks=False).st_size == size:
+                    continue
+            except OSError:
+                pass
+            return rel
+    return None
 
 
 def save_json_at(folder: int, name: str, data) -> None:

@@ -775,7 +775,7 @@ def _write_meta(spark, output: str, meta: dict) -> None:
     if u.scheme in ("", "file"):
         folder = Path(unquote(u.path)) / dataset.META_DIR
         folder.mkdir(parents=True, exist_ok=True)
-        with dataset.held(_LOCKS.get(folder.parent), folder.parent) as (_top, meta_dir):
+        with dataset.held(_LOCKS.get(folder.parent), folder.parent, meta["parts"]) as (_top, meta_dir):
             dataset.save_json_at(meta_dir, "meta.json", meta)
         return
     text = json.dumps(meta, indent=1, sort_keys=True)
