@@ -39,15 +39,15 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import stat
 import uuid
 from pathlib import Path
 
 import duckdb
 
-from . import livefolders
+from . import datasetheld, livefolders
 from .database import disk_full, first_line, inject, not_built, schema_signature, spill_config, unfinished_ingest
+from .datasetheld import held, save_json_at, sweep_at
 from .errors import StoreError
 from .ingest_open import _resolve, open_input, read_input
 from .interrupts import track
@@ -57,7 +57,7 @@ from .schema import all_tables
 
 FORMAT = "storagelab-dataset/2"
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-META_DIR = "_storagelab"
+META_DIR = datasetheld.META_DIR
 PARTITION_KEYS = ("tool", "study", "month")
 UNPARTITIONED = ("ingest_errors", "duplicates")
 MONTH_SQL = "strftime(f.ingested_at AT TIME ZONE 'UTC', '%Y-%m')"
@@ -379,19 +379,10 @@ def writer_lock(path: Path):
 
 
 def still_held(lock, out: Path) -> None:
-    """Refuse a commit or a sweep when ``out``'s lock file is no longer the one ``lock`` holds (None: not checked).
-    Reliability-36: the dataset's folder renamed away and another put at its name after spark-ingest's last table
-    write: its meta.json (listing parts left in the moved folder) and its sweep (the other folder's parts) went by name
-    into the other folder, exit 0."""
-    try:
-        same = lock is None or os.path.samestat(os.stat(out / META_DIR / ".lock"), os.fstat(lock.fileno()))
-    except OSError:
-        same = False
-    if not same:
-        raise StoreError(
-            f"{out}: the folder was moved or replaced while this run wrote it: stopped before its commit or its sweep "
-            "(run again)"
-        )
+    """Refuse when ``out``'s lock file is no longer the one ``lock`` holds (None: not checked): reliability-36, the
+    folder renamed away and another put at its name after spark-ingest's last table write (see ``datasetheld``)."""
+    with held(lock, out):
+        pass
 
 
 def export(con, out: Path | str, db: Path | str | None = None) -> dict:
@@ -459,47 +450,19 @@ def _export(con, out: Path, part: str, lock=None) -> dict:
     if writers := _others_rows(old, counts.pop("kept", 0) or counts["unchanged"]):
         info["rows_of_others"] = writers
     inject("dataset-before-commit")
-    still_held(lock, out)  # the folder moved and another put at its name: not there (reliability-36)
-    save_json(out / META_DIR / "meta.json", info)
-    inject("dataset-committed")
-    still_held(lock, out)
-    sweep(out, parts)
+    with held(lock, out, parts) as (top, meta_dir):  # the folder moved and another put at its name (r-36, r-37)
+        save_json_at(meta_dir, "meta.json", info)
+        inject("dataset-committed")
+        sweep_at(top, meta_dir, _tables(), {rel for files in parts.values() for rel in files}, _ours)
     return counts
 
 
-def sweep(out: Path, parts: dict[str, dict[str, int]]) -> int:
+def sweep(out: Path, parts: dict[str, dict[str, int]], lock=None) -> int:
     """Delete what a dataset's meta.json does not list: part files of former generations or of a killed run,
-    temporary files, Spark's ``_temporary``, staging folders, a former version's stamps.json;
-    then empty partition folders. Returns how many files went."""
-    listed = {rel for files in parts.values() for rel in files}
-    gone = 0
-    for name in _tables():
-        top = out / name
-        if not top.is_dir():
-            continue
-        for dirpath, _dirs, filenames in os.walk(top, topdown=False):
-            here = Path(dirpath)
-            if here.name == "_temporary":
-                shutil.rmtree(here, ignore_errors=True)
-                continue
-            for fn in filenames:
-                rel = (here / fn).relative_to(out).as_posix()
-                if rel not in listed and _ours(fn):
-                    (here / fn).unlink(missing_ok=True)
-                    gone += 1
-            if here != top:
-                try:
-                    here.rmdir()  # only when empty
-                except OSError:
-                    pass
-    for leftover in [*(out / META_DIR).glob("staging-*"), out / META_DIR / "stamps.json"]:
-        if leftover.is_dir():
-            shutil.rmtree(leftover, ignore_errors=True)
-        else:
-            leftover.unlink(missing_ok=True)
-    for tmp in (out / META_DIR).glob(".*.tmp"):  # (.lock is not one)
-        tmp.unlink(missing_ok=True)
-    return gone
+    temporary files, Spark's ``_temporary``, staging folders, a former version's stamps.json; then empty partition
+    folders; in the folder whose lock file ``lock`` holds (``datasetheld``). Returns how many files went."""
+    with held(lock, out) as (top, meta_dir):
+        return sweep_at(top, meta_dir, _tables(), {rel for files in parts.values() for rel in files}, _ours)
 
 
 def _ours(name: str) -> bool:

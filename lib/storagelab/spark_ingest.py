@@ -751,8 +751,7 @@ def _sweep(spark, output: str, parts: dict) -> None:
     """After meta.json: the part files it does not list go (a former run's, a killed run's), and Spark's _temporary."""
     u = urlparse(output)
     if u.scheme in ("", "file"):
-        dataset.still_held(_LOCKS.get(out := Path(unquote(u.path))), out)
-        dataset.sweep(out, parts)
+        dataset.sweep(out := Path(unquote(u.path)), parts, _LOCKS.get(out))  # in the held folder (r-37)
         return
     fs, root = _fs(spark, output)
     for name in all_table_names():
@@ -776,8 +775,8 @@ def _write_meta(spark, output: str, meta: dict) -> None:
     if u.scheme in ("", "file"):
         folder = Path(unquote(u.path)) / dataset.META_DIR
         folder.mkdir(parents=True, exist_ok=True)
-        dataset.still_held(_LOCKS.get(folder.parent), folder.parent)
-        dataset.save_json(folder / "meta.json", meta)
+        with dataset.held(_LOCKS.get(folder.parent), folder.parent, meta["parts"]) as (_top, meta_dir):
+            dataset.save_json_at(meta_dir, "meta.json", meta)
         return
     text = json.dumps(meta, indent=1, sort_keys=True)
     tmp = f"{output.rstrip('/')}/_storagelab/.meta.json.tmp"
