@@ -128,6 +128,9 @@ def json_templates() -> tuple[list[bytes], list[str]]:
         if b'"fio version"' not in data:
             continue
         doc, name = last_json_document(data), p.relative_to(ROOT)
+        if b'"client_stats"' in data:  # fio --client's reports: another layout of jobs, left to the tests
+            left.append(f"{name} (a fio client/server report)")
+            continue
         if doc is None:  # not fio's layout: kept aside, compared by content below
             other_layouts.append((name, data))
             continue
