@@ -16,6 +16,19 @@ from storagelab.store import listing
 NAMES = ["z\\q.txt", os.fsdecode(b"z\xff.txt"), os.fsdecode(b"z\\\xfe.txt"), "z\\xff.txt"]
 
 
+def _two_log_folders(tmp_path):
+    """tmp_path/mnt/A and B, each a sub/ of a log and an ignored .log, and an ignore file saying ``*.log``."""
+    from test_store_identity import CONTENTS
+
+    logs = tmp_path / "mnt"
+    for d in "AB":
+        (logs / d / "sub").mkdir(parents=True)
+        (logs / d / "sub" / "a.txt").write_bytes(CONTENTS[0])
+        (logs / d / "sub" / "skip.log").write_bytes(CONTENTS[1])
+        (logs / d / ".storagelabignore").write_text("*.log\n")
+    return logs
+
+
 @pytest.mark.parametrize("name", NAMES, ids=["backslash", "not-utf8", "both", "literal-escape"])
 def test_a_link_to_a_backslash_key_re_pointed_to_a_reused_inode_number_is_refused(tmp_path, name):
     (tmp_path / name).write_text("x\n")
@@ -38,17 +51,11 @@ def test_a_target_under_data_raw_re_pointed_after_pinned_raw_is_taken_under_the_
     and the target's pin (hooked): the target was B/sub, data/raw taken as A, so B/sub was a folder outside data/raw:
     B's data/raw ignore file (``*.log``) was not read and B/sub/skip.log was stored, its manifest not read either,
     exit 0. Now a target named under data/raw/ is taken under the folder pinned_raw took."""
-    from test_store_identity import CONTENTS
 
     from storagelab import paths
     from storagelab.store import ingest, pipeline
 
-    logs = tmp_path / "mnt"
-    for d in "AB":
-        (logs / d / "sub").mkdir(parents=True)
-        (logs / d / "sub" / "a.txt").write_bytes(CONTENTS[0])
-        (logs / d / "sub" / "skip.log").write_bytes(CONTENTS[1])
-        (logs / d / ".storagelabignore").write_text("*.log\n")
+    logs = _two_log_folders(tmp_path)
     raw = tmp_path / "data" / "raw"
     raw.parent.mkdir()
     monkeypatch.setattr(paths, "RAW", raw)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from test_reliability36_store import _two_log_folders
 
 
 @pytest.mark.parametrize("spelling", ["project-link", "data-link"])
@@ -15,17 +16,11 @@ def test_a_target_under_data_raw_spelled_through_a_link_is_refused_when_data_raw
     data/) with data/raw re-pointed to B just after pinned_raw (hooked): b137df47 maps only targets spelled under the
     name data/raw/, so this one was resolved on its own to B/sub, outside A: B's ignore file (``*.log``) not read,
     B/sub/skip.log stored, exit 0. Now refused in a line, nothing written."""
-    from test_store_identity import CONTENTS
 
     from storagelab import paths
     from storagelab.store import StoreError, ingest, pipeline
 
-    logs = tmp_path / "mnt"
-    for d in "AB":
-        (logs / d / "sub").mkdir(parents=True)
-        (logs / d / "sub" / "a.txt").write_bytes(CONTENTS[0])
-        (logs / d / "sub" / "skip.log").write_bytes(CONTENTS[1])
-        (logs / d / ".storagelabignore").write_text("*.log\n")
+    logs = _two_log_folders(tmp_path)
     proj = tmp_path / "proj"
     raw = proj / "data" / "raw"
     raw.parent.mkdir(parents=True)

@@ -75,12 +75,10 @@ def hazard(path: str, mounts: list[list[str]], depth: int = 0) -> str | None:
     user has a FUSE mount on or can make one on, as words; None when it is not."""
     target = os.path.normpath(os.path.abspath(path))
     over = _mounts_over(target, mounts)
-    for fields, at, point in over:
-        users = _users(fields, at)
+    for fields, at, point in over if depth else []:  # their mount behind root's view (directly on it, Ctrl-C ends
+        users = _users(fields, at)  # a wait: ``stuck``)
         if fields[at + 1].startswith("fuse") and not users <= {0, os.getuid()}:
-            if depth:  # their mount behind root's view (directly on it, Ctrl-C ends a wait: ``stuck``)
-                return f"lies on a FUSE mount of {livewriters._name(max(users))}'s at {point}"
-            continue
+            return f"lies on a FUSE mount of {livewriters._name(max(users))}'s at {point}"
     views = [(fields, at, point) for fields, at, point in over if _own_fuse(fields) and point != "/"]
     if not views:
         return _writable_behind(target) if depth else None
