@@ -53,7 +53,7 @@ def _links_followed(path: str, mounts: list[list[str]]) -> str:
         if name == "..":
             done = os.path.dirname(done)
             continue
-        if any(_own_fuse(fields) and point != "/" for fields, _, point in _mounts_over(done, mounts)):
+        if any(_own_fuse(fields) and point != "/" for fields, _, point in livewriters.mounts_over(done, mounts)):
             return os.path.normpath(os.path.join(done, name, *todo))
         here = os.path.join(done, name)
         try:
@@ -74,7 +74,7 @@ def hazard(path: str, mounts: list[list[str]], depth: int = 0) -> str | None:
     """How ``path`` (taken as written, made absolute) is reached through root's own FUSE view of folders another
     user has a FUSE mount on or can make one on, as words; None when it is not."""
     target = os.path.normpath(os.path.abspath(path))
-    over = _mounts_over(target, mounts)
+    over = livewriters.mounts_over(target, mounts)
     for fields, at, point in over if depth else []:  # their mount behind root's view (directly on it, Ctrl-C ends
         users = _users(fields, at)  # a wait: ``stuck``)
         if fields[at + 1].startswith("fuse") and not users <= {0, os.getuid()}:
@@ -117,19 +117,6 @@ def _writable_behind(target: str) -> str | None:
                 "in the kernel for good, SIGKILL included; give the path behind the view"
             )
     return None
-
-
-def _mounts_over(path: str, mounts: list[list[str]]) -> list[tuple[list[str], int, str]]:
-    """Every mount whose point is ``path`` or a folder above it, shallowest first (of equal points, the last)."""
-    found = []
-    for fields in mounts:
-        at = fields.index("-") if "-" in fields else -1
-        if at >= 5 and len(fields) >= at + 4:
-            point = livewriters._unescape(fields[4])
-            if path == point or path.startswith(point.rstrip("/") + "/"):
-                found.append((len(point), fields, at, point))
-    found.sort(key=lambda x: x[0])
-    return [(fields, at, point) for _, fields, at, point in found]
 
 
 def _users(fields: list[str], at: int) -> set[int]:

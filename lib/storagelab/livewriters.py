@@ -248,14 +248,23 @@ def _unescape(text: str) -> str:
 def _view(path: str | os.PathLike, mounts: list[list[str]]) -> tuple[list[str], int, str] | None:
     """The mountinfo fields of the mount ``path`` lies on (the deepest mount point over it, the last of equals), the
     index of their lone "-", and the path inside the mount; None when no line is whole."""
-    real, view = os.path.realpath(path), None
+    real = os.path.realpath(path)
+    over = mounts_over(real, mounts)
+    return (*over[-1][:2], os.path.relpath(real, over[-1][2])) if over else None
+
+
+def mounts_over(path: str, mounts: list[list[str]]) -> list[tuple[list[str], int, str]]:
+    """Every mount whose point is the absolute ``path`` or a folder above it, shallowest first (of equal points, in
+    mountinfo's order): its fields, the index of their lone "-", its point."""
+    found = []
     for fields in mounts:
         at = fields.index("-") if "-" in fields else -1
         if at >= 5 and len(fields) >= at + 4:
-            rel = os.path.relpath(real, point := _unescape(fields[4]))
-            if rel != ".." and not rel.startswith("../") and (not view or len(point) >= view[3]):
-                view = (fields, at, rel, len(point))
-    return view[:3] if view else None
+            point = _unescape(fields[4])
+            if path == point or path.startswith(point.rstrip("/") + "/"):
+                found.append((len(point), fields, at, point))
+    found.sort(key=lambda x: x[0])
+    return [(fields, at, point) for _, fields, at, point in found]
 
 
 def _layers(kind: str, fields: list[str], at: int) -> list[str]:
